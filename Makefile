@@ -1,0 +1,39 @@
+# The front door: `make run` starts the dashboard, `make test` proves it works.
+GO        ?= go
+PKGS      := ./...
+BIN       := bin/batcheval
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-10s %s\n", $$1, $$2}'
+
+.PHONY: run
+run: ## start the dashboard on http://127.0.0.1:8080 with the demo project (SQLite in ./data)
+	$(GO) run ./cmd/batcheval serve
+
+.PHONY: build
+build: ## build the binary into bin/
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/batcheval
+
+.PHONY: generate
+generate: ## regenerate templ code
+	$(GO) tool templ generate
+
+.PHONY: verify
+verify: ## check formatting, vet, and that generated code is current
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	@$(GO) tool templ generate >/dev/null 2>&1; if ! git diff --quiet -- '*_templ.go'; then echo "templ output is stale: run make generate and commit"; git diff --stat -- '*_templ.go'; exit 1; fi
+
+.PHONY: lint
+lint: verify ## alias of verify
+
+.PHONY: test
+test: verify ## run every test on SQLite and a throwaway PostgreSQL, plus the browser test
+	./scripts/with-postgres.sh $(GO) test -count=1 -timeout 20m $(PKGS)
+
+.PHONY: bench
+bench: ## run the benchmarks (see BENCHMARKS.md)
+	./scripts/with-postgres.sh $(GO) test -run '^$$' -bench . -benchmem $(PKGS)

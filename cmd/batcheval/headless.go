@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/simjudge"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dataimport"
+	"github.com/batcheval/batcheval/models/demo"
+	"github.com/batcheval/batcheval/report"
+	"github.com/batcheval/batcheval/runner"
+)
+
+const runUsage = `Usage: batcheval run --data FILE --rubric FILE (--judge-url URL --model NAME | --simulated) [flags]
+
+Judges every sample of a data file with BatchEval and stores the run in the
+same database as the dashboard, so it shows there too. Prints a correlation
+table per criterion and, with --out, writes a JSON result holding each
+criterion's statistics and every sample's final and per-round scores.
+
+The rubric file (YAML or JSON) holds what the browser editor holds:
+  task: what one sample is
+  fields:            # the data columns the judge sees, under these labels
+    - {column: context, label: Conversation history}
+  criteria:
+    - name: Coherent
+      description: ...
+      lo: 1
+      hi: 3
+      levels: {low: ..., middle: ..., high: ...}
+      human_column: scores.Coherent   # nested JSON keys are dotted
+
+Flags:
+`
+
+// headless implements `batcheval run`.
+func headless(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
+	c := bindConfig(fs, getenv)
+	def := evaluator.DefaultSettings()
+	var (
+		dataPath    = fs.String("data", "", "data file: CSV with a header, JSON Lines, or a JSON array (required)")
+		rubricPath  = fs.String("rubric", "", "rubric file, YAML or JSON (required)")
+		idColumn    = fs.String("id-column", "id", "column holding sample ids; empty or absent generates ids")
+		judgeURL    = fs.String("judge-url", "", "OpenAI-compatible base URL, e.g. http://localhost:11434/v1")
+		model       = fs.String("model", "", "model name at the judge")
+		keyEnv      = fs.String("api-key-env", "", "environment variable holding the API key (e.g. OPENAI_API_KEY)")
+		simulated   = fs.Bool("simulated", false, "use the built-in simulated judge (offline; not a language model)")
+		rounds      = fs.Int("rounds", def.Rounds, "rounds N: each sample is scored N times in different batches")
+		batchSize   = fs.Int("batch-size", def.BatchSize, "batch size B: samples per judge call")
+		seed        = fs.Int64("seed", def.Seed, "seed for batch composition")
+		concurrency = fs.Int("concurrency", 4, "judge calls in flight at once")
+		temperature = fs.Float64("temperature", def.Temperature, "sampling temperature")
+		topP        = fs.Float64("top-p", def.TopP, "nucleus sampling top_p")
+		procedure   = fs.String("procedure", string(def.Procedure), "one, two or three stage prompt")
+		composition = fs.String("composition", string(def.Composition), "heterogeneous, random or homogeneous batches")
+		scoring     = fs.String("scoring", string(def.Scoring), "decimal or integer scores")
+		timeout     = fs.Duration("timeout", 2*time.Minute, "judge request timeout per attempt")
+		out         = fs.String("out", "", "write the JSON result to this file")
+		project     = fs.String("project", "Command-line runs", "project the run is stored under")
+	)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dataPath == "" || *rubricPath == "" {
+		fs.Usage()
+		return errors.New("--data and --rubric are required")
+	}
+	if !*simulated && (*judgeURL == "" || *model == "") {
+		return errors.New("give --judge-url and --model, or --simulated for the built-in simulated judge")
+	}
+	settings := def
+	settings.Rounds, settings.BatchSize, settings.Seed = *rounds, *batchSize, *seed
+	settings.Temperature, settings.TopP = *temperature, *topP
+	settings.Procedure, settings.Composition, settings.Scoring = evaluator.Procedure(*procedure), evaluator.Composition(*composition), evaluator.Scoring(*scoring)
+	if err := settings.Validate(); err != nil {
+		return err
+	}
+	rub, err := readRubric(*rubricPath)
+	if err != nil {
+		return err
+	}
+	table, err := readData(*dataPath)
+	if err != nil {
+		return err
+	}
+	mapping := dataimport.Mapping{Fields: rub.Fields}
+	if slices.Contains(table.Columns, *idColumn) {
+		mapping.IDColumn = *idColumn
+	}
+	for _, cr := range rub.Criteria {
+		if cr.HumanColumn != "" && !slices.Contains(mapping.RatingColumns, cr.HumanColumn) {
+			mapping.RatingColumns = append(mapping.RatingColumns, cr.HumanColumn)
+		}
+	}
+	rows, err := demo.ImportRows(table, mapping)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *dataPath, err)
+	}
+
+	log := c.logger(stderr)
+	db, err := openDB(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ws, err := db.EnsureDefaultWorkspace(ctx)
+	if err != nil {
+		return err
+	}
+	proj, err := findOrCreateProject(ctx, db, ws, *project)
+	if err != nil {
+		return err
+	}
+	ds := models.Dataset{WorkspaceID: ws.ID, ProjectID: proj.ID, Name: filepath.Base(*dataPath), SourceFilename: filepath.Base(*dataPath),
+		Format: string(table.Format), IDColumn: mapping.IDColumn, Columns: table.Columns, Fields: rub.Fields, RatingColumns: mapping.RatingColumns}
+	if err := db.CreateDataset(ctx, &ds, rows); err != nil {
+		return err
+	}
+
+	sim, err := simjudge.Start(simjudge.Options{Seed: 1})
+	if err != nil {
+		return err
+	}
+	defer sim.Close()
+	snap := models.JudgeSnapshot{Name: "command line", BaseURL: *judgeURL, Model: *model, APIKeyEnv: *keyEnv,
+		MaxConcurrency: *concurrency, TimeoutSeconds: int(timeout.Seconds())}
+	if *simulated {
+		zero := 0.0
+		snap = models.JudgeSnapshot{Name: "Simulated judge", Simulated: true, Model: simjudge.DefaultModel, MaxConcurrency: *concurrency,
+			TimeoutSeconds: 30, PriceInputPerMTok: &zero, PriceOutputPerMTok: &zero}
+	}
+	r, err := runner.New(runner.Config{DB: db, Log: log, Work: true, MaxRuns: 1, SimulatedURL: sim.URL, Getenv: getenv, PollInterval: 100 * time.Millisecond})
+	if err != nil {
+		return err
+	}
+	run := models.Run{WorkspaceID: ws.ID, ProjectID: proj.ID, DatasetID: ds.ID, Name: "CLI: " + filepath.Base(*dataPath),
+		Method: models.MethodBatchEval, Settings: settings, RubricSnapshot: rub, JudgeSnapshot: snap, Simulated: *simulated}
+	if err := r.Launch(ctx, &run); err != nil {
+		return err
+	}
+	if err := r.Start(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "run %d: %d samples, %d criteria, %d rounds of batches of %d\n", run.ID, len(rows), len(rub.Criteria), settings.Rounds, settings.BatchSize)
+	final, werr := waitFinished(ctx, db, ws.ID, run.ID, stderr)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	_ = r.Stop(sctx)
+	if werr != nil {
+		return fmt.Errorf("%w (run %d is stored; `batcheval serve` resumes it)", werr, run.ID)
+	}
+	rep, err := report.Build(ctx, db, ws.ID, run.ID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, rep.CorrelationTable())
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			return err
+		}
+		if err := rep.WriteJSON(f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	if final.Status != models.RunSucceeded {
+		return fmt.Errorf("run %d %s: %s", run.ID, final.Status, final.Error)
+	}
+	return nil
+}
+
+func waitFinished(ctx context.Context, db *models.DB, wsID, runID int64, progress io.Writer) (models.Run, error) {
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	last := -1
+	for {
+		run, err := db.FindRun(context.WithoutCancel(ctx), wsID, runID)
+		if err != nil {
+			return run, err
+		}
+		if run.BatchesDone != last && run.BatchesTotal > 0 {
+			last = run.BatchesDone
+			fmt.Fprintf(progress, "\rbatches %d/%d", run.BatchesDone, run.BatchesTotal)
+		}
+		if run.Finished() {
+			fmt.Fprintln(progress)
+			return run, nil
+		}
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(progress)
+			return run, errors.New("interrupted")
+		case <-t.C:
+		}
+	}
+}
+
+func findOrCreateProject(ctx context.Context, db *models.DB, ws models.Workspace, name string) (models.Project, error) {
+	ps, err := db.ListProjects(ctx, ws.ID)
+	if err != nil {
+		return models.Project{}, err
+	}
+	for _, p := range ps {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	p := models.Project{WorkspaceID: ws.ID, Name: name, Description: "Runs started with `batcheval run`."}
+	return p, db.CreateProject(ctx, &p)
+}
+
+func readRubric(path string) (evaluator.Rubric, error) {
+	var r evaluator.Rubric
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return r, err
+	}
+	// YAML is a superset of JSON, so one decoder reads both.
+	if err := yaml.UnmarshalWithOptions(b, &r, yaml.Strict()); err != nil {
+		return r, fmt.Errorf("rubric %s: %w", path, err)
+	}
+	if err := r.Validate(); err != nil {
+		return r, fmt.Errorf("rubric %s: %w", path, err)
+	}
+	if len(r.Fields) == 0 {
+		return r, fmt.Errorf("rubric %s: list the data columns the judge sees under `fields`", path)
+	}
+	return r, nil
+}
+
+func readData(path string) (*dataimport.Table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	format, err := dataimport.DetectFormat(path, head[:n])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	t, err := dataimport.Parse(f, format, dataimport.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}

@@ -1,0 +1,63 @@
+// Command batcheval is the whole product in one binary:
+//
+//	batcheval serve    the dashboard, with embedded workers (default)
+//	batcheval worker   workers only, sharing the database with a server
+//	batcheval migrate  apply the database migrations and exit
+//	batcheval run      judge a file from the command line, headless
+//
+// With no settings it keeps everything in a SQLite file under ./data.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "batcheval:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `batcheval: judge text with language models the way careful humans do.
+
+Usage:
+  batcheval serve   [flags]   start the dashboard (and its workers)
+  batcheval worker  [flags]   run workers only, against the same database
+  batcheval migrate [flags]   apply database migrations and exit
+  batcheval run     [flags]   evaluate a data file headless (see: batcheval run --help)
+
+Run "batcheval <command> --help" for the flags of a command.
+`
+
+// run is main without the process: arguments, environment and output are
+// passed in so tests can drive it.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, args, getenv, stdout, stderr, true)
+	case "worker":
+		return serve(ctx, args, getenv, stdout, stderr, false)
+	case "migrate":
+		return migrate(ctx, args, getenv, stdout, stderr)
+	case "run":
+		return headless(ctx, args, getenv, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/evaluator/simjudge"
+	"github.com/batcheval/batcheval/handlers"
+	"github.com/batcheval/batcheval/models/demo"
+	"github.com/batcheval/batcheval/runner"
+)
+
+// shutdownGrace is how long a stopping process waits for judge calls already
+// sent: a batch answer from a slow model can take a minute or two, and a
+// paid answer is worth waiting for.
+const shutdownGrace = 2 * time.Minute
+
+// serve runs the dashboard with embedded workers (web=true) or workers
+// alone (web=false), until ctx ends; then it shuts down gracefully.
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, web bool) error {
+	name := "serve"
+	if !web {
+		name = "worker"
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := bindConfig(fs, getenv)
+	noWork := fs.Bool("no-worker", false, "serve only; leave the runs to separate `batcheval worker` processes")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log := c.logger(stderr)
+	db, err := openDB(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ws, err := db.EnsureDefaultWorkspace(ctx)
+	if err != nil {
+		return err
+	}
+	if web && c.SeedDemo {
+		if _, err := demo.Seed(ctx, db, ws); err != nil {
+			return fmt.Errorf("seed demo project: %w", err)
+		}
+	}
+	// Every process runs its own simulated judge on a loopback port, so
+	// runs on it work whichever worker picks them up.
+	sim, err := simjudge.Start(simjudge.Options{Seed: 1})
+	if err != nil {
+		return fmt.Errorf("start simulated judge: %w", err)
+	}
+	defer sim.Close()
+
+	work := !web || !*noWork
+	r, err := runner.New(runner.Config{DB: db, Log: log, Work: work, MaxRuns: c.MaxRuns, SimulatedURL: sim.URL, Getenv: getenv})
+	if err != nil {
+		return err
+	}
+	if err := r.Start(ctx); err != nil {
+		return err
+	}
+	stopRunner := func() {
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		if err := r.Stop(sctx); err != nil {
+			log.Warn("stopping workers", "err", err)
+		}
+	}
+	if !web {
+		log.Info("worker started", "id", r.ID(), "database", string(db.Dialect))
+		<-ctx.Done()
+		log.Info("worker stopping: letting calls in flight finish")
+		stopRunner()
+		return nil
+	}
+
+	h, err := handlers.New(db, r, log, ws)
+	if err != nil {
+		return err
+	}
+	h.SimulatedURL = sim.URL
+	h.MaxUploadBytes = int64(c.MaxUploadMB) << 20
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	h.Register(e)
+
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", c.Addr, err)
+	}
+	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("dashboard ready", "url", "http://"+ln.Addr().String(), "database", string(db.Dialect), "workers", work)
+	fmt.Fprintf(stdout, "BatchEval is running at http://%s\n", ln.Addr().String())
+
+	select {
+	case err := <-errc:
+		stopRunner()
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: letting calls in flight finish")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("http shutdown", "err", err)
+	}
+	stopRunner()
+	return nil
+}

@@ -1,0 +1,162 @@
+package judge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// ErrorKind classifies why a judge call failed, so callers can decide
+// between retrying later, snoozing, and giving up without reading text.
+type ErrorKind string
+
+// The kinds of judge failure.
+const (
+	KindRateLimited ErrorKind = "rate_limited" // HTTP 429: slow down or wait RetryAfter
+	KindAuth        ErrorKind = "auth"         // HTTP 401/403: the key is wrong or lacks access
+	KindBadRequest  ErrorKind = "bad_request"  // HTTP 400/422 and other 4xx, or an invalid Request
+	KindNotFound    ErrorKind = "not_found"    // HTTP 404: wrong base URL or model name
+	KindServer      ErrorKind = "server"       // HTTP 5xx and 409: the endpoint failed
+	KindTimeout     ErrorKind = "timeout"      // no answer within Config.Timeout, or HTTP 408
+	KindNetwork     ErrorKind = "network"      // the endpoint could not be reached
+	KindMalformed   ErrorKind = "malformed"    // the answer is not a usable chat completion
+	KindCancelled   ErrorKind = "cancelled"    // the caller's context ended
+)
+
+// Error is the only error type Complete and Ping return. It never carries
+// the API key: server-supplied text is scrubbed of it before it is stored.
+type Error struct {
+	Kind ErrorKind
+	// Status is the HTTP status of the last attempt; 0 when no HTTP answer came.
+	Status int
+	// Attempts is how many HTTP attempts were made before giving up.
+	Attempts int
+	// RetryAfter is how long the endpoint asked us to wait (Retry-After or
+	// retry-after-ms), 0 when it did not say.
+	RetryAfter time.Duration
+	// Message is the detail behind Kind: the endpoint's own explanation,
+	// the transport error, or what is wrong with the Request.
+	Message string
+	// Err is the underlying cause, if any.
+	Err error
+
+	// limit is the per-attempt timeout or the Retry-After ceiling that was
+	// hit, used only to word Error().
+	limit time.Duration
+}
+
+// Error says in plain English what went wrong and what to check.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("judge: ")
+	b.WriteString(e.summary())
+	if e.Message != "" {
+		b.WriteString(". Details: ")
+		b.WriteString(e.Message)
+	}
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, "; gave up after %d attempts", e.Attempts)
+	}
+	return b.String()
+}
+
+func (e *Error) summary() string {
+	switch e.Kind {
+	case KindRateLimited:
+		if e.limit > 0 && e.RetryAfter > e.limit {
+			return fmt.Sprintf("the endpoint is rate limiting (HTTP 429) and asked to wait %s, longer than the %s we wait for: try again later or lower the request rate", e.RetryAfter, e.limit)
+		}
+		return "the endpoint is rate limiting (HTTP 429): lower the concurrency or request rate, or check the account's quota"
+	case KindAuth:
+		if e.Status == http.StatusForbidden {
+			return "the endpoint refused access (HTTP 403): check the API key has access to this model"
+		}
+		return fmt.Sprintf("the endpoint refused the API key (HTTP %d): check the key", e.Status)
+	case KindBadRequest:
+		if e.Status == 0 {
+			return "the judge request is invalid"
+		}
+		return fmt.Sprintf("the endpoint rejected the request (HTTP %d): check the model name and that the model supports the parameters sent (logprobs, seed, response_format, n)", e.Status)
+	case KindNotFound:
+		return "the endpoint answered 404 Not Found: check the base URL (it usually ends in /v1) and the model name"
+	case KindServer:
+		return fmt.Sprintf("the endpoint failed (HTTP %d): it may be overloaded or down; try again later", e.Status)
+	case KindTimeout:
+		if e.Status == http.StatusRequestTimeout {
+			return "the endpoint timed out (HTTP 408): it may be overloaded; try again later"
+		}
+		if e.limit > 0 {
+			return fmt.Sprintf("the endpoint did not answer within %s: raise the timeout or check the server is not overloaded", e.limit)
+		}
+		return "the endpoint did not answer in time: raise the timeout or check the server is not overloaded"
+	case KindNetwork:
+		return "could not reach the endpoint: check the base URL and that the server is running"
+	case KindMalformed:
+		return "the endpoint's answer is not a usable chat completion: check the base URL points at an OpenAI-compatible API"
+	case KindCancelled:
+		if errors.Is(e.Err, context.DeadlineExceeded) {
+			return "the caller's deadline passed before the judge answered"
+		}
+		return "the request was cancelled"
+	}
+	return "the judge call failed"
+}
+
+// Unwrap returns the underlying cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Temporary reports whether the same request may succeed later: rate
+// limits, server failures, timeouts, network errors and malformed answers.
+func (e *Error) Temporary() bool {
+	switch e.Kind {
+	case KindRateLimited, KindServer, KindTimeout, KindNetwork, KindMalformed:
+		return true
+	}
+	return false
+}
+
+// IsRateLimited reports whether err is a rate limit, and how long the
+// endpoint asked to wait (0 when it did not say), e.g. to snooze a job.
+func IsRateLimited(err error) (retryAfter time.Duration, ok bool) {
+	var e *Error
+	if errors.As(err, &e) && e.Kind == KindRateLimited {
+		return e.RetryAfter, true
+	}
+	return 0, false
+}
+
+// AttemptsOf returns how many HTTP attempts the failed call made; 0 when
+// err is not a judge error.
+func AttemptsOf(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Attempts
+	}
+	return 0
+}
+
+// kindForStatus maps an HTTP error status to a kind and whether to retry.
+func kindForStatus(status int) (kind ErrorKind, retry bool) {
+	switch {
+	case status == http.StatusTooManyRequests:
+		return KindRateLimited, true
+	case status == http.StatusRequestTimeout:
+		return KindTimeout, true
+	case status == http.StatusConflict:
+		// OpenAI documents 409 as a transient conflict worth retrying.
+		return KindServer, true
+	case status >= 500:
+		return KindServer, true
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return KindAuth, false
+	case status == http.StatusNotFound:
+		return KindNotFound, false
+	default:
+		// 400, 422 and the rest of 4xx (402 no credit, 413 too large...):
+		// sending the same request again cannot help.
+		return KindBadRequest, false
+	}
+}

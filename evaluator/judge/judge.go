@@ -1,0 +1,317 @@
+// Package judge is the client of the judge model: it sends one chat
+// completion request to any OpenAI-compatible endpoint (OpenAI, Ollama,
+// vLLM, llama.cpp, OpenRouter, Azure OpenAI's v1 API), retries what is worth
+// retrying, and turns every failure into an *Error whose Kind says what to
+// do next.
+//
+// The protocol is spoken by the official SDK (github.com/openai/openai-go);
+// retries are ours (github.com/cenkalti/backoff/v5), so that attempts can be
+// counted, Retry-After honoured, and timeouts applied per attempt.
+package judge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/batcheval/batcheval/evaluator"
+)
+
+// Defaults applied by New to zero Config fields.
+const (
+	// DefaultTimeout is per attempt: a local model on a CPU can take a minute
+	// or more to answer a batch prompt of ten samples, and the first request
+	// to Ollama also loads the model.
+	DefaultTimeout = 120 * time.Second
+	// DefaultMaxAttempts includes the first try: with backoff doubling from
+	// 500ms, five attempts ride out about 7s of trouble plus any Retry-After,
+	// enough for a restart or a burst of 429s, without hiding a real outage.
+	DefaultMaxAttempts = 5
+	// DefaultMinBackoff is the first wait; shorter would hit a struggling
+	// server again before it had a chance to recover.
+	DefaultMinBackoff = 500 * time.Millisecond
+	// DefaultMaxBackoff caps the exponential wait so a long run keeps moving.
+	DefaultMaxBackoff = 30 * time.Second
+	// DefaultMaxRetryAfter is the longest Retry-After we sleep through inside
+	// one call; longer (e.g. a daily quota) is reported as rate_limited with
+	// RetryAfter set, so the job queue can snooze instead of holding a worker.
+	DefaultMaxRetryAfter = 120 * time.Second
+)
+
+// backoffMultiplier doubles the wait after each failure, the usual choice.
+const backoffMultiplier = 2
+
+// backoffJitter spreads each wait over ±50% so parallel workers that failed
+// together do not retry together.
+const backoffJitter = 0.5
+
+// Config says where the judge lives and how patiently to talk to it.
+type Config struct {
+	BaseURL string // e.g. https://api.openai.com/v1, http://localhost:11434/v1
+	Model   string
+	APIKey  string // may be empty (Ollama, vLLM, llama.cpp)
+	// Timeout bounds each attempt; default DefaultTimeout.
+	Timeout time.Duration
+	// MaxAttempts bounds the HTTP attempts per call, the first included;
+	// default DefaultMaxAttempts.
+	MaxAttempts int
+	// MinBackoff is the first wait between attempts; default DefaultMinBackoff.
+	MinBackoff time.Duration
+	// MaxBackoff caps the exponential wait; default DefaultMaxBackoff.
+	MaxBackoff time.Duration
+	// MaxRetryAfter is the longest Retry-After waited for; a longer one
+	// fails the call at once with KindRateLimited. Default DefaultMaxRetryAfter.
+	MaxRetryAfter time.Duration
+	// HTTPClient is optional; its own Timeout, if any, also applies.
+	HTTPClient *http.Client
+}
+
+// withDefaults returns cfg with zero fields set to the package defaults.
+func (cfg Config) withDefaults() Config {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = DefaultMinBackoff
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = DefaultMaxBackoff
+	}
+	if cfg.MaxBackoff < cfg.MinBackoff {
+		cfg.MaxBackoff = cfg.MinBackoff
+	}
+	if cfg.MaxRetryAfter <= 0 {
+		cfg.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if cfg.HTTPClient == nil {
+		// No client-wide timeout: each attempt gets its own context deadline.
+		cfg.HTTPClient = &http.Client{}
+	}
+	return cfg
+}
+
+// Client calls one judge model. It is safe for concurrent use.
+type Client struct {
+	cfg  Config
+	chat openai.ChatCompletionService
+}
+
+// New checks cfg and builds a client. The base URL must be an absolute
+// http or https URL and the model must be named.
+func New(cfg Config) (*Client, error) {
+	cfg.BaseURL = strings.TrimSpace(cfg.BaseURL)
+	cfg.Model = strings.TrimSpace(cfg.Model)
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("judge: base URL %q is not an http(s) URL: use e.g. https://api.openai.com/v1 or http://localhost:11434/v1", cfg.BaseURL)
+	}
+	if cfg.Model == "" {
+		return nil, errors.New("judge: no model named: set the model (for Azure, the deployment name)")
+	}
+	cfg = cfg.withDefaults()
+
+	// The service is built directly instead of through openai.NewClient:
+	// NewClient starts from DefaultClientOptions, which read OPENAI_BASE_URL,
+	// OPENAI_API_KEY, OPENAI_ORG_ID, OPENAI_PROJECT_ID and
+	// OPENAI_CUSTOM_HEADERS. Our explicit options would override the first
+	// two, but an empty APIKey (Ollama) would let OPENAI_API_KEY be sent to a
+	// third-party endpoint, and the org/project/headers would leak too. A
+	// bare service has only what is listed here.
+	opts := []option.RequestOption{
+		option.WithBaseURL(cfg.BaseURL),
+		option.WithHTTPClient(cfg.HTTPClient),
+		// We retry ourselves (to count attempts and honour Retry-After with
+		// our own ceiling); SDK retries would multiply with ours.
+		option.WithMaxRetries(0),
+	}
+	if cfg.APIKey != "" {
+		// Sent as "Authorization: Bearer <key>".
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	return &Client{cfg: cfg, chat: openai.NewChatCompletionService(opts...)}, nil
+}
+
+// Request is one chat completion request to the judge.
+type Request struct {
+	Messages []evaluator.Message
+	// Temperature is always sent, 0 included (greedy decoding).
+	Temperature float64
+	// TopP is sent when above 0.
+	TopP float64
+	// MaxTokens caps the answer; 0 lets the endpoint decide.
+	MaxTokens int
+	// N asks for several completions; 0 and 1 mean one.
+	N int
+	// Seed asks for reproducible sampling where the endpoint supports it.
+	Seed *int64
+	// Logprobs asks for the log probability of each output token.
+	Logprobs bool
+	// TopLogprobs asks for that many alternatives per token (0 to 20);
+	// setting it also turns Logprobs on, as the API requires.
+	TopLogprobs int
+	// JSONMode asks for a JSON object answer (response_format json_object).
+	JSONMode bool
+	// JSONSchema asks for structured output matching this schema
+	// (response_format json_schema, name "scores", strict). It wins over
+	// JSONMode when both are set.
+	JSONSchema map[string]any
+}
+
+// TopLogprob is one alternative token at a position.
+type TopLogprob struct {
+	Token   string
+	Logprob float64
+}
+
+// TokenLogprob is one output token with its log probability and the most
+// likely alternatives.
+type TokenLogprob struct {
+	Token   string
+	Logprob float64
+	Top     []TopLogprob
+}
+
+// Choice is one completion.
+type Choice struct {
+	Text         string
+	FinishReason string // "stop", "length", ...
+	Logprobs     []TokenLogprob
+}
+
+// Response is the judge's answer and what it cost.
+type Response struct {
+	Choices          []Choice
+	PromptTokens     int
+	CompletionTokens int
+	// Attempts is how many HTTP attempts the call took, 1 when the first worked.
+	Attempts int
+	// Latency is the wall time of the successful attempt.
+	Latency time.Duration
+	// Model is the model that answered, as the endpoint names it.
+	Model string
+}
+
+// Text returns the first choice's text, or "" when there is none.
+func (r Response) Text() string {
+	if len(r.Choices) == 0 {
+		return ""
+	}
+	return r.Choices[0].Text
+}
+
+// Complete sends r, retrying rate limits, server errors, timeouts, network
+// errors and malformed answers with exponential backoff, up to
+// Config.MaxAttempts. Every failure is an *Error.
+func (c *Client) Complete(ctx context.Context, r Request) (Response, error) {
+	return c.complete(ctx, r, c.cfg.MaxAttempts)
+}
+
+// pingPrompt asks for the shortest possible answer.
+const pingPrompt = "Reply with the single word OK."
+
+// pingMaxTokens leaves room for "OK" under any tokenizer while keeping the
+// test cheap.
+const pingMaxTokens = 5
+
+// Ping is the "test connection" button: one tiny request, one attempt, so
+// a wrong key or URL is reported at once rather than after retries.
+func (c *Client) Ping(ctx context.Context) (Response, error) {
+	r := Request{
+		Messages:  []evaluator.Message{{Role: "user", Content: pingPrompt}},
+		MaxTokens: pingMaxTokens,
+	}
+	return c.complete(ctx, r, 1)
+}
+
+func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Response, error) {
+	params, invalid := c.buildParams(r)
+	if invalid != nil {
+		return Response{}, invalid
+	}
+	if ctx.Err() != nil {
+		return Response{}, &Error{Kind: KindCancelled, Err: context.Cause(ctx)}
+	}
+
+	attempts := 0
+	var last *Error
+	op := func() (Response, error) {
+		attempts++
+		resp, e := c.attempt(ctx, params)
+		if e == nil {
+			return resp, nil
+		}
+		last = e
+		switch {
+		case e.Kind == KindCancelled || !e.Temporary():
+			return Response{}, backoff.Permanent(e)
+		case e.RetryAfter > c.cfg.MaxRetryAfter:
+			e.limit = c.cfg.MaxRetryAfter
+			return Response{}, backoff.Permanent(e)
+		case e.RetryAfter > 0:
+			// backoff waits exactly this long instead of its own interval.
+			return Response{}, errors.Join(e, &backoff.RetryAfterError{Duration: e.RetryAfter})
+		}
+		return Response{}, e
+	}
+
+	policy := &cappedBackOff{
+		exp: &backoff.ExponentialBackOff{
+			InitialInterval:     c.cfg.MinBackoff,
+			RandomizationFactor: backoffJitter,
+			Multiplier:          backoffMultiplier,
+			MaxInterval:         c.cfg.MaxBackoff,
+		},
+		max: c.cfg.MaxBackoff,
+	}
+	resp, err := backoff.Retry(ctx, op,
+		backoff.WithBackOff(policy),
+		backoff.WithMaxTries(uint(maxAttempts)),
+		// Attempts bound the call, not elapsed time: a slow but healthy
+		// local model must not be cut off by a wall-clock budget.
+		backoff.WithMaxElapsedTime(0),
+	)
+	if err == nil {
+		resp.Attempts = attempts
+		return resp, nil
+	}
+	if ctx.Err() != nil {
+		ce := &Error{Kind: KindCancelled, Attempts: attempts, Err: context.Cause(ctx)}
+		if last != nil && last.Kind != KindCancelled {
+			ce.Status = last.Status
+			ce.Message = "last failure: " + last.summary()
+		}
+		return Response{}, ce
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		// Not expected: backoff only returns what op returned or ctx errors.
+		e = &Error{Kind: KindNetwork, Err: err}
+	}
+	e.Attempts = attempts
+	return Response{}, e
+}
+
+// cappedBackOff is backoff's exponential policy with a hard ceiling:
+// ExponentialBackOff caps the interval before jitter, so on its own a wait
+// could reach 1.5 × MaxBackoff.
+type cappedBackOff struct {
+	exp *backoff.ExponentialBackOff
+	max time.Duration
+}
+
+func (b *cappedBackOff) NextBackOff() time.Duration {
+	return min(b.exp.NextBackOff(), b.max)
+}
+
+func (b *cappedBackOff) Reset() { b.exp.Reset() }

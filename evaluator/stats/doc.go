@@ -1,0 +1,18 @@
+// Package stats holds the meta-evaluation arithmetic: how far a judge's
+// scores agree with human ratings (Pearson, Spearman, Kendall with p-values
+// and bootstrap intervals), how its scores are spread (histogram, entropy),
+// how much a batch pulls scores away from their mean (batch bias), and the
+// ensemble error decomposition of the BatchEval paper.
+//
+// Conventions, applied everywhere in the package:
+//   - An undefined figure is NaN, never 0: a 0 would read as "no agreement"
+//     when the truth is "cannot be measured" (too few pairs, a constant
+//     series, an empty input).
+//   - Non-finite values (NaN, ±Inf) count as missing and are left out, so a
+//     caller can mark a failed judge answer with math.NaN().
+//   - Slices given together must have the same length; a mismatch is a
+//     programming error and panics, because silently truncating would
+//     pair the wrong samples.
+//
+// The package is plain computation: no I/O, no HTTP, no storage.
+package stats

@@ -1,0 +1,55 @@
+package stats
+
+import (
+	"math"
+	"testing"
+)
+
+func TestStrength(t *testing.T) {
+	tests := []struct {
+		coef float64
+		want string
+	}{
+		{0, "negligible"}, {0.099, "negligible"}, {-0.1, "weak"}, {0.29, "weak"},
+		{0.3, "moderate"}, {-0.49, "moderate"}, {0.5, "strong"}, {0.69, "strong"},
+		{0.7, "very strong"}, {-1, "very strong"}, {math.NaN(), "undefined"},
+	}
+	for _, tt := range tests {
+		if got := Strength(tt.coef); got != tt.want {
+			t.Errorf("Strength(%g) = %q, want %q", tt.coef, got, tt.want)
+		}
+	}
+}
+
+func TestInterpret(t *testing.T) {
+	nan := math.NaN()
+	tests := []struct {
+		name string
+		c    Correlation
+		want string
+	}{
+		{"too few", Correlation{Coef: nan, P: nan, N: 2, CILow: nan, CIHigh: nan},
+			"Too few samples to say (n = 2)."},
+		{"constant", Correlation{Coef: nan, P: nan, N: 12, CILow: nan, CIHigh: nan},
+			"Agreement cannot be measured: one side gave the same score to all 12 samples."},
+		{"wide interval", Correlation{Coef: 0.62, P: 0.00002, N: 40, CILow: 0.38, CIHigh: 0.78},
+			"Strong agreement (0.62), but with 40 samples the 95% interval is wide: 0.38 to 0.78."},
+		{"narrow interval", Correlation{Coef: 0.79, P: 1e-40, N: 360, CILow: 0.74, CIHigh: 0.83},
+			"Very strong agreement (0.79) over 360 samples, 95% interval 0.74 to 0.83."},
+		{"chance", Correlation{Coef: 0.16, P: 0.31, N: 42, CILow: nan, CIHigh: nan},
+			"Weak agreement (0.16), likely not different from chance (p = 0.31)."},
+		{"negative significant", Correlation{Coef: -0.45, P: 0.004, N: 50, CILow: nan, CIHigh: nan},
+			"Moderate disagreement (-0.45) over 50 samples, unlikely to be chance (p = 0.004)."},
+		{"negligible negative with missing", Correlation{Coef: -0.03, P: 0.8, N: 100, Missing: 3, CILow: nan, CIHigh: nan},
+			"Negligible agreement (-0.03), likely not different from chance (p = 0.80); 3 samples without both scores were left out."},
+		{"tiny p", Correlation{Coef: 0.5, P: 1e-9, N: 200, CILow: nan, CIHigh: nan},
+			"Strong agreement (0.50) over 200 samples, unlikely to be chance (p < 0.001)."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Interpret(tt.c); got != tt.want {
+				t.Errorf("Interpret =\n  %q\nwant\n  %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,198 @@
+// Package evaluator is the judging engine: it composes batches, builds the
+// prompts, talks to the judge, parses its answers and computes the
+// statistics that say how far the judge can be trusted. It knows nothing of
+// HTTP servers, pages or SQL; it declares the small interfaces it needs.
+package evaluator
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Field is a dataset column shown to the judge under a human-readable label,
+// e.g. column "context" shown as "Conversation history".
+type Field struct {
+	Column string `json:"column" yaml:"column"`
+	Label  string `json:"label" yaml:"label"`
+}
+
+// Levels describes what the low, middle and high ends of a criterion's range mean.
+type Levels struct {
+	Low    string `json:"low" yaml:"low"`
+	Middle string `json:"middle" yaml:"middle"`
+	High   string `json:"high" yaml:"high"`
+}
+
+// Criterion is one quality the judge scores, on the closed range [Lo, Hi].
+type Criterion struct {
+	Name        string  `json:"name" yaml:"name"`
+	Description string  `json:"description" yaml:"description"`
+	Lo          float64 `json:"lo" yaml:"lo"`
+	Hi          float64 `json:"hi" yaml:"hi"`
+	Levels      Levels  `json:"levels" yaml:"levels"`
+	// HumanColumn names the dataset column holding the human rating for this
+	// criterion; empty when there is none.
+	HumanColumn string `json:"human_column,omitempty" yaml:"human_column"`
+}
+
+// Rubric is what the judge is told: what a sample is, which fields it sees,
+// and the criteria to score.
+type Rubric struct {
+	Task     string      `json:"task" yaml:"task"`
+	Fields   []Field     `json:"fields,omitempty" yaml:"fields"`
+	Criteria []Criterion `json:"criteria" yaml:"criteria"`
+}
+
+// Validate reports the first problem that would make the rubric unusable.
+func (r Rubric) Validate() error {
+	if strings.TrimSpace(r.Task) == "" {
+		return errors.New("task description is empty: say what one sample is (e.g. a dialogue and its next response)")
+	}
+	if len(r.Criteria) == 0 {
+		return errors.New("the rubric has no criteria: add at least one")
+	}
+	seen := map[string]bool{}
+	for i, c := range r.Criteria {
+		name := strings.TrimSpace(c.Name)
+		if name == "" {
+			return fmt.Errorf("criterion %d has no name", i+1)
+		}
+		if seen[strings.ToLower(name)] {
+			return fmt.Errorf("criterion %q appears twice: criterion names must be unique", name)
+		}
+		seen[strings.ToLower(name)] = true
+		if !(c.Lo < c.Hi) {
+			return fmt.Errorf("criterion %q: the range [%g, %g] is empty: the low end must be below the high end", name, c.Lo, c.Hi)
+		}
+	}
+	for i, f := range r.Fields {
+		if strings.TrimSpace(f.Column) == "" {
+			return fmt.Errorf("field %d names no column", i+1)
+		}
+	}
+	return nil
+}
+
+// Text is one labelled piece of a sample as the judge sees it.
+type Text struct {
+	Label string `json:"label"`
+	Value string `json:"value"`
+}
+
+// Sample is one item to judge.
+type Sample struct {
+	ID     string `json:"id"`
+	Fields []Text `json:"fields"`
+}
+
+// Message is one chat message of a judge request.
+type Message struct {
+	Role    string `json:"role"` // "system", "user" or "assistant"
+	Content string `json:"content"`
+}
+
+// Procedure is how the batch prompt asks the judge to work.
+type Procedure string
+
+// The evaluation procedures of the BatchEval paper.
+const (
+	OneStage   Procedure = "one"   // analyse and score each sample in turn
+	TwoStage   Procedure = "two"   // analyse all, then all scores in one list (default, best)
+	ThreeStage Procedure = "three" // analyse, rank with reasons, then score
+)
+
+// Composition is how the batches of rounds after the first are formed.
+type Composition string
+
+// Batch composition strategies.
+const (
+	Random        Composition = "random"
+	Homogeneous   Composition = "homogeneous"
+	Heterogeneous Composition = "heterogeneous"
+)
+
+// SortKey says which score orders samples when composing the next round.
+type SortKey string
+
+// Sort keys for composition.
+const (
+	SortByPrevious SortKey = "previous" // the last round's score, as in the paper
+	SortByMean     SortKey = "mean"     // the running mean of all rounds so far
+)
+
+// Scoring is the number format the judge is asked for.
+type Scoring string
+
+// Scoring formats.
+const (
+	Decimal Scoring = "decimal" // "a float score within [lo, hi]" (default, best)
+	Integer Scoring = "integer"
+)
+
+// Settings are the BatchEval hyperparameters of one run.
+type Settings struct {
+	Rounds      int         `json:"rounds"`
+	BatchSize   int         `json:"batch_size"`
+	Temperature float64     `json:"temperature"`
+	TopP        float64     `json:"top_p"`
+	Seed        int64       `json:"seed"`
+	Procedure   Procedure   `json:"procedure"`
+	Composition Composition `json:"composition"`
+	SortKey     SortKey     `json:"sort_key"`
+	Scoring     Scoring     `json:"scoring"`
+	// MaxTokens caps the judge's answer per call; 0 lets the endpoint decide.
+	MaxTokens int `json:"max_tokens"`
+}
+
+// DefaultSettings are the paper's defaults: N=5 rounds, B=10, temperature
+// 0.2 and top_p 0.9 (the authors' code), two-stage prompts, heterogeneous
+// batches sorted by the previous round's score, decimal scores.
+func DefaultSettings() Settings {
+	return Settings{
+		Rounds:      5,
+		BatchSize:   10,
+		Temperature: 0.2,
+		TopP:        0.9,
+		Seed:        1,
+		Procedure:   TwoStage,
+		Composition: Heterogeneous,
+		SortKey:     SortByPrevious,
+		Scoring:     Decimal,
+	}
+}
+
+// Validate reports settings that cannot run.
+func (s Settings) Validate() error {
+	switch {
+	case s.Rounds < 1 || s.Rounds > 50:
+		return fmt.Errorf("rounds must be between 1 and 50, got %d", s.Rounds)
+	case s.BatchSize < 1 || s.BatchSize > 100:
+		return fmt.Errorf("batch size must be between 1 and 100, got %d", s.BatchSize)
+	case s.Temperature < 0 || s.Temperature > 2:
+		return fmt.Errorf("temperature must be between 0 and 2, got %g", s.Temperature)
+	case s.TopP <= 0 || s.TopP > 1:
+		return fmt.Errorf("top_p must be in (0, 1], got %g", s.TopP)
+	}
+	switch s.Procedure {
+	case OneStage, TwoStage, ThreeStage:
+	default:
+		return fmt.Errorf("unknown procedure %q: use one, two or three", s.Procedure)
+	}
+	switch s.Composition {
+	case Random, Homogeneous, Heterogeneous:
+	default:
+		return fmt.Errorf("unknown composition %q: use random, homogeneous or heterogeneous", s.Composition)
+	}
+	switch s.SortKey {
+	case SortByPrevious, SortByMean:
+	default:
+		return fmt.Errorf("unknown sort key %q: use previous or mean", s.SortKey)
+	}
+	switch s.Scoring {
+	case Decimal, Integer:
+	default:
+		return fmt.Errorf("unknown scoring %q: use decimal or integer", s.Scoring)
+	}
+	return nil
+}

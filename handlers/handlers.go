@@ -1,0 +1,155 @@
+// Package handlers is the HTTP layer: Echo handlers that parse requests,
+// call the models and the runner, and render web pages. Every route is
+// listed in routes.go; errors are returned and turned into pages by one
+// error handler.
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/runner"
+	"github.com/batcheval/batcheval/web"
+)
+
+// Handlers holds the dependencies of every route.
+type Handlers struct {
+	DB     *models.DB
+	Runner *runner.Runner
+	Log    *slog.Logger
+	// Workspace is the default workspace every request works in until
+	// accounts exist; handlers read it through workspaceID(c).
+	Workspace models.Workspace
+	// SimulatedURL is the in-process simulated judge's base URL.
+	SimulatedURL string
+	// MaxUploadBytes caps dataset uploads.
+	MaxUploadBytes int64
+	// Prices are the configured per-model prices (USD per million tokens).
+	Prices map[string]Price
+	// Ready reports whether the process can serve (database reachable...).
+	Ready func(ctx context.Context) error
+}
+
+// Price is a model's price in US dollars per million tokens.
+type Price struct {
+	Input, Output float64
+}
+
+// New checks the dependencies and returns the handlers.
+func New(db *models.DB, r *runner.Runner, log *slog.Logger, ws models.Workspace) (*Handlers, error) {
+	if db == nil || r == nil {
+		return nil, errors.New("handlers need a database and a runner")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handlers{DB: db, Runner: r, Log: log, Workspace: ws, MaxUploadBytes: 50 << 20, Prices: map[string]Price{}}, nil
+}
+
+// workspaceID is the workspace of the request (one default workspace now).
+func (h *Handlers) workspaceID(echo.Context) int64 { return h.Workspace.ID }
+
+// render writes a templ component with a status, buffered so a render
+// error becomes a proper error page rather than half a page.
+func render(c echo.Context, status int, comp templ.Component) error {
+	var buf bytes.Buffer
+	if err := comp.Render(c.Request().Context(), &buf); err != nil {
+		return err
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// flash cookie: a one-off message for the page after a redirect.
+const flashCookie = "batcheval_flash"
+
+func setFlash(c echo.Context, kind, text string) {
+	c.SetCookie(&http.Cookie{Name: flashCookie, Value: kind + ":" + strconv.Quote(text), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, MaxAge: 60})
+}
+
+// popFlash reads and clears the flash message.
+func popFlash(c echo.Context) *web.Flash {
+	ck, err := c.Cookie(flashCookie)
+	if err != nil || ck.Value == "" {
+		return nil
+	}
+	c.SetCookie(&http.Cookie{Name: flashCookie, Value: "", Path: "/", MaxAge: -1, Expires: time.Unix(0, 0)})
+	kind, quoted, ok := bytes.Cut([]byte(ck.Value), []byte(":"))
+	if !ok {
+		return nil
+	}
+	text, err := strconv.Unquote(string(quoted))
+	if err != nil {
+		return nil
+	}
+	return &web.Flash{Kind: string(kind), Text: text}
+}
+
+// page builds the layout data of a page.
+func page(c echo.Context, title string) web.Page {
+	return web.Page{Title: title, Flash: popFlash(c)}
+}
+
+// redirect answers a successful form post (303 so the browser GETs).
+func redirect(c echo.Context, to, flashText string) error {
+	if flashText != "" {
+		setFlash(c, "ok", flashText)
+	}
+	return c.Redirect(http.StatusSeeOther, to)
+}
+
+// paramID reads a numeric path parameter.
+func paramID(c echo.Context, name string) (int64, error) {
+	id, err := strconv.ParseInt(c.Param(name), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, models.Errorf(models.ENotFound, "%q is not a valid id", c.Param(name))
+	}
+	return id, nil
+}
+
+// ErrorHandler turns an error into a status, a log line and a page (or
+// JSON for API-style requests).
+func (h *Handlers) ErrorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status := http.StatusInternalServerError
+	msg := models.ErrorMessage(err)
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &he):
+		status = he.Code
+		if m, ok := he.Message.(string); ok {
+			msg = m
+		} else {
+			msg = http.StatusText(status)
+		}
+	default:
+		switch models.ErrorCode(err) {
+		case models.ENotFound:
+			status = http.StatusNotFound
+		case models.EInvalid:
+			status = http.StatusUnprocessableEntity
+		case models.EConflict:
+			status = http.StatusConflict
+		case models.EUnauthorized:
+			status = http.StatusUnauthorized
+		}
+	}
+	if status >= 500 {
+		h.Log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+	}
+	if c.Request().Header.Get("Accept") == "application/json" {
+		_ = c.JSON(status, map[string]string{"error": msg})
+		return
+	}
+	_ = render(c, status, web.ErrorPage(web.Page{Title: http.StatusText(status)}, status, msg))
+}

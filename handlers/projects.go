@@ -1,0 +1,123 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/web"
+)
+
+// registerProjectRoutes wires the pages that prepare an evaluation:
+// projects, datasets, rubrics and judges.
+func (h *Handlers) registerProjectRoutes(e *echo.Echo) {
+	e.GET("/", h.listProjects)
+	e.POST("/projects", h.createProject)
+	e.GET("/projects/:id", h.showProject)
+
+	e.GET("/projects/:id/datasets/new", h.showUploadForm)
+	e.POST("/projects/:id/datasets/upload", h.uploadDataset)
+	e.GET("/projects/:id/datasets/map", h.showMappingForm)
+	e.POST("/projects/:id/datasets/map", h.importDataset)
+	e.GET("/datasets/:id", h.showDataset)
+
+	e.GET("/projects/:id/rubrics/new", h.newRubric)
+	e.POST("/projects/:id/rubrics", h.postNewRubric)
+	e.GET("/rubrics/:id/edit", h.editRubric)
+	e.POST("/rubrics/:id", h.postRubric)
+	e.POST("/rubrics/preview", h.previewRubric)
+
+	e.GET("/judges", h.listJudges)
+	e.GET("/judges/new", h.newJudge)
+	e.POST("/judges", h.createJudge)
+	e.GET("/judges/:id/edit", h.editJudge)
+	e.POST("/judges/:id", h.updateJudge)
+	e.POST("/judges/:id/test", h.testJudge)
+}
+
+// listProjects is the home page.
+func (h *Handlers) listProjects(c echo.Context) error {
+	return h.renderProjects(c, http.StatusOK, web.ProjectForm{})
+}
+
+func (h *Handlers) renderProjects(c echo.Context, status int, form web.ProjectForm) error {
+	ctx := c.Request().Context()
+	ws := h.workspaceID(c)
+	ps, err := h.DB.ListProjects(ctx, ws)
+	if err != nil {
+		return err
+	}
+	// One query per project and kind: fine for the handful of projects a
+	// workspace holds; a grouped count in models would replace it if not.
+	sums := make([]web.ProjectSummary, len(ps))
+	for i, p := range ps {
+		ds, err := h.DB.ListDatasets(ctx, ws, p.ID)
+		if err != nil {
+			return err
+		}
+		rs, err := h.DB.ListRubrics(ctx, ws, p.ID)
+		if err != nil {
+			return err
+		}
+		runs, err := h.DB.ListRuns(ctx, ws, p.ID)
+		if err != nil {
+			return err
+		}
+		sums[i] = web.ProjectSummary{Project: p, Datasets: len(ds), Rubrics: len(rs), Runs: len(runs)}
+	}
+	return render(c, status, web.ProjectsPage(web.ProjectsView{Page: page(c, "Projects"), Projects: sums, Form: form}))
+}
+
+// createProject handles the "New project" form.
+func (h *Handlers) createProject(c echo.Context) error {
+	p := models.Project{
+		WorkspaceID: h.workspaceID(c),
+		Name:        strings.TrimSpace(c.FormValue("name")),
+		Description: strings.TrimSpace(c.FormValue("description")),
+	}
+	if err := h.DB.CreateProject(c.Request().Context(), &p); err != nil {
+		if models.ErrorCode(err) == models.EInvalid {
+			return h.renderProjects(c, http.StatusUnprocessableEntity,
+				web.ProjectForm{Name: p.Name, Description: p.Description, Error: models.ErrorMessage(err)})
+		}
+		return err
+	}
+	return redirect(c, "/projects/"+strconv.FormatInt(p.ID, 10), "Project created. Start by uploading a dataset.")
+}
+
+// showProject is a project's page.
+func (h *Handlers) showProject(c echo.Context) error {
+	p, err := h.findProject(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	ws := h.workspaceID(c)
+	v := web.ProjectView{Page: page(c, p.Name), Project: p}
+	if v.Datasets, err = h.DB.ListDatasets(ctx, ws, p.ID); err != nil {
+		return err
+	}
+	if v.Rubrics, err = h.DB.ListRubrics(ctx, ws, p.ID); err != nil {
+		return err
+	}
+	runs, err := h.DB.ListRuns(ctx, ws, p.ID)
+	if err != nil {
+		return err
+	}
+	// The project page shows the latest runs; the runs page has them all.
+	const recentRuns = 20
+	v.Runs = runs[:min(len(runs), recentRuns)]
+	return render(c, http.StatusOK, web.ProjectPage(v))
+}
+
+// findProject loads the project named by the :id path parameter.
+func (h *Handlers) findProject(c echo.Context) (models.Project, error) {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return models.Project{}, err
+	}
+	return h.DB.FindProject(c.Request().Context(), h.workspaceID(c), id)
+}

@@ -1,0 +1,121 @@
+package handlers
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/evaluator/simjudge"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dbtest"
+	"github.com/batcheval/batcheval/models/demo"
+	"github.com/batcheval/batcheval/runner"
+)
+
+// testEnv is the real Echo app on a real database, with a working runner
+// and the simulated judge, as `batcheval serve` wires them.
+type testEnv struct {
+	t       *testing.T
+	db      *models.DB
+	h       *Handlers
+	e       *echo.Echo
+	runner  *runner.Runner
+	sim     *simjudge.Server
+	ws      models.Workspace
+	project models.Project // the seeded demo project
+}
+
+func newTestEnv(t *testing.T, db *models.DB) *testEnv {
+	t.Helper()
+	ctx := context.Background()
+	if err := runner.Migrate(ctx, db, nil); err != nil {
+		t.Fatalf("migrate jobs: %v", err)
+	}
+	ws, err := db.EnsureDefaultWorkspace(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := demo.Seed(ctx, db, ws)
+	if err != nil {
+		t.Fatalf("seed demo: %v", err)
+	}
+	sim, err := simjudge.Start(simjudge.Options{Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	log := slog.New(slog.DiscardHandler)
+	r, err := runner.New(runner.Config{DB: db, Log: log, Work: true, SimulatedURL: sim.URL, PollInterval: 50 * time.Millisecond,
+		JudgeTuning: runner.JudgeTuning{MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = r.Stop(sctx)
+	})
+	h, err := New(db, r, log, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.SimulatedURL = sim.URL
+	e := echo.New()
+	h.Register(e)
+	return &testEnv{t: t, db: db, h: h, e: e, runner: r, sim: sim, ws: ws, project: p}
+}
+
+// eachDB runs fn on SQLite and PostgreSQL.
+func eachDB(t *testing.T, fn func(t *testing.T, env *testEnv)) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) { fn(t, newTestEnv(t, db)) })
+}
+
+// do sends a request through the real Echo instance.
+func (env *testEnv) do(method, path string, body io.Reader, contentType string) *httptest.ResponseRecorder {
+	env.t.Helper()
+	req := httptest.NewRequest(method, path, body)
+	if contentType != "" {
+		req.Header.Set(echo.HeaderContentType, contentType)
+	}
+	rec := httptest.NewRecorder()
+	env.e.ServeHTTP(rec, req)
+	return rec
+}
+
+func (env *testEnv) get(path string) *httptest.ResponseRecorder {
+	return env.do(http.MethodGet, path, nil, "")
+}
+
+func (env *testEnv) postForm(path string, form url.Values) *httptest.ResponseRecorder {
+	return env.do(http.MethodPost, path, strings.NewReader(form.Encode()), echo.MIMEApplicationForm)
+}
+
+// waitRun polls until the run reaches a final state.
+func (env *testEnv) waitRun(runID int64, within time.Duration) models.Run {
+	env.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		run, err := env.db.GetRun(context.Background(), runID)
+		if err != nil {
+			env.t.Fatal(err)
+		}
+		if run.Finished() {
+			return run
+		}
+		if time.Now().After(deadline) {
+			env.t.Fatalf("run %d still %s after %s (batches %d/%d)", runID, run.Status, within, run.BatchesDone, run.BatchesTotal)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

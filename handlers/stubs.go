@@ -1,0 +1,5 @@
+package handlers
+
+import "github.com/labstack/echo/v4"
+
+func (h *Handlers) registerRunRoutes(e *echo.Echo) {}

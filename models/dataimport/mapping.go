@@ -1,0 +1,353 @@
+package dataimport
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/batcheval/batcheval/evaluator"
+)
+
+// Mapping is what the person says about the columns of a table.
+type Mapping struct {
+	IDColumn      string            // column holding each row's id; "" generates row-1, row-2...
+	Fields        []evaluator.Field // columns the judge sees, with their labels (at least one)
+	RatingColumns []string          // columns holding numeric human ratings
+}
+
+// Row is one record after the mapping is applied.
+type Row struct {
+	Position   int                 // 1-based position in the file
+	ExternalID string              // the id column's value, or the generated row-N
+	Data       map[string]string   // every column of the table ("" where the record had none)
+	Ratings    map[string]*float64 // each rating column; nil means not rated (never 0)
+}
+
+// maxProblems caps the problems a ValidationError lists: past twenty, the
+// person is better served fixing the pattern than reading the rest.
+const maxProblems = 20
+
+// ValidationError lists what stops a mapping from applying to a table.
+type ValidationError struct {
+	Problems []ParseError // the first problems found, at most 20
+	More     int          // how many further problems were not listed
+}
+
+// Error lists the problems, one a line.
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	total := len(e.Problems) + e.More
+	if total == 1 {
+		b.WriteString("the data set has 1 problem:")
+	} else {
+		fmt.Fprintf(&b, "the data set has %d problems:", total)
+	}
+	for i := range e.Problems {
+		b.WriteString("\n- ")
+		b.WriteString(e.Problems[i].Error())
+	}
+	if e.More > 0 {
+		fmt.Fprintf(&b, "\n- and %d more", e.More)
+	}
+	return b.String()
+}
+
+// problems collects ParseErrors, keeping the first maxProblems.
+type problems struct {
+	list []ParseError
+	more int
+}
+
+func (p *problems) add(e ParseError) {
+	if len(p.list) < maxProblems {
+		p.list = append(p.list, e)
+		return
+	}
+	p.more++
+}
+
+// Apply checks the mapping against every record and returns the rows. It
+// reports all problems at once, as a *ValidationError: mapped columns that
+// do not exist, empty or repeated ids, rating cells that are not finite
+// numbers, and shown columns that are empty in every row. An empty rating
+// cell is not a problem: it becomes a nil rating.
+func (t *Table) Apply(m Mapping) ([]Row, error) {
+	var probs problems
+	item := t.Format == JSON
+	exists := make(map[string]bool, len(t.Columns))
+	for _, c := range t.Columns {
+		exists[c] = true
+	}
+	missing := func(role, col string) bool {
+		if exists[col] {
+			return false
+		}
+		probs.add(ParseError{Column: col, Msg: fmt.Sprintf("the %s column is not in the file; the columns are: %s", role, strings.Join(t.Columns, ", "))})
+		return true
+	}
+
+	idOK := m.IDColumn != "" && !missing("id", m.IDColumn)
+	if len(m.Fields) == 0 {
+		probs.add(ParseError{Msg: "no column is shown to the judge: choose at least one field"})
+	}
+	shown := map[string]bool{}
+	var fieldCols []string
+	for _, f := range m.Fields {
+		switch {
+		case strings.TrimSpace(f.Column) == "":
+			probs.add(ParseError{Msg: fmt.Sprintf("the field labelled %q names no column", f.Label)})
+		case shown[f.Column]:
+			probs.add(ParseError{Column: f.Column, Msg: "this column is chosen twice as a field"})
+		case !missing("field", f.Column):
+			shown[f.Column] = true
+			fieldCols = append(fieldCols, f.Column)
+		}
+	}
+	rated := map[string]bool{}
+	var ratingCols []string
+	for _, c := range m.RatingColumns {
+		if rated[c] {
+			probs.add(ParseError{Column: c, Msg: "this column is chosen twice as a rating"})
+			continue
+		}
+		rated[c] = true
+		switch {
+		case shown[c]:
+			probs.add(ParseError{Column: c, Msg: "this column is both shown to the judge and used as a human rating: the judge would see the answer"})
+		case !missing("rating", c):
+			ratingCols = append(ratingCols, c)
+		}
+	}
+	if len(t.Records) == 0 {
+		probs.add(ParseError{Msg: "the file has no rows"})
+	}
+
+	rows := make([]Row, 0, len(t.Records))
+	firstLine := map[string]int{} // id -> line where it first appears
+	nonEmpty := map[string]bool{}
+	for i, rec := range t.Records {
+		row := Row{
+			Position: i + 1,
+			Data:     make(map[string]string, len(t.Columns)),
+			Ratings:  make(map[string]*float64, len(ratingCols)),
+		}
+		for _, c := range t.Columns {
+			row.Data[c] = rec.Values[c]
+		}
+		switch {
+		case m.IDColumn == "":
+			row.ExternalID = "row-" + strconv.Itoa(i+1)
+		case idOK:
+			id := strings.TrimSpace(rec.Values[m.IDColumn])
+			row.ExternalID = id
+			if id == "" {
+				probs.add(ParseError{Line: rec.Line, Item: item, Column: m.IDColumn, Msg: "the id is empty: every row needs an id"})
+			} else if first, dup := firstLine[id]; dup {
+				probs.add(ParseError{Line: rec.Line, Item: item, Column: m.IDColumn, Msg: fmt.Sprintf(
+					"the id %q is also used on %s %d: ids must be unique", id, lineWord(item), first)})
+			} else {
+				firstLine[id] = rec.Line
+			}
+		}
+		for _, c := range fieldCols {
+			if strings.TrimSpace(rec.Values[c]) != "" {
+				nonEmpty[c] = true
+			}
+		}
+		for _, c := range ratingCols {
+			v, msg := parseRating(rec.Values[c])
+			if msg != "" {
+				probs.add(ParseError{Line: rec.Line, Item: item, Column: c, Msg: msg})
+			}
+			row.Ratings[c] = v
+		}
+		rows = append(rows, row)
+	}
+	if len(t.Records) > 0 {
+		for _, c := range fieldCols {
+			if !nonEmpty[c] {
+				probs.add(ParseError{Column: c, Msg: "this field is empty in every row: the judge would have nothing to read; choose another column"})
+			}
+		}
+	}
+	if len(probs.list) > 0 {
+		return nil, &ValidationError{Problems: probs.list, More: probs.more}
+	}
+	return rows, nil
+}
+
+// parseRating reads one rating cell: empty is nil (not rated); anything but
+// a finite number is a problem, described by the returned message.
+func parseRating(cell string) (*float64, string) {
+	s := strings.TrimSpace(cell)
+	if s == "" {
+		return nil, ""
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		msg := fmt.Sprintf("the rating %q is not a number", shorten(s, 40))
+		if strings.Contains(s, ",") {
+			msg += " (write decimals with a dot, e.g. 2.5)"
+		}
+		return nil, msg + "; leave the cell empty if the row was not rated"
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil, fmt.Sprintf("the rating %q is not a finite number; leave the cell empty if the row was not rated", s)
+	}
+	return &v, ""
+}
+
+func lineWord(item bool) string {
+	if item {
+		return "item"
+	}
+	return "line"
+}
+
+// shorten cuts s to at most n characters, marking the cut.
+func shorten(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}
+
+// Preview returns the first n records (all of them when there are fewer).
+func (t *Table) Preview(n int) []Record {
+	if n <= 0 {
+		return nil
+	}
+	return t.Records[:min(n, len(t.Records))]
+}
+
+// idNames are the column names SuggestMapping takes for an id, in order of preference.
+var idNames = []string{"id", "uuid", "guid", "_id", "key", "sample_id", "item_id", "example_id", "row_id", "dialogue_id", "dialog_id"}
+
+// SuggestMapping guesses a mapping for the person to confirm: an id column
+// with a familiar name (id, uuid...) whose values are present and unique;
+// text-like columns (words, many distinct values) as fields labelled in
+// Title Case; numeric columns (every non-empty value a finite number) as
+// ratings.
+func SuggestMapping(t *Table) Mapping {
+	var m Mapping
+	stats := make(map[string]columnStats, len(t.Columns))
+	for _, c := range t.Columns {
+		stats[c] = statsOf(t, c)
+	}
+	for _, name := range idNames {
+		for _, c := range t.Columns {
+			if strings.EqualFold(c, name) && stats[c].uniqueComplete {
+				m.IDColumn = c
+				break
+			}
+		}
+		if m.IDColumn != "" {
+			break
+		}
+	}
+	var longest string
+	for _, c := range t.Columns {
+		s := stats[c]
+		switch {
+		case c == m.IDColumn || s.filled == 0:
+		case s.numeric:
+			if !looksLikeID(c) {
+				m.RatingColumns = append(m.RatingColumns, c)
+			}
+		default:
+			if s.textLike(len(t.Records)) {
+				m.Fields = append(m.Fields, evaluator.Field{Column: c, Label: titleLabel(c)})
+			}
+			if longest == "" || s.meanLen() > stats[longest].meanLen() {
+				longest = c
+			}
+		}
+	}
+	if len(m.Fields) == 0 && longest != "" {
+		m.Fields = []evaluator.Field{{Column: longest, Label: titleLabel(longest)}}
+	}
+	return m
+}
+
+// columnStats summarises one column for SuggestMapping.
+type columnStats struct {
+	filled         int  // non-empty cells
+	numeric        bool // every non-empty cell is a finite number
+	words          bool // some cell has a space or a line break
+	distinct       int  // distinct non-empty values
+	totalLen       int  // characters over non-empty cells
+	uniqueComplete bool // every row has a value and no value repeats
+}
+
+func (s columnStats) meanLen() float64 {
+	if s.filled == 0 {
+		return 0
+	}
+	return float64(s.totalLen) / float64(s.filled)
+}
+
+// textLike tells prose from labels: a column of words whose values are
+// mostly different. A handful of values repeated across many rows (a system
+// name, a category) is a label, not something to judge.
+func (s columnStats) textLike(rows int) bool {
+	if !s.words {
+		return false
+	}
+	// Twenty distinct values repeated over more than twice as many rows is
+	// a category; more variety than that is text.
+	categorical := s.distinct <= 20 && s.distinct*2 < rows
+	return !categorical
+}
+
+func statsOf(t *Table, col string) columnStats {
+	s := columnStats{numeric: true}
+	values := map[string]bool{}
+	empty := false
+	for _, r := range t.Records {
+		v := strings.TrimSpace(r.Values[col])
+		if v == "" {
+			empty = true
+			continue
+		}
+		s.filled++
+		s.totalLen += utf8.RuneCountInString(v)
+		if strings.ContainsAny(v, " \n") {
+			s.words = true
+		}
+		if f, err := strconv.ParseFloat(v, 64); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			s.numeric = false
+		}
+		values[v] = true
+	}
+	s.distinct = len(values)
+	s.numeric = s.numeric && s.filled > 0
+	s.uniqueComplete = !empty && s.filled > 0 && s.distinct == s.filled
+	return s
+}
+
+// looksLikeID reports names of bookkeeping columns that are numeric but are
+// not ratings (row numbers, foreign ids).
+func looksLikeID(col string) bool {
+	c := strings.ToLower(col)
+	return c == "id" || c == "index" || c == "idx" || c == "row" || strings.HasSuffix(c, "_id") || strings.HasSuffix(c, " id")
+}
+
+// titleLabel turns a column name into a label: "system_response" and
+// "system.response" become "System Response".
+func titleLabel(col string) string {
+	words := strings.FieldsFunc(col, func(r rune) bool {
+		return r == '_' || r == '-' || r == '.' || unicode.IsSpace(r)
+	})
+	for i, w := range words {
+		r, size := utf8.DecodeRuneInString(w)
+		words[i] = string(unicode.ToUpper(r)) + w[size:]
+	}
+	if len(words) == 0 {
+		return col
+	}
+	return strings.Join(words, " ")
+}

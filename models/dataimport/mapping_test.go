@@ -1,0 +1,338 @@
+package dataimport
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/batcheval/batcheval/evaluator"
+)
+
+func mustParse(t *testing.T, f Format, input string) *Table {
+	t.Helper()
+	table, err := Parse(strings.NewReader(input), f, Options{})
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return table
+}
+
+func fields(cols ...string) []evaluator.Field {
+	var fs []evaluator.Field
+	for _, c := range cols {
+		fs = append(fs, evaluator.Field{Column: c, Label: titleLabel(c)})
+	}
+	return fs
+}
+
+func TestApplyProblems(t *testing.T) {
+	type problem struct {
+		line int
+		col  string
+		text string // a fragment of the problem's Error()
+	}
+	const ratings = "id,text,score\na,hello,2\nb,hi,x\na,hey,NaN\n ,yo,\nc,ho,+Inf\nd,hu,\"2,5\"\n"
+	tests := []struct {
+		name    string
+		format  Format
+		input   string
+		mapping Mapping
+		want    []problem
+	}{
+		{
+			name:    "ids and ratings",
+			format:  CSV,
+			input:   ratings,
+			mapping: Mapping{IDColumn: "id", Fields: fields("text"), RatingColumns: []string{"score"}},
+			want: []problem{
+				{3, "score", `line 3, column "score": the rating "x" is not a number`},
+				{4, "id", `line 4, column "id": the id "a" is also used on line 2`},
+				{4, "score", `line 4, column "score": the rating "NaN" is not a finite number`},
+				{5, "id", `line 5, column "id": the id is empty`},
+				{6, "score", `the rating "+Inf" is not a finite number`},
+				{7, "score", `the rating "2,5" is not a number (write decimals with a dot`},
+			},
+		},
+		{
+			name:    "json items are named items",
+			format:  JSON,
+			input:   `[{"id":"a","t":"x"},{"id":"b","t":"y"},{"id":"a","t":"z","r":"bad"}]`,
+			mapping: Mapping{IDColumn: "id", Fields: fields("t"), RatingColumns: []string{"r"}},
+			want: []problem{
+				{3, "id", `item 3, column "id": the id "a" is also used on item 1`},
+				{3, "r", `item 3, column "r": the rating "bad" is not a number`},
+			},
+		},
+		{
+			name:    "missing columns",
+			format:  CSV,
+			input:   "id,text,score\n1,hi,2\n",
+			mapping: Mapping{IDColumn: "uuid", Fields: fields("text", "response"), RatingColumns: []string{"Score"}},
+			want: []problem{
+				{0, "uuid", `column "uuid": the id column is not in the file; the columns are: id, text, score`},
+				{0, "response", `column "response": the field column is not in the file; the columns are: id, text, score`},
+				{0, "Score", `the rating column is not in the file`},
+			},
+		},
+		{
+			name:    "no fields",
+			format:  CSV,
+			input:   "id,text\n1,hi\n",
+			mapping: Mapping{IDColumn: "id"},
+			want:    []problem{{0, "", "choose at least one field"}},
+		},
+		{
+			name:    "field empty in every row",
+			format:  CSV,
+			input:   "id,text,notes\n1,hi,\n2,ho, \n",
+			mapping: Mapping{Fields: fields("text", "notes")},
+			want:    []problem{{0, "notes", `column "notes": this field is empty in every row`}},
+		},
+		{
+			name:    "rating shown to the judge",
+			format:  CSV,
+			input:   "text,score\nhi,1\n",
+			mapping: Mapping{Fields: fields("text", "score"), RatingColumns: []string{"score", "score"}},
+			want: []problem{
+				{0, "score", "both shown to the judge and used as a human rating"},
+				{0, "score", "chosen twice as a rating"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table := mustParse(t, tt.format, tt.input)
+			rows, err := table.Apply(tt.mapping)
+			if rows != nil {
+				t.Errorf("Apply returned %d rows along with error %v", len(rows), err)
+			}
+			var ve *ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("Apply error = %v, want a *ValidationError", err)
+			}
+			if len(ve.Problems) != len(tt.want) {
+				t.Errorf("got %d problems, want %d:\n%v", len(ve.Problems), len(tt.want), err)
+			}
+			for i := range min(len(ve.Problems), len(tt.want)) {
+				got, want := ve.Problems[i], tt.want[i]
+				if got.Line != want.line {
+					t.Errorf("problem %d: Line = %d, want %d (%v)", i, got.Line, want.line, got.Error())
+				}
+				if got.Column != want.col {
+					t.Errorf("problem %d: Column = %q, want %q (%v)", i, got.Column, want.col, got.Error())
+				}
+				if !strings.Contains(got.Error(), want.text) {
+					t.Errorf("problem %d: %q does not contain %q", i, got.Error(), want.text)
+				}
+				if !strings.Contains(err.Error(), got.Error()) {
+					t.Errorf("ValidationError text does not list problem %d:\n%v", i, err)
+				}
+			}
+		})
+	}
+}
+
+func TestApplyCapsProblems(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("text,score\n")
+	for range 25 {
+		b.WriteString("hi,bad\n")
+	}
+	_, err := mustParse(t, CSV, b.String()).Apply(Mapping{Fields: fields("text"), RatingColumns: []string{"score"}})
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("Apply error = %v, want a *ValidationError", err)
+	}
+	if got, want := len(ve.Problems), 20; got != want {
+		t.Errorf("listed %d problems, want %d", got, want)
+	}
+	if got, want := ve.More, 5; got != want {
+		t.Errorf("More = %d, want %d", got, want)
+	}
+	if !strings.HasPrefix(err.Error(), "the data set has 25 problems:") || !strings.HasSuffix(err.Error(), "- and 5 more") {
+		t.Errorf("unexpected summary:\n%v", err)
+	}
+}
+
+func TestApplyRows(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	tests := []struct {
+		name    string
+		format  Format
+		input   string
+		mapping Mapping
+		want    []Row
+	}{
+		{
+			name:    "generated ids, empty rating is nil, zero is kept",
+			format:  CSV,
+			input:   "text,extra,score\nhi,x,\nho,y, 0 \n",
+			mapping: Mapping{Fields: fields("text"), RatingColumns: []string{"score"}},
+			want: []Row{
+				{Position: 1, ExternalID: "row-1", Data: map[string]string{"text": "hi", "extra": "x", "score": ""}, Ratings: map[string]*float64{"score": nil}},
+				{Position: 2, ExternalID: "row-2", Data: map[string]string{"text": "ho", "extra": "y", "score": " 0 "}, Ratings: map[string]*float64{"score": f(0)}},
+			},
+		},
+		{
+			name:    "id column, nested ratings, missing keys",
+			format:  JSONL,
+			input:   "{\"id\":\" a \",\"c\":\"hi\",\"s\":{\"x\":1.5,\"y\":null}}\n{\"id\":\"b\",\"c\":\"\",\"s\":{\"x\":-2}}\n",
+			mapping: Mapping{IDColumn: "id", Fields: fields("c"), RatingColumns: []string{"s.x", "s.y"}},
+			want: []Row{
+				{Position: 1, ExternalID: "a", Data: map[string]string{"id": " a ", "c": "hi", "s.x": "1.5", "s.y": ""}, Ratings: map[string]*float64{"s.x": f(1.5), "s.y": nil}},
+				{Position: 2, ExternalID: "b", Data: map[string]string{"id": "b", "c": "", "s.x": "-2", "s.y": ""}, Ratings: map[string]*float64{"s.x": f(-2), "s.y": nil}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows, err := mustParse(t, tt.format, tt.input).Apply(tt.mapping)
+			if err != nil {
+				t.Fatalf("Apply: %v", err)
+			}
+			if !reflect.DeepEqual(rows, tt.want) {
+				t.Errorf("rows = %s, want %s", dumpRows(rows), dumpRows(tt.want))
+			}
+		})
+	}
+}
+
+// dumpRows prints rows with their ratings' values rather than pointers.
+func dumpRows(rows []Row) string {
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "\n%d %s %v", r.Position, r.ExternalID, r.Data)
+		for k, v := range r.Ratings {
+			if v == nil {
+				fmt.Fprintf(&b, " %s=nil", k)
+			} else {
+				fmt.Fprintf(&b, " %s=%g", k, *v)
+			}
+		}
+	}
+	return b.String()
+}
+
+func TestSuggestMapping(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		want  Mapping
+	}{
+		{
+			name: "id, text, category and ratings",
+			input: "ID,system,context,response,row_id,engaging,overall,notes\n" +
+				"d1,A,User: hi there,Hello to you,1,2.5,4,\n" +
+				"d2,A,User: what now,No idea at all,2,1,,\n" +
+				"d3,B,User: tell me,A long story,3,3,5,\n" +
+				"d4,A,User: why,Because I said so,4,2,2,\n" +
+				"d5,B,User: ok,Fine then,5,1.5,3,\n",
+			want: Mapping{
+				IDColumn:      "ID",
+				Fields:        []evaluator.Field{{Column: "context", Label: "Context"}, {Column: "response", Label: "Response"}},
+				RatingColumns: []string{"engaging", "overall"},
+			},
+		},
+		{
+			name:  "repeated id is no id; single words fall back to the longest column",
+			input: "id,word,short\n1,alpha,a\n1,beta,b\n",
+			want: Mapping{
+				Fields: []evaluator.Field{{Column: "word", Label: "Word"}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := SuggestMapping(mustParse(t, CSV, tt.input))
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("SuggestMapping = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTitleLabel(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"context", "Context"},
+		{"system_response", "System Response"},
+		{"scores.Coherent", "Scores Coherent"},
+		{"état-civil", "État Civil"},
+		{"__", "__"},
+	}
+	for _, tt := range tests {
+		if got := titleLabel(tt.in); got != tt.want {
+			t.Errorf("titleLabel(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestRealDatasetsMapping(t *testing.T) {
+	t.Run("fed apply", func(t *testing.T) {
+		table, err := Parse(openDataset(t, "fed-dialog.jsonl"), JSONL, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ratings []string
+		for _, c := range table.Columns {
+			if strings.HasPrefix(c, "scores.") {
+				ratings = append(ratings, c)
+			}
+		}
+		if got, want := len(ratings), 11; got != want {
+			t.Errorf("%d score columns, want %d", got, want)
+		}
+		rows, err := table.Apply(Mapping{
+			IDColumn:      "id",
+			Fields:        []evaluator.Field{{Column: "context", Label: "Conversation"}},
+			RatingColumns: ratings,
+		})
+		if err != nil {
+			t.Fatalf("Apply: %v", err)
+		}
+		if got, want := len(rows), 125; got != want {
+			t.Fatalf("%d rows, want %d", got, want)
+		}
+		first := rows[0]
+		if first.ExternalID != "fed-000" {
+			t.Errorf("first id = %q, want fed-000", first.ExternalID)
+		}
+		if got := first.Ratings["scores.Overall"]; got == nil || *got != 2.6 {
+			t.Errorf("first scores.Overall = %v, want 2.6", got)
+		}
+		if got := first.Data["system"]; got != "Meena" {
+			t.Errorf("first system = %q, want Meena (Data keeps unmapped columns)", got)
+		}
+		if got := SuggestMapping(table); got.IDColumn != "id" || !reflect.DeepEqual(got.Fields, []evaluator.Field{{Column: "context", Label: "Context"}}) || !reflect.DeepEqual(got.RatingColumns, ratings) {
+			t.Errorf("SuggestMapping(FED) = %+v", got)
+		}
+	})
+	t.Run("topical-chat suggest and apply", func(t *testing.T) {
+		table, err := Parse(openDataset(t, "topical-chat-usr.jsonl"), JSONL, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := SuggestMapping(table)
+		var cols []string
+		for _, f := range m.Fields {
+			cols = append(cols, f.Column)
+		}
+		if want := []string{"context", "history", "fact", "response"}; !reflect.DeepEqual(cols, want) {
+			t.Errorf("suggested fields %q, want %q", cols, want)
+		}
+		if m.IDColumn != "id" || len(m.RatingColumns) != 6 {
+			t.Errorf("suggested id %q and ratings %q, want id and the 6 scores", m.IDColumn, m.RatingColumns)
+		}
+		rows, err := table.Apply(m)
+		if err != nil {
+			t.Fatalf("Apply: %v", err)
+		}
+		if got, want := len(rows), 360; got != want {
+			t.Errorf("%d rows, want %d", got, want)
+		}
+		if h := rows[0].Data["history"]; !strings.Contains(h, "\n") {
+			t.Errorf("history of the first row is not joined by line breaks: %q", h)
+		}
+	})
+}

@@ -1,0 +1,590 @@
+package dataimport
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Default limits, used when Options leaves a field at zero.
+const (
+	// DefaultMaxBytes is 50 MiB: the largest evaluation sets we expect
+	// (tens of thousands of dialogues) fit several times over, while one
+	// upload cannot hold a server's memory hostage.
+	DefaultMaxBytes int64 = 50 << 20
+	// DefaultMaxRows is 100,000 rows: beyond that a judged run would cost
+	// more than anyone should start from a web form by accident.
+	DefaultMaxRows = 100000
+)
+
+// Options bounds what Parse accepts. Zero fields take the defaults.
+type Options struct {
+	MaxBytes int64 // largest accepted file, in bytes (default DefaultMaxBytes)
+	MaxRows  int   // most data rows accepted (default DefaultMaxRows)
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.MaxRows <= 0 {
+		o.MaxRows = DefaultMaxRows
+	}
+	return o
+}
+
+// Record is one data row of an uploaded file.
+type Record struct {
+	// Line locates the record: for CSV the physical line where the record
+	// starts (a quoted field may span lines), for JSON Lines the line of the
+	// object, for a JSON array the 1-based position of the item.
+	Line int
+	// Values maps each column to its text. A JSON object that lacks a key
+	// has no entry for that column.
+	Values map[string]string
+}
+
+// Table is a parsed file: its columns and its records, in file order.
+type Table struct {
+	Format  Format
+	Columns []string // every column, in the order first seen
+	Records []Record
+}
+
+// ParseError is one problem at one place of an uploaded file.
+type ParseError struct {
+	Line   int    // line (or item, when Item is set) where the problem is; 0 when it concerns the whole file
+	Item   bool   // Line counts items of a JSON array rather than lines
+	Column string // column concerned, if any
+	Msg    string // what is wrong and what to do about it
+}
+
+// Error reads like `line 7: invalid JSON: ...` or `item 3, column "id": ...`.
+func (e *ParseError) Error() string {
+	var b strings.Builder
+	if e.Line > 0 {
+		if e.Item {
+			fmt.Fprintf(&b, "item %d", e.Line)
+		} else {
+			fmt.Fprintf(&b, "line %d", e.Line)
+		}
+	}
+	if e.Column != "" {
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "column %q", e.Column)
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// TooLargeError reports a file bigger than Options.MaxBytes.
+type TooLargeError struct {
+	Limit int64 // the limit that was exceeded, in bytes
+}
+
+// Error names the limit and the two ways around it.
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("the file is larger than the %s limit; raise BATCHEVAL_MAX_UPLOAD_MB or split it", formatSize(e.Limit))
+}
+
+// formatSize writes a byte count the way people read it.
+func formatSize(n int64) string {
+	const mib = 1 << 20
+	if n >= mib && n%mib == 0 {
+		return fmt.Sprintf("%d MiB", n/mib)
+	}
+	if n >= mib {
+		return fmt.Sprintf("%.1f MiB", float64(n)/mib)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+var errNoRows = &ParseError{Msg: "the file has no rows"}
+
+// Parse reads a whole upload in the given format. It streams: memory grows
+// with the parsed table, not with a second copy of the file. A leading UTF-8
+// byte order mark is dropped; any other encoding is refused. On error it
+// returns a nil table and a *ParseError, a *TooLargeError or, for an
+// unreadable source, the reader's error.
+func Parse(r io.Reader, f Format, opt Options) (*Table, error) {
+	if err := checkFormat(f); err != nil {
+		return nil, err
+	}
+	opt = opt.withDefaults()
+	limited := &limitReader{r: r, max: opt.MaxBytes}
+	br := bufio.NewReader(limited)
+	if err := skipBOM(br); err != nil {
+		return nil, readFailure(limited, nil, err)
+	}
+	checked := &utf8Checker{r: br, line: 1}
+	p := &parser{table: &Table{Format: f}, seen: map[string]bool{}, maxRows: opt.MaxRows}
+	var err error
+	switch f {
+	case CSV:
+		err = p.parseCSV(checked)
+	case JSONL:
+		err = p.parseJSONL(checked)
+	case JSON:
+		err = p.parseJSONArray(checked)
+	}
+	if err != nil {
+		return nil, readFailure(limited, checked, err)
+	}
+	if len(p.table.Records) == 0 {
+		return nil, errNoRows
+	}
+	return p.table, nil
+}
+
+// readFailure picks the error to report: an exceeded size limit or bad
+// encoding explain a parse failure better than the parser's own message.
+func readFailure(l *limitReader, c *utf8Checker, err error) error {
+	if l.exceeded {
+		return &TooLargeError{Limit: l.max}
+	}
+	if c != nil && c.err != nil {
+		return c.err
+	}
+	return err
+}
+
+// skipBOM drops a UTF-8 byte order mark and refuses UTF-16 and workbooks
+// from their first bytes.
+func skipBOM(br *bufio.Reader) error {
+	head, err := br.Peek(4)
+	if err != nil && err != io.EOF {
+		return err
+	}
+	switch {
+	case bytes.HasPrefix(head, utf8BOM):
+		_, err := br.Discard(len(utf8BOM))
+		return err
+	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}), bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
+		return &ParseError{Msg: msgUTF16}
+	case bytes.HasPrefix(head, []byte("PK\x03\x04")), bytes.HasPrefix(head, []byte{0xD0, 0xCF, 0x11, 0xE0}):
+		return &ParseError{Msg: msgWorkbook}
+	}
+	return nil
+}
+
+// limitReader fails once more than max bytes have been read.
+type limitReader struct {
+	r        io.Reader
+	max      int64
+	n        int64
+	exceeded bool
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.exceeded {
+		return 0, &TooLargeError{Limit: l.max}
+	}
+	// Allow one byte past the limit, to tell "exactly max" from "more".
+	if room := l.max + 1 - l.n; int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	if l.n > l.max {
+		l.exceeded = true
+		return 0, &TooLargeError{Limit: l.max}
+	}
+	return n, err
+}
+
+// utf8Checker passes bytes through while checking that they are UTF-8 text
+// and counting lines, so that the first bad byte is reported with its line
+// whatever parser sits on top.
+type utf8Checker struct {
+	r       io.Reader
+	line    int    // line of the next byte to check
+	pending []byte // start of a multi-byte character cut by the previous read
+	err     error  // first encoding problem, sticky
+}
+
+func (c *utf8Checker) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.r.Read(p)
+	if bad := c.check(p[:n]); bad >= 0 {
+		return bad, c.err
+	}
+	if err == io.EOF && len(c.pending) > 0 {
+		c.fail(c.pending[0])
+		return n, c.err
+	}
+	return n, err
+}
+
+// check validates chunk, following on from earlier chunks. It returns the
+// offset in chunk of the first bad byte, or -1 when all is well.
+func (c *utf8Checker) check(chunk []byte) int {
+	data := chunk
+	carried := len(c.pending)
+	if carried > 0 {
+		data = append(c.pending, chunk...)
+		c.pending = nil
+	}
+	for i := 0; i < len(data); {
+		b := data[i]
+		if b < utf8.RuneSelf {
+			switch b {
+			case '\n':
+				c.line++
+			case 0:
+				c.err = &ParseError{Line: c.line, Msg: "the file contains a NUL byte, so it is binary or UTF-16 text; only UTF-8 text is accepted: " + msgSaveAsCSV}
+				return max(i-carried, 0)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			if !utf8.FullRune(data[i:]) {
+				// Possibly a character split across reads: decide next time.
+				c.pending = append([]byte(nil), data[i:]...)
+				return -1
+			}
+			c.fail(b)
+			return max(i-carried, 0)
+		}
+		i += size
+	}
+	return -1
+}
+
+func (c *utf8Checker) fail(b byte) {
+	c.err = &ParseError{Line: c.line, Msg: fmt.Sprintf(
+		"the text is not valid UTF-8 (byte 0x%02X); the file is probably in another encoding such as Latin-1, Windows-1252 or UTF-16. Only UTF-8 is accepted: %s, or re-save it as UTF-8 in your text editor",
+		b, msgSaveAsCSV)}
+}
+
+// parser accumulates the table shared by the three formats.
+type parser struct {
+	table   *Table
+	seen    map[string]bool
+	maxRows int
+}
+
+// add appends a record, registering new columns in first-seen order.
+func (p *parser) add(rec Record, keys []string, item bool) error {
+	if len(p.table.Records) >= p.maxRows {
+		return &ParseError{Line: rec.Line, Item: item, Msg: fmt.Sprintf(
+			"the file has more than %d rows, the most one upload may hold; split it into several data sets", p.maxRows)}
+	}
+	for _, k := range keys {
+		if !p.seen[k] {
+			p.seen[k] = true
+			p.table.Columns = append(p.table.Columns, k)
+		}
+	}
+	p.table.Records = append(p.table.Records, rec)
+	return nil
+}
+
+// parseCSV reads comma-separated values with a header row.
+func (p *parser) parseCSV(r io.Reader) error {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1 // checked here, for a friendlier message
+	cr.LazyQuotes = false
+	header, err := cr.Read()
+	if err == io.EOF {
+		return errNoRows
+	}
+	if err != nil {
+		return csvError(err)
+	}
+	names, err := csvHeader(header)
+	if err != nil {
+		return err
+	}
+	for {
+		fields, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return csvError(err)
+		}
+		line, _ := cr.FieldPos(0)
+		if len(fields) != len(names) {
+			if len(fields) == 1 && strings.TrimSpace(fields[0]) == "" {
+				continue // a line of spaces only
+			}
+			return &ParseError{Line: line, Msg: fmt.Sprintf(
+				"this row has %d fields but the header has %d columns; check for an unquoted comma or a missing quote (put a field containing commas in double quotes)",
+				len(fields), len(names))}
+		}
+		if allBlank(fields) {
+			continue // spreadsheets often export trailing rows of empty cells
+		}
+		values := make(map[string]string, len(names))
+		for i, name := range names {
+			values[name] = fields[i]
+		}
+		if err := p.add(Record{Line: line, Values: values}, names, false); err != nil {
+			return err
+		}
+	}
+	if len(p.table.Records) == 0 {
+		return &ParseError{Msg: "the file has no rows, only a header"}
+	}
+	return nil
+}
+
+// csvHeader checks the header row and returns the column names.
+func csvHeader(header []string) ([]string, error) {
+	names := make([]string, len(header))
+	where := map[string]int{}
+	for i, h := range header {
+		name := strings.TrimSpace(h)
+		switch {
+		case strings.Contains(name, "\t"):
+			return nil, &ParseError{Line: 1, Msg: "the header contains tabs: the file looks tab-separated; " + msgTabs}
+		case strings.Contains(name, ";"):
+			return nil, &ParseError{Line: 1, Msg: "the header contains ';': the file looks semicolon-separated; only commas separate columns: " + msgSaveAsCSV}
+		case name == "":
+			return nil, &ParseError{Line: 1, Msg: fmt.Sprintf("column %d has no name in the header row: give every column a name", i+1)}
+		}
+		if j, dup := where[name]; dup {
+			return nil, &ParseError{Line: 1, Column: name, Msg: fmt.Sprintf("columns %d and %d have the same name: column names must be unique", j+1, i+1)}
+		}
+		where[name] = i
+		names[i] = name
+	}
+	return names, nil
+}
+
+// csvError rewords encoding/csv's syntax errors.
+func csvError(err error) error {
+	var pe *csv.ParseError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	line, msg := pe.Line, pe.Err.Error()
+	switch {
+	case errors.Is(pe.Err, csv.ErrBareQuote):
+		msg = `a double quote (") appears inside a field that is not quoted: put the whole field in double quotes and write each inner quote twice ("")`
+	case errors.Is(pe.Err, csv.ErrQuote):
+		// Most often a quote opened and never closed, which swallows the
+		// following lines: point at the row where it was opened.
+		line = pe.StartLine
+		msg = `a quoted field is not closed, or has text after its closing quote: check the double quotes (write a quote inside a quoted field as "")`
+		if pe.StartLine != pe.Line {
+			msg += fmt.Sprintf("; the reader gave up on line %d", pe.Line)
+		}
+	}
+	return &ParseError{Line: line, Msg: msg}
+}
+
+func allBlank(fields []string) bool {
+	for _, f := range fields {
+		if strings.TrimSpace(f) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// parseJSONL reads one JSON object per line; blank lines are skipped.
+func (p *parser) parseJSONL(r io.Reader) error {
+	br := bufio.NewReader(r)
+	for line := 1; ; line++ {
+		text, err := br.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if trimmed := bytes.TrimSpace(text); len(trimmed) > 0 {
+			if err := p.addJSON(trimmed, line, false); err != nil {
+				return err
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// parseJSONArray reads a JSON array of objects, one item at a time.
+func (p *parser) parseJSONArray(r io.Reader) error {
+	dec := json.NewDecoder(r)
+	tok, err := dec.Token()
+	if err == io.EOF {
+		return errNoRows
+	}
+	if err != nil {
+		return &ParseError{Msg: "invalid JSON: " + jsonMessage(err)}
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		if d == '{' {
+			return &ParseError{Msg: "the file holds a single JSON object; expected an array of objects ([{...}, {...}]) or JSON Lines (one object per line, saved as .jsonl)"}
+		}
+		return &ParseError{Msg: "the file is not a JSON array of objects: it should look like [{...}, {...}]"}
+	}
+	item := 0
+	for dec.More() {
+		item++
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return &ParseError{Line: item, Item: true, Msg: "invalid JSON: " + jsonMessage(err) + " — fix the item or remove it"}
+		}
+		if err := p.addJSON(raw, item, true); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing ]
+		return &ParseError{Line: item + 1, Item: true, Msg: "invalid JSON: " + jsonMessage(err) + " — check the end of the array"}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return &ParseError{Msg: "there is more content after the closing ] of the array: remove it"}
+	}
+	return nil
+}
+
+// addJSON flattens one JSON object (a JSONL line or an array item) into a record.
+func (p *parser) addJSON(text []byte, line int, item bool) error {
+	text = bytes.TrimSpace(text)
+	fix := " — fix the line or remove it"
+	if item {
+		fix = " — fix the item or remove it"
+	}
+	if !json.Valid(text) {
+		var v any
+		err := json.Unmarshal(text, &v)
+		return &ParseError{Line: line, Item: item, Msg: "invalid JSON: " + jsonMessage(err) + fix}
+	}
+	if text[0] != '{' {
+		return &ParseError{Line: line, Item: item, Msg: fmt.Sprintf("expected a JSON object ({...}) but found %s%s", jsonKind(text[0]), fix)}
+	}
+	f := &flattener{values: map[string]string{}}
+	if err := f.object(text, ""); err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			pe.Line, pe.Item = line, item
+			return pe
+		}
+		return &ParseError{Line: line, Item: item, Msg: "invalid JSON: " + jsonMessage(err) + fix}
+	}
+	return p.add(Record{Line: line, Values: f.values}, f.keys, item)
+}
+
+// flattener turns nested objects into dotted column names.
+type flattener struct {
+	values map[string]string
+	keys   []string // in document order
+}
+
+func (f *flattener) set(key, value string) error {
+	if _, dup := f.values[key]; dup {
+		return &ParseError{Column: key, Msg: "this key appears twice in the same object: keep only one"}
+	}
+	f.values[key] = value
+	f.keys = append(f.keys, key)
+	return nil
+}
+
+// object flattens the JSON object text under prefix, keeping key order.
+func (f *flattener) object(text []byte, prefix string) error {
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.UseNumber()
+	if _, err := dec.Token(); err != nil { // {
+		return err
+	}
+	empty := true
+	for dec.More() {
+		empty = false
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key := prefix + tok.(string)
+		if strings.TrimSpace(tok.(string)) == "" {
+			return &ParseError{Column: key, Msg: "an object has an empty key: give every key a name"}
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return err
+		}
+		if err := f.value(key, raw); err != nil {
+			return err
+		}
+	}
+	if empty && prefix != "" {
+		// Keep {} visible as an empty column rather than losing the key.
+		return f.set(strings.TrimSuffix(prefix, "."), "")
+	}
+	return nil
+}
+
+// value stores one JSON value under key as text.
+func (f *flattener) value(key string, raw json.RawMessage) error {
+	raw = bytes.TrimSpace(raw)
+	switch raw[0] {
+	case '{':
+		return f.object(raw, key+".")
+	case '[':
+		var items []any
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return err
+		}
+		lines := make([]string, 0, len(items))
+		for _, it := range items {
+			s, ok := it.(string)
+			if !ok {
+				var compact bytes.Buffer
+				if err := json.Compact(&compact, raw); err != nil {
+					return err
+				}
+				return f.set(key, compact.String())
+			}
+			lines = append(lines, s)
+		}
+		return f.set(key, strings.Join(lines, "\n"))
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return err
+		}
+		return f.set(key, s)
+	case 'n':
+		return f.set(key, "")
+	default: // numbers, true and false keep their JSON spelling
+		return f.set(key, string(raw))
+	}
+}
+
+func jsonKind(first byte) string {
+	switch first {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// jsonMessage words encoding/json's errors for a person.
+func jsonMessage(err error) string {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return "unexpected end of input"
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	msg = strings.Replace(msg, "unexpected end of JSON input", "unexpected end of input", 1)
+	return msg
+}

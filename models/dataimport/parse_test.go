@@ -1,0 +1,322 @@
+package dataimport
+
+import (
+	"errors"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func TestDetectFormat(t *testing.T) {
+	tests := []struct {
+		name     string
+		filename string
+		head     string
+		want     Format
+		wantErr  string
+	}{
+		{"csv by extension", "data.CSV", "{odd", CSV, ""},
+		{"jsonl by extension", "data.jsonl", `{"a":1}`, JSONL, ""},
+		{"ndjson", "data.ndjson", `{"a":1}`, JSONL, ""},
+		{"json array by extension", "data.json", " \n[{\"a\":1}]", JSON, ""},
+		{"json lines under a .json name", "data.json", `{"a":1}` + "\n", JSONL, ""},
+		{"jsonl extension holding an array", "data.jsonl", `[{"a":1}]`, JSON, ""},
+		{"sniff array", "upload", "\t[", JSON, ""},
+		{"sniff object", "upload.txt", "\xEF\xBB\xBF{\"a\":1}", JSONL, ""},
+		{"sniff csv", "upload.txt", "id,text\n", CSV, ""},
+		{"empty", "data.csv", " \n ", "", "empty"},
+		{"xlsx by extension", "ratings.xlsx", "PK", "", "CSV UTF-8"},
+		{"xlsx content", "ratings.csv", "PK\x03\x04rest", "", "spreadsheet"},
+		{"tsv", "ratings.tsv", "a\tb", "", "tab-separated"},
+		{"utf-16", "ratings.csv", "\xFF\xFEi\x00d\x00", "", "UTF-16"},
+		{"nul bytes", "ratings.txt", "i\x00d\x00", "", "NUL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := DetectFormat(tt.filename, []byte(tt.head))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("DetectFormat(%q) error = %v, want one mentioning %q", tt.filename, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("DetectFormat(%q) error: %v", tt.filename, err)
+			}
+			if got != tt.want {
+				t.Errorf("DetectFormat(%q) = %q, want %q", tt.filename, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		format   Format
+		input    string
+		opt      Options
+		wantLine int
+		wantItem bool
+		wantCol  string
+		wantMsg  string // a fragment of Error()
+	}{
+		{"jsonl truncated line", JSONL, "{\"a\":1}\n{\"a\":2}\n{\"a\":", Options{}, 3, false, "",
+			"line 3: invalid JSON: unexpected end of input — fix the line or remove it"},
+		{"jsonl bad character", JSONL, "{\"a\":1}\n\n{a:2}\n", Options{}, 3, false, "", "line 3: invalid JSON: invalid character"},
+		{"jsonl line not an object", JSONL, "{\"a\":1}\n[1,2]\n", Options{}, 2, false, "", "line 2: expected a JSON object"},
+		{"jsonl two values on a line", JSONL, "{\"a\":1} {\"a\":2}\n", Options{}, 1, false, "", "invalid JSON"},
+		{"jsonl duplicate key", JSONL, "{\"a\":1}\n{\"s\":{\"x\":1,\"x\":2}}\n", Options{}, 2, false, "s.x", `line 2, column "s.x": this key appears twice`},
+		{"jsonl empty key", JSONL, "{\"\":1}\n", Options{}, 1, false, "", "empty key"},
+		{"json item not an object", JSON, "[{\"a\":1},\n 5]", Options{}, 2, true, "", "item 2: expected a JSON object ({...}) but found a number"},
+		{"json item invalid", JSON, "[{\"a\":1},\n{\"a\":}]", Options{}, 2, true, "", "item 2: invalid JSON"},
+		{"json truncated array", JSON, "[{\"a\":1}", Options{}, 2, true, "", "unexpected end of input"},
+		{"json single object", JSON, "{\"a\":1}", Options{}, 0, false, "", "single JSON object"},
+		{"json trailing content", JSON, "[{\"a\":1}] [", Options{}, 0, false, "", "after the closing ]"},
+		{"json empty array", JSON, "[]", Options{}, 0, false, "", "the file has no rows"},
+		{"csv empty file", CSV, "", Options{}, 0, false, "", "the file has no rows"},
+		{"csv header only", CSV, "id,text\r\n", Options{}, 0, false, "", "the file has no rows"},
+		{"jsonl blank lines only", JSONL, "\n  \n", Options{}, 0, false, "", "the file has no rows"},
+		{"csv unnamed column", CSV, "id,,text\n1,2,3\n", Options{}, 1, false, "", "line 1: column 2 has no name"},
+		{"csv duplicate column", CSV, "id,text,id\n1,2,3\n", Options{}, 1, false, "id", `line 1, column "id": columns 1 and 3 have the same name`},
+		{"csv semicolons", CSV, "id;text\n1;hi\n", Options{}, 1, false, "", "semicolon-separated"},
+		{"csv tabs", CSV, "id\ttext\n1\thi\n", Options{}, 1, false, "", "tab-separated"},
+		{"csv too few fields", CSV, "id,text\n1,hi\n2\n", Options{}, 3, false, "", "line 3: this row has 1 fields but the header has 2 columns"},
+		{"csv too many fields after a multi-line field", CSV, "id,text\n1,\"two\nlines\"\n2,a,b\n", Options{}, 4, false, "", "line 4: this row has 3 fields"},
+		{"csv bare quote", CSV, "id,text\n1,say \"hi\"\n", Options{}, 2, false, "", "line 2: a double quote"},
+		{"csv unclosed quote", CSV, "id,text\n1,ok\n2,\"never closed\n3,x\n", Options{}, 3, false, "", "line 3: a quoted field is not closed"},
+		{"csv invalid utf-8", CSV, "id,text\n1,ok\n2,caf\xE9\n", Options{}, 3, false, "", "line 3: the text is not valid UTF-8 (byte 0xE9)"},
+		{"json invalid utf-8", JSON, "[\n{\"a\":\"ok\"},\n{\"a\":\"caf\xE9\"}\n]", Options{}, 3, false, "", "line 3: the text is not valid UTF-8"},
+		{"jsonl truncated character at end", JSONL, "{\"a\":\"x\"}\n{\"a\":\"\xE2\x82", Options{}, 2, false, "", "line 2: the text is not valid UTF-8"},
+		{"utf-16 with bom", CSV, "\xFF\xFEi\x00d\x00\n\x00", Options{}, 0, false, "", "UTF-16"},
+		{"nul byte", CSV, "id,text\n1,a\x00b\n", Options{}, 2, false, "", "line 2: the file contains a NUL byte"},
+		{"too many rows", CSV, "id\n1\n2\n3\n", Options{MaxRows: 2}, 4, false, "", "more than 2 rows"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table, err := Parse(strings.NewReader(tt.input), tt.format, tt.opt)
+			if table != nil {
+				t.Errorf("Parse returned a table along with error %v", err)
+			}
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("Parse error = %v (%T), want a *ParseError", err, err)
+			}
+			if pe.Line != tt.wantLine {
+				t.Errorf("Line = %d, want %d (%v)", pe.Line, tt.wantLine, err)
+			}
+			if pe.Item != tt.wantItem {
+				t.Errorf("Item = %v, want %v (%v)", pe.Item, tt.wantItem, err)
+			}
+			if pe.Column != tt.wantCol {
+				t.Errorf("Column = %q, want %q (%v)", pe.Column, tt.wantCol, err)
+			}
+			if !strings.Contains(err.Error(), tt.wantMsg) {
+				t.Errorf("error %q does not contain %q", err.Error(), tt.wantMsg)
+			}
+		})
+	}
+}
+
+func TestParseSizeLimit(t *testing.T) {
+	input := "id,text\n1,hello\n" // 16 bytes
+	tests := []struct {
+		name     string
+		maxBytes int64
+		wantErr  string
+	}{
+		{"under the limit", 100, ""},
+		{"exactly the limit", 16, ""},
+		{"one byte over", 15, "the file is larger than the 15 bytes limit; raise BATCHEVAL_MAX_UPLOAD_MB or split it"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table, err := Parse(strings.NewReader(input), CSV, Options{MaxBytes: tt.maxBytes})
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Parse error: %v", err)
+				}
+				if got := len(table.Records); got != 1 {
+					t.Errorf("got %d records, want 1", got)
+				}
+				return
+			}
+			var tl *TooLargeError
+			if !errors.As(err, &tl) {
+				t.Fatalf("Parse error = %v, want a *TooLargeError", err)
+			}
+			if table != nil {
+				t.Errorf("Parse returned a table along with the error")
+			}
+			if err.Error() != tt.wantErr {
+				t.Errorf("error = %q, want %q", err.Error(), tt.wantErr)
+			}
+		})
+	}
+	// The default limit is worded in MiB; a JSON array is cut off too.
+	big := "[" + strings.Repeat(`{"a":"xxxxxxxxxxxxxxxxxxxx"},`, 1<<20/28+10) + `{"a":""}]`
+	_, err := Parse(strings.NewReader(big), JSON, Options{MaxBytes: 1 << 20})
+	if err == nil || err.Error() != "the file is larger than the 1 MiB limit; raise BATCHEVAL_MAX_UPLOAD_MB or split it" {
+		t.Errorf("JSON over 1 MiB: error = %v", err)
+	}
+}
+
+func TestParseRecords(t *testing.T) {
+	tests := []struct {
+		name        string
+		format      Format
+		input       string
+		wantColumns []string
+		wantRecords []Record
+	}{
+		{
+			name:        "csv with BOM and CRLF",
+			format:      CSV,
+			input:       "\xEF\xBB\xBFid, text \r\n1,hello\r\n2,\"a, b\"\r\n",
+			wantColumns: []string{"id", "text"},
+			wantRecords: []Record{
+				{Line: 2, Values: map[string]string{"id": "1", "text": "hello"}},
+				{Line: 3, Values: map[string]string{"id": "2", "text": "a, b"}},
+			},
+		},
+		{
+			name:        "csv quoted multi-line fields and blank rows",
+			format:      CSV,
+			input:       "id,context\n1,\"User: hi\r\nAssistant: \"\"hello\"\"\"\n,\n2,\"a\n\nb\"\n",
+			wantColumns: []string{"id", "context"},
+			wantRecords: []Record{
+				{Line: 2, Values: map[string]string{"id": "1", "context": "User: hi\nAssistant: \"hello\""}},
+				{Line: 5, Values: map[string]string{"id": "2", "context": "a\n\nb"}},
+			},
+		},
+		{
+			name:   "jsonl nested flattening",
+			format: JSONL,
+			input: "\xEF\xBB\xBF{\"id\":\"x1\",\"n\":1.50,\"ok\":true,\"none\":null,\"history\":[\"hi\",\"hello\"],\"mixed\":[1, \"a\"],\"scores\":{\"Coherent\":2,\"deep\":{\"a\":false}},\"empty\":{}}\n" +
+				"\n" +
+				"{\"id\":\"x2\",\"extra\":\"é\"}\r\n",
+			wantColumns: []string{"id", "n", "ok", "none", "history", "mixed", "scores.Coherent", "scores.deep.a", "empty", "extra"},
+			wantRecords: []Record{
+				{Line: 1, Values: map[string]string{
+					"id": "x1", "n": "1.50", "ok": "true", "none": "", "history": "hi\nhello",
+					"mixed": `[1,"a"]`, "scores.Coherent": "2", "scores.deep.a": "false", "empty": "",
+				}},
+				{Line: 3, Values: map[string]string{"id": "x2", "extra": "é"}},
+			},
+		},
+		{
+			name:        "json array items numbered",
+			format:      JSON,
+			input:       " [\n {\"text\": \"a\\nb\", \"r\": 1e2},\n {\"text\": \"c\", \"r\": -0.5}\n]\n",
+			wantColumns: []string{"text", "r"},
+			wantRecords: []Record{
+				{Line: 1, Values: map[string]string{"text": "a\nb", "r": "1e2"}},
+				{Line: 2, Values: map[string]string{"text": "c", "r": "-0.5"}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// One byte at a time, so that characters and lines are cut at
+			// every possible place between reads.
+			table, err := Parse(iotest.OneByteReader(strings.NewReader(tt.input)), tt.format, Options{})
+			if err != nil {
+				t.Fatalf("Parse error: %v", err)
+			}
+			if table.Format != tt.format {
+				t.Errorf("Format = %q, want %q", table.Format, tt.format)
+			}
+			if !reflect.DeepEqual(table.Columns, tt.wantColumns) {
+				t.Errorf("Columns = %q, want %q", table.Columns, tt.wantColumns)
+			}
+			if !reflect.DeepEqual(table.Records, tt.wantRecords) {
+				t.Errorf("Records = %#v, want %#v", table.Records, tt.wantRecords)
+			}
+		})
+	}
+}
+
+func TestPreview(t *testing.T) {
+	table, err := Parse(strings.NewReader("a\n1\n2\n3\n"), CSV, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		n, want int
+	}{{0, 0}, {-1, 0}, {2, 2}, {10, 3}}
+	for _, tt := range tests {
+		if got := len(table.Preview(tt.n)); got != tt.want {
+			t.Errorf("len(Preview(%d)) = %d, want %d", tt.n, got, tt.want)
+		}
+	}
+}
+
+// openDataset opens one of the shared real data sets, skipping the test when
+// this checkout does not have them.
+func openDataset(t *testing.T, name string) *os.File {
+	t.Helper()
+	f, err := os.Open("../../../shared/datasets/" + name)
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skipf("real data set %s not found next to the repository (../../../shared/datasets/): skipping", name)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func TestParseRealDatasets(t *testing.T) {
+	tests := []struct {
+		file        string
+		wantRows    int
+		wantColumns []string // a subset, in order
+		wantLast    Record   // a few values of the last record
+	}{
+		{"fed-dialog.jsonl", 125, []string{"id", "system", "context", "scores.Coherent", "scores.Error recovery", "scores.Overall"},
+			Record{Line: 125, Values: map[string]string{"id": "fed-124"}}},
+		{"topical-chat-usr.jsonl", 360, []string{"id", "context_id", "context", "history", "fact", "system_id", "response", "scores.understandability", "scores.overall"},
+			Record{Line: 360, Values: map[string]string{"id": "tc-359", "context_id": "ctx-59"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			f := openDataset(t, tt.file)
+			head := make([]byte, 512)
+			n, _ := f.Read(head)
+			format, err := DetectFormat(tt.file, head[:n])
+			if err != nil || format != JSONL {
+				t.Fatalf("DetectFormat = %q, %v; want jsonl", format, err)
+			}
+			if _, err := f.Seek(0, 0); err != nil {
+				t.Fatal(err)
+			}
+			table, err := Parse(f, format, Options{})
+			if err != nil {
+				t.Fatalf("Parse error: %v", err)
+			}
+			if got := len(table.Records); got != tt.wantRows {
+				t.Errorf("got %d records, want %d", got, tt.wantRows)
+			}
+			i := 0
+			for _, c := range table.Columns {
+				if i < len(tt.wantColumns) && c == tt.wantColumns[i] {
+					i++
+				}
+			}
+			if i != len(tt.wantColumns) {
+				t.Errorf("Columns = %q, want %q among them in that order", table.Columns, tt.wantColumns)
+			}
+			last := table.Records[len(table.Records)-1]
+			if last.Line != tt.wantLast.Line {
+				t.Errorf("last record line = %d, want %d", last.Line, tt.wantLast.Line)
+			}
+			for k, want := range tt.wantLast.Values {
+				if got := last.Values[k]; got != want {
+					t.Errorf("last record %s = %q, want %q", k, got, want)
+				}
+			}
+		})
+	}
+}

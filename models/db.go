@@ -1,0 +1,154 @@
+package models
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/batcheval/batcheval/migrations"
+)
+
+// Dialect names the database engine behind a DB.
+type Dialect string
+
+// Supported dialects.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// DB is an open database: GORM for the product's tables and the raw handles
+// the job engine needs (River shares the same database).
+type DB struct {
+	Gorm    *gorm.DB
+	SQL     *sql.DB
+	Dialect Dialect
+	// Pool is set for PostgreSQL: River's pgx driver and GORM share it.
+	Pool *pgxpool.Pool
+}
+
+// Open connects to PostgreSQL when dsn starts with postgres:// or
+// postgresql://, and otherwise treats dsn as a SQLite file path (created if
+// absent). It does not migrate.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	gcfg := &gorm.Config{Logger: logger.Discard, NowFunc: func() time.Time { return time.Now().UTC() }}
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		pool, err := pgxpool.New(ctx, dsn)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		if err := pool.Ping(ctx); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("connect to postgres (check DATABASE_URL): %w", err)
+		}
+		sqlDB := stdlib.OpenDBFromPool(pool)
+		g, err := gorm.Open(postgres.New(postgres.Config{Conn: sqlDB}), gcfg)
+		if err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("open gorm on postgres: %w", err)
+		}
+		return &DB{Gorm: g, SQL: sqlDB, Dialect: Postgres, Pool: pool}, nil
+	}
+
+	path := strings.TrimPrefix(dsn, "sqlite://")
+	if path == "" {
+		return nil, errors.New("no database path given")
+	}
+	if dir := filepath.Dir(path); dir != "" && path != ":memory:" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create database folder: %w", err)
+		}
+	}
+	// WAL lets readers (progress pages) run while a run writes; busy_timeout
+	// makes writers wait instead of failing; immediate transactions take the
+	// write lock up front so two writers never deadlock on a lock upgrade.
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	sqlDB, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	// A few connections are enough for one machine; SQLite serialises writes.
+	sqlDB.SetMaxOpenConns(4)
+	if err := sqlDB.PingContext(ctx); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	g, err := gorm.Open(sqlite.Dialector{Conn: sqlDB}, gcfg)
+	if err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("open gorm on sqlite: %w", err)
+	}
+	return &DB{Gorm: g, SQL: sqlDB, Dialect: SQLite}, nil
+}
+
+// Close releases the connections.
+func (db *DB) Close() error {
+	err := db.SQL.Close()
+	if db.Pool != nil {
+		db.Pool.Close()
+	}
+	return err
+}
+
+// MigrateSchema applies the product's own versioned migrations. River's
+// schema is migrated separately by the jobs package (it owns that driver).
+func (db *DB) MigrateSchema(ctx context.Context, log *slog.Logger) error {
+	var (
+		dialect goose.Dialect
+		fsys    fs.FS
+		err     error
+	)
+	switch db.Dialect {
+	case Postgres:
+		dialect = goose.DialectPostgres
+		fsys, err = fs.Sub(migrations.Postgres, "postgres")
+	default:
+		dialect = goose.DialectSQLite3
+		fsys, err = fs.Sub(migrations.SQLite, "sqlite")
+	}
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(dialect, db.SQL, fsys, goose.WithTableName("batcheval_schema_version"))
+	if err != nil {
+		return fmt.Errorf("prepare migrations: %w", err)
+	}
+	results, err := p.Up(ctx)
+	if err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
+	}
+	if log != nil {
+		for _, r := range results {
+			log.Info("applied migration", "version", r.Source.Version, "file", r.Source.Path, "took", r.Duration)
+		}
+	}
+	return nil
+}
+
+// SchemaVersion reports the newest applied migration.
+func (db *DB) SchemaVersion(ctx context.Context) (int64, error) {
+	var v sql.NullInt64
+	err := db.SQL.QueryRowContext(ctx, "SELECT MAX(version_id) FROM batcheval_schema_version").Scan(&v)
+	return v.Int64, err
+}

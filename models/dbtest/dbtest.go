@@ -1,0 +1,100 @@
+// Package dbtest opens real, migrated, throwaway databases for tests:
+// a SQLite file in a temp dir, and a fresh PostgreSQL database on the server
+// named by TEST_DATABASE_URL (`make test` starts a throwaway cluster and
+// sets it). Under CI a missing PostgreSQL fails the test instead of
+// skipping it, so both databases are always exercised there.
+package dbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// Migrator applies extra schema (River's) after the product's own.
+type Migrator func(ctx context.Context, db *models.DB) error
+
+// Dialects lists the databases every storage test runs against.
+var Dialects = []models.Dialect{models.SQLite, models.Postgres}
+
+// Open returns a migrated empty database of the given dialect, closed and
+// dropped when the test ends.
+func Open(t testing.TB, d models.Dialect, extra ...Migrator) *models.DB {
+	t.Helper()
+	ctx := context.Background()
+	var dsn string
+	switch d {
+	case models.SQLite:
+		dsn = filepath.Join(t.TempDir(), "test.db")
+	case models.Postgres:
+		dsn = freshPostgres(t)
+	}
+	db, err := models.Open(ctx, dsn)
+	if err != nil {
+		t.Fatalf("open %s: %v", d, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.MigrateSchema(ctx, nil); err != nil {
+		t.Fatalf("migrate %s: %v", d, err)
+	}
+	for _, m := range extra {
+		if err := m(ctx, db); err != nil {
+			t.Fatalf("migrate extra schema on %s: %v", d, err)
+		}
+	}
+	return db
+}
+
+// Each runs fn as a subtest on every dialect.
+func Each(t *testing.T, fn func(t *testing.T, db *models.DB), extra ...Migrator) {
+	for _, d := range Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			fn(t, Open(t, d, extra...))
+		})
+	}
+}
+
+func freshPostgres(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("TEST_DATABASE_URL")
+	if base == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("TEST_DATABASE_URL is not set: CI must run the PostgreSQL tests (run them through `make test`)")
+		}
+		t.Skip("PostgreSQL tests skipped: TEST_DATABASE_URL is not set (`make test` starts a throwaway server and sets it)")
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("connect to TEST_DATABASE_URL: %v", err)
+	}
+	defer conn.Close(ctx)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "bt_" + hex.EncodeToString(b[:])
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create test database: %v", err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), base)
+		if err != nil {
+			return
+		}
+		defer c.Close(context.Background())
+		_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("parse TEST_DATABASE_URL: %v", err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}

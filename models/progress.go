@@ -1,0 +1,176 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// ClaimRun takes the run's lease for owner until `until`, marking it
+// running. It fails (false) when another live worker holds the lease or the
+// run is no longer queued or running. The lease is what lets several worker
+// processes share one database without two of them judging the same run.
+func (db *DB) ClaimRun(ctx context.Context, runID int64, owner string, until time.Time) (bool, error) {
+	now := time.Now().UTC()
+	res := db.Gorm.WithContext(ctx).Exec(
+		`UPDATE runs SET lease_owner = ?, lease_until = ?, status = ?, started_at = COALESCE(started_at, ?)
+		 WHERE id = ? AND status IN (?, ?) AND (lease_owner = '' OR lease_owner = ? OR lease_until IS NULL OR lease_until < ?)`,
+		owner, until.UTC(), RunRunning, now, runID, RunQueued, RunRunning, owner, now)
+	if res.Error != nil {
+		return false, fmt.Errorf("claim run %d: %w", runID, res.Error)
+	}
+	return res.RowsAffected == 1, nil
+}
+
+// RenewLease extends the lease; false means the run was cancelled or taken.
+func (db *DB) RenewLease(ctx context.Context, runID int64, owner string, until time.Time) (bool, error) {
+	res := db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET lease_until = ? WHERE id = ? AND lease_owner = ? AND status = ?`,
+		until.UTC(), runID, owner, RunRunning)
+	if res.Error != nil {
+		return false, fmt.Errorf("renew lease of run %d: %w", runID, res.Error)
+	}
+	return res.RowsAffected == 1, nil
+}
+
+// ReleaseLease gives the lease up so another worker can resume at once.
+func (db *DB) ReleaseLease(ctx context.Context, runID int64, owner string) error {
+	return db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET lease_owner = '', lease_until = NULL WHERE id = ? AND lease_owner = ?`, runID, owner).Error
+}
+
+// OrphanedRuns lists running runs whose lease has expired: their worker died.
+func (db *DB) OrphanedRuns(ctx context.Context) ([]Run, error) {
+	var rs []Run
+	err := db.Gorm.WithContext(ctx).Where("status = ? AND lease_until IS NOT NULL AND lease_until < ?", RunRunning, time.Now().UTC()).Find(&rs).Error
+	return rs, err
+}
+
+// RequeueJob makes a job that River still believes running available
+// again. River's own rescuer waits hours (it cannot tell a dead worker from
+// a slow one); our run leases can, so we rescue earlier. This is the one
+// place the product writes River's table.
+func (db *DB) RequeueJob(ctx context.Context, jobID int64) (bool, error) {
+	res := db.Gorm.WithContext(ctx).Exec(`UPDATE river_job SET state = 'available' WHERE id = ? AND state = 'running'`, jobID)
+	if res.Error != nil {
+		return false, fmt.Errorf("requeue job %d: %w", jobID, res.Error)
+	}
+	return res.RowsAffected == 1, nil
+}
+
+// SetRunPlan records the number of batches the run will make and the
+// current position, for progress.
+func (db *DB) SetRunPlan(ctx context.Context, runID int64, batchesTotal, criterion, round int) error {
+	return db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ?", runID).
+		Updates(map[string]any{"batches_total": batchesTotal, "current_criterion": criterion, "current_round": round}).Error
+}
+
+// RoundBatches returns the stored batches of one criterion and round.
+func (db *DB) RoundBatches(ctx context.Context, runID int64, criterion, round int) ([]RunBatch, error) {
+	var bs []RunBatch
+	err := db.Gorm.WithContext(ctx).Where("run_id = ? AND criterion_index = ? AND round = ?", runID, criterion, round).
+		Order("batch_index").Find(&bs).Error
+	return bs, err
+}
+
+// CreateRoundBatches stores a round's composition before any call is made,
+// so a resumed run re-sends exactly the batches that have no answer.
+func (db *DB) CreateRoundBatches(ctx context.Context, runID int64, criterion, round int, rowIDs [][]int64) ([]RunBatch, error) {
+	bs := make([]RunBatch, len(rowIDs))
+	for i, ids := range rowIDs {
+		bs[i] = RunBatch{RunID: runID, CriterionIndex: criterion, Round: round, BatchIndex: i, RowIDs: ids, Status: BatchPending, Problems: []string{}}
+	}
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		return tx.Create(&bs).Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store round %d batches: %w", round+1, err)
+	}
+	return bs, nil
+}
+
+// BatchResult is everything one batch's judge exchange produced.
+type BatchResult struct {
+	Batch  RunBatch   // with Status, Request, Response... filled in
+	Scores []RunScore // one per sample of the batch (Score nil when missing)
+	// Cost of the batch in dollars; nil when the price is unknown.
+	Cost *float64
+}
+
+// SaveBatchResult stores a batch's answer, its scores and the run's
+// counters in one transaction, as soon as the answer has arrived.
+func (db *DB) SaveBatchResult(ctx context.Context, r BatchResult) error {
+	b := r.Batch
+	now := time.Now().UTC()
+	b.DoneAt = &now
+	missing := 0
+	for _, s := range r.Scores {
+		if s.Score == nil {
+			missing++
+		}
+	}
+	failed := 0
+	if b.Status == BatchFailed {
+		failed = 1
+	}
+	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&RunBatch{}).Where("id = ? AND status = ?", b.ID, BatchPending).Updates(map[string]any{
+			"status": b.Status, "request": b.Request, "response": b.Response,
+			"repair_request": b.RepairRequest, "repair_response": b.RepairResponse,
+			"problems": jsonValue(b.Problems), "prompt_tokens": b.PromptTokens, "completion_tokens": b.CompletionTokens,
+			"latency_ms": b.LatencyMS, "attempts": b.Attempts, "calls": b.Calls, "error": b.Error, "done_at": now,
+		})
+		if res.Error != nil {
+			return fmt.Errorf("save batch %d: %w", b.ID, res.Error)
+		}
+		if res.RowsAffected != 1 {
+			return Errorf(EConflict, "batch %d already has an answer", b.ID)
+		}
+		if len(r.Scores) > 0 {
+			if err := tx.Create(&r.Scores).Error; err != nil {
+				return fmt.Errorf("save scores of batch %d: %w", b.ID, err)
+			}
+		}
+		upd := map[string]any{
+			"batches_done":      gorm.Expr("batches_done + 1"),
+			"batches_failed":    gorm.Expr("batches_failed + ?", failed),
+			"missing_scores":    gorm.Expr("missing_scores + ?", missing),
+			"calls":             gorm.Expr("calls + ?", b.Calls),
+			"prompt_tokens":     gorm.Expr("prompt_tokens + ?", b.PromptTokens),
+			"completion_tokens": gorm.Expr("completion_tokens + ?", b.CompletionTokens),
+		}
+		if r.Cost != nil {
+			upd["cost_usd"] = gorm.Expr("COALESCE(cost_usd, 0) + ?", *r.Cost)
+		}
+		return tx.Model(&Run{}).Where("id = ?", b.RunID).Updates(upd).Error
+	})
+}
+
+// FinishRun records the run's final state and gives up its lease. A run the
+// user cancelled stays cancelled.
+func (db *DB) FinishRun(ctx context.Context, runID int64, status, errMsg string) error {
+	now := time.Now().UTC()
+	return db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ? AND status IN ?", runID, []string{RunQueued, RunRunning}).
+		Updates(map[string]any{"status": status, "error": errMsg, "finished_at": now, "lease_owner": "", "lease_until": nil}).Error
+}
+
+// CriterionScores returns, for one criterion, every stored score by row id
+// and round: scores[rowID][round]; nil entries are missing.
+func (db *DB) CriterionScores(ctx context.Context, runID int64, criterion, rounds int) (map[int64][]*float64, error) {
+	var ss []RunScore
+	if err := db.Gorm.WithContext(ctx).Where("run_id = ? AND criterion_index = ?", runID, criterion).Find(&ss).Error; err != nil {
+		return nil, err
+	}
+	out := map[int64][]*float64{}
+	for _, s := range ss {
+		v := out[s.RowID]
+		if v == nil {
+			v = make([]*float64, rounds)
+			out[s.RowID] = v
+		}
+		if s.Round < rounds {
+			v[s.Round] = s.Score
+		}
+	}
+	return out, nil
+}

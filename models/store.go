@@ -1,0 +1,346 @@
+package models
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// notFound turns GORM's record-not-found into the product's error.
+func notFound(err error, what string, id int64) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Errorf(ENotFound, "%s %d does not exist (or is not in this workspace)", what, id)
+	}
+	if err != nil {
+		return fmt.Errorf("find %s %d: %w", what, id, err)
+	}
+	return nil
+}
+
+// SQLTx returns the database/sql transaction under a GORM transaction, so
+// the job engine can enqueue in the same transaction.
+func SQLTx(tx *gorm.DB) (*sql.Tx, error) {
+	t, ok := tx.Statement.ConnPool.(*sql.Tx)
+	if !ok {
+		return nil, errors.New("not inside a database/sql transaction")
+	}
+	return t, nil
+}
+
+// EnsureDefaultWorkspace returns the default workspace, creating it once.
+func (db *DB) EnsureDefaultWorkspace(ctx context.Context) (Workspace, error) {
+	var ws Workspace
+	err := db.Gorm.WithContext(ctx).Where("slug = ?", DefaultWorkspaceSlug).
+		Attrs(Workspace{Name: "Default workspace", CreatedAt: time.Now().UTC()}).
+		FirstOrCreate(&ws).Error
+	if err != nil {
+		return ws, fmt.Errorf("ensure default workspace: %w", err)
+	}
+	return ws, nil
+}
+
+// ---- projects ----
+
+// CreateProject stores a new project in the workspace.
+func (db *DB) CreateProject(ctx context.Context, p *Project) error {
+	p.Name = strings.TrimSpace(p.Name)
+	if p.Name == "" {
+		return Errorf(EInvalid, "a project needs a name")
+	}
+	return db.Gorm.WithContext(ctx).Create(p).Error
+}
+
+// ListProjects lists the workspace's projects, newest first.
+func (db *DB) ListProjects(ctx context.Context, wsID int64) ([]Project, error) {
+	var ps []Project
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID).Order("id DESC").Find(&ps).Error
+	return ps, err
+}
+
+// FindProject finds a project in the workspace.
+func (db *DB) FindProject(ctx context.Context, wsID, id int64) (Project, error) {
+	var p Project
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&p).Error
+	return p, notFound(err, "project", id)
+}
+
+// ---- datasets ----
+
+// CreateDataset stores a dataset and all its rows in one transaction:
+// either everything is imported or nothing is.
+func (db *DB) CreateDataset(ctx context.Context, d *Dataset, rows []DatasetRow) error {
+	if strings.TrimSpace(d.Name) == "" {
+		return Errorf(EInvalid, "the dataset needs a name")
+	}
+	if len(rows) == 0 {
+		return Errorf(EInvalid, "the dataset has no rows")
+	}
+	d.RowCount = len(rows)
+	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(d).Error; err != nil {
+			return fmt.Errorf("create dataset: %w", err)
+		}
+		for i := range rows {
+			rows[i].ID = 0
+			rows[i].DatasetID = d.ID
+		}
+		// Chunks keep each INSERT under SQLite's variable limit.
+		if err := tx.CreateInBatches(rows, 200).Error; err != nil {
+			return fmt.Errorf("store dataset rows: %w", err)
+		}
+		return nil
+	})
+}
+
+// FindDataset finds a dataset in the workspace.
+func (db *DB) FindDataset(ctx context.Context, wsID, id int64) (Dataset, error) {
+	var d Dataset
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&d).Error
+	return d, notFound(err, "dataset", id)
+}
+
+// ListDatasets lists a project's datasets, newest first.
+func (db *DB) ListDatasets(ctx context.Context, wsID, projectID int64) ([]Dataset, error) {
+	var ds []Dataset
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND project_id = ?", wsID, projectID).Order("id DESC").Find(&ds).Error
+	return ds, err
+}
+
+// ListDatasetRows returns a page of rows in file order.
+func (db *DB) ListDatasetRows(ctx context.Context, datasetID int64, offset, limit int) ([]DatasetRow, error) {
+	var rows []DatasetRow
+	q := db.Gorm.WithContext(ctx).Where("dataset_id = ?", datasetID).Order("position")
+	if limit > 0 {
+		q = q.Offset(offset).Limit(limit)
+	}
+	err := q.Find(&rows).Error
+	return rows, err
+}
+
+// FindDatasetRows returns the rows with the given ids, keyed by id.
+func (db *DB) FindDatasetRows(ctx context.Context, datasetID int64, ids []int64) (map[int64]DatasetRow, error) {
+	var rows []DatasetRow
+	if err := db.Gorm.WithContext(ctx).Where("dataset_id = ? AND id IN ?", datasetID, ids).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	m := make(map[int64]DatasetRow, len(rows))
+	for _, r := range rows {
+		m[r.ID] = r
+	}
+	return m, nil
+}
+
+// ---- rubrics ----
+
+// SaveRubric creates or updates a rubric in the workspace.
+func (db *DB) SaveRubric(ctx context.Context, r *Rubric) error {
+	if strings.TrimSpace(r.Name) == "" {
+		return Errorf(EInvalid, "the rubric needs a name")
+	}
+	if err := r.Evaluator().Validate(); err != nil {
+		return &Error{Code: EInvalid, Message: err.Error()}
+	}
+	if r.ID == 0 {
+		return db.Gorm.WithContext(ctx).Create(r).Error
+	}
+	res := db.Gorm.WithContext(ctx).Model(&Rubric{}).Where("workspace_id = ? AND id = ?", r.WorkspaceID, r.ID).
+		Updates(map[string]any{"name": r.Name, "task": r.Task, "fields": jsonValue(r.Fields), "criteria": jsonValue(r.Criteria), "updated_at": time.Now().UTC()})
+	if res.Error != nil {
+		return fmt.Errorf("update rubric %d: %w", r.ID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return Errorf(ENotFound, "rubric %d does not exist", r.ID)
+	}
+	return nil
+}
+
+// FindRubric finds a rubric in the workspace.
+func (db *DB) FindRubric(ctx context.Context, wsID, id int64) (Rubric, error) {
+	var r Rubric
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&r).Error
+	return r, notFound(err, "rubric", id)
+}
+
+// ListRubrics lists a project's rubrics.
+func (db *DB) ListRubrics(ctx context.Context, wsID, projectID int64) ([]Rubric, error) {
+	var rs []Rubric
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND project_id = ?", wsID, projectID).Order("id DESC").Find(&rs).Error
+	return rs, err
+}
+
+// ---- judges ----
+
+// SaveJudge creates or updates a judge setting. An empty APIKey on update
+// keeps the stored key (the form never shows it back).
+func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
+	if strings.TrimSpace(j.Name) == "" {
+		return Errorf(EInvalid, "the judge needs a name")
+	}
+	if !j.Simulated && (strings.TrimSpace(j.BaseURL) == "" || strings.TrimSpace(j.Model) == "") {
+		return Errorf(EInvalid, "a judge needs a base URL and a model name")
+	}
+	if j.MaxConcurrency < 1 {
+		j.MaxConcurrency = 1
+	}
+	if j.TimeoutSeconds < 1 {
+		j.TimeoutSeconds = 120
+	}
+	if j.ID == 0 {
+		return db.Gorm.WithContext(ctx).Create(j).Error
+	}
+	cols := []string{"name", "base_url", "model", "api_key_env", "temperature", "top_p", "max_concurrency", "timeout_seconds", "price_input_per_m_tok", "price_output_per_m_tok", "updated_at"}
+	if j.APIKey != "" {
+		cols = append(cols, "api_key")
+	}
+	j.UpdatedAt = time.Now().UTC()
+	res := db.Gorm.WithContext(ctx).Model(j).Where("workspace_id = ?", j.WorkspaceID).Select(cols).Updates(j)
+	if res.Error != nil {
+		return fmt.Errorf("update judge %d: %w", j.ID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return Errorf(ENotFound, "judge %d does not exist", j.ID)
+	}
+	return nil
+}
+
+// FindJudge finds a judge in the workspace.
+func (db *DB) FindJudge(ctx context.Context, wsID, id int64) (Judge, error) {
+	var j Judge
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&j).Error
+	return j, notFound(err, "judge", id)
+}
+
+// ListJudges lists the workspace's judges, the simulated one first.
+func (db *DB) ListJudges(ctx context.Context, wsID int64) ([]Judge, error) {
+	var js []Judge
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID).Order("simulated DESC, id").Find(&js).Error
+	return js, err
+}
+
+// EnsureSimulatedJudge returns the workspace's simulated judge, creating it once.
+func (db *DB) EnsureSimulatedJudge(ctx context.Context, wsID int64) (Judge, error) {
+	var j Judge
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND simulated = ?", wsID, true).First(&j).Error
+	if err == nil {
+		return j, nil
+	}
+	if !errors.Is(err, gorm.ErrRecordNotFound) {
+		return j, err
+	}
+	zero := 0.0
+	j = Judge{WorkspaceID: wsID, Name: "Simulated judge (offline demo)", Simulated: true, Model: "simulated-judge",
+		Temperature: 0.2, TopP: 0.9, MaxConcurrency: 4, TimeoutSeconds: 30,
+		PriceInputPerMTok: &zero, PriceOutputPerMTok: &zero}
+	return j, db.Gorm.WithContext(ctx).Create(&j).Error
+}
+
+// ---- runs ----
+
+// CreateRun stores a queued run and, in the same transaction, calls enqueue
+// (which inserts the background job) and records its job id.
+func (db *DB) CreateRun(ctx context.Context, r *Run, enqueue func(ctx context.Context, tx *sql.Tx, r *Run) (int64, error)) error {
+	r.Status = RunQueued
+	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(r).Error; err != nil {
+			return fmt.Errorf("create run: %w", err)
+		}
+		if enqueue == nil {
+			return nil
+		}
+		stx, err := SQLTx(tx)
+		if err != nil {
+			return err
+		}
+		jobID, err := enqueue(ctx, stx, r)
+		if err != nil {
+			return fmt.Errorf("enqueue run %d: %w", r.ID, err)
+		}
+		r.JobID = &jobID
+		return tx.Model(r).Update("job_id", jobID).Error
+	})
+}
+
+// FindRun finds a run in the workspace.
+func (db *DB) FindRun(ctx context.Context, wsID, id int64) (Run, error) {
+	var r Run
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&r).Error
+	return r, notFound(err, "run", id)
+}
+
+// GetRun finds a run by id alone, for the job engine.
+func (db *DB) GetRun(ctx context.Context, id int64) (Run, error) {
+	var r Run
+	err := db.Gorm.WithContext(ctx).First(&r, id).Error
+	return r, notFound(err, "run", id)
+}
+
+// ListRuns lists a project's runs, newest first (all projects when projectID is 0).
+func (db *DB) ListRuns(ctx context.Context, wsID, projectID int64) ([]Run, error) {
+	var rs []Run
+	q := db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID)
+	if projectID != 0 {
+		q = q.Where("project_id = ?", projectID)
+	}
+	err := q.Order("id DESC").Find(&rs).Error
+	return rs, err
+}
+
+// RequestCancel marks a run cancelled; the engine stops making calls at
+// its next check and the job is cancelled by the caller.
+func (db *DB) RequestCancel(ctx context.Context, wsID, id int64) (Run, error) {
+	r, err := db.FindRun(ctx, wsID, id)
+	if err != nil {
+		return r, err
+	}
+	if r.Finished() {
+		return r, Errorf(EConflict, "run %d has already %s", id, r.Status)
+	}
+	now := time.Now().UTC()
+	err = db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ? AND status IN ?", id, []string{RunQueued, RunRunning}).
+		Updates(map[string]any{"cancel_requested": true, "status": RunCancelled, "finished_at": now}).Error
+	if err != nil {
+		return r, fmt.Errorf("cancel run %d: %w", id, err)
+	}
+	return db.FindRun(ctx, wsID, id)
+}
+
+// ListBatches returns a run's batches in order.
+func (db *DB) ListBatches(ctx context.Context, runID int64) ([]RunBatch, error) {
+	var bs []RunBatch
+	err := db.Gorm.WithContext(ctx).Where("run_id = ?", runID).Order("criterion_index, round, batch_index").Find(&bs).Error
+	return bs, err
+}
+
+// FindBatch finds one batch of a run.
+func (db *DB) FindBatch(ctx context.Context, runID, batchID int64) (RunBatch, error) {
+	var b RunBatch
+	err := db.Gorm.WithContext(ctx).Where("run_id = ? AND id = ?", runID, batchID).First(&b).Error
+	return b, notFound(err, "batch", batchID)
+}
+
+// ListScores returns every score of a run.
+func (db *DB) ListScores(ctx context.Context, runID int64) ([]RunScore, error) {
+	var ss []RunScore
+	err := db.Gorm.WithContext(ctx).Where("run_id = ?", runID).Order("criterion_index, round, row_id").Find(&ss).Error
+	return ss, err
+}
+
+// ListRowScores returns every score of one sample in a run.
+func (db *DB) ListRowScores(ctx context.Context, runID, rowID int64) ([]RunScore, error) {
+	var ss []RunScore
+	err := db.Gorm.WithContext(ctx).Where("run_id = ? AND row_id = ?", runID, rowID).Order("criterion_index, round").Find(&ss).Error
+	return ss, err
+}
+
+
+func notFoundText(err error, msg string) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Errorf(ENotFound, "%s", msg)
+	}
+	return err
+}

@@ -1,0 +1,228 @@
+package models
+
+import (
+	"time"
+
+	"github.com/batcheval/batcheval/evaluator"
+)
+
+// Workspace owns projects and judges. There is one default workspace until
+// accounts arrive; every query is still scoped by it.
+type Workspace struct {
+	ID        int64
+	Slug      string
+	Name      string
+	CreatedAt time.Time
+}
+
+// DefaultWorkspaceSlug names the workspace used before accounts exist.
+const DefaultWorkspaceSlug = "default"
+
+// Project groups the datasets, rubrics and runs of one evaluation effort.
+type Project struct {
+	ID          int64
+	WorkspaceID int64
+	Name        string
+	Description string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// Dataset is an imported file of samples.
+type Dataset struct {
+	ID             int64
+	WorkspaceID    int64
+	ProjectID      int64
+	Name           string
+	SourceFilename string
+	Format         string
+	RowCount       int
+	IDColumn       string
+	Columns        []string          `gorm:"serializer:json"`
+	Fields         []evaluator.Field `gorm:"serializer:json"`
+	RatingColumns  []string          `gorm:"serializer:json"`
+	CreatedAt      time.Time
+}
+
+// DatasetRow is one sample: every column of the source as text, and the
+// mapped human ratings (nil = not rated, never 0).
+type DatasetRow struct {
+	ID         int64
+	DatasetID  int64
+	Position   int
+	ExternalID string
+	Data       map[string]string   `gorm:"serializer:json"`
+	Ratings    map[string]*float64 `gorm:"serializer:json"`
+}
+
+// Sample renders the row as the judge sees it through the given fields.
+func (r DatasetRow) Sample(fields []evaluator.Field) evaluator.Sample {
+	s := evaluator.Sample{ID: r.ExternalID}
+	for _, f := range fields {
+		s.Fields = append(s.Fields, evaluator.Text{Label: f.Label, Value: r.Data[f.Column]})
+	}
+	return s
+}
+
+// Rubric is a stored, editable rubric.
+type Rubric struct {
+	ID          int64
+	WorkspaceID int64
+	ProjectID   int64
+	Name        string
+	Task        string
+	Fields      []evaluator.Field     `gorm:"serializer:json"`
+	Criteria    []evaluator.Criterion `gorm:"serializer:json"`
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// Evaluator returns the rubric as the engine's type.
+func (r Rubric) Evaluator() evaluator.Rubric {
+	return evaluator.Rubric{Task: r.Task, Fields: r.Fields, Criteria: r.Criteria}
+}
+
+// Judge is a stored judge setting: an OpenAI-compatible endpoint, or the
+// built-in simulated judge.
+type Judge struct {
+	ID             int64
+	WorkspaceID    int64
+	Name           string
+	Simulated      bool
+	BaseURL        string
+	Model          string
+	APIKeyEnv      string
+	APIKey         string `json:"-"` // never rendered back; kept out of JSON
+	Temperature    float64
+	TopP           float64
+	MaxConcurrency int
+	TimeoutSeconds int
+	// Prices in US dollars per million tokens; nil = unknown, never 0.
+	PriceInputPerMTok  *float64 `gorm:"column:price_input_per_m_tok"`
+	PriceOutputPerMTok *float64 `gorm:"column:price_output_per_m_tok"`
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+}
+
+// HasStoredKey reports whether a key is stored (the key itself is never shown).
+func (j Judge) HasStoredKey() bool { return j.APIKey != "" }
+
+// JudgeSnapshot is what a run records of its judge (no key).
+type JudgeSnapshot struct {
+	Name               string   `json:"name"`
+	Simulated          bool     `json:"simulated"`
+	BaseURL            string   `json:"base_url"`
+	Model              string   `json:"model"`
+	APIKeyEnv          string   `json:"api_key_env"`
+	MaxConcurrency     int      `json:"max_concurrency"`
+	TimeoutSeconds     int      `json:"timeout_seconds"`
+	PriceInputPerMTok  *float64 `json:"price_input_per_mtok"`
+	PriceOutputPerMTok *float64 `json:"price_output_per_mtok"`
+}
+
+// Snapshot copies the judge's settings for a run.
+func (j Judge) Snapshot() JudgeSnapshot {
+	return JudgeSnapshot{Name: j.Name, Simulated: j.Simulated, BaseURL: j.BaseURL, Model: j.Model, APIKeyEnv: j.APIKeyEnv,
+		MaxConcurrency: j.MaxConcurrency, TimeoutSeconds: j.TimeoutSeconds,
+		PriceInputPerMTok: j.PriceInputPerMTok, PriceOutputPerMTok: j.PriceOutputPerMTok}
+}
+
+// Run statuses.
+const (
+	RunQueued    = "queued"
+	RunRunning   = "running"
+	RunSucceeded = "succeeded"
+	RunFailed    = "failed"
+	RunCancelled = "cancelled"
+)
+
+// Methods.
+const (
+	MethodBatchEval = "batcheval"
+)
+
+// Run is one evaluation of a dataset with a rubric and a judge. The rubric
+// and judge are copied at launch so later edits don't change its meaning.
+type Run struct {
+	ID               int64
+	WorkspaceID      int64
+	ProjectID        int64
+	DatasetID        int64
+	RubricID         *int64
+	JudgeID          *int64
+	Name             string
+	Method           string
+	Status           string
+	Settings         evaluator.Settings `gorm:"serializer:json"`
+	RubricSnapshot   evaluator.Rubric   `gorm:"serializer:json"`
+	JudgeSnapshot    JudgeSnapshot      `gorm:"serializer:json"`
+	Simulated        bool
+	Error            string
+	BatchesTotal     int
+	BatchesDone      int
+	BatchesFailed    int
+	MissingScores    int
+	Calls            int
+	PromptTokens     int
+	CompletionTokens int
+	CostUSD          *float64 `gorm:"column:cost_usd"`
+	CurrentCriterion int
+	CurrentRound     int
+	JobID            *int64
+	LeaseOwner       string
+	LeaseUntil       *time.Time
+	CancelRequested  bool
+	CreatedAt        time.Time
+	StartedAt        *time.Time
+	FinishedAt       *time.Time
+}
+
+// Finished reports whether the run has reached a final state.
+func (r Run) Finished() bool {
+	return r.Status == RunSucceeded || r.Status == RunFailed || r.Status == RunCancelled
+}
+
+// Batch statuses.
+const (
+	BatchPending = "pending"
+	BatchDone    = "done"
+	BatchFailed  = "failed"
+)
+
+// RunBatch is one judge call's worth of samples, with everything that was
+// sent and received, kept as soon as the answer arrives.
+type RunBatch struct {
+	ID               int64
+	RunID            int64
+	CriterionIndex   int
+	Round            int
+	BatchIndex       int
+	RowIDs           []int64 `gorm:"serializer:json"`
+	Status           string
+	Request          string
+	Response         string
+	RepairRequest    string
+	RepairResponse   string
+	Problems         []string `gorm:"serializer:json"`
+	PromptTokens     int
+	CompletionTokens int
+	LatencyMS        int64 `gorm:"column:latency_ms"`
+	Attempts         int
+	Calls            int
+	Error            string
+	DoneAt           *time.Time
+}
+
+// RunScore is one sample's score in one round, with the judge's analysis.
+// Score is nil when the judge's answer could not be read.
+type RunScore struct {
+	ID             int64
+	RunID          int64
+	BatchID        int64
+	CriterionIndex int
+	Round          int
+	RowID          int64
+	Label          int
+	Score          *float64
+	Analysis       string
+}

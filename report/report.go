@@ -1,0 +1,343 @@
+// Package report turns a run's stored scores into what people read: final
+// scores per sample, agreement with the human ratings, score distribution,
+// single round versus ensemble, batch bias, and the exports. It is shared by
+// the pages, the exports and the command line.
+package report
+
+import (
+	"context"
+	"math"
+	"sort"
+
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/stats"
+	"github.com/batcheval/batcheval/models"
+)
+
+// bootstrapSeed fixes the resampling so a report reads the same every time.
+const bootstrapSeed = 20240101
+
+// histogramBins: ten bins resolve decimal scores well on a [1, 3] or [1, 5]
+// range without leaving most bins empty for 30-sample datasets.
+const histogramBins = 10
+
+// entropyBinWidth bins decimal scores to tenths for the entropy, as the
+// scores are asked with one decimal.
+const entropyBinWidth = 0.1
+
+// Report is everything the results page and the exports show of a run.
+type Report struct {
+	Run       models.Run
+	Dataset   models.Dataset
+	Simulated bool
+	Criteria  []CriterionReport
+}
+
+// CriterionReport holds one criterion's results and meta-evaluation.
+type CriterionReport struct {
+	Index     int
+	Criterion evaluator.Criterion
+	Samples   []SampleResult // dataset order
+	HasHuman  bool
+	Pearson   stats.Correlation
+	Spearman  stats.Correlation
+	Kendall   stats.Correlation
+	// Reading is a plain-language reading of the Pearson figure.
+	Reading       string
+	Histogram     []stats.Bin
+	Entropy       float64
+	Rounds        []RoundStat
+	MeanBatchBias float64
+	Decomposition stats.Decomposition
+	// DecompositionNote says how to read the decomposition, and whether the
+	// human and judge scales are comparable.
+	DecompositionNote string
+	Scored, Missing   int
+}
+
+// RoundStat compares one round alone with the ensemble of rounds so far.
+type RoundStat struct {
+	Round     int // 1-based
+	Single    stats.Correlation
+	Ensemble  stats.Correlation
+	BatchBias float64
+}
+
+// SampleResult is one sample's outcome on one criterion.
+type SampleResult struct {
+	RowID      int64
+	ExternalID string
+	Position   int
+	Fields     []evaluator.Text
+	Final      *float64   // mean of the readable round scores; nil when none
+	Rounds     []*float64 // nil = unreadable in that round
+	Human      *float64
+	// AbsDiff is |final - human| after mapping the human ratings' observed
+	// range onto the criterion's range, so it is comparable across scales.
+	AbsDiff *float64
+	Missing int
+}
+
+// Build computes the report of a run from the database.
+func Build(ctx context.Context, db *models.DB, wsID, runID int64) (*Report, error) {
+	run, err := db.FindRun(ctx, wsID, runID)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := db.FindDataset(ctx, wsID, run.DatasetID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.ListDatasetRows(ctx, ds.ID, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	scores, err := db.ListScores(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	batches, err := db.ListBatches(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	return Compute(run, ds, rows, batches, scores), nil
+}
+
+// Compute builds the report from loaded data (no database access).
+func Compute(run models.Run, ds models.Dataset, rows []models.DatasetRow, batches []models.RunBatch, scores []models.RunScore) *Report {
+	rep := &Report{Run: run, Dataset: ds, Simulated: run.Simulated}
+	fields := run.RubricSnapshot.Fields
+	if len(fields) == 0 {
+		fields = ds.Fields
+	}
+	n := run.Settings.Rounds
+	for ci, crit := range run.RubricSnapshot.Criteria {
+		// grid[rowID][round]
+		grid := map[int64][]*float64{}
+		for _, s := range scores {
+			if s.CriterionIndex != ci || s.Round >= n {
+				continue
+			}
+			g := grid[s.RowID]
+			if g == nil {
+				g = make([]*float64, n)
+				grid[s.RowID] = g
+			}
+			g[s.Round] = s.Score
+		}
+		cr := CriterionReport{Index: ci, Criterion: crit}
+		for _, row := range rows {
+			sr := SampleResult{RowID: row.ID, ExternalID: row.ExternalID, Position: row.Position, Fields: row.Sample(fields).Fields, Rounds: make([]*float64, n)}
+			if g := grid[row.ID]; g != nil {
+				copy(sr.Rounds, g)
+			}
+			var sum float64
+			var k int
+			for _, v := range sr.Rounds {
+				if v == nil {
+					sr.Missing++
+					continue
+				}
+				sum += *v
+				k++
+			}
+			if k > 0 {
+				m := sum / float64(k)
+				sr.Final = &m
+			}
+			if crit.HumanColumn != "" {
+				if h, ok := row.Ratings[crit.HumanColumn]; ok && h != nil && !math.IsNaN(*h) {
+					v := *h
+					sr.Human = &v
+				}
+			}
+			cr.Scored += k
+			cr.Missing += sr.Missing
+			cr.Samples = append(cr.Samples, sr)
+		}
+		fillCriterion(&cr, run, batches)
+		rep.Criteria = append(rep.Criteria, cr)
+	}
+	return rep
+}
+
+func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatch) {
+	crit := cr.Criterion
+	n := run.Settings.Rounds
+	finals := make([]*float64, len(cr.Samples))
+	humans := make([]*float64, len(cr.Samples))
+	var finalVals []float64
+	hlo, hhi := math.Inf(1), math.Inf(-1)
+	for i, s := range cr.Samples {
+		finals[i], humans[i] = s.Final, s.Human
+		if s.Final != nil {
+			finalVals = append(finalVals, *s.Final)
+		}
+		if s.Human != nil {
+			cr.HasHuman = true
+			hlo, hhi = math.Min(hlo, *s.Human), math.Max(hhi, *s.Human)
+		}
+	}
+	cr.Histogram = stats.Histogram(finalVals, crit.Lo, crit.Hi, histogramBins)
+	cr.Entropy = stats.Entropy(finalVals, entropyBinWidth)
+	nan := stats.Correlation{Coef: math.NaN(), P: math.NaN(), CILow: math.NaN(), CIHigh: math.NaN()}
+	cr.Pearson, cr.Spearman, cr.Kendall = nan, nan, nan
+	cr.MeanBatchBias = math.NaN()
+	if cr.HasHuman {
+		xs, ys, missing := stats.Pairs(finals, humans)
+		for _, m := range []struct {
+			dst *stats.Correlation
+			m   stats.Method
+		}{{&cr.Pearson, stats.MethodPearson}, {&cr.Spearman, stats.MethodSpearman}, {&cr.Kendall, stats.MethodKendall}} {
+			*m.dst = stats.WithBootstrap(m.m, xs, ys, stats.DefaultResamples, bootstrapSeed)
+			m.dst.Missing = missing
+		}
+		cr.Reading = stats.Interpret(cr.Pearson)
+		// AbsDiff on a common scale.
+		for i := range cr.Samples {
+			s := &cr.Samples[i]
+			if s.Final == nil || s.Human == nil {
+				continue
+			}
+			h := *s.Human
+			if hhi > hlo {
+				h = crit.Lo + (h-hlo)/(hhi-hlo)*(crit.Hi-crit.Lo)
+			}
+			d := math.Abs(*s.Final - h)
+			s.AbsDiff = &d
+		}
+	} else {
+		cr.Reading = "No human ratings are mapped to this criterion, so agreement cannot be measured."
+	}
+
+	// Per round: single round vs running ensemble, and batch bias.
+	means := map[int64]float64{}
+	for _, s := range cr.Samples {
+		if s.Final != nil {
+			means[s.RowID] = *s.Final
+		}
+	}
+	scoreAt := map[[2]int64]*float64{} // (rowID, round) -> score
+	for _, s := range cr.Samples {
+		for r, v := range s.Rounds {
+			scoreAt[[2]int64{s.RowID, int64(r)}] = v
+		}
+	}
+	var allBias []stats.BatchScores
+	for r := 0; r < n; r++ {
+		rs := RoundStat{Round: r + 1, Single: nan, Ensemble: nan, BatchBias: math.NaN()}
+		single := make([]*float64, len(cr.Samples))
+		ens := make([]*float64, len(cr.Samples))
+		for i, s := range cr.Samples {
+			single[i] = s.Rounds[r]
+			var sum float64
+			var k int
+			for q := 0; q <= r; q++ {
+				if v := s.Rounds[q]; v != nil {
+					sum += *v
+					k++
+				}
+			}
+			if k > 0 {
+				m := sum / float64(k)
+				ens[i] = &m
+			}
+		}
+		if cr.HasHuman {
+			xs, ys, miss := stats.Pairs(single, humans)
+			rs.Single = stats.Pearson(xs, ys)
+			rs.Single.Missing = miss
+			xs, ys, miss = stats.Pairs(ens, humans)
+			rs.Ensemble = stats.Pearson(xs, ys)
+			rs.Ensemble.Missing = miss
+		}
+		var roundBias []stats.BatchScores
+		for _, b := range batches {
+			if b.CriterionIndex != cr.Index || b.Round != r {
+				continue
+			}
+			var bs stats.BatchScores
+			for _, id := range b.RowIDs {
+				v := scoreAt[[2]int64{id, int64(r)}]
+				m, ok := means[id]
+				if v == nil || !ok {
+					continue
+				}
+				bs.Scores = append(bs.Scores, *v)
+				bs.Means = append(bs.Means, m)
+			}
+			if len(bs.Scores) > 0 {
+				roundBias = append(roundBias, bs)
+			}
+		}
+		if len(roundBias) > 0 {
+			rs.BatchBias = stats.MeanBatchBias(roundBias)
+			allBias = append(allBias, roundBias...)
+		}
+		cr.Rounds = append(cr.Rounds, rs)
+	}
+	if len(allBias) > 0 {
+		cr.MeanBatchBias = stats.MeanBatchBias(allBias)
+	}
+
+	// Ensemble decomposition on samples with a human rating.
+	if cr.HasHuman {
+		var rounds [][]float64
+		var hs []float64
+		for _, s := range cr.Samples {
+			if s.Human == nil {
+				continue
+			}
+			var vals []float64
+			for _, v := range s.Rounds {
+				if v != nil {
+					vals = append(vals, *v)
+				}
+			}
+			if len(vals) == 0 {
+				continue
+			}
+			rounds = append(rounds, vals)
+			hs = append(hs, *s.Human)
+		}
+		cr.Decomposition = stats.Decompose(rounds, hs)
+		cr.DecompositionNote = "Error of the averaged score = mean error of single rounds − spread between rounds: accurate rounds and diverse rounds both help."
+		if hlo < crit.Lo-1e-9 || hhi > crit.Hi+1e-9 {
+			cr.DecompositionNote += " The human ratings lie outside the judge's range, so the squared errors mix two scales: compare them between runs, not as absolute values."
+		}
+	} else {
+		cr.Decomposition = stats.Decomposition{EnsembleErr: math.NaN(), MeanRoundErr: math.NaN(), MeanVariance: math.NaN()}
+		cr.DecompositionNote = "Needs human ratings."
+	}
+}
+
+// SortSamples orders samples by key ("score", "human", "diff", "missing",
+// "position"); missing values always sort last.
+func SortSamples(ss []SampleResult, key string, desc bool) {
+	val := func(s SampleResult) *float64 {
+		switch key {
+		case "score":
+			return s.Final
+		case "human":
+			return s.Human
+		case "diff":
+			return s.AbsDiff
+		case "missing":
+			v := float64(s.Missing)
+			return &v
+		default:
+			v := float64(s.Position)
+			return &v
+		}
+	}
+	sort.SliceStable(ss, func(i, j int) bool {
+		a, b := val(ss[i]), val(ss[j])
+		if a == nil || b == nil {
+			return a != nil && b == nil
+		}
+		if desc {
+			return *a > *b
+		}
+		return *a < *b
+	})
+}

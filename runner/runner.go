@@ -1,0 +1,290 @@
+// Package runner executes evaluation runs as durable background jobs on
+// River, sharing the product's database. It owns the run loop: compose a
+// round's batches, store them, send each batch to the judge, and store every
+// answer the moment it returns, so a crash or restart never re-sends a
+// batch that already has an answer.
+package runner
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// RunArgs is the job that executes one run.
+type RunArgs struct {
+	RunID int64 `json:"run_id"`
+}
+
+// Kind is the stable job name stored in River's table.
+func (RunArgs) Kind() string { return "batcheval_run" }
+
+// Config holds what a Runner needs.
+type Config struct {
+	DB  *models.DB
+	Log *slog.Logger
+	// Work makes this process execute jobs; false gives an insert-only client
+	// (a `serve` that leaves the work to separate `batcheval worker`s).
+	Work bool
+	// MaxRuns is how many runs one process executes at once.
+	MaxRuns int
+	// SimulatedURL is the base URL of the in-process simulated judge.
+	SimulatedURL string
+	// Getenv reads API keys named by judges' key variables.
+	Getenv func(string) string
+	// JudgeTuning overrides retry timings (tests use tiny backoffs).
+	JudgeTuning JudgeTuning
+	// PollInterval is how often idle workers look for jobs; SQLite has no
+	// LISTEN/NOTIFY so this bounds how soon a launched run starts.
+	PollInterval time.Duration
+	// LeaseTTL is how long a run's lease lasts without renewal before
+	// another worker may take the run over.
+	LeaseTTL time.Duration
+}
+
+// JudgeTuning overrides the judge client's retry behaviour.
+type JudgeTuning struct {
+	MaxAttempts int
+	MinBackoff  time.Duration
+	MaxBackoff  time.Duration
+}
+
+// Runner launches, executes, cancels and rescues runs.
+type Runner struct {
+	cfg   Config
+	db    *models.DB
+	log   *slog.Logger
+	river *river.Client[*sql.Tx]
+	id    string
+
+	// draining is closed when the process shuts down gracefully: no new
+	// judge calls start, in-flight ones finish and are stored.
+	draining  chan struct{}
+	drainOnce sync.Once
+	stopSweep context.CancelFunc
+	sweepDone chan struct{}
+}
+
+func driverFor(db *models.DB) riverdriver.Driver[*sql.Tx] {
+	if db.Dialect == models.Postgres {
+		return riverdatabasesql.New(db.SQL)
+	}
+	return riversqlite.New(db.SQL)
+}
+
+// Migrate applies River's schema migrations to the database.
+func Migrate(ctx context.Context, db *models.DB, log *slog.Logger) error {
+	m, err := rivermigrate.New(driverFor(db), &rivermigrate.Config{Logger: quiet(log)})
+	if err != nil {
+		return fmt.Errorf("prepare job engine migrations: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("migrate job engine schema: %w", err)
+	}
+	return nil
+}
+
+func quiet(log *slog.Logger) *slog.Logger {
+	if log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return log
+}
+
+// New builds a Runner. Call Start to begin working jobs.
+func New(cfg Config) (*Runner, error) {
+	if cfg.DB == nil {
+		return nil, errors.New("runner needs a database")
+	}
+	if cfg.MaxRuns <= 0 {
+		cfg.MaxRuns = 4
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = time.Second
+	}
+	if cfg.LeaseTTL <= 0 {
+		// Long enough to ride out a slow database write, short enough that
+		// a restarted worker resumes a dead one's run within a minute.
+		cfg.LeaseTTL = 30 * time.Second
+	}
+	host, _ := os.Hostname()
+	r := &Runner{
+		cfg:      cfg,
+		db:       cfg.DB,
+		log:      quiet(cfg.Log),
+		id:       fmt.Sprintf("%s-%d-%s", host, os.Getpid(), strconv.FormatInt(time.Now().UnixNano(), 36)),
+		draining: make(chan struct{}),
+	}
+	rc := &river.Config{
+		ID:     r.id,
+		Logger: slog.New(levelFilter{r.log.Handler(), slog.LevelWarn}),
+		// A run may take hours on a slow judge; its lease, not a timeout,
+		// tells a live worker from a dead one.
+		JobTimeout:           -1,
+		RescueStuckJobsAfter: 12 * time.Hour,
+		FetchCooldown:        minDur(cfg.PollInterval, 100*time.Millisecond),
+		FetchPollInterval:    cfg.PollInterval,
+		MaxAttempts:          25,
+	}
+	if cfg.Work {
+		workers := river.NewWorkers()
+		river.AddWorker(workers, &runWorker{r: r})
+		rc.Workers = workers
+		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.MaxRuns}}
+	}
+	client, err := river.NewClient(driverFor(cfg.DB), rc)
+	if err != nil {
+		return nil, fmt.Errorf("create job client: %w", err)
+	}
+	r.river = client
+	return r, nil
+}
+
+func minDur(a, b time.Duration) time.Duration {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+// ID is this process's worker id (recorded as a run's lease owner).
+func (r *Runner) ID() string { return r.id }
+
+// Start begins working jobs and rescuing runs of dead workers.
+func (r *Runner) Start(ctx context.Context) error {
+	if !r.cfg.Work {
+		return nil
+	}
+	if err := r.river.Start(ctx); err != nil {
+		return fmt.Errorf("start job workers: %w", err)
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.stopSweep = cancel
+	r.sweepDone = make(chan struct{})
+	go r.sweepLoop(sctx)
+	return nil
+}
+
+// Stop shuts down gracefully: no new judge calls start, answers already
+// on their way are awaited and stored, unfinished runs are handed back to
+// the queue for the next start. ctx bounds the wait.
+func (r *Runner) Stop(ctx context.Context) error {
+	if !r.cfg.Work {
+		return nil
+	}
+	r.drainOnce.Do(func() { close(r.draining) })
+	if r.stopSweep != nil {
+		r.stopSweep()
+		<-r.sweepDone
+	}
+	err := r.river.Stop(ctx)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		// Out of patience: cancel what is left. Stored answers are safe.
+		return r.river.StopAndCancel(context.Background())
+	}
+	return err
+}
+
+// Kill stops at once, cancelling in-flight calls, as a crash would (tests).
+func (r *Runner) Kill(ctx context.Context) error {
+	if r.stopSweep != nil {
+		r.stopSweep()
+		<-r.sweepDone
+	}
+	return r.river.StopAndCancel(ctx)
+}
+
+// Launch stores a new queued run and enqueues its job in one transaction.
+func (r *Runner) Launch(ctx context.Context, run *models.Run) error {
+	return r.db.CreateRun(ctx, run, r.enqueue)
+}
+
+func (r *Runner) enqueue(ctx context.Context, tx *sql.Tx, run *models.Run) (int64, error) {
+	res, err := r.river.InsertTx(ctx, tx, RunArgs{RunID: run.ID}, nil)
+	if err != nil {
+		return 0, err
+	}
+	return res.Job.ID, nil
+}
+
+// Cancel marks the run cancelled and cancels its job: the worker stops
+// sending new calls at once.
+func (r *Runner) Cancel(ctx context.Context, wsID, runID int64) (models.Run, error) {
+	run, err := r.db.RequestCancel(ctx, wsID, runID)
+	if err != nil {
+		return run, err
+	}
+	if run.JobID != nil {
+		if _, err := r.river.JobCancel(ctx, *run.JobID); err != nil {
+			r.log.Warn("cancel job", "run", runID, "job", *run.JobID, "err", err)
+		}
+	}
+	return run, nil
+}
+
+// sweepLoop rescues runs whose worker died (expired lease) by making their
+// job available again.
+func (r *Runner) sweepLoop(ctx context.Context) {
+	defer close(r.sweepDone)
+	t := time.NewTicker(r.cfg.LeaseTTL / 2)
+	defer t.Stop()
+	for {
+		r.Sweep(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Sweep requeues the jobs of runs whose lease has expired.
+func (r *Runner) Sweep(ctx context.Context) {
+	runs, err := r.db.OrphanedRuns(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.log.Warn("look for orphaned runs", "err", err)
+		}
+		return
+	}
+	for _, run := range runs {
+		if run.JobID == nil {
+			continue
+		}
+		ok, err := r.db.RequeueJob(ctx, *run.JobID)
+		if err != nil {
+			r.log.Warn("requeue orphaned run", "run", run.ID, "err", err)
+			continue
+		}
+		if ok {
+			r.log.Info("resuming run left by a stopped worker", "run", run.ID, "previous_worker", run.LeaseOwner)
+		}
+	}
+}
+
+// levelFilter drops River's chatty logs below a level.
+type levelFilter struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (l levelFilter) Enabled(ctx context.Context, lv slog.Level) bool {
+	return lv >= l.min && l.Handler.Enabled(ctx, lv)
+}
