@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -85,7 +84,7 @@ func (h *Handlers) createProject(c echo.Context) error {
 		}
 		return err
 	}
-	return redirect(c, "/projects/"+strconv.FormatInt(p.ID, 10), "Project created. Start by uploading a dataset.")
+	return redirect(c, projectPath(p.ID), "Project created. Start by uploading a dataset.")
 }
 
 // showProject is a project's page.

@@ -78,7 +78,7 @@ func (db *DB) RoundBatches(ctx context.Context, runID int64, criterion, round in
 func (db *DB) CreateRoundBatches(ctx context.Context, runID int64, criterion, round int, rowIDs [][]int64) ([]RunBatch, error) {
 	bs := make([]RunBatch, len(rowIDs))
 	for i, ids := range rowIDs {
-		bs[i] = RunBatch{RunID: runID, CriterionIndex: criterion, Round: round, BatchIndex: i, RowIDs: ids, Status: BatchPending, Problems: []string{}}
+		bs[i] = RunBatch{RunID: runID, CriterionIndex: criterion, Round: round, BatchIndex: i, RowIDs: ids, Status: BatchPending, Problems: []string{}, Details: map[string]any{}}
 	}
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		return tx.Create(&bs).Error
@@ -119,6 +119,7 @@ func (db *DB) SaveBatchResult(ctx context.Context, r BatchResult) error {
 			"repair_request": b.RepairRequest, "repair_response": b.RepairResponse,
 			"problems": jsonValue(b.Problems), "prompt_tokens": b.PromptTokens, "completion_tokens": b.CompletionTokens,
 			"latency_ms": b.LatencyMS, "attempts": b.Attempts, "calls": b.Calls, "error": b.Error, "done_at": now,
+			"details": jsonValue(detailsOrEmpty(b.Details)),
 		})
 		if res.Error != nil {
 			return fmt.Errorf("save batch %d: %w", b.ID, res.Error)
@@ -173,4 +174,26 @@ func (db *DB) CriterionScores(ctx context.Context, runID int64, criterion, round
 		}
 	}
 	return out, nil
+}
+
+func detailsOrEmpty(d map[string]any) map[string]any {
+	if d == nil {
+		return map[string]any{}
+	}
+	return d
+}
+
+// SaveRunMethodSettings stores generated method settings (G-Eval's steps)
+// and counts the call that produced them.
+func (db *DB) SaveRunMethodSettings(ctx context.Context, runID int64, ms any, promptTokens, completionTokens int, cost *float64) error {
+	upd := map[string]any{
+		"method_settings":   jsonValue(ms),
+		"calls":             gorm.Expr("calls + 1"),
+		"prompt_tokens":     gorm.Expr("prompt_tokens + ?", promptTokens),
+		"completion_tokens": gorm.Expr("completion_tokens + ?", completionTokens),
+	}
+	if cost != nil {
+		upd["cost_usd"] = gorm.Expr("COALESCE(cost_usd, 0) + ?", *cost)
+	}
+	return db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ?", runID).Updates(upd).Error
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/batcheval/batcheval/evaluator"
 )
 
 // notFound turns GORM's record-not-found into the product's error.
@@ -144,6 +146,12 @@ func (db *DB) SaveRubric(ctx context.Context, r *Rubric) error {
 	}
 	if err := r.Evaluator().Validate(); err != nil {
 		return &Error{Code: EInvalid, Message: err.Error()}
+	}
+	if r.Fields == nil {
+		// No fields means "show the dataset's fields". A nil slice would be
+		// serialised as SQL NULL, which the NOT NULL fields column refuses
+		// (demo.Seed stores its rubric this way); store an empty list.
+		r.Fields = []evaluator.Field{}
 	}
 	if r.ID == 0 {
 		return db.Gorm.WithContext(ctx).Create(r).Error

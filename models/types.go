@@ -41,7 +41,12 @@ type Dataset struct {
 	Columns        []string          `gorm:"serializer:json"`
 	Fields         []evaluator.Field `gorm:"serializer:json"`
 	RatingColumns  []string          `gorm:"serializer:json"`
-	CreatedAt      time.Time
+	// ParentDatasetID is set on a derived copy (the noise experiment).
+	ParentDatasetID *int64
+	// GroupColumn optionally names a column for grouped correlation (e.g.
+	// the source document or dialogue context of each sample).
+	GroupColumn string
+	CreatedAt   time.Time
 }
 
 // DatasetRow is one sample: every column of the source as text, and the
@@ -136,26 +141,48 @@ const (
 	RunCancelled = "cancelled"
 )
 
-// Methods.
+// Methods (see evaluator.Method).
 const (
-	MethodBatchEval = "batcheval"
+	MethodBatchEval  = string(evaluator.MethodBatchEval)
+	MethodGEval      = string(evaluator.MethodGEval)
+	MethodLLMEval    = string(evaluator.MethodLLMEval)
+	MethodCloserLook = string(evaluator.MethodCloserLook)
 )
+
+// Experiment groups runs on the same dataset and rubric, to compare
+// methods, variants and judges.
+type Experiment struct {
+	ID          int64
+	WorkspaceID int64
+	ProjectID   int64
+	DatasetID   int64
+	RubricID    *int64
+	Name        string
+	CreatedAt   time.Time
+}
 
 // Run is one evaluation of a dataset with a rubric and a judge. The rubric
 // and judge are copied at launch so later edits don't change its meaning.
 type Run struct {
-	ID               int64
-	WorkspaceID      int64
-	ProjectID        int64
-	DatasetID        int64
-	RubricID         *int64
-	JudgeID          *int64
-	Name             string
-	Method           string
-	Status           string
-	Settings         evaluator.Settings `gorm:"serializer:json"`
-	RubricSnapshot   evaluator.Rubric   `gorm:"serializer:json"`
-	JudgeSnapshot    JudgeSnapshot      `gorm:"serializer:json"`
+	ID          int64
+	WorkspaceID int64
+	ProjectID   int64
+	DatasetID   int64
+	RubricID    *int64
+	JudgeID     *int64
+	Name        string
+	Method      string
+	Status      string
+	Settings    evaluator.Settings `gorm:"serializer:json"`
+	// MethodSettings hold the baselines' settings (n, logprobs, scale, G-Eval steps).
+	MethodSettings evaluator.MethodSettings `gorm:"serializer:json"`
+	ExperimentID   *int64
+	// ParentRunID and Variant mark a run derived from another: "reseed",
+	// "noise" or "reworded".
+	ParentRunID      *int64
+	Variant          string
+	RubricSnapshot   evaluator.Rubric `gorm:"serializer:json"`
+	JudgeSnapshot    JudgeSnapshot    `gorm:"serializer:json"`
 	Simulated        bool
 	Error            string
 	BatchesTotal     int
@@ -210,7 +237,10 @@ type RunBatch struct {
 	Attempts         int
 	Calls            int
 	Error            string
-	DoneAt           *time.Time
+	// Details holds method-specific facts of the call (G-Eval's score
+	// probabilities and their source, sampled ratings...).
+	Details map[string]any `gorm:"serializer:json"`
+	DoneAt  *time.Time
 }
 
 // RunScore is one sample's score in one round, with the judge's analysis.

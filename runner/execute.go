@@ -196,6 +196,9 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 	if err != nil {
 		return err
 	}
+	if run.Method != "" && run.Method != models.MethodBatchEval {
+		return r.executeSampleWise(ctx, work, run, rows, fields, client)
+	}
 	index := make(map[int64]int, len(rows))
 	for i, row := range rows {
 		index[row.ID] = i
@@ -376,7 +379,9 @@ func (r *Runner) judgeBatch(ctx context.Context, client *judge.Client, run model
 		rreq.Messages = rmsgs
 		rresp, rerr := client.Complete(ctx, rreq)
 		b.Calls++
-		b.Attempts += max(resp.Attempts, judge.AttemptsOf(rerr))
+		// The repair's own attempts (rresp when it worked, rerr when not);
+		// this used to add the first call's attempts again.
+		b.Attempts += max(rresp.Attempts, judge.AttemptsOf(rerr))
 		if rerr != nil {
 			if fatal := runLevel(rerr); fatal != nil {
 				return models.BatchResult{}, fatal

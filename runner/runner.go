@@ -88,7 +88,7 @@ func driverFor(db *models.DB) riverdriver.Driver[*sql.Tx] {
 
 // Migrate applies River's schema migrations to the database.
 func Migrate(ctx context.Context, db *models.DB, log *slog.Logger) error {
-	m, err := rivermigrate.New(driverFor(db), &rivermigrate.Config{Logger: quiet(log)})
+	m, err := rivermigrate.New(driverFor(db), &rivermigrate.Config{Logger: slog.New(levelFilter{quiet(log).Handler(), slog.LevelWarn})})
 	if err != nil {
 		return fmt.Errorf("prepare job engine migrations: %w", err)
 	}
@@ -213,6 +213,9 @@ func (r *Runner) Kill(ctx context.Context) error {
 
 // Launch stores a new queued run and enqueues its job in one transaction.
 func (r *Runner) Launch(ctx context.Context, run *models.Run) error {
+	if err := PrepareRun(run); err != nil {
+		return err
+	}
 	return r.db.CreateRun(ctx, run, r.enqueue)
 }
 

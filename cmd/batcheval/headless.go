@@ -22,7 +22,7 @@ import (
 	"github.com/batcheval/batcheval/runner"
 )
 
-const runUsage = `Usage: batcheval run --data FILE --rubric FILE (--judge-url URL --model NAME | --simulated) [flags]
+const runUsage = `Usage: batcheval run --data FILE --rubric FILE (--judge-url URL --model NAME | --simulated) [--method M] [flags]
 
 Judges every sample of a data file with BatchEval and stores the run in the
 same database as the dashboard, so it shows there too. Prints a correlation
@@ -69,6 +69,11 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		composition = fs.String("composition", string(def.Composition), "heterogeneous, random or homogeneous batches")
 		scoring     = fs.String("scoring", string(def.Scoring), "decimal or integer scores")
 		timeout     = fs.Duration("timeout", 2*time.Minute, "judge request timeout per attempt")
+		method      = fs.String("method", "batcheval", "batcheval, geval, llmeval or closerlook")
+		nSamples    = fs.Int("samples", 20, "geval/closerlook: n sampled completions per sample")
+		noLogprobs  = fs.Bool("no-logprobs", false, "geval: estimate score probabilities by sampling even if the endpoint returns logprobs")
+		sampleTemp  = fs.Float64("sample-temperature", 1, "geval/closerlook: temperature of the sampled completions")
+		llmScale    = fs.String("llmeval-scale", "0-5", "llmeval: 0-5 (one decimal) or 0-100 (integers)")
 		out         = fs.String("out", "", "write the JSON result to this file")
 		project     = fs.String("project", "Command-line runs", "project the run is stored under")
 	)
@@ -147,15 +152,20 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	run := models.Run{WorkspaceID: ws.ID, ProjectID: proj.ID, DatasetID: ds.ID, Name: "CLI: " + filepath.Base(*dataPath),
-		Method: models.MethodBatchEval, Settings: settings, RubricSnapshot: rub, JudgeSnapshot: snap, Simulated: *simulated}
+	ms := evaluator.MethodSettings{Samples: *nSamples, UseLogprobs: !*noLogprobs, SampleTemperature: *sampleTemp, LLMEvalScale: evaluator.LLMEvalScale(*llmScale)}
+	run := models.Run{WorkspaceID: ws.ID, ProjectID: proj.ID, DatasetID: ds.ID, Name: evaluator.Method(*method).Label() + " (CLI): " + filepath.Base(*dataPath),
+		Method: *method, Settings: settings, MethodSettings: ms, RubricSnapshot: rub, JudgeSnapshot: snap, Simulated: *simulated}
+	if *method == models.MethodLLMEval && !isSet(fs, "temperature") {
+		// LLM-Eval found greedy decoding best.
+		run.Settings.Temperature = 0
+	}
 	if err := r.Launch(ctx, &run); err != nil {
 		return err
 	}
 	if err := r.Start(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "run %d: %d samples, %d criteria, %d rounds of batches of %d\n", run.ID, len(rows), len(rub.Criteria), settings.Rounds, settings.BatchSize)
+	fmt.Fprintf(stderr, "run %d (%s): %d samples, %d criteria, %d rounds of batches of %d\n", run.ID, run.Method, len(rows), len(rub.Criteria), run.Settings.Rounds, run.Settings.BatchSize)
 	final, werr := waitFinished(ctx, db, ws.ID, run.ID, stderr)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
@@ -185,6 +195,16 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("run %d %s: %s", run.ID, final.Status, final.Error)
 	}
 	return nil
+}
+
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
 }
 
 func waitFinished(ctx context.Context, db *models.DB, wsID, runID int64, progress io.Writer) (models.Run, error) {

@@ -198,12 +198,14 @@ type choiceLogprobs struct {
 type tokenLogprob struct {
 	Token       string       `json:"token"`
 	Logprob     float64      `json:"logprob"`
+	Bytes       []int        `json:"bytes"`
 	TopLogprobs []topLogprob `json:"top_logprobs"`
 }
 
 type topLogprob struct {
 	Token   string  `json:"token"`
 	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes"`
 }
 
 // answerFunc writes the reply of choice number i (0-based) of a call.
@@ -224,6 +226,10 @@ func (h *handler) kinds() []promptKind {
 	return []promptKind{
 		{name: "batcheval repair", match: matchRepair},
 		{name: "batcheval batch", match: matchBatch},
+		{name: "g-eval steps", match: matchGEvalSteps},
+		{name: "g-eval form", match: matchGEvalForm},
+		{name: "llm-eval", match: matchLLMEval},
+		{name: "analyze-rate", match: matchAnalyzeRate},
 		{name: "unknown", match: matchUnknown},
 	}
 }
@@ -354,7 +360,7 @@ type choice struct {
 func matchUnknown(c *call) (answerFunc, bool) {
 	return func(int) reply {
 		return reply{Content: "Hello from the simulated judge built into batcheval. " +
-			"It is not a language model: it only scores batcheval's own batch prompts, from simple text features. " +
+			"It is not a language model: it only answers batcheval's own prompts, from simple text features. " +
 			"The connection works."}
 	}, true
 }

@@ -2,7 +2,12 @@
 // scores agree with human ratings (Pearson, Spearman, Kendall with p-values
 // and bootstrap intervals), how its scores are spread (histogram, entropy),
 // how much a batch pulls scores away from their mean (batch bias), and the
-// ensemble error decomposition of the BatchEval paper.
+// ensemble error decomposition of the BatchEval paper. Around those:
+// correlation within groups (per source document or dialogue context), the
+// human ceiling (Krippendorff's alpha and leave-one-annotator-out
+// correlation) to compare the judge with, the effect of a sample's
+// position inside its batch, the spread of a figure over repeated runs,
+// and linear rescaling between score ranges.
 //
 // Conventions, applied everywhere in the package:
 //   - An undefined figure is NaN, never 0: a 0 would read as "no agreement"

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const fedRubric = `task: a whole conversation between a user and a chatbot (the "System" turns)
+fields:
+  - {column: context, label: Conversation}
+criteria:
+  - name: Coherent
+    description: Does the system keep the conversation coherent and flowing?
+    lo: 1
+    hi: 3
+    levels: {low: often incoherent, middle: mostly coherent with lapses, high: coherent throughout}
+    human_column: scores.Coherent
+  - name: Overall
+    description: Overall impression of the system as a conversation partner.
+    lo: 1
+    hi: 5
+    levels: {low: poor, middle: fair, high: excellent}
+    human_column: scores.Overall
+`
+
+func sharedDataset(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "..", "shared", "datasets", name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("shared data set %s not found beside the repository", name)
+	}
+	return p
+}
+
+// TestHeadlessRunOnFED runs `batcheval run` on the real FED set with the
+// simulated judge, as the README shows, and checks the JSON result.
+func TestHeadlessRunOnFED(t *testing.T) {
+	dir := t.TempDir()
+	rubric := filepath.Join(dir, "fed.yaml")
+	if err := os.WriteFile(rubric, []byte(fedRubric), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "result.json")
+	var stdout, stderr bytes.Buffer
+	args := []string{"run", "--data", sharedDataset(t, "fed-dialog.jsonl"), "--rubric", rubric, "--simulated",
+		"--rounds", "2", "--batch-size", "10", "--seed", "3", "--out", out, "--db", filepath.Join(dir, "t.db")}
+	if err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "Coherent") || !strings.Contains(stdout.String(), "simulated judge") {
+		t.Errorf("correlation table lacks a criterion or the simulated label:\n%s", stdout.String())
+	}
+	var res struct {
+		Simulated bool `json:"simulated_judge"`
+		Run       struct {
+			Status string `json:"status"`
+			Calls  int    `json:"calls"`
+		} `json:"run"`
+		Criteria []struct {
+			Name    string `json:"name"`
+			Pearson struct {
+				N    int      `json:"n"`
+				Coef *float64 `json:"coef"`
+			} `json:"pearson"`
+			Samples []struct {
+				ID     string     `json:"id"`
+				Final  *float64   `json:"final"`
+				Rounds []*float64 `json:"rounds"`
+				Human  *float64   `json:"human"`
+			} `json:"samples"`
+		} `json:"criteria"`
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Simulated || res.Run.Status != "succeeded" {
+		t.Errorf("simulated=%v status=%q, want true, succeeded", res.Simulated, res.Run.Status)
+	}
+	// 125 samples in batches of 10 = 13 batches a round, 2 rounds, 2 criteria.
+	if res.Run.Calls < 52 {
+		t.Errorf("calls = %d, want at least 52", res.Run.Calls)
+	}
+	if len(res.Criteria) != 2 {
+		t.Fatalf("criteria = %d, want 2", len(res.Criteria))
+	}
+	c := res.Criteria[0]
+	if c.Pearson.N != 125 || c.Pearson.Coef == nil {
+		t.Errorf("pearson n=%d coef=%v, want 125 and a value", c.Pearson.N, c.Pearson.Coef)
+	}
+	if len(c.Samples) != 125 || c.Samples[0].ID != "fed-000" || len(c.Samples[0].Rounds) != 2 {
+		t.Fatalf("samples = %d, first %+v", len(c.Samples), c.Samples[0])
+	}
+	if c.Samples[0].Human == nil || *c.Samples[0].Human != 1.8 {
+		t.Errorf("fed-000 human Coherent = %v, want 1.8", c.Samples[0].Human)
+	}
+	for _, s := range c.Samples {
+		if s.Final != nil && (*s.Final < 1 || *s.Final > 3) {
+			t.Errorf("%s final %v outside [1, 3]", s.ID, *s.Final)
+		}
+	}
+}
+
+func TestHeadlessRunRejectsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	_ = os.WriteFile(bad, []byte("task: x\ncriteria:\n  - {name: A, lo: 3, hi: 1}\nfields: [{column: context, label: C}]\n"), 0o644)
+	good := filepath.Join(dir, "good.yaml")
+	_ = os.WriteFile(good, []byte(fedRubric), 0o644)
+	data := filepath.Join(dir, "d.jsonl")
+	_ = os.WriteFile(data, []byte("{\"id\":\"a\",\"context\":\"hi\",\"scores\":{\"Coherent\":1,\"Overall\":2}}\n{\"id\":\"a\",\"context\":\"yo\",\"scores\":{\"Coherent\":1,\"Overall\":2}}\n"), 0o644)
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing flags", []string{"run"}, "--data and --rubric are required"},
+		{"no judge", []string{"run", "--data", data, "--rubric", good}, "--judge-url"},
+		{"bad rubric", []string{"run", "--data", data, "--rubric", bad, "--simulated"}, "range"},
+		{"duplicate id", []string{"run", "--data", data, "--rubric", good, "--simulated"}, "line 2"},
+		{"bad batch size", []string{"run", "--data", data, "--rubric", good, "--simulated", "--batch-size", "0"}, "batch size"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var so, se bytes.Buffer
+			args := append(tc.args, "--db", filepath.Join(t.TempDir(), "t.db"))
+			err := run(context.Background(), args, func(string) string { return "" }, &so, &se)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,111 @@
+package evaluator
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// This file holds CloserLook's "analyze, then rate" (Chiang and Lee,
+// Findings of EMNLP 2023), the BatchEval paper's strongest sample-wise
+// baseline: one sample per call, the judge explains first and rates last,
+// and n sampled ratings (20 in the papers) are averaged by the caller.
+
+// ratingSlot is the line the analyze-rate prompt asks to end with; the
+// simulated judge recognises the prompt by it.
+const ratingSlot = "Rating: <score>"
+
+// BuildAnalyzeRatePrompt builds the analyze-rate prompt for one sample: the
+// task, criterion c with its range (decimals allowed) and level
+// descriptions, the sample's fields, and the instruction to analyse the
+// sample on c first and end with a line "Rating: <score>".
+func BuildAnalyzeRatePrompt(r Rubric, c Criterion, s Sample) []Message {
+	var b strings.Builder
+	b.WriteString(headingTask + "\n")
+	writeSampleIntro(&b, r.Task, fieldLabels([]Sample{s}))
+	fmt.Fprintf(&b, "Your job is to rate the sample on one criterion, %s, by first analysing it and then rating it.\n\n", c.Name)
+
+	b.WriteString(headingCriteria + "\n")
+	writeCriterionName(&b, c)
+	fmt.Fprintf(&b, "Scale: a score within [%s, %s]; decimal scores are allowed.\n", formatNumber(c.Lo), formatNumber(c.Hi))
+	writeLevels(&b, c.Levels, c.Lo, c.Hi, func(at float64) string { return "A score near " + formatNumber(at) })
+	b.WriteString("\n")
+
+	writeSampleSection(&b, s)
+
+	b.WriteString(headingFormat + "\n")
+	fmt.Fprintf(&b, "First, analyse the sample with respect to %s: say what it does well and what it does badly on this criterion, "+
+		"and explain how that places it on the scale. Then end your answer with one line of its own, exactly like this:\n", c.Name)
+	b.WriteString(ratingSlot + "\n")
+	fmt.Fprintf(&b, "Replace <score> with a number within [%s, %s]. Write nothing after that line.\n", formatNumber(c.Lo), formatNumber(c.Hi))
+	return []Message{{Role: "system", Content: sampleSystemPrompt}, {Role: "user", Content: b.String()}}
+}
+
+var (
+	// ratingLineRE finds a rating label and what follows it on its line:
+	// "Rating: 2.5", "Final rating - 3", "Rating (1-3): 2". Group 1 is the
+	// label word, group 2 the rest of the line.
+	ratingLineRE = regexp.MustCompile(`(?im)\b(rating|score)\b[ \t*_]*(?:\([^)\n]*\))?[ \t*_]*[:=\-–—][ \t*_]*(.*)$`)
+	// ratingNumberRE reads the number that opens the rest of a rating line.
+	ratingNumberRE = regexp.MustCompile(`^\[*(-?\d+(?:\.\d+)?|-?\.\d+)\b`)
+)
+
+// ParseAnalyzeRate reads an answer to BuildAnalyzeRatePrompt. The rating is
+// the number after the last "Rating:" label (bold, "Rating - 3" and
+// "Rating (1-3): 2" accepted), or, when there is none, after the last
+// "Score:" label; analysis is the text before that label's line. A rating
+// outside [c.Lo, c.Hi], an unreadable one and a missing one give a nil
+// score and a plain-English problem; analysis is then the answer's text up
+// to the label, or all of it when there is no label.
+func ParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string, problem string) {
+	clean := cleanMarkdown(text)
+	var ratings, scores [][]int
+	for _, m := range ratingLineRE.FindAllStringSubmatchIndex(clean, -1) {
+		if strings.EqualFold(clean[m[2]:m[3]], "rating") {
+			ratings = append(ratings, m)
+		} else {
+			scores = append(scores, m)
+		}
+	}
+	// The last label with a number wins; rating labels before score labels.
+	var label []int
+	var raw string
+	for _, group := range [][][]int{ratings, scores} {
+		for i := len(group) - 1; i >= 0 && raw == ""; i-- {
+			if n := ratingNumberRE.FindStringSubmatch(clean[group[i][4]:group[i][5]]); n != nil {
+				label, raw = group[i], n[1]
+			}
+		}
+		if raw != "" {
+			break
+		}
+	}
+	if raw == "" {
+		if len(ratings) > 0 {
+			last := ratings[len(ratings)-1]
+			return nil, analysisBefore(clean, last[0]), "the rating could not be read as a number"
+		}
+		return nil, tidy(clean), `no "Rating:" line found`
+	}
+	analysis = analysisBefore(clean, label[0])
+	v, err := strconv.ParseFloat(raw, 64)
+	if err != nil {
+		return nil, analysis, "the rating could not be read as a number"
+	}
+	if v < c.Lo || v > c.Hi {
+		return nil, analysis, fmt.Sprintf("the rating %s is outside [%s, %s]", raw, formatNumber(c.Lo), formatNumber(c.Hi))
+	}
+	return &v, analysis, ""
+}
+
+// analysisBefore is the analysis that precedes a rating label at i: the
+// text before the label's line, or, when that line also ends a sentence of
+// the analysis ("... on topic. Rating: 3"), the text before the label.
+func analysisBefore(text string, i int) string {
+	ls := lineStart(text, i)
+	if strings.ContainsAny(text[ls:i], ".!?") {
+		return tidy(text[:i])
+	}
+	return tidy(text[:ls])
+}

@@ -1,0 +1,62 @@
+package evaluator
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestBuildAnalyzeRatePrompt(t *testing.T) {
+	r, c := dialogueRubric()
+	msgs := BuildAnalyzeRatePrompt(r, c, dialogueSamples()[0])
+	checkGolden(t, "prompt_analyze_rate.golden", renderMessages(msgs))
+
+	user := msgs[1].Content
+	for _, w := range []string{"one criterion, Engagingness, by first analysing it", "a score within [1, 3]; decimal scores are allowed",
+		"A score near 2 means", "# Sample\nConversation history: A: Do you like jazz?", "\nRating: <score>\n", "a number within [1, 3]"} {
+		if !strings.Contains(user, w) {
+			t.Errorf("prompt lacks %q", w)
+		}
+	}
+	if strings.Contains(user, "Sample1") || strings.Contains(user, "Float Scores") {
+		t.Errorf("analyze-rate prompt carries batch wording:\n%s", user)
+	}
+}
+
+func TestParseAnalyzeRate(t *testing.T) {
+	c := Criterion{Name: "Engagingness", Lo: 1, Hi: 3}
+	tests := []struct {
+		name     string
+		text     string
+		c        Criterion
+		score    string // "-" when nil
+		analysis string
+		problem  string
+	}{
+		{"plain", "The response asks a question and adds a fact.\nRating: 2.5", c, "2.5", "The response asks a question and adds a fact.", ""},
+		{"bold label", "Lively and specific.\n\n**Rating**: 3", c, "3", "Lively and specific.", ""},
+		{"dash separator", "Dull.\nRating - 1", c, "1", "Dull.", ""},
+		{"score label", "Somewhat engaging.\nScore: 2", c, "2", "Somewhat engaging.", ""},
+		{"range note and out-of", "Good.\nFinal rating (1-3): 2.8/3", c, "2.8", "Good.", ""},
+		{"the last rating wins; the rating beats a later score", "Rating: 1 at first sight.\nOn reflection it is better.\nRating: 2\nScore: 3", c,
+			"2", "Rating: 1 at first sight.\nOn reflection it is better.", ""},
+		{"rating on the analysis line", "It is on topic. Rating: 2.", c, "2", "It is on topic.", ""},
+		{"negative range", "Negative tone.\nRating: -1.5", Criterion{Lo: -2, Hi: 2}, "-1.5", "Negative tone.", ""},
+		{"out of range", "Excellent.\nRating: 4", c, "-", "Excellent.", "the rating 4 is outside [1, 3]"},
+		{"unfilled template", "Fine.\nRating: <score>", c, "-", "Fine.", "the rating could not be read as a number"},
+		{"rating missing", "The response is engaging and invites a reply.", c, "-", "The response is engaging and invites a reply.", `no "Rating:" line found`},
+		{"a score in prose is not a rating", "I would score it highly.", c, "-", "I would score it highly.", `no "Rating:" line found`},
+		{"empty", "", c, "-", "", `no "Rating:" line found`},
+	}
+	for _, tt := range tests {
+		score, analysis, problem := ParseAnalyzeRate(tt.text, tt.c)
+		if got := formatScores([]*float64{score}); got != tt.score {
+			t.Errorf("%s: score %s, want %s (problem %q)", tt.name, got, tt.score, problem)
+		}
+		if analysis != tt.analysis {
+			t.Errorf("%s: analysis %q, want %q", tt.name, analysis, tt.analysis)
+		}
+		if problem != tt.problem {
+			t.Errorf("%s: problem %q, want %q", tt.name, problem, tt.problem)
+		}
+	}
+}

@@ -1,0 +1,476 @@
+package evaluator
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// This file holds G-Eval (Liu et al., EMNLP 2023) and the prompt parts that
+// the three sample-wise baselines share (G-Eval, LLM-Eval, CloserLook): one
+// sample per prompt, laid out with the same headings as the batch prompt so
+// that the simulated judge and a human reader find their way the same way.
+
+// sampleSystemPrompt sets the judge's role for every sample-wise call.
+const sampleSystemPrompt = "You are an impartial, experienced evaluator of text quality. " +
+	"You judge one sample at a time, apply the rubric exactly as written, " +
+	"and follow the requested output format exactly."
+
+// Headings and fixed phrases of the sample-wise prompts. The simulated
+// judge recognises the prompts by them, so change them together with
+// simjudge (its tests send prompts built here).
+const (
+	headingSample   = "# Sample"
+	headingSteps    = "# Evaluation steps"
+	headingAllCrit  = "# Criteria"
+	sampleFieldsFmt = "The sample shows these fields: %s.\n"
+
+	// gevalStepsTitle is what G-Eval's auto chain-of-thought answer starts with.
+	gevalStepsTitle = "Evaluation Steps:"
+	// gevalFormTitle opens G-Eval's form; the prompt ends with the form's
+	// one line, "- <Criterion>:", for the judge to complete.
+	gevalFormTitle = "Evaluation Form (scores ONLY):"
+)
+
+// Sources of a G-Eval estimate.
+const (
+	GEvalSourceLogprobs = "logprobs" // read from the endpoint's top_logprobs
+	GEvalSourceSamples  = "samples"  // counted over n sampled completions
+)
+
+// maxGEvalScores bounds the integer scores of a G-Eval form. Why 1000: GPT
+// tokenizers write 0..999 as one token, so a form score beyond that cannot
+// be read from one position's log-probabilities anyway, and a criterion
+// such as [0, 1e9] must not allocate a billion candidates.
+const maxGEvalScores = 1000
+
+// GEvalScores returns the integer scores G-Eval's form allows on c: every
+// integer from ceil(c.Lo) to floor(c.Hi), e.g. 1, 2, 3 for [1, 3].
+//
+// A range that holds fewer than two integers (such as [1.5, 2.5] or
+// [0.2, 0.8]) cannot express a judgement on an integer form: the result
+// then has one score or none, the estimates built on it are trivial or nil,
+// and such a criterion should be scored with another method. A range holding
+// more than 1000 integers also returns nil (see maxGEvalScores).
+func GEvalScores(c Criterion) []int {
+	lo, hi := math.Ceil(c.Lo), math.Floor(c.Hi)
+	if math.IsNaN(lo) || math.IsNaN(hi) || hi < lo || hi-lo+1 > maxGEvalScores {
+		return nil
+	}
+	out := make([]int, 0, int(hi-lo)+1)
+	for s := int(lo); s <= int(hi); s++ {
+		out = append(out, s)
+	}
+	return out
+}
+
+// BuildGEvalStepsPrompt builds G-Eval's auto chain-of-thought prompt: the
+// task and criterion c of rubric r, and a request for "Evaluation Steps:"
+// followed by a short numbered list saying how to rate one sample on c.
+// The answer is read by ParseGEvalSteps, stored once per criterion and
+// editable by the user before the form prompts use it.
+func BuildGEvalStepsPrompt(r Rubric, c Criterion) []Message {
+	var b strings.Builder
+	b.WriteString(headingTask + "\n")
+	b.WriteString("Samples of the following kind will be rated one at a time.")
+	if d := describeSample(r.Task, 2); d != "" {
+		b.WriteString(" " + d)
+	}
+	b.WriteString("\n")
+	if labels := fieldLabelsOf(r); len(labels) > 0 {
+		fmt.Fprintf(&b, "Every sample shows these fields: %s.\n", strings.Join(labels, ", "))
+	}
+	fmt.Fprintf(&b, "Your job is to write the steps an evaluator should follow to rate one sample on one criterion, %s. Do not rate anything yet.\n\n", c.Name)
+
+	writeGEvalCriterion(&b, c)
+
+	b.WriteString(headingFormat + "\n")
+	fmt.Fprintf(&b, "Write %q on a line of its own, followed by 3 to 5 short numbered steps (1., 2., ...), one per line. "+
+		"The steps should say what to read, what to look for with respect to %s, and how to arrive at the score. Write nothing else.\n",
+		gevalStepsTitle, c.Name)
+	return []Message{{Role: "system", Content: sampleSystemPrompt}, {Role: "user", Content: b.String()}}
+}
+
+var (
+	// stepsTitleRE finds "Evaluation Steps:" in any case, bold removed.
+	stepsTitleRE = regexp.MustCompile(`(?i)evaluation\s+steps\s*:`)
+	// numberedStepRE is one numbered step: "1. Read", "2) Check",
+	// "Step 3: Score", "### Step 4 - Decide". Group 1 is the text.
+	numberedStepRE = regexp.MustCompile(`(?i)^[ \t>#]*(?:step\s*)?\d+[ \t]*[.):\-–—][ \t]*(.*)$`)
+	// bulletStepRE is a bulleted step, used when the list has no numbers.
+	bulletStepRE = regexp.MustCompile(`^[ \t>]*[-*•+][ \t]+(.*)$`)
+)
+
+// ParseGEvalSteps reads the evaluation steps of an answer to
+// BuildGEvalStepsPrompt and returns them cleaned and renumbered, one per
+// line ("1. ...\n2. ..."). It reads the list after the last "Evaluation
+// Steps:" that has one (or, without that title, the first list in the
+// answer); markdown emphasis is dropped, a line that directly follows a step
+// continues it, and the list ends at the first paragraph of other text. A
+// bulleted list is accepted when there is no numbered one. It returns an
+// error when no step is found.
+func ParseGEvalSteps(text string) (string, error) {
+	clean := cleanMarkdown(text)
+	titles := stepsTitleRE.FindAllStringIndex(clean, -1)
+	for i := len(titles) - 1; i >= 0; i-- {
+		if steps := readStepList(clean[titles[i][1]:]); len(steps) > 0 {
+			return numberSteps(steps), nil
+		}
+	}
+	if steps := readStepList(clean); len(steps) > 0 {
+		return numberSteps(steps), nil
+	}
+	return "", errors.New(`no evaluation steps found: the answer has no numbered list (expected "Evaluation Steps:" followed by "1. ...", "2. ...")`)
+}
+
+// readStepList reads the first numbered list of text, or its first bulleted
+// list when it has no numbered one.
+func readStepList(text string) []string {
+	if steps := readList(text, numberedStepRE); len(steps) > 0 {
+		return steps
+	}
+	return readList(text, bulletStepRE)
+}
+
+// readList collects the items of the first list whose items match item.
+func readList(text string, item *regexp.Regexp) []string {
+	var steps []string
+	gap := false // a blank line since the last step line
+	for _, line := range strings.Split(text, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch m := item.FindStringSubmatch(line); {
+		case trimmed == "":
+			gap = len(steps) > 0
+		case m != nil:
+			if s := strings.TrimSpace(m[1]); s != "" {
+				steps = append(steps, s)
+			}
+			gap = false
+		case len(steps) == 0:
+			// Text before the list, e.g. "Here are the steps".
+		case !gap || line != strings.TrimLeft(line, " \t"):
+			// A wrapped or indented line continues the current step.
+			steps[len(steps)-1] += " " + strings.TrimLeft(trimmed, "-*•+ \t")
+			gap = false
+		default:
+			return steps // a new paragraph of other text ends the list
+		}
+	}
+	return steps
+}
+
+func numberSteps(steps []string) string {
+	lines := make([]string, len(steps))
+	for i, s := range steps {
+		lines[i] = strconv.Itoa(i+1) + ". " + s
+	}
+	return strings.Join(lines, "\n")
+}
+
+// BuildGEvalFormPrompt builds G-Eval's form-filling prompt for one sample:
+// the task, criterion c on its integer scale (GEvalScores) with its level
+// descriptions, the evaluation steps (left out when steps is blank), the
+// sample's fields, and the form "Evaluation Form (scores ONLY):" whose one
+// line "- <Criterion>:" the judge completes with a single integer.
+func BuildGEvalFormPrompt(r Rubric, c Criterion, steps string, s Sample) []Message {
+	var b strings.Builder
+	b.WriteString(headingTask + "\n")
+	writeSampleIntro(&b, r.Task, fieldLabels([]Sample{s}))
+	if strings.TrimSpace(steps) != "" {
+		fmt.Fprintf(&b, "Your job is to rate the sample on one criterion, %s, following the evaluation steps below.\n\n", c.Name)
+	} else {
+		fmt.Fprintf(&b, "Your job is to rate the sample on one criterion, %s.\n\n", c.Name)
+	}
+
+	writeGEvalCriterion(&b, c)
+
+	if st := strings.TrimSpace(steps); st != "" {
+		b.WriteString(headingSteps + "\n")
+		b.WriteString(st + "\n\n")
+	}
+
+	writeSampleSection(&b, s)
+
+	b.WriteString(headingFormat + "\n")
+	fmt.Fprintf(&b, "Fill in the form below with the score only: %s, with no words, no explanation and nothing after it.\n\n", gevalScaleText(c))
+	b.WriteString(gevalFormTitle + "\n")
+	fmt.Fprintf(&b, "- %s:", c.Name)
+	return []Message{{Role: "system", Content: sampleSystemPrompt}, {Role: "user", Content: b.String()}}
+}
+
+// GEvalEstimate is G-Eval's probability-weighted score of one sample.
+type GEvalEstimate struct {
+	// Score is sum_i p(s_i) * s_i over the allowed scores; nil when
+	// nothing usable was found (see Problem).
+	Score *float64
+	// Probs is the probability of each allowed score, renormalised over the
+	// allowed scores; every allowed score has an entry, 0 included. Nil
+	// when Score is nil.
+	Probs map[int]float64
+	// Source is GEvalSourceLogprobs or GEvalSourceSamples.
+	Source string
+	// Used and Total count the usable samples and the samples drawn; for
+	// log-probabilities they are 1/1 or 0/1.
+	Used, Total int
+	// Mass is, for log-probabilities, the probability the judge gave the
+	// allowed scores at the score's position before renormalising (near 1
+	// when it answered as asked); for samples it is Used/Total.
+	Mass float64
+	// Problem says, in plain English, why Score is nil.
+	Problem string
+}
+
+// GEvalFromLogprobs estimates the score from the log-probabilities of a
+// form answer. The score's position is the first generated token that is an
+// allowed score (spaces trimmed: "3", " 3"); when no generated token is
+// one, it is the first position whose top alternatives hold one. Preferring
+// the generated token keeps a faint alternative at an earlier position
+// ("Co" of "Coherence: 3" with a 1% "3") from standing in for the score.
+// p(s) sums exp(logprob) over the distinct candidate tokens that read as s
+// at that position, renormalised over the allowed scores.
+func GEvalFromLogprobs(tokens []TokenAlternatives, c Criterion) GEvalEstimate {
+	e := GEvalEstimate{Source: GEvalSourceLogprobs, Total: 1}
+	allowed := GEvalScores(c)
+	if len(allowed) == 0 {
+		e.Problem = noIntegerScores(c)
+		return e
+	}
+	if len(tokens) == 0 {
+		e.Problem = "the answer came without token log-probabilities (the endpoint may not support logprobs)"
+		return e
+	}
+	lo, hi := allowed[0], allowed[len(allowed)-1]
+	pos := -1
+	for i, t := range tokens {
+		if _, ok := readScoreToken(t.Token, lo, hi); ok {
+			pos = i
+			break
+		}
+	}
+	if pos < 0 {
+		for i, t := range tokens {
+			if len(scoreCandidates(t, lo, hi)) > 0 {
+				pos = i
+				break
+			}
+		}
+	}
+	if pos < 0 {
+		e.Problem = fmt.Sprintf("no generated token and no top alternative is an allowed score (an integer from %d to %d)", lo, hi)
+		return e
+	}
+	mass := map[int]float64{}
+	total := 0.0
+	for _, lp := range scoreCandidates(tokens[pos], lo, hi) {
+		p := math.Exp(lp.logprob)
+		mass[lp.score] += p
+		total += p
+	}
+	if !(total > 0) {
+		e.Problem = "the allowed scores have zero probability at the score's position"
+		return e
+	}
+	e.Used, e.Mass = 1, total
+	e.Probs = make(map[int]float64, len(allowed))
+	for _, s := range allowed {
+		e.Probs[s] = mass[s] / total
+	}
+	e.Score = weightedScore(e.Probs)
+	return e
+}
+
+// scoredToken is one candidate token that reads as an allowed score.
+type scoredToken struct {
+	score   int
+	logprob float64
+}
+
+// scoreCandidates returns the distinct candidate tokens of one position
+// (its top alternatives and the generated token, which the alternatives
+// usually repeat) that read as a score in [lo, hi], keyed by token.
+func scoreCandidates(t TokenAlternatives, lo, hi int) map[string]scoredToken {
+	out := map[string]scoredToken{}
+	add := func(tok string, lp float64) {
+		if _, seen := out[tok]; seen || math.IsNaN(lp) {
+			return
+		}
+		if s, ok := readScoreToken(tok, lo, hi); ok {
+			out[tok] = scoredToken{score: s, logprob: math.Min(lp, 0)}
+		}
+	}
+	for _, alt := range t.Top {
+		add(alt.Token, alt.Logprob)
+	}
+	add(t.Token, t.Logprob)
+	return out
+}
+
+// readScoreToken reads a token such as "3" or " 3" as an integer in [lo, hi].
+func readScoreToken(tok string, lo, hi int) (int, bool) {
+	s, err := strconv.Atoi(strings.TrimSpace(tok))
+	if err != nil || s < lo || s > hi {
+		return 0, false
+	}
+	return s, true
+}
+
+// sampleNumberRE finds a number that is not part of a word or a range's
+// second end: "3", "-2", "3.0".
+var sampleNumberRE = regexp.MustCompile(`(?:^|[^\w.\-])(-?\d+(?:\.\d+)?)`)
+
+// GEvalFromSamples estimates the score from n sampled form answers. Each
+// answer's score is the first number after "<criterion name> ...:" on a
+// line ("- Coherence: 2", "Coherence (1-3): 2"), or else the first number
+// in the answer ("3", "3/5", "Score: 3"). An answer whose number is not an
+// allowed integer score (out of range, 2.5) or that has no number does not
+// count; p(s) is the share of the usable answers that gave s.
+func GEvalFromSamples(texts []string, c Criterion) GEvalEstimate {
+	e := GEvalEstimate{Source: GEvalSourceSamples, Total: len(texts)}
+	allowed := GEvalScores(c)
+	if len(allowed) == 0 {
+		e.Problem = noIntegerScores(c)
+		return e
+	}
+	if len(texts) == 0 {
+		e.Problem = "no sampled answers to count"
+		return e
+	}
+	lo, hi := allowed[0], allowed[len(allowed)-1]
+	var named *regexp.Regexp
+	if name := strings.TrimSpace(c.Name); name != "" {
+		named = regexp.MustCompile(`(?im)` + regexp.QuoteMeta(name) + `[^:\n]{0,30}:[ \t]*(-?\d+(?:\.\d+)?)`)
+	}
+	counts := map[int]int{}
+	for _, t := range texts {
+		t = cleanMarkdown(t)
+		var raw string
+		if named != nil {
+			if m := named.FindStringSubmatch(t); m != nil {
+				raw = m[1]
+			}
+		}
+		if raw == "" {
+			if m := sampleNumberRE.FindStringSubmatch(t); m != nil {
+				raw = m[1]
+			}
+		}
+		v, err := strconv.ParseFloat(raw, 64)
+		if err != nil || v != math.Trunc(v) || v < float64(lo) || v > float64(hi) {
+			continue
+		}
+		counts[int(v)]++
+		e.Used++
+	}
+	e.Mass = float64(e.Used) / float64(e.Total)
+	if e.Used == 0 {
+		e.Problem = fmt.Sprintf("none of the %d sampled answers held a readable integer score from %d to %d", e.Total, lo, hi)
+		return e
+	}
+	e.Probs = make(map[int]float64, len(allowed))
+	for _, s := range allowed {
+		e.Probs[s] = float64(counts[s]) / float64(e.Used)
+	}
+	e.Score = weightedScore(e.Probs)
+	return e
+}
+
+func weightedScore(probs map[int]float64) *float64 {
+	sum := 0.0
+	for s, p := range probs {
+		sum += p * float64(s)
+	}
+	return &sum
+}
+
+func noIntegerScores(c Criterion) string {
+	return fmt.Sprintf("the range [%s, %s] of %s holds no integer score a G-Eval form could use (or too many to list)", formatNumber(c.Lo), formatNumber(c.Hi), c.Name)
+}
+
+// gevalScaleText says what a form score is: "one integer from 1 to 3".
+func gevalScaleText(c Criterion) string {
+	if s := GEvalScores(c); len(s) > 0 {
+		return fmt.Sprintf("one integer from %d to %d", s[0], s[len(s)-1])
+	}
+	return scaleText(c, Integer)
+}
+
+// writeGEvalCriterion writes the criterion part of G-Eval's prompts, on
+// the integer scale.
+func writeGEvalCriterion(b *strings.Builder, c Criterion) {
+	b.WriteString(headingCriteria + "\n")
+	writeCriterionName(b, c)
+	lo, hi := c.Lo, c.Hi
+	if s := GEvalScores(c); len(s) > 0 {
+		lo, hi = float64(s[0]), float64(s[len(s)-1])
+		fmt.Fprintf(b, "Scale: an integer score from %d to %d.\n", s[0], s[len(s)-1])
+	} else {
+		fmt.Fprintf(b, "Scale: %s.\n", scaleText(c, Integer))
+	}
+	writeLevels(b, c.Levels, lo, hi, func(at float64) string { return levelText(at, Integer) })
+	b.WriteString("\n")
+}
+
+// writeCriterionName writes "Name: description", or the bare name.
+func writeCriterionName(b *strings.Builder, c Criterion) {
+	if d := strings.TrimSpace(c.Description); d != "" {
+		fmt.Fprintf(b, "%s: %s\n", c.Name, d)
+	} else {
+		fmt.Fprintf(b, "%s\n", c.Name)
+	}
+}
+
+// writeLevels writes the level descriptions placed at lo, the middle and hi,
+// each introduced by intro(at), e.g. "- A score of 1 means ...".
+func writeLevels(b *strings.Builder, lv Levels, lo, hi float64, intro func(at float64) string) {
+	for _, l := range []struct {
+		at   float64
+		text string
+	}{{lo, lv.Low}, {(lo + hi) / 2, lv.Middle}, {hi, lv.High}} {
+		if t := strings.TrimSpace(l.text); t != "" {
+			fmt.Fprintf(b, "- %s means %s\n", intro(l.at), t)
+		}
+	}
+}
+
+// writeSampleIntro writes what one sample is and which fields it shows.
+func writeSampleIntro(b *strings.Builder, task string, labels []string) {
+	b.WriteString("You will be given one sample.")
+	if d := describeSample(task, 1); d != "" {
+		b.WriteString(" " + d)
+	}
+	b.WriteString("\n")
+	if len(labels) > 0 {
+		fmt.Fprintf(b, sampleFieldsFmt, strings.Join(labels, ", "))
+	}
+}
+
+// writeSampleSection writes the "# Sample" part: one "Label: value" per
+// field, "(empty)" for a blank value.
+func writeSampleSection(b *strings.Builder, s Sample) {
+	b.WriteString(headingSample + "\n")
+	for _, f := range s.Fields {
+		v := strings.TrimSpace(f.Value)
+		if v == "" {
+			v = emptyValue
+		}
+		fmt.Fprintf(b, "%s: %s\n", f.Label, v)
+	}
+	b.WriteString("\n")
+}
+
+// fieldLabelsOf lists the rubric's field labels (the column name when a
+// field has no label), for prompts that show no sample.
+func fieldLabelsOf(r Rubric) []string {
+	var labels []string
+	for _, f := range r.Fields {
+		l := strings.TrimSpace(f.Label)
+		if l == "" {
+			l = f.Column
+		}
+		labels = append(labels, l)
+	}
+	return labels
+}

@@ -1,0 +1,258 @@
+package evaluator
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// This file holds LLM-Eval (Lin and Chen, 2023): one call per sample that
+// scores every criterion of the rubric at once, as one JSON object. Scores
+// are on LLM-Eval's own scale (0-5 or 0-100), not on each criterion's
+// [Lo, Hi]; correlations do not care, and a comparison that needs the
+// criterion's scale must map them linearly.
+
+// llmevalScoreSlot stands for a score in the JSON template of the prompt;
+// the simulated judge reads the criterion names from "<name>": <score>.
+const llmevalScoreSlot = "<score>"
+
+// BuildLLMEvalPrompt builds LLM-Eval's prompt for one sample: the task,
+// every criterion of r with its description and level descriptions placed
+// on the scale, the sample's fields, and a request for exactly one JSON
+// object with one key per criterion name, e.g.
+// {"Coherence": <score>, "Engagingness": <score>}. On LLMEvalFive a score
+// is a number from 0 to 5 with one decimal; on LLMEvalHundred an integer
+// from 0 to 100 (any other value is taken as LLMEvalFive, as Range does).
+func BuildLLMEvalPrompt(r Rubric, s Sample, scale LLMEvalScale) []Message {
+	lo, hi := scale.Range()
+	k := len(r.Criteria)
+	var b strings.Builder
+	b.WriteString(headingTask + "\n")
+	writeSampleIntro(&b, r.Task, fieldLabels([]Sample{s}))
+	fmt.Fprintf(&b, "Your job is to rate the sample on %s below, all on the same scale, and to answer with a single JSON object.\n\n",
+		plural(k, "the one criterion", fmt.Sprintf("each of the %d criteria", k)))
+
+	b.WriteString(headingAllCrit + "\n")
+	fmt.Fprintf(&b, "Scale for every criterion: %s.\n", llmevalScaleText(scale))
+	for _, c := range r.Criteria {
+		b.WriteString("\n")
+		writeCriterionName(&b, c)
+		writeLevels(&b, c.Levels, lo, hi, func(at float64) string { return "A score near " + formatNumber(at) })
+	}
+	b.WriteString("\n")
+
+	writeSampleSection(&b, s)
+
+	b.WriteString(headingFormat + "\n")
+	b.WriteString("Answer with exactly one JSON object and nothing else: no code fence, no explanation. " +
+		"It must have one key per criterion, spelled exactly as below, each holding that criterion's score:\n")
+	parts := make([]string, k)
+	for i, c := range r.Criteria {
+		parts[i] = jsonString(c.Name) + ": " + llmevalScoreSlot
+	}
+	b.WriteString("{" + strings.Join(parts, ", ") + "}\n")
+	fmt.Fprintf(&b, "Replace each %s with %s.\n", llmevalScoreSlot, llmevalScaleText(scale))
+	return []Message{{Role: "system", Content: sampleSystemPrompt}, {Role: "user", Content: b.String()}}
+}
+
+// llmevalScaleText says what a score is on the scale.
+func llmevalScaleText(scale LLMEvalScale) string {
+	if scale == LLMEvalHundred {
+		return "an integer from 0 to 100"
+	}
+	return "a number from 0 to 5 with one decimal, such as 3.5"
+}
+
+// LLMEvalSchema is the JSON schema of an LLM-Eval answer, for endpoints
+// with structured output (response_format json_schema): an object with one
+// number property per criterion name, bounded by the scale, all required
+// and nothing else allowed (the strict subset OpenAI accepts). The 0-100
+// scale's integers are asked for by the prompt, not by the schema, so that
+// one schema shape serves both scales; ParseLLMEvalAnswer accepts any
+// in-range number.
+func LLMEvalSchema(r Rubric, scale LLMEvalScale) map[string]any {
+	lo, hi := scale.Range()
+	props := make(map[string]any, len(r.Criteria))
+	required := make([]string, 0, len(r.Criteria))
+	for _, c := range r.Criteria {
+		props[c.Name] = map[string]any{"type": "number", "minimum": lo, "maximum": hi}
+		required = append(required, c.Name)
+	}
+	return map[string]any{
+		"type":                 "object",
+		"properties":           props,
+		"required":             required,
+		"additionalProperties": false,
+	}
+}
+
+// jsonPair is one key and value of a JSON object, in the order written.
+type jsonPair struct {
+	key   string
+	value json.RawMessage
+}
+
+// ParseLLMEvalAnswer reads an answer to BuildLLMEvalPrompt: one score per
+// criterion of r, in rubric order, nil where it could not be read, and one
+// plain-English line per failure.
+//
+// The JSON object is the first one in the text that decodes, so code fences
+// and text around it are tolerated; an object whose only value is an object
+// holding the scores ({"scores": {...}}) is opened. Keys match criterion
+// names ignoring case, spaces, underscores and hyphens; keys that match no
+// criterion are ignored. A missing key, a value that is not a JSON number
+// ("high", "3", null), a key given twice with different values, and a
+// number outside the scale's range are failures of that criterion. When no
+// JSON object can be read, every score is nil and the one problem says why.
+func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*float64, problems []string) {
+	scores = make([]*float64, len(r.Criteria))
+	pairs, problem := findJSONObject(text)
+	if problem != "" {
+		return scores, []string{problem}
+	}
+	pairs = unwrapScores(pairs, r)
+	lo, hi := scale.Range()
+	for i, c := range r.Criteria {
+		want := normKey(c.Name)
+		var values []float64
+		var raws []string
+		bad := ""
+		for _, p := range pairs {
+			if normKey(p.key) != want {
+				continue
+			}
+			raw := strings.TrimSpace(string(p.value))
+			v, err := jsonNumber(raw)
+			if err != nil {
+				bad = fmt.Sprintf("%s: %s is not a number", c.Name, raw)
+				continue
+			}
+			if !slices.Contains(values, v) {
+				values, raws = append(values, v), append(raws, raw)
+			}
+		}
+		switch {
+		case len(values) > 1:
+			problems = append(problems, fmt.Sprintf("%s: given %d different scores (%s); none kept", c.Name, len(values), strings.Join(raws, ", ")))
+		case len(values) == 1 && (values[0] < lo || values[0] > hi):
+			problems = append(problems, fmt.Sprintf("%s: %s is outside [%s, %s]", c.Name, raws[0], formatNumber(lo), formatNumber(hi)))
+		case len(values) == 1:
+			v := values[0]
+			scores[i] = &v
+		case bad != "":
+			problems = append(problems, bad)
+		default:
+			problems = append(problems, fmt.Sprintf("%s: missing from the JSON answer", c.Name))
+		}
+	}
+	return scores, problems
+}
+
+// findJSONObject returns the keys and values of the first JSON object in
+// text that decodes, or a problem line when there is none.
+func findJSONObject(text string) ([]jsonPair, string) {
+	firstErr := ""
+	for i := 0; i < len(text); i++ {
+		if text[i] != '{' {
+			continue
+		}
+		pairs, err := decodeObject(text[i:])
+		if err == nil {
+			return pairs, ""
+		}
+		if firstErr == "" {
+			firstErr = err.Error()
+		}
+	}
+	if firstErr == "" {
+		return nil, "no JSON object found in the answer"
+	}
+	return nil, "the JSON object in the answer is not valid JSON: " + firstErr
+}
+
+// decodeObject decodes the JSON object at the start of s (text after it is
+// ignored), keeping its keys in order and repeated keys as they are.
+func decodeObject(s string) ([]jsonPair, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	var whole json.RawMessage
+	if err := dec.Decode(&whole); err != nil {
+		return nil, err
+	}
+	dec = json.NewDecoder(bytes.NewReader(whole))
+	if _, err := dec.Token(); err != nil { // the opening brace
+		return nil, err
+	}
+	var pairs []jsonPair
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		pairs = append(pairs, jsonPair{key: key, value: v})
+	}
+	return pairs, nil
+}
+
+// unwrapScores opens {"scores": {...}}: when no key names a criterion and
+// exactly one value is an object, its pairs are the answer.
+func unwrapScores(pairs []jsonPair, r Rubric) []jsonPair {
+	names := map[string]bool{}
+	for _, c := range r.Criteria {
+		names[normKey(c.Name)] = true
+	}
+	var inner []jsonPair
+	objects := 0
+	for _, p := range pairs {
+		if names[normKey(p.key)] {
+			return pairs
+		}
+		if v := bytes.TrimSpace(p.value); len(v) > 0 && v[0] == '{' {
+			objects++
+			if got, err := decodeObject(string(v)); err == nil {
+				inner = got
+			}
+		}
+	}
+	if objects == 1 && inner != nil {
+		return inner
+	}
+	return pairs
+}
+
+// normKey folds a criterion name or JSON key for matching: lower case,
+// without spaces, underscores or hyphens ("Factual_Consistency" matches
+// "factual consistency").
+func normKey(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '\t', '_', '-':
+			return -1
+		}
+		return r
+	}, strings.ToLower(strings.TrimSpace(s)))
+}
+
+// jsonNumber reads a raw JSON value that must be a number.
+func jsonNumber(raw string) (float64, error) {
+	if raw == "" || !(raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) {
+		return 0, fmt.Errorf("not a number: %s", raw)
+	}
+	return strconv.ParseFloat(raw, 64)
+}
+
+// jsonString writes s as a JSON string, without escaping <, > and &.
+func jsonString(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
+}

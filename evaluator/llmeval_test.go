@@ -1,0 +1,140 @@
+package evaluator
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// llmevalRubric is an LLM-Eval-like rubric with three criteria.
+func llmevalRubric() Rubric {
+	r, c := dialogueRubric()
+	r.Criteria = []Criterion{
+		c,
+		{Name: "Factual consistency", Description: "Does the response agree with the conversation?", Lo: 1, Hi: 5,
+			Levels: Levels{Low: "it contradicts the conversation.", High: "it is fully consistent."}},
+		{Name: "Grammar", Lo: 0, Hi: 1},
+	}
+	return r
+}
+
+func TestBuildLLMEvalPromptGolden(t *testing.T) {
+	r := llmevalRubric()
+	checkGolden(t, "prompt_llmeval_five.golden", renderMessages(BuildLLMEvalPrompt(r, dialogueSamples()[0], LLMEvalFive)))
+}
+
+func TestBuildLLMEvalPromptContent(t *testing.T) {
+	r := llmevalRubric()
+	tests := []struct {
+		name    string
+		scale   LLMEvalScale
+		want    []string
+		notWant []string
+	}{
+		{"0-5", LLMEvalFive,
+			[]string{"each of the 3 criteria", "a number from 0 to 5 with one decimal", "A score near 2.5 means the response is somewhat",
+				"Factual consistency: Does the response agree", "A score near 5 means it is fully consistent.", "\nGrammar\n",
+				`{"Engagingness": <score>, "Factual consistency": <score>, "Grammar": <score>}`, "exactly one JSON object"},
+			[]string{"0 to 100", "A score near 1 means", "Sample1"}},
+		{"0-100", LLMEvalHundred,
+			[]string{"an integer from 0 to 100", "A score near 50 means", "A score near 100 means"},
+			[]string{"one decimal"}},
+	}
+	for _, tt := range tests {
+		msgs := BuildLLMEvalPrompt(r, dialogueSamples()[1], tt.scale)
+		if len(msgs) != 2 || msgs[1].Role != "user" {
+			t.Errorf("%s: want a system and a user message, got %d", tt.name, len(msgs))
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(msgs[1].Content, w) {
+				t.Errorf("%s: prompt lacks %q", tt.name, w)
+			}
+		}
+		for _, w := range tt.notWant {
+			if strings.Contains(msgs[1].Content, w) {
+				t.Errorf("%s: prompt should not contain %q", tt.name, w)
+			}
+		}
+	}
+}
+
+func TestLLMEvalSchema(t *testing.T) {
+	r := llmevalRubric()
+	tests := []struct {
+		scale LLMEvalScale
+		want  string
+	}{
+		{LLMEvalFive, `{"additionalProperties":false,"properties":{"Engagingness":{"maximum":5,"minimum":0,"type":"number"},` +
+			`"Factual consistency":{"maximum":5,"minimum":0,"type":"number"},"Grammar":{"maximum":5,"minimum":0,"type":"number"}},` +
+			`"required":["Engagingness","Factual consistency","Grammar"],"type":"object"}`},
+		{LLMEvalHundred, `{"additionalProperties":false,"properties":{"Engagingness":{"maximum":100,"minimum":0,"type":"number"},` +
+			`"Factual consistency":{"maximum":100,"minimum":0,"type":"number"},"Grammar":{"maximum":100,"minimum":0,"type":"number"}},` +
+			`"required":["Engagingness","Factual consistency","Grammar"],"type":"object"}`},
+	}
+	for _, tt := range tests {
+		b, err := json.Marshal(LLMEvalSchema(r, tt.scale))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != tt.want {
+			t.Errorf("%s: schema\n%s\nwant\n%s", tt.scale, b, tt.want)
+		}
+	}
+}
+
+func TestParseLLMEvalAnswer(t *testing.T) {
+	r := llmevalRubric()
+	tests := []struct {
+		name     string
+		text     string
+		scale    LLMEvalScale
+		scores   string
+		problems string // joined with " | "
+	}{
+		{"bare JSON", `{"Engagingness": 3.5, "Factual consistency": 4.0, "Grammar": 5}`, LLMEvalFive, "3.5 4 5", ""},
+		{"fence and text around it", "Here are my scores:\n```json\n{\"engagingness\": 2.5,\n \"factual_consistency\": 1.0, \"GRAMMAR\": 0}\n```\nHope this helps {:", LLMEvalFive,
+			"2.5 1 0", ""},
+		{"keys ignore case, spaces, underscores and hyphens", `{"Factual-Consistency": 60, "engaging ness": 70, "grammar ": 100}`, LLMEvalHundred,
+			"70 60 100", ""},
+		{"scores wrapped in one object", `{"scores": {"Engagingness": 1, "Factual consistency": 2, "Grammar": 3}}`, LLMEvalFive, "1 2 3", ""},
+		{"unknown keys are ignored", `{"Engagingness": 1, "Factual consistency": 2, "Grammar": 3, "explanation": "fine"}`, LLMEvalFive, "1 2 3", ""},
+		{"missing key", `{"Engagingness": 3.5, "Grammar": 4}`, LLMEvalFive, "3.5 - 4", "Factual consistency: missing from the JSON answer"},
+		{"out of range and not a number", `{"Engagingness": 7, "Factual consistency": "high", "Grammar": -0.5}`, LLMEvalFive, "- - -",
+			"Engagingness: 7 is outside [0, 5] | Factual consistency: \"high\" is not a number | Grammar: -0.5 is outside [0, 5]"},
+		{"number as a string and null", `{"Engagingness": "3", "Factual consistency": null, "Grammar": 2}`, LLMEvalFive, "- - 2",
+			"Engagingness: \"3\" is not a number | Factual consistency: null is not a number"},
+		{"same key twice with different values", `{"Engagingness": 3, "engagingness": 4, "Factual consistency": 2, "Grammar": 2, "grammar": 2.0}`, LLMEvalFive,
+			"- 2 2", "Engagingness: given 2 different scores (3, 4); none kept"},
+		{"no JSON", "Engagingness is high, grammar is perfect.", LLMEvalFive, "- - -", "no JSON object found in the answer"},
+		{"broken JSON", `{"Engagingness": 3, "Grammar": }`, LLMEvalFive, "- - -",
+			"the JSON object in the answer is not valid JSON: invalid character '}' looking for beginning of value"},
+		{"empty", "", LLMEvalFive, "- - -", "no JSON object found in the answer"},
+	}
+	for _, tt := range tests {
+		scores, problems := ParseLLMEvalAnswer(tt.text, r, tt.scale)
+		if got := formatScores(scores); got != tt.scores {
+			t.Errorf("%s: scores %q, want %q (problems %q)", tt.name, got, tt.scores, problems)
+		}
+		if got := strings.Join(problems, " | "); got != tt.problems {
+			t.Errorf("%s: problems %q, want %q", tt.name, got, tt.problems)
+		}
+	}
+}
+
+func TestNormKey(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"Factual consistency", "factualconsistency"},
+		{" factual_Consistency ", "factualconsistency"},
+		{"Over-all", "overall"},
+	}
+	for _, tt := range tests {
+		if got := normKey(tt.in); got != tt.want {
+			t.Errorf("normKey(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	if got := fmt.Sprint(jsonString(`a "b" <c>`)); got != `"a \"b\" <c>"` {
+		t.Errorf("jsonString = %s", got)
+	}
+}

@@ -1,0 +1,114 @@
+package evaluator
+
+import "fmt"
+
+// Method names an evaluation method. BatchEval is the product's default;
+// the others are the baselines of the BatchEval paper, run on the same
+// data, rubric and judge so they can be compared.
+type Method string
+
+// The methods.
+const (
+	MethodBatchEval  Method = "batcheval"  // batches of B, N rounds, mean of rounds
+	MethodGEval      Method = "geval"      // auto chain-of-thought steps + form filling + probability-weighted score
+	MethodLLMEval    Method = "llmeval"    // one call per sample, all criteria as one JSON object
+	MethodCloserLook Method = "closerlook" // analyze-rate, one sample per call, mean of n sampled ratings
+)
+
+// Methods lists every method in the order the comparison table shows them.
+func Methods() []Method {
+	return []Method{MethodBatchEval, MethodGEval, MethodLLMEval, MethodCloserLook}
+}
+
+// Label is the method's display name.
+func (m Method) Label() string {
+	switch m {
+	case MethodGEval:
+		return "G-Eval"
+	case MethodLLMEval:
+		return "LLM-Eval"
+	case MethodCloserLook:
+		return "CloserLook (analyze-rate)"
+	default:
+		return "BatchEval"
+	}
+}
+
+// Valid reports whether m is a known method.
+func (m Method) Valid() bool {
+	for _, k := range Methods() {
+		if m == k {
+			return true
+		}
+	}
+	return false
+}
+
+// LLMEvalScale is LLM-Eval's score scale.
+type LLMEvalScale string
+
+// LLM-Eval's two scales.
+const (
+	LLMEvalFive    LLMEvalScale = "0-5"   // one decimal, 0 to 5
+	LLMEvalHundred LLMEvalScale = "0-100" // integers, 0 to 100
+)
+
+// Range returns the scale's bounds.
+func (s LLMEvalScale) Range() (lo, hi float64) {
+	if s == LLMEvalHundred {
+		return 0, 100
+	}
+	return 0, 5
+}
+
+// MethodSettings are the settings of the sample-wise baselines.
+type MethodSettings struct {
+	// Samples is n: G-Eval's sampled completions when the endpoint has no
+	// log-probabilities, and CloserLook's sampled ratings. The papers use 20.
+	Samples int `json:"samples"`
+	// UseLogprobs lets G-Eval read score probabilities from top_logprobs
+	// when the endpoint returns them (falling back to sampling otherwise).
+	UseLogprobs bool `json:"use_logprobs"`
+	// SampleTemperature is the temperature for sampled estimates (G-Eval's
+	// n samples, CloserLook's ratings); the papers use 1.
+	SampleTemperature float64 `json:"sample_temperature"`
+	// LLMEvalScale is LLM-Eval's scale.
+	LLMEvalScale LLMEvalScale `json:"llmeval_scale"`
+	// GEvalSteps holds the evaluation steps per criterion name, generated
+	// once and editable; empty entries are generated at the run's start.
+	GEvalSteps map[string]string `json:"geval_steps,omitempty"`
+}
+
+// DefaultMethodSettings follow the papers: n = 20 samples at temperature 1,
+// log-probabilities when available, LLM-Eval on 0-5.
+func DefaultMethodSettings() MethodSettings {
+	return MethodSettings{Samples: 20, UseLogprobs: true, SampleTemperature: 1, LLMEvalScale: LLMEvalFive}
+}
+
+// Validate reports settings that cannot run.
+func (m MethodSettings) Validate() error {
+	if m.Samples < 1 || m.Samples > 100 {
+		return fmt.Errorf("samples n must be between 1 and 100, got %d", m.Samples)
+	}
+	if m.SampleTemperature < 0 || m.SampleTemperature > 2 {
+		return fmt.Errorf("sample temperature must be between 0 and 2, got %g", m.SampleTemperature)
+	}
+	if m.LLMEvalScale != LLMEvalFive && m.LLMEvalScale != LLMEvalHundred {
+		return fmt.Errorf("unknown LLM-Eval scale %q: use 0-5 or 0-100", m.LLMEvalScale)
+	}
+	return nil
+}
+
+// TokenAlternatives is one generated token position with the endpoint's
+// top alternatives and their log-probabilities (OpenAI top_logprobs).
+type TokenAlternatives struct {
+	Token   string
+	Logprob float64
+	Top     []TokenProb
+}
+
+// TokenProb is one candidate token and its log-probability.
+type TokenProb struct {
+	Token   string
+	Logprob float64
+}

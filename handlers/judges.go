@@ -1,0 +1,291 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/evaluator/judge"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/web"
+)
+
+// judgeTestTimeout bounds "Test connection": long enough for a local model
+// to load on its first request, short enough that nobody wonders whether
+// the button works.
+const judgeTestTimeout = 20 * time.Second
+
+// Defaults of a new judge: the paper's temperature and top_p, a
+// concurrency most hosted APIs accept on a basic tier, and a timeout that
+// lets a slow model finish a batch of ten.
+const (
+	newJudgeTemperature = 0.2
+	newJudgeTopP        = 0.9
+	newJudgeConcurrency = 4
+	newJudgeTimeout     = 120
+)
+
+// maxJudgeConcurrency caps concurrent calls to one judge: more than any
+// endpoint's rate limit is likely to allow, and a bound on the goroutines
+// one run can start.
+const maxJudgeConcurrency = 64
+
+// listJudges is the judges page.
+func (h *Handlers) listJudges(c echo.Context) error {
+	js, err := h.DB.ListJudges(c.Request().Context(), h.workspaceID(c))
+	if err != nil {
+		return err
+	}
+	v := web.JudgesView{Page: page(c, "Judges"), Judges: js}
+	for _, p := range judge.Presets() {
+		v.Presets = append(v.Presets, web.JudgePresetOption{Name: p.Name, Note: p.Note})
+	}
+	return render(c, http.StatusOK, web.JudgesPage(v))
+}
+
+// newJudge shows the form for a new judge, filled from a preset when
+// ?preset= names one.
+func (h *Handlers) newJudge(c echo.Context) error {
+	f := web.JudgeForm{
+		Temperature:    formatNumber(newJudgeTemperature),
+		TopP:           formatNumber(newJudgeTopP),
+		MaxConcurrency: strconv.Itoa(newJudgeConcurrency),
+		TimeoutSeconds: strconv.Itoa(newJudgeTimeout),
+	}
+	v := web.JudgeFormView{Page: page(c, "New judge"), Action: "/judges"}
+	if name := c.QueryParam("preset"); name != "" {
+		p, ok := findPreset(name)
+		if !ok {
+			return models.Errorf(models.ENotFound, "there is no preset named %q", name)
+		}
+		f.Name, f.BaseURL, f.Model, f.APIKeyEnv = p.Name, p.BaseURL, p.DefaultModel, p.KeyEnv
+		v.PresetNote = p.Note
+	}
+	v.Form = f
+	return render(c, http.StatusOK, web.JudgeFormPage(v))
+}
+
+func findPreset(name string) (judge.Preset, bool) {
+	for _, p := range judge.Presets() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return judge.Preset{}, false
+}
+
+// editJudge shows a stored judge's form, without its key.
+func (h *Handlers) editJudge(c echo.Context) error {
+	j, err := h.findJudge(c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.JudgeFormPage(judgeFormView(c, j, judgeFormOf(j), "")))
+}
+
+func judgeFormView(c echo.Context, j models.Judge, f web.JudgeForm, msg string) web.JudgeFormView {
+	return web.JudgeFormView{
+		Page: page(c, "Edit "+j.Name), JudgeID: j.ID, Simulated: j.Simulated, Action: "/judges/" + strconv.FormatInt(j.ID, 10),
+		Form: f, HasStoredKey: j.HasStoredKey(), Error: msg,
+	}
+}
+
+// judgeFormOf fills the form from a stored judge; the key stays out.
+func judgeFormOf(j models.Judge) web.JudgeForm {
+	f := web.JudgeForm{
+		Name: j.Name, BaseURL: j.BaseURL, Model: j.Model, APIKeyEnv: j.APIKeyEnv,
+		Temperature: formatNumber(j.Temperature), TopP: formatNumber(j.TopP),
+		MaxConcurrency: strconv.Itoa(j.MaxConcurrency), TimeoutSeconds: strconv.Itoa(j.TimeoutSeconds),
+	}
+	if j.PriceInputPerMTok != nil {
+		f.PriceInput = formatNumber(*j.PriceInputPerMTok)
+	}
+	if j.PriceOutputPerMTok != nil {
+		f.PriceOutput = formatNumber(*j.PriceOutputPerMTok)
+	}
+	return f
+}
+
+// createJudge stores a new judge.
+func (h *Handlers) createJudge(c echo.Context) error {
+	f := judgeFormFromRequest(c)
+	j := models.Judge{WorkspaceID: h.workspaceID(c), APIKey: strings.TrimSpace(c.FormValue("api_key"))}
+	err := applyJudgeForm(&j, f)
+	if err == nil {
+		err = h.DB.SaveJudge(c.Request().Context(), &j)
+	}
+	if err != nil {
+		if models.ErrorCode(err) != models.EInvalid {
+			return err
+		}
+		v := web.JudgeFormView{Page: page(c, "New judge"), Action: "/judges", Form: f, KeyDropped: j.APIKey != "",
+			Error: "Not saved: " + models.ErrorMessage(err)}
+		return render(c, http.StatusUnprocessableEntity, web.JudgeFormPage(v))
+	}
+	return redirect(c, "/judges", fmt.Sprintf("Judge %q saved. Use \"Test connection\" to check it answers.", j.Name))
+}
+
+// updateJudge saves a judge's form. An empty key keeps the stored one. The
+// simulated judge only takes a new concurrency.
+func (h *Handlers) updateJudge(c echo.Context) error {
+	j, err := h.findJudge(c)
+	if err != nil {
+		return err
+	}
+	f := judgeFormFromRequest(c)
+	if j.Simulated {
+		stored := judgeFormOf(j)
+		stored.MaxConcurrency = f.MaxConcurrency
+		f = stored
+	} else {
+		j.APIKey = strings.TrimSpace(c.FormValue("api_key"))
+	}
+	typedKey := j.APIKey != ""
+	err = applyJudgeForm(&j, f)
+	if err == nil {
+		err = h.DB.SaveJudge(c.Request().Context(), &j)
+	}
+	if err != nil {
+		if models.ErrorCode(err) != models.EInvalid {
+			return err
+		}
+		v := judgeFormView(c, j, f, "Not saved: "+models.ErrorMessage(err))
+		v.KeyDropped = typedKey
+		return render(c, http.StatusUnprocessableEntity, web.JudgeFormPage(v))
+	}
+	return redirect(c, "/judges", fmt.Sprintf("Judge %q saved.", j.Name))
+}
+
+// judgeFormFromRequest reads the posted form (the key is read separately
+// so that it never lands in a value that is rendered).
+func judgeFormFromRequest(c echo.Context) web.JudgeForm {
+	v := func(name string) string { return strings.TrimSpace(c.FormValue(name)) }
+	return web.JudgeForm{
+		Name: v("name"), BaseURL: v("base_url"), Model: v("model"), APIKeyEnv: strings.TrimPrefix(v("api_key_env"), "$"),
+		Temperature: v("temperature"), TopP: v("top_p"), MaxConcurrency: v("max_concurrency"), TimeoutSeconds: v("timeout_seconds"),
+		PriceInput: v("price_input"), PriceOutput: v("price_output"),
+	}
+}
+
+// applyJudgeForm checks the typed settings and copies them onto j.
+func applyJudgeForm(j *models.Judge, f web.JudgeForm) error {
+	invalid := func(format string, args ...any) error { return models.Errorf(models.EInvalid, format, args...) }
+	temp, err := strconv.ParseFloat(f.Temperature, 64)
+	if err != nil || temp < 0 || temp > 2 {
+		return invalid("the temperature must be a number from 0 to 2, e.g. 0.2")
+	}
+	topP, err := strconv.ParseFloat(f.TopP, 64)
+	if err != nil || topP <= 0 || topP > 1 {
+		return invalid("top p must be a number above 0 and at most 1, e.g. 0.9")
+	}
+	conc, err := strconv.Atoi(f.MaxConcurrency)
+	if err != nil || conc < 1 || conc > maxJudgeConcurrency {
+		return invalid("the maximum concurrent calls must be a whole number from 1 to %d", maxJudgeConcurrency)
+	}
+	timeout, err := strconv.Atoi(f.TimeoutSeconds)
+	if err != nil || timeout < 1 {
+		return invalid("the timeout must be a whole number of seconds, at least 1")
+	}
+	in, err := parsePrice("input", f.PriceInput)
+	if err != nil {
+		return err
+	}
+	out, err := parsePrice("output", f.PriceOutput)
+	if err != nil {
+		return err
+	}
+	j.Name, j.BaseURL, j.Model, j.APIKeyEnv = f.Name, f.BaseURL, f.Model, f.APIKeyEnv
+	j.Temperature, j.TopP, j.MaxConcurrency, j.TimeoutSeconds = temp, topP, conc, timeout
+	j.PriceInputPerMTok, j.PriceOutputPerMTok = in, out
+	return nil
+}
+
+// parsePrice reads a price; empty means unknown (nil), never 0.
+func parsePrice(which, s string) (*float64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	v, err := strconv.ParseFloat(strings.TrimPrefix(s, "$"), 64)
+	if err != nil || v < 0 {
+		return nil, models.Errorf(models.EInvalid, "the %s price %q is not a number of dollars (e.g. 0.15); leave it empty if you do not know it", which, s)
+	}
+	return &v, nil
+}
+
+// testJudge sends one tiny request to the judge and reports how it went:
+// a fragment for scripts (X-Requested-With: fetch), otherwise a flash on
+// the judges page.
+func (h *Handlers) testJudge(c echo.Context) error {
+	j, err := h.findJudge(c)
+	if err != nil {
+		return err
+	}
+	res := h.pingJudge(c.Request().Context(), j)
+	if c.Request().Header.Get("X-Requested-With") == "fetch" {
+		return render(c, http.StatusOK, web.JudgeTestFragment(res))
+	}
+	if !res.OK {
+		setFlash(c, "error", fmt.Sprintf("%s did not answer: %s", j.Name, res.Error))
+		return c.Redirect(http.StatusSeeOther, "/judges")
+	}
+	return redirect(c, "/judges", fmt.Sprintf("%s answered in %d ms: %q", j.Name, res.LatencyMS, res.Reply))
+}
+
+// pingJudge calls the judge's Ping with its stored settings.
+func (h *Handlers) pingJudge(ctx context.Context, j models.Judge) web.JudgeTestResult {
+	res := web.JudgeTestResult{JudgeName: j.Name}
+	cfg := judge.Config{BaseURL: j.BaseURL, Model: j.Model, APIKey: j.APIKey,
+		Timeout: min(time.Duration(j.TimeoutSeconds)*time.Second, judgeTestTimeout)}
+	if j.Simulated {
+		if h.SimulatedURL == "" {
+			res.Error = "the simulated judge is not running in this server process"
+			return res
+		}
+		cfg.BaseURL, cfg.APIKey = h.SimulatedURL, ""
+	} else if cfg.APIKey == "" && j.APIKeyEnv != "" {
+		cfg.APIKey = os.Getenv(j.APIKeyEnv)
+		if cfg.APIKey == "" {
+			res.Error = fmt.Sprintf("the environment variable %s is empty or not set on the server", j.APIKeyEnv)
+			return res
+		}
+	}
+	client, err := judge.New(cfg)
+	if err != nil {
+		res.Error = plainJudgeError(err)
+		return res
+	}
+	ctx, cancel := context.WithTimeout(ctx, judgeTestTimeout)
+	defer cancel()
+	resp, err := client.Ping(ctx)
+	if err != nil {
+		res.Error = plainJudgeError(err)
+		return res
+	}
+	res.OK, res.LatencyMS, res.Model = true, resp.Latency.Milliseconds(), resp.Model
+	res.Reply = shortenText(strings.TrimSpace(resp.Text()), 200)
+	return res
+}
+
+// plainJudgeError drops the "judge: " prefix the client's errors carry;
+// on the page it is obvious what failed.
+func plainJudgeError(err error) string {
+	return strings.TrimPrefix(err.Error(), "judge: ")
+}
+
+// findJudge loads the judge named by :id.
+func (h *Handlers) findJudge(c echo.Context) (models.Judge, error) {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return models.Judge{}, err
+	}
+	return h.DB.FindJudge(c.Request().Context(), h.workspaceID(c), id)
+}
+
+// formatNumber writes a setting in its shortest form (0.2, not 0.200000).
+func formatNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -1,0 +1,125 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/demo"
+)
+
+// demoDataset returns the seeded demo project's dataset.
+func (env *testEnv) demoDataset() models.Dataset {
+	env.t.Helper()
+	ds, err := env.db.ListDatasets(context.Background(), env.ws.ID, env.project.ID)
+	if err != nil || len(ds) == 0 {
+		env.t.Fatalf("demo dataset: %v (found %d)", err, len(ds))
+	}
+	return ds[len(ds)-1]
+}
+
+// countDatasets counts the demo project's datasets.
+func (env *testEnv) countDatasets() int {
+	env.t.Helper()
+	ds, err := env.db.ListDatasets(context.Background(), env.ws.ID, env.project.ID)
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	return len(ds)
+}
+
+// bodyLacks returns the wanted strings the body does not contain.
+func bodyLacks(body string, want ...string) []string {
+	var missing []string
+	for _, w := range want {
+		if !strings.Contains(body, w) {
+			missing = append(missing, w)
+		}
+	}
+	return missing
+}
+
+func TestProjectsList(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		rec := env.get("/")
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET / = %d, want 200", rec.Code)
+		}
+		want := []string{demo.ProjectName, fmt.Sprintf(`href="/projects/%d"`, env.project.ID), `action="/projects"`}
+		if missing := bodyLacks(rec.Body.String(), want...); len(missing) > 0 {
+			t.Errorf("GET / lacks %q", missing)
+		}
+	})
+}
+
+func TestCreateProject(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		tests := []struct {
+			name       string
+			form       url.Values
+			wantStatus int
+			wantText   string // on the page the request leads to
+		}{
+			{"empty name", url.Values{"name": {"  "}, "description": {"kept text"}}, http.StatusUnprocessableEntity, "a project needs a name"},
+			{"named", url.Values{"name": {"Summaries <b>2025</b>"}, "description": {"news summaries"}}, http.StatusSeeOther, "Summaries &lt;b&gt;2025&lt;/b&gt;"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				rec := env.postForm("/projects", tt.form)
+				if rec.Code != tt.wantStatus {
+					t.Fatalf("POST /projects = %d, want %d: %s", rec.Code, tt.wantStatus, rec.Body)
+				}
+				body := rec.Body.String()
+				if rec.Code == http.StatusSeeOther {
+					body = env.get(rec.Header().Get("Location")).Body.String()
+				}
+				if !strings.Contains(body, tt.wantText) {
+					t.Errorf("page lacks %q:\n%s", tt.wantText, body)
+				}
+			})
+		}
+	})
+}
+
+func TestProjectPage(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		ds := env.demoDataset()
+		run := models.Run{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: ds.ID, Name: "first try", Method: models.MethodBatchEval, Simulated: true}
+		if err := env.db.CreateRun(ctx, &run, nil); err != nil {
+			t.Fatal(err)
+		}
+		tests := []struct {
+			name       string
+			path       string
+			wantStatus int
+			want       []string
+		}{
+			{"demo project", fmt.Sprintf("/projects/%d", env.project.ID), http.StatusOK, []string{
+				"Demo dialogues", "Engaging and coherent",
+				fmt.Sprintf(`href="/datasets/%d"`, ds.ID),
+				fmt.Sprintf(`href="/runs/%d"`, run.ID), "first try", `data-testid="simulated-badge"`, models.RunQueued,
+				fmt.Sprintf(`href="/projects/%d/datasets/new"`, env.project.ID),
+				fmt.Sprintf(`href="/projects/%d/rubrics/new"`, env.project.ID),
+				fmt.Sprintf(`href="/projects/%d/runs/new"`, env.project.ID),
+			}},
+			{"unknown project", "/projects/999999", http.StatusNotFound, []string{"does not exist"}},
+			{"not an id", "/projects/abc", http.StatusNotFound, []string{"not a valid id"}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				rec := env.get(tt.path)
+				if rec.Code != tt.wantStatus {
+					t.Fatalf("GET %s = %d, want %d", tt.path, rec.Code, tt.wantStatus)
+				}
+				if missing := bodyLacks(rec.Body.String(), tt.want...); len(missing) > 0 {
+					t.Errorf("GET %s lacks %q", tt.path, missing)
+				}
+			})
+		}
+	})
+}

@@ -1,0 +1,336 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/web"
+)
+
+// newCriterion is the blank criterion the editor adds. A 1-5 range is
+// pre-filled because it is the scale most people reach for first.
+func newCriterion() web.CriterionForm { return web.CriterionForm{Lo: "1", Hi: "5"} }
+
+// maxCriteria bounds the criteria one form may carry: far more than any
+// rubric needs, few enough that a crafted request stays cheap.
+const maxCriteria = 50
+
+// rubricForm is the editor's content as posted.
+type rubricForm struct {
+	Name             string
+	Task             string
+	Criteria         []web.CriterionForm
+	PreviewDataset   int64
+	PreviewCriterion int
+}
+
+// newRubric shows an empty editor for a project.
+func (h *Handlers) newRubric(c echo.Context) error {
+	p, err := h.findProject(c)
+	if err != nil {
+		return err
+	}
+	f := rubricForm{Criteria: []web.CriterionForm{newCriterion()}}
+	return h.renderRubricEditor(c, http.StatusOK, p, models.Rubric{ProjectID: p.ID}, f, "", true)
+}
+
+// editRubric shows the editor for a stored rubric.
+func (h *Handlers) editRubric(c echo.Context) error {
+	r, p, err := h.findRubric(c)
+	if err != nil {
+		return err
+	}
+	f := rubricForm{Name: r.Name, Task: r.Task}
+	for _, cr := range r.Criteria {
+		f.Criteria = append(f.Criteria, web.CriterionForm{
+			Name: cr.Name, Description: cr.Description,
+			Lo: strconv.FormatFloat(cr.Lo, 'g', -1, 64), Hi: strconv.FormatFloat(cr.Hi, 'g', -1, 64),
+			Low: cr.Levels.Low, Middle: cr.Levels.Middle, High: cr.Levels.High, HumanColumn: cr.HumanColumn,
+		})
+	}
+	return h.renderRubricEditor(c, http.StatusOK, p, r, f, "", true)
+}
+
+// postNewRubric handles the editor's buttons for a new rubric.
+func (h *Handlers) postNewRubric(c echo.Context) error {
+	p, err := h.findProject(c)
+	if err != nil {
+		return err
+	}
+	return h.handleRubricForm(c, p, models.Rubric{WorkspaceID: h.workspaceID(c), ProjectID: p.ID})
+}
+
+// postRubric handles the editor's buttons for a stored rubric.
+func (h *Handlers) postRubric(c echo.Context) error {
+	r, p, err := h.findRubric(c)
+	if err != nil {
+		return err
+	}
+	return h.handleRubricForm(c, p, r)
+}
+
+// handleRubricForm does what the pressed button asks: add or remove a
+// criterion or preview (each shows the form again, unsaved), or save.
+func (h *Handlers) handleRubricForm(c echo.Context, p models.Project, r models.Rubric) error {
+	params, err := c.FormParams()
+	if err != nil {
+		return models.Errorf(models.EInvalid, "the form could not be read: %v", err)
+	}
+	f := parseRubricForm(params)
+	action := params.Get("action")
+	switch {
+	case action == "add-criterion":
+		if len(f.Criteria) < maxCriteria {
+			f.Criteria = append(f.Criteria, newCriterion())
+		}
+		return h.renderRubricEditor(c, http.StatusOK, p, r, f, "", false)
+	case strings.HasPrefix(action, "remove-criterion-"):
+		i, err := strconv.Atoi(strings.TrimPrefix(action, "remove-criterion-"))
+		if err == nil && i >= 0 && i < len(f.Criteria) {
+			f.Criteria = slices.Delete(f.Criteria, i, i+1)
+		}
+		if f.PreviewCriterion >= len(f.Criteria) {
+			f.PreviewCriterion = 0
+		}
+		return h.renderRubricEditor(c, http.StatusOK, p, r, f, "", false)
+	case action == "preview":
+		return h.renderRubricEditor(c, http.StatusOK, p, r, f, "", true)
+	}
+	criteria, err := f.criteria()
+	if err == nil {
+		r.Name, r.Task, r.Criteria = strings.TrimSpace(f.Name), strings.TrimSpace(f.Task), criteria
+		if r.Fields == nil {
+			// A new rubric uses its datasets' fields. The column is JSON
+			// and NOT NULL, so "none" is stored as [], not null.
+			r.Fields = []evaluator.Field{}
+		}
+		err = h.DB.SaveRubric(c.Request().Context(), &r)
+	}
+	if err != nil {
+		if models.ErrorCode(err) != models.EInvalid {
+			return err
+		}
+		return h.renderRubricEditor(c, http.StatusUnprocessableEntity, p, r, f, "Not saved: "+models.ErrorMessage(err), false)
+	}
+	return redirect(c, projectPath(p.ID), fmt.Sprintf("Rubric %q saved.", r.Name))
+}
+
+// previewRubric renders the prompt preview fragment for live previews.
+func (h *Handlers) previewRubric(c echo.Context) error {
+	params, err := c.FormParams()
+	if err != nil {
+		return models.Errorf(models.EInvalid, "the form could not be read: %v", err)
+	}
+	f := parseRubricForm(params)
+	var fields []evaluator.Field
+	if id, _ := strconv.ParseInt(params.Get("rubric_id"), 10, 64); id > 0 {
+		r, err := h.DB.FindRubric(c.Request().Context(), h.workspaceID(c), id)
+		if err != nil {
+			return err
+		}
+		fields = r.Fields
+	}
+	return render(c, http.StatusOK, web.RubricPreviewFragment(h.buildPreview(c.Request().Context(), h.workspaceID(c), f, fields)))
+}
+
+// renderRubricEditor shows the editor; withPreview also builds the prompt
+// preview (skipped after add and remove, where the criteria just changed).
+func (h *Handlers) renderRubricEditor(c echo.Context, status int, p models.Project, r models.Rubric, f rubricForm, msg string, withPreview bool) error {
+	ctx := c.Request().Context()
+	datasets, err := h.DB.ListDatasets(ctx, h.workspaceID(c), p.ID)
+	if err != nil {
+		return err
+	}
+	action := projectPath(p.ID) + "/rubrics"
+	title := "New rubric"
+	if r.ID != 0 {
+		action = "/rubrics/" + strconv.FormatInt(r.ID, 10)
+		title = "Edit " + r.Name
+	}
+	v := web.RubricEditorView{
+		Page: page(c, title), Project: p, RubricID: r.ID, Action: action,
+		Name: f.Name, Task: f.Task, Criteria: f.Criteria, Datasets: datasets,
+		PreviewCriterion: f.PreviewCriterion, Error: msg,
+	}
+	var human []string
+	for _, d := range datasets {
+		human = append(human, d.RatingColumns...)
+		if d.ID == f.PreviewDataset {
+			v.PreviewDataset = d.ID
+		}
+	}
+	slices.Sort(human)
+	v.HumanColumns = slices.Compact(human)
+	if v.PreviewDataset == 0 && len(datasets) > 0 {
+		v.PreviewDataset = datasets[0].ID
+	}
+	if withPreview && v.PreviewDataset != 0 {
+		f.PreviewDataset = v.PreviewDataset
+		pv := h.buildPreview(ctx, h.workspaceID(c), f, r.Fields)
+		v.Preview = &pv
+	}
+	return render(c, status, web.RubricEditorPage(v))
+}
+
+// buildPreview builds the messages of the first batch the judge would get
+// for one criterion on the chosen dataset, with the default settings.
+// fields are the rubric's own fields; empty means the dataset's.
+func (h *Handlers) buildPreview(ctx context.Context, ws int64, f rubricForm, fields []evaluator.Field) web.RubricPreview {
+	if f.PreviewDataset == 0 {
+		return web.RubricPreview{Problem: "Choose a dataset to preview the prompt."}
+	}
+	if len(f.Criteria) == 0 {
+		return web.RubricPreview{Problem: "Add a criterion to preview its prompt."}
+	}
+	ds, err := h.DB.FindDataset(ctx, ws, f.PreviewDataset)
+	if err != nil {
+		return web.RubricPreview{Problem: "No preview: " + models.ErrorMessage(err)}
+	}
+	i := f.PreviewCriterion
+	if i < 0 || i >= len(f.Criteria) {
+		i = 0
+	}
+	crit, err := criterionFromForm(f.Criteria[i], i)
+	if err != nil {
+		return web.RubricPreview{Problem: "No preview: " + err.Error()}
+	}
+	settings := evaluator.DefaultSettings()
+	rows, err := h.DB.ListDatasetRows(ctx, ds.ID, 0, settings.BatchSize)
+	if err != nil {
+		h.Log.Error("preview rows", "dataset", ds.ID, "err", err)
+		return web.RubricPreview{Problem: "No preview: the dataset's rows could not be read."}
+	}
+	if len(fields) == 0 {
+		fields = ds.Fields
+	}
+	samples := make([]evaluator.Sample, len(rows))
+	for j, row := range rows {
+		samples[j] = row.Sample(fields)
+	}
+	rub := evaluator.Rubric{Task: strings.TrimSpace(f.Task), Fields: fields, Criteria: []evaluator.Criterion{crit}}
+	msgs := evaluator.BuildBatchPrompt(rub, crit, samples, settings)
+	return web.RubricPreview{Dataset: ds.Name, Criterion: crit.Name, Samples: len(samples), Messages: msgs, Tokens: evaluator.EstimateTokens(msgs)}
+}
+
+// parseRubricForm reads the editor's fields; criteria come as
+// criteria[N].part and are kept in the order of N.
+func parseRubricForm(params url.Values) rubricForm {
+	f := rubricForm{Name: params.Get("name"), Task: params.Get("task")}
+	f.PreviewDataset, _ = strconv.ParseInt(params.Get("preview_dataset"), 10, 64)
+	f.PreviewCriterion, _ = strconv.Atoi(params.Get("preview_criterion"))
+	byIndex := map[int]*web.CriterionForm{}
+	for key, vals := range params {
+		rest, ok := strings.CutPrefix(key, "criteria[")
+		if !ok {
+			continue
+		}
+		num, part, ok := strings.Cut(rest, "].")
+		n, err := strconv.Atoi(num)
+		if !ok || err != nil || n < 0 {
+			continue
+		}
+		cf := byIndex[n]
+		if cf == nil {
+			if len(byIndex) >= maxCriteria {
+				continue
+			}
+			cf = &web.CriterionForm{}
+			byIndex[n] = cf
+		}
+		val := vals[0]
+		switch part {
+		case "name":
+			cf.Name = val
+		case "description":
+			cf.Description = val
+		case "lo":
+			cf.Lo = val
+		case "hi":
+			cf.Hi = val
+		case "low":
+			cf.Low = val
+		case "middle":
+			cf.Middle = val
+		case "high":
+			cf.High = val
+		case "human":
+			cf.HumanColumn = val
+		}
+	}
+	indexes := make([]int, 0, len(byIndex))
+	for n := range byIndex {
+		indexes = append(indexes, n)
+	}
+	slices.Sort(indexes)
+	for _, n := range indexes {
+		f.Criteria = append(f.Criteria, *byIndex[n])
+	}
+	return f
+}
+
+// criteria converts the typed criteria, reporting the first unreadable number.
+func (f rubricForm) criteria() ([]evaluator.Criterion, error) {
+	out := make([]evaluator.Criterion, len(f.Criteria))
+	for i, cf := range f.Criteria {
+		c, err := criterionFromForm(cf, i)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+// criterionFromForm converts the i-th typed criterion, parsing its range.
+func criterionFromForm(cf web.CriterionForm, i int) (evaluator.Criterion, error) {
+	who := fmt.Sprintf("criterion %d", i+1)
+	if n := strings.TrimSpace(cf.Name); n != "" {
+		who = fmt.Sprintf("criterion %q", n)
+	}
+	num := func(what, s string) (float64, error) {
+		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return 0, models.Errorf(models.EInvalid, "%s: the %s score %q is not a number (write decimals with a dot, e.g. 2.5)", who, what, s)
+		}
+		return v, nil
+	}
+	lo, err := num("lowest", cf.Lo)
+	if err != nil {
+		return evaluator.Criterion{}, err
+	}
+	hi, err := num("highest", cf.Hi)
+	if err != nil {
+		return evaluator.Criterion{}, err
+	}
+	return evaluator.Criterion{
+		Name: strings.TrimSpace(cf.Name), Description: strings.TrimSpace(cf.Description), Lo: lo, Hi: hi,
+		Levels:      evaluator.Levels{Low: strings.TrimSpace(cf.Low), Middle: strings.TrimSpace(cf.Middle), High: strings.TrimSpace(cf.High)},
+		HumanColumn: cf.HumanColumn,
+	}, nil
+}
+
+// findRubric loads the rubric named by :id and its project.
+func (h *Handlers) findRubric(c echo.Context) (models.Rubric, models.Project, error) {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return models.Rubric{}, models.Project{}, err
+	}
+	ctx := c.Request().Context()
+	r, err := h.DB.FindRubric(ctx, h.workspaceID(c), id)
+	if err != nil {
+		return r, models.Project{}, err
+	}
+	p, err := h.DB.FindProject(ctx, h.workspaceID(c), r.ProjectID)
+	return r, p, err
+}
+
+func projectPath(id int64) string { return "/projects/" + strconv.FormatInt(id, 10) }

@@ -1,0 +1,177 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// rubricFormValues returns a complete editor form with one criterion.
+func rubricFormValues(action, lo, hi string) url.Values {
+	return url.Values{
+		"action": {action}, "name": {"Helpfulness"}, "task": {"A question and the answer a bot gave."},
+		"criteria[0].name": {"Helpful"}, "criteria[0].description": {"Does it answer the question?"},
+		"criteria[0].lo": {lo}, "criteria[0].hi": {hi},
+		"criteria[0].low": {"Useless"}, "criteria[0].middle": {"Partly useful"}, "criteria[0].high": {"Fully answers"},
+		"criteria[0].human": {"overall"},
+	}
+}
+
+// rubrics lists the demo project's rubrics.
+func (env *testEnv) rubrics() []models.Rubric {
+	env.t.Helper()
+	rs, err := env.db.ListRubrics(context.Background(), env.ws.ID, env.project.ID)
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	return rs
+}
+
+func TestRubricEditorButtons(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		newPath := fmt.Sprintf("/projects/%d/rubrics", env.project.ID)
+		twoCriteria := rubricFormValues("remove-criterion-0", "1", "5")
+		twoCriteria.Set("criteria[1].name", "Polite")
+		twoCriteria.Set("criteria[1].lo", "0")
+		twoCriteria.Set("criteria[1].hi", "1")
+		tests := []struct {
+			name       string
+			form       url.Values
+			wantStatus int
+			want       []string
+			notWant    []string
+			wantSaved  int // rubrics added
+		}{
+			{"add criterion", rubricFormValues("add-criterion", "1", "5"), http.StatusOK,
+				[]string{`name="criteria[1].name"`, `value="Helpful"`, "Criterion 2"}, nil, 0},
+			{"remove criterion", twoCriteria, http.StatusOK,
+				[]string{`value="Polite"`}, []string{`value="Helpful"`, `name="criteria[1].name"`}, 0},
+			{"high not above low", rubricFormValues("save", "5", "5"), http.StatusUnprocessableEntity,
+				[]string{"the low end must be below the high end", `value="Helpful"`}, nil, 0},
+			{"range not a number", rubricFormValues("save", "one", "5"), http.StatusUnprocessableEntity,
+				[]string{`the lowest score &#34;one&#34; is not a number`}, nil, 0},
+			{"no task", func() url.Values { f := rubricFormValues("save", "1", "5"); f.Set("task", " "); return f }(),
+				http.StatusUnprocessableEntity, []string{"task description is empty"}, nil, 0},
+			{"save", rubricFormValues("save", "1", "5"), http.StatusSeeOther, nil, nil, 1},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				before := len(env.rubrics())
+				rec := env.postForm(newPath, tt.form)
+				if rec.Code != tt.wantStatus {
+					t.Fatalf("POST = %d, want %d: %s", rec.Code, tt.wantStatus, rec.Body)
+				}
+				body := rec.Body.String()
+				if missing := bodyLacks(body, tt.want...); len(missing) > 0 {
+					t.Errorf("editor lacks %q:\n%s", missing, body)
+				}
+				for _, nw := range tt.notWant {
+					if strings.Contains(body, nw) {
+						t.Errorf("editor contains %q", nw)
+					}
+				}
+				if got := len(env.rubrics()) - before; got != tt.wantSaved {
+					t.Errorf("rubrics added = %d, want %d", got, tt.wantSaved)
+				}
+			})
+		}
+		saved := env.rubrics()[0]
+		if len(saved.Criteria) != 1 {
+			t.Fatalf("saved criteria = %d, want 1", len(saved.Criteria))
+		}
+		c := saved.Criteria[0]
+		if c.Name != "Helpful" || c.Lo != 1 || c.Hi != 5 || c.Levels.Middle != "Partly useful" || c.HumanColumn != "overall" {
+			t.Errorf("saved criterion = %+v", c)
+		}
+	})
+}
+
+func TestRubricEdit(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		demoRubric := env.rubrics()[0]
+		editPath := fmt.Sprintf("/rubrics/%d/edit", demoRubric.ID)
+		rec := env.get(editPath)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET %s = %d", editPath, rec.Code)
+		}
+		want := []string{`value="Engaging"`, `value="Coherent"`, `<option value="engaging" selected>`,
+			`data-preview-url="/rubrics/preview"`, `data-preview-target="prompt-preview"`, "Sample1:"}
+		if missing := bodyLacks(rec.Body.String(), want...); len(missing) > 0 {
+			t.Errorf("edit page lacks %q", missing)
+		}
+
+		form := rubricFormValues("save", "0", "10")
+		rec = env.postForm(fmt.Sprintf("/rubrics/%d", demoRubric.ID), form)
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("POST edit = %d: %s", rec.Code, rec.Body)
+		}
+		got, err := env.db.FindRubric(context.Background(), env.ws.ID, demoRubric.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Name != "Helpfulness" || len(got.Criteria) != 1 || got.Criteria[0].Hi != 10 {
+			t.Errorf("after edit: name %q, criteria %+v", got.Name, got.Criteria)
+		}
+		if n := len(env.rubrics()); n != 1 {
+			t.Errorf("rubrics after edit = %d, want 1 (edit must not create)", n)
+		}
+
+		if rec := env.get("/rubrics/999999/edit"); rec.Code != http.StatusNotFound {
+			t.Errorf("GET unknown rubric = %d, want 404", rec.Code)
+		}
+	})
+}
+
+func TestRubricPreview(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ds := env.demoDataset()
+		withDataset := func(action string, criterion string) url.Values {
+			f := rubricFormValues(action, "1", "5")
+			f.Set("criteria[1].name", "Short & <sweet>")
+			f.Set("criteria[1].lo", "1")
+			f.Set("criteria[1].hi", "3")
+			f.Set("preview_dataset", fmt.Sprint(ds.ID))
+			f.Set("preview_criterion", criterion)
+			return f
+		}
+		tests := []struct {
+			name    string
+			path    string
+			form    url.Values
+			want    []string
+			notWant []string
+		}{
+			{"fragment, first criterion", "/rubrics/preview", withDataset("", "0"),
+				[]string{"Sample1:", "Sample10:", "tokens (estimate)", "Conversation history: ", "Helpful: Does it answer the question?"},
+				[]string{"Sample11:", "<html"}},
+			{"fragment, chosen criterion", "/rubrics/preview", withDataset("", "1"),
+				[]string{"Sample1:", "Short &amp; &lt;sweet&gt;"}, []string{"Short & <sweet>"}},
+			{"fragment without dataset", "/rubrics/preview", rubricFormValues("", "1", "5"),
+				[]string{"Choose a dataset"}, []string{"Sample1:"}},
+			{"no-JS preview button", fmt.Sprintf("/projects/%d/rubrics", env.project.ID), withDataset("preview", "0"),
+				[]string{"<html", "Sample1:", "tokens (estimate)"}, nil},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				rec := env.postForm(tt.path, tt.form)
+				if rec.Code != http.StatusOK {
+					t.Fatalf("POST %s = %d: %s", tt.path, rec.Code, rec.Body)
+				}
+				body := rec.Body.String()
+				if missing := bodyLacks(body, tt.want...); len(missing) > 0 {
+					t.Errorf("preview lacks %q:\n%s", missing, body)
+				}
+				for _, nw := range tt.notWant {
+					if strings.Contains(body, nw) {
+						t.Errorf("preview contains %q", nw)
+					}
+				}
+			})
+		}
+	})
+}

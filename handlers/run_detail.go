@@ -1,0 +1,208 @@
+package handlers
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/report"
+	"github.com/batcheval/batcheval/runner"
+	"github.com/batcheval/batcheval/web"
+)
+
+// showRunSample shows one sample of a run: its fields, the human ratings,
+// and per criterion every round's score, the judge's analysis and the
+// batch it was judged in, with links to the other samples of that batch.
+func (h *Handlers) showRunSample(c echo.Context) error {
+	ctx := c.Request().Context()
+	run, err := h.findRun(c)
+	if err != nil {
+		return err
+	}
+	rowID, err := paramID(c, "rowID")
+	if err != nil {
+		return err
+	}
+	rows, err := h.DB.FindDatasetRows(ctx, run.DatasetID, []int64{rowID})
+	if err != nil {
+		return err
+	}
+	row, ok := rows[rowID]
+	if !ok {
+		return models.Errorf(models.ENotFound, "sample %d is not part of this run's dataset", rowID)
+	}
+	fields := run.RubricSnapshot.Fields
+	if len(fields) == 0 {
+		ds, err := h.DB.FindDataset(ctx, h.Workspace.ID, run.DatasetID)
+		if err != nil {
+			return err
+		}
+		fields = ds.Fields
+	}
+	scores, err := h.DB.ListRowScores(ctx, run.ID, rowID)
+	if err != nil {
+		return err
+	}
+	// The batches this sample was in, and the ids of their other samples.
+	batches := map[int64]models.RunBatch{}
+	var mateIDs []int64
+	for _, s := range scores {
+		if _, seen := batches[s.BatchID]; seen {
+			continue
+		}
+		b, err := h.DB.FindBatch(ctx, run.ID, s.BatchID)
+		if err != nil {
+			return err
+		}
+		batches[b.ID] = b
+		mateIDs = append(mateIDs, b.RowIDs...)
+	}
+	mates := map[int64]models.DatasetRow{}
+	if len(mateIDs) > 0 {
+		if mates, err = h.DB.FindDatasetRows(ctx, run.DatasetID, mateIDs); err != nil {
+			return err
+		}
+	}
+
+	v := web.RunSampleView{Page: page(c, "Sample "+row.ExternalID), Run: run, RowID: row.ID, ExternalID: row.ExternalID,
+		Position: row.Position, Fields: row.Sample(fields).Fields}
+	for ci, crit := range run.RubricSnapshot.Criteria {
+		sc := web.RunSampleCriterion{Name: crit.Name, Range: fmt.Sprintf("%g to %g", crit.Lo, crit.Hi)}
+		if crit.HumanColumn != "" {
+			sc.Human = row.Ratings[crit.HumanColumn]
+		}
+		var sum float64
+		var k int
+		for _, s := range scores {
+			if s.CriterionIndex != ci {
+				continue
+			}
+			b := batches[s.BatchID]
+			r := web.RunSampleRound{Round: s.Round + 1, Score: s.Score, Analysis: s.Analysis, BatchID: b.ID, BatchIndex: b.BatchIndex, Label: s.Label}
+			for _, id := range b.RowIDs {
+				if id == rowID {
+					continue
+				}
+				name := fmt.Sprintf("#%d", id)
+				if m, ok := mates[id]; ok {
+					name = m.ExternalID
+				}
+				r.Mates = append(r.Mates, web.RunSampleMate{RowID: id, ExternalID: name})
+			}
+			sc.Rounds = append(sc.Rounds, r)
+			if s.Score != nil {
+				sum += *s.Score
+				k++
+			}
+		}
+		if k > 0 {
+			mean := sum / float64(k)
+			sc.Final = &mean
+		}
+		v.Criteria = append(v.Criteria, sc)
+	}
+	return render(c, http.StatusOK, web.RunSamplePage(v))
+}
+
+// showRunBatch shows one judge call in full: the samples, what was sent,
+// what came back, the repair exchange and what went wrong.
+func (h *Handlers) showRunBatch(c echo.Context) error {
+	ctx := c.Request().Context()
+	run, err := h.findRun(c)
+	if err != nil {
+		return err
+	}
+	batchID, err := paramID(c, "batchID")
+	if err != nil {
+		return err
+	}
+	b, err := h.DB.FindBatch(ctx, run.ID, batchID)
+	if err != nil {
+		return err
+	}
+	rows, err := h.DB.FindDatasetRows(ctx, run.DatasetID, b.RowIDs)
+	if err != nil {
+		return err
+	}
+	crit := fmt.Sprintf("Criterion %d", b.CriterionIndex+1)
+	if b.CriterionIndex < len(run.RubricSnapshot.Criteria) {
+		crit = run.RubricSnapshot.Criteria[b.CriterionIndex].Name
+	}
+	v := web.RunBatchView{Page: page(c, crit+" batch"), Run: run, Batch: b, Criterion: crit}
+	for k, id := range b.RowIDs {
+		s := web.RunBatchSample{Label: k + 1, RowID: id, ExternalID: fmt.Sprintf("#%d", id)}
+		if r, ok := rows[id]; ok {
+			s.ExternalID = r.ExternalID
+		}
+		// A batch holds at most 100 samples (Settings.Validate), so reading
+		// each sample's few scores stays cheap.
+		scores, err := h.DB.ListRowScores(ctx, run.ID, id)
+		if err != nil {
+			return err
+		}
+		for _, sc := range scores {
+			if sc.BatchID == b.ID {
+				s.Score, s.Analysis = sc.Score, sc.Analysis
+			}
+		}
+		v.Samples = append(v.Samples, s)
+	}
+	if b.Request != "" {
+		v.Messages = runner.DecodeMessages(b.Request)
+	}
+	if b.RepairRequest != "" {
+		msgs := runner.DecodeMessages(b.RepairRequest)
+		last := msgs[len(msgs)-1]
+		v.RepairMessage = &evaluator.Message{Role: last.Role, Content: last.Content}
+	}
+	return render(c, http.StatusOK, web.RunBatchPage(v))
+}
+
+// exportRunCSV downloads one line per sample with every round's score.
+func (h *Handlers) exportRunCSV(c echo.Context) error {
+	return h.exportRun(c, "csv", "text/csv; charset=utf-8", (*report.Report).WriteCSV)
+}
+
+// exportRunJSON downloads the whole report with its statistics.
+func (h *Handlers) exportRunJSON(c echo.Context) error {
+	return h.exportRun(c, "json", echo.MIMEApplicationJSONCharsetUTF8, (*report.Report).WriteJSON)
+}
+
+func (h *Handlers) exportRun(c echo.Context, ext, contentType string, write func(*report.Report, io.Writer) error) error {
+	run, err := h.findRun(c)
+	if err != nil {
+		return err
+	}
+	rep, err := report.Build(c.Request().Context(), h.DB, h.Workspace.ID, run.ID)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := write(rep, &buf); err != nil {
+		return err
+	}
+	name := fmt.Sprintf("run-%d-%s.%s", run.ID, fileSlug(run.Name), ext)
+	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf("attachment; filename=%q", name))
+	return c.Blob(http.StatusOK, contentType, buf.Bytes())
+}
+
+var slugJunk = regexp.MustCompile(`[^a-z0-9]+`)
+
+// fileSlug makes a run name safe for a download file name.
+func fileSlug(s string) string {
+	s = strings.Trim(slugJunk.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	if len(s) > 40 {
+		s = strings.TrimRight(s[:40], "-")
+	}
+	if s == "" {
+		return "export"
+	}
+	return s
+}

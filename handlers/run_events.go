@@ -1,0 +1,140 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/web"
+)
+
+// Timings of the progress stream.
+const (
+	// progressPoll is how often the stream re-reads the run: fast enough to
+	// feel live, slow enough to cost the database nothing noticeable.
+	progressPoll = 500 * time.Millisecond
+	// keepAliveEvery sends a comment so proxies that drop idle connections
+	// (often after 30-60 s) keep a slow run's stream open.
+	keepAliveEvery = 15 * time.Second
+)
+
+// runProgress summarises a run's state at now for the page and the stream.
+func runProgress(run models.Run, now time.Time) web.RunProgress {
+	p := web.RunProgress{
+		Criteria: len(run.RubricSnapshot.Criteria), Rounds: run.Settings.Rounds,
+		BatchesDone: run.BatchesDone, BatchesTotal: run.BatchesTotal,
+		Failed: run.BatchesFailed, Missing: run.MissingScores, Calls: run.Calls,
+		Tokens: run.PromptTokens + run.CompletionTokens, Status: run.Status, Finished: run.Finished(),
+		Cost: costText(run.Simulated, run.CostUSD), ETA: "—", Elapsed: "—",
+	}
+	if run.StartedAt != nil {
+		// Shown 1-based; before the first batch is planned there is nothing
+		// to count yet, so they stay 0.
+		p.Criterion, p.Round = run.CurrentCriterion+1, run.CurrentRound+1
+	}
+	if run.BatchesTotal > 0 {
+		p.Percent = math.Round(float64(run.BatchesDone)/float64(run.BatchesTotal)*1000) / 10
+	}
+	if run.Status == models.RunSucceeded {
+		p.Percent = 100
+	}
+	if run.StartedAt != nil {
+		end := now
+		if run.FinishedAt != nil {
+			end = *run.FinishedAt
+		}
+		elapsed := end.Sub(*run.StartedAt)
+		p.Elapsed = durationText(elapsed)
+		// Time left from the rate so far: batches are alike in size, so
+		// the average pace is a fair guess for the rest.
+		if !p.Finished && run.BatchesDone > 0 && run.BatchesTotal > run.BatchesDone {
+			left := time.Duration(float64(elapsed) / float64(run.BatchesDone) * float64(run.BatchesTotal-run.BatchesDone))
+			p.ETA = "about " + durationText(left)
+		}
+	}
+	if p.Finished {
+		p.ETA = "—"
+	}
+	return p
+}
+
+// durationText is "45s", "3m 05s" or "2h 07m".
+func durationText(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int(d.Round(time.Second).Seconds())
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm %02ds", s/60, s%60)
+	default:
+		return fmt.Sprintf("%dh %02dm", s/3600, (s%3600)/60)
+	}
+}
+
+// streamRunEvents sends the run's progress as server-sent events: a
+// "progress" event whenever something changed, a comment every 15 s so the
+// connection stays open, and a last event with finished true.
+func (h *Handlers) streamRunEvents(c echo.Context) error {
+	run, err := h.findRun(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	w := c.Response()
+	w.Header().Set(echo.HeaderContentType, "text/event-stream")
+	w.Header().Set(echo.HeaderCacheControl, "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no") // nginx would otherwise buffer the stream
+	w.WriteHeader(http.StatusOK)
+	w.Flush()
+
+	poll := time.NewTicker(progressPoll)
+	defer poll.Stop()
+	keepAlive := time.NewTicker(keepAliveEvery)
+	defer keepAlive.Stop()
+	var last []byte
+	for {
+		p := runProgress(run, time.Now())
+		data, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(data, last) {
+			if _, err := fmt.Fprintf(w, "event: progress\ndata: %s\n\n", data); err != nil {
+				return nil // the client went away
+			}
+			w.Flush()
+			last = data
+		}
+		if p.Finished {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-keepAlive.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return nil
+			}
+			w.Flush()
+			continue
+		case <-poll.C:
+		}
+		next, err := h.DB.FindRun(ctx, h.Workspace.ID, run.ID)
+		if err != nil {
+			if ctx.Err() == nil {
+				h.Log.Warn("progress stream stopped", "run", run.ID, "err", err)
+			}
+			return nil
+		}
+		run = next
+	}
+}
