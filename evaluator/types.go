@@ -34,6 +34,11 @@ type Criterion struct {
 	// HumanColumn names the dataset column holding the human rating for this
 	// criterion; empty when there is none.
 	HumanColumn string `json:"human_column,omitempty" yaml:"human_column"`
+	// AnnotatorColumns optionally name columns holding individual
+	// annotators' ratings of this criterion, for inter-annotator agreement
+	// and the human ceiling. Ratings imported one row per annotator are
+	// found without this (as "<human_column>@<annotator>").
+	AnnotatorColumns []string `json:"annotator_columns,omitempty" yaml:"annotator_columns"`
 }
 
 // Rubric is what the judge is told: what a sample is, which fields it sees,

@@ -7,6 +7,7 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -72,7 +73,7 @@ func render(c echo.Context, status int, comp templ.Component) error {
 const flashCookie = "batcheval_flash"
 
 func setFlash(c echo.Context, kind, text string) {
-	c.SetCookie(&http.Cookie{Name: flashCookie, Value: kind + ":" + strconv.Quote(text), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, MaxAge: 60})
+	c.SetCookie(&http.Cookie{Name: flashCookie, Value: kind + ":" + base64.RawURLEncoding.EncodeToString([]byte(text)), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, MaxAge: 60})
 }
 
 // popFlash reads and clears the flash message.
@@ -86,11 +87,11 @@ func popFlash(c echo.Context) *web.Flash {
 	if !ok {
 		return nil
 	}
-	text, err := strconv.Unquote(string(quoted))
+	text, err := base64.RawURLEncoding.DecodeString(string(quoted))
 	if err != nil {
 		return nil
 	}
-	return &web.Flash{Kind: string(kind), Text: text}
+	return &web.Flash{Kind: string(kind), Text: string(text)}
 }
 
 // page builds the layout data of a page.

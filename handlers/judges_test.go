@@ -205,7 +205,7 @@ func TestJudgeTestConnection(t *testing.T) {
 			name  string
 			judge int64
 			fetch bool
-			want  string // in the fragment, or in the flash cookie
+			want  string // in the fragment, or in the flash on the next page
 			ok    bool
 		}{
 			{"simulated, fetch", sim.ID, true, "answered in", true},
@@ -234,7 +234,18 @@ func TestJudgeTestConnection(t *testing.T) {
 					if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/judges" {
 						t.Fatalf("status = %d to %q, want 303 to /judges", rec.Code, rec.Header().Get("Location"))
 					}
-					got = rec.Header().Get("Set-Cookie")
+					// Follow the redirect with the flash cookie: the message
+					// must show on the next page.
+					next := httptest.NewRequest(http.MethodGet, "/judges", nil)
+					for _, ck := range rec.Result().Cookies() {
+						next.AddCookie(ck)
+					}
+					page := httptest.NewRecorder()
+					env.e.ServeHTTP(page, next)
+					got = page.Body.String()
+					if gotOK := strings.Contains(got, "flash ok"); gotOK != tt.ok {
+						t.Errorf("success flash shown = %v, want %v", gotOK, tt.ok)
+					}
 				}
 				if !strings.Contains(got, tt.want) {
 					t.Errorf("result lacks %q: %s", tt.want, got)

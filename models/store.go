@@ -345,7 +345,6 @@ func (db *DB) ListRowScores(ctx context.Context, runID, rowID int64) ([]RunScore
 	return ss, err
 }
 
-
 func notFoundText(err error, msg string) error {
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return Errorf(ENotFound, "%s", msg)

@@ -53,6 +53,19 @@ type CriterionReport struct {
 	// human and judge scales are comparable.
 	DecompositionNote string
 	Scored, Missing   int
+	// UnreadableRate is the share of round scores the judge's answers did
+	// not yield (missing / all), itself a quality metric of the judge.
+	UnreadableRate float64
+	// GroupColumn and Grouped: correlation computed within each group of
+	// the column (e.g. per source document) and averaged.
+	GroupColumn string
+	Grouped     map[stats.Method]stats.Grouped
+	// Ceiling is the inter-annotator agreement, when the dataset has
+	// several annotators' ratings; nil otherwise.
+	Ceiling *Ceiling
+	// Positions is the mean score and error by position inside batches
+	// (BatchEval only: sample-wise methods have one position).
+	Positions []stats.PositionStat
 }
 
 // RoundStat compares one round alone with the ensemble of rounds so far.
@@ -78,8 +91,19 @@ type SampleResult struct {
 	Missing int
 }
 
+// Options change what a report computes.
+type Options struct {
+	// GroupColumn overrides the dataset's group column for grouped correlation.
+	GroupColumn string
+}
+
 // Build computes the report of a run from the database.
 func Build(ctx context.Context, db *models.DB, wsID, runID int64) (*Report, error) {
+	return BuildWith(ctx, db, wsID, runID, Options{})
+}
+
+// BuildWith is Build with options.
+func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Options) (*Report, error) {
 	run, err := db.FindRun(ctx, wsID, runID)
 	if err != nil {
 		return nil, err
@@ -100,6 +124,9 @@ func Build(ctx context.Context, db *models.DB, wsID, runID int64) (*Report, erro
 	if err != nil {
 		return nil, err
 	}
+	if opt.GroupColumn != "" {
+		ds.GroupColumn = opt.GroupColumn
+	}
 	return Compute(run, ds, rows, batches, scores), nil
 }
 
@@ -112,8 +139,10 @@ func Compute(run models.Run, ds models.Dataset, rows []models.DatasetRow, batche
 	}
 	n := run.Settings.Rounds
 	for ci, crit := range run.RubricSnapshot.Criteria {
-		// grid[rowID][round]
+		// grid[rowID][round]; judged marks rounds that have an answer, so
+		// rounds not yet judged are not counted as unreadable.
 		grid := map[int64][]*float64{}
+		judged := map[int64][]bool{}
 		for _, s := range scores {
 			if s.CriterionIndex != ci || s.Round >= n {
 				continue
@@ -122,8 +151,10 @@ func Compute(run models.Run, ds models.Dataset, rows []models.DatasetRow, batche
 			if g == nil {
 				g = make([]*float64, n)
 				grid[s.RowID] = g
+				judged[s.RowID] = make([]bool, n)
 			}
 			g[s.Round] = s.Score
+			judged[s.RowID][s.Round] = true
 		}
 		cr := CriterionReport{Index: ci, Criterion: crit}
 		for _, row := range rows {
@@ -133,9 +164,11 @@ func Compute(run models.Run, ds models.Dataset, rows []models.DatasetRow, batche
 			}
 			var sum float64
 			var k int
-			for _, v := range sr.Rounds {
+			for r, v := range sr.Rounds {
 				if v == nil {
-					sr.Missing++
+					if j := judged[row.ID]; j != nil && j[r] {
+						sr.Missing++
+					}
 					continue
 				}
 				sum += *v
@@ -156,6 +189,7 @@ func Compute(run models.Run, ds models.Dataset, rows []models.DatasetRow, batche
 			cr.Samples = append(cr.Samples, sr)
 		}
 		fillCriterion(&cr, run, batches)
+		fillExtras(&cr, ds, rows, scores)
 		rep.Criteria = append(rep.Criteria, cr)
 	}
 	return rep
@@ -340,4 +374,62 @@ func SortSamples(ss []SampleResult, key string, desc bool) {
 		}
 		return *a < *b
 	})
+}
+
+// fillExtras adds the unreadable rate, grouped correlation, the human
+// ceiling and the position effect.
+func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow, scores []models.RunScore) {
+	if all := cr.Scored + cr.Missing; all > 0 {
+		cr.UnreadableRate = float64(cr.Missing) / float64(all)
+	}
+	if ds.GroupColumn != "" && cr.HasHuman {
+		cr.GroupColumn = ds.GroupColumn
+		var xs, ys []float64
+		var gs []string
+		for i, s := range cr.Samples {
+			if s.Final == nil || s.Human == nil {
+				continue
+			}
+			xs, ys = append(xs, *s.Final), append(ys, *s.Human)
+			gs = append(gs, rows[i].Data[ds.GroupColumn])
+		}
+		cr.Grouped = map[stats.Method]stats.Grouped{}
+		for _, m := range stats.Methods() {
+			cr.Grouped[m] = stats.GroupedCorrelation(m, xs, ys, gs)
+		}
+	}
+	cols := annotatorColumns(cr.Criterion.HumanColumn, cr.Criterion.AnnotatorColumns, rows)
+	cr.Ceiling = ceilingOf(cols, rows, cr.Pearson.Coef)
+
+	// Position effect: label k in a batch is position k. Human ratings are
+	// rescaled onto the criterion's range so errors are comparable.
+	human := map[int64]float64{}
+	hlo, hhi := math.Inf(1), math.Inf(-1)
+	for _, s := range cr.Samples {
+		if s.Human != nil {
+			human[s.RowID] = *s.Human
+			hlo, hhi = math.Min(hlo, *s.Human), math.Max(hhi, *s.Human)
+		}
+	}
+	var pos []int
+	var sc, hs []float64
+	for _, s := range scores {
+		if s.CriterionIndex != cr.Index || s.Score == nil {
+			continue
+		}
+		pos = append(pos, s.Label)
+		sc = append(sc, *s.Score)
+		h, ok := human[s.RowID]
+		switch {
+		case !ok:
+			h = math.NaN()
+		case hhi > hlo:
+			h = stats.Rescale(h, hlo, hhi, cr.Criterion.Lo, cr.Criterion.Hi)
+		}
+		hs = append(hs, h)
+	}
+	if len(human) == 0 {
+		hs = nil
+	}
+	cr.Positions = stats.PositionEffect(pos, sc, hs)
 }

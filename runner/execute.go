@@ -238,7 +238,11 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 					if err := r.stopping(gctx); err != nil {
 						return err
 					}
-					res, err := r.judgeBatch(context.WithoutCancel(gctx), client, run, rub, crit, b, rows, index, fields)
+					// Was context.WithoutCancel(gctx): then Kill, and Stop
+					// once out of patience, waited for hung calls for good.
+					calls, stopCalls := callContext(ctx)
+					defer stopCalls()
+					res, err := r.judgeBatch(calls, client, run, rub, crit, b, rows, index, fields)
 					if err != nil {
 						return err
 					}
@@ -265,6 +269,21 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 		}
 	}
 	return nil
+}
+
+// callContext is the context judge calls run under. A call already sent
+// outlives a cancelled run, a lost lease or a cancelled job (River's
+// JobCancel), so its answer is stored; it does not outlive a hard stop of
+// the worker (Kill, or Stop out of patience: River's StopAndCancel), which
+// must return promptly, as a crash would.
+func callContext(job context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(job))
+	stop := context.AfterFunc(job, func() {
+		if cause := context.Cause(job); !errors.Is(cause, river.ErrJobCancelledRemotely) {
+			cancel(cause)
+		}
+	})
+	return ctx, func() { stop(); cancel(nil) }
 }
 
 // stopping reports why no new call should start, if any.

@@ -16,6 +16,12 @@ type Mapping struct {
 	IDColumn      string            // column holding each row's id; "" generates row-1, row-2...
 	Fields        []evaluator.Field // columns the judge sees, with their labels (at least one)
 	RatingColumns []string          // columns holding numeric human ratings
+	// AnnotatorColumn, when set, says the file has one row per annotator
+	// and sample: rows sharing an id are one sample, their shown fields must
+	// agree, and each rating column becomes the mean of the annotators'
+	// ratings, with every annotator's own rating kept as "<column>@<annotator>"
+	// (for inter-annotator agreement and the human ceiling).
+	AnnotatorColumn string
 }
 
 // Row is one record after the mapping is applied.
@@ -145,7 +151,7 @@ func (t *Table) Apply(m Mapping) ([]Row, error) {
 			row.ExternalID = id
 			if id == "" {
 				probs.add(ParseError{Line: rec.Line, Item: item, Column: m.IDColumn, Msg: "the id is empty: every row needs an id"})
-			} else if first, dup := firstLine[id]; dup {
+			} else if first, dup := firstLine[id]; dup && m.AnnotatorColumn == "" {
 				probs.add(ParseError{Line: rec.Line, Item: item, Column: m.IDColumn, Msg: fmt.Sprintf(
 					"the id %q is also used on %s %d: ids must be unique", id, lineWord(item), first)})
 			} else {
@@ -173,10 +179,75 @@ func (t *Table) Apply(m Mapping) ([]Row, error) {
 			}
 		}
 	}
+	if m.AnnotatorColumn != "" && !missing("annotator", m.AnnotatorColumn) && idOK {
+		rows = mergeAnnotators(rows, t, m, fieldCols, ratingCols, &probs, item)
+	}
 	if len(probs.list) > 0 {
 		return nil, &ValidationError{Problems: probs.list, More: probs.more}
 	}
 	return rows, nil
+}
+
+// AnnotatorKey names one annotator's rating of a rating column.
+func AnnotatorKey(column, annotator string) string { return column + "@" + annotator }
+
+// mergeAnnotators folds rows that share an id (one per annotator) into one
+// sample whose ratings are the annotators' mean.
+func mergeAnnotators(rows []Row, t *Table, m Mapping, fieldCols, ratingCols []string, probs *problems, item bool) []Row {
+	var out []Row
+	index := map[string]int{}
+	sums := map[string]map[string][2]float64{} // id -> column -> (sum, count)
+	for i, row := range rows {
+		rec := t.Records[i]
+		ann := strings.TrimSpace(rec.Values[m.AnnotatorColumn])
+		if ann == "" {
+			probs.add(ParseError{Line: rec.Line, Item: item, Column: m.AnnotatorColumn, Msg: "the annotator is empty: every row needs one when rows are per annotator"})
+			continue
+		}
+		k, seen := index[row.ExternalID]
+		if !seen {
+			k = len(out)
+			index[row.ExternalID] = k
+			merged := row
+			merged.Position = k + 1
+			merged.Ratings = map[string]*float64{}
+			out = append(out, merged)
+			sums[row.ExternalID] = map[string][2]float64{}
+		} else {
+			for _, c := range fieldCols {
+				if strings.TrimSpace(row.Data[c]) != strings.TrimSpace(out[k].Data[c]) {
+					probs.add(ParseError{Line: rec.Line, Item: item, Column: c, Msg: fmt.Sprintf(
+						"rows with id %q disagree on this field: the rows of one sample must show the same text", row.ExternalID)})
+				}
+			}
+		}
+		for _, c := range ratingCols {
+			v := row.Ratings[c]
+			key := AnnotatorKey(c, ann)
+			if _, twice := out[k].Ratings[key]; twice {
+				probs.add(ParseError{Line: rec.Line, Item: item, Column: m.AnnotatorColumn, Msg: fmt.Sprintf(
+					"annotator %q rates sample %q twice", ann, row.ExternalID)})
+				continue
+			}
+			out[k].Ratings[key] = v
+			if v != nil {
+				s := sums[row.ExternalID][c]
+				sums[row.ExternalID][c] = [2]float64{s[0] + *v, s[1] + 1}
+			}
+		}
+	}
+	for i := range out {
+		for _, c := range ratingCols {
+			s := sums[out[i].ExternalID][c]
+			if s[1] > 0 {
+				mean := s[0] / s[1]
+				out[i].Ratings[c] = &mean
+			} else {
+				out[i].Ratings[c] = nil
+			}
+		}
+	}
+	return out
 }
 
 // parseRating reads one rating cell: empty is nil (not rated); anything but

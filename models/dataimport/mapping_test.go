@@ -336,3 +336,42 @@ func TestRealDatasetsMapping(t *testing.T) {
 		}
 	})
 }
+
+func TestApplyAnnotatorRows(t *testing.T) {
+	src := "id,text,rater,score\na,hello,r1,2\na,hello,r2,4\nb,bye,r1,1\nb,bye,r2,\n"
+	tab, err := Parse(strings.NewReader(src), CSV, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Mapping{IDColumn: "id", Fields: []evaluator.Field{{Column: "text", Label: "Text"}}, RatingColumns: []string{"score"}, AnnotatorColumn: "rater"}
+	rows, err := tab.Apply(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("rows = %d, want 2 samples", len(rows))
+	}
+	if got := *rows[0].Ratings["score"]; got != 3 {
+		t.Errorf("mean of a = %v, want 3", got)
+	}
+	if got := *rows[0].Ratings[AnnotatorKey("score", "r2")]; got != 4 {
+		t.Errorf("a@r2 = %v, want 4", got)
+	}
+	if got := *rows[1].Ratings["score"]; got != 1 {
+		t.Errorf("mean of b = %v, want 1 (the empty rating is not 0)", got)
+	}
+	if rows[1].Ratings[AnnotatorKey("score", "r2")] != nil {
+		t.Errorf("b@r2 should be missing")
+	}
+
+	bad := "id,text,rater,score\na,hello,r1,2\na,HELLO,r2,4\na,hello,r1,3\n"
+	tab, _ = Parse(strings.NewReader(bad), CSV, Options{})
+	_, err = tab.Apply(m)
+	var ve *ValidationError
+	if !errors.As(err, &ve) || len(ve.Problems) != 2 {
+		t.Fatalf("err = %v, want 2 problems (text disagreement, rater twice)", err)
+	}
+	if ve.Problems[0].Line != 3 || !strings.Contains(ve.Problems[0].Msg, "disagree") {
+		t.Errorf("first problem = %+v", ve.Problems[0])
+	}
+}
