@@ -101,7 +101,9 @@ func (r *Runner) executeSampleWise(ctx, work context.Context, run models.Run, ro
 					return err
 				}
 				sample := byID[b.RowIDs[0]].Sample(fields)
-				res, err := r.judgeSample(context.WithoutCancel(gctx), client, run, method, ci, steps, b, sample)
+				calls, stopCalls := callContext(ctx) // not WithoutCancel: see callContext
+				defer stopCalls()
+				res, err := r.judgeSample(calls, client, run, method, ci, steps, b, sample)
 				if err != nil {
 					return err
 				}
@@ -129,7 +131,9 @@ func (r *Runner) gevalSteps(ctx, work context.Context, client *judge.Client, run
 		return "", err
 	}
 	msgs := evaluator.BuildGEvalStepsPrompt(run.RubricSnapshot, crit)
-	resp, err := client.Complete(context.WithoutCancel(work), judge.Request{Messages: msgs, Temperature: 0})
+	calls, stopCalls := callContext(ctx) // not WithoutCancel: see callContext
+	defer stopCalls()
+	resp, err := client.Complete(calls, judge.Request{Messages: msgs, Temperature: 0})
 	if err != nil {
 		if fatal := runLevel(err); fatal != nil {
 			return "", fatal
