@@ -1,0 +1,55 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// CreateExperiment stores an experiment (a group of runs to compare).
+func (db *DB) CreateExperiment(ctx context.Context, e *Experiment) error {
+	if strings.TrimSpace(e.Name) == "" {
+		return Errorf(EInvalid, "the experiment needs a name")
+	}
+	return db.Gorm.WithContext(ctx).Create(e).Error
+}
+
+// FindExperiment finds an experiment in the workspace.
+func (db *DB) FindExperiment(ctx context.Context, wsID, id int64) (Experiment, error) {
+	var e Experiment
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&e).Error
+	return e, notFound(err, "experiment", id)
+}
+
+// ListExperiments lists a project's experiments, newest first.
+func (db *DB) ListExperiments(ctx context.Context, wsID, projectID int64) ([]Experiment, error) {
+	var es []Experiment
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND project_id = ?", wsID, projectID).Order("id DESC").Find(&es).Error
+	return es, err
+}
+
+// ListExperimentRuns lists the runs of an experiment in launch order.
+func (db *DB) ListExperimentRuns(ctx context.Context, wsID, experimentID int64) ([]Run, error) {
+	var rs []Run
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND experiment_id = ?", wsID, experimentID).Order("id").Find(&rs).Error
+	return rs, err
+}
+
+// ListDerivedRuns lists the runs derived from a run (reseeds, robustness).
+func (db *DB) ListDerivedRuns(ctx context.Context, wsID, parentRunID int64) ([]Run, error) {
+	var rs []Run
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND parent_run_id = ?", wsID, parentRunID).Order("id").Find(&rs).Error
+	return rs, err
+}
+
+// SetRunExperiment puts a run into an experiment.
+func (db *DB) SetRunExperiment(ctx context.Context, wsID, runID, experimentID int64) error {
+	res := db.Gorm.WithContext(ctx).Model(&Run{}).Where("workspace_id = ? AND id = ?", wsID, runID).Update("experiment_id", experimentID)
+	if res.Error != nil {
+		return fmt.Errorf("add run %d to experiment %d: %w", runID, experimentID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return Errorf(ENotFound, "run %d does not exist", runID)
+	}
+	return nil
+}
