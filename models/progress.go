@@ -12,12 +12,15 @@ import (
 // running. It fails (false) when another live worker holds the lease or the
 // run is no longer queued or running. The lease is what lets several worker
 // processes share one database without two of them judging the same run.
+// Even the owner cannot take a live lease again: two executions of one job
+// in one process (River can hand a job back while its first attempt is
+// still winding down) must not judge the same run either.
 func (db *DB) ClaimRun(ctx context.Context, runID int64, owner string, until time.Time) (bool, error) {
 	now := time.Now().UTC()
 	res := db.Gorm.WithContext(ctx).Exec(
 		`UPDATE runs SET lease_owner = ?, lease_until = ?, status = ?, started_at = COALESCE(started_at, ?)
-		 WHERE id = ? AND status IN (?, ?) AND (lease_owner = '' OR lease_owner = ? OR lease_until IS NULL OR lease_until < ?)`,
-		owner, until.UTC(), RunRunning, now, runID, RunQueued, RunRunning, owner, now)
+		 WHERE id = ? AND status IN (?, ?) AND (lease_owner = '' OR lease_until IS NULL OR lease_until < ?)`,
+		owner, until.UTC(), RunRunning, now, runID, RunQueued, RunRunning, now)
 	if res.Error != nil {
 		return false, fmt.Errorf("claim run %d: %w", runID, res.Error)
 	}
@@ -34,12 +37,20 @@ func (db *DB) RenewLease(ctx context.Context, runID int64, owner string, until t
 	return res.RowsAffected == 1, nil
 }
 
+// releaseGrace is how long after a release the sweeper leaves a run alone.
+const releaseGrace = 10 * time.Second
+
 // ReleaseLease gives the lease up so another worker can resume at once.
 func (db *DB) ReleaseLease(ctx context.Context, runID int64, owner string) error {
-	return db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET lease_owner = '', lease_until = NULL WHERE id = ? AND lease_owner = ?`, runID, owner).Error
+	// The lease keeps a short expiry: any worker may claim the run at once
+	// (no owner), while the sweeper waits that long before deciding the job
+	// was orphaned, by which time River has recorded what the job did.
+	until := time.Now().UTC().Add(releaseGrace)
+	return db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET lease_owner = '', lease_until = ? WHERE id = ? AND lease_owner = ?`, until, runID, owner).Error
 }
 
-// OrphanedRuns lists running runs whose lease has expired: their worker died.
+// OrphanedRuns lists running runs whose lease has expired: their worker
+// died, or gave the run up and stopped before River noted the job's state.
 func (db *DB) OrphanedRuns(ctx context.Context) ([]Run, error) {
 	var rs []Run
 	err := db.Gorm.WithContext(ctx).Where("status = ? AND lease_until IS NOT NULL AND lease_until < ?", RunRunning, time.Now().UTC()).Find(&rs).Error

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -22,7 +21,7 @@ type faultCase struct {
 	// timeoutSeconds is the judge's per-attempt timeout (default 30).
 	timeoutSeconds int
 	// fault builds the fault; tg picks on the first batch the judge sees.
-	fault func(tg *target, fj func() *fakeJudge, answers testAnswers) fault
+	fault func(tg *target, answers testAnswers) fault
 	// check asserts on the finished run; tb is the target batch (zero
 	// when it was never stored).
 	check func(t *testing.T, env *testEnv, fj *fakeJudge, run models.Run, tb models.RunBatch, tg string)
@@ -36,7 +35,7 @@ func TestJudgeFaults(t *testing.T) {
 	tests := []faultCase{
 		{
 			name: "429 with Retry-After, then OK",
-			fault: func(tg *target, _ func() *fakeJudge, _ testAnswers) fault {
+			fault: func(tg *target, _ testAnswers) fault {
 				return func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
 					if tg.is(c) && !c.Repair && c.N == 1 {
 						writeAPIError(w, http.StatusTooManyRequests, map[string]string{"Retry-After": "1"}, "slow down")
@@ -63,7 +62,7 @@ func TestJudgeFaults(t *testing.T) {
 		},
 		{
 			name: "500 twice, then OK",
-			fault: func(tg *target, _ func() *fakeJudge, _ testAnswers) fault {
+			fault: func(tg *target, _ testAnswers) fault {
 				return func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
 					if tg.is(c) && !c.Repair && c.N <= 2 {
 						writeAPIError(w, http.StatusInternalServerError, nil, "boom")
@@ -86,7 +85,7 @@ func TestJudgeFaults(t *testing.T) {
 		{
 			name:           "attempt times out, then OK",
 			timeoutSeconds: 1,
-			fault: func(tg *target, _ func() *fakeJudge, _ testAnswers) fault {
+			fault: func(tg *target, _ testAnswers) fault {
 				return func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
 					if tg.is(c) && !c.Repair && c.N == 1 {
 						select { // past the 1s per-attempt timeout
@@ -112,7 +111,7 @@ func TestJudgeFaults(t *testing.T) {
 		},
 		{
 			name: "answer without scores, repair without scores",
-			fault: func(tg *target, _ func() *fakeJudge, a testAnswers) fault {
+			fault: func(tg *target, a testAnswers) fault {
 				return func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
 					switch {
 					case !tg.is(c):
@@ -153,7 +152,7 @@ func TestJudgeFaults(t *testing.T) {
 		},
 		{
 			name: "answer without scores, repair retried after a 500 recovers them",
-			fault: func(tg *target, _ func() *fakeJudge, a testAnswers) fault {
+			fault: func(tg *target, a testAnswers) fault {
 				return func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
 					switch {
 					case !tg.is(c):
@@ -188,7 +187,7 @@ func TestJudgeFaults(t *testing.T) {
 		},
 		{
 			name: "500 on every request",
-			fault: func(_ *target, _ func() *fakeJudge, _ testAnswers) fault {
+			fault: func(_ *target, _ testAnswers) fault {
 				return func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
 					writeAPIError(w, http.StatusInternalServerError, nil, "boom")
 					return true
@@ -219,7 +218,7 @@ func TestJudgeFaults(t *testing.T) {
 		},
 		{
 			name: "401 bad key",
-			fault: func(_ *target, _ func() *fakeJudge, _ testAnswers) fault {
+			fault: func(_ *target, _ testAnswers) fault {
 				return func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
 					writeAPIError(w, http.StatusUnauthorized, nil, "Incorrect API key provided")
 					return true
@@ -244,7 +243,7 @@ func TestJudgeFaults(t *testing.T) {
 		},
 		{
 			name: "404 wrong model",
-			fault: func(_ *target, _ func() *fakeJudge, _ testAnswers) fault {
+			fault: func(_ *target, _ testAnswers) fault {
 				return func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
 					writeAPIError(w, http.StatusNotFound, nil, "The model `fake-judge` does not exist")
 					return true
@@ -266,8 +265,7 @@ func TestJudgeFaults(t *testing.T) {
 			t.Parallel()
 			eachDB(t, func(t *testing.T, env *testEnv) {
 				tg := &target{}
-				var fj *fakeJudge
-				fj = newFakeJudge(t, simjudge.Options{Seed: 5}, tt.fault(tg, func() *fakeJudge { return fj }, answers))
+				fj := newFakeJudge(t, simjudge.Options{Seed: 5}, tt.fault(tg, answers))
 				r := env.startRunner(Config{})
 				timeout := tt.timeoutSeconds
 				if timeout == 0 {
@@ -435,5 +433,3 @@ func TestRepair(t *testing.T) {
 		}
 	})
 }
-
-var _ = context.Background

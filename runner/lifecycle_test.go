@@ -75,6 +75,9 @@ func TestKillAndResume(t *testing.T) {
 			t.Errorf("after the kill the run is %s with %d batches done; want unfinished with %d", got.Status, got.BatchesDone, answered)
 		}
 
+		j := env.job(*run.JobID)
+		t.Logf("after the kill: job %s (scheduled in %s), lease owner %q", j.State, time.Until(j.ScheduledAt).Round(time.Millisecond), env.getRun(run.ID).LeaseOwner)
+
 		holding.Store(false)
 		b := env.startRunner(Config{LeaseTTL: leaseTTL})
 		run = env.waitFinished(run.ID, 30*time.Second, func() { b.Sweep(context.Background()) })
@@ -301,14 +304,59 @@ func TestLeases(t *testing.T) {
 					}
 					return
 				}
-				time.Sleep(time.Second)
+				// Long enough for the job to be tried, snoozed for LeaseTTL
+				// and tried again.
+				time.Sleep(leaseTTL + 500*time.Millisecond)
 				b.Sweep(ctx)
 				got := env.getRun(run.ID)
 				if got.Status != models.RunRunning || got.LeaseOwner != "other-worker" || fj.Total() != 0 {
 					t.Errorf("run %s owned by %q after %d requests; want it left running to other-worker, untouched", got.Status, got.LeaseOwner, fj.Total())
 				}
-				if j := env.job(*run.JobID); j.State != rivertype.JobStateScheduled {
-					t.Errorf("job is %s, want scheduled (snoozed until the lease may have expired)", j.State)
+				// The job keeps coming back (snoozed for LeaseTTL each time:
+				// scheduled, available, or briefly running) and never ends.
+				switch j := env.job(*run.JobID); {
+				case j.State == rivertype.JobStateCompleted || j.State == rivertype.JobStateCancelled || j.State == rivertype.JobStateDiscarded:
+					t.Errorf("job is %s, want it waiting for the lease", j.State)
+				case j.AttemptedAt == nil:
+					t.Error("the worker never tried the job, so the test proves nothing")
+				}
+			})
+		})
+	}
+}
+
+// TestKillCancelsHungCalls: whatever the method, a hard stop cancels the
+// judge calls in flight instead of waiting for them (they would otherwise
+// hold the worker until the judge timeout, or for ever).
+func TestKillCancelsHungCalls(t *testing.T) {
+	t.Parallel()
+	for _, method := range []string{models.MethodBatchEval, models.MethodGEval, models.MethodLLMEval, models.MethodCloserLook} {
+		t.Run(method, func(t *testing.T) {
+			t.Parallel()
+			eachDB(t, func(t *testing.T, env *testEnv) {
+				var fj *fakeJudge
+				fj = newFakeJudge(t, simjudge.Options{}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+					fj.hang(r)
+					return true
+				})
+				a := env.startRunner(Config{LeaseTTL: leaseTTL})
+				t.Cleanup(fj.releaseHeld)
+				run := env.newRun(fj.URL(), 1, 2, 30)
+				run.Method = method
+				run = env.launch(a, run)
+				env.waitRun(run.ID, 15*time.Second, "holding a call", func(models.Run) bool { return fj.InFlight() >= 1 })
+
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				start := time.Now()
+				if err := a.Kill(ctx); err != nil {
+					t.Errorf("kill: %v", err)
+				}
+				if took := time.Since(start); took > 3*time.Second {
+					t.Errorf("kill took %s: the calls in flight were not cancelled", took.Round(time.Millisecond))
+				}
+				if got := env.getRun(run.ID); got.Finished() || got.BatchesDone != 0 {
+					t.Errorf("after the kill the run is %s with %d batches done; want unfinished with none", got.Status, got.BatchesDone)
 				}
 			})
 		})

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/batcheval/batcheval/handlers"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/runner"
 )
@@ -23,6 +24,9 @@ type Config struct {
 	SeedDemo    bool
 	LogLevel    string
 	LogFormat   string
+	// Prices is "model=input:output,..." in US dollars per million tokens,
+	// used for judges that have no prices of their own.
+	Prices string
 }
 
 // bindConfig registers the shared flags; environment variables give the defaults.
@@ -51,6 +55,7 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string) *Config {
 	fs.IntVar(&c.MaxRuns, "max-runs", envInt("BATCHEVAL_MAX_RUNS", 4), "runs one process executes at once (env BATCHEVAL_MAX_RUNS)")
 	fs.BoolVar(&c.SeedDemo, "seed-demo", env("BATCHEVAL_SEED_DEMO", "true") == "true", "create the demo project on start (env BATCHEVAL_SEED_DEMO)")
 	fs.StringVar(&c.LogLevel, "log-level", env("BATCHEVAL_LOG_LEVEL", "info"), "debug, info, warn or error (env BATCHEVAL_LOG_LEVEL)")
+	fs.StringVar(&c.Prices, "prices", env("BATCHEVAL_PRICES", ""), "model prices in USD per million tokens, e.g. gpt-4o=2.5:10,gpt-4o-mini=0.15:0.6 (env BATCHEVAL_PRICES)")
 	fs.StringVar(&c.LogFormat, "log-format", env("BATCHEVAL_LOG_FORMAT", "text"), "text or json (env BATCHEVAL_LOG_FORMAT)")
 	return c
 }
@@ -111,4 +116,27 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	fmt.Fprintf(stdout, "database is at schema version %d (%s)\n", v, db.Dialect)
 	return nil
+}
+
+// parsePrices reads "model=input:output,..." (USD per million tokens).
+func parsePrices(s string) (map[string]handlers.Price, error) {
+	out := map[string]handlers.Price{}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		model, pair, ok := strings.Cut(item, "=")
+		in, outp, ok2 := strings.Cut(pair, ":")
+		if !ok || !ok2 || strings.TrimSpace(model) == "" {
+			return nil, fmt.Errorf("price %q: write model=input:output, e.g. gpt-4o=2.5:10", item)
+		}
+		pi, err1 := strconv.ParseFloat(strings.TrimSpace(in), 64)
+		po, err2 := strconv.ParseFloat(strings.TrimSpace(outp), 64)
+		if err1 != nil || err2 != nil || pi < 0 || po < 0 {
+			return nil, fmt.Errorf("price %q: the prices must be non-negative numbers", item)
+		}
+		out[strings.TrimSpace(model)] = handlers.Price{Input: pi, Output: po}
+	}
+	return out, nil
 }

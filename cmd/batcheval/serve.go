@@ -88,6 +88,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	h.SimulatedURL = sim.URL
+	if h.Prices, err = parsePrices(c.Prices); err != nil {
+		return err
+	}
 	h.MaxUploadBytes = int64(c.MaxUploadMB) << 20
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
