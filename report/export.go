@@ -125,41 +125,73 @@ type (
 	}
 	// JSONRun describes the run.
 	JSONRun struct {
-		ID               int64              `json:"id"`
-		Name             string             `json:"name"`
-		Method           string             `json:"method"`
-		Status           string             `json:"status"`
-		Dataset          string             `json:"dataset"`
-		Judge            string             `json:"judge_model"`
-		Settings         evaluator.Settings `json:"settings"`
-		Task             string             `json:"task"`
-		Calls            int                `json:"calls"`
-		PromptTokens     int                `json:"prompt_tokens"`
-		CompletionTokens int                `json:"completion_tokens"`
-		CostUSD          *float64           `json:"cost_usd"`
-		BatchesFailed    int                `json:"batches_failed"`
-		MissingScores    int                `json:"missing_scores"`
-		CreatedAt        time.Time          `json:"created_at"`
-		FinishedAt       *time.Time         `json:"finished_at"`
+		ID               int64                     `json:"id"`
+		Name             string                    `json:"name"`
+		Method           string                    `json:"method"`
+		Status           string                    `json:"status"`
+		Dataset          string                    `json:"dataset"`
+		Judge            string                    `json:"judge_model"`
+		Settings         evaluator.Settings        `json:"settings"`
+		MethodSettings   *evaluator.MethodSettings `json:"method_settings,omitempty"`
+		Variant          string                    `json:"variant,omitempty"`
+		ParentRunID      *int64                    `json:"parent_run_id,omitempty"`
+		Task             string                    `json:"task"`
+		Calls            int                       `json:"calls"`
+		PromptTokens     int                       `json:"prompt_tokens"`
+		CompletionTokens int                       `json:"completion_tokens"`
+		CostUSD          *float64                  `json:"cost_usd"`
+		BatchesFailed    int                       `json:"batches_failed"`
+		MissingScores    int                       `json:"missing_scores"`
+		CreatedAt        time.Time                 `json:"created_at"`
+		FinishedAt       *time.Time                `json:"finished_at"`
 	}
 	// JSONCriterion is one criterion's statistics and samples.
 	JSONCriterion struct {
-		Name          string            `json:"name"`
-		Lo            float64           `json:"lo"`
-		Hi            float64           `json:"hi"`
-		HumanColumn   string            `json:"human_column,omitempty"`
-		Pearson       jsonCorrelation   `json:"pearson"`
-		Spearman      jsonCorrelation   `json:"spearman"`
-		Kendall       jsonCorrelation   `json:"kendall"`
-		Reading       string            `json:"reading"`
-		Entropy       jsonFloat         `json:"entropy_bits"`
-		MeanBatchBias jsonFloat         `json:"mean_batch_bias"`
-		Rounds        []JSONRound       `json:"rounds"`
-		Decomposition JSONDecomposition `json:"ensemble_decomposition"`
-		Histogram     []stats.Bin       `json:"histogram"`
-		Scored        int               `json:"scored"`
-		Unreadable    int               `json:"unreadable"`
-		Samples       []JSONSample      `json:"samples"`
+		Name           string            `json:"name"`
+		Lo             float64           `json:"lo"`
+		Hi             float64           `json:"hi"`
+		HumanColumn    string            `json:"human_column,omitempty"`
+		Pearson        jsonCorrelation   `json:"pearson"`
+		Spearman       jsonCorrelation   `json:"spearman"`
+		Kendall        jsonCorrelation   `json:"kendall"`
+		Reading        string            `json:"reading"`
+		Entropy        jsonFloat         `json:"entropy_bits"`
+		MeanBatchBias  jsonFloat         `json:"mean_batch_bias"`
+		Rounds         []JSONRound       `json:"rounds"`
+		Decomposition  JSONDecomposition `json:"ensemble_decomposition"`
+		Histogram      []stats.Bin       `json:"histogram"`
+		Scored         int               `json:"scored"`
+		Unreadable     int               `json:"unreadable"`
+		UnreadableRate jsonFloat         `json:"unreadable_rate"`
+		Grouped        *JSONGrouped      `json:"grouped,omitempty"`
+		HumanCeiling   *JSONCeiling      `json:"human_ceiling,omitempty"`
+		Positions      []JSONPosition    `json:"position_effect,omitempty"`
+		Samples        []JSONSample      `json:"samples"`
+	}
+	// JSONGrouped is the correlation within groups of a column, averaged.
+	JSONGrouped struct {
+		Column   string    `json:"column"`
+		Pearson  jsonFloat `json:"pearson"`
+		Spearman jsonFloat `json:"spearman"`
+		Kendall  jsonFloat `json:"kendall"`
+		Groups   int       `json:"groups"`
+		Skipped  int       `json:"skipped_groups"`
+	}
+	// JSONCeiling is the inter-annotator agreement.
+	JSONCeiling struct {
+		Annotators  int       `json:"annotators"`
+		Items       int       `json:"items"`
+		Alpha       jsonFloat `json:"krippendorff_alpha"`
+		LeaveOneOut jsonFloat `json:"leave_one_out_pearson"`
+		Reading     string    `json:"reading"`
+	}
+	// JSONPosition is the mean score and error at one batch position.
+	JSONPosition struct {
+		Position      int       `json:"position"`
+		N             int       `json:"n"`
+		MeanScore     jsonFloat `json:"mean_score"`
+		MeanAbsErr    jsonFloat `json:"mean_abs_error"`
+		MeanSignedErr jsonFloat `json:"mean_signed_error"`
 	}
 	// JSONRound is one round's figures.
 	JSONRound struct {
@@ -191,7 +223,12 @@ func (r *Report) Export() JSONExport {
 	out := JSONExport{Simulated: r.Simulated, Run: JSONRun{ID: run.ID, Name: run.Name, Method: run.Method, Status: run.Status,
 		Dataset: r.Dataset.Name, Judge: run.JudgeSnapshot.Model, Settings: run.Settings, Task: run.RubricSnapshot.Task,
 		Calls: run.Calls, PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, CostUSD: run.CostUSD,
-		BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores, CreatedAt: run.CreatedAt, FinishedAt: run.FinishedAt}}
+		BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores, CreatedAt: run.CreatedAt, FinishedAt: run.FinishedAt,
+		Variant: run.Variant, ParentRunID: run.ParentRunID}}
+	if run.Method != "" && run.Method != string(evaluator.MethodBatchEval) {
+		ms := run.MethodSettings
+		out.Run.MethodSettings = &ms
+	}
 	for _, c := range r.Criteria {
 		jcr := JSONCriterion{Name: c.Criterion.Name, Lo: c.Criterion.Lo, Hi: c.Criterion.Hi, HumanColumn: c.Criterion.HumanColumn,
 			Pearson: jc(c.Pearson), Spearman: jc(c.Spearman), Kendall: jc(c.Kendall), Reading: c.Reading,
@@ -199,6 +236,19 @@ func (r *Report) Export() JSONExport {
 			Scored: c.Scored, Unreadable: c.Missing,
 			Decomposition: JSONDecomposition{jsonFloat(c.Decomposition.EnsembleErr), jsonFloat(c.Decomposition.MeanRoundErr),
 				jsonFloat(c.Decomposition.MeanVariance), c.Decomposition.N, c.DecompositionNote}}
+		jcr.UnreadableRate = jsonFloat(c.UnreadableRate)
+		if c.GroupColumn != "" {
+			g := c.Grouped
+			jcr.Grouped = &JSONGrouped{Column: c.GroupColumn, Pearson: jsonFloat(g[stats.MethodPearson].Coef),
+				Spearman: jsonFloat(g[stats.MethodSpearman].Coef), Kendall: jsonFloat(g[stats.MethodKendall].Coef),
+				Groups: g[stats.MethodPearson].Groups, Skipped: g[stats.MethodPearson].Skipped}
+		}
+		if c.Ceiling != nil {
+			jcr.HumanCeiling = &JSONCeiling{c.Ceiling.Annotators, c.Ceiling.Items, jsonFloat(c.Ceiling.Alpha), jsonFloat(c.Ceiling.LeaveOneOut), c.Ceiling.Reading}
+		}
+		for _, p := range c.Positions {
+			jcr.Positions = append(jcr.Positions, JSONPosition{p.Position, p.N, jsonFloat(p.MeanScore), jsonFloat(p.MeanAbsErr), jsonFloat(p.MeanSignedErr)})
+		}
 		for _, rs := range c.Rounds {
 			jcr.Rounds = append(jcr.Rounds, JSONRound{rs.Round, jc(rs.Single), jc(rs.Ensemble), jsonFloat(rs.BatchBias)})
 		}
