@@ -1,0 +1,150 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/simjudge"
+	"github.com/batcheval/batcheval/models"
+)
+
+// stripLogprobs is a fault that makes the endpoint ignore logprobs, as
+// many local servers do: the request goes to the simulated judge without
+// them.
+func stripLogprobs(w http.ResponseWriter, r *http.Request, _ judgeCall) bool {
+	body, _ := io.ReadAll(r.Body)
+	var req map[string]any
+	if json.Unmarshal(body, &req) == nil {
+		delete(req, "logprobs")
+		delete(req, "top_logprobs")
+		body, _ = json.Marshal(req)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	return false
+}
+
+// refuseSchema answers 400 to structured-output requests, as endpoints
+// without json_schema support do.
+func refuseSchema(w http.ResponseWriter, r *http.Request, _ judgeCall) bool {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if strings.Contains(string(body), `"json_schema"`) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"error":{"message":"response_format json_schema is not supported","type":"invalid_request_error"}}`))
+		return true
+	}
+	return false
+}
+
+// TestSampleWiseMethods runs each baseline end to end through the runner
+// against the fake judge, including its failure paths: no logprobs (G-Eval
+// falls back to sampling), unreadable answers (counted, never 0), and an
+// endpoint without structured output (LLM-Eval falls back).
+func TestSampleWiseMethods(t *testing.T) {
+	cases := []struct {
+		name   string
+		method evaluator.Method
+		ms     evaluator.MethodSettings
+		opts   simjudge.Options
+		fault  fault
+		check  func(t *testing.T, env *testEnv, run models.Run, fj *fakeJudge)
+	}{
+		{"geval logprobs", evaluator.MethodGEval, evaluator.MethodSettings{Samples: 20, UseLogprobs: true, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive},
+			simjudge.Options{Seed: 3}, nil, func(t *testing.T, env *testEnv, run models.Run, fj *fakeJudge) {
+				// One steps call, then one call per sample.
+				if run.Calls != 31 || fj.Total() != 31 {
+					t.Errorf("calls = %d (judge saw %d), want 31", run.Calls, fj.Total())
+				}
+				for _, b := range env.batches(run.ID) {
+					if b.Details["source"] != evaluator.GEvalSourceLogprobs {
+						t.Fatalf("batch %d source = %v, want logprobs", b.ID, b.Details["source"])
+					}
+				}
+				if run.MethodSettings.GEvalSteps[env.rubric.Criteria[0].Name] == "" {
+					t.Errorf("the generated evaluation steps were not stored on the run")
+				}
+			}},
+		{"geval without logprobs samples n", evaluator.MethodGEval, evaluator.MethodSettings{Samples: 20, UseLogprobs: true, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive},
+			simjudge.Options{Seed: 3}, stripLogprobs, func(t *testing.T, env *testEnv, run models.Run, fj *fakeJudge) {
+				for _, b := range env.batches(run.ID) {
+					if b.Details["source"] != evaluator.GEvalSourceSamples || b.Details["total"] != float64(20) {
+						t.Fatalf("batch %d details = %v, want 20 samples", b.ID, b.Details)
+					}
+					if b.Details["logprobs_unavailable"] != true {
+						t.Errorf("batch %d does not record that logprobs were unavailable", b.ID)
+					}
+				}
+			}},
+		{"llmeval with unreadable keys", evaluator.MethodLLMEval, evaluator.MethodSettings{Samples: 1, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalHundred},
+			simjudge.Options{Seed: 4, MissRate: 0.3}, nil, func(t *testing.T, env *testEnv, run models.Run, fj *fakeJudge) {
+				missing := 0
+				for _, s := range env.scores(run.ID) {
+					if s.Score == nil {
+						missing++
+						continue
+					}
+					if *s.Score < 0 || *s.Score > 100 {
+						t.Errorf("score %v outside LLM-Eval's 0-100", *s.Score)
+					}
+				}
+				if missing == 0 || missing != run.MissingScores {
+					t.Errorf("missing scores = %d, run counts %d; want the same, above 0", missing, run.MissingScores)
+				}
+				if run.RubricSnapshot.Criteria[0].Hi != 100 {
+					t.Errorf("criterion range not set to LLM-Eval's scale: %+v", run.RubricSnapshot.Criteria[0])
+				}
+			}},
+		{"llmeval without structured output", evaluator.MethodLLMEval, evaluator.MethodSettings{Samples: 1, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive},
+			simjudge.Options{Seed: 4}, refuseSchema, func(t *testing.T, env *testEnv, run models.Run, fj *fakeJudge) {
+				for _, b := range env.batches(run.ID) {
+					if b.Details["structured_output"] != "json_object" || b.Calls != 2 {
+						t.Fatalf("batch %d: structured=%v calls=%d, want json_object after one refusal", b.ID, b.Details["structured_output"], b.Calls)
+					}
+				}
+				if run.MissingScores != 0 {
+					t.Errorf("missing = %d, want 0", run.MissingScores)
+				}
+			}},
+		{"closerlook n ratings", evaluator.MethodCloserLook, evaluator.MethodSettings{Samples: 20, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive},
+			simjudge.Options{Seed: 5, MissRate: 0.2}, nil, func(t *testing.T, env *testEnv, run models.Run, fj *fakeJudge) {
+				if run.Calls != 30 {
+					t.Errorf("calls = %d, want one per sample (n completions each)", run.Calls)
+				}
+				for _, b := range env.batches(run.ID) {
+					ratings, _ := b.Details["ratings"].([]any)
+					unreadable, _ := b.Details["unreadable"].(float64)
+					if len(ratings)+int(unreadable) != 20 {
+						t.Fatalf("batch %d: %d ratings + %v unreadable, want 20 in all", b.ID, len(ratings), unreadable)
+					}
+				}
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			eachDB(t, func(t *testing.T, env *testEnv) {
+				fj := newFakeJudge(t, tc.opts, tc.fault)
+				r := env.startRunner(Config{})
+				run := env.newRun(fj.URL(), 1, 4, 10)
+				run.Method = string(tc.method)
+				run.MethodSettings = tc.ms
+				run = env.launch(r, run)
+				run = env.waitFinished(run.ID, 60*time.Second)
+				if run.Status != models.RunSucceeded {
+					t.Fatalf("run %s: %s", run.Status, run.Error)
+				}
+				if run.BatchesDone != 30 || run.BatchesTotal != 30 {
+					t.Errorf("batches %d/%d, want 30/30 (one per sample)", run.BatchesDone, run.BatchesTotal)
+				}
+				tc.check(t, env, run, fj)
+			})
+		})
+	}
+}
