@@ -158,6 +158,7 @@ func mappingView(c echo.Context, p models.Project, u models.PendingUpload, t *da
 	v := web.DatasetMappingView{
 		Page: page(c, "Choose the columns"), Project: p, Token: u.Token, Filename: u.Filename,
 		Format: u.Format, Name: name, RowCount: len(t.Records), IDColumn: m.IDColumn,
+		AnnotatorColumn: m.AnnotatorColumn, GroupColumn: c.FormValue("group_column"),
 	}
 	labels := map[string]string{}
 	for _, f := range m.Fields {
@@ -225,6 +226,7 @@ func (h *Handlers) importDataset(c echo.Context) error {
 	ds := models.Dataset{
 		WorkspaceID: h.workspaceID(c), ProjectID: p.ID, Name: name, SourceFilename: u.Filename,
 		Format: u.Format, IDColumn: m.IDColumn, Columns: t.Columns, Fields: m.Fields, RatingColumns: m.RatingColumns,
+		GroupColumn: groupColumn(c, t),
 	}
 	if err := h.DB.CreateDataset(ctx, &ds, rows); err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
@@ -243,7 +245,7 @@ func (h *Handlers) importDataset(c echo.Context) error {
 // mappingFromForm reads the mapping form: show_N, label_N and rating_N
 // for the N-th column of the table.
 func mappingFromForm(c echo.Context, t *dataimport.Table) dataimport.Mapping {
-	m := dataimport.Mapping{IDColumn: c.FormValue("id_column")}
+	m := dataimport.Mapping{IDColumn: c.FormValue("id_column"), AnnotatorColumn: c.FormValue("annotator_column")}
 	for i, col := range t.Columns {
 		n := strconv.Itoa(i)
 		if c.FormValue("show_"+n) != "" {
@@ -346,4 +348,16 @@ func sizeText(n int64) string {
 		return strconv.FormatFloat(float64(n)/mib, 'f', -1, 64) + " MiB"
 	}
 	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// groupColumn reads the optional group column (for grouped correlation),
+// ignoring a name that is not a column of the table.
+func groupColumn(c echo.Context, t *dataimport.Table) string {
+	g := c.FormValue("group_column")
+	for _, col := range t.Columns {
+		if col == g {
+			return g
+		}
+	}
+	return ""
 }

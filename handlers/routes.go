@@ -14,6 +14,11 @@ import (
 func (h *Handlers) Register(e *echo.Echo) {
 	e.HTTPErrorHandler = h.ErrorHandler
 	e.Use(middleware.Recover())
+	// Refuse cross-site form posts (CSRF): the dashboard has no accounts yet
+	// and listens on loopback, so without this any web page a user visits
+	// could launch paid runs through their browser. The standard library's
+	// check reads Sec-Fetch-Site / Origin; tokens can come with accounts.
+	e.Use(echo.WrapMiddleware(http.NewCrossOriginProtection().Handler))
 	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
 		XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "DENY",
 		ContentSecurityPolicy: "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'",
