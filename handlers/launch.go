@@ -2,21 +2,57 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/runner"
 	"github.com/batcheval/batcheval/web"
 )
+
+// llmevalTemperature is LLM-Eval's default temperature: its paper found
+// greedy decoding better than nucleus sampling.
+const llmevalTemperature = 0
+
+// defaultTemperature is the temperature a method gets when the person left
+// the field as the form showed it. Only BatchEval and LLM-Eval send it:
+// G-Eval's log-probability call is greedy and the sampled estimates (G-Eval
+// without log-probabilities, CloserLook) use the sample temperature.
+func defaultTemperature(m evaluator.Method) float64 {
+	if m == evaluator.MethodLLMEval {
+		return llmevalTemperature
+	}
+	return evaluator.DefaultSettings().Temperature
+}
+
+// Which methods read a field of the form; a field's parse error blocks only
+// the launches that use it (a typo in "Rounds" must not block G-Eval).
+var (
+	usedByAll        = evaluator.Methods()
+	usedByBatchEval  = []evaluator.Method{evaluator.MethodBatchEval}
+	usedBySampling   = []evaluator.Method{evaluator.MethodGEval, evaluator.MethodCloserLook}
+	usedByLLMEval    = []evaluator.Method{evaluator.MethodLLMEval}
+	usedByTempMethod = []evaluator.Method{evaluator.MethodBatchEval, evaluator.MethodLLMEval}
+)
+
+// fieldError is a form field that could not be read, with the methods that
+// read it; nil means every launch (the method select itself).
+type fieldError struct {
+	text string
+	used []evaluator.Method
+}
 
 // launchInput is the launch form as submitted (or as given in a GET query
 // when the form reloads for another rubric).
@@ -27,13 +63,26 @@ type launchInput struct {
 	CriteriaOf int64
 	Criteria   []int
 	Name       string
-	Settings   evaluator.Settings
-	raw        map[string]string
-	errs       []string
+	Method     evaluator.Method
+	// Settings are BatchEval's settings (temperature and top_p are also
+	// read by the sample-wise methods, see settingsFor).
+	Settings evaluator.Settings
+	// MethodSettings are the baselines' settings; GEvalSteps is filled by
+	// planLaunch, which knows the rubric.
+	MethodSettings evaluator.MethodSettings
+	// Steps are G-Eval's evaluation steps as typed, by criterion index of
+	// the rubric named by CriteriaOf.
+	Steps map[int]string
+	// tempUntouched is true when the temperature field is blank or still
+	// holds the value the form showed: the method's default then applies.
+	tempUntouched bool
+	raw           map[string]string
+	errs          []fieldError
 }
 
 func parseLaunchInput(vals url.Values) launchInput {
-	in := launchInput{Settings: evaluator.DefaultSettings(), raw: map[string]string{}}
+	in := launchInput{Settings: evaluator.DefaultSettings(), MethodSettings: evaluator.DefaultMethodSettings(),
+		Method: evaluator.MethodBatchEval, Steps: map[int]string{}, raw: map[string]string{}}
 	id := func(key string) int64 {
 		v, _ := strconv.ParseInt(strings.TrimSpace(vals.Get(key)), 10, 64)
 		return v
@@ -45,18 +94,29 @@ func parseLaunchInput(vals url.Values) launchInput {
 			in.Criteria = append(in.Criteria, k)
 		}
 	}
-	s := &in.Settings
+	if m := evaluator.Method(strings.TrimSpace(vals.Get("method"))); m != "" {
+		in.Method = m
+	}
+	if !in.Method.Valid() {
+		in.errs = append(in.errs, fieldError{fmt.Sprintf("Method: %q is not one of BatchEval, G-Eval, LLM-Eval or CloserLook.", in.Method), nil})
+	}
+	s, ms := &in.Settings, &in.MethodSettings
 	ints := []struct {
 		key, label string
 		dst        *int
-	}{{"rounds", "Rounds", &s.Rounds}, {"batch_size", "Batch size", &s.BatchSize}}
+		used       []evaluator.Method
+	}{
+		{"rounds", "Rounds", &s.Rounds, usedByBatchEval},
+		{"batch_size", "Batch size", &s.BatchSize, usedByBatchEval},
+		{"samples", "Samples n", &ms.Samples, usedBySampling},
+	}
 	for _, f := range ints {
 		in.raw[f.key] = strconv.Itoa(*f.dst)
 		if v := strings.TrimSpace(vals.Get(f.key)); v != "" {
 			in.raw[f.key] = v
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				in.errs = append(in.errs, fmt.Sprintf("%s: %q is not a whole number.", f.label, v))
+				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %q is not a whole number.", f.label, v), f.used})
 				continue
 			}
 			*f.dst = n
@@ -65,25 +125,40 @@ func parseLaunchInput(vals url.Values) launchInput {
 	floats := []struct {
 		key, label string
 		dst        *float64
-	}{{"temperature", "Temperature", &s.Temperature}, {"top_p", "top_p", &s.TopP}}
+		used       []evaluator.Method
+	}{
+		{"temperature", "Temperature", &s.Temperature, usedByTempMethod},
+		{"top_p", "top_p", &s.TopP, usedByAll},
+		{"sample_temperature", "Sample temperature", &ms.SampleTemperature, usedBySampling},
+	}
 	for _, f := range floats {
-		in.raw[f.key] = strconv.FormatFloat(*f.dst, 'g', -1, 64)
+		in.raw[f.key] = formatNumber(*f.dst)
 		if v := strings.TrimSpace(vals.Get(f.key)); v != "" {
 			in.raw[f.key] = v
 			x, err := strconv.ParseFloat(v, 64)
 			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-				in.errs = append(in.errs, fmt.Sprintf("%s: %q is not a number.", f.label, v))
+				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %q is not a number.", f.label, v), f.used})
 				continue
 			}
 			*f.dst = x
 		}
 	}
+	// The temperature field is "untouched" when blank or equal to what the
+	// form showed (temperature_shown); a post without that hidden field
+	// (a script) counts BatchEval's default as untouched. Untouched, the
+	// chosen method's default applies: LLM-Eval runs greedy.
+	shown := evaluator.DefaultSettings().Temperature
+	if v, err := strconv.ParseFloat(strings.TrimSpace(vals.Get("temperature_shown")), 64); err == nil {
+		shown = v
+	}
+	typed := strings.TrimSpace(vals.Get("temperature"))
+	in.tempUntouched = typed == "" || s.Temperature == shown
 	in.raw["seed"] = strconv.FormatInt(s.Seed, 10)
 	if v := strings.TrimSpace(vals.Get("seed")); v != "" {
 		in.raw["seed"] = v
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			in.errs = append(in.errs, fmt.Sprintf("Seed: %q is not a whole number.", v))
+			in.errs = append(in.errs, fieldError{fmt.Sprintf("Seed: %q is not a whole number.", v), usedByAll})
 		} else {
 			s.Seed = n
 		}
@@ -100,7 +175,56 @@ func parseLaunchInput(vals url.Values) launchInput {
 	if v := vals.Get("scoring"); v != "" {
 		s.Scoring = evaluator.Scoring(v)
 	}
+	if v := vals.Get("llmeval_scale"); v != "" {
+		ms.LLMEvalScale = evaluator.LLMEvalScale(v)
+	}
+	// A checkbox sends nothing when unticked, so the form puts a hidden
+	// "0" before it: the last value wins, and a form that never showed the
+	// box (a fresh page) keeps the default, on.
+	if v := vals["use_logprobs"]; len(v) > 0 {
+		ms.UseLogprobs = v[len(v)-1] == "1"
+	}
+	for key, v := range vals {
+		if k, ok := strings.CutPrefix(key, "steps_"); ok && len(v) > 0 {
+			if i, err := strconv.Atoi(k); err == nil && i >= 0 {
+				in.Steps[i] = strings.TrimSpace(strings.ReplaceAll(v[len(v)-1], "\r\n", "\n"))
+			}
+		}
+	}
 	return in
+}
+
+// settingsFor returns the settings a run of method m gets: the form's,
+// with the method's default temperature when the person left the field
+// alone, and one round of one-sample calls for the sample-wise methods (as
+// runner.PrepareRun sets them).
+func (in launchInput) settingsFor(m evaluator.Method) evaluator.Settings {
+	s := in.Settings
+	if in.tempUntouched {
+		s.Temperature = defaultTemperature(m)
+	}
+	if m != evaluator.MethodBatchEval {
+		s.Rounds, s.BatchSize = 1, 1
+	}
+	return s
+}
+
+// problems lists the parse errors of fields that one of methods reads.
+func (in launchInput) problems(methods ...evaluator.Method) []string {
+	var out []string
+	for _, e := range in.errs {
+		if e.used == nil {
+			out = append(out, e.text)
+			continue
+		}
+		for _, m := range methods {
+			if slices.Contains(e.used, m) {
+				out = append(out, e.text)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // launchPlan is the launch form resolved against the database: what would
@@ -112,10 +236,15 @@ type launchPlan struct {
 	rubric  *models.Rubric
 	judge   *models.Judge
 	chosen  []evaluator.Criterion
+	// methodSettings are the form's method settings with the G-Eval steps
+	// of the chosen criteria (empty boxes left out: generated at the start).
+	methodSettings evaluator.MethodSettings
 }
 
 // planLaunch loads the project's choices, picks the selected (or first)
 // dataset, rubric and judge, and fills the form view with the estimate.
+// The view's errors are about the choices only; callers add the parse
+// errors of the fields their action uses (launchInput.problems).
 func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInput) (*launchPlan, error) {
 	ws := h.Workspace.ID
 	p, err := h.DB.FindProject(ctx, ws, projectID)
@@ -134,13 +263,25 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 	if err != nil {
 		return nil, err
 	}
-	pl := &launchPlan{project: p}
+	pl := &launchPlan{project: p, methodSettings: in.MethodSettings}
 	v := &pl.view
 	v.ProjectID, v.ProjectName, v.Name = p.ID, p.Name, in.Name
-	v.Rounds, v.BatchSize, v.Temperature, v.TopP, v.Seed = in.raw["rounds"], in.raw["batch_size"], in.raw["temperature"], in.raw["top_p"], in.raw["seed"]
+	v.Rounds, v.BatchSize, v.TopP, v.Seed = in.raw["rounds"], in.raw["batch_size"], in.raw["top_p"], in.raw["seed"]
 	s := in.Settings
 	v.Procedure, v.Composition, v.SortKey, v.Scoring = string(s.Procedure), string(s.Composition), string(s.SortKey), string(s.Scoring)
-	v.Errors = append(v.Errors, in.errs...)
+	v.Method = string(in.Method)
+	for _, m := range evaluator.Methods() {
+		v.Methods = append(v.Methods, web.RunMethodChoice{Value: string(m), Label: m.Label(), Note: methodNote(m)})
+	}
+	// Show the temperature the chosen method would get; remember it, so
+	// that the next post can tell whether the person changed it.
+	v.Temperature = in.raw["temperature"]
+	if in.tempUntouched {
+		v.Temperature = formatNumber(defaultTemperature(in.Method))
+	}
+	v.TemperatureShown = v.Temperature
+	v.Samples, v.SampleTemperature = in.raw["samples"], in.raw["sample_temperature"]
+	v.UseLogprobs, v.LLMEvalScale = in.MethodSettings.UseLogprobs, string(in.MethodSettings.LLMEvalScale)
 
 	for i := range datasets {
 		d := &datasets[i]
@@ -188,9 +329,11 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 		v.JudgeID = pl.judge.ID
 	}
 
+	pl.methodSettings.GEvalSteps = nil
 	if pl.rubric != nil {
 		// Fresh form, or the checkboxes belonged to another rubric: all
-		// criteria, as most people judge every criterion of a rubric.
+		// criteria, as most people judge every criterion of a rubric. Typed
+		// steps belong to the rubric they were typed for.
 		all := in.CriteriaOf == 0 || in.CriteriaOf != pl.rubric.ID
 		for i, c := range pl.rubric.Criteria {
 			checked := all || slices.Contains(in.Criteria, i)
@@ -199,13 +342,38 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 				human = "; human ratings in " + c.HumanColumn
 			}
 			v.Criteria = append(v.Criteria, web.RunCriterionChoice{Index: i, Name: c.Name, Range: fmt.Sprintf("%g to %g", c.Lo, c.Hi), Human: human, Checked: checked})
+			steps := ""
+			if !all {
+				steps = in.Steps[i]
+			}
+			v.Steps = append(v.Steps, web.RunStepsBox{Index: i, Name: c.Name, Steps: steps, Chosen: checked})
 			if checked {
 				pl.chosen = append(pl.chosen, c)
+				if steps != "" {
+					if pl.methodSettings.GEvalSteps == nil {
+						pl.methodSettings.GEvalSteps = map[string]string{}
+					}
+					pl.methodSettings.GEvalSteps[c.Name] = steps
+				}
 			}
 		}
 	}
-	v.Estimate = h.estimate(ctx, pl, s)
+	v.Estimate = h.estimate(ctx, pl, in.Method, in.settingsFor(in.Method))
 	return pl, nil
+}
+
+// methodNote says in one line what a method does, for the method select.
+func methodNote(m evaluator.Method) string {
+	switch m {
+	case evaluator.MethodGEval:
+		return "one sample per call; the judge fills a score form and the score is weighted by its probabilities"
+	case evaluator.MethodLLMEval:
+		return "one call per sample scores all criteria at once as JSON"
+	case evaluator.MethodCloserLook:
+		return "one sample per call; the judge analyses, then rates; n ratings averaged"
+	default:
+		return "batches of samples compared side by side over several rounds (the default)"
+	}
 }
 
 // snapshot is the rubric the run will use: only the chosen criteria, and
@@ -231,9 +399,30 @@ func (h *Handlers) judgeSnapshot(j models.Judge) models.JudgeSnapshot {
 	return snap
 }
 
-// estimate predicts calls, tokens and cost of the planned run.
-func (h *Handlers) estimate(ctx context.Context, pl *launchPlan, s evaluator.Settings) web.RunEstimate {
+// Completion-length assumptions of the sample-wise estimates. Real answers
+// vary with the judge; these are what the prompts ask for.
+const (
+	// gevalFormTokens: G-Eval's form answer is one integer; the runner caps
+	// it at 5 tokens, so 5 is the most it can cost.
+	gevalFormTokens = 5
+	// gevalStepsTokens: 3 to 5 short numbered steps, about 120 tokens.
+	gevalStepsTokens = 120
+	// gevalStepsPromptTokens stands for generated steps not yet known when
+	// estimating the form prompts: about the length of 4 short steps.
+	gevalStepsPromptTokens = 80
+	// llmevalTokensPerCriterion: a JSON key, its number and punctuation.
+	llmevalTokensPerCriterion = 10
+	// closerLookTokens: a short analysis and the rating line per sampled
+	// answer, about the BatchEval assumption plus a little.
+	closerLookTokens = 80
+)
+
+// estimate predicts calls, tokens and cost of a run of method m with
+// settings s (already resolved by settingsFor).
+func (h *Handlers) estimate(ctx context.Context, pl *launchPlan, m evaluator.Method, s evaluator.Settings) web.RunEstimate {
 	switch {
+	case !m.Valid():
+		return web.RunEstimate{Problem: "Choose a method to see an estimate."}
 	case pl.dataset == nil || pl.rubric == nil || pl.judge == nil:
 		return web.RunEstimate{Problem: "Choose a dataset, a rubric and a judge to see an estimate."}
 	case len(pl.chosen) == 0:
@@ -241,6 +430,12 @@ func (h *Handlers) estimate(ctx context.Context, pl *launchPlan, s evaluator.Set
 	}
 	if err := s.Validate(); err != nil {
 		return web.RunEstimate{Problem: "No estimate until the settings are valid: " + err.Error() + "."}
+	}
+	ms := pl.methodSettings
+	if m == evaluator.MethodGEval || m == evaluator.MethodCloserLook {
+		if err := ms.Validate(); err != nil {
+			return web.RunEstimate{Problem: "No estimate until the " + m.Label() + " settings are valid: " + err.Error() + "."}
+		}
 	}
 	rows, err := h.DB.ListDatasetRows(ctx, pl.dataset.ID, 0, s.BatchSize)
 	if err != nil || len(rows) == 0 {
@@ -252,18 +447,96 @@ func (h *Handlers) estimate(ctx context.Context, pl *launchPlan, s evaluator.Set
 		samples[i] = r.Sample(rub.Fields)
 	}
 	n := pl.dataset.RowCount
-	perRound := (n + s.BatchSize - 1) / s.BatchSize
-	e := web.RunEstimate{JudgeName: pl.judge.Name, Simulated: pl.judge.Simulated, Rows: n, Criteria: len(pl.chosen),
-		Rounds: s.Rounds, BatchSize: s.BatchSize, BatchesPerRound: perRound, CompletionPerSample: completionTokensPerSample}
-	e.Calls = e.Criteria * s.Rounds * perRound
-	for _, c := range pl.chosen {
-		// Each criterion has its own prompt; its first real batch stands
-		// for every batch of that criterion.
-		e.PromptTokens += evaluator.EstimateTokens(evaluator.BuildBatchPrompt(rub, c, samples, s)) * s.Rounds * perRound
+	k := len(pl.chosen)
+	e := web.RunEstimate{Method: m.Label(), JudgeName: pl.judge.Name, Simulated: pl.judge.Simulated, Rows: n, Criteria: k}
+	crit := fmt.Sprintf("%d %s", k, launchPlural(k, "criterion", "criteria"))
+	rowsText := fmt.Sprintf("%d %s", n, launchPlural(n, "sample", "samples"))
+	switch m {
+	case evaluator.MethodGEval:
+		e.Calls = k * n
+		missing := 0
+		for _, c := range pl.chosen {
+			steps := ms.GEvalSteps[c.Name]
+			tokens := evaluator.EstimateTokens(evaluator.BuildGEvalFormPrompt(rub, c, steps, samples[0]))
+			if strings.TrimSpace(steps) == "" {
+				missing++
+				tokens += gevalStepsPromptTokens
+				e.PromptTokens += evaluator.EstimateTokens(evaluator.BuildGEvalStepsPrompt(rub, c))
+			}
+			e.PromptTokens += tokens * n
+		}
+		e.Calls += missing
+		e.CompletionTokens = missing * gevalStepsTokens
+		stepsNote := ""
+		if missing > 0 {
+			stepsNote = fmt.Sprintf(" Plus %d %s to write the evaluation steps of the %s without steps.", missing, launchPlural(missing, "call", "calls"), launchPlural(missing, "criterion", "criteria"))
+		}
+		if ms.UseLogprobs {
+			e.CompletionTokens += gevalFormTokens * k * n
+			e.CallsMax = e.Calls + k*n*ms.Samples
+			e.CallsNote = fmt.Sprintf("%s × %s, one greedy call each, the score's probabilities read from the log-probabilities.%s "+
+				"Where the endpoint returns no log-probabilities, a sample falls back to n = %d sampled answers, one call each if the endpoint also ignores n.",
+				crit, rowsText, stepsNote, ms.Samples)
+			e.PromptNote = "Measured on the real form prompt of the first sample of each criterion, once per call."
+			e.CompletionNote = fmt.Sprintf("The form answer is one integer (at most %d tokens a call)", gevalFormTokens)
+		} else {
+			e.CompletionTokens += gevalFormTokens * k * n * ms.Samples
+			e.CallsMax = e.Calls - k*n + k*n*ms.Samples
+			e.CallsNote = fmt.Sprintf("%s × %s, each call asking for n = %d sampled answers.%s An endpoint that ignores n (Ollama) needs one call per answer.",
+				crit, rowsText, ms.Samples, stepsNote)
+			e.PromptNote = "Measured on the real form prompt of the first sample of each criterion; the prompt is paid once per call (n times over if the endpoint ignores n)."
+			e.CompletionNote = fmt.Sprintf("%d sampled answers of one integer each (at most %d tokens each)", ms.Samples, gevalFormTokens)
+		}
+		if missing > 0 {
+			e.PromptNote += fmt.Sprintf(" Steps not yet written are counted as about %d tokens.", gevalStepsPromptTokens)
+			e.CompletionNote += fmt.Sprintf(", and about %d tokens per set of evaluation steps", gevalStepsTokens)
+		}
+		e.CompletionNote += "."
+	case evaluator.MethodLLMEval:
+		e.Calls = n
+		e.PromptTokens = evaluator.EstimateTokens(evaluator.BuildLLMEvalPrompt(rub, samples[0], ms.LLMEvalScale)) * n
+		e.CompletionTokens = llmevalTokensPerCriterion * k * n
+		e.CallsNote = fmt.Sprintf("One call per sample (%s) scores all %s at once as JSON. An endpoint without structured output costs up to 2 refused calls more per sample.", rowsText, crit)
+		e.PromptNote = "Measured on the real prompt of the first sample, once per call."
+		e.CompletionNote = fmt.Sprintf("A JSON object of about %d tokens per criterion.", llmevalTokensPerCriterion)
+	case evaluator.MethodCloserLook:
+		e.Calls = k * n
+		e.CallsMax = k * n * ms.Samples
+		for _, c := range pl.chosen {
+			e.PromptTokens += evaluator.EstimateTokens(evaluator.BuildAnalyzeRatePrompt(rub, c, samples[0])) * n
+		}
+		e.CompletionTokens = closerLookTokens * ms.Samples * k * n
+		e.CallsNote = fmt.Sprintf("%s × %s, each call asking for n = %d analysed ratings. An endpoint that ignores n (Ollama) needs one call per rating.",
+			crit, rowsText, ms.Samples)
+		e.PromptNote = "Measured on the real prompt of the first sample of each criterion; paid once per call (n times over if the endpoint ignores n)."
+		e.CompletionNote = fmt.Sprintf("About %d tokens of analysis and rating per answer, %d answers per call.", closerLookTokens, ms.Samples)
+	default:
+		perRound := (n + s.BatchSize - 1) / s.BatchSize
+		e.Calls = k * s.Rounds * perRound
+		for _, c := range pl.chosen {
+			// Each criterion has its own prompt; its first real batch stands
+			// for every batch of that criterion.
+			e.PromptTokens += evaluator.EstimateTokens(evaluator.BuildBatchPrompt(rub, c, samples, s)) * s.Rounds * perRound
+		}
+		e.CompletionTokens = completionTokensPerSample * n * s.Rounds * k
+		sampleWise := ""
+		if s.BatchSize == 1 {
+			sampleWise = " With B = 1 every call judges one sample on its own: sample-wise evaluation, without BatchEval's comparison."
+		}
+		e.CallsNote = fmt.Sprintf("%s × %d %s × %d %s of up to %d (%s). Up to as many repair calls again if answers lack scores; those are not counted here.%s",
+			crit, s.Rounds, launchPlural(s.Rounds, "round", "rounds"), perRound, launchPlural(perRound, "batch", "batches"), s.BatchSize, rowsText, sampleWise)
+		e.PromptNote = "Measured on the real first batch of each criterion, times the calls."
+		e.CompletionNote = fmt.Sprintf("Assuming about %d tokens of analysis and score per sample and round.", completionTokensPerSample)
 	}
-	e.CompletionTokens = completionTokensPerSample * n * s.Rounds * e.Criteria
 	e.Cost = costText(pl.judge.Simulated, runner.Cost(h.judgeSnapshot(*pl.judge), e.PromptTokens, e.CompletionTokens))
 	return e
+}
+
+func launchPlural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // costText formats dollars; an unknown price is "unknown", never $0.
@@ -309,34 +582,76 @@ func (h *Handlers) estimateRun(c echo.Context) error {
 	return render(c, http.StatusOK, web.RunEstimateFragment(pl.view.Estimate))
 }
 
-func (h *Handlers) launchRun(c echo.Context) error {
+// readLaunchForm parses a posted launch form and plans it.
+func (h *Handlers) readLaunchForm(c echo.Context) (launchInput, *launchPlan, error) {
 	pid, err := paramID(c, "id")
 	if err != nil {
-		return err
+		return launchInput{}, nil, err
 	}
 	vals, err := c.FormParams()
 	if err != nil {
-		return models.Errorf(models.EInvalid, "unreadable form: %v", err)
+		return launchInput{}, nil, models.Errorf(models.EInvalid, "unreadable form: %v", err)
 	}
-	ctx := c.Request().Context()
 	in := parseLaunchInput(vals)
-	pl, err := h.planLaunch(ctx, pid, in)
-	if err != nil {
-		return err
+	pl, err := h.planLaunch(c.Request().Context(), pid, in)
+	return in, pl, err
+}
+
+// checkLaunch lists what stops a run of method m: unreadable fields it
+// uses, invalid settings, no criterion, an unusable rubric. It returns the
+// method settings the run gets.
+func (pl *launchPlan) checkLaunch(in launchInput, m evaluator.Method) (evaluator.MethodSettings, []string) {
+	errs := in.problems(m)
+	ms := pl.methodSettings
+	if len(errs) > 0 {
+		return ms, errs
 	}
-	v := &pl.view
-	if len(in.errs) == 0 {
-		if err := in.Settings.Validate(); err != nil {
-			v.Errors = append(v.Errors, "Settings: "+err.Error()+".")
+	if err := in.settingsFor(m).Validate(); err != nil {
+		errs = append(errs, "Settings: "+err.Error()+".")
+	}
+	if m == evaluator.MethodLLMEval {
+		// n and the sample temperature mean nothing to LLM-Eval; keep the
+		// defaults rather than refuse a launch over a field it ignores.
+		d := evaluator.DefaultMethodSettings()
+		ms.Samples, ms.SampleTemperature = d.Samples, d.SampleTemperature
+	}
+	if m != evaluator.MethodBatchEval {
+		if err := ms.Validate(); err != nil {
+			errs = append(errs, m.Label()+" settings: "+err.Error()+".")
 		}
 	}
 	if pl.rubric != nil {
 		if len(pl.chosen) == 0 {
-			v.Errors = append(v.Errors, "Choose at least one criterion.")
+			errs = append(errs, "Choose at least one criterion.")
 		} else if err := pl.snapshot().Validate(); err != nil {
-			v.Errors = append(v.Errors, "Rubric "+pl.rubric.Name+": "+err.Error()+".")
+			errs = append(errs, "Rubric "+pl.rubric.Name+": "+err.Error()+".")
 		}
 	}
+	if m == evaluator.MethodGEval {
+		for _, c := range pl.chosen {
+			if len(evaluator.GEvalScores(c)) < 2 {
+				errs = append(errs, fmt.Sprintf("G-Eval needs an integer scale: the range %g to %g of %s holds fewer than two integers (or too many). Score it with another method.", c.Lo, c.Hi, c.Name))
+			}
+		}
+	}
+	return ms, errs
+}
+
+// runTemplate is a queued run of the plan, without method and settings.
+func (h *Handlers) runTemplate(pl *launchPlan, name string) models.Run {
+	return models.Run{WorkspaceID: h.Workspace.ID, ProjectID: pl.project.ID, DatasetID: pl.dataset.ID,
+		RubricID: &pl.rubric.ID, JudgeID: &pl.judge.ID, Name: name,
+		RubricSnapshot: pl.snapshot(), JudgeSnapshot: h.judgeSnapshot(*pl.judge), Simulated: pl.judge.Simulated}
+}
+
+func (h *Handlers) launchRun(c echo.Context) error {
+	in, pl, err := h.readLaunchForm(c)
+	if err != nil {
+		return err
+	}
+	v := &pl.view
+	ms, errs := pl.checkLaunch(in, in.Method)
+	v.Errors = append(v.Errors, errs...)
 	if len(v.Errors) > 0 {
 		v.Page = page(c, "New run")
 		return render(c, http.StatusUnprocessableEntity, web.RunLaunchPage(*v))
@@ -344,12 +659,172 @@ func (h *Handlers) launchRun(c echo.Context) error {
 	name := in.Name
 	if name == "" {
 		name = pl.rubric.Name + " on " + pl.dataset.Name
+		if in.Method != evaluator.MethodBatchEval {
+			name += " (" + in.Method.Label() + ")"
+		}
 	}
-	run := models.Run{WorkspaceID: h.Workspace.ID, ProjectID: pl.project.ID, DatasetID: pl.dataset.ID,
-		RubricID: &pl.rubric.ID, JudgeID: &pl.judge.ID, Name: name, Method: models.MethodBatchEval,
-		Settings: in.Settings, RubricSnapshot: pl.snapshot(), JudgeSnapshot: h.judgeSnapshot(*pl.judge), Simulated: pl.judge.Simulated}
-	if err := h.Runner.Launch(ctx, &run); err != nil {
+	run := h.runTemplate(pl, name)
+	run.Method, run.Settings = string(in.Method), in.settingsFor(in.Method)
+	run.MethodSettings = evaluator.DefaultMethodSettings() // BatchEval reads none of them
+	if in.Method != evaluator.MethodBatchEval {
+		run.MethodSettings = ms
+	}
+	if err := h.Runner.Launch(c.Request().Context(), &run); err != nil {
 		return err
 	}
-	return redirect(c, runURL(run.ID), "Run launched: it starts as soon as a worker is free.")
+	return redirect(c, runURL(run.ID), in.Method.Label()+" run launched: it starts as soon as a worker is free.")
+}
+
+// launchAllMethods launches the standard comparison (runner.StandardSetups)
+// on the form's dataset, rubric, judge and criteria, as one experiment.
+// The form's BatchEval settings are the base of every BatchEval variant,
+// and its method settings (n, log-probabilities, scale, steps) apply to
+// the baselines.
+func (h *Handlers) launchAllMethods(c echo.Context) error {
+	in, pl, err := h.readLaunchForm(c)
+	if err != nil {
+		return err
+	}
+	v := &pl.view
+	seen := map[string]bool{}
+	for _, m := range evaluator.Methods() {
+		_, errs := pl.checkLaunch(in, m)
+		for _, e := range errs {
+			if !seen[e] {
+				seen[e] = true
+				v.Errors = append(v.Errors, e)
+			}
+		}
+	}
+	if len(v.Errors) > 0 {
+		v.Page = page(c, "New run")
+		v.ErrorTitle = "No method was launched:"
+		return render(c, http.StatusUnprocessableEntity, web.RunLaunchPage(*v))
+	}
+	setups := runner.StandardSetups(in.settingsFor(evaluator.MethodBatchEval))
+	for i := range setups {
+		setups[i].MethodSettings = pl.methodSettings
+	}
+	name := in.Name
+	if name == "" {
+		name = "All methods on " + pl.dataset.Name
+	}
+	e, runs, err := h.Runner.LaunchAll(c.Request().Context(), h.runTemplate(pl, ""), name, setups)
+	if err != nil {
+		if e.ID == 0 {
+			return err
+		}
+		setFlash(c, "error", fmt.Sprintf("Only %d of %d runs were launched: %s", len(runs), len(setups), models.ErrorMessage(err)))
+		return c.Redirect(http.StatusSeeOther, launchedExperimentURL(e.ID))
+	}
+	return redirect(c, launchedExperimentURL(e.ID), fmt.Sprintf("%d runs launched, one per method and variant: they start as workers free up.", len(runs)))
+}
+
+func launchedExperimentURL(id int64) string { return "/experiments/" + strconv.FormatInt(id, 10) }
+
+// Limits of "Generate steps now": a person waits on the page, so a call
+// gets at most stepsCallTimeout and two attempts rather than a run's
+// patient retries.
+const (
+	stepsCallTimeout  = 60 * time.Second
+	stepsCallAttempts = 2
+)
+
+// generateGEvalSteps asks the chosen judge for G-Eval's evaluation steps
+// of every chosen criterion whose box is empty (boxes with text are kept,
+// so edits are never lost; empty a box to regenerate it), and shows the
+// form again with the steps filled in for the person to edit.
+func (h *Handlers) generateGEvalSteps(c echo.Context) error {
+	in, pl, err := h.readLaunchForm(c)
+	if err != nil {
+		return err
+	}
+	// The button belongs to G-Eval: the re-rendered form has it chosen.
+	in.Method = evaluator.MethodGEval
+	v := &pl.view
+	v.Page = page(c, "New run")
+	v.Method = string(in.Method)
+	v.ErrorTitle = "The evaluation steps were not generated:"
+	if pl.rubric != nil && len(pl.chosen) == 0 {
+		v.Errors = append(v.Errors, "Choose at least one criterion.")
+	}
+	if len(v.Errors) > 0 {
+		return render(c, http.StatusUnprocessableEntity, web.RunLaunchPage(*v))
+	}
+	client, err := h.judgeClient(*pl.judge)
+	if err != nil {
+		v.Errors = append(v.Errors, pl.judge.Name+": "+plainJudgeError(err))
+		return render(c, http.StatusBadGateway, web.RunLaunchPage(*v))
+	}
+	ctx := c.Request().Context()
+	rub := pl.snapshot()
+	var made []string
+	for i := range v.Steps {
+		box := &v.Steps[i]
+		if !box.Chosen || box.Steps != "" {
+			continue
+		}
+		crit := pl.rubric.Criteria[box.Index]
+		steps, err := askGEvalSteps(ctx, client, rub, crit)
+		if err != nil {
+			v.Errors = append(v.Errors, crit.Name+": "+err.Error())
+			continue
+		}
+		box.Steps = steps
+		if pl.methodSettings.GEvalSteps == nil {
+			pl.methodSettings.GEvalSteps = map[string]string{}
+		}
+		pl.methodSettings.GEvalSteps[crit.Name] = steps
+		made = append(made, crit.Name)
+	}
+	v.Estimate = h.estimate(ctx, pl, in.Method, in.settingsFor(in.Method))
+	switch {
+	case len(made) > 0:
+		v.Notice = fmt.Sprintf("%s wrote the evaluation steps of %s. Read and edit them before launching.", pl.judge.Name, strings.Join(made, ", "))
+	case len(v.Errors) == 0:
+		v.Notice = "Every chosen criterion already has steps. Empty a box to have the judge write it again."
+	}
+	if len(v.Errors) > 0 {
+		return render(c, http.StatusBadGateway, web.RunLaunchPage(*v))
+	}
+	return render(c, http.StatusOK, web.RunLaunchPage(*v))
+}
+
+// askGEvalSteps makes G-Eval's auto chain-of-thought call for one
+// criterion, greedy as the runner does, and reads the numbered steps.
+func askGEvalSteps(ctx context.Context, client *judge.Client, rub evaluator.Rubric, crit evaluator.Criterion) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, stepsCallTimeout)
+	defer cancel()
+	resp, err := client.Complete(ctx, judge.Request{Messages: evaluator.BuildGEvalStepsPrompt(rub, crit), Temperature: 0})
+	if err != nil {
+		return "", errors.New(plainJudgeError(err))
+	}
+	steps, err := evaluator.ParseGEvalSteps(resp.Text())
+	if err != nil {
+		return "", fmt.Errorf("the answer could not be read: %w", err)
+	}
+	return steps, nil
+}
+
+// judgeClient builds a client for a stored judge the way "Test
+// connection" does: the simulated judge is reached at h.SimulatedURL, a
+// real one with its stored key or the environment variable it names.
+func (h *Handlers) judgeClient(j models.Judge) (*judge.Client, error) {
+	cfg := judge.Config{BaseURL: j.BaseURL, Model: j.Model, APIKey: j.APIKey, MaxAttempts: stepsCallAttempts,
+		Timeout: min(time.Duration(j.TimeoutSeconds)*time.Second, stepsCallTimeout)}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = stepsCallTimeout
+	}
+	if j.Simulated {
+		if h.SimulatedURL == "" {
+			return nil, errors.New("the simulated judge is not running in this server process")
+		}
+		cfg.BaseURL, cfg.APIKey = h.SimulatedURL, ""
+	} else if cfg.APIKey == "" && j.APIKeyEnv != "" {
+		cfg.APIKey = os.Getenv(j.APIKeyEnv)
+		if cfg.APIKey == "" {
+			return nil, fmt.Errorf("the environment variable %s is empty or not set on the server", j.APIKeyEnv)
+		}
+	}
+	return judge.New(cfg)
 }

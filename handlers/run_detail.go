@@ -2,10 +2,13 @@ package handlers
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -154,6 +157,8 @@ func (h *Handlers) showRunBatch(c echo.Context) error {
 		}
 		v.Samples = append(v.Samples, s)
 	}
+	v.Probabilities, v.ProbSource = gevalDetails(b.Details)
+	v.Ratings, v.RatingsUnreadable, v.HasRatings = closerLookDetails(b.Details)
 	if b.Request != "" {
 		v.Messages = runner.DecodeMessages(b.Request)
 	}
@@ -205,4 +210,64 @@ func fileSlug(s string) string {
 		return "export"
 	}
 	return s
+}
+
+// detailAs reads one entry of a batch's Details into dst. Details come back
+// from the database as generic JSON values, so the entry is re-encoded
+// rather than type-asserted; false when it is absent or of another shape.
+func detailAs(details map[string]any, key string, dst any) bool {
+	v, ok := details[key]
+	if !ok || v == nil {
+		return false
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return false
+	}
+	return json.Unmarshal(raw, dst) == nil
+}
+
+// gevalDetails returns G-Eval's score probabilities, in score order, and a
+// plain description of where they came from; nil for other methods.
+func gevalDetails(details map[string]any) ([]web.ScoreProbability, string) {
+	var probs map[string]float64
+	if !detailAs(details, "probabilities", &probs) || len(probs) == 0 {
+		return nil, ""
+	}
+	out := make([]web.ScoreProbability, 0, len(probs))
+	for k, p := range probs {
+		s, err := strconv.ParseFloat(k, 64)
+		if err != nil {
+			continue
+		}
+		out = append(out, web.ScoreProbability{Score: s, P: p})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Score < out[j].Score })
+	var source string
+	var used, total int
+	detailAs(details, "source", &source)
+	detailAs(details, "used", &used)
+	detailAs(details, "total", &total)
+	switch source {
+	case evaluator.GEvalSourceLogprobs:
+		source = "log-probabilities: read from the likelihood the judge gave each possible score token, renormalised over the allowed scores"
+	case evaluator.GEvalSourceSamples:
+		source = fmt.Sprintf("%d sampled answers: the share of answers giving each score (%d of %d could be read)", total, used, total)
+	case "":
+		source = "not recorded"
+	}
+	return out, source
+}
+
+// closerLookDetails returns CloserLook's sampled ratings and how many of
+// the sampled answers held no readable rating.
+func closerLookDetails(details map[string]any) ([]float64, int, bool) {
+	if _, ok := details["ratings"]; !ok {
+		return nil, 0, false
+	}
+	var ratings []float64 // null when no sampled answer could be read
+	detailAs(details, "ratings", &ratings)
+	var unreadable int
+	detailAs(details, "unreadable", &unreadable)
+	return ratings, unreadable, true
 }

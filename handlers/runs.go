@@ -1,16 +1,22 @@
 package handlers
 
 import (
+	"context"
+	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
+	"github.com/batcheval/batcheval/runner"
 	"github.com/batcheval/batcheval/web"
 )
 
@@ -27,6 +33,16 @@ func (h *Handlers) registerRunRoutes(e *echo.Echo) {
 	e.GET("/runs/:id/batches/:batchID", h.showRunBatch)
 	e.GET("/runs/:id/export.csv", h.exportRunCSV)
 	e.GET("/runs/:id/export.json", h.exportRunJSON)
+	e.POST("/projects/:id/runs/geval-steps", h.generateGEvalSteps)
+	e.POST("/projects/:id/experiments", h.launchAllMethods)
+	e.GET("/runs/:id/variants", h.showRunVariants)
+	e.POST("/runs/:id/reseed", h.reseedRun)
+	e.POST("/runs/:id/noise", h.noiseRun)
+	e.POST("/runs/:id/reword", h.rewordRun)
+	e.GET("/projects/:id/experiments", h.listExperiments)
+	e.GET("/experiments/:id", h.showExperiment)
+	e.GET("/compare", h.compareRuns)
+	e.GET("/compare/sample", h.compareSample)
 }
 
 // completionTokensPerSample is the estimate's assumption for the judge's
@@ -93,15 +109,140 @@ func (h *Handlers) showRun(c echo.Context) error {
 			v.Rubric = r.Name
 		}
 	}
+	v.MethodLabel = evaluator.Method(run.Method).Label()
+	if d, err := h.DB.FindDataset(ctx, h.Workspace.ID, run.DatasetID); err == nil {
+		v.Columns, v.DefaultGroup = d.Columns, d.GroupColumn
+		v.Group = pickGroup(c.QueryParam("group"), d.Columns, d.GroupColumn)
+	}
 	if run.BatchesDone > 0 {
-		rep, err := report.Build(ctx, h.DB, h.Workspace.ID, run.ID)
+		rep, err := report.BuildWith(ctx, h.DB, h.Workspace.ID, run.ID, report.Options{GroupColumn: v.Group})
 		if err != nil {
 			return err
 		}
+		if v.Group == "" {
+			// "No grouping" chosen over the dataset's own group column.
+			for i := range rep.Criteria {
+				rep.Criteria[i].GroupColumn, rep.Criteria[i].Grouped = "", nil
+			}
+		}
 		v.Report = rep
 		v.Table = sampleTable(rep, c.QueryParams())
+		v.Table.Group = c.QueryParam("group")
+	}
+	if err := h.relatedRuns(ctx, run, &v); err != nil {
+		return err
 	}
 	return render(c, http.StatusOK, web.RunPage(v))
+}
+
+// pickGroup resolves the run page's ?group= query to the column to group
+// by: the query's column when the dataset has it, none for web.NoGroup,
+// otherwise the dataset's own group column.
+func pickGroup(q string, columns []string, def string) string {
+	if q == web.NoGroup {
+		return ""
+	}
+	if slices.Contains(columns, q) {
+		return q
+	}
+	return def
+}
+
+// relatedRuns fills the run page's links to other runs: the parent of a
+// variant, the experiment, the runs derived from this one with their change
+// in agreement, the repeatability over reseeds, and the runs it can be
+// compared with.
+func (h *Handlers) relatedRuns(ctx context.Context, run models.Run, v *web.RunView) error {
+	if run.ParentRunID != nil {
+		if p, err := h.DB.FindRun(ctx, h.Workspace.ID, *run.ParentRunID); err == nil {
+			v.Parent = &p
+		}
+	}
+	if run.ExperimentID != nil {
+		if e, err := h.DB.FindExperiment(ctx, h.Workspace.ID, *run.ExperimentID); err == nil {
+			v.Experiment = &e
+		}
+	}
+	derived, err := h.DB.ListDerivedRuns(ctx, h.Workspace.ID, run.ID)
+	if err != nil {
+		return err
+	}
+	own := math.NaN()
+	if v.Report != nil {
+		own = averagePearson(v.Report)
+	}
+	var reseeds []*report.Report
+	for _, d := range derived {
+		it := web.DerivedRunItem{Run: d, Delta: math.NaN()}
+		if d.BatchesDone > 0 {
+			rep, err := report.Build(ctx, h.DB, h.Workspace.ID, d.ID)
+			if err != nil {
+				return err
+			}
+			it.Delta = averagePearson(rep) - own
+			if d.Variant == runner.VariantReseed && d.Status == models.RunSucceeded {
+				reseeds = append(reseeds, rep)
+			}
+		}
+		v.Derived = append(v.Derived, it)
+	}
+	if len(reseeds) > 0 && v.Report != nil {
+		v.Repeatability = repeatability(v.Report, reseeds)
+	}
+	cands, err := h.comparableRuns(ctx, run)
+	if err != nil {
+		return err
+	}
+	v.CompareWith = cands
+	return nil
+}
+
+// repeatability is, per criterion, the spread of the Pearson correlation
+// over a run and its reseeds.
+func repeatability(own *report.Report, reseeds []*report.Report) []web.CriterionSpread {
+	out := make([]web.CriterionSpread, 0, len(own.Criteria))
+	for i, c := range own.Criteria {
+		vals := []float64{c.Pearson.Coef}
+		for _, r := range reseeds {
+			if i < len(r.Criteria) {
+				vals = append(vals, r.Criteria[i].Pearson.Coef)
+			}
+		}
+		out = append(out, web.CriterionSpread{Name: c.Criterion.Name, Runs: len(vals), Spread: stats.SpreadOf(vals)})
+	}
+	return out
+}
+
+// comparableRuns lists the other runs of the project on the same data: the
+// same dataset, or a noisy copy of it (or of its parent).
+func (h *Handlers) comparableRuns(ctx context.Context, run models.Run) ([]models.Run, error) {
+	dss, err := h.DB.ListDatasets(ctx, h.Workspace.ID, run.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	root := map[int64]int64{}
+	for _, d := range dss {
+		root[d.ID] = datasetRoot(d)
+	}
+	runs, err := h.DB.ListRuns(ctx, h.Workspace.ID, run.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	var out []models.Run
+	for _, r := range runs {
+		if r.ID != run.ID && root[r.DatasetID] != 0 && root[r.DatasetID] == root[run.DatasetID] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// datasetRoot is the dataset a copy was made from, or the dataset itself.
+func datasetRoot(d models.Dataset) int64 {
+	if d.ParentDatasetID != nil {
+		return *d.ParentDatasetID
+	}
+	return d.ID
 }
 
 // sampleTable selects, filters, sorts and pages one criterion's samples as

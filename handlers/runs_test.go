@@ -446,3 +446,160 @@ func firstProgressEvent(t *testing.T, url string) map[string]any {
 	t.Fatalf("stream ended without a progress event: %v", sc.Err())
 	return nil
 }
+
+// topicDataset copies the demo dataset with a topic column (three topics)
+// and two annotators' ratings of engagingness, whose mean is the
+// "engaging" rating the rubric maps.
+func (env *testEnv) topicDataset() models.Dataset {
+	env.t.Helper()
+	ctx := context.Background()
+	demo := env.demo().dataset
+	rows, err := env.db.ListDatasetRows(ctx, demo.ID, 0, 0)
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	topics := []string{"hobbies", "travel", "food"}
+	copies := make([]models.DatasetRow, len(rows))
+	for i, r := range rows {
+		data := map[string]string{"topic": topics[i%3]}
+		for k, v := range r.Data {
+			data[k] = v
+		}
+		ratings := map[string]*float64{}
+		for k, v := range r.Ratings {
+			ratings[k] = v
+		}
+		if h := r.Ratings["engaging"]; h != nil {
+			// One annotator a little above, one a little below, the mean kept.
+			d := float64(i%3-1) * 0.5
+			a, b := *h+d, *h-d
+			ratings["engaging@r1"], ratings["engaging@r2"] = &a, &b
+		}
+		copies[i] = models.DatasetRow{Position: r.Position, ExternalID: r.ExternalID, Data: data, Ratings: ratings}
+	}
+	ds := models.Dataset{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, Name: "Dialogues by topic", SourceFilename: "topics.jsonl", Format: demo.Format,
+		IDColumn: demo.IDColumn, Columns: append([]string{"topic"}, demo.Columns...), Fields: demo.Fields, RatingColumns: demo.RatingColumns}
+	if err := env.db.CreateDataset(ctx, &ds, copies); err != nil {
+		env.t.Fatal(err)
+	}
+	return ds
+}
+
+func TestRunPageExtras(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		ds := env.topicDataset()
+		run := env.startRun(ds, "Topics <run>", models.MethodBatchEval, func(r *models.Run) { r.Settings.BatchSize = 5 })
+		if got := env.waitRun(run.ID, 60*time.Second); got.Status != models.RunSucceeded {
+			t.Fatalf("run %s (%s), want succeeded", got.Status, got.Error)
+		}
+		reseed, err := env.runner.LaunchReseed(ctx, env.ws.ID, run.ID, 42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.waitRun(reseed.ID, 60*time.Second)
+		rep, err := report.BuildWith(ctx, env.db, env.ws.ID, run.ID, report.Options{GroupColumn: "topic"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng := rep.Criteria[0]
+		if eng.Ceiling == nil {
+			t.Fatalf("no human ceiling although the rows carry engaging@r1 and engaging@r2")
+		}
+		reseedRep, err := report.Build(ctx, env.db, env.ws.ID, reseed.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		delta := averagePearson(reseedRep) - averagePearson(rep)
+		runPath := fmt.Sprintf("/runs/%d", run.ID)
+		all := eng.Scored + eng.Missing
+		unreadable := fmt.Sprintf("%d of %d round scores (", eng.Missing, all)
+		grouped := "Computed inside each topic and averaged, as SummEval"
+		pages := []struct {
+			name, path    string
+			want, notWant []string
+		}{
+			{"grouped by topic", runPath + "?group=topic", []string{
+				`data-testid="method-label">BatchEval<`, `href="` + runPath + `/variants"`, unreadable, "could not be read from the judge",
+				grouped, fmt.Sprintf(`data-testid="grouped-groups">%d<`, eng.Grouped["pearson"].Groups), `<option value="topic" selected>`,
+				`data-testid="ceiling"`, templ.EscapeString(eng.Ceiling.Reading), "Krippendorff",
+				fmt.Sprintf(`data-testid="ceiling-loo">%.3f<`, eng.Ceiling.LeaveOneOut),
+				`data-testid="positions"`, "Mean signed error",
+				`data-testid="derived-row"`, "reseed: " + signed(delta, 3), `data-testid="repeatability"`,
+				fmt.Sprintf(`<option value="%d">`, reseed.ID), "Topics &lt;run&gt;"}, []string{"Topics <run>"}},
+			{"dataset without a group column", runPath, []string{`<option value="-" selected>`, unreadable}, []string{grouped}},
+			{"unknown column falls back", runPath + "?group=nope", nil, []string{grouped}},
+			{"reseed page links its parent", fmt.Sprintf("/runs/%d", reseed.ID), []string{`data-testid="variant"`,
+				`href="` + runPath + `" data-testid="parent-link"`, "Experiment"}, []string{`data-testid="derived"`}},
+		}
+		for _, p := range pages {
+			rec := env.get(p.path)
+			if rec.Code != http.StatusOK {
+				t.Errorf("%s: status %d", p.name, rec.Code)
+				continue
+			}
+			body := rec.Body.String()
+			for _, w := range p.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("%s: page lacks %q", p.name, w)
+				}
+			}
+			for _, w := range p.notWant {
+				if strings.Contains(body, w) {
+					t.Errorf("%s: page should not contain %q", p.name, w)
+				}
+			}
+		}
+		// Batches of 5: positions 1 to 5 on each of the two criteria.
+		if got := strings.Count(env.get(runPath).Body.String(), `data-testid="position-row"`); got != 10 {
+			t.Errorf("position table has %d rows, want 2 criteria × 5 positions", got)
+		}
+	})
+}
+
+func TestSampleWiseBatchPages(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		ds := env.demo().dataset
+		cases := []struct {
+			method        string
+			change        func(*models.Run)
+			want, notWant []string
+		}{
+			{models.MethodGEval, nil, []string{`data-testid="probabilities"`, "log-probabilities", `data-testid="prob-row"`, "G-Eval"}, []string{`data-testid="ratings"`}},
+			{models.MethodGEval, func(r *models.Run) {
+				r.MethodSettings = evaluator.DefaultMethodSettings()
+				r.MethodSettings.UseLogprobs, r.MethodSettings.Samples = false, 4
+			}, []string{`data-testid="probabilities"`, "4 sampled answers"}, nil},
+			{models.MethodCloserLook, func(r *models.Run) {
+				r.MethodSettings = evaluator.DefaultMethodSettings()
+				r.MethodSettings.Samples = 3
+			}, []string{`data-testid="ratings"`, "Sampled ratings", "CloserLook"}, []string{`data-testid="probabilities"`}},
+		}
+		for _, tc := range cases {
+			run := env.startRun(ds, tc.method, tc.method, tc.change)
+			if got := env.waitRun(run.ID, 60*time.Second); got.Status != models.RunSucceeded {
+				t.Fatalf("%s: run %s (%s)", tc.method, got.Status, got.Error)
+			}
+			batches, err := env.db.ListBatches(ctx, run.ID)
+			if err != nil || len(batches) == 0 {
+				t.Fatalf("%s: %d batches, %v", tc.method, len(batches), err)
+			}
+			body := env.get(fmt.Sprintf("/runs/%d/batches/%d", run.ID, batches[0].ID)).Body.String()
+			body += env.get(fmt.Sprintf("/runs/%d", run.ID)).Body.String()
+			for _, w := range tc.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("%s: pages lack %q", tc.method, w)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(body, w) {
+					t.Errorf("%s: pages should not contain %q", tc.method, w)
+				}
+			}
+			if strings.Contains(body, `data-testid="positions"`) {
+				t.Errorf("%s: a sample-wise run shows the position table", tc.method)
+			}
+		}
+	})
+}

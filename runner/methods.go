@@ -182,6 +182,9 @@ func collect(ctx context.Context, client *judge.Client, req judge.Request, n int
 func (r *Runner) judgeSample(ctx context.Context, client *judge.Client, run models.Run, method evaluator.Method, ci int, steps string, b models.RunBatch, sample evaluator.Sample) (models.BatchResult, error) {
 	rub := run.RubricSnapshot
 	ms := run.MethodSettings
+	// The run's seed goes to the judge too, so a reseed changes the
+	// endpoint's sampling where it honours seeds.
+	seed := run.Settings.Seed
 	b.Details = map[string]any{"method": string(method)}
 	var scores []models.RunScore
 	score := func(ci int, v *float64, analysis string) {
@@ -217,7 +220,7 @@ func (r *Runner) judgeSample(ctx context.Context, client *judge.Client, run mode
 		if ms.UseLogprobs {
 			// Greedy, a few tokens: the score is the first token; its
 			// alternatives carry the distribution.
-			resp, err := client.Complete(ctx, judge.Request{Messages: msgs, Temperature: 0, MaxTokens: 5, Logprobs: true, TopLogprobs: 10})
+			resp, err := client.Complete(ctx, judge.Request{Messages: msgs, Temperature: 0, MaxTokens: 5, Logprobs: true, TopLogprobs: 10, Seed: &seed})
 			b.Calls++
 			if err != nil {
 				b.Attempts += judge.AttemptsOf(err)
@@ -236,7 +239,7 @@ func (r *Runner) judgeSample(ctx context.Context, client *judge.Client, run mode
 			}
 		}
 		if est.Score == nil {
-			texts, err := collect(ctx, client, judge.Request{Messages: msgs, Temperature: ms.SampleTemperature, MaxTokens: 5}, ms.Samples, &b)
+			texts, err := collect(ctx, client, judge.Request{Messages: msgs, Temperature: ms.SampleTemperature, MaxTokens: 5, Seed: &seed}, ms.Samples, &b)
 			if err != nil && len(texts) == 0 {
 				return fail(err)
 			}
@@ -258,7 +261,7 @@ func (r *Runner) judgeSample(ctx context.Context, client *judge.Client, run mode
 		crit := rub.Criteria[ci]
 		msgs := evaluator.BuildAnalyzeRatePrompt(rub, crit, sample)
 		b.Request = encodeMessages(msgs)
-		texts, err := collect(ctx, client, judge.Request{Messages: msgs, Temperature: ms.SampleTemperature, TopP: run.Settings.TopP, MaxTokens: run.Settings.MaxTokens}, ms.Samples, &b)
+		texts, err := collect(ctx, client, judge.Request{Messages: msgs, Temperature: ms.SampleTemperature, TopP: run.Settings.TopP, MaxTokens: run.Settings.MaxTokens, Seed: &seed}, ms.Samples, &b)
 		if err != nil && len(texts) == 0 {
 			return fail(err)
 		}
@@ -292,7 +295,7 @@ func (r *Runner) judgeSample(ctx context.Context, client *judge.Client, run mode
 		msgs := evaluator.BuildLLMEvalPrompt(rub, sample, ms.LLMEvalScale)
 		b.Request = encodeMessages(msgs)
 		req := judge.Request{Messages: msgs, Temperature: run.Settings.Temperature, MaxTokens: run.Settings.MaxTokens,
-			JSONSchema: evaluator.LLMEvalSchema(rub, ms.LLMEvalScale)}
+			JSONSchema: evaluator.LLMEvalSchema(rub, ms.LLMEvalScale), Seed: &seed}
 		mode := "json_schema"
 		resp, err := client.Complete(ctx, req)
 		b.Calls++

@@ -20,10 +20,16 @@ const (
 
 // derive copies a run's setup into a new queued run marked as a variant,
 // in the parent's experiment (one is created around the parent if needed).
-func (r *Runner) derive(ctx context.Context, wsID, parentID int64, variant string) (models.Run, error) {
+// check runs before anything is stored, so a refused variant leaves nothing.
+func (r *Runner) derive(ctx context.Context, wsID, parentID int64, variant string, check func(parent models.Run) error) (models.Run, error) {
 	parent, err := r.db.FindRun(ctx, wsID, parentID)
 	if err != nil {
 		return parent, err
+	}
+	if check != nil {
+		if err := check(parent); err != nil {
+			return parent, err
+		}
 	}
 	if parent.ExperimentID == nil {
 		e := models.Experiment{WorkspaceID: wsID, ProjectID: parent.ProjectID, DatasetID: parent.DatasetID, RubricID: parent.RubricID,
@@ -46,12 +52,14 @@ func (r *Runner) derive(ctx context.Context, wsID, parentID int64, variant strin
 
 // LaunchReseed re-runs a run's setup with another seed (repeatability).
 func (r *Runner) LaunchReseed(ctx context.Context, wsID, parentID, seed int64) (models.Run, error) {
-	child, err := r.derive(ctx, wsID, parentID, VariantReseed)
+	child, err := r.derive(ctx, wsID, parentID, VariantReseed, func(p models.Run) error {
+		if seed == p.Settings.Seed {
+			return models.Errorf(models.EInvalid, "choose a seed other than the run's own (%d)", seed)
+		}
+		return nil
+	})
 	if err != nil {
 		return child, err
-	}
-	if seed == child.Settings.Seed {
-		return child, models.Errorf(models.EInvalid, "choose a seed other than the run's own (%d)", seed)
 	}
 	child.Settings.Seed = seed
 	child.Name = fmt.Sprintf("run %d with seed %d", parentID, seed)
@@ -62,24 +70,26 @@ func (r *Runner) LaunchReseed(ctx context.Context, wsID, parentID, seed int64) (
 // must stay the same in number, order, range and human column so the
 // results compare.
 func (r *Runner) LaunchReworded(ctx context.Context, wsID, parentID int64, rub evaluator.Rubric) (models.Run, error) {
-	child, err := r.derive(ctx, wsID, parentID, VariantReworded)
+	child, err := r.derive(ctx, wsID, parentID, VariantReworded, func(p models.Run) error {
+		old := p.RubricSnapshot
+		if len(rub.Criteria) != len(old.Criteria) {
+			return models.Errorf(models.EInvalid, "a reworded rubric keeps the same %d criteria: reword them, do not add or remove", len(old.Criteria))
+		}
+		for i, c := range rub.Criteria {
+			o := old.Criteria[i]
+			c.Lo, c.Hi, c.HumanColumn, c.AnnotatorColumns = o.Lo, o.Hi, o.HumanColumn, o.AnnotatorColumns
+			rub.Criteria[i] = c
+		}
+		if len(rub.Fields) == 0 {
+			rub.Fields = old.Fields
+		}
+		if err := rub.Validate(); err != nil {
+			return &models.Error{Code: models.EInvalid, Message: err.Error()}
+		}
+		return nil
+	})
 	if err != nil {
 		return child, err
-	}
-	old := child.RubricSnapshot
-	if len(rub.Criteria) != len(old.Criteria) {
-		return child, models.Errorf(models.EInvalid, "a reworded rubric keeps the same %d criteria: reword them, do not add or remove", len(old.Criteria))
-	}
-	for i, c := range rub.Criteria {
-		o := old.Criteria[i]
-		c.Lo, c.Hi, c.HumanColumn, c.AnnotatorColumns = o.Lo, o.Hi, o.HumanColumn, o.AnnotatorColumns
-		rub.Criteria[i] = c
-	}
-	if len(rub.Fields) == 0 {
-		rub.Fields = old.Fields
-	}
-	if err := rub.Validate(); err != nil {
-		return child, &models.Error{Code: models.EInvalid, Message: err.Error()}
 	}
 	child.RubricSnapshot = rub
 	child.RubricID = nil
@@ -93,7 +103,12 @@ func (r *Runner) LaunchReworded(ctx context.Context, wsID, parentID int64, rub e
 // and what the perturbation did.
 func (r *Runner) LaunchNoise(ctx context.Context, wsID, parentID, seed int64, opt perturb.Options) (models.Run, perturb.Stats, error) {
 	var st perturb.Stats
-	child, err := r.derive(ctx, wsID, parentID, VariantNoise)
+	child, err := r.derive(ctx, wsID, parentID, VariantNoise, func(models.Run) error {
+		if opt.DeleteRate < 0 || opt.ReplaceRate < 0 || opt.DeleteRate+opt.ReplaceRate <= 0 || opt.DeleteRate+opt.ReplaceRate > 1 {
+			return models.Errorf(models.EInvalid, "the noise rates must be positive and add up to at most 100%%")
+		}
+		return nil
+	})
 	if err != nil {
 		return child, st, err
 	}

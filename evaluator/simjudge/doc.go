@@ -38,6 +38,14 @@
 // answers on purpose (chosen by the same seeded draw), so that the parse and
 // repair path can be exercised; repair requests are answered in full.
 //
+// It also answers the baselines' prompts from the same features: G-Eval's
+// steps request (a short numbered list) and its form (an integer score,
+// with OpenAI-shaped top_logprobs spread over neighbouring scores when asked,
+// and n sampled answers that differ by their noise draw); LLM-Eval's prompt
+// (one JSON object with every criterion, bare JSON when a response_format is
+// requested); and CloserLook's analyze-rate prompt (a short analysis, then
+// "Rating: x", n choices). MissRate also drops LLM-Eval keys and ratings.
+//
 // Each answer opens with a line saying it is simulated, and every analysis
 // names the features behind it. Prompts it does not recognise (a connection
 // test, say) get a short plain reply.

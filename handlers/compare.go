@@ -1,0 +1,254 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"sort"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/stats"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/report"
+	"github.com/batcheval/batcheval/web"
+)
+
+// compareRowsShown caps the comparison table: the largest differences are
+// the ones worth reading, and a page of thousands of rows helps no one.
+const compareRowsShown = 200
+
+// comparison is two runs on the same samples, one criterion.
+type comparison struct {
+	a, b         models.Run
+	dsA, dsB     models.Dataset
+	criterion    int
+	critA, critB evaluator.Criterion
+}
+
+// loadComparison reads ?a=, ?b= and ?criterion= and checks that the runs
+// judged the same samples: the same dataset, or a noisy copy of it.
+func (h *Handlers) loadComparison(c echo.Context) (comparison, error) {
+	ctx := c.Request().Context()
+	var cmp comparison
+	ids := [2]int64{}
+	for i, key := range []string{"a", "b"} {
+		id, err := strconv.ParseInt(c.QueryParam(key), 10, 64)
+		if err != nil || id <= 0 {
+			return cmp, models.Errorf(models.EInvalid, "choose two runs to compare (%s is missing)", key)
+		}
+		ids[i] = id
+	}
+	var err error
+	if cmp.a, err = h.DB.FindRun(ctx, h.Workspace.ID, ids[0]); err != nil {
+		return cmp, err
+	}
+	if cmp.b, err = h.DB.FindRun(ctx, h.Workspace.ID, ids[1]); err != nil {
+		return cmp, err
+	}
+	if cmp.dsA, err = h.DB.FindDataset(ctx, h.Workspace.ID, cmp.a.DatasetID); err != nil {
+		return cmp, err
+	}
+	if cmp.dsB, err = h.DB.FindDataset(ctx, h.Workspace.ID, cmp.b.DatasetID); err != nil {
+		return cmp, err
+	}
+	if datasetRoot(cmp.dsA) != datasetRoot(cmp.dsB) {
+		return cmp, models.Errorf(models.EInvalid, "runs %d and %d judged different datasets (%s and %s), so their scores cannot be compared sample by sample",
+			cmp.a.ID, cmp.b.ID, cmp.dsA.Name, cmp.dsB.Name)
+	}
+	if q := c.QueryParam("criterion"); q != "" {
+		k, err := strconv.Atoi(q)
+		if err != nil || k < 0 {
+			return cmp, models.Errorf(models.EInvalid, "criterion %q is not a criterion number", q)
+		}
+		cmp.criterion = k
+	}
+	na, nb := len(cmp.a.RubricSnapshot.Criteria), len(cmp.b.RubricSnapshot.Criteria)
+	if cmp.criterion >= na || cmp.criterion >= nb {
+		return cmp, models.Errorf(models.EInvalid, "criterion %d does not exist in both runs (they have %d and %d)", cmp.criterion+1, na, nb)
+	}
+	cmp.critA, cmp.critB = cmp.a.RubricSnapshot.Criteria[cmp.criterion], cmp.b.RubricSnapshot.Criteria[cmp.criterion]
+	return cmp, nil
+}
+
+// unit maps a score onto [0, 1] by its criterion's range.
+func unit(v *float64, c evaluator.Criterion) *float64 {
+	if v == nil {
+		return nil
+	}
+	u := stats.Rescale(*v, c.Lo, c.Hi, 0, 1)
+	if math.IsNaN(u) {
+		return nil
+	}
+	return &u
+}
+
+// compareRuns shows the samples on which two runs disagree most, after
+// putting both on a 0-1 scale, and how well their scores correlate.
+func (h *Handlers) compareRuns(c echo.Context) error {
+	ctx := c.Request().Context()
+	cmp, err := h.loadComparison(c)
+	if err != nil {
+		return err
+	}
+	repA, err := report.Build(ctx, h.DB, h.Workspace.ID, cmp.a.ID)
+	if err != nil {
+		return err
+	}
+	repB, err := report.Build(ctx, h.DB, h.Workspace.ID, cmp.b.ID)
+	if err != nil {
+		return err
+	}
+	v := web.CompareView{Page: page(c, "Compare runs"), A: cmp.a, B: cmp.b, Criterion: cmp.criterion,
+		CritA: cmp.critA, CritB: cmp.critB, SameDataset: cmp.dsA.ID == cmp.dsB.ID}
+	for _, cr := range cmp.a.RubricSnapshot.Criteria[:min(len(cmp.a.RubricSnapshot.Criteria), len(cmp.b.RubricSnapshot.Criteria))] {
+		v.Names = append(v.Names, cr.Name)
+	}
+	samplesB := map[string]report.SampleResult{}
+	if cmp.criterion < len(repB.Criteria) {
+		for _, s := range repB.Criteria[cmp.criterion].Samples {
+			samplesB[matchKey(s, v.SameDataset)] = s
+		}
+	}
+	var xs, ys []*float64
+	if cmp.criterion < len(repA.Criteria) {
+		for _, s := range repA.Criteria[cmp.criterion].Samples {
+			sb, ok := samplesB[matchKey(s, v.SameDataset)]
+			if !ok {
+				v.Unmatched++
+				continue
+			}
+			row := web.CompareRow{RowID: s.RowID, ExternalID: s.ExternalID, Excerpt: web.RunExcerpt(lastField(s.Fields), 110),
+				Human: s.Human, A: s.Final, B: sb.Final, UnitA: unit(s.Final, cmp.critA), UnitB: unit(sb.Final, cmp.critB)}
+			if row.UnitA != nil && row.UnitB != nil {
+				d := *row.UnitA - *row.UnitB
+				row.Diff = &d
+			}
+			xs, ys = append(xs, s.Final), append(ys, sb.Final)
+			v.Rows = append(v.Rows, row)
+		}
+	}
+	// Largest disagreement first; samples missing a score on either side last.
+	sort.SliceStable(v.Rows, func(i, j int) bool {
+		a, b := v.Rows[i].Diff, v.Rows[j].Diff
+		if a == nil || b == nil {
+			return a != nil && b == nil
+		}
+		return math.Abs(*a) > math.Abs(*b)
+	})
+	v.Total = len(v.Rows)
+	v.Rows = v.Rows[:min(len(v.Rows), compareRowsShown)]
+	px, py, missing := stats.Pairs(xs, ys)
+	v.Pearson, v.Spearman = stats.Pearson(px, py), stats.Spearman(px, py)
+	v.Pearson.Missing, v.Spearman.Missing = missing, missing
+	v.Reading = stats.Interpret(v.Pearson)
+	return render(c, http.StatusOK, web.ComparePage(v))
+}
+
+// matchKey pairs samples of two runs: by row on the same dataset, by the
+// sample's id on a noisy copy (whose rows are new rows with the same ids).
+func matchKey(s report.SampleResult, sameDataset bool) string {
+	if sameDataset {
+		return "row:" + strconv.FormatInt(s.RowID, 10)
+	}
+	return "id:" + s.ExternalID
+}
+
+func lastField(fs []evaluator.Text) string {
+	if len(fs) == 0 {
+		return ""
+	}
+	return fs[len(fs)-1].Value
+}
+
+// compareSample shows one sample as both runs judged it: the text, the
+// human rating, and each run's per-round scores and analyses side by side.
+func (h *Handlers) compareSample(c echo.Context) error {
+	ctx := c.Request().Context()
+	cmp, err := h.loadComparison(c)
+	if err != nil {
+		return err
+	}
+	rowID, err := strconv.ParseInt(c.QueryParam("row"), 10, 64)
+	if err != nil || rowID <= 0 {
+		return models.Errorf(models.EInvalid, "choose a sample to compare (row is missing)")
+	}
+	rowsA, err := h.DB.FindDatasetRows(ctx, cmp.dsA.ID, []int64{rowID})
+	if err != nil {
+		return err
+	}
+	rowA, ok := rowsA[rowID]
+	if !ok {
+		return models.Errorf(models.ENotFound, "sample %d is not part of run %d's dataset", rowID, cmp.a.ID)
+	}
+	rowB := rowA
+	if cmp.dsB.ID != cmp.dsA.ID {
+		all, err := h.DB.ListDatasetRows(ctx, cmp.dsB.ID, 0, 0)
+		if err != nil {
+			return err
+		}
+		found := false
+		for _, r := range all {
+			if r.ExternalID == rowA.ExternalID {
+				rowB, found = r, true
+				break
+			}
+		}
+		if !found {
+			return models.Errorf(models.ENotFound, "run %d's dataset has no sample %q", cmp.b.ID, rowA.ExternalID)
+		}
+	}
+	v := web.CompareSampleView{Page: page(c, "Sample "+rowA.ExternalID+" in two runs"), A: cmp.a, B: cmp.b, Criterion: cmp.criterion,
+		CritA: cmp.critA, CritB: cmp.critB, ExternalID: rowA.ExternalID,
+		Fields: rowA.Sample(fieldsOf(cmp.a, cmp.dsA)).Fields}
+	if cmp.dsB.ID != cmp.dsA.ID {
+		v.FieldsB = rowB.Sample(fieldsOf(cmp.b, cmp.dsB)).Fields
+	}
+	if cmp.critA.HumanColumn != "" {
+		v.Human = rowA.Ratings[cmp.critA.HumanColumn]
+	}
+	if v.SideA, err = h.sampleSide(ctx, cmp.a, rowA.ID, cmp.criterion, cmp.critA); err != nil {
+		return err
+	}
+	if v.SideB, err = h.sampleSide(ctx, cmp.b, rowB.ID, cmp.criterion, cmp.critB); err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.CompareSamplePage(v))
+}
+
+func fieldsOf(run models.Run, ds models.Dataset) []evaluator.Field {
+	if len(run.RubricSnapshot.Fields) > 0 {
+		return run.RubricSnapshot.Fields
+	}
+	return ds.Fields
+}
+
+// sampleSide is one run's rounds on one sample and criterion.
+func (h *Handlers) sampleSide(ctx context.Context, run models.Run, rowID int64, criterion int, crit evaluator.Criterion) (web.CompareSide, error) {
+	side := web.CompareSide{Run: run, RowID: rowID, MethodLabel: evaluator.Method(run.Method).Label(),
+		Range: fmt.Sprintf("%g to %g", crit.Lo, crit.Hi)}
+	scores, err := h.DB.ListRowScores(ctx, run.ID, rowID)
+	if err != nil {
+		return side, err
+	}
+	var sum float64
+	var k int
+	for _, s := range scores {
+		if s.CriterionIndex != criterion {
+			continue
+		}
+		side.Rounds = append(side.Rounds, web.RunSampleRound{Round: s.Round + 1, Score: s.Score, Analysis: s.Analysis, BatchID: s.BatchID, Label: s.Label})
+		if s.Score != nil {
+			sum += *s.Score
+			k++
+		}
+	}
+	if k > 0 {
+		m := sum / float64(k)
+		side.Final = &m
+	}
+	return side, nil
+}

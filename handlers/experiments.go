@@ -1,0 +1,480 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/stats"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/report"
+	"github.com/batcheval/batcheval/runner"
+	"github.com/batcheval/batcheval/web"
+)
+
+// listExperiments lists a project's experiments.
+func (h *Handlers) listExperiments(c echo.Context) error {
+	ctx := c.Request().Context()
+	pid, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	p, err := h.DB.FindProject(ctx, h.Workspace.ID, pid)
+	if err != nil {
+		return err
+	}
+	es, err := h.DB.ListExperiments(ctx, h.Workspace.ID, p.ID)
+	if err != nil {
+		return err
+	}
+	v := web.ExperimentsView{Page: page(c, "Experiments · "+p.Name), Project: p}
+	for _, e := range es {
+		runs, err := h.DB.ListExperimentRuns(ctx, h.Workspace.ID, e.ID)
+		if err != nil {
+			return err
+		}
+		it := web.ExperimentListItem{Experiment: e, Runs: len(runs), Dataset: "(deleted dataset)"}
+		for _, r := range runs {
+			if !r.Finished() {
+				it.Active++
+			}
+		}
+		if d, err := h.DB.FindDataset(ctx, h.Workspace.ID, e.DatasetID); err == nil {
+			it.Dataset = d.Name
+		}
+		v.Experiments = append(v.Experiments, it)
+	}
+	return render(c, http.StatusOK, web.ExperimentsPage(v))
+}
+
+// runFigures is what the comparison table needs of one run.
+type runFigures struct {
+	run     models.Run
+	rep     *report.Report // nil before the first answer
+	rows    int
+	avgP    float64
+	avgS    float64
+	tokens  float64  // per sample; NaN without rows
+	cost    *float64 // per sample; nil when the price is unknown
+	calls   int
+	failed  int // failed batches + unreadable scores
+	partial bool
+}
+
+func (h *Handlers) figuresOf(ctx context.Context, run models.Run) (runFigures, error) {
+	f := runFigures{run: run, avgP: math.NaN(), avgS: math.NaN(), tokens: math.NaN(), calls: run.Calls,
+		failed: run.BatchesFailed + run.MissingScores, partial: !run.Finished()}
+	if ds, err := h.DB.FindDataset(ctx, h.Workspace.ID, run.DatasetID); err == nil {
+		f.rows = ds.RowCount
+	}
+	if run.BatchesDone > 0 {
+		rep, err := report.Build(ctx, h.DB, h.Workspace.ID, run.ID)
+		if err != nil {
+			return f, err
+		}
+		f.rep = rep
+		f.avgP, f.avgS = averagePearson(rep), averageCoef(rep, func(c report.CriterionReport) float64 { return c.Spearman.Coef })
+		if len(rep.Criteria) > 0 {
+			f.rows = len(rep.Criteria[0].Samples)
+		}
+	}
+	if f.rows > 0 {
+		f.tokens = float64(run.PromptTokens+run.CompletionTokens) / float64(f.rows)
+		if run.CostUSD != nil && !run.Simulated {
+			c := *run.CostUSD / float64(f.rows)
+			f.cost = &c
+		}
+	}
+	return f, nil
+}
+
+// averagePearson is the mean Pearson correlation over a report's criteria
+// that have one; NaN when none has.
+func averagePearson(rep *report.Report) float64 {
+	return averageCoef(rep, func(c report.CriterionReport) float64 { return c.Pearson.Coef })
+}
+
+// averageCoef averages a figure over criteria, leaving out undefined ones,
+// as the paper's "average" column does.
+func averageCoef(rep *report.Report, of func(report.CriterionReport) float64) float64 {
+	var sum float64
+	var n int
+	for _, c := range rep.Criteria {
+		if v := of(c); !math.IsNaN(v) && !math.IsInf(v, 0) {
+			sum += v
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
+}
+
+// showExperiment is the paper's Table 1 on the person's own data: one row
+// per run with agreement per criterion, averages, tokens, cost, calls and
+// failures, the best of each column marked, a summary and a chart.
+func (h *Handlers) showExperiment(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	e, err := h.DB.FindExperiment(ctx, h.Workspace.ID, id)
+	if err != nil {
+		return err
+	}
+	runs, err := h.DB.ListExperimentRuns(ctx, h.Workspace.ID, e.ID)
+	if err != nil {
+		return err
+	}
+	v := web.ExperimentView{Page: page(c, e.Name), Experiment: e, Project: "Project", Dataset: "(deleted dataset)"}
+	if p, err := h.DB.FindProject(ctx, h.Workspace.ID, e.ProjectID); err == nil {
+		v.Project = p.Name
+	}
+	if d, err := h.DB.FindDataset(ctx, h.Workspace.ID, e.DatasetID); err == nil {
+		v.Dataset = d.Name
+	}
+	figs := make([]runFigures, 0, len(runs))
+	byID := map[int64]int{}
+	for _, r := range runs {
+		f, err := h.figuresOf(ctx, r)
+		if err != nil {
+			return err
+		}
+		byID[r.ID] = len(figs)
+		figs = append(figs, f)
+		if f.partial {
+			v.Running++
+		}
+		if len(r.RubricSnapshot.Criteria) > len(v.Criteria) {
+			v.Criteria = v.Criteria[:0]
+			for _, c := range r.RubricSnapshot.Criteria {
+				v.Criteria = append(v.Criteria, c.Name)
+			}
+		}
+	}
+	v.Rows = experimentRows(figs, len(v.Criteria))
+	for i, f := range figs {
+		if f.run.ParentRunID == nil || !isRobustnessVariant(f.run.Variant) {
+			continue
+		}
+		parent := math.NaN()
+		if k, ok := byID[*f.run.ParentRunID]; ok {
+			parent = figs[k].avgP
+		} else if rep, err := report.Build(ctx, h.DB, h.Workspace.ID, *f.run.ParentRunID); err == nil {
+			parent = averagePearson(rep)
+		}
+		v.Rows[i].Robustness = fmt.Sprintf("%s: %s vs run %d", f.run.Variant, signed(f.avgP-parent, 3), *f.run.ParentRunID)
+	}
+	v.Summary = experimentSummary(figs)
+	v.Chart, v.ChartNote = experimentChart(figs)
+	return render(c, http.StatusOK, web.ExperimentPage(v))
+}
+
+func isRobustnessVariant(v string) bool {
+	return v == runner.VariantNoise || v == runner.VariantReworded || v == runner.VariantReseed
+}
+
+// signed writes a change with its sign, using a true minus sign; a dash
+// when undefined.
+func signed(v float64, digits int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	s := strconv.FormatFloat(math.Abs(v), 'f', digits, 64)
+	if math.Round(v*math.Pow10(digits)) == 0 {
+		return "±" + s
+	}
+	if v < 0 {
+		return "−" + s
+	}
+	return "+" + s
+}
+
+// Column directions for bestOf.
+const (
+	higherBetter = true
+	lowerBetter  = false
+)
+
+// bestOf marks the best values of a column: the highest or the lowest,
+// compared as displayed (rounded to digits), among eligible rows with a
+// defined value. Nothing is marked when fewer than two rows compete or
+// they are all equal, since "best" would then say nothing.
+func bestOf(vals []float64, eligible []bool, digits int, higher bool) []bool {
+	marks := make([]bool, len(vals))
+	scale := math.Pow10(digits)
+	best := math.NaN()
+	lo, hi := math.Inf(1), math.Inf(-1)
+	n := 0
+	for i, v := range vals {
+		if !eligible[i] || math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		r := math.Round(v * scale)
+		n++
+		lo, hi = math.Min(lo, r), math.Max(hi, r)
+	}
+	if n < 2 || lo == hi {
+		return marks
+	}
+	best = lo
+	if higher {
+		best = hi
+	}
+	for i, v := range vals {
+		if eligible[i] && !math.IsNaN(v) && math.Round(v*scale) == best {
+			marks[i] = true
+		}
+	}
+	return marks
+}
+
+// experimentRows formats the table and marks the best of each column among
+// the runs that succeeded (a running run's partial tokens and failures
+// would otherwise win unfairly).
+func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
+	eligible := make([]bool, len(figs))
+	for i, f := range figs {
+		eligible[i] = f.run.Status == models.RunSucceeded && f.rep != nil
+	}
+	column := func(of func(runFigures) float64) []float64 {
+		out := make([]float64, len(figs))
+		for i, f := range figs {
+			out[i] = of(f)
+		}
+		return out
+	}
+	corr := func(f runFigures, k int, spearman bool) stats.Correlation {
+		nan := stats.Correlation{Coef: math.NaN(), P: math.NaN(), CILow: math.NaN(), CIHigh: math.NaN()}
+		if f.rep == nil || k >= len(f.rep.Criteria) || !f.rep.Criteria[k].HasHuman {
+			return nan
+		}
+		if spearman {
+			return f.rep.Criteria[k].Spearman
+		}
+		return f.rep.Criteria[k].Pearson
+	}
+	rows := make([]web.ExperimentRow, len(figs))
+	for i, f := range figs {
+		rows[i] = web.ExperimentRow{Run: f.run, MethodLabel: evaluator.Method(f.run.Method).Label(), Partial: f.partial,
+			Pearson: make([]web.ExperimentCell, criteria), Spearman: make([]web.ExperimentCell, criteria)}
+	}
+	for k := range criteria {
+		for _, sp := range []bool{false, true} {
+			vals := column(func(f runFigures) float64 { return corr(f, k, sp).Coef })
+			best := bestOf(vals, eligible, 3, higherBetter)
+			for i, f := range figs {
+				c := corr(f, k, sp)
+				cell := web.ExperimentCell{Text: fmtNum(c.Coef, 3), Best: best[i], Title: ciTitle(c)}
+				if sp {
+					rows[i].Spearman[k] = cell
+				} else {
+					rows[i].Pearson[k] = cell
+				}
+			}
+		}
+	}
+	avgP := column(func(f runFigures) float64 { return f.avgP })
+	avgS := column(func(f runFigures) float64 { return f.avgS })
+	tokens := column(func(f runFigures) float64 { return f.tokens })
+	cost := column(func(f runFigures) float64 {
+		if f.cost == nil {
+			return math.NaN()
+		}
+		return *f.cost
+	})
+	calls := column(func(f runFigures) float64 { return float64(f.calls) })
+	failed := column(func(f runFigures) float64 { return float64(f.failed) })
+	bP, bS := bestOf(avgP, eligible, 3, higherBetter), bestOf(avgS, eligible, 3, higherBetter)
+	// Cost compares to the hundredth of a cent: finer differences are noise
+	// in token counts, not a reason to prefer a setup.
+	bT, bC := bestOf(tokens, eligible, 0, lowerBetter), bestOf(cost, eligible, 4, lowerBetter)
+	bCalls, bF := bestOf(calls, eligible, 0, lowerBetter), bestOf(failed, eligible, 0, lowerBetter)
+	for i, f := range figs {
+		r := &rows[i]
+		r.AvgPearson = web.ExperimentCell{Text: fmtNum(f.avgP, 3), Best: bP[i], Title: "mean of the criteria's Pearson r"}
+		r.AvgSpearman = web.ExperimentCell{Text: fmtNum(f.avgS, 3), Best: bS[i], Title: "mean of the criteria's Spearman ρ"}
+		r.Tokens = web.ExperimentCell{Text: fmtNum(f.tokens, 0), Best: bT[i],
+			Title: fmt.Sprintf("%s prompt + %s completion tokens over %d samples", runCount(f.run.PromptTokens), runCount(f.run.CompletionTokens), f.rows)}
+		r.Cost = web.ExperimentCell{Text: perSampleCost(f), Best: bC[i], Title: "total " + costText(f.run.Simulated, f.run.CostUSD)}
+		r.Calls = web.ExperimentCell{Text: runCount(f.calls), Best: bCalls[i]}
+		r.Failures = web.ExperimentCell{Text: strconv.Itoa(f.failed), Best: bF[i],
+			Title: fmt.Sprintf("%d failed batches + %d unreadable scores", f.run.BatchesFailed, f.run.MissingScores)}
+	}
+	return rows
+}
+
+// perSampleCost is the cost per sample: "unknown" without prices, $0 only
+// for the simulated judge.
+func perSampleCost(f runFigures) string {
+	switch {
+	case f.run.Simulated:
+		return "$0 (simulated)"
+	case f.cost == nil:
+		return "unknown"
+	}
+	return dollars(*f.cost)
+}
+
+// dollars shows small amounts with enough digits to tell setups apart.
+func dollars(v float64) string {
+	switch {
+	case v == 0:
+		return "$0"
+	case v < 0.01:
+		return fmt.Sprintf("$%.5f", v)
+	case v < 1:
+		return fmt.Sprintf("$%.4f", v)
+	}
+	return fmt.Sprintf("$%.2f", v)
+}
+
+func fmtNum(v float64, digits int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	return strconv.FormatFloat(v, 'f', digits, 64)
+}
+
+func ciTitle(c stats.Correlation) string {
+	if math.IsNaN(c.CILow) || math.IsNaN(c.CIHigh) {
+		return "no 95% interval"
+	}
+	return fmt.Sprintf("95%% interval %.3f to %.3f over %d samples", c.CILow, c.CIHigh, c.N)
+}
+
+// runCount writes an integer with thousands separators.
+func runCount(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + runCount(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// experimentSummary says in one or two sentences which run agrees best
+// with the person's ratings, at what cost, and what the strongest run of
+// another method costs in comparison. Only succeeded runs count.
+func experimentSummary(figs []runFigures) string {
+	ok := func(f runFigures) bool { return f.run.Status == models.RunSucceeded && !math.IsNaN(f.avgP) }
+	best := -1
+	for i, f := range figs {
+		if ok(f) && (best < 0 || f.avgP > figs[best].avgP) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	b := figs[best]
+	// The rival is the strongest run of another method, as the paper sets
+	// BatchEval's cost against the strongest baseline; another run of the
+	// same method only when no other method ran.
+	pick := func(otherMethod bool) int {
+		k := -1
+		for i, f := range figs {
+			if i == best || !ok(f) || (f.run.Method != b.run.Method) != otherMethod {
+				continue
+			}
+			if k < 0 || f.avgP > figs[k].avgP {
+				k = i
+			}
+		}
+		return k
+	}
+	rival := pick(true)
+	if rival < 0 {
+		rival = pick(false)
+	}
+	s := fmt.Sprintf("On your data, %s agrees best with your ratings (average Pearson %.2f)", b.run.Name, b.avgP)
+	switch {
+	case b.run.Simulated:
+		s += fmt.Sprintf(" using %s tokens per sample (simulated judge, so no cost)", fmtNum(b.tokens, 0))
+	case b.cost == nil:
+		s += fmt.Sprintf(" using %s tokens per sample (cost unknown: the judge has no prices)", fmtNum(b.tokens, 0))
+	default:
+		s += " at " + dollars(*b.cost) + " per sample"
+	}
+	if rival < 0 {
+		return s + "."
+	}
+	r := figs[rival]
+	s += fmt.Sprintf("; %s (average Pearson %.2f)", r.run.Name, r.avgP)
+	if b.cost != nil && r.cost != nil && *b.cost > 0 {
+		return s + fmt.Sprintf(" costs %s× as much per sample.", ratio(*r.cost / *b.cost))
+	}
+	if b.tokens > 0 && !math.IsNaN(r.tokens) {
+		return s + fmt.Sprintf(" uses %s× as many tokens per sample.", ratio(r.tokens/b.tokens))
+	}
+	return s + "."
+}
+
+func ratio(v float64) string {
+	if v >= 10 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+// experimentChart plots cost per sample (or tokens per sample when any
+// cost is unknown or simulated) against average Pearson, one labelled
+// point per run with a figure.
+func experimentChart(figs []runFigures) (web.ScatterChart, string) {
+	useCost := true
+	var plotted []runFigures
+	for _, f := range figs {
+		if math.IsNaN(f.avgP) || math.IsNaN(f.tokens) {
+			continue
+		}
+		plotted = append(plotted, f)
+		if f.cost == nil {
+			useCost = false
+		}
+	}
+	ch := web.ScatterChart{XLabel: "tokens per sample", YLabel: "average Pearson"}
+	note := "Across: tokens per sample, because the cost of some runs is unknown or simulated. Up: average Pearson with your ratings. Up and to the left is better."
+	if useCost {
+		ch.XLabel = "cost per sample (US$)"
+		note = "Across: cost per sample. Up: average Pearson with your ratings. Up and to the left is better."
+	}
+	if len(plotted) == 0 {
+		return ch, ""
+	}
+	x := func(f runFigures) float64 {
+		if useCost {
+			return *f.cost
+		}
+		return f.tokens
+	}
+	ch.XLo, ch.XHi = 0, 0
+	for _, f := range plotted {
+		ch.XHi = math.Max(ch.XHi, x(f))
+	}
+	// Room on the right for the last label.
+	ch.XHi *= 1.15
+	for _, f := range plotted {
+		label := f.run.Name
+		if f.partial {
+			label += " (partial)"
+		}
+		xs := fmtNum(f.tokens, 0) + " tokens"
+		if useCost {
+			xs = dollars(*f.cost)
+		}
+		ch.Points = append(ch.Points, web.ScatterPoint{X: x(f), Y: f.avgP, Label: label,
+			Href:  templ.SafeURL(runURL(f.run.ID)),
+			Title: fmt.Sprintf("%s: average Pearson %.3f, %s per sample", f.run.Name, f.avgP, xs)})
+	}
+	return ch, note
+}
