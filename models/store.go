@@ -37,7 +37,9 @@ func SQLTx(tx *gorm.DB) (*sql.Tx, error) {
 // EnsureDefaultWorkspace returns the default workspace, creating it once.
 func (db *DB) EnsureDefaultWorkspace(ctx context.Context) (Workspace, error) {
 	var ws Workspace
-	err := db.Gorm.WithContext(ctx).Where("slug = ?", DefaultWorkspaceSlug).
+	// A struct condition (not a SQL string) so FirstOrCreate also writes
+	// the slug into the row it creates.
+	err := db.Gorm.WithContext(ctx).Where(Workspace{Slug: DefaultWorkspaceSlug}).
 		Attrs(Workspace{Name: "Default workspace", CreatedAt: time.Now().UTC()}).
 		FirstOrCreate(&ws).Error
 	if err != nil {

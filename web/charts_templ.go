@@ -25,7 +25,7 @@ import (
 const (
 	chartW      = 360.0
 	chartH      = 240.0
-	chartLeft   = 44.0 // room for the y axis labels
+	chartLeft   = 54.0 // room for the y axis labels and title
 	chartRight  = 12.0
 	chartTop    = 14.0
 	chartBottom = 36.0 // room for the x axis labels and title
@@ -407,7 +407,7 @@ func Scatter(s ScatterChart) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "</text> <text x=\"12\" y=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "</text> <text x=\"10\" y=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -425,7 +425,7 @@ func Scatter(s ScatterChart) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var23 string
-		templ_7745c5c3_Var23, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprintf("rotate(-90 12 %s)", chartNum((chartTop+chartH-chartBottom)/2))).Resolve(ctx)
+		templ_7745c5c3_Var23, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprintf("rotate(-90 10 %s)", chartNum((chartTop+chartH-chartBottom)/2))).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
 			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/charts.templ`, Line: 120, Col: 177}
 		}

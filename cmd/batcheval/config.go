@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/batcheval/batcheval/handlers"
 	"github.com/batcheval/batcheval/models"
@@ -27,6 +28,8 @@ type Config struct {
 	// Prices is "model=input:output,..." in US dollars per million tokens,
 	// used for judges that have no prices of their own.
 	Prices string
+	// SimLatency is how long the simulated judge takes per answer.
+	SimLatency time.Duration
 }
 
 // bindConfig registers the shared flags; environment variables give the defaults.
@@ -56,6 +59,9 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string) *Config {
 	fs.BoolVar(&c.SeedDemo, "seed-demo", env("BATCHEVAL_SEED_DEMO", "true") == "true", "create the demo project on start (env BATCHEVAL_SEED_DEMO)")
 	fs.StringVar(&c.LogLevel, "log-level", env("BATCHEVAL_LOG_LEVEL", "info"), "debug, info, warn or error (env BATCHEVAL_LOG_LEVEL)")
 	fs.StringVar(&c.Prices, "prices", env("BATCHEVAL_PRICES", ""), "model prices in USD per million tokens, e.g. gpt-4o=2.5:10,gpt-4o-mini=0.15:0.6 (env BATCHEVAL_PRICES)")
+	// A quarter second per answer lets a newcomer watch the demo run's
+	// progress, where an instant answer would finish before the page loads.
+	fs.DurationVar(&c.SimLatency, "sim-latency", envDuration(getenv, "BATCHEVAL_SIM_LATENCY", 250*time.Millisecond), "how long the simulated judge takes per answer (env BATCHEVAL_SIM_LATENCY)")
 	fs.StringVar(&c.LogFormat, "log-format", env("BATCHEVAL_LOG_FORMAT", "text"), "text or json (env BATCHEVAL_LOG_FORMAT)")
 	return c
 }
@@ -139,4 +145,11 @@ func parsePrices(s string) (map[string]handlers.Price, error) {
 		out[strings.TrimSpace(model)] = handlers.Price{Input: pi, Output: po}
 	}
 	return out, nil
+}
+
+func envDuration(getenv func(string) string, key string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(getenv(key)); err == nil {
+		return d
+	}
+	return def
 }

@@ -54,7 +54,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	// Every process runs its own simulated judge on a loopback port, so
 	// runs on it work whichever worker picks them up.
-	sim, err := simjudge.Start(simjudge.Options{Seed: 1})
+	sim, err := simjudge.Start(simjudge.Options{Seed: 1, Latency: c.SimLatency})
 	if err != nil {
 		return fmt.Errorf("start simulated judge: %w", err)
 	}
