@@ -31,7 +31,7 @@ func TestCompareRuns(t *testing.T) {
 			t.Fatalf("compare: status %d: %s", rec.Code, rec.Body.String())
 		}
 		body := rec.Body.String()
-		for _, w := range []string{"rescaled onto 0 to 1", `data-testid="runs-pearson">`, "BatchEval &lt;default&gt;", `<option value="1" selected>`} {
+		for _, w := range []string{"rescaled onto 0 to 1", `data-testid="runs-pearson">`, "BatchEval &lt;default&gt;", `<option value="1" selected>`, `data-testid="simulated-badge"`} {
 			if !strings.Contains(body, w) {
 				t.Errorf("compare page lacks %q", w)
 			}
@@ -61,6 +61,9 @@ func TestCompareRuns(t *testing.T) {
 		u, _ := url.Parse(samplePath)
 		rowID, _ := strconv.ParseInt(u.Query().Get("row"), 10, 64)
 		page := env.get(samplePath).Body.String()
+		if strings.Count(page, `data-testid="simulated-badge"`) < 2 {
+			t.Errorf("sample comparison does not label both simulated runs")
+		}
 		for _, run := range []models.Run{a, b} {
 			scores, err := env.db.ListRowScores(ctx, run.ID, rowID)
 			if err != nil {
