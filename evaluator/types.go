@@ -7,6 +7,7 @@ package evaluator
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -67,6 +68,9 @@ func (r Rubric) Validate() error {
 			return fmt.Errorf("criterion %q appears twice: criterion names must be unique", name)
 		}
 		seen[strings.ToLower(name)] = true
+		if math.IsNaN(c.Lo) || math.IsNaN(c.Hi) || math.IsInf(c.Lo, 0) || math.IsInf(c.Hi, 0) {
+			return fmt.Errorf("criterion %q: the range ends must be finite numbers", name)
+		}
 		if !(c.Lo < c.Hi) {
 			return fmt.Errorf("criterion %q: the range [%g, %g] is empty: the low end must be below the high end", name, c.Lo, c.Hi)
 		}
@@ -170,6 +174,8 @@ func DefaultSettings() Settings {
 // Validate reports settings that cannot run.
 func (s Settings) Validate() error {
 	switch {
+	case math.IsNaN(s.Temperature) || math.IsNaN(s.TopP):
+		return fmt.Errorf("temperature and top_p must be numbers")
 	case s.Rounds < 1 || s.Rounds > 50:
 		return fmt.Errorf("rounds must be between 1 and 50, got %d", s.Rounds)
 	case s.BatchSize < 1 || s.BatchSize > 100:

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"strconv"
@@ -177,11 +178,12 @@ func judgeFormFromRequest(c echo.Context) web.JudgeForm {
 func applyJudgeForm(j *models.Judge, f web.JudgeForm) error {
 	invalid := func(format string, args ...any) error { return models.Errorf(models.EInvalid, format, args...) }
 	temp, err := strconv.ParseFloat(f.Temperature, 64)
-	if err != nil || temp < 0 || temp > 2 {
+	// NaN compares false with everything: test it explicitly.
+	if err != nil || math.IsNaN(temp) || temp < 0 || temp > 2 {
 		return invalid("the temperature must be a number from 0 to 2, e.g. 0.2")
 	}
 	topP, err := strconv.ParseFloat(f.TopP, 64)
-	if err != nil || topP <= 0 || topP > 1 {
+	if err != nil || math.IsNaN(topP) || topP <= 0 || topP > 1 {
 		return invalid("top p must be a number above 0 and at most 1, e.g. 0.9")
 	}
 	conc, err := strconv.Atoi(f.MaxConcurrency)
@@ -212,7 +214,7 @@ func parsePrice(which, s string) (*float64, error) {
 		return nil, nil
 	}
 	v, err := strconv.ParseFloat(strings.TrimPrefix(s, "$"), 64)
-	if err != nil || v < 0 {
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 		return nil, models.Errorf(models.EInvalid, "the %s price %q is not a number of dollars (e.g. 0.15); leave it empty if you do not know it", which, s)
 	}
 	return &v, nil
@@ -249,7 +251,12 @@ func (h *Handlers) pingJudge(ctx context.Context, j models.Judge) web.JudgeTestR
 		}
 		cfg.BaseURL, cfg.APIKey = h.SimulatedURL, ""
 	} else if cfg.APIKey == "" && j.APIKeyEnv != "" {
-		cfg.APIKey = os.Getenv(j.APIKeyEnv)
+		key, err := models.KeyFromEnv(os.Getenv, j.APIKeyEnv)
+		if err != nil {
+			res.Error = models.ErrorMessage(err)
+			return res
+		}
+		cfg.APIKey = key
 		if cfg.APIKey == "" {
 			res.Error = fmt.Sprintf("the environment variable %s is empty or not set on the server", j.APIKeyEnv)
 			return res

@@ -109,9 +109,9 @@ func TestJudgeKeyIsNeverShown(t *testing.T) {
 
 func TestJudgeForm(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
-		t.Setenv("BATCHEVAL_TEST_KEY", "")
+		t.Setenv("JUDGE_TEST_API_KEY", "")
 		withEnv := judgeFormValues("From env", "http://localhost:11434/v1", "", "")
-		withEnv.Set("api_key_env", "$BATCHEVAL_TEST_KEY")
+		withEnv.Set("api_key_env", "$JUDGE_TEST_API_KEY")
 		tests := []struct {
 			name       string
 			form       url.Values
@@ -119,7 +119,7 @@ func TestJudgeForm(t *testing.T) {
 			want       string // on the judges list, or on the refused form
 		}{
 			{"unknown price", judgeFormValues("Local", "http://localhost:11434/v1", "", ""), http.StatusSeeOther, "unknown"},
-			{"key from env", withEnv, http.StatusSeeOther, "key from $BATCHEVAL_TEST_KEY"},
+			{"key from env", withEnv, http.StatusSeeOther, "key from $JUDGE_TEST_API_KEY"},
 			{"no base URL", judgeFormValues("Nowhere", "", "", ""), http.StatusUnprocessableEntity, "needs a base URL"},
 			{"negative price", judgeFormValues("Cheap", "http://x/v1", "", "-1"), http.StatusUnprocessableEntity, "is not a number of dollars"},
 			{"temperature too high", func() url.Values {
@@ -251,6 +251,38 @@ func TestJudgeTestConnection(t *testing.T) {
 					t.Errorf("result lacks %q: %s", tt.want, got)
 				}
 			})
+		}
+	})
+}
+
+// TestJudgeFormRefusesUnsafeOrNonFiniteInput: a key variable that is not a
+// key (it would send a server secret to the judge's URL), and NaN/Inf
+// numbers, are refused with a message and nothing is stored.
+func TestJudgeFormRefusesUnsafeOrNonFiniteInput(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		base := url.Values{"name": {"x"}, "base_url": {"http://127.0.0.1:9/v1"}, "model": {"m"},
+			"temperature": {"0.2"}, "top_p": {"0.9"}, "max_concurrency": {"2"}, "timeout_seconds": {"30"}}
+		for _, tc := range []struct{ field, value, want string }{
+			{"api_key_env", "DATABASE_URL", "not allowed"},
+			{"api_key_env", "HOME", "not allowed"},
+			{"temperature", "NaN", "temperature"},
+			{"top_p", "NaN", "top p"},
+			{"price_input", "Inf", "price"},
+		} {
+			before, _ := env.db.ListJudges(t.Context(), env.ws.ID)
+			form := url.Values{}
+			for k, v := range base {
+				form[k] = v
+			}
+			form.Set(tc.field, tc.value)
+			rec := env.postForm("/judges", form)
+			if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), tc.want) {
+				t.Errorf("%s=%s: status %d, want 422 mentioning %q", tc.field, tc.value, rec.Code, tc.want)
+			}
+			after, _ := env.db.ListJudges(t.Context(), env.ws.ID)
+			if len(after) != len(before) {
+				t.Errorf("%s=%s: a judge was stored", tc.field, tc.value)
+			}
 		}
 	})
 }

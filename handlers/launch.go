@@ -30,9 +30,23 @@ const llmevalTemperature = 0
 // the field as the form showed it. Only BatchEval and LLM-Eval send it:
 // G-Eval's log-probability call is greedy and the sampled estimates (G-Eval
 // without log-probabilities, CloserLook) use the sample temperature.
-func defaultTemperature(m evaluator.Method) float64 {
+// defaultTopP is the judge's top_p, else the paper's 0.9.
+func (pl *launchPlan) defaultTopP() float64 {
+	if pl != nil && pl.judge != nil && !pl.judge.Simulated && pl.judge.TopP > 0 && pl.judge.TopP <= 1 {
+		return pl.judge.TopP
+	}
+	return evaluator.DefaultSettings().TopP
+}
+
+// defaultTemperature is the temperature a run of method m gets when the
+// person leaves the field alone.
+func (pl *launchPlan) defaultTemperature(m evaluator.Method) float64 {
 	if m == evaluator.MethodLLMEval {
 		return llmevalTemperature
+	}
+	// The judge's own setting (Judges page) comes next, then the paper's.
+	if pl != nil && pl.judge != nil && !pl.judge.Simulated && pl.judge.Temperature >= 0 && pl.judge.Temperature <= 2 {
+		return pl.judge.Temperature
 	}
 	return evaluator.DefaultSettings().Temperature
 }
@@ -76,6 +90,8 @@ type launchInput struct {
 	// tempUntouched is true when the temperature field is blank or still
 	// holds the value the form showed: the method's default then applies.
 	tempUntouched bool
+	// topPUntouched is the same for top_p: the judge's own value applies.
+	topPUntouched bool
 	raw           map[string]string
 	errs          []fieldError
 }
@@ -153,6 +169,11 @@ func parseLaunchInput(vals url.Values) launchInput {
 	}
 	typed := strings.TrimSpace(vals.Get("temperature"))
 	in.tempUntouched = typed == "" || s.Temperature == shown
+	shownP := evaluator.DefaultSettings().TopP
+	if v, err := strconv.ParseFloat(strings.TrimSpace(vals.Get("top_p_shown")), 64); err == nil {
+		shownP = v
+	}
+	in.topPUntouched = strings.TrimSpace(vals.Get("top_p")) == "" || s.TopP == shownP
 	in.raw["seed"] = strconv.FormatInt(s.Seed, 10)
 	if v := strings.TrimSpace(vals.Get("seed")); v != "" {
 		in.raw["seed"] = v
@@ -195,13 +216,16 @@ func parseLaunchInput(vals url.Values) launchInput {
 }
 
 // settingsFor returns the settings a run of method m gets: the form's,
-// with the method's default temperature when the person left the field
-// alone, and one round of one-sample calls for the sample-wise methods (as
+// with the default temperature and top_p (the judge's own, or greedy for
+// LLM-Eval) when the person left the fields alone, and one round of one-sample calls for the sample-wise methods (as
 // runner.PrepareRun sets them).
-func (in launchInput) settingsFor(m evaluator.Method) evaluator.Settings {
+func (pl *launchPlan) settingsFor(in launchInput, m evaluator.Method) evaluator.Settings {
 	s := in.Settings
 	if in.tempUntouched {
-		s.Temperature = defaultTemperature(m)
+		s.Temperature = pl.defaultTemperature(m)
+	}
+	if in.topPUntouched {
+		s.TopP = pl.defaultTopP()
 	}
 	if m != evaluator.MethodBatchEval {
 		s.Rounds, s.BatchSize = 1, 1
@@ -273,13 +297,6 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 	for _, m := range evaluator.Methods() {
 		v.Methods = append(v.Methods, web.RunMethodChoice{Value: string(m), Label: m.Label(), Note: methodNote(m)})
 	}
-	// Show the temperature the chosen method would get; remember it, so
-	// that the next post can tell whether the person changed it.
-	v.Temperature = in.raw["temperature"]
-	if in.tempUntouched {
-		v.Temperature = formatNumber(defaultTemperature(in.Method))
-	}
-	v.TemperatureShown = v.Temperature
 	v.Samples, v.SampleTemperature = in.raw["samples"], in.raw["sample_temperature"]
 	v.UseLogprobs, v.LLMEvalScale = in.MethodSettings.UseLogprobs, string(in.MethodSettings.LLMEvalScale)
 
@@ -328,6 +345,18 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 	default:
 		v.JudgeID = pl.judge.ID
 	}
+	// Show the temperature and top_p the run would get (the method's and
+	// the judge's defaults unless the person typed others); remember them,
+	// so that the next post can tell whether the person changed them.
+	v.Temperature = in.raw["temperature"]
+	if in.tempUntouched {
+		v.Temperature = formatNumber(pl.defaultTemperature(in.Method))
+	}
+	v.TemperatureShown = v.Temperature
+	if in.topPUntouched {
+		v.TopP = formatNumber(pl.defaultTopP())
+	}
+	v.TopPShown = v.TopP
 
 	pl.methodSettings.GEvalSteps = nil
 	if pl.rubric != nil {
@@ -358,7 +387,7 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 			}
 		}
 	}
-	v.Estimate = h.estimate(ctx, pl, in.Method, in.settingsFor(in.Method))
+	v.Estimate = h.estimate(ctx, pl, in.Method, pl.settingsFor(in, in.Method))
 	return pl, nil
 }
 
@@ -606,7 +635,7 @@ func (pl *launchPlan) checkLaunch(in launchInput, m evaluator.Method) (evaluator
 	if len(errs) > 0 {
 		return ms, errs
 	}
-	if err := in.settingsFor(m).Validate(); err != nil {
+	if err := pl.settingsFor(in, m).Validate(); err != nil {
 		errs = append(errs, "Settings: "+err.Error()+".")
 	}
 	if m == evaluator.MethodLLMEval {
@@ -664,7 +693,7 @@ func (h *Handlers) launchRun(c echo.Context) error {
 		}
 	}
 	run := h.runTemplate(pl, name)
-	run.Method, run.Settings = string(in.Method), in.settingsFor(in.Method)
+	run.Method, run.Settings = string(in.Method), pl.settingsFor(in, in.Method)
 	run.MethodSettings = evaluator.DefaultMethodSettings() // BatchEval reads none of them
 	if in.Method != evaluator.MethodBatchEval {
 		run.MethodSettings = ms
@@ -701,7 +730,7 @@ func (h *Handlers) launchAllMethods(c echo.Context) error {
 		v.ErrorTitle = "No method was launched:"
 		return render(c, http.StatusUnprocessableEntity, web.RunLaunchPage(*v))
 	}
-	setups := runner.StandardSetups(in.settingsFor(evaluator.MethodBatchEval))
+	setups := runner.StandardSetups(pl.settingsFor(in, evaluator.MethodBatchEval))
 	for i := range setups {
 		setups[i].MethodSettings = pl.methodSettings
 	}
@@ -777,7 +806,7 @@ func (h *Handlers) generateGEvalSteps(c echo.Context) error {
 		pl.methodSettings.GEvalSteps[crit.Name] = steps
 		made = append(made, crit.Name)
 	}
-	v.Estimate = h.estimate(ctx, pl, in.Method, in.settingsFor(in.Method))
+	v.Estimate = h.estimate(ctx, pl, in.Method, pl.settingsFor(in, in.Method))
 	switch {
 	case len(made) > 0:
 		v.Notice = fmt.Sprintf("%s wrote the evaluation steps of %s. Read and edit them before launching.", pl.judge.Name, strings.Join(made, ", "))
@@ -821,7 +850,11 @@ func (h *Handlers) judgeClient(j models.Judge) (*judge.Client, error) {
 		}
 		cfg.BaseURL, cfg.APIKey = h.SimulatedURL, ""
 	} else if cfg.APIKey == "" && j.APIKeyEnv != "" {
-		cfg.APIKey = os.Getenv(j.APIKeyEnv)
+		key, err := models.KeyFromEnv(os.Getenv, j.APIKeyEnv)
+		if err != nil {
+			return nil, err
+		}
+		cfg.APIKey = key
 		if cfg.APIKey == "" {
 			return nil, fmt.Errorf("the environment variable %s is empty or not set on the server", j.APIKeyEnv)
 		}

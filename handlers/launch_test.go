@@ -141,8 +141,26 @@ func TestLaunchTemperatureFollowsMethod(t *testing.T) {
 			vals.Set("temperature_shown", tc.shown)
 		}
 		in := parseLaunchInput(vals)
-		if got := in.settingsFor(in.Method).Temperature; got != tc.want {
+		if got := (&launchPlan{}).settingsFor(in, in.Method).Temperature; got != tc.want {
 			t.Errorf("%s: temperature = %g, want %g", tc.name, got, tc.want)
+		}
+	}
+	// A judge's own temperature and top_p apply to fields left as shown,
+	// except LLM-Eval's greedy decoding; typed values still win.
+	pl := &launchPlan{judge: &models.Judge{Temperature: 0.6, TopP: 0.5}}
+	for _, tc := range []struct {
+		name      string
+		vals      url.Values
+		temp, top float64
+	}{
+		{"untouched", url.Values{"method": {"batcheval"}, "temperature": {"0.2"}, "temperature_shown": {"0.2"}, "top_p": {"0.9"}, "top_p_shown": {"0.9"}}, 0.6, 0.5},
+		{"llm-eval stays greedy", url.Values{"method": {"llmeval"}, "temperature": {"0"}, "temperature_shown": {"0"}}, 0, 0.5},
+		{"typed", url.Values{"method": {"closerlook"}, "temperature": {"1.1"}, "temperature_shown": {"0.6"}, "top_p": {"0.8"}, "top_p_shown": {"0.5"}}, 1.1, 0.8},
+	} {
+		in := parseLaunchInput(tc.vals)
+		s := pl.settingsFor(in, in.Method)
+		if s.Temperature != tc.temp || s.TopP != tc.top {
+			t.Errorf("judge defaults, %s: temperature %g top_p %g, want %g and %g", tc.name, s.Temperature, s.TopP, tc.temp, tc.top)
 		}
 	}
 }

@@ -47,7 +47,10 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	if run.Finished() {
 		return nil
 	}
-	ok, err := r.db.ClaimRun(ctx, runID, r.id, time.Now().Add(r.cfg.LeaseTTL))
+	// The lease owner names this execution, not just this process: two
+	// executions of one job in one process must still tell each other apart.
+	owner := fmt.Sprintf("%s/%d", r.id, r.executions.Add(1))
+	ok, err := r.db.ClaimRun(ctx, runID, owner, time.Now().Add(r.cfg.LeaseTTL))
 	if err != nil {
 		return err
 	}
@@ -60,7 +63,7 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 		return river.JobSnooze(r.cfg.LeaseTTL)
 	}
 	log := r.log.With("run", runID)
-	log.Info("run started", "worker", r.id)
+	log.Info("run started", "worker", owner)
 
 	// work is cancelled when the run is cancelled, the lease is lost or the
 	// job is cancelled; calls already sent are allowed to finish then.
@@ -69,7 +72,7 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	leaseDone := make(chan struct{})
 	go func() {
 		defer close(leaseDone)
-		r.keepLease(work, stopWork, runID)
+		r.keepLease(work, stopWork, runID, owner)
 	}()
 	defer func() { stopWork(nil); <-leaseDone }()
 
@@ -82,20 +85,23 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 		log.Info("run finished")
 		return nil
 	case errors.Is(err, errDraining):
-		_ = r.db.ReleaseLease(context.WithoutCancel(ctx), runID, r.id)
+		_ = r.db.ReleaseLease(context.WithoutCancel(ctx), runID, owner)
 		log.Info("run paused for shutdown; it resumes on the next start")
 		return river.JobSnooze(time.Second)
+	case errors.Is(context.Cause(work), errLeaseLost):
+		log.Warn("run paused: its lease could not be renewed; it resumes when claimed again")
+		return river.JobSnooze(r.cfg.LeaseTTL)
 	case errors.Is(context.Cause(work), errCancelled):
 		log.Info("run cancelled")
 		return nil
 	case ctx.Err() != nil:
 		// Killed or job cancelled: what was answered is stored.
-		_ = r.db.ReleaseLease(context.WithoutCancel(ctx), runID, r.id)
+		_ = r.db.ReleaseLease(context.WithoutCancel(ctx), runID, owner)
 		return ctx.Err()
 	default:
 		var rl *rateLimited
 		if errors.As(err, &rl) {
-			_ = r.db.ReleaseLease(context.WithoutCancel(ctx), runID, r.id)
+			_ = r.db.ReleaseLease(context.WithoutCancel(ctx), runID, owner)
 			log.Warn("judge rate limit: run snoozed", "for", rl.after)
 			return river.JobSnooze(rl.after)
 		}
@@ -109,21 +115,34 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 
 var errCancelled = errors.New("run cancelled")
 
+// errLeaseLost stops work whose lease could not be renewed in time; the
+// run resumes wherever its lease is next claimed.
+var errLeaseLost = errors.New("could not renew the run's lease in time")
+
 // keepLease renews the run's lease until work ends; if the run was
 // cancelled or taken over, it stops the work.
-func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, runID int64) {
+func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, runID int64, owner string) {
 	t := time.NewTicker(r.cfg.LeaseTTL / 3)
 	defer t.Stop()
+	renewed := time.Now()
 	for {
 		select {
 		case <-work.Done():
 			return
 		case <-t.C:
 		}
-		ok, err := r.db.RenewLease(work, runID, r.id, time.Now().Add(r.cfg.LeaseTTL))
+		ok, err := r.db.RenewLease(work, runID, owner, time.Now().Add(r.cfg.LeaseTTL))
 		if err != nil {
-			continue // a passing database error; the next tick tries again
+			// A passing database error: the next tick tries again. But once
+			// the lease may have lapsed, another worker may own the run:
+			// stop sending calls rather than risk sending them twice.
+			if time.Since(renewed) >= r.cfg.LeaseTTL {
+				stop(errLeaseLost)
+				return
+			}
+			continue
 		}
+		renewed = time.Now()
 		if !ok {
 			stop(errCancelled)
 			return
@@ -155,12 +174,20 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run) (*judge.Client, e
 			if j, err := r.db.FindJudge(ctx, run.WorkspaceID, *run.JudgeID); err == nil {
 				cfg.APIKey = j.APIKey
 				if cfg.APIKey == "" && j.APIKeyEnv != "" {
-					cfg.APIKey = r.cfg.Getenv(j.APIKeyEnv)
+					key, err := models.KeyFromEnv(r.cfg.Getenv, j.APIKeyEnv)
+					if err != nil {
+						return nil, err
+					}
+					cfg.APIKey = key
 				}
 			}
 		}
 		if cfg.APIKey == "" && snap.APIKeyEnv != "" {
-			cfg.APIKey = r.cfg.Getenv(snap.APIKeyEnv)
+			key, err := models.KeyFromEnv(r.cfg.Getenv, snap.APIKeyEnv)
+			if err != nil {
+				return nil, err
+			}
+			cfg.APIKey = key
 		}
 	}
 	return judge.New(cfg)
@@ -243,11 +270,10 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 					calls, stopCalls := callContext(ctx)
 					defer stopCalls()
 					res, err := r.judgeBatch(calls, client, run, rub, crit, b, rows, index, fields)
-					if err != nil {
-						return err
+					if res.Batch.Status != "" {
+						results <- res.Batch.Status == models.BatchFailed
 					}
-					results <- res.Batch.Status == models.BatchFailed
-					return r.db.SaveBatchResult(context.WithoutCancel(ctx), res)
+					return r.store(context.WithoutCancel(ctx), res, err)
 				})
 			}
 			werr := g.Wait()
@@ -405,10 +431,13 @@ func (r *Runner) judgeBatch(ctx context.Context, client *judge.Client, run model
 		// this used to add the first call's attempts again.
 		b.Attempts += max(rresp.Attempts, judge.AttemptsOf(rerr))
 		if rerr != nil {
-			if fatal := runLevel(rerr); fatal != nil {
-				return models.BatchResult{}, fatal
-			}
 			problems = append(problems, "repair request failed: "+rerr.Error())
+			if fatal := runLevel(rerr); fatal != nil {
+				// The first answer is paid for: keep it (its missing
+				// scores stay missing) and then stop or pause the run.
+				b.Status, b.Problems = models.BatchDone, problems
+				return r.result(run, b, ans.Scores, ans.Analyses), fatal
+			}
 		} else {
 			b.PromptTokens += rresp.PromptTokens
 			b.CompletionTokens += rresp.CompletionTokens
@@ -488,4 +517,19 @@ func DecodeMessages(s string) []evaluator.Message {
 		return []evaluator.Message{{Role: "user", Content: strings.TrimSpace(s)}}
 	}
 	return msgs
+}
+
+// store saves what a batch produced, if anything, then returns err (a
+// run-level failure that may come with a stored answer). An answer another
+// execution already stored is not an error: it is simply not stored twice.
+func (r *Runner) store(ctx context.Context, res models.BatchResult, err error) error {
+	if res.Batch.Status != "" {
+		if serr := r.db.SaveBatchResult(ctx, res); serr != nil {
+			if models.ErrorCode(serr) != models.EConflict {
+				return serr
+			}
+			r.log.Warn("batch already answered by another execution; this answer is not stored", "run", res.Batch.RunID, "batch", res.Batch.ID)
+		}
+	}
+	return err
 }

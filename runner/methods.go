@@ -104,10 +104,7 @@ func (r *Runner) executeSampleWise(ctx, work context.Context, run models.Run, ro
 				calls, stopCalls := callContext(ctx) // not WithoutCancel: see callContext
 				defer stopCalls()
 				res, err := r.judgeSample(calls, client, run, method, ci, steps, b, sample)
-				if err != nil {
-					return err
-				}
-				return r.db.SaveBatchResult(context.WithoutCancel(ctx), res)
+				return r.store(context.WithoutCancel(ctx), res, err)
 			})
 		}
 		if err := g.Wait(); err != nil {
@@ -159,8 +156,16 @@ func (r *Runner) gevalSteps(ctx, work context.Context, client *judge.Client, run
 // calls are made in all.
 func collect(ctx context.Context, client *judge.Client, req judge.Request, n int, b *models.RunBatch) ([]string, error) {
 	var texts []string
+	base := req.Seed
 	for calls := 0; len(texts) < n && calls < n; calls++ {
 		req.N = n - len(texts)
+		if base != nil && calls > 0 {
+			// A top-up call needs its own seed: an endpoint that ignores n
+			// but honours seed (Ollama) would otherwise answer the same
+			// completion every time, and n samples would be one.
+			s := *base + int64(calls)
+			req.Seed = &s
+		}
 		resp, err := client.Complete(ctx, req)
 		b.Calls++
 		if err != nil {

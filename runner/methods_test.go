@@ -148,3 +148,94 @@ func TestSampleWiseMethods(t *testing.T) {
 		})
 	}
 }
+
+// ignoreN makes the endpoint answer one choice whatever n asks, as Ollama
+// does: the runner must top up with more calls, each with its own seed.
+func ignoreN(w http.ResponseWriter, r *http.Request, _ judgeCall) bool {
+	body, _ := io.ReadAll(r.Body)
+	var req map[string]any
+	if json.Unmarshal(body, &req) == nil {
+		delete(req, "n")
+		body, _ = json.Marshal(req)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	return false
+}
+
+func TestSamplingWhenTheEndpointIgnoresN(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		fj := newFakeJudge(t, simjudge.Options{Seed: 6}, ignoreN)
+		r := env.startRunner(Config{})
+		run := env.newRun(fj.URL(), 1, 4, 10)
+		run.Method = string(evaluator.MethodCloserLook)
+		run.MethodSettings = evaluator.MethodSettings{Samples: 5, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive}
+		run = env.waitFinished(env.launch(r, run).ID, 60*time.Second)
+		if run.Status != models.RunSucceeded || run.Calls != 150 {
+			t.Fatalf("run %s with %d calls, want succeeded with 5 calls for each of 30 samples", run.Status, run.Calls)
+		}
+		varied := 0
+		for _, b := range env.batches(run.ID) {
+			ratings, _ := b.Details["ratings"].([]any)
+			seen := map[float64]bool{}
+			for _, v := range ratings {
+				seen[v.(float64)] = true
+			}
+			if len(seen) > 1 {
+				varied++
+			}
+		}
+		// With one seed for every top-up call, all five ratings of a
+		// sample would be the same completion.
+		if varied < 20 {
+			t.Errorf("only %d of 30 samples got differing ratings: the top-up calls repeat one completion", varied)
+		}
+	})
+}
+
+// TestRepairRateLimitKeepsTheAnswer: the first answer of a batch is paid
+// for, so a repair request that hits a long rate limit must not lose it.
+func TestRepairRateLimitKeepsTheAnswer(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		fj := newFakeJudge(t, simjudge.Options{Seed: 7, MissRate: 0.5}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+			if c.Repair {
+				w.Header().Set("Retry-After", "300")
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusTooManyRequests)
+				_, _ = w.Write([]byte(`{"error":{"message":"slow down"}}`))
+				return true
+			}
+			return false
+		})
+		r := env.startRunner(Config{})
+		run := env.launch(r, env.newRun(fj.URL(), 1, 1, 10))
+		run = env.waitRun(run.ID, 30*time.Second, "a stored batch", func(r models.Run) bool { return r.BatchesDone >= 1 })
+		var stored models.RunBatch
+		for _, b := range env.batches(run.ID) {
+			if b.Status == models.BatchDone {
+				stored = b
+			}
+		}
+		if stored.Response == "" || !strings.Contains(strings.Join(stored.Problems, " "), "repair request failed") {
+			t.Fatalf("stored batch: response %q, problems %v; want the first answer kept with the failed repair noted", stored.Response, stored.Problems)
+		}
+		readable := 0
+		for _, s := range env.scores(run.ID) {
+			if s.BatchID == stored.ID && s.Score != nil {
+				readable++
+			}
+		}
+		if readable == 0 || readable == len(stored.RowIDs) {
+			t.Errorf("batch kept %d of %d scores; want the readable ones kept and the rest missing", readable, len(stored.RowIDs))
+		}
+		state := ""
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if state = string(env.job(*run.JobID).State); state == "scheduled" {
+				break
+			}
+		}
+		if state != "scheduled" {
+			t.Errorf("job is %s, want scheduled (snoozed for the rate limit)", state)
+		}
+	})
+}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -76,7 +77,9 @@ type Runner struct {
 	draining  chan struct{}
 	drainOnce sync.Once
 	stopSweep context.CancelFunc
-	sweepDone chan struct{}
+	// executions numbers this process's executions, for unique lease owners.
+	executions atomic.Int64
+	sweepDone  chan struct{}
 }
 
 func driverFor(db *models.DB) riverdriver.Driver[*sql.Tx] {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -139,7 +140,7 @@ func parsePrices(s string) (map[string]handlers.Price, error) {
 		}
 		pi, err1 := strconv.ParseFloat(strings.TrimSpace(in), 64)
 		po, err2 := strconv.ParseFloat(strings.TrimSpace(outp), 64)
-		if err1 != nil || err2 != nil || pi < 0 || po < 0 {
+		if err1 != nil || err2 != nil || !(pi >= 0) || !(po >= 0) || math.IsInf(pi, 0) || math.IsInf(po, 0) {
 			return nil, fmt.Errorf("price %q: the prices must be non-negative numbers", item)
 		}
 		out[strings.TrimSpace(model)] = handlers.Price{Input: pi, Output: po}

@@ -87,6 +87,9 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	if !*simulated && (*judgeURL == "" || *model == "") {
 		return errors.New("give --judge-url and --model, or --simulated for the built-in simulated judge")
 	}
+	if err := models.ValidateKeyEnv(*keyEnv); err != nil {
+		return fmt.Errorf("--api-key-env: %w", err)
+	}
 	settings := def
 	settings.Rounds, settings.BatchSize, settings.Seed = *rounds, *batchSize, *seed
 	settings.Temperature, settings.TopP = *temperature, *topP
