@@ -55,6 +55,7 @@ func (h *Handlers) editRubric(c echo.Context) error {
 			Name: cr.Name, Description: cr.Description,
 			Lo: strconv.FormatFloat(cr.Lo, 'g', -1, 64), Hi: strconv.FormatFloat(cr.Hi, 'g', -1, 64),
 			Low: cr.Levels.Low, Middle: cr.Levels.Middle, High: cr.Levels.High, HumanColumn: cr.HumanColumn,
+			Annotators: cr.AnnotatorColumns,
 		})
 	}
 	return h.renderRubricEditor(c, http.StatusOK, p, r, f, "", true)
@@ -264,6 +265,12 @@ func parseRubricForm(params url.Values) rubricForm {
 			cf.High = val
 		case "human":
 			cf.HumanColumn = val
+		case "annotators":
+			for _, a := range vals {
+				if a = strings.TrimSpace(a); a != "" && !slices.Contains(cf.Annotators, a) {
+					cf.Annotators = append(cf.Annotators, a)
+				}
+			}
 		}
 	}
 	indexes := make([]int, 0, len(byIndex))
@@ -314,7 +321,7 @@ func criterionFromForm(cf web.CriterionForm, i int) (evaluator.Criterion, error)
 	return evaluator.Criterion{
 		Name: strings.TrimSpace(cf.Name), Description: strings.TrimSpace(cf.Description), Lo: lo, Hi: hi,
 		Levels:      evaluator.Levels{Low: strings.TrimSpace(cf.Low), Middle: strings.TrimSpace(cf.Middle), High: strings.TrimSpace(cf.High)},
-		HumanColumn: cf.HumanColumn,
+		HumanColumn: cf.HumanColumn, AnnotatorColumns: cf.Annotators,
 	}, nil
 }
 

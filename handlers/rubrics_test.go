@@ -105,7 +105,11 @@ func TestRubricEdit(t *testing.T) {
 			t.Errorf("edit page lacks %q", missing)
 		}
 
+		if !strings.Contains(rec.Body.String(), `data-testid="annotator-columns"`) {
+			t.Errorf("edit page offers no annotator columns (the demo has three rating columns)")
+		}
 		form := rubricFormValues("save", "0", "10")
+		form["criteria[0].annotators"] = []string{"engaging", "overall"}
 		rec = env.postForm(fmt.Sprintf("/rubrics/%d", demoRubric.ID), form)
 		if rec.Code != http.StatusSeeOther {
 			t.Fatalf("POST edit = %d: %s", rec.Code, rec.Body)
@@ -116,6 +120,9 @@ func TestRubricEdit(t *testing.T) {
 		}
 		if got.Name != "Helpfulness" || len(got.Criteria) != 1 || got.Criteria[0].Hi != 10 {
 			t.Errorf("after edit: name %q, criteria %+v", got.Name, got.Criteria)
+		}
+		if a := got.Criteria[0].AnnotatorColumns; len(a) != 2 || a[0] != "engaging" || a[1] != "overall" {
+			t.Errorf("annotator columns = %v, want [engaging overall]", a)
 		}
 		if n := len(env.rubrics()); n != 1 {
 			t.Errorf("rubrics after edit = %d, want 1 (edit must not create)", n)
