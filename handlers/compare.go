@@ -94,11 +94,11 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	repA, err := report.Build(ctx, h.DB, h.Workspace.ID, cmp.a.ID)
+	repA, err := h.buildReport(ctx, cmp.a.ID, "")
 	if err != nil {
 		return err
 	}
-	repB, err := report.Build(ctx, h.DB, h.Workspace.ID, cmp.b.ID)
+	repB, err := h.buildReport(ctx, cmp.b.ID, "")
 	if err != nil {
 		return err
 	}

@@ -74,7 +74,7 @@ func (h *Handlers) figuresOf(ctx context.Context, run models.Run) (runFigures, e
 		f.rows = ds.RowCount
 	}
 	if run.BatchesDone > 0 {
-		rep, err := report.Build(ctx, h.DB, h.Workspace.ID, run.ID)
+		rep, err := h.buildReport(ctx, run.ID, "")
 		if err != nil {
 			return f, err
 		}
@@ -168,7 +168,7 @@ func (h *Handlers) showExperiment(c echo.Context) error {
 		parent := math.NaN()
 		if k, ok := byID[*f.run.ParentRunID]; ok {
 			parent = figs[k].avgP
-		} else if rep, err := report.Build(ctx, h.DB, h.Workspace.ID, *f.run.ParentRunID); err == nil {
+		} else if rep, err := h.buildReport(ctx, *f.run.ParentRunID, ""); err == nil {
 			parent = averagePearson(rep)
 		}
 		v.Rows[i].Robustness = fmt.Sprintf("%s: %s vs run %d", f.run.Variant, signed(f.avgP-parent, 3), *f.run.ParentRunID)

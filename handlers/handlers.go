@@ -38,6 +38,8 @@ type Handlers struct {
 	Prices map[string]Price
 	// Ready reports whether the process can serve (database reachable...).
 	Ready func(ctx context.Context) error
+
+	reports *reportCache
 }
 
 // Price is a model's price in US dollars per million tokens.
@@ -53,7 +55,7 @@ func New(db *models.DB, r *runner.Runner, log *slog.Logger, ws models.Workspace)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handlers{DB: db, Runner: r, Log: log, Workspace: ws, MaxUploadBytes: 50 << 20, Prices: map[string]Price{}}, nil
+	return &Handlers{DB: db, Runner: r, Log: log, Workspace: ws, MaxUploadBytes: 50 << 20, Prices: map[string]Price{}, reports: newReportCache()}, nil
 }
 
 // workspaceID is the workspace of the request (one default workspace now).

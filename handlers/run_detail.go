@@ -185,7 +185,7 @@ func (h *Handlers) exportRun(c echo.Context, ext, contentType string, write func
 	if err != nil {
 		return err
 	}
-	rep, err := report.Build(c.Request().Context(), h.DB, h.Workspace.ID, run.ID)
+	rep, err := h.buildReport(c.Request().Context(), run.ID, "")
 	if err != nil {
 		return err
 	}

@@ -115,7 +115,7 @@ func (h *Handlers) showRun(c echo.Context) error {
 		v.Group = pickGroup(c.QueryParam("group"), d.Columns, d.GroupColumn)
 	}
 	if run.BatchesDone > 0 {
-		rep, err := report.BuildWith(ctx, h.DB, h.Workspace.ID, run.ID, report.Options{GroupColumn: v.Group})
+		rep, err := h.buildReport(ctx, run.ID, v.Group)
 		if err != nil {
 			return err
 		}
@@ -175,7 +175,7 @@ func (h *Handlers) relatedRuns(ctx context.Context, run models.Run, v *web.RunVi
 	for _, d := range derived {
 		it := web.DerivedRunItem{Run: d, Delta: math.NaN()}
 		if d.BatchesDone > 0 {
-			rep, err := report.Build(ctx, h.DB, h.Workspace.ID, d.ID)
+			rep, err := h.buildReport(ctx, d.ID, "")
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,76 @@
+package handlers
+
+import (
+	"context"
+	"sync"
+
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/report"
+)
+
+// reportCacheSize bounds the finished-run reports kept in memory: enough
+// for an experiment page of every method and its variants, small next to
+// the rows they hold.
+const reportCacheSize = 64
+
+// reportCache keeps the reports of finished runs, which no longer change:
+// the run, experiment and compare pages and the exports all build them, and
+// the bootstrap intervals make a large run's report cost a noticeable
+// fraction of a second. Running runs are always computed afresh.
+type reportCache struct {
+	mu    sync.Mutex
+	items map[reportKey]*report.Report
+	order []reportKey // oldest first
+}
+
+type reportKey struct {
+	runID int64
+	group string
+}
+
+func newReportCache() *reportCache {
+	return &reportCache{items: map[reportKey]*report.Report{}}
+}
+
+// buildReport returns the report of a run (grouped by group when set),
+// from the cache when the run has finished and is unchanged since.
+func (h *Handlers) buildReport(ctx context.Context, runID int64, group string) (*report.Report, error) {
+	run, err := h.DB.FindRun(ctx, h.Workspace.ID, runID)
+	if err != nil {
+		return nil, err
+	}
+	key := reportKey{runID, group}
+	rc := h.reports
+	if run.Finished() && rc != nil {
+		rc.mu.Lock()
+		rep, ok := rc.items[key]
+		rc.mu.Unlock()
+		if ok && sameRun(rep.Run, run) {
+			return rep, nil
+		}
+	}
+	rep, err := report.BuildWith(ctx, h.DB, h.Workspace.ID, runID, report.Options{GroupColumn: group})
+	if err != nil || !rep.Run.Finished() || rc == nil {
+		return rep, err
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if _, ok := rc.items[key]; !ok {
+		rc.order = append(rc.order, key)
+		if len(rc.order) > reportCacheSize {
+			delete(rc.items, rc.order[0])
+			rc.order = rc.order[1:]
+		}
+	}
+	rc.items[key] = rep
+	return rep, nil
+}
+
+// sameRun tells whether a cached report's run is still the stored run:
+// a finished run's results are fixed, but it can be renamed or put into
+// an experiment afterwards.
+func sameRun(a, b models.Run) bool {
+	same := func(x, y *int64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	return a.Status == b.Status && a.Name == b.Name && same(a.ExperimentID, b.ExperimentID) &&
+		a.FinishedAt != nil && b.FinishedAt != nil && a.FinishedAt.Equal(*b.FinishedAt)
+}
