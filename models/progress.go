@@ -62,7 +62,9 @@ func (db *DB) OrphanedRuns(ctx context.Context) ([]Run, error) {
 // a slow one); our run leases can, so we rescue earlier. This is the one
 // place the product writes River's table.
 func (db *DB) RequeueJob(ctx context.Context, jobID int64) (bool, error) {
-	res := db.Gorm.WithContext(ctx).Exec(`UPDATE river_job SET state = 'available' WHERE id = ? AND state = 'running'`, jobID)
+	// The default queue: a job from a private queue (a command-line run
+	// whose process died) is resumed by the shared workers.
+	res := db.Gorm.WithContext(ctx).Exec(`UPDATE river_job SET state = 'available', queue = 'default' WHERE id = ? AND state = 'running'`, jobID)
 	if res.Error != nil {
 		return false, fmt.Errorf("requeue job %d: %w", jobID, res.Error)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
+	"gorm.io/gorm"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -55,6 +56,10 @@ type Config struct {
 	// LeaseTTL is how long a run's lease lasts without renewal before
 	// another worker may take the run over.
 	LeaseTTL time.Duration
+	// Queue is the job queue this runner launches into and works; empty
+	// is River's default queue, shared by `serve` and `worker`. The
+	// command line uses a private one so it judges only its own run.
+	Queue string
 }
 
 // JudgeTuning overrides the judge client's retry behaviour.
@@ -119,6 +124,9 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Getenv == nil {
 		cfg.Getenv = os.Getenv
 	}
+	if cfg.Queue == "" {
+		cfg.Queue = river.QueueDefault
+	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = time.Second
 	}
@@ -150,7 +158,7 @@ func New(cfg Config) (*Runner, error) {
 		workers := river.NewWorkers()
 		river.AddWorker(workers, &runWorker{r: r})
 		rc.Workers = workers
-		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.MaxRuns}}
+		rc.Queues = map[string]river.QueueConfig{cfg.Queue: {MaxWorkers: cfg.MaxRuns}}
 	}
 	client, err := river.NewClient(driverFor(cfg.DB), rc)
 	if err != nil {
@@ -223,7 +231,7 @@ func (r *Runner) Launch(ctx context.Context, run *models.Run) error {
 }
 
 func (r *Runner) enqueue(ctx context.Context, tx *sql.Tx, run *models.Run) (int64, error) {
-	res, err := r.river.InsertTx(ctx, tx, RunArgs{RunID: run.ID}, nil)
+	res, err := r.river.InsertTx(ctx, tx, RunArgs{RunID: run.ID}, &river.InsertOpts{Queue: r.cfg.Queue})
 	if err != nil {
 		return 0, err
 	}
@@ -293,4 +301,31 @@ type levelFilter struct {
 
 func (l levelFilter) Enabled(ctx context.Context, lv slog.Level) bool {
 	return lv >= l.min && l.Handler.Enabled(ctx, lv)
+}
+
+// HandOver gives an unfinished run to the shared queue, for when a
+// runner with a private queue (the command line) stops before the run
+// ends: its job is cancelled and a new one, for the same run, is queued
+// where `serve` and `worker` processes will resume it.
+func (r *Runner) HandOver(ctx context.Context, wsID, runID int64) error {
+	run, err := r.db.FindRun(ctx, wsID, runID)
+	if err != nil || run.Finished() {
+		return err
+	}
+	if run.JobID != nil {
+		if _, err := r.river.JobCancel(ctx, *run.JobID); err != nil {
+			return fmt.Errorf("cancel the private job of run %d: %w", runID, err)
+		}
+	}
+	return r.db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		stx, err := models.SQLTx(tx)
+		if err != nil {
+			return err
+		}
+		res, err := r.river.InsertTx(ctx, stx, RunArgs{RunID: runID}, &river.InsertOpts{Queue: river.QueueDefault})
+		if err != nil {
+			return fmt.Errorf("queue run %d: %w", runID, err)
+		}
+		return tx.Model(&models.Run{}).Where("id = ?", runID).Update("job_id", res.Job.ID).Error
+	})
 }

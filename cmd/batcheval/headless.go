@@ -151,7 +151,10 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		snap = models.JudgeSnapshot{Name: "Simulated judge", Simulated: true, Model: simjudge.DefaultModel, MaxConcurrency: *concurrency,
 			TimeoutSeconds: 30, PriceInputPerMTok: &zero, PriceOutputPerMTok: &zero}
 	}
-	r, err := runner.New(runner.Config{DB: db, Log: log, Work: true, MaxRuns: 1, SimulatedURL: sim.URL, Getenv: getenv, PollInterval: 100 * time.Millisecond})
+	// A private queue: this process judges its own run, not the dashboard's.
+	queue := fmt.Sprintf("cli_%d_%d", os.Getpid(), time.Now().UnixNano())
+	r, err := runner.New(runner.Config{DB: db, Log: log, Work: true, MaxRuns: 1, SimulatedURL: sim.URL, Getenv: getenv,
+		PollInterval: 100 * time.Millisecond, Queue: queue})
 	if err != nil {
 		return err
 	}
@@ -174,6 +177,11 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	defer cancel()
 	_ = r.Stop(sctx)
 	if werr != nil {
+		// Interrupted: hand the run to the shared queue so `serve` or
+		// `worker` finishes it.
+		if herr := r.HandOver(context.WithoutCancel(ctx), ws.ID, run.ID); herr != nil {
+			log.Warn("hand the run over to the shared queue", "run", run.ID, "err", herr)
+		}
 		return fmt.Errorf("%w (run %d is stored; `batcheval serve` resumes it)", werr, run.ID)
 	}
 	rep, err := report.Build(ctx, db, ws.ID, run.ID)

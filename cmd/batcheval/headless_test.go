@@ -4,10 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/simjudge"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/demo"
+	"github.com/batcheval/batcheval/runner"
 )
 
 const fedRubric = `task: a whole conversation between a user and a chatbot (the "System" turns)
@@ -137,5 +145,101 @@ func TestHeadlessRunRejectsBadInput(t *testing.T) {
 				t.Errorf("err = %v, want it to mention %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestHeadlessRunJudgesOnlyItsOwnRunAndHandsOver: `batcheval run` works a
+// private queue, so a dashboard run queued in the same database is left to
+// the dashboard; when interrupted, its own run is handed to the shared
+// queue, where a worker finishes it.
+func TestHeadlessRunJudgesOnlyItsOwnRunAndHandsOver(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "t.db")
+	rubric := filepath.Join(dir, "fed.yaml")
+	if err := os.WriteFile(rubric, []byte(fedRubric), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	slow := httptest.NewServer(simjudge.NewHandler(simjudge.Options{Seed: 2, Latency: 150 * time.Millisecond}))
+	defer slow.Close()
+
+	// A dashboard run queued in the same database, with no worker running.
+	ctx := context.Background()
+	db, err := models.Open(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.MigrateSchema(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := runner.Migrate(ctx, db, nil); err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := db.EnsureDefaultWorkspace(ctx)
+	p, err := demo.Seed(ctx, db, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dss, _ := db.ListDatasets(ctx, ws.ID, p.ID)
+	rub, _ := demo.Rubric()
+	insertOnly, err := runner.New(runner.Config{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := models.Run{WorkspaceID: ws.ID, ProjectID: p.ID, DatasetID: dss[0].ID, Method: models.MethodBatchEval,
+		Settings: evaluator.DefaultSettings(), RubricSnapshot: rub,
+		JudgeSnapshot: models.JudgeSnapshot{BaseURL: slow.URL + "/v1", Model: "m", MaxConcurrency: 2, TimeoutSeconds: 10}}
+	if err := insertOnly.Launch(ctx, &other); err != nil {
+		t.Fatal(err)
+	}
+
+	// The command line, interrupted mid-run.
+	cctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+	defer cancel()
+	var so, se bytes.Buffer
+	args := []string{"run", "--data", sharedDataset(t, "fed-dialog.jsonl"), "--rubric", rubric, "--judge-url", slow.URL + "/v1",
+		"--model", "m", "--rounds", "2", "--concurrency", "2", "--db", dbPath}
+	err = run(cctx, args, func(string) string { return "" }, &so, &se)
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("run = %v, want interrupted", err)
+	}
+	if got, _ := db.GetRun(ctx, other.ID); got.Status != models.RunQueued {
+		t.Errorf("the dashboard's run is %s, want still queued: the command line must judge only its own", got.Status)
+	}
+	runs, _ := db.ListRuns(ctx, ws.ID, 0)
+	var mine models.Run
+	for _, r := range runs {
+		if strings.HasPrefix(r.Name, "BatchEval (CLI)") {
+			mine = r
+		}
+	}
+	if mine.ID == 0 || mine.Finished() || mine.BatchesDone == 0 {
+		t.Fatalf("command-line run = %+v, want unfinished with some batches stored", mine)
+	}
+
+	// A shared worker picks both up.
+	w, err := runner.New(runner.Config{DB: db, Work: true, PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(ctx)
+	deadline := time.Now().Add(90 * time.Second)
+	for _, id := range []int64{mine.ID, other.ID} {
+		for {
+			got, _ := db.GetRun(ctx, id)
+			if got.Finished() {
+				if got.Status != models.RunSucceeded {
+					t.Errorf("run %d %s: %s", id, got.Status, got.Error)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run %d not finished by the shared worker (%s, %d/%d)", id, got.Status, got.BatchesDone, got.BatchesTotal)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 }
