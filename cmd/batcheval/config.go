@@ -104,10 +104,30 @@ func openDB(ctx context.Context, c *Config, log *slog.Logger) (*models.DB, error
 	return db, nil
 }
 
-func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+// newCommand makes a subcommand's flag set with the shared settings bound.
+func newCommand(name string, getenv func(string) string, stderr io.Writer) (*flag.FlagSet, *Config) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	c := bindConfig(fs, getenv)
+	return fs, bindConfig(fs, getenv)
+}
+
+// openWorkspace opens and migrates the database and returns the default
+// workspace, which every command works in until accounts exist.
+func openWorkspace(ctx context.Context, c *Config, log *slog.Logger) (*models.DB, models.Workspace, error) {
+	db, err := openDB(ctx, c, log)
+	if err != nil {
+		return nil, models.Workspace{}, err
+	}
+	ws, err := db.EnsureDefaultWorkspace(ctx)
+	if err != nil {
+		db.Close()
+		return nil, ws, err
+	}
+	return db, ws, nil
+}
+
+func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs, c := newCommand("migrate", getenv, stderr)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

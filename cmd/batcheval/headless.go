@@ -46,10 +46,8 @@ Flags:
 
 // headless implements `batcheval run`.
 func headless(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs, c := newCommand("run", getenv, stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
-	c := bindConfig(fs, getenv)
 	def := evaluator.DefaultSettings()
 	var (
 		dataPath    = fs.String("data", "", "data file: CSV with a header, JSON Lines, or a JSON array (required)")
@@ -120,15 +118,11 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	}
 
 	log := c.logger(stderr)
-	db, err := openDB(ctx, c, log)
+	db, ws, err := openWorkspace(ctx, c, log)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	ws, err := db.EnsureDefaultWorkspace(ctx)
-	if err != nil {
-		return err
-	}
 	proj, err := findOrCreateProject(ctx, db, ws, *project)
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -30,23 +29,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if !web {
 		name = "worker"
 	}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	c := bindConfig(fs, getenv)
+	fs, c := newCommand(name, getenv, stderr)
 	noWork := fs.Bool("no-worker", false, "serve only; leave the runs to separate `batcheval worker` processes")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	log := c.logger(stderr)
-	db, err := openDB(ctx, c, log)
+	db, ws, err := openWorkspace(ctx, c, log)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	ws, err := db.EnsureDefaultWorkspace(ctx)
-	if err != nil {
-		return err
-	}
 	if web && c.SeedDemo {
 		if _, err := demo.Seed(ctx, db, ws); err != nil {
 			return fmt.Errorf("seed demo project: %w", err)
