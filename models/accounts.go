@@ -1,0 +1,361 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+
+	gosqlite "github.com/glebarez/go-sqlite"
+	"github.com/jackc/pgx/v5/pgconn"
+	"gorm.io/gorm"
+)
+
+// Role is what a person may do in a workspace.
+type Role string
+
+// The roles, weakest first: a viewer reads; an editor also creates and
+// launches; an owner also manages members, judges and keys.
+const (
+	RoleViewer Role = "viewer"
+	RoleEditor Role = "editor"
+	RoleOwner  Role = "owner"
+)
+
+// Roles lists the roles, weakest first.
+var Roles = []Role{RoleViewer, RoleEditor, RoleOwner}
+
+// Rank orders roles: 0 for an unknown role, then viewer < editor < owner.
+func (r Role) Rank() int {
+	switch r {
+	case RoleViewer:
+		return 1
+	case RoleEditor:
+		return 2
+	case RoleOwner:
+		return 3
+	}
+	return 0
+}
+
+// AtLeast reports whether r grants everything min grants.
+func (r Role) AtLeast(min Role) bool { return r.Rank() > 0 && r.Rank() >= min.Rank() }
+
+// ParseRole reads a role name.
+func ParseRole(s string) (Role, error) {
+	r := Role(strings.ToLower(strings.TrimSpace(s)))
+	if r.Rank() == 0 {
+		return "", Errorf(EInvalid, "%q is not a role: choose owner, editor or viewer", s)
+	}
+	return r, nil
+}
+
+// User is a person who signs in.
+type User struct {
+	ID           int64
+	Email        string
+	Name         string
+	PasswordHash string `json:"-"`
+	// SessionEpoch changes with the password; sessions made before are void.
+	SessionEpoch int64
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// Membership gives a user a role in a workspace.
+type Membership struct {
+	ID          int64
+	WorkspaceID int64
+	UserID      int64
+	Role        Role
+	CreatedAt   time.Time
+}
+
+// instanceSetup is the single row that marks the first account made.
+type instanceSetup struct {
+	ID     int64
+	DoneAt time.Time
+}
+
+func (instanceSetup) TableName() string { return "instance_setup" }
+
+// NewUser is what it takes to make an account.
+type NewUser struct {
+	Email, Name, Password string
+}
+
+// normalize trims and lower-cases the address and checks every field.
+func (n *NewUser) normalize() error {
+	n.Email = strings.ToLower(strings.TrimSpace(n.Email))
+	n.Name = strings.TrimSpace(n.Name)
+	if _, err := mail.ParseAddress(n.Email); err != nil || strings.ContainsAny(n.Email, "<> ") || len(n.Email) > 254 {
+		return Errorf(EInvalid, "%q is not an email address", n.Email)
+	}
+	if n.Name == "" || len(n.Name) > 200 {
+		return Errorf(EInvalid, "a name is needed (at most 200 characters)")
+	}
+	return CheckPasswordStrength(n.Password)
+}
+
+// isUniqueViolation recognises a unique or primary-key conflict from either
+// database driver.
+func isUniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "23505"
+	}
+	var se *gosqlite.Error
+	if errors.As(err, &se) {
+		// SQLITE_CONSTRAINT_UNIQUE and SQLITE_CONSTRAINT_PRIMARYKEY.
+		return se.Code() == 2067 || se.Code() == 1555
+	}
+	return false
+}
+
+// HasUsers reports whether any account exists.
+func (db *DB) HasUsers(ctx context.Context) (bool, error) {
+	var n int64
+	err := db.Gorm.WithContext(ctx).Model(&User{}).Count(&n).Error
+	return n > 0, err
+}
+
+// createUserTx inserts the account (password hashed) inside tx.
+func createUserTx(tx *gorm.DB, n NewUser) (User, error) {
+	hash, err := HashPassword(n.Password)
+	if err != nil {
+		return User{}, err
+	}
+	now := time.Now().UTC()
+	u := User{Email: n.Email, Name: n.Name, PasswordHash: hash, CreatedAt: now, UpdatedAt: now}
+	var exists int64
+	if err := tx.Model(&User{}).Where("email = ?", n.Email).Count(&exists).Error; err != nil {
+		return u, err
+	}
+	if exists > 0 {
+		return u, Errorf(EConflict, "an account with the address %s already exists", n.Email)
+	}
+	if err := tx.Create(&u).Error; err != nil {
+		if isUniqueViolation(err) {
+			return u, Errorf(EConflict, "an account with the address %s already exists", n.Email)
+		}
+		return u, fmt.Errorf("create user: %w", err)
+	}
+	return u, nil
+}
+
+// CreateFirstOwner makes the first account, owner of the workspace. It is
+// refused once any account exists, even when two requests race: the
+// instance_setup row can only be written once.
+func (db *DB) CreateFirstOwner(ctx context.Context, wsID int64, n NewUser) (User, error) {
+	if err := n.normalize(); err != nil {
+		return User{}, err
+	}
+	var u User
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var count int64
+		if err := tx.Model(&User{}).Count(&count).Error; err != nil {
+			return err
+		}
+		if count > 0 {
+			return errSetupDone
+		}
+		if err := tx.Create(&instanceSetup{ID: 1, DoneAt: time.Now().UTC()}).Error; err != nil {
+			if isUniqueViolation(err) {
+				return errSetupDone
+			}
+			return err
+		}
+		var err error
+		if u, err = createUserTx(tx, n); err != nil {
+			return err
+		}
+		return tx.Create(&Membership{WorkspaceID: wsID, UserID: u.ID, Role: RoleOwner, CreatedAt: time.Now().UTC()}).Error
+	})
+	return u, err
+}
+
+var errSetupDone = Errorf(EConflict, "setup is already done: an account exists. Sign in, or ask an owner for an invite")
+
+// CreateUser makes an account with a role in the workspace (the admin
+// command). The first account made this way also closes the setup page.
+func (db *DB) CreateUser(ctx context.Context, wsID int64, role Role, n NewUser) (User, error) {
+	if err := n.normalize(); err != nil {
+		return User{}, err
+	}
+	if role.Rank() == 0 {
+		return User{}, Errorf(EInvalid, "%q is not a role", role)
+	}
+	var u User
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var done int64
+		if err := tx.Model(&instanceSetup{}).Count(&done).Error; err != nil {
+			return err
+		}
+		if done == 0 {
+			if err := tx.Create(&instanceSetup{ID: 1, DoneAt: time.Now().UTC()}).Error; err != nil && !isUniqueViolation(err) {
+				return err
+			}
+		}
+		var err error
+		if u, err = createUserTx(tx, n); err != nil {
+			return err
+		}
+		return tx.Create(&Membership{WorkspaceID: wsID, UserID: u.ID, Role: role, CreatedAt: time.Now().UTC()}).Error
+	})
+	return u, err
+}
+
+// FindUser finds an account by id.
+func (db *DB) FindUser(ctx context.Context, id int64) (User, error) {
+	var u User
+	err := db.Gorm.WithContext(ctx).First(&u, id).Error
+	return u, notFound(err, "user", id)
+}
+
+// FindUserByEmail finds an account by address (any case).
+func (db *DB) FindUserByEmail(ctx context.Context, email string) (User, error) {
+	var u User
+	err := db.Gorm.WithContext(ctx).Where("email = ?", strings.ToLower(strings.TrimSpace(email))).First(&u).Error
+	return u, notFoundText(err, "no account has that address")
+}
+
+// ErrBadCredentials is the one answer to a failed sign-in, whether the
+// address is unknown or the password wrong.
+var ErrBadCredentials = Errorf(EUnauthorized, "wrong email address or password")
+
+// Authenticate checks an address and password. Unknown addresses take as
+// long as wrong passwords.
+func (db *DB) Authenticate(ctx context.Context, email, password string) (User, error) {
+	if len(password) > MaxPasswordLen {
+		return User{}, ErrBadCredentials
+	}
+	u, err := db.FindUserByEmail(ctx, email)
+	if ErrorCode(err) == ENotFound {
+		CheckPassword(dummyHash(), password)
+		return User{}, ErrBadCredentials
+	}
+	if err != nil {
+		return User{}, err
+	}
+	if !CheckPassword(u.PasswordHash, password) {
+		return User{}, ErrBadCredentials
+	}
+	return u, nil
+}
+
+// WorkspaceRole is a workspace seen by one of its members.
+type WorkspaceRole struct {
+	Workspace Workspace
+	Role      Role
+}
+
+// ListUserWorkspaces lists the workspaces a user belongs to, by name.
+func (db *DB) ListUserWorkspaces(ctx context.Context, userID int64) ([]WorkspaceRole, error) {
+	var rows []struct {
+		Workspace
+		Role Role
+	}
+	err := db.Gorm.WithContext(ctx).Table("workspaces").
+		Select("workspaces.*, memberships.role").
+		Joins("JOIN memberships ON memberships.workspace_id = workspaces.id").
+		Where("memberships.user_id = ?", userID).Order("workspaces.name, workspaces.id").Scan(&rows).Error
+	out := make([]WorkspaceRole, len(rows))
+	for i, r := range rows {
+		out[i] = WorkspaceRole{Workspace: r.Workspace, Role: r.Role}
+	}
+	return out, err
+}
+
+// CreateWorkspace makes a workspace with its creator as owner.
+func (db *DB) CreateWorkspace(ctx context.Context, name string, ownerID int64) (Workspace, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > 200 {
+		return Workspace{}, Errorf(EInvalid, "a workspace needs a name (at most 200 characters)")
+	}
+	token, _, err := NewLinkToken()
+	if err != nil {
+		return Workspace{}, err
+	}
+	now := time.Now().UTC()
+	// The slug only has to be unique; names may repeat.
+	ws := Workspace{Slug: "ws-" + strings.ToLower(token[:12]), Name: name, CreatedAt: now}
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&ws).Error; err != nil {
+			return err
+		}
+		return tx.Create(&Membership{WorkspaceID: ws.ID, UserID: ownerID, Role: RoleOwner, CreatedAt: now}).Error
+	})
+	return ws, err
+}
+
+// Member is a user with their role in one workspace.
+type Member struct {
+	User User
+	Role Role
+}
+
+// ListMembers lists a workspace's members by name.
+func (db *DB) ListMembers(ctx context.Context, wsID int64) ([]Member, error) {
+	var rows []struct {
+		User
+		Role Role
+	}
+	err := db.Gorm.WithContext(ctx).Table("users").Select("users.*, memberships.role").
+		Joins("JOIN memberships ON memberships.user_id = users.id").
+		Where("memberships.workspace_id = ?", wsID).Order("users.name, users.id").Scan(&rows).Error
+	out := make([]Member, len(rows))
+	for i, r := range rows {
+		out[i] = Member{User: r.User, Role: r.Role}
+	}
+	return out, err
+}
+
+// MemberRole returns the user's role in the workspace, ENotFound when the
+// user is not a member.
+func (db *DB) MemberRole(ctx context.Context, wsID, userID int64) (Role, error) {
+	var m Membership
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND user_id = ?", wsID, userID).First(&m).Error
+	return m.Role, notFound(err, "member", userID)
+}
+
+// errLastOwner keeps every workspace manageable.
+var errLastOwner = Errorf(EConflict, "a workspace needs at least one owner: make someone else owner first")
+
+// changeMember applies fn to a membership after checking that the
+// workspace keeps an owner; both run in one transaction.
+func (db *DB) changeMember(ctx context.Context, wsID, userID int64, newRole Role, remove bool) error {
+	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var m Membership
+		if err := tx.Where("workspace_id = ? AND user_id = ?", wsID, userID).First(&m).Error; err != nil {
+			return notFound(err, "member", userID)
+		}
+		if m.Role == RoleOwner && (remove || newRole != RoleOwner) {
+			var owners int64
+			if err := tx.Model(&Membership{}).Where("workspace_id = ? AND role = ?", wsID, RoleOwner).Count(&owners).Error; err != nil {
+				return err
+			}
+			if owners <= 1 {
+				return errLastOwner
+			}
+		}
+		if remove {
+			return tx.Delete(&m).Error
+		}
+		return tx.Model(&m).Update("role", newRole).Error
+	})
+}
+
+// SetMemberRole changes a member's role; the last owner keeps theirs.
+func (db *DB) SetMemberRole(ctx context.Context, wsID, userID int64, role Role) error {
+	if role.Rank() == 0 {
+		return Errorf(EInvalid, "%q is not a role", role)
+	}
+	return db.changeMember(ctx, wsID, userID, role, false)
+}
+
+// RemoveMember takes a user out of a workspace; the last owner stays.
+func (db *DB) RemoveMember(ctx context.Context, wsID, userID int64) error {
+	return db.changeMember(ctx, wsID, userID, "", true)
+}

@@ -1,0 +1,230 @@
+package models
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Invite is a single-use link that adds a person to a workspace with a
+// role. Only the hash of its token is stored.
+type Invite struct {
+	ID          int64
+	WorkspaceID int64
+	Role        Role
+	TokenHash   string `json:"-"`
+	CreatedBy   *int64
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+	UsedAt      *time.Time
+	UsedBy      *int64
+}
+
+// PasswordReset is a single-use link, issued by an owner, that sets a new
+// password for one account.
+type PasswordReset struct {
+	ID        int64
+	UserID    int64
+	TokenHash string `json:"-"`
+	CreatedBy *int64
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    *time.Time
+}
+
+// Link lifetimes: an invite waits a week for someone back from holiday; a
+// password reset is handed over at once, so a day is plenty.
+const (
+	InviteTTL = 7 * 24 * time.Hour
+	ResetTTL  = 24 * time.Hour
+)
+
+// CreateInvite stores an invite and returns it with its token (the only
+// time the token exists outside the visitor's browser).
+func (db *DB) CreateInvite(ctx context.Context, wsID int64, role Role, by int64, ttl time.Duration) (Invite, string, error) {
+	if role.Rank() == 0 {
+		return Invite{}, "", Errorf(EInvalid, "%q is not a role", role)
+	}
+	token, hash, err := NewLinkToken()
+	if err != nil {
+		return Invite{}, "", err
+	}
+	now := time.Now().UTC()
+	inv := Invite{WorkspaceID: wsID, Role: role, TokenHash: hash, CreatedAt: now, ExpiresAt: now.Add(ttl)}
+	if by != 0 {
+		inv.CreatedBy = &by
+	}
+	return inv, token, db.Gorm.WithContext(ctx).Create(&inv).Error
+}
+
+// ListOpenInvites lists a workspace's unused, unexpired invites.
+func (db *DB) ListOpenInvites(ctx context.Context, wsID int64) ([]Invite, error) {
+	var is []Invite
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND used_at IS NULL AND expires_at > ?", wsID, time.Now().UTC()).
+		Order("id DESC").Find(&is).Error
+	return is, err
+}
+
+// RevokeInvite deletes an invite of the workspace.
+func (db *DB) RevokeInvite(ctx context.Context, wsID, id int64) error {
+	res := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ? AND used_at IS NULL", wsID, id).Delete(&Invite{})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return Errorf(ENotFound, "invite %d does not exist or was already used", id)
+	}
+	return nil
+}
+
+var errLinkUnusable = Errorf(ENotFound, "this link is not valid: it was already used, it expired, or it was revoked. Ask an owner for a new one")
+
+// FindOpenInvite finds the invite a token opens, with its workspace.
+func (db *DB) FindOpenInvite(ctx context.Context, token string) (Invite, Workspace, error) {
+	var inv Invite
+	var ws Workspace
+	err := db.Gorm.WithContext(ctx).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", HashLinkToken(token), time.Now().UTC()).First(&inv).Error
+	if err != nil {
+		return inv, ws, notFoundText(err, errLinkUnusable.Message)
+	}
+	err = db.Gorm.WithContext(ctx).First(&ws, inv.WorkspaceID).Error
+	return inv, ws, notFound(err, "workspace", inv.WorkspaceID)
+}
+
+// consumeInvite marks the invite used, once: a second use (or a race with
+// one) affects no row and is refused.
+func consumeInvite(tx *gorm.DB, token string, userID int64) (Invite, error) {
+	var inv Invite
+	now := time.Now().UTC()
+	res := tx.Model(&Invite{}).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", HashLinkToken(token), now).
+		Updates(map[string]any{"used_at": now, "used_by": userID})
+	if res.Error != nil {
+		return inv, res.Error
+	}
+	if res.RowsAffected != 1 {
+		return inv, errLinkUnusable
+	}
+	err := tx.Where("token_hash = ?", HashLinkToken(token)).First(&inv).Error
+	return inv, err
+}
+
+// AcceptInvite adds an existing account to the invite's workspace.
+func (db *DB) AcceptInvite(ctx context.Context, token string, userID int64) (Invite, error) {
+	var inv Invite
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if inv, err = consumeInvite(tx, token, userID); err != nil {
+			return err
+		}
+		var n int64
+		if err := tx.Model(&Membership{}).Where("workspace_id = ? AND user_id = ?", inv.WorkspaceID, userID).Count(&n).Error; err != nil {
+			return err
+		}
+		if n > 0 {
+			return Errorf(EConflict, "you are already a member of this workspace")
+		}
+		return tx.Create(&Membership{WorkspaceID: inv.WorkspaceID, UserID: userID, Role: inv.Role, CreatedAt: time.Now().UTC()}).Error
+	})
+	return inv, err
+}
+
+// AcceptInviteAsNewUser makes an account and adds it to the invite's
+// workspace, in one transaction.
+func (db *DB) AcceptInviteAsNewUser(ctx context.Context, token string, n NewUser) (User, Invite, error) {
+	if err := n.normalize(); err != nil {
+		return User{}, Invite{}, err
+	}
+	var (
+		u   User
+		inv Invite
+	)
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if u, err = createUserTx(tx, n); err != nil {
+			if ErrorCode(err) == EConflict {
+				return Errorf(EConflict, "an account with the address %s already exists: sign in first, then open the invite link again", n.Email)
+			}
+			return err
+		}
+		if inv, err = consumeInvite(tx, token, u.ID); err != nil {
+			return err
+		}
+		return tx.Create(&Membership{WorkspaceID: inv.WorkspaceID, UserID: u.ID, Role: inv.Role, CreatedAt: time.Now().UTC()}).Error
+	})
+	return u, inv, err
+}
+
+// CreatePasswordReset issues a reset link for a member. The issuer must be
+// an owner of every workspace the member belongs to: otherwise an owner of
+// one workspace could take over an account that owns another.
+func (db *DB) CreatePasswordReset(ctx context.Context, issuerID, userID int64, ttl time.Duration) (PasswordReset, string, error) {
+	memberOf, err := db.ListUserWorkspaces(ctx, userID)
+	if err != nil {
+		return PasswordReset{}, "", err
+	}
+	if len(memberOf) == 0 {
+		return PasswordReset{}, "", Errorf(ENotFound, "user %d does not exist", userID)
+	}
+	for _, w := range memberOf {
+		role, err := db.MemberRole(ctx, w.Workspace.ID, issuerID)
+		if err != nil && ErrorCode(err) != ENotFound {
+			return PasswordReset{}, "", err
+		}
+		if role != RoleOwner {
+			return PasswordReset{}, "", Errorf(EUnauthorized, "this person also belongs to a workspace you do not own (%s): an owner of every workspace they are in must issue the reset", w.Workspace.Name)
+		}
+	}
+	token, hash, err := NewLinkToken()
+	if err != nil {
+		return PasswordReset{}, "", err
+	}
+	now := time.Now().UTC()
+	pr := PasswordReset{UserID: userID, TokenHash: hash, CreatedBy: &issuerID, CreatedAt: now, ExpiresAt: now.Add(ttl)}
+	return pr, token, db.Gorm.WithContext(ctx).Create(&pr).Error
+}
+
+// FindOpenPasswordReset finds the reset a token opens, with its account.
+func (db *DB) FindOpenPasswordReset(ctx context.Context, token string) (PasswordReset, User, error) {
+	var pr PasswordReset
+	err := db.Gorm.WithContext(ctx).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", HashLinkToken(token), time.Now().UTC()).First(&pr).Error
+	if err != nil {
+		return pr, User{}, notFoundText(err, errLinkUnusable.Message)
+	}
+	u, err := db.FindUser(ctx, pr.UserID)
+	return pr, u, err
+}
+
+// ResetPassword uses a reset link once: it sets the new password and signs
+// out every existing session of the account.
+func (db *DB) ResetPassword(ctx context.Context, token, password string) (User, error) {
+	if err := CheckPasswordStrength(password); err != nil {
+		return User{}, err
+	}
+	hash, err := HashPassword(password)
+	if err != nil {
+		return User{}, err
+	}
+	var u User
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var pr PasswordReset
+		if err := tx.Where("token_hash = ?", HashLinkToken(token)).First(&pr).Error; err != nil {
+			return notFoundText(err, errLinkUnusable.Message)
+		}
+		now := time.Now().UTC()
+		res := tx.Model(&PasswordReset{}).Where("id = ? AND used_at IS NULL AND expires_at > ?", pr.ID, now).Update("used_at", now)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return errLinkUnusable
+		}
+		if err := tx.Model(&User{}).Where("id = ?", pr.UserID).Updates(map[string]any{
+			"password_hash": hash, "session_epoch": gorm.Expr("session_epoch + 1"), "updated_at": now,
+		}).Error; err != nil {
+			return err
+		}
+		return tx.First(&u, pr.UserID).Error
+	})
+	return u, err
+}

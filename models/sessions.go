@@ -1,0 +1,102 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// sessionRow is one stored session of the session library.
+type sessionRow struct {
+	Token  string `gorm:"primaryKey"`
+	Data   []byte
+	Expiry time.Time
+}
+
+func (sessionRow) TableName() string { return "sessions" }
+
+// SessionStore keeps the session library's sessions in the product's own
+// database, on SQLite and PostgreSQL alike. It satisfies the library's
+// store interfaces (github.com/alexedwards/scs/v2 Store and CtxStore)
+// without this package importing it. (The library's own sqlite3store is
+// written for the cgo driver; one GORM-backed store serves both dialects
+// with the driver already linked.)
+type SessionStore struct{ DB *DB }
+
+// FindCtx returns a live session's data.
+func (s SessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
+	var row sessionRow
+	err := s.DB.Gorm.WithContext(ctx).Where("token = ? AND expiry > ?", token, time.Now().UTC()).First(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return row.Data, true, nil
+}
+
+// CommitCtx stores (or replaces) a session.
+func (s SessionStore) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
+	return s.DB.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("token = ?", token).Delete(&sessionRow{}).Error; err != nil {
+			return err
+		}
+		return tx.Create(&sessionRow{Token: token, Data: b, Expiry: expiry.UTC()}).Error
+	})
+}
+
+// DeleteCtx removes a session; a missing one is not an error.
+func (s SessionStore) DeleteCtx(ctx context.Context, token string) error {
+	return s.DB.Gorm.WithContext(ctx).Where("token = ?", token).Delete(&sessionRow{}).Error
+}
+
+// Find is FindCtx without a context.
+func (s SessionStore) Find(token string) ([]byte, bool, error) {
+	return s.FindCtx(context.Background(), token)
+}
+
+// Commit is CommitCtx without a context.
+func (s SessionStore) Commit(token string, b []byte, expiry time.Time) error {
+	return s.CommitCtx(context.Background(), token, b, expiry)
+}
+
+// Delete is DeleteCtx without a context.
+func (s SessionStore) Delete(token string) error { return s.DeleteCtx(context.Background(), token) }
+
+// DeleteExpiredSessions clears sessions past their expiry (called now and
+// then, e.g. at each sign-in, so no sweeper is needed).
+func (db *DB) DeleteExpiredSessions(ctx context.Context) error {
+	return db.Gorm.WithContext(ctx).Where("expiry <= ?", time.Now().UTC()).Delete(&sessionRow{}).Error
+}
+
+// LoginAttempt is one sign-in try, kept for rate limiting.
+type LoginAttempt struct {
+	ID        int64
+	Email     string
+	Address   string
+	Succeeded bool
+	CreatedAt time.Time
+}
+
+// RecordLoginAttempt stores a sign-in try and drops tries older than a day.
+func (db *DB) RecordLoginAttempt(ctx context.Context, email, address string, ok bool) error {
+	now := time.Now().UTC()
+	db.Gorm.WithContext(ctx).Where("created_at < ?", now.Add(-24*time.Hour)).Delete(&LoginAttempt{})
+	return db.Gorm.WithContext(ctx).Create(&LoginAttempt{Email: clip(email, 254), Address: clip(address, 100), Succeeded: ok, CreatedAt: now}).Error
+}
+
+// RecentLoginFailures counts failed tries since `since` for an address
+// typed (account) and for a client address.
+func (db *DB) RecentLoginFailures(ctx context.Context, email, address string, since time.Time) (byAccount, byAddress int64, err error) {
+	q := func() *gorm.DB {
+		return db.Gorm.WithContext(ctx).Model(&LoginAttempt{}).Where("succeeded = ? AND created_at > ?", false, since.UTC())
+	}
+	if err = q().Where("email = ?", email).Count(&byAccount).Error; err != nil {
+		return
+	}
+	err = q().Where("address = ?", address).Count(&byAddress).Error
+	return
+}
