@@ -43,16 +43,16 @@ func (h *Handlers) loadComparison(c echo.Context) (comparison, error) {
 		ids[i] = id
 	}
 	var err error
-	if cmp.a, err = h.DB.FindRun(ctx, h.Workspace.ID, ids[0]); err != nil {
+	if cmp.a, err = h.DB.FindRun(ctx, h.workspaceID(c), ids[0]); err != nil {
 		return cmp, err
 	}
-	if cmp.b, err = h.DB.FindRun(ctx, h.Workspace.ID, ids[1]); err != nil {
+	if cmp.b, err = h.DB.FindRun(ctx, h.workspaceID(c), ids[1]); err != nil {
 		return cmp, err
 	}
-	if cmp.dsA, err = h.DB.FindDataset(ctx, h.Workspace.ID, cmp.a.DatasetID); err != nil {
+	if cmp.dsA, err = h.DB.FindDataset(ctx, h.workspaceID(c), cmp.a.DatasetID); err != nil {
 		return cmp, err
 	}
-	if cmp.dsB, err = h.DB.FindDataset(ctx, h.Workspace.ID, cmp.b.DatasetID); err != nil {
+	if cmp.dsB, err = h.DB.FindDataset(ctx, h.workspaceID(c), cmp.b.DatasetID); err != nil {
 		return cmp, err
 	}
 	if datasetRoot(cmp.dsA) != datasetRoot(cmp.dsB) {

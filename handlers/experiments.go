@@ -25,17 +25,17 @@ func (h *Handlers) listExperiments(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := h.DB.FindProject(ctx, h.Workspace.ID, pid)
+	p, err := h.DB.FindProject(ctx, h.workspaceID(c), pid)
 	if err != nil {
 		return err
 	}
-	es, err := h.DB.ListExperiments(ctx, h.Workspace.ID, p.ID)
+	es, err := h.DB.ListExperiments(ctx, h.workspaceID(c), p.ID)
 	if err != nil {
 		return err
 	}
 	v := web.ExperimentsView{Page: page(c, "Experiments · "+p.Name), Project: p}
 	for _, e := range es {
-		runs, err := h.DB.ListExperimentRuns(ctx, h.Workspace.ID, e.ID)
+		runs, err := h.DB.ListExperimentRuns(ctx, h.workspaceID(c), e.ID)
 		if err != nil {
 			return err
 		}
@@ -45,7 +45,7 @@ func (h *Handlers) listExperiments(c echo.Context) error {
 				it.Active++
 			}
 		}
-		if d, err := h.DB.FindDataset(ctx, h.Workspace.ID, e.DatasetID); err == nil {
+		if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), e.DatasetID); err == nil {
 			it.Dataset = d.Name
 		}
 		v.Experiments = append(v.Experiments, it)
@@ -70,7 +70,7 @@ type runFigures struct {
 func (h *Handlers) figuresOf(ctx context.Context, run models.Run) (runFigures, error) {
 	f := runFigures{run: run, avgP: math.NaN(), avgS: math.NaN(), tokens: math.NaN(), calls: run.Calls,
 		failed: run.BatchesFailed + run.MissingScores, partial: !run.Finished()}
-	if ds, err := h.DB.FindDataset(ctx, h.Workspace.ID, run.DatasetID); err == nil {
+	if ds, err := h.DB.FindDataset(ctx, workspaceOf(ctx), run.DatasetID); err == nil {
 		f.rows = ds.RowCount
 	}
 	if run.BatchesDone > 0 {
@@ -126,19 +126,19 @@ func (h *Handlers) showExperiment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	e, err := h.DB.FindExperiment(ctx, h.Workspace.ID, id)
+	e, err := h.DB.FindExperiment(ctx, h.workspaceID(c), id)
 	if err != nil {
 		return err
 	}
-	runs, err := h.DB.ListExperimentRuns(ctx, h.Workspace.ID, e.ID)
+	runs, err := h.DB.ListExperimentRuns(ctx, h.workspaceID(c), e.ID)
 	if err != nil {
 		return err
 	}
 	v := web.ExperimentView{Page: page(c, e.Name), Experiment: e, Project: "Project", Dataset: "(deleted dataset)"}
-	if p, err := h.DB.FindProject(ctx, h.Workspace.ID, e.ProjectID); err == nil {
+	if p, err := h.DB.FindProject(ctx, h.workspaceID(c), e.ProjectID); err == nil {
 		v.Project = p.Name
 	}
-	if d, err := h.DB.FindDataset(ctx, h.Workspace.ID, e.DatasetID); err == nil {
+	if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), e.DatasetID); err == nil {
 		v.Dataset = d.Name
 	}
 	figs := make([]runFigures, 0, len(runs))

@@ -12,9 +12,11 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/a-h/templ"
+	"github.com/alexedwards/scs/v2"
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/models"
@@ -27,9 +29,19 @@ type Handlers struct {
 	DB     *models.DB
 	Runner *runner.Runner
 	Log    *slog.Logger
-	// Workspace is the default workspace every request works in until
-	// accounts exist; handlers read it through workspaceID(c).
-	Workspace models.Workspace
+	// DefaultWorkspace is the workspace of the local user (a loopback
+	// server with no accounts). Handlers never use it directly: they read
+	// the request's workspace through workspaceID(c) or workspaceOf(ctx).
+	DefaultWorkspace models.Workspace
+	// Sessions is the session manager (database store).
+	Sessions *scs.SessionManager
+	// LocalMode is set when the server binds a loopback address: with no
+	// account yet, requests then act as the local user (owner of the
+	// default workspace) without signing in.
+	LocalMode bool
+	// SecureCookies marks the session cookie Secure on plain-HTTP requests
+	// too: set it when TLS ends at a proxy in front of the server.
+	SecureCookies bool
 	// SimulatedURL is the in-process simulated judge's base URL.
 	SimulatedURL string
 	// MaxUploadBytes caps dataset uploads.
@@ -39,7 +51,8 @@ type Handlers struct {
 	// Ready reports whether the process can serve (database reachable...).
 	Ready func(ctx context.Context) error
 
-	reports *reportCache
+	reports   *reportCache
+	haveUsers atomic.Bool
 }
 
 // Price is a model's price in US dollars per million tokens.
@@ -55,11 +68,8 @@ func New(db *models.DB, r *runner.Runner, log *slog.Logger, ws models.Workspace)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handlers{DB: db, Runner: r, Log: log, Workspace: ws, MaxUploadBytes: 50 << 20, Prices: map[string]Price{}, reports: newReportCache()}, nil
+	return &Handlers{DB: db, Runner: r, Log: log, DefaultWorkspace: ws, Sessions: newSessionManager(db), MaxUploadBytes: 50 << 20, Prices: map[string]Price{}, reports: newReportCache()}, nil
 }
-
-// workspaceID is the workspace of the request (one default workspace now).
-func (h *Handlers) workspaceID(echo.Context) int64 { return h.Workspace.ID }
 
 // render writes a templ component with a status, buffered so a render
 // error becomes a proper error page rather than half a page.
@@ -98,7 +108,7 @@ func popFlash(c echo.Context) *web.Flash {
 
 // page builds the layout data of a page.
 func page(c echo.Context, title string) web.Page {
-	return web.Page{Title: title, Flash: popFlash(c)}
+	return web.Page{Title: title, Flash: popFlash(c), Nav: navFor(principalOf(c.Request().Context()))}
 }
 
 // redirect answers a successful form post (303 so the browser GETs).

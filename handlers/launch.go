@@ -270,7 +270,7 @@ type launchPlan struct {
 // The view's errors are about the choices only; callers add the parse
 // errors of the fields their action uses (launchInput.problems).
 func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInput) (*launchPlan, error) {
-	ws := h.Workspace.ID
+	ws := workspaceOf(ctx)
 	p, err := h.DB.FindProject(ctx, ws, projectID)
 	if err != nil {
 		return nil, err
@@ -668,7 +668,7 @@ func (pl *launchPlan) checkLaunch(in launchInput, m evaluator.Method) (evaluator
 
 // runTemplate is a queued run of the plan, without method and settings.
 func (h *Handlers) runTemplate(pl *launchPlan, name string) models.Run {
-	return models.Run{WorkspaceID: h.Workspace.ID, ProjectID: pl.project.ID, DatasetID: pl.dataset.ID,
+	return models.Run{WorkspaceID: pl.project.WorkspaceID, ProjectID: pl.project.ID, DatasetID: pl.dataset.ID,
 		RubricID: &pl.rubric.ID, JudgeID: &pl.judge.ID, Name: name,
 		RubricSnapshot: pl.snapshot(), JudgeSnapshot: h.judgeSnapshot(*pl.judge), Simulated: pl.judge.Simulated}
 }

@@ -10,33 +10,6 @@ import (
 	"github.com/batcheval/batcheval/web"
 )
 
-// registerProjectRoutes wires the pages that prepare an evaluation:
-// projects, datasets, rubrics and judges.
-func (h *Handlers) registerProjectRoutes(e *echo.Echo) {
-	e.GET("/", h.listProjects)
-	e.POST("/projects", h.createProject)
-	e.GET("/projects/:id", h.showProject)
-
-	e.GET("/projects/:id/datasets/new", h.showUploadForm)
-	e.POST("/projects/:id/datasets/upload", h.uploadDataset)
-	e.GET("/projects/:id/datasets/map", h.showMappingForm)
-	e.POST("/projects/:id/datasets/map", h.importDataset)
-	e.GET("/datasets/:id", h.showDataset)
-
-	e.GET("/projects/:id/rubrics/new", h.newRubric)
-	e.POST("/projects/:id/rubrics", h.postNewRubric)
-	e.GET("/rubrics/:id/edit", h.editRubric)
-	e.POST("/rubrics/:id", h.postRubric)
-	e.POST("/rubrics/preview", h.previewRubric)
-
-	e.GET("/judges", h.listJudges)
-	e.GET("/judges/new", h.newJudge)
-	e.POST("/judges", h.createJudge)
-	e.GET("/judges/:id/edit", h.editJudge)
-	e.POST("/judges/:id", h.updateJudge)
-	e.POST("/judges/:id/test", h.testJudge)
-}
-
 // listProjects is the home page.
 func (h *Handlers) listProjects(c echo.Context) error {
 	return h.renderProjects(c, http.StatusOK, web.ProjectForm{})

@@ -35,7 +35,7 @@ func newReportCache() *reportCache {
 // buildReport returns the report of a run (grouped by group when set),
 // from the cache when the run has finished and is unchanged since.
 func (h *Handlers) buildReport(ctx context.Context, runID int64, group string) (*report.Report, error) {
-	run, err := h.DB.FindRun(ctx, h.Workspace.ID, runID)
+	run, err := h.DB.FindRun(ctx, workspaceOf(ctx), runID)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func (h *Handlers) buildReport(ctx context.Context, runID int64, group string) (
 			return rep, nil
 		}
 	}
-	rep, err := report.BuildWith(ctx, h.DB, h.Workspace.ID, runID, report.Options{GroupColumn: group})
+	rep, err := report.BuildWith(ctx, h.DB, workspaceOf(ctx), runID, report.Options{GroupColumn: group})
 	if err != nil || !rep.Run.Finished() || rc == nil {
 		return rep, err
 	}

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -13,7 +12,7 @@ import (
 // grouping builds it again.
 func TestReportCacheOnlyKeepsFinishedRuns(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
-		ctx := context.Background()
+		ctx := env.localCtx()
 		id := env.launch(env.demo().launchForm("1", "10"))
 		if run := env.waitRun(id, 60*time.Second); run.Status != models.RunSucceeded {
 			t.Fatalf("run %s", run.Status)

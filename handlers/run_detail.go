@@ -43,7 +43,7 @@ func (h *Handlers) showRunSample(c echo.Context) error {
 	}
 	fields := run.RubricSnapshot.Fields
 	if len(fields) == 0 {
-		ds, err := h.DB.FindDataset(ctx, h.Workspace.ID, run.DatasetID)
+		ds, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID)
 		if err != nil {
 			return err
 		}

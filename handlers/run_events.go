@@ -128,7 +128,7 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 			continue
 		case <-poll.C:
 		}
-		next, err := h.DB.FindRun(ctx, h.Workspace.ID, run.ID)
+		next, err := h.DB.FindRun(ctx, h.workspaceID(c), run.ID)
 		if err != nil {
 			if ctx.Err() == nil {
 				h.Log.Warn("progress stream stopped", "run", run.ID, "err", err)

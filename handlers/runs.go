@@ -20,31 +20,6 @@ import (
 	"github.com/batcheval/batcheval/web"
 )
 
-// registerRunRoutes wires launching, following and reading runs.
-func (h *Handlers) registerRunRoutes(e *echo.Echo) {
-	e.GET("/projects/:id/runs/new", h.showLaunchForm)
-	e.POST("/projects/:id/runs", h.launchRun)
-	e.POST("/runs/estimate", h.estimateRun)
-	e.GET("/runs", h.listRuns)
-	e.GET("/runs/:id", h.showRun)
-	e.POST("/runs/:id/cancel", h.cancelRun)
-	e.GET("/runs/:id/events", h.streamRunEvents)
-	e.GET("/runs/:id/samples/:rowID", h.showRunSample)
-	e.GET("/runs/:id/batches/:batchID", h.showRunBatch)
-	e.GET("/runs/:id/export.csv", h.exportRunCSV)
-	e.GET("/runs/:id/export.json", h.exportRunJSON)
-	e.POST("/projects/:id/runs/geval-steps", h.generateGEvalSteps)
-	e.POST("/projects/:id/experiments", h.launchAllMethods)
-	e.GET("/runs/:id/variants", h.showRunVariants)
-	e.POST("/runs/:id/reseed", h.reseedRun)
-	e.POST("/runs/:id/noise", h.noiseRun)
-	e.POST("/runs/:id/reword", h.rewordRun)
-	e.GET("/projects/:id/experiments", h.listExperiments)
-	e.GET("/experiments/:id", h.showExperiment)
-	e.GET("/compare", h.compareRuns)
-	e.GET("/compare/sample", h.compareSample)
-}
-
 // completionTokensPerSample is the estimate's assumption for the judge's
 // answer: a two- or three-sentence analysis plus the score, per sample and
 // round. Real answers vary with the judge and the procedure.
@@ -61,7 +36,7 @@ func runURL(id int64) string { return "/runs/" + strconv.FormatInt(id, 10) }
 
 func (h *Handlers) listRuns(c echo.Context) error {
 	ctx := c.Request().Context()
-	runs, err := h.DB.ListRuns(ctx, h.Workspace.ID, 0)
+	runs, err := h.DB.ListRuns(ctx, h.workspaceID(c), 0)
 	if err != nil {
 		return err
 	}
@@ -71,7 +46,7 @@ func (h *Handlers) listRuns(c echo.Context) error {
 		name, ok := names[r.DatasetID]
 		if !ok {
 			name = "(deleted dataset)"
-			if d, err := h.DB.FindDataset(ctx, h.Workspace.ID, r.DatasetID); err == nil {
+			if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), r.DatasetID); err == nil {
 				name = d.Name
 			}
 			names[r.DatasetID] = name
@@ -87,7 +62,7 @@ func (h *Handlers) findRun(c echo.Context) (models.Run, error) {
 	if err != nil {
 		return models.Run{}, err
 	}
-	return h.DB.FindRun(c.Request().Context(), h.Workspace.ID, id)
+	return h.DB.FindRun(c.Request().Context(), h.workspaceID(c), id)
 }
 
 func (h *Handlers) showRun(c echo.Context) error {
@@ -98,19 +73,19 @@ func (h *Handlers) showRun(c echo.Context) error {
 	}
 	v := web.RunView{Page: page(c, run.Name), Run: run, Progress: runProgress(run, time.Now()),
 		ProjectURL: "/projects/" + strconv.FormatInt(run.ProjectID, 10), Project: "Project", Dataset: "(deleted dataset)", Rubric: "(deleted rubric)"}
-	if p, err := h.DB.FindProject(ctx, h.Workspace.ID, run.ProjectID); err == nil {
+	if p, err := h.DB.FindProject(ctx, h.workspaceID(c), run.ProjectID); err == nil {
 		v.Project = p.Name
 	}
-	if d, err := h.DB.FindDataset(ctx, h.Workspace.ID, run.DatasetID); err == nil {
+	if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID); err == nil {
 		v.Dataset = d.Name
 	}
 	if run.RubricID != nil {
-		if r, err := h.DB.FindRubric(ctx, h.Workspace.ID, *run.RubricID); err == nil {
+		if r, err := h.DB.FindRubric(ctx, h.workspaceID(c), *run.RubricID); err == nil {
 			v.Rubric = r.Name
 		}
 	}
 	v.MethodLabel = evaluator.Method(run.Method).Label()
-	if d, err := h.DB.FindDataset(ctx, h.Workspace.ID, run.DatasetID); err == nil {
+	if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID); err == nil {
 		v.Columns, v.DefaultGroup = d.Columns, d.GroupColumn
 		v.Group = pickGroup(c.QueryParam("group"), d.Columns, d.GroupColumn)
 	}
@@ -154,16 +129,16 @@ func pickGroup(q string, columns []string, def string) string {
 // compared with.
 func (h *Handlers) relatedRuns(ctx context.Context, run models.Run, v *web.RunView) error {
 	if run.ParentRunID != nil {
-		if p, err := h.DB.FindRun(ctx, h.Workspace.ID, *run.ParentRunID); err == nil {
+		if p, err := h.DB.FindRun(ctx, workspaceOf(ctx), *run.ParentRunID); err == nil {
 			v.Parent = &p
 		}
 	}
 	if run.ExperimentID != nil {
-		if e, err := h.DB.FindExperiment(ctx, h.Workspace.ID, *run.ExperimentID); err == nil {
+		if e, err := h.DB.FindExperiment(ctx, workspaceOf(ctx), *run.ExperimentID); err == nil {
 			v.Experiment = &e
 		}
 	}
-	derived, err := h.DB.ListDerivedRuns(ctx, h.Workspace.ID, run.ID)
+	derived, err := h.DB.ListDerivedRuns(ctx, workspaceOf(ctx), run.ID)
 	if err != nil {
 		return err
 	}
@@ -216,7 +191,7 @@ func repeatability(own *report.Report, reseeds []*report.Report) []web.Criterion
 // comparableRuns lists the other runs of the project on the same data: the
 // same dataset, or a noisy copy of it (or of its parent).
 func (h *Handlers) comparableRuns(ctx context.Context, run models.Run) ([]models.Run, error) {
-	dss, err := h.DB.ListDatasets(ctx, h.Workspace.ID, run.ProjectID)
+	dss, err := h.DB.ListDatasets(ctx, workspaceOf(ctx), run.ProjectID)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +199,7 @@ func (h *Handlers) comparableRuns(ctx context.Context, run models.Run) ([]models
 	for _, d := range dss {
 		root[d.ID] = datasetRoot(d)
 	}
-	runs, err := h.DB.ListRuns(ctx, h.Workspace.ID, run.ProjectID)
+	runs, err := h.DB.ListRuns(ctx, workspaceOf(ctx), run.ProjectID)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +284,7 @@ func (h *Handlers) cancelRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.Runner.Cancel(c.Request().Context(), h.Workspace.ID, id); err != nil {
+	if _, err := h.Runner.Cancel(c.Request().Context(), h.workspaceID(c), id); err != nil {
 		if models.ErrorCode(err) != models.EConflict {
 			return err
 		}

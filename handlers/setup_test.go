@@ -71,6 +71,9 @@ func newTestEnv(t *testing.T, db *models.DB) *testEnv {
 		t.Fatal(err)
 	}
 	h.SimulatedURL = sim.URL
+	// Tests run as the local user of a loopback server with no accounts
+	// (the default of `make run`); accounts_test.go covers the rest.
+	h.LocalMode = true
 	e := echo.New()
 	h.Register(e)
 	return &testEnv{t: t, db: db, h: h, e: e, runner: r, sim: sim, ws: ws, project: p}
@@ -118,4 +121,10 @@ func (env *testEnv) waitRun(runID int64, within time.Duration) models.Run {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// localCtx is a context carrying the local user, for calling handler
+// helpers directly as a request of `make run` would.
+func (env *testEnv) localCtx() context.Context {
+	return context.WithValue(context.Background(), principalKey{}, Principal{Kind: LocalUser, Workspace: env.ws, Role: models.RoleOwner})
 }

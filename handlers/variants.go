@@ -57,7 +57,7 @@ func (h *Handlers) variantsView(c echo.Context, run models.Run, f variantForms) 
 		Dataset: "(deleted dataset)", NewSeed: f.seed, DeletePercent: f.deletePct, ReplacePercent: f.replacePct, NoiseSeed: f.noiseSeed,
 		LexiconWords: len(perturb.DefaultLexicon()), Task: f.task,
 		ReseedErrors: f.reseedErrs, NoiseErrors: f.noiseErrs, RewordErrors: f.rewordErrs}
-	if d, err := h.DB.FindDataset(ctx, h.Workspace.ID, run.DatasetID); err == nil {
+	if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID); err == nil {
 		v.Dataset = d.Name
 	}
 	for i, cr := range f.criteria {
@@ -65,7 +65,7 @@ func (h *Handlers) variantsView(c echo.Context, run models.Run, f variantForms) 
 			Description: cr.Description, Low: cr.Levels.Low, Middle: cr.Levels.Middle, High: cr.Levels.High}
 		v.Criteria = append(v.Criteria, vc)
 	}
-	if derived, err := h.DB.ListDerivedRuns(ctx, h.Workspace.ID, run.ID); err == nil {
+	if derived, err := h.DB.ListDerivedRuns(ctx, h.workspaceID(c), run.ID); err == nil {
 		for _, d := range derived {
 			v.Derived = append(v.Derived, web.VariantRunLink{ID: d.ID, Name: d.Name, Variant: variantLabel(d.Variant), Status: d.Status})
 		}
@@ -129,7 +129,7 @@ func (h *Handlers) reseedRun(c echo.Context) error {
 	if len(f.reseedErrs) > 0 {
 		return h.variantFailed(c, run, f, nil)
 	}
-	child, err := h.Runner.LaunchReseed(c.Request().Context(), h.Workspace.ID, run.ID, seed)
+	child, err := h.Runner.LaunchReseed(c.Request().Context(), h.workspaceID(c), run.ID, seed)
 	if err != nil {
 		f.reseedErrs = append(f.reseedErrs, models.ErrorMessage(err))
 		return h.variantFailed(c, run, f, err)
@@ -168,7 +168,7 @@ func (h *Handlers) noiseRun(c echo.Context) error {
 		return h.variantFailed(c, run, f, nil)
 	}
 	ctx := c.Request().Context()
-	child, st, err := h.Runner.LaunchNoise(ctx, h.Workspace.ID, run.ID, seed, perturb.Options{DeleteRate: del / 100, ReplaceRate: rep / 100})
+	child, st, err := h.Runner.LaunchNoise(ctx, h.workspaceID(c), run.ID, seed, perturb.Options{DeleteRate: del / 100, ReplaceRate: rep / 100})
 	if err != nil {
 		f.noiseErrs = append(f.noiseErrs, models.ErrorMessage(err))
 		return h.variantFailed(c, run, f, err)
@@ -178,7 +178,7 @@ func (h *Handlers) noiseRun(c echo.Context) error {
 
 // noisyDatasetName names the copy for the flash message.
 func (h *Handlers) noisyDatasetName(ctx context.Context, id int64) string {
-	if d, err := h.DB.FindDataset(ctx, h.Workspace.ID, id); err == nil {
+	if d, err := h.DB.FindDataset(ctx, workspaceOf(ctx), id); err == nil {
 		return d.Name
 	}
 	return "a noisy copy"
@@ -231,7 +231,7 @@ func (h *Handlers) rewordRun(c echo.Context) error {
 	if len(f.rewordErrs) > 0 {
 		return h.variantFailed(c, run, f, nil)
 	}
-	child, err := h.Runner.LaunchReworded(c.Request().Context(), h.Workspace.ID, run.ID, rub)
+	child, err := h.Runner.LaunchReworded(c.Request().Context(), h.workspaceID(c), run.ID, rub)
 	if err != nil {
 		f.rewordErrs = append(f.rewordErrs, models.ErrorMessage(err))
 		return h.variantFailed(c, run, f, err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,25 @@ type Config struct {
 	Prices string
 	// SimLatency is how long the simulated judge takes per answer.
 	SimLatency time.Duration
+	// SecureCookies marks the session cookie Secure on every request; set
+	// it when a proxy in front terminates TLS (requests arriving over TLS
+	// get Secure cookies anyway).
+	SecureCookies bool
+}
+
+// LocalMode reports whether the server binds a loopback address only
+// (127.0.0.0/8, ::1 or "localhost"): then, while no account exists, the
+// dashboard works without signing in, as the local user.
+func (c *Config) LocalMode() bool {
+	host, _, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // bindConfig registers the shared flags; environment variables give the defaults.
@@ -63,6 +83,7 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string) *Config {
 	// A quarter second per answer lets a newcomer watch the demo run's
 	// progress, where an instant answer would finish before the page loads.
 	fs.DurationVar(&c.SimLatency, "sim-latency", envDuration(getenv, "BATCHEVAL_SIM_LATENCY", 250*time.Millisecond), "how long the simulated judge takes per answer (env BATCHEVAL_SIM_LATENCY)")
+	fs.BoolVar(&c.SecureCookies, "secure-cookies", env("BATCHEVAL_SECURE_COOKIES", "false") == "true", "mark the session cookie Secure: set when TLS ends at a proxy in front (env BATCHEVAL_SECURE_COOKIES)")
 	fs.StringVar(&c.LogFormat, "log-format", env("BATCHEVAL_LOG_FORMAT", "text"), "text or json (env BATCHEVAL_LOG_FORMAT)")
 	return c
 }

@@ -40,6 +40,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer db.Close()
+	if web && !c.LocalMode() {
+		exist, err := db.HasUsers(ctx)
+		if err != nil {
+			return err
+		}
+		if !exist {
+			return fmt.Errorf("refusing to listen on %s: it is reachable from the network and no account exists yet, so anyone could use the dashboard. "+
+				"Create the first owner with `batcheval admin create-user --email you@example.com --name \"Your Name\" --role owner` (same database settings), "+
+				"or listen on loopback (--addr 127.0.0.1:8080) and open /setup", c.Addr)
+		}
+	}
 	if web && c.SeedDemo {
 		if _, err := demo.Seed(ctx, db, ws); err != nil {
 			return fmt.Errorf("seed demo project: %w", err)
@@ -81,6 +92,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	h.SimulatedURL = sim.URL
+	h.LocalMode = c.LocalMode()
+	h.SecureCookies = c.SecureCookies
 	if h.Prices, err = parsePrices(c.Prices); err != nil {
 		return err
 	}

@@ -1,0 +1,461 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/web"
+)
+
+// Sign-in rate limits, counted in the database (login_attempts) so they
+// hold across every server process and restarts: 5 failures for one
+// address typed within 15 minutes pause that account's sign-ins, 20 from
+// one client address pause that client. Slow enough to make guessing
+// useless, loose enough that a person mistyping is not locked out for long.
+const (
+	loginWindow         = 15 * time.Minute
+	maxFailsPerAccount  = 5
+	maxFailsPerAddress  = 20
+	maxLoginFieldLength = 1024
+)
+
+// navFor builds the header's account part from the principal.
+func navFor(p Principal) *web.Nav {
+	if p.Kind == Anonymous {
+		return nil
+	}
+	n := &web.Nav{UserName: p.User.Name, Local: p.Kind == LocalUser, Role: string(p.Role), Workspace: p.Workspace.ID}
+	for _, w := range p.Workspaces {
+		n.Workspaces = append(n.Workspaces, web.NavWorkspace{ID: w.Workspace.ID, Name: w.Workspace.Name, Role: string(w.Role)})
+	}
+	return n
+}
+
+// safeNext keeps a post-sign-in redirect on this site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || len(next) > 2000 {
+		return "/"
+	}
+	return next
+}
+
+func (h *Handlers) showLogin(c echo.Context) error {
+	if principalOf(c.Request().Context()).Kind != Anonymous {
+		return c.Redirect(http.StatusSeeOther, "/")
+	}
+	return render(c, http.StatusOK, web.LoginPage(web.LoginView{Page: page(c, "Sign in"), Next: safeNext(c.QueryParam("next"))}))
+}
+
+func (h *Handlers) login(c echo.Context) error {
+	ctx := c.Request().Context()
+	email := strings.ToLower(strings.TrimSpace(c.FormValue("email")))
+	password := c.FormValue("password")
+	next := safeNext(c.FormValue("next"))
+	addr := c.RealIP()
+	fail := func(status int, msg string) error {
+		return render(c, status, web.LoginPage(web.LoginView{Page: page(c, "Sign in"), Email: email, Next: next, Error: msg}))
+	}
+	if len(email) > maxLoginFieldLength || len(password) > maxLoginFieldLength {
+		return fail(http.StatusUnprocessableEntity, "That is not an address and password we could have issued.")
+	}
+	byAccount, byAddress, err := h.DB.RecentLoginFailures(ctx, email, addr, time.Now().Add(-loginWindow))
+	if err != nil {
+		return err
+	}
+	if byAccount >= maxFailsPerAccount || byAddress >= maxFailsPerAddress {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(loginWindow.Seconds())))
+		return fail(http.StatusTooManyRequests, "Too many failed sign-ins: wait 15 minutes and try again, or ask an owner for a password reset link.")
+	}
+	u, err := h.DB.Authenticate(ctx, email, password)
+	if err != nil {
+		if models.ErrorCode(err) != models.EUnauthorized {
+			return err
+		}
+		if err := h.DB.RecordLoginAttempt(ctx, email, addr, false); err != nil {
+			return err
+		}
+		if known, ferr := h.DB.FindUserByEmail(ctx, email); ferr == nil {
+			h.auditUserWorkspaces(c, known, Principal{Kind: Anonymous}, models.AuditSignInFailed, "wrong password for "+known.Email)
+		}
+		return fail(http.StatusUnauthorized, models.ErrorMessage(err))
+	}
+	if err := h.DB.RecordLoginAttempt(ctx, email, addr, true); err != nil {
+		return err
+	}
+	if err := h.startSession(c, u); err != nil {
+		return err
+	}
+	h.auditUserWorkspaces(c, u, Principal{Kind: Account, User: u}, models.AuditSignIn, "")
+	return c.Redirect(http.StatusSeeOther, next)
+}
+
+// startSession signs u in: a new session id (no fixation), the account
+// and its password epoch, and the first workspace as current.
+func (h *Handlers) startSession(c echo.Context, u models.User) error {
+	ctx := c.Request().Context()
+	if err := h.Sessions.RenewToken(ctx); err != nil {
+		return err
+	}
+	h.Sessions.Put(ctx, sessUserID, u.ID)
+	h.Sessions.Put(ctx, sessEpoch, u.SessionEpoch)
+	h.haveUsers.Store(true)
+	// Opportunistic clean-up: no sweeper needed.
+	if err := h.DB.DeleteExpiredSessions(ctx); err != nil {
+		h.Log.Warn("clear expired sessions", "err", err)
+	}
+	return nil
+}
+
+// auditUserWorkspaces writes an event into every workspace of the user
+// (sign-ins concern all of them).
+func (h *Handlers) auditUserWorkspaces(c echo.Context, u models.User, p Principal, action, detail string) {
+	wss, err := h.DB.ListUserWorkspaces(c.Request().Context(), u.ID)
+	if err != nil {
+		h.Log.Error("write audit log", "action", action, "err", err)
+		return
+	}
+	for _, w := range wss {
+		h.auditIn(c, w.Workspace.ID, p, action, u.Email, detail)
+	}
+}
+
+func (h *Handlers) logout(c echo.Context) error {
+	p := principalOf(c.Request().Context())
+	if p.Kind == Account {
+		h.auditUserWorkspaces(c, p.User, p, models.AuditSignOut, "")
+	}
+	if err := h.Sessions.Destroy(c.Request().Context()); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/login")
+}
+
+// ---- first setup ----
+
+// setupOpen reports whether the first-owner page may be used.
+func (h *Handlers) setupOpen(c echo.Context) (bool, error) {
+	exist, err := h.usersExist(c.Request().Context())
+	return !exist, err
+}
+
+var errSetupClosed = models.Errorf(models.ENotFound, "Setup is done: an account exists. Sign in, or ask an owner for an invite.")
+
+func (h *Handlers) showSetup(c echo.Context) error {
+	open, err := h.setupOpen(c)
+	if err != nil {
+		return err
+	}
+	if !open {
+		return errSetupClosed
+	}
+	return render(c, http.StatusOK, web.SetupPage(web.SetupView{Page: page(c, "First setup")}))
+}
+
+func (h *Handlers) setup(c echo.Context) error {
+	open, err := h.setupOpen(c)
+	if err != nil {
+		return err
+	}
+	if !open {
+		return errSetupClosed
+	}
+	n := models.NewUser{Email: c.FormValue("email"), Name: c.FormValue("name"), Password: c.FormValue("password")}
+	u, err := h.DB.CreateFirstOwner(c.Request().Context(), h.DefaultWorkspace.ID, n)
+	if err != nil {
+		if models.ErrorCode(err) == models.EInvalid {
+			return render(c, http.StatusUnprocessableEntity, web.SetupPage(web.SetupView{Page: page(c, "First setup"),
+				Email: n.Email, Name: n.Name, Error: models.ErrorMessage(err)}))
+		}
+		return err
+	}
+	if err := h.startSession(c, u); err != nil {
+		return err
+	}
+	owner := Principal{Kind: Account, User: u}
+	h.auditIn(c, h.DefaultWorkspace.ID, owner, models.AuditSetup, u.Email, "first owner created")
+	return redirect(c, "/", "Welcome, "+u.Name+": you own the default workspace. Invite the others from Members.")
+}
+
+// ---- invites ----
+
+func (h *Handlers) showInvite(c echo.Context) error {
+	token := c.Param("token")
+	inv, ws, err := h.DB.FindOpenInvite(c.Request().Context(), token)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.InvitePage(h.inviteView(c, token, inv, ws)))
+}
+
+func (h *Handlers) inviteView(c echo.Context, token string, inv models.Invite, ws models.Workspace) web.InviteView {
+	v := web.InviteView{Page: page(c, "Invitation"), Token: token, Workspace: ws.Name, Role: string(inv.Role)}
+	if p := principalOf(c.Request().Context()); p.Kind == Account {
+		v.SignedInAs = p.User.Name + " (" + p.User.Email + ")"
+	}
+	return v
+}
+
+func (h *Handlers) acceptInvite(c echo.Context) error {
+	ctx := c.Request().Context()
+	token := c.Param("token")
+	inv, ws, err := h.DB.FindOpenInvite(ctx, token)
+	if err != nil {
+		return err
+	}
+	p := principalOf(ctx)
+	if p.Kind == Account {
+		if _, err := h.DB.AcceptInvite(ctx, token, p.User.ID); err != nil {
+			return err
+		}
+		h.Sessions.Put(ctx, sessWorkspaceID, ws.ID)
+		h.auditIn(c, ws.ID, p, models.AuditMemberJoined, p.User.Email, "as "+string(inv.Role)+" by invite")
+		return redirect(c, "/", "You joined "+ws.Name+" as "+string(inv.Role)+".")
+	}
+	n := models.NewUser{Email: c.FormValue("email"), Name: c.FormValue("name"), Password: c.FormValue("password")}
+	u, _, err := h.DB.AcceptInviteAsNewUser(ctx, token, n)
+	if err != nil {
+		if code := models.ErrorCode(err); code == models.EInvalid || code == models.EConflict {
+			v := h.inviteView(c, token, inv, ws)
+			v.Email, v.Name, v.Error = n.Email, n.Name, models.ErrorMessage(err)
+			return render(c, http.StatusUnprocessableEntity, web.InvitePage(v))
+		}
+		return err
+	}
+	if err := h.startSession(c, u); err != nil {
+		return err
+	}
+	h.Sessions.Put(ctx, sessWorkspaceID, ws.ID)
+	h.auditIn(c, ws.ID, Principal{Kind: Account, User: u}, models.AuditMemberJoined, u.Email, "as "+string(inv.Role)+" by invite")
+	return redirect(c, "/", "Welcome, "+u.Name+": you joined "+ws.Name+" as "+string(inv.Role)+".")
+}
+
+// ---- password reset ----
+
+func (h *Handlers) showReset(c echo.Context) error {
+	token := c.Param("token")
+	_, u, err := h.DB.FindOpenPasswordReset(c.Request().Context(), token)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.ResetPage(web.ResetView{Page: page(c, "New password"), Token: token, Email: u.Email}))
+}
+
+func (h *Handlers) resetPassword(c echo.Context) error {
+	ctx := c.Request().Context()
+	token := c.Param("token")
+	_, target, err := h.DB.FindOpenPasswordReset(ctx, token)
+	if err != nil {
+		return err
+	}
+	u, err := h.DB.ResetPassword(ctx, token, c.FormValue("password"))
+	if err != nil {
+		if models.ErrorCode(err) == models.EInvalid {
+			return render(c, http.StatusUnprocessableEntity, web.ResetPage(web.ResetView{Page: page(c, "New password"),
+				Token: token, Email: target.Email, Error: models.ErrorMessage(err)}))
+		}
+		return err
+	}
+	// Whoever was signed in in this browser is replaced by the account
+	// whose password was just set.
+	if err := h.startSession(c, u); err != nil {
+		return err
+	}
+	h.auditUserWorkspaces(c, u, Principal{Kind: Account, User: u}, models.AuditPasswordReset, "")
+	return redirect(c, "/", "Your password is set.")
+}
+
+// ---- account and workspaces ----
+
+func (h *Handlers) showAccount(c echo.Context) error {
+	p := principalOf(c.Request().Context())
+	return render(c, http.StatusOK, web.AccountPage(web.AccountView{Page: page(c, "Your workspaces"), Workspaces: p.Workspaces}))
+}
+
+func (h *Handlers) switchWorkspace(c echo.Context) error {
+	p := principalOf(c.Request().Context())
+	id, err := strconv.ParseInt(c.FormValue("workspace_id"), 10, 64)
+	if err != nil {
+		return models.Errorf(models.EInvalid, "choose a workspace")
+	}
+	for _, w := range p.Workspaces {
+		if w.Workspace.ID == id {
+			if p.Kind == Account {
+				h.Sessions.Put(c.Request().Context(), sessWorkspaceID, id)
+			}
+			return redirect(c, "/", "You are working in "+w.Workspace.Name+".")
+		}
+	}
+	return models.Errorf(models.ENotFound, "you are not a member of workspace %d", id)
+}
+
+func (h *Handlers) createWorkspace(c echo.Context) error {
+	ctx := c.Request().Context()
+	p := principalOf(ctx)
+	if p.Kind != Account {
+		return models.Errorf(models.EInvalid, "workspaces are for accounts: create the first owner at /setup first")
+	}
+	ws, err := h.DB.CreateWorkspace(ctx, c.FormValue("name"), p.User.ID)
+	if err != nil {
+		if models.ErrorCode(err) == models.EInvalid {
+			return render(c, http.StatusUnprocessableEntity, web.AccountPage(web.AccountView{Page: page(c, "Your workspaces"),
+				Workspaces: p.Workspaces, Error: models.ErrorMessage(err)}))
+		}
+		return err
+	}
+	if _, err := h.DB.EnsureSimulatedJudge(ctx, ws.ID); err != nil {
+		return err
+	}
+	h.Sessions.Put(ctx, sessWorkspaceID, ws.ID)
+	h.auditIn(c, ws.ID, p, models.AuditWorkspaceCreate, ws.Name, "")
+	return redirect(c, "/", "Workspace "+ws.Name+" created: you are its owner.")
+}
+
+// ---- members (owners) ----
+
+func (h *Handlers) showMembers(c echo.Context) error {
+	return h.renderMembers(c, http.StatusOK, "", "", "")
+}
+
+func (h *Handlers) renderMembers(c echo.Context, status int, onceLink, onceWhat, errText string) error {
+	ctx := c.Request().Context()
+	p := principalOf(ctx)
+	ms, err := h.DB.ListMembers(ctx, p.Workspace.ID)
+	if err != nil {
+		return err
+	}
+	invs, err := h.DB.ListOpenInvites(ctx, p.Workspace.ID)
+	if err != nil {
+		return err
+	}
+	// One-time links must not be cached anywhere on the way back.
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return render(c, status, web.MembersPage(web.MembersView{Page: page(c, "Members"), Members: ms, Invites: invs,
+		OnceLink: onceLink, OnceLinkWhat: onceWhat, Error: errText, MeID: p.User.ID}))
+}
+
+// absoluteURL makes a link to paste into a message.
+func absoluteURL(c echo.Context, path string) string {
+	return c.Scheme() + "://" + c.Request().Host + path
+}
+
+func (h *Handlers) createInvite(c echo.Context) error {
+	ctx := c.Request().Context()
+	p := principalOf(ctx)
+	role, err := models.ParseRole(c.FormValue("role"))
+	if err != nil {
+		return err
+	}
+	var by int64
+	if p.Kind == Account {
+		by = p.User.ID
+	}
+	inv, token, err := h.DB.CreateInvite(ctx, p.Workspace.ID, role, by, models.InviteTTL)
+	if err != nil {
+		return err
+	}
+	h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(inv.ID, 10), "role "+string(role))
+	return h.renderMembers(c, http.StatusOK, absoluteURL(c, "/invites/"+token), "Invite link for a new "+string(role)+".", "")
+}
+
+func (h *Handlers) revokeInvite(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := h.DB.RevokeInvite(c.Request().Context(), h.workspaceID(c), id); err != nil {
+		return err
+	}
+	h.audit(c, models.AuditInviteRevoked, "invite "+strconv.FormatInt(id, 10), "")
+	return redirect(c, "/members", "Invite revoked.")
+}
+
+// findMember loads the member named by the path, in this workspace only.
+func (h *Handlers) findMember(c echo.Context) (models.User, models.Role, error) {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return models.User{}, "", err
+	}
+	ctx := c.Request().Context()
+	role, err := h.DB.MemberRole(ctx, h.workspaceID(c), id)
+	if err != nil {
+		return models.User{}, "", err
+	}
+	u, err := h.DB.FindUser(ctx, id)
+	return u, role, err
+}
+
+func (h *Handlers) changeRole(c echo.Context) error {
+	u, old, err := h.findMember(c)
+	if err != nil {
+		return err
+	}
+	role, err := models.ParseRole(c.FormValue("role"))
+	if err != nil {
+		return err
+	}
+	if err := h.DB.SetMemberRole(c.Request().Context(), h.workspaceID(c), u.ID, role); err != nil {
+		if models.ErrorCode(err) == models.EConflict {
+			return h.renderMembers(c, http.StatusConflict, "", "", models.ErrorMessage(err))
+		}
+		return err
+	}
+	h.audit(c, models.AuditMemberRole, u.Email, string(old)+" → "+string(role))
+	return redirect(c, "/members", u.Name+" is now "+string(role)+".")
+}
+
+func (h *Handlers) removeMember(c echo.Context) error {
+	u, old, err := h.findMember(c)
+	if err != nil {
+		return err
+	}
+	if err := h.DB.RemoveMember(c.Request().Context(), h.workspaceID(c), u.ID); err != nil {
+		if models.ErrorCode(err) == models.EConflict {
+			return h.renderMembers(c, http.StatusConflict, "", "", models.ErrorMessage(err))
+		}
+		return err
+	}
+	h.audit(c, models.AuditMemberRemoved, u.Email, "was "+string(old))
+	return redirect(c, "/members", u.Name+" was removed from this workspace.")
+}
+
+func (h *Handlers) issueReset(c echo.Context) error {
+	p := principalOf(c.Request().Context())
+	u, _, err := h.findMember(c)
+	if err != nil {
+		return err
+	}
+	if p.Kind != Account {
+		return models.Errorf(models.EInvalid, "password resets are issued by a signed-in owner")
+	}
+	_, token, err := h.DB.CreatePasswordReset(c.Request().Context(), p.User.ID, u.ID, models.ResetTTL)
+	if err != nil {
+		if models.ErrorCode(err) == models.EUnauthorized {
+			return h.renderMembers(c, http.StatusForbidden, "", "", models.ErrorMessage(err))
+		}
+		return err
+	}
+	h.audit(c, models.AuditResetIssued, u.Email, "")
+	return h.renderMembers(c, http.StatusOK, absoluteURL(c, "/reset/"+token), "Password reset link for "+u.Name+" (valid 24 hours).", "")
+}
+
+// auditPageSize is how many events one page of the audit log shows.
+const auditPageSize = 100
+
+func (h *Handlers) showAudit(c echo.Context) error {
+	before, _ := strconv.ParseInt(c.QueryParam("before"), 10, 64)
+	evs, err := h.DB.ListAudit(c.Request().Context(), h.workspaceID(c), before, auditPageSize+1)
+	if err != nil {
+		return err
+	}
+	v := web.AuditView{Page: page(c, "Audit log"), Events: evs}
+	if len(evs) > auditPageSize {
+		v.Events = evs[:auditPageSize]
+		v.Older = evs[auditPageSize-1].ID
+	}
+	return render(c, http.StatusOK, web.AuditPage(v))
+}

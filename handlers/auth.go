@@ -1,0 +1,325 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// Access is the rule a route declares: who may call it. Every route in
+// routes.go has one; the route-matrix test fails for a route without.
+type Access int
+
+// The rules, from open to strict. Share links and API tokens will be new
+// principal kinds, not new rules: a token acts with its owner's role, and a
+// share link will get its own rule (read one shared report) added here.
+const (
+	// Public: anyone, signed in or not (health, static files, sign-in,
+	// first setup, the pages behind one-time links).
+	Public Access = iota + 1
+	// SignedIn: anyone with an account (or the local user), whatever their
+	// role in the current workspace: sign out, switch workspace.
+	SignedIn
+	// Viewer reads the current workspace.
+	Viewer
+	// Editor creates and launches in the current workspace.
+	Editor
+	// Owner manages members, judges and keys of the current workspace.
+	Owner
+)
+
+// String names a rule for test failures and docs.
+func (a Access) String() string {
+	switch a {
+	case Public:
+		return "public"
+	case SignedIn:
+		return "signed-in"
+	case Viewer:
+		return "viewer"
+	case Editor:
+		return "editor"
+	case Owner:
+		return "owner"
+	}
+	return "no rule"
+}
+
+// role is the least workspace role a rule asks for ("" when none).
+func (a Access) role() models.Role {
+	switch a {
+	case Viewer:
+		return models.RoleViewer
+	case Editor:
+		return models.RoleEditor
+	case Owner:
+		return models.RoleOwner
+	}
+	return ""
+}
+
+// PrincipalKind says how a request is identified.
+type PrincipalKind int
+
+// Principal kinds. Share links and API tokens will add theirs.
+const (
+	Anonymous PrincipalKind = iota
+	// LocalUser is the single user of a loopback server with no accounts:
+	// owner of the default workspace, no sign-in needed.
+	LocalUser
+	// Account is a signed-in person.
+	Account
+)
+
+// Principal is who makes a request and in which workspace.
+type Principal struct {
+	Kind PrincipalKind
+	// User is set for Account.
+	User models.User
+	// Workspace is the current workspace (zero when the account belongs to
+	// none); Role is the principal's role in it.
+	Workspace models.Workspace
+	Role      models.Role
+	// Workspaces lists every workspace the account belongs to (switcher).
+	Workspaces []models.WorkspaceRole
+}
+
+// ActorLabel names the principal in the audit log.
+func (p Principal) ActorLabel() string {
+	switch p.Kind {
+	case Account:
+		return p.User.Name + " <" + p.User.Email + ">"
+	case LocalUser:
+		return "local user"
+	}
+	return "anonymous"
+}
+
+func (p Principal) userID() *int64 {
+	if p.Kind != Account {
+		return nil
+	}
+	id := p.User.ID
+	return &id
+}
+
+type principalKey struct{}
+
+// principalOf returns the request's principal (Anonymous when none).
+func principalOf(ctx context.Context) Principal {
+	p, _ := ctx.Value(principalKey{}).(Principal)
+	return p
+}
+
+// workspaceOf is the current workspace of the request behind ctx; 0 (no
+// workspace, so every scoped lookup finds nothing) when there is none.
+func workspaceOf(ctx context.Context) int64 { return principalOf(ctx).Workspace.ID }
+
+// workspaceID is the workspace of the request: always the session's (or
+// the local user's), never a parameter.
+func (h *Handlers) workspaceID(c echo.Context) int64 { return workspaceOf(c.Request().Context()) }
+
+// Session keys.
+const (
+	sessUserID      = "user_id"
+	sessEpoch       = "epoch"
+	sessWorkspaceID = "workspace_id"
+)
+
+// sessionLifetime: a working week; idleTimeout: a day away signs you out.
+const (
+	sessionLifetime = 7 * 24 * time.Hour
+	sessionIdle     = 24 * time.Hour
+)
+
+// newSessionManager configures the session library on the database store.
+func newSessionManager(db *models.DB) *scs.SessionManager {
+	sm := scs.New()
+	sm.Store = models.SessionStore{DB: db}
+	sm.Lifetime = sessionLifetime
+	sm.IdleTimeout = sessionIdle
+	// The library hashes tokens before they reach the store, so a copy of
+	// the sessions table does not hold usable cookies.
+	sm.HashTokenInStore = true
+	sm.Cookie.Name = "batcheval_session"
+	sm.Cookie.HttpOnly = true
+	sm.Cookie.SameSite = http.SameSiteLaxMode
+	sm.Cookie.Path = "/"
+	sm.Cookie.Persist = true
+	return sm
+}
+
+// secureRequest reports whether the session cookie should be Secure: the
+// request came over TLS, or the operator says TLS ends at a proxy in front.
+func (h *Handlers) secureRequest(r *http.Request) bool { return r.TLS != nil || h.SecureCookies }
+
+// loadSession loads the session named by the cookie and writes it back
+// (with a cookie whose Secure flag follows the request) just before the
+// response's headers go out. It does what the library's LoadAndSave does,
+// as Echo middleware, so the Secure flag can depend on the request.
+func (h *Handlers) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sm := h.Sessions
+		req := c.Request()
+		var token string
+		if ck, err := req.Cookie(sm.Cookie.Name); err == nil {
+			token = ck.Value
+		}
+		ctx, err := sm.Load(req.Context(), token)
+		if err != nil {
+			return err
+		}
+		c.SetRequest(req.WithContext(ctx))
+		c.Response().Header().Add("Vary", "Cookie")
+		secure := h.secureRequest(req)
+		c.Response().Before(func() {
+			switch sm.Status(ctx) {
+			case scs.Modified:
+				tok, expiry, err := sm.Commit(ctx)
+				if err != nil {
+					h.Log.Error("save session", "err", err)
+					return
+				}
+				h.writeSessionCookie(c, tok, expiry, secure)
+			case scs.Destroyed:
+				h.writeSessionCookie(c, "", time.Time{}, secure)
+			}
+		})
+		return next(c)
+	}
+}
+
+func (h *Handlers) writeSessionCookie(c echo.Context, token string, expiry time.Time, secure bool) {
+	ck := &http.Cookie{Name: h.Sessions.Cookie.Name, Value: token, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: secure}
+	if expiry.IsZero() {
+		ck.Expires, ck.MaxAge = time.Unix(1, 0), -1
+	} else {
+		ck.Expires = expiry.Add(time.Second).UTC()
+		ck.MaxAge = int(time.Until(expiry).Seconds() + 1)
+	}
+	c.Response().Header().Add("Set-Cookie", ck.String())
+	c.Response().Header().Add("Cache-Control", `no-cache="Set-Cookie"`)
+}
+
+// usersExist reports whether any account exists. Once true it stays true
+// for the process (accounts are not deleted), so it costs a query only
+// while the server is still in single-user mode.
+func (h *Handlers) usersExist(ctx context.Context) (bool, error) {
+	if h.haveUsers.Load() {
+		return true, nil
+	}
+	ok, err := h.DB.HasUsers(ctx)
+	if ok {
+		h.haveUsers.Store(true)
+	}
+	return ok, err
+}
+
+// identify works out the request's principal and puts it in the context.
+func (h *Handlers) identify(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		p, err := h.principalFor(ctx)
+		if err != nil {
+			return err
+		}
+		c.SetRequest(c.Request().WithContext(context.WithValue(ctx, principalKey{}, p)))
+		return next(c)
+	}
+}
+
+func (h *Handlers) principalFor(ctx context.Context) (Principal, error) {
+	sm := h.Sessions
+	if uid := sm.GetInt64(ctx, sessUserID); uid != 0 {
+		u, err := h.DB.FindUser(ctx, uid)
+		if models.ErrorCode(err) == models.ENotFound || (err == nil && u.SessionEpoch != sm.GetInt64(ctx, sessEpoch)) {
+			// The account is gone or its password changed since this
+			// session signed in: sign the session out.
+			return Principal{}, sm.Destroy(ctx)
+		}
+		if err != nil {
+			return Principal{}, err
+		}
+		wss, err := h.DB.ListUserWorkspaces(ctx, u.ID)
+		if err != nil {
+			return Principal{}, err
+		}
+		p := Principal{Kind: Account, User: u, Workspaces: wss}
+		want := sm.GetInt64(ctx, sessWorkspaceID)
+		for _, w := range wss {
+			if w.Workspace.ID == want {
+				p.Workspace, p.Role = w.Workspace, w.Role
+			}
+		}
+		if p.Workspace.ID == 0 && len(wss) > 0 {
+			p.Workspace, p.Role = wss[0].Workspace, wss[0].Role
+		}
+		return p, nil
+	}
+	if h.LocalMode {
+		exist, err := h.usersExist(ctx)
+		if err != nil {
+			return Principal{}, err
+		}
+		if !exist {
+			return Principal{Kind: LocalUser, Workspace: h.DefaultWorkspace, Role: models.RoleOwner,
+				Workspaces: []models.WorkspaceRole{{Workspace: h.DefaultWorkspace, Role: models.RoleOwner}}}, nil
+		}
+	}
+	return Principal{}, nil
+}
+
+// require enforces a route's rule. Anonymous visitors of a page are sent
+// to sign in; other callers get 401; a role too weak gets 403.
+func (h *Handlers) require(a Access) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if a == Public {
+				return next(c)
+			}
+			p := principalOf(c.Request().Context())
+			if p.Kind == Anonymous {
+				req := c.Request()
+				if req.Method == http.MethodGet && strings.Contains(req.Header.Get("Accept"), "text/html") {
+					return c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(req.URL.RequestURI()))
+				}
+				return echo.NewHTTPError(http.StatusUnauthorized, "Sign in first.")
+			}
+			if need := a.role(); need != "" {
+				if p.Workspace.ID == 0 {
+					return echo.NewHTTPError(http.StatusForbidden, "You are not a member of any workspace yet: ask an owner for an invite.")
+				}
+				if !p.Role.AtLeast(need) {
+					return echo.NewHTTPError(http.StatusForbidden, "Your role in this workspace ("+string(p.Role)+") does not allow this: it needs "+string(need)+".")
+				}
+			}
+			return next(c)
+		}
+	}
+}
+
+// audit records an event in the request's workspace. A failure to write
+// the log is logged, not shown: the action itself has happened.
+func (h *Handlers) audit(c echo.Context, action, target, detail string) {
+	p := principalOf(c.Request().Context())
+	h.auditIn(c, p.Workspace.ID, p, action, target, detail)
+}
+
+func (h *Handlers) auditIn(c echo.Context, wsID int64, p Principal, action, target, detail string) {
+	if wsID == 0 {
+		return
+	}
+	err := h.DB.RecordAudit(c.Request().Context(), models.AuditEvent{WorkspaceID: wsID, ActorUserID: p.userID(),
+		Actor: p.ActorLabel(), Action: action, Target: target, Detail: detail, Address: c.RealIP()})
+	if err != nil {
+		h.Log.Error("write audit log", "action", action, "err", err)
+	}
+}
