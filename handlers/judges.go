@@ -129,6 +129,7 @@ func (h *Handlers) createJudge(c echo.Context) error {
 			Error: "Not saved: " + models.ErrorMessage(err)}
 		return render(c, http.StatusUnprocessableEntity, web.JudgeFormPage(v))
 	}
+	h.audit(c, models.AuditJudgeCreated, judgeTarget(j), keyAuditDetail(j.APIKey != "", "", j.APIKeyEnv))
 	return redirect(c, "/judges", fmt.Sprintf("Judge %q saved. Use \"Test connection\" to check it answers.", j.Name))
 }
 
@@ -147,7 +148,7 @@ func (h *Handlers) updateJudge(c echo.Context) error {
 	} else {
 		j.APIKey = strings.TrimSpace(c.FormValue("api_key"))
 	}
-	typedKey := j.APIKey != ""
+	typedKey, oldKeyEnv := j.APIKey != "", j.APIKeyEnv
 	err = applyJudgeForm(&j, f)
 	if err == nil {
 		err = h.DB.SaveJudge(c.Request().Context(), &j)
@@ -159,6 +160,11 @@ func (h *Handlers) updateJudge(c echo.Context) error {
 		v := judgeFormView(c, j, f, "Not saved: "+models.ErrorMessage(err))
 		v.KeyDropped = typedKey
 		return render(c, http.StatusUnprocessableEntity, web.JudgeFormPage(v))
+	}
+	if typedKey || oldKeyEnv != j.APIKeyEnv {
+		h.audit(c, models.AuditKeyChanged, judgeTarget(j), keyAuditDetail(typedKey, oldKeyEnv, j.APIKeyEnv))
+	} else {
+		h.audit(c, models.AuditJudgeUpdated, judgeTarget(j), "")
 	}
 	return redirect(c, "/judges", fmt.Sprintf("Judge %q saved.", j.Name))
 }
@@ -296,3 +302,18 @@ func (h *Handlers) findJudge(c echo.Context) (models.Judge, error) {
 
 // formatNumber writes a setting in its shortest form (0.2, not 0.200000).
 func formatNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// judgeTarget names a judge in the audit log.
+func judgeTarget(j models.Judge) string { return fmt.Sprintf("judge %d (%s)", j.ID, j.Name) }
+
+// keyAuditDetail says what happened to a judge's key, never the key.
+func keyAuditDetail(typedKey bool, oldEnv, newEnv string) string {
+	var parts []string
+	if typedKey {
+		parts = append(parts, "stored key replaced")
+	}
+	if oldEnv != newEnv {
+		parts = append(parts, fmt.Sprintf("key variable %q → %q", oldEnv, newEnv))
+	}
+	return strings.Join(parts, "; ")
+}

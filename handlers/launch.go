@@ -701,6 +701,7 @@ func (h *Handlers) launchRun(c echo.Context) error {
 	if err := h.Runner.Launch(c.Request().Context(), &run); err != nil {
 		return err
 	}
+	h.audit(c, models.AuditRunLaunched, runTarget(run), in.Method.Label()+" with judge "+pl.judge.Name)
 	return redirect(c, runURL(run.ID), in.Method.Label()+" run launched: it starts as soon as a worker is free.")
 }
 
@@ -739,6 +740,9 @@ func (h *Handlers) launchAllMethods(c echo.Context) error {
 		name = "All methods on " + pl.dataset.Name
 	}
 	e, runs, err := h.Runner.LaunchAll(c.Request().Context(), h.runTemplate(pl, ""), name, setups)
+	if e.ID != 0 {
+		h.audit(c, models.AuditExperiment, fmt.Sprintf("experiment %d (%s)", e.ID, name), fmt.Sprintf("%d of %d runs launched with judge %s", len(runs), len(setups), pl.judge.Name))
+	}
 	if err != nil {
 		if e.ID == 0 {
 			return err
@@ -861,3 +865,6 @@ func (h *Handlers) judgeClient(j models.Judge) (*judge.Client, error) {
 	}
 	return judge.New(cfg)
 }
+
+// runTarget names a run in the audit log.
+func runTarget(r models.Run) string { return fmt.Sprintf("run %d (%s)", r.ID, r.Name) }

@@ -291,5 +291,6 @@ func (h *Handlers) cancelRun(c echo.Context) error {
 		setFlash(c, "error", models.ErrorMessage(err))
 		return c.Redirect(http.StatusSeeOther, runURL(id))
 	}
+	h.audit(c, models.AuditRunCancelled, "run "+strconv.FormatInt(id, 10), "")
 	return redirect(c, runURL(id), "Run cancelled: no new calls are sent; answers already stored are kept.")
 }

@@ -134,6 +134,7 @@ func (h *Handlers) reseedRun(c echo.Context) error {
 		f.reseedErrs = append(f.reseedErrs, models.ErrorMessage(err))
 		return h.variantFailed(c, run, f, err)
 	}
+	h.audit(c, models.AuditRunLaunched, runTarget(child), fmt.Sprintf("re-run of run %d with seed %d", run.ID, seed))
 	return redirect(c, runURL(child.ID), fmt.Sprintf("Launched run %d's setup again with seed %d.", run.ID, seed))
 }
 
@@ -173,6 +174,7 @@ func (h *Handlers) noiseRun(c echo.Context) error {
 		f.noiseErrs = append(f.noiseErrs, models.ErrorMessage(err))
 		return h.variantFailed(c, run, f, err)
 	}
+	h.audit(c, models.AuditRunLaunched, runTarget(child), fmt.Sprintf("noisy copy of run %d", run.ID))
 	return redirect(c, runURL(child.ID), noiseSummary(st, child, run, h.noisyDatasetName(ctx, child.DatasetID)))
 }
 
@@ -236,6 +238,7 @@ func (h *Handlers) rewordRun(c echo.Context) error {
 		f.rewordErrs = append(f.rewordErrs, models.ErrorMessage(err))
 		return h.variantFailed(c, run, f, err)
 	}
+	h.audit(c, models.AuditRunLaunched, runTarget(child), fmt.Sprintf("run %d with a reworded rubric", run.ID))
 	return redirect(c, runURL(child.ID), fmt.Sprintf("Launched run %d's setup with the reworded rubric.", run.ID))
 }
 

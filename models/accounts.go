@@ -251,7 +251,8 @@ type WorkspaceRole struct {
 	Role      Role
 }
 
-// ListUserWorkspaces lists the workspaces a user belongs to, by name.
+// ListUserWorkspaces lists the workspaces a user belongs to, in the order
+// they joined (the first is where a new session starts).
 func (db *DB) ListUserWorkspaces(ctx context.Context, userID int64) ([]WorkspaceRole, error) {
 	var rows []struct {
 		Workspace
@@ -260,7 +261,7 @@ func (db *DB) ListUserWorkspaces(ctx context.Context, userID int64) ([]Workspace
 	err := db.Gorm.WithContext(ctx).Table("workspaces").
 		Select("workspaces.*, memberships.role").
 		Joins("JOIN memberships ON memberships.workspace_id = workspaces.id").
-		Where("memberships.user_id = ?", userID).Order("workspaces.name, workspaces.id").Scan(&rows).Error
+		Where("memberships.user_id = ?", userID).Order("memberships.id").Scan(&rows).Error
 	out := make([]WorkspaceRole, len(rows))
 	for i, r := range rows {
 		out[i] = WorkspaceRole{Workspace: r.Workspace, Role: r.Role}

@@ -1,0 +1,324 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// wantAccess is the reviewed rule of every route. It is kept apart from
+// the route table on purpose: a route added to the table (or registered
+// outside it) fails TestRouteMatrix until someone decides here who may
+// call it.
+var wantAccess = map[string]Access{
+	"GET /healthz":      Public,
+	"GET /readyz":       Public,
+	"GET /static/:name": Public,
+
+	"GET /login":                          Public,
+	"POST /login":                         Public,
+	"POST /logout":                        SignedIn,
+	"GET /setup":                          Public,
+	"POST /setup":                         Public,
+	"GET /invites/:token":                 Public,
+	"POST /invites/:token":                Public,
+	"GET /reset/:token":                   Public,
+	"POST /reset/:token":                  Public,
+	"GET /account":                        SignedIn,
+	"POST /account/workspace":             SignedIn,
+	"POST /workspaces":                    SignedIn,
+	"GET /members":                        Owner,
+	"POST /members/invites":               Owner,
+	"POST /members/invites/:id/revoke":    Owner,
+	"POST /members/:id/role":              Owner,
+	"POST /members/:id/remove":            Owner,
+	"POST /members/:id/reset":             Owner,
+	"GET /audit":                          Owner,
+	"GET /":                               Viewer,
+	"POST /projects":                      Editor,
+	"GET /projects/:id":                   Viewer,
+	"GET /projects/:id/datasets/new":      Editor,
+	"POST /projects/:id/datasets/upload":  Editor,
+	"GET /projects/:id/datasets/map":      Editor,
+	"POST /projects/:id/datasets/map":     Editor,
+	"GET /datasets/:id":                   Viewer,
+	"GET /projects/:id/rubrics/new":       Editor,
+	"POST /projects/:id/rubrics":          Editor,
+	"GET /rubrics/:id/edit":               Viewer,
+	"POST /rubrics/:id":                   Editor,
+	"POST /rubrics/preview":               Editor,
+	"GET /judges":                         Viewer,
+	"GET /judges/new":                     Owner,
+	"POST /judges":                        Owner,
+	"GET /judges/:id/edit":                Owner,
+	"POST /judges/:id":                    Owner,
+	"POST /judges/:id/test":               Owner,
+	"GET /projects/:id/runs/new":          Editor,
+	"POST /projects/:id/runs":             Editor,
+	"POST /runs/estimate":                 Editor,
+	"GET /runs":                           Viewer,
+	"GET /runs/:id":                       Viewer,
+	"POST /runs/:id/cancel":               Editor,
+	"GET /runs/:id/events":                Viewer,
+	"GET /runs/:id/samples/:rowID":        Viewer,
+	"GET /runs/:id/batches/:batchID":      Viewer,
+	"GET /runs/:id/export.csv":            Viewer,
+	"GET /runs/:id/export.json":           Viewer,
+	"POST /projects/:id/runs/geval-steps": Editor,
+	"POST /projects/:id/experiments":      Editor,
+	"GET /runs/:id/variants":              Viewer,
+	"POST /runs/:id/reseed":               Editor,
+	"POST /runs/:id/noise":                Editor,
+	"POST /runs/:id/reword":               Editor,
+	"GET /projects/:id/experiments":       Viewer,
+	"GET /experiments/:id":                Viewer,
+	"GET /compare":                        Viewer,
+	"GET /compare/sample":                 Viewer,
+}
+
+// matrixFixture is workspace A's objects and the people who call.
+type matrixFixture struct {
+	env                             *testEnv
+	run, other                      models.Run
+	batchID, rowID                  int64
+	dataset                         models.Dataset
+	rubric                          models.Rubric
+	judge                           models.Judge
+	experiment                      models.Experiment
+	invite                          models.Invite
+	target                          models.User // a spare member of A that member routes act on
+	viewer, editor, owner, outsider models.User
+	workspaceB                      models.Workspace
+}
+
+func newMatrixFixture(t *testing.T, env *testEnv) *matrixFixture {
+	t.Helper()
+	ctx := context.Background()
+	f := &matrixFixture{env: env}
+	id := env.launch(env.demo().launchForm("1", "10"))
+	f.run = env.waitRun(id, 60*time.Second)
+	id2 := env.launch(env.demo().launchForm("1", "10"))
+	f.other = env.waitRun(id2, 60*time.Second)
+	bs, err := env.db.ListBatches(ctx, f.run.ID)
+	if err != nil || len(bs) == 0 {
+		t.Fatalf("batches: %v (%d)", err, len(bs))
+	}
+	f.batchID = bs[0].ID
+	rows, err := env.db.ListDatasetRows(ctx, f.run.DatasetID, 0, 1)
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("rows: %v", err)
+	}
+	f.rowID = rows[0].ID
+	if f.dataset, err = env.db.FindDataset(ctx, env.ws.ID, f.run.DatasetID); err != nil {
+		t.Fatal(err)
+	}
+	if f.rubric, err = env.db.FindRubric(ctx, env.ws.ID, *f.run.RubricID); err != nil {
+		t.Fatal(err)
+	}
+	f.judge = env.simulatedJudge()
+	f.experiment = models.Experiment{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: f.dataset.ID, Name: "matrix"}
+	if err := env.db.CreateExperiment(ctx, &f.experiment); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.db.SetRunExperiment(ctx, env.ws.ID, f.run.ID, f.experiment.ID); err != nil {
+		t.Fatal(err)
+	}
+	f.viewer = env.createUser(env.ws.ID, "viewer@a.test", models.RoleViewer)
+	f.editor = env.createUser(env.ws.ID, "editor@a.test", models.RoleEditor)
+	f.owner = env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
+	f.target = env.createUser(env.ws.ID, "target@a.test", models.RoleEditor)
+	// The outsider owns workspace B, with its own project, and is no member of A.
+	f.outsider = env.createUser(env.ws.ID, "outsider@b.test", models.RoleViewer)
+	if f.workspaceB, err = env.db.CreateWorkspace(ctx, "B", f.outsider.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.db.RemoveMember(ctx, env.ws.ID, f.outsider.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.db.CreateProject(ctx, &models.Project{WorkspaceID: f.workspaceB.ID, Name: "B's project",
+		CreatedAt: time.Now(), UpdatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if f.invite, _, err = env.db.CreateInvite(ctx, env.ws.ID, models.RoleViewer, f.owner.ID, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// request builds the request of a route against workspace A's objects, and
+// says whether it names one of A's objects (so an outsider must get 404).
+func (f *matrixFixture) request(method, path string) (*http.Request, bool) {
+	env := f.env
+	i := func(n int64) string { return strconv.FormatInt(n, 10) }
+	objectOfA := strings.Contains(path, ":id") || strings.Contains(path, "ID")
+	var ids []string
+	switch {
+	case strings.HasPrefix(path, "/projects/:id"):
+		ids = []string{":id", i(env.project.ID)}
+	case strings.HasPrefix(path, "/datasets/"):
+		ids = []string{":id", i(f.dataset.ID)}
+	case strings.HasPrefix(path, "/rubrics/"):
+		ids = []string{":id", i(f.rubric.ID)}
+	case strings.HasPrefix(path, "/judges/"):
+		ids = []string{":id", i(f.judge.ID)}
+	case strings.HasPrefix(path, "/runs/"):
+		ids = []string{":id", i(f.run.ID), ":rowID", i(f.rowID), ":batchID", i(f.batchID)}
+	case strings.HasPrefix(path, "/experiments/"):
+		ids = []string{":id", i(f.experiment.ID)}
+	case strings.HasPrefix(path, "/members/invites/"):
+		ids = []string{":id", i(f.invite.ID)}
+	case strings.HasPrefix(path, "/members/"):
+		ids = []string{":id", i(f.target.ID)}
+	}
+	ids = append(ids, ":token", "no-such-link-token", ":name", "app.css")
+	target := strings.NewReplacer(ids...).Replace(path)
+	form := url.Values{}
+	switch path {
+	case "/compare":
+		target += "?a=" + i(f.run.ID) + "&b=" + i(f.other.ID)
+		objectOfA = true
+	case "/compare/sample":
+		target += "?a=" + i(f.run.ID) + "&b=" + i(f.other.ID) + "&row=" + i(f.rowID)
+		objectOfA = true
+	case "/account/workspace":
+		form.Set("workspace_id", i(env.ws.ID))
+		objectOfA = true
+	}
+	var req *http.Request
+	if method == http.MethodPost {
+		req = httptest.NewRequest(method, target, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	} else {
+		req = httptest.NewRequest(method, target, nil)
+	}
+	return req, objectOfA
+}
+
+// caller is one column of the matrix.
+type caller struct {
+	name string
+	user *models.User // nil: anonymous
+	role models.Role  // role in workspace A ("" for anonymous and the outsider)
+}
+
+// TestRouteMatrix walks every registered route as anonymous, viewer,
+// editor and owner of workspace A, and as the owner of workspace B,
+// against A's objects, on SQLite and PostgreSQL.
+func TestRouteMatrix(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		// Every registered route is in the table and in the reviewed list.
+		table := map[string]Access{}
+		for _, r := range env.h.routes() {
+			table[r.Method+" "+r.Path] = r.Access
+		}
+		var registered []string
+		for _, r := range env.e.Routes() {
+			key := r.Method + " " + r.Path
+			registered = append(registered, key)
+			if _, ok := table[key]; !ok {
+				t.Errorf("route %s is registered outside the route table: add it to routes() with its rule", key)
+			}
+			want, ok := wantAccess[key]
+			if !ok {
+				t.Errorf("route %s has no reviewed rule in wantAccess: decide who may call it", key)
+			} else if table[key] != want {
+				t.Errorf("route %s declares %s, reviewed rule is %s", key, table[key], want)
+			}
+		}
+		for key := range wantAccess {
+			if _, ok := table[key]; !ok {
+				t.Errorf("wantAccess lists %s, which is not registered", key)
+			}
+		}
+		sort.Strings(registered)
+
+		f := newMatrixFixture(t, env)
+		callers := []caller{
+			{"anonymous", nil, ""},
+			{"outsider", &f.outsider, ""},
+			{"viewer", &f.viewer, models.RoleViewer},
+			{"editor", &f.editor, models.RoleEditor},
+			// Last: the owner's posts change members and invites.
+			{"owner", &f.owner, models.RoleOwner},
+		}
+		for _, cl := range callers {
+			for _, key := range registered {
+				method, path, _ := strings.Cut(key, " ")
+				access := table[key]
+				req, objectOfA := f.request(method, path)
+				ctx, cancel := context.WithTimeout(req.Context(), 10*time.Second)
+				req = req.WithContext(ctx)
+				if cl.user != nil {
+					req.AddCookie(env.sessionCookie(*cl.user))
+				}
+				rec := httptest.NewRecorder()
+				env.e.ServeHTTP(rec, req)
+				cancel()
+				got, body := rec.Code, rec.Body.String()
+				denied := strings.Contains(body, "Sign in first.") || strings.Contains(body, "does not allow this") ||
+					strings.Contains(body, "not a member of any workspace")
+				fail := func(want string) {
+					t.Errorf("%s as %s: got %d, want %s (body %.200q)", key, cl.name, got, want, body)
+				}
+				switch {
+				case got >= 500:
+					fail("no server error")
+				case access == Public:
+					if denied || got == http.StatusForbidden {
+						fail("a public route to answer anyone")
+					}
+				case cl.user == nil:
+					if got != http.StatusUnauthorized || !denied {
+						fail("401")
+					}
+				case cl.role == "" && access != SignedIn:
+					// The outsider is owner of B: every rule passes, and
+					// every object of A must be out of reach.
+					if objectOfA && got != http.StatusNotFound {
+						fail("404 (an object of another workspace)")
+					}
+					if !objectOfA && denied {
+						fail("allowed in their own workspace")
+					}
+				case cl.role == "" && access == SignedIn:
+					if objectOfA && got != http.StatusNotFound {
+						fail("404 (not a member of A)")
+					}
+				case !cl.role.AtLeast(access.role()):
+					if got != http.StatusForbidden || !denied {
+						fail("403")
+					}
+				default:
+					if denied || got == http.StatusUnauthorized || got == http.StatusForbidden {
+						fail("allowed")
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestAnonymousPageRedirectsToSignIn: a browser asking for a page is sent
+// to the sign-in page with the way back.
+func TestAnonymousPageRedirectsToSignIn(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		env.createUser(env.ws.ID, "someone@a.test", models.RoleOwner)
+		req := httptest.NewRequest(http.MethodGet, fmt.Sprintf("/projects/%d", env.project.ID), nil)
+		req.Header.Set("Accept", "text/html,application/xhtml+xml")
+		rec := httptest.NewRecorder()
+		env.e.ServeHTTP(rec, req)
+		want := "/login?next=" + url.QueryEscape(fmt.Sprintf("/projects/%d", env.project.ID))
+		if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != want {
+			t.Errorf("got %d to %q, want 303 to %q", rec.Code, rec.Header().Get("Location"), want)
+		}
+	})
+}
