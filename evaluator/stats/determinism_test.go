@@ -95,6 +95,8 @@ func TestAggregatesIgnoreInputOrder(t *testing.T) {
 			c := WithBootstrap(m, j, h, 300, 3)
 			out = append(out, result{"bootstrap " + string(m), bits(c.Coef, c.P, c.CILow, c.CIHigh)})
 			out = append(out, result{"grouped " + string(m), bits(GroupedCorrelation(m, j, h, g).Coef)})
+			sc := SystemCorrelation(m, j, h, g, 300, 3)
+			out = append(out, result{"system " + string(m), bits(sc.Coef, sc.P, sc.CILow, sc.CIHigh)})
 			d := CompareCorrelations(m, j, o, h, 300, 3)
 			out = append(out, result{"compare " + string(m), bits(d.Diff, d.CILow, d.CIHigh, d.P())})
 		}
