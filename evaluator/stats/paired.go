@@ -349,3 +349,161 @@ func Holm(ps []float64) []float64 {
 	}
 	return out
 }
+
+// AveragedDifference compares two judges on the mean of their
+// correlations with the humans over several criteria (the "average"
+// column of a results table), scored on the same samples.
+type AveragedDifference struct {
+	Method Method
+	// A and B are the judges' mean coefficients over the criteria used;
+	// Diff is A − B. NaN when no criterion has both coefficients.
+	A, B, Diff float64
+	// CILow and CIHigh bound the 95% paired bootstrap interval of Diff.
+	CILow, CIHigh float64
+	// P is the two-sided p-value of the paired permutation test.
+	P float64
+	// Criteria is the number of criteria averaged: those where both
+	// judges' coefficients are defined on the data.
+	Criteria int
+}
+
+// CompareAveraged is the paired comparison of two judges' mean coefficient
+// over criteria. a[k], b[k] and h[k] hold criterion k's scores of judge A,
+// judge B and the humans, sample i at index i in every criterion (NaN or
+// ±Inf when missing). Criteria where either judge's coefficient is
+// undefined on the data are left out of the mean. The permutation test
+// swaps the two judges' scores on each sample, for every criterion at
+// once, since a sample's scores on different criteria are not independent;
+// the bootstrap resamples samples, again for every criterion at once.
+// Draws in which a criterion used becomes undefined are skipped (the
+// bootstrap) or count as not extreme (the permutation test). resamples
+// sets both counts; seed fixes both draws. It panics if the criteria or
+// their samples differ in number between a, b and h.
+func CompareAveraged(m Method, a, b, h [][]float64, resamples int, seed uint64) AveragedDifference {
+	mustSameLen(len(a), len(b))
+	mustSameLen(len(a), len(h))
+	nan := math.NaN()
+	out := AveragedDifference{Method: m, A: nan, B: nan, Diff: nan, CILow: nan, CIHigh: nan, P: nan}
+	if !m.Valid() || len(a) == 0 {
+		return out
+	}
+	n := len(h[0])
+	for k := range a {
+		mustSameLen(len(a[k]), n)
+		mustSameLen(len(b[k]), n)
+		mustSameLen(len(h[k]), n)
+	}
+	a, b, h = canonicalSamples(a, b, h)
+	var used []int
+	var sumA, sumB float64
+	for k := range a {
+		as, bs, hs, _ := finiteTriples(a[k], b[k], h[k])
+		if len(hs) < minPairedSamples {
+			continue
+		}
+		ca, cb := coefficient(m, as, hs), coefficient(m, bs, hs)
+		if math.IsNaN(ca) || math.IsNaN(cb) {
+			continue
+		}
+		used = append(used, k)
+		sumA += ca
+		sumB += cb
+	}
+	if len(used) == 0 {
+		return out
+	}
+	out.Criteria = len(used)
+	out.A, out.B = sumA/float64(len(used)), sumB/float64(len(used))
+	out.Diff = out.A - out.B
+	if resamples < 1 {
+		return out
+	}
+	// diffOf is the mean difference when sample i's scores are taken from
+	// row pick[i] of the inputs and swapped when swap[i] is set; NaN when
+	// a criterion used is undefined in that draw.
+	xa, xb, xh := make([]float64, n), make([]float64, n), make([]float64, n)
+	diffOf := func(pick []int, swap []bool) float64 {
+		var sum float64
+		for _, k := range used {
+			for i, j := range pick {
+				xa[i], xb[i], xh[i] = a[k][j], b[k][j], h[k][j]
+				if swap != nil && swap[i] {
+					xa[i], xb[i] = xb[i], xa[i]
+				}
+			}
+			as, bs, hs, _ := finiteTriples(xa, xb, xh)
+			ca, cb := coefficient(m, as, hs), coefficient(m, bs, hs)
+			if math.IsNaN(ca) || math.IsNaN(cb) {
+				return math.NaN()
+			}
+			sum += ca - cb
+		}
+		return sum / float64(len(used))
+	}
+	identity := make([]int, n)
+	for i := range identity {
+		identity[i] = i
+	}
+	observed := math.Abs(out.Diff)
+	perm := rand.New(rand.NewPCG(seed, permutationStream))
+	swap := make([]bool, n)
+	extreme := 0
+	for range resamples {
+		for i := range swap {
+			swap[i] = perm.IntN(2) == 1
+		}
+		if d := diffOf(identity, swap); !math.IsNaN(d) && math.Abs(d) >= observed-1e-12 {
+			extreme++
+		}
+	}
+	out.P = float64(1+extreme) / float64(1+resamples)
+	boot := rand.New(rand.NewPCG(seed, pairedBootstrapStream))
+	pick := make([]int, n)
+	diffs := make([]float64, 0, resamples)
+	for range resamples {
+		for i := range pick {
+			pick[i] = boot.IntN(n)
+		}
+		if d := diffOf(pick, nil); !math.IsNaN(d) {
+			diffs = append(diffs, d)
+		}
+	}
+	if len(diffs) > 0 {
+		slices.Sort(diffs)
+		out.CILow, out.CIHigh = quantile(diffs, 0.025), quantile(diffs, 0.975)
+	}
+	return out
+}
+
+// canonicalSamples reorders the samples (the same permutation for every
+// criterion) by their values: criterion 0's human rating, judge A's and
+// judge B's scores, then criterion 1's and so on. Resampling then depends
+// only on the samples, not on the order they were listed in.
+func canonicalSamples(a, b, h [][]float64) (ca, cb, ch [][]float64) {
+	n := len(h[0])
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int {
+		for k := range h {
+			for _, s := range [][]float64{h[k], a[k], b[k]} {
+				if c := cmp.Compare(s[x], s[y]); c != 0 {
+					return c
+				}
+			}
+		}
+		return 0
+	})
+	re := func(in [][]float64) [][]float64 {
+		out := make([][]float64, len(in))
+		for k, s := range in {
+			out[k] = make([]float64, n)
+			for i, j := range order {
+				out[k][i] = s[j]
+			}
+		}
+		return out
+	}
+	return re(a), re(b), re(h)
+}

@@ -252,3 +252,58 @@ func TestHolm(t *testing.T) {
 		t.Errorf("Holm(.7, .8) = %v, want [1 1]", got)
 	}
 }
+
+func TestCompareAveragedOneCriterionIsCompareCorrelations(t *testing.T) {
+	a, b, h := judges(50, 13)
+	for _, m := range []Method{MethodSpearman, MethodKendall} {
+		one := CompareCorrelations(m, a, b, h, 400, 6)
+		avg := CompareAveraged(m, [][]float64{a}, [][]float64{b}, [][]float64{h}, 400, 6)
+		if avg.Diff != one.Diff || avg.P != one.P() || avg.CILow != one.CILow || avg.CIHigh != one.CIHigh || avg.Criteria != 1 {
+			t.Errorf("%s: averaged %+v, single %+v", m, avg, one)
+		}
+	}
+}
+
+func TestCompareAveragedMatchesEnumeration(t *testing.T) {
+	// Two criteria on eight samples; the second has a missing human
+	// rating. The exact p-value enumerates all 2^8 swaps of the samples,
+	// each swapping both criteria at once.
+	nan := math.NaN()
+	h := [][]float64{{1, 2, 3, 4, 5, 2, 4, 3}, {2, 1, 3, 5, 4, nan, 2, 3}}
+	a := [][]float64{{1, 2.5, 3, 4, 4.5, 2, 4, 3.5}, {2, 1.5, 3, 4.5, 4, 3, 2.5, 3}}
+	b := [][]float64{{3, 1, 2, 5, 3, 4, 2, 1}, {1, 3, 2, 4, 5, 2, 4, 1}}
+	mean := func(x, y [][]float64) float64 {
+		var s float64
+		for k := range h {
+			s += Correlate(MethodPearson, x[k], h[k]).Coef - Correlate(MethodPearson, y[k], h[k]).Coef
+		}
+		return s / 2
+	}
+	observed := math.Abs(mean(a, b))
+	var extreme int
+	for mask := range 1 << 8 {
+		x := [][]float64{append([]float64(nil), a[0]...), append([]float64(nil), a[1]...)}
+		y := [][]float64{append([]float64(nil), b[0]...), append([]float64(nil), b[1]...)}
+		for i := range 8 {
+			if mask&(1<<i) != 0 {
+				for k := range 2 {
+					x[k][i], y[k][i] = y[k][i], x[k][i]
+				}
+			}
+		}
+		if math.Abs(mean(x, y)) >= observed-1e-12 {
+			extreme++
+		}
+	}
+	exact := float64(extreme) / 256
+	got := CompareAveraged(MethodPearson, a, b, h, 20000, 2)
+	if math.Abs(got.Diff-mean(a, b)) > 1e-12 || got.Criteria != 2 {
+		t.Errorf("Diff = %g over %d criteria, want %g over 2", got.Diff, got.Criteria, mean(a, b))
+	}
+	if math.Abs(got.P-exact) > 0.015 {
+		t.Errorf("p = %.4f, exact enumeration %.4f", got.P, exact)
+	}
+	if !(got.CILow <= got.Diff && got.Diff <= got.CIHigh) {
+		t.Errorf("interval (%g, %g) misses the difference %g", got.CILow, got.CIHigh, got.Diff)
+	}
+}
