@@ -24,8 +24,9 @@ type reportCache struct {
 }
 
 type reportKey struct {
-	runID int64
-	group string
+	runID  int64
+	group  string
+	system string
 }
 
 func newReportCache() *reportCache {
@@ -35,11 +36,17 @@ func newReportCache() *reportCache {
 // buildReport returns the report of a run (grouped by group when set),
 // from the cache when the run has finished and is unchanged since.
 func (h *Handlers) buildReport(ctx context.Context, runID int64, group string) (*report.Report, error) {
+	return h.buildReportWith(ctx, runID, report.Options{GroupColumn: group})
+}
+
+// buildReportWith is buildReport with every report option (the group and
+// the system column).
+func (h *Handlers) buildReportWith(ctx context.Context, runID int64, opt report.Options) (*report.Report, error) {
 	run, err := h.DB.FindRun(ctx, h.Workspace.ID, runID)
 	if err != nil {
 		return nil, err
 	}
-	key := reportKey{runID, group}
+	key := reportKey{runID, opt.GroupColumn, opt.SystemColumn}
 	rc := h.reports
 	if run.Finished() && rc != nil {
 		rc.mu.Lock()
@@ -49,7 +56,7 @@ func (h *Handlers) buildReport(ctx context.Context, runID int64, group string) (
 			return rep, nil
 		}
 	}
-	rep, err := report.BuildWith(ctx, h.DB, h.Workspace.ID, runID, report.Options{GroupColumn: group})
+	rep, err := report.BuildWith(ctx, h.DB, h.Workspace.ID, runID, opt)
 	if err != nil || !rep.Run.Finished() || rc == nil {
 		return rep, err
 	}
