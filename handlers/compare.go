@@ -181,7 +181,6 @@ func agreementReading(ds []stats.Difference, nameA, nameB string) string {
 		signed(d.Diff, 3), ci, web.PValueText(p))
 }
 
-
 // matchKey pairs samples of two runs: by row on the same dataset, by the
 // sample's id on a noisy copy (whose rows are new rows with the same ids).
 func matchKey(s report.SampleResult, sameDataset bool) string {
