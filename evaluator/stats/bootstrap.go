@@ -45,7 +45,7 @@ func WithBootstrap(m Method, x, y []float64, resamples int, seed uint64) Correla
 			j := rng.IntN(n)
 			bx[i], by[i] = xs[j], ys[j]
 		}
-		if r := coefficient(m, bx, by); !math.IsNaN(r) {
+		if r := preparedCoefficient(m, bx, by); !math.IsNaN(r) {
 			coefs = append(coefs, r)
 		}
 	}

@@ -143,7 +143,16 @@ func coefficient(m Method, xs, ys []float64) float64 {
 		return math.NaN()
 	}
 	xs, ys = canonicalPairs(xs, ys)
-	if isConstant(xs) || isConstant(ys) {
+	return preparedCoefficient(m, xs, ys)
+}
+
+// preparedCoefficient is coefficient on series already put through
+// snapTies (so noise ties are exact ties), in the order given. The
+// resampling loops call it on draws from canonical data, saving the sorts
+// of coefficient on every draw; the draws' order is fixed by the seed, so
+// the results stay reproducible.
+func preparedCoefficient(m Method, xs, ys []float64) float64 {
+	if len(xs) < minPairs || isConstant(xs) || isConstant(ys) {
 		// Checked here rather than left to the libraries: montanaflynn/stats
 		// reports these cases as 0 (with an error), and for a constant
 		// series of decimals such as 0.1 the computed mean can differ from
@@ -368,4 +377,12 @@ func canonicalPairs(xs, ys []float64) ([]float64, []float64) {
 		outX[k], outY[k] = sx[i], sy[i]
 	}
 	return outX, outY
+}
+
+// snapJoint snaps noise ties across two series together, so a value of one
+// and the same value, with other noise, of the other become identical.
+// The paired permutation test mixes the two judges' scores in one series.
+func snapJoint(a, b []float64) ([]float64, []float64) {
+	both := snapTies(append(slices.Clone(a), b...))
+	return both[:len(a):len(a)], both[len(a):]
 }

@@ -261,6 +261,8 @@ func PairedBootstrap(m Method, a, b, h []float64, resamples int, seed uint64) (l
 	if resamples < 1 || math.IsNaN(coefficient(m, a, h)) || math.IsNaN(coefficient(m, b, h)) {
 		return math.NaN(), math.NaN()
 	}
+	a, b = snapJoint(a, b)
+	h = snapTies(h)
 	n := len(h)
 	rng := rand.New(rand.NewPCG(seed, pairedBootstrapStream))
 	ra, rb, rh := make([]float64, n), make([]float64, n), make([]float64, n)
@@ -270,7 +272,7 @@ func PairedBootstrap(m Method, a, b, h []float64, resamples int, seed uint64) (l
 			j := rng.IntN(n)
 			ra[i], rb[i], rh[i] = a[j], b[j], h[j]
 		}
-		ca, cb := coefficient(m, ra, rh), coefficient(m, rb, rh)
+		ca, cb := preparedCoefficient(m, ra, rh), preparedCoefficient(m, rb, rh)
 		if !math.IsNaN(ca) && !math.IsNaN(cb) {
 			diffs = append(diffs, ca-cb)
 		}
@@ -298,6 +300,8 @@ func PairedPermutation(m Method, a, b, h []float64, perms int, seed uint64) floa
 		return math.NaN()
 	}
 	observed := math.Abs(ca - cb)
+	a, b = snapJoint(a, b)
+	h = snapTies(h)
 	n := len(h)
 	rng := rand.New(rand.NewPCG(seed, permutationStream))
 	pa, pb := make([]float64, n), make([]float64, n)
@@ -310,7 +314,7 @@ func PairedPermutation(m Method, a, b, h []float64, perms int, seed uint64) floa
 				pa[i], pb[i] = a[i], b[i]
 			}
 		}
-		da, db := coefficient(m, pa, h), coefficient(m, pb, h)
+		da, db := preparedCoefficient(m, pa, h), preparedCoefficient(m, pb, h)
 		if math.IsNaN(da) || math.IsNaN(db) {
 			// A swap that leaves one judge constant has no difference; it
 			// is not as extreme as a defined observed one.
@@ -394,6 +398,10 @@ func CompareAveraged(m Method, a, b, h [][]float64, resamples int, seed uint64) 
 		mustSameLen(len(h[k]), n)
 	}
 	a, b, h = canonicalSamples(a, b, h)
+	for k := range a {
+		a[k], b[k] = snapJoint(a[k], b[k])
+		h[k] = snapTies(h[k])
+	}
 	var used []int
 	var sumA, sumB float64
 	for k := range a {
@@ -431,8 +439,8 @@ func CompareAveraged(m Method, a, b, h [][]float64, resamples int, seed uint64) 
 					xa[i], xb[i] = xb[i], xa[i]
 				}
 			}
-			as, bs, hs, _ := finiteTriples(xa, xb, xh)
-			ca, cb := coefficient(m, as, hs), coefficient(m, bs, hs)
+			as, bs, hs := keepFinite(xa, xb, xh)
+			ca, cb := preparedCoefficient(m, as, hs), preparedCoefficient(m, bs, hs)
 			if math.IsNaN(ca) || math.IsNaN(cb) {
 				return math.NaN()
 			}
@@ -506,4 +514,16 @@ func canonicalSamples(a, b, h [][]float64) (ca, cb, ch [][]float64) {
 		return out
 	}
 	return re(a), re(b), re(h)
+}
+
+// keepFinite keeps the positions where a, b and h are all finite, in the
+// order given (reusing no memory of the inputs).
+func keepFinite(a, b, h []float64) (as, bs, hs []float64) {
+	as, bs, hs = make([]float64, 0, len(h)), make([]float64, 0, len(h)), make([]float64, 0, len(h))
+	for i := range h {
+		if finite(a[i]) && finite(b[i]) && finite(h[i]) {
+			as, bs, hs = append(as, a[i]), append(bs, b[i]), append(hs, h[i])
+		}
+	}
+	return as, bs, hs
 }
