@@ -179,7 +179,7 @@ func (h *Handlers) showExperiment(c echo.Context) error {
 		}
 		v.Rows[i].Robustness = fmt.Sprintf("%s: %s vs run %d", f.run.Variant, signed(f.avgP-parent, 3), *f.run.ParentRunID)
 	}
-	v.Verdict = experimentVerdict(figs)
+	v.Verdict = h.experimentVerdict(figs)
 	v.Summary = experimentSummary(figs)
 	v.Chart, v.ChartNote = experimentChart(figs)
 	return render(c, http.StatusOK, web.ExperimentPage(v))

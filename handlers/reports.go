@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
 )
@@ -21,7 +22,22 @@ type reportCache struct {
 	mu    sync.Mutex
 	items map[reportKey]*report.Report
 	order []reportKey // oldest first
+	// pairs holds paired comparisons of two finished runs' average
+	// agreement (the experiment page's headline tests), which cost a few
+	// hundred milliseconds each on a large dataset.
+	pairs map[pairKey]stats.AveragedDifference
 }
+
+// pairKey names a comparison of two finished runs as they finished.
+type pairKey struct {
+	a, b         int64
+	aEnd, bEnd   int64 // FinishedAt in Unix nanoseconds
+	sameDatasets bool
+}
+
+// pairCacheSize bounds the cached comparisons: an experiment of a dozen
+// runs needs eleven; past the bound the cache starts again empty.
+const pairCacheSize = 256
 
 type reportKey struct {
 	runID  int64
@@ -30,7 +46,7 @@ type reportKey struct {
 }
 
 func newReportCache() *reportCache {
-	return &reportCache{items: map[reportKey]*report.Report{}}
+	return &reportCache{items: map[reportKey]*report.Report{}, pairs: map[pairKey]stats.AveragedDifference{}}
 }
 
 // buildReport returns the report of a run (grouped by group when set),
@@ -80,4 +96,29 @@ func sameRun(a, b models.Run) bool {
 	same := func(x, y *int64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
 	return a.Status == b.Status && a.Name == b.Name && same(a.ExperimentID, b.ExperimentID) &&
 		a.FinishedAt != nil && b.FinishedAt != nil && a.FinishedAt.Equal(*b.FinishedAt)
+}
+
+// compareAverage is report.CompareAverage of two runs' reports, from the
+// cache when both runs have finished (their scores no longer change).
+func (h *Handlers) compareAverage(a, b runFigures) stats.AveragedDifference {
+	same := a.run.DatasetID == b.run.DatasetID
+	rc := h.reports
+	if rc == nil || !a.run.Finished() || !b.run.Finished() || a.run.FinishedAt == nil || b.run.FinishedAt == nil {
+		return report.CompareAverage(a.rep, b.rep, same)
+	}
+	key := pairKey{a.run.ID, b.run.ID, a.run.FinishedAt.UnixNano(), b.run.FinishedAt.UnixNano(), same}
+	rc.mu.Lock()
+	d, ok := rc.pairs[key]
+	rc.mu.Unlock()
+	if ok {
+		return d
+	}
+	d = report.CompareAverage(a.rep, b.rep, same)
+	rc.mu.Lock()
+	if len(rc.pairs) >= pairCacheSize {
+		clear(rc.pairs)
+	}
+	rc.pairs[key] = d
+	rc.mu.Unlock()
+	return d
 }

@@ -74,7 +74,7 @@ func repeatBands(figs []runFigures) []repeatBand {
 // rankContenders orders the contenders by average Pearson (best first,
 // ties by run id so the order is stable) and runs the paired test of the
 // best against each other one, with Holm's correction across them.
-func rankContenders(figs []runFigures) []contender {
+func rankContenders(figs []runFigures, compare func(best, other runFigures) stats.AveragedDifference) []contender {
 	var cs []contender
 	for _, f := range figs {
 		if isContender(f) {
@@ -96,7 +96,7 @@ func rankContenders(figs []runFigures) []contender {
 	ps := make([]float64, len(cs)-1)
 	for i := 1; i < len(cs); i++ {
 		best, other := cs[0].fig, cs[i].fig
-		cs[i].test = report.CompareAverage(best.rep, other.rep, best.run.DatasetID == other.run.DatasetID)
+		cs[i].test = compare(best, other)
 		ps[i-1] = cs[i].test.P
 	}
 	for i, p := range stats.Holm(ps) {
@@ -106,8 +106,8 @@ func rankContenders(figs []runFigures) []contender {
 }
 
 // experimentVerdict is the headline of the experiment page.
-func experimentVerdict(figs []runFigures) web.ExperimentVerdict {
-	return verdictOf(rankContenders(figs), repeatBands(figs))
+func (h *Handlers) experimentVerdict(figs []runFigures) web.ExperimentVerdict {
+	return verdictOf(rankContenders(figs, h.compareAverage), repeatBands(figs))
 }
 
 // verdictOf words the headline from ranked contenders and the

@@ -142,6 +142,14 @@ func TestExperimentHeadline(t *testing.T) {
 		env.storedRun(d, "Blunter", noisy(d.human, 2.5, 3), in(better))
 		kind, text := headline(better)
 		t.Logf("better headline: %s", text)
+		// The two comparisons of finished runs are kept: a reload does not
+		// redo the resampling, and reads the same.
+		if n := len(env.h.reports.pairs); n != 2 {
+			t.Errorf("%d cached comparisons after the better page, want 2", n)
+		}
+		if k2, t2 := headline(better); k2 != kind || t2 != text {
+			t.Errorf("reload changed the headline: %q then %q", text, t2)
+		}
 		if kind != "better" || !strings.Contains(text, "Sharp agrees best") || !strings.Contains(text, "significantly better than the next, Blunt") {
 			t.Errorf("better: %s %q", kind, text)
 		}
