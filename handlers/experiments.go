@@ -314,8 +314,13 @@ func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 	bCalls, bF := bestOf(calls, eligible, 0, lowerBetter), bestOf(failed, eligible, 0, lowerBetter)
 	for i, f := range figs {
 		r := &rows[i]
-		r.AvgPearson = web.ExperimentCell{Text: fmtNum(f.avgP, 3), Best: bP[i], Title: "mean of the criteria's Pearson r"}
-		r.AvgSpearman = web.ExperimentCell{Text: fmtNum(f.avgS, 3), Best: bS[i], Title: "mean of the criteria's Spearman ρ"}
+		avgText := fmtNum
+		if hasHuman(f.rep) {
+			// Measured, but no criterion has a defined figure.
+			avgText = web.CoefText
+		}
+		r.AvgPearson = web.ExperimentCell{Text: avgText(f.avgP, 3), Best: bP[i], Title: "mean of the criteria's Pearson r"}
+		r.AvgSpearman = web.ExperimentCell{Text: avgText(f.avgS, 3), Best: bS[i], Title: "mean of the criteria's Spearman ρ"}
 		r.Tokens = web.ExperimentCell{Text: fmtNum(f.tokens, 0), Best: bT[i],
 			Title: fmt.Sprintf("%s prompt + %s completion tokens over %d samples", runCount(f.run.PromptTokens), runCount(f.run.CompletionTokens), f.rows)}
 		r.Cost = web.ExperimentCell{Text: perSampleCost(f), Best: bC[i], Title: "total " + costText(f.run.Simulated, f.run.CostUSD)}
@@ -496,4 +501,17 @@ func experimentChart(figs []runFigures) (web.ScatterChart, string) {
 			Title: fmt.Sprintf("%s: average Pearson %.3f, %s per sample", f.run.Name, f.avgP, xs)})
 	}
 	return ch, note
+}
+
+// hasHuman tells whether a report has a criterion with human ratings.
+func hasHuman(rep *report.Report) bool {
+	if rep == nil {
+		return false
+	}
+	for _, c := range rep.Criteria {
+		if c.HasHuman {
+			return true
+		}
+	}
+	return false
 }

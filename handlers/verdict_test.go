@@ -229,6 +229,23 @@ func TestComparePageSignificance(t *testing.T) {
 		if !strings.Contains(body, "The difference is undefined") || strings.Count(body, ">undefined<") < 6 {
 			t.Errorf("against a constant run: want every figure undefined, got %q", regexp.MustCompile(`(?s)agreement-table.*?</table>`).FindString(body))
 		}
+		// In an experiment, its row says undefined too, and it never wins.
+		e := models.Experiment{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: d.ds.ID, Name: "with a constant judge"}
+		if err := env.db.CreateExperiment(context.Background(), &e); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []models.Run{a, k} {
+			if err := env.db.SetRunExperiment(context.Background(), env.ws.ID, r.ID, e.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		exp := env.get(fmt.Sprintf("/experiments/%d", e.ID)).Body.String()
+		if row := rowOf(exp, "Constant"); !strings.Contains(row, `data-testid="pearson">undefined<`) || !strings.Contains(row, `data-testid="avg-pearson">undefined<`) {
+			t.Errorf("constant run's row: %s", row)
+		}
+		if m := verdictRe.FindStringSubmatch(exp); m == nil || m[1] != "alone" {
+			t.Errorf("verdict with one measurable run: %v, want alone", m)
+		}
 		// The constant run's own page says undefined, not a number.
 		run := env.get(fmt.Sprintf("/runs/%d", k.ID)).Body.String()
 		if strings.Count(run, `data-testid="coef">undefined<`) != 3 {
