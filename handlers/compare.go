@@ -110,13 +110,13 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 	samplesB := map[string]report.SampleResult{}
 	if cmp.criterion < len(repB.Criteria) {
 		for _, s := range repB.Criteria[cmp.criterion].Samples {
-			samplesB[matchKey(s, v.SameDataset)] = s
+			samplesB[report.SampleKey(s, v.SameDataset)] = s
 		}
 	}
 	var xs, ys []*float64
 	if cmp.criterion < len(repA.Criteria) {
 		for _, s := range repA.Criteria[cmp.criterion].Samples {
-			sb, ok := samplesB[matchKey(s, v.SameDataset)]
+			sb, ok := samplesB[report.SampleKey(s, v.SameDataset)]
 			if !ok {
 				v.Unmatched++
 				continue
@@ -147,7 +147,7 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 	v.Reading = stats.Interpret(v.Pearson)
 	if cmp.criterion < len(repA.Criteria) && repA.Criteria[cmp.criterion].HasHuman {
 		v.HasHuman = true
-		v.Agreement = report.CompareCriterion(repA, repB, cmp.criterion, v.SameDataset)
+		v.Agreement = h.compareCriterion(cmp.a, cmp.b, repA, repB, cmp.criterion, v.SameDataset)
 		v.AgreementReading = agreementReading(v.Agreement, cmp.a.Name, cmp.b.Name)
 	}
 	return render(c, http.StatusOK, web.ComparePage(v))
@@ -179,15 +179,6 @@ func agreementReading(ds []stats.Difference, nameA, nameB string) string {
 	}
 	return fmt.Sprintf("The data cannot tell the two runs apart: A − B in Pearson r is %s (%s, %s), within what chance alone gives on these samples.",
 		signed(d.Diff, 3), ci, web.PValueText(p))
-}
-
-// matchKey pairs samples of two runs: by row on the same dataset, by the
-// sample's id on a noisy copy (whose rows are new rows with the same ids).
-func matchKey(s report.SampleResult, sameDataset bool) string {
-	if sameDataset {
-		return "row:" + strconv.FormatInt(s.RowID, 10)
-	}
-	return "id:" + s.ExternalID
 }
 
 func lastField(fs []evaluator.Text) string {

@@ -26,6 +26,15 @@ type reportCache struct {
 	// agreement (the experiment page's headline tests), which cost a few
 	// hundred milliseconds each on a large dataset.
 	pairs map[pairKey]stats.AveragedDifference
+	// criterionPairs holds the compare page's per-criterion comparisons,
+	// by pair and criterion.
+	criterionPairs map[criterionPairKey][]stats.Difference
+}
+
+// criterionPairKey names a comparison of two finished runs on one criterion.
+type criterionPairKey struct {
+	pairKey
+	criterion int
 }
 
 // pairKey names a comparison of two finished runs as they finished.
@@ -46,7 +55,8 @@ type reportKey struct {
 }
 
 func newReportCache() *reportCache {
-	return &reportCache{items: map[reportKey]*report.Report{}, pairs: map[pairKey]stats.AveragedDifference{}}
+	return &reportCache{items: map[reportKey]*report.Report{}, pairs: map[pairKey]stats.AveragedDifference{},
+		criterionPairs: map[criterionPairKey][]stats.Difference{}}
 }
 
 // buildReport returns the report of a run (grouped by group when set),
@@ -119,6 +129,30 @@ func (h *Handlers) compareAverage(a, b runFigures) stats.AveragedDifference {
 		clear(rc.pairs)
 	}
 	rc.pairs[key] = d
+	rc.mu.Unlock()
+	return d
+}
+
+// compareCriterion is report.CompareCriterion of two runs' reports, from
+// the cache when both runs have finished.
+func (h *Handlers) compareCriterion(a, b models.Run, repA, repB *report.Report, criterion int, sameDataset bool) []stats.Difference {
+	rc := h.reports
+	if rc == nil || !a.Finished() || !b.Finished() || a.FinishedAt == nil || b.FinishedAt == nil {
+		return report.CompareCriterion(repA, repB, criterion, sameDataset)
+	}
+	key := criterionPairKey{pairKey{a.ID, b.ID, a.FinishedAt.UnixNano(), b.FinishedAt.UnixNano(), sameDataset}, criterion}
+	rc.mu.Lock()
+	d, ok := rc.criterionPairs[key]
+	rc.mu.Unlock()
+	if ok {
+		return d
+	}
+	d = report.CompareCriterion(repA, repB, criterion, sameDataset)
+	rc.mu.Lock()
+	if len(rc.criterionPairs) >= pairCacheSize {
+		clear(rc.criterionPairs)
+	}
+	rc.criterionPairs[key] = d
 	rc.mu.Unlock()
 	return d
 }

@@ -222,6 +222,9 @@ func TestComparePageSignificance(t *testing.T) {
 				t.Errorf("sharp vs blunt: page lacks %q", w)
 			}
 		}
+		if again := page(a, b); again != body || len(env.h.reports.criterionPairs) != 1 {
+			t.Errorf("a reload recomputed or changed the comparison (%d cached)", len(env.h.reports.criterionPairs))
+		}
 		if body := page(a, c); !strings.Contains(body, "cannot tell the two runs apart") {
 			t.Errorf("sharp vs sharp again: no tie in %q", regexp.MustCompile(`agreement-reading">[^<]*`).FindString(body))
 		}

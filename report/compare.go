@@ -25,9 +25,9 @@ type PairedScores struct {
 	Unmatched int
 }
 
-// sampleKey pairs samples of two runs: by row on the same dataset, by the
+// SampleKey pairs samples of two runs: by row on the same dataset, by the
 // sample's id on a noisy copy (whose rows are new rows with the same ids).
-func sampleKey(s SampleResult, sameDataset bool) string {
+func SampleKey(s SampleResult, sameDataset bool) string {
 	if sameDataset {
 		return "row:" + strconv.FormatInt(s.RowID, 10)
 	}
@@ -45,7 +45,7 @@ func PairScores(a, b *Report, criterion int, sameDataset bool) PairedScores {
 	}
 	byKey := map[string]SampleResult{}
 	for _, s := range b.Criteria[criterion].Samples {
-		byKey[sampleKey(s, sameDataset)] = s
+		byKey[SampleKey(s, sameDataset)] = s
 	}
 	val := func(v *float64) float64 {
 		if v == nil {
@@ -54,7 +54,7 @@ func PairScores(a, b *Report, criterion int, sameDataset bool) PairedScores {
 		return *v
 	}
 	for _, s := range a.Criteria[criterion].Samples {
-		sb, ok := byKey[sampleKey(s, sameDataset)]
+		sb, ok := byKey[SampleKey(s, sameDataset)]
 		if !ok {
 			p.Unmatched++
 			continue
