@@ -131,3 +131,32 @@ func TestReportIgnoresStorageOrder(t *testing.T) {
 		t.Errorf("reversed storage order changed the report:\n%s\nvs\n%s", got, want)
 	}
 }
+
+// The G-Eval defect: final scores that are all 7/3 but come from different
+// sums (…35 and …3) gave Spearman -0.664. They are one score: every
+// agreement figure is undefined, in the report and in its export.
+func TestReportNoiseConstantScoresUndefined(t *testing.T) {
+	run, ds, rows, batches, _ := fixture()
+	run.Settings.Rounds = 1
+	var scores []models.RunScore
+	for i, v := range []float64{2.3333333333333335, 2.333333333333333, 2.3333333333333335, 2.333333333333333} {
+		scores = append(scores, models.RunScore{Round: 0, RowID: rows[i].ID, Label: i + 1, Score: &v})
+	}
+	rep := Compute(run, ds, rows, batches, scores)
+	c := rep.Criteria[0]
+	for name, corr := range map[string]stats.Correlation{"pearson": c.Pearson, "spearman": c.Spearman, "kendall": c.Kendall} {
+		if !math.IsNaN(corr.Coef) || !math.IsNaN(corr.P) || !math.IsNaN(corr.CILow) || !math.IsNaN(corr.CIHigh) {
+			t.Errorf("%s = %+v, want undefined", name, corr)
+		}
+	}
+	var b strings.Builder
+	if err := rep.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	compact := strings.Join(strings.Fields(b.String()), "")
+	for _, m := range stats.Methods() {
+		if want := `"` + string(m) + `":{"coef":null,"p":null`; !strings.Contains(compact, want) {
+			t.Errorf("export lacks %s", want)
+		}
+	}
+}
