@@ -110,13 +110,13 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 	samplesB := map[string]report.SampleResult{}
 	if cmp.criterion < len(repB.Criteria) {
 		for _, s := range repB.Criteria[cmp.criterion].Samples {
-			samplesB[matchKey(s, v.SameDataset)] = s
+			samplesB[report.SampleKey(s, v.SameDataset)] = s
 		}
 	}
 	var xs, ys []*float64
 	if cmp.criterion < len(repA.Criteria) {
 		for _, s := range repA.Criteria[cmp.criterion].Samples {
-			sb, ok := samplesB[matchKey(s, v.SameDataset)]
+			sb, ok := samplesB[report.SampleKey(s, v.SameDataset)]
 			if !ok {
 				v.Unmatched++
 				continue
@@ -145,16 +145,40 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 	v.Pearson, v.Spearman = stats.Pearson(px, py), stats.Spearman(px, py)
 	v.Pearson.Missing, v.Spearman.Missing = missing, missing
 	v.Reading = stats.Interpret(v.Pearson)
+	if cmp.criterion < len(repA.Criteria) && repA.Criteria[cmp.criterion].HasHuman {
+		v.HasHuman = true
+		v.Agreement = h.compareCriterion(cmp.a, cmp.b, repA, repB, cmp.criterion, v.SameDataset)
+		v.AgreementReading = agreementReading(v.Agreement, cmp.a.Name, cmp.b.Name)
+	}
 	return render(c, http.StatusOK, web.ComparePage(v))
 }
 
-// matchKey pairs samples of two runs: by row on the same dataset, by the
-// sample's id on a noisy copy (whose rows are new rows with the same ids).
-func matchKey(s report.SampleResult, sameDataset bool) string {
-	if sameDataset {
-		return "row:" + strconv.FormatInt(s.RowID, 10)
+// agreementReading says which run agrees better with the humans, going by
+// Pearson's r: a winner only when the paired test rejects equality at the
+// 5% level (Williams' t) and the interval excludes 0, otherwise that the
+// data cannot tell them apart.
+func agreementReading(ds []stats.Difference, nameA, nameB string) string {
+	var d stats.Difference
+	for _, x := range ds {
+		if x.Method == stats.MethodPearson {
+			d = x
+		}
 	}
-	return "id:" + s.ExternalID
+	p := d.P()
+	if math.IsNaN(d.Diff) || math.IsNaN(p) {
+		return "The difference is undefined: a run or the humans gave every sample the same score, or too few samples have all three scores."
+	}
+	better, worse := nameA, nameB
+	if d.Diff < 0 {
+		better, worse = nameB, nameA
+	}
+	ci := fmt.Sprintf("95%% interval %s to %s", signed(d.CILow, 3), signed(d.CIHigh, 3))
+	if p < report.SignificanceLevel && (d.CILow > 0 || d.CIHigh < 0) {
+		return fmt.Sprintf("%s agrees better with the humans than %s: A − B in Pearson r is %s (%s, %s).",
+			better, worse, signed(d.Diff, 3), ci, web.PValueText(p))
+	}
+	return fmt.Sprintf("The data cannot tell the two runs apart: A − B in Pearson r is %s (%s, %s), within what chance alone gives on these samples.",
+		signed(d.Diff, 3), ci, web.PValueText(p))
 }
 
 func lastField(fs []evaluator.Text) string {

@@ -171,8 +171,15 @@ func (h *Handlers) showExperiment(c echo.Context) error {
 		} else if rep, err := h.buildReport(ctx, *f.run.ParentRunID, ""); err == nil {
 			parent = averagePearson(rep)
 		}
+		if f.run.Variant == runner.VariantReseed {
+			// A reseed measures repeatability: show where it falls in the
+			// band of its setup, not a gain or loss.
+			v.Rows[i].Robustness = fmt.Sprintf("reseed of run %d: average Pearson %s (the run itself: %s)", *f.run.ParentRunID, fmtNum(f.avgP, 3), fmtNum(parent, 3))
+			continue
+		}
 		v.Rows[i].Robustness = fmt.Sprintf("%s: %s vs run %d", f.run.Variant, signed(f.avgP-parent, 3), *f.run.ParentRunID)
 	}
+	v.Verdict = h.experimentVerdict(figs)
 	v.Summary = experimentSummary(figs)
 	v.Chart, v.ChartNote = experimentChart(figs)
 	return render(c, http.StatusOK, web.ExperimentPage(v))
@@ -243,7 +250,8 @@ func bestOf(vals []float64, eligible []bool, digits int, higher bool) []bool {
 func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 	eligible := make([]bool, len(figs))
 	for i, f := range figs {
-		eligible[i] = f.run.Status == models.RunSucceeded && f.rep != nil
+		// Reseeds measure the spread of their setup: never marked best.
+		eligible[i] = f.run.Status == models.RunSucceeded && f.rep != nil && f.run.Variant != runner.VariantReseed
 	}
 	column := func(of func(runFigures) float64) []float64 {
 		out := make([]float64, len(figs))
@@ -273,7 +281,13 @@ func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 			best := bestOf(vals, eligible, 3, higherBetter)
 			for i, f := range figs {
 				c := corr(f, k, sp)
-				cell := web.ExperimentCell{Text: fmtNum(c.Coef, 3), Best: best[i], Title: ciTitle(c)}
+				text := fmtNum(c.Coef, 3)
+				if f.rep != nil && k < len(f.rep.Criteria) && f.rep.Criteria[k].HasHuman {
+					// Measured but not a number (constant scores): say so,
+					// rather than a dash that reads as "not yet".
+					text = web.CoefText(c.Coef, 3)
+				}
+				cell := web.ExperimentCell{Text: text, Best: best[i], Title: ciTitle(c)}
 				if sp {
 					rows[i].Spearman[k] = cell
 				} else {
@@ -300,8 +314,13 @@ func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 	bCalls, bF := bestOf(calls, eligible, 0, lowerBetter), bestOf(failed, eligible, 0, lowerBetter)
 	for i, f := range figs {
 		r := &rows[i]
-		r.AvgPearson = web.ExperimentCell{Text: fmtNum(f.avgP, 3), Best: bP[i], Title: "mean of the criteria's Pearson r"}
-		r.AvgSpearman = web.ExperimentCell{Text: fmtNum(f.avgS, 3), Best: bS[i], Title: "mean of the criteria's Spearman ρ"}
+		avgText := fmtNum
+		if hasHuman(f.rep) {
+			// Measured, but no criterion has a defined figure.
+			avgText = web.CoefText
+		}
+		r.AvgPearson = web.ExperimentCell{Text: avgText(f.avgP, 3), Best: bP[i], Title: "mean of the criteria's Pearson r"}
+		r.AvgSpearman = web.ExperimentCell{Text: avgText(f.avgS, 3), Best: bS[i], Title: "mean of the criteria's Spearman ρ"}
 		r.Tokens = web.ExperimentCell{Text: fmtNum(f.tokens, 0), Best: bT[i],
 			Title: fmt.Sprintf("%s prompt + %s completion tokens over %d samples", runCount(f.run.PromptTokens), runCount(f.run.CompletionTokens), f.rows)}
 		r.Cost = web.ExperimentCell{Text: perSampleCost(f), Best: bC[i], Title: "total " + costText(f.run.Simulated, f.run.CostUSD)}
@@ -363,11 +382,16 @@ func runCount(n int) string {
 	return s
 }
 
-// experimentSummary says in one or two sentences which run agrees best
-// with the person's ratings, at what cost, and what the strongest run of
-// another method costs in comparison. Only succeeded runs count.
+// experimentSummary says what the run with the highest average Pearson
+// costs, and what the strongest run of another method costs in comparison.
+// Whether that run is really better is the verdict's business
+// (experimentVerdict): this sentence names no winner. Only succeeded runs
+// of their own setup count (no reseed or robustness variants).
 func experimentSummary(figs []runFigures) string {
-	ok := func(f runFigures) bool { return f.run.Status == models.RunSucceeded && !math.IsNaN(f.avgP) }
+	ok := func(f runFigures) bool {
+		return f.run.Status == models.RunSucceeded && !math.IsNaN(f.avgP) &&
+			!(f.run.ParentRunID != nil && isRobustnessVariant(f.run.Variant))
+	}
 	best := -1
 	for i, f := range figs {
 		if ok(f) && (best < 0 || f.avgP > figs[best].avgP) {
@@ -397,14 +421,14 @@ func experimentSummary(figs []runFigures) string {
 	if rival < 0 {
 		rival = pick(false)
 	}
-	s := fmt.Sprintf("On your data, %s agrees best with your ratings (average Pearson %.2f)", b.run.Name, b.avgP)
+	s := fmt.Sprintf("Cost: %s (average Pearson %.2f)", b.run.Name, b.avgP)
 	switch {
 	case b.run.Simulated:
-		s += fmt.Sprintf(" using %s tokens per sample (simulated judge, so no cost)", fmtNum(b.tokens, 0))
+		s += fmt.Sprintf(" uses %s tokens per sample (simulated judge, so no cost)", fmtNum(b.tokens, 0))
 	case b.cost == nil:
-		s += fmt.Sprintf(" using %s tokens per sample (cost unknown: the judge has no prices)", fmtNum(b.tokens, 0))
+		s += fmt.Sprintf(" uses %s tokens per sample (cost unknown: the judge has no prices)", fmtNum(b.tokens, 0))
 	default:
-		s += " at " + dollars(*b.cost) + " per sample"
+		s += " costs " + dollars(*b.cost) + " per sample"
 	}
 	if rival < 0 {
 		return s + "."
@@ -477,4 +501,17 @@ func experimentChart(figs []runFigures) (web.ScatterChart, string) {
 			Title: fmt.Sprintf("%s: average Pearson %.3f, %s per sample", f.run.Name, f.avgP, xs)})
 	}
 	return ch, note
+}
+
+// hasHuman tells whether a report has a criterion with human ratings.
+func hasHuman(rep *report.Report) bool {
+	if rep == nil {
+		return false
+	}
+	for _, c := range rep.Criteria {
+		if c.HasHuman {
+			return true
+		}
+	}
+	return false
 }

@@ -80,7 +80,8 @@ func TestExperimentPage(t *testing.T) {
 			`data-testid="tokens-per-sample">` + tokens(x.gEval) + "<",
 			`data-testid="cost-per-sample">$0 (simulated)<`,
 			`class="num best"`, "<svg", "tokens per sample", "On your data, ",
-			"reseed: ", fmt.Sprintf("vs run %d", x.batchEval.ID),
+			fmt.Sprintf("reseed of run %d: average Pearson ", x.batchEval.ID), `data-testid="experiment-verdict"`,
+			`data-testid="repeatability-band"`, x.batchEval.Name[:9] + " &lt;default&gt; over 2 seeds",
 			`name="a"`, `name="b"`,
 		}
 		for _, w := range wants {
@@ -201,11 +202,11 @@ func TestPerSampleCostAndSummary(t *testing.T) {
 			{run: done("BatchEval (default)", "batcheval", false), avgP: 0.74, tokens: 800, cost: cost(0.004)},
 			{run: done("BatchEval, random", "batcheval", false), avgP: 0.73, tokens: 800, cost: cost(0.004)},
 			{run: done("CloserLook", "closerlook", false), avgP: 0.68, tokens: 1300, cost: cost(0.0064)},
-		}, "On your data, BatchEval (default) agrees best with your ratings (average Pearson 0.74) at $0.00400 per sample; CloserLook (average Pearson 0.68) costs 1.6× as much per sample."},
+		}, "Cost: BatchEval (default) (average Pearson 0.74) costs $0.00400 per sample; CloserLook (average Pearson 0.68) costs 1.6× as much per sample."},
 		{"unknown prices compare tokens", []runFigures{
 			{run: done("G-Eval", "geval", false), avgP: 0.61, tokens: 500},
 			{run: done("BatchEval", "batcheval", false), avgP: 0.70, tokens: 250},
-		}, "On your data, BatchEval agrees best with your ratings (average Pearson 0.70) using 250 tokens per sample (cost unknown: the judge has no prices); G-Eval (average Pearson 0.61) uses 2.0× as many tokens per sample."},
+		}, "Cost: BatchEval (average Pearson 0.70) uses 250 tokens per sample (cost unknown: the judge has no prices); G-Eval (average Pearson 0.61) uses 2.0× as many tokens per sample."},
 		{"no finished run", []runFigures{{run: models.Run{Name: "x", Status: models.RunRunning}, avgP: 0.9, tokens: 10}}, ""},
 	}
 	for _, tc := range summaries {

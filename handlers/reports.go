@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
 )
@@ -21,25 +22,57 @@ type reportCache struct {
 	mu    sync.Mutex
 	items map[reportKey]*report.Report
 	order []reportKey // oldest first
+	// pairs holds paired comparisons of two finished runs' average
+	// agreement (the experiment page's headline tests), which cost a few
+	// hundred milliseconds each on a large dataset.
+	pairs map[pairKey]stats.AveragedDifference
+	// criterionPairs holds the compare page's per-criterion comparisons,
+	// by pair and criterion.
+	criterionPairs map[criterionPairKey][]stats.Difference
 }
 
+// criterionPairKey names a comparison of two finished runs on one criterion.
+type criterionPairKey struct {
+	pairKey
+	criterion int
+}
+
+// pairKey names a comparison of two finished runs as they finished.
+type pairKey struct {
+	a, b         int64
+	aEnd, bEnd   int64 // FinishedAt in Unix nanoseconds
+	sameDatasets bool
+}
+
+// pairCacheSize bounds the cached comparisons: an experiment of a dozen
+// runs needs eleven; past the bound the cache starts again empty.
+const pairCacheSize = 256
+
 type reportKey struct {
-	runID int64
-	group string
+	runID  int64
+	group  string
+	system string
 }
 
 func newReportCache() *reportCache {
-	return &reportCache{items: map[reportKey]*report.Report{}}
+	return &reportCache{items: map[reportKey]*report.Report{}, pairs: map[pairKey]stats.AveragedDifference{},
+		criterionPairs: map[criterionPairKey][]stats.Difference{}}
 }
 
 // buildReport returns the report of a run (grouped by group when set),
 // from the cache when the run has finished and is unchanged since.
 func (h *Handlers) buildReport(ctx context.Context, runID int64, group string) (*report.Report, error) {
+	return h.buildReportWith(ctx, runID, report.Options{GroupColumn: group})
+}
+
+// buildReportWith is buildReport with every report option (the group and
+// the system column).
+func (h *Handlers) buildReportWith(ctx context.Context, runID int64, opt report.Options) (*report.Report, error) {
 	run, err := h.DB.FindRun(ctx, workspaceOf(ctx), runID)
 	if err != nil {
 		return nil, err
 	}
-	key := reportKey{runID, group}
+	key := reportKey{runID, opt.GroupColumn, opt.SystemColumn}
 	rc := h.reports
 	if run.Finished() && rc != nil {
 		rc.mu.Lock()
@@ -49,7 +82,7 @@ func (h *Handlers) buildReport(ctx context.Context, runID int64, group string) (
 			return rep, nil
 		}
 	}
-	rep, err := report.BuildWith(ctx, h.DB, workspaceOf(ctx), runID, report.Options{GroupColumn: group})
+	rep, err := report.BuildWith(ctx, h.DB, workspaceOf(ctx), runID, opt)
 	if err != nil || !rep.Run.Finished() || rc == nil {
 		return rep, err
 	}
@@ -73,4 +106,53 @@ func sameRun(a, b models.Run) bool {
 	same := func(x, y *int64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
 	return a.Status == b.Status && a.Name == b.Name && same(a.ExperimentID, b.ExperimentID) &&
 		a.FinishedAt != nil && b.FinishedAt != nil && a.FinishedAt.Equal(*b.FinishedAt)
+}
+
+// compareAverage is report.CompareAverage of two runs' reports, from the
+// cache when both runs have finished (their scores no longer change).
+func (h *Handlers) compareAverage(a, b runFigures) stats.AveragedDifference {
+	same := a.run.DatasetID == b.run.DatasetID
+	rc := h.reports
+	if rc == nil || !a.run.Finished() || !b.run.Finished() || a.run.FinishedAt == nil || b.run.FinishedAt == nil {
+		return report.CompareAverage(a.rep, b.rep, same)
+	}
+	key := pairKey{a.run.ID, b.run.ID, a.run.FinishedAt.UnixNano(), b.run.FinishedAt.UnixNano(), same}
+	rc.mu.Lock()
+	d, ok := rc.pairs[key]
+	rc.mu.Unlock()
+	if ok {
+		return d
+	}
+	d = report.CompareAverage(a.rep, b.rep, same)
+	rc.mu.Lock()
+	if len(rc.pairs) >= pairCacheSize {
+		clear(rc.pairs)
+	}
+	rc.pairs[key] = d
+	rc.mu.Unlock()
+	return d
+}
+
+// compareCriterion is report.CompareCriterion of two runs' reports, from
+// the cache when both runs have finished.
+func (h *Handlers) compareCriterion(a, b models.Run, repA, repB *report.Report, criterion int, sameDataset bool) []stats.Difference {
+	rc := h.reports
+	if rc == nil || !a.Finished() || !b.Finished() || a.FinishedAt == nil || b.FinishedAt == nil {
+		return report.CompareCriterion(repA, repB, criterion, sameDataset)
+	}
+	key := criterionPairKey{pairKey{a.ID, b.ID, a.FinishedAt.UnixNano(), b.FinishedAt.UnixNano(), sameDataset}, criterion}
+	rc.mu.Lock()
+	d, ok := rc.criterionPairs[key]
+	rc.mu.Unlock()
+	if ok {
+		return d
+	}
+	d = report.CompareCriterion(repA, repB, criterion, sameDataset)
+	rc.mu.Lock()
+	if len(rc.criterionPairs) >= pairCacheSize {
+		clear(rc.criterionPairs)
+	}
+	rc.criterionPairs[key] = d
+	rc.mu.Unlock()
+	return d
 }

@@ -88,9 +88,11 @@ func (h *Handlers) showRun(c echo.Context) error {
 	if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID); err == nil {
 		v.Columns, v.DefaultGroup = d.Columns, d.GroupColumn
 		v.Group = pickGroup(c.QueryParam("group"), d.Columns, d.GroupColumn)
+		v.DefaultSystem = report.DefaultSystemColumn(d.Columns)
+		v.SystemQuery = pickSystem(c.QueryParam("system"), d.Columns)
 	}
 	if run.BatchesDone > 0 {
-		rep, err := h.buildReport(ctx, run.ID, v.Group)
+		rep, err := h.buildReportWith(ctx, run.ID, report.Options{GroupColumn: v.Group, SystemColumn: v.SystemQuery})
 		if err != nil {
 			return err
 		}
@@ -108,6 +110,16 @@ func (h *Handlers) showRun(c echo.Context) error {
 		return err
 	}
 	return render(c, http.StatusOK, web.RunPage(v))
+}
+
+// pickSystem resolves the run page's ?system= query to a report option:
+// the query's column when the dataset has it, report.NoSystem to turn
+// system-level correlation off, otherwise "" (the column found by name).
+func pickSystem(q string, columns []string) string {
+	if q == web.NoSystem || slices.Contains(columns, q) {
+		return q
+	}
+	return ""
 }
 
 // pickGroup resolves the run page's ?group= query to the column to group

@@ -8,6 +8,7 @@ import (
 	"context"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/stats"
@@ -60,6 +61,12 @@ type CriterionReport struct {
 	// the column (e.g. per source document) and averaged.
 	GroupColumn string
 	Grouped     map[stats.Method]stats.Grouped
+	// SystemColumn and System: the correlation of per-system mean judge
+	// scores with per-system mean human ratings, the systems being the
+	// values of the column (e.g. FED's "system"); empty and nil when the
+	// dataset has no system column or the criterion no human ratings.
+	SystemColumn string
+	System       map[stats.Method]stats.SystemLevel
 	// Ceiling is the inter-annotator agreement, when the dataset has
 	// several annotators' ratings; nil otherwise.
 	Ceiling *Ceiling
@@ -95,6 +102,32 @@ type SampleResult struct {
 type Options struct {
 	// GroupColumn overrides the dataset's group column for grouped correlation.
 	GroupColumn string
+	// SystemColumn names the column that says which system produced each
+	// sample, for system-level correlation. Empty means the dataset's
+	// usual system column (DefaultSystemColumn); NoSystem turns it off.
+	SystemColumn string
+}
+
+// NoSystem as Options.SystemColumn computes no system-level correlation.
+const NoSystem = "-"
+
+// systemColumnNames are the column names that say which system produced a
+// sample in the datasets this product is used with: FED's "system",
+// USR Topical-Chat's "system_id". Matched without regard to case.
+var systemColumnNames = []string{"system", "system_id", "system_name"}
+
+// DefaultSystemColumn picks the system column of a dataset from its column
+// names, the first of "system", "system_id" and "system_name" present
+// (ignoring case); "" when there is none.
+func DefaultSystemColumn(columns []string) string {
+	for _, want := range systemColumnNames {
+		for _, c := range columns {
+			if strings.EqualFold(c, want) {
+				return c
+			}
+		}
+	}
+	return ""
 }
 
 // Build computes the report of a run from the database.
@@ -127,11 +160,24 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	if opt.GroupColumn != "" {
 		ds.GroupColumn = opt.GroupColumn
 	}
-	return Compute(run, ds, rows, batches, scores), nil
+	return ComputeWith(run, ds, rows, batches, scores, opt), nil
 }
 
 // Compute builds the report from loaded data (no database access).
 func Compute(run models.Run, ds models.Dataset, rows []models.DatasetRow, batches []models.RunBatch, scores []models.RunScore) *Report {
+	return ComputeWith(run, ds, rows, batches, scores, Options{})
+}
+
+// ComputeWith is Compute with options; the group column is the dataset's
+// (BuildWith applies Options.GroupColumn to it).
+func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, batches []models.RunBatch, scores []models.RunScore, opt Options) *Report {
+	system := opt.SystemColumn
+	switch system {
+	case "":
+		system = DefaultSystemColumn(ds.Columns)
+	case NoSystem:
+		system = ""
+	}
 	rep := &Report{Run: run, Dataset: ds, Simulated: run.Simulated}
 	fields := run.RubricSnapshot.Fields
 	if len(fields) == 0 {
@@ -190,6 +236,7 @@ func Compute(run models.Run, ds models.Dataset, rows []models.DatasetRow, batche
 		}
 		fillCriterion(&cr, run, batches)
 		fillExtras(&cr, ds, rows, scores)
+		fillSystem(&cr, system, rows)
 		rep.Criteria = append(rep.Criteria, cr)
 	}
 	return rep
@@ -432,4 +479,30 @@ func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow
 		hs = nil
 	}
 	cr.Positions = stats.PositionEffect(pos, sc, hs)
+}
+
+// fillSystem adds the system-level correlation when the criterion has human
+// ratings and the rows name their system in column.
+func fillSystem(cr *CriterionReport, column string, rows []models.DatasetRow) {
+	if column == "" || !cr.HasHuman {
+		return
+	}
+	var xs, ys []float64
+	var systems []string
+	for i, s := range cr.Samples {
+		sys, ok := rows[i].Data[column]
+		if s.Final == nil || s.Human == nil || !ok || sys == "" {
+			continue
+		}
+		xs, ys = append(xs, *s.Final), append(ys, *s.Human)
+		systems = append(systems, sys)
+	}
+	if len(systems) == 0 {
+		return
+	}
+	cr.SystemColumn = column
+	cr.System = map[stats.Method]stats.SystemLevel{}
+	for _, m := range stats.Methods() {
+		cr.System[m] = stats.SystemCorrelation(m, xs, ys, systems, stats.DefaultResamples, bootstrapSeed)
+	}
 }

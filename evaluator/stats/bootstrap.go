@@ -32,6 +32,9 @@ func WithBootstrap(m Method, x, y []float64, resamples int, seed uint64) Correla
 		return c
 	}
 	xs, ys, _ := finitePairs(x, y)
+	// Resample from the canonical order so that the same pairs listed in
+	// another order draw the same resamples and give the same interval.
+	xs, ys = canonicalPairs(xs, ys)
 	n := len(xs)
 	rng := rand.New(rand.NewPCG(seed, bootstrapStream))
 	bx := make([]float64, n)
@@ -42,7 +45,7 @@ func WithBootstrap(m Method, x, y []float64, resamples int, seed uint64) Correla
 			j := rng.IntN(n)
 			bx[i], by[i] = xs[j], ys[j]
 		}
-		if r := coefficient(m, bx, by); !math.IsNaN(r) {
+		if r := preparedCoefficient(m, bx, by); !math.IsNaN(r) {
 			coefs = append(coefs, r)
 		}
 	}

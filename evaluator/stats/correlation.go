@@ -117,6 +117,7 @@ func Correlate(m Method, x, y []float64) Correlation {
 	if !m.Valid() {
 		return c
 	}
+	xs, ys = canonicalPairs(xs, ys)
 	c.Coef = coefficient(m, xs, ys)
 	if math.IsNaN(c.Coef) {
 		return c
@@ -133,7 +134,24 @@ func Correlate(m Method, x, y []float64) Correlation {
 // coefficient returns the bare coefficient of finite, equal-length xs and
 // ys, or NaN when it is undefined. The bootstrap calls it directly to skip
 // the p-value work.
+//
+// The values are first put in canonical form (canonicalPairs): scores that
+// differ only by floating-point noise become one tied value, and the pairs
+// are sorted, so the same pairs in any order give the same bits.
 func coefficient(m Method, xs, ys []float64) float64 {
+	if len(xs) < minPairs {
+		return math.NaN()
+	}
+	xs, ys = canonicalPairs(xs, ys)
+	return preparedCoefficient(m, xs, ys)
+}
+
+// preparedCoefficient is coefficient on series already put through
+// snapTies (so noise ties are exact ties), in the order given. The
+// resampling loops call it on draws from canonical data, saving the sorts
+// of coefficient on every draw; the draws' order is fixed by the seed, so
+// the results stay reproducible.
+func preparedCoefficient(m Method, xs, ys []float64) float64 {
 	if len(xs) < minPairs || isConstant(xs) || isConstant(ys) {
 		// Checked here rather than left to the libraries: montanaflynn/stats
 		// reports these cases as 0 (with an error), and for a constant
@@ -244,17 +262,21 @@ func kendallP(tau float64, xs, ys []float64) float64 {
 // v1 = Σt(t-1)(2t+5) and v2 = Σt(t-1)(t-2), over tied groups of size t.
 type ties struct{ pairs, v1, v2 float64 }
 
+// tieSums walks the tied groups in sorted order rather than through a map,
+// so the sums are accumulated in the same order on every run.
 func tieSums(xs []float64) ties {
-	groups := make(map[float64]int, len(xs))
-	for _, v := range xs {
-		groups[v]++
-	}
+	sorted := slices.Sorted(slices.Values(xs))
 	var t ties
-	for _, c := range groups {
-		k := float64(c)
+	for lo := 0; lo < len(sorted); {
+		hi := lo + 1
+		for hi < len(sorted) && sorted[hi] == sorted[lo] {
+			hi++
+		}
+		k := float64(hi - lo)
 		t.pairs += k * (k - 1) / 2
 		t.v1 += k * (k - 1) * (2*k + 5)
 		t.v2 += k * (k - 1) * (k - 2)
+		lo = hi
 	}
 	return t
 }
@@ -290,4 +312,77 @@ func mustSameLen(a, b int) {
 	if a != b {
 		panic(fmt.Sprintf("stats: paired series differ in length (%d and %d)", a, b))
 	}
+}
+
+// tieTolerance is how close, relative to their size (and never finer than
+// 1e-9 absolute), two scores must be to count as the same score. Averages
+// and probability-weighted scores carry floating-point noise in their last
+// bits: 7/3 arrives as 2.3333333333333335 from one sum and 2.333333333333333
+// from another. Ranked as distinct values, such noise produces Spearman and
+// Kendall figures out of nothing (and a "varying" series that is really
+// constant). 1e-9 is far below any difference a judge or a human can mean
+// (scores carry a few decimals) and far above the noise of double
+// arithmetic (about 1e-16 relative).
+const tieTolerance = 1e-9
+
+// sameScore reports whether a and b differ by no more than tieTolerance.
+func sameScore(a, b float64) bool {
+	scale := math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+	return math.Abs(a-b) <= tieTolerance*scale
+}
+
+// snapTies returns a copy of xs in which values that differ from the
+// smallest value of their run by no more than tieTolerance are replaced by
+// that smallest value, so rounding noise becomes an exact tie. Runs are
+// measured from their first value, not chained from neighbour to neighbour,
+// so a run never spans more than the tolerance.
+func snapTies(xs []float64) []float64 {
+	out := slices.Clone(xs)
+	order := make([]int, len(xs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(xs[a], xs[b]) })
+	for lo := 0; lo < len(order); {
+		rep := xs[order[lo]]
+		hi := lo + 1
+		for hi < len(order) && sameScore(xs[order[hi]], rep) {
+			out[order[hi]] = rep
+			hi++
+		}
+		lo = hi
+	}
+	return out
+}
+
+// canonicalPairs snaps noise ties in each series (snapTies) and sorts the
+// pairs by x, then y. Every figure computed from the result depends only on
+// the multiset of pairs, not on the order the caller listed them in, down
+// to the last bit of each floating-point sum.
+func canonicalPairs(xs, ys []float64) ([]float64, []float64) {
+	sx, sy := snapTies(xs), snapTies(ys)
+	order := make([]int, len(xs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(sx[a], sx[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(sy[a], sy[b])
+	})
+	outX := make([]float64, len(xs))
+	outY := make([]float64, len(ys))
+	for k, i := range order {
+		outX[k], outY[k] = sx[i], sy[i]
+	}
+	return outX, outY
+}
+
+// snapJoint snaps noise ties across two series together, so a value of one
+// and the same value, with other noise, of the other become identical.
+// The paired permutation test mixes the two judges' scores in one series.
+func snapJoint(a, b []float64) ([]float64, []float64) {
+	both := snapTies(append(slices.Clone(a), b...))
+	return both[:len(a):len(a)], both[len(a):]
 }

@@ -1,7 +1,9 @@
 package stats
 
 import (
+	"maps"
 	"math"
+	"slices"
 
 	mstats "github.com/montanaflynn/stats"
 )
@@ -74,9 +76,11 @@ func Entropy(values []float64, binWidth float64) float64 {
 	if len(counts) == 0 {
 		return math.NaN()
 	}
+	// Outcomes in sorted order: the library sums p·log p over the slice,
+	// and a map's order would change the last bits from run to run.
 	freq := make([]float64, 0, len(counts))
-	for _, c := range counts {
-		freq = append(freq, float64(c))
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		freq = append(freq, float64(counts[k]))
 	}
 	// The library normalises the counts and uses natural logarithms.
 	h, err := mstats.Entropy(freq)

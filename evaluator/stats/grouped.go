@@ -1,6 +1,9 @@
 package stats
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Grouped is a correlation computed separately inside each group of
 // samples and then averaged, such as SummEval's "summary-level"
@@ -36,8 +39,9 @@ func GroupedCorrelation(m Method, x, y []float64, groups []string) Grouped {
 	mustSameLen(len(x), len(y))
 	mustSameLen(len(x), len(groups))
 	type series struct{ xs, ys []float64 }
-	// Groups are visited in order of first appearance so that the
-	// floating-point sum, and hence Coef, does not depend on map order.
+	// Groups are visited in sorted order of their names so that the
+	// floating-point sum, and hence Coef, depends neither on map order nor
+	// on the order the samples were listed in.
 	var order []string
 	byGroup := map[string]*series{}
 	for i, g := range groups {
@@ -52,6 +56,7 @@ func GroupedCorrelation(m Method, x, y []float64, groups []string) Grouped {
 			s.ys = append(s.ys, y[i])
 		}
 	}
+	slices.Sort(order)
 	out := Grouped{Coef: math.NaN()}
 	var sum float64
 	for _, g := range order {

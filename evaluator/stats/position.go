@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"maps"
 	"math"
 	"slices"
 )
@@ -38,10 +39,9 @@ func PositionEffect(positions []int, scores []float64, human []float64) []Positi
 	if human != nil {
 		mustSameLen(len(positions), len(human))
 	}
-	type acc struct {
-		n, nErr                int
-		sum, sumAbs, sumSigned float64
-	}
+	// Values are collected per position and summed in sorted order, so
+	// the means do not depend on the order the scores were listed in.
+	type acc struct{ scores, absErr, signedErr []float64 }
 	byPos := map[int]*acc{}
 	for i, p := range positions {
 		if p < 1 || !finite(scores[i]) {
@@ -52,27 +52,36 @@ func PositionEffect(positions []int, scores []float64, human []float64) []Positi
 			a = &acc{}
 			byPos[p] = a
 		}
-		a.n++
-		a.sum += scores[i]
+		a.scores = append(a.scores, scores[i])
 		if human != nil && finite(human[i]) {
 			e := scores[i] - human[i]
-			a.nErr++
-			a.sumAbs += math.Abs(e)
-			a.sumSigned += e
+			a.absErr = append(a.absErr, math.Abs(e))
+			a.signedErr = append(a.signedErr, e)
 		}
 	}
 	out := make([]PositionStat, 0, len(byPos))
-	for p, a := range byPos {
+	for _, p := range slices.Sorted(maps.Keys(byPos)) {
+		a := byPos[p]
 		st := PositionStat{
-			Position: p, N: a.n, MeanScore: a.sum / float64(a.n),
+			Position: p, N: len(a.scores), MeanScore: orderFreeSum(a.scores) / float64(len(a.scores)),
 			MeanAbsErr: math.NaN(), MeanSignedErr: math.NaN(),
 		}
-		if a.nErr > 0 {
-			st.MeanAbsErr = a.sumAbs / float64(a.nErr)
-			st.MeanSignedErr = a.sumSigned / float64(a.nErr)
+		if k := len(a.absErr); k > 0 {
+			st.MeanAbsErr = orderFreeSum(a.absErr) / float64(k)
+			st.MeanSignedErr = orderFreeSum(a.signedErr) / float64(k)
 		}
 		out = append(out, st)
 	}
-	slices.SortFunc(out, func(a, b PositionStat) int { return a.Position - b.Position })
 	return out
+}
+
+// orderFreeSum adds xs in ascending order, so the same values listed in
+// any order give the same bits (floating-point addition is not
+// associative). It does not change xs.
+func orderFreeSum(xs []float64) float64 {
+	var sum float64
+	for _, v := range slices.Sorted(slices.Values(xs)) {
+		sum += v
+	}
+	return sum
 }

@@ -1,0 +1,195 @@
+package handlers
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/batcheval/batcheval/evaluator/stats"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/report"
+	"github.com/batcheval/batcheval/runner"
+	"github.com/batcheval/batcheval/web"
+)
+
+// The experiment page's headline says which setup agrees best with the
+// person's ratings only when the data support it: the best row (by average
+// Pearson) must be significantly better than the next one, by a paired
+// permutation test on the samples both runs judged, Holm-corrected over
+// all the rows it is compared with, and by more than the spread the same
+// setup shows across seeds. Otherwise it names the rows that are tied.
+// Reseed runs are never contenders: they measure that spread.
+
+// contender is one row the headline weighs.
+type contender struct {
+	fig runFigures
+	// test compares the best row with this one (A = best); zero for the
+	// best row itself.
+	test stats.AveragedDifference
+	// adjP is test.P after Holm's correction over the rows compared.
+	adjP float64
+}
+
+// repeatBand is the spread of a run's average Pearson over itself and its
+// succeeded reseeds.
+type repeatBand struct {
+	parent   models.Run
+	runs     int
+	min, max float64
+}
+
+func (b repeatBand) width() float64 { return b.max - b.min }
+
+// isContender tells whether a row competes for the headline: a succeeded
+// run of its own setup (not a reseed or robustness variant) with a figure.
+func isContender(f runFigures) bool {
+	return f.run.Status == models.RunSucceeded && f.rep != nil && !math.IsNaN(f.avgP) &&
+		!(f.run.ParentRunID != nil && isRobustnessVariant(f.run.Variant))
+}
+
+// repeatBands collects, per run with succeeded reseeds in the experiment,
+// the range of average Pearson over the run and its reseeds, in the
+// order of the parents' rows.
+func repeatBands(figs []runFigures) []repeatBand {
+	byParent := map[int64][]float64{}
+	for _, f := range figs {
+		if f.run.ParentRunID != nil && f.run.Variant == runner.VariantReseed &&
+			f.run.Status == models.RunSucceeded && !math.IsNaN(f.avgP) {
+			byParent[*f.run.ParentRunID] = append(byParent[*f.run.ParentRunID], f.avgP)
+		}
+	}
+	var out []repeatBand
+	for _, f := range figs {
+		seeds, ok := byParent[f.run.ID]
+		if !ok || f.run.Status != models.RunSucceeded || math.IsNaN(f.avgP) {
+			continue
+		}
+		vals := append([]float64{f.avgP}, seeds...)
+		out = append(out, repeatBand{parent: f.run, runs: len(vals), min: slices.Min(vals), max: slices.Max(vals)})
+	}
+	return out
+}
+
+// rankContenders orders the contenders by average Pearson (best first,
+// ties by run id so the order is stable) and runs the paired test of the
+// best against each other one, with Holm's correction across them.
+func rankContenders(figs []runFigures, compare func(best, other runFigures) stats.AveragedDifference) []contender {
+	var cs []contender
+	for _, f := range figs {
+		if isContender(f) {
+			cs = append(cs, contender{fig: f, adjP: math.NaN()})
+		}
+	}
+	slices.SortStableFunc(cs, func(a, b contender) int {
+		if a.fig.avgP != b.fig.avgP {
+			if a.fig.avgP > b.fig.avgP {
+				return -1
+			}
+			return 1
+		}
+		return int(a.fig.run.ID - b.fig.run.ID)
+	})
+	if len(cs) < 2 {
+		return cs
+	}
+	ps := make([]float64, len(cs)-1)
+	for i := 1; i < len(cs); i++ {
+		best, other := cs[0].fig, cs[i].fig
+		cs[i].test = compare(best, other)
+		ps[i-1] = cs[i].test.P
+	}
+	for i, p := range stats.Holm(ps) {
+		cs[i+1].adjP = p
+	}
+	return cs
+}
+
+// experimentVerdict is the headline of the experiment page.
+func (h *Handlers) experimentVerdict(figs []runFigures) web.ExperimentVerdict {
+	return verdictOf(rankContenders(figs, h.compareAverage), repeatBands(figs))
+}
+
+// verdictOf words the headline from ranked contenders and the
+// repeatability bands.
+func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
+	var v web.ExperimentVerdict
+	noise := 0.0 // the widest spread across seeds: smaller differences are noise
+	for _, b := range bands {
+		noise = math.Max(noise, b.width())
+		v.Bands = append(v.Bands, fmt.Sprintf("%s over %d seeds: average Pearson %.3f to %.3f (spread %.3f)",
+			b.parent.Name, b.runs, b.min, b.max, b.width()))
+	}
+	switch len(cs) {
+	case 0:
+		return v
+	case 1:
+		v.Kind = web.VerdictAlone
+		v.Text = fmt.Sprintf("%s (average Pearson %.2f) is the only finished run with figures to compare; run another setup to see whether it does better.",
+			cs[0].fig.run.Name, cs[0].fig.avgP)
+		return v
+	}
+	best := cs[0]
+	// A row is tied with the best unless the best is significantly better
+	// (Holm-adjusted p below 5%) and by more than the seeds' spread.
+	tied := []contender{best}
+	var beaten []contender
+	for _, c := range cs[1:] {
+		if c.adjP < report.SignificanceLevel && math.Abs(c.test.Diff) > noise {
+			beaten = append(beaten, c)
+			continue
+		}
+		tied = append(tied, c)
+	}
+	for _, c := range cs[1:] {
+		v.Tests = append(v.Tests, fmt.Sprintf("%s − %s: %s in average Pearson (95%% interval %s to %s, permutation %s, Holm-adjusted %s)",
+			best.fig.run.Name, c.fig.run.Name, signed(c.test.Diff, 3), signed(c.test.CILow, 3), signed(c.test.CIHigh, 3),
+			web.PValueText(c.test.P), web.PValueText(c.adjP)))
+	}
+	if len(tied) == 1 {
+		next := cs[1]
+		v.Kind = web.VerdictBetter
+		v.Text = fmt.Sprintf("On your data, %s agrees best with your ratings (average Pearson %.2f): significantly better than the next, %s (%.2f; difference %s, Holm-adjusted %s).",
+			best.fig.run.Name, best.fig.avgP, next.fig.run.Name, next.fig.avgP, signed(next.test.Diff, 3), web.PValueText(next.adjP))
+		if noise > 0 {
+			v.Text += fmt.Sprintf(" The difference is larger than the spread across seeds (%.3f).", noise)
+		}
+		return v
+	}
+	v.Kind = web.VerdictTied
+	names := make([]string, len(tied))
+	for i, c := range tied {
+		names[i] = fmt.Sprintf("%s (%.2f)", c.fig.run.Name, c.fig.avgP)
+	}
+	why := "the differences are within what chance gives on these samples (Holm-adjusted p ≥ 0.05)"
+	if noise > 0 {
+		why = fmt.Sprintf("the differences are within what chance gives on these samples (Holm-adjusted p ≥ 0.05) or smaller than the spread across seeds (%.3f), so they are noise", noise)
+	}
+	v.Text = fmt.Sprintf("On your data, %s are statistically tied in average Pearson with your ratings: %s.", joinNames(names), why)
+	if len(beaten) > 0 {
+		bn := make([]string, len(beaten))
+		for i, c := range beaten {
+			bn[i] = c.fig.run.Name
+		}
+		v.Text += fmt.Sprintf(" %s significantly behind.", joinNames(bn)+" "+plural(len(beaten), "is", "are"))
+	}
+	return v
+}
+
+// joinNames lists names as "a, b and c".
+func joinNames(ns []string) string {
+	switch len(ns) {
+	case 0:
+		return ""
+	case 1:
+		return ns[0]
+	}
+	return strings.Join(ns[:len(ns)-1], ", ") + " and " + ns[len(ns)-1]
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
