@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"sort"
 
 	mstats "github.com/montanaflynn/stats"
 )
@@ -78,6 +79,9 @@ func Entropy(values []float64, binWidth float64) float64 {
 	for _, c := range counts {
 		freq = append(freq, float64(c))
 	}
+	// A map's order changes from call to call, and a float sum depends on
+	// its order: sort, so the same scores always give the same bits.
+	sort.Float64s(freq)
 	// The library normalises the counts and uses natural logarithms.
 	h, err := mstats.Entropy(freq)
 	if err != nil {
