@@ -389,6 +389,13 @@ func (r *Report) CorrelationTable() string {
 		fmt.Fprintf(&b, "%-20s %8s %8s %8s %8s %8s %6d %8d\n", trunc(c.Criterion.Name, 20),
 			f3(c.Pearson.Coef), fp(c.Pearson.P), f3(c.Spearman.Coef), fp(c.Spearman.P), f3(c.Kendall.Coef), c.Pearson.N, c.Missing)
 	}
+	for _, c := range r.Criteria {
+		if c.Ceiling == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "human ceiling of %s: Krippendorff's alpha %s, leave-one-annotator-out pearson %s (%d annotators, %d samples rated by two or more). %s\n",
+			c.Criterion.Name, f3(c.Ceiling.Alpha), f3(c.Ceiling.LeaveOneOut), c.Ceiling.Annotators, c.Ceiling.Items, c.Ceiling.Reading)
+	}
 	return b.String()
 }
 
