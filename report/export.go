@@ -33,13 +33,18 @@ func safeCell(s string) string {
 // written 3.08). The JSON export keeps full precision.
 const csvDecimals = 4
 
-// num writes a score for people: at most csvDecimals decimals, trailing
-// zeros dropped; a missing score is an empty cell, never 0.
+// num writes a score for the CSV; a missing score is an empty cell, never 0.
 func num(v *float64) string {
 	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
 		return ""
 	}
-	s := strconv.FormatFloat(*v, 'f', csvDecimals, 64)
+	return HumanNumber(*v)
+}
+
+// HumanNumber writes a score or rating for people: at most csvDecimals
+// decimals, trailing zeros dropped (3.08, 2.3333, 2).
+func HumanNumber(v float64) string {
+	s := strconv.FormatFloat(v, 'f', csvDecimals, 64)
 	if strings.Contains(s, ".") {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
