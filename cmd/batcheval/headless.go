@@ -127,7 +127,8 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("%s: %w", *dataPath, err)
 	}
 
-	log := c.logger(stderr)
+	prog := newProgress(stderr)
+	log := c.logger(prog.logs())
 	db, ws, err := openWorkspace(ctx, c, log)
 	if err != nil {
 		return err
@@ -176,7 +177,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	fmt.Fprintf(stderr, "run %d (%s): %d samples, %d criteria, %d rounds of batches of %d\n", run.ID, run.Method, len(rows), len(rub.Criteria), run.Settings.Rounds, run.Settings.BatchSize)
-	final, werr := waitFinished(ctx, db, ws.ID, run.ID, newProgress(stderr))
+	final, werr := waitFinished(ctx, db, ws.ID, run.ID, prog)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	_ = r.Stop(sctx)

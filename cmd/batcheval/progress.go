@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -21,13 +22,14 @@ type progress struct {
 	terminal bool
 	start    time.Time
 	now      func() time.Time
-	last     int  // batches done at the last report; -1 before the first
-	drawn    bool // a bar is on the terminal's current line
+	mu       sync.Mutex // the runner logs from its own goroutines
+	last     int        // batches done at the last report; -1 before the first
+	drawn    string     // the bar on the terminal's current line; "" when none
 }
 
 // newProgress reports to w, drawing a bar when w is a terminal.
 func newProgress(w io.Writer) *progress {
-	return &progress{w: w, terminal: isTerminal(w), start: time.Now(), now: time.Now, last: -1}
+	return &progress{w: w, terminal: isTerminal(w), now: time.Now, last: -1}
 }
 
 // isTerminal tells whether w is a terminal (not a file, pipe or buffer).
@@ -38,8 +40,13 @@ func isTerminal(w io.Writer) bool {
 
 // update reports done of total batches when the count changed.
 func (p *progress) update(done, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if total <= 0 || done == p.last {
 		return
+	}
+	if p.start.IsZero() {
+		p.start = p.now() // the pace counts from the first report, not from start-up
 	}
 	p.last = done
 	if !p.terminal {
@@ -48,21 +55,51 @@ func (p *progress) update(done, total int) {
 	}
 	filled := barWidth * done / total
 	bar := strings.Repeat("█", filled) + strings.Repeat("░", barWidth-filled)
-	line := fmt.Sprintf("\r%s %d/%d batches %3d%%", bar, done, total, percent(done, total))
+	line := fmt.Sprintf("%s %d/%d batches %3d%%", bar, done, total, percent(done, total))
 	if left, ok := p.remaining(done, total); ok {
 		line += " · about " + left + " left"
 	}
 	// Clear what a longer previous line left at the end.
-	fmt.Fprint(p.w, line+"\x1b[K")
-	p.drawn = true
+	p.drawn = "\r" + line + clearLine
+	fmt.Fprint(p.w, p.drawn)
 }
+
+// clearLine erases from the cursor to the end of the terminal's line.
+const clearLine = "\x1b[K"
 
 // done ends the bar's line, so what follows starts on a fresh one.
 func (p *progress) done() {
-	if p.drawn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.drawn != "" {
 		fmt.Fprintln(p.w)
-		p.drawn = false
+		p.drawn = ""
 	}
+}
+
+// logs is where log lines go while the bar is shown: on a terminal each
+// line replaces the bar, which is drawn again below it, so neither is cut.
+func (p *progress) logs() io.Writer {
+	if !p.terminal {
+		return p.w
+	}
+	return logWriter{p}
+}
+
+type logWriter struct{ p *progress }
+
+func (l logWriter) Write(b []byte) (int, error) {
+	p := l.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.drawn != "" {
+		fmt.Fprint(p.w, "\r"+clearLine)
+	}
+	n, err := p.w.Write(b)
+	if p.drawn != "" {
+		fmt.Fprint(p.w, p.drawn)
+	}
+	return n, err
 }
 
 // remaining estimates the time left from the pace so far.
@@ -72,6 +109,9 @@ func (p *progress) remaining(done, total int) (string, bool) {
 		return "", false
 	}
 	left := time.Duration(float64(elapsed) / float64(done) * float64(total-done))
+	if left < time.Second {
+		return "a second", true
+	}
 	return left.Round(time.Second).String(), true
 }
 

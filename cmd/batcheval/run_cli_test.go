@@ -264,24 +264,26 @@ func TestRunProgressIsOneLinePerUpdateWhenNotATerminal(t *testing.T) {
 func TestProgressBarOnATerminal(t *testing.T) {
 	var buf bytes.Buffer
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	p := &progress{w: &buf, terminal: true, start: clock, now: func() time.Time { return clock }, last: -1}
+	p := &progress{w: &buf, terminal: true, now: func() time.Time { return clock }, last: -1}
+	logs := p.logs()
 	p.update(0, 10)
 	clock = clock.Add(10 * time.Second)
 	p.update(5, 10)
 	p.update(5, 10) // unchanged: nothing drawn
+	fmt.Fprint(logs, "level=INFO msg=hello\n")
 	clock = clock.Add(10 * time.Second)
 	p.update(10, 10)
 	p.done()
-	draws := strings.Split(buf.String(), "\r")[1:]
-	if len(draws) != 3 {
-		t.Fatalf("drew %d times, want 3: %q", len(draws), buf.String())
-	}
-	half := strings.Repeat("█", 15) + strings.Repeat("░", 15) + " 5/10 batches  50% · about 10s left\x1b[K"
-	if draws[1] != half {
-		t.Errorf("half-way bar = %q, want %q", draws[1], half)
-	}
-	if want := strings.Repeat("█", 30) + " 10/10 batches 100%\x1b[K\n"; draws[2] != want {
-		t.Errorf("final bar = %q, want %q", draws[2], want)
+	fmt.Fprint(logs, "level=INFO msg=after\n")
+
+	half := "\r" + strings.Repeat("█", 15) + strings.Repeat("░", 15) + " 5/10 batches  50% · about 10s left\x1b[K"
+	want := "\r" + strings.Repeat("░", 30) + " 0/10 batches   0%\x1b[K" +
+		half +
+		"\r\x1b[Klevel=INFO msg=hello\n" + half + // a log line replaces the bar, which is drawn again below it
+		"\r" + strings.Repeat("█", 30) + " 10/10 batches 100%\x1b[K\n" +
+		"level=INFO msg=after\n" // no bar left to redraw
+	if got := buf.String(); got != want {
+		t.Errorf("terminal output =\n%q\nwant\n%q", got, want)
 	}
 }
 
