@@ -388,7 +388,8 @@ func (r *Report) CorrelationTable() string {
 		b.WriteString("(scores from the simulated judge, not a language model)\n")
 	}
 	p := r.Provenance()
-	fmt.Fprintf(&b, "produced by BatchEval %s: %s, judge %s, prompts %s, seed %d\n", p.ProductVersion, p.MethodLabel, p.JudgeText(), p.PromptTemplateVersion, p.Seed)
+	fmt.Fprintf(&b, "produced by BatchEval %s · method %s · judge %s · prompt template %s · seed %d\n",
+		p.ProductVersion, p.MethodLabel, p.JudgeText(), p.PromptTemplateVersion, p.Seed)
 	fmt.Fprintf(&b, "%-20s %8s %8s %8s %8s %8s %6s %8s\n", "criterion", "pearson", "p", "spearman", "p", "kendall", "n", "missing")
 	for _, c := range r.Criteria {
 		fmt.Fprintf(&b, "%-20s %8s %8s %8s %8s %8s %6d %8d\n", trunc(c.Criterion.Name, 20),
