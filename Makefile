@@ -2,6 +2,10 @@
 GO        ?= go
 PKGS      := ./...
 BIN       := bin/batcheval
+# The version every report states (report.ProductVersion); `git describe`
+# names the commit, "dev" outside a repository.
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X github.com/batcheval/batcheval/report.version=$(VERSION)
 
 .DEFAULT_GOAL := help
 
@@ -15,7 +19,7 @@ run: ## start the dashboard on http://127.0.0.1:8080 with the demo project (SQLi
 
 .PHONY: build
 build: ## build the binary into bin/
-	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/batcheval
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/batcheval
 
 .PHONY: generate
 generate: ## regenerate templ code

@@ -194,22 +194,24 @@ func TestRunLifecycleOnSimulatedJudge(t *testing.T) {
 		// JSON: parses, with statistics per criterion.
 		rec = env.get(runPath + "/export.json")
 		var exp struct {
-			Criteria []struct {
-				Name    string
-				Pearson struct {
-					Coef *float64
-					N    int
+			Report struct {
+				Criteria []struct {
+					Name    string
+					Pearson struct {
+						Coef *float64
+						N    int
+					}
+					Rounds []json.RawMessage
 				}
-				Rounds []json.RawMessage
 			}
 		}
 		if err := json.Unmarshal(rec.Body.Bytes(), &exp); err != nil {
 			t.Fatalf("JSON export does not parse: %v", err)
 		}
-		if got := len(exp.Criteria); got != 2 {
+		if got := len(exp.Report.Criteria); got != 2 {
 			t.Fatalf("JSON has %d criteria, want 2", got)
 		}
-		for _, c := range exp.Criteria {
+		for _, c := range exp.Report.Criteria {
 			if c.Pearson.Coef == nil || c.Pearson.N != d.dataset.RowCount || len(c.Rounds) != 2 {
 				t.Errorf("JSON criterion %s: pearson %v over %d, %d rounds; want a coefficient over %d and 2 rounds",
 					c.Name, c.Pearson.Coef, c.Pearson.N, len(c.Rounds), d.dataset.RowCount)

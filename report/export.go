@@ -27,16 +27,41 @@ func safeCell(s string) string {
 	return s
 }
 
+// csvDecimals is how many decimals a score or rating gets in the CSV: four
+// keep the thirds and quarters of averaged human ratings apart (2.3333,
+// 2.25) and hide binary floating-point noise (3.0799999999999996 is
+// written 3.08). The JSON export keeps full precision.
+const csvDecimals = 4
+
+// num writes a score for the CSV; a missing score is an empty cell, never 0.
 func num(v *float64) string {
-	if v == nil || math.IsNaN(*v) {
+	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
 		return ""
 	}
-	return strconv.FormatFloat(*v, 'f', -1, 64)
+	return HumanNumber(*v)
 }
+
+// HumanNumber writes a score or rating for people: at most csvDecimals
+// decimals, trailing zeros dropped (3.08, 2.3333, 2).
+func HumanNumber(v float64) string {
+	s := strconv.FormatFloat(v, 'f', csvDecimals, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	if s == "-0" {
+		s = "0"
+	}
+	return s
+}
+
+// csvProvenanceHeader names the CSV's last columns, the same on every
+// line: what produced the scores (see docs/export-schema.md).
+var csvProvenanceHeader = []string{"product version", "method", "judge model", "prompt template version", "seed", "settings", "human rating columns"}
 
 // WriteCSV writes one line per sample: its id and fields, then per
 // criterion the human rating, the final score, each round's score and the
-// count of unreadable rounds. Missing values are empty cells.
+// count of unreadable rounds, then the provenance columns. Missing values
+// are empty cells; numbers are rounded for people (csvDecimals).
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	if len(r.Criteria) == 0 {
@@ -54,9 +79,10 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		}
 		head = append(head, name+" unreadable rounds")
 	}
-	if r.Simulated {
-		head = append(head, "judge")
-	}
+	prov := r.Provenance()
+	provCells := []string{prov.ProductVersion, string(prov.Method), safeCell(prov.JudgeText()), prov.PromptTemplateVersion,
+		strconv.FormatInt(prov.Seed, 10), safeCell(prov.SettingsText()), safeCell(prov.HumanColumnsText())}
+	head = append(head, csvProvenanceHeader...)
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -73,9 +99,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			}
 			line = append(line, strconv.Itoa(cs.Missing))
 		}
-		if r.Simulated {
-			line = append(line, "simulated judge")
-		}
+		line = append(line, provCells...)
 		if err := cw.Write(line); err != nil {
 			return err
 		}
@@ -115,35 +139,90 @@ func jc(c stats.Correlation) jsonCorrelation {
 	return jsonCorrelation{jsonFloat(c.Coef), jsonFloat(c.P), c.N, c.Missing, jsonFloat(c.CILow), jsonFloat(c.CIHigh)}
 }
 
-// JSON shapes of the export: also what `batcheval run --out` writes.
+// ExportSchemaVersion is the version of the JSON export's shape, written
+// as its schema_version and described in docs/export-schema.md. Bump it
+// when a field is renamed, removed or changes meaning; adding a field does
+// not need a bump. Version 1 was the unversioned export before it.
+const ExportSchemaVersion = 2
+
+// JSON shapes of the export: also what `batcheval run --out` writes. Every
+// key is snake_case; a value that cannot be computed (a missing score, an
+// undefined correlation) is null, never 0.
 type (
-	// JSONExport is the whole run.
+	// JSONExport is the whole run: the envelope says which stored run it
+	// is, the report holds everything that follows from the inputs. Two
+	// runs of the same inputs give byte-identical reports.
 	JSONExport struct {
-		Run       JSONRun         `json:"run"`
-		Criteria  []JSONCriterion `json:"criteria"`
-		Simulated bool            `json:"simulated_judge"`
+		SchemaVersion int          `json:"schema_version"`
+		Envelope      JSONEnvelope `json:"envelope"`
+		Report        JSONReport   `json:"report"`
 	}
-	// JSONRun describes the run.
+	// JSONEnvelope identifies the stored run: ids, name and times, which
+	// differ between two runs of the same inputs by nature.
+	JSONEnvelope struct {
+		RunID        int64      `json:"run_id"`
+		RunName      string     `json:"run_name"`
+		ParentRunID  *int64     `json:"parent_run_id"`
+		ExperimentID *int64     `json:"experiment_id"`
+		CreatedAt    time.Time  `json:"created_at"`
+		FinishedAt   *time.Time `json:"finished_at"`
+	}
+	// JSONReport is what the run found, with what produced it.
+	JSONReport struct {
+		Provenance JSONProvenance  `json:"provenance"`
+		Run        JSONRun         `json:"run"`
+		Criteria   []JSONCriterion `json:"criteria"`
+	}
+	// JSONProvenance says what produced the report.
+	JSONProvenance struct {
+		ProductVersion        string              `json:"product_version"`
+		Method                string              `json:"method"`
+		MethodLabel           string              `json:"method_label"`
+		Settings              evaluator.Settings  `json:"settings"`
+		MethodSettings        *JSONMethodSettings `json:"method_settings"`
+		Judge                 JSONJudge           `json:"judge"`
+		PromptTemplateVersion string              `json:"prompt_template_version"`
+		HumanColumns          []JSONHumanColumns  `json:"human_columns"`
+		Seed                  int64               `json:"seed"`
+		Variant               string              `json:"variant"`
+	}
+	// JSONJudge is the judge that answered.
+	JSONJudge struct {
+		Model     string `json:"model"`
+		Simulated bool   `json:"simulated"`
+	}
+	// JSONMethodSettings are a baseline method's own settings.
+	JSONMethodSettings struct {
+		Samples           int              `json:"samples"`
+		UseLogprobs       bool             `json:"use_logprobs"`
+		SampleTemperature float64          `json:"sample_temperature"`
+		LLMEvalScale      string           `json:"llmeval_scale"`
+		GEvalSteps        []JSONGEvalSteps `json:"geval_steps"`
+	}
+	// JSONGEvalSteps are G-Eval's evaluation steps for one criterion (a
+	// list rather than an object keyed by criterion name, so that every
+	// key of the export stays a snake_case field name).
+	JSONGEvalSteps struct {
+		Criterion string `json:"criterion"`
+		Steps     string `json:"steps"`
+	}
+	// JSONHumanColumns are the human-rating columns of one criterion.
+	JSONHumanColumns struct {
+		Criterion        string   `json:"criterion"`
+		HumanColumn      *string  `json:"human_column"`
+		AnnotatorColumns []string `json:"annotator_columns"`
+	}
+	// JSONRun is the run's outcome and its costs.
 	JSONRun struct {
-		ID               int64                     `json:"id"`
-		Name             string                    `json:"name"`
-		Method           string                    `json:"method"`
-		Status           string                    `json:"status"`
-		Dataset          string                    `json:"dataset"`
-		Judge            string                    `json:"judge_model"`
-		Settings         evaluator.Settings        `json:"settings"`
-		MethodSettings   *evaluator.MethodSettings `json:"method_settings,omitempty"`
-		Variant          string                    `json:"variant,omitempty"`
-		ParentRunID      *int64                    `json:"parent_run_id,omitempty"`
-		Task             string                    `json:"task"`
-		Calls            int                       `json:"calls"`
-		PromptTokens     int                       `json:"prompt_tokens"`
-		CompletionTokens int                       `json:"completion_tokens"`
-		CostUSD          *float64                  `json:"cost_usd"`
-		BatchesFailed    int                       `json:"batches_failed"`
-		MissingScores    int                       `json:"missing_scores"`
-		CreatedAt        time.Time                 `json:"created_at"`
-		FinishedAt       *time.Time                `json:"finished_at"`
+		Status           string   `json:"status"`
+		Dataset          string   `json:"dataset"`
+		Task             string   `json:"task"`
+		Calls            int      `json:"calls"`
+		PromptTokens     int      `json:"prompt_tokens"`
+		CompletionTokens int      `json:"completion_tokens"`
+		CostUSD          *float64 `json:"cost_usd"`
+		BatchesFailed    int      `json:"batches_failed"`
+		MissingScores    int      `json:"missing_scores"`
 	}
 	// JSONCriterion is one criterion's statistics and samples.
 	JSONCriterion struct {
@@ -159,7 +238,7 @@ type (
 		MeanBatchBias  jsonFloat         `json:"mean_batch_bias"`
 		Rounds         []JSONRound       `json:"rounds"`
 		Decomposition  JSONDecomposition `json:"ensemble_decomposition"`
-		Histogram      []stats.Bin       `json:"histogram"`
+		Histogram      []JSONBin         `json:"histogram"`
 		Scored         int               `json:"scored"`
 		Unreadable     int               `json:"unreadable"`
 		UnreadableRate jsonFloat         `json:"unreadable_rate"`
@@ -208,6 +287,12 @@ type (
 		N            int       `json:"n"`
 		Note         string    `json:"note"`
 	}
+	// JSONBin is one histogram bin: [lo, hi), the last bin also holding hi.
+	JSONBin struct {
+		Lo    float64 `json:"lo"`
+		Hi    float64 `json:"hi"`
+		Count int     `json:"count"`
+	}
 	// JSONSample is one sample's scores.
 	JSONSample struct {
 		ID     string     `json:"id"`
@@ -220,23 +305,25 @@ type (
 // Export builds the JSON export value.
 func (r *Report) Export() JSONExport {
 	run := r.Run
-	out := JSONExport{Simulated: r.Simulated, Run: JSONRun{ID: run.ID, Name: run.Name, Method: run.Method, Status: run.Status,
-		Dataset: r.Dataset.Name, Judge: run.JudgeSnapshot.Model, Settings: run.Settings, Task: run.RubricSnapshot.Task,
-		Calls: run.Calls, PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, CostUSD: run.CostUSD,
-		BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores, CreatedAt: run.CreatedAt, FinishedAt: run.FinishedAt,
-		Variant: run.Variant, ParentRunID: run.ParentRunID}}
-	if run.Method != "" && run.Method != string(evaluator.MethodBatchEval) {
-		ms := run.MethodSettings
-		out.Run.MethodSettings = &ms
-	}
+	out := JSONExport{SchemaVersion: ExportSchemaVersion,
+		Envelope: JSONEnvelope{RunID: run.ID, RunName: run.Name, ParentRunID: run.ParentRunID, ExperimentID: run.ExperimentID,
+			CreatedAt: run.CreatedAt, FinishedAt: run.FinishedAt},
+		Report: JSONReport{Provenance: exportProvenance(r.Provenance()),
+			Run: JSONRun{Status: run.Status, Dataset: r.Dataset.Name, Task: run.RubricSnapshot.Task, Calls: run.Calls,
+				PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, CostUSD: run.CostUSD,
+				BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores},
+			Criteria: []JSONCriterion{}}}
 	for _, c := range r.Criteria {
 		jcr := JSONCriterion{Name: c.Criterion.Name, Lo: c.Criterion.Lo, Hi: c.Criterion.Hi, HumanColumn: c.Criterion.HumanColumn,
 			Pearson: jc(c.Pearson), Spearman: jc(c.Spearman), Kendall: jc(c.Kendall), Reading: c.Reading,
-			Entropy: jsonFloat(c.Entropy), MeanBatchBias: jsonFloat(c.MeanBatchBias), Histogram: c.Histogram,
+			Entropy: jsonFloat(c.Entropy), MeanBatchBias: jsonFloat(c.MeanBatchBias), Histogram: []JSONBin{},
 			Scored: c.Scored, Unreadable: c.Missing,
 			Decomposition: JSONDecomposition{jsonFloat(c.Decomposition.EnsembleErr), jsonFloat(c.Decomposition.MeanRoundErr),
 				jsonFloat(c.Decomposition.MeanVariance), c.Decomposition.N, c.DecompositionNote}}
 		jcr.UnreadableRate = jsonFloat(c.UnreadableRate)
+		for _, b := range c.Histogram {
+			jcr.Histogram = append(jcr.Histogram, JSONBin{Lo: b.Lo, Hi: b.Hi, Count: b.Count})
+		}
 		if c.GroupColumn != "" {
 			g := c.Grouped
 			jcr.Grouped = &JSONGrouped{Column: c.GroupColumn, Pearson: jsonFloat(g[stats.MethodPearson].Coef),
@@ -255,7 +342,34 @@ func (r *Report) Export() JSONExport {
 		for _, s := range c.Samples {
 			jcr.Samples = append(jcr.Samples, JSONSample{ID: s.ExternalID, Final: s.Final, Rounds: s.Rounds, Human: s.Human})
 		}
-		out.Criteria = append(out.Criteria, jcr)
+		out.Report.Criteria = append(out.Report.Criteria, jcr)
+	}
+	return out
+}
+
+// exportProvenance turns the provenance into its JSON shape.
+func exportProvenance(p Provenance) JSONProvenance {
+	out := JSONProvenance{ProductVersion: p.ProductVersion, Method: string(p.Method), MethodLabel: p.MethodLabel, Settings: p.Settings,
+		Judge: JSONJudge{Model: p.JudgeModel, Simulated: p.SimulatedJudge}, PromptTemplateVersion: p.PromptTemplateVersion,
+		HumanColumns: []JSONHumanColumns{}, Seed: p.Seed, Variant: p.Variant}
+	if ms := p.MethodSettings; ms != nil {
+		out.MethodSettings = &JSONMethodSettings{Samples: ms.Samples, UseLogprobs: ms.UseLogprobs, SampleTemperature: ms.SampleTemperature,
+			LLMEvalScale: string(ms.LLMEvalScale), GEvalSteps: []JSONGEvalSteps{}}
+		// In rubric order, so the bytes do not depend on map order.
+		for _, h := range p.HumanColumns {
+			if steps, ok := ms.GEvalSteps[h.Criterion]; ok {
+				out.MethodSettings.GEvalSteps = append(out.MethodSettings.GEvalSteps, JSONGEvalSteps{Criterion: h.Criterion, Steps: steps})
+			}
+		}
+	}
+	for _, h := range p.HumanColumns {
+		jh := JSONHumanColumns{Criterion: h.Criterion, AnnotatorColumns: []string{}}
+		if h.HumanColumn != "" {
+			col := h.HumanColumn
+			jh.HumanColumn = &col
+		}
+		jh.AnnotatorColumns = append(jh.AnnotatorColumns, h.AnnotatorColumns...)
+		out.HumanColumns = append(out.HumanColumns, jh)
 	}
 	return out
 }
@@ -273,10 +387,20 @@ func (r *Report) CorrelationTable() string {
 	if r.Simulated {
 		b.WriteString("(scores from the simulated judge, not a language model)\n")
 	}
+	p := r.Provenance()
+	fmt.Fprintf(&b, "produced by BatchEval %s · method %s · judge %s · prompt template %s · seed %d\n",
+		p.ProductVersion, p.MethodLabel, p.JudgeText(), p.PromptTemplateVersion, p.Seed)
 	fmt.Fprintf(&b, "%-20s %8s %8s %8s %8s %8s %6s %8s\n", "criterion", "pearson", "p", "spearman", "p", "kendall", "n", "missing")
 	for _, c := range r.Criteria {
 		fmt.Fprintf(&b, "%-20s %8s %8s %8s %8s %8s %6d %8d\n", trunc(c.Criterion.Name, 20),
 			f3(c.Pearson.Coef), fp(c.Pearson.P), f3(c.Spearman.Coef), fp(c.Spearman.P), f3(c.Kendall.Coef), c.Pearson.N, c.Missing)
+	}
+	for _, c := range r.Criteria {
+		if c.Ceiling == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "human ceiling of %s: Krippendorff's alpha %s, leave-one-annotator-out pearson %s (%d annotators, %d samples rated by two or more). %s\n",
+			c.Criterion.Name, f3(c.Ceiling.Alpha), f3(c.Ceiling.LeaveOneOut), c.Ceiling.Annotators, c.Ceiling.Items, c.Ceiling.Reading)
 	}
 	return b.String()
 }

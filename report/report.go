@@ -70,6 +70,9 @@ type CriterionReport struct {
 	// Ceiling is the inter-annotator agreement, when the dataset has
 	// several annotators' ratings; nil otherwise.
 	Ceiling *Ceiling
+	// AnnotatorColumns are the per-annotator rating keys the ceiling was
+	// computed from (nil without a ceiling), for the report's provenance.
+	AnnotatorColumns []string
 	// Positions is the mean score and error by position inside batches
 	// (BatchEval only: sample-wise methods have one position).
 	Positions []stats.PositionStat
@@ -447,6 +450,9 @@ func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow
 	}
 	cols := annotatorColumns(cr.Criterion.HumanColumn, cr.Criterion.AnnotatorColumns, rows)
 	cr.Ceiling = ceilingOf(cols, rows, cr.Pearson.Coef)
+	if cr.Ceiling != nil {
+		cr.AnnotatorColumns = cols
+	}
 
 	// Position effect: label k in a batch is position k. Human ratings are
 	// rescaled onto the criterion's range so errors are comparable.

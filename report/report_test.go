@@ -160,7 +160,7 @@ func TestExportsAreSafe(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
 		t.Fatalf("JSON export does not parse (NaN must become null): %v", err)
 	}
-	crit := out["criteria"].([]any)[0].(map[string]any)
+	crit := out["report"].(map[string]any)["criteria"].([]any)[0].(map[string]any)
 	if _, ok := crit["human_ceiling"]; !ok {
 		t.Errorf("JSON export lacks the human ceiling")
 	}

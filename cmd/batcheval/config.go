@@ -53,8 +53,10 @@ func (c *Config) LocalMode() bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// bindConfig registers the shared flags; environment variables give the defaults.
-func bindConfig(fs *flag.FlagSet, getenv func(string) string) *Config {
+// bindConfig registers the flags of a subcommand: every command has the
+// storage and logging flags; only serve and worker, which run a server or
+// shared workers, have the others. Environment variables give the defaults.
+func bindConfig(fs *flag.FlagSet, getenv func(string) string, server bool) *Config {
 	env := func(k, def string) string {
 		if v := getenv(k); v != "" {
 			return v
@@ -68,23 +70,26 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string) *Config {
 		return def
 	}
 	c := &Config{}
+	fs.StringVar(&c.DatabaseURL, "database-url", env("DATABASE_URL", ""), "PostgreSQL URL; empty uses SQLite (env DATABASE_URL)")
+	fs.StringVar(&c.SQLitePath, "db", env("BATCHEVAL_DB", "data/batcheval.db"), "SQLite file when no PostgreSQL URL is set (env BATCHEVAL_DB)")
+	fs.StringVar(&c.LogLevel, "log-level", env("BATCHEVAL_LOG_LEVEL", "info"), "debug, info, warn or error (env BATCHEVAL_LOG_LEVEL)")
+	fs.StringVar(&c.LogFormat, "log-format", env("BATCHEVAL_LOG_FORMAT", "text"), "text or json (env BATCHEVAL_LOG_FORMAT)")
+	if !server {
+		return c
+	}
 	// Loopback by default: the dashboard has no accounts yet, so it should
 	// not be reachable from the network unless someone says so.
 	fs.StringVar(&c.Addr, "addr", env("BATCHEVAL_ADDR", "127.0.0.1:8080"), "address to listen on (env BATCHEVAL_ADDR)")
-	fs.StringVar(&c.DatabaseURL, "database-url", env("DATABASE_URL", ""), "PostgreSQL URL; empty uses SQLite (env DATABASE_URL)")
-	fs.StringVar(&c.SQLitePath, "db", env("BATCHEVAL_DB", "data/batcheval.db"), "SQLite file when no PostgreSQL URL is set (env BATCHEVAL_DB)")
 	// 50 MB holds a few hundred thousand short samples; larger sets are
 	// better split than uploaded through a browser.
 	fs.IntVar(&c.MaxUploadMB, "max-upload-mb", envInt("BATCHEVAL_MAX_UPLOAD_MB", 50), "largest dataset upload in MiB (env BATCHEVAL_MAX_UPLOAD_MB)")
 	fs.IntVar(&c.MaxRuns, "max-runs", envInt("BATCHEVAL_MAX_RUNS", 4), "runs one process executes at once (env BATCHEVAL_MAX_RUNS)")
 	fs.BoolVar(&c.SeedDemo, "seed-demo", env("BATCHEVAL_SEED_DEMO", "true") == "true", "create the demo project on start (env BATCHEVAL_SEED_DEMO)")
-	fs.StringVar(&c.LogLevel, "log-level", env("BATCHEVAL_LOG_LEVEL", "info"), "debug, info, warn or error (env BATCHEVAL_LOG_LEVEL)")
 	fs.StringVar(&c.Prices, "prices", env("BATCHEVAL_PRICES", ""), "model prices in USD per million tokens, e.g. gpt-4o=2.5:10,gpt-4o-mini=0.15:0.6 (env BATCHEVAL_PRICES)")
 	// A quarter second per answer lets a newcomer watch the demo run's
 	// progress, where an instant answer would finish before the page loads.
 	fs.DurationVar(&c.SimLatency, "sim-latency", envDuration(getenv, "BATCHEVAL_SIM_LATENCY", 250*time.Millisecond), "how long the simulated judge takes per answer (env BATCHEVAL_SIM_LATENCY)")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", env("BATCHEVAL_SECURE_COOKIES", "false") == "true", "mark the session cookie Secure: set when TLS ends at a proxy in front (env BATCHEVAL_SECURE_COOKIES)")
-	fs.StringVar(&c.LogFormat, "log-format", env("BATCHEVAL_LOG_FORMAT", "text"), "text or json (env BATCHEVAL_LOG_FORMAT)")
 	return c
 }
 
@@ -125,11 +130,13 @@ func openDB(ctx context.Context, c *Config, log *slog.Logger) (*models.DB, error
 	return db, nil
 }
 
-// newCommand makes a subcommand's flag set with the shared settings bound.
+// newCommand makes a subcommand's flag set with the settings that apply to
+// it bound: serve and worker get the server's flags, migrate and run only
+// the database and logging ones.
 func newCommand(name string, getenv func(string) string, stderr io.Writer) (*flag.FlagSet, *Config) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	return fs, bindConfig(fs, getenv)
+	return fs, bindConfig(fs, getenv, name == "serve" || name == "worker")
 }
 
 // openWorkspace opens and migrates the database and returns the default

@@ -40,6 +40,14 @@ The rubric file (YAML or JSON) holds what the browser editor holds:
       hi: 3
       levels: {low: ..., middle: ..., high: ...}
       human_column: scores.Coherent   # nested JSON keys are dotted
+      annotator_columns: [scores.Coherent_a, scores.Coherent_b]  # optional
+
+annotator_columns name each annotator's own rating of the criterion; with two
+or more, the result shows the human ceiling (Krippendorff's alpha and the
+leave-one-annotator-out correlation). A file with one row per annotator and
+sample takes --annotator-column instead.
+
+Progress goes to stderr: a bar on a terminal, one line per change otherwise.
 
 Flags:
 `
@@ -59,12 +67,14 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		simulated   = fs.Bool("simulated", false, "use the built-in simulated judge (offline; not a language model)")
 		rounds      = fs.Int("rounds", def.Rounds, "rounds N: each sample is scored N times in different batches")
 		batchSize   = fs.Int("batch-size", def.BatchSize, "batch size B: samples per judge call")
-		seed        = fs.Int64("seed", def.Seed, "seed for batch composition")
+		seed        = fs.Int64("seed", def.Seed, "seed for batch composition and the judge requests (the simulated judge's noise follows it)")
 		concurrency = fs.Int("concurrency", 4, "judge calls in flight at once")
 		temperature = fs.Float64("temperature", def.Temperature, "sampling temperature")
 		topP        = fs.Float64("top-p", def.TopP, "nucleus sampling top_p")
 		procedure   = fs.String("procedure", string(def.Procedure), "one, two or three stage prompt")
 		composition = fs.String("composition", string(def.Composition), "heterogeneous, random or homogeneous batches")
+		sortKey     = fs.String("sort-key", string(def.SortKey), "score that orders samples when composing the next round's batches: previous (the last round's, as in the paper) or mean (the running mean of the rounds so far)")
+		annotator   = fs.String("annotator-column", "", "column naming the annotator, for files with one row per annotator and sample (rows sharing an id are averaged)")
 		scoring     = fs.String("scoring", string(def.Scoring), "decimal or integer scores")
 		timeout     = fs.Duration("timeout", 2*time.Minute, "judge request timeout per attempt")
 		method      = fs.String("method", "batcheval", "batcheval, geval, llmeval or closerlook")
@@ -76,6 +86,9 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		project     = fs.String("project", "Command-line runs", "project the run is stored under")
 	)
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // the usage was printed, as asked
+		}
 		return err
 	}
 	if *dataPath == "" || *rubricPath == "" {
@@ -92,6 +105,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	settings.Rounds, settings.BatchSize, settings.Seed = *rounds, *batchSize, *seed
 	settings.Temperature, settings.TopP = *temperature, *topP
 	settings.Procedure, settings.Composition, settings.Scoring = evaluator.Procedure(*procedure), evaluator.Composition(*composition), evaluator.Scoring(*scoring)
+	settings.SortKey = evaluator.SortKey(*sortKey)
 	if err := settings.Validate(); err != nil {
 		return err
 	}
@@ -103,21 +117,18 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	mapping := dataimport.Mapping{Fields: rub.Fields}
+	mapping := ratingMapping(rub)
+	mapping.AnnotatorColumn = *annotator
 	if slices.Contains(table.Columns, *idColumn) {
 		mapping.IDColumn = *idColumn
-	}
-	for _, cr := range rub.Criteria {
-		if cr.HumanColumn != "" && !slices.Contains(mapping.RatingColumns, cr.HumanColumn) {
-			mapping.RatingColumns = append(mapping.RatingColumns, cr.HumanColumn)
-		}
 	}
 	rows, err := demo.ImportRows(table, mapping)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *dataPath, err)
 	}
 
-	log := c.logger(stderr)
+	prog := newProgress(stderr)
+	log := c.logger(prog.logs())
 	db, ws, err := openWorkspace(ctx, c, log)
 	if err != nil {
 		return err
@@ -166,7 +177,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	fmt.Fprintf(stderr, "run %d (%s): %d samples, %d criteria, %d rounds of batches of %d\n", run.ID, run.Method, len(rows), len(rub.Criteria), run.Settings.Rounds, run.Settings.BatchSize)
-	final, werr := waitFinished(ctx, db, ws.ID, run.ID, stderr)
+	final, werr := waitFinished(ctx, db, ws.ID, run.ID, prog)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	_ = r.Stop(sctx)
@@ -212,30 +223,41 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-func waitFinished(ctx context.Context, db *models.DB, wsID, runID int64, progress io.Writer) (models.Run, error) {
+func waitFinished(ctx context.Context, db *models.DB, wsID, runID int64, progress *progress) (models.Run, error) {
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
-	last := -1
 	for {
 		run, err := db.FindRun(context.WithoutCancel(ctx), wsID, runID)
 		if err != nil {
 			return run, err
 		}
-		if run.BatchesDone != last && run.BatchesTotal > 0 {
-			last = run.BatchesDone
-			fmt.Fprintf(progress, "\rbatches %d/%d", run.BatchesDone, run.BatchesTotal)
-		}
+		progress.update(run.BatchesDone, run.BatchesTotal)
 		if run.Finished() {
-			fmt.Fprintln(progress)
+			progress.done()
 			return run, nil
 		}
 		select {
 		case <-ctx.Done():
-			fmt.Fprintln(progress)
+			progress.done()
 			return run, errors.New("interrupted")
 		case <-t.C:
 		}
 	}
+}
+
+// ratingMapping is the dataset mapping a rubric file asks for: its fields,
+// and as rating columns every criterion's human column and its annotators'
+// columns (as the web import does when those columns are ticked), each once.
+func ratingMapping(rub evaluator.Rubric) dataimport.Mapping {
+	m := dataimport.Mapping{Fields: rub.Fields}
+	for _, cr := range rub.Criteria {
+		for _, col := range append([]string{cr.HumanColumn}, cr.AnnotatorColumns...) {
+			if col != "" && !slices.Contains(m.RatingColumns, col) {
+				m.RatingColumns = append(m.RatingColumns, col)
+			}
+		}
+	}
+	return m
 }
 
 func findOrCreateProject(ctx context.Context, db *models.DB, ws models.Workspace, name string) (models.Project, error) {

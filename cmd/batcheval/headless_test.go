@@ -38,11 +38,16 @@ criteria:
 
 func sharedDataset(t *testing.T, name string) string {
 	t.Helper()
-	p := filepath.Join("..", "..", "..", "shared", "datasets", name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared data set %s not found beside the repository", name)
+	// Beside the repository (../shared), or beside the folder of worktrees
+	// that holds it (../../shared).
+	for _, up := range []string{filepath.Join("..", "..", ".."), filepath.Join("..", "..", "..", "..")} {
+		p := filepath.Join(up, "shared", "datasets", name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
 	}
-	return p
+	t.Skipf("shared data set %s not found beside the repository", name)
+	return ""
 }
 
 // TestHeadlessRunOnFED runs `batcheval run` on the real FED set with the
@@ -63,35 +68,43 @@ func TestHeadlessRunOnFED(t *testing.T) {
 	if !strings.Contains(stdout.String(), "Coherent") || !strings.Contains(stdout.String(), "simulated judge") {
 		t.Errorf("correlation table lacks a criterion or the simulated label:\n%s", stdout.String())
 	}
-	var res struct {
-		Simulated bool `json:"simulated_judge"`
-		Run       struct {
-			Status string `json:"status"`
-			Calls  int    `json:"calls"`
-		} `json:"run"`
-		Criteria []struct {
-			Name    string `json:"name"`
-			Pearson struct {
-				N    int      `json:"n"`
-				Coef *float64 `json:"coef"`
-			} `json:"pearson"`
-			Samples []struct {
-				ID     string     `json:"id"`
-				Final  *float64   `json:"final"`
-				Rounds []*float64 `json:"rounds"`
-				Human  *float64   `json:"human"`
-			} `json:"samples"`
-		} `json:"criteria"`
+	var doc struct {
+		SchemaVersion int `json:"schema_version"`
+		Report        struct {
+			Provenance struct {
+				Judge struct {
+					Simulated bool `json:"simulated"`
+				} `json:"judge"`
+			} `json:"provenance"`
+			Run struct {
+				Status string `json:"status"`
+				Calls  int    `json:"calls"`
+			} `json:"run"`
+			Criteria []struct {
+				Name    string `json:"name"`
+				Pearson struct {
+					N    int      `json:"n"`
+					Coef *float64 `json:"coef"`
+				} `json:"pearson"`
+				Samples []struct {
+					ID     string     `json:"id"`
+					Final  *float64   `json:"final"`
+					Rounds []*float64 `json:"rounds"`
+					Human  *float64   `json:"human"`
+				} `json:"samples"`
+			} `json:"criteria"`
+		} `json:"report"`
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, &res); err != nil {
+	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if !res.Simulated || res.Run.Status != "succeeded" {
-		t.Errorf("simulated=%v status=%q, want true, succeeded", res.Simulated, res.Run.Status)
+	res := doc.Report
+	if doc.SchemaVersion != 2 || !res.Provenance.Judge.Simulated || res.Run.Status != "succeeded" {
+		t.Errorf("schema %d, simulated=%v, status=%q, want 2, true, succeeded", doc.SchemaVersion, res.Provenance.Judge.Simulated, res.Run.Status)
 	}
 	// 125 samples in batches of 10 = 13 batches a round, 2 rounds, 2 criteria.
 	if res.Run.Calls < 52 {

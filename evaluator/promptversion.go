@@ -1,0 +1,36 @@
+package evaluator
+
+// Prompt template versions name the wording each method's prompt builders
+// produce, so a report can say which prompts made its scores. Bump a
+// method's version whenever its builders' output changes for the same
+// rubric, settings and sample (promptversion_test.go fails until you do:
+// it keeps a fingerprint of the current wording beside each version).
+// The versions are dated so two branches that both change a prompt do not
+// silently reuse one name.
+const (
+	// BatchEvalPromptVersion covers BuildBatchPrompt (every procedure and
+	// scoring format) and BuildRepairMessages.
+	BatchEvalPromptVersion = "batcheval/2026-11-29.1"
+	// GEvalPromptVersion covers BuildGEvalStepsPrompt and BuildGEvalFormPrompt.
+	GEvalPromptVersion = "geval/2026-11-29.1"
+	// LLMEvalPromptVersion covers BuildLLMEvalPrompt and LLMEvalSchema.
+	LLMEvalPromptVersion = "llmeval/2026-11-29.1"
+	// CloserLookPromptVersion covers BuildAnalyzeRatePrompt.
+	CloserLookPromptVersion = "closerlook/2026-11-29.1"
+)
+
+// PromptTemplateVersion returns the prompt template version of a method;
+// an unknown method gets "unknown" rather than another method's version.
+func PromptTemplateVersion(m Method) string {
+	switch m {
+	case MethodBatchEval, "":
+		return BatchEvalPromptVersion
+	case MethodGEval:
+		return GEvalPromptVersion
+	case MethodLLMEval:
+		return LLMEvalPromptVersion
+	case MethodCloserLook:
+		return CloserLookPromptVersion
+	}
+	return "unknown"
+}

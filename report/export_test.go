@@ -1,0 +1,248 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/batcheval/batcheval/evaluator"
+)
+
+// gevalFixture is the report fixture run as G-Eval, with evaluation steps
+// and a score whose binary value is not the decimal one people read.
+func gevalFixture() *Report {
+	run, ds, rows, batches, scores := fixture()
+	run.Method = string(evaluator.MethodGEval)
+	run.MethodSettings = evaluator.DefaultMethodSettings()
+	run.MethodSettings.GEvalSteps = map[string]string{"Q": "1. Read.\n2. Score."}
+	run.JudgeSnapshot.Model = "sim-1"
+	run.Simulated = true
+	run.Settings.Seed = 7
+	v := 3.0799999999999996 // what 1.54 + 1.54 gives in binary floating point
+	scores[1].Score = &v
+	third := 2.3333333333333335
+	rows[1].Ratings["h"] = &third
+	return Compute(run, ds, rows, batches, scores)
+}
+
+var snakeKey = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+
+// walkKeys calls fn with every object key of a decoded JSON value and its path.
+func walkKeys(v any, path string, fn func(key, path string)) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			fn(k, path)
+			walkKeys(x, path+"."+k, fn)
+		}
+	case []any:
+		for _, x := range t {
+			walkKeys(x, path+"[]", fn)
+		}
+	}
+}
+
+func exportJSON(t *testing.T, r *Report) (raw []byte, decoded any) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := r.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(buf.Bytes(), &decoded); err != nil {
+		t.Fatalf("export does not parse: %v", err)
+	}
+	return buf.Bytes(), decoded
+}
+
+// TestExportJSONKeysAreSnakeCase walks every object of an export holding
+// every optional section (histogram, grouped, ceiling, positions, method
+// settings with G-Eval steps): one naming convention throughout.
+func TestExportJSONKeysAreSnakeCase(t *testing.T) {
+	_, doc := exportJSON(t, gevalFixture())
+	seen := map[string]bool{}
+	walkKeys(doc, "", func(k, path string) {
+		seen[k] = true
+		if !snakeKey.MatchString(k) {
+			t.Errorf("key %q at %s is not snake_case", k, path)
+		}
+	})
+	// The walk must have reached the sections that used other conventions.
+	for _, k := range []string{"lo", "hi", "count", "geval_steps", "krippendorff_alpha", "position_effect", "grouped", "schema_version"} {
+		if !seen[k] {
+			t.Errorf("the export has no %q key: the walk missed a section", k)
+		}
+	}
+}
+
+// TestExportSchemaIsDocumented: every key the export writes is described
+// in docs/export-schema.md, and the document names the current version.
+func TestExportSchemaIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/export-schema.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, exp := exportJSON(t, gevalFixture())
+	keys := map[string]bool{}
+	walkKeys(exp, "", func(k, _ string) { keys[k] = true })
+	var missing []string
+	for k := range keys {
+		if !strings.Contains(string(doc), "`"+k+"`") {
+			missing = append(missing, k)
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("docs/export-schema.md does not describe %v", missing)
+	}
+	if v := exp.(map[string]any)["schema_version"]; v != float64(ExportSchemaVersion) {
+		t.Errorf("schema_version = %v, want %d", v, ExportSchemaVersion)
+	}
+	if !strings.Contains(string(doc), "schema_version` is "+strconv.Itoa(ExportSchemaVersion)) {
+		t.Errorf("docs/export-schema.md does not state that schema_version is %d", ExportSchemaVersion)
+	}
+}
+
+// TestExportMethodSettingsCarryEveryField: a setting added to
+// evaluator.MethodSettings must reach the export too.
+func TestExportMethodSettingsCarryEveryField(t *testing.T) {
+	tags := func(typ reflect.Type) []string {
+		var out []string
+		for i := range typ.NumField() {
+			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+			out = append(out, name)
+		}
+		return out
+	}
+	have := tags(reflect.TypeOf(JSONMethodSettings{}))
+	for _, name := range tags(reflect.TypeOf(evaluator.MethodSettings{})) {
+		if !slices.Contains(have, name) {
+			t.Errorf("evaluator.MethodSettings.%s is not exported in JSONMethodSettings", name)
+		}
+	}
+}
+
+// TestExportPrecision: JSON keeps every bit; CSV rounds for people; a
+// missing value is null in JSON and an empty cell in CSV, never 0.
+func TestExportPrecision(t *testing.T) {
+	r := gevalFixture()
+	raw, doc := exportJSON(t, r)
+	for _, want := range []string{`3.0799999999999996`, `2.3333333333333335`} {
+		if !bytes.Contains(raw, []byte(want)) {
+			t.Errorf("JSON lost precision: %s is not in it", want)
+		}
+	}
+	samples := doc.(map[string]any)["report"].(map[string]any)["criteria"].([]any)[0].(map[string]any)["samples"].([]any)
+	d := samples[3].(map[string]any)
+	if d["final"] != nil || d["rounds"].([]any)[0] != nil || d["rounds"].([]any)[1] != nil {
+		t.Errorf("sample d = %v, want null final and rounds", d)
+	}
+
+	var buf bytes.Buffer
+	if err := r.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := func(name string) int {
+		i := slices.Index(recs[0], name)
+		if i < 0 {
+			t.Fatalf("CSV header %v lacks %q", recs[0], name)
+		}
+		return i
+	}
+	cases := []struct {
+		row  int
+		col  string
+		want string
+	}{
+		{2, "Q round 1", "3.08"}, // 3.0799999999999996
+		{2, "Q final", "3.08"},   // the one round
+		{2, "Q human", "2.3333"}, // 2.3333333333333335
+		{1, "Q final", "1.2"},    // (1.0 + 1.4) / 2 = 1.2 in binary noise
+		{1, "Q human", "0"},      // a real zero stays 0
+		{4, "Q final", ""},       // unreadable: empty, never 0
+		{4, "Q round 2", ""},     // not judged
+		{3, "Q round 1", "2.5"},  // exact values print as they are
+		{1, "seed", "7"},         // provenance on every line
+		{4, "method", "geval"},   //
+		{4, "judge model", "sim-1 (simulated judge, not a language model)"},
+		{4, "prompt template version", evaluator.GEvalPromptVersion},
+		{4, "human rating columns", "Q=h (annotators h@r1, h@r2)"},
+	}
+	for _, tc := range cases {
+		if got := recs[tc.row][col(tc.col)]; got != tc.want {
+			t.Errorf("CSV line %d %q = %q, want %q", tc.row, tc.col, got, tc.want)
+		}
+	}
+	if got := recs[1][col("settings")]; !strings.Contains(got, "seed=7") || !strings.Contains(got, "samples=20") || strings.Contains(got, "Read.") {
+		t.Errorf("CSV settings = %q, want the shared and method settings without the long G-Eval steps", got)
+	}
+}
+
+func TestNumFormatsForPeople(t *testing.T) {
+	for _, tc := range []struct {
+		in   float64
+		want string
+	}{{3.0799999999999996, "3.08"}, {2.3333333333333335, "2.3333"}, {2.25, "2.25"}, {2, "2"}, {0, "0"}, {-0.00001, "0"}, {1e-4, "0.0001"}, {4.99999, "5"}, {-1.5, "-1.5"}} {
+		if got := num(&tc.in); got != tc.want {
+			t.Errorf("num(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := num(nil); got != "" {
+		t.Errorf("num(nil) = %q, want empty", got)
+	}
+}
+
+// TestProvenance: the report states what produced it, in JSON and in the
+// command line's table.
+func TestProvenance(t *testing.T) {
+	r := gevalFixture()
+	_, doc := exportJSON(t, r)
+	p := doc.(map[string]any)["report"].(map[string]any)["provenance"].(map[string]any)
+	want := map[string]any{"product_version": ProductVersion(), "method": "geval", "method_label": "G-Eval",
+		"prompt_template_version": evaluator.GEvalPromptVersion, "seed": float64(7)}
+	for k, w := range want {
+		if p[k] != w {
+			t.Errorf("provenance %s = %v, want %v", k, p[k], w)
+		}
+	}
+	if j := p["judge"].(map[string]any); j["model"] != "sim-1" || j["simulated"] != true {
+		t.Errorf("judge = %v, want sim-1, simulated", j)
+	}
+	hc := p["human_columns"].([]any)[0].(map[string]any)
+	if hc["criterion"] != "Q" || hc["human_column"] != "h" || len(hc["annotator_columns"].([]any)) != 2 {
+		t.Errorf("human columns = %v, want Q from h with two annotators", hc)
+	}
+	ms := p["method_settings"].(map[string]any)
+	steps := ms["geval_steps"].([]any)[0].(map[string]any)
+	if ms["samples"] != float64(20) || steps["criterion"] != "Q" || steps["steps"] != "1. Read.\n2. Score." {
+		t.Errorf("method settings = %v", ms)
+	}
+	if ProductVersion() == "" {
+		t.Error("empty product version")
+	}
+	table := r.CorrelationTable()
+	for _, w := range []string{"G-Eval", "sim-1 (simulated judge", evaluator.GEvalPromptVersion, "seed 7"} {
+		if !strings.Contains(table, w) {
+			t.Errorf("correlation table lacks %q:\n%s", w, table)
+		}
+	}
+
+	// BatchEval has no method settings: null, not an empty object.
+	run, ds, rows, batches, scores := fixture()
+	_, doc = exportJSON(t, Compute(run, ds, rows, batches, scores))
+	p = doc.(map[string]any)["report"].(map[string]any)["provenance"].(map[string]any)
+	if v, ok := p["method_settings"]; !ok || v != nil || p["method"] != "batcheval" || p["prompt_template_version"] != evaluator.BatchEvalPromptVersion {
+		t.Errorf("BatchEval provenance = %v", p)
+	}
+}

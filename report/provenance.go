@@ -1,0 +1,171 @@
+package report
+
+import (
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"strings"
+
+	"github.com/batcheval/batcheval/evaluator"
+)
+
+// version is the product version, stamped at build time:
+//
+//	go build -ldflags "-X github.com/batcheval/batcheval/report.version=v1.2.0" ./cmd/batcheval
+//
+// (the Makefile's build target does it from `git describe`). Empty means
+// "not stamped": ProductVersion then falls back to the build information.
+var version string
+
+// ProductVersion names the build that produced a report: the stamped
+// version; else the module version or VCS revision Go recorded in the
+// binary; else "dev" (tests and `go run`).
+func ProductVersion() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev string
+	var dirty bool
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	// Twelve hex digits identify a commit in any repository of this size.
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		return "dev+" + rev + "-dirty"
+	}
+	return "dev+" + rev
+}
+
+// Provenance is what produced a report: enough to run it again and get the
+// same figures, given the same dataset and judge answers.
+type Provenance struct {
+	ProductVersion string
+	Method         evaluator.Method
+	MethodLabel    string
+	Settings       evaluator.Settings
+	// MethodSettings are the baselines' own settings; nil for BatchEval,
+	// which has none beyond Settings.
+	MethodSettings *evaluator.MethodSettings
+	JudgeModel     string
+	// SimulatedJudge is true when the built-in simulated judge, not a
+	// language model, gave the scores.
+	SimulatedJudge        bool
+	PromptTemplateVersion string
+	// HumanColumns are the dataset columns each criterion was compared
+	// with, in rubric order.
+	HumanColumns []HumanColumns
+	// Seed seeds batch composition and the judge requests (round r sends
+	// Seed + r; the simulated judge's noise follows it).
+	Seed int64
+	// Variant is how a derived run differs from its parent ("" when not derived).
+	Variant string
+}
+
+// HumanColumns are the human-rating columns of one criterion.
+type HumanColumns struct {
+	Criterion   string
+	HumanColumn string // "" when the criterion has no human rating
+	// AnnotatorColumns are the per-annotator columns behind the human
+	// ceiling; nil when there is no ceiling.
+	AnnotatorColumns []string
+}
+
+// Provenance returns what produced the report.
+func (r *Report) Provenance() Provenance {
+	run := r.Run
+	m := evaluator.Method(run.Method)
+	if m == "" {
+		m = evaluator.MethodBatchEval
+	}
+	p := Provenance{ProductVersion: ProductVersion(), Method: m, MethodLabel: m.Label(), Settings: run.Settings,
+		JudgeModel: run.JudgeSnapshot.Model, SimulatedJudge: r.Simulated, PromptTemplateVersion: evaluator.PromptTemplateVersion(m),
+		Seed: run.Settings.Seed, Variant: run.Variant}
+	if m != evaluator.MethodBatchEval {
+		ms := run.MethodSettings
+		p.MethodSettings = &ms
+	}
+	for _, c := range r.Criteria {
+		p.HumanColumns = append(p.HumanColumns, HumanColumns{Criterion: c.Criterion.Name, HumanColumn: c.Criterion.HumanColumn,
+			AnnotatorColumns: c.AnnotatorColumns})
+	}
+	return p
+}
+
+// SettingsText lists the settings as "name=value" pairs in their JSON
+// names, the method settings after the shared ones; G-Eval's evaluation
+// steps are long texts and left to the JSON export.
+func (p Provenance) SettingsText() string {
+	parts := fieldPairs(p.Settings)
+	if p.MethodSettings != nil {
+		parts = append(parts, fieldPairs(*p.MethodSettings)...)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// HumanColumnsText lists each criterion's human-rating column and its
+// annotators' columns, e.g. "Coherent=scores.Coherent (annotators a1, a2)".
+func (p Provenance) HumanColumnsText() string {
+	var parts []string
+	for _, h := range p.HumanColumns {
+		col := h.HumanColumn
+		if col == "" {
+			col = "none"
+		}
+		s := h.Criterion + "=" + col
+		if len(h.AnnotatorColumns) > 0 {
+			s += " (annotators " + strings.Join(h.AnnotatorColumns, ", ") + ")"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// JudgeText is the judge model, marked when it is the simulated judge.
+func (p Provenance) JudgeText() string {
+	if p.SimulatedJudge {
+		return p.JudgeModel + " (simulated judge, not a language model)"
+	}
+	return p.JudgeModel
+}
+
+// fieldPairs writes a struct's scalar fields as json-name=value; maps,
+// slices and nested structs are skipped.
+func fieldPairs(v any) []string {
+	rv := reflect.ValueOf(v)
+	rt := rv.Type()
+	var out []string
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		switch f.Type.Kind() {
+		case reflect.Map, reflect.Slice, reflect.Struct, reflect.Pointer, reflect.Interface:
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s=%v", name, rv.Field(i).Interface()))
+	}
+	return out
+}
