@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -251,7 +250,7 @@ func (h *Handlers) pingJudge(ctx context.Context, j models.Judge) web.JudgeTestR
 		}
 		cfg.BaseURL, cfg.APIKey = h.SimulatedURL, ""
 	} else if cfg.APIKey == "" && j.APIKeyEnv != "" {
-		key, err := models.KeyFromEnv(os.Getenv, j.APIKeyEnv)
+		key, err := h.DB.KeyFromEnv(j.APIKeyEnv)
 		if err != nil {
 			res.Error = models.ErrorMessage(err)
 			return res

@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -850,7 +849,7 @@ func (h *Handlers) judgeClient(j models.Judge) (*judge.Client, error) {
 		}
 		cfg.BaseURL, cfg.APIKey = h.SimulatedURL, ""
 	} else if cfg.APIKey == "" && j.APIKeyEnv != "" {
-		key, err := models.KeyFromEnv(os.Getenv, j.APIKeyEnv)
+		key, err := h.DB.KeyFromEnv(j.APIKeyEnv)
 		if err != nil {
 			return nil, err
 		}

@@ -194,7 +194,7 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 	if !j.Simulated && (strings.TrimSpace(j.BaseURL) == "" || strings.TrimSpace(j.Model) == "") {
 		return Errorf(EInvalid, "a judge needs a base URL and a model name")
 	}
-	if err := ValidateKeyEnv(j.APIKeyEnv); err != nil {
+	if err := ValidateKeyEnv(db.getenv, j.APIKeyEnv); err != nil {
 		return err
 	}
 	if j.MaxConcurrency < 1 {

@@ -85,7 +85,10 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	if !*simulated && (*judgeURL == "" || *model == "") {
 		return errors.New("give --judge-url and --model, or --simulated for the built-in simulated judge")
 	}
-	if err := models.ValidateKeyEnv(*keyEnv); err != nil {
+	// Whoever runs this command is the operator: the variable named by
+	// --api-key-env is added to the listed ones for this process only.
+	getenv = withKeyVar(getenv, *keyEnv)
+	if err := models.ValidateKeyEnv(getenv, *keyEnv); err != nil {
 		return fmt.Errorf("--api-key-env: %w", err)
 	}
 	settings := def
@@ -122,6 +125,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
+	db.Getenv = getenv
 	defer db.Close()
 	proj, err := findOrCreateProject(ctx, db, ws, *project)
 	if err != nil {
@@ -291,4 +295,18 @@ func readData(path string) (*dataimport.Table, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil
+}
+
+// withKeyVar returns getenv with name added to the operator's list of key
+// variables (models.KeyVarsSetting); an empty name changes nothing.
+func withKeyVar(getenv func(string) string, name string) func(string) string {
+	if name == "" {
+		return getenv
+	}
+	return func(k string) string {
+		if k == models.KeyVarsSetting {
+			return getenv(k) + "," + name
+		}
+		return getenv(k)
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/handlers"
+	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/demo"
 	"github.com/batcheval/batcheval/runner"
 )
@@ -35,11 +36,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	log := c.logger(stderr)
+	if _, err := models.ParseKeyVars(getenv(models.KeyVarsSetting)); err != nil {
+		return err
+	}
 	db, ws, err := openWorkspace(ctx, c, log)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	db.Getenv = getenv
 	if web && c.SeedDemo {
 		if _, err := demo.Seed(ctx, db, ws); err != nil {
 			return fmt.Errorf("seed demo project: %w", err)
