@@ -36,6 +36,9 @@ type Handlers struct {
 	MaxUploadBytes int64
 	// Prices are the configured per-model prices (USD per million tokens).
 	Prices map[string]Price
+	// Network says which host names are answered and which proxies are
+	// trusted (see hosts.go).
+	Network NetworkPolicy
 	// Ready reports whether the process can serve (database reachable...).
 	Ready func(ctx context.Context) error
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +72,8 @@ func newTestEnv(t *testing.T, db *models.DB) *testEnv {
 		t.Fatal(err)
 	}
 	h.SimulatedURL = sim.URL
+	// httptest.NewRequest sends Host: example.com.
+	h.Network.AllowedHosts = append(slices.Clone(DefaultAllowedHosts), "example.com")
 	e := echo.New()
 	h.Register(e)
 	return &testEnv{t: t, db: db, h: h, e: e, runner: r, sim: sim, ws: ws, project: p}

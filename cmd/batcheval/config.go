@@ -7,6 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
+	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +34,12 @@ type Config struct {
 	Prices string
 	// SimLatency is how long the simulated judge takes per answer.
 	SimLatency time.Duration
+	// AllowedHosts lists the host names the dashboard answers to
+	// (comma-separated); empty means the loopback names plus the bind host.
+	AllowedHosts string
+	// TrustedProxies lists the reverse proxies (CIDR ranges or addresses)
+	// whose X-Forwarded-For and X-Forwarded-Proto are believed.
+	TrustedProxies string
 }
 
 // bindConfig registers the shared flags; environment variables give the defaults.
@@ -63,8 +72,53 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string) *Config {
 	// A quarter second per answer lets a newcomer watch the demo run's
 	// progress, where an instant answer would finish before the page loads.
 	fs.DurationVar(&c.SimLatency, "sim-latency", envDuration(getenv, "BATCHEVAL_SIM_LATENCY", 250*time.Millisecond), "how long the simulated judge takes per answer (env BATCHEVAL_SIM_LATENCY)")
+	fs.StringVar(&c.AllowedHosts, "allowed-hosts", env("BATCHEVAL_ALLOWED_HOSTS", ""), "host names the dashboard answers to, comma-separated; empty: localhost, 127.0.0.1, ::1 and the bind host (env BATCHEVAL_ALLOWED_HOSTS)")
+	fs.StringVar(&c.TrustedProxies, "trusted-proxies", env("BATCHEVAL_TRUSTED_PROXIES", ""), "reverse proxies whose X-Forwarded-For/-Proto are believed, CIDRs or addresses (env BATCHEVAL_TRUSTED_PROXIES)")
 	fs.StringVar(&c.LogFormat, "log-format", env("BATCHEVAL_LOG_FORMAT", "text"), "text or json (env BATCHEVAL_LOG_FORMAT)")
 	return c
+}
+
+// bindHost is the host part of Addr ("" when it has none, e.g. ":8080").
+func (c *Config) bindHost() string {
+	host, _, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return ""
+	}
+	return host
+}
+
+// LocalMode reports whether the server binds a loopback address only, so
+// that only people on this machine can reach it: then loopback judges are
+// allowed by default and a secret key is generated when first needed.
+// An empty host (":8080") or 0.0.0.0 listens on every interface.
+func (c *Config) LocalMode() bool {
+	host := c.bindHost()
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
+}
+
+// NetworkPolicy is the dashboard's host allowlist and trusted proxies.
+func (c *Config) NetworkPolicy() (handlers.NetworkPolicy, error) {
+	var p handlers.NetworkPolicy
+	p.AllowedHosts = handlers.ParseAllowedHosts(c.AllowedHosts)
+	if len(p.AllowedHosts) == 0 {
+		p.AllowedHosts = slices.Clone(handlers.DefaultAllowedHosts)
+		// The bind host is a name people use to reach the server, unless
+		// it is the "every interface" address, which is no name at all.
+		if h := strings.ToLower(c.bindHost()); h != "" && !slices.Contains(p.AllowedHosts, h) {
+			if a, err := netip.ParseAddr(h); err != nil || !a.IsUnspecified() {
+				p.AllowedHosts = append(p.AllowedHosts, h)
+			}
+		}
+	}
+	var err error
+	if p.TrustedProxies, err = handlers.ParseTrustedProxies(c.TrustedProxies); err != nil {
+		return p, fmt.Errorf("BATCHEVAL_TRUSTED_PROXIES: %w", err)
+	}
+	return p, nil
 }
 
 // DSN is the database to open.

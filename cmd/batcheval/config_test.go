@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParsePrices(t *testing.T) {
 	got, err := parsePrices("gpt-4o=2.5:10, llama = 0:0")
@@ -17,5 +20,36 @@ func TestParsePrices(t *testing.T) {
 		if _, err := parsePrices(bad); err == nil {
 			t.Errorf("parsePrices(%q) accepted", bad)
 		}
+	}
+}
+
+func TestLocalModeAndAllowedHosts(t *testing.T) {
+	for _, tc := range []struct {
+		addr, hosts string
+		local       bool
+		want        string
+	}{
+		{"127.0.0.1:8080", "", true, "localhost,127.0.0.1,::1"},
+		{"localhost:8080", "", true, "localhost,127.0.0.1,::1"},
+		{"[::1]:8080", "", true, "localhost,127.0.0.1,::1"},
+		{"0.0.0.0:8080", "", false, "localhost,127.0.0.1,::1"},
+		{":8080", "", false, "localhost,127.0.0.1,::1"},
+		{"192.168.1.20:8080", "", false, "localhost,127.0.0.1,::1,192.168.1.20"},
+		{"0.0.0.0:8080", "Evals.Example.org:443, intranet", false, "evals.example.org,intranet"},
+	} {
+		c := &Config{Addr: tc.addr, AllowedHosts: tc.hosts}
+		if got := c.LocalMode(); got != tc.local {
+			t.Errorf("%s: LocalMode = %v, want %v", tc.addr, got, tc.local)
+		}
+		p, err := c.NetworkPolicy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(p.AllowedHosts, ","); got != tc.want {
+			t.Errorf("%s %q: allowed hosts %s, want %s", tc.addr, tc.hosts, got, tc.want)
+		}
+	}
+	if _, err := (&Config{Addr: ":1", TrustedProxies: "nonsense"}).NetworkPolicy(); err == nil {
+		t.Error("a malformed trusted proxy list was accepted")
 	}
 }

@@ -90,8 +90,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	h.MaxUploadBytes = int64(c.MaxUploadMB) << 20
+	if h.Network, err = c.NetworkPolicy(); err != nil {
+		return err
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	h.Network.Apply(e)
 	h.Register(e)
 
 	ln, err := net.Listen("tcp", c.Addr)
