@@ -9,11 +9,13 @@ import (
 	"math"
 	"net"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/handlers"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/runner"
@@ -40,6 +42,10 @@ type Config struct {
 	// TrustedProxies lists the reverse proxies (CIDR ranges or addresses)
 	// whose X-Forwarded-For and X-Forwarded-Proto are believed.
 	TrustedProxies string
+	// JudgeAllowPrivate lets judges live on private networks.
+	JudgeAllowPrivate bool
+	// JudgeAllowLoopback is "true", "false" or "" (on in local mode only).
+	JudgeAllowLoopback string
 }
 
 // bindConfig registers the shared flags; environment variables give the defaults.
@@ -74,6 +80,12 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string) *Config {
 	fs.DurationVar(&c.SimLatency, "sim-latency", envDuration(getenv, "BATCHEVAL_SIM_LATENCY", 250*time.Millisecond), "how long the simulated judge takes per answer (env BATCHEVAL_SIM_LATENCY)")
 	fs.StringVar(&c.AllowedHosts, "allowed-hosts", env("BATCHEVAL_ALLOWED_HOSTS", ""), "host names the dashboard answers to, comma-separated; empty: localhost, 127.0.0.1, ::1 and the bind host (env BATCHEVAL_ALLOWED_HOSTS)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", env("BATCHEVAL_TRUSTED_PROXIES", ""), "reverse proxies whose X-Forwarded-For/-Proto are believed, CIDRs or addresses (env BATCHEVAL_TRUSTED_PROXIES)")
+	// Judges on private networks and loopback are off unless the operator
+	// says so (loopback is on in local mode, for Ollama on the same laptop):
+	// a judge URL is typed in the dashboard, and the server must not become
+	// a way into the networks it can reach.
+	fs.BoolVar(&c.JudgeAllowPrivate, "judge-allow-private", env("BATCHEVAL_JUDGE_ALLOW_PRIVATE", "false") == "true", "allow judges on private networks: 10/8, 172.16/12, 192.168/16, fc00::/7 (env BATCHEVAL_JUDGE_ALLOW_PRIVATE)")
+	fs.StringVar(&c.JudgeAllowLoopback, "judge-allow-loopback", env("BATCHEVAL_JUDGE_ALLOW_LOOPBACK", ""), "allow judges on this machine's loopback: true or false; empty: only in local mode (env BATCHEVAL_JUDGE_ALLOW_LOOPBACK)")
 	fs.StringVar(&c.LogFormat, "log-format", env("BATCHEVAL_LOG_FORMAT", "text"), "text or json (env BATCHEVAL_LOG_FORMAT)")
 	return c
 }
@@ -117,6 +129,33 @@ func (c *Config) NetworkPolicy() (handlers.NetworkPolicy, error) {
 	var err error
 	if p.TrustedProxies, err = handlers.ParseTrustedProxies(c.TrustedProxies); err != nil {
 		return p, fmt.Errorf("BATCHEVAL_TRUSTED_PROXIES: %w", err)
+	}
+	return p, nil
+}
+
+// Egress is the judge egress policy; simURL is the in-process simulated
+// judge, allowed whatever the policy.
+func (c *Config) Egress(simURL string) (judge.Egress, error) {
+	p := judge.Egress{AllowPrivate: c.JudgeAllowPrivate, AllowLoopback: c.LocalMode()}
+	switch strings.ToLower(c.JudgeAllowLoopback) {
+	case "":
+	case "true":
+		p.AllowLoopback = true
+	case "false":
+		p.AllowLoopback = false
+	default:
+		return p, fmt.Errorf("BATCHEVAL_JUDGE_ALLOW_LOOPBACK is %q: use true, false, or leave it empty", c.JudgeAllowLoopback)
+	}
+	if simURL != "" {
+		u, err := url.Parse(simURL)
+		if err != nil {
+			return p, fmt.Errorf("simulated judge URL: %w", err)
+		}
+		ap, err := netip.ParseAddrPort(u.Host)
+		if err != nil {
+			return p, fmt.Errorf("simulated judge address: %w", err)
+		}
+		p.AllowAddrs = append(p.AllowAddrs, ap)
 	}
 	return p, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 )
@@ -51,5 +52,40 @@ func TestLocalModeAndAllowedHosts(t *testing.T) {
 	}
 	if _, err := (&Config{Addr: ":1", TrustedProxies: "nonsense"}).NetworkPolicy(); err == nil {
 		t.Error("a malformed trusted proxy list was accepted")
+	}
+}
+
+// TestEgressPolicy: loopback judges are on in local mode only unless the
+// operator says otherwise; private networks only when asked; the simulated
+// judge's own port works in every mode.
+func TestEgressPolicy(t *testing.T) {
+	const sim = "http://127.0.0.1:41234/v1"
+	for _, tc := range []struct {
+		addr, loopback string
+		private        bool
+		wantLoopback   bool
+	}{
+		{"127.0.0.1:8080", "", false, true},
+		{"0.0.0.0:8080", "", false, false},
+		{"0.0.0.0:8080", "true", true, true},
+		{"127.0.0.1:8080", "false", false, false},
+	} {
+		c := &Config{Addr: tc.addr, JudgeAllowLoopback: tc.loopback, JudgeAllowPrivate: tc.private}
+		p, err := c.Egress(sim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.AllowLoopback != tc.wantLoopback || p.AllowPrivate != tc.private {
+			t.Errorf("%s loopback=%q: policy %+v", tc.addr, tc.loopback, p)
+		}
+		if err := p.Check(netip.MustParseAddrPort("127.0.0.1:41234")); err != nil {
+			t.Errorf("%s: the simulated judge is refused: %v", tc.addr, err)
+		}
+		if err := p.Check(netip.MustParseAddrPort("127.0.0.1:11434")); (err == nil) != tc.wantLoopback {
+			t.Errorf("%s: another loopback port: %v, want allowed=%v", tc.addr, err, tc.wantLoopback)
+		}
+	}
+	if _, err := (&Config{Addr: ":1", JudgeAllowLoopback: "yes"}).Egress(sim); err == nil {
+		t.Error("a malformed loopback setting was accepted")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dataimport"
@@ -142,6 +143,11 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer sim.Close()
+	egress, err := c.Egress(sim.URL)
+	if err != nil {
+		return err
+	}
+	judge.SetEgress(egress)
 	snap := models.JudgeSnapshot{Name: "command line", BaseURL: *judgeURL, Model: *model, APIKeyEnv: *keyEnv,
 		MaxConcurrency: *concurrency, TimeoutSeconds: int(timeout.Seconds())}
 	if *simulated {

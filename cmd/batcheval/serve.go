@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/handlers"
 	"github.com/batcheval/batcheval/models"
@@ -57,6 +58,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return fmt.Errorf("start simulated judge: %w", err)
 	}
 	defer sim.Close()
+	egress, err := c.Egress(sim.URL)
+	if err != nil {
+		return err
+	}
+	judge.SetEgress(egress)
 
 	work := !web || !*noWork
 	r, err := runner.New(runner.Config{DB: db, Log: log, Work: work, MaxRuns: c.MaxRuns, SimulatedURL: sim.URL, Getenv: getenv})

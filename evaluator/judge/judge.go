@@ -70,7 +70,9 @@ type Config struct {
 	// MaxRetryAfter is the longest Retry-After waited for; a longer one
 	// fails the call at once with KindRateLimited. Default DefaultMaxRetryAfter.
 	MaxRetryAfter time.Duration
-	// HTTPClient is optional; its own Timeout, if any, also applies.
+	// HTTPClient is optional; its own Timeout, if any, also applies. By
+	// default the client of the egress policy set by SetEgress is used (no
+	// redirects, no link-local or metadata addresses).
 	HTTPClient *http.Client
 }
 
@@ -95,8 +97,9 @@ func (cfg Config) withDefaults() Config {
 		cfg.MaxRetryAfter = DefaultMaxRetryAfter
 	}
 	if cfg.HTTPClient == nil {
-		// No client-wide timeout: each attempt gets its own context deadline.
-		cfg.HTTPClient = &http.Client{}
+		// The egress policy's client (see SetEgress). No client-wide
+		// timeout: each attempt gets its own context deadline.
+		cfg.HTTPClient = egressClient()
 	}
 	return cfg
 }
