@@ -249,6 +249,9 @@ func (h *Handlers) pingJudge(ctx context.Context, j models.Judge) web.JudgeTestR
 			return res
 		}
 		cfg.BaseURL, cfg.APIKey = h.SimulatedURL, ""
+	} else if j.KeyProblem != "" {
+		res.Error = j.KeyProblem + ": enter the key again"
+		return res
 	} else if cfg.APIKey == "" && j.APIKeyEnv != "" {
 		key, err := h.DB.KeyFromEnv(j.APIKeyEnv)
 		if err != nil {

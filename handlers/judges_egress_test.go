@@ -1,9 +1,11 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -67,6 +69,64 @@ func TestJudgeTestConnectionShowsNoBody(t *testing.T) {
 		}
 		if followed != 0 {
 			t.Errorf("the redirect was followed %d times", followed)
+		}
+	})
+}
+
+// TestStoredKeyNeverShown: a stored key appears on no judge page, in no
+// "Test connection" result (even when the endpoint echoes it back), in no
+// log line, and not in the database column.
+func TestStoredKeyNeverShown(t *testing.T) {
+	const key = "sk-never-shown-91d7c2"
+	echoing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":{"type":"invalid_api_key","message":"Incorrect API key provided: `+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")+`"}}`)
+	}))
+	defer echoing.Close()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		var logs bytes.Buffer
+		env.h.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		form := judgeFormValues("Echoing", echoing.URL+"/v1", key, "")
+		if rec := env.postForm("/judges", form); rec.Code != http.StatusSeeOther {
+			t.Fatalf("POST /judges = %d: %s", rec.Code, rec.Body)
+		}
+		js, _ := env.db.ListJudges(context.Background(), env.ws.ID)
+		j := js[len(js)-1]
+		var raw string
+		env.db.Gorm.Raw("SELECT api_key FROM judges WHERE id = ?", j.ID).Scan(&raw)
+		if strings.Contains(raw, key) || !models.IsSealed(raw) {
+			t.Errorf("the database column holds %q", raw)
+		}
+		var seen []string
+		for _, path := range []string{"/judges", fmt.Sprintf("/judges/%d/edit", j.ID)} {
+			seen = append(seen, env.get(path).Body.String())
+		}
+		for _, fetch := range []bool{true, false} {
+			req := httptest.NewRequest(http.MethodPost, fmt.Sprintf("/judges/%d/test", j.ID), nil)
+			if fetch {
+				req.Header.Set("X-Requested-With", "fetch")
+			}
+			rec := httptest.NewRecorder()
+			env.e.ServeHTTP(rec, req)
+			seen = append(seen, rec.Body.String())
+			next := httptest.NewRequest(http.MethodGet, "/judges", nil)
+			for _, ck := range rec.Result().Cookies() {
+				next.AddCookie(ck)
+				seen = append(seen, ck.Value)
+			}
+			page := httptest.NewRecorder()
+			env.e.ServeHTTP(page, next)
+			seen = append(seen, page.Body.String())
+		}
+		if !strings.Contains(strings.Join(seen, "\n"), "[redacted]") {
+			t.Errorf("the echoed key was not reported as redacted: %s", strings.Join(seen, "\n"))
+		}
+		seen = append(seen, logs.String())
+		for i, s := range seen {
+			if strings.Contains(s, key) {
+				t.Errorf("output %d shows the key", i)
+			}
 		}
 	})
 }

@@ -838,6 +838,9 @@ func askGEvalSteps(ctx context.Context, client *judge.Client, rub evaluator.Rubr
 // connection" does: the simulated judge is reached at h.SimulatedURL, a
 // real one with its stored key or the environment variable it names.
 func (h *Handlers) judgeClient(j models.Judge) (*judge.Client, error) {
+	if j.KeyProblem != "" && !j.Simulated {
+		return nil, errors.New(j.KeyProblem)
+	}
 	cfg := judge.Config{BaseURL: j.BaseURL, Model: j.Model, APIKey: j.APIKey, MaxAttempts: stepsCallAttempts,
 		Timeout: min(time.Duration(j.TimeoutSeconds)*time.Second, stepsCallTimeout)}
 	if cfg.Timeout <= 0 {

@@ -44,6 +44,9 @@ type DB struct {
 	// Getenv reads the operator's environment: the list of key variables
 	// (KeyVarsSetting) and the keys judges name. Nil means os.Getenv.
 	Getenv func(string) string
+	// Secrets is the secret key judge keys are sealed with; nil: none, and
+	// keys cannot be stored.
+	Secrets *Secrets
 }
 
 // getenv is db.Getenv or os.Getenv.

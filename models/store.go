@@ -203,6 +203,11 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 	if j.TimeoutSeconds < 1 {
 		j.TimeoutSeconds = 120
 	}
+	if j.APIKey != "" {
+		if err := db.sealJudgeKey(j); err != nil {
+			return err
+		}
+	}
 	if j.ID == 0 {
 		return db.Gorm.WithContext(ctx).Create(j).Error
 	}
@@ -225,6 +230,9 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 func (db *DB) FindJudge(ctx context.Context, wsID, id int64) (Judge, error) {
 	var j Judge
 	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&j).Error
+	if err == nil {
+		db.openJudgeKey(&j)
+	}
 	return j, notFound(err, "judge", id)
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,6 +48,10 @@ type Config struct {
 	JudgeAllowPrivate bool
 	// JudgeAllowLoopback is "true", "false" or "" (on in local mode only).
 	JudgeAllowLoopback string
+	// SecretKey (base64, from BATCHEVAL_SECRET_KEY only: a flag would show
+	// in the process list) or SecretKeyFile seals judge keys at rest.
+	SecretKey     string
+	SecretKeyFile string
 }
 
 // bindConfig registers the shared flags; environment variables give the defaults.
@@ -86,6 +92,8 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string) *Config {
 	// a way into the networks it can reach.
 	fs.BoolVar(&c.JudgeAllowPrivate, "judge-allow-private", env("BATCHEVAL_JUDGE_ALLOW_PRIVATE", "false") == "true", "allow judges on private networks: 10/8, 172.16/12, 192.168/16, fc00::/7 (env BATCHEVAL_JUDGE_ALLOW_PRIVATE)")
 	fs.StringVar(&c.JudgeAllowLoopback, "judge-allow-loopback", env("BATCHEVAL_JUDGE_ALLOW_LOOPBACK", ""), "allow judges on this machine's loopback: true or false; empty: only in local mode (env BATCHEVAL_JUDGE_ALLOW_LOOPBACK)")
+	c.SecretKey = getenv("BATCHEVAL_SECRET_KEY")
+	fs.StringVar(&c.SecretKeyFile, "secret-key-file", env("BATCHEVAL_SECRET_KEY_FILE", ""), "file holding the base64 key that encrypts stored judge keys; or set BATCHEVAL_SECRET_KEY (env BATCHEVAL_SECRET_KEY_FILE)")
 	fs.StringVar(&c.LogFormat, "log-format", env("BATCHEVAL_LOG_FORMAT", "text"), "text or json (env BATCHEVAL_LOG_FORMAT)")
 	return c
 }
@@ -160,6 +168,40 @@ func (c *Config) Egress(simURL string) (judge.Egress, error) {
 	return p, nil
 }
 
+// localKeyFile is where local mode keeps a generated secret key: next to
+// the SQLite database, in the data folder.
+func (c *Config) localKeyFile() string {
+	return filepath.Join(filepath.Dir(c.SQLitePath), "secret.key")
+}
+
+// Secrets is the secret key that seals judge keys: the configured one, or
+// in local mode one generated into the data folder when first needed.
+func (c *Config) Secrets(log *slog.Logger) (*models.Secrets, error) {
+	var sealer *models.Sealer
+	var err error
+	switch {
+	case c.SecretKey != "" && c.SecretKeyFile != "":
+		return nil, errors.New("set BATCHEVAL_SECRET_KEY or BATCHEVAL_SECRET_KEY_FILE, not both")
+	case c.SecretKey != "":
+		if sealer, err = models.ParseSecretKey(c.SecretKey); err != nil {
+			return nil, fmt.Errorf("BATCHEVAL_SECRET_KEY: %w", err)
+		}
+	case c.SecretKeyFile != "":
+		if sealer, err = models.ReadSecretKeyFile(c.SecretKeyFile); err != nil {
+			return nil, err
+		}
+	}
+	file := ""
+	if sealer == nil && c.LocalMode() {
+		file = c.localKeyFile()
+	}
+	s := models.NewSecrets(sealer, file)
+	s.OnGenerate = func(path string) {
+		log.Warn("generated a secret key to encrypt judge keys; back it up with the database, or stored keys cannot be read", "file", path)
+	}
+	return s, nil
+}
+
 // DSN is the database to open.
 func (c *Config) DSN() string {
 	if c.DatabaseURL != "" {
@@ -193,6 +235,19 @@ func openDB(ctx context.Context, c *Config, log *slog.Logger) (*models.DB, error
 	if err := runner.Migrate(ctx, db, log); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if db.Secrets, err = c.Secrets(log); err != nil {
+		db.Close()
+		return nil, err
+	}
+	// Keys stored before encryption existed are sealed now.
+	n, err := db.SealStoredKeys(ctx)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	if n > 0 {
+		log.Info("encrypted judge keys stored in plaintext by an older version", "count", n)
 	}
 	return db, nil
 }
