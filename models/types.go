@@ -90,13 +90,13 @@ func (r Rubric) Evaluator() evaluator.Rubric {
 // Judge is a stored judge setting: an OpenAI-compatible endpoint, or the
 // built-in simulated judge.
 type Judge struct {
-	ID             int64
-	WorkspaceID    int64
-	Name           string
-	Simulated      bool
-	BaseURL        string
-	Model          string
-	APIKeyEnv      string
+	ID          int64
+	WorkspaceID int64
+	Name        string
+	Simulated   bool
+	BaseURL     string
+	Model       string
+	APIKeyEnv   string
 	// APIKey is the key in plaintext, in memory only: FindJudge fills it
 	// from SealedKey, SaveJudge seals it. Never rendered, logged or exported.
 	APIKey string `gorm:"-" json:"-"`
@@ -104,7 +104,7 @@ type Judge struct {
 	// key (see secrets.go), or plaintext from before encryption existed.
 	SealedKey string `gorm:"column:api_key" json:"-"`
 	// KeyProblem says why a stored key could not be decrypted ("" if fine).
-	KeyProblem string `gorm:"-" json:"-"`
+	KeyProblem     string `gorm:"-" json:"-"`
 	Temperature    float64
 	TopP           float64
 	MaxConcurrency int
