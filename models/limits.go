@@ -27,8 +27,10 @@ const (
 	MaxSettingLength = 2000
 )
 
-// checkLength refuses a value longer than limit characters, naming the
+// CheckLength refuses a value longer than limit characters, naming the
 // field and the limit.
+func CheckLength(field, value string, limit int) error { return checkLength(field, value, limit) }
+
 func checkLength(field, value string, limit int) error {
 	if n := utf8.RuneCountInString(value); n > limit {
 		return Errorf(EInvalid, "the %s is %d characters long; the limit is %d", field, n, limit)
