@@ -98,7 +98,10 @@ func (h *Handlers) uploadDataset(c echo.Context) error {
 		return refuse(name, "This file cannot be imported: "+err.Error())
 	}
 	u := models.PendingUpload{WorkspaceID: h.workspaceID(c), Filename: filepath.Base(fh.Filename), Format: string(format), Content: data}
-	if err := h.DB.SavePendingUpload(req.Context(), &u); err != nil {
+	if err := h.DB.SavePendingUpload(req.Context(), &u, h.UploadQuotaBytes); err != nil {
+		if models.ErrorCode(err) == models.EConflict {
+			return refuse(name, models.ErrorMessage(err))
+		}
 		return err
 	}
 	q := url.Values{"token": {u.Token}}

@@ -34,6 +34,9 @@ type Handlers struct {
 	SimulatedURL string
 	// MaxUploadBytes caps dataset uploads.
 	MaxUploadBytes int64
+	// UploadQuotaBytes caps a workspace's uploads waiting for their column
+	// mapping; 0 means no quota.
+	UploadQuotaBytes int64
 	// Prices are the configured per-model prices (USD per million tokens).
 	Prices map[string]Price
 	// Network says which host names are answered and which proxies are
@@ -58,7 +61,7 @@ func New(db *models.DB, r *runner.Runner, log *slog.Logger, ws models.Workspace)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handlers{DB: db, Runner: r, Log: log, Workspace: ws, MaxUploadBytes: 50 << 20, Prices: map[string]Price{}, reports: newReportCache()}, nil
+	return &Handlers{DB: db, Runner: r, Log: log, Workspace: ws, MaxUploadBytes: 50 << 20, UploadQuotaBytes: 200 << 20, Prices: map[string]Price{}, reports: newReportCache()}, nil
 }
 
 // workspaceID is the workspace of the request (one default workspace now).

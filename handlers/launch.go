@@ -698,6 +698,9 @@ func (h *Handlers) launchRun(c echo.Context) error {
 		run.MethodSettings = ms
 	}
 	if err := h.Runner.Launch(c.Request().Context(), &run); err != nil {
+		if models.ErrorCode(err) == models.EConflict {
+			return h.refuseLaunch(c, pl, err)
+		}
 		return err
 	}
 	return redirect(c, runURL(run.ID), in.Method.Label()+" run launched: it starts as soon as a worker is free.")
@@ -740,12 +743,25 @@ func (h *Handlers) launchAllMethods(c echo.Context) error {
 	e, runs, err := h.Runner.LaunchAll(c.Request().Context(), h.runTemplate(pl, ""), name, setups)
 	if err != nil {
 		if e.ID == 0 {
+			if models.ErrorCode(err) == models.EConflict {
+				return h.refuseLaunch(c, pl, err)
+			}
 			return err
 		}
 		setFlash(c, "error", fmt.Sprintf("Only %d of %d runs were launched: %s", len(runs), len(setups), models.ErrorMessage(err)))
 		return c.Redirect(http.StatusSeeOther, launchedExperimentURL(e.ID))
 	}
 	return redirect(c, launchedExperimentURL(e.ID), fmt.Sprintf("%d runs launched, one per method and variant: they start as workers free up.", len(runs)))
+}
+
+// refuseLaunch shows the launch form again with why nothing was launched
+// (e.g. the workspace's limit of runs at once).
+func (h *Handlers) refuseLaunch(c echo.Context, pl *launchPlan, err error) error {
+	v := pl.view
+	v.Page = page(c, "New run")
+	v.ErrorTitle = "Not launched:"
+	v.Errors = append(v.Errors, models.ErrorMessage(err))
+	return render(c, http.StatusConflict, web.RunLaunchPage(v))
 }
 
 func launchedExperimentURL(id int64) string { return "/experiments/" + strconv.FormatInt(id, 10) }

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/batcheval/batcheval/models"
 )
 
 // TestOversizedFieldsRefused: a 9 MiB project name gets a 413 naming the
@@ -142,6 +144,55 @@ func TestNonUploadBodiesAreBounded(t *testing.T) {
 		rec := env.do(http.MethodPost, "/projects", &body, mw.FormDataContentType())
 		if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), "&#34;name&#34;") {
 			t.Errorf("multipart 2 MiB name = %d: %.300s", rec.Code, rec.Body)
+		}
+	})
+}
+
+// TestUploadQuotaRefused: past the workspace's quota of pending uploads an
+// upload is refused on the upload page, saying why.
+func TestUploadQuotaRefused(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		env.h.UploadQuotaBytes = int64(len(goodCSV)) + 10
+		env.uploadToken("a.csv", goodCSV)
+		rec := env.upload("b.csv", goodCSV, "second")
+		if rec.Code != http.StatusUnprocessableEntity || rec.Header().Get("Location") != "" {
+			t.Fatalf("second upload = %d, want 422", rec.Code)
+		}
+		if missing := bodyLacks(rec.Body.String(), "quota", "expire"); len(missing) > 0 {
+			t.Errorf("the refusal lacks %q", missing)
+		}
+	})
+}
+
+// TestLaunchRefusedAtRunLimit: with the workspace at its limit of runs at
+// once, a launch and a launch of all methods are refused on the form with
+// the reason, and nothing is created.
+func TestLaunchRefusedAtRunLimit(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := t.Context()
+		d := env.demo()
+		env.db.MaxActiveRunsPerWorkspace = 1
+		// A queued run with no job: it stays queued.
+		blocker := models.Run{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: d.dataset.ID, Name: "blocker", Method: "batcheval"}
+		if err := env.db.CreateRun(ctx, &blocker, nil); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := env.db.ListRuns(ctx, env.ws.ID, env.project.ID)
+		for _, path := range []string{fmt.Sprintf("/projects/%d/runs", env.project.ID), fmt.Sprintf("/projects/%d/experiments", env.project.ID)} {
+			rec := env.postForm(path, d.launchForm("2", "5"))
+			if rec.Code != http.StatusConflict {
+				t.Errorf("POST %s = %d, want 409", path, rec.Code)
+			}
+			if missing := bodyLacks(rec.Body.String(), "Not launched", "BATCHEVAL_MAX_RUNS_PER_WORKSPACE"); len(missing) > 0 {
+				t.Errorf("POST %s: the form lacks %q", path, missing)
+			}
+		}
+		after, _ := env.db.ListRuns(ctx, env.ws.ID, env.project.ID)
+		if len(after) != len(before) {
+			t.Errorf("runs %d -> %d", len(before), len(after))
+		}
+		if es, _ := env.db.ListExperiments(ctx, env.ws.ID, env.project.ID); len(es) != 0 {
+			t.Errorf("%d experiments created", len(es))
 		}
 	})
 }

@@ -47,6 +47,9 @@ type DB struct {
 	// Secrets is the secret key judge keys are sealed with; nil: none, and
 	// keys cannot be stored.
 	Secrets *Secrets
+	// MaxActiveRunsPerWorkspace bounds the runs a workspace may have queued
+	// or running at once; 0 means no limit.
+	MaxActiveRunsPerWorkspace int
 }
 
 // getenv is db.Getenv or os.Getenv.

@@ -289,6 +289,18 @@ func (db *DB) CreateRun(ctx context.Context, r *Run, enqueue func(ctx context.Co
 	}
 	r.Status = RunQueued
 	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if limit := db.MaxActiveRunsPerWorkspace; limit > 0 {
+			if err := lockWorkspace(tx, db.Dialect, r.WorkspaceID); err != nil {
+				return err
+			}
+			active, err := activeRuns(tx, r.WorkspaceID)
+			if err != nil {
+				return err
+			}
+			if active >= int64(limit) {
+				return runLimitError(active, 1, limit)
+			}
+		}
 		if err := tx.Create(r).Error; err != nil {
 			return fmt.Errorf("create run: %w", err)
 		}

@@ -52,6 +52,10 @@ type Config struct {
 	// in the process list) or SecretKeyFile seals judge keys at rest.
 	SecretKey     string
 	SecretKeyFile string
+	// UploadQuotaMB caps a workspace's pending uploads; 0: no quota.
+	UploadQuotaMB int
+	// MaxRunsPerWorkspace caps a workspace's queued and running runs; 0: no limit.
+	MaxRunsPerWorkspace int
 }
 
 // bindConfig registers the shared flags; environment variables give the defaults.
@@ -92,6 +96,14 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string) *Config {
 	// a way into the networks it can reach.
 	fs.BoolVar(&c.JudgeAllowPrivate, "judge-allow-private", env("BATCHEVAL_JUDGE_ALLOW_PRIVATE", "false") == "true", "allow judges on private networks: 10/8, 172.16/12, 192.168/16, fc00::/7 (env BATCHEVAL_JUDGE_ALLOW_PRIVATE)")
 	fs.StringVar(&c.JudgeAllowLoopback, "judge-allow-loopback", env("BATCHEVAL_JUDGE_ALLOW_LOOPBACK", ""), "allow judges on this machine's loopback: true or false; empty: only in local mode (env BATCHEVAL_JUDGE_ALLOW_LOOPBACK)")
+	// Four full-size uploads can wait for their mapping at once: enough for
+	// a team preparing several data sets, and a bound on what unfinished
+	// uploads hold in the database.
+	fs.IntVar(&c.UploadQuotaMB, "upload-quota-mb", envInt("BATCHEVAL_UPLOAD_QUOTA_MB", 200), "most MiB of uploads a workspace may have waiting for their column mapping; 0: no quota (env BATCHEVAL_UPLOAD_QUOTA_MB)")
+	// Twenty runs at once holds two "Launch all methods" experiments (nine
+	// runs each) plus a couple of single runs; more is likely a mistake
+	// that would spend real money.
+	fs.IntVar(&c.MaxRunsPerWorkspace, "max-runs-per-workspace", envInt("BATCHEVAL_MAX_RUNS_PER_WORKSPACE", 20), "most runs a workspace may have queued or running at once; 0: no limit (env BATCHEVAL_MAX_RUNS_PER_WORKSPACE)")
 	c.SecretKey = getenv("BATCHEVAL_SECRET_KEY")
 	fs.StringVar(&c.SecretKeyFile, "secret-key-file", env("BATCHEVAL_SECRET_KEY_FILE", ""), "file holding the base64 key that encrypts stored judge keys; or set BATCHEVAL_SECRET_KEY (env BATCHEVAL_SECRET_KEY_FILE)")
 	fs.StringVar(&c.LogFormat, "log-format", env("BATCHEVAL_LOG_FORMAT", "text"), "text or json (env BATCHEVAL_LOG_FORMAT)")
@@ -236,6 +248,7 @@ func openDB(ctx context.Context, c *Config, log *slog.Logger) (*models.DB, error
 		db.Close()
 		return nil, err
 	}
+	db.MaxActiveRunsPerWorkspace = max(c.MaxRunsPerWorkspace, 0)
 	if db.Secrets, err = c.Secrets(log); err != nil {
 		db.Close()
 		return nil, err

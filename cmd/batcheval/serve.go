@@ -72,6 +72,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := r.Start(ctx); err != nil {
 		return err
 	}
+	go sweepUploads(ctx, db, log, uploadSweepInterval)
 	stopRunner := func() {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
@@ -96,6 +97,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	h.MaxUploadBytes = int64(c.MaxUploadMB) << 20
+	h.UploadQuotaBytes = int64(max(c.UploadQuotaMB, 0)) << 20
 	if h.Network, err = c.NetworkPolicy(); err != nil {
 		return err
 	}
