@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -41,6 +42,16 @@ var metadataAddrs = []netip.Addr{
 	netip.MustParseAddr("fd00:ec2::254"),
 	netip.MustParseAddr("100.100.100.200"),
 	netip.MustParseAddr("168.63.129.16"),
+}
+
+// metadataHosts are the names of cloud metadata services. Their addresses
+// are refused by the dialer anyway (they resolve to link-local ones); the
+// names are refused up front for a clearer message.
+var metadataHosts = []string{"metadata.google.internal", "metadata.goog", "metadata", "instance-data", "instance-data.ec2.internal"}
+
+func metadataHost(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	return slices.Contains(metadataHosts, host)
 }
 
 // cgnat is the shared address space (RFC 6598), private in all but name.

@@ -137,3 +137,15 @@ func TestEgressAllowsListedLoopbackPort(t *testing.T) {
 		t.Fatalf("the listed loopback port was refused: %v", err)
 	}
 }
+
+// TestMetadataHostNamesRefused: the metadata services' names are refused
+// before any lookup, whatever they resolve to here.
+func TestMetadataHostNamesRefused(t *testing.T) {
+	for _, u := range []string{"http://metadata.google.internal/computeMetadata/v1", "http://METADATA.google.internal./v1", "http://metadata/v1"} {
+		_, err := New(Config{BaseURL: u, Model: "m"})
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != KindRefused || !strings.Contains(e.Error(), "metadata") {
+			t.Errorf("New(%s) = %v, want a refusal", u, err)
+		}
+	}
+}

@@ -122,6 +122,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Model == "" {
 		return nil, errors.New("judge: no model named: set the model (for Azure, the deployment name)")
 	}
+	if metadataHost(u.Hostname()) {
+		return nil, &Error{Kind: KindRefused, Message: fmt.Sprintf("%s is a cloud metadata service, never a judge", u.Hostname())}
+	}
 	cfg = cfg.withDefaults()
 
 	// The service is built directly instead of through openai.NewClient:
