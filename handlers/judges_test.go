@@ -31,6 +31,11 @@ func (env *testEnv) judgeNamed(name string) (models.Judge, bool) {
 	}
 	for _, j := range js {
 		if j.Name == name {
+			// FindJudge, unlike the list, opens the sealed key.
+			j, err := env.db.FindJudge(context.Background(), env.ws.ID, j.ID)
+			if err != nil {
+				env.t.Fatal(err)
+			}
 			return j, true
 		}
 	}
