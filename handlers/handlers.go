@@ -81,7 +81,10 @@ func render(c echo.Context, status int, comp templ.Component) error {
 const flashCookie = "batcheval_flash"
 
 func setFlash(c echo.Context, kind, text string) {
-	c.SetCookie(&http.Cookie{Name: flashCookie, Value: kind + ":" + base64.RawURLEncoding.EncodeToString([]byte(text)), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, MaxAge: 60})
+	// Secure over HTTPS, including behind a trusted TLS-terminating proxy
+	// (c.Scheme() believes its X-Forwarded-Proto only; see hosts.go).
+	c.SetCookie(&http.Cookie{Name: flashCookie, Value: kind + ":" + base64.RawURLEncoding.EncodeToString([]byte(text)), Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, MaxAge: 60, Secure: c.Scheme() == "https"})
 }
 
 // popFlash reads and clears the flash message.

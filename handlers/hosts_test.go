@@ -119,3 +119,32 @@ func TestReferrerPolicy(t *testing.T) {
 		}
 	})
 }
+
+// TestSecureCookieBehindTrustedProxy: the flash cookie is Secure when a
+// trusted proxy says the request came over HTTPS, and not when anyone else
+// says so.
+func TestSecureCookieBehindTrustedProxy(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		proxies, _ := ParseTrustedProxies("10.9.0.0/16")
+		env.h.Network.TrustedProxies = proxies
+		env.h.Network.Apply(env.e)
+		for _, tc := range []struct {
+			peer   string
+			secure bool
+		}{{"10.9.0.1:4000", true}, {"198.51.100.4:4000", false}} {
+			req := httptest.NewRequest(http.MethodPost, "/projects", strings.NewReader("name=cookie+"+tc.peer))
+			req.Header.Set(echo.HeaderContentType, echo.MIMEApplicationForm)
+			req.Header.Set(echo.HeaderXForwardedProto, "https")
+			req.RemoteAddr = tc.peer
+			rec := httptest.NewRecorder()
+			env.e.ServeHTTP(rec, req)
+			cks := rec.Result().Cookies()
+			if rec.Code != http.StatusSeeOther || len(cks) == 0 {
+				t.Fatalf("from %s: status %d, %d cookies", tc.peer, rec.Code, len(cks))
+			}
+			if cks[0].Secure != tc.secure {
+				t.Errorf("from %s: cookie Secure = %v, want %v", tc.peer, cks[0].Secure, tc.secure)
+			}
+		}
+	})
+}
