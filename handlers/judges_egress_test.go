@@ -130,3 +130,33 @@ func TestStoredKeyNeverShown(t *testing.T) {
 		}
 	})
 }
+
+// TestGenerateStepsUsesStoredKey: "Generate steps now" picks its judge from
+// the list, where keys are still sealed; the call must carry the opened key.
+func TestGenerateStepsUsesStoredKey(t *testing.T) {
+	const key = "sk-steps-5151"
+	var auth []string
+	ep := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth = append(auth, r.Header.Get("Authorization"))
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"1. Read it.\n2. Score it."}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	}))
+	defer ep.Close()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		auth = nil
+		j := models.Judge{WorkspaceID: env.ws.ID, Name: "Keyed", BaseURL: ep.URL + "/v1", Model: "m", APIKey: key, TimeoutSeconds: 5}
+		if err := env.db.SaveJudge(context.Background(), &j); err != nil {
+			t.Fatal(err)
+		}
+		d := env.demo()
+		d.judge = j
+		f := d.methodForm("geval", map[string]string{"steps_0": "", "steps_1": ""})
+		rec := env.postForm(fmt.Sprintf("/projects/%d/runs/geval-steps", env.project.ID), f)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("status %d: %.500s", rec.Code, rec.Body)
+		}
+		if len(auth) == 0 || auth[0] != "Bearer "+key {
+			t.Errorf("the judge was called with Authorization %q, want the stored key", auth)
+		}
+	})
+}

@@ -795,7 +795,7 @@ func (h *Handlers) generateGEvalSteps(c echo.Context) error {
 	if len(v.Errors) > 0 {
 		return render(c, http.StatusUnprocessableEntity, web.RunLaunchPage(*v))
 	}
-	client, err := h.judgeClient(*pl.judge)
+	client, err := h.judgeClient(c.Request().Context(), *pl.judge)
 	if err != nil {
 		v.Errors = append(v.Errors, pl.judge.Name+": "+plainJudgeError(err))
 		return render(c, http.StatusBadGateway, web.RunLaunchPage(*v))
@@ -853,7 +853,15 @@ func askGEvalSteps(ctx context.Context, client *judge.Client, rub evaluator.Rubr
 // judgeClient builds a client for a stored judge the way "Test
 // connection" does: the simulated judge is reached at h.SimulatedURL, a
 // real one with its stored key or the environment variable it names.
-func (h *Handlers) judgeClient(j models.Judge) (*judge.Client, error) {
+func (h *Handlers) judgeClient(ctx context.Context, j models.Judge) (*judge.Client, error) {
+	if j.HasStoredKey() && j.APIKey == "" && j.KeyProblem == "" {
+		// Judges from a list carry their key sealed; FindJudge opens it.
+		found, err := h.DB.FindJudge(ctx, j.WorkspaceID, j.ID)
+		if err != nil {
+			return nil, err
+		}
+		j = found
+	}
 	if j.KeyProblem != "" && !j.Simulated {
 		return nil, errors.New(j.KeyProblem)
 	}
