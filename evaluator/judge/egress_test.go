@@ -2,6 +2,7 @@ package judge
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -149,3 +150,45 @@ func TestMetadataHostNamesRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedDialOpensNoConnection: the refusal happens before connect, so
+// the refused service never even accepts a TCP connection.
+func TestRefusedDialOpensNoConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 10)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	cfg := Config{BaseURL: "http://" + ln.Addr().String() + "/v1", Model: "m", MaxAttempts: 2, MinBackoff: time.Millisecond,
+		HTTPClient: Egress{AllowPrivate: true}.HTTPClient()}
+	_, err = mustNew(t, cfg).Complete(t.Context(), simpleRequest())
+	if e := judgeError(t, err); e.Kind != KindRefused {
+		t.Fatalf("error %v, want refused", err)
+	}
+	select {
+	case <-accepted:
+		t.Fatal("the refused dial connected")
+	case <-time.After(200 * time.Millisecond):
+	}
+	// Control: the same address with loopback allowed does connect.
+	cfg.MaxAttempts = 1
+	cfg.HTTPClient = Egress{AllowLoopback: true}.HTTPClient()
+	_, _ = mustNew(t, cfg).Complete(t.Context(), simpleRequest())
+	select {
+	case <-accepted:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the allowed dial never connected: the check proves nothing")
+	}
+}
+
