@@ -191,4 +191,3 @@ func TestRefusedDialOpensNoConnection(t *testing.T) {
 		t.Fatal("the allowed dial never connected: the check proves nothing")
 	}
 }
-
