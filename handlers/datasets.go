@@ -79,6 +79,11 @@ func (h *Handlers) uploadDataset(c echo.Context) error {
 		return refuse("", "The upload could not be read; try again. ("+err.Error()+")")
 	}
 	name := strings.TrimSpace(c.FormValue("name"))
+	if err := models.CheckLength("dataset name", name, models.MaxComposedNameLength); err != nil {
+		// The name goes into the next page's address: refuse it here, and
+		// do not echo it back.
+		return refuse("", models.ErrorMessage(err))
+	}
 	data, err := readUpload(fh, h.MaxUploadBytes)
 	if err != nil {
 		return refuse(name, err.Error())
@@ -93,7 +98,10 @@ func (h *Handlers) uploadDataset(c echo.Context) error {
 		return refuse(name, "This file cannot be imported: "+err.Error())
 	}
 	u := models.PendingUpload{WorkspaceID: h.workspaceID(c), Filename: filepath.Base(fh.Filename), Format: string(format), Content: data}
-	if err := h.DB.SavePendingUpload(req.Context(), &u); err != nil {
+	if err := h.DB.SavePendingUpload(req.Context(), &u, h.UploadQuotaBytes); err != nil {
+		if models.ErrorCode(err) == models.EConflict {
+			return refuse(name, models.ErrorMessage(err))
+		}
 		return err
 	}
 	q := url.Values{"token": {u.Token}}
@@ -158,7 +166,7 @@ func mappingView(c echo.Context, p models.Project, u models.PendingUpload, t *da
 	v := web.DatasetMappingView{
 		Page: page(c, "Choose the columns"), Project: p, Token: u.Token, Filename: u.Filename,
 		Format: u.Format, Name: name, RowCount: len(t.Records), IDColumn: m.IDColumn,
-		AnnotatorColumn: m.AnnotatorColumn, GroupColumn: c.FormValue("group_column"),
+		AnnotatorColumn: m.AnnotatorColumn, GroupColumn: c.FormValue("group_column"), PreviewCellRunes: previewCellRunes,
 	}
 	labels := map[string]string{}
 	for _, f := range m.Fields {

@@ -46,8 +46,14 @@ type Handlers struct {
 	SimulatedURL string
 	// MaxUploadBytes caps dataset uploads.
 	MaxUploadBytes int64
+	// UploadQuotaBytes caps a workspace's uploads waiting for their column
+	// mapping; 0 means no quota.
+	UploadQuotaBytes int64
 	// Prices are the configured per-model prices (USD per million tokens).
 	Prices map[string]Price
+	// Network says which host names are answered and which proxies are
+	// trusted (see hosts.go).
+	Network NetworkPolicy
 	// Ready reports whether the process can serve (database reachable...).
 	Ready func(ctx context.Context) error
 
@@ -68,7 +74,7 @@ func New(db *models.DB, r *runner.Runner, log *slog.Logger, ws models.Workspace)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handlers{DB: db, Runner: r, Log: log, DefaultWorkspace: ws, Sessions: newSessionManager(db), MaxUploadBytes: 50 << 20, Prices: map[string]Price{}, reports: newReportCache()}, nil
+	return &Handlers{DB: db, Runner: r, Log: log, DefaultWorkspace: ws, Sessions: newSessionManager(db), MaxUploadBytes: 50 << 20, UploadQuotaBytes: 200 << 20, Prices: map[string]Price{}, reports: newReportCache()}, nil
 }
 
 // render writes a templ component with a status, buffered so a render
@@ -85,7 +91,10 @@ func render(c echo.Context, status int, comp templ.Component) error {
 const flashCookie = "batcheval_flash"
 
 func setFlash(c echo.Context, kind, text string) {
-	c.SetCookie(&http.Cookie{Name: flashCookie, Value: kind + ":" + base64.RawURLEncoding.EncodeToString([]byte(text)), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, MaxAge: 60})
+	// Secure over HTTPS, including behind a trusted TLS-terminating proxy
+	// (c.Scheme() believes its X-Forwarded-Proto only; see hosts.go).
+	c.SetCookie(&http.Cookie{Name: flashCookie, Value: kind + ":" + base64.RawURLEncoding.EncodeToString([]byte(text)), Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, MaxAge: 60, Secure: c.Scheme() == "https"})
 }
 
 // popFlash reads and clears the flash message.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -256,8 +255,11 @@ func (h *Handlers) pingJudge(ctx context.Context, j models.Judge) web.JudgeTestR
 			return res
 		}
 		cfg.BaseURL, cfg.APIKey = h.SimulatedURL, ""
+	} else if j.KeyProblem != "" {
+		res.Error = j.KeyProblem + ": enter the key again"
+		return res
 	} else if cfg.APIKey == "" && j.APIKeyEnv != "" {
-		key, err := models.KeyFromEnv(os.Getenv, j.APIKeyEnv)
+		key, err := h.DB.KeyFromEnv(j.APIKeyEnv)
 		if err != nil {
 			res.Error = models.ErrorMessage(err)
 			return res

@@ -31,6 +31,11 @@ func (env *testEnv) judgeNamed(name string) (models.Judge, bool) {
 	}
 	for _, j := range js {
 		if j.Name == name {
+			// FindJudge, unlike the list, opens the sealed key.
+			j, err := env.db.FindJudge(context.Background(), env.ws.ID, j.ID)
+			if err != nil {
+				env.t.Fatal(err)
+			}
 			return j, true
 		}
 	}
@@ -110,6 +115,7 @@ func TestJudgeKeyIsNeverShown(t *testing.T) {
 func TestJudgeForm(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		t.Setenv("JUDGE_TEST_API_KEY", "")
+		t.Setenv(models.KeyVarsSetting, "OTHER_KEY,JUDGE_TEST_API_KEY")
 		withEnv := judgeFormValues("From env", "http://localhost:11434/v1", "", "")
 		withEnv.Set("api_key_env", "$JUDGE_TEST_API_KEY")
 		tests := []struct {
@@ -259,12 +265,15 @@ func TestJudgeTestConnection(t *testing.T) {
 // key (it would send a server secret to the judge's URL), and NaN/Inf
 // numbers, are refused with a message and nothing is stored.
 func TestJudgeFormRefusesUnsafeOrNonFiniteInput(t *testing.T) {
+	t.Setenv(models.KeyVarsSetting, "OPENAI_API_KEY")
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		base := url.Values{"name": {"x"}, "base_url": {"http://127.0.0.1:9/v1"}, "model": {"m"},
 			"temperature": {"0.2"}, "top_p": {"0.9"}, "max_concurrency": {"2"}, "timeout_seconds": {"30"}}
 		for _, tc := range []struct{ field, value, want string }{
 			{"api_key_env", "DATABASE_URL", "not allowed"},
 			{"api_key_env", "HOME", "not allowed"},
+			// Looks like a key, but the operator did not list it.
+			{"api_key_env", "AWS_SECRET_ACCESS_KEY", "must list it in BATCHEVAL_JUDGE_KEY_VARS"},
 			{"temperature", "NaN", "temperature"},
 			{"top_p", "NaN", "top p"},
 			{"price_input", "Inf", "price"},

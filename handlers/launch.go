@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -699,6 +698,9 @@ func (h *Handlers) launchRun(c echo.Context) error {
 		run.MethodSettings = ms
 	}
 	if err := h.Runner.Launch(c.Request().Context(), &run); err != nil {
+		if models.ErrorCode(err) == models.EConflict {
+			return h.refuseLaunch(c, pl, err)
+		}
 		return err
 	}
 	h.audit(c, models.AuditRunLaunched, runTarget(run), in.Method.Label()+" with judge "+pl.judge.Name)
@@ -745,12 +747,25 @@ func (h *Handlers) launchAllMethods(c echo.Context) error {
 	}
 	if err != nil {
 		if e.ID == 0 {
+			if models.ErrorCode(err) == models.EConflict {
+				return h.refuseLaunch(c, pl, err)
+			}
 			return err
 		}
 		setFlash(c, "error", fmt.Sprintf("Only %d of %d runs were launched: %s", len(runs), len(setups), models.ErrorMessage(err)))
 		return c.Redirect(http.StatusSeeOther, launchedExperimentURL(e.ID))
 	}
 	return redirect(c, launchedExperimentURL(e.ID), fmt.Sprintf("%d runs launched, one per method and variant: they start as workers free up.", len(runs)))
+}
+
+// refuseLaunch shows the launch form again with why nothing was launched
+// (e.g. the workspace's limit of runs at once).
+func (h *Handlers) refuseLaunch(c echo.Context, pl *launchPlan, err error) error {
+	v := pl.view
+	v.Page = page(c, "New run")
+	v.ErrorTitle = "Not launched:"
+	v.Errors = append(v.Errors, models.ErrorMessage(err))
+	return render(c, http.StatusConflict, web.RunLaunchPage(v))
 }
 
 func launchedExperimentURL(id int64) string { return "/experiments/" + strconv.FormatInt(id, 10) }
@@ -784,7 +799,7 @@ func (h *Handlers) generateGEvalSteps(c echo.Context) error {
 	if len(v.Errors) > 0 {
 		return render(c, http.StatusUnprocessableEntity, web.RunLaunchPage(*v))
 	}
-	client, err := h.judgeClient(*pl.judge)
+	client, err := h.judgeClient(c.Request().Context(), *pl.judge)
 	if err != nil {
 		v.Errors = append(v.Errors, pl.judge.Name+": "+plainJudgeError(err))
 		return render(c, http.StatusBadGateway, web.RunLaunchPage(*v))
@@ -842,7 +857,18 @@ func askGEvalSteps(ctx context.Context, client *judge.Client, rub evaluator.Rubr
 // judgeClient builds a client for a stored judge the way "Test
 // connection" does: the simulated judge is reached at h.SimulatedURL, a
 // real one with its stored key or the environment variable it names.
-func (h *Handlers) judgeClient(j models.Judge) (*judge.Client, error) {
+func (h *Handlers) judgeClient(ctx context.Context, j models.Judge) (*judge.Client, error) {
+	if j.HasStoredKey() && j.APIKey == "" && j.KeyProblem == "" {
+		// Judges from a list carry their key sealed; FindJudge opens it.
+		found, err := h.DB.FindJudge(ctx, j.WorkspaceID, j.ID)
+		if err != nil {
+			return nil, err
+		}
+		j = found
+	}
+	if j.KeyProblem != "" && !j.Simulated {
+		return nil, errors.New(j.KeyProblem)
+	}
 	cfg := judge.Config{BaseURL: j.BaseURL, Model: j.Model, APIKey: j.APIKey, MaxAttempts: stepsCallAttempts,
 		Timeout: min(time.Duration(j.TimeoutSeconds)*time.Second, stepsCallTimeout)}
 	if cfg.Timeout <= 0 {
@@ -854,7 +880,7 @@ func (h *Handlers) judgeClient(j models.Judge) (*judge.Client, error) {
 		}
 		cfg.BaseURL, cfg.APIKey = h.SimulatedURL, ""
 	} else if cfg.APIKey == "" && j.APIKeyEnv != "" {
-		key, err := models.KeyFromEnv(os.Getenv, j.APIKeyEnv)
+		key, err := h.DB.KeyFromEnv(j.APIKeyEnv)
 		if err != nil {
 			return nil, err
 		}

@@ -53,7 +53,8 @@ func (h *Handlers) createProject(c echo.Context) error {
 	if err := h.DB.CreateProject(c.Request().Context(), &p); err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
 			return h.renderProjects(c, http.StatusUnprocessableEntity,
-				web.ProjectForm{Name: p.Name, Description: p.Description, Error: models.ErrorMessage(err)})
+				// Shortened: a refused megabyte name is not sent back whole.
+				web.ProjectForm{Name: shortenText(p.Name, models.MaxNameLength), Description: shortenText(p.Description, models.MaxDescriptionLength), Error: models.ErrorMessage(err)})
 		}
 		return err
 	}

@@ -14,6 +14,8 @@ import (
 func (h *Handlers) Register(e *echo.Echo) {
 	e.HTTPErrorHandler = h.ErrorHandler
 	e.Use(middleware.Recover())
+	e.Use(h.guardNetwork) // Host allowlist, trusted proxies, Referrer-Policy (hosts.go)
+	e.Use(h.limitBodies)  // 1 MiB bodies except dataset uploads (limits.go)
 	// Refuse cross-site form posts (CSRF): the dashboard has no accounts yet
 	// and listens on loopback, so without this any web page a user visits
 	// could launch paid runs through their browser. The standard library's

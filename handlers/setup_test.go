@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +75,8 @@ func newTestEnv(t *testing.T, db *models.DB) *testEnv {
 	// Tests run as the local user of a loopback server with no accounts
 	// (the default of `make run`); accounts_test.go covers the rest.
 	h.LocalMode = true
+	// httptest.NewRequest sends Host: example.com.
+	h.Network.AllowedHosts = append(slices.Clone(DefaultAllowedHosts), "example.com")
 	e := echo.New()
 	h.Register(e)
 	return &testEnv{t: t, db: db, h: h, e: e, runner: r, sim: sim, ws: ws, project: p}

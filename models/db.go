@@ -41,7 +41,28 @@ type DB struct {
 	Dialect Dialect
 	// Pool is set for PostgreSQL: River's pgx driver and GORM share it.
 	Pool *pgxpool.Pool
+	// Getenv reads the operator's environment: the list of key variables
+	// (KeyVarsSetting) and the keys judges name. Nil means os.Getenv.
+	Getenv func(string) string
+	// Secrets is the secret key judge keys are sealed with; nil: none, and
+	// keys cannot be stored.
+	Secrets *Secrets
+	// MaxActiveRunsPerWorkspace bounds the runs a workspace may have queued
+	// or running at once; 0 means no limit.
+	MaxActiveRunsPerWorkspace int
 }
+
+// getenv is db.Getenv or os.Getenv.
+func (db *DB) getenv(name string) string {
+	if db.Getenv != nil {
+		return db.Getenv(name)
+	}
+	return os.Getenv(name)
+}
+
+// KeyFromEnv reads a judge's key from the environment variable it names,
+// if the operator lists that name (see KeyVarsSetting).
+func (db *DB) KeyFromEnv(name string) (string, error) { return KeyFromEnv(db.getenv, name) }
 
 // Open connects to PostgreSQL when dsn starts with postgres:// or
 // postgresql://, and otherwise treats dsn as a SQLite file path (created if

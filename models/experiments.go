@@ -11,6 +11,9 @@ func (db *DB) CreateExperiment(ctx context.Context, e *Experiment) error {
 	if strings.TrimSpace(e.Name) == "" {
 		return Errorf(EInvalid, "the experiment needs a name")
 	}
+	if err := checkLength("experiment name", e.Name, MaxComposedNameLength); err != nil {
+		return err
+	}
 	return db.Gorm.WithContext(ctx).Create(e).Error
 }
 

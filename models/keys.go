@@ -1,38 +1,88 @@
 package models
 
 import (
+	"fmt"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 )
 
-// keyEnvName is what a judge's key variable may be called: an upper-case
-// environment name ending in _KEY or _TOKEN (OPENAI_API_KEY,
-// OPENROUTER_API_KEY, HF_TOKEN...). The dashboard lets people name the
-// variable, and the key is sent to a URL they also choose: without this
-// rule anyone with the dashboard could read DATABASE_URL or any other
-// secret of the server by naming it and pointing the judge at themselves.
-var keyEnvName = regexp.MustCompile(`^[A-Z][A-Z0-9_]*(_KEY|_TOKEN)$`)
+// KeyVarsSetting is the environment variable in which the operator lists,
+// comma-separated, the environment variables a judge may read its API key
+// from (e.g. "OPENAI_API_KEY,OPENROUTER_API_KEY").
+//
+// Unset, the list is empty: no judge reads a key from the environment. A
+// judge's key is sent to a URL the person editing the judge chooses, so
+// every variable a judge may name is a variable anyone who can edit judges
+// can read. That must be an operator's deliberate choice, name by name,
+// never a pattern such as *_KEY (which matched AWS_SECRET_ACCESS_KEY...).
+const KeyVarsSetting = "BATCHEVAL_JUDGE_KEY_VARS"
 
-// ValidateKeyEnv reports whether name may be used as a judge's key variable.
-func ValidateKeyEnv(name string) error {
-	switch {
-	case name == "":
+// envName is the shape of a portable environment variable name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// reservedKeyVar reports names that hold the server's own settings and
+// secrets, which no list may hand to a judge.
+func reservedKeyVar(name string) bool {
+	return strings.HasPrefix(name, "BATCHEVAL_") || name == "DATABASE_URL" || name == "TEST_DATABASE_URL"
+}
+
+// ParseKeyVars reads the operator's list (the value of KeyVarsSetting),
+// refusing names that are malformed or that hold the server's own settings.
+func ParseKeyVars(list string) ([]string, error) {
+	var out []string
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		switch {
+		case n == "":
+			continue
+		case !envName.MatchString(n):
+			return nil, fmt.Errorf("%s: %q is not an environment variable name", KeyVarsSetting, n)
+		case reservedKeyVar(n):
+			return nil, fmt.Errorf("%s: %q holds one of the server's own settings, not a judge's API key", KeyVarsSetting, n)
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// ValidateKeyEnv reports whether a judge may read its key from the
+// environment variable name: only names listed in KeyVarsSetting (read
+// through getenv) are allowed; "" (no variable) always is.
+func ValidateKeyEnv(getenv func(string) string, name string) error {
+	if name == "" {
 		return nil
-	case !keyEnvName.MatchString(name):
-		return Errorf(EInvalid, "the key variable %q is not allowed: use an upper-case name ending in _KEY or _TOKEN, such as OPENAI_API_KEY", name)
-	case strings.HasPrefix(name, "BATCHEVAL_"):
-		return Errorf(EInvalid, "the key variable %q is one of the server's own settings, not an API key", name)
+	}
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	allowed, err := ParseKeyVars(getenv(KeyVarsSetting))
+	if err != nil {
+		return Errorf(EInvalid, "the server's list of key variables is broken: %v", err)
+	}
+	if !slices.Contains(allowed, name) {
+		listed := "it lists none"
+		if len(allowed) > 0 {
+			listed = "it lists " + strings.Join(allowed, ", ")
+		}
+		return Errorf(EInvalid, "the key variable %q is not allowed: the server's operator must list it in %s first (%s); or store the key with the judge instead", name, KeyVarsSetting, listed)
 	}
 	return nil
 }
 
 // KeyFromEnv reads a judge's API key from the environment variable it
-// names, refusing names that are not key variables (see ValidateKeyEnv).
+// names, refusing names the operator has not listed (see ValidateKeyEnv).
 func KeyFromEnv(getenv func(string) string, name string) (string, error) {
 	if name == "" {
 		return "", nil
 	}
-	if err := ValidateKeyEnv(name); err != nil {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if err := ValidateKeyEnv(getenv, name); err != nil {
 		return "", err
 	}
 	return getenv(name), nil

@@ -56,6 +56,9 @@ func (db *DB) CreateProject(ctx context.Context, p *Project) error {
 	if p.Name == "" {
 		return Errorf(EInvalid, "a project needs a name")
 	}
+	if err := checkLengths(lengthCheck{"project name", p.Name, MaxNameLength}, lengthCheck{"project description", p.Description, MaxDescriptionLength}); err != nil {
+		return err
+	}
 	return db.Gorm.WithContext(ctx).Create(p).Error
 }
 
@@ -80,6 +83,14 @@ func (db *DB) FindProject(ctx context.Context, wsID, id int64) (Project, error) 
 func (db *DB) CreateDataset(ctx context.Context, d *Dataset, rows []DatasetRow) error {
 	if strings.TrimSpace(d.Name) == "" {
 		return Errorf(EInvalid, "the dataset needs a name")
+	}
+	if err := checkLength("dataset name", d.Name, MaxComposedNameLength); err != nil {
+		return err
+	}
+	for i, f := range d.Fields {
+		if err := checkLength(fmt.Sprintf("label of field %d", i+1), f.Label, MaxNameLength); err != nil {
+			return err
+		}
 	}
 	if len(rows) == 0 {
 		return Errorf(EInvalid, "the dataset has no rows")
@@ -146,6 +157,9 @@ func (db *DB) SaveRubric(ctx context.Context, r *Rubric) error {
 	if strings.TrimSpace(r.Name) == "" {
 		return Errorf(EInvalid, "the rubric needs a name")
 	}
+	if err := validateRubricLengths(r); err != nil {
+		return err
+	}
 	if err := r.Evaluator().Validate(); err != nil {
 		return &Error{Code: EInvalid, Message: err.Error()}
 	}
@@ -194,7 +208,12 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 	if !j.Simulated && (strings.TrimSpace(j.BaseURL) == "" || strings.TrimSpace(j.Model) == "") {
 		return Errorf(EInvalid, "a judge needs a base URL and a model name")
 	}
-	if err := ValidateKeyEnv(j.APIKeyEnv); err != nil {
+	if err := checkLengths(lengthCheck{"judge name", j.Name, MaxNameLength}, lengthCheck{"base URL", j.BaseURL, MaxSettingLength},
+		lengthCheck{"model name", j.Model, MaxSettingLength}, lengthCheck{"key variable", j.APIKeyEnv, MaxSettingLength},
+		lengthCheck{"API key", j.APIKey, MaxSettingLength}); err != nil {
+		return err
+	}
+	if err := ValidateKeyEnv(db.getenv, j.APIKeyEnv); err != nil {
 		return err
 	}
 	if j.MaxConcurrency < 1 {
@@ -202,6 +221,11 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 	}
 	if j.TimeoutSeconds < 1 {
 		j.TimeoutSeconds = 120
+	}
+	if j.APIKey != "" {
+		if err := db.sealJudgeKey(j); err != nil {
+			return err
+		}
 	}
 	if j.ID == 0 {
 		return db.Gorm.WithContext(ctx).Create(j).Error
@@ -225,6 +249,9 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 func (db *DB) FindJudge(ctx context.Context, wsID, id int64) (Judge, error) {
 	var j Judge
 	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&j).Error
+	if err == nil {
+		db.openJudgeKey(&j)
+	}
 	return j, notFound(err, "judge", id)
 }
 
@@ -257,8 +284,23 @@ func (db *DB) EnsureSimulatedJudge(ctx context.Context, wsID int64) (Judge, erro
 // CreateRun stores a queued run and, in the same transaction, calls enqueue
 // (which inserts the background job) and records its job id.
 func (db *DB) CreateRun(ctx context.Context, r *Run, enqueue func(ctx context.Context, tx *sql.Tx, r *Run) (int64, error)) error {
+	if err := checkLength("run name", r.Name, MaxComposedNameLength); err != nil {
+		return err
+	}
 	r.Status = RunQueued
 	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if limit := db.MaxActiveRunsPerWorkspace; limit > 0 {
+			if err := lockWorkspace(tx, db.Dialect, r.WorkspaceID); err != nil {
+				return err
+			}
+			active, err := activeRuns(tx, r.WorkspaceID)
+			if err != nil {
+				return err
+			}
+			if active >= int64(limit) {
+				return runLimitError(active, 1, limit)
+			}
+		}
 		if err := tx.Create(r).Error; err != nil {
 			return fmt.Errorf("create run: %w", err)
 		}

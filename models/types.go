@@ -90,14 +90,21 @@ func (r Rubric) Evaluator() evaluator.Rubric {
 // Judge is a stored judge setting: an OpenAI-compatible endpoint, or the
 // built-in simulated judge.
 type Judge struct {
-	ID             int64
-	WorkspaceID    int64
-	Name           string
-	Simulated      bool
-	BaseURL        string
-	Model          string
-	APIKeyEnv      string
-	APIKey         string `json:"-"` // never rendered back; kept out of JSON
+	ID          int64
+	WorkspaceID int64
+	Name        string
+	Simulated   bool
+	BaseURL     string
+	Model       string
+	APIKeyEnv   string
+	// APIKey is the key in plaintext, in memory only: FindJudge fills it
+	// from SealedKey, SaveJudge seals it. Never rendered, logged or exported.
+	APIKey string `gorm:"-" json:"-"`
+	// SealedKey is the key as stored: AES-256-GCM under the server's secret
+	// key (see secrets.go), or plaintext from before encryption existed.
+	SealedKey string `gorm:"column:api_key" json:"-"`
+	// KeyProblem says why a stored key could not be decrypted ("" if fine).
+	KeyProblem     string `gorm:"-" json:"-"`
 	Temperature    float64
 	TopP           float64
 	MaxConcurrency int
@@ -110,7 +117,7 @@ type Judge struct {
 }
 
 // HasStoredKey reports whether a key is stored (the key itself is never shown).
-func (j Judge) HasStoredKey() bool { return j.APIKey != "" }
+func (j Judge) HasStoredKey() bool { return j.SealedKey != "" }
 
 // JudgeSnapshot is what a run records of its judge (no key).
 type JudgeSnapshot struct {

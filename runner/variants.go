@@ -189,6 +189,10 @@ func StandardSetups(base evaluator.Settings) []Setup {
 func (r *Runner) LaunchAll(ctx context.Context, template models.Run, name string, setups []Setup) (models.Experiment, []models.Run, error) {
 	e := models.Experiment{WorkspaceID: template.WorkspaceID, ProjectID: template.ProjectID, DatasetID: template.DatasetID,
 		RubricID: template.RubricID, Name: name}
+	// All or none: refuse the group before half of it is launched.
+	if err := r.db.CheckRunCapacity(ctx, template.WorkspaceID, len(setups)); err != nil {
+		return e, nil, err
+	}
 	if err := r.db.CreateExperiment(ctx, &e); err != nil {
 		return e, nil, err
 	}

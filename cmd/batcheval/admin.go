@@ -14,27 +14,18 @@ import (
 	"github.com/batcheval/batcheval/models"
 )
 
-const adminUsage = `Usage:
-  batcheval admin create-user --email ADDRESS --name NAME --role owner|editor|viewer [--workspace SLUG]
-
-The password is read from standard input (one line), or prompted for
-without echo when standard input is a terminal. There is no default
-password. The first account made this way also closes the /setup page.
-`
-
-// admin runs the account administration subcommands. stdin is passed in
-// so tests can feed the password.
-func admin(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "create-user" {
-		fmt.Fprint(stderr, adminUsage)
-		return errors.New("admin: say what to do (create-user)")
-	}
+// createUser makes an account: `batcheval admin create-user`. The
+// password is read from standard input (one line), or prompted for without
+// echo when standard input is a terminal; there is no default password.
+// The first account made this way also closes the /setup page. stdin is
+// passed in so tests can feed the password.
+func createUser(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs, c := newCommand("admin create-user", getenv, stderr)
 	email := fs.String("email", "", "the account's email address (its sign-in name)")
 	name := fs.String("name", "", "the person's name as shown to others")
 	roleName := fs.String("role", "", "owner, editor or viewer")
 	wsSlug := fs.String("workspace", models.DefaultWorkspaceSlug, "the workspace's slug")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	role, err := models.ParseRole(*roleName)

@@ -2,16 +2,22 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"net"
+	"net/netip"
+	"net/url"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/handlers"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/runner"
@@ -36,21 +42,24 @@ type Config struct {
 	// it when a proxy in front terminates TLS (requests arriving over TLS
 	// get Secure cookies anyway).
 	SecureCookies bool
-}
-
-// LocalMode reports whether the server binds a loopback address only
-// (127.0.0.0/8, ::1 or "localhost"): then, while no account exists, the
-// dashboard works without signing in, as the local user.
-func (c *Config) LocalMode() bool {
-	host, _, err := net.SplitHostPort(c.Addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	// AllowedHosts lists the host names the dashboard answers to
+	// (comma-separated); empty means the loopback names plus the bind host.
+	AllowedHosts string
+	// TrustedProxies lists the reverse proxies (CIDR ranges or addresses)
+	// whose X-Forwarded-For and X-Forwarded-Proto are believed.
+	TrustedProxies string
+	// JudgeAllowPrivate lets judges live on private networks.
+	JudgeAllowPrivate bool
+	// JudgeAllowLoopback is "true", "false" or "" (on in local mode only).
+	JudgeAllowLoopback string
+	// SecretKey (base64, from BATCHEVAL_SECRET_KEY only: a flag would show
+	// in the process list) or SecretKeyFile seals judge keys at rest.
+	SecretKey     string
+	SecretKeyFile string
+	// UploadQuotaMB caps a workspace's pending uploads; 0: no quota.
+	UploadQuotaMB int
+	// MaxRunsPerWorkspace caps a workspace's queued and running runs; 0: no limit.
+	MaxRunsPerWorkspace int
 }
 
 // bindConfig registers the flags of a subcommand: every command has the
@@ -90,7 +99,129 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server bool) *Conf
 	// progress, where an instant answer would finish before the page loads.
 	fs.DurationVar(&c.SimLatency, "sim-latency", envDuration(getenv, "BATCHEVAL_SIM_LATENCY", 250*time.Millisecond), "how long the simulated judge takes per answer (env BATCHEVAL_SIM_LATENCY)")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", env("BATCHEVAL_SECURE_COOKIES", "false") == "true", "mark the session cookie Secure: set when TLS ends at a proxy in front (env BATCHEVAL_SECURE_COOKIES)")
+	fs.StringVar(&c.AllowedHosts, "allowed-hosts", env("BATCHEVAL_ALLOWED_HOSTS", ""), "host names the dashboard answers to, comma-separated; empty: localhost, 127.0.0.1, ::1 and the bind host (env BATCHEVAL_ALLOWED_HOSTS)")
+	fs.StringVar(&c.TrustedProxies, "trusted-proxies", env("BATCHEVAL_TRUSTED_PROXIES", ""), "reverse proxies whose X-Forwarded-For/-Proto are believed, CIDRs or addresses (env BATCHEVAL_TRUSTED_PROXIES)")
+	// Judges on private networks and loopback are off unless the operator
+	// says so (loopback is on in local mode, for Ollama on the same laptop):
+	// a judge URL is typed in the dashboard, and the server must not become
+	// a way into the networks it can reach.
+	fs.BoolVar(&c.JudgeAllowPrivate, "judge-allow-private", env("BATCHEVAL_JUDGE_ALLOW_PRIVATE", "false") == "true", "allow judges on private networks: 10/8, 172.16/12, 192.168/16, fc00::/7 (env BATCHEVAL_JUDGE_ALLOW_PRIVATE)")
+	fs.StringVar(&c.JudgeAllowLoopback, "judge-allow-loopback", env("BATCHEVAL_JUDGE_ALLOW_LOOPBACK", ""), "allow judges on this machine's loopback: true or false; empty: only in local mode (env BATCHEVAL_JUDGE_ALLOW_LOOPBACK)")
+	// Four full-size uploads can wait for their mapping at once: enough for
+	// a team preparing several data sets, and a bound on what unfinished
+	// uploads hold in the database.
+	fs.IntVar(&c.UploadQuotaMB, "upload-quota-mb", envInt("BATCHEVAL_UPLOAD_QUOTA_MB", 200), "most MiB of uploads a workspace may have waiting for their column mapping; 0: no quota (env BATCHEVAL_UPLOAD_QUOTA_MB)")
+	// Twenty runs at once holds two "Launch all methods" experiments (nine
+	// runs each) plus a couple of single runs; more is likely a mistake
+	// that would spend real money.
+	fs.IntVar(&c.MaxRunsPerWorkspace, "max-runs-per-workspace", envInt("BATCHEVAL_MAX_RUNS_PER_WORKSPACE", 20), "most runs a workspace may have queued or running at once; 0: no limit (env BATCHEVAL_MAX_RUNS_PER_WORKSPACE)")
+	c.SecretKey = getenv("BATCHEVAL_SECRET_KEY")
+	fs.StringVar(&c.SecretKeyFile, "secret-key-file", env("BATCHEVAL_SECRET_KEY_FILE", ""), "file holding the base64 key that encrypts stored judge keys; or set BATCHEVAL_SECRET_KEY (env BATCHEVAL_SECRET_KEY_FILE)")
 	return c
+}
+
+// bindHost is the host part of Addr ("" when it has none, e.g. ":8080").
+func (c *Config) bindHost() string {
+	host, _, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return ""
+	}
+	return host
+}
+
+// LocalMode reports whether the server binds a loopback address only, so
+// that only people on this machine can reach it: then loopback judges are
+// allowed by default and a secret key is generated when first needed.
+// An empty host (":8080") or 0.0.0.0 listens on every interface.
+func (c *Config) LocalMode() bool {
+	host := c.bindHost()
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
+}
+
+// NetworkPolicy is the dashboard's host allowlist and trusted proxies.
+func (c *Config) NetworkPolicy() (handlers.NetworkPolicy, error) {
+	var p handlers.NetworkPolicy
+	p.AllowedHosts = handlers.ParseAllowedHosts(c.AllowedHosts)
+	if len(p.AllowedHosts) == 0 {
+		p.AllowedHosts = slices.Clone(handlers.DefaultAllowedHosts)
+		// The bind host is a name people use to reach the server, unless
+		// it is the "every interface" address, which is no name at all.
+		if h := strings.ToLower(c.bindHost()); h != "" && !slices.Contains(p.AllowedHosts, h) {
+			if a, err := netip.ParseAddr(h); err != nil || !a.IsUnspecified() {
+				p.AllowedHosts = append(p.AllowedHosts, h)
+			}
+		}
+	}
+	var err error
+	if p.TrustedProxies, err = handlers.ParseTrustedProxies(c.TrustedProxies); err != nil {
+		return p, fmt.Errorf("BATCHEVAL_TRUSTED_PROXIES: %w", err)
+	}
+	return p, nil
+}
+
+// Egress is the judge egress policy; simURL is the in-process simulated
+// judge, allowed whatever the policy.
+func (c *Config) Egress(simURL string) (judge.Egress, error) {
+	p := judge.Egress{AllowPrivate: c.JudgeAllowPrivate, AllowLoopback: c.LocalMode()}
+	switch strings.ToLower(c.JudgeAllowLoopback) {
+	case "":
+	case "true":
+		p.AllowLoopback = true
+	case "false":
+		p.AllowLoopback = false
+	default:
+		return p, fmt.Errorf("BATCHEVAL_JUDGE_ALLOW_LOOPBACK is %q: use true, false, or leave it empty", c.JudgeAllowLoopback)
+	}
+	if simURL != "" {
+		u, err := url.Parse(simURL)
+		if err != nil {
+			return p, fmt.Errorf("simulated judge URL: %w", err)
+		}
+		ap, err := netip.ParseAddrPort(u.Host)
+		if err != nil {
+			return p, fmt.Errorf("simulated judge address: %w", err)
+		}
+		p.AllowAddrs = append(p.AllowAddrs, ap)
+	}
+	return p, nil
+}
+
+// localKeyFile is where local mode keeps a generated secret key: next to
+// the SQLite database, in the data folder.
+func (c *Config) localKeyFile() string {
+	return filepath.Join(filepath.Dir(c.SQLitePath), "secret.key")
+}
+
+// Secrets is the secret key that seals judge keys: the configured one, or
+// in local mode one generated into the data folder when first needed.
+func (c *Config) Secrets(log *slog.Logger) (*models.Secrets, error) {
+	var sealer *models.Sealer
+	var err error
+	switch {
+	case c.SecretKey != "" && c.SecretKeyFile != "":
+		return nil, errors.New("set BATCHEVAL_SECRET_KEY or BATCHEVAL_SECRET_KEY_FILE, not both")
+	case c.SecretKey != "":
+		if sealer, err = models.ParseSecretKey(c.SecretKey); err != nil {
+			return nil, fmt.Errorf("BATCHEVAL_SECRET_KEY: %w", err)
+		}
+	case c.SecretKeyFile != "":
+		if sealer, err = models.ReadSecretKeyFile(c.SecretKeyFile); err != nil {
+			return nil, err
+		}
+	}
+	file := ""
+	if sealer == nil && c.LocalMode() {
+		file = c.localKeyFile()
+	}
+	s := models.NewSecrets(sealer, file)
+	s.OnGenerate = func(path string) {
+		log.Warn("generated a secret key to encrypt judge keys; back it up with the database, or stored keys cannot be read", "file", path)
+	}
+	return s, nil
 }
 
 // DSN is the database to open.
@@ -126,6 +257,20 @@ func openDB(ctx context.Context, c *Config, log *slog.Logger) (*models.DB, error
 	if err := runner.Migrate(ctx, db, log); err != nil {
 		db.Close()
 		return nil, err
+	}
+	db.MaxActiveRunsPerWorkspace = max(c.MaxRunsPerWorkspace, 0)
+	if db.Secrets, err = c.Secrets(log); err != nil {
+		db.Close()
+		return nil, err
+	}
+	// Keys stored before encryption existed are sealed now.
+	n, err := db.SealStoredKeys(ctx)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	if n > 0 {
+		log.Info("encrypted judge keys stored in plaintext by an older version", "count", n)
 	}
 	return db, nil
 }

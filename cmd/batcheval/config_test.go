@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"net/netip"
+	"strings"
+	"testing"
+)
 
 func TestParsePrices(t *testing.T) {
 	got, err := parsePrices("gpt-4o=2.5:10, llama = 0:0")
@@ -17,5 +21,71 @@ func TestParsePrices(t *testing.T) {
 		if _, err := parsePrices(bad); err == nil {
 			t.Errorf("parsePrices(%q) accepted", bad)
 		}
+	}
+}
+
+func TestLocalModeAndAllowedHosts(t *testing.T) {
+	for _, tc := range []struct {
+		addr, hosts string
+		local       bool
+		want        string
+	}{
+		{"127.0.0.1:8080", "", true, "localhost,127.0.0.1,::1"},
+		{"localhost:8080", "", true, "localhost,127.0.0.1,::1"},
+		{"[::1]:8080", "", true, "localhost,127.0.0.1,::1"},
+		{"0.0.0.0:8080", "", false, "localhost,127.0.0.1,::1"},
+		{":8080", "", false, "localhost,127.0.0.1,::1"},
+		{"192.168.1.20:8080", "", false, "localhost,127.0.0.1,::1,192.168.1.20"},
+		{"0.0.0.0:8080", "Evals.Example.org:443, intranet", false, "evals.example.org,intranet"},
+	} {
+		c := &Config{Addr: tc.addr, AllowedHosts: tc.hosts}
+		if got := c.LocalMode(); got != tc.local {
+			t.Errorf("%s: LocalMode = %v, want %v", tc.addr, got, tc.local)
+		}
+		p, err := c.NetworkPolicy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(p.AllowedHosts, ","); got != tc.want {
+			t.Errorf("%s %q: allowed hosts %s, want %s", tc.addr, tc.hosts, got, tc.want)
+		}
+	}
+	if _, err := (&Config{Addr: ":1", TrustedProxies: "nonsense"}).NetworkPolicy(); err == nil {
+		t.Error("a malformed trusted proxy list was accepted")
+	}
+}
+
+// TestEgressPolicy: loopback judges are on in local mode only unless the
+// operator says otherwise; private networks only when asked; the simulated
+// judge's own port works in every mode.
+func TestEgressPolicy(t *testing.T) {
+	const sim = "http://127.0.0.1:41234/v1"
+	for _, tc := range []struct {
+		addr, loopback string
+		private        bool
+		wantLoopback   bool
+	}{
+		{"127.0.0.1:8080", "", false, true},
+		{"0.0.0.0:8080", "", false, false},
+		{"0.0.0.0:8080", "true", true, true},
+		{"127.0.0.1:8080", "false", false, false},
+	} {
+		c := &Config{Addr: tc.addr, JudgeAllowLoopback: tc.loopback, JudgeAllowPrivate: tc.private}
+		p, err := c.Egress(sim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.AllowLoopback != tc.wantLoopback || p.AllowPrivate != tc.private {
+			t.Errorf("%s loopback=%q: policy %+v", tc.addr, tc.loopback, p)
+		}
+		if err := p.Check(netip.MustParseAddrPort("127.0.0.1:41234")); err != nil {
+			t.Errorf("%s: the simulated judge is refused: %v", tc.addr, err)
+		}
+		if err := p.Check(netip.MustParseAddrPort("127.0.0.1:11434")); (err == nil) != tc.wantLoopback {
+			t.Errorf("%s: another loopback port: %v, want allowed=%v", tc.addr, err, tc.wantLoopback)
+		}
+	}
+	if _, err := (&Config{Addr: ":1", JudgeAllowLoopback: "yes"}).Egress(sim); err == nil {
+		t.Error("a malformed loopback setting was accepted")
 	}
 }

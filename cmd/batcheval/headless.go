@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dataimport"
@@ -98,7 +99,10 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	if !*simulated && (*judgeURL == "" || *model == "") {
 		return errors.New("give --judge-url and --model, or --simulated for the built-in simulated judge")
 	}
-	if err := models.ValidateKeyEnv(*keyEnv); err != nil {
+	// Whoever runs this command is the operator: the variable named by
+	// --api-key-env is added to the listed ones for this process only.
+	getenv = withKeyVar(getenv, *keyEnv)
+	if err := models.ValidateKeyEnv(getenv, *keyEnv); err != nil {
 		return fmt.Errorf("--api-key-env: %w", err)
 	}
 	settings := def
@@ -133,6 +137,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
+	db.Getenv = getenv
 	defer db.Close()
 	proj, err := findOrCreateProject(ctx, db, ws, *project)
 	if err != nil {
@@ -149,6 +154,11 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer sim.Close()
+	egress, err := c.Egress(sim.URL)
+	if err != nil {
+		return err
+	}
+	judge.SetEgress(egress)
 	snap := models.JudgeSnapshot{Name: "command line", BaseURL: *judgeURL, Model: *model, APIKeyEnv: *keyEnv,
 		MaxConcurrency: *concurrency, TimeoutSeconds: int(timeout.Seconds())}
 	if *simulated {
@@ -313,4 +323,18 @@ func readData(path string) (*dataimport.Table, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil
+}
+
+// withKeyVar returns getenv with name added to the operator's list of key
+// variables (models.KeyVarsSetting); an empty name changes nothing.
+func withKeyVar(getenv func(string) string, name string) func(string) string {
+	if name == "" {
+		return getenv
+	}
+	return func(k string) string {
+		if k == models.KeyVarsSetting {
+			return getenv(k) + "," + name
+		}
+		return getenv(k)
+	}
 }

@@ -4,7 +4,7 @@
 //	batcheval worker   workers only, sharing the database with a server
 //	batcheval migrate  apply the database migrations and exit
 //	batcheval run      judge a file from the command line, headless
-//	batcheval admin    account administration (create-user)
+//	batcheval admin    operator tasks (create-user, rotate-key)
 //
 // With no settings it keeps everything in a SQLite file under ./data.
 package main
@@ -35,6 +35,7 @@ Usage:
   batcheval migrate [flags]   apply database migrations and exit
   batcheval run     [flags]   evaluate a data file headless (see: batcheval run --help)
   batcheval admin create-user --email --name --role   make an account (password on stdin)
+  batcheval admin rotate-key  re-encrypt stored judge keys under a new secret key
 
 Run "batcheval <command> --help" for the flags of a command.
 `

@@ -11,8 +11,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/handlers"
+	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/demo"
 	"github.com/batcheval/batcheval/runner"
 )
@@ -35,11 +37,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	log := c.logger(stderr)
+	if _, err := models.ParseKeyVars(getenv(models.KeyVarsSetting)); err != nil {
+		return err
+	}
 	db, ws, err := openWorkspace(ctx, c, log)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	db.Getenv = getenv
 	if web && !c.LocalMode() {
 		exist, err := db.HasUsers(ctx)
 		if err != nil {
@@ -63,6 +69,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return fmt.Errorf("start simulated judge: %w", err)
 	}
 	defer sim.Close()
+	egress, err := c.Egress(sim.URL)
+	if err != nil {
+		return err
+	}
+	judge.SetEgress(egress)
 
 	work := !web || !*noWork
 	r, err := runner.New(runner.Config{DB: db, Log: log, Work: work, MaxRuns: c.MaxRuns, SimulatedURL: sim.URL, Getenv: getenv})
@@ -72,6 +83,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := r.Start(ctx); err != nil {
 		return err
 	}
+	go sweepUploads(ctx, db, log, uploadSweepInterval)
 	stopRunner := func() {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
@@ -98,8 +110,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	h.MaxUploadBytes = int64(c.MaxUploadMB) << 20
+	h.UploadQuotaBytes = int64(max(c.UploadQuotaMB, 0)) << 20
+	if h.Network, err = c.NetworkPolicy(); err != nil {
+		return err
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	h.Network.Apply(e)
 	h.Register(e)
 
 	ln, err := net.Listen("tcp", c.Addr)

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -125,6 +127,8 @@ func (c *Client) attempt(ctx context.Context, p openai.ChatCompletionNewParams) 
 		return Response{}, &Error{Kind: KindCancelled, Err: context.Cause(ctx)}
 	case httpResp != nil && httpResp.StatusCode >= 400:
 		return Response{}, c.statusError(httpResp, err)
+	case httpResp != nil && httpResp.StatusCode >= 300:
+		return Response{}, redirectError(httpResp)
 	case err != nil:
 		return Response{}, c.transportError(actx, err, httpResp != nil)
 	}
@@ -155,8 +159,23 @@ func (c *Client) statusError(res *http.Response, err error) *Error {
 	}
 }
 
+// redirectError reports a 3xx answer: redirects are not followed, since an
+// allowed endpoint could otherwise send the call (and its key) anywhere.
+// Only the scheme and host of the target are told, to help fix the URL.
+func redirectError(res *http.Response) *Error {
+	e := &Error{Kind: KindRefused, Status: res.StatusCode}
+	if u, err := url.Parse(res.Header.Get("Location")); err == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https") {
+		e.Message = "it points to " + cleanText(u.Scheme+"://"+u.Host)
+	}
+	return e
+}
+
 func (c *Client) transportError(actx context.Context, err error, gotResponse bool) *Error {
 	var netErr net.Error
+	if ee, ok := refusedConnection(err); ok {
+		// Refused in the dialer: nothing was sent.
+		return &Error{Kind: KindRefused, Message: ee.Error(), Err: err}
+	}
 	switch {
 	case errors.Is(actx.Err(), context.DeadlineExceeded):
 		return &Error{Kind: KindTimeout, limit: c.cfg.Timeout, Err: err}
@@ -254,13 +273,16 @@ func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 // maxMessageRunes keeps server explanations readable in a page or log.
 const maxMessageRunes = 300
 
-// errorMessage pulls the explanation out of an error body in the shapes
-// OpenAI-compatible servers use: {"error":{"message":...}} (OpenAI,
-// OpenRouter, Ollama), {"error":"..."}, {"message":...} (vLLM) and
-// {"detail":...} (FastAPI). A plain-text body is used as is; HTML is not.
+// errorMessage pulls the explanation out of a JSON error body in the shapes
+// OpenAI-compatible servers use: {"error":{"message":...,"type":...}}
+// (OpenAI, OpenRouter, Ollama), {"error":"..."}, {"message":...} (vLLM) and
+// {"detail":...} (FastAPI). Anything else (plain text, HTML) gives "": a
+// judge URL can point at any service, and its raw answer must not be
+// relayed to whoever typed that URL. The result is one line of printable
+// text, at most maxMessageRunes long.
 func errorMessage(body []byte) string {
 	body = []byte(strings.TrimSpace(string(body)))
-	if len(body) == 0 {
+	if len(body) == 0 || !json.Valid(body) {
 		return ""
 	}
 	var v struct {
@@ -268,34 +290,48 @@ func errorMessage(body []byte) string {
 		Message string          `json:"message"`
 		Detail  json.RawMessage `json:"detail"`
 	}
-	if json.Valid(body) {
-		if json.Unmarshal(body, &v) != nil {
-			return ""
+	if json.Unmarshal(body, &v) != nil {
+		return ""
+	}
+	var nested struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+	}
+	var s string
+	switch {
+	case json.Unmarshal(v.Error, &nested) == nil && nested.Message != "":
+		if nested.Type != "" {
+			return truncate(nested.Type + ": " + nested.Message)
 		}
-		var nested struct {
-			Message string `json:"message"`
-		}
-		var s string
+		return truncate(nested.Message)
+	case json.Unmarshal(v.Error, &s) == nil && s != "":
+		return truncate(s)
+	case v.Message != "":
+		return truncate(v.Message)
+	case json.Unmarshal(v.Detail, &s) == nil && s != "":
+		return truncate(s)
+	}
+	return ""
+}
+
+// cleanText makes outside text one line of printable characters: control
+// and formatting characters (escape sequences, bidi overrides) are dropped
+// and runs of white space become one space.
+func cleanText(s string) string {
+	s = strings.Map(func(r rune) rune {
 		switch {
-		case json.Unmarshal(v.Error, &nested) == nil && nested.Message != "":
-			return truncate(nested.Message)
-		case json.Unmarshal(v.Error, &s) == nil && s != "":
-			return truncate(s)
-		case v.Message != "":
-			return truncate(v.Message)
-		case json.Unmarshal(v.Detail, &s) == nil && s != "":
-			return truncate(s)
+		case unicode.IsSpace(r):
+			return ' '
+		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError:
+			return -1
 		}
-		return ""
-	}
-	if body[0] == '<' {
-		return ""
-	}
-	return truncate(string(body))
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
 }
 
 func truncate(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = cleanText(s)
 	if r := []rune(s); len(r) > maxMessageRunes {
 		return string(r[:maxMessageRunes]) + "…"
 	}

@@ -24,6 +24,7 @@ const (
 	KindNetwork     ErrorKind = "network"      // the endpoint could not be reached
 	KindMalformed   ErrorKind = "malformed"    // the answer is not a usable chat completion
 	KindCancelled   ErrorKind = "cancelled"    // the caller's context ended
+	KindRefused     ErrorKind = "refused"      // the egress policy forbids the address, or the endpoint redirected
 )
 
 // Error is the only error type Complete and Ping return. It never carries
@@ -96,6 +97,11 @@ func (e *Error) summary() string {
 		return "could not reach the endpoint: check the base URL and that the server is running"
 	case KindMalformed:
 		return "the endpoint's answer is not a usable chat completion: check the base URL points at an OpenAI-compatible API"
+	case KindRefused:
+		if e.Status >= 300 && e.Status < 400 {
+			return fmt.Sprintf("the endpoint answered with a redirect (HTTP %d), and judge calls never follow redirects: use the address it redirects to as the base URL", e.Status)
+		}
+		return "this server does not call judges at that address"
 	case KindCancelled:
 		if errors.Is(e.Err, context.DeadlineExceeded) {
 			return "the caller's deadline passed before the judge answered"

@@ -58,15 +58,20 @@ func TestErrorMessage(t *testing.T) {
 	tests := []struct {
 		name, body, want string
 	}{
-		{"openai", `{"error":{"message":"Rate limit reached","type":"requests"}}`, "Rate limit reached"},
+		{"openai", `{"error":{"message":"Rate limit reached","type":"requests"}}`, "requests: Rate limit reached"},
+		{"openai without type", `{"error":{"message":"Rate limit reached"}}`, "Rate limit reached"},
 		{"error string", `{"error":"model 'x' not found"}`, "model 'x' not found"},
 		{"vllm", `{"object":"error","message":"The model does not exist.","code":404}`, "The model does not exist."},
 		{"fastapi", `{"detail":"Not Found"}`, "Not Found"},
-		{"plain text", "upstream   connect error\n", "upstream connect error"},
+		// Whatever answered is not relayed unless it is an API error object:
+		// the URL may point at an internal service.
+		{"plain text", "upstream   connect error\n", ""},
+		{"internal page", "root:x:0:0:root:/root:/bin/bash", ""},
+		{"control characters dropped", "{\"error\":\"bad\\u001b[31m red\\u202e\\nnext\"}", "bad[31m red next"},
 		{"html", "<html><body>502</body></html>", ""},
 		{"empty", "", ""},
 		{"json without a message", `{"foo":1}`, ""},
-		{"long text is cut", strings.Repeat("a", 400), strings.Repeat("a", maxMessageRunes) + "…"},
+		{"long text is cut", `{"message":"` + strings.Repeat("a", 400) + `"}`, strings.Repeat("a", maxMessageRunes) + "…"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

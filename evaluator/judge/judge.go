@@ -70,7 +70,9 @@ type Config struct {
 	// MaxRetryAfter is the longest Retry-After waited for; a longer one
 	// fails the call at once with KindRateLimited. Default DefaultMaxRetryAfter.
 	MaxRetryAfter time.Duration
-	// HTTPClient is optional; its own Timeout, if any, also applies.
+	// HTTPClient is optional; its own Timeout, if any, also applies. By
+	// default the client of the egress policy set by SetEgress is used (no
+	// redirects, no link-local or metadata addresses).
 	HTTPClient *http.Client
 }
 
@@ -95,8 +97,9 @@ func (cfg Config) withDefaults() Config {
 		cfg.MaxRetryAfter = DefaultMaxRetryAfter
 	}
 	if cfg.HTTPClient == nil {
-		// No client-wide timeout: each attempt gets its own context deadline.
-		cfg.HTTPClient = &http.Client{}
+		// The egress policy's client (see SetEgress). No client-wide
+		// timeout: each attempt gets its own context deadline.
+		cfg.HTTPClient = egressClient()
 	}
 	return cfg
 }
@@ -118,6 +121,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.Model == "" {
 		return nil, errors.New("judge: no model named: set the model (for Azure, the deployment name)")
+	}
+	if metadataHost(u.Hostname()) {
+		return nil, &Error{Kind: KindRefused, Message: fmt.Sprintf("%s is a cloud metadata service, never a judge", u.Hostname())}
 	}
 	cfg = cfg.withDefaults()
 

@@ -21,12 +21,21 @@ const (
 	// DefaultMaxRows is 100,000 rows: beyond that a judged run would cost
 	// more than anyone should start from a web form by accident.
 	DefaultMaxRows = 100000
+	// DefaultMaxColumns is 500 columns: far more than a data set to judge
+	// has, and a bound on the mapping page, which lists every column (a
+	// 2.3 MB file of distinct keys once made a 102 MB page).
+	DefaultMaxColumns = 500
+	// MaxColumnNameLength bounds a column name, in characters: a name is
+	// shown several times on the mapping page and stored with the data set.
+	MaxColumnNameLength = 200
 )
 
 // Options bounds what Parse accepts. Zero fields take the defaults.
 type Options struct {
 	MaxBytes int64 // largest accepted file, in bytes (default DefaultMaxBytes)
 	MaxRows  int   // most data rows accepted (default DefaultMaxRows)
+	// MaxColumns is the most distinct columns accepted (default DefaultMaxColumns).
+	MaxColumns int
 }
 
 func (o Options) withDefaults() Options {
@@ -35,6 +44,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxRows <= 0 {
 		o.MaxRows = DefaultMaxRows
+	}
+	if o.MaxColumns <= 0 {
+		o.MaxColumns = DefaultMaxColumns
 	}
 	return o
 }
@@ -128,7 +140,7 @@ func Parse(r io.Reader, f Format, opt Options) (*Table, error) {
 		return nil, readFailure(limited, nil, err)
 	}
 	checked := &utf8Checker{r: br, line: 1}
-	p := &parser{table: &Table{Format: f}, seen: map[string]bool{}, maxRows: opt.MaxRows}
+	p := &parser{table: &Table{Format: f}, seen: map[string]bool{}, maxRows: opt.MaxRows, maxColumns: opt.MaxColumns}
 	var err error
 	switch f {
 	case CSV:
@@ -273,9 +285,10 @@ func (c *utf8Checker) fail(b byte) {
 
 // parser accumulates the table shared by the three formats.
 type parser struct {
-	table   *Table
-	seen    map[string]bool
-	maxRows int
+	table      *Table
+	seen       map[string]bool
+	maxRows    int
+	maxColumns int
 }
 
 // add appends a record, registering new columns in first-seen order.
@@ -286,6 +299,14 @@ func (p *parser) add(rec Record, keys []string, item bool) error {
 	}
 	for _, k := range keys {
 		if !p.seen[k] {
+			if n := utf8.RuneCountInString(k); n > MaxColumnNameLength {
+				return &ParseError{Line: rec.Line, Item: item, Msg: fmt.Sprintf(
+					"the column named %q… is %d characters long; column names may be up to %d", string([]rune(k)[:40]), n, MaxColumnNameLength)}
+			}
+			if len(p.table.Columns) >= p.maxColumns {
+				return &ParseError{Line: rec.Line, Item: item, Msg: fmt.Sprintf(
+					"the file has more than %d different columns, the most one upload may hold; keep only the columns the judge needs and the human ratings", p.maxColumns)}
+			}
 			p.seen[k] = true
 			p.table.Columns = append(p.table.Columns, k)
 		}

@@ -2,6 +2,7 @@ package dataimport
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -316,6 +317,42 @@ func TestParseRealDatasets(t *testing.T) {
 				if got := last.Values[k]; got != want {
 					t.Errorf("last record %s = %q, want %q", k, got, want)
 				}
+			}
+		})
+	}
+}
+
+// TestParseColumnLimits: a file with thousands of distinct keys, or with a
+// huge column name, is refused with a message, so the mapping page (which
+// lists every column) stays small.
+func TestParseColumnLimits(t *testing.T) {
+	var many strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&many, "{\"id\":%d,\"key_%d\":\"v\"}\n", i, i)
+	}
+	longName := "id," + strings.Repeat("n", 5000) + "\n1,x\n"
+	tests := []struct {
+		name, input string
+		f           Format
+		opt         Options
+		wantErr     string
+	}{
+		{"thousands of keys", many.String(), JSONL, Options{}, "more than 500 different columns"},
+		{"a lower limit", "a,b,c\n1,2,3\n", CSV, Options{MaxColumns: 2}, "more than 2 different columns"},
+		{"a huge column name", longName, CSV, Options{}, "is 5000 characters long; column names may be up to 200"},
+		{"at the limits", "id," + strings.Repeat("n", 200) + "\n1,x\n", CSV, Options{}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse(strings.NewReader(tt.input), tt.f, tt.opt)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Parse: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Parse error = %v, want it to say %q", err, tt.wantErr)
 			}
 		})
 	}

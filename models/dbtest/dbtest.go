@@ -42,6 +42,15 @@ func Open(t testing.TB, d models.Dialect, extra ...Migrator) *models.DB {
 		t.Fatalf("open %s: %v", d, err)
 	}
 	t.Cleanup(func() { db.Close() })
+	// A fresh secret key per database, as an operator would configure one:
+	// tests store judge keys, which are always sealed.
+	key := make([]byte, models.SecretKeySize)
+	_, _ = rand.Read(key)
+	sealer, err := models.NewSealer(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Secrets = models.NewSecrets(sealer, "")
 	if err := db.MigrateSchema(ctx, nil); err != nil {
 		t.Fatalf("migrate %s: %v", d, err)
 	}

@@ -1,0 +1,164 @@
+package judge
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Egress says where judge calls may connect. The judge's URL is typed by
+// whoever edits judges, and its key travels with every call, so without a
+// policy the server would fetch from any address it can reach: cloud
+// metadata services (credentials), admin pages on the private network,
+// services on loopback.
+//
+// The check runs in the dialer, on the address actually connected to after
+// name resolution, so a name that resolves differently from one moment to
+// the next (DNS rebinding) cannot slip through; and redirects are never
+// followed, so an allowed endpoint cannot bounce a call elsewhere.
+type Egress struct {
+	// AllowPrivate allows private ranges (10/8, 172.16/12, 192.168/16,
+	// 100.64/10, fc00::/7): a judge on the LAN or the Docker network.
+	AllowPrivate bool
+	// AllowLoopback allows 127/8 and ::1: Ollama or vLLM on this machine.
+	AllowLoopback bool
+	// AllowAddrs are addresses allowed whatever the above say: the
+	// in-process simulated judge's loopback port.
+	AllowAddrs []netip.AddrPort
+}
+
+// metadataAddrs are the cloud instance-metadata endpoints outside the
+// link-local range (which is refused as a whole): AWS IPv6 (fd00:ec2::254),
+// Alibaba Cloud (100.100.100.200) and Azure's WireServer (168.63.129.16).
+// GCP's metadata.google.internal resolves to 169.254.169.254, link-local.
+var metadataAddrs = []netip.Addr{
+	netip.MustParseAddr("fd00:ec2::254"),
+	netip.MustParseAddr("100.100.100.200"),
+	netip.MustParseAddr("168.63.129.16"),
+}
+
+// metadataHosts are the names of cloud metadata services. Their addresses
+// are refused by the dialer anyway (they resolve to link-local ones); the
+// names are refused up front for a clearer message.
+var metadataHosts = []string{"metadata.google.internal", "metadata.goog", "metadata", "instance-data", "instance-data.ec2.internal"}
+
+func metadataHost(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	return slices.Contains(metadataHosts, host)
+}
+
+// cgnat is the shared address space (RFC 6598), private in all but name.
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+
+// EgressError says a judge call was refused before any byte was sent.
+type EgressError struct {
+	Addr   netip.AddrPort
+	Reason string
+}
+
+func (e *EgressError) Error() string {
+	return fmt.Sprintf("connecting to %s is not allowed: %s", e.Addr, e.Reason)
+}
+
+// Check decides whether a connection to addr is allowed.
+func (p Egress) Check(addr netip.AddrPort) error {
+	ip := addr.Addr().Unmap()
+	addr = netip.AddrPortFrom(ip, addr.Port())
+	refuse := func(reason string) error { return &EgressError{Addr: addr, Reason: reason} }
+	switch {
+	case slices.ContainsFunc(metadataAddrs, func(m netip.Addr) bool { return m == ip }):
+		return refuse("it is a cloud metadata service")
+	case ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast():
+		return refuse("link-local addresses (169.254.0.0/16, fe80::/10) hold cloud metadata services and are never allowed")
+	case slices.Contains(p.AllowAddrs, addr):
+		return nil
+	case ip.IsMulticast() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return refuse("it is not a single host")
+	case ip.IsLoopback() || ip.IsUnspecified():
+		// 0.0.0.0 and :: reach this machine too.
+		if !p.AllowLoopback {
+			return refuse("loopback judges are off on this server (BATCHEVAL_JUDGE_ALLOW_LOOPBACK)")
+		}
+	case ip.IsPrivate() || cgnat.Contains(ip):
+		if !p.AllowPrivate {
+			return refuse("private-network judges are off on this server (BATCHEVAL_JUDGE_ALLOW_PRIVATE)")
+		}
+	}
+	return nil
+}
+
+// control is the dialer's hook: it runs after name resolution and before
+// the connect system call, for every address tried.
+func (p Egress) control(network, address string, _ syscall.RawConn) error {
+	addr, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return &EgressError{Reason: fmt.Sprintf("unexpected address %q", address)}
+	}
+	return p.Check(addr)
+}
+
+// Dial timeouts of the judge transport, as in net/http's default transport.
+const (
+	dialTimeout         = 30 * time.Second
+	dialKeepAlive       = 30 * time.Second
+	tlsHandshakeTimeout = 10 * time.Second
+	idleConnTimeout     = 90 * time.Second
+)
+
+// HTTPClient returns a client that connects only where p allows and never
+// follows redirects (a redirect comes back as the 3xx answer itself).
+//
+// It ignores HTTP_PROXY/HTTPS_PROXY: through a proxy the dialer would see
+// the proxy's address and not the judge's, and the check would mean nothing.
+func (p Egress) HTTPClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.DialContext = (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive, Control: p.control}).DialContext
+	tr.TLSHandshakeTimeout = tlsHandshakeTimeout
+	tr.IdleConnTimeout = idleConnTimeout
+	return &http.Client{
+		Transport: tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// defaultClient is the client of every judge built without its own: set
+// once at start-up by SetEgress, read by New. Process-wide on purpose: a
+// judge client is built in several places (runs, "Test connection", the
+// command line), and none of them may forget the policy.
+var defaultClient atomic.Pointer[http.Client]
+
+// permissiveEgress is the policy until SetEgress is called (tests and
+// library use): loopback and private allowed, link-local and metadata
+// refused all the same.
+var permissiveEgress = Egress{AllowPrivate: true, AllowLoopback: true}
+
+// SetEgress sets the policy of every judge client built afterwards without
+// its own Config.HTTPClient.
+func SetEgress(p Egress) { defaultClient.Store(p.HTTPClient()) }
+
+func egressClient() *http.Client {
+	if c := defaultClient.Load(); c != nil {
+		return c
+	}
+	c := permissiveEgress.HTTPClient()
+	if defaultClient.CompareAndSwap(nil, c) {
+		return c
+	}
+	return defaultClient.Load()
+}
+
+// refusedConnection finds an egress refusal in a transport error.
+func refusedConnection(err error) (*EgressError, bool) {
+	var e *EgressError
+	return e, errors.As(err, &e)
+}

@@ -1,0 +1,193 @@
+package judge
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEgressCheck(t *testing.T) {
+	sim := netip.MustParseAddrPort("127.0.0.1:40001")
+	strict := Egress{AllowAddrs: []netip.AddrPort{sim}}
+	open := Egress{AllowPrivate: true, AllowLoopback: true, AllowAddrs: []netip.AddrPort{netip.MustParseAddrPort("169.254.169.254:80")}}
+	for _, tc := range []struct {
+		addr          string
+		strict, open  bool
+		reasonPartial string // of the strict refusal
+	}{
+		{"93.184.216.34:443", true, true, ""},
+		{"[2606:4700::1111]:443", true, true, ""},
+		{"169.254.169.254:80", false, false, "link-local"},
+		{"[::ffff:169.254.169.254]:80", false, false, "link-local"},
+		{"169.254.170.2:80", false, false, "link-local"},
+		{"[fe80::1]:80", false, false, "link-local"},
+		{"[fd00:ec2::254]:80", false, false, "metadata"},
+		{"100.100.100.200:80", false, false, "metadata"},
+		{"168.63.129.16:80", false, false, "metadata"},
+		{"10.0.0.5:11434", false, true, "BATCHEVAL_JUDGE_ALLOW_PRIVATE"},
+		{"172.17.0.2:8000", false, true, "private"},
+		{"192.168.1.10:8000", false, true, "private"},
+		{"100.64.0.1:8000", false, true, "private"},
+		{"[fd12:3456::1]:8000", false, true, "private"},
+		{"127.0.0.1:11434", false, true, "BATCHEVAL_JUDGE_ALLOW_LOOPBACK"},
+		{"[::1]:11434", false, true, "loopback"},
+		{"0.0.0.0:11434", false, true, "loopback"},
+		{"127.0.0.1:40001", true, true, ""}, // the simulated judge
+		{"239.1.1.1:80", false, false, "not a single host"},
+	} {
+		addr := netip.MustParseAddrPort(tc.addr)
+		err := strict.Check(addr)
+		if (err == nil) != tc.strict {
+			t.Errorf("strict policy, %s: %v, want allowed=%v", tc.addr, err, tc.strict)
+		}
+		if err != nil && !strings.Contains(err.Error(), tc.reasonPartial) {
+			t.Errorf("strict policy, %s: %q does not say %q", tc.addr, err, tc.reasonPartial)
+		}
+		// Even an explicit allowance cannot open metadata or link-local.
+		if err := open.Check(addr); (err == nil) != tc.open {
+			t.Errorf("open policy, %s: %v, want allowed=%v", tc.addr, err, tc.open)
+		}
+	}
+}
+
+// TestRedirectNotFollowed: an endpoint that redirects (here to another
+// service on loopback) gets no second request sent anywhere; the call fails
+// at once with a redirect error, under the default client and a policy's.
+func TestRedirectNotFollowed(t *testing.T) {
+	internal := newFake(t, ok)
+	redirector := newFake(t, reply{status: http.StatusFound, header: map[string]string{"Location": internal.srv.URL + "/v1/chat/completions"}})
+	for name, client := range map[string]*http.Client{
+		"default": nil,
+		"policy":  Egress{AllowLoopback: true}.HTTPClient(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := testConfig(redirector)
+			cfg.HTTPClient = client
+			_, err := mustNew(t, cfg).Complete(t.Context(), simpleRequest())
+			e := judgeError(t, err)
+			if e.Kind != KindRefused || e.Status != http.StatusFound || e.Attempts != 1 {
+				t.Errorf("error %+v, want refused, status 302, one attempt", e)
+			}
+			if !strings.Contains(e.Error(), "never follow redirects") || !strings.Contains(e.Error(), "127.0.0.1") {
+				t.Errorf("error %q does not explain the redirect", e)
+			}
+			if internal.hits() != 0 {
+				t.Errorf("the redirect target got %d requests", internal.hits())
+			}
+		})
+	}
+}
+
+// TestEgressRefusedBeforeConnect: a judge at the cloud metadata address is
+// refused in the dialer, after resolution and before any connection, even
+// with private and loopback judges allowed; the same for a private address
+// when private judges are off, and for loopback when loopback is off.
+func TestEgressRefusedBeforeConnect(t *testing.T) {
+	other := newFake(t, ok)
+	u, _ := url.Parse(other.srv.URL)
+	for _, tc := range []struct {
+		name, baseURL string
+		policy        Egress
+		want          string
+	}{
+		{"metadata", "http://169.254.169.254/latest/v1", Egress{AllowPrivate: true, AllowLoopback: true}, "link-local"},
+		{"metadata on another port", "http://169.254.169.254:8080/v1", Egress{AllowPrivate: true, AllowLoopback: true}, "link-local"},
+		{"private when off", "http://10.255.255.1:9/v1", Egress{AllowLoopback: true}, "private-network judges are off"},
+		{"loopback when off", other.srv.URL + "/v1", Egress{AllowPrivate: true}, "loopback judges are off"},
+		{"loopback by name when off", "http://localhost:" + u.Port() + "/v1", Egress{}, "loopback judges are off"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.policy
+			client := p.HTTPClient()
+			cfg := Config{BaseURL: tc.baseURL, Model: "m", Timeout: 5 * time.Second, MaxAttempts: 3, MinBackoff: time.Millisecond, HTTPClient: client}
+			start := time.Now()
+			_, err := mustNew(t, cfg).Complete(t.Context(), simpleRequest())
+			e := judgeError(t, err)
+			var ee *EgressError
+			if e.Kind != KindRefused || !errors.As(err, &ee) || e.Attempts != 1 {
+				t.Fatalf("error %+v (%v), want a refusal after one attempt", e, err)
+			}
+			if !strings.Contains(e.Error(), tc.want) {
+				t.Errorf("error %q does not say %q", e, tc.want)
+			}
+			// A refused dial never waits for a network: it fails at once.
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("refusal took %s", d)
+			}
+		})
+	}
+	if other.hits() != 0 {
+		t.Errorf("the loopback service got %d requests", other.hits())
+	}
+}
+
+// TestEgressAllowsListedLoopbackPort: the simulated judge's own port works
+// when loopback judges are otherwise off.
+func TestEgressAllowsListedLoopbackPort(t *testing.T) {
+	sim := newFake(t, ok)
+	u, _ := url.Parse(sim.srv.URL)
+	ap := netip.MustParseAddrPort(u.Host)
+	cfg := testConfig(sim)
+	cfg.HTTPClient = Egress{AllowAddrs: []netip.AddrPort{ap}}.HTTPClient()
+	if _, err := mustNew(t, cfg).Complete(t.Context(), simpleRequest()); err != nil {
+		t.Fatalf("the listed loopback port was refused: %v", err)
+	}
+}
+
+// TestMetadataHostNamesRefused: the metadata services' names are refused
+// before any lookup, whatever they resolve to here.
+func TestMetadataHostNamesRefused(t *testing.T) {
+	for _, u := range []string{"http://metadata.google.internal/computeMetadata/v1", "http://METADATA.google.internal./v1", "http://metadata/v1"} {
+		_, err := New(Config{BaseURL: u, Model: "m"})
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != KindRefused || !strings.Contains(e.Error(), "metadata") {
+			t.Errorf("New(%s) = %v, want a refusal", u, err)
+		}
+	}
+}
+
+// TestRefusedDialOpensNoConnection: the refusal happens before connect, so
+// the refused service never even accepts a TCP connection.
+func TestRefusedDialOpensNoConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 10)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	cfg := Config{BaseURL: "http://" + ln.Addr().String() + "/v1", Model: "m", MaxAttempts: 2, MinBackoff: time.Millisecond,
+		HTTPClient: Egress{AllowPrivate: true}.HTTPClient()}
+	_, err = mustNew(t, cfg).Complete(t.Context(), simpleRequest())
+	if e := judgeError(t, err); e.Kind != KindRefused {
+		t.Fatalf("error %v, want refused", err)
+	}
+	select {
+	case <-accepted:
+		t.Fatal("the refused dial connected")
+	case <-time.After(200 * time.Millisecond):
+	}
+	// Control: the same address with loopback allowed does connect.
+	cfg.MaxAttempts = 1
+	cfg.HTTPClient = Egress{AllowLoopback: true}.HTTPClient()
+	_, _ = mustNew(t, cfg).Complete(t.Context(), simpleRequest())
+	select {
+	case <-accepted:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the allowed dial never connected: the check proves nothing")
+	}
+}

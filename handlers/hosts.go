@@ -1,0 +1,172 @@
+package handlers
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+// DefaultAllowedHosts are the host names a server answers to when the
+// operator lists none: the loopback names a browser on the same machine
+// uses. Any other Host header is what a DNS-rebinding page sends (its own
+// name, resolved to 127.0.0.1), so it is refused.
+var DefaultAllowedHosts = []string{"localhost", "127.0.0.1", "::1"}
+
+// referrerPolicy keeps page addresses (which hold ids and upload tokens)
+// from being sent to other sites when someone follows a link.
+const referrerPolicy = "same-origin"
+
+// forwardedHeaders are believed only from a trusted proxy: from anyone else
+// they would let a client choose its address (rate limits, logs) or make a
+// plain-HTTP request look like HTTPS (Secure cookies).
+var forwardedHeaders = []string{
+	echo.HeaderXForwardedFor, echo.HeaderXRealIP, echo.HeaderXForwardedProto, echo.HeaderXForwardedProtocol,
+	echo.HeaderXForwardedSsl, echo.HeaderXUrlScheme, "X-Forwarded-Host", "Forwarded",
+}
+
+// NetworkPolicy says which names the server answers to and which peers are
+// proxies whose forwarding headers are believed.
+type NetworkPolicy struct {
+	// AllowedHosts are the host names (without port) requests may carry in
+	// their Host header; empty means DefaultAllowedHosts.
+	AllowedHosts []string
+	// TrustedProxies are the addresses of reverse proxies (TLS terminators)
+	// in front of the server. Only their X-Forwarded-For and
+	// X-Forwarded-Proto are used: the client address comes from the first
+	// untrusted hop, and c.Scheme() is "https" when the proxy says so.
+	TrustedProxies []netip.Prefix
+}
+
+// ParseTrustedProxies reads a comma-separated list of CIDR ranges or single
+// addresses (e.g. "10.0.0.0/8, 192.168.1.5").
+func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(item); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(item)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q is neither an address nor a CIDR range (e.g. 10.0.0.0/8)", item)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
+
+// ParseAllowedHosts reads a comma-separated list of host names; a port, if
+// given, is ignored (the check is on the name).
+func ParseAllowedHosts(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if h := normalHost(item); h != "" && !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// normalHost lower-cases a Host value and drops its port, brackets and
+// trailing dot, so "LOCALHOST.:8080" and "[::1]:80" compare as names.
+func normalHost(h string) string {
+	h = strings.TrimSpace(h)
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		h = host
+	}
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	return strings.TrimSuffix(strings.ToLower(h), ".")
+}
+
+func (p NetworkPolicy) allowedHost(host string) bool {
+	allowed := p.AllowedHosts
+	if len(allowed) == 0 {
+		allowed = DefaultAllowedHosts
+	}
+	host = normalHost(host)
+	for _, a := range allowed {
+		if normalHost(a) == host {
+			return true
+		}
+	}
+	return false
+}
+
+func (p NetworkPolicy) trustedPeer(remoteAddr string) bool {
+	if len(p.TrustedProxies) == 0 {
+		return false
+	}
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	a = a.Unmap()
+	for _, pr := range p.TrustedProxies {
+		if pr.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// trustOptions trusts exactly the configured proxies (not, as Echo does by
+// default, every loopback and private address).
+func (p NetworkPolicy) trustOptions() []echo.TrustOption {
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, pr := range p.TrustedProxies {
+		opts = append(opts, echo.TrustIPRange(&net.IPNet{IP: pr.Addr().AsSlice(), Mask: net.CIDRMask(pr.Bits(), pr.Addr().BitLen())}))
+	}
+	return opts
+}
+
+// Apply sets how e finds a request's client and scheme: behind trusted
+// proxies, c.RealIP() reads X-Forwarded-For up to the first untrusted hop
+// and c.Scheme() believes X-Forwarded-Proto (so cookies can be marked
+// Secure behind a TLS terminator); otherwise both come from the connection
+// itself, never from a header the client wrote.
+func (p NetworkPolicy) Apply(e *echo.Echo) {
+	if len(p.TrustedProxies) == 0 {
+		e.IPExtractor = echo.ExtractIPDirect()
+		e.SchemeExtractor = echo.ExtractSchemeDirect()
+		return
+	}
+	e.IPExtractor = echo.ExtractIPFromXFFHeader(p.trustOptions()...)
+	e.SchemeExtractor = echo.ExtractSchemeFromHeaders(p.trustOptions()...)
+}
+
+// guardNetwork refuses requests whose Host the server does not answer to
+// (DNS rebinding), drops forwarding headers that did not come from a
+// trusted proxy, and sets the Referrer-Policy. The health checks answer
+// whatever the Host, so that probes by address keep working; they reveal
+// nothing.
+func (h *Handlers) guardNetwork(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		c.Response().Header().Set("Referrer-Policy", referrerPolicy)
+		if !h.Network.trustedPeer(req.RemoteAddr) {
+			for _, name := range forwardedHeaders {
+				req.Header.Del(name)
+			}
+		}
+		if p := req.URL.Path; p != "/healthz" && p != "/readyz" && !h.Network.allowedHost(req.Host) {
+			h.Log.Warn("refused a request for a host name this server does not answer to", "host", req.Host, "remote", req.RemoteAddr)
+			return c.String(http.StatusMisdirectedRequest, fmt.Sprintf(
+				"This server does not answer to the host name %q. If you run it and meant to reach it by this name, add the name to BATCHEVAL_ALLOWED_HOSTS.\n",
+				normalHost(req.Host)))
+		}
+		return next(c)
+	}
+}

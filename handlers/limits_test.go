@@ -1,0 +1,198 @@
+package handlers
+
+import (
+	"bytes"
+	"fmt"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// TestOversizedFieldsRefused: a 9 MiB project name gets a 413 naming the
+// field and the limit, a name just over the length limit a 422 naming the
+// field, its length and the limit; nothing is stored, and the refusal does
+// not send the megabytes back.
+func TestOversizedFieldsRefused(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		before, _ := env.db.ListProjects(t.Context(), env.ws.ID)
+		for _, tc := range []struct {
+			name       string
+			form       url.Values
+			wantStatus int
+			want       []string
+		}{
+			{"9 MiB name", url.Values{"name": {strings.Repeat("n", 9<<20)}}, http.StatusRequestEntityTooLarge,
+				[]string{`The field &#34;name&#34; is too long`, "1 MiB", "nothing was saved"}},
+			{"9 MiB description after the name", url.Values{"name": {"ok"}, "description": {strings.Repeat("d", 9<<20)}}, http.StatusRequestEntityTooLarge,
+				[]string{`The field &#34;description&#34; is too long`}},
+			{"name over the limit", url.Values{"name": {strings.Repeat("é", 201)}}, http.StatusUnprocessableEntity,
+				[]string{"the project name is 201 characters long; the limit is 200"}},
+			{"description over the limit", url.Values{"name": {"ok"}, "description": {strings.Repeat("d", 5001)}}, http.StatusUnprocessableEntity,
+				[]string{"the project description is 5001 characters long; the limit is 5000"}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				// Keep the field order: the overflowing field is named from it.
+				var body strings.Builder
+				for _, k := range []string{"name", "description"} {
+					if v, ok := tc.form[k]; ok {
+						if body.Len() > 0 {
+							body.WriteByte('&')
+						}
+						body.WriteString(k + "=" + url.QueryEscape(v[0]))
+					}
+				}
+				rec := env.do(http.MethodPost, "/projects", strings.NewReader(body.String()), "application/x-www-form-urlencoded")
+				if rec.Code != tc.wantStatus {
+					t.Fatalf("status %d, want %d: %.300s", rec.Code, tc.wantStatus, rec.Body)
+				}
+				if missing := bodyLacks(rec.Body.String(), tc.want...); len(missing) > 0 {
+					t.Errorf("the refusal lacks %q: %.2000s", missing, rec.Body)
+				}
+				if rec.Body.Len() > 64<<10 {
+					t.Errorf("the refusal is %d bytes: the field was sent back", rec.Body.Len())
+				}
+			})
+		}
+		after, _ := env.db.ListProjects(t.Context(), env.ws.ID)
+		if len(after) != len(before) {
+			t.Errorf("projects %d -> %d: something was stored", len(before), len(after))
+		}
+	})
+}
+
+// TestUploadNameNeverReachesLocation: the dataset name of an upload goes
+// into the mapping page's address; an oversized one is refused on the
+// upload page, with no Location header and no pending upload kept.
+func TestUploadNameNeverReachesLocation(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		rec := env.upload("ok.csv", goodCSV, strings.Repeat("x", 3<<20))
+		if rec.Code != http.StatusUnprocessableEntity || rec.Header().Get("Location") != "" {
+			t.Fatalf("status %d, Location %.80q; want 422 and no Location", rec.Code, rec.Header().Get("Location"))
+		}
+		if missing := bodyLacks(rec.Body.String(), "the dataset name is 3145728 characters long; the limit is 2000"); len(missing) > 0 {
+			t.Errorf("the refusal lacks %q", missing)
+		}
+		if rec.Body.Len() > 64<<10 {
+			t.Errorf("the refusal is %d bytes: the name was sent back", rec.Body.Len())
+		}
+		var n int64
+		env.db.Gorm.Raw("SELECT COUNT(*) FROM pending_uploads").Scan(&n)
+		if n != 0 {
+			t.Errorf("%d pending uploads kept", n)
+		}
+		// A file of many distinct keys is refused at upload.
+		var many strings.Builder
+		for i := range 1000 {
+			fmt.Fprintf(&many, "{\"id\":%d,\"k%d\":\"v\"}\n", i, i)
+		}
+		rec = env.upload("keys.jsonl", many.String(), "")
+		if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "more than 500 different columns") {
+			t.Errorf("a file of 1000 columns = %d", rec.Code)
+		}
+	})
+}
+
+// TestMappingPageStaysSmall: a 2.3 MB upload of long cells makes a mapping
+// page of a bounded size that says it previews only the first rows, cut.
+func TestMappingPageStaysSmall(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		var file bytes.Buffer
+		cols := 30
+		for c := range cols {
+			if c > 0 {
+				file.WriteByte(',')
+			}
+			fmt.Fprintf(&file, "column_%d", c)
+		}
+		file.WriteByte('\n')
+		cell := strings.Repeat("w", 2000)
+		for r := 0; file.Len() < 2300000; r++ {
+			for c := range cols {
+				if c > 0 {
+					file.WriteByte(',')
+				}
+				fmt.Fprintf(&file, "%d%s", r, cell)
+			}
+			file.WriteByte('\n')
+		}
+		token := env.uploadToken("long.csv", file.String())
+		rec := env.get(env.mapPath() + "?token=" + token)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("mapping page = %d", rec.Code)
+		}
+		if rec.Body.Len() > 200<<10 {
+			t.Errorf("the mapping page of a %d-byte upload is %d bytes", file.Len(), rec.Body.Len())
+		}
+		if missing := bodyLacks(rec.Body.String(), "The first 10 of", "cut at 80 characters"); len(missing) > 0 {
+			t.Errorf("the mapping page lacks %q", missing)
+		}
+	})
+}
+
+// TestNonUploadBodiesAreBounded: a multipart post to a route that is not an
+// upload is cut at the form limit too, naming the field.
+func TestNonUploadBodiesAreBounded(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		mw.WriteField("name", strings.Repeat("z", 2<<20))
+		mw.Close()
+		rec := env.do(http.MethodPost, "/projects", &body, mw.FormDataContentType())
+		if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), "&#34;name&#34;") {
+			t.Errorf("multipart 2 MiB name = %d: %.300s", rec.Code, rec.Body)
+		}
+	})
+}
+
+// TestUploadQuotaRefused: past the workspace's quota of pending uploads an
+// upload is refused on the upload page, saying why.
+func TestUploadQuotaRefused(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		env.h.UploadQuotaBytes = int64(len(goodCSV)) + 10
+		env.uploadToken("a.csv", goodCSV)
+		rec := env.upload("b.csv", goodCSV, "second")
+		if rec.Code != http.StatusUnprocessableEntity || rec.Header().Get("Location") != "" {
+			t.Fatalf("second upload = %d, want 422", rec.Code)
+		}
+		if missing := bodyLacks(rec.Body.String(), "quota", "expire"); len(missing) > 0 {
+			t.Errorf("the refusal lacks %q", missing)
+		}
+	})
+}
+
+// TestLaunchRefusedAtRunLimit: with the workspace at its limit of runs at
+// once, a launch and a launch of all methods are refused on the form with
+// the reason, and nothing is created.
+func TestLaunchRefusedAtRunLimit(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := t.Context()
+		d := env.demo()
+		env.db.MaxActiveRunsPerWorkspace = 1
+		// A queued run with no job: it stays queued.
+		blocker := models.Run{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: d.dataset.ID, Name: "blocker", Method: "batcheval"}
+		if err := env.db.CreateRun(ctx, &blocker, nil); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := env.db.ListRuns(ctx, env.ws.ID, env.project.ID)
+		for _, path := range []string{fmt.Sprintf("/projects/%d/runs", env.project.ID), fmt.Sprintf("/projects/%d/experiments", env.project.ID)} {
+			rec := env.postForm(path, d.launchForm("2", "5"))
+			if rec.Code != http.StatusConflict {
+				t.Errorf("POST %s = %d, want 409", path, rec.Code)
+			}
+			if missing := bodyLacks(rec.Body.String(), "Not launched", "BATCHEVAL_MAX_RUNS_PER_WORKSPACE"); len(missing) > 0 {
+				t.Errorf("POST %s: the form lacks %q", path, missing)
+			}
+		}
+		after, _ := env.db.ListRuns(ctx, env.ws.ID, env.project.ID)
+		if len(after) != len(before) {
+			t.Errorf("runs %d -> %d", len(before), len(after))
+		}
+		if es, _ := env.db.ListExperiments(ctx, env.ws.ID, env.project.ID); len(es) != 0 {
+			t.Errorf("%d experiments created", len(es))
+		}
+	})
+}

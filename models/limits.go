@@ -1,0 +1,73 @@
+package models
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// Field length limits, in characters. They are far above any real use and
+// keep one form post from storing megabytes in a name that every page then
+// renders (a 9 MiB project name was accepted before).
+const (
+	// MaxNameLength bounds the names people type (projects, rubrics,
+	// judges, criteria) and field labels.
+	MaxNameLength = 200
+	// MaxComposedNameLength bounds the names of datasets, runs and
+	// experiments, which are often built from other names ("<rubric> on
+	// <dataset>", "<dataset> (noisy copy, ...)", "Around run 7: <run>").
+	MaxComposedNameLength = 2000
+	// MaxDescriptionLength bounds descriptions: a project's, a criterion's
+	// and its level descriptions.
+	MaxDescriptionLength = 5000
+	// MaxRubricTextLength bounds a rubric's task text, which may hold
+	// several paragraphs of instructions.
+	MaxRubricTextLength = 20000
+	// MaxSettingLength bounds a judge's URL, model and key variable, and
+	// a stored API key (the longest real keys are a few hundred characters).
+	MaxSettingLength = 2000
+)
+
+// CheckLength refuses a value longer than limit characters, naming the
+// field and the limit.
+func CheckLength(field, value string, limit int) error { return checkLength(field, value, limit) }
+
+func checkLength(field, value string, limit int) error {
+	if n := utf8.RuneCountInString(value); n > limit {
+		return Errorf(EInvalid, "the %s is %d characters long; the limit is %d", field, n, limit)
+	}
+	return nil
+}
+
+// checkLengths applies checkLength to (field, value, limit) triples in order.
+func checkLengths(checks ...lengthCheck) error {
+	for _, c := range checks {
+		if err := checkLength(c.field, c.value, c.limit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type lengthCheck struct {
+	field, value string
+	limit        int
+}
+
+// validateRubricLengths checks every text of a rubric.
+func validateRubricLengths(r *Rubric) error {
+	checks := []lengthCheck{{"rubric name", r.Name, MaxNameLength}, {"rubric task", r.Task, MaxRubricTextLength}}
+	for i, f := range r.Fields {
+		checks = append(checks, lengthCheck{fmt.Sprintf("label of field %d", i+1), f.Label, MaxNameLength})
+	}
+	for i, c := range r.Criteria {
+		n := fmt.Sprintf("criterion %d", i+1)
+		checks = append(checks,
+			lengthCheck{n + " name", c.Name, MaxNameLength},
+			lengthCheck{n + " description", c.Description, MaxDescriptionLength},
+			lengthCheck{n + " low level description", c.Levels.Low, MaxDescriptionLength},
+			lengthCheck{n + " middle level description", c.Levels.Middle, MaxDescriptionLength},
+			lengthCheck{n + " high level description", c.Levels.High, MaxDescriptionLength},
+		)
+	}
+	return checkLengths(checks...)
+}

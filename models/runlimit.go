@@ -1,0 +1,46 @@
+package models
+
+import (
+	"context"
+	"fmt"
+
+	"gorm.io/gorm"
+)
+
+// activeRuns counts the workspace's runs that are queued or running.
+func activeRuns(tx *gorm.DB, wsID int64) (int64, error) {
+	var n int64
+	err := tx.Model(&Run{}).Where("workspace_id = ? AND status IN ?", wsID, []string{RunQueued, RunRunning}).Count(&n).Error
+	if err != nil {
+		return 0, fmt.Errorf("count active runs: %w", err)
+	}
+	return n, nil
+}
+
+// runLimitError says the workspace has as many runs as it may have at once.
+func runLimitError(active int64, adding, limit int) error {
+	if adding > 1 {
+		return Errorf(EConflict, "this workspace has %d runs queued or running and these %d would pass its limit of %d at once (BATCHEVAL_MAX_RUNS_PER_WORKSPACE): "+
+			"wait for some to finish or cancel some, then launch again", active, adding, limit)
+	}
+	return Errorf(EConflict, "this workspace already has %d runs queued or running, the most it may have at once (BATCHEVAL_MAX_RUNS_PER_WORKSPACE): "+
+		"wait for one to finish or cancel one, then launch again", active)
+}
+
+// CheckRunCapacity reports whether n more runs may be launched in the
+// workspace now (under DB.MaxActiveRunsPerWorkspace), so that a group of
+// runs is refused as a whole rather than half launched. CreateRun checks
+// again for each run.
+func (db *DB) CheckRunCapacity(ctx context.Context, wsID int64, n int) error {
+	if db.MaxActiveRunsPerWorkspace <= 0 {
+		return nil
+	}
+	active, err := activeRuns(db.Gorm.WithContext(ctx), wsID)
+	if err != nil {
+		return err
+	}
+	if active+int64(n) > int64(db.MaxActiveRunsPerWorkspace) {
+		return runLimitError(active, n, db.MaxActiveRunsPerWorkspace)
+	}
+	return nil
+}
