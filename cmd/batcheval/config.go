@@ -84,6 +84,11 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server bool) *Conf
 	fs.StringVar(&c.LogLevel, "log-level", env("BATCHEVAL_LOG_LEVEL", "info"), "debug, info, warn or error (env BATCHEVAL_LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, "log-format", env("BATCHEVAL_LOG_FORMAT", "text"), "text or json (env BATCHEVAL_LOG_FORMAT)")
 	if !server {
+		// Commands without a listener (run, migrate, admin) still follow
+		// the deployment's address for local mode: loopback judges and a
+		// generated secret key for `batcheval run` on a laptop, and the
+		// same key rules as the team's server for migrate and admin.
+		c.Addr = env("BATCHEVAL_ADDR", "127.0.0.1:8080")
 		return c
 	}
 	// Loopback by default: the dashboard has no accounts yet, so it should
