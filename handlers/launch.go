@@ -525,14 +525,18 @@ func (h *Handlers) estimate(ctx context.Context, pl *launchPlan, m evaluator.Met
 		e.Calls = n
 		e.PromptTokens = evaluator.EstimateTokens(evaluator.BuildLLMEvalPrompt(rub, samples[0], ms.LLMEvalScale)) * n
 		e.CompletionTokens = llmevalTokensPerCriterion * k * n
-		e.CallsNote = fmt.Sprintf("One call per sample (%s) scores all %s at once as JSON. An endpoint without structured output costs up to 2 refused calls more per sample.", rowsText, crit)
+		e.CallsNote = fmt.Sprintf("One call per sample (%s) scores all %s at once as JSON. An endpoint without structured output costs up to 2 refused calls more for the whole run: the mode that works is remembered.", rowsText, crit)
 		e.PromptNote = "Measured on the real prompt of the first sample, once per call."
 		e.CompletionNote = fmt.Sprintf("A JSON object of about %d tokens per criterion.", llmevalTokensPerCriterion)
 	case evaluator.MethodCloserLook:
 		e.Calls = k * n
 		e.CallsMax = k * n * ms.Samples
 		for _, c := range pl.chosen {
-			e.PromptTokens += evaluator.EstimateTokens(evaluator.BuildAnalyzeRatePrompt(rub, c, samples[0])) * n
+			scoring := ms.CloserLookScoring
+			if scoring == "" {
+				scoring = evaluator.Integer // the method's default (see methods.CloserLook.Prepare)
+			}
+			e.PromptTokens += evaluator.EstimateTokens(evaluator.BuildAnalyzeRatePrompt(rub, c, samples[0], scoring)) * n
 		}
 		e.CompletionTokens = closerLookTokens * ms.Samples * k * n
 		e.CallsNote = fmt.Sprintf("%s × %s, each call asking for n = %d analysed ratings. An endpoint that ignores n (Ollama) needs one call per rating.",
