@@ -10,7 +10,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
-	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
@@ -243,7 +243,7 @@ func bestOf(vals []float64, eligible []bool, digits int, higher bool) []bool {
 func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 	eligible := make([]bool, len(figs))
 	for i, f := range figs {
-		eligible[i] = f.run.Status == models.RunSucceeded && f.rep != nil
+		eligible[i] = f.run.Completed() && f.rep != nil
 	}
 	column := func(of func(runFigures) float64) []float64 {
 		out := make([]float64, len(figs))
@@ -264,7 +264,7 @@ func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 	}
 	rows := make([]web.ExperimentRow, len(figs))
 	for i, f := range figs {
-		rows[i] = web.ExperimentRow{Run: f.run, MethodLabel: evaluator.Method(f.run.Method).Label(), Partial: f.partial,
+		rows[i] = web.ExperimentRow{Run: f.run, MethodLabel: methods.Label(f.run.Method), Partial: f.partial,
 			Pearson: make([]web.ExperimentCell, criteria), Spearman: make([]web.ExperimentCell, criteria)}
 	}
 	for k := range criteria {
@@ -367,7 +367,7 @@ func runCount(n int) string {
 // with the person's ratings, at what cost, and what the strongest run of
 // another method costs in comparison. Only succeeded runs count.
 func experimentSummary(figs []runFigures) string {
-	ok := func(f runFigures) bool { return f.run.Status == models.RunSucceeded && !math.IsNaN(f.avgP) }
+	ok := func(f runFigures) bool { return f.run.Completed() && !math.IsNaN(f.avgP) }
 	best := -1
 	for i, f := range figs {
 		if ok(f) && (best < 0 || f.avgP > figs[best].avgP) {
