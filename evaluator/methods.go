@@ -15,34 +15,8 @@ const (
 	MethodCloserLook Method = "closerlook" // analyze-rate, one sample per call, mean of n sampled ratings
 )
 
-// Methods lists every method in the order the comparison table shows them.
-func Methods() []Method {
-	return []Method{MethodBatchEval, MethodGEval, MethodLLMEval, MethodCloserLook}
-}
-
-// Label is the method's display name.
-func (m Method) Label() string {
-	switch m {
-	case MethodGEval:
-		return "G-Eval"
-	case MethodLLMEval:
-		return "LLM-Eval"
-	case MethodCloserLook:
-		return "CloserLook (analyze-rate)"
-	default:
-		return "BatchEval"
-	}
-}
-
-// Valid reports whether m is a known method.
-func (m Method) Valid() bool {
-	for _, k := range Methods() {
-		if m == k {
-			return true
-		}
-	}
-	return false
-}
+// The methods themselves (their labels, words and how they judge) are
+// values of package evaluator/methods, registered there in one place.
 
 // LLMEvalScale is LLM-Eval's score scale.
 type LLMEvalScale string

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/runner"
@@ -54,7 +55,7 @@ func (pl *launchPlan) defaultTemperature(m evaluator.Method) float64 {
 // Which methods read a field of the form; a field's parse error blocks only
 // the launches that use it (a typo in "Rounds" must not block G-Eval).
 var (
-	usedByAll        = evaluator.Methods()
+	usedByAll        = methodNames()
 	usedByBatchEval  = []evaluator.Method{evaluator.MethodBatchEval}
 	usedBySampling   = []evaluator.Method{evaluator.MethodGEval, evaluator.MethodCloserLook}
 	usedByLLMEval    = []evaluator.Method{evaluator.MethodLLMEval}
@@ -113,7 +114,7 @@ func parseLaunchInput(vals url.Values) launchInput {
 	if m := evaluator.Method(strings.TrimSpace(vals.Get("method"))); m != "" {
 		in.Method = m
 	}
-	if !in.Method.Valid() {
+	if !knownMethod(in.Method) {
 		in.errs = append(in.errs, fieldError{fmt.Sprintf("Method: %q is not one of BatchEval, G-Eval, LLM-Eval or CloserLook.", in.Method), nil})
 	}
 	s, ms := &in.Settings, &in.MethodSettings
@@ -294,8 +295,8 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 	s := in.Settings
 	v.Procedure, v.Composition, v.SortKey, v.Scoring = string(s.Procedure), string(s.Composition), string(s.SortKey), string(s.Scoring)
 	v.Method = string(in.Method)
-	for _, m := range evaluator.Methods() {
-		v.Methods = append(v.Methods, web.RunMethodChoice{Value: string(m), Label: m.Label(), Note: methodNote(m)})
+	for _, m := range methodNames() {
+		v.Methods = append(v.Methods, web.RunMethodChoice{Value: string(m), Label: methods.Label(string(m)), Note: methodNote(m)})
 	}
 	v.Samples, v.SampleTemperature = in.raw["samples"], in.raw["sample_temperature"]
 	v.UseLogprobs, v.LLMEvalScale = in.MethodSettings.UseLogprobs, string(in.MethodSettings.LLMEvalScale)
@@ -450,7 +451,7 @@ const (
 // settings s (already resolved by settingsFor).
 func (h *Handlers) estimate(ctx context.Context, pl *launchPlan, m evaluator.Method, s evaluator.Settings) web.RunEstimate {
 	switch {
-	case !m.Valid():
+	case !knownMethod(m):
 		return web.RunEstimate{Problem: "Choose a method to see an estimate."}
 	case pl.dataset == nil || pl.rubric == nil || pl.judge == nil:
 		return web.RunEstimate{Problem: "Choose a dataset, a rubric and a judge to see an estimate."}
@@ -463,7 +464,7 @@ func (h *Handlers) estimate(ctx context.Context, pl *launchPlan, m evaluator.Met
 	ms := pl.methodSettings
 	if m == evaluator.MethodGEval || m == evaluator.MethodCloserLook {
 		if err := ms.Validate(); err != nil {
-			return web.RunEstimate{Problem: "No estimate until the " + m.Label() + " settings are valid: " + err.Error() + "."}
+			return web.RunEstimate{Problem: "No estimate until the " + methods.Label(string(m)) + " settings are valid: " + err.Error() + "."}
 		}
 	}
 	rows, err := h.DB.ListDatasetRows(ctx, pl.dataset.ID, 0, s.BatchSize)
@@ -477,7 +478,7 @@ func (h *Handlers) estimate(ctx context.Context, pl *launchPlan, m evaluator.Met
 	}
 	n := pl.dataset.RowCount
 	k := len(pl.chosen)
-	e := web.RunEstimate{Method: m.Label(), JudgeName: pl.judge.Name, Simulated: pl.judge.Simulated, Rows: n, Criteria: k}
+	e := web.RunEstimate{Method: methods.Label(string(m)), JudgeName: pl.judge.Name, Simulated: pl.judge.Simulated, Rows: n, Criteria: k}
 	crit := fmt.Sprintf("%d %s", k, launchPlural(k, "criterion", "criteria"))
 	rowsText := fmt.Sprintf("%d %s", n, launchPlural(n, "sample", "samples"))
 	switch m {
@@ -650,7 +651,7 @@ func (pl *launchPlan) checkLaunch(in launchInput, m evaluator.Method) (evaluator
 	}
 	if m != evaluator.MethodBatchEval {
 		if err := ms.Validate(); err != nil {
-			errs = append(errs, m.Label()+" settings: "+err.Error()+".")
+			errs = append(errs, methods.Label(string(m))+" settings: "+err.Error()+".")
 		}
 	}
 	if pl.rubric != nil {
@@ -693,7 +694,7 @@ func (h *Handlers) launchRun(c echo.Context) error {
 	if name == "" {
 		name = pl.rubric.Name + " on " + pl.dataset.Name
 		if in.Method != evaluator.MethodBatchEval {
-			name += " (" + in.Method.Label() + ")"
+			name += " (" + methods.Label(string(in.Method)) + ")"
 		}
 	}
 	run := h.runTemplate(pl, name)
@@ -705,7 +706,7 @@ func (h *Handlers) launchRun(c echo.Context) error {
 	if err := h.Runner.Launch(c.Request().Context(), &run); err != nil {
 		return err
 	}
-	return redirect(c, runURL(run.ID), in.Method.Label()+" run launched: it starts as soon as a worker is free.")
+	return redirect(c, runURL(run.ID), methods.Label(string(in.Method))+" run launched: it starts as soon as a worker is free.")
 }
 
 // launchAllMethods launches the standard comparison (runner.StandardSetups)
@@ -720,7 +721,7 @@ func (h *Handlers) launchAllMethods(c echo.Context) error {
 	}
 	v := &pl.view
 	seen := map[string]bool{}
-	for _, m := range evaluator.Methods() {
+	for _, m := range methodNames() {
 		_, errs := pl.checkLaunch(in, m)
 		for _, e := range errs {
 			if !seen[e] {
@@ -864,4 +865,19 @@ func (h *Handlers) judgeClient(j models.Judge) (*judge.Client, error) {
 		}
 	}
 	return judge.New(cfg)
+}
+
+// methodNames lists the registered methods' names, in table order.
+func methodNames() []evaluator.Method {
+	var out []evaluator.Method
+	for _, m := range methods.All() {
+		out = append(out, m.Name())
+	}
+	return out
+}
+
+// knownMethod reports whether m names a registered method.
+func knownMethod(m evaluator.Method) bool {
+	_, err := methods.Lookup(string(m))
+	return err == nil && m != ""
 }

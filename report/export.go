@@ -125,10 +125,12 @@ type (
 	}
 	// JSONRun describes the run.
 	JSONRun struct {
-		ID               int64                     `json:"id"`
-		Name             string                    `json:"name"`
-		Method           string                    `json:"method"`
-		Status           string                    `json:"status"`
+		ID     int64  `json:"id"`
+		Name   string `json:"name"`
+		Method string `json:"method"`
+		Status string `json:"status"`
+		// StatusReason says why a run failed or finished with gaps.
+		StatusReason     string                    `json:"status_reason,omitempty"`
 		Dataset          string                    `json:"dataset"`
 		Judge            string                    `json:"judge_model"`
 		Settings         evaluator.Settings        `json:"settings"`
@@ -220,12 +222,12 @@ type (
 // Export builds the JSON export value.
 func (r *Report) Export() JSONExport {
 	run := r.Run
-	out := JSONExport{Simulated: r.Simulated, Run: JSONRun{ID: run.ID, Name: run.Name, Method: run.Method, Status: run.Status,
+	out := JSONExport{Simulated: r.Simulated, Run: JSONRun{ID: run.ID, Name: run.Name, Method: run.Method, Status: run.Status, StatusReason: run.Error,
 		Dataset: r.Dataset.Name, Judge: run.JudgeSnapshot.Model, Settings: run.Settings, Task: run.RubricSnapshot.Task,
 		Calls: run.Calls, PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, CostUSD: run.CostUSD,
 		BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores, CreatedAt: run.CreatedAt, FinishedAt: run.FinishedAt,
 		Variant: run.Variant, ParentRunID: run.ParentRunID}}
-	if run.Method != "" && run.Method != string(evaluator.MethodBatchEval) {
+	if run.MethodSettings.Samples != 0 { // set by the methods that use them (methods.Method.Prepare)
 		ms := run.MethodSettings
 		out.Run.MethodSettings = &ms
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dataimport"
@@ -153,7 +154,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	ms := evaluator.MethodSettings{Samples: *nSamples, UseLogprobs: !*noLogprobs, SampleTemperature: *sampleTemp, LLMEvalScale: evaluator.LLMEvalScale(*llmScale)}
-	run := models.Run{WorkspaceID: ws.ID, ProjectID: proj.ID, DatasetID: ds.ID, Name: evaluator.Method(*method).Label() + " (CLI): " + filepath.Base(*dataPath),
+	run := models.Run{WorkspaceID: ws.ID, ProjectID: proj.ID, DatasetID: ds.ID, Name: methods.Label(*method) + " (CLI): " + filepath.Base(*dataPath),
 		Method: *method, Settings: settings, MethodSettings: ms, RubricSnapshot: rub, JudgeSnapshot: snap, Simulated: *simulated}
 	if *method == models.MethodLLMEval && !isSet(fs, "temperature") {
 		// LLM-Eval found greedy decoding best.
@@ -165,7 +166,12 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	if err := r.Start(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "run %d (%s): %d samples, %d criteria, %d rounds of batches of %d\n", run.ID, run.Method, len(rows), len(rub.Criteria), run.Settings.Rounds, run.Settings.BatchSize)
+	if w := methods.For(run.Method).Words(); w.Round != "" {
+		fmt.Fprintf(stderr, "run %d (%s): %d samples, %d criteria, %d %s of %s of %d\n", run.ID, methods.Label(run.Method), len(rows), len(rub.Criteria),
+			run.Settings.Rounds, w.Rounds, w.Units, run.Settings.BatchSize)
+	} else {
+		fmt.Fprintf(stderr, "run %d (%s): %d samples, %d criteria, each sample judged on its own\n", run.ID, methods.Label(run.Method), len(rows), len(rub.Criteria))
+	}
 	final, werr := waitFinished(ctx, db, ws.ID, run.ID, stderr)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
@@ -196,8 +202,14 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 			return err
 		}
 	}
-	if final.Status != models.RunSucceeded {
-		return fmt.Errorf("run %d %s: %s", run.ID, final.Status, final.Error)
+	switch final.Status {
+	case models.RunSucceeded:
+	case models.RunFinishedWithGaps:
+		// The figures above leave the missing scores out; say so, but the
+		// run did finish.
+		fmt.Fprintf(stderr, "run %d %s: %s\n", run.ID, models.RunStatusLabel(final.Status), final.Error)
+	default:
+		return fmt.Errorf("run %d %s: %s", run.ID, models.RunStatusLabel(final.Status), final.Error)
 	}
 	return nil
 }
