@@ -32,8 +32,12 @@ func (BatchEval) Words() Words {
 // Batched implements Method.
 func (BatchEval) Batched() bool { return true }
 
-// Prepare implements Method: BatchEval takes its settings as given.
-func (BatchEval) Prepare(r *Run) error { return nil }
+// Prepare implements Method: BatchEval takes its settings as given and
+// reads no method settings, so none are kept.
+func (BatchEval) Prepare(r *Run) error {
+	r.MethodSettings = evaluator.MethodSettings{}
+	return nil
+}
 
 // Passes implements Method: one criterion at a time.
 func (BatchEval) Passes(rub evaluator.Rubric) [][]int { return perCriterion(rub) }
@@ -141,4 +145,9 @@ func (BatchEval) Summary(r Run) string {
 func EncodeMessages(msgs []evaluator.Message) string {
 	b, _ := json.Marshal(msgs)
 	return string(b)
+}
+
+// Note implements Method.
+func (BatchEval) Note() string {
+	return "batches of samples compared side by side over several rounds (the default)"
 }

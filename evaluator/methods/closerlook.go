@@ -32,8 +32,8 @@ func (CloserLook) Batched() bool { return false }
 // Prepare implements Method: the original analyze-rate settings, top_p 1
 // and integer ratings, unless the run says otherwise; they are recorded in
 // the run's method settings.
-func (CloserLook) Prepare(r *Run) error {
-	if err := prepareSampleWise(r); err != nil {
+func (m CloserLook) Prepare(r *Run) error {
+	if err := prepareSampleWise(r, m.Label()); err != nil {
 		return err
 	}
 	if r.MethodSettings.CloserLookTopP == 0 {
@@ -118,4 +118,9 @@ func (m CloserLook) Judge(ctx context.Context, j Completer, u Unit) Outcome {
 	o.Details["ratings"], o.Details["unreadable"] = read, unreadable
 	o.Scores = []Score{{Criterion: ci, Sample: 0, Value: meanOf(ratings), Analysis: analysis}}
 	return o
+}
+
+// Note implements Method.
+func (CloserLook) Note() string {
+	return "one sample per call; the judge analyses, then rates; n ratings averaged"
 }

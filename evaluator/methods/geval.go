@@ -46,9 +46,14 @@ func (GEval) Words() Words { return Words{Unit: "sample", Units: "samples"} }
 func (GEval) Batched() bool { return false }
 
 // Prepare implements Method.
-func (GEval) Prepare(r *Run) error {
-	if err := prepareSampleWise(r); err != nil {
+func (m GEval) Prepare(r *Run) error {
+	if err := prepareSampleWise(r, m.Label()); err != nil {
 		return err
+	}
+	for _, c := range r.Rubric.Criteria {
+		if len(evaluator.GEvalScores(c)) < 2 {
+			return fmt.Errorf("G-Eval needs an integer scale: the range %g to %g of %s holds fewer than two integers (or too many). Score it with another method", c.Lo, c.Hi, c.Name)
+		}
 	}
 	if r.MethodSettings.MinAllowedMass == 0 {
 		r.MethodSettings.MinAllowedMass = evaluator.GEvalMinAllowedMass
@@ -207,4 +212,9 @@ func toAlternatives(lp []judge.TokenLogprob) []evaluator.TokenAlternatives {
 		}
 	}
 	return out
+}
+
+// Note implements Method.
+func (GEval) Note() string {
+	return "one sample per call; the judge fills a score form and the score is weighted by its probabilities"
 }

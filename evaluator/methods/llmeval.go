@@ -41,8 +41,14 @@ func (LLMEval) Batched() bool { return false }
 
 // Prepare implements Method: LLM-Eval scores on its own scale, which
 // becomes every criterion's range.
-func (LLMEval) Prepare(r *Run) error {
-	if err := prepareSampleWise(r); err != nil {
+func (m LLMEval) Prepare(r *Run) error {
+	if ms := r.MethodSettings; ms.Samples != 0 || ms.SampleTemperature != 0 || ms.LLMEvalScale != "" {
+		// n and the sample temperature mean nothing to LLM-Eval: keep the
+		// defaults rather than refuse a run over fields it ignores.
+		d := evaluator.DefaultMethodSettings()
+		r.MethodSettings.Samples, r.MethodSettings.SampleTemperature = d.Samples, d.SampleTemperature
+	}
+	if err := prepareSampleWise(r, m.Label()); err != nil {
 		return err
 	}
 	lo, hi := r.MethodSettings.LLMEvalScale.Range()
@@ -139,3 +145,6 @@ func (LLMEval) Judge(ctx context.Context, j Completer, u Unit) Outcome {
 	}
 	return o
 }
+
+// Note implements Method.
+func (LLMEval) Note() string { return "one call per sample scores all criteria at once as JSON" }

@@ -79,6 +79,10 @@ type Method interface {
 	// Summary describes the run's settings as the method uses them, in one
 	// line for the run page.
 	Summary(r Run) string
+	// Note says in one line what the method does, for the method choice.
+	Note() string
+	// Estimate predicts a run's calls and tokens before it is launched.
+	Estimate(in EstimateInput) Estimate
 }
 
 // Setupper is a method that makes calls once per pass before its units

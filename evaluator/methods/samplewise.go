@@ -2,6 +2,7 @@ package methods
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/judge"
@@ -10,14 +11,18 @@ import (
 // prepareSampleWise is what every one-sample-per-call method implies: the
 // papers' defaults when no method settings were given (keeping any
 // evaluation steps), valid settings, and one round of one sample per call.
-func prepareSampleWise(r *Run) error {
-	if r.MethodSettings.Samples == 0 {
+//
+// Settings count as not given when n, the sample temperature and the scale
+// are all unset; any of them set means the settings were chosen and must
+// be valid (n = 0 from a form is refused, not replaced).
+func prepareSampleWise(r *Run, label string) error {
+	if ms := r.MethodSettings; ms.Samples == 0 && ms.SampleTemperature == 0 && ms.LLMEvalScale == "" {
 		steps := r.MethodSettings.GEvalSteps
 		r.MethodSettings = evaluator.DefaultMethodSettings()
 		r.MethodSettings.GEvalSteps = steps
 	}
 	if err := r.MethodSettings.Validate(); err != nil {
-		return err
+		return fmt.Errorf("%s settings: %w", label, err)
 	}
 	r.Settings.Rounds, r.Settings.BatchSize = 1, 1
 	return nil
