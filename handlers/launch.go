@@ -23,10 +23,6 @@ import (
 	"github.com/batcheval/batcheval/web"
 )
 
-// llmevalTemperature is LLM-Eval's default temperature: its paper found
-// greedy decoding better than nucleus sampling.
-const llmevalTemperature = 0
-
 // defaultTemperature is the temperature a method gets when the person left
 // the field as the form showed it. Only BatchEval and LLM-Eval send it:
 // G-Eval's log-probability call is greedy and the sampled estimates (G-Eval
@@ -42,14 +38,13 @@ func (pl *launchPlan) defaultTopP() float64 {
 // defaultTemperature is the temperature a run of method m gets when the
 // person leaves the field alone.
 func (pl *launchPlan) defaultTemperature(m evaluator.Method) float64 {
-	if m == evaluator.MethodLLMEval {
-		return llmevalTemperature
-	}
-	// The judge's own setting (Judges page) comes next, then the paper's.
+	// The method's own (LLM-Eval: greedy), then the judge's own setting
+	// (Judges page), then the paper's.
+	otherwise := evaluator.DefaultSettings().Temperature
 	if pl != nil && pl.judge != nil && !pl.judge.Simulated && pl.judge.Temperature >= 0 && pl.judge.Temperature <= 2 {
-		return pl.judge.Temperature
+		otherwise = pl.judge.Temperature
 	}
-	return evaluator.DefaultSettings().Temperature
+	return methods.DefaultTemperature(methods.For(string(m)), otherwise)
 }
 
 // Which methods read a field of the form; a field's parse error blocks only
@@ -228,8 +223,13 @@ func (pl *launchPlan) settingsFor(in launchInput, m evaluator.Method) evaluator.
 	if in.topPUntouched {
 		s.TopP = pl.defaultTopP()
 	}
-	if m != evaluator.MethodBatchEval {
-		s.Rounds, s.BatchSize = 1, 1
+	// What the method fixes (one round of one sample for the sample-wise
+	// methods) comes from the method.
+	if method, err := methods.Lookup(string(m)); err == nil {
+		trial := methods.Run{Settings: s}
+		if method.Prepare(&trial) == nil {
+			s = trial.Settings
+		}
 	}
 	return s
 }

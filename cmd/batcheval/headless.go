@@ -156,9 +156,9 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	ms := evaluator.MethodSettings{Samples: *nSamples, UseLogprobs: !*noLogprobs, SampleTemperature: *sampleTemp, LLMEvalScale: evaluator.LLMEvalScale(*llmScale)}
 	run := models.Run{WorkspaceID: ws.ID, ProjectID: proj.ID, DatasetID: ds.ID, Name: methods.Label(*method) + " (CLI): " + filepath.Base(*dataPath),
 		Method: *method, Settings: settings, MethodSettings: ms, RubricSnapshot: rub, JudgeSnapshot: snap, Simulated: *simulated}
-	if *method == models.MethodLLMEval && !isSet(fs, "temperature") {
-		// LLM-Eval found greedy decoding best.
-		run.Settings.Temperature = 0
+	if !isSet(fs, "temperature") {
+		// The method's own temperature, if it has one (LLM-Eval: greedy).
+		run.Settings.Temperature = methods.DefaultTemperature(methods.For(*method), run.Settings.Temperature)
 	}
 	if err := r.Launch(ctx, &run); err != nil {
 		return err

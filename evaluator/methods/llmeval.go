@@ -61,6 +61,10 @@ func (m LLMEval) Prepare(r *Run) error {
 	return nil
 }
 
+// DefaultTemperature implements TemperatureChooser: LLM-Eval's paper found
+// greedy decoding best.
+func (LLMEval) DefaultTemperature() float64 { return 0 }
+
 // Passes implements Method: every criterion in one pass.
 func (LLMEval) Passes(rub evaluator.Rubric) [][]int {
 	all := make([]int, len(rub.Criteria))

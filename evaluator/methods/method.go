@@ -93,6 +93,22 @@ type Setupper interface {
 	Setup(ctx context.Context, j Completer, r *Run, pass []int) (SetupOutcome, error)
 }
 
+// TemperatureChooser is a method with a temperature of its own: its runs
+// get it unless the person chose one (LLM-Eval's paper found greedy
+// decoding best).
+type TemperatureChooser interface {
+	DefaultTemperature() float64
+}
+
+// DefaultTemperature is the temperature a run of m gets when the person
+// leaves it alone: the method's own, else otherwise.
+func DefaultTemperature(m Method, otherwise float64) float64 {
+	if tc, ok := m.(TemperatureChooser); ok {
+		return tc.DefaultTemperature()
+	}
+	return otherwise
+}
+
 // SetupOutcome is what a Setup call cost and whether it changed the run's
 // method settings (which the caller then stores).
 type SetupOutcome struct {
