@@ -235,7 +235,7 @@ func waitFinished(ctx context.Context, db *models.DB, wsID, runID int64, progres
 		}
 		if run.BatchesDone != last && run.BatchesTotal > 0 {
 			last = run.BatchesDone
-			fmt.Fprintf(progress, "\rbatches %d/%d", run.BatchesDone, run.BatchesTotal)
+			fmt.Fprintf(progress, "\r%s %d/%d", methods.For(run.Method).Words().Units, run.BatchesDone, run.BatchesTotal)
 		}
 		if run.Finished() {
 			fmt.Fprintln(progress)
