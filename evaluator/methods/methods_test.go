@@ -216,3 +216,39 @@ func TestPackageImportsNoStorage(t *testing.T) {
 		}
 	}
 }
+
+// TestCloserLookOriginalSettings: a new CloserLook run samples with top_p 1
+// and asks for integer ratings; a run stored before those were recorded
+// keeps its own top_p and decimal prompt.
+func TestCloserLookOriginalSettings(t *testing.T) {
+	rub := evaluator.Rubric{Criteria: []evaluator.Criterion{{Name: "Coherence", Lo: 1, Hi: 3}}}
+	var got judge.Request
+	c := &completer{fn: func(r judge.Request) (judge.Response, error) {
+		got = r
+		return judge.Response{Choices: []judge.Choice{{Text: "Fine.\nRating: 2"}, {Text: "Good.\nRating: 3"}}, Attempts: 1}, nil
+	}}
+	s := evaluator.DefaultSettings() // top_p 0.9
+	fresh := Run{Settings: s, Rubric: rub}
+	if err := (CloserLook{}).Prepare(&fresh); err != nil {
+		t.Fatal(err)
+	}
+	old := Run{Settings: s, Rubric: rub, MethodSettings: evaluator.MethodSettings{Samples: 2, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive}}
+	tests := []struct {
+		name   string
+		run    Run
+		topP   float64
+		prompt string
+	}{
+		{"new run", fresh, 1, "whole numbers only"},
+		{"run stored before", old, 0.9, "decimal scores are allowed"},
+	}
+	for _, tt := range tests {
+		o := CloserLook{}.Judge(context.Background(), c, Unit{Run: tt.run, Criteria: []int{0}, Samples: []evaluator.Sample{{}}, Memo: NewMemo(nil)})
+		if got.TopP != tt.topP || !strings.Contains(got.Messages[1].Content, tt.prompt) {
+			t.Errorf("%s: top_p %v, prompt has %q: %v", tt.name, got.TopP, tt.prompt, strings.Contains(got.Messages[1].Content, tt.prompt))
+		}
+		if o.Scores[0].Value == nil || *o.Scores[0].Value != 2.5 {
+			t.Errorf("%s: score %v, want the mean 2.5", tt.name, o.Scores[0].Value)
+		}
+	}
+}
