@@ -62,6 +62,11 @@ type MethodSettings struct {
 	// top_p and decimal ratings).
 	CloserLookTopP    float64 `json:"closerlook_top_p,omitempty"`
 	CloserLookScoring Scoring `json:"closerlook_scoring,omitempty"`
+	// Learned records what the run found out about the endpoint, once
+	// for the run: "geval_logprobs" (available or absent),
+	// "llmeval_structured_output" (json_schema, json_object or none). A
+	// resumed run starts from it instead of asking again.
+	Learned map[string]string `json:"learned,omitempty"`
 }
 
 // CloserLookDefaultTopP is the original analyze-rate setup's top_p: no

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"sync"
@@ -258,7 +259,7 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 	rounds := m.Rounds(mrun)
 	perRound := (len(rows) + s.BatchSize - 1) / s.BatchSize
 	total := perRound * rounds * len(passes)
-	memo := methods.NewMemo(nil)
+	memo := methods.NewMemo(run.MethodSettings.Learned)
 	words := m.Words()
 
 	for _, pass := range passes {
@@ -286,6 +287,9 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 				}
 			}
 			failed, err := r.runRound(ctx, work, m, client, run, mrun, pass, batches, samples, index, memo)
+			if serr := r.recordLearned(ctx, run.ID, &mrun, memo); serr != nil && err == nil {
+				err = serr
+			}
 			if err != nil {
 				return outcome{}, err
 			}
@@ -300,6 +304,17 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 		}
 	}
 	return r.conclude(ctx, run.ID, words)
+}
+
+// recordLearned stores, with the run's method settings, what the method
+// learned about the endpoint during the round, when that is new.
+func (r *Runner) recordLearned(ctx context.Context, runID int64, mrun *methods.Run, memo *methods.Memo) error {
+	known := memo.Known()
+	if len(known) == 0 || maps.Equal(known, mrun.MethodSettings.Learned) {
+		return nil
+	}
+	mrun.MethodSettings.Learned = known
+	return r.db.UpdateRunMethodSettings(context.WithoutCancel(ctx), runID, mrun.MethodSettings)
 }
 
 // conclude decides how a run that went through every unit ends, from its

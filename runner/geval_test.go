@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -119,13 +120,22 @@ func tok(token string, p float64, alts ...any) map[string]any {
 }
 
 // launchGEval runs G-Eval with logprobs on the demo data against url, four
-// calls at a time, and waits for it to finish.
-func (env *testEnv) launchGEval(r *Runner, url string) models.Run {
+// calls at a time, and waits for it to finish. With learned, the run is
+// stored as a resumed run would be, knowing that much already.
+func (env *testEnv) launchGEval(url string, learned map[string]string) models.Run {
 	env.t.Helper()
 	run := env.newRun(url, 1, 4, 10)
 	run.Method = string(evaluator.MethodGEval)
 	run.MethodSettings = evaluator.MethodSettings{Samples: 5, UseLogprobs: true, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive}
-	return env.waitFinished(env.launch(r, run).ID, 60*time.Second)
+	run = env.launch(env.jobs, run) // queued; no worker yet
+	if learned != nil {
+		run.MethodSettings.Learned = learned
+		if err := env.db.UpdateRunMethodSettings(context.Background(), run.ID, run.MethodSettings); err != nil {
+			env.t.Fatal(err)
+		}
+	}
+	env.startRunner(Config{})
+	return env.waitFinished(run.ID, 60*time.Second)
 }
 
 // TestGEvalLogprobsEdgeCases: the G-Eval defects found by trying the
@@ -140,19 +150,29 @@ func TestGEvalLogprobsEdgeCases(t *testing.T) {
 		wantSource        string
 		wantScore         float64
 		wantDetail        string // a Details key every batch must have
+		wantLearned       string // what the run records about logprobs
+		// learned is what the run knows before it starts, as a resumed
+		// run does from its method settings.
+		learned map[string]string
 	}{
 		{
 			// Regression: every sample went missing and the run "succeeded".
 			name:     "HTTP 400 to logprobs falls back to sampling, decided once",
 			logprobs: func(int) (int, []map[string]any) { return http.StatusBadRequest, nil },
-			wantLP:   1, wantPlain: rows, wantSource: evaluator.GEvalSourceSamples, wantScore: 2, wantDetail: "logprobs_unavailable",
+			wantLP:   1, wantPlain: rows, wantSource: evaluator.GEvalSourceSamples, wantScore: 2, wantDetail: "logprobs_unavailable", wantLearned: "absent",
+		},
+		{
+			name:     "a resumed run that learned there are no logprobs does not ask again",
+			logprobs: func(int) (int, []map[string]any) { return http.StatusBadRequest, nil },
+			learned:  map[string]string{"geval_logprobs": "absent"},
+			wantLP:   0, wantPlain: rows, wantSource: evaluator.GEvalSourceSamples, wantScore: 2, wantDetail: "logprobs_unavailable", wantLearned: "absent",
 		},
 		{
 			// Regression: top_logprobs: [] became greedy scoring labelled
 			// "logprobs".
 			name:     "empty top_logprobs counts as no logprobs, decided once",
 			logprobs: func(int) (int, []map[string]any) { return 0, []map[string]any{tok("3", 1)} },
-			wantLP:   1, wantPlain: rows, wantSource: evaluator.GEvalSourceSamples, wantScore: 2, wantDetail: "logprobs_unavailable",
+			wantLP:   1, wantPlain: rows, wantSource: evaluator.GEvalSourceSamples, wantScore: 2, wantDetail: "logprobs_unavailable", wantLearned: "absent",
 		},
 		{
 			// Regression: "Score: 4" on 1-3 was read from the "Score"
@@ -161,24 +181,26 @@ func TestGEvalLogprobsEdgeCases(t *testing.T) {
 			logprobs: func(int) (int, []map[string]any) {
 				return 0, []map[string]any{tok("Score", 0.9, "Score", 0.9, "2", 0.1), tok(":", 1, ":", 1.0), tok(" 4", 0.8, " 4", 0.8, " 3", 0.1, " 1", 0.1)}
 			},
-			wantLP: rows, wantPlain: rows, wantSource: evaluator.GEvalSourceSamples, wantScore: 2, wantDetail: "logprobs_unreadable",
+			wantLP: rows, wantPlain: rows, wantSource: evaluator.GEvalSourceSamples, wantScore: 2, wantDetail: "logprobs_unreadable", wantLearned: "available",
 		},
 		{
 			name: "out-of-range generated score with most mass on allowed scores is read at its own position",
 			logprobs: func(int) (int, []map[string]any) {
 				return 0, []map[string]any{tok("Score", 0.9, "Score", 0.9, "1", 0.1), tok(" 4", 0.2, " 3", 0.6, " 4", 0.2, " 1", 0.2)}
 			},
-			wantLP: rows, wantPlain: 0, wantSource: evaluator.GEvalSourceLogprobs, wantScore: 2.5, wantDetail: "logprob_mass",
+			wantLP: rows, wantPlain: 0, wantSource: evaluator.GEvalSourceLogprobs, wantScore: 2.5, wantDetail: "logprob_mass", wantLearned: "available",
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			eachDB(t, func(t *testing.T, env *testEnv) {
 				fe := newFormEndpoint(t, "2", tc.logprobs)
-				r := env.startRunner(Config{})
-				run := env.launchGEval(r, fe.URL())
+				run := env.launchGEval(fe.URL(), tc.learned)
 				if run.Status != models.RunSucceeded {
 					t.Fatalf("run %s (%s), want succeeded", run.Status, run.Error)
+				}
+				if got := run.MethodSettings.Learned["geval_logprobs"]; got != tc.wantLearned {
+					t.Errorf("the run records logprobs %q, want %q", got, tc.wantLearned)
 				}
 				steps, lp, plain := fe.counts()
 				if steps != 1 || lp != tc.wantLP || plain != tc.wantPlain {
@@ -231,8 +253,7 @@ func TestGEvalScoresAreBitIdentical(t *testing.T) {
 			}
 			return 0, []map[string]any{tok("3", 0.6, shuffled...)}
 		})
-		r := env.startRunner(Config{})
-		run := env.launchGEval(r, fe.URL())
+		run := env.launchGEval(fe.URL(), nil)
 		if run.Status != models.RunSucceeded {
 			t.Fatalf("run %s (%s)", run.Status, run.Error)
 		}
@@ -260,8 +281,7 @@ func TestRunStatusFromScores(t *testing.T) {
 			// Regression: calls that all answered with nothing readable
 			// ended "succeeded".
 			fe := newFormEndpoint(t, "I would rather not say.", func(int) (int, []map[string]any) { return http.StatusBadRequest, nil })
-			r := env.startRunner(Config{})
-			run := env.launchGEval(r, fe.URL())
+			run := env.launchGEval(fe.URL(), nil)
 			if run.Status != models.RunFailed || !strings.Contains(run.Error, "no score could be read: all 30 scores are missing") {
 				t.Fatalf("run %s (%q), want failed because no score could be read", run.Status, run.Error)
 			}

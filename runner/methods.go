@@ -15,6 +15,9 @@ func PrepareRun(run *models.Run) error {
 	}
 	run.Method = string(m.Name())
 	mr := methods.Run{Settings: run.Settings, MethodSettings: run.MethodSettings, Rubric: run.RubricSnapshot}
+	// A new run (a variant too) finds out for itself what its endpoint
+	// supports; only a resumed run starts from what it learned.
+	mr.MethodSettings.Learned = nil
 	if err := m.Prepare(&mr); err != nil {
 		return &models.Error{Code: models.EInvalid, Message: err.Error()}
 	}

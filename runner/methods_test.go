@@ -124,6 +124,9 @@ func TestSampleWiseMethods(t *testing.T) {
 				if run.MissingScores != 0 {
 					t.Errorf("missing = %d, want 0", run.MissingScores)
 				}
+				if got := run.MethodSettings.Learned["llmeval_structured_output"]; got != "json_object" {
+					t.Errorf("the run records structured output %q, want json_object", got)
+				}
 			}},
 		{"closerlook n ratings", evaluator.MethodCloserLook, evaluator.MethodSettings{Samples: 20, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive},
 			simjudge.Options{Seed: 5, MissRate: 0.2}, nil, func(t *testing.T, env *testEnv, run models.Run, fj *fakeJudge) {
