@@ -16,11 +16,17 @@ import (
 // simulated judge recognises the prompt by it.
 const ratingSlot = "Rating: <score>"
 
+// AnalyzeRateIntegerNote is what the analyze-rate prompt says of integer
+// ratings; the simulated judge recognises it.
+const AnalyzeRateIntegerNote = "whole numbers only"
+
 // BuildAnalyzeRatePrompt builds the analyze-rate prompt for one sample: the
-// task, criterion c with its range (decimals allowed) and level
-// descriptions, the sample's fields, and the instruction to analyse the
-// sample on c first and end with a line "Rating: <score>".
-func BuildAnalyzeRatePrompt(r Rubric, c Criterion, s Sample) []Message {
+// task, criterion c with its range and level descriptions, the sample's
+// fields, and the instruction to analyse the sample on c first and end with
+// a line "Rating: <score>". With sc Integer (the original analyze-rate
+// setup) the rating is asked for as a whole number; with Decimal (or "",
+// as runs stored before the choice existed) decimals are allowed.
+func BuildAnalyzeRatePrompt(r Rubric, c Criterion, s Sample, sc Scoring) []Message {
 	var b strings.Builder
 	b.WriteString(headingTask + "\n")
 	writeSampleIntro(&b, r.Task, fieldLabels([]Sample{s}))
@@ -28,7 +34,11 @@ func BuildAnalyzeRatePrompt(r Rubric, c Criterion, s Sample) []Message {
 
 	b.WriteString(headingCriteria + "\n")
 	writeCriterionName(&b, c)
-	fmt.Fprintf(&b, "Scale: a score within [%s, %s]; decimal scores are allowed.\n", formatNumber(c.Lo), formatNumber(c.Hi))
+	if sc == Integer {
+		fmt.Fprintf(&b, "Scale: a score within [%s, %s]; %s.\n", formatNumber(c.Lo), formatNumber(c.Hi), AnalyzeRateIntegerNote)
+	} else {
+		fmt.Fprintf(&b, "Scale: a score within [%s, %s]; decimal scores are allowed.\n", formatNumber(c.Lo), formatNumber(c.Hi))
+	}
 	writeLevels(&b, c.Levels, c.Lo, c.Hi, func(at float64) string { return "A score near " + formatNumber(at) })
 	b.WriteString("\n")
 
@@ -38,7 +48,11 @@ func BuildAnalyzeRatePrompt(r Rubric, c Criterion, s Sample) []Message {
 	fmt.Fprintf(&b, "First, analyse the sample with respect to %s: say what it does well and what it does badly on this criterion, "+
 		"and explain how that places it on the scale. Then end your answer with one line of its own, exactly like this:\n", c.Name)
 	b.WriteString(ratingSlot + "\n")
-	fmt.Fprintf(&b, "Replace <score> with a number within [%s, %s]. Write nothing after that line.\n", formatNumber(c.Lo), formatNumber(c.Hi))
+	what := "a number"
+	if sc == Integer {
+		what = "a whole number"
+	}
+	fmt.Fprintf(&b, "Replace <score> with %s within [%s, %s]. Write nothing after that line.\n", what, formatNumber(c.Lo), formatNumber(c.Hi))
 	return []Message{{Role: "system", Content: sampleSystemPrompt}, {Role: "user", Content: b.String()}}
 }
 

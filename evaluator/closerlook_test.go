@@ -7,14 +7,24 @@ import (
 
 func TestBuildAnalyzeRatePrompt(t *testing.T) {
 	r, c := dialogueRubric()
-	msgs := BuildAnalyzeRatePrompt(r, c, dialogueSamples()[0])
+	msgs := BuildAnalyzeRatePrompt(r, c, dialogueSamples()[0], Integer)
 	checkGolden(t, "prompt_analyze_rate.golden", renderMessages(msgs))
 
 	user := msgs[1].Content
-	for _, w := range []string{"one criterion, Engagingness, by first analysing it", "a score within [1, 3]; decimal scores are allowed",
-		"A score near 2 means", "# Sample\nConversation history: A: Do you like jazz?", "\nRating: <score>\n", "a number within [1, 3]"} {
+	for _, w := range []string{"one criterion, Engagingness, by first analysing it", "a score within [1, 3]; whole numbers only",
+		"A score near 2 means", "# Sample\nConversation history: A: Do you like jazz?", "\nRating: <score>\n", "a whole number within [1, 3]"} {
 		if !strings.Contains(user, w) {
 			t.Errorf("prompt lacks %q", w)
+		}
+	}
+	if strings.Contains(user, "decimal") {
+		t.Errorf("integer analyze-rate prompt invites decimals:\n%s", user)
+	}
+	// Runs stored before the choice keep their decimal prompt.
+	old := BuildAnalyzeRatePrompt(r, c, dialogueSamples()[0], "")[1].Content
+	for _, w := range []string{"a score within [1, 3]; decimal scores are allowed", "Replace <score> with a number within [1, 3]"} {
+		if !strings.Contains(old, w) {
+			t.Errorf("decimal prompt lacks %q", w)
 		}
 	}
 	if strings.Contains(user, "Sample1") || strings.Contains(user, "Float Scores") {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -223,88 +224,130 @@ type GEvalEstimate struct {
 	Problem string
 }
 
+// GEvalMinAllowedMass is the least probability the judge must give the
+// allowed scores, together, at the score's position when the score it
+// generated is not one of them (e.g. "4" on a 1-3 scale). Why one half:
+// below it the renormalised distribution would describe answers the judge
+// mostly did not give, so the estimate is left to sampling instead; above
+// it the allowed scores are still the judge's main intent at that position.
+// It is recorded with every G-Eval run (MethodSettings.MinAllowedMass).
+const GEvalMinAllowedMass = 0.5
+
+// generatedNumberRE is a generated token that is a number: " 3", "4", "2.5".
+var generatedNumberRE = regexp.MustCompile(`^\s*[-+]?\d+(?:\.\d+)?\s*$`)
+
 // GEvalFromLogprobs estimates the score from the log-probabilities of a
-// form answer. The score's position is the first generated token that is an
-// allowed score (spaces trimmed: "3", " 3"); when no generated token is
-// one, it is the first position whose top alternatives hold one. Preferring
-// the generated token keeps a faint alternative at an earlier position
-// ("Co" of "Coherence: 3" with a 1% "3") from standing in for the score.
-// p(s) sums exp(logprob) over the distinct candidate tokens that read as s
-// at that position, renormalised over the allowed scores.
-func GEvalFromLogprobs(tokens []TokenAlternatives, c Criterion) GEvalEstimate {
+// form answer. The score's position is the first generated token that is
+// a number; the distribution is read there and nowhere else, so a faint
+// "1" among the alternatives of an earlier word ("Co" of "Coherence: 3")
+// never stands in for the score. p(s) sums exp(logprob) over the distinct
+// candidate tokens that read as s at that position (the top alternatives
+// and the generated token), renormalised over the allowed scores. When the
+// generated number is not an allowed score, the allowed scores must hold
+// at least minMass of the probability there (GEvalMinAllowedMass when
+// minMass is 0), else there is no estimate. Sums run in a fixed order
+// (ascending score, then token), so the same probabilities give the same
+// bits whatever order the endpoint listed them in.
+func GEvalFromLogprobs(tokens []TokenAlternatives, c Criterion, minMass float64) GEvalEstimate {
 	e := GEvalEstimate{Source: GEvalSourceLogprobs, Total: 1}
+	threshold := GEvalMinAllowedMass
+	if minMass > 0 {
+		threshold = minMass
+	}
 	allowed := GEvalScores(c)
 	if len(allowed) == 0 {
 		e.Problem = noIntegerScores(c)
 		return e
 	}
-	if len(tokens) == 0 {
+	if !HasTopLogprobs(tokens) {
 		e.Problem = "the answer came without token log-probabilities (the endpoint may not support logprobs)"
 		return e
 	}
 	lo, hi := allowed[0], allowed[len(allowed)-1]
 	pos := -1
 	for i, t := range tokens {
-		if _, ok := readScoreToken(t.Token, lo, hi); ok {
+		if generatedNumberRE.MatchString(t.Token) {
 			pos = i
 			break
 		}
 	}
 	if pos < 0 {
-		for i, t := range tokens {
-			if len(scoreCandidates(t, lo, hi)) > 0 {
-				pos = i
-				break
-			}
-		}
-	}
-	if pos < 0 {
-		e.Problem = fmt.Sprintf("no generated token and no top alternative is an allowed score (an integer from %d to %d)", lo, hi)
+		e.Problem = fmt.Sprintf("no generated token is a number, so the score's position is unknown (expected an integer from %d to %d)", lo, hi)
 		return e
 	}
+	_, generatedAllowed := readScoreToken(tokens[pos].Token, lo, hi)
 	mass := map[int]float64{}
-	total := 0.0
 	for _, lp := range scoreCandidates(tokens[pos], lo, hi) {
-		p := math.Exp(lp.logprob)
-		mass[lp.score] += p
-		total += p
+		mass[lp.score] += math.Exp(lp.logprob)
 	}
+	total := 0.0
+	for _, s := range allowed {
+		total += mass[s]
+	}
+	e.Mass = total
 	if !(total > 0) {
-		e.Problem = "the allowed scores have zero probability at the score's position"
+		e.Problem = fmt.Sprintf("the judge wrote %q and gave the allowed scores (%d to %d) no probability at that position", strings.TrimSpace(tokens[pos].Token), lo, hi)
 		return e
 	}
-	e.Used, e.Mass = 1, total
+	if !generatedAllowed && total < threshold {
+		e.Problem = fmt.Sprintf("the judge wrote %q, not an allowed score, and gave the allowed scores (%d to %d) only %.3f of the probability at that position (at least %.2f needed)",
+			strings.TrimSpace(tokens[pos].Token), lo, hi, total, threshold)
+		return e
+	}
+	e.Used = 1
 	e.Probs = make(map[int]float64, len(allowed))
 	for _, s := range allowed {
 		e.Probs[s] = mass[s] / total
 	}
-	e.Score = weightedScore(e.Probs)
+	e.Score = weightedScore(allowed, e.Probs)
 	return e
+}
+
+// HasTopLogprobs reports whether any position carries top alternatives:
+// an answer whose top_logprobs are all empty has no distribution to read,
+// whatever its generated tokens' own log-probabilities say.
+func HasTopLogprobs(tokens []TokenAlternatives) bool {
+	for _, t := range tokens {
+		if len(t.Top) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // scoredToken is one candidate token that reads as an allowed score.
 type scoredToken struct {
+	token   string
 	score   int
 	logprob float64
 }
 
 // scoreCandidates returns the distinct candidate tokens of one position
 // (its top alternatives and the generated token, which the alternatives
-// usually repeat) that read as a score in [lo, hi], keyed by token.
-func scoreCandidates(t TokenAlternatives, lo, hi int) map[string]scoredToken {
-	out := map[string]scoredToken{}
+// usually repeat) that read as a score in [lo, hi], sorted by score, then
+// token, so that sums over them do not depend on the endpoint's order.
+func scoreCandidates(t TokenAlternatives, lo, hi int) []scoredToken {
+	var out []scoredToken
+	seen := map[string]bool{}
 	add := func(tok string, lp float64) {
-		if _, seen := out[tok]; seen || math.IsNaN(lp) {
+		if seen[tok] || math.IsNaN(lp) {
 			return
 		}
 		if s, ok := readScoreToken(tok, lo, hi); ok {
-			out[tok] = scoredToken{score: s, logprob: math.Min(lp, 0)}
+			seen[tok] = true
+			out = append(out, scoredToken{token: tok, score: s, logprob: math.Min(lp, 0)})
 		}
 	}
 	for _, alt := range t.Top {
 		add(alt.Token, alt.Logprob)
 	}
 	add(t.Token, t.Logprob)
+	slices.SortFunc(out, func(a, b scoredToken) int {
+		if a.score != b.score {
+			return a.score - b.score
+		}
+		return strings.Compare(a.token, b.token)
+	})
 	return out
 }
 
@@ -373,14 +416,18 @@ func GEvalFromSamples(texts []string, c Criterion) GEvalEstimate {
 	for _, s := range allowed {
 		e.Probs[s] = float64(counts[s]) / float64(e.Used)
 	}
-	e.Score = weightedScore(e.Probs)
+	e.Score = weightedScore(allowed, e.Probs)
 	return e
 }
 
-func weightedScore(probs map[int]float64) *float64 {
+// weightedScore is sum p(s)·s over the allowed scores in ascending order:
+// a fixed order of summation, so equal probabilities give equal bits (a
+// map's order would make 3.15 come out as 3.1500000000000004 or
+// 3.1499999999999995 from one run to the next).
+func weightedScore(allowed []int, probs map[int]float64) *float64 {
 	sum := 0.0
-	for s, p := range probs {
-		sum += p * float64(s)
+	for _, s := range allowed {
+		sum += probs[s] * float64(s)
 	}
 	return &sum
 }

@@ -155,25 +155,40 @@ func TestGEvalFromLogprobs(t *testing.T) {
 			{Token: ":", Logprob: 0},
 			{Token: " 3", Logprob: ln(0.8), Top: []TokenProb{{" 3", ln(0.8)}, {" 2", ln(0.2)}}},
 		}, c13, "2.8 [1:0 2:0.2 3:0.8] logprobs 1/1"},
-		{"alternatives only, when no generated token is a score", []TokenAlternatives{
+		{"no generated number: the alternatives of a word are not read", []TokenAlternatives{
 			{Token: "Three", Logprob: ln(0.5), Top: []TokenProb{{"Three", ln(0.5)}, {"3", ln(0.25)}, {"2", ln(0.25)}}},
-		}, c13, "2.5 [1:0 2:0.5 3:0.5] logprobs 1/1"},
+		}, c13, "- logprobs 0/1: no generated token is a number, so the score's position is unknown (expected an integer from 1 to 3)"},
+		// Regression: "Score: 4" on a 1-3 scale was read from the "Score"
+		// token's alternatives and gave 2.0 with p = 1.
+		{"out-of-range generated score: only its own position, too little mass", []TokenAlternatives{
+			{Token: "Score", Logprob: ln(0.9), Top: []TokenProb{{"Score", ln(0.9)}, {"2", ln(0.05)}}},
+			{Token: ":", Logprob: 0, Top: []TokenProb{{":", 0}}},
+			{Token: " 4", Logprob: ln(0.7), Top: []TokenProb{{" 4", ln(0.7)}, {" 3", ln(0.2)}, {" 2", ln(0.1)}}},
+		}, c13, "- logprobs 0/1: the judge wrote \"4\", not an allowed score, and gave the allowed scores (1 to 3) only 0.300 of the probability at that position (at least 0.50 needed)"},
+		{"out-of-range generated score with enough mass on allowed scores", []TokenAlternatives{
+			{Token: "Score", Logprob: ln(0.9), Top: []TokenProb{{"Score", ln(0.9)}, {"1", ln(0.05)}}},
+			{Token: " 4", Logprob: ln(0.3), Top: []TokenProb{{" 3", ln(0.6)}, {" 4", ln(0.3)}, {" 2", ln(0.1)}}},
+		}, c13, "2.86 [1:0 2:0.143 3:0.857] logprobs 1/1"},
 		{"negative range", []TokenAlternatives{
 			{Token: "-1", Logprob: ln(0.5), Top: []TokenProb{{"-1", ln(0.5)}, {"1", ln(0.5)}}},
 		}, Criterion{Name: "Sentiment", Lo: -1, Hi: 1}, "0 [-1:0.5 0:0 1:0.5] logprobs 1/1"},
 		{"no numeric token", []TokenAlternatives{
 			{Token: "Good", Logprob: ln(0.7), Top: []TokenProb{{"Good", ln(0.7)}, {"Fine", ln(0.2)}}},
-		}, c13, "- logprobs 0/1: no generated token and no top alternative is an allowed score (an integer from 1 to 3)"},
+		}, c13, "- logprobs 0/1: no generated token is a number, so the score's position is unknown (expected an integer from 1 to 3)"},
 		{"only out-of-range numbers", []TokenAlternatives{
 			{Token: "4", Logprob: ln(0.7), Top: []TokenProb{{"4", ln(0.7)}, {"0", ln(0.2)}, {"2.5", ln(0.1)}}},
-		}, c13, "- logprobs 0/1: no generated token and no top alternative is an allowed score (an integer from 1 to 3)"},
+		}, c13, "- logprobs 0/1: the judge wrote \"4\" and gave the allowed scores (1 to 3) no probability at that position"},
+		// Regression: top_logprobs: [] used to become greedy scoring
+		// labelled "logprobs".
+		{"empty top_logprobs is no logprobs", []TokenAlternatives{{Token: "2", Logprob: 0, Top: []TokenProb{}}}, c13,
+			"- logprobs 0/1: the answer came without token log-probabilities (the endpoint may not support logprobs)"},
 		{"no logprobs at all", nil, c13,
 			"- logprobs 0/1: the answer came without token log-probabilities (the endpoint may not support logprobs)"},
-		{"range without integers", []TokenAlternatives{{Token: "1"}}, Criterion{Name: "X", Lo: 0.2, Hi: 0.8},
+		{"range without integers", []TokenAlternatives{{Token: "1", Top: []TokenProb{{"1", 0}}}}, Criterion{Name: "X", Lo: 0.2, Hi: 0.8},
 			"- logprobs 0/1: the range [0.2, 0.8] of X holds no integer score a G-Eval form could use (or too many to list)"},
 	}
 	for _, tt := range tests {
-		got := GEvalFromLogprobs(tt.tokens, tt.c)
+		got := GEvalFromLogprobs(tt.tokens, tt.c, 0)
 		if s := formatEstimate(got); s != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, s, tt.want)
 		}
@@ -211,6 +226,54 @@ func TestGEvalFromSamples(t *testing.T) {
 	for _, tt := range tests {
 		if got := formatEstimate(GEvalFromSamples(tt.texts, tt.c)); got != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestGEvalDeterministic is the regression test for scores summed over a
+// map: the same probabilities, listed by the endpoint in any order, must
+// give bit-identical scores, masses and probabilities.
+func TestGEvalDeterministic(t *testing.T) {
+	c := Criterion{Name: "Coherence", Lo: 1, Hi: 5}
+	ln := math.Log
+	base := []TokenProb{{"1", ln(0.05)}, {"2", ln(0.15)}, {" 3", ln(0.35)}, {"3", ln(0.1)}, {"4", ln(0.3)}, {"5", ln(0.05)}}
+	var first GEvalEstimate
+	for perm := range 200 {
+		top := slices.Clone(base)
+		// A fixed family of orders: every rotation and its reverse, and a
+		// few swaps, covers the orders a map or an endpoint would give.
+		k := perm % len(top)
+		top = append(top[k:], top[:k]...)
+		if perm%2 == 1 {
+			slices.Reverse(top)
+		}
+		if perm%3 == 2 {
+			top[0], top[len(top)-1] = top[len(top)-1], top[0]
+		}
+		got := GEvalFromLogprobs([]TokenAlternatives{{Token: " 3", Logprob: ln(0.35), Top: top}}, c, 0)
+		if got.Score == nil {
+			t.Fatalf("no score: %s", got.Problem)
+		}
+		if perm == 0 {
+			first = got
+			continue
+		}
+		if math.Float64bits(*got.Score) != math.Float64bits(*first.Score) || math.Float64bits(got.Mass) != math.Float64bits(first.Mass) {
+			t.Fatalf("order %d: score %v mass %v, first order gave %v and %v", perm, *got.Score, got.Mass, *first.Score, first.Mass)
+		}
+		for s, p := range got.Probs {
+			if math.Float64bits(p) != math.Float64bits(first.Probs[s]) {
+				t.Fatalf("order %d: p(%d) = %v, first order gave %v", perm, s, p, first.Probs[s])
+			}
+		}
+	}
+	// Samples: the same answers in another order give the same bits.
+	texts := []string{"3", "1", "2", "3", "3", "2", "1", "2", "3", "3", "2", "1", "3", "3", "3", "2", "2", "1", "3", "2"}
+	want := GEvalFromSamples(texts, c)
+	for k := range len(texts) {
+		rot := append(slices.Clone(texts[k:]), texts[:k]...)
+		if got := GEvalFromSamples(rot, c); math.Float64bits(*got.Score) != math.Float64bits(*want.Score) {
+			t.Fatalf("rotation %d: %v, want %v", k, *got.Score, *want.Score)
 		}
 	}
 }

@@ -15,34 +15,8 @@ const (
 	MethodCloserLook Method = "closerlook" // analyze-rate, one sample per call, mean of n sampled ratings
 )
 
-// Methods lists every method in the order the comparison table shows them.
-func Methods() []Method {
-	return []Method{MethodBatchEval, MethodGEval, MethodLLMEval, MethodCloserLook}
-}
-
-// Label is the method's display name.
-func (m Method) Label() string {
-	switch m {
-	case MethodGEval:
-		return "G-Eval"
-	case MethodLLMEval:
-		return "LLM-Eval"
-	case MethodCloserLook:
-		return "CloserLook (analyze-rate)"
-	default:
-		return "BatchEval"
-	}
-}
-
-// Valid reports whether m is a known method.
-func (m Method) Valid() bool {
-	for _, k := range Methods() {
-		if m == k {
-			return true
-		}
-	}
-	return false
-}
+// The methods themselves (their labels, words and how they judge) are
+// values of package evaluator/methods, registered there in one place.
 
 // LLMEvalScale is LLM-Eval's score scale.
 type LLMEvalScale string
@@ -77,7 +51,28 @@ type MethodSettings struct {
 	// GEvalSteps holds the evaluation steps per criterion name, generated
 	// once and editable; empty entries are generated at the run's start.
 	GEvalSteps map[string]string `json:"geval_steps,omitempty"`
+	// MinAllowedMass is G-Eval's GEvalMinAllowedMass as used by the run,
+	// recorded so a report says which threshold its scores passed; 0 in
+	// runs stored before it existed (which then use the constant).
+	MinAllowedMass float64 `json:"min_allowed_mass,omitempty"`
+	// CloserLookTopP and CloserLookScoring are CloserLook's nucleus
+	// sampling and rating format. The original analyze-rate setup samples
+	// with top_p 1 and asks for integer ratings; runs stored before these
+	// were recorded have zeros and keep what they used then (the run's
+	// top_p and decimal ratings).
+	CloserLookTopP    float64 `json:"closerlook_top_p,omitempty"`
+	CloserLookScoring Scoring `json:"closerlook_scoring,omitempty"`
+	// Learned records what the run found out about the endpoint, once
+	// for the run: "geval_logprobs" (available or absent),
+	// "llmeval_structured_output" (json_schema, json_object or none). A
+	// resumed run starts from it instead of asking again.
+	Learned map[string]string `json:"learned,omitempty"`
 }
+
+// CloserLookDefaultTopP is the original analyze-rate setup's top_p: no
+// nucleus truncation, so n samples spread over the judge's whole
+// distribution.
+const CloserLookDefaultTopP = 1.0
 
 // DefaultMethodSettings follow the papers: n = 20 samples at temperature 1,
 // log-probabilities when available, LLM-Eval on 0-5.
@@ -95,6 +90,17 @@ func (m MethodSettings) Validate() error {
 	}
 	if m.LLMEvalScale != LLMEvalFive && m.LLMEvalScale != LLMEvalHundred {
 		return fmt.Errorf("unknown LLM-Eval scale %q: use 0-5 or 0-100", m.LLMEvalScale)
+	}
+	if m.CloserLookTopP < 0 || m.CloserLookTopP > 1 {
+		return fmt.Errorf("CloserLook's top_p must be in (0, 1], got %g", m.CloserLookTopP)
+	}
+	if m.MinAllowedMass < 0 || m.MinAllowedMass > 1 {
+		return fmt.Errorf("G-Eval's minimum probability on allowed scores must be between 0 and 1, got %g", m.MinAllowedMass)
+	}
+	switch m.CloserLookScoring {
+	case "", Decimal, Integer:
+	default:
+		return fmt.Errorf("unknown CloserLook rating format %q: use integer or decimal", m.CloserLookScoring)
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ const (
 	// LLMEvalPromptVersion covers BuildLLMEvalPrompt and LLMEvalSchema.
 	LLMEvalPromptVersion = "llmeval/2026-11-29.1"
 	// CloserLookPromptVersion covers BuildAnalyzeRatePrompt.
-	CloserLookPromptVersion = "closerlook/2026-11-29.1"
+	CloserLookPromptVersion = "closerlook/2026-12-01.1"
 )
 
 // PromptTemplateVersion returns the prompt template version of a method;

@@ -16,7 +16,7 @@ var promptFingerprints = map[string]string{
 	BatchEvalPromptVersion:  "4ff3023bb22171cb",
 	GEvalPromptVersion:      "3a49151275faa1e8",
 	LLMEvalPromptVersion:    "e8c414bcd19ec9be",
-	CloserLookPromptVersion: "c66aadbcc14538c6",
+	CloserLookPromptVersion: "26fd73dbdd798135",
 }
 
 func TestPromptTemplateVersionsMatchTheWording(t *testing.T) {
@@ -45,9 +45,9 @@ func TestPromptTemplateVersionsMatchTheWording(t *testing.T) {
 			BuildGEvalFormPrompt(rub, c, "1. Read the question.\n2. Judge the answer.", samples[0])},
 		MethodLLMEval: []any{BuildLLMEvalPrompt(rub, samples[0], LLMEvalFive), BuildLLMEvalPrompt(rub, samples[0], LLMEvalHundred),
 			LLMEvalSchema(rub, LLMEvalFive), LLMEvalSchema(rub, LLMEvalHundred)},
-		MethodCloserLook: BuildAnalyzeRatePrompt(rub, c, samples[0]),
+		MethodCloserLook: []any{BuildAnalyzeRatePrompt(rub, c, samples[0], Integer), BuildAnalyzeRatePrompt(rub, c, samples[0], Decimal)},
 	}
-	for _, m := range Methods() {
+	for _, m := range []Method{MethodBatchEval, MethodGEval, MethodLLMEval, MethodCloserLook} {
 		b, err := json.Marshal(rendered[m])
 		if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
@@ -252,7 +253,7 @@ func fieldsOf(run models.Run, ds models.Dataset) []evaluator.Field {
 
 // sampleSide is one run's rounds on one sample and criterion.
 func (h *Handlers) sampleSide(ctx context.Context, run models.Run, rowID int64, criterion int, crit evaluator.Criterion) (web.CompareSide, error) {
-	side := web.CompareSide{Run: run, RowID: rowID, MethodLabel: evaluator.Method(run.Method).Label(),
+	side := web.CompareSide{Run: run, RowID: rowID, MethodLabel: methods.Label(run.Method),
 		Range: fmt.Sprintf("%g to %g", crit.Lo, crit.Hi)}
 	scores, err := h.DB.ListRowScores(ctx, run.ID, rowID)
 	if err != nil {

@@ -87,6 +87,15 @@ func TestCompareRuns(t *testing.T) {
 				t.Errorf("sample page lacks %q", w)
 			}
 		}
+		// Each side in its method's words: BatchEval's rounds, G-Eval's one score.
+		side := func(name string) string {
+			i := strings.Index(page, `data-testid="side-`+name+`"`)
+			j := strings.Index(page[i:], "</section>")
+			return page[i : i+j]
+		}
+		if sa, sb := side("A"), side("B"); !strings.Contains(sa, "Round 1:") || strings.Contains(sb, "Round 1:") || !strings.Contains(sb, "Score: ") {
+			t.Errorf("sample comparison: BatchEval side should show rounds and G-Eval's one score, got\n%s\n%s", sa, sb)
+		}
 
 		// A noisy copy is matched by sample id.
 		noisy, _, err := env.runner.LaunchNoise(ctx, env.ws.ID, a.ID, 3, perturb.Options{DeleteRate: 0.05, ReplaceRate: 0.05})

@@ -10,7 +10,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
-	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
@@ -251,7 +251,7 @@ func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 	eligible := make([]bool, len(figs))
 	for i, f := range figs {
 		// Reseeds measure the spread of their setup: never marked best.
-		eligible[i] = f.run.Status == models.RunSucceeded && f.rep != nil && f.run.Variant != runner.VariantReseed
+		eligible[i] = f.run.Completed() && f.rep != nil && f.run.Variant != runner.VariantReseed
 	}
 	column := func(of func(runFigures) float64) []float64 {
 		out := make([]float64, len(figs))
@@ -272,7 +272,7 @@ func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 	}
 	rows := make([]web.ExperimentRow, len(figs))
 	for i, f := range figs {
-		rows[i] = web.ExperimentRow{Run: f.run, MethodLabel: evaluator.Method(f.run.Method).Label(), Partial: f.partial,
+		rows[i] = web.ExperimentRow{Run: f.run, MethodLabel: methods.Label(f.run.Method), Partial: f.partial,
 			Pearson: make([]web.ExperimentCell, criteria), Spearman: make([]web.ExperimentCell, criteria)}
 	}
 	for k := range criteria {
@@ -389,7 +389,7 @@ func runCount(n int) string {
 // of their own setup count (no reseed or robustness variants).
 func experimentSummary(figs []runFigures) string {
 	ok := func(f runFigures) bool {
-		return f.run.Status == models.RunSucceeded && !math.IsNaN(f.avgP) &&
+		return f.run.Completed() && !math.IsNaN(f.avgP) &&
 			!(f.run.ParentRunID != nil && isRobustnessVariant(f.run.Variant))
 	}
 	best := -1

@@ -16,14 +16,11 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/judge"
+	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/runner"
 	"github.com/batcheval/batcheval/web"
 )
-
-// llmevalTemperature is LLM-Eval's default temperature: its paper found
-// greedy decoding better than nucleus sampling.
-const llmevalTemperature = 0
 
 // defaultTemperature is the temperature a method gets when the person left
 // the field as the form showed it. Only BatchEval and LLM-Eval send it:
@@ -40,20 +37,19 @@ func (pl *launchPlan) defaultTopP() float64 {
 // defaultTemperature is the temperature a run of method m gets when the
 // person leaves the field alone.
 func (pl *launchPlan) defaultTemperature(m evaluator.Method) float64 {
-	if m == evaluator.MethodLLMEval {
-		return llmevalTemperature
-	}
-	// The judge's own setting (Judges page) comes next, then the paper's.
+	// The method's own (LLM-Eval: greedy), then the judge's own setting
+	// (Judges page), then the paper's.
+	otherwise := evaluator.DefaultSettings().Temperature
 	if pl != nil && pl.judge != nil && !pl.judge.Simulated && pl.judge.Temperature >= 0 && pl.judge.Temperature <= 2 {
-		return pl.judge.Temperature
+		otherwise = pl.judge.Temperature
 	}
-	return evaluator.DefaultSettings().Temperature
+	return methods.DefaultTemperature(methods.For(string(m)), otherwise)
 }
 
 // Which methods read a field of the form; a field's parse error blocks only
 // the launches that use it (a typo in "Rounds" must not block G-Eval).
 var (
-	usedByAll        = evaluator.Methods()
+	usedByAll        = methodNames()
 	usedByBatchEval  = []evaluator.Method{evaluator.MethodBatchEval}
 	usedBySampling   = []evaluator.Method{evaluator.MethodGEval, evaluator.MethodCloserLook}
 	usedByLLMEval    = []evaluator.Method{evaluator.MethodLLMEval}
@@ -112,7 +108,7 @@ func parseLaunchInput(vals url.Values) launchInput {
 	if m := evaluator.Method(strings.TrimSpace(vals.Get("method"))); m != "" {
 		in.Method = m
 	}
-	if !in.Method.Valid() {
+	if !knownMethod(in.Method) {
 		in.errs = append(in.errs, fieldError{fmt.Sprintf("Method: %q is not one of BatchEval, G-Eval, LLM-Eval or CloserLook.", in.Method), nil})
 	}
 	s, ms := &in.Settings, &in.MethodSettings
@@ -226,8 +222,13 @@ func (pl *launchPlan) settingsFor(in launchInput, m evaluator.Method) evaluator.
 	if in.topPUntouched {
 		s.TopP = pl.defaultTopP()
 	}
-	if m != evaluator.MethodBatchEval {
-		s.Rounds, s.BatchSize = 1, 1
+	// What the method fixes (one round of one sample for the sample-wise
+	// methods) comes from the method.
+	if method, err := methods.Lookup(string(m)); err == nil {
+		trial := methods.Run{Settings: s}
+		if method.Prepare(&trial) == nil {
+			s = trial.Settings
+		}
 	}
 	return s
 }
@@ -293,8 +294,8 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 	s := in.Settings
 	v.Procedure, v.Composition, v.SortKey, v.Scoring = string(s.Procedure), string(s.Composition), string(s.SortKey), string(s.Scoring)
 	v.Method = string(in.Method)
-	for _, m := range evaluator.Methods() {
-		v.Methods = append(v.Methods, web.RunMethodChoice{Value: string(m), Label: m.Label(), Note: methodNote(m)})
+	for _, m := range methodNames() {
+		v.Methods = append(v.Methods, web.RunMethodChoice{Value: string(m), Label: methods.Label(string(m)), Note: methodNote(m)})
 	}
 	v.Samples, v.SampleTemperature = in.raw["samples"], in.raw["sample_temperature"]
 	v.UseLogprobs, v.LLMEvalScale = in.MethodSettings.UseLogprobs, string(in.MethodSettings.LLMEvalScale)
@@ -392,16 +393,10 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 
 // methodNote says in one line what a method does, for the method select.
 func methodNote(m evaluator.Method) string {
-	switch m {
-	case evaluator.MethodGEval:
-		return "one sample per call; the judge fills a score form and the score is weighted by its probabilities"
-	case evaluator.MethodLLMEval:
-		return "one call per sample scores all criteria at once as JSON"
-	case evaluator.MethodCloserLook:
-		return "one sample per call; the judge analyses, then rates; n ratings averaged"
-	default:
-		return "batches of samples compared side by side over several rounds (the default)"
+	if method, err := methods.Lookup(string(m)); err == nil {
+		return method.Note()
 	}
+	return ""
 }
 
 // snapshot is the rubric the run will use: only the chosen criteria, and
@@ -427,29 +422,13 @@ func (h *Handlers) judgeSnapshot(j models.Judge) models.JudgeSnapshot {
 	return snap
 }
 
-// Completion-length assumptions of the sample-wise estimates. Real answers
-// vary with the judge; these are what the prompts ask for.
-const (
-	// gevalFormTokens: G-Eval's form answer is one integer; the runner caps
-	// it at 5 tokens, so 5 is the most it can cost.
-	gevalFormTokens = 5
-	// gevalStepsTokens: 3 to 5 short numbered steps, about 120 tokens.
-	gevalStepsTokens = 120
-	// gevalStepsPromptTokens stands for generated steps not yet known when
-	// estimating the form prompts: about the length of 4 short steps.
-	gevalStepsPromptTokens = 80
-	// llmevalTokensPerCriterion: a JSON key, its number and punctuation.
-	llmevalTokensPerCriterion = 10
-	// closerLookTokens: a short analysis and the rating line per sampled
-	// answer, about the BatchEval assumption plus a little.
-	closerLookTokens = 80
-)
-
 // estimate predicts calls, tokens and cost of a run of method m with
-// settings s (already resolved by settingsFor).
+// settings s (already resolved by settingsFor): the method makes the
+// prediction, the handler adds the cost.
 func (h *Handlers) estimate(ctx context.Context, pl *launchPlan, m evaluator.Method, s evaluator.Settings) web.RunEstimate {
+	method, err := methods.Lookup(string(m))
 	switch {
-	case !m.Valid():
+	case err != nil || m == "":
 		return web.RunEstimate{Problem: "Choose a method to see an estimate."}
 	case pl.dataset == nil || pl.rubric == nil || pl.judge == nil:
 		return web.RunEstimate{Problem: "Choose a dataset, a rubric and a judge to see an estimate."}
@@ -459,103 +438,23 @@ func (h *Handlers) estimate(ctx context.Context, pl *launchPlan, m evaluator.Met
 	if err := s.Validate(); err != nil {
 		return web.RunEstimate{Problem: "No estimate until the settings are valid: " + err.Error() + "."}
 	}
-	ms := pl.methodSettings
-	if m == evaluator.MethodGEval || m == evaluator.MethodCloserLook {
-		if err := ms.Validate(); err != nil {
-			return web.RunEstimate{Problem: "No estimate until the " + m.Label() + " settings are valid: " + err.Error() + "."}
-		}
+	trial := methods.Run{Settings: s, MethodSettings: pl.methodSettings, Rubric: pl.snapshot()}
+	if err := method.Prepare(&trial); err != nil {
+		return web.RunEstimate{Problem: "No estimate until the " + method.Label() + " settings are valid: " + err.Error() + "."}
 	}
-	rows, err := h.DB.ListDatasetRows(ctx, pl.dataset.ID, 0, s.BatchSize)
+	rows, err := h.DB.ListDatasetRows(ctx, pl.dataset.ID, 0, trial.Settings.BatchSize)
 	if err != nil || len(rows) == 0 {
 		return web.RunEstimate{Problem: "The dataset has no rows to estimate from."}
 	}
-	rub := pl.snapshot()
-	samples := make([]evaluator.Sample, len(rows))
+	first := make([]evaluator.Sample, len(rows))
 	for i, r := range rows {
-		samples[i] = r.Sample(rub.Fields)
+		first[i] = r.Sample(trial.Rubric.Fields)
 	}
 	n := pl.dataset.RowCount
-	k := len(pl.chosen)
-	e := web.RunEstimate{Method: m.Label(), JudgeName: pl.judge.Name, Simulated: pl.judge.Simulated, Rows: n, Criteria: k}
-	crit := fmt.Sprintf("%d %s", k, launchPlural(k, "criterion", "criteria"))
-	rowsText := fmt.Sprintf("%d %s", n, launchPlural(n, "sample", "samples"))
-	switch m {
-	case evaluator.MethodGEval:
-		e.Calls = k * n
-		missing := 0
-		for _, c := range pl.chosen {
-			steps := ms.GEvalSteps[c.Name]
-			tokens := evaluator.EstimateTokens(evaluator.BuildGEvalFormPrompt(rub, c, steps, samples[0]))
-			if strings.TrimSpace(steps) == "" {
-				missing++
-				tokens += gevalStepsPromptTokens
-				e.PromptTokens += evaluator.EstimateTokens(evaluator.BuildGEvalStepsPrompt(rub, c))
-			}
-			e.PromptTokens += tokens * n
-		}
-		e.Calls += missing
-		e.CompletionTokens = missing * gevalStepsTokens
-		stepsNote := ""
-		if missing > 0 {
-			stepsNote = fmt.Sprintf(" Plus %d %s to write the evaluation steps of the %s without steps.", missing, launchPlural(missing, "call", "calls"), launchPlural(missing, "criterion", "criteria"))
-		}
-		if ms.UseLogprobs {
-			e.CompletionTokens += gevalFormTokens * k * n
-			e.CallsMax = e.Calls + k*n*ms.Samples
-			e.CallsNote = fmt.Sprintf("%s × %s, one greedy call each, the score's probabilities read from the log-probabilities.%s "+
-				"Where the endpoint returns no log-probabilities, a sample falls back to n = %d sampled answers, one call each if the endpoint also ignores n.",
-				crit, rowsText, stepsNote, ms.Samples)
-			e.PromptNote = "Measured on the real form prompt of the first sample of each criterion, once per call."
-			e.CompletionNote = fmt.Sprintf("The form answer is one integer (at most %d tokens a call)", gevalFormTokens)
-		} else {
-			e.CompletionTokens += gevalFormTokens * k * n * ms.Samples
-			e.CallsMax = e.Calls - k*n + k*n*ms.Samples
-			e.CallsNote = fmt.Sprintf("%s × %s, each call asking for n = %d sampled answers.%s An endpoint that ignores n (Ollama) needs one call per answer.",
-				crit, rowsText, ms.Samples, stepsNote)
-			e.PromptNote = "Measured on the real form prompt of the first sample of each criterion; the prompt is paid once per call (n times over if the endpoint ignores n)."
-			e.CompletionNote = fmt.Sprintf("%d sampled answers of one integer each (at most %d tokens each)", ms.Samples, gevalFormTokens)
-		}
-		if missing > 0 {
-			e.PromptNote += fmt.Sprintf(" Steps not yet written are counted as about %d tokens.", gevalStepsPromptTokens)
-			e.CompletionNote += fmt.Sprintf(", and about %d tokens per set of evaluation steps", gevalStepsTokens)
-		}
-		e.CompletionNote += "."
-	case evaluator.MethodLLMEval:
-		e.Calls = n
-		e.PromptTokens = evaluator.EstimateTokens(evaluator.BuildLLMEvalPrompt(rub, samples[0], ms.LLMEvalScale)) * n
-		e.CompletionTokens = llmevalTokensPerCriterion * k * n
-		e.CallsNote = fmt.Sprintf("One call per sample (%s) scores all %s at once as JSON. An endpoint without structured output costs up to 2 refused calls more per sample.", rowsText, crit)
-		e.PromptNote = "Measured on the real prompt of the first sample, once per call."
-		e.CompletionNote = fmt.Sprintf("A JSON object of about %d tokens per criterion.", llmevalTokensPerCriterion)
-	case evaluator.MethodCloserLook:
-		e.Calls = k * n
-		e.CallsMax = k * n * ms.Samples
-		for _, c := range pl.chosen {
-			e.PromptTokens += evaluator.EstimateTokens(evaluator.BuildAnalyzeRatePrompt(rub, c, samples[0])) * n
-		}
-		e.CompletionTokens = closerLookTokens * ms.Samples * k * n
-		e.CallsNote = fmt.Sprintf("%s × %s, each call asking for n = %d analysed ratings. An endpoint that ignores n (Ollama) needs one call per rating.",
-			crit, rowsText, ms.Samples)
-		e.PromptNote = "Measured on the real prompt of the first sample of each criterion; paid once per call (n times over if the endpoint ignores n)."
-		e.CompletionNote = fmt.Sprintf("About %d tokens of analysis and rating per answer, %d answers per call.", closerLookTokens, ms.Samples)
-	default:
-		perRound := (n + s.BatchSize - 1) / s.BatchSize
-		e.Calls = k * s.Rounds * perRound
-		for _, c := range pl.chosen {
-			// Each criterion has its own prompt; its first real batch stands
-			// for every batch of that criterion.
-			e.PromptTokens += evaluator.EstimateTokens(evaluator.BuildBatchPrompt(rub, c, samples, s)) * s.Rounds * perRound
-		}
-		e.CompletionTokens = completionTokensPerSample * n * s.Rounds * k
-		sampleWise := ""
-		if s.BatchSize == 1 {
-			sampleWise = " With B = 1 every call judges one sample on its own: sample-wise evaluation, without BatchEval's comparison."
-		}
-		e.CallsNote = fmt.Sprintf("%s × %d %s × %d %s of up to %d (%s). Up to as many repair calls again if answers lack scores; those are not counted here.%s",
-			crit, s.Rounds, launchPlural(s.Rounds, "round", "rounds"), perRound, launchPlural(perRound, "batch", "batches"), s.BatchSize, rowsText, sampleWise)
-		e.PromptNote = "Measured on the real first batch of each criterion, times the calls."
-		e.CompletionNote = fmt.Sprintf("Assuming about %d tokens of analysis and score per sample and round.", completionTokensPerSample)
-	}
+	me := method.Estimate(methods.EstimateInput{Run: trial, Rows: n, First: first})
+	e := web.RunEstimate{Method: method.Label(), JudgeName: pl.judge.Name, Simulated: pl.judge.Simulated, Rows: n, Criteria: len(pl.chosen),
+		Calls: me.Calls, CallsMax: me.CallsMax, PromptTokens: me.PromptTokens, CompletionTokens: me.CompletionTokens,
+		CallsNote: me.CallsNote, PromptNote: me.PromptNote, CompletionNote: me.CompletionNote}
 	e.Cost = costText(pl.judge.Simulated, runner.Cost(h.judgeSnapshot(*pl.judge), e.PromptTokens, e.CompletionTokens))
 	return e
 }
@@ -637,17 +536,6 @@ func (pl *launchPlan) checkLaunch(in launchInput, m evaluator.Method) (evaluator
 	if err := pl.settingsFor(in, m).Validate(); err != nil {
 		errs = append(errs, "Settings: "+err.Error()+".")
 	}
-	if m == evaluator.MethodLLMEval {
-		// n and the sample temperature mean nothing to LLM-Eval; keep the
-		// defaults rather than refuse a launch over a field it ignores.
-		d := evaluator.DefaultMethodSettings()
-		ms.Samples, ms.SampleTemperature = d.Samples, d.SampleTemperature
-	}
-	if m != evaluator.MethodBatchEval {
-		if err := ms.Validate(); err != nil {
-			errs = append(errs, m.Label()+" settings: "+err.Error()+".")
-		}
-	}
 	if pl.rubric != nil {
 		if len(pl.chosen) == 0 {
 			errs = append(errs, "Choose at least one criterion.")
@@ -655,12 +543,14 @@ func (pl *launchPlan) checkLaunch(in launchInput, m evaluator.Method) (evaluator
 			errs = append(errs, "Rubric "+pl.rubric.Name+": "+err.Error()+".")
 		}
 	}
-	if m == evaluator.MethodGEval {
-		for _, c := range pl.chosen {
-			if len(evaluator.GEvalScores(c)) < 2 {
-				errs = append(errs, fmt.Sprintf("G-Eval needs an integer scale: the range %g to %g of %s holds fewer than two integers (or too many). Score it with another method.", c.Lo, c.Hi, c.Name))
-			}
+	// The method checks its own settings (and what it needs of the
+	// rubric) the way the runner will when the run is launched.
+	if method, err := methods.Lookup(string(m)); err == nil {
+		trial := methods.Run{Settings: pl.settingsFor(in, m), MethodSettings: ms, Rubric: pl.snapshot()}
+		if err := method.Prepare(&trial); err != nil {
+			errs = append(errs, err.Error()+".")
 		}
+		ms = trial.MethodSettings
 	}
 	return ms, errs
 }
@@ -688,23 +578,20 @@ func (h *Handlers) launchRun(c echo.Context) error {
 	if name == "" {
 		name = pl.rubric.Name + " on " + pl.dataset.Name
 		if in.Method != evaluator.MethodBatchEval {
-			name += " (" + in.Method.Label() + ")"
+			name += " (" + methods.Label(string(in.Method)) + ")"
 		}
 	}
 	run := h.runTemplate(pl, name)
 	run.Method, run.Settings = string(in.Method), pl.settingsFor(in, in.Method)
-	run.MethodSettings = evaluator.DefaultMethodSettings() // BatchEval reads none of them
-	if in.Method != evaluator.MethodBatchEval {
-		run.MethodSettings = ms
-	}
+	run.MethodSettings = ms // the method keeps what it reads (BatchEval: none)
 	if err := h.Runner.Launch(c.Request().Context(), &run); err != nil {
 		if models.ErrorCode(err) == models.EConflict {
 			return h.refuseLaunch(c, pl, err)
 		}
 		return err
 	}
-	h.audit(c, models.AuditRunLaunched, runTarget(run), in.Method.Label()+" with judge "+pl.judge.Name)
-	return redirect(c, runURL(run.ID), in.Method.Label()+" run launched: it starts as soon as a worker is free.")
+	h.audit(c, models.AuditRunLaunched, runTarget(run), methods.Label(string(in.Method))+" with judge "+pl.judge.Name)
+	return redirect(c, runURL(run.ID), methods.Label(string(in.Method))+" run launched: it starts as soon as a worker is free.")
 }
 
 // launchAllMethods launches the standard comparison (runner.StandardSetups)
@@ -719,7 +606,7 @@ func (h *Handlers) launchAllMethods(c echo.Context) error {
 	}
 	v := &pl.view
 	seen := map[string]bool{}
-	for _, m := range evaluator.Methods() {
+	for _, m := range methodNames() {
 		_, errs := pl.checkLaunch(in, m)
 		for _, e := range errs {
 			if !seen[e] {
@@ -894,3 +781,18 @@ func (h *Handlers) judgeClient(ctx context.Context, j models.Judge) (*judge.Clie
 
 // runTarget names a run in the audit log.
 func runTarget(r models.Run) string { return fmt.Sprintf("run %d (%s)", r.ID, r.Name) }
+
+// methodNames lists the registered methods' names, in table order.
+func methodNames() []evaluator.Method {
+	var out []evaluator.Method
+	for _, m := range methods.All() {
+		out = append(out, m.Name())
+	}
+	return out
+}
+
+// knownMethod reports whether m names a registered method.
+func knownMethod(m evaluator.Method) bool {
+	_, err := methods.Lookup(string(m))
+	return err == nil && m != ""
+}

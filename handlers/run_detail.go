@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
 	"github.com/batcheval/batcheval/runner"
@@ -138,7 +139,13 @@ func (h *Handlers) showRunBatch(c echo.Context) error {
 	if b.CriterionIndex < len(run.RubricSnapshot.Criteria) {
 		crit = run.RubricSnapshot.Criteria[b.CriterionIndex].Name
 	}
-	v := web.RunBatchView{Page: page(c, crit+" batch"), Run: run, Batch: b, Criterion: crit}
+	m := methods.For(run.Method)
+	for _, pass := range m.Passes(run.RubricSnapshot) {
+		if len(pass) > 1 && pass[0] == b.CriterionIndex {
+			crit = "All criteria" // one call scored every criterion (LLM-Eval)
+		}
+	}
+	v := web.RunBatchView{Page: page(c, crit+" "+m.Words().Unit), Run: run, Batch: b, Criterion: crit}
 	for k, id := range b.RowIDs {
 		s := web.RunBatchSample{Label: k + 1, RowID: id, ExternalID: fmt.Sprintf("#%d", id)}
 		if r, ok := rows[id]; ok {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/web"
 )
@@ -30,8 +31,8 @@ func runProgress(run models.Run, now time.Time) web.RunProgress {
 		Criteria: len(run.RubricSnapshot.Criteria), Rounds: run.Settings.Rounds,
 		BatchesDone: run.BatchesDone, BatchesTotal: run.BatchesTotal,
 		Failed: run.BatchesFailed, Missing: run.MissingScores, Calls: run.Calls,
-		Tokens: run.PromptTokens + run.CompletionTokens, Status: run.Status, Finished: run.Finished(),
-		Cost: costText(run.Simulated, run.CostUSD), ETA: "—", Elapsed: "—",
+		Tokens: run.PromptTokens + run.CompletionTokens, Status: models.RunStatusLabel(run.Status), Finished: run.Finished(),
+		Cost: costText(run.Simulated, run.CostUSD), ETA: "—", Elapsed: "—", Words: methods.For(run.Method).Words(),
 	}
 	if run.StartedAt != nil {
 		// Shown 1-based; before the first batch is planned there is nothing
@@ -41,7 +42,7 @@ func runProgress(run models.Run, now time.Time) web.RunProgress {
 	if run.BatchesTotal > 0 {
 		p.Percent = math.Round(float64(run.BatchesDone)/float64(run.BatchesTotal)*1000) / 10
 	}
-	if run.Status == models.RunSucceeded {
+	if run.Completed() {
 		p.Percent = 100
 	}
 	if run.StartedAt != nil {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
@@ -84,7 +84,7 @@ func (h *Handlers) showRun(c echo.Context) error {
 			v.Rubric = r.Name
 		}
 	}
-	v.MethodLabel = evaluator.Method(run.Method).Label()
+	v.MethodLabel = methods.Label(run.Method)
 	if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID); err == nil {
 		v.Columns, v.DefaultGroup = d.Columns, d.GroupColumn
 		v.Group = pickGroup(c.QueryParam("group"), d.Columns, d.GroupColumn)
@@ -105,6 +105,7 @@ func (h *Handlers) showRun(c echo.Context) error {
 		v.Report = rep
 		v.Table = sampleTable(rep, c.QueryParams())
 		v.Table.Group = c.QueryParam("group")
+		v.Table.ShowRounds = methods.For(run.Method).Words().Round != ""
 	}
 	if err := h.relatedRuns(ctx, run, &v); err != nil {
 		return err
@@ -167,7 +168,7 @@ func (h *Handlers) relatedRuns(ctx context.Context, run models.Run, v *web.RunVi
 				return err
 			}
 			it.Delta = averagePearson(rep) - own
-			if d.Variant == runner.VariantReseed && d.Status == models.RunSucceeded {
+			if d.Variant == runner.VariantReseed && d.Completed() {
 				reseeds = append(reseeds, rep)
 			}
 		}

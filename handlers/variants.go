@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/evaluator/perturb"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/runner"
@@ -53,7 +54,7 @@ func defaultVariantForms(run models.Run) variantForms {
 func (h *Handlers) variantsView(c echo.Context, run models.Run, f variantForms) web.RunVariantsView {
 	ctx := c.Request().Context()
 	v := web.RunVariantsView{Page: page(c, "Variants of "+run.Name), RunID: run.ID, RunName: run.Name,
-		Method: evaluator.Method(run.Method).Label(), Status: run.Status, Finished: run.Finished(), Seed: run.Settings.Seed,
+		Method: methods.Label(run.Method), Status: run.Status, Finished: run.Finished(), Seed: run.Settings.Seed,
 		Dataset: "(deleted dataset)", NewSeed: f.seed, DeletePercent: f.deletePct, ReplacePercent: f.replacePct, NoiseSeed: f.noiseSeed,
 		LexiconWords: len(perturb.DefaultLexicon()), Task: f.task,
 		ReseedErrors: f.reseedErrs, NoiseErrors: f.noiseErrs, RewordErrors: f.rewordErrs}

@@ -196,6 +196,12 @@ func detailsOrEmpty(d map[string]any) map[string]any {
 	return d
 }
 
+// UpdateRunMethodSettings stores a run's method settings as they are now
+// (what the run learned about the endpoint), without counting a call.
+func (db *DB) UpdateRunMethodSettings(ctx context.Context, runID int64, ms any) error {
+	return db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ?", runID).Update("method_settings", jsonValue(ms)).Error
+}
+
 // SaveRunMethodSettings stores generated method settings (G-Eval's steps)
 // and counts the call that produced them.
 func (db *DB) SaveRunMethodSettings(ctx context.Context, runID int64, ms any, promptTokens, completionTokens int, cost *float64) error {

@@ -146,7 +146,20 @@ const (
 	RunSucceeded = "succeeded"
 	RunFailed    = "failed"
 	RunCancelled = "cancelled"
+	// RunFinishedWithGaps is a run that went through every call but some
+	// of its scores are missing (failed calls or unreadable answers); Error
+	// says how many. A run with no readable score at all is RunFailed.
+	RunFinishedWithGaps = "finished_with_gaps"
 )
+
+// RunStatusLabel is how a run status is shown to people: "finished with
+// gaps" rather than its stored name.
+func RunStatusLabel(status string) string {
+	if status == RunFinishedWithGaps {
+		return "finished with gaps"
+	}
+	return status
+}
 
 // Methods (see evaluator.Method).
 const (
@@ -213,7 +226,13 @@ type Run struct {
 
 // Finished reports whether the run has reached a final state.
 func (r Run) Finished() bool {
-	return r.Status == RunSucceeded || r.Status == RunFailed || r.Status == RunCancelled
+	return r.Status == RunSucceeded || r.Status == RunFinishedWithGaps || r.Status == RunFailed || r.Status == RunCancelled
+}
+
+// Completed reports whether the run went through every call, with or
+// without gaps: its results cover the whole dataset and can be compared.
+func (r Run) Completed() bool {
+	return r.Status == RunSucceeded || r.Status == RunFinishedWithGaps
 }
 
 // Batch statuses.

@@ -1,9 +1,14 @@
 package paper
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +52,10 @@ type costMethod struct {
 	method   string
 	settings func(*evaluator.Settings)
 	ms       evaluator.MethodSettings
+	// refuse makes the endpoint answer HTTP 400 to requests that carry
+	// this JSON key ("logprobs", "json_schema"), as endpoints without
+	// that feature do; "" is the simulated judge as it is.
+	refuse string
 }
 
 func costMethods() []costMethod {
@@ -60,15 +69,52 @@ func costMethods() []costMethod {
 		// LLM-Eval found greedy decoding best.
 		{name: "LLMEval", method: models.MethodLLMEval, ms: ms(1, false), settings: func(s *evaluator.Settings) { s.Temperature = 0 }},
 		{name: "CloserLook_n20", method: models.MethodCloserLook, ms: ms(20, false)},
+		// Endpoints without the feature a method prefers: G-Eval asks for
+		// logprobs once per run, LLM-Eval finds its structured-output mode
+		// once per run.
+		{name: "GEval_logprobs_refused", method: models.MethodGEval, ms: ms(20, true), refuse: `"logprobs"`},
+		{name: "LLMEval_no_json_schema", method: models.MethodLLMEval, ms: ms(1, false), refuse: `"json_schema"`,
+			settings: func(s *evaluator.Settings) { s.Temperature = 0 }},
 	}
+}
+
+// refusingEndpoint forwards requests to the simulated judge at simURL,
+// except those whose body holds key, which get HTTP 400.
+func refusingEndpoint(tb testing.TB, simURL, key string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if bytes.Contains(body, []byte(key)) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"error":{"message":"%s is not supported","type":"invalid_request_error"}}`, strings.Trim(key, `"`))
+			return
+		}
+		resp, err := http.Post(simURL+strings.TrimPrefix(r.URL.Path, "/v1"), "application/json", bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	tb.Cleanup(srv.Close)
+	return srv.URL + "/v1"
 }
 
 // costBench runs methods on FED through the simulated judge, one full run
 // per call of measure.
 type costBench struct {
-	l    *lab
-	ds   models.Dataset
-	rows int
+	l      *lab
+	ds     models.Dataset
+	rows   int
+	simURL string
+	tb     testing.TB
 }
 
 func newCostBench(b *testing.B) *costBench {
@@ -81,7 +127,7 @@ func newCostBench(b *testing.B) *costBench {
 	b.Cleanup(func() { _ = sim.Close() })
 	l := newLab(b, sim.URL)
 	ds, rows := l.importDataset(path, fedRubric())
-	return &costBench{l: l, ds: ds, rows: len(rows)}
+	return &costBench{l: l, ds: ds, rows: len(rows), simURL: sim.URL, tb: b}
 }
 
 // measure makes one full run of m and returns its usage.
@@ -91,11 +137,15 @@ func (c *costBench) measure(m costMethod) costFigures {
 	if m.settings != nil {
 		m.settings(&s)
 	}
+	snap := models.JudgeSnapshot{Name: "Simulated judge", Simulated: true, Model: simjudge.DefaultModel,
+		MaxConcurrency: 8, TimeoutSeconds: 30, PriceInputPerMTok: &examplePriceIn, PriceOutputPerMTok: &examplePriceOut}
+	if m.refuse != "" {
+		snap.Simulated = false
+		snap.BaseURL = refusingEndpoint(c.tb, c.simURL, m.refuse)
+	}
 	run := c.l.launch(models.Run{
 		DatasetID: c.ds.ID, Name: "cost: " + m.name, Method: m.method, Settings: s, MethodSettings: m.ms,
-		RubricSnapshot: fedRubric(), Simulated: true,
-		JudgeSnapshot: models.JudgeSnapshot{Name: "Simulated judge", Simulated: true, Model: simjudge.DefaultModel,
-			MaxConcurrency: 8, TimeoutSeconds: 30, PriceInputPerMTok: &examplePriceIn, PriceOutputPerMTok: &examplePriceOut},
+		RubricSnapshot: fedRubric(), Simulated: true, JudgeSnapshot: snap,
 	})
 	f := costFigures{samples: c.rows, calls: run.Calls, promptTokens: run.PromptTokens, completions: run.CompletionTokens}
 	if run.CostUSD != nil {

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -198,6 +200,18 @@ type (
 		SampleTemperature float64          `json:"sample_temperature"`
 		LLMEvalScale      string           `json:"llmeval_scale"`
 		GEvalSteps        []JSONGEvalSteps `json:"geval_steps"`
+		// MinAllowedMass is G-Eval's threshold of probability on allowed
+		// scores (null in runs stored before it was recorded).
+		MinAllowedMass    *float64      `json:"min_allowed_mass"`
+		CloserLookTopP    *float64      `json:"closerlook_top_p"`
+		CloserLookScoring string        `json:"closerlook_scoring"`
+		Learned           []JSONLearned `json:"learned"`
+	}
+	// JSONLearned is one thing the run found out about the endpoint, once
+	// for the run (e.g. whether it returns log-probabilities).
+	JSONLearned struct {
+		Key   string `json:"key"`
+		Value string `json:"value"`
 	}
 	// JSONGEvalSteps are G-Eval's evaluation steps for one criterion (a
 	// list rather than an object keyed by criterion name, so that every
@@ -214,7 +228,9 @@ type (
 	}
 	// JSONRun is the run's outcome and its costs.
 	JSONRun struct {
-		Status           string   `json:"status"`
+		Status string `json:"status"`
+		// StatusReason says why a run failed or finished with gaps.
+		StatusReason     string   `json:"status_reason,omitempty"`
 		Dataset          string   `json:"dataset"`
 		Task             string   `json:"task"`
 		Calls            int      `json:"calls"`
@@ -309,7 +325,7 @@ func (r *Report) Export() JSONExport {
 		Envelope: JSONEnvelope{RunID: run.ID, RunName: run.Name, ParentRunID: run.ParentRunID, ExperimentID: run.ExperimentID,
 			CreatedAt: run.CreatedAt, FinishedAt: run.FinishedAt},
 		Report: JSONReport{Provenance: exportProvenance(r.Provenance()),
-			Run: JSONRun{Status: run.Status, Dataset: r.Dataset.Name, Task: run.RubricSnapshot.Task, Calls: run.Calls,
+			Run: JSONRun{Status: run.Status, StatusReason: run.Error, Dataset: r.Dataset.Name, Task: run.RubricSnapshot.Task, Calls: run.Calls,
 				PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, CostUSD: run.CostUSD,
 				BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores},
 			Criteria: []JSONCriterion{}}}
@@ -354,7 +370,19 @@ func exportProvenance(p Provenance) JSONProvenance {
 		HumanColumns: []JSONHumanColumns{}, Seed: p.Seed, Variant: p.Variant}
 	if ms := p.MethodSettings; ms != nil {
 		out.MethodSettings = &JSONMethodSettings{Samples: ms.Samples, UseLogprobs: ms.UseLogprobs, SampleTemperature: ms.SampleTemperature,
-			LLMEvalScale: string(ms.LLMEvalScale), GEvalSteps: []JSONGEvalSteps{}}
+			LLMEvalScale: string(ms.LLMEvalScale), GEvalSteps: []JSONGEvalSteps{}, CloserLookScoring: string(ms.CloserLookScoring),
+			Learned: []JSONLearned{}}
+		if ms.MinAllowedMass != 0 {
+			v := ms.MinAllowedMass
+			out.MethodSettings.MinAllowedMass = &v
+		}
+		if ms.CloserLookTopP != 0 {
+			v := ms.CloserLookTopP
+			out.MethodSettings.CloserLookTopP = &v
+		}
+		for _, k := range slices.Sorted(maps.Keys(ms.Learned)) {
+			out.MethodSettings.Learned = append(out.MethodSettings.Learned, JSONLearned{Key: k, Value: ms.Learned[k]})
+		}
 		// In rubric order, so the bytes do not depend on map order.
 		for _, h := range p.HumanColumns {
 			if steps, ok := ms.GEvalSteps[h.Criterion]; ok {

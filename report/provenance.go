@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/methods"
 )
 
 // version is the product version, stamped at build time:
@@ -95,7 +96,7 @@ func (r *Report) Provenance() Provenance {
 	if m == "" {
 		m = evaluator.MethodBatchEval
 	}
-	p := Provenance{ProductVersion: ProductVersion(), Method: m, MethodLabel: m.Label(), Settings: run.Settings,
+	p := Provenance{ProductVersion: ProductVersion(), Method: m, MethodLabel: methods.Label(string(m)), Settings: run.Settings,
 		JudgeModel: run.JudgeSnapshot.Model, SimulatedJudge: r.Simulated, PromptTemplateVersion: evaluator.PromptTemplateVersion(m),
 		Seed: run.Settings.Seed, Variant: run.Variant}
 	if m != evaluator.MethodBatchEval {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 )
@@ -187,6 +188,7 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 		fields = ds.Fields
 	}
 	n := run.Settings.Rounds
+	method := methods.For(run.Method)
 	for ci, crit := range run.RubricSnapshot.Criteria {
 		// grid[rowID][round]; judged marks rounds that have an answer, so
 		// rounds not yet judged are not counted as unreadable.
@@ -211,22 +213,18 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 			if g := grid[row.ID]; g != nil {
 				copy(sr.Rounds, g)
 			}
-			var sum float64
-			var k int
+			k := 0 // readable rounds
 			for r, v := range sr.Rounds {
-				if v == nil {
-					if j := judged[row.ID]; j != nil && j[r] {
-						sr.Missing++
-					}
-					continue
+				switch {
+				case v != nil:
+					k++
+				case judged[row.ID] != nil && judged[row.ID][r]:
+					sr.Missing++
 				}
-				sum += *v
-				k++
 			}
-			if k > 0 {
-				m := sum / float64(k)
-				sr.Final = &m
-			}
+			// The method says how rounds make a final score (every method
+			// so far: the mean of the readable rounds).
+			sr.Final = method.Final(sr.Rounds)
 			if crit.HumanColumn != "" {
 				if h, ok := row.Ratings[crit.HumanColumn]; ok && h != nil && !math.IsNaN(*h) {
 					v := *h

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
+	"maps"
 	"math"
-	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/judge"
+	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/models"
 )
 
@@ -76,13 +77,13 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	}()
 	defer func() { stopWork(nil); <-leaseDone }()
 
-	err = r.execute(ctx, work, run, log)
+	end, err := r.execute(ctx, work, run, log)
 	switch {
 	case err == nil:
-		if ferr := r.db.FinishRun(context.WithoutCancel(ctx), runID, models.RunSucceeded, ""); ferr != nil {
+		if ferr := r.db.FinishRun(context.WithoutCancel(ctx), runID, end.status, end.reason); ferr != nil {
 			return ferr
 		}
-		log.Info("run finished")
+		log.Info("run finished", "status", end.status, "reason", end.reason)
 		return nil
 	case errors.Is(err, errDraining):
 		_ = r.db.ReleaseLease(context.WithoutCancel(ctx), runID, owner)
@@ -154,7 +155,12 @@ type rateLimited struct{ after time.Duration }
 
 func (e *rateLimited) Error() string { return fmt.Sprintf("judge rate limit; wait %s", e.after) }
 
-func (r *Runner) judgeFor(ctx context.Context, run models.Run) (*judge.Client, error) {
+// Completer is the judge as the runner and the methods call it. judgeFor
+// is the one place where it is made, so that wrapping it (fencing, circuit
+// breaking, metrics) changes every call at once.
+type Completer = methods.Completer
+
+func (r *Runner) judgeFor(ctx context.Context, run models.Run) (Completer, error) {
 	snap := run.JudgeSnapshot
 	cfg := judge.Config{
 		BaseURL:     snap.BaseURL,
@@ -193,108 +199,353 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run) (*judge.Client, e
 	return judge.New(cfg)
 }
 
-// execute is the BatchEval loop: criteria in turn, rounds in sequence,
-// the batches of a round concurrently.
+// failedUnitRetries is how many times a call unit whose calls failed (after
+// the judge client's own retries) is tried again at the end of its round,
+// before it is left as a gap. Why one: a passing outage of a few seconds
+// is over by then, while a unit that fails twice is failing for a reason
+// (a prompt the endpoint refuses), and more tries would only add cost.
+const failedUnitRetries = 1
+
+// outcome is how a run that went through every unit ends.
+type outcome struct {
+	status string // models.RunSucceeded, RunFinishedWithGaps or RunFailed
+	reason string // why, for anything but success
+}
+
+// execute is the run loop, the same for every method: passes (criteria)
+// in turn, rounds in sequence, the call units of a round concurrently,
+// each stored as its answer arrives; units that failed are tried again at
+// the end of their round. The method decides the passes, the rounds, the
+// units and how a unit is judged.
 func (r *Runner) execute(ctx, work context.Context, run models.Run, log interface {
 	Info(string, ...any)
 	Warn(string, ...any)
-}) error {
+}) (outcome, error) {
+	m, err := methods.Lookup(run.Method)
+	if err != nil {
+		return outcome{}, err
+	}
 	s := run.Settings
 	if err := s.Validate(); err != nil {
-		return fmt.Errorf("run settings: %w", err)
+		return outcome{}, fmt.Errorf("run settings: %w", err)
 	}
-	rub := run.RubricSnapshot
 	ds, err := r.db.FindDataset(ctx, run.WorkspaceID, run.DatasetID)
 	if err != nil {
-		return err
+		return outcome{}, err
 	}
 	rows, err := r.db.ListDatasetRows(ctx, ds.ID, 0, 0)
 	if err != nil {
-		return fmt.Errorf("load dataset rows: %w", err)
+		return outcome{}, fmt.Errorf("load dataset rows: %w", err)
 	}
 	if len(rows) == 0 {
-		return errors.New("the dataset has no rows")
+		return outcome{}, errors.New("the dataset has no rows")
 	}
-	fields := rub.Fields
+	fields := run.RubricSnapshot.Fields
 	if len(fields) == 0 {
 		fields = ds.Fields
 	}
 	client, err := r.judgeFor(ctx, run)
 	if err != nil {
-		return err
+		return outcome{}, err
 	}
-	if run.Method != "" && run.Method != models.MethodBatchEval {
-		return r.executeSampleWise(ctx, work, run, rows, fields, client)
-	}
+	mrun := methods.Run{Settings: run.Settings, MethodSettings: run.MethodSettings, Rubric: run.RubricSnapshot}
 	index := make(map[int64]int, len(rows))
+	samples := make([]evaluator.Sample, len(rows))
 	for i, row := range rows {
 		index[row.ID] = i
+		samples[i] = row.Sample(fields)
 	}
+	passes := m.Passes(mrun.Rubric)
+	rounds := m.Rounds(mrun)
 	perRound := (len(rows) + s.BatchSize - 1) / s.BatchSize
-	total := perRound * s.Rounds * len(rub.Criteria)
-	concurrency := max(1, run.JudgeSnapshot.MaxConcurrency)
+	total := perRound * rounds * len(passes)
+	memo := methods.NewMemo(run.MethodSettings.Learned)
+	words := m.Words()
 
-	for ci, crit := range rub.Criteria {
-		for round := 0; round < s.Rounds; round++ {
+	for _, pass := range passes {
+		ci := pass[0]
+		for round := 0; round < rounds; round++ {
 			if err := r.db.SetRunPlan(ctx, run.ID, total, ci, round); err != nil {
-				return err
+				return outcome{}, err
+			}
+			if su, ok := m.(methods.Setupper); ok && round == 0 {
+				if err := r.setup(ctx, work, su, client, run.ID, run.JudgeSnapshot, &mrun, pass); err != nil {
+					return outcome{}, err
+				}
 			}
 			batches, err := r.db.RoundBatches(ctx, run.ID, ci, round)
 			if err != nil {
-				return err
+				return outcome{}, err
 			}
 			if len(batches) == 0 {
-				plan, err := r.composeRound(ctx, run, ci, round, rows, index)
+				plan, err := r.planRound(ctx, m, mrun, run.ID, ci, round, rows, index)
 				if err != nil {
-					return err
+					return outcome{}, err
 				}
 				if batches, err = r.db.CreateRoundBatches(ctx, run.ID, ci, round, plan); err != nil {
-					return err
+					return outcome{}, err
 				}
 			}
-			g, gctx := errgroup.WithContext(work)
-			g.SetLimit(concurrency)
-			failed := 0
-			results := make(chan bool, len(batches))
-			for _, b := range batches {
-				if b.Status != models.BatchPending {
-					results <- b.Status == models.BatchFailed
-					continue
-				}
-				g.Go(func() error {
-					if err := r.stopping(gctx); err != nil {
-						return err
-					}
-					// Was context.WithoutCancel(gctx): then Kill, and Stop
-					// once out of patience, waited for hung calls for good.
-					calls, stopCalls := callContext(ctx)
-					defer stopCalls()
-					res, err := r.judgeBatch(calls, client, run, rub, crit, b, rows, index, fields)
-					if res.Batch.Status != "" {
-						results <- res.Batch.Status == models.BatchFailed
-					}
-					return r.store(context.WithoutCancel(ctx), res, err)
-				})
+			failed, err := r.runRound(ctx, work, m, client, run, mrun, pass, batches, samples, index, memo)
+			if serr := r.recordLearned(ctx, run.ID, &mrun, memo); serr != nil && err == nil {
+				err = serr
 			}
-			werr := g.Wait()
-			close(results)
-			for f := range results {
-				if f {
-					failed++
-				}
-			}
-			if werr != nil {
-				return werr
-			}
-			if err := r.stopping(work); err != nil {
-				return err
+			if err != nil {
+				return outcome{}, err
 			}
 			if failed == len(batches) {
-				return fmt.Errorf("every batch of round %d of %q failed: the judge is not answering usefully (see the batches for its errors)", round+1, crit.Name)
+				where := ""
+				if words.Round != "" {
+					where = fmt.Sprintf(" of %s %d", words.Round, round+1)
+				}
+				return outcome{}, fmt.Errorf("every %s%s of %q failed, even when tried again: the judge is not answering usefully (see the %s for its errors)",
+					words.Unit, where, mrun.Rubric.Criteria[ci].Name, words.Units)
 			}
 		}
 	}
-	return nil
+	return r.conclude(ctx, run.ID, words)
+}
+
+// recordLearned stores, with the run's method settings, what the method
+// learned about the endpoint during the round, when that is new.
+func (r *Runner) recordLearned(ctx context.Context, runID int64, mrun *methods.Run, memo *methods.Memo) error {
+	known := memo.Known()
+	if len(known) == 0 || maps.Equal(known, mrun.MethodSettings.Learned) {
+		return nil
+	}
+	mrun.MethodSettings.Learned = known
+	return r.db.UpdateRunMethodSettings(context.WithoutCancel(ctx), runID, mrun.MethodSettings)
+}
+
+// conclude decides how a run that went through every unit ends, from its
+// stored scores: failed when none could be read, finished with gaps when
+// some are missing, succeeded otherwise.
+func (r *Runner) conclude(ctx context.Context, runID int64, words methods.Words) (outcome, error) {
+	scores, err := r.db.ListScores(ctx, runID)
+	if err != nil {
+		return outcome{}, err
+	}
+	missing := 0
+	for _, sc := range scores {
+		if sc.Score == nil {
+			missing++
+		}
+	}
+	switch {
+	case len(scores) == 0 || missing == len(scores):
+		return outcome{status: models.RunFailed, reason: fmt.Sprintf("no score could be read: all %d scores are missing (failed calls or unreadable answers; see the %s for what the judge said)", len(scores), words.Units)}, nil
+	case missing > 0:
+		return outcome{status: models.RunFinishedWithGaps, reason: fmt.Sprintf("%d of %d scores are missing (failed calls or unreadable answers)", missing, len(scores))}, nil
+	}
+	return outcome{status: models.RunSucceeded}, nil
+}
+
+// setup makes a method's once-per-pass calls and stores what they changed.
+func (r *Runner) setup(ctx, work context.Context, su methods.Setupper, client Completer, runID int64, js models.JudgeSnapshot, mrun *methods.Run, pass []int) error {
+	if err := r.stopping(work); err != nil {
+		return err
+	}
+	calls, stopCalls := callContext(ctx) // not WithoutCancel: see callContext
+	defer stopCalls()
+	res, err := su.Setup(calls, client, mrun, pass)
+	if err != nil {
+		if fatal := runLevel(err); fatal != nil {
+			return fatal
+		}
+		return err
+	}
+	if !res.Changed {
+		return nil
+	}
+	return r.db.SaveRunMethodSettings(ctx, runID, mrun.MethodSettings, res.PromptTokens, res.CompletionTokens, Cost(js, res.PromptTokens, res.CompletionTokens))
+}
+
+// planRound asks the method for a round's units and turns them into row ids.
+func (r *Runner) planRound(ctx context.Context, m methods.Method, mrun methods.Run, runID int64, ci, round int, rows []models.DatasetRow, index map[int64]int) ([][]int64, error) {
+	past := func() ([][]float64, error) {
+		byRow, err := r.db.CriterionScores(ctx, runID, ci, mrun.Settings.Rounds)
+		if err != nil {
+			return nil, err
+		}
+		out := make([][]float64, round)
+		for k := range out {
+			out[k] = make([]float64, len(rows))
+			for i := range out[k] {
+				out[k][i] = math.NaN()
+			}
+		}
+		for rowID, scores := range byRow {
+			i, ok := index[rowID]
+			if !ok {
+				continue
+			}
+			for k := 0; k < round && k < len(scores); k++ {
+				if scores[k] != nil {
+					out[k][i] = *scores[k]
+				}
+			}
+		}
+		return out, nil
+	}
+	idx, err := m.Plan(methods.Plan{Run: mrun, Criterion: ci, Round: round, N: len(rows), Past: past})
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]int64, len(idx))
+	for b, members := range idx {
+		for _, i := range members {
+			out[b] = append(out[b], rows[i].ID)
+		}
+	}
+	return out, nil
+}
+
+// pendingRetry is a unit whose calls failed, held to be tried again at
+// the end of its round.
+type pendingRetry struct {
+	batch models.RunBatch
+	first methods.Outcome
+}
+
+// runRound judges a round's pending units concurrently, then tries the
+// failed ones again, and returns how many of the round's units ended failed.
+func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Completer, run models.Run, mrun methods.Run,
+	pass []int, batches []models.RunBatch, samples []evaluator.Sample, index map[int64]int, memo *methods.Memo) (int, error) {
+	concurrency := max(1, run.JudgeSnapshot.MaxConcurrency)
+	var mu sync.Mutex
+	failed := 0
+	var retries []pendingRetry
+	judgeAll := func(todo []pendingRetry, last bool) error {
+		g, gctx := errgroup.WithContext(work)
+		g.SetLimit(concurrency)
+		for _, t := range todo {
+			g.Go(func() error {
+				if err := r.stopping(gctx); err != nil {
+					return err
+				}
+				// Was context.WithoutCancel(gctx): then Kill, and Stop
+				// once out of patience, waited for hung calls for good.
+				calls, stopCalls := callContext(ctx)
+				defer stopCalls()
+				u := methods.Unit{Run: mrun, Criteria: pass, Round: t.batch.Round, Memo: memo}
+				for _, id := range t.batch.RowIDs {
+					u.Samples = append(u.Samples, samples[index[id]])
+				}
+				o := m.Judge(calls, client, u)
+				if o.Err != nil {
+					if fatal := runLevel(o.Err); fatal != nil {
+						if o.Failed {
+							return fatal
+						}
+						// The answer is paid for: keep it, then stop or
+						// pause the run.
+						return r.store(context.WithoutCancel(ctx), r.result(run, t.batch, pass, o), fatal)
+					}
+				}
+				if o.Failed && !last {
+					mu.Lock()
+					retries = append(retries, pendingRetry{batch: t.batch, first: o})
+					mu.Unlock()
+					return nil
+				}
+				if t.first.Calls > 0 {
+					o = retried(t.first, o)
+				}
+				if o.Failed {
+					mu.Lock()
+					failed++
+					mu.Unlock()
+				}
+				return r.store(context.WithoutCancel(ctx), r.result(run, t.batch, pass, o), nil)
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		return r.stopping(work)
+	}
+
+	var todo []pendingRetry
+	for _, b := range batches {
+		switch b.Status {
+		case models.BatchPending:
+			todo = append(todo, pendingRetry{batch: b})
+		case models.BatchFailed:
+			failed++
+		}
+	}
+	if err := judgeAll(todo, failedUnitRetries == 0); err != nil {
+		return 0, err
+	}
+	for attempt := 1; attempt <= failedUnitRetries && len(retries) > 0; attempt++ {
+		todo, retries = retries, nil
+		if err := judgeAll(todo, attempt == failedUnitRetries); err != nil {
+			return 0, err
+		}
+	}
+	return failed, nil
+}
+
+// retried merges the failed first try of a unit into its retry: every
+// call made is counted, and the first failure is noted.
+func retried(first, again methods.Outcome) methods.Outcome {
+	again.Calls += first.Calls
+	again.Attempts += first.Attempts
+	again.PromptTokens += first.PromptTokens
+	again.CompletionTokens += first.CompletionTokens
+	again.Latency += first.Latency
+	note := "tried again at the end of the round after failing: " + first.Err.Error()
+	if again.Failed {
+		note = "failed again when tried at the end of the round; first failure: " + first.Err.Error()
+	}
+	again.Problems = append([]string{note}, again.Problems...)
+	if again.Details == nil {
+		again.Details = map[string]any{}
+	}
+	again.Details["retried"] = true
+	return again
+}
+
+// result turns a unit's outcome into what is stored: the batch with its
+// exchange, and one score per sample and criterion of the pass (missing
+// for a failed unit).
+func (r *Runner) result(run models.Run, b models.RunBatch, pass []int, o methods.Outcome) models.BatchResult {
+	b.Status = models.BatchDone
+	if o.Failed {
+		b.Status = models.BatchFailed
+		if o.Err != nil {
+			b.Error = o.Err.Error()
+		}
+	}
+	b.Request, b.Response = o.Request, o.Response
+	b.RepairRequest, b.RepairResponse = o.RepairRequest, o.RepairResponse
+	b.Problems = o.Problems
+	if b.Problems == nil {
+		b.Problems = []string{}
+	}
+	b.Details = o.Details
+	b.Calls, b.Attempts = o.Calls, o.Attempts
+	b.PromptTokens, b.CompletionTokens = o.PromptTokens, o.CompletionTokens
+	b.LatencyMS = o.Latency.Milliseconds()
+	out := models.BatchResult{Batch: b, Cost: Cost(run.JudgeSnapshot, b.PromptTokens, b.CompletionTokens)}
+	score := func(ci, k int, v *float64, analysis string) {
+		out.Scores = append(out.Scores, models.RunScore{RunID: run.ID, BatchID: b.ID, CriterionIndex: ci, Round: b.Round,
+			RowID: b.RowIDs[k], Label: k + 1, Score: v, Analysis: analysis})
+	}
+	if o.Failed {
+		for _, ci := range pass {
+			for k := range b.RowIDs {
+				score(ci, k, nil, "")
+			}
+		}
+		return out
+	}
+	for _, sc := range o.Scores {
+		if sc.Sample >= 0 && sc.Sample < len(b.RowIDs) {
+			score(sc.Criterion, sc.Sample, sc.Value, sc.Analysis)
+		}
+	}
+	return out
 }
 
 // callContext is the context judge calls run under. A call already sent
@@ -323,155 +574,6 @@ func (r *Runner) stopping(work context.Context) error {
 		return cause
 	}
 	return nil
-}
-
-// composeRound forms the batches of one round: a seeded shuffle for the
-// first, the chosen composition strategy over earlier scores after that.
-func (r *Runner) composeRound(ctx context.Context, run models.Run, ci, round int, rows []models.DatasetRow, index map[int64]int) ([][]int64, error) {
-	s := run.Settings
-	rng := rand.New(rand.NewPCG(uint64(s.Seed), seedMix(ci, round)))
-	var idx [][]int
-	if round == 0 {
-		idx = evaluator.ComposeFirstRound(len(rows), s.BatchSize, rng)
-	} else {
-		byRow, err := r.db.CriterionScores(ctx, run.ID, ci, s.Rounds)
-		if err != nil {
-			return nil, err
-		}
-		past := make([][]float64, round)
-		for k := range past {
-			past[k] = make([]float64, len(rows))
-			for i := range past[k] {
-				past[k][i] = math.NaN()
-			}
-		}
-		for rowID, scores := range byRow {
-			i, ok := index[rowID]
-			if !ok {
-				continue
-			}
-			for k := 0; k < round; k++ {
-				if scores[k] != nil {
-					past[k][i] = *scores[k]
-				}
-			}
-		}
-		keys := evaluator.SortKeys(s.SortKey, past)
-		idx = evaluator.ComposeRound(s.Composition, keys, s.BatchSize, rng)
-	}
-	out := make([][]int64, len(idx))
-	for b, members := range idx {
-		for _, i := range members {
-			out[b] = append(out[b], rows[i].ID)
-		}
-	}
-	return out, nil
-}
-
-// seedMix derives a distinct, reproducible stream per criterion and round.
-// The run's id is deliberately not part of it: two runs with the same seed
-// on the same data start from the same first-round batches, so comparing
-// settings (e.g. compositions) is paired, and the seed alone decides.
-func seedMix(ci, round int) uint64 {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d/%d", ci, round)
-	return h.Sum64()
-}
-
-// judgeBatch sends one batch (and at most one repair request for missing
-// scores) and returns what to store. A judge failure after all retries
-// becomes a failed batch with missing scores, except failures that concern
-// the whole run (bad key, rate limit), which are returned as errors.
-func (r *Runner) judgeBatch(ctx context.Context, client *judge.Client, run models.Run, rub evaluator.Rubric, crit evaluator.Criterion,
-	b models.RunBatch, rows []models.DatasetRow, index map[int64]int, fields []evaluator.Field) (models.BatchResult, error) {
-	s := run.Settings
-	samples := make([]evaluator.Sample, len(b.RowIDs))
-	for k, id := range b.RowIDs {
-		samples[k] = rows[index[id]].Sample(fields)
-	}
-	msgs := evaluator.BuildBatchPrompt(rub, crit, samples, s)
-	req := judge.Request{Messages: msgs, Temperature: s.Temperature, TopP: s.TopP, MaxTokens: s.MaxTokens}
-	seed := s.Seed + int64(b.Round)
-	req.Seed = &seed
-	b.Request = encodeMessages(msgs)
-
-	started := time.Now()
-	resp, err := client.Complete(ctx, req)
-	b.Calls = 1
-	b.Attempts = judge.AttemptsOf(err)
-	if err != nil {
-		if fatal := runLevel(err); fatal != nil {
-			return models.BatchResult{}, fatal
-		}
-		b.Status = models.BatchFailed
-		b.Error = err.Error()
-		b.LatencyMS = time.Since(started).Milliseconds()
-		b.Problems = []string{"the judge gave no usable answer: " + err.Error()}
-		return r.result(run, b, nil, nil), nil
-	}
-	b.Attempts = resp.Attempts
-	b.PromptTokens, b.CompletionTokens = resp.PromptTokens, resp.CompletionTokens
-	b.LatencyMS = resp.Latency.Milliseconds()
-	text := ""
-	if len(resp.Choices) > 0 {
-		text = resp.Choices[0].Text
-	}
-	b.Response = text
-	ans := evaluator.ParseBatchAnswer(text, len(samples), crit)
-	problems := append([]string{}, ans.Problems...)
-
-	if missing := ans.Missing(); len(missing) > 0 {
-		rmsgs := evaluator.BuildRepairMessages(msgs, text, crit, s, missing)
-		b.RepairRequest = rmsgs[len(rmsgs)-1].Content
-		rreq := req
-		rreq.Messages = rmsgs
-		rresp, rerr := client.Complete(ctx, rreq)
-		b.Calls++
-		// The repair's own attempts (rresp when it worked, rerr when not);
-		// this used to add the first call's attempts again.
-		b.Attempts += max(rresp.Attempts, judge.AttemptsOf(rerr))
-		if rerr != nil {
-			problems = append(problems, "repair request failed: "+rerr.Error())
-			if fatal := runLevel(rerr); fatal != nil {
-				// The first answer is paid for: keep it (its missing
-				// scores stay missing) and then stop or pause the run.
-				b.Status, b.Problems = models.BatchDone, problems
-				return r.result(run, b, ans.Scores, ans.Analyses), fatal
-			}
-		} else {
-			b.PromptTokens += rresp.PromptTokens
-			b.CompletionTokens += rresp.CompletionTokens
-			if len(rresp.Choices) > 0 {
-				b.RepairResponse = rresp.Choices[0].Text
-			}
-			rep := evaluator.ParseBatchAnswer(b.RepairResponse, len(samples), crit)
-			for _, label := range missing {
-				if v := rep.Scores[label-1]; v != nil {
-					ans.Scores[label-1] = v
-					problems = append(problems, fmt.Sprintf("Sample%d: score recovered by the repair request", label))
-				}
-			}
-		}
-	}
-	b.Status = models.BatchDone
-	b.Problems = problems
-	return r.result(run, b, ans.Scores, ans.Analyses), nil
-}
-
-func (r *Runner) result(run models.Run, b models.RunBatch, scores []*float64, analyses []string) models.BatchResult {
-	out := models.BatchResult{Batch: b}
-	for k, rowID := range b.RowIDs {
-		sc := models.RunScore{RunID: run.ID, BatchID: b.ID, CriterionIndex: b.CriterionIndex, Round: b.Round, RowID: rowID, Label: k + 1}
-		if k < len(scores) {
-			sc.Score = scores[k]
-		}
-		if k < len(analyses) {
-			sc.Analysis = analyses[k]
-		}
-		out.Scores = append(out.Scores, sc)
-	}
-	out.Cost = Cost(run.JudgeSnapshot, b.PromptTokens, b.CompletionTokens)
-	return out
 }
 
 // Cost prices tokens; nil when either price is unknown (never 0 for unknown).
@@ -503,11 +605,6 @@ func runLevel(err error) error {
 		return &rateLimited{after: after}
 	}
 	return nil
-}
-
-func encodeMessages(msgs []evaluator.Message) string {
-	b, _ := json.Marshal(msgs)
-	return string(b)
 }
 
 // DecodeMessages reads a stored request back.

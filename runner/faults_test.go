@@ -125,7 +125,10 @@ func TestJudgeFaults(t *testing.T) {
 				}
 			},
 			check: func(t *testing.T, env *testEnv, fj *fakeJudge, run models.Run, tb models.RunBatch, tg string) {
-				wantSucceeded(t, run)
+				// Regression: a run with missing scores said "succeeded".
+				if run.Status != models.RunFinishedWithGaps || !strings.Contains(run.Error, "10 of 30 scores are missing") {
+					t.Errorf("run %s (%q), want finished with gaps saying 10 of 30 scores are missing", run.Status, run.Error)
+				}
 				if tb.Status != models.BatchDone || tb.Calls != 2 || tb.Attempts != 2 {
 					t.Errorf("target batch: status %s, calls %d, attempts %d; want done, 2, 2", tb.Status, tb.Calls, tb.Attempts)
 				}
@@ -194,15 +197,19 @@ func TestJudgeFaults(t *testing.T) {
 				}
 			},
 			check: func(t *testing.T, env *testEnv, fj *fakeJudge, run models.Run, _ models.RunBatch, _ string) {
-				if run.Status != models.RunFailed || !strings.Contains(run.Error, "every batch of round 1") {
-					t.Errorf("run %s with error %q; want failed because every batch of round 1 failed", run.Status, run.Error)
+				if run.Status != models.RunFailed || !strings.Contains(run.Error, "every batch of round 1") || !strings.Contains(run.Error, "even when tried again") {
+					t.Errorf("run %s with error %q; want failed because every batch of round 1 failed, even when tried again", run.Status, run.Error)
 				}
 				if run.BatchesDone != 3 || run.BatchesFailed != 3 || run.MissingScores != 30 {
 					t.Errorf("batches done %d, failed %d, missing scores %d; want 3, 3, 30", run.BatchesDone, run.BatchesFailed, run.MissingScores)
 				}
 				for _, b := range env.batches(run.ID) {
-					if b.Status != models.BatchFailed || b.Attempts != 3 || !strings.Contains(b.Error, "HTTP 500") {
-						t.Errorf("batch %d: status %s, attempts %d, error %q; want failed after 3 attempts with HTTP 500", b.BatchIndex, b.Status, b.Attempts, b.Error)
+					// 3 attempts, then 3 more when tried again at the end of
+					// the round.
+					if b.Status != models.BatchFailed || b.Attempts != 6 || b.Calls != 2 || !strings.Contains(b.Error, "HTTP 500") ||
+						!containsAny(b.Problems, "failed again when tried at the end of the round") {
+						t.Errorf("batch %d: status %s, attempts %d, calls %d, error %q, problems %q; want failed after 2 calls of 3 attempts with HTTP 500",
+							b.BatchIndex, b.Status, b.Attempts, b.Calls, b.Error, b.Problems)
 					}
 				}
 				for _, s := range env.scores(run.ID) {
@@ -210,8 +217,8 @@ func TestJudgeFaults(t *testing.T) {
 						t.Errorf("row %d of a failed batch has score %g, want missing", s.RowID, *s.Score)
 					}
 				}
-				if got := fj.Total(); got != 9 {
-					t.Errorf("judge saw %d requests, want 9 (3 batches x 3 attempts)", got)
+				if got := fj.Total(); got != 18 {
+					t.Errorf("judge saw %d requests, want 18 (3 batches x 2 calls x 3 attempts)", got)
 				}
 				wantJobState(t, env, run, rivertype.JobStateCancelled)
 			},

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dbtest"
@@ -190,7 +191,7 @@ func TestUnits(t *testing.T) {
 	})
 	t.Run("DecodeMessages", func(t *testing.T) {
 		msgs := []evaluator.Message{{Role: "system", Content: "s"}, {Role: "user", Content: "u \"q\""}}
-		if got := DecodeMessages(encodeMessages(msgs)); !slices.Equal(got, msgs) {
+		if got := DecodeMessages(methods.EncodeMessages(msgs)); !slices.Equal(got, msgs) {
 			t.Errorf("round trip = %v, want %v", got, msgs)
 		}
 		if got := DecodeMessages("  plain text  "); len(got) != 1 || got[0].Content != "plain text" || got[0].Role != "user" {

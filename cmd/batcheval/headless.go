@@ -15,6 +15,7 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/judge"
+	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dataimport"
@@ -174,11 +175,11 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	ms := evaluator.MethodSettings{Samples: *nSamples, UseLogprobs: !*noLogprobs, SampleTemperature: *sampleTemp, LLMEvalScale: evaluator.LLMEvalScale(*llmScale)}
-	run := models.Run{WorkspaceID: ws.ID, ProjectID: proj.ID, DatasetID: ds.ID, Name: evaluator.Method(*method).Label() + " (CLI): " + filepath.Base(*dataPath),
+	run := models.Run{WorkspaceID: ws.ID, ProjectID: proj.ID, DatasetID: ds.ID, Name: methods.Label(*method) + " (CLI): " + filepath.Base(*dataPath),
 		Method: *method, Settings: settings, MethodSettings: ms, RubricSnapshot: rub, JudgeSnapshot: snap, Simulated: *simulated}
-	if *method == models.MethodLLMEval && !isSet(fs, "temperature") {
-		// LLM-Eval found greedy decoding best.
-		run.Settings.Temperature = 0
+	if !isSet(fs, "temperature") {
+		// The method's own temperature, if it has one (LLM-Eval: greedy).
+		run.Settings.Temperature = methods.DefaultTemperature(methods.For(*method), run.Settings.Temperature)
 	}
 	if err := r.Launch(ctx, &run); err != nil {
 		return err
@@ -186,7 +187,12 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	if err := r.Start(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "run %d (%s): %d samples, %d criteria, %d rounds of batches of %d\n", run.ID, run.Method, len(rows), len(rub.Criteria), run.Settings.Rounds, run.Settings.BatchSize)
+	if w := methods.For(run.Method).Words(); w.Round != "" {
+		fmt.Fprintf(stderr, "run %d (%s): %d samples, %d criteria, %d %s of %s of %d\n", run.ID, methods.Label(run.Method), len(rows), len(rub.Criteria),
+			run.Settings.Rounds, w.Rounds, w.Units, run.Settings.BatchSize)
+	} else {
+		fmt.Fprintf(stderr, "run %d (%s): %d samples, %d criteria, each sample judged on its own\n", run.ID, methods.Label(run.Method), len(rows), len(rub.Criteria))
+	}
 	final, werr := waitFinished(ctx, db, ws.ID, run.ID, prog)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
@@ -217,8 +223,14 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 			return err
 		}
 	}
-	if final.Status != models.RunSucceeded {
-		return fmt.Errorf("run %d %s: %s", run.ID, final.Status, final.Error)
+	switch final.Status {
+	case models.RunSucceeded:
+	case models.RunFinishedWithGaps:
+		// The figures above leave the missing scores out; say so, but the
+		// run did finish.
+		fmt.Fprintf(stderr, "run %d %s: %s\n", run.ID, models.RunStatusLabel(final.Status), final.Error)
+	default:
+		return fmt.Errorf("run %d %s: %s", run.ID, models.RunStatusLabel(final.Status), final.Error)
 	}
 	return nil
 }
@@ -240,6 +252,9 @@ func waitFinished(ctx context.Context, db *models.DB, wsID, runID int64, progres
 		run, err := db.FindRun(context.WithoutCancel(ctx), wsID, runID)
 		if err != nil {
 			return run, err
+		}
+		if u := methods.For(run.Method).Words().Units; u != "" {
+			progress.unit = u
 		}
 		progress.update(run.BatchesDone, run.BatchesTotal)
 		if run.Finished() {

@@ -25,11 +25,12 @@ type progress struct {
 	mu       sync.Mutex // the runner logs from its own goroutines
 	last     int        // batches done at the last report; -1 before the first
 	drawn    string     // the bar on the terminal's current line; "" when none
+	unit     string     // what is counted, in the method's words ("batches", "samples")
 }
 
 // newProgress reports to w, drawing a bar when w is a terminal.
 func newProgress(w io.Writer) *progress {
-	return &progress{w: w, terminal: isTerminal(w), now: time.Now, last: -1}
+	return &progress{w: w, terminal: isTerminal(w), now: time.Now, last: -1, unit: "batches"}
 }
 
 // isTerminal tells whether w is a terminal (not a file, pipe or buffer).
@@ -50,12 +51,12 @@ func (p *progress) update(done, total int) {
 	}
 	p.last = done
 	if !p.terminal {
-		fmt.Fprintf(p.w, "batches %d/%d (%d%%)\n", done, total, percent(done, total))
+		fmt.Fprintf(p.w, "%s %d/%d (%d%%)\n", p.unit, done, total, percent(done, total))
 		return
 	}
 	filled := barWidth * done / total
 	bar := strings.Repeat("█", filled) + strings.Repeat("░", barWidth-filled)
-	line := fmt.Sprintf("%s %d/%d batches %3d%%", bar, done, total, percent(done, total))
+	line := fmt.Sprintf("%s %d/%d %s %3d%%", bar, done, total, p.unit, percent(done, total))
 	if left, ok := p.remaining(done, total); ok {
 		line += " · about " + left + " left"
 	}

@@ -35,7 +35,8 @@ func matchAnalyzeRate(c *call) (answerFunc, bool) {
 	if err1 != nil || err2 != nil || !(lo < hi) {
 		return nil, false
 	}
-	p := &batchPrompt{lo: lo, hi: hi, samples: [][]evaluator.Text{fields}, text: section + "\x00analyze-rate"}
+	p := &batchPrompt{lo: lo, hi: hi, samples: [][]evaluator.Text{fields}, text: section + "\x00analyze-rate",
+		integer: strings.Contains(content, evaluator.AnalyzeRateIntegerNote)}
 	if cm := oneCriterionRE.FindStringSubmatch(content); cm != nil {
 		p.criterion = cm[1]
 	}

@@ -19,7 +19,7 @@ func TestAnalyzeRateAnswerParses(t *testing.T) {
 		{"empty response, 0-10", criterion("Overall", 0, 10), demoSamples()[3]},
 	}
 	for _, tt := range tests {
-		msgs := evaluator.BuildAnalyzeRatePrompt(rubric(tt.c), tt.c, tt.sample)
+		msgs := evaluator.BuildAnalyzeRatePrompt(rubric(tt.c), tt.c, tt.sample, evaluator.Decimal)
 		r := postMethod(t, s, methodRequest(msgs, 1, 20))
 		if len(r.Choices) != 20 {
 			t.Fatalf("%s: %d choices, want 20", tt.name, len(r.Choices))
@@ -46,7 +46,7 @@ func TestAnalyzeRateAnswerParses(t *testing.T) {
 func TestAnalyzeRateMissRateDropsRatings(t *testing.T) {
 	s := startServer(t, Options{Seed: 1, MissRate: 0.5})
 	c := criterion("Engagingness", 1, 3)
-	msgs := evaluator.BuildAnalyzeRatePrompt(rubric(c), c, demoSamples()[0])
+	msgs := evaluator.BuildAnalyzeRatePrompt(rubric(c), c, demoSamples()[0], evaluator.Decimal)
 	missing := 0
 	r := postMethod(t, s, methodRequest(msgs, 1, 20))
 	for _, ch := range r.Choices {

@@ -168,7 +168,7 @@ func TestGEvalFormWithLogprobs(t *testing.T) {
 			if alts[0].Top[0].Token != text {
 				t.Errorf("%s: at temperature 0 the answer %q should be the most likely token, not %q", tt.name, text, alts[0].Top[0].Token)
 			}
-			e := evaluator.GEvalFromLogprobs(alts, c)
+			e := evaluator.GEvalFromLogprobs(alts, c, 0)
 			if e.Score == nil || e.Source != evaluator.GEvalSourceLogprobs || e.Used != 1 || e.Total != 1 {
 				t.Errorf("%s, sample %d: estimate %+v", tt.name, si, e)
 				continue
@@ -220,7 +220,7 @@ func TestGEvalFeaturesMoveScores(t *testing.T) {
 		msgs := evaluator.BuildGEvalFormPrompt(rubric(c), c, "", smp)
 		req := methodRequest(msgs, 0, 1)
 		req["logprobs"], req["top_logprobs"] = true, 5
-		e := evaluator.GEvalFromLogprobs(postMethod(t, s, req).alternatives(0), c)
+		e := evaluator.GEvalFromLogprobs(postMethod(t, s, req).alternatives(0), c, 0)
 		if e.Score == nil {
 			t.Fatalf("no estimate: %s", e.Problem)
 		}
