@@ -441,6 +441,9 @@ func TestAPIEveryEndpointMatchesOpenAPI(t *testing.T) {
 					t.Errorf("%s: code %q, want %q", tc.name, got, tc.code)
 				}
 			}
+			if tc.want == http.StatusUnauthorized && !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("%s: 401 without WWW-Authenticate: Bearer", tc.name)
+			}
 		}
 		if rec := a.upload(p("/api/v1/projects/%d/uploads", env.project.ID), tok, "bad.csv", "a,b\n\"unclosed\n"); rec.Code != http.StatusUnprocessableEntity {
 			t.Errorf("broken upload = %d", rec.Code)

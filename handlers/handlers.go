@@ -161,6 +161,10 @@ func (h *Handlers) ErrorHandler(err error, c echo.Context) {
 	if status >= 500 {
 		h.Log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 	}
+	if status == http.StatusUnauthorized && isAPIPath(c.Request().URL.Path) {
+		// RFC 6750: say which scheme the API takes.
+		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="batcheval"`)
+	}
 	if wantsJSON(c.Request()) {
 		_ = c.JSON(status, APIError{Error: APIErrorBody{Code: errorCodeFor(status, err), Message: msg}})
 		return
