@@ -305,12 +305,18 @@ func (l APILaunch) formValues() url.Values {
 	id("judge", l.JudgeID)
 	v.Set("name", l.Name)
 	v.Set("method", l.Method)
-	if l.Criteria != nil {
-		// The indexes belong to the rubric named: criteria_of says so.
-		id("criteria_of", l.RubricID)
-		for _, k := range l.Criteria {
-			v.Add("criteria", strconv.Itoa(k))
+	// The indexes belong to the rubric named: criteria_of says so (without
+	// it the form would also drop the typed G-Eval steps).
+	id("criteria_of", l.RubricID)
+	criteria := l.Criteria
+	if criteria == nil {
+		// Absent means every criterion; a rubric has at most maxCriteria.
+		for k := range maxCriteria {
+			criteria = append(criteria, k)
 		}
+	}
+	for _, k := range criteria {
+		v.Add("criteria", strconv.Itoa(k))
 	}
 	s := l.Settings
 	num := func(key string, x *float64) {
@@ -778,7 +784,16 @@ func (h *Handlers) apiPlanLaunch(c echo.Context) (launchInput, *launchPlan, erro
 	}
 	in := parseLaunchInput(l.formValues())
 	pl, err := h.planLaunch(c.Request().Context(), p.ID, in)
-	return in, pl, err
+	if err != nil || pl.rubric == nil {
+		return in, pl, err
+	}
+	// The form can only tick criteria that exist; a script can name any.
+	for _, k := range l.Criteria {
+		if k < 0 || k >= len(pl.rubric.Criteria) {
+			return in, pl, models.Errorf(models.EInvalid, "criterion %d does not exist: rubric %q has criteria 0 to %d", k, pl.rubric.Name, len(pl.rubric.Criteria)-1)
+		}
+	}
+	return in, pl, nil
 }
 
 // launchRefused is the error of a launch that the checks stopped.

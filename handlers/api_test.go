@@ -369,6 +369,16 @@ func TestAPIEveryEndpointMatchesOpenAPI(t *testing.T) {
 		if cl.Method != "closerlook" || cl.MethodSettings.Samples != 3 || cl.MethodSettings.SampleTemperature != 0.7 {
 			t.Errorf("closerlook launch = %+v", cl)
 		}
+		// G-Eval with typed steps for the first criterion, then cancelled.
+		launch["method"], launch["settings"] = "geval", map[string]any{"use_logprobs": false, "geval_steps": map[string]string{"0": "Read the reply. Judge it."}}
+		ge := decode[APIRun](t, a.json(http.MethodPost, p("/api/v1/projects/%d/runs", env.project.ID), tok, launch), http.StatusCreated)
+		if ge.Method != "geval" || ge.MethodSettings.UseLogprobs || ge.MethodSettings.GEvalSteps[d.rubric.Criteria[0].Name] != "Read the reply. Judge it." ||
+			len(ge.Criteria) != len(d.rubric.Criteria) {
+			t.Errorf("geval launch = %+v", ge)
+		}
+		if rec := a.json(http.MethodPost, p("/api/v1/runs/%d/cancel", ge.ID), tok, nil); rec.Code != http.StatusOK && rec.Code != http.StatusConflict {
+			t.Errorf("cancel = %d %s", rec.Code, rec.Body)
+		}
 		launch["method"], launch["settings"] = "batcheval", map[string]any{"rounds": 1, "batch_size": 10}
 		exp := decode[APIExperiment](t, a.json(http.MethodPost, p("/api/v1/projects/%d/experiments", env.project.ID), tok, launch), http.StatusCreated)
 		if len(exp.Runs) < 4 {
@@ -426,6 +436,8 @@ func TestAPIEveryEndpointMatchesOpenAPI(t *testing.T) {
 				map[string]any{"name": "R", "task": "t", "criteria": []map[string]any{{"name": "C", "lo": 5, "hi": 1}}}, http.StatusUnprocessableEntity, models.EInvalid, false},
 			{"launch refused", http.MethodPost, p("/api/v1/projects/%d/runs", env.project.ID), tok,
 				map[string]any{"dataset_id": d.dataset.ID, "rubric_id": d.rubric.ID, "judge_id": d.judge.ID, "settings": map[string]any{"rounds": 0}}, http.StatusUnprocessableEntity, models.EInvalid, false},
+			{"unknown criterion", http.MethodPost, p("/api/v1/projects/%d/runs", env.project.ID), tok,
+				map[string]any{"dataset_id": d.dataset.ID, "rubric_id": d.rubric.ID, "judge_id": d.judge.ID, "criteria": []int{0, 9}}, http.StatusUnprocessableEntity, models.EInvalid, false},
 			{"compare across methods", http.MethodGet, p("/api/v1/compare?a=%d&b=%d", first, cl.ID), tok, nil, http.StatusOK, "", false},
 		}
 		for _, tc := range errorCases {
