@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,13 +77,18 @@ const (
 	LocalUser
 	// Account is a signed-in person.
 	Account
+	// Token is a person calling the JSON API with a personal access token:
+	// their role in the token's workspace, read at each request.
+	Token
 )
 
 // Principal is who makes a request and in which workspace.
 type Principal struct {
 	Kind PrincipalKind
-	// User is set for Account.
+	// User is set for Account and Token.
 	User models.User
+	// TokenName names the access token of a Token principal (audit log).
+	TokenName string
 	// Workspace is the current workspace (zero when the account belongs to
 	// none); Role is the principal's role in it.
 	Workspace models.Workspace
@@ -96,6 +102,8 @@ func (p Principal) ActorLabel() string {
 	switch p.Kind {
 	case Account:
 		return p.User.Name + " <" + p.User.Email + ">"
+	case Token:
+		return p.User.Name + " <" + p.User.Email + "> with API token " + strconv.Quote(p.TokenName)
 	case LocalUser:
 		return "local user"
 	}
@@ -103,7 +111,7 @@ func (p Principal) ActorLabel() string {
 }
 
 func (p Principal) userID() *int64 {
-	if p.Kind != Account {
+	if p.Kind != Account && p.Kind != Token {
 		return nil
 	}
 	id := p.User.ID
@@ -166,6 +174,10 @@ func (h *Handlers) secureRequest(r *http.Request) bool { return r.TLS != nil || 
 // as Echo middleware, so the Secure flag can depend on the request.
 func (h *Handlers) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		if isAPIPath(c.Request().URL.Path) {
+			// The API authenticates by token only (see identifyAPI).
+			return next(c)
+		}
 		sm := h.Sessions
 		req := c.Request()
 		var token string
@@ -227,7 +239,15 @@ func (h *Handlers) usersExist(ctx context.Context) (bool, error) {
 func (h *Handlers) identify(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
-		p, err := h.principalFor(ctx)
+		var (
+			p   Principal
+			err error
+		)
+		if isAPIPath(c.Request().URL.Path) {
+			p, err = h.apiPrincipalFor(c)
+		} else {
+			p, err = h.principalFor(ctx)
+		}
 		if err != nil {
 			return err
 		}
@@ -277,6 +297,50 @@ func (h *Handlers) principalFor(ctx context.Context) (Principal, error) {
 	return Principal{}, nil
 }
 
+// apiPrincipalFor identifies a request under /api/: a bearer token, or
+// the local user of a loopback server with no accounts. Session cookies do
+// not authenticate the API, so a web page cannot use a signed-in person's
+// browser to call it (see crossOriginCheck for the local user).
+func (h *Handlers) apiPrincipalFor(c echo.Context) (Principal, error) {
+	ctx := c.Request().Context()
+	if token, ok := bearerToken(c.Request()); ok {
+		t, u, ws, role, err := h.DB.AuthenticateAPIToken(ctx, token)
+		if err != nil {
+			return Principal{}, err
+		}
+		return Principal{Kind: Token, User: u, TokenName: t.Name, Workspace: ws, Role: role,
+			Workspaces: []models.WorkspaceRole{{Workspace: ws, Role: role}}}, nil
+	}
+	if h.LocalMode {
+		exist, err := h.usersExist(ctx)
+		if err != nil {
+			return Principal{}, err
+		}
+		if !exist {
+			return Principal{Kind: LocalUser, Workspace: h.DefaultWorkspace, Role: models.RoleOwner,
+				Workspaces: []models.WorkspaceRole{{Workspace: h.DefaultWorkspace, Role: models.RoleOwner}}}, nil
+		}
+	}
+	return Principal{}, nil
+}
+
+// apiPrefix is where the JSON API lives.
+const apiPrefix = "/api/"
+
+// isAPIPath reports whether a request path belongs to the JSON API.
+func isAPIPath(path string) bool { return strings.HasPrefix(path, apiPrefix) }
+
+// bearerToken reads "Authorization: Bearer <token>"; ok is true whenever
+// the header names the Bearer scheme, even with an empty token (which is
+// then refused rather than treated as no credentials).
+func bearerToken(r *http.Request) (string, bool) {
+	scheme, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
+}
+
 // require enforces a route's rule. Anonymous visitors of a page are sent
 // to sign in; other callers get 401; a role too weak gets 403.
 func (h *Handlers) require(a Access) echo.MiddlewareFunc {
@@ -288,6 +352,9 @@ func (h *Handlers) require(a Access) echo.MiddlewareFunc {
 			p := principalOf(c.Request().Context())
 			if p.Kind == Anonymous {
 				req := c.Request()
+				if isAPIPath(req.URL.Path) {
+					return echo.NewHTTPError(http.StatusUnauthorized, "Sign in first. The API takes a personal access token: Authorization: Bearer <token>.")
+				}
 				if req.Method == http.MethodGet && strings.Contains(req.Header.Get("Accept"), "text/html") {
 					return c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(req.URL.RequestURI()))
 				}

@@ -90,20 +90,31 @@ func unit(v *float64, c evaluator.Criterion) *float64 {
 // compareRuns shows the samples on which two runs disagree most, after
 // putting both on a 0-1 scale, and how well their scores correlate.
 func (h *Handlers) compareRuns(c echo.Context) error {
-	ctx := c.Request().Context()
 	cmp, err := h.loadComparison(c)
 	if err != nil {
 		return err
 	}
-	repA, err := h.buildReport(ctx, cmp.a.ID, "")
+	v, err := h.compareView(c.Request().Context(), cmp, compareRowsShown)
 	if err != nil {
 		return err
+	}
+	v.Page = page(c, "Compare runs")
+	return render(c, http.StatusOK, web.ComparePage(v))
+}
+
+// compareView pairs the two runs' samples, largest disagreement first (at
+// most limit rows; Total counts them all), with the correlation of their
+// scores. The compare page and the API both use it.
+func (h *Handlers) compareView(ctx context.Context, cmp comparison, limit int) (web.CompareView, error) {
+	repA, err := h.buildReport(ctx, cmp.a.ID, "")
+	if err != nil {
+		return web.CompareView{}, err
 	}
 	repB, err := h.buildReport(ctx, cmp.b.ID, "")
 	if err != nil {
-		return err
+		return web.CompareView{}, err
 	}
-	v := web.CompareView{Page: page(c, "Compare runs"), A: cmp.a, B: cmp.b, Criterion: cmp.criterion,
+	v := web.CompareView{A: cmp.a, B: cmp.b, Criterion: cmp.criterion,
 		CritA: cmp.critA, CritB: cmp.critB, SameDataset: cmp.dsA.ID == cmp.dsB.ID}
 	for _, cr := range cmp.a.RubricSnapshot.Criteria[:min(len(cmp.a.RubricSnapshot.Criteria), len(cmp.b.RubricSnapshot.Criteria))] {
 		v.Names = append(v.Names, cr.Name)
@@ -141,7 +152,7 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 		return math.Abs(*a) > math.Abs(*b)
 	})
 	v.Total = len(v.Rows)
-	v.Rows = v.Rows[:min(len(v.Rows), compareRowsShown)]
+	v.Rows = v.Rows[:min(len(v.Rows), limit)]
 	px, py, missing := stats.Pairs(xs, ys)
 	v.Pearson, v.Spearman = stats.Pearson(px, py), stats.Spearman(px, py)
 	v.Pearson.Missing, v.Spearman.Missing = missing, missing
@@ -151,7 +162,7 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 		v.Agreement = h.compareCriterion(cmp.a, cmp.b, repA, repB, cmp.criterion, v.SameDataset)
 		v.AgreementReading = agreementReading(v.Agreement, cmp.a.Name, cmp.b.Name)
 	}
-	return render(c, http.StatusOK, web.ComparePage(v))
+	return v, nil
 }
 
 // agreementReading says which run agrees better with the humans, going by

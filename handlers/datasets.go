@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -62,9 +63,38 @@ func (h *Handlers) uploadDataset(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	refuse := func(name, msg string) error {
-		return render(c, http.StatusUnprocessableEntity, web.DatasetUploadPage(h.uploadView(c, p, name, msg)))
+	u, _, err := h.acceptUpload(c)
+	if err != nil {
+		if models.ErrorCode(err) != models.EInvalid {
+			return err
+		}
+		name := ""
+		if !errors.Is(err, errUploadTooLarge) && !errors.Is(err, errNameRefused) {
+			name = strings.TrimSpace(c.FormValue("name"))
+		}
+		return render(c, http.StatusUnprocessableEntity, web.DatasetUploadPage(h.uploadView(c, p, name, models.ErrorMessage(err))))
 	}
+	q := url.Values{"token": {u.Token}}
+	if name := strings.TrimSpace(c.FormValue("name")); name != "" {
+		q.Set("name", name)
+	}
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/projects/%d/datasets/map?%s", p.ID, q.Encode()))
+}
+
+// errUploadTooLarge marks an upload refused for its size (the rest of the
+// form was not read either).
+var errUploadTooLarge = errors.New("upload too large")
+
+// errNameRefused marks an upload refused for its dataset name, which is
+// then not echoed back (it may be huge).
+var errNameRefused = errors.New("dataset name refused")
+
+// acceptUpload reads the multipart field "file", checks that it parses as
+// CSV, JSONL or JSON within the size limit, and keeps it as a pending upload
+// of the request's workspace. The browser's upload step and the API's both
+// use it. Problems the person can fix are EInvalid errors.
+func (h *Handlers) acceptUpload(c echo.Context) (models.PendingUpload, *dataimport.Table, error) {
+	refuse := func(msg string) error { return models.Errorf(models.EInvalid, "%s", msg) }
 	req := c.Request()
 	req.Body = http.MaxBytesReader(c.Response(), req.Body, h.MaxUploadBytes+multipartSlack)
 	fh, err := c.FormFile("file")
@@ -72,43 +102,41 @@ func (h *Handlers) uploadDataset(c echo.Context) error {
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
-			return refuse("", (&dataimport.TooLargeError{Limit: h.MaxUploadBytes}).Error())
+			return models.PendingUpload{}, nil, &models.Error{Code: models.EInvalid,
+				Message: (&dataimport.TooLargeError{Limit: h.MaxUploadBytes}).Error(), Err: errUploadTooLarge}
 		case errors.Is(err, http.ErrMissingFile), errors.Is(err, http.ErrNotMultipart):
-			return refuse(c.FormValue("name"), "Choose a file to upload.")
+			return models.PendingUpload{}, nil, refuse("Choose a file to upload.")
 		}
-		return refuse("", "The upload could not be read; try again. ("+err.Error()+")")
+		return models.PendingUpload{}, nil, refuse("The upload could not be read; try again. (" + err.Error() + ")")
 	}
 	name := strings.TrimSpace(c.FormValue("name"))
 	if err := models.CheckLength("dataset name", name, models.MaxComposedNameLength); err != nil {
 		// The name goes into the next page's address: refuse it here, and
 		// do not echo it back.
-		return refuse("", models.ErrorMessage(err))
+		return models.PendingUpload{}, nil, &models.Error{Code: models.EInvalid, Message: models.ErrorMessage(err), Err: errNameRefused}
 	}
 	data, err := readUpload(fh, h.MaxUploadBytes)
 	if err != nil {
-		return refuse(name, err.Error())
+		return models.PendingUpload{}, nil, refuse(err.Error())
 	}
 	format, err := dataimport.DetectFormat(fh.Filename, data[:min(len(data), 512)])
 	if err != nil {
-		return refuse(name, "This file cannot be imported: "+err.Error())
+		return models.PendingUpload{}, nil, refuse("This file cannot be imported: " + err.Error())
 	}
 	// Parsing now reports a broken file before any column is chosen; the
 	// table is parsed again from the stored bytes at the mapping step.
-	if _, err := dataimport.Parse(bytes.NewReader(data), format, dataimport.Options{MaxBytes: h.MaxUploadBytes}); err != nil {
-		return refuse(name, "This file cannot be imported: "+err.Error())
+	t, err := dataimport.Parse(bytes.NewReader(data), format, dataimport.Options{MaxBytes: h.MaxUploadBytes})
+	if err != nil {
+		return models.PendingUpload{}, nil, refuse("This file cannot be imported: " + err.Error())
 	}
 	u := models.PendingUpload{WorkspaceID: h.workspaceID(c), Filename: filepath.Base(fh.Filename), Format: string(format), Content: data}
 	if err := h.DB.SavePendingUpload(req.Context(), &u, h.UploadQuotaBytes); err != nil {
 		if models.ErrorCode(err) == models.EConflict {
-			return refuse(name, models.ErrorMessage(err))
+			return u, nil, refuse(models.ErrorMessage(err))
 		}
-		return err
+		return u, nil, err
 	}
-	q := url.Values{"token": {u.Token}}
-	if name != "" {
-		q.Set("name", name)
-	}
-	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/projects/%d/datasets/map?%s", p.ID, q.Encode()))
+	return u, t, nil
 }
 
 // readUpload reads an uploaded file whole, refusing it past limit bytes.
@@ -166,7 +194,7 @@ func mappingView(c echo.Context, p models.Project, u models.PendingUpload, t *da
 	v := web.DatasetMappingView{
 		Page: page(c, "Choose the columns"), Project: p, Token: u.Token, Filename: u.Filename,
 		Format: u.Format, Name: name, RowCount: len(t.Records), IDColumn: m.IDColumn,
-		AnnotatorColumn: m.AnnotatorColumn, GroupColumn: c.FormValue("group_column"), PreviewCellRunes: previewCellRunes,
+		AnnotatorColumn: m.AnnotatorColumn, GroupColumn: groupColumn(c.FormValue("group_column"), t), PreviewCellRunes: previewCellRunes,
 	}
 	labels := map[string]string{}
 	for _, f := range m.Fields {
@@ -214,40 +242,55 @@ func (h *Handlers) importDataset(c echo.Context) error {
 		v.Error = "Give the dataset a name."
 		return again(v)
 	}
-	rows, err := demo.ImportRows(t, m)
+	ds, err := h.importUpload(c.Request().Context(), p, u, t, name, m, groupColumn(c.FormValue("group_column"), t))
 	if err != nil {
 		var ve *dataimport.ValidationError
-		if !errors.As(err, &ve) {
-			return err
-		}
-		for _, pe := range ve.Problems {
-			v.Problems = append(v.Problems, importProblem(pe))
-		}
-		v.More = ve.More
-		return again(v)
-	}
-	if m.RatingColumns == nil {
-		// Stored as JSON in a NOT NULL column: an absent list must be [], not null.
-		m.RatingColumns = []string{}
-	}
-	ctx := c.Request().Context()
-	ds := models.Dataset{
-		WorkspaceID: h.workspaceID(c), ProjectID: p.ID, Name: name, SourceFilename: u.Filename,
-		Format: u.Format, IDColumn: m.IDColumn, Columns: t.Columns, Fields: m.Fields, RatingColumns: m.RatingColumns,
-		GroupColumn: groupColumn(c, t),
-	}
-	if err := h.DB.CreateDataset(ctx, &ds, rows); err != nil {
-		if models.ErrorCode(err) == models.EInvalid {
+		switch {
+		case errors.As(err, &ve):
+			for _, pe := range ve.Problems {
+				v.Problems = append(v.Problems, importProblem(pe))
+			}
+			v.More = ve.More
+			return again(v)
+		case models.ErrorCode(err) == models.EInvalid:
 			v.Error = models.ErrorMessage(err)
 			return again(v)
 		}
 		return err
 	}
+	return redirect(c, datasetPath(ds.ID), fmt.Sprintf("Imported %d rows into %q.", ds.RowCount, ds.Name))
+}
+
+// importUpload applies a column mapping to a pending upload and stores the
+// dataset in the upload's workspace, then drops the upload. Rows that do
+// not fit the mapping come back as a *dataimport.ValidationError, other
+// problems as EInvalid errors; nothing is stored then. The browser's
+// mapping step and the API's dataset creation both use it.
+func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.PendingUpload, t *dataimport.Table, name string, m dataimport.Mapping, group string) (models.Dataset, error) {
+	if name == "" {
+		return models.Dataset{}, models.Errorf(models.EInvalid, "Give the dataset a name.")
+	}
+	rows, err := demo.ImportRows(t, m)
+	if err != nil {
+		return models.Dataset{}, err
+	}
+	if m.RatingColumns == nil {
+		// Stored as JSON in a NOT NULL column: an absent list must be [], not null.
+		m.RatingColumns = []string{}
+	}
+	ds := models.Dataset{
+		WorkspaceID: u.WorkspaceID, ProjectID: p.ID, Name: name, SourceFilename: u.Filename,
+		Format: u.Format, IDColumn: m.IDColumn, Columns: t.Columns, Fields: m.Fields, RatingColumns: m.RatingColumns,
+		GroupColumn: group,
+	}
+	if err := h.DB.CreateDataset(ctx, &ds, rows); err != nil {
+		return ds, err
+	}
 	if err := h.DB.DeletePendingUpload(ctx, u.ID); err != nil {
 		// The dataset is stored; a leftover upload expires by itself.
 		h.Log.Warn("delete pending upload", "id", u.ID, "err", err)
 	}
-	return redirect(c, datasetPath(ds.ID), fmt.Sprintf("Imported %d rows into %q.", ds.RowCount, ds.Name))
+	return ds, nil
 }
 
 // mappingFromForm reads the mapping form: show_N, label_N and rating_N
@@ -360,8 +403,7 @@ func sizeText(n int64) string {
 
 // groupColumn reads the optional group column (for grouped correlation),
 // ignoring a name that is not a column of the table.
-func groupColumn(c echo.Context, t *dataimport.Table) string {
-	g := c.FormValue("group_column")
+func groupColumn(g string, t *dataimport.Table) string {
 	for _, col := range t.Columns {
 		if col == g {
 			return g

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -169,9 +170,65 @@ func (h *Handlers) ErrorHandler(err error, c echo.Context) {
 	if status >= 500 {
 		h.Log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 	}
-	if c.Request().Header.Get("Accept") == "application/json" {
-		_ = c.JSON(status, map[string]string{"error": msg})
+	if status == http.StatusUnauthorized && isAPIPath(c.Request().URL.Path) {
+		// RFC 6750: say which scheme the API takes.
+		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="batcheval"`)
+	}
+	if wantsJSON(c.Request()) {
+		_ = c.JSON(status, APIError{Error: APIErrorBody{Code: errorCodeFor(status, err), Message: msg}})
 		return
 	}
 	_ = render(c, status, web.ErrorPage(web.Page{Title: http.StatusText(status)}, status, msg))
+}
+
+// APIError is the one shape of every error answered as JSON (under /api/,
+// or when the client asks for JSON).
+type APIError struct {
+	Error APIErrorBody `json:"error"`
+}
+
+// APIErrorBody is a machine-readable code and a message for people.
+type APIErrorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// wantsJSON: API paths always answer JSON; other paths when asked to.
+func wantsJSON(r *http.Request) bool {
+	return isAPIPath(r.URL.Path) || strings.Contains(r.Header.Get("Accept"), "application/json")
+}
+
+// errorCodeFor names an error for machines: the model's code when it has
+// one, otherwise one derived from the status.
+func errorCodeFor(status int, err error) string {
+	var me *models.Error
+	if errors.As(err, &me) && me.Code != "" {
+		return me.Code
+	}
+	switch status {
+	case http.StatusBadRequest:
+		return "bad_request"
+	case http.StatusUnauthorized:
+		return models.EUnauthorized
+	case http.StatusForbidden:
+		return "forbidden"
+	case http.StatusNotFound:
+		return models.ENotFound
+	case http.StatusMethodNotAllowed:
+		return "method_not_allowed"
+	case http.StatusConflict:
+		return models.EConflict
+	case http.StatusRequestEntityTooLarge:
+		return "too_large"
+	case http.StatusUnsupportedMediaType:
+		return "unsupported_media_type"
+	case http.StatusUnprocessableEntity:
+		return models.EInvalid
+	case http.StatusTooManyRequests:
+		return "rate_limited"
+	}
+	if status >= 500 {
+		return models.EInternal
+	}
+	return "error"
 }

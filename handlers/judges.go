@@ -52,12 +52,7 @@ func (h *Handlers) listJudges(c echo.Context) error {
 // newJudge shows the form for a new judge, filled from a preset when
 // ?preset= names one.
 func (h *Handlers) newJudge(c echo.Context) error {
-	f := web.JudgeForm{
-		Temperature:    formatNumber(newJudgeTemperature),
-		TopP:           formatNumber(newJudgeTopP),
-		MaxConcurrency: strconv.Itoa(newJudgeConcurrency),
-		TimeoutSeconds: strconv.Itoa(newJudgeTimeout),
-	}
+	f := newJudgeForm()
 	v := web.JudgeFormView{Page: page(c, "New judge"), Action: "/judges"}
 	if name := c.QueryParam("preset"); name != "" {
 		p, ok := findPreset(name)
@@ -69,6 +64,16 @@ func (h *Handlers) newJudge(c echo.Context) error {
 	}
 	v.Form = f
 	return render(c, http.StatusOK, web.JudgeFormPage(v))
+}
+
+// newJudgeForm is a new judge's settings before anything is typed.
+func newJudgeForm() web.JudgeForm {
+	return web.JudgeForm{
+		Temperature:    formatNumber(newJudgeTemperature),
+		TopP:           formatNumber(newJudgeTopP),
+		MaxConcurrency: strconv.Itoa(newJudgeConcurrency),
+		TimeoutSeconds: strconv.Itoa(newJudgeTimeout),
+	}
 }
 
 func findPreset(name string) (judge.Preset, bool) {

@@ -567,12 +567,30 @@ func (h *Handlers) launchRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := &pl.view
-	ms, errs := pl.checkLaunch(in, in.Method)
-	v.Errors = append(v.Errors, errs...)
-	if len(v.Errors) > 0 {
+	run, errs, err := h.launchPlanned(c, in, pl)
+	if err != nil {
+		if models.ErrorCode(err) == models.EConflict {
+			return h.refuseLaunch(c, pl, err)
+		}
+		return err
+	}
+	if len(errs) > 0 {
+		v := &pl.view
+		v.Errors = errs
 		v.Page = page(c, "New run")
 		return render(c, http.StatusUnprocessableEntity, web.RunLaunchPage(*v))
+	}
+	return redirect(c, runURL(run.ID), methods.Label(string(in.Method))+" run launched: it starts as soon as a worker is free.")
+}
+
+// launchPlanned checks a planned launch and, when nothing stops it,
+// launches the run and records it in the audit log. errs lists what stops
+// it (nothing is launched then). The launch form and the API both use it.
+func (h *Handlers) launchPlanned(c echo.Context, in launchInput, pl *launchPlan) (models.Run, []string, error) {
+	ms, errs := pl.checkLaunch(in, in.Method)
+	errs = append(slices.Clone(pl.view.Errors), errs...)
+	if len(errs) > 0 {
+		return models.Run{}, errs, nil
 	}
 	name := in.Name
 	if name == "" {
@@ -585,13 +603,10 @@ func (h *Handlers) launchRun(c echo.Context) error {
 	run.Method, run.Settings = string(in.Method), pl.settingsFor(in, in.Method)
 	run.MethodSettings = ms // the method keeps what it reads (BatchEval: none)
 	if err := h.Runner.Launch(c.Request().Context(), &run); err != nil {
-		if models.ErrorCode(err) == models.EConflict {
-			return h.refuseLaunch(c, pl, err)
-		}
-		return err
+		return run, nil, err
 	}
 	h.audit(c, models.AuditRunLaunched, runTarget(run), methods.Label(string(in.Method))+" with judge "+pl.judge.Name)
-	return redirect(c, runURL(run.ID), methods.Label(string(in.Method))+" run launched: it starts as soon as a worker is free.")
+	return run, nil, nil
 }
 
 // launchAllMethods launches the standard comparison (runner.StandardSetups)
@@ -604,33 +619,13 @@ func (h *Handlers) launchAllMethods(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := &pl.view
-	seen := map[string]bool{}
-	for _, m := range methodNames() {
-		_, errs := pl.checkLaunch(in, m)
-		for _, e := range errs {
-			if !seen[e] {
-				seen[e] = true
-				v.Errors = append(v.Errors, e)
-			}
-		}
-	}
-	if len(v.Errors) > 0 {
+	e, runs, setups, errs, err := h.launchAllPlanned(c, in, pl)
+	if len(errs) > 0 {
+		v := &pl.view
+		v.Errors = errs
 		v.Page = page(c, "New run")
 		v.ErrorTitle = "No method was launched:"
 		return render(c, http.StatusUnprocessableEntity, web.RunLaunchPage(*v))
-	}
-	setups := runner.StandardSetups(pl.settingsFor(in, evaluator.MethodBatchEval))
-	for i := range setups {
-		setups[i].MethodSettings = pl.methodSettings
-	}
-	name := in.Name
-	if name == "" {
-		name = "All methods on " + pl.dataset.Name
-	}
-	e, runs, err := h.Runner.LaunchAll(c.Request().Context(), h.runTemplate(pl, ""), name, setups)
-	if e.ID != 0 {
-		h.audit(c, models.AuditExperiment, fmt.Sprintf("experiment %d (%s)", e.ID, name), fmt.Sprintf("%d of %d runs launched with judge %s", len(runs), len(setups), pl.judge.Name))
 	}
 	if err != nil {
 		if e.ID == 0 {
@@ -639,7 +634,7 @@ func (h *Handlers) launchAllMethods(c echo.Context) error {
 			}
 			return err
 		}
-		setFlash(c, "error", fmt.Sprintf("Only %d of %d runs were launched: %s", len(runs), len(setups), models.ErrorMessage(err)))
+		setFlash(c, "error", fmt.Sprintf("Only %d of %d runs were launched: %s", len(runs), setups, models.ErrorMessage(err)))
 		return c.Redirect(http.StatusSeeOther, launchedExperimentURL(e.ID))
 	}
 	return redirect(c, launchedExperimentURL(e.ID), fmt.Sprintf("%d runs launched, one per method and variant: they start as workers free up.", len(runs)))
@@ -653,6 +648,44 @@ func (h *Handlers) refuseLaunch(c echo.Context, pl *launchPlan, err error) error
 	v.ErrorTitle = "Not launched:"
 	v.Errors = append(v.Errors, models.ErrorMessage(err))
 	return render(c, http.StatusConflict, web.RunLaunchPage(v))
+}
+
+// launchAllPlanned checks a planned launch for every method and, when
+// nothing stops any of them, launches the standard comparison as one
+// experiment (audited). errs lists what stops it; setups is how many runs
+// were meant. On an error after the experiment was made, e and the runs
+// launched so far come back with it. The form and the API both use it.
+func (h *Handlers) launchAllPlanned(c echo.Context, in launchInput, pl *launchPlan) (e models.Experiment, runs []models.Run, setups int, errs []string, err error) {
+	seen := map[string]bool{}
+	for _, e := range pl.view.Errors {
+		seen[e] = true
+		errs = append(errs, e)
+	}
+	for _, m := range methodNames() {
+		_, merrs := pl.checkLaunch(in, m)
+		for _, e := range merrs {
+			if !seen[e] {
+				seen[e] = true
+				errs = append(errs, e)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return e, nil, 0, errs, nil
+	}
+	list := runner.StandardSetups(pl.settingsFor(in, evaluator.MethodBatchEval))
+	for i := range list {
+		list[i].MethodSettings = pl.methodSettings
+	}
+	name := in.Name
+	if name == "" {
+		name = "All methods on " + pl.dataset.Name
+	}
+	e, runs, err = h.Runner.LaunchAll(c.Request().Context(), h.runTemplate(pl, ""), name, list)
+	if e.ID != 0 {
+		h.audit(c, models.AuditExperiment, fmt.Sprintf("experiment %d (%s)", e.ID, name), fmt.Sprintf("%d of %d runs launched with judge %s", len(runs), len(list), pl.judge.Name))
+	}
+	return e, runs, len(list), nil, err
 }
 
 func launchedExperimentURL(id int64) string { return "/experiments/" + strconv.FormatInt(id, 10) }

@@ -25,7 +25,10 @@ const maxFormBody = 1 << 20
 // themselves (by BATCHEVAL_MAX_UPLOAD_MB). A new upload route must be
 // listed here, or its uploads are cut at maxFormBody.
 func uploadRoute(path string) bool {
-	return strings.HasSuffix(path, "/datasets/upload")
+	// The browser's upload step, and the API's dataset upload
+	// (POST /api/v1/projects/:id/datasets).
+	return strings.HasSuffix(path, "/datasets/upload") ||
+		(strings.HasPrefix(path, "/api/v1/projects/") && strings.HasSuffix(path, "/datasets"))
 }
 
 // limitBodies reads a request body up to maxFormBody and refuses a larger

@@ -196,3 +196,23 @@ func TestLaunchRefusedAtRunLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestUploadRoutesSkipTheFormLimit: both ways of uploading a dataset (the
+// browser's step and the API's) take files past the 1 MiB form limit;
+// every other route keeps it.
+func TestUploadRoutesSkipTheFormLimit(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		want bool
+	}{
+		{"/projects/3/datasets/upload", true},
+		{"/api/v1/projects/3/datasets", true},
+		{"/api/v1/projects/3", false},
+		{"/projects/3/datasets/map", false},
+		{"/api/v1/datasets/4", false},
+	} {
+		if got := uploadRoute(tc.path); got != tc.want {
+			t.Errorf("uploadRoute(%q) = %v, want %v", tc.path, got, tc.want)
+		}
+	}
+}

@@ -20,7 +20,7 @@ func (h *Handlers) Register(e *echo.Echo) {
 	// and listens on loopback, so without this any web page a user visits
 	// could launch paid runs through their browser. The standard library's
 	// check reads Sec-Fetch-Site / Origin; tokens can come with accounts.
-	e.Use(echo.WrapMiddleware(http.NewCrossOriginProtection().Handler))
+	e.Use(crossOriginCheck(http.NewCrossOriginProtection()))
 	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
 		XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "DENY",
 		ContentSecurityPolicy: "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'",
@@ -30,6 +30,28 @@ func (h *Handlers) Register(e *echo.Echo) {
 	e.Use(h.loadSession, h.identify)
 	for _, r := range h.routes() {
 		e.Add(r.Method, r.Path, r.Handler, h.require(r.Access))
+	}
+}
+
+// crossOriginCheck refuses cross-site writes carrying ambient credentials
+// (a session cookie, or being the local user of a loopback server). An API
+// request with a bearer token carries none: a browser cannot add that
+// header to a cross-site request without a CORS preflight, which this
+// server never grants, and the token itself is the proof of intent. So
+// those are let through; everything else, the API's local-user requests
+// included, keeps the same-origin check.
+func crossOriginCheck(cop *http.CrossOriginProtection) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			if _, ok := bearerToken(req); ok && isAPIPath(req.URL.Path) {
+				return next(c)
+			}
+			if err := cop.Check(req); err != nil {
+				return echo.NewHTTPError(http.StatusForbidden, "Cross-site request refused: "+err.Error()+".")
+			}
+			return next(c)
+		}
 	}
 }
 
@@ -45,7 +67,7 @@ type route struct {
 
 // routes is every route of the dashboard with who may call it.
 func (h *Handlers) routes() []route {
-	const get, post = http.MethodGet, http.MethodPost
+	const get, post, put = http.MethodGet, http.MethodPost, http.MethodPut
 	return []route{
 		{get, "/healthz", h.healthz, Public},
 		{get, "/readyz", h.readyz, Public},
@@ -120,6 +142,38 @@ func (h *Handlers) routes() []route {
 		{get, "/experiments/:id", h.showExperiment, Viewer},
 		{get, "/compare", h.compareRuns, Viewer},
 		{get, "/compare/sample", h.compareSample, Viewer},
+
+		// Personal access tokens for the API (tokens.go): each person
+		// manages their own, in the current workspace.
+		{get, "/tokens", h.showTokens, Viewer},
+		{post, "/tokens", h.createToken, Viewer},
+		{post, "/tokens/:id/revoke", h.revokeToken, Viewer},
+
+		// The JSON API (api.go): the same rules as the pages it mirrors.
+		{get, "/api/v1/openapi.json", serveOpenAPI, Public},
+		{get, "/api/v1/projects", h.apiListProjects, Viewer},
+		{post, "/api/v1/projects", h.apiCreateProject, Editor},
+		{get, "/api/v1/projects/:id", h.apiGetProject, Viewer},
+		{post, "/api/v1/projects/:id/uploads", h.apiUpload, Editor},
+		{post, "/api/v1/projects/:id/datasets", h.apiCreateDataset, Editor},
+		{get, "/api/v1/datasets/:id", h.apiGetDataset, Viewer},
+		{post, "/api/v1/projects/:id/rubrics", h.apiCreateRubric, Editor},
+		{get, "/api/v1/rubrics/:id", h.apiGetRubric, Viewer},
+		{put, "/api/v1/rubrics/:id", h.apiUpdateRubric, Editor},
+		{get, "/api/v1/judges", h.apiListJudges, Viewer},
+		{post, "/api/v1/judges", h.apiCreateJudge, Owner},
+		{get, "/api/v1/judges/:id", h.apiGetJudge, Viewer},
+		{put, "/api/v1/judges/:id", h.apiUpdateJudge, Owner},
+		{post, "/api/v1/projects/:id/runs", h.apiLaunchRun, Editor},
+		{post, "/api/v1/projects/:id/experiments", h.apiLaunchExperiment, Editor},
+		{get, "/api/v1/runs", h.apiListRuns, Viewer},
+		{get, "/api/v1/runs/:id", h.apiGetRun, Viewer},
+		{post, "/api/v1/runs/:id/cancel", h.apiCancelRun, Editor},
+		{get, "/api/v1/runs/:id/results", h.apiRunResults, Viewer},
+		{get, "/api/v1/runs/:id/export.csv", h.exportRunCSV, Viewer},
+		{get, "/api/v1/runs/:id/export.json", h.exportRunJSON, Viewer},
+		{get, "/api/v1/experiments/:id", h.apiGetExperiment, Viewer},
+		{get, "/api/v1/compare", h.apiCompare, Viewer},
 	}
 }
 

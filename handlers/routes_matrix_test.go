@@ -83,6 +83,35 @@ var wantAccess = map[string]Access{
 	"GET /experiments/:id":                Viewer,
 	"GET /compare":                        Viewer,
 	"GET /compare/sample":                 Viewer,
+
+	"GET /tokens":             Viewer,
+	"POST /tokens":            Viewer,
+	"POST /tokens/:id/revoke": Viewer,
+
+	"GET /api/v1/openapi.json":              Public,
+	"GET /api/v1/projects":                  Viewer,
+	"POST /api/v1/projects":                 Editor,
+	"GET /api/v1/projects/:id":              Viewer,
+	"POST /api/v1/projects/:id/uploads":     Editor,
+	"POST /api/v1/projects/:id/datasets":    Editor,
+	"GET /api/v1/datasets/:id":              Viewer,
+	"POST /api/v1/projects/:id/rubrics":     Editor,
+	"GET /api/v1/rubrics/:id":               Viewer,
+	"PUT /api/v1/rubrics/:id":               Editor,
+	"GET /api/v1/judges":                    Viewer,
+	"POST /api/v1/judges":                   Owner,
+	"GET /api/v1/judges/:id":                Viewer,
+	"PUT /api/v1/judges/:id":                Owner,
+	"POST /api/v1/projects/:id/runs":        Editor,
+	"POST /api/v1/projects/:id/experiments": Editor,
+	"GET /api/v1/runs":                      Viewer,
+	"GET /api/v1/runs/:id":                  Viewer,
+	"POST /api/v1/runs/:id/cancel":          Editor,
+	"GET /api/v1/runs/:id/results":          Viewer,
+	"GET /api/v1/runs/:id/export.csv":       Viewer,
+	"GET /api/v1/runs/:id/export.json":      Viewer,
+	"GET /api/v1/experiments/:id":           Viewer,
+	"GET /api/v1/compare":                   Viewer,
 }
 
 // matrixFixture is workspace A's objects and the people who call.
@@ -98,6 +127,12 @@ type matrixFixture struct {
 	target                          models.User // a spare member of A that member routes act on
 	viewer, editor, owner, outsider models.User
 	workspaceB                      models.Workspace
+	// tokens are each caller's API token (the outsider's in workspace B);
+	// revoked is a revoked token of A's owner; targetToken is a token of
+	// the spare member, which the token routes act on.
+	tokens      map[int64]string
+	revoked     string
+	targetToken models.APIToken
 }
 
 func newMatrixFixture(t *testing.T, env *testEnv) *matrixFixture {
@@ -151,7 +186,28 @@ func newMatrixFixture(t *testing.T, env *testEnv) *matrixFixture {
 	if f.invite, _, err = env.db.CreateInvite(ctx, env.ws.ID, models.RoleViewer, f.owner.ID, time.Hour); err != nil {
 		t.Fatal(err)
 	}
+	f.tokens = map[int64]string{}
+	for _, u := range []models.User{f.viewer, f.editor, f.owner} {
+		_, f.tokens[u.ID] = env.apiToken(env.ws.ID, u.ID)
+	}
+	_, f.tokens[f.outsider.ID] = env.apiToken(f.workspaceB.ID, f.outsider.ID)
+	var old models.APIToken
+	old, f.revoked = env.apiToken(env.ws.ID, f.owner.ID)
+	if _, err := env.db.RevokeAPIToken(ctx, env.ws.ID, f.owner.ID, old.ID); err != nil {
+		t.Fatal(err)
+	}
+	f.targetToken, _ = env.apiToken(env.ws.ID, f.target.ID)
 	return f
+}
+
+// apiToken makes an API token of a member.
+func (env *testEnv) apiToken(wsID, userID int64) (models.APIToken, string) {
+	env.t.Helper()
+	t, secret, err := env.db.CreateAPIToken(context.Background(), wsID, userID, "matrix")
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	return t, secret
 }
 
 // request builds the request of a route against workspace A's objects, and
@@ -160,6 +216,12 @@ func (f *matrixFixture) request(method, path string) (*http.Request, bool) {
 	env := f.env
 	i := func(n int64) string { return strconv.FormatInt(n, 10) }
 	objectOfA := strings.Contains(path, ":id") || strings.Contains(path, "ID")
+	// API paths name the same objects as the pages they mirror.
+	apiPath := strings.HasPrefix(path, "/api/v1/")
+	prefix := ""
+	if apiPath {
+		prefix, path = "/api/v1", strings.TrimPrefix(path, "/api/v1")
+	}
 	var ids []string
 	switch {
 	case strings.HasPrefix(path, "/projects/:id"):
@@ -174,13 +236,15 @@ func (f *matrixFixture) request(method, path string) (*http.Request, bool) {
 		ids = []string{":id", i(f.run.ID), ":rowID", i(f.rowID), ":batchID", i(f.batchID)}
 	case strings.HasPrefix(path, "/experiments/"):
 		ids = []string{":id", i(f.experiment.ID)}
+	case strings.HasPrefix(path, "/tokens/"):
+		ids = []string{":id", i(f.targetToken.ID)}
 	case strings.HasPrefix(path, "/members/invites/"):
 		ids = []string{":id", i(f.invite.ID)}
 	case strings.HasPrefix(path, "/members/"):
 		ids = []string{":id", i(f.target.ID)}
 	}
 	ids = append(ids, ":token", "no-such-link-token", ":name", "app.css")
-	target := strings.NewReplacer(ids...).Replace(path)
+	target := prefix + strings.NewReplacer(ids...).Replace(path)
 	form := url.Values{}
 	switch path {
 	case "/compare":
@@ -194,7 +258,7 @@ func (f *matrixFixture) request(method, path string) (*http.Request, bool) {
 		objectOfA = true
 	}
 	var req *http.Request
-	if method == http.MethodPost {
+	if method == http.MethodPost || method == http.MethodPut {
 		req = httptest.NewRequest(method, target, strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	} else {
@@ -208,11 +272,15 @@ type caller struct {
 	name string
 	user *models.User // nil: anonymous
 	role models.Role  // role in workspace A ("" for anonymous and the outsider)
+	// revoked calls the API with a revoked token (other routes skipped).
+	revoked bool
 }
 
 // TestRouteMatrix walks every registered route as anonymous, viewer,
 // editor and owner of workspace A, and as the owner of workspace B,
-// against A's objects, on SQLite and PostgreSQL.
+// against A's objects, on SQLite and PostgreSQL. API routes are called
+// with each person's API token (B's owner holds a token of B), and once
+// more with a revoked token, which must get 401.
 func TestRouteMatrix(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		// Every registered route is in the table and in the reviewed list.
@@ -243,12 +311,13 @@ func TestRouteMatrix(t *testing.T) {
 
 		f := newMatrixFixture(t, env)
 		callers := []caller{
-			{"anonymous", nil, ""},
-			{"outsider", &f.outsider, ""},
-			{"viewer", &f.viewer, models.RoleViewer},
-			{"editor", &f.editor, models.RoleEditor},
+			{name: "anonymous"},
+			{name: "revoked token", revoked: true},
+			{name: "outsider", user: &f.outsider},
+			{name: "viewer", user: &f.viewer, role: models.RoleViewer},
+			{name: "editor", user: &f.editor, role: models.RoleEditor},
 			// Last: the owner's posts change members and invites.
-			{"owner", &f.owner, models.RoleOwner},
+			{name: "owner", user: &f.owner, role: models.RoleOwner},
 		}
 		for _, cl := range callers {
 			for _, key := range registered {
@@ -257,7 +326,18 @@ func TestRouteMatrix(t *testing.T) {
 				req, objectOfA := f.request(method, path)
 				ctx, cancel := context.WithTimeout(req.Context(), 10*time.Second)
 				req = req.WithContext(ctx)
-				if cl.user != nil {
+				api := strings.HasPrefix(path, "/api/")
+				switch {
+				case cl.revoked:
+					if !api || access == Public {
+						cancel()
+						continue
+					}
+					req.Header.Set("Authorization", "Bearer "+f.revoked)
+				case cl.user != nil && api:
+					// The API takes tokens, not session cookies.
+					req.Header.Set("Authorization", "Bearer "+f.tokens[cl.user.ID])
+				case cl.user != nil:
 					req.AddCookie(env.sessionCookie(*cl.user))
 				}
 				rec := httptest.NewRecorder()
@@ -272,6 +352,10 @@ func TestRouteMatrix(t *testing.T) {
 				switch {
 				case got >= 500:
 					fail("no server error")
+				case cl.revoked:
+					if got != http.StatusUnauthorized || !strings.Contains(body, "not valid") {
+						fail("401 (a revoked token)")
+					}
 				case access == Public:
 					if denied || got == http.StatusForbidden {
 						fail("a public route to answer anyone")

@@ -1,0 +1,986 @@
+package handlers
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dataimport"
+	"github.com/batcheval/batcheval/web"
+)
+
+// The JSON API (/api/v1) does what the browser does, through the same
+// functions: uploads go through acceptUpload and importUpload, launches
+// through planLaunch and launchPlanned, results through the report cache.
+// Its routes sit in routes() with their rules like every page; its
+// document is openapi.json (openapi.go); errors come from ErrorHandler.
+
+// Pagination of list endpoints: ?limit= (default apiDefaultLimit, at most
+// apiMaxLimit) and ?cursor=, the opaque next_cursor of the previous page.
+// Items come in ascending id order and the cursor is the last id seen, so a
+// page never repeats or skips an item when new ones are created meanwhile.
+const (
+	apiDefaultLimit = 50
+	apiMaxLimit     = 200
+)
+
+// apiMaxJSONBody bounds a JSON request body (rubrics with long level
+// descriptions and G-Eval steps fit many times over).
+const apiMaxJSONBody = 1 << 20
+
+// apiCompareRows is how many sample rows the compare endpoint returns at
+// most, largest disagreement first (the page shows the same cap).
+const apiCompareRows = compareRowsShown
+
+// Page is one page of a list.
+type Page[T any] struct {
+	Items []T `json:"items"`
+	// NextCursor fetches the next page; absent on the last page.
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// paginate cuts one page out of items sorted by ascending id.
+func paginate[T any](c echo.Context, items []T, idOf func(T) int64) (Page[T], error) {
+	limit := apiDefaultLimit
+	if q := c.QueryParam("limit"); q != "" {
+		n, err := strconv.Atoi(q)
+		if err != nil || n < 1 || n > apiMaxLimit {
+			return Page[T]{}, models.Errorf(models.EInvalid, "limit must be a whole number from 1 to %d", apiMaxLimit)
+		}
+		limit = n
+	}
+	var after int64
+	if q := c.QueryParam("cursor"); q != "" {
+		n, err := strconv.ParseInt(q, 10, 64)
+		if err != nil || n < 0 {
+			return Page[T]{}, models.Errorf(models.EInvalid, "cursor %q is not one this server gave out", q)
+		}
+		after = n
+	}
+	out := Page[T]{Items: []T{}}
+	for _, it := range items {
+		if idOf(it) <= after {
+			continue
+		}
+		if len(out.Items) == limit {
+			out.NextCursor = strconv.FormatInt(idOf(out.Items[len(out.Items)-1]), 10)
+			break
+		}
+		out.Items = append(out.Items, it)
+	}
+	return out, nil
+}
+
+// ascendingByID returns a copy of items sorted by id (the stores list
+// newest first in places, for pages).
+func ascendingByID[T any](items []T, idOf func(T) int64) []T {
+	out := slices.Clone(items)
+	slices.SortFunc(out, func(a, b T) int { return cmp.Compare(idOf(a), idOf(b)) })
+	return out
+}
+
+// decodeJSON reads a JSON request body into dst, refusing unknown fields
+// (a typo in a setting must not silently launch with a default).
+func decodeJSON(c echo.Context, dst any) error {
+	body := http.MaxBytesReader(c.Response(), c.Request().Body, apiMaxJSONBody)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", apiMaxJSONBody))
+		}
+		return echo.NewHTTPError(http.StatusBadRequest, "the request body is not the JSON this endpoint takes: "+err.Error())
+	}
+	if dec.More() {
+		return echo.NewHTTPError(http.StatusBadRequest, "the request body holds more than one JSON value")
+	}
+	return nil
+}
+
+// ---- shapes ----
+
+// APIProject is a project.
+type APIProject struct {
+	ID          int64     `json:"id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+func apiProject(p models.Project) APIProject {
+	return APIProject{ID: p.ID, Name: p.Name, Description: p.Description, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
+}
+
+// APIProjectDetail is a project with its datasets and rubrics.
+type APIProjectDetail struct {
+	APIProject
+	Datasets []APIDataset `json:"datasets"`
+	Rubrics  []APIRubric  `json:"rubrics"`
+}
+
+// APIDataset is an imported dataset (its rows stay on the server).
+type APIDataset struct {
+	ID             int64             `json:"id"`
+	ProjectID      int64             `json:"project_id"`
+	Name           string            `json:"name"`
+	SourceFilename string            `json:"source_filename"`
+	Format         string            `json:"format"`
+	RowCount       int               `json:"row_count"`
+	IDColumn       string            `json:"id_column"`
+	Columns        []string          `json:"columns"`
+	Fields         []evaluator.Field `json:"fields"`
+	RatingColumns  []string          `json:"rating_columns"`
+	GroupColumn    string            `json:"group_column"`
+	CreatedAt      time.Time         `json:"created_at"`
+}
+
+func apiDataset(d models.Dataset) APIDataset {
+	return APIDataset{ID: d.ID, ProjectID: d.ProjectID, Name: d.Name, SourceFilename: d.SourceFilename, Format: d.Format,
+		RowCount: d.RowCount, IDColumn: d.IDColumn, Columns: nonNil(d.Columns), Fields: nonNil(d.Fields),
+		RatingColumns: nonNil(d.RatingColumns), GroupColumn: d.GroupColumn, CreatedAt: d.CreatedAt}
+}
+
+// nonNil makes an absent list [] in JSON, never null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// APIMapping says which columns the judge sees and which hold ratings.
+type APIMapping struct {
+	IDColumn        string            `json:"id_column"`
+	AnnotatorColumn string            `json:"annotator_column"`
+	Fields          []evaluator.Field `json:"fields"`
+	RatingColumns   []string          `json:"rating_columns"`
+}
+
+// APIUpload is a pending upload: the mapping step's material.
+type APIUpload struct {
+	Token            string     `json:"upload_token"`
+	Filename         string     `json:"filename"`
+	Format           string     `json:"format"`
+	Rows             int        `json:"rows"`
+	Columns          []string   `json:"columns"`
+	SuggestedMapping APIMapping `json:"suggested_mapping"`
+	// Preview is the first rows, one value per column in Columns' order.
+	Preview [][]string `json:"preview"`
+}
+
+// APINewDataset imports a pending upload with a mapping.
+type APINewDataset struct {
+	UploadToken string `json:"upload_token"`
+	Name        string `json:"name"`
+	// Mapping nil takes the suggested mapping of the upload.
+	Mapping     *APIMapping `json:"mapping"`
+	GroupColumn string      `json:"group_column"`
+}
+
+// APIRubric is a rubric.
+type APIRubric struct {
+	ID        int64                 `json:"id"`
+	ProjectID int64                 `json:"project_id"`
+	Name      string                `json:"name"`
+	Task      string                `json:"task"`
+	Fields    []evaluator.Field     `json:"fields"`
+	Criteria  []evaluator.Criterion `json:"criteria"`
+	CreatedAt time.Time             `json:"created_at"`
+	UpdatedAt time.Time             `json:"updated_at"`
+}
+
+func apiRubric(r models.Rubric) APIRubric {
+	return APIRubric{ID: r.ID, ProjectID: r.ProjectID, Name: r.Name, Task: r.Task, Fields: nonNil(r.Fields),
+		Criteria: nonNil(r.Criteria), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+}
+
+// APIRubricInput creates or replaces a rubric.
+type APIRubricInput struct {
+	Name     string                `json:"name"`
+	Task     string                `json:"task"`
+	Criteria []evaluator.Criterion `json:"criteria"`
+}
+
+// APIJudge is a judge. Its key is never returned: HasStoredKey says
+// whether one is stored.
+type APIJudge struct {
+	ID                 int64     `json:"id"`
+	Name               string    `json:"name"`
+	Simulated          bool      `json:"simulated"`
+	BaseURL            string    `json:"base_url"`
+	Model              string    `json:"model"`
+	APIKeyEnv          string    `json:"api_key_env"`
+	HasStoredKey       bool      `json:"has_stored_key"`
+	Temperature        float64   `json:"temperature"`
+	TopP               float64   `json:"top_p"`
+	MaxConcurrency     int       `json:"max_concurrency"`
+	TimeoutSeconds     int       `json:"timeout_seconds"`
+	PriceInputPerMTok  *float64  `json:"price_input_per_mtok"`
+	PriceOutputPerMTok *float64  `json:"price_output_per_mtok"`
+	CreatedAt          time.Time `json:"created_at"`
+	UpdatedAt          time.Time `json:"updated_at"`
+}
+
+func apiJudge(j models.Judge) APIJudge {
+	return APIJudge{ID: j.ID, Name: j.Name, Simulated: j.Simulated, BaseURL: j.BaseURL, Model: j.Model, APIKeyEnv: j.APIKeyEnv,
+		HasStoredKey: j.HasStoredKey(), Temperature: j.Temperature, TopP: j.TopP, MaxConcurrency: j.MaxConcurrency,
+		TimeoutSeconds: j.TimeoutSeconds, PriceInputPerMTok: j.PriceInputPerMTok, PriceOutputPerMTok: j.PriceOutputPerMTok,
+		CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt}
+}
+
+// APIJudgeInput creates or updates a judge. APIKey is write-only: stored
+// (an empty one keeps the stored key on update), never sent back.
+type APIJudgeInput struct {
+	Name               string   `json:"name"`
+	BaseURL            string   `json:"base_url"`
+	Model              string   `json:"model"`
+	APIKey             string   `json:"api_key"`
+	APIKeyEnv          string   `json:"api_key_env"`
+	Temperature        *float64 `json:"temperature"`
+	TopP               *float64 `json:"top_p"`
+	MaxConcurrency     *int     `json:"max_concurrency"`
+	TimeoutSeconds     *int     `json:"timeout_seconds"`
+	PriceInputPerMTok  *float64 `json:"price_input_per_mtok"`
+	PriceOutputPerMTok *float64 `json:"price_output_per_mtok"`
+}
+
+// APILaunch launches a run, or with the experiments endpoint every method.
+// Absent settings take the launch form's defaults.
+type APILaunch struct {
+	DatasetID int64  `json:"dataset_id"`
+	RubricID  int64  `json:"rubric_id"`
+	JudgeID   int64  `json:"judge_id"`
+	Name      string `json:"name"`
+	Method    string `json:"method"`
+	// Criteria are indexes into the rubric's criteria; absent = all.
+	Criteria []int             `json:"criteria"`
+	Settings APILaunchSettings `json:"settings"`
+}
+
+// APILaunchSettings are the launch form's settings fields.
+type APILaunchSettings struct {
+	Rounds            *int     `json:"rounds"`
+	BatchSize         *int     `json:"batch_size"`
+	Temperature       *float64 `json:"temperature"`
+	TopP              *float64 `json:"top_p"`
+	Seed              *int64   `json:"seed"`
+	Procedure         string   `json:"procedure"`
+	Composition       string   `json:"composition"`
+	SortKey           string   `json:"sort_key"`
+	Scoring           string   `json:"scoring"`
+	Samples           *int     `json:"samples"`
+	SampleTemperature *float64 `json:"sample_temperature"`
+	LLMEvalScale      string   `json:"llmeval_scale"`
+	UseLogprobs       *bool    `json:"use_logprobs"`
+	// GEvalSteps are G-Eval's evaluation steps by criterion index ("0",
+	// "1", ...); absent ones are generated when the run starts.
+	GEvalSteps map[string]string `json:"geval_steps"`
+}
+
+// formValues writes the launch as the launch form would post it, so the
+// API goes through the form's own parsing and checks (parseLaunchInput).
+func (l APILaunch) formValues() url.Values {
+	v := url.Values{}
+	id := func(key string, n int64) {
+		if n != 0 {
+			v.Set(key, strconv.FormatInt(n, 10))
+		}
+	}
+	id("dataset", l.DatasetID)
+	id("rubric", l.RubricID)
+	id("judge", l.JudgeID)
+	v.Set("name", l.Name)
+	v.Set("method", l.Method)
+	// The indexes belong to the rubric named: criteria_of says so (without
+	// it the form would also drop the typed G-Eval steps).
+	id("criteria_of", l.RubricID)
+	criteria := l.Criteria
+	if criteria == nil {
+		// Absent means every criterion; a rubric has at most maxCriteria.
+		for k := range maxCriteria {
+			criteria = append(criteria, k)
+		}
+	}
+	for _, k := range criteria {
+		v.Add("criteria", strconv.Itoa(k))
+	}
+	s := l.Settings
+	num := func(key string, x *float64) {
+		if x != nil {
+			v.Set(key, strconv.FormatFloat(*x, 'g', -1, 64))
+			// A value given is a value chosen, even when it equals the
+			// default the form would have shown (NaN equals nothing).
+			v.Set(key+"_shown", "NaN")
+		}
+	}
+	whole := func(key string, n *int) {
+		if n != nil {
+			v.Set(key, strconv.Itoa(*n))
+		}
+	}
+	whole("rounds", s.Rounds)
+	whole("batch_size", s.BatchSize)
+	whole("samples", s.Samples)
+	num("temperature", s.Temperature)
+	num("top_p", s.TopP)
+	if s.SampleTemperature != nil {
+		v.Set("sample_temperature", strconv.FormatFloat(*s.SampleTemperature, 'g', -1, 64))
+	}
+	if s.Seed != nil {
+		v.Set("seed", strconv.FormatInt(*s.Seed, 10))
+	}
+	for key, val := range map[string]string{"procedure": s.Procedure, "composition": s.Composition, "sort_key": s.SortKey,
+		"scoring": s.Scoring, "llmeval_scale": s.LLMEvalScale} {
+		if val != "" {
+			v.Set(key, val)
+		}
+	}
+	if s.UseLogprobs != nil {
+		v.Set("use_logprobs", map[bool]string{true: "1", false: "0"}[*s.UseLogprobs])
+	}
+	for k, steps := range s.GEvalSteps {
+		v.Set("steps_"+k, steps)
+	}
+	return v
+}
+
+// APIRun is a run's status and settings.
+type APIRun struct {
+	ID               int64                    `json:"id"`
+	ProjectID        int64                    `json:"project_id"`
+	DatasetID        int64                    `json:"dataset_id"`
+	RubricID         *int64                   `json:"rubric_id"`
+	JudgeID          *int64                   `json:"judge_id"`
+	ExperimentID     *int64                   `json:"experiment_id"`
+	ParentRunID      *int64                   `json:"parent_run_id"`
+	Variant          string                   `json:"variant"`
+	Name             string                   `json:"name"`
+	Method           string                   `json:"method"`
+	Status           string                   `json:"status"`
+	Finished         bool                     `json:"finished"`
+	Simulated        bool                     `json:"simulated_judge"`
+	Error            string                   `json:"error"`
+	Settings         evaluator.Settings       `json:"settings"`
+	MethodSettings   evaluator.MethodSettings `json:"method_settings"`
+	Criteria         []string                 `json:"criteria"`
+	Judge            models.JudgeSnapshot     `json:"judge"`
+	BatchesTotal     int                      `json:"batches_total"`
+	BatchesDone      int                      `json:"batches_done"`
+	BatchesFailed    int                      `json:"batches_failed"`
+	MissingScores    int                      `json:"missing_scores"`
+	Calls            int                      `json:"calls"`
+	PromptTokens     int                      `json:"prompt_tokens"`
+	CompletionTokens int                      `json:"completion_tokens"`
+	CostUSD          *float64                 `json:"cost_usd"`
+	CreatedAt        time.Time                `json:"created_at"`
+	StartedAt        *time.Time               `json:"started_at"`
+	FinishedAt       *time.Time               `json:"finished_at"`
+}
+
+func apiRun(r models.Run) APIRun {
+	out := APIRun{ID: r.ID, ProjectID: r.ProjectID, DatasetID: r.DatasetID, RubricID: r.RubricID, JudgeID: r.JudgeID,
+		ExperimentID: r.ExperimentID, ParentRunID: r.ParentRunID, Variant: r.Variant, Name: r.Name, Method: r.Method,
+		Status: r.Status, Finished: r.Finished(), Simulated: r.Simulated, Error: r.Error, Settings: r.Settings,
+		MethodSettings: r.MethodSettings, Criteria: []string{}, Judge: r.JudgeSnapshot, BatchesTotal: r.BatchesTotal,
+		BatchesDone: r.BatchesDone, BatchesFailed: r.BatchesFailed, MissingScores: r.MissingScores, Calls: r.Calls,
+		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: r.CostUSD, CreatedAt: r.CreatedAt,
+		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
+	if out.Method == "" {
+		out.Method = models.MethodBatchEval
+	}
+	for _, c := range r.RubricSnapshot.Criteria {
+		out.Criteria = append(out.Criteria, c.Name)
+	}
+	return out
+}
+
+// APIExperiment is an experiment with one summary per run.
+type APIExperiment struct {
+	ID        int64              `json:"id"`
+	ProjectID int64              `json:"project_id"`
+	DatasetID int64              `json:"dataset_id"`
+	Name      string             `json:"name"`
+	CreatedAt time.Time          `json:"created_at"`
+	Criteria  []string           `json:"criteria"`
+	Runs      []APIExperimentRun `json:"runs"`
+}
+
+// APIExperimentRun is one row of the experiment table. Figures that cannot
+// be computed yet (no scores) are null, never 0.
+type APIExperimentRun struct {
+	Run APIRun `json:"run"`
+	// Pearson and Spearman are per criterion, in the experiment's order.
+	Pearson         []*float64 `json:"pearson"`
+	Spearman        []*float64 `json:"spearman"`
+	AveragePearson  *float64   `json:"average_pearson"`
+	AverageSpearman *float64   `json:"average_spearman"`
+	TokensPerSample *float64   `json:"tokens_per_sample"`
+	CostPerSample   *float64   `json:"cost_per_sample_usd"`
+	Failures        int        `json:"failures"`
+	Partial         bool       `json:"partial"`
+}
+
+// APIComparison is two runs side by side on one criterion.
+type APIComparison struct {
+	A           APIRun          `json:"a"`
+	B           APIRun          `json:"b"`
+	Criterion   int             `json:"criterion"`
+	Name        string          `json:"criterion_name"`
+	SameDataset bool            `json:"same_dataset"`
+	Pearson     APICorrelation  `json:"pearson"`
+	Spearman    APICorrelation  `json:"spearman"`
+	Reading     string          `json:"reading"`
+	Matched     int             `json:"matched"`
+	Unmatched   int             `json:"unmatched"`
+	Rows        []APICompareRow `json:"rows"`
+}
+
+// APICorrelation is a coefficient with its p-value; null when undefined.
+type APICorrelation struct {
+	Coef    *float64 `json:"coef"`
+	P       *float64 `json:"p"`
+	N       int      `json:"n"`
+	Missing int      `json:"missing"`
+}
+
+// APICompareRow is one sample judged by both runs (scores null when
+// unreadable; unit_* are the scores mapped onto 0-1).
+type APICompareRow struct {
+	RowID      int64    `json:"row_id"`
+	ExternalID string   `json:"sample_id"`
+	Human      *float64 `json:"human"`
+	A          *float64 `json:"a"`
+	B          *float64 `json:"b"`
+	UnitA      *float64 `json:"unit_a"`
+	UnitB      *float64 `json:"unit_b"`
+	Diff       *float64 `json:"unit_difference"`
+}
+
+// finite is a figure as JSON: nil when NaN or infinite.
+func finite(v float64) *float64 {
+	if v != v || v > 1e308 || v < -1e308 {
+		return nil
+	}
+	return &v
+}
+
+// ---- handlers ----
+
+func (h *Handlers) apiListProjects(c echo.Context) error {
+	ps, err := h.DB.ListProjects(c.Request().Context(), h.workspaceID(c))
+	if err != nil {
+		return err
+	}
+	out := make([]APIProject, 0, len(ps))
+	for _, p := range ascendingByID(ps, func(p models.Project) int64 { return p.ID }) {
+		out = append(out, apiProject(p))
+	}
+	page, err := paginate(c, out, func(p APIProject) int64 { return p.ID })
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, page)
+}
+
+func (h *Handlers) apiCreateProject(c echo.Context) error {
+	var in struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+	}
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	p := models.Project{WorkspaceID: h.workspaceID(c), Name: strings.TrimSpace(in.Name), Description: strings.TrimSpace(in.Description)}
+	if err := h.DB.CreateProject(c.Request().Context(), &p); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, apiProject(p))
+}
+
+func (h *Handlers) apiGetProject(c echo.Context) error {
+	p, err := h.findProject(c)
+	if err != nil {
+		return err
+	}
+	ctx, ws := c.Request().Context(), h.workspaceID(c)
+	ds, err := h.DB.ListDatasets(ctx, ws, p.ID)
+	if err != nil {
+		return err
+	}
+	rs, err := h.DB.ListRubrics(ctx, ws, p.ID)
+	if err != nil {
+		return err
+	}
+	out := APIProjectDetail{APIProject: apiProject(p), Datasets: []APIDataset{}, Rubrics: []APIRubric{}}
+	for _, d := range ascendingByID(ds, func(d models.Dataset) int64 { return d.ID }) {
+		out.Datasets = append(out.Datasets, apiDataset(d))
+	}
+	for _, r := range ascendingByID(rs, func(r models.Rubric) int64 { return r.ID }) {
+		out.Rubrics = append(out.Rubrics, apiRubric(r))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// apiUpload takes a multipart upload (field "file", CSV/JSONL/JSON) the way
+// the browser's upload step does and answers the mapping step's material.
+func (h *Handlers) apiUpload(c echo.Context) error {
+	if _, err := h.findProject(c); err != nil {
+		return err
+	}
+	u, t, err := h.acceptUpload(c)
+	if err != nil {
+		if errors.Is(err, errUploadTooLarge) {
+			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, models.ErrorMessage(err))
+		}
+		return err
+	}
+	m := dataimport.SuggestMapping(t)
+	out := APIUpload{Token: u.Token, Filename: u.Filename, Format: u.Format, Rows: len(t.Records), Columns: nonNil(t.Columns),
+		SuggestedMapping: APIMapping{IDColumn: m.IDColumn, AnnotatorColumn: m.AnnotatorColumn, Fields: nonNil(m.Fields),
+			RatingColumns: nonNil(m.RatingColumns)}, Preview: [][]string{}}
+	for _, rec := range t.Preview(previewRows) {
+		cells := make([]string, len(t.Columns))
+		for i, col := range t.Columns {
+			cells[i] = rec.Values[col]
+		}
+		out.Preview = append(out.Preview, cells)
+	}
+	return c.JSON(http.StatusCreated, out)
+}
+
+// apiCreateDataset applies a mapping to a pending upload, as the browser's
+// mapping step does.
+func (h *Handlers) apiCreateDataset(c echo.Context) error {
+	p, err := h.findProject(c)
+	if err != nil {
+		return err
+	}
+	var in APINewDataset
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	u, t, err := h.pendingTable(c, in.UploadToken)
+	if err != nil {
+		return err
+	}
+	m := dataimport.SuggestMapping(t)
+	if in.Mapping != nil {
+		m = dataimport.Mapping{IDColumn: in.Mapping.IDColumn, AnnotatorColumn: in.Mapping.AnnotatorColumn,
+			Fields: in.Mapping.Fields, RatingColumns: in.Mapping.RatingColumns}
+		for i, f := range m.Fields {
+			if strings.TrimSpace(f.Label) == "" {
+				m.Fields[i].Label = defaultLabel(f.Column)
+			}
+		}
+	}
+	if in.GroupColumn != "" && groupColumn(in.GroupColumn, t) == "" {
+		return models.Errorf(models.EInvalid, "group_column %q is not a column of the upload", in.GroupColumn)
+	}
+	ds, err := h.importUpload(c.Request().Context(), p, u, t, strings.TrimSpace(in.Name), m, in.GroupColumn)
+	if err != nil {
+		var ve *dataimport.ValidationError
+		if errors.As(err, &ve) {
+			return models.Errorf(models.EInvalid, "%s", ve.Error())
+		}
+		return err
+	}
+	return c.JSON(http.StatusCreated, apiDataset(ds))
+}
+
+func (h *Handlers) apiGetDataset(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	ds, err := h.DB.FindDataset(c.Request().Context(), h.workspaceID(c), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, apiDataset(ds))
+}
+
+func (h *Handlers) apiCreateRubric(c echo.Context) error {
+	p, err := h.findProject(c)
+	if err != nil {
+		return err
+	}
+	return h.apiSaveRubric(c, models.Rubric{WorkspaceID: h.workspaceID(c), ProjectID: p.ID}, http.StatusCreated)
+}
+
+func (h *Handlers) apiUpdateRubric(c echo.Context) error {
+	r, _, err := h.findRubric(c)
+	if err != nil {
+		return err
+	}
+	return h.apiSaveRubric(c, r, http.StatusOK)
+}
+
+// apiSaveRubric stores the rubric of the request body over r, with the
+// same checks as the editor (models.SaveRubric).
+func (h *Handlers) apiSaveRubric(c echo.Context, r models.Rubric, status int) error {
+	var in APIRubricInput
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	if len(in.Criteria) > maxCriteria {
+		return models.Errorf(models.EInvalid, "a rubric has at most %d criteria", maxCriteria)
+	}
+	for i := range in.Criteria {
+		cr := &in.Criteria[i]
+		cr.Name, cr.Description = strings.TrimSpace(cr.Name), strings.TrimSpace(cr.Description)
+	}
+	r.Name, r.Task, r.Criteria = strings.TrimSpace(in.Name), strings.TrimSpace(in.Task), in.Criteria
+	ctx := c.Request().Context()
+	if err := h.DB.SaveRubric(ctx, &r); err != nil {
+		return err
+	}
+	stored, err := h.DB.FindRubric(ctx, r.WorkspaceID, r.ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(status, apiRubric(stored))
+}
+
+func (h *Handlers) apiGetRubric(c echo.Context) error {
+	r, _, err := h.findRubric(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, apiRubric(r))
+}
+
+func (h *Handlers) apiListJudges(c echo.Context) error {
+	js, err := h.DB.ListJudges(c.Request().Context(), h.workspaceID(c))
+	if err != nil {
+		return err
+	}
+	out := make([]APIJudge, 0, len(js))
+	for _, j := range ascendingByID(js, func(j models.Judge) int64 { return j.ID }) {
+		out = append(out, apiJudge(j))
+	}
+	page, err := paginate(c, out, func(j APIJudge) int64 { return j.ID })
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, page)
+}
+
+func (h *Handlers) apiGetJudge(c echo.Context) error {
+	j, err := h.findJudge(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, apiJudge(j))
+}
+
+// judgeForm turns the API's judge into the judge form's fields, so the
+// form's checks (applyJudgeForm) apply; absent numbers keep base's.
+func (in APIJudgeInput) judgeForm(base web.JudgeForm) web.JudgeForm {
+	f := base
+	f.Name, f.BaseURL, f.Model = strings.TrimSpace(in.Name), strings.TrimSpace(in.BaseURL), strings.TrimSpace(in.Model)
+	f.APIKeyEnv = strings.TrimPrefix(strings.TrimSpace(in.APIKeyEnv), "$")
+	if in.Temperature != nil {
+		f.Temperature = formatNumber(*in.Temperature)
+	}
+	if in.TopP != nil {
+		f.TopP = formatNumber(*in.TopP)
+	}
+	if in.MaxConcurrency != nil {
+		f.MaxConcurrency = strconv.Itoa(*in.MaxConcurrency)
+	}
+	if in.TimeoutSeconds != nil {
+		f.TimeoutSeconds = strconv.Itoa(*in.TimeoutSeconds)
+	}
+	f.PriceInput, f.PriceOutput = "", ""
+	if in.PriceInputPerMTok != nil {
+		f.PriceInput = formatNumber(*in.PriceInputPerMTok)
+	}
+	if in.PriceOutputPerMTok != nil {
+		f.PriceOutput = formatNumber(*in.PriceOutputPerMTok)
+	}
+	return f
+}
+
+func (h *Handlers) apiCreateJudge(c echo.Context) error {
+	var in APIJudgeInput
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	j := models.Judge{WorkspaceID: h.workspaceID(c), APIKey: strings.TrimSpace(in.APIKey)}
+	if err := applyJudgeForm(&j, in.judgeForm(newJudgeForm())); err != nil {
+		return err
+	}
+	if err := h.DB.SaveJudge(c.Request().Context(), &j); err != nil {
+		return err
+	}
+	h.audit(c, models.AuditJudgeCreated, judgeTarget(j), keyAuditDetail(j.APIKey != "", "", j.APIKeyEnv))
+	return c.JSON(http.StatusCreated, apiJudge(j))
+}
+
+func (h *Handlers) apiUpdateJudge(c echo.Context) error {
+	j, err := h.findJudge(c)
+	if err != nil {
+		return err
+	}
+	var in APIJudgeInput
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	f := in.judgeForm(judgeFormOf(j))
+	if j.Simulated {
+		// As in the browser: the simulated judge only takes a concurrency.
+		stored := judgeFormOf(j)
+		stored.MaxConcurrency = f.MaxConcurrency
+		f = stored
+		in.APIKey = ""
+	}
+	j.APIKey = strings.TrimSpace(in.APIKey)
+	typedKey, oldKeyEnv := j.APIKey != "", j.APIKeyEnv
+	if err := applyJudgeForm(&j, f); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if err := h.DB.SaveJudge(ctx, &j); err != nil {
+		return err
+	}
+	if typedKey || oldKeyEnv != j.APIKeyEnv {
+		h.audit(c, models.AuditKeyChanged, judgeTarget(j), keyAuditDetail(typedKey, oldKeyEnv, j.APIKeyEnv))
+	} else {
+		h.audit(c, models.AuditJudgeUpdated, judgeTarget(j), "")
+	}
+	stored, err := h.DB.FindJudge(ctx, j.WorkspaceID, j.ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, apiJudge(stored))
+}
+
+// apiPlanLaunch reads a launch body and plans it as the launch form would.
+func (h *Handlers) apiPlanLaunch(c echo.Context) (launchInput, *launchPlan, error) {
+	p, err := h.findProject(c)
+	if err != nil {
+		return launchInput{}, nil, err
+	}
+	var l APILaunch
+	if err := decodeJSON(c, &l); err != nil {
+		return launchInput{}, nil, err
+	}
+	if l.DatasetID == 0 || l.RubricID == 0 || l.JudgeID == 0 {
+		return launchInput{}, nil, models.Errorf(models.EInvalid, "a launch names its dataset_id, rubric_id and judge_id")
+	}
+	in := parseLaunchInput(l.formValues())
+	pl, err := h.planLaunch(c.Request().Context(), p.ID, in)
+	if err != nil || pl.rubric == nil {
+		return in, pl, err
+	}
+	// The form can only tick criteria that exist; a script can name any.
+	for _, k := range l.Criteria {
+		if k < 0 || k >= len(pl.rubric.Criteria) {
+			return in, pl, models.Errorf(models.EInvalid, "criterion %d does not exist: rubric %q has criteria 0 to %d", k, pl.rubric.Name, len(pl.rubric.Criteria)-1)
+		}
+	}
+	return in, pl, nil
+}
+
+// launchRefused is the error of a launch that the checks stopped.
+func launchRefused(errs []string) error {
+	return models.Errorf(models.EInvalid, "nothing was launched: %s", strings.Join(errs, " "))
+}
+
+func (h *Handlers) apiLaunchRun(c echo.Context) error {
+	in, pl, err := h.apiPlanLaunch(c)
+	if err != nil {
+		return err
+	}
+	run, errs, err := h.launchPlanned(c, in, pl)
+	if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return launchRefused(errs)
+	}
+	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/runs/"+strconv.FormatInt(run.ID, 10))
+	return c.JSON(http.StatusCreated, apiRun(run))
+}
+
+func (h *Handlers) apiLaunchExperiment(c echo.Context) error {
+	in, pl, err := h.apiPlanLaunch(c)
+	if err != nil {
+		return err
+	}
+	e, _, _, errs, err := h.launchAllPlanned(c, in, pl)
+	if len(errs) > 0 {
+		return launchRefused(errs)
+	}
+	if err != nil {
+		if e.ID == 0 {
+			return err
+		}
+		// Some runs were launched: the experiment exists and says which.
+		h.Log.Error("launch all methods: partly launched", "experiment", e.ID, "err", err)
+	}
+	out, err := h.apiExperiment(c, e)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/experiments/"+strconv.FormatInt(e.ID, 10))
+	return c.JSON(http.StatusCreated, out)
+}
+
+func (h *Handlers) apiListRuns(c echo.Context) error {
+	var project int64
+	if q := c.QueryParam("project_id"); q != "" {
+		n, err := strconv.ParseInt(q, 10, 64)
+		if err != nil || n <= 0 {
+			return models.Errorf(models.EInvalid, "project_id %q is not a project id", q)
+		}
+		project = n
+	}
+	runs, err := h.DB.ListRuns(c.Request().Context(), h.workspaceID(c), project)
+	if err != nil {
+		return err
+	}
+	out := make([]APIRun, 0, len(runs))
+	for _, r := range ascendingByID(runs, func(r models.Run) int64 { return r.ID }) {
+		out = append(out, apiRun(r))
+	}
+	page, err := paginate(c, out, func(r APIRun) int64 { return r.ID })
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, page)
+}
+
+func (h *Handlers) apiGetRun(c echo.Context) error {
+	run, err := h.findRun(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, apiRun(run))
+}
+
+func (h *Handlers) apiCancelRun(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := h.Runner.Cancel(c.Request().Context(), h.workspaceID(c), id); err != nil {
+		return err
+	}
+	h.audit(c, models.AuditRunCancelled, "run "+strconv.FormatInt(id, 10), "")
+	run, err := h.DB.FindRun(c.Request().Context(), h.workspaceID(c), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, apiRun(run))
+}
+
+// apiRunResults is the run's report: the same document as the JSON export.
+func (h *Handlers) apiRunResults(c echo.Context) error {
+	run, err := h.findRun(c)
+	if err != nil {
+		return err
+	}
+	rep, err := h.buildReport(c.Request().Context(), run.ID, "")
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteJSON(&buf); err != nil {
+		return err
+	}
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, buf.Bytes())
+}
+
+func (h *Handlers) apiGetExperiment(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	e, err := h.DB.FindExperiment(c.Request().Context(), h.workspaceID(c), id)
+	if err != nil {
+		return err
+	}
+	out, err := h.apiExperiment(c, e)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// apiExperiment builds an experiment's table from the same figures as the
+// experiment page (figuresOf).
+func (h *Handlers) apiExperiment(c echo.Context, e models.Experiment) (APIExperiment, error) {
+	ctx := c.Request().Context()
+	runs, err := h.DB.ListExperimentRuns(ctx, h.workspaceID(c), e.ID)
+	if err != nil {
+		return APIExperiment{}, err
+	}
+	out := APIExperiment{ID: e.ID, ProjectID: e.ProjectID, DatasetID: e.DatasetID, Name: e.Name, CreatedAt: e.CreatedAt,
+		Criteria: []string{}, Runs: []APIExperimentRun{}}
+	for _, r := range runs {
+		if len(r.RubricSnapshot.Criteria) > len(out.Criteria) {
+			out.Criteria = out.Criteria[:0]
+			for _, c := range r.RubricSnapshot.Criteria {
+				out.Criteria = append(out.Criteria, c.Name)
+			}
+		}
+	}
+	for _, r := range runs {
+		f, err := h.figuresOf(ctx, r)
+		if err != nil {
+			return out, err
+		}
+		row := APIExperimentRun{Run: apiRun(r), Pearson: make([]*float64, len(out.Criteria)), Spearman: make([]*float64, len(out.Criteria)),
+			AveragePearson: finite(f.avgP), AverageSpearman: finite(f.avgS), TokensPerSample: finite(f.tokens),
+			CostPerSample: f.cost, Failures: f.failed, Partial: f.partial}
+		if f.rep != nil {
+			for i, cr := range f.rep.Criteria {
+				if i < len(out.Criteria) {
+					row.Pearson[i], row.Spearman[i] = finite(cr.Pearson.Coef), finite(cr.Spearman.Coef)
+				}
+			}
+		}
+		out.Runs = append(out.Runs, row)
+	}
+	return out, nil
+}
+
+// apiCompare pairs two runs' samples (?a=, ?b=, ?criterion=) as the
+// compare page does.
+func (h *Handlers) apiCompare(c echo.Context) error {
+	cmp, err := h.loadComparison(c)
+	if err != nil {
+		return err
+	}
+	v, err := h.compareView(c.Request().Context(), cmp, apiCompareRows)
+	if err != nil {
+		return err
+	}
+	corr := func(coef, p float64, n, missing int) APICorrelation {
+		return APICorrelation{Coef: finite(coef), P: finite(p), N: n, Missing: missing}
+	}
+	out := APIComparison{A: apiRun(v.A), B: apiRun(v.B), Criterion: v.Criterion, Name: v.CritA.Name, SameDataset: v.SameDataset,
+		Pearson:  corr(v.Pearson.Coef, v.Pearson.P, v.Pearson.N, v.Pearson.Missing),
+		Spearman: corr(v.Spearman.Coef, v.Spearman.P, v.Spearman.N, v.Spearman.Missing),
+		Reading:  v.Reading, Matched: v.Total, Unmatched: v.Unmatched, Rows: []APICompareRow{}}
+	for _, r := range v.Rows {
+		out.Rows = append(out.Rows, APICompareRow{RowID: r.RowID, ExternalID: r.ExternalID, Human: r.Human, A: r.A, B: r.B,
+			UnitA: r.UnitA, UnitB: r.UnitB, Diff: r.Diff})
+	}
+	return c.JSON(http.StatusOK, out)
+}

@@ -1,0 +1,140 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gorm.io/gorm"
+)
+
+// APIToken is a personal access token: it lets one person call the JSON
+// API in one workspace, with the role that person has there at the time
+// of each request. Only a SHA-256 of the token is stored.
+type APIToken struct {
+	ID          int64
+	WorkspaceID int64
+	UserID      int64
+	Name        string
+	// Prefix is the token's first characters, shown in lists so people can
+	// tell their tokens apart (too short to help a guess).
+	Prefix     string
+	TokenHash  string `json:"-"`
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	RevokedAt  *time.Time
+}
+
+// TokenPrefix starts every personal access token, so a leaked one is easy
+// to recognise (secret scanners, logs).
+const TokenPrefix = "bev_"
+
+// tokenPrefixShown is how many characters of a token its list entry shows:
+// the fixed "bev_" and four random ones (24 bits: identifies, never helps).
+const tokenPrefixShown = len(TokenPrefix) + 4
+
+// maxTokenName bounds a token's name: a label, not a document.
+const maxTokenName = 100
+
+// lastUsedResolution: the last-used time is written at most once a minute
+// per token, so a script polling a run does not write on every request.
+const lastUsedResolution = time.Minute
+
+// CreateAPIToken makes a token for a member of a workspace and returns it
+// with the token itself, which exists nowhere else afterwards.
+func (db *DB) CreateAPIToken(ctx context.Context, wsID, userID int64, name string) (APIToken, string, error) {
+	name = strings.TrimSpace(name)
+	switch {
+	case name == "":
+		return APIToken{}, "", Errorf(EInvalid, "give the token a name (what will use it, e.g. \"nightly CI\")")
+	case utf8.RuneCountInString(name) > maxTokenName:
+		return APIToken{}, "", Errorf(EInvalid, "a token name has at most %d characters", maxTokenName)
+	}
+	if _, err := db.MemberRole(ctx, wsID, userID); err != nil {
+		return APIToken{}, "", err
+	}
+	// 32 random bytes (256 bits), base64url: far beyond guessing.
+	raw, _, err := NewLinkToken()
+	if err != nil {
+		return APIToken{}, "", err
+	}
+	token := TokenPrefix + raw
+	t := APIToken{WorkspaceID: wsID, UserID: userID, Name: name, Prefix: token[:tokenPrefixShown],
+		TokenHash: HashLinkToken(token), CreatedAt: time.Now().UTC()}
+	return t, token, db.Gorm.WithContext(ctx).Create(&t).Error
+}
+
+// ListAPITokens lists a person's tokens in a workspace, newest first,
+// revoked ones included (they show when they were revoked).
+func (db *DB) ListAPITokens(ctx context.Context, wsID, userID int64) ([]APIToken, error) {
+	var ts []APIToken
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND user_id = ?", wsID, userID).Order("id DESC").Find(&ts).Error
+	return ts, err
+}
+
+// RevokeAPIToken revokes one of a person's tokens in a workspace; a token
+// of someone else, or of another workspace, is not found.
+func (db *DB) RevokeAPIToken(ctx context.Context, wsID, userID, id int64) (APIToken, error) {
+	var t APIToken
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND user_id = ? AND id = ?", wsID, userID, id).First(&t).Error
+	if err != nil {
+		return t, notFound(err, "token", id)
+	}
+	if t.RevokedAt != nil {
+		return t, nil
+	}
+	now := time.Now().UTC()
+	err = db.Gorm.WithContext(ctx).Model(&APIToken{}).Where("id = ? AND revoked_at IS NULL", t.ID).Update("revoked_at", now).Error
+	t.RevokedAt = &now
+	return t, err
+}
+
+// errTokenUnusable is the one answer for every token that does not work,
+// so a caller learns nothing about which tokens exist.
+var errTokenUnusable = Errorf(EUnauthorized, "this access token is not valid: it is unknown, was revoked, or its owner left the workspace")
+
+// AuthenticateAPIToken finds the live token, its person and their role in
+// the token's workspace now, and notes the time of use. Unknown and revoked
+// tokens, and tokens of people no longer in the workspace, are refused with
+// EUnauthorized.
+func (db *DB) AuthenticateAPIToken(ctx context.Context, token string) (APIToken, User, Workspace, Role, error) {
+	var (
+		t  APIToken
+		u  User
+		ws Workspace
+	)
+	if !strings.HasPrefix(token, TokenPrefix) {
+		return t, u, ws, "", errTokenUnusable
+	}
+	err := db.Gorm.WithContext(ctx).Where("token_hash = ? AND revoked_at IS NULL", HashLinkToken(token)).First(&t).Error
+	if err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			err = errTokenUnusable
+		}
+		return t, u, ws, "", err
+	}
+	role, err := db.MemberRole(ctx, t.WorkspaceID, t.UserID)
+	if err != nil {
+		if ErrorCode(err) == ENotFound {
+			err = errTokenUnusable
+		}
+		return t, u, ws, "", err
+	}
+	if u, err = db.FindUser(ctx, t.UserID); err != nil {
+		return t, u, ws, "", err
+	}
+	if err = db.Gorm.WithContext(ctx).First(&ws, t.WorkspaceID).Error; err != nil {
+		return t, u, ws, "", notFound(err, "workspace", t.WorkspaceID)
+	}
+	now := time.Now().UTC()
+	if t.LastUsedAt == nil || now.Sub(*t.LastUsedAt) >= lastUsedResolution {
+		err = db.Gorm.WithContext(ctx).Model(&APIToken{}).Where("id = ?", t.ID).Update("last_used_at", now).Error
+		if err != nil {
+			return t, u, ws, "", err
+		}
+		t.LastUsedAt = &now
+	}
+	return t, u, ws, role, nil
+}
