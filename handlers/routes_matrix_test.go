@@ -129,7 +129,7 @@ type matrixFixture struct {
 	experiment                      models.Experiment
 	invite                          models.Invite
 	trashEntry                      models.TrashEntry // a spare rubric in A's trash
-	target                          models.User // a spare member of A that member routes act on
+	target                          models.User       // a spare member of A that member routes act on
 	viewer, editor, owner, outsider models.User
 	workspaceB                      models.Workspace
 }
