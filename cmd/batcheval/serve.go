@@ -13,6 +13,7 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/handlers"
+	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/demo"
 	"github.com/batcheval/batcheval/runner"
 )
@@ -86,6 +87,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		stopRunner()
 		return nil
 	}
+
+	// The trash keeps deleted objects for models.TrashRetention; the web
+	// process empties what is older (stopped before the database closes).
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	sweepDone := make(chan struct{})
+	go func() {
+		defer close(sweepDone)
+		db.RunTrashSweeper(sweepCtx, models.TrashSweepInterval, time.Now, log)
+	}()
+	defer func() { stopSweep(); <-sweepDone }()
 
 	h, err := handlers.New(db, r, log, ws)
 	if err != nil {
