@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -454,6 +455,48 @@ func TestSweepTrash(t *testing.T) {
 			if gone != tt.wantPurge || (rows == 0) != tt.wantPurge {
 				t.Errorf("%s %d deleted %v ago: entry gone %v, row gone %v, want purged %v", tt.kind, tt.id, tt.age, gone, rows == 0, tt.wantPurge)
 			}
+		}
+	})
+}
+
+// TestTrashSweeperLoop: the server's loop purges what is due at start and
+// writes each purge to the workspace's audit log.
+func TestTrashSweeperLoop(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		w := newWorld(t, db)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		e, _, err := db.Trash(ctx, w.ws.ID, models.KindRun, w.runs[0].ID, local)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().Add(models.TrashRetention + time.Minute)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			db.RunTrashSweeper(ctx, time.Hour, func() time.Time { return now }, slog.New(slog.DiscardHandler))
+		}()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			evs, err := db.ListAudit(context.Background(), w.ws.ID, 0, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) > 0 {
+				if evs[0].Action != models.AuditPurged || evs[0].Actor != "trash sweeper" {
+					t.Errorf("audit event %+v, want a purge by the sweeper", evs[0])
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the sweeper wrote no audit event")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+		<-done
+		if _, err := db.FindTrashEntry(context.Background(), w.ws.ID, e.ID); models.ErrorCode(err) != models.ENotFound {
+			t.Errorf("entry after the sweep: %v", err)
 		}
 	})
 }
