@@ -264,11 +264,16 @@ func trashDetail(e models.TrashEntry) string {
 	return e.Name + "; with " + e.Detail
 }
 
-// purgeTrash removes a trash entry's objects for good (owners).
+// purgeTrash removes a trash entry's objects for good (owners). It can't
+// be undone, so the trash page's button leads to a page that asks first
+// (this same route without confirm=yes).
 func (h *Handlers) purgeTrash(c echo.Context) error {
 	e, err := h.findTrashEntry(c)
 	if err != nil {
 		return err
+	}
+	if c.FormValue("confirm") != "yes" {
+		return render(c, http.StatusOK, web.PurgePage(web.PurgeView{Page: page(c, "Delete for good"), Entry: e}))
 	}
 	_, n, err := h.DB.Purge(c.Request().Context(), h.workspaceID(c), e.ID)
 	if err != nil {

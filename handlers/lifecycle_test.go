@@ -319,7 +319,8 @@ func TestLifecycleRoles(t *testing.T) {
 			{"owner deletes the judge", owner, http.MethodPost, func() string { return "/judges/" + i(d.judge.ID) + "/delete" }, confirmed, http.StatusSeeOther},
 			{"editor restores the judge", editor, http.MethodPost, func() string { return "/trash/" + entry(models.KindJudge, d.judge.ID) + "/restore" }, nil, http.StatusForbidden},
 			{"owner restores the judge", owner, http.MethodPost, func() string { return "/trash/" + entry(models.KindJudge, d.judge.ID) + "/restore" }, nil, http.StatusSeeOther},
-			{"owner purges the run", owner, http.MethodPost, func() string { return "/trash/" + entry(models.KindRun, runID) + "/purge" }, nil, http.StatusSeeOther},
+			{"owner asked before purging", owner, http.MethodPost, func() string { return "/trash/" + entry(models.KindRun, runID) + "/purge" }, nil, http.StatusOK},
+			{"owner purges the run", owner, http.MethodPost, func() string { return "/trash/" + entry(models.KindRun, runID) + "/purge" }, confirmed, http.StatusSeeOther},
 		}
 		for _, s := range steps {
 			rec := env.send(s.method, s.path(), s.form, "", s.who)
