@@ -350,7 +350,7 @@ func (h *Handlers) showDataset(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := web.DatasetView{Page: page(c, ds.Name), Project: p, Dataset: ds}
+	v := web.DatasetView{Page: page(c, ds.Name), Project: p, Dataset: ds, Manage: manageFor(c, models.KindDataset, ds.ID, ds.Name, ds.ArchivedAt)}
 	for _, col := range ds.RatingColumns {
 		var vals []float64
 		missing := 0

@@ -29,11 +29,12 @@ func (h *Handlers) listExperiments(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	es, err := h.DB.ListExperiments(ctx, h.workspaceID(c), p.ID)
+	show, filter := showFilter(c)
+	es, err := h.DB.ListExperiments(ctx, h.workspaceID(c), p.ID, filter)
 	if err != nil {
 		return err
 	}
-	v := web.ExperimentsView{Page: page(c, "Experiments · "+p.Name), Project: p}
+	v := web.ExperimentsView{Page: page(c, "Experiments · "+p.Name), Project: p, Show: show}
 	for _, e := range es {
 		runs, err := h.DB.ListExperimentRuns(ctx, h.workspaceID(c), e.ID)
 		if err != nil {
@@ -134,7 +135,8 @@ func (h *Handlers) showExperiment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := web.ExperimentView{Page: page(c, e.Name), Experiment: e, Project: "Project", Dataset: "(deleted dataset)"}
+	v := web.ExperimentView{Page: page(c, e.Name), Experiment: e, Project: "Project", Dataset: "(deleted dataset)",
+		Manage: manageFor(c, models.KindExperiment, e.ID, e.Name, e.ArchivedAt)}
 	if p, err := h.DB.FindProject(ctx, h.workspaceID(c), e.ProjectID); err == nil {
 		v.Project = p.Name
 	}

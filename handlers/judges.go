@@ -38,11 +38,12 @@ const maxJudgeConcurrency = 64
 
 // listJudges is the judges page.
 func (h *Handlers) listJudges(c echo.Context) error {
-	js, err := h.DB.ListJudges(c.Request().Context(), h.workspaceID(c))
+	show, filter := showFilter(c)
+	js, err := h.DB.ListJudges(c.Request().Context(), h.workspaceID(c), filter)
 	if err != nil {
 		return err
 	}
-	v := web.JudgesView{Page: page(c, "Judges"), Judges: js}
+	v := web.JudgesView{Page: page(c, "Judges"), Judges: js, Show: show}
 	for _, p := range judge.Presets() {
 		v.Presets = append(v.Presets, web.JudgePresetOption{Name: p.Name, Note: p.Note})
 	}
@@ -98,6 +99,7 @@ func judgeFormView(c echo.Context, j models.Judge, f web.JudgeForm, msg string) 
 	return web.JudgeFormView{
 		Page: page(c, "Edit "+j.Name), JudgeID: j.ID, Simulated: j.Simulated, Action: "/judges/" + strconv.FormatInt(j.ID, 10),
 		Form: f, HasStoredKey: j.HasStoredKey(), Error: msg,
+		Manage: manageFor(c, models.KindJudge, j.ID, j.Name, j.ArchivedAt),
 	}
 }
 

@@ -18,7 +18,8 @@ func (h *Handlers) listProjects(c echo.Context) error {
 func (h *Handlers) renderProjects(c echo.Context, status int, form web.ProjectForm) error {
 	ctx := c.Request().Context()
 	ws := h.workspaceID(c)
-	ps, err := h.DB.ListProjects(ctx, ws)
+	show, filter := showFilter(c)
+	ps, err := h.DB.ListProjects(ctx, ws, filter)
 	if err != nil {
 		return err
 	}
@@ -40,7 +41,7 @@ func (h *Handlers) renderProjects(c echo.Context, status int, form web.ProjectFo
 		}
 		sums[i] = web.ProjectSummary{Project: p, Datasets: len(ds), Rubrics: len(rs), Runs: len(runs)}
 	}
-	return render(c, status, web.ProjectsPage(web.ProjectsView{Page: page(c, "Projects"), Projects: sums, Form: form}))
+	return render(c, status, web.ProjectsPage(web.ProjectsView{Page: page(c, "Projects"), Projects: sums, Form: form, Show: show}))
 }
 
 // createProject handles the "New project" form.
@@ -69,14 +70,16 @@ func (h *Handlers) showProject(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	ws := h.workspaceID(c)
-	v := web.ProjectView{Page: page(c, p.Name), Project: p}
-	if v.Datasets, err = h.DB.ListDatasets(ctx, ws, p.ID); err != nil {
+	v := web.ProjectView{Page: page(c, p.Name), Project: p, Manage: manageFor(c, models.KindProject, p.ID, p.Name, p.ArchivedAt)}
+	var filter models.ListOption
+	v.Show, filter = showFilter(c)
+	if v.Datasets, err = h.DB.ListDatasets(ctx, ws, p.ID, filter); err != nil {
 		return err
 	}
-	if v.Rubrics, err = h.DB.ListRubrics(ctx, ws, p.ID); err != nil {
+	if v.Rubrics, err = h.DB.ListRubrics(ctx, ws, p.ID, filter); err != nil {
 		return err
 	}
-	runs, err := h.DB.ListRuns(ctx, ws, p.ID)
+	runs, err := h.DB.ListRuns(ctx, ws, p.ID, filter)
 	if err != nil {
 		return err
 	}

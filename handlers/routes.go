@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/static"
 )
 
@@ -174,6 +175,44 @@ func (h *Handlers) routes() []route {
 		{get, "/api/v1/runs/:id/export.json", h.exportRunJSON, Viewer},
 		{get, "/api/v1/experiments/:id", h.apiGetExperiment, Viewer},
 		{get, "/api/v1/compare", h.apiCompare, Viewer},
+
+		// Rename, archive, delete and the trash (lifecycle.go): editors
+		// manage what they create; judges are the owners'. The delete page
+		// asks first (and lists a dataset's runs); only owners purge.
+		{post, "/projects/:id/rename", h.renameObject(models.KindProject), Editor},
+		{post, "/projects/:id/archive", h.archiveObject(models.KindProject, true), Editor},
+		{post, "/projects/:id/unarchive", h.archiveObject(models.KindProject, false), Editor},
+		{get, "/projects/:id/delete", h.showDeleteObject(models.KindProject), Editor},
+		{post, "/projects/:id/delete", h.deleteObject(models.KindProject), Editor},
+		{post, "/datasets/:id/rename", h.renameObject(models.KindDataset), Editor},
+		{post, "/datasets/:id/archive", h.archiveObject(models.KindDataset, true), Editor},
+		{post, "/datasets/:id/unarchive", h.archiveObject(models.KindDataset, false), Editor},
+		{get, "/datasets/:id/delete", h.showDeleteObject(models.KindDataset), Editor},
+		{post, "/datasets/:id/delete", h.deleteObject(models.KindDataset), Editor},
+		{post, "/rubrics/:id/rename", h.renameObject(models.KindRubric), Editor},
+		{post, "/rubrics/:id/archive", h.archiveObject(models.KindRubric, true), Editor},
+		{post, "/rubrics/:id/unarchive", h.archiveObject(models.KindRubric, false), Editor},
+		{get, "/rubrics/:id/delete", h.showDeleteObject(models.KindRubric), Editor},
+		{post, "/rubrics/:id/delete", h.deleteObject(models.KindRubric), Editor},
+		{post, "/judges/:id/rename", h.renameObject(models.KindJudge), Owner},
+		{post, "/judges/:id/archive", h.archiveObject(models.KindJudge, true), Owner},
+		{post, "/judges/:id/unarchive", h.archiveObject(models.KindJudge, false), Owner},
+		{get, "/judges/:id/delete", h.showDeleteObject(models.KindJudge), Owner},
+		{post, "/judges/:id/delete", h.deleteObject(models.KindJudge), Owner},
+		{post, "/runs/:id/rename", h.renameObject(models.KindRun), Editor},
+		{post, "/runs/:id/archive", h.archiveObject(models.KindRun, true), Editor},
+		{post, "/runs/:id/unarchive", h.archiveObject(models.KindRun, false), Editor},
+		{get, "/runs/:id/delete", h.showDeleteObject(models.KindRun), Editor},
+		{post, "/runs/:id/delete", h.deleteObject(models.KindRun), Editor},
+		{post, "/experiments/:id/rename", h.renameObject(models.KindExperiment), Editor},
+		{post, "/experiments/:id/archive", h.archiveObject(models.KindExperiment, true), Editor},
+		{post, "/experiments/:id/unarchive", h.archiveObject(models.KindExperiment, false), Editor},
+		{get, "/experiments/:id/delete", h.showDeleteObject(models.KindExperiment), Editor},
+		{post, "/experiments/:id/delete", h.deleteObject(models.KindExperiment), Editor},
+		{get, "/trash", h.showTrash, Viewer},
+		// Restoring a judge also needs an owner: restoreTrash checks it.
+		{post, "/trash/:id/restore", h.restoreTrash, Editor},
+		{post, "/trash/:id/purge", h.purgeTrash, Owner},
 	}
 }
 

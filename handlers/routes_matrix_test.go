@@ -112,6 +112,40 @@ var wantAccess = map[string]Access{
 	"GET /api/v1/runs/:id/export.json":      Viewer,
 	"GET /api/v1/experiments/:id":           Viewer,
 	"GET /api/v1/compare":                   Viewer,
+
+	"POST /projects/:id/rename":       Editor,
+	"POST /projects/:id/archive":      Editor,
+	"POST /projects/:id/unarchive":    Editor,
+	"GET /projects/:id/delete":        Editor,
+	"POST /projects/:id/delete":       Editor,
+	"POST /datasets/:id/rename":       Editor,
+	"POST /datasets/:id/archive":      Editor,
+	"POST /datasets/:id/unarchive":    Editor,
+	"GET /datasets/:id/delete":        Editor,
+	"POST /datasets/:id/delete":       Editor,
+	"POST /rubrics/:id/rename":        Editor,
+	"POST /rubrics/:id/archive":       Editor,
+	"POST /rubrics/:id/unarchive":     Editor,
+	"GET /rubrics/:id/delete":         Editor,
+	"POST /rubrics/:id/delete":        Editor,
+	"POST /judges/:id/rename":         Owner,
+	"POST /judges/:id/archive":        Owner,
+	"POST /judges/:id/unarchive":      Owner,
+	"GET /judges/:id/delete":          Owner,
+	"POST /judges/:id/delete":         Owner,
+	"POST /runs/:id/rename":           Editor,
+	"POST /runs/:id/archive":          Editor,
+	"POST /runs/:id/unarchive":        Editor,
+	"GET /runs/:id/delete":            Editor,
+	"POST /runs/:id/delete":           Editor,
+	"POST /experiments/:id/rename":    Editor,
+	"POST /experiments/:id/archive":   Editor,
+	"POST /experiments/:id/unarchive": Editor,
+	"GET /experiments/:id/delete":     Editor,
+	"POST /experiments/:id/delete":    Editor,
+	"GET /trash":                      Viewer,
+	"POST /trash/:id/restore":         Editor,
+	"POST /trash/:id/purge":           Owner,
 }
 
 // matrixFixture is workspace A's objects and the people who call.
@@ -124,7 +158,8 @@ type matrixFixture struct {
 	judge                           models.Judge
 	experiment                      models.Experiment
 	invite                          models.Invite
-	target                          models.User // a spare member of A that member routes act on
+	trashEntry                      models.TrashEntry // a spare rubric in A's trash
+	target                          models.User       // a spare member of A that member routes act on
 	viewer, editor, owner, outsider models.User
 	workspaceB                      models.Workspace
 	// tokens are each caller's API token (the outsider's in workspace B);
@@ -197,6 +232,15 @@ func newMatrixFixture(t *testing.T, env *testEnv) *matrixFixture {
 		t.Fatal(err)
 	}
 	f.targetToken, _ = env.apiToken(env.ws.ID, f.target.ID)
+
+	spare := f.rubric
+	spare.ID, spare.Name = 0, "spare rubric"
+	if err := env.db.SaveRubric(ctx, &spare); err != nil {
+		t.Fatal(err)
+	}
+	if f.trashEntry, _, err = env.db.Trash(ctx, env.ws.ID, models.KindRubric, spare.ID, models.Actor{Label: "test"}); err != nil {
+		t.Fatal(err)
+	}
 	return f
 }
 
@@ -238,6 +282,8 @@ func (f *matrixFixture) request(method, path string) (*http.Request, bool) {
 		ids = []string{":id", i(f.experiment.ID)}
 	case strings.HasPrefix(path, "/tokens/"):
 		ids = []string{":id", i(f.targetToken.ID)}
+	case strings.HasPrefix(path, "/trash/"):
+		ids = []string{":id", i(f.trashEntry.ID)}
 	case strings.HasPrefix(path, "/members/invites/"):
 		ids = []string{":id", i(f.invite.ID)}
 	case strings.HasPrefix(path, "/members/"):

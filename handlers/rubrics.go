@@ -161,6 +161,7 @@ func (h *Handlers) renderRubricEditor(c echo.Context, status int, p models.Proje
 		Page: page(c, title), Project: p, RubricID: r.ID, Action: action,
 		Name: f.Name, Task: f.Task, Criteria: f.Criteria, Datasets: datasets,
 		PreviewCriterion: f.PreviewCriterion, Error: msg,
+		Manage: manageFor(c, models.KindRubric, r.ID, r.Name, r.ArchivedAt),
 	}
 	var human []string
 	for _, d := range datasets {

@@ -36,12 +36,13 @@ func runURL(id int64) string { return "/runs/" + strconv.FormatInt(id, 10) }
 
 func (h *Handlers) listRuns(c echo.Context) error {
 	ctx := c.Request().Context()
-	runs, err := h.DB.ListRuns(ctx, h.workspaceID(c), 0)
+	show, filter := showFilter(c)
+	runs, err := h.DB.ListRuns(ctx, h.workspaceID(c), 0, filter)
 	if err != nil {
 		return err
 	}
 	names := map[int64]string{}
-	v := web.RunsView{Page: page(c, "Runs")}
+	v := web.RunsView{Page: page(c, "Runs"), Show: show}
 	for _, r := range runs {
 		name, ok := names[r.DatasetID]
 		if !ok {
@@ -71,7 +72,7 @@ func (h *Handlers) showRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := web.RunView{Page: page(c, run.Name), Run: run, Progress: runProgress(run, time.Now()),
+	v := web.RunView{Page: page(c, run.Name), Run: run, Progress: runProgress(run, time.Now()), Manage: manageFor(c, models.KindRun, run.ID, run.Name, run.ArchivedAt),
 		ProjectURL: "/projects/" + strconv.FormatInt(run.ProjectID, 10), Project: "Project", Dataset: "(deleted dataset)", Rubric: "(deleted rubric)"}
 	if p, err := h.DB.FindProject(ctx, h.workspaceID(c), run.ProjectID); err == nil {
 		v.Project = p.Name
@@ -204,7 +205,8 @@ func repeatability(own *report.Report, reseeds []*report.Report) []web.Criterion
 // comparableRuns lists the other runs of the project on the same data: the
 // same dataset, or a noisy copy of it (or of its parent).
 func (h *Handlers) comparableRuns(ctx context.Context, run models.Run) ([]models.Run, error) {
-	dss, err := h.DB.ListDatasets(ctx, workspaceOf(ctx), run.ProjectID)
+	// Archived datasets and runs still compare: archiving only tidies lists.
+	dss, err := h.DB.ListDatasets(ctx, workspaceOf(ctx), run.ProjectID, models.WithArchived())
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +214,7 @@ func (h *Handlers) comparableRuns(ctx context.Context, run models.Run) ([]models
 	for _, d := range dss {
 		root[d.ID] = datasetRoot(d)
 	}
-	runs, err := h.DB.ListRuns(ctx, workspaceOf(ctx), run.ProjectID)
+	runs, err := h.DB.ListRuns(ctx, workspaceOf(ctx), run.ProjectID, models.WithArchived())
 	if err != nil {
 		return nil, err
 	}

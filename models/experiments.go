@@ -20,34 +20,37 @@ func (db *DB) CreateExperiment(ctx context.Context, e *Experiment) error {
 // FindExperiment finds an experiment in the workspace.
 func (db *DB) FindExperiment(ctx context.Context, wsID, id int64) (Experiment, error) {
 	var e Experiment
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&e).Error
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&e).Error
 	return e, notFound(err, "experiment", id)
 }
 
-// ListExperiments lists a project's experiments, newest first.
-func (db *DB) ListExperiments(ctx context.Context, wsID, projectID int64) ([]Experiment, error) {
+// ListExperiments lists a project's experiments, newest first (active
+// ones unless the options say otherwise).
+func (db *DB) ListExperiments(ctx context.Context, wsID, projectID int64, opts ...ListOption) ([]Experiment, error) {
 	var es []Experiment
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND project_id = ?", wsID, projectID).Order("id DESC").Find(&es).Error
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND project_id = ?", wsID, projectID).Scopes(listScope(opts)).Order("id DESC").Find(&es).Error
 	return es, err
 }
 
-// ListExperimentRuns lists the runs of an experiment in launch order.
+// ListExperimentRuns lists the runs of an experiment in launch order,
+// archived ones included (they are still part of it), trashed ones not.
 func (db *DB) ListExperimentRuns(ctx context.Context, wsID, experimentID int64) ([]Run, error) {
 	var rs []Run
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND experiment_id = ?", wsID, experimentID).Order("id").Find(&rs).Error
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND experiment_id = ?", wsID, experimentID).Scopes(live).Order("id").Find(&rs).Error
 	return rs, err
 }
 
-// ListDerivedRuns lists the runs derived from a run (reseeds, robustness).
+// ListDerivedRuns lists the runs derived from a run (reseeds, robustness),
+// archived ones included, trashed ones not.
 func (db *DB) ListDerivedRuns(ctx context.Context, wsID, parentRunID int64) ([]Run, error) {
 	var rs []Run
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND parent_run_id = ?", wsID, parentRunID).Order("id").Find(&rs).Error
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND parent_run_id = ?", wsID, parentRunID).Scopes(live).Order("id").Find(&rs).Error
 	return rs, err
 }
 
 // SetRunExperiment puts a run into an experiment.
 func (db *DB) SetRunExperiment(ctx context.Context, wsID, runID, experimentID int64) error {
-	res := db.Gorm.WithContext(ctx).Model(&Run{}).Where("workspace_id = ? AND id = ?", wsID, runID).Update("experiment_id", experimentID)
+	res := db.Gorm.WithContext(ctx).Model(&Run{}).Where("workspace_id = ? AND id = ?", wsID, runID).Scopes(live).Update("experiment_id", experimentID)
 	if res.Error != nil {
 		return fmt.Errorf("add run %d to experiment %d: %w", runID, experimentID, res.Error)
 	}

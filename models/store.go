@@ -62,17 +62,18 @@ func (db *DB) CreateProject(ctx context.Context, p *Project) error {
 	return db.Gorm.WithContext(ctx).Create(p).Error
 }
 
-// ListProjects lists the workspace's projects, newest first.
-func (db *DB) ListProjects(ctx context.Context, wsID int64) ([]Project, error) {
+// ListProjects lists the workspace's projects, newest first: the active
+// ones unless the options ask for archived ones; never trashed ones.
+func (db *DB) ListProjects(ctx context.Context, wsID int64, opts ...ListOption) ([]Project, error) {
 	var ps []Project
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID).Order("id DESC").Find(&ps).Error
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID).Scopes(listScope(opts)).Order("id DESC").Find(&ps).Error
 	return ps, err
 }
 
 // FindProject finds a project in the workspace.
 func (db *DB) FindProject(ctx context.Context, wsID, id int64) (Project, error) {
 	var p Project
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&p).Error
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&p).Error
 	return p, notFound(err, "project", id)
 }
 
@@ -115,14 +116,15 @@ func (db *DB) CreateDataset(ctx context.Context, d *Dataset, rows []DatasetRow) 
 // FindDataset finds a dataset in the workspace.
 func (db *DB) FindDataset(ctx context.Context, wsID, id int64) (Dataset, error) {
 	var d Dataset
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&d).Error
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&d).Error
 	return d, notFound(err, "dataset", id)
 }
 
-// ListDatasets lists a project's datasets, newest first.
-func (db *DB) ListDatasets(ctx context.Context, wsID, projectID int64) ([]Dataset, error) {
+// ListDatasets lists a project's datasets, newest first (active ones
+// unless the options say otherwise).
+func (db *DB) ListDatasets(ctx context.Context, wsID, projectID int64, opts ...ListOption) ([]Dataset, error) {
 	var ds []Dataset
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND project_id = ?", wsID, projectID).Order("id DESC").Find(&ds).Error
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND project_id = ?", wsID, projectID).Scopes(listScope(opts)).Order("id DESC").Find(&ds).Error
 	return ds, err
 }
 
@@ -172,7 +174,7 @@ func (db *DB) SaveRubric(ctx context.Context, r *Rubric) error {
 	if r.ID == 0 {
 		return db.Gorm.WithContext(ctx).Create(r).Error
 	}
-	res := db.Gorm.WithContext(ctx).Model(&Rubric{}).Where("workspace_id = ? AND id = ?", r.WorkspaceID, r.ID).
+	res := db.Gorm.WithContext(ctx).Model(&Rubric{}).Where("workspace_id = ? AND id = ?", r.WorkspaceID, r.ID).Scopes(live).
 		Updates(map[string]any{"name": r.Name, "task": r.Task, "fields": jsonValue(r.Fields), "criteria": jsonValue(r.Criteria), "updated_at": time.Now().UTC()})
 	if res.Error != nil {
 		return fmt.Errorf("update rubric %d: %w", r.ID, res.Error)
@@ -186,14 +188,15 @@ func (db *DB) SaveRubric(ctx context.Context, r *Rubric) error {
 // FindRubric finds a rubric in the workspace.
 func (db *DB) FindRubric(ctx context.Context, wsID, id int64) (Rubric, error) {
 	var r Rubric
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&r).Error
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&r).Error
 	return r, notFound(err, "rubric", id)
 }
 
-// ListRubrics lists a project's rubrics.
-func (db *DB) ListRubrics(ctx context.Context, wsID, projectID int64) ([]Rubric, error) {
+// ListRubrics lists a project's rubrics (active ones unless the options
+// say otherwise).
+func (db *DB) ListRubrics(ctx context.Context, wsID, projectID int64, opts ...ListOption) ([]Rubric, error) {
 	var rs []Rubric
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND project_id = ?", wsID, projectID).Order("id DESC").Find(&rs).Error
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND project_id = ?", wsID, projectID).Scopes(listScope(opts)).Order("id DESC").Find(&rs).Error
 	return rs, err
 }
 
@@ -235,7 +238,7 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 		cols = append(cols, "api_key")
 	}
 	j.UpdatedAt = time.Now().UTC()
-	res := db.Gorm.WithContext(ctx).Model(j).Where("workspace_id = ?", j.WorkspaceID).Select(cols).Updates(j)
+	res := db.Gorm.WithContext(ctx).Model(j).Where("workspace_id = ?", j.WorkspaceID).Scopes(live).Select(cols).Updates(j)
 	if res.Error != nil {
 		return fmt.Errorf("update judge %d: %w", j.ID, res.Error)
 	}
@@ -248,24 +251,25 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 // FindJudge finds a judge in the workspace.
 func (db *DB) FindJudge(ctx context.Context, wsID, id int64) (Judge, error) {
 	var j Judge
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&j).Error
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&j).Error
 	if err == nil {
 		db.openJudgeKey(&j)
 	}
 	return j, notFound(err, "judge", id)
 }
 
-// ListJudges lists the workspace's judges, the simulated one first.
-func (db *DB) ListJudges(ctx context.Context, wsID int64) ([]Judge, error) {
+// ListJudges lists the workspace's judges, the simulated one first
+// (active ones unless the options say otherwise).
+func (db *DB) ListJudges(ctx context.Context, wsID int64, opts ...ListOption) ([]Judge, error) {
 	var js []Judge
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID).Order("simulated DESC, id").Find(&js).Error
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID).Scopes(listScope(opts)).Order("simulated DESC, id").Find(&js).Error
 	return js, err
 }
 
 // EnsureSimulatedJudge returns the workspace's simulated judge, creating it once.
 func (db *DB) EnsureSimulatedJudge(ctx context.Context, wsID int64) (Judge, error) {
 	var j Judge
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND simulated = ?", wsID, true).First(&j).Error
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND simulated = ?", wsID, true).Scopes(live).First(&j).Error
 	if err == nil {
 		return j, nil
 	}
@@ -323,21 +327,24 @@ func (db *DB) CreateRun(ctx context.Context, r *Run, enqueue func(ctx context.Co
 // FindRun finds a run in the workspace.
 func (db *DB) FindRun(ctx context.Context, wsID, id int64) (Run, error) {
 	var r Run
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&r).Error
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&r).Error
 	return r, notFound(err, "run", id)
 }
 
-// GetRun finds a run by id alone, for the job engine.
+// GetRun finds a run by id alone, for the job engine. It sees trashed
+// runs too: a run is cancelled before it goes to the trash, and its job
+// must still read that to stop.
 func (db *DB) GetRun(ctx context.Context, id int64) (Run, error) {
 	var r Run
 	err := db.Gorm.WithContext(ctx).First(&r, id).Error
 	return r, notFound(err, "run", id)
 }
 
-// ListRuns lists a project's runs, newest first (all projects when projectID is 0).
-func (db *DB) ListRuns(ctx context.Context, wsID, projectID int64) ([]Run, error) {
+// ListRuns lists a project's runs, newest first (all projects when
+// projectID is 0; active runs unless the options say otherwise).
+func (db *DB) ListRuns(ctx context.Context, wsID, projectID int64, opts ...ListOption) ([]Run, error) {
 	var rs []Run
-	q := db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID)
+	q := db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID).Scopes(listScope(opts))
 	if projectID != 0 {
 		q = q.Where("project_id = ?", projectID)
 	}

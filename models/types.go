@@ -26,6 +26,11 @@ type Project struct {
 	Description string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	// ArchivedAt is set while the object is archived: hidden from default
+	// lists, still readable by its address. TrashID is set while it is in
+	// the trash (lifecycle.go): every lookup then treats it as absent.
+	ArchivedAt *time.Time
+	TrashID    *int64
 }
 
 // Dataset is an imported file of samples.
@@ -47,6 +52,11 @@ type Dataset struct {
 	// the source document or dialogue context of each sample).
 	GroupColumn string
 	CreatedAt   time.Time
+	// ArchivedAt is set while the object is archived: hidden from default
+	// lists, still readable by its address. TrashID is set while it is in
+	// the trash (lifecycle.go): every lookup then treats it as absent.
+	ArchivedAt *time.Time
+	TrashID    *int64
 }
 
 // DatasetRow is one sample: every column of the source as text, and the
@@ -80,6 +90,11 @@ type Rubric struct {
 	Criteria    []evaluator.Criterion `gorm:"serializer:json"`
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	// ArchivedAt is set while the object is archived: hidden from default
+	// lists, still readable by its address. TrashID is set while it is in
+	// the trash (lifecycle.go): every lookup then treats it as absent.
+	ArchivedAt *time.Time
+	TrashID    *int64
 }
 
 // Evaluator returns the rubric as the engine's type.
@@ -114,6 +129,11 @@ type Judge struct {
 	PriceOutputPerMTok *float64 `gorm:"column:price_output_per_m_tok"`
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
+	// ArchivedAt is set while the object is archived: hidden from default
+	// lists, still readable by its address. TrashID is set while it is in
+	// the trash (lifecycle.go): every lookup then treats it as absent.
+	ArchivedAt *time.Time
+	TrashID    *int64
 }
 
 // HasStoredKey reports whether a key is stored (the key itself is never shown).
@@ -179,6 +199,11 @@ type Experiment struct {
 	RubricID    *int64
 	Name        string
 	CreatedAt   time.Time
+	// ArchivedAt is set while the object is archived: hidden from default
+	// lists, still readable by its address. TrashID is set while it is in
+	// the trash (lifecycle.go): every lookup then treats it as absent.
+	ArchivedAt *time.Time
+	TrashID    *int64
 }
 
 // Run is one evaluation of a dataset with a rubric and a judge. The rubric
@@ -222,6 +247,11 @@ type Run struct {
 	CreatedAt        time.Time
 	StartedAt        *time.Time
 	FinishedAt       *time.Time
+	// ArchivedAt is set while the object is archived: hidden from default
+	// lists, still readable by its address. TrashID is set while it is in
+	// the trash (lifecycle.go): every lookup then treats it as absent.
+	ArchivedAt *time.Time
+	TrashID    *int64
 }
 
 // Finished reports whether the run has reached a final state.

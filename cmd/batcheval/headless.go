@@ -286,7 +286,8 @@ func ratingMapping(rub evaluator.Rubric) dataimport.Mapping {
 }
 
 func findOrCreateProject(ctx context.Context, db *models.DB, ws models.Workspace, name string) (models.Project, error) {
-	ps, err := db.ListProjects(ctx, ws.ID)
+	// An archived project of that name is still the one to use.
+	ps, err := db.ListProjects(ctx, ws.ID, models.WithArchived())
 	if err != nil {
 		return models.Project{}, err
 	}

@@ -99,6 +99,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return nil
 	}
 
+	// The trash keeps deleted objects for models.TrashRetention; the web
+	// process empties what is older (stopped before the database closes).
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	sweepDone := make(chan struct{})
+	go func() {
+		defer close(sweepDone)
+		db.RunTrashSweeper(sweepCtx, models.TrashSweepInterval, time.Now, log)
+	}()
+	defer func() { stopSweep(); <-sweepDone }()
+
 	h, err := handlers.New(db, r, log, ws)
 	if err != nil {
 		return err

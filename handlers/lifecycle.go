@@ -1,0 +1,285 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/web"
+)
+
+// Rename, archive, delete, the trash: one set of handlers for the six
+// kinds, made per kind by the route table.
+
+// lifecycleBase is the address the lifecycle routes of an object hang off.
+func lifecycleBase(k models.Kind, id int64) string {
+	return "/" + string(k) + "s/" + strconv.FormatInt(id, 10)
+}
+
+// manageRole is the role that renames, archives and deletes a kind:
+// judges hold keys and spend money, so they are the owners'.
+func manageRole(k models.Kind) models.Role {
+	if k == models.KindJudge {
+		return models.RoleOwner
+	}
+	return models.RoleEditor
+}
+
+// manageFor builds the manage box of an object's page.
+func manageFor(c echo.Context, k models.Kind, id int64, name string, archivedAt *time.Time) web.Manage {
+	p := principalOf(c.Request().Context())
+	return web.Manage{Kind: k, ID: id, Name: name, BaseURL: lifecycleBase(k, id), ViewURL: web.ObjectURL(k, id),
+		ArchivedAt: archivedAt, CanEdit: p.Workspace.ID != 0 && p.Role.AtLeast(manageRole(k)), MaxName: models.MaxNameFor(k)}
+}
+
+// showFilter reads a list's ?show= archive filter.
+func showFilter(c echo.Context) (string, models.ListOption) {
+	switch c.QueryParam("show") {
+	case web.ShowArchived:
+		return web.ShowArchived, models.OnlyArchived()
+	case web.ShowAll:
+		return web.ShowAll, models.WithArchived()
+	}
+	return web.ShowActive, models.Archived(models.ActiveOnly)
+}
+
+// lifecycleObject is what the lifecycle pages need of a live object.
+type lifecycleObject struct {
+	name       string
+	archivedAt *time.Time
+	// after is where to go once the object is in the trash.
+	after string
+}
+
+func (h *Handlers) findLifecycleObject(ctx context.Context, wsID int64, k models.Kind, id int64) (lifecycleObject, error) {
+	var o lifecycleObject
+	switch k {
+	case models.KindProject:
+		p, err := h.DB.FindProject(ctx, wsID, id)
+		return lifecycleObject{p.Name, p.ArchivedAt, "/"}, err
+	case models.KindDataset:
+		d, err := h.DB.FindDataset(ctx, wsID, id)
+		return lifecycleObject{d.Name, d.ArchivedAt, projectPath(d.ProjectID)}, err
+	case models.KindRubric:
+		r, err := h.DB.FindRubric(ctx, wsID, id)
+		return lifecycleObject{r.Name, r.ArchivedAt, projectPath(r.ProjectID)}, err
+	case models.KindJudge:
+		j, err := h.DB.FindJudge(ctx, wsID, id)
+		return lifecycleObject{j.Name, j.ArchivedAt, "/judges"}, err
+	case models.KindRun:
+		r, err := h.DB.FindRun(ctx, wsID, id)
+		return lifecycleObject{r.Name, r.ArchivedAt, projectPath(r.ProjectID)}, err
+	case models.KindExperiment:
+		e, err := h.DB.FindExperiment(ctx, wsID, id)
+		return lifecycleObject{e.Name, e.ArchivedAt, projectPath(e.ProjectID) + "/experiments"}, err
+	}
+	return o, models.Errorf(models.ENotFound, "no such kind %q", k)
+}
+
+func auditTarget(k models.Kind, id int64) string { return string(k) + " " + strconv.FormatInt(id, 10) }
+
+// renameObject handles a manage box's rename form.
+func (h *Handlers) renameObject(k models.Kind) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := paramID(c, "id")
+		if err != nil {
+			return err
+		}
+		ctx := c.Request().Context()
+		typed := c.FormValue("name")
+		old, err := h.DB.Rename(ctx, h.workspaceID(c), k, id, typed)
+		if models.ErrorCode(err) == models.EInvalid {
+			o, ferr := h.findLifecycleObject(ctx, h.workspaceID(c), k, id)
+			if ferr != nil {
+				return ferr
+			}
+			// Show back at most what the field accepts, not a huge post.
+			if r := []rune(typed); len(r) > models.MaxNameFor(k) {
+				typed = string(r[:models.MaxNameFor(k)])
+			}
+			return render(c, http.StatusUnprocessableEntity, web.RenamePage(web.RenameView{
+				Page: page(c, "Rename "+string(k)), Manage: manageFor(c, k, id, o.name, o.archivedAt), Typed: typed, Error: models.ErrorMessage(err)}))
+		}
+		if err != nil {
+			return err
+		}
+		o, err := h.findLifecycleObject(ctx, h.workspaceID(c), k, id)
+		if err != nil {
+			return err
+		}
+		h.audit(c, models.AuditRenamed, auditTarget(k, id), fmt.Sprintf("%q → %q", old, o.name))
+		return redirect(c, web.ObjectURL(k, id), "Renamed.")
+	}
+}
+
+// archiveObject archives an object, or brings it back from the archive.
+func (h *Handlers) archiveObject(k models.Kind, archived bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := paramID(c, "id")
+		if err != nil {
+			return err
+		}
+		name, err := h.DB.SetArchived(c.Request().Context(), h.workspaceID(c), k, id, archived)
+		if err != nil {
+			return err
+		}
+		if archived {
+			h.audit(c, models.AuditArchived, auditTarget(k, id), name)
+			return redirect(c, web.ObjectURL(k, id), "Archived: hidden from lists (choose “archived” above a list to see it), and it works as before.")
+		}
+		h.audit(c, models.AuditUnarchived, auditTarget(k, id), name)
+		return redirect(c, web.ObjectURL(k, id), "Back from the archive: it shows in lists again.")
+	}
+}
+
+// showDeleteObject is the confirmation page of a deletion: what goes with
+// the object (a dataset's runs...) and what is cancelled first.
+func (h *Handlers) showDeleteObject(k models.Kind) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := paramID(c, "id")
+		if err != nil {
+			return err
+		}
+		return h.renderDelete(c, http.StatusOK, k, id, "")
+	}
+}
+
+func (h *Handlers) renderDelete(c echo.Context, status int, k models.Kind, id int64, msg string) error {
+	plan, err := h.DB.PlanTrash(c.Request().Context(), h.workspaceID(c), k, id)
+	if err != nil {
+		return err
+	}
+	return render(c, status, web.DeletePage(web.DeleteView{Page: page(c, "Delete "+plan.Name), Plan: plan,
+		BaseURL: lifecycleBase(k, id), ViewURL: web.ObjectURL(k, id), Error: msg}))
+}
+
+// deleteObject moves an object and what goes with it to the trash. A post
+// without confirm=yes goes to the confirmation page instead. Unfinished
+// runs among what goes are cancelled first: a run in the trash must not
+// keep calling (and paying) the judge, and refusing would only send the
+// person to cancel each run by hand.
+func (h *Handlers) deleteObject(k models.Kind) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := paramID(c, "id")
+		if err != nil {
+			return err
+		}
+		ctx := c.Request().Context()
+		ws := h.workspaceID(c)
+		o, err := h.findLifecycleObject(ctx, ws, k, id)
+		if err != nil {
+			return err
+		}
+		if c.FormValue("confirm") != "yes" {
+			return c.Redirect(http.StatusSeeOther, lifecycleBase(k, id)+"/delete")
+		}
+		plan, err := h.DB.PlanTrash(ctx, ws, k, id)
+		if err != nil {
+			return err
+		}
+		for _, runID := range plan.Unfinished {
+			if _, err := h.Runner.Cancel(ctx, ws, runID); err != nil {
+				if models.ErrorCode(err) == models.EConflict {
+					continue // finished meanwhile
+				}
+				return err
+			}
+			h.audit(c, models.AuditRunCancelled, auditTarget(models.KindRun, runID), "before deleting "+auditTarget(k, id))
+		}
+		p := principalOf(ctx)
+		e, plan, err := h.DB.Trash(ctx, ws, k, id, models.Actor{UserID: p.userID(), Label: p.ActorLabel()})
+		if models.ErrorCode(err) == models.EConflict {
+			return h.renderDelete(c, http.StatusConflict, k, id, models.ErrorMessage(err))
+		}
+		if err != nil {
+			return err
+		}
+		detail := o.name
+		if s := plan.Summary(); s != "" {
+			detail += "; with " + s
+		}
+		h.audit(c, models.AuditDeleted, auditTarget(k, id), detail)
+		msg := fmt.Sprintf("Moved %s “%s” to the trash", k, e.Name)
+		if s := plan.Summary(); s != "" {
+			msg += " with " + s
+		}
+		return redirect(c, o.after, msg+". It can be restored from the Trash page for 30 days.")
+	}
+}
+
+// showTrash lists the workspace's trash.
+func (h *Handlers) showTrash(c echo.Context) error {
+	es, err := h.DB.ListTrash(c.Request().Context(), h.workspaceID(c))
+	if err != nil {
+		return err
+	}
+	p := principalOf(c.Request().Context())
+	v := web.TrashView{Page: page(c, "Trash")}
+	for _, e := range es {
+		v.Entries = append(v.Entries, web.TrashRow{Entry: e, CanRestore: p.Role.AtLeast(manageRole(e.Kind)), CanPurge: p.Role.AtLeast(models.RoleOwner)})
+	}
+	return render(c, http.StatusOK, web.TrashPage(v))
+}
+
+// findTrashEntry reads the :id entry of the workspace's trash.
+func (h *Handlers) findTrashEntry(c echo.Context) (models.TrashEntry, error) {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return models.TrashEntry{}, err
+	}
+	return h.DB.FindTrashEntry(c.Request().Context(), h.workspaceID(c), id)
+}
+
+// restoreTrash brings back everything a trash entry took. A judge comes
+// back only for an owner, as only owners delete judges.
+func (h *Handlers) restoreTrash(c echo.Context) error {
+	e, err := h.findTrashEntry(c)
+	if err != nil {
+		return err
+	}
+	p := principalOf(c.Request().Context())
+	if need := manageRole(e.Kind); !p.Role.AtLeast(need) {
+		return echo.NewHTTPError(http.StatusForbidden, "Your role in this workspace ("+string(p.Role)+") does not allow this: it needs "+string(need)+".")
+	}
+	if _, err := h.DB.Restore(c.Request().Context(), h.workspaceID(c), e.ID); err != nil {
+		if models.ErrorCode(err) == models.EConflict {
+			setFlash(c, "error", models.ErrorMessage(err))
+			return c.Redirect(http.StatusSeeOther, "/trash")
+		}
+		return err
+	}
+	h.audit(c, models.AuditRestored, auditTarget(e.Kind, e.ObjectID), trashDetail(e))
+	return redirect(c, web.ObjectURL(e.Kind, e.ObjectID), fmt.Sprintf("Restored %s “%s”.", e.Kind, e.Name))
+}
+
+func trashDetail(e models.TrashEntry) string {
+	if e.Detail == "" {
+		return e.Name
+	}
+	return e.Name + "; with " + e.Detail
+}
+
+// purgeTrash removes a trash entry's objects for good (owners). It can't
+// be undone, so the trash page's button leads to a page that asks first
+// (this same route without confirm=yes).
+func (h *Handlers) purgeTrash(c echo.Context) error {
+	e, err := h.findTrashEntry(c)
+	if err != nil {
+		return err
+	}
+	if c.FormValue("confirm") != "yes" {
+		return render(c, http.StatusOK, web.PurgePage(web.PurgeView{Page: page(c, "Delete for good"), Entry: e}))
+	}
+	_, n, err := h.DB.Purge(c.Request().Context(), h.workspaceID(c), e.ID)
+	if err != nil {
+		return err
+	}
+	h.audit(c, models.AuditPurged, auditTarget(e.Kind, e.ObjectID), fmt.Sprintf("%s; removed %d runs (%d scores, %d batches), %d datasets (%d rows)",
+		trashDetail(e), n.Runs, n.Scores, n.Batches, n.Datasets, n.Rows))
+	return redirect(c, "/trash", fmt.Sprintf("%s “%s” is deleted for good.", e.Kind, e.Name))
+}

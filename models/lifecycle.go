@@ -1,0 +1,656 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gorm.io/gorm"
+)
+
+// Kind names a kind of object that can be renamed, archived and deleted.
+type Kind string
+
+// The kinds with a lifecycle.
+const (
+	KindProject    Kind = "project"
+	KindDataset    Kind = "dataset"
+	KindRubric     Kind = "rubric"
+	KindJudge      Kind = "judge"
+	KindRun        Kind = "run"
+	KindExperiment Kind = "experiment"
+)
+
+// Kinds lists every kind with a lifecycle.
+var Kinds = []Kind{KindProject, KindDataset, KindRubric, KindJudge, KindRun, KindExperiment}
+
+// table is the kind's table.
+func (k Kind) table() string {
+	switch k {
+	case KindProject:
+		return "projects"
+	case KindDataset:
+		return "datasets"
+	case KindRubric:
+		return "rubrics"
+	case KindJudge:
+		return "judges"
+	case KindRun:
+		return "runs"
+	case KindExperiment:
+		return "experiments"
+	}
+	return ""
+}
+
+// Valid reports whether k is one of Kinds.
+func (k Kind) Valid() bool { return k.table() != "" }
+
+// TrashRetention is how long a deleted object can be restored: the
+// sweeper purges trash entries older than this.
+const TrashRetention = 30 * 24 * time.Hour
+
+// Name length bounds for renames, in characters. People type the names of
+// projects, rubrics and judges; those of datasets, runs and experiments
+// are often composed from other names ("<rubric> on <dataset>"), so they
+// get more room. Either bound is far above real use and keeps one form
+// post from putting megabytes into every page that lists the object.
+const (
+	maxTypedName    = 200
+	maxComposedName = 2000
+)
+
+// MaxNameFor is the longest name a kind accepts on rename.
+func MaxNameFor(k Kind) int {
+	switch k {
+	case KindDataset, KindRun, KindExperiment:
+		return maxComposedName
+	}
+	return maxTypedName
+}
+
+// CheckNewName trims a new name and refuses an empty or overlong one.
+func CheckNewName(k Kind, name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return "", Errorf(EInvalid, "the %s needs a name", k)
+	}
+	if n, limit := utf8.RuneCountInString(name), MaxNameFor(k); n > limit {
+		return "", Errorf(EInvalid, "the %s name is %d characters long; the limit is %d", k, n, limit)
+	}
+	return name, nil
+}
+
+// ---- query scopes ----
+
+// live hides trashed rows: every lookup and list of a lifecycle table
+// goes through it.
+func live(q *gorm.DB) *gorm.DB { return q.Where("trash_id IS NULL") }
+
+// ArchiveFilter says which of the live objects a list returns.
+type ArchiveFilter int
+
+// Archive filters; the zero value is the default lists' "active only".
+const (
+	ActiveOnly ArchiveFilter = iota
+	ArchivedOnly
+	ActiveAndArchived
+)
+
+// ListOption changes what a list returns.
+type ListOption func(*ArchiveFilter)
+
+// WithArchived lists archived objects as well as active ones.
+func WithArchived() ListOption { return func(f *ArchiveFilter) { *f = ActiveAndArchived } }
+
+// OnlyArchived lists the archived objects alone.
+func OnlyArchived() ListOption { return func(f *ArchiveFilter) { *f = ArchivedOnly } }
+
+// Archived picks the list option for a filter.
+func Archived(f ArchiveFilter) ListOption { return func(x *ArchiveFilter) { *x = f } }
+
+// listScope hides trashed rows and, as the options ask, archived ones.
+func listScope(opts []ListOption) func(*gorm.DB) *gorm.DB {
+	f := ActiveOnly
+	for _, o := range opts {
+		o(&f)
+	}
+	return func(q *gorm.DB) *gorm.DB {
+		q = live(q)
+		switch f {
+		case ActiveOnly:
+			return q.Where("archived_at IS NULL")
+		case ArchivedOnly:
+			return q.Where("archived_at IS NOT NULL")
+		}
+		return q
+	}
+}
+
+// ---- rename and archive ----
+
+// Rename gives a live object of the workspace a new name and returns the
+// old one.
+func (db *DB) Rename(ctx context.Context, wsID int64, k Kind, id int64, name string) (string, error) {
+	if !k.Valid() {
+		return "", Errorf(EInvalid, "%q cannot be renamed", k)
+	}
+	name, err := CheckNewName(k, name)
+	if err != nil {
+		return "", err
+	}
+	var old string
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if old, err = liveName(tx, wsID, k, id); err != nil {
+			return err
+		}
+		upd := map[string]any{"name": name}
+		if k == KindProject || k == KindRubric || k == KindJudge {
+			upd["updated_at"] = time.Now().UTC()
+		}
+		return tx.Table(k.table()).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).Updates(upd).Error
+	})
+	return old, err
+}
+
+// SetArchived archives (or brings back from the archive) a live object.
+func (db *DB) SetArchived(ctx context.Context, wsID int64, k Kind, id int64, archived bool) (string, error) {
+	if !k.Valid() {
+		return "", Errorf(EInvalid, "%q cannot be archived", k)
+	}
+	var name string
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if name, err = liveName(tx, wsID, k, id); err != nil {
+			return err
+		}
+		var at any
+		if archived {
+			at = time.Now().UTC()
+		}
+		return tx.Table(k.table()).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).Update("archived_at", at).Error
+	})
+	return name, err
+}
+
+// liveName reads the name of a live object, or says it does not exist.
+func liveName(tx *gorm.DB, wsID int64, k Kind, id int64) (string, error) {
+	var names []string
+	err := tx.Table(k.table()).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).Limit(1).Pluck("name", &names).Error
+	if err != nil {
+		return "", fmt.Errorf("find %s %d: %w", k, id, err)
+	}
+	if len(names) == 0 {
+		return "", Errorf(ENotFound, "%s %d does not exist (or is not in this workspace)", k, id)
+	}
+	return names[0], nil
+}
+
+// ---- trash ----
+
+// TrashEntry is one deletion a person asked for. The objects it took
+// (the deleted object and what went with it) point at it by trash_id.
+type TrashEntry struct {
+	ID              int64
+	WorkspaceID     int64
+	Kind            Kind
+	ObjectID        int64
+	Name            string
+	Detail          string
+	DeletedByUserID *int64
+	DeletedBy       string
+	DeletedAt       time.Time
+}
+
+// PurgeAt is when the sweeper removes the entry for good.
+func (e TrashEntry) PurgeAt() time.Time { return e.DeletedAt.Add(TrashRetention) }
+
+// TrashItem names one object that goes to the trash with another.
+type TrashItem struct {
+	Kind   Kind
+	ID     int64
+	Name   string
+	Status string // runs only
+}
+
+// TrashPlan is what deleting an object would do: the object, what goes
+// with it, and the runs still going that would be cancelled first.
+type TrashPlan struct {
+	Kind Kind
+	ID   int64
+	Name string
+	// With lists the live objects that go to the trash with it (a
+	// project's contents, a dataset's runs and experiments, an
+	// experiment's runs).
+	With []TrashItem
+	// Unfinished lists the queued or running runs among the object and
+	// With: they are cancelled before the deletion.
+	Unfinished []int64
+	// JudgeInUse lists the unfinished runs calling a judge (a judge in use
+	// is not deleted: the run would lose its key mid-way).
+	JudgeInUse []int64
+}
+
+// Runs lists the runs that would go to the trash with the object.
+func (p TrashPlan) Runs() []TrashItem {
+	var out []TrashItem
+	for _, it := range p.With {
+		if it.Kind == KindRun {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// Summary counts what goes with the object ("3 datasets, 5 runs").
+func (p TrashPlan) Summary() string {
+	counts := map[Kind]int{}
+	for _, it := range p.With {
+		counts[it.Kind]++
+	}
+	var parts []string
+	for _, k := range Kinds {
+		if n := counts[k]; n > 0 {
+			word := string(k)
+			if n > 1 {
+				word += "s"
+			}
+			parts = append(parts, strconv.Itoa(n)+" "+word)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// dependents is, for each kind, which other tables' live rows go to the
+// trash with it, by which column.
+var dependents = map[Kind][]struct {
+	kind   Kind
+	column string
+}{
+	KindProject:    {{KindDataset, "project_id"}, {KindRubric, "project_id"}, {KindExperiment, "project_id"}, {KindRun, "project_id"}},
+	KindDataset:    {{KindExperiment, "dataset_id"}, {KindRun, "dataset_id"}},
+	KindExperiment: {{KindRun, "experiment_id"}},
+	// Rubrics, judges and runs go alone: runs keep copies of their rubric
+	// and judge, and a run's derived runs stand on their own.
+}
+
+// PlanTrash says what deleting a live object would do, without doing it.
+func (db *DB) PlanTrash(ctx context.Context, wsID int64, k Kind, id int64) (TrashPlan, error) {
+	return planTrash(db.Gorm.WithContext(ctx), wsID, k, id)
+}
+
+func planTrash(tx *gorm.DB, wsID int64, k Kind, id int64) (TrashPlan, error) {
+	if !k.Valid() {
+		return TrashPlan{}, Errorf(EInvalid, "%q cannot be deleted", k)
+	}
+	name, err := liveName(tx, wsID, k, id)
+	if err != nil {
+		return TrashPlan{}, err
+	}
+	p := TrashPlan{Kind: k, ID: id, Name: name}
+	for _, d := range dependents[k] {
+		var rows []struct {
+			ID     int64
+			Name   string
+			Status string
+		}
+		cols := "id, name"
+		if d.kind == KindRun {
+			cols = "id, name, status"
+		}
+		err := tx.Table(d.kind.table()).Select(cols).Where("workspace_id = ? AND "+d.column+" = ?", wsID, id).
+			Scopes(live).Order("id").Scan(&rows).Error
+		if err != nil {
+			return p, fmt.Errorf("list what goes with %s %d: %w", k, id, err)
+		}
+		for _, r := range rows {
+			p.With = append(p.With, TrashItem{Kind: d.kind, ID: r.ID, Name: r.Name, Status: r.Status})
+		}
+	}
+	// A project's runs may also be an experiment's: list each once.
+	seen := map[TrashItem]bool{}
+	with := p.With[:0]
+	for _, it := range p.With {
+		key := TrashItem{Kind: it.Kind, ID: it.ID}
+		if !seen[key] {
+			seen[key] = true
+			with = append(with, it)
+		}
+	}
+	p.With = with
+	if k == KindRun {
+		var r Run
+		if err := tx.Where("id = ?", id).First(&r).Error; err != nil {
+			return p, fmt.Errorf("find run %d: %w", id, err)
+		}
+		if !r.Finished() {
+			p.Unfinished = append(p.Unfinished, id)
+		}
+	}
+	for _, it := range p.With {
+		if it.Kind == KindRun && (it.Status == RunQueued || it.Status == RunRunning) {
+			p.Unfinished = append(p.Unfinished, it.ID)
+		}
+	}
+	if k == KindJudge {
+		err := tx.Model(&Run{}).Where("workspace_id = ? AND judge_id = ? AND status IN ?", wsID, id, []string{RunQueued, RunRunning}).
+			Order("id").Pluck("id", &p.JudgeInUse).Error
+		if err != nil {
+			return p, fmt.Errorf("find runs using judge %d: %w", id, err)
+		}
+	}
+	return p, nil
+}
+
+// Actor is who asks for a deletion, as the trash page shows it.
+type Actor struct {
+	UserID *int64
+	Label  string
+}
+
+// Trash moves a live object, and what goes with it (see PlanTrash), to the
+// trash in one transaction. Unfinished runs must have been cancelled
+// first (the job engine is the runner's), and a judge that unfinished runs
+// call is refused: both are conflicts.
+func (db *DB) Trash(ctx context.Context, wsID int64, k Kind, id int64, by Actor) (TrashEntry, TrashPlan, error) {
+	var (
+		e    TrashEntry
+		plan TrashPlan
+	)
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if plan, err = planTrash(tx, wsID, k, id); err != nil {
+			return err
+		}
+		if len(plan.Unfinished) > 0 {
+			return Errorf(EConflict, "run %s has not finished: cancel it before deleting", joinIDs(plan.Unfinished))
+		}
+		if len(plan.JudgeInUse) > 0 {
+			return Errorf(EConflict, "judge %q is calling the model for run %s: wait for it to finish or cancel it, then delete the judge",
+				plan.Name, joinIDs(plan.JudgeInUse))
+		}
+		e = TrashEntry{WorkspaceID: wsID, Kind: k, ObjectID: id, Name: clip(plan.Name, 300), Detail: plan.Summary(),
+			DeletedByUserID: by.UserID, DeletedBy: clip(by.Label, 300), DeletedAt: time.Now().UTC()}
+		if err := tx.Create(&e).Error; err != nil {
+			return fmt.Errorf("record deletion: %w", err)
+		}
+		mark := func(kind Kind, ids []int64) error {
+			if len(ids) == 0 {
+				return nil
+			}
+			return tx.Table(kind.table()).Where("workspace_id = ? AND id IN ?", wsID, ids).Scopes(live).
+				Update("trash_id", e.ID).Error
+		}
+		if err := mark(k, []int64{id}); err != nil {
+			return fmt.Errorf("move %s %d to the trash: %w", k, id, err)
+		}
+		byKind := map[Kind][]int64{}
+		for _, it := range plan.With {
+			byKind[it.Kind] = append(byKind[it.Kind], it.ID)
+		}
+		for kind, ids := range byKind {
+			if err := mark(kind, ids); err != nil {
+				return fmt.Errorf("move the %ss of %s %d to the trash: %w", kind, k, id, err)
+			}
+		}
+		return nil
+	})
+	return e, plan, err
+}
+
+func joinIDs(ids []int64) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(s, ", ")
+}
+
+// ListTrash lists a workspace's trash, newest first.
+func (db *DB) ListTrash(ctx context.Context, wsID int64) ([]TrashEntry, error) {
+	var es []TrashEntry
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID).Order("deleted_at DESC, id DESC").Find(&es).Error
+	return es, err
+}
+
+// FindTrashEntry finds an entry of the workspace's trash.
+func (db *DB) FindTrashEntry(ctx context.Context, wsID, id int64) (TrashEntry, error) {
+	var e TrashEntry
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&e).Error
+	return e, notFound(err, "trash entry", id)
+}
+
+// parentLinks are the references a restored object needs to be live:
+// nothing comes back into a project or onto a dataset that is still in
+// the trash.
+var parentLinks = []struct {
+	child, parent Kind
+	column        string
+}{
+	{KindDataset, KindProject, "project_id"},
+	{KindRubric, KindProject, "project_id"},
+	{KindExperiment, KindProject, "project_id"},
+	{KindRun, KindProject, "project_id"},
+	{KindExperiment, KindDataset, "dataset_id"},
+	{KindRun, KindDataset, "dataset_id"},
+}
+
+// Restore brings back everything a trash entry took, in one transaction,
+// and removes the entry. It refuses while a project or dataset that the
+// objects belong to is itself in the trash (under another entry).
+func (db *DB) Restore(ctx context.Context, wsID, entryID int64) (TrashEntry, error) {
+	var e TrashEntry
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("workspace_id = ? AND id = ?", wsID, entryID).First(&e).Error; err != nil {
+			return notFound(err, "trash entry", entryID)
+		}
+		for _, l := range parentLinks {
+			var blocking []int64
+			err := tx.Table(l.parent.table()+" AS p").
+				Joins("JOIN "+l.child.table()+" AS c ON c."+l.column+" = p.id").
+				Where("c.trash_id = ? AND p.trash_id IS NOT NULL AND p.trash_id <> ?", e.ID, e.ID).
+				Limit(1).Pluck("p.trash_id", &blocking).Error
+			if err != nil {
+				return fmt.Errorf("check what %s %d belongs to: %w", e.Kind, e.ObjectID, err)
+			}
+			if len(blocking) > 0 {
+				var other TrashEntry
+				if err := tx.First(&other, blocking[0]).Error; err != nil {
+					return fmt.Errorf("find trash entry %d: %w", blocking[0], err)
+				}
+				return Errorf(EConflict, "%s %q belongs to %s %q, which is in the trash too: restore %q first",
+					e.Kind, e.Name, l.parent, other.Name, other.Name)
+			}
+		}
+		for _, k := range Kinds {
+			if err := tx.Table(k.table()).Where("trash_id = ?", e.ID).Update("trash_id", nil).Error; err != nil {
+				return fmt.Errorf("restore %ss: %w", k, err)
+			}
+		}
+		return tx.Delete(&TrashEntry{}, e.ID).Error
+	})
+	return e, err
+}
+
+// PurgeCounts says what a purge removed for good.
+type PurgeCounts struct {
+	Projects, Datasets, Rubrics, Judges, Runs, Experiments int
+	Rows, Batches, Scores                                  int64
+}
+
+// Purge removes for good, in one transaction, everything a trash entry
+// took and everything that stood on it (scores, batches, dataset rows,
+// and objects deleted separately inside a purged project or dataset),
+// then the entry and any entry left with nothing to restore.
+func (db *DB) Purge(ctx context.Context, wsID, entryID int64) (TrashEntry, PurgeCounts, error) {
+	var (
+		e TrashEntry
+		n PurgeCounts
+	)
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("workspace_id = ? AND id = ?", wsID, entryID).First(&e).Error; err != nil {
+			return notFound(err, "trash entry", entryID)
+		}
+		var err error
+		n, err = purgeEntry(tx, wsID, e.ID)
+		return err
+	})
+	return e, n, err
+}
+
+func purgeEntry(tx *gorm.DB, wsID, entryID int64) (PurgeCounts, error) {
+	var n PurgeCounts
+	ids := func(k Kind, cond string, args ...any) ([]int64, error) {
+		var out []int64
+		err := tx.Table(k.table()).Where("workspace_id = ?", wsID).Where(cond, args...).Pluck("id", &out).Error
+		return out, err
+	}
+	// Collect first, delete after: later sets depend on earlier ones.
+	projects, err := ids(KindProject, "trash_id = ?", entryID)
+	if err != nil {
+		return n, err
+	}
+	under := func(k Kind) ([]int64, error) {
+		if len(projects) == 0 {
+			return ids(k, "trash_id = ?", entryID)
+		}
+		return ids(k, "trash_id = ? OR project_id IN ?", entryID, projects)
+	}
+	datasets, err := under(KindDataset)
+	if err != nil {
+		return n, err
+	}
+	rubrics, err := under(KindRubric)
+	if err != nil {
+		return n, err
+	}
+	onData := func(k Kind) ([]int64, error) {
+		switch {
+		case len(projects) > 0 && len(datasets) > 0:
+			return ids(k, "trash_id = ? OR project_id IN ? OR dataset_id IN ?", entryID, projects, datasets)
+		case len(datasets) > 0:
+			return ids(k, "trash_id = ? OR dataset_id IN ?", entryID, datasets)
+		}
+		return under(k)
+	}
+	experiments, err := onData(KindExperiment)
+	if err != nil {
+		return n, err
+	}
+	runs, err := onData(KindRun)
+	if err != nil {
+		return n, err
+	}
+	judges, err := ids(KindJudge, "trash_id = ?", entryID)
+	if err != nil {
+		return n, err
+	}
+	del := func(table, column string, list []int64) (int64, error) {
+		if len(list) == 0 {
+			return 0, nil
+		}
+		res := tx.Exec("DELETE FROM "+table+" WHERE "+column+" IN ?", list)
+		if res.Error != nil {
+			return 0, fmt.Errorf("purge %s: %w", table, res.Error)
+		}
+		return res.RowsAffected, nil
+	}
+	steps := []struct {
+		table, column string
+		list          []int64
+		count         *int64
+	}{
+		{"run_scores", "run_id", runs, &n.Scores},
+		{"run_batches", "run_id", runs, &n.Batches},
+		{"runs", "id", runs, nil},
+		{"experiments", "id", experiments, nil},
+		{"dataset_rows", "dataset_id", datasets, &n.Rows},
+		{"datasets", "id", datasets, nil},
+		{"rubrics", "id", rubrics, nil},
+		{"judges", "id", judges, nil},
+		{"projects", "id", projects, nil},
+	}
+	for _, s := range steps {
+		c, err := del(s.table, s.column, s.list)
+		if err != nil {
+			return n, err
+		}
+		if s.count != nil {
+			*s.count = c
+		}
+	}
+	n.Projects, n.Datasets, n.Rubrics, n.Judges, n.Runs, n.Experiments =
+		len(projects), len(datasets), len(rubrics), len(judges), len(runs), len(experiments)
+	if err := tx.Exec("DELETE FROM trash_entries WHERE id = ?", entryID).Error; err != nil {
+		return n, fmt.Errorf("remove trash entry %d: %w", entryID, err)
+	}
+	// Entries whose objects went with this purge have nothing to restore.
+	var refs []string
+	for _, k := range Kinds {
+		refs = append(refs, "SELECT trash_id FROM "+k.table()+" WHERE trash_id IS NOT NULL")
+	}
+	err = tx.Exec("DELETE FROM trash_entries WHERE workspace_id = ? AND id NOT IN ("+strings.Join(refs, " UNION ")+")", wsID).Error
+	if err != nil {
+		return n, fmt.Errorf("remove emptied trash entries: %w", err)
+	}
+	return n, nil
+}
+
+// SweepTrash purges every trash entry, of every workspace, deleted before
+// now minus TrashRetention, oldest first, each in its own transaction. It
+// returns the entries it purged.
+func (db *DB) SweepTrash(ctx context.Context, now time.Time) ([]TrashEntry, error) {
+	var due []TrashEntry
+	err := db.Gorm.WithContext(ctx).Where("deleted_at < ?", now.UTC().Add(-TrashRetention)).Order("deleted_at, id").Find(&due).Error
+	if err != nil {
+		return nil, fmt.Errorf("find expired trash: %w", err)
+	}
+	var done []TrashEntry
+	for _, e := range due {
+		_, _, err := db.Purge(ctx, e.WorkspaceID, e.ID)
+		if ErrorCode(err) == ENotFound {
+			continue // emptied by the purge of what contained it
+		}
+		if err != nil {
+			return done, err
+		}
+		done = append(done, e)
+	}
+	return done, nil
+}
+
+// TrashSweepInterval is how often a server sweeps the trash: hourly is
+// far finer than the 30-day retention and costs one small query.
+const TrashSweepInterval = time.Hour
+
+// RunTrashSweeper sweeps the trash now and then every interval until ctx
+// ends, writing each purge to the workspace's audit log. now is the clock
+// (time.Now outside tests).
+func (db *DB) RunTrashSweeper(ctx context.Context, interval time.Duration, now func() time.Time, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		purged, err := db.SweepTrash(ctx, now())
+		if err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("sweep the trash", "err", err)
+		}
+		for _, e := range purged {
+			log.Info("purged expired trash", "workspace", e.WorkspaceID, "kind", e.Kind, "id", e.ObjectID)
+			if err := db.RecordAudit(ctx, AuditEvent{WorkspaceID: e.WorkspaceID, Actor: "trash sweeper", Action: AuditPurged,
+				Target: string(e.Kind) + " " + strconv.FormatInt(e.ObjectID, 10), Detail: "in the trash for more than 30 days: " + e.Name}); err != nil {
+				log.Error("write audit log", "err", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
