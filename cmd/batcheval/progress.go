@@ -50,13 +50,17 @@ func (p *progress) update(done, total int) {
 		p.start = p.now() // the pace counts from the first report, not from start-up
 	}
 	p.last = done
+	unit := p.unit
+	if unit == "" {
+		unit = "batches"
+	}
 	if !p.terminal {
-		fmt.Fprintf(p.w, "%s %d/%d (%d%%)\n", p.unit, done, total, percent(done, total))
+		fmt.Fprintf(p.w, "%s %d/%d (%d%%)\n", unit, done, total, percent(done, total))
 		return
 	}
 	filled := barWidth * done / total
 	bar := strings.Repeat("█", filled) + strings.Repeat("░", barWidth-filled)
-	line := fmt.Sprintf("%s %d/%d %s %3d%%", bar, done, total, p.unit, percent(done, total))
+	line := fmt.Sprintf("%s %d/%d %s %3d%%", bar, done, total, unit, percent(done, total))
 	if left, ok := p.remaining(done, total); ok {
 		line += " · about " + left + " left"
 	}
