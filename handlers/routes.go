@@ -118,6 +118,16 @@ func (h *Handlers) routes() []route {
 		{get, "/experiments/:id", h.showExperiment, Viewer},
 		{get, "/compare", h.compareRuns, Viewer},
 		{get, "/compare/sample", h.compareSample, Viewer},
+
+		// Sharing (share.go, webhooks.go). A share link reads one report;
+		// editors make and revoke links; owners set the webhook.
+		{get, "/runs/:id/report.html", h.downloadRunReport, Viewer},
+		{get, "/shares", h.listShares, Editor},
+		{post, "/shares", h.createShare, Editor},
+		{post, "/shares/:id/revoke", h.revokeShare, Editor},
+		{get, "/s/:token", h.showShared, Shared},
+		{get, "/s/:token/samples/:rowID", h.showSharedSample, Shared},
+		{get, "/s/:token/report.html", h.downloadSharedReport, Shared},
 	}
 }
 

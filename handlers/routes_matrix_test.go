@@ -83,6 +83,13 @@ var wantAccess = map[string]Access{
 	"GET /experiments/:id":                Viewer,
 	"GET /compare":                        Viewer,
 	"GET /compare/sample":                 Viewer,
+	"GET /runs/:id/report.html":           Viewer,
+	"GET /shares":                         Editor,
+	"POST /shares":                        Editor,
+	"POST /shares/:id/revoke":             Editor,
+	"GET /s/:token":                       Shared,
+	"GET /s/:token/samples/:rowID":        Shared,
+	"GET /s/:token/report.html":           Shared,
 }
 
 // matrixFixture is workspace A's objects and the people who call.
@@ -95,6 +102,7 @@ type matrixFixture struct {
 	judge                           models.Judge
 	experiment                      models.Experiment
 	invite                          models.Invite
+	share                           models.ShareLink // a link to run, revoked by the editor's walk
 	target                          models.User // a spare member of A that member routes act on
 	viewer, editor, owner, outsider models.User
 	workspaceB                      models.Workspace
@@ -151,6 +159,9 @@ func newMatrixFixture(t *testing.T, env *testEnv) *matrixFixture {
 	if f.invite, _, err = env.db.CreateInvite(ctx, env.ws.ID, models.RoleViewer, f.owner.ID, time.Hour); err != nil {
 		t.Fatal(err)
 	}
+	if f.share, _, err = env.db.CreateShareLink(ctx, models.NewShareLink{WorkspaceID: env.ws.ID, Kind: models.ShareRun, RunID: f.run.ID}); err != nil {
+		t.Fatal(err)
+	}
 	return f
 }
 
@@ -178,6 +189,11 @@ func (f *matrixFixture) request(method, path string) (*http.Request, bool) {
 		ids = []string{":id", i(f.invite.ID)}
 	case strings.HasPrefix(path, "/members/"):
 		ids = []string{":id", i(f.target.ID)}
+	case strings.HasPrefix(path, "/shares/"):
+		ids = []string{":id", i(f.share.ID)}
+	case strings.HasPrefix(path, "/s/"):
+		// An unknown token: share_test.go walks real links.
+		ids = []string{":rowID", i(f.rowID)}
 	}
 	ids = append(ids, ":token", "no-such-link-token", ":name", "app.css")
 	target := strings.NewReplacer(ids...).Replace(path)
@@ -189,6 +205,12 @@ func (f *matrixFixture) request(method, path string) (*http.Request, bool) {
 	case "/compare/sample":
 		target += "?a=" + i(f.run.ID) + "&b=" + i(f.other.ID) + "&row=" + i(f.rowID)
 		objectOfA = true
+	case "/shares":
+		if method == http.MethodPost {
+			form.Set("kind", string(models.ShareRun))
+			form.Set("run_id", i(f.run.ID))
+			objectOfA = true
+		}
 	case "/account/workspace":
 		form.Set("workspace_id", i(env.ws.ID))
 		objectOfA = true
@@ -272,6 +294,12 @@ func TestRouteMatrix(t *testing.T) {
 				switch {
 				case got >= 500:
 					fail("no server error")
+				case access == Shared:
+					// No session opens a share route: only its token, and
+					// this one is unknown.
+					if got != http.StatusNotFound || denied {
+						fail("404 (unknown share link)")
+					}
 				case access == Public:
 					if denied || got == http.StatusForbidden {
 						fail("a public route to answer anyone")
