@@ -103,7 +103,7 @@ type matrixFixture struct {
 	experiment                      models.Experiment
 	invite                          models.Invite
 	share                           models.ShareLink // a link to run, revoked by the editor's walk
-	target                          models.User // a spare member of A that member routes act on
+	target                          models.User      // a spare member of A that member routes act on
 	viewer, editor, owner, outsider models.User
 	workspaceB                      models.Workspace
 }
