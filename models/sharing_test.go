@@ -206,6 +206,13 @@ func TestWebhookSettings(t *testing.T) {
 		if got, _ := db.FindWebhook(ctx, ws.ID); got.LastStatus != "200 OK" || got.LastSentAt == nil {
 			t.Errorf("delivery not recorded: %+v", got)
 		}
+		// New settings forget the old settings' last delivery.
+		if _, err := db.SaveWebhook(ctx, models.Webhook{WorkspaceID: ws.ID, URL: "https://hooks.example.test/three", OnFinished: true}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := db.FindWebhook(ctx, ws.ID); got.LastStatus != "" || got.LastSentAt != nil {
+			t.Errorf("new settings kept the last delivery: %+v", got)
+		}
 		if err := db.DeleteWebhook(ctx, ws.ID); err != nil {
 			t.Fatal(err)
 		}

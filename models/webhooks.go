@@ -80,9 +80,11 @@ func (db *DB) SaveWebhook(ctx context.Context, w Webhook) (Webhook, error) {
 		return w, err
 	}
 	w.UpdatedAt = time.Now().UTC()
+	// New settings have no delivery yet: the last outcome is forgotten.
+	w.LastStatus, w.LastSentAt = "", nil
 	err := db.Gorm.WithContext(ctx).Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "workspace_id"}},
-		DoUpdates: clause.AssignmentColumns([]string{"url", "base_url", "on_finished", "on_failed", "updated_at"}),
+		DoUpdates: clause.AssignmentColumns([]string{"url", "base_url", "on_finished", "on_failed", "updated_at", "last_status", "last_sent_at"}),
 	}).Create(&w).Error
 	return w, err
 }

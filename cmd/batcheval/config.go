@@ -36,6 +36,9 @@ type Config struct {
 	// it when a proxy in front terminates TLS (requests arriving over TLS
 	// get Secure cookies anyway).
 	SecureCookies bool
+	// WebhookAllowPrivate lets workspace webhooks reach private address
+	// ranges (a chat server on the office network); off by default.
+	WebhookAllowPrivate bool
 }
 
 // LocalMode reports whether the server binds a loopback address only
@@ -83,6 +86,7 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string) *Config {
 	// A quarter second per answer lets a newcomer watch the demo run's
 	// progress, where an instant answer would finish before the page loads.
 	fs.DurationVar(&c.SimLatency, "sim-latency", envDuration(getenv, "BATCHEVAL_SIM_LATENCY", 250*time.Millisecond), "how long the simulated judge takes per answer (env BATCHEVAL_SIM_LATENCY)")
+	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", env("BATCHEVAL_WEBHOOK_ALLOW_PRIVATE", "false") == "true", "let workspace webhooks reach private addresses (env BATCHEVAL_WEBHOOK_ALLOW_PRIVATE); link-local and metadata addresses are always refused")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", env("BATCHEVAL_SECURE_COOKIES", "false") == "true", "mark the session cookie Secure: set when TLS ends at a proxy in front (env BATCHEVAL_SECURE_COOKIES)")
 	fs.StringVar(&c.LogFormat, "log-format", env("BATCHEVAL_LOG_FORMAT", "text"), "text or json (env BATCHEVAL_LOG_FORMAT)")
 	return c
