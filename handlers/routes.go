@@ -128,6 +128,10 @@ func (h *Handlers) routes() []route {
 		{get, "/s/:token", h.showShared, Shared},
 		{get, "/s/:token/samples/:rowID", h.showSharedSample, Shared},
 		{get, "/s/:token/report.html", h.downloadSharedReport, Shared},
+		{get, "/settings/webhook", h.showWebhook, Owner},
+		{post, "/settings/webhook", h.saveWebhook, Owner},
+		{post, "/settings/webhook/remove", h.removeWebhook, Owner},
+		{post, "/settings/webhook/test", h.testWebhook, Owner},
 	}
 }
 

@@ -90,6 +90,10 @@ var wantAccess = map[string]Access{
 	"GET /s/:token":                       Shared,
 	"GET /s/:token/samples/:rowID":        Shared,
 	"GET /s/:token/report.html":           Shared,
+	"GET /settings/webhook":               Owner,
+	"POST /settings/webhook":              Owner,
+	"POST /settings/webhook/remove":       Owner,
+	"POST /settings/webhook/test":         Owner,
 }
 
 // matrixFixture is workspace A's objects and the people who call.

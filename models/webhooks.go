@@ -100,3 +100,7 @@ func (db *DB) RecordWebhookDelivery(ctx context.Context, wsID int64, status stri
 	return db.Gorm.WithContext(ctx).Model(&Webhook{}).Where("workspace_id = ?", wsID).
 		Updates(map[string]any{"last_status": clip(status, 300), "last_sent_at": now}).Error
 }
+
+// AuditWebhookChanged is the audit action of setting or removing a
+// workspace's webhook (it says where run outcomes are sent).
+const AuditWebhookChanged = "webhook-changed"
