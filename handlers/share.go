@@ -358,6 +358,15 @@ func (h *Handlers) createShare(c echo.Context) error {
 	if p.Kind == Account {
 		n.CreatedByName = p.User.Name
 	}
+	if n.Kind == models.ShareCompare && n.RunID != n.OtherRunID {
+		// Only runs on the same samples can be compared: refuse the link
+		// now rather than show its visitor an error.
+		if _, err := h.comparisonOf(c, [2]int64{n.RunID, n.OtherRunID}); models.ErrorCode(err) == models.EInvalid {
+			return h.renderShares(c, http.StatusUnprocessableEntity, "", models.ErrorMessage(err))
+		} else if err != nil {
+			return err
+		}
+	}
 	link, token, err := h.DB.CreateShareLink(ctx, n)
 	switch models.ErrorCode(err) {
 	case "":

@@ -318,6 +318,25 @@ func TestShareExperimentAndComparison(t *testing.T) {
 			t.Errorf("comparison sample: %d", rec.Code)
 		}
 		checkSharedPage(t, "comparison sample", rec.Body.String(), cmpLink)
+
+		// Runs on different datasets make no comparison, so no link.
+		other := env.topicDataset()
+		elsewhere := models.Run{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: other.ID, Name: "elsewhere",
+			Method: models.MethodBatchEval, Status: models.RunQueued, Settings: runA.Settings, RubricSnapshot: runA.RubricSnapshot}
+		if err := env.db.Gorm.Create(&elsewhere).Error; err != nil {
+			t.Fatal(err)
+		}
+		before, _ := env.db.ListShareLinks(ctx, env.ws.ID)
+		rec = env.postForm("/shares", url.Values{"kind": {"compare"}, "run_id": {strconv.FormatInt(runA.ID, 10)},
+			"other_run_id": {strconv.FormatInt(elsewhere.ID, 10)}, "expires": {"1d"}})
+		after, _ := env.db.ListShareLinks(ctx, env.ws.ID)
+		if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "judged different datasets") || len(after) != len(before) {
+			t.Errorf("comparison across datasets: %d, %d links before, %d after", rec.Code, len(before), len(after))
+		}
+		// An expiry not on the list is refused.
+		if rec := env.postForm("/shares", url.Values{"kind": {"run"}, "run_id": {strconv.FormatInt(runA.ID, 10)}, "expires": {"100y"}}); rec.Code != http.StatusUnprocessableEntity {
+			t.Errorf("unknown expiry: %d", rec.Code)
+		}
 	})
 }
 
