@@ -122,6 +122,7 @@ func (h *Handlers) routes() []route {
 		// Sharing (share.go, webhooks.go). A share link reads one report;
 		// editors make and revoke links; owners set the webhook.
 		{get, "/runs/:id/report.html", h.downloadRunReport, Viewer},
+		{get, "/experiments/:id/report.html", h.downloadExperimentReport, Viewer},
 		{get, "/shares", h.listShares, Editor},
 		{post, "/shares", h.createShare, Editor},
 		{post, "/shares/:id/revoke", h.revokeShare, Editor},

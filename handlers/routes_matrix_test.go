@@ -84,6 +84,7 @@ var wantAccess = map[string]Access{
 	"GET /compare":                        Viewer,
 	"GET /compare/sample":                 Viewer,
 	"GET /runs/:id/report.html":           Viewer,
+	"GET /experiments/:id/report.html":    Viewer,
 	"GET /shares":                         Editor,
 	"POST /shares":                        Editor,
 	"POST /shares/:id/revoke":             Editor,

@@ -156,17 +156,55 @@ func (h *Handlers) showSharedSample(c echo.Context) error {
 	return models.Errorf(models.ENotFound, "this share link has no sample pages")
 }
 
-// downloadSharedReport is the standalone file of a shared run.
+// downloadSharedReport is the standalone file of a shared run or
+// experiment.
 func (h *Handlers) downloadSharedReport(c echo.Context) error {
+	ctx := c.Request().Context()
 	link, _ := shareOf(c)
-	if link.Kind != models.ShareRun {
-		return models.Errorf(models.ENotFound, "only a shared run has a downloadable report")
+	switch link.Kind {
+	case models.ShareRun:
+		run, err := h.DB.FindRun(ctx, link.WorkspaceID, id64(link.RunID))
+		if err != nil {
+			return err
+		}
+		return h.sendStandalone(c, run)
+	case models.ShareExperiment:
+		e, err := h.DB.FindExperiment(ctx, link.WorkspaceID, id64(link.ExperimentID))
+		if err != nil {
+			return err
+		}
+		return h.sendStandaloneExperiment(c, e)
 	}
-	run, err := h.DB.FindRun(c.Request().Context(), link.WorkspaceID, id64(link.RunID))
+	return models.Errorf(models.ENotFound, "a shared comparison has no downloadable report")
+}
+
+// downloadExperimentReport is the standalone file of an experiment of the
+// workspace.
+func (h *Handlers) downloadExperimentReport(c echo.Context) error {
+	id, err := paramID(c, "id")
 	if err != nil {
 		return err
 	}
-	return h.sendStandalone(c, run)
+	e, err := h.DB.FindExperiment(c.Request().Context(), h.workspaceID(c), id)
+	if err != nil {
+		return err
+	}
+	return h.sendStandaloneExperiment(c, e)
+}
+
+func (h *Handlers) sendStandaloneExperiment(c echo.Context, e models.Experiment) error {
+	v, err := h.experimentView(c, e)
+	if err != nil {
+		return err
+	}
+	v.Chart = rowAnchors(v.Chart)
+	var buf bytes.Buffer
+	if err := web.StandaloneExperimentReport(v, time.Now()).Render(c.Request().Context(), &buf); err != nil {
+		return err
+	}
+	name := fmt.Sprintf("experiment-%d-%s-report.html", e.ID, fileSlug(e.Name))
+	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf("attachment; filename=%q", name))
+	return c.Blob(http.StatusOK, echo.MIMETextHTMLCharsetUTF8, buf.Bytes())
 }
 
 // downloadRunReport is the standalone file of a run of the workspace.

@@ -289,6 +289,18 @@ func TestShareExperimentAndComparison(t *testing.T) {
 			t.Fatalf("shared experiment: %d %.500s", rec.Code, rec.Body.String())
 		}
 		checkSharedPage(t, "experiment", rec.Body.String(), expLink)
+		// The experiment's one-file report, from the link and from the
+		// dashboard.
+		for _, p := range []string{expLink + "/report.html", fmt.Sprintf("/experiments/%d/report.html", exp.ID)} {
+			rec := env.get(p)
+			if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get(echo.HeaderContentDisposition), "attachment") {
+				t.Fatalf("GET %s: %d %v", p, rec.Code, rec.Header())
+			}
+			tags := checkStandalone(t, rec.Body.String())
+			if strings.Count(rec.Body.String(), `data-testid="experiment-row"`) != 2 || tags["svg"] != 1 {
+				t.Errorf("%s: rows or chart missing (tags %v)", p, tags)
+			}
+		}
 		if rec := env.getAs(expLink + "/samples/1"); rec.Code != http.StatusNotFound {
 			t.Errorf("experiment link sample page: %d", rec.Code)
 		}
@@ -300,6 +312,9 @@ func TestShareExperimentAndComparison(t *testing.T) {
 			t.Fatalf("shared comparison: %d %.500s", rec.Code, rec.Body.String())
 		}
 		checkSharedPage(t, "comparison", rec.Body.String(), cmpLink)
+		if rec := env.get(cmpLink + "/report.html"); rec.Code != http.StatusNotFound {
+			t.Errorf("comparison download: %d", rec.Code)
+		}
 		// Query parameters cannot swap the runs.
 		runC := env.waitRun(env.launch(env.demo().launchForm("1", "10")), 60*time.Second)
 		if err := env.db.Gorm.Model(&models.Run{}).Where("id = ?", runC.ID).Update("name", "Charlie run").Error; err != nil {
@@ -379,21 +394,8 @@ func TestStandaloneReport(t *testing.T) {
 			t.Fatalf("download: %d %v", rec.Code, rec.Header())
 		}
 		page := rec.Body.String()
-		tags, refs := htmlRefs(t, page)
-		if tags["script"] > 0 || tags["link"] > 0 || tags["img"] > 0 || tags["iframe"] > 0 {
-			t.Errorf("tags: %v", tags)
-		}
-		for _, r := range refs {
-			if !strings.HasPrefix(r, "#") {
-				t.Errorf("reference outside the file: %q", r)
-			}
-		}
-		if strings.Contains(page, "url(") || strings.Contains(page, "@import") {
-			t.Error("the inline stylesheet fetches something")
-		}
-		if tags["style"] != 1 || !strings.Contains(page, "@media print") || !strings.Contains(page, "break-inside:avoid") {
-			t.Error("no inline print stylesheet")
-		}
+		tags := checkStandalone(t, page)
+		_, refs := htmlRefs(t, page)
 		if tags["svg"] < 2 {
 			t.Errorf("%d inline charts", tags["svg"])
 		}
@@ -404,11 +406,8 @@ func TestStandaloneReport(t *testing.T) {
 		if got := strings.Count(page, `data-testid="standalone-sample"`); got != len(rows) {
 			t.Errorf("%d samples in the file, dataset has %d", got, len(rows))
 		}
-		// Every sample anchor the charts and table point at exists.
-		for _, r := range refs {
-			if !strings.Contains(page, `id="`+strings.TrimPrefix(r, "#")+`"`) {
-				t.Errorf("anchor %s has no target", r)
-			}
+		if len(refs) < len(rows) {
+			t.Errorf("%d in-page links for %d samples", len(refs), len(rows))
 		}
 		scores, err := env.db.ListScores(context.Background(), run.ID)
 		if err != nil {
@@ -423,6 +422,31 @@ func TestStandaloneReport(t *testing.T) {
 			}
 		}
 	})
+}
+
+// checkStandalone asserts a downloaded report is one self-contained file:
+// no script, nothing loaded from anywhere, only in-page links that all
+// land, the stylesheet with its print rules inline. It returns the tags.
+func checkStandalone(t *testing.T, page string) map[string]int {
+	t.Helper()
+	tags, refs := htmlRefs(t, page)
+	if tags["script"] > 0 || tags["link"] > 0 || tags["img"] > 0 || tags["iframe"] > 0 || tags["form"] > 0 {
+		t.Errorf("tags: %v", tags)
+	}
+	for _, r := range refs {
+		if !strings.HasPrefix(r, "#") {
+			t.Errorf("reference outside the file: %q", r)
+		} else if !strings.Contains(page, `id="`+strings.TrimPrefix(r, "#")+`"`) {
+			t.Errorf("anchor %s has no target", r)
+		}
+	}
+	if strings.Contains(page, "url(") || strings.Contains(page, "@import") {
+		t.Error("the inline stylesheet fetches something")
+	}
+	if tags["style"] != 1 || !strings.Contains(page, "@media print") || !strings.Contains(page, "break-inside:avoid") {
+		t.Error("no inline print stylesheet")
+	}
+	return tags
 }
 
 // TestPrintStylesheet: the live pages' stylesheet keeps charts with their
