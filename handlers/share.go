@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -34,11 +35,37 @@ func (h *Handlers) asShareVisitor(c echo.Context, next echo.HandlerFunc) error {
 	req := c.Request()
 	link, err := h.DB.OpenShareLink(req.Context(), c.Param("token"))
 	if err != nil {
-		return err
+		return h.sharedError(c, err)
 	}
 	p := Principal{Kind: ShareVisitor, Workspace: models.Workspace{ID: link.WorkspaceID}, Share: &link}
 	c.SetRequest(req.WithContext(context.WithValue(req.Context(), principalKey{}, p)))
-	return next(c)
+	if err := next(c); err != nil {
+		return h.sharedError(c, err)
+	}
+	return nil
+}
+
+// sharedError answers an error under a share link with a page that has
+// no way into the dashboard; server errors go to the log, not the page.
+func (h *Handlers) sharedError(c echo.Context, err error) error {
+	if c.Response().Committed {
+		return err
+	}
+	status, msg := http.StatusInternalServerError, "Something went wrong on the server; try again later."
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &he):
+		status = he.Code
+		msg = http.StatusText(status)
+	case models.ErrorCode(err) == models.ENotFound:
+		status, msg = http.StatusNotFound, models.ErrorMessage(err)
+	case models.ErrorCode(err) == models.EInvalid:
+		status, msg = http.StatusUnprocessableEntity, models.ErrorMessage(err)
+	}
+	if status >= 500 {
+		h.Log.Error("shared page failed", "path", c.Request().URL.Path, "err", err)
+	}
+	return render(c, status, web.SharedErrorPage(http.StatusText(status), msg))
 }
 
 // shareOf is the link of a Shared route's request.

@@ -183,9 +183,11 @@ func TestShareLinks(t *testing.T) {
 		}
 		refused = append(refused, fmt.Sprintf("%s/samples/%d", link, bRow.ID))
 		for _, p := range refused {
-			if rec := env.getAs(p); rec.Code != http.StatusNotFound || strings.Contains(rec.Body.String(), "secret") {
+			rec := env.getAs(p)
+			if rec.Code != http.StatusNotFound || strings.Contains(rec.Body.String(), "secret") {
 				t.Errorf("GET %s with run A's link: %d, want 404", p, rec.Code)
 			}
+			checkSharedPage(t, "refused", rec.Body.String(), link)
 		}
 		for _, p := range []string{runURL(runA.ID), runURL(runB.ID), fmt.Sprintf("/runs/%d/report.html", runA.ID), "/shares", "/"} {
 			if rec := env.getAs(p); rec.Code != http.StatusSeeOther {
@@ -222,9 +224,11 @@ func TestShareLinks(t *testing.T) {
 			t.Fatalf("revoke: %d %s", rec.Code, rec.Body.String())
 		}
 		for _, p := range []string{link, samplePath, link + "/report.html"} {
-			if rec := env.getAs(p); rec.Code != http.StatusNotFound || strings.Contains(rec.Body.String(), "Alpha run") {
+			rec := env.getAs(p)
+			if rec.Code != http.StatusNotFound || strings.Contains(rec.Body.String(), "Alpha run") || !strings.Contains(rec.Body.String(), "does not open anything") {
 				t.Errorf("GET %s after revocation: %d, want 404", p, rec.Code)
 			}
+			checkSharedPage(t, "revoked", rec.Body.String(), link)
 		}
 		// Both events are in the audit log.
 		evs, err := env.db.ListAudit(ctx, env.ws.ID, 0, 50)
