@@ -269,6 +269,7 @@ func TestRouteMatrix(t *testing.T) {
 		sort.Strings(registered)
 
 		f := newMatrixFixture(t, env)
+		walkAsShareVisitor(t, f, registered, table)
 		callers := []caller{
 			{"anonymous", nil, ""},
 			{"outsider", &f.outsider, ""},
@@ -354,4 +355,45 @@ func TestAnonymousPageRedirectsToSignIn(t *testing.T) {
 			t.Errorf("got %d to %q, want 303 to %q", rec.Code, rec.Header().Get("Location"), want)
 		}
 	})
+}
+
+// walkAsShareVisitor walks every route as the visitor of a share link to
+// run A (a browser with the link and no session): the link's own routes
+// show run A and never run B; every other route is closed to it.
+func walkAsShareVisitor(t *testing.T, f *matrixFixture, registered []string, table map[string]Access) {
+	t.Helper()
+	ctx := context.Background()
+	env := f.env
+	for id, name := range map[int64]string{f.run.ID: "Matrix run A", f.other.ID: "Matrix run B"} {
+		if err := env.db.Gorm.Model(&models.Run{}).Where("id = ?", id).Update("name", name).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, token, err := env.db.CreateShareLink(ctx, models.NewShareLink{WorkspaceID: env.ws.ID, Kind: models.ShareRun, RunID: f.run.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range registered {
+		method, path, _ := strings.Cut(key, " ")
+		access := table[key]
+		req, _ := f.request(method, path)
+		req.URL.Path = strings.Replace(req.URL.Path, "no-such-link-token", token, 1)
+		rec := httptest.NewRecorder()
+		env.e.ServeHTTP(rec, req)
+		got, body := rec.Code, rec.Body.String()
+		switch access {
+		case Public:
+		case Shared:
+			if got != http.StatusOK || strings.Contains(body, "Matrix run B") {
+				t.Errorf("%s as run A's share visitor: got %d (shows run B: %v), want 200 with run A only", key, got, strings.Contains(body, "Matrix run B"))
+			}
+			if !strings.HasSuffix(path, "report.html") && !strings.Contains(body, "Matrix run A") {
+				t.Errorf("%s as run A's share visitor: run A not shown", key)
+			}
+		default:
+			if got != http.StatusUnauthorized {
+				t.Errorf("%s as run A's share visitor: got %d, want 401", key, got)
+			}
+		}
+	}
 }

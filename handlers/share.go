@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -324,11 +325,7 @@ func (h *Handlers) standaloneSamples(ctx context.Context, run models.Run, rep *r
 }
 
 func sortRounds(rs []web.RunSampleRound) {
-	for i := 1; i < len(rs); i++ {
-		for j := i; j > 0 && rs[j].Round < rs[j-1].Round; j-- {
-			rs[j], rs[j-1] = rs[j-1], rs[j]
-		}
-	}
+	slices.SortStableFunc(rs, func(a, b web.RunSampleRound) int { return a.Round - b.Round })
 }
 
 // ---- managing links (editors and owners) ----
