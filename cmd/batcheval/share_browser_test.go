@@ -64,13 +64,28 @@ func TestBrowserShareLink(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`form.launch-form button[type="submit"]:not([formaction])`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="progress"]`)),
 	)
-	for !strings.Contains(text(owner, `[data-testid="run-status"]`), "succeeded") {
+	runPage, err := chromedp.Run(owner, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The page reloads itself when the run ends (server-sent events), so
+	// read the status without navigating, tolerating a read that meets the
+	// reload, and open the page afresh now and then in case an event was
+	// missed.
+	for i := 1; ; i++ {
+		status, err := chromedp.Run(owner, chromedp.Evaluate[string](`(document.querySelector('[data-testid="run-status"]') || {}).textContent || ""`))
+		if err == nil && strings.Contains(status, "succeeded") {
+			break
+		}
 		if owner.Err() != nil {
-			t.Fatal("run did not succeed")
+			t.Fatalf("run did not succeed (status %q, %v)", status, err)
 		}
 		time.Sleep(300 * time.Millisecond)
-		step(owner, "reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-status"]`)))
+		if i%15 == 0 {
+			_ = chromedp.Do(owner, chromedp.Navigate(runPage))
+		}
 	}
+	step(owner, "run page", chromedp.Navigate(runPage), chromedp.WaitVisible(chromedp.CSS(`[data-testid="share-link"]`)))
 
 	// Share it from the run page.
 	step(owner, "share", chromedp.Click(chromedp.CSS(`[data-testid="share-link"]`)),
