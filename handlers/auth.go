@@ -18,9 +18,9 @@ import (
 // routes.go has one; the route-matrix test fails for a route without.
 type Access int
 
-// The rules, from open to strict. Share links and API tokens will be new
-// principal kinds, not new rules: a token acts with its owner's role, and a
-// share link will get its own rule (read one shared report) added here.
+// The rules, from open to strict. API tokens will be a new principal kind,
+// not a new rule (a token acts with its owner's role); a share link has its
+// own rule, Shared.
 const (
 	// Public: anyone, signed in or not (health, static files, sign-in,
 	// first setup, the pages behind one-time links).
@@ -34,6 +34,10 @@ const (
 	Editor
 	// Owner manages members, judges and keys of the current workspace.
 	Owner
+	// Shared: the route's :token must be an active share link; the request
+	// then acts as that link (whatever session it carries), and the handler
+	// shows only what the link shares (share.go).
+	Shared
 )
 
 // String names a rule for test failures and docs.
@@ -49,6 +53,8 @@ func (a Access) String() string {
 		return "editor"
 	case Owner:
 		return "owner"
+	case Shared:
+		return "share-link"
 	}
 	return "no rule"
 }
@@ -80,6 +86,9 @@ const (
 	// Token is a person calling the JSON API with a personal access token:
 	// their role in the token's workspace, read at each request.
 	Token
+	// ShareVisitor is whoever opened an active share link: it reads the
+	// shared report of the link's workspace and nothing else.
+	ShareVisitor
 )
 
 // Principal is who makes a request and in which workspace.
@@ -95,6 +104,8 @@ type Principal struct {
 	Role      models.Role
 	// Workspaces lists every workspace the account belongs to (switcher).
 	Workspaces []models.WorkspaceRole
+	// Share is the link a ShareVisitor came through.
+	Share *models.ShareLink
 }
 
 // ActorLabel names the principal in the audit log.
@@ -106,6 +117,8 @@ func (p Principal) ActorLabel() string {
 		return p.User.Name + " <" + p.User.Email + "> with API token " + strconv.Quote(p.TokenName)
 	case LocalUser:
 		return "local user"
+	case ShareVisitor:
+		return "share link"
 	}
 	return "anonymous"
 }
@@ -349,7 +362,14 @@ func (h *Handlers) require(a Access) echo.MiddlewareFunc {
 			if a == Public {
 				return next(c)
 			}
+			if a == Shared {
+				return h.asShareVisitor(c, next)
+			}
 			p := principalOf(c.Request().Context())
+			if p.Kind == ShareVisitor {
+				// Never set outside Shared routes; refuse should it leak.
+				return echo.NewHTTPError(http.StatusForbidden, "A share link opens only its own report.")
+			}
 			if p.Kind == Anonymous {
 				req := c.Request()
 				if isAPIPath(req.URL.Path) {

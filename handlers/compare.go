@@ -33,16 +33,22 @@ type comparison struct {
 // loadComparison reads ?a=, ?b= and ?criterion= and checks that the runs
 // judged the same samples: the same dataset, or a noisy copy of it.
 func (h *Handlers) loadComparison(c echo.Context) (comparison, error) {
-	ctx := c.Request().Context()
-	var cmp comparison
 	ids := [2]int64{}
 	for i, key := range []string{"a", "b"} {
 		id, err := strconv.ParseInt(c.QueryParam(key), 10, 64)
 		if err != nil || id <= 0 {
-			return cmp, models.Errorf(models.EInvalid, "choose two runs to compare (%s is missing)", key)
+			return comparison{}, models.Errorf(models.EInvalid, "choose two runs to compare (%s is missing)", key)
 		}
 		ids[i] = id
 	}
+	return h.comparisonOf(c, ids)
+}
+
+// comparisonOf loads runs ids[0] and ids[1] of the request's workspace on
+// the criterion named by ?criterion= (a share link fixes the runs).
+func (h *Handlers) comparisonOf(c echo.Context, ids [2]int64) (comparison, error) {
+	ctx := c.Request().Context()
+	var cmp comparison
 	var err error
 	if cmp.a, err = h.DB.FindRun(ctx, h.workspaceID(c), ids[0]); err != nil {
 		return cmp, err
@@ -203,7 +209,6 @@ func lastField(fs []evaluator.Text) string {
 // compareSample shows one sample as both runs judged it: the text, the
 // human rating, and each run's per-round scores and analyses side by side.
 func (h *Handlers) compareSample(c echo.Context) error {
-	ctx := c.Request().Context()
 	cmp, err := h.loadComparison(c)
 	if err != nil {
 		return err
@@ -212,19 +217,29 @@ func (h *Handlers) compareSample(c echo.Context) error {
 	if err != nil || rowID <= 0 {
 		return models.Errorf(models.EInvalid, "choose a sample to compare (row is missing)")
 	}
-	rowsA, err := h.DB.FindDatasetRows(ctx, cmp.dsA.ID, []int64{rowID})
+	v, err := h.compareSampleView(c, cmp, rowID)
 	if err != nil {
 		return err
 	}
+	return render(c, http.StatusOK, web.CompareSamplePage(v))
+}
+
+// compareSampleView is one sample as both runs judged it.
+func (h *Handlers) compareSampleView(c echo.Context, cmp comparison, rowID int64) (web.CompareSampleView, error) {
+	ctx := c.Request().Context()
+	rowsA, err := h.DB.FindDatasetRows(ctx, cmp.dsA.ID, []int64{rowID})
+	if err != nil {
+		return web.CompareSampleView{}, err
+	}
 	rowA, ok := rowsA[rowID]
 	if !ok {
-		return models.Errorf(models.ENotFound, "sample %d is not part of run %d's dataset", rowID, cmp.a.ID)
+		return web.CompareSampleView{}, models.Errorf(models.ENotFound, "sample %d is not part of run %d's dataset", rowID, cmp.a.ID)
 	}
 	rowB := rowA
 	if cmp.dsB.ID != cmp.dsA.ID {
 		all, err := h.DB.ListDatasetRows(ctx, cmp.dsB.ID, 0, 0)
 		if err != nil {
-			return err
+			return web.CompareSampleView{}, err
 		}
 		found := false
 		for _, r := range all {
@@ -234,7 +249,7 @@ func (h *Handlers) compareSample(c echo.Context) error {
 			}
 		}
 		if !found {
-			return models.Errorf(models.ENotFound, "run %d's dataset has no sample %q", cmp.b.ID, rowA.ExternalID)
+			return web.CompareSampleView{}, models.Errorf(models.ENotFound, "run %d's dataset has no sample %q", cmp.b.ID, rowA.ExternalID)
 		}
 	}
 	v := web.CompareSampleView{Page: page(c, "Sample "+rowA.ExternalID+" in two runs"), A: cmp.a, B: cmp.b, Criterion: cmp.criterion,
@@ -247,12 +262,12 @@ func (h *Handlers) compareSample(c echo.Context) error {
 		v.Human = rowA.Ratings[cmp.critA.HumanColumn]
 	}
 	if v.SideA, err = h.sampleSide(ctx, cmp.a, rowA.ID, cmp.criterion, cmp.critA); err != nil {
-		return err
+		return web.CompareSampleView{}, err
 	}
 	if v.SideB, err = h.sampleSide(ctx, cmp.b, rowB.ID, cmp.criterion, cmp.critB); err != nil {
-		return err
+		return web.CompareSampleView{}, err
 	}
-	return render(c, http.StatusOK, web.CompareSamplePage(v))
+	return v, nil
 }
 
 func fieldsOf(run models.Run, ds models.Dataset) []evaluator.Field {

@@ -131,12 +131,23 @@ func (h *Handlers) showExperiment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	runs, err := h.DB.ListExperimentRuns(ctx, h.workspaceID(c), e.ID)
+	v, err := h.experimentView(c, e)
 	if err != nil {
 		return err
 	}
-	v := web.ExperimentView{Page: page(c, e.Name), Experiment: e, Project: "Project", Dataset: "(deleted dataset)",
-		Manage: manageFor(c, models.KindExperiment, e.ID, e.Name, e.ArchivedAt)}
+	v.Manage = manageFor(c, models.KindExperiment, e.ID, e.Name, e.ArchivedAt)
+	return render(c, http.StatusOK, web.ExperimentPage(v))
+}
+
+// experimentView gathers an experiment's table, summary and chart (the
+// experiment page's and the share link's).
+func (h *Handlers) experimentView(c echo.Context, e models.Experiment) (web.ExperimentView, error) {
+	ctx := c.Request().Context()
+	runs, err := h.DB.ListExperimentRuns(ctx, h.workspaceID(c), e.ID)
+	if err != nil {
+		return web.ExperimentView{}, err
+	}
+	v := web.ExperimentView{Page: page(c, e.Name), Experiment: e, Project: "Project", Dataset: "(deleted dataset)"}
 	if p, err := h.DB.FindProject(ctx, h.workspaceID(c), e.ProjectID); err == nil {
 		v.Project = p.Name
 	}
@@ -148,7 +159,7 @@ func (h *Handlers) showExperiment(c echo.Context) error {
 	for _, r := range runs {
 		f, err := h.figuresOf(ctx, r)
 		if err != nil {
-			return err
+			return web.ExperimentView{}, err
 		}
 		byID[r.ID] = len(figs)
 		figs = append(figs, f)
@@ -184,7 +195,7 @@ func (h *Handlers) showExperiment(c echo.Context) error {
 	v.Verdict = h.experimentVerdict(figs)
 	v.Summary = experimentSummary(figs)
 	v.Chart, v.ChartNote = experimentChart(figs)
-	return render(c, http.StatusOK, web.ExperimentPage(v))
+	return v, nil
 }
 
 func isRobustnessVariant(v string) bool {

@@ -213,6 +213,21 @@ func (h *Handlers) routes() []route {
 		// Restoring a judge also needs an owner: restoreTrash checks it.
 		{post, "/trash/:id/restore", h.restoreTrash, Editor},
 		{post, "/trash/:id/purge", h.purgeTrash, Owner},
+
+		// Sharing (share.go, webhooks.go). A share link reads one report;
+		// editors make and revoke links; owners set the webhook.
+		{get, "/runs/:id/report.html", h.downloadRunReport, Viewer},
+		{get, "/experiments/:id/report.html", h.downloadExperimentReport, Viewer},
+		{get, "/shares", h.listShares, Editor},
+		{post, "/shares", h.createShare, Editor},
+		{post, "/shares/:id/revoke", h.revokeShare, Editor},
+		{get, "/s/:token", h.showShared, Shared},
+		{get, "/s/:token/samples/:rowID", h.showSharedSample, Shared},
+		{get, "/s/:token/report.html", h.downloadSharedReport, Shared},
+		{get, "/settings/webhook", h.showWebhook, Owner},
+		{post, "/settings/webhook", h.saveWebhook, Owner},
+		{post, "/settings/webhook/remove", h.removeWebhook, Owner},
+		{post, "/settings/webhook/test", h.testWebhook, Owner},
 	}
 }
 

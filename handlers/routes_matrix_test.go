@@ -113,39 +113,51 @@ var wantAccess = map[string]Access{
 	"GET /api/v1/experiments/:id":           Viewer,
 	"GET /api/v1/compare":                   Viewer,
 
-	"POST /projects/:id/rename":       Editor,
-	"POST /projects/:id/archive":      Editor,
-	"POST /projects/:id/unarchive":    Editor,
-	"GET /projects/:id/delete":        Editor,
-	"POST /projects/:id/delete":       Editor,
-	"POST /datasets/:id/rename":       Editor,
-	"POST /datasets/:id/archive":      Editor,
-	"POST /datasets/:id/unarchive":    Editor,
-	"GET /datasets/:id/delete":        Editor,
-	"POST /datasets/:id/delete":       Editor,
-	"POST /rubrics/:id/rename":        Editor,
-	"POST /rubrics/:id/archive":       Editor,
-	"POST /rubrics/:id/unarchive":     Editor,
-	"GET /rubrics/:id/delete":         Editor,
-	"POST /rubrics/:id/delete":        Editor,
-	"POST /judges/:id/rename":         Owner,
-	"POST /judges/:id/archive":        Owner,
-	"POST /judges/:id/unarchive":      Owner,
-	"GET /judges/:id/delete":          Owner,
-	"POST /judges/:id/delete":         Owner,
-	"POST /runs/:id/rename":           Editor,
-	"POST /runs/:id/archive":          Editor,
-	"POST /runs/:id/unarchive":        Editor,
-	"GET /runs/:id/delete":            Editor,
-	"POST /runs/:id/delete":           Editor,
-	"POST /experiments/:id/rename":    Editor,
-	"POST /experiments/:id/archive":   Editor,
-	"POST /experiments/:id/unarchive": Editor,
-	"GET /experiments/:id/delete":     Editor,
-	"POST /experiments/:id/delete":    Editor,
-	"GET /trash":                      Viewer,
-	"POST /trash/:id/restore":         Editor,
-	"POST /trash/:id/purge":           Owner,
+	"POST /projects/:id/rename":        Editor,
+	"POST /projects/:id/archive":       Editor,
+	"POST /projects/:id/unarchive":     Editor,
+	"GET /projects/:id/delete":         Editor,
+	"POST /projects/:id/delete":        Editor,
+	"POST /datasets/:id/rename":        Editor,
+	"POST /datasets/:id/archive":       Editor,
+	"POST /datasets/:id/unarchive":     Editor,
+	"GET /datasets/:id/delete":         Editor,
+	"POST /datasets/:id/delete":        Editor,
+	"POST /rubrics/:id/rename":         Editor,
+	"POST /rubrics/:id/archive":        Editor,
+	"POST /rubrics/:id/unarchive":      Editor,
+	"GET /rubrics/:id/delete":          Editor,
+	"POST /rubrics/:id/delete":         Editor,
+	"POST /judges/:id/rename":          Owner,
+	"POST /judges/:id/archive":         Owner,
+	"POST /judges/:id/unarchive":       Owner,
+	"GET /judges/:id/delete":           Owner,
+	"POST /judges/:id/delete":          Owner,
+	"POST /runs/:id/rename":            Editor,
+	"POST /runs/:id/archive":           Editor,
+	"POST /runs/:id/unarchive":         Editor,
+	"GET /runs/:id/delete":             Editor,
+	"POST /runs/:id/delete":            Editor,
+	"POST /experiments/:id/rename":     Editor,
+	"POST /experiments/:id/archive":    Editor,
+	"POST /experiments/:id/unarchive":  Editor,
+	"GET /experiments/:id/delete":      Editor,
+	"POST /experiments/:id/delete":     Editor,
+	"GET /trash":                       Viewer,
+	"POST /trash/:id/restore":          Editor,
+	"POST /trash/:id/purge":            Owner,
+	"GET /runs/:id/report.html":        Viewer,
+	"GET /experiments/:id/report.html": Viewer,
+	"GET /shares":                      Editor,
+	"POST /shares":                     Editor,
+	"POST /shares/:id/revoke":          Editor,
+	"GET /s/:token":                    Shared,
+	"GET /s/:token/samples/:rowID":     Shared,
+	"GET /s/:token/report.html":        Shared,
+	"GET /settings/webhook":            Owner,
+	"POST /settings/webhook":           Owner,
+	"POST /settings/webhook/remove":    Owner,
+	"POST /settings/webhook/test":      Owner,
 }
 
 // matrixFixture is workspace A's objects and the people who call.
@@ -160,6 +172,7 @@ type matrixFixture struct {
 	invite                          models.Invite
 	trashEntry                      models.TrashEntry // a spare rubric in A's trash
 	target                          models.User       // a spare member of A that member routes act on
+	share                           models.ShareLink  // a link to run, revoked by the editor's walk
 	viewer, editor, owner, outsider models.User
 	workspaceB                      models.Workspace
 	// tokens are each caller's API token (the outsider's in workspace B);
@@ -241,6 +254,9 @@ func newMatrixFixture(t *testing.T, env *testEnv) *matrixFixture {
 	if f.trashEntry, _, err = env.db.Trash(ctx, env.ws.ID, models.KindRubric, spare.ID, models.Actor{Label: "test"}); err != nil {
 		t.Fatal(err)
 	}
+	if f.share, _, err = env.db.CreateShareLink(ctx, models.NewShareLink{WorkspaceID: env.ws.ID, Kind: models.ShareRun, RunID: f.run.ID}); err != nil {
+		t.Fatal(err)
+	}
 	return f
 }
 
@@ -288,6 +304,11 @@ func (f *matrixFixture) request(method, path string) (*http.Request, bool) {
 		ids = []string{":id", i(f.invite.ID)}
 	case strings.HasPrefix(path, "/members/"):
 		ids = []string{":id", i(f.target.ID)}
+	case strings.HasPrefix(path, "/shares/"):
+		ids = []string{":id", i(f.share.ID)}
+	case strings.HasPrefix(path, "/s/"):
+		// An unknown token: share_test.go walks real links.
+		ids = []string{":rowID", i(f.rowID)}
 	}
 	ids = append(ids, ":token", "no-such-link-token", ":name", "app.css")
 	target := prefix + strings.NewReplacer(ids...).Replace(path)
@@ -299,6 +320,12 @@ func (f *matrixFixture) request(method, path string) (*http.Request, bool) {
 	case "/compare/sample":
 		target += "?a=" + i(f.run.ID) + "&b=" + i(f.other.ID) + "&row=" + i(f.rowID)
 		objectOfA = true
+	case "/shares":
+		if method == http.MethodPost {
+			form.Set("kind", string(models.ShareRun))
+			form.Set("run_id", i(f.run.ID))
+			objectOfA = true
+		}
 	case "/account/workspace":
 		form.Set("workspace_id", i(env.ws.ID))
 		objectOfA = true
@@ -356,6 +383,7 @@ func TestRouteMatrix(t *testing.T) {
 		sort.Strings(registered)
 
 		f := newMatrixFixture(t, env)
+		walkAsShareVisitor(t, f, registered, table)
 		callers := []caller{
 			{name: "anonymous"},
 			{name: "revoked token", revoked: true},
@@ -398,6 +426,12 @@ func TestRouteMatrix(t *testing.T) {
 				switch {
 				case got >= 500:
 					fail("no server error")
+				case access == Shared:
+					// No session opens a share route: only its token, and
+					// this one is unknown.
+					if got != http.StatusNotFound || denied {
+						fail("404 (unknown share link)")
+					}
 				case cl.revoked:
 					if got != http.StatusUnauthorized || !strings.Contains(body, "not valid") {
 						fail("401 (a revoked token)")
@@ -451,4 +485,45 @@ func TestAnonymousPageRedirectsToSignIn(t *testing.T) {
 			t.Errorf("got %d to %q, want 303 to %q", rec.Code, rec.Header().Get("Location"), want)
 		}
 	})
+}
+
+// walkAsShareVisitor walks every route as the visitor of a share link to
+// run A (a browser with the link and no session): the link's own routes
+// show run A and never run B; every other route is closed to it.
+func walkAsShareVisitor(t *testing.T, f *matrixFixture, registered []string, table map[string]Access) {
+	t.Helper()
+	ctx := context.Background()
+	env := f.env
+	for id, name := range map[int64]string{f.run.ID: "Matrix run A", f.other.ID: "Matrix run B"} {
+		if err := env.db.Gorm.Model(&models.Run{}).Where("id = ?", id).Update("name", name).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, token, err := env.db.CreateShareLink(ctx, models.NewShareLink{WorkspaceID: env.ws.ID, Kind: models.ShareRun, RunID: f.run.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range registered {
+		method, path, _ := strings.Cut(key, " ")
+		access := table[key]
+		req, _ := f.request(method, path)
+		req.URL.Path = strings.Replace(req.URL.Path, "no-such-link-token", token, 1)
+		rec := httptest.NewRecorder()
+		env.e.ServeHTTP(rec, req)
+		got, body := rec.Code, rec.Body.String()
+		switch access {
+		case Public:
+		case Shared:
+			if got != http.StatusOK || strings.Contains(body, "Matrix run B") {
+				t.Errorf("%s as run A's share visitor: got %d (shows run B: %v), want 200 with run A only", key, got, strings.Contains(body, "Matrix run B"))
+			}
+			if !strings.HasSuffix(path, "report.html") && !strings.Contains(body, "Matrix run A") {
+				t.Errorf("%s as run A's share visitor: run A not shown", key)
+			}
+		default:
+			if got != http.StatusUnauthorized {
+				t.Errorf("%s as run A's share visitor: got %d, want 401", key, got)
+			}
+		}
+	}
 }

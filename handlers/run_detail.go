@@ -25,7 +25,6 @@ import (
 // and per criterion every round's score, the judge's analysis and the
 // batch it was judged in, with links to the other samples of that batch.
 func (h *Handlers) showRunSample(c echo.Context) error {
-	ctx := c.Request().Context()
 	run, err := h.findRun(c)
 	if err != nil {
 		return err
@@ -34,25 +33,36 @@ func (h *Handlers) showRunSample(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows, err := h.DB.FindDatasetRows(ctx, run.DatasetID, []int64{rowID})
+	v, err := h.runSampleView(c, run, rowID)
 	if err != nil {
 		return err
 	}
+	return render(c, http.StatusOK, web.RunSamplePage(v))
+}
+
+// runSampleView gathers one sample of a run as its page shows it (the run
+// page's and the share link's sample pages).
+func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64) (web.RunSampleView, error) {
+	ctx := c.Request().Context()
+	rows, err := h.DB.FindDatasetRows(ctx, run.DatasetID, []int64{rowID})
+	if err != nil {
+		return web.RunSampleView{}, err
+	}
 	row, ok := rows[rowID]
 	if !ok {
-		return models.Errorf(models.ENotFound, "sample %d is not part of this run's dataset", rowID)
+		return web.RunSampleView{}, models.Errorf(models.ENotFound, "sample %d is not part of this run's dataset", rowID)
 	}
 	fields := run.RubricSnapshot.Fields
 	if len(fields) == 0 {
 		ds, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID)
 		if err != nil {
-			return err
+			return web.RunSampleView{}, err
 		}
 		fields = ds.Fields
 	}
 	scores, err := h.DB.ListRowScores(ctx, run.ID, rowID)
 	if err != nil {
-		return err
+		return web.RunSampleView{}, err
 	}
 	// The batches this sample was in, and the ids of their other samples.
 	batches := map[int64]models.RunBatch{}
@@ -63,7 +73,7 @@ func (h *Handlers) showRunSample(c echo.Context) error {
 		}
 		b, err := h.DB.FindBatch(ctx, run.ID, s.BatchID)
 		if err != nil {
-			return err
+			return web.RunSampleView{}, err
 		}
 		batches[b.ID] = b
 		mateIDs = append(mateIDs, b.RowIDs...)
@@ -71,7 +81,7 @@ func (h *Handlers) showRunSample(c echo.Context) error {
 	mates := map[int64]models.DatasetRow{}
 	if len(mateIDs) > 0 {
 		if mates, err = h.DB.FindDatasetRows(ctx, run.DatasetID, mateIDs); err != nil {
-			return err
+			return web.RunSampleView{}, err
 		}
 	}
 
@@ -112,7 +122,7 @@ func (h *Handlers) showRunSample(c echo.Context) error {
 		}
 		v.Criteria = append(v.Criteria, sc)
 	}
-	return render(c, http.StatusOK, web.RunSamplePage(v))
+	return v, nil
 }
 
 // showRunBatch shows one judge call in full: the samples, what was sent,

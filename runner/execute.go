@@ -65,6 +65,8 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	}
 	log := r.log.With("run", runID)
 	log.Info("run started", "worker", owner)
+	// Tell the workspace's webhook if this execution ends the run.
+	defer r.notifyRunEnd(runID)
 
 	// work is cancelled when the run is cancelled, the lease is lost or the
 	// job is cancelled; calls already sent are allowed to finish then.

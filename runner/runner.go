@@ -60,6 +60,8 @@ type Config struct {
 	// is River's default queue, shared by `serve` and `worker`. The
 	// command line uses a private one so it judges only its own run.
 	Queue string
+	// Webhooks is how run-end webhooks are sent (notify.go).
+	Webhooks WebhookConfig
 }
 
 // JudgeTuning overrides the judge client's retry behaviour.
@@ -85,6 +87,8 @@ type Runner struct {
 	// executions numbers this process's executions, for unique lease owners.
 	executions atomic.Int64
 	sweepDone  chan struct{}
+	// notices counts webhook deliveries under way (notify.go).
+	notices sync.WaitGroup
 }
 
 func driverFor(db *models.DB) riverdriver.Driver[*sql.Tx] {

@@ -46,3 +46,12 @@ func Lookup(hashedName string) (string, bool) {
 	n, ok := byHashed[hashedName]
 	return n, ok
 }
+
+// InlineCSS is the stylesheet's text, for the standalone report that must
+// carry its styles inside the file.
+func InlineCSS() string {
+	b, _ := fs.ReadFile(files, "app.css")
+	// The stylesheet is ours and holds no "</", but a closing tag inside it
+	// would end the <style> element early: make sure it cannot.
+	return strings.ReplaceAll(string(b), "</", `<\/`)
+}

@@ -78,6 +78,22 @@ func startServer(t *testing.T) string {
 	return ""
 }
 
+// browserAllocator starts headless Chromium with a fresh profile in dir.
+func browserAllocator(chrome, dir string) (context.Context, context.CancelFunc) {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chrome),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.UserDataDir(filepath.Join(dir, "chrome")),
+	)
+	return chromedp.NewExecAllocator(context.Background(), opts...)
+}
+
 // TestBrowserEndToEnd is what a newcomer does: upload the demo dataset,
 // launch a BatchEval run on the simulated judge, wait for it, and read the
 // results: the charts and a sample's analyses.
@@ -91,18 +107,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chrome),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.UserDataDir(filepath.Join(dir, "chrome")),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	actx, cancelAlloc := browserAllocator(chrome, dir)
 	defer cancelAlloc()
 	ctx, cancelCtx := chromedp.NewContext(actx)
 	defer cancelCtx()

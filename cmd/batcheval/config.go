@@ -60,6 +60,9 @@ type Config struct {
 	UploadQuotaMB int
 	// MaxRunsPerWorkspace caps a workspace's queued and running runs; 0: no limit.
 	MaxRunsPerWorkspace int
+	// WebhookAllowPrivate lets workspace webhooks reach private address
+	// ranges (a chat server on the office network); off by default.
+	WebhookAllowPrivate bool
 }
 
 // bindConfig registers the flags of a subcommand: every command has the
@@ -103,6 +106,7 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server bool) *Conf
 	// A quarter second per answer lets a newcomer watch the demo run's
 	// progress, where an instant answer would finish before the page loads.
 	fs.DurationVar(&c.SimLatency, "sim-latency", envDuration(getenv, "BATCHEVAL_SIM_LATENCY", 250*time.Millisecond), "how long the simulated judge takes per answer (env BATCHEVAL_SIM_LATENCY)")
+	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", env("BATCHEVAL_WEBHOOK_ALLOW_PRIVATE", "false") == "true", "let workspace webhooks reach private addresses (env BATCHEVAL_WEBHOOK_ALLOW_PRIVATE); link-local and metadata addresses are always refused")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", env("BATCHEVAL_SECURE_COOKIES", "false") == "true", "mark the session cookie Secure: set when TLS ends at a proxy in front (env BATCHEVAL_SECURE_COOKIES)")
 	fs.StringVar(&c.AllowedHosts, "allowed-hosts", env("BATCHEVAL_ALLOWED_HOSTS", ""), "host names the dashboard answers to, comma-separated; empty: localhost, 127.0.0.1, ::1 and the bind host (env BATCHEVAL_ALLOWED_HOSTS)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", env("BATCHEVAL_TRUSTED_PROXIES", ""), "reverse proxies whose X-Forwarded-For/-Proto are believed, CIDRs or addresses (env BATCHEVAL_TRUSTED_PROXIES)")

@@ -76,7 +76,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	judge.SetEgress(egress)
 
 	work := !web || !*noWork
-	r, err := runner.New(runner.Config{DB: db, Log: log, Work: work, MaxRuns: c.MaxRuns, SimulatedURL: sim.URL, Getenv: getenv})
+	r, err := runner.New(runner.Config{DB: db, Log: log, Work: work, MaxRuns: c.MaxRuns, SimulatedURL: sim.URL, Getenv: getenv,
+		Webhooks: runner.WebhookConfig{AllowLoopback: c.LocalMode(), AllowPrivate: c.WebhookAllowPrivate}})
 	if err != nil {
 		return err
 	}

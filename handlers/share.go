@@ -1,0 +1,460 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/evaluator/methods"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/report"
+	"github.com/batcheval/batcheval/web"
+)
+
+// shareBase is the address every page of a share link lives under.
+func shareBase(token string) string { return "/s/" + token }
+
+// asShareVisitor runs next as the visitor of the share link named by the
+// route's :token, whatever session the request carries: the page shows the
+// shared report and nothing of the signed-in person's workspace.
+func (h *Handlers) asShareVisitor(c echo.Context, next echo.HandlerFunc) error {
+	hd := c.Response().Header()
+	// The token is in the address: keep it out of Referer headers, shared
+	// caches and search engines.
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Cache-Control", "private, no-store")
+	hd.Set("X-Robots-Tag", "noindex, nofollow")
+	req := c.Request()
+	link, err := h.DB.OpenShareLink(req.Context(), c.Param("token"))
+	if err != nil {
+		return h.sharedError(c, err)
+	}
+	p := Principal{Kind: ShareVisitor, Workspace: models.Workspace{ID: link.WorkspaceID}, Share: &link}
+	c.SetRequest(req.WithContext(context.WithValue(req.Context(), principalKey{}, p)))
+	if err := next(c); err != nil {
+		return h.sharedError(c, err)
+	}
+	return nil
+}
+
+// sharedError answers an error under a share link with a page that has
+// no way into the dashboard; server errors go to the log, not the page.
+func (h *Handlers) sharedError(c echo.Context, err error) error {
+	if c.Response().Committed {
+		return err
+	}
+	status, msg := http.StatusInternalServerError, "Something went wrong on the server; try again later."
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &he):
+		status = he.Code
+		msg = http.StatusText(status)
+	case models.ErrorCode(err) == models.ENotFound:
+		status, msg = http.StatusNotFound, models.ErrorMessage(err)
+	case models.ErrorCode(err) == models.EInvalid:
+		status, msg = http.StatusUnprocessableEntity, models.ErrorMessage(err)
+	}
+	if status >= 500 {
+		h.Log.Error("shared page failed", "path", c.Request().URL.Path, "err", err)
+	}
+	return render(c, status, web.SharedErrorPage(http.StatusText(status), msg))
+}
+
+// shareOf is the link of a Shared route's request.
+func shareOf(c echo.Context) (models.ShareLink, web.SharedPage) {
+	l := principalOf(c.Request().Context()).Share
+	if l == nil {
+		// require(Shared) always sets it; a route registered without that
+		// rule must not fall through to any workspace data.
+		panic("share route without the Shared rule")
+	}
+	return *l, web.SharedPage{Base: shareBase(c.Param("token")), Expires: l.ExpiresAt}
+}
+
+func id64(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// showShared shows the report a share link opens.
+func (h *Handlers) showShared(c echo.Context) error {
+	ctx := c.Request().Context()
+	link, sp := shareOf(c)
+	switch link.Kind {
+	case models.ShareRun:
+		run, err := h.DB.FindRun(ctx, link.WorkspaceID, id64(link.RunID))
+		if err != nil {
+			return err
+		}
+		facts, rep, err := h.reportOf(ctx, run)
+		if err != nil {
+			return err
+		}
+		sp.Title = run.Name
+		return render(c, http.StatusOK, web.SharedRunPage(web.SharedRunView{SharedPage: sp, ReportFacts: facts, Report: rep}))
+	case models.ShareExperiment:
+		e, err := h.DB.FindExperiment(ctx, link.WorkspaceID, id64(link.ExperimentID))
+		if err != nil {
+			return err
+		}
+		v, err := h.experimentView(c, e)
+		if err != nil {
+			return err
+		}
+		// The chart's points open runs on the dashboard: point them at the
+		// runs' rows of the table instead.
+		v.Chart = rowAnchors(v.Chart)
+		sp.Title = e.Name
+		return render(c, http.StatusOK, web.SharedExperimentPage(web.SharedExperimentView{SharedPage: sp, Experiment: v}))
+	case models.ShareCompare:
+		cmp, err := h.comparisonOf(c, [2]int64{id64(link.RunID), id64(link.OtherRunID)})
+		if err != nil {
+			return err
+		}
+		v, err := h.compareView(c.Request().Context(), cmp, compareRowsShown)
+		if err != nil {
+			return err
+		}
+		sp.Title = cmp.a.Name + " and " + cmp.b.Name
+		return render(c, http.StatusOK, web.SharedComparePage(web.SharedCompareView{SharedPage: sp, Compare: v}))
+	}
+	return models.Errorf(models.ENotFound, "this share link opens nothing")
+}
+
+// rowAnchors points each experiment chart point, which links to its run
+// on the dashboard (/runs/<id>), at that run's row of the table.
+func rowAnchors(ch web.ScatterChart) web.ScatterChart {
+	for i, pt := range ch.Points {
+		id, ok := strings.CutPrefix(string(pt.Href), "/runs/")
+		if _, err := strconv.ParseInt(id, 10, 64); !ok || err != nil {
+			id = ""
+		}
+		ch.Points[i].Href = templ.SafeURL("#run-" + id)
+		if id == "" {
+			ch.Points[i].Href = "#experiment-table"
+		}
+	}
+	return ch
+}
+
+// showSharedSample shows one sample of a shared run or comparison. Only
+// samples of the shared runs' datasets exist here.
+func (h *Handlers) showSharedSample(c echo.Context) error {
+	ctx := c.Request().Context()
+	link, sp := shareOf(c)
+	rowID, err := paramID(c, "rowID")
+	if err != nil {
+		return err
+	}
+	switch link.Kind {
+	case models.ShareRun:
+		run, err := h.DB.FindRun(ctx, link.WorkspaceID, id64(link.RunID))
+		if err != nil {
+			return err
+		}
+		v, err := h.runSampleView(c, run, rowID)
+		if err != nil {
+			return err
+		}
+		sp.Title = "Sample " + v.ExternalID
+		return render(c, http.StatusOK, web.SharedSamplePage(web.SharedSampleView{SharedPage: sp, Sample: v}))
+	case models.ShareCompare:
+		cmp, err := h.comparisonOf(c, [2]int64{id64(link.RunID), id64(link.OtherRunID)})
+		if err != nil {
+			return err
+		}
+		v, err := h.compareSampleView(c, cmp, rowID)
+		if err != nil {
+			return err
+		}
+		sp.Title = "Sample " + v.ExternalID
+		return render(c, http.StatusOK, web.SharedCompareSamplePage(web.SharedCompareSampleView{SharedPage: sp, Sample: v}))
+	}
+	return models.Errorf(models.ENotFound, "this share link has no sample pages")
+}
+
+// downloadSharedReport is the standalone file of a shared run or
+// experiment.
+func (h *Handlers) downloadSharedReport(c echo.Context) error {
+	ctx := c.Request().Context()
+	link, _ := shareOf(c)
+	switch link.Kind {
+	case models.ShareRun:
+		run, err := h.DB.FindRun(ctx, link.WorkspaceID, id64(link.RunID))
+		if err != nil {
+			return err
+		}
+		return h.sendStandalone(c, run)
+	case models.ShareExperiment:
+		e, err := h.DB.FindExperiment(ctx, link.WorkspaceID, id64(link.ExperimentID))
+		if err != nil {
+			return err
+		}
+		return h.sendStandaloneExperiment(c, e)
+	}
+	return models.Errorf(models.ENotFound, "a shared comparison has no downloadable report")
+}
+
+// downloadExperimentReport is the standalone file of an experiment of the
+// workspace.
+func (h *Handlers) downloadExperimentReport(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	e, err := h.DB.FindExperiment(c.Request().Context(), h.workspaceID(c), id)
+	if err != nil {
+		return err
+	}
+	return h.sendStandaloneExperiment(c, e)
+}
+
+func (h *Handlers) sendStandaloneExperiment(c echo.Context, e models.Experiment) error {
+	v, err := h.experimentView(c, e)
+	if err != nil {
+		return err
+	}
+	v.Chart = rowAnchors(v.Chart)
+	var buf bytes.Buffer
+	if err := web.StandaloneExperimentReport(v, time.Now()).Render(c.Request().Context(), &buf); err != nil {
+		return err
+	}
+	name := fmt.Sprintf("experiment-%d-%s-report.html", e.ID, fileSlug(e.Name))
+	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf("attachment; filename=%q", name))
+	return c.Blob(http.StatusOK, echo.MIMETextHTMLCharsetUTF8, buf.Bytes())
+}
+
+// downloadRunReport is the standalone file of a run of the workspace.
+func (h *Handlers) downloadRunReport(c echo.Context) error {
+	run, err := h.findRun(c)
+	if err != nil {
+		return err
+	}
+	return h.sendStandalone(c, run)
+}
+
+// reportOf gathers a run's facts and report (nil before the first answer).
+func (h *Handlers) reportOf(ctx context.Context, run models.Run) (web.ReportFacts, *report.Report, error) {
+	wsID := workspaceOf(ctx)
+	f := web.ReportFacts{Run: run, Dataset: "(deleted dataset)", Rubric: "(deleted rubric)",
+		MethodLabel: methods.Label(run.Method)}
+	if p, err := h.DB.FindProject(ctx, wsID, run.ProjectID); err == nil {
+		f.Project = p.Name
+	}
+	if d, err := h.DB.FindDataset(ctx, wsID, run.DatasetID); err == nil {
+		f.Dataset = d.Name
+	}
+	if run.RubricID != nil {
+		if r, err := h.DB.FindRubric(ctx, wsID, *run.RubricID); err == nil {
+			f.Rubric = r.Name
+		}
+	}
+	if run.BatchesDone == 0 {
+		return f, nil, nil
+	}
+	rep, err := h.buildReport(ctx, run.ID, "")
+	return f, rep, err
+}
+
+// sendStandalone answers with the run's report as one HTML file.
+func (h *Handlers) sendStandalone(c echo.Context, run models.Run) error {
+	ctx := c.Request().Context()
+	facts, rep, err := h.reportOf(ctx, run)
+	if err != nil {
+		return err
+	}
+	v := web.StandaloneRunView{ReportFacts: facts, Report: rep, Generated: time.Now()}
+	if rep != nil {
+		if v.Samples, err = h.standaloneSamples(ctx, run, rep); err != nil {
+			return err
+		}
+	}
+	var buf bytes.Buffer
+	if err := web.StandaloneRunReport(v).Render(ctx, &buf); err != nil {
+		return err
+	}
+	name := fmt.Sprintf("run-%d-%s-report.html", run.ID, fileSlug(run.Name))
+	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf("attachment; filename=%q", name))
+	return c.Blob(http.StatusOK, echo.MIMETextHTMLCharsetUTF8, buf.Bytes())
+}
+
+// standaloneSamples lists every sample with each criterion's rounds and
+// analyses, read in one query.
+func (h *Handlers) standaloneSamples(ctx context.Context, run models.Run, rep *report.Report) ([]web.StandaloneSample, error) {
+	scores, err := h.DB.ListScores(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	type key struct {
+		row int64
+		ci  int
+	}
+	rounds := map[key][]web.RunSampleRound{}
+	for _, s := range scores {
+		k := key{s.RowID, s.CriterionIndex}
+		rounds[k] = append(rounds[k], web.RunSampleRound{Round: s.Round + 1, Score: s.Score, Analysis: s.Analysis, Label: s.Label})
+	}
+	var out []web.StandaloneSample
+	index := map[int64]int{}
+	for ci, c := range rep.Criteria {
+		for _, s := range c.Samples {
+			k, ok := index[s.RowID]
+			if !ok {
+				k = len(out)
+				index[s.RowID] = k
+				out = append(out, web.StandaloneSample{RowID: s.RowID, ExternalID: s.ExternalID, Fields: s.Fields})
+			}
+			rs := rounds[key{s.RowID, ci}]
+			sortRounds(rs)
+			out[k].Criteria = append(out[k].Criteria, web.RunSampleCriterion{Name: c.Criterion.Name,
+				Range: fmt.Sprintf("%g to %g", c.Criterion.Lo, c.Criterion.Hi), Human: s.Human, Final: s.Final, Rounds: rs})
+		}
+	}
+	return out, nil
+}
+
+func sortRounds(rs []web.RunSampleRound) {
+	slices.SortStableFunc(rs, func(a, b web.RunSampleRound) int { return a.Round - b.Round })
+}
+
+// ---- managing links (editors and owners) ----
+
+// shareTTLs are the expiry choices of the form; "" lasts until revoked.
+var shareTTLs = map[string]time.Duration{
+	"":    0,
+	"1d":  24 * time.Hour,
+	"7d":  7 * 24 * time.Hour,
+	"30d": 30 * 24 * time.Hour,
+}
+
+// listShares is the workspace's share links with who made them and when
+// they were last opened, and a form for a new one.
+func (h *Handlers) listShares(c echo.Context) error {
+	return h.renderShares(c, http.StatusOK, "", "")
+}
+
+func (h *Handlers) renderShares(c echo.Context, status int, newLink, problem string) error {
+	ctx := c.Request().Context()
+	wsID := h.workspaceID(c)
+	links, err := h.DB.ListShareLinks(ctx, wsID)
+	if err != nil {
+		return err
+	}
+	runs, err := h.DB.ListRuns(ctx, wsID, 0)
+	if err != nil {
+		return err
+	}
+	v := web.SharesView{Page: page(c, "Share links"), NewLink: newLink, Problem: problem, Now: time.Now(),
+		Kind: c.QueryParam("kind"), RunID: c.QueryParam("run"), OtherRunID: c.QueryParam("other"), ExperimentID: c.QueryParam("experiment")}
+	if c.Request().Method == http.MethodPost {
+		v.Kind, v.RunID, v.OtherRunID, v.ExperimentID = c.FormValue("kind"), c.FormValue("run_id"), c.FormValue("other_run_id"), c.FormValue("experiment_id")
+	}
+	runNames := map[int64]string{}
+	for _, r := range runs {
+		runNames[r.ID] = r.Name
+		v.Runs = append(v.Runs, web.ShareChoice{ID: r.ID, Name: r.Name})
+	}
+	expNames := map[int64]string{}
+	projects, err := h.DB.ListProjects(ctx, wsID)
+	if err != nil {
+		return err
+	}
+	for _, p := range projects {
+		es, err := h.DB.ListExperiments(ctx, wsID, p.ID)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			expNames[e.ID] = e.Name
+			v.Experiments = append(v.Experiments, web.ShareChoice{ID: e.ID, Name: e.Name})
+		}
+	}
+	for _, l := range links {
+		it := web.ShareItem{Link: l, Active: l.Active(v.Now)}
+		switch l.Kind {
+		case models.ShareRun:
+			it.What = "Run " + nameOr(runNames, id64(l.RunID), "run")
+		case models.ShareExperiment:
+			it.What = "Experiment " + nameOr(expNames, id64(l.ExperimentID), "experiment")
+		case models.ShareCompare:
+			it.What = "Comparison of " + nameOr(runNames, id64(l.RunID), "run") + " and " + nameOr(runNames, id64(l.OtherRunID), "run")
+		}
+		v.Links = append(v.Links, it)
+	}
+	return render(c, status, web.SharesPage(v))
+}
+
+func nameOr(names map[int64]string, id int64, what string) string {
+	if n, ok := names[id]; ok {
+		return n
+	}
+	return what + " " + strconv.FormatInt(id, 10)
+}
+
+// createShare makes a link and shows it once.
+func (h *Handlers) createShare(c echo.Context) error {
+	ctx := c.Request().Context()
+	p := principalOf(ctx)
+	ttl, ok := shareTTLs[c.FormValue("expires")]
+	if !ok {
+		return h.renderShares(c, http.StatusUnprocessableEntity, "", "Choose an expiry from the list.")
+	}
+	formID := func(name string) int64 {
+		n, _ := strconv.ParseInt(c.FormValue(name), 10, 64)
+		return n
+	}
+	n := models.NewShareLink{WorkspaceID: p.Workspace.ID, Kind: models.ShareKind(c.FormValue("kind")),
+		RunID: formID("run_id"), OtherRunID: formID("other_run_id"), ExperimentID: formID("experiment_id"),
+		Label: c.FormValue("label"), TTL: ttl, CreatedBy: p.userID(), CreatedByName: p.ActorLabel()}
+	if p.Kind == Account {
+		n.CreatedByName = p.User.Name
+	}
+	if n.Kind == models.ShareCompare && n.RunID != n.OtherRunID {
+		// Only runs on the same samples can be compared: refuse the link
+		// now rather than show its visitor an error.
+		if _, err := h.comparisonOf(c, [2]int64{n.RunID, n.OtherRunID}); models.ErrorCode(err) == models.EInvalid {
+			return h.renderShares(c, http.StatusUnprocessableEntity, "", models.ErrorMessage(err))
+		} else if err != nil {
+			return err
+		}
+	}
+	link, token, err := h.DB.CreateShareLink(ctx, n)
+	switch models.ErrorCode(err) {
+	case "":
+	case models.EInvalid:
+		return h.renderShares(c, http.StatusUnprocessableEntity, "", models.ErrorMessage(err))
+	default:
+		return err
+	}
+	detail := "until revoked"
+	if link.ExpiresAt != nil {
+		detail = "expires " + link.ExpiresAt.UTC().Format(time.RFC3339)
+	}
+	h.audit(c, models.AuditShareCreated, link.Target(), "share link "+strconv.FormatInt(link.ID, 10)+", "+detail)
+	return h.renderShares(c, http.StatusOK, absoluteURL(c, shareBase(token)), "")
+}
+
+// revokeShare stops a link at once.
+func (h *Handlers) revokeShare(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	link, err := h.DB.RevokeShareLink(c.Request().Context(), h.workspaceID(c), id)
+	if err != nil {
+		return err
+	}
+	h.audit(c, models.AuditShareRevoked, link.Target(), "share link "+strconv.FormatInt(link.ID, 10))
+	return redirect(c, "/shares", "Share link revoked: it no longer opens anything.")
+}

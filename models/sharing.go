@@ -1,0 +1,173 @@
+package models
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ShareKind says what a share link opens.
+type ShareKind string
+
+// What a share link can open: one run's report, one experiment's table, or
+// two runs compared sample by sample.
+const (
+	ShareRun        ShareKind = "run"
+	ShareExperiment ShareKind = "experiment"
+	ShareCompare    ShareKind = "compare"
+)
+
+// ShareLink is a read-only link to one report that opens without an
+// account. Only the hash of its token is stored; the token is shown once.
+type ShareLink struct {
+	ID           int64
+	WorkspaceID  int64
+	Kind         ShareKind
+	RunID        *int64
+	OtherRunID   *int64
+	ExperimentID *int64
+	TokenHash    string `json:"-"`
+	Label        string
+	CreatedBy    *int64
+	// CreatedByName is who made the link as shown at the time.
+	CreatedByName string
+	CreatedAt     time.Time
+	// ExpiresAt is nil for a link that lasts until it is revoked.
+	ExpiresAt    *time.Time
+	RevokedAt    *time.Time
+	LastOpenedAt *time.Time
+}
+
+// Active reports whether the link still opens its report at t.
+func (l ShareLink) Active(t time.Time) bool {
+	return l.RevokedAt == nil && (l.ExpiresAt == nil || t.Before(*l.ExpiresAt))
+}
+
+// Target names what the link opens, for lists and the audit log.
+func (l ShareLink) Target() string {
+	id := func(p *int64) string {
+		if p == nil {
+			return "?"
+		}
+		return strconv.FormatInt(*p, 10)
+	}
+	switch l.Kind {
+	case ShareRun:
+		return "run " + (id(l.RunID))
+	case ShareExperiment:
+		return "experiment " + (id(l.ExperimentID))
+	case ShareCompare:
+		return "comparison of runs " + (id(l.RunID)) + " and " + (id(l.OtherRunID))
+	}
+	return string(l.Kind)
+}
+
+// MaxShareLabel bounds a link's label: a note for the list, not a document.
+const MaxShareLabel = 200
+
+// NewShareLink is what a person asks for when making a link.
+type NewShareLink struct {
+	WorkspaceID  int64
+	Kind         ShareKind
+	RunID        int64 // run, compare
+	OtherRunID   int64 // compare
+	ExperimentID int64 // experiment
+	Label        string
+	// TTL is how long the link opens its report; 0 means until revoked.
+	TTL           time.Duration
+	CreatedBy     *int64
+	CreatedByName string
+}
+
+// CreateShareLink checks that what is shared belongs to the workspace,
+// stores the link and returns it with its token (the only time the token
+// exists outside the browser of the person who made it).
+func (db *DB) CreateShareLink(ctx context.Context, n NewShareLink) (ShareLink, string, error) {
+	n.Label = strings.TrimSpace(n.Label)
+	if len(n.Label) > MaxShareLabel {
+		return ShareLink{}, "", Errorf(EInvalid, "the label is too long (at most %d characters)", MaxShareLabel)
+	}
+	if n.TTL < 0 {
+		return ShareLink{}, "", Errorf(EInvalid, "the expiry must be in the future")
+	}
+	l := ShareLink{WorkspaceID: n.WorkspaceID, Kind: n.Kind, Label: n.Label, CreatedBy: n.CreatedBy, CreatedByName: n.CreatedByName}
+	switch n.Kind {
+	case ShareRun, ShareCompare:
+		if _, err := db.FindRun(ctx, n.WorkspaceID, n.RunID); err != nil {
+			return ShareLink{}, "", err
+		}
+		l.RunID = &n.RunID
+		if n.Kind == ShareCompare {
+			if n.OtherRunID == n.RunID {
+				return ShareLink{}, "", Errorf(EInvalid, "a comparison needs two different runs")
+			}
+			if _, err := db.FindRun(ctx, n.WorkspaceID, n.OtherRunID); err != nil {
+				return ShareLink{}, "", err
+			}
+			l.OtherRunID = &n.OtherRunID
+		}
+	case ShareExperiment:
+		if _, err := db.FindExperiment(ctx, n.WorkspaceID, n.ExperimentID); err != nil {
+			return ShareLink{}, "", err
+		}
+		l.ExperimentID = &n.ExperimentID
+	default:
+		return ShareLink{}, "", Errorf(EInvalid, "%q cannot be shared", n.Kind)
+	}
+	token, hash, err := NewLinkToken()
+	if err != nil {
+		return ShareLink{}, "", err
+	}
+	l.TokenHash = hash
+	l.CreatedAt = time.Now().UTC()
+	if n.TTL > 0 {
+		exp := l.CreatedAt.Add(n.TTL)
+		l.ExpiresAt = &exp
+	}
+	return l, token, db.Gorm.WithContext(ctx).Create(&l).Error
+}
+
+// errShareUnusable is the one answer to a token that opens nothing: the
+// visitor learns neither whether it ever existed nor why it stopped.
+var errShareUnusable = Errorf(ENotFound, "this share link does not open anything: it was revoked, it expired, or it never existed. Ask the person who sent it for a new one")
+
+// OpenShareLink finds the active link a token opens and records that it
+// was opened.
+func (db *DB) OpenShareLink(ctx context.Context, token string) (ShareLink, error) {
+	var l ShareLink
+	now := time.Now().UTC()
+	err := db.Gorm.WithContext(ctx).Where("token_hash = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
+		HashLinkToken(token), now).First(&l).Error
+	if err != nil {
+		return l, notFoundText(err, errShareUnusable.Message)
+	}
+	if err := db.Gorm.WithContext(ctx).Model(&ShareLink{}).Where("id = ?", l.ID).Update("last_opened_at", now).Error; err != nil {
+		return l, err
+	}
+	l.LastOpenedAt = &now
+	return l, nil
+}
+
+// ListShareLinks lists a workspace's links, newest first, revoked and
+// expired ones included (they say who made them and when they stopped).
+func (db *DB) ListShareLinks(ctx context.Context, wsID int64) ([]ShareLink, error) {
+	var ls []ShareLink
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID).Order("id DESC").Find(&ls).Error
+	return ls, err
+}
+
+// RevokeShareLink stops a link of the workspace at once.
+func (db *DB) RevokeShareLink(ctx context.Context, wsID, id int64) (ShareLink, error) {
+	var l ShareLink
+	res := db.Gorm.WithContext(ctx).Model(&ShareLink{}).Where("workspace_id = ? AND id = ? AND revoked_at IS NULL", wsID, id).
+		Update("revoked_at", time.Now().UTC())
+	if res.Error != nil {
+		return l, res.Error
+	}
+	if res.RowsAffected == 0 {
+		return l, Errorf(ENotFound, "share link %d does not exist (or is not in this workspace) or was already revoked", id)
+	}
+	err := db.Gorm.WithContext(ctx).First(&l, id).Error
+	return l, err
+}

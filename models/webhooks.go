@@ -1,0 +1,106 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Webhook is a workspace's optional notification of finished and failed
+// runs: a JSON POST that Slack's incoming webhooks (and anything reading
+// {"text": ...}) understand.
+type Webhook struct {
+	WorkspaceID int64 `gorm:"primaryKey;autoIncrement:false"`
+	URL         string
+	// BaseURL is the dashboard's address as people reach it; the message
+	// links to the run under it. Empty sends the run's path alone.
+	BaseURL    string
+	OnFinished bool
+	OnFailed   bool
+	UpdatedAt  time.Time
+	// LastStatus is the outcome of the last delivery ("200 OK", or why it
+	// failed), shown to owners so a broken hook is noticed.
+	LastStatus string
+	LastSentAt *time.Time
+}
+
+// maxWebhookURL bounds the stored addresses (a URL, not a document).
+const maxWebhookURL = 2000
+
+// Validate checks the addresses: absolute http(s) URLs without user
+// information (a password in a URL would be shown on the settings page).
+func (w *Webhook) Validate() error {
+	w.URL, w.BaseURL = strings.TrimSpace(w.URL), strings.TrimRight(strings.TrimSpace(w.BaseURL), "/")
+	if err := checkHTTPURL(w.URL, "webhook URL"); err != nil {
+		return err
+	}
+	if w.BaseURL != "" {
+		if err := checkHTTPURL(w.BaseURL, "dashboard address"); err != nil {
+			return err
+		}
+	}
+	if !w.OnFinished && !w.OnFailed {
+		return Errorf(EInvalid, "choose at least one event (run finished, run failed), or remove the webhook")
+	}
+	return nil
+}
+
+func checkHTTPURL(s, what string) error {
+	if len(s) > maxWebhookURL {
+		return Errorf(EInvalid, "the %s is too long (at most %d characters)", what, maxWebhookURL)
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Errorf(EInvalid, "the %s must be an absolute http:// or https:// address", what)
+	}
+	if u.User != nil {
+		return Errorf(EInvalid, "the %s must not hold a user name or password", what)
+	}
+	return nil
+}
+
+// FindWebhook returns the workspace's webhook; ENotFound when none is set.
+func (db *DB) FindWebhook(ctx context.Context, wsID int64) (Webhook, error) {
+	var w Webhook
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID).First(&w).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return w, Errorf(ENotFound, "this workspace has no webhook")
+	}
+	return w, err
+}
+
+// SaveWebhook sets (or replaces) the workspace's webhook.
+func (db *DB) SaveWebhook(ctx context.Context, w Webhook) (Webhook, error) {
+	if err := w.Validate(); err != nil {
+		return w, err
+	}
+	w.UpdatedAt = time.Now().UTC()
+	// New settings have no delivery yet: the last outcome is forgotten.
+	w.LastStatus, w.LastSentAt = "", nil
+	err := db.Gorm.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "workspace_id"}},
+		DoUpdates: clause.AssignmentColumns([]string{"url", "base_url", "on_finished", "on_failed", "updated_at", "last_status", "last_sent_at"}),
+	}).Create(&w).Error
+	return w, err
+}
+
+// DeleteWebhook removes the workspace's webhook (no error when none).
+func (db *DB) DeleteWebhook(ctx context.Context, wsID int64) error {
+	return db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID).Delete(&Webhook{}).Error
+}
+
+// RecordWebhookDelivery keeps the outcome of the last delivery.
+func (db *DB) RecordWebhookDelivery(ctx context.Context, wsID int64, status string) error {
+	now := time.Now().UTC()
+	return db.Gorm.WithContext(ctx).Model(&Webhook{}).Where("workspace_id = ?", wsID).
+		Updates(map[string]any{"last_status": clip(status, 300), "last_sent_at": now}).Error
+}
+
+// AuditWebhookChanged is the audit action of setting or removing a
+// workspace's webhook (it says where run outcomes are sent).
+const AuditWebhookChanged = "webhook-changed"

@@ -1,0 +1,255 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/batcheval/batcheval/evaluator/simjudge"
+	"github.com/batcheval/batcheval/models"
+)
+
+// receiver is a webhook endpoint that records what it is sent and answers
+// with the statuses it is given, in turn (200 once they run out).
+type receiver struct {
+	srv      *httptest.Server
+	mu       sync.Mutex
+	statuses []int
+	got      []WebhookMessage
+	hold     chan struct{} // when set, requests wait for it to close
+}
+
+func newReceiver(t *testing.T, statuses ...int) *receiver {
+	rc := &receiver{statuses: statuses}
+	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rc.hold != nil {
+			<-rc.hold
+		}
+		body, _ := io.ReadAll(r.Body)
+		var m WebhookMessage
+		if r.Header.Get("Content-Type") != "application/json" || json.Unmarshal(body, &m) != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		rc.got = append(rc.got, m)
+		status := http.StatusOK
+		if len(rc.statuses) > 0 {
+			status, rc.statuses = rc.statuses[0], rc.statuses[1:]
+		}
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+// waitJobDone waits until the run's job has returned (the run-end hook
+// runs as the job returns, after the run is stored as finished).
+func (env *testEnv) waitJobDone(run models.Run) {
+	env.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		switch env.job(*run.JobID).State {
+		case rivertype.JobStateCompleted, rivertype.JobStateCancelled, rivertype.JobStateDiscarded:
+			return
+		}
+		if time.Now().After(deadline) {
+			env.t.Fatalf("job of run %d still %s", run.ID, env.job(*run.JobID).State)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (rc *receiver) messages() []WebhookMessage {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]WebhookMessage(nil), rc.got...)
+}
+
+// TestWebhookOnRunEnd: a finished or failed run is announced once to the
+// workspace's webhook with its outcome and the run's address, retried
+// after a server error, and not at all for an event the owner turned off.
+func TestWebhookOnRunEnd(t *testing.T) {
+	tests := []struct {
+		name       string
+		fail       bool     // the judge refuses the key: the run fails
+		onFinished bool     // webhook settings
+		onFailed   bool     //
+		statuses   []int    // the receiver's answers in turn
+		wantPosts  int      // requests the receiver sees
+		wantEvent  string   // "" when nothing is delivered
+		wantText   []string // in the message's text
+		wantStatus string   // last delivery recorded
+	}{
+		{name: "finished, retried after 503", onFinished: true, onFailed: true, statuses: []int{503}, wantPosts: 2,
+			wantEvent: EventRunFinished, wantText: []string{"finished.", "Pearson", "<https://eval.example.test/runs/", "|Open the run>"}, wantStatus: "200 OK"},
+		{name: "failed", fail: true, onFinished: false, onFailed: true, wantPosts: 1,
+			wantEvent: EventRunFailed, wantText: []string{"failed:", "401"}, wantStatus: "200 OK"},
+		{name: "failed, but only finished runs are wanted", fail: true, onFinished: true, onFailed: false, wantPosts: 0},
+		{name: "client error is not retried", onFinished: true, onFailed: true, statuses: []int{404}, wantPosts: 1,
+			wantEvent: EventRunFinished, wantStatus: "404 Not Found"},
+	}
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				ctx := context.Background()
+				rc := newReceiver(t, tc.statuses...)
+				if _, err := env.db.SaveWebhook(ctx, models.Webhook{WorkspaceID: env.ws.ID, URL: rc.srv.URL + "/hook",
+					BaseURL: "https://eval.example.test", OnFinished: tc.onFinished, OnFailed: tc.onFailed}); err != nil {
+					t.Fatal(err)
+				}
+				fj := newFakeJudge(t, simjudge.Options{Seed: 3}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+					if tc.fail {
+						writeAPIError(w, http.StatusUnauthorized, nil, "bad key")
+						return true
+					}
+					return false
+				})
+				r := env.startRunner(Config{Webhooks: WebhookConfig{AllowLoopback: true, Backoff: 5 * time.Millisecond, Timeout: 5 * time.Second}})
+				// Stop it with the case: the next case's run must go to the
+				// next case's runner.
+				t.Cleanup(func() {
+					sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					_ = r.Stop(sctx)
+				})
+				run := env.launch(r, env.newRun(fj.URL(), 1, 2, 10))
+				run = env.waitFinished(run.ID, 60*time.Second)
+				if (run.Status == models.RunFailed) != tc.fail {
+					t.Fatalf("run ended %s (%s)", run.Status, run.Error)
+				}
+				env.waitJobDone(run)
+				r.WaitNotifications()
+				got := rc.messages()
+				if len(got) != tc.wantPosts {
+					t.Fatalf("receiver got %d posts, want %d: %+v", len(got), tc.wantPosts, got)
+				}
+				wh, err := env.db.FindWebhook(ctx, env.ws.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.wantPosts == 0 {
+					if wh.LastSentAt != nil {
+						t.Errorf("a delivery was recorded: %+v", wh)
+					}
+					return
+				}
+				m := got[len(got)-1]
+				if m.Event != tc.wantEvent || m.Run.ID != run.ID || m.Run.Status != run.Status || m.Run.URL != "https://eval.example.test/runs/"+strconv.FormatInt(run.ID, 10) {
+					t.Errorf("message: %+v", m)
+				}
+				for _, w := range tc.wantText {
+					if !strings.Contains(m.Text, w) {
+						t.Errorf("text %q lacks %q", m.Text, w)
+					}
+				}
+				if !tc.fail {
+					if len(m.Run.Criteria) != 1 || m.Run.Criteria[0].Pearson == nil {
+						t.Errorf("criteria: %+v", m.Run.Criteria)
+					}
+				}
+				if wh.LastStatus != tc.wantStatus || wh.LastSentAt == nil {
+					t.Errorf("recorded delivery %q at %v, want %q", wh.LastStatus, wh.LastSentAt, tc.wantStatus)
+				}
+			})
+		}
+	})
+}
+
+// TestWebhookNeverHoldsTheRun: a receiver that does not answer does not
+// keep the run from finishing; the delivery gives up after its timeout.
+func TestWebhookNeverHoldsTheRun(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		rc := newReceiver(t)
+		rc.hold = make(chan struct{})
+		t.Cleanup(func() { close(rc.hold) })
+		if _, err := env.db.SaveWebhook(ctx, models.Webhook{WorkspaceID: env.ws.ID, URL: rc.srv.URL, OnFinished: true, OnFailed: true}); err != nil {
+			t.Fatal(err)
+		}
+		fj := newFakeJudge(t, simjudge.Options{Seed: 3}, nil)
+		r := env.startRunner(Config{Webhooks: WebhookConfig{AllowLoopback: true, Timeout: 200 * time.Millisecond, Attempts: 2, Backoff: 10 * time.Millisecond}})
+		run := env.launch(r, env.newRun(fj.URL(), 1, 2, 10))
+		if run = env.waitFinished(run.ID, 60*time.Second); run.Status != models.RunSucceeded {
+			t.Fatalf("run %s", run.Status)
+		}
+		// A second run on the same runner still starts and finishes while
+		// the first delivery hangs.
+		run2 := env.launch(r, env.newRun(fj.URL(), 1, 2, 10))
+		if run2 = env.waitFinished(run2.ID, 60*time.Second); run2.Status != models.RunSucceeded {
+			t.Fatalf("second run %s", run2.Status)
+		}
+		env.waitJobDone(run)
+		env.waitJobDone(run2)
+		done := make(chan struct{})
+		go func() { r.WaitNotifications(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("deliveries did not give up after their timeout")
+		}
+		wh, err := env.db.FindWebhook(ctx, env.ws.ID)
+		if err != nil || !strings.Contains(wh.LastStatus, "timed out") {
+			t.Errorf("recorded %q, %v; want a timeout", wh.LastStatus, err)
+		}
+	})
+}
+
+// TestWebhookEgress: the addresses a webhook may reach, and no redirect
+// followed.
+func TestWebhookEgress(t *testing.T) {
+	tests := []struct {
+		addr      string
+		cfg       WebhookConfig
+		wantAllow bool
+	}{
+		{"93.184.216.34:443", WebhookConfig{}, true},
+		{"[2606:2800:220:1::248]:443", WebhookConfig{}, true},
+		{"169.254.169.254:80", WebhookConfig{AllowLoopback: true, AllowPrivate: true}, false},
+		{"[fe80::1]:80", WebhookConfig{AllowLoopback: true, AllowPrivate: true}, false},
+		{"[fd00:ec2::254]:80", WebhookConfig{AllowLoopback: true, AllowPrivate: true}, false},
+		{"100.100.100.200:80", WebhookConfig{AllowLoopback: true, AllowPrivate: true}, false},
+		{"0.0.0.0:80", WebhookConfig{AllowLoopback: true, AllowPrivate: true}, false},
+		{"127.0.0.1:8080", WebhookConfig{}, false},
+		{"127.0.0.1:8080", WebhookConfig{AllowLoopback: true}, true},
+		{"[::1]:8080", WebhookConfig{}, false},
+		{"[::ffff:127.0.0.1]:8080", WebhookConfig{}, false},
+		{"10.1.2.3:443", WebhookConfig{}, false},
+		{"192.168.1.5:443", WebhookConfig{AllowLoopback: true}, false},
+		{"100.64.0.1:443", WebhookConfig{}, false},
+		{"10.1.2.3:443", WebhookConfig{AllowPrivate: true}, true},
+	}
+	for _, tc := range tests {
+		err := checkEgress(tc.cfg, tc.addr)
+		if (err == nil) != tc.wantAllow {
+			t.Errorf("%s with %+v: got %v, want allowed %v", tc.addr, tc.cfg, err, tc.wantAllow)
+		}
+	}
+
+	// A redirect to an internal address is not followed.
+	target := newReceiver(t)
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.srv.URL, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirector.Close)
+	cfg := WebhookConfig{AllowLoopback: true, Timeout: time.Second, Attempts: 2, Backoff: time.Millisecond}
+	out := deliverWith(context.Background(), cfg, redirector.URL, WebhookMessage{Text: "x"})
+	if !strings.Contains(out, "redirects are not followed") || len(target.messages()) != 0 {
+		t.Errorf("redirect: outcome %q, target got %d", out, len(target.messages()))
+	}
+	// Loopback refused unless allowed; the refusal is not retried.
+	out = deliverWith(context.Background(), WebhookConfig{Timeout: time.Second, Attempts: 3, Backoff: time.Hour}, target.srv.URL, WebhookMessage{Text: "x"})
+	if !strings.Contains(out, "refused") || len(target.messages()) != 0 {
+		t.Errorf("loopback: outcome %q, target got %d", out, len(target.messages()))
+	}
+}
