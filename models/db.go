@@ -41,6 +41,9 @@ type DB struct {
 	Dialect Dialect
 	// Pool is set for PostgreSQL: River's pgx driver and GORM share it.
 	Pool *pgxpool.Pool
+	// Retry is how run-state writes ride out transient database errors
+	// (set before use; zero fields take defaults).
+	Retry RetryPolicy
 }
 
 // Open connects to PostgreSQL when dsn starts with postgres:// or

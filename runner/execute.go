@@ -62,7 +62,8 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 		// Another live worker holds the run; look again later.
 		return river.JobSnooze(r.cfg.LeaseTTL)
 	}
-	log := r.log.With("run", runID)
+	log := r.log.With("run", runID, "judge", run.JudgeSnapshot.Name)
+	ctx = models.WithLeaseOwner(ctx, owner) // fences every run-state write on this lease
 	log.Info("run started", "worker", owner)
 
 	// work is cancelled when the run is cancelled, the lease is lost or the
@@ -88,16 +89,18 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 		_ = r.db.ReleaseLease(context.WithoutCancel(ctx), runID, owner)
 		log.Info("run paused for shutdown; it resumes on the next start")
 		return river.JobSnooze(time.Second)
-	case errors.Is(context.Cause(work), errLeaseLost):
+	case leaseLost(work, err):
 		log.Warn("run paused: its lease could not be renewed; it resumes when claimed again")
 		return river.JobSnooze(r.cfg.LeaseTTL)
-	case errors.Is(context.Cause(work), errCancelled):
+	case errors.Is(context.Cause(work), errCancelled) || errors.Is(err, errCancelled):
 		log.Info("run cancelled")
 		return nil
 	case ctx.Err() != nil:
 		// Killed or job cancelled: what was answered is stored.
 		_ = r.db.ReleaseLease(context.WithoutCancel(ctx), runID, owner)
-		return ctx.Err()
+		return r.handBack(ctx, log)
+	case models.IsTransient(err):
+		return r.pauseForDatabase(ctx, runID, owner, err, log)
 	default:
 		var rl *rateLimited
 		if errors.As(err, &rl) {
@@ -190,7 +193,7 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run) (*judge.Client, e
 			cfg.APIKey = key
 		}
 	}
-	return judge.New(cfg)
+	return judge.New(r.guardJudge(ctx, run, cfg)) // fencing, circuit breaker, metrics (guard.go)
 }
 
 // execute is the BatchEval loop: criteria in turn, rounds in sequence,

@@ -186,10 +186,13 @@ func TestJudgeFaults(t *testing.T) {
 			},
 		},
 		{
-			name: "500 on every request",
+			// Every batch refused for good (a 500 on every request is an
+			// outage now: the run waits for the judge, see
+			// TestJudgeOutagePausesTheRun).
+			name: "422 on every request",
 			fault: func(_ *target, _ testAnswers) fault {
 				return func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
-					writeAPIError(w, http.StatusInternalServerError, nil, "boom")
+					writeAPIError(w, http.StatusUnprocessableEntity, nil, "unsupported parameter")
 					return true
 				}
 			},
@@ -201,8 +204,8 @@ func TestJudgeFaults(t *testing.T) {
 					t.Errorf("batches done %d, failed %d, missing scores %d; want 3, 3, 30", run.BatchesDone, run.BatchesFailed, run.MissingScores)
 				}
 				for _, b := range env.batches(run.ID) {
-					if b.Status != models.BatchFailed || b.Attempts != 3 || !strings.Contains(b.Error, "HTTP 500") {
-						t.Errorf("batch %d: status %s, attempts %d, error %q; want failed after 3 attempts with HTTP 500", b.BatchIndex, b.Status, b.Attempts, b.Error)
+					if b.Status != models.BatchFailed || b.Attempts != 1 || !strings.Contains(b.Error, "HTTP 422") {
+						t.Errorf("batch %d: status %s, attempts %d, error %q; want failed after 1 attempt with HTTP 422", b.BatchIndex, b.Status, b.Attempts, b.Error)
 					}
 				}
 				for _, s := range env.scores(run.ID) {
@@ -210,8 +213,11 @@ func TestJudgeFaults(t *testing.T) {
 						t.Errorf("row %d of a failed batch has score %g, want missing", s.RowID, *s.Score)
 					}
 				}
-				if got := fj.Total(); got != 9 {
-					t.Errorf("judge saw %d requests, want 9 (3 batches x 3 attempts)", got)
+				if got := fj.Total(); got != 3 {
+					t.Errorf("judge saw %d requests, want 3 (3 batches x 1 attempt)", got)
+				}
+				if !run.Resumable() {
+					t.Errorf("a failed run with gaps should be resumable")
 				}
 				wantJobState(t, env, run, rivertype.JobStateCancelled)
 			},
