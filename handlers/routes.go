@@ -26,6 +26,9 @@ func (h *Handlers) Register(e *echo.Echo) {
 
 	e.GET("/healthz", h.healthz)
 	e.GET("/readyz", h.readyz)
+	// Prometheus metrics of this process's runner and of the shared
+	// database (runs by status, queue depth); see README "Observability".
+	e.GET("/metrics", echo.WrapHandler(h.Runner.Metrics().Handler()))
 	e.GET("/static/:name", serveStatic)
 
 	h.registerProjectRoutes(e)

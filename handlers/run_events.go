@@ -31,7 +31,10 @@ func runProgress(run models.Run, now time.Time) web.RunProgress {
 		BatchesDone: run.BatchesDone, BatchesTotal: run.BatchesTotal,
 		Failed: run.BatchesFailed, Missing: run.MissingScores, Calls: run.Calls,
 		Tokens: run.PromptTokens + run.CompletionTokens, Status: run.Status, Finished: run.Finished(),
-		Cost: costText(run.Simulated, run.CostUSD), ETA: "—", Elapsed: "—",
+		Cost: costText(run.Simulated, run.CostUSD), ETA: "—", Elapsed: "—", Retries: run.Retries,
+	}
+	if run.WaitingForJudge() {
+		p.Status, p.Waiting = models.StatusWaitingForJudge, run.WaitingError
 	}
 	if run.StartedAt != nil {
 		// Shown 1-based; before the first batch is planned there is nothing

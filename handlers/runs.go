@@ -28,6 +28,7 @@ func (h *Handlers) registerRunRoutes(e *echo.Echo) {
 	e.GET("/runs", h.listRuns)
 	e.GET("/runs/:id", h.showRun)
 	e.POST("/runs/:id/cancel", h.cancelRun)
+	e.POST("/runs/:id/resume", h.resumeRun)
 	e.GET("/runs/:id/events", h.streamRunEvents)
 	e.GET("/runs/:id/samples/:rowID", h.showRunSample)
 	e.GET("/runs/:id/batches/:batchID", h.showRunBatch)
@@ -317,4 +318,21 @@ func (h *Handlers) cancelRun(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, runURL(id))
 	}
 	return redirect(c, runURL(id), "Run cancelled: no new calls are sent; answers already stored are kept.")
+}
+
+// resumeRun re-opens a finished run with gaps: only the batches without an
+// answer are sent again.
+func (h *Handlers) resumeRun(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := h.Runner.Resume(c.Request().Context(), h.Workspace.ID, id); err != nil {
+		if models.ErrorCode(err) != models.EConflict {
+			return err
+		}
+		setFlash(c, "error", models.ErrorMessage(err))
+		return c.Redirect(http.StatusSeeOther, runURL(id))
+	}
+	return redirect(c, runURL(id), "Run resumed: only the batches without an answer are sent.")
 }
