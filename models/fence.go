@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -48,7 +49,9 @@ func checkFence(ctx context.Context, tx *gorm.DB, runID int64) error {
 		return err
 	}
 	if n == 0 {
-		return &Error{Code: EConflict, Message: "the run was taken over by another worker", Err: ErrLeaseLost}
+		// Not a conflict code: the writer must stop, not carry on as if
+		// another execution had merely answered the same batch first.
+		return fmt.Errorf("run %d: %w", runID, ErrLeaseLost)
 	}
 	return nil
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -81,7 +83,35 @@ func (r *Runner) guardJudge(ctx context.Context, run models.Run, cfg judge.Confi
 	g.breaker = bc
 	cfg.BeforeAttempt = g.before
 	cfg.AfterAttempt = g.after
+	base := http.DefaultTransport
+	if cfg.HTTPClient != nil && cfg.HTTPClient.Transport != nil {
+		base = cfg.HTTPClient.Transport
+	}
+	hc := &http.Client{}
+	if cfg.HTTPClient != nil {
+		*hc = *cfg.HTTPClient
+	}
+	hc.Transport = fenceTransport{base: base, g: g}
+	cfg.HTTPClient = hc
+	cfg.Header = cfg.Header.Clone()
+	if cfg.Header == nil {
+		cfg.Header = http.Header{}
+	}
+	cfg.Header.Set(WorkerHeader, r.Tag())
 	return cfg
+}
+
+// WorkerHeader names the header that tells the judge (and its logs, or a
+// proxy's) which worker process sent a request.
+const WorkerHeader = "X-Batcheval-Worker"
+
+// Tag is a short, opaque name of this worker process (a hash of its id,
+// which holds the host name): sent to the judge in WorkerHeader and logged
+// at start, so an operator can match requests to processes.
+func (r *Runner) Tag() string {
+	h := fnv.New32a()
+	h.Write([]byte(r.id))
+	return fmt.Sprintf("%08x", h.Sum32())
 }
 
 // callGuard is the state shared by the attempts of one run's execution.
@@ -95,8 +125,12 @@ type callGuard struct {
 	probeCfg judge.Config
 	breaker  BreakerConfig
 
-	mu    sync.Mutex
-	fails int           // consecutive breaker-relevant failures
+	mu sync.Mutex
+	// validUntil is, on this machine's monotonic clock, when the lease as
+	// last confirmed in the database runs out; the transport refuses to
+	// send after it.
+	validUntil time.Time
+	fails      int           // consecutive breaker-relevant failures
 	open  chan struct{} // non-nil while the breaker is open; closed when it closes
 	last  string        // the error that opened the breaker, then the last probe's
 }
@@ -146,7 +180,34 @@ func (g *callGuard) fence(ctx context.Context) error {
 	if left <= 0 || time.Since(started) >= left {
 		return models.ErrLeaseLost
 	}
+	g.mu.Lock()
+	if until := started.Add(left); until.After(g.validUntil) {
+		g.validUntil = until
+	}
+	g.mu.Unlock()
 	return nil
+}
+
+// fenceTransport makes the last check, after the request is built and
+// right before it is written: the lease, as last confirmed, must not have
+// run out since. A process frozen between the database check and the send
+// (SIGSTOP, a VM pause: the monotonic clock runs on) fails it on waking.
+type fenceTransport struct {
+	base http.RoundTripper
+	g    *callGuard
+}
+
+func (t fenceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.g.mu.Lock()
+	until := t.g.validUntil
+	t.g.mu.Unlock()
+	if t.g.owner != "" && !time.Now().Before(until) {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, &judge.NotSent{Err: models.ErrLeaseLost}
+	}
+	return t.base.RoundTrip(req)
 }
 
 // breaks reports whether a failed attempt counts toward opening the

@@ -31,6 +31,28 @@ type Config struct {
 	Prices string
 	// SimLatency is how long the simulated judge takes per answer.
 	SimLatency time.Duration
+	// Durability knobs; the defaults suit production, tests shorten them.
+	Lease          time.Duration // run lease (runner.DefaultLeaseTTL)
+	ShutdownGrace  time.Duration // how long a stop waits for calls in flight
+	TimeoutRetries int           // retries after a judge timeout (negative: none)
+	ProbeInterval  time.Duration // judge probes while a run waits for it
+	DBRetryFor     time.Duration // how long a write rides out database errors
+	// MetricsAddr, when set, serves /metrics on its own listener (worker).
+	MetricsAddr string
+}
+
+// runnerConfig is the part of a runner's configuration that comes from
+// the command line and environment.
+func (c *Config) runnerConfig() runner.Config {
+	timeoutRetries := c.TimeoutRetries
+	if timeoutRetries <= 0 {
+		timeoutRetries = -1 // the runner reads 0 as "the default"
+	}
+	return runner.Config{
+		MaxRuns: c.MaxRuns, LeaseTTL: c.Lease, DBRetryFor: c.DBRetryFor,
+		JudgeTuning: runner.JudgeTuning{TimeoutRetries: timeoutRetries},
+		Breaker:     runner.BreakerConfig{ProbeInterval: c.ProbeInterval},
+	}
 }
 
 // bindConfig registers the shared flags; environment variables give the defaults.
@@ -64,6 +86,12 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string) *Config {
 	// progress, where an instant answer would finish before the page loads.
 	fs.DurationVar(&c.SimLatency, "sim-latency", envDuration(getenv, "BATCHEVAL_SIM_LATENCY", 250*time.Millisecond), "how long the simulated judge takes per answer (env BATCHEVAL_SIM_LATENCY)")
 	fs.StringVar(&c.LogFormat, "log-format", env("BATCHEVAL_LOG_FORMAT", "text"), "text or json (env BATCHEVAL_LOG_FORMAT)")
+	fs.DurationVar(&c.Lease, "lease", envDuration(getenv, "BATCHEVAL_LEASE", runner.DefaultLeaseTTL), "run lease: a crashed worker's run is taken over after about this long (env BATCHEVAL_LEASE)")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", envDuration(getenv, "BATCHEVAL_SHUTDOWN_GRACE", defaultShutdownGrace), "on SIGINT/SIGTERM, how long to wait for judge calls already sent (env BATCHEVAL_SHUTDOWN_GRACE)")
+	fs.IntVar(&c.TimeoutRetries, "timeout-retries", envInt("BATCHEVAL_TIMEOUT_RETRIES", 1), "retries of a judge call that timed out; 0 for none (env BATCHEVAL_TIMEOUT_RETRIES)")
+	fs.DurationVar(&c.ProbeInterval, "probe-interval", envDuration(getenv, "BATCHEVAL_PROBE_INTERVAL", runner.DefaultProbeInterval), "while a run waits for a judge that is down, how often it is probed (env BATCHEVAL_PROBE_INTERVAL)")
+	fs.DurationVar(&c.DBRetryFor, "db-retry-for", envDuration(getenv, "BATCHEVAL_DB_RETRY_FOR", models.DefaultRetryFor), "how long a run's writes are retried through database errors before the run pauses (env BATCHEVAL_DB_RETRY_FOR)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("BATCHEVAL_METRICS_ADDR", ""), "worker: serve Prometheus /metrics on this address, e.g. 127.0.0.1:9090 (env BATCHEVAL_METRICS_ADDR; serve has /metrics on --addr)")
 	return c
 }
 

@@ -103,7 +103,9 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	mapping := dataimport.Mapping{Fields: rub.Fields}
+	// RatingColumns starts empty, not nil: a rubric without human columns
+	// is stored with an empty list (the column is NOT NULL).
+	mapping := dataimport.Mapping{Fields: rub.Fields, RatingColumns: []string{}}
 	if slices.Contains(table.Columns, *idColumn) {
 		mapping.IDColumn = *idColumn
 	}
@@ -147,8 +149,10 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	// A private queue: this process judges its own run, not the dashboard's.
 	queue := fmt.Sprintf("cli_%d_%d", os.Getpid(), time.Now().UnixNano())
-	r, err := runner.New(runner.Config{DB: db, Log: log, Work: true, MaxRuns: 1, SimulatedURL: sim.URL, Getenv: getenv,
-		PollInterval: 100 * time.Millisecond, Queue: queue})
+	rc := c.runnerConfig()
+	rc.DB, rc.Log, rc.Work, rc.MaxRuns, rc.SimulatedURL, rc.Getenv = db, log, true, 1, sim.URL, getenv
+	rc.PollInterval, rc.Queue = 100*time.Millisecond, queue
+	r, err := runner.New(rc)
 	if err != nil {
 		return err
 	}
@@ -165,9 +169,10 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	if err := r.Start(ctx); err != nil {
 		return err
 	}
+	log.Info("judging", "run", run.ID, "judge", snap.Name, "tag", r.Tag())
 	fmt.Fprintf(stderr, "run %d (%s): %d samples, %d criteria, %d rounds of batches of %d\n", run.ID, run.Method, len(rows), len(rub.Criteria), run.Settings.Rounds, run.Settings.BatchSize)
 	final, werr := waitFinished(ctx, db, ws.ID, run.ID, stderr)
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownGrace)
 	defer cancel()
 	_ = r.Stop(sctx)
 	if werr != nil {
@@ -218,9 +223,10 @@ func waitFinished(ctx context.Context, db *models.DB, wsID, runID int64, progres
 	last := -1
 	for {
 		run, err := db.FindRun(context.WithoutCancel(ctx), wsID, runID)
-		if err != nil {
+		if err != nil && !models.IsTransient(err) {
 			return run, err
 		}
+		// A dropped connection only delays the next look.
 		if run.BatchesDone != last && run.BatchesTotal > 0 {
 			last = run.BatchesDone
 			fmt.Fprintf(progress, "\rbatches %d/%d", run.BatchesDone, run.BatchesTotal)

@@ -4,6 +4,7 @@
 //	batcheval worker   workers only, sharing the database with a server
 //	batcheval migrate  apply the database migrations and exit
 //	batcheval run      judge a file from the command line, headless
+//	batcheval resume   re-send the batches of a run that have no answer
 //
 // With no settings it keeps everything in a SQLite file under ./data.
 package main
@@ -33,6 +34,7 @@ Usage:
   batcheval worker  [flags]   run workers only, against the same database
   batcheval migrate [flags]   apply database migrations and exit
   batcheval run     [flags]   evaluate a data file headless (see: batcheval run --help)
+  batcheval resume  [flags] RUN_ID   re-send only the batches of a run that have no answer
 
 Run "batcheval <command> --help" for the flags of a command.
 `
@@ -53,6 +55,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return migrate(ctx, args, getenv, stdout, stderr)
 	case "run":
 		return headless(ctx, args, getenv, stdout, stderr)
+	case "resume":
+		return resume(ctx, args, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

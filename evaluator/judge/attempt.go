@@ -157,7 +157,10 @@ func (c *Client) statusError(res *http.Response, err error) *Error {
 
 func (c *Client) transportError(actx context.Context, err error, gotResponse bool) *Error {
 	var netErr net.Error
+	var ns *NotSent
 	switch {
+	case errors.As(err, &ns):
+		return &Error{Kind: KindCancelled, Message: ns.Err.Error(), Err: ns}
 	case errors.Is(actx.Err(), context.DeadlineExceeded):
 		return &Error{Kind: KindTimeout, limit: c.cfg.Timeout, Err: err}
 	case errors.As(err, &netErr) && netErr.Timeout():

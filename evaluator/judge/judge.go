@@ -76,6 +76,9 @@ type Config struct {
 	MaxRetryAfter time.Duration
 	// HTTPClient is optional; its own Timeout, if any, also applies.
 	HTTPClient *http.Client
+	// Header holds extra headers sent with every request (e.g. which
+	// worker sent it, for tracing on the endpoint's side).
+	Header http.Header
 	// TimeoutRetries bounds how many times a call is retried after an
 	// attempt timed out (within MaxAttempts); 0 means
 	// DefaultTimeoutRetries, a negative value means never.
@@ -167,6 +170,11 @@ func New(cfg Config) (*Client, error) {
 		// We retry ourselves (to count attempts and honour Retry-After with
 		// our own ceiling); SDK retries would multiply with ours.
 		option.WithMaxRetries(0),
+	}
+	for k, vs := range cfg.Header {
+		for _, v := range vs {
+			opts = append(opts, option.WithHeaderAdd(k, v))
+		}
 	}
 	if cfg.APIKey != "" {
 		// Sent as "Authorization: Bearer <key>".
@@ -288,6 +296,11 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 		attempts++
 		started := time.Now()
 		resp, e := c.attempt(ctx, params)
+		var ns *NotSent
+		if e != nil && errors.As(e, &ns) {
+			attempts--
+			return Response{}, backoff.Permanent(e)
+		}
 		if c.cfg.AfterAttempt != nil {
 			info := AttemptInfo{N: attempts, Latency: time.Since(started), Err: e}
 			if e == nil {

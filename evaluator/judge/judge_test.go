@@ -848,3 +848,27 @@ func TestCappedBackOff(t *testing.T) {
 		}
 	}
 }
+
+// refusingTransport refuses to send, as a lease fence does at the last moment.
+type refusingTransport struct{ reason error }
+
+func (rt refusingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return nil, &NotSent{Err: rt.reason}
+}
+
+// TestTransportRefusalIsNotAnAttempt: a request the transport refused to
+// send stops the call at once, unretried, with no attempt counted.
+func TestTransportRefusalIsNotAnAttempt(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, ok)
+	cfg := testConfig(f)
+	reason := errors.New("lease lost")
+	cfg.HTTPClient = &http.Client{Transport: refusingTransport{reason: reason}}
+	reported := 0
+	cfg.AfterAttempt = func(AttemptInfo) { reported++ }
+	_, err := mustNew(t, cfg).Complete(context.Background(), simpleRequest())
+	e := judgeError(t, err)
+	if e.Kind != KindCancelled || !errors.Is(err, reason) || e.Attempts != 0 || reported != 0 || f.hits() != 0 {
+		t.Errorf("error %v: kind %s, %d attempts, %d reported, %d sent; want cancelled by the refusal, 0, 0, 0", err, e.Kind, e.Attempts, reported, f.hits())
+	}
+}
