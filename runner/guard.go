@@ -131,8 +131,8 @@ type callGuard struct {
 	// send after it.
 	validUntil time.Time
 	fails      int           // consecutive breaker-relevant failures
-	open  chan struct{} // non-nil while the breaker is open; closed when it closes
-	last  string        // the error that opened the breaker, then the last probe's
+	open       chan struct{} // non-nil while the breaker is open; closed when it closes
+	last       string        // the error that opened the breaker, then the last probe's
 }
 
 // before runs right before each HTTP attempt.
