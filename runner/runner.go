@@ -334,11 +334,11 @@ func (r *Runner) Sweep(ctx context.Context) {
 		}
 		ok, err := r.db.RequeueJob(ctx, *run.JobID)
 		if err != nil {
-			r.log.Warn("requeue orphaned run", "run", run.ID, "err", err)
+			r.log.Warn("requeue orphaned run", "run", run.ID, "judge", run.JudgeSnapshot.Name, "err", err)
 			continue
 		}
 		if ok {
-			r.log.Info("resuming run left by a stopped worker", "run", run.ID, "previous_worker", run.LeaseOwner)
+			r.log.Info("resuming run left by a stopped worker", "run", run.ID, "judge", run.JudgeSnapshot.Name, "previous_worker", run.LeaseOwner)
 		}
 	}
 }

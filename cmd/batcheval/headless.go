@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/goccy/go-yaml"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -183,7 +184,14 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return fmt.Errorf("%w (run %d is stored; `batcheval serve` resumes it)", werr, run.ID)
 	}
-	rep, err := report.Build(ctx, db, ws.ID, run.ID)
+	// The report only reads; a dropped connection is worth another try.
+	rep, err := backoff.Retry(ctx, func() (*report.Report, error) {
+		rep, err := report.Build(ctx, db, ws.ID, run.ID)
+		if err != nil && !models.IsTransient(err) {
+			return nil, backoff.Permanent(err)
+		}
+		return rep, err
+	}, backoff.WithMaxElapsedTime(c.DBRetryFor))
 	if err != nil {
 		return err
 	}
