@@ -151,6 +151,11 @@ func (g *callGuard) before(ctx context.Context) error {
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
+		// The breaker also closes when the process starts shutting down:
+		// look again before sending.
+		if err := g.r.stopping(ctx); err != nil {
+			return err
+		}
 	}
 	return g.fence(ctx)
 }
