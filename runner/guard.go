@@ -69,7 +69,7 @@ func (r *Runner) guardJudge(ctx context.Context, run models.Run, cfg judge.Confi
 		name = run.JudgeSnapshot.Model
 	}
 	g := &callGuard{r: r, runID: run.ID, owner: models.LeaseOwnerFrom(ctx), judge: name,
-		log: r.log.With("run", run.ID, "judge", name), ctx: context.WithoutCancel(ctx)}
+		log: r.log.With("run", run.ID, "judge", name), ctx: ctx}
 	probeCfg := cfg
 	probeCfg.MaxAttempts = 1
 	g.probeCfg = probeCfg
@@ -121,7 +121,7 @@ type callGuard struct {
 	owner    string
 	judge    string
 	log      *slog.Logger
-	ctx      context.Context // the execution's, for the probe loop's writes
+	ctx      context.Context // the execution's (job context, lease owner), for the probe loop
 	probeCfg judge.Config
 	breaker  BreakerConfig
 
@@ -257,7 +257,10 @@ func (g *callGuard) after(a judge.AttemptInfo) {
 // when the run stops being this execution's.
 func (g *callGuard) probeLoop(open chan struct{}, lastErr string) {
 	since := time.Now()
-	if err := g.r.db.SetRunWaiting(g.ctx, g.runID, &since, lastErr); err != nil {
+	// Writes outlive a cancelled job context: the wait must be recorded
+	// as over whatever ends it.
+	wctx := context.WithoutCancel(g.ctx)
+	if err := g.r.db.SetRunWaiting(wctx, g.runID, &since, lastErr); err != nil {
 		g.log.Warn("record that the run waits for its judge", "err", err)
 	}
 	closeBreaker := func(reason string) {
@@ -265,7 +268,7 @@ func (g *callGuard) probeLoop(open chan struct{}, lastErr string) {
 		g.open, g.fails = nil, 0
 		g.mu.Unlock()
 		close(open)
-		if err := g.r.db.SetRunWaiting(g.ctx, g.runID, nil, ""); err != nil && !errors.Is(err, models.ErrLeaseLost) {
+		if err := g.r.db.SetRunWaiting(wctx, g.runID, nil, ""); err != nil && !errors.Is(err, models.ErrLeaseLost) {
 			g.log.Warn("record that the run goes on", "err", err)
 		}
 		g.log.Info(reason, "waited", time.Since(since).Round(time.Millisecond))
@@ -287,7 +290,7 @@ func (g *callGuard) probeLoop(open chan struct{}, lastErr string) {
 			return
 		case <-t.C:
 		}
-		if err := g.fence(g.ctx); err != nil {
+		if err := g.fence(wctx); err != nil {
 			closeBreaker("run no longer ours while waiting for the judge")
 			return
 		}
@@ -305,7 +308,7 @@ func (g *callGuard) probeLoop(open chan struct{}, lastErr string) {
 		g.last = err.Error()
 		g.mu.Unlock()
 		g.log.Info("judge still not answering", "err", err)
-		if err := g.r.db.SetRunWaiting(g.ctx, g.runID, &since, err.Error()); err != nil {
+		if err := g.r.db.SetRunWaiting(wctx, g.runID, &since, err.Error()); err != nil {
 			g.log.Warn("record that the run waits for its judge", "err", err)
 		}
 	}
