@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -83,9 +84,11 @@ func (r *Runner) guardJudge(ctx context.Context, run models.Run, cfg judge.Confi
 	g.breaker = bc
 	cfg.BeforeAttempt = g.before
 	cfg.AfterAttempt = g.after
-	base := http.DefaultTransport
+	var base http.RoundTripper
 	if cfg.HTTPClient != nil && cfg.HTTPClient.Transport != nil {
 		base = cfg.HTTPClient.Transport
+	} else {
+		base = fencedTransport(g)
 	}
 	hc := &http.Client{}
 	if cfg.HTTPClient != nil {
@@ -203,16 +206,68 @@ type fenceTransport struct {
 }
 
 func (t fenceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	t.g.mu.Lock()
-	until := t.g.validUntil
-	t.g.mu.Unlock()
-	if t.g.owner != "" && !time.Now().Before(until) {
+	if err := t.g.sendable(); err != nil {
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, &judge.NotSent{Err: models.ErrLeaseLost}
+		return nil, &judge.NotSent{Err: err}
 	}
 	return t.base.RoundTrip(req)
+}
+
+// sendable reports whether the lease, as last confirmed, still holds now.
+func (g *callGuard) sendable() error {
+	if g.owner == "" {
+		return nil
+	}
+	g.mu.Lock()
+	until := g.validUntil
+	g.mu.Unlock()
+	if !time.Now().Before(until) {
+		return models.ErrLeaseLost
+	}
+	return nil
+}
+
+// fencedConn is a connection to the judge that checks the lease before
+// every write: the very last moment before bytes leave this process, so a
+// process frozen anywhere in the HTTP stack (dialling, queued for the
+// connection's writer) sends nothing when it wakes after losing its lease.
+type fencedConn struct {
+	net.Conn
+	g *callGuard
+}
+
+func (c *fencedConn) Write(p []byte) (int, error) {
+	if err := c.g.sendable(); err != nil {
+		return 0, &judge.NotSent{Err: err}
+	}
+	return c.Conn.Write(p)
+}
+
+// judgeConnIdle closes a run's idle judge connections after a while (each
+// execution has its own transport, see fencedTransport).
+const judgeConnIdle = 30 * time.Second
+
+// fencedTransport is a transport of one execution whose connections check
+// the lease before every write.
+func fencedTransport(g *callGuard) http.RoundTripper {
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return http.DefaultTransport
+	}
+	tr := base.Clone()
+	tr.IdleConnTimeout = judgeConnIdle
+	// The usual dialer's settings (net/http's default transport).
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &fencedConn{Conn: c, g: g}, nil
+	}
+	return tr
 }
 
 // breaks reports whether a failed attempt counts toward opening the
