@@ -73,6 +73,10 @@ func (h *Handlers) routes() []route {
 		{get, "/healthz", h.healthz, Public},
 		{get, "/readyz", h.readyz, Public},
 		{get, "/static/:name", serveStatic, Public},
+		// Prometheus metrics of this process's runner and of the shared
+		// database (runs by status, queue depth; no names or texts): public
+		// like /healthz, for the scraper (README "Observability").
+		{get, "/metrics", h.metrics, Public},
 
 		// Accounts (accounts.go).
 		{get, "/login", h.showLogin, Public},
@@ -127,6 +131,7 @@ func (h *Handlers) routes() []route {
 		{get, "/runs", h.listRuns, Viewer},
 		{get, "/runs/:id", h.showRun, Viewer},
 		{post, "/runs/:id/cancel", h.cancelRun, Editor},
+		{post, "/runs/:id/resume", h.resumeRun, Editor},
 		{get, "/runs/:id/events", h.streamRunEvents, Viewer},
 		{get, "/runs/:id/samples/:rowID", h.showRunSample, Viewer},
 		{get, "/runs/:id/batches/:batchID", h.showRunBatch, Viewer},
@@ -229,6 +234,12 @@ func (h *Handlers) routes() []route {
 		{post, "/settings/webhook/remove", h.removeWebhook, Owner},
 		{post, "/settings/webhook/test", h.testWebhook, Owner},
 	}
+}
+
+// metrics serves this process's Prometheus metrics.
+func (h *Handlers) metrics(c echo.Context) error {
+	h.Runner.Metrics().Handler().ServeHTTP(c.Response(), c.Request())
+	return nil
 }
 
 func (h *Handlers) healthz(c echo.Context) error { return c.String(http.StatusOK, "ok") }

@@ -82,6 +82,8 @@ var wantAccess = map[string]Access{
 	"GET /projects/:id/experiments":       Viewer,
 	"GET /experiments/:id":                Viewer,
 	"GET /compare":                        Viewer,
+	"GET /metrics":                        Public,
+	"POST /runs/:id/resume":               Editor,
 	"GET /compare/sample":                 Viewer,
 
 	"GET /tokens":             Viewer,

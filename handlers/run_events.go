@@ -32,7 +32,10 @@ func runProgress(run models.Run, now time.Time) web.RunProgress {
 		BatchesDone: run.BatchesDone, BatchesTotal: run.BatchesTotal,
 		Failed: run.BatchesFailed, Missing: run.MissingScores, Calls: run.Calls,
 		Tokens: run.PromptTokens + run.CompletionTokens, Status: models.RunStatusLabel(run.Status), Finished: run.Finished(),
-		Cost: costText(run.Simulated, run.CostUSD), ETA: "—", Elapsed: "—", Words: methods.For(run.Method).Words(),
+		Cost: costText(run.Simulated, run.CostUSD), ETA: "—", Elapsed: "—", Words: methods.For(run.Method).Words(), Retries: run.Retries,
+	}
+	if run.WaitingForJudge() {
+		p.Status, p.Waiting = models.StatusWaitingForJudge, run.WaitingError
 	}
 	if run.StartedAt != nil {
 		// Shown 1-based; before the first batch is planned there is nothing

@@ -309,3 +309,21 @@ func (h *Handlers) cancelRun(c echo.Context) error {
 	h.audit(c, models.AuditRunCancelled, "run "+strconv.FormatInt(id, 10), "")
 	return redirect(c, runURL(id), "Run cancelled: no new calls are sent; answers already stored are kept.")
 }
+
+// resumeRun re-opens a finished run with gaps: only the batches without an
+// answer are sent again.
+func (h *Handlers) resumeRun(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := h.Runner.Resume(c.Request().Context(), h.workspaceID(c), id); err != nil {
+		if models.ErrorCode(err) != models.EConflict {
+			return err
+		}
+		setFlash(c, "error", models.ErrorMessage(err))
+		return c.Redirect(http.StatusSeeOther, runURL(id))
+	}
+	h.audit(c, models.AuditRunResumed, "run "+strconv.FormatInt(id, 10), "")
+	return redirect(c, runURL(id), "Run resumed: only the batches without an answer are sent.")
+}

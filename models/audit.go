@@ -25,6 +25,7 @@ const (
 	AuditKeyChanged      = "judge-key-changed"
 	AuditRunLaunched     = "run-launched"
 	AuditRunCancelled    = "run-cancelled"
+	AuditRunResumed      = "run-resumed"
 	AuditExperiment      = "experiment-launched"
 	AuditDeleted         = "deleted"
 	AuditRenamed         = "renamed"

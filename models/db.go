@@ -50,6 +50,9 @@ type DB struct {
 	// MaxActiveRunsPerWorkspace bounds the runs a workspace may have queued
 	// or running at once; 0 means no limit.
 	MaxActiveRunsPerWorkspace int
+	// Retry is how run-state writes ride out transient database errors
+	// (set before use; zero fields take defaults).
+	Retry RetryPolicy
 }
 
 // getenv is db.Getenv or os.Getenv.

@@ -16,19 +16,31 @@ import (
 // in one process (River can hand a job back while its first attempt is
 // still winding down) must not judge the same run either.
 func (db *DB) ClaimRun(ctx context.Context, runID int64, owner string, until time.Time) (bool, error) {
-	now := time.Now().UTC()
-	res := db.Gorm.WithContext(ctx).Exec(
-		`UPDATE runs SET lease_owner = ?, lease_until = ?, status = ?, started_at = COALESCE(started_at, ?)
-		 WHERE id = ? AND status IN (?, ?) AND (lease_owner = '' OR lease_until IS NULL OR lease_until < ?)`,
-		owner, until.UTC(), RunRunning, now, runID, RunQueued, RunRunning, now)
-	if res.Error != nil {
-		return false, fmt.Errorf("claim run %d: %w", runID, res.Error)
+	var claimed bool
+	err := db.retry(ctx, "claim run", func() error {
+		now := time.Now().UTC()
+		res := db.Gorm.WithContext(ctx).Exec(
+			`UPDATE runs SET lease_owner = ?, lease_until = ?, status = ?, started_at = COALESCE(started_at, ?), waiting_since = NULL
+			 WHERE id = ? AND status IN (?, ?) AND (lease_owner = '' OR lease_owner = ? OR lease_until IS NULL OR lease_until < ?)`,
+			owner, until.UTC(), RunRunning, now, runID, RunQueued, RunRunning, owner, now)
+		if res.Error != nil {
+			return res.Error
+		}
+		// A retry after a commit whose acknowledgement was lost finds the
+		// run already ours (lease_owner = owner above).
+		claimed = res.RowsAffected == 1
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("claim run %d: %w", runID, err)
 	}
-	return res.RowsAffected == 1, nil
+	return claimed, nil
 }
 
 // RenewLease extends the lease; false means the run was cancelled or taken.
 func (db *DB) RenewLease(ctx context.Context, runID int64, owner string, until time.Time) (bool, error) {
+	// Not retried here: the renewal loop tries again on its next tick, and
+	// must notice quickly when the lease may have lapsed.
 	res := db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET lease_until = ? WHERE id = ? AND lease_owner = ? AND status = ?`,
 		until.UTC(), runID, owner, RunRunning)
 	if res.Error != nil {
@@ -46,7 +58,9 @@ func (db *DB) ReleaseLease(ctx context.Context, runID int64, owner string) error
 	// (no owner), while the sweeper waits that long before deciding the job
 	// was orphaned, by which time River has recorded what the job did.
 	until := time.Now().UTC().Add(releaseGrace)
-	return db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET lease_owner = '', lease_until = ? WHERE id = ? AND lease_owner = ?`, until, runID, owner).Error
+	return db.retry(ctx, "release lease", func() error {
+		return db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET lease_owner = '', lease_until = ?, waiting_since = NULL WHERE id = ? AND lease_owner = ?`, until, runID, owner).Error
+	})
 }
 
 // OrphanedRuns lists running runs whose lease has expired: their worker
@@ -74,15 +88,27 @@ func (db *DB) RequeueJob(ctx context.Context, jobID int64) (bool, error) {
 // SetRunPlan records the number of batches the run will make and the
 // current position, for progress.
 func (db *DB) SetRunPlan(ctx context.Context, runID int64, batchesTotal, criterion, round int) error {
-	return db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ?", runID).
-		Updates(map[string]any{"batches_total": batchesTotal, "current_criterion": criterion, "current_round": round}).Error
+	return db.retry(ctx, "set run plan", func() error {
+		res := fenced(ctx, db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ?", runID)).
+			Updates(map[string]any{"batches_total": batchesTotal, "current_criterion": criterion, "current_round": round})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return checkFence(ctx, db.Gorm.WithContext(ctx), runID)
+		}
+		return nil
+	})
 }
 
 // RoundBatches returns the stored batches of one criterion and round.
 func (db *DB) RoundBatches(ctx context.Context, runID int64, criterion, round int) ([]RunBatch, error) {
 	var bs []RunBatch
-	err := db.Gorm.WithContext(ctx).Where("run_id = ? AND criterion_index = ? AND round = ?", runID, criterion, round).
-		Order("batch_index").Find(&bs).Error
+	err := db.retry(ctx, "read round batches", func() error {
+		bs = nil
+		return db.Gorm.WithContext(ctx).Where("run_id = ? AND criterion_index = ? AND round = ?", runID, criterion, round).
+			Order("batch_index").Find(&bs).Error
+	})
 	return bs, err
 }
 
@@ -93,8 +119,26 @@ func (db *DB) CreateRoundBatches(ctx context.Context, runID int64, criterion, ro
 	for i, ids := range rowIDs {
 		bs[i] = RunBatch{RunID: runID, CriterionIndex: criterion, Round: round, BatchIndex: i, RowIDs: ids, Status: BatchPending, Problems: []string{}, Details: map[string]any{}}
 	}
-	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		return tx.Create(&bs).Error
+	err := db.retry(ctx, "store round batches", func() error {
+		for i := range bs {
+			bs[i].ID = 0
+		}
+		return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			if err := checkFence(ctx, tx, runID); err != nil {
+				return err
+			}
+			// A retry after a commit whose acknowledgement was lost finds
+			// the round stored: keep that composition.
+			var stored []RunBatch
+			if err := tx.Where("run_id = ? AND criterion_index = ? AND round = ?", runID, criterion, round).Order("batch_index").Find(&stored).Error; err != nil {
+				return err
+			}
+			if len(stored) > 0 {
+				bs = stored
+				return nil
+			}
+			return tx.Create(&bs).Error
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store round %d batches: %w", round+1, err)
@@ -126,7 +170,17 @@ func (db *DB) SaveBatchResult(ctx context.Context, r BatchResult) error {
 	if b.Status == BatchFailed {
 		failed = 1
 	}
+	retries := max(b.Attempts-b.Calls, 0)
+	return db.retry(ctx, "store answer", func() error {
+		return db.saveBatchResult(ctx, r, b, now, missing, failed, retries)
+	})
+}
+
+func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, now time.Time, missing, failed, retries int) error {
 	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := checkFence(ctx, tx, b.RunID); err != nil {
+			return err
+		}
 		res := tx.Model(&RunBatch{}).Where("id = ? AND status = ?", b.ID, BatchPending).Updates(map[string]any{
 			"status": b.Status, "request": b.Request, "response": b.Response,
 			"repair_request": b.RepairRequest, "repair_response": b.RepairResponse,
@@ -141,7 +195,8 @@ func (db *DB) SaveBatchResult(ctx context.Context, r BatchResult) error {
 			return Errorf(EConflict, "batch %d already has an answer", b.ID)
 		}
 		if len(r.Scores) > 0 {
-			if err := tx.Create(&r.Scores).Error; err != nil {
+			scores := append([]RunScore(nil), r.Scores...)
+			if err := tx.Create(&scores).Error; err != nil {
 				return fmt.Errorf("save scores of batch %d: %w", b.ID, err)
 			}
 		}
@@ -152,6 +207,7 @@ func (db *DB) SaveBatchResult(ctx context.Context, r BatchResult) error {
 			"calls":             gorm.Expr("calls + ?", b.Calls),
 			"prompt_tokens":     gorm.Expr("prompt_tokens + ?", b.PromptTokens),
 			"completion_tokens": gorm.Expr("completion_tokens + ?", b.CompletionTokens),
+			"retries":           gorm.Expr("retries + ?", retries),
 		}
 		if r.Cost != nil {
 			upd["cost_usd"] = gorm.Expr("COALESCE(cost_usd, 0) + ?", *r.Cost)
@@ -164,8 +220,10 @@ func (db *DB) SaveBatchResult(ctx context.Context, r BatchResult) error {
 // user cancelled stays cancelled.
 func (db *DB) FinishRun(ctx context.Context, runID int64, status, errMsg string) error {
 	now := time.Now().UTC()
-	return db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ? AND status IN ?", runID, []string{RunQueued, RunRunning}).
-		Updates(map[string]any{"status": status, "error": errMsg, "finished_at": now, "lease_owner": "", "lease_until": nil}).Error
+	return db.retry(ctx, "finish run", func() error {
+		return fenced(ctx, db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ? AND status IN ?", runID, []string{RunQueued, RunRunning})).
+			Updates(map[string]any{"status": status, "error": errMsg, "finished_at": now, "lease_owner": "", "lease_until": nil, "waiting_since": nil}).Error
+	})
 }
 
 // CriterionScores returns, for one criterion, every stored score by row id
@@ -214,5 +272,14 @@ func (db *DB) SaveRunMethodSettings(ctx context.Context, runID int64, ms any, pr
 	if cost != nil {
 		upd["cost_usd"] = gorm.Expr("COALESCE(cost_usd, 0) + ?", *cost)
 	}
-	return db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ?", runID).Updates(upd).Error
+	return db.retry(ctx, "store method settings", func() error {
+		res := fenced(ctx, db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ?", runID)).Updates(upd)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return checkFence(ctx, db.Gorm.WithContext(ctx), runID)
+		}
+		return nil
+	})
 }

@@ -244,14 +244,41 @@ type Run struct {
 	LeaseOwner       string
 	LeaseUntil       *time.Time
 	CancelRequested  bool
-	CreatedAt        time.Time
-	StartedAt        *time.Time
-	FinishedAt       *time.Time
+	// Retries counts the judge's HTTP attempts beyond the first of each call.
+	Retries int
+	// WaitingSince is set while the run waits for its judge to answer again
+	// (circuit breaker open); WaitingError is the failure that opened it.
+	WaitingSince *time.Time
+	WaitingError string
+	// Resumes counts how often the run was resumed to fill its gaps.
+	Resumes    int
+	CreatedAt  time.Time
+	StartedAt  *time.Time
+	FinishedAt *time.Time
 	// ArchivedAt is set while the object is archived: hidden from default
 	// lists, still readable by its address. TrashID is set while it is in
 	// the trash (lifecycle.go): every lookup then treats it as absent.
 	ArchivedAt *time.Time
 	TrashID    *int64
+}
+
+// WaitingForJudge reports whether the run is paused until its judge
+// answers again (shown as the status "waiting for judge").
+func (r Run) WaitingForJudge() bool {
+	return r.Status == RunRunning && r.WaitingSince != nil
+}
+
+// Resumable reports whether a finished run can be resumed: it failed, or
+// it ended with batches that have no usable answer. A resume sends only
+// those batches (and the rounds never reached).
+func (r Run) Resumable() bool {
+	switch r.Status {
+	case RunFailed, RunFinishedWithGaps:
+		return true
+	case RunSucceeded:
+		return r.BatchesFailed > 0 || r.BatchesDone < r.BatchesTotal
+	}
+	return false
 }
 
 // Finished reports whether the run has reached a final state.

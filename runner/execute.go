@@ -63,7 +63,8 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 		// Another live worker holds the run; look again later.
 		return river.JobSnooze(r.cfg.LeaseTTL)
 	}
-	log := r.log.With("run", runID)
+	log := r.log.With("run", runID, "judge", run.JudgeSnapshot.Name)
+	ctx = models.WithLeaseOwner(ctx, owner) // fences every run-state write on this lease
 	log.Info("run started", "worker", owner)
 	// Tell the workspace's webhook if this execution ends the run.
 	defer r.notifyRunEnd(runID)
@@ -91,16 +92,18 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 		_ = r.db.ReleaseLease(context.WithoutCancel(ctx), runID, owner)
 		log.Info("run paused for shutdown; it resumes on the next start")
 		return river.JobSnooze(time.Second)
-	case errors.Is(context.Cause(work), errLeaseLost):
+	case leaseLost(work, err):
 		log.Warn("run paused: its lease could not be renewed; it resumes when claimed again")
 		return river.JobSnooze(r.cfg.LeaseTTL)
-	case errors.Is(context.Cause(work), errCancelled):
+	case errors.Is(context.Cause(work), errCancelled) || errors.Is(err, errCancelled):
 		log.Info("run cancelled")
 		return nil
 	case ctx.Err() != nil:
 		// Killed or job cancelled: what was answered is stored.
 		_ = r.db.ReleaseLease(context.WithoutCancel(ctx), runID, owner)
-		return ctx.Err()
+		return r.handBack(ctx, log)
+	case models.IsTransient(err):
+		return r.pauseForDatabase(ctx, runID, owner, err, log)
 	default:
 		var rl *rateLimited
 		if errors.As(err, &rl) {
@@ -198,7 +201,7 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run) (Completer, error
 			cfg.APIKey = key
 		}
 	}
-	return judge.New(cfg)
+	return judge.New(r.guardJudge(ctx, run, cfg)) // fencing, circuit breaker, metrics (guard.go)
 }
 
 // failedUnitRetries is how many times a call unit whose calls failed (after
@@ -597,7 +600,10 @@ func runLevel(err error) error {
 	switch je.Kind {
 	case judge.KindCancelled:
 		return err
-	case judge.KindAuth, judge.KindNotFound:
+	case judge.KindAuth, judge.KindNotFound, judge.KindRefused:
+		// Bad credentials, a wrong model or URL, or an address the egress
+		// policy refuses (or a redirect): no retry or later batch can
+		// succeed, so the run stops instead of failing every batch.
 		return fmt.Errorf("stopping the run: %w", err)
 	case judge.KindRateLimited:
 		after := je.RetryAfter

@@ -189,10 +189,13 @@ func TestJudgeFaults(t *testing.T) {
 			},
 		},
 		{
-			name: "500 on every request",
+			// Every batch refused for good (a 500 on every request is an
+			// outage now: the run waits for the judge, see
+			// TestJudgeOutagePausesTheRun).
+			name: "422 on every request",
 			fault: func(_ *target, _ testAnswers) fault {
 				return func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
-					writeAPIError(w, http.StatusInternalServerError, nil, "boom")
+					writeAPIError(w, http.StatusUnprocessableEntity, nil, "unsupported parameter")
 					return true
 				}
 			},
@@ -204,11 +207,11 @@ func TestJudgeFaults(t *testing.T) {
 					t.Errorf("batches done %d, failed %d, missing scores %d; want 3, 3, 30", run.BatchesDone, run.BatchesFailed, run.MissingScores)
 				}
 				for _, b := range env.batches(run.ID) {
-					// 3 attempts, then 3 more when tried again at the end of
-					// the round.
-					if b.Status != models.BatchFailed || b.Attempts != 6 || b.Calls != 2 || !strings.Contains(b.Error, "HTTP 500") ||
+					// 1 attempt (a 422 is not retried), then 1 more when tried
+					// again at the end of the round.
+					if b.Status != models.BatchFailed || b.Attempts != 2 || b.Calls != 2 || !strings.Contains(b.Error, "HTTP 422") ||
 						!containsAny(b.Problems, "failed again when tried at the end of the round") {
-						t.Errorf("batch %d: status %s, attempts %d, calls %d, error %q, problems %q; want failed after 2 calls of 3 attempts with HTTP 500",
+						t.Errorf("batch %d: status %s, attempts %d, calls %d, error %q, problems %q; want failed after 2 calls of 1 attempt with HTTP 422",
 							b.BatchIndex, b.Status, b.Attempts, b.Calls, b.Error, b.Problems)
 					}
 				}
@@ -217,8 +220,11 @@ func TestJudgeFaults(t *testing.T) {
 						t.Errorf("row %d of a failed batch has score %g, want missing", s.RowID, *s.Score)
 					}
 				}
-				if got := fj.Total(); got != 18 {
-					t.Errorf("judge saw %d requests, want 18 (3 batches x 2 calls x 3 attempts)", got)
+				if got := fj.Total(); got != 6 {
+					t.Errorf("judge saw %d requests, want 6 (3 batches x 2 calls x 1 attempt)", got)
+				}
+				if !run.Resumable() {
+					t.Errorf("a failed run with gaps should be resumable")
 				}
 				wantJobState(t, env, run, rivertype.JobStateCancelled)
 			},

@@ -214,6 +214,11 @@ func TestStopGivesUpOnHungCalls(t *testing.T) {
 		if got := env.getRun(run.ID); got.Finished() || got.BatchesDone != 0 {
 			t.Errorf("after the stop the run is %s with %d batches done; want unfinished with none", got.Status, got.BatchesDone)
 		}
+		// Out of patience, the calls were abandoned, but the job was handed
+		// back, not failed: no attempt recorded, no River backoff.
+		if j := env.job(*run.JobID); len(j.Errors) != 0 || (j.State != rivertype.JobStateAvailable && j.State != rivertype.JobStateScheduled) {
+			t.Errorf("job %s with errors %v after a stop out of patience; want snoozed with none", j.State, j.Errors)
+		}
 
 		holding.Store(false)
 		b := env.startRunner(Config{LeaseTTL: leaseTTL})

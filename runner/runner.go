@@ -62,6 +62,11 @@ type Config struct {
 	Queue string
 	// Webhooks is how run-end webhooks are sent (notify.go).
 	Webhooks WebhookConfig
+	// Breaker tunes the per-run circuit breaker on the judge.
+	Breaker BreakerConfig
+	// DBRetryFor bounds how long a run-state write is retried through
+	// transient database errors (0: models.DefaultRetryFor).
+	DBRetryFor time.Duration
 }
 
 // JudgeTuning overrides the judge client's retry behaviour.
@@ -69,6 +74,9 @@ type JudgeTuning struct {
 	MaxAttempts int
 	MinBackoff  time.Duration
 	MaxBackoff  time.Duration
+	// TimeoutRetries bounds retries after a timeout (0: once; negative:
+	// never); see judge.Config.TimeoutRetries.
+	TimeoutRetries int
 }
 
 // Runner launches, executes, cancels and rescues runs.
@@ -78,6 +86,8 @@ type Runner struct {
 	log   *slog.Logger
 	river *river.Client[*sql.Tx]
 	id    string
+	// metrics are this runner's Prometheus collectors (Metrics()).
+	metrics *Metrics
 
 	// draining is closed when the process shuts down gracefully: no new
 	// judge calls start, in-flight ones finish and are stored.
@@ -135,9 +145,7 @@ func New(cfg Config) (*Runner, error) {
 		cfg.PollInterval = time.Second
 	}
 	if cfg.LeaseTTL <= 0 {
-		// Long enough to ride out a slow database write, short enough that
-		// a restarted worker resumes a dead one's run within a minute.
-		cfg.LeaseTTL = 30 * time.Second
+		cfg.LeaseTTL = DefaultLeaseTTL
 	}
 	host, _ := os.Hostname()
 	r := &Runner{
@@ -146,6 +154,18 @@ func New(cfg Config) (*Runner, error) {
 		log:      quiet(cfg.Log),
 		id:       fmt.Sprintf("%s-%d-%s", host, os.Getpid(), strconv.FormatInt(time.Now().UnixNano(), 36)),
 		draining: make(chan struct{}),
+	}
+	r.metrics = newMetrics(cfg.DB, r.log)
+	if cfg.DBRetryFor > 0 {
+		cfg.DB.Retry.For = cfg.DBRetryFor
+	}
+	if cfg.DB.Retry.OnRetry == nil {
+		// The first runner on a database counts its retries (a process has
+		// one runner; tests that make several share the first's).
+		cfg.DB.Retry.OnRetry = func(op string, err error) {
+			r.metrics.dbRetries.WithLabelValues(op).Inc()
+			r.log.Warn("database error; retrying", "op", op, "err", err)
+		}
 	}
 	rc := &river.Config{
 		ID:     r.id,
@@ -179,6 +199,32 @@ func minDur(a, b time.Duration) time.Duration {
 	return b
 }
 
+// DefaultLeaseTTL is how long a run's lease lasts without renewal. It is
+// renewed every third of that, so a live worker survives two missed
+// renewals (a slow database write, a short pause); a crashed worker's run is
+// taken over within the lease plus one sweep (about 12 s).
+const DefaultLeaseTTL = 10 * time.Second
+
+// sweepInterval is how often expired leases are looked for: often enough
+// that a crash costs little more than the lease, and at most every 2 s
+// (one small indexed query).
+func sweepInterval(lease time.Duration) time.Duration {
+	return min(lease/2, 2*time.Second)
+}
+
+// Metrics returns this runner's Prometheus metrics.
+func (r *Runner) Metrics() *Metrics { return r.metrics }
+
+// Resume re-opens a finished run with gaps and queues it: only batches
+// without an answer (failed ones, and rounds never reached) are sent.
+func (r *Runner) Resume(ctx context.Context, wsID, runID int64) (models.Run, error) {
+	run, err := r.db.ReopenRun(ctx, wsID, runID, r.enqueue)
+	if err == nil {
+		r.log.Info("run resumed", "run", runID, "judge", run.JudgeSnapshot.Name)
+	}
+	return run, err
+}
+
 // ID is this process's worker id (recorded as a run's lease owner).
 func (r *Runner) ID() string { return r.id }
 
@@ -187,7 +233,11 @@ func (r *Runner) Start(ctx context.Context) error {
 	if !r.cfg.Work {
 		return nil
 	}
-	if err := r.river.Start(ctx); err != nil {
+	// Detached: River cancels running jobs when its start context ends, and
+	// a signal must not do that (the calls in flight would be lost and each
+	// stop counted as a failed attempt, with River's growing backoff). Stop
+	// drains instead.
+	if err := r.river.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start job workers: %w", err)
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -261,7 +311,7 @@ func (r *Runner) Cancel(ctx context.Context, wsID, runID int64) (models.Run, err
 // job available again.
 func (r *Runner) sweepLoop(ctx context.Context) {
 	defer close(r.sweepDone)
-	t := time.NewTicker(r.cfg.LeaseTTL / 2)
+	t := time.NewTicker(sweepInterval(r.cfg.LeaseTTL))
 	defer t.Stop()
 	for {
 		r.Sweep(ctx)
@@ -288,11 +338,11 @@ func (r *Runner) Sweep(ctx context.Context) {
 		}
 		ok, err := r.db.RequeueJob(ctx, *run.JobID)
 		if err != nil {
-			r.log.Warn("requeue orphaned run", "run", run.ID, "err", err)
+			r.log.Warn("requeue orphaned run", "run", run.ID, "judge", run.JudgeSnapshot.Name, "err", err)
 			continue
 		}
 		if ok {
-			r.log.Info("resuming run left by a stopped worker", "run", run.ID, "previous_worker", run.LeaseOwner)
+			r.log.Info("resuming run left by a stopped worker", "run", run.ID, "judge", run.JudgeSnapshot.Name, "previous_worker", run.LeaseOwner)
 		}
 	}
 }

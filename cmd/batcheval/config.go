@@ -63,12 +63,35 @@ type Config struct {
 	// WebhookAllowPrivate lets workspace webhooks reach private address
 	// ranges (a chat server on the office network); off by default.
 	WebhookAllowPrivate bool
+	// Durability knobs; the defaults suit production, tests shorten them.
+	Lease          time.Duration // run lease (runner.DefaultLeaseTTL)
+	ShutdownGrace  time.Duration // how long a stop waits for calls in flight
+	TimeoutRetries int           // retries after a judge timeout (negative: none)
+	ProbeInterval  time.Duration // judge probes while a run waits for it
+	DBRetryFor     time.Duration // how long a write rides out database errors
+	// MetricsAddr, when set, serves /metrics on its own listener (worker).
+	MetricsAddr string
+}
+
+// runnerConfig is the part of a runner's configuration that comes from
+// the command line and environment.
+func (c *Config) runnerConfig() runner.Config {
+	timeoutRetries := c.TimeoutRetries
+	if timeoutRetries <= 0 {
+		timeoutRetries = -1 // the runner reads 0 as "the default"
+	}
+	return runner.Config{
+		MaxRuns: c.MaxRuns, LeaseTTL: c.Lease, DBRetryFor: c.DBRetryFor,
+		Webhooks:    runner.WebhookConfig{AllowLoopback: c.LocalMode(), AllowPrivate: c.WebhookAllowPrivate},
+		JudgeTuning: runner.JudgeTuning{TimeoutRetries: timeoutRetries},
+		Breaker:     runner.BreakerConfig{ProbeInterval: c.ProbeInterval},
+	}
 }
 
 // bindConfig registers the flags of a subcommand: every command has the
 // storage and logging flags; only serve and worker, which run a server or
 // shared workers, have the others. Environment variables give the defaults.
-func bindConfig(fs *flag.FlagSet, getenv func(string) string, server bool) *Config {
+func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool) *Config {
 	env := func(k, def string) string {
 		if v := getenv(k); v != "" {
 			return v
@@ -86,6 +109,15 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server bool) *Conf
 	fs.StringVar(&c.SQLitePath, "db", env("BATCHEVAL_DB", "data/batcheval.db"), "SQLite file when no PostgreSQL URL is set (env BATCHEVAL_DB)")
 	fs.StringVar(&c.LogLevel, "log-level", env("BATCHEVAL_LOG_LEVEL", "info"), "debug, info, warn or error (env BATCHEVAL_LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, "log-format", env("BATCHEVAL_LOG_FORMAT", "text"), "text or json (env BATCHEVAL_LOG_FORMAT)")
+	// The runner's durability knobs, wherever runs are worked (serve,
+	// worker and run); the defaults suit production, tests shorten them.
+	if works {
+		fs.DurationVar(&c.Lease, "lease", envDuration(getenv, "BATCHEVAL_LEASE", runner.DefaultLeaseTTL), "run lease: a crashed worker's run is taken over after about this long (env BATCHEVAL_LEASE)")
+		fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", envDuration(getenv, "BATCHEVAL_SHUTDOWN_GRACE", defaultShutdownGrace), "on SIGINT/SIGTERM, how long to wait for judge calls already sent (env BATCHEVAL_SHUTDOWN_GRACE)")
+		fs.IntVar(&c.TimeoutRetries, "timeout-retries", envInt("BATCHEVAL_TIMEOUT_RETRIES", 1), "retries of a judge call that timed out; 0 for none (env BATCHEVAL_TIMEOUT_RETRIES)")
+		fs.DurationVar(&c.ProbeInterval, "probe-interval", envDuration(getenv, "BATCHEVAL_PROBE_INTERVAL", runner.DefaultProbeInterval), "while a run waits for a judge that is down, how often it is probed (env BATCHEVAL_PROBE_INTERVAL)")
+		fs.DurationVar(&c.DBRetryFor, "db-retry-for", envDuration(getenv, "BATCHEVAL_DB_RETRY_FOR", models.DefaultRetryFor), "how long a run's writes are retried through database errors before the run pauses (env BATCHEVAL_DB_RETRY_FOR)")
+	}
 	if !server {
 		// Commands without a listener (run, migrate, admin) still follow
 		// the deployment's address for local mode: loopback judges and a
@@ -126,6 +158,7 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server bool) *Conf
 	fs.IntVar(&c.MaxRunsPerWorkspace, "max-runs-per-workspace", envInt("BATCHEVAL_MAX_RUNS_PER_WORKSPACE", 20), "most runs a workspace may have queued or running at once; 0: no limit (env BATCHEVAL_MAX_RUNS_PER_WORKSPACE)")
 	c.SecretKey = getenv("BATCHEVAL_SECRET_KEY")
 	fs.StringVar(&c.SecretKeyFile, "secret-key-file", env("BATCHEVAL_SECRET_KEY_FILE", ""), "file holding the base64 key that encrypts stored judge keys; or set BATCHEVAL_SECRET_KEY (env BATCHEVAL_SECRET_KEY_FILE)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("BATCHEVAL_METRICS_ADDR", ""), "worker: serve Prometheus /metrics on this address, e.g. 127.0.0.1:9090 (env BATCHEVAL_METRICS_ADDR; serve has /metrics on --addr)")
 	return c
 }
 
@@ -290,7 +323,8 @@ func openDB(ctx context.Context, c *Config, log *slog.Logger) (*models.DB, error
 func newCommand(name string, getenv func(string) string, stderr io.Writer) (*flag.FlagSet, *Config) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	return fs, bindConfig(fs, getenv, name == "serve" || name == "worker")
+	server := name == "serve" || name == "worker"
+	return fs, bindConfig(fs, getenv, server, server || name == "run" || name == "resume")
 }
 
 // openWorkspace opens and migrates the database and returns the default

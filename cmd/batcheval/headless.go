@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/goccy/go-yaml"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -169,8 +170,10 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	// A private queue: this process judges its own run, not the dashboard's.
 	queue := fmt.Sprintf("cli_%d_%d", os.Getpid(), time.Now().UnixNano())
-	r, err := runner.New(runner.Config{DB: db, Log: log, Work: true, MaxRuns: 1, SimulatedURL: sim.URL, Getenv: getenv,
-		PollInterval: 100 * time.Millisecond, Queue: queue})
+	rc := c.runnerConfig()
+	rc.DB, rc.Log, rc.Work, rc.MaxRuns, rc.SimulatedURL, rc.Getenv = db, log, true, 1, sim.URL, getenv
+	rc.PollInterval, rc.Queue = 100*time.Millisecond, queue
+	r, err := runner.New(rc)
 	if err != nil {
 		return err
 	}
@@ -187,6 +190,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	if err := r.Start(ctx); err != nil {
 		return err
 	}
+	log.Info("judging", "run", run.ID, "judge", snap.Name, "tag", r.Tag())
 	if w := methods.For(run.Method).Words(); w.Round != "" {
 		fmt.Fprintf(stderr, "run %d (%s): %d samples, %d criteria, %d %s of %s of %d\n", run.ID, methods.Label(run.Method), len(rows), len(rub.Criteria),
 			run.Settings.Rounds, w.Rounds, w.Units, run.Settings.BatchSize)
@@ -194,7 +198,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(stderr, "run %d (%s): %d samples, %d criteria, each sample judged on its own\n", run.ID, methods.Label(run.Method), len(rows), len(rub.Criteria))
 	}
 	final, werr := waitFinished(ctx, db, ws.ID, run.ID, prog)
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownGrace)
 	defer cancel()
 	_ = r.Stop(sctx)
 	if werr != nil {
@@ -205,7 +209,14 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return fmt.Errorf("%w (run %d is stored; `batcheval serve` resumes it)", werr, run.ID)
 	}
-	rep, err := report.Build(ctx, db, ws.ID, run.ID)
+	// The report only reads; a dropped connection is worth another try.
+	rep, err := backoff.Retry(ctx, func() (*report.Report, error) {
+		rep, err := report.Build(ctx, db, ws.ID, run.ID)
+		if err != nil && !models.IsTransient(err) {
+			return nil, backoff.Permanent(err)
+		}
+		return rep, err
+	}, backoff.WithMaxElapsedTime(c.DBRetryFor))
 	if err != nil {
 		return err
 	}
@@ -250,9 +261,10 @@ func waitFinished(ctx context.Context, db *models.DB, wsID, runID int64, progres
 	defer t.Stop()
 	for {
 		run, err := db.FindRun(context.WithoutCancel(ctx), wsID, runID)
-		if err != nil {
+		if err != nil && !models.IsTransient(err) {
 			return run, err
 		}
+		// A dropped connection only delays the next look.
 		if u := methods.For(run.Method).Words().Units; u != "" {
 			progress.unit = u
 		}
@@ -274,7 +286,9 @@ func waitFinished(ctx context.Context, db *models.DB, wsID, runID int64, progres
 // and as rating columns every criterion's human column and its annotators'
 // columns (as the web import does when those columns are ticked), each once.
 func ratingMapping(rub evaluator.Rubric) dataimport.Mapping {
-	m := dataimport.Mapping{Fields: rub.Fields}
+	// RatingColumns starts empty, not nil: a rubric without human columns
+	// is stored with an empty list (the column is NOT NULL).
+	m := dataimport.Mapping{Fields: rub.Fields, RatingColumns: []string{}}
 	for _, cr := range rub.Criteria {
 		for _, col := range append([]string{cr.HumanColumn}, cr.AnnotatorColumns...) {
 			if col != "" && !slices.Contains(m.RatingColumns, col) {

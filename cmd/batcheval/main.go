@@ -5,6 +5,7 @@
 //	batcheval migrate  apply the database migrations and exit
 //	batcheval run      judge a file from the command line, headless
 //	batcheval admin    operator tasks (create-user, rotate-key)
+//	batcheval resume   re-send the batches of a run that have no answer
 //
 // With no settings it keeps everything in a SQLite file under ./data.
 package main
@@ -36,6 +37,7 @@ Usage:
   batcheval run     [flags]   evaluate a data file headless (see: batcheval run --help)
   batcheval admin create-user --email --name --role   make an account (password on stdin)
   batcheval admin rotate-key  re-encrypt stored judge keys under a new secret key
+  batcheval resume  [flags] RUN_ID   re-send only the batches of a run that have no answer
 
 Run "batcheval <command> --help" for the flags of a command.
 `
@@ -58,6 +60,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return headless(ctx, args, getenv, stdout, stderr)
 	case "admin":
 		return admin(ctx, args, getenv, os.Stdin, stdout, stderr)
+	case "resume":
+		return resume(ctx, args, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

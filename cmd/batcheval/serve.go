@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -19,10 +20,12 @@ import (
 	"github.com/batcheval/batcheval/runner"
 )
 
-// shutdownGrace is how long a stopping process waits for judge calls already
-// sent: a batch answer from a slow model can take a minute or two, and a
-// paid answer is worth waiting for.
-const shutdownGrace = 2 * time.Minute
+// defaultShutdownGrace is how long a stopping process waits for judge calls
+// already sent: a batch answer from a slow model can take a minute or two,
+// and a paid answer is worth waiting for. Calls still out after it are
+// abandoned and their runs handed back (their answers were not paid for
+// twice: they are simply sent again by the next worker).
+const defaultShutdownGrace = 2 * time.Minute
 
 // serve runs the dashboard with embedded workers (web=true) or workers
 // alone (web=false), until ctx ends; then it shuts down gracefully.
@@ -76,8 +79,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	judge.SetEgress(egress)
 
 	work := !web || !*noWork
-	r, err := runner.New(runner.Config{DB: db, Log: log, Work: work, MaxRuns: c.MaxRuns, SimulatedURL: sim.URL, Getenv: getenv,
-		Webhooks: runner.WebhookConfig{AllowLoopback: c.LocalMode(), AllowPrivate: c.WebhookAllowPrivate}})
+	rc := c.runnerConfig()
+	rc.DB, rc.Log, rc.Work, rc.SimulatedURL, rc.Getenv = db, log, work, sim.URL, getenv
+	r, err := runner.New(rc)
 	if err != nil {
 		return err
 	}
@@ -86,14 +90,22 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	go sweepUploads(ctx, db, log, uploadSweepInterval)
 	stopRunner := func() {
-		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownGrace)
 		defer cancel()
 		if err := r.Stop(sctx); err != nil {
 			log.Warn("stopping workers", "err", err)
 		}
 	}
 	if !web {
-		log.Info("worker started", "id", r.ID(), "database", string(db.Dialect))
+		if c.MetricsAddr != "" {
+			stopMetrics, err := serveMetrics(c.MetricsAddr, r, log, stdout)
+			if err != nil {
+				stopRunner()
+				return err
+			}
+			defer stopMetrics()
+		}
+		log.Info("worker started", "id", r.ID(), "tag", r.Tag(), "database", string(db.Dialect))
 		<-ctx.Done()
 		log.Info("worker stopping: letting calls in flight finish")
 		stopRunner()
@@ -137,7 +149,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("dashboard ready", "url", "http://"+ln.Addr().String(), "database", string(db.Dialect), "workers", work)
+	log.Info("dashboard ready", "url", "http://"+ln.Addr().String(), "database", string(db.Dialect), "workers", work, "tag", r.Tag())
 	fmt.Fprintf(stdout, "BatchEval is running at http://%s\n", ln.Addr().String())
 
 	select {
@@ -154,4 +166,27 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	stopRunner()
 	return nil
+}
+
+// serveMetrics serves the runner's /metrics on its own listener (a worker
+// has no dashboard); the returned func stops it.
+func serveMetrics(addr string, r *runner.Runner, log *slog.Logger, stdout io.Writer) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen for metrics on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", r.Metrics().Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("metrics listener", "err", err)
+		}
+	}()
+	fmt.Fprintf(stdout, "metrics at http://%s/metrics\n", ln.Addr().String())
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, nil
 }

@@ -172,11 +172,14 @@ func redirectError(res *http.Response) *Error {
 
 func (c *Client) transportError(actx context.Context, err error, gotResponse bool) *Error {
 	var netErr net.Error
+	var ns *NotSent
 	if ee, ok := refusedConnection(err); ok {
 		// Refused in the dialer: nothing was sent.
 		return &Error{Kind: KindRefused, Message: ee.Error(), Err: err}
 	}
 	switch {
+	case errors.As(err, &ns):
+		return &Error{Kind: KindCancelled, Message: ns.Err.Error(), Err: ns}
 	case errors.Is(actx.Err(), context.DeadlineExceeded):
 		return &Error{Kind: KindTimeout, limit: c.cfg.Timeout, Err: err}
 	case errors.As(err, &netErr) && netErr.Timeout():

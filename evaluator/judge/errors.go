@@ -166,3 +166,14 @@ func kindForStatus(status int) (kind ErrorKind, retry bool) {
 		return KindBadRequest, false
 	}
 }
+
+// NotSent is returned by an HTTP transport that deliberately did not send
+// a request (Config.HTTPClient's RoundTripper checking, at the last moment,
+// that the caller may still send). The call stops as KindCancelled, is not
+// retried, and the refusal is not counted as an attempt.
+type NotSent struct{ Err error }
+
+func (e *NotSent) Error() string { return "request not sent: " + e.Err.Error() }
+
+// Unwrap returns the reason.
+func (e *NotSent) Unwrap() error { return e.Err }

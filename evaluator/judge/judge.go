@@ -44,6 +44,10 @@ const (
 	// one call; longer (e.g. a daily quota) is reported as rate_limited with
 	// RetryAfter set, so the job queue can snooze instead of holding a worker.
 	DefaultMaxRetryAfter = 120 * time.Second
+	// DefaultTimeoutRetries: a timed-out request was probably processed,
+	// and paid for, by the endpoint; retrying it more than once multiplies
+	// the bill of a judge that is simply too slow for the timeout.
+	DefaultTimeoutRetries = 1
 )
 
 // backoffMultiplier doubles the wait after each failure, the usual choice.
@@ -74,6 +78,32 @@ type Config struct {
 	// default the client of the egress policy set by SetEgress is used (no
 	// redirects, no link-local or metadata addresses).
 	HTTPClient *http.Client
+	// Header holds extra headers sent with every request (e.g. which
+	// worker sent it, for tracing on the endpoint's side).
+	Header http.Header
+	// TimeoutRetries bounds how many times a call is retried after an
+	// attempt timed out (within MaxAttempts); 0 means
+	// DefaultTimeoutRetries, a negative value means never.
+	TimeoutRetries int
+	// BeforeAttempt, if set, runs before every HTTP attempt; an error stops
+	// the call without sending anything (it is returned as the Err of a
+	// KindCancelled *Error). Callers use it to check they may still send
+	// (a lease) and to wait while the endpoint is known to be down.
+	BeforeAttempt func(ctx context.Context) error
+	// AfterAttempt, if set, is told the outcome of every HTTP attempt
+	// (metrics, a circuit breaker).
+	AfterAttempt func(AttemptInfo)
+}
+
+// AttemptInfo is the outcome of one HTTP attempt.
+type AttemptInfo struct {
+	// N numbers the attempts of one call from 1; N > 1 is a retry.
+	N       int
+	Latency time.Duration
+	// Err is nil when the attempt produced a usable answer.
+	Err              *Error
+	PromptTokens     int
+	CompletionTokens int
 }
 
 // withDefaults returns cfg with zero fields set to the package defaults.
@@ -95,6 +125,12 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.MaxRetryAfter <= 0 {
 		cfg.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	switch {
+	case cfg.TimeoutRetries == 0:
+		cfg.TimeoutRetries = DefaultTimeoutRetries
+	case cfg.TimeoutRetries < 0:
+		cfg.TimeoutRetries = 0
 	}
 	if cfg.HTTPClient == nil {
 		// The egress policy's client (see SetEgress). No client-wide
@@ -140,6 +176,11 @@ func New(cfg Config) (*Client, error) {
 		// We retry ourselves (to count attempts and honour Retry-After with
 		// our own ceiling); SDK retries would multiply with ours.
 		option.WithMaxRetries(0),
+	}
+	for k, vs := range cfg.Header {
+		for _, v := range vs {
+			opts = append(opts, option.WithHeaderAdd(k, v))
+		}
 	}
 	if cfg.APIKey != "" {
 		// Sent as "Authorization: Bearer <key>".
@@ -249,16 +290,40 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 		return Response{}, &Error{Kind: KindCancelled, Err: context.Cause(ctx)}
 	}
 
-	attempts := 0
+	attempts, timeouts := 0, 0
 	var last *Error
 	op := func() (Response, error) {
+		if c.cfg.BeforeAttempt != nil {
+			if err := c.cfg.BeforeAttempt(ctx); err != nil {
+				// Nothing was sent: this is not an attempt.
+				return Response{}, backoff.Permanent(&Error{Kind: KindCancelled, Message: err.Error(), Err: err})
+			}
+		}
 		attempts++
+		started := time.Now()
 		resp, e := c.attempt(ctx, params)
+		var ns *NotSent
+		if e != nil && errors.As(e, &ns) {
+			attempts--
+			return Response{}, backoff.Permanent(e)
+		}
+		if c.cfg.AfterAttempt != nil {
+			info := AttemptInfo{N: attempts, Latency: time.Since(started), Err: e}
+			if e == nil {
+				info.PromptTokens, info.CompletionTokens = resp.PromptTokens, resp.CompletionTokens
+			}
+			c.cfg.AfterAttempt(info)
+		}
 		if e == nil {
 			return resp, nil
 		}
 		last = e
+		if e.Kind == KindTimeout {
+			timeouts++
+		}
 		switch {
+		case e.Kind == KindTimeout && timeouts > c.cfg.TimeoutRetries:
+			return Response{}, backoff.Permanent(e)
 		case e.Kind == KindCancelled || !e.Temporary():
 			return Response{}, backoff.Permanent(e)
 		case e.RetryAfter > c.cfg.MaxRetryAfter:

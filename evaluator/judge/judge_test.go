@@ -466,23 +466,99 @@ func TestRetryAfterLongerThanLimitFailsAtOnce(t *testing.T) {
 	}
 }
 
+// TestPerAttemptTimeout: a timed-out request was probably processed and
+// billed by the endpoint, so timeouts are retried at most TimeoutRetries
+// times (once by default), whatever MaxAttempts allows. Before, a call on a
+// judge slower than the timeout was sent MaxAttempts (5) times.
 func TestPerAttemptTimeout(t *testing.T) {
-	f := newFake(t, reply{status: 200, body: okBody("late"), delay: 2 * time.Second})
-	cfg := testConfig(f)
-	cfg.Timeout = 50 * time.Millisecond
-	cfg.MaxAttempts = 3
-	c := mustNew(t, cfg)
+	t.Parallel()
+	tests := []struct {
+		name           string
+		timeoutRetries int
+		wantHits       int
+	}{
+		{"default retries once", 0, 2},
+		{"configured twice", 2, 3},
+		{"negative never retries", -1, 1},
+		{"bounded by max attempts", 10, 4},
+	}
+	for _, tt := range tests {
+		// Not parallel: under load a 250ms attempt must still reach the
+		// server before it times out, or the server's count is short.
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, reply{status: 200, body: okBody("late"), delay: 3 * time.Second})
+			cfg := testConfig(f)
+			cfg.Timeout = 250 * time.Millisecond
+			cfg.MaxAttempts = 4
+			cfg.TimeoutRetries = tt.timeoutRetries
+			var seen []int
+			var mu sync.Mutex
+			cfg.AfterAttempt = func(a AttemptInfo) {
+				mu.Lock()
+				defer mu.Unlock()
+				if a.Err == nil || a.Err.Kind != KindTimeout {
+					t.Errorf("attempt %d reported %v, want a timeout", a.N, a.Err)
+				}
+				seen = append(seen, a.N)
+			}
+			c := mustNew(t, cfg)
 
-	_, err := c.Complete(context.Background(), simpleRequest())
-	e := judgeError(t, err)
-	if e.Kind != KindTimeout {
-		t.Errorf("kind = %q, want timeout (%v)", e.Kind, err)
+			_, err := c.Complete(context.Background(), simpleRequest())
+			e := judgeError(t, err)
+			if e.Kind != KindTimeout {
+				t.Errorf("kind = %q, want timeout (%v)", e.Kind, err)
+			}
+			if e.Attempts != tt.wantHits || f.hits() != tt.wantHits {
+				t.Errorf("attempts = %d, server saw %d, want %d and %d", e.Attempts, f.hits(), tt.wantHits, tt.wantHits)
+			}
+			mu.Lock()
+			if len(seen) != tt.wantHits || seen[len(seen)-1] != tt.wantHits {
+				t.Errorf("AfterAttempt saw attempts %v, want 1..%d", seen, tt.wantHits)
+			}
+			mu.Unlock()
+			if !strings.Contains(err.Error(), "250ms") {
+				t.Errorf("error %q should name the timeout", err)
+			}
+		})
 	}
-	if e.Attempts != 3 || f.hits() != 3 {
-		t.Errorf("attempts = %d, server saw %d, want 3 and 3", e.Attempts, f.hits())
+}
+
+// TestBeforeAttemptStopsWithoutSending: a refusal from BeforeAttempt (a
+// lost lease) stops the call before anything is sent, also between retries.
+func TestBeforeAttemptStopsWithoutSending(t *testing.T) {
+	t.Parallel()
+	refusal := errors.New("lease lost")
+	tests := []struct {
+		name      string
+		allowed   int // attempts BeforeAttempt lets through
+		wantHits  int
+		wantTries int
+	}{
+		{"refused before the first", 0, 0, 0},
+		{"refused before the retry", 1, 1, 1},
 	}
-	if !strings.Contains(err.Error(), "50ms") {
-		t.Errorf("error %q should name the timeout", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFake(t, reply{status: 503, body: `{"error":{"message":"down"}}`})
+			cfg := testConfig(f)
+			calls := 0
+			cfg.BeforeAttempt = func(context.Context) error {
+				calls++
+				if calls > tt.allowed {
+					return refusal
+				}
+				return nil
+			}
+			_, err := mustNew(t, cfg).Complete(context.Background(), simpleRequest())
+			e := judgeError(t, err)
+			if e.Kind != KindCancelled || !errors.Is(err, refusal) {
+				t.Errorf("error %v (kind %s), want cancelled wrapping the refusal", err, e.Kind)
+			}
+			if f.hits() != tt.wantHits || e.Attempts != tt.wantTries {
+				t.Errorf("server saw %d requests, %d attempts counted; want %d and %d", f.hits(), e.Attempts, tt.wantHits, tt.wantTries)
+			}
+		})
 	}
 }
 
@@ -771,5 +847,29 @@ func TestCappedBackOff(t *testing.T) {
 		if d := b.NextBackOff(); d > 150*time.Millisecond || d <= 0 {
 			t.Fatalf("wait %d = %v, want in (0, 150ms]", i, d)
 		}
+	}
+}
+
+// refusingTransport refuses to send, as a lease fence does at the last moment.
+type refusingTransport struct{ reason error }
+
+func (rt refusingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return nil, &NotSent{Err: rt.reason}
+}
+
+// TestTransportRefusalIsNotAnAttempt: a request the transport refused to
+// send stops the call at once, unretried, with no attempt counted.
+func TestTransportRefusalIsNotAnAttempt(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, ok)
+	cfg := testConfig(f)
+	reason := errors.New("lease lost")
+	cfg.HTTPClient = &http.Client{Transport: refusingTransport{reason: reason}}
+	reported := 0
+	cfg.AfterAttempt = func(AttemptInfo) { reported++ }
+	_, err := mustNew(t, cfg).Complete(context.Background(), simpleRequest())
+	e := judgeError(t, err)
+	if e.Kind != KindCancelled || !errors.Is(err, reason) || e.Attempts != 0 || reported != 0 || f.hits() != 0 {
+		t.Errorf("error %v: kind %s, %d attempts, %d reported, %d sent; want cancelled by the refusal, 0, 0, 0", err, e.Kind, e.Attempts, reported, f.hits())
 	}
 }

@@ -71,6 +71,17 @@ func Each(t *testing.T, fn func(t *testing.T, db *models.DB), extra ...Migrator)
 	}
 }
 
+// DSN returns where a fresh, empty (unmigrated) database of dialect d
+// lives, for tests that hand it to another process: a SQLite file path in a
+// temp dir, or the URL of a new PostgreSQL database dropped at the end.
+func DSN(t testing.TB, d models.Dialect) string {
+	t.Helper()
+	if d == models.Postgres {
+		return freshPostgres(t)
+	}
+	return filepath.Join(t.TempDir(), "test.db")
+}
+
 func freshPostgres(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv("TEST_DATABASE_URL")

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/batcheval/batcheval/evaluator/simjudge"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/runner"
+)
+
+const resumeUsage = `Usage: batcheval resume [flags] RUN_ID
+
+Resumes a finished run that has gaps (it failed, or some of its batches
+have no answer): only those batches, and any round never reached, are sent
+again; stored answers are kept. By default this process works the run to
+its end and prints a summary; with --queue-only it leaves the run to the
+` + "`serve` and `worker`" + ` processes sharing the database.
+
+Flags:
+`
+
+// resume implements `batcheval resume`.
+func resume(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs, c := newCommand("resume", getenv, stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, resumeUsage); fs.PrintDefaults() }
+	queueOnly := fs.Bool("queue-only", false, "queue the run for `serve`/`worker` and exit")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errors.New("give the id of the run to resume")
+	}
+	runID, err := strconv.ParseInt(fs.Arg(0), 10, 64)
+	if err != nil || runID <= 0 {
+		return fmt.Errorf("run id %q is not a number", fs.Arg(0))
+	}
+	log := c.logger(stderr)
+	db, ws, err := openWorkspace(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	rc := c.runnerConfig()
+	rc.DB, rc.Log, rc.Getenv = db, log, getenv
+	if *queueOnly {
+		r, err := runner.New(rc)
+		if err != nil {
+			return err
+		}
+		run, err := r.Resume(ctx, ws.ID, runID)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "run %d queued: %d of %d batches to send; `batcheval serve` or `batcheval worker` finishes it\n", run.ID, run.BatchesTotal-run.BatchesDone, run.BatchesTotal)
+		return nil
+	}
+	sim, err := simjudge.Start(simjudge.Options{Seed: 1, Latency: c.SimLatency})
+	if err != nil {
+		return err
+	}
+	defer sim.Close()
+	// A private queue, as `batcheval run` uses: this process works this run only.
+	rc.Work, rc.MaxRuns, rc.SimulatedURL = true, 1, sim.URL
+	rc.PollInterval, rc.Queue = 100*time.Millisecond, fmt.Sprintf("cli_%d_%d", os.Getpid(), time.Now().UnixNano())
+	r, err := runner.New(rc)
+	if err != nil {
+		return err
+	}
+	run, err := r.Resume(ctx, ws.ID, runID)
+	if err != nil {
+		return err
+	}
+	if err := r.Start(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "run %d resumed: %d of %d batches to send\n", run.ID, run.BatchesTotal-run.BatchesDone, run.BatchesTotal)
+	final, werr := waitFinished(ctx, db, ws.ID, run.ID, newProgress(stderr))
+	sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownGrace)
+	defer cancel()
+	_ = r.Stop(sctx)
+	if werr != nil {
+		if herr := r.HandOver(context.WithoutCancel(ctx), ws.ID, run.ID); herr != nil {
+			log.Warn("hand the run over to the shared queue", "run", run.ID, "err", herr)
+		}
+		return fmt.Errorf("%w (run %d is stored; `batcheval serve` resumes it)", werr, run.ID)
+	}
+	fmt.Fprintf(stdout, "run %d %s: %d/%d batches, %d failed, %d scores missing, %d judge retries\n",
+		final.ID, final.Status, final.BatchesDone, final.BatchesTotal, final.BatchesFailed, final.MissingScores, final.Retries)
+	if final.Status != models.RunSucceeded {
+		return fmt.Errorf("run %d %s: %s", final.ID, final.Status, final.Error)
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// TestResumeRunFromPage: a run that ended with a batch without an answer
+// offers a resume button; posting it sends that batch again and the run
+// ends complete; a complete run offers none and refuses a resume.
+func TestResumeRunFromPage(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		runID := env.launch(env.demo().launchForm("1", "10"))
+		run := env.waitRun(runID, 30*time.Second)
+		if run.Status != models.RunSucceeded {
+			t.Fatalf("run %s (error %q), want succeeded", run.Status, run.Error)
+		}
+		runPath := fmt.Sprintf("/runs/%d", runID)
+		if body := env.get(runPath).Body.String(); strings.Contains(body, `data-testid="resume"`) {
+			t.Errorf("a complete run offers to resume")
+		}
+		// Make one batch a gap, as a judge failure would have left it.
+		bs, err := env.db.ListBatches(ctx, runID)
+		if err != nil || len(bs) == 0 {
+			t.Fatalf("batches: %v (%d)", err, len(bs))
+		}
+		gap := bs[0]
+		must(t, env.db.Gorm.Exec(`UPDATE run_batches SET status = ? WHERE id = ?`, models.BatchFailed, gap.ID).Error)
+		must(t, env.db.Gorm.Exec(`UPDATE run_scores SET score = NULL WHERE batch_id = ?`, gap.ID).Error)
+		must(t, env.db.Gorm.Exec(`UPDATE runs SET batches_failed = 1, missing_scores = ? WHERE id = ?`, len(gap.RowIDs), runID).Error)
+
+		if body := env.get(runPath).Body.String(); !strings.Contains(body, `data-testid="resume"`) {
+			t.Fatalf("a run with a failed batch offers no resume button")
+		}
+		callsBefore := run.Calls
+		steps := []struct {
+			name      string
+			wantFlash string
+		}{
+			{"resume the run with a gap", "ok:"},
+			{"resume it again while it is queued or done", "error:"},
+		}
+		for _, s := range steps {
+			rec := env.postForm(runPath+"/resume", nil)
+			if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != runPath {
+				t.Errorf("%s: status %d to %q, want 303 to %s", s.name, rec.Code, rec.Header().Get("Location"), runPath)
+			}
+			if got := rec.Header().Get("Set-Cookie"); !strings.Contains(got, s.wantFlash) {
+				t.Errorf("%s: flash cookie %q, want kind %s", s.name, got, s.wantFlash)
+			}
+			if s.wantFlash == "ok:" {
+				run = env.waitRun(runID, 30*time.Second)
+			}
+		}
+		if run.Status != models.RunSucceeded || run.BatchesFailed != 0 || run.MissingScores != 0 || run.BatchesDone != run.BatchesTotal {
+			t.Errorf("after resume: %s, %d/%d done, %d failed, %d missing", run.Status, run.BatchesDone, run.BatchesTotal, run.BatchesFailed, run.MissingScores)
+		}
+		if got := run.Calls - callsBefore; got != 1 {
+			t.Errorf("resume made %d calls, want 1 (only the gap)", got)
+		}
+	})
+}
+
+// TestWaitingForJudgeShown: a run whose judge is down says so on its page,
+// in its progress events and in /metrics.
+func TestWaitingForJudgeShown(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		runID := env.launch(env.demo().launchForm("1", "10"))
+		env.waitRun(runID, 30*time.Second)
+		// The state a worker records when its breaker opens.
+		must(t, env.db.Gorm.Exec(`UPDATE runs SET status = ?, finished_at = NULL, waiting_since = ?, waiting_error = ? WHERE id = ?`,
+			models.RunRunning, time.Now().UTC(), "judge: the endpoint failed (HTTP 503)", runID).Error)
+		body := env.get(fmt.Sprintf("/runs/%d", runID)).Body.String()
+		for _, want := range []string{models.StatusWaitingForJudge, "HTTP 503", `data-testid="retries"`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("run page does not show %q", want)
+			}
+		}
+		metrics := env.get("/metrics")
+		if metrics.Code != http.StatusOK || !strings.Contains(metrics.Body.String(), `batcheval_runs{status="waiting for judge"} 1`) {
+			t.Errorf("/metrics: status %d, no waiting run counted:\n%.2000s", metrics.Code, metrics.Body.String())
+		}
+	})
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,82 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// ErrLeaseLost means a write was refused because the writer no longer
+// holds the run's lease: another worker has taken the run over.
+var ErrLeaseLost = errors.New("this worker no longer holds the run's lease")
+
+type leaseOwnerKey struct{}
+
+// WithLeaseOwner marks ctx as belonging to the execution that holds a run's
+// lease under owner. Every run-state write made with such a context carries
+// the condition "lease_owner = owner" in its SQL, so a worker that lost its
+// lease (frozen, partitioned) cannot overwrite its successor's work.
+func WithLeaseOwner(ctx context.Context, owner string) context.Context {
+	return context.WithValue(ctx, leaseOwnerKey{}, owner)
+}
+
+// LeaseOwnerFrom returns the owner set by WithLeaseOwner, or "".
+func LeaseOwnerFrom(ctx context.Context) string {
+	s, _ := ctx.Value(leaseOwnerKey{}).(string)
+	return s
+}
+
+// fenced adds the lease condition of ctx, if any, to a query on runs.
+func fenced(ctx context.Context, q *gorm.DB) *gorm.DB {
+	if owner := LeaseOwnerFrom(ctx); owner != "" {
+		return q.Where("lease_owner = ?", owner)
+	}
+	return q
+}
+
+// checkFence fails with ErrLeaseLost when ctx names a lease owner that no
+// longer holds run runID; tx is the transaction the write happens in.
+func checkFence(ctx context.Context, tx *gorm.DB, runID int64) error {
+	owner := LeaseOwnerFrom(ctx)
+	if owner == "" {
+		return nil
+	}
+	var n int64
+	if err := tx.Model(&Run{}).Where("id = ? AND lease_owner = ?", runID, owner).Count(&n).Error; err != nil {
+		return err
+	}
+	if n == 0 {
+		// Not a conflict code: the writer must stop, not carry on as if
+		// another execution had merely answered the same batch first.
+		return fmt.Errorf("run %d: %w", runID, ErrLeaseLost)
+	}
+	return nil
+}
+
+// LeaseState is a run's lease as the database sees it.
+type LeaseState struct {
+	Owner  string
+	Status string
+	Until  *time.Time
+	// Now is this process's clock when read. Until was written by the
+	// lease holder's clock, so Until - Now is the time left only as the
+	// holder itself sees it: that is what the holder's fence uses.
+	Now time.Time
+}
+
+// LeaseState reads run runID's lease.
+func (db *DB) LeaseState(ctx context.Context, runID int64) (LeaseState, error) {
+	var st LeaseState
+	err := db.retry(ctx, "read lease", func() error {
+		var r Run
+		if err := db.Gorm.WithContext(ctx).Select("lease_owner", "status", "lease_until").Where("id = ?", runID).Take(&r).Error; err != nil {
+			return err
+		}
+		st = LeaseState{Owner: r.LeaseOwner, Status: r.Status, Until: r.LeaseUntil, Now: time.Now().UTC()}
+		return nil
+	})
+	return st, err
+}

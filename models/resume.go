@@ -1,0 +1,131 @@
+package models
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// ReopenRun prepares a finished run with gaps to be resumed: its failed
+// batches become pending again (their empty scores are removed and the
+// run's counters corrected), the run is queued again, and enqueue queues
+// its job in the same transaction. Answers already stored, and what they
+// cost, are kept: a resume sends only what has no answer.
+func (db *DB) ReopenRun(ctx context.Context, wsID, runID int64, enqueue func(ctx context.Context, tx *sql.Tx, r *Run) (int64, error)) (Run, error) {
+	run, err := db.FindRun(ctx, wsID, runID)
+	if err != nil {
+		return run, err
+	}
+	if !run.Resumable() {
+		if !run.Finished() {
+			return run, Errorf(EConflict, "run %d is still %s: it resumes by itself", runID, run.Status)
+		}
+		return run, Errorf(EConflict, "run %d has %s with no gaps: there is nothing to resume", runID, run.Status)
+	}
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var failed []int64
+		if err := tx.Model(&RunBatch{}).Where("run_id = ? AND status = ?", runID, BatchFailed).Pluck("id", &failed).Error; err != nil {
+			return err
+		}
+		var missing int64
+		if len(failed) > 0 {
+			if err := tx.Model(&RunScore{}).Where("batch_id IN ? AND score IS NULL", failed).Count(&missing).Error; err != nil {
+				return err
+			}
+			if err := tx.Where("batch_id IN ?", failed).Delete(&RunScore{}).Error; err != nil {
+				return err
+			}
+			if err := tx.Model(&RunBatch{}).Where("id IN ?", failed).Updates(map[string]any{
+				"status": BatchPending, "response": "", "repair_request": "", "repair_response": "",
+				"problems": jsonValue([]string{}), "error": "", "done_at": nil, "details": jsonValue(map[string]any{}),
+			}).Error; err != nil {
+				return err
+			}
+		}
+		res := tx.Model(&Run{}).Where("id = ? AND status = ?", runID, run.Status).Updates(map[string]any{
+			"status": RunQueued, "error": "", "finished_at": nil, "lease_owner": "", "lease_until": nil,
+			"waiting_since": nil, "waiting_error": "", "cancel_requested": false,
+			"batches_done":   gorm.Expr("batches_done - ?", len(failed)),
+			"batches_failed": gorm.Expr("batches_failed - ?", len(failed)),
+			"missing_scores": gorm.Expr("missing_scores - ?", missing),
+			"resumes":        gorm.Expr("resumes + 1"),
+		})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return Errorf(EConflict, "run %d changed while it was being resumed; try again", runID)
+		}
+		stx, err := SQLTx(tx)
+		if err != nil {
+			return err
+		}
+		jobID, err := enqueue(ctx, stx, &run)
+		if err != nil {
+			return fmt.Errorf("queue run %d: %w", runID, err)
+		}
+		return tx.Model(&Run{}).Where("id = ?", runID).Update("job_id", jobID).Error
+	})
+	if err != nil {
+		return run, err
+	}
+	return db.FindRun(ctx, wsID, runID)
+}
+
+// SetRunWaiting records that the run waits for its judge (since, with the
+// error that made it wait), or, with a nil since, that it goes on. Only the
+// lease holder named in ctx may change it.
+func (db *DB) SetRunWaiting(ctx context.Context, runID int64, since *time.Time, lastErr string) error {
+	upd := map[string]any{"waiting_since": nil}
+	if since != nil {
+		upd = map[string]any{"waiting_since": since.UTC(), "waiting_error": lastErr}
+	}
+	return db.retry(ctx, "record judge wait", func() error {
+		return fenced(ctx, db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ?", runID)).Updates(upd).Error
+	})
+}
+
+// CountRunsByStatus counts every run by status, "waiting for judge" apart
+// from running (metrics).
+func (db *DB) CountRunsByStatus(ctx context.Context) (map[string]int64, error) {
+	var rows []struct {
+		Status  string
+		Waiting bool
+		N       int64
+	}
+	err := db.Gorm.WithContext(ctx).Model(&Run{}).
+		Select("status, waiting_since IS NOT NULL AS waiting, COUNT(*) AS n").
+		Group("status, waiting_since IS NOT NULL").Scan(&rows).Error
+	out := map[string]int64{}
+	for _, r := range rows {
+		s := r.Status
+		if r.Waiting && s == RunRunning {
+			s = StatusWaitingForJudge
+		}
+		out[s] += r.N
+	}
+	return out, err
+}
+
+// StatusWaitingForJudge is the status shown for a running run whose judge
+// is not answering (see Run.WaitingForJudge).
+const StatusWaitingForJudge = "waiting for judge"
+
+// CountJobsByState counts the run jobs in River's table by state (queue
+// depth for metrics).
+func (db *DB) CountJobsByState(ctx context.Context, kind string) (map[string]int64, error) {
+	var rows []struct {
+		State string
+		N     int64
+	}
+	err := db.Gorm.WithContext(ctx).Table("river_job").Select("state, COUNT(*) AS n").
+		Where("kind = ?", kind).Group("state").Scan(&rows).Error
+	out := map[string]int64{}
+	for _, r := range rows {
+		out[r.State] = r.N
+	}
+	return out, err
+}

@@ -1,0 +1,326 @@
+package runner
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/batcheval/batcheval/evaluator/simjudge"
+	"github.com/batcheval/batcheval/models"
+)
+
+// TestSignalDoesNotCancelJobs: the context given to Start is the signal
+// context of `serve`, `worker` and `run`. Its end must not reach River's
+// jobs (it used to: running jobs were cancelled, the calls in flight
+// abandoned, and each stop counted as a failed attempt with River's
+// backoff of 2 s, 15 s, 87 s, 243 s... before the next start resumed).
+func TestSignalDoesNotCancelJobs(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		// Why 400ms: calls are reliably in flight when the signal comes.
+		fj := newFakeJudge(t, simjudge.Options{Seed: 9, Latency: 400 * time.Millisecond}, nil)
+		a, err := New(Config{DB: env.db, Log: testLog(), Work: true, PollInterval: 20 * time.Millisecond, JudgeTuning: fastTuning, LeaseTTL: leaseTTL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		signal, sent := context.WithCancel(context.Background())
+		if err := a.Start(signal); err != nil {
+			t.Fatal(err)
+		}
+		run := env.launch(a, env.newRun(fj.URL(), 2, 2, 30))
+		env.waitRun(run.ID, 15*time.Second, "judging with two calls in flight", func(models.Run) bool { return fj.InFlight() == 2 })
+		sent() // SIGTERM
+		// The process then stops gracefully, as serve/worker/run do.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := a.Stop(ctx); err != nil {
+			t.Fatalf("stop: %v", err)
+		}
+		got := env.getRun(run.ID)
+		if answered := fj.Answered(); answered < 2 || got.BatchesDone != answered {
+			t.Errorf("judge answered %d requests, %d batches stored: the calls in flight at the signal were lost", answered, got.BatchesDone)
+		}
+		if got.LeaseOwner != "" {
+			t.Errorf("lease still held by %q after the stop", got.LeaseOwner)
+		}
+		j := env.job(*run.JobID)
+		if len(j.Errors) != 0 || (j.State != rivertype.JobStateAvailable && j.State != rivertype.JobStateScheduled) {
+			t.Errorf("job %s with %d recorded errors (%v); want snoozed with none (no attempt counted)", j.State, len(j.Errors), j.Errors)
+		}
+		if wait := time.Until(j.ScheduledAt); wait > 2*time.Second {
+			t.Errorf("job scheduled %s from now; the next start must resume at once", wait.Round(time.Millisecond))
+		}
+		before := fj.Total()
+		started := time.Now()
+		env.startRunner(Config{LeaseTTL: leaseTTL})
+		run = env.waitFinished(run.ID, 30*time.Second)
+		if run.Status != models.RunSucceeded || run.MissingScores != 0 {
+			t.Fatalf("resumed run %s with %d missing (error %q)", run.Status, run.MissingScores, run.Error)
+		}
+		for _, k := range fj.Keys() {
+			if n := fj.Count(k, false); n != 1 {
+				t.Errorf("a batch was requested %d times, want 1", n)
+			}
+		}
+		if fj.Total() > before {
+			var first time.Time
+			for _, k := range fj.Keys() {
+				for _, at := range fj.Times(k, false) {
+					if at.After(started) && (first.IsZero() || at.Before(first)) {
+						first = at
+					}
+				}
+			}
+			if d := first.Sub(started); d > 3*time.Second {
+				t.Errorf("the next worker's first call came %s after its start, want within 3s", d.Round(time.Millisecond))
+			}
+		}
+	})
+}
+
+// TestJudgeOutagePausesTheRun: a judge that stops answering (503 on every
+// request, probes included) no longer fails batch after batch for good
+// (a 20 s outage used to leave 45-80 scores missing in a "succeeded" run):
+// the run waits for the judge, says so with the last error, probes, and
+// finishes with nothing missing once the judge is back.
+func TestJudgeOutagePausesTheRun(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		var down atomic.Bool
+		fj := newFakeJudge(t, simjudge.Options{Seed: 9, Latency: 50 * time.Millisecond}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+			if down.Load() {
+				writeAPIError(w, http.StatusServiceUnavailable, nil, "upstream down")
+				return true
+			}
+			return false
+		})
+		r := env.startRunner(Config{LeaseTTL: leaseTTL, Breaker: BreakerConfig{Threshold: 3, ProbeInterval: 100 * time.Millisecond},
+			JudgeTuning: JudgeTuning{MaxAttempts: 5, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}})
+		run := env.launch(r, env.newRun(fj.URL(), 3, 3, 30))
+		env.waitRun(run.ID, 15*time.Second, "one batch stored", func(r models.Run) bool { return r.BatchesDone >= 1 })
+		down.Store(true)
+		waiting := env.waitRun(run.ID, 15*time.Second, "waiting for judge", models.Run.WaitingForJudge)
+		if !strings.Contains(waiting.WaitingError, "503") {
+			t.Errorf("waiting error %q, want the judge's HTTP 503", waiting.WaitingError)
+		}
+		// The outage lasts a while: the run must neither fail batches nor
+		// flood the judge (probes only, one at a time).
+		atStart := fj.Total()
+		time.Sleep(time.Second)
+		during := fj.Total() - atStart
+		if got := env.getRun(run.ID); got.BatchesFailed != 0 || got.Finished() || !got.WaitingForJudge() {
+			t.Errorf("during the outage: %s, %d failed batches, waiting %v", got.Status, got.BatchesFailed, got.WaitingForJudge())
+		}
+		// 1s of 100ms probes: about 10, never a flood of batch requests.
+		if during > 15 {
+			t.Errorf("judge saw %d requests in 1s of outage; want only probes (about 10)", during)
+		}
+		down.Store(false)
+		run = env.waitFinished(run.ID, 30*time.Second)
+		if run.Status != models.RunSucceeded || run.MissingScores != 0 || run.BatchesFailed != 0 || run.WaitingSince != nil {
+			t.Errorf("after the outage: %s, %d missing, %d failed, waiting since %v (error %q); want succeeded with nothing missing",
+				run.Status, run.MissingScores, run.BatchesFailed, run.WaitingSince, run.Error)
+		}
+		if run.Retries == 0 {
+			t.Error("the retries during the outage were not counted on the run")
+		}
+		if n := counterSum(t, r, "batcheval_judge_breaker_opened_total"); n < 1 {
+			t.Errorf("breaker opened %g times by the metrics, want at least 1", n)
+		}
+	})
+}
+
+// TestFenceStopsCallsAfterLeaseLoss: a worker whose lease is taken while it
+// works (it was frozen, or partitioned from the database, and another
+// worker took the run over) sends no further call and stores nothing more,
+// before its own renewal loop even notices.
+func TestFenceStopsCallsAfterLeaseLoss(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		fj := newFakeJudge(t, simjudge.Options{Seed: 9, Latency: 150 * time.Millisecond}, nil)
+		// A long lease: its renewal (every 10s) must not be what stops the
+		// worker here; the check before each call must.
+		r := env.startRunner(Config{LeaseTTL: 30 * time.Second})
+		run := env.launch(r, env.newRun(fj.URL(), 3, 1, 30))
+		env.waitRun(run.ID, 15*time.Second, "two batches stored", func(r models.Run) bool { return r.BatchesDone >= 2 })
+		if err := env.db.Gorm.Exec(`UPDATE runs SET lease_owner = 'successor', lease_until = ? WHERE id = ?`, time.Now().UTC().Add(time.Minute), run.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		taken := env.getRun(run.ID)
+		// A call whose check passed just before the takeover may still
+		// arrive a moment after it: it was already being sent.
+		time.Sleep(50 * time.Millisecond)
+		sentAtTakeover := fj.Total()
+		time.Sleep(time.Second)
+		got := env.getRun(run.ID)
+		// Without the check the worker would send a call every 150ms.
+		if extra := fj.Total() - sentAtTakeover; extra > 0 {
+			t.Errorf("%d calls sent after the lease was taken, want 0", extra)
+		}
+		if got.BatchesDone != taken.BatchesDone {
+			t.Errorf("%d batches stored after the lease was taken (from %d), want none", got.BatchesDone-taken.BatchesDone, taken.BatchesDone)
+		}
+		if got.LeaseOwner != "successor" || got.Status != models.RunRunning {
+			t.Errorf("run %s owned by %q: the old worker overwrote its successor", got.Status, got.LeaseOwner)
+		}
+	})
+}
+
+// TestResumeSendsOnlyTheGaps: a run that ended with a failed batch is
+// resumed; only that batch is sent again, the others keep their answers.
+func TestResumeSendsOnlyTheGaps(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		tg := &target{}
+		var refusing atomic.Bool
+		refusing.Store(true)
+		fj := newFakeJudge(t, simjudge.Options{Seed: 9}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+			if refusing.Load() && tg.is(c) {
+				writeAPIError(w, http.StatusUnprocessableEntity, nil, "refused")
+				return true
+			}
+			return false
+		})
+		r := env.startRunner(Config{LeaseTTL: leaseTTL})
+		run := env.launch(r, env.newRun(fj.URL(), 1, 1, 30))
+		run = env.waitFinished(run.ID, 20*time.Second)
+		if run.BatchesFailed != 1 || run.MissingScores != 10 || !run.Resumable() {
+			t.Fatalf("first pass: %s, %d failed, %d missing, resumable %v; want one failed batch", run.Status, run.BatchesFailed, run.MissingScores, run.Resumable())
+		}
+		if _, err := r.Resume(context.Background(), env.ws.ID, run.ID); err != nil {
+			t.Fatalf("resume: %v", err)
+		}
+		if _, err := r.Resume(context.Background(), env.ws.ID, run.ID); models.ErrorCode(err) != models.EConflict {
+			t.Errorf("second resume while queued: %v, want a conflict", err)
+		}
+		refusing.Store(false)
+		run = env.waitFinished(run.ID, 20*time.Second)
+		if run.Status != models.RunSucceeded || run.BatchesFailed != 0 || run.MissingScores != 0 || run.BatchesDone != 3 || run.Resumes != 1 {
+			t.Errorf("after resume: %s, %d/%d done, %d failed, %d missing, %d resumes", run.Status, run.BatchesDone, run.BatchesTotal, run.BatchesFailed, run.MissingScores, run.Resumes)
+		}
+		for _, k := range fj.Keys() {
+			want := 1
+			if k == tg.get() {
+				want = 2 // refused, then answered after the resume
+			}
+			if n := fj.Count(k, false); n != want {
+				t.Errorf("batch requested %d times, want %d", n, want)
+			}
+		}
+		if n := len(env.scores(run.ID)); n != 30 {
+			t.Errorf("%d scores stored, want 30 (one per row)", n)
+		}
+		if _, err := r.Resume(context.Background(), env.ws.ID, run.ID); models.ErrorCode(err) != models.EConflict {
+			t.Errorf("resume of a complete run: %v, want a conflict", err)
+		}
+	})
+}
+
+// TestMetricsScrape scrapes /metrics after a run and parses it.
+func TestMetricsScrape(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		tg := &target{}
+		fj := newFakeJudge(t, simjudge.Options{Seed: 9}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+			if tg.is(c) && c.N == 1 {
+				writeAPIError(w, http.StatusTooManyRequests, nil, "slow down")
+				return true
+			}
+			return false
+		})
+		r := env.startRunner(Config{LeaseTTL: leaseTTL})
+		run := env.launch(r, env.newRun(fj.URL(), 1, 2, 30))
+		run = env.waitFinished(run.ID, 20*time.Second)
+		wantSucceeded(t, run)
+
+		families := scrape(t, r)
+		sum := func(name string, match map[string]string) float64 {
+			var total float64
+			for _, m := range families[name].GetMetric() {
+				if labelsMatch(m, match) {
+					total += m.GetCounter().GetValue() + m.GetGauge().GetValue() + float64(m.GetHistogram().GetSampleCount())
+				}
+			}
+			return total
+		}
+		tests := []struct {
+			name  string
+			match map[string]string
+			want  float64
+		}{
+			{"batcheval_judge_requests_total", nil, float64(fj.Total())},
+			{"batcheval_judge_requests_total", map[string]string{"outcome": "ok", "judge": "fake"}, float64(fj.Total() - 1)},
+			{"batcheval_judge_errors_total", map[string]string{"kind": "rate_limited"}, 1},
+			{"batcheval_judge_retries_total", nil, 1},
+			{"batcheval_judge_request_duration_seconds", nil, float64(fj.Total())},
+			{"batcheval_judge_tokens_total", map[string]string{"type": "prompt"}, float64(run.PromptTokens)},
+			{"batcheval_judge_tokens_total", map[string]string{"type": "completion"}, float64(run.CompletionTokens)},
+			{"batcheval_runs", map[string]string{"status": "succeeded"}, 1},
+			{"batcheval_runs", map[string]string{"status": "running"}, 0},
+			{"batcheval_queue_jobs", map[string]string{"state": "available"}, 0},
+		}
+		for _, tt := range tests {
+			if _, ok := families[tt.name]; !ok {
+				t.Errorf("%s missing from /metrics", tt.name)
+				continue
+			}
+			if got := sum(tt.name, tt.match); got != tt.want {
+				t.Errorf("%s%v = %g, want %g", tt.name, tt.match, got, tt.want)
+			}
+		}
+		if run.Retries != 1 {
+			t.Errorf("run counts %d retries, want 1", run.Retries)
+		}
+	})
+}
+
+// scrape serves r's metrics over HTTP and parses the text format.
+func scrape(t *testing.T, r *Runner) map[string]*dto.MetricFamily {
+	t.Helper()
+	srv := httptest.NewServer(r.Metrics().Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	return families
+}
+
+func labelsMatch(m *dto.Metric, want map[string]string) bool {
+	for k, v := range want {
+		found := false
+		for _, l := range m.GetLabel() {
+			if l.GetName() == k && l.GetValue() == v {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func counterSum(t *testing.T, r *Runner, name string) float64 {
+	t.Helper()
+	var total float64
+	for _, m := range scrape(t, r)[name].GetMetric() {
+		total += m.GetCounter().GetValue()
+	}
+	return total
+}

@@ -1,0 +1,370 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/batcheval/batcheval/evaluator/judge"
+	"github.com/batcheval/batcheval/models"
+)
+
+// This file guards every HTTP attempt a run's judge client makes:
+//   - fencing: the worker checks it still holds the run's lease (and the
+//     run is still running) right before sending; a worker that lost its
+//     lease, was frozen past it, or whose run was cancelled sends nothing;
+//   - circuit breaker: after consecutive connection failures, 5xx or
+//     timeouts the run waits ("waiting for judge", with the last error on
+//     the run page) while one cheap probe at a time checks the judge, and
+//     goes on when it answers, instead of failing batch after batch;
+//   - metrics: every attempt's latency, outcome, tokens and retries.
+// It plugs into the judge client through judge.Config's BeforeAttempt and
+// AfterAttempt hooks, set in one place (guardJudge, called by judgeFor).
+// Each execution of a run has its own guard, so the breaker is per run.
+
+// Breaker defaults; Config.Breaker overrides them (tests use milliseconds).
+const (
+	// DefaultBreakerThreshold: three failures in a row, with no success in
+	// between, is an outage rather than a blip (a blip is what the judge
+	// client's own retries are for).
+	DefaultBreakerThreshold = 3
+	// DefaultProbeInterval: a restarted local server is back within
+	// seconds; probing more often would only add load to a struggling one.
+	DefaultProbeInterval = 5 * time.Second
+)
+
+// BreakerConfig tunes the per-run circuit breaker.
+type BreakerConfig struct {
+	// Threshold is how many consecutive failed attempts (network, 5xx,
+	// timeout) open the breaker; 0 means DefaultBreakerThreshold, negative
+	// turns the breaker off.
+	Threshold int
+	// ProbeInterval is the wait between probes while open.
+	ProbeInterval time.Duration
+}
+
+// errRunCancelled is what a guard reports when the run it guards is no
+// longer running (cancelled): no new attempt starts.
+var errRunCancelled = fmt.Errorf("%w (the run is no longer running)", errCancelled)
+
+// leaseLost reports whether the execution stopped because its lease is gone.
+func leaseLost(work context.Context, err error) bool {
+	return errors.Is(context.Cause(work), errLeaseLost) || errors.Is(err, models.ErrLeaseLost)
+}
+
+// guardJudge installs the fence, the breaker and the metrics on cfg, the
+// judge configuration of one execution of run. ctx carries the execution's
+// lease owner (models.WithLeaseOwner); without one nothing is fenced.
+func (r *Runner) guardJudge(ctx context.Context, run models.Run, cfg judge.Config) judge.Config {
+	if cfg.TimeoutRetries == 0 {
+		cfg.TimeoutRetries = r.cfg.JudgeTuning.TimeoutRetries
+	}
+	name := run.JudgeSnapshot.Name
+	if name == "" {
+		name = run.JudgeSnapshot.Model
+	}
+	g := &callGuard{r: r, runID: run.ID, owner: models.LeaseOwnerFrom(ctx), judge: name,
+		log: r.log.With("run", run.ID, "judge", name), ctx: ctx}
+	probeCfg := cfg
+	probeCfg.MaxAttempts = 1
+	g.probeCfg = probeCfg
+	bc := r.cfg.Breaker
+	if bc.Threshold == 0 {
+		bc.Threshold = DefaultBreakerThreshold
+	}
+	if bc.ProbeInterval <= 0 {
+		bc.ProbeInterval = DefaultProbeInterval
+	}
+	g.breaker = bc
+	cfg.BeforeAttempt = g.before
+	cfg.AfterAttempt = g.after
+	var base http.RoundTripper
+	if cfg.HTTPClient != nil && cfg.HTTPClient.Transport != nil {
+		base = cfg.HTTPClient.Transport
+	} else {
+		base = fencedTransport(g)
+	}
+	hc := &http.Client{}
+	if cfg.HTTPClient != nil {
+		*hc = *cfg.HTTPClient
+	}
+	hc.Transport = fenceTransport{base: base, g: g}
+	cfg.HTTPClient = hc
+	cfg.Header = cfg.Header.Clone()
+	if cfg.Header == nil {
+		cfg.Header = http.Header{}
+	}
+	cfg.Header.Set(WorkerHeader, r.Tag())
+	return cfg
+}
+
+// WorkerHeader names the header that tells the judge (and its logs, or a
+// proxy's) which worker process sent a request.
+const WorkerHeader = "X-Batcheval-Worker"
+
+// Tag is a short, opaque name of this worker process (a hash of its id,
+// which holds the host name): sent to the judge in WorkerHeader and logged
+// at start, so an operator can match requests to processes.
+func (r *Runner) Tag() string {
+	h := fnv.New32a()
+	h.Write([]byte(r.id))
+	return fmt.Sprintf("%08x", h.Sum32())
+}
+
+// callGuard is the state shared by the attempts of one run's execution.
+type callGuard struct {
+	r        *Runner
+	runID    int64
+	owner    string
+	judge    string
+	log      *slog.Logger
+	ctx      context.Context // the execution's (job context, lease owner), for the probe loop
+	probeCfg judge.Config
+	breaker  BreakerConfig
+
+	mu sync.Mutex
+	// validUntil is, on this machine's monotonic clock, when the lease as
+	// last confirmed in the database runs out; the transport refuses to
+	// send after it.
+	validUntil time.Time
+	fails      int           // consecutive breaker-relevant failures
+	open       chan struct{} // non-nil while the breaker is open; closed when it closes
+	last       string        // the error that opened the breaker, then the last probe's
+}
+
+// before runs right before each HTTP attempt.
+func (g *callGuard) before(ctx context.Context) error {
+	if err := g.r.stopping(ctx); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	open := g.open
+	g.mu.Unlock()
+	if open != nil {
+		select {
+		case <-open:
+		case <-g.r.draining:
+			return errDraining
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		// The breaker also closes when the process starts shutting down:
+		// look again before sending.
+		if err := g.r.stopping(ctx); err != nil {
+			return err
+		}
+	}
+	return g.fence(ctx)
+}
+
+// fence checks the lease in the database, then, with no I/O in between,
+// that the lease's expiry has not passed on this machine's monotonic clock
+// since the check began: a process frozen (SIGSTOP, a VM pause) between the
+// two fails the second.
+func (g *callGuard) fence(ctx context.Context) error {
+	if g.owner == "" {
+		return nil
+	}
+	started := time.Now()
+	st, err := g.r.db.LeaseState(ctx, g.runID)
+	if err != nil {
+		// Unknown: do not risk a call another worker may also be making.
+		return fmt.Errorf("check the run's lease: %w", err)
+	}
+	switch {
+	case st.Status != models.RunRunning:
+		return errRunCancelled
+	case st.Owner != g.owner || st.Until == nil:
+		return models.ErrLeaseLost
+	}
+	// The lease's remaining time, measured from when the check started.
+	left := st.Until.Sub(st.Now)
+	if left <= 0 || time.Since(started) >= left {
+		return models.ErrLeaseLost
+	}
+	g.mu.Lock()
+	if until := started.Add(left); until.After(g.validUntil) {
+		g.validUntil = until
+	}
+	g.mu.Unlock()
+	return nil
+}
+
+// fenceTransport makes the last check, after the request is built and
+// right before it is written: the lease, as last confirmed, must not have
+// run out since. A process frozen between the database check and the send
+// (SIGSTOP, a VM pause: the monotonic clock runs on) fails it on waking.
+type fenceTransport struct {
+	base http.RoundTripper
+	g    *callGuard
+}
+
+func (t fenceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := t.g.sendable(); err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, &judge.NotSent{Err: err}
+	}
+	return t.base.RoundTrip(req)
+}
+
+// sendable reports whether the lease, as last confirmed, still holds now.
+func (g *callGuard) sendable() error {
+	if g.owner == "" {
+		return nil
+	}
+	g.mu.Lock()
+	until := g.validUntil
+	g.mu.Unlock()
+	if !time.Now().Before(until) {
+		return models.ErrLeaseLost
+	}
+	return nil
+}
+
+// fencedConn is a connection to the judge that checks the lease before
+// every write: the very last moment before bytes leave this process, so a
+// process frozen anywhere in the HTTP stack (dialling, queued for the
+// connection's writer) sends nothing when it wakes after losing its lease.
+type fencedConn struct {
+	net.Conn
+	g *callGuard
+}
+
+func (c *fencedConn) Write(p []byte) (int, error) {
+	if err := c.g.sendable(); err != nil {
+		return 0, &judge.NotSent{Err: err}
+	}
+	return c.Conn.Write(p)
+}
+
+// judgeConnIdle closes a run's idle judge connections after a while (each
+// execution has its own transport, see fencedTransport).
+const judgeConnIdle = 30 * time.Second
+
+// fencedTransport is a transport of one execution whose connections check
+// the lease before every write.
+func fencedTransport(g *callGuard) http.RoundTripper {
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return http.DefaultTransport
+	}
+	tr := base.Clone()
+	tr.IdleConnTimeout = judgeConnIdle
+	// The usual dialer's settings (net/http's default transport).
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &fencedConn{Conn: c, g: g}, nil
+	}
+	return tr
+}
+
+// breaks reports whether a failed attempt counts toward opening the
+// breaker: the judge is unreachable, failing or not answering.
+func breaks(e *judge.Error) bool {
+	switch e.Kind {
+	case judge.KindNetwork, judge.KindServer, judge.KindTimeout:
+		return true
+	}
+	return false
+}
+
+// after runs after each HTTP attempt.
+func (g *callGuard) after(a judge.AttemptInfo) {
+	g.r.metrics.observeAttempt(g.judge, a)
+	if g.breaker.Threshold < 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case a.Err == nil || !breaks(a.Err):
+		if a.Err == nil || a.Err.Kind != judge.KindCancelled {
+			g.fails = 0
+		}
+		return
+	}
+	g.fails++
+	g.last = a.Err.Error()
+	if g.fails < g.breaker.Threshold || g.open != nil {
+		return
+	}
+	g.open = make(chan struct{})
+	g.r.metrics.breakerOpened.WithLabelValues(g.judge).Inc()
+	g.log.Warn("judge not answering: run waiting for judge", "failures", g.fails, "last_error", g.last)
+	go g.probeLoop(g.open, g.last)
+}
+
+// probeLoop runs while the breaker is open: it records the wait on the
+// run, probes the judge until it answers, then closes the breaker. It
+// also ends (releasing the waiting calls, whose fence then refuses them)
+// when the run stops being this execution's.
+func (g *callGuard) probeLoop(open chan struct{}, lastErr string) {
+	since := time.Now()
+	// Writes outlive a cancelled job context: the wait must be recorded
+	// as over whatever ends it.
+	wctx := context.WithoutCancel(g.ctx)
+	if err := g.r.db.SetRunWaiting(wctx, g.runID, &since, lastErr); err != nil {
+		g.log.Warn("record that the run waits for its judge", "err", err)
+	}
+	closeBreaker := func(reason string) {
+		g.mu.Lock()
+		g.open, g.fails = nil, 0
+		g.mu.Unlock()
+		close(open)
+		if err := g.r.db.SetRunWaiting(wctx, g.runID, nil, ""); err != nil && !errors.Is(err, models.ErrLeaseLost) {
+			g.log.Warn("record that the run goes on", "err", err)
+		}
+		g.log.Info(reason, "waited", time.Since(since).Round(time.Millisecond))
+	}
+	probe, err := judge.New(g.probeCfg)
+	if err != nil {
+		closeBreaker("judge client unusable: breaker closed")
+		return
+	}
+	t := time.NewTicker(g.breaker.ProbeInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.r.draining:
+			closeBreaker("shutting down while waiting for the judge")
+			return
+		case <-g.ctx.Done():
+			closeBreaker("execution ended while waiting for the judge")
+			return
+		case <-t.C:
+		}
+		if err := g.fence(wctx); err != nil {
+			closeBreaker("run no longer ours while waiting for the judge")
+			return
+		}
+		pctx, cancel := context.WithTimeout(g.ctx, g.probeCfg.Timeout)
+		_, err := probe.Ping(pctx)
+		cancel()
+		var je *judge.Error
+		if err == nil || (errors.As(err, &je) && !breaks(je)) {
+			// Any answer, even a refusal of the tiny probe, means the
+			// judge is reachable again.
+			closeBreaker("judge answers again: run goes on")
+			return
+		}
+		g.mu.Lock()
+		g.last = err.Error()
+		g.mu.Unlock()
+		g.log.Info("judge still not answering", "err", err)
+		if err := g.r.db.SetRunWaiting(wctx, g.runID, &since, err.Error()); err != nil {
+			g.log.Warn("record that the run waits for its judge", "err", err)
+		}
+	}
+}
