@@ -12,9 +12,9 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
-	"syscall"
 	"time"
 
+	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
@@ -246,9 +246,9 @@ func postOnce(ctx context.Context, client *http.Client, url string, body []byte)
 	req.Header.Set("User-Agent", "BatchEval-webhook")
 	resp, err := client.Do(req)
 	if err != nil {
-		var refused *egressRefused
+		var refused *judge.EgressError
 		if errors.As(err, &refused) {
-			return refused.Error(), errPermanent
+			return "refused: " + refused.Error(), errPermanent
 		}
 		return "not delivered: " + shortNetError(err), err
 	}
@@ -281,61 +281,30 @@ func shortNetError(err error) string {
 }
 
 // webhookClient follows no redirect and checks every address it connects
-// to (after name resolution, so a name that resolves to an internal
-// address is refused too).
+// to after name resolution, with the judges' egress policy (link-local and
+// cloud metadata addresses always refused; loopback and private ranges as
+// the operator allows for webhooks).
 func webhookClient(cfg WebhookConfig) *http.Client {
-	dialer := &net.Dialer{Timeout: cfg.Timeout, Control: func(network, address string, _ syscall.RawConn) error {
-		return checkEgress(cfg, address)
-	}}
-	return &http.Client{
-		Timeout:       cfg.Timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		Transport: &http.Transport{Proxy: nil, DialContext: dialer.DialContext, TLSHandshakeTimeout: cfg.Timeout,
-			ResponseHeaderTimeout: cfg.Timeout, MaxIdleConns: 1, DisableKeepAlives: true},
+	c := webhookEgress(cfg).HTTPClient()
+	c.Timeout = cfg.Timeout
+	if tr, ok := c.Transport.(*http.Transport); ok {
+		tr.TLSHandshakeTimeout, tr.ResponseHeaderTimeout = cfg.Timeout, cfg.Timeout
+		tr.DisableKeepAlives = true // one message now and then
 	}
+	return c
 }
 
-// egressRefused is a connection the egress rules do not allow.
-type egressRefused struct{ addr, why string }
-
-func (e *egressRefused) Error() string {
-	return "refused: the webhook address resolves to " + e.addr + ", " + e.why
-}
-
-// metadataAddrs answer cloud metadata requests outside the link-local range.
-var metadataAddrs = []netip.Addr{
-	netip.MustParseAddr("fd00:ec2::254"),   // AWS, IPv6
-	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud
+// webhookEgress is the egress policy of webhook deliveries.
+func webhookEgress(cfg WebhookConfig) judge.Egress {
+	return judge.Egress{AllowLoopback: cfg.AllowLoopback, AllowPrivate: cfg.AllowPrivate,
+		LoopbackSetting: "allowed only for a server on loopback", PrivateSetting: "BATCHEVAL_WEBHOOK_ALLOW_PRIVATE"}
 }
 
 // checkEgress decides whether a webhook may connect to address (ip:port).
 func checkEgress(cfg WebhookConfig, address string) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return &egressRefused{address, "which is not an address"}
+		return fmt.Errorf("refused: %q is not an address", address)
 	}
-	ip := ap.Addr().Unmap()
-	for _, m := range metadataAddrs {
-		if ip == m {
-			return &egressRefused{ip.String(), "a cloud metadata service"}
-		}
-	}
-	switch {
-	case ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast():
-		return &egressRefused{ip.String(), "a link-local address (where cloud metadata services answer)"}
-	case ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast():
-		return &egressRefused{ip.String(), "which is not a host"}
-	case ip.IsLoopback():
-		if !cfg.AllowLoopback {
-			return &egressRefused{ip.String(), "this machine (allowed only for a server on loopback)"}
-		}
-	case ip.IsPrivate() || sharedRange.Contains(ip):
-		if !cfg.AllowPrivate {
-			return &egressRefused{ip.String(), "a private address (set BATCHEVAL_WEBHOOK_ALLOW_PRIVATE=1 to allow)"}
-		}
-	}
-	return nil
+	return webhookEgress(cfg).Check(ap)
 }
-
-// sharedRange is carrier-grade NAT space (RFC 6598), private in practice.
-var sharedRange = netip.MustParsePrefix("100.64.0.0/10")

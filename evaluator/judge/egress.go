@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -32,6 +33,11 @@ type Egress struct {
 	// AllowAddrs are addresses allowed whatever the above say: the
 	// in-process simulated judge's loopback port.
 	AllowAddrs []netip.AddrPort
+	// LoopbackSetting and PrivateSetting name the operator settings that
+	// allow loopback and private addresses, for refusal messages; empty
+	// means the judges' (BATCHEVAL_JUDGE_ALLOW_*). Webhooks use the same
+	// policy with their own setting.
+	LoopbackSetting, PrivateSetting string
 }
 
 // metadataAddrs are the cloud instance-metadata endpoints outside the
@@ -79,16 +85,16 @@ func (p Egress) Check(addr netip.AddrPort) error {
 		return refuse("link-local addresses (169.254.0.0/16, fe80::/10) hold cloud metadata services and are never allowed")
 	case slices.Contains(p.AllowAddrs, addr):
 		return nil
-	case ip.IsMulticast() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+	case ip.IsMulticast() || ip.IsUnspecified() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		// 0.0.0.0 and :: would reach this machine: not a host to name.
 		return refuse("it is not a single host")
-	case ip.IsLoopback() || ip.IsUnspecified():
-		// 0.0.0.0 and :: reach this machine too.
+	case ip.IsLoopback():
 		if !p.AllowLoopback {
-			return refuse("loopback judges are off on this server (BATCHEVAL_JUDGE_ALLOW_LOOPBACK)")
+			return refuse("loopback addresses are off on this server (" + cmp.Or(p.LoopbackSetting, "BATCHEVAL_JUDGE_ALLOW_LOOPBACK") + ")")
 		}
 	case ip.IsPrivate() || cgnat.Contains(ip):
 		if !p.AllowPrivate {
-			return refuse("private-network judges are off on this server (BATCHEVAL_JUDGE_ALLOW_PRIVATE)")
+			return refuse("private-network addresses are off on this server (" + cmp.Or(p.PrivateSetting, "BATCHEVAL_JUDGE_ALLOW_PRIVATE") + ")")
 		}
 	}
 	return nil

@@ -36,7 +36,7 @@ func TestEgressCheck(t *testing.T) {
 		{"[fd12:3456::1]:8000", false, true, "private"},
 		{"127.0.0.1:11434", false, true, "BATCHEVAL_JUDGE_ALLOW_LOOPBACK"},
 		{"[::1]:11434", false, true, "loopback"},
-		{"0.0.0.0:11434", false, true, "loopback"},
+		{"0.0.0.0:11434", false, false, "not a single host"},
 		{"127.0.0.1:40001", true, true, ""}, // the simulated judge
 		{"239.1.1.1:80", false, false, "not a single host"},
 	} {
@@ -97,9 +97,9 @@ func TestEgressRefusedBeforeConnect(t *testing.T) {
 	}{
 		{"metadata", "http://169.254.169.254/latest/v1", Egress{AllowPrivate: true, AllowLoopback: true}, "link-local"},
 		{"metadata on another port", "http://169.254.169.254:8080/v1", Egress{AllowPrivate: true, AllowLoopback: true}, "link-local"},
-		{"private when off", "http://10.255.255.1:9/v1", Egress{AllowLoopback: true}, "private-network judges are off"},
-		{"loopback when off", other.srv.URL + "/v1", Egress{AllowPrivate: true}, "loopback judges are off"},
-		{"loopback by name when off", "http://localhost:" + u.Port() + "/v1", Egress{}, "loopback judges are off"},
+		{"private when off", "http://10.255.255.1:9/v1", Egress{AllowLoopback: true}, "private-network addresses are off"},
+		{"loopback when off", other.srv.URL + "/v1", Egress{AllowPrivate: true}, "loopback addresses are off"},
+		{"loopback by name when off", "http://localhost:" + u.Port() + "/v1", Egress{}, "loopback addresses are off"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := tc.policy
