@@ -264,7 +264,7 @@ func TestAPIEndToEnd(t *testing.T) {
 			t.Fatalf("run ended %s (%s)", run.Status, run.Error)
 		}
 		res := decode[map[string]any](t, a.get(fmt.Sprintf("/api/v1/runs/%d/results", run.ID), token), http.StatusOK)
-		crits := res["criteria"].([]any)
+		crits := res["report"].(map[string]any)["criteria"].([]any)
 		samples := crits[0].(map[string]any)["samples"].([]any)
 		if len(crits) != 1 || len(samples) != 12 {
 			t.Fatalf("results: %d criteria, %d samples", len(crits), len(samples))
