@@ -286,6 +286,10 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 	for _, m := range methodNames() {
 		v.Methods = append(v.Methods, web.RunMethodChoice{Value: string(m), Label: methods.Label(string(m)), Note: methodNote(m)})
 	}
+	def, _ := methods.Lookup("")
+	for _, su := range runner.StandardSetups(pl.settingsFor(in, def.Name()), in.MethodSettings) {
+		v.AllSetups = append(v.AllSetups, su.Name)
+	}
 	v.Samples, v.SampleTemperature = in.raw["samples"], in.raw["sample_temperature"]
 	v.UseLogprobs, v.LLMEvalScale = in.MethodSettings.UseLogprobs, string(in.MethodSettings.LLMEvalScale)
 

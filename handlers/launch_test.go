@@ -421,6 +421,10 @@ func TestLaunchFormShowsEveryMethod(t *testing.T) {
 			`<option value="0-5" selected`, `id="steps_0"`, `id="steps_1"`, "Generate steps now",
 			fmt.Sprintf(`formaction="/projects/%d/experiments"`, env.project.ID), "Launch all methods",
 			"B = 1 is sample-wise evaluation", `name="temperature_shown" value="0.2"`,
+			// The note under "Launch all methods" lists the methods' own
+			// setups (methods.Method.Setups), not a copy of them.
+			"starts 9 runs in one experiment", "BatchEval (default); BatchEval, one stage; BatchEval, three stage; BatchEval, random batches; " +
+				"BatchEval, homogeneous batches; BatchEval, integer scores; G-Eval; LLM-Eval; CloserLook (analyze-rate).",
 		} {
 			if !strings.Contains(body, w) {
 				t.Errorf("launch form lacks %q", w)
