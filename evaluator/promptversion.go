@@ -1,7 +1,8 @@
 package evaluator
 
 // Prompt template versions name the wording each method's prompt builders
-// produce, so a report can say which prompts made its scores. Bump a
+// produce, so a report can say which prompts made its scores (each method
+// states its own: methods.Method.PromptVersion). Bump a
 // method's version whenever its builders' output changes for the same
 // rubric, settings and sample (promptversion_test.go fails until you do:
 // it keeps a fingerprint of the current wording beside each version).
@@ -18,19 +19,3 @@ const (
 	// CloserLookPromptVersion covers BuildAnalyzeRatePrompt.
 	CloserLookPromptVersion = "closerlook/2026-12-01.1"
 )
-
-// PromptTemplateVersion returns the prompt template version of a method;
-// an unknown method gets "unknown" rather than another method's version.
-func PromptTemplateVersion(m Method) string {
-	switch m {
-	case MethodBatchEval, "":
-		return BatchEvalPromptVersion
-	case MethodGEval:
-		return GEvalPromptVersion
-	case MethodLLMEval:
-		return LLMEvalPromptVersion
-	case MethodCloserLook:
-		return CloserLookPromptVersion
-	}
-	return "unknown"
-}

@@ -22,6 +22,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/report"
 )
 
 // apiClient calls the API through the real Echo instance and checks every
@@ -264,6 +265,10 @@ func TestAPIEndToEnd(t *testing.T) {
 			t.Fatalf("run ended %s (%s)", run.Status, run.Error)
 		}
 		res := decode[map[string]any](t, a.get(fmt.Sprintf("/api/v1/runs/%d/results", run.ID), token), http.StatusOK)
+		// The export's schema version 2: the figures are under "report".
+		if res["schema_version"] != float64(report.ExportSchemaVersion) {
+			t.Errorf("results schema_version = %v, want %d", res["schema_version"], report.ExportSchemaVersion)
+		}
 		crits := res["report"].(map[string]any)["criteria"].([]any)
 		samples := crits[0].(map[string]any)["samples"].([]any)
 		if len(crits) != 1 || len(samples) != 12 {

@@ -46,21 +46,13 @@ func (pl *launchPlan) defaultTemperature(m evaluator.Method) float64 {
 	return methods.DefaultTemperature(methods.For(string(m)), otherwise)
 }
 
-// Which methods read a field of the form; a field's parse error blocks only
-// the launches that use it (a typo in "Rounds" must not block G-Eval).
-var (
-	usedByAll        = methodNames()
-	usedByBatchEval  = []evaluator.Method{evaluator.MethodBatchEval}
-	usedBySampling   = []evaluator.Method{evaluator.MethodGEval, evaluator.MethodCloserLook}
-	usedByLLMEval    = []evaluator.Method{evaluator.MethodLLMEval}
-	usedByTempMethod = []evaluator.Method{evaluator.MethodBatchEval, evaluator.MethodLLMEval}
-)
-
-// fieldError is a form field that could not be read, with the methods that
-// read it; nil means every launch (the method select itself).
+// fieldError is a form field that could not be read, with the setting it
+// holds; the empty setting means every launch (the method select itself).
+// A field's parse error blocks only the launches of methods that read it
+// (methods.Method.Reads): a typo in "Rounds" must not block G-Eval.
 type fieldError struct {
-	text string
-	used []evaluator.Method
+	text    string
+	setting methods.Setting
 }
 
 // launchInput is the launch form as submitted (or as given in a GET query
@@ -109,46 +101,48 @@ func parseLaunchInput(vals url.Values) launchInput {
 		in.Method = m
 	}
 	if !knownMethod(in.Method) {
-		in.errs = append(in.errs, fieldError{fmt.Sprintf("Method: %q is not one of BatchEval, G-Eval, LLM-Eval or CloserLook.", in.Method), nil})
+		in.errs = append(in.errs, fieldError{fmt.Sprintf("Method: %q is not one of %s.", in.Method, methodLabels()), ""})
 	}
 	s, ms := &in.Settings, &in.MethodSettings
 	ints := []struct {
-		key, label string
-		dst        *int
-		used       []evaluator.Method
+		key   methods.Setting
+		label string
+		dst   *int
 	}{
-		{"rounds", "Rounds", &s.Rounds, usedByBatchEval},
-		{"batch_size", "Batch size", &s.BatchSize, usedByBatchEval},
-		{"samples", "Samples n", &ms.Samples, usedBySampling},
+		{methods.SettingRounds, "Rounds", &s.Rounds},
+		{methods.SettingBatchSize, "Batch size", &s.BatchSize},
+		{methods.SettingSamples, "Samples n", &ms.Samples},
 	}
 	for _, f := range ints {
-		in.raw[f.key] = strconv.Itoa(*f.dst)
-		if v := strings.TrimSpace(vals.Get(f.key)); v != "" {
-			in.raw[f.key] = v
+		key := string(f.key)
+		in.raw[key] = strconv.Itoa(*f.dst)
+		if v := strings.TrimSpace(vals.Get(key)); v != "" {
+			in.raw[key] = v
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %q is not a whole number.", f.label, v), f.used})
+				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %q is not a whole number.", f.label, v), f.key})
 				continue
 			}
 			*f.dst = n
 		}
 	}
 	floats := []struct {
-		key, label string
-		dst        *float64
-		used       []evaluator.Method
+		key   methods.Setting
+		label string
+		dst   *float64
 	}{
-		{"temperature", "Temperature", &s.Temperature, usedByTempMethod},
-		{"top_p", "top_p", &s.TopP, usedByAll},
-		{"sample_temperature", "Sample temperature", &ms.SampleTemperature, usedBySampling},
+		{methods.SettingTemperature, "Temperature", &s.Temperature},
+		{methods.SettingTopP, "top_p", &s.TopP},
+		{methods.SettingSampleTemperature, "Sample temperature", &ms.SampleTemperature},
 	}
 	for _, f := range floats {
-		in.raw[f.key] = formatNumber(*f.dst)
-		if v := strings.TrimSpace(vals.Get(f.key)); v != "" {
-			in.raw[f.key] = v
+		key := string(f.key)
+		in.raw[key] = formatNumber(*f.dst)
+		if v := strings.TrimSpace(vals.Get(key)); v != "" {
+			in.raw[key] = v
 			x, err := strconv.ParseFloat(v, 64)
 			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %q is not a number.", f.label, v), f.used})
+				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %q is not a number.", f.label, v), f.key})
 				continue
 			}
 			*f.dst = x
@@ -174,7 +168,7 @@ func parseLaunchInput(vals url.Values) launchInput {
 		in.raw["seed"] = v
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			in.errs = append(in.errs, fieldError{fmt.Sprintf("Seed: %q is not a whole number.", v), usedByAll})
+			in.errs = append(in.errs, fieldError{fmt.Sprintf("Seed: %q is not a whole number.", v), methods.SettingSeed})
 		} else {
 			s.Seed = n
 		}
@@ -233,19 +227,14 @@ func (pl *launchPlan) settingsFor(in launchInput, m evaluator.Method) evaluator.
 	return s
 }
 
-// problems lists the parse errors of fields that one of methods reads.
-func (in launchInput) problems(methods ...evaluator.Method) []string {
+// problems lists the parse errors of the fields method m reads (every
+// field error when m is unknown).
+func (in launchInput) problems(m evaluator.Method) []string {
+	method, err := methods.Lookup(string(m))
 	var out []string
 	for _, e := range in.errs {
-		if e.used == nil {
+		if e.setting == "" || err != nil || methods.Reads(method, e.setting) {
 			out = append(out, e.text)
-			continue
-		}
-		for _, m := range methods {
-			if slices.Contains(e.used, m) {
-				out = append(out, e.text)
-				break
-			}
 		}
 	}
 	return out
@@ -296,6 +285,10 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 	v.Method = string(in.Method)
 	for _, m := range methodNames() {
 		v.Methods = append(v.Methods, web.RunMethodChoice{Value: string(m), Label: methods.Label(string(m)), Note: methodNote(m)})
+	}
+	def, _ := methods.Lookup("")
+	for _, su := range runner.StandardSetups(pl.settingsFor(in, def.Name()), in.MethodSettings) {
+		v.AllSetups = append(v.AllSetups, su.Name)
 	}
 	v.Samples, v.SampleTemperature = in.raw["samples"], in.raw["sample_temperature"]
 	v.UseLogprobs, v.LLMEvalScale = in.MethodSettings.UseLogprobs, string(in.MethodSettings.LLMEvalScale)
@@ -595,7 +588,8 @@ func (h *Handlers) launchPlanned(c echo.Context, in launchInput, pl *launchPlan)
 	name := in.Name
 	if name == "" {
 		name = pl.rubric.Name + " on " + pl.dataset.Name
-		if in.Method != evaluator.MethodBatchEval {
+		if def, _ := methods.Lookup(""); in.Method != def.Name() {
+			// Runs of the default method go unlabelled.
 			name += " (" + methods.Label(string(in.Method)) + ")"
 		}
 	}
@@ -673,10 +667,10 @@ func (h *Handlers) launchAllPlanned(c echo.Context, in launchInput, pl *launchPl
 	if len(errs) > 0 {
 		return e, nil, 0, errs, nil
 	}
-	list := runner.StandardSetups(pl.settingsFor(in, evaluator.MethodBatchEval))
-	for i := range list {
-		list[i].MethodSettings = pl.methodSettings
-	}
+	// The base settings are those of the default method's launch; each
+	// method's setups adjust them (LLM-Eval: greedy).
+	def, _ := methods.Lookup("")
+	list := runner.StandardSetups(pl.settingsFor(in, def.Name()), pl.methodSettings)
 	name := in.Name
 	if name == "" {
 		name = "All methods on " + pl.dataset.Name
@@ -822,6 +816,18 @@ func methodNames() []evaluator.Method {
 		out = append(out, m.Name())
 	}
 	return out
+}
+
+// methodLabels lists the registered methods' display names, "A, B or C".
+func methodLabels() string {
+	var labels []string
+	for _, m := range methods.All() {
+		labels = append(labels, m.Label())
+	}
+	if len(labels) < 2 {
+		return strings.Join(labels, "")
+	}
+	return strings.Join(labels[:len(labels)-1], ", ") + " or " + labels[len(labels)-1]
 }
 
 // knownMethod reports whether m names a registered method.

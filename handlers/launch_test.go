@@ -325,7 +325,7 @@ func TestLaunchAllMethods(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			setups := runner.StandardSetups(evaluator.DefaultSettings())
+			setups := runner.StandardSetups(evaluator.DefaultSettings(), evaluator.DefaultMethodSettings())
 			if len(runs) != len(setups) || len(runs) != 9 {
 				t.Fatalf("%s: %d runs, want 9", tc.name, len(runs))
 			}
@@ -363,7 +363,10 @@ func TestLaunchMethodInvalidInputs(t *testing.T) {
 			{"CloserLook with n = 0", d.methodForm("closerlook", map[string]string{"samples": "0"}), "samples n must be between 1 and 100, got 0"},
 			{"CloserLook with n unreadable", d.methodForm("closerlook", map[string]string{"samples": "twenty"}), `Samples n: "twenty" is not a whole number.`},
 			{"sample temperature too high", d.methodForm("geval", map[string]string{"sample_temperature": "3"}), "sample temperature must be between 0 and 2"},
-			{"unknown method", d.methodForm("oracle", nil), `Method: "oracle" is not one of`},
+			{"unknown method", d.methodForm("oracle", nil), `Method: "oracle" is not one of BatchEval, G-Eval, LLM-Eval or CloserLook (analyze-rate).`},
+			{"BatchEval with top_p unreadable", d.methodForm("batcheval", map[string]string{"top_p": "most"}), `top_p: "most" is not a number.`},
+			{"LLM-Eval with temperature unreadable", d.methodForm("llmeval", map[string]string{"temperature": "warm"}), `Temperature: "warm" is not a number.`},
+			{"G-Eval with seed unreadable", d.methodForm("geval", map[string]string{"seed": "x"}), `Seed: "x" is not a whole number.`},
 			{"unknown LLM-Eval scale", d.methodForm("llmeval", map[string]string{"llmeval_scale": "1-10"}), `unknown LLM-Eval scale "1-10"`},
 			{"G-Eval on a range without two integers", func() url.Values {
 				f := d.methodForm("geval", map[string]string{"rubric": strconv.FormatInt(fractional.ID, 10), "criteria_of": strconv.FormatInt(fractional.ID, 10)})
@@ -388,14 +391,17 @@ func TestLaunchMethodInvalidInputs(t *testing.T) {
 			t.Errorf("invalid launches created %d runs, want 0", len(runs))
 		}
 
-		// Fields a method does not read do not block it: LLM-Eval ignores n
-		// and BatchEval ignores the G-Eval settings.
+		// Fields a method does not read (methods.Method.Reads) do not block
+		// it: LLM-Eval ignores n, BatchEval the G-Eval settings, G-Eval and
+		// CloserLook BatchEval's rounds, temperature and top_p.
 		ignored := []struct {
 			name string
 			form url.Values
 		}{
 			{"LLM-Eval with n = 0", d.methodForm("llmeval", map[string]string{"samples": "0"})},
 			{"BatchEval with n unreadable", d.methodForm("batcheval", map[string]string{"samples": "many"})},
+			{"G-Eval with rounds and temperature unreadable", d.methodForm("geval", map[string]string{"rounds": "many", "temperature": "warm"})},
+			{"CloserLook with top_p unreadable", d.methodForm("closerlook", map[string]string{"top_p": "most"})},
 		}
 		for _, tc := range ignored {
 			rec := env.postForm(fmt.Sprintf("/projects/%d/runs", env.project.ID), tc.form)
@@ -415,6 +421,10 @@ func TestLaunchFormShowsEveryMethod(t *testing.T) {
 			`<option value="0-5" selected`, `id="steps_0"`, `id="steps_1"`, "Generate steps now",
 			fmt.Sprintf(`formaction="/projects/%d/experiments"`, env.project.ID), "Launch all methods",
 			"B = 1 is sample-wise evaluation", `name="temperature_shown" value="0.2"`,
+			// The note under "Launch all methods" lists the methods' own
+			// setups (methods.Method.Setups), not a copy of them.
+			"starts 9 runs in one experiment", "BatchEval (default); BatchEval, one stage; BatchEval, three stage; BatchEval, random batches; " +
+				"BatchEval, homogeneous batches; BatchEval, integer scores; G-Eval; LLM-Eval; CloserLook (analyze-rate).",
 		} {
 			if !strings.Contains(body, w) {
 				t.Errorf("launch form lacks %q", w)

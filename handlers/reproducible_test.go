@@ -23,10 +23,9 @@ import (
 func TestSameInputsGiveIdenticalExportsAndPages(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		d := env.demo()
-		// G-Eval joins this list once evaluator/geval.go sums its
-		// probability-weighted score in a fixed order (issue 6, the method
-		// work): today the same answers give different last bits.
-		for _, method := range []string{models.MethodBatchEval, models.MethodLLMEval, models.MethodCloserLook} {
+		// Every method, G-Eval included: its probability-weighted score is
+		// summed in a fixed order, so the same answers give the same bits.
+		for _, method := range []string{models.MethodBatchEval, models.MethodGEval, models.MethodLLMEval, models.MethodCloserLook} {
 			t.Run(method, func(t *testing.T) {
 				form := d.launchForm("2", "10")
 				form.Set("method", method)

@@ -259,6 +259,7 @@ type (
 		Unreadable     int               `json:"unreadable"`
 		UnreadableRate jsonFloat         `json:"unreadable_rate"`
 		Grouped        *JSONGrouped      `json:"grouped,omitempty"`
+		SystemLevel    *JSONSystemLevel  `json:"system_level,omitempty"`
 		HumanCeiling   *JSONCeiling      `json:"human_ceiling,omitempty"`
 		Positions      []JSONPosition    `json:"position_effect,omitempty"`
 		Samples        []JSONSample      `json:"samples"`
@@ -271,6 +272,26 @@ type (
 		Kendall  jsonFloat `json:"kendall"`
 		Groups   int       `json:"groups"`
 		Skipped  int       `json:"skipped_groups"`
+	}
+	// JSONSystemLevel is the correlation of per-system mean judge scores
+	// with per-system mean human ratings, for datasets whose rows name the
+	// system that produced them.
+	JSONSystemLevel struct {
+		Column   string                `json:"column"`
+		Pearson  JSONSystemCorrelation `json:"pearson"`
+		Spearman JSONSystemCorrelation `json:"spearman"`
+		Kendall  JSONSystemCorrelation `json:"kendall"`
+	}
+	// JSONSystemCorrelation is one system-level coefficient with its p-value
+	// and its two-stage bootstrap interval (systems, then samples within
+	// each); null when it cannot be measured.
+	JSONSystemCorrelation struct {
+		Coef    jsonFloat `json:"coef"`
+		P       jsonFloat `json:"p"`
+		CILow   jsonFloat `json:"ci_low"`
+		CIHigh  jsonFloat `json:"ci_high"`
+		Systems int       `json:"systems"`
+		N       int       `json:"n"`
 	}
 	// JSONCeiling is the inter-annotator agreement.
 	JSONCeiling struct {
@@ -346,6 +367,14 @@ func (r *Report) Export() JSONExport {
 				Spearman: jsonFloat(g[stats.MethodSpearman].Coef), Kendall: jsonFloat(g[stats.MethodKendall].Coef),
 				Groups: g[stats.MethodPearson].Groups, Skipped: g[stats.MethodPearson].Skipped}
 		}
+		if c.SystemColumn != "" {
+			sc := func(m stats.Method) JSONSystemCorrelation {
+				v := c.System[m]
+				return JSONSystemCorrelation{jsonFloat(v.Coef), jsonFloat(v.P), jsonFloat(v.CILow), jsonFloat(v.CIHigh), v.Systems, v.N}
+			}
+			jcr.SystemLevel = &JSONSystemLevel{Column: c.SystemColumn, Pearson: sc(stats.MethodPearson),
+				Spearman: sc(stats.MethodSpearman), Kendall: sc(stats.MethodKendall)}
+		}
 		if c.Ceiling != nil {
 			jcr.HumanCeiling = &JSONCeiling{c.Ceiling.Annotators, c.Ceiling.Items, jsonFloat(c.Ceiling.Alpha), jsonFloat(c.Ceiling.LeaveOneOut), c.Ceiling.Reading}
 		}
@@ -418,9 +447,10 @@ func (r *Report) CorrelationTable() string {
 	p := r.Provenance()
 	fmt.Fprintf(&b, "produced by BatchEval %s · method %s · judge %s · prompt template %s · seed %d\n",
 		p.ProductVersion, p.MethodLabel, p.JudgeText(), p.PromptTemplateVersion, p.Seed)
-	fmt.Fprintf(&b, "%-20s %8s %8s %8s %8s %8s %6s %8s\n", "criterion", "pearson", "p", "spearman", "p", "kendall", "n", "missing")
+	// Columns are 9 wide so that "undefined" fits.
+	fmt.Fprintf(&b, "%-20s %9s %9s %9s %9s %9s %6s %8s\n", "criterion", "pearson", "p", "spearman", "p", "kendall", "n", "missing")
 	for _, c := range r.Criteria {
-		fmt.Fprintf(&b, "%-20s %8s %8s %8s %8s %8s %6d %8d\n", trunc(c.Criterion.Name, 20),
+		fmt.Fprintf(&b, "%-20s %9s %9s %9s %9s %9s %6d %8d\n", trunc(c.Criterion.Name, 20),
 			f3(c.Pearson.Coef), fp(c.Pearson.P), f3(c.Spearman.Coef), fp(c.Spearman.P), f3(c.Kendall.Coef), c.Pearson.N, c.Missing)
 	}
 	for _, c := range r.Criteria {
@@ -433,16 +463,20 @@ func (r *Report) CorrelationTable() string {
 	return b.String()
 }
 
+// undefinedText is how the terminal shows a figure that cannot be
+// measured (a correlation of constant scores, its p-value), as the pages do.
+const undefinedText = "undefined"
+
 func f3(v float64) string {
 	if math.IsNaN(v) {
-		return "n/a"
+		return undefinedText
 	}
 	return strconv.FormatFloat(v, 'f', 3, 64)
 }
 
 func fp(v float64) string {
 	if math.IsNaN(v) {
-		return "n/a"
+		return undefinedText
 	}
 	if v < 0.001 {
 		return "<0.001"

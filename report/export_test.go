@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"os"
 	"reflect"
 	"regexp"
@@ -30,6 +31,12 @@ func gevalFixture() *Report {
 	scores[1].Score = &v
 	third := 2.3333333333333335
 	rows[1].Ratings["h"] = &third
+	// Every row names the system that wrote it, so the export carries its
+	// system-level section.
+	ds.Columns = []string{"text", "g", "system"}
+	for i := range rows {
+		rows[i].Data["system"] = []string{"s1", "s2", "s3", "s3"}[i]
+	}
 	return Compute(run, ds, rows, batches, scores)
 }
 
@@ -63,7 +70,7 @@ func exportJSON(t *testing.T, r *Report) (raw []byte, decoded any) {
 }
 
 // TestExportJSONKeysAreSnakeCase walks every object of an export holding
-// every optional section (histogram, grouped, ceiling, positions, method
+// every optional section (histogram, grouped, system level, ceiling, positions, method
 // settings with G-Eval steps): one naming convention throughout.
 func TestExportJSONKeysAreSnakeCase(t *testing.T) {
 	_, doc := exportJSON(t, gevalFixture())
@@ -75,7 +82,7 @@ func TestExportJSONKeysAreSnakeCase(t *testing.T) {
 		}
 	})
 	// The walk must have reached the sections that used other conventions.
-	for _, k := range []string{"lo", "hi", "count", "geval_steps", "krippendorff_alpha", "position_effect", "grouped", "schema_version"} {
+	for _, k := range []string{"lo", "hi", "count", "geval_steps", "krippendorff_alpha", "position_effect", "grouped", "system_level", "systems", "schema_version"} {
 		if !seen[k] {
 			t.Errorf("the export has no %q key: the walk missed a section", k)
 		}
@@ -244,5 +251,105 @@ func TestProvenance(t *testing.T) {
 	p = doc.(map[string]any)["report"].(map[string]any)["provenance"].(map[string]any)
 	if v, ok := p["method_settings"]; !ok || v != nil || p["method"] != "batcheval" || p["prompt_template_version"] != evaluator.BatchEvalPromptVersion {
 		t.Errorf("BatchEval provenance = %v", p)
+	}
+	// A method this version does not know keeps its name and claims no
+	// other method's prompt version.
+	run.Method = "rouge"
+	_, doc = exportJSON(t, Compute(run, ds, rows, batches, scores))
+	p = doc.(map[string]any)["report"].(map[string]any)["provenance"].(map[string]any)
+	if p["method"] != "rouge" || p["prompt_template_version"] != "unknown" {
+		t.Errorf("unknown method's provenance = %v", p)
+	}
+}
+
+// TestExportSystemLevel: the JSON export carries the system-level
+// correlation per criterion, equal to a Pearson computed here by hand over
+// the systems' means, and null where it cannot be measured.
+func TestExportSystemLevel(t *testing.T) {
+	// gevalFixture: systems s1 (a), s2 (b), s3 (c, d; d has no score).
+	// Final scores a 1.2, b 3.0799999999999996, c 2.7; humans a 0,
+	// b 2.3333333333333335, c 3.
+	xs := []float64{1.2, 3.0799999999999996, 2.7}
+	ys := []float64{0, 2.3333333333333335, 3}
+	mean := func(v []float64) float64 { return (v[0] + v[1] + v[2]) / 3 }
+	mx, my := mean(xs), mean(ys)
+	var sxy, sxx, syy float64
+	for i := range xs {
+		sxy += (xs[i] - mx) * (ys[i] - my)
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+		syy += (ys[i] - my) * (ys[i] - my)
+	}
+	want := sxy / math.Sqrt(sxx*syy)
+
+	_, doc := exportJSON(t, gevalFixture())
+	crit := doc.(map[string]any)["report"].(map[string]any)["criteria"].([]any)[0].(map[string]any)
+	sl, ok := crit["system_level"].(map[string]any)
+	if !ok {
+		t.Fatalf("criterion has no system_level: %v", crit)
+	}
+	p := sl["pearson"].(map[string]any)
+	if sl["column"] != "system" || p["systems"] != float64(3) || p["n"] != float64(3) {
+		t.Errorf("system_level = %v, want column system, 3 systems, 3 samples", sl)
+	}
+	if got, ok := p["coef"].(float64); !ok || math.Abs(got-want) > 1e-12 {
+		t.Errorf("system-level pearson = %v, want %v", p["coef"], want)
+	}
+	// Spearman over three means is +-1, 0.5 or similar: ranks x (1,3,2),
+	// y (1,2,3) give 0.5.
+	if got := sl["spearman"].(map[string]any)["coef"]; got != 0.5 {
+		t.Errorf("system-level spearman = %v, want 0.5", got)
+	}
+	if _, has := crit["grouped"]; !has {
+		t.Errorf("criterion lacks its grouped figures beside the system level")
+	}
+
+	// Two systems only: undefined, so null, never a number.
+	run, ds, rows, batches, scores := fixture()
+	ds.Columns = []string{"text", "g", "system"}
+	for i := range rows {
+		rows[i].Data["system"] = []string{"s1", "s1", "s2", "s2"}[i]
+	}
+	_, doc = exportJSON(t, Compute(run, ds, rows, batches, scores))
+	crit = doc.(map[string]any)["report"].(map[string]any)["criteria"].([]any)[0].(map[string]any)
+	for _, m := range []string{"pearson", "spearman", "kendall"} {
+		c := crit["system_level"].(map[string]any)[m].(map[string]any)
+		for _, k := range []string{"coef", "p", "ci_low", "ci_high"} {
+			if v, has := c[k]; !has || v != nil {
+				t.Errorf("two systems: %s %s = %v, want null", m, k, v)
+			}
+		}
+	}
+	// Without a system column there is no section at all.
+	run, ds, rows, batches, scores = fixture()
+	_, doc = exportJSON(t, Compute(run, ds, rows, batches, scores))
+	crit = doc.(map[string]any)["report"].(map[string]any)["criteria"].([]any)[0].(map[string]any)
+	if _, has := crit["system_level"]; has {
+		t.Errorf("system_level present without a system column")
+	}
+}
+
+// TestCorrelationTableSaysUndefined: the command line's table prints
+// "undefined" for a correlation that cannot be measured (constant scores),
+// never "n/a" or a number.
+func TestCorrelationTableSaysUndefined(t *testing.T) {
+	run, ds, rows, batches, scores := fixture()
+	for i := range scores {
+		scores[i].Score = f(2)
+	}
+	table := Compute(run, ds, rows, batches, scores).CorrelationTable()
+	var line string
+	for _, l := range strings.Split(table, "\n") {
+		if strings.HasPrefix(l, "Q ") {
+			line = l
+		}
+	}
+	fields := strings.Fields(line)
+	if len(fields) != 8 || strings.Contains(table, "n/a") {
+		t.Fatalf("row of Q: %q in\n%s", line, table)
+	}
+	for i, name := range []string{"pearson", "p", "spearman", "p", "kendall"} {
+		if fields[1+i] != "undefined" {
+			t.Errorf("%s = %q, want undefined", name, fields[1+i])
+		}
 	}
 }

@@ -93,13 +93,16 @@ type HumanColumns struct {
 func (r *Report) Provenance() Provenance {
 	run := r.Run
 	m := evaluator.Method(run.Method)
-	if m == "" {
-		m = evaluator.MethodBatchEval
+	// The method states its prompt version and whether it has method
+	// settings; a method this version does not know has neither.
+	version, readsMS := "unknown", true
+	if method, err := methods.Lookup(run.Method); err == nil {
+		m, version, readsMS = method.Name(), method.PromptVersion(), methods.MethodSettingsRead(method)
 	}
 	p := Provenance{ProductVersion: ProductVersion(), Method: m, MethodLabel: methods.Label(string(m)), Settings: run.Settings,
-		JudgeModel: run.JudgeSnapshot.Model, SimulatedJudge: r.Simulated, PromptTemplateVersion: evaluator.PromptTemplateVersion(m),
+		JudgeModel: run.JudgeSnapshot.Model, SimulatedJudge: r.Simulated, PromptTemplateVersion: version,
 		Seed: run.Settings.Seed, Variant: run.Variant}
-	if m != evaluator.MethodBatchEval {
+	if readsMS {
 		ms := run.MethodSettings
 		p.MethodSettings = &ms
 	}

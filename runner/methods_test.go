@@ -272,3 +272,40 @@ func TestRepairRateLimitKeepsTheAnswer(t *testing.T) {
 		}
 	})
 }
+
+// TestEveryCallFailingFailsTheRun: for every sample-wise method, an
+// endpoint that refuses every request for good leaves every score missing
+// and the run must end failed, never "succeeded" (issue 6's regression:
+// such runs ended succeeded with nothing in them).
+func TestEveryCallFailingFailsTheRun(t *testing.T) {
+	refuseAll := func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+		writeAPIError(w, http.StatusUnprocessableEntity, nil, "unsupported parameter")
+		return true
+	}
+	for _, m := range []evaluator.Method{evaluator.MethodGEval, evaluator.MethodLLMEval, evaluator.MethodCloserLook} {
+		t.Run(string(m), func(t *testing.T) {
+			eachDB(t, func(t *testing.T, env *testEnv) {
+				fj := newFakeJudge(t, simjudge.Options{Seed: 3}, refuseAll)
+				r := env.startRunner(Config{})
+				run := env.newRun(fj.URL(), 1, 4, 10)
+				run.Method = string(m)
+				// G-Eval's steps are given, so its per-sample calls are
+				// the ones refused.
+				run.MethodSettings = evaluator.MethodSettings{Samples: 2, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive,
+					GEvalSteps: map[string]string{env.rubric.Criteria[0].Name: "1. Read.\n2. Score."}}
+				run = env.waitFinished(env.launch(r, run).ID, 60*time.Second)
+				if run.Status != models.RunFailed || run.Error == "" {
+					t.Fatalf("run %s (%q), want failed with a reason", run.Status, run.Error)
+				}
+				if fj.Total() == 0 || run.BatchesFailed != run.BatchesTotal {
+					t.Errorf("judge saw %d requests; %d of %d units failed, want all", fj.Total(), run.BatchesFailed, run.BatchesTotal)
+				}
+				for _, s := range env.scores(run.ID) {
+					if s.Score != nil {
+						t.Errorf("row %d has score %v from a refused call", s.RowID, *s.Score)
+					}
+				}
+			})
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/evaluator/perturb"
 	"github.com/batcheval/batcheval/models"
 )
@@ -153,34 +154,14 @@ func (r *Runner) LaunchNoise(ctx context.Context, wsID, parentID, seed int64, op
 }
 
 // Setup is what "launch all methods" varies over: one run per entry.
-type Setup struct {
-	Name           string
-	Method         evaluator.Method
-	Settings       evaluator.Settings
-	MethodSettings evaluator.MethodSettings
-}
+type Setup = methods.Setup
 
-// StandardSetups are the comparison the paper's Table 1 makes: BatchEval
-// with its defaults and its main variants, and the three baselines.
-func StandardSetups(base evaluator.Settings) []Setup {
-	ms := evaluator.DefaultMethodSettings()
-	with := func(f func(*evaluator.Settings)) evaluator.Settings {
-		s := base
-		f(&s)
-		return s
-	}
-	greedy := with(func(s *evaluator.Settings) { s.Temperature = 0 })
-	return []Setup{
-		{"BatchEval (default)", evaluator.MethodBatchEval, base, ms},
-		{"BatchEval, one stage", evaluator.MethodBatchEval, with(func(s *evaluator.Settings) { s.Procedure = evaluator.OneStage }), ms},
-		{"BatchEval, three stage", evaluator.MethodBatchEval, with(func(s *evaluator.Settings) { s.Procedure = evaluator.ThreeStage }), ms},
-		{"BatchEval, random batches", evaluator.MethodBatchEval, with(func(s *evaluator.Settings) { s.Composition = evaluator.Random }), ms},
-		{"BatchEval, homogeneous batches", evaluator.MethodBatchEval, with(func(s *evaluator.Settings) { s.Composition = evaluator.Homogeneous }), ms},
-		{"BatchEval, integer scores", evaluator.MethodBatchEval, with(func(s *evaluator.Settings) { s.Scoring = evaluator.Integer }), ms},
-		{"G-Eval", evaluator.MethodGEval, base, ms},
-		{"LLM-Eval", evaluator.MethodLLMEval, greedy, ms},
-		{"CloserLook (analyze-rate)", evaluator.MethodCloserLook, base, ms},
-	}
+// StandardSetups are the comparison the paper's Table 1 makes: each
+// registered method's own setups (BatchEval with its defaults and its main
+// variants, then the baselines) from the launch's settings and method
+// settings.
+func StandardSetups(base evaluator.Settings, ms evaluator.MethodSettings) []Setup {
+	return methods.StandardSetups(base, ms)
 }
 
 // LaunchAll creates an experiment and one run per setup on the same

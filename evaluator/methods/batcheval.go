@@ -151,3 +151,30 @@ func EncodeMessages(msgs []evaluator.Message) string {
 func (BatchEval) Note() string {
 	return "batches of samples compared side by side over several rounds (the default)"
 }
+
+// Reads implements Method: BatchEval's own settings, no method settings.
+func (BatchEval) Reads() []Setting {
+	return []Setting{SettingRounds, SettingBatchSize, SettingTemperature, SettingTopP, SettingSeed,
+		SettingProcedure, SettingComposition, SettingSortKey, SettingScoring}
+}
+
+// Setups implements Method: the launch's settings, then the paper's
+// ablations, each changing one setting of them.
+func (BatchEval) Setups(base evaluator.Settings, ms evaluator.MethodSettings) []Setup {
+	with := func(name string, f func(*evaluator.Settings)) Setup {
+		s := base
+		f(&s)
+		return Setup{Name: name, Settings: s, MethodSettings: ms}
+	}
+	return []Setup{
+		{Name: "BatchEval (default)", Settings: base, MethodSettings: ms},
+		with("BatchEval, one stage", func(s *evaluator.Settings) { s.Procedure = evaluator.OneStage }),
+		with("BatchEval, three stage", func(s *evaluator.Settings) { s.Procedure = evaluator.ThreeStage }),
+		with("BatchEval, random batches", func(s *evaluator.Settings) { s.Composition = evaluator.Random }),
+		with("BatchEval, homogeneous batches", func(s *evaluator.Settings) { s.Composition = evaluator.Homogeneous }),
+		with("BatchEval, integer scores", func(s *evaluator.Settings) { s.Scoring = evaluator.Integer }),
+	}
+}
+
+// PromptVersion implements Method.
+func (BatchEval) PromptVersion() string { return evaluator.BatchEvalPromptVersion }

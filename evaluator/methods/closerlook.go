@@ -124,3 +124,17 @@ func (m CloserLook) Judge(ctx context.Context, j Completer, u Unit) Outcome {
 func (CloserLook) Note() string {
 	return "one sample per call; the judge analyses, then rates; n ratings averaged"
 }
+
+// Reads implements Method: n and the sample temperature; its top_p and
+// rating format are the original's (Prepare), not the form's.
+func (CloserLook) Reads() []Setting {
+	return []Setting{SettingSeed, SettingSamples, SettingSampleTemperature}
+}
+
+// Setups implements Method: one row, with the launch's settings.
+func (m CloserLook) Setups(base evaluator.Settings, ms evaluator.MethodSettings) []Setup {
+	return []Setup{{Name: m.Label(), Settings: base, MethodSettings: ms}}
+}
+
+// PromptVersion implements Method.
+func (CloserLook) PromptVersion() string { return evaluator.CloserLookPromptVersion }

@@ -218,3 +218,18 @@ func toAlternatives(lp []judge.TokenLogprob) []evaluator.TokenAlternatives {
 func (GEval) Note() string {
 	return "one sample per call; the judge fills a score form and the score is weighted by its probabilities"
 }
+
+// Reads implements Method: G-Eval's log-probability call is greedy, so the
+// temperature and top_p are not its; n and the sample temperature are the
+// fallback's.
+func (GEval) Reads() []Setting {
+	return []Setting{SettingSeed, SettingSamples, SettingSampleTemperature, SettingUseLogprobs, SettingGEvalSteps}
+}
+
+// Setups implements Method: one row, with the launch's settings.
+func (m GEval) Setups(base evaluator.Settings, ms evaluator.MethodSettings) []Setup {
+	return []Setup{{Name: m.Label(), Settings: base, MethodSettings: ms}}
+}
+
+// PromptVersion implements Method.
+func (GEval) PromptVersion() string { return evaluator.GEvalPromptVersion }

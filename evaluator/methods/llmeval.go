@@ -152,3 +152,18 @@ func (LLMEval) Judge(ctx context.Context, j Completer, u Unit) Outcome {
 
 // Note implements Method.
 func (LLMEval) Note() string { return "one call per sample scores all criteria at once as JSON" }
+
+// Reads implements Method: the temperature (greedy by default) and the
+// scale.
+func (LLMEval) Reads() []Setting {
+	return []Setting{SettingTemperature, SettingSeed, SettingLLMEvalScale}
+}
+
+// Setups implements Method: one row, greedy as its paper found best.
+func (m LLMEval) Setups(base evaluator.Settings, ms evaluator.MethodSettings) []Setup {
+	base.Temperature = m.DefaultTemperature()
+	return []Setup{{Name: m.Label(), Settings: base, MethodSettings: ms}}
+}
+
+// PromptVersion implements Method.
+func (LLMEval) PromptVersion() string { return evaluator.LLMEvalPromptVersion }

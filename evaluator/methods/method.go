@@ -83,6 +83,16 @@ type Method interface {
 	Note() string
 	// Estimate predicts a run's calls and tokens before it is launched.
 	Estimate(in EstimateInput) Estimate
+	// Reads lists the launch settings the method reads; a setting it does
+	// not read is ignored for its runs (an unreadable one does not block
+	// them).
+	Reads() []Setting
+	// Setups are the method's rows in the standard comparison ("launch
+	// all methods") made from the launch's settings: one per variant.
+	Setups(base evaluator.Settings, ms evaluator.MethodSettings) []Setup
+	// PromptVersion is the version of the method's prompt templates,
+	// stated in every report (see evaluator's prompt versions).
+	PromptVersion() string
 }
 
 // Setupper is a method that makes calls once per pass before its units

@@ -52,6 +52,75 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
+// TestStandardSetupsComeFromTheMethods checks that the standard comparison
+// is every method's own setups in table order, with the launch's settings
+// and method settings, and what each method declares it reads.
+func TestStandardSetupsComeFromTheMethods(t *testing.T) {
+	base := evaluator.DefaultSettings()
+	base.Temperature, base.Seed = 0.7, 5
+	ms := evaluator.DefaultMethodSettings()
+	ms.Samples = 7
+	setups := StandardSetups(base, ms)
+	want := []struct {
+		name   string
+		method evaluator.Method
+		temp   float64
+		check  func(evaluator.Settings) bool
+	}{
+		{"BatchEval (default)", evaluator.MethodBatchEval, 0.7, func(s evaluator.Settings) bool { return s == base }},
+		{"BatchEval, one stage", evaluator.MethodBatchEval, 0.7, func(s evaluator.Settings) bool { return s.Procedure == evaluator.OneStage }},
+		{"BatchEval, three stage", evaluator.MethodBatchEval, 0.7, func(s evaluator.Settings) bool { return s.Procedure == evaluator.ThreeStage }},
+		{"BatchEval, random batches", evaluator.MethodBatchEval, 0.7, func(s evaluator.Settings) bool { return s.Composition == evaluator.Random }},
+		{"BatchEval, homogeneous batches", evaluator.MethodBatchEval, 0.7, func(s evaluator.Settings) bool { return s.Composition == evaluator.Homogeneous }},
+		{"BatchEval, integer scores", evaluator.MethodBatchEval, 0.7, func(s evaluator.Settings) bool { return s.Scoring == evaluator.Integer }},
+		{"G-Eval", evaluator.MethodGEval, 0.7, func(s evaluator.Settings) bool { return s == base }},
+		{"LLM-Eval", evaluator.MethodLLMEval, 0, func(s evaluator.Settings) bool { return s.Seed == 5 }},
+		{"CloserLook (analyze-rate)", evaluator.MethodCloserLook, 0.7, func(s evaluator.Settings) bool { return s == base }},
+	}
+	if len(setups) != len(want) {
+		t.Fatalf("%d setups, want %d: %+v", len(setups), len(want), setups)
+	}
+	for i, w := range want {
+		s := setups[i]
+		if s.Name != w.name || s.Method != w.method || s.Settings.Temperature != w.temp || !w.check(s.Settings) || s.MethodSettings.Samples != 7 {
+			t.Errorf("setup %d: %q %s %+v %+v; want %q %s temperature %g", i, s.Name, s.Method, s.Settings, s.MethodSettings, w.name, w.method, w.temp)
+		}
+	}
+
+	reads := []struct {
+		method           evaluator.Method
+		reads, ignores   []Setting
+		readsMethodSetts bool
+	}{
+		{evaluator.MethodBatchEval, []Setting{SettingRounds, SettingBatchSize, SettingTemperature, SettingTopP, SettingSeed}, []Setting{SettingSamples, SettingGEvalSteps}, false},
+		{evaluator.MethodGEval, []Setting{SettingSamples, SettingSampleTemperature, SettingUseLogprobs, SettingGEvalSteps, SettingSeed}, []Setting{SettingRounds, SettingTemperature, SettingTopP}, true},
+		{evaluator.MethodLLMEval, []Setting{SettingTemperature, SettingLLMEvalScale, SettingSeed}, []Setting{SettingSamples, SettingRounds}, true},
+		{evaluator.MethodCloserLook, []Setting{SettingSamples, SettingSampleTemperature, SettingSeed}, []Setting{SettingTopP, SettingBatchSize}, true},
+	}
+	for _, tt := range reads {
+		m, err := Lookup(string(tt.method))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range tt.reads {
+			if !Reads(m, s) {
+				t.Errorf("%s does not read %s", tt.method, s)
+			}
+		}
+		for _, s := range tt.ignores {
+			if Reads(m, s) {
+				t.Errorf("%s reads %s", tt.method, s)
+			}
+		}
+		if MethodSettingsRead(m) != tt.readsMethodSetts {
+			t.Errorf("%s: reads method settings %v, want %v", tt.method, !tt.readsMethodSetts, tt.readsMethodSetts)
+		}
+		if v := m.PromptVersion(); !strings.HasPrefix(v, string(tt.method)+"/") {
+			t.Errorf("%s: prompt version %q", tt.method, v)
+		}
+	}
+}
+
 func TestPassesAndPrepare(t *testing.T) {
 	rub := evaluator.Rubric{Criteria: []evaluator.Criterion{{Name: "A", Lo: 1, Hi: 3}, {Name: "B", Lo: 1, Hi: 5}}}
 	tests := []struct {

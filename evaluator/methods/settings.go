@@ -1,0 +1,69 @@
+package methods
+
+import (
+	"slices"
+
+	"github.com/batcheval/batcheval/evaluator"
+)
+
+// Setting names one launch setting: a field of the launch form, a flag of
+// the command line. A method lists the settings it reads (Method.Reads),
+// so the launch form knows which unreadable field blocks which method and
+// a report knows whether a run has method settings to state.
+type Setting string
+
+// The launch settings. The first group are evaluator.Settings, the second
+// evaluator.MethodSettings (see MethodSettingsRead).
+const (
+	SettingRounds      Setting = "rounds"
+	SettingBatchSize   Setting = "batch_size"
+	SettingTemperature Setting = "temperature"
+	SettingTopP        Setting = "top_p"
+	SettingSeed        Setting = "seed"
+	SettingProcedure   Setting = "procedure"
+	SettingComposition Setting = "composition"
+	SettingSortKey     Setting = "sort_key"
+	SettingScoring     Setting = "scoring"
+
+	SettingSamples           Setting = "samples"
+	SettingSampleTemperature Setting = "sample_temperature"
+	SettingUseLogprobs       Setting = "use_logprobs"
+	SettingLLMEvalScale      Setting = "llmeval_scale"
+	SettingGEvalSteps        Setting = "steps"
+)
+
+// methodSettings are the settings kept in a run's evaluator.MethodSettings.
+var methodSettings = []Setting{SettingSamples, SettingSampleTemperature, SettingUseLogprobs, SettingLLMEvalScale, SettingGEvalSteps}
+
+// Reads reports whether m reads setting s.
+func Reads(m Method, s Setting) bool { return slices.Contains(m.Reads(), s) }
+
+// MethodSettingsRead reports whether m reads any method setting, i.e.
+// whether a run's evaluator.MethodSettings mean something for it.
+func MethodSettingsRead(m Method) bool {
+	return slices.ContainsFunc(m.Reads(), func(s Setting) bool { return slices.Contains(methodSettings, s) })
+}
+
+// Setup is one run of the standard comparison ("launch all methods"): a
+// name for its row, the method and the settings it runs with.
+type Setup struct {
+	Name string
+	// Method is filled in by StandardSetups; a method's Setups leave it.
+	Method         evaluator.Method
+	Settings       evaluator.Settings
+	MethodSettings evaluator.MethodSettings
+}
+
+// StandardSetups is the comparison the paper's Table 1 makes from a
+// launch's settings and method settings: every method's own setups
+// (Method.Setups), in table order.
+func StandardSetups(base evaluator.Settings, ms evaluator.MethodSettings) []Setup {
+	var out []Setup
+	for _, m := range All() {
+		for _, s := range m.Setups(base, ms) {
+			s.Method = m.Name()
+			out = append(out, s)
+		}
+	}
+	return out
+}
