@@ -218,7 +218,10 @@ func TestRenameForm(t *testing.T) {
 		}{
 			{"empty", fmt.Sprintf("/projects/%d/rename", env.project.ID), "   ", http.StatusUnprocessableEntity, "the project needs a name"},
 			{"too long", fmt.Sprintf("/rubrics/%d/rename", d.rubric.ID), strings.Repeat("x", 201), http.StatusUnprocessableEntity, "201 characters long; the limit is 200"},
-			{"huge", fmt.Sprintf("/datasets/%d/rename", d.dataset.ID), strings.Repeat("y", 1<<20), http.StatusUnprocessableEntity, "the limit is 2000"},
+			// Half a MiB: under the 1 MiB form limit (a larger post is
+			// refused whole, 413), far over the name limit.
+			{"huge", fmt.Sprintf("/datasets/%d/rename", d.dataset.ID), strings.Repeat("y", 1<<19), http.StatusUnprocessableEntity, "the limit is 2000"},
+			{"over the form limit", fmt.Sprintf("/datasets/%d/rename", d.dataset.ID), strings.Repeat("y", 1<<20), http.StatusRequestEntityTooLarge, ""},
 			{"no such object", "/experiments/999999/rename", "fine", http.StatusNotFound, ""},
 			{"good", fmt.Sprintf("/projects/%d/rename", env.project.ID), "Renamed <study>", http.StatusSeeOther, ""},
 		}

@@ -733,7 +733,7 @@ func RunsPage(v RunsView) templ.Component {
 
 // RunProgressBlock is the live progress of a run; app.js keeps the
 // data-field elements current from the server-sent events.
-func RunProgressBlock(runID int64, p RunProgress, active bool) templ.Component {
+func RunProgressBlock(runID int64, p RunProgress, active, canCancel bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1061,7 +1061,7 @@ func RunProgressBlock(runID int64, p RunProgress, active bool) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if active {
+		if active && canCancel {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "<form method=\"post\" action=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1245,7 +1245,7 @@ func RunPage(v RunView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if v.Run.Resumable() {
+			if v.Run.Resumable() && v.Page.CanEdit() {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 62, "<form method=\"post\" action=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -1639,7 +1639,7 @@ func RunPage(v RunView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = RunProgressBlock(v.Run.ID, v.Progress, runActive(v.Run)).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = RunProgressBlock(v.Run.ID, v.Progress, runActive(v.Run), v.Page.CanEdit()).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
