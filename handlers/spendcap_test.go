@@ -1,10 +1,12 @@
 package handlers
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -77,6 +79,33 @@ func TestSpendCapNeedsPrices(t *testing.T) {
 		}
 		if rec := env.get("/projects/" + itoa(env.project.ID) + "/runs/new"); !strings.Contains(rec.Body.String(), `data-testid="spend-cap"`) {
 			t.Errorf("launch form has no spending cap field")
+		}
+	})
+}
+
+// TestResumeRaisesSpendCap: the resume form may carry a new cap, stored on
+// the stopped run before it resumes; a bad amount changes nothing.
+func TestResumeRaisesSpendCap(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		form := env.demo().launchForm("1", "10")
+		form.Set("spend_cap_usd", "1")
+		run := env.waitRun(env.launch(form), 60*time.Second)
+		for _, tc := range []struct {
+			typed string
+			want  float64
+		}{
+			{"abc", 1},
+			{"-3", 1},
+			{"7.5", 7.5},
+		} {
+			rec := env.postForm(fmt.Sprintf("/runs/%d/resume", run.ID), url.Values{"spend_cap_usd": {tc.typed}})
+			if rec.Code != http.StatusSeeOther {
+				t.Errorf("resume with cap %q = %d", tc.typed, rec.Code)
+			}
+			got, err := env.db.GetRun(t.Context(), run.ID)
+			if err != nil || got.Settings.SpendCapUSD == nil || *got.Settings.SpendCapUSD != tc.want {
+				t.Errorf("after resume with cap %q: cap %v (%v), want %g", tc.typed, got.Settings.SpendCapUSD, err, tc.want)
+			}
 		}
 	})
 }
