@@ -152,6 +152,11 @@ type Settings struct {
 	Scoring     Scoring     `json:"scoring"`
 	// MaxTokens caps the judge's answer per call; 0 lets the endpoint decide.
 	MaxTokens int `json:"max_tokens"`
+	// SpendCapUSD, when set, is the most the run may spend: no new judge
+	// call starts once the cost so far plus the next call's estimate would
+	// pass it. Absent (nil) means no cap; it is left out of the JSON then,
+	// so runs without one export exactly as before.
+	SpendCapUSD *float64 `json:"spend_cap_usd,omitempty"`
 }
 
 // DefaultSettings are the paper's defaults: N=5 rounds, B=10, temperature
@@ -184,6 +189,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("temperature must be between 0 and 2, got %g", s.Temperature)
 	case s.TopP <= 0 || s.TopP > 1:
 		return fmt.Errorf("top_p must be in (0, 1], got %g", s.TopP)
+	case s.SpendCapUSD != nil && !(*s.SpendCapUSD > 0 && *s.SpendCapUSD < math.Inf(1)):
+		return fmt.Errorf("the spending cap must be a positive amount of US dollars, got %g", *s.SpendCapUSD)
 	}
 	switch s.Procedure {
 	case OneStage, TwoStage, ThreeStage:

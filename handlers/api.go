@@ -289,6 +289,8 @@ type APILaunchSettings struct {
 	// GEvalSteps are G-Eval's evaluation steps by criterion index ("0",
 	// "1", ...); absent ones are generated when the run starts.
 	GEvalSteps map[string]string `json:"geval_steps"`
+	// SpendCapUSD caps what the run may spend (absent: no cap).
+	SpendCapUSD *float64 `json:"spend_cap_usd"`
 }
 
 // formValues writes the launch as the launch form would post it, so the
@@ -342,6 +344,9 @@ func (l APILaunch) formValues() url.Values {
 	}
 	if s.Seed != nil {
 		v.Set("seed", strconv.FormatInt(*s.Seed, 10))
+	}
+	if s.SpendCapUSD != nil {
+		v.Set("spend_cap_usd", strconv.FormatFloat(*s.SpendCapUSD, 'g', -1, 64))
 	}
 	for key, val := range map[string]string{"procedure": s.Procedure, "composition": s.Composition, "sort_key": s.SortKey,
 		"scoring": s.Scoring, "llmeval_scale": s.LLMEvalScale} {

@@ -301,7 +301,7 @@ func TestAPIEveryEndpointMatchesOpenAPI(t *testing.T) {
 		a := newAPIClient(t, env)
 		owner := env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
 		viewer := env.createUser(env.ws.ID, "viewer@a.test", models.RoleViewer)
-		_, tok := env.apiToken(env.ws.ID, owner.ID)
+		ownerTok, tok := env.apiToken(env.ws.ID, owner.ID)
 		_, viewTok := env.apiToken(env.ws.ID, viewer.ID)
 		p := func(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
@@ -420,6 +420,71 @@ func TestAPIEveryEndpointMatchesOpenAPI(t *testing.T) {
 			t.Errorf("compare = %+v", cmp)
 		}
 
+		// Share links: one to a run, an experiment and a comparison; the
+		// run's opens logged out until it is revoked.
+		shareRun := decode[APIShareLink](t, a.json(http.MethodPost, "/api/v1/shares", tok, map[string]any{"kind": "run", "run_id": first, "label": "for the manager"}), http.StatusCreated)
+		if shareRun.URL == "" || !shareRun.Active || shareRun.ExpiresAt == nil || shareRun.CreatedBy != owner.Name {
+			t.Errorf("run share = %+v", shareRun)
+		}
+		decode[APIShareLink](t, a.json(http.MethodPost, "/api/v1/shares", tok, map[string]any{"kind": "experiment", "experiment_id": exp.ID, "expires_in_days": 0}), http.StatusCreated)
+		decode[APIShareLink](t, a.json(http.MethodPost, "/api/v1/shares", tok, map[string]any{"kind": "compare", "run_id": first, "other_run_id": second, "expires_in_days": 30}), http.StatusCreated)
+		sharePath := shareRun.URL[strings.Index(shareRun.URL, "/s/"):]
+		if rec := env.get(sharePath); rec.Code != http.StatusOK {
+			t.Errorf("share link opened logged out = %d", rec.Code)
+		}
+		shares := decode[Page[APIShareLink]](t, a.get("/api/v1/shares", tok), http.StatusOK)
+		if len(shares.Items) != 3 || shares.Items[0].ID != shareRun.ID || shares.Items[0].URL != "" || shares.Items[0].LastOpenedAt == nil {
+			t.Errorf("share list = %+v", shares.Items)
+		}
+		if got := decode[APIShareLink](t, a.json(http.MethodPost, p("/api/v1/shares/%d/revoke", shareRun.ID), tok, nil), http.StatusOK); got.Active || got.RevokedAt == nil {
+			t.Errorf("revoked share = %+v", got)
+		}
+		if rec := env.get(sharePath); rec.Code != http.StatusNotFound {
+			t.Errorf("revoked share link opened = %d, want 404", rec.Code)
+		}
+
+		// Tokens: a viewer lists and revokes the token it calls with (then
+		// 401); an owner lists every member's and revokes the viewer's.
+		_, selfTok := env.apiToken(env.ws.ID, viewer.ID)
+		mine := decode[Page[APIToken]](t, a.get("/api/v1/tokens", selfTok), http.StatusOK)
+		var current *APIToken
+		for i, it := range mine.Items {
+			if it.UserID != viewer.ID {
+				t.Errorf("viewer's token list holds a token of user %d", it.UserID)
+			}
+			if it.Current {
+				current = &mine.Items[i]
+			}
+		}
+		if current == nil {
+			t.Fatalf("viewer's token list marks no token as current: %+v", mine.Items)
+		}
+		decode[APIToken](t, a.json(http.MethodPost, p("/api/v1/tokens/%d/revoke", current.ID), selfTok, nil), http.StatusOK)
+		if rec := a.get("/api/v1/projects", selfTok); rec.Code != http.StatusUnauthorized {
+			t.Errorf("call with a token revoked through the API = %d, want 401", rec.Code)
+		}
+		victim, victimTok := env.apiToken(env.ws.ID, viewer.ID)
+		all := decode[Page[APIToken]](t, a.get("/api/v1/tokens", tok), http.StatusOK)
+		seen := false
+		for _, it := range all.Items {
+			seen = seen || it.ID == victim.ID
+		}
+		if !seen {
+			t.Errorf("owner's token list lacks the viewer's token %d", victim.ID)
+		}
+		if rec := a.json(http.MethodPost, p("/api/v1/tokens/%d/revoke", victim.ID), viewTok, nil); rec.Code != http.StatusOK {
+			t.Errorf("viewer revoking own second token = %d", rec.Code)
+		}
+		victim2, victimTok2 := env.apiToken(env.ws.ID, viewer.ID)
+		if got := decode[APIToken](t, a.json(http.MethodPost, p("/api/v1/tokens/%d/revoke", victim2.ID), tok, nil), http.StatusOK); got.RevokedAt == nil || got.UserName != viewer.Name {
+			t.Errorf("owner revoking a member's token = %+v", got)
+		}
+		for _, vt := range []string{victimTok, victimTok2} {
+			if rec := a.get("/api/v1/projects", vt); rec.Code != http.StatusUnauthorized {
+				t.Errorf("revoked member token still works: %d", rec.Code)
+			}
+		}
+
 		// Errors: one shape, the right statuses.
 		errorCases := []struct {
 			name, method, target, token string
@@ -443,6 +508,10 @@ func TestAPIEveryEndpointMatchesOpenAPI(t *testing.T) {
 				map[string]any{"dataset_id": d.dataset.ID, "rubric_id": d.rubric.ID, "judge_id": d.judge.ID, "settings": map[string]any{"rounds": 0}}, http.StatusUnprocessableEntity, models.EInvalid, false},
 			{"unknown criterion", http.MethodPost, p("/api/v1/projects/%d/runs", env.project.ID), tok,
 				map[string]any{"dataset_id": d.dataset.ID, "rubric_id": d.rubric.ID, "judge_id": d.judge.ID, "criteria": []int{0, 9}}, http.StatusUnprocessableEntity, models.EInvalid, false},
+			{"viewer shares", http.MethodPost, "/api/v1/shares", viewTok, map[string]any{"kind": "run", "run_id": first}, http.StatusForbidden, "forbidden", false},
+			{"share of nothing", http.MethodPost, "/api/v1/shares", tok, map[string]any{"kind": "run", "run_id": 999999}, http.StatusNotFound, models.ENotFound, false},
+			{"share expiry", http.MethodPost, "/api/v1/shares", tok, map[string]any{"kind": "run", "run_id": first, "expires_in_days": 400}, http.StatusUnprocessableEntity, models.EInvalid, true},
+			{"viewer revokes owner's token", http.MethodPost, p("/api/v1/tokens/%d/revoke", ownerTok.ID), viewTok, nil, http.StatusNotFound, models.ENotFound, false},
 			{"compare across methods", http.MethodGet, p("/api/v1/compare?a=%d&b=%d", first, cl.ID), tok, nil, http.StatusOK, "", false},
 		}
 		for _, tc := range errorCases {

@@ -98,6 +98,8 @@ type Principal struct {
 	User models.User
 	// TokenName names the access token of a Token principal (audit log).
 	TokenName string
+	// TokenID is that token's id (so a caller can tell its own token).
+	TokenID int64
 	// Workspace is the current workspace (zero when the account belongs to
 	// none); Role is the principal's role in it.
 	Workspace models.Workspace
@@ -321,7 +323,7 @@ func (h *Handlers) apiPrincipalFor(c echo.Context) (Principal, error) {
 		if err != nil {
 			return Principal{}, err
 		}
-		return Principal{Kind: Token, User: u, TokenName: t.Name, Workspace: ws, Role: role,
+		return Principal{Kind: Token, User: u, TokenName: t.Name, TokenID: t.ID, Workspace: ws, Role: role,
 			Workspaces: []models.WorkspaceRole{{Workspace: ws, Role: role}}}, nil
 	}
 	if h.LocalMode {

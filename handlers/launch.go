@@ -173,6 +173,16 @@ func parseLaunchInput(vals url.Values) launchInput {
 			s.Seed = n
 		}
 	}
+	// An optional spending cap in USD (blank: none); Validate checks it.
+	if v := strings.TrimSpace(vals.Get("spend_cap_usd")); v != "" {
+		in.raw["spend_cap_usd"] = v
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(x) {
+			in.errs = append(in.errs, fieldError{fmt.Sprintf("Spending cap: %q is not an amount of US dollars.", v), ""}) // every method: "" blocks them all
+		} else {
+			s.SpendCapUSD = &x
+		}
+	}
 	if v := vals.Get("procedure"); v != "" {
 		s.Procedure = evaluator.Procedure(v)
 	}
@@ -337,7 +347,12 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 		v.Errors = append(v.Errors, "No judge is set up yet: add one on the Judges page.")
 	default:
 		v.JudgeID = pl.judge.ID
+		// A cap is checked against the run's cost, which needs prices.
+		if snap := h.judgeSnapshot(*pl.judge); in.Settings.SpendCapUSD != nil && (snap.PriceInputPerMTok == nil || snap.PriceOutputPerMTok == nil) {
+			v.Errors = append(v.Errors, "Spending cap: judge "+pl.judge.Name+" has no prices, so its cost is unknown and a cap cannot be kept; set its prices or leave the cap blank.")
+		}
 	}
+	v.SpendCapUSD = in.raw["spend_cap_usd"]
 	// Show the temperature and top_p the run would get (the method's and
 	// the judge's defaults unless the person typed others); remember them,
 	// so that the next post can tell whether the person changed them.

@@ -180,6 +180,13 @@ func (h *Handlers) routes() []route {
 		{get, "/api/v1/runs/:id/export.json", h.exportRunJSON, Viewer},
 		{get, "/api/v1/experiments/:id", h.apiGetExperiment, Viewer},
 		{get, "/api/v1/compare", h.apiCompare, Viewer},
+		// Share links and tokens through the API (api_shares.go, tokens.go):
+		// the rules of the pages; an owner may revoke any member's token.
+		{get, "/api/v1/shares", h.apiListShares, Editor},
+		{post, "/api/v1/shares", h.apiCreateShare, Editor},
+		{post, "/api/v1/shares/:id/revoke", h.apiRevokeShare, Editor},
+		{get, "/api/v1/tokens", h.apiListTokens, Viewer},
+		{post, "/api/v1/tokens/:id/revoke", h.apiRevokeToken, Viewer},
 
 		// Rename, archive, delete and the trash (lifecycle.go): editors
 		// manage what they create; judges are the owners'. The delete page

@@ -114,6 +114,11 @@ var wantAccess = map[string]Access{
 	"GET /api/v1/runs/:id/export.json":      Viewer,
 	"GET /api/v1/experiments/:id":           Viewer,
 	"GET /api/v1/compare":                   Viewer,
+	"GET /api/v1/shares":                    Editor,
+	"POST /api/v1/shares":                   Editor,
+	"POST /api/v1/shares/:id/revoke":        Editor,
+	"GET /api/v1/tokens":                    Viewer,
+	"POST /api/v1/tokens/:id/revoke":        Viewer,
 
 	"POST /projects/:id/rename":        Editor,
 	"POST /projects/:id/archive":       Editor,
@@ -333,6 +338,12 @@ func (f *matrixFixture) request(method, path string) (*http.Request, bool) {
 		objectOfA = true
 	}
 	var req *http.Request
+	if apiPath && path == "/shares" && method == http.MethodPost {
+		// The API takes JSON: a link to A's run.
+		req = httptest.NewRequest(method, target, strings.NewReader(`{"kind":"run","run_id":`+i(f.run.ID)+`}`))
+		req.Header.Set("Content-Type", "application/json")
+		return req, true
+	}
 	if method == http.MethodPost || method == http.MethodPut {
 		req = httptest.NewRequest(method, target, strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")

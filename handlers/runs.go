@@ -317,6 +317,20 @@ func (h *Handlers) resumeRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// A run stopped by its spending cap resumes with a new cap, if given.
+	if v := strings.TrimSpace(c.FormValue("spend_cap_usd")); v != "" {
+		x, perr := strconv.ParseFloat(v, 64)
+		if perr != nil {
+			x = math.NaN() // refused below with the cap's own message
+		}
+		if _, err := h.DB.SetRunSpendCap(c.Request().Context(), h.workspaceID(c), id, &x); err != nil {
+			if code := models.ErrorCode(err); code != models.EInvalid && code != models.EConflict {
+				return err
+			}
+			setFlash(c, "error", models.ErrorMessage(err))
+			return c.Redirect(http.StatusSeeOther, runURL(id))
+		}
+	}
 	if _, err := h.Runner.Resume(c.Request().Context(), h.workspaceID(c), id); err != nil {
 		if models.ErrorCode(err) != models.EConflict {
 			return err

@@ -420,16 +420,7 @@ func (h *Handlers) createShare(c echo.Context) error {
 	if p.Kind == Account {
 		n.CreatedByName = p.User.Name
 	}
-	if n.Kind == models.ShareCompare && n.RunID != n.OtherRunID {
-		// Only runs on the same samples can be compared: refuse the link
-		// now rather than show its visitor an error.
-		if _, err := h.comparisonOf(c, [2]int64{n.RunID, n.OtherRunID}); models.ErrorCode(err) == models.EInvalid {
-			return h.renderShares(c, http.StatusUnprocessableEntity, "", models.ErrorMessage(err))
-		} else if err != nil {
-			return err
-		}
-	}
-	link, token, err := h.DB.CreateShareLink(ctx, n)
+	_, token, err := h.makeShare(c, n)
 	switch models.ErrorCode(err) {
 	case "":
 	case models.EInvalid:
@@ -437,24 +428,49 @@ func (h *Handlers) createShare(c echo.Context) error {
 	default:
 		return err
 	}
+	return h.renderShares(c, http.StatusOK, absoluteURL(c, shareBase(token)), "")
+}
+
+// makeShare checks and stores a link and writes it to the audit log; the
+// page and the API both make links through it.
+func (h *Handlers) makeShare(c echo.Context, n models.NewShareLink) (models.ShareLink, string, error) {
+	if n.Kind == models.ShareCompare && n.RunID != n.OtherRunID {
+		// Only runs on the same samples can be compared: refuse the link
+		// now rather than show its visitor an error.
+		if _, err := h.comparisonOf(c, [2]int64{n.RunID, n.OtherRunID}); err != nil {
+			return models.ShareLink{}, "", err
+		}
+	}
+	link, token, err := h.DB.CreateShareLink(c.Request().Context(), n)
+	if err != nil {
+		return link, token, err
+	}
 	detail := "until revoked"
 	if link.ExpiresAt != nil {
 		detail = "expires " + link.ExpiresAt.UTC().Format(time.RFC3339)
 	}
 	h.audit(c, models.AuditShareCreated, link.Target(), "share link "+strconv.FormatInt(link.ID, 10)+", "+detail)
-	return h.renderShares(c, http.StatusOK, absoluteURL(c, shareBase(token)), "")
+	return link, token, nil
 }
 
 // revokeShare stops a link at once.
 func (h *Handlers) revokeShare(c echo.Context) error {
+	if _, err := h.revokeShareByID(c); err != nil {
+		return err
+	}
+	return redirect(c, "/shares", "Share link revoked: it no longer opens anything.")
+}
+
+// revokeShareByID revokes the workspace's link named by :id (page and API).
+func (h *Handlers) revokeShareByID(c echo.Context) (models.ShareLink, error) {
 	id, err := paramID(c, "id")
 	if err != nil {
-		return err
+		return models.ShareLink{}, err
 	}
 	link, err := h.DB.RevokeShareLink(c.Request().Context(), h.workspaceID(c), id)
 	if err != nil {
-		return err
+		return link, err
 	}
 	h.audit(c, models.AuditShareRevoked, link.Target(), "share link "+strconv.FormatInt(link.ID, 10))
-	return redirect(c, "/shares", "Share link revoked: it no longer opens anything.")
+	return link, nil
 }

@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -33,6 +35,17 @@ func (h *Handlers) renderTokens(c echo.Context, status int, v web.TokensView) er
 		return err
 	}
 	v.Tokens = ts
+	if p.Role.AtLeast(models.RoleOwner) {
+		all, err := h.DB.ListWorkspaceAPITokens(ctx, p.Workspace.ID)
+		if err != nil {
+			return err
+		}
+		for _, t := range all {
+			if t.UserID != p.User.ID {
+				v.MemberTokens = append(v.MemberTokens, t)
+			}
+		}
+	}
 	// A token shown once must not be kept by a cache on the way back.
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return render(c, status, web.TokensPage(v))
@@ -55,20 +68,113 @@ func (h *Handlers) createToken(c echo.Context) error {
 	return h.renderTokens(c, http.StatusCreated, web.TokensView{NewToken: secret, NewTokenName: t.Name})
 }
 
-// revokeToken revokes one of the person's own tokens in this workspace.
+// revokeToken revokes one of the person's own tokens in this workspace,
+// or, for an owner, any member's token of this workspace.
 func (h *Handlers) revokeToken(c echo.Context) error {
+	t, err := h.revokeTokenByID(c)
+	if err != nil {
+		return err
+	}
+	return redirect(c, "/tokens", "Token \""+t.Name+"\" revoked: it no longer works.")
+}
+
+// revokeTokenByID revokes the token named by :id as the page and the API
+// do: people revoke their own tokens; owners any token of the workspace.
+// A token out of reach is not found, never forbidden, so nobody learns
+// which ids exist.
+func (h *Handlers) revokeTokenByID(c echo.Context) (models.APIToken, error) {
 	id, err := paramID(c, "id")
+	if err != nil {
+		return models.APIToken{}, err
+	}
+	ctx := c.Request().Context()
+	p := principalOf(ctx)
+	var t models.APIToken
+	switch {
+	case p.Kind != Account && p.Kind != Token:
+		return t, models.Errorf(models.ENotFound, "token %d does not exist", id)
+	case p.Role.AtLeast(models.RoleOwner):
+		t, err = h.DB.RevokeWorkspaceAPIToken(ctx, p.Workspace.ID, id)
+	default:
+		t, err = h.DB.RevokeAPIToken(ctx, p.Workspace.ID, p.User.ID, id)
+	}
+	if err != nil {
+		return t, err
+	}
+	detail := ""
+	if t.UserID != p.User.ID {
+		detail = "a token of member " + strconv.FormatInt(t.UserID, 10)
+	}
+	h.audit(c, auditTokenRevoked, "API token "+t.Prefix+"… ("+t.Name+")", detail)
+	return t, nil
+}
+
+// APIToken is an access token as the API lists it (never the token itself).
+type APIToken struct {
+	ID         int64      `json:"id"`
+	Name       string     `json:"name"`
+	Prefix     string     `json:"prefix"`
+	UserID     int64      `json:"user_id"`
+	UserName   string     `json:"user_name"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+	// Current is true for the token this request was made with.
+	Current bool `json:"current"`
+}
+
+func apiToken(t models.APIToken, userName string, current int64) APIToken {
+	return APIToken{ID: t.ID, Name: t.Name, Prefix: t.Prefix, UserID: t.UserID, UserName: userName, CreatedAt: t.CreatedAt,
+		LastUsedAt: t.LastUsedAt, RevokedAt: t.RevokedAt, Current: t.ID == current}
+}
+
+// apiListTokens lists the caller's tokens in this workspace; an owner's
+// list holds every member's.
+func (h *Handlers) apiListTokens(c echo.Context) error {
+	ctx := c.Request().Context()
+	p := principalOf(ctx)
+	out := []APIToken{}
+	switch {
+	case p.Kind != Token:
+		// The local user has no tokens.
+	case p.Role.AtLeast(models.RoleOwner):
+		ts, err := h.DB.ListWorkspaceAPITokens(ctx, p.Workspace.ID)
+		if err != nil {
+			return err
+		}
+		for _, t := range ts {
+			out = append(out, apiToken(t.APIToken, t.UserName, p.TokenID))
+		}
+	default:
+		ts, err := h.DB.ListAPITokens(ctx, p.Workspace.ID, p.User.ID)
+		if err != nil {
+			return err
+		}
+		for _, t := range ts {
+			out = append(out, apiToken(t, p.User.Name, p.TokenID))
+		}
+	}
+	page, err := paginate(c, ascendingByID(out, func(t APIToken) int64 { return t.ID }), func(t APIToken) int64 { return t.ID })
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, page)
+}
+
+// apiRevokeToken revokes a token (the caller's own, or as owner any of the
+// workspace); a script may revoke the very token it calls with.
+func (h *Handlers) apiRevokeToken(c echo.Context) error {
+	t, err := h.revokeTokenByID(c)
 	if err != nil {
 		return err
 	}
 	p := principalOf(c.Request().Context())
-	if p.Kind != Account {
-		return models.Errorf(models.ENotFound, "token %d does not exist", id)
+	name := p.User.Name
+	if t.UserID != p.User.ID {
+		name = ""
+		if u, err := h.DB.FindUser(c.Request().Context(), t.UserID); err == nil {
+			name = u.Name
+		}
 	}
-	t, err := h.DB.RevokeAPIToken(c.Request().Context(), p.Workspace.ID, p.User.ID, id)
-	if err != nil {
-		return err
-	}
-	h.audit(c, auditTokenRevoked, "API token "+t.Prefix+"… ("+t.Name+")", "")
-	return redirect(c, "/tokens", "Token \""+t.Name+"\" revoked: it no longer works.")
+	return c.JSON(http.StatusOK, apiToken(t, name, p.TokenID))
 }

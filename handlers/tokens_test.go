@@ -11,7 +11,8 @@ import (
 )
 
 // TestTokensPage: tokens need an account; a name is required; a person
-// sees and revokes only their own tokens; revocation is audited.
+// sees and revokes their own tokens, an owner also the members'; revocation
+// is audited.
 func TestTokensPage(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		// Local mode: no account, so no token (the API needs none here).
@@ -45,16 +46,29 @@ func TestTokensPage(t *testing.T) {
 		if err != nil || len(list) != 1 {
 			t.Fatalf("alice's tokens: %v %v", list, err)
 		}
-		// Bob, though owner, neither sees nor revokes Alice's token.
-		if rec := env.send(http.MethodGet, "/tokens", nil, "", bs); strings.Contains(rec.Body.String(), list[0].Prefix) {
-			t.Errorf("bob sees alice's token")
+		// Carol, an editor, neither sees nor revokes Alice's token; Bob,
+		// owner, sees it among the members' tokens and revokes it.
+		carol := env.createUser(env.ws.ID, "carol@a.test", models.RoleEditor)
+		cs := env.sessionCookie(carol)
+		if rec := env.send(http.MethodGet, "/tokens", nil, "", cs); strings.Contains(rec.Body.String(), list[0].Prefix) {
+			t.Errorf("carol (editor) sees alice's token")
+		}
+		if rec := env.send(http.MethodGet, "/tokens", nil, "", bs); !strings.Contains(rec.Body.String(), `data-testid="member-tokens"`) ||
+			!strings.Contains(rec.Body.String(), list[0].Prefix) {
+			t.Errorf("bob (owner) does not see alice's token among the members' tokens")
 		}
 		revoke := fmt.Sprintf("/tokens/%d/revoke", list[0].ID)
-		if rec := env.send(http.MethodPost, revoke, nil, "", bs); rec.Code != http.StatusNotFound {
-			t.Errorf("bob revoking alice's token = %d, want 404", rec.Code)
+		if rec := env.send(http.MethodPost, revoke, nil, "", cs); rec.Code != http.StatusNotFound {
+			t.Errorf("carol revoking alice's token = %d, want 404", rec.Code)
+		}
+		if rec := env.send(http.MethodPost, revoke, nil, "", bs); rec.Code != http.StatusSeeOther {
+			t.Errorf("bob (owner) revoking alice's token = %d, want 303", rec.Code)
+		}
+		if got, err := env.db.ListAPITokens(t.Context(), env.ws.ID, alice.ID); err != nil || got[0].RevokedAt == nil {
+			t.Errorf("alice's token after bob revoked it: %+v %v", got, err)
 		}
 		if rec := env.send(http.MethodPost, revoke, nil, "", as); rec.Code != http.StatusSeeOther {
-			t.Errorf("alice revoking her token = %d, want 303", rec.Code)
+			t.Errorf("alice revoking her (already revoked) token = %d, want 303", rec.Code)
 		}
 		actions := env.auditActions()
 		if !hasAction(actions, auditTokenCreated) || !hasAction(actions, auditTokenRevoked) {

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"gorm.io/gorm"
 )
@@ -54,37 +53,6 @@ func (k Kind) Valid() bool { return k.table() != "" }
 // TrashRetention is how long a deleted object can be restored: the
 // sweeper purges trash entries older than this.
 const TrashRetention = 30 * 24 * time.Hour
-
-// Name length bounds for renames, in characters. People type the names of
-// projects, rubrics and judges; those of datasets, runs and experiments
-// are often composed from other names ("<rubric> on <dataset>"), so they
-// get more room. Either bound is far above real use and keeps one form
-// post from putting megabytes into every page that lists the object.
-const (
-	maxTypedName    = 200
-	maxComposedName = 2000
-)
-
-// MaxNameFor is the longest name a kind accepts on rename.
-func MaxNameFor(k Kind) int {
-	switch k {
-	case KindDataset, KindRun, KindExperiment:
-		return maxComposedName
-	}
-	return maxTypedName
-}
-
-// CheckNewName trims a new name and refuses an empty or overlong one.
-func CheckNewName(k Kind, name string) (string, error) {
-	name = strings.TrimSpace(name)
-	if name == "" {
-		return "", Errorf(EInvalid, "the %s needs a name", k)
-	}
-	if n, limit := utf8.RuneCountInString(name), MaxNameFor(k); n > limit {
-		return "", Errorf(EInvalid, "the %s name is %d characters long; the limit is %d", k, n, limit)
-	}
-	return name, nil
-}
 
 // ---- query scopes ----
 

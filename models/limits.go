@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -26,6 +27,29 @@ const (
 	// a stored API key (the longest real keys are a few hundred characters).
 	MaxSettingLength = 2000
 )
+
+// MaxNameFor is the longest name an object of kind k accepts, at creation
+// and on rename: the composed-name limit for datasets, runs and
+// experiments, the typed-name limit for the rest.
+func MaxNameFor(k Kind) int {
+	switch k {
+	case KindDataset, KindRun, KindExperiment:
+		return MaxComposedNameLength
+	}
+	return MaxNameLength
+}
+
+// CheckNewName trims a new name and refuses an empty or overlong one.
+func CheckNewName(k Kind, name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return "", Errorf(EInvalid, "the %s needs a name", k)
+	}
+	if err := checkLength(fmt.Sprintf("%s name", k), name, MaxNameFor(k)); err != nil {
+		return "", err
+	}
+	return name, nil
+}
 
 // CheckLength refuses a value longer than limit characters, naming the
 // field and the limit.

@@ -169,3 +169,34 @@ func TestRunsPerWorkspaceLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestRenameUsesCreationLimits: renaming an object takes the same bound
+// and gives the same refusal as creating it (one set of limits).
+func TestRenameUsesCreationLimits(t *testing.T) {
+	for _, tc := range []struct {
+		kind  models.Kind
+		limit int
+	}{
+		{models.KindProject, models.MaxNameLength},
+		{models.KindRubric, models.MaxNameLength},
+		{models.KindJudge, models.MaxNameLength},
+		{models.KindDataset, models.MaxComposedNameLength},
+		{models.KindRun, models.MaxComposedNameLength},
+		{models.KindExperiment, models.MaxComposedNameLength},
+	} {
+		if got := models.MaxNameFor(tc.kind); got != tc.limit {
+			t.Errorf("%s: rename limit %d, creation limit %d", tc.kind, got, tc.limit)
+		}
+		if name, err := models.CheckNewName(tc.kind, " "+strings.Repeat("é", tc.limit)+" "); err != nil || len([]rune(name)) != tc.limit {
+			t.Errorf("%s: a name at the limit: %v", tc.kind, err)
+		}
+		_, err := models.CheckNewName(tc.kind, strings.Repeat("x", tc.limit+1))
+		create := models.CheckLength(string(tc.kind)+" name", strings.Repeat("x", tc.limit+1), tc.limit)
+		if err == nil || create == nil || models.ErrorMessage(err) != models.ErrorMessage(create) {
+			t.Errorf("%s: rename refusal %v, creation refusal %v: want the same", tc.kind, err, create)
+		}
+	}
+	if _, err := models.CheckNewName(models.KindRun, "  "); models.ErrorCode(err) != models.EInvalid {
+		t.Errorf("blank name: %v, want invalid", err)
+	}
+}

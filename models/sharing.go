@@ -63,8 +63,9 @@ func (l ShareLink) Target() string {
 	return string(l.Kind)
 }
 
-// MaxShareLabel bounds a link's label: a note for the list, not a document.
-const MaxShareLabel = 200
+// MaxShareLabel bounds a link's label: a note for the list, not a document
+// (as long as the names people type, limits.go).
+const MaxShareLabel = MaxNameLength
 
 // NewShareLink is what a person asks for when making a link.
 type NewShareLink struct {

@@ -138,3 +138,32 @@ func (db *DB) AuthenticateAPIToken(ctx context.Context, token string) (APIToken,
 	}
 	return t, u, ws, role, nil
 }
+
+// MemberAPIToken is a token listed for a workspace's owner, with whose it is.
+type MemberAPIToken struct {
+	APIToken
+	UserName  string
+	UserEmail string
+}
+
+// ListWorkspaceAPITokens lists every token of a workspace, newest first,
+// with its person, so an owner can revoke a member's token (a lost laptop,
+// a script that leaked one).
+func (db *DB) ListWorkspaceAPITokens(ctx context.Context, wsID int64) ([]MemberAPIToken, error) {
+	var ts []MemberAPIToken
+	err := db.Gorm.WithContext(ctx).Table("api_tokens").
+		Select("api_tokens.*, users.name AS user_name, users.email AS user_email").
+		Joins("JOIN users ON users.id = api_tokens.user_id").
+		Where("api_tokens.workspace_id = ?", wsID).Order("api_tokens.id DESC").Scan(&ts).Error
+	return ts, err
+}
+
+// RevokeWorkspaceAPIToken revokes any token of a workspace, whoever's it
+// is: the owners' power. A token of another workspace is not found.
+func (db *DB) RevokeWorkspaceAPIToken(ctx context.Context, wsID, id int64) (APIToken, error) {
+	var t APIToken
+	if err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&t).Error; err != nil {
+		return t, notFound(err, "token", id)
+	}
+	return db.RevokeAPIToken(ctx, wsID, t.UserID, id)
+}

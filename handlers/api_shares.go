@@ -1,0 +1,112 @@
+package handlers
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// apiDefaultShareDays is the expiry of a link made without one: the share
+// page's default choice (a week), so a forgotten link does not last forever.
+const apiDefaultShareDays = 7
+
+// apiMaxShareDays bounds a link's expiry: a year; longer is "until revoked"
+// (expires_in_days 0), which says so in the list.
+const apiMaxShareDays = 365
+
+// APIShareLink is a share link as the API lists it. URL (the link itself)
+// is only in the answer that made it: only its hash is stored.
+type APIShareLink struct {
+	ID           int64      `json:"id"`
+	Kind         string     `json:"kind"`
+	RunID        *int64     `json:"run_id"`
+	OtherRunID   *int64     `json:"other_run_id"`
+	ExperimentID *int64     `json:"experiment_id"`
+	Label        string     `json:"label"`
+	CreatedBy    string     `json:"created_by"`
+	CreatedAt    time.Time  `json:"created_at"`
+	ExpiresAt    *time.Time `json:"expires_at"`
+	RevokedAt    *time.Time `json:"revoked_at"`
+	LastOpenedAt *time.Time `json:"last_opened_at"`
+	Active       bool       `json:"active"`
+	URL          string     `json:"url,omitempty"`
+}
+
+func apiShareLink(l models.ShareLink, now time.Time) APIShareLink {
+	return APIShareLink{ID: l.ID, Kind: string(l.Kind), RunID: l.RunID, OtherRunID: l.OtherRunID, ExperimentID: l.ExperimentID,
+		Label: l.Label, CreatedBy: l.CreatedByName, CreatedAt: l.CreatedAt, ExpiresAt: l.ExpiresAt, RevokedAt: l.RevokedAt,
+		LastOpenedAt: l.LastOpenedAt, Active: l.Active(now)}
+}
+
+// APINewShareLink asks for a link to a run, an experiment or a comparison.
+type APINewShareLink struct {
+	Kind         string `json:"kind"`
+	RunID        int64  `json:"run_id"`
+	OtherRunID   int64  `json:"other_run_id"`
+	ExperimentID int64  `json:"experiment_id"`
+	Label        string `json:"label"`
+	// ExpiresInDays: absent = apiDefaultShareDays; 0 = until revoked.
+	ExpiresInDays *int `json:"expires_in_days"`
+}
+
+// apiListShares lists the workspace's links, oldest first, paginated.
+func (h *Handlers) apiListShares(c echo.Context) error {
+	links, err := h.DB.ListShareLinks(c.Request().Context(), h.workspaceID(c))
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	out := make([]APIShareLink, 0, len(links))
+	for _, l := range ascendingByID(links, func(l models.ShareLink) int64 { return l.ID }) {
+		out = append(out, apiShareLink(l, now))
+	}
+	page, err := paginate(c, out, func(l APIShareLink) int64 { return l.ID })
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, page)
+}
+
+// apiCreateShare makes a link with the page's rules and returns it with its
+// address, this once.
+func (h *Handlers) apiCreateShare(c echo.Context) error {
+	var in APINewShareLink
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	days := apiDefaultShareDays
+	if in.ExpiresInDays != nil {
+		days = *in.ExpiresInDays
+	}
+	if days < 0 || days > apiMaxShareDays {
+		return models.Errorf(models.EInvalid, "expires_in_days must be from 1 to %d, or 0 for a link that lasts until revoked", apiMaxShareDays)
+	}
+	p := principalOf(c.Request().Context())
+	n := models.NewShareLink{WorkspaceID: p.Workspace.ID, Kind: models.ShareKind(in.Kind), RunID: in.RunID,
+		OtherRunID: in.OtherRunID, ExperimentID: in.ExperimentID, Label: in.Label,
+		TTL: time.Duration(days) * 24 * time.Hour, CreatedBy: p.userID(), CreatedByName: p.ActorLabel()}
+	if p.Kind == Account || p.Kind == Token {
+		n.CreatedByName = p.User.Name
+	}
+	link, token, err := h.makeShare(c, n)
+	if err != nil {
+		return err
+	}
+	out := apiShareLink(link, time.Now())
+	out.URL = absoluteURL(c, shareBase(token))
+	// The answer holds the only copy of the link.
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusCreated, out)
+}
+
+// apiRevokeShare stops a link at once.
+func (h *Handlers) apiRevokeShare(c echo.Context) error {
+	link, err := h.revokeShareByID(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, apiShareLink(link, time.Now()))
+}
