@@ -444,7 +444,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 						}
 						// The answer is paid for: keep it, then stop or
 						// pause the run.
-						return r.store(context.WithoutCancel(ctx), r.result(run, t.batch, pass, o), fatal)
+						return r.store(context.WithoutCancel(ctx), run, r.result(run, t.batch, pass, o), fatal)
 					}
 				}
 				if o.Failed && !last {
@@ -461,7 +461,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 					failed++
 					mu.Unlock()
 				}
-				return r.store(context.WithoutCancel(ctx), r.result(run, t.batch, pass, o), nil)
+				return r.store(context.WithoutCancel(ctx), run, r.result(run, t.batch, pass, o), nil)
 			})
 		}
 		if err := g.Wait(); err != nil {
@@ -627,13 +627,26 @@ func DecodeMessages(s string) []evaluator.Message {
 // store saves what a batch produced, if anything, then returns err (a
 // run-level failure that may come with a stored answer). An answer another
 // execution already stored is not an error: it is simply not stored twice.
-func (r *Runner) store(ctx context.Context, res models.BatchResult, err error) error {
+func (r *Runner) store(ctx context.Context, run models.Run, res models.BatchResult, err error) error {
 	if res.Batch.Status != "" {
-		if serr := r.db.SaveBatchResult(ctx, res); serr != nil {
+		name := judgeName(run.JudgeSnapshot)
+		serr := r.db.SaveBatchResult(ctx, res)
+		if errors.Is(serr, models.ErrLeaseLost) && res.Batch.Status == models.BatchDone {
+			// The answer came back after this worker lost the run: it is
+			// paid for, so keep it if the batch still has none (the new
+			// holder then skips it); this worker stops all the same.
+			if lerr := r.db.SaveLateBatchResult(ctx, res); lerr == nil {
+				r.log.Info("late answer stored after the lease was lost", "run", res.Batch.RunID, "judge", name, "batch", res.Batch.ID)
+				r.metrics.lateAnswers.WithLabelValues(name).Inc()
+			} else if models.ErrorCode(lerr) == models.EConflict {
+				serr = lerr
+			}
+		}
+		if serr != nil {
 			if models.ErrorCode(serr) != models.EConflict {
 				return serr
 			}
-			r.log.Warn("batch already answered by another execution; this answer is not stored", "run", res.Batch.RunID, "batch", res.Batch.ID)
+			r.log.Warn("batch already answered by another execution; this answer is not stored", "run", res.Batch.RunID, "judge", name, "batch", res.Batch.ID)
 		}
 	}
 	return err
