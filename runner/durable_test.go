@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -383,6 +384,66 @@ func TestLateAnswerAfterLeaseLossIsKept(t *testing.T) {
 		}
 		if got.Calls != fj.Total() {
 			t.Errorf("run counts %d calls, the judge saw %d", got.Calls, fj.Total())
+		}
+	})
+}
+
+// TestLapsedLeaseIsNotRenewed: a lease whose renewal lands only after it
+// lapsed (the worker was frozen, or its renewal waited on a lock longer
+// than the lease) is lost: the worker stops, as its fence would, instead
+// of renewing it and carrying on with calls another worker may have been
+// about to take over.
+func TestLapsedLeaseIsNotRenewed(t *testing.T) {
+	t.Parallel()
+	const ttl = 600 * time.Millisecond
+	cases := []struct {
+		name     string
+		hold     time.Duration // how long another transaction holds the run row
+		wantLost bool
+	}{
+		{name: "renewals on time", hold: 0, wantLost: false},
+		{name: "a renewal stuck past the lease", hold: 2 * ttl, wantLost: true},
+	}
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		r, err := New(Config{DB: env.db, Log: testLog(), LeaseTTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				ctx := context.Background()
+				run := env.launch(r, env.newRun("http://127.0.0.1:1/v1", 1, 1, 30))
+				claimed := time.Now()
+				if ok, err := env.db.ClaimRun(ctx, run.ID, "holder", claimed.Add(ttl)); err != nil || !ok {
+					t.Fatalf("claim: %v %v", ok, err)
+				}
+				work, stop := context.WithCancelCause(ctx)
+				defer stop(nil)
+				done := make(chan struct{})
+				go func() { defer close(done); r.keepLease(work, stop, run.ID, "holder", claimed) }()
+				if tc.hold > 0 {
+					// Another writer holds the run's row (SQLite: the write
+					// lock) while a renewal is due.
+					tx := env.db.Gorm.Begin()
+					if err := tx.Exec(`UPDATE runs SET name = name WHERE id = ?`, run.ID).Error; err != nil {
+						t.Fatal(err)
+					}
+					time.Sleep(tc.hold)
+					if err := tx.Commit().Error; err != nil {
+						t.Fatal(err)
+					}
+				}
+				select {
+				case <-done:
+				case <-time.After(3 * ttl):
+				}
+				lost := errors.Is(context.Cause(work), errLeaseLost)
+				if lost != tc.wantLost {
+					t.Errorf("lease lost: %v (cause %v), want %v", lost, context.Cause(work), tc.wantLost)
+				}
+				stop(nil)
+				<-done
+			})
 		}
 	})
 }

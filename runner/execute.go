@@ -51,7 +51,8 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	// The lease owner names this execution, not just this process: two
 	// executions of one job in one process must still tell each other apart.
 	owner := fmt.Sprintf("%s/%d", r.id, r.executions.Add(1))
-	ok, err := r.db.ClaimRun(ctx, runID, owner, time.Now().Add(r.cfg.LeaseTTL))
+	claimed := time.Now()
+	ok, err := r.db.ClaimRun(ctx, runID, owner, claimed.Add(r.cfg.LeaseTTL))
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	leaseDone := make(chan struct{})
 	go func() {
 		defer close(leaseDone)
-		r.keepLease(work, stopWork, runID, owner)
+		r.keepLease(work, stopWork, runID, owner, claimed)
 	}()
 	defer func() { stopWork(nil); <-leaseDone }()
 
@@ -126,33 +127,55 @@ var errCancelled = errors.New("run cancelled")
 var errLeaseLost = errors.New("could not renew the run's lease in time")
 
 // keepLease renews the run's lease until work ends; if the run was
-// cancelled or taken over, it stops the work.
-func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, runID int64, owner string) {
+// cancelled or taken over, it stops the work. claimed is when the lease's
+// current expiry was computed (its claim).
+//
+// A lease that lapsed is lost for good, even if no other worker has
+// claimed the run yet: the process may have been frozen (SIGSTOP, a paused
+// VM) or its renewal stuck behind a lock for longer than the lease, and the
+// fence before each call already treats it as lost. Renewing it after the
+// fact used to let a thawed worker carry on sending calls whenever it
+// renewed before its successor claimed the run (a SQLite write lock held by
+// the frozen worker made that the usual order).
+func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, runID int64, owner string, claimed time.Time) {
 	t := time.NewTicker(r.cfg.LeaseTTL / 3)
 	defer t.Stop()
-	renewed := time.Now()
+	// validFrom is when the expiry now in the database was computed, on
+	// this process's monotonic clock: the lease holds until validFrom+TTL.
+	validFrom := claimed
+	lapsed := func() bool { return time.Since(validFrom) >= r.cfg.LeaseTTL }
 	for {
 		select {
 		case <-work.Done():
 			return
 		case <-t.C:
 		}
-		ok, err := r.db.RenewLease(work, runID, owner, time.Now().Add(r.cfg.LeaseTTL))
+		if lapsed() {
+			stop(errLeaseLost)
+			return
+		}
+		started := time.Now()
+		ok, err := r.db.RenewLease(work, runID, owner, started.Add(r.cfg.LeaseTTL))
 		if err != nil {
 			// A passing database error: the next tick tries again. But once
 			// the lease may have lapsed, another worker may own the run:
 			// stop sending calls rather than risk sending them twice.
-			if time.Since(renewed) >= r.cfg.LeaseTTL {
+			if lapsed() {
 				stop(errLeaseLost)
 				return
 			}
 			continue
 		}
-		renewed = time.Now()
 		if !ok {
 			stop(errCancelled)
 			return
 		}
+		if lapsed() {
+			// Renewed, but only after the old expiry had passed.
+			stop(errLeaseLost)
+			return
+		}
+		validFrom = started
 	}
 }
 
