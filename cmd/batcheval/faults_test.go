@@ -451,6 +451,7 @@ func TestFaultInterruptHandOverRestart(t *testing.T) {
 		if err := b.wait(30 * time.Second); err != nil {
 			t.Errorf("worker B after SIGTERM: %v", err)
 		}
+		wantRunAndJudge(t, cli, a, b)
 	})
 }
 
@@ -605,6 +606,7 @@ func testFaultJudgeOutage(t *testing.T, dsn string) {
 	if probes == 0 {
 		t.Error("the judge was never probed during the outage")
 	}
+	wantRunAndJudge(t, cli)
 }
 
 // TestFaultFlakyJudge: 10% rate limits, 10% malformed answers and 5%
@@ -776,6 +778,33 @@ func testFaultFrozenWorker(t *testing.T, dsn string, inWrite bool) {
 	b.signal(syscall.SIGTERM)
 	_ = a.wait(30 * time.Second)
 	_ = b.wait(30 * time.Second)
+	wantRunAndJudge(t, cli, a, b)
+}
+
+var (
+	runField   = regexp.MustCompile(`(^|\s)run=\d+(\s|$)`)
+	judgeField = regexp.MustCompile(`(^|\s)judge=\S`)
+)
+
+// wantRunAndJudge checks that every log line of the processes that names
+// a run also names its judge, so an operator can filter by either.
+func wantRunAndJudge(t *testing.T, procs ...*proc) {
+	t.Helper()
+	lines := 0
+	for _, p := range procs {
+		for _, line := range strings.Split(p.out.String(), "\n") {
+			if !runField.MatchString(line) {
+				continue
+			}
+			lines++
+			if !judgeField.MatchString(line) {
+				t.Errorf("%s logged a run's line without its judge: %s", p.name, line)
+			}
+		}
+	}
+	if lines == 0 {
+		t.Error("no log line named a run")
+	}
 }
 
 // scrapeURL fetches and parses a /metrics page.
