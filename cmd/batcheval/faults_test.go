@@ -671,6 +671,9 @@ func testFaultFlakyJudge(t *testing.T, dsn string) {
 	if run.Retries != failed {
 		t.Errorf("run counts %d retries, %d failures were injected", run.Retries, failed)
 	}
+	if want := fmt.Sprintf("%d judge calls, %d judge retries", run.Calls, run.Retries); !strings.Contains(cli.out.String(), want) {
+		t.Errorf("batcheval run did not show its calls and retries (%q) in its output:\n%s", want, cli.out.String())
+	}
 	var attempts, calls int
 	var bs []models.RunBatch
 	if err := db.Gorm.Where("run_id = ?", run.ID).Find(&bs).Error; err != nil {
