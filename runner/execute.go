@@ -126,6 +126,11 @@ var errCancelled = errors.New("run cancelled")
 // run resumes wherever its lease is next claimed.
 var errLeaseLost = errors.New("could not renew the run's lease in time")
 
+// leaseRetryPause is the wait between tries of a renewal that met a
+// transient database error: long enough for a reconnect, short next to any
+// lease (tests use 2 s).
+const leaseRetryPause = 50 * time.Millisecond
+
 // keepLease renews the run's lease until work ends; if the run was
 // cancelled or taken over, it stops the work. claimed is when the lease's
 // current expiry was computed (its claim).
@@ -156,6 +161,16 @@ func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, r
 		}
 		started := time.Now()
 		ok, err := r.db.RenewLease(work, runID, owner, started.Add(r.cfg.LeaseTTL))
+		// A transient error (a pooled connection the server dropped) is
+		// tried again at once on a new connection, not a tick later, while
+		// the lease still holds.
+		for err != nil && models.IsTransient(err) && !lapsed() && work.Err() == nil {
+			select {
+			case <-work.Done():
+			case <-time.After(leaseRetryPause):
+			}
+			ok, err = r.db.RenewLease(work, runID, owner, started.Add(r.cfg.LeaseTTL))
+		}
 		if err != nil {
 			// A passing database error: the next tick tries again. But once
 			// the lease may have lapsed, another worker may own the run:
