@@ -213,7 +213,9 @@ func TestResumeSendsOnlyTheGaps(t *testing.T) {
 		for _, k := range fj.Keys() {
 			want := 1
 			if k == tg.get() {
-				want = 2 // refused, then answered after the resume
+				// Refused, tried again at the end of its round (refused
+				// again), then answered after the resume.
+				want = 1 + failedUnitRetries + 1
 			}
 			if n := fj.Count(k, false); n != want {
 				t.Errorf("batch requested %d times, want %d", n, want)
