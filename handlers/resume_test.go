@@ -75,10 +75,11 @@ func TestWaitingForJudgeShown(t *testing.T) {
 		runID := env.launch(env.demo().launchForm("1", "10"))
 		env.waitRun(runID, 30*time.Second)
 		// The state a worker records when its breaker opens.
-		must(t, env.db.Gorm.Exec(`UPDATE runs SET status = ?, finished_at = NULL, waiting_since = ?, waiting_error = ? WHERE id = ?`,
+		// (and the retries its attempts so far needed, shown as counted).
+		must(t, env.db.Gorm.Exec(`UPDATE runs SET status = ?, finished_at = NULL, waiting_since = ?, waiting_error = ?, retries = 7 WHERE id = ?`,
 			models.RunRunning, time.Now().UTC(), "judge: the endpoint failed (HTTP 503)", runID).Error)
 		body := env.get(fmt.Sprintf("/runs/%d", runID)).Body.String()
-		for _, want := range []string{models.StatusWaitingForJudge, "HTTP 503", `data-testid="retries"`} {
+		for _, want := range []string{models.StatusWaitingForJudge, "HTTP 503", `data-testid="retries">7<`} {
 			if !strings.Contains(body, want) {
 				t.Errorf("run page does not show %q", want)
 			}

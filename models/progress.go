@@ -172,13 +172,55 @@ func (db *DB) SaveBatchResult(ctx context.Context, r BatchResult) error {
 	}
 	retries := max(b.Attempts-b.Calls, 0)
 	return db.retry(ctx, "store answer", func() error {
-		return db.saveBatchResult(ctx, r, b, now, missing, failed, retries)
+		return db.saveBatchResult(ctx, r, b, now, missing, failed, retries, func(tx *gorm.DB) error {
+			return checkFence(ctx, tx, b.RunID)
+		})
 	})
 }
 
-func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, now time.Time, missing, failed, retries int) error {
+// SaveLateBatchResult stores an answer that arrived after its worker lost
+// the run's lease, so the answer, already paid for, is not paid again by
+// the run's new holder. It is accepted only where that is safe: the answer
+// is complete (a failed batch is left for the new holder to try again),
+// the run is still going (queued or running, not finished or cancelled),
+// and the batch still has no answer, checked in the same conditional
+// write. When the new holder has answered the batch meanwhile, it fails
+// with EConflict and nothing is stored; when the run has ended, with
+// ErrLeaseLost.
+func (db *DB) SaveLateBatchResult(ctx context.Context, r BatchResult) error {
+	if r.Batch.Status != BatchDone {
+		return Errorf(EInvalid, "batch %d: only a complete late answer is stored", r.Batch.ID)
+	}
+	// The late writer holds no lease: the guard below replaces the fence.
+	ctx = WithLeaseOwner(ctx, "")
+	b := r.Batch
+	now := time.Now().UTC()
+	missing := 0
+	for _, s := range r.Scores {
+		if s.Score == nil {
+			missing++
+		}
+	}
+	retries := max(b.Attempts-b.Calls, 0)
+	return db.retry(ctx, "store late answer", func() error {
+		return db.saveBatchResult(ctx, r, b, now, missing, 0, retries, func(tx *gorm.DB) error {
+			var n int64
+			if err := tx.Model(&Run{}).Where("id = ? AND status IN ?", b.RunID, []string{RunQueued, RunRunning}).Count(&n).Error; err != nil {
+				return err
+			}
+			if n == 0 {
+				return fmt.Errorf("run %d has ended: %w", b.RunID, ErrLeaseLost)
+			}
+			return nil
+		})
+	})
+}
+
+// saveBatchResult writes one answer in a transaction that first passes
+// guard (the lease fence, or the late answer's condition).
+func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, now time.Time, missing, failed, retries int, guard func(tx *gorm.DB) error) error {
 	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := checkFence(ctx, tx, b.RunID); err != nil {
+		if err := guard(tx); err != nil {
 			return err
 		}
 		res := tx.Model(&RunBatch{}).Where("id = ? AND status = ?", b.ID, BatchPending).Updates(map[string]any{

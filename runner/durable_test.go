@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -141,8 +142,8 @@ func TestJudgeOutagePausesTheRun(t *testing.T) {
 
 // TestFenceStopsCallsAfterLeaseLoss: a worker whose lease is taken while it
 // works (it was frozen, or partitioned from the database, and another
-// worker took the run over) sends no further call and stores nothing more,
-// before its own renewal loop even notices.
+// worker took the run over) sends no further call, before its own renewal
+// loop even notices; it stores nothing but answers to calls already out.
 func TestFenceStopsCallsAfterLeaseLoss(t *testing.T) {
 	t.Parallel()
 	eachDB(t, func(t *testing.T, env *testEnv) {
@@ -166,8 +167,10 @@ func TestFenceStopsCallsAfterLeaseLoss(t *testing.T) {
 		if extra := fj.Total() - sentAtTakeover; extra > 0 {
 			t.Errorf("%d calls sent after the lease was taken, want 0", extra)
 		}
-		if got.BatchesDone != taken.BatchesDone {
-			t.Errorf("%d batches stored after the lease was taken (from %d), want none", got.BatchesDone-taken.BatchesDone, taken.BatchesDone)
+		// Only answers to calls already out at the takeover may be stored
+		// after it (late answers, see TestLateAnswerAfterLeaseLossIsKept).
+		if got.BatchesDone > sentAtTakeover {
+			t.Errorf("%d batches stored after the lease was taken (from %d) with only %d calls sent", got.BatchesDone-taken.BatchesDone, taken.BatchesDone, sentAtTakeover)
 		}
 		if got.LeaseOwner != "successor" || got.Status != models.RunRunning {
 			t.Errorf("run %s owned by %q: the old worker overwrote its successor", got.Status, got.LeaseOwner)
@@ -211,9 +214,9 @@ func TestResumeSendsOnlyTheGaps(t *testing.T) {
 		for _, k := range fj.Keys() {
 			want := 1
 			if k == tg.get() {
-				// refused, refused again when retried at the end of its
-				// round, then answered after the resume
-				want = 3
+				// Refused, tried again at the end of its round (refused
+				// again), then answered after the resume.
+				want = 1 + failedUnitRetries + 1
 			}
 			if n := fj.Count(k, false); n != want {
 				t.Errorf("batch requested %d times, want %d", n, want)
@@ -326,4 +329,124 @@ func counterSum(t *testing.T, r *Runner, name string) float64 {
 		total += m.GetCounter().GetValue()
 	}
 	return total
+}
+
+// TestLateAnswerAfterLeaseLossIsKept: a worker loses the run while one of
+// its calls is with the judge. The answer that comes back is paid for: it
+// is stored (the batch had none yet) instead of dropped, and when the run
+// is claimed again that batch is not sent a second time.
+func TestLateAnswerAfterLeaseLossIsKept(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		var held atomic.Bool
+		heldKey := make(chan string, 1)
+		var fj *fakeJudge
+		fj = newFakeJudge(t, simjudge.Options{Seed: 9}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+			// The run's first request is held until the test lets it go.
+			if c.Total == 1 && held.CompareAndSwap(false, true) {
+				heldKey <- c.Key
+				return fj.hang(r)
+			}
+			return false
+		})
+		r := env.startRunner(Config{LeaseTTL: 2 * time.Second})
+		t.Cleanup(fj.releaseHeld)
+		run := env.launch(r, env.newRun(fj.URL(), 1, 1, 30))
+		var key string
+		select {
+		case key = <-heldKey:
+		case <-time.After(15 * time.Second):
+			t.Fatal("the run sent no call")
+		}
+		// Another worker takes the run over while the call is out; its
+		// lease lapses soon after, as if it had died, so the run resumes.
+		if err := env.db.Gorm.Exec(`UPDATE runs SET lease_owner = 'successor', lease_until = ? WHERE id = ?`,
+			time.Now().UTC().Add(1500*time.Millisecond), run.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		fj.releaseHeld()
+		late := env.waitRun(run.ID, 10*time.Second, "the late answer stored", func(r models.Run) bool { return r.BatchesDone >= 1 })
+		if late.LeaseOwner != "successor" && !late.Finished() {
+			t.Errorf("run owned by %q after the late write: the old worker took its lease back", late.LeaseOwner)
+		}
+		if n := counterSum(t, r, "batcheval_judge_late_answers_total"); n != 1 {
+			t.Errorf("%g late answers counted, want 1", n)
+		}
+		got := env.waitFinished(run.ID, 30*time.Second)
+		if got.Status != models.RunSucceeded || got.MissingScores != 0 {
+			t.Errorf("run %s with %d missing, want succeeded complete", got.Status, got.MissingScores)
+		}
+		if n := fj.Count(key, false); n != 1 {
+			t.Errorf("the batch answered late was requested %d times, want 1 (its answer was dropped and paid again)", n)
+		}
+		for _, k := range fj.Keys() {
+			if n := fj.Count(k, false); n != 1 {
+				t.Errorf("batch %s requested %d times, want 1", k, n)
+			}
+		}
+		if got.Calls != fj.Total() {
+			t.Errorf("run counts %d calls, the judge saw %d", got.Calls, fj.Total())
+		}
+	})
+}
+
+// TestLapsedLeaseIsNotRenewed: a lease whose renewal lands only after it
+// lapsed (the worker was frozen, or its renewal waited on a lock longer
+// than the lease) is lost: the worker stops, as its fence would, instead
+// of renewing it and carrying on with calls another worker may have been
+// about to take over.
+func TestLapsedLeaseIsNotRenewed(t *testing.T) {
+	t.Parallel()
+	const ttl = 600 * time.Millisecond
+	cases := []struct {
+		name     string
+		hold     time.Duration // how long another transaction holds the run row
+		wantLost bool
+	}{
+		{name: "renewals on time", hold: 0, wantLost: false},
+		{name: "a renewal stuck past the lease", hold: 2 * ttl, wantLost: true},
+	}
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		r, err := New(Config{DB: env.db, Log: testLog(), LeaseTTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				ctx := context.Background()
+				run := env.launch(r, env.newRun("http://127.0.0.1:1/v1", 1, 1, 30))
+				claimed := time.Now()
+				if ok, err := env.db.ClaimRun(ctx, run.ID, "holder", claimed.Add(ttl)); err != nil || !ok {
+					t.Fatalf("claim: %v %v", ok, err)
+				}
+				work, stop := context.WithCancelCause(ctx)
+				defer stop(nil)
+				done := make(chan struct{})
+				go func() { defer close(done); r.keepLease(work, stop, run.ID, "holder", claimed) }()
+				if tc.hold > 0 {
+					// Another writer holds the run's row (SQLite: the write
+					// lock) while a renewal is due.
+					tx := env.db.Gorm.Begin()
+					if err := tx.Exec(`UPDATE runs SET name = name WHERE id = ?`, run.ID).Error; err != nil {
+						t.Fatal(err)
+					}
+					time.Sleep(tc.hold)
+					if err := tx.Commit().Error; err != nil {
+						t.Fatal(err)
+					}
+				}
+				select {
+				case <-done:
+				case <-time.After(3 * ttl):
+				}
+				lost := errors.Is(context.Cause(work), errLeaseLost)
+				if lost != tc.wantLost {
+					t.Errorf("lease lost: %v (cause %v), want %v", lost, context.Cause(work), tc.wantLost)
+				}
+				stop(nil)
+				<-done
+			})
+		}
+	})
 }

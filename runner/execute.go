@@ -51,7 +51,8 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	// The lease owner names this execution, not just this process: two
 	// executions of one job in one process must still tell each other apart.
 	owner := fmt.Sprintf("%s/%d", r.id, r.executions.Add(1))
-	ok, err := r.db.ClaimRun(ctx, runID, owner, time.Now().Add(r.cfg.LeaseTTL))
+	claimed := time.Now()
+	ok, err := r.db.ClaimRun(ctx, runID, owner, claimed.Add(r.cfg.LeaseTTL))
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	leaseDone := make(chan struct{})
 	go func() {
 		defer close(leaseDone)
-		r.keepLease(work, stopWork, runID, owner)
+		r.keepLease(work, stopWork, runID, owner, claimed)
 	}()
 	defer func() { stopWork(nil); <-leaseDone }()
 
@@ -125,34 +126,71 @@ var errCancelled = errors.New("run cancelled")
 // run resumes wherever its lease is next claimed.
 var errLeaseLost = errors.New("could not renew the run's lease in time")
 
+// leaseRetryPause is the wait between tries of a renewal that met a
+// transient database error: long enough for a reconnect, short next to any
+// lease (tests use 2 s).
+const leaseRetryPause = 50 * time.Millisecond
+
 // keepLease renews the run's lease until work ends; if the run was
-// cancelled or taken over, it stops the work.
-func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, runID int64, owner string) {
+// cancelled or taken over, it stops the work. claimed is when the lease's
+// current expiry was computed (its claim).
+//
+// A lease that lapsed is lost for good, even if no other worker has
+// claimed the run yet: the process may have been frozen (SIGSTOP, a paused
+// VM) or its renewal stuck behind a lock for longer than the lease, and the
+// fence before each call already treats it as lost. Renewing it after the
+// fact used to let a thawed worker carry on sending calls whenever it
+// renewed before its successor claimed the run (a SQLite write lock held by
+// the frozen worker made that the usual order).
+func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, runID int64, owner string, claimed time.Time) {
 	t := time.NewTicker(r.cfg.LeaseTTL / 3)
 	defer t.Stop()
-	renewed := time.Now()
+	// validFrom is when the expiry now in the database was computed, on
+	// this process's monotonic clock: the lease holds until validFrom+TTL.
+	validFrom := claimed
+	lapsed := func() bool { return time.Since(validFrom) >= r.cfg.LeaseTTL }
 	for {
 		select {
 		case <-work.Done():
 			return
 		case <-t.C:
 		}
-		ok, err := r.db.RenewLease(work, runID, owner, time.Now().Add(r.cfg.LeaseTTL))
+		if lapsed() {
+			stop(errLeaseLost)
+			return
+		}
+		started := time.Now()
+		ok, err := r.db.RenewLease(work, runID, owner, started.Add(r.cfg.LeaseTTL))
+		// A transient error (a pooled connection the server dropped) is
+		// tried again at once on a new connection, not a tick later, while
+		// the lease still holds.
+		for err != nil && models.IsTransient(err) && !lapsed() && work.Err() == nil {
+			select {
+			case <-work.Done():
+			case <-time.After(leaseRetryPause):
+			}
+			ok, err = r.db.RenewLease(work, runID, owner, started.Add(r.cfg.LeaseTTL))
+		}
 		if err != nil {
 			// A passing database error: the next tick tries again. But once
 			// the lease may have lapsed, another worker may own the run:
 			// stop sending calls rather than risk sending them twice.
-			if time.Since(renewed) >= r.cfg.LeaseTTL {
+			if lapsed() {
 				stop(errLeaseLost)
 				return
 			}
 			continue
 		}
-		renewed = time.Now()
 		if !ok {
 			stop(errCancelled)
 			return
 		}
+		if lapsed() {
+			// Renewed, but only after the old expiry had passed.
+			stop(errLeaseLost)
+			return
+		}
+		validFrom = started
 	}
 }
 
@@ -444,7 +482,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 						}
 						// The answer is paid for: keep it, then stop or
 						// pause the run.
-						return r.store(context.WithoutCancel(ctx), r.result(run, t.batch, pass, o), fatal)
+						return r.store(context.WithoutCancel(ctx), run, r.result(run, t.batch, pass, o), fatal)
 					}
 				}
 				if o.Failed && !last {
@@ -461,7 +499,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 					failed++
 					mu.Unlock()
 				}
-				return r.store(context.WithoutCancel(ctx), r.result(run, t.batch, pass, o), nil)
+				return r.store(context.WithoutCancel(ctx), run, r.result(run, t.batch, pass, o), nil)
 			})
 		}
 		if err := g.Wait(); err != nil {
@@ -627,13 +665,26 @@ func DecodeMessages(s string) []evaluator.Message {
 // store saves what a batch produced, if anything, then returns err (a
 // run-level failure that may come with a stored answer). An answer another
 // execution already stored is not an error: it is simply not stored twice.
-func (r *Runner) store(ctx context.Context, res models.BatchResult, err error) error {
+func (r *Runner) store(ctx context.Context, run models.Run, res models.BatchResult, err error) error {
 	if res.Batch.Status != "" {
-		if serr := r.db.SaveBatchResult(ctx, res); serr != nil {
+		name := judgeName(run.JudgeSnapshot)
+		serr := r.db.SaveBatchResult(ctx, res)
+		if errors.Is(serr, models.ErrLeaseLost) && res.Batch.Status == models.BatchDone {
+			// The answer came back after this worker lost the run: it is
+			// paid for, so keep it if the batch still has none (the new
+			// holder then skips it); this worker stops all the same.
+			if lerr := r.db.SaveLateBatchResult(ctx, res); lerr == nil {
+				r.log.Info("late answer stored after the lease was lost", "run", res.Batch.RunID, "judge", name, "batch", res.Batch.ID)
+				r.metrics.lateAnswers.WithLabelValues(name).Inc()
+			} else if models.ErrorCode(lerr) == models.EConflict {
+				serr = lerr
+			}
+		}
+		if serr != nil {
 			if models.ErrorCode(serr) != models.EConflict {
 				return serr
 			}
-			r.log.Warn("batch already answered by another execution; this answer is not stored", "run", res.Batch.RunID, "batch", res.Batch.ID)
+			r.log.Warn("batch already answered by another execution; this answer is not stored", "run", res.Batch.RunID, "judge", name, "batch", res.Batch.ID)
 		}
 	}
 	return err

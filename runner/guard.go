@@ -65,10 +65,7 @@ func (r *Runner) guardJudge(ctx context.Context, run models.Run, cfg judge.Confi
 	if cfg.TimeoutRetries == 0 {
 		cfg.TimeoutRetries = r.cfg.JudgeTuning.TimeoutRetries
 	}
-	name := run.JudgeSnapshot.Name
-	if name == "" {
-		name = run.JudgeSnapshot.Model
-	}
+	name := judgeName(run.JudgeSnapshot)
 	g := &callGuard{r: r, runID: run.ID, owner: models.LeaseOwnerFrom(ctx), judge: name,
 		log: r.log.With("run", run.ID, "judge", name), ctx: ctx, capped: run.Settings.SpendCapUSD != nil}
 	probeCfg := cfg
@@ -102,6 +99,15 @@ func (r *Runner) guardJudge(ctx context.Context, run models.Run, cfg judge.Confi
 	}
 	cfg.Header.Set(WorkerHeader, r.Tag())
 	return cfg
+}
+
+// judgeName is how logs and metrics name a run's judge: its name, or its
+// model when it has none.
+func judgeName(j models.JudgeSnapshot) string {
+	if j.Name == "" {
+		return j.Model
+	}
+	return j.Name
 }
 
 // WorkerHeader names the header that tells the judge (and its logs, or a

@@ -29,6 +29,7 @@ type Metrics struct {
 	judgeRetries  *prometheus.CounterVec
 	breakerOpened *prometheus.CounterVec
 	dbRetries     *prometheus.CounterVec
+	lateAnswers   *prometheus.CounterVec
 }
 
 // newMetrics registers the product's collectors, Go's and the process's.
@@ -66,8 +67,12 @@ func newMetrics(db *models.DB, log *slog.Logger) *Metrics {
 			Name: "batcheval_db_retries_total",
 			Help: "Database writes retried after a transient error (dropped connection, busy, serialization failure), by operation.",
 		}, []string{"op"}),
+		lateAnswers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "batcheval_judge_late_answers_total",
+			Help: "Answers that arrived after their worker lost the run's lease and were stored, not paid again, because the batch still had none.",
+		}, []string{"judge"}),
 	}
-	m.reg.MustRegister(m.judgeLatency, m.judgeRequests, m.judgeTokens, m.judgeErrors, m.judgeRetries, m.breakerOpened, m.dbRetries,
+	m.reg.MustRegister(m.judgeLatency, m.judgeRequests, m.judgeTokens, m.judgeErrors, m.judgeRetries, m.breakerOpened, m.dbRetries, m.lateAnswers,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&stateCollector{db: db, log: log})
 	return m

@@ -111,7 +111,7 @@ func (r *Runner) notifyRunEnd(runID int64) {
 		wh, err := r.db.FindWebhook(ctx, run.WorkspaceID)
 		if err != nil {
 			if models.ErrorCode(err) != models.ENotFound {
-				r.log.Warn("webhook: read settings", "run", runID, "err", err)
+				r.log.Warn("webhook: read settings", "run", runID, "judge", judgeName(run.JudgeSnapshot), "err", err)
 			}
 			return
 		}
@@ -120,11 +120,14 @@ func (r *Runner) notifyRunEnd(runID int64) {
 		}
 		msg := r.runMessage(ctx, run, wh.BaseURL)
 		status := r.deliver(ctx, wh.URL, msg)
+		if status != "" && status[0] != '2' {
+			r.log.Warn("webhook delivery failed", "run", runID, "judge", judgeName(run.JudgeSnapshot), "outcome", status)
+		}
 		// The outcome is recorded even when the deliveries used the budget up.
 		rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer rcancel()
 		if err := r.db.RecordWebhookDelivery(rctx, run.WorkspaceID, status); err != nil {
-			r.log.Warn("webhook: record delivery", "run", runID, "err", err)
+			r.log.Warn("webhook: record delivery", "run", runID, "judge", judgeName(run.JudgeSnapshot), "err", err)
 		}
 	}()
 }
@@ -201,11 +204,7 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 
 // deliver posts the message with retries and returns the outcome.
 func (r *Runner) deliver(ctx context.Context, url string, msg WebhookMessage) string {
-	status := deliverWith(ctx, r.cfg.Webhooks.withDefaults(), url, msg)
-	if status != "" && status[0] != '2' {
-		r.log.Warn("webhook delivery failed", "run", msg.Run.ID, "outcome", status)
-	}
-	return status
+	return deliverWith(ctx, r.cfg.Webhooks.withDefaults(), url, msg)
 }
 
 // errPermanent marks an answer that a retry would not change.

@@ -220,7 +220,7 @@ func (r *Runner) Metrics() *Metrics { return r.metrics }
 func (r *Runner) Resume(ctx context.Context, wsID, runID int64) (models.Run, error) {
 	run, err := r.db.ReopenRun(ctx, wsID, runID, r.enqueue)
 	if err == nil {
-		r.log.Info("run resumed", "run", runID, "judge", run.JudgeSnapshot.Name)
+		r.log.Info("run resumed", "run", runID, "judge", judgeName(run.JudgeSnapshot))
 	}
 	return run, err
 }
@@ -301,7 +301,7 @@ func (r *Runner) Cancel(ctx context.Context, wsID, runID int64) (models.Run, err
 	}
 	if run.JobID != nil {
 		if _, err := r.river.JobCancel(ctx, *run.JobID); err != nil {
-			r.log.Warn("cancel job", "run", runID, "job", *run.JobID, "err", err)
+			r.log.Warn("cancel job", "run", runID, "judge", judgeName(run.JudgeSnapshot), "job", *run.JobID, "err", err)
 		}
 	}
 	return run, nil

@@ -29,6 +29,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"gorm.io/gorm"
 
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/models"
@@ -356,11 +357,18 @@ func wantComplete(t *testing.T, run models.Run) {
 	}
 }
 
-// dialects are the databases a scenario runs on; PostgreSQL needs
+// eachDialect runs a scenario on every database, each on a fresh one and
+// the two at the same time (the scenarios mostly wait on the judge's
+// latency and the lease, so running them side by side halves the suite's
+// time without loading the machine much). PostgreSQL needs
 // TEST_DATABASE_URL (set by scripts/with-postgres.sh).
 func eachDialect(t *testing.T, fn func(t *testing.T, dsn string)) {
+	binary(t) // build once, before the scenarios start their clocks
 	for _, d := range dbtest.Dialects {
-		t.Run(string(d), func(t *testing.T) { fn(t, dbtest.DSN(t, d)) })
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			fn(t, dbtest.DSN(t, d))
+		})
 	}
 }
 
@@ -443,6 +451,7 @@ func TestFaultInterruptHandOverRestart(t *testing.T) {
 		if err := b.wait(30 * time.Second); err != nil {
 			t.Errorf("worker B after SIGTERM: %v", err)
 		}
+		wantRunAndJudge(t, cli, a, b)
 	})
 }
 
@@ -451,7 +460,10 @@ func TestFaultInterruptHandOverRestart(t *testing.T) {
 // (only the calls that were in flight at the kill), and the takeover
 // happens within the lease plus a sweep, not a long fixed wait.
 func TestFaultKill9(t *testing.T) {
-	dsn := dbtest.DSN(t, models.SQLite)
+	eachDialect(t, testFaultKill9)
+}
+
+func testFaultKill9(t *testing.T, dsn string) {
 	fj := newFaultJudge(t, nil)
 	db := openDSN(t, dsn)
 	cli := start(t, "run", dsn, runArgs(t, fj.URL())...)
@@ -553,8 +565,11 @@ func TestFaultPostgresConnectionsKilled(t *testing.T) {
 // with the last error, probes, and finishes with 0 missing and no failed
 // batch. (20 s in the issue; 3 s here, the probes every 200 ms.)
 func TestFaultJudgeOutage(t *testing.T) {
+	eachDialect(t, testFaultJudgeOutage)
+}
+
+func testFaultJudgeOutage(t *testing.T, dsn string) {
 	const outage = 3 * time.Second
-	dsn := dbtest.DSN(t, models.SQLite)
 	var mu sync.Mutex
 	var downUntil time.Time
 	fj := newFaultJudge(t, func(w http.ResponseWriter, r *http.Request, n int, rq request) bool {
@@ -591,13 +606,17 @@ func TestFaultJudgeOutage(t *testing.T) {
 	if probes == 0 {
 		t.Error("the judge was never probed during the outage")
 	}
+	wantRunAndJudge(t, cli)
 }
 
 // TestFaultFlakyJudge: 10% rate limits, 10% malformed answers and 5%
 // timeouts. The run finishes complete, and every failed attempt is counted
 // as a retry on the run and its batches.
 func TestFaultFlakyJudge(t *testing.T) {
-	dsn := dbtest.DSN(t, models.SQLite)
+	eachDialect(t, testFaultFlakyJudge)
+}
+
+func testFaultFlakyJudge(t *testing.T, dsn string) {
 	var mu sync.Mutex
 	failures := map[string]int{}
 	fj := newFaultJudge(t, func(w http.ResponseWriter, r *http.Request, n int, rq request) bool {
@@ -652,6 +671,9 @@ func TestFaultFlakyJudge(t *testing.T) {
 	if run.Retries != failed {
 		t.Errorf("run counts %d retries, %d failures were injected", run.Retries, failed)
 	}
+	if want := fmt.Sprintf("%d judge calls, %d judge retries", run.Calls, run.Retries); !strings.Contains(cli.out.String(), want) {
+		t.Errorf("batcheval run did not show its calls and retries (%q) in its output:\n%s", want, cli.out.String())
+	}
 	var attempts, calls int
 	var bs []models.RunBatch
 	if err := db.Gorm.Where("run_id = ?", run.ID).Find(&bs).Error; err != nil {
@@ -670,8 +692,26 @@ func TestFaultFlakyJudge(t *testing.T) {
 // judges; another worker takes the run over; the frozen one is thawed
 // (SIGCONT). It sends no call after losing the lease, and the run ends
 // complete.
+//
+// The "in a write" variant makes deterministic what used to fail about one
+// run in twenty: the worker frozen while it held the database's write lock
+// (SQLite) or the run's row, so its successor could not claim the run
+// until it was thawed; the thawed worker then renewed its lapsed lease
+// before the successor's claim and went on sending calls. The test holds
+// the run's row itself from the freeze until a moment after the thaw.
 func TestFaultFrozenWorker(t *testing.T) {
-	dsn := dbtest.DSN(t, models.SQLite)
+	for _, inWrite := range []bool{false, true} {
+		name := "between writes"
+		if inWrite {
+			name = "in a write"
+		}
+		t.Run(name, func(t *testing.T) {
+			eachDialect(t, func(t *testing.T, dsn string) { testFaultFrozenWorker(t, dsn, inWrite) })
+		})
+	}
+}
+
+func testFaultFrozenWorker(t *testing.T, dsn string, inWrite bool) {
 	fj := newFaultJudge(t, nil)
 	db := openDSN(t, dsn)
 	// `batcheval run`, interrupted, hands its run to the shared queue.
@@ -682,44 +722,114 @@ func TestFaultFrozenWorker(t *testing.T) {
 
 	a := start(t, "worker A", dsn, "worker")
 	tagA := a.tag()
-	theRun(t, db, 30*time.Second, func(r models.Run) bool { return r.LeaseOwner != "" && r.BatchesDone >= 4 })
-	a.signal(syscall.SIGSTOP)
-	frozenAt := time.Now()
+	mid := theRun(t, db, 30*time.Second, func(r models.Run) bool { return r.LeaseOwner != "" && r.BatchesDone >= 4 })
+	// B starts (and migrates) while A holds the run: it cannot take it yet.
 	b := start(t, "worker B", dsn, "worker")
 	tagB := b.tag()
-	// B takes the run over once A's lease lapses. (Should A have been
-	// frozen inside a SQLite write, B cannot write until A is thawed: then
-	// A is thawed after a while anyway, and must still send nothing.)
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if fromB := func() bool {
-			for _, r := range fj.requests(false) {
-				if r.worker == tagB {
-					return true
-				}
-			}
-			return false
-		}(); fromB {
-			break
+	var hold *gorm.DB
+	if inWrite {
+		hold = db.Gorm.Begin()
+		if err := hold.Exec(`UPDATE runs SET name = name WHERE id = ?`, mid.ID).Error; err != nil {
+			t.Fatal(err)
 		}
+		t.Cleanup(func() { hold.Rollback() })
+	}
+	a.signal(syscall.SIGSTOP)
+	frozenAt := time.Now()
+	fromB := func() bool {
+		for _, r := range fj.requests(false) {
+			if r.worker == tagB {
+				return true
+			}
+		}
+		return false
+	}
+	// B takes the run over once A's lease lapses, unless the run's row is
+	// held: then B waits for it, and A is thawed first.
+	wait := 15 * time.Second
+	if inWrite {
+		wait = 2 * faultLease
+	}
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline) && !fromB(); time.Sleep(50 * time.Millisecond) {
 	}
 	if time.Since(frozenAt) < faultLease {
 		t.Fatalf("worker B took the run %s after A froze, before A's %s lease lapsed", time.Since(frozenAt), faultLease)
 	}
 	thawedAt := time.Now()
 	a.signal(syscall.SIGCONT)
+	if inWrite {
+		// A wakes with its lapsed lease while the row is still held: the
+		// renewal it attempts first must not bring the lease back.
+		time.Sleep(300 * time.Millisecond)
+		if err := hold.Commit().Error; err != nil {
+			t.Fatal(err)
+		}
+	}
 	run := theRun(t, db, 60*time.Second, models.Run.Finished)
 	wantComplete(t, run)
 	time.Sleep(500 * time.Millisecond) // anything A would still send
+	// A thawed worker is a live worker again: once the run is free it may
+	// claim it anew, under a new lease (a new execution, "run started"),
+	// as B may. Only calls before such a claim would be on the lost lease.
+	reclaimed := time.Now().Add(time.Hour)
+	if at, ok := newClaimAfter(a, thawedAt); ok {
+		reclaimed = at
+		t.Logf("worker A claimed the run anew %s after its thaw", at.Sub(thawedAt).Round(time.Millisecond))
+	}
 	for _, r := range fj.requests(true) {
-		if r.worker == tagA && r.at.After(thawedAt) {
+		if r.worker == tagA && r.at.After(thawedAt) && r.at.Before(reclaimed) {
 			t.Errorf("frozen worker A sent a request %s after it was thawed (frozen %s before): it had lost the lease (%+v)",
 				r.at.Sub(thawedAt).Round(time.Millisecond), thawedAt.Sub(frozenAt).Round(time.Millisecond), r)
 		}
+	}
+	if _, again := newClaimAfter(a, thawedAt); !again && !fromB() {
+		t.Error("worker B never sent a call: it did not take the run over")
 	}
 	a.signal(syscall.SIGTERM)
 	b.signal(syscall.SIGTERM)
 	_ = a.wait(30 * time.Second)
 	_ = b.wait(30 * time.Second)
+	wantRunAndJudge(t, cli, a, b)
+}
+
+var runStarted = regexp.MustCompile(`time=(\S+) level=INFO msg="run started" .*worker=\S+/(\d+)`)
+
+// newClaimAfter returns when p started a new execution of a run (a claim
+// with a fresh lease, execution number above 1) after t, from its log.
+func newClaimAfter(p *proc, t time.Time) (time.Time, bool) {
+	for _, m := range runStarted.FindAllStringSubmatch(p.out.String(), -1) {
+		at, err := time.Parse(time.RFC3339Nano, m[1])
+		if err == nil && m[2] != "1" && at.After(t) {
+			return at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+var (
+	runField   = regexp.MustCompile(`(^|\s)run=\d+(\s|$)`)
+	judgeField = regexp.MustCompile(`(^|\s)judge=\S`)
+)
+
+// wantRunAndJudge checks that every log line of the processes that names
+// a run also names its judge, so an operator can filter by either.
+func wantRunAndJudge(t *testing.T, procs ...*proc) {
+	t.Helper()
+	lines := 0
+	for _, p := range procs {
+		for _, line := range strings.Split(p.out.String(), "\n") {
+			if !runField.MatchString(line) {
+				continue
+			}
+			lines++
+			if !judgeField.MatchString(line) {
+				t.Errorf("%s logged a run's line without its judge: %s", p.name, line)
+			}
+		}
+	}
+	if lines == 0 {
+		t.Error("no log line named a run")
+	}
 }
 
 // scrapeURL fetches and parses a /metrics page.

@@ -205,10 +205,14 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		// Interrupted: hand the run to the shared queue so `serve` or
 		// `worker` finishes it.
 		if herr := r.HandOver(context.WithoutCancel(ctx), ws.ID, run.ID); herr != nil {
-			log.Warn("hand the run over to the shared queue", "run", run.ID, "err", herr)
+			log.Warn("hand the run over to the shared queue", "run", run.ID, "judge", run.JudgeSnapshot.Name, "err", herr)
 		}
 		return fmt.Errorf("%w (run %d is stored; `batcheval serve` resumes it)", werr, run.ID)
 	}
+	// What the run cost in calls, every retry counted (the run page shows
+	// the same figures).
+	fmt.Fprintf(stderr, "run %d: %d judge calls, %d judge retries, %d prompt + %d completion tokens\n",
+		final.ID, final.Calls, final.Retries, final.PromptTokens, final.CompletionTokens)
 	// The report only reads; a dropped connection is worth another try.
 	rep, err := backoff.Retry(ctx, func() (*report.Report, error) {
 		rep, err := report.Build(ctx, db, ws.ID, run.ID)
