@@ -299,17 +299,21 @@ func (h *Handlers) principalFor(ctx context.Context) (Principal, error) {
 		}
 		return p, nil
 	}
-	if h.LocalMode {
-		exist, err := h.usersExist(ctx)
-		if err != nil {
-			return Principal{}, err
-		}
-		if !exist {
-			return Principal{Kind: LocalUser, Workspace: h.DefaultWorkspace, Role: models.RoleOwner,
-				Workspaces: []models.WorkspaceRole{{Workspace: h.DefaultWorkspace, Role: models.RoleOwner}}}, nil
-		}
+	return h.localPrincipal(ctx)
+}
+
+// localPrincipal is the local user of a loopback server while no account
+// exists (owner of the default workspace), and anonymous otherwise.
+func (h *Handlers) localPrincipal(ctx context.Context) (Principal, error) {
+	if !h.LocalMode {
+		return Principal{}, nil
 	}
-	return Principal{}, nil
+	exist, err := h.usersExist(ctx)
+	if err != nil || exist {
+		return Principal{}, err
+	}
+	return Principal{Kind: LocalUser, Workspace: h.DefaultWorkspace, Role: models.RoleOwner,
+		Workspaces: []models.WorkspaceRole{{Workspace: h.DefaultWorkspace, Role: models.RoleOwner}}}, nil
 }
 
 // apiPrincipalFor identifies a request under /api/: a bearer token, or
@@ -326,17 +330,7 @@ func (h *Handlers) apiPrincipalFor(c echo.Context) (Principal, error) {
 		return Principal{Kind: Token, User: u, TokenName: t.Name, TokenID: t.ID, Workspace: ws, Role: role,
 			Workspaces: []models.WorkspaceRole{{Workspace: ws, Role: role}}}, nil
 	}
-	if h.LocalMode {
-		exist, err := h.usersExist(ctx)
-		if err != nil {
-			return Principal{}, err
-		}
-		if !exist {
-			return Principal{Kind: LocalUser, Workspace: h.DefaultWorkspace, Role: models.RoleOwner,
-				Workspaces: []models.WorkspaceRole{{Workspace: h.DefaultWorkspace, Role: models.RoleOwner}}}, nil
-		}
-	}
-	return Principal{}, nil
+	return h.localPrincipal(ctx)
 }
 
 // apiPrefix is where the JSON API lives.
