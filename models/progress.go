@@ -137,7 +137,9 @@ func (db *DB) CreateRoundBatches(ctx context.Context, runID int64, criterion, ro
 				bs = stored
 				return nil
 			}
-			return tx.Create(&bs).Error
+			// In chunks: one statement per round overflowed the
+			// parameter limit above 1,724 batches on SQLite.
+			return insertChunked(tx, bs)
 		})
 	})
 	if err != nil {
@@ -238,7 +240,7 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 		}
 		if len(r.Scores) > 0 {
 			scores := append([]RunScore(nil), r.Scores...)
-			if err := tx.Create(&scores).Error; err != nil {
+			if err := insertChunked(tx, scores); err != nil {
 				return fmt.Errorf("save scores of batch %d: %w", b.ID, err)
 			}
 		}

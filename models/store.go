@@ -105,8 +105,9 @@ func (db *DB) CreateDataset(ctx context.Context, d *Dataset, rows []DatasetRow) 
 			rows[i].ID = 0
 			rows[i].DatasetID = d.ID
 		}
-		// Chunks keep each INSERT under SQLite's variable limit.
-		if err := tx.CreateInBatches(rows, 200).Error; err != nil {
+		// Chunks sized from the columns keep each INSERT under the
+		// dialect's parameter limit.
+		if err := insertChunked(tx, rows); err != nil {
 			return fmt.Errorf("store dataset rows: %w", err)
 		}
 		return nil
