@@ -481,6 +481,10 @@ func (p *parser) addJSON(text []byte, line int, item bool) error {
 	if item {
 		fix = " — fix the item or remove it"
 	}
+	if depth := jsonDepth(text, MaxJSONDepth); depth > MaxJSONDepth {
+		return &ParseError{Line: line, Item: item, Msg: fmt.Sprintf(
+			"objects and arrays are nested more than %d levels deep here; a data set row needs a few levels at most: flatten the structure%s", MaxJSONDepth, fix)}
+	}
 	if !json.Valid(text) {
 		var v any
 		err := json.Unmarshal(text, &v)
@@ -499,6 +503,48 @@ func (p *parser) addJSON(text []byte, line int, item bool) error {
 		return &ParseError{Line: line, Item: item, Msg: "invalid JSON: " + jsonMessage(err) + fix}
 	}
 	return p.add(Record{Line: line, Values: f.values}, f.keys, item)
+}
+
+// MaxJSONDepth is the deepest nesting of objects and arrays accepted in
+// one row. Rows of real data sets nest two or three levels; the flattener's
+// cost grows with the square of the depth, so a 60 KB line nested ten
+// thousand levels once took gigabytes. 64 leaves room for any honest file.
+const MaxJSONDepth = 64
+
+// jsonDepth returns the deepest nesting of objects and arrays in text, in
+// one pass that skips string contents, and stops counting once past limit.
+// It does not validate: malformed text is left to the JSON decoder.
+func jsonDepth(text []byte, limit int) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, b := range text {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > deepest {
+				deepest = depth
+				if deepest > limit {
+					return deepest
+				}
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // flattener turns nested objects into dotted column names.
