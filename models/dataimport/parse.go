@@ -36,6 +36,9 @@ type Options struct {
 	MaxRows  int   // most data rows accepted (default DefaultMaxRows)
 	// MaxColumns is the most distinct columns accepted (default DefaultMaxColumns).
 	MaxColumns int
+	// NoHeader reads a CSV file's first row as data and names the columns
+	// column_1, column_2... (for files without a header row).
+	NoHeader bool
 }
 
 func (o Options) withDefaults() Options {
@@ -67,6 +70,9 @@ type Table struct {
 	Format  Format
 	Columns []string // every column, in the order first seen
 	Records []Record
+	// Generated is set when the column names were made up because the
+	// file has no header row (Options.NoHeader).
+	Generated bool
 }
 
 // ParseError is one problem at one place of an uploaded file.
@@ -144,7 +150,7 @@ func Parse(r io.Reader, f Format, opt Options) (*Table, error) {
 	var err error
 	switch f {
 	case CSV:
-		err = p.parseCSV(checked)
+		err = p.parseCSV(checked, opt.NoHeader)
 	case JSONL:
 		err = p.parseJSONL(checked)
 	case JSON:
@@ -315,8 +321,9 @@ func (p *parser) add(rec Record, keys []string, item bool) error {
 	return nil
 }
 
-// parseCSV reads comma-separated values with a header row.
-func (p *parser) parseCSV(r io.Reader) error {
+// parseCSV reads comma-separated values with a header row, or without one
+// when noHeader is set.
+func (p *parser) parseCSV(r io.Reader, noHeader bool) error {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1 // checked here, for a friendlier message
 	cr.LazyQuotes = false
@@ -327,12 +334,27 @@ func (p *parser) parseCSV(r io.Reader) error {
 	if err != nil {
 		return csvError(err)
 	}
-	names, err := csvHeader(header)
-	if err != nil {
+	var names []string
+	var first []string // the first row, when it is data
+	if noHeader {
+		names = GeneratedColumns(len(header))
+		first = header
+		p.table.Generated = true
+	} else if names, err = csvHeader(header); err != nil {
 		return err
 	}
+	// next returns the held-back first row, then reads on; FieldPos still
+	// answers for the row returned, as it was the last one read.
+	next := func() ([]string, error) {
+		if first != nil {
+			row := first
+			first = nil
+			return row, nil
+		}
+		return cr.Read()
+	}
 	for {
-		fields, err := cr.Read()
+		fields, err := next()
 		if err == io.EOF {
 			break
 		}
@@ -365,6 +387,20 @@ func (p *parser) parseCSV(r io.Reader) error {
 	return nil
 }
 
+// msgFirstRowData is the way out when a header check fails on a file
+// that has no header row.
+const msgFirstRowData = `If the first row is data rather than column names, upload again with "The first row is data" ticked`
+
+// GeneratedColumns names n columns of a file without a header row:
+// column_1, column_2...
+func GeneratedColumns(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("column_%d", i+1)
+	}
+	return names
+}
+
 // csvHeader checks the header row and returns the column names.
 func csvHeader(header []string) ([]string, error) {
 	names := make([]string, len(header))
@@ -377,10 +413,10 @@ func csvHeader(header []string) ([]string, error) {
 		case strings.Contains(name, ";"):
 			return nil, &ParseError{Line: 1, Msg: "the header contains ';': the file looks semicolon-separated; only commas separate columns: " + msgSaveAsCSV}
 		case name == "":
-			return nil, &ParseError{Line: 1, Msg: fmt.Sprintf("column %d has no name in the header row: give every column a name", i+1)}
+			return nil, &ParseError{Line: 1, Msg: fmt.Sprintf("column %d has no name in the header row: give every column a name. %s", i+1, msgFirstRowData)}
 		}
 		if j, dup := where[name]; dup {
-			return nil, &ParseError{Line: 1, Column: name, Msg: fmt.Sprintf("columns %d and %d have the same name: column names must be unique", j+1, i+1)}
+			return nil, &ParseError{Line: 1, Column: name, Msg: fmt.Sprintf("columns %d and %d have the same name: column names must be unique. %s", j+1, i+1, msgFirstRowData)}
 		}
 		where[name] = i
 		names[i] = name

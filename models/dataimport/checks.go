@@ -1,0 +1,267 @@
+package dataimport
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// RepeatedID is one id value found on several rows.
+type RepeatedID struct {
+	ID    string
+	Count int // rows carrying it
+}
+
+// IDReport explains why a column named like an id was not taken as the
+// id: some of its values repeat (or are empty). Without it the mapping step
+// silently fell back to generated ids.
+type IDReport struct {
+	Column string
+	// Repeated lists the most frequent repeated values, at most
+	// maxRepeatedShown, most rows first.
+	Repeated []RepeatedID
+	// RepeatedIDs is how many distinct values repeat; RepeatedRows how many
+	// rows carry one of them.
+	RepeatedIDs, RepeatedRows int
+	EmptyRows                 int // rows whose id is empty
+	// RatingsDiffer names the numeric columns whose values differ between
+	// rows of one repeated id: the mark of one row per annotator.
+	RatingsDiffer []string
+	// AnnotatorColumn is a column that tells the rows of one id apart (the
+	// pair id, value never repeats), the best guess for "one row per
+	// annotator"; "" when none does.
+	AnnotatorColumn string
+}
+
+// PerAnnotator reports whether the repeats look like one row per annotator:
+// the same id rated differently on different rows.
+func (r IDReport) PerAnnotator() bool { return len(r.RatingsDiffer) > 0 }
+
+// maxRepeatedShown caps the repeated ids listed: a handful shows the
+// pattern, the counts give the size.
+const maxRepeatedShown = 5
+
+// annotatorNames are words that name an annotator column, tried first.
+var annotatorNames = []string{"annotator", "rater", "worker", "judge", "annotator_id", "rater_id", "worker_id", "user", "user_id", "coder"}
+
+// ExplainIDs returns a report for each column named like an id (id, uuid,
+// sample_id...) whose values are not present and unique in every row.
+func ExplainIDs(t *Table) []IDReport {
+	var out []IDReport
+	for _, c := range t.Columns {
+		if !isIDName(c) {
+			continue
+		}
+		if r, ok := explainID(t, c); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func isIDName(col string) bool {
+	for _, n := range idNames {
+		if strings.EqualFold(col, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// explainID checks one candidate id column; ok is false when its values
+// are present and unique (nothing to explain).
+func explainID(t *Table, col string) (IDReport, bool) {
+	r := IDReport{Column: col}
+	counts := map[string]int{}
+	for _, rec := range t.Records {
+		id := strings.TrimSpace(rec.Values[col])
+		if id == "" {
+			r.EmptyRows++
+			continue
+		}
+		counts[id]++
+	}
+	for id, n := range counts {
+		if n > 1 {
+			r.RepeatedIDs++
+			r.RepeatedRows += n
+			r.Repeated = append(r.Repeated, RepeatedID{ID: id, Count: n})
+		}
+	}
+	if r.RepeatedIDs == 0 && r.EmptyRows == 0 {
+		return r, false
+	}
+	sort.Slice(r.Repeated, func(i, j int) bool {
+		if r.Repeated[i].Count != r.Repeated[j].Count {
+			return r.Repeated[i].Count > r.Repeated[j].Count
+		}
+		return r.Repeated[i].ID < r.Repeated[j].ID
+	})
+	r.Repeated = r.Repeated[:min(len(r.Repeated), maxRepeatedShown)]
+	if r.RepeatedIDs > 0 {
+		r.RatingsDiffer = ratingsDiffer(t, col, counts)
+		r.AnnotatorColumn = annotatorColumn(t, col)
+	}
+	return r, true
+}
+
+// ratingsDiffer lists the numeric columns (every filled cell a finite
+// number, and not an id) whose value differs between two rows of a
+// repeated id.
+func ratingsDiffer(t *Table, idCol string, counts map[string]int) []string {
+	var out []string
+	for _, c := range t.Columns {
+		if c == idCol || looksLikeID(c) {
+			continue
+		}
+		first := map[string]string{}
+		numeric, filled, differs := true, false, false
+		for _, rec := range t.Records {
+			v := strings.TrimSpace(rec.Values[c])
+			if v == "" {
+				continue
+			}
+			filled = true
+			if f, err := strconv.ParseFloat(v, 64); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				numeric = false
+				break
+			}
+			id := strings.TrimSpace(rec.Values[idCol])
+			if counts[id] < 2 || differs {
+				continue
+			}
+			if prev, seen := first[id]; !seen {
+				first[id] = v
+			} else if prev != v {
+				differs = true
+			}
+		}
+		if numeric && filled && differs {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// annotatorColumn finds a column whose value, paired with the id, never
+// repeats and is never empty: a column naming the annotator, preferring
+// the usual names.
+func annotatorColumn(t *Table, idCol string) string {
+	var candidates []string
+	for _, c := range t.Columns {
+		if c != idCol && separatesRows(t, idCol, c) {
+			candidates = append(candidates, c)
+		}
+	}
+	for _, name := range annotatorNames {
+		for _, c := range candidates {
+			if strings.EqualFold(c, name) {
+				return c
+			}
+		}
+	}
+	for _, c := range candidates {
+		lc := strings.ToLower(c)
+		for _, name := range annotatorNames {
+			if strings.Contains(lc, name) {
+				return c
+			}
+		}
+	}
+	// Otherwise the first one that holds names rather than numbers
+	// (a numeric column that happens to differ is more likely a rating).
+	for _, c := range candidates {
+		if !statsOf(t, c).numeric {
+			return c
+		}
+	}
+	return ""
+}
+
+// separatesRows reports whether col is filled on every row and tells apart
+// the rows sharing an id, while itself repeating across ids (an annotator
+// rates many samples; a unique per-row value such as free text does not
+// name an annotator).
+func separatesRows(t *Table, idCol, col string) bool {
+	pairs := map[[2]string]bool{}
+	values := map[string]bool{}
+	for _, rec := range t.Records {
+		v := strings.TrimSpace(rec.Values[col])
+		if v == "" {
+			return false
+		}
+		k := [2]string{strings.TrimSpace(rec.Values[idCol]), v}
+		if pairs[k] {
+			return false
+		}
+		pairs[k] = true
+		values[v] = true
+	}
+	return len(values) < len(t.Records)
+}
+
+// HeaderNote explains why the first row of a CSV file may be data rather
+// than column names.
+type HeaderNote struct {
+	// Numbers lists the header cells that are numbers.
+	Numbers []string
+}
+
+// Message says what was seen and what to do.
+func (n HeaderNote) Message() string {
+	quoted := make([]string, len(n.Numbers))
+	for i, s := range n.Numbers {
+		quoted[i] = strconv.Quote(shorten(s, 30))
+	}
+	return fmt.Sprintf("The first row of the file may be data rather than column names: %s %s, and none of the names is a usual column name (id, text, score…). "+
+		"Read as a header, that row is not imported.", strings.Join(quoted, ", "), plural(len(n.Numbers), "is a number", "are numbers"))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// headerWords are column names common enough that a header holding one is
+// a header even if other names are numbers (e.g. "id,1,2,3" for three
+// annotators).
+var headerWords = []string{"text", "score", "rating", "label", "response", "context", "question", "answer",
+	"summary", "source", "document", "reference", "system", "model", "annotator", "input", "output", "prompt",
+	"dialogue", "dialog", "fact", "name", "value", "human", "overall"}
+
+// CheckHeader looks at a CSV table's header for signs that it is the first
+// data row: some names are numbers, and none is a usual column name. ok is
+// false when the header looks like a header. Tables read without a header
+// (or not from CSV) have nothing to check.
+func CheckHeader(t *Table) (HeaderNote, bool) {
+	if t.Format != CSV || t.Generated {
+		return HeaderNote{}, false
+	}
+	var n HeaderNote
+	for _, c := range t.Columns {
+		if isHeaderWord(c) {
+			return HeaderNote{}, false
+		}
+		if f, err := strconv.ParseFloat(strings.TrimSpace(c), 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+			n.Numbers = append(n.Numbers, c)
+		}
+	}
+	return n, len(n.Numbers) > 0
+}
+
+func isHeaderWord(col string) bool {
+	lc := strings.ToLower(strings.TrimSpace(col))
+	if isIDName(lc) || looksLikeID(lc) {
+		return true
+	}
+	for _, w := range headerWords {
+		if lc == w || strings.HasPrefix(lc, w+"_") || strings.HasSuffix(lc, "_"+w) || strings.HasPrefix(lc, w+" ") || strings.HasSuffix(lc, " "+w) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,158 @@
+package dataimport
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestExplainIDs(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		want  []IDReport
+	}{
+		{
+			name:  "unique ids need no explanation",
+			input: "id,text,score\n1,a b,3\n2,c d,4\n",
+		},
+		{
+			name: "one row per annotator",
+			input: "id,text,annotator,score\n" +
+				"s1,hello there,ann,3\ns1,hello there,bob,4\ns1,hello there,cy,4\n" +
+				"s2,good day,ann,2\ns2,good day,bob,2\ns3,bye now,ann,5\n",
+			want: []IDReport{{Column: "id", Repeated: []RepeatedID{{"s1", 3}, {"s2", 2}}, RepeatedIDs: 2, RepeatedRows: 5,
+				RatingsDiffer: []string{"score"}, AnnotatorColumn: "annotator"}},
+		},
+		{
+			name:  "annotator column found by what it does, not its name",
+			input: "sample_id,text,who,score\nx,a b,p,1\nx,a b,q,2\ny,c d,p,3\n",
+			want: []IDReport{{Column: "sample_id", Repeated: []RepeatedID{{"x", 2}}, RepeatedIDs: 1, RepeatedRows: 2,
+				RatingsDiffer: []string{"score"}, AnnotatorColumn: "who"}},
+		},
+		{
+			name:  "exact duplicate rows are not per annotator",
+			input: "id,text,score\n7,a b,3\n7,a b,3\n8,c d,1\n,e f,2\n",
+			want:  []IDReport{{Column: "id", Repeated: []RepeatedID{{"7", 2}}, RepeatedIDs: 1, RepeatedRows: 2, EmptyRows: 1}},
+		},
+		{
+			name:  "not an id name: nothing said",
+			input: "name,text\nx,a b\nx,c d\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tab, err := Parse(strings.NewReader(tt.input), CSV, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ExplainIDs(tab)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("ExplainIDs =\n%+v\nwant\n%+v", got, tt.want)
+			}
+			for _, r := range got {
+				if r.PerAnnotator() != (len(tt.want[0].RatingsDiffer) > 0) {
+					t.Errorf("PerAnnotator = %v", r.PerAnnotator())
+				}
+			}
+		})
+	}
+}
+
+func TestExplainIDsCapsTheList(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("id,text\n")
+	for i := range 30 {
+		for range 2 + i%3 {
+			b.WriteString("d" + string(rune('a'+i%26)) + string(rune('a'+i/26)) + ",some words\n")
+		}
+	}
+	tab, err := Parse(strings.NewReader(b.String()), CSV, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ExplainIDs(tab)
+	if len(got) != 1 || got[0].RepeatedIDs != 30 || len(got[0].Repeated) != maxRepeatedShown || got[0].Repeated[0].Count != 4 {
+		t.Fatalf("ExplainIDs = %+v", got)
+	}
+	if got[0].RepeatedRows != len(tab.Records) {
+		t.Errorf("RepeatedRows = %d, want %d", got[0].RepeatedRows, len(tab.Records))
+	}
+}
+
+func TestCheckHeader(t *testing.T) {
+	tests := []struct {
+		name     string
+		input    string
+		noHeader bool
+		want     []string // numbers named; nil means no warning
+	}{
+		{"a usual header", "id,text,score\n1,a,2\n", false, nil},
+		{"data as the first row", "1,the cat sat,4\n2,a dog ran,5\n", false, []string{"1", "4"}},
+		{"decimals", "hello world,3.5\nbye,2\n", false, []string{"3.5"}},
+		{"annotators numbered under an id header", "id,1,2,3\na,1,2,3\n", false, nil},
+		{"numbered columns beside a known word", "text,2020,2021\na,1,2\n", false, nil},
+		{"words only", "alpha,beta\nx,y\n", false, nil},
+		{"read without a header: nothing to warn about", "1,the cat sat,4\n", true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tab, err := Parse(strings.NewReader(tt.input), CSV, Options{NoHeader: tt.noHeader})
+			if err != nil {
+				t.Fatal(err)
+			}
+			note, warn := CheckHeader(tab)
+			if warn != (tt.want != nil) || !reflect.DeepEqual(note.Numbers, tt.want) {
+				t.Fatalf("CheckHeader = %+v, %v; want numbers %v", note, warn, tt.want)
+			}
+			if warn && !strings.Contains(note.Message(), "not imported") {
+				t.Errorf("message %q does not say the row would be lost", note.Message())
+			}
+		})
+	}
+}
+
+func TestParseWithoutHeader(t *testing.T) {
+	tests := []struct {
+		name     string
+		input    string
+		wantCols []string
+		wantRows [][]string
+		wantLine []int
+	}{
+		{"first row kept as data", "1,the cat sat,4\n2,\"a dog\nran\",5\n", []string{"column_1", "column_2", "column_3"},
+			[][]string{{"1", "the cat sat", "4"}, {"2", "a dog\nran", "5"}}, []int{1, 2}},
+		{"repeated values in the first row are fine", "3,3,x\n", []string{"column_1", "column_2", "column_3"},
+			[][]string{{"3", "3", "x"}}, []int{1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tab, err := Parse(strings.NewReader(tt.input), CSV, Options{NoHeader: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(tab.Columns, tt.wantCols) || !tab.Generated {
+				t.Fatalf("columns %v (generated %v), want %v", tab.Columns, tab.Generated, tt.wantCols)
+			}
+			if len(tab.Records) != len(tt.wantRows) {
+				t.Fatalf("%d records, want %d", len(tab.Records), len(tt.wantRows))
+			}
+			for i, rec := range tab.Records {
+				for j, col := range tab.Columns {
+					if rec.Values[col] != tt.wantRows[i][j] {
+						t.Errorf("row %d %s = %q, want %q", i, col, rec.Values[col], tt.wantRows[i][j])
+					}
+				}
+				if rec.Line != tt.wantLine[i] {
+					t.Errorf("row %d line %d, want %d", i, rec.Line, tt.wantLine[i])
+				}
+			}
+		})
+	}
+	// With a header, the same repeated first row is refused, and the
+	// message names the way out.
+	_, err := Parse(strings.NewReader("3,3,x\n4,5,y\n"), CSV, Options{})
+	if err == nil || !strings.Contains(err.Error(), "The first row is data") {
+		t.Errorf("error %v should point at the first-row-is-data option", err)
+	}
+}
