@@ -546,7 +546,7 @@ func (h *Handlers) apiUpload(c echo.Context) error {
 	if _, err := h.findProject(c); err != nil {
 		return err
 	}
-	u, t, err := h.acceptUpload(c)
+	u, t, err := h.acceptUpload(c, false)
 	if err != nil {
 		if errors.Is(err, errUploadTooLarge) {
 			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, models.ErrorMessage(err))
@@ -578,7 +578,7 @@ func (h *Handlers) apiCreateDataset(c echo.Context) error {
 	if err := decodeJSON(c, &in); err != nil {
 		return err
 	}
-	u, t, err := h.pendingTable(c, in.UploadToken)
+	u, t, err := h.pendingTable(c, in.UploadToken, false)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func (h *Handlers) uploadDataset(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, _, err := h.acceptUpload(c)
+	u, _, err := h.acceptUpload(c, firstRowIsData(c.FormValue("no_header")))
 	if err != nil {
 		if models.ErrorCode(err) != models.EInvalid {
 			return err
@@ -75,6 +75,9 @@ func (h *Handlers) uploadDataset(c echo.Context) error {
 		return render(c, http.StatusUnprocessableEntity, web.DatasetUploadPage(h.uploadView(c, p, name, models.ErrorMessage(err))))
 	}
 	q := url.Values{"token": {u.Token}}
+	if firstRowIsData(c.FormValue("no_header")) {
+		q.Set("header", "none")
+	}
 	if name := strings.TrimSpace(c.FormValue("name")); name != "" {
 		q.Set("name", name)
 	}
@@ -92,8 +95,9 @@ var errNameRefused = errors.New("dataset name refused")
 // acceptUpload reads the multipart field "file", checks that it parses as
 // CSV, JSONL or JSON within the size limit, and keeps it as a pending upload
 // of the request's workspace. The browser's upload step and the API's both
-// use it. Problems the person can fix are EInvalid errors.
-func (h *Handlers) acceptUpload(c echo.Context) (models.PendingUpload, *dataimport.Table, error) {
+// use it. noHeader reads a CSV file's first row as data. Problems the
+// person can fix are EInvalid errors.
+func (h *Handlers) acceptUpload(c echo.Context, noHeader bool) (models.PendingUpload, *dataimport.Table, error) {
 	refuse := func(msg string) error { return models.Errorf(models.EInvalid, "%s", msg) }
 	req := c.Request()
 	req.Body = http.MaxBytesReader(c.Response(), req.Body, h.MaxUploadBytes+multipartSlack)
@@ -125,7 +129,7 @@ func (h *Handlers) acceptUpload(c echo.Context) (models.PendingUpload, *dataimpo
 	}
 	// Parsing now reports a broken file before any column is chosen; the
 	// table is parsed again from the stored bytes at the mapping step.
-	t, err := dataimport.Parse(bytes.NewReader(data), format, dataimport.Options{MaxBytes: h.MaxUploadBytes})
+	t, err := dataimport.Parse(bytes.NewReader(data), format, dataimport.Options{MaxBytes: h.MaxUploadBytes, NoHeader: noHeader})
 	if err != nil {
 		return models.PendingUpload{}, nil, refuse("This file cannot be imported: " + err.Error())
 	}
@@ -156,13 +160,18 @@ func readUpload(fh *multipart.FileHeader, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// pendingTable loads a pending upload and parses it again.
-func (h *Handlers) pendingTable(c echo.Context, token string) (models.PendingUpload, *dataimport.Table, error) {
+// firstRowIsData reads the "the first row is data" choice: the upload
+// form's checkbox, or header=none on the mapping step.
+func firstRowIsData(v string) bool { return v == "1" || v == "none" || v == "on" }
+
+// pendingTable loads a pending upload and parses it again; noHeader reads
+// a CSV file's first row as data.
+func (h *Handlers) pendingTable(c echo.Context, token string, noHeader bool) (models.PendingUpload, *dataimport.Table, error) {
 	u, err := h.DB.FindPendingUpload(c.Request().Context(), h.workspaceID(c), token)
 	if err != nil {
 		return u, nil, err
 	}
-	t, err := dataimport.Parse(bytes.NewReader(u.Content), dataimport.Format(u.Format), dataimport.Options{MaxBytes: h.MaxUploadBytes})
+	t, err := dataimport.Parse(bytes.NewReader(u.Content), dataimport.Format(u.Format), dataimport.Options{MaxBytes: h.MaxUploadBytes, NoHeader: noHeader})
 	if err != nil {
 		// The file parsed at upload; failing now means a lower limit or a
 		// changed parser, which the person can only fix by uploading again.
@@ -177,7 +186,7 @@ func (h *Handlers) showMappingForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, t, err := h.pendingTable(c, c.QueryParam("token"))
+	u, t, err := h.pendingTable(c, c.QueryParam("token"), firstRowIsData(c.QueryParam("header")))
 	if err != nil {
 		return err
 	}
@@ -185,7 +194,16 @@ func (h *Handlers) showMappingForm(c echo.Context) error {
 	if name == "" {
 		name = strings.TrimSuffix(u.Filename, filepath.Ext(u.Filename))
 	}
-	v := mappingView(c, p, u, t, name, dataimport.SuggestMapping(t))
+	m := dataimport.SuggestMapping(t)
+	// The duplicate-id note links here with the per-annotator layout
+	// chosen; only columns of the table are taken.
+	if id := c.QueryParam("id_column"); id != "" && groupColumn(id, t) != "" {
+		m.IDColumn = id
+	}
+	if ann := c.QueryParam("annotator_column"); ann != "" && groupColumn(ann, t) != "" {
+		m.AnnotatorColumn = ann
+	}
+	v := mappingView(c, p, u, t, name, m)
 	return render(c, http.StatusOK, web.DatasetMappingPage(v))
 }
 
@@ -218,7 +236,47 @@ func mappingView(c echo.Context, p models.Project, u models.PendingUpload, t *da
 		}
 		v.PreviewRows = append(v.PreviewRows, cells)
 	}
+	v.NoHeader = t.Generated
+	base := url.Values{"token": {u.Token}, "name": {name}}
+	if note, warn := dataimport.CheckHeader(t); warn {
+		v.HeaderWarning = note.Message()
+	}
+	if t.Format == dataimport.CSV {
+		q := url.Values{"token": {u.Token}, "name": {name}}
+		if !t.Generated {
+			q.Set("header", "none")
+		}
+		v.HeaderToggleURL = mapURL(p.ID, q)
+	}
+	if t.Generated {
+		base.Set("header", "none")
+	}
+	for _, r := range dataimport.ExplainIDs(t) {
+		if r.Column == m.IDColumn && m.AnnotatorColumn != "" {
+			continue // already read as one row per annotator
+		}
+		n := web.IDNote{Column: r.Column, RepeatedIDs: r.RepeatedIDs, RepeatedRows: r.RepeatedRows, EmptyRows: r.EmptyRows,
+			RatingsDiffer: r.RatingsDiffer, AnnotatorColumn: r.AnnotatorColumn, PerAnnotator: r.PerAnnotator(), Chosen: r.Column == m.IDColumn}
+		for _, rep := range r.Repeated {
+			n.Examples = append(n.Examples, web.RepeatedID{ID: shortenText(rep.ID, previewCellRunes), Rows: rep.Count})
+		}
+		if r.AnnotatorColumn != "" {
+			q := url.Values{}
+			for k, vs := range base {
+				q[k] = vs
+			}
+			q.Set("id_column", r.Column)
+			q.Set("annotator_column", r.AnnotatorColumn)
+			n.UseAnnotatorURL = mapURL(p.ID, q) + "#annotator-column"
+		}
+		v.IDNotes = append(v.IDNotes, n)
+	}
 	return v
+}
+
+// mapURL is the mapping step of project id with the given query.
+func mapURL(id int64, q url.Values) string {
+	return fmt.Sprintf("/projects/%d/datasets/map?%s", id, q.Encode())
 }
 
 // importDataset applies the chosen mapping and stores the dataset; on any
@@ -228,7 +286,7 @@ func (h *Handlers) importDataset(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, t, err := h.pendingTable(c, c.FormValue("token"))
+	u, t, err := h.pendingTable(c, c.FormValue("token"), firstRowIsData(c.FormValue("header")))
 	if err != nil {
 		return err
 	}
