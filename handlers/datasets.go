@@ -402,31 +402,36 @@ func (h *Handlers) showDataset(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// Every row is needed for the rating summaries; the page of rows is
-	// cut from the same read.
-	rows, err := h.DB.ListDatasetRows(ctx, ds.ID, 0, 0)
+	v := web.DatasetView{Page: page(c, ds.Name), Project: p, Dataset: ds, Manage: manageFor(c, models.KindDataset, ds.ID, ds.Name, ds.ArchivedAt)}
+	// The summaries need every rating, read without the texts; the table
+	// reads only the page it shows.
+	vals := make([][]float64, len(ds.RatingColumns))
+	missing := make([]int, len(ds.RatingColumns))
+	err = h.DB.EachDatasetRatings(ctx, ds.ID, func(r map[string]*float64) error {
+		for i, col := range ds.RatingColumns {
+			if x := r[col]; x != nil {
+				vals[i] = append(vals[i], *x)
+			} else {
+				missing[i]++
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	v := web.DatasetView{Page: page(c, ds.Name), Project: p, Dataset: ds, Manage: manageFor(c, models.KindDataset, ds.ID, ds.Name, ds.ArchivedAt)}
-	for _, col := range ds.RatingColumns {
-		var vals []float64
-		missing := 0
-		for _, r := range rows {
-			if x := r.Ratings[col]; x != nil {
-				vals = append(vals, *x)
-			} else {
-				missing++
-			}
-		}
-		s := stats.Describe(vals)
-		v.Summaries = append(v.Summaries, web.RatingSummary{Column: col, N: s.N, Missing: missing, Mean: s.Mean, SD: s.SD, Min: s.Min, Max: s.Max})
+	for i, col := range ds.RatingColumns {
+		s := stats.Describe(vals[i])
+		v.Summaries = append(v.Summaries, web.RatingSummary{Column: col, N: s.N, Missing: missing[i], Mean: s.Mean, SD: s.SD, Min: s.Min, Max: s.Max})
 	}
-	v.Pages = max(1, (len(rows)+datasetPageSize-1)/datasetPageSize)
+	v.Pages = max(1, (ds.RowCount+datasetPageSize-1)/datasetPageSize)
 	v.PageNum, _ = strconv.Atoi(c.QueryParam("page"))
 	v.PageNum = min(max(v.PageNum, 1), v.Pages)
-	start := (v.PageNum - 1) * datasetPageSize
-	for _, r := range rows[min(start, len(rows)):min(start+datasetPageSize, len(rows))] {
+	rows, err := h.DB.ListDatasetRows(ctx, ds.ID, (v.PageNum-1)*datasetPageSize, datasetPageSize)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
 		rv := web.DatasetRowView{Position: r.Position, ID: r.ExternalID}
 		for _, f := range ds.Fields {
 			rv.Values = append(rv.Values, shortenText(r.Data[f.Column], datasetCellRunes))

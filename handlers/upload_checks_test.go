@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"gorm.io/gorm"
 	"html"
 	"mime/multipart"
 	"net/http"
@@ -162,4 +163,41 @@ func (env *testEnv) uploadWith(filename, content string, fields url.Values) *htt
 	fw.Write([]byte(content))
 	mw.Close()
 	return env.do(http.MethodPost, fmt.Sprintf("/projects/%d/datasets/upload", env.project.ID), &body, mw.FormDataContentType())
+}
+
+// TestDatasetPageReadsOnlyItsRows: the dataset page used to read every row
+// (texts and all) to show 25. It now loads the 25 rows it shows; the rating
+// summaries read the ratings column alone.
+func TestDatasetPageReadsOnlyItsRows(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ds := env.demoDataset() // 30 rows
+		var loaded int64
+		cb := env.db.Gorm.Callback().Query().After("gorm:query")
+		if err := cb.Register("test:count_dataset_rows", func(tx *gorm.DB) {
+			if tx.Statement.Table == "dataset_rows" {
+				loaded += tx.Statement.RowsAffected
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = env.db.Gorm.Callback().Query().Remove("test:count_dataset_rows") })
+		tests := []struct {
+			query string
+			rows  int64
+			want  string
+		}{
+			{"", 25, "demo-25"},
+			{"?page=2", 5, "demo-30"},
+		}
+		for _, tt := range tests {
+			loaded = 0
+			rec := env.get(fmt.Sprintf("/datasets/%d%s", ds.ID, tt.query))
+			if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), tt.want) {
+				t.Fatalf("GET dataset%s = %d, want a page showing %s", tt.query, rec.Code, tt.want)
+			}
+			if loaded != tt.rows {
+				t.Errorf("dataset%s loaded %d whole rows, want %d", tt.query, loaded, tt.rows)
+			}
+		}
+	})
 }
