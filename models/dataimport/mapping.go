@@ -81,111 +81,166 @@ func (p *problems) add(e ParseError) {
 // numbers, and shown columns that are empty in every row. An empty rating
 // cell is not a problem: it becomes a nil rating.
 func (t *Table) Apply(m Mapping) ([]Row, error) {
-	var probs problems
-	item := t.Format == JSON
-	exists := make(map[string]bool, len(t.Columns))
-	for _, c := range t.Columns {
-		exists[c] = true
+	a := NewApplier(t.Columns, t.Format, m)
+	rows := make([]Row, 0, len(t.Records))
+	for _, rec := range t.Records {
+		rows = append(rows, a.Add(rec))
 	}
-	missing := func(role, col string) bool {
-		if exists[col] {
-			return false
-		}
-		probs.add(ParseError{Column: col, Msg: fmt.Sprintf("the %s column is not in the file; the columns are: %s", role, strings.Join(t.Columns, ", "))})
-		return true
+	a.finish()
+	if m.AnnotatorColumn != "" && a.exists[m.AnnotatorColumn] && a.idOK {
+		rows = mergeAnnotators(rows, t, m, a.fieldCols, a.ratingCols, &a.probs, a.item)
+	} else if m.AnnotatorColumn != "" && !a.exists[m.AnnotatorColumn] {
+		a.missingColumn("annotator", m.AnnotatorColumn)
 	}
+	if err := a.err(); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
 
-	idOK := m.IDColumn != "" && !missing("id", m.IDColumn)
+// Applier applies a mapping one record at a time, for imports that stream
+// the file instead of holding it: feed it every record with Add, in file
+// order, then call Finish. It keeps the ids seen (to find repeats), not
+// the rows. It does not merge one-row-per-annotator files, which need
+// every row of a sample together: use Table.Apply for those.
+type Applier struct {
+	m          Mapping
+	columns    []string
+	exists     map[string]bool
+	item       bool
+	idOK       bool
+	fieldCols  []string
+	ratingCols []string
+	probs      problems
+	firstLine  map[string]int // id -> line where it first appears
+	nonEmpty   map[string]bool
+	n          int // records added
+}
+
+// NewApplier checks the mapping against the file's columns (all of them,
+// as a scan of the whole file found them) and gets ready for its records.
+func NewApplier(columns []string, f Format, m Mapping) *Applier {
+	a := &Applier{m: m, columns: columns, exists: make(map[string]bool, len(columns)), item: f == JSON,
+		firstLine: map[string]int{}, nonEmpty: map[string]bool{}}
+	for _, c := range columns {
+		a.exists[c] = true
+	}
+	a.idOK = m.IDColumn != "" && !a.missingColumn("id", m.IDColumn)
 	if len(m.Fields) == 0 {
-		probs.add(ParseError{Msg: "no column is shown to the judge: choose at least one field"})
+		a.probs.add(ParseError{Msg: "no column is shown to the judge: choose at least one field"})
 	}
 	shown := map[string]bool{}
-	var fieldCols []string
 	for _, f := range m.Fields {
 		switch {
 		case strings.TrimSpace(f.Column) == "":
-			probs.add(ParseError{Msg: fmt.Sprintf("the field labelled %q names no column", f.Label)})
+			a.probs.add(ParseError{Msg: fmt.Sprintf("the field labelled %q names no column", f.Label)})
 		case shown[f.Column]:
-			probs.add(ParseError{Column: f.Column, Msg: "this column is chosen twice as a field"})
-		case !missing("field", f.Column):
+			a.probs.add(ParseError{Column: f.Column, Msg: "this column is chosen twice as a field"})
+		case !a.missingColumn("field", f.Column):
 			shown[f.Column] = true
-			fieldCols = append(fieldCols, f.Column)
+			a.fieldCols = append(a.fieldCols, f.Column)
 		}
 	}
 	rated := map[string]bool{}
-	var ratingCols []string
 	for _, c := range m.RatingColumns {
 		if rated[c] {
-			probs.add(ParseError{Column: c, Msg: "this column is chosen twice as a rating"})
+			a.probs.add(ParseError{Column: c, Msg: "this column is chosen twice as a rating"})
 			continue
 		}
 		rated[c] = true
 		switch {
 		case shown[c]:
-			probs.add(ParseError{Column: c, Msg: "this column is both shown to the judge and used as a human rating: the judge would see the answer"})
-		case !missing("rating", c):
-			ratingCols = append(ratingCols, c)
+			a.probs.add(ParseError{Column: c, Msg: "this column is both shown to the judge and used as a human rating: the judge would see the answer"})
+		case !a.missingColumn("rating", c):
+			a.ratingCols = append(a.ratingCols, c)
 		}
 	}
-	if len(t.Records) == 0 {
-		probs.add(ParseError{Msg: "the file has no rows"})
-	}
+	return a
+}
 
-	rows := make([]Row, 0, len(t.Records))
-	firstLine := map[string]int{} // id -> line where it first appears
-	nonEmpty := map[string]bool{}
-	for i, rec := range t.Records {
-		row := Row{
-			Position: i + 1,
-			Data:     make(map[string]string, len(t.Columns)),
-			Ratings:  make(map[string]*float64, len(ratingCols)),
-		}
-		for _, c := range t.Columns {
-			row.Data[c] = rec.Values[c]
-		}
-		switch {
-		case m.IDColumn == "":
-			row.ExternalID = "row-" + strconv.Itoa(i+1)
-		case idOK:
-			id := strings.TrimSpace(rec.Values[m.IDColumn])
-			row.ExternalID = id
-			if id == "" {
-				probs.add(ParseError{Line: rec.Line, Item: item, Column: m.IDColumn, Msg: "the id is empty: every row needs an id"})
-			} else if first, dup := firstLine[id]; dup && m.AnnotatorColumn == "" {
-				probs.add(ParseError{Line: rec.Line, Item: item, Column: m.IDColumn, Msg: fmt.Sprintf(
-					"the id %q is also used on %s %d: ids must be unique", id, lineWord(item), first)})
-			} else {
-				firstLine[id] = rec.Line
-			}
-		}
-		for _, c := range fieldCols {
-			if strings.TrimSpace(rec.Values[c]) != "" {
-				nonEmpty[c] = true
-			}
-		}
-		for _, c := range ratingCols {
-			v, msg := parseRating(rec.Values[c])
-			if msg != "" {
-				probs.add(ParseError{Line: rec.Line, Item: item, Column: c, Msg: msg})
-			}
-			row.Ratings[c] = v
-		}
-		rows = append(rows, row)
+// missingColumn records a mapped column that is not in the file.
+func (a *Applier) missingColumn(role, col string) bool {
+	if a.exists[col] {
+		return false
 	}
-	if len(t.Records) > 0 {
-		for _, c := range fieldCols {
-			if !nonEmpty[c] {
-				probs.add(ParseError{Column: c, Msg: "this field is empty in every row: the judge would have nothing to read; choose another column"})
-			}
+	a.probs.add(ParseError{Column: col, Msg: fmt.Sprintf("the %s column is not in the file; the columns are: %s", role, strings.Join(a.columns, ", "))})
+	return true
+}
+
+// Add maps the next record of the file to a row, noting its problems.
+func (a *Applier) Add(rec Record) Row {
+	a.n++
+	row := Row{
+		Position: a.n,
+		Data:     make(map[string]string, len(a.columns)),
+		Ratings:  make(map[string]*float64, len(a.ratingCols)),
+	}
+	for _, c := range a.columns {
+		row.Data[c] = rec.Values[c]
+	}
+	switch {
+	case a.m.IDColumn == "":
+		row.ExternalID = "row-" + strconv.Itoa(a.n)
+	case a.idOK:
+		id := strings.TrimSpace(rec.Values[a.m.IDColumn])
+		row.ExternalID = id
+		if id == "" {
+			a.probs.add(ParseError{Line: rec.Line, Item: a.item, Column: a.m.IDColumn, Msg: "the id is empty: every row needs an id"})
+		} else if first, dup := a.firstLine[id]; dup && a.m.AnnotatorColumn == "" {
+			a.probs.add(ParseError{Line: rec.Line, Item: a.item, Column: a.m.IDColumn, Msg: fmt.Sprintf(
+				"the id %q is also used on %s %d: ids must be unique", id, lineWord(a.item), first)})
+		} else if !dup {
+			a.firstLine[id] = rec.Line
 		}
 	}
-	if m.AnnotatorColumn != "" && !missing("annotator", m.AnnotatorColumn) && idOK {
-		rows = mergeAnnotators(rows, t, m, fieldCols, ratingCols, &probs, item)
+	for _, c := range a.fieldCols {
+		if !a.nonEmpty[c] && strings.TrimSpace(rec.Values[c]) != "" {
+			a.nonEmpty[c] = true
+		}
 	}
-	if len(probs.list) > 0 {
-		return nil, &ValidationError{Problems: probs.list, More: probs.more}
+	for _, c := range a.ratingCols {
+		v, msg := parseRating(rec.Values[c])
+		if msg != "" {
+			a.probs.add(ParseError{Line: rec.Line, Item: a.item, Column: c, Msg: msg})
+		}
+		row.Ratings[c] = v
 	}
-	return rows, nil
+	return row
+}
+
+// Failed reports whether a problem has been found so far: the rows are
+// not worth storing any more, though the rest of the file is still worth
+// checking so every problem is listed at once.
+func (a *Applier) Failed() bool { return len(a.probs.list) > 0 }
+
+// finish adds the problems only the whole file shows.
+func (a *Applier) finish() {
+	if a.n == 0 {
+		a.probs.add(ParseError{Msg: "the file has no rows"})
+		return
+	}
+	for _, c := range a.fieldCols {
+		if !a.nonEmpty[c] {
+			a.probs.add(ParseError{Column: c, Msg: "this field is empty in every row: the judge would have nothing to read; choose another column"})
+		}
+	}
+}
+
+func (a *Applier) err() error {
+	if len(a.probs.list) > 0 {
+		return &ValidationError{Problems: a.probs.list, More: a.probs.more}
+	}
+	return nil
+}
+
+// Finish ends the file: nil when every record fitted the mapping, else a
+// *ValidationError listing the problems.
+func (a *Applier) Finish() error {
+	if a.m.AnnotatorColumn != "" {
+		a.probs.add(ParseError{Column: a.m.AnnotatorColumn, Msg: "one row per annotator cannot be read one record at a time"})
+	}
+	a.finish()
+	return a.err()
 }
 
 // AnnotatorKey names one annotator's rating of a rating column.

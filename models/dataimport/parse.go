@@ -136,17 +136,42 @@ var errNoRows = &ParseError{Msg: "the file has no rows"}
 // returns a nil table and a *ParseError, a *TooLargeError or, for an
 // unreadable source, the reader's error.
 func Parse(r io.Reader, f Format, opt Options) (*Table, error) {
-	if err := checkFormat(f); err != nil {
+	t := &Table{Format: f}
+	s, err := Scan(r, f, opt, func(rec Record) error {
+		t.Records = append(t.Records, rec)
+		return nil
+	})
+	if err != nil {
 		return nil, err
+	}
+	t.Columns, t.Generated = s.Columns, s.Generated
+	return t, nil
+}
+
+// Summary is what Scan learnt about a whole file.
+type Summary struct {
+	Columns   []string // every column, in the order first seen
+	Rows      int      // data rows
+	Generated bool     // column names made up (Options.NoHeader)
+}
+
+// Scan reads an upload like Parse but hands each record to fn as soon as
+// it is read instead of keeping it, so memory follows the largest record,
+// not the file. fn's error stops the scan and is returned as is. Columns
+// grow as records introduce them (JSON); a record's columns are all known
+// when fn gets it.
+func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, error) {
+	if err := checkFormat(f); err != nil {
+		return Summary{}, err
 	}
 	opt = opt.withDefaults()
 	limited := &limitReader{r: r, max: opt.MaxBytes}
 	br := bufio.NewReader(limited)
 	if err := skipBOM(br); err != nil {
-		return nil, readFailure(limited, nil, err)
+		return Summary{}, readFailure(limited, nil, err)
 	}
 	checked := &utf8Checker{r: br, line: 1}
-	p := &parser{table: &Table{Format: f}, seen: map[string]bool{}, maxRows: opt.MaxRows, maxColumns: opt.MaxColumns}
+	p := &parser{table: &Table{Format: f}, seen: map[string]bool{}, maxRows: opt.MaxRows, maxColumns: opt.MaxColumns, emit: fn}
 	var err error
 	switch f {
 	case CSV:
@@ -157,13 +182,23 @@ func Parse(r io.Reader, f Format, opt Options) (*Table, error) {
 		err = p.parseJSONArray(checked)
 	}
 	if err != nil {
-		return nil, readFailure(limited, checked, err)
+		var stop *stopError
+		if errors.As(err, &stop) {
+			return Summary{}, stop.err
+		}
+		return Summary{}, readFailure(limited, checked, err)
 	}
-	if len(p.table.Records) == 0 {
-		return nil, errNoRows
+	if p.rows == 0 {
+		return Summary{}, errNoRows
 	}
-	return p.table, nil
+	return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated}, nil
 }
+
+// stopError carries the callback's own error through the parsers, so it is
+// not mistaken for a problem of the file.
+type stopError struct{ err error }
+
+func (e *stopError) Error() string { return e.err.Error() }
 
 // readFailure picks the error to report: an exceeded size limit or bad
 // encoding explain a parse failure better than the parser's own message.
@@ -295,11 +330,13 @@ type parser struct {
 	seen       map[string]bool
 	maxRows    int
 	maxColumns int
+	rows       int                // records emitted so far
+	emit       func(Record) error // receives each record
 }
 
 // add appends a record, registering new columns in first-seen order.
 func (p *parser) add(rec Record, keys []string, item bool) error {
-	if len(p.table.Records) >= p.maxRows {
+	if p.rows >= p.maxRows {
 		return &ParseError{Line: rec.Line, Item: item, Msg: fmt.Sprintf(
 			"the file has more than %d rows, the most one upload may hold; split it into several data sets", p.maxRows)}
 	}
@@ -317,7 +354,10 @@ func (p *parser) add(rec Record, keys []string, item bool) error {
 			p.table.Columns = append(p.table.Columns, k)
 		}
 	}
-	p.table.Records = append(p.table.Records, rec)
+	p.rows++
+	if err := p.emit(rec); err != nil {
+		return &stopError{err}
+	}
 	return nil
 }
 
@@ -381,7 +421,7 @@ func (p *parser) parseCSV(r io.Reader, noHeader bool) error {
 			return err
 		}
 	}
-	if len(p.table.Records) == 0 {
+	if p.rows == 0 {
 		return &ParseError{Msg: "the file has no rows, only a header"}
 	}
 	return nil
