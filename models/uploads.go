@@ -1,10 +1,13 @@
 package models
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"gorm.io/gorm"
@@ -17,8 +20,11 @@ type PendingUpload struct {
 	Token       string
 	Filename    string
 	Format      string
-	Content     []byte
-	// SizeBytes is len(Content), kept so quotas need not read the files.
+	// Content holds the file of uploads stored whole (SavePendingUpload);
+	// uploads stored in parts (SavePendingUploadFrom) leave it empty and
+	// are read with OpenPendingUpload.
+	Content []byte
+	// SizeBytes is the file's size, kept so quotas need not read the files.
 	SizeBytes int64
 	CreatedAt time.Time
 }
@@ -31,12 +37,93 @@ const UploadTTL = 24 * time.Hour
 // when above 0, bounds the bytes of the workspace's pending uploads, this
 // one included; past it the upload is refused with a message.
 func (db *DB) SavePendingUpload(ctx context.Context, u *PendingUpload, quota int64) error {
+	u.SizeBytes = int64(len(u.Content))
+	return db.savePendingUpload(ctx, u, quota, nil)
+}
+
+// uploadPartSize is the size of the parts an upload is stored in: large
+// enough that a 150 MiB file is 150 statements, small enough that reading
+// or writing one costs the server little memory.
+const uploadPartSize = 1 << 20
+
+// SavePendingUploadFrom keeps an upload of size bytes read from r, stored
+// in parts so that neither writing nor reading it holds the whole file in
+// memory. Quota as for SavePendingUpload. A reader that gives more or
+// fewer than size bytes stores nothing.
+func (db *DB) SavePendingUploadFrom(ctx context.Context, u *PendingUpload, r io.Reader, size, quota int64) error {
+	u.Content = []byte{}
+	u.SizeBytes = size
+	return db.savePendingUpload(ctx, u, quota, func(tx *gorm.DB) error {
+		buf := make([]byte, uploadPartSize)
+		var total int64
+		for seq := 0; ; seq++ {
+			n, err := io.ReadFull(r, buf)
+			if n > 0 {
+				total += int64(n)
+				if err := tx.Exec("INSERT INTO pending_upload_parts (upload_id, seq, data) VALUES (?, ?, ?)", u.ID, seq, buf[:n]).Error; err != nil {
+					return fmt.Errorf("store upload part %d: %w", seq, err)
+				}
+			}
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("read upload: %w", err)
+			}
+		}
+		if total != size {
+			return fmt.Errorf("upload of %d bytes gave %d", size, total)
+		}
+		return nil
+	})
+}
+
+// OpenPendingUpload reads an upload's file, one stored part at a time.
+func (db *DB) OpenPendingUpload(ctx context.Context, u PendingUpload) io.Reader {
+	if len(u.Content) > 0 {
+		return bytes.NewReader(u.Content)
+	}
+	return &partReader{db: db, ctx: ctx, id: u.ID}
+}
+
+// partReader reads the parts of an upload in order.
+type partReader struct {
+	db   *DB
+	ctx  context.Context
+	id   int64
+	seq  int
+	part []byte
+	done bool
+}
+
+func (p *partReader) Read(b []byte) (int, error) {
+	for len(p.part) == 0 {
+		if p.done {
+			return 0, io.EOF
+		}
+		var row struct{ Data []byte }
+		res := p.db.Gorm.WithContext(p.ctx).Raw("SELECT data FROM pending_upload_parts WHERE upload_id = ? AND seq = ?", p.id, p.seq).Scan(&row)
+		if res.Error != nil {
+			return 0, fmt.Errorf("read upload part %d: %w", p.seq, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			p.done = true
+			continue
+		}
+		p.part = row.Data
+		p.seq++
+	}
+	n := copy(b, p.part)
+	p.part = p.part[n:]
+	return n, nil
+}
+
+func (db *DB) savePendingUpload(ctx context.Context, u *PendingUpload, quota int64, after func(tx *gorm.DB) error) error {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return err
 	}
 	u.Token = hex.EncodeToString(b[:])
-	u.SizeBytes = int64(len(u.Content))
 	if _, err := db.PurgeExpiredUploads(ctx, time.Now()); err != nil {
 		return err
 	}
@@ -56,7 +143,13 @@ func (db *DB) SavePendingUpload(ctx context.Context, u *PendingUpload, quota int
 					mibText(used), mibText(quota), UploadTTL)
 			}
 		}
-		return tx.Create(u).Error
+		if err := tx.Create(u).Error; err != nil {
+			return err
+		}
+		if after != nil {
+			return after(tx)
+		}
+		return nil
 	})
 }
 
