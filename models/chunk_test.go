@@ -3,6 +3,7 @@ package models_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,6 +96,68 @@ func TestBulkInsertsPassParameterLimits(t *testing.T) {
 				}
 				if got := count(t, db, "run_scores", "batch_id = ?", b.ID); got != int64(tc.perBatch) {
 					t.Fatalf("stored %d scores, want %d", got, tc.perBatch)
+				}
+			})
+		}
+	})
+}
+
+// TestImportDatasetStreams stores rows handed over one at a time in
+// chunks, and stores nothing when the producer fails half-way (after
+// several chunks were written) or gives no rows.
+func TestImportDatasetStreams(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		w := newWorld(t, db)
+		ctx := context.Background()
+		tests := []struct {
+			name    string
+			rows    int
+			failAt  int // 0: never
+			wantErr string
+		}{
+			{name: "70,001 rows", rows: 70001},
+			{name: "fails at row 25,000", rows: 30000, failAt: 25000, wantErr: "row 25000: broken"},
+			{name: "no rows", rows: 0, wantErr: "no rows"},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				before := count(t, db, "dataset_rows", "1 = 1")
+				datasets := count(t, db, "datasets", "1 = 1")
+				ds := models.Dataset{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, Name: "streamed " + tc.name, Format: "csv",
+					Fields: w.dataset.Fields, RatingColumns: []string{}}
+				err := db.ImportDataset(ctx, &ds, func(put func(models.DatasetRow) error) error {
+					for i := 1; i <= tc.rows; i++ {
+						if i == tc.failAt {
+							return fmt.Errorf("row %d: broken", i)
+						}
+						if err := put(models.DatasetRow{Position: i, ExternalID: fmt.Sprintf("r%d", i), Data: map[string]string{"text": "t"}}); err != nil {
+							return err
+						}
+					}
+					ds.Columns = []string{"text"}
+					return nil
+				})
+				if tc.wantErr != "" {
+					if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+						t.Fatalf("ImportDataset error = %v, want %q", err, tc.wantErr)
+					}
+					if got := count(t, db, "dataset_rows", "1 = 1"); got != before {
+						t.Errorf("%d rows stored by a failed import", got-before)
+					}
+					if got := count(t, db, "datasets", "1 = 1"); got != datasets {
+						t.Errorf("a failed import left its dataset")
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				stored, err := db.FindDataset(ctx, w.ws.ID, ds.ID)
+				if err != nil || stored.RowCount != tc.rows || len(stored.Columns) != 1 {
+					t.Fatalf("dataset %+v (%v), want %d rows and its columns", stored, err, tc.rows)
+				}
+				if got := count(t, db, "dataset_rows", "dataset_id = ?", ds.ID); got != int64(tc.rows) {
+					t.Errorf("stored %d rows, want %d", got, tc.rows)
 				}
 			})
 		}

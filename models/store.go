@@ -80,18 +80,10 @@ func (db *DB) FindProject(ctx context.Context, wsID, id int64) (Project, error) 
 // ---- datasets ----
 
 // CreateDataset stores a dataset and all its rows in one transaction:
-// either everything is imported or nothing is.
+// either everything is imported or nothing is. The rows get their ids.
 func (db *DB) CreateDataset(ctx context.Context, d *Dataset, rows []DatasetRow) error {
-	if strings.TrimSpace(d.Name) == "" {
-		return Errorf(EInvalid, "the dataset needs a name")
-	}
-	if err := checkLength("dataset name", d.Name, MaxComposedNameLength); err != nil {
+	if err := checkDataset(d); err != nil {
 		return err
-	}
-	for i, f := range d.Fields {
-		if err := checkLength(fmt.Sprintf("label of field %d", i+1), f.Label, MaxNameLength); err != nil {
-			return err
-		}
 	}
 	if len(rows) == 0 {
 		return Errorf(EInvalid, "the dataset has no rows")
@@ -112,6 +104,22 @@ func (db *DB) CreateDataset(ctx context.Context, d *Dataset, rows []DatasetRow) 
 		}
 		return nil
 	})
+}
+
+// checkDataset checks what a dataset's name and labels may be.
+func checkDataset(d *Dataset) error {
+	if strings.TrimSpace(d.Name) == "" {
+		return Errorf(EInvalid, "the dataset needs a name")
+	}
+	if err := checkLength("dataset name", d.Name, MaxComposedNameLength); err != nil {
+		return err
+	}
+	for i, f := range d.Fields {
+		if err := checkLength(fmt.Sprintf("label of field %d", i+1), f.Label, MaxNameLength); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // FindDataset finds a dataset in the workspace.
