@@ -546,15 +546,15 @@ func (h *Handlers) apiUpload(c echo.Context) error {
 	if _, err := h.findProject(c); err != nil {
 		return err
 	}
-	u, t, err := h.acceptUpload(c, false)
+	u, _, t, err := h.acceptUpload(c, false)
 	if err != nil {
 		if errors.Is(err, errUploadTooLarge) {
 			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, models.ErrorMessage(err))
 		}
 		return err
 	}
-	m := dataimport.SuggestMapping(t)
-	out := APIUpload{Token: u.Token, Filename: u.Filename, Format: u.Format, Rows: len(t.Records), Columns: nonNil(t.Columns),
+	m := dataimport.SuggestMapping(t.Table)
+	out := APIUpload{Token: u.Token, Filename: u.Filename, Format: u.Format, Rows: t.Rows, Columns: nonNil(t.Columns),
 		SuggestedMapping: APIMapping{IDColumn: m.IDColumn, AnnotatorColumn: m.AnnotatorColumn, Fields: nonNil(m.Fields),
 			RatingColumns: nonNil(m.RatingColumns)}, Preview: [][]string{}}
 	for _, rec := range t.Preview(previewRows) {
@@ -582,7 +582,7 @@ func (h *Handlers) apiCreateDataset(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	m := dataimport.SuggestMapping(t)
+	m := dataimport.SuggestMapping(t.Table)
 	if in.Mapping != nil {
 		m = dataimport.Mapping{IDColumn: in.Mapping.IDColumn, AnnotatorColumn: in.Mapping.AnnotatorColumn,
 			Fields: in.Mapping.Fields, RatingColumns: in.Mapping.RatingColumns}
@@ -592,7 +592,7 @@ func (h *Handlers) apiCreateDataset(c echo.Context) error {
 			}
 		}
 	}
-	if in.GroupColumn != "" && groupColumn(in.GroupColumn, t) == "" {
+	if in.GroupColumn != "" && groupColumn(in.GroupColumn, t.Table) == "" {
 		return models.Errorf(models.EInvalid, "group_column %q is not a column of the upload", in.GroupColumn)
 	}
 	ds, err := h.importUpload(c.Request().Context(), p, u, t, strings.TrimSpace(in.Name), m, in.GroupColumn)

@@ -1,14 +1,13 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -63,23 +62,23 @@ func (h *Handlers) uploadDataset(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, _, err := h.acceptUpload(c, firstRowIsData(c.FormValue("no_header")))
+	u, form, _, err := h.acceptUpload(c, true)
 	if err != nil {
 		if models.ErrorCode(err) != models.EInvalid {
 			return err
 		}
 		name := ""
 		if !errors.Is(err, errUploadTooLarge) && !errors.Is(err, errNameRefused) {
-			name = strings.TrimSpace(c.FormValue("name"))
+			name = form.Name
 		}
 		return render(c, http.StatusUnprocessableEntity, web.DatasetUploadPage(h.uploadView(c, p, name, models.ErrorMessage(err))))
 	}
 	q := url.Values{"token": {u.Token}}
-	if firstRowIsData(c.FormValue("no_header")) {
+	if form.NoHeader {
 		q.Set("header", "none")
 	}
-	if name := strings.TrimSpace(c.FormValue("name")); name != "" {
-		q.Set("name", name)
+	if form.Name != "" {
+		q.Set("name", form.Name)
 	}
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/projects/%d/datasets/map?%s", p.ID, q.Encode()))
 }
@@ -92,92 +91,201 @@ var errUploadTooLarge = errors.New("upload too large")
 // then not echoed back (it may be huge).
 var errNameRefused = errors.New("dataset name refused")
 
-// acceptUpload reads the multipart field "file", checks that it parses as
-// CSV, JSONL or JSON within the size limit, and keeps it as a pending upload
-// of the request's workspace. The browser's upload step and the API's both
-// use it. noHeader reads a CSV file's first row as data. Problems the
-// person can fix are EInvalid errors.
-func (h *Handlers) acceptUpload(c echo.Context, noHeader bool) (models.PendingUpload, *dataimport.Table, error) {
-	refuse := func(msg string) error { return models.Errorf(models.EInvalid, "%s", msg) }
-	req := c.Request()
-	req.Body = http.MaxBytesReader(c.Response(), req.Body, h.MaxUploadBytes+multipartSlack)
-	fh, err := c.FormFile("file")
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooBig):
-			return models.PendingUpload{}, nil, &models.Error{Code: models.EInvalid,
-				Message: (&dataimport.TooLargeError{Limit: h.MaxUploadBytes}).Error(), Err: errUploadTooLarge}
-		case errors.Is(err, http.ErrMissingFile), errors.Is(err, http.ErrNotMultipart):
-			return models.PendingUpload{}, nil, refuse("Choose a file to upload.")
-		}
-		return models.PendingUpload{}, nil, refuse("The upload could not be read; try again. (" + err.Error() + ")")
-	}
-	name := strings.TrimSpace(c.FormValue("name"))
-	if err := models.CheckLength("dataset name", name, models.MaxComposedNameLength); err != nil {
-		// The name goes into the next page's address: refuse it here, and
-		// do not echo it back.
-		return models.PendingUpload{}, nil, &models.Error{Code: models.EInvalid, Message: models.ErrorMessage(err), Err: errNameRefused}
-	}
-	data, err := readUpload(fh, h.MaxUploadBytes)
-	if err != nil {
-		return models.PendingUpload{}, nil, refuse(err.Error())
-	}
-	format, err := dataimport.DetectFormat(fh.Filename, data[:min(len(data), 512)])
-	if err != nil {
-		return models.PendingUpload{}, nil, refuse("This file cannot be imported: " + err.Error())
-	}
-	// Parsing now reports a broken file before any column is chosen; the
-	// table is parsed again from the stored bytes at the mapping step.
-	t, err := dataimport.Parse(bytes.NewReader(data), format, dataimport.Options{MaxBytes: h.MaxUploadBytes, NoHeader: noHeader})
-	if err != nil {
-		return models.PendingUpload{}, nil, refuse("This file cannot be imported: " + err.Error())
-	}
-	u := models.PendingUpload{WorkspaceID: h.workspaceID(c), Filename: filepath.Base(fh.Filename), Format: string(format), Content: data}
-	if err := h.DB.SavePendingUpload(req.Context(), &u, h.UploadQuotaBytes); err != nil {
-		if models.ErrorCode(err) == models.EConflict {
-			return u, nil, refuse(models.ErrorMessage(err))
-		}
-		return u, nil, err
-	}
-	return u, t, nil
+// sampleRows is how many of an upload's first rows the mapping step keeps
+// to suggest the columns and explain repeated ids: plenty to recognise the
+// columns, and a bound on the memory one upload costs however long it is.
+const sampleRows = 10000
+
+// maxFieldBytes bounds the small form fields read beside the file (the
+// name is checked against its own, shorter, limit afterwards).
+const maxFieldBytes = 64 << 10
+
+// uploadForm is the upload request's fields other than the file.
+type uploadForm struct {
+	Name     string
+	NoHeader bool // the first row of a CSV file is data
 }
 
-// readUpload reads an uploaded file whole, refusing it past limit bytes.
-func readUpload(fh *multipart.FileHeader, limit int64) ([]byte, error) {
-	f, err := fh.Open()
+// uploadSample is what the mapping step reads of an upload: every column,
+// the first sampleRows records, and the number of rows in the whole file.
+type uploadSample struct {
+	*dataimport.Table
+	Rows int
+}
+
+// acceptUpload streams the multipart field "file" to a temporary file
+// (never holding it in memory), checks that it parses as CSV, JSONL or
+// JSON within the limits in one streaming pass, and keeps it, in parts, as
+// a pending upload of the request's workspace. The browser's upload step
+// and the API's both use it; withOptions reads the "no_header" field (the
+// first row of a CSV file is data). Problems the person can fix are
+// EInvalid errors.
+func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.PendingUpload, uploadForm, uploadSample, error) {
+	var form uploadForm
+	refuse := func(msg string) error { return models.Errorf(models.EInvalid, "%s", msg) }
+	tooLarge := func() error {
+		return &models.Error{Code: models.EInvalid, Message: (&dataimport.TooLargeError{Limit: h.MaxUploadBytes}).Error(), Err: errUploadTooLarge}
+	}
+	unreadable := func(err error) error {
+		var big *http.MaxBytesError
+		if errors.As(err, &big) {
+			return tooLarge()
+		}
+		return refuse("The upload could not be read; try again. (" + err.Error() + ")")
+	}
+	req := c.Request()
+	req.Body = http.MaxBytesReader(c.Response(), req.Body, h.MaxUploadBytes+multipartSlack)
+	mr, err := req.MultipartReader()
 	if err != nil {
-		return nil, fmt.Errorf("the upload could not be read; try again (%v)", err)
+		return models.PendingUpload{}, form, uploadSample{}, refuse("Choose a file to upload.")
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	var tmp *os.File
+	defer func() {
+		if tmp != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	var filename string
+	var size int64
+	nameChars := 0 // characters of a name too long to keep
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return models.PendingUpload{}, form, uploadSample{}, unreadable(err)
+		}
+		switch part.FormName() {
+		case "file":
+			if tmp != nil {
+				continue // one file per upload: the first
+			}
+			if tmp, err = os.CreateTemp("", "batcheval-upload-*"); err != nil {
+				return models.PendingUpload{}, form, uploadSample{}, fmt.Errorf("keep upload: %w", err)
+			}
+			filename = part.FileName()
+			size, err = io.Copy(tmp, io.LimitReader(part, h.MaxUploadBytes+1))
+			if err != nil {
+				return models.PendingUpload{}, form, uploadSample{}, unreadable(err)
+			}
+			if size > h.MaxUploadBytes {
+				return models.PendingUpload{}, form, uploadSample{}, tooLarge()
+			}
+		case "name", "no_header":
+			b, chars, err := readField(part)
+			if err != nil {
+				return models.PendingUpload{}, form, uploadSample{}, unreadable(err)
+			}
+			if part.FormName() == "no_header" {
+				form.NoHeader = withOptions && firstRowIsData(string(b))
+			} else if len(b) > maxFieldBytes {
+				nameChars = chars
+			} else {
+				form.Name = strings.TrimSpace(string(b))
+			}
+		}
+		part.Close()
+	}
+	if tmp == nil || filename == "" {
+		return models.PendingUpload{}, form, uploadSample{}, refuse("Choose a file to upload.")
+	}
+	err = models.CheckLength("dataset name", form.Name, models.MaxComposedNameLength)
+	if nameChars > 0 {
+		err = models.Errorf(models.EInvalid, "the dataset name is %d characters long; the limit is %d", nameChars, models.MaxComposedNameLength)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("the upload could not be read; try again (%v)", err)
+		// The name goes into the next page's address: refuse it here, and
+		// do not echo it back.
+		return models.PendingUpload{}, form, uploadSample{}, &models.Error{Code: models.EInvalid, Message: models.ErrorMessage(err), Err: errNameRefused}
 	}
-	if int64(len(data)) > limit {
-		return nil, &dataimport.TooLargeError{Limit: limit}
+	head := make([]byte, 512)
+	n, err := tmp.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
+		return models.PendingUpload{}, form, uploadSample{}, unreadable(err)
 	}
-	return data, nil
+	format, err := dataimport.DetectFormat(filename, head[:n])
+	if err != nil {
+		return models.PendingUpload{}, form, uploadSample{}, refuse("This file cannot be imported: " + err.Error())
+	}
+	// One streaming pass reports a broken file before any column is
+	// chosen, and gives the first rows for the answer.
+	sample, err := h.scanUpload(io.NewSectionReader(tmp, 0, size), format, form.NoHeader)
+	if err != nil {
+		return models.PendingUpload{}, form, uploadSample{}, refuse("This file cannot be imported: " + err.Error())
+	}
+	u := models.PendingUpload{WorkspaceID: h.workspaceID(c), Filename: filepath.Base(filename), Format: string(format)}
+	if err := h.DB.SavePendingUploadFrom(req.Context(), &u, io.NewSectionReader(tmp, 0, size), size, h.UploadQuotaBytes); err != nil {
+		if models.ErrorCode(err) == models.EConflict {
+			return u, form, sample, refuse(models.ErrorMessage(err))
+		}
+		return u, form, sample, err
+	}
+	return u, form, sample, nil
+}
+
+// readField reads a small form field, keeping at most maxFieldBytes+1
+// bytes of it but counting the characters of all of it.
+func readField(r io.Reader) ([]byte, int, error) {
+	var kept []byte
+	chars := 0
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		for _, b := range buf[:n] {
+			if b&0xC0 != 0x80 { // not a continuation byte: a new character
+				chars++
+			}
+		}
+		if room := maxFieldBytes + 1 - len(kept); room > 0 {
+			kept = append(kept, buf[:min(n, room)]...)
+		}
+		if err == io.EOF {
+			return kept, chars, nil
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+}
+
+// scanUpload reads a whole upload in one streaming pass, keeping only its
+// first sampleRows records.
+func (h *Handlers) scanUpload(r io.Reader, format dataimport.Format, noHeader bool) (uploadSample, error) {
+	t := &dataimport.Table{Format: format}
+	sum, err := dataimport.Scan(r, format, dataimport.Options{MaxBytes: h.MaxUploadBytes, MaxRows: h.MaxUploadRows, NoHeader: noHeader}, func(rec dataimport.Record) error {
+		if len(t.Records) < sampleRows {
+			t.Records = append(t.Records, rec)
+		}
+		return nil
+	})
+	if err != nil {
+		return uploadSample{}, err
+	}
+	t.Columns, t.Generated = sum.Columns, sum.Generated
+	return uploadSample{Table: t, Rows: sum.Rows}, nil
 }
 
 // firstRowIsData reads the "the first row is data" choice: the upload
 // form's checkbox, or header=none on the mapping step.
 func firstRowIsData(v string) bool { return v == "1" || v == "none" || v == "on" }
 
-// pendingTable loads a pending upload and parses it again; noHeader reads
-// a CSV file's first row as data.
-func (h *Handlers) pendingTable(c echo.Context, token string, noHeader bool) (models.PendingUpload, *dataimport.Table, error) {
-	u, err := h.DB.FindPendingUpload(c.Request().Context(), h.workspaceID(c), token)
+// pendingTable loads a pending upload and reads it again, streaming,
+// keeping its first rows; noHeader reads a CSV file's first row as data.
+func (h *Handlers) pendingTable(c echo.Context, token string, noHeader bool) (models.PendingUpload, uploadSample, error) {
+	ctx := c.Request().Context()
+	u, err := h.DB.FindPendingUpload(ctx, h.workspaceID(c), token)
 	if err != nil {
-		return u, nil, err
+		return u, uploadSample{}, err
 	}
-	t, err := dataimport.Parse(bytes.NewReader(u.Content), dataimport.Format(u.Format), dataimport.Options{MaxBytes: h.MaxUploadBytes, NoHeader: noHeader})
+	s, err := h.scanUpload(h.DB.OpenPendingUpload(ctx, u), dataimport.Format(u.Format), noHeader)
 	if err != nil {
 		// The file parsed at upload; failing now means a lower limit or a
 		// changed parser, which the person can only fix by uploading again.
-		return u, nil, models.Errorf(models.EInvalid, "the uploaded file can no longer be read (%v): upload it again", err)
+		return u, uploadSample{}, models.Errorf(models.EInvalid, "the uploaded file can no longer be read (%v): upload it again", err)
 	}
-	return u, t, nil
+	return u, s, nil
 }
 
 // showMappingForm previews the upload with a suggested column mapping.
@@ -194,13 +302,13 @@ func (h *Handlers) showMappingForm(c echo.Context) error {
 	if name == "" {
 		name = strings.TrimSuffix(u.Filename, filepath.Ext(u.Filename))
 	}
-	m := dataimport.SuggestMapping(t)
+	m := dataimport.SuggestMapping(t.Table)
 	// The duplicate-id note links here with the per-annotator layout
 	// chosen; only columns of the table are taken.
-	if id := c.QueryParam("id_column"); id != "" && groupColumn(id, t) != "" {
+	if id := c.QueryParam("id_column"); id != "" && groupColumn(id, t.Table) != "" {
 		m.IDColumn = id
 	}
-	if ann := c.QueryParam("annotator_column"); ann != "" && groupColumn(ann, t) != "" {
+	if ann := c.QueryParam("annotator_column"); ann != "" && groupColumn(ann, t.Table) != "" {
 		m.AnnotatorColumn = ann
 	}
 	v := mappingView(c, p, u, t, name, m)
@@ -208,11 +316,15 @@ func (h *Handlers) showMappingForm(c echo.Context) error {
 }
 
 // mappingView builds the mapping page for a table and a mapping.
-func mappingView(c echo.Context, p models.Project, u models.PendingUpload, t *dataimport.Table, name string, m dataimport.Mapping) web.DatasetMappingView {
+func mappingView(c echo.Context, p models.Project, u models.PendingUpload, s uploadSample, name string, m dataimport.Mapping) web.DatasetMappingView {
+	t := s.Table
 	v := web.DatasetMappingView{
 		Page: page(c, "Choose the columns"), Project: p, Token: u.Token, Filename: u.Filename,
-		Format: u.Format, Name: name, RowCount: len(t.Records), IDColumn: m.IDColumn,
+		Format: u.Format, Name: name, RowCount: s.Rows, IDColumn: m.IDColumn,
 		AnnotatorColumn: m.AnnotatorColumn, GroupColumn: groupColumn(c.FormValue("group_column"), t), PreviewCellRunes: previewCellRunes,
+	}
+	if len(t.Records) < s.Rows {
+		v.CheckedRows = len(t.Records)
 	}
 	labels := map[string]string{}
 	for _, f := range m.Fields {
@@ -291,7 +403,7 @@ func (h *Handlers) importDataset(c echo.Context) error {
 		return err
 	}
 	name := strings.TrimSpace(c.FormValue("name"))
-	m := mappingFromForm(c, t)
+	m := mappingFromForm(c, t.Table)
 	again := func(v web.DatasetMappingView) error {
 		return render(c, http.StatusUnprocessableEntity, web.DatasetMappingPage(v))
 	}
@@ -300,7 +412,7 @@ func (h *Handlers) importDataset(c echo.Context) error {
 		v.Error = "Give the dataset a name."
 		return again(v)
 	}
-	ds, err := h.importUpload(c.Request().Context(), p, u, t, name, m, groupColumn(c.FormValue("group_column"), t))
+	ds, err := h.importUpload(c.Request().Context(), p, u, t, name, m, groupColumn(c.FormValue("group_column"), t.Table))
 	if err != nil {
 		var ve *dataimport.ValidationError
 		switch {
@@ -323,25 +435,61 @@ func (h *Handlers) importDataset(c echo.Context) error {
 // dataset in the upload's workspace, then drops the upload. Rows that do
 // not fit the mapping come back as a *dataimport.ValidationError, other
 // problems as EInvalid errors; nothing is stored then. The browser's
-// mapping step and the API's dataset creation both use it.
-func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.PendingUpload, t *dataimport.Table, name string, m dataimport.Mapping, group string) (models.Dataset, error) {
+// mapping step and the API's dataset creation both use it. The file is
+// read as a stream and its rows stored in chunks in one transaction, so
+// memory follows a chunk, not the file; only a file with one row per
+// annotator, whose rows merge into samples, is read whole.
+func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.PendingUpload, s uploadSample, name string, m dataimport.Mapping, group string) (models.Dataset, error) {
 	if name == "" {
 		return models.Dataset{}, models.Errorf(models.EInvalid, "Give the dataset a name.")
 	}
-	rows, err := demo.ImportRows(t, m)
-	if err != nil {
-		return models.Dataset{}, err
-	}
+	// Stored as JSON in NOT NULL columns: an absent list must be [], not
+	// null (the dataset row is written before its rows are checked).
 	if m.RatingColumns == nil {
-		// Stored as JSON in a NOT NULL column: an absent list must be [], not null.
 		m.RatingColumns = []string{}
+	}
+	if m.Fields == nil {
+		m.Fields = []evaluator.Field{}
 	}
 	ds := models.Dataset{
 		WorkspaceID: u.WorkspaceID, ProjectID: p.ID, Name: name, SourceFilename: u.Filename,
-		Format: u.Format, IDColumn: m.IDColumn, Columns: t.Columns, Fields: m.Fields, RatingColumns: m.RatingColumns,
+		Format: u.Format, IDColumn: m.IDColumn, Columns: s.Columns, Fields: m.Fields, RatingColumns: m.RatingColumns,
 		GroupColumn: group,
 	}
-	if err := h.DB.CreateDataset(ctx, &ds, rows); err != nil {
+	format := dataimport.Format(u.Format)
+	opt := dataimport.Options{MaxBytes: h.MaxUploadBytes, MaxRows: h.MaxUploadRows, NoHeader: s.Generated}
+	var err error
+	if m.AnnotatorColumn != "" {
+		var t *dataimport.Table
+		if t, err = dataimport.Parse(h.DB.OpenPendingUpload(ctx, u), format, opt); err != nil {
+			return ds, models.Errorf(models.EInvalid, "the uploaded file can no longer be read (%v): upload it again", err)
+		}
+		var rows []models.DatasetRow
+		if rows, err = demo.ImportRows(t, m); err != nil {
+			return ds, err
+		}
+		err = h.DB.CreateDataset(ctx, &ds, rows)
+	} else {
+		err = h.DB.ImportDataset(ctx, &ds, func(put func(models.DatasetRow) error) error {
+			a := dataimport.NewApplier(s.Columns, format, m)
+			_, err := dataimport.Scan(h.DB.OpenPendingUpload(ctx, u), format, opt, func(rec dataimport.Record) error {
+				r := a.Add(rec)
+				if a.Failed() {
+					return nil // nothing will be kept: read on to list every problem
+				}
+				return put(models.DatasetRow{Position: r.Position, ExternalID: r.ExternalID, Data: r.Data, Ratings: r.Ratings})
+			})
+			if err != nil {
+				var pe *dataimport.ParseError
+				if errors.As(err, &pe) {
+					return models.Errorf(models.EInvalid, "the uploaded file can no longer be read (%v): upload it again", err)
+				}
+				return err
+			}
+			return a.Finish()
+		})
+	}
+	if err != nil {
 		return ds, err
 	}
 	if err := h.DB.DeletePendingUpload(ctx, u.ID); err != nil {

@@ -47,6 +47,9 @@ type Handlers struct {
 	SimulatedURL string
 	// MaxUploadBytes caps dataset uploads.
 	MaxUploadBytes int64
+	// MaxUploadRows caps the rows of an upload; 0 takes
+	// dataimport.DefaultMaxRows.
+	MaxUploadRows int
 	// UploadQuotaBytes caps a workspace's uploads waiting for their column
 	// mapping; 0 means no quota.
 	UploadQuotaBytes int64

@@ -201,3 +201,69 @@ func TestDatasetPageReadsOnlyItsRows(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamedImportAllOrNothing: the import streams rows into the
+// database in chunks; a bad cell past the first chunks still leaves
+// nothing stored, and the problem names its line and column. A good file
+// of the same length imports every row, and the upload was kept in parts
+// (not as one blob) for the mapping step.
+func TestStreamedImportAllOrNothing(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		const n = 3500 // several insert chunks
+		file := func(badLine int) string {
+			var b strings.Builder
+			b.WriteString("id,text,score\n")
+			for i := 2; i <= n+1; i++ { // i is the line number
+				score := fmt.Sprint(i % 5)
+				if i == badLine {
+					score = "n/a"
+				}
+				fmt.Fprintf(&b, "s%d,text of line %d,%s\n", i, i, score)
+			}
+			return b.String()
+		}
+		ctx := context.Background()
+		form := func(token string) url.Values {
+			return url.Values{"token": {token}, "name": {"Streamed"}, "id_column": {"id"}, "show_1": {"1"}, "label_1": {"Text"}, "rating_2": {"1"}}
+		}
+		tests := []struct {
+			name    string
+			badLine int
+		}{
+			{"bad rating after three chunks", 3300},
+			{"clean file", 0},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				token := env.uploadToken("big.csv", file(tt.badLine))
+				u, err := env.db.FindPendingUpload(ctx, env.ws.ID, token)
+				if err != nil || len(u.Content) != 0 || u.SizeBytes == 0 {
+					t.Fatalf("pending upload holds %d bytes inline, size %d (%v); want it in parts", len(u.Content), u.SizeBytes, err)
+				}
+				var rowsBefore int64
+				env.db.Gorm.Table("dataset_rows").Count(&rowsBefore)
+				before := env.countDatasets()
+				rec := env.postForm(env.mapPath(), form(token))
+				var rowsAfter int64
+				env.db.Gorm.Table("dataset_rows").Count(&rowsAfter)
+				if tt.badLine > 0 {
+					body := html.UnescapeString(rec.Body.String())
+					if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(body, fmt.Sprintf("<td>line %d</td><td>score</td>", tt.badLine)) ||
+						!strings.Contains(body, `the rating "n/a" is not a number`) {
+						t.Fatalf("POST map = %d, want 422 naming line %d, column score:\n%.2000s", rec.Code, tt.badLine, body)
+					}
+					if env.countDatasets() != before || rowsAfter != rowsBefore {
+						t.Errorf("a refused import stored %d datasets and %d rows", env.countDatasets()-before, rowsAfter-rowsBefore)
+					}
+					return
+				}
+				if rec.Code != http.StatusSeeOther {
+					t.Fatalf("POST map = %d: %.2000s", rec.Code, rec.Body)
+				}
+				if rowsAfter-rowsBefore != n {
+					t.Errorf("stored %d rows, want %d", rowsAfter-rowsBefore, n)
+				}
+			})
+		}
+	})
+}
