@@ -99,6 +99,8 @@ type Runner struct {
 	sweepDone  chan struct{}
 	// notices counts webhook deliveries under way (notify.go).
 	notices sync.WaitGroup
+	// slots wakes calls waiting for a judge's shared slot (limits.go).
+	slots slotWaits
 }
 
 func driverFor(db *models.DB) riverdriver.Driver[*sql.Tx] {
