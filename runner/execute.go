@@ -203,7 +203,6 @@ func (e *rateLimited) Error() string { return fmt.Sprintf("judge rate limit; wai
 // breaking, metrics) changes every call at once.
 type Completer = methods.Completer
 
-//
 // Every call goes through b, the execution's budget of calls (limits.go),
 // which also learns from every attempt's outcome.
 func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Completer, error) {
