@@ -687,6 +687,20 @@ func callContext(job context.Context) (context.Context, context.CancelFunc) {
 	return ctx, func() { stop(); cancel(nil) }
 }
 
+// writeTurn waits for this process's turn to store an answer on SQLite,
+// which takes one writer at a time: answers arriving together used to
+// contend for its write lock inside SQLite, whose busy handler sleeps
+// in steps of up to 100 ms, and a run at concurrency 16 spent most of its
+// time asleep there. Queued in Go, each waits only for the writes before
+// it. PostgreSQL takes writes side by side: no turn.
+func (r *Runner) writeTurn() (unlock func()) {
+	if r.db.Dialect != models.SQLite {
+		return func() {}
+	}
+	r.writeMu.Lock()
+	return r.writeMu.Unlock
+}
+
 // stopping reports why no new call should start, if any.
 func (r *Runner) stopping(work context.Context) error {
 	select {
@@ -749,7 +763,9 @@ func DecodeMessages(s string) []evaluator.Message {
 func (r *Runner) store(ctx context.Context, run models.Run, res models.BatchResult, err error) error {
 	if res.Batch.Status != "" {
 		name := judgeName(run.JudgeSnapshot)
+		unlock := r.writeTurn()
 		serr := r.db.SaveBatchResult(ctx, res)
+		unlock()
 		if errors.Is(serr, models.ErrLeaseLost) && res.Batch.Status == models.BatchDone {
 			// The answer came back after this worker lost the run: it is
 			// paid for, so keep it if the batch still has none (the new
