@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/batcheval/batcheval/evaluator"
-	"github.com/batcheval/batcheval/models/demo"
 	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/demo"
 )
 
 // TestCriteriaSideBySide: one criterion's slow batch holds back only that
