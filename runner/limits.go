@@ -141,8 +141,12 @@ func estimateTokens(req judge.Request) int {
 
 // acquire waits for room in every limit; release gives the slots back.
 func (b *budget) acquire(ctx context.Context, req judge.Request) (release func(), est int, err error) {
+	// Waiting for room stops when the process starts shutting down: no
+	// new call would be sent then anyway.
 	select {
 	case b.sem <- struct{}{}:
+	case <-b.r.draining:
+		return nil, 0, errDraining
 	case <-ctx.Done():
 		return nil, 0, context.Cause(ctx)
 	}
@@ -188,6 +192,9 @@ func (b *budget) acquire(ctx context.Context, req judge.Request) (release func()
 		select {
 		case <-wake:
 		case <-time.After(jittered):
+		case <-b.r.draining:
+			local()
+			return nil, 0, errDraining
 		case <-ctx.Done():
 			local()
 			return nil, 0, context.Cause(ctx)
