@@ -43,3 +43,6 @@ bench: ## run the benchmarks (see BENCHMARKS.md)
 	$(GO) test -run '^$$' -bench . -benchmem ./evaluator/... ./report/...
 	# Each iteration of these is a whole run through the runner: one is enough.
 	$(GO) test -run '^$$' -bench . -benchtime=1x ./paper
+	# Run speed (issue 11): FED on 4 criteria against a fixed-latency fake
+	# judge, idle CPU. A throwaway PostgreSQL is started for the idle figure.
+	./scripts/with-postgres.sh $(GO) test -run '^$$' -bench 'FEDSchedule|IdleCPU|TickerFloor' -benchtime=1x -timeout 20m ./runner

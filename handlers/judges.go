@@ -92,7 +92,77 @@ func (h *Handlers) editJudge(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, web.JudgeFormPage(judgeFormView(c, j, judgeFormOf(j), "")))
+	f := judgeFormOf(j)
+	lim, err := h.DB.FindJudgeLimits(c.Request().Context(), j.ID)
+	if err != nil {
+		return err
+	}
+	setLimitsForm(&f, lim)
+	return render(c, http.StatusOK, web.JudgeFormPage(judgeFormView(c, j, f, "")))
+}
+
+// setLimitsForm shows a judge's shared limits in its form (empty: none).
+func setLimitsForm(f *web.JudgeForm, l models.JudgeLimits) {
+	n := func(v int) string {
+		if v <= 0 {
+			return ""
+		}
+		return strconv.Itoa(v)
+	}
+	f.SharedConcurrency, f.RequestsPerMinute, f.TokensPerMinute = n(l.MaxConcurrency), n(l.RequestsPerMinute), n(l.TokensPerMinute)
+	f.SlowSeconds = ""
+	if l.SlowMS > 0 {
+		f.SlowSeconds = formatNumber(float64(l.SlowMS) / 1000)
+	}
+}
+
+// judgeLimitsOf reads the shared limits typed in the form.
+func judgeLimitsOf(f web.JudgeForm) (models.JudgeLimits, error) {
+	whole := func(what, s string) (int, error) {
+		if s == "" {
+			return 0, nil
+		}
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 {
+			return 0, models.Errorf(models.EInvalid, "%s must be a whole number, 0 or more (empty: no limit)", what)
+		}
+		return v, nil
+	}
+	var l models.JudgeLimits
+	var err error
+	if l.MaxConcurrency, err = whole("the calls at once of all runs", f.SharedConcurrency); err != nil {
+		return l, err
+	}
+	if l.RequestsPerMinute, err = whole("the requests per minute", f.RequestsPerMinute); err != nil {
+		return l, err
+	}
+	if l.TokensPerMinute, err = whole("the tokens per minute", f.TokensPerMinute); err != nil {
+		return l, err
+	}
+	if f.SlowSeconds != "" {
+		v, perr := strconv.ParseFloat(f.SlowSeconds, 64)
+		if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return l, models.Errorf(models.EInvalid, "the slow threshold must be a number of seconds (empty: off)")
+		}
+		l.SlowMS = int64(v * 1000)
+	}
+	return l, models.CheckJudgeLimits(l)
+}
+
+// saveJudgeLimits stores the judge's shared limits when they changed
+// (storing them starts the adaptive concurrency again from the maximum).
+func (h *Handlers) saveJudgeLimits(c echo.Context, judgeID int64, l models.JudgeLimits) error {
+	ctx := c.Request().Context()
+	old, err := h.DB.FindJudgeLimits(ctx, judgeID)
+	if err != nil {
+		return err
+	}
+	if old.MaxConcurrency == l.MaxConcurrency && old.RequestsPerMinute == l.RequestsPerMinute &&
+		old.TokensPerMinute == l.TokensPerMinute && old.SlowMS == l.SlowMS {
+		return nil
+	}
+	l.JudgeID = judgeID
+	return h.DB.SetJudgeLimits(ctx, l)
 }
 
 func judgeFormView(c echo.Context, j models.Judge, f web.JudgeForm, msg string) web.JudgeFormView {
@@ -124,8 +194,15 @@ func (h *Handlers) createJudge(c echo.Context) error {
 	f := judgeFormFromRequest(c)
 	j := models.Judge{WorkspaceID: h.workspaceID(c), APIKey: strings.TrimSpace(c.FormValue("api_key"))}
 	err := applyJudgeForm(&j, f)
+	var lim models.JudgeLimits
+	if err == nil {
+		lim, err = judgeLimitsOf(f)
+	}
 	if err == nil {
 		err = h.DB.SaveJudge(c.Request().Context(), &j)
+	}
+	if err == nil {
+		err = h.saveJudgeLimits(c, j.ID, lim)
 	}
 	if err != nil {
 		if models.ErrorCode(err) != models.EInvalid {
@@ -156,8 +233,15 @@ func (h *Handlers) updateJudge(c echo.Context) error {
 	}
 	typedKey, oldKeyEnv := j.APIKey != "", j.APIKeyEnv
 	err = applyJudgeForm(&j, f)
+	var lim models.JudgeLimits
+	if err == nil {
+		lim, err = judgeLimitsOf(f)
+	}
 	if err == nil {
 		err = h.DB.SaveJudge(c.Request().Context(), &j)
+	}
+	if err == nil && !j.Simulated {
+		err = h.saveJudgeLimits(c, j.ID, lim)
 	}
 	if err != nil {
 		if models.ErrorCode(err) != models.EInvalid {
@@ -183,6 +267,8 @@ func judgeFormFromRequest(c echo.Context) web.JudgeForm {
 		Name: v("name"), BaseURL: v("base_url"), Model: v("model"), APIKeyEnv: strings.TrimPrefix(v("api_key_env"), "$"),
 		Temperature: v("temperature"), TopP: v("top_p"), MaxConcurrency: v("max_concurrency"), TimeoutSeconds: v("timeout_seconds"),
 		PriceInput: v("price_input"), PriceOutput: v("price_output"),
+		SharedConcurrency: v("shared_concurrency"), RequestsPerMinute: v("requests_per_minute"),
+		TokensPerMinute: v("tokens_per_minute"), SlowSeconds: v("slow_seconds"),
 	}
 }
 

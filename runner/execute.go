@@ -203,7 +203,9 @@ func (e *rateLimited) Error() string { return fmt.Sprintf("judge rate limit; wai
 // breaking, metrics) changes every call at once.
 type Completer = methods.Completer
 
-func (r *Runner) judgeFor(ctx context.Context, run models.Run) (Completer, error) {
+// Every call goes through b, the execution's budget of calls (limits.go),
+// which also learns from every attempt's outcome.
+func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Completer, error) {
 	snap := run.JudgeSnapshot
 	cfg := judge.Config{
 		BaseURL:     snap.BaseURL,
@@ -239,7 +241,11 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run) (Completer, error
 			cfg.APIKey = key
 		}
 	}
-	return judge.New(r.guardJudge(ctx, run, cfg)) // fencing, circuit breaker, metrics (guard.go)
+	c, err := judge.New(r.guardJudge(ctx, run, cfg, b)) // fencing, circuit breaker, metrics (guard.go)
+	if err != nil {
+		return nil, err
+	}
+	return b.wrap(c), nil
 }
 
 // failedUnitRetries is how many times a call unit whose calls failed (after
@@ -287,7 +293,15 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 	if len(fields) == 0 {
 		fields = ds.Fields
 	}
-	client, err := r.judgeFor(ctx, run)
+	// The budget of calls to the judge (limits.go): one for every
+	// criterion of the run, and the judge's limits shared with every
+	// worker.
+	budget, err := r.budgetFor(ctx, run)
+	if err != nil {
+		return outcome{}, err
+	}
+	defer budget.close()
+	client, err := r.judgeFor(ctx, run, budget)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -305,59 +319,112 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 	memo := methods.NewMemo(run.MethodSettings.Learned)
 	words := m.Words()
 
+	// Every criterion's rounds run side by side under the one budget: a
+	// round starts as soon as its own criterion's previous round is done
+	// (BatchEval composes a round's batches from the scores of the rounds
+	// before it), never waiting for another criterion. The first pass to
+	// fail stops the others from starting new calls; calls already sent
+	// finish and are stored.
+	sh := &sharedSettings{run: &mrun}
+	passWork, stopPasses := context.WithCancelCause(work)
+	defer stopPasses(nil)
+	var g errgroup.Group
 	for _, pass := range passes {
-		ci := pass[0]
-		for round := 0; round < rounds; round++ {
-			if err := r.db.SetRunPlan(ctx, run.ID, total, ci, round); err != nil {
-				return outcome{}, err
-			}
-			if su, ok := m.(methods.Setupper); ok && round == 0 {
-				if err := r.setup(ctx, work, su, client, run.ID, run.JudgeSnapshot, &mrun, pass); err != nil {
-					return outcome{}, err
-				}
-			}
-			batches, err := r.db.RoundBatches(ctx, run.ID, ci, round)
+		g.Go(func() error {
+			err := r.runPass(ctx, passWork, m, client, run, sh, pass, rounds, total, rows, samples, index, memo, words)
 			if err != nil {
-				return outcome{}, err
+				stopPasses(err)
 			}
-			if len(batches) == 0 {
-				plan, err := r.planRound(ctx, m, mrun, run.ID, ci, round, rows, index)
-				if err != nil {
-					return outcome{}, err
-				}
-				if batches, err = r.db.CreateRoundBatches(ctx, run.ID, ci, round, plan); err != nil {
-					return outcome{}, err
-				}
-			}
-			failed, err := r.runRound(ctx, work, m, client, run, mrun, pass, batches, samples, index, memo)
-			if serr := r.recordLearned(ctx, run.ID, &mrun, memo); serr != nil && err == nil {
-				err = serr
-			}
-			if err != nil {
-				return outcome{}, err
-			}
-			if failed == len(batches) {
-				where := ""
-				if words.Round != "" {
-					where = fmt.Sprintf(" of %s %d", words.Round, round+1)
-				}
-				return outcome{}, fmt.Errorf("every %s%s of %q failed, even when tried again: the judge is not answering usefully (see the %s for its errors)",
-					words.Unit, where, mrun.Rubric.Criteria[ci].Name, words.Units)
-			}
-		}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return outcome{}, err
 	}
 	return r.conclude(ctx, run.ID, words)
 }
 
+// sharedSettings is the run's method settings as every pass sees them:
+// each pass judges with its own copy, and what a pass changes (G-Eval's
+// steps for its criterion, what the endpoint was found to support) is
+// merged here and stored under the lock, so passes running side by side
+// never store over each other's changes.
+type sharedSettings struct {
+	mu  sync.Mutex
+	run *methods.Run
+}
+
+// snapshot returns a copy of the settings a pass can change freely.
+func (sh *sharedSettings) snapshot() methods.Run {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	c := *sh.run
+	c.MethodSettings.GEvalSteps = maps.Clone(sh.run.MethodSettings.GEvalSteps)
+	c.MethodSettings.Learned = maps.Clone(sh.run.MethodSettings.Learned)
+	return c
+}
+
+// runPass judges one pass (one criterion, or all of them for methods that
+// judge every criterion in one call) through all its rounds.
+func (r *Runner) runPass(ctx, work context.Context, m methods.Method, client Completer, run models.Run, sh *sharedSettings,
+	pass []int, rounds, total int, rows []models.DatasetRow, samples []evaluator.Sample, index map[int64]int, memo *methods.Memo, words methods.Words) error {
+	ci := pass[0]
+	mrun := sh.snapshot()
+	for round := 0; round < rounds; round++ {
+		if err := r.stopping(work); err != nil {
+			return err
+		}
+		if err := r.db.SetRunPlan(ctx, run.ID, total, ci, round); err != nil {
+			return err
+		}
+		if su, ok := m.(methods.Setupper); ok && round == 0 {
+			if err := r.setup(ctx, work, su, client, run.ID, run.JudgeSnapshot, sh, &mrun, pass); err != nil {
+				return err
+			}
+		}
+		batches, err := r.db.RoundBatches(ctx, run.ID, ci, round)
+		if err != nil {
+			return err
+		}
+		if len(batches) == 0 {
+			plan, err := r.planRound(ctx, m, mrun, run.ID, ci, round, rows, index)
+			if err != nil {
+				return err
+			}
+			if batches, err = r.db.CreateRoundBatches(ctx, run.ID, ci, round, plan); err != nil {
+				return err
+			}
+		}
+		failed, err := r.runRound(ctx, work, m, client, run, mrun, pass, batches, samples, index, memo)
+		if serr := r.recordLearned(ctx, run.ID, sh, memo); serr != nil && err == nil {
+			err = serr
+		}
+		if err != nil {
+			return err
+		}
+		if failed == len(batches) {
+			where := ""
+			if words.Round != "" {
+				where = fmt.Sprintf(" of %s %d", words.Round, round+1)
+			}
+			return fmt.Errorf("every %s%s of %q failed, even when tried again: the judge is not answering usefully (see the %s for its errors)",
+				words.Unit, where, mrun.Rubric.Criteria[ci].Name, words.Units)
+		}
+	}
+	return nil
+}
+
 // recordLearned stores, with the run's method settings, what the method
 // learned about the endpoint during the round, when that is new.
-func (r *Runner) recordLearned(ctx context.Context, runID int64, mrun *methods.Run, memo *methods.Memo) error {
+func (r *Runner) recordLearned(ctx context.Context, runID int64, sh *sharedSettings, memo *methods.Memo) error {
 	known := memo.Known()
-	if len(known) == 0 || maps.Equal(known, mrun.MethodSettings.Learned) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if len(known) == 0 || maps.Equal(known, sh.run.MethodSettings.Learned) {
 		return nil
 	}
-	mrun.MethodSettings.Learned = known
-	return r.db.UpdateRunMethodSettings(context.WithoutCancel(ctx), runID, mrun.MethodSettings)
+	sh.run.MethodSettings.Learned = known
+	return r.db.UpdateRunMethodSettings(context.WithoutCancel(ctx), runID, sh.run.MethodSettings)
 }
 
 // conclude decides how a run that went through every unit ends, from its
@@ -384,7 +451,9 @@ func (r *Runner) conclude(ctx context.Context, runID int64, words methods.Words)
 }
 
 // setup makes a method's once-per-pass calls and stores what they changed.
-func (r *Runner) setup(ctx, work context.Context, su methods.Setupper, client Completer, runID int64, js models.JudgeSnapshot, mrun *methods.Run, pass []int) error {
+// mrun is the pass's own copy; what the setup changed is merged into sh
+// and stored from there.
+func (r *Runner) setup(ctx, work context.Context, su methods.Setupper, client Completer, runID int64, js models.JudgeSnapshot, sh *sharedSettings, mrun *methods.Run, pass []int) error {
 	if err := r.stopping(work); err != nil {
 		return err
 	}
@@ -400,7 +469,19 @@ func (r *Runner) setup(ctx, work context.Context, su methods.Setupper, client Co
 	if !res.Changed {
 		return nil
 	}
-	return r.db.SaveRunMethodSettings(ctx, runID, mrun.MethodSettings, res.PromptTokens, res.CompletionTokens, Cost(js, res.PromptTokens, res.CompletionTokens))
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	// Only G-Eval has a setup: it writes its steps for the pass's criteria.
+	for _, ci := range pass {
+		name := mrun.Rubric.Criteria[ci].Name
+		if steps, ok := mrun.MethodSettings.GEvalSteps[name]; ok {
+			if sh.run.MethodSettings.GEvalSteps == nil {
+				sh.run.MethodSettings.GEvalSteps = map[string]string{}
+			}
+			sh.run.MethodSettings.GEvalSteps[name] = steps
+		}
+	}
+	return r.db.SaveRunMethodSettings(ctx, runID, sh.run.MethodSettings, res.PromptTokens, res.CompletionTokens, Cost(js, res.PromptTokens, res.CompletionTokens))
 }
 
 // planRound asks the method for a round's units and turns them into row ids.
@@ -606,6 +687,20 @@ func callContext(job context.Context) (context.Context, context.CancelFunc) {
 	return ctx, func() { stop(); cancel(nil) }
 }
 
+// writeTurn waits for this process's turn to store an answer on SQLite,
+// which takes one writer at a time: answers arriving together used to
+// contend for its write lock inside SQLite, whose busy handler sleeps
+// in steps of up to 100 ms, and a run at concurrency 16 spent most of its
+// time asleep there. Queued in Go, each waits only for the writes before
+// it. PostgreSQL takes writes side by side: no turn.
+func (r *Runner) writeTurn() (unlock func()) {
+	if r.db.Dialect != models.SQLite {
+		return func() {}
+	}
+	r.writeMu.Lock()
+	return r.writeMu.Unlock
+}
+
 // stopping reports why no new call should start, if any.
 func (r *Runner) stopping(work context.Context) error {
 	select {
@@ -668,7 +763,9 @@ func DecodeMessages(s string) []evaluator.Message {
 func (r *Runner) store(ctx context.Context, run models.Run, res models.BatchResult, err error) error {
 	if res.Batch.Status != "" {
 		name := judgeName(run.JudgeSnapshot)
+		unlock := r.writeTurn()
 		serr := r.db.SaveBatchResult(ctx, res)
+		unlock()
 		if errors.Is(serr, models.ErrLeaseLost) && res.Batch.Status == models.BatchDone {
 			// The answer came back after this worker lost the run: it is
 			// paid for, so keep it if the batch still has none (the new

@@ -61,13 +61,13 @@ func leaseLost(work context.Context, err error) bool {
 // guardJudge installs the fence, the breaker and the metrics on cfg, the
 // judge configuration of one execution of run. ctx carries the execution's
 // lease owner (models.WithLeaseOwner); without one nothing is fenced.
-func (r *Runner) guardJudge(ctx context.Context, run models.Run, cfg judge.Config) judge.Config {
+func (r *Runner) guardJudge(ctx context.Context, run models.Run, cfg judge.Config, b *budget) judge.Config {
 	if cfg.TimeoutRetries == 0 {
 		cfg.TimeoutRetries = r.cfg.JudgeTuning.TimeoutRetries
 	}
 	name := judgeName(run.JudgeSnapshot)
 	g := &callGuard{r: r, runID: run.ID, owner: models.LeaseOwnerFrom(ctx), judge: name,
-		log: r.log.With("run", run.ID, "judge", name), ctx: ctx, capped: run.Settings.SpendCapUSD != nil}
+		log: r.log.With("run", run.ID, "judge", name), ctx: ctx, capped: run.Settings.SpendCapUSD != nil, budget: b}
 	probeCfg := cfg
 	probeCfg.MaxAttempts = 1
 	g.probeCfg = probeCfg
@@ -81,17 +81,19 @@ func (r *Runner) guardJudge(ctx context.Context, run models.Run, cfg judge.Confi
 	g.breaker = bc
 	cfg.BeforeAttempt = g.before
 	cfg.AfterAttempt = g.after
-	var base http.RoundTripper
-	if cfg.HTTPClient != nil && cfg.HTTPClient.Transport != nil {
-		base = cfg.HTTPClient.Transport
-	} else {
-		base = fencedTransport(g)
-	}
-	hc := &http.Client{}
+	// Was the default transport with a plain dialer: runs then connected
+	// wherever the judge's URL pointed and followed redirects, whatever
+	// the egress policy said.
+	hc := fencedClient(g, max(1, run.JudgeSnapshot.MaxConcurrency))
 	if cfg.HTTPClient != nil {
-		*hc = *cfg.HTTPClient
+		hc = cfg.HTTPClient
+		if hc.Transport == nil {
+			hc.Transport = fencedClient(g, max(1, run.JudgeSnapshot.MaxConcurrency)).Transport
+		}
+		c := *hc
+		hc = &c
 	}
-	hc.Transport = fenceTransport{base: base, g: g}
+	hc.Transport = fenceTransport{base: hc.Transport, g: g}
 	cfg.HTTPClient = hc
 	cfg.Header = cfg.Header.Clone()
 	if cfg.Header == nil {
@@ -135,6 +137,8 @@ type callGuard struct {
 	breaker  BreakerConfig
 	// capped: the run has a spending cap, checked before every attempt.
 	capped bool
+	// budget learns from every attempt (adaptive concurrency); may be nil.
+	budget *budget
 
 	mu sync.Mutex
 	// validUntil is, on this machine's monotonic clock, when the lease as
@@ -300,28 +304,19 @@ func (c *fencedConn) Write(p []byte) (int, error) {
 }
 
 // judgeConnIdle closes a run's idle judge connections after a while (each
-// execution has its own transport, see fencedTransport).
+// execution has its own transport, see fencedClient).
 const judgeConnIdle = 30 * time.Second
 
-// fencedTransport is a transport of one execution whose connections check
-// the lease before every write.
-func fencedTransport(g *callGuard) http.RoundTripper {
-	base, ok := http.DefaultTransport.(*http.Transport)
-	if !ok {
-		return http.DefaultTransport
+// fencedClient is the HTTP client of one execution: the judges' egress
+// policy (allowed addresses, no redirects), keep-alive sized to the run's
+// concurrency, HTTP/2 where offered, and connections that check the lease
+// before every write.
+func fencedClient(g *callGuard, concurrency int) *http.Client {
+	hc := judge.ClientFor(concurrency, func(c net.Conn) net.Conn { return &fencedConn{Conn: c, g: g} })
+	if tr, ok := hc.Transport.(*http.Transport); ok {
+		tr.IdleConnTimeout = judgeConnIdle
 	}
-	tr := base.Clone()
-	tr.IdleConnTimeout = judgeConnIdle
-	// The usual dialer's settings (net/http's default transport).
-	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
-	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dialer.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &fencedConn{Conn: c, g: g}, nil
-	}
-	return tr
+	return hc
 }
 
 // breaks reports whether a failed attempt counts toward opening the
@@ -337,6 +332,7 @@ func breaks(e *judge.Error) bool {
 // after runs after each HTTP attempt.
 func (g *callGuard) after(a judge.AttemptInfo) {
 	g.r.metrics.observeAttempt(g.judge, a)
+	g.budget.observe(a)
 	if g.breaker.Threshold < 0 {
 		return
 	}

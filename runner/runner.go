@@ -99,14 +99,29 @@ type Runner struct {
 	sweepDone  chan struct{}
 	// notices counts webhook deliveries under way (notify.go).
 	notices sync.WaitGroup
+	// slots wakes calls waiting for a judge's shared slot (limits.go).
+	slots slotWaits
+	// writeMu queues this process's answers for SQLite (writeTurn).
+	writeMu sync.Mutex
 }
 
 func driverFor(db *models.DB) riverdriver.Driver[*sql.Tx] {
 	if db.Dialect == models.Postgres {
 		return riverdatabasesql.New(db.SQL)
 	}
-	return riversqlite.New(db.SQL)
+	return sqliteDriver{riversqlite.New(db.SQL)}
 }
+
+// sqliteDriver is River's SQLite driver without its stand-in for LISTEN/
+// NOTIFY, which reads a notification table every 50 ms: that was most of
+// an idle worker's CPU (about 25 ms a second). Without a listener River
+// polls for jobs every PollInterval, and a run launched through this
+// process's runner is fetched at once (River wakes its own producers on
+// insert when the driver has no listener).
+type sqliteDriver struct{ *riversqlite.Driver }
+
+func (sqliteDriver) SupportsListener() bool     { return false }
+func (sqliteDriver) SupportsListenNotify() bool { return false }
 
 // Migrate applies River's schema migrations to the database.
 func Migrate(ctx context.Context, db *models.DB, log *slog.Logger) error {

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -124,18 +125,56 @@ const (
 // It ignores HTTP_PROXY/HTTPS_PROXY: through a proxy the dialer would see
 // the proxy's address and not the judge's, and the check would mean nothing.
 func (p Egress) HTTPClient() *http.Client {
+	return &http.Client{Transport: p.Transport(0, nil), CheckRedirect: noRedirects}
+}
+
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// Transport returns a transport that connects only where p allows. It
+// keeps up to concurrency idle connections to the judge (at least the
+// standard 2), so that a run sending that many calls at once reuses its
+// connections instead of opening (and handshaking) new ones, and speaks
+// HTTP/2 where the endpoint offers it (one connection then carries many
+// calls). wrap, if set, wraps every connection made (the runner fences
+// writes with it); the policy's check runs before.
+func (p Egress) Transport(concurrency int, wrap func(net.Conn) net.Conn) *http.Transport {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil
-	tr.DialContext = (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive, Control: p.control}).DialContext
+	dial := (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive, Control: p.control}).DialContext
+	tr.DialContext = dial
+	if wrap != nil {
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(c), nil
+		}
+	}
+	// A custom dialer turns net/http's HTTP/2 off unless asked for.
+	tr.ForceAttemptHTTP2 = true
 	tr.TLSHandshakeTimeout = tlsHandshakeTimeout
 	tr.IdleConnTimeout = idleConnTimeout
-	return &http.Client{
-		Transport: tr,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}
+	tr.MaxIdleConnsPerHost = max(concurrency, http.DefaultMaxIdleConnsPerHost)
+	tr.MaxIdleConns = max(tr.MaxIdleConns, tr.MaxIdleConnsPerHost)
+	return tr
 }
+
+// ClientFor returns a client under the egress policy set by SetEgress (the
+// permissive one before), never following redirects, whose transport is
+// Transport(concurrency, wrap): for callers that need their own
+// connections (the runner fences each run's writes), without ever losing
+// the policy.
+func ClientFor(concurrency int, wrap func(net.Conn) net.Conn) *http.Client {
+	p := permissiveEgress
+	if cur := currentPolicy.Load(); cur != nil {
+		p = *cur
+	}
+	return &http.Client{Transport: p.Transport(concurrency, wrap), CheckRedirect: noRedirects}
+}
+
+// currentPolicy is the policy last set by SetEgress.
+var currentPolicy atomic.Pointer[Egress]
 
 // defaultClient is the client of every judge built without its own: set
 // once at start-up by SetEgress, read by New. Process-wide on purpose: a
@@ -150,7 +189,10 @@ var permissiveEgress = Egress{AllowPrivate: true, AllowLoopback: true}
 
 // SetEgress sets the policy of every judge client built afterwards without
 // its own Config.HTTPClient.
-func SetEgress(p Egress) { defaultClient.Store(p.HTTPClient()) }
+func SetEgress(p Egress) {
+	currentPolicy.Store(&p)
+	defaultClient.Store(p.HTTPClient())
+}
 
 func egressClient() *http.Client {
 	if c := defaultClient.Load(); c != nil {

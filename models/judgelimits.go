@@ -1,0 +1,254 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// JudgeLimits are the limits of one judge (one API key, one endpoint)
+// that every worker sharing the database keeps together. Zero means no
+// limit.
+type JudgeLimits struct {
+	JudgeID           int64 `gorm:"primaryKey;autoIncrement:false"`
+	RequestsPerMinute int
+	TokensPerMinute   int
+	// MaxConcurrency bounds the calls in flight across every worker.
+	MaxConcurrency int
+	// SlowMS: an answer slower than this many milliseconds halves the
+	// allowed concurrency, as a 429 does; 0 turns that off.
+	SlowMS int64
+	// AdaptiveLimit is the concurrency allowed now (1..MaxConcurrency).
+	AdaptiveLimit int
+	Successes     int
+	LastCutMS     int64
+	RequestMilli  int64
+	TokenMilli    int64
+	RefilledMS    int64
+	Version       int64
+}
+
+// TableName pins the table name.
+func (JudgeLimits) TableName() string { return "judge_limits" }
+
+// Any reports whether at least one limit is set.
+func (l JudgeLimits) Any() bool {
+	return l.RequestsPerMinute > 0 || l.TokensPerMinute > 0 || l.MaxConcurrency > 0
+}
+
+// MaxJudgeConcurrency bounds the shared concurrency a judge may be given
+// (one slot row each).
+const MaxJudgeConcurrency = 1024
+
+// CheckJudgeLimits refuses negative or absurd limits.
+func CheckJudgeLimits(l JudgeLimits) error {
+	switch {
+	case l.RequestsPerMinute < 0 || l.TokensPerMinute < 0 || l.MaxConcurrency < 0 || l.SlowMS < 0:
+		return Errorf(EInvalid, "judge limits cannot be negative (0 means no limit)")
+	case l.MaxConcurrency > MaxJudgeConcurrency:
+		return Errorf(EInvalid, "the shared concurrency limit is %d; the most is %d", l.MaxConcurrency, MaxJudgeConcurrency)
+	}
+	return nil
+}
+
+// FindJudgeLimits returns a judge's limits; zero limits when none are set.
+func (db *DB) FindJudgeLimits(ctx context.Context, judgeID int64) (JudgeLimits, error) {
+	var l JudgeLimits
+	err := db.Gorm.WithContext(ctx).Where("judge_id = ?", judgeID).Limit(1).Find(&l).Error
+	if err != nil {
+		return JudgeLimits{}, err
+	}
+	l.JudgeID = judgeID
+	return l, nil
+}
+
+// SetJudgeLimits stores a judge's limits. The adaptive concurrency starts
+// again from the maximum, the buckets from full, and one slot row exists
+// for each call allowed in flight.
+func (db *DB) SetJudgeLimits(ctx context.Context, l JudgeLimits) error {
+	if err := CheckJudgeLimits(l); err != nil {
+		return err
+	}
+	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		row := JudgeLimits{JudgeID: l.JudgeID, RequestsPerMinute: l.RequestsPerMinute, TokensPerMinute: l.TokensPerMinute,
+			MaxConcurrency: l.MaxConcurrency, SlowMS: l.SlowMS, AdaptiveLimit: l.MaxConcurrency,
+			RequestMilli: bucketCapacity(l.RequestsPerMinute), TokenMilli: bucketCapacity(l.TokensPerMinute),
+			RefilledMS: time.Now().UnixMilli()}
+		if err := tx.Where("judge_id = ?", l.JudgeID).Delete(&JudgeLimits{}).Error; err != nil {
+			return err
+		}
+		if !l.Any() {
+			return tx.Exec("DELETE FROM judge_slots WHERE judge_id = ?", l.JudgeID).Error
+		}
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		// Slots above the limit go once free; held ones end with their call.
+		if err := tx.Exec("DELETE FROM judge_slots WHERE judge_id = ? AND slot >= ? AND holder = ''", l.JudgeID, l.MaxConcurrency).Error; err != nil {
+			return err
+		}
+		for s := 0; s < l.MaxConcurrency; s++ {
+			if err := tx.Exec("INSERT INTO judge_slots (judge_id, slot, holder, expires_ms) VALUES (?, ?, '', 0) ON CONFLICT (judge_id, slot) DO NOTHING",
+				l.JudgeID, s).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// bucketCapacity is the most a bucket of perMinute holds, in thousandths:
+// one second's worth (at least one unit), so that no minute sees much more
+// than perMinute, whichever worker sends.
+func bucketCapacity(perMinute int) int64 {
+	if perMinute <= 0 {
+		return 0
+	}
+	return max(int64(perMinute)*1000/60, 1000)
+}
+
+// AcquireJudgeSlot leases one of the judge's free slots (below its current
+// adaptive limit) to holder until untilMS. It reports false when none is
+// free. Every worker acquires through this one conditional UPDATE, so two
+// never hold one slot.
+func (db *DB) AcquireJudgeSlot(ctx context.Context, judgeID int64, holder string, nowMS, untilMS int64) (bool, error) {
+	res := db.Gorm.WithContext(ctx).Exec(`UPDATE judge_slots SET holder = ?, expires_ms = ?
+WHERE judge_id = ? AND (holder = '' OR expires_ms < ?) AND slot = (
+  SELECT s.slot FROM judge_slots s JOIN judge_limits l ON l.judge_id = s.judge_id
+  WHERE s.judge_id = ? AND s.slot < l.adaptive_limit AND (s.holder = '' OR s.expires_ms < ?)
+  ORDER BY s.slot LIMIT 1)`, holder, untilMS, judgeID, nowMS, judgeID, nowMS)
+	if res.Error != nil {
+		return false, res.Error
+	}
+	return res.RowsAffected == 1, nil
+}
+
+// RenewJudgeSlots extends the leases of the slots holders hold.
+func (db *DB) RenewJudgeSlots(ctx context.Context, judgeID int64, holders []string, untilMS int64) error {
+	if len(holders) == 0 {
+		return nil
+	}
+	return db.Gorm.WithContext(ctx).Exec("UPDATE judge_slots SET expires_ms = ? WHERE judge_id = ? AND holder IN ?", untilMS, judgeID, holders).Error
+}
+
+// ReleaseJudgeSlot frees the slot holder holds, if it still does.
+func (db *DB) ReleaseJudgeSlot(ctx context.Context, judgeID int64, holder string) error {
+	return db.Gorm.WithContext(ctx).Exec("UPDATE judge_slots SET holder = '', expires_ms = 0 WHERE judge_id = ? AND holder = ?", judgeID, holder).Error
+}
+
+// JudgeSlotsHeld counts the judge's slots leased and not expired at nowMS.
+func (db *DB) JudgeSlotsHeld(ctx context.Context, judgeID, nowMS int64) (int, error) {
+	var n int64
+	err := db.Gorm.WithContext(ctx).Table("judge_slots").Where("judge_id = ? AND holder <> '' AND expires_ms >= ?", judgeID, nowMS).Count(&n).Error
+	return int(n), err
+}
+
+// errBucketRace: another worker changed the buckets between our read and
+// our write; read again.
+var errBucketRace = errors.New("judge limits changed concurrently")
+
+// TakeJudgeBudget takes one request and tokens tokens from the judge's
+// per-minute buckets at nowMS. When they hold too little it takes nothing
+// and returns how long to wait before trying again. The buckets are read,
+// refilled and written back with a conditional UPDATE on their version, so
+// concurrent workers never both spend the same budget.
+func (db *DB) TakeJudgeBudget(ctx context.Context, judgeID int64, tokens int, nowMS int64) (time.Duration, error) {
+	for range 50 {
+		wait, err := db.takeJudgeBudget(ctx, judgeID, tokens, nowMS)
+		if !errors.Is(err, errBucketRace) {
+			return wait, err
+		}
+		nowMS = time.Now().UnixMilli()
+	}
+	return 10 * time.Millisecond, nil
+}
+
+func (db *DB) takeJudgeBudget(ctx context.Context, judgeID int64, tokens int, nowMS int64) (time.Duration, error) {
+	l, err := db.FindJudgeLimits(ctx, judgeID)
+	if err != nil {
+		return 0, err
+	}
+	if l.RequestsPerMinute <= 0 && l.TokensPerMinute <= 0 {
+		return 0, nil
+	}
+	elapsed := max(nowMS-l.RefilledMS, 0)
+	refill := func(have int64, perMinute int) int64 {
+		if perMinute <= 0 {
+			return 0
+		}
+		// perMinute units a minute = perMinute thousandths a millisecond / 60.
+		return min(have+elapsed*int64(perMinute)/60, bucketCapacity(perMinute))
+	}
+	req, tok := refill(l.RequestMilli, l.RequestsPerMinute), refill(l.TokenMilli, l.TokensPerMinute)
+	needTok := int64(tokens) * 1000
+	var wait time.Duration
+	if l.RequestsPerMinute > 0 && req < 1000 {
+		wait = max(wait, time.Duration((1000-req)*60/int64(l.RequestsPerMinute))*time.Millisecond)
+	}
+	if l.TokensPerMinute > 0 {
+		// A call bigger than the whole bucket goes when the bucket is full
+		// (and leaves it in debt), or it would never go.
+		enough := min(needTok, bucketCapacity(l.TokensPerMinute))
+		if tok < enough {
+			wait = max(wait, time.Duration((enough-tok)*60/int64(l.TokensPerMinute))*time.Millisecond)
+		}
+	}
+	if wait > 0 {
+		return max(wait, time.Millisecond), nil
+	}
+	if l.RequestsPerMinute > 0 {
+		req -= 1000
+	}
+	if l.TokensPerMinute > 0 {
+		tok -= needTok
+	}
+	res := db.Gorm.WithContext(ctx).Exec(`UPDATE judge_limits SET request_milli = ?, token_milli = ?, refilled_ms = ?, version = version + 1
+WHERE judge_id = ? AND version = ?`, req, tok, max(nowMS, l.RefilledMS), judgeID, l.Version)
+	if res.Error != nil {
+		return 0, res.Error
+	}
+	if res.RowsAffected != 1 {
+		return 0, errBucketRace
+	}
+	return 0, nil
+}
+
+// ChargeJudgeTokens corrects the token bucket once a call's real token
+// count is known (delta = real - estimated; negative gives back).
+func (db *DB) ChargeJudgeTokens(ctx context.Context, judgeID int64, delta int) error {
+	if delta == 0 {
+		return nil
+	}
+	return db.Gorm.WithContext(ctx).Exec(`UPDATE judge_limits SET token_milli = token_milli - ?, version = version + 1
+WHERE judge_id = ? AND tokens_per_minute > 0`, int64(delta)*1000, judgeID).Error
+}
+
+// judgeCutPause is the least time between two cuts of a judge's adaptive
+// concurrency: the 429s of calls sent together are one signal, not many.
+const judgeCutPause = time.Second
+
+// CutJudgeConcurrency halves the judge's adaptive concurrency (at least 1),
+// unless it was cut less than a second ago; it returns the new limit.
+func (db *DB) CutJudgeConcurrency(ctx context.Context, judgeID int64, nowMS int64) error {
+	return db.Gorm.WithContext(ctx).Exec(`UPDATE judge_limits SET
+  adaptive_limit = CASE WHEN adaptive_limit / 2 < 1 THEN 1 ELSE adaptive_limit / 2 END,
+  successes = 0, last_cut_ms = ?
+WHERE judge_id = ? AND max_concurrency > 0 AND last_cut_ms <= ?`, nowMS, judgeID, nowMS-judgeCutPause.Milliseconds()).Error
+}
+
+// GrowJudgeConcurrency counts a success; after as many successes in a row
+// as the current limit, the limit grows by one (up to the maximum).
+func (db *DB) GrowJudgeConcurrency(ctx context.Context, judgeID int64) error {
+	return db.Gorm.WithContext(ctx).Exec(`UPDATE judge_limits SET
+  adaptive_limit = CASE WHEN successes + 1 >= adaptive_limit AND adaptive_limit < max_concurrency THEN adaptive_limit + 1 ELSE adaptive_limit END,
+  successes = CASE WHEN successes + 1 >= adaptive_limit THEN 0 ELSE successes + 1 END
+WHERE judge_id = ? AND max_concurrency > 0`, judgeID).Error
+}
+
+// String describes the limits for logs.
+func (l JudgeLimits) String() string {
+	return fmt.Sprintf("rpm=%d tpm=%d concurrency=%d/%d", l.RequestsPerMinute, l.TokensPerMinute, l.AdaptiveLimit, l.MaxConcurrency)
+}

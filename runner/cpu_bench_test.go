@@ -1,0 +1,88 @@
+package runner
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/models/dbtest"
+)
+
+// processCPU is the CPU time (user + system) this process has used.
+func processCPU(tb testing.TB) time.Duration {
+	tb.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// idleWindow is how long the idle benchmark watches a worker with nothing
+// to do.
+const idleWindow = 4 * time.Second
+
+// BenchmarkIdleCPU: the CPU a started worker (job polling, lease sweeps)
+// uses while no run is queued, in milliseconds of CPU per second, on each
+// database. Target: at most 2 ms/s.
+func BenchmarkIdleCPU(b *testing.B) {
+	for _, d := range dbtest.Dialects {
+		b.Run(string(d), func(b *testing.B) {
+			db := dbtest.Open(b, d, migrateJobs)
+			r, err := New(Config{DB: db, Log: testLog(), Work: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := r.Start(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			defer func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				_ = r.Stop(ctx)
+			}()
+			time.Sleep(time.Second) // start-up (migrations checked, leader elected)
+			b.ResetTimer()
+			var total time.Duration
+			var wall time.Duration
+			for range b.N {
+				start, t0 := processCPU(b), time.Now()
+				time.Sleep(idleWindow)
+				total += processCPU(b) - start
+				wall += time.Since(t0)
+			}
+			b.ReportMetric(float64(total.Microseconds())/1000/wall.Seconds(), "cpu-ms/s")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// BenchmarkTickerFloor is what one goroutine woken every 50 ms costs on
+// this machine, the floor under any started River client (its job
+// completer ticks every 50 ms, hard-coded), for reading BenchmarkIdleCPU.
+func BenchmarkTickerFloor(b *testing.B) {
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	b.ResetTimer()
+	var total, wall time.Duration
+	for range b.N {
+		start, t0 := processCPU(b), time.Now()
+		time.Sleep(idleWindow)
+		total += processCPU(b) - start
+		wall += time.Since(t0)
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/wall.Seconds(), "cpu-ms/s")
+	b.ReportMetric(0, "ns/op")
+}

@@ -1,0 +1,290 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/simjudge"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dataimport"
+	"github.com/batcheval/batcheval/models/dbtest"
+	"github.com/batcheval/batcheval/models/demo"
+)
+
+// The scheduling benchmarks run FED (125 dialogues) on 4 criteria, 5
+// rounds, batches of 10: 13 batches per criterion and round, 52 per round,
+// 260 calls. The judge is the simulated one behind a fixed latency, served
+// by a child process (this test binary started again) so that its CPU is
+// not counted as the runner's.
+
+// fakeJudgeEnv makes the test binary serve the fake judge instead of
+// running tests: its value is the latency and the slow latency
+// ("20ms,100ms"); the child prints its base URL and serves until killed.
+const fakeJudgeEnv = "BATCHEVAL_BENCH_FAKE_JUDGE"
+
+func init() {
+	spec := os.Getenv(fakeJudgeEnv)
+	if spec == "" {
+		return
+	}
+	lat, slowSpec, _ := strings.Cut(spec, ",")
+	latency, _ := time.ParseDuration(lat)
+	slow, _ := time.ParseDuration(slowSpec)
+	serveFakeJudge(latency, slow)
+	os.Exit(0)
+}
+
+// serveFakeJudge answers like the simulated judge after latency; the first
+// request of each round (by its seed) takes slow instead, when set: one
+// slow batch per round of the run.
+func serveFakeJudge(latency, slow time.Duration) {
+	inner := simjudge.NewHandler(simjudge.Options{Seed: 1})
+	var mu sync.Mutex
+	seen := map[int64]bool{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		wait := latency
+		if slow > 0 {
+			var req struct {
+				Seed int64 `json:"seed"`
+			}
+			_ = json.Unmarshal(body, &req)
+			mu.Lock()
+			if !seen[req.Seed] {
+				seen[req.Seed] = true
+				wait = slow
+			}
+			mu.Unlock()
+		}
+		time.Sleep(wait)
+		inner.ServeHTTP(w, r)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("http://%s/v1\n", ln.Addr())
+	_ = http.Serve(ln, h)
+}
+
+// startFakeJudge starts the fake judge in a child process.
+func startFakeJudge(b *testing.B, latency, slow time.Duration) string {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%s", fakeJudgeEnv, latency, slow))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatalf("fake judge did not start: %v", err)
+	}
+	return string(bytes.TrimSpace([]byte(line)))
+}
+
+// fedCriteria are the four FED qualities the benchmark judges.
+var fedCriteria = []string{"Coherent", "Understanding", "Likeable", "Informative"}
+
+func fedPath(b *testing.B) string {
+	b.Helper()
+	var dirs []string
+	if d := os.Getenv("BATCHEVAL_SHARED_DATASETS"); d != "" {
+		dirs = append(dirs, d)
+	}
+	dirs = append(dirs, "../../shared/datasets", "../../../shared/datasets")
+	for _, d := range dirs {
+		p := filepath.Join(d, "fed-dialog.jsonl")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	b.Skip("fed-dialog.jsonl not found (set BATCHEVAL_SHARED_DATASETS to the shared datasets folder)")
+	return ""
+}
+
+func fedRubric4() evaluator.Rubric {
+	r := evaluator.Rubric{
+		Task:   `a whole conversation between a user and a chatbot (the "System" turns)`,
+		Fields: []evaluator.Field{{Column: "context", Label: "Conversation"}},
+	}
+	for _, name := range fedCriteria {
+		r.Criteria = append(r.Criteria, evaluator.Criterion{Name: name, Description: "How " + name + " the system is.",
+			Lo: 0, Hi: 2, HumanColumn: "scores." + name})
+	}
+	return r
+}
+
+// benchLab is a database with FED imported and a started runner.
+type benchLab struct {
+	db      *models.DB
+	ws      models.Workspace
+	project models.Project
+	ds      models.Dataset
+	rows    int
+	r       *Runner
+}
+
+func newBenchLab(b *testing.B, d models.Dialect, rub evaluator.Rubric) *benchLab {
+	b.Helper()
+	ctx := context.Background()
+	db := dbtest.Open(b, d, migrateJobs)
+	ws, err := db.EnsureDefaultWorkspace(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := models.Project{WorkspaceID: ws.ID, Name: "Speed"}
+	if err := db.CreateProject(ctx, &p); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Open(fedPath(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	table, err := dataimport.Parse(f, dataimport.JSONL, dataimport.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := dataimport.Mapping{IDColumn: "id", Fields: rub.Fields}
+	for _, c := range rub.Criteria {
+		m.RatingColumns = append(m.RatingColumns, c.HumanColumn)
+	}
+	rows, err := demo.ImportRows(table, m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ds := models.Dataset{WorkspaceID: ws.ID, ProjectID: p.ID, Name: "FED", SourceFilename: "fed-dialog.jsonl",
+		Format: string(table.Format), IDColumn: "id", Columns: table.Columns, Fields: rub.Fields, RatingColumns: m.RatingColumns}
+	if err := db.CreateDataset(ctx, &ds, rows); err != nil {
+		b.Fatal(err)
+	}
+	// The production polling interval: a launch through this runner is
+	// fetched at once anyway, and a faster poll would be counted as the
+	// run's CPU.
+	r, err := New(Config{DB: db, Log: testLog(), Work: true, MaxRuns: 4, PollInterval: time.Second,
+		JudgeTuning: fastTuning})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := r.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = r.Stop(sctx)
+	})
+	return &benchLab{db: db, ws: ws, project: p, ds: ds, rows: len(rows), r: r}
+}
+
+// fedRun is a BatchEval run of FED on rub at concurrency c.
+func (l *benchLab) fedRun(rub evaluator.Rubric, url string, c, rounds int) models.Run {
+	s := evaluator.DefaultSettings()
+	s.Rounds, s.BatchSize = rounds, 10
+	return models.Run{WorkspaceID: l.ws.ID, ProjectID: l.project.ID, DatasetID: l.ds.ID, Name: fmt.Sprintf("FED at C=%d", c),
+		Method: models.MethodBatchEval, Settings: s, RubricSnapshot: rub,
+		JudgeSnapshot: models.JudgeSnapshot{Name: "fake", BaseURL: url, Model: "fake-judge", MaxConcurrency: c, TimeoutSeconds: 30}}
+}
+
+// runToEnd launches run, waits for it to succeed and returns it with its
+// wall time (from its start to its end as stored).
+func (l *benchLab) runToEnd(b *testing.B, run models.Run) (models.Run, time.Duration) {
+	b.Helper()
+	ctx := context.Background()
+	if err := l.r.Launch(ctx, &run); err != nil {
+		b.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		got, err := l.db.GetRun(ctx, run.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got.Finished() {
+			if got.Status != models.RunSucceeded {
+				b.Fatalf("run ended %s: %s", got.Status, got.Error)
+			}
+			return got, got.FinishedAt.Sub(*got.StartedAt)
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("run still %s after 5 minutes", got.Status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+const (
+	benchLatency = 20 * time.Millisecond
+	benchRounds  = 5
+)
+
+// judgeBound is the least wall time the judge allows: every round's calls
+// (of every criterion) in waves of c, each wave one latency.
+func judgeBound(rounds, callsPerRound, c int, latency time.Duration) time.Duration {
+	return time.Duration(rounds*((callsPerRound+c-1)/c)) * latency
+}
+
+// BenchmarkFEDSchedule reports, for FED on 4 criteria against a judge of
+// fixed latency, the wall time as a ratio to the judge-bound minimum
+// ("x-min"; target <= 1.05), with one slow batch (5x the latency) per round
+// ("slow", target <= 1.2), and the runner's CPU per judge call
+// ("cpu-ms/call"; target <= 1).
+func BenchmarkFEDSchedule(b *testing.B) {
+	rub := fedRubric4()
+	for _, slow := range []bool{false, true} {
+		for _, c := range []int{1, 4, 8, 16, 32} {
+			name := "C=" + strconv.Itoa(c)
+			if slow {
+				name = "slow/" + name
+			}
+			b.Run(name, func(b *testing.B) {
+				slowLatency := time.Duration(0)
+				if slow {
+					slowLatency = 5 * benchLatency
+				}
+				url := startFakeJudge(b, benchLatency, slowLatency)
+				l := newBenchLab(b, models.SQLite, rub)
+				perRound := len(rub.Criteria) * ((l.rows + 9) / 10)
+				min := judgeBound(benchRounds, perRound, c, benchLatency)
+				var wall, cpu time.Duration
+				calls := 0
+				b.ResetTimer()
+				for range b.N {
+					start := processCPU(b)
+					run, took := l.runToEnd(b, l.fedRun(rub, url, c, benchRounds))
+					cpu += processCPU(b) - start
+					wall += took
+					calls += run.Calls
+				}
+				b.ReportMetric(float64(wall)/float64(b.N)/float64(min), "x-min")
+				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(calls), "cpu-ms/call")
+				b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "wall-ms")
+				b.ReportMetric(float64(min.Milliseconds()), "min-ms")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
+	}
+}
