@@ -239,7 +239,11 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run) (Completer, error
 			cfg.APIKey = key
 		}
 	}
-	return judge.New(r.guardJudge(ctx, run, cfg)) // fencing, circuit breaker, metrics (guard.go)
+	client, err := judge.New(r.guardJudge(ctx, run, cfg)) // fencing, circuit breaker, metrics (guard.go)
+	if err != nil || run.Settings.NoCache {
+		return client, err
+	}
+	return cachedJudge(r.db, run, client, cfg.BaseURL), nil
 }
 
 // failedUnitRetries is how many times a call unit whose calls failed (after
