@@ -34,8 +34,8 @@ func synthRun(tb testing.TB, db *models.DB, n int) (wsID, runID int64) {
 	p := models.Project{WorkspaceID: ws.ID, Name: fmt.Sprintf("synth %d", n), CreatedAt: now, UpdatedAt: now}
 	must(tb, db.Gorm.Create(&p).Error)
 	ds := models.Dataset{WorkspaceID: ws.ID, ProjectID: p.ID, Name: p.Name, Format: "jsonl", RowCount: n, IDColumn: "id",
-		Columns: []string{"id", "context", "response", "system", "coherence", "fluency"},
-		Fields:  []evaluator.Field{{Column: "context", Label: "Context"}, {Column: "response", Label: "Response"}},
+		Columns:       []string{"id", "context", "response", "system", "coherence", "fluency"},
+		Fields:        []evaluator.Field{{Column: "context", Label: "Context"}, {Column: "response", Label: "Response"}},
 		RatingColumns: []string{"coherence", "fluency"}, CreatedAt: now}
 	must(tb, db.Gorm.Create(&ds).Error)
 	rng := rand.New(rand.NewPCG(uint64(n), 7))
@@ -58,7 +58,7 @@ func synthRun(tb testing.TB, db *models.DB, n int) (wsID, runID int64) {
 		truth = append(truth, q)
 		c, f := q+rng.NormFloat64()*0.5, q+rng.NormFloat64()*0.7
 		rows = append(rows, models.DatasetRow{DatasetID: ds.ID, Position: i, ExternalID: fmt.Sprintf("s%d", i),
-			Data: map[string]string{"context": fmt.Sprintf("Dialogue %d: %s", i, filler), "response": "A reply " + filler, "system": fmt.Sprintf("sys%d", i%8)},
+			Data:    map[string]string{"context": fmt.Sprintf("Dialogue %d: %s", i, filler), "response": "A reply " + filler, "system": fmt.Sprintf("sys%d", i%8)},
 			Ratings: map[string]*float64{"coherence": &c, "fluency": &f}})
 		if len(rows) == synthChunk {
 			flush()
