@@ -38,6 +38,20 @@ func TestIdenticalRerunIsAnsweredFromTheCache(t *testing.T) {
 			t.Fatalf("first run: %d calls, %d cached, judge saw %d; want calls = requests > 0 and none cached", first.Calls, first.CachedCalls, sent)
 		}
 
+		// The statistics are stored when the run finishes (just after its
+		// status is written, hence the wait).
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			st, err := env.db.ListRunStats(context.Background(), first.ID)
+			if err == nil && len(st) == len(first.RubricSnapshot.Criteria) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run statistics not stored after the run finished: %d rows, %v", len(st), err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+
 		second := finish(false)
 		if got := fj.Total(); got != sent {
 			t.Errorf("the judge saw %d more requests for the identical re-run, want 0", got-sent)
