@@ -160,11 +160,12 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	if err != nil {
 		return nil, err
 	}
-	scores, err := db.ListScores(ctx, run.ID)
+	// Only what a report shows: no prompts, answers or analyses.
+	scores, err := db.ListScoreValues(ctx, run.ID)
 	if err != nil {
 		return nil, err
 	}
-	batches, err := db.ListBatches(ctx, run.ID)
+	batches, err := db.ListBatchLayout(ctx, run.ID)
 	if err != nil {
 		return nil, err
 	}
