@@ -20,13 +20,16 @@ func TestReportLeavesPromptsAndAnswersInTheDatabase(t *testing.T) {
 		wsID, runID := synthRun(t, db, 40)
 		var mu sync.Mutex
 		var queries []string
-		err := db.Gorm.Callback().Query().After("gorm:query").Register("test:record", func(tx *gorm.DB) {
+		record := func(tx *gorm.DB) {
 			mu.Lock()
 			queries = append(queries, tx.Statement.SQL.String())
 			mu.Unlock()
-		})
-		if err != nil {
-			t.Fatal(err)
+		}
+		// Reports read through the read pool (a separate one on SQLite).
+		for _, g := range []*gorm.DB{db.Gorm, db.Read} {
+			if err := g.Callback().Query().After("gorm:query").Replace("test:record", record); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if _, err := Build(context.Background(), db, wsID, runID); err != nil {
 			t.Fatal(err)
