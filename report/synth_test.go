@@ -76,7 +76,7 @@ func synthRun(tb testing.TB, db *models.DB, n int) (wsID, runID int64) {
 		CreatedAt: now, StartedAt: &now, FinishedAt: &now, CostUSD: &cost}
 	must(tb, db.Gorm.Create(&run).Error)
 
-	prompt := strings.Repeat("Rate each sample below on the criterion. "+filler, 20)
+	prompt := strings.Repeat("Rate each sample below on the criterion. "+filler, 5)
 	answer := strings.Repeat("Analysis: the reply is coherent. Score: 3.5\n", 10)
 	var batches []models.RunBatch
 	var scores []models.RunScore
