@@ -157,6 +157,11 @@ type Settings struct {
 	// pass it. Absent (nil) means no cap; it is left out of the JSON then,
 	// so runs without one export exactly as before.
 	SpendCapUSD *float64 `json:"spend_cap_usd,omitempty"`
+	// NoCache turns off the judge answer cache for the run: every call goes
+	// to the endpoint even when an identical request was answered before.
+	// False (the default, "reuse identical judge answers") is left out of
+	// the JSON, so runs export exactly as before.
+	NoCache bool `json:"no_cache,omitempty"`
 }
 
 // DefaultSettings are the paper's defaults: N=5 rounds, B=10, temperature

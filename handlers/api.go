@@ -291,6 +291,9 @@ type APILaunchSettings struct {
 	GEvalSteps map[string]string `json:"geval_steps"`
 	// SpendCapUSD caps what the run may spend (absent: no cap).
 	SpendCapUSD *float64 `json:"spend_cap_usd"`
+	// NoCache asks the judge every time, even for requests answered
+	// before (absent or false: identical answers are reused).
+	NoCache bool `json:"no_cache"`
 }
 
 // formValues writes the launch as the launch form would post it, so the
@@ -347,6 +350,9 @@ func (l APILaunch) formValues() url.Values {
 	}
 	if s.SpendCapUSD != nil {
 		v.Set("spend_cap_usd", strconv.FormatFloat(*s.SpendCapUSD, 'g', -1, 64))
+	}
+	if s.NoCache {
+		v.Set("reuse_answers_shown", "1") // the box shown and left unticked
 	}
 	for key, val := range map[string]string{"procedure": s.Procedure, "composition": s.Composition, "sort_key": s.SortKey,
 		"scoring": s.Scoring, "llmeval_scale": s.LLMEvalScale} {

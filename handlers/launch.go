@@ -183,6 +183,10 @@ func parseLaunchInput(vals url.Values) launchInput {
 			s.SpendCapUSD = &x
 		}
 	}
+	// The answer cache is on unless a form that showed its checkbox
+	// (reuse_answers_shown) comes back without it ticked; a post without
+	// the checkbox at all (a script) keeps the default, on.
+	s.NoCache = vals.Get("reuse_answers_shown") != "" && vals.Get("reuse_answers") == ""
 	if v := vals.Get("procedure"); v != "" {
 		s.Procedure = evaluator.Procedure(v)
 	}
@@ -353,6 +357,7 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 		}
 	}
 	v.SpendCapUSD = in.raw["spend_cap_usd"]
+	v.ReuseAnswers = !in.Settings.NoCache
 	// Show the temperature and top_p the run would get (the method's and
 	// the judge's defaults unless the person typed others); remember them,
 	// so that the next post can tell whether the person changed them.

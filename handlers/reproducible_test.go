@@ -30,6 +30,10 @@ func TestSameInputsGiveIdenticalExportsAndPages(t *testing.T) {
 				form := d.launchForm("2", "10")
 				form.Set("method", method)
 				form.Set("seed", "11")
+				// The answer cache off (the box shown, left unticked): both
+				// runs must ask the judge, or the second would replay the
+				// first's answers and prove nothing about determinism.
+				form.Set("reuse_answers_shown", "1")
 				var ids [2]int64
 				for i := range ids {
 					ids[i] = env.launch(form)

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -206,13 +205,16 @@ func (h *Handlers) exportRun(c echo.Context, ext, contentType string, write func
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	if err := write(rep, &buf); err != nil {
-		return err
-	}
+	// Written straight to the response as it is produced (no copy of the
+	// whole file in memory); the bytes are the same as before. An error
+	// after the first bytes can only end the download, which the client
+	// sees as a truncated file, and is logged by the error handler.
 	name := fmt.Sprintf("run-%d-%s.%s", run.ID, fileSlug(run.Name), ext)
-	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf("attachment; filename=%q", name))
-	return c.Blob(http.StatusOK, contentType, buf.Bytes())
+	resp := c.Response()
+	resp.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf("attachment; filename=%q", name))
+	resp.Header().Set(echo.HeaderContentType, contentType)
+	resp.WriteHeader(http.StatusOK)
+	return write(rep, resp)
 }
 
 var slugJunk = regexp.MustCompile(`[^a-z0-9]+`)

@@ -30,7 +30,7 @@ func runProgress(run models.Run, now time.Time) web.RunProgress {
 	p := web.RunProgress{
 		Criteria: len(run.RubricSnapshot.Criteria), Rounds: run.Settings.Rounds,
 		BatchesDone: run.BatchesDone, BatchesTotal: run.BatchesTotal,
-		Failed: run.BatchesFailed, Missing: run.MissingScores, Calls: run.Calls,
+		Failed: run.BatchesFailed, Missing: run.MissingScores, Calls: run.Calls, Cached: run.CachedCalls,
 		Tokens: run.PromptTokens + run.CompletionTokens, Status: models.RunStatusLabel(run.Status), Finished: run.Finished(),
 		Cost: costText(run.Simulated, run.CostUSD), ETA: "—", Elapsed: "—", Words: methods.For(run.Method).Words(), Retries: run.Retries,
 	}

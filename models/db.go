@@ -36,8 +36,15 @@ const (
 // DB is an open database: GORM for the product's tables and the raw handles
 // the job engine needs (River shares the same database).
 type DB struct {
-	Gorm    *gorm.DB
-	SQL     *sql.DB
+	Gorm *gorm.DB
+	SQL  *sql.DB
+	// Read serves the reads of pages and reports. On SQLite it is a
+	// separate pool of read-only connections, so that readers never wait
+	// for a connection held by a writer (in WAL mode they do not wait for
+	// the writer's lock either); on PostgreSQL it is Gorm.
+	Read *gorm.DB
+	// readSQL is Read's own pool on SQLite (nil on PostgreSQL).
+	readSQL *sql.DB
 	Dialect Dialect
 	// Pool is set for PostgreSQL: River's pgx driver and GORM share it.
 	Pool *pgxpool.Pool
@@ -73,7 +80,17 @@ func (db *DB) KeyFromEnv(name string) (string, error) { return KeyFromEnv(db.get
 func Open(ctx context.Context, dsn string) (*DB, error) {
 	gcfg := &gorm.Config{Logger: logger.Discard, NowFunc: func() time.Time { return time.Now().UTC() }}
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		pool, err := pgxpool.New(ctx, dsn)
+		pcfg, err := pgxpool.ParseConfig(dsn)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		if !strings.Contains(dsn, "pool_max_conns") {
+			// pgx's default, max(4, cores), lets a run's writers, queued
+			// on its row lock, take every connection and make the pages
+			// wait; the operator's pool_max_conns wins when given.
+			pcfg.MaxConns = max(pcfg.MaxConns, postgresMinConns)
+		}
+		pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
@@ -87,7 +104,9 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 			pool.Close()
 			return nil, fmt.Errorf("open gorm on postgres: %w", err)
 		}
-		return &DB{Gorm: g, SQL: sqlDB, Dialect: Postgres, Pool: pool}, nil
+		// One pgx pool serves readers and writers: PostgreSQL's readers
+		// never wait for writers' row locks (MVCC).
+		return &DB{Gorm: g, Read: g, SQL: sqlDB, Dialect: Postgres, Pool: pool}, nil
 	}
 
 	path := strings.TrimPrefix(dsn, "sqlite://")
@@ -123,12 +142,63 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("open gorm on sqlite: %w", err)
 	}
-	return &DB{Gorm: g, SQL: sqlDB, Dialect: SQLite}, nil
+	db := &DB{Gorm: g, Read: g, SQL: sqlDB, Dialect: SQLite}
+	if path == ":memory:" {
+		// Every connection to :memory: is a database of its own.
+		return db, nil
+	}
+	// The readers' pool: the file is already in WAL mode (set above, and
+	// kept in the file), query_only refuses any write, and deferred
+	// transactions take no lock until they read.
+	rq := url.Values{}
+	rq.Add("_pragma", "busy_timeout(10000)")
+	rq.Add("_pragma", "foreign_keys(1)")
+	rq.Add("_pragma", "query_only(1)")
+	readDB, err := sql.Open("sqlite", "file:"+path+"?"+rq.Encode())
+	if err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("open sqlite %s for reading: %w", path, err)
+	}
+	readDB.SetMaxOpenConns(sqliteReaders)
+	readDB.SetMaxIdleConns(sqliteReaders)
+	rg, err := gorm.Open(sqlite.Dialector{Conn: readDB}, gcfg)
+	if err == nil {
+		err = readDB.PingContext(ctx)
+	}
+	if err != nil {
+		readDB.Close()
+		sqlDB.Close()
+		return nil, fmt.Errorf("open sqlite %s for reading: %w", path, err)
+	}
+	db.Read, db.readSQL = rg, readDB
+	return db, nil
+}
+
+// postgresMinConns is the least connections of the PostgreSQL pool: room
+// for a run's concurrent writers (one per judge call in flight) and the
+// pages' readers together, within PostgreSQL's default of 100 connections
+// for a server and two workers.
+const postgresMinConns = 32
+
+// sqliteReaders is the size of SQLite's read pool: WAL readers run side
+// by side, and past a few per core more connections only add memory (each
+// keeps its own page cache).
+const sqliteReaders = 16
+
+// reader is the handle for a read of ctx (see DB.Read).
+func (db *DB) reader(ctx context.Context) *gorm.DB {
+	if db.Read == nil {
+		return db.Gorm.WithContext(ctx)
+	}
+	return db.Read.WithContext(ctx)
 }
 
 // Close releases the connections.
 func (db *DB) Close() error {
 	err := db.SQL.Close()
+	if db.readSQL != nil {
+		db.readSQL.Close()
+	}
 	if db.Pool != nil {
 		db.Pool.Close()
 	}

@@ -238,6 +238,9 @@ type Run struct {
 	PromptTokens     int
 	CompletionTokens int
 	CostUSD          *float64 `gorm:"column:cost_usd"`
+	// CachedCalls counts the calls answered from the judge answer cache
+	// (respcache.go): they made no HTTP request and cost nothing.
+	CachedCalls      int
 	CurrentCriterion int
 	CurrentRound     int
 	JobID            *int64

@@ -230,10 +230,14 @@ type (
 	JSONRun struct {
 		Status string `json:"status"`
 		// StatusReason says why a run failed or finished with gaps.
-		StatusReason     string   `json:"status_reason,omitempty"`
-		Dataset          string   `json:"dataset"`
-		Task             string   `json:"task"`
-		Calls            int      `json:"calls"`
+		StatusReason string `json:"status_reason,omitempty"`
+		Dataset      string `json:"dataset"`
+		Task         string `json:"task"`
+		Calls        int    `json:"calls"`
+		// CachedCalls are the calls answered from the judge answer cache
+		// (no request, no cost); left out when none, so runs without any
+		// export as before.
+		CachedCalls      int      `json:"cached_calls,omitempty"`
 		PromptTokens     int      `json:"prompt_tokens"`
 		CompletionTokens int      `json:"completion_tokens"`
 		CostUSD          *float64 `json:"cost_usd"`
@@ -346,7 +350,7 @@ func (r *Report) Export() JSONExport {
 		Envelope: JSONEnvelope{RunID: run.ID, RunName: run.Name, ParentRunID: run.ParentRunID, ExperimentID: run.ExperimentID,
 			CreatedAt: run.CreatedAt, FinishedAt: run.FinishedAt},
 		Report: JSONReport{Provenance: exportProvenance(r.Provenance()),
-			Run: JSONRun{Status: run.Status, StatusReason: run.Error, Dataset: r.Dataset.Name, Task: run.RubricSnapshot.Task, Calls: run.Calls,
+			Run: JSONRun{Status: run.Status, StatusReason: run.Error, Dataset: r.Dataset.Name, Task: run.RubricSnapshot.Task, Calls: run.Calls, CachedCalls: run.CachedCalls,
 				PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, CostUSD: run.CostUSD,
 				BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores},
 			Criteria: []JSONCriterion{}}}

@@ -110,6 +110,13 @@ type Options struct {
 	// sample, for system-level correlation. Empty means the dataset's
 	// usual system column (DefaultSystemColumn); NoSystem turns it off.
 	SystemColumn string
+	// Recomputed, if set, is called for each criterion whose stored
+	// statistics (correlations with bootstrap intervals, system level)
+	// were computed afresh rather than read from storage.
+	Recomputed func(criterion int)
+
+	// memo carries stored statistics in and fresh ones out (BuildWith).
+	memo *statsMemo
 }
 
 // NoSystem as Options.SystemColumn computes no system-level correlation.
@@ -153,18 +160,30 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	if err != nil {
 		return nil, err
 	}
-	scores, err := db.ListScores(ctx, run.ID)
+	// Only what a report shows: no prompts, answers or analyses.
+	scores, err := db.ListScoreValues(ctx, run.ID)
 	if err != nil {
 		return nil, err
 	}
-	batches, err := db.ListBatches(ctx, run.ID)
+	batches, err := db.ListBatchLayout(ctx, run.ID)
 	if err != nil {
 		return nil, err
 	}
 	if opt.GroupColumn != "" {
 		ds.GroupColumn = opt.GroupColumn
 	}
-	return ComputeWith(run, ds, rows, batches, scores, opt), nil
+	if opt.memo, err = loadStats(ctx, db, run.ID); err != nil {
+		return nil, err
+	}
+	rep := ComputeWith(run, ds, rows, batches, scores, opt)
+	// Only a finished run's figures are stored: a running run's change
+	// with every answer.
+	if run.Finished() && len(opt.memo.fresh) > 0 {
+		if err := saveStats(ctx, db, run.ID, opt.memo); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
 }
 
 // Compute builds the report from loaded data (no database access).
@@ -235,15 +254,30 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 			cr.Missing += sr.Missing
 			cr.Samples = append(cr.Samples, sr)
 		}
-		fillCriterion(&cr, run, batches)
+		key := statsKey{ci, system}
+		hash := criterionInputs(&cr, system, rows)
+		pre, stored := opt.memo.lookup(key, hash)
+		if !stored {
+			pre = criterionStats{}
+		}
+		fillCriterion(&cr, run, batches, stored, pre)
 		fillExtras(&cr, ds, rows, scores)
-		fillSystem(&cr, system, rows)
+		fillSystem(&cr, system, rows, stored, pre)
+		if !stored {
+			opt.memo.record(key, hash, criterionStats{Pearson: cr.Pearson, Spearman: cr.Spearman, Kendall: cr.Kendall,
+				SystemColumn: cr.SystemColumn, System: cr.System})
+			if opt.Recomputed != nil {
+				opt.Recomputed(ci)
+			}
+		}
 		rep.Criteria = append(rep.Criteria, cr)
 	}
 	return rep
 }
 
-func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatch) {
+// fillCriterion computes a criterion's figures; with stored set, the
+// correlations and their intervals are pre's instead of computed.
+func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatch, stored bool, pre criterionStats) {
 	crit := cr.Criterion
 	n := run.Settings.Rounds
 	finals := make([]*float64, len(cr.Samples))
@@ -265,7 +299,9 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 	nan := stats.Correlation{Coef: math.NaN(), P: math.NaN(), CILow: math.NaN(), CIHigh: math.NaN()}
 	cr.Pearson, cr.Spearman, cr.Kendall = nan, nan, nan
 	cr.MeanBatchBias = math.NaN()
-	if cr.HasHuman {
+	if cr.HasHuman && stored {
+		cr.Pearson, cr.Spearman, cr.Kendall = pre.Pearson, pre.Spearman, pre.Kendall
+	} else if cr.HasHuman {
 		xs, ys, missing := stats.Pairs(finals, humans)
 		for _, m := range []struct {
 			dst *stats.Correlation
@@ -274,6 +310,8 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 			*m.dst = stats.WithBootstrap(m.m, xs, ys, stats.DefaultResamples, bootstrapSeed)
 			m.dst.Missing = missing
 		}
+	}
+	if cr.HasHuman {
 		cr.Reading = stats.Interpret(cr.Pearson)
 		// AbsDiff on a common scale.
 		for i := range cr.Samples {
@@ -487,8 +525,12 @@ func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow
 
 // fillSystem adds the system-level correlation when the criterion has human
 // ratings and the rows name their system in column.
-func fillSystem(cr *CriterionReport, column string, rows []models.DatasetRow) {
+func fillSystem(cr *CriterionReport, column string, rows []models.DatasetRow, stored bool, pre criterionStats) {
 	if column == "" || !cr.HasHuman {
+		return
+	}
+	if stored {
+		cr.SystemColumn, cr.System = pre.SystemColumn, pre.System
 		return
 	}
 	var xs, ys []float64

@@ -18,6 +18,7 @@ import (
 	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/report"
 )
 
 type runWorker struct {
@@ -88,6 +89,12 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 			return ferr
 		}
 		log.Info("run finished", "status", end.status, "reason", end.reason)
+		// The statistics are computed once, now, and stored for the pages
+		// and exports (report.StoreStats); a failure only means the first
+		// page computes them.
+		if serr := report.StoreStats(context.WithoutCancel(ctx), r.db, run.WorkspaceID, runID); serr != nil {
+			log.Warn("run statistics not stored", "err", serr)
+		}
 		return nil
 	case errors.Is(err, errDraining):
 		_ = r.db.ReleaseLease(context.WithoutCancel(ctx), runID, owner)
@@ -245,7 +252,13 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 	if err != nil {
 		return nil, err
 	}
-	return b.wrap(c), nil
+	// The shared limits wrap the real client only: an answer from the cache
+	// takes no call slot and no tokens of the judge's budget.
+	limited := b.wrap(c)
+	if run.Settings.NoCache {
+		return limited, nil
+	}
+	return cachedJudge(r.db, run, limited, cfg.BaseURL), nil
 }
 
 // failedUnitRetries is how many times a call unit whose calls failed (after

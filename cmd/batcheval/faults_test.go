@@ -311,8 +311,10 @@ criteria:
 // of 5, two rounds: 16 batches.
 func runArgs(t *testing.T, judgeURL string, extra ...string) []string {
 	data, rubric := faultData(t, 40)
+	// --no-cache: these tests count the requests the judge receives (one
+	// per batch, none twice), which the answer cache would answer instead.
 	return append([]string{"run", "--data", data, "--rubric", rubric, "--judge-url", judgeURL, "--model", "fake",
-		"--rounds", "2", "--batch-size", "5", "--concurrency", "2", "--timeout", "5s"}, extra...)
+		"--rounds", "2", "--batch-size", "5", "--concurrency", "2", "--timeout", "5s", "--no-cache"}, extra...)
 }
 
 const faultBatches = 16

@@ -83,6 +83,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		method      = fs.String("method", "batcheval", "batcheval, geval, llmeval or closerlook")
 		nSamples    = fs.Int("samples", 20, "geval/closerlook: n sampled completions per sample")
 		noLogprobs  = fs.Bool("no-logprobs", false, "geval: estimate score probabilities by sampling even if the endpoint returns logprobs")
+		noCache     = fs.Bool("no-cache", false, "ask the judge for every request, even one answered before by the same judge, model and seed (by default identical answers are reused at no cost)")
 		sampleTemp  = fs.Float64("sample-temperature", 1, "geval/closerlook: temperature of the sampled completions")
 		llmScale    = fs.String("llmeval-scale", "0-5", "llmeval: 0-5 (one decimal) or 0-100 (integers)")
 		out         = fs.String("out", "", "write the JSON result to this file")
@@ -112,6 +113,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	settings.Temperature, settings.TopP = *temperature, *topP
 	settings.Procedure, settings.Composition, settings.Scoring = evaluator.Procedure(*procedure), evaluator.Composition(*composition), evaluator.Scoring(*scoring)
 	settings.SortKey = evaluator.SortKey(*sortKey)
+	settings.NoCache = *noCache
 	if err := settings.Validate(); err != nil {
 		return err
 	}

@@ -288,7 +288,9 @@ func TestProgressBarOnATerminal(t *testing.T) {
 }
 
 // TestRunTwiceGivesTheSameReport: `batcheval run --out` on the same inputs
-// writes byte-identical report parts (the envelope holds the run ids).
+// writes byte-identical report parts (the envelope holds the run ids). The
+// runs ask the judge each time (--no-cache), or the second would replay
+// the first's answers and prove nothing about determinism.
 func TestRunTwiceGivesTheSameReport(t *testing.T) {
 	dir := t.TempDir()
 	wide, _ := writeAnnotated(t, dir)
@@ -297,7 +299,7 @@ func TestRunTwiceGivesTheSameReport(t *testing.T) {
 	for i := range reports {
 		out := filepath.Join(dir, fmt.Sprintf("out%d.json", i))
 		if _, stderr, err := runCLI(t, "run", "--data", wide, "--rubric", rubric, "--simulated", "--rounds", "3", "--batch-size", "4",
-			"--seed", "5", "--out", out, "--db", filepath.Join(dir, "t.db")); err != nil {
+			"--seed", "5", "--out", out, "--db", filepath.Join(dir, "t.db"), "--no-cache"); err != nil {
 			t.Fatalf("run: %v\n%s", err, stderr)
 		}
 		b, _ := os.ReadFile(out)
@@ -315,5 +317,48 @@ func TestRunTwiceGivesTheSameReport(t *testing.T) {
 	}
 	if !strings.Contains(reports[0], `"krippendorff_alpha"`) || !strings.Contains(reports[0], `"seed": 5`) {
 		t.Errorf("report lacks the ceiling or the seed")
+	}
+}
+
+// TestRunTwiceReusesAnswers: without --no-cache, the second identical
+// `batcheval run` is answered from the answer cache: every call cached, no
+// tokens, and the same scores.
+func TestRunTwiceReusesAnswers(t *testing.T) {
+	dir := t.TempDir()
+	wide, _ := writeAnnotated(t, dir)
+	rubric := writeFile(t, filepath.Join(dir, "r.yaml"), annotatedRubric)
+	type runPart struct {
+		Calls        int `json:"calls"`
+		CachedCalls  int `json:"cached_calls"`
+		PromptTokens int `json:"prompt_tokens"`
+	}
+	var runs [2]runPart
+	var criteria [2]string
+	for i := range runs {
+		out := filepath.Join(dir, fmt.Sprintf("out%d.json", i))
+		if _, stderr, err := runCLI(t, "run", "--data", wide, "--rubric", rubric, "--simulated", "--rounds", "2", "--batch-size", "4",
+			"--seed", "5", "--out", out, "--db", filepath.Join(dir, "t.db")); err != nil {
+			t.Fatalf("run: %v\n%s", err, stderr)
+		}
+		b, _ := os.ReadFile(out)
+		var exp struct {
+			Report struct {
+				Run      runPart         `json:"run"`
+				Criteria json.RawMessage `json:"criteria"`
+			} `json:"report"`
+		}
+		if err := json.Unmarshal(b, &exp); err != nil {
+			t.Fatal(err)
+		}
+		runs[i], criteria[i] = exp.Report.Run, string(exp.Report.Criteria)
+	}
+	if runs[0].Calls == 0 || runs[0].CachedCalls != 0 || runs[0].PromptTokens == 0 {
+		t.Errorf("first run %+v: want calls with tokens, none cached", runs[0])
+	}
+	if runs[1].Calls != runs[0].Calls || runs[1].CachedCalls != runs[1].Calls || runs[1].PromptTokens != 0 {
+		t.Errorf("second run %+v: want all %d calls cached and no tokens", runs[1], runs[0].Calls)
+	}
+	if criteria[0] != criteria[1] {
+		t.Errorf("the replayed run's figures differ from the first's")
 	}
 }

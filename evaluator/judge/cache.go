@@ -1,0 +1,121 @@
+package judge
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sync"
+)
+
+// AnswerStore keeps judge answers by the hash of the request that produced
+// them. The database implements it per workspace (models.ResponseCache), so
+// answers are never shared between workspaces.
+type AnswerStore interface {
+	// LoadAnswer returns the answer stored for the occurrence-th identical
+	// request (counted from 0), and false when there is none.
+	LoadAnswer(ctx context.Context, requestHash string, occurrence int) ([]byte, bool, error)
+	// SaveAnswer stores an answer; storing one that is already there is
+	// not an error (the first one stays).
+	SaveAnswer(ctx context.Context, requestHash string, occurrence int, answer []byte) error
+}
+
+// completer is what the cache wraps: the judge client, or any decorator
+// around it.
+type completer interface {
+	Complete(ctx context.Context, r Request) (Response, error)
+}
+
+// Cache answers a request from an AnswerStore when an identical request
+// was answered before, and otherwise asks the judge and stores the answer.
+// Identical means the same endpoint address, the same model and the same
+// request (messages, sampling settings, seed, output format): the whole
+// body the judge would receive. An answer from the store costs nothing: it
+// comes back with no tokens, no attempts and no latency.
+//
+// Identical requests within one Cache (one run) are numbered, so the k-th
+// of them is matched with the k-th stored answer: a unit tried again after
+// an unreadable answer sends its request a second time and gets a new
+// answer, and a re-run replays the same sequence. A Cache is safe for
+// concurrent use.
+type Cache struct {
+	inner   completer
+	store   AnswerStore
+	baseURL string
+	model   string
+	// OnHit, if set, is called once for each call answered from the store
+	// (the runner counts them on the run).
+	OnHit func(ctx context.Context)
+
+	mu   sync.Mutex
+	seen map[string]int // request hash -> identical requests sent so far
+}
+
+// NewCache wraps inner, a client of the judge at baseURL serving model,
+// with the answers of store.
+func NewCache(inner completer, store AnswerStore, baseURL, model string) *Cache {
+	return &Cache{inner: inner, store: store, baseURL: baseURL, model: model, seen: map[string]int{}}
+}
+
+// cacheKey is what a request is identified by; its JSON is hashed.
+type cacheKey struct {
+	BaseURL string  `json:"base_url"`
+	Model   string  `json:"model"`
+	Request Request `json:"request"`
+}
+
+// storedAnswer is an answer as the store keeps it. The tokens are what the
+// original call cost, kept for inspection; a cached answer costs none.
+type storedAnswer struct {
+	Choices          []Choice `json:"choices"`
+	Model            string   `json:"model"`
+	PromptTokens     int      `json:"prompt_tokens"`
+	CompletionTokens int      `json:"completion_tokens"`
+}
+
+// RequestHash is the hex SHA-256 of the request as sent to the judge at
+// baseURL serving model. encoding/json writes struct fields in order and
+// map keys sorted, so equal requests hash alike.
+func RequestHash(baseURL, model string, r Request) (string, error) {
+	b, err := json.Marshal(cacheKey{BaseURL: baseURL, Model: model, Request: r})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// Complete answers r from the store when it can, and otherwise calls the
+// judge and stores a successful answer. A store that fails is passed by:
+// the judge is asked (a broken cache must never fail a run).
+func (c *Cache) Complete(ctx context.Context, r Request) (Response, error) {
+	hash, err := RequestHash(c.baseURL, c.model, r)
+	if err != nil {
+		return c.inner.Complete(ctx, r)
+	}
+	c.mu.Lock()
+	occurrence := c.seen[hash]
+	c.seen[hash] = occurrence + 1
+	c.mu.Unlock()
+
+	if b, ok, err := c.store.LoadAnswer(ctx, hash, occurrence); err == nil && ok {
+		var a storedAnswer
+		if json.Unmarshal(b, &a) == nil && len(a.Choices) > 0 {
+			if c.OnHit != nil {
+				c.OnHit(ctx)
+			}
+			return Response{Choices: a.Choices, Model: a.Model}, nil
+		}
+	}
+	resp, err := c.inner.Complete(ctx, r)
+	if err != nil {
+		return resp, err
+	}
+	if b, err := json.Marshal(storedAnswer{Choices: resp.Choices, Model: resp.Model,
+		PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens}); err == nil {
+		// The answer is the caller's whatever happens to the store; a
+		// context already done (a run stopping) must not lose it either.
+		_ = c.store.SaveAnswer(context.WithoutCancel(ctx), hash, occurrence, b)
+	}
+	return resp, nil
+}

@@ -1,0 +1,256 @@
+package report
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// benchDB opens a migrated SQLite database in dir, outside dbtest so that
+// a benchmark can keep one per size.
+func benchDB(b *testing.B, dir string) *models.DB {
+	b.Helper()
+	ctx := context.Background()
+	db, err := models.Open(ctx, filepath.Join(dir, "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	if err := db.MigrateSchema(ctx, nil); err != nil {
+		b.Fatal(err)
+	}
+	return db
+}
+
+// firstByte records when the first byte was written and counts bytes.
+type firstByte struct {
+	start time.Time
+	at    time.Duration
+	n     int64
+}
+
+func (w *firstByte) Write(p []byte) (int, error) {
+	if w.n == 0 && len(p) > 0 {
+		w.at = time.Since(w.start)
+	}
+	w.n += int64(len(p))
+	return len(p), nil
+}
+
+// peakHeap samples the live heap every few milliseconds until stopped and
+// returns the largest value seen above the heap at its start.
+func peakHeap() (stop func() uint64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			if m.HeapAlloc > base && m.HeapAlloc-base > peak.Load() {
+				peak.Store(m.HeapAlloc - base)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return func() uint64 { close(done); wg.Wait(); return peak.Load() }
+}
+
+// largeRunFigures are one size's measurements.
+type largeRunFigures struct {
+	page, firstCSVByte, csvTotal time.Duration
+	csvBytes                     int64
+	peak                         uint64
+}
+
+// measureLargeRun times, on a finished synthesized run of n samples whose
+// statistics are already stored: the report a results page builds (cold:
+// no in-memory cache) and a CSV export's first byte, total time and peak
+// heap above the starting heap.
+func measureLargeRun(b *testing.B, n int) largeRunFigures {
+	db := benchDB(b, b.TempDir())
+	wsID, runID := synthRun(b, db, n)
+	ctx := context.Background()
+	if err := StoreStats(ctx, db, wsID, runID); err != nil {
+		b.Fatal(err)
+	}
+	var f largeRunFigures
+	recomputed := 0
+	opt := Options{Recomputed: func(int) { recomputed++ }}
+	started := time.Now()
+	if _, err := BuildWith(ctx, db, wsID, runID, opt); err != nil {
+		b.Fatal(err)
+	}
+	f.page = time.Since(started)
+	if recomputed != 0 {
+		b.Fatalf("stored statistics were recomputed %d times", recomputed)
+	}
+	stop := peakHeap()
+	w := &firstByte{start: time.Now()}
+	rep, err := BuildWith(ctx, db, wsID, runID, opt)
+	if err == nil {
+		err = rep.WriteCSV(w)
+	}
+	f.csvTotal = time.Since(w.start)
+	f.peak = stop()
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.firstCSVByte, f.csvBytes = w.at, w.n
+	return f
+}
+
+// BenchmarkLargeRun compares a 100,000-sample finished run (1,000,000 with
+// REPORT_BENCH_MILLION=1) with a 1,000-sample one: report time as a results
+// page builds it, CSV export time to first byte and total, peak heap; the
+// ratios are reported as metrics. SQLite, synthesized straight into the
+// database (two criteria, two rounds, B = 10).
+func BenchmarkLargeRun(b *testing.B) {
+	big := 100_000
+	if os.Getenv("REPORT_BENCH_MILLION") == "1" {
+		big = 1_000_000
+	}
+	for b.Loop() {
+		small := measureLargeRun(b, 1_000)
+		large := measureLargeRun(b, big)
+		for _, x := range []struct {
+			name string
+			f    largeRunFigures
+			n    int
+		}{{"small", small, 1_000}, {"large", large, big}} {
+			b.Logf("%d samples: report %s, CSV first byte %s, CSV total %s (%d bytes), peak heap %.1f MiB",
+				x.n, x.f.page, x.f.firstCSVByte, x.f.csvTotal, x.f.csvBytes, float64(x.f.peak)/(1<<20))
+		}
+		b.ReportMetric(large.page.Seconds()*1000, "large-report-ms")
+		b.ReportMetric(large.firstCSVByte.Seconds()*1000, "large-csv-first-byte-ms")
+		b.ReportMetric(float64(large.peak)/(1<<20), "large-peak-heap-MiB")
+		b.ReportMetric(large.page.Seconds()/small.page.Seconds(), "report-time-ratio")
+		b.ReportMetric(large.firstCSVByte.Seconds()/small.firstCSVByte.Seconds(), "csv-first-byte-ratio")
+		b.ReportMetric(float64(large.peak)/float64(max(1, small.peak)), "peak-heap-ratio")
+	}
+}
+
+// BenchmarkReadersDuringWrites runs 50 readers, each making the reads of a
+// run page's frame again and again (pageReads), while 4 writers store batch
+// results as runs do;
+// it reports the readers' p50 and p99, with the separate read pool and
+// with every read sent through the writers' pool (as before it existed).
+func BenchmarkReadersDuringWrites(b *testing.B) {
+	for _, mode := range []string{"read-pool", "shared-pool"} {
+		b.Run(mode, func(b *testing.B) {
+			db := benchDB(b, b.TempDir())
+			wsID, runID := synthRun(b, db, 1_000)
+			_, writeRun := synthRun(b, db, 100)
+			ctx := context.Background()
+			if err := StoreStats(ctx, db, wsID, runID); err != nil {
+				b.Fatal(err)
+			}
+			if mode == "shared-pool" {
+				db.Read = db.Gorm
+			}
+			for b.Loop() {
+				p50, p99 := readersDuringWrites(b, db, wsID, runID, writeRun)
+				b.ReportMetric(p50.Seconds()*1000, "p50-ms")
+				b.ReportMetric(p99.Seconds()*1000, "p99-ms")
+			}
+		})
+	}
+}
+
+// readersDuringWrites is one round of BenchmarkReadersDuringWrites: 50
+// readers, 20 reads each, against 4 writers.
+func readersDuringWrites(b *testing.B, db *models.DB, wsID, readRun, writeRun int64) (p50, p99 time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var writers sync.WaitGroup
+	var batch models.RunBatch
+	if err := db.Gorm.Where("run_id = ?", writeRun).First(&batch).Error; err != nil {
+		b.Fatal(err)
+	}
+	answer := strings.Repeat("Analysis: fine. Score: 3\n", 40)
+	for w := range 4 {
+		writers.Go(func() {
+			for k := 0; ctx.Err() == nil; k++ {
+				// One batch result as models.SaveBatchResult writes it: the
+				// answer, ten scores and the run's counters, in one
+				// transaction (scores in a round past the run's last, so
+				// the run's figures stay the same).
+				_ = db.Gorm.Transaction(func(tx *gorm.DB) error {
+					if err := tx.Model(&models.RunBatch{}).Where("id = ?", batch.ID).Update("response", answer).Error; err != nil {
+						return err
+					}
+					scores := make([]models.RunScore, 10)
+					for i := range scores {
+						v := 3.0
+						scores[i] = models.RunScore{RunID: writeRun, BatchID: batch.ID, Round: 100 + w, RowID: batch.RowIDs[i%len(batch.RowIDs)], Label: k, Score: &v}
+					}
+					if err := tx.Create(&scores).Error; err != nil {
+						return err
+					}
+					return tx.Model(&models.Run{}).Where("id = ?", writeRun).Update("calls", gorm.Expr("calls + 1")).Error
+				})
+			}
+		})
+	}
+	var mu sync.Mutex
+	var times []time.Duration
+	var readers sync.WaitGroup
+	for range 50 {
+		readers.Go(func() {
+			for range 20 {
+				started := time.Now()
+				if err := pageReads(ctx, db, wsID, readRun); err != nil {
+					b.Error(err)
+					return
+				}
+				mu.Lock()
+				times = append(times, time.Since(started))
+				mu.Unlock()
+			}
+		})
+	}
+	readers.Wait()
+	cancel()
+	writers.Wait()
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	return times[len(times)/2], times[len(times)*99/100]
+}
+
+// pageReads are the database reads of a run page around its results: the
+// run, its project's runs, its dataset and its stored statistics. They
+// are small, so their time is mostly waiting (for a connection or a lock),
+// which is what the benchmark measures.
+func pageReads(ctx context.Context, db *models.DB, wsID, runID int64) error {
+	run, err := db.FindRun(ctx, wsID, runID)
+	if err != nil {
+		return err
+	}
+	if _, err := db.ListRuns(ctx, wsID, run.ProjectID); err != nil {
+		return err
+	}
+	if _, err := db.FindDataset(ctx, wsID, run.DatasetID); err != nil {
+		return err
+	}
+	_, err = db.ListRunStats(ctx, runID)
+	return err
+}

@@ -1,0 +1,171 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/gob"
+	"encoding/hex"
+	"hash"
+	"math"
+	"time"
+
+	"github.com/batcheval/batcheval/evaluator/stats"
+	"github.com/batcheval/batcheval/models"
+)
+
+// statsVersion is part of every input hash: bump it when the way the
+// stored figures are computed changes, and every stored copy is computed
+// again on its next use.
+const statsVersion = "stats-1"
+
+// criterionStats are the figures of a criterion worth storing: the
+// correlations with their bootstrap intervals and the system-level
+// correlations (two-stage bootstrap), which make most of a large run's
+// report time. Everything else in a report is cheap and computed on read.
+type criterionStats struct {
+	Pearson, Spearman, Kendall stats.Correlation
+	SystemColumn               string
+	System                     map[stats.Method]stats.SystemLevel
+}
+
+// statsKey names stored figures: a criterion under one system column.
+type statsKey struct {
+	criterion int
+	variant   string
+}
+
+// storedEntry is figures with the hash of their inputs.
+type storedEntry struct {
+	hash  string
+	stats criterionStats
+}
+
+// statsMemo carries stored figures into a computation and the freshly
+// computed ones out of it.
+type statsMemo struct {
+	stored map[statsKey]storedEntry
+	fresh  map[statsKey]storedEntry
+}
+
+// lookup returns the stored figures of key when they were computed from
+// the same inputs.
+func (m *statsMemo) lookup(k statsKey, hash string) (criterionStats, bool) {
+	if m == nil {
+		return criterionStats{}, false
+	}
+	e, ok := m.stored[k]
+	if !ok || e.hash != hash {
+		return criterionStats{}, false
+	}
+	return e.stats, true
+}
+
+func (m *statsMemo) record(k statsKey, hash string, cs criterionStats) {
+	if m != nil {
+		m.fresh[k] = storedEntry{hash, cs}
+	}
+}
+
+// criterionInputs hashes what a criterion's stored figures are computed
+// from: each sample's final score and human rating in dataset order, the
+// system each sample belongs to, and how the figures are computed.
+func criterionInputs(cr *CriterionReport, system string, rows []models.DatasetRow) string {
+	h := sha256.New()
+	h.Write([]byte(statsVersion))
+	writeInt(h, stats.DefaultResamples)
+	writeInt(h, bootstrapSeed)
+	h.Write([]byte(system))
+	h.Write([]byte{0})
+	for i, s := range cr.Samples {
+		writeOpt(h, s.Final)
+		writeOpt(h, s.Human)
+		if system != "" {
+			v := rows[i].Data[system]
+			writeInt(h, len(v))
+			h.Write([]byte(v))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func writeInt(h hash.Hash, n int) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(n))
+	h.Write(b[:])
+}
+
+func writeOpt(h hash.Hash, v *float64) {
+	if v == nil {
+		h.Write([]byte{0})
+		return
+	}
+	var b [9]byte
+	b[0] = 1
+	binary.LittleEndian.PutUint64(b[1:], math.Float64bits(*v))
+	h.Write(b[:])
+}
+
+// encodeStats writes figures as stored: gob keeps NaN (an undefined
+// correlation) exactly, which JSON cannot.
+func encodeStats(cs criterionStats) (string, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(cs); err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+}
+
+func decodeStats(s string) (criterionStats, error) {
+	var cs criterionStats
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return cs, err
+	}
+	err = gob.NewDecoder(bytes.NewReader(b)).Decode(&cs)
+	return cs, err
+}
+
+// loadStats reads a run's stored figures; rows that cannot be decoded are
+// ignored (they are computed again and overwritten).
+func loadStats(ctx context.Context, db *models.DB, runID int64) (*statsMemo, error) {
+	rows, err := db.ListRunStats(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	m := &statsMemo{stored: map[statsKey]storedEntry{}, fresh: map[statsKey]storedEntry{}}
+	for _, r := range rows {
+		cs, err := decodeStats(r.Stats)
+		if err != nil {
+			continue
+		}
+		m.stored[statsKey{r.CriterionIndex, r.Variant}] = storedEntry{r.InputHash, cs}
+	}
+	return m, nil
+}
+
+// saveStats stores the figures computed afresh.
+func saveStats(ctx context.Context, db *models.DB, runID int64, m *statsMemo) error {
+	var rows []models.RunStats
+	now := time.Now().UTC()
+	for k, e := range m.fresh {
+		enc, err := encodeStats(e.stats)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, models.RunStats{RunID: runID, CriterionIndex: k.criterion, Variant: k.variant,
+			InputHash: e.hash, Stats: enc, ComputedAt: now})
+	}
+	return db.SaveRunStats(ctx, rows)
+}
+
+// StoreStats computes the statistics of a finished run's criteria (with
+// the dataset's usual system column) and stores them, so that pages and
+// exports read them instead of resampling. It is what the runner calls when
+// a run finishes; figures already stored from the same inputs are kept.
+func StoreStats(ctx context.Context, db *models.DB, wsID, runID int64) error {
+	_, err := BuildWith(ctx, db, wsID, runID, Options{})
+	return err
+}

@@ -1,0 +1,84 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dbtest"
+)
+
+// TestStoredStatsServeLaterReports: the first report of a finished run
+// computes its statistics and stores them; later reports read them (no
+// recomputation) and are the same bytes as a report computed afresh; when
+// a score changes, the inputs' hash changes and they are computed again.
+func TestStoredStatsServeLaterReports(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := context.Background()
+		wsID, runID := synthRun(t, db, 200)
+		build := func() (*Report, []int) {
+			var recomputed []int
+			rep, err := BuildWith(ctx, db, wsID, runID, Options{Recomputed: func(ci int) { recomputed = append(recomputed, ci) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rep, recomputed
+		}
+		fresh := func() []byte {
+			// Everything loaded as BuildWith does, computed without storage.
+			run, _ := db.FindRun(ctx, wsID, runID)
+			ds, _ := db.FindDataset(ctx, wsID, run.DatasetID)
+			rows, _ := db.ListDatasetRows(ctx, ds.ID, 0, 0)
+			scores, _ := db.ListScores(ctx, runID)
+			batches, err := db.ListBatches(ctx, runID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return exportBytes(t, ComputeWith(run, ds, rows, batches, scores, Options{}))
+		}
+
+		first, re := build()
+		if len(re) != 2 {
+			t.Fatalf("first report recomputed criteria %v, want both", re)
+		}
+		stored, err := db.ListRunStats(ctx, runID)
+		if err != nil || len(stored) != 2 {
+			t.Fatalf("%d rows stored (%v), want 2", len(stored), err)
+		}
+		if first.Criteria[0].System == nil || first.Criteria[0].Pearson.CILow != first.Criteria[0].Pearson.CILow {
+			t.Fatalf("the synthesized run has no system-level figures or interval: the test would prove nothing")
+		}
+
+		second, re := build()
+		if len(re) != 0 {
+			t.Errorf("second report recomputed criteria %v, want none", re)
+		}
+		if got, want := exportBytes(t, second), fresh(); !bytes.Equal(got, want) {
+			t.Errorf("report from stored statistics differs from one computed afresh:\n%s\n%s", got, want)
+		}
+
+		// A changed score changes the inputs: computed again, and stored.
+		must(t, db.Gorm.Model(&models.RunScore{}).Where("run_id = ? AND criterion_index = 1", runID).
+			Update("score", 1.0).Error)
+		third, re := build()
+		if len(re) != 1 || re[0] != 1 {
+			t.Errorf("after a change to criterion 1, recomputed %v, want [1]", re)
+		}
+		if got, want := exportBytes(t, third), fresh(); !bytes.Equal(got, want) {
+			t.Errorf("report after the change differs from one computed afresh")
+		}
+		if _, re := build(); len(re) != 0 {
+			t.Errorf("fourth report recomputed %v, want none", re)
+		}
+	})
+}
+
+func exportBytes(t *testing.T, r *Report) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := r.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}

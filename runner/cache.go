@@ -1,0 +1,27 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/batcheval/batcheval/evaluator/judge"
+	"github.com/batcheval/batcheval/models"
+)
+
+// cachedJudge wraps a run's judge client with its workspace's answer cache
+// (judge.Cache): an identical request made before, by this run or an
+// earlier one of the workspace, is answered without calling the endpoint,
+// and counted in the run's cached calls. The key names the snapshot's
+// address, not the simulated judge's port of the moment, so re-runs of a
+// simulated run also match.
+func cachedJudge(db *models.DB, run models.Run, client Completer, baseURL string) Completer {
+	if run.JudgeSnapshot.Simulated {
+		baseURL = "simulated:" + run.JudgeSnapshot.BaseURL
+	}
+	c := judge.NewCache(client, db.ResponseCache(run.WorkspaceID), baseURL, run.JudgeSnapshot.Model)
+	c.OnHit = func(ctx context.Context) {
+		// A counter lost to a database error only understates the cached
+		// calls; the answer itself is still used.
+		_ = db.AddCachedCall(context.WithoutCancel(ctx), run.ID)
+	}
+	return c
+}
