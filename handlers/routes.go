@@ -114,6 +114,8 @@ func (h *Handlers) routes() []route {
 		{get, "/rubrics/:id/edit", h.editRubric, Viewer},
 		{post, "/rubrics/:id", h.postRubric, Editor},
 		{post, "/rubrics/preview", h.previewRubric, Editor},
+		{post, "/projects/:id/rubrics/import", h.importRubric, Editor},
+		{get, "/rubrics/:id/export", h.exportRubric, Viewer},
 
 		// Judges hold keys and spend money: owners manage them; everyone
 		// sees the list (keys are never shown).

@@ -56,6 +56,8 @@ var wantAccess = map[string]Access{
 	"GET /rubrics/:id/edit":               Viewer,
 	"POST /rubrics/:id":                   Editor,
 	"POST /rubrics/preview":               Editor,
+	"POST /projects/:id/rubrics/import":   Editor,
+	"GET /rubrics/:id/export":             Viewer,
 	"GET /judges":                         Viewer,
 	"GET /judges/new":                     Owner,
 	"POST /judges":                        Owner,
