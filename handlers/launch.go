@@ -68,8 +68,8 @@ type launchInput struct {
 	// AllCriteria asks for every criterion of the rubric (the API's launch
 	// without a criteria list).
 	AllCriteria bool
-	Name       string
-	Method     evaluator.Method
+	Name        string
+	Method      evaluator.Method
 	// Settings are BatchEval's settings (temperature and top_p are also
 	// read by the sample-wise methods, see settingsFor).
 	Settings evaluator.Settings
