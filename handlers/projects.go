@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/demo"
 	"github.com/batcheval/batcheval/web"
 )
 
@@ -25,6 +26,10 @@ func (h *Handlers) renderProjects(c echo.Context, status int, form web.ProjectFo
 	}
 	// One query per project and kind: fine for the handful of projects a
 	// workspace holds; a grouped count in models would replace it if not.
+	var guide *web.StartGuide
+	if ck, err := c.Cookie(guideCookie); err != nil || ck.Value != "hidden" {
+		guide = &web.StartGuide{}
+	}
 	sums := make([]web.ProjectSummary, len(ps))
 	for i, p := range ps {
 		ds, err := h.DB.ListDatasets(ctx, ws, p.ID)
@@ -40,8 +45,35 @@ func (h *Handlers) renderProjects(c echo.Context, status int, form web.ProjectFo
 			return err
 		}
 		sums[i] = web.ProjectSummary{Project: p, Datasets: len(ds), Rubrics: len(rs), Runs: len(runs)}
+		if guide != nil && p.Name == demo.ProjectName {
+			guide.DemoProjectID = p.ID
+			// The seeded run is the demo's oldest run of that name.
+			for _, r := range runs {
+				if r.Name == demo.FirstRunName {
+					guide.DemoRunID, guide.DemoRunName, guide.DemoRunStatus = r.ID, r.Name, string(r.Status)
+				}
+			}
+		}
 	}
-	return render(c, status, web.ProjectsPage(web.ProjectsView{Page: page(c, "Projects"), Projects: sums, Form: form, Show: show}))
+	return render(c, status, web.ProjectsPage(web.ProjectsView{Page: page(c, "Projects"), Projects: sums, Form: form, Show: show, Guide: guide}))
+}
+
+// guideCookie remembers that this browser hid the start guide.
+const guideCookie = "batcheval_guide"
+
+// setGuide hides or shows the home page's start guide for this browser
+// (a form, so it works without JavaScript).
+func (h *Handlers) setGuide(c echo.Context) error {
+	ck := &http.Cookie{Name: guideCookie, Value: "hidden", Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		MaxAge: 400 * 24 * 3600, Secure: c.Scheme() == "https"} // about the longest browsers keep a cookie
+	if c.FormValue("guide") == "show" {
+		ck.Value, ck.MaxAge = "", -1
+	}
+	c.SetCookie(ck)
+	if ck.MaxAge < 0 {
+		return c.Redirect(http.StatusSeeOther, "/#start-guide")
+	}
+	return c.Redirect(http.StatusSeeOther, "/")
 }
 
 // createProject handles the "New project" form.

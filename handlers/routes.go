@@ -101,6 +101,7 @@ func (h *Handlers) routes() []route {
 
 		// Projects, datasets, rubrics.
 		{get, "/", h.listProjects, Viewer},
+		{post, "/guide", h.setGuide, Viewer},
 		{post, "/projects", h.createProject, Editor},
 		{get, "/projects/:id", h.showProject, Viewer},
 		{get, "/projects/:id/datasets/new", h.showUploadForm, Editor},

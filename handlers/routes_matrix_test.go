@@ -44,6 +44,7 @@ var wantAccess = map[string]Access{
 	"POST /members/:id/reset":             Owner,
 	"GET /audit":                          Owner,
 	"GET /":                               Viewer,
+	"POST /guide":                         Viewer,
 	"POST /projects":                      Editor,
 	"GET /projects/:id":                   Viewer,
 	"GET /projects/:id/datasets/new":      Editor,
