@@ -354,7 +354,7 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 
 	v.Datasets = datasetOptions(datasets)
 	if in.DatasetID == 0 {
-		pl.dataset = mainDataset(datasets)
+		pl.dataset = mainDataset(p, datasets)
 	}
 	for i := range datasets {
 		if datasets[i].ID == in.DatasetID {
@@ -456,11 +456,16 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 	return pl, nil
 }
 
-// mainDataset is the dataset a fresh launch form chooses: the project's
-// first uploaded dataset that is not a derived copy (a noisy copy made for
-// the robustness experiment must never be chosen silently). nil when the
-// project has none.
-func mainDataset(datasets []models.Dataset) *models.Dataset {
+// mainDataset is the dataset a fresh launch form chooses: the one marked
+// main, else the project's first uploaded dataset that is not a derived
+// copy (a noisy copy made for the robustness experiment must never be
+// chosen silently). nil when the project has none.
+func mainDataset(p models.Project, datasets []models.Dataset) *models.Dataset {
+	for i := range datasets {
+		if p.MainDatasetID != nil && datasets[i].ID == *p.MainDatasetID && datasets[i].ParentDatasetID == nil {
+			return &datasets[i]
+		}
+	}
 	var best *models.Dataset
 	for i := range datasets {
 		d := &datasets[i]

@@ -48,6 +48,10 @@ func TestLaunchFormChoosesMainDataset(t *testing.T) {
 		d := env.demo()
 		main := d.dataset
 		formURL := fmt.Sprintf("/projects/%d/runs/new", env.project.ID)
+		// want is the dataset the form must choose; noisy and later are
+		// the copy and the second upload once made.
+		want := main.ID
+		var noisy, later models.Dataset
 		cases := []struct {
 			name  string
 			setup func(t *testing.T)
@@ -66,16 +70,33 @@ func TestLaunchFormChoosesMainDataset(t *testing.T) {
 				if err != nil || len(ds) != 2 || ds[0].ParentDatasetID == nil {
 					t.Fatalf("want the noisy copy as the newest dataset, got %+v (%v)", ds, err)
 				}
+				noisy = ds[0]
 			}, "(noisy copy of " + main.Name + ")"},
 			{"after a later upload", func(t *testing.T) {
 				rows, err := env.db.ListDatasetRows(ctx, main.ID, 0, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
-				later := models.Dataset{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, Name: "Second upload", Format: main.Format,
+				later = models.Dataset{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, Name: "Second upload", Format: main.Format,
 					IDColumn: main.IDColumn, Columns: main.Columns, Fields: main.Fields, RatingColumns: main.RatingColumns}
 				if err := env.db.CreateDataset(ctx, &later, rows); err != nil {
 					t.Fatal(err)
+				}
+			}, "Second upload ("},
+			{"a copy cannot be marked main", func(t *testing.T) {
+				rec := env.postForm(fmt.Sprintf("/datasets/%d/main", noisy.ID), nil)
+				if rec.Code != http.StatusSeeOther || !strings.Contains(flashText(t, rec), "derived copy") {
+					t.Fatalf("marking the copy main: status %d, flash %q", rec.Code, flashText(t, rec))
+				}
+			}, "(noisy copy of " + main.Name + ")"},
+			{"the dataset marked main", func(t *testing.T) {
+				if rec := env.postForm(fmt.Sprintf("/datasets/%d/main", later.ID), nil); rec.Code != http.StatusSeeOther {
+					t.Fatalf("marking main: status %d", rec.Code)
+				}
+				want = later.ID
+				page := env.get(fmt.Sprintf("/projects/%d", env.project.ID)).Body.String()
+				if i := strings.Index(page, `data-testid="main-dataset"`); i < 0 || !strings.Contains(page[strings.LastIndex(page[:i], "<tr>"):i], later.Name) {
+					t.Errorf("the project page does not mark %q main", later.Name)
 				}
 			}, "Second upload ("},
 		}
@@ -83,8 +104,8 @@ func TestLaunchFormChoosesMainDataset(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				tc.setup(t)
 				body := env.get(formURL).Body.String()
-				if got := selectedID(t, body, "dataset"); got != main.ID {
-					t.Errorf("the form selects dataset %d, want the first upload %d", got, main.ID)
+				if got := selectedID(t, body, "dataset"); got != want {
+					t.Errorf("the form selects dataset %d, want %d", got, want)
 				}
 				if sel := selectHTML(t, body, "dataset"); !strings.Contains(sel, tc.copyLabel) {
 					t.Errorf("dataset select lacks %q:\n%s", tc.copyLabel, sel)
@@ -97,8 +118,8 @@ func TestLaunchFormChoosesMainDataset(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if run.DatasetID != main.ID {
-					t.Errorf("a launch without a dataset ran on %d, want %d", run.DatasetID, main.ID)
+				if run.DatasetID != want {
+					t.Errorf("a launch without a dataset ran on %d, want %d", run.DatasetID, want)
 				}
 			})
 		}
@@ -205,6 +226,15 @@ func TestLaunchErrorsNextToFields(t *testing.T) {
 			"seed":          `Seed: &#34;1.5&#34; is not a whole number.`,
 			"spend_cap_usd": `Spending cap: &#34;lots&#34; is not an amount of US dollars.`,
 			"criteria":      "Choose at least one criterion.",
+		}
+		// The reloading buttons land where their change is.
+		for _, want := range []string{
+			fmt.Sprintf(`formaction="/projects/%d/runs/geval-steps#geval-steps"`, env.project.ID), `id="geval-steps"`,
+			fmt.Sprintf(`formaction="/projects/%d/runs/new#criteria"`, env.project.ID), `id="criteria"`,
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("the launch form lacks %s", want)
+			}
 		}
 		top := body[strings.Index(body, `data-testid="form-errors"`):]
 		top = top[:strings.Index(top, "</div>")]

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -108,6 +109,13 @@ func (h *Handlers) showProject(c echo.Context) error {
 	if v.Datasets, err = h.DB.ListDatasets(ctx, ws, p.ID, filter); err != nil {
 		return err
 	}
+	live, err := h.DB.ListDatasets(ctx, ws, p.ID)
+	if err != nil {
+		return err
+	}
+	if d := mainDataset(p, live); d != nil {
+		v.MainDatasetID = d.ID
+	}
 	if v.Rubrics, err = h.DB.ListRubrics(ctx, ws, p.ID, filter); err != nil {
 		return err
 	}
@@ -128,4 +136,22 @@ func (h *Handlers) findProject(c echo.Context) (models.Project, error) {
 		return models.Project{}, err
 	}
 	return h.DB.FindProject(c.Request().Context(), h.workspaceID(c), id)
+}
+
+// markMainDataset makes a dataset its project's main one: the launch form
+// chooses it by default.
+func (h *Handlers) markMainDataset(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	d, err := h.DB.SetMainDataset(c.Request().Context(), h.workspaceID(c), id)
+	if err != nil {
+		if models.ErrorCode(err) == models.EInvalid {
+			setFlash(c, "error", models.ErrorMessage(err))
+			return c.Redirect(http.StatusSeeOther, projectPath(d.ProjectID)+"#datasets")
+		}
+		return err
+	}
+	return redirect(c, projectPath(d.ProjectID)+"#datasets", fmt.Sprintf("%q is now the main dataset: new runs use it unless you choose another.", d.Name))
 }

@@ -109,6 +109,7 @@ func (h *Handlers) routes() []route {
 		{get, "/projects/:id/datasets/map", h.showMappingForm, Editor},
 		{post, "/projects/:id/datasets/map", h.importDataset, Editor},
 		{get, "/datasets/:id", h.showDataset, Viewer},
+		{post, "/datasets/:id/main", h.markMainDataset, Editor},
 		{get, "/projects/:id/rubrics/new", h.newRubric, Editor},
 		{post, "/projects/:id/rubrics", h.postNewRubric, Editor},
 		// The edit page is also the only page that shows a rubric.

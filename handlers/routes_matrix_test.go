@@ -52,6 +52,7 @@ var wantAccess = map[string]Access{
 	"GET /projects/:id/datasets/map":      Editor,
 	"POST /projects/:id/datasets/map":     Editor,
 	"GET /datasets/:id":                   Viewer,
+	"POST /datasets/:id/main":             Editor,
 	"GET /projects/:id/rubrics/new":       Editor,
 	"POST /projects/:id/rubrics":          Editor,
 	"GET /rubrics/:id/edit":               Viewer,
