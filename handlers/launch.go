@@ -61,8 +61,9 @@ type fieldError struct {
 // when the form reloads for another rubric).
 type launchInput struct {
 	DatasetID, RubricID, JudgeID int64
-	// CriteriaOf is the rubric whose criteria the checkboxes showed; when
-	// the rubric changed since, all criteria of the new one are chosen.
+	// CriteriaOf is the rubric whose criteria the checkboxes showed. When
+	// the rubric changed since, a reload shows all criteria of the new one
+	// ticked, and a launch is refused (criteriaProblems).
 	CriteriaOf int64
 	Criteria   []int
 	// AllCriteria asks for every criterion of the rubric (the API's launch
