@@ -34,12 +34,12 @@ type Criterion struct {
 	Levels      Levels  `json:"levels" yaml:"levels"`
 	// HumanColumn names the dataset column holding the human rating for this
 	// criterion; empty when there is none.
-	HumanColumn string `json:"human_column,omitempty" yaml:"human_column"`
+	HumanColumn string `json:"human_column,omitempty" yaml:"human_column,omitempty"`
 	// AnnotatorColumns optionally name columns holding individual
 	// annotators' ratings of this criterion, for inter-annotator agreement
 	// and the human ceiling. Ratings imported one row per annotator are
 	// found without this (as "<human_column>@<annotator>").
-	AnnotatorColumns []string `json:"annotator_columns,omitempty" yaml:"annotator_columns"`
+	AnnotatorColumns []string `json:"annotator_columns,omitempty" yaml:"annotator_columns,omitempty"`
 }
 
 // Rubric is what the judge is told: what a sample is, which fields it sees,

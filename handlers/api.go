@@ -313,14 +313,11 @@ func (l APILaunch) formValues() url.Values {
 	// The indexes belong to the rubric named: criteria_of says so (without
 	// it the form would also drop the typed G-Eval steps).
 	id("criteria_of", l.RubricID)
-	criteria := l.Criteria
-	if criteria == nil {
-		// Absent means every criterion; a rubric has at most maxCriteria.
-		for k := range maxCriteria {
-			criteria = append(criteria, k)
-		}
+	if l.Criteria == nil {
+		// Absent means every criterion of the rubric.
+		v.Set("criteria_all", "1")
 	}
-	for _, k := range criteria {
+	for _, k := range l.Criteria {
 		v.Add("criteria", strconv.Itoa(k))
 	}
 	s := l.Settings

@@ -53,18 +53,24 @@ func (pl *launchPlan) defaultTemperature(m evaluator.Method) float64 {
 type fieldError struct {
 	text    string
 	setting methods.Setting
+	// field is the form field the message belongs next to (its id).
+	field string
 }
 
 // launchInput is the launch form as submitted (or as given in a GET query
 // when the form reloads for another rubric).
 type launchInput struct {
 	DatasetID, RubricID, JudgeID int64
-	// CriteriaOf is the rubric whose criteria the checkboxes showed; when
-	// the rubric changed since, all criteria of the new one are chosen.
+	// CriteriaOf is the rubric whose criteria the checkboxes showed. When
+	// the rubric changed since, a reload shows all criteria of the new one
+	// ticked, and a launch is refused (criteriaProblems).
 	CriteriaOf int64
 	Criteria   []int
-	Name       string
-	Method     evaluator.Method
+	// AllCriteria asks for every criterion of the rubric (the API's launch
+	// without a criteria list).
+	AllCriteria bool
+	Name        string
+	Method      evaluator.Method
 	// Settings are BatchEval's settings (temperature and top_p are also
 	// read by the sample-wise methods, see settingsFor).
 	Settings evaluator.Settings
@@ -92,6 +98,7 @@ func parseLaunchInput(vals url.Values) launchInput {
 	}
 	in.DatasetID, in.RubricID, in.JudgeID, in.CriteriaOf = id("dataset"), id("rubric"), id("judge"), id("criteria_of")
 	in.Name = strings.TrimSpace(vals.Get("name"))
+	in.AllCriteria = vals.Get("criteria_all") == "1"
 	for _, c := range vals["criteria"] {
 		if k, err := strconv.Atoi(c); err == nil {
 			in.Criteria = append(in.Criteria, k)
@@ -101,7 +108,7 @@ func parseLaunchInput(vals url.Values) launchInput {
 		in.Method = m
 	}
 	if !knownMethod(in.Method) {
-		in.errs = append(in.errs, fieldError{fmt.Sprintf("Method: %q is not one of %s.", in.Method, methodLabels()), ""})
+		in.errs = append(in.errs, fieldError{fmt.Sprintf("Method: %q is not one of %s.", in.Method, methodLabels()), "", "method"})
 	}
 	s, ms := &in.Settings, &in.MethodSettings
 	ints := []struct {
@@ -120,7 +127,7 @@ func parseLaunchInput(vals url.Values) launchInput {
 			in.raw[key] = v
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %q is not a whole number.", f.label, v), f.key})
+				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %q is not a whole number.", f.label, v), f.key, key})
 				continue
 			}
 			*f.dst = n
@@ -142,7 +149,7 @@ func parseLaunchInput(vals url.Values) launchInput {
 			in.raw[key] = v
 			x, err := strconv.ParseFloat(v, 64)
 			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %q is not a number.", f.label, v), f.key})
+				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %q is not a number.", f.label, v), f.key, key})
 				continue
 			}
 			*f.dst = x
@@ -168,7 +175,7 @@ func parseLaunchInput(vals url.Values) launchInput {
 		in.raw["seed"] = v
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			in.errs = append(in.errs, fieldError{fmt.Sprintf("Seed: %q is not a whole number.", v), methods.SettingSeed})
+			in.errs = append(in.errs, fieldError{fmt.Sprintf("Seed: %q is not a whole number.", v), methods.SettingSeed, "seed"})
 		} else {
 			s.Seed = n
 		}
@@ -178,7 +185,7 @@ func parseLaunchInput(vals url.Values) launchInput {
 		in.raw["spend_cap_usd"] = v
 		x, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(x) {
-			in.errs = append(in.errs, fieldError{fmt.Sprintf("Spending cap: %q is not an amount of US dollars.", v), ""}) // every method: "" blocks them all
+			in.errs = append(in.errs, fieldError{fmt.Sprintf("Spending cap: %q is not an amount of US dollars.", v), "", "spend_cap_usd"}) // every method: "" blocks them all
 		} else {
 			s.SpendCapUSD = &x
 		}
@@ -243,13 +250,56 @@ func (pl *launchPlan) settingsFor(in launchInput, m evaluator.Method) evaluator.
 
 // problems lists the parse errors of the fields method m reads (every
 // field error when m is unknown).
-func (in launchInput) problems(m evaluator.Method) []string {
+func (in launchInput) problems(m evaluator.Method) []fieldError {
 	method, err := methods.Lookup(string(m))
-	var out []string
+	var out []fieldError
 	for _, e := range in.errs {
 		if e.setting == "" || err != nil || methods.Reads(method, e.setting) {
-			out = append(out, e.text)
+			out = append(out, e)
 		}
+	}
+	return out
+}
+
+// addLaunchErrors adds messages to the form: each once to the list at the
+// top (all of them, not only the first) and next to its field.
+func addLaunchErrors(v *web.RunLaunchView, errs ...fieldError) {
+	for _, e := range errs {
+		if !slices.Contains(v.Errors, e.text) {
+			v.Errors = append(v.Errors, e.text)
+		}
+		if e.field == "" {
+			continue
+		}
+		if v.FieldErrors == nil {
+			v.FieldErrors = map[string][]string{}
+		}
+		if !slices.Contains(v.FieldErrors[e.field], e.text) {
+			v.FieldErrors[e.field] = append(v.FieldErrors[e.field], e.text)
+		}
+	}
+}
+
+// criteriaProblems checks that the submitted criteria are those the form
+// showed for the chosen rubric: ticked on another rubric's list (the
+// rubric changed after the boxes were ticked) or naming a criterion the
+// rubric lacks, the run would judge other criteria than the person saw.
+func (pl *launchPlan) criteriaProblems(in launchInput) []fieldError {
+	if pl.rubric == nil {
+		return nil
+	}
+	if in.CriteriaOf != 0 && in.CriteriaOf != pl.rubric.ID {
+		return []fieldError{{text: fmt.Sprintf("Criteria: the ticked criteria belonged to another rubric than %q. The list now shows %q's criteria: check them and launch again.",
+			pl.rubric.Name, pl.rubric.Name), field: "criteria"}}
+	}
+	var out []fieldError
+	for _, k := range in.Criteria {
+		if k < 0 || k >= len(pl.rubric.Criteria) {
+			out = append(out, fieldError{text: fmt.Sprintf("Criteria: rubric %q has no criterion number %d.", pl.rubric.Name, k+1), field: "criteria"})
+		}
+	}
+	if len(out) == 0 && len(pl.chosen) == 0 {
+		out = append(out, fieldError{text: "Choose at least one criterion.", field: "criteria"})
 	}
 	return out
 }
@@ -307,11 +357,13 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 	v.Samples, v.SampleTemperature = in.raw["samples"], in.raw["sample_temperature"]
 	v.UseLogprobs, v.LLMEvalScale = in.MethodSettings.UseLogprobs, string(in.MethodSettings.LLMEvalScale)
 
+	v.Datasets = datasetOptions(datasets)
+	if in.DatasetID == 0 {
+		pl.dataset = mainDataset(p, datasets)
+	}
 	for i := range datasets {
-		d := &datasets[i]
-		v.Datasets = append(v.Datasets, web.RunOption{ID: d.ID, Label: fmt.Sprintf("%s (%d samples)", d.Name, d.RowCount)})
-		if d.ID == in.DatasetID || (in.DatasetID == 0 && pl.dataset == nil) {
-			pl.dataset = d
+		if datasets[i].ID == in.DatasetID {
+			pl.dataset = &datasets[i]
 		}
 	}
 	for i := range rubrics {
@@ -330,30 +382,36 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 	}
 	switch {
 	case pl.dataset == nil && in.DatasetID != 0:
-		v.Errors = append(v.Errors, "The chosen dataset does not exist in this project.")
+		addLaunchErrors(v, fieldError{text: "The chosen dataset does not exist in this project.", field: "dataset"})
 	case pl.dataset == nil:
-		v.Errors = append(v.Errors, "This project has no dataset yet: import one first.")
+		v.Missing = append(v.Missing, web.LaunchMissing{Field: "dataset", Text: "A dataset: the samples to judge, with their human ratings.",
+			Link: fmt.Sprintf("/projects/%d/datasets/new", p.ID), LinkText: "Upload a dataset"})
+		addLaunchErrors(v, fieldError{text: "This project has no dataset yet: import one first.", field: "dataset"})
 	default:
 		v.DatasetID = pl.dataset.ID
 	}
 	switch {
 	case pl.rubric == nil && in.RubricID != 0:
-		v.Errors = append(v.Errors, "The chosen rubric does not exist in this project.")
+		addLaunchErrors(v, fieldError{text: "The chosen rubric does not exist in this project.", field: "rubric"})
 	case pl.rubric == nil:
-		v.Errors = append(v.Errors, "This project has no rubric yet: write one first.")
+		v.Missing = append(v.Missing, web.LaunchMissing{Field: "rubric", Text: "A rubric: the criteria the judge scores.",
+			Link: fmt.Sprintf("/projects/%d/rubrics/new", p.ID), LinkText: "Write a rubric or start from a template"})
+		addLaunchErrors(v, fieldError{text: "This project has no rubric yet: write one first.", field: "rubric"})
 	default:
 		v.RubricID = pl.rubric.ID
 	}
 	switch {
 	case pl.judge == nil && in.JudgeID != 0:
-		v.Errors = append(v.Errors, "The chosen judge does not exist.")
+		addLaunchErrors(v, fieldError{text: "The chosen judge does not exist.", field: "judge"})
 	case pl.judge == nil:
-		v.Errors = append(v.Errors, "No judge is set up yet: add one on the Judges page.")
+		v.Missing = append(v.Missing, web.LaunchMissing{Field: "judge", Text: "A judge: the language model that scores (owners add judges).",
+			Link: "/judges/new", LinkText: "Add a judge"})
+		addLaunchErrors(v, fieldError{text: "No judge is set up yet: add one on the Judges page.", field: "judge"})
 	default:
 		v.JudgeID = pl.judge.ID
 		// A cap is checked against the run's cost, which needs prices.
 		if snap := h.judgeSnapshot(*pl.judge); in.Settings.SpendCapUSD != nil && (snap.PriceInputPerMTok == nil || snap.PriceOutputPerMTok == nil) {
-			v.Errors = append(v.Errors, "Spending cap: judge "+pl.judge.Name+" has no prices, so its cost is unknown and a cap cannot be kept; set its prices or leave the cap blank.")
+			addLaunchErrors(v, fieldError{text: "Spending cap: judge " + pl.judge.Name + " has no prices, so its cost is unknown and a cap cannot be kept; set its prices or leave the cap blank.", field: "spend_cap_usd"})
 		}
 	}
 	v.SpendCapUSD = in.raw["spend_cap_usd"]
@@ -378,7 +436,7 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 		// steps belong to the rubric they were typed for.
 		all := in.CriteriaOf == 0 || in.CriteriaOf != pl.rubric.ID
 		for i, c := range pl.rubric.Criteria {
-			checked := all || slices.Contains(in.Criteria, i)
+			checked := all || in.AllCriteria || slices.Contains(in.Criteria, i)
 			human := ""
 			if c.HumanColumn != "" {
 				human = "; human ratings in " + c.HumanColumn
@@ -402,6 +460,67 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 	}
 	v.Estimate = h.estimate(ctx, pl, in.Method, pl.settingsFor(in, in.Method))
 	return pl, nil
+}
+
+// mainDataset is the dataset a fresh launch form chooses: the one marked
+// main, else the project's first uploaded dataset that is not a derived
+// copy (a noisy copy made for the robustness experiment must never be
+// chosen silently). nil when the project has none.
+func mainDataset(p models.Project, datasets []models.Dataset) *models.Dataset {
+	for i := range datasets {
+		if p.MainDatasetID != nil && datasets[i].ID == *p.MainDatasetID && datasets[i].ParentDatasetID == nil {
+			return &datasets[i]
+		}
+	}
+	var best *models.Dataset
+	for i := range datasets {
+		d := &datasets[i]
+		switch {
+		case best == nil:
+			best = d
+		case (best.ParentDatasetID != nil) != (d.ParentDatasetID != nil):
+			// An original beats a copy, whatever their age.
+			if d.ParentDatasetID == nil {
+				best = d
+			}
+		case d.ID < best.ID:
+			best = d
+		}
+	}
+	return best
+}
+
+// datasetOptions lists the datasets for the select: originals first (the
+// oldest first, as they were uploaded), then derived copies, each labelled
+// with the dataset it was copied from.
+func datasetOptions(datasets []models.Dataset) []web.RunOption {
+	names := make(map[int64]string, len(datasets))
+	for _, d := range datasets {
+		names[d.ID] = d.Name
+	}
+	sorted := slices.Clone(datasets)
+	slices.SortStableFunc(sorted, func(a, b models.Dataset) int {
+		if ac, bc := a.ParentDatasetID != nil, b.ParentDatasetID != nil; ac != bc {
+			if ac {
+				return 1
+			}
+			return -1
+		}
+		return int(a.ID - b.ID)
+	})
+	out := make([]web.RunOption, 0, len(sorted))
+	for _, d := range sorted {
+		o := web.RunOption{ID: d.ID, Label: fmt.Sprintf("%s (%d samples)", d.Name, d.RowCount)}
+		if d.ParentDatasetID != nil {
+			parent, ok := names[*d.ParentDatasetID]
+			if !ok {
+				parent = fmt.Sprintf("dataset %d", *d.ParentDatasetID)
+			}
+			o.Derived = "noisy copy of " + parent
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // methodNote says in one line what a method does, for the method select.
@@ -502,8 +621,9 @@ func (h *Handlers) showLaunchForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// Messages are for submitted forms; a reload only shows the choices.
-	pl.view.Errors = nil
+	// Messages are for submitted forms; a reload only shows the choices
+	// (and what the project still lacks).
+	pl.view.Errors, pl.view.FieldErrors = nil, nil
 	pl.view.Page = page(c, "New run")
 	return render(c, http.StatusOK, web.RunLaunchPage(pl.view))
 }
@@ -540,28 +660,28 @@ func (h *Handlers) readLaunchForm(c echo.Context) (launchInput, *launchPlan, err
 // checkLaunch lists what stops a run of method m: unreadable fields it
 // uses, invalid settings, no criterion, an unusable rubric. It returns the
 // method settings the run gets.
-func (pl *launchPlan) checkLaunch(in launchInput, m evaluator.Method) (evaluator.MethodSettings, []string) {
-	errs := in.problems(m)
+func (pl *launchPlan) checkLaunch(in launchInput, m evaluator.Method) (evaluator.MethodSettings, []fieldError) {
+	// Every problem at once: unreadable fields and the criteria first,
+	// then what can only be checked on readable settings.
+	errs := append(in.problems(m), pl.criteriaProblems(in)...)
 	ms := pl.methodSettings
-	if len(errs) > 0 {
+	if len(in.problems(m)) > 0 {
 		return ms, errs
 	}
 	if err := pl.settingsFor(in, m).Validate(); err != nil {
-		errs = append(errs, "Settings: "+err.Error()+".")
+		errs = append(errs, fieldError{text: "Settings: " + err.Error() + "."})
 	}
-	if pl.rubric != nil {
-		if len(pl.chosen) == 0 {
-			errs = append(errs, "Choose at least one criterion.")
-		} else if err := pl.snapshot().Validate(); err != nil {
-			errs = append(errs, "Rubric "+pl.rubric.Name+": "+err.Error()+".")
+	if pl.rubric != nil && len(pl.chosen) > 0 {
+		if err := pl.snapshot().Validate(); err != nil {
+			errs = append(errs, fieldError{text: "Rubric " + pl.rubric.Name + ": " + err.Error() + ".", field: "rubric"})
 		}
 	}
 	// The method checks its own settings (and what it needs of the
 	// rubric) the way the runner will when the run is launched.
-	if method, err := methods.Lookup(string(m)); err == nil {
+	if method, err := methods.Lookup(string(m)); err == nil && pl.rubric != nil {
 		trial := methods.Run{Settings: pl.settingsFor(in, m), MethodSettings: ms, Rubric: pl.snapshot()}
 		if err := method.Prepare(&trial); err != nil {
-			errs = append(errs, err.Error()+".")
+			errs = append(errs, fieldError{text: err.Error() + ".", field: "method"})
 		}
 		ms = trial.MethodSettings
 	}
@@ -601,9 +721,9 @@ func (h *Handlers) launchRun(c echo.Context) error {
 // it (nothing is launched then). The launch form and the API both use it.
 func (h *Handlers) launchPlanned(c echo.Context, in launchInput, pl *launchPlan) (models.Run, []string, error) {
 	ms, errs := pl.checkLaunch(in, in.Method)
-	errs = append(slices.Clone(pl.view.Errors), errs...)
-	if len(errs) > 0 {
-		return models.Run{}, errs, nil
+	addLaunchErrors(&pl.view, errs...)
+	if len(pl.view.Errors) > 0 {
+		return models.Run{}, pl.view.Errors, nil
 	}
 	name := in.Name
 	if name == "" {
@@ -670,22 +790,12 @@ func (h *Handlers) refuseLaunch(c echo.Context, pl *launchPlan, err error) error
 // were meant. On an error after the experiment was made, e and the runs
 // launched so far come back with it. The form and the API both use it.
 func (h *Handlers) launchAllPlanned(c echo.Context, in launchInput, pl *launchPlan) (e models.Experiment, runs []models.Run, setups int, errs []string, err error) {
-	seen := map[string]bool{}
-	for _, e := range pl.view.Errors {
-		seen[e] = true
-		errs = append(errs, e)
-	}
 	for _, m := range methodNames() {
 		_, merrs := pl.checkLaunch(in, m)
-		for _, e := range merrs {
-			if !seen[e] {
-				seen[e] = true
-				errs = append(errs, e)
-			}
-		}
+		addLaunchErrors(&pl.view, merrs...)
 	}
-	if len(errs) > 0 {
-		return e, nil, 0, errs, nil
+	if len(pl.view.Errors) > 0 {
+		return e, nil, 0, pl.view.Errors, nil
 	}
 	// The base settings are those of the default method's launch; each
 	// method's setups adjust them (LLM-Eval: greedy).
@@ -727,9 +837,7 @@ func (h *Handlers) generateGEvalSteps(c echo.Context) error {
 	v.Page = page(c, "New run")
 	v.Method = string(in.Method)
 	v.ErrorTitle = "The evaluation steps were not generated:"
-	if pl.rubric != nil && len(pl.chosen) == 0 {
-		v.Errors = append(v.Errors, "Choose at least one criterion.")
-	}
+	addLaunchErrors(v, pl.criteriaProblems(in)...)
 	if len(v.Errors) > 0 {
 		return render(c, http.StatusUnprocessableEntity, web.RunLaunchPage(*v))
 	}

@@ -1,12 +1,14 @@
 package handlers
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/demo"
 	"github.com/batcheval/batcheval/web"
 )
 
@@ -25,6 +27,10 @@ func (h *Handlers) renderProjects(c echo.Context, status int, form web.ProjectFo
 	}
 	// One query per project and kind: fine for the handful of projects a
 	// workspace holds; a grouped count in models would replace it if not.
+	var guide *web.StartGuide
+	if ck, err := c.Cookie(guideCookie); err != nil || ck.Value != "hidden" {
+		guide = &web.StartGuide{}
+	}
 	sums := make([]web.ProjectSummary, len(ps))
 	for i, p := range ps {
 		ds, err := h.DB.ListDatasets(ctx, ws, p.ID)
@@ -40,8 +46,35 @@ func (h *Handlers) renderProjects(c echo.Context, status int, form web.ProjectFo
 			return err
 		}
 		sums[i] = web.ProjectSummary{Project: p, Datasets: len(ds), Rubrics: len(rs), Runs: len(runs)}
+		if guide != nil && p.Name == demo.ProjectName {
+			guide.DemoProjectID = p.ID
+			// The seeded run is the demo's oldest run of that name.
+			for _, r := range runs {
+				if r.Name == demo.FirstRunName {
+					guide.DemoRunID, guide.DemoRunName, guide.DemoRunStatus = r.ID, r.Name, string(r.Status)
+				}
+			}
+		}
 	}
-	return render(c, status, web.ProjectsPage(web.ProjectsView{Page: page(c, "Projects"), Projects: sums, Form: form, Show: show}))
+	return render(c, status, web.ProjectsPage(web.ProjectsView{Page: page(c, "Projects"), Projects: sums, Form: form, Show: show, Guide: guide}))
+}
+
+// guideCookie remembers that this browser hid the start guide.
+const guideCookie = "batcheval_guide"
+
+// setGuide hides or shows the home page's start guide for this browser
+// (a form, so it works without JavaScript).
+func (h *Handlers) setGuide(c echo.Context) error {
+	ck := &http.Cookie{Name: guideCookie, Value: "hidden", Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		MaxAge: 400 * 24 * 3600, Secure: c.Scheme() == "https"} // about the longest browsers keep a cookie
+	if c.FormValue("guide") == "show" {
+		ck.Value, ck.MaxAge = "", -1
+	}
+	c.SetCookie(ck)
+	if ck.MaxAge < 0 {
+		return c.Redirect(http.StatusSeeOther, "/#start-guide")
+	}
+	return c.Redirect(http.StatusSeeOther, "/")
 }
 
 // createProject handles the "New project" form.
@@ -76,6 +109,13 @@ func (h *Handlers) showProject(c echo.Context) error {
 	if v.Datasets, err = h.DB.ListDatasets(ctx, ws, p.ID, filter); err != nil {
 		return err
 	}
+	live, err := h.DB.ListDatasets(ctx, ws, p.ID)
+	if err != nil {
+		return err
+	}
+	if d := mainDataset(p, live); d != nil {
+		v.MainDatasetID = d.ID
+	}
 	if v.Rubrics, err = h.DB.ListRubrics(ctx, ws, p.ID, filter); err != nil {
 		return err
 	}
@@ -96,4 +136,22 @@ func (h *Handlers) findProject(c echo.Context) (models.Project, error) {
 		return models.Project{}, err
 	}
 	return h.DB.FindProject(c.Request().Context(), h.workspaceID(c), id)
+}
+
+// markMainDataset makes a dataset its project's main one: the launch form
+// chooses it by default.
+func (h *Handlers) markMainDataset(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	d, err := h.DB.SetMainDataset(c.Request().Context(), h.workspaceID(c), id)
+	if err != nil {
+		if models.ErrorCode(err) == models.EInvalid {
+			setFlash(c, "error", models.ErrorMessage(err))
+			return c.Redirect(http.StatusSeeOther, projectPath(d.ProjectID)+"#datasets")
+		}
+		return err
+	}
+	return redirect(c, projectPath(d.ProjectID)+"#datasets", fmt.Sprintf("%q is now the main dataset: new runs use it unless you choose another.", d.Name))
 }

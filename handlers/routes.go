@@ -101,6 +101,7 @@ func (h *Handlers) routes() []route {
 
 		// Projects, datasets, rubrics.
 		{get, "/", h.listProjects, Viewer},
+		{post, "/guide", h.setGuide, Viewer},
 		{post, "/projects", h.createProject, Editor},
 		{get, "/projects/:id", h.showProject, Viewer},
 		{get, "/projects/:id/datasets/new", h.showUploadForm, Editor},
@@ -108,12 +109,15 @@ func (h *Handlers) routes() []route {
 		{get, "/projects/:id/datasets/map", h.showMappingForm, Editor},
 		{post, "/projects/:id/datasets/map", h.importDataset, Editor},
 		{get, "/datasets/:id", h.showDataset, Viewer},
+		{post, "/datasets/:id/main", h.markMainDataset, Editor},
 		{get, "/projects/:id/rubrics/new", h.newRubric, Editor},
 		{post, "/projects/:id/rubrics", h.postNewRubric, Editor},
 		// The edit page is also the only page that shows a rubric.
 		{get, "/rubrics/:id/edit", h.editRubric, Viewer},
 		{post, "/rubrics/:id", h.postRubric, Editor},
 		{post, "/rubrics/preview", h.previewRubric, Editor},
+		{post, "/projects/:id/rubrics/import", h.importRubric, Editor},
+		{get, "/rubrics/:id/export", h.exportRubric, Viewer},
 
 		// Judges hold keys and spend money: owners manage them; everyone
 		// sees the list (keys are never shown).

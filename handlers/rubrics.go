@@ -3,8 +3,11 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"io"
+	"math"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/rubrictemplates"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/web"
 )
@@ -31,25 +35,35 @@ type rubricForm struct {
 	Criteria         []web.CriterionForm
 	PreviewDataset   int64
 	PreviewCriterion int
+	// notice and importError are shown above the editor and next to the
+	// import box.
+	notice, importError string
+	// fieldErrors are the save's problems by field id, all of them.
+	fieldErrors map[string][]string
 }
 
-// newRubric shows an empty editor for a project.
+// newRubric shows an empty editor for a project, or one filled from a
+// template (?template=key).
 func (h *Handlers) newRubric(c echo.Context) error {
 	p, err := h.findProject(c)
 	if err != nil {
 		return err
 	}
 	f := rubricForm{Criteria: []web.CriterionForm{newCriterion()}}
+	if key := c.QueryParam("template"); key != "" {
+		tpl, rub, err := rubrictemplates.Rubric(key)
+		if err != nil {
+			return models.Errorf(models.ENotFound, "%v", err)
+		}
+		f = formOfRubric(tpl.Name, rub)
+		f.notice = "Started from the " + tpl.Name + " template. Adapt the wording to your data, choose the human rating columns, and save."
+	}
 	return h.renderRubricEditor(c, http.StatusOK, p, models.Rubric{ProjectID: p.ID}, f, "", true)
 }
 
-// editRubric shows the editor for a stored rubric.
-func (h *Handlers) editRubric(c echo.Context) error {
-	r, p, err := h.findRubric(c)
-	if err != nil {
-		return err
-	}
-	f := rubricForm{Name: r.Name, Task: r.Task}
+// formOfRubric fills the editor with a rubric.
+func formOfRubric(name string, r evaluator.Rubric) rubricForm {
+	f := rubricForm{Name: name, Task: r.Task}
 	for _, cr := range r.Criteria {
 		f.Criteria = append(f.Criteria, web.CriterionForm{
 			Name: cr.Name, Description: cr.Description,
@@ -58,6 +72,100 @@ func (h *Handlers) editRubric(c echo.Context) error {
 			Annotators: cr.AnnotatorColumns,
 		})
 	}
+	return f
+}
+
+// importRubric stores a rubric file (the command line's format) as a new
+// rubric of the project and opens it in the editor. A file that cannot be
+// read is shown back on the new-rubric page with what is wrong in it.
+func (h *Handlers) importRubric(c echo.Context) error {
+	p, err := h.findProject(c)
+	if err != nil {
+		return err
+	}
+	fail := func(msg string) error {
+		f := rubricForm{Criteria: []web.CriterionForm{newCriterion()}, importError: msg}
+		return h.renderRubricEditor(c, http.StatusUnprocessableEntity, p, models.Rubric{ProjectID: p.ID}, f, "", false)
+	}
+	fh, err := c.FormFile("rubric_file")
+	if err != nil {
+		return fail("Choose a rubric file (YAML or JSON) to import.")
+	}
+	if fh.Size > evaluator.MaxRubricFileBytes {
+		return fail(fmt.Sprintf("%s is larger than %d KiB: a rubric file is a few kilobytes.", fh.Filename, evaluator.MaxRubricFileBytes>>10))
+	}
+	file, err := fh.Open()
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	b, err := io.ReadAll(io.LimitReader(file, evaluator.MaxRubricFileBytes+1))
+	if err != nil {
+		return err
+	}
+	rub, err := evaluator.ParseRubricFile(b)
+	if err != nil {
+		return fail(fh.Filename + ": " + err.Error())
+	}
+	name := strings.TrimSpace(strings.TrimSuffix(filepath.Base(fh.Filename), filepath.Ext(fh.Filename)))
+	if name == "" {
+		name = "Imported rubric"
+	}
+	r := models.Rubric{WorkspaceID: h.workspaceID(c), ProjectID: p.ID, Name: name, Task: rub.Task, Fields: rub.Fields, Criteria: rub.Criteria}
+	if err := h.DB.SaveRubric(c.Request().Context(), &r); err != nil {
+		if models.ErrorCode(err) != models.EInvalid {
+			return err
+		}
+		return fail(fh.Filename + ": " + models.ErrorMessage(err))
+	}
+	return redirect(c, web.RubricEditURL(r.ID), fmt.Sprintf("Rubric %q imported from %s with %d criteria. Check the human rating columns before launching.", r.Name, fh.Filename, len(r.Criteria)))
+}
+
+// exportRubric downloads a rubric as a rubric file, the format the command
+// line (batcheval run --rubric) and "Import a rubric file" read.
+func (h *Handlers) exportRubric(c echo.Context) error {
+	r, _, err := h.findRubric(c)
+	if err != nil {
+		return err
+	}
+	b, err := evaluator.MarshalRubricFile(r.Evaluator())
+	if err != nil {
+		return err
+	}
+	head := "# Rubric " + strconv.Quote(r.Name) + " exported from BatchEval.\n"
+	if len(r.Fields) == 0 {
+		head += "# It shows the judge the dataset's own fields; to use it with `batcheval run`, add\n" +
+			"# fields: [{column: ..., label: ...}] naming the data columns the judge sees.\n"
+	}
+	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf("attachment; filename=%q", rubricFileName(r.Name)))
+	return c.Blob(http.StatusOK, "application/yaml; charset=utf-8", append([]byte(head), b...))
+}
+
+// rubricFileName turns a rubric's name into a safe file name.
+func rubricFileName(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	base := strings.Trim(b.String(), "-")
+	if base == "" {
+		base = "rubric"
+	}
+	return base + ".yaml"
+}
+
+// editRubric shows the editor for a stored rubric.
+func (h *Handlers) editRubric(c echo.Context) error {
+	r, p, err := h.findRubric(c)
+	if err != nil {
+		return err
+	}
+	f := formOfRubric(r.Name, r.Evaluator())
 	return h.renderRubricEditor(c, http.StatusOK, p, r, f, "", true)
 }
 
@@ -106,6 +214,14 @@ func (h *Handlers) handleRubricForm(c echo.Context, p models.Project, r models.R
 	case action == "preview":
 		return h.renderRubricEditor(c, http.StatusOK, p, r, f, "", true)
 	}
+	if problems := f.problems(); len(problems) > 0 {
+		f.fieldErrors = problems
+		n := 0
+		for _, m := range problems {
+			n += len(m)
+		}
+		return h.renderRubricEditor(c, http.StatusUnprocessableEntity, p, r, f, fmt.Sprintf("Not saved: %d %s to fix, shown next to %s.", n, launchPlural(n, "problem", "problems"), launchPlural(n, "its field", "their fields")), false)
+	}
 	criteria, err := f.criteria()
 	if err == nil {
 		r.Name, r.Task, r.Criteria = strings.TrimSpace(f.Name), strings.TrimSpace(f.Task), criteria
@@ -122,7 +238,7 @@ func (h *Handlers) handleRubricForm(c echo.Context, p models.Project, r models.R
 		}
 		return h.renderRubricEditor(c, http.StatusUnprocessableEntity, p, r, f, "Not saved: "+models.ErrorMessage(err), false)
 	}
-	return redirect(c, projectPath(p.ID), fmt.Sprintf("Rubric %q saved.", r.Name))
+	return redirect(c, projectPath(p.ID)+"#rubrics", fmt.Sprintf("Rubric %q saved.", r.Name))
 }
 
 // previewRubric renders the prompt preview fragment for live previews.
@@ -160,8 +276,11 @@ func (h *Handlers) renderRubricEditor(c echo.Context, status int, p models.Proje
 	v := web.RubricEditorView{
 		Page: page(c, title), Project: p, RubricID: r.ID, Action: action,
 		Name: f.Name, Task: f.Task, Criteria: f.Criteria, Datasets: datasets,
-		PreviewCriterion: f.PreviewCriterion, Error: msg,
+		PreviewCriterion: f.PreviewCriterion, Error: msg, Notice: f.notice, ImportError: f.importError, FieldErrors: f.fieldErrors,
 		Manage: manageFor(c, models.KindRubric, r.ID, r.Name, r.ArchivedAt),
+	}
+	for _, t := range rubrictemplates.All() {
+		v.Templates = append(v.Templates, web.RubricTemplate{Key: t.Key, Name: t.Name, Summary: t.Summary})
 	}
 	var human []string
 	for _, d := range datasets {
@@ -283,6 +402,55 @@ func parseRubricForm(params url.Values) rubricForm {
 		f.Criteria = append(f.Criteria, *byIndex[n])
 	}
 	return f
+}
+
+// problems lists everything that stops the form from being saved, by
+// the id of the field it belongs next to: all at once, not the first.
+func (f rubricForm) problems() map[string][]string {
+	out := map[string][]string{}
+	add := func(field, msg string) { out[field] = append(out[field], msg) }
+	if strings.TrimSpace(f.Name) == "" {
+		add("rubric-name", "The rubric needs a name.")
+	}
+	if strings.TrimSpace(f.Task) == "" {
+		add("rubric-task", "Say what one sample is (e.g. a conversation and the next response a chatbot gave).")
+	}
+	if len(f.Criteria) == 0 {
+		add("criteria", "Add at least one criterion.")
+	}
+	seen := map[string]int{}
+	for i, cf := range f.Criteria {
+		name := strings.TrimSpace(cf.Name)
+		switch j, dup := seen[strings.ToLower(name)]; {
+		case name == "":
+			add(criterionInputID(i, "name"), "The criterion needs a name.")
+		case dup:
+			add(criterionInputID(i, "name"), fmt.Sprintf("Criterion %d is also called %q: names must differ.", j+1, name))
+		default:
+			seen[strings.ToLower(name)] = i
+		}
+		var ends [2]*float64
+		for k, part := range []struct{ key, what, text string }{{"lo", "lowest", cf.Lo}, {"hi", "highest", cf.Hi}} {
+			v, err := strconv.ParseFloat(strings.TrimSpace(part.text), 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				add(criterionInputID(i, part.key), fmt.Sprintf("The %s score %q is not a number (write decimals with a dot, e.g. 2.5).", part.what, part.text))
+				continue
+			}
+			ends[k] = &v
+		}
+		if ends[0] != nil && ends[1] != nil && !(*ends[0] < *ends[1]) {
+			add(criterionInputID(i, "hi"), fmt.Sprintf("The highest score (%g) must be above the lowest (%g).", *ends[1], *ends[0]))
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// criterionInputID is the id of a criterion's input in the editor.
+func criterionInputID(i int, part string) string {
+	return "criteria[" + strconv.Itoa(i) + "]." + part
 }
 
 // criteria converts the typed criteria, reporting the first unreadable number.

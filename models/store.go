@@ -137,6 +137,28 @@ func (db *DB) ListDatasets(ctx context.Context, wsID, projectID int64, opts ...L
 	return ds, err
 }
 
+// SetMainDataset marks a dataset as its project's main one, the launch
+// form's default. A derived copy (ParentDatasetID set) cannot be main: the
+// point of "main" is that runs never land on a copy by accident.
+func (db *DB) SetMainDataset(ctx context.Context, wsID, datasetID int64) (Dataset, error) {
+	d, err := db.FindDataset(ctx, wsID, datasetID)
+	if err != nil {
+		return d, err
+	}
+	if d.ParentDatasetID != nil {
+		return d, Errorf(EInvalid, "%q is a derived copy of another dataset; only an original can be the main dataset", d.Name)
+	}
+	res := db.Gorm.WithContext(ctx).Model(&Project{}).Where("workspace_id = ? AND id = ?", wsID, d.ProjectID).Scopes(live).
+		Updates(map[string]any{"main_dataset_id": d.ID, "updated_at": time.Now().UTC()})
+	if res.Error != nil {
+		return d, fmt.Errorf("mark dataset %d main: %w", d.ID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return d, Errorf(ENotFound, "the project of dataset %d does not exist", d.ID)
+	}
+	return d, nil
+}
+
 // ListDatasetRows returns a page of rows in file order.
 func (db *DB) ListDatasetRows(ctx context.Context, datasetID int64, offset, limit int) ([]DatasetRow, error) {
 	var rows []DatasetRow

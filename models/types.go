@@ -24,8 +24,11 @@ type Project struct {
 	WorkspaceID int64
 	Name        string
 	Description string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// MainDatasetID is the dataset marked main: the launch form's default.
+	// Nil means the first uploaded dataset that is not a derived copy.
+	MainDatasetID *int64
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 	// ArchivedAt is set while the object is archived: hidden from default
 	// lists, still readable by its address. TrashID is set while it is in
 	// the trash (lifecycle.go): every lookup then treats it as absent.

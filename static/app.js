@@ -31,4 +31,25 @@
     form.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(refresh, 400); });
     form.addEventListener("change", function () { clearTimeout(timer); timer = setTimeout(refresh, 100); });
   });
+  // Parts that follow a select: on change, load the page's GET form
+  // (data-refresh-url) with the form's values and swap in the elements
+  // whose ids data-refresh-parts lists (the launch form's criteria follow
+  // the chosen rubric). Without JS, a submit button does the same reload.
+  document.querySelectorAll("select[data-refresh-url]").forEach(function (sel) {
+    sel.addEventListener("change", function () {
+      var form = sel.form;
+      if (!form) return;
+      var query = new URLSearchParams(new FormData(form)).toString();
+      fetch(sel.getAttribute("data-refresh-url") + "?" + query, { headers: { "X-Requested-With": "fetch" } })
+        .then(function (r) { return r.text(); })
+        .then(function (html) {
+          var doc = new DOMParser().parseFromString(html, "text/html");
+          sel.getAttribute("data-refresh-parts").split(" ").forEach(function (id) {
+            var now = document.getElementById(id), next = doc.getElementById(id);
+            if (now && next) now.replaceWith(document.importNode(next, true));
+          });
+          form.dispatchEvent(new Event("change", { bubbles: true }));
+        });
+    });
+  });
 })();

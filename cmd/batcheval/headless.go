@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
-	"github.com/goccy/go-yaml"
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/judge"
@@ -321,16 +320,13 @@ func findOrCreateProject(ctx context.Context, db *models.DB, ws models.Workspace
 }
 
 func readRubric(path string) (evaluator.Rubric, error) {
-	var r evaluator.Rubric
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return r, err
+		return evaluator.Rubric{}, err
 	}
-	// YAML is a superset of JSON, so one decoder reads both.
-	if err := yaml.UnmarshalWithOptions(b, &r, yaml.Strict()); err != nil {
-		return r, fmt.Errorf("rubric %s: %w", path, err)
-	}
-	if err := r.Validate(); err != nil {
+	// The dashboard imports the same files with the same parser.
+	r, err := evaluator.ParseRubricFile(b)
+	if err != nil {
 		return r, fmt.Errorf("rubric %s: %w", path, err)
 	}
 	if len(r.Fields) == 0 {

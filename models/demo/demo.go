@@ -9,8 +9,6 @@ import (
 	_ "embed"
 	"fmt"
 
-	"github.com/goccy/go-yaml"
-
 	"github.com/batcheval/batcheval/evaluator"
 )
 
@@ -35,11 +33,8 @@ func RubricYAML() []byte { return bytes.Clone(rubricYAML) }
 
 // Rubric parses the demo rubric and checks it.
 func Rubric() (evaluator.Rubric, error) {
-	var r evaluator.Rubric
-	if err := yaml.UnmarshalWithOptions(rubricYAML, &r, yaml.Strict()); err != nil {
-		return evaluator.Rubric{}, fmt.Errorf("demo rubric: %w", err)
-	}
-	if err := r.Validate(); err != nil {
+	r, err := evaluator.ParseRubricFile(rubricYAML)
+	if err != nil {
 		return evaluator.Rubric{}, fmt.Errorf("demo rubric: %w", err)
 	}
 	return r, nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dataimport"
 )
@@ -28,15 +29,68 @@ func ImportRows(t *dataimport.Table, m dataimport.Mapping) ([]models.DatasetRow,
 // Seed creates the demo project (dataset, rubric, simulated judge) in the
 // workspace unless a project of that name exists. It returns the project.
 func Seed(ctx context.Context, db *models.DB, ws models.Workspace) (models.Project, error) {
+	p, _, err := SeedProject(ctx, db, ws)
+	return p, err
+}
+
+// FirstRunName names the run seeded with the demo project.
+const FirstRunName = "Demo run (simulated judge)"
+
+// Launcher stores and queues a run (runner.Runner does).
+type Launcher interface {
+	Launch(ctx context.Context, run *models.Run) error
+}
+
+// LaunchFirstRun queues the demo's first run: BatchEval with its default
+// settings on the demo dataset and rubric, judged by the built-in simulated
+// judge (so it costs nothing and is marked simulated on every page). The
+// real runner judges it like any run, in a few seconds, so a fresh
+// installation opens on a finished result. Call it once, when SeedProject
+// has just created the project.
+func LaunchFirstRun(ctx context.Context, db *models.DB, ws models.Workspace, p models.Project, l Launcher) (models.Run, error) {
+	ds, err := db.ListDatasets(ctx, ws.ID, p.ID)
+	if err != nil || len(ds) == 0 {
+		return models.Run{}, fmt.Errorf("demo run: the demo dataset is missing (%v)", err)
+	}
+	rs, err := db.ListRubrics(ctx, ws.ID, p.ID)
+	if err != nil || len(rs) == 0 {
+		return models.Run{}, fmt.Errorf("demo run: the demo rubric is missing (%v)", err)
+	}
+	j, err := db.EnsureSimulatedJudge(ctx, ws.ID)
+	if err != nil {
+		return models.Run{}, fmt.Errorf("demo run: %w", err)
+	}
+	d, r := ds[len(ds)-1], rs[len(rs)-1] // the seeded ones: the oldest
+	snap := r.Evaluator()
+	if len(snap.Fields) == 0 {
+		snap.Fields = d.Fields
+	}
+	run := models.Run{WorkspaceID: ws.ID, ProjectID: p.ID, DatasetID: d.ID, RubricID: &r.ID, JudgeID: &j.ID,
+		Name: FirstRunName, Method: models.MethodBatchEval, Settings: evaluator.DefaultSettings(),
+		RubricSnapshot: snap, JudgeSnapshot: j.Snapshot(), Simulated: true}
+	if err := l.Launch(ctx, &run); err != nil {
+		return run, fmt.Errorf("demo run: %w", err)
+	}
+	return run, nil
+}
+
+// SeedProject is Seed that also says whether it created the project now
+// (false when it existed).
+func SeedProject(ctx context.Context, db *models.DB, ws models.Workspace) (models.Project, bool, error) {
 	ps, err := db.ListProjects(ctx, ws.ID)
 	if err != nil {
-		return models.Project{}, err
+		return models.Project{}, false, err
 	}
 	for _, p := range ps {
 		if p.Name == ProjectName {
-			return p, nil
+			return p, false, nil
 		}
 	}
+	p, err := seedProject(ctx, db, ws)
+	return p, err == nil, err
+}
+
+func seedProject(ctx context.Context, db *models.DB, ws models.Workspace) (models.Project, error) {
 	if _, err := db.EnsureSimulatedJudge(ctx, ws.ID); err != nil {
 		return models.Project{}, fmt.Errorf("seed simulated judge: %w", err)
 	}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// launchBrowser starts the program and a browser tab on it. It is kept
+// small and local so the shared one-Chromium harness can replace it.
+func launchBrowser(t *testing.T) (context.Context, string) {
+	t.Helper()
+	chrome := chromiumPath(t)
+	base := startServer(t)
+	actx, cancelAlloc := browserAllocator(chrome, t.TempDir())
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	ctx, cancelT := context.WithTimeout(ctx, 5*time.Minute)
+	t.Cleanup(cancelT)
+	return ctx, base
+}
+
+// TestBrowserLaunchFormChoices: after "make a noisy copy" the launch form
+// still selects the project's own dataset, and switching the rubric
+// switches the criteria on screen (script on), so the run judges what is
+// shown.
+func TestBrowserLaunchFormChoices(t *testing.T) {
+	ctx, base := launchBrowser(t)
+	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	eval := func(js string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		return s
+	}
+	selectedText := `(s => s.options[s.selectedIndex].textContent.trim())(document.getElementById("dataset"))`
+
+	// A one-round run, then a noisy copy of its data.
+	step("launch", chromedp.Navigate(base+"/projects/1/runs/new"),
+		chromedp.WaitVisible(chromedp.CSS(`form.launch-form`)),
+		chromedp.SetValue(chromedp.CSS(`input[name="rounds"]`), "1"),
+		chromedp.Click(chromedp.CSS(`form.launch-form button[type="submit"]:not([formaction])`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="progress"]`)),
+	)
+	runPage := eval(`location.href`)
+	for i := 1; ; i++ {
+		status, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('[data-testid="run-status"]') || {}).textContent || ""`))
+		if err == nil && strings.Contains(status, "succeeded") {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("run did not succeed (status %q, %v)", status, err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if i%15 == 0 {
+			_ = chromedp.Do(ctx, chromedp.Navigate(runPage))
+		}
+	}
+	step("noisy copy", chromedp.Navigate(runPage+"/variants"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="noise"] button[type="submit"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="noise"] button[type="submit"]`)),
+	)
+	// The launch lands on the new run's page (running or already done).
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if at, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`)); err == nil && at != runPage && !strings.HasSuffix(at, "/variants") && strings.Contains(at, "/runs/") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the noisy copy was not launched: %.400q", eval(`document.querySelector("main").textContent`))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	step("launch form after the copy", chromedp.Navigate(base+"/projects/1/runs/new"), chromedp.WaitVisible(chromedp.CSS(`#dataset`)))
+	if got := eval(selectedText); !strings.HasPrefix(got, "Demo dialogues (") || strings.Contains(got, "noisy") {
+		t.Errorf("the launch form selects %q, want the demo's own dataset", got)
+	}
+	if got := eval(`Array.from(document.querySelectorAll("#dataset option")).map(o => o.textContent.trim()).join(" | ")`); !strings.Contains(got, "(noisy copy of Demo dialogues)") {
+		t.Errorf("the noisy copy is not shown as one: %q", got)
+	}
+
+	// A second rubric, written in the editor.
+	step("new rubric", chromedp.Navigate(base+"/projects/1/rubrics/new"),
+		chromedp.WaitVisible(chromedp.CSS(`#rubric-name`)),
+		chromedp.SetValue(chromedp.CSS(`#rubric-name`), "Fluency only"),
+		chromedp.SetValue(chromedp.CSS(`#rubric-task`), "A chatbot's reply."),
+		chromedp.SetValue(chromedp.CSS(`[id="criteria[0].name"]`), "Fluent"),
+		chromedp.Click(chromedp.CSS(`[data-testid="rubric-save"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)),
+	)
+
+	criteria := `Array.from(document.querySelectorAll('#criteria label.check')).map(l => l.textContent.trim()).join(" | ")`
+	step("launch form", chromedp.Navigate(base+"/projects/1/runs/new"), chromedp.WaitVisible(chromedp.CSS(`#rubric`)))
+	before := eval(`document.getElementById("criteria").dataset.rubric`)
+	// Switch to the rubric not chosen, whichever the form chose first.
+	target := eval(`Array.from(document.querySelectorAll("#rubric option")).find(o => !o.selected).textContent.trim()`)
+	fluency := eval(`Array.from(document.querySelectorAll("#rubric option")).find(o => !o.selected).value`)
+	crit := map[string]string{"Fluency only": "Fluent", "Engaging and coherent": "Engaging"}
+	wantCrit, otherCrit := crit[target], "Fluent"
+	if wantCrit == "Fluent" {
+		otherCrit = "Engaging"
+	}
+	eval(`(s => { s.value = "` + fluency + `"; s.dispatchEvent(new Event("change", {bubbles: true})); return ""; })(document.getElementById("rubric"))`)
+	deadline := time.Now().Add(10 * time.Second)
+	for eval(`document.getElementById("criteria").dataset.rubric`) != fluency {
+		if time.Now().After(deadline) {
+			t.Fatalf("the criteria still belong to rubric %s after choosing rubric %s: %q", before, fluency, eval(criteria))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if shown := eval(criteria); !strings.Contains(shown, wantCrit) || strings.Contains(shown, otherCrit) {
+		t.Errorf("criteria after switching to %q: %q, want %s and not %s", target, shown, wantCrit, otherCrit)
+	}
+	if got := eval(`document.querySelector('input[name="criteria_of"]').value`); got != fluency {
+		t.Errorf("criteria_of = %s, want %s", got, fluency)
+	}
+	// Launching now judges the shown criteria.
+	step("launch on the switched rubric",
+		chromedp.Click(chromedp.CSS(`form.launch-form button[type="submit"]:not([formaction])`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="progress"]`)),
+	)
+	if _, err := strconv.Atoi(strings.TrimPrefix(eval(`location.pathname`), "/runs/")); err != nil {
+		t.Errorf("launch landed on %s, want a run page", eval(`location.pathname`))
+	}
+}

@@ -1,0 +1,96 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/demo"
+)
+
+// The seeded demo's first run goes through the real runner on the
+// simulated judge and finishes with a score for every sample and
+// criterion; the home page's guide links to it, labelled simulated.
+func TestDemoFirstRunAndGuide(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		// newTestEnv seeded the demo; seeding again creates nothing, so a
+		// restarted server launches no second demo run.
+		if _, created, err := demo.SeedProject(ctx, env.db, env.ws); err != nil || created {
+			t.Fatalf("second seed: created %v, %v", created, err)
+		}
+		launched, err := demo.LaunchFirstRun(ctx, env.db, env.ws, env.project, env.runner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := env.waitRun(launched.ID, 90*time.Second)
+		if run.Status != models.RunSucceeded || !run.Simulated || run.Name != demo.FirstRunName || run.Method != models.MethodBatchEval {
+			t.Fatalf("demo run: status %s (%s), simulated %v, name %q, method %q", run.Status, run.Error, run.Simulated, run.Name, run.Method)
+		}
+		d := env.demo()
+		scores, err := env.db.ListScores(ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		final := map[[2]int64]bool{}
+		for _, s := range scores {
+			if s.Score != nil {
+				final[[2]int64{s.RowID, int64(s.CriterionIndex)}] = true
+			}
+		}
+		if want := d.dataset.RowCount * len(d.rubric.Criteria); len(final) != want {
+			t.Errorf("%d sample-criterion pairs scored, want %d", len(final), want)
+		}
+
+		home := env.get("/").Body.String()
+		guide := home[strings.Index(home, `data-testid="start-guide"`):]
+		guide = guide[:strings.Index(guide, "</section>")]
+		for _, want := range []string{fmt.Sprintf(`href="/runs/%d"`, run.ID), demo.FirstRunName, "succeeded", "simulated judge, not a language model", "<ol>"} {
+			if !strings.Contains(guide, want) {
+				t.Errorf("the start guide lacks %q:\n%s", want, guide)
+			}
+		}
+	})
+}
+
+// The guide is hidden and shown again by a form (a cookie), without JS.
+func TestStartGuideHides(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		cases := []struct {
+			name, value string
+			visible     bool
+		}{
+			{"hide", "hide", false},
+			{"show again", "show", true},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				rec := env.postForm("/guide", url.Values{"guide": {tc.value}})
+				if rec.Code != http.StatusSeeOther {
+					t.Fatalf("status %d, want 303", rec.Code)
+				}
+				req := httptest.NewRequest(http.MethodGet, "/", nil)
+				for _, ck := range rec.Result().Cookies() {
+					if ck.MaxAge >= 0 && ck.Value != "" {
+						req.AddCookie(ck)
+					}
+				}
+				res := httptest.NewRecorder()
+				env.e.ServeHTTP(res, req)
+				home := res.Body.String()
+				if got := strings.Contains(home, `data-testid="start-guide"`); got != tc.visible {
+					t.Errorf("guide visible = %v, want %v", got, tc.visible)
+				}
+				if got := strings.Contains(home, `data-testid="guide-show"`); got == tc.visible {
+					t.Errorf("'show the guide' offered = %v while the guide visible = %v", got, tc.visible)
+				}
+			})
+		}
+	})
+}
