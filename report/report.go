@@ -33,6 +33,8 @@ type Report struct {
 	Dataset   models.Dataset
 	Simulated bool
 	Criteria  []CriterionReport
+	// Humans says which human ratings the report used (humansource.go).
+	Humans HumanUse
 }
 
 // CriterionReport holds one criterion's results and meta-evaluation.
@@ -164,7 +166,13 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	if opt.GroupColumn != "" {
 		ds.GroupColumn = opt.GroupColumn
 	}
-	return ComputeWith(run, ds, rows, batches, scores, opt), nil
+	run, rows, use, err := applyHumanSource(ctx, db, wsID, run, rows)
+	if err != nil {
+		return nil, err
+	}
+	rep := ComputeWith(run, ds, rows, batches, scores, opt)
+	rep.Humans = use
+	return rep, nil
 }
 
 // Compute builds the report from loaded data (no database access).
