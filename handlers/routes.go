@@ -108,6 +108,11 @@ func (h *Handlers) routes() []route {
 		{get, "/projects/:id/datasets/map", h.showMappingForm, Editor},
 		{post, "/projects/:id/datasets/map", h.importDataset, Editor},
 		{get, "/datasets/:id", h.showDataset, Viewer},
+		// Reviews in the browser (review.go): viewers read the queue;
+		// editors and owners rate and recompute a report with the ratings.
+		{get, "/datasets/:id/review", h.showReviewQueue, Viewer},
+		{post, "/datasets/:id/review", h.saveReview, Editor},
+		{post, "/runs/:id/humans", h.recomputeHumans, Editor},
 		{get, "/projects/:id/rubrics/new", h.newRubric, Editor},
 		{post, "/projects/:id/rubrics", h.postNewRubric, Editor},
 		// The edit page is also the only page that shows a rubric.
