@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/csv"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -371,7 +372,7 @@ func (h *Handlers) saveReview(c echo.Context) error {
 		}
 	}
 	rowID, _ := strconv.ParseInt(c.FormValue("row"), 10, 64)
-	r := models.ReviewRating{WorkspaceID: ds.WorkspaceID, DatasetID: ds.ID, RowID: rowID, Criterion: crit.Name, Reviewer: name,
+	r := models.ReviewRating{WorkspaceID: ds.WorkspaceID, DatasetID: ds.ID, RowID: rowID, Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: name,
 		UserID: userID, RunID: &run.ID, Lo: crit.Lo, Hi: crit.Hi, Reason: c.FormValue("reason"), Comment: c.FormValue("comment"),
 		Tags: models.ParseReviewTags(c.FormValue("tags"))}
 	if s := strings.TrimSpace(c.FormValue("score")); s != "" {
@@ -497,4 +498,101 @@ func (h *Handlers) forgetReports(runID int64) {
 		kept = append(kept, k)
 	}
 	rc.order = kept
+}
+
+// exportDatasetCSV writes the dataset as CSV, one row per sample: its
+// columns as imported, each imported annotator's rating and one column per
+// browser reviewer and criterion ("<column>@browser:<reviewer>", their
+// current rating). Imported again with those columns as ratings, the
+// reviewers are annotators of the criterion's human column (the human
+// ceiling finds them by that name).
+func (h *Handlers) exportDatasetCSV(c echo.Context) error {
+	ctx := c.Request().Context()
+	dsID, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	ds, err := h.DB.FindDataset(ctx, h.workspaceID(c), dsID)
+	if err != nil {
+		return err
+	}
+	rows, err := h.DB.ListDatasetRows(ctx, ds.ID, 0, 0)
+	if err != nil {
+		return err
+	}
+	reviews, err := h.DB.ListDatasetReviews(ctx, ds.WorkspaceID, ds.ID)
+	if err != nil {
+		return err
+	}
+	type cell struct {
+		row int64
+		key string
+	}
+	browser := map[cell]models.ReviewRating{} // each reviewer's latest
+	browserKeys := map[string]bool{}
+	for _, r := range reviews {
+		if r.Score == nil {
+			continue
+		}
+		k := cell{r.RowID, r.ExportKey()}
+		browser[k] = r
+		browserKeys[k.key] = true
+	}
+	inColumns := map[string]bool{}
+	for _, col := range ds.Columns {
+		inColumns[col] = true
+	}
+	annotatorKeys := map[string]bool{}
+	for _, r := range rows {
+		for k := range r.Ratings {
+			if !inColumns[k] && !browserKeys[k] {
+				annotatorKeys[k] = true
+			}
+		}
+	}
+	sorted := func(m map[string]bool) []string {
+		out := make([]string, 0, len(m))
+		for k := range m {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out
+	}
+	extra, reviewCols := sorted(annotatorKeys), sorted(browserKeys)
+	resp := c.Response()
+	resp.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+	resp.Header().Set(echo.HeaderContentDisposition, `attachment; filename="dataset-`+strconv.FormatInt(ds.ID, 10)+`-with-reviews.csv"`)
+	resp.WriteHeader(http.StatusOK)
+	w := csv.NewWriter(resp)
+	header := append(append(append([]string{}, ds.Columns...), extra...), reviewCols...)
+	if err := w.Write(header); err != nil {
+		return err
+	}
+	num := func(v *float64) string {
+		if v == nil || math.IsNaN(*v) {
+			return ""
+		}
+		return strconv.FormatFloat(*v, 'g', -1, 64)
+	}
+	for _, r := range rows {
+		rec := make([]string, 0, len(header))
+		for _, col := range ds.Columns {
+			rec = append(rec, r.Data[col])
+		}
+		for _, k := range extra {
+			rec = append(rec, num(r.Ratings[k]))
+		}
+		for _, k := range reviewCols {
+			var v *float64
+			if rv, ok := browser[cell{r.ID, k}]; ok {
+				v = rv.Score
+			}
+			rec = append(rec, num(v))
+		}
+		if err := w.Write(rec); err != nil {
+			return err
+		}
+	}
+	w.Flush()
+	return w.Error()
 }

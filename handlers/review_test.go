@@ -2,10 +2,12 @@ package handlers
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -189,4 +191,93 @@ func with(f url.Values, key string, values ...string) url.Values {
 	}
 	out[key] = values
 	return out
+}
+
+// TestDatasetExportKeepsReviews: the dataset's CSV export carries each
+// browser reviewer's ratings as a column of its own; imported again, those
+// columns are annotators of the criterion's human column, with the same
+// ratings as before.
+func TestDatasetExportKeepsReviews(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		rows, err := env.db.ListDatasetRows(ctx, d.dataset.ID, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crit := d.rubric.Criteria[1] // Coherent, human column "coherent", 1..3
+		for i, r := range rows[:4] {
+			for _, who := range []string{"Ann", "Bob, Jr."} {
+				v := float64(1 + (i+len(who))%3)
+				if _, err := env.db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: d.dataset.ID, RowID: r.ID,
+					Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: who, Score: &v, Lo: crit.Lo, Hi: crit.Hi}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		rec := env.get(fmt.Sprintf("/datasets/%d/export.csv", d.dataset.ID))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("export: %d %s", rec.Code, rec.Body.String())
+		}
+		exported := rec.Body.String()
+		recs, err := csv.NewReader(strings.NewReader(exported)).ReadAll()
+		if err != nil || len(recs) != len(rows)+1 {
+			t.Fatalf("export: %d records, %v", len(recs), err)
+		}
+		header := recs[0]
+		for _, want := range []string{"coherent@browser:Ann", "coherent@browser:Bob, Jr."} {
+			if !slices.Contains(header, want) {
+				t.Fatalf("export header %q lacks %q", header, want)
+			}
+		}
+
+		// Import it again: the id, the texts shown, every rating column rated.
+		token := env.uploadToken("with-reviews.csv", exported)
+		form := url.Values{"token": {token}, "name": {"Reimported"}, "id_column": {"id"}}
+		for i, col := range header {
+			switch {
+			case col == "context" || col == "response":
+				form.Set(fmt.Sprintf("show_%d", i), "1")
+			case col == "engaging" || col == "coherent" || strings.Contains(col, "@"):
+				form.Set(fmt.Sprintf("rating_%d", i), "1")
+			}
+		}
+		if rec := env.postForm(env.mapPath(), form); rec.Code != http.StatusSeeOther {
+			t.Fatalf("import: %d %s", rec.Code, rec.Body.String())
+		}
+		all, err := env.db.ListDatasets(ctx, env.ws.ID, env.project.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var again models.Dataset
+		for _, ds := range all {
+			if ds.Name == "Reimported" {
+				again = ds
+			}
+		}
+		if again.ID == 0 {
+			t.Fatal("the re-imported dataset is not listed")
+		}
+		before, err := env.db.HumanRatings(ctx, env.ws.ID, d.dataset.ID, crit, models.HumansBoth, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := env.db.HumanRatings(ctx, env.ws.ID, again.ID, crit, models.HumansImported, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(before) != len(after) {
+			t.Fatalf("%d samples before, %d after", len(before), len(after))
+		}
+		for i := range before {
+			b, a := before[i], after[i]
+			delete(b.Annotators, "coherent@imported") // the imported column itself, an annotator only under "both"
+			if b.ExternalID != a.ExternalID || !reflect.DeepEqual(b.Annotators, a.Annotators) {
+				t.Errorf("sample %s: annotators %v before export, %v after import", b.ExternalID, b.Annotators, a.Annotators)
+			}
+		}
+		if len(after[0].Annotators) != 2 {
+			t.Errorf("first sample after import: annotators %v, want the two reviewers", after[0].Annotators)
+		}
+	})
 }

@@ -113,6 +113,7 @@ func (h *Handlers) routes() []route {
 		{get, "/datasets/:id/review", h.showReviewQueue, Viewer},
 		{post, "/datasets/:id/review", h.saveReview, Editor},
 		{post, "/runs/:id/humans", h.recomputeHumans, Editor},
+		{get, "/datasets/:id/export.csv", h.exportDatasetCSV, Viewer},
 		{get, "/projects/:id/rubrics/new", h.newRubric, Editor},
 		{post, "/projects/:id/rubrics", h.postNewRubric, Editor},
 		// The edit page is also the only page that shows a rubric.

@@ -24,8 +24,10 @@ type ReviewRating struct {
 	WorkspaceID int64
 	DatasetID   int64
 	RowID       int64
-	// Criterion is the rubric criterion's name.
-	Criterion string
+	// Criterion is the rubric criterion's name; HumanColumn its human
+	// rating column in the rubric of the rating ("" when none).
+	Criterion   string
+	HumanColumn string
 	// Reviewer is who rated: an account's name and email, or the name a
 	// local user typed.
 	Reviewer string
@@ -134,6 +136,24 @@ func (db *DB) ListReviewRatings(ctx context.Context, wsID, datasetID int64, crit
 	var rs []ReviewRating
 	err := q.Order("id").Find(&rs).Error
 	return rs, err
+}
+
+// ListDatasetReviews returns every review of a dataset, all criteria,
+// oldest first.
+func (db *DB) ListDatasetReviews(ctx context.Context, wsID, datasetID int64) ([]ReviewRating, error) {
+	var rs []ReviewRating
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND dataset_id = ?", wsID, datasetID).Order("id").Find(&rs).Error
+	return rs, err
+}
+
+// ExportKey names a review's rating in a dataset export: the reviewer as
+// one more annotator of the criterion's human column (or of its name).
+func (r ReviewRating) ExportKey() string {
+	key := r.HumanColumn
+	if key == "" {
+		key = r.Criterion
+	}
+	return BrowserAnnotatorKey(key, r.Reviewer)
 }
 
 // CurrentReviews keeps each reviewer's latest review of each sample, in

@@ -11,6 +11,10 @@ CREATE TABLE review_ratings (
     row_id INTEGER NOT NULL REFERENCES dataset_rows(id) ON DELETE CASCADE,
     -- The rubric criterion's name (ratings are on its scale, lo..hi).
     criterion TEXT NOT NULL,
+    -- The criterion's human-rating column in the rubric the reviewer rated
+    -- with ('' when it had none): the export names the reviewer's column
+    -- after it, so a re-import finds it as an annotator of that column.
+    human_column TEXT NOT NULL DEFAULT '',
     reviewer TEXT NOT NULL,
     user_id INTEGER REFERENCES users(id) ON DELETE SET NULL,
     -- The run whose judge was being reviewed, when there was one.
