@@ -293,7 +293,7 @@ func (h *Handlers) showReviewQueue(c echo.Context) error {
 	if q.Index+1 < v.Total {
 		v.NextURL = q.url(ds.ID, q.Index+1)
 	}
-	v.BlindURL, v.SeeingURL = q.url(ds.ID, q.Index), (queueQuery{RunID: q.RunID, Criterion: q.Criterion, Order: q.Order, Seed: q.Seed, Blind: !q.Blind}).url(ds.ID, q.Index)
+	v.SeeingURL = (queueQuery{RunID: q.RunID, Criterion: q.Criterion, Order: q.Order, Seed: q.Seed, Blind: !q.Blind}).url(ds.ID, q.Index)
 	v.OrderURLs = map[string]string{}
 	for _, o := range []string{orderDisagreement, orderUncertain, orderRandom} {
 		oq := q

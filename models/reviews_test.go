@@ -172,3 +172,43 @@ func fmtp(v *float64) any {
 	}
 	return *v
 }
+
+// TestPurgeRemovesReviews: purging a dataset from the trash removes its
+// reviews, and purging a run its choice of human ratings, for real.
+func TestPurgeRemovesReviews(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := t.Context()
+		ws, ds, rows := reviewDataset(t, db)
+		if _, err := db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: ws.ID, DatasetID: ds.ID, RowID: rows[0].ID,
+			Criterion: "Coherence", Reviewer: "ann", Score: ptr(2), Lo: 1, Hi: 5}); err != nil {
+			t.Fatal(err)
+		}
+		j, err := db.EnsureSimulatedJudge(ctx, ws.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := models.Run{WorkspaceID: ws.ID, ProjectID: ds.ProjectID, DatasetID: ds.ID, JudgeID: &j.ID, Name: "r", Method: models.MethodBatchEval, Status: models.RunSucceeded, CreatedAt: time.Now()}
+		if err := db.CreateRun(ctx, &run, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.FinishRun(ctx, run.ID, models.RunSucceeded, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.SetRunHumanSource(ctx, ws.ID, run.ID, models.HumansBoth, "ann"); err != nil {
+			t.Fatal(err)
+		}
+		entry, _, err := db.Trash(ctx, ws.ID, models.KindDataset, ds.ID, models.Actor{Label: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := db.Purge(ctx, ws.ID, entry.ID); err != nil {
+			t.Fatal(err)
+		}
+		var reviews, sources int64
+		db.Gorm.Model(&models.ReviewRating{}).Count(&reviews)
+		db.Gorm.Model(&models.RunHumanSource{}).Count(&sources)
+		if reviews != 0 || sources != 0 {
+			t.Errorf("after the purge: %d reviews, %d human-rating choices left", reviews, sources)
+		}
+	})
+}
