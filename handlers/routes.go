@@ -110,6 +110,12 @@ func (h *Handlers) routes() []route {
 		{post, "/projects/:id/datasets/map", h.importDataset, Editor},
 		{get, "/datasets/:id", h.showDataset, Viewer},
 		{post, "/datasets/:id/main", h.markMainDataset, Editor},
+		// Reviews in the browser (review.go): viewers read the queue;
+		// editors and owners rate and recompute a report with the ratings.
+		{get, "/datasets/:id/review", h.showReviewQueue, Viewer},
+		{post, "/datasets/:id/review", h.saveReview, Editor},
+		{post, "/runs/:id/humans", h.recomputeHumans, Editor},
+		{get, "/datasets/:id/export.csv", h.exportDatasetCSV, Viewer},
 		{get, "/projects/:id/rubrics/new", h.newRubric, Editor},
 		{post, "/projects/:id/rubrics", h.postNewRubric, Editor},
 		// The edit page is also the only page that shows a rubric.

@@ -169,6 +169,13 @@ var wantAccess = map[string]Access{
 	"POST /settings/webhook":           Owner,
 	"POST /settings/webhook/remove":    Owner,
 	"POST /settings/webhook/test":      Owner,
+
+	// Reviews (review.go): viewers read the queue; editors and owners
+	// rate and choose which human ratings a report uses.
+	"GET /datasets/:id/review":     Viewer,
+	"POST /datasets/:id/review":    Editor,
+	"POST /runs/:id/humans":        Editor,
+	"GET /datasets/:id/export.csv": Viewer,
 }
 
 // matrixFixture is workspace A's objects and the people who call.

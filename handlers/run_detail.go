@@ -36,6 +36,9 @@ func (h *Handlers) showRunSample(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if v.Review, err = h.sampleReviewPanel(c, run, rowID); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, web.RunSamplePage(v))
 }
 

@@ -104,6 +104,9 @@ func (h *Handlers) showRun(c echo.Context) error {
 			}
 		}
 		v.Report = rep
+		if v.Humans, err = h.humanSourceView(c, run, rep); err != nil {
+			return err
+		}
 		v.Table = sampleTable(rep, c.QueryParams())
 		v.Table.Group = c.QueryParam("group")
 		v.Table.ShowRounds = methods.For(run.Method).Words().Round != ""

@@ -73,6 +73,9 @@ type Provenance struct {
 	// HumanColumns are the dataset columns each criterion was compared
 	// with, in rubric order.
 	HumanColumns []HumanColumns
+	// HumanUse says whether those were the imported ratings, the browser
+	// ratings or both (humansource.go).
+	HumanUse HumanUse
 	// Seed seeds batch composition and the judge requests (round r sends
 	// Seed + r; the simulated judge's noise follows it).
 	Seed int64
@@ -101,7 +104,7 @@ func (r *Report) Provenance() Provenance {
 	}
 	p := Provenance{ProductVersion: ProductVersion(), Method: m, MethodLabel: methods.Label(string(m)), Settings: run.Settings,
 		JudgeModel: run.JudgeSnapshot.Model, SimulatedJudge: r.Simulated, PromptTemplateVersion: version,
-		Seed: run.Settings.Seed, Variant: run.Variant}
+		Seed: run.Settings.Seed, Variant: run.Variant, HumanUse: r.Humans}
 	if readsMS {
 		ms := run.MethodSettings
 		p.MethodSettings = &ms

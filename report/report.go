@@ -33,6 +33,8 @@ type Report struct {
 	Dataset   models.Dataset
 	Simulated bool
 	Criteria  []CriterionReport
+	// Humans says which human ratings the report used (humansource.go).
+	Humans HumanUse
 }
 
 // CriterionReport holds one criterion's results and meta-evaluation.
@@ -172,12 +174,18 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	if opt.GroupColumn != "" {
 		ds.GroupColumn = opt.GroupColumn
 	}
+	run, rows, use, err := applyHumanSource(ctx, db, wsID, run, rows)
+	if err != nil {
+		return nil, err
+	}
 	if opt.memo, err = loadStats(ctx, db, run.ID); err != nil {
 		return nil, err
 	}
 	rep := ComputeWith(run, ds, rows, batches, scores, opt)
+	rep.Humans = use
 	// Only a finished run's figures are stored: a running run's change
-	// with every answer.
+	// with every answer. The stored figures carry the hash of the ratings
+	// they came from, so a change of human source computes them again.
 	if run.Finished() && len(opt.memo.fresh) > 0 {
 		if err := saveStats(ctx, db, run.ID, opt.memo); err != nil {
 			return nil, err

@@ -1,0 +1,598 @@
+package handlers
+
+import (
+	"context"
+	"encoding/csv"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/report"
+	"github.com/batcheval/batcheval/web"
+)
+
+// Reviews in the browser (issue 10): a queue per dataset and criterion, a
+// panel on every sample page, and the choice of which human ratings a
+// run's report uses. Viewers read; editors and owners rate and recompute.
+
+// reviewerCookie keeps the name a reviewer typed when there are no
+// accounts (local mode); with accounts the account is the reviewer.
+const reviewerCookie = "batcheval_reviewer"
+
+// reviewerCookieAge: a year, so a reviewer types their name once.
+const reviewerCookieAge = 365 * 24 * 3600
+
+// Queue orders.
+const (
+	orderDisagreement = "disagreement"
+	orderUncertain    = "uncertain"
+	orderRandom       = "random"
+)
+
+// defaultQueueSeed seeds the random order when the reviewer gives none;
+// any fixed value makes the same queue for everyone who opens it.
+const defaultQueueSeed = 1
+
+// queueQuery is where a reviewer is in a queue; every link and redirect of
+// the queue carries it, so a rating brings the reviewer back to the same
+// place.
+type queueQuery struct {
+	RunID     int64
+	Criterion int
+	Order     string
+	Seed      int64
+	Index     int // -1: the first sample the reviewer has not rated
+	Blind     bool
+}
+
+func parseQueueQuery(c echo.Context) queueQuery {
+	q := queueQuery{Order: c.QueryParam("order"), Seed: defaultQueueSeed, Index: -1, Blind: c.QueryParam("blind") != "off"}
+	q.RunID, _ = strconv.ParseInt(c.QueryParam("run"), 10, 64)
+	q.Criterion, _ = strconv.Atoi(c.QueryParam("criterion"))
+	if s, err := strconv.ParseInt(c.QueryParam("seed"), 10, 64); err == nil {
+		q.Seed = s
+	}
+	if i, err := strconv.Atoi(c.QueryParam("i")); err == nil && i >= 0 {
+		q.Index = i
+	}
+	switch q.Order {
+	case orderDisagreement, orderUncertain, orderRandom:
+	default:
+		q.Order = orderDisagreement
+	}
+	return q
+}
+
+// url is the queue page of the dataset at the given place.
+func (q queueQuery) url(datasetID int64, index int) string {
+	v := url.Values{}
+	v.Set("run", strconv.FormatInt(q.RunID, 10))
+	v.Set("criterion", strconv.Itoa(q.Criterion))
+	v.Set("order", q.Order)
+	v.Set("seed", strconv.FormatInt(q.Seed, 10))
+	if index >= 0 {
+		v.Set("i", strconv.Itoa(index))
+	}
+	if !q.Blind {
+		v.Set("blind", "off")
+	}
+	return "/datasets/" + strconv.FormatInt(datasetID, 10) + "/review?" + v.Encode()
+}
+
+// queueOrder returns the samples' indexes in queue order: the largest
+// judge-human disagreement first, the largest spread between rounds first,
+// or a seeded shuffle. Samples the order cannot place (no human rating, one
+// readable round) come after the others; ties keep dataset order.
+func queueOrder(samples []report.SampleResult, order string, seed int64) []int {
+	idx := make([]int, len(samples))
+	for i := range idx {
+		idx[i] = i
+	}
+	switch order {
+	case orderRandom:
+		r := rand.New(rand.NewPCG(uint64(seed), uint64(seed)^0x9e3779b97f4a7c15))
+		r.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+		return idx
+	case orderUncertain:
+		key := make([]float64, len(samples))
+		for i, s := range samples {
+			key[i] = -1
+			lo, hi, n := math.Inf(1), math.Inf(-1), 0
+			for _, v := range s.Rounds {
+				if v != nil {
+					lo, hi, n = math.Min(lo, *v), math.Max(hi, *v), n+1
+				}
+			}
+			if n >= 2 {
+				key[i] = hi - lo
+			}
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return key[idx[a]] > key[idx[b]] })
+	default:
+		key := make([]float64, len(samples))
+		for i, s := range samples {
+			key[i] = -1
+			if s.AbsDiff != nil {
+				key[i] = *s.AbsDiff
+			}
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return key[idx[a]] > key[idx[b]] })
+	}
+	return idx
+}
+
+// reviewer names who is rating: the account (its email, unique), or the
+// name a local user typed (cookie). needName is true when it is not known.
+func (h *Handlers) reviewer(c echo.Context) (name string, userID *int64, needName bool) {
+	p := principalOf(c.Request().Context())
+	if p.Kind == Account || p.Kind == Token {
+		return p.User.Email, p.userID(), false
+	}
+	if ck, err := c.Cookie(reviewerCookie); err == nil {
+		if v, err := url.QueryUnescape(ck.Value); err == nil && strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v), nil, false
+		}
+	}
+	return "", nil, true
+}
+
+func canRate(c echo.Context) bool {
+	return principalOf(c.Request().Context()).Role.AtLeast(models.RoleEditor)
+}
+
+// integerLevels lists the whole numbers of a scale when it is short enough
+// to rate with one key press (at most 10 levels); nil otherwise.
+func integerLevels(lo, hi float64) []float64 {
+	if lo != math.Trunc(lo) || hi != math.Trunc(hi) || hi-lo > 9 || hi < lo {
+		return nil
+	}
+	var out []float64
+	for v := lo; v <= hi; v++ {
+		out = append(out, v)
+	}
+	return out
+}
+
+// reviewForm builds the rating form of one sample and criterion.
+func (h *Handlers) reviewForm(c echo.Context, ds models.Dataset, run models.Run, ci int, rowID int64, back string, mine *models.ReviewRating) web.ReviewForm {
+	crit := run.RubricSnapshot.Criteria[ci]
+	name, _, need := h.reviewer(c)
+	f := web.ReviewForm{Action: "/datasets/" + strconv.FormatInt(ds.ID, 10) + "/review", Back: back, RunID: run.ID, RowID: rowID,
+		Criterion: crit.Name, Lo: crit.Lo, Hi: crit.Hi, Levels: integerLevels(crit.Lo, crit.Hi), Reviewer: name,
+		NeedName: need, Local: principalOf(c.Request().Context()).Kind == LocalUser, Mine: mine}
+	return f
+}
+
+// currentReviews returns the current reviews of a criterion of a dataset
+// by sample.
+func (h *Handlers) currentReviews(ctx context.Context, wsID, datasetID int64, criterion string) (map[int64][]models.ReviewRating, error) {
+	all, err := h.DB.ListReviewRatings(ctx, wsID, datasetID, criterion, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64][]models.ReviewRating{}
+	for _, r := range models.CurrentReviews(all) {
+		out[r.RowID] = append(out[r.RowID], r)
+	}
+	return out, nil
+}
+
+// mineOf picks the reviewer's own review from a sample's reviews.
+func mineOf(reviews []models.ReviewRating, reviewer string) *models.ReviewRating {
+	for i := range reviews {
+		if reviewer != "" && reviews[i].Reviewer == reviewer {
+			r := reviews[i]
+			return &r
+		}
+	}
+	return nil
+}
+
+// datasetRuns lists the dataset's runs with judged samples, newest first.
+func (h *Handlers) datasetRuns(ctx context.Context, ds models.Dataset) ([]models.Run, error) {
+	runs, err := h.DB.ListRuns(ctx, ds.WorkspaceID, ds.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	var out []models.Run
+	for _, r := range runs {
+		if r.DatasetID == ds.ID && r.BatchesDone > 0 && len(r.RubricSnapshot.Criteria) > 0 {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
+	return out, nil
+}
+
+// showReviewQueue is a dataset's review queue for one criterion, ordered
+// through one run's judge scores: one sample at a time, blind by default.
+func (h *Handlers) showReviewQueue(c echo.Context) error {
+	ctx := c.Request().Context()
+	dsID, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	ds, err := h.DB.FindDataset(ctx, h.workspaceID(c), dsID)
+	if err != nil {
+		return err
+	}
+	q := parseQueueQuery(c)
+	v := web.ReviewQueueView{Page: page(c, "Review "+ds.Name), Dataset: ds, Order: q.Order, Seed: q.Seed, Blind: q.Blind, CanRate: canRate(c)}
+	runs, err := h.datasetRuns(ctx, ds)
+	if err != nil {
+		return err
+	}
+	if len(runs) == 0 {
+		return render(c, http.StatusOK, web.ReviewQueuePage(v))
+	}
+	run := runs[0]
+	for _, r := range runs {
+		if r.ID == q.RunID {
+			run = r
+		}
+		v.Runs = append(v.Runs, web.ReviewRunOption{ID: r.ID, Name: r.Name})
+	}
+	q.RunID = run.ID
+	if q.Criterion < 0 || q.Criterion >= len(run.RubricSnapshot.Criteria) {
+		q.Criterion = 0
+	}
+	for _, cr := range run.RubricSnapshot.Criteria {
+		v.Criteria = append(v.Criteria, cr.Name)
+	}
+	v.Run, v.Criterion = run, q.Criterion
+	crit := run.RubricSnapshot.Criteria[q.Criterion]
+	rep, err := h.buildReport(ctx, run.ID, "")
+	if err != nil {
+		return err
+	}
+	samples := rep.Criteria[q.Criterion].Samples
+	order := queueOrder(samples, q.Order, q.Seed)
+	reviews, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name)
+	if err != nil {
+		return err
+	}
+	me, _, _ := h.reviewer(c)
+	rated := func(rowID int64) bool {
+		m := mineOf(reviews[rowID], me)
+		return m != nil && m.Score != nil
+	}
+	for _, s := range samples {
+		if rated(s.RowID) {
+			v.RatedByMe++
+		}
+	}
+	v.Total = len(order)
+	if v.Total == 0 {
+		return render(c, http.StatusOK, web.ReviewQueuePage(v))
+	}
+	if q.Index < 0 {
+		q.Index = 0
+		for k, i := range order {
+			if !rated(samples[i].RowID) {
+				q.Index = k
+				break
+			}
+		}
+	}
+	if q.Index >= v.Total {
+		q.Index = v.Total - 1
+	}
+	v.Index = q.Index
+	s := samples[order[q.Index]]
+	if q.Index > 0 {
+		v.PrevURL = q.url(ds.ID, q.Index-1)
+	}
+	if q.Index+1 < v.Total {
+		v.NextURL = q.url(ds.ID, q.Index+1)
+	}
+	v.SeeingURL = (queueQuery{RunID: q.RunID, Criterion: q.Criterion, Order: q.Order, Seed: q.Seed, Blind: !q.Blind}).url(ds.ID, q.Index)
+	v.OrderURLs = map[string]string{}
+	for _, o := range []string{orderDisagreement, orderUncertain, orderRandom} {
+		oq := q
+		oq.Order = o
+		v.OrderURLs[o] = oq.url(ds.ID, -1)
+	}
+	mine := mineOf(reviews[s.RowID], me)
+	sv := web.ReviewSample{RowID: s.RowID, ExternalID: s.ExternalID, Fields: s.Fields, Final: s.Final, Human: s.Human,
+		Rated: mine != nil && mine.Score != nil, SampleURL: "/runs/" + strconv.FormatInt(run.ID, 10) + "/samples/" + strconv.FormatInt(s.RowID, 10)}
+	sv.Hidden = q.Blind && v.CanRate && !sv.Rated
+	if !sv.Hidden {
+		scores, err := h.DB.ListRowScores(ctx, run.ID, s.RowID)
+		if err != nil {
+			return err
+		}
+		for _, sc := range scores {
+			if sc.CriterionIndex == q.Criterion {
+				sv.Rounds = append(sv.Rounds, web.ReviewRound{Round: sc.Round + 1, Score: sc.Score, Analysis: sc.Analysis})
+			}
+		}
+		for _, r := range reviews[s.RowID] {
+			if r.Reviewer != me {
+				sv.Others = append(sv.Others, r)
+			}
+		}
+	}
+	v.Sample = &sv
+	if v.CanRate {
+		f := h.reviewForm(c, ds, run, q.Criterion, s.RowID, q.url(ds.ID, q.Index), mine)
+		f.RatingOnly = sv.Hidden
+		v.Form = &f
+	}
+	return render(c, http.StatusOK, web.ReviewQueuePage(v))
+}
+
+// saveReview stores one review from the queue or a sample page, then
+// sends the reviewer back where they were (POST-redirect-GET).
+func (h *Handlers) saveReview(c echo.Context) error {
+	ctx := c.Request().Context()
+	dsID, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	ds, err := h.DB.FindDataset(ctx, h.workspaceID(c), dsID)
+	if err != nil {
+		return err
+	}
+	runID, _ := strconv.ParseInt(c.FormValue("run"), 10, 64)
+	run, err := h.DB.FindRun(ctx, ds.WorkspaceID, runID)
+	if err != nil {
+		return err
+	}
+	if run.DatasetID != ds.ID {
+		return models.Errorf(models.EInvalid, "run %d did not judge this dataset", run.ID)
+	}
+	ci := -1
+	for i, cr := range run.RubricSnapshot.Criteria {
+		if cr.Name == c.FormValue("criterion") {
+			ci = i
+		}
+	}
+	if ci < 0 {
+		return models.Errorf(models.EInvalid, "the run's rubric has no criterion %q", c.FormValue("criterion"))
+	}
+	crit := run.RubricSnapshot.Criteria[ci]
+	back := safeNext(c.FormValue("back"))
+	if !strings.HasPrefix(back, "/datasets/") && !strings.HasPrefix(back, "/runs/") {
+		back = "/datasets/" + strconv.FormatInt(ds.ID, 10) + "/review"
+	}
+	name, userID, _ := h.reviewer(c)
+	if principalOf(ctx).Kind == LocalUser {
+		if typed := strings.TrimSpace(c.FormValue("reviewer")); typed != "" {
+			name = typed
+			c.SetCookie(&http.Cookie{Name: reviewerCookie, Value: url.QueryEscape(typed), Path: "/", HttpOnly: true,
+				SameSite: http.SameSiteLaxMode, MaxAge: reviewerCookieAge, Secure: c.Scheme() == "https"})
+		}
+	}
+	rowID, _ := strconv.ParseInt(c.FormValue("row"), 10, 64)
+	r := models.ReviewRating{WorkspaceID: ds.WorkspaceID, DatasetID: ds.ID, RowID: rowID, Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: name,
+		UserID: userID, RunID: &run.ID, Lo: crit.Lo, Hi: crit.Hi, Reason: c.FormValue("reason"), Comment: c.FormValue("comment"),
+		Tags: models.ParseReviewTags(c.FormValue("tags"))}
+	if s := strings.TrimSpace(c.FormValue("score")); s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			setFlash(c, "error", "The rating must be a number from "+strconv.FormatFloat(crit.Lo, 'g', -1, 64)+" to "+strconv.FormatFloat(crit.Hi, 'g', -1, 64)+".")
+			return c.Redirect(http.StatusSeeOther, back)
+		}
+		r.Score = &v
+	}
+	switch c.FormValue("agree") {
+	case "agree":
+		t := true
+		r.Agree = &t
+	case "disagree":
+		f := false
+		r.Agree = &f
+	}
+	if _, err := h.DB.AddReviewRating(ctx, r); err != nil {
+		if models.ErrorCode(err) == models.EInvalid {
+			setFlash(c, "error", models.ErrorMessage(err))
+			return c.Redirect(http.StatusSeeOther, back)
+		}
+		return err
+	}
+	return redirect(c, back, "Review of "+crit.Name+" saved as "+name+".")
+}
+
+// sampleReviewPanel is the review part of a run's sample page: per
+// criterion, the reviewer's form and everyone's current reviews. The
+// sample page shows the judge, so it is not blind: the queue is.
+func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64) (*web.SampleReviewView, error) {
+	ctx := c.Request().Context()
+	ds, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID)
+	if err != nil {
+		return nil, err
+	}
+	me, _, _ := h.reviewer(c)
+	v := &web.SampleReviewView{CanRate: canRate(c)}
+	back := "/runs/" + strconv.FormatInt(run.ID, 10) + "/samples/" + strconv.FormatInt(rowID, 10)
+	for ci, crit := range run.RubricSnapshot.Criteria {
+		reviews, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name)
+		if err != nil {
+			return nil, err
+		}
+		sc := web.SampleReviewCriterion{Name: crit.Name, Reviews: reviews[rowID],
+			QueueURL: (queueQuery{RunID: run.ID, Criterion: ci, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(ds.ID, -1)}
+		if v.CanRate {
+			f := h.reviewForm(c, ds, run, ci, rowID, back, mineOf(reviews[rowID], me))
+			sc.Form = &f
+		}
+		v.Criteria = append(v.Criteria, sc)
+	}
+	return v, nil
+}
+
+// humanSourceView says which human ratings the run's report used and how
+// many browser ratings it does not use yet, with the recompute form.
+func (h *Handlers) humanSourceView(c echo.Context, run models.Run, rep *report.Report) (web.HumanSourceView, error) {
+	ctx := c.Request().Context()
+	v := web.HumanSourceView{RunID: run.ID, CanRecompute: canRate(c)}
+	if rep == nil {
+		return v, nil
+	}
+	v.Used = rep.Humans.Text()
+	v.Source = string(rep.Humans.Source)
+	for ci, crit := range run.RubricSnapshot.Criteria {
+		all, err := h.DB.ListReviewRatings(ctx, run.WorkspaceID, run.DatasetID, crit.Name, 0)
+		if err != nil {
+			return v, err
+		}
+		for _, r := range models.CurrentReviews(all) {
+			if r.Score != nil {
+				v.BrowserRatings++
+			}
+		}
+		for _, r := range all {
+			if rep.Humans.Source == models.HumansImported || r.ID > rep.Humans.UptoRatingID {
+				v.NotUsed++
+			}
+		}
+		v.Queues = append(v.Queues, web.ReviewQueueLink{Criterion: crit.Name,
+			URL: (queueQuery{RunID: run.ID, Criterion: ci, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(run.DatasetID, -1)})
+	}
+	return v, nil
+}
+
+// recomputeHumans makes the run's report use the chosen human ratings, as
+// stored now, and shows it again.
+func (h *Handlers) recomputeHumans(c echo.Context) error {
+	ctx := c.Request().Context()
+	run, err := h.findRun(c)
+	if err != nil {
+		return err
+	}
+	src, err := models.ParseHumanSource(c.FormValue("source"))
+	if err != nil {
+		return err
+	}
+	by := principalOf(ctx).ActorLabel()
+	if _, err := h.DB.SetRunHumanSource(ctx, run.WorkspaceID, run.ID, src, by); err != nil {
+		return err
+	}
+	h.forgetReports(run.ID)
+	h.audit(c, "report-humans-chosen", "run "+strconv.FormatInt(run.ID, 10), string(src))
+	return redirect(c, "/runs/"+strconv.FormatInt(run.ID, 10), "The report now uses the "+src.Label()+" as of "+time.Now().UTC().Format("15:04:05 UTC")+".")
+}
+
+// forgetReports drops a run's cached reports (its human ratings changed).
+func (h *Handlers) forgetReports(runID int64) {
+	rc := h.reports
+	if rc == nil {
+		return
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	kept := rc.order[:0]
+	for _, k := range rc.order {
+		if k.runID == runID {
+			delete(rc.items, k)
+			continue
+		}
+		kept = append(kept, k)
+	}
+	rc.order = kept
+}
+
+// exportDatasetCSV writes the dataset as CSV, one row per sample: its
+// columns as imported, each imported annotator's rating and one column per
+// browser reviewer and criterion ("<column>@browser:<reviewer>", their
+// current rating). Imported again with those columns as ratings, the
+// reviewers are annotators of the criterion's human column (the human
+// ceiling finds them by that name).
+func (h *Handlers) exportDatasetCSV(c echo.Context) error {
+	ctx := c.Request().Context()
+	dsID, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	ds, err := h.DB.FindDataset(ctx, h.workspaceID(c), dsID)
+	if err != nil {
+		return err
+	}
+	rows, err := h.DB.ListDatasetRows(ctx, ds.ID, 0, 0)
+	if err != nil {
+		return err
+	}
+	reviews, err := h.DB.ListDatasetReviews(ctx, ds.WorkspaceID, ds.ID)
+	if err != nil {
+		return err
+	}
+	type cell struct {
+		row int64
+		key string
+	}
+	browser := map[cell]models.ReviewRating{} // each reviewer's latest
+	browserKeys := map[string]bool{}
+	for _, r := range reviews {
+		if r.Score == nil {
+			continue
+		}
+		k := cell{r.RowID, r.ExportKey()}
+		browser[k] = r
+		browserKeys[k.key] = true
+	}
+	inColumns := map[string]bool{}
+	for _, col := range ds.Columns {
+		inColumns[col] = true
+	}
+	annotatorKeys := map[string]bool{}
+	for _, r := range rows {
+		for k := range r.Ratings {
+			if !inColumns[k] && !browserKeys[k] {
+				annotatorKeys[k] = true
+			}
+		}
+	}
+	sorted := func(m map[string]bool) []string {
+		out := make([]string, 0, len(m))
+		for k := range m {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out
+	}
+	extra, reviewCols := sorted(annotatorKeys), sorted(browserKeys)
+	resp := c.Response()
+	resp.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+	resp.Header().Set(echo.HeaderContentDisposition, `attachment; filename="dataset-`+strconv.FormatInt(ds.ID, 10)+`-with-reviews.csv"`)
+	resp.WriteHeader(http.StatusOK)
+	w := csv.NewWriter(resp)
+	header := append(append(append([]string{}, ds.Columns...), extra...), reviewCols...)
+	if err := w.Write(header); err != nil {
+		return err
+	}
+	num := func(v *float64) string {
+		if v == nil || math.IsNaN(*v) {
+			return ""
+		}
+		return strconv.FormatFloat(*v, 'g', -1, 64)
+	}
+	for _, r := range rows {
+		rec := make([]string, 0, len(header))
+		for _, col := range ds.Columns {
+			rec = append(rec, r.Data[col])
+		}
+		for _, k := range extra {
+			rec = append(rec, num(r.Ratings[k]))
+		}
+		for _, k := range reviewCols {
+			var v *float64
+			if rv, ok := browser[cell{r.ID, k}]; ok {
+				v = rv.Score
+			}
+			rec = append(rec, num(v))
+		}
+		if err := w.Write(rec); err != nil {
+			return err
+		}
+	}
+	w.Flush()
+	return w.Error()
+}

@@ -1,0 +1,283 @@
+package handlers
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/report"
+)
+
+// TestQueueOrder: disagreement and spread put the largest first and the
+// samples they cannot place last, in dataset order; the random order is a
+// permutation fixed by its seed.
+func TestQueueOrder(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	samples := []report.SampleResult{
+		{AbsDiff: f(0.5), Rounds: []*float64{f(1), f(1)}},
+		{AbsDiff: nil, Rounds: []*float64{f(1), f(3)}},
+		{AbsDiff: f(2), Rounds: []*float64{f(2), nil}},
+		{AbsDiff: f(0.5), Rounds: []*float64{f(1), f(2)}},
+	}
+	for _, tc := range []struct {
+		order string
+		want  []int
+	}{
+		{orderDisagreement, []int{2, 0, 3, 1}},
+		{orderUncertain, []int{1, 3, 0, 2}},
+	} {
+		if got := queueOrder(samples, tc.order, 1); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: order %v, want %v", tc.order, got, tc.want)
+		}
+	}
+	many := make([]report.SampleResult, 30)
+	a, b, c := queueOrder(many, orderRandom, 7), queueOrder(many, orderRandom, 7), queueOrder(many, orderRandom, 8)
+	if !reflect.DeepEqual(a, b) || reflect.DeepEqual(a, c) {
+		t.Errorf("random order: same seed %v / %v should match, another seed %v should differ", a, b, c)
+	}
+	seen := map[int]bool{}
+	for _, i := range a {
+		seen[i] = true
+	}
+	if len(seen) != len(many) {
+		t.Errorf("random order %v is not a permutation", a)
+	}
+}
+
+// TestReviewInTheBrowser: the queue is blind until the reviewer rated; a
+// rating posts and comes back to the same place; a local reviewer's name is
+// kept in a cookie, an account rates as itself; viewers read but may not
+// rate; the run's report uses the browser ratings only after "recompute".
+func TestReviewInTheBrowser(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		run := env.waitRun(env.launch(d.launchForm("2", "10")), 60*time.Second)
+		queue := fmt.Sprintf("/datasets/%d/review", d.dataset.ID)
+		place := fmt.Sprintf("%s?criterion=1&i=0&order=disagreement&run=%d&seed=1", queue, run.ID)
+
+		rec := env.get(place)
+		body := rec.Body.String()
+		if rec.Code != http.StatusOK || !strings.Contains(body, `data-testid="review-blind"`) ||
+			strings.Contains(body, `data-testid="review-analysis"`) || !strings.Contains(body, `name="reviewer"`) {
+			t.Fatalf("blind queue: status %d; want blind notice, no analysis, a name field:\n%s", rec.Code, body)
+		}
+		rep, err := report.Build(ctx, env.db, env.ws.ID, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := rep.Criteria[1].Samples[queueOrder(rep.Criteria[1].Samples, orderDisagreement, 1)[0]]
+		form := url.Values{"run": {fmt.Sprint(run.ID)}, "row": {fmt.Sprint(first.RowID)}, "criterion": {"Coherent"},
+			"back": {place}, "reviewer": {"Ann Lee"}, "score": {"3"}, "comment": {"reads well"}, "tags": {"tone, tone, long"}}
+
+		// Refused reviews: nothing stored, back to the same place.
+		for _, bad := range []url.Values{
+			with(form, "score", "4"),          // off the 1..3 scale
+			with(form, "row", fmt.Sprint(0)),  // not a sample of the dataset
+			with(form, "reviewer", "  ", "x"), // no name: the cookie is empty too
+		} {
+			rec := env.postForm(queue, bad)
+			if rec.Code == http.StatusSeeOther && rec.Header().Get("Location") != place {
+				t.Errorf("refused review went to %q, want back to %q", rec.Header().Get("Location"), place)
+			}
+		}
+		if all, _ := env.db.ListReviewRatings(ctx, env.ws.ID, d.dataset.ID, "Coherent", 0); len(all) != 0 {
+			t.Fatalf("refused reviews stored: %+v", all)
+		}
+
+		rec = env.postForm(queue, form)
+		if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != place {
+			t.Fatalf("rating: status %d to %q, want 303 back to %q", rec.Code, rec.Header().Get("Location"), place)
+		}
+		var nameCookie *http.Cookie
+		for _, ck := range rec.Result().Cookies() {
+			if ck.Name == reviewerCookie {
+				nameCookie = ck
+			}
+		}
+		if nameCookie == nil {
+			t.Fatal("the reviewer's name was not kept in a cookie")
+		}
+		all, err := env.db.ListReviewRatings(ctx, env.ws.ID, d.dataset.ID, "Coherent", 0)
+		if err != nil || len(all) != 1 {
+			t.Fatalf("stored reviews %+v, %v", all, err)
+		}
+		if r := all[0]; r.Reviewer != "Ann Lee" || *r.Score != 3 || r.RowID != first.RowID || r.RunID == nil || *r.RunID != run.ID ||
+			!reflect.DeepEqual(r.Tags, []string{"tone", "long"}) || r.Comment != "reads well" {
+			t.Errorf("stored review %+v", r)
+		}
+
+		// Rated: the same place now shows the judge; the name is known.
+		rec = env.send(http.MethodGet, place, nil, "", nameCookie)
+		body = rec.Body.String()
+		if !strings.Contains(body, `data-testid="review-judge"`) || strings.Contains(body, `data-testid="review-blind"`) ||
+			!strings.Contains(body, `data-testid="review-rated">1<`) || !strings.Contains(body, `value="Ann Lee"`) {
+			t.Errorf("after rating: want the judge shown, 1 rated and the name kept:\n%s", body)
+		}
+		// A disagreement with a reason, from the sample page's form.
+		samplePage := fmt.Sprintf("/runs/%d/samples/%d", run.ID, first.RowID)
+		dis := with(form, "back", samplePage)
+		dis.Del("reviewer")
+		dis.Set("agree", "disagree")
+		dis.Set("reason", "ignores the topic change")
+		rec = env.send(http.MethodPost, queue, dis, "", nameCookie)
+		if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != samplePage {
+			t.Fatalf("sample page review: %d to %q", rec.Code, rec.Header().Get("Location"))
+		}
+		rec = env.get(samplePage)
+		if !strings.Contains(rec.Body.String(), "disagrees with the judge") || !strings.Contains(rec.Body.String(), "ignores the topic change") {
+			t.Errorf("sample page does not show the disagreement:\n%s", rec.Body.String())
+		}
+
+		// Accounts rate as themselves; viewers read only.
+		editor := env.createUser(env.ws.ID, "ed@a.test", models.RoleEditor)
+		viewer := env.createUser(env.ws.ID, "vi@a.test", models.RoleViewer)
+		rec = env.send(http.MethodPost, queue, with(form, "score", "1"), "", env.sessionCookie(editor))
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("editor's rating: %d", rec.Code)
+		}
+		rec = env.send(http.MethodPost, queue, with(form, "score", "2"), "", env.sessionCookie(viewer))
+		if rec.Code != http.StatusForbidden {
+			t.Errorf("viewer's rating: %d, want 403", rec.Code)
+		}
+		rec = env.send(http.MethodGet, place, nil, "", env.sessionCookie(viewer))
+		if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `data-testid="review-form"`) ||
+			!strings.Contains(rec.Body.String(), `data-testid="review-judge"`) {
+			t.Errorf("viewer's queue: %d; want no form and the judge shown", rec.Code)
+		}
+		all, _ = env.db.ListReviewRatings(ctx, env.ws.ID, d.dataset.ID, "Coherent", 0)
+		cur := models.CurrentReviews(all)
+		if len(all) != 3 || len(cur) != 2 || cur[1].Reviewer != "ed@a.test" || cur[1].UserID == nil || *cur[1].UserID != editor.ID {
+			t.Errorf("reviews %+v: want Ann's two and the editor's as ed@a.test", cur)
+		}
+
+		// The run's report: imported until recomputed, then both. (With
+		// accounts, local mode is over: the owner signs in.)
+		owner := env.sessionCookie(env.createUser(env.ws.ID, "ow@a.test", models.RoleOwner))
+		runPage := fmt.Sprintf("/runs/%d", run.ID)
+		body = env.send(http.MethodGet, runPage, nil, "", owner).Body.String()
+		if !strings.Contains(body, `data-testid="human-source-used">imported column<`) || !strings.Contains(body, `data-testid="human-source-pending"`) {
+			t.Errorf("run page before recompute: want imported and browser reviews pending:\n%s", body)
+		}
+		rec = env.send(http.MethodPost, fmt.Sprintf("/runs/%d/humans", run.ID), url.Values{"source": {"both"}}, "", env.sessionCookie(viewer))
+		if rec.Code != http.StatusForbidden {
+			t.Errorf("viewer recompute: %d, want 403", rec.Code)
+		}
+		rec = env.send(http.MethodPost, fmt.Sprintf("/runs/%d/humans", run.ID), url.Values{"source": {"both"}}, "", owner)
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("recompute: %d %s", rec.Code, rec.Body.String())
+		}
+		body = env.send(http.MethodGet, runPage, nil, "", owner).Body.String()
+		if !strings.Contains(body, `data-testid="human-source-used">imported column and browser ratings (2 browser ratings`) ||
+			strings.Contains(body, `data-testid="human-source-pending"`) || !strings.Contains(body, "Coherent=coherent (annotators coherent@imported, coherent@browser:Ann Lee, coherent@browser:ed@a.test)") {
+			t.Errorf("run page after recompute: want both, 2 browser ratings, nothing pending, the annotators:\n%s", body)
+		}
+	})
+}
+
+// with returns a copy of the form with key set to the values.
+func with(f url.Values, key string, values ...string) url.Values {
+	out := url.Values{}
+	for k, v := range f {
+		out[k] = append([]string(nil), v...)
+	}
+	out[key] = values
+	return out
+}
+
+// TestDatasetExportKeepsReviews: the dataset's CSV export carries each
+// browser reviewer's ratings as a column of its own; imported again, those
+// columns are annotators of the criterion's human column, with the same
+// ratings as before.
+func TestDatasetExportKeepsReviews(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		rows, err := env.db.ListDatasetRows(ctx, d.dataset.ID, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crit := d.rubric.Criteria[1] // Coherent, human column "coherent", 1..3
+		for i, r := range rows[:4] {
+			for _, who := range []string{"Ann", "Bob, Jr."} {
+				v := float64(1 + (i+len(who))%3)
+				if _, err := env.db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: d.dataset.ID, RowID: r.ID,
+					Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: who, Score: &v, Lo: crit.Lo, Hi: crit.Hi}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		rec := env.get(fmt.Sprintf("/datasets/%d/export.csv", d.dataset.ID))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("export: %d %s", rec.Code, rec.Body.String())
+		}
+		exported := rec.Body.String()
+		recs, err := csv.NewReader(strings.NewReader(exported)).ReadAll()
+		if err != nil || len(recs) != len(rows)+1 {
+			t.Fatalf("export: %d records, %v", len(recs), err)
+		}
+		header := recs[0]
+		for _, want := range []string{"coherent@browser:Ann", "coherent@browser:Bob, Jr."} {
+			if !slices.Contains(header, want) {
+				t.Fatalf("export header %q lacks %q", header, want)
+			}
+		}
+
+		// Import it again: the id, the texts shown, every rating column rated.
+		token := env.uploadToken("with-reviews.csv", exported)
+		form := url.Values{"token": {token}, "name": {"Reimported"}, "id_column": {"id"}}
+		for i, col := range header {
+			switch {
+			case col == "context" || col == "response":
+				form.Set(fmt.Sprintf("show_%d", i), "1")
+			case col == "engaging" || col == "coherent" || strings.Contains(col, "@"):
+				form.Set(fmt.Sprintf("rating_%d", i), "1")
+			}
+		}
+		if rec := env.postForm(env.mapPath(), form); rec.Code != http.StatusSeeOther {
+			t.Fatalf("import: %d %s", rec.Code, rec.Body.String())
+		}
+		all, err := env.db.ListDatasets(ctx, env.ws.ID, env.project.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var again models.Dataset
+		for _, ds := range all {
+			if ds.Name == "Reimported" {
+				again = ds
+			}
+		}
+		if again.ID == 0 {
+			t.Fatal("the re-imported dataset is not listed")
+		}
+		before, err := env.db.HumanRatings(ctx, env.ws.ID, d.dataset.ID, crit, models.HumansBoth, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := env.db.HumanRatings(ctx, env.ws.ID, again.ID, crit, models.HumansImported, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(before) != len(after) {
+			t.Fatalf("%d samples before, %d after", len(before), len(after))
+		}
+		for i := range before {
+			b, a := before[i], after[i]
+			delete(b.Annotators, "coherent@imported") // the imported column itself, an annotator only under "both"
+			if b.ExternalID != a.ExternalID || !reflect.DeepEqual(b.Annotators, a.Annotators) {
+				t.Errorf("sample %s: annotators %v before export, %v after import", b.ExternalID, b.Annotators, a.Annotators)
+			}
+		}
+		if len(after[0].Annotators) != 2 {
+			t.Errorf("first sample after import: annotators %v, want the two reviewers", after[0].Annotators)
+		}
+	})
+}

@@ -1,0 +1,462 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gorm.io/gorm"
+
+	"github.com/batcheval/batcheval/evaluator"
+)
+
+// ReviewRating is one submission of the review form in the browser: a
+// reviewer's own rating of a sample on a criterion's scale, whether they
+// agree with the judge's analysis (and why not), a comment and tags. Every
+// submission is kept; a reviewer's current review of a sample is their
+// latest one.
+type ReviewRating struct {
+	ID          int64
+	WorkspaceID int64
+	DatasetID   int64
+	RowID       int64
+	// Criterion is the rubric criterion's name; HumanColumn its human
+	// rating column in the rubric of the rating ("" when none).
+	Criterion   string
+	HumanColumn string
+	// Reviewer is who rated: an account's name and email, or the name a
+	// local user typed.
+	Reviewer string
+	UserID   *int64
+	// RunID is the run whose judge was under review, when there was one.
+	RunID *int64
+	// Score is nil when the reviewer left the rating empty (a comment only).
+	Score *float64
+	// Lo and Hi are the criterion's scale when the rating was made.
+	Lo, Hi float64
+	// Agree: true agrees with the judge's analysis, false disagrees, nil
+	// did not say.
+	Agree     *bool
+	Reason    string
+	Comment   string
+	Tags      []string `gorm:"serializer:json"`
+	CreatedAt time.Time
+}
+
+// Limits of the review form: a reason and a comment are notes, not
+// documents; a handful of short tags is enough to sort samples by.
+const (
+	maxReviewText     = 4000
+	maxReviewTags     = 10
+	maxReviewTagChars = 40
+	maxReviewerName   = 100
+)
+
+// Validate reports the first problem of a review.
+func (r ReviewRating) Validate() error {
+	switch {
+	case strings.TrimSpace(r.Reviewer) == "":
+		return Errorf(EInvalid, "say who is reviewing: type your name")
+	case utf8.RuneCountInString(r.Reviewer) > maxReviewerName:
+		return Errorf(EInvalid, "a reviewer name has at most %d characters", maxReviewerName)
+	case strings.TrimSpace(r.Criterion) == "":
+		return Errorf(EInvalid, "the review names no criterion")
+	case r.Score != nil && (math.IsNaN(*r.Score) || *r.Score < r.Lo || *r.Score > r.Hi):
+		return Errorf(EInvalid, "the rating must be a number from %g to %g", r.Lo, r.Hi)
+	case r.Agree == nil && strings.TrimSpace(r.Reason) != "":
+		return Errorf(EInvalid, "a reason goes with agreeing or disagreeing: choose one")
+	case utf8.RuneCountInString(r.Reason) > maxReviewText || utf8.RuneCountInString(r.Comment) > maxReviewText:
+		return Errorf(EInvalid, "a reason or comment has at most %d characters", maxReviewText)
+	case len(r.Tags) > maxReviewTags:
+		return Errorf(EInvalid, "at most %d tags", maxReviewTags)
+	case r.Score == nil && r.Agree == nil && strings.TrimSpace(r.Comment) == "" && len(r.Tags) == 0:
+		return Errorf(EInvalid, "the review is empty: rate the sample, agree or disagree, or comment")
+	}
+	for _, t := range r.Tags {
+		if utf8.RuneCountInString(t) > maxReviewTagChars {
+			return Errorf(EInvalid, "a tag has at most %d characters", maxReviewTagChars)
+		}
+	}
+	return nil
+}
+
+// ParseReviewTags splits a comma-separated tag list, trimmed, without
+// empty or repeated tags.
+func ParseReviewTags(s string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range strings.Split(s, ",") {
+		t = strings.TrimSpace(t)
+		if t == "" || seen[t] {
+			continue
+		}
+		seen[t] = true
+		out = append(out, t)
+	}
+	return out
+}
+
+// AddReviewRating stores a review of a sample of a dataset of the
+// workspace; the sample must belong to the dataset.
+func (db *DB) AddReviewRating(ctx context.Context, r ReviewRating) (ReviewRating, error) {
+	r.Reviewer = strings.TrimSpace(r.Reviewer)
+	r.Reason, r.Comment = strings.TrimSpace(r.Reason), strings.TrimSpace(r.Comment)
+	if r.Tags == nil {
+		r.Tags = []string{}
+	}
+	if err := r.Validate(); err != nil {
+		return ReviewRating{}, err
+	}
+	if _, err := db.FindDataset(ctx, r.WorkspaceID, r.DatasetID); err != nil {
+		return ReviewRating{}, err
+	}
+	rows, err := db.FindDatasetRows(ctx, r.DatasetID, []int64{r.RowID})
+	if err != nil {
+		return ReviewRating{}, err
+	}
+	if _, ok := rows[r.RowID]; !ok {
+		return ReviewRating{}, Errorf(ENotFound, "sample %d is not part of this dataset", r.RowID)
+	}
+	r.ID = 0
+	r.CreatedAt = time.Now().UTC()
+	return r, db.Gorm.WithContext(ctx).Create(&r).Error
+}
+
+// ListReviewRatings returns every review of a dataset's criterion, oldest
+// first; uptoID > 0 keeps those with an id up to it.
+func (db *DB) ListReviewRatings(ctx context.Context, wsID, datasetID int64, criterion string, uptoID int64) ([]ReviewRating, error) {
+	q := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND dataset_id = ? AND criterion = ?", wsID, datasetID, criterion)
+	if uptoID > 0 {
+		q = q.Where("id <= ?", uptoID)
+	}
+	var rs []ReviewRating
+	err := q.Order("id").Find(&rs).Error
+	return rs, err
+}
+
+// ListDatasetReviews returns every review of a dataset, all criteria,
+// oldest first.
+func (db *DB) ListDatasetReviews(ctx context.Context, wsID, datasetID int64) ([]ReviewRating, error) {
+	var rs []ReviewRating
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND dataset_id = ?", wsID, datasetID).Order("id").Find(&rs).Error
+	return rs, err
+}
+
+// ExportKey names a review's rating in a dataset export: the reviewer as
+// one more annotator of the criterion's human column (or of its name).
+func (r ReviewRating) ExportKey() string {
+	key := r.HumanColumn
+	if key == "" {
+		key = r.Criterion
+	}
+	return BrowserAnnotatorKey(key, r.Reviewer)
+}
+
+// CurrentReviews keeps each reviewer's latest review of each sample, in
+// order of sample and then reviewer.
+func CurrentReviews(all []ReviewRating) []ReviewRating {
+	type key struct {
+		row      int64
+		reviewer string
+	}
+	latest := map[key]ReviewRating{}
+	for _, r := range all {
+		k := key{r.RowID, r.Reviewer}
+		if cur, ok := latest[k]; !ok || r.ID > cur.ID {
+			latest[k] = r
+		}
+	}
+	out := make([]ReviewRating, 0, len(latest))
+	for _, r := range latest {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].RowID != out[j].RowID {
+			return out[i].RowID < out[j].RowID
+		}
+		return out[i].Reviewer < out[j].Reviewer
+	})
+	return out
+}
+
+// HumanSource says which human ratings a report uses.
+type HumanSource string
+
+// The human-rating sources.
+const (
+	// HumansImported: the ratings imported with the dataset (its rating
+	// column and annotators' columns). The default.
+	HumansImported HumanSource = "imported"
+	// HumansBrowser: only the ratings made in the browser.
+	HumansBrowser HumanSource = "browser"
+	// HumansBoth: the imported ratings and the browser ratings together,
+	// each browser reviewer counting as one more annotator.
+	HumansBoth HumanSource = "both"
+)
+
+// ParseHumanSource reads a source name.
+func ParseHumanSource(s string) (HumanSource, error) {
+	switch HumanSource(s) {
+	case HumansImported, HumansBrowser, HumansBoth:
+		return HumanSource(s), nil
+	}
+	return "", Errorf(EInvalid, "human ratings come from %q, %q or %q, not %q", HumansImported, HumansBrowser, HumansBoth, s)
+}
+
+// Label names the source for people.
+func (s HumanSource) Label() string {
+	switch s {
+	case HumansBrowser:
+		return "browser ratings"
+	case HumansBoth:
+		return "imported column and browser ratings"
+	}
+	return "imported column"
+}
+
+// RunHumanSource is the human ratings a run's report uses, chosen by a
+// person ("Recompute with browser ratings"): the source, and the browser
+// ratings stored up to that moment (ids up to UptoRatingID).
+type RunHumanSource struct {
+	RunID        int64 `gorm:"primaryKey;autoIncrement:false"`
+	Source       HumanSource
+	AsOf         time.Time
+	UptoRatingID int64
+	ChosenBy     string
+}
+
+// FindRunHumanSource returns the run's choice; a run nobody chose for uses
+// the imported ratings.
+func (db *DB) FindRunHumanSource(ctx context.Context, runID int64) (RunHumanSource, error) {
+	var s RunHumanSource
+	err := db.Gorm.WithContext(ctx).Where("run_id = ?", runID).First(&s).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return RunHumanSource{RunID: runID, Source: HumansImported}, nil
+	}
+	return s, err
+}
+
+// SetRunHumanSource makes a run's report use the source's ratings, with the
+// browser ratings of the workspace stored until now.
+func (db *DB) SetRunHumanSource(ctx context.Context, wsID, runID int64, source HumanSource, by string) (RunHumanSource, error) {
+	if _, err := ParseHumanSource(string(source)); err != nil {
+		return RunHumanSource{}, err
+	}
+	if _, err := db.FindRun(ctx, wsID, runID); err != nil {
+		return RunHumanSource{}, err
+	}
+	var upto int64
+	if err := db.Gorm.WithContext(ctx).Model(&ReviewRating{}).Where("workspace_id = ?", wsID).
+		Select("COALESCE(MAX(id), 0)").Scan(&upto).Error; err != nil {
+		return RunHumanSource{}, err
+	}
+	s := RunHumanSource{RunID: runID, Source: source, AsOf: time.Now().UTC(), UptoRatingID: upto, ChosenBy: by}
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("run_id = ?", runID).Delete(&RunHumanSource{}).Error; err != nil {
+			return err
+		}
+		return tx.Create(&s).Error
+	})
+	return s, err
+}
+
+// browserAnnotatorPrefix marks a browser reviewer among a criterion's
+// annotators ("<column>@browser:<reviewer>"), so a reviewer never takes
+// the place of an imported annotator of the same name.
+const browserAnnotatorPrefix = "browser:"
+
+// BrowserAnnotatorKey names a browser reviewer's rating of a criterion
+// whose human ratings live under key, as the dataset's rows and exports
+// name it.
+func BrowserAnnotatorKey(key, reviewer string) string {
+	return key + "@" + browserAnnotatorPrefix + reviewer
+}
+
+// HumanKey is where a criterion's human rating lives in a row's ratings:
+// its human column, or, for a criterion without one, its name.
+func HumanKey(crit evaluator.Criterion) string {
+	if crit.HumanColumn != "" {
+		return crit.HumanColumn
+	}
+	return crit.Name
+}
+
+// importedAnnotators lists a criterion's imported per-annotator rating
+// keys: the explicit ones, else every "<column>@<annotator>" key of the
+// rows (a dataset re-imported from an export holds its browser ratings as
+// imported annotators' columns).
+func importedAnnotators(crit evaluator.Criterion, rows []DatasetRow) []string {
+	if len(crit.AnnotatorColumns) > 0 {
+		return crit.AnnotatorColumns
+	}
+	if crit.HumanColumn == "" {
+		return nil
+	}
+	prefix := crit.HumanColumn + "@"
+	seen := map[string]bool{}
+	for _, r := range rows {
+		for k := range r.Ratings {
+			if strings.HasPrefix(k, prefix) {
+				seen[k] = true
+			}
+		}
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// MergeHumanRatings returns the rows and the criterion as a report should
+// read them for the source: the rows' ratings (copied, never changed in
+// place) hold the criterion's human rating under its human key and each
+// annotator's under the returned criterion's AnnotatorColumns.
+//
+//   - imported: unchanged.
+//   - browser: the human rating is the mean of the browser reviewers'
+//     current ratings; the annotators are those reviewers.
+//   - both: the annotators are the imported ones (or, without any, the
+//     imported rating as one annotator) and the browser reviewers; the
+//     human rating is the mean of the annotators who rated the sample.
+//
+// reviews are the criterion's browser reviews (CurrentReviews is applied
+// here); those without a score are skipped.
+func MergeHumanRatings(rows []DatasetRow, crit evaluator.Criterion, source HumanSource, reviews []ReviewRating) ([]DatasetRow, evaluator.Criterion) {
+	if source != HumansBrowser && source != HumansBoth {
+		return rows, crit
+	}
+	key := HumanKey(crit)
+	byRow := map[int64]map[string]float64{}
+	reviewerSet := map[string]bool{}
+	for _, r := range CurrentReviews(reviews) {
+		if r.Score == nil {
+			continue
+		}
+		if byRow[r.RowID] == nil {
+			byRow[r.RowID] = map[string]float64{}
+		}
+		byRow[r.RowID][r.Reviewer] = *r.Score
+		reviewerSet[r.Reviewer] = true
+	}
+	reviewers := make([]string, 0, len(reviewerSet))
+	for n := range reviewerSet {
+		reviewers = append(reviewers, n)
+	}
+	sort.Strings(reviewers)
+
+	var cols []string // the annotators' keys
+	var imported []string
+	importedAlone := "" // the imported rating as one annotator
+	if source == HumansBoth {
+		imported = importedAnnotators(crit, rows)
+		if len(imported) == 0 && crit.HumanColumn != "" {
+			importedAlone = crit.HumanColumn + "@imported"
+			imported = []string{importedAlone}
+		}
+		cols = append(cols, imported...)
+	}
+	for _, n := range reviewers {
+		cols = append(cols, BrowserAnnotatorKey(key, n))
+	}
+
+	out := make([]DatasetRow, len(rows))
+	for i, row := range rows {
+		ratings := make(map[string]*float64, len(row.Ratings)+len(reviewers)+1)
+		for k, v := range row.Ratings {
+			// Under "browser" the imported annotators are not read.
+			if source == HumansBrowser && strings.HasPrefix(k, key+"@") {
+				continue
+			}
+			ratings[k] = v
+		}
+		if importedAlone != "" {
+			ratings[importedAlone] = row.Ratings[crit.HumanColumn]
+		}
+		for _, n := range reviewers {
+			if v, ok := byRow[row.ID][n]; ok {
+				ratings[BrowserAnnotatorKey(key, n)] = &v
+			}
+		}
+		var sum float64
+		var k int
+		for _, c := range cols {
+			if v := ratings[c]; v != nil && !math.IsNaN(*v) {
+				sum += *v
+				k++
+			}
+		}
+		switch {
+		case k > 0:
+			mean := sum / float64(k)
+			ratings[key] = &mean
+		case source == HumansBrowser:
+			ratings[key] = nil
+		}
+		row.Ratings = ratings
+		out[i] = row
+	}
+	crit.HumanColumn = key
+	crit.AnnotatorColumns = cols
+	if len(cols) == 0 {
+		// No annotators at all: an empty explicit list would let a report
+		// look for "<column>@" keys again.
+		crit.AnnotatorColumns = []string{}
+	}
+	return out, crit
+}
+
+// HumanRating is one sample's human rating of a criterion.
+type HumanRating struct {
+	RowID      int64
+	ExternalID string
+	// Score is the sample's human rating (the annotators' mean); nil when
+	// nobody rated it.
+	Score *float64
+	// Annotators holds each annotator's rating by key (browser reviewers
+	// as "<column>@browser:<name>").
+	Annotators map[string]float64
+}
+
+// HumanRatings returns every sample's human rating of a criterion of a
+// dataset from the source, in dataset order, with the browser ratings
+// stored up to uptoID (0: all of them). It is what a report reads.
+func (db *DB) HumanRatings(ctx context.Context, wsID, datasetID int64, crit evaluator.Criterion, source HumanSource, uptoID int64) ([]HumanRating, error) {
+	if _, err := db.FindDataset(ctx, wsID, datasetID); err != nil {
+		return nil, err
+	}
+	rows, err := db.ListDatasetRows(ctx, datasetID, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	var reviews []ReviewRating
+	if source != HumansImported {
+		if reviews, err = db.ListReviewRatings(ctx, wsID, datasetID, crit.Name, uptoID); err != nil {
+			return nil, err
+		}
+	}
+	rows, crit = MergeHumanRatings(rows, crit, source, reviews)
+	cols := importedAnnotators(crit, rows)
+	out := make([]HumanRating, len(rows))
+	for i, r := range rows {
+		h := HumanRating{RowID: r.ID, ExternalID: r.ExternalID, Annotators: map[string]float64{}}
+		if crit.HumanColumn != "" {
+			if v := r.Ratings[crit.HumanColumn]; v != nil && !math.IsNaN(*v) {
+				s := *v
+				h.Score = &s
+			}
+		}
+		for _, c := range cols {
+			if v := r.Ratings[c]; v != nil && !math.IsNaN(*v) {
+				h.Annotators[c] = *v
+			}
+		}
+		out[i] = h
+	}
+	return out, nil
+}

@@ -1,0 +1,80 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// HumanUse says which human ratings a report used: the imported column,
+// the ratings made in the browser, or both, and up to when. A report reads
+// browser ratings only when a person asked for it (models.SetRunHumanSource),
+// and then only those stored until that moment, so a new rating never
+// changes a report silently.
+type HumanUse struct {
+	Source models.HumanSource
+	// AsOf is when the source was chosen; nil for the default (imported).
+	AsOf     *time.Time
+	ChosenBy string
+	// UptoRatingID is the newest browser rating the report may read.
+	UptoRatingID int64
+	// BrowserRatings counts the browser reviewers' current ratings (with a
+	// score) the report read, over all criteria.
+	BrowserRatings int
+}
+
+// Text says in words which human ratings were used.
+func (u HumanUse) Text() string {
+	src := u.Source
+	if src == "" {
+		src = models.HumansImported
+	}
+	s := src.Label()
+	if src != models.HumansImported {
+		s += fmt.Sprintf(" (%d browser ratings", u.BrowserRatings)
+		if u.AsOf != nil {
+			s += " made up to " + u.AsOf.UTC().Format("2006-01-02 15:04:05 UTC")
+		}
+		s += ")"
+	}
+	return s
+}
+
+// HumanSourceText says which human ratings the report used.
+func (p Provenance) HumanSourceText() string { return p.HumanUse.Text() }
+
+// applyHumanSource reads the run's chosen human ratings into the rows and
+// the run's criteria (copies; nothing stored changes), ready for
+// ComputeWith, and says what it used.
+func applyHumanSource(ctx context.Context, db *models.DB, wsID int64, run models.Run, rows []models.DatasetRow) (models.Run, []models.DatasetRow, HumanUse, error) {
+	choice, err := db.FindRunHumanSource(ctx, run.ID)
+	if err != nil {
+		return run, rows, HumanUse{}, err
+	}
+	use := HumanUse{Source: choice.Source}
+	if choice.Source == models.HumansImported || choice.Source == "" {
+		use.Source = models.HumansImported
+		return run, rows, use, nil
+	}
+	at := choice.AsOf
+	use.AsOf, use.ChosenBy, use.UptoRatingID = &at, choice.ChosenBy, choice.UptoRatingID
+	crits := append(run.RubricSnapshot.Criteria[:0:0], run.RubricSnapshot.Criteria...)
+	for i, crit := range crits {
+		var reviews []models.ReviewRating
+		if choice.UptoRatingID > 0 { // 0: there was no browser rating yet
+			if reviews, err = db.ListReviewRatings(ctx, wsID, run.DatasetID, crit.Name, choice.UptoRatingID); err != nil {
+				return run, rows, use, err
+			}
+		}
+		for _, r := range models.CurrentReviews(reviews) {
+			if r.Score != nil {
+				use.BrowserRatings++
+			}
+		}
+		rows, crits[i] = models.MergeHumanRatings(rows, crit, choice.Source, reviews)
+	}
+	run.RubricSnapshot.Criteria = crits
+	return run, rows, use, nil
+}

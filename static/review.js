@@ -1,0 +1,35 @@
+// Keyboard review (progressive enhancement of the review forms; every page
+// works without it): number keys rate, j/k go to the next/previous sample,
+// ? shows the keys. In blind mode a number key saves the rating at once.
+(function () {
+  var form = document.querySelector("form[data-review-form]");
+  var help = document.querySelector("[data-review-help]");
+  var toggle = document.querySelector("[data-review-help-toggle]");
+  function showHelp() { if (help) help.hidden = !help.hidden; }
+  if (toggle) { toggle.hidden = false; toggle.addEventListener("click", showHelp); }
+  function typing(el) {
+    if (!el) return false;
+    var tag = el.tagName;
+    if (tag === "TEXTAREA" || tag === "SELECT" || el.isContentEditable) return true;
+    return tag === "INPUT" && ["radio", "checkbox", "button", "submit"].indexOf(el.type) < 0;
+  }
+  document.addEventListener("keydown", function (ev) {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey || typing(ev.target)) return;
+    var link;
+    if (ev.key === "j") link = document.querySelector("[data-review-next]");
+    if (ev.key === "k") link = document.querySelector("[data-review-prev]");
+    if (link) { ev.preventDefault(); window.location.href = link.href; return; }
+    if (ev.key === "?") { ev.preventDefault(); showHelp(); return; }
+    if (!form || !/^[0-9]$/.test(ev.key)) return;
+    var box = form.querySelector('input[data-review-key="' + ev.key + '"]');
+    if (!box) return;
+    ev.preventDefault();
+    box.checked = true;
+    box.focus();
+    if (form.hasAttribute("data-review-autosubmit")) {
+      var name = form.querySelector('input[name="reviewer"]');
+      if (name && name.required && name.value.trim() === "") { name.focus(); return; }
+      form.requestSubmit();
+    }
+  });
+})();
