@@ -42,48 +42,51 @@ const (
 // next version (a change of name alone does not). note says why. r.Version
 // is set to the current version.
 func (db *DB) storeRubric(ctx context.Context, r *Rubric, note string) error {
+	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return storeRubricTx(tx, r, note) })
+}
+
+// storeRubricTx is storeRubric inside the caller's transaction.
+func storeRubricTx(tx *gorm.DB, r *Rubric, note string) error {
 	now := time.Now().UTC()
-	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if r.ID == 0 {
-			r.Version = 1
-			if err := tx.Create(r).Error; err != nil {
-				return fmt.Errorf("create rubric: %w", err)
-			}
-			if note == "" {
-				note = VersionNoteCreated
-			}
-			return insertRubricVersion(tx, r, note, now)
-		}
-		var cur Rubric
-		err := tx.Where("workspace_id = ? AND id = ?", r.WorkspaceID, r.ID).Scopes(live).First(&cur).Error
-		if err != nil {
-			return notFound(err, "rubric", r.ID)
-		}
-		changed := jsonValue(cur.Evaluator()) != jsonValue(r.Evaluator())
-		upd := map[string]any{"name": r.Name, "task": r.Task, "fields": jsonValue(r.Fields), "criteria": jsonValue(r.Criteria), "updated_at": now}
-		if changed {
-			// Counted in the database, so two edits at once cannot both
-			// become the same version (the second one waits for the row).
-			upd["version"] = gorm.Expr("version + 1")
-		}
-		res := tx.Model(&Rubric{}).Where("workspace_id = ? AND id = ?", r.WorkspaceID, r.ID).Scopes(live).Updates(upd)
-		if res.Error != nil {
-			return fmt.Errorf("update rubric %d: %w", r.ID, res.Error)
-		}
-		if res.RowsAffected == 0 {
-			return Errorf(ENotFound, "rubric %d does not exist", r.ID)
-		}
-		if err := tx.Model(&Rubric{}).Where("id = ?", r.ID).Pluck("version", &r.Version).Error; err != nil {
-			return fmt.Errorf("read rubric %d version: %w", r.ID, err)
-		}
-		if !changed {
-			return nil
+	if r.ID == 0 {
+		r.Version = 1
+		if err := tx.Create(r).Error; err != nil {
+			return fmt.Errorf("create rubric: %w", err)
 		}
 		if note == "" {
-			note = VersionNoteEdited
+			note = VersionNoteCreated
 		}
 		return insertRubricVersion(tx, r, note, now)
-	})
+	}
+	var cur Rubric
+	err := tx.Where("workspace_id = ? AND id = ?", r.WorkspaceID, r.ID).Scopes(live).First(&cur).Error
+	if err != nil {
+		return notFound(err, "rubric", r.ID)
+	}
+	changed := jsonValue(cur.Evaluator()) != jsonValue(r.Evaluator())
+	upd := map[string]any{"name": r.Name, "task": r.Task, "fields": jsonValue(r.Fields), "criteria": jsonValue(r.Criteria), "updated_at": now}
+	if changed {
+		// Counted in the database, so two edits at once cannot both
+		// become the same version (the second one waits for the row).
+		upd["version"] = gorm.Expr("version + 1")
+	}
+	res := tx.Model(&Rubric{}).Where("workspace_id = ? AND id = ?", r.WorkspaceID, r.ID).Scopes(live).Updates(upd)
+	if res.Error != nil {
+		return fmt.Errorf("update rubric %d: %w", r.ID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return Errorf(ENotFound, "rubric %d does not exist", r.ID)
+	}
+	if err := tx.Model(&Rubric{}).Where("id = ?", r.ID).Pluck("version", &r.Version).Error; err != nil {
+		return fmt.Errorf("read rubric %d version: %w", r.ID, err)
+	}
+	if !changed {
+		return nil
+	}
+	if note == "" {
+		note = VersionNoteEdited
+	}
+	return insertRubricVersion(tx, r, note, now)
 }
 
 func insertRubricVersion(tx *gorm.DB, r *Rubric, note string, at time.Time) error {
