@@ -1,0 +1,248 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/batcheval/batcheval/evaluator/align"
+	"github.com/batcheval/batcheval/evaluator/stats"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/report"
+	"github.com/batcheval/batcheval/web"
+)
+
+// draftFormValues is the draft form as the page fills it, with the high
+// end reworded.
+func draftFormValues(d align.Draft, high string) url.Values {
+	f := url.Values{"low": {d.Levels.Low}, "middle": {d.Levels.Middle}, "high": {high}}
+	for _, ex := range d.Examples {
+		f.Add("example_id", ex.SampleID)
+		f.Add("example_score", strconv.FormatFloat(ex.Score, 'f', -1, 64))
+		f.Add("example_reason", ex.Reason)
+	}
+	// An empty row, as the page offers one to add an example.
+	f.Add("example_id", "")
+	f.Add("example_score", "")
+	f.Add("example_reason", "")
+	return f
+}
+
+// TestAlignmentOnSimulatedJudge walks the whole alignment: a finished run
+// records its rubric version; its dataset is split (seeded, stated), a
+// draft is made from calibration disagreements; an example from the
+// held-out part is refused; the edited draft is accepted as version 2 with
+// its examples in the judge's prompt; the old and new versions judge the
+// held-out part; the page shows before and after with the difference and
+// its interval, as computed from the two runs.
+func TestAlignmentOnSimulatedJudge(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		src := env.waitRun(env.launch(d.launchForm("2", "10")), 60*time.Second)
+		if src.Status != models.RunSucceeded {
+			t.Fatalf("source run %s (%s)", src.Status, src.Error)
+		}
+		if src.RubricVersion == nil || *src.RubricVersion != 1 {
+			t.Fatalf("source run records rubric version %v, want 1", src.RubricVersion)
+		}
+		base := fmt.Sprintf("/runs/%d/align", src.ID)
+		if rec := env.get(fmt.Sprintf("/runs/%d", src.ID)); !strings.Contains(rec.Body.String(), `href="`+base+`"`) {
+			t.Error("the run page does not link to its alignment page")
+		}
+		start := env.get(base)
+		if start.Code != http.StatusOK || !strings.Contains(start.Body.String(), `data-testid="align-form"`) || !strings.Contains(start.Body.String(), "deterministic template") {
+			t.Fatalf("start page: status %d\n%s", start.Code, start.Body.String())
+		}
+
+		invalid := []struct {
+			name string
+			form url.Values
+			want string
+		}{
+			{"share too large", url.Values{"criterion": {"0"}, "seed": {"3"}, "held_out_percent": {"95"}}, "a percentage from 10 to 90"},
+			{"seed not a number", url.Values{"criterion": {"0"}, "seed": {"x"}, "held_out_percent": {"50"}}, `Seed: "x" is not a whole number.`},
+			{"no such criterion", url.Values{"criterion": {"7"}, "seed": {"3"}, "held_out_percent": {"50"}}, "choose one of the run's criteria"},
+			{"held-out part too small", url.Values{"criterion": {"0"}, "seed": {"3"}, "held_out_percent": {"20"}}, "at least 10 are needed"},
+		}
+		for _, tc := range invalid {
+			rec := env.postForm(base, tc.form)
+			if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), templ.EscapeString(tc.want)) {
+				t.Errorf("%s: status %d, want 422 saying %q", tc.name, rec.Code, tc.want)
+			}
+		}
+		if as, _ := env.db.ListRubricAlignments(ctx, env.ws.ID, d.rubric.ID); len(as) != 0 {
+			t.Fatalf("invalid forms left %d alignments", len(as))
+		}
+
+		rec := env.postForm(base, url.Values{"criterion": {"0"}, "seed": {"3"}, "held_out_percent": {"50"}})
+		if rec.Code != http.StatusSeeOther || !strings.HasPrefix(rec.Header().Get("Location"), "/alignments/") {
+			t.Fatalf("start: status %d, location %q\n%s", rec.Code, rec.Header().Get("Location"), rec.Body.String())
+		}
+		aID, _ := strconv.ParseInt(strings.TrimPrefix(rec.Header().Get("Location"), "/alignments/"), 10, 64)
+		a, err := env.db.FindAlignment(ctx, env.ws.ID, aID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.CalibrationRowIDs) != 15 || len(a.HeldOutRowIDs) != 15 || a.Seed != 3 || a.BaseVersion != 1 {
+			t.Fatalf("split: %d calibration, %d held out, seed %d, base version %d; want 15, 15, 3, 1",
+				len(a.CalibrationRowIDs), len(a.HeldOutRowIDs), a.Seed, a.BaseVersion)
+		}
+		wantCal, wantHeld := align.Split(append(append([]int64{}, a.CalibrationRowIDs...), a.HeldOutRowIDs...), 3, 0.5)
+		if fmt.Sprint(wantCal) != fmt.Sprint(a.CalibrationRowIDs) || fmt.Sprint(wantHeld) != fmt.Sprint(a.HeldOutRowIDs) {
+			t.Error("the stored split is not the seeded split of the dataset")
+		}
+		rows, err := env.db.FindDatasetRows(ctx, src.DatasetID, append(append([]int64{}, a.CalibrationRowIDs...), a.HeldOutRowIDs...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := idSet(a.HeldOutRowIDs)
+		heldExternal := map[string]bool{}
+		for id, row := range rows {
+			if held[id] {
+				heldExternal[row.ExternalID] = true
+			}
+		}
+		if len(a.Draft.Examples) != align.DraftExamples || !strings.HasPrefix(a.DraftSource, "template") {
+			t.Fatalf("draft: %d examples by %q, want %d by the template", len(a.Draft.Examples), a.DraftSource, align.DraftExamples)
+		}
+		for _, ex := range a.Draft.Examples {
+			if heldExternal[ex.SampleID] {
+				t.Errorf("the draft took example %s from the held-out part", ex.SampleID)
+			}
+		}
+
+		page := env.get(fmt.Sprintf("/alignments/%d", aID)).Body.String()
+		if missing := bodyLacks(page, "Split with seed <strong>3</strong>", "<strong>15</strong> calibration samples", "<strong>15</strong> held-out samples",
+			`data-testid="draft-form"`, `name="example_id" aria-label="Example 1 sample id" value="`+a.Draft.Examples[0].SampleID+`"`); len(missing) > 0 {
+			t.Errorf("alignment page lacks %q", missing)
+		}
+
+		// An example from the held-out part is refused and nothing changes.
+		var heldOne string
+		for id := range heldExternal {
+			heldOne = id
+			break
+		}
+		sneaky := draftFormValues(a.Draft, "Only a lively, specific response.")
+		sneaky.Set("example_id", heldOne) // replaces the first example
+		rec = env.postForm(fmt.Sprintf("/alignments/%d/accept", aID), sneaky)
+		if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), templ.EscapeString(fmt.Sprintf(`sample "%s", which is in the held-out part`, heldOne))) {
+			t.Fatalf("held-out example: status %d, want 422 with the reason\n%s", rec.Code, rec.Body.String())
+		}
+		if r, _ := env.db.FindRubric(ctx, env.ws.ID, d.rubric.ID); r.Version != 1 {
+			t.Fatalf("a refused draft made rubric version %d", r.Version)
+		}
+		if a2, _ := env.db.FindAlignment(ctx, env.ws.ID, aID); a2.Status != models.AlignmentDrafted || a2.BeforeRunID != nil {
+			t.Fatalf("a refused draft changed the alignment: %+v", a2)
+		}
+
+		newHigh := "Lively and specific, and it moves the conversation on."
+		rec = env.postForm(fmt.Sprintf("/alignments/%d/accept", aID), draftFormValues(a.Draft, newHigh))
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("accept: status %d\n%s", rec.Code, rec.Body.String())
+		}
+		rub, err := env.db.FindRubric(ctx, env.ws.ID, d.rubric.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rub.Version != 2 || rub.Criteria[0].Levels.High != newHigh || len(rub.Criteria[0].Examples) != align.DraftExamples {
+			t.Fatalf("rubric after accept: version %d, high %q, %d examples", rub.Version, rub.Criteria[0].Levels.High, len(rub.Criteria[0].Examples))
+		}
+		if ex := rub.Criteria[0].Examples[0]; len(ex.Fields) != 2 || ex.Fields[1].Value != rows[rowIDOf(rows, ex.SampleID)].Data["response"] {
+			t.Errorf("example fields are not the dataset's own: %+v", ex.Fields)
+		}
+		a, _ = env.db.FindAlignment(ctx, env.ws.ID, aID)
+		if a.Status != models.AlignmentAccepted || a.NewVersion == nil || *a.NewVersion != 2 || a.BeforeRunID == nil || a.AfterRunID == nil {
+			t.Fatalf("alignment after accept: %+v", a)
+		}
+		before := env.waitRun(*a.BeforeRunID, 60*time.Second)
+		after := env.waitRun(*a.AfterRunID, 60*time.Second)
+		for _, tc := range []struct {
+			run     models.Run
+			version int
+			high    string
+			ex      int
+		}{{before, 1, src.RubricSnapshot.Criteria[0].Levels.High, 0}, {after, 2, newHigh, align.DraftExamples}} {
+			r := tc.run
+			if r.Status != models.RunSucceeded || r.RubricVersion == nil || *r.RubricVersion != tc.version || r.DatasetID != *a.HeldOutDatasetID {
+				t.Fatalf("held-out run %d: %s (%s), version %v, dataset %d", r.ID, r.Status, r.Error, r.RubricVersion, r.DatasetID)
+			}
+			c := r.RubricSnapshot.Criteria
+			if len(c) != 1 || c[0].Levels.High != tc.high || len(c[0].Examples) != tc.ex || r.Settings != src.Settings || r.Method != src.Method {
+				t.Errorf("held-out run %d: criteria %+v, settings %+v", r.ID, c, r.Settings)
+			}
+			// The examples reach the judge: they are in the prompt sent.
+			batches, err := env.db.ListBatches(ctx, r.ID)
+			if err != nil || len(batches) == 0 {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(batches[0].Request, "# Scored examples"); got != (tc.ex > 0) {
+				t.Errorf("run %d (version %d): examples in the prompt = %v", r.ID, tc.version, got)
+			}
+		}
+		heldDS, err := env.db.FindDataset(ctx, env.ws.ID, *a.HeldOutDatasetID)
+		if err != nil || heldDS.RowCount != 15 {
+			t.Fatalf("held-out dataset: %+v, %v", heldDS, err)
+		}
+
+		// The page's figures are the paired comparison of the two runs.
+		rb, _ := report.Build(ctx, env.db, env.ws.ID, before.ID)
+		ra, _ := report.Build(ctx, env.db, env.ws.ID, after.ID)
+		var bs, as, hs []*float64
+		for i, s := range rb.Criteria[0].Samples {
+			bs, as, hs = append(bs, s.Final), append(as, ra.Criteria[0].Samples[i].Final), append(hs, s.Human)
+		}
+		want := align.Compare(stats.MethodPearson, bs, as, hs, 3)
+		t.Logf("held-out Pearson: before %.3f, after %.3f, diff %.3f [%.3f, %.3f]", want.Before(), want.After(), want.Diff, want.CILow, want.CIHigh)
+		if want.N != 15 {
+			t.Fatalf("comparison on %d samples, want 15", want.N)
+		}
+		page = env.get(fmt.Sprintf("/alignments/%d", aID)).Body.String()
+		if missing := bodyLacks(page, `data-testid="comparison"`, "Before (v1)", "After (v2)",
+			`<td data-testid="difference">`+web.AlignDiffText(want.Diff)+`</td>`, web.AlignIntervalText(want.CILow, want.CIHigh)); len(missing) > 0 {
+			t.Errorf("before/after lacks %q\n%s", missing, page)
+		}
+
+		// Accepting twice is refused.
+		if rec := env.postForm(fmt.Sprintf("/alignments/%d/accept", aID), draftFormValues(a.Draft, "again")); rec.Code != http.StatusUnprocessableEntity ||
+			!strings.Contains(rec.Body.String(), "already accepted") {
+			t.Errorf("second accept: status %d", rec.Code)
+		}
+
+		// The rubric lists its versions and its runs with theirs; old versions stay readable.
+		versions := env.get(fmt.Sprintf("/rubrics/%d/versions", d.rubric.ID)).Body.String()
+		if missing := bodyLacks(versions, "version 2</a> <span data-testid=\"current-mark\">(current)</span>", "accepted from alignment "+strconv.FormatInt(aID, 10),
+			fmt.Sprintf(`href="/runs/%d"`, src.ID), fmt.Sprintf(`href="/runs/%d"`, after.ID), `<td data-testid="run-version">version 2</td>`,
+			`<td data-testid="run-version">version 1</td>`, fmt.Sprintf(`href="/alignments/%d"`, aID)); len(missing) > 0 {
+			t.Errorf("versions page lacks %q\n%s", missing, versions)
+		}
+		v1 := env.get(fmt.Sprintf("/rubrics/%d/versions/1", d.rubric.ID))
+		if v1.Code != http.StatusOK || !strings.Contains(v1.Body.String(), templ.EscapeString(src.RubricSnapshot.Criteria[0].Levels.High)) ||
+			strings.Contains(v1.Body.String(), "version-examples") {
+			t.Errorf("version 1 page: status %d, or it shows the new text", v1.Code)
+		}
+		if v2 := env.get(fmt.Sprintf("/rubrics/%d/versions/2", d.rubric.ID)).Body.String(); !strings.Contains(v2, `data-testid="version-examples"`) {
+			t.Error("version 2 page does not show its examples")
+		}
+		if rec := env.get(fmt.Sprintf("/rubrics/%d/versions/9", d.rubric.ID)); rec.Code != http.StatusNotFound {
+			t.Errorf("missing version: status %d, want 404", rec.Code)
+		}
+	})
+}
+
+func rowIDOf(rows map[int64]models.DatasetRow, external string) int64 {
+	for id, r := range rows {
+		if r.ExternalID == external {
+			return id
+		}
+	}
+	return 0
+}
