@@ -2,8 +2,10 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/align"
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
@@ -245,4 +248,119 @@ func rowIDOf(rows map[int64]models.DatasetRow, external string) int64 {
 		}
 	}
 	return 0
+}
+
+// TestRealJudgeDraftsItself: a judge that is a real model is asked to
+// draft (the request lists the cases), its answer is read robustly, and an
+// answer that cannot be used falls back to the template, saying why.
+func TestRealJudgeDraftsItself(t *testing.T) {
+	answers := map[string]string{
+		"good":       "Sure.\n```json\n{\"high\": \"Specific and inviting: it asks or adds something.\", \"examples\": [{\"case\": \"Case2\", \"reason\": \"plain but fine\"}], \"notes\": \"Tightened the top.\"}\n```",
+		"unreadable": "I think the rubric is fine as it is.",
+	}
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Model    string `json:"model"`
+			Messages []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		asked = append(asked, req.Messages[len(req.Messages)-1].Content)
+		text, ok := answers[req.Model]
+		if !ok {
+			http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": "x", "object": "chat.completion", "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": text}}},
+			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}})
+	}))
+	defer srv.Close()
+	crit := evaluator.Criterion{Name: "Engaging", Lo: 1, Hi: 3, Levels: evaluator.Levels{Low: "dull", Middle: "plain", High: "lively"}}
+	worst := align.Disagreements([]align.Item{
+		{RowID: 1, SampleID: "d1", Judge: 3, Human: 1, Fields: []evaluator.Text{{Label: "Response", Value: "Wow!!! Great!!!"}}},
+		{RowID: 2, SampleID: "d2", Judge: 1.2, Human: 2.5, Fields: []evaluator.Text{{Label: "Response", Value: "Try a slower bow."}}},
+	})
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := env.localCtx()
+		tests := []struct {
+			model, wantSource, wantHigh, wantNote string
+			wantIDs                               []string
+		}{
+			{"good", "Real judge good", "Specific and inviting: it asks or adds something.", "Tightened the top.", []string{"d2"}},
+			{"unreadable", "template", "lively", "the answer holds no JSON object", []string{"d1", "d2"}},
+			{"down", "template", "lively", "could not be used", []string{"d1", "d2"}},
+		}
+		for _, tc := range tests {
+			t.Run(tc.model, func(t *testing.T) {
+				j := models.Judge{WorkspaceID: env.ws.ID, Name: "Real judge " + tc.model, BaseURL: srv.URL + "/v1", Model: tc.model,
+					Temperature: 0, TopP: 1, MaxConcurrency: 1, TimeoutSeconds: 5}
+				if err := env.db.SaveJudge(ctx, &j); err != nil {
+					t.Fatal(err)
+				}
+				asked = nil
+				run := models.Run{WorkspaceID: env.ws.ID, JudgeID: &j.ID, RubricSnapshot: evaluator.Rubric{Task: "a reply", Criteria: []evaluator.Criterion{crit}}}
+				d, source := env.h.draftAlignment(ctx, run, crit, worst)
+				if len(asked) == 0 || !strings.Contains(asked[0], "Case1 (judge 3, people 1):\nResponse: Wow!!! Great!!!") {
+					t.Fatalf("the judge was not asked with the cases: %q", asked)
+				}
+				var ids []string
+				for _, ex := range d.Examples {
+					ids = append(ids, ex.SampleID)
+				}
+				if source != tc.wantSource || d.Levels.High != tc.wantHigh && !strings.HasPrefix(d.Levels.High, tc.wantHigh+" ") ||
+					!strings.Contains(d.Notes, tc.wantNote) || fmt.Sprint(ids) != fmt.Sprint(tc.wantIDs) {
+					t.Errorf("draft by %q: high %q, notes %q, examples %v", source, d.Levels.High, d.Notes, ids)
+				}
+			})
+		}
+	})
+}
+
+// TestRubricEditorKeepsExamples: the editor's form has no place for
+// labelled examples; saving it must keep them (and make a new version only
+// when something it shows changed).
+func TestRubricEditorKeepsExamples(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		r := d.rubric
+		r.Criteria[0].Examples = []evaluator.Example{{SampleID: "demo-01", Score: 3, Fields: []evaluator.Text{{Label: "Response", Value: "x"}}}}
+		if err := env.db.SaveRubric(ctx, &r); err != nil {
+			t.Fatal(err)
+		}
+		page := env.get(fmt.Sprintf("/rubrics/%d/edit", r.ID))
+		if !strings.Contains(page.Body.String(), fmt.Sprintf(`href="/rubrics/%d/versions"`, r.ID)) || !strings.Contains(page.Body.String(), "Version 2") {
+			t.Errorf("the rubric page does not link to its versions")
+		}
+		form := url.Values{"project_id": {strconv.FormatInt(r.ProjectID, 10)}, "rubric_id": {strconv.FormatInt(r.ID, 10)}, "action": {"save"},
+			"name": {r.Name}, "task": {r.Task + " Be fair."}}
+		for i, c := range r.Criteria {
+			p := fmt.Sprintf("criteria[%d].", i)
+			form.Set(p+"name", c.Name)
+			form.Set(p+"description", c.Description)
+			form.Set(p+"lo", formatNumber(c.Lo))
+			form.Set(p+"hi", formatNumber(c.Hi))
+			form.Set(p+"low", c.Levels.Low)
+			form.Set(p+"middle", c.Levels.Middle)
+			form.Set(p+"high", c.Levels.High)
+			form.Set(p+"human", c.HumanColumn)
+			for _, a := range c.AnnotatorColumns {
+				form.Add(p+"annotators", a)
+			}
+		}
+		if rec := env.postForm(fmt.Sprintf("/rubrics/%d", r.ID), form); rec.Code != http.StatusSeeOther {
+			t.Fatalf("save: status %d\n%s", rec.Code, rec.Body.String())
+		}
+		got, err := env.db.FindRubric(ctx, env.ws.ID, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Version != 3 || !strings.HasSuffix(got.Task, "Be fair.") || len(got.Criteria[0].Examples) != 1 || got.Criteria[0].Examples[0].SampleID != "demo-01" {
+			t.Errorf("after an edit: version %d, task %q, examples %+v", got.Version, got.Task, got.Criteria[0].Examples)
+		}
+	})
 }
