@@ -310,6 +310,12 @@ func (h *Handlers) alignmentView(c echo.Context, a models.Alignment, run models.
 	if err != nil {
 		return v, err
 	}
+	held := idSet(a.HeldOutRowIDs)
+	for _, smp := range cr.Samples {
+		if held[smp.RowID] {
+			v.HeldOutIDs = append(v.HeldOutIDs, smp.ExternalID)
+		}
+	}
 	cal := idSet(a.CalibrationRowIDs)
 	var items []align.Item
 	for _, s := range cr.Samples {
