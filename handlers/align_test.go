@@ -191,6 +191,10 @@ func TestAlignmentOnSimulatedJudge(t *testing.T) {
 				t.Errorf("run %d (version %d): examples in the prompt = %v", r.ID, tc.version, got)
 			}
 		}
+		// The run page states the version and the examples among what produced it.
+		if rp := env.get(fmt.Sprintf("/runs/%d", after.ID)).Body.String(); !strings.Contains(rp, `<dd data-testid="provenance-rubric">version 2, 3 labelled examples in the prompts</dd>`) {
+			t.Error("the after run's provenance does not state rubric version 2 and its examples")
+		}
 		heldDS, err := env.db.FindDataset(ctx, env.ws.ID, *a.HeldOutDatasetID)
 		if err != nil || heldDS.RowCount != 15 {
 			t.Fatalf("held-out dataset: %+v, %v", heldDS, err)
