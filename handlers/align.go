@@ -517,7 +517,11 @@ func (h *Handlers) relaunchHeldOut(c echo.Context) error {
 		return models.Errorf(models.EInvalid, "alignment %d has not been accepted yet: accept its draft first", a.ID)
 	}
 	if a.BeforeRunID != nil && a.AfterRunID != nil {
-		return models.Errorf(models.EConflict, "alignment %d already has its held-out runs (%d and %d)", a.ID, *a.BeforeRunID, *a.AfterRunID)
+		_, errB := h.DB.FindRun(ctx, ws, *a.BeforeRunID)
+		_, errA := h.DB.FindRun(ctx, ws, *a.AfterRunID)
+		if errB == nil && errA == nil {
+			return models.Errorf(models.EConflict, "alignment %d already has its held-out runs (%d and %d)", a.ID, *a.BeforeRunID, *a.AfterRunID)
+		}
 	}
 	// The accepted version as stored, in case the draft record and the
 	// version ever differ: the version is what the comparison is about.

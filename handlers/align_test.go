@@ -224,6 +224,30 @@ func TestAlignmentOnSimulatedJudge(t *testing.T) {
 			t.Errorf("second accept: status %d", rec.Code)
 		}
 
+		// Held-out runs that are gone can be launched again, once.
+		lost := a
+		lost.BeforeRunID, lost.AfterRunID = nil, nil
+		if err := env.db.SetAlignmentRuns(ctx, &lost); err != nil {
+			t.Fatal(err)
+		}
+		if p := env.get(fmt.Sprintf("/alignments/%d", aID)).Body.String(); !strings.Contains(p, fmt.Sprintf(`action="/alignments/%d/heldout"`, aID)) {
+			t.Error("the page does not offer to launch the lost held-out runs")
+		}
+		if rec := env.postForm(fmt.Sprintf("/alignments/%d/heldout", aID), url.Values{}); rec.Code != http.StatusSeeOther {
+			t.Fatalf("relaunch: status %d\n%s", rec.Code, rec.Body.String())
+		}
+		again, _ := env.db.FindAlignment(ctx, env.ws.ID, aID)
+		if again.BeforeRunID == nil || again.AfterRunID == nil || *again.AfterRunID == after.ID {
+			t.Fatalf("relaunch did not record new runs: %+v", again)
+		}
+		if r2 := env.waitRun(*again.AfterRunID, 60*time.Second); r2.RubricVersion == nil || *r2.RubricVersion != 2 || len(r2.RubricSnapshot.Criteria[0].Examples) != align.DraftExamples {
+			t.Errorf("relaunched after run: version %v, criteria %+v", r2.RubricVersion, r2.RubricSnapshot.Criteria)
+		}
+		env.waitRun(*again.BeforeRunID, 60*time.Second)
+		if rec := env.postForm(fmt.Sprintf("/alignments/%d/heldout", aID), url.Values{}); rec.Code != http.StatusConflict {
+			t.Errorf("second relaunch: status %d, want 409", rec.Code)
+		}
+
 		// The rubric lists its versions and its runs with theirs; old versions stay readable.
 		versions := env.get(fmt.Sprintf("/rubrics/%d/versions", d.rubric.ID)).Body.String()
 		if missing := bodyLacks(versions, "version 2</a> <span data-testid=\"current-mark\">(current)</span>", "accepted from alignment "+strconv.FormatInt(aID, 10),

@@ -59,6 +59,13 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 		return before, afterRun, err
 	}
 	a.HeldOutDatasetID = &held.ID
+	// Record whatever was made, even when the second launch fails, so the
+	// alignment page shows it and offers to launch again.
+	defer func() {
+		if serr := r.db.SetAlignmentRuns(ctx, a); serr != nil && err == nil {
+			err = serr
+		}
+	}()
 	e := models.Experiment{WorkspaceID: wsID, ProjectID: parent.ProjectID, DatasetID: held.ID, RubricID: parent.RubricID,
 		Name: fmt.Sprintf("Alignment %d: held-out before and after", a.ID)}
 	if err := r.db.CreateExperiment(ctx, &e); err != nil {
@@ -89,5 +96,5 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 		return before, afterRun, err
 	}
 	a.AfterRunID = &afterRun.ID
-	return before, afterRun, r.db.SetAlignmentRuns(ctx, a)
+	return before, afterRun, nil
 }
