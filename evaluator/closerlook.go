@@ -41,6 +41,7 @@ func BuildAnalyzeRatePrompt(r Rubric, c Criterion, s Sample, sc Scoring) []Messa
 	}
 	writeLevels(&b, c.Levels, c.Lo, c.Hi, func(at float64) string { return "A score near " + formatNumber(at) })
 	b.WriteString("\n")
+	writeExamples(&b, c, c.Lo, c.Hi)
 
 	writeSampleSection(&b, s)
 

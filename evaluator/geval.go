@@ -458,6 +458,7 @@ func writeGEvalCriterion(b *strings.Builder, c Criterion) {
 	}
 	writeLevels(b, c.Levels, lo, hi, func(at float64) string { return levelText(at, Integer) })
 	b.WriteString("\n")
+	writeExamples(b, c, c.Lo, c.Hi)
 }
 
 // writeCriterionName writes "Name: description", or the bare name.

@@ -43,6 +43,9 @@ func BuildLLMEvalPrompt(r Rubric, s Sample, scale LLMEvalScale) []Message {
 		writeLevels(&b, c.Levels, lo, hi, func(at float64) string { return "A score near " + formatNumber(at) })
 	}
 	b.WriteString("\n")
+	for _, c := range r.Criteria {
+		writeExamples(&b, c, lo, hi)
+	}
 
 	writeSampleSection(&b, s)
 

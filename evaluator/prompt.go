@@ -64,6 +64,7 @@ func BuildBatchPrompt(r Rubric, c Criterion, samples []Sample, s Settings) []Mes
 		}
 	}
 	b.WriteString("\n")
+	writeExamples(&b, c, c.Lo, c.Hi)
 
 	b.WriteString(headingSamples + "\n")
 	for i, smp := range samples {

@@ -11,11 +11,14 @@ package evaluator
 const (
 	// BatchEvalPromptVersion covers BuildBatchPrompt (every procedure and
 	// scoring format) and BuildRepairMessages.
-	BatchEvalPromptVersion = "batcheval/2026-11-29.1"
+	BatchEvalPromptVersion = "batcheval/2026-12-01.examples"
 	// GEvalPromptVersion covers BuildGEvalStepsPrompt and BuildGEvalFormPrompt.
-	GEvalPromptVersion = "geval/2026-11-29.1"
+	GEvalPromptVersion = "geval/2026-12-01.examples"
 	// LLMEvalPromptVersion covers BuildLLMEvalPrompt and LLMEvalSchema.
-	LLMEvalPromptVersion = "llmeval/2026-11-29.1"
+	LLMEvalPromptVersion = "llmeval/2026-12-01.examples"
 	// CloserLookPromptVersion covers BuildAnalyzeRatePrompt.
-	CloserLookPromptVersion = "closerlook/2026-12-01.1"
+	CloserLookPromptVersion = "closerlook/2026-12-01.examples"
 )
+
+// The ".examples" versions added a criterion's labelled examples (rubric
+// versions accepted from an alignment carry them) to every method's prompt.

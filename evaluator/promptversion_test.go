@@ -13,16 +13,18 @@ import (
 // record the new hash here, so reports never claim an old version for new
 // prompts.
 var promptFingerprints = map[string]string{
-	BatchEvalPromptVersion:  "4ff3023bb22171cb",
-	GEvalPromptVersion:      "3a49151275faa1e8",
-	LLMEvalPromptVersion:    "e8c414bcd19ec9be",
-	CloserLookPromptVersion: "26fd73dbdd798135",
+	BatchEvalPromptVersion:  "6bbcbe8446805f80",
+	GEvalPromptVersion:      "7296c8c84ca79c88",
+	LLMEvalPromptVersion:    "78a096543796a1ae",
+	CloserLookPromptVersion: "6034c6d532cd98a3",
 }
 
 func TestPromptTemplateVersionsMatchTheWording(t *testing.T) {
 	rub := Rubric{Task: "a reply to a question", Fields: []Field{{Column: "q", Label: "Question"}, {Column: "a", Label: "Answer"}},
 		Criteria: []Criterion{
-			{Name: "Helpful", Description: "Does the reply help?", Lo: 1, Hi: 5, Levels: Levels{Low: "no help", Middle: "some help", High: "solves it"}},
+			{Name: "Helpful", Description: "Does the reply help?", Lo: 1, Hi: 5, Levels: Levels{Low: "no help", Middle: "some help", High: "solves it"},
+				Examples: []Example{{SampleID: "e1", Fields: []Text{{Label: "Question", Value: "Where is Paris?"}, {Label: "Answer", Value: "In France."}},
+					Score: 4, Reason: "right but terse"}}},
 			{Name: "Polite", Description: "Is it polite?", Lo: 0, Hi: 2},
 		}}
 	samples := []Sample{

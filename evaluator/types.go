@@ -40,6 +40,21 @@ type Criterion struct {
 	// and the human ceiling. Ratings imported one row per annotator are
 	// found without this (as "<human_column>@<annotator>").
 	AnnotatorColumns []string `json:"annotator_columns,omitempty" yaml:"annotator_columns,omitempty"`
+	// Examples are labelled samples shown to the judge in the prompt, each
+	// with the score a person gave it (see WriteExamples). Alignment adds
+	// them from calibration samples; none by default.
+	Examples []Example `json:"examples,omitempty" yaml:"examples,omitempty"`
+}
+
+// Example is one labelled sample shown to the judge: the sample's fields,
+// the score a person gave it on the criterion and, optionally, why.
+type Example struct {
+	// SampleID is the sample's id in its dataset, so the product can refuse
+	// an example taken from samples held out for testing.
+	SampleID string  `json:"sample_id" yaml:"sample_id"`
+	Fields   []Text  `json:"fields" yaml:"fields"`
+	Score    float64 `json:"score" yaml:"score"`
+	Reason   string  `json:"reason,omitempty" yaml:"reason,omitempty"`
 }
 
 // Rubric is what the judge is told: what a sample is, which fields it sees,

@@ -691,7 +691,7 @@ func (pl *launchPlan) checkLaunch(in launchInput, m evaluator.Method) (evaluator
 // runTemplate is a queued run of the plan, without method and settings.
 func (h *Handlers) runTemplate(pl *launchPlan, name string) models.Run {
 	return models.Run{WorkspaceID: pl.project.WorkspaceID, ProjectID: pl.project.ID, DatasetID: pl.dataset.ID,
-		RubricID: &pl.rubric.ID, JudgeID: &pl.judge.ID, Name: name,
+		RubricID: &pl.rubric.ID, RubricVersion: &pl.rubric.Version, JudgeID: &pl.judge.ID, Name: name,
 		RubricSnapshot: pl.snapshot(), JudgeSnapshot: h.judgeSnapshot(*pl.judge), Simulated: pl.judge.Simulated}
 }
 

@@ -224,6 +224,7 @@ func (h *Handlers) handleRubricForm(c echo.Context, p models.Project, r models.R
 	}
 	criteria, err := f.criteria()
 	if err == nil {
+		criteria = keepExamples(r.Criteria, criteria) // the form does not carry them (align.go)
 		r.Name, r.Task, r.Criteria = strings.TrimSpace(f.Name), strings.TrimSpace(f.Task), criteria
 		if r.Fields == nil {
 			// A new rubric uses its datasets' fields. The column is JSON
@@ -276,7 +277,7 @@ func (h *Handlers) renderRubricEditor(c echo.Context, status int, p models.Proje
 	v := web.RubricEditorView{
 		Page: page(c, title), Project: p, RubricID: r.ID, Action: action,
 		Name: f.Name, Task: f.Task, Criteria: f.Criteria, Datasets: datasets,
-		PreviewCriterion: f.PreviewCriterion, Error: msg, Notice: f.notice, ImportError: f.importError, FieldErrors: f.fieldErrors,
+		PreviewCriterion: f.PreviewCriterion, Error: msg, Notice: f.notice, ImportError: f.importError, FieldErrors: f.fieldErrors, Version: r.Version,
 		Manage: manageFor(c, models.KindRubric, r.ID, r.Name, r.ArchivedAt),
 	}
 	for _, t := range rubrictemplates.All() {

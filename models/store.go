@@ -185,8 +185,17 @@ func (db *DB) FindDatasetRows(ctx context.Context, datasetID int64, ids []int64)
 
 // ---- rubrics ----
 
-// SaveRubric creates or updates a rubric in the workspace.
+// SaveRubric creates or updates a rubric in the workspace, keeping its
+// versions (a change of task, fields or criteria is a new version).
 func (db *DB) SaveRubric(ctx context.Context, r *Rubric) error {
+	if err := checkRubric(r); err != nil {
+		return err
+	}
+	return db.storeRubric(ctx, r, "")
+}
+
+// checkRubric refuses a rubric that cannot be stored or run.
+func checkRubric(r *Rubric) error {
 	if strings.TrimSpace(r.Name) == "" {
 		return Errorf(EInvalid, "the rubric needs a name")
 	}
@@ -201,17 +210,6 @@ func (db *DB) SaveRubric(ctx context.Context, r *Rubric) error {
 		// serialised as SQL NULL, which the NOT NULL fields column refuses
 		// (demo.Seed stores its rubric this way); store an empty list.
 		r.Fields = []evaluator.Field{}
-	}
-	if r.ID == 0 {
-		return db.Gorm.WithContext(ctx).Create(r).Error
-	}
-	res := db.Gorm.WithContext(ctx).Model(&Rubric{}).Where("workspace_id = ? AND id = ?", r.WorkspaceID, r.ID).Scopes(live).
-		Updates(map[string]any{"name": r.Name, "task": r.Task, "fields": jsonValue(r.Fields), "criteria": jsonValue(r.Criteria), "updated_at": time.Now().UTC()})
-	if res.Error != nil {
-		return fmt.Errorf("update rubric %d: %w", r.ID, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return Errorf(ENotFound, "rubric %d does not exist", r.ID)
 	}
 	return nil
 }

@@ -91,8 +91,11 @@ type Rubric struct {
 	Task        string
 	Fields      []evaluator.Field     `gorm:"serializer:json"`
 	Criteria    []evaluator.Criterion `gorm:"serializer:json"`
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// Version is the number of the current version; every saved change of
+	// the task, fields or criteria makes a new one (rubricversions.go).
+	Version   int
+	CreatedAt time.Time
+	UpdatedAt time.Time
 	// ArchivedAt is set while the object is archived: hidden from default
 	// lists, still readable by its address. TrashID is set while it is in
 	// the trash (lifecycle.go): every lookup then treats it as absent.
@@ -217,11 +220,15 @@ type Run struct {
 	ProjectID   int64
 	DatasetID   int64
 	RubricID    *int64
-	JudgeID     *int64
-	Name        string
-	Method      string
-	Status      string
-	Settings    evaluator.Settings `gorm:"serializer:json"`
+	// RubricVersion is the version of the rubric the run was launched
+	// with; nil when the run's rubric was never a stored version (a
+	// reworded variant, the command line, runs from before versions).
+	RubricVersion *int
+	JudgeID       *int64
+	Name          string
+	Method        string
+	Status        string
+	Settings      evaluator.Settings `gorm:"serializer:json"`
 	// MethodSettings hold the baselines' settings (n, logprobs, scale, G-Eval steps).
 	MethodSettings evaluator.MethodSettings `gorm:"serializer:json"`
 	ExperimentID   *int64

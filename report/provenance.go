@@ -81,6 +81,27 @@ type Provenance struct {
 	Seed int64
 	// Variant is how a derived run differs from its parent ("" when not derived).
 	Variant string
+	// RubricVersion is the version of the stored rubric the run used; nil
+	// when none was recorded. Examples counts the labelled examples its
+	// criteria showed the judge in every prompt.
+	RubricVersion *int
+	Examples      int
+}
+
+// RubricText says which rubric version the run used and how many
+// labelled examples its prompts carried.
+func (p Provenance) RubricText() string {
+	v := "version not recorded"
+	if p.RubricVersion != nil {
+		v = fmt.Sprintf("version %d", *p.RubricVersion)
+	}
+	switch p.Examples {
+	case 0:
+		return v + ", no labelled examples"
+	case 1:
+		return v + ", 1 labelled example in the prompt"
+	}
+	return fmt.Sprintf("%s, %d labelled examples in the prompts", v, p.Examples)
 }
 
 // HumanColumns are the human-rating columns of one criterion.
@@ -104,7 +125,10 @@ func (r *Report) Provenance() Provenance {
 	}
 	p := Provenance{ProductVersion: ProductVersion(), Method: m, MethodLabel: methods.Label(string(m)), Settings: run.Settings,
 		JudgeModel: run.JudgeSnapshot.Model, SimulatedJudge: r.Simulated, PromptTemplateVersion: version,
-		Seed: run.Settings.Seed, Variant: run.Variant, HumanUse: r.Humans}
+		Seed: run.Settings.Seed, Variant: run.Variant, RubricVersion: run.RubricVersion, HumanUse: r.Humans}
+	for _, c := range run.RubricSnapshot.Criteria {
+		p.Examples += len(c.Examples)
+	}
 	if readsMS {
 		ms := run.MethodSettings
 		p.MethodSettings = &ms

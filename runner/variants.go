@@ -45,7 +45,7 @@ func (r *Runner) derive(ctx context.Context, wsID, parentID int64, variant strin
 	}
 	pid := parent.ID
 	child := models.Run{WorkspaceID: wsID, ProjectID: parent.ProjectID, DatasetID: parent.DatasetID, RubricID: parent.RubricID,
-		JudgeID: parent.JudgeID, Method: parent.Method, Settings: parent.Settings, MethodSettings: parent.MethodSettings,
+		RubricVersion: parent.RubricVersion, JudgeID: parent.JudgeID, Method: parent.Method, Settings: parent.Settings, MethodSettings: parent.MethodSettings,
 		RubricSnapshot: parent.RubricSnapshot, JudgeSnapshot: parent.JudgeSnapshot, Simulated: parent.Simulated,
 		ExperimentID: parent.ExperimentID, ParentRunID: &pid, Variant: variant}
 	return child, nil
@@ -93,7 +93,7 @@ func (r *Runner) LaunchReworded(ctx context.Context, wsID, parentID int64, rub e
 		return child, err
 	}
 	child.RubricSnapshot = rub
-	child.RubricID = nil
+	child.RubricID, child.RubricVersion = nil, nil
 	child.Name = fmt.Sprintf("run %d with a reworded rubric", parentID)
 	return child, r.Launch(ctx, &child)
 }

@@ -1,0 +1,208 @@
+package align
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/stats"
+)
+
+func TestSplitIsSeededDisjointAndOrderFree(t *testing.T) {
+	ids := make([]int64, 40)
+	for i := range ids {
+		ids[i] = int64(100 + i)
+	}
+	reversed := slices.Clone(ids)
+	slices.Reverse(reversed)
+	tests := []struct {
+		name        string
+		ids         []int64
+		share       float64
+		wantHeldOut int
+	}{
+		{"half of 40", ids, 0.5, 20},
+		{"a quarter of 40", ids, 0.25, 10},
+		{"never all held out", ids[:3], 1, 2},
+		{"never none held out", ids[:3], 0, 1},
+		{"one sample cannot be split", ids[:1], 0.5, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cal, held := Split(tt.ids, 7, tt.share)
+			if len(held) != tt.wantHeldOut || len(cal)+len(held) != len(tt.ids) {
+				t.Fatalf("sizes: %d calibration, %d held out; want %d held out of %d", len(cal), len(held), tt.wantHeldOut, len(tt.ids))
+			}
+			all := append(slices.Clone(cal), held...)
+			slices.Sort(all)
+			want := slices.Clone(tt.ids)
+			slices.Sort(want)
+			if !slices.Equal(all, want) {
+				t.Errorf("the parts do not cover the ids exactly once: %v", all)
+			}
+		})
+	}
+	cal1, held1 := Split(ids, 7, 0.5)
+	cal2, held2 := Split(reversed, 7, 0.5)
+	if !slices.Equal(cal1, cal2) || !slices.Equal(held1, held2) {
+		t.Error("the split depends on the order of the ids")
+	}
+	_, held3 := Split(ids, 8, 0.5)
+	if slices.Equal(held1, held3) {
+		t.Error("seeds 7 and 8 gave the same split")
+	}
+}
+
+func items() []Item {
+	return []Item{
+		{RowID: 1, SampleID: "a", Judge: 3, Human: 3},
+		{RowID: 2, SampleID: "b", Judge: 5, Human: 1, Fields: []evaluator.Text{{Label: "Reply", Value: "Polished but wrong."}}},
+		{RowID: 3, SampleID: "c", Judge: 4, Human: 2},
+		{RowID: 4, SampleID: "d", Judge: 1, Human: 3},
+		{RowID: 5, SampleID: "e", Judge: 4.5, Human: 4},
+	}
+}
+
+func TestDisagreementsLargestFirstStable(t *testing.T) {
+	var got []string
+	for _, it := range Disagreements(items()) {
+		got = append(got, it.SampleID)
+	}
+	// |gaps|: b 4, c 2, d 2 (tie: row order), e 0.5, a 0.
+	if want := []string{"b", "c", "d", "e", "a"}; !slices.Equal(got, want) {
+		t.Errorf("order = %v, want %v", got, want)
+	}
+}
+
+func TestTemplateDraftLabelsWorstWithHumanRatings(t *testing.T) {
+	c := evaluator.Criterion{Name: "Correct", Lo: 1, Hi: 5, Levels: evaluator.Levels{Low: "wrong", Middle: "partly right", High: "right"}}
+	worst := Disagreements(items())
+	d := TemplateDraft(c, worst)
+	if len(d.Examples) != DraftExamples {
+		t.Fatalf("%d examples, want %d", len(d.Examples), DraftExamples)
+	}
+	for i, ex := range d.Examples {
+		if ex.SampleID != worst[i].SampleID || ex.Score != worst[i].Human {
+			t.Errorf("example %d = %s scored %g, want %s scored by the human %g", i+1, ex.SampleID, ex.Score, worst[i].SampleID, worst[i].Human)
+		}
+	}
+	if d.Examples[0].Fields[0].Value != "Polished but wrong." {
+		t.Errorf("example fields not carried: %+v", d.Examples[0].Fields)
+	}
+	// b, c, d: gaps +4, +2, −2, mean +4/3 on a span of 4: the judge is too high.
+	if !strings.HasPrefix(d.Levels.High, "right ") || !strings.Contains(d.Levels.High, "Keep the top of the scale") || d.Levels.Low != "wrong" {
+		t.Errorf("levels = %+v: want the high end tightened and the low end kept", d.Levels)
+	}
+	if !strings.Contains(d.Notes, "too high") {
+		t.Errorf("notes = %q", d.Notes)
+	}
+	again := TemplateDraft(c, worst)
+	if again.Notes != d.Notes || again.Levels != d.Levels || len(again.Examples) != len(d.Examples) {
+		t.Error("the template draft is not deterministic")
+	}
+	if e := TemplateDraft(c, nil); len(e.Examples) != 0 || e.Levels != c.Levels {
+		t.Errorf("a draft from nothing changed the criterion: %+v", e)
+	}
+}
+
+func TestCheckExamplesRefusesHeldOutSamples(t *testing.T) {
+	c := evaluator.Criterion{Name: "Correct", Lo: 1, Hi: 5}
+	cal := map[string]bool{"a": true, "b": true}
+	held := map[string]bool{"h1": true}
+	ex := func(id string, score float64) evaluator.Example { return evaluator.Example{SampleID: id, Score: score} }
+	tests := []struct {
+		name     string
+		examples []evaluator.Example
+		wantErr  string
+	}{
+		{"calibration samples pass", []evaluator.Example{ex("a", 2), ex("b", 5)}, ""},
+		{"held-out sample refused", []evaluator.Example{ex("a", 2), ex("h1", 3)}, `example 2 is sample "h1", which is in the held-out part`},
+		{"unknown sample refused", []evaluator.Example{ex("zz", 3)}, "not in the calibration part"},
+		{"repeat refused", []evaluator.Example{ex("a", 2), ex("a", 3)}, "repeats"},
+		{"score out of range refused", []evaluator.Example{ex("a", 6)}, "outside Correct's range"},
+		{"no sample refused", []evaluator.Example{ex(" ", 2)}, "names no sample"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckExamples(c, tt.examples, cal, held)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("err = %v, want one saying %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestParseDraftReadsTheJudgesAnswer(t *testing.T) {
+	c := evaluator.Criterion{Name: "Correct", Lo: 1, Hi: 5, Levels: evaluator.Levels{Low: "wrong", Middle: "partly", High: "right"}}
+	worst := Disagreements(items())
+	tests := []struct {
+		name       string
+		answer     string
+		wantLevels evaluator.Levels
+		wantIDs    []string
+		wantErr    bool
+	}{
+		{"fenced, numbers", "```json\n{\"low\": \"factually wrong\", \"middle\": \"m\", \"high\": \"all facts right\", \"examples\": [{\"case\": 1, \"reason\": \"wrong fact\"}, {\"case\": 3}]}\n```",
+			evaluator.Levels{Low: "factually wrong", Middle: "m", High: "all facts right"}, []string{"b", "d"}, false},
+		{"prose around, case labels, missing level kept", "Here you go: {\"high\": \"every fact right\", \"examples\": [{\"case\": \"Case2\"}, {\"case\": \"2\"}, {\"case\": 99}]} Hope it helps.",
+			evaluator.Levels{Low: "wrong", Middle: "partly", High: "every fact right"}, []string{"c"}, false},
+		{"no JSON", "I would tighten the high end.", evaluator.Levels{}, nil, true},
+		{"changes nothing", `{"examples": [{"case": 42}]}`, evaluator.Levels{}, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := ParseDraft(tt.answer, c, worst)
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("read %+v from an unusable answer", d)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, ex := range d.Examples {
+				ids = append(ids, ex.SampleID)
+				if ex.Score != worst[slices.IndexFunc(worst, func(it Item) bool { return it.SampleID == ex.SampleID })].Human {
+					t.Errorf("example %s scored %g, not the human rating", ex.SampleID, ex.Score)
+				}
+			}
+			if d.Levels != tt.wantLevels || !slices.Equal(ids, tt.wantIDs) {
+				t.Errorf("draft = %+v with %v, want %+v with %v", d.Levels, ids, tt.wantLevels, tt.wantIDs)
+			}
+		})
+	}
+	msgs := BuildDraftPrompt(evaluator.Rubric{Task: "answers"}, c, worst[:2])
+	if u := msgs[1].Content; !strings.Contains(u, "Case1 (judge 5, people 1):\nReply: Polished but wrong.") || !strings.Contains(u, "Case2 (judge 4, people 2)") {
+		t.Errorf("draft prompt does not list the cases:\n%s", u)
+	}
+}
+
+func TestCompareIsAfterMinusBeforeWithInterval(t *testing.T) {
+	p := func(x float64) *float64 { return &x }
+	var human, before, after []*float64
+	for i := range 30 {
+		h := float64(i%5 + 1)
+		human = append(human, p(h))
+		after = append(after, p(h+0.3*math.Sin(float64(i))))
+		before = append(before, p(3+0.8*math.Cos(float64(i*7))+0.2*h))
+	}
+	human = append(human, nil) // a sample without a human rating is left out, not counted as 0
+	before, after = append(before, p(5)), append(after, p(1))
+	got := Compare(stats.MethodPearson, before, after, human, 1)
+	if got.N != 30 || got.Missing != 1 {
+		t.Fatalf("n = %d, missing = %d; want 30 and 1", got.N, got.Missing)
+	}
+	if !(got.After() > got.Before()) || math.Abs(got.Diff-(got.After()-got.Before())) > 1e-12 {
+		t.Errorf("after %g, before %g, diff %g: want after − before > 0", got.After(), got.Before(), got.Diff)
+	}
+	if !(got.CILow <= got.Diff && got.Diff <= got.CIHigh) || got.Interval != "Zou (2007)" {
+		t.Errorf("interval [%g, %g] (%s) does not hold the difference %g", got.CILow, got.CIHigh, got.Interval, got.Diff)
+	}
+}

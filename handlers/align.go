@@ -1,0 +1,684 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/align"
+	"github.com/batcheval/batcheval/evaluator/judge"
+	"github.com/batcheval/batcheval/evaluator/stats"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/report"
+	"github.com/batcheval/batcheval/web"
+)
+
+// This file holds the alignment of the judge with the humans: from a
+// finished run, split its dataset into calibration and held-out samples,
+// draft clearer level descriptions and labelled examples from the worst
+// calibration disagreements, let the person edit and accept the draft as a
+// new rubric version, and compare the old and new versions on the held-out
+// samples. It also shows a rubric's versions and the runs that used them.
+
+// maxExampleRows is how many example rows the draft form offers: the
+// draft's examples plus empty rows to add more, up to evaluator.MaxExamples.
+const maxExampleRows = evaluator.MaxExamples
+
+// excerptRunes is how much of a sample's text the disagreement table shows.
+// Why 240: about three lines, enough to recognise the sample.
+const excerptRunes = 240
+
+// judgeAndHuman reads, for criterion ci of a finished run, every sample's
+// final judge score and human rating, through the run's report: the
+// alignment sees exactly the human ratings the report uses (so when
+// reviewers' browser ratings join the report, they join here too).
+func (h *Handlers) judgeAndHuman(ctx context.Context, run models.Run, ci int) (report.CriterionReport, error) {
+	rep, err := h.buildReport(ctx, run.ID, "")
+	if err != nil {
+		return report.CriterionReport{}, err
+	}
+	if ci < 0 || ci >= len(rep.Criteria) {
+		return report.CriterionReport{}, models.Errorf(models.EInvalid, "run %d has no criterion %d", run.ID, ci+1)
+	}
+	return rep.Criteria[ci], nil
+}
+
+// alignForm is the start form as typed.
+type alignForm struct {
+	criterion, seed, heldOutPercent string
+	errs                            []string
+}
+
+func defaultAlignForm(run models.Run) alignForm {
+	return alignForm{criterion: "0", seed: strconv.FormatInt(run.Settings.Seed, 10),
+		heldOutPercent: strconv.Itoa(int(align.DefaultHeldOutShare * 100))}
+}
+
+// alignProblem says why a run cannot be aligned from, "" when it can.
+func alignProblem(run models.Run) string {
+	switch {
+	case !run.Completed():
+		return fmt.Sprintf("Run %d is %s: alignment starts from a run that went through all its samples.", run.ID, models.RunStatusLabel(run.Status))
+	case run.RubricID == nil:
+		return fmt.Sprintf("Run %d was not launched with a stored rubric (a reworded variant or a command-line run), so there is no rubric to make a new version of.", run.ID)
+	}
+	return ""
+}
+
+func (h *Handlers) alignStartView(c echo.Context, run models.Run, f alignForm) web.AlignStartView {
+	ctx := c.Request().Context()
+	v := web.AlignStartView{Page: page(c, "Align the judge: run "+strconv.FormatInt(run.ID, 10)), RunID: run.ID, RunName: run.Name,
+		Problem: alignProblem(run), Seed: f.seed, HeldOutPercent: f.heldOutPercent, Criterion: f.criterion, Errors: f.errs,
+		Simulated: run.Simulated, MinHeldOut: align.MinHeldOut}
+	for i, cr := range run.RubricSnapshot.Criteria {
+		v.Criteria = append(v.Criteria, web.AlignCriterionOption{Index: i, Name: cr.Name, HasHuman: cr.HumanColumn != ""})
+	}
+	if run.RubricID != nil {
+		if as, err := h.DB.ListRubricAlignments(ctx, h.workspaceID(c), *run.RubricID); err == nil {
+			for _, a := range as {
+				if a.SourceRunID == run.ID {
+					v.Existing = append(v.Existing, alignmentLink(a, run.RubricSnapshot.Criteria))
+				}
+			}
+		}
+	}
+	return v
+}
+
+func alignmentLink(a models.Alignment, crits []evaluator.Criterion) web.AlignmentLink {
+	l := web.AlignmentLink{ID: a.ID, Status: a.Status, BaseVersion: a.BaseVersion}
+	if a.CriterionIndex < len(crits) {
+		l.Criterion = crits[a.CriterionIndex].Name
+	}
+	if a.NewVersion != nil {
+		l.NewVersion = *a.NewVersion
+	}
+	return l
+}
+
+func (h *Handlers) showAlignStart(c echo.Context) error {
+	run, err := h.findRun(c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.AlignStartPage(h.alignStartView(c, run, defaultAlignForm(run))))
+}
+
+// startAlignment splits the run's dataset, drafts from the calibration
+// disagreements and stores the alignment.
+func (h *Handlers) startAlignment(c echo.Context) error {
+	ctx := c.Request().Context()
+	ws := h.workspaceID(c)
+	run, err := h.findRun(c)
+	if err != nil {
+		return err
+	}
+	f := alignForm{criterion: strings.TrimSpace(c.FormValue("criterion")), seed: strings.TrimSpace(c.FormValue("seed")),
+		heldOutPercent: strings.TrimSpace(c.FormValue("held_out_percent"))}
+	failed := func(msg string) error {
+		f.errs = append(f.errs, msg)
+		return render(c, http.StatusUnprocessableEntity, web.AlignStartPage(h.alignStartView(c, run, f)))
+	}
+	if p := alignProblem(run); p != "" {
+		return failed(p)
+	}
+	ci, err := strconv.Atoi(f.criterion)
+	if err != nil || ci < 0 || ci >= len(run.RubricSnapshot.Criteria) {
+		return failed("Criterion: choose one of the run's criteria.")
+	}
+	crit := run.RubricSnapshot.Criteria[ci]
+	if crit.HumanColumn == "" {
+		return failed(fmt.Sprintf("Criterion: %s has no human ratings in this dataset, so there are no disagreements to learn from.", crit.Name))
+	}
+	seed, err := strconv.ParseInt(f.seed, 10, 64)
+	if err != nil {
+		return failed(fmt.Sprintf("Seed: %q is not a whole number.", f.seed))
+	}
+	pct, err := strconv.ParseFloat(f.heldOutPercent, 64)
+	if err != nil || math.IsNaN(pct) || pct < 10 || pct > 90 {
+		return failed("Held-out share: a percentage from 10 to 90.")
+	}
+	rubric, err := h.DB.FindRubric(ctx, ws, *run.RubricID)
+	if err != nil {
+		if models.ErrorCode(err) == models.ENotFound {
+			return failed(fmt.Sprintf("The rubric of run %d no longer exists.", run.ID))
+		}
+		return err
+	}
+	cr, err := h.judgeAndHuman(ctx, run, ci)
+	if err != nil {
+		return err
+	}
+	ids := make([]int64, len(cr.Samples))
+	for i, s := range cr.Samples {
+		ids[i] = s.RowID
+	}
+	calIDs, heldIDs := align.Split(ids, seed, pct/100)
+	held := idSet(heldIDs)
+	heldRated := 0
+	var items []align.Item
+	for _, s := range cr.Samples {
+		switch {
+		case held[s.RowID]:
+			if s.Human != nil {
+				heldRated++
+			}
+		case s.Final != nil && s.Human != nil:
+			items = append(items, align.Item{RowID: s.RowID, SampleID: s.ExternalID, Fields: s.Fields, Judge: *s.Final, Human: *s.Human})
+		}
+	}
+	if heldRated < align.MinHeldOut {
+		return failed(fmt.Sprintf("The held-out part would have %d samples with a human rating; at least %d are needed to measure a change. Use a larger dataset or a larger held-out share.",
+			heldRated, align.MinHeldOut))
+	}
+	if len(items) == 0 {
+		return failed("No calibration sample has both a judge score and a human rating: there is nothing to draft from.")
+	}
+	worst := align.Disagreements(items)
+	worst = worst[:min(len(worst), align.DraftCases)]
+	draft, source := h.draftAlignment(ctx, run, crit, worst)
+	base := rubric.Version
+	if run.RubricVersion != nil {
+		base = *run.RubricVersion
+	}
+	a := models.Alignment{WorkspaceID: ws, ProjectID: run.ProjectID, RubricID: rubric.ID, SourceRunID: run.ID, CriterionIndex: ci,
+		Seed: seed, CalibrationRowIDs: calIDs, HeldOutRowIDs: heldIDs, BaseVersion: base, Draft: draft, DraftSource: source}
+	if err := h.DB.CreateAlignment(ctx, &a); err != nil {
+		return err
+	}
+	return redirect(c, fmt.Sprintf("/alignments/%d", a.ID), fmt.Sprintf("Drafted a change of %s from the %d largest disagreements of the calibration part. Read and edit it, then accept it.", crit.Name, len(worst)))
+}
+
+// draftAlignment drafts the change: the simulated judge gets the
+// product's deterministic template (it is not a language model and could
+// not write one); a real judge is asked itself, and when its answer cannot
+// be had or read, the template is used and the notes say why.
+func (h *Handlers) draftAlignment(ctx context.Context, run models.Run, crit evaluator.Criterion, worst []align.Item) (align.Draft, string) {
+	if run.Simulated || run.JudgeID == nil {
+		return align.TemplateDraft(crit, worst), "template (the simulated judge does not write drafts)"
+	}
+	fallback := func(why string) (align.Draft, string) {
+		d := align.TemplateDraft(crit, worst)
+		d.Notes = "The judge's draft could not be used (" + why + "); this is the product's template instead. " + d.Notes
+		return d, "template"
+	}
+	j, err := h.DB.FindJudge(ctx, run.WorkspaceID, *run.JudgeID)
+	if err != nil {
+		return fallback("the judge no longer exists")
+	}
+	client, err := h.judgeClient(ctx, j)
+	if err != nil {
+		return fallback(err.Error())
+	}
+	ctx, cancel := context.WithTimeout(ctx, stepsCallTimeout)
+	defer cancel()
+	resp, err := client.Complete(ctx, judge.Request{Messages: align.BuildDraftPrompt(run.RubricSnapshot, crit, worst), Temperature: 0})
+	if err != nil {
+		return fallback(plainJudgeError(err))
+	}
+	d, err := align.ParseDraft(resp.Text(), crit, worst)
+	if err != nil {
+		return fallback(err.Error())
+	}
+	return d, j.Name
+}
+
+func idSet(ids []int64) map[int64]bool {
+	m := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}
+
+// alignmentParts loads an alignment with its source run and criterion.
+func (h *Handlers) alignmentParts(c echo.Context) (models.Alignment, models.Run, evaluator.Criterion, error) {
+	ctx := c.Request().Context()
+	id, err := paramID(c, "id")
+	if err != nil {
+		return models.Alignment{}, models.Run{}, evaluator.Criterion{}, err
+	}
+	a, err := h.DB.FindAlignment(ctx, h.workspaceID(c), id)
+	if err != nil {
+		return a, models.Run{}, evaluator.Criterion{}, err
+	}
+	run, err := h.DB.FindRun(ctx, h.workspaceID(c), a.SourceRunID)
+	if err != nil {
+		return a, run, evaluator.Criterion{}, err
+	}
+	if a.CriterionIndex >= len(run.RubricSnapshot.Criteria) {
+		return a, run, evaluator.Criterion{}, models.Errorf(models.EInternal, "alignment %d names a criterion run %d does not have", a.ID, run.ID)
+	}
+	return a, run, run.RubricSnapshot.Criteria[a.CriterionIndex], nil
+}
+
+// draftForm is the draft as the person edited it.
+type draftForm struct {
+	low, middle, high string
+	examples          []web.AlignExampleRow
+}
+
+func draftFormOf(d align.Draft) draftForm {
+	f := draftForm{low: d.Levels.Low, middle: d.Levels.Middle, high: d.Levels.High}
+	for _, ex := range d.Examples {
+		f.examples = append(f.examples, web.AlignExampleRow{SampleID: ex.SampleID, Score: formatNumber(ex.Score), Reason: ex.Reason})
+	}
+	return f
+}
+
+func (h *Handlers) showAlignment(c echo.Context) error {
+	a, run, crit, err := h.alignmentParts(c)
+	if err != nil {
+		return err
+	}
+	v, err := h.alignmentView(c, a, run, crit, draftFormOf(a.Draft), nil)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.AlignmentPage(v))
+}
+
+func (h *Handlers) alignmentView(c echo.Context, a models.Alignment, run models.Run, crit evaluator.Criterion, f draftForm, errs []string) (web.AlignmentView, error) {
+	ctx := c.Request().Context()
+	ws := h.workspaceID(c)
+	v := web.AlignmentView{Page: page(c, fmt.Sprintf("Alignment %d", a.ID)), ID: a.ID, RunID: run.ID, RunName: run.Name,
+		RubricID: a.RubricID, Criterion: crit.Name, Range: fmt.Sprintf("%g to %g", crit.Lo, crit.Hi), Seed: a.Seed,
+		CalibrationN: len(a.CalibrationRowIDs), HeldOutN: len(a.HeldOutRowIDs), BaseVersion: a.BaseVersion, Status: a.Status,
+		Accepted: a.Status == models.AlignmentAccepted, DraftSource: a.DraftSource, Notes: a.Draft.Notes, Simulated: run.Simulated,
+		Low: f.low, Middle: f.middle, High: f.high, Errors: errs}
+	if r, err := h.DB.FindRubric(ctx, ws, a.RubricID); err == nil {
+		v.RubricName = r.Name
+	}
+	if a.NewVersion != nil {
+		v.NewVersion = *a.NewVersion
+	}
+	v.Examples = f.examples
+	for len(v.Examples) < maxExampleRows && (len(v.Examples) < len(f.examples)+2 || len(v.Examples) == 0) {
+		v.Examples = append(v.Examples, web.AlignExampleRow{})
+	}
+	if v.Accepted {
+		v.Examples = f.examples
+	}
+	cr, err := h.judgeAndHuman(ctx, run, a.CriterionIndex)
+	if err != nil {
+		return v, err
+	}
+	held := idSet(a.HeldOutRowIDs)
+	for _, smp := range cr.Samples {
+		if held[smp.RowID] {
+			v.HeldOutIDs = append(v.HeldOutIDs, smp.ExternalID)
+		}
+	}
+	cal := idSet(a.CalibrationRowIDs)
+	var items []align.Item
+	for _, s := range cr.Samples {
+		if cal[s.RowID] && s.Final != nil && s.Human != nil {
+			items = append(items, align.Item{RowID: s.RowID, SampleID: s.ExternalID, Fields: s.Fields, Judge: *s.Final, Human: *s.Human})
+		}
+	}
+	worst := align.Disagreements(items)
+	for _, it := range worst[:min(len(worst), align.DraftCases)] {
+		v.Worst = append(v.Worst, web.AlignCase{SampleID: it.SampleID, Judge: formatScore(it.Judge), Human: formatScore(it.Human),
+			Gap: signed(it.Gap(), 2), Text: excerpt(it.Fields)})
+	}
+	if !v.Accepted {
+		return v, nil
+	}
+	if err := h.fillHeldOut(ctx, &v, a); err != nil {
+		return v, err
+	}
+	return v, nil
+}
+
+// fillHeldOut adds the held-out runs and, once both went through every
+// sample, the before/after comparison of each correlation measure.
+func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a models.Alignment) error {
+	ws := workspaceOf(ctx)
+	var runs [2]*models.Run
+	for i, id := range []*int64{a.BeforeRunID, a.AfterRunID} {
+		if id == nil {
+			continue
+		}
+		r, err := h.DB.FindRun(ctx, ws, *id)
+		if err != nil {
+			if models.ErrorCode(err) == models.ENotFound {
+				continue
+			}
+			return err
+		}
+		runs[i] = &r
+		link := web.AlignRunLink{ID: r.ID, Name: r.Name, Status: r.Status}
+		if r.RubricVersion != nil {
+			link.Version = *r.RubricVersion
+		}
+		if i == 0 {
+			v.BeforeRun = &link
+		} else {
+			v.AfterRun = &link
+		}
+	}
+	if runs[0] == nil || runs[1] == nil {
+		v.CompareNote = "The held-out runs were not launched (or were deleted). Launch them again to compare the versions."
+		v.CanRelaunch = true
+		return nil
+	}
+	if !runs[0].Completed() || !runs[1].Completed() {
+		v.CompareNote = "The held-out runs have not finished yet: the comparison appears here when both have."
+		return nil
+	}
+	before, err := h.judgeAndHuman(ctx, *runs[0], 0)
+	if err != nil {
+		return err
+	}
+	after, err := h.judgeAndHuman(ctx, *runs[1], 0)
+	if err != nil {
+		return err
+	}
+	// Both runs judged the same held-out dataset: pair the samples by row.
+	afterByRow := map[int64]report.SampleResult{}
+	for _, s := range after.Samples {
+		afterByRow[s.RowID] = s
+	}
+	var b, aft, hum []*float64
+	for _, s := range before.Samples {
+		o, ok := afterByRow[s.RowID]
+		if !ok {
+			continue
+		}
+		b, aft, hum = append(b, s.Final), append(aft, o.Final), append(hum, s.Human)
+	}
+	for _, m := range stats.Methods() {
+		d := align.Compare(m, b, aft, hum, uint64(a.Seed))
+		v.Comparisons = append(v.Comparisons, web.AlignComparison{Method: m, Difference: d.Difference})
+	}
+	return nil
+}
+
+// formatScore shows a final score with two decimals at most.
+func formatScore(x float64) string { return strconv.FormatFloat(math.Round(x*100)/100, 'f', -1, 64) }
+
+// excerpt shows the sample's fields on one line, shortened.
+func excerpt(fields []evaluator.Text) string {
+	var parts []string
+	for _, f := range fields {
+		parts = append(parts, f.Label+": "+strings.Join(strings.Fields(f.Value), " "))
+	}
+	s := []rune(strings.Join(parts, " · "))
+	if len(s) > excerptRunes {
+		return string(s[:excerptRunes]) + "…"
+	}
+	return string(s)
+}
+
+// readDraftForm reads the edited draft: the three level texts and the
+// example rows (sample id, score, reason; rows with neither id nor score
+// are empty and skipped).
+func readDraftForm(c echo.Context) (draftForm, []string) {
+	vals, err := c.FormParams()
+	if err != nil {
+		return draftForm{}, []string{"The form could not be read."}
+	}
+	f := draftForm{low: strings.TrimSpace(formText(vals, "low")), middle: strings.TrimSpace(formText(vals, "middle")), high: strings.TrimSpace(formText(vals, "high"))}
+	ids, scores, reasons := vals["example_id"], vals["example_score"], vals["example_reason"]
+	for i := range ids {
+		row := web.AlignExampleRow{SampleID: strings.TrimSpace(ids[i])}
+		if i < len(scores) {
+			row.Score = strings.TrimSpace(scores[i])
+		}
+		if i < len(reasons) {
+			row.Reason = strings.TrimSpace(strings.ReplaceAll(reasons[i], "\r\n", "\n"))
+		}
+		if row.SampleID == "" && row.Score == "" {
+			continue
+		}
+		f.examples = append(f.examples, row)
+	}
+	return f, nil
+}
+
+// acceptAlignment checks the edited draft, stores it as a new version of
+// the rubric and launches the held-out runs of the old and new versions.
+func (h *Handlers) acceptAlignment(c echo.Context) error {
+	ctx := c.Request().Context()
+	ws := h.workspaceID(c)
+	a, run, crit, err := h.alignmentParts(c)
+	if err != nil {
+		return err
+	}
+	f, errs := readDraftForm(c)
+	failed := func(msgs ...string) error {
+		v, err := h.alignmentView(c, a, run, crit, f, msgs)
+		if err != nil {
+			return err
+		}
+		return render(c, http.StatusUnprocessableEntity, web.AlignmentPage(v))
+	}
+	if len(errs) > 0 {
+		return failed(errs...)
+	}
+	if a.Status != models.AlignmentDrafted {
+		return failed(fmt.Sprintf("Alignment %d was already accepted as version %d: start a new alignment to change the rubric again.", a.ID, derefInt(a.NewVersion)))
+	}
+	draft, err := h.draftFromForm(ctx, a, run, crit, f)
+	if err != nil {
+		return failed(err.Error())
+	}
+	rubric, err := h.DB.FindRubric(ctx, ws, a.RubricID)
+	if err != nil {
+		return err
+	}
+	idx := -1
+	for i, rc := range rubric.Criteria {
+		if strings.EqualFold(rc.Name, crit.Name) {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return failed(fmt.Sprintf("The rubric no longer has a criterion named %s: the draft cannot be applied to it.", crit.Name))
+	}
+	rubric.Criteria[idx] = draft.Apply(rubric.Criteria[idx])
+	a.Draft = draft
+	if err := h.DB.AcceptAlignment(ctx, &a, &rubric); err != nil {
+		if code := models.ErrorCode(err); code == models.EInvalid || code == models.EConflict {
+			return failed(models.ErrorMessage(err))
+		}
+		return err
+	}
+	after := draft.Apply(crit)
+	before, afterRun, err := h.Runner.LaunchHeldOut(ctx, ws, &a, after)
+	if err != nil {
+		setFlash(c, "error", fmt.Sprintf("Version %d of the rubric is saved, but the held-out runs could not be launched: %s. Launch them again from this page.",
+			rubric.Version, models.ErrorMessage(err)))
+		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/alignments/%d", a.ID))
+	}
+	h.audit(c, models.AuditRunLaunched, runTarget(before), fmt.Sprintf("held-out run of alignment %d, rubric version %d", a.ID, a.BaseVersion))
+	h.audit(c, models.AuditRunLaunched, runTarget(afterRun), fmt.Sprintf("held-out run of alignment %d, rubric version %d", a.ID, rubric.Version))
+	return redirect(c, fmt.Sprintf("/alignments/%d", a.ID), fmt.Sprintf("Saved as version %d of %s. Runs %d (version %d) and %d (version %d) judge the %d held-out samples.",
+		rubric.Version, rubric.Name, before.ID, a.BaseVersion, afterRun.ID, rubric.Version, len(a.HeldOutRowIDs)))
+}
+
+// relaunchHeldOut launches the held-out runs of an accepted alignment
+// whose runs could not be launched at acceptance (or were deleted).
+func (h *Handlers) relaunchHeldOut(c echo.Context) error {
+	ctx := c.Request().Context()
+	ws := h.workspaceID(c)
+	a, _, crit, err := h.alignmentParts(c)
+	if err != nil {
+		return err
+	}
+	if a.Status != models.AlignmentAccepted || a.NewVersion == nil {
+		return models.Errorf(models.EInvalid, "alignment %d has not been accepted yet: accept its draft first", a.ID)
+	}
+	if a.BeforeRunID != nil && a.AfterRunID != nil {
+		_, errB := h.DB.FindRun(ctx, ws, *a.BeforeRunID)
+		_, errA := h.DB.FindRun(ctx, ws, *a.AfterRunID)
+		if errB == nil && errA == nil {
+			return models.Errorf(models.EConflict, "alignment %d already has its held-out runs (%d and %d)", a.ID, *a.BeforeRunID, *a.AfterRunID)
+		}
+	}
+	// The accepted version as stored, in case the draft record and the
+	// version ever differ: the version is what the comparison is about.
+	ver, err := h.DB.FindRubricVersion(ctx, ws, a.RubricID, *a.NewVersion)
+	if err != nil {
+		return err
+	}
+	after := a.Draft.Apply(crit)
+	for _, vc := range ver.Criteria {
+		if strings.EqualFold(vc.Name, crit.Name) {
+			after = vc
+		}
+	}
+	if _, _, err := h.Runner.LaunchHeldOut(ctx, ws, &a, after); err != nil {
+		return err
+	}
+	return redirect(c, fmt.Sprintf("/alignments/%d", a.ID), "Launched the held-out runs of both versions.")
+}
+
+func derefInt(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// draftFromForm turns the edited form into a draft: each example's fields
+// are the calibration sample's own (the judge sees what the dataset holds,
+// not a copy the person could alter); an example from the held-out part is
+// refused (align.CheckExamples).
+func (h *Handlers) draftFromForm(ctx context.Context, a models.Alignment, run models.Run, crit evaluator.Criterion, f draftForm) (align.Draft, error) {
+	d := align.Draft{Levels: evaluator.Levels{Low: f.low, Middle: f.middle, High: f.high}, Notes: a.Draft.Notes}
+	all := append(append([]int64{}, a.CalibrationRowIDs...), a.HeldOutRowIDs...)
+	rows, err := h.DB.FindDatasetRows(ctx, run.DatasetID, all)
+	if err != nil {
+		return d, err
+	}
+	heldIDs, calIDs := idSet(a.HeldOutRowIDs), map[string]bool{}
+	held := map[string]bool{}
+	byExternal := map[string]models.DatasetRow{}
+	for id, row := range rows {
+		if heldIDs[id] {
+			held[row.ExternalID] = true
+		} else {
+			calIDs[row.ExternalID] = true
+		}
+		byExternal[row.ExternalID] = row
+	}
+	fields := run.RubricSnapshot.Fields
+	for i, ex := range f.examples {
+		score, err := strconv.ParseFloat(ex.Score, 64)
+		if err != nil {
+			return d, fmt.Errorf("example %d: score %q is not a number", i+1, ex.Score)
+		}
+		e := evaluator.Example{SampleID: ex.SampleID, Score: score, Reason: ex.Reason}
+		if row, ok := byExternal[ex.SampleID]; ok {
+			e.Fields = row.Sample(fields).Fields
+		}
+		d.Examples = append(d.Examples, e)
+	}
+	if err := align.CheckExamples(crit, d.Examples, calIDs, held); err != nil {
+		return d, errors.New(upperFirst(err.Error()) + ".")
+	}
+	return d, nil
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// ---- rubric versions ----
+
+// keepExamples gives each edited criterion the labelled examples of the
+// stored criterion of the same name: the rubric editor's form does not
+// carry examples, and saving it must not silently drop them.
+func keepExamples(stored, edited []evaluator.Criterion) []evaluator.Criterion {
+	for i, e := range edited {
+		for _, s := range stored {
+			if strings.EqualFold(strings.TrimSpace(s.Name), strings.TrimSpace(e.Name)) && len(e.Examples) == 0 {
+				edited[i].Examples = s.Examples
+			}
+		}
+	}
+	return edited
+}
+
+func (h *Handlers) showRubricVersions(c echo.Context) error {
+	ctx := c.Request().Context()
+	ws := h.workspaceID(c)
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	r, err := h.DB.FindRubric(ctx, ws, id)
+	if err != nil {
+		return err
+	}
+	vs, err := h.DB.ListRubricVersions(ctx, ws, id)
+	if err != nil {
+		return err
+	}
+	runs, err := h.DB.ListRubricRuns(ctx, ws, id)
+	if err != nil {
+		return err
+	}
+	as, err := h.DB.ListRubricAlignments(ctx, ws, id)
+	if err != nil {
+		return err
+	}
+	v := web.RubricVersionsView{Page: page(c, "Versions of "+r.Name), RubricID: r.ID, Name: r.Name, Current: r.Version}
+	for _, ver := range vs {
+		row := web.RubricVersionRow{Version: ver.Version, Note: ver.Note, Created: ver.CreatedAt.UTC().Format("2006-01-02 15:04 UTC")}
+		for _, cr := range ver.Criteria {
+			row.Examples += len(cr.Examples)
+		}
+		v.Versions = append(v.Versions, row)
+	}
+	for _, run := range runs {
+		row := web.RubricRunRow{ID: run.ID, Name: run.Name, Status: run.Status, Method: run.Method}
+		if run.RubricVersion != nil {
+			row.Version = *run.RubricVersion
+		}
+		v.Runs = append(v.Runs, row)
+	}
+	for _, a := range as {
+		l := alignmentLink(a, nil)
+		if src, err := h.DB.FindRun(ctx, ws, a.SourceRunID); err == nil {
+			l = alignmentLink(a, src.RubricSnapshot.Criteria)
+		}
+		v.Alignments = append(v.Alignments, l)
+	}
+	return render(c, http.StatusOK, web.RubricVersionsPage(v))
+}
+
+func (h *Handlers) showRubricVersion(c echo.Context) error {
+	ctx := c.Request().Context()
+	ws := h.workspaceID(c)
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(c.Param("version"))
+	if err != nil || n < 1 {
+		return models.Errorf(models.ENotFound, "%q is not a version number", c.Param("version"))
+	}
+	r, err := h.DB.FindRubric(ctx, ws, id)
+	if err != nil {
+		return err
+	}
+	ver, err := h.DB.FindRubricVersion(ctx, ws, id, n)
+	if err != nil {
+		return err
+	}
+	v := web.RubricVersionView{Page: page(c, fmt.Sprintf("%s, version %d", r.Name, n)), RubricID: r.ID, Name: r.Name, Version: n,
+		Current: r.Version == n, Note: ver.Note, Created: ver.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), Task: ver.Task, Criteria: ver.Criteria}
+	return render(c, http.StatusOK, web.RubricVersionPage(v))
+}
