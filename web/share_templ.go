@@ -1777,7 +1777,7 @@ func experimentReport(e ExperimentView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = Scatter(e.Chart).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = ExperimentChart(e.Chart).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
