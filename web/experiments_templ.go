@@ -1136,7 +1136,7 @@ func ExperimentChart(s ScatterChart) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 94, "\" role=\"img\" aria-labelledby=\"experiment-chart-title\" data-testid=\"scatter\"><title id=\"experiment-chart-title\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 94, "\" role=\"group\" aria-labelledby=\"experiment-chart-title\" data-testid=\"scatter\"><title id=\"experiment-chart-title\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
