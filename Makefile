@@ -51,7 +51,7 @@ test: verify $(AXE) ## run every test on SQLite and a throwaway PostgreSQL, plus
 
 .PHONY: screenshots
 screenshots: $(AXE) ## regenerate the README's screenshots (docs/*.png) from the browser tests
-	BATCHEVAL_README_SHOTS=$(CURDIR)/docs $(GO) test -count=1 -timeout 10m -run 'TestBrowserEveryPage' ./cmd/batcheval
+	BATCHEVAL_README_SHOTS=$(CURDIR)/docs $(GO) test -count=1 -timeout 25m -run 'TestBrowserEveryPage' ./cmd/batcheval
 
 .PHONY: bench
 bench: ## run the benchmarks (see BENCHMARKS.md)

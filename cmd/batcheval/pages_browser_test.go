@@ -169,6 +169,14 @@ func TestBrowserEveryPage(t *testing.T) {
 		})
 	}
 	setColorScheme(t, ctx, "light")
+
+	// At 1400 px the experiment table fits its card: cost, calls and
+	// failures are in view without scrolling.
+	setWidth(t, ctx, 1400)
+	b.do("experiment at 1400 px", chromedp.Navigate(base+expURLPath(expURL)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="experiment-table"]`)))
+	if fits := b.eval(`(() => { const box = document.querySelector('[data-testid="experiment-table"]').parentElement; return String(box.scrollWidth <= box.clientWidth + 1) })()`); fits != "true" {
+		t.Errorf("at 1400 px the experiment table is wider than its card")
+	}
 	setWidth(t, ctx, tabWidth)
 
 	// The theme toggle: with script it switches at once and the choice
