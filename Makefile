@@ -34,9 +34,24 @@ verify: ## check formatting, vet, and that generated code is current
 .PHONY: lint
 lint: verify ## alias of verify
 
+# axe-core for the browser tests' accessibility checks, pinned by
+# tools/a11y/package-lock.json; installed once (needs npm).
+AXE := tools/a11y/node_modules/axe-core/axe.min.js
+
+$(AXE): tools/a11y/package.json tools/a11y/package-lock.json
+	npm ci --prefix tools/a11y --no-audit --no-fund
+	@touch $@
+
+.PHONY: a11y-deps
+a11y-deps: $(AXE) ## install axe-core for the browser tests (npm ci --prefix tools/a11y)
+
 .PHONY: test
-test: verify ## run every test on SQLite and a throwaway PostgreSQL, plus the browser test
+test: verify $(AXE) ## run every test on SQLite and a throwaway PostgreSQL, plus the browser tests
 	./scripts/with-postgres.sh $(GO) test -count=1 -timeout 20m $(PKGS)
+
+.PHONY: screenshots
+screenshots: $(AXE) ## regenerate the README's screenshots (docs/*.png) from the browser tests
+	BATCHEVAL_README_SHOTS=$(CURDIR)/docs $(GO) test -count=1 -timeout 25m -run 'TestBrowserEveryPage' ./cmd/batcheval
 
 .PHONY: bench
 bench: ## run the benchmarks (see BENCHMARKS.md)

@@ -975,7 +975,7 @@ func (h *Handlers) apiCompare(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.compareView(c.Request().Context(), cmp, apiCompareRows)
+	v, err := h.compareView(c.Request().Context(), cmp, 0, apiCompareRows)
 	if err != nil {
 		return err
 	}

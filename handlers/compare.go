@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -18,16 +19,27 @@ import (
 	"github.com/batcheval/batcheval/web"
 )
 
-// compareRowsShown caps the comparison table: the largest differences are
-// the ones worth reading, and a page of thousands of rows helps no one.
+// compareRowsShown caps the comparison table of the API and of shared
+// comparisons: the largest differences are the ones worth reading.
 const compareRowsShown = 200
 
-// comparison is two runs on the same samples, one criterion.
+// comparePageSize is how many samples one page of the compare page lists
+// (largest disagreement first; the pager reaches every sample).
+const comparePageSize = 50
+
+// comparison is two runs on the same samples, one criterion: A's
+// criterion number criterion, and B's criterion of the same name
+// (criterionB), or B's criterion of the same number when B has none of
+// that name (then Mismatch says why the two cannot be compared).
 type comparison struct {
 	a, b         models.Run
 	dsA, dsB     models.Dataset
 	criterion    int
+	criterionB   int
 	critA, critB evaluator.Criterion
+	// Mismatch is empty when both runs judged the same criterion on the
+	// same scale; otherwise it explains the difference.
+	Mismatch string
 }
 
 // loadComparison reads ?a=, ?b= and ?criterion= and checks that the runs
@@ -74,11 +86,81 @@ func (h *Handlers) comparisonOf(c echo.Context, ids [2]int64) (comparison, error
 		cmp.criterion = k
 	}
 	na, nb := len(cmp.a.RubricSnapshot.Criteria), len(cmp.b.RubricSnapshot.Criteria)
-	if cmp.criterion >= na || cmp.criterion >= nb {
+	if cmp.criterion >= na {
 		return cmp, models.Errorf(models.EInvalid, "criterion %d does not exist in both runs (they have %d and %d)", cmp.criterion+1, na, nb)
 	}
-	cmp.critA, cmp.critB = cmp.a.RubricSnapshot.Criteria[cmp.criterion], cmp.b.RubricSnapshot.Criteria[cmp.criterion]
+	cmp.critA = cmp.a.RubricSnapshot.Criteria[cmp.criterion]
+	cmp.criterionB = matchingCriterion(cmp.critA, cmp.b.RubricSnapshot.Criteria)
+	if cmp.criterionB < 0 {
+		if cmp.criterion >= nb {
+			return cmp, models.Errorf(models.EInvalid, "criterion %d does not exist in both runs (they have %d and %d)", cmp.criterion+1, na, nb)
+		}
+		cmp.criterionB = cmp.criterion
+	}
+	cmp.critB = cmp.b.RubricSnapshot.Criteria[cmp.criterionB]
+	cmp.Mismatch = criterionMismatch(cmp.critA, cmp.critB)
 	return cmp, nil
+}
+
+// sameCriterionName compares criterion names as people write them
+// ("Fluency" and "fluency " are one criterion).
+func sameCriterionName(x, y string) bool {
+	return strings.EqualFold(strings.TrimSpace(x), strings.TrimSpace(y))
+}
+
+// matchingCriterion is the index of the criterion of cs named like c, or
+// -1.
+func matchingCriterion(c evaluator.Criterion, cs []evaluator.Criterion) int {
+	for i, x := range cs {
+		if sameCriterionName(c.Name, x.Name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// criterionMismatch explains why scores of criteria a and b do not measure
+// the same thing, or is empty when they do (same name, same scale).
+func criterionMismatch(a, b evaluator.Criterion) string {
+	switch {
+	case !sameCriterionName(a.Name, b.Name):
+		return fmt.Sprintf("Run A judged %s (%s) and run B judged %s (%s): different criteria. How closely their scores agree says nothing about which judge is better, so no verdict is given; choose runs that judged the same criterion.",
+			a.Name, scaleText(a), b.Name, scaleText(b))
+	case a.Lo != b.Lo || a.Hi != b.Hi:
+		return fmt.Sprintf("Both runs judged %s, but on different scales (%s and %s). Scores are rescaled to 0 to 1 for the table, but a scale with fewer steps cannot agree as closely, so no verdict is given on how well the runs agree.",
+			a.Name, scaleText(a), scaleText(b))
+	}
+	return ""
+}
+
+// scaleText writes a criterion's scale, e.g. "1-5".
+func scaleText(c evaluator.Criterion) string {
+	return strconv.FormatFloat(c.Lo, 'g', -1, 64) + "-" + strconv.FormatFloat(c.Hi, 'g', -1, 64)
+}
+
+// comparableRun reports whether other judged a criterion of run's with the
+// same name on the same scale: only such runs are offered for comparison
+// by default.
+func comparableRun(run, other models.Run) bool {
+	for _, c := range run.RubricSnapshot.Criteria {
+		if j := matchingCriterion(c, other.RubricSnapshot.Criteria); j >= 0 && criterionMismatch(c, other.RubricSnapshot.Criteria[j]) == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// alignedCriterion is rep with criterion j moved to index i, so code that
+// pairs two reports' criteria by index pairs criteria of the same name.
+func alignedCriterion(rep *report.Report, i, j int) *report.Report {
+	if i == j || j >= len(rep.Criteria) {
+		return rep
+	}
+	cp := *rep
+	cp.Criteria = make([]report.CriterionReport, max(i+1, len(rep.Criteria)))
+	copy(cp.Criteria, rep.Criteria)
+	cp.Criteria[i] = rep.Criteria[j]
+	return &cp
 }
 
 // unit maps a score onto [0, 1] by its criterion's range.
@@ -100,7 +182,8 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.compareView(c.Request().Context(), cmp, compareRowsShown)
+	pageNum, _ := strconv.Atoi(c.QueryParam("page"))
+	v, err := h.compareView(c.Request().Context(), cmp, max(pageNum-1, 0)*comparePageSize, comparePageSize)
 	if err != nil {
 		return err
 	}
@@ -108,10 +191,10 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 	return render(c, http.StatusOK, web.ComparePage(v))
 }
 
-// compareView pairs the two runs' samples, largest disagreement first (at
-// most limit rows; Total counts them all), with the correlation of their
-// scores. The compare page and the API both use it.
-func (h *Handlers) compareView(ctx context.Context, cmp comparison, limit int) (web.CompareView, error) {
+// compareView pairs the two runs' samples, largest disagreement first (the
+// limit rows from offset on; Total counts them all), with the correlation
+// of their scores. The compare page and the API both use it.
+func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limit int) (web.CompareView, error) {
 	repA, err := h.buildReport(ctx, cmp.a.ID, "")
 	if err != nil {
 		return web.CompareView{}, err
@@ -120,10 +203,21 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, limit int) (
 	if err != nil {
 		return web.CompareView{}, err
 	}
+	repB = alignedCriterion(repB, cmp.criterion, cmp.criterionB)
 	v := web.CompareView{A: cmp.a, B: cmp.b, Criterion: cmp.criterion,
-		CritA: cmp.critA, CritB: cmp.critB, SameDataset: cmp.dsA.ID == cmp.dsB.ID}
-	for _, cr := range cmp.a.RubricSnapshot.Criteria[:min(len(cmp.a.RubricSnapshot.Criteria), len(cmp.b.RubricSnapshot.Criteria))] {
-		v.Names = append(v.Names, cr.Name)
+		CritA: cmp.critA, CritB: cmp.critB, SameDataset: cmp.dsA.ID == cmp.dsB.ID, Mismatch: cmp.Mismatch}
+	for i, cr := range cmp.a.RubricSnapshot.Criteria {
+		if i == cmp.criterion || matchingCriterion(cr, cmp.b.RubricSnapshot.Criteria) >= 0 {
+			v.Names = append(v.Names, web.CompareChoice{Index: i, Name: cr.Name})
+		}
+	}
+	// Each run's own agreement with the humans, side by side: defined even
+	// when the runs judged different criteria.
+	if cmp.criterion < len(repA.Criteria) && repA.Criteria[cmp.criterion].HasHuman {
+		v.HumanA = &repA.Criteria[cmp.criterion]
+	}
+	if cmp.criterion < len(repB.Criteria) && repB.Criteria[cmp.criterion].HasHuman {
+		v.HumanB = &repB.Criteria[cmp.criterion]
 	}
 	samplesB := map[string]report.SampleResult{}
 	if cmp.criterion < len(repB.Criteria) {
@@ -158,15 +252,24 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, limit int) (
 		return math.Abs(*a) > math.Abs(*b)
 	})
 	v.Total = len(v.Rows)
-	v.Rows = v.Rows[:min(len(v.Rows), limit)]
+	v.Offset, v.PageSize = min(max(offset, 0), v.Total), limit
+	v.Rows = v.Rows[v.Offset:min(len(v.Rows), v.Offset+limit)]
 	px, py, missing := stats.Pairs(xs, ys)
 	v.Pearson, v.Spearman = stats.Pearson(px, py), stats.Spearman(px, py)
 	v.Pearson.Missing, v.Spearman.Missing = missing, missing
 	v.Reading = stats.Interpret(v.Pearson)
-	if cmp.criterion < len(repA.Criteria) && repA.Criteria[cmp.criterion].HasHuman {
+	if cmp.Mismatch != "" {
+		// A reading such as "moderate agreement" between scores of two
+		// different criteria or scales would be read as a verdict.
+		v.Reading = "not comparable. " + cmp.Mismatch
+	}
+	if v.HumanA != nil && v.HumanB != nil {
 		v.HasHuman = true
 		v.Agreement = h.compareCriterion(cmp.a, cmp.b, repA, repB, cmp.criterion, v.SameDataset)
 		v.AgreementReading = agreementReading(v.Agreement, cmp.a.Name, cmp.b.Name)
+		if cmp.Mismatch != "" {
+			v.AgreementReading = "No verdict: the runs did not judge the same criterion on the same scale, so their agreement with the humans is shown side by side but not compared."
+		}
 	}
 	return v, nil
 }
@@ -264,7 +367,7 @@ func (h *Handlers) compareSampleView(c echo.Context, cmp comparison, rowID int64
 	if v.SideA, err = h.sampleSide(ctx, cmp.a, rowA.ID, cmp.criterion, cmp.critA); err != nil {
 		return web.CompareSampleView{}, err
 	}
-	if v.SideB, err = h.sampleSide(ctx, cmp.b, rowB.ID, cmp.criterion, cmp.critB); err != nil {
+	if v.SideB, err = h.sampleSide(ctx, cmp.b, rowB.ID, cmp.criterionB, cmp.critB); err != nil {
 		return web.CompareSampleView{}, err
 	}
 	return v, nil

@@ -498,8 +498,6 @@ func experimentChart(figs []runFigures) (web.ScatterChart, string) {
 	for _, f := range plotted {
 		ch.XHi = math.Max(ch.XHi, x(f))
 	}
-	// Room on the right for the last label.
-	ch.XHi *= 1.15
 	for _, f := range plotted {
 		label := f.run.Name
 		if f.partial {

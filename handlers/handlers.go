@@ -121,7 +121,8 @@ func popFlash(c echo.Context) *web.Flash {
 
 // page builds the layout data of a page.
 func page(c echo.Context, title string) web.Page {
-	return web.Page{Title: title, Flash: popFlash(c), Nav: navFor(principalOf(c.Request().Context()))}
+	return web.Page{Title: title, Flash: popFlash(c), Nav: navFor(principalOf(c.Request().Context())),
+		Theme: themeOf(c), Path: c.Request().URL.RequestURI()}
 }
 
 // redirect answers a successful form post (303 so the browser GETs).

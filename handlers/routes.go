@@ -73,6 +73,10 @@ func (h *Handlers) routes() []route {
 		{get, "/healthz", h.healthz, Public},
 		{get, "/readyz", h.readyz, Public},
 		{get, "/static/:name", serveStatic, Public},
+		// The favicon under the name browsers ask for, and the colour
+		// theme toggle (theme.go): public, the sign-in page has both.
+		{get, "/favicon.ico", serveFavicon, Public},
+		{post, "/theme", setTheme, Public},
 		// Prometheus metrics of this process's runner and of the shared
 		// database (runs by status, queue depth; no names or texts): public
 		// like /healthz, for the scraper (README "Observability").

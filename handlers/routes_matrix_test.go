@@ -23,6 +23,8 @@ var wantAccess = map[string]Access{
 	"GET /healthz":      Public,
 	"GET /readyz":       Public,
 	"GET /static/:name": Public,
+	"GET /favicon.ico":  Public,
+	"POST /theme":       Public,
 
 	"GET /login":                          Public,
 	"POST /login":                         Public,

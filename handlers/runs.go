@@ -223,7 +223,10 @@ func (h *Handlers) comparableRuns(ctx context.Context, run models.Run) ([]models
 	}
 	var out []models.Run
 	for _, r := range runs {
-		if r.ID != run.ID && root[r.DatasetID] != 0 && root[r.DatasetID] == root[run.DatasetID] {
+		// Only runs that judged one of this run's criteria on the same
+		// scale are offered (compare.go's comparableRun); any pair can
+		// still be compared by address, with a warning.
+		if r.ID != run.ID && root[r.DatasetID] != 0 && root[r.DatasetID] == root[run.DatasetID] && comparableRun(run, r) {
 			out = append(out, r)
 		}
 	}

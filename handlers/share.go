@@ -122,7 +122,7 @@ func (h *Handlers) showShared(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		v, err := h.compareView(c.Request().Context(), cmp, compareRowsShown)
+		v, err := h.compareView(c.Request().Context(), cmp, 0, compareRowsShown)
 		if err != nil {
 			return err
 		}

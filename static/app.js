@@ -16,6 +16,30 @@
     });
     es.onerror = function () { /* the browser reconnects by itself */ };
   });
+  // The theme toggle posts a form (it works without script); here it acts
+  // at once: set the cookie the server reads, mark <html>, relabel itself.
+  document.querySelectorAll("form.theme-toggle").forEach(function (form) {
+    var names = { "": "system", light: "light", dark: "dark" };
+    var next = { "": "dark", dark: "light", light: "" };
+    form.addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      var input = form.querySelector('input[name="theme"]');
+      var button = form.querySelector("button");
+      var theme = input.value;
+      var secure = location.protocol === "https:" ? "; Secure" : "";
+      if (theme) {
+        document.cookie = "theme=" + theme + "; Path=/; Max-Age=31536000; SameSite=Lax" + secure;
+        document.documentElement.setAttribute("data-theme", theme);
+      } else {
+        document.cookie = "theme=; Path=/; Max-Age=0; SameSite=Lax" + secure;
+        document.documentElement.removeAttribute("data-theme");
+      }
+      input.value = next[theme];
+      button.textContent = "Theme: " + names[theme];
+      button.title = "Colour theme: " + names[theme] + ". Switch to " + names[next[theme]] + ".";
+      button.setAttribute("data-theme-current", theme);
+    });
+  });
   // Live previews: a form with data-preview-url posts itself (debounced)
   // and puts the returned HTML into the element named by data-preview-target.
   document.querySelectorAll("form[data-preview-url]").forEach(function (form) {

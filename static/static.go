@@ -12,7 +12,7 @@ import (
 	"strings"
 )
 
-//go:embed *.css *.js
+//go:embed *.css *.js *.ico
 var files embed.FS
 
 // FS is the embedded files.

@@ -674,7 +674,7 @@ func DatasetMappingPage(v DatasetMappingView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, " characters here. Everything is imported whole.</p><div class=\"table-scroll\"><table data-testid=\"preview\"><thead><tr>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, " characters here. Everything is imported whole.</p><div class=\"table-scroll\" role=\"region\" aria-label=\"Preview of the file (scrolls sideways)\" tabindex=\"0\"><table data-testid=\"preview\"><thead><tr>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1660,7 +1660,7 @@ func DatasetPage(v DatasetView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 151, " <h2>Rows</h2><div class=\"table-scroll\"><table data-testid=\"rows\"><thead><tr><th class=\"num\">#</th><th>Id</th>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 151, " <h2>Rows</h2><div class=\"table-scroll\" role=\"region\" aria-label=\"Rows of the dataset (scrolls sideways)\" tabindex=\"0\"><table data-testid=\"rows\"><thead><tr><th class=\"num\">#</th><th>Id</th>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -78,6 +78,7 @@ func binary(t *testing.T) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	stopBrowser() // the browser tests' shared Chromium (browser_test.go)
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}

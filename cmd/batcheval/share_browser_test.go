@@ -14,14 +14,8 @@ import (
 // sample's analyses, with no form and no way into the dashboard; after the
 // owner revokes it, the same address is refused.
 func TestBrowserShareLink(t *testing.T) {
-	chrome := chromiumPath(t)
+	owner := newTab(t)
 	base := startServer(t)
-	actx, cancelAlloc := browserAllocator(chrome, t.TempDir())
-	defer cancelAlloc()
-	owner, cancelOwner := chromedp.NewContext(actx)
-	defer cancelOwner()
-	owner, cancelT := context.WithTimeout(owner, 3*time.Minute)
-	defer cancelT()
 
 	step := func(ctx context.Context, name string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
@@ -99,8 +93,7 @@ func TestBrowserShareLink(t *testing.T) {
 	}
 
 	// A fresh browser context: no cookie of the owner's.
-	visitor, cancelVisitor := chromedp.NewContext(owner, chromedp.WithNewBrowserContext())
-	defer cancelVisitor()
+	visitor := newTab(t)
 	step(visitor, "dashboard logged out", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`input[name="password"]`)))
 	step(visitor, "open link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS(`[data-testid="criterion-card"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="scatter"]`)))

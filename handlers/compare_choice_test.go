@@ -1,0 +1,152 @@
+package handlers
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/models"
+)
+
+// criterionAs gives a stored run one criterion of that name and scale,
+// read against the same human column.
+func criterionAs(name string, lo, hi float64) func(*models.Run) {
+	return func(r *models.Run) {
+		r.RubricSnapshot.Criteria = []evaluator.Criterion{{Name: name, Lo: lo, Hi: hi, HumanColumn: "q"}}
+	}
+}
+
+// TestCompareOffersComparableRuns: the run page offers only runs that
+// judged the same criterion on the same scale; comparing other runs by
+// address warns and gives no agreement verdict, while still showing each
+// run's agreement with the humans.
+func TestCompareOffersComparableRuns(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.ratedDataset("Rated", 40)
+		a := env.storedRun(d, "quality A", noisy(d.human, 0.4, 1), nil)
+		same := env.storedRun(d, "quality B", noisy(d.human, 0.8, 2), nil)
+		// Fluency on 1-3 scored like a squeezed copy of A: the two runs'
+		// scores correlate, which used to print "moderate agreement".
+		squeezed := make([]float64, len(d.human))
+		for i, h := range noisy(d.human, 0.4, 1) {
+			squeezed[i] = math.Round(1 + (h-1)/2)
+		}
+		fluency := env.storedRun(d, "fluency", squeezed, criterionAs("Fluency", 1, 3))
+		narrow := env.storedRun(d, "quality on 1-3", squeezed, criterionAs("quality", 1, 3))
+
+		// The run page's "Compare with…" offers the comparable run only.
+		runPage := env.get(fmt.Sprintf("/runs/%d", a.ID)).Body.String()
+		offered := regexp.MustCompile(`(?s)<select id="compare-b".*?</select>`).FindString(runPage)
+		if !strings.Contains(offered, fmt.Sprintf(`value="%d"`, same.ID)) {
+			t.Errorf("compare selector does not offer the comparable run %d: %s", same.ID, offered)
+		}
+		for _, r := range []models.Run{fluency, narrow} {
+			if strings.Contains(offered, fmt.Sprintf(`value="%d"`, r.ID)) {
+				t.Errorf("compare selector offers %q, which judged another criterion or scale", r.Name)
+			}
+		}
+
+		cases := []struct {
+			name         string
+			b            models.Run
+			mismatch     string // "" when comparable
+			wantVerdict  bool
+			wantHumanTwo bool
+		}{
+			{"same criterion and scale", same, "", true, true},
+			{"another criterion", fluency, "different criteria", false, true},
+			{"same criterion, another scale", narrow, "different scales", false, true},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				rec := env.get(fmt.Sprintf("/compare?a=%d&b=%d", a.ID, tc.b.ID))
+				if rec.Code != http.StatusOK {
+					t.Fatalf("status %d: %s", rec.Code, rec.Body.String())
+				}
+				body := rec.Body.String()
+				warned := strings.Contains(body, `data-testid="compare-mismatch"`)
+				if warned != (tc.mismatch != "") || !strings.Contains(body, tc.mismatch) {
+					t.Errorf("mismatch warning shown %v, want it to say %q", warned, tc.mismatch)
+				}
+				reading := regexp.MustCompile(`data-testid="runs-reading">([^<]*)<`).FindStringSubmatch(body)
+				if reading == nil {
+					t.Fatal("no reading of how the runs agree")
+				}
+				saysAgreement := regexp.MustCompile(`(?i)(strong|moderate|weak|negligible) (dis)?agreement`).MatchString(reading[1])
+				if saysAgreement != tc.wantVerdict {
+					t.Errorf("runs reading %q: verdict given %v, want %v", reading[1], saysAgreement, tc.wantVerdict)
+				}
+				agreement := regexp.MustCompile(`data-testid="agreement-reading">([^<]*)<`).FindStringSubmatch(body)
+				if agreement == nil {
+					t.Fatal("no reading of agreement with the humans")
+				}
+				if noVerdict := strings.HasPrefix(agreement[1], "No verdict"); noVerdict == tc.wantVerdict {
+					t.Errorf("agreement reading %q, want a verdict: %v", agreement[1], tc.wantVerdict)
+				}
+				// Each run's own agreement with the humans, side by side.
+				for _, side := range []string{"a", "b"} {
+					m := regexp.MustCompile(`data-testid="human-agreement-` + side + `">\s*With the humans: Pearson r <strong>([^<]*)</strong>`).FindStringSubmatch(body)
+					if m == nil {
+						t.Errorf("card %s does not show its run's agreement with the humans", side)
+						continue
+					}
+					if _, err := strconv.ParseFloat(m[1], 64); err != nil {
+						t.Errorf("card %s: Pearson %q is not a number", side, m[1])
+					}
+				}
+			})
+		}
+	})
+}
+
+// TestComparePages: the per-sample table is paged, largest disagreement
+// first across pages, and the pages together list every sample once.
+func TestComparePages(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		const n = 120
+		d := env.ratedDataset("Many", n)
+		a := env.storedRun(d, "A", noisy(d.human, 0.4, 1), nil)
+		b := env.storedRun(d, "B", noisy(d.human, 1.2, 2), nil)
+		rowRe := regexp.MustCompile(`data-testid="compare-row" data-diff="([^"]*)">\s*<td><a href="[^"]*row=(\d+)"`)
+		seen := map[string]bool{}
+		prev := math.Inf(1)
+		pages := (n + comparePageSize - 1) / comparePageSize
+		for p := 1; p <= pages; p++ {
+			body := env.get(fmt.Sprintf("/compare?a=%d&b=%d&page=%d", a.ID, b.ID, p)).Body.String()
+			rows := rowRe.FindAllStringSubmatch(body, -1)
+			want := min(comparePageSize, n-(p-1)*comparePageSize)
+			if len(rows) != want {
+				t.Fatalf("page %d: %d rows, want %d", p, len(rows), want)
+			}
+			for _, r := range rows {
+				if seen[r[2]] {
+					t.Errorf("page %d repeats row %s", p, r[2])
+				}
+				seen[r[2]] = true
+				v, err := strconv.ParseFloat(r[1], 64)
+				if err != nil {
+					t.Fatalf("difference %q: %v", r[1], err)
+				}
+				if math.Abs(v) > prev+1e-9 {
+					t.Errorf("page %d: |difference| %.4f after %.4f, want largest first", p, math.Abs(v), prev)
+				}
+				prev = math.Abs(v)
+			}
+			hasNext := strings.Contains(body, `data-testid="compare-next"`)
+			if hasNext != (p < pages) {
+				t.Errorf("page %d: next link %v", p, hasNext)
+			}
+			if !strings.Contains(body, fmt.Sprintf("Page %d of %d", p, pages)) {
+				t.Errorf("page %d does not say which page it is", p)
+			}
+		}
+		if len(seen) != n {
+			t.Errorf("pages list %d samples, want %d", len(seen), n)
+		}
+	})
+}
