@@ -52,11 +52,11 @@ func TestRubricEditorButtons(t *testing.T) {
 			{"remove criterion", twoCriteria, http.StatusOK,
 				[]string{`value="Polite"`}, []string{`value="Helpful"`, `name="criteria[1].name"`}, 0},
 			{"high not above low", rubricFormValues("save", "5", "5"), http.StatusUnprocessableEntity,
-				[]string{"the low end must be below the high end", `value="Helpful"`}, nil, 0},
+				[]string{"The highest score (5) must be above the lowest (5).", `value="Helpful"`}, nil, 0},
 			{"range not a number", rubricFormValues("save", "one", "5"), http.StatusUnprocessableEntity,
-				[]string{`the lowest score &#34;one&#34; is not a number`}, nil, 0},
+				[]string{`The lowest score &#34;one&#34; is not a number`}, nil, 0},
 			{"no task", func() url.Values { f := rubricFormValues("save", "1", "5"); f.Set("task", " "); return f }(),
-				http.StatusUnprocessableEntity, []string{"task description is empty"}, nil, 0},
+				http.StatusUnprocessableEntity, []string{"Say what one sample is"}, nil, 0},
 			{"save", rubricFormValues("save", "1", "5"), http.StatusSeeOther, nil, nil, 1},
 		}
 		for _, tt := range tests {
