@@ -47,7 +47,7 @@ a11y-deps: $(AXE) ## install axe-core for the browser tests (npm ci --prefix too
 
 .PHONY: test
 test: verify $(AXE) ## run every test on SQLite and a throwaway PostgreSQL, plus the browser tests
-	./scripts/with-postgres.sh $(GO) test -count=1 -timeout 20m $(PKGS)
+	./scripts/with-postgres.sh $(GO) test -count=1 -timeout 40m $(PKGS)
 
 .PHONY: screenshots
 screenshots: $(AXE) ## regenerate the README's screenshots (docs/*.png) from the browser tests

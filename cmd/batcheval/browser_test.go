@@ -150,12 +150,12 @@ const tabWidth, tabHeight = 1280, 860
 
 // newTab opens a tab in a new browser context of the shared Chromium (its
 // own cookies, like a fresh browser), closed when the test ends. The
-// context times out after 15 minutes (the page walk is long on a loaded
+// context times out after 25 minutes (the page walk is long on a loaded
 // machine) so a stuck page fails the test.
 func newTab(t *testing.T) context.Context {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(browser(t), chromedp.WithNewBrowserContext())
-	ctx, cancelT := context.WithTimeout(ctx, 15*time.Minute)
+	ctx, cancelT := context.WithTimeout(ctx, 25*time.Minute)
 	t.Cleanup(func() { cancelT(); cancel() })
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(tabWidth, tabHeight)); err != nil {
 		t.Fatalf("open tab: %v", err)
