@@ -13,15 +13,8 @@ import (
 // It is kept apart so the shared one-Chromium harness can replace it.
 func alignBrowser(t *testing.T) (context.Context, string) {
 	t.Helper()
-	chrome := chromiumPath(t)
 	base := startServer(t)
-	actx, cancelAlloc := browserAllocator(chrome, t.TempDir())
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(cancelT)
-	return ctx, base
+	return newTab(t), base
 }
 
 // TestBrowserAlignJudge: from a finished run on the simulated judge, a

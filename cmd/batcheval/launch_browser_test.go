@@ -14,15 +14,8 @@ import (
 // small and local so the shared one-Chromium harness can replace it.
 func launchBrowser(t *testing.T) (context.Context, string) {
 	t.Helper()
-	chrome := chromiumPath(t)
 	base := startServer(t)
-	actx, cancelAlloc := browserAllocator(chrome, t.TempDir())
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	ctx, cancelT := context.WithTimeout(ctx, 5*time.Minute)
-	t.Cleanup(cancelT)
-	return ctx, base
+	return newTab(t), base
 }
 
 // TestBrowserLaunchFormChoices: after "make a noisy copy" the launch form

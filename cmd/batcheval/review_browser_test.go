@@ -14,12 +14,8 @@ import (
 // reviewBrowser is this test's browser setup, kept in one small function
 // so it can move onto a shared harness.
 func reviewBrowser(t *testing.T) (string, context.Context, func()) {
-	chrome := chromiumPath(t)
 	base := startServer(t)
-	actx, cancelAlloc := browserAllocator(chrome, t.TempDir())
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 4*time.Minute)
-	return base, ctx, func() { cancelT(); cancelCtx(); cancelAlloc() }
+	return base, newTab(t), func() {}
 }
 
 // TestBrowserReviewQueue: a reviewer opens the queue of a judged dataset,
