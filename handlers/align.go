@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/batcheval/batcheval/evaluator/excerpt"
 	"math"
 	"net/http"
 	"strconv"
@@ -326,7 +327,7 @@ func (h *Handlers) alignmentView(c echo.Context, a models.Alignment, run models.
 	worst := align.Disagreements(items)
 	for _, it := range worst[:min(len(worst), align.DraftCases)] {
 		v.Worst = append(v.Worst, web.AlignCase{SampleID: it.SampleID, Judge: formatScore(it.Judge), Human: formatScore(it.Human),
-			Gap: signed(it.Gap(), 2), Text: excerpt(it.Fields)})
+			Gap: signed(it.Gap(), 2), Text: fieldsExcerpt(it.Fields)})
 	}
 	if !v.Accepted {
 		return v, nil
@@ -404,17 +405,13 @@ func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a mode
 // formatScore shows a final score with two decimals at most.
 func formatScore(x float64) string { return strconv.FormatFloat(math.Round(x*100)/100, 'f', -1, 64) }
 
-// excerpt shows the sample's fields on one line, shortened.
-func excerpt(fields []evaluator.Text) string {
+// fieldsExcerpt shows the sample's fields on one line, cut at a word.
+func fieldsExcerpt(fields []evaluator.Text) string {
 	var parts []string
 	for _, f := range fields {
-		parts = append(parts, f.Label+": "+strings.Join(strings.Fields(f.Value), " "))
+		parts = append(parts, f.Label+": "+f.Value)
 	}
-	s := []rune(strings.Join(parts, " · "))
-	if len(s) > excerptRunes {
-		return string(s[:excerptRunes]) + "…"
-	}
-	return string(s)
+	return excerpt.Line(strings.Join(parts, " · "), excerptRunes)
 }
 
 // readDraftForm reads the edited draft: the three level texts and the

@@ -11,11 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/excerpt"
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dataimport"
@@ -594,14 +594,9 @@ func (h *Handlers) showDataset(c echo.Context) error {
 
 func datasetPath(id int64) string { return "/datasets/" + strconv.FormatInt(id, 10) }
 
-// shortenText cuts s to at most n characters, marking the cut.
-func shortenText(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n]) + "…"
-}
+// shortenText cuts s to at most n characters at a word boundary, marking
+// the cut.
+func shortenText(s string, n int) string { return excerpt.Cut(s, n) }
 
 // sizeText writes a byte limit the way people read it.
 func sizeText(n int64) string {

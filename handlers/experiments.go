@@ -356,18 +356,9 @@ func perSampleCost(f runFigures) string {
 	return dollars(*f.cost)
 }
 
-// dollars shows small amounts with enough digits to tell setups apart.
-func dollars(v float64) string {
-	switch {
-	case v == 0:
-		return "$0"
-	case v < 0.01:
-		return fmt.Sprintf("$%.5f", v)
-	case v < 1:
-		return fmt.Sprintf("$%.4f", v)
-	}
-	return fmt.Sprintf("$%.2f", v)
-}
+// dollars shows small amounts with enough digits to tell setups apart
+// (web.Money: three significant digits below a dollar).
+func dollars(v float64) string { return web.Money(v) }
 
 func fmtNum(v float64, digits int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {

@@ -186,7 +186,7 @@ func TestPerSampleCostAndSummary(t *testing.T) {
 	}{
 		{"unknown price", runFigures{run: done("a", "batcheval", false)}, "unknown"},
 		{"simulated", runFigures{run: done("a", "batcheval", true), cost: cost(0)}, "$0 (simulated)"},
-		{"priced", runFigures{run: done("a", "batcheval", false), cost: cost(0.0042)}, "$0.00420"},
+		{"priced", runFigures{run: done("a", "batcheval", false), cost: cost(0.0042)}, "$0.0042"},
 	}
 	for _, tc := range costCases {
 		if got := perSampleCost(tc.f); got != tc.want {
@@ -202,7 +202,7 @@ func TestPerSampleCostAndSummary(t *testing.T) {
 			{run: done("BatchEval (default)", "batcheval", false), avgP: 0.74, tokens: 800, cost: cost(0.004)},
 			{run: done("BatchEval, random", "batcheval", false), avgP: 0.73, tokens: 800, cost: cost(0.004)},
 			{run: done("CloserLook", "closerlook", false), avgP: 0.68, tokens: 1300, cost: cost(0.0064)},
-		}, "Cost: BatchEval (default) (average Pearson 0.74) costs $0.00400 per sample; CloserLook (average Pearson 0.68) costs 1.6× as much per sample."},
+		}, "Cost: BatchEval (default) (average Pearson 0.74) costs $0.004 per sample; CloserLook (average Pearson 0.68) costs 1.6× as much per sample."},
 		{"unknown prices compare tokens", []runFigures{
 			{run: done("G-Eval", "geval", false), avgP: 0.61, tokens: 500},
 			{run: done("BatchEval", "batcheval", false), avgP: 0.70, tokens: 250},

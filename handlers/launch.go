@@ -605,10 +605,8 @@ func costText(simulated bool, cost *float64) string {
 		return "$0 (simulated judge)"
 	case cost == nil:
 		return "unknown"
-	case *cost < 1:
-		return fmt.Sprintf("$%.4f", *cost)
 	default:
-		return fmt.Sprintf("$%.2f", *cost)
+		return web.Money(*cost)
 	}
 }
 

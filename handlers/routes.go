@@ -148,6 +148,7 @@ func (h *Handlers) routes() []route {
 		{post, "/runs/:id/resume", h.resumeRun, Editor},
 		{get, "/runs/:id/events", h.streamRunEvents, Viewer},
 		{get, "/runs/:id/samples/:rowID", h.showRunSample, Viewer},
+		{get, "/runs/:id/batches", h.listRunBatches, Viewer},
 		{get, "/runs/:id/batches/:batchID", h.showRunBatch, Viewer},
 		{get, "/runs/:id/export.csv", h.exportRunCSV, Viewer},
 		{get, "/runs/:id/export.json", h.exportRunJSON, Viewer},

@@ -76,6 +76,7 @@ var wantAccess = map[string]Access{
 	"POST /runs/:id/cancel":               Editor,
 	"GET /runs/:id/events":                Viewer,
 	"GET /runs/:id/samples/:rowID":        Viewer,
+	"GET /runs/:id/batches":               Viewer,
 	"GET /runs/:id/batches/:batchID":      Viewer,
 	"GET /runs/:id/export.csv":            Viewer,
 	"GET /runs/:id/export.json":           Viewer,

@@ -66,8 +66,10 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64) (w
 	if err != nil {
 		return web.RunSampleView{}, err
 	}
-	// The batches this sample was in, and the ids of their other samples.
+	// The batches this sample was in, the ids of their other samples and
+	// those samples' scores in them.
 	batches := map[int64]models.RunBatch{}
+	mateScores := map[int64]map[int64]*float64{} // [batch][row] on the batch's criterion
 	var mateIDs []int64
 	for _, s := range scores {
 		if _, seen := batches[s.BatchID]; seen {
@@ -79,6 +81,16 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64) (w
 		}
 		batches[b.ID] = b
 		mateIDs = append(mateIDs, b.RowIDs...)
+		bs, err := h.DB.ListBatchScores(ctx, run.ID, b.ID)
+		if err != nil {
+			return web.RunSampleView{}, err
+		}
+		mateScores[b.ID] = map[int64]*float64{}
+		for _, ms := range bs {
+			if ms.CriterionIndex == s.CriterionIndex {
+				mateScores[b.ID][ms.RowID] = ms.Score
+			}
+		}
 	}
 	mates := map[int64]models.DatasetRow{}
 	if len(mateIDs) > 0 {
@@ -89,6 +101,9 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64) (w
 
 	v := web.RunSampleView{Page: page(c, "Sample "+row.ExternalID), Run: run, RowID: row.ID, ExternalID: row.ExternalID,
 		Position: row.Position, Fields: row.Sample(fields).Fields}
+	if v.Prev, v.Next, err = h.DB.NeighbourRows(ctx, run.DatasetID, row.Position); err != nil {
+		return web.RunSampleView{}, err
+	}
 	for ci, crit := range run.RubricSnapshot.Criteria {
 		sc := web.RunSampleCriterion{Name: crit.Name, Range: fmt.Sprintf("%g to %g", crit.Lo, crit.Hi)}
 		if crit.HumanColumn != "" {
@@ -101,16 +116,20 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64) (w
 				continue
 			}
 			b := batches[s.BatchID]
-			r := web.RunSampleRound{Round: s.Round + 1, Score: s.Score, Analysis: s.Analysis, BatchID: b.ID, BatchIndex: b.BatchIndex, Label: s.Label}
+			r := web.RunSampleRound{Round: s.Round + 1, Score: s.Score, Analysis: s.Analysis, BatchID: b.ID, BatchIndex: b.BatchIndex, Label: s.Label,
+				Response: b.Response, BatchSize: len(b.RowIDs)}
 			for _, id := range b.RowIDs {
 				if id == rowID {
 					continue
 				}
-				name := fmt.Sprintf("#%d", id)
+				mate := web.RunSampleMate{RowID: id, ExternalID: fmt.Sprintf("#%d", id), Score: mateScores[b.ID][id]}
 				if m, ok := mates[id]; ok {
-					name = m.ExternalID
+					mate.ExternalID = m.ExternalID
+					if crit.HumanColumn != "" {
+						mate.Human = m.Ratings[crit.HumanColumn]
+					}
 				}
-				r.Mates = append(r.Mates, web.RunSampleMate{RowID: id, ExternalID: name})
+				r.Mates = append(r.Mates, mate)
 			}
 			sc.Rounds = append(sc.Rounds, r)
 			if s.Score != nil {
@@ -147,21 +166,21 @@ func (h *Handlers) showRunBatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	crit := fmt.Sprintf("Criterion %d", b.CriterionIndex+1)
-	if b.CriterionIndex < len(run.RubricSnapshot.Criteria) {
-		crit = run.RubricSnapshot.Criteria[b.CriterionIndex].Name
-	}
 	m := methods.For(run.Method)
-	for _, pass := range m.Passes(run.RubricSnapshot) {
-		if len(pass) > 1 && pass[0] == b.CriterionIndex {
-			crit = "All criteria" // one call scored every criterion (LLM-Eval)
-		}
-	}
+	crit := unitCriterion(run, m, b.CriterionIndex)
 	v := web.RunBatchView{Page: page(c, crit+" "+m.Words().Unit), Run: run, Batch: b, Criterion: crit}
+	human := ""
+	if b.CriterionIndex < len(run.RubricSnapshot.Criteria) && crit != "All criteria" {
+		human = run.RubricSnapshot.Criteria[b.CriterionIndex].HumanColumn
+	}
+	v.HasHuman = human != ""
 	for k, id := range b.RowIDs {
 		s := web.RunBatchSample{Label: k + 1, RowID: id, ExternalID: fmt.Sprintf("#%d", id)}
 		if r, ok := rows[id]; ok {
 			s.ExternalID = r.ExternalID
+			if human != "" {
+				s.Human = r.Ratings[human]
+			}
 		}
 		// A batch holds at most 100 samples (Settings.Validate), so reading
 		// each sample's few scores stays cheap.
@@ -292,4 +311,20 @@ func closerLookDetails(details map[string]any) ([]float64, int, bool) {
 	var unreadable int
 	detailAs(details, "unreadable", &unreadable)
 	return ratings, unreadable, true
+}
+
+// unitCriterion names the criterion a call unit stored at criterion index
+// ci judged: "All criteria" when one call scored every criterion of its
+// pass (LLM-Eval).
+func unitCriterion(run models.Run, m methods.Method, ci int) string {
+	crit := fmt.Sprintf("Criterion %d", ci+1)
+	if ci < len(run.RubricSnapshot.Criteria) {
+		crit = run.RubricSnapshot.Criteria[ci].Name
+	}
+	for _, pass := range m.Passes(run.RubricSnapshot) {
+		if len(pass) > 1 && pass[0] == ci {
+			crit = "All criteria"
+		}
+	}
+	return crit
 }

@@ -26,7 +26,9 @@ const (
 )
 
 // runProgress summarises a run's state at now for the page and the stream.
-func runProgress(run models.Run, now time.Time) web.RunProgress {
+// noAnswer is how many of the run's missing scores belong to failed calls
+// (models.DB.CountNoAnswerScores).
+func runProgress(run models.Run, noAnswer int, now time.Time) web.RunProgress {
 	p := web.RunProgress{
 		Criteria: len(run.RubricSnapshot.Criteria), Rounds: run.Settings.Rounds,
 		BatchesDone: run.BatchesDone, BatchesTotal: run.BatchesTotal,
@@ -34,8 +36,11 @@ func runProgress(run models.Run, now time.Time) web.RunProgress {
 		Tokens: run.PromptTokens + run.CompletionTokens, Status: models.RunStatusLabel(run.Status), Finished: run.Finished(),
 		Cost: costText(run.Simulated, run.CostUSD), ETA: "—", Elapsed: "—", Words: methods.For(run.Method).Words(), Retries: run.Retries,
 	}
+	p.TokensText, p.CallsText, p.StatusClass = web.Count(p.Tokens), web.Count(p.Calls), run.Status
+	p.Unreadable = max(run.MissingScores-noAnswer, 0)
+	p.NoAnswer = run.MissingScores - p.Unreadable
 	if run.WaitingForJudge() {
-		p.Status, p.Waiting = models.StatusWaitingForJudge, run.WaitingError
+		p.Status, p.Waiting, p.StatusClass = models.StatusWaitingForJudge, run.WaitingError, "waiting"
 	}
 	if run.StartedAt != nil {
 		// Shown 1-based; before the first batch is planned there is nothing
@@ -105,8 +110,21 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 	keepAlive := time.NewTicker(keepAliveEvery)
 	defer keepAlive.Stop()
 	var last []byte
+	// The unanswered scores are counted again only when the run's failed
+	// calls changed, not on every poll.
+	noAnswer, failedSeen := 0, -1
 	for {
-		p := runProgress(run, time.Now())
+		if run.BatchesFailed != failedSeen {
+			counts, _, err := h.runFailures(ctx, run)
+			if err != nil {
+				if ctx.Err() == nil {
+					h.Log.Warn("progress stream stopped", "run", run.ID, "err", err)
+				}
+				return nil
+			}
+			noAnswer, failedSeen = sumCounts(counts), run.BatchesFailed
+		}
+		p := runProgress(run, noAnswer, time.Now())
 		data, err := json.Marshal(p)
 		if err != nil {
 			return err

@@ -34,6 +34,14 @@ func runURL(id int64) string { return "/runs/" + strconv.FormatInt(id, 10) }
 
 // ---- list and run page ----
 
+// runsPerPage keeps the runs list light: each finished run's agreement
+// comes from its report.
+const runsPerPage = 25
+
+// runStatuses are the run states the runs list filters on, in the order
+// a run goes through them.
+var runStatuses = []string{models.RunQueued, models.RunRunning, models.RunSucceeded, models.RunFinishedWithGaps, models.RunFailed, models.RunCancelled}
+
 func (h *Handlers) listRuns(c echo.Context) error {
 	ctx := c.Request().Context()
 	show, filter := showFilter(c)
@@ -41,18 +49,61 @@ func (h *Handlers) listRuns(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	f := web.RunsFilter{Show: show, Status: c.QueryParam("status"), Method: c.QueryParam("method")}
+	if !slices.Contains(runStatuses, f.Status) {
+		f.Status = ""
+	}
+	if _, err := methods.Lookup(f.Method); err != nil {
+		f.Method = ""
+	}
+	if id, err := strconv.ParseInt(c.QueryParam("dataset"), 10, 64); err == nil && id > 0 {
+		f.Dataset = id
+	}
+	v := web.RunsView{Page: page(c, "Runs"), Show: show, Filter: f}
+	for _, st := range runStatuses {
+		v.Statuses = append(v.Statuses, web.RunsOption{Value: st, Label: models.RunStatusLabel(st)})
+	}
+	for _, m := range methods.All() {
+		v.Methods = append(v.Methods, web.RunsOption{Value: string(m.Name()), Label: m.Label()})
+	}
 	names := map[int64]string{}
-	v := web.RunsView{Page: page(c, "Runs"), Show: show}
+	var kept []models.Run
 	for _, r := range runs {
-		name, ok := names[r.DatasetID]
-		if !ok {
-			name = "(deleted dataset)"
+		if _, ok := names[r.DatasetID]; !ok {
+			name := "(deleted dataset)"
 			if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), r.DatasetID); err == nil {
 				name = d.Name
 			}
 			names[r.DatasetID] = name
+			v.Datasets = append(v.Datasets, web.RunsOption{Value: strconv.FormatInt(r.DatasetID, 10), Label: name})
 		}
-		v.Runs = append(v.Runs, web.RunListItem{Run: r, DatasetName: name})
+		if (f.Status == "" || r.Status == f.Status) && (f.Method == "" || r.Method == f.Method) && (f.Dataset == 0 || r.DatasetID == f.Dataset) {
+			kept = append(kept, r)
+		}
+	}
+	slices.SortStableFunc(v.Datasets, func(a, b web.RunsOption) int { return strings.Compare(a.Label, b.Label) })
+	v.Total, v.All = len(kept), len(runs)
+	v.Pages = max(1, (len(kept)+runsPerPage-1)/runsPerPage)
+	v.At = 1
+	if p, err := strconv.Atoi(c.QueryParam("page")); err == nil && p > 1 {
+		v.At = min(p, v.Pages)
+	}
+	from := (v.At - 1) * runsPerPage
+	for _, r := range kept[from:min(from+runsPerPage, len(kept))] {
+		it := web.RunListItem{Run: r, DatasetName: names[r.DatasetID], Cost: costText(r.Simulated, r.CostUSD), Agreement: math.NaN()}
+		// Agreement of finished runs only: their reports are cached and
+		// their figures final.
+		if r.Finished() && r.BatchesDone > 0 {
+			rep, err := h.buildReport(ctx, r.ID, "")
+			if err != nil {
+				return err
+			}
+			it.Agreement = averagePearson(rep)
+			for _, cr := range rep.Criteria {
+				it.HasHuman = it.HasHuman || cr.HasHuman
+			}
+		}
+		v.Runs = append(v.Runs, it)
 	}
 	return render(c, http.StatusOK, web.RunsPage(v))
 }
@@ -72,7 +123,12 @@ func (h *Handlers) showRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := web.RunView{Page: page(c, run.Name), Run: run, Progress: runProgress(run, time.Now()), Manage: manageFor(c, models.KindRun, run.ID, run.Name, run.ArchivedAt),
+	noAnswer, causes, err := h.runFailures(ctx, run)
+	if err != nil {
+		return err
+	}
+	v := web.RunView{Page: page(c, run.Name), Run: run, Progress: runProgress(run, sumCounts(noAnswer), time.Now()), Manage: manageFor(c, models.KindRun, run.ID, run.Name, run.ArchivedAt),
+		NoAnswer: noAnswer, Failures: causes,
 		ProjectURL: "/projects/" + strconv.FormatInt(run.ProjectID, 10), Project: "Project", Dataset: "(deleted dataset)", Rubric: "(deleted rubric)"}
 	if p, err := h.DB.FindProject(ctx, h.workspaceID(c), run.ProjectID); err == nil {
 		v.Project = p.Name
@@ -346,4 +402,75 @@ func (h *Handlers) resumeRun(c echo.Context) error {
 	}
 	h.audit(c, models.AuditRunResumed, "run "+strconv.FormatInt(id, 10), "")
 	return redirect(c, runURL(id), "Run resumed: only the batches without an answer are sent.")
+}
+
+// runFailures reads why a run's calls failed: the scores without an answer
+// per criterion and the causes, with links to their calls. A run without
+// failed calls costs no query.
+func (h *Handlers) runFailures(ctx context.Context, run models.Run) (map[int]int, []web.RunFailureCause, error) {
+	if run.BatchesFailed == 0 {
+		return map[int]int{}, nil, nil
+	}
+	noAnswer, err := h.DB.NoAnswerScores(ctx, run.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	causes, err := h.DB.FailureCauses(ctx, run.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return noAnswer, failureViews(run.ID, causes), nil
+}
+
+func failureViews(runID int64, causes []models.FailureCause) []web.RunFailureCause {
+	out := make([]web.RunFailureCause, 0, len(causes))
+	for _, c := range causes {
+		out = append(out, web.RunFailureCause{FailureCause: c, Label: web.FailureLabel(c.Kind), Href: web.RunFailedCallsURL(runID, c.Kind, c.Kind == "")})
+	}
+	return out
+}
+
+func sumCounts(m map[int]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// batchesPerPage keeps the list of a run's calls light on large runs.
+const batchesPerPage = 100
+
+// listRunBatches lists a run's calls: ?status=failed keeps those that got
+// no answer, ?cause= those of one cause (a judge error kind).
+func (h *Handlers) listRunBatches(c echo.Context) error {
+	ctx := c.Request().Context()
+	run, err := h.findRun(c)
+	if err != nil {
+		return err
+	}
+	f := models.BatchFilter{Failed: c.QueryParam("status") == models.BatchFailed, Limit: batchesPerPage}
+	if f.Failed {
+		f.Kind = c.QueryParam("cause")
+	}
+	at := 1
+	if p, err := strconv.Atoi(c.QueryParam("page")); err == nil && p > 1 {
+		at = p
+	}
+	f.Offset = (at - 1) * batchesPerPage
+	bs, total, err := h.DB.ListBatchSummaries(ctx, run.ID, f)
+	if err != nil {
+		return err
+	}
+	causes, err := h.DB.FailureCauses(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	v := web.RunBatchesView{Page: page(c, run.Name+": calls"), Run: run, Failed: f.Failed, Cause: f.Kind, Causes: failureViews(run.ID, causes),
+		Total: total, At: at, Pages: max(1, (total+batchesPerPage-1)/batchesPerPage)}
+	m := methods.For(run.Method)
+	for _, b := range bs {
+		v.Rows = append(v.Rows, web.RunBatchRow{Batch: b, Criterion: unitCriterion(run, m, b.CriterionIndex)})
+	}
+	return render(c, http.StatusOK, web.RunBatchesPage(v))
 }

@@ -515,7 +515,7 @@ func TestRunPageExtras(t *testing.T) {
 		delta := averagePearson(reseedRep) - averagePearson(rep)
 		runPath := fmt.Sprintf("/runs/%d", run.ID)
 		all := eng.Scored + eng.Missing
-		unreadable := fmt.Sprintf("%d of %d round scores (", eng.Missing, all)
+		unreadable := fmt.Sprintf("%d of %d answered round scores (", eng.Missing, all)
 		grouped := "Computed inside each topic and averaged, as SummEval"
 		pages := []struct {
 			name, path    string

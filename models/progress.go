@@ -229,7 +229,7 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 			"status": b.Status, "request": b.Request, "response": b.Response,
 			"repair_request": b.RepairRequest, "repair_response": b.RepairResponse,
 			"problems": jsonValue(b.Problems), "prompt_tokens": b.PromptTokens, "completion_tokens": b.CompletionTokens,
-			"latency_ms": b.LatencyMS, "attempts": b.Attempts, "calls": b.Calls, "error": b.Error, "done_at": now,
+			"latency_ms": b.LatencyMS, "attempts": b.Attempts, "calls": b.Calls, "error": b.Error, "error_kind": b.ErrorKind, "done_at": now,
 			"details": jsonValue(detailsOrEmpty(b.Details)),
 		})
 		if res.Error != nil {

@@ -40,7 +40,7 @@ func (db *DB) ReopenRun(ctx context.Context, wsID, runID int64, enqueue func(ctx
 			}
 			if err := tx.Model(&RunBatch{}).Where("id IN ?", failed).Updates(map[string]any{
 				"status": BatchPending, "response": "", "repair_request": "", "repair_response": "",
-				"problems": jsonValue([]string{}), "error": "", "done_at": nil, "details": jsonValue(map[string]any{}),
+				"problems": jsonValue([]string{}), "error": "", "error_kind": "", "done_at": nil, "details": jsonValue(map[string]any{}),
 			}).Error; err != nil {
 				return err
 			}

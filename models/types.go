@@ -333,6 +333,10 @@ type RunBatch struct {
 	Attempts         int
 	Calls            int
 	Error            string
+	// ErrorKind is why a failed call got no answer, as the judge client
+	// classified it (evaluator/judge.ErrorKind: "network", "timeout",
+	// "auth"...); empty when the call did not fail.
+	ErrorKind string
 	// Details holds method-specific facts of the call (G-Eval's score
 	// probabilities and their source, sampled ratings...).
 	Details map[string]any `gorm:"serializer:json"`

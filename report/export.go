@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/excerpt"
 	"github.com/batcheval/batcheval/evaluator/stats"
 )
 
@@ -488,9 +489,4 @@ func fp(v float64) string {
 	return strconv.FormatFloat(v, 'f', 3, 64)
 }
 
-func trunc(s string, n int) string {
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
-}
+func trunc(s string, n int) string { return excerpt.Cut(s, n) }

@@ -652,6 +652,7 @@ func (r *Runner) result(run models.Run, b models.RunBatch, pass []int, o methods
 		b.Status = models.BatchFailed
 		if o.Err != nil {
 			b.Error = o.Err.Error()
+			b.ErrorKind = FailureKind(o.Err)
 		}
 	}
 	b.Request, b.Response = o.Request, o.Response
@@ -798,4 +799,14 @@ func (r *Runner) store(ctx context.Context, run models.Run, res models.BatchResu
 		}
 	}
 	return err
+}
+
+// FailureKind classifies a failed call's error for storage: the judge
+// client's kind (evaluator/judge.ErrorKind), or "other" for anything else.
+func FailureKind(err error) string {
+	var je *judge.Error
+	if errors.As(err, &je) && je.Kind != "" {
+		return string(je.Kind)
+	}
+	return "other"
 }

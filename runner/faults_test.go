@@ -209,10 +209,10 @@ func TestJudgeFaults(t *testing.T) {
 				for _, b := range env.batches(run.ID) {
 					// 1 attempt (a 422 is not retried), then 1 more when tried
 					// again at the end of the round.
-					if b.Status != models.BatchFailed || b.Attempts != 2 || b.Calls != 2 || !strings.Contains(b.Error, "HTTP 422") ||
+					if b.Status != models.BatchFailed || b.Attempts != 2 || b.Calls != 2 || !strings.Contains(b.Error, "HTTP 422") || b.ErrorKind != "bad_request" ||
 						!containsAny(b.Problems, "failed again when tried at the end of the round") {
-						t.Errorf("batch %d: status %s, attempts %d, calls %d, error %q, problems %q; want failed after 2 calls of 1 attempt with HTTP 422",
-							b.BatchIndex, b.Status, b.Attempts, b.Calls, b.Error, b.Problems)
+						t.Errorf("batch %d: status %s, attempts %d, calls %d, error %q (kind %q), problems %q; want failed after 2 calls of 1 attempt with HTTP 422 (bad_request)",
+							b.BatchIndex, b.Status, b.Attempts, b.Calls, b.Error, b.ErrorKind, b.Problems)
 					}
 				}
 				for _, s := range env.scores(run.ID) {

@@ -10,6 +10,11 @@
         var t = el.querySelector('[data-field="' + k + '"]');
         if (t) t.textContent = d[k];
       });
+      // The header's status badge lives outside the progress block.
+      document.querySelectorAll("[data-run-status]").forEach(function (b) {
+        b.textContent = d.status;
+        b.className = "badge " + d.status_class;
+      });
       var bar = el.querySelector("[data-bar]");
       if (bar && d.percent !== undefined) bar.style.width = d.percent + "%";
       if (d.finished) { es.close(); window.location.reload(); }

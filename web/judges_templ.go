@@ -99,7 +99,7 @@ func priceText(p *float64) string {
 	if p == nil {
 		return "unknown"
 	}
-	return "$" + strconv.FormatFloat(*p, 'f', -1, 64)
+	return Money(*p)
 }
 
 // JudgesPage lists the judges and offers to add one.

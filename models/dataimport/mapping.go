@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/excerpt"
 )
 
 // Mapping is what the person says about the columns of a table.
@@ -333,14 +334,9 @@ func lineWord(item bool) string {
 	return "line"
 }
 
-// shorten cuts s to at most n characters, marking the cut.
-func shorten(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n]) + "…"
-}
+// shorten cuts s to at most n characters at a word boundary, marking the
+// cut.
+func shorten(s string, n int) string { return excerpt.Cut(s, n) }
 
 // Preview returns the first n records (all of them when there are fewer).
 func (t *Table) Preview(n int) []Record {

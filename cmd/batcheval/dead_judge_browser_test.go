@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// startServerAt is startServer with the database file known to the test,
+// so it can put a run into the state a dead judge leaves. Kept local and
+// small so the shared browser harness can replace it.
+func startServerAt(t *testing.T, dbPath string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", dbPath, "--log-level", "warn"},
+			func(string) string { return "" }, pw, io.Discard)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("server did not stop within 30s")
+		}
+	})
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if _, u, ok := strings.Cut(sc.Text(), "running at "); ok {
+				urls <- u
+			}
+		}
+	}()
+	select {
+	case u := <-urls:
+		return u
+	case err := <-done:
+		t.Fatalf("server exited: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not start within 30s")
+	}
+	return ""
+}
+
+// TestBrowserDeadJudgeRunPage: a run whose judge could not be reached
+// names the cause on its page, counts its scores as "no answer" (not as
+// unreadable answers) and links the list of failed calls.
+func TestBrowserDeadJudgeRunPage(t *testing.T) {
+	chrome := chromiumPath(t)
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "b.db")
+	base := startServerAt(t, dbPath)
+
+	actx, cancelAlloc := browserAllocator(chrome, dir)
+	defer cancelAlloc()
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	defer cancelCtx()
+	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancelT()
+	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	text := func(sel chromedp.CSS) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(sel))
+		if err != nil {
+			t.Fatalf("read %s: %v", sel, err)
+		}
+		return s
+	}
+
+	step("launch", chromedp.Navigate(base+"/projects/1/runs/new"),
+		chromedp.WaitVisible(chromedp.CSS(`form.launch-form`)),
+		chromedp.SetValue(chromedp.CSS(`input[name="rounds"]`), "1"),
+		chromedp.SetValue(chromedp.CSS(`input[name="name"]`), "dead judge run"),
+		chromedp.Click(chromedp.CSS(`form.launch-form button[type="submit"]:not([formaction])`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="progress"]`)),
+	)
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The state a judge that refuses every connection leaves behind.
+	db, err := models.Open(context.Background(), dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var runID int64
+	for {
+		var r models.Run
+		if err := db.Gorm.Order("id DESC").First(&r).Error; err == nil && r.Finished() {
+			runID = r.ID
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the run did not finish")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	const refused = "judge: could not reach the endpoint: check the base URL and that the server is running. Details: dial tcp 127.0.0.1:9: connect: connection refused; gave up after 3 attempts"
+	var batches int64
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`UPDATE run_batches SET status = ?, error = ?, error_kind = 'network', response = '' WHERE run_id = ?`, []any{models.BatchFailed, refused, runID}},
+		{`UPDATE run_scores SET score = NULL WHERE run_id = ?`, []any{runID}},
+		{`UPDATE runs SET status = ?, error = ?, batches_failed = batches_done, missing_scores = (SELECT COUNT(*) FROM run_scores WHERE run_id = ?) WHERE id = ?`,
+			[]any{models.RunFailed, "every batch of round 1 failed, even when tried again: the judge is not answering usefully (see the batches for its errors)", runID, runID}},
+	} {
+		if err := db.Gorm.Exec(q.sql, q.args...).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Gorm.Model(&models.RunBatch{}).Where("run_id = ?", runID).Count(&batches).Error; err != nil {
+		t.Fatal(err)
+	}
+
+	step("open the run", chromedp.Navigate(loc), chromedp.WaitVisible(chromedp.CSS(`[data-testid="failures"]`)))
+	if got := text(`[data-testid="failures"]`); !strings.Contains(got, "could not connect to the judge") || !strings.Contains(got, "connection refused") {
+		t.Errorf("the failures card does not name the cause: %q", got)
+	}
+	if got := text(`[data-testid="no-answer"]`); got == "0" || got == "" {
+		t.Errorf("no answer shows %q, want the failed scores", got)
+	}
+	if got := text(`[data-testid="unreadable"]`); got != "0" {
+		t.Errorf("unreadable answers shows %q, want 0: the judge never answered", got)
+	}
+	if got := text(`main`); strings.Contains(got, "could not be read from the judge") {
+		t.Errorf("the page says answers could not be read, though the judge never answered")
+	}
+	step("open the failed calls", chromedp.Click(chromedp.CSS(`[data-testid="failed-calls-link"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="batches"]`)))
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="batch-row"]').length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(n) != batches {
+		t.Errorf("the failed calls list shows %d calls, want %d", n, batches)
+	}
+	if got := text(`[data-testid="batches"]`); !strings.Contains(got, "connection refused") {
+		t.Errorf("the failed calls list does not show the error: %.300q", got)
+	}
+}

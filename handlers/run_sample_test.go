@@ -1,0 +1,97 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSampleAndBatchPages: a sample links the samples before and after it
+// in the dataset, offers its batch's whole answer, and lists its batch
+// mates with their scores and human ratings; the batch page shows each
+// sample's human rating beside its score.
+func TestSampleAndBatchPages(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		runID := env.launch(d.launchForm("1", "5"))
+		run := env.waitRun(runID, 30*time.Second)
+		rows, err := env.db.ListDatasetRows(ctx, run.DatasetID, 0, 0)
+		if err != nil || len(rows) < 3 {
+			t.Fatalf("rows: %v (%d)", err, len(rows))
+		}
+		human := run.RubricSnapshot.Criteria[0].HumanColumn
+		if human == "" {
+			t.Fatalf("the demo's first criterion has no human column")
+		}
+		samplePath := func(id int64) string { return fmt.Sprintf("/runs/%d/samples/%d", runID, id) }
+		tests := []struct {
+			name       string
+			at         int
+			prev, next bool
+		}{
+			{"first", 0, false, true},
+			{"middle", 1, true, true},
+			{"last", len(rows) - 1, true, false},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				row := rows[tt.at]
+				body := env.get(samplePath(row.ID)).Body.String()
+				prev := fmt.Sprintf(`href="%s" rel="prev"`, samplePath(rows[max(tt.at-1, 0)].ID))
+				next := fmt.Sprintf(`href="%s" rel="next"`, samplePath(rows[min(tt.at+1, len(rows)-1)].ID))
+				if got := strings.Contains(body, prev); got != tt.prev {
+					t.Errorf("link to the previous sample %v, want %v", got, tt.prev)
+				}
+				if got := strings.Contains(body, next); got != tt.next {
+					t.Errorf("link to the next sample %v, want %v", got, tt.next)
+				}
+				if !strings.Contains(body, `data-testid="batch-answer"`) {
+					t.Errorf("no expandable whole answer of the batch")
+				}
+				// Every mate of the first criterion's batch shows its rating.
+				scores, err := env.db.ListRowScores(ctx, runID, row.ID)
+				if err != nil || len(scores) == 0 {
+					t.Fatalf("scores: %v", err)
+				}
+				b, err := env.db.FindBatch(ctx, runID, scores[0].BatchID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mates, err := env.db.FindDatasetRows(ctx, run.DatasetID, b.RowIDs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, id := range b.RowIDs {
+					if id == row.ID {
+						continue
+					}
+					r := mates[id]
+					h := r.Ratings[human]
+					if h == nil {
+						continue
+					}
+					want := fmt.Sprintf(`data-testid="mate">%s</a></td><td class="num" data-testid="mate-score">`, r.ExternalID)
+					if !strings.Contains(body, want) {
+						t.Errorf("mate %s is not listed with its score", r.ExternalID)
+					}
+					cell := fmt.Sprintf(`data-testid="mate-human">%s<`, strconv.FormatFloat(*h, 'f', 2, 64))
+					if !strings.Contains(body, cell) {
+						t.Errorf("mate %s: human rating %s not shown", r.ExternalID, cell)
+					}
+				}
+
+				page := env.get(fmt.Sprintf("/runs/%d/batches/%d", runID, b.ID)).Body.String()
+				if got, want := strings.Count(page, `data-testid="batch-human"`), len(b.RowIDs); got != want {
+					t.Errorf("batch page shows %d human ratings, want %d", got, want)
+				}
+				if h := row.Ratings[human]; h != nil && !strings.Contains(page, fmt.Sprintf(`data-testid="batch-human">%s<`, strconv.FormatFloat(*h, 'f', 2, 64))) {
+					t.Errorf("batch page lacks the sample's human rating")
+				}
+			})
+		}
+	})
+}
