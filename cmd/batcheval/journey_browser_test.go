@@ -91,21 +91,19 @@ func TestBrowserNewcomerJourney(t *testing.T) {
 	dsURL := b.location()
 	dsID := dsURL[strings.LastIndex(dsURL, "/")+1:]
 
-	// TODO(lead, at the merge with launch9): start from a rubric template
-	// ("Dialogue response") instead of typing the rubric in; launch9 adds
-	// the templates. Until then the newcomer writes it in the form.
+	// The newcomer starts from the "Dialogue response" template, names the
+	// rubric and links its criteria to the uploaded human ratings.
 	b.do("new rubric", chromedp.Navigate(base+"/projects/1/rubrics/new"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="rubric-form"]`)))
 	check("rubric")
-	b.do("write rubric",
-		chromedp.SetValue(chromedp.CSS(`#rubric-name`), "My first rubric"),
-		chromedp.SetValue(chromedp.CSS(`#rubric-task`), "Rate the assistant's response to the dialogue."),
-		chromedp.SetValue(chromedp.CSS(`[id="criteria[0].name"]`), "Engaging"),
-		chromedp.SetValue(chromedp.CSS(`[id="criteria[0].description"]`), "Does the response make the person want to keep talking?"),
-		chromedp.SetValue(chromedp.CSS(`[id="criteria[0].lo"]`), "1"),
-		chromedp.SetValue(chromedp.CSS(`[id="criteria[0].hi"]`), "3"),
-	)
-	// The human column is offered from the project's datasets.
-	b.do("human column", chromedp.SetValue(chromedp.CSS(`[id="criteria[0].human"]`), "engaging"))
+	b.do("rubric from template", chromedp.Click(chromedp.CSS(`[data-testid="template-dialogue-response"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[id="criteria[4].name"]`)))
+	if got := b.eval(`document.querySelector('[id="criteria[0].name"]').value + "," + document.querySelector('[id="criteria[3].name"]').value`); got != "Engaging,Coherent" {
+		t.Fatalf("the template's criteria are %q, want Engaging and Coherent first and fourth", got)
+	}
+	b.do("name rubric", chromedp.SetValue(chromedp.CSS(`#rubric-name`), "My first rubric"))
+	// The human columns are offered from the project's datasets.
+	b.do("human columns", chromedp.SetValue(chromedp.CSS(`[id="criteria[0].human"]`), "engaging"),
+		chromedp.SetValue(chromedp.CSS(`[id="criteria[3].human"]`), "coherent"))
 	// The preview button posts the form and the page comes back with the
 	// prompt: wait for that navigation before looking.
 	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`button[name="action"][value="preview"]`))); err != nil {
@@ -154,7 +152,7 @@ func TestBrowserNewcomerJourney(t *testing.T) {
 		t.Errorf("sample page lacks the dialogue context: %.300q", got)
 	}
 	n := b.eval(`String(document.querySelectorAll('[data-testid="analysis"]').length)`)
-	if n != "2" { // one criterion, two rounds
-		t.Errorf("sample page shows %s analyses, want 2 (one criterion x two rounds)", n)
+	if n != "10" { // the template's five criteria, two rounds each
+		t.Errorf("sample page shows %s analyses, want 10 (five criteria x two rounds)", n)
 	}
 }
