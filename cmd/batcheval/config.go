@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/batcheval/batcheval/models/dataimport"
 	"io"
 	"log/slog"
 	"math"
@@ -29,10 +30,13 @@ type Config struct {
 	DatabaseURL string
 	SQLitePath  string
 	MaxUploadMB int
-	MaxRuns     int
-	SeedDemo    bool
-	LogLevel    string
-	LogFormat   string
+	// MaxUploadRows caps the rows of one upload (dataimport.DefaultMaxRows
+	// by default).
+	MaxUploadRows int
+	MaxRuns       int
+	SeedDemo      bool
+	LogLevel      string
+	LogFormat     string
 	// Prices is "model=input:output,..." in US dollars per million tokens,
 	// used for judges that have no prices of their own.
 	Prices string
@@ -132,6 +136,9 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 	// 50 MB holds a few hundred thousand short samples; larger sets are
 	// better split than uploaded through a browser.
 	fs.IntVar(&c.MaxUploadMB, "max-upload-mb", envInt("BATCHEVAL_MAX_UPLOAD_MB", 50), "largest dataset upload in MiB (env BATCHEVAL_MAX_UPLOAD_MB)")
+	// 100,000 rows keeps a browser upload quick to check and map; teams with
+	// bigger sets raise it (imports stream, so memory does not grow with it).
+	fs.IntVar(&c.MaxUploadRows, "max-upload-rows", envInt("BATCHEVAL_MAX_UPLOAD_ROWS", dataimport.DefaultMaxRows), "most rows of one dataset upload (env BATCHEVAL_MAX_UPLOAD_ROWS)")
 	fs.IntVar(&c.MaxRuns, "max-runs", envInt("BATCHEVAL_MAX_RUNS", 4), "runs one process executes at once (env BATCHEVAL_MAX_RUNS)")
 	fs.BoolVar(&c.SeedDemo, "seed-demo", env("BATCHEVAL_SEED_DEMO", "true") == "true", "create the demo project on start (env BATCHEVAL_SEED_DEMO)")
 	fs.StringVar(&c.Prices, "prices", env("BATCHEVAL_PRICES", ""), "model prices in USD per million tokens, e.g. gpt-4o=2.5:10,gpt-4o-mini=0.15:0.6 (env BATCHEVAL_PRICES)")

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"flag"
+
+	"github.com/batcheval/batcheval/models/dataimport"
 	"net/netip"
 	"strings"
 	"testing"
@@ -87,5 +90,34 @@ func TestEgressPolicy(t *testing.T) {
 	}
 	if _, err := (&Config{Addr: ":1", JudgeAllowLoopback: "yes"}).Egress(sim); err == nil {
 		t.Error("a malformed loopback setting was accepted")
+	}
+}
+
+// TestMaxUploadRows: the upload row cap defaults to the importer's and can
+// be raised by environment or flag (the flag wins), so a team can accept a
+// million-row file.
+func TestMaxUploadRows(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		args []string
+		want int
+	}{
+		{"", nil, dataimport.DefaultMaxRows},
+		{"1000000", nil, 1000000},
+		{"1000000", []string{"--max-upload-rows", "250000"}, 250000},
+	} {
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		c := bindConfig(fs, func(k string) string {
+			if k == "BATCHEVAL_MAX_UPLOAD_ROWS" {
+				return tc.env
+			}
+			return ""
+		}, true, true)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if c.MaxUploadRows != tc.want {
+			t.Errorf("env %q args %v: MaxUploadRows = %d, want %d", tc.env, tc.args, c.MaxUploadRows, tc.want)
+		}
 	}
 }

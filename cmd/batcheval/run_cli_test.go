@@ -197,7 +197,7 @@ func TestRunSortKey(t *testing.T) {
 // TestCommandHelpListsItsOwnFlags: each subcommand's --help lists the
 // flags that apply to it and none of the others'.
 func TestCommandHelpListsItsOwnFlags(t *testing.T) {
-	serverOnly := []string{"-addr", "-max-upload-mb", "-seed-demo", "-max-runs", "-sim-latency", "-prices"}
+	serverOnly := []string{"-addr", "-max-upload-mb", "-max-upload-rows", "-seed-demo", "-max-runs", "-sim-latency", "-prices"}
 	cases := []struct {
 		cmd       string
 		want, not []string
