@@ -24,20 +24,9 @@ func alignBrowser(t *testing.T) (context.Context, string) {
 // versions page lists the runs with their versions.
 func TestBrowserAlignJudge(t *testing.T) {
 	ctx, base := alignBrowser(t)
-	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-	}
-	eval := func(js string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
-		if err != nil {
-			t.Fatalf("%s: %v", js, err)
-		}
-		return s
-	}
+	b := browserSteps{t, ctx}
+	step := b.do
+	eval := b.eval
 	// waitFor reloads the current page until the selector is on it (the
 	// runs finish in the background).
 	waitFor := func(name, sel string) {

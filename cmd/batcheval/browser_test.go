@@ -41,12 +41,18 @@ func chromiumPath(t *testing.T) string {
 // and returns its URL.
 func startServer(t *testing.T) string {
 	t.Helper()
+	return startServerAt(t, filepath.Join(t.TempDir(), "b.db"))
+}
+
+// startServerAt is startServer on a database file the test knows, so it
+// can also open the database (to put a run in a given state).
+func startServerAt(t *testing.T, dbPath string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
-	dir := t.TempDir()
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "b.db"), "--log-level", "warn"},
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", dbPath, "--log-level", "warn"},
 			func(string) string { return "" }, pw, io.Discard)
 		pw.Close()
 	}()

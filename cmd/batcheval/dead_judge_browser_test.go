@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,47 +11,6 @@ import (
 
 	"github.com/batcheval/batcheval/models"
 )
-
-// startServerAt is startServer with the database file known to the test,
-// so it can put a run into the state a dead judge leaves. Kept local and
-// small so the shared browser harness can replace it.
-func startServerAt(t *testing.T, dbPath string) string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", dbPath, "--log-level", "warn"},
-			func(string) string { return "" }, pw, io.Discard)
-		pw.Close()
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Error("server did not stop within 30s")
-		}
-	})
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			if _, u, ok := strings.Cut(sc.Text(), "running at "); ok {
-				urls <- u
-			}
-		}
-	}()
-	select {
-	case u := <-urls:
-		return u
-	case err := <-done:
-		t.Fatalf("server exited: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("server did not start within 30s")
-	}
-	return ""
-}
 
 // TestBrowserDeadJudgeRunPage: a run whose judge could not be reached
 // names the cause on its page, counts its scores as "no answer" (not as
@@ -70,12 +27,8 @@ func TestBrowserDeadJudgeRunPage(t *testing.T) {
 	defer cancelCtx()
 	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancelT()
-	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-	}
+	b := browserSteps{t, ctx}
+	step := b.do
 	text := func(sel chromedp.CSS) string {
 		t.Helper()
 		s, err := chromedp.Run(ctx, chromedp.Text(sel))

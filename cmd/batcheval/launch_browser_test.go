@@ -24,20 +24,9 @@ func launchBrowser(t *testing.T) (context.Context, string) {
 // shown.
 func TestBrowserLaunchFormChoices(t *testing.T) {
 	ctx, base := launchBrowser(t)
-	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-	}
-	eval := func(js string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
-		if err != nil {
-			t.Fatalf("%s: %v", js, err)
-		}
-		return s
-	}
+	b := browserSteps{t, ctx}
+	step := b.do
+	eval := b.eval
 	selectedText := `(s => s.options[s.selectedIndex].textContent.trim())(document.getElementById("dataset"))`
 
 	// A one-round run, then a noisy copy of its data.

@@ -30,20 +30,9 @@ func TestBrowserReviewQueue(t *testing.T) {
 	base, ctx, closeBrowser := reviewBrowser(t)
 	defer closeBrowser()
 
-	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-	}
-	eval := func(js string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
-		if err != nil {
-			t.Fatalf("%s: %v", js, err)
-		}
-		return s
-	}
+	b := browserSteps{t, ctx}
+	step := b.do
+	eval := b.eval
 	// newPage runs an action that loads another page (a form post and its
 	// redirect, a link) and waits until that page has loaded.
 	newPage := func(name string, action chromedp.Action[chromedp.Void]) {
