@@ -290,13 +290,20 @@ func HumanKey(crit evaluator.Criterion) string {
 // rows (a dataset re-imported from an export holds its browser ratings as
 // imported annotators' columns).
 func importedAnnotators(crit evaluator.Criterion, rows []DatasetRow) []string {
-	if len(crit.AnnotatorColumns) > 0 {
-		return crit.AnnotatorColumns
+	return AnnotatorColumns(crit.HumanColumn, crit.AnnotatorColumns, rows)
+}
+
+// AnnotatorColumns finds the per-annotator rating keys of a criterion: the
+// explicit list when there is one, otherwise every "<human>@<annotator>"
+// key the rows carry, sorted.
+func AnnotatorColumns(human string, explicit []string, rows []DatasetRow) []string {
+	if len(explicit) > 0 {
+		return explicit
 	}
-	if crit.HumanColumn == "" {
+	if human == "" {
 		return nil
 	}
-	prefix := crit.HumanColumn + "@"
+	prefix := human + "@"
 	seen := map[string]bool{}
 	for _, r := range rows {
 		for k := range r.Ratings {

@@ -2,8 +2,6 @@ package report
 
 import (
 	"math"
-	"sort"
-	"strings"
 
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
@@ -23,29 +21,10 @@ type Ceiling struct {
 	Reading string
 }
 
-// annotatorColumns finds the per-annotator rating keys of a criterion.
+// annotatorColumns finds the per-annotator rating keys of a criterion
+// (models.AnnotatorColumns).
 func annotatorColumns(human string, explicit []string, rows []models.DatasetRow) []string {
-	if len(explicit) > 0 {
-		return explicit
-	}
-	if human == "" {
-		return nil
-	}
-	seen := map[string]bool{}
-	prefix := human + "@"
-	for _, r := range rows {
-		for k := range r.Ratings {
-			if strings.HasPrefix(k, prefix) {
-				seen[k] = true
-			}
-		}
-	}
-	keys := make([]string, 0, len(seen))
-	for k := range seen {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return models.AnnotatorColumns(human, explicit, rows)
 }
 
 // ceilingOf computes the human ceiling, nil when fewer than two annotators.
