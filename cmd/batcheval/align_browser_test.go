@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -28,19 +27,11 @@ func TestBrowserAlignJudge(t *testing.T) {
 	step := b.do
 	eval := b.eval
 	// waitFor reloads the current page until the selector is on it (the
-	// runs finish in the background).
+	// runs finish in the background; the page may also reload itself, so a
+	// failed reload is not an error here).
 	waitFor := func(name, sel string) {
 		t.Helper()
-		for i := 0; ; i++ {
-			if eval(`document.querySelector('`+sel+`') ? "yes" : ""`) == "yes" {
-				return
-			}
-			if i > 120 {
-				t.Fatalf("%s: %s never appeared", name, sel)
-			}
-			time.Sleep(500 * time.Millisecond)
-			step(name+": reload", chromedp.Reload())
-		}
+		b.waitFor(name, `!!document.querySelector('`+sel+`')`)
 	}
 
 	step("launch", chromedp.Navigate(base+"/projects/1/runs/new"),
