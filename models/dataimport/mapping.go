@@ -191,7 +191,10 @@ func (a *Applier) Add(rec Record) Row {
 			a.probs.add(ParseError{Line: rec.Line, Item: a.item, Column: a.m.IDColumn, Msg: fmt.Sprintf(
 				"the id %q is also used on %s %d: ids must be unique", id, lineWord(a.item), first)})
 		} else if !dup {
-			a.firstLine[id] = rec.Line
+			// A CSV record's fields share one string: keeping the id as
+			// it is would keep the whole record alive, so an import would
+			// hold the file in memory after all.
+			a.firstLine[strings.Clone(id)] = rec.Line
 		}
 	}
 	for _, c := range a.fieldCols {
