@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -148,6 +149,51 @@ func BenchmarkLargeRun(b *testing.B) {
 		b.ReportMetric(large.page.Seconds()/small.page.Seconds(), "report-time-ratio")
 		b.ReportMetric(large.firstCSVByte.Seconds()/small.firstCSVByte.Seconds(), "csv-first-byte-ratio")
 		b.ReportMetric(float64(large.peak)/float64(max(1, small.peak)), "peak-heap-ratio")
+	}
+}
+
+// BenchmarkStoreStats times report.StoreStats (what the runner does when a
+// run finishes: every statistic of both criteria computed from nothing
+// stored, then stored) on synthesized runs of 1,000, 10,000 and 100,000
+// samples (and 1,000,000 with REPORT_BENCH_MILLION=1), and a results page's
+// report built from the stored figures, each reported as a ratio to the
+// 1,000-sample run. Synthesizing the runs is not timed.
+func BenchmarkStoreStats(b *testing.B) {
+	sizes := []int{1_000, 10_000, 100_000}
+	if os.Getenv("REPORT_BENCH_MILLION") == "1" {
+		sizes = append(sizes, 1_000_000)
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		store := make([]time.Duration, len(sizes))
+		page := make([]time.Duration, len(sizes))
+		for i, n := range sizes {
+			b.StopTimer()
+			db := benchDB(b, b.TempDir())
+			wsID, runID := synthRun(b, db, n)
+			b.StartTimer()
+			started := time.Now()
+			if err := StoreStats(ctx, db, wsID, runID); err != nil {
+				b.Fatal(err)
+			}
+			store[i] = time.Since(started)
+			recomputed := 0
+			started = time.Now()
+			if _, err := BuildWith(ctx, db, wsID, runID, Options{Recomputed: func(int) { recomputed++ }}); err != nil {
+				b.Fatal(err)
+			}
+			page[i] = time.Since(started)
+			if recomputed != 0 {
+				b.Fatalf("%d samples: stored statistics were recomputed %d times", n, recomputed)
+			}
+			b.Logf("%d samples: StoreStats %s, report from stored figures %s", n, store[i], page[i])
+		}
+		for i, n := range sizes[1:] {
+			b.ReportMetric(store[i+1].Seconds()/store[0].Seconds(), fmt.Sprintf("store-%dk/1k", n/1000))
+			b.ReportMetric(page[i+1].Seconds()/page[0].Seconds(), fmt.Sprintf("page-%dk/1k", n/1000))
+		}
+		b.ReportMetric(store[len(sizes)-1].Seconds()*1000, "largest-store-ms")
+		b.ReportMetric(page[len(sizes)-1].Seconds()*1000, "largest-page-ms")
 	}
 }
 

@@ -70,6 +70,10 @@ type CriterionReport struct {
 	// dataset has no system column or the criterion no human ratings.
 	SystemColumn string
 	System       map[stats.Method]stats.SystemLevel
+	// Interval says how the 95% intervals of Pearson, Spearman and Kendall
+	// were computed: bootstrap up to stats.AnalyticAbove pairs, Fisher z
+	// above (IntervalLabel puts it in words); empty without human ratings.
+	Interval stats.IntervalMethod
 	// Ceiling is the inter-annotator agreement, when the dataset has
 	// several annotators' ratings; nil otherwise.
 	Ceiling *Ceiling
@@ -273,7 +277,7 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 		fillSystem(&cr, system, rows, stored, pre)
 		if !stored {
 			opt.memo.record(key, hash, criterionStats{Pearson: cr.Pearson, Spearman: cr.Spearman, Kendall: cr.Kendall,
-				SystemColumn: cr.SystemColumn, System: cr.System})
+				SystemColumn: cr.SystemColumn, System: cr.System, Interval: cr.Interval})
 			if opt.Recomputed != nil {
 				opt.Recomputed(ci)
 			}
@@ -309,13 +313,16 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 	cr.MeanBatchBias = math.NaN()
 	if cr.HasHuman && stored {
 		cr.Pearson, cr.Spearman, cr.Kendall = pre.Pearson, pre.Spearman, pre.Kendall
+		cr.Interval = pre.Interval
 	} else if cr.HasHuman {
 		xs, ys, missing := stats.Pairs(finals, humans)
 		for _, m := range []struct {
 			dst *stats.Correlation
 			m   stats.Method
 		}{{&cr.Pearson, stats.MethodPearson}, {&cr.Spearman, stats.MethodSpearman}, {&cr.Kendall, stats.MethodKendall}} {
-			*m.dst = stats.WithBootstrap(m.m, xs, ys, stats.DefaultResamples, bootstrapSeed)
+			// Bootstrap up to stats.AnalyticAbove pairs (unchanged
+			// figures), Fisher z above: the same rule for all three.
+			*m.dst, cr.Interval = stats.CorrelationInterval(m.m, xs, ys, stats.DefaultResamples, bootstrapSeed)
 			m.dst.Missing = missing
 		}
 	}
@@ -559,4 +566,11 @@ func fillSystem(cr *CriterionReport, column string, rows []models.DatasetRow, st
 	for _, m := range stats.Methods() {
 		cr.System[m] = stats.SystemCorrelation(m, xs, ys, systems, stats.DefaultResamples, bootstrapSeed)
 	}
+}
+
+// IntervalLabel says in words how the criterion's correlation intervals
+// were computed, e.g. "bootstrap (1000 resamples)" or "Fisher z (large
+// sample)"; empty when there are none.
+func (cr *CriterionReport) IntervalLabel() string {
+	return cr.Interval.Label(stats.DefaultResamples)
 }

@@ -18,8 +18,9 @@ import (
 
 // statsVersion is part of every input hash: bump it when the way the
 // stored figures are computed changes, and every stored copy is computed
-// again on its next use.
-const statsVersion = "stats-1"
+// again on its next use. stats-2: intervals by size (stats.AnalyticAbove)
+// and their method stored.
+const statsVersion = "stats-2"
 
 // criterionStats are the figures of a criterion worth storing: the
 // correlations with their bootstrap intervals and the system-level
@@ -29,6 +30,8 @@ type criterionStats struct {
 	Pearson, Spearman, Kendall stats.Correlation
 	SystemColumn               string
 	System                     map[stats.Method]stats.SystemLevel
+	// Interval is how the three correlations' intervals were computed.
+	Interval stats.IntervalMethod
 }
 
 // statsKey names stored figures: a criterion under one system column.
@@ -77,6 +80,8 @@ func criterionInputs(cr *CriterionReport, system string, rows []models.DatasetRo
 	h.Write([]byte(statsVersion))
 	writeInt(h, stats.DefaultResamples)
 	writeInt(h, bootstrapSeed)
+	writeInt(h, stats.AnalyticAbove)
+	writeInt(h, stats.SystemNormalAbove)
 	h.Write([]byte(system))
 	h.Write([]byte{0})
 	for i, s := range cr.Samples {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dbtest"
 )
@@ -81,4 +82,56 @@ func exportBytes(t *testing.T, r *Report) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// TestStoredStatsIntervalMethod: a run at or below stats.AnalyticAbove
+// samples gets bootstrap intervals, a larger one Fisher-z intervals and
+// the normal second stage at system level; the method is stored with the
+// figures and served with them, so a page read from storage can say it.
+func TestStoredStatsIntervalMethod(t *testing.T) {
+	cases := []struct {
+		name      string
+		n         int
+		want      stats.IntervalMethod
+		wantLabel string
+		system    stats.IntervalMethod
+	}{
+		{"small run", 300, stats.IntervalBootstrap, "bootstrap (1000 resamples)", stats.IntervalBootstrap},
+		// 8 systems of about 1,125 samples, 49 in 50 scores readable.
+		{"large run", 9_000, stats.IntervalFisherZ, "Fisher z (large sample)", stats.IntervalTwoStageNormal},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dbtest.Each(t, func(t *testing.T, db *models.DB) {
+				ctx := context.Background()
+				wsID, runID := synthRun(t, db, c.n)
+				if err := StoreStats(ctx, db, wsID, runID); err != nil {
+					t.Fatal(err)
+				}
+				recomputed := 0
+				rep, err := BuildWith(ctx, db, wsID, runID, Options{Recomputed: func(int) { recomputed++ }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if recomputed != 0 {
+					t.Fatalf("stored figures recomputed %d times", recomputed)
+				}
+				for _, cr := range rep.Criteria {
+					if cr.Interval != c.want || cr.IntervalLabel() != c.wantLabel {
+						t.Errorf("%s: interval %q (%q), want %q (%q)", cr.Criterion.Name, cr.Interval, cr.IntervalLabel(), c.want, c.wantLabel)
+					}
+					for _, corr := range []stats.Correlation{cr.Pearson, cr.Spearman, cr.Kendall} {
+						if !(corr.CILow < corr.Coef && corr.Coef < corr.CIHigh) {
+							t.Errorf("%s: interval [%v, %v] does not hold %v", cr.Criterion.Name, corr.CILow, corr.CIHigh, corr.Coef)
+						}
+					}
+					for m, sl := range cr.System {
+						if sl.Interval != c.system {
+							t.Errorf("%s %s: system-level interval %q, want %q", cr.Criterion.Name, m, sl.Interval, c.system)
+						}
+					}
+				}
+			})
+		})
+	}
 }

@@ -1,7 +1,9 @@
 package stats
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -92,4 +94,91 @@ func mergeCount(v, buf []float64) float64 {
 	copy(buf[k:], v[j:n])
 	copy(v, buf[:n])
 	return swaps
+}
+
+// kendallSE is the large-sample standard error of tau-b on finite xs and
+// ys, from tau's U-statistic form: each sample i gets c_i, the mean over
+// the other samples of sign(x_i−x_j)·sign(y_i−y_j) (counted in O(n log n)
+// with a Fenwick tree over y's ranks, x's ties handled a tied group at a
+// time); tau-a is the mean of the c_i and its variance about 4·var(c)/n
+// (Hoeffding). tau-b is tau-a scaled by n0/√((n0−n1)(n0−n2)), the tie
+// counts taken as fixed, and so is its error. Unlike the
+// Fieller–Hartley–Pearson error √(0.437/(n−4)), which assumes continuous
+// scores, it stays right when ratings on a 1–5 scale are mostly ties
+// (there FHP is about a quarter too narrow). NaN when n < 3 or either
+// series is constant.
+func kendallSE(xs, ys []float64) float64 {
+	n := len(xs)
+	if n < minPairs || isConstant(xs) || isConstant(ys) {
+		return math.NaN()
+	}
+	// Ranks of y among its distinct values, 1-based for the tree.
+	uy := slices.Sorted(slices.Values(ys))
+	uy = slices.Compact(uy)
+	ry := make([]int, n)
+	for i, v := range ys {
+		r, _ := slices.BinarySearch(uy, v)
+		ry[i] = r + 1
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(xs[a], xs[b]) })
+	s := make([]float64, n) // concordant minus discordant, per sample
+	tree := make([]int, len(uy)+1)
+	add := func(r int) {
+		for ; r < len(tree); r += r & -r {
+			tree[r]++
+		}
+	}
+	below := func(r int) (c int) { // how many inserted have rank <= r
+		for ; r > 0; r -= r & -r {
+			c += tree[r]
+		}
+		return c
+	}
+	// sweep visits the tied-x groups in the order given: every sample is
+	// compared with the samples of earlier groups (sign is +1 when earlier
+	// groups have smaller x), then its group is inserted.
+	sweep := func(groups [][]int, sign float64) {
+		clear(tree)
+		inserted := 0
+		for _, g := range groups {
+			for _, i := range g {
+				less := below(ry[i] - 1)
+				greater := inserted - below(ry[i])
+				s[i] += sign * float64(less-greater)
+			}
+			for _, i := range g {
+				add(ry[i])
+			}
+			inserted += len(g)
+		}
+	}
+	var groups [][]int
+	for a := 0; a < n; {
+		b := a + 1
+		for b < n && xs[order[b]] == xs[order[a]] {
+			b++
+		}
+		groups = append(groups, order[a:b])
+		a = b
+	}
+	sweep(groups, 1)
+	slices.Reverse(groups)
+	sweep(groups, -1)
+	var mean, m2 float64
+	for i, v := range s {
+		c := v / float64(n-1)
+		d := c - mean
+		mean += d / float64(i+1)
+		m2 += d * (c - mean)
+	}
+	varC := m2 / float64(n-1)
+	seA := 2 * math.Sqrt(varC/float64(n))
+	pairs := func(t float64) float64 { return t * (t - 1) / 2 }
+	n0 := pairs(float64(n))
+	tx, ty := tieSums(xs), tieSums(ys)
+	return seA * n0 / math.Sqrt((n0-tx.pairs)*(n0-ty.pairs))
 }

@@ -27,6 +27,9 @@ type SystemLevel struct {
 	// CILow and CIHigh bound the 95% two-stage bootstrap interval (see
 	// SystemCorrelation); NaN when it could not be computed.
 	CILow, CIHigh float64
+	// Interval says how CILow and CIHigh were computed: IntervalBootstrap,
+	// or IntervalTwoStageNormal for large runs; empty when they were not.
+	Interval IntervalMethod
 	// Systems is the number of systems with at least one complete sample;
 	// N the number of complete samples in them.
 	Systems, N int
@@ -46,8 +49,26 @@ type SystemLevel struct {
 // with an undefined coefficient (say, the same system drawn every time)
 // are skipped. The same seed gives the same interval; systems are visited
 // by name and samples in canonical order, so the order of the input does
-// not matter. It panics if the slices differ in length.
+// not matter.
+//
+// Large runs: when more than AnalyticAbove samples are complete, the second
+// stage of a system with more than SystemNormalAbove samples does not draw
+// them one by one (which would cost resamples × n draws: a billion for a
+// million samples): it draws the pair of resampled means from their
+// bivariate normal approximation, centred on the system's means with the
+// plug-in covariance divided by its sample count, which is what the mean of
+// that many draws with replacement tends to (central limit theorem). The
+// first stage (which systems are drawn) is unchanged, and it is the one
+// that dominates the interval when systems have many samples. Interval is
+// then IntervalTwoStageNormal; at or below AnalyticAbove samples nothing
+// changes. It panics if the slices differ in length.
 func SystemCorrelation(m Method, x, y []float64, systems []string, resamples int, seed uint64) SystemLevel {
+	return systemCorrelation(m, x, y, systems, resamples, seed, true)
+}
+
+// systemCorrelation is SystemCorrelation; with approximate false it keeps
+// the exact second stage at any size (the test's reference).
+func systemCorrelation(m Method, x, y []float64, systems []string, resamples int, seed uint64, approximate bool) SystemLevel {
 	mustSameLen(len(x), len(y))
 	mustSameLen(len(x), len(systems))
 	out := SystemLevel{Coef: math.NaN(), P: math.NaN(), CILow: math.NaN(), CIHigh: math.NaN()}
@@ -87,11 +108,27 @@ func SystemCorrelation(m Method, x, y []float64, systems []string, resamples int
 	}
 	rng := rand.New(rand.NewPCG(seed, systemStream))
 	k := len(groups)
+	// normal[i] is set for the groups whose second stage is approximated.
+	normal := make([]*meanDraw, k)
+	out.Interval = IntervalBootstrap
+	if approximate && out.N > AnalyticAbove {
+		for i, g := range groups {
+			if len(g.xs) > SystemNormalAbove {
+				normal[i] = newMeanDraw(g.xs, g.ys)
+				out.Interval = IntervalTwoStageNormal
+			}
+		}
+	}
 	bx, by := make([]float64, k), make([]float64, k)
 	coefs := make([]float64, 0, resamples)
 	for range resamples {
 		for i := range k {
-			g := groups[rng.IntN(k)]
+			pick := rng.IntN(k)
+			if d := normal[pick]; d != nil {
+				bx[i], by[i] = d.draw(rng)
+				continue
+			}
+			g := groups[pick]
 			n := len(g.xs)
 			var sx, sy float64
 			for range n {
@@ -106,9 +143,47 @@ func SystemCorrelation(m Method, x, y []float64, systems []string, resamples int
 		}
 	}
 	if len(coefs) == 0 {
+		out.Interval = ""
 		return out
 	}
 	slices.Sort(coefs)
 	out.CILow, out.CIHigh = quantile(coefs, 0.025), quantile(coefs, 0.975)
 	return out
+}
+
+// SystemNormalAbove is the sample count above which a system's second
+// bootstrap stage is drawn from the normal approximation in large runs
+// (see SystemCorrelation).
+const SystemNormalAbove = 1000
+
+// meanDraw draws the means of a bootstrap resample of one system's pairs
+// from their bivariate normal approximation.
+type meanDraw struct {
+	mx, my        float64
+	l11, l21, l22 float64 // Cholesky factor of the means' covariance
+}
+
+func newMeanDraw(xs, ys []float64) *meanDraw {
+	n := float64(len(xs))
+	d := &meanDraw{mx: orderFreeSum(xs) / n, my: orderFreeSum(ys) / n}
+	var sxx, syy, sxy float64
+	for i := range xs {
+		dx, dy := xs[i]-d.mx, ys[i]-d.my
+		sxx += dx * dx
+		syy += dy * dy
+		sxy += dx * dy
+	}
+	// Variance of a resample mean: the plug-in (divide by n) variance over n.
+	a, b, c := sxx/n/n, sxy/n/n, syy/n/n
+	d.l11 = math.Sqrt(a)
+	if d.l11 > 0 {
+		d.l21 = b / d.l11
+	}
+	d.l22 = math.Sqrt(math.Max(0, c-d.l21*d.l21))
+	return d
+}
+
+func (d *meanDraw) draw(rng *rand.Rand) (float64, float64) {
+	z1, z2 := rng.NormFloat64(), rng.NormFloat64()
+	return d.mx + d.l11*z1, d.my + d.l21*z1 + d.l22*z2
 }

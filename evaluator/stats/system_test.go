@@ -1,7 +1,9 @@
 package stats
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -70,5 +72,66 @@ func TestSystemCorrelationUndefined(t *testing.T) {
 				t.Errorf("%s/%s: %+v, want every figure NaN", tc.name, m, c)
 			}
 		}
+	}
+}
+
+// TestSystemCorrelationLargeRuns checks the large-run rule of the
+// system-level interval: at or below AnalyticAbove samples, or with small
+// systems, the two-stage bootstrap is unchanged bit for bit; above it,
+// large systems' second stage drawn from the normal approximation gives an
+// interval close to the exact two-stage bootstrap's.
+func TestSystemCorrelationLargeRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	// synth gives each of k systems per samples with its own quality
+	// offset, judge and human scores on 1–5 with noise.
+	synth := func(k, per int) (xs, ys []float64, systems []string) {
+		for s := range k {
+			q := rng.NormFloat64() * 0.04
+			for range per {
+				a := q + rng.NormFloat64()
+				xs = append(xs, math.Max(1, math.Min(5, math.Round(3+a))))
+				ys = append(ys, math.Max(1, math.Min(5, math.Round(3+0.6*a+0.8*rng.NormFloat64()))))
+				systems = append(systems, fmt.Sprintf("sys%02d", s))
+			}
+		}
+		return
+	}
+	cases := []struct {
+		name   string
+		k, per int
+		want   IntervalMethod
+	}{
+		{"small run", 8, 300, IntervalBootstrap},
+		{"at the threshold", 5, AnalyticAbove / 5, IntervalBootstrap},
+		{"large run of small systems", 60, 100, IntervalBootstrap},
+		{"large run of large systems", 8, 2500, IntervalTwoStageNormal},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			xs, ys, systems := synth(c.k, c.per)
+			for _, m := range Methods() {
+				got := SystemCorrelation(m, xs, ys, systems, 2000, 3)
+				exact := systemCorrelation(m, xs, ys, systems, 2000, 3, false)
+				if got.Interval != c.want {
+					t.Fatalf("%s: interval method %q, want %q", m, got.Interval, c.want)
+				}
+				if got.Coef != exact.Coef {
+					t.Errorf("%s: coefficient %v, exact %v", m, got.Coef, exact.Coef)
+				}
+				if c.want == IntervalBootstrap {
+					if math.Float64bits(got.CILow) != math.Float64bits(exact.CILow) || math.Float64bits(got.CIHigh) != math.Float64bits(exact.CIHigh) {
+						t.Errorf("%s: [%v, %v], want the exact [%v, %v]", m, got.CILow, got.CIHigh, exact.CILow, exact.CIHigh)
+					}
+					continue
+				}
+				// Both are Monte Carlo with 2000 resamples of 8 systems, so
+				// the percentiles wobble; they must agree to within that.
+				const tol = 0.06
+				if math.Abs(got.CILow-exact.CILow) > tol || math.Abs(got.CIHigh-exact.CIHigh) > tol {
+					t.Errorf("%s: normal second stage [%v, %v], exact [%v, %v]", m, got.CILow, got.CIHigh, exact.CILow, exact.CIHigh)
+				}
+				t.Logf("%s: r=%.3f normal [%.3f, %.3f], exact [%.3f, %.3f]", m, got.Coef, got.CILow, got.CIHigh, exact.CILow, exact.CIHigh)
+			}
+		})
 	}
 }

@@ -1,0 +1,125 @@
+package stats
+
+import (
+	"math"
+	"strconv"
+)
+
+// AnalyticAbove is the number of complete pairs above which a correlation's
+// 95% interval is computed analytically instead of by bootstrap (see
+// CorrelationInterval). At that size the sampling distribution of each
+// coefficient is close to normal on Fisher's z scale, the analytic
+// interval agrees with the bootstrap to about ±0.005 (tested at 3,000
+// pairs), and 1000 resamples of Spearman's or Kendall's coefficient would
+// cost a thousand O(n log n) sorts for no gain in accuracy. At or below it
+// the bootstrap is kept, so intervals of existing runs do not change.
+const AnalyticAbove = 5000
+
+// IntervalMethod says how a 95% interval was computed. It is stored with
+// the figures so a page or an export can say it.
+type IntervalMethod string
+
+const (
+	// IntervalBootstrap is the percentile bootstrap (DefaultResamples
+	// resamples).
+	IntervalBootstrap IntervalMethod = "bootstrap"
+	// IntervalFisherZ is the large-sample interval on Fisher's z scale.
+	IntervalFisherZ IntervalMethod = "fisher-z"
+	// IntervalTwoStageNormal is the system-level two-stage bootstrap whose
+	// second stage draws each large system's mean from its normal
+	// approximation (see SystemCorrelation).
+	IntervalTwoStageNormal IntervalMethod = "two-stage-normal"
+)
+
+// Label is the interval method in words, for pages and exports.
+func (im IntervalMethod) Label(resamples int) string {
+	switch im {
+	case IntervalFisherZ:
+		return "Fisher z (large sample)"
+	case IntervalTwoStageNormal:
+		return "two-stage bootstrap, normal within large systems"
+	case IntervalBootstrap:
+		return "bootstrap (" + strconv.Itoa(resamples) + " resamples)"
+	}
+	return ""
+}
+
+// FisherInterval is the large-sample 95% interval of coefficient r on n
+// pairs: tanh(atanh(r) ± 1.96·se) with the standard error on the z scale
+// each coefficient calls for:
+//   - Pearson: 1/√(n−3) (Fisher);
+//   - Spearman: √((1 + r²/2)/(n−3)) (Bonett and Wright, 2000);
+//   - Kendall: √(0.437/(n−4)) (Fieller, Hartley and Pearson, 1957).
+//
+// It returns NaN bounds when r is NaN, n is too small for the standard
+// error, or the method is unknown; r = ±1 gives the degenerate interval
+// [r, r].
+func FisherInterval(m Method, r float64, n int) (lo, hi float64) {
+	nan := math.NaN()
+	if math.IsNaN(r) {
+		return nan, nan
+	}
+	var se float64
+	switch m {
+	case MethodPearson:
+		if n <= 3 {
+			return nan, nan
+		}
+		se = 1 / math.Sqrt(float64(n-3))
+	case MethodSpearman:
+		if n <= 3 {
+			return nan, nan
+		}
+		se = math.Sqrt((1 + r*r/2) / float64(n-3))
+	case MethodKendall:
+		if n <= 4 {
+			return nan, nan
+		}
+		se = math.Sqrt(0.437 / float64(n-4))
+	default:
+		return nan, nan
+	}
+	return fisherBounds(r, se)
+}
+
+// CorrelationInterval is Correlate plus a 95% interval, chosen by size:
+// the bootstrap of WithBootstrap (byte for byte) up to AnalyticAbove
+// complete pairs, an interval on Fisher's z scale above: FisherInterval
+// for Pearson and Spearman; for Kendall the z-scale error is tau's
+// U-statistic standard error (kendallSE) over 1−tau², because the
+// Fieller–Hartley–Pearson error of FisherInterval assumes untied scores
+// and is about a quarter too narrow on 1–5 ratings. The second result
+// names the method used.
+func CorrelationInterval(m Method, x, y []float64, resamples int, seed uint64) (Correlation, IntervalMethod) {
+	n := 0
+	for i := range x {
+		if finite(x[i]) && finite(y[i]) {
+			n++
+		}
+	}
+	if n <= AnalyticAbove {
+		return WithBootstrap(m, x, y, resamples, seed), IntervalBootstrap
+	}
+	c := Correlate(m, x, y)
+	if m == MethodKendall && !math.IsNaN(c.Coef) {
+		xs, ys, _ := finitePairs(x, y)
+		xs, ys = canonicalPairs(xs, ys)
+		c.CILow, c.CIHigh = fisherBounds(c.Coef, kendallSE(xs, ys)/(1-c.Coef*c.Coef))
+		return c, IntervalFisherZ
+	}
+	c.CILow, c.CIHigh = FisherInterval(m, c.Coef, c.N)
+	return c, IntervalFisherZ
+}
+
+// fisherBounds is tanh(atanh(r) ± 1.96·se) for se on the z scale; [r, r]
+// for r = ±1 and NaN bounds when se is not finite.
+func fisherBounds(r, se float64) (lo, hi float64) {
+	if r >= 1 || r <= -1 {
+		return r, r
+	}
+	if !finite(se) {
+		return math.NaN(), math.NaN()
+	}
+	z := math.Atanh(r)
+	return math.Tanh(z - z975*se), math.Tanh(z + z975*se)
+}
