@@ -391,6 +391,9 @@ type APIRun struct {
 	BatchesFailed  int                      `json:"batches_failed"`
 	MissingScores  int                      `json:"missing_scores"`
 	Calls          int                      `json:"calls"`
+	// CachedCalls are the calls answered from the judge answer cache (no
+	// request sent, no cost), counted within Calls.
+	CachedCalls int `json:"cached_calls"`
 	// RubricVersion is the version of the stored rubric the run used (nil
 	// when none was recorded); LabelledExamples counts the labelled
 	// examples its criteria showed the judge in every prompt.
@@ -410,8 +413,8 @@ func apiRun(r models.Run) APIRun {
 		Status: r.Status, Finished: r.Finished(), Simulated: r.Simulated, Error: r.Error, Settings: r.Settings,
 		MethodSettings: r.MethodSettings, Criteria: []string{}, Judge: r.JudgeSnapshot, BatchesTotal: r.BatchesTotal,
 		BatchesDone: r.BatchesDone, BatchesFailed: r.BatchesFailed, MissingScores: r.MissingScores, Calls: r.Calls,
-		RubricVersion: r.RubricVersion,
-		PromptTokens:  r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: r.CostUSD, CreatedAt: r.CreatedAt,
+		CachedCalls: r.CachedCalls, RubricVersion: r.RubricVersion,
+		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: r.CostUSD, CreatedAt: r.CreatedAt,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
 	if out.Method == "" {
 		out.Method = models.MethodBatchEval

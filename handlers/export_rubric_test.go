@@ -95,3 +95,54 @@ func TestRunsStateRubricVersionAndExamples(t *testing.T) {
 		}
 	})
 }
+
+// TestAPIRunCachedCalls: the API's run object, alone and in the runs list,
+// says how many of its calls the judge answer cache answered; 0 when none.
+func TestAPIRunCachedCalls(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.ratedDataset("cached", 9)
+		owner := env.createUser(env.ws.ID, "ow@a.test", models.RoleOwner)
+		_, token := env.apiToken(env.ws.ID, owner.ID)
+		api := newAPIClient(t, env)
+		for _, tc := range []struct {
+			name          string
+			calls, cached int
+		}{
+			{"nothing cached", 4, 0},
+			{"some cached", 7, 5},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				run := env.storedRun(d, tc.name, d.human, func(r *models.Run) { r.Calls, r.CachedCalls = tc.calls, tc.cached })
+				stored, err := env.db.GetRun(t.Context(), run.ID)
+				if err != nil || stored.CachedCalls != tc.cached {
+					t.Fatalf("stored run: cached_calls %d, %v; the fixture did not store %d", stored.CachedCalls, err, tc.cached)
+				}
+				rec := api.get(fmt.Sprintf("/api/v1/runs/%d", run.ID), token)
+				var raw map[string]any
+				if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &raw) != nil {
+					t.Fatalf("GET run: %d %s", rec.Code, rec.Body)
+				}
+				if v, ok := raw["cached_calls"]; !ok || v != float64(tc.cached) {
+					t.Errorf("API run's cached_calls = %v (present %v), want %d", v, ok, tc.cached)
+				}
+				rec = api.get("/api/v1/runs", token)
+				var page Page[APIRun]
+				if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &page) != nil {
+					t.Fatalf("GET runs: %d %s", rec.Code, rec.Body)
+				}
+				found := false
+				for _, r := range page.Items {
+					if r.ID == run.ID {
+						found = true
+						if r.CachedCalls != tc.cached {
+							t.Errorf("runs list: cached_calls %d, want %d", r.CachedCalls, tc.cached)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("run %d not in the runs list", run.ID)
+				}
+			})
+		}
+	})
+}
