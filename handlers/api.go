@@ -368,35 +368,43 @@ func (l APILaunch) formValues() url.Values {
 
 // APIRun is a run's status and settings.
 type APIRun struct {
-	ID               int64                    `json:"id"`
-	ProjectID        int64                    `json:"project_id"`
-	DatasetID        int64                    `json:"dataset_id"`
-	RubricID         *int64                   `json:"rubric_id"`
-	JudgeID          *int64                   `json:"judge_id"`
-	ExperimentID     *int64                   `json:"experiment_id"`
-	ParentRunID      *int64                   `json:"parent_run_id"`
-	Variant          string                   `json:"variant"`
-	Name             string                   `json:"name"`
-	Method           string                   `json:"method"`
-	Status           string                   `json:"status"`
-	Finished         bool                     `json:"finished"`
-	Simulated        bool                     `json:"simulated_judge"`
-	Error            string                   `json:"error"`
-	Settings         evaluator.Settings       `json:"settings"`
-	MethodSettings   evaluator.MethodSettings `json:"method_settings"`
-	Criteria         []string                 `json:"criteria"`
-	Judge            models.JudgeSnapshot     `json:"judge"`
-	BatchesTotal     int                      `json:"batches_total"`
-	BatchesDone      int                      `json:"batches_done"`
-	BatchesFailed    int                      `json:"batches_failed"`
-	MissingScores    int                      `json:"missing_scores"`
-	Calls            int                      `json:"calls"`
-	PromptTokens     int                      `json:"prompt_tokens"`
-	CompletionTokens int                      `json:"completion_tokens"`
-	CostUSD          *float64                 `json:"cost_usd"`
-	CreatedAt        time.Time                `json:"created_at"`
-	StartedAt        *time.Time               `json:"started_at"`
-	FinishedAt       *time.Time               `json:"finished_at"`
+	ID             int64                    `json:"id"`
+	ProjectID      int64                    `json:"project_id"`
+	DatasetID      int64                    `json:"dataset_id"`
+	RubricID       *int64                   `json:"rubric_id"`
+	JudgeID        *int64                   `json:"judge_id"`
+	ExperimentID   *int64                   `json:"experiment_id"`
+	ParentRunID    *int64                   `json:"parent_run_id"`
+	Variant        string                   `json:"variant"`
+	Name           string                   `json:"name"`
+	Method         string                   `json:"method"`
+	Status         string                   `json:"status"`
+	Finished       bool                     `json:"finished"`
+	Simulated      bool                     `json:"simulated_judge"`
+	Error          string                   `json:"error"`
+	Settings       evaluator.Settings       `json:"settings"`
+	MethodSettings evaluator.MethodSettings `json:"method_settings"`
+	Criteria       []string                 `json:"criteria"`
+	Judge          models.JudgeSnapshot     `json:"judge"`
+	BatchesTotal   int                      `json:"batches_total"`
+	BatchesDone    int                      `json:"batches_done"`
+	BatchesFailed  int                      `json:"batches_failed"`
+	MissingScores  int                      `json:"missing_scores"`
+	Calls          int                      `json:"calls"`
+	// CachedCalls are the calls answered from the judge answer cache (no
+	// request sent, no cost), counted within Calls.
+	CachedCalls int `json:"cached_calls"`
+	// RubricVersion is the version of the stored rubric the run used (nil
+	// when none was recorded); LabelledExamples counts the labelled
+	// examples its criteria showed the judge in every prompt.
+	RubricVersion    *int       `json:"rubric_version"`
+	LabelledExamples int        `json:"labelled_examples"`
+	PromptTokens     int        `json:"prompt_tokens"`
+	CompletionTokens int        `json:"completion_tokens"`
+	CostUSD          *float64   `json:"cost_usd"`
+	CreatedAt        time.Time  `json:"created_at"`
+	StartedAt        *time.Time `json:"started_at"`
+	FinishedAt       *time.Time `json:"finished_at"`
 }
 
 func apiRun(r models.Run) APIRun {
@@ -405,6 +413,7 @@ func apiRun(r models.Run) APIRun {
 		Status: r.Status, Finished: r.Finished(), Simulated: r.Simulated, Error: r.Error, Settings: r.Settings,
 		MethodSettings: r.MethodSettings, Criteria: []string{}, Judge: r.JudgeSnapshot, BatchesTotal: r.BatchesTotal,
 		BatchesDone: r.BatchesDone, BatchesFailed: r.BatchesFailed, MissingScores: r.MissingScores, Calls: r.Calls,
+		CachedCalls: r.CachedCalls, RubricVersion: r.RubricVersion,
 		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: r.CostUSD, CreatedAt: r.CreatedAt,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
 	if out.Method == "" {
@@ -412,6 +421,7 @@ func apiRun(r models.Run) APIRun {
 	}
 	for _, c := range r.RubricSnapshot.Criteria {
 		out.Criteria = append(out.Criteria, c.Name)
+		out.LabelledExamples += len(c.Examples)
 	}
 	return out
 }

@@ -415,6 +415,17 @@ func TestAPIEveryEndpointMatchesOpenAPI(t *testing.T) {
 		if rec := a.get(p("/api/v1/runs/%d/export.csv", first), tok); rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/csv") {
 			t.Errorf("CSV export = %d %s", rec.Code, rec.Header().Get("Content-Type"))
 		}
+		// A review of a sample the run judged, and the dataset's reviews.
+		demoRows, err := env.db.ListDatasetRows(context.Background(), d.dataset.ID, 0, 1)
+		if err != nil || len(demoRows) == 0 {
+			t.Fatalf("demo rows: %v", err)
+		}
+		crit := d.rubric.Criteria[0]
+		rv := decode[APIReview](t, a.json(http.MethodPost, p("/api/v1/datasets/%d/reviews", d.dataset.ID), tok,
+			map[string]any{"run_id": first, "criterion": crit.Name, "sample_id": demoRows[0].ExternalID, "rating": crit.Lo, "agree": true}), http.StatusCreated)
+		if rvs := decode[Page[APIReview]](t, a.get(p("/api/v1/datasets/%d/reviews", d.dataset.ID), viewTok), http.StatusOK); len(rvs.Items) != 1 || rvs.Items[0].ID != rv.ID {
+			t.Errorf("reviews = %+v, want the one posted (%d)", rvs.Items, rv.ID)
+		}
 		cmp := decode[APIComparison](t, a.get(p("/api/v1/compare?a=%d&b=%d", first, second), tok), http.StatusOK)
 		if !cmp.SameDataset || cmp.Matched == 0 || len(cmp.Rows) == 0 {
 			t.Errorf("compare = %+v", cmp)

@@ -186,6 +186,8 @@ func (h *Handlers) routes() []route {
 		{post, "/api/v1/projects/:id/uploads", h.apiUpload, Editor},
 		{post, "/api/v1/projects/:id/datasets", h.apiCreateDataset, Editor},
 		{get, "/api/v1/datasets/:id", h.apiGetDataset, Viewer},
+		{get, "/api/v1/datasets/:id/reviews", h.apiListReviews, Viewer},
+		{post, "/api/v1/datasets/:id/reviews", h.apiCreateReview, Editor},
 		{post, "/api/v1/projects/:id/rubrics", h.apiCreateRubric, Editor},
 		{get, "/api/v1/rubrics/:id", h.apiGetRubric, Viewer},
 		{put, "/api/v1/rubrics/:id", h.apiUpdateRubric, Editor},

@@ -111,6 +111,8 @@ var wantAccess = map[string]Access{
 	"POST /api/v1/projects/:id/uploads":     Editor,
 	"POST /api/v1/projects/:id/datasets":    Editor,
 	"GET /api/v1/datasets/:id":              Viewer,
+	"GET /api/v1/datasets/:id/reviews":      Viewer,
+	"POST /api/v1/datasets/:id/reviews":     Editor,
 	"POST /api/v1/projects/:id/rubrics":     Editor,
 	"GET /api/v1/rubrics/:id":               Viewer,
 	"PUT /api/v1/rubrics/:id":               Editor,

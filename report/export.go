@@ -15,6 +15,7 @@ import (
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/excerpt"
 	"github.com/batcheval/batcheval/evaluator/stats"
+	"github.com/batcheval/batcheval/models"
 )
 
 // safeCell defuses spreadsheet formulas: a text cell starting with = + - @
@@ -59,7 +60,7 @@ func HumanNumber(v float64) string {
 
 // csvProvenanceHeader names the CSV's last columns, the same on every
 // line: what produced the scores (see docs/export-schema.md).
-var csvProvenanceHeader = []string{"product version", "method", "judge model", "prompt template version", "seed", "settings", "human rating columns"}
+var csvProvenanceHeader = []string{"product version", "method", "judge model", "prompt template version", "seed", "settings", "human rating columns", "human ratings used", "rubric version", "labelled examples"}
 
 // WriteCSV writes one line per sample: its id and fields, then per
 // criterion the human rating, the final score, each round's score and the
@@ -84,7 +85,8 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	}
 	prov := r.Provenance()
 	provCells := []string{prov.ProductVersion, string(prov.Method), safeCell(prov.JudgeText()), prov.PromptTemplateVersion,
-		strconv.FormatInt(prov.Seed, 10), safeCell(prov.SettingsText()), safeCell(prov.HumanColumnsText())}
+		strconv.FormatInt(prov.Seed, 10), safeCell(prov.SettingsText()), safeCell(prov.HumanColumnsText()), safeCell(prov.HumanSourceText()),
+		rubricVersionCell(prov.RubricVersion), strconv.Itoa(prov.Examples)}
 	head = append(head, csvProvenanceHeader...)
 	if err := cw.Write(head); err != nil {
 		return err
@@ -109,6 +111,15 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// rubricVersionCell writes the rubric version for the CSV; empty when
+// none was recorded.
+func rubricVersionCell(v *int) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.Itoa(*v)
 }
 
 // Samples0Fields returns the field labels of the first sample, for headers.
@@ -186,8 +197,29 @@ type (
 		Judge                 JSONJudge           `json:"judge"`
 		PromptTemplateVersion string              `json:"prompt_template_version"`
 		HumanColumns          []JSONHumanColumns  `json:"human_columns"`
+		HumanRatings          JSONHumanRatings    `json:"human_ratings"`
 		Seed                  int64               `json:"seed"`
 		Variant               string              `json:"variant"`
+		// RubricVersion is the stored rubric's version the run used (null
+		// when none was recorded); LabelledExamples counts the labelled
+		// examples its criteria showed the judge in every prompt.
+		RubricVersion    *int `json:"rubric_version"`
+		LabelledExamples int  `json:"labelled_examples"`
+	}
+	// JSONHumanRatings says which human ratings the figures used: the
+	// imported column, the ratings made in the browser, or both, chosen by
+	// a person at a moment ("Recompute with browser ratings").
+	JSONHumanRatings struct {
+		Source string `json:"source"`
+		Label  string `json:"label"`
+		// BrowserRatings counts the browser reviewers' current ratings
+		// (with a score) read; 0 for the imported column.
+		BrowserRatings int `json:"browser_ratings"`
+		// UptoRatingID is the newest browser rating that may be read; 0
+		// for the imported column.
+		UptoRatingID int64      `json:"upto_rating_id"`
+		AsOf         *time.Time `json:"as_of"`
+		ChosenBy     string     `json:"chosen_by"`
 	}
 	// JSONJudge is the judge that answered.
 	JSONJudge struct {
@@ -401,7 +433,8 @@ func (r *Report) Export() JSONExport {
 func exportProvenance(p Provenance) JSONProvenance {
 	out := JSONProvenance{ProductVersion: p.ProductVersion, Method: string(p.Method), MethodLabel: p.MethodLabel, Settings: p.Settings,
 		Judge: JSONJudge{Model: p.JudgeModel, Simulated: p.SimulatedJudge}, PromptTemplateVersion: p.PromptTemplateVersion,
-		HumanColumns: []JSONHumanColumns{}, Seed: p.Seed, Variant: p.Variant}
+		HumanColumns: []JSONHumanColumns{}, HumanRatings: exportHumanUse(p.HumanUse), Seed: p.Seed, Variant: p.Variant,
+		RubricVersion: p.RubricVersion, LabelledExamples: p.Examples}
 	if ms := p.MethodSettings; ms != nil {
 		out.MethodSettings = &JSONMethodSettings{Samples: ms.Samples, UseLogprobs: ms.UseLogprobs, SampleTemperature: ms.SampleTemperature,
 			LLMEvalScale: string(ms.LLMEvalScale), GEvalSteps: []JSONGEvalSteps{}, CloserLookScoring: string(ms.CloserLookScoring),
@@ -432,6 +465,21 @@ func exportProvenance(p Provenance) JSONProvenance {
 		}
 		jh.AnnotatorColumns = append(jh.AnnotatorColumns, h.AnnotatorColumns...)
 		out.HumanColumns = append(out.HumanColumns, jh)
+	}
+	return out
+}
+
+// exportHumanUse turns which human ratings were used into its JSON shape.
+func exportHumanUse(u HumanUse) JSONHumanRatings {
+	src := u.Source
+	if src == "" {
+		src = models.HumansImported
+	}
+	out := JSONHumanRatings{Source: string(src), Label: src.Label(), BrowserRatings: u.BrowserRatings,
+		UptoRatingID: u.UptoRatingID, ChosenBy: u.ChosenBy}
+	if u.AsOf != nil {
+		t := u.AsOf.UTC()
+		out.AsOf = &t
 	}
 	return out
 }

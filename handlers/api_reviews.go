@@ -1,0 +1,192 @@
+package handlers
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// APIReview is one review of a sample by a reviewer: their rating on the
+// criterion's scale, whether they agree with the judge, and notes. Every
+// submission is kept; a reviewer's current review of a sample is their
+// latest.
+type APIReview struct {
+	ID          int64  `json:"id"`
+	DatasetID   int64  `json:"dataset_id"`
+	Reviewer    string `json:"reviewer"`
+	UserID      *int64 `json:"user_id"`
+	Criterion   string `json:"criterion"`
+	HumanColumn string `json:"human_column"`
+	// SampleID is the sample's id in the dataset; RowID its stored row.
+	SampleID string `json:"sample_id"`
+	RowID    int64  `json:"row_id"`
+	// RunID is the run whose judge was under review; nil when none.
+	RunID *int64 `json:"run_id"`
+	// Rating is nil when the reviewer gave none (a comment only).
+	Rating *float64 `json:"rating"`
+	Lo     float64  `json:"lo"`
+	Hi     float64  `json:"hi"`
+	// Agree: true agrees with the judge's analysis, false disagrees, nil
+	// did not say.
+	Agree     *bool     `json:"agree"`
+	Reason    string    `json:"reason"`
+	Comment   string    `json:"comment"`
+	Tags      []string  `json:"tags"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func apiReview(r models.ReviewRating, sampleID string) APIReview {
+	return APIReview{ID: r.ID, DatasetID: r.DatasetID, Reviewer: r.Reviewer, UserID: r.UserID, Criterion: r.Criterion,
+		HumanColumn: r.HumanColumn, SampleID: sampleID, RowID: r.RowID, RunID: r.RunID, Rating: r.Score, Lo: r.Lo, Hi: r.Hi,
+		Agree: r.Agree, Reason: r.Reason, Comment: r.Comment, Tags: nonNil(r.Tags),
+		// Microseconds: what PostgreSQL keeps, so the answer to a post
+		// and the list show the same time.
+		CreatedAt: r.CreatedAt.UTC().Truncate(time.Microsecond)}
+}
+
+// APIReviewInput is a review posted through the API. The run names the
+// judge under review and gives the criterion its scale; the sample is
+// named by its id in the dataset (sample_id) or its stored row (row_id).
+// The reviewer is the token's account.
+type APIReviewInput struct {
+	RunID     int64    `json:"run_id"`
+	Criterion string   `json:"criterion"`
+	SampleID  string   `json:"sample_id"`
+	RowID     int64    `json:"row_id"`
+	Rating    *float64 `json:"rating"`
+	Agree     *bool    `json:"agree"`
+	Reason    string   `json:"reason"`
+	Comment   string   `json:"comment"`
+	Tags      []string `json:"tags"`
+}
+
+// apiListReviews lists every review of a dataset, all criteria, oldest
+// first, a page at a time; ?criterion= keeps one criterion's.
+func (h *Handlers) apiListReviews(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	ds, err := h.DB.FindDataset(ctx, h.workspaceID(c), id)
+	if err != nil {
+		return err
+	}
+	var all []models.ReviewRating
+	if crit := c.QueryParam("criterion"); crit != "" {
+		all, err = h.DB.ListReviewRatings(ctx, ds.WorkspaceID, ds.ID, crit, 0)
+	} else {
+		all, err = h.DB.ListDatasetReviews(ctx, ds.WorkspaceID, ds.ID)
+	}
+	if err != nil {
+		return err
+	}
+	page, err := paginate(c, all, func(r models.ReviewRating) int64 { return r.ID })
+	if err != nil {
+		return err
+	}
+	// Sample ids of this page's rows only.
+	var rowIDs []int64
+	for _, r := range page.Items {
+		rowIDs = append(rowIDs, r.RowID)
+	}
+	rows := map[int64]models.DatasetRow{}
+	if len(rowIDs) > 0 {
+		if rows, err = h.DB.FindDatasetRows(ctx, ds.ID, rowIDs); err != nil {
+			return err
+		}
+	}
+	out := Page[APIReview]{Items: []APIReview{}, NextCursor: page.NextCursor}
+	for _, r := range page.Items {
+		out.Items = append(out.Items, apiReview(r, rows[r.RowID].ExternalID))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// apiCreateReview stores one review by the token's account, with the
+// same checks as the review form (models.AddReviewRating).
+func (h *Handlers) apiCreateReview(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	ds, err := h.DB.FindDataset(ctx, h.workspaceID(c), id)
+	if err != nil {
+		return err
+	}
+	var in APIReviewInput
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	if in.RunID == 0 {
+		return models.Errorf(models.EInvalid, "run_id names the run whose judge is under review (it gives the criterion its scale)")
+	}
+	run, err := h.DB.FindRun(ctx, ds.WorkspaceID, in.RunID)
+	if err != nil {
+		return err
+	}
+	if run.DatasetID != ds.ID {
+		return models.Errorf(models.EInvalid, "run %d did not judge this dataset", run.ID)
+	}
+	ci := -1
+	for i, cr := range run.RubricSnapshot.Criteria {
+		if cr.Name == in.Criterion {
+			ci = i
+		}
+	}
+	if ci < 0 {
+		return models.Errorf(models.EInvalid, "the run's rubric has no criterion %q", in.Criterion)
+	}
+	crit := run.RubricSnapshot.Criteria[ci]
+	rowID, sampleID, err := h.apiReviewRow(c, ds, in)
+	if err != nil {
+		return err
+	}
+	name, userID, _ := h.reviewer(c)
+	tags := models.ParseReviewTags(strings.Join(in.Tags, ","))
+	r, err := h.DB.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: ds.WorkspaceID, DatasetID: ds.ID, RowID: rowID,
+		Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: name, UserID: userID, RunID: &run.ID, Score: in.Rating,
+		Lo: crit.Lo, Hi: crit.Hi, Agree: in.Agree, Reason: in.Reason, Comment: in.Comment, Tags: tags})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, apiReview(r, sampleID))
+}
+
+// apiReviewRow finds the reviewed sample of the dataset by its sample id
+// or its row id (both must agree when both are given).
+func (h *Handlers) apiReviewRow(c echo.Context, ds models.Dataset, in APIReviewInput) (int64, string, error) {
+	ctx := c.Request().Context()
+	if in.SampleID == "" && in.RowID == 0 {
+		return 0, "", models.Errorf(models.EInvalid, "name the sample: sample_id (its id in the dataset) or row_id")
+	}
+	if in.SampleID == "" {
+		rows, err := h.DB.FindDatasetRows(ctx, ds.ID, []int64{in.RowID})
+		if err != nil {
+			return 0, "", err
+		}
+		row, ok := rows[in.RowID]
+		if !ok {
+			return 0, "", models.Errorf(models.ENotFound, "sample %d is not part of this dataset", in.RowID)
+		}
+		return row.ID, row.ExternalID, nil
+	}
+	rows, err := h.DB.ListDatasetRows(ctx, ds.ID, 0, 0)
+	if err != nil {
+		return 0, "", err
+	}
+	for _, r := range rows {
+		if r.ExternalID == in.SampleID {
+			if in.RowID != 0 && in.RowID != r.ID {
+				return 0, "", models.Errorf(models.EInvalid, "sample_id %q is row %d, not row %d", in.SampleID, r.ID, in.RowID)
+			}
+			return r.ID, r.ExternalID, nil
+		}
+	}
+	return 0, "", models.Errorf(models.ENotFound, "the dataset has no sample %q", in.SampleID)
+}
