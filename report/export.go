@@ -279,13 +279,16 @@ type (
 	}
 	// JSONCriterion is one criterion's statistics and samples.
 	JSONCriterion struct {
-		Name           string            `json:"name"`
-		Lo             float64           `json:"lo"`
-		Hi             float64           `json:"hi"`
-		HumanColumn    string            `json:"human_column,omitempty"`
-		Pearson        jsonCorrelation   `json:"pearson"`
-		Spearman       jsonCorrelation   `json:"spearman"`
-		Kendall        jsonCorrelation   `json:"kendall"`
+		Name        string          `json:"name"`
+		Lo          float64         `json:"lo"`
+		Hi          float64         `json:"hi"`
+		HumanColumn string          `json:"human_column,omitempty"`
+		Pearson     jsonCorrelation `json:"pearson"`
+		Spearman    jsonCorrelation `json:"spearman"`
+		Kendall     jsonCorrelation `json:"kendall"`
+		// IntervalMethod says how ci_low/ci_high were computed: "bootstrap"
+		// (1000 resamples) up to 5,000 pairs, "fisher-z" above.
+		IntervalMethod string            `json:"interval_method,omitempty"`
 		Reading        string            `json:"reading"`
 		Entropy        jsonFloat         `json:"entropy_bits"`
 		MeanBatchBias  jsonFloat         `json:"mean_batch_bias"`
@@ -329,6 +332,9 @@ type (
 		CIHigh  jsonFloat `json:"ci_high"`
 		Systems int       `json:"systems"`
 		N       int       `json:"n"`
+		// IntervalMethod: "bootstrap" (two-stage) or "two-stage-normal"
+		// (large systems' means drawn from their normal approximation).
+		IntervalMethod string `json:"interval_method,omitempty"`
 	}
 	// JSONCeiling is the inter-annotator agreement.
 	JSONCeiling struct {
@@ -389,7 +395,7 @@ func (r *Report) Export() JSONExport {
 			Criteria: []JSONCriterion{}}}
 	for _, c := range r.Criteria {
 		jcr := JSONCriterion{Name: c.Criterion.Name, Lo: c.Criterion.Lo, Hi: c.Criterion.Hi, HumanColumn: c.Criterion.HumanColumn,
-			Pearson: jc(c.Pearson), Spearman: jc(c.Spearman), Kendall: jc(c.Kendall), Reading: c.Reading,
+			Pearson: jc(c.Pearson), Spearman: jc(c.Spearman), Kendall: jc(c.Kendall), IntervalMethod: string(c.Interval), Reading: c.Reading,
 			Entropy: jsonFloat(c.Entropy), MeanBatchBias: jsonFloat(c.MeanBatchBias), Histogram: []JSONBin{},
 			Scored: c.Scored, Unreadable: c.Missing,
 			Decomposition: JSONDecomposition{jsonFloat(c.Decomposition.EnsembleErr), jsonFloat(c.Decomposition.MeanRoundErr),
@@ -407,7 +413,7 @@ func (r *Report) Export() JSONExport {
 		if c.SystemColumn != "" {
 			sc := func(m stats.Method) JSONSystemCorrelation {
 				v := c.System[m]
-				return JSONSystemCorrelation{jsonFloat(v.Coef), jsonFloat(v.P), jsonFloat(v.CILow), jsonFloat(v.CIHigh), v.Systems, v.N}
+				return JSONSystemCorrelation{jsonFloat(v.Coef), jsonFloat(v.P), jsonFloat(v.CILow), jsonFloat(v.CIHigh), v.Systems, v.N, string(c.System[m].Interval)}
 			}
 			jcr.SystemLevel = &JSONSystemLevel{Column: c.SystemColumn, Pearson: sc(stats.MethodPearson),
 				Spearman: sc(stats.MethodSpearman), Kendall: sc(stats.MethodKendall)}

@@ -116,6 +116,15 @@ func TestStoredStatsIntervalMethod(t *testing.T) {
 				if recomputed != 0 {
 					t.Fatalf("stored figures recomputed %d times", recomputed)
 				}
+				// The exports say how their intervals were computed.
+				for _, jc := range rep.Export().Report.Criteria {
+					if jc.IntervalMethod != string(c.want) {
+						t.Errorf("export %s: interval_method %q, want %q", jc.Name, jc.IntervalMethod, c.want)
+					}
+					if jc.SystemLevel != nil && jc.SystemLevel.Pearson.IntervalMethod != string(c.system) {
+						t.Errorf("export %s: system-level interval_method %q, want %q", jc.Name, jc.SystemLevel.Pearson.IntervalMethod, c.system)
+					}
+				}
 				for _, cr := range rep.Criteria {
 					if cr.Interval != c.want || cr.IntervalLabel() != c.wantLabel {
 						t.Errorf("%s: interval %q (%q), want %q (%q)", cr.Criterion.Name, cr.Interval, cr.IntervalLabel(), c.want, c.wantLabel)
