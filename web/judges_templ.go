@@ -144,7 +144,7 @@ func JudgesPage(v JudgesView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<table data-testid=\"judges\"><thead><tr><th>Name</th><th>Base URL</th><th>Model</th><th>Key</th><th class=\"num\">Input price</th><th class=\"num\">Output price</th><th class=\"num\">Concurrency</th><th></th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<table data-testid=\"judges\"><thead><tr><th>Name</th><th>Base URL</th><th>Model</th><th>Key</th><th class=\"num\">Input price</th><th class=\"num\">Output price</th><th class=\"num\">Concurrency</th><th><span class=\"sr-only\">Actions</span></th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -1249,7 +1249,7 @@ func TrashPage(v TrashView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 85, "<table data-testid=\"trash\"><thead><tr><th>What</th><th>With it</th><th>Deleted by</th><th>Deleted</th><th>Removed for good</th><th></th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 85, "<table data-testid=\"trash\"><thead><tr><th>What</th><th>With it</th><th>Deleted by</th><th>Deleted</th><th>Removed for good</th><th><span class=\"sr-only\">Actions</span></th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -95,7 +95,7 @@ func runFailures(runID int64, causes []RunFailureCause, units string) templ.Comp
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, " got no answer from the judge, so their scores are missing. They are not unreadable answers: the judge never answered them.</p><table><thead><tr><th>Cause</th><th class=\"num\">Calls</th><th>Latest error</th><th></th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, " got no answer from the judge, so their scores are missing. They are not unreadable answers: the judge never answered them.</p><table><thead><tr><th>Cause</th><th class=\"num\">Calls</th><th>Latest error</th><th><span class=\"sr-only\">Actions</span></th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

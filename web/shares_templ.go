@@ -439,7 +439,7 @@ func SharesPage(v SharesView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<table data-testid=\"share-links\"><thead><tr><th>Opens</th><th>Note</th><th>Made by</th><th>Made</th><th>Last opened</th><th>Status</th><th></th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<table data-testid=\"share-links\"><thead><tr><th>Opens</th><th>Note</th><th>Made by</th><th>Made</th><th>Last opened</th><th>Status</th><th><span class=\"sr-only\">Actions</span></th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -191,7 +191,7 @@ func TokensPage(v TokensView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if len(v.Tokens) > 0 {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "<table data-testid=\"tokens\"><thead><tr><th>Name</th><th>Starts with</th><th>Made</th><th>Last used</th><th>Revoked</th><th></th></tr></thead> <tbody>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "<table data-testid=\"tokens\"><thead><tr><th>Name</th><th>Starts with</th><th>Made</th><th>Last used</th><th>Revoked</th><th><span class=\"sr-only\">Actions</span></th></tr></thead> <tbody>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
@@ -299,7 +299,7 @@ func TokensPage(v TokensView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if len(v.MemberTokens) > 0 {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "<h2>Members' tokens</h2><p class=\"muted\">As an owner you can revoke any member's token in this workspace (a lost laptop, a leaked script).</p><table data-testid=\"member-tokens\"><thead><tr><th>Member</th><th>Name</th><th>Starts with</th><th>Last used</th><th>Revoked</th><th></th></tr></thead> <tbody>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "<h2>Members' tokens</h2><p class=\"muted\">As an owner you can revoke any member's token in this workspace (a lost laptop, a leaked script).</p><table data-testid=\"member-tokens\"><thead><tr><th>Member</th><th>Name</th><th>Starts with</th><th>Last used</th><th>Revoked</th><th><span class=\"sr-only\">Actions</span></th></tr></thead> <tbody>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
