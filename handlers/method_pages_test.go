@@ -26,12 +26,12 @@ func TestPagesUseTheMethodsWords(t *testing.T) {
 			{models.MethodGEval,
 				[]string{"Samples <span data-field=\"batches_done\">", `data-testid="evaluation-steps"`, `data-testid="steps"`, "1. ", "probability-weighted form score", "Failed samples"},
 				[]string{`data-field="round"`, "Failed batches", `data-testid="rounds"`, "Batches <span"},
-				[]string{"› Sample</nav>", ", sample "}, []string{"round 1", "batch "},
+				[]string{`aria-current="page">Sample</li>`, ", sample "}, []string{"round 1", "batch "},
 				[]string{"Score: ", "the judge's calls for this sample"}, []string{"Round 1:", "in <a"}},
 			{models.MethodBatchEval,
 				[]string{"Round <span data-field=\"round\">", "Batches <span data-field=\"batches_done\">", `data-testid="rounds"`, "2 rounds × batches of 10"},
 				[]string{`data-testid="evaluation-steps"`},
-				[]string{"› Batch</nav>", ", round 1, batch 1"}, nil,
+				[]string{`aria-current="page">Batch</li>`, ", round 1, batch 1"}, nil,
 				[]string{"Round 1:", "in <a"}, nil},
 		}
 		for _, tc := range cases {

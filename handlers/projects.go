@@ -125,7 +125,9 @@ func (h *Handlers) showProject(c echo.Context) error {
 	}
 	// The project page shows the latest runs; the runs page has them all.
 	const recentRuns = 20
-	v.Runs = runs[:min(len(runs), recentRuns)]
+	if v.Runs, err = h.runListItems(ctx, runs[:min(len(runs), recentRuns)], map[int64]string{}); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, web.ProjectPage(v))
 }
 

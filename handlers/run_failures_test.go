@@ -121,6 +121,31 @@ func TestDeadJudgeRunPage(t *testing.T) {
 					t.Errorf("unreadable answers shows %q, want %s", got, wantUnreadable)
 				}
 
+				// The report (standalone file and share link alike) counts
+				// no answer apart from unreadable answers.
+				rep := env.get(runPath + "/report.html").Body.String()
+				// One paragraph per criterion; together they count every
+				// score without an answer.
+				sum := 0
+				for _, m := range metricTexts(rep, "report-no-answer") {
+					var n int
+					if _, err := fmt.Sscanf(m, "No answer: %d of ", &n); err != nil {
+						t.Errorf("report's no answer reads %q", m)
+					}
+					sum += n
+				}
+				if sum != noAnswer {
+					t.Errorf("report's no answer paragraphs count %d scores, want %d", sum, noAnswer)
+				}
+				unr := metricText(rep, "report-unreadable")
+				if tt.unreadable {
+					if !strings.HasPrefix(unr, "Unreadable answers: 1 of ") {
+						t.Errorf("report's unreadable answers read %q, want 1 unreadable", unr)
+					}
+				} else if strings.Contains(unr, "could not be read") || !strings.HasPrefix(unr, "Unreadable answers: ") {
+					t.Errorf("report's unreadable answers read %q, though the judge never answered", unr)
+				}
+
 				// The failed calls, all and by cause, without script.
 				lists := []struct {
 					query string
@@ -148,6 +173,36 @@ func TestDeadJudgeRunPage(t *testing.T) {
 			})
 		})
 	}
+}
+
+var tagRe = regexp.MustCompile(`<[^>]*>`)
+
+// metricTexts are the texts, tags removed, of the paragraphs marked
+// data-testid=id, in page order.
+func metricTexts(body, id string) []string {
+	var out []string
+	mark := `data-testid="` + id + `"`
+	for {
+		i := strings.Index(body, mark)
+		if i < 0 {
+			return out
+		}
+		body = body[i:]
+		body = body[strings.Index(body, ">")+1:]
+		p := body
+		if j := strings.Index(p, "</p>"); j >= 0 {
+			p = p[:j]
+		}
+		out = append(out, strings.Join(strings.Fields(tagRe.ReplaceAllString(p, "")), " "))
+	}
+}
+
+// metricText is the first of metricTexts ("" when there is none).
+func metricText(body, id string) string {
+	if ts := metricTexts(body, id); len(ts) > 0 {
+		return ts[0]
+	}
+	return ""
 }
 
 var fieldRe = regexp.MustCompile(`data-testid="([a-z-]+)">([^<]*)<`)

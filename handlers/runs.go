@@ -89,21 +89,8 @@ func (h *Handlers) listRuns(c echo.Context) error {
 		v.At = min(p, v.Pages)
 	}
 	from := (v.At - 1) * runsPerPage
-	for _, r := range kept[from:min(from+runsPerPage, len(kept))] {
-		it := web.RunListItem{Run: r, DatasetName: names[r.DatasetID], Cost: costText(r.Simulated, r.CostUSD), Agreement: math.NaN()}
-		// Agreement of finished runs only: their reports are cached and
-		// their figures final.
-		if r.Finished() && r.BatchesDone > 0 {
-			rep, err := h.buildReport(ctx, r.ID, "")
-			if err != nil {
-				return err
-			}
-			it.Agreement = averagePearson(rep)
-			for _, cr := range rep.Criteria {
-				it.HasHuman = it.HasHuman || cr.HasHuman
-			}
-		}
-		v.Runs = append(v.Runs, it)
+	if v.Runs, err = h.runListItems(ctx, kept[from:min(from+runsPerPage, len(kept))], names); err != nil {
+		return err
 	}
 	return render(c, http.StatusOK, web.RunsPage(v))
 }
@@ -402,6 +389,36 @@ func (h *Handlers) resumeRun(c echo.Context) error {
 	}
 	h.audit(c, models.AuditRunResumed, "run "+strconv.FormatInt(id, 10), "")
 	return redirect(c, runURL(id), "Run resumed: only the batches without an answer are sent.")
+}
+
+// runListItems are the rows of a runs table: each run with its dataset's
+// name (from names, filled as needed), cost and, once finished, its
+// agreement with the human ratings.
+func (h *Handlers) runListItems(ctx context.Context, runs []models.Run, names map[int64]string) ([]web.RunListItem, error) {
+	items := make([]web.RunListItem, 0, len(runs))
+	for _, r := range runs {
+		if _, ok := names[r.DatasetID]; !ok {
+			names[r.DatasetID] = "(deleted dataset)"
+			if d, err := h.DB.FindDataset(ctx, workspaceOf(ctx), r.DatasetID); err == nil {
+				names[r.DatasetID] = d.Name
+			}
+		}
+		it := web.RunListItem{Run: r, DatasetName: names[r.DatasetID], Cost: costText(r.Simulated, r.CostUSD), Agreement: math.NaN()}
+		// Agreement of finished runs only: their reports are cached and
+		// their figures final.
+		if r.Finished() && r.BatchesDone > 0 {
+			rep, err := h.buildReport(ctx, r.ID, "")
+			if err != nil {
+				return nil, err
+			}
+			it.Agreement = averagePearson(rep)
+			for _, cr := range rep.Criteria {
+				it.HasHuman = it.HasHuman || cr.HasHuman
+			}
+		}
+		items = append(items, it)
+	}
+	return items, nil
 }
 
 // runFailures reads why a run's calls failed: the scores without an answer

@@ -60,23 +60,27 @@ func TestRunsListColumnsAndFilters(t *testing.T) {
 			}
 		}
 
-		body := env.get("/runs").Body.String()
-		row := rowOf(body, be)
 		rep, err := env.h.buildReport(env.localCtx(), be, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{
-			`data-testid="run-method">BatchEval<`,
-			fmt.Sprintf(`data-testid="run-agreement">r = %s<`, fmt.Sprintf("%.2f", averagePearson(rep))),
-			`data-testid="run-list-cost">$0 (simulated judge)<`,
-		} {
-			if !strings.Contains(row, want) {
-				t.Errorf("finished run's line lacks %q:\n%s", want, row)
+		// The runs page and the project's "Recent runs" show the same row.
+		for _, path := range []string{"/runs", fmt.Sprintf("/projects/%d", env.project.ID)} {
+			body := env.get(path).Body.String()
+			row := rowOf(body, be)
+			for _, want := range []string{
+				`data-testid="run-method">BatchEval<`,
+				fmt.Sprintf(`data-testid="run-agreement">r = %s<`, fmt.Sprintf("%.2f", averagePearson(rep))),
+				`data-testid="run-list-cost">$0 (simulated judge)<`,
+				fmt.Sprintf(`<td>%s</td>`, d.dataset.Name),
+			} {
+				if !strings.Contains(row, want) {
+					t.Errorf("%s: finished run's line lacks %q:\n%s", path, want, row)
+				}
 			}
-		}
-		if g := rowOf(body, ge.ID); !strings.Contains(g, `data-testid="run-method">G-Eval<`) || !strings.Contains(g, `data-testid="run-agreement">—<`) {
-			t.Errorf("running G-Eval line: want its method label and no agreement yet:\n%s", g)
+			if g := rowOf(body, ge.ID); !strings.Contains(g, `data-testid="run-method">G-Eval<`) || !strings.Contains(g, `data-testid="run-agreement">—<`) {
+				t.Errorf("%s: running G-Eval line: want its method label and no agreement yet:\n%s", path, g)
+			}
 		}
 		if !strings.Contains(env.get("/runs?method=geval").Body.String(), `<option value="geval" selected>G-Eval</option>`) {
 			t.Errorf("the method filter does not keep its choice")

@@ -263,6 +263,11 @@ func (h *Handlers) reportOf(ctx context.Context, run models.Run) (web.ReportFact
 	if run.BatchesDone == 0 {
 		return f, nil, nil
 	}
+	noAnswer, _, err := h.runFailures(ctx, run)
+	if err != nil {
+		return f, nil, err
+	}
+	f.NoAnswer = noAnswer
 	rep, err := h.buildReport(ctx, run.ID, "")
 	return f, rep, err
 }

@@ -138,7 +138,7 @@ func ExperimentsPage(v ExperimentsView) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = Breadcrumbs(Crumb{"Projects", "/"}, Crumb{v.Project.Name, runSafeURL("/projects/%d", v.Project.ID)}, Crumb{Label: "Experiments"}).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = Breadcrumbs(Crumb{v.Project.Name, runSafeURL("/projects/%d", v.Project.ID)}, Crumb{Label: "Experiments"}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -407,7 +407,7 @@ func ExperimentPage(v ExperimentView) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = Breadcrumbs(Crumb{"Projects", "/"}, Crumb{v.Project, runSafeURL("/projects/%d", v.Experiment.ProjectID)}, Crumb{"Experiments", runSafeURL("/projects/%d/experiments", v.Experiment.ProjectID)}, Crumb{Label: v.Experiment.Name}).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = Breadcrumbs(Crumb{v.Project, runSafeURL("/projects/%d", v.Experiment.ProjectID)}, Crumb{"Experiments", runSafeURL("/projects/%d/experiments", v.Experiment.ProjectID)}, Crumb{Label: v.Experiment.Name}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -74,7 +74,7 @@ func TestBrowserAlignJudge(t *testing.T) {
 	if iv := eval(`document.querySelector('[data-testid="interval"]').textContent`); !strings.Contains(iv, " to ") {
 		t.Errorf("no interval: %q", iv)
 	}
-	step("versions", chromedp.Click(chromedp.CSS(`nav.crumbs a`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="rubric-runs"]`)))
+	step("versions", chromedp.Click(chromedp.CSS(`nav.crumbs a[href$="/versions"]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="rubric-runs"]`)))
 	versions := eval(`[...document.querySelectorAll('[data-testid="run-version"]')].map(e => e.textContent).join("|")`)
 	if !strings.Contains(versions, "version 2") || !strings.Contains(versions, "version 1") {
 		t.Errorf("runs' versions: %q", versions)

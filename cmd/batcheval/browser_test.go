@@ -256,9 +256,17 @@ type axeViolation struct {
 	Targets []string `json:"targets"`
 }
 
+// axeEnforcedModerate are the moderate axe rules the pages were cleaned
+// of (issue 9): a page breaking one again fails like a serious violation.
+var axeEnforcedModerate = map[string]bool{
+	"landmark-unique":    true,
+	"heading-order":      true,
+	"empty-table-header": true,
+}
+
 // checkAxe runs axe-core on the tab's current page, logs how many
 // violations of each impact it found, and fails the test on serious or
-// critical ones. Without axe-core the test fails in CI and skips elsewhere,
+// critical ones, and on the moderate ones of axeEnforcedModerate. Without axe-core the test fails in CI and skips elsewhere,
 // like the browser itself (chromiumPath).
 func checkAxe(t *testing.T, ctx context.Context, pageName string) {
 	t.Helper()
@@ -306,7 +314,7 @@ func runAxe(t *testing.T, ctx context.Context, pageName string, rules []string) 
 	t.Logf("axe %s: %d violations (critical %d, serious %d, moderate %d, minor %d)", pageName, len(vs),
 		counts["critical"], counts["serious"], counts["moderate"], counts["minor"])
 	for _, v := range vs {
-		if v.Impact == "serious" || v.Impact == "critical" {
+		if v.Impact == "serious" || v.Impact == "critical" || (v.Impact == "moderate" && axeEnforcedModerate[v.ID]) {
 			t.Errorf("axe %s: %s %s: %s at %s", pageName, v.Impact, v.ID, v.Help, strings.Join(v.Targets, "; "))
 		} else {
 			t.Logf("axe %s: %s %s: %s", pageName, v.Impact, v.ID, v.Help)
