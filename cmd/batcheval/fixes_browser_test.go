@@ -269,3 +269,67 @@ func TestBrowserFavicon(t *testing.T) {
 		t.Errorf("GET /favicon.ico = %q, want 200, an image type and some bytes", got)
 	}
 }
+
+// TestBrowserFormsLandWhereTheChangeIs: a launch form with several
+// mistakes comes back with every error next to its field and listed at the
+// top with links to them; "Add a criterion" on the rubric editor lands on
+// the new criterion, not at the top of the page; the runs list reads
+// method names, agreement and cost under one breadcrumb trail.
+func TestBrowserFormsLandWhereTheChangeIs(t *testing.T) {
+	base := startServer(t)
+	ctx := newTab(t)
+	b := browserSteps{t, ctx}
+
+	b.do("launch form", chromedp.Navigate(base+"/projects/1/runs/new"),
+		chromedp.WaitVisible(chromedp.CSS(`form.launch-form`)),
+		// The browser's own checks would stop "x" in a number box; the
+		// server's are what this test is about, so they are switched off
+		// (as an older browser or a script would send the form).
+		chromedp.Evaluate[chromedp.Void](`(() => {
+			document.querySelector('form.launch-form').noValidate = true;
+			for (const [name, v] of [["rounds", "x"], ["seed", "1.5"]]) {
+				const el = document.querySelector('input[name="' + name + '"]'); el.type = "text"; el.value = v;
+			}
+			document.querySelectorAll('input[name="criteria"]').forEach(el => el.checked = false);
+		})()`),
+		chromedp.Click(chromedp.CSS(`form.launch-form button[type="submit"]:not([formaction])`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="form-errors"]`)))
+	for _, field := range []string{"rounds", "seed", "criteria"} {
+		msg := b.eval(`(document.querySelector('[data-testid="field-error-` + field + `"]') || {}).textContent || ""`)
+		if strings.TrimSpace(msg) == "" {
+			t.Errorf("no error shown next to %s", field)
+		}
+		if b.eval(`document.querySelector('[data-testid="form-errors"] a[href="#`+field+`"]') ? "yes" : ""`) != "yes" {
+			t.Errorf("the error list at the top does not link to %s", field)
+		}
+	}
+	checkAxe(t, ctx, "fix-launch-errors")
+
+	b.do("rubric editor", chromedp.Navigate(base+"/projects/1/rubrics/new"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="rubric-form"]`)))
+	before := b.eval(`String(document.querySelectorAll('[id^="criteria["][id$="].name"]').length)`)
+	b.do("add a criterion", chromedp.Click(chromedp.CSS(`[data-testid="add-criterion"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="rubric-form"]`)))
+	b.waitFor("the new criterion", `document.querySelectorAll('[id^="criteria["][id$="].name"]').length > `+before)
+	if loc := b.location(); !strings.Contains(loc, "#criterion-"+before) {
+		t.Errorf("after Add a criterion the page is at %s, want the anchor #criterion-%s", loc, before)
+	}
+	if b.eval(`document.getElementById("criterion-`+before+`") ? "yes" : ""`) != "yes" {
+		t.Errorf("the page has no element #criterion-%s to land on", before)
+	}
+
+	b.do("runs list", chromedp.Navigate(base+"/runs"), chromedp.WaitVisible(chromedp.CSS(`main`)))
+	head := b.text(`main table thead`)
+	for _, want := range []string{"Method", "Agreement", "Cost"} {
+		if !strings.Contains(head, want) {
+			t.Errorf("runs list header %q lacks %s", head, want)
+		}
+	}
+	if got := b.eval(`String(document.querySelectorAll('nav[aria-label="Breadcrumb"]').length) + " " + ((document.querySelector('nav[aria-label="Breadcrumb"] a') || {}).getAttribute ? document.querySelector('nav[aria-label="Breadcrumb"] a').getAttribute("href") : "")`); got != "1 /" {
+		t.Errorf("breadcrumb trails and first link: %q, want one trail starting at /", got)
+	}
+	if body := b.text(`main table tbody`); strings.Contains(body, "batcheval") && !strings.Contains(body, "BatchEval") {
+		t.Errorf("runs list shows the method's key, not its name: %q", body)
+	}
+	checkAxe(t, ctx, "fix-runs-list")
+}
