@@ -68,11 +68,7 @@ type APIReviewInput struct {
 // first, a page at a time; ?criterion= keeps one criterion's.
 func (h *Handlers) apiListReviews(c echo.Context) error {
 	ctx := c.Request().Context()
-	id, err := paramID(c, "id")
-	if err != nil {
-		return err
-	}
-	ds, err := h.DB.FindDataset(ctx, h.workspaceID(c), id)
+	ds, err := h.datasetOfParam(c)
 	if err != nil {
 		return err
 	}
@@ -111,11 +107,7 @@ func (h *Handlers) apiListReviews(c echo.Context) error {
 // same checks as the review form (models.AddReviewRating).
 func (h *Handlers) apiCreateReview(c echo.Context) error {
 	ctx := c.Request().Context()
-	id, err := paramID(c, "id")
-	if err != nil {
-		return err
-	}
-	ds, err := h.DB.FindDataset(ctx, h.workspaceID(c), id)
+	ds, err := h.datasetOfParam(c)
 	if err != nil {
 		return err
 	}

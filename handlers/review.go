@@ -216,11 +216,7 @@ func (h *Handlers) datasetRuns(ctx context.Context, ds models.Dataset) ([]models
 // through one run's judge scores: one sample at a time, blind by default.
 func (h *Handlers) showReviewQueue(c echo.Context) error {
 	ctx := c.Request().Context()
-	dsID, err := paramID(c, "id")
-	if err != nil {
-		return err
-	}
-	ds, err := h.DB.FindDataset(ctx, h.workspaceID(c), dsID)
+	ds, err := h.datasetOfParam(c)
 	if err != nil {
 		return err
 	}
@@ -333,11 +329,7 @@ func (h *Handlers) showReviewQueue(c echo.Context) error {
 // sends the reviewer back where they were (POST-redirect-GET).
 func (h *Handlers) saveReview(c echo.Context) error {
 	ctx := c.Request().Context()
-	dsID, err := paramID(c, "id")
-	if err != nil {
-		return err
-	}
-	ds, err := h.DB.FindDataset(ctx, h.workspaceID(c), dsID)
+	ds, err := h.datasetOfParam(c)
 	if err != nil {
 		return err
 	}
@@ -508,11 +500,7 @@ func (h *Handlers) forgetReports(runID int64) {
 // ceiling finds them by that name).
 func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 	ctx := c.Request().Context()
-	dsID, err := paramID(c, "id")
-	if err != nil {
-		return err
-	}
-	ds, err := h.DB.FindDataset(ctx, h.workspaceID(c), dsID)
+	ds, err := h.datasetOfParam(c)
 	if err != nil {
 		return err
 	}
@@ -595,4 +583,14 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 	}
 	w.Flush()
 	return w.Error()
+}
+
+// datasetOfParam is the dataset named by the route's :id, in the caller's
+// workspace (not found for any other).
+func (h *Handlers) datasetOfParam(c echo.Context) (models.Dataset, error) {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return models.Dataset{}, err
+	}
+	return h.DB.FindDataset(c.Request().Context(), h.workspaceID(c), id)
 }
