@@ -21,12 +21,6 @@ type Ceiling struct {
 	Reading string
 }
 
-// annotatorColumns finds the per-annotator rating keys of a criterion
-// (models.AnnotatorColumns).
-func annotatorColumns(human string, explicit []string, rows []models.DatasetRow) []string {
-	return models.AnnotatorColumns(human, explicit, rows)
-}
-
 // ceilingOf computes the human ceiling, nil when fewer than two annotators.
 func ceilingOf(cols []string, rows []models.DatasetRow, judge float64) *Ceiling {
 	if len(cols) < 2 {

@@ -499,7 +499,7 @@ func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow
 			cr.Grouped[m] = stats.GroupedCorrelation(m, xs, ys, gs)
 		}
 	}
-	cols := annotatorColumns(cr.Criterion.HumanColumn, cr.Criterion.AnnotatorColumns, rows)
+	cols := models.AnnotatorColumns(cr.Criterion.HumanColumn, cr.Criterion.AnnotatorColumns, rows)
 	cr.Ceiling = ceilingOf(cols, rows, cr.Pearson.Coef)
 	if cr.Ceiling != nil {
 		cr.AnnotatorColumns = cols
