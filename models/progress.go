@@ -2,7 +2,9 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"strconv"
 	"time"
 
 	"gorm.io/gorm"
@@ -157,7 +159,9 @@ type BatchResult struct {
 }
 
 // SaveBatchResult stores a batch's answer, its scores and the run's
-// counters in one transaction, as soon as the answer has arrived.
+// counters in one transaction, as soon as the answer has arrived. When ctx
+// names a lease owner (WithLeaseOwner), nothing is stored unless that owner
+// still holds the run's lease: the write fails with ErrLeaseLost.
 func (db *DB) SaveBatchResult(ctx context.Context, r BatchResult) error {
 	b := r.Batch
 	now := time.Now().UTC()
@@ -173,10 +177,13 @@ func (db *DB) SaveBatchResult(ctx context.Context, r BatchResult) error {
 		failed = 1
 	}
 	retries := max(b.Attempts-b.Calls, 0)
+	var g runGuard
+	if owner := LeaseOwnerFrom(ctx); owner != "" {
+		g = runGuard{name: "fenced", cond: " AND lease_owner = ?", args: []any{owner},
+			err: fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost)}
+	}
 	return db.retry(ctx, "store answer", func() error {
-		return db.saveBatchResult(ctx, r, b, now, missing, failed, retries, func(tx *gorm.DB) error {
-			return checkFence(ctx, tx, b.RunID)
-		})
+		return db.saveBatchResult(ctx, r, b, now, missing, failed, retries, g)
 	})
 }
 
@@ -193,8 +200,6 @@ func (db *DB) SaveLateBatchResult(ctx context.Context, r BatchResult) error {
 	if r.Batch.Status != BatchDone {
 		return Errorf(EInvalid, "batch %d: only a complete late answer is stored", r.Batch.ID)
 	}
-	// The late writer holds no lease: the guard below replaces the fence.
-	ctx = WithLeaseOwner(ctx, "")
 	b := r.Batch
 	now := time.Now().UTC()
 	missing := 0
@@ -204,60 +209,124 @@ func (db *DB) SaveLateBatchResult(ctx context.Context, r BatchResult) error {
 		}
 	}
 	retries := max(b.Attempts-b.Calls, 0)
+	// The late writer holds no lease: this condition replaces the fence.
+	g := runGuard{name: "going", cond: " AND status IN (?, ?)", args: []any{RunQueued, RunRunning},
+		err: fmt.Errorf("run %d has ended: %w", b.RunID, ErrLeaseLost)}
 	return db.retry(ctx, "store late answer", func() error {
-		return db.saveBatchResult(ctx, r, b, now, missing, 0, retries, func(tx *gorm.DB) error {
-			var n int64
-			if err := tx.Model(&Run{}).Where("id = ? AND status IN ?", b.RunID, []string{RunQueued, RunRunning}).Count(&n).Error; err != nil {
-				return err
-			}
-			if n == 0 {
-				return fmt.Errorf("run %d has ended: %w", b.RunID, ErrLeaseLost)
-			}
-			return nil
-		})
+		return db.saveBatchResult(ctx, r, b, now, missing, 0, retries, g)
 	})
 }
 
-// saveBatchResult writes one answer in a transaction that first passes
-// guard (the lease fence, or the late answer's condition).
-func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, now time.Time, missing, failed, retries int, guard func(tx *gorm.DB) error) error {
-	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := guard(tx); err != nil {
+// runGuard is a condition the run's row must meet for an answer to be
+// stored (the lease fence, or the late answer's condition); the zero
+// value is no condition.
+type runGuard struct {
+	name string // names the condition in the statement cache
+	cond string // appended to the run row's WHERE clause
+	args []any
+	err  error // what a run that fails the condition gives
+}
+
+// holds reports whether the run meets the guard, read inside tx.
+func (db *DB) holds(ctx context.Context, tx *sql.Tx, runID int64, g runGuard) (bool, error) {
+	if g.cond == "" {
+		return true, nil
+	}
+	q := hotSQL.get(db.Dialect, "guard "+g.name, 0, func() string { return "SELECT COUNT(*) FROM runs WHERE id = ?" + g.cond })
+	var n int64
+	if err := tx.QueryRowContext(ctx, q, append([]any{runID}, g.args...)...).Scan(&n); err != nil {
+		return false, err
+	}
+	return n > 0, nil
+}
+
+// scoreChunk bounds the rows of one INSERT of scores: 8 parameters a row
+// keeps a statement far under both dialects' parameter limits, and a
+// batch's scores (its samples times the pass's criteria) fit in one.
+const scoreChunk = 256
+
+// saveBatchResult writes one answer in one transaction of three statements
+// (the batch, its scores, the run's counters under the guard's condition),
+// with fixed SQL through database/sql: this runs once per judge call, and
+// GORM's reflection and the separate fence query used to be a large part
+// of a call's CPU.
+func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, now time.Time, missing, failed, retries int, g runGuard) (err error) {
+	tx, err := db.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	q := hotSQL.get(db.Dialect, "save batch", 0, func() string {
+		return `UPDATE run_batches SET status = ?, request = ?, response = ?, repair_request = ?, repair_response = ?, problems = ?,
+ prompt_tokens = ?, completion_tokens = ?, latency_ms = ?, attempts = ?, calls = ?, error = ?, error_kind = ?, done_at = ?, details = ?
+ WHERE id = ? AND status = ?`
+	})
+	res, err := tx.ExecContext(ctx, q, b.Status, b.Request, b.Response, b.RepairRequest, b.RepairResponse, jsonValue(b.Problems),
+		b.PromptTokens, b.CompletionTokens, b.LatencyMS, b.Attempts, b.Calls, b.Error, b.ErrorKind, now,
+		jsonValue(detailsOrEmpty(b.Details)), b.ID, BatchPending)
+	if err != nil {
+		return fmt.Errorf("save batch %d: %w", b.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n != 1 {
+		// Answered already; but a writer that lost the run must hear that
+		// first: it stops, where a mere conflict goes on.
+		ok, err := db.holds(ctx, tx, b.RunID, g)
+		if err != nil {
 			return err
 		}
-		res := tx.Model(&RunBatch{}).Where("id = ? AND status = ?", b.ID, BatchPending).Updates(map[string]any{
-			"status": b.Status, "request": b.Request, "response": b.Response,
-			"repair_request": b.RepairRequest, "repair_response": b.RepairResponse,
-			"problems": jsonValue(b.Problems), "prompt_tokens": b.PromptTokens, "completion_tokens": b.CompletionTokens,
-			"latency_ms": b.LatencyMS, "attempts": b.Attempts, "calls": b.Calls, "error": b.Error, "error_kind": b.ErrorKind, "done_at": now,
-			"details": jsonValue(detailsOrEmpty(b.Details)),
+		if !ok {
+			return g.err
+		}
+		return Errorf(EConflict, "batch %d already has an answer", b.ID)
+	}
+	for start := 0; start < len(r.Scores); start += scoreChunk {
+		chunk := r.Scores[start:min(start+scoreChunk, len(r.Scores))]
+		q := hotSQL.get(db.Dialect, "insert scores", len(chunk), func() string {
+			return `INSERT INTO run_scores (run_id, batch_id, criterion_index, "round", row_id, label, score, analysis) VALUES ` + valuesList(len(chunk), 8)
 		})
-		if res.Error != nil {
-			return fmt.Errorf("save batch %d: %w", b.ID, res.Error)
-		}
-		if res.RowsAffected != 1 {
-			return Errorf(EConflict, "batch %d already has an answer", b.ID)
-		}
-		if len(r.Scores) > 0 {
-			scores := append([]RunScore(nil), r.Scores...)
-			if err := insertChunked(tx, scores); err != nil {
-				return fmt.Errorf("save scores of batch %d: %w", b.ID, err)
+		args := make([]any, 0, 8*len(chunk))
+		for _, s := range chunk {
+			var score any
+			if s.Score != nil {
+				score = *s.Score
 			}
+			args = append(args, s.RunID, s.BatchID, s.CriterionIndex, s.Round, s.RowID, s.Label, score, s.Analysis)
 		}
-		upd := map[string]any{
-			"batches_done":      gorm.Expr("batches_done + 1"),
-			"batches_failed":    gorm.Expr("batches_failed + ?", failed),
-			"missing_scores":    gorm.Expr("missing_scores + ?", missing),
-			"calls":             gorm.Expr("calls + ?", b.Calls),
-			"prompt_tokens":     gorm.Expr("prompt_tokens + ?", b.PromptTokens),
-			"completion_tokens": gorm.Expr("completion_tokens + ?", b.CompletionTokens),
-			"retries":           gorm.Expr("retries + ?", retries),
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("save scores of batch %d: %w", b.ID, err)
 		}
-		if r.Cost != nil {
-			upd["cost_usd"] = gorm.Expr("COALESCE(cost_usd, 0) + ?", *r.Cost)
+	}
+	withCost := r.Cost != nil
+	q = hotSQL.get(db.Dialect, "count answer "+g.name+strconv.FormatBool(withCost), 0, func() string {
+		cost := ""
+		if withCost {
+			cost = ", cost_usd = COALESCE(cost_usd, 0) + ?"
 		}
-		return tx.Model(&Run{}).Where("id = ?", b.RunID).Updates(upd).Error
+		return `UPDATE runs SET batches_done = batches_done + 1, batches_failed = batches_failed + ?, missing_scores = missing_scores + ?,
+ calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, retries = retries + ?` + cost +
+			" WHERE id = ?" + g.cond
 	})
+	args := []any{failed, missing, b.Calls, b.PromptTokens, b.CompletionTokens, retries}
+	if withCost {
+		args = append(args, *r.Cost)
+	}
+	args = append(append(args, b.RunID), g.args...)
+	res, err = tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 && g.cond != "" {
+		return g.err
+	}
+	return tx.Commit()
 }
 
 // FinishRun records the run's final state and gives up its lease. A run the

@@ -1,0 +1,171 @@
+package models_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dbtest"
+)
+
+// TestSaveBatchResultRows: the answer store, written as fixed SQL without
+// GORM, writes what the GORM version wrote, read back through GORM: every
+// field of the batch, each score (a missing one as NULL, never 0) with its
+// analysis, and the run's counters, cost included only when known; a
+// fenced write by a worker that lost the lease stores nothing.
+func TestSaveBatchResultRows(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	cases := []struct {
+		name     string
+		status   string
+		scores   []*float64
+		cost     *float64
+		owner    string // the writer's lease owner; "" unfenced
+		holder   string // the run's lease owner when the answer is stored
+		wantErr  error
+		wantCost *float64
+	}{
+		{name: "answer with a missing score and a cost", status: models.BatchDone, scores: []*float64{f(1.5), nil, f(0)},
+			cost: f(0.25), wantCost: f(0.25)},
+		{name: "failed batch, price unknown", status: models.BatchFailed, scores: []*float64{nil, nil, nil}},
+		{name: "fenced writer holding the lease", status: models.BatchDone, scores: []*float64{f(2), f(1), f(2)},
+			owner: "w1", holder: "w1", cost: f(0.5), wantCost: f(0.5)},
+		{name: "fenced writer that lost the lease", status: models.BatchDone, scores: []*float64{f(2), f(1), f(2)},
+			owner: "w1", holder: "w2", cost: f(0.5), wantErr: models.ErrLeaseLost},
+	}
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		w := newWorld(t, db)
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				ctx := context.Background()
+				r := models.Run{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, DatasetID: w.dataset.ID, RubricID: &w.rubric.ID,
+					JudgeID: &w.judge.ID, Name: tc.name, Method: models.MethodBatchEval, RubricSnapshot: w.rubric.Evaluator(),
+					JudgeSnapshot: w.judge.Snapshot(), CreatedAt: time.Now()}
+				if err := db.CreateRun(ctx, &r, nil); err != nil {
+					t.Fatal(err)
+				}
+				rows, err := db.ListDatasetRows(ctx, w.dataset.ID, 0, 3)
+				if err != nil || len(rows) < 3 {
+					t.Fatalf("rows: %v", err)
+				}
+				ids := []int64{rows[0].ID, rows[1].ID, rows[2].ID}
+				bs, err := db.CreateRoundBatches(ctx, r.ID, 0, 0, [][]int64{ids})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.holder != "" {
+					if err := db.Gorm.Exec(`UPDATE runs SET lease_owner = ?, status = ? WHERE id = ?`, tc.holder, models.RunRunning, r.ID).Error; err != nil {
+						t.Fatal(err)
+					}
+				}
+				b := bs[0]
+				b.Status, b.Request, b.Response = tc.status, `[{"role":"user","content":"rate"}]`, "Sample1: 1.5 <'\"quoted\">"
+				b.RepairRequest, b.RepairResponse = "repair?", "repaired"
+				b.Problems = []string{"Sample2: no score"}
+				b.Details = map[string]any{"retried": true}
+				b.PromptTokens, b.CompletionTokens, b.LatencyMS, b.Attempts, b.Calls = 120, 30, 42, 3, 2
+				if tc.status == models.BatchFailed {
+					b.Error, b.ErrorKind = "judge said no", "server"
+				}
+				res := models.BatchResult{Batch: b, Cost: tc.cost}
+				for i, v := range tc.scores {
+					res.Scores = append(res.Scores, models.RunScore{RunID: r.ID, BatchID: b.ID, CriterionIndex: 0, Round: 0,
+						RowID: ids[i], Label: i + 1, Score: v, Analysis: "why " + string(rune('a'+i))})
+				}
+				sctx := ctx
+				if tc.owner != "" {
+					sctx = models.WithLeaseOwner(ctx, tc.owner)
+				}
+				before := time.Now().UTC().Add(-time.Second)
+				err = db.SaveBatchResult(sctx, res)
+				if tc.wantErr != nil {
+					if !errors.Is(err, tc.wantErr) {
+						t.Fatalf("SaveBatchResult = %v, want %v", err, tc.wantErr)
+					}
+					got, _ := db.FindBatch(ctx, r.ID, b.ID)
+					scores, _ := db.ListScores(ctx, r.ID)
+					run := getRun(t, db, r.ID)
+					if got.Status != models.BatchPending || len(scores) != 0 || run.BatchesDone != 0 || run.Calls != 0 {
+						t.Errorf("refused write left batch %s, %d scores, %d batches done, %d calls; want nothing stored",
+							got.Status, len(scores), run.BatchesDone, run.Calls)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := db.FindBatch(ctx, r.ID, b.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.DoneAt == nil || got.DoneAt.Before(before) || got.DoneAt.After(time.Now().Add(time.Second)) {
+					t.Errorf("done_at = %v, want about now", got.DoneAt)
+				}
+				want := b
+				want.DoneAt = got.DoneAt
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("stored batch\n got %+v\nwant %+v", got, want)
+				}
+				scores, err := db.ListScores(ctx, r.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(scores) != len(res.Scores) {
+					t.Fatalf("%d scores stored, want %d", len(scores), len(res.Scores))
+				}
+				for i, s := range scores {
+					w := res.Scores[i]
+					w.ID = s.ID
+					if !reflect.DeepEqual(s, w) {
+						t.Errorf("score %d\n got %+v\nwant %+v", i, s, w)
+					}
+				}
+				run := getRun(t, db, r.ID)
+				missing := 0
+				for _, v := range tc.scores {
+					if v == nil {
+						missing++
+					}
+				}
+				failed := 0
+				if tc.status == models.BatchFailed {
+					failed = 1
+				}
+				if run.BatchesDone != 1 || run.BatchesFailed != failed || run.MissingScores != missing || run.Calls != 2 ||
+					run.PromptTokens != 120 || run.CompletionTokens != 30 || run.Retries != 1 {
+					t.Errorf("run counters: done %d failed %d missing %d calls %d tokens %d/%d retries %d; want 1 %d %d 2 120/30 1",
+						run.BatchesDone, run.BatchesFailed, run.MissingScores, run.Calls, run.PromptTokens, run.CompletionTokens, run.Retries, failed, missing)
+				}
+				if !reflect.DeepEqual(run.CostUSD, tc.wantCost) {
+					t.Errorf("run cost %v, want %v", deref(run.CostUSD), deref(tc.wantCost))
+				}
+				// The same batch again: a conflict, nothing counted twice.
+				if err := db.SaveBatchResult(sctx, res); models.ErrorCode(err) != models.EConflict {
+					t.Errorf("second store = %v, want a conflict", err)
+				}
+				if again := getRun(t, db, r.ID); again.BatchesDone != 1 {
+					t.Errorf("second store counted: %d batches done", again.BatchesDone)
+				}
+			})
+		}
+	})
+}
+
+func getRun(t *testing.T, db *models.DB, id int64) models.Run {
+	t.Helper()
+	r, err := db.GetRun(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
