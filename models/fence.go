@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -67,15 +68,27 @@ type LeaseState struct {
 	Now time.Time
 }
 
-// LeaseState reads run runID's lease.
+// LeaseState reads run runID's lease. It runs before every judge call, so
+// it is one fixed statement through database/sql (see hotsql.go).
 func (db *DB) LeaseState(ctx context.Context, runID int64) (LeaseState, error) {
 	var st LeaseState
+	q := hotSQL.get(db.Dialect, "lease state", 0, func() string {
+		return "SELECT lease_owner, status, lease_until FROM runs WHERE id = ?"
+	})
 	err := db.retry(ctx, "read lease", func() error {
-		var r Run
-		if err := db.Gorm.WithContext(ctx).Select("lease_owner", "status", "lease_until").Where("id = ?", runID).Take(&r).Error; err != nil {
+		var until sql.NullTime
+		if err := db.SQL.QueryRowContext(ctx, q, runID).Scan(&st.Owner, &st.Status, &until); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return Errorf(ENotFound, "run %d does not exist", runID)
+			}
 			return err
 		}
-		st = LeaseState{Owner: r.LeaseOwner, Status: r.Status, Until: r.LeaseUntil, Now: time.Now().UTC()}
+		st.Until = nil
+		if until.Valid {
+			u := until.Time
+			st.Until = &u
+		}
+		st.Now = time.Now().UTC()
 		return nil
 	})
 	return st, err

@@ -145,9 +145,13 @@ type callGuard struct {
 	// last confirmed in the database runs out; the transport refuses to
 	// send after it.
 	validUntil time.Time
-	fails      int           // consecutive breaker-relevant failures
-	open       chan struct{} // non-nil while the breaker is open; closed when it closes
-	last       string        // the error that opened the breaker, then the last probe's
+	// reading is set while a goroutine reads the lease for waiting
+	// checks; next is the read the checks arriving now will share.
+	reading bool
+	next    *leaseRead
+	fails   int           // consecutive breaker-relevant failures
+	open    chan struct{} // non-nil while the breaker is open; closed when it closes
+	last    string        // the error that opened the breaker, then the last probe's
 }
 
 // before runs right before each HTTP attempt.
@@ -230,7 +234,7 @@ func (g *callGuard) fence(ctx context.Context) error {
 		return nil
 	}
 	started := time.Now()
-	st, err := g.r.db.LeaseState(ctx, g.runID)
+	st, err := g.readLease(ctx)
 	if err != nil {
 		// Unknown: do not risk a call another worker may also be making.
 		return fmt.Errorf("check the run's lease: %w", err)
@@ -252,6 +256,60 @@ func (g *callGuard) fence(ctx context.Context) error {
 	}
 	g.mu.Unlock()
 	return nil
+}
+
+// leaseRead is one database read of the run's lease, shared by every
+// check that asked for it before it began.
+type leaseRead struct {
+	done chan struct{}
+	st   models.LeaseState
+	err  error
+}
+
+// readLease reads the run's lease for a check that starts now. Checks that
+// arrive together share one read, but never one that began before they
+// arrived: a check waiting behind a read under way gets the next one. So
+// every call still sees the database as it was after the call asked (a
+// takeover or a cancel is never missed), and at concurrency 16 the calls
+// of a round make a few reads instead of one each.
+func (g *callGuard) readLease(ctx context.Context) (models.LeaseState, error) {
+	g.mu.Lock()
+	if g.next == nil {
+		g.next = &leaseRead{done: make(chan struct{})}
+	}
+	rd := g.next
+	if !g.reading {
+		g.reading = true
+		go g.readLeases()
+	}
+	g.mu.Unlock()
+	select {
+	case <-rd.done:
+		return rd.st, rd.err
+	case <-ctx.Done():
+		return models.LeaseState{}, context.Cause(ctx)
+	}
+}
+
+// readLeases makes the reads checks are waiting for, one after another,
+// until none is waiting.
+func (g *callGuard) readLeases() {
+	// The read outlives a job cancelled remotely, as the calls do
+	// (callContext); each check stops waiting when its own context ends.
+	ctx := context.WithoutCancel(g.ctx)
+	for {
+		g.mu.Lock()
+		rd := g.next
+		g.next = nil
+		if rd == nil {
+			g.reading = false
+			g.mu.Unlock()
+			return
+		}
+		g.mu.Unlock()
+		rd.st, rd.err = g.r.db.LeaseState(ctx, g.runID)
+		close(rd.done)
+	}
 }
 
 // fenceTransport makes the last check, after the request is built and
