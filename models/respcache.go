@@ -2,11 +2,13 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
-	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
+	"github.com/batcheval/batcheval/evaluator/judge"
 )
 
 // cachedAnswer is a row of judge_response_cache.
@@ -21,8 +23,9 @@ type cachedAnswer struct {
 func (cachedAnswer) TableName() string { return "judge_response_cache" }
 
 // ResponseCache is one workspace's judge answer cache (it implements
-// judge.AnswerStore). Answers are only ever found by the workspace that
-// paid for them.
+// judge.AnswerStore and judge.BatchLoader). Answers are only ever found by
+// the workspace that paid for them. Its statements run once per judge
+// call, so they are fixed SQL through database/sql (see hotsql.go).
 type ResponseCache struct {
 	db          *DB
 	workspaceID int64
@@ -36,29 +39,102 @@ func (db *DB) ResponseCache(workspaceID int64) *ResponseCache {
 // LoadAnswer returns the stored answer of the occurrence-th request with
 // this hash, and false when there is none.
 func (c *ResponseCache) LoadAnswer(ctx context.Context, requestHash string, occurrence int) ([]byte, bool, error) {
-	var row cachedAnswer
-	err := c.db.Gorm.WithContext(ctx).
-		Where("workspace_id = ? AND request_hash = ? AND occurrence = ?", c.workspaceID, requestHash, occurrence).
-		Take(&row).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
+	q := hotSQL.get(c.db.Dialect, "load answer", 0, func() string {
+		return "SELECT response FROM judge_response_cache WHERE workspace_id = ? AND request_hash = ? AND occurrence = ?"
+	})
+	var resp string
+	err := c.db.SQL.QueryRowContext(ctx, q, c.workspaceID, requestHash, occurrence).Scan(&resp)
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	return []byte(row.Response), true, nil
+	return []byte(resp), true, nil
+}
+
+// answerLookupChunk bounds the hashes of one lookup query: far under both
+// dialects' parameter limits, and more than a round's calls usually are.
+const answerLookupChunk = 256
+
+// LoadAnswers returns the stored answers of keys, in one query per
+// answerLookupChunk distinct hashes; a key without an answer is absent.
+func (c *ResponseCache) LoadAnswers(ctx context.Context, keys []judge.AnswerKey) (map[judge.AnswerKey][]byte, error) {
+	out := make(map[judge.AnswerKey][]byte, len(keys))
+	want := make(map[judge.AnswerKey]bool, len(keys))
+	var hashes []string
+	var occs []int
+	for _, k := range keys {
+		if want[k] {
+			continue
+		}
+		want[k] = true
+		if !slices.Contains(hashes, k.Hash) {
+			hashes = append(hashes, k.Hash)
+		}
+		if !slices.Contains(occs, k.Occurrence) {
+			occs = append(occs, k.Occurrence)
+		}
+	}
+	for start := 0; start < len(hashes); start += answerLookupChunk {
+		chunk := hashes[start:min(start+answerLookupChunk, len(hashes))]
+		q := hotSQL.get(c.db.Dialect, "load answers", len(chunk)<<16|len(occs), func() string {
+			return "SELECT request_hash, occurrence, response FROM judge_response_cache WHERE workspace_id = ? AND request_hash IN (" +
+				strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ") + ") AND occurrence IN (" +
+				strings.TrimSuffix(strings.Repeat("?, ", len(occs)), ", ") + ")"
+		})
+		args := make([]any, 0, 1+len(chunk)+len(occs))
+		args = append(args, c.workspaceID)
+		for _, h := range chunk {
+			args = append(args, h)
+		}
+		for _, o := range occs {
+			args = append(args, o)
+		}
+		if err := c.scanAnswers(ctx, q, args, want, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// scanAnswers runs a lookup and keeps the answers of the wanted keys (the
+// query matches every pair of its hashes and occurrences).
+func (c *ResponseCache) scanAnswers(ctx context.Context, q string, args []any, want map[judge.AnswerKey]bool, out map[judge.AnswerKey][]byte) error {
+	rows, err := c.db.SQL.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k judge.AnswerKey
+		var resp string
+		if err := rows.Scan(&k.Hash, &k.Occurrence, &resp); err != nil {
+			return err
+		}
+		if want[k] {
+			out[k] = []byte(resp)
+		}
+	}
+	return rows.Err()
 }
 
 // SaveAnswer stores an answer; when one is already stored under the same
 // hash and occurrence (two runs raced), the first stays.
 func (c *ResponseCache) SaveAnswer(ctx context.Context, requestHash string, occurrence int, answer []byte) error {
-	row := cachedAnswer{WorkspaceID: c.workspaceID, RequestHash: requestHash, Occurrence: occurrence,
-		Response: string(answer), CreatedAt: time.Now().UTC()}
-	return c.db.Gorm.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error
+	q := hotSQL.get(c.db.Dialect, "save answer", 0, func() string {
+		return `INSERT INTO judge_response_cache (workspace_id, request_hash, occurrence, response, created_at) VALUES (?, ?, ?, ?, ?)
+ ON CONFLICT (workspace_id, request_hash, occurrence) DO NOTHING`
+	})
+	_, err := c.db.SQL.ExecContext(ctx, q, c.workspaceID, requestHash, occurrence, string(answer), time.Now().UTC())
+	return err
 }
 
 // AddCachedCall counts one call of a run answered from the cache.
 func (db *DB) AddCachedCall(ctx context.Context, runID int64) error {
-	return db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ?", runID).
-		UpdateColumn("cached_calls", gorm.Expr("cached_calls + 1")).Error
+	q := hotSQL.get(db.Dialect, "cached call", 0, func() string {
+		return "UPDATE runs SET cached_calls = cached_calls + 1 WHERE id = ?"
+	})
+	_, err := db.SQL.ExecContext(ctx, q, runID)
+	return err
 }

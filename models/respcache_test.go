@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -106,6 +107,135 @@ func TestResponseCache(t *testing.T) {
 					t.Errorf("answers %q, want %q", got, tc.wantTexts)
 				}
 			})
+		}
+	})
+}
+
+// countingLoader counts the lookup queries a Cache makes, holding the
+// first one for a moment so that the calls started with it queue behind.
+type countingLoader struct {
+	*models.ResponseCache
+	queries atomic.Int64
+	hold    time.Duration
+}
+
+func (c *countingLoader) LoadAnswers(ctx context.Context, keys []judge.AnswerKey) (map[judge.AnswerKey][]byte, error) {
+	if c.queries.Add(1) == 1 {
+		time.Sleep(c.hold)
+	}
+	return c.ResponseCache.LoadAnswers(ctx, keys)
+}
+
+// TestResponseCacheLookupsTogether: lookups are made several keys at a
+// time (LoadAnswers), and calls that start together share queries; every
+// call with a stored answer (its hash and its occurrence) is served from
+// it, in its own workspace only, and every other call goes to the judge.
+func TestResponseCacheLookupsTogether(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := context.Background()
+		ws1, err := db.EnsureDefaultWorkspace(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws2 := models.Workspace{Slug: "other", Name: "Other", CreatedAt: time.Now().UTC()}
+		if err := db.Gorm.Create(&ws2).Error; err != nil {
+			t.Fatal(err)
+		}
+		store := db.ResponseCache(ws1.ID)
+		k := func(h string, occ int) judge.AnswerKey { return judge.AnswerKey{Hash: h, Occurrence: occ} }
+		for _, key := range []judge.AnswerKey{k("a", 0), k("a", 1), k("c", 0), k("d", 1)} {
+			if err := store.SaveAnswer(ctx, key.Hash, key.Occurrence, []byte(key.Hash+fmt.Sprint(key.Occurrence))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.ResponseCache(ws2.ID).SaveAnswer(ctx, "b", 0, []byte("other workspace")); err != nil {
+			t.Fatal(err)
+		}
+		lookups := []struct {
+			name string
+			ws   int64
+			keys []judge.AnswerKey
+			want map[judge.AnswerKey]string
+		}{
+			{"stored keys found, others missed", ws1.ID, []judge.AnswerKey{k("a", 0), k("b", 0), k("c", 0), k("d", 0), k("a", 1), k("a", 0)},
+				map[judge.AnswerKey]string{k("a", 0): "a0", k("c", 0): "c0", k("a", 1): "a1"}},
+			{"another workspace's answer is never found", ws1.ID, []judge.AnswerKey{k("b", 0)}, map[judge.AnswerKey]string{}},
+			{"nothing asked", ws1.ID, nil, map[judge.AnswerKey]string{}},
+			{"its own workspace finds it", ws2.ID, []judge.AnswerKey{k("b", 0), k("a", 0)}, map[judge.AnswerKey]string{k("b", 0): "other workspace"}},
+		}
+		for _, tc := range lookups {
+			t.Run(tc.name, func(t *testing.T) {
+				got, err := db.ResponseCache(tc.ws).LoadAnswers(ctx, tc.keys)
+				if err != nil {
+					t.Fatal(err)
+				}
+				texts := map[judge.AnswerKey]string{}
+				for key, b := range got {
+					texts[key] = string(b)
+				}
+				if fmt.Sprint(texts) != fmt.Sprint(tc.want) {
+					t.Errorf("LoadAnswers = %v, want %v", texts, tc.want)
+				}
+			})
+		}
+
+		// Through the cache: 40 calls at once, the even seeds answered by
+		// an earlier run.
+		var requests atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			n := requests.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"answer %d"}}],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}`, n)
+		}))
+		t.Cleanup(srv.Close)
+		client, err := judge.New(judge.Config{BaseURL: srv.URL + "/v1", Model: "m", HTTPClient: srv.Client(), MaxAttempts: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := func(s int64) judge.Request {
+			return judge.Request{Messages: []evaluator.Message{{Role: "user", Content: "rate this"}}, Seed: &s}
+		}
+		const calls = 40
+		earlier := judge.NewCache(client, db.ResponseCache(ws1.ID), srv.URL+"/v1", "m")
+		first := map[int64]string{}
+		for s := int64(0); s < calls; s += 2 {
+			resp, err := earlier.Complete(ctx, req(s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			first[s] = resp.Text()
+		}
+		before := requests.Load()
+		loader := &countingLoader{ResponseCache: db.ResponseCache(ws1.ID), hold: 300 * time.Millisecond}
+		c := judge.NewCache(client, loader, srv.URL+"/v1", "m")
+		var hits atomic.Int64
+		c.OnHit = func(context.Context) { hits.Add(1) }
+		got := make([]string, calls)
+		var wg sync.WaitGroup
+		for s := range int64(calls) {
+			wg.Go(func() {
+				resp, err := c.Complete(ctx, req(s))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got[s] = resp.Text()
+			})
+		}
+		wg.Wait()
+		if n := requests.Load() - before; n != calls/2 || hits.Load() != calls/2 {
+			t.Errorf("%d requests and %d hits, want %d of each", n, hits.Load(), calls/2)
+		}
+		for s := int64(0); s < calls; s += 2 {
+			if got[s] != first[s] {
+				t.Errorf("seed %d answered %q, want the stored %q", s, got[s], first[s])
+			}
+		}
+		// The first call's query, then one for the 39 that queued behind it
+		// (a third at most, on a machine too busy to start them all in 300 ms).
+		if q := loader.queries.Load(); q > 3 {
+			t.Errorf("%d lookup queries for %d calls started together, want at most 3", q, calls)
 		}
 	})
 }

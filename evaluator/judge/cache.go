@@ -20,6 +20,22 @@ type AnswerStore interface {
 	SaveAnswer(ctx context.Context, requestHash string, occurrence int, answer []byte) error
 }
 
+// AnswerKey names one stored answer: the request's hash and which of the
+// identical requests it answered.
+type AnswerKey struct {
+	Hash       string
+	Occurrence int
+}
+
+// BatchLoader is an AnswerStore that can look several requests up in one
+// go (one database query instead of one per call). A Cache uses it when
+// its store has it: lookups that arrive together are made together.
+type BatchLoader interface {
+	// LoadAnswers returns the stored answers of keys; a key without one is
+	// absent from the map.
+	LoadAnswers(ctx context.Context, keys []AnswerKey) (map[AnswerKey][]byte, error)
+}
+
 // completer is what the cache wraps: the judge client, or any decorator
 // around it.
 type completer interface {
@@ -49,6 +65,18 @@ type Cache struct {
 
 	mu   sync.Mutex
 	seen map[string]int // request hash -> identical requests sent so far
+	// loading is set while a goroutine makes lookups for waiting calls;
+	// next collects the keys of the calls that arrive meanwhile.
+	loading bool
+	next    *lookup
+}
+
+// lookup is one query for the keys of the calls that asked for it.
+type lookup struct {
+	keys    []AnswerKey
+	done    chan struct{}
+	answers map[AnswerKey][]byte
+	err     error
 }
 
 // NewCache wraps inner, a client of the judge at baseURL serving model,
@@ -98,7 +126,7 @@ func (c *Cache) Complete(ctx context.Context, r Request) (Response, error) {
 	c.seen[hash] = occurrence + 1
 	c.mu.Unlock()
 
-	if b, ok, err := c.store.LoadAnswer(ctx, hash, occurrence); err == nil && ok {
+	if b, ok, err := c.load(ctx, AnswerKey{Hash: hash, Occurrence: occurrence}); err == nil && ok {
 		var a storedAnswer
 		if json.Unmarshal(b, &a) == nil && len(a.Choices) > 0 {
 			if c.OnHit != nil {
@@ -118,4 +146,56 @@ func (c *Cache) Complete(ctx context.Context, r Request) (Response, error) {
 		_ = c.store.SaveAnswer(context.WithoutCancel(ctx), hash, occurrence, b)
 	}
 	return resp, nil
+}
+
+// load looks one request up. With a BatchLoader store, calls that arrive
+// while a lookup is under way wait for the next one and share it: a round
+// whose calls start together (the runner starts a round's units ahead of
+// their turn for the judge, see runner.unitLookahead) makes one or two
+// queries instead of one per call. The first call of a quiet moment waits
+// for nothing but its own query.
+func (c *Cache) load(ctx context.Context, k AnswerKey) ([]byte, bool, error) {
+	bl, ok := c.store.(BatchLoader)
+	if !ok {
+		return c.store.LoadAnswer(ctx, k.Hash, k.Occurrence)
+	}
+	c.mu.Lock()
+	if c.next == nil {
+		c.next = &lookup{done: make(chan struct{})}
+	}
+	l := c.next
+	l.keys = append(l.keys, k)
+	if !c.loading {
+		c.loading = true
+		go c.lookups(context.WithoutCancel(ctx), bl)
+	}
+	c.mu.Unlock()
+	select {
+	case <-l.done:
+	case <-ctx.Done():
+		return nil, false, context.Cause(ctx)
+	}
+	if l.err != nil {
+		return nil, false, l.err
+	}
+	b, ok := l.answers[k]
+	return b, ok, nil
+}
+
+// lookups makes the waiting calls' queries, one after another, until no
+// call waits.
+func (c *Cache) lookups(ctx context.Context, bl BatchLoader) {
+	for {
+		c.mu.Lock()
+		l := c.next
+		c.next = nil
+		if l == nil {
+			c.loading = false
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		l.answers, l.err = bl.LoadAnswers(ctx, l.keys)
+		close(l.done)
+	}
 }
