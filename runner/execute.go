@@ -254,7 +254,7 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 	}
 	// The shared limits wrap the real client only: an answer from the cache
 	// takes no call slot and no tokens of the judge's budget.
-	limited := b.wrap(c)
+	limited := turnTaking{b.wrap(c)}
 	if run.Settings.NoCache {
 		return limited, nil
 	}
@@ -554,7 +554,11 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 	var retries []pendingRetry
 	judgeAll := func(todo []pendingRetry, last bool) error {
 		g, gctx := errgroup.WithContext(work)
-		g.SetLimit(concurrency)
+		// Units start ahead of their turn to call the judge, so that
+		// their cache lookups are made together (lookahead.go); the
+		// turns keep the calls within the concurrency.
+		g.SetLimit(concurrency + unitLookahead)
+		turns := &unitTurns{slots: make(chan struct{}, concurrency), stop: gctx, r: r}
 		for _, t := range todo {
 			g.Go(func() error {
 				if err := r.stopping(gctx); err != nil {
@@ -564,6 +568,9 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 				// once out of patience, waited for hung calls for good.
 				calls, stopCalls := callContext(ctx)
 				defer stopCalls()
+				tn := &turn{turns: turns}
+				defer tn.done()
+				calls = withTurn(calls, tn)
 				u := methods.Unit{Run: mrun, Criteria: pass, Round: t.batch.Round, Memo: memo}
 				for _, id := range t.batch.RowIDs {
 					u.Samples = append(u.Samples, samples[index[id]])
