@@ -260,20 +260,12 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 			_ = tx.Rollback()
 		}
 	}()
-	q := hotSQL.get(db.Dialect, "save batch", 0, func() string {
-		return `UPDATE run_batches SET status = ?, request = ?, response = ?, repair_request = ?, repair_response = ?, problems = ?,
- prompt_tokens = ?, completion_tokens = ?, latency_ms = ?, attempts = ?, calls = ?, error = ?, error_kind = ?, done_at = ?, details = ?
- WHERE id = ? AND status = ?`
-	})
-	res, err := tx.ExecContext(ctx, q, b.Status, b.Request, b.Response, b.RepairRequest, b.RepairResponse, jsonValue(b.Problems),
-		b.PromptTokens, b.CompletionTokens, b.LatencyMS, b.Attempts, b.Calls, b.Error, b.ErrorKind, now,
-		jsonValue(detailsOrEmpty(b.Details)), b.ID, BatchPending)
+	r.Batch = b
+	stored, err := db.writeBatchResultCounts(ctx, tx, r, now, missing, failed, retries, g)
 	if err != nil {
-		return fmt.Errorf("save batch %d: %w", b.ID, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
 		return err
-	} else if n != 1 {
+	}
+	if !stored {
 		// Answered already; but a writer that lost the run must hear that
 		// first: it stops, where a mere conflict goes on.
 		ok, err := db.holds(ctx, tx, b.RunID, g)
@@ -284,6 +276,46 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 			return g.err
 		}
 		return Errorf(EConflict, "batch %d already has an answer", b.ID)
+	}
+	return tx.Commit()
+}
+
+// writeBatchResult writes one answer in tx with the counters it implies:
+// false when its batch has an answer already (then nothing is written).
+func (db *DB) writeBatchResult(ctx context.Context, tx *sql.Tx, r BatchResult, now time.Time, g runGuard) (bool, error) {
+	b := r.Batch
+	missing := 0
+	for _, s := range r.Scores {
+		if s.Score == nil {
+			missing++
+		}
+	}
+	failed := 0
+	if b.Status == BatchFailed {
+		failed = 1
+	}
+	return db.writeBatchResultCounts(ctx, tx, r, now, missing, failed, max(b.Attempts-b.Calls, 0), g)
+}
+
+// writeBatchResultCounts is writeBatchResult with the counters given; a
+// run that fails g's condition gives g.err (and the caller rolls back).
+func (db *DB) writeBatchResultCounts(ctx context.Context, tx *sql.Tx, r BatchResult, now time.Time, missing, failed, retries int, g runGuard) (bool, error) {
+	b := r.Batch
+	q := hotSQL.get(db.Dialect, "save batch", 0, func() string {
+		return `UPDATE run_batches SET status = ?, request = ?, response = ?, repair_request = ?, repair_response = ?, problems = ?,
+ prompt_tokens = ?, completion_tokens = ?, latency_ms = ?, attempts = ?, calls = ?, error = ?, error_kind = ?, done_at = ?, details = ?
+ WHERE id = ? AND status = ?`
+	})
+	res, err := tx.ExecContext(ctx, q, b.Status, b.Request, b.Response, b.RepairRequest, b.RepairResponse, jsonValue(b.Problems),
+		b.PromptTokens, b.CompletionTokens, b.LatencyMS, b.Attempts, b.Calls, b.Error, b.ErrorKind, now,
+		jsonValue(detailsOrEmpty(b.Details)), b.ID, BatchPending)
+	if err != nil {
+		return false, fmt.Errorf("save batch %d: %w", b.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return false, err
+	} else if n != 1 {
+		return false, nil
 	}
 	for start := 0; start < len(r.Scores); start += scoreChunk {
 		chunk := r.Scores[start:min(start+scoreChunk, len(r.Scores))]
@@ -299,7 +331,7 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 			args = append(args, s.RunID, s.BatchID, s.CriterionIndex, s.Round, s.RowID, s.Label, score, s.Analysis)
 		}
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return fmt.Errorf("save scores of batch %d: %w", b.ID, err)
+			return false, fmt.Errorf("save scores of batch %d: %w", b.ID, err)
 		}
 	}
 	withCost := r.Cost != nil
@@ -319,12 +351,86 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 	args = append(append(args, b.RunID), g.args...)
 	res, err = tx.ExecContext(ctx, q, args...)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return err
+		return false, err
 	} else if n == 0 && g.cond != "" {
-		return g.err
+		return false, g.err
+	}
+	return true, nil
+}
+
+// BatchSave is one answer of a group stored together (SaveBatchResults),
+// with the lease owner its write is fenced on ("" for none).
+type BatchSave struct {
+	Result BatchResult
+	Owner  string
+}
+
+// SaveBatchResults stores several answers in one transaction, each as
+// SaveBatchResult would (the same rows, its own fence, its own conflict),
+// and returns each one's error: an answer refused (its batch answered
+// already, its writer's lease lost) is not stored, and the others are.
+// SQLite writes one transaction at a time and most of a write's CPU is
+// its commit, so answers that wait for the write lock together are
+// committed together (the runner's group commit); a database error that
+// is not about one answer stores them one by one instead.
+func (db *DB) SaveBatchResults(ctx context.Context, items []BatchSave) []error {
+	errs := make([]error, len(items))
+	if len(items) == 1 {
+		errs[0] = db.SaveBatchResult(WithLeaseOwner(ctx, items[0].Owner), items[0].Result)
+		return errs
+	}
+	now := time.Now().UTC()
+	err := db.retry(ctx, "store answers", func() error {
+		clear(errs)
+		return db.saveBatchGroup(ctx, items, now, errs)
+	})
+	if err != nil {
+		for i, it := range items {
+			errs[i] = db.SaveBatchResult(WithLeaseOwner(ctx, it.Owner), it.Result)
+		}
+	}
+	return errs
+}
+
+// saveBatchGroup writes a group in one transaction. Each answer's guard
+// is read first, inside the transaction (on SQLite it holds the write
+// lock, so nothing changes between the check and the writes), and a
+// conflict shows on its first write: a refused answer writes nothing.
+func (db *DB) saveBatchGroup(ctx context.Context, items []BatchSave, now time.Time, errs []error) (err error) {
+	tx, err := db.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	for i, it := range items {
+		b := it.Result.Batch
+		var g runGuard
+		if it.Owner != "" {
+			g = runGuard{name: "fenced", cond: " AND lease_owner = ?", args: []any{it.Owner},
+				err: fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost)}
+			ok, err := db.holds(ctx, tx, b.RunID, g)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				errs[i] = g.err
+				continue
+			}
+		}
+		stored, err := db.writeBatchResult(ctx, tx, it.Result, now, runGuard{})
+		if err != nil {
+			return err
+		}
+		if !stored {
+			errs[i] = Errorf(EConflict, "batch %d already has an answer", b.ID)
+		}
 	}
 	return tx.Commit()
 }

@@ -3,6 +3,7 @@ package models_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -168,4 +169,93 @@ func deref(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+// TestSaveBatchResultsGroup: answers stored together in one transaction
+// (the SQLite group commit) each get their own outcome: stored, refused
+// because the batch has an answer (a conflict), or refused because the
+// writer lost the run's lease; a refused answer writes nothing and the
+// others are stored with their counters.
+func TestSaveBatchResultsGroup(t *testing.T) {
+	type entry struct {
+		run      int    // which of the two runs
+		batch    int    // which of its batches
+		owner    string // the writer's lease owner
+		wantCode func(error) bool
+		stored   bool
+	}
+	ok := func(err error) bool { return err == nil }
+	conflict := func(err error) bool { return models.ErrorCode(err) == models.EConflict }
+	lost := func(err error) bool { return errors.Is(err, models.ErrLeaseLost) }
+	cases := []struct {
+		name    string
+		entries []entry
+	}{
+		{"all stored", []entry{{0, 0, "w0", ok, true}, {0, 1, "w0", ok, true}, {1, 0, "w1", ok, true}}},
+		{"a conflict among them", []entry{{0, 0, "w0", ok, true}, {0, 0, "w0", conflict, false}, {1, 1, "", ok, true}}},
+		{"a writer that lost its lease", []entry{{0, 0, "w0", ok, true}, {1, 0, "old", lost, false}, {1, 1, "w1", ok, true}}},
+	}
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		w := newWorld(t, db)
+		ctx := context.Background()
+		rows, err := db.ListDatasetRows(ctx, w.dataset.ID, 0, 2)
+		if err != nil || len(rows) < 2 {
+			t.Fatalf("rows: %v", err)
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				var runs [2]models.Run
+				var batches [2][]models.RunBatch
+				for i := range runs {
+					runs[i] = models.Run{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, DatasetID: w.dataset.ID,
+						Name: tc.name, Method: models.MethodBatchEval, RubricSnapshot: w.rubric.Evaluator(), JudgeSnapshot: w.judge.Snapshot(), CreatedAt: time.Now()}
+					if err := db.CreateRun(ctx, &runs[i], nil); err != nil {
+						t.Fatal(err)
+					}
+					if err := db.Gorm.Exec(`UPDATE runs SET lease_owner = ?, status = ? WHERE id = ?`, fmt.Sprintf("w%d", i), models.RunRunning, runs[i].ID).Error; err != nil {
+						t.Fatal(err)
+					}
+					bs, err := db.CreateRoundBatches(ctx, runs[i].ID, 0, 0, [][]int64{{rows[0].ID}, {rows[1].ID}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					batches[i] = bs
+				}
+				var items []models.BatchSave
+				for k, e := range tc.entries {
+					b := batches[e.run][e.batch]
+					b.Status, b.Response, b.Calls, b.Attempts, b.PromptTokens = models.BatchDone, fmt.Sprintf("answer %d", k), 1, 1, 10
+					v := float64(k)
+					items = append(items, models.BatchSave{Owner: e.owner, Result: models.BatchResult{Batch: b,
+						Scores: []models.RunScore{{RunID: runs[e.run].ID, BatchID: b.ID, RowID: b.RowIDs[0], Label: 1, Score: &v}}}})
+				}
+				errs := db.SaveBatchResults(ctx, items)
+				want := [2]int{}
+				for k, e := range tc.entries {
+					if !e.wantCode(errs[k]) {
+						t.Errorf("answer %d: error %v", k, errs[k])
+					}
+					if !e.stored {
+						continue
+					}
+					want[e.run]++
+					b, err := db.FindBatch(ctx, runs[e.run].ID, items[k].Result.Batch.ID)
+					if err != nil || b.Response != items[k].Result.Batch.Response || b.Status != models.BatchDone {
+						t.Errorf("answer %d: batch stored as %q (%s), %v", k, b.Response, b.Status, err)
+					}
+				}
+				for i, run := range runs {
+					got := getRun(t, db, run.ID)
+					scores, err := db.ListScores(ctx, run.ID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got.BatchesDone != want[i] || got.Calls != want[i] || got.PromptTokens != 10*want[i] || len(scores) != want[i] {
+						t.Errorf("run %d: %d batches done, %d calls, %d tokens, %d scores; want %d answers counted",
+							i, got.BatchesDone, got.Calls, got.PromptTokens, len(scores), want[i])
+					}
+				}
+			})
+		}
+	})
 }

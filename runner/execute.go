@@ -708,18 +708,75 @@ func callContext(job context.Context) (context.Context, context.CancelFunc) {
 	return ctx, func() { stop(); cancel(nil) }
 }
 
-// writeTurn waits for this process's turn to store an answer on SQLite,
-// which takes one writer at a time: answers arriving together used to
-// contend for its write lock inside SQLite, whose busy handler sleeps
-// in steps of up to 100 ms, and a run at concurrency 16 spent most of its
-// time asleep there. Queued in Go, each waits only for the writes before
-// it. PostgreSQL takes writes side by side: no turn.
-func (r *Runner) writeTurn() (unlock func()) {
+// saveResult stores one answer. On SQLite, which takes one writer at a
+// time, this process's answers wait for the write lock in Go rather than
+// inside SQLite (whose busy handler sleeps in steps of up to 100 ms: a run
+// at concurrency 16 spent most of its time asleep there), and the answers
+// that arrive while a write is under way are committed together in the
+// next one (group commit, models.SaveBatchResults): a commit is most of a
+// write's CPU. Each answer's call returns once its own transaction has
+// committed, so an answer is as durable as when it was stored alone.
+// PostgreSQL takes writes side by side: each is stored at once.
+func (r *Runner) saveResult(ctx context.Context, res models.BatchResult) error {
 	if r.db.Dialect != models.SQLite {
-		return func() {}
+		return r.db.SaveBatchResult(ctx, res)
 	}
-	r.writeMu.Lock()
-	return r.writeMu.Unlock
+	w := &pendingSave{item: models.BatchSave{Result: res, Owner: models.LeaseOwnerFrom(ctx)}, done: make(chan struct{})}
+	r.saves.mu.Lock()
+	r.saves.pending = append(r.saves.pending, w)
+	if !r.saves.writing {
+		r.saves.writing = true
+		go r.writeSaves()
+	}
+	r.saves.mu.Unlock()
+	<-w.done
+	return w.err
+}
+
+// maxGroupCommit bounds the answers of one transaction: a group this big
+// already shares its commit's cost 64 ways, and a bigger one would only
+// hold the write lock longer against other writers.
+const maxGroupCommit = 64
+
+// saveQueue is the answers waiting for this process's next SQLite write.
+type saveQueue struct {
+	mu      sync.Mutex
+	pending []*pendingSave
+	writing bool // a goroutine is writing the queue's groups
+}
+
+type pendingSave struct {
+	item models.BatchSave
+	done chan struct{}
+	err  error
+}
+
+// writeSaves stores the waiting answers, a group at a time, until none
+// waits.
+func (r *Runner) writeSaves() {
+	for {
+		r.saves.mu.Lock()
+		n := min(len(r.saves.pending), maxGroupCommit)
+		if n == 0 {
+			r.saves.writing = false
+			r.saves.mu.Unlock()
+			return
+		}
+		group := r.saves.pending[:n:n]
+		r.saves.pending = append([]*pendingSave(nil), r.saves.pending[n:]...)
+		r.saves.mu.Unlock()
+		items := make([]models.BatchSave, len(group))
+		for i, w := range group {
+			items[i] = w.item
+		}
+		// Stores outlive the execution that made the answer (it is paid
+		// for); each answer carries its own lease owner.
+		errs := r.db.SaveBatchResults(context.Background(), items)
+		for i, w := range group {
+			w.err = errs[i]
+			close(w.done)
+		}
+	}
 }
 
 // stopping reports why no new call should start, if any.
@@ -784,9 +841,7 @@ func DecodeMessages(s string) []evaluator.Message {
 func (r *Runner) store(ctx context.Context, run models.Run, res models.BatchResult, err error) error {
 	if res.Batch.Status != "" {
 		name := judgeName(run.JudgeSnapshot)
-		unlock := r.writeTurn()
-		serr := r.db.SaveBatchResult(ctx, res)
-		unlock()
+		serr := r.saveResult(ctx, res)
 		if errors.Is(serr, models.ErrLeaseLost) && res.Batch.Status == models.BatchDone {
 			// The answer came back after this worker lost the run: it is
 			// paid for, so keep it if the batch still has none (the new

@@ -101,8 +101,8 @@ type Runner struct {
 	notices sync.WaitGroup
 	// slots wakes calls waiting for a judge's shared slot (limits.go).
 	slots slotWaits
-	// writeMu queues this process's answers for SQLite (writeTurn).
-	writeMu sync.Mutex
+	// saves queues this process's answers for SQLite (saveResult).
+	saves saveQueue
 }
 
 func driverFor(db *models.DB) riverdriver.Driver[*sql.Tx] {
