@@ -45,6 +45,13 @@ type DB struct {
 	Read *gorm.DB
 	// readSQL is Read's own pool on SQLite (nil on PostgreSQL).
 	readSQL *sql.DB
+	// answerSQL is, on a SQLite file, one connection kept for the run
+	// loop's answer writes (batch results, cached answers): nil elsewhere.
+	// SQLite drops a connection's page cache whenever another connection
+	// has written, so answers written through a pool of four found the
+	// cache cold every time and read their pages again (a system call
+	// each); one connection that does most of the writing keeps it warm.
+	answerSQL *sql.DB
 	Dialect Dialect
 	// Pool is set for PostgreSQL: River's pgx driver and GORM share it.
 	Pool *pgxpool.Pool
@@ -171,6 +178,18 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, fmt.Errorf("open sqlite %s for reading: %w", path, err)
 	}
 	db.Read, db.readSQL = rg, readDB
+	answerDB, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err == nil {
+		answerDB.SetMaxOpenConns(1)
+		answerDB.SetMaxIdleConns(1)
+		err = answerDB.PingContext(ctx)
+	}
+	if err != nil {
+		readDB.Close()
+		sqlDB.Close()
+		return nil, fmt.Errorf("open sqlite %s for answers: %w", path, err)
+	}
+	db.answerSQL = answerDB
 	return db, nil
 }
 
@@ -185,6 +204,14 @@ const postgresMinConns = 32
 // keeps its own page cache).
 const sqliteReaders = 16
 
+// answers is the handle of the run loop's answer writes (see answerSQL).
+func (db *DB) answers() *sql.DB {
+	if db.answerSQL != nil {
+		return db.answerSQL
+	}
+	return db.SQL
+}
+
 // reader is the handle for a read of ctx (see DB.Read).
 func (db *DB) reader(ctx context.Context) *gorm.DB {
 	if db.Read == nil {
@@ -198,6 +225,9 @@ func (db *DB) Close() error {
 	err := db.SQL.Close()
 	if db.readSQL != nil {
 		db.readSQL.Close()
+	}
+	if db.answerSQL != nil {
+		db.answerSQL.Close()
 	}
 	if db.Pool != nil {
 		db.Pool.Close()

@@ -251,7 +251,7 @@ const scoreChunk = 256
 // GORM's reflection and the separate fence query used to be a large part
 // of a call's CPU.
 func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, now time.Time, missing, failed, retries int, g runGuard) (err error) {
-	tx, err := db.SQL.BeginTx(ctx, nil)
+	tx, err := db.answers().BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -400,7 +400,7 @@ func (db *DB) SaveBatchResults(ctx context.Context, items []BatchSave) []error {
 // lock, so nothing changes between the check and the writes), and a
 // conflict shows on its first write: a refused answer writes nothing.
 func (db *DB) saveBatchGroup(ctx context.Context, items []BatchSave, now time.Time, errs []error) (err error) {
-	tx, err := db.SQL.BeginTx(ctx, nil)
+	tx, err := db.answers().BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}

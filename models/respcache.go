@@ -126,7 +126,7 @@ func (c *ResponseCache) SaveAnswer(ctx context.Context, requestHash string, occu
 		return `INSERT INTO judge_response_cache (workspace_id, request_hash, occurrence, response, created_at) VALUES (?, ?, ?, ?, ?)
  ON CONFLICT (workspace_id, request_hash, occurrence) DO NOTHING`
 	})
-	_, err := c.db.SQL.ExecContext(ctx, q, c.workspaceID, requestHash, occurrence, string(answer), time.Now().UTC())
+	_, err := c.db.answers().ExecContext(ctx, q, c.workspaceID, requestHash, occurrence, string(answer), time.Now().UTC())
 	return err
 }
 
