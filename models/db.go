@@ -52,7 +52,7 @@ type DB struct {
 	// cache cold every time and read their pages again (a system call
 	// each); one connection that does most of the writing keeps it warm.
 	answerSQL *sql.DB
-	Dialect Dialect
+	Dialect   Dialect
 	// Pool is set for PostgreSQL: River's pgx driver and GORM share it.
 	Pool *pgxpool.Pool
 	// Getenv reads the operator's environment: the list of key variables

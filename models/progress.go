@@ -446,24 +446,37 @@ func (db *DB) FinishRun(ctx context.Context, runID int64, status, errMsg string)
 }
 
 // CriterionScores returns, for one criterion, every stored score by row id
-// and round: scores[rowID][round]; nil entries are missing.
+// and round: scores[rowID][round]; nil entries are missing. BatchEval reads
+// it before each round to compose the next one, so it is one fixed
+// statement through database/sql that reads only the three columns used.
 func (db *DB) CriterionScores(ctx context.Context, runID int64, criterion, rounds int) (map[int64][]*float64, error) {
-	var ss []RunScore
-	if err := db.Gorm.WithContext(ctx).Where("run_id = ? AND criterion_index = ?", runID, criterion).Find(&ss).Error; err != nil {
+	q := hotSQL.get(db.Dialect, "criterion scores", 0, func() string {
+		return `SELECT row_id, "round", score FROM run_scores WHERE run_id = ? AND criterion_index = ?`
+	})
+	rows, err := db.SQL.QueryContext(ctx, q, runID, criterion)
+	if err != nil {
 		return nil, err
 	}
+	defer rows.Close()
 	out := map[int64][]*float64{}
-	for _, s := range ss {
-		v := out[s.RowID]
+	for rows.Next() {
+		var rowID int64
+		var round int
+		var score sql.NullFloat64
+		if err := rows.Scan(&rowID, &round, &score); err != nil {
+			return nil, err
+		}
+		v := out[rowID]
 		if v == nil {
 			v = make([]*float64, rounds)
-			out[s.RowID] = v
+			out[rowID] = v
 		}
-		if s.Round < rounds {
-			v[s.Round] = s.Score
+		if round >= 0 && round < rounds && score.Valid {
+			x := score.Float64
+			v[round] = &x
 		}
 	}
-	return out, nil
+	return out, rows.Err()
 }
 
 func detailsOrEmpty(d map[string]any) map[string]any {

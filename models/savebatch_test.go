@@ -259,3 +259,65 @@ func TestSaveBatchResultsGroup(t *testing.T) {
 		}
 	})
 }
+
+// TestCriterionScores: the scores BatchEval composes its next round from,
+// by row and round, for one criterion only; a missing score stays nil.
+func TestCriterionScores(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		w := newWorld(t, db)
+		ctx := context.Background()
+		rows, err := db.ListDatasetRows(ctx, w.dataset.ID, 0, 2)
+		if err != nil || len(rows) < 2 {
+			t.Fatalf("rows: %v", err)
+		}
+		r := models.Run{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, DatasetID: w.dataset.ID, Name: "scores",
+			Method: models.MethodBatchEval, RubricSnapshot: w.rubric.Evaluator(), JudgeSnapshot: w.judge.Snapshot(), CreatedAt: time.Now()}
+		if err := db.CreateRun(ctx, &r, nil); err != nil {
+			t.Fatal(err)
+		}
+		a, b := rows[0].ID, rows[1].ID
+		f := func(v float64) *float64 { return &v }
+		// criterion, round, row ids and their scores
+		stored := []struct {
+			ci, round int
+			scores    map[int64]*float64
+		}{
+			{0, 0, map[int64]*float64{a: f(1), b: nil}},
+			{0, 1, map[int64]*float64{a: f(2), b: f(0)}},
+			{1, 0, map[int64]*float64{a: f(9), b: f(9)}},
+		}
+		for _, st := range stored {
+			bs, err := db.CreateRoundBatches(ctx, r.ID, st.ci, st.round, [][]int64{{a, b}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := models.BatchResult{Batch: bs[0]}
+			res.Batch.Status = models.BatchDone
+			for k, id := range []int64{a, b} {
+				res.Scores = append(res.Scores, models.RunScore{RunID: r.ID, BatchID: bs[0].ID, CriterionIndex: st.ci, Round: st.round, RowID: id, Label: k + 1, Score: st.scores[id]})
+			}
+			if err := db.SaveBatchResult(ctx, res); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := db.CriterionScores(ctx, r.ID, 0, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		show := func(m map[int64][]*float64) string {
+			out := ""
+			for _, id := range []int64{a, b} {
+				out += fmt.Sprintf("%d:", id)
+				for _, v := range m[id] {
+					out += fmt.Sprintf(" %v", deref(v))
+				}
+				out += ";"
+			}
+			return fmt.Sprintf("%d rows: %s", len(m), out)
+		}
+		want := map[int64][]*float64{a: {f(1), f(2), nil}, b: {nil, f(0), nil}}
+		if show(got) != show(want) {
+			t.Errorf("CriterionScores = %s, want %s", show(got), show(want))
+		}
+	})
+}
