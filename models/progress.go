@@ -65,6 +65,48 @@ func (db *DB) ReleaseLease(ctx context.Context, runID int64, owner string) error
 	})
 }
 
+// RunLease is a running run's lease, as the sweeper reads it.
+type RunLease struct {
+	RunID int64
+	JobID *int64
+	Owner string
+	Until *time.Time
+}
+
+// Lapsed reports whether the lease has expired at now.
+func (l RunLease) Lapsed(now time.Time) bool { return l.Until != nil && l.Until.Before(now) }
+
+// RunningLeases lists the leases of every running run (few: a run is
+// running only while a worker judges it). The sweeper reads it every few
+// seconds, idle or not, so it is one short fixed statement.
+func (db *DB) RunningLeases(ctx context.Context) ([]RunLease, error) {
+	q := hotSQL.get(db.Dialect, "running leases", 0, func() string {
+		return "SELECT id, job_id, lease_owner, lease_until FROM runs WHERE status = ?"
+	})
+	rows, err := db.SQL.QueryContext(ctx, q, RunRunning)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []RunLease
+	for rows.Next() {
+		var l RunLease
+		var job sql.NullInt64
+		var until sql.NullTime
+		if err := rows.Scan(&l.RunID, &job, &l.Owner, &until); err != nil {
+			return nil, err
+		}
+		if job.Valid {
+			l.JobID = &job.Int64
+		}
+		if until.Valid {
+			l.Until = &until.Time
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
 // OrphanedRuns lists running runs whose lease has expired: their worker
 // died, or gave the run up and stopped before River noted the job's state.
 func (db *DB) OrphanedRuns(ctx context.Context) ([]Run, error) {

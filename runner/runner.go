@@ -324,42 +324,68 @@ func (r *Runner) Cancel(ctx context.Context, wsID, runID int64) (models.Run, err
 
 // sweepLoop rescues runs whose worker died (expired lease) by making their
 // job available again.
+//
+// While no run is running it looks less often (idleSweepInterval): a run
+// claimed after a sweep that found none holds its lease for a whole lease
+// from its claim, so the sweep after it still comes before the lease can
+// lapse, and from then on sweeps come every sweepInterval again. (This
+// assumes the workers sharing the database use leases at least half as
+// long as this one's, as they do with one BATCHEVAL_LEASE.)
 func (r *Runner) sweepLoop(ctx context.Context) {
 	defer close(r.sweepDone)
-	t := time.NewTicker(sweepInterval(r.cfg.LeaseTTL))
+	busy, idle := sweepInterval(r.cfg.LeaseTTL), idleSweepInterval(r.cfg.LeaseTTL)
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
-		r.Sweep(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		next := busy
+		if running := r.Sweep(ctx); running == 0 {
+			next = idle
+		}
+		t.Reset(next)
 	}
 }
 
-// Sweep requeues the jobs of runs whose lease has expired.
-func (r *Runner) Sweep(ctx context.Context) {
-	runs, err := r.db.OrphanedRuns(ctx)
+// idleSweepInterval is how often the sweep looks while no run is running:
+// half a lease (5 s with the default), where a busy sweep looks every 2 s.
+func idleSweepInterval(lease time.Duration) time.Duration {
+	return max(sweepInterval(lease), lease/2)
+}
+
+// Sweep requeues the jobs of runs whose lease has expired, and returns how
+// many runs are running (whatever their lease); -1 when it could not read
+// them.
+func (r *Runner) Sweep(ctx context.Context) int {
+	leases, err := r.db.RunningLeases(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.log.Warn("look for orphaned runs", "err", err)
 		}
-		return
+		return -1
 	}
-	for _, run := range runs {
-		if run.JobID == nil {
+	now := time.Now()
+	for _, l := range leases {
+		if l.JobID == nil || !l.Lapsed(now) {
 			continue
 		}
-		ok, err := r.db.RequeueJob(ctx, *run.JobID)
+		ok, err := r.db.RequeueJob(ctx, *l.JobID)
 		if err != nil {
-			r.log.Warn("requeue orphaned run", "run", run.ID, "judge", run.JudgeSnapshot.Name, "err", err)
+			r.log.Warn("requeue orphaned run", "run", l.RunID, "err", err)
 			continue
 		}
 		if ok {
-			r.log.Info("resuming run left by a stopped worker", "run", run.ID, "judge", run.JudgeSnapshot.Name, "previous_worker", run.LeaseOwner)
+			judge := ""
+			if run, err := r.db.GetRun(ctx, l.RunID); err == nil {
+				judge = judgeName(run.JudgeSnapshot)
+			}
+			r.log.Info("resuming run left by a stopped worker", "run", l.RunID, "judge", judge, "previous_worker", l.Owner)
 		}
 	}
+	return len(leases)
 }
 
 // levelFilter drops River's chatty logs below a level.
