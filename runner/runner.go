@@ -105,8 +105,16 @@ type Runner struct {
 	writeMu sync.Mutex
 }
 
+// driverFor is River's driver on db. On PostgreSQL it listens for River's
+// notifications on a connection of db's pgx pool (LISTEN/NOTIFY): a run
+// queued by any process (the dashboard, another worker) is fetched by an
+// idle worker at once instead of at its next poll (up to PollInterval
+// later), and a cancel reaches the worker running the job at once.
 func driverFor(db *models.DB) riverdriver.Driver[*sql.Tx] {
 	if db.Dialect == models.Postgres {
+		if db.Pool != nil {
+			return riverdatabasesql.NewWithPgxListener(db.SQL, db.Pool)
+		}
 		return riverdatabasesql.New(db.SQL)
 	}
 	return sqliteDriver{riversqlite.New(db.SQL)}
