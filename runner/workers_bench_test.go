@@ -495,7 +495,8 @@ const (
 // per worker: "x4/x1" is the wall time of 1 worker over that of 4 (target
 // >= 3.5); then the same 40 runs on 4 workers sharing one judge limited to
 // 3 calls at once through the database: "shared-peak" is the most calls the
-// judge ever had in flight (must not exceed 3). The runs are queued while
+// judge ever had in flight (must not exceed 3), "shared-x-min" the wall time
+// over the least the limit allows (calls / 3 latencies). The runs are queued while
 // the started workers' queue is paused, and the clock starts when it is
 // resumed, so worker start-up and launches are not counted. Run it with
 // -benchtime=1x.
@@ -522,6 +523,10 @@ func BenchmarkWorkers(b *testing.B) {
 				b.ReportMetric(float64(four.wall.Milliseconds()), "4w-ms")
 				b.ReportMetric(float64(shared.wall.Milliseconds()), "shared-ms")
 				b.ReportMetric(float64(shared.peak), "shared-peak")
+				// The least time the shared limit allows: every call in
+				// waves of the limit, each wave one latency.
+				calls := workersRuns * workersRounds * 4
+				b.ReportMetric(float64(shared.wall)/float64(time.Duration((calls+workersSharedCap-1)/workersSharedCap)*latency), "shared-x-min")
 				b.ReportMetric(float64(one.cpu.Microseconds())/1000/workersRuns, "1w-cpu-ms/run")
 				b.ReportMetric(float64(four.cpu.Microseconds())/1000/workersRuns, "4w-cpu-ms/run")
 				b.ReportMetric(0, "ns/op")
