@@ -34,10 +34,10 @@ import (
 // lives in the parent, which counts the calls it has in flight at once.
 
 // workerChildEnv makes the test binary a worker process: its value is the
-// database URL; workerMaxRunsEnv is the worker's MaxRuns.
-// workerProfileEnv, when set in the benchmark's environment, makes each
-// worker process write its CPU profile to that path plus its process id.
-// workerPollEnv overrides the worker's poll interval (tests).
+// database URL; workerMaxRunsEnv is the worker's MaxRuns; workerPollEnv
+// overrides its poll interval (tests); workerProfileEnv, when set in the
+// benchmark's environment, makes each worker process write its CPU profile
+// to that path plus its process id.
 const (
 	workerChildEnv   = "BATCHEVAL_TEST_WORKER_DSN"
 	workerMaxRunsEnv = "BATCHEVAL_TEST_WORKER_MAX_RUNS"
@@ -473,6 +473,24 @@ func TestWorkerProcessWakesOnLaunch(t *testing.T) {
 	if wait := run.StartedAt.Sub(run.CreatedAt); wait > 10*time.Second {
 		t.Errorf("the run started %s after its launch; want at once", wait)
 	}
+}
+
+// TestWorkerProcessWakesOnBurst: two runs launched 30 ms apart both start
+// at once on an idle worker process with free slots. River sends at most
+// one "new job" notification per FetchCooldown and queue; with its default
+// (100 ms) the second launch sent none, and when the worker had already
+// fetched the first run, the second waited for the next poll (two minutes
+// here, a second in production).
+func TestWorkerProcessWakesOnBurst(t *testing.T) {
+	t.Parallel()
+	l := newWorkersLab(t)
+	cj := newCountingJudge(t, 0)
+	startWorkerProcs(t, l.dsn, 1, 4, workerPollEnv+"=2m")
+	time.Sleep(500 * time.Millisecond) // past the worker's first fetch
+	ids := l.launchRuns(t, 1, cj.URL(), 0, 1, 4)
+	time.Sleep(30 * time.Millisecond)
+	ids = append(ids, l.launchRuns(t, 1, cj.URL(), 0, 1, 4)...)
+	l.waitAll(t, ids, 30*time.Second)
 }
 
 // Workers benchmark settings: 40 queued runs of 40 samples, 2 rounds of 4
