@@ -105,8 +105,16 @@ type Runner struct {
 	saves saveQueue
 }
 
+// driverFor is River's driver on db. On PostgreSQL it listens for River's
+// notifications on a connection of db's pgx pool (LISTEN/NOTIFY): a run
+// queued by any process (the dashboard, another worker) is fetched by an
+// idle worker at once instead of at its next poll (up to PollInterval
+// later), and a cancel reaches the worker running the job at once.
 func driverFor(db *models.DB) riverdriver.Driver[*sql.Tx] {
 	if db.Dialect == models.Postgres {
+		if db.Pool != nil {
+			return riverdatabasesql.NewWithPgxListener(db.SQL, db.Pool)
+		}
 		return riverdatabasesql.New(db.SQL)
 	}
 	return sqliteDriver{riversqlite.New(db.SQL)}
@@ -189,7 +197,7 @@ func New(cfg Config) (*Runner, error) {
 		// tells a live worker from a dead one.
 		JobTimeout:           -1,
 		RescueStuckJobsAfter: 12 * time.Hour,
-		FetchCooldown:        minDur(cfg.PollInterval, 100*time.Millisecond),
+		FetchCooldown:        minDur(cfg.PollInterval, fetchCooldown),
 		FetchPollInterval:    cfg.PollInterval,
 		MaxAttempts:          25,
 	}
@@ -206,6 +214,15 @@ func New(cfg Config) (*Runner, error) {
 	r.river = client
 	return r, nil
 }
+
+// fetchCooldown is River's FetchCooldown: the least time between two job
+// fetches of one worker, and between two "new job" notifications one
+// process sends for a queue. With River's default, 100 ms, a run launched
+// within 100 ms of another sent no notification, and an idle worker that
+// had fetched the first before the second was committed left the second
+// for its next poll (a second later). 10 ms still folds a storm of
+// launches into a few fetches.
+const fetchCooldown = 10 * time.Millisecond
 
 func minDur(a, b time.Duration) time.Duration {
 	if a < b {
