@@ -171,7 +171,7 @@ type Applier struct {
 
 	reread func(fn func(Record) error) error
 	hash   func(id string) uint64 // maphash by a seed of its own; tests force collisions
-	hashes map[uint64]struct{} // hash of every id seen
+	hashes map[uint64]struct{}    // hash of every id seen
 	// exact holds, for hashes that came back before any problem was
 	// found, every id with that hash and the line where it first
 	// appears: records are checked against it exactly.
