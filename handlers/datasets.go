@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -210,13 +211,29 @@ func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.Pendin
 		return models.PendingUpload{}, form, uploadSample{}, refuse("This file cannot be imported: " + err.Error())
 	}
 	// One streaming pass reports a broken file before any column is
-	// chosen, and gives the first rows for the answer.
+	// chosen, and gives the first rows for the answer. It runs beside the
+	// storing of the file, which is undone if the pass finds a problem:
+	// the two take about as long, and a file is read once in the time of
+	// one of them.
+	u := models.PendingUpload{WorkspaceID: h.workspaceID(c), Filename: filepath.Base(filename), Format: string(format)}
+	ctx, cancel := context.WithCancel(req.Context())
+	defer cancel()
+	saved := make(chan error, 1)
+	go func() {
+		saved <- h.DB.SavePendingUploadFrom(ctx, &u, io.NewSectionReader(tmp, 0, size), size, h.UploadQuotaBytes)
+	}()
 	sample, err := h.scanUpload(io.NewSectionReader(tmp, 0, size), format, form.NoHeader)
 	if err != nil {
+		cancel()
+		if <-saved == nil {
+			// Stored before the problem was found: drop it.
+			if derr := h.DB.DeletePendingUpload(context.WithoutCancel(req.Context()), u.ID); derr != nil {
+				h.Log.Warn("delete refused upload", "id", u.ID, "err", derr)
+			}
+		}
 		return models.PendingUpload{}, form, uploadSample{}, refuse("This file cannot be imported: " + err.Error())
 	}
-	u := models.PendingUpload{WorkspaceID: h.workspaceID(c), Filename: filepath.Base(filename), Format: string(format)}
-	if err := h.DB.SavePendingUploadFrom(req.Context(), &u, io.NewSectionReader(tmp, 0, size), size, h.UploadQuotaBytes); err != nil {
+	if err := <-saved; err != nil {
 		if models.ErrorCode(err) == models.EConflict {
 			return u, form, sample, refuse(models.ErrorMessage(err))
 		}
@@ -265,8 +282,11 @@ var errSampled = errors.New("sampled")
 // Rows is left at -1, unknown.
 func (h *Handlers) scanUploadHead(r io.Reader, format dataimport.Format, noHeader, headOnly bool) (uploadSample, error) {
 	t := &dataimport.Table{Format: format}
-	sum, err := dataimport.Scan(r, format, dataimport.Options{MaxBytes: h.MaxUploadBytes, MaxRows: h.MaxUploadRows, NoHeader: noHeader}, func(rec dataimport.Record) error {
+	// Only the kept records need maps of their own.
+	opt := dataimport.Options{MaxBytes: h.MaxUploadBytes, MaxRows: h.MaxUploadRows, NoHeader: noHeader, ReuseValues: true}
+	sum, err := dataimport.Scan(r, format, opt, func(rec dataimport.Record) error {
 		if len(t.Records) < sampleRows {
+			rec.Values = maps.Clone(rec.Values)
 			t.Records = append(t.Records, rec)
 			return nil
 		}

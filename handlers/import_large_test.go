@@ -66,3 +66,30 @@ func TestImportPastTheSampleReportsWholeFile(t *testing.T) {
 		}
 	})
 }
+
+// TestRefusedUploadStoresNothing: the upload's check of the file runs
+// beside the storing of it; a file the check refuses, at its start or
+// after megabytes of good rows, must leave no pending upload and no stored
+// part behind.
+func TestRefusedUploadStoresNothing(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		good := strings.Repeat("s,a fine row of text that pads the file to several parts,3\n", 60000) // about 3.5 MB
+		for _, tc := range []struct{ name, content string }{
+			{"broken at the start", "id,text,score\ns1,\"open quote,3\n" + good},
+			{"broken after 3 MB", "id,text,score\n" + good + "s2,too,many,fields\n"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				rec := env.upload("broken.csv", tc.content, "")
+				if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "cannot be imported") {
+					t.Fatalf("upload = %d, want 422 saying the file cannot be imported: %.500s", rec.Code, rec.Body)
+				}
+				var uploads, parts int64
+				env.db.Gorm.Table("pending_uploads").Count(&uploads)
+				env.db.Gorm.Table("pending_upload_parts").Count(&parts)
+				if uploads != 0 || parts != 0 {
+					t.Errorf("a refused upload left %d uploads and %d parts", uploads, parts)
+				}
+			})
+		}
+	})
+}
