@@ -591,7 +591,7 @@ func (h *Handlers) apiCreateDataset(c echo.Context) error {
 	if err := decodeJSON(c, &in); err != nil {
 		return err
 	}
-	u, t, err := h.pendingTable(c, in.UploadToken, false)
+	u, t, err := h.pendingTable(c, in.UploadToken, false, true)
 	if err != nil {
 		return err
 	}

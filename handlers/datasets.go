@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -210,13 +211,29 @@ func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.Pendin
 		return models.PendingUpload{}, form, uploadSample{}, refuse("This file cannot be imported: " + err.Error())
 	}
 	// One streaming pass reports a broken file before any column is
-	// chosen, and gives the first rows for the answer.
+	// chosen, and gives the first rows for the answer. It runs beside the
+	// storing of the file, which is undone if the pass finds a problem:
+	// the two take about as long, and a file is read once in the time of
+	// one of them.
+	u := models.PendingUpload{WorkspaceID: h.workspaceID(c), Filename: filepath.Base(filename), Format: string(format)}
+	ctx, cancel := context.WithCancel(req.Context())
+	defer cancel()
+	saved := make(chan error, 1)
+	go func() {
+		saved <- h.DB.SavePendingUploadFrom(ctx, &u, io.NewSectionReader(tmp, 0, size), size, h.UploadQuotaBytes)
+	}()
 	sample, err := h.scanUpload(io.NewSectionReader(tmp, 0, size), format, form.NoHeader)
 	if err != nil {
+		cancel()
+		if <-saved == nil {
+			// Stored before the problem was found: drop it.
+			if derr := h.DB.DeletePendingUpload(context.WithoutCancel(req.Context()), u.ID); derr != nil {
+				h.Log.Warn("delete refused upload", "id", u.ID, "err", derr)
+			}
+		}
 		return models.PendingUpload{}, form, uploadSample{}, refuse("This file cannot be imported: " + err.Error())
 	}
-	u := models.PendingUpload{WorkspaceID: h.workspaceID(c), Filename: filepath.Base(filename), Format: string(format)}
-	if err := h.DB.SavePendingUploadFrom(req.Context(), &u, io.NewSectionReader(tmp, 0, size), size, h.UploadQuotaBytes); err != nil {
+	if err := <-saved; err != nil {
 		if models.ErrorCode(err) == models.EConflict {
 			return u, form, sample, refuse(models.ErrorMessage(err))
 		}
@@ -253,13 +270,35 @@ func readField(r io.Reader) ([]byte, int, error) {
 // scanUpload reads a whole upload in one streaming pass, keeping only its
 // first sampleRows records.
 func (h *Handlers) scanUpload(r io.Reader, format dataimport.Format, noHeader bool) (uploadSample, error) {
+	return h.scanUploadHead(r, format, noHeader, false)
+}
+
+// errSampled ends a scan that has read what it needed.
+var errSampled = errors.New("sampled")
+
+// scanUploadHead is scanUpload; with headOnly, a CSV file is read only as
+// far as its first sampleRows records (its header names every column, so
+// the rest adds nothing before an import, which reads it all anyway), and
+// Rows is left at -1, unknown.
+func (h *Handlers) scanUploadHead(r io.Reader, format dataimport.Format, noHeader, headOnly bool) (uploadSample, error) {
 	t := &dataimport.Table{Format: format}
-	sum, err := dataimport.Scan(r, format, dataimport.Options{MaxBytes: h.MaxUploadBytes, MaxRows: h.MaxUploadRows, NoHeader: noHeader}, func(rec dataimport.Record) error {
+	// Only the kept records need maps of their own.
+	opt := dataimport.Options{MaxBytes: h.MaxUploadBytes, MaxRows: h.MaxUploadRows, NoHeader: noHeader, ReuseValues: true}
+	sum, err := dataimport.Scan(r, format, opt, func(rec dataimport.Record) error {
 		if len(t.Records) < sampleRows {
+			rec.Values = maps.Clone(rec.Values)
 			t.Records = append(t.Records, rec)
+			return nil
+		}
+		if headOnly && format == dataimport.CSV {
+			return errSampled
 		}
 		return nil
 	})
+	if errors.Is(err, errSampled) {
+		t.Columns, t.Generated = sum.Columns, sum.Generated
+		return uploadSample{Table: t, Rows: -1}, nil
+	}
 	if err != nil {
 		return uploadSample{}, err
 	}
@@ -272,14 +311,15 @@ func (h *Handlers) scanUpload(r io.Reader, format dataimport.Format, noHeader bo
 func firstRowIsData(v string) bool { return v == "1" || v == "none" || v == "on" }
 
 // pendingTable loads a pending upload and reads it again, streaming,
-// keeping its first rows; noHeader reads a CSV file's first row as data.
-func (h *Handlers) pendingTable(c echo.Context, token string, noHeader bool) (models.PendingUpload, uploadSample, error) {
+// keeping its first rows; noHeader reads a CSV file's first row as data;
+// headOnly reads a CSV file only as far as those rows (see scanUploadHead).
+func (h *Handlers) pendingTable(c echo.Context, token string, noHeader, headOnly bool) (models.PendingUpload, uploadSample, error) {
 	ctx := c.Request().Context()
 	u, err := h.DB.FindPendingUpload(ctx, h.workspaceID(c), token)
 	if err != nil {
 		return u, uploadSample{}, err
 	}
-	s, err := h.scanUpload(h.DB.OpenPendingUpload(ctx, u), dataimport.Format(u.Format), noHeader)
+	s, err := h.scanUploadHead(h.DB.OpenPendingUpload(ctx, u), dataimport.Format(u.Format), noHeader, headOnly)
 	if err != nil {
 		// The file parsed at upload; failing now means a lower limit or a
 		// changed parser, which the person can only fix by uploading again.
@@ -294,7 +334,7 @@ func (h *Handlers) showMappingForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, t, err := h.pendingTable(c, c.QueryParam("token"), firstRowIsData(c.QueryParam("header")))
+	u, t, err := h.pendingTable(c, c.QueryParam("token"), firstRowIsData(c.QueryParam("header")), false)
 	if err != nil {
 		return err
 	}
@@ -398,33 +438,43 @@ func (h *Handlers) importDataset(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, t, err := h.pendingTable(c, c.FormValue("token"), firstRowIsData(c.FormValue("header")))
+	// The import reads the whole file itself: read only its head now,
+	// and the whole of it again only to show the mapping after a problem.
+	token, noHeader := c.FormValue("token"), firstRowIsData(c.FormValue("header"))
+	u, t, err := h.pendingTable(c, token, noHeader, true)
 	if err != nil {
 		return err
 	}
 	name := strings.TrimSpace(c.FormValue("name"))
 	m := mappingFromForm(c, t.Table)
-	again := func(v web.DatasetMappingView) error {
+	again := func(fill func(*web.DatasetMappingView)) error {
+		if t.Rows < 0 {
+			_, whole, err := h.pendingTable(c, token, noHeader, false)
+			if err != nil {
+				return err
+			}
+			t = whole
+		}
+		v := mappingView(c, p, u, t, name, m)
+		fill(&v)
 		return render(c, http.StatusUnprocessableEntity, web.DatasetMappingPage(v))
 	}
-	v := mappingView(c, p, u, t, name, m)
 	if name == "" {
-		v.Error = "Give the dataset a name."
-		return again(v)
+		return again(func(v *web.DatasetMappingView) { v.Error = "Give the dataset a name." })
 	}
 	ds, err := h.importUpload(c.Request().Context(), p, u, t, name, m, groupColumn(c.FormValue("group_column"), t.Table))
 	if err != nil {
 		var ve *dataimport.ValidationError
 		switch {
 		case errors.As(err, &ve):
-			for _, pe := range ve.Problems {
-				v.Problems = append(v.Problems, importProblem(pe))
-			}
-			v.More = ve.More
-			return again(v)
+			return again(func(v *web.DatasetMappingView) {
+				for _, pe := range ve.Problems {
+					v.Problems = append(v.Problems, importProblem(pe))
+				}
+				v.More = ve.More
+			})
 		case models.ErrorCode(err) == models.EInvalid:
-			v.Error = models.ErrorMessage(err)
-			return again(v)
+			return again(func(v *web.DatasetMappingView) { v.Error = models.ErrorMessage(err) })
 		}
 		return err
 	}
@@ -471,7 +521,15 @@ func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.
 		err = h.DB.CreateDataset(ctx, &ds, rows)
 	} else {
 		err = h.DB.ImportDataset(ctx, &ds, func(put func(models.DatasetRow) error) error {
-			a := dataimport.NewApplier(s.Columns, format, m)
+			// put encodes a row before it returns, and the applier keeps
+			// no record: one map can serve every record.
+			opt := opt
+			opt.ReuseValues = true
+			reread := func(fn func(dataimport.Record) error) error {
+				_, err := dataimport.Scan(h.DB.OpenPendingUpload(ctx, u), format, opt, fn)
+				return err
+			}
+			a := dataimport.NewApplier(s.Columns, format, m, reread)
 			_, err := dataimport.Scan(h.DB.OpenPendingUpload(ctx, u), format, opt, func(rec dataimport.Record) error {
 				r := a.Add(rec)
 				if a.Failed() {

@@ -15,8 +15,10 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -103,6 +105,52 @@ func (p *heapPeak) Stop() uint64 {
 	return 0
 }
 
+// processCPU is the CPU time this process has used (user and system):
+// on a machine shared with other work, a step's CPU time is steadier than
+// its wall time. The database server's CPU (PostgreSQL) is not in it.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rssPeak measures the peak resident memory of the process during a step
+// (Linux: VmHWM in /proc/self/status, reset by writing 5 to
+// /proc/self/clear_refs). resetRSSPeak returns the resident memory at the
+// start; ok is false where that is not available.
+func resetRSSPeak() (start uint64, ok bool) {
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		return 0, false
+	}
+	return procStatusKB("VmRSS:"), true
+}
+
+// rssPeakSince is the peak resident memory since resetRSSPeak, above
+// start, in bytes.
+func rssPeakSince(start uint64) uint64 {
+	if pk := procStatusKB("VmHWM:"); pk > start {
+		return pk - start
+	}
+	return 0
+}
+
+// procStatusKB reads one "Name: N kB" line of /proc/self/status, in bytes.
+func procStatusKB(name string) uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, name); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
 // benchServer is the real Echo app on a real database, without the job
 // workers an upload does not need.
 func benchServer(b *testing.B, d models.Dialect) (*echo.Echo, *Handlers, models.Project) {
@@ -130,6 +178,11 @@ func benchServer(b *testing.B, d models.Dialect) (*echo.Echo, *Handlers, models.
 	h.MaxUploadBytes = 1 << 30
 	h.MaxUploadRows = 2 * benchRows
 	h.UploadQuotaBytes = 0
+	// BATCHEVAL_BENCH_IMPORT_CHUNK overrides the rows per INSERT/COPY of
+	// an import, to compare chunk sizes.
+	if n, err := strconv.Atoi(os.Getenv("BATCHEVAL_BENCH_IMPORT_CHUNK")); err == nil {
+		db.ImportChunkRows = n
+	}
 	e := echo.New()
 	h.Register(e)
 	return e, h, p
@@ -146,20 +199,25 @@ func BenchmarkUploadImport1M(b *testing.B) {
 		b.Run(string(d), func(b *testing.B) {
 			e, h, p := benchServer(b, d)
 			var upSecs, impSecs float64
-			var upPeak, impPeak uint64
+			var upPeak, impPeak, upRSS, impRSS uint64
+			var upCPU, impCPU time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				body, ctype := multipartFileBody(b, path)
 				b.StartTimer()
 
 				peak := startHeapPeak()
+				rss, _ := resetRSSPeak()
+				cpu := processCPU()
 				start := time.Now()
 				req := httptest.NewRequest(http.MethodPost, fmt.Sprintf("/projects/%d/datasets/upload", p.ID), body)
 				req.Header.Set(echo.HeaderContentType, ctype)
 				rec := httptest.NewRecorder()
 				e.ServeHTTP(rec, req)
 				upSecs += time.Since(start).Seconds()
+				upCPU += processCPU() - cpu
 				upPeak = max(upPeak, peak.Stop())
+				upRSS = max(upRSS, rssPeakSince(rss))
 				if rec.Code != http.StatusSeeOther {
 					b.Fatalf("upload = %d: %.300s", rec.Code, rec.Body)
 				}
@@ -168,13 +226,17 @@ func BenchmarkUploadImport1M(b *testing.B) {
 				form := url.Values{"token": {loc.Query().Get("token")}, "name": {fmt.Sprintf("bench %d", i)}, "id_column": {"id"},
 					"show_1": {"1"}, "label_1": {"Response"}, "rating_2": {"1"}}
 				peak = startHeapPeak()
+				rss, _ = resetRSSPeak()
+				cpu = processCPU()
 				start = time.Now()
 				req = httptest.NewRequest(http.MethodPost, loc.Path, strings.NewReader(form.Encode()))
 				req.Header.Set(echo.HeaderContentType, echo.MIMEApplicationForm)
 				rec = httptest.NewRecorder()
 				e.ServeHTTP(rec, req)
 				impSecs += time.Since(start).Seconds()
+				impCPU += processCPU() - cpu
 				impPeak = max(impPeak, peak.Stop())
+				impRSS = max(impRSS, rssPeakSince(rss))
 				if rec.Code != http.StatusSeeOther {
 					b.Fatalf("import = %d: %.300s", rec.Code, rec.Body)
 				}
@@ -190,6 +252,10 @@ func BenchmarkUploadImport1M(b *testing.B) {
 			b.ReportMetric(mb*n/impSecs, "import-MB/s")
 			b.ReportMetric(float64(upPeak)/float64(size), "upload-peak-heap/file")
 			b.ReportMetric(float64(impPeak)/float64(size), "import-peak-heap/file")
+			b.ReportMetric(float64(upRSS)/float64(size), "upload-peak-rss/file")
+			b.ReportMetric(float64(impRSS)/float64(size), "import-peak-rss/file")
+			b.ReportMetric(upCPU.Seconds()/n, "upload-cpu-s")
+			b.ReportMetric(impCPU.Seconds()/n, "import-cpu-s")
 			b.ReportMetric(mb, "file-MB")
 		})
 	}

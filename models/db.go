@@ -64,6 +64,10 @@ type DB struct {
 	// MaxActiveRunsPerWorkspace bounds the runs a workspace may have queued
 	// or running at once; 0 means no limit.
 	MaxActiveRunsPerWorkspace int
+	// ImportChunkRows is how many rows of a dataset import go in one
+	// statement; 0 takes the dialect's default (rows.go). Tests set it
+	// small to cross many chunk boundaries with few rows.
+	ImportChunkRows int
 	// Retry is how run-state writes ride out transient database errors
 	// (set before use; zero fields take defaults).
 	Retry RetryPolicy

@@ -86,7 +86,11 @@ func (db *DB) OpenPendingUpload(ctx context.Context, u PendingUpload) io.Reader 
 	return &partReader{db: db, ctx: ctx, id: u.ID}
 }
 
-// partReader reads the parts of an upload in order.
+// partReader reads the parts of an upload in order, through the read pool:
+// an import reads its upload while its own transaction holds SQLite's write
+// lock, and the job workers' writes queued behind that lock hold the
+// writers' connections, so a part read through them waited up to the busy
+// timeout (10 s) each.
 type partReader struct {
 	db   *DB
 	ctx  context.Context
@@ -102,7 +106,7 @@ func (p *partReader) Read(b []byte) (int, error) {
 			return 0, io.EOF
 		}
 		var row struct{ Data []byte }
-		res := p.db.Gorm.WithContext(p.ctx).Raw("SELECT data FROM pending_upload_parts WHERE upload_id = ? AND seq = ?", p.id, p.seq).Scan(&row)
+		res := p.db.reader(p.ctx).Raw("SELECT data FROM pending_upload_parts WHERE upload_id = ? AND seq = ?", p.id, p.seq).Scan(&row)
 		if res.Error != nil {
 			return 0, fmt.Errorf("read upload part %d: %w", p.seq, res.Error)
 		}

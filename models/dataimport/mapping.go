@@ -1,8 +1,12 @@
 package dataimport
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -62,18 +66,53 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
-// problems collects ParseErrors, keeping the first maxProblems.
+// problems collects ParseErrors, keeping the first maxProblems in the
+// order of the file: a problem's place is the record it concerns (0 for
+// problems of the mapping itself, after every record for problems of the
+// whole file) and, within a record, the id before the ratings. Problems
+// mostly arrive in that order; a repeated id confirmed by a second reading
+// of the file (Applier.Finish) arrives late and takes its place.
 type problems struct {
-	list []ParseError
+	list []placedProblem
 	more int
+	seq  int
 }
 
-func (p *problems) add(e ParseError) {
-	if len(p.list) < maxProblems {
-		p.list = append(p.list, e)
+type placedProblem struct {
+	ParseError
+	record, sub, seq int
+}
+
+// afterRecords places problems of the whole file after every record.
+const afterRecords = math.MaxInt
+
+func (p *problems) add(e ParseError) { p.addAt(e, afterRecords, 0) }
+
+// addAt adds a problem of the record-th record (1-based; 0 for the
+// mapping); sub orders the problems of one record.
+func (p *problems) addAt(e ParseError, record, sub int) {
+	p.seq++
+	pp := placedProblem{ParseError: e, record: record, sub: sub, seq: p.seq}
+	i, _ := slices.BinarySearchFunc(p.list, pp, func(a, b placedProblem) int {
+		return cmp.Or(cmp.Compare(a.record, b.record), cmp.Compare(a.sub, b.sub), cmp.Compare(a.seq, b.seq))
+	})
+	if i >= maxProblems {
+		p.more++
 		return
 	}
-	p.more++
+	if len(p.list) == maxProblems {
+		p.list = p.list[:maxProblems-1]
+		p.more++
+	}
+	p.list = slices.Insert(p.list, i, pp)
+}
+
+func (p *problems) errors() []ParseError {
+	out := make([]ParseError, len(p.list))
+	for i := range p.list {
+		out[i] = p.list[i].ParseError
+	}
+	return out
 }
 
 // Apply checks the mapping against every record and returns the rows. It
@@ -82,12 +121,21 @@ func (p *problems) add(e ParseError) {
 // numbers, and shown columns that are empty in every row. An empty rating
 // cell is not a problem: it becomes a nil rating.
 func (t *Table) Apply(m Mapping) ([]Row, error) {
-	a := NewApplier(t.Columns, t.Format, m)
+	a := NewApplier(t.Columns, t.Format, m, func(fn func(Record) error) error {
+		for _, rec := range t.Records {
+			if err := fn(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	rows := make([]Row, 0, len(t.Records))
 	for _, rec := range t.Records {
 		rows = append(rows, a.Add(rec))
 	}
-	a.finish()
+	if err := a.finish(); err != nil {
+		return nil, err
+	}
 	if m.AnnotatorColumn != "" && a.exists[m.AnnotatorColumn] && a.idOK {
 		rows = mergeAnnotators(rows, t, m, a.fieldCols, a.ratingCols, &a.probs, a.item)
 	} else if m.AnnotatorColumn != "" && !a.exists[m.AnnotatorColumn] {
@@ -101,9 +149,14 @@ func (t *Table) Apply(m Mapping) ([]Row, error) {
 
 // Applier applies a mapping one record at a time, for imports that stream
 // the file instead of holding it: feed it every record with Add, in file
-// order, then call Finish. It keeps the ids seen (to find repeats), not
-// the rows. It does not merge one-row-per-annotator files, which need
-// every row of a sample together: use Table.Apply for those.
+// order, then call Finish. It keeps neither the rows nor the ids: to find
+// repeated ids it keeps a 64-bit hash of each (8 bytes a row, where a
+// million string keys took more memory than the file). When a hash comes
+// back, it reads the file again (the reread function given to NewApplier)
+// to tell a repeated id from two ids that share a hash, and to name the
+// line where the id first appeared. It does not merge one-row-per-annotator
+// files, which need every row of a sample together: use Table.Apply for
+// those.
 type Applier struct {
 	m          Mapping
 	columns    []string
@@ -113,30 +166,56 @@ type Applier struct {
 	fieldCols  []string
 	ratingCols []string
 	probs      problems
-	firstLine  map[string]int // id -> line where it first appears
 	nonEmpty   map[string]bool
 	n          int // records added
+
+	reread func(fn func(Record) error) error
+	hash   func(id string) uint64 // maphash by a seed of its own; tests force collisions
+	hashes map[uint64]struct{}    // hash of every id seen
+	// exact holds, for hashes that came back before any problem was
+	// found, every id with that hash and the line where it first
+	// appears: records are checked against it exactly.
+	exact map[uint64]map[string]int
+	// deferred are the records whose id hash came back once the import
+	// had failed anyway: Finish reads the file once more to check them
+	// all together.
+	deferred []deferredID
 }
+
+// deferredID is a record whose id's hash was seen before.
+type deferredID struct {
+	record int // 1-based index of the record
+	hash   uint64
+}
+
+// errStopReading ends a reread early.
+var errStopReading = errors.New("stop reading")
 
 // NewApplier checks the mapping against the file's columns (all of them,
 // as a scan of the whole file found them) and gets ready for its records.
-func NewApplier(columns []string, f Format, m Mapping) *Applier {
+// reread reads the file again from the start, calling fn with every record
+// in order until fn returns an error, which it returns; it is called only
+// when an id's hash repeats, and must be given unless the mapping has no
+// id column.
+func NewApplier(columns []string, f Format, m Mapping, reread func(fn func(Record) error) error) *Applier {
 	a := &Applier{m: m, columns: columns, exists: make(map[string]bool, len(columns)), item: f == JSON,
-		firstLine: map[string]int{}, nonEmpty: map[string]bool{}}
+		nonEmpty: map[string]bool{}, reread: reread, hashes: map[uint64]struct{}{}}
+	seed := maphash.MakeSeed()
+	a.hash = func(id string) uint64 { return maphash.String(seed, id) }
 	for _, c := range columns {
 		a.exists[c] = true
 	}
 	a.idOK = m.IDColumn != "" && !a.missingColumn("id", m.IDColumn)
 	if len(m.Fields) == 0 {
-		a.probs.add(ParseError{Msg: "no column is shown to the judge: choose at least one field"})
+		a.probs.addAt(ParseError{Msg: "no column is shown to the judge: choose at least one field"}, 0, 0)
 	}
 	shown := map[string]bool{}
 	for _, f := range m.Fields {
 		switch {
 		case strings.TrimSpace(f.Column) == "":
-			a.probs.add(ParseError{Msg: fmt.Sprintf("the field labelled %q names no column", f.Label)})
+			a.probs.addAt(ParseError{Msg: fmt.Sprintf("the field labelled %q names no column", f.Label)}, 0, 0)
 		case shown[f.Column]:
-			a.probs.add(ParseError{Column: f.Column, Msg: "this column is chosen twice as a field"})
+			a.probs.addAt(ParseError{Column: f.Column, Msg: "this column is chosen twice as a field"}, 0, 0)
 		case !a.missingColumn("field", f.Column):
 			shown[f.Column] = true
 			a.fieldCols = append(a.fieldCols, f.Column)
@@ -145,13 +224,13 @@ func NewApplier(columns []string, f Format, m Mapping) *Applier {
 	rated := map[string]bool{}
 	for _, c := range m.RatingColumns {
 		if rated[c] {
-			a.probs.add(ParseError{Column: c, Msg: "this column is chosen twice as a rating"})
+			a.probs.addAt(ParseError{Column: c, Msg: "this column is chosen twice as a rating"}, 0, 0)
 			continue
 		}
 		rated[c] = true
 		switch {
 		case shown[c]:
-			a.probs.add(ParseError{Column: c, Msg: "this column is both shown to the judge and used as a human rating: the judge would see the answer"})
+			a.probs.addAt(ParseError{Column: c, Msg: "this column is both shown to the judge and used as a human rating: the judge would see the answer"}, 0, 0)
 		case !a.missingColumn("rating", c):
 			a.ratingCols = append(a.ratingCols, c)
 		}
@@ -164,20 +243,29 @@ func (a *Applier) missingColumn(role, col string) bool {
 	if a.exists[col] {
 		return false
 	}
-	a.probs.add(ParseError{Column: col, Msg: fmt.Sprintf("the %s column is not in the file; the columns are: %s", role, strings.Join(a.columns, ", "))})
+	at := 0 // a problem of the mapping, listed first
+	if a.n > 0 {
+		at = afterRecords
+	}
+	a.probs.addAt(ParseError{Column: col, Msg: fmt.Sprintf("the %s column is not in the file; the columns are: %s", role, strings.Join(a.columns, ", "))}, at, 0)
 	return true
 }
 
-// Add maps the next record of the file to a row, noting its problems.
+// Add maps the next record of the file to a row, noting its problems. The
+// row's Data is the record's Values when the record has every column (so
+// a caller that reuses its records must be done with the row first).
 func (a *Applier) Add(rec Record) Row {
 	a.n++
 	row := Row{
 		Position: a.n,
-		Data:     make(map[string]string, len(a.columns)),
+		Data:     rec.Values,
 		Ratings:  make(map[string]*float64, len(a.ratingCols)),
 	}
-	for _, c := range a.columns {
-		row.Data[c] = rec.Values[c]
+	if len(rec.Values) != len(a.columns) {
+		row.Data = make(map[string]string, len(a.columns))
+		for _, c := range a.columns {
+			row.Data[c] = rec.Values[c]
+		}
 	}
 	switch {
 	case a.m.IDColumn == "":
@@ -186,15 +274,11 @@ func (a *Applier) Add(rec Record) Row {
 		id := strings.TrimSpace(rec.Values[a.m.IDColumn])
 		row.ExternalID = id
 		if id == "" {
-			a.probs.add(ParseError{Line: rec.Line, Item: a.item, Column: a.m.IDColumn, Msg: "the id is empty: every row needs an id"})
-		} else if first, dup := a.firstLine[id]; dup && a.m.AnnotatorColumn == "" {
-			a.probs.add(ParseError{Line: rec.Line, Item: a.item, Column: a.m.IDColumn, Msg: fmt.Sprintf(
-				"the id %q is also used on %s %d: ids must be unique", id, lineWord(a.item), first)})
-		} else if !dup {
-			// A CSV record's fields share one string: keeping the id as
-			// it is would keep the whole record alive, so an import would
-			// hold the file in memory after all.
-			a.firstLine[strings.Clone(id)] = rec.Line
+			a.probs.addAt(ParseError{Line: rec.Line, Item: a.item, Column: a.m.IDColumn, Msg: "the id is empty: every row needs an id"}, a.n, 0)
+		} else if a.m.AnnotatorColumn == "" {
+			// Rows of one sample share their id when the file has a row
+			// per annotator: only other files must have unique ids.
+			a.checkID(id, rec.Line)
 		}
 	}
 	for _, c := range a.fieldCols {
@@ -202,48 +286,164 @@ func (a *Applier) Add(rec Record) Row {
 			a.nonEmpty[c] = true
 		}
 	}
-	for _, c := range a.ratingCols {
+	for i, c := range a.ratingCols {
 		v, msg := parseRating(rec.Values[c])
 		if msg != "" {
-			a.probs.add(ParseError{Line: rec.Line, Item: a.item, Column: c, Msg: msg})
+			a.probs.addAt(ParseError{Line: rec.Line, Item: a.item, Column: c, Msg: msg}, a.n, i+1)
 		}
 		row.Ratings[c] = v
 	}
 	return row
 }
 
+// checkID notes the id of the current record and reports it if an earlier
+// record had it.
+func (a *Applier) checkID(id string, line int) {
+	h := a.hash(id)
+	if ids, ok := a.exact[h]; ok {
+		a.exactID(ids, id, line)
+		return
+	}
+	if _, seen := a.hashes[h]; !seen {
+		a.hashes[h] = struct{}{}
+		return
+	}
+	if a.Failed() {
+		// Nothing will be stored: check it with the others at the end.
+		a.deferred = append(a.deferred, deferredID{record: a.n, hash: h})
+		return
+	}
+	// Read the records before this one for the ids with this hash.
+	ids := map[string]int{}
+	k := 0
+	err := a.reread(func(rec Record) error {
+		k++
+		if k >= a.n {
+			return errStopReading
+		}
+		if prev := strings.TrimSpace(rec.Values[a.m.IDColumn]); prev != "" && a.hash(prev) == h {
+			if _, dup := ids[prev]; !dup {
+				ids[strings.Clone(prev)] = rec.Line
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStopReading) {
+		a.probs.addAt(ParseError{Line: line, Item: a.item, Column: a.m.IDColumn, Msg: fmt.Sprintf("the file could not be read again to check the id %q: %v", id, err)}, a.n, 0)
+		return
+	}
+	if a.exact == nil {
+		a.exact = map[uint64]map[string]int{}
+	}
+	a.exact[h] = ids
+	a.exactID(ids, id, line)
+}
+
+// exactID checks id against the ids that share its hash.
+func (a *Applier) exactID(ids map[string]int, id string, line int) {
+	if first, dup := ids[id]; dup {
+		a.probs.addAt(a.repeated(id, line, first), a.n, 0)
+		return
+	}
+	ids[strings.Clone(id)] = line
+}
+
+func (a *Applier) repeated(id string, line, first int) ParseError {
+	return ParseError{Line: line, Item: a.item, Column: a.m.IDColumn, Msg: fmt.Sprintf(
+		"the id %q is also used on %s %d: ids must be unique", id, lineWord(a.item), first)}
+}
+
+// checkDeferred reads the file once more for the records whose id hash
+// came back after the import had failed, and reports those whose id is
+// indeed repeated, with the line where it first appears.
+func (a *Applier) checkDeferred() error {
+	if len(a.deferred) == 0 {
+		return nil
+	}
+	if a.reread == nil {
+		return errors.New("the file cannot be read again to check its repeated ids")
+	}
+	suspect := make(map[uint64]map[string]int, len(a.deferred))
+	for _, d := range a.deferred {
+		suspect[d.hash] = nil
+	}
+	next, k := 0, 0
+	err := a.reread(func(rec Record) error {
+		k++
+		if next == len(a.deferred) {
+			return errStopReading
+		}
+		id := strings.TrimSpace(rec.Values[a.m.IDColumn])
+		if id == "" {
+			return nil
+		}
+		h := a.hash(id)
+		ids, ok := suspect[h]
+		if !ok {
+			return nil
+		}
+		if ids == nil {
+			ids = map[string]int{}
+			suspect[h] = ids
+		}
+		first, dup := ids[id]
+		if !dup {
+			ids[strings.Clone(id)] = rec.Line
+		}
+		if a.deferred[next].record == k {
+			next++
+			if dup {
+				a.probs.addAt(a.repeated(id, rec.Line, first), k, 0)
+			}
+		}
+		return nil
+	})
+	a.deferred = nil
+	if err != nil && !errors.Is(err, errStopReading) {
+		return fmt.Errorf("read the file again to check repeated ids: %w", err)
+	}
+	return nil
+}
+
 // Failed reports whether a problem has been found so far: the rows are
 // not worth storing any more, though the rest of the file is still worth
 // checking so every problem is listed at once.
-func (a *Applier) Failed() bool { return len(a.probs.list) > 0 }
+func (a *Applier) Failed() bool { return len(a.probs.list) > 0 || len(a.deferred) > 0 }
 
-// finish adds the problems only the whole file shows.
-func (a *Applier) finish() {
+// finish adds the problems only the whole file shows. Its error is the
+// reread's, not a problem of the file.
+func (a *Applier) finish() error {
+	if err := a.checkDeferred(); err != nil {
+		return err
+	}
 	if a.n == 0 {
 		a.probs.add(ParseError{Msg: "the file has no rows"})
-		return
+		return nil
 	}
 	for _, c := range a.fieldCols {
 		if !a.nonEmpty[c] {
 			a.probs.add(ParseError{Column: c, Msg: "this field is empty in every row: the judge would have nothing to read; choose another column"})
 		}
 	}
+	return nil
 }
 
 func (a *Applier) err() error {
 	if len(a.probs.list) > 0 {
-		return &ValidationError{Problems: a.probs.list, More: a.probs.more}
+		return &ValidationError{Problems: a.probs.errors(), More: a.probs.more}
 	}
 	return nil
 }
 
 // Finish ends the file: nil when every record fitted the mapping, else a
-// *ValidationError listing the problems.
+// *ValidationError listing the problems, or the reread's error.
 func (a *Applier) Finish() error {
 	if a.m.AnnotatorColumn != "" {
 		a.probs.add(ParseError{Column: a.m.AnnotatorColumn, Msg: "one row per annotator cannot be read one record at a time"})
 	}
-	a.finish()
+	if err := a.finish(); err != nil {
+		return err
+	}
 	return a.err()
 }
 

@@ -39,6 +39,10 @@ type Options struct {
 	// NoHeader reads a CSV file's first row as data and names the columns
 	// column_1, column_2... (for files without a header row).
 	NoHeader bool
+	// ReuseValues lets Scan hand every CSV record the same Values map,
+	// overwritten for the next record: for callers that are done with a
+	// record when their callback returns, it saves a map per row.
+	ReuseValues bool
 }
 
 func (o Options) withDefaults() Options {
@@ -157,7 +161,8 @@ type Summary struct {
 
 // Scan reads an upload like Parse but hands each record to fn as soon as
 // it is read instead of keeping it, so memory follows the largest record,
-// not the file. fn's error stops the scan and is returned as is. Columns
+// not the file. fn's error stops the scan and is returned as is, with the
+// summary of the records read until then. Columns
 // grow as records introduce them (JSON); a record's columns are all known
 // when fn gets it.
 func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, error) {
@@ -171,7 +176,7 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 		return Summary{}, readFailure(limited, nil, err)
 	}
 	checked := &utf8Checker{r: br, line: 1}
-	p := &parser{table: &Table{Format: f}, seen: map[string]bool{}, maxRows: opt.MaxRows, maxColumns: opt.MaxColumns, emit: fn}
+	p := &parser{table: &Table{Format: f}, seen: map[string]bool{}, maxRows: opt.MaxRows, maxColumns: opt.MaxColumns, emit: fn, reuse: opt.ReuseValues}
 	var err error
 	switch f {
 	case CSV:
@@ -184,7 +189,9 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 	if err != nil {
 		var stop *stopError
 		if errors.As(err, &stop) {
-			return Summary{}, stop.err
+			// What was read so far: a caller that stops early may want
+			// the columns.
+			return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated}, stop.err
 		}
 		return Summary{}, readFailure(limited, checked, err)
 	}
@@ -332,6 +339,7 @@ type parser struct {
 	maxColumns int
 	rows       int                // records emitted so far
 	emit       func(Record) error // receives each record
+	reuse      bool               // Options.ReuseValues
 }
 
 // add appends a record, registering new columns in first-seen order.
@@ -367,6 +375,8 @@ func (p *parser) parseCSV(r io.Reader, noHeader bool) error {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1 // checked here, for a friendlier message
 	cr.LazyQuotes = false
+	cr.ReuseRecord = true // each field is copied into the record's map
+	var values map[string]string
 	header, err := cr.Read()
 	if err == io.EOF {
 		return errNoRows
@@ -413,7 +423,9 @@ func (p *parser) parseCSV(r io.Reader, noHeader bool) error {
 		if allBlank(fields) {
 			continue // spreadsheets often export trailing rows of empty cells
 		}
-		values := make(map[string]string, len(names))
+		if values == nil || !p.reuse {
+			values = make(map[string]string, len(names))
+		}
 		for i, name := range names {
 			values[name] = fields[i]
 		}
