@@ -136,28 +136,62 @@ func (h *Handlers) showRun(c echo.Context) error {
 		v.SystemQuery = pickSystem(c.QueryParam("system"), d.Columns)
 	}
 	if run.BatchesDone > 0 {
-		rep, err := h.buildReportWith(ctx, run.ID, report.Options{GroupColumn: v.Group, SystemColumn: v.SystemQuery})
-		if err != nil {
+		if err := h.runResults(c, run, &v); err != nil {
 			return err
 		}
-		if v.Group == "" {
-			// "No grouping" chosen over the dataset's own group column.
-			for i := range rep.Criteria {
-				rep.Criteria[i].GroupColumn, rep.Criteria[i].Grouped = "", nil
-			}
-		}
-		v.Report = rep
-		if v.Humans, err = h.humanSourceView(c, run, rep); err != nil {
-			return err
-		}
-		v.Table = sampleTable(rep, c.QueryParams())
-		v.Table.Group = c.QueryParam("group")
-		v.Table.ShowRounds = methods.For(run.Method).Words().Round != ""
 	}
 	if err := h.relatedRuns(ctx, run, &v); err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, web.RunPage(v))
+}
+
+// runResults fills the run page's results: the figures and one page of
+// the samples table. A finished run's come from its stored summary and one
+// page of its stored per-sample results (report.LoadSummary,
+// report.LoadSamplePage), so the page reads a bounded number of rows
+// whatever the run's size; a search of the samples' text, and a running
+// run, build the whole report as before.
+func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView) error {
+	ctx := c.Request().Context()
+	q := c.QueryParams()
+	opt := report.Options{GroupColumn: v.Group, SystemColumn: v.SystemQuery}
+	stored := run.Finished() && strings.TrimSpace(q.Get("q")) == ""
+	var rep *report.Report
+	var err error
+	if stored {
+		rep, err = h.runSummary(ctx, run.ID, opt)
+	} else {
+		rep, err = h.buildReportWith(ctx, run.ID, opt)
+	}
+	if err != nil {
+		return err
+	}
+	if v.Group == "" {
+		// "No grouping" chosen over the dataset's own group column: on a
+		// copy, the report may be cached.
+		cp := *rep
+		cp.Criteria = slices.Clone(rep.Criteria)
+		for i := range cp.Criteria {
+			cp.Criteria[i].GroupColumn, cp.Criteria[i].Grouped = "", nil
+		}
+		rep = &cp
+	}
+	v.Report = rep
+	if v.Humans, err = h.humanSourceView(c, run, rep); err != nil {
+		return err
+	}
+	if stored {
+		v.Table, err = storedSampleTable(ctx, h.DB, rep, q)
+		if err != nil {
+			return err
+		}
+	} else {
+		v.Table = sampleTable(rep, q)
+	}
+	v.Table.Group = q.Get("group")
+	v.Table.ShowRounds = methods.For(run.Method).Words().Round != ""
+	return nil
 }
 
 // pickSystem resolves the run page's ?system= query to a report option:
@@ -210,7 +244,7 @@ func (h *Handlers) relatedRuns(ctx context.Context, run models.Run, v *web.RunVi
 	for _, d := range derived {
 		it := web.DerivedRunItem{Run: d, Delta: math.NaN()}
 		if d.BatchesDone > 0 {
-			rep, err := h.buildReport(ctx, d.ID, "")
+			rep, err := h.runSummary(ctx, d.ID, report.Options{})
 			if err != nil {
 				return err
 			}
@@ -284,16 +318,13 @@ func datasetRoot(d models.Dataset) int64 {
 	return d.ID
 }
 
-// sampleTable selects, filters, sorts and pages one criterion's samples as
-// the query asks.
-func sampleTable(rep *report.Report, q url.Values) web.RunSampleTable {
+// sampleTableQuery reads the samples table's settings from the query:
+// criterion, sort and direction, search, filter.
+func sampleTableQuery(rep *report.Report, q url.Values) web.RunSampleTable {
 	t := web.RunSampleTable{RunID: rep.Run.ID, Rounds: rep.Run.Settings.Rounds, Q: strings.TrimSpace(q.Get("q")),
 		OnlyMissing: q.Get("only") == "missing", Sort: q.Get("sort"), Dir: q.Get("dir")}
 	for _, c := range rep.Criteria {
 		t.Names = append(t.Names, c.Criterion.Name)
-	}
-	if len(rep.Criteria) == 0 {
-		return t
 	}
 	if k, err := strconv.Atoi(q.Get("criterion")); err == nil && k >= 0 && k < len(rep.Criteria) {
 		t.Criterion = k
@@ -305,6 +336,45 @@ func sampleTable(rep *report.Report, q url.Values) web.RunSampleTable {
 	}
 	if t.Dir != "asc" && t.Dir != "desc" {
 		t.Dir = "asc"
+	}
+	return t
+}
+
+// pageOf sets the table's page count and the page asked for.
+func pageOf(t *web.RunSampleTable, q url.Values) {
+	t.Pages = max(1, (t.Matching+samplesPerPage-1)/samplesPerPage)
+	t.Page = 1
+	if p, err := strconv.Atoi(q.Get("page")); err == nil && p >= 1 {
+		t.Page = min(p, t.Pages)
+	}
+}
+
+// storedSampleTable is sampleTable of a finished run's summary, reading
+// only the page shown from the stored per-sample results (no search: a
+// search reads the samples' text, see runResults).
+func storedSampleTable(ctx context.Context, db *models.DB, sum *report.Report, q url.Values) (web.RunSampleTable, error) {
+	t := sampleTableQuery(sum, q)
+	if len(sum.Criteria) == 0 {
+		return t, nil
+	}
+	p := report.SamplePage{Criterion: t.Criterion, Sort: t.Sort, Dir: t.Dir, OnlyMissing: t.OnlyMissing}
+	var err error
+	if _, t.Matching, err = report.LoadSamplePage(ctx, db, sum, p); err != nil {
+		return t, err
+	}
+	t.Total = sum.Criteria[t.Criterion].SampleCount
+	pageOf(&t, q)
+	p.Page, p.PerPage = t.Page, samplesPerPage
+	t.Rows, _, err = report.LoadSamplePage(ctx, db, sum, p)
+	return t, err
+}
+
+// sampleTable selects, filters, sorts and pages one criterion's samples as
+// the query asks, from a full report.
+func sampleTable(rep *report.Report, q url.Values) web.RunSampleTable {
+	t := sampleTableQuery(rep, q)
+	if len(rep.Criteria) == 0 {
+		return t
 	}
 	all := rep.Criteria[t.Criterion].Samples
 	t.Total = len(all)
@@ -321,11 +391,7 @@ func sampleTable(rep *report.Report, q url.Values) web.RunSampleTable {
 	}
 	report.SortSamples(rows, t.Sort, t.Dir == "desc")
 	t.Matching = len(rows)
-	t.Pages = max(1, (len(rows)+samplesPerPage-1)/samplesPerPage)
-	t.Page = 1
-	if p, err := strconv.Atoi(q.Get("page")); err == nil && p >= 1 {
-		t.Page = min(p, t.Pages)
-	}
+	pageOf(&t, q)
 	from := (t.Page - 1) * samplesPerPage
 	t.Rows = rows[from:min(from+samplesPerPage, len(rows))]
 	return t
@@ -407,7 +473,7 @@ func (h *Handlers) runListItems(ctx context.Context, runs []models.Run, names ma
 		// Agreement of finished runs only: their reports are cached and
 		// their figures final.
 		if r.Finished() && r.BatchesDone > 0 {
-			rep, err := h.buildReport(ctx, r.ID, "")
+			rep, err := h.runSummary(ctx, r.ID, report.Options{})
 			if err != nil {
 				return nil, err
 			}
