@@ -8,6 +8,7 @@ import (
 	"encoding/gob"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -58,8 +59,12 @@ func sampleKey(run models.Run, choice models.RunHumanSource) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// summaryVariant names the stored summary of a set of options.
-func summaryVariant(opt Options) string { return opt.GroupColumn + "\x00" + opt.SystemColumn }
+// summaryVariant names the stored summary of a set of options (as a query
+// string: column names may hold any character but NUL, which PostgreSQL's
+// text refuses).
+func summaryVariant(opt Options) string {
+	return url.Values{"group": {opt.GroupColumn}, "system": {opt.SystemColumn}}.Encode()
+}
 
 // summaryKey hashes what a stored summary depends on: the samples' inputs,
 // the options and the dataset's columns they are resolved against.
