@@ -100,3 +100,41 @@ func TestRunPageFromStorageIsTheFullBuildsPage(t *testing.T) {
 		}
 	})
 }
+
+// TestLargeRunningRunPageBuildsNoReport: a running run of more samples
+// than liveReportSamples shows that its results come at the end and reads
+// none of its rows (they are made unreadable here, so a build would
+// fail); a small running run still shows its partial results.
+func TestLargeRunningRunPageBuildsNoReport(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		id := env.launch(env.demo().launchForm("1", "10"))
+		run := env.waitRun(id, 60*time.Second)
+		if err := env.db.Gorm.Model(&models.Run{}).Where("id = ?", id).Updates(map[string]any{"status": models.RunRunning, "finished_at": nil}).Error; err != nil {
+			t.Fatal(err)
+		}
+		page := func() string {
+			rec := env.get("/runs/" + strconv.FormatInt(id, 10))
+			if rec.Code != http.StatusOK {
+				t.Fatalf("run page: %d %.500s", rec.Code, rec.Body.String())
+			}
+			return rec.Body.String()
+		}
+		if body := page(); !strings.Contains(body, "Partial results") || strings.Contains(body, `data-testid="results-at-end"`) {
+			t.Errorf("a small running run does not show its partial results")
+		}
+		rows := liveReportSamples/len(run.RubricSnapshot.Criteria) + 1
+		if err := env.db.Gorm.Model(&models.Dataset{}).Where("id = ?", run.DatasetID).Update("row_count", rows).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := env.db.Gorm.Exec("UPDATE dataset_rows SET data = 'unreadable' WHERE dataset_id = ?", run.DatasetID).Error; err != nil {
+			t.Fatal(err)
+		}
+		body := page()
+		if !strings.Contains(body, `data-testid="results-at-end"`) || strings.Contains(body, `data-testid="results"`) {
+			t.Errorf("a large running run's page does not defer its results")
+		}
+		if _, err := report.Build(env.localCtx(), env.db, env.ws.ID, id); err == nil {
+			t.Errorf("a build still works with the rows unreadable: the test proves nothing")
+		}
+	})
+}

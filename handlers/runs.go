@@ -28,6 +28,22 @@ const completionTokensPerSample = 60
 // samplesPerPage keeps the run page light on large datasets.
 const samplesPerPage = 50
 
+// liveReportSamples bounds the samples (dataset rows times criteria) of a
+// running run whose partial results the run page shows: each view builds
+// the whole report from every score (a finished run's page reads a stored
+// summary instead), which at 20,000 samples takes about a second on a
+// loaded two-core machine. Larger runs show their results when finished.
+const liveReportSamples = 20_000
+
+// liveSamples is the samples a running run's partial report would hold
+// (rows times criteria); 0 for a finished run.
+func liveSamples(run models.Run, rows int) int {
+	if run.Finished() {
+		return 0
+	}
+	return rows * max(1, len(run.RubricSnapshot.Criteria))
+}
+
 // ---- launch form ----
 
 func runURL(id int64) string { return "/runs/" + strconv.FormatInt(id, 10) }
@@ -130,12 +146,15 @@ func (h *Handlers) showRun(c echo.Context) error {
 	}
 	v.MethodLabel = methods.Label(run.Method)
 	if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID); err == nil {
+		v.RowCount = d.RowCount
 		v.Columns, v.DefaultGroup = d.Columns, d.GroupColumn
 		v.Group = pickGroup(c.QueryParam("group"), d.Columns, d.GroupColumn)
 		v.DefaultSystem = report.DefaultSystemColumn(d.Columns)
 		v.SystemQuery = pickSystem(c.QueryParam("system"), d.Columns)
 	}
-	if run.BatchesDone > 0 {
+	if n := liveSamples(run, v.RowCount); n > liveReportSamples {
+		v.ResultsAtEnd = n
+	} else if run.BatchesDone > 0 {
 		if err := h.runResults(c, run, &v, false); err != nil {
 			return err
 		}
@@ -243,7 +262,7 @@ func (h *Handlers) relatedRuns(ctx context.Context, run models.Run, v *web.RunVi
 	var reseeds []*report.Report
 	for _, d := range derived {
 		it := web.DerivedRunItem{Run: d, Delta: math.NaN()}
-		if d.BatchesDone > 0 {
+		if d.BatchesDone > 0 && liveSamples(d, v.RowCount) <= liveReportSamples {
 			rep, err := h.runSummary(ctx, d.ID, report.Options{})
 			if err != nil {
 				return err
