@@ -97,6 +97,15 @@ const sampleResultChunk = 100
 // from sampleKey.
 func (db *DB) SaveRunSummary(ctx context.Context, s RunSummary, sampleKey string, perCriterion int, samples []RunSampleResult) error {
 	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if tx.Dialector.Name() == "postgres" {
+			// Two first reads of a run storing at once take turns (on
+			// SQLite the write lock does this): the second replaces the
+			// first's rows instead of colliding with them.
+			var id int64
+			if err := tx.Raw("SELECT id FROM runs WHERE id = ? FOR UPDATE", s.RunID).Scan(&id).Error; err != nil {
+				return err
+			}
+		}
 		if samples != nil {
 			if err := tx.Where("run_id = ?", s.RunID).Delete(&RunSampleResult{}).Error; err != nil {
 				return err

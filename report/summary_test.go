@@ -314,3 +314,41 @@ func TestSummaryPageReadsOnlyItsRows(t *testing.T) {
 		assertSameValue(t, "Criteria[0]", sum.Criteria[0], wantC)
 	})
 }
+
+// TestSummaryStoredByTwoReadersAtOnce: two first reads of a run finished
+// before summaries existed may store it at the same time; neither fails on
+// the other's rows (on PostgreSQL the second would collide with the
+// first's uncommitted rows without the run's row lock), and the stored form
+// is then served.
+func TestSummaryStoredByTwoReadersAtOnce(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := context.Background()
+		wsID, runID := summaryFixture(t, db, 2000)
+		full, err := Build(ctx, db, wsID, runID)
+		must(t, err)
+		rows := sampleRows(runID, full)
+		for round := range 3 {
+			errs := make(chan error, 2)
+			start := make(chan struct{})
+			for range 2 {
+				go func() {
+					<-start
+					errs <- db.SaveRunSummary(ctx, models.RunSummary{RunID: runID, Variant: "race", InputKey: "k", Summary: "-"},
+						fmt.Sprintf("key %d", round), 2000, rows)
+				}()
+			}
+			close(start)
+			for range 2 {
+				if err := <-errs; err != nil {
+					t.Fatalf("round %d: a concurrent store failed: %v", round, err)
+				}
+			}
+		}
+		var n int64
+		must(t, db.Gorm.Model(&models.RunSampleResult{}).Where("run_id = ?", runID).Count(&n).Error)
+		if n != int64(len(rows)) {
+			t.Errorf("%d sample results stored, want %d", n, len(rows))
+		}
+		assertSummaryMatches(t, db, wsID, runID, Options{})
+	})
+}
