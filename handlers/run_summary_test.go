@@ -57,7 +57,8 @@ func TestRunPageFromStorageIsTheFullBuildsPage(t *testing.T) {
 			t.Fatal(err)
 		}
 		queries := []string{"", "only=missing", "criterion=1&sort=human&dir=desc", "group=" + web.NoGroup, "system=" + web.NoSystem,
-			"group=" + url.QueryEscape(ds.Columns[0])}
+			"group=" + url.QueryEscape(ds.Columns[0]), "q=the", "q=THE&sort=score&dir=desc", "q=the&only=missing&criterion=1",
+			"q=no+such+text+anywhere", "q=" + url.QueryEscape("<b>")}
 		for _, sort := range []string{"position", "score", "human", "diff", "missing"} {
 			for _, dir := range []string{"asc", "desc"} {
 				queries = append(queries, "sort="+sort+"&dir="+dir)

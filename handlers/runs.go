@@ -169,13 +169,14 @@ func (h *Handlers) showRun(c echo.Context) error {
 // the samples table. A finished run's come from its stored summary and one
 // page of its stored per-sample results (report.LoadSummary,
 // report.LoadSamplePage), so the page reads a bounded number of rows
-// whatever the run's size; a search of the samples' text, and a running
-// run, build the whole report as before (as does full, for tests).
+// whatever the run's size; a search streams the rows' text a chunk at a
+// time (report.SearchSamples). A running run builds the whole report as
+// before (as does full, for tests).
 func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, full bool) error {
 	ctx := c.Request().Context()
 	q := c.QueryParams()
 	opt := report.Options{GroupColumn: v.Group, SystemColumn: v.SystemQuery}
-	stored := !full && run.Finished() && strings.TrimSpace(q.Get("q")) == ""
+	stored := !full && run.Finished()
 	var rep *report.Report
 	var err error
 	if stored {
@@ -369,8 +370,8 @@ func pageOf(t *web.RunSampleTable, q url.Values) {
 }
 
 // storedSampleTable is sampleTable of a finished run's summary, reading
-// only the page shown from the stored per-sample results (no search: a
-// search reads the samples' text, see runResults).
+// only the page shown from the stored per-sample results; a search reads
+// the rows' text a chunk at a time and keeps the matching ids.
 func storedSampleTable(ctx context.Context, db *models.DB, sum *report.Report, q url.Values) (web.RunSampleTable, error) {
 	t := sampleTableQuery(sum, q)
 	if len(sum.Criteria) == 0 {
@@ -378,6 +379,17 @@ func storedSampleTable(ctx context.Context, db *models.DB, sum *report.Report, q
 	}
 	p := report.SamplePage{Criterion: t.Criterion, Sort: t.Sort, Dir: t.Dir, OnlyMissing: t.OnlyMissing}
 	var err error
+	if t.Q != "" {
+		ids, err := report.SearchSamples(ctx, db, sum, p, t.Q)
+		if err != nil {
+			return t, err
+		}
+		t.Total, t.Matching = sum.Criteria[t.Criterion].SampleCount, len(ids)
+		pageOf(&t, q)
+		from := (t.Page - 1) * samplesPerPage
+		t.Rows, err = report.LoadSampleRows(ctx, db, sum, t.Criterion, ids[min(from, len(ids)):min(from+samplesPerPage, len(ids))])
+		return t, err
+	}
 	if _, t.Matching, err = report.LoadSamplePage(ctx, db, sum, p); err != nil {
 		return t, err
 	}
@@ -403,7 +415,7 @@ func sampleTable(rep *report.Report, q url.Values) web.RunSampleTable {
 		if t.OnlyMissing && s.Missing == 0 {
 			continue
 		}
-		if needle != "" && !sampleContains(s, needle) {
+		if needle != "" && !report.SampleContains(s, needle) {
 			continue
 		}
 		rows = append(rows, s)
@@ -416,17 +428,6 @@ func sampleTable(rep *report.Report, q url.Values) web.RunSampleTable {
 	return t
 }
 
-func sampleContains(s report.SampleResult, lowerNeedle string) bool {
-	if strings.Contains(strings.ToLower(s.ExternalID), lowerNeedle) {
-		return true
-	}
-	for _, f := range s.Fields {
-		if strings.Contains(strings.ToLower(f.Value), lowerNeedle) {
-			return true
-		}
-	}
-	return false
-}
 
 func (h *Handlers) cancelRun(c echo.Context) error {
 	id, err := paramID(c, "id")

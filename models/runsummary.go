@@ -187,3 +187,76 @@ func (db *DB) ListRunSampleResults(ctx context.Context, p SampleResultPage) ([]R
 func cutDesc(order string) (col string, desc bool) {
 	return strings.CutSuffix(order, " DESC")
 }
+
+// EachDatasetRowChunk calls fn with the dataset's rows in position order,
+// size at a time (keyset paging: each chunk starts after the last
+// position read, so no chunk re-reads the rows before it).
+func (db *DB) EachDatasetRowChunk(ctx context.Context, datasetID int64, size int, fn func([]DatasetRow) error) error {
+	last := -1
+	for {
+		var rows []DatasetRow
+		if err := db.reader(ctx).Where("dataset_id = ? AND position > ?", datasetID, last).Order("position").Limit(size).Find(&rows).Error; err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		if err := fn(rows); err != nil {
+			return err
+		}
+		if len(rows) < size {
+			return nil
+		}
+		last = rows[len(rows)-1].Position
+	}
+}
+
+// SampleRank is a stored sample result's place in one order.
+type SampleRank struct {
+	RowID   int64
+	Missing int
+	Rank    int `gorm:"column:sort_rank"`
+}
+
+// ListRunSampleRanks returns the rank in the order sort, dir of the stored
+// results of the given rows on one criterion (in no particular order).
+func (db *DB) ListRunSampleRanks(ctx context.Context, runID int64, criterion int, sort, dir string, rowIDs []int64) ([]SampleRank, error) {
+	order, ok := sampleOrders[[2]string{sort, dir}]
+	if !ok {
+		return nil, Errorf(EInvalid, "unknown sample order %q %q", sort, dir)
+	}
+	col, desc := cutDesc(order)
+	var out []SampleRank
+	const chunk = 500 // ids per IN list, far under either dialect's parameter limit
+	for start := 0; start < len(rowIDs); start += chunk {
+		var part []SampleRank
+		err := db.reader(ctx).Model(&RunSampleResult{}).Select("row_id, missing, "+col+" AS sort_rank").
+			Where("run_id = ? AND criterion_index = ? AND row_id IN ?", runID, criterion, rowIDs[start:min(start+chunk, len(rowIDs))]).
+			Scan(&part).Error
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, part...)
+	}
+	if desc {
+		// Descending position: the rank read is the ascending one.
+		for i := range out {
+			out[i].Rank = -out[i].Rank
+		}
+	}
+	return out, nil
+}
+
+// ListRunSampleResultsOf returns the stored results of the given rows on
+// one criterion, keyed by row id.
+func (db *DB) ListRunSampleResultsOf(ctx context.Context, runID int64, criterion int, rowIDs []int64) (map[int64]RunSampleResult, error) {
+	var rows []RunSampleResult
+	if err := db.reader(ctx).Where("run_id = ? AND criterion_index = ? AND row_id IN ?", runID, criterion, rowIDs).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	out := make(map[int64]RunSampleResult, len(rows))
+	for _, r := range rows {
+		out[r.RowID] = r
+	}
+	return out, nil
+}

@@ -328,31 +328,44 @@ func LoadSamplePage(ctx context.Context, db *models.DB, sum *Report, p SamplePag
 	if err != nil {
 		return nil, 0, err
 	}
+	rows, err = sampleResultsOf(ctx, db, sum, stored)
+	return rows, matching, err
+}
+
+// sampleFields are the fields a run shows of each sample.
+func sampleFields(sum *Report) []evaluator.Field {
+	if len(sum.Run.RubricSnapshot.Fields) > 0 {
+		return sum.Run.RubricSnapshot.Fields
+	}
+	return sum.Dataset.Fields
+}
+
+// sampleResultsOf puts stored results together with their rows' text.
+func sampleResultsOf(ctx context.Context, db *models.DB, sum *Report, stored []models.RunSampleResult) ([]SampleResult, error) {
 	ids := make([]int64, len(stored))
 	for i, s := range stored {
 		ids[i] = s.RowID
 	}
 	text := map[int64]models.DatasetRow{}
 	if len(ids) > 0 {
+		var err error
 		if text, err = db.FindDatasetRows(ctx, sum.Run.DatasetID, ids); err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 	}
-	fields := sum.Run.RubricSnapshot.Fields
-	if len(fields) == 0 {
-		fields = sum.Dataset.Fields
-	}
+	fields := sampleFields(sum)
 	n := sum.Run.Settings.Rounds
+	var rows []SampleResult
 	for _, s := range stored {
 		rounds, err := decodeRounds(s.Rounds, n)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		row := text[s.RowID]
 		rows = append(rows, SampleResult{RowID: s.RowID, ExternalID: row.ExternalID, Position: s.Position, Fields: row.Sample(fields).Fields,
 			Final: s.Final, Rounds: rounds, Human: s.Human, AbsDiff: s.AbsDiff, Missing: s.Missing})
 	}
-	return rows, matching, nil
+	return rows, nil
 }
 
 func slicesContains(ss []string, s string) bool {
@@ -373,4 +386,91 @@ func sampleOrder(ss []SampleResult, key string, desc bool) []int {
 	less := sampleLess(key, desc)
 	sort.SliceStable(idx, func(a, b int) bool { return less(&ss[idx[a]], &ss[idx[b]]) })
 	return idx
+}
+
+// searchChunk is the dataset rows a search reads at a time.
+const searchChunk = 1000
+
+// SearchSamples finds a finished run's samples whose id or shown text
+// contains needle (case-insensitive, as the results page's search does),
+// with the filter of p, in p's order: the rows' text is streamed a chunk at
+// a time, so memory follows the matches, not the dataset. It returns the
+// matching row ids in order; LoadSampleRows reads a page of them.
+func SearchSamples(ctx context.Context, db *models.DB, sum *Report, p SamplePage, needle string) ([]int64, error) {
+	if p.Criterion < 0 || p.Criterion >= len(sum.Criteria) {
+		return nil, models.Errorf(models.EInvalid, "no criterion %d", p.Criterion)
+	}
+	fields := sampleFields(sum)
+	needle = strings.ToLower(needle)
+	var ids []int64
+	err := db.EachDatasetRowChunk(ctx, sum.Run.DatasetID, searchChunk, func(rows []models.DatasetRow) error {
+		for _, r := range rows {
+			s := SampleResult{ExternalID: r.ExternalID, Fields: r.Sample(fields).Fields}
+			if SampleContains(s, needle) {
+				ids = append(ids, r.ID)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !slicesContains(sampleSorts, p.Sort) {
+		p.Sort = "position"
+	}
+	if p.Dir != "desc" {
+		p.Dir = "asc"
+	}
+	ranks, err := db.ListRunSampleRanks(ctx, sum.Run.ID, sum.Criteria[p.Criterion].Index, p.Sort, p.Dir, ids)
+	if err != nil {
+		return nil, err
+	}
+	kept := ranks[:0]
+	for _, r := range ranks {
+		if !p.OnlyMissing || r.Missing > 0 {
+			kept = append(kept, r)
+		}
+	}
+	sort.Slice(kept, func(i, j int) bool { return kept[i].Rank < kept[j].Rank })
+	out := make([]int64, len(kept))
+	for i, r := range kept {
+		out[i] = r.RowID
+	}
+	return out, nil
+}
+
+// SampleContains reports whether a sample's id or one of its shown fields
+// contains lowerNeedle (already lower-case): the results page's search.
+func SampleContains(s SampleResult, lowerNeedle string) bool {
+	if strings.Contains(strings.ToLower(s.ExternalID), lowerNeedle) {
+		return true
+	}
+	for _, f := range s.Fields {
+		if strings.Contains(strings.ToLower(f.Value), lowerNeedle) {
+			return true
+		}
+	}
+	return false
+}
+
+// LoadSampleRows reads the stored results and text of the given rows of a
+// finished run on one criterion, in the order given.
+func LoadSampleRows(ctx context.Context, db *models.DB, sum *Report, criterion int, ids []int64) ([]SampleResult, error) {
+	if criterion < 0 || criterion >= len(sum.Criteria) {
+		return nil, models.Errorf(models.EInvalid, "no criterion %d", criterion)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	stored, err := db.ListRunSampleResultsOf(ctx, sum.Run.ID, sum.Criteria[criterion].Index, ids)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]models.RunSampleResult, 0, len(ids))
+	for _, id := range ids {
+		if r, ok := stored[id]; ok {
+			rows = append(rows, r)
+		}
+	}
+	return sampleResultsOf(ctx, db, sum, rows)
 }

@@ -140,6 +140,24 @@ func assertSummaryMatches(t *testing.T, db *models.DB, wsID, runID int64, opt Op
 						}
 					}
 					SortSamples(kept, key, dir == "desc")
+					// A search: streamed text, stored order.
+					needle := "dialogue 1"
+					var found []SampleResult
+					for _, s := range kept {
+						if SampleContains(s, needle) {
+							found = append(found, s)
+						}
+					}
+					ids, err := SearchSamples(ctx, db, sum, SamplePage{Criterion: ci, Sort: key, Dir: dir, OnlyMissing: only}, "Dialogue 1")
+					must(t, err)
+					if len(ids) != len(found) || len(found) == 0 {
+						t.Errorf("criterion %d %s %s only=%v: search found %d, want %d (and some)", ci, key, dir, only, len(ids), len(found))
+					} else {
+						last := max(0, len(found)-50)
+						got, err := LoadSampleRows(ctx, db, sum, ci, ids[last:])
+						must(t, err)
+						assertSameValue(t, fmt.Sprintf("search, criterion %d sort %s %s only=%v, last page", ci, key, dir, only), got, found[last:])
+					}
 					const per = 50
 					pages := max(1, (len(kept)+per-1)/per)
 					for _, page := range []int{1, 2, pages} {
