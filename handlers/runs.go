@@ -428,7 +428,6 @@ func sampleTable(rep *report.Report, q url.Values) web.RunSampleTable {
 	return t
 }
 
-
 func (h *Handlers) cancelRun(c echo.Context) error {
 	id, err := paramID(c, "id")
 	if err != nil {
