@@ -14,10 +14,18 @@ import (
 // the rows they hold.
 const reportCacheSize = 64
 
-// reportCache keeps the reports of finished runs, which no longer change:
-// the run, experiment and compare pages and the exports all build them, and
-// the bootstrap intervals make a large run's report cost a noticeable
-// fraction of a second. Running runs are always computed afresh.
+// cachedSampleLimit is the most samples (over all criteria) a full report
+// may hold to be kept in memory: 64 reports of 20,000 samples are a few
+// hundred MB at most, where one million-sample report alone is gigabytes.
+// Larger reports are built for each use (experiment, compare, exports);
+// the run page and the runs list read stored summaries instead.
+const cachedSampleLimit = 20000
+
+// reportCache keeps what finished runs' reports show, which no longer
+// changes: their summaries (report.LoadSummary: every figure, no samples),
+// read by the run page, the runs list and the derived runs, and the full
+// reports of small runs, which the experiment and compare pages and the
+// exports build. Running runs are always computed afresh.
 type reportCache struct {
 	mu    sync.Mutex
 	items map[reportKey]*report.Report
@@ -52,6 +60,8 @@ type reportKey struct {
 	runID  int64
 	group  string
 	system string
+	// summary marks a summary (no samples) rather than a full report.
+	summary bool
 }
 
 func newReportCache() *reportCache {
@@ -72,19 +82,66 @@ func (h *Handlers) buildReportWith(ctx context.Context, runID int64, opt report.
 	if err != nil {
 		return nil, err
 	}
-	key := reportKey{runID, opt.GroupColumn, opt.SystemColumn}
-	rc := h.reports
-	if run.Finished() && rc != nil {
-		rc.mu.Lock()
-		rep, ok := rc.items[key]
-		rc.mu.Unlock()
-		if ok && sameRun(rep.Run, run) {
-			return rep, nil
-		}
+	key := reportKey{runID: runID, group: opt.GroupColumn, system: opt.SystemColumn}
+	if rep, ok := h.cachedReport(key, run); ok {
+		return rep, nil
 	}
 	rep, err := report.BuildWith(ctx, h.DB, workspaceOf(ctx), runID, opt)
-	if err != nil || !rep.Run.Finished() || rc == nil {
+	if err != nil || !rep.Run.Finished() {
 		return rep, err
+	}
+	n := 0
+	for _, c := range rep.Criteria {
+		n += len(c.Samples)
+	}
+	if n <= cachedSampleLimit {
+		h.cacheReport(key, rep)
+	}
+	return rep, nil
+}
+
+// runSummary returns a run's report without samples (report.LoadSummary):
+// for a finished run from the cache or its stored summary, for a running
+// run computed afresh.
+func (h *Handlers) runSummary(ctx context.Context, runID int64, opt report.Options) (*report.Report, error) {
+	run, err := h.DB.FindRun(ctx, workspaceOf(ctx), runID)
+	if err != nil {
+		return nil, err
+	}
+	key := reportKey{runID: runID, group: opt.GroupColumn, system: opt.SystemColumn, summary: true}
+	if rep, ok := h.cachedReport(key, run); ok {
+		return rep, nil
+	}
+	rep, err := report.LoadSummary(ctx, h.DB, workspaceOf(ctx), runID, opt)
+	if err != nil || !rep.Run.Finished() {
+		return rep, err
+	}
+	h.cacheReport(key, rep)
+	return rep, nil
+}
+
+// cachedReport is the cached report of key when run has finished and is
+// unchanged since it was cached.
+func (h *Handlers) cachedReport(key reportKey, run models.Run) (*report.Report, bool) {
+	rc := h.reports
+	if !run.Finished() || rc == nil {
+		return nil, false
+	}
+	rc.mu.Lock()
+	rep, ok := rc.items[key]
+	rc.mu.Unlock()
+	if ok && sameRun(rep.Run, run) {
+		return rep, true
+	}
+	return nil, false
+}
+
+// cacheReport keeps a finished run's report, dropping the oldest past
+// reportCacheSize.
+func (h *Handlers) cacheReport(key reportKey, rep *report.Report) {
+	rc := h.reports
+	if rc == nil {
+		return
 	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
@@ -96,7 +153,6 @@ func (h *Handlers) buildReportWith(ctx context.Context, runID int64, opt report.
 		}
 	}
 	rc.items[key] = rep
-	return rep, nil
 }
 
 // sameRun tells whether a cached report's run is still the stored run:

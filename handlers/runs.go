@@ -28,6 +28,22 @@ const completionTokensPerSample = 60
 // samplesPerPage keeps the run page light on large datasets.
 const samplesPerPage = 50
 
+// liveReportSamples bounds the samples (dataset rows times criteria) of a
+// running run whose partial results the run page shows: each view builds
+// the whole report from every score (a finished run's page reads a stored
+// summary instead), which at 20,000 samples takes about a second on a
+// loaded two-core machine. Larger runs show their results when finished.
+const liveReportSamples = 20_000
+
+// liveSamples is the samples a running run's partial report would hold
+// (rows times criteria); 0 for a finished run.
+func liveSamples(run models.Run, rows int) int {
+	if run.Finished() {
+		return 0
+	}
+	return rows * max(1, len(run.RubricSnapshot.Criteria))
+}
+
 // ---- launch form ----
 
 func runURL(id int64) string { return "/runs/" + strconv.FormatInt(id, 10) }
@@ -130,34 +146,72 @@ func (h *Handlers) showRun(c echo.Context) error {
 	}
 	v.MethodLabel = methods.Label(run.Method)
 	if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID); err == nil {
+		v.RowCount = d.RowCount
 		v.Columns, v.DefaultGroup = d.Columns, d.GroupColumn
 		v.Group = pickGroup(c.QueryParam("group"), d.Columns, d.GroupColumn)
 		v.DefaultSystem = report.DefaultSystemColumn(d.Columns)
 		v.SystemQuery = pickSystem(c.QueryParam("system"), d.Columns)
 	}
-	if run.BatchesDone > 0 {
-		rep, err := h.buildReportWith(ctx, run.ID, report.Options{GroupColumn: v.Group, SystemColumn: v.SystemQuery})
-		if err != nil {
+	if n := liveSamples(run, v.RowCount); n > liveReportSamples {
+		v.ResultsAtEnd = n
+	} else if run.BatchesDone > 0 {
+		if err := h.runResults(c, run, &v, false); err != nil {
 			return err
 		}
-		if v.Group == "" {
-			// "No grouping" chosen over the dataset's own group column.
-			for i := range rep.Criteria {
-				rep.Criteria[i].GroupColumn, rep.Criteria[i].Grouped = "", nil
-			}
-		}
-		v.Report = rep
-		if v.Humans, err = h.humanSourceView(c, run, rep); err != nil {
-			return err
-		}
-		v.Table = sampleTable(rep, c.QueryParams())
-		v.Table.Group = c.QueryParam("group")
-		v.Table.ShowRounds = methods.For(run.Method).Words().Round != ""
 	}
 	if err := h.relatedRuns(ctx, run, &v); err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, web.RunPage(v))
+}
+
+// runResults fills the run page's results: the figures and one page of
+// the samples table. A finished run's come from its stored summary and one
+// page of its stored per-sample results (report.LoadSummary,
+// report.LoadSamplePage), so the page reads a bounded number of rows
+// whatever the run's size; a search streams the rows' text a chunk at a
+// time (report.SearchSamples). A running run builds the whole report as
+// before (as does full, for tests).
+func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, full bool) error {
+	ctx := c.Request().Context()
+	q := c.QueryParams()
+	opt := report.Options{GroupColumn: v.Group, SystemColumn: v.SystemQuery}
+	stored := !full && run.Finished()
+	var rep *report.Report
+	var err error
+	if stored {
+		rep, err = h.runSummary(ctx, run.ID, opt)
+	} else {
+		rep, err = h.buildReportWith(ctx, run.ID, opt)
+	}
+	if err != nil {
+		return err
+	}
+	if v.Group == "" {
+		// "No grouping" chosen over the dataset's own group column: on a
+		// copy, the report may be cached.
+		cp := *rep
+		cp.Criteria = slices.Clone(rep.Criteria)
+		for i := range cp.Criteria {
+			cp.Criteria[i].GroupColumn, cp.Criteria[i].Grouped = "", nil
+		}
+		rep = &cp
+	}
+	v.Report = rep
+	if v.Humans, err = h.humanSourceView(c, run, rep); err != nil {
+		return err
+	}
+	if stored {
+		v.Table, err = storedSampleTable(ctx, h.DB, rep, q)
+		if err != nil {
+			return err
+		}
+	} else {
+		v.Table = sampleTable(rep, q)
+	}
+	v.Table.Group = q.Get("group")
+	v.Table.ShowRounds = methods.For(run.Method).Words().Round != ""
+	return nil
 }
 
 // pickSystem resolves the run page's ?system= query to a report option:
@@ -209,8 +263,8 @@ func (h *Handlers) relatedRuns(ctx context.Context, run models.Run, v *web.RunVi
 	var reseeds []*report.Report
 	for _, d := range derived {
 		it := web.DerivedRunItem{Run: d, Delta: math.NaN()}
-		if d.BatchesDone > 0 {
-			rep, err := h.buildReport(ctx, d.ID, "")
+		if d.BatchesDone > 0 && liveSamples(d, v.RowCount) <= liveReportSamples {
+			rep, err := h.runSummary(ctx, d.ID, report.Options{})
 			if err != nil {
 				return err
 			}
@@ -284,16 +338,13 @@ func datasetRoot(d models.Dataset) int64 {
 	return d.ID
 }
 
-// sampleTable selects, filters, sorts and pages one criterion's samples as
-// the query asks.
-func sampleTable(rep *report.Report, q url.Values) web.RunSampleTable {
+// sampleTableQuery reads the samples table's settings from the query:
+// criterion, sort and direction, search, filter.
+func sampleTableQuery(rep *report.Report, q url.Values) web.RunSampleTable {
 	t := web.RunSampleTable{RunID: rep.Run.ID, Rounds: rep.Run.Settings.Rounds, Q: strings.TrimSpace(q.Get("q")),
 		OnlyMissing: q.Get("only") == "missing", Sort: q.Get("sort"), Dir: q.Get("dir")}
 	for _, c := range rep.Criteria {
 		t.Names = append(t.Names, c.Criterion.Name)
-	}
-	if len(rep.Criteria) == 0 {
-		return t
 	}
 	if k, err := strconv.Atoi(q.Get("criterion")); err == nil && k >= 0 && k < len(rep.Criteria) {
 		t.Criterion = k
@@ -306,6 +357,56 @@ func sampleTable(rep *report.Report, q url.Values) web.RunSampleTable {
 	if t.Dir != "asc" && t.Dir != "desc" {
 		t.Dir = "asc"
 	}
+	return t
+}
+
+// pageOf sets the table's page count and the page asked for.
+func pageOf(t *web.RunSampleTable, q url.Values) {
+	t.Pages = max(1, (t.Matching+samplesPerPage-1)/samplesPerPage)
+	t.Page = 1
+	if p, err := strconv.Atoi(q.Get("page")); err == nil && p >= 1 {
+		t.Page = min(p, t.Pages)
+	}
+}
+
+// storedSampleTable is sampleTable of a finished run's summary, reading
+// only the page shown from the stored per-sample results; a search reads
+// the rows' text a chunk at a time and keeps the matching ids.
+func storedSampleTable(ctx context.Context, db *models.DB, sum *report.Report, q url.Values) (web.RunSampleTable, error) {
+	t := sampleTableQuery(sum, q)
+	if len(sum.Criteria) == 0 {
+		return t, nil
+	}
+	p := report.SamplePage{Criterion: t.Criterion, Sort: t.Sort, Dir: t.Dir, OnlyMissing: t.OnlyMissing}
+	var err error
+	if t.Q != "" {
+		ids, err := report.SearchSamples(ctx, db, sum, p, t.Q)
+		if err != nil {
+			return t, err
+		}
+		t.Total, t.Matching = sum.Criteria[t.Criterion].SampleCount, len(ids)
+		pageOf(&t, q)
+		from := (t.Page - 1) * samplesPerPage
+		t.Rows, err = report.LoadSampleRows(ctx, db, sum, t.Criterion, ids[min(from, len(ids)):min(from+samplesPerPage, len(ids))])
+		return t, err
+	}
+	if _, t.Matching, err = report.LoadSamplePage(ctx, db, sum, p); err != nil {
+		return t, err
+	}
+	t.Total = sum.Criteria[t.Criterion].SampleCount
+	pageOf(&t, q)
+	p.Page, p.PerPage = t.Page, samplesPerPage
+	t.Rows, _, err = report.LoadSamplePage(ctx, db, sum, p)
+	return t, err
+}
+
+// sampleTable selects, filters, sorts and pages one criterion's samples as
+// the query asks, from a full report.
+func sampleTable(rep *report.Report, q url.Values) web.RunSampleTable {
+	t := sampleTableQuery(rep, q)
+	if len(rep.Criteria) == 0 {
+		return t
+	}
 	all := rep.Criteria[t.Criterion].Samples
 	t.Total = len(all)
 	needle := strings.ToLower(t.Q)
@@ -314,33 +415,17 @@ func sampleTable(rep *report.Report, q url.Values) web.RunSampleTable {
 		if t.OnlyMissing && s.Missing == 0 {
 			continue
 		}
-		if needle != "" && !sampleContains(s, needle) {
+		if needle != "" && !report.SampleContains(s, needle) {
 			continue
 		}
 		rows = append(rows, s)
 	}
 	report.SortSamples(rows, t.Sort, t.Dir == "desc")
 	t.Matching = len(rows)
-	t.Pages = max(1, (len(rows)+samplesPerPage-1)/samplesPerPage)
-	t.Page = 1
-	if p, err := strconv.Atoi(q.Get("page")); err == nil && p >= 1 {
-		t.Page = min(p, t.Pages)
-	}
+	pageOf(&t, q)
 	from := (t.Page - 1) * samplesPerPage
 	t.Rows = rows[from:min(from+samplesPerPage, len(rows))]
 	return t
-}
-
-func sampleContains(s report.SampleResult, lowerNeedle string) bool {
-	if strings.Contains(strings.ToLower(s.ExternalID), lowerNeedle) {
-		return true
-	}
-	for _, f := range s.Fields {
-		if strings.Contains(strings.ToLower(f.Value), lowerNeedle) {
-			return true
-		}
-	}
-	return false
 }
 
 func (h *Handlers) cancelRun(c echo.Context) error {
@@ -407,7 +492,7 @@ func (h *Handlers) runListItems(ctx context.Context, runs []models.Run, names ma
 		// Agreement of finished runs only: their reports are cached and
 		// their figures final.
 		if r.Finished() && r.BatchesDone > 0 {
-			rep, err := h.buildReport(ctx, r.ID, "")
+			rep, err := h.runSummary(ctx, r.ID, report.Options{})
 			if err != nil {
 				return nil, err
 			}

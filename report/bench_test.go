@@ -86,9 +86,11 @@ type largeRunFigures struct {
 }
 
 // measureLargeRun times, on a finished synthesized run of n samples whose
-// statistics are already stored: the report a results page builds (cold:
-// no in-memory cache) and a CSV export's first byte, total time and peak
-// heap above the starting heap.
+// statistics are already stored: what a results page reads (its stored
+// summary and one page of samples, runPageRead; cold: no in-memory cache)
+// and a CSV export's first byte, total time and peak heap above the
+// starting heap (the export still builds the full report: exports11
+// streams it).
 func measureLargeRun(b *testing.B, n int) largeRunFigures {
 	db := benchDB(b, b.TempDir())
 	wsID, runID := synthRun(b, db, n)
@@ -100,13 +102,10 @@ func measureLargeRun(b *testing.B, n int) largeRunFigures {
 	recomputed := 0
 	opt := Options{Recomputed: func(int) { recomputed++ }}
 	started := time.Now()
-	if _, err := BuildWith(ctx, db, wsID, runID, opt); err != nil {
+	if err := runPageRead(ctx, db, wsID, runID, "position", "asc", 1); err != nil {
 		b.Fatal(err)
 	}
 	f.page = time.Since(started)
-	if recomputed != 0 {
-		b.Fatalf("stored statistics were recomputed %d times", recomputed)
-	}
 	stop := peakHeap()
 	w := &firstByte{start: time.Now()}
 	rep, err := BuildWith(ctx, db, wsID, runID, opt)
@@ -117,6 +116,9 @@ func measureLargeRun(b *testing.B, n int) largeRunFigures {
 	f.peak = stop()
 	if err != nil {
 		b.Fatal(err)
+	}
+	if recomputed != 0 {
+		b.Fatalf("stored statistics were recomputed %d times", recomputed)
 	}
 	f.firstCSVByte, f.csvBytes = w.at, w.n
 	return f
@@ -140,13 +142,13 @@ func BenchmarkLargeRun(b *testing.B) {
 			f    largeRunFigures
 			n    int
 		}{{"small", small, 1_000}, {"large", large, big}} {
-			b.Logf("%d samples: report %s, CSV first byte %s, CSV total %s (%d bytes), peak heap %.1f MiB",
+			b.Logf("%d samples: run page reads %s, CSV first byte %s, CSV total %s (%d bytes), peak heap %.1f MiB",
 				x.n, x.f.page, x.f.firstCSVByte, x.f.csvTotal, x.f.csvBytes, float64(x.f.peak)/(1<<20))
 		}
-		b.ReportMetric(large.page.Seconds()*1000, "large-report-ms")
+		b.ReportMetric(large.page.Seconds()*1000, "large-page-read-ms")
 		b.ReportMetric(large.firstCSVByte.Seconds()*1000, "large-csv-first-byte-ms")
 		b.ReportMetric(float64(large.peak)/(1<<20), "large-peak-heap-MiB")
-		b.ReportMetric(large.page.Seconds()/small.page.Seconds(), "report-time-ratio")
+		b.ReportMetric(large.page.Seconds()/small.page.Seconds(), "page-read-ratio")
 		b.ReportMetric(large.firstCSVByte.Seconds()/small.firstCSVByte.Seconds(), "csv-first-byte-ratio")
 		b.ReportMetric(float64(large.peak)/float64(max(1, small.peak)), "peak-heap-ratio")
 	}
@@ -197,9 +199,87 @@ func BenchmarkStoreStats(b *testing.B) {
 	}
 }
 
+// runPageRead is what a finished run's results page reads from the
+// database for its results: the stored summary (LoadSummary) and one page
+// of the samples table in the given order.
+func runPageRead(ctx context.Context, db *models.DB, wsID, runID int64, sort, dir string, page int) error {
+	sum, err := LoadSummary(ctx, db, wsID, runID, Options{})
+	if err != nil {
+		return err
+	}
+	rows, _, err := LoadSamplePage(ctx, db, sum, SamplePage{Criterion: 0, Sort: sort, Dir: dir, Page: page, PerPage: 50})
+	if err == nil && len(rows) != 50 {
+		err = fmt.Errorf("page %d by %s %s: %d rows, want 50", page, sort, dir, len(rows))
+	}
+	return err
+}
+
+// BenchmarkRunPageRead times what a finished run's results page reads
+// (runPageRead: summary plus one page of samples; the first page by
+// position, and the last page by score descending) on synthesized runs of
+// 1,000, 10,000 and 100,000 samples (and 1,000,000 with
+// REPORT_BENCH_MILLION=1), each the median of 5 reads after the stored form
+// is written, reported as ratios to the 1,000-sample run; and, for
+// comparison, the full build the page made before (BuildWith from stored
+// statistics), once per size. Synthesizing and storing are not timed in
+// the ratios (storing is logged).
+func BenchmarkRunPageRead(b *testing.B) {
+	sizes := []int{1_000, 10_000, 100_000}
+	if os.Getenv("REPORT_BENCH_MILLION") == "1" {
+		sizes = append(sizes, 1_000_000)
+	}
+	ctx := context.Background()
+	median := func(f func() error) time.Duration {
+		var ts []time.Duration
+		for range 5 {
+			started := time.Now()
+			if err := f(); err != nil {
+				b.Fatal(err)
+			}
+			ts = append(ts, time.Since(started))
+		}
+		sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+		return ts[len(ts)/2]
+	}
+	for b.Loop() {
+		first := make([]time.Duration, len(sizes))
+		last := make([]time.Duration, len(sizes))
+		full := make([]time.Duration, len(sizes))
+		for i, n := range sizes {
+			b.StopTimer()
+			db := benchDB(b, b.TempDir())
+			wsID, runID := synthRun(b, db, n)
+			started := time.Now()
+			if err := StoreStats(ctx, db, wsID, runID); err != nil {
+				b.Fatal(err)
+			}
+			store := time.Since(started)
+			b.StartTimer()
+			lastPage := (n + 49) / 50
+			first[i] = median(func() error { return runPageRead(ctx, db, wsID, runID, "position", "asc", 1) })
+			last[i] = median(func() error { return runPageRead(ctx, db, wsID, runID, "score", "desc", lastPage) })
+			if n <= 100_000 {
+				started = time.Now()
+				if _, err := BuildWith(ctx, db, wsID, runID, Options{}); err != nil {
+					b.Fatal(err)
+				}
+				full[i] = time.Since(started)
+			}
+			b.Logf("%d samples: StoreStats (figures, summary, sample rows) %s; page read: first page %s, last page by score %s; full build %s",
+				n, store, first[i], last[i], full[i])
+		}
+		for i, n := range sizes[1:] {
+			b.ReportMetric(first[i+1].Seconds()/first[0].Seconds(), fmt.Sprintf("first-page-%dk/1k", n/1000))
+			b.ReportMetric(last[i+1].Seconds()/last[0].Seconds(), fmt.Sprintf("last-page-%dk/1k", n/1000))
+		}
+		b.ReportMetric(first[len(sizes)-1].Seconds()*1000, "largest-first-page-ms")
+		b.ReportMetric(last[len(sizes)-1].Seconds()*1000, "largest-last-page-ms")
+	}
+}
+
 // BenchmarkReadersDuringWrites runs 50 readers, each making the reads of a
-// run page's frame again and again (pageReads), while 4 writers store batch
-// results as runs do;
+// run page again and again (pageReads: its frame and its results as the
+// page now reads them), while 4 writers store batch results as runs do;
 // it reports the readers' p50 and p99, with the separate read pool and
 // with every read sent through the writers' pool (as before it existed).
 func BenchmarkReadersDuringWrites(b *testing.B) {
@@ -282,9 +362,10 @@ func readersDuringWrites(b *testing.B, db *models.DB, wsID, readRun, writeRun in
 	return times[len(times)/2], times[len(times)*99/100]
 }
 
-// pageReads are the database reads of a run page around its results: the
-// run, its project's runs, its dataset and its stored statistics. They
-// are small, so their time is mostly waiting (for a connection or a lock),
+// pageReads are the database reads of a finished run's page: the run, its
+// project's runs, its dataset, and its results as the page reads them
+// (runPageRead: the stored summary and one page of samples). They are
+// small, so their time is mostly waiting (for a connection or a lock),
 // which is what the benchmark measures.
 func pageReads(ctx context.Context, db *models.DB, wsID, runID int64) error {
 	run, err := db.FindRun(ctx, wsID, runID)
@@ -297,6 +378,5 @@ func pageReads(ctx context.Context, db *models.DB, wsID, runID int64) error {
 	if _, err := db.FindDataset(ctx, wsID, run.DatasetID); err != nil {
 		return err
 	}
-	_, err = db.ListRunStats(ctx, runID)
-	return err
+	return runPageRead(ctx, db, wsID, runID, "score", "desc", 2)
 }

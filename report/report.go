@@ -83,6 +83,13 @@ type CriterionReport struct {
 	// Positions is the mean score and error by position inside batches
 	// (BatchEval only: sample-wise methods have one position).
 	Positions []stats.PositionStat
+	// SampleCount is the number of samples (len(Samples) on a full
+	// report), MissingSamples those with at least one unreadable round:
+	// set on summaries (LoadSummary) too, whose Samples are nil.
+	SampleCount, MissingSamples int
+	// Scatter is the judge-versus-human chart's digest (drawn points, span,
+	// counts); nil without human ratings.
+	Scatter *ScatterDigest
 }
 
 // RoundStat compares one round alone with the ensemble of rounds so far.
@@ -275,6 +282,7 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 		fillCriterion(&cr, run, batches, stored, pre)
 		fillExtras(&cr, ds, rows, scores)
 		fillSystem(&cr, system, rows, stored, pre)
+		fillScatter(&cr)
 		if !stored {
 			opt.memo.record(key, hash, criterionStats{Pearson: cr.Pearson, Spearman: cr.Spearman, Kendall: cr.Kendall,
 				SystemColumn: cr.SystemColumn, System: cr.System, Interval: cr.Interval})
@@ -285,6 +293,33 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 		rep.Criteria = append(rep.Criteria, cr)
 	}
 	return rep
+}
+
+// fillScatter adds the sample counts and the scatter's digest.
+func fillScatter(cr *CriterionReport) {
+	cr.SampleCount = len(cr.Samples)
+	for _, s := range cr.Samples {
+		if s.Missing > 0 {
+			cr.MissingSamples++
+		}
+	}
+	if !cr.HasHuman {
+		return
+	}
+	var xs, ys []float64
+	var plotted []int // plotted[i] is the index in cr.Samples of point i
+	for k, s := range cr.Samples {
+		if s.Final == nil || s.Human == nil {
+			continue
+		}
+		xs, ys = append(xs, *s.Final), append(ys, *s.Human)
+		plotted = append(plotted, k)
+	}
+	d := DigestScatter(xs, ys, cr.Criterion.Lo, cr.Criterion.Hi, func(i int) ScatterDot {
+		s := &cr.Samples[plotted[i]]
+		return ScatterDot{RowID: s.RowID, ExternalID: s.ExternalID, X: *s.Final, Y: *s.Human}
+	})
+	cr.Scatter = &d
 }
 
 // fillCriterion computes a criterion's figures; with stored set, the
@@ -447,34 +482,46 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 }
 
 // SortSamples orders samples by key ("score", "human", "diff", "missing",
-// "position"); missing values always sort last.
+// "position"); missing values always sort last, ties keep their order.
 func SortSamples(ss []SampleResult, key string, desc bool) {
-	val := func(s SampleResult) *float64 {
+	less := sampleLess(key, desc)
+	sort.SliceStable(ss, func(i, j int) bool { return less(&ss[i], &ss[j]) })
+}
+
+// sampleLess is SortSamples's order (and the stored ranks', summary.go).
+func sampleLess(key string, desc bool) func(a, b *SampleResult) bool {
+	val := func(s *SampleResult) (float64, bool) {
 		switch key {
 		case "score":
-			return s.Final
+			return deref(s.Final)
 		case "human":
-			return s.Human
+			return deref(s.Human)
 		case "diff":
-			return s.AbsDiff
+			return deref(s.AbsDiff)
 		case "missing":
-			v := float64(s.Missing)
-			return &v
+			return float64(s.Missing), true
 		default:
-			v := float64(s.Position)
-			return &v
+			return float64(s.Position), true
 		}
 	}
-	sort.SliceStable(ss, func(i, j int) bool {
-		a, b := val(ss[i]), val(ss[j])
-		if a == nil || b == nil {
-			return a != nil && b == nil
+	return func(sa, sb *SampleResult) bool {
+		a, aok := val(sa)
+		b, bok := val(sb)
+		if !aok || !bok {
+			return aok && !bok
 		}
 		if desc {
-			return *a > *b
+			return a > b
 		}
-		return *a < *b
-	})
+		return a < b
+	}
+}
+
+func deref(v *float64) (float64, bool) {
+	if v == nil {
+		return 0, false
+	}
+	return *v, true
 }
 
 // fillExtras adds the unreadable rate, grouped correlation, the human

@@ -167,10 +167,12 @@ func saveStats(ctx context.Context, db *models.DB, runID int64, m *statsMemo) er
 }
 
 // StoreStats computes the statistics of a finished run's criteria (with
-// the dataset's usual system column) and stores them, so that pages and
-// exports read them instead of resampling. It is what the runner calls when
-// a run finishes; figures already stored from the same inputs are kept.
+// the dataset's usual system column) and stores them with the run's
+// summary and per-sample results (LoadSummary), so that pages and exports
+// read them instead of resampling or reading every sample. It is what the
+// runner calls when a run finishes; what is already stored from the same
+// inputs is kept.
 func StoreStats(ctx context.Context, db *models.DB, wsID, runID int64) error {
-	_, err := BuildWith(ctx, db, wsID, runID, Options{})
+	_, err := LoadSummary(ctx, db, wsID, runID, Options{})
 	return err
 }

@@ -1,0 +1,262 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// RunSummary is what a finished run's results page shows apart from its
+// table of samples, encoded by the report package, for one variant of the
+// page's options, with the key of the inputs it was computed from.
+type RunSummary struct {
+	RunID      int64  `gorm:"primaryKey;autoIncrement:false"`
+	Variant    string `gorm:"primaryKey"`
+	InputKey   string
+	Summary    string
+	ComputedAt time.Time
+}
+
+// TableName is run_summaries.
+func (RunSummary) TableName() string { return "run_summaries" }
+
+// RunSampleSet says which inputs a run's stored sample results came from,
+// and how many samples each criterion has.
+type RunSampleSet struct {
+	RunID      int64 `gorm:"primaryKey;autoIncrement:false"`
+	InputKey   string
+	Samples    int
+	ComputedAt time.Time
+}
+
+// TableName is run_sample_sets.
+func (RunSampleSet) TableName() string { return "run_sample_sets" }
+
+// RunSampleResult is one sample's final result on one criterion of a
+// finished run, with its rank in each order the results page offers (0 is
+// first; samples without a value come last, ties keep dataset order).
+type RunSampleResult struct {
+	RunID          int64 `gorm:"primaryKey;autoIncrement:false"`
+	CriterionIndex int   `gorm:"primaryKey;autoIncrement:false"`
+	RowID          int64 `gorm:"primaryKey;autoIncrement:false"`
+	Position       int
+	Final          *float64
+	Human          *float64
+	AbsDiff        *float64
+	Missing        int
+	// Rounds are the round scores, encoded by the report package.
+	Rounds          string
+	RankPosition    int
+	RankScoreAsc    int
+	RankScoreDesc   int
+	RankHumanAsc    int
+	RankHumanDesc   int
+	RankDiffAsc     int
+	RankDiffDesc    int
+	RankMissingAsc  int
+	RankMissingDesc int
+}
+
+// TableName is run_sample_results.
+func (RunSampleResult) TableName() string { return "run_sample_results" }
+
+// FindRunSummary returns a run's stored summary of one variant; found is
+// false when there is none.
+func (db *DB) FindRunSummary(ctx context.Context, runID int64, variant string) (s RunSummary, found bool, err error) {
+	err = db.reader(ctx).Where("run_id = ? AND variant = ?", runID, variant).Take(&s).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return s, false, nil
+	}
+	return s, err == nil, err
+}
+
+// FindRunSampleSet returns which inputs a run's stored sample results came
+// from; found is false when none are stored.
+func (db *DB) FindRunSampleSet(ctx context.Context, runID int64) (s RunSampleSet, found bool, err error) {
+	err = db.reader(ctx).Where("run_id = ?", runID).Take(&s).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return s, false, nil
+	}
+	return s, err == nil, err
+}
+
+// sampleResultChunk is the rows of one INSERT of sample results: the SQLite
+// driver binds a statement's parameters in time quadratic in their number
+// (most of the time of 1,000-row statements of 19 columns went there), so
+// a smaller statement is faster here than the parameter limit allows.
+const sampleResultChunk = 100
+
+// SaveRunSummary stores a summary, replacing the run's summary of the same
+// variant. With samples non-nil, the run's sample results are replaced by
+// them in the same transaction (inserted in chunks) and recorded as coming
+// from sampleKey.
+func (db *DB) SaveRunSummary(ctx context.Context, s RunSummary, sampleKey string, perCriterion int, samples []RunSampleResult) error {
+	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if tx.Dialector.Name() == "postgres" {
+			// Two first reads of a run storing at once take turns (on
+			// SQLite the write lock does this): the second replaces the
+			// first's rows instead of colliding with them.
+			var id int64
+			if err := tx.Raw("SELECT id FROM runs WHERE id = ? FOR UPDATE", s.RunID).Scan(&id).Error; err != nil {
+				return err
+			}
+		}
+		if samples != nil {
+			if err := tx.Where("run_id = ?", s.RunID).Delete(&RunSampleResult{}).Error; err != nil {
+				return err
+			}
+			for start := 0; start < len(samples); start += sampleResultChunk {
+				part := samples[start:min(start+sampleResultChunk, len(samples))]
+				if err := tx.Create(&part).Error; err != nil {
+					return err
+				}
+			}
+			set := RunSampleSet{RunID: s.RunID, InputKey: sampleKey, Samples: perCriterion, ComputedAt: s.ComputedAt}
+			if err := tx.Clauses(clause.OnConflict{
+				Columns:   []clause.Column{{Name: "run_id"}},
+				DoUpdates: clause.AssignmentColumns([]string{"input_key", "samples", "computed_at"}),
+			}).Create(&set).Error; err != nil {
+				return err
+			}
+		}
+		return tx.Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "run_id"}, {Name: "variant"}},
+			DoUpdates: clause.AssignmentColumns([]string{"input_key", "summary", "computed_at"}),
+		}).Create(&s).Error
+	})
+}
+
+// SampleOrders are the orders of a run's stored sample results, each the
+// column holding a sample's rank in it: sort key, then "asc" or "desc".
+var sampleOrders = map[[2]string]string{
+	{"position", "asc"}: "rank_position", {"position", "desc"}: "rank_position DESC",
+	{"score", "asc"}: "rank_score_asc", {"score", "desc"}: "rank_score_desc",
+	{"human", "asc"}: "rank_human_asc", {"human", "desc"}: "rank_human_desc",
+	{"diff", "asc"}: "rank_diff_asc", {"diff", "desc"}: "rank_diff_desc",
+	{"missing", "asc"}: "rank_missing_asc", {"missing", "desc"}: "rank_missing_desc",
+}
+
+// SampleResultPage asks for one page of a run's stored sample results on
+// one criterion.
+type SampleResultPage struct {
+	RunID     int64
+	Criterion int
+	// Sort is "position", "score", "human", "diff" or "missing"; Dir "asc"
+	// or "desc".
+	Sort, Dir string
+	// OnlyMissing keeps the samples with at least one unreadable round.
+	OnlyMissing   bool
+	Offset, Limit int
+	// Total is the number of samples per criterion (the run's dataset rows).
+	Total int
+}
+
+// ListRunSampleResults returns one page of a run's stored sample results,
+// in the order asked, reading only that page's rows through the order's
+// index.
+func (db *DB) ListRunSampleResults(ctx context.Context, p SampleResultPage) ([]RunSampleResult, error) {
+	order, ok := sampleOrders[[2]string{p.Sort, p.Dir}]
+	if !ok {
+		return nil, Errorf(EInvalid, "unknown sample order %q %q", p.Sort, p.Dir)
+	}
+	q := db.reader(ctx).Where("run_id = ? AND criterion_index = ?", p.RunID, p.Criterion)
+	if p.OnlyMissing {
+		q = q.Where("missing > 0").Order(order).Offset(p.Offset).Limit(p.Limit)
+	} else {
+		// Ranks are dense from 0, so a page is a range of the index: no
+		// row before it is read, whatever the page.
+		col, desc := cutDesc(order)
+		if desc {
+			hi := p.Total - 1 - p.Offset
+			q = q.Where(fmt.Sprintf("%s BETWEEN ? AND ?", col), hi-p.Limit+1, hi).Order(order)
+		} else {
+			q = q.Where(fmt.Sprintf("%s BETWEEN ? AND ?", col), p.Offset, p.Offset+p.Limit-1).Order(order)
+		}
+	}
+	var out []RunSampleResult
+	err := q.Find(&out).Error
+	return out, err
+}
+
+// cutDesc splits "col DESC" into its column and direction.
+func cutDesc(order string) (col string, desc bool) {
+	return strings.CutSuffix(order, " DESC")
+}
+
+// EachDatasetRowChunk calls fn with the dataset's rows in position order,
+// size at a time (keyset paging: each chunk starts after the last
+// position read, so no chunk re-reads the rows before it).
+func (db *DB) EachDatasetRowChunk(ctx context.Context, datasetID int64, size int, fn func([]DatasetRow) error) error {
+	last := -1
+	for {
+		var rows []DatasetRow
+		if err := db.reader(ctx).Where("dataset_id = ? AND position > ?", datasetID, last).Order("position").Limit(size).Find(&rows).Error; err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		if err := fn(rows); err != nil {
+			return err
+		}
+		if len(rows) < size {
+			return nil
+		}
+		last = rows[len(rows)-1].Position
+	}
+}
+
+// SampleRank is a stored sample result's place in one order.
+type SampleRank struct {
+	RowID   int64
+	Missing int
+	Rank    int `gorm:"column:sort_rank"`
+}
+
+// ListRunSampleRanks returns the rank in the order sort, dir of the stored
+// results of the given rows on one criterion (in no particular order).
+func (db *DB) ListRunSampleRanks(ctx context.Context, runID int64, criterion int, sort, dir string, rowIDs []int64) ([]SampleRank, error) {
+	order, ok := sampleOrders[[2]string{sort, dir}]
+	if !ok {
+		return nil, Errorf(EInvalid, "unknown sample order %q %q", sort, dir)
+	}
+	col, desc := cutDesc(order)
+	var out []SampleRank
+	const chunk = 500 // ids per IN list, far under either dialect's parameter limit
+	for start := 0; start < len(rowIDs); start += chunk {
+		var part []SampleRank
+		err := db.reader(ctx).Model(&RunSampleResult{}).Select("row_id, missing, "+col+" AS sort_rank").
+			Where("run_id = ? AND criterion_index = ? AND row_id IN ?", runID, criterion, rowIDs[start:min(start+chunk, len(rowIDs))]).
+			Scan(&part).Error
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, part...)
+	}
+	if desc {
+		// Descending position: the rank read is the ascending one.
+		for i := range out {
+			out[i].Rank = -out[i].Rank
+		}
+	}
+	return out, nil
+}
+
+// ListRunSampleResultsOf returns the stored results of the given rows on
+// one criterion, keyed by row id.
+func (db *DB) ListRunSampleResultsOf(ctx context.Context, runID int64, criterion int, rowIDs []int64) (map[int64]RunSampleResult, error) {
+	var rows []RunSampleResult
+	if err := db.reader(ctx).Where("run_id = ? AND criterion_index = ? AND row_id IN ?", runID, criterion, rowIDs).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	out := make(map[int64]RunSampleResult, len(rows))
+	for _, r := range rows {
+		out[r.RowID] = r
+	}
+	return out, nil
+}

@@ -1,0 +1,476 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/gob"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/models"
+)
+
+// summaryVersion is part of every stored summary's key: bump it when what
+// a summary holds or how its figures are computed changes, and every
+// stored summary is computed again on its next use.
+const summaryVersion = "summary-1"
+
+// storedSummary is a finished run's report without its samples, as stored
+// in run_summaries (gob keeps NaN, an undefined correlation, exactly).
+type storedSummary struct {
+	// Criteria have every figure and Samples nil.
+	Criteria []CriterionReport
+	// RubricCriteria are the run's criteria as the report read them (with
+	// the human source's rating column), GroupColumn the dataset's group
+	// column as used.
+	RubricCriteria []evaluator.Criterion
+	GroupColumn    string
+	Humans         HumanUse
+}
+
+// humanChoiceKey normalises a run's human-source choice as a report uses it.
+func humanChoiceKey(c models.RunHumanSource) (src models.HumanSource, asOf int64, upto int64) {
+	if c.Source == models.HumansImported || c.Source == "" {
+		return models.HumansImported, 0, 0
+	}
+	return c.Source, c.AsOf.UnixNano(), c.UptoRatingID
+}
+
+// sampleKey hashes what a finished run's per-sample results depend on: the
+// run as it finished (a resumed run finishes again) and the human ratings
+// chosen for it.
+func sampleKey(run models.Run, choice models.RunHumanSource) string {
+	h := sha256.New()
+	src, asOf, upto := humanChoiceKey(choice)
+	fin := int64(0)
+	if run.FinishedAt != nil {
+		fin = run.FinishedAt.UnixNano()
+	}
+	fmt.Fprintf(h, "%s\x00%s\x00%d\x00%s\x00%d\x00%d\x00%d\x00%s\x00%d\x00%d", summaryVersion, statsVersion, run.ID, run.Status, fin,
+		run.BatchesDone, run.BatchesFailed, src, asOf, upto)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// summaryVariant names the stored summary of a set of options (as a query
+// string: column names may hold any character but NUL, which PostgreSQL's
+// text refuses).
+func summaryVariant(opt Options) string {
+	return url.Values{"group": {opt.GroupColumn}, "system": {opt.SystemColumn}}.Encode()
+}
+
+// summaryKey hashes what a stored summary depends on: the samples' inputs,
+// the options and the dataset's columns they are resolved against.
+func summaryKey(run models.Run, choice models.RunHumanSource, ds models.Dataset, opt Options) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d\x00", sampleKey(run, choice), summaryVariant(opt), ds.GroupColumn, DefaultSystemColumn(ds.Columns), ds.ID)
+	for _, c := range ds.Columns {
+		fmt.Fprintf(h, "%d:%s", len(c), c)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func encodeSummary(s storedSummary) (string, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(s); err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+}
+
+func decodeSummary(text string) (storedSummary, error) {
+	var s storedSummary
+	b, err := base64.StdEncoding.DecodeString(text)
+	if err != nil {
+		return s, err
+	}
+	err = gob.NewDecoder(bytes.NewReader(b)).Decode(&s)
+	return s, err
+}
+
+// LoadSummary returns the report of a run with every figure of every
+// criterion (correlations and intervals, reading, histogram, entropy,
+// rounds, batch bias, decomposition, positions, ceiling, system level,
+// grouped, counts, the scatter's digest) and no samples: Criteria[i].Samples
+// is nil, and the samples are read a page at a time (LoadSamplePage) or
+// streamed. For a finished run it reads one stored row; when that row is
+// missing or was computed from other inputs (another human source, a
+// resumed run, an older version of this package) the report is built once,
+// stored with the run's per-sample results, and returned. A run still going
+// is built afresh each time and not stored.
+func LoadSummary(ctx context.Context, db *models.DB, wsID, runID int64, opt Options) (*Report, error) {
+	run, err := db.FindRun(ctx, wsID, runID)
+	if err != nil {
+		return nil, err
+	}
+	if !run.Finished() {
+		rep, err := BuildWith(ctx, db, wsID, runID, opt)
+		if err != nil {
+			return nil, err
+		}
+		return withoutSamples(rep), nil
+	}
+	ds, err := db.FindDataset(ctx, wsID, run.DatasetID)
+	if err != nil {
+		return nil, err
+	}
+	choice, err := db.FindRunHumanSource(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	row, found, err := db.FindRunSummary(ctx, run.ID, summaryVariant(opt))
+	if err != nil {
+		return nil, err
+	}
+	if found && row.InputKey == summaryKey(run, choice, ds, opt) {
+		if s, err := decodeSummary(row.Summary); err == nil {
+			return summaryReport(run, ds, s), nil
+		}
+		// An undecodable row is computed again and overwritten.
+	}
+	return storeSummary(ctx, db, wsID, run, ds, choice, opt)
+}
+
+// summaryReport puts a stored summary together with the run and dataset as
+// they are now (a finished run can be renamed or moved into an experiment).
+func summaryReport(run models.Run, ds models.Dataset, s storedSummary) *Report {
+	run.RubricSnapshot.Criteria = s.RubricCriteria
+	ds.GroupColumn = s.GroupColumn
+	return &Report{Run: run, Dataset: ds, Simulated: run.Simulated, Criteria: s.Criteria, Humans: s.Humans}
+}
+
+// withoutSamples is rep with its criteria's samples dropped (a copy).
+func withoutSamples(rep *Report) *Report {
+	out := *rep
+	out.Criteria = make([]CriterionReport, len(rep.Criteria))
+	for i, c := range rep.Criteria {
+		c.Samples = nil
+		out.Criteria[i] = c
+	}
+	return &out
+}
+
+// storeSummary builds a finished run's report, stores its summary under
+// opt's variant and, unless current, its per-sample results, and returns
+// the summary.
+func storeSummary(ctx context.Context, db *models.DB, wsID int64, run models.Run, ds models.Dataset, choice models.RunHumanSource, opt Options) (*Report, error) {
+	rep, err := BuildWith(ctx, db, wsID, run.ID, opt)
+	if err != nil {
+		return nil, err
+	}
+	if !rep.Run.Finished() {
+		// Resumed since it was read: nothing to store.
+		return withoutSamples(rep), nil
+	}
+	sum := withoutSamples(rep)
+	enc, err := encodeSummary(storedSummary{Criteria: sum.Criteria, RubricCriteria: rep.Run.RubricSnapshot.Criteria,
+		GroupColumn: rep.Dataset.GroupColumn, Humans: rep.Humans})
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	key := sampleKey(run, choice)
+	var samples []models.RunSampleResult
+	set, found, err := db.FindRunSampleSet(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !found || set.InputKey != key {
+		samples = sampleRows(run.ID, rep)
+		if samples == nil {
+			samples = []models.RunSampleResult{} // still record the (empty) set
+		}
+	}
+	perCriterion := 0
+	if len(rep.Criteria) > 0 {
+		perCriterion = len(rep.Criteria[0].Samples)
+	}
+	row := models.RunSummary{RunID: run.ID, Variant: summaryVariant(opt), InputKey: summaryKey(run, choice, ds, opt), Summary: enc, ComputedAt: now}
+	if err := db.SaveRunSummary(ctx, row, key, perCriterion, samples); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// sampleSorts are the sort keys of the results page's table.
+var sampleSorts = []string{"position", "score", "human", "diff", "missing"}
+
+// sampleRows are a report's per-sample results as stored, each with its
+// rank in every order of the results page (SortSamples's orders).
+func sampleRows(runID int64, rep *Report) []models.RunSampleResult {
+	var out []models.RunSampleResult
+	for _, c := range rep.Criteria {
+		base := len(out)
+		for _, s := range c.Samples {
+			out = append(out, models.RunSampleResult{RunID: runID, CriterionIndex: c.Index, RowID: s.RowID, Position: s.Position,
+				Final: s.Final, Human: s.Human, AbsDiff: s.AbsDiff, Missing: s.Missing, Rounds: encodeRounds(s.Rounds)})
+		}
+		rows := out[base:]
+		for _, key := range sampleSorts {
+			for _, desc := range []bool{false, true} {
+				if key == "position" && desc {
+					continue // the reverse of ascending: positions are distinct
+				}
+				for rank, i := range sampleOrder(c.Samples, key, desc) {
+					r := &rows[i]
+					switch key + strconv.FormatBool(desc) {
+					case "positionfalse":
+						r.RankPosition = rank
+					case "scorefalse":
+						r.RankScoreAsc = rank
+					case "scoretrue":
+						r.RankScoreDesc = rank
+					case "humanfalse":
+						r.RankHumanAsc = rank
+					case "humantrue":
+						r.RankHumanDesc = rank
+					case "difffalse":
+						r.RankDiffAsc = rank
+					case "difftrue":
+						r.RankDiffDesc = rank
+					case "missingfalse":
+						r.RankMissingAsc = rank
+					case "missingtrue":
+						r.RankMissingDesc = rank
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// encodeRounds writes round scores as stored: comma-separated, exact
+// (shortest form that reads back the same float64), empty for unreadable.
+func encodeRounds(rs []*float64) string {
+	var b strings.Builder
+	for i, v := range rs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if v != nil {
+			b.WriteString(strconv.FormatFloat(*v, 'g', -1, 64))
+		}
+	}
+	return b.String()
+}
+
+func decodeRounds(s string, n int) ([]*float64, error) {
+	out := make([]*float64, n)
+	if n == 0 {
+		return out, nil
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) != n {
+		return nil, fmt.Errorf("stored rounds %q: want %d", s, n)
+	}
+	for i, p := range parts {
+		if p == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(p, 64)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = &v
+	}
+	return out, nil
+}
+
+// SamplePage asks for one page of a criterion's samples, as the results
+// page's table shows them.
+type SamplePage struct {
+	Criterion int
+	// Sort is "position", "score", "human", "diff" or "missing" (others:
+	// position); Dir "asc" or "desc" (others: asc).
+	Sort, Dir   string
+	OnlyMissing bool
+	// Page is 1-based; PerPage the samples per page.
+	Page, PerPage int
+}
+
+// LoadSamplePage reads one page of a finished run's samples on one
+// criterion from the stored per-sample results, in the order SortSamples
+// gives, with the text of only that page's rows. sum is the run's
+// LoadSummary; matching is the number of samples the filter keeps. It
+// reads the page's rows and nothing of the others.
+func LoadSamplePage(ctx context.Context, db *models.DB, sum *Report, p SamplePage) (rows []SampleResult, matching int, err error) {
+	if p.Criterion < 0 || p.Criterion >= len(sum.Criteria) {
+		return nil, 0, models.Errorf(models.EInvalid, "no criterion %d", p.Criterion)
+	}
+	if !sum.Run.Finished() {
+		return nil, 0, models.Errorf(models.EConflict, "run %d is not finished: its samples are not stored", sum.Run.ID)
+	}
+	c := sum.Criteria[p.Criterion]
+	matching = c.SampleCount
+	if p.OnlyMissing {
+		matching = c.MissingSamples
+	}
+	if p.PerPage <= 0 || p.Page < 1 {
+		return nil, matching, nil
+	}
+	q := models.SampleResultPage{RunID: sum.Run.ID, Criterion: c.Index, Sort: p.Sort, Dir: p.Dir, OnlyMissing: p.OnlyMissing,
+		Offset: (p.Page - 1) * p.PerPage, Limit: p.PerPage, Total: c.SampleCount}
+	if !slicesContains(sampleSorts, q.Sort) {
+		q.Sort = "position"
+	}
+	if q.Dir != "desc" {
+		q.Dir = "asc"
+	}
+	stored, err := db.ListRunSampleResults(ctx, q)
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err = sampleResultsOf(ctx, db, sum, stored)
+	return rows, matching, err
+}
+
+// sampleFields are the fields a run shows of each sample.
+func sampleFields(sum *Report) []evaluator.Field {
+	if len(sum.Run.RubricSnapshot.Fields) > 0 {
+		return sum.Run.RubricSnapshot.Fields
+	}
+	return sum.Dataset.Fields
+}
+
+// sampleResultsOf puts stored results together with their rows' text.
+func sampleResultsOf(ctx context.Context, db *models.DB, sum *Report, stored []models.RunSampleResult) ([]SampleResult, error) {
+	ids := make([]int64, len(stored))
+	for i, s := range stored {
+		ids[i] = s.RowID
+	}
+	text := map[int64]models.DatasetRow{}
+	if len(ids) > 0 {
+		var err error
+		if text, err = db.FindDatasetRows(ctx, sum.Run.DatasetID, ids); err != nil {
+			return nil, err
+		}
+	}
+	fields := sampleFields(sum)
+	n := sum.Run.Settings.Rounds
+	var rows []SampleResult
+	for _, s := range stored {
+		rounds, err := decodeRounds(s.Rounds, n)
+		if err != nil {
+			return nil, err
+		}
+		row := text[s.RowID]
+		rows = append(rows, SampleResult{RowID: s.RowID, ExternalID: row.ExternalID, Position: s.Position, Fields: row.Sample(fields).Fields,
+			Final: s.Final, Rounds: rounds, Human: s.Human, AbsDiff: s.AbsDiff, Missing: s.Missing})
+	}
+	return rows, nil
+}
+
+func slicesContains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// sampleOrder is the order SortSamples puts samples in, as indexes into ss.
+func sampleOrder(ss []SampleResult, key string, desc bool) []int {
+	idx := make([]int, len(ss))
+	for i := range idx {
+		idx[i] = i
+	}
+	less := sampleLess(key, desc)
+	sort.SliceStable(idx, func(a, b int) bool { return less(&ss[idx[a]], &ss[idx[b]]) })
+	return idx
+}
+
+// searchChunk is the dataset rows a search reads at a time.
+const searchChunk = 1000
+
+// SearchSamples finds a finished run's samples whose id or shown text
+// contains needle (case-insensitive, as the results page's search does),
+// with the filter of p, in p's order: the rows' text is streamed a chunk at
+// a time, so memory follows the matches, not the dataset. It returns the
+// matching row ids in order; LoadSampleRows reads a page of them.
+func SearchSamples(ctx context.Context, db *models.DB, sum *Report, p SamplePage, needle string) ([]int64, error) {
+	if p.Criterion < 0 || p.Criterion >= len(sum.Criteria) {
+		return nil, models.Errorf(models.EInvalid, "no criterion %d", p.Criterion)
+	}
+	fields := sampleFields(sum)
+	needle = strings.ToLower(needle)
+	var ids []int64
+	err := db.EachDatasetRowChunk(ctx, sum.Run.DatasetID, searchChunk, func(rows []models.DatasetRow) error {
+		for _, r := range rows {
+			s := SampleResult{ExternalID: r.ExternalID, Fields: r.Sample(fields).Fields}
+			if SampleContains(s, needle) {
+				ids = append(ids, r.ID)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !slicesContains(sampleSorts, p.Sort) {
+		p.Sort = "position"
+	}
+	if p.Dir != "desc" {
+		p.Dir = "asc"
+	}
+	ranks, err := db.ListRunSampleRanks(ctx, sum.Run.ID, sum.Criteria[p.Criterion].Index, p.Sort, p.Dir, ids)
+	if err != nil {
+		return nil, err
+	}
+	kept := ranks[:0]
+	for _, r := range ranks {
+		if !p.OnlyMissing || r.Missing > 0 {
+			kept = append(kept, r)
+		}
+	}
+	sort.Slice(kept, func(i, j int) bool { return kept[i].Rank < kept[j].Rank })
+	out := make([]int64, len(kept))
+	for i, r := range kept {
+		out[i] = r.RowID
+	}
+	return out, nil
+}
+
+// SampleContains reports whether a sample's id or one of its shown fields
+// contains lowerNeedle (already lower-case): the results page's search.
+func SampleContains(s SampleResult, lowerNeedle string) bool {
+	if strings.Contains(strings.ToLower(s.ExternalID), lowerNeedle) {
+		return true
+	}
+	for _, f := range s.Fields {
+		if strings.Contains(strings.ToLower(f.Value), lowerNeedle) {
+			return true
+		}
+	}
+	return false
+}
+
+// LoadSampleRows reads the stored results and text of the given rows of a
+// finished run on one criterion, in the order given.
+func LoadSampleRows(ctx context.Context, db *models.DB, sum *Report, criterion int, ids []int64) ([]SampleResult, error) {
+	if criterion < 0 || criterion >= len(sum.Criteria) {
+		return nil, models.Errorf(models.EInvalid, "no criterion %d", criterion)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	stored, err := db.ListRunSampleResultsOf(ctx, sum.Run.ID, sum.Criteria[criterion].Index, ids)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]models.RunSampleResult, 0, len(ids))
+	for _, id := range ids {
+		if r, ok := stored[id]; ok {
+			rows = append(rows, r)
+		}
+	}
+	return sampleResultsOf(ctx, db, sum, rows)
+}
