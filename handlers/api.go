@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -907,21 +906,15 @@ func (h *Handlers) apiCancelRun(c echo.Context) error {
 	return c.JSON(http.StatusOK, apiRun(run))
 }
 
-// apiRunResults is the run's report: the same document as the JSON export.
+// apiRunResults is the run's report: the same document as the JSON
+// export, its samples streamed from the database.
 func (h *Handlers) apiRunResults(c echo.Context) error {
 	run, err := h.findRun(c)
 	if err != nil {
 		return err
 	}
-	rep, err := h.buildReport(c.Request().Context(), run.ID, "")
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if err := rep.WriteJSON(&buf); err != nil {
-		return err
-	}
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, buf.Bytes())
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	return h.writeRunJSON(c.Request().Context(), run, c.Response())
 }
 
 func (h *Handlers) apiGetExperiment(c echo.Context) error {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -208,35 +209,54 @@ func (h *Handlers) showRunBatch(c echo.Context) error {
 	return render(c, http.StatusOK, web.RunBatchPage(v))
 }
 
-// exportRunCSV downloads one line per sample with every round's score.
+// exportRunCSV downloads one line per sample with every round's score,
+// streamed from the database (report.StreamCSV): no statistics are
+// computed, and memory does not grow with the run.
 func (h *Handlers) exportRunCSV(c echo.Context) error {
-	return h.exportRun(c, "csv", "text/csv; charset=utf-8", (*report.Report).WriteCSV)
+	return h.exportRun(c, "csv", "text/csv; charset=utf-8", func(ctx context.Context, run models.Run, w io.Writer) error {
+		return report.StreamCSV(ctx, h.DB, run.WorkspaceID, run.ID, w)
+	})
 }
 
-// exportRunJSON downloads the whole report with its statistics.
+// exportRunJSON downloads the whole report with its statistics, the
+// samples streamed from the database (report.StreamJSON).
 func (h *Handlers) exportRunJSON(c echo.Context) error {
-	return h.exportRun(c, "json", echo.MIMEApplicationJSONCharsetUTF8, (*report.Report).WriteJSON)
+	return h.exportRun(c, "json", echo.MIMEApplicationJSONCharsetUTF8, h.writeRunJSON)
 }
 
-func (h *Handlers) exportRun(c echo.Context, ext, contentType string, write func(*report.Report, io.Writer) error) error {
+// writeRunJSON writes the JSON export of a run: its figures from the
+// run's summary, its samples streamed.
+func (h *Handlers) writeRunJSON(ctx context.Context, run models.Run, w io.Writer) error {
+	sum, err := h.summaryForExport(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	return report.StreamJSON(ctx, h.DB, sum, w)
+}
+
+// summaryForExport is the report of a run without its samples: every
+// figure the JSON export states before each criterion's samples, read from
+// the run's stored summary (report.LoadSummary), so the export's memory
+// does not grow with the run.
+func (h *Handlers) summaryForExport(ctx context.Context, runID int64) (*report.Report, error) {
+	return report.LoadSummary(ctx, h.DB, workspaceOf(ctx), runID, report.Options{})
+}
+
+// exportRun sends a run's export as a download, written straight to the
+// response as it is produced. Nothing is sent before write's first byte,
+// so an error before it (the run's dataset gone) still gets its own
+// status; an error after it can only end the download, which the client
+// sees as a truncated file, and is logged by the error handler.
+func (h *Handlers) exportRun(c echo.Context, ext, contentType string, write func(context.Context, models.Run, io.Writer) error) error {
 	run, err := h.findRun(c)
 	if err != nil {
 		return err
 	}
-	rep, err := h.buildReport(c.Request().Context(), run.ID, "")
-	if err != nil {
-		return err
-	}
-	// Written straight to the response as it is produced (no copy of the
-	// whole file in memory); the bytes are the same as before. An error
-	// after the first bytes can only end the download, which the client
-	// sees as a truncated file, and is logged by the error handler.
 	name := fmt.Sprintf("run-%d-%s.%s", run.ID, fileSlug(run.Name), ext)
 	resp := c.Response()
 	resp.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf("attachment; filename=%q", name))
 	resp.Header().Set(echo.HeaderContentType, contentType)
-	resp.WriteHeader(http.StatusOK)
-	return write(rep, resp)
+	return write(c.Request().Context(), run, resp)
 }
 
 var slugJunk = regexp.MustCompile(`[^a-z0-9]+`)

@@ -69,40 +69,25 @@ var csvProvenanceHeader = []string{"product version", "method", "judge model", "
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	if len(r.Criteria) == 0 {
-		return fmt.Errorf("the run has no criteria")
+		return errNoCriteria
 	}
-	head := []string{"id"}
-	for _, f := range r.Criteria[0].Samples0Fields() {
-		head = append(head, safeCell(f.Label))
+	names := make([]string, len(r.Criteria))
+	for i, c := range r.Criteria {
+		names[i] = c.Criterion.Name
 	}
-	for _, c := range r.Criteria {
-		name := safeCell(c.Criterion.Name)
-		head = append(head, name+" human", name+" final")
-		for k := range r.Run.Settings.Rounds {
-			head = append(head, fmt.Sprintf("%s round %d", name, k+1))
-		}
-		head = append(head, name+" unreadable rounds")
+	var labels []evaluator.Text
+	if len(r.Criteria[0].Samples) > 0 {
+		labels = r.Criteria[0].Samples[0].Fields
 	}
-	prov := r.Provenance()
-	provCells := []string{prov.ProductVersion, string(prov.Method), safeCell(prov.JudgeText()), prov.PromptTemplateVersion,
-		strconv.FormatInt(prov.Seed, 10), safeCell(prov.SettingsText()), safeCell(prov.HumanColumnsText()), safeCell(prov.HumanSourceText()),
-		rubricVersionCell(prov.RubricVersion), strconv.Itoa(prov.Examples)}
-	head = append(head, csvProvenanceHeader...)
-	if err := cw.Write(head); err != nil {
+	if err := cw.Write(csvHeader(labels, names, r.Run.Settings.Rounds)); err != nil {
 		return err
 	}
+	provCells := csvProvenanceCells(r.Provenance())
+	line := []string{}
 	for i, s := range r.Criteria[0].Samples {
-		line := []string{safeCell(s.ExternalID)}
-		for _, f := range s.Fields {
-			line = append(line, safeCell(f.Value))
-		}
+		line = csvSampleCells(line[:0], s)
 		for _, c := range r.Criteria {
-			cs := c.Samples[i]
-			line = append(line, num(cs.Human), num(cs.Final))
-			for _, v := range cs.Rounds {
-				line = append(line, num(v))
-			}
-			line = append(line, strconv.Itoa(cs.Missing))
+			line = csvScoreCells(line, c.Samples[i])
 		}
 		line = append(line, provCells...)
 		if err := cw.Write(line); err != nil {
@@ -111,6 +96,56 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// errNoCriteria: an export needs at least one criterion.
+var errNoCriteria = fmt.Errorf("the run has no criteria")
+
+// csvHeader is the CSV's first line: the id, the labels of the fields the
+// judge saw (none for a run without samples), per criterion its human,
+// final, round and unreadable-count columns, then the provenance columns.
+func csvHeader(fields []evaluator.Text, criteria []string, rounds int) []string {
+	head := []string{"id"}
+	for _, f := range fields {
+		head = append(head, safeCell(f.Label))
+	}
+	for _, c := range criteria {
+		name := safeCell(c)
+		head = append(head, name+" human", name+" final")
+		for k := range rounds {
+			head = append(head, fmt.Sprintf("%s round %d", name, k+1))
+		}
+		head = append(head, name+" unreadable rounds")
+	}
+	return append(head, csvProvenanceHeader...)
+}
+
+// csvProvenanceCells are the provenance columns' values, the same on
+// every line.
+func csvProvenanceCells(prov Provenance) []string {
+	return []string{prov.ProductVersion, string(prov.Method), safeCell(prov.JudgeText()), prov.PromptTemplateVersion,
+		strconv.FormatInt(prov.Seed, 10), safeCell(prov.SettingsText()), safeCell(prov.HumanColumnsText()), safeCell(prov.HumanSourceText()),
+		rubricVersionCell(prov.RubricVersion), strconv.Itoa(prov.Examples)}
+}
+
+// csvSampleCells appends a sample's id and field values to line.
+func csvSampleCells(line []string, s SampleResult) []string {
+	line = append(line, safeCell(s.ExternalID))
+	for _, f := range s.Fields {
+		line = append(line, safeCell(f.Value))
+	}
+	return line
+}
+
+// csvScoreCells appends one criterion's cells of a sample to line: the
+// human rating, the final score, each round's score and the count of
+// unreadable rounds.
+func csvScoreCells(line []string, cs SampleResult) []string {
+	line = append(line, num(cs.Human), num(cs.Final))
+	for _, v := range cs.Rounds {
+		line = append(line, num(v))
+	}
+	return append(line, strconv.Itoa(cs.Missing))
 }
 
 // rubricVersionCell writes the rubric version for the CSV; empty when

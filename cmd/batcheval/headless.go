@@ -231,7 +231,9 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		if err != nil {
 			return err
 		}
-		if err := rep.WriteJSON(f); err != nil {
+		// The same writer as the JSON export and the API: the figures
+		// from rep, the samples streamed from the database.
+		if err := report.StreamJSON(ctx, db, rep, f); err != nil {
 			f.Close()
 			return err
 		}
