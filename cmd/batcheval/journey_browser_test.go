@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -125,8 +126,19 @@ func TestBrowserNewcomerJourney(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`select[name="dataset"]`), dsID),
 		chromedp.SetValue(chromedp.CSS(`select[name="rubric"]`), rubricID),
 	)
-	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`button[formmethod="get"]`))); err != nil {
-		t.Fatalf("show the rubric's criteria: %v", err)
+	// Setting the selects also fires their change event, and app.js then
+	// swaps the criteria part in place; a click can land between finding
+	// the button and pressing it as the part is replaced ("Could not find
+	// node"): find it again then.
+	for try := 1; ; try++ {
+		_, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`button[formmethod="get"]`)))
+		if err == nil {
+			break
+		}
+		if try == 3 || !strings.Contains(err.Error(), "Could not find node") {
+			t.Fatalf("show the rubric's criteria: %v", err)
+		}
+		time.Sleep(300 * time.Millisecond)
 	}
 	b.do("launch form again", chromedp.WaitVisible(chromedp.CSS(`form.launch-form`)))
 	if got := b.eval(`document.querySelector('select[name="rubric"]').value`); got != rubricID {
