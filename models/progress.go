@@ -208,17 +208,7 @@ func (db *DB) SaveBatchResult(ctx context.Context, r BatchResult) error {
 	b := r.Batch
 	now := time.Now().UTC()
 	b.DoneAt = &now
-	missing := 0
-	for _, s := range r.Scores {
-		if s.Score == nil {
-			missing++
-		}
-	}
-	failed := 0
-	if b.Status == BatchFailed {
-		failed = 1
-	}
-	retries := max(b.Attempts-b.Calls, 0)
+	missing, failed, retries := r.counts()
 	var g runGuard
 	if owner := LeaseOwnerFrom(ctx); owner != "" {
 		g = runGuard{name: "fenced", cond: " AND lease_owner = ?", args: []any{owner},
@@ -244,13 +234,7 @@ func (db *DB) SaveLateBatchResult(ctx context.Context, r BatchResult) error {
 	}
 	b := r.Batch
 	now := time.Now().UTC()
-	missing := 0
-	for _, s := range r.Scores {
-		if s.Score == nil {
-			missing++
-		}
-	}
-	retries := max(b.Attempts-b.Calls, 0)
+	missing, _, retries := r.counts()
 	// The late writer holds no lease: this condition replaces the fence.
 	g := runGuard{name: "going", cond: " AND status IN (?, ?)", args: []any{RunQueued, RunRunning},
 		err: fmt.Errorf("run %d has ended: %w", b.RunID, ErrLeaseLost)}
@@ -325,18 +309,23 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 // writeBatchResult writes one answer in tx with the counters it implies:
 // false when its batch has an answer already (then nothing is written).
 func (db *DB) writeBatchResult(ctx context.Context, tx *sql.Tx, r BatchResult, now time.Time, g runGuard) (bool, error) {
-	b := r.Batch
-	missing := 0
+	missing, failed, retries := r.counts()
+	return db.writeBatchResultCounts(ctx, tx, r, now, missing, failed, retries, g)
+}
+
+// counts are what an answer adds to its run's counters: its unreadable
+// scores, whether the batch failed (0 or 1), and the attempts beyond its
+// calls (retries).
+func (r BatchResult) counts() (missing, failed, retries int) {
 	for _, s := range r.Scores {
 		if s.Score == nil {
 			missing++
 		}
 	}
-	failed := 0
-	if b.Status == BatchFailed {
+	if r.Batch.Status == BatchFailed {
 		failed = 1
 	}
-	return db.writeBatchResultCounts(ctx, tx, r, now, missing, failed, max(b.Attempts-b.Calls, 0), g)
+	return missing, failed, max(r.Batch.Attempts-r.Batch.Calls, 0)
 }
 
 // writeBatchResultCounts is writeBatchResult with the counters given; a

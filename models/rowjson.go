@@ -22,11 +22,7 @@ type rowEncoder struct {
 
 // appendData appends m as a JSON object of strings.
 func (e *rowEncoder) appendData(b []byte, m map[string]string) []byte {
-	e.keys = e.keys[:0]
-	for k := range m {
-		e.keys = append(e.keys, k)
-	}
-	slices.Sort(e.keys)
+	e.keys = sortedKeys(e.keys[:0], m)
 	b = append(b, '{')
 	for i, k := range e.keys {
 		if i > 0 {
@@ -43,11 +39,7 @@ func (e *rowEncoder) appendData(b []byte, m map[string]string) []byte {
 // is missing. A NaN or infinite rating cannot be written (nor can
 // encoding/json write it).
 func (e *rowEncoder) appendRatings(b []byte, m map[string]*float64) ([]byte, error) {
-	e.keys = e.keys[:0]
-	for k := range m {
-		e.keys = append(e.keys, k)
-	}
-	slices.Sort(e.keys)
+	e.keys = sortedKeys(e.keys[:0], m)
 	b = append(b, '{')
 	for i, k := range e.keys {
 		if i > 0 {
@@ -142,4 +134,13 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// sortedKeys appends m's keys to dst, sorted (encoding/json's order).
+func sortedKeys[V any](dst []string, m map[string]V) []string {
+	for k := range m {
+		dst = append(dst, k)
+	}
+	slices.Sort(dst)
+	return dst
 }
