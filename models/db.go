@@ -217,7 +217,7 @@ func (db *DB) answers() *sql.DB {
 }
 
 // reader is the handle for a read of ctx (see DB.Read).
-func (db *DB) reader(ctx context.Context) *gorm.DB {
+func (db *DB) Reader(ctx context.Context) *gorm.DB {
 	if db.Read == nil {
 		return db.Gorm.WithContext(ctx)
 	}

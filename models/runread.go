@@ -15,7 +15,7 @@ var scoreValueColumns = []string{"id", "run_id", "batch_id", "criterion_index", 
 // answers are left in the database.
 func (db *DB) ListBatchLayout(ctx context.Context, runID int64) ([]RunBatch, error) {
 	var bs []RunBatch
-	err := db.reader(ctx).Select(batchLayoutColumns).Where("run_id = ?", runID).
+	err := db.Reader(ctx).Select(batchLayoutColumns).Where("run_id = ?", runID).
 		Order("criterion_index, round, batch_index").Find(&bs).Error
 	return bs, err
 }
@@ -24,7 +24,7 @@ func (db *DB) ListBatchLayout(ctx context.Context, runID int64) ([]RunBatch, err
 // without the judge's analysis text.
 func (db *DB) ListScoreValues(ctx context.Context, runID int64) ([]RunScore, error) {
 	var ss []RunScore
-	err := db.reader(ctx).Select(scoreValueColumns).Where("run_id = ?", runID).
+	err := db.Reader(ctx).Select(scoreValueColumns).Where("run_id = ?", runID).
 		Order("criterion_index, round, row_id").Find(&ss).Error
 	return ss, err
 }

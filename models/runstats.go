@@ -27,7 +27,7 @@ func (RunStats) TableName() string { return "run_stats" }
 // ListRunStats returns every stored statistics row of a run.
 func (db *DB) ListRunStats(ctx context.Context, runID int64) ([]RunStats, error) {
 	var out []RunStats
-	err := db.reader(ctx).Where("run_id = ?", runID).Find(&out).Error
+	err := db.Reader(ctx).Where("run_id = ?", runID).Find(&out).Error
 	return out, err
 }
 

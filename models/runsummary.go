@@ -68,7 +68,7 @@ func (RunSampleResult) TableName() string { return "run_sample_results" }
 // FindRunSummary returns a run's stored summary of one variant; found is
 // false when there is none.
 func (db *DB) FindRunSummary(ctx context.Context, runID int64, variant string) (s RunSummary, found bool, err error) {
-	err = db.reader(ctx).Where("run_id = ? AND variant = ?", runID, variant).Take(&s).Error
+	err = db.Reader(ctx).Where("run_id = ? AND variant = ?", runID, variant).Take(&s).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return s, false, nil
 	}
@@ -78,7 +78,7 @@ func (db *DB) FindRunSummary(ctx context.Context, runID int64, variant string) (
 // FindRunSampleSet returns which inputs a run's stored sample results came
 // from; found is false when none are stored.
 func (db *DB) FindRunSampleSet(ctx context.Context, runID int64) (s RunSampleSet, found bool, err error) {
-	err = db.reader(ctx).Where("run_id = ?", runID).Take(&s).Error
+	err = db.Reader(ctx).Where("run_id = ?", runID).Take(&s).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return s, false, nil
 	}
@@ -164,7 +164,7 @@ func (db *DB) ListRunSampleResults(ctx context.Context, p SampleResultPage) ([]R
 	if !ok {
 		return nil, Errorf(EInvalid, "unknown sample order %q %q", p.Sort, p.Dir)
 	}
-	q := db.reader(ctx).Where("run_id = ? AND criterion_index = ?", p.RunID, p.Criterion)
+	q := db.Reader(ctx).Where("run_id = ? AND criterion_index = ?", p.RunID, p.Criterion)
 	if p.OnlyMissing {
 		q = q.Where("missing > 0").Order(order).Offset(p.Offset).Limit(p.Limit)
 	} else {
@@ -188,15 +188,26 @@ func cutDesc(order string) (col string, desc bool) {
 	return strings.CutSuffix(order, " DESC")
 }
 
-// EachDatasetRowChunk calls fn with the dataset's rows in position order,
-// size at a time (keyset paging: each chunk starts after the last
-// position read, so no chunk re-reads the rows before it).
-func (db *DB) EachDatasetRowChunk(ctx context.Context, datasetID int64, size int, fn func([]DatasetRow) error) error {
-	last := -1
+// EachDatasetRowChunk calls fn with the dataset's rows in file order
+// (position, then id for rows stored with the same position), size at a
+// time, reading only cols ("" for every column) through the read pool.
+// Keyset paging: each chunk starts after the last row read, so no chunk
+// re-reads the rows before it and a large dataset costs what its rows do.
+func (db *DB) EachDatasetRowChunk(ctx context.Context, datasetID int64, size int, cols string, fn func([]DatasetRow) error) error {
+	first := true
+	var lastPos int
+	var lastID int64
 	for {
 		var rows []DatasetRow
-		if err := db.reader(ctx).Where("dataset_id = ? AND position > ?", datasetID, last).Order("position").Limit(size).Find(&rows).Error; err != nil {
-			return err
+		q := db.Reader(ctx).Where("dataset_id = ?", datasetID)
+		if cols != "" {
+			q = q.Select(cols)
+		}
+		if !first {
+			q = q.Where("position >= ? AND (position > ? OR id > ?)", lastPos, lastPos, lastID)
+		}
+		if err := q.Order("position, id").Limit(size).Find(&rows).Error; err != nil {
+			return fmt.Errorf("read the rows of dataset %d: %w", datasetID, err)
 		}
 		if len(rows) == 0 {
 			return nil
@@ -207,7 +218,8 @@ func (db *DB) EachDatasetRowChunk(ctx context.Context, datasetID int64, size int
 		if len(rows) < size {
 			return nil
 		}
-		last = rows[len(rows)-1].Position
+		first = false
+		lastPos, lastID = rows[len(rows)-1].Position, rows[len(rows)-1].ID
 	}
 }
 
@@ -230,7 +242,7 @@ func (db *DB) ListRunSampleRanks(ctx context.Context, runID int64, criterion int
 	const chunk = 500 // ids per IN list, far under either dialect's parameter limit
 	for start := 0; start < len(rowIDs); start += chunk {
 		var part []SampleRank
-		err := db.reader(ctx).Model(&RunSampleResult{}).Select("row_id, missing, "+col+" AS sort_rank").
+		err := db.Reader(ctx).Model(&RunSampleResult{}).Select("row_id, missing, "+col+" AS sort_rank").
 			Where("run_id = ? AND criterion_index = ? AND row_id IN ?", runID, criterion, rowIDs[start:min(start+chunk, len(rowIDs))]).
 			Scan(&part).Error
 		if err != nil {
@@ -251,7 +263,7 @@ func (db *DB) ListRunSampleRanks(ctx context.Context, runID int64, criterion int
 // one criterion, keyed by row id.
 func (db *DB) ListRunSampleResultsOf(ctx context.Context, runID int64, criterion int, rowIDs []int64) (map[int64]RunSampleResult, error) {
 	var rows []RunSampleResult
-	if err := db.reader(ctx).Where("run_id = ? AND criterion_index = ? AND row_id IN ?", runID, criterion, rowIDs).Find(&rows).Error; err != nil {
+	if err := db.Reader(ctx).Where("run_id = ? AND criterion_index = ? AND row_id IN ?", runID, criterion, rowIDs).Find(&rows).Error; err != nil {
 		return nil, err
 	}
 	out := make(map[int64]RunSampleResult, len(rows))

@@ -66,14 +66,14 @@ func (db *DB) CreateProject(ctx context.Context, p *Project) error {
 // ones unless the options ask for archived ones; never trashed ones.
 func (db *DB) ListProjects(ctx context.Context, wsID int64, opts ...ListOption) ([]Project, error) {
 	var ps []Project
-	err := db.reader(ctx).Where("workspace_id = ?", wsID).Scopes(listScope(opts)).Order("id DESC").Find(&ps).Error
+	err := db.Reader(ctx).Where("workspace_id = ?", wsID).Scopes(listScope(opts)).Order("id DESC").Find(&ps).Error
 	return ps, err
 }
 
 // FindProject finds a project in the workspace.
 func (db *DB) FindProject(ctx context.Context, wsID, id int64) (Project, error) {
 	var p Project
-	err := db.reader(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&p).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&p).Error
 	return p, notFound(err, "project", id)
 }
 
@@ -125,7 +125,7 @@ func checkDataset(d *Dataset) error {
 // FindDataset finds a dataset in the workspace.
 func (db *DB) FindDataset(ctx context.Context, wsID, id int64) (Dataset, error) {
 	var d Dataset
-	err := db.reader(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&d).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&d).Error
 	return d, notFound(err, "dataset", id)
 }
 
@@ -133,7 +133,7 @@ func (db *DB) FindDataset(ctx context.Context, wsID, id int64) (Dataset, error) 
 // unless the options say otherwise).
 func (db *DB) ListDatasets(ctx context.Context, wsID, projectID int64, opts ...ListOption) ([]Dataset, error) {
 	var ds []Dataset
-	err := db.reader(ctx).Where("workspace_id = ? AND project_id = ?", wsID, projectID).Scopes(listScope(opts)).Order("id DESC").Find(&ds).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND project_id = ?", wsID, projectID).Scopes(listScope(opts)).Order("id DESC").Find(&ds).Error
 	return ds, err
 }
 
@@ -162,7 +162,7 @@ func (db *DB) SetMainDataset(ctx context.Context, wsID, datasetID int64) (Datase
 // ListDatasetRows returns a page of rows in file order.
 func (db *DB) ListDatasetRows(ctx context.Context, datasetID int64, offset, limit int) ([]DatasetRow, error) {
 	var rows []DatasetRow
-	q := db.reader(ctx).Where("dataset_id = ?", datasetID).Order("position")
+	q := db.Reader(ctx).Where("dataset_id = ?", datasetID).Order("position")
 	if limit > 0 {
 		q = q.Offset(offset).Limit(limit)
 	}
@@ -173,7 +173,7 @@ func (db *DB) ListDatasetRows(ctx context.Context, datasetID int64, offset, limi
 // FindDatasetRows returns the rows with the given ids, keyed by id.
 func (db *DB) FindDatasetRows(ctx context.Context, datasetID int64, ids []int64) (map[int64]DatasetRow, error) {
 	var rows []DatasetRow
-	if err := db.reader(ctx).Where("dataset_id = ? AND id IN ?", datasetID, ids).Find(&rows).Error; err != nil {
+	if err := db.Reader(ctx).Where("dataset_id = ? AND id IN ?", datasetID, ids).Find(&rows).Error; err != nil {
 		return nil, err
 	}
 	m := make(map[int64]DatasetRow, len(rows))
@@ -217,7 +217,7 @@ func checkRubric(r *Rubric) error {
 // FindRubric finds a rubric in the workspace.
 func (db *DB) FindRubric(ctx context.Context, wsID, id int64) (Rubric, error) {
 	var r Rubric
-	err := db.reader(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&r).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&r).Error
 	return r, notFound(err, "rubric", id)
 }
 
@@ -225,7 +225,7 @@ func (db *DB) FindRubric(ctx context.Context, wsID, id int64) (Rubric, error) {
 // say otherwise).
 func (db *DB) ListRubrics(ctx context.Context, wsID, projectID int64, opts ...ListOption) ([]Rubric, error) {
 	var rs []Rubric
-	err := db.reader(ctx).Where("workspace_id = ? AND project_id = ?", wsID, projectID).Scopes(listScope(opts)).Order("id DESC").Find(&rs).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND project_id = ?", wsID, projectID).Scopes(listScope(opts)).Order("id DESC").Find(&rs).Error
 	return rs, err
 }
 
@@ -291,7 +291,7 @@ func (db *DB) FindJudge(ctx context.Context, wsID, id int64) (Judge, error) {
 // (active ones unless the options say otherwise).
 func (db *DB) ListJudges(ctx context.Context, wsID int64, opts ...ListOption) ([]Judge, error) {
 	var js []Judge
-	err := db.reader(ctx).Where("workspace_id = ?", wsID).Scopes(listScope(opts)).Order("simulated DESC, id").Find(&js).Error
+	err := db.Reader(ctx).Where("workspace_id = ?", wsID).Scopes(listScope(opts)).Order("simulated DESC, id").Find(&js).Error
 	return js, err
 }
 
@@ -356,7 +356,7 @@ func (db *DB) CreateRun(ctx context.Context, r *Run, enqueue func(ctx context.Co
 // FindRun finds a run in the workspace.
 func (db *DB) FindRun(ctx context.Context, wsID, id int64) (Run, error) {
 	var r Run
-	err := db.reader(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&r).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&r).Error
 	return r, notFound(err, "run", id)
 }
 
@@ -365,7 +365,7 @@ func (db *DB) FindRun(ctx context.Context, wsID, id int64) (Run, error) {
 // must still read that to stop.
 func (db *DB) GetRun(ctx context.Context, id int64) (Run, error) {
 	var r Run
-	err := db.reader(ctx).First(&r, id).Error
+	err := db.Reader(ctx).First(&r, id).Error
 	return r, notFound(err, "run", id)
 }
 
@@ -373,7 +373,7 @@ func (db *DB) GetRun(ctx context.Context, id int64) (Run, error) {
 // projectID is 0; active runs unless the options say otherwise).
 func (db *DB) ListRuns(ctx context.Context, wsID, projectID int64, opts ...ListOption) ([]Run, error) {
 	var rs []Run
-	q := db.reader(ctx).Where("workspace_id = ?", wsID).Scopes(listScope(opts))
+	q := db.Reader(ctx).Where("workspace_id = ?", wsID).Scopes(listScope(opts))
 	if projectID != 0 {
 		q = q.Where("project_id = ?", projectID)
 	}
@@ -403,28 +403,28 @@ func (db *DB) RequestCancel(ctx context.Context, wsID, id int64) (Run, error) {
 // ListBatches returns a run's batches in order.
 func (db *DB) ListBatches(ctx context.Context, runID int64) ([]RunBatch, error) {
 	var bs []RunBatch
-	err := db.reader(ctx).Where("run_id = ?", runID).Order("criterion_index, round, batch_index").Find(&bs).Error
+	err := db.Reader(ctx).Where("run_id = ?", runID).Order("criterion_index, round, batch_index").Find(&bs).Error
 	return bs, err
 }
 
 // FindBatch finds one batch of a run.
 func (db *DB) FindBatch(ctx context.Context, runID, batchID int64) (RunBatch, error) {
 	var b RunBatch
-	err := db.reader(ctx).Where("run_id = ? AND id = ?", runID, batchID).First(&b).Error
+	err := db.Reader(ctx).Where("run_id = ? AND id = ?", runID, batchID).First(&b).Error
 	return b, notFound(err, "batch", batchID)
 }
 
 // ListScores returns every score of a run.
 func (db *DB) ListScores(ctx context.Context, runID int64) ([]RunScore, error) {
 	var ss []RunScore
-	err := db.reader(ctx).Where("run_id = ?", runID).Order("criterion_index, round, row_id").Find(&ss).Error
+	err := db.Reader(ctx).Where("run_id = ?", runID).Order("criterion_index, round, row_id").Find(&ss).Error
 	return ss, err
 }
 
 // ListRowScores returns every score of one sample in a run.
 func (db *DB) ListRowScores(ctx context.Context, runID, rowID int64) ([]RunScore, error) {
 	var ss []RunScore
-	err := db.reader(ctx).Where("run_id = ? AND row_id = ?", runID, rowID).Order("criterion_index, round").Find(&ss).Error
+	err := db.Reader(ctx).Where("run_id = ? AND row_id = ?", runID, rowID).Order("criterion_index, round").Find(&ss).Error
 	return ss, err
 }
 

@@ -106,7 +106,7 @@ func (p *partReader) Read(b []byte) (int, error) {
 			return 0, io.EOF
 		}
 		var row struct{ Data []byte }
-		res := p.db.reader(p.ctx).Raw("SELECT data FROM pending_upload_parts WHERE upload_id = ? AND seq = ?", p.id, p.seq).Scan(&row)
+		res := p.db.Reader(p.ctx).Raw("SELECT data FROM pending_upload_parts WHERE upload_id = ? AND seq = ?", p.id, p.seq).Scan(&row)
 		if res.Error != nil {
 			return 0, fmt.Errorf("read upload part %d: %w", p.seq, res.Error)
 		}

@@ -45,35 +45,49 @@ func (u HumanUse) Text() string {
 // HumanSourceText says which human ratings the report used.
 func (p Provenance) HumanSourceText() string { return p.HumanUse.Text() }
 
-// applyHumanSource reads the run's chosen human ratings into the rows and
-// the run's criteria (copies; nothing stored changes), ready for
-// ComputeWith, and says what it used.
-func applyHumanSource(ctx context.Context, db *models.DB, wsID int64, run models.Run, rows []models.DatasetRow) (models.Run, []models.DatasetRow, HumanUse, error) {
+// chosenReviews reads the run's choice of human ratings: what a report
+// states it used, and per criterion the browser ratings it may read (nil
+// under the imported source, and before any browser rating was made).
+func chosenReviews(ctx context.Context, db *models.DB, wsID int64, run models.Run) (HumanUse, [][]models.ReviewRating, error) {
 	choice, err := db.FindRunHumanSource(ctx, run.ID)
 	if err != nil {
-		return run, rows, HumanUse{}, err
+		return HumanUse{}, nil, err
 	}
 	use := HumanUse{Source: choice.Source}
 	if choice.Source == models.HumansImported || choice.Source == "" {
 		use.Source = models.HumansImported
-		return run, rows, use, nil
+		return use, nil, nil
 	}
 	at := choice.AsOf
 	use.AsOf, use.ChosenBy, use.UptoRatingID = &at, choice.ChosenBy, choice.UptoRatingID
-	crits := append(run.RubricSnapshot.Criteria[:0:0], run.RubricSnapshot.Criteria...)
-	for i, crit := range crits {
-		var reviews []models.ReviewRating
-		if choice.UptoRatingID > 0 { // 0: there was no browser rating yet
-			if reviews, err = db.ListReviewRatings(ctx, wsID, run.DatasetID, crit.Name, choice.UptoRatingID); err != nil {
-				return run, rows, use, err
-			}
+	reviews := make([][]models.ReviewRating, len(run.RubricSnapshot.Criteria))
+	for i, crit := range run.RubricSnapshot.Criteria {
+		if choice.UptoRatingID == 0 { // there was no browser rating yet
+			continue
 		}
-		for _, r := range models.CurrentReviews(reviews) {
+		if reviews[i], err = db.ListReviewRatings(ctx, wsID, run.DatasetID, crit.Name, choice.UptoRatingID); err != nil {
+			return use, nil, err
+		}
+		for _, r := range models.CurrentReviews(reviews[i]) {
 			if r.Score != nil {
 				use.BrowserRatings++
 			}
 		}
-		rows, crits[i] = models.MergeHumanRatings(rows, crit, choice.Source, reviews)
+	}
+	return use, reviews, nil
+}
+
+// applyHumanSource reads the run's chosen human ratings into the rows and
+// the run's criteria (copies; nothing stored changes), ready for
+// ComputeWith, and says what it used.
+func applyHumanSource(ctx context.Context, db *models.DB, wsID int64, run models.Run, rows []models.DatasetRow) (models.Run, []models.DatasetRow, HumanUse, error) {
+	use, reviews, err := chosenReviews(ctx, db, wsID, run)
+	if err != nil || use.Source == models.HumansImported {
+		return run, rows, use, err
+	}
+	crits := append(run.RubricSnapshot.Criteria[:0:0], run.RubricSnapshot.Criteria...)
+	for i, crit := range crits {
+		rows, crits[i] = models.MergeHumanRatings(rows, crit, use.Source, reviews[i])
 	}
 	run.RubricSnapshot.Criteria = crits
 	return run, rows, use, nil

@@ -15,8 +15,6 @@ import (
 	"strconv"
 	"strings"
 
-	"gorm.io/gorm"
-
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/models"
@@ -73,39 +71,23 @@ func openExport(ctx context.Context, db *models.DB, wsID, runID int64) (*exportS
 	if err != nil {
 		return nil, err
 	}
-	choice, err := db.FindRunHumanSource(ctx, run.ID)
+	use, reviews, err := chosenReviews(ctx, db, wsID, run)
 	if err != nil {
 		return nil, err
 	}
 	x := &exportSource{db: db, run: run, ds: ds, fields: run.RubricSnapshot.Fields, method: methods.For(run.Method),
-		rounds: run.Settings.Rounds, source: choice.Source, crits: run.RubricSnapshot.Criteria}
+		rounds: run.Settings.Rounds, source: use.Source, crits: run.RubricSnapshot.Criteria}
 	if len(x.fields) == 0 {
 		x.fields = ds.Fields
 	}
-	// As applyHumanSource says it: the imported column unless a person
-	// chose browser ratings, then those stored up to that moment.
-	x.use = HumanUse{Source: choice.Source}
-	if choice.Source == "" || choice.Source == models.HumansImported {
-		x.source, x.use.Source = models.HumansImported, models.HumansImported
-	} else {
-		at := choice.AsOf
-		x.use.AsOf, x.use.ChosenBy, x.use.UptoRatingID = &at, choice.ChosenBy, choice.UptoRatingID
-	}
-	for _, crit := range x.crits {
-		var current []models.ReviewRating
-		if x.source != models.HumansImported && choice.UptoRatingID > 0 {
-			all, err := db.ListReviewRatings(ctx, wsID, run.DatasetID, crit.Name, choice.UptoRatingID)
-			if err != nil {
-				return nil, err
-			}
-			current = models.CurrentReviews(all)
-		}
+	// The ratings the report reads (chosenReviews), by row.
+	x.use = use
+	for i := range x.crits {
 		byRow := map[int64][]models.ReviewRating{}
-		for _, r := range current {
-			if r.Score != nil {
-				x.use.BrowserRatings++
+		if reviews != nil {
+			for _, r := range models.CurrentReviews(reviews[i]) {
+				byRow[r.RowID] = append(byRow[r.RowID], r)
 			}
-			byRow[r.RowID] = append(byRow[r.RowID], r)
 		}
 		x.reviews = append(x.reviews, byRow)
 	}
@@ -215,7 +197,7 @@ func (x *exportSource) ratingKeysWithPrefix(ctx context.Context, prefix string) 
 		args = append(args, `"`+prefix)
 	}
 	var keys []string
-	if err := readerOf(ctx, x.db).Raw(q, args...).Scan(&keys).Error; err != nil {
+	if err := x.db.Reader(ctx).Raw(q, args...).Scan(&keys).Error; err != nil {
 		return nil, fmt.Errorf("list the annotators of dataset %d: %w", x.ds.ID, err)
 	}
 	sort.Strings(keys)
@@ -236,15 +218,6 @@ func literalInJSON(s string) bool {
 		}
 	}
 	return true
-}
-
-// readerOf is the database handle for reads: the read pool when there is
-// one (SQLite), so a long export never holds a writer's connection.
-func readerOf(ctx context.Context, db *models.DB) *gorm.DB {
-	if db.Read != nil {
-		return db.Read.WithContext(ctx)
-	}
-	return db.Gorm.WithContext(ctx)
 }
 
 // streamRow is one sample with its results on the criteria asked for.
@@ -271,27 +244,10 @@ func (x *exportSource) eachSample(ctx context.Context, cis []int, withData bool,
 	for r := range rounds {
 		rounds[r] = r
 	}
-	first := true
-	var lastPos int
-	var lastID int64
-	for {
-		var page []models.DatasetRow
-		q := readerOf(ctx, x.db).Select(cols).Where("dataset_id = ?", x.ds.ID)
-		if !first {
-			// Keyset paging in file order; the id breaks ties.
-			q = q.Where("position >= ? AND (position > ? OR id > ?)", lastPos, lastPos, lastID)
-		}
-		if err := q.Order("position, id").Limit(size).Find(&page).Error; err != nil {
-			return fmt.Errorf("read the samples of run %d: %w", x.run.ID, err)
-		}
+	return x.db.EachDatasetRowChunk(ctx, x.ds.ID, size, cols, func(page []models.DatasetRow) error {
 		if x.onPage != nil {
 			x.onPage(len(page))
 		}
-		if len(page) == 0 {
-			return nil
-		}
-		first = false
-		lastPos, lastID = page[len(page)-1].Position, page[len(page)-1].ID
 
 		// The page's scores: values only, never the judge's analysis.
 		type place struct {
@@ -312,7 +268,7 @@ func (x *exportSource) eachSample(ctx context.Context, cis []int, withData bool,
 				ids[i] = strconv.FormatInt(r.ID, 10)
 			}
 			var scores []models.RunScore
-			if err := readerOf(ctx, x.db).Select("row_id, criterion_index, round, score").
+			if err := x.db.Reader(ctx).Select("row_id, criterion_index, round, score").
 				Where("run_id = ? AND criterion_index IN ? AND round IN ? AND row_id IN ("+strings.Join(ids, ",")+")", x.run.ID, cis, rounds).
 				Find(&scores).Error; err != nil {
 				return fmt.Errorf("read the scores of run %d: %w", x.run.ID, err)
@@ -355,10 +311,8 @@ func (x *exportSource) eachSample(ctx context.Context, cis []int, withData bool,
 				return err
 			}
 		}
-		if len(page) < size {
-			return nil
-		}
-	}
+		return nil
+	})
 }
 
 // flush pushes what was written so far to the client, when w can.
@@ -407,7 +361,7 @@ func (x *exportSource) writeCSV(ctx context.Context, w io.Writer) error {
 	// The header names the fields only when the run has samples (as
 	// WriteCSV, which takes them from the first sample).
 	var probe []models.DatasetRow
-	if err := readerOf(ctx, x.db).Select("id").Where("dataset_id = ?", x.ds.ID).Limit(1).Find(&probe).Error; err != nil {
+	if err := x.db.Reader(ctx).Select("id").Where("dataset_id = ?", x.ds.ID).Limit(1).Find(&probe).Error; err != nil {
 		return err
 	}
 	var labels []evaluator.Text

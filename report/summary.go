@@ -403,7 +403,7 @@ func SearchSamples(ctx context.Context, db *models.DB, sum *Report, p SamplePage
 	fields := sampleFields(sum)
 	needle = strings.ToLower(needle)
 	var ids []int64
-	err := db.EachDatasetRowChunk(ctx, sum.Run.DatasetID, searchChunk, func(rows []models.DatasetRow) error {
+	err := db.EachDatasetRowChunk(ctx, sum.Run.DatasetID, searchChunk, "", func(rows []models.DatasetRow) error {
 		for _, r := range rows {
 			s := SampleResult{ExternalID: r.ExternalID, Fields: r.Sample(fields).Fields}
 			if SampleContains(s, needle) {
