@@ -132,7 +132,7 @@ func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastR
 
 // Transport returns a transport that connects only where p allows. It
 // keeps up to concurrency idle connections to the judge (at least the
-// standard 2), so that a run sending that many calls at once reuses its
+// standard 2) and opens no more than concurrency (when positive), so that a run sending that many calls at once reuses its
 // connections instead of opening (and handshaking) new ones, and speaks
 // HTTP/2 where the endpoint offers it (one connection then carries many
 // calls). wrap, if set, wraps every connection made (the runner fences
@@ -157,6 +157,14 @@ func (p Egress) Transport(concurrency int, wrap func(net.Conn) net.Conn) *http.T
 	tr.IdleConnTimeout = idleConnTimeout
 	tr.MaxIdleConnsPerHost = max(concurrency, http.DefaultMaxIdleConnsPerHost)
 	tr.MaxIdleConns = max(tr.MaxIdleConns, tr.MaxIdleConnsPerHost)
+	if concurrency > 0 {
+		// Without a cap, a call that starts in the instant between another
+		// call's response and its connection going back to the pool dials
+		// a connection of its own (a handshake, and one more socket than
+		// the run ever uses at once). With it, the call waits for that
+		// connection instead.
+		tr.MaxConnsPerHost = concurrency
+	}
 	return tr
 }
 
