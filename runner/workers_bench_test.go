@@ -523,8 +523,21 @@ func BenchmarkWorkers(b *testing.B) {
 		b.Skip("needs PostgreSQL: TEST_DATABASE_URL is not set (run through ./scripts/with-postgres.sh)")
 	}
 	// 100 ms: a fast judge, where 4 workers' CPU on this 2-core machine is
-	// part of the story; 250 ms: the judge dominates, as with real models.
-	for _, latency := range []time.Duration{100 * time.Millisecond, 250 * time.Millisecond} {
+	// part of the story; 250 ms: the judge dominates, as with real models;
+	// 500 ms: the latency the issue measured with. BATCHEVAL_BENCH_WORKER_LATENCIES
+	// ("250ms,500ms") picks others.
+	latencies := []time.Duration{100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond}
+	if spec := os.Getenv("BATCHEVAL_BENCH_WORKER_LATENCIES"); spec != "" {
+		latencies = nil
+		for _, f := range strings.Split(spec, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(f))
+			if err != nil {
+				b.Fatalf("BATCHEVAL_BENCH_WORKER_LATENCIES: %v", err)
+			}
+			latencies = append(latencies, d)
+		}
+	}
+	for _, latency := range latencies {
 		b.Run("latency="+latency.String(), func(b *testing.B) {
 			for range b.N {
 				one := timeWorkers(b, 1, 0, latency)
