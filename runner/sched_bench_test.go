@@ -271,9 +271,42 @@ func (l *benchLab) statsStored(b *testing.B, run models.Run) {
 }
 
 const (
-	benchLatency = 20 * time.Millisecond
-	benchRounds  = 5
+	defaultBenchLatency = 20 * time.Millisecond
+	benchRounds         = 5
 )
+
+// benchLatencyOf is the fake judge's latency: BATCHEVAL_BENCH_LATENCY (a Go
+// duration; the issue measured at 500ms) or 20 ms, which keeps `make bench`
+// short but makes the runner's own CPU a larger share of each wave.
+func benchLatencyOf(b *testing.B) time.Duration {
+	v := os.Getenv("BATCHEVAL_BENCH_LATENCY")
+	if v == "" {
+		return defaultBenchLatency
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		b.Fatalf("BATCHEVAL_BENCH_LATENCY=%q: want a positive Go duration such as 500ms", v)
+	}
+	return d
+}
+
+// benchConcurrencies is BATCHEVAL_BENCH_C (comma-separated, e.g. "4,16") or
+// the issue's 1, 4, 8, 16, 32.
+func benchConcurrencies(b *testing.B) []int {
+	v := os.Getenv("BATCHEVAL_BENCH_C")
+	if v == "" {
+		return []int{1, 4, 8, 16, 32}
+	}
+	var cs []int
+	for _, f := range strings.Split(v, ",") {
+		c, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || c < 1 {
+			b.Fatalf("BATCHEVAL_BENCH_C=%q: want positive integers separated by commas", v)
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
 
 // judgeBound is the least wall time the judge allows: every round's calls
 // (of every criterion) in waves of c, each wave one latency.
@@ -289,8 +322,9 @@ func judgeBound(rounds, callsPerRound, c int, latency time.Duration) time.Durati
 // computed once after the end are reported apart ("stats-cpu-ms/run").
 func BenchmarkFEDSchedule(b *testing.B) {
 	rub := fedRubric4()
+	benchLatency := benchLatencyOf(b)
 	for _, slow := range []bool{false, true} {
-		for _, c := range []int{1, 4, 8, 16, 32} {
+		for _, c := range benchConcurrencies(b) {
 			name := "C=" + strconv.Itoa(c)
 			if slow {
 				name = "slow/" + name
