@@ -914,7 +914,7 @@ func (h *Handlers) apiRunResults(c echo.Context) error {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-	return h.writeRunJSON(c.Request().Context(), run, c.Response())
+	return answerPreparing(c, h.writeRunJSON(c.Request().Context(), run, c.Response()))
 }
 
 func (h *Handlers) apiGetExperiment(c echo.Context) error {

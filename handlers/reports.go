@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
@@ -37,6 +39,21 @@ type reportCache struct {
 	// criterionPairs holds the compare page's per-criterion comparisons,
 	// by pair and criterion.
 	criterionPairs map[criterionPairKey][]stats.Difference
+
+	// flights shares one build of a finished run's summary among the
+	// requests that need it at once (summaries.go), by run and summary
+	// (report.SummaryLookup.InputKey); slots bounds the large ones built
+	// in the background, failedBuilds marks the summaries whose last build
+	// failed.
+	flights      singleflight.Group
+	slots        chan struct{}
+	failedBuilds map[string]bool
+	// build builds and stores a summary; nil is report.LoadSummary. Tests
+	// set it to count, hold or fail builds.
+	build summaryBuilder
+	// settling counts the summary builds requests started and have not
+	// seen end, so a test can wait for the background ones.
+	settling sync.WaitGroup
 }
 
 // criterionPairKey names a comparison of two finished runs on one criterion.
@@ -66,7 +83,8 @@ type reportKey struct {
 
 func newReportCache() *reportCache {
 	return &reportCache{items: map[reportKey]*report.Report{}, pairs: map[pairKey]stats.AveragedDifference{},
-		criterionPairs: map[criterionPairKey][]stats.Difference{}}
+		criterionPairs: map[criterionPairKey][]stats.Difference{}, slots: make(chan struct{}, backgroundSummaryBuilds),
+		failedBuilds: map[string]bool{}}
 }
 
 // buildReport returns the report of a run (grouped by group when set),
@@ -102,7 +120,10 @@ func (h *Handlers) buildReportWith(ctx context.Context, runID int64, opt report.
 
 // runSummary returns a run's report without samples (report.LoadSummary):
 // for a finished run from the cache or its stored summary, for a running
-// run computed afresh.
+// run computed afresh. A finished run whose summary is not stored for opt
+// gets it built once for all the requests asking (finishedSummary); for a
+// large run the build goes on in the background and the error is a
+// *preparingError, which callers show as "being prepared".
 func (h *Handlers) runSummary(ctx context.Context, runID int64, opt report.Options) (*report.Report, error) {
 	run, err := h.DB.FindRun(ctx, workspaceOf(ctx), runID)
 	if err != nil {
@@ -111,6 +132,19 @@ func (h *Handlers) runSummary(ctx context.Context, runID int64, opt report.Optio
 	key := reportKey{runID: runID, group: opt.GroupColumn, system: opt.SystemColumn, summary: true}
 	if rep, ok := h.cachedReport(key, run); ok {
 		return rep, nil
+	}
+	if run.Finished() && h.reports != nil {
+		look, err := report.LookupSummary(ctx, h.DB, workspaceOf(ctx), runID, opt)
+		if err != nil {
+			return nil, err
+		}
+		if look.Stored != nil {
+			h.cacheReport(key, look.Stored)
+			return look.Stored, nil
+		}
+		if look.Run.Finished() { // not resumed since
+			return h.finishedSummary(ctx, look, key, opt)
+		}
 	}
 	rep, err := report.LoadSummary(ctx, h.DB, workspaceOf(ctx), runID, opt)
 	if err != nil || !rep.Run.Finished() {

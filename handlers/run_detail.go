@@ -236,10 +236,11 @@ func (h *Handlers) writeRunJSON(ctx context.Context, run models.Run, w io.Writer
 
 // summaryForExport is the report of a run without its samples: every
 // figure the JSON export states before each criterion's samples, read from
-// the run's stored summary (report.LoadSummary), so the export's memory
-// does not grow with the run.
+// the run's stored summary (runSummary), so the export's memory does not
+// grow with the run. A large finished run whose summary is still being
+// built gives a *preparingError (answerPreparing).
 func (h *Handlers) summaryForExport(ctx context.Context, runID int64) (*report.Report, error) {
-	return report.LoadSummary(ctx, h.DB, workspaceOf(ctx), runID, report.Options{})
+	return h.runSummary(ctx, runID, report.Options{})
 }
 
 // exportRun sends a run's export as a download, written straight to the
@@ -256,7 +257,9 @@ func (h *Handlers) exportRun(c echo.Context, ext, contentType string, write func
 	resp := c.Response()
 	resp.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf("attachment; filename=%q", name))
 	resp.Header().Set(echo.HeaderContentType, contentType)
-	return write(c.Request().Context(), run, resp)
+	// Results still being prepared are a 503 with Retry-After, not a
+	// download (nothing was written yet: the summary comes first).
+	return answerPreparing(c, write(c.Request().Context(), run, resp))
 }
 
 var slugJunk = regexp.MustCompile(`[^a-z0-9]+`)

@@ -30,7 +30,7 @@ const (
 // (models.DB.CountNoAnswerScores).
 func runProgress(run models.Run, noAnswer int, now time.Time) web.RunProgress {
 	p := web.RunProgress{
-		Criteria: len(run.RubricSnapshot.Criteria), Rounds: run.Settings.Rounds,
+		Criteria: len(run.RubricSnapshot.Criteria), Passes: len(methods.For(run.Method).Passes(run.RubricSnapshot)), Rounds: run.Settings.Rounds,
 		BatchesDone: run.BatchesDone, BatchesTotal: run.BatchesTotal,
 		Failed: run.BatchesFailed, Missing: run.MissingScores, Calls: run.Calls, Cached: run.CachedCalls,
 		Tokens: run.PromptTokens + run.CompletionTokens, Status: models.RunStatusLabel(run.Status), Finished: run.Finished(),

@@ -156,7 +156,13 @@ func (h *Handlers) showRun(c echo.Context) error {
 		v.ResultsAtEnd = n
 	} else if run.BatchesDone > 0 {
 		if err := h.runResults(c, run, &v, false); err != nil {
-			return err
+			p := preparingOf(err)
+			if p == nil {
+				return err
+			}
+			// Everything else of the page shows now; the figures on a
+			// reload once built.
+			v.Preparing = preparingView(p)
 		}
 	}
 	if err := h.relatedRuns(ctx, run, &v); err != nil {
@@ -176,6 +182,12 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 	ctx := c.Request().Context()
 	q := c.QueryParams()
 	opt := report.Options{GroupColumn: v.Group, SystemColumn: v.SystemQuery}
+	if opt.GroupColumn == v.DefaultGroup {
+		// "" groups by the dataset's own column too: ask for the summary
+		// the runner stores when the run finishes (report.StoreStats), not
+		// another variant of the same figures.
+		opt.GroupColumn = ""
+	}
 	stored := !full && run.Finished()
 	var rep *report.Report
 	var err error
@@ -265,6 +277,10 @@ func (h *Handlers) relatedRuns(ctx context.Context, run models.Run, v *web.RunVi
 		it := web.DerivedRunItem{Run: d, Delta: math.NaN()}
 		if d.BatchesDone > 0 && liveSamples(d, v.RowCount) <= liveReportSamples {
 			rep, err := h.runSummary(ctx, d.ID, report.Options{})
+			if preparingOf(err) != nil {
+				v.Derived = append(v.Derived, it) // its change shows once built
+				continue
+			}
 			if err != nil {
 				return err
 			}
@@ -493,6 +509,13 @@ func (h *Handlers) runListItems(ctx context.Context, runs []models.Run, names ma
 		// their figures final.
 		if r.Finished() && r.BatchesDone > 0 {
 			rep, err := h.runSummary(ctx, r.ID, report.Options{})
+			if preparingOf(err) != nil {
+				// Being built in the background: the agreement shows
+				// once it is stored.
+				it.Preparing = true
+				items = append(items, it)
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}

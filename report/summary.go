@@ -106,36 +106,75 @@ func decodeSummary(text string) (storedSummary, error) {
 // stored with the run's per-sample results, and returned. A run still going
 // is built afresh each time and not stored.
 func LoadSummary(ctx context.Context, db *models.DB, wsID, runID int64, opt Options) (*Report, error) {
-	run, err := db.FindRun(ctx, wsID, runID)
+	look, err := LookupSummary(ctx, db, wsID, runID, opt)
 	if err != nil {
 		return nil, err
 	}
-	if !run.Finished() {
+	if !look.Run.Finished() {
 		rep, err := BuildWith(ctx, db, wsID, runID, opt)
 		if err != nil {
 			return nil, err
 		}
 		return withoutSamples(rep), nil
 	}
-	ds, err := db.FindDataset(ctx, wsID, run.DatasetID)
-	if err != nil {
-		return nil, err
+	if look.Stored != nil {
+		return look.Stored, nil
 	}
-	choice, err := db.FindRunHumanSource(ctx, run.ID)
+	return storeSummary(ctx, db, wsID, look.Run, look.ds, look.choice, opt)
+}
+
+// SummaryLookup is what LoadSummary finds of a run's summary before it
+// builds anything.
+type SummaryLookup struct {
+	Run models.Run
+	// Stored is the finished run's stored summary when it was computed
+	// from the inputs the run has now; nil when LoadSummary would build it
+	// (and for a run still going, which is never stored).
+	Stored *Report
+	// Samples are the samples a build reads: the dataset's rows times the
+	// run's criteria.
+	Samples int
+	// InputKey names the summary LoadSummary would store for these
+	// options: its variant and what it is computed from. Two lookups with
+	// the same InputKey build the same summary.
+	InputKey string
+
+	ds     models.Dataset
+	choice models.RunHumanSource
+}
+
+// LookupSummary reads a run's stored summary for opt as LoadSummary does,
+// without building it on a miss: a caller can then decide where (and
+// whether) the build runs.
+func LookupSummary(ctx context.Context, db *models.DB, wsID, runID int64, opt Options) (SummaryLookup, error) {
+	run, err := db.FindRun(ctx, wsID, runID)
 	if err != nil {
-		return nil, err
+		return SummaryLookup{}, err
 	}
+	look := SummaryLookup{Run: run}
+	if !run.Finished() {
+		return look, nil
+	}
+	if look.ds, err = db.FindDataset(ctx, wsID, run.DatasetID); err != nil {
+		return look, err
+	}
+	if look.choice, err = db.FindRunHumanSource(ctx, run.ID); err != nil {
+		return look, err
+	}
+	look.Samples = look.ds.RowCount * max(1, len(run.RubricSnapshot.Criteria))
+	key := summaryKey(run, look.choice, look.ds, opt)
+	look.InputKey = summaryVariant(opt) + "\x00" + key
 	row, found, err := db.FindRunSummary(ctx, run.ID, summaryVariant(opt))
 	if err != nil {
-		return nil, err
+		return look, err
 	}
-	if found && row.InputKey == summaryKey(run, choice, ds, opt) {
+	if found && row.InputKey == key {
 		if s, err := decodeSummary(row.Summary); err == nil {
-			return summaryReport(run, ds, s), nil
+			look.Stored = summaryReport(run, look.ds, s)
 		}
 		// An undecodable row is computed again and overwritten.
 	}
-	return storeSummary(ctx, db, wsID, run, ds, choice, opt)
+	return look, nil
 }
 
 // summaryReport puts a stored summary together with the run and dataset as

@@ -370,3 +370,49 @@ func TestSummaryStoredByTwoReadersAtOnce(t *testing.T) {
 		assertSummaryMatches(t, db, wsID, runID, Options{})
 	})
 }
+
+// TestLookupSummaryBuildsNothing: before a finished run's summary is
+// stored, LookupSummary finds none and says what a build would read and
+// which computation it is (a key per variant); after LoadSummary stored it,
+// the lookup returns it under the same key. Another variant is another
+// key, still unstored.
+func TestLookupSummaryBuildsNothing(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := context.Background()
+		wsID, runID := summaryFixture(t, db, 40)
+		run, err := db.FindRun(ctx, wsID, runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, err := LookupSummary(ctx, db, wsID, runID, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if before.Stored != nil || before.InputKey == "" || before.Samples != 40*len(run.RubricSnapshot.Criteria) {
+			t.Fatalf("before any build: stored %v, key %q, samples %d (want nil, a key, %d)", before.Stored != nil, before.InputKey,
+				before.Samples, 40*len(run.RubricSnapshot.Criteria))
+		}
+		if _, found, err := db.FindRunSummary(ctx, runID, summaryVariant(Options{})); err != nil || found {
+			t.Fatalf("the lookup stored a summary (%v)", err)
+		}
+		sum, err := LoadSummary(ctx, db, wsID, runID, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := LookupSummary(ctx, db, wsID, runID, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Stored == nil || after.InputKey != before.InputKey {
+			t.Fatalf("after LoadSummary: stored %v, key changed %v", after.Stored != nil, after.InputKey != before.InputKey)
+		}
+		assertSameValue(t, "looked-up summary", after.Stored.Criteria, sum.Criteria)
+		other, err := LookupSummary(ctx, db, wsID, runID, Options{SystemColumn: NoSystem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other.Stored != nil || other.InputKey == before.InputKey {
+			t.Errorf("another variant: stored %v, same key %v", other.Stored != nil, other.InputKey == before.InputKey)
+		}
+	})
+}

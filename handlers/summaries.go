@@ -1,0 +1,174 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/report"
+	"github.com/batcheval/batcheval/web"
+)
+
+// Finished runs' summaries built by a reader. The runner stores a run's
+// summary when it finishes (report.StoreStats); a reader still finds none
+// in the seconds before that, when the worker died between finishing the
+// run and storing it, or when the summary's inputs changed (another human
+// source, other options). Then the first reader builds it, once per
+// process and summary: concurrent readers share one build. A small run's
+// build takes well under a second and the request waits for it; a large
+// run's (8.7 s at 100,000 samples on SQLite, 20.7 s on PostgreSQL) runs in
+// the background and the request answers at once that the results are
+// being prepared.
+//
+// If the runner is storing the same summary in another process at the
+// same time, both store it: the two writes hold the same figures from the
+// same inputs (report.LoadSummary's store is idempotent), so whichever
+// lands last is as good as the other.
+
+// preparingRetrySeconds is how long a reader is asked to wait before
+// asking again for results being prepared (Retry-After, and the run page's
+// reload): a large summary takes several seconds to a minute, and a reload
+// costs a page without results.
+const preparingRetrySeconds = 5
+
+// backgroundSummaryBuilds bounds the large summaries built at once: each
+// reads every score of its run and holds its whole report in memory, so a
+// runs list of several large finished runs builds them two at a time
+// rather than all together on a small server.
+const backgroundSummaryBuilds = 2
+
+// summaryBuilder is a function that builds and stores a finished run's
+// summary: report.LoadSummary, or a test's stand-in.
+type summaryBuilder func(ctx context.Context, db *models.DB, wsID, runID int64, opt report.Options) (*report.Report, error)
+
+// preparingError says that a finished run's summary is being built in the
+// background: the run page shows a "Preparing results" card, exports and
+// the API answer 503 with Retry-After.
+type preparingError struct {
+	runID   int64
+	samples int
+	// lastFailed is set when the previous build of this summary failed
+	// (it was logged); this request started it again.
+	lastFailed bool
+}
+
+func (e *preparingError) Error() string {
+	return fmt.Sprintf("the results of run %d (%s samples) are being computed now; try again in %d seconds",
+		e.runID, web.Count(e.samples), preparingRetrySeconds)
+}
+
+// preparingOf is the preparingError in err's chain, or nil.
+func preparingOf(err error) *preparingError {
+	var p *preparingError
+	if errors.As(err, &p) {
+		return p
+	}
+	return nil
+}
+
+// finishedSummary returns a finished run's summary for opt: the stored one
+// when current, otherwise built by one shared build per process and
+// summary. A run of more samples than liveReportSamples is not waited for:
+// its build starts in the background (or is already under way) and a
+// *preparingError is returned. rc must not be nil.
+func (h *Handlers) finishedSummary(ctx context.Context, look report.SummaryLookup, cacheKey reportKey, opt report.Options) (*report.Report, error) {
+	rc := h.reports
+	flight := strconv.FormatInt(look.Run.ID, 10) + "\x00" + look.InputKey
+	large := look.Samples > liveReportSamples
+	run := look.Run
+	// Detached from the request: a reader that leaves (or gets its 503 at
+	// once) does not stop a build others wait for or will read.
+	bctx := context.WithoutCancel(ctx)
+	rc.settling.Add(1)
+	ch := rc.flights.DoChan(flight, func() (any, error) {
+		return h.buildSummary(bctx, run, flight, cacheKey, opt, large)
+	})
+	if large {
+		go func() {
+			<-ch
+			rc.settling.Done()
+		}()
+		rc.mu.Lock()
+		failed := rc.failedBuilds[flight]
+		rc.mu.Unlock()
+		return nil, &preparingError{runID: run.ID, samples: look.Samples, lastFailed: failed}
+	}
+	defer rc.settling.Done()
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		return res.Val.(*report.Report), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// buildSummary builds and stores one summary (the body of a shared
+// build): large builds wait for one of backgroundSummaryBuilds slots, and
+// log their failure, which no request sees; the built summary is kept in
+// the report cache.
+func (h *Handlers) buildSummary(ctx context.Context, run models.Run, flight string, cacheKey reportKey, opt report.Options, large bool) (rep *report.Report, err error) {
+	rc := h.reports
+	if large {
+		rc.slots <- struct{}{}
+		defer func() { <-rc.slots }()
+	}
+	defer func() {
+		// A panic in a background build would end the process (no request
+		// recovers it): it fails this build instead.
+		if p := recover(); p != nil {
+			h.Log.Error("building a run's summary panicked", "run", run.ID, "panic", p, "stack", string(debug.Stack()))
+			rep, err = nil, fmt.Errorf("building the summary of run %d panicked: %v", run.ID, p)
+		}
+		rc.mu.Lock()
+		if err != nil {
+			rc.failedBuilds[flight] = true
+		} else {
+			delete(rc.failedBuilds, flight)
+		}
+		rc.mu.Unlock()
+	}()
+	build := rc.build
+	if build == nil {
+		build = report.LoadSummary
+	}
+	rep, err = build(ctx, h.DB, run.WorkspaceID, run.ID, opt)
+	if err != nil {
+		if large {
+			h.Log.Error("building a finished run's summary failed; the next reader tries again", "run", run.ID, "err", err)
+		}
+		return nil, fmt.Errorf("build the summary of run %d: %w", run.ID, err)
+	}
+	if rep.Run.Finished() {
+		h.cacheReport(cacheKey, rep)
+	}
+	return rep, nil
+}
+
+// answerPreparing answers a request whose run's results are being prepared:
+// 503 with Retry-After and the API's error body, unless something was
+// already sent (then err goes to the error handler as it is).
+func answerPreparing(c echo.Context, err error) error {
+	p := preparingOf(err)
+	if p == nil || c.Response().Committed {
+		return err
+	}
+	hdr := c.Response().Header()
+	hdr.Del(echo.HeaderContentDisposition) // not a download: an error
+	hdr.Set("Retry-After", strconv.Itoa(preparingRetrySeconds))
+	hdr.Set(echo.HeaderCacheControl, "no-store")
+	return c.JSON(http.StatusServiceUnavailable, APIError{Error: APIErrorBody{Code: "preparing", Message: p.Error()}})
+}
+
+// preparingView is the run page's "Preparing results" card of p.
+func preparingView(p *preparingError) *web.ResultsPreparing {
+	return &web.ResultsPreparing{Samples: p.samples, RefreshSeconds: preparingRetrySeconds, LastFailed: p.lastFailed}
+}
