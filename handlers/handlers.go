@@ -60,8 +60,13 @@ type Handlers struct {
 	Network NetworkPolicy
 	// Ready reports whether the process can serve (database reachable...).
 	Ready func(ctx context.Context) error
+	// PageConcurrency is how many pages render at once, the rest waiting
+	// their turn in arrival order (admission.go); 0 takes
+	// DefaultPageConcurrency, a negative value admits every request at once.
+	PageConcurrency int
 
 	reports   *reportCache
+	pages     *pageGate
 	haveUsers atomic.Bool
 }
 

@@ -29,8 +29,11 @@ func (h *Handlers) Register(e *echo.Echo) {
 
 	// Sessions, then who is asking; each route then checks its own rule.
 	e.Use(h.loadSession, h.identify)
+	h.pages = newPageGate(pageConcurrencyOf(h.PageConcurrency))
 	for _, r := range h.routes() {
-		e.Add(r.Method, r.Path, r.Handler, h.require(r.Access))
+		// Pages wait for their turn after the access check, so a request
+		// that would be refused never holds a place (admission.go).
+		e.Add(r.Method, r.Path, h.admitPages(r.Method, r.Path, r.Handler), h.require(r.Access))
 	}
 }
 

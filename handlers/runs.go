@@ -322,15 +322,7 @@ func repeatability(own *report.Report, reseeds []*report.Report) []web.Criterion
 // same dataset, or a noisy copy of it (or of its parent).
 func (h *Handlers) comparableRuns(ctx context.Context, run models.Run) ([]models.Run, error) {
 	// Archived datasets and runs still compare: archiving only tidies lists.
-	dss, err := h.DB.ListDatasets(ctx, workspaceOf(ctx), run.ProjectID, models.WithArchived())
-	if err != nil {
-		return nil, err
-	}
-	root := map[int64]int64{}
-	for _, d := range dss {
-		root[d.ID] = datasetRoot(d)
-	}
-	runs, err := h.DB.ListRuns(ctx, workspaceOf(ctx), run.ProjectID, models.WithArchived())
+	runs, err := h.DB.ListSameSampleRuns(ctx, workspaceOf(ctx), run.ProjectID, run.DatasetID)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +331,7 @@ func (h *Handlers) comparableRuns(ctx context.Context, run models.Run) ([]models
 		// Only runs that judged one of this run's criteria on the same
 		// scale are offered (compare.go's comparableRun); any pair can
 		// still be compared by address, with a warning.
-		if r.ID != run.ID && root[r.DatasetID] != 0 && root[r.DatasetID] == root[run.DatasetID] && comparableRun(run, r) {
+		if r.ID != run.ID && comparableRun(run, r) {
 			out = append(out, r)
 		}
 	}

@@ -381,6 +381,31 @@ func (db *DB) ListRuns(ctx context.Context, wsID, projectID int64, opts ...ListO
 	return rs, err
 }
 
+// ListSameSampleRuns returns the live runs of a project (archived ones
+// included) on the dataset datasetID or on any dataset of the same family
+// (an original and the copies derived from it hold the same samples),
+// newest first: the runs a run page offers to compare with. Reading only
+// these, not every run of the project, keeps a page's cost independent of
+// the runs on other datasets. A dataset that is not live has no family.
+func (db *DB) ListSameSampleRuns(ctx context.Context, wsID, projectID, datasetID int64) ([]Run, error) {
+	var ds []Dataset
+	err := db.Reader(ctx).Select("id", "parent_dataset_id").Where("workspace_id = ? AND project_id = ? AND id = ?", wsID, projectID, datasetID).
+		Scopes(live).Limit(1).Find(&ds).Error
+	if err != nil || len(ds) == 0 {
+		return nil, err
+	}
+	root := ds[0].ID
+	if ds[0].ParentDatasetID != nil {
+		root = *ds[0].ParentDatasetID
+	}
+	family := db.Reader(ctx).Model(&Dataset{}).Select("id").
+		Where("workspace_id = ? AND project_id = ? AND (id = ? OR parent_dataset_id = ?)", wsID, projectID, root, root).Scopes(live)
+	var rs []Run
+	err = db.Reader(ctx).Where("workspace_id = ? AND project_id = ? AND dataset_id IN (?)", wsID, projectID, family).
+		Scopes(listScope([]ListOption{WithArchived()})).Order("id DESC").Find(&rs).Error
+	return rs, err
+}
+
 // RequestCancel marks a run cancelled; the engine stops making calls at
 // its next check and the job is cancelled by the caller.
 func (db *DB) RequestCancel(ctx context.Context, wsID, id int64) (Run, error) {

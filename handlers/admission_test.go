@@ -1,0 +1,234 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+func TestPageRoute(t *testing.T) {
+	cases := []struct {
+		path string
+		page bool
+	}{
+		{"/", true},
+		{"/runs/:id", true},
+		{"/runs/:id/samples/:rowID", true},
+		{"/datasets/:id", true},
+		{"/compare", true},
+		{"/s/:token", true},
+		{"/runs/:id/events", false},
+		{"/runs/:id/export.csv", false},
+		{"/runs/:id/export.json", false},
+		{"/runs/:id/report.html", false},
+		{"/rubrics/:id/export", false},
+		{"/datasets/:id/export.csv", false},
+		{"/static/:name", false},
+		{"/favicon.ico", false},
+		{"/healthz", false},
+		{"/readyz", false},
+		{"/metrics", false},
+		{"/api/v1/runs", false},
+		{"/api/v1/runs/:id/results", false},
+	}
+	for _, tc := range cases {
+		if got := pageRoute(tc.path); got != tc.page {
+			t.Errorf("pageRoute(%q) = %v, want %v", tc.path, got, tc.page)
+		}
+	}
+}
+
+// Every route the table registers is classified on purpose: a GET route
+// that streams (events, downloads) must not be a page, or one slow
+// download would hold a page's place for its whole length.
+func TestPageRouteOfEveryStreamingRoute(t *testing.T) {
+	h := &Handlers{}
+	for _, r := range h.routes() {
+		if r.Method != http.MethodGet || !pageRoute(r.Path) {
+			continue
+		}
+		for _, streaming := range []string{"events", "export", ".csv", ".json", "report.html", "/api/"} {
+			if strings.Contains(r.Path, streaming) {
+				t.Errorf("GET %s is admitted as a page but looks like a stream or download (%q)", r.Path, streaming)
+			}
+		}
+	}
+}
+
+// gateServer is an Echo server with one page and one non-page route, both
+// blocking until release is closed, behind a gate of n.
+// release is safe to call more than once; the test's cleanup calls it
+// before closing the server, so a failed test does not hang on handlers
+// still blocked.
+func gateServer(t *testing.T, n int) (srv *httptest.Server, started chan string, release func()) {
+	t.Helper()
+	h := &Handlers{pages: newPageGate(n)}
+	started = make(chan string, 16)
+	released := make(chan struct{})
+	release = sync.OnceFunc(func() { close(released) })
+	block := func(c echo.Context) error {
+		started <- c.Path()
+		select {
+		case <-released:
+		case <-c.Request().Context().Done():
+		}
+		return c.String(http.StatusOK, "done")
+	}
+	e := echo.New()
+	e.GET("/runs/:id", h.admitPages(http.MethodGet, "/runs/:id", block))
+	e.GET("/runs/:id/events", h.admitPages(http.MethodGet, "/runs/:id/events", block))
+	srv = httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	t.Cleanup(release) // runs first
+	return srv, started, release
+}
+
+func waitStarted(t *testing.T, started chan string, want string) {
+	t.Helper()
+	select {
+	case got := <-started:
+		if got != want {
+			t.Fatalf("started %s, want %s", got, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not start", want)
+	}
+}
+
+func TestPageGateQueuesPagesOnly(t *testing.T) {
+	srv, started, release := gateServer(t, 2)
+	var wg sync.WaitGroup
+	codes := make(chan int, 8)
+	get := func(path string) {
+		defer wg.Done()
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		resp.Body.Close()
+		codes <- resp.StatusCode
+	}
+	wg.Add(2)
+	go get("/runs/1")
+	go get("/runs/2")
+	waitStarted(t, started, "/runs/:id")
+	waitStarted(t, started, "/runs/:id")
+
+	// The gate is full: a third page waits...
+	wg.Add(1)
+	go get("/runs/3")
+	select {
+	case p := <-started:
+		t.Fatalf("%s started while two pages held the gate of 2", p)
+	case <-time.After(200 * time.Millisecond):
+	}
+	// ...while a stream is not held back.
+	wg.Add(1)
+	go get("/runs/1/events")
+	waitStarted(t, started, "/runs/:id/events")
+
+	release()
+	waitStarted(t, started, "/runs/:id")
+	wg.Wait()
+	close(codes)
+	for c := range codes {
+		if c != http.StatusOK {
+			t.Errorf("status %d, want 200", c)
+		}
+	}
+}
+
+func TestPageGateBusyAnswers503(t *testing.T) {
+	old := pageQueueWait
+	pageQueueWait = 100 * time.Millisecond
+	t.Cleanup(func() { pageQueueWait = old })
+	srv, started, _ := gateServer(t, 1)
+	go func() {
+		resp, err := http.Get(srv.URL + "/runs/1")
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitStarted(t, started, "/runs/:id")
+
+	resp, err := http.Get(srv.URL + "/runs/2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("status %d, want 503 after waiting longer than the queue allows", resp.StatusCode)
+	}
+	if resp.Header.Get("Retry-After") == "" {
+		t.Error("503 without Retry-After")
+	}
+}
+
+// A client that gives up while queued leaves no place taken: afterwards
+// the gate still admits its full number at once.
+func TestPageGateCancelledWaiterFreesNothing(t *testing.T) {
+	g := newPageGate(2)
+	r1, err := g.enter(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := g.enter(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+		if _, err := g.enter(ctx); err == nil {
+			t.Fatal("entered a full gate")
+		}
+		cancel()
+	}
+	r1()
+	r2()
+	for range 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if _, err := g.enter(ctx); err != nil {
+			t.Fatalf("gate of 2 refused after cancelled waiters: %v", err)
+		}
+		cancel()
+	}
+}
+
+func TestPageGateSetting(t *testing.T) {
+	for _, tc := range []struct {
+		setting int
+		want    int64 // places; 0 = no gate
+	}{
+		{0, int64(DefaultPageConcurrency())},
+		{3, 3},
+		{-1, 0},
+	} {
+		h := &Handlers{PageConcurrency: tc.setting}
+		h.pages = newPageGate(pageConcurrencyOf(h.PageConcurrency))
+		if tc.want == 0 {
+			if h.pages != nil {
+				t.Errorf("PageConcurrency %d: gate built, want none", tc.setting)
+			}
+			continue
+		}
+		if h.pages == nil {
+			t.Fatalf("PageConcurrency %d: no gate", tc.setting)
+		}
+		// Exactly want places: want entries succeed, one more does not.
+		for i := range tc.want {
+			if !h.pages.sem.TryAcquire(1) {
+				t.Fatalf("PageConcurrency %d: entry %d refused", tc.setting, i+1)
+			}
+		}
+		if h.pages.sem.TryAcquire(1) {
+			t.Errorf("PageConcurrency %d: more than %d places", tc.setting, tc.want)
+		}
+	}
+}
