@@ -2,9 +2,11 @@ package report
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/batcheval/batcheval/models"
@@ -415,4 +417,41 @@ func TestLookupSummaryBuildsNothing(t *testing.T) {
 			t.Errorf("another variant: stored %v, same key %v", other.Stored != nil, other.InputKey == before.InputKey)
 		}
 	})
+}
+
+// TestSummaryStoreLeavesPageCacheAsFound: storing a large run's sample
+// results enlarges SQLite's page cache for its transaction only; every
+// connection of the pool has its usual cache afterwards (a pool of 64 MiB
+// caches would hold memory long after the run).
+func TestSummaryStoreLeavesPageCacheAsFound(t *testing.T) {
+	ctx := context.Background()
+	db := dbtest.Open(t, models.SQLite)
+	wsID, runID := summaryFixture(t, db, 2000)
+	cacheSizes := func() []int64 {
+		// Holding the pool's every connection at once reads each of them.
+		var sizes []int64
+		var conns []*sql.Conn
+		for range 4 {
+			c, err := db.SQL.Conn(ctx)
+			must(t, err)
+			conns = append(conns, c)
+			var n int64
+			must(t, c.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&n))
+			sizes = append(sizes, n)
+		}
+		for _, c := range conns {
+			c.Close()
+		}
+		return sizes
+	}
+	before := cacheSizes()
+	must(t, StoreStats(ctx, db, wsID, runID))
+	var stored int64
+	must(t, db.Gorm.Model(&models.RunSampleResult{}).Where("run_id = ?", runID).Count(&stored).Error)
+	if stored <= 100 {
+		t.Fatalf("%d sample results stored: too few to take the large-run path", stored)
+	}
+	if after := cacheSizes(); !slices.Equal(before, after) {
+		t.Errorf("page cache sizes %v after storing, %v before", after, before)
+	}
 }
