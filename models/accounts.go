@@ -117,7 +117,7 @@ func isUniqueViolation(err error) bool {
 // HasUsers reports whether any account exists.
 func (db *DB) HasUsers(ctx context.Context) (bool, error) {
 	var n int64
-	err := db.Gorm.WithContext(ctx).Model(&User{}).Count(&n).Error
+	err := db.Reader(ctx).Model(&User{}).Count(&n).Error
 	return n > 0, err
 }
 
@@ -210,14 +210,14 @@ func (db *DB) CreateUser(ctx context.Context, wsID int64, role Role, n NewUser) 
 // FindUser finds an account by id.
 func (db *DB) FindUser(ctx context.Context, id int64) (User, error) {
 	var u User
-	err := db.Gorm.WithContext(ctx).First(&u, id).Error
+	err := db.Reader(ctx).First(&u, id).Error
 	return u, notFound(err, "user", id)
 }
 
 // FindUserByEmail finds an account by address (any case).
 func (db *DB) FindUserByEmail(ctx context.Context, email string) (User, error) {
 	var u User
-	err := db.Gorm.WithContext(ctx).Where("email = ?", strings.ToLower(strings.TrimSpace(email))).First(&u).Error
+	err := db.Reader(ctx).Where("email = ?", strings.ToLower(strings.TrimSpace(email))).First(&u).Error
 	return u, notFoundText(err, "no account has that address")
 }
 
@@ -258,7 +258,7 @@ func (db *DB) ListUserWorkspaces(ctx context.Context, userID int64) ([]Workspace
 		Workspace
 		Role Role
 	}
-	err := db.Gorm.WithContext(ctx).Table("workspaces").
+	err := db.Reader(ctx).Table("workspaces").
 		Select("workspaces.*, memberships.role").
 		Joins("JOIN memberships ON memberships.workspace_id = workspaces.id").
 		Where("memberships.user_id = ?", userID).Order("memberships.id").Scan(&rows).Error
@@ -303,7 +303,7 @@ func (db *DB) ListMembers(ctx context.Context, wsID int64) ([]Member, error) {
 		User
 		Role Role
 	}
-	err := db.Gorm.WithContext(ctx).Table("users").Select("users.*, memberships.role").
+	err := db.Reader(ctx).Table("users").Select("users.*, memberships.role").
 		Joins("JOIN memberships ON memberships.user_id = users.id").
 		Where("memberships.workspace_id = ?", wsID).Order("users.name, users.id").Scan(&rows).Error
 	out := make([]Member, len(rows))
@@ -317,7 +317,7 @@ func (db *DB) ListMembers(ctx context.Context, wsID int64) ([]Member, error) {
 // user is not a member.
 func (db *DB) MemberRole(ctx context.Context, wsID, userID int64) (Role, error) {
 	var m Membership
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND user_id = ?", wsID, userID).First(&m).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND user_id = ?", wsID, userID).First(&m).Error
 	return m.Role, notFound(err, "member", userID)
 }
 

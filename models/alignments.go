@@ -64,7 +64,7 @@ func (db *DB) CreateAlignment(ctx context.Context, a *Alignment) error {
 // FindAlignment finds an alignment in the workspace whose rubric is live.
 func (db *DB) FindAlignment(ctx context.Context, wsID, id int64) (Alignment, error) {
 	var a Alignment
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&a).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&a).Error
 	if err != nil {
 		return a, notFound(err, "alignment", id)
 	}
@@ -77,7 +77,7 @@ func (db *DB) FindAlignment(ctx context.Context, wsID, id int64) (Alignment, err
 // ListRubricAlignments lists a rubric's alignments, newest first.
 func (db *DB) ListRubricAlignments(ctx context.Context, wsID, rubricID int64) ([]Alignment, error) {
 	var as []Alignment
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND rubric_id = ?", wsID, rubricID).Order("id DESC").Find(&as).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND rubric_id = ?", wsID, rubricID).Order("id DESC").Find(&as).Error
 	return as, err
 }
 

@@ -78,7 +78,7 @@ func (db *DB) RecordAudit(ctx context.Context, ev AuditEvent) error {
 // older than beforeID when it is not 0.
 func (db *DB) ListAudit(ctx context.Context, wsID int64, beforeID int64, limit int) ([]AuditEvent, error) {
 	var evs []AuditEvent
-	q := db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID)
+	q := db.Reader(ctx).Where("workspace_id = ?", wsID)
 	if beforeID > 0 {
 		q = q.Where("id < ?", beforeID)
 	}

@@ -20,7 +20,7 @@ func (db *DB) CreateExperiment(ctx context.Context, e *Experiment) error {
 // FindExperiment finds an experiment in the workspace.
 func (db *DB) FindExperiment(ctx context.Context, wsID, id int64) (Experiment, error) {
 	var e Experiment
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&e).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&e).Error
 	return e, notFound(err, "experiment", id)
 }
 
@@ -28,7 +28,7 @@ func (db *DB) FindExperiment(ctx context.Context, wsID, id int64) (Experiment, e
 // ones unless the options say otherwise).
 func (db *DB) ListExperiments(ctx context.Context, wsID, projectID int64, opts ...ListOption) ([]Experiment, error) {
 	var es []Experiment
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND project_id = ?", wsID, projectID).Scopes(listScope(opts)).Order("id DESC").Find(&es).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND project_id = ?", wsID, projectID).Scopes(listScope(opts)).Order("id DESC").Find(&es).Error
 	return es, err
 }
 
@@ -36,7 +36,7 @@ func (db *DB) ListExperiments(ctx context.Context, wsID, projectID int64, opts .
 // archived ones included (they are still part of it), trashed ones not.
 func (db *DB) ListExperimentRuns(ctx context.Context, wsID, experimentID int64) ([]Run, error) {
 	var rs []Run
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND experiment_id = ?", wsID, experimentID).Scopes(live).Order("id").Find(&rs).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND experiment_id = ?", wsID, experimentID).Scopes(live).Order("id").Find(&rs).Error
 	return rs, err
 }
 
@@ -44,7 +44,7 @@ func (db *DB) ListExperimentRuns(ctx context.Context, wsID, experimentID int64) 
 // archived ones included, trashed ones not.
 func (db *DB) ListDerivedRuns(ctx context.Context, wsID, parentRunID int64) ([]Run, error) {
 	var rs []Run
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND parent_run_id = ?", wsID, parentRunID).Scopes(live).Order("id").Find(&rs).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND parent_run_id = ?", wsID, parentRunID).Scopes(live).Order("id").Find(&rs).Error
 	return rs, err
 }
 

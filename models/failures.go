@@ -29,7 +29,7 @@ func (db *DB) NoAnswerScores(ctx context.Context, runID int64) (map[int]int, err
 		CriterionIndex int
 		N              int
 	}
-	err := db.Gorm.WithContext(ctx).Model(&RunScore{}).
+	err := db.Reader(ctx).Model(&RunScore{}).
 		Select("run_scores.criterion_index AS criterion_index, COUNT(*) AS n").
 		Joins("JOIN run_batches ON run_batches.id = run_scores.batch_id").
 		Where("run_scores.run_id = ? AND run_batches.status = ? AND run_scores.score IS NULL", runID, BatchFailed).
@@ -52,7 +52,7 @@ func (db *DB) FailureCauses(ctx context.Context, runID int64) ([]FailureCause, e
 		N         int
 		LastID    int64
 	}
-	err := db.Gorm.WithContext(ctx).Model(&RunBatch{}).
+	err := db.Reader(ctx).Model(&RunBatch{}).
 		Select("error_kind, COUNT(*) AS n, MAX(id) AS last_id").
 		Where("run_id = ? AND status = ?", runID, BatchFailed).
 		Group("error_kind").Order("n DESC, error_kind").Scan(&rows).Error
@@ -62,7 +62,7 @@ func (db *DB) FailureCauses(ctx context.Context, runID int64) ([]FailureCause, e
 	out := make([]FailureCause, 0, len(rows))
 	for _, r := range rows {
 		var example string
-		if err := db.Gorm.WithContext(ctx).Model(&RunBatch{}).Where("id = ?", r.LastID).Pluck("error", &example).Error; err != nil {
+		if err := db.Reader(ctx).Model(&RunBatch{}).Where("id = ?", r.LastID).Pluck("error", &example).Error; err != nil {
 			return nil, err
 		}
 		out = append(out, FailureCause{Kind: r.ErrorKind, Calls: r.N, Example: example})
@@ -84,7 +84,7 @@ type BatchFilter struct {
 // order, without their request and answer texts (the list shows only
 // where each call sits and how it ended), and how many match in all.
 func (db *DB) ListBatchSummaries(ctx context.Context, runID int64, f BatchFilter) ([]RunBatch, int, error) {
-	q := db.Gorm.WithContext(ctx).Model(&RunBatch{}).Where("run_id = ?", runID)
+	q := db.Reader(ctx).Model(&RunBatch{}).Where("run_id = ?", runID)
 	if f.Failed {
 		q = q.Where("status = ?", BatchFailed)
 		if f.Kind != "" {

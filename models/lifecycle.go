@@ -383,14 +383,14 @@ func joinIDs(ids []int64) string {
 // ListTrash lists a workspace's trash, newest first.
 func (db *DB) ListTrash(ctx context.Context, wsID int64) ([]TrashEntry, error) {
 	var es []TrashEntry
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID).Order("deleted_at DESC, id DESC").Find(&es).Error
+	err := db.Reader(ctx).Where("workspace_id = ?", wsID).Order("deleted_at DESC, id DESC").Find(&es).Error
 	return es, err
 }
 
 // FindTrashEntry finds an entry of the workspace's trash.
 func (db *DB) FindTrashEntry(ctx context.Context, wsID, id int64) (TrashEntry, error) {
 	var e TrashEntry
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&e).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&e).Error
 	return e, notFound(err, "trash entry", id)
 }
 

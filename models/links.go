@@ -61,7 +61,7 @@ func (db *DB) CreateInvite(ctx context.Context, wsID int64, role Role, by int64,
 // ListOpenInvites lists a workspace's unused, unexpired invites.
 func (db *DB) ListOpenInvites(ctx context.Context, wsID int64) ([]Invite, error) {
 	var is []Invite
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND used_at IS NULL AND expires_at > ?", wsID, time.Now().UTC()).
+	err := db.Reader(ctx).Where("workspace_id = ? AND used_at IS NULL AND expires_at > ?", wsID, time.Now().UTC()).
 		Order("id DESC").Find(&is).Error
 	return is, err
 }
@@ -84,11 +84,11 @@ var errLinkUnusable = Errorf(ENotFound, "this link is not valid: it was already 
 func (db *DB) FindOpenInvite(ctx context.Context, token string) (Invite, Workspace, error) {
 	var inv Invite
 	var ws Workspace
-	err := db.Gorm.WithContext(ctx).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", HashLinkToken(token), time.Now().UTC()).First(&inv).Error
+	err := db.Reader(ctx).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", HashLinkToken(token), time.Now().UTC()).First(&inv).Error
 	if err != nil {
 		return inv, ws, notFoundText(err, errLinkUnusable.Message)
 	}
-	err = db.Gorm.WithContext(ctx).First(&ws, inv.WorkspaceID).Error
+	err = db.Reader(ctx).First(&ws, inv.WorkspaceID).Error
 	return inv, ws, notFound(err, "workspace", inv.WorkspaceID)
 }
 
@@ -187,7 +187,7 @@ func (db *DB) CreatePasswordReset(ctx context.Context, issuerID, userID int64, t
 // FindOpenPasswordReset finds the reset a token opens, with its account.
 func (db *DB) FindOpenPasswordReset(ctx context.Context, token string) (PasswordReset, User, error) {
 	var pr PasswordReset
-	err := db.Gorm.WithContext(ctx).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", HashLinkToken(token), time.Now().UTC()).First(&pr).Error
+	err := db.Reader(ctx).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", HashLinkToken(token), time.Now().UTC()).First(&pr).Error
 	if err != nil {
 		return pr, User{}, notFoundText(err, errLinkUnusable.Message)
 	}

@@ -19,7 +19,7 @@ type RowRef struct {
 func (db *DB) NeighbourRows(ctx context.Context, datasetID int64, position int) (prev, next *RowRef, err error) {
 	find := func(cond, order string) (*RowRef, error) {
 		var r RowRef
-		err := db.Gorm.WithContext(ctx).Model(&DatasetRow{}).Select("id, external_id").
+		err := db.Reader(ctx).Model(&DatasetRow{}).Select("id, external_id").
 			Where("dataset_id = ? AND position "+cond+" ?", datasetID, position).Order(order).Take(&r).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return nil, nil
@@ -41,6 +41,6 @@ func (db *DB) NeighbourRows(ctx context.Context, datasetID int64, position int) 
 // ListBatchScores returns every score stored from one batch of a run.
 func (db *DB) ListBatchScores(ctx context.Context, runID, batchID int64) ([]RunScore, error) {
 	var ss []RunScore
-	err := db.Gorm.WithContext(ctx).Where("run_id = ? AND batch_id = ?", runID, batchID).Order("criterion_index, label").Find(&ss).Error
+	err := db.Reader(ctx).Where("run_id = ? AND batch_id = ?", runID, batchID).Order("criterion_index, label").Find(&ss).Error
 	return ss, err
 }

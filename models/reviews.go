@@ -129,7 +129,7 @@ func (db *DB) AddReviewRating(ctx context.Context, r ReviewRating) (ReviewRating
 // ListReviewRatings returns every review of a dataset's criterion, oldest
 // first; uptoID > 0 keeps those with an id up to it.
 func (db *DB) ListReviewRatings(ctx context.Context, wsID, datasetID int64, criterion string, uptoID int64) ([]ReviewRating, error) {
-	q := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND dataset_id = ? AND criterion = ?", wsID, datasetID, criterion)
+	q := db.Reader(ctx).Where("workspace_id = ? AND dataset_id = ? AND criterion = ?", wsID, datasetID, criterion)
 	if uptoID > 0 {
 		q = q.Where("id <= ?", uptoID)
 	}
@@ -142,7 +142,7 @@ func (db *DB) ListReviewRatings(ctx context.Context, wsID, datasetID int64, crit
 // oldest first.
 func (db *DB) ListDatasetReviews(ctx context.Context, wsID, datasetID int64) ([]ReviewRating, error) {
 	var rs []ReviewRating
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND dataset_id = ?", wsID, datasetID).Order("id").Find(&rs).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND dataset_id = ?", wsID, datasetID).Order("id").Find(&rs).Error
 	return rs, err
 }
 
@@ -233,7 +233,7 @@ type RunHumanSource struct {
 // the imported ratings.
 func (db *DB) FindRunHumanSource(ctx context.Context, runID int64) (RunHumanSource, error) {
 	var s RunHumanSource
-	err := db.Gorm.WithContext(ctx).Where("run_id = ?", runID).First(&s).Error
+	err := db.Reader(ctx).Where("run_id = ?", runID).First(&s).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return RunHumanSource{RunID: runID, Source: HumansImported}, nil
 	}

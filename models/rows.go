@@ -17,7 +17,7 @@ import (
 // from one cursor, so a page that summarises the ratings does not hold the
 // texts of a large dataset in memory.
 func (db *DB) EachDatasetRatings(ctx context.Context, datasetID int64, fn func(ratings map[string]*float64) error) error {
-	rows, err := db.Gorm.WithContext(ctx).Model(&DatasetRow{}).Select("ratings").
+	rows, err := db.Reader(ctx).Model(&DatasetRow{}).Select("ratings").
 		Where("dataset_id = ?", datasetID).Order("position").Rows()
 	if err != nil {
 		return fmt.Errorf("read ratings of dataset %d: %w", datasetID, err)

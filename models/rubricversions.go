@@ -115,7 +115,7 @@ func (db *DB) ListRubricVersions(ctx context.Context, wsID, rubricID int64) ([]R
 		return nil, err
 	}
 	var vs []RubricVersion
-	err := db.Gorm.WithContext(ctx).Where("rubric_id = ?", rubricID).Order("version DESC").Find(&vs).Error
+	err := db.Reader(ctx).Where("rubric_id = ?", rubricID).Order("version DESC").Find(&vs).Error
 	return vs, err
 }
 
@@ -125,7 +125,7 @@ func (db *DB) FindRubricVersion(ctx context.Context, wsID, rubricID int64, versi
 		return RubricVersion{}, err
 	}
 	var v RubricVersion
-	err := db.Gorm.WithContext(ctx).Where("rubric_id = ? AND version = ?", rubricID, version).First(&v).Error
+	err := db.Reader(ctx).Where("rubric_id = ? AND version = ?", rubricID, version).First(&v).Error
 	return v, notFoundText(err, fmt.Sprintf("rubric %d has no version %d", rubricID, version))
 }
 
@@ -133,6 +133,6 @@ func (db *DB) FindRubricVersion(ctx context.Context, wsID, rubricID int64, versi
 // each with the version it used (RubricVersion).
 func (db *DB) ListRubricRuns(ctx context.Context, wsID, rubricID int64) ([]Run, error) {
 	var rs []Run
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND rubric_id = ?", wsID, rubricID).Scopes(live).Order("id DESC").Find(&rs).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND rubric_id = ?", wsID, rubricID).Scopes(live).Order("id DESC").Find(&rs).Error
 	return rs, err
 }

@@ -28,7 +28,7 @@ type SessionStore struct{ DB *DB }
 // FindCtx returns a live session's data.
 func (s SessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
 	var row sessionRow
-	err := s.DB.Gorm.WithContext(ctx).Where("token = ? AND expiry > ?", token, time.Now().UTC()).First(&row).Error
+	err := s.DB.Reader(ctx).Where("token = ? AND expiry > ?", token, time.Now().UTC()).First(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, false, nil
 	}

@@ -154,7 +154,7 @@ func (db *DB) OpenShareLink(ctx context.Context, token string) (ShareLink, error
 // expired ones included (they say who made them and when they stopped).
 func (db *DB) ListShareLinks(ctx context.Context, wsID int64) ([]ShareLink, error) {
 	var ls []ShareLink
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID).Order("id DESC").Find(&ls).Error
+	err := db.Reader(ctx).Where("workspace_id = ?", wsID).Order("id DESC").Find(&ls).Error
 	return ls, err
 }
 
@@ -169,6 +169,6 @@ func (db *DB) RevokeShareLink(ctx context.Context, wsID, id int64) (ShareLink, e
 	if res.RowsAffected == 0 {
 		return l, Errorf(ENotFound, "share link %d does not exist (or is not in this workspace) or was already revoked", id)
 	}
-	err := db.Gorm.WithContext(ctx).First(&l, id).Error
+	err := db.Reader(ctx).First(&l, id).Error
 	return l, err
 }

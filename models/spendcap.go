@@ -20,7 +20,7 @@ func (db *DB) FindRunSpend(ctx context.Context, runID int64) (RunSpend, error) {
 	var sp RunSpend
 	err := db.retry(ctx, "read the run's spending", func() error {
 		var r Run
-		if err := db.Gorm.WithContext(ctx).Select("cost_usd", "calls", "settings").Where("id = ?", runID).Take(&r).Error; err != nil {
+		if err := db.Reader(ctx).Select("cost_usd", "calls", "settings").Where("id = ?", runID).Take(&r).Error; err != nil {
 			return notFound(err, "run", runID)
 		}
 		sp = RunSpend{CostUSD: r.CostUSD, Calls: r.Calls, CapUSD: r.Settings.SpendCapUSD}

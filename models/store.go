@@ -280,7 +280,7 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 // FindJudge finds a judge in the workspace.
 func (db *DB) FindJudge(ctx context.Context, wsID, id int64) (Judge, error) {
 	var j Judge
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&j).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&j).Error
 	if err == nil {
 		db.openJudgeKey(&j)
 	}

@@ -70,7 +70,7 @@ func (db *DB) CreateAPIToken(ctx context.Context, wsID, userID int64, name strin
 // revoked ones included (they show when they were revoked).
 func (db *DB) ListAPITokens(ctx context.Context, wsID, userID int64) ([]APIToken, error) {
 	var ts []APIToken
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND user_id = ?", wsID, userID).Order("id DESC").Find(&ts).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND user_id = ?", wsID, userID).Order("id DESC").Find(&ts).Error
 	return ts, err
 }
 
@@ -78,7 +78,7 @@ func (db *DB) ListAPITokens(ctx context.Context, wsID, userID int64) ([]APIToken
 // of someone else, or of another workspace, is not found.
 func (db *DB) RevokeAPIToken(ctx context.Context, wsID, userID, id int64) (APIToken, error) {
 	var t APIToken
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND user_id = ? AND id = ?", wsID, userID, id).First(&t).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND user_id = ? AND id = ?", wsID, userID, id).First(&t).Error
 	if err != nil {
 		return t, notFound(err, "token", id)
 	}
@@ -125,7 +125,7 @@ func (db *DB) AuthenticateAPIToken(ctx context.Context, token string) (APIToken,
 	if u, err = db.FindUser(ctx, t.UserID); err != nil {
 		return t, u, ws, "", err
 	}
-	if err = db.Gorm.WithContext(ctx).First(&ws, t.WorkspaceID).Error; err != nil {
+	if err = db.Reader(ctx).First(&ws, t.WorkspaceID).Error; err != nil {
 		return t, u, ws, "", notFound(err, "workspace", t.WorkspaceID)
 	}
 	now := time.Now().UTC()
@@ -151,7 +151,7 @@ type MemberAPIToken struct {
 // a script that leaked one).
 func (db *DB) ListWorkspaceAPITokens(ctx context.Context, wsID int64) ([]MemberAPIToken, error) {
 	var ts []MemberAPIToken
-	err := db.Gorm.WithContext(ctx).Table("api_tokens").
+	err := db.Reader(ctx).Table("api_tokens").
 		Select("api_tokens.*, users.name AS user_name, users.email AS user_email").
 		Joins("JOIN users ON users.id = api_tokens.user_id").
 		Where("api_tokens.workspace_id = ?", wsID).Order("api_tokens.id DESC").Scan(&ts).Error

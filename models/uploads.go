@@ -171,7 +171,7 @@ func (db *DB) PurgeExpiredUploads(ctx context.Context, now time.Time) (int64, er
 // one is not found, even before the sweeper has deleted it.
 func (db *DB) FindPendingUpload(ctx context.Context, wsID int64, token string) (PendingUpload, error) {
 	var u PendingUpload
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND token = ? AND created_at >= ?", wsID, token, time.Now().UTC().Add(-UploadTTL)).First(&u).Error
+	err := db.Reader(ctx).Where("workspace_id = ? AND token = ? AND created_at >= ?", wsID, token, time.Now().UTC().Add(-UploadTTL)).First(&u).Error
 	if err != nil {
 		return u, notFoundText(err, "that upload has expired or does not exist: upload the file again")
 	}

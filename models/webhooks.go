@@ -67,7 +67,7 @@ func checkHTTPURL(s, what string) error {
 // FindWebhook returns the workspace's webhook; ENotFound when none is set.
 func (db *DB) FindWebhook(ctx context.Context, wsID int64) (Webhook, error) {
 	var w Webhook
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID).First(&w).Error
+	err := db.Reader(ctx).Where("workspace_id = ?", wsID).First(&w).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return w, Errorf(ENotFound, "this workspace has no webhook")
 	}
