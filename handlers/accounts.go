@@ -103,6 +103,7 @@ func (h *Handlers) startSession(c echo.Context, u models.User) error {
 	}
 	h.Sessions.Put(ctx, sessUserID, u.ID)
 	h.Sessions.Put(ctx, sessEpoch, u.SessionEpoch)
+	h.Sessions.Put(ctx, sessSeen, time.Now().UnixMilli())
 	h.haveUsers.Store(true)
 	// Opportunistic clean-up: no sweeper needed.
 	if err := h.DB.DeleteExpiredSessions(ctx); err != nil {

@@ -154,12 +154,20 @@ const (
 	sessUserID      = "user_id"
 	sessEpoch       = "epoch"
 	sessWorkspaceID = "workspace_id"
+	// sessSeen is the session's last activity (Unix milliseconds), saved
+	// at most every sessionTouch (touchSession).
+	sessSeen = "seen"
 )
 
-// sessionLifetime: a working week; idleTimeout: a day away signs you out.
-const (
-	sessionLifetime = 7 * 24 * time.Hour
-	sessionIdle     = 24 * time.Hour
+// sessionLifetime: a working week; sessionIdle: a day away signs you out.
+const sessionLifetime = 7 * 24 * time.Hour
+
+// Variables so tests can shorten them.
+var (
+	sessionIdle = 24 * time.Hour
+	// sessionTouch is how often a signed-in session's last activity is
+	// saved: the idle limit is then exact to within this.
+	sessionTouch = 5 * time.Minute
 )
 
 // newSessionManager configures the session library on the database store.
@@ -167,7 +175,9 @@ func newSessionManager(db *models.DB) *scs.SessionManager {
 	sm := scs.New()
 	sm.Store = models.SessionStore{DB: db}
 	sm.Lifetime = sessionLifetime
-	sm.IdleTimeout = sessionIdle
+	// No sm.IdleTimeout: the library would then save the session on every
+	// request to move its expiry, a write per page that on SQLite waits
+	// behind run writes. touchSession keeps the idle limit instead.
 	// The library hashes tokens before they reach the store, so a copy of
 	// the sessions table does not hold usable cookies.
 	sm.HashTokenInStore = true
@@ -203,6 +213,9 @@ func (h *Handlers) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		if err := touchSession(sm, ctx, time.Now()); err != nil {
+			return err
+		}
 		c.SetRequest(req.WithContext(ctx))
 		c.Response().Header().Add("Vary", "Cookie")
 		secure := h.secureRequest(req)
@@ -221,6 +234,24 @@ func (h *Handlers) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 		})
 		return next(c)
 	}
+}
+
+// touchSession ends a signed-in session idle for longer than sessionIdle
+// and records its activity, saving the session (a database write) only
+// when the last record is sessionTouch old or more.
+func touchSession(sm *scs.SessionManager, ctx context.Context, now time.Time) error {
+	if !sm.Exists(ctx, sessUserID) {
+		return nil
+	}
+	seen := time.UnixMilli(sm.GetInt64(ctx, sessSeen))
+	idle := now.Sub(seen)
+	switch {
+	case sm.GetInt64(ctx, sessSeen) != 0 && idle > sessionIdle:
+		return sm.Destroy(ctx)
+	case idle >= sessionTouch:
+		sm.Put(ctx, sessSeen, now.UnixMilli())
+	}
+	return nil
 }
 
 func (h *Handlers) writeSessionCookie(c echo.Context, token string, expiry time.Time, secure bool) {
