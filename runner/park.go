@@ -323,13 +323,20 @@ func listenInserts(ctx context.Context, pool *pgxpool.Pool) (*insertListener, er
 	if err != nil {
 		return nil, fmt.Errorf("acquire a connection: %w", err)
 	}
+	// On an error (ctx ending included: Stop while parking) the LISTEN
+	// may have run all the same, so the connection is closed, not put
+	// back in the pool with a subscription.
+	discard := func() {
+		_ = conn.Conn().Close(context.Background())
+		conn.Release()
+	}
 	var schema string
 	if err := conn.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
-		conn.Release()
+		discard()
 		return nil, fmt.Errorf("read the current schema: %w", err)
 	}
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{schema + "." + insertTopic}.Sanitize()); err != nil {
-		conn.Release()
+		discard()
 		return nil, fmt.Errorf("listen: %w", err)
 	}
 	lctx, cancel := context.WithCancel(ctx)
