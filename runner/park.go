@@ -93,6 +93,7 @@ func (r *Runner) stopParking() {
 	}
 	r.park.stop()
 	<-r.park.done
+	r.setParked(false) // stopped now, but not for lack of work
 }
 
 func (r *Runner) parkLoop(ctx context.Context) {
@@ -271,11 +272,9 @@ func (r *Runner) parkedPoll() time.Duration {
 // answered from the index; the database's clock decides, as it does for
 // River's own fetches.
 func (r *Runner) dueIn(ctx context.Context) (wait time.Duration, any bool, err error) {
-	q := `SELECT (julianday(MIN(scheduled_at)) - julianday('now')) * 86400.0 FROM river_job
-		WHERE state IN ('available', 'scheduled', 'retryable') AND queue = ?`
+	q := dueInSQLite
 	if r.db.Dialect == models.Postgres {
-		q = `SELECT EXTRACT(EPOCH FROM MIN(scheduled_at) - now())::float8 FROM river_job
-		WHERE state IN ('available', 'scheduled', 'retryable') AND queue = $1`
+		q = dueInPostgres
 	}
 	var secs *float64
 	if err := r.db.SQL.QueryRowContext(ctx, q, r.cfg.Queue).Scan(&secs); err != nil {
@@ -286,6 +285,17 @@ func (r *Runner) dueIn(ctx context.Context) (wait time.Duration, any bool, err e
 	}
 	return time.Duration(*secs * float64(time.Second)), true, nil
 }
+
+// The queries of dueIn: seconds until the earliest job of a queue that is
+// or will be available (scheduled: snoozed; retryable: waiting for its
+// retry), NULL when there is none. River's SQLite driver stores times as
+// "2006-01-02 15:04:05.000" in UTC, which julianday reads.
+const (
+	dueInSQLite = `SELECT (julianday(MIN(scheduled_at)) - julianday('now')) * 86400.0 FROM river_job
+		WHERE state IN ('available', 'scheduled', 'retryable') AND queue = ?`
+	dueInPostgres = `SELECT EXTRACT(EPOCH FROM MIN(scheduled_at) - now())::float8 FROM river_job
+		WHERE state IN ('available', 'scheduled', 'retryable') AND queue = $1`
+)
 
 // insertTopic is River's insert notification channel (River v0.51.2,
 // notifier.NotificationTopicInsert), sent as "<schema>.river_insert" with

@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
+
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dbtest"
 )
 
 // idleAfter is how long the parking tests let a worker idle before it
@@ -344,4 +348,94 @@ func parkedGauge(t *testing.T, r *Runner) float64 {
 	}
 	t.Fatal("no batcheval_worker_parked metric")
 	return 0
+}
+
+// TestDueIn: the parked worker's one query finds jobs of its own queue
+// that are or will be available, and how soon; finished jobs and other
+// queues' do not count.
+func TestDueIn(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		queue   string
+		state   string
+		in      time.Duration // scheduled_at from now
+		wantAny bool
+		wantDue bool // due now (wait <= 0)
+	}{
+		{name: "empty queue"},
+		{name: "available", state: "available", wantAny: true, wantDue: true},
+		{name: "retry due", state: "retryable", in: -time.Second, wantAny: true, wantDue: true},
+		{name: "snoozed for an hour", state: "scheduled", in: time.Hour, wantAny: true},
+		{name: "completed", state: "completed", in: -time.Second},
+		{name: "running elsewhere", state: "running", in: -time.Second},
+		{name: "another queue", queue: "cli_1", state: "available"},
+	}
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if err := env.db.Gorm.Exec(`DELETE FROM river_job`).Error; err != nil {
+					t.Fatal(err)
+				}
+				if tt.state != "" {
+					queue := tt.queue
+					if queue == "" {
+						queue = "default"
+					}
+					res, err := env.jobs.river.Insert(ctx, RunArgs{RunID: 1}, &river.InsertOpts{Queue: queue})
+					if err != nil {
+						t.Fatal(err)
+					}
+					at := time.Now().Add(tt.in).UTC()
+					var atArg any = at
+					if env.db.Dialect == models.SQLite {
+						atArg = at.Format("2006-01-02 15:04:05.000") // River's SQLite time format
+					}
+					var finalized any // River requires it of finished jobs only
+					if tt.state == "completed" {
+						finalized = atArg
+					}
+					if err := env.db.Gorm.Exec(`UPDATE river_job SET state = ?, scheduled_at = ?, finalized_at = ? WHERE id = ?`, tt.state, atArg, finalized, res.Job.ID).Error; err != nil {
+						t.Fatal(err)
+					}
+				}
+				wait, any, err := env.jobs.dueIn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if any != tt.wantAny || (any && (wait <= 0) != tt.wantDue) {
+					t.Fatalf("dueIn = %s, %v; want any %v, due now %v", wait, any, tt.wantAny, tt.wantDue)
+				}
+				if tt.in == time.Hour && (wait < 59*time.Minute || wait > time.Hour) {
+					t.Errorf("a job snoozed for an hour is due in %s", wait)
+				}
+			})
+		}
+	})
+}
+
+// TestDueInUsesFetchIndex: on SQLite the parked worker's query is
+// answered from River's fetch index, so it stays cheap however many
+// finished jobs the table holds.
+func TestDueInUsesFetchIndex(t *testing.T) {
+	t.Parallel()
+	db := dbtest.Open(t, models.SQLite, migrateJobs)
+	rows, err := db.SQL.Query(`EXPLAIN QUERY PLAN `+dueInSQLite, river.QueueDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if len(plan) == 0 || !strings.Contains(strings.Join(plan, "; "), "COVERING INDEX river_job_prioritized_fetching_index") {
+		t.Errorf("query plan %q, want River's fetch index, covering", plan)
+	}
 }
