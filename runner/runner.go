@@ -413,19 +413,25 @@ func (r *Runner) Sweep(ctx context.Context) int {
 		}
 		ok, err := r.db.RequeueJob(ctx, *l.JobID)
 		if err != nil {
-			r.log.Warn("requeue orphaned run", "run", l.RunID, "err", err)
+			r.log.Warn("requeue orphaned run", "run", l.RunID, "judge", r.judgeOf(ctx, l.RunID), "err", err)
 			continue
 		}
 		if ok {
 			r.wakeUp()
-			judge := ""
-			if run, err := r.db.GetRun(ctx, l.RunID); err == nil {
-				judge = judgeName(run.JudgeSnapshot)
-			}
-			r.log.Info("resuming run left by a stopped worker", "run", l.RunID, "judge", judge, "previous_worker", l.Owner)
+			r.log.Info("resuming run left by a stopped worker", "run", l.RunID, "judge", r.judgeOf(ctx, l.RunID), "previous_worker", l.Owner)
 		}
 	}
 	return len(leases)
+}
+
+// judgeOf names a run's judge for a log line ("" when the run cannot be
+// read): every line about a run says which judge it uses.
+func (r *Runner) judgeOf(ctx context.Context, runID int64) string {
+	run, err := r.db.GetRun(ctx, runID)
+	if err != nil {
+		return ""
+	}
+	return judgeName(run.JudgeSnapshot)
 }
 
 // levelFilter drops River's chatty logs below a level.
