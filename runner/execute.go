@@ -30,6 +30,8 @@ type runWorker struct {
 func (w *runWorker) Timeout(*river.Job[RunArgs]) time.Duration { return -1 }
 
 func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
+	w.r.jobStarted()
+	defer w.r.jobEnded()
 	return w.r.Execute(ctx, job.Args.RunID)
 }
 

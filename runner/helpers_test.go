@@ -96,8 +96,9 @@ func testLog() *slog.Logger {
 var fastTuning = JudgeTuning{MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, MaxAttempts: 3}
 
 // startRunner starts a working runner on the env's database, stopped when
-// the test ends. Zero fields of cfg get test-friendly values.
-func (env *testEnv) startRunner(cfg Config) *Runner {
+// the test ends. Zero fields of cfg get test-friendly values; setup (if
+// any) runs on the runner before it starts.
+func (env *testEnv) startRunner(cfg Config, setup ...func(*Runner)) *Runner {
 	env.t.Helper()
 	cfg.DB = env.db
 	cfg.Work = true
@@ -115,6 +116,9 @@ func (env *testEnv) startRunner(cfg Config) *Runner {
 	r, err := New(cfg)
 	if err != nil {
 		env.t.Fatal(err)
+	}
+	for _, f := range setup {
+		f(r)
 	}
 	if err := r.Start(context.Background()); err != nil {
 		env.t.Fatal(err)

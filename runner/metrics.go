@@ -30,6 +30,7 @@ type Metrics struct {
 	breakerOpened *prometheus.CounterVec
 	dbRetries     *prometheus.CounterVec
 	lateAnswers   *prometheus.CounterVec
+	parked        prometheus.Gauge
 }
 
 // newMetrics registers the product's collectors, Go's and the process's.
@@ -71,8 +72,12 @@ func newMetrics(db *models.DB, log *slog.Logger) *Metrics {
 			Name: "batcheval_judge_late_answers_total",
 			Help: "Answers that arrived after their worker lost the run's lease and were stored, not paid again, because the batch still had none.",
 		}, []string{"judge"}),
+		parked: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "batcheval_worker_parked",
+			Help: "1 while this worker's job client is stopped for lack of work (--park-after), 0 while it works or waits for jobs.",
+		}),
 	}
-	m.reg.MustRegister(m.judgeLatency, m.judgeRequests, m.judgeTokens, m.judgeErrors, m.judgeRetries, m.breakerOpened, m.dbRetries, m.lateAnswers,
+	m.reg.MustRegister(m.judgeLatency, m.judgeRequests, m.judgeTokens, m.judgeErrors, m.judgeRetries, m.breakerOpened, m.dbRetries, m.lateAnswers, m.parked,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&stateCollector{db: db, log: log})
 	return m

@@ -67,6 +67,11 @@ type Config struct {
 	// DBRetryFor bounds how long a run-state write is retried through
 	// transient database errors (0: models.DefaultRetryFor).
 	DBRetryFor time.Duration
+	// IdleAfter parks a worker that has had no job running and none due
+	// for this long: its River client stops, which saves nearly all of an
+	// idle worker's CPU, and starts again when work may exist (park.go).
+	// 0 never parks.
+	IdleAfter time.Duration
 }
 
 // JudgeTuning overrides the judge client's retry behaviour.
@@ -103,6 +108,10 @@ type Runner struct {
 	slots slotWaits
 	// saves queues this process's answers for SQLite (saveResult).
 	saves saveQueue
+	// park stops River's client while there is no work (park.go).
+	park parking
+	// riverCtx is what River's client is (re)started with.
+	riverCtx context.Context
 }
 
 // driverFor is River's driver on db. On PostgreSQL it listens for River's
@@ -177,6 +186,7 @@ func New(cfg Config) (*Runner, error) {
 		log:      quiet(cfg.Log),
 		id:       fmt.Sprintf("%s-%d-%s", host, os.Getpid(), strconv.FormatInt(time.Now().UnixNano(), 36)),
 		draining: make(chan struct{}),
+		park:     parking{wake: make(chan struct{}, 1)},
 	}
 	r.metrics = newMetrics(cfg.DB, r.log)
 	if cfg.DBRetryFor > 0 {
@@ -252,6 +262,7 @@ func (r *Runner) Metrics() *Metrics { return r.metrics }
 func (r *Runner) Resume(ctx context.Context, wsID, runID int64) (models.Run, error) {
 	run, err := r.db.ReopenRun(ctx, wsID, runID, r.enqueue)
 	if err == nil {
+		r.wakeUp()
 		r.log.Info("run resumed", "run", runID, "judge", judgeName(run.JudgeSnapshot))
 	}
 	return run, err
@@ -269,13 +280,15 @@ func (r *Runner) Start(ctx context.Context) error {
 	// a signal must not do that (the calls in flight would be lost and each
 	// stop counted as a failed attempt, with River's growing backoff). Stop
 	// drains instead.
-	if err := r.river.Start(context.WithoutCancel(ctx)); err != nil {
+	r.riverCtx = context.WithoutCancel(ctx)
+	if err := r.river.Start(r.riverCtx); err != nil {
 		return fmt.Errorf("start job workers: %w", err)
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.stopSweep = cancel
 	r.sweepDone = make(chan struct{})
 	go r.sweepLoop(sctx)
+	r.startParking(ctx)
 	return nil
 }
 
@@ -291,6 +304,9 @@ func (r *Runner) Stop(ctx context.Context) error {
 		r.stopSweep()
 		<-r.sweepDone
 	}
+	// The client is ours from here whatever parking left it as: running,
+	// stopping (then Stop waits for that stop), or stopped (Stop returns).
+	r.stopParking()
 	err := r.river.Stop(ctx)
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		// Out of patience: cancel what is left. Stored answers are safe.
@@ -305,6 +321,7 @@ func (r *Runner) Kill(ctx context.Context) error {
 		r.stopSweep()
 		<-r.sweepDone
 	}
+	r.stopParking()
 	return r.river.StopAndCancel(ctx)
 }
 
@@ -313,7 +330,12 @@ func (r *Runner) Launch(ctx context.Context, run *models.Run) error {
 	if err := PrepareRun(run); err != nil {
 		return err
 	}
-	return r.db.CreateRun(ctx, run, r.enqueue)
+	if err := r.db.CreateRun(ctx, run, r.enqueue); err != nil {
+		return err
+	}
+	// After the commit: a parked worker woken earlier could miss the job.
+	r.wakeUp()
+	return nil
 }
 
 func (r *Runner) enqueue(ctx context.Context, tx *sql.Tx, run *models.Run) (int64, error) {
@@ -391,18 +413,25 @@ func (r *Runner) Sweep(ctx context.Context) int {
 		}
 		ok, err := r.db.RequeueJob(ctx, *l.JobID)
 		if err != nil {
-			r.log.Warn("requeue orphaned run", "run", l.RunID, "err", err)
+			r.log.Warn("requeue orphaned run", "run", l.RunID, "judge", r.judgeOf(ctx, l.RunID), "err", err)
 			continue
 		}
 		if ok {
-			judge := ""
-			if run, err := r.db.GetRun(ctx, l.RunID); err == nil {
-				judge = judgeName(run.JudgeSnapshot)
-			}
-			r.log.Info("resuming run left by a stopped worker", "run", l.RunID, "judge", judge, "previous_worker", l.Owner)
+			r.wakeUp()
+			r.log.Info("resuming run left by a stopped worker", "run", l.RunID, "judge", r.judgeOf(ctx, l.RunID), "previous_worker", l.Owner)
 		}
 	}
 	return len(leases)
+}
+
+// judgeOf names a run's judge for a log line ("" when the run cannot be
+// read): every line about a run says which judge it uses.
+func (r *Runner) judgeOf(ctx context.Context, runID int64) string {
+	run, err := r.db.GetRun(ctx, runID)
+	if err != nil {
+		return ""
+	}
+	return judgeName(run.JudgeSnapshot)
 }
 
 // levelFilter drops River's chatty logs below a level.
@@ -429,7 +458,7 @@ func (r *Runner) HandOver(ctx context.Context, wsID, runID int64) error {
 			return fmt.Errorf("cancel the private job of run %d: %w", runID, err)
 		}
 	}
-	return r.db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = r.db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		stx, err := models.SQLTx(tx)
 		if err != nil {
 			return err
@@ -440,4 +469,8 @@ func (r *Runner) HandOver(ctx context.Context, wsID, runID int64) error {
 		}
 		return tx.Model(&models.Run{}).Where("id = ?", runID).Update("job_id", res.Job.ID).Error
 	})
+	if err == nil {
+		r.wakeUp()
+	}
+	return err
 }

@@ -75,6 +75,9 @@ type Config struct {
 	DBRetryFor     time.Duration // how long a write rides out database errors
 	// MetricsAddr, when set, serves /metrics on its own listener (worker).
 	MetricsAddr string
+	// ParkAfter parks an idle worker (serve, worker): see
+	// runner.Config.IdleAfter. 0 never parks.
+	ParkAfter time.Duration
 }
 
 // runnerConfig is the part of a runner's configuration that comes from
@@ -85,7 +88,7 @@ func (c *Config) runnerConfig() runner.Config {
 		timeoutRetries = -1 // the runner reads 0 as "the default"
 	}
 	return runner.Config{
-		MaxRuns: c.MaxRuns, LeaseTTL: c.Lease, DBRetryFor: c.DBRetryFor,
+		MaxRuns: c.MaxRuns, LeaseTTL: c.Lease, DBRetryFor: c.DBRetryFor, IdleAfter: c.ParkAfter,
 		Webhooks:    runner.WebhookConfig{AllowLoopback: c.LocalMode(), AllowPrivate: c.WebhookAllowPrivate},
 		JudgeTuning: runner.JudgeTuning{TimeoutRetries: timeoutRetries},
 		Breaker:     runner.BreakerConfig{ProbeInterval: c.ProbeInterval},
@@ -165,6 +168,13 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 	fs.IntVar(&c.MaxRunsPerWorkspace, "max-runs-per-workspace", envInt("BATCHEVAL_MAX_RUNS_PER_WORKSPACE", 20), "most runs a workspace may have queued or running at once; 0: no limit (env BATCHEVAL_MAX_RUNS_PER_WORKSPACE)")
 	c.SecretKey = getenv("BATCHEVAL_SECRET_KEY")
 	fs.StringVar(&c.SecretKeyFile, "secret-key-file", env("BATCHEVAL_SECRET_KEY_FILE", ""), "file holding the base64 key that encrypts stored judge keys; or set BATCHEVAL_SECRET_KEY (env BATCHEVAL_SECRET_KEY_FILE)")
+	// Off by default for now: a parked worker on SQLite, with no
+	// notifications, notices a run queued by another process at its next
+	// look (up to a second) instead of River's own poll (also a second).
+	fs.DurationVar(&c.ParkAfter, "park-after", envDuration(getenv, "BATCHEVAL_PARK_AFTER", 0),
+		"stop the job engine after this long with no run to work, cutting an idle worker's CPU to almost nothing; "+
+			"runs queued through this process wake it at once, runs queued by another process within a fraction of a second on PostgreSQL "+
+			"(LISTEN/NOTIFY, one connection) and within a second on SQLite (one small query a second); 0: never (env BATCHEVAL_PARK_AFTER)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("BATCHEVAL_METRICS_ADDR", ""), "worker: serve Prometheus /metrics on this address, e.g. 127.0.0.1:9090 (env BATCHEVAL_METRICS_ADDR; serve has /metrics on --addr)")
 	return c
 }

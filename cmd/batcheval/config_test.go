@@ -2,11 +2,13 @@ package main
 
 import (
 	"flag"
+	"io"
 
 	"github.com/batcheval/batcheval/models/dataimport"
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParsePrices(t *testing.T) {
@@ -118,6 +120,46 @@ func TestMaxUploadRows(t *testing.T) {
 		}
 		if c.MaxUploadRows != tc.want {
 			t.Errorf("env %q args %v: MaxUploadRows = %d, want %d", tc.env, tc.args, c.MaxUploadRows, tc.want)
+		}
+	}
+}
+
+// TestParkAfter: serve and worker park an idle worker only when told to
+// (--park-after or BATCHEVAL_PARK_AFTER, the flag winning), and the setting
+// reaches the runner; headless commands have no such flag.
+func TestParkAfter(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		env  string
+		args []string
+		want time.Duration
+		bad  bool // the flag does not exist for this command
+	}{
+		{cmd: "serve", want: 0},
+		{cmd: "worker", env: "30s", want: 30 * time.Second},
+		{cmd: "worker", env: "30s", args: []string{"--park-after", "2m"}, want: 2 * time.Minute},
+		{cmd: "serve", args: []string{"--park-after=0"}, want: 0},
+		{cmd: "run", args: []string{"--park-after", "1m"}, bad: true},
+	} {
+		fs, c := newCommand(tc.cmd, func(k string) string {
+			if k == "BATCHEVAL_PARK_AFTER" {
+				return tc.env
+			}
+			return ""
+		}, io.Discard)
+		err := fs.Parse(tc.args)
+		if tc.bad {
+			if err == nil {
+				t.Errorf("%s %v: accepted --park-after", tc.cmd, tc.args)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s %v: %v", tc.cmd, tc.args, err)
+		}
+		if c.ParkAfter != tc.want || c.runnerConfig().IdleAfter != tc.want {
+			t.Errorf("%s env %q args %v: ParkAfter %s, runner IdleAfter %s; want %s",
+				tc.cmd, tc.env, tc.args, c.ParkAfter, c.runnerConfig().IdleAfter, tc.want)
 		}
 	}
 }

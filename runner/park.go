@@ -1,0 +1,384 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// Parking. A started River client costs CPU even with an empty queue: its
+// job completer ticks every 50 ms (hard-coded), its producers poll, its
+// elector renews leadership. When Config.IdleAfter is set, a worker that
+// has had no job running and none due for that long stops its client
+// (gracefully; River clients can be started again) and waits on something
+// cheap instead:
+//
+//   - a Launch, Resume or hand-over through this runner, and a rescue by
+//     its lease sweep (which keeps running), wake it at once (wakeUp);
+//   - on PostgreSQL, River's insert notification, LISTENed for on one
+//     connection of the pgx pool, wakes it when another process queues a
+//     run in this runner's queue;
+//   - a cheap indexed query (dueIn) every PollInterval on SQLite, which
+//     has no notifications, and as a backstop on PostgreSQL (missed
+//     notifications, retried or snoozed jobs coming due) every
+//     PollInterval or half a lease, whichever is longer.
+
+// parking is a runner's parking state.
+type parking struct {
+	// wake is signalled (never blocking) when work may exist: a job was
+	// inserted or requeued by this process.
+	wake chan struct{}
+	// active counts the jobs this process is working.
+	active atomic.Int64
+	// idleSince is when the last job ended or work was last signalled
+	// (unix nanoseconds): the idle time counts from there.
+	idleSince atomic.Int64
+	parked    atomic.Bool
+	stop      context.CancelFunc
+	done      chan struct{}
+	// afterStop, when set (tests), runs once River's client has stopped
+	// and before the worker looks for work: a job queued there is one
+	// queued while River was stopping.
+	afterStop func()
+}
+
+// Parked reports whether this worker has stopped its job client for lack
+// of work (see Config.IdleAfter).
+func (r *Runner) Parked() bool { return r.park.parked.Load() }
+
+// wakeUp tells a parked (or parking) worker that work may exist. Call it
+// after the transaction that queued the work has committed.
+func (r *Runner) wakeUp() {
+	r.park.idleSince.Store(time.Now().UnixNano())
+	select {
+	case r.park.wake <- struct{}{}:
+	default: // a wake is already pending
+	}
+}
+
+// jobStarted and jobEnded bracket each job this process works.
+func (r *Runner) jobStarted() { r.park.active.Add(1) }
+
+func (r *Runner) jobEnded() {
+	// The time first, so a loop that sees no job active sees it too.
+	r.park.idleSince.Store(time.Now().UnixNano())
+	r.park.active.Add(-1)
+}
+
+// startParking starts the loop that parks and wakes River's client.
+func (r *Runner) startParking(ctx context.Context) {
+	if r.cfg.IdleAfter <= 0 {
+		return
+	}
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.park.stop = cancel
+	r.park.done = make(chan struct{})
+	r.park.idleSince.Store(time.Now().UnixNano())
+	go r.parkLoop(pctx)
+}
+
+// stopParking ends the parking loop and waits for it: afterwards River's
+// client is the caller's to stop (it may be running, stopping, or
+// stopped), and no listener connection is held.
+func (r *Runner) stopParking() {
+	if r.park.stop == nil {
+		return
+	}
+	r.park.stop()
+	<-r.park.done
+	r.setParked(false) // stopped now, but not for lack of work
+}
+
+func (r *Runner) parkLoop(ctx context.Context) {
+	defer close(r.park.done)
+	for {
+		if !r.waitIdle(ctx) {
+			return
+		}
+		r.log.Debug("parking: no run for a while; stopping the job client", "idle_after", r.cfg.IdleAfter)
+		if err := r.river.Stop(ctx); err != nil {
+			if ctx.Err() != nil {
+				return // Stop or Kill takes it from here
+			}
+			r.log.Warn("parking: stop the job client", "err", err)
+			continue
+		}
+		r.setParked(true)
+		if r.park.afterStop != nil {
+			r.park.afterStop()
+		}
+		if !r.waitParked(ctx) {
+			return
+		}
+		if !r.unpark(ctx) {
+			return
+		}
+	}
+}
+
+func (r *Runner) setParked(p bool) {
+	r.park.parked.Store(p)
+	v := 0.0
+	if p {
+		v = 1
+	}
+	r.metrics.parked.Set(v)
+}
+
+// waitIdle returns true once no job has run for IdleAfter and none is due,
+// false when ctx ends.
+func (r *Runner) waitIdle(ctx context.Context) bool {
+	after := r.cfg.IdleAfter
+	t := time.NewTimer(after)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-r.park.wake:
+			// Work was queued: the timer reads idleSince, which wakeUp set.
+			continue
+		case <-t.C:
+		}
+		next := after
+		if r.park.active.Load() == 0 {
+			idle := time.Since(time.Unix(0, r.park.idleSince.Load()))
+			if idle < after {
+				next = after - idle
+			} else {
+				wait, any, err := r.dueIn(ctx)
+				switch {
+				case err != nil:
+					if ctx.Err() != nil {
+						return false
+					}
+					r.log.Warn("parking: look for due jobs", "err", err)
+				case !any || wait > 0:
+					return true
+				}
+			}
+		}
+		t.Reset(next)
+	}
+}
+
+// waitParked waits, with River's client stopped, until work may exist
+// (true) or ctx ends (false).
+func (r *Runner) waitParked(ctx context.Context) bool {
+	poll := r.parkedPoll()
+	var notes <-chan string
+	if r.db.Dialect == models.Postgres && r.db.Pool != nil {
+		l, err := listenInserts(ctx, r.db.Pool)
+		if err != nil {
+			if ctx.Err() != nil {
+				return false
+			}
+			// Still parked, looking as often as an idle River would.
+			r.log.Warn("parking: listen for queued runs; polling instead", "err", err)
+			poll = r.cfg.PollInterval
+		} else {
+			defer l.close()
+			notes = l.notes
+		}
+	}
+	// Forget wakes from before the client stopped: the look below, made
+	// after it stopped and after LISTEN, sees every job committed before a
+	// later wake. This is what keeps a job queued while River was stopping
+	// from waiting for the next poll.
+	select {
+	case <-r.park.wake:
+	default:
+	}
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-r.park.wake:
+			r.log.Debug("waking: work queued by this process")
+			return true
+		case payload, ok := <-notes:
+			if !ok {
+				r.log.Warn("parking: lost the notification connection; polling instead")
+				notes, poll = nil, r.cfg.PollInterval
+				break
+			}
+			if r.insertedInOurQueue(payload) {
+				r.log.Debug("waking: a run was queued by another process")
+				return true
+			}
+			continue // another queue's job: keep the timer as it is
+		case <-t.C:
+		}
+		wait, any, err := r.dueIn(ctx)
+		next := poll
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				return false
+			}
+			r.log.Warn("parking: look for due jobs", "err", err)
+		case any && wait <= 0:
+			r.log.Debug("waking: a job is due")
+			return true
+		case any && wait < next:
+			next = wait
+		}
+		t.Reset(next)
+	}
+}
+
+// unpark starts River's client again, retrying every PollInterval while
+// the database refuses; false when ctx ended first.
+func (r *Runner) unpark(ctx context.Context) bool {
+	for {
+		err := r.river.Start(r.riverCtx)
+		if err == nil {
+			r.park.idleSince.Store(time.Now().UnixNano())
+			r.setParked(false)
+			return true
+		}
+		r.log.Warn("waking: start the job client", "err", err)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(r.cfg.PollInterval):
+		}
+	}
+}
+
+// parkedPoll is how often a parked worker looks for due jobs: every
+// PollInterval on SQLite (no notifications: this bounds how soon another
+// process's run starts); on PostgreSQL, where notifications wake it, only
+// as a backstop, as often as the idle lease sweep looks (5 s by default).
+func (r *Runner) parkedPoll() time.Duration {
+	if r.db.Dialect == models.Postgres && r.db.Pool != nil {
+		return max(r.cfg.PollInterval, idleSweepInterval(r.cfg.LeaseTTL))
+	}
+	return r.cfg.PollInterval
+}
+
+// dueIn says whether this runner's queue holds a job that is or will be
+// available (any), and how long until the first is due (<= 0: now). One
+// query on River's fetch index (state, queue, priority, scheduled_at, id),
+// answered from the index; the database's clock decides, as it does for
+// River's own fetches.
+func (r *Runner) dueIn(ctx context.Context) (wait time.Duration, any bool, err error) {
+	q := dueInSQLite
+	if r.db.Dialect == models.Postgres {
+		q = dueInPostgres
+	}
+	var secs *float64
+	if err := r.db.SQL.QueryRowContext(ctx, q, r.cfg.Queue).Scan(&secs); err != nil {
+		return 0, false, fmt.Errorf("look for due jobs in queue %q: %w", r.cfg.Queue, err)
+	}
+	if secs == nil {
+		return 0, false, nil
+	}
+	return time.Duration(*secs * float64(time.Second)), true, nil
+}
+
+// The queries of dueIn: seconds until the earliest job of a queue that is
+// or will be available (scheduled: snoozed; retryable: waiting for its
+// retry), NULL when there is none. River's SQLite driver stores times as
+// "2006-01-02 15:04:05.000" in UTC, which julianday reads.
+const (
+	dueInSQLite = `SELECT (julianday(MIN(scheduled_at)) - julianday('now')) * 86400.0 FROM river_job
+		WHERE state IN ('available', 'scheduled', 'retryable') AND queue = ?`
+	dueInPostgres = `SELECT EXTRACT(EPOCH FROM MIN(scheduled_at) - now())::float8 FROM river_job
+		WHERE state IN ('available', 'scheduled', 'retryable') AND queue = $1`
+)
+
+// insertTopic is River's insert notification channel (River v0.51.2,
+// notifier.NotificationTopicInsert), sent as "<schema>.river_insert" with
+// the inserting connection's current_schema() (no River schema is
+// configured), in the inserting transaction, whenever a job is inserted
+// available and the driver supports LISTEN/NOTIFY. The database/sql driver
+// driverFor builds does, listener or not, so an insert-only `serve`
+// notifies too.
+const insertTopic = "river_insert"
+
+// insertedInOurQueue reads an insert notification's payload, {"queue":
+// "..."}; one it cannot read wakes the worker (a spurious wake only costs a
+// start of the client).
+func (r *Runner) insertedInOurQueue(payload string) bool {
+	var p struct {
+		Queue string `json:"queue"`
+	}
+	if err := json.Unmarshal([]byte(payload), &p); err != nil || p.Queue == "" {
+		return true
+	}
+	return p.Queue == r.cfg.Queue
+}
+
+// insertListener holds one pool connection LISTENing for River's insert
+// notifications while the worker is parked.
+type insertListener struct {
+	conn   *pgxpool.Conn
+	notes  chan string // payloads; closed when the connection fails
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func listenInserts(ctx context.Context, pool *pgxpool.Pool) (*insertListener, error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("acquire a connection: %w", err)
+	}
+	// On an error (ctx ending included: Stop while parking) the LISTEN
+	// may have run all the same, so the connection is closed, not put
+	// back in the pool with a subscription.
+	discard := func() {
+		_ = conn.Conn().Close(context.Background())
+		conn.Release()
+	}
+	var schema string
+	if err := conn.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		discard()
+		return nil, fmt.Errorf("read the current schema: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{schema + "." + insertTopic}.Sanitize()); err != nil {
+		discard()
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	l := &insertListener{conn: conn, notes: make(chan string), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		defer close(l.notes)
+		for {
+			n, err := conn.Conn().WaitForNotification(lctx)
+			if err != nil {
+				return
+			}
+			select {
+			case l.notes <- n.Payload:
+			case <-lctx.Done():
+				return
+			}
+		}
+	}()
+	return l, nil
+}
+
+// close stops listening and gives the connection back to the pool, or
+// closes it when it cannot be cleaned (a LISTEN must not outlive parking
+// on a pooled connection: its notifications would pile up there).
+func (l *insertListener) close() {
+	l.cancel()
+	<-l.done
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := l.conn.Exec(ctx, "UNLISTEN *"); err != nil {
+		_ = l.conn.Conn().Close(ctx)
+	}
+	l.conn.Release()
+}

@@ -1,0 +1,442 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/batcheval/batcheval/evaluator/simjudge"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dbtest"
+)
+
+// idleAfter is how long the parking tests let a worker idle before it
+// parks: short, so the whole set takes seconds.
+const idleAfter = 200 * time.Millisecond
+
+// waitParked waits until r's parked state is want, failing after within.
+func waitParked(t *testing.T, r *Runner, want bool, within time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for r.Parked() != want {
+		if time.Since(start) > within {
+			t.Fatalf("worker parked = %v after %s, want %v", r.Parked(), within, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// stopWithin stops r and fails if that takes longer than d.
+func stopWithin(t *testing.T, r *Runner, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := r.Stop(ctx); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	if took := time.Since(start); took > d {
+		t.Errorf("stop took %s, want at most %s", took.Round(time.Millisecond), d)
+	}
+	assertParkingEnded(t, r)
+}
+
+// assertParkingEnded checks that Stop left nothing of parking behind: its
+// loop has returned and no connection still LISTENs (PostgreSQL).
+func assertParkingEnded(t *testing.T, r *Runner) {
+	t.Helper()
+	if r.park.done != nil {
+		select {
+		case <-r.park.done:
+		default:
+			t.Error("the parking loop is still running after Stop")
+		}
+	}
+	if r.db.Dialect != models.Postgres {
+		return
+	}
+	// A closed connection's server process ends a moment after the close:
+	// look for a second; a subscription left on a pooled connection stays.
+	var listening []string
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(20 * time.Millisecond) {
+		listening = listeningBackends(t, r.db)
+		if len(listening) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(listening) != 0 {
+		t.Errorf("connections still LISTEN after Stop: %q, want none", listening)
+	}
+}
+
+// listeningBackends lists the other connections to db's database whose
+// last statement was a LISTEN.
+func listeningBackends(t *testing.T, db *models.DB) []string {
+	t.Helper()
+	rows, err := db.SQL.Query(`SELECT pid::text || ' ' || query || ' (' || state || ')' FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN %'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var q string
+		if err := rows.Scan(&q); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, q)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestParkWhenIdle: a worker with nothing to do parks after IdleAfter; a
+// Launch through it wakes it and the run finishes; it does not park while
+// the run's calls are in flight, and parks again once the run is over.
+func TestParkWhenIdle(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		var hold atomic.Bool
+		hold.Store(true)
+		var fj *fakeJudge
+		fj = newFakeJudge(t, simjudge.Options{Seed: 9}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+			if hold.Load() {
+				fj.hang(r)
+			}
+			return false
+		})
+		// Long polls: only the in-process wake can start the run quickly.
+		r := env.startRunner(Config{IdleAfter: idleAfter, PollInterval: time.Minute})
+		t.Cleanup(fj.releaseHeld)
+		took := waitParked(t, r, true, 3*time.Second)
+		if took < idleAfter/2 {
+			t.Errorf("parked %s after start, before IdleAfter (%s)", took, idleAfter)
+		}
+		if got := parkedGauge(t, r); got != 1 {
+			t.Errorf("parked gauge %v while parked, want 1", got)
+		}
+
+		run := env.launch(r, env.newRun(fj.URL(), 1, 3, 30))
+		waitParked(t, r, false, time.Second)
+		env.waitRun(run.ID, 2*time.Second, "judging", func(r models.Run) bool { return fj.InFlight() > 0 })
+		// Calls in flight for several IdleAfters: no parking.
+		time.Sleep(4 * idleAfter)
+		if r.Parked() {
+			t.Fatal("the worker parked while a run was being judged")
+		}
+		hold.Store(false)
+		fj.releaseHeld()
+		if got := env.waitFinished(run.ID, 10*time.Second); got.Status != models.RunSucceeded {
+			t.Fatalf("run %s (error %q), want succeeded", got.Status, got.Error)
+		}
+		waitParked(t, r, true, 3*time.Second)
+		stopWithin(t, r, time.Second)
+	})
+}
+
+// TestParkingOff: IdleAfter 0 (the default) never parks.
+func TestParkingOff(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		r := env.startRunner(Config{})
+		time.Sleep(5 * idleAfter)
+		if r.Parked() || r.park.done != nil {
+			t.Fatalf("a worker with IdleAfter 0 parked (%v) or started parking (%v)", r.Parked(), r.park.done != nil)
+		}
+	})
+}
+
+// TestParkedWakesForAnotherProcess: a run queued by another process (an
+// insert-only runner: not this worker's Launch, so no in-process wake) is
+// picked up by a parked worker: on PostgreSQL through River's insert
+// notification (the poll is a minute, so nothing else could), on SQLite
+// by the parked poll, within PollInterval.
+func TestParkedWakesForAnotherProcess(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		poll, within := time.Minute, time.Second
+		if env.db.Dialect == models.SQLite {
+			poll = 300 * time.Millisecond
+			within = poll + time.Second
+		}
+		fj := newFakeJudge(t, simjudge.Options{Seed: 9}, nil)
+		r := env.startRunner(Config{IdleAfter: idleAfter, PollInterval: poll})
+		waitParked(t, r, true, 3*time.Second)
+		// Parked a while, so a poll started at parking time is long past.
+		time.Sleep(idleAfter)
+
+		start := time.Now()
+		run := env.launch(env.jobs, env.newRun(fj.URL(), 1, 3, 30))
+		env.waitRun(run.ID, within, "picked up", func(r models.Run) bool { return r.Status != models.RunQueued })
+		t.Logf("picked up %s after it was queued", time.Since(start).Round(time.Millisecond))
+		if got := env.waitFinished(run.ID, 10*time.Second); got.Status != models.RunSucceeded {
+			t.Fatalf("run %s (error %q), want succeeded", got.Status, got.Error)
+		}
+	})
+}
+
+// TestJobQueuedWhileParking: a run queued by another process while the
+// worker's client is stopping (after its last look, before it waits) is
+// still picked up, at once: the worker looks again once the client has
+// stopped. The poll is a minute, so only that look can find it on SQLite,
+// and on PostgreSQL the notification went out before the LISTEN.
+func TestJobQueuedWhileParking(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		fj := newFakeJudge(t, simjudge.Options{Seed: 9}, nil)
+		var queued atomic.Int64
+		var once atomic.Bool
+		r := env.startRunner(Config{IdleAfter: idleAfter, PollInterval: time.Minute}, func(r *Runner) {
+			r.park.afterStop = func() {
+				if once.CompareAndSwap(false, true) {
+					run := env.launch(env.jobs, env.newRun(fj.URL(), 1, 3, 30))
+					queued.Store(run.ID)
+				}
+			}
+		})
+		waitParked(t, r, true, 3*time.Second)
+		for queued.Load() == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if got := env.waitFinished(queued.Load(), 3*time.Second); got.Status != models.RunSucceeded {
+			t.Fatalf("run %s (error %q), want succeeded", got.Status, got.Error)
+		}
+	})
+}
+
+// TestParkedRescuesLapsedLease: the lease sweep keeps running while the
+// worker is parked; a run whose worker died is requeued when its lease
+// lapses, and the requeue wakes the worker, which finishes the run.
+func TestParkedRescuesLapsedLease(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		fj := newFakeJudge(t, simjudge.Options{Seed: 9}, nil)
+		run := env.launch(env.jobs, env.newRun(fj.URL(), 1, 3, 30))
+		lapse := time.Now().Add(1500 * time.Millisecond)
+		if ok, err := env.db.ClaimRun(ctx, run.ID, "dead-worker", lapse); err != nil || !ok {
+			t.Fatalf("claim for the dead worker: %v, %v", ok, err)
+		}
+		if err := env.db.Gorm.Exec(`UPDATE river_job SET state = 'running', attempt = 1 WHERE id = ?`, *run.JobID).Error; err != nil {
+			t.Fatal(err)
+		}
+		r := env.startRunner(Config{IdleAfter: idleAfter, PollInterval: time.Minute, LeaseTTL: leaseTTL})
+		waitParked(t, r, true, time.Second)
+		if time.Now().After(lapse) {
+			t.Fatal("parked only after the lease lapsed: the test proves nothing")
+		}
+		got := env.waitFinished(run.ID, 10*time.Second)
+		if got.Status != models.RunSucceeded || fj.Total() != 3 {
+			t.Fatalf("run %s after %d requests (error %q), want succeeded after 3", got.Status, fj.Total(), got.Error)
+		}
+	})
+}
+
+// TestStopWhileParked: Stop returns promptly, and leaves no loop or
+// listening connection behind, whether the worker is parked, parking,
+// or being woken by a Launch.
+func TestStopWhileParked(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		parked bool          // wait for the worker to park first
+		launch bool          // then launch a run through it (waking it)
+		delay  time.Duration // and call Stop this long after that
+	}{
+		{name: "parked", parked: true},
+		{name: "parking", parked: false, delay: idleAfter},
+		{name: "racing a wake", parked: true, launch: true},
+		{name: "just after a wake", parked: true, launch: true, delay: 5 * time.Millisecond},
+		{name: "while waking", parked: true, launch: true, delay: 20 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			eachDB(t, func(t *testing.T, env *testEnv) {
+				fj := newFakeJudge(t, simjudge.Options{Seed: 9}, nil)
+				r := env.startRunner(Config{IdleAfter: idleAfter, PollInterval: time.Minute})
+				if tt.parked {
+					waitParked(t, r, true, 3*time.Second)
+				}
+				run := env.newRun(fj.URL(), 1, 3, 30)
+				launched := make(chan error, 1)
+				if tt.launch {
+					go func() { launched <- r.Launch(context.Background(), &run) }()
+				} else {
+					launched <- nil
+				}
+				time.Sleep(tt.delay)
+				stopWithin(t, r, time.Second)
+				if err := <-launched; err != nil {
+					t.Fatalf("launch: %v", err)
+				}
+				if !tt.launch {
+					return
+				}
+				// Whatever the race did, the run is not lost: a later
+				// worker finishes it, each batch judged once.
+				env.startRunner(Config{})
+				if got := env.waitFinished(run.ID, 10*time.Second); got.Status != models.RunSucceeded {
+					t.Fatalf("run %s (error %q), want succeeded", got.Status, got.Error)
+				}
+				if n := fj.Total(); n != 3 {
+					t.Errorf("judge saw %d requests, want 3 (one per batch)", n)
+				}
+			})
+		})
+	}
+}
+
+// TestParkWakeRace: runs queued at moments around parking (just before,
+// during and after the client stops), through this worker and through
+// another process, all finish, each batch judged exactly once.
+func TestParkWakeRace(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		const idle = 30 * time.Millisecond
+		fj := newFakeJudge(t, simjudge.Options{Seed: 9}, nil)
+		r := env.startRunner(Config{IdleAfter: idle, PollInterval: 100 * time.Millisecond})
+		const n = 8
+		for i := range n {
+			// Queue at idle plus 0..7 ms after the last run ended: around
+			// the moment the worker decides to park and stops its client.
+			time.Sleep(idle + time.Duration(i)*time.Millisecond)
+			via := r
+			if i%2 == 1 {
+				via = env.jobs
+			}
+			run := env.newRun(fj.URL(), 1, 3, 30)
+			run.Name = fmt.Sprintf("%s-%d", t.Name(), i)
+			run.Settings.Seed = int64(100 + i) // distinct prompts, to count each batch's requests
+			run = env.launch(via, run)
+			if got := env.waitFinished(run.ID, 10*time.Second); got.Status != models.RunSucceeded {
+				t.Fatalf("run %d: %s (error %q), want succeeded", i, got.Status, got.Error)
+			}
+		}
+		for _, k := range fj.Keys() {
+			if c := fj.Count(k, false); c != 1 {
+				t.Errorf("batch %s requested %d times, want once", k, c)
+			}
+		}
+		if got := fj.Total(); got != 3*n {
+			t.Errorf("judge saw %d requests, want %d", got, 3*n)
+		}
+	})
+}
+
+// parkedGauge reads the parked gauge from r's registry.
+func parkedGauge(t *testing.T, r *Runner) float64 {
+	t.Helper()
+	mfs, err := r.Metrics().Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "batcheval_worker_parked" {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatal("no batcheval_worker_parked metric")
+	return 0
+}
+
+// TestDueIn: the parked worker's one query finds jobs of its own queue
+// that are or will be available, and how soon; finished jobs and other
+// queues' do not count.
+func TestDueIn(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		queue   string
+		state   string
+		in      time.Duration // scheduled_at from now
+		wantAny bool
+		wantDue bool // due now (wait <= 0)
+	}{
+		{name: "empty queue"},
+		{name: "available", state: "available", wantAny: true, wantDue: true},
+		{name: "retry due", state: "retryable", in: -time.Second, wantAny: true, wantDue: true},
+		{name: "snoozed for an hour", state: "scheduled", in: time.Hour, wantAny: true},
+		{name: "completed", state: "completed", in: -time.Second},
+		{name: "running elsewhere", state: "running", in: -time.Second},
+		{name: "another queue", queue: "cli_1", state: "available"},
+	}
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if err := env.db.Gorm.Exec(`DELETE FROM river_job`).Error; err != nil {
+					t.Fatal(err)
+				}
+				if tt.state != "" {
+					queue := tt.queue
+					if queue == "" {
+						queue = "default"
+					}
+					res, err := env.jobs.river.Insert(ctx, RunArgs{RunID: 1}, &river.InsertOpts{Queue: queue})
+					if err != nil {
+						t.Fatal(err)
+					}
+					at := time.Now().Add(tt.in).UTC()
+					var atArg any = at
+					if env.db.Dialect == models.SQLite {
+						atArg = at.Format("2006-01-02 15:04:05.000") // River's SQLite time format
+					}
+					var finalized any // River requires it of finished jobs only
+					if tt.state == "completed" {
+						finalized = atArg
+					}
+					if err := env.db.Gorm.Exec(`UPDATE river_job SET state = ?, scheduled_at = ?, finalized_at = ? WHERE id = ?`, tt.state, atArg, finalized, res.Job.ID).Error; err != nil {
+						t.Fatal(err)
+					}
+				}
+				wait, any, err := env.jobs.dueIn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if any != tt.wantAny || (any && (wait <= 0) != tt.wantDue) {
+					t.Fatalf("dueIn = %s, %v; want any %v, due now %v", wait, any, tt.wantAny, tt.wantDue)
+				}
+				// A second of slack: SQLite's clock is read as a Julian day.
+				if tt.in == time.Hour && (wait < 59*time.Minute || wait > time.Hour+time.Second) {
+					t.Errorf("a job snoozed for an hour is due in %s", wait)
+				}
+			})
+		}
+	})
+}
+
+// TestDueInUsesFetchIndex: on SQLite the parked worker's query is
+// answered from River's fetch index, so it stays cheap however many
+// finished jobs the table holds.
+func TestDueInUsesFetchIndex(t *testing.T) {
+	t.Parallel()
+	db := dbtest.Open(t, models.SQLite, migrateJobs)
+	rows, err := db.SQL.Query(`EXPLAIN QUERY PLAN `+dueInSQLite, river.QueueDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if len(plan) == 0 || !strings.Contains(strings.Join(plan, "; "), "COVERING INDEX river_job_prioritized_fetching_index") {
+		t.Errorf("query plan %q, want River's fetch index, covering", plan)
+	}
+}
