@@ -82,6 +82,9 @@ type Config struct {
 
 // runnerConfig is the part of a runner's configuration that comes from
 // the command line and environment.
+// defaultParkAfter is --park-after's default (see the flag).
+const defaultParkAfter = 5 * time.Minute
+
 func (c *Config) runnerConfig() runner.Config {
 	timeoutRetries := c.TimeoutRetries
 	if timeoutRetries <= 0 {
@@ -168,10 +171,12 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 	fs.IntVar(&c.MaxRunsPerWorkspace, "max-runs-per-workspace", envInt("BATCHEVAL_MAX_RUNS_PER_WORKSPACE", 20), "most runs a workspace may have queued or running at once; 0: no limit (env BATCHEVAL_MAX_RUNS_PER_WORKSPACE)")
 	c.SecretKey = getenv("BATCHEVAL_SECRET_KEY")
 	fs.StringVar(&c.SecretKeyFile, "secret-key-file", env("BATCHEVAL_SECRET_KEY_FILE", ""), "file holding the base64 key that encrypts stored judge keys; or set BATCHEVAL_SECRET_KEY (env BATCHEVAL_SECRET_KEY_FILE)")
-	// Off by default for now: a parked worker on SQLite, with no
-	// notifications, notices a run queued by another process at its next
-	// look (up to a second) instead of River's own poll (also a second).
-	fs.DurationVar(&c.ParkAfter, "park-after", envDuration(getenv, "BATCHEVAL_PARK_AFTER", 0),
+	// On by default after 5 minutes idle: a parked worker notices a run
+	// queued by another process as soon as River's own poll would (SQLite:
+	// a one-query look a second) or sooner (PostgreSQL: LISTEN), and one
+	// queued through this process at once; while parked it costs almost no
+	// CPU. Five minutes keeps a worker that is used on and off awake.
+	fs.DurationVar(&c.ParkAfter, "park-after", envDuration(getenv, "BATCHEVAL_PARK_AFTER", defaultParkAfter),
 		"stop the job engine after this long with no run to work, cutting an idle worker's CPU to almost nothing; "+
 			"runs queued through this process wake it at once, runs queued by another process within a fraction of a second on PostgreSQL "+
 			"(LISTEN/NOTIFY, one connection) and within a second on SQLite (one small query a second); 0: never (env BATCHEVAL_PARK_AFTER)")

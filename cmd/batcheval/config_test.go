@@ -124,8 +124,9 @@ func TestMaxUploadRows(t *testing.T) {
 	}
 }
 
-// TestParkAfter: serve and worker park an idle worker only when told to
-// (--park-after or BATCHEVAL_PARK_AFTER, the flag winning), and the setting
+// TestParkAfter: serve and worker park an idle worker after 5 minutes
+// unless told otherwise (--park-after or BATCHEVAL_PARK_AFTER, the flag
+// winning; 0 never parks), and the setting
 // reaches the runner; headless commands have no such flag.
 func TestParkAfter(t *testing.T) {
 	for _, tc := range []struct {
@@ -135,7 +136,9 @@ func TestParkAfter(t *testing.T) {
 		want time.Duration
 		bad  bool // the flag does not exist for this command
 	}{
-		{cmd: "serve", want: 0},
+		{cmd: "serve", want: 5 * time.Minute},
+		{cmd: "worker", want: 5 * time.Minute},
+		{cmd: "serve", env: "0", want: 0},
 		{cmd: "worker", env: "30s", want: 30 * time.Second},
 		{cmd: "worker", env: "30s", args: []string{"--park-after", "2m"}, want: 2 * time.Minute},
 		{cmd: "serve", args: []string{"--park-after=0"}, want: 0},
