@@ -62,6 +62,9 @@ type Config struct {
 	SecretKeyFile string
 	// UploadQuotaMB caps a workspace's pending uploads; 0: no quota.
 	UploadQuotaMB int
+	// PageConcurrency is how many pages render at once (handlers'
+	// admission gate); 0: two per core; negative: no gate.
+	PageConcurrency int
 	// MaxRunsPerWorkspace caps a workspace's queued and running runs; 0: no limit.
 	MaxRunsPerWorkspace int
 	// WebhookAllowPrivate lets workspace webhooks reach private address
@@ -145,6 +148,8 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 	// 100,000 rows keeps a browser upload quick to check and map; teams with
 	// bigger sets raise it (imports stream, so memory does not grow with it).
 	fs.IntVar(&c.MaxUploadRows, "max-upload-rows", envInt("BATCHEVAL_MAX_UPLOAD_ROWS", dataimport.DefaultMaxRows), "most rows of one dataset upload (env BATCHEVAL_MAX_UPLOAD_ROWS)")
+	fs.IntVar(&c.PageConcurrency, "page-concurrency", envInt("BATCHEVAL_PAGE_CONCURRENCY", 0),
+		"pages rendered at once, the rest waiting their turn in arrival order (downloads, events and the API are not queued); 0: two per core, -1: no limit (env BATCHEVAL_PAGE_CONCURRENCY)")
 	fs.IntVar(&c.MaxRuns, "max-runs", envInt("BATCHEVAL_MAX_RUNS", 4), "runs one process executes at once (env BATCHEVAL_MAX_RUNS)")
 	fs.BoolVar(&c.SeedDemo, "seed-demo", env("BATCHEVAL_SEED_DEMO", "true") == "true", "create the demo project on start (env BATCHEVAL_SEED_DEMO)")
 	fs.StringVar(&c.Prices, "prices", env("BATCHEVAL_PRICES", ""), "model prices in USD per million tokens, e.g. gpt-4o=2.5:10,gpt-4o-mini=0.15:0.6 (env BATCHEVAL_PRICES)")

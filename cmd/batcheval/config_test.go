@@ -166,3 +166,30 @@ func TestParkAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestPageConcurrency: serve takes the page gate's size from the flag or
+// BATCHEVAL_PAGE_CONCURRENCY (0, the default, means two per core).
+func TestPageConcurrency(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		args []string
+		want int
+	}{
+		{want: 0},
+		{env: "6", want: 6},
+		{env: "6", args: []string{"--page-concurrency", "-1"}, want: -1},
+	} {
+		fs, c := newCommand("serve", func(k string) string {
+			if k == "BATCHEVAL_PAGE_CONCURRENCY" {
+				return tc.env
+			}
+			return ""
+		}, io.Discard)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatalf("serve %v: %v", tc.args, err)
+		}
+		if c.PageConcurrency != tc.want {
+			t.Errorf("env %q args %v: PageConcurrency %d, want %d", tc.env, tc.args, c.PageConcurrency, tc.want)
+		}
+	}
+}
