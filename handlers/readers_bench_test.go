@@ -128,6 +128,9 @@ func BenchmarkRunPageReaders(b *testing.B) {
 				runIDs = append(runIDs, run.ID)
 			}
 			waitRunning(b, db, runIDs)
+			// Readers start once every writer is storing answers, not
+			// while the runs are still laying out their batches.
+			waitWriting(b, db, runIDs)
 			callsBefore := writerCalls(b, db, runIDs)
 
 			var mu sync.Mutex
@@ -179,6 +182,25 @@ func writerCalls(b *testing.B, db *models.DB, ids []int64) int {
 		n += run.Calls
 	}
 	return n
+}
+
+// waitWriting waits until every run has stored at least one answer.
+func waitWriting(b *testing.B, db *models.DB, ids []int64) {
+	b.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for _, id := range ids {
+		for {
+			run, err := db.GetRun(context.Background(), id)
+			mustB(b, err)
+			if run.Calls > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("run %d stored no answer within a minute", id)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 }
 
 // waitRunning waits until every run has started and returns how many are
