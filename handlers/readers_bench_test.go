@@ -186,17 +186,23 @@ func writerCalls(b *testing.B, db *models.DB, ids []int64) int {
 
 // waitWriting waits until every run has stored at least one answer.
 func waitWriting(b *testing.B, db *models.DB, ids []int64) {
+	waitEach(b, db, ids, "stored no answer", func(r models.Run) bool { return r.Calls > 0 })
+}
+
+// waitEach waits until done holds for every run of ids, for a minute at
+// most; what says what a run still failing it has not done.
+func waitEach(b *testing.B, db *models.DB, ids []int64, what string, done func(models.Run) bool) {
 	b.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for _, id := range ids {
 		for {
 			run, err := db.GetRun(context.Background(), id)
 			mustB(b, err)
-			if run.Calls > 0 {
+			if done(run) {
 				break
 			}
 			if time.Now().After(deadline) {
-				b.Fatalf("run %d stored no answer within a minute", id)
+				b.Fatalf("run %d %s within a minute (status %s)", id, what, run.Status)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -232,21 +238,9 @@ func waitRunning(b *testing.B, db *models.DB, ids []int64) int {
 
 // waitEnded waits until no run of ids is queued or running.
 func waitEnded(b *testing.B, db *models.DB, ids []int64) {
-	b.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for _, id := range ids {
-		for {
-			run, err := db.GetRun(context.Background(), id)
-			mustB(b, err)
-			if run.Status != models.RunQueued && run.Status != models.RunRunning {
-				break
-			}
-			if time.Now().After(deadline) {
-				b.Fatalf("run %d still %s a minute after its cancel", id, run.Status)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	waitEach(b, db, ids, "did not end after its cancel", func(r models.Run) bool {
+		return r.Status != models.RunQueued && r.Status != models.RunRunning
+	})
 }
 
 func percentile(d []time.Duration, q float64) time.Duration {
