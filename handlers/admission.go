@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -108,7 +109,59 @@ func (h *Handlers) admitPages(method, path string, next echo.HandlerFunc) echo.H
 			// The client went away while waiting: nobody reads the answer.
 			return echo.NewHTTPError(http.StatusServiceUnavailable, "Request cancelled while waiting for its turn.")
 		}
-		defer release()
-		return next(c)
+		// The page is drawn into memory while it holds its place and sent
+		// after giving the place up: a client reading slowly must not keep
+		// others' pages waiting.
+		resp := c.Response()
+		w := &heldPage{ResponseWriter: resp.Writer}
+		resp.Writer = w
+		func() {
+			// Deferred so that a panicking handler frees its place too
+			// (Recover, outside, answers it on the real writer).
+			defer func() {
+				release()
+				resp.Writer = w.ResponseWriter
+			}()
+			err = next(c)
+		}()
+		if werr := w.send(); werr != nil && err == nil {
+			err = werr
+		}
+		return err
 	}
+}
+
+// heldPage keeps a page's status and body until the page has given up its
+// place; headers go straight to the real writer's map (they are sent with
+// the status, later).
+type heldPage struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (p *heldPage) WriteHeader(status int) {
+	if p.status == 0 {
+		p.status = status
+	}
+}
+
+func (p *heldPage) Write(b []byte) (int, error) {
+	if p.status == 0 {
+		p.status = http.StatusOK
+	}
+	return p.body.Write(b)
+}
+
+// Flush is a no-op: the page is sent whole by send.
+func (p *heldPage) Flush() {}
+
+// send writes what the handler wrote, if anything, to the real writer.
+func (p *heldPage) send() error {
+	if p.status == 0 {
+		return nil
+	}
+	p.ResponseWriter.WriteHeader(p.status)
+	_, err := p.body.WriteTo(p.ResponseWriter)
+	return err
 }

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 )
 
 func TestPageRoute(t *testing.T) {
@@ -229,6 +231,57 @@ func TestPageGateSetting(t *testing.T) {
 		}
 		if h.pages.sem.TryAcquire(1) {
 			t.Errorf("PageConcurrency %d: more than %d places", tc.setting, tc.want)
+		}
+	}
+}
+
+// A client that does not read its page does not keep its place: the page
+// is drawn inside the gate and sent after leaving it.
+func TestPageGateSlowReaderHoldsNoPlace(t *testing.T) {
+	h := &Handlers{pages: newPageGate(1)}
+	big := strings.Repeat("x", 64<<20) // more than the sockets buffer
+	e := echo.New()
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisablePrintStack: true}))
+	e.GET("/runs/:id", h.admitPages(http.MethodGet, "/runs/:id", func(c echo.Context) error {
+		switch c.Param("id") {
+		case "1":
+			return c.HTML(http.StatusOK, big)
+		case "panic":
+			panic("handler bug")
+		}
+		return c.HTML(http.StatusOK, "small")
+	}))
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+
+	// The slow reader: asks for the big page and never reads it.
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := conn.Write([]byte("GET /runs/1 HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // drawn, and stuck sending
+	for _, path := range []string{"/runs/panic", "/runs/2"} {
+		done := make(chan int, 1)
+		go func() {
+			resp, err := http.Get(srv.URL + path)
+			if err != nil {
+				done <- 0
+				return
+			}
+			resp.Body.Close()
+			done <- resp.StatusCode
+		}()
+		select {
+		case code := <-done:
+			if path == "/runs/2" && code != http.StatusOK {
+				t.Errorf("GET %s: %d", path, code)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("GET %s waited behind a client that does not read (or a panicked page kept its place)", path)
 		}
 	}
 }

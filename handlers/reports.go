@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/singleflight"
 
@@ -43,11 +44,11 @@ type reportCache struct {
 	// flights shares one build of a finished run's summary among the
 	// requests that need it at once (summaries.go), by run and summary
 	// (report.SummaryLookup.InputKey); slots bounds the large ones built
-	// in the background, failedBuilds marks the summaries whose last build
+	// in the background, failedBuilds says when the last build of a summary
 	// failed.
 	flights      singleflight.Group
 	slots        chan struct{}
-	failedBuilds map[string]bool
+	failedBuilds map[string]time.Time
 	// build builds and stores a summary; nil is report.LoadSummary. Tests
 	// set it to count, hold or fail builds.
 	build summaryBuilder
@@ -84,7 +85,7 @@ type reportKey struct {
 func newReportCache() *reportCache {
 	return &reportCache{items: map[reportKey]*report.Report{}, pairs: map[pairKey]stats.AveragedDifference{},
 		criterionPairs: map[criterionPairKey][]stats.Difference{}, slots: make(chan struct{}, backgroundSummaryBuilds),
-		failedBuilds: map[string]bool{}}
+		failedBuilds: map[string]time.Time{}}
 }
 
 // buildReport returns the report of a run (grouped by group when set),

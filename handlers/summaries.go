@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -42,6 +43,10 @@ const preparingRetrySeconds = 5
 // runs list of several large finished runs builds them two at a time
 // rather than all together on a small server.
 const backgroundSummaryBuilds = 2
+
+// failedBuildPause is how long after a failed background build readers
+// wait before one starts it again (a variable so tests can shorten it).
+var failedBuildPause = 30 * time.Second
 
 // summaryBuilder is a function that builds and stores a finished run's
 // summary: report.LoadSummary, or a test's stand-in.
@@ -85,6 +90,18 @@ func (h *Handlers) finishedSummary(ctx context.Context, look report.SummaryLooku
 	// Detached from the request: a reader that leaves (or gets its 503 at
 	// once) does not stop a build others wait for or will read.
 	bctx := context.WithoutCancel(ctx)
+	// Whether the previous build failed is read before this request starts
+	// another: the new build may end (and clear the mark) before the page
+	// is drawn, and the page must still say why it is preparing again.
+	rc.mu.Lock()
+	failedAt, failed := rc.failedBuilds[flight]
+	rc.mu.Unlock()
+	if large && failed && time.Since(failedAt) < failedBuildPause {
+		// A build that failed is not started again at every reload of
+		// the page (every few seconds): a large build is seconds of a
+		// core and holds one of the background slots.
+		return nil, &preparingError{runID: run.ID, samples: look.Samples, lastFailed: true}
+	}
 	rc.settling.Add(1)
 	ch := rc.flights.DoChan(flight, func() (any, error) {
 		return h.buildSummary(bctx, run, flight, cacheKey, opt, large)
@@ -94,9 +111,6 @@ func (h *Handlers) finishedSummary(ctx context.Context, look report.SummaryLooku
 			<-ch
 			rc.settling.Done()
 		}()
-		rc.mu.Lock()
-		failed := rc.failedBuilds[flight]
-		rc.mu.Unlock()
 		return nil, &preparingError{runID: run.ID, samples: look.Samples, lastFailed: failed}
 	}
 	defer rc.settling.Done()
@@ -130,7 +144,7 @@ func (h *Handlers) buildSummary(ctx context.Context, run models.Run, flight stri
 		}
 		rc.mu.Lock()
 		if err != nil {
-			rc.failedBuilds[flight] = true
+			rc.failedBuilds[flight] = time.Now()
 		} else {
 			delete(rc.failedBuilds, flight)
 		}

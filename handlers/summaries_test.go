@@ -230,9 +230,12 @@ func TestLargeFinishedRunSummaryIsBuiltInTheBackground(t *testing.T) {
 }
 
 // TestFailedBackgroundSummaryIsLoggedAndRetried: a background build that
-// fails is logged; the page says so without any figure or error detail,
-// and the next request builds again, which then shows the results.
+// fails is logged; the page says so without any figure or error detail;
+// readers within failedBuildPause do not start it again, the first after
+// it does, and that build then shows the results.
 func TestFailedBackgroundSummaryIsLoggedAndRetried(t *testing.T) {
+	old := failedBuildPause
+	t.Cleanup(func() { failedBuildPause = old })
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		run := unstoredFinishedRun(t, env, true)
 		var logs syncBuffer
@@ -250,8 +253,20 @@ func TestFailedBackgroundSummaryIsLoggedAndRetried(t *testing.T) {
 			t.Errorf("the failed build was not logged with its run: %q", logs.String())
 		}
 
-		hb.fail.Store(false)
+		// Within the pause after a failure, readers do not start it again.
+		failedBuildPause = time.Hour
 		rec := env.within(t, base)
+		if !strings.Contains(rec.Body.String(), `data-testid="preparing-failed"`) {
+			t.Errorf("the page within the pause after a failed build does not say it failed")
+		}
+		env.h.reports.settling.Wait()
+		if n := hb.calls.Load(); n != 1 {
+			t.Errorf("%d builds within the pause after a failure, want 1", n)
+		}
+		failedBuildPause = 0
+
+		hb.fail.Store(false)
+		rec = env.within(t, base)
 		body := rec.Body.String()
 		if rec.Code != http.StatusOK || !strings.Contains(body, `data-testid="preparing-failed"`) || !strings.Contains(body, "Preparing results") {
 			t.Errorf("the page after a failed build: %d, says it failed: %v", rec.Code, strings.Contains(body, `data-testid="preparing-failed"`))

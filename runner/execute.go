@@ -30,8 +30,11 @@ type runWorker struct {
 func (w *runWorker) Timeout(*river.Job[RunArgs]) time.Duration { return -1 }
 
 func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
-	w.r.jobStarted()
+	started := w.r.jobStarted()
 	defer w.r.jobEnded()
+	if !started {
+		return river.JobSnooze(time.Second)
+	}
 	return w.r.Execute(ctx, job.Args.RunID)
 }
 

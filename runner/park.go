@@ -41,8 +41,13 @@ type parking struct {
 	// (unix nanoseconds): the idle time counts from there.
 	idleSince atomic.Int64
 	parked    atomic.Bool
-	stop      context.CancelFunc
-	done      chan struct{}
+	// stopping is set while the loop stops River's client to park: a job
+	// River fetched in that moment (queued by another process just after
+	// the last look) is handed back rather than worked, or the client's
+	// graceful stop would wait for the whole run.
+	stopping atomic.Bool
+	stop     context.CancelFunc
+	done     chan struct{}
 	// afterStop, when set (tests), runs once River's client has stopped
 	// and before the worker looks for work: a job queued there is one
 	// queued while River was stopping.
@@ -63,8 +68,14 @@ func (r *Runner) wakeUp() {
 	}
 }
 
-// jobStarted and jobEnded bracket each job this process works.
-func (r *Runner) jobStarted() { r.park.active.Add(1) }
+// jobStarted and jobEnded bracket each job this process works; jobStarted
+// reports false when the worker is stopping its client to park, and the
+// job must then be handed back (snoozed) instead of worked: the parked
+// worker's look finds it due and wakes.
+func (r *Runner) jobStarted() bool {
+	r.park.active.Add(1)
+	return !r.park.stopping.Load()
+}
 
 func (r *Runner) jobEnded() {
 	// The time first, so a loop that sees no job active sees it too.
@@ -103,7 +114,10 @@ func (r *Runner) parkLoop(ctx context.Context) {
 			return
 		}
 		r.log.Debug("parking: no run for a while; stopping the job client", "idle_after", r.cfg.IdleAfter)
-		if err := r.river.Stop(ctx); err != nil {
+		r.park.stopping.Store(true)
+		err := r.river.Stop(ctx)
+		r.park.stopping.Store(false)
+		if err != nil {
 			if ctx.Err() != nil {
 				return // Stop or Kill takes it from here
 			}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -438,5 +439,23 @@ func TestDueInUsesFetchIndex(t *testing.T) {
 	}
 	if len(plan) == 0 || !strings.Contains(strings.Join(plan, "; "), "COVERING INDEX river_job_prioritized_fetching_index") {
 		t.Errorf("query plan %q, want River's fetch index, covering", plan)
+	}
+}
+
+// TestJobFetchedWhileParkingIsHandedBack: a job River fetches while the
+// worker is stopping its client to park is snoozed, not worked (River's
+// graceful stop would otherwise wait for the whole run, holding up every
+// other run of this worker); the parked worker's look then finds it due.
+func TestJobFetchedWhileParkingIsHandedBack(t *testing.T) {
+	r := &Runner{} // no database: working the job would fail at once
+	r.park.stopping.Store(true)
+	w := &runWorker{r: r}
+	err := w.Work(context.Background(), &river.Job[RunArgs]{Args: RunArgs{RunID: 1}})
+	var snooze *river.JobSnoozeError
+	if !errors.As(err, &snooze) {
+		t.Fatalf("Work while parking returned %v, want a snooze", err)
+	}
+	if n := r.park.active.Load(); n != 0 {
+		t.Errorf("%d jobs still counted active", n)
 	}
 }
