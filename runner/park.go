@@ -52,6 +52,9 @@ type parking struct {
 	// and before the worker looks for work: a job queued there is one
 	// queued while River was stopping.
 	afterStop func()
+	// beforeStart, when set (tests), runs before each restart of River's
+	// client: a restart that hangs (a database that does not answer).
+	beforeStart func()
 }
 
 // Parked reports whether this worker has stopped its job client for lack
@@ -97,13 +100,19 @@ func (r *Runner) startParking(ctx context.Context) {
 
 // stopParking ends the parking loop and waits for it: afterwards River's
 // client is the caller's to stop (it may be running, stopping, or
-// stopped), and no listener connection is held.
-func (r *Runner) stopParking() {
+// stopped), and no listener connection is held. It waits no longer than
+// ctx: a loop restarting River's client against a database that does not
+// answer cannot hold up a shutdown past its deadline.
+func (r *Runner) stopParking(ctx context.Context) {
 	if r.park.stop == nil {
 		return
 	}
 	r.park.stop()
-	<-r.park.done
+	select {
+	case <-r.park.done:
+	case <-ctx.Done():
+		r.log.Warn("stopping: the parking loop did not end in time; stopping the job client anyway")
+	}
 	r.setParked(false) // stopped now, but not for lack of work
 }
 
@@ -254,6 +263,12 @@ func (r *Runner) waitParked(ctx context.Context) bool {
 // the database refuses; false when ctx ended first.
 func (r *Runner) unpark(ctx context.Context) bool {
 	for {
+		if r.park.beforeStart != nil {
+			r.park.beforeStart()
+		}
+		if ctx.Err() != nil {
+			return false // stopped while waking: the client stays stopped
+		}
 		err := r.river.Start(r.riverCtx)
 		if err == nil {
 			r.park.idleSince.Store(time.Now().UnixNano())

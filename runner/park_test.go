@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -458,4 +459,46 @@ func TestJobFetchedWhileParkingIsHandedBack(t *testing.T) {
 	if n := r.park.active.Load(); n != 0 {
 		t.Errorf("%d jobs still counted active", n)
 	}
+}
+
+// TestStopNotHeldByAHangingWake: Stop returns by its deadline even while
+// the parking loop is restarting River's client and that restart hangs
+// (a database that does not answer); the client is not started after.
+func TestStopNotHeldByAHangingWake(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		r := env.startRunner(Config{IdleAfter: idleAfter, PollInterval: time.Minute})
+		waitParked(t, r, true, 3*time.Second)
+		entered, release := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		r.park.beforeStart = func() {
+			once.Do(func() { close(entered) })
+			<-release
+		}
+		r.wakeUp()
+		select {
+		case <-entered:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the parked worker did not try to wake")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		done := make(chan struct{})
+		go func() {
+			_ = r.Stop(ctx)
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			close(release)
+			t.Fatal("Stop waited for a hanging restart of the job client")
+		}
+		close(release)
+		select {
+		case <-r.park.done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the parking loop did not end once the restart returned")
+		}
+	})
 }

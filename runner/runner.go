@@ -306,7 +306,7 @@ func (r *Runner) Stop(ctx context.Context) error {
 	}
 	// The client is ours from here whatever parking left it as: running,
 	// stopping (then Stop waits for that stop), or stopped (Stop returns).
-	r.stopParking()
+	r.stopParking(ctx)
 	err := r.river.Stop(ctx)
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		// Out of patience: cancel what is left. Stored answers are safe.
@@ -321,7 +321,7 @@ func (r *Runner) Kill(ctx context.Context) error {
 		r.stopSweep()
 		<-r.sweepDone
 	}
-	r.stopParking()
+	r.stopParking(ctx)
 	return r.river.StopAndCancel(ctx)
 }
 
