@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	gosqlite "github.com/glebarez/go-sqlite"
 	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
+	gosqlite "modernc.org/sqlite"
 )
 
 // Role is what a person may do in a workspace.

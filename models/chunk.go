@@ -22,9 +22,10 @@ const (
 const maxChunkRows = 1000
 
 // sqliteParamsPerStatement caps the parameters of one statement on SQLite
-// well below its limit: the driver (glebarez/go-sqlite) finds each
+// well below its limit. It was set when the driver (glebarez/go-sqlite,
+// replaced by modernc.org/sqlite in December 2026) found each
 // parameter's argument by scanning the whole argument list, so binding a
-// statement costs the square of its parameters. Storing the first round of
+// statement cost the square of its parameters. Storing the first round of
 // a million-sample run (100,000 batches in 1,000-row INSERTs of 10,000
 // parameters) took five minutes before the first judge call; in
 // statements of at most 500 parameters binding costs less than executing.

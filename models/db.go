@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/glebarez/sqlite"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/libtnb/sqlite"
 	"github.com/pressly/goose/v3"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
@@ -52,7 +52,9 @@ type DB struct {
 	// cache cold every time and read their pages again (a system call
 	// each); one connection that does most of the writing keeps it warm.
 	answerSQL *sql.DB
-	Dialect   Dialect
+	// stmts are the hot statements prepared on SQLite (hotsql.go).
+	stmts   preparedCache
+	Dialect Dialect
 	// Pool is set for PostgreSQL: River's pgx driver and GORM share it.
 	Pool *pgxpool.Pool
 	// Getenv reads the operator's environment: the list of key variables
@@ -236,6 +238,7 @@ func (db *DB) Close() error {
 	if db.Pool != nil {
 		db.Pool.Close()
 	}
+	db.stmts.close()
 	return err
 }
 

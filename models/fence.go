@@ -77,7 +77,7 @@ func (db *DB) LeaseState(ctx context.Context, runID int64) (LeaseState, error) {
 	})
 	err := db.retry(ctx, "read lease", func() error {
 		var until sql.NullTime
-		if err := db.SQL.QueryRowContext(ctx, q, runID).Scan(&st.Owner, &st.Status, &until); err != nil {
+		if err := db.hotQueryRow(ctx, db.SQL, nil, q, runID).Scan(&st.Owner, &st.Status, &until); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return Errorf(ENotFound, "run %d does not exist", runID)
 			}

@@ -1,6 +1,8 @@
 package models
 
 import (
+	"context"
+	"database/sql"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,4 +73,126 @@ func (c *sqlCache) get(d Dialect, name string, n int, build func() string) strin
 func valuesList(n, cols int) string {
 	group := "(" + strings.TrimSuffix(strings.Repeat("?, ", cols), ", ") + ")"
 	return strings.TrimSuffix(strings.Repeat(group+", ", n), ", ")
+}
+
+// maxPrepared bounds the statements kept prepared: the hot statements are
+// a handful, but multi-row ones come in one shape per row count.
+const maxPrepared = 256
+
+// preparedCache keeps SQLite's prepared hot statements, per handle.
+type preparedCache struct {
+	mu      sync.Mutex
+	m       map[preparedKey]*sql.Stmt
+	pending map[preparedKey]bool
+	wg      sync.WaitGroup
+}
+
+type preparedKey struct {
+	h *sql.DB
+	q string
+}
+
+// prepared returns q prepared on h, in tx when tx is not nil, or nil when
+// q should run as text: on PostgreSQL, when the cache is full, or when a
+// transaction needs a statement not prepared yet. Preparing needs a
+// connection of h, and a transaction on the answer handle holds its only
+// one, so a statement first met inside a transaction runs as text that
+// once and is prepared in the background, when the connection is free.
+func (db *DB) prepared(ctx context.Context, h *sql.DB, tx *sql.Tx, q string) *sql.Stmt {
+	if db.Dialect != SQLite {
+		return nil
+	}
+	c := &db.stmts
+	k := preparedKey{h, q}
+	c.mu.Lock()
+	st := c.m[k]
+	full := len(c.m)+len(c.pending) >= maxPrepared
+	wait := c.pending[k]
+	if st == nil && !full && !wait && tx != nil {
+		if c.pending == nil {
+			c.pending = map[preparedKey]bool{}
+		}
+		c.pending[k] = true
+		c.wg.Add(1)
+		go c.prepare(context.WithoutCancel(ctx), k)
+	}
+	c.mu.Unlock()
+	switch {
+	case st != nil && tx != nil:
+		return tx.StmtContext(ctx, st)
+	case st != nil || full || wait || tx != nil:
+		return st
+	}
+	c.wg.Add(1)
+	return c.prepare(ctx, k)
+}
+
+// prepare prepares k and keeps it (nil when it could not be: the caller
+// runs the text, and a later use tries again).
+func (c *preparedCache) prepare(ctx context.Context, k preparedKey) *sql.Stmt {
+	defer c.wg.Done()
+	st, err := k.h.PrepareContext(ctx, k.q)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.pending, k)
+	if err != nil {
+		return nil
+	}
+	if old := c.m[k]; old != nil {
+		// Prepared by two callers at once: keep the first.
+		st.Close()
+		return old
+	}
+	if c.m == nil {
+		c.m = map[preparedKey]*sql.Stmt{}
+	}
+	c.m[k] = st
+	return st
+}
+
+// close closes the prepared statements. It is called after the handles are
+// closed: a background preparation waiting for a connection fails then
+// instead of waiting for a transaction that may never end.
+func (c *preparedCache) close() {
+	c.wg.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.m {
+		st.Close()
+	}
+	c.m = nil
+}
+
+// hotExec runs q with args on h, or in tx when tx is not nil, prepared
+// where that pays (see prepared).
+func (db *DB) hotExec(ctx context.Context, h *sql.DB, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
+	if st := db.prepared(ctx, h, tx, q); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	if tx != nil {
+		return tx.ExecContext(ctx, q, args...)
+	}
+	return h.ExecContext(ctx, q, args...)
+}
+
+// hotQuery is hotExec for a query.
+func (db *DB) hotQuery(ctx context.Context, h *sql.DB, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
+	if st := db.prepared(ctx, h, tx, q); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	if tx != nil {
+		return tx.QueryContext(ctx, q, args...)
+	}
+	return h.QueryContext(ctx, q, args...)
+}
+
+// hotQueryRow is hotExec for a query of one row.
+func (db *DB) hotQueryRow(ctx context.Context, h *sql.DB, tx *sql.Tx, q string, args ...any) *sql.Row {
+	if st := db.prepared(ctx, h, tx, q); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	if tx != nil {
+		return tx.QueryRowContext(ctx, q, args...)
+	}
+	return h.QueryRowContext(ctx, q, args...)
 }

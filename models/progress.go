@@ -83,7 +83,7 @@ func (db *DB) RunningLeases(ctx context.Context) ([]RunLease, error) {
 	q := hotSQL.get(db.Dialect, "running leases", 0, func() string {
 		return "SELECT id, job_id, lease_owner, lease_until FROM runs WHERE status = ?"
 	})
-	rows, err := db.SQL.QueryContext(ctx, q, RunRunning)
+	rows, err := db.hotQuery(ctx, db.SQL, nil, q, RunRunning)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +260,7 @@ func (db *DB) holds(ctx context.Context, tx *sql.Tx, runID int64, g runGuard) (b
 	}
 	q := hotSQL.get(db.Dialect, "guard "+g.name, 0, func() string { return "SELECT COUNT(*) FROM runs WHERE id = ?" + g.cond })
 	var n int64
-	if err := tx.QueryRowContext(ctx, q, append([]any{runID}, g.args...)...).Scan(&n); err != nil {
+	if err := db.hotQueryRow(ctx, db.answers(), tx, q, append([]any{runID}, g.args...)...).Scan(&n); err != nil {
 		return false, err
 	}
 	return n > 0, nil
@@ -337,7 +337,7 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *sql.Tx, r BatchRes
  prompt_tokens = ?, completion_tokens = ?, latency_ms = ?, attempts = ?, calls = ?, error = ?, error_kind = ?, done_at = ?, details = ?
  WHERE id = ? AND status = ?`
 	})
-	res, err := tx.ExecContext(ctx, q, b.Status, b.Request, b.Response, b.RepairRequest, b.RepairResponse, jsonValue(b.Problems),
+	res, err := db.hotExec(ctx, db.answers(), tx, q, b.Status, b.Request, b.Response, b.RepairRequest, b.RepairResponse, jsonValue(b.Problems),
 		b.PromptTokens, b.CompletionTokens, b.LatencyMS, b.Attempts, b.Calls, b.Error, b.ErrorKind, now,
 		jsonValue(detailsOrEmpty(b.Details)), b.ID, BatchPending)
 	if err != nil {
@@ -361,7 +361,7 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *sql.Tx, r BatchRes
 			}
 			args = append(args, s.RunID, s.BatchID, s.CriterionIndex, s.Round, s.RowID, s.Label, score, s.Analysis)
 		}
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		if _, err := db.hotExec(ctx, db.answers(), tx, q, args...); err != nil {
 			return false, fmt.Errorf("save scores of batch %d: %w", b.ID, err)
 		}
 	}
@@ -380,7 +380,7 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *sql.Tx, r BatchRes
 		args = append(args, *r.Cost)
 	}
 	args = append(append(args, b.RunID), g.args...)
-	res, err = tx.ExecContext(ctx, q, args...)
+	res, err = db.hotExec(ctx, db.answers(), tx, q, args...)
 	if err != nil {
 		return false, err
 	}
@@ -484,7 +484,7 @@ func (db *DB) CriterionScores(ctx context.Context, runID int64, criterion, round
 	q := hotSQL.get(db.Dialect, "criterion scores", 0, func() string {
 		return `SELECT row_id, "round", score FROM run_scores WHERE run_id = ? AND criterion_index = ?`
 	})
-	rows, err := db.SQL.QueryContext(ctx, q, runID, criterion)
+	rows, err := db.hotQuery(ctx, db.SQL, nil, q, runID, criterion)
 	if err != nil {
 		return nil, err
 	}

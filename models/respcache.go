@@ -43,7 +43,7 @@ func (c *ResponseCache) LoadAnswer(ctx context.Context, requestHash string, occu
 		return "SELECT response FROM judge_response_cache WHERE workspace_id = ? AND request_hash = ? AND occurrence = ?"
 	})
 	var resp string
-	err := c.db.SQL.QueryRowContext(ctx, q, c.workspaceID, requestHash, occurrence).Scan(&resp)
+	err := c.db.hotQueryRow(ctx, c.db.SQL, nil, q, c.workspaceID, requestHash, occurrence).Scan(&resp)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -101,7 +101,7 @@ func (c *ResponseCache) LoadAnswers(ctx context.Context, keys []judge.AnswerKey)
 // scanAnswers runs a lookup and keeps the answers of the wanted keys (the
 // query matches every pair of its hashes and occurrences).
 func (c *ResponseCache) scanAnswers(ctx context.Context, q string, args []any, want map[judge.AnswerKey]bool, out map[judge.AnswerKey][]byte) error {
-	rows, err := c.db.SQL.QueryContext(ctx, q, args...)
+	rows, err := c.db.hotQuery(ctx, c.db.SQL, nil, q, args...)
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func (c *ResponseCache) SaveAnswer(ctx context.Context, requestHash string, occu
 		return `INSERT INTO judge_response_cache (workspace_id, request_hash, occurrence, response, created_at) VALUES (?, ?, ?, ?, ?)
  ON CONFLICT (workspace_id, request_hash, occurrence) DO NOTHING`
 	})
-	_, err := c.db.answers().ExecContext(ctx, q, c.workspaceID, requestHash, occurrence, string(answer), time.Now().UTC())
+	_, err := c.db.hotExec(ctx, c.db.answers(), nil, q, c.workspaceID, requestHash, occurrence, string(answer), time.Now().UTC())
 	return err
 }
 
@@ -135,6 +135,6 @@ func (db *DB) AddCachedCall(ctx context.Context, runID int64) error {
 	q := hotSQL.get(db.Dialect, "cached call", 0, func() string {
 		return "UPDATE runs SET cached_calls = cached_calls + 1 WHERE id = ?"
 	})
-	_, err := db.SQL.ExecContext(ctx, q, runID)
+	_, err := db.hotExec(ctx, db.SQL, nil, q, runID)
 	return err
 }

@@ -102,9 +102,10 @@ func (db *DB) ImportDataset(ctx context.Context, d *Dataset, fill func(put func(
 	})
 }
 
-// Rows per statement of an import. SQLite's driver (glebarez/go-sqlite)
-// looks each bound parameter up by scanning the whole argument list, so
-// binding one statement costs the square of its parameters: at 1,000 rows
+// Rows per statement of an import. SQLite's former driver
+// (glebarez/go-sqlite) looked each bound parameter up by scanning the whole
+// argument list, so binding one statement cost the square of its
+// parameters (the sizes were chosen then and kept): at 1,000 rows
 // (5,000 parameters) binding took most of an import's time, at 100 rows it
 // costs less than the statements themselves. PostgreSQL's COPY sends a
 // chunk in one round trip; 5,000 rows of a few hundred bytes each bound

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
-	gosqlite "github.com/glebarez/go-sqlite"
 	"github.com/jackc/pgx/v5/pgconn"
+	gosqlite "modernc.org/sqlite"
 )
 
 // SQLite result codes that mean "another connection holds the lock, try

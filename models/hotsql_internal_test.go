@@ -1,0 +1,78 @@
+package models
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+// TestHotStatementsPreparedOnSQLite: on SQLite a hot statement is parsed
+// once and then run prepared, outside a transaction at once and, when it
+// is first met inside a transaction on the answer connection (which the
+// transaction holds), after that transaction, in the background; both
+// give the same results as the text they stand for.
+func TestHotStatementsPreparedOnSQLite(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "hot.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.SQL.ExecContext(ctx, "CREATE TABLE hot (id INTEGER PRIMARY KEY, v TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	prepared := func(h interface{}, q string) bool {
+		db.stmts.wg.Wait()
+		db.stmts.mu.Lock()
+		defer db.stmts.mu.Unlock()
+		for k := range db.stmts.m {
+			if k.q == q && any(k.h) == h {
+				return true
+			}
+		}
+		return false
+	}
+
+	ins := "INSERT INTO hot (id, v) VALUES (?, ?)"
+	sel := "SELECT v FROM hot WHERE id = ?"
+	// Inside a transaction on the answer connection: runs as text, and
+	// is prepared once the transaction has let the connection go.
+	tx, err := db.answers().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.hotExec(ctx, db.answers(), tx, ins, 1, "one"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if !prepared(db.answers(), ins) {
+		t.Fatalf("%q is not prepared after its first transaction", ins)
+	}
+	// Next transaction: the prepared statement, bound to the transaction.
+	tx, err = db.answers().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.hotExec(ctx, db.answers(), tx, ins, 2, "two"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	// Outside a transaction: prepared at once.
+	for id, want := range map[int64]string{1: "one", 2: ""} {
+		var got string
+		err := db.hotQueryRow(ctx, db.SQL, nil, sel, id).Scan(&got)
+		if want == "" && err == nil {
+			t.Errorf("row %d was rolled back but reads %q", id, got)
+		}
+		if want != "" && (err != nil || got != want) {
+			t.Errorf("row %d: got %q, %v; want %q", id, got, err, want)
+		}
+	}
+	if !prepared(db.SQL, sel) {
+		t.Errorf("%q is not prepared after its first use", sel)
+	}
+}
