@@ -37,6 +37,16 @@ const emptyValue = "(empty)"
 func BuildBatchPrompt(r Rubric, c Criterion, samples []Sample, s Settings) []Message {
 	k := len(samples)
 	var b strings.Builder
+	// Room for the samples and the instructions around them at once: grown
+	// by doubling, the builder copied the prompt several times over.
+	size := 4096
+	for _, smp := range samples {
+		for _, f := range smp.Fields {
+			size += len(f.Label) + len(f.Value) + 4
+		}
+		size += 16
+	}
+	b.Grow(size)
 
 	b.WriteString(headingTask + "\n")
 	fmt.Fprintf(&b, "You will be given a batch of %d %s. %s\n", k, plural(k, "sample", "samples"), describeSample(r.Task, k))

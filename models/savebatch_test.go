@@ -321,3 +321,79 @@ func TestCriterionScores(t *testing.T) {
 		}
 	})
 }
+
+// TestCreateRoundBatchesRows: a round stored with fixed SQL reads back as
+// the batches it was given (pending, no answer, ids by place, problems
+// and details empty as GORM wrote them), with the plan set; storing the
+// same round again keeps the first composition; a fenced writer that lost
+// the run's lease stores nothing.
+func TestCreateRoundBatchesRows(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := context.Background()
+		w := newWorld(t, db)
+		r := models.Run{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, DatasetID: w.dataset.ID, RubricID: &w.rubric.ID,
+			JudgeID: &w.judge.ID, Name: "rounds", Method: models.MethodBatchEval, RubricSnapshot: w.rubric.Evaluator(),
+			JudgeSnapshot: w.judge.Snapshot(), CreatedAt: time.Now()}
+		if err := db.CreateRun(ctx, &r, nil); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := db.ListDatasetRows(ctx, w.dataset.ID, 0, 3)
+		if err != nil || len(rows) < 3 {
+			t.Fatalf("rows: %v", err)
+		}
+		if got, err := db.RoundBatches(ctx, r.ID, 1, 2); err != nil || len(got) != 0 {
+			t.Fatalf("RoundBatches of a round not stored = %v, %v; want none", got, err)
+		}
+		plan := [][]int64{{rows[2].ID, rows[0].ID}, {rows[1].ID}, {rows[0].ID, rows[1].ID, rows[2].ID}}
+		bs, err := db.CreateRoundBatches(ctx, r.ID, 1, 2, plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SetRunPlan(ctx, r.ID, 9, 1, 2); err != nil {
+			t.Fatal(err)
+		}
+		stored, err := db.RoundBatches(ctx, r.ID, 1, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(stored, bs) {
+			t.Fatalf("stored round\n got %+v\nwant %+v", stored, bs)
+		}
+		seen := map[int64]bool{}
+		for i, b := range stored {
+			want := models.RunBatch{ID: b.ID, RunID: r.ID, CriterionIndex: 1, Round: 2, BatchIndex: i, RowIDs: plan[i],
+				Status: models.BatchPending, Problems: []string{}, Details: map[string]any{}}
+			if b.ID == 0 || seen[b.ID] || !reflect.DeepEqual(b, want) {
+				t.Errorf("batch %d\n got %+v\nwant %+v", i, b, want)
+			}
+			seen[b.ID] = true
+		}
+		if run := getRun(t, db, r.ID); run.BatchesTotal != 9 || run.CurrentCriterion != 1 || run.CurrentRound != 2 {
+			t.Errorf("plan: %d batches, criterion %d, round %d; want 9, 1, 2", run.BatchesTotal, run.CurrentCriterion, run.CurrentRound)
+		}
+		again, err := db.CreateRoundBatches(ctx, r.ID, 1, 2, [][]int64{{rows[0].ID}})
+		if err != nil || !reflect.DeepEqual(again, bs) {
+			t.Errorf("the same round again = %+v, %v; want the first composition %+v", again, err, bs)
+		}
+
+		if err := db.Gorm.Exec(`UPDATE runs SET lease_owner = ?, status = ? WHERE id = ?`, "w2", models.RunRunning, r.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		lost := models.WithLeaseOwner(ctx, "w1")
+		if _, err := db.CreateRoundBatches(lost, r.ID, 1, 3, plan); !errors.Is(err, models.ErrLeaseLost) {
+			t.Errorf("fenced round by a lost lease = %v, want ErrLeaseLost", err)
+		}
+		if err := db.SetRunPlan(lost, r.ID, 12, 1, 3); !errors.Is(err, models.ErrLeaseLost) {
+			t.Errorf("fenced plan by a lost lease = %v, want ErrLeaseLost", err)
+		}
+		if got, _ := db.RoundBatches(ctx, r.ID, 1, 3); len(got) != 0 {
+			t.Errorf("a lost lease stored %d batches", len(got))
+		}
+		if run := getRun(t, db, r.ID); run.BatchesTotal != 9 || run.CurrentRound != 2 {
+			t.Errorf("a lost lease set the plan to %d batches, round %d", run.BatchesTotal, run.CurrentRound)
+		}
+		if _, err := db.CreateRoundBatches(models.WithLeaseOwner(ctx, "w2"), r.ID, 1, 3, plan); err != nil {
+			t.Errorf("fenced round by the holder: %v", err)
+		}
+	})
+}

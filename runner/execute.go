@@ -729,11 +729,20 @@ func (r *Runner) saveResult(ctx context.Context, res models.BatchResult) error {
 	w := &pendingSave{item: models.BatchSave{Result: res, Owner: models.LeaseOwnerFrom(ctx)}, done: make(chan struct{})}
 	r.saves.mu.Lock()
 	r.saves.pending = append(r.saves.pending, w)
-	if !r.saves.writing {
-		r.saves.writing = true
+	if r.saves.writing {
+		r.saves.mu.Unlock()
+		<-w.done
+		return w.err
+	}
+	// Nobody is writing: this answer's caller writes the group itself (it
+	// would only wait otherwise), and hands what arrives meanwhile to a
+	// goroutine. Writing through a goroutine woke two goroutines per
+	// answer, which cost more CPU than the write on a small machine.
+	r.saves.writing = true
+	r.saves.mu.Unlock()
+	if r.writeGroup() {
 		go r.writeSaves()
 	}
-	r.saves.mu.Unlock()
 	<-w.done
 	return w.err
 }
@@ -747,7 +756,7 @@ const maxGroupCommit = 64
 type saveQueue struct {
 	mu      sync.Mutex
 	pending []*pendingSave
-	writing bool // a goroutine is writing the queue's groups
+	writing bool // a writer is writing the queue's groups
 }
 
 type pendingSave struct {
@@ -759,29 +768,42 @@ type pendingSave struct {
 // writeSaves stores the waiting answers, a group at a time, until none
 // waits.
 func (r *Runner) writeSaves() {
-	for {
-		r.saves.mu.Lock()
-		n := min(len(r.saves.pending), maxGroupCommit)
-		if n == 0 {
-			r.saves.writing = false
-			r.saves.mu.Unlock()
-			return
-		}
-		group := r.saves.pending[:n:n]
-		r.saves.pending = append([]*pendingSave(nil), r.saves.pending[n:]...)
-		r.saves.mu.Unlock()
-		items := make([]models.BatchSave, len(group))
-		for i, w := range group {
-			items[i] = w.item
-		}
-		// Stores outlive the execution that made the answer (it is paid
-		// for); each answer carries its own lease owner.
-		errs := r.db.SaveBatchResults(context.Background(), items)
-		for i, w := range group {
-			w.err = errs[i]
-			close(w.done)
-		}
+	for r.writeGroup() {
 	}
+}
+
+// writeGroup stores the next group of waiting answers in one transaction.
+// It reports whether answers are still waiting; when none is, the writer
+// is done (writing is cleared).
+func (r *Runner) writeGroup() bool {
+	r.saves.mu.Lock()
+	n := min(len(r.saves.pending), maxGroupCommit)
+	if n == 0 {
+		r.saves.writing = false
+		r.saves.mu.Unlock()
+		return false
+	}
+	group := r.saves.pending[:n:n]
+	r.saves.pending = append([]*pendingSave(nil), r.saves.pending[n:]...)
+	r.saves.mu.Unlock()
+	items := make([]models.BatchSave, len(group))
+	for i, w := range group {
+		items[i] = w.item
+	}
+	// Stores outlive the execution that made the answer (it is paid
+	// for); each answer carries its own lease owner.
+	errs := r.db.SaveBatchResults(context.Background(), items)
+	for i, w := range group {
+		w.err = errs[i]
+		close(w.done)
+	}
+	r.saves.mu.Lock()
+	more := len(r.saves.pending) > 0
+	if !more {
+		r.saves.writing = false
+	}
+	r.saves.mu.Unlock()
+	return more
 }
 
 // stopping reports why no new call should start, if any.

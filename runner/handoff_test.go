@@ -1,0 +1,144 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// storedRun stores run (not launched) and a round of n one-row batches
+// (n at most the 30 rows of the demo dataset: a row is judged once a round).
+func (env *testEnv) storedRun(run models.Run, n int) (models.Run, []models.RunBatch) {
+	env.t.Helper()
+	ctx := context.Background()
+	if err := env.db.CreateRun(ctx, &run, nil); err != nil {
+		env.t.Fatal(err)
+	}
+	plan := make([][]int64, n)
+	for i := range plan {
+		plan[i] = []int64{env.rows[i%len(env.rows)].ID}
+	}
+	bs, err := env.db.CreateRoundBatches(ctx, run.ID, 0, 0, plan)
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	return run, bs
+}
+
+// TestAnswersSavedTogetherAllStored: answers stored at once (the first
+// caller writes its group itself, the rest go to a writer) are each stored
+// once, each with its own fate (a writer that lost the lease is refused,
+// the others are kept), and the queue is idle afterwards.
+func TestAnswersSavedTogetherAllStored(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		r := env.startRunner(Config{})
+		run, bs := env.storedRun(env.newRun("http://127.0.0.1:1/v1", 1, 1, 30), 30)
+		if err := env.db.Gorm.Exec(`UPDATE runs SET lease_owner = ?, status = ? WHERE id = ?`, "w1", models.RunRunning, run.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		lost := 7 // this batch's writer lost the lease
+		errs := make([]error, len(bs))
+		var wg sync.WaitGroup
+		for i, b := range bs {
+			wg.Go(func() {
+				b.Status, b.Response, b.Calls = models.BatchDone, fmt.Sprintf("Sample1: %d", i%3+1), 1
+				score := float64(i%3 + 1)
+				res := models.BatchResult{Batch: b, Scores: []models.RunScore{{RunID: run.ID, BatchID: b.ID, RowID: b.RowIDs[0], Label: 1, Score: &score}}}
+				owner := "w1"
+				if i == lost {
+					owner = "w0"
+				}
+				errs[i] = r.saveResult(models.WithLeaseOwner(context.Background(), owner), res)
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if i == lost {
+				if !errors.Is(err, models.ErrLeaseLost) {
+					t.Errorf("answer %d from a lost lease: %v, want ErrLeaseLost", i, err)
+				}
+			} else if err != nil {
+				t.Errorf("answer %d: %v", i, err)
+			}
+		}
+		done := 0
+		for _, b := range env.batches(run.ID) {
+			if b.Status == models.BatchDone {
+				done++
+			}
+		}
+		if got := env.getRun(run.ID); done != len(bs)-1 || got.BatchesDone != len(bs)-1 || len(env.scores(run.ID)) != len(bs)-1 {
+			t.Errorf("%d batches done, run counts %d, %d scores; want %d of each", done, got.BatchesDone, len(env.scores(run.ID)), len(bs)-1)
+		}
+		r.saves.mu.Lock()
+		defer r.saves.mu.Unlock()
+		if r.saves.writing || len(r.saves.pending) != 0 {
+			t.Errorf("after the saves: writing %v, %d pending; want an idle queue", r.saves.writing, len(r.saves.pending))
+		}
+	})
+}
+
+// TestLeaseChecksSeeTheDatabaseAfterAsking: lease checks made together
+// (the first reads itself, the others share the next read) all see the
+// lease as it was when they asked or later; a check after a takeover sees
+// the new owner; a check whose context ends while it waits reports why;
+// the guard is idle afterwards.
+func TestLeaseChecksSeeTheDatabaseAfterAsking(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		r := env.startRunner(Config{})
+		run, _ := env.storedRun(env.newRun("http://127.0.0.1:1/v1", 1, 1, 30), 1)
+		setOwner := func(owner string) {
+			if err := env.db.Gorm.Exec(`UPDATE runs SET lease_owner = ?, status = ? WHERE id = ?`, owner, models.RunRunning, run.ID).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		g := &callGuard{r: r, runID: run.ID, owner: "w1", ctx: context.Background()}
+		for _, owner := range []string{"w1", "w2", "w1"} {
+			setOwner(owner)
+			owners := make([]string, 30)
+			var wg sync.WaitGroup
+			for i := range owners {
+				wg.Go(func() {
+					st, err := g.readLease(context.Background())
+					if err != nil {
+						t.Error(err)
+					}
+					owners[i] = st.Owner
+				})
+			}
+			wg.Wait()
+			for i, got := range owners {
+				if got != owner {
+					t.Errorf("check %d read owner %q after the lease went to %q", i, got, owner)
+				}
+			}
+		}
+		// A check waiting behind a read under way, whose context ends.
+		g.mu.Lock()
+		g.reading = true
+		g.mu.Unlock()
+		cause := errors.New("the run was paused")
+		ctx, cancel := context.WithCancelCause(context.Background())
+		go func() { time.Sleep(20 * time.Millisecond); cancel(cause) }()
+		if _, err := g.readLease(ctx); !errors.Is(err, cause) {
+			t.Errorf("a check whose context ended while waiting: %v, want %v", err, cause)
+		}
+		g.mu.Lock()
+		g.reading = false
+		g.next = nil
+		g.mu.Unlock()
+		if _, err := g.readLease(ctx); !errors.Is(err, cause) {
+			t.Errorf("a check reading itself with an ended context: %v, want %v", err, cause)
+		}
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.reading || g.next != nil {
+			t.Errorf("after the checks: reading %v, next %v; want an idle guard", g.reading, g.next)
+		}
+	})
+}
