@@ -140,6 +140,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Set("_txlock", "immediate")
+	// Times are written as 2006-01-02 15:04:05.999999999-07:00, as the
+	// former driver (glebarez/go-sqlite) wrote them: modernc.org/sqlite
+	// would write time.Time.String(), and a file written by both would
+	// hold two formats that neither compare as text nor parse in SQL.
+	q.Set("_time_format", "sqlite")
 	sqlDB, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
@@ -167,6 +172,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	rq.Add("_pragma", "busy_timeout(10000)")
 	rq.Add("_pragma", "foreign_keys(1)")
 	rq.Add("_pragma", "query_only(1)")
+	rq.Set("_time_format", "sqlite")
 	readDB, err := sql.Open("sqlite", "file:"+path+"?"+rq.Encode())
 	if err != nil {
 		sqlDB.Close()

@@ -2,8 +2,10 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestHotStatementsPreparedOnSQLite: on SQLite a hot statement is parsed
@@ -74,5 +76,50 @@ func TestHotStatementsPreparedOnSQLite(t *testing.T) {
 	}
 	if !prepared(db.SQL, sel) {
 		t.Errorf("%q is not prepared after its first use", sel)
+	}
+}
+
+// TestSQLiteTimesKeepTheirFormat: a time is stored as text in the format
+// the former SQLite driver wrote, so files written before the driver
+// changed still compare and parse alike (modernc.org/sqlite's own
+// default is time.Time.String, "... +0000 UTC").
+func TestSQLiteTimesKeepTheirFormat(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "times.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.SQL.ExecContext(ctx, "CREATE TABLE times (id INTEGER PRIMARY KEY, at DATETIME)"); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 2, 3, 4, 5, 120000000, time.UTC)
+	for i, h := range []*sql.DB{db.SQL, db.answers()} {
+		if _, err := h.ExecContext(ctx, "INSERT INTO times (id, at) VALUES (?, ?)", i+1, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := db.readSQL.QueryContext(ctx, "SELECT CAST(at AS TEXT), at FROM times WHERE at = ? ORDER BY id", at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var text string
+		var back time.Time
+		if err := rows.Scan(&text, &back); err != nil {
+			t.Fatal(err)
+		}
+		if want := "2026-12-02 03:04:05.12+00:00"; text != want {
+			t.Errorf("stored %q, want %q", text, want)
+		}
+		if !back.Equal(at) {
+			t.Errorf("read back %v, want %v", back, at)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Errorf("the read pool found %d rows by time, want 2 (one per write handle)", n)
 	}
 }
