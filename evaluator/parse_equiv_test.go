@@ -1,0 +1,223 @@
+package evaluator
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// parseCase is one answer with the batch size and criterion it is parsed for.
+type parseCase struct {
+	file string
+	n    int
+	c    Criterion
+}
+
+// answerCases are the answers under testdata/answers. The sim_* files were
+// written by the simulated judge (evaluator/simjudge) for the first ten FED
+// dialogues with criterion "Coherence"; they are what a BatchEval run of
+// the simulated judge parses on every call.
+var answerCases = []parseCase{
+	{"sim_two_stage_decimal.txt", 10, Criterion{Lo: 1, Hi: 3}},
+	{"sim_one_stage_integer.txt", 10, Criterion{Lo: 1, Hi: 5}},
+	{"sim_three_stage_decimal.txt", 10, Criterion{Lo: 0, Hi: 10}},
+	{"two_stage_wellformed.txt", 3, Criterion{Lo: 1, Hi: 3}},
+	{"two_stage_markdown.txt", 3, Criterion{Lo: 1, Hi: 3}},
+	{"line_list_chatty.txt", 4, Criterion{Lo: 1, Hi: 3}},
+	{"one_stage_integer.txt", 3, Criterion{Lo: 1, Hi: 5}},
+	{"three_stage_ranking.txt", 3, Criterion{Lo: 1, Hi: 3}},
+	{"garbage.txt", 3, Criterion{Lo: 1, Hi: 3}},
+	{"problems.txt", 5, Criterion{Lo: 1, Hi: 3}},
+}
+
+// testCriteria are the score ranges the tests use.
+var testCriteria = []Criterion{{Lo: 1, Hi: 3}, {Lo: 1, Hi: 5}, {Lo: -2, Hi: 2}, {Lo: 0, Hi: 10}, {Lo: 0, Hi: 100}}
+
+func loadAnswer(tb testing.TB, name string) string {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "answers", name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
+
+// sameAnswer reports how got differs from want, or "" when they are
+// identical: the same nil-ness and float bits of every score, the same
+// analyses and the same problems in the same order.
+func sameAnswer(got, want BatchAnswer) string {
+	if len(got.Scores) != len(want.Scores) {
+		return fmt.Sprintf("%d scores, want %d", len(got.Scores), len(want.Scores))
+	}
+	for i := range got.Scores {
+		g, w := got.Scores[i], want.Scores[i]
+		if (g == nil) != (w == nil) || (g != nil && math.Float64bits(*g) != math.Float64bits(*w)) {
+			return fmt.Sprintf("score %d: %s, want %s", i+1, formatScores(got.Scores[i:i+1]), formatScores(want.Scores[i:i+1]))
+		}
+	}
+	if !reflect.DeepEqual(got.Analyses, want.Analyses) {
+		return fmt.Sprintf("analyses %q, want %q", got.Analyses, want.Analyses)
+	}
+	if !reflect.DeepEqual(got.Problems, want.Problems) {
+		return fmt.Sprintf("problems %q, want %q", got.Problems, want.Problems)
+	}
+	return ""
+}
+
+func checkSame(t *testing.T, text string, n int, c Criterion) {
+	t.Helper()
+	want := oracleParseBatchAnswer(text, n, c)
+	got := ParseBatchAnswer(text, n, c)
+	if d := sameAnswer(got, want); d != "" {
+		t.Errorf("ParseBatchAnswer(%q, %d, [%g, %g]) differs from the oracle: %s", text, n, c.Lo, c.Hi, d)
+	}
+}
+
+// equivEdgeCases are hand-written inputs aimed at the places where a
+// scanner could disagree with the regexps: Unicode case folding, ASCII-only
+// \s, \d and \b, line ends, markers and labels split across lines.
+var equivEdgeCases = []string{
+	"",
+	"\n",
+	"Float Scores: [Sample1:2.5, Sample2:1]",
+	"Float Scores: [Sample1:2.5, Sample2:1",
+	"Float Scores: []",
+	"Float Scores:\n\n[Sample1:2.5]",
+	"FLOAT SCORES: [SAMPLE1:2.5, sAmPlE2:1]",
+	"Float ſcores: [ſample1:2.5, Sample2:1]", // long s folds to s
+	"Float Scores: [Sample1:2.5, Sample2:1]", // Kelvin sign is not in "scores"
+	"ScoresX: [Sample1:1]",
+	"myscores: [Sample1:1]",
+	"scores_: [Sample1:1]",
+	"scores é: [Sample1:1]",
+	"scores" + strings.Repeat("x", 40) + ": [Sample1:1]",
+	"scores" + strings.Repeat("x", 41) + ": [Sample1:1]",
+	"scores" + strings.Repeat("é", 40) + ": [Sample1:1]",
+	"scores" + strings.Repeat("é", 41) + ": [Sample1:1]",
+	"scores [x]: [Sample1:1]",
+	"scores\n: [Sample1:1]",
+	"Scores:\nSample1: 1\nSample2: 2\nnot a label\nSample3: 3",
+	"Scores:\nnote\nnote\nSample1: 1",
+	"Scores:\nnote\nnote\nnote\nSample1: 1",
+	"Scores: Sample1 1 Sample2: 2",
+	"Scores: sample\t#\t3 = 2\n",
+	"Scores: sample\v3 = 2\n",
+	"Scores: sample\u00a03 = 2\n",
+	"Scores: sample 3 is 2, sample 1 is. 2",
+	"Scores: sample 3 isn't 2",
+	"Scores: sample 3 -2",
+	"Scores: sample 3 – 2.5/3",
+	"Scores: sample 3 — .5",
+	"Scores: sample 3: -.5x",
+	"Scores: sample 3: 2.5x",
+	"Scores: sample 3: 2.x",
+	"Scores: sample 3: 2é",
+	"Scores: sample 3: ٣",
+	"Scores: sample ٣: 3",
+	"Scores: sample 99999999999999999999: 3, sample 1: 1e5",
+	"Scores: sample 1: 99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999",
+	"Scores:\n- Sample 1: 2.9/3\n• Sample2: 1\n+ Sample3: 2\n> Sample4: 1\n1) Sample5: 3\n12. score of sample6: 2\n",
+	"Scores:\n - score for  sample 1: 2\n",
+	"xsample1: 2\nSample2: 1",
+	"Sample1: 2\r\nSample2: 1\r",
+	"Sample1: 2\rSample2: 1",
+	"Sample1 = 2.5.\nSample2: 1 ;\nSample3 : 3/3 ,",
+	"Sample1: 3 of 5\nSample2: 2 questions",
+	"sample1)**: 2\nsample2 *=* 1",
+	"Score of Sample1: 2\nScore of Sample2: 3",
+	"Score of Sample1: 2\nScore of Sample1: 3",
+	"Score ofSample1: 2",
+	"Scoreof Sample1: 2",
+	"Score\tfor\nSample1: 2",
+	"score of sample 1 – 2.5\nscore for sample 2 —3",
+	"score of sample 1 2.5x",
+	"ſcore of ſample 1: 2",
+	"Analysis of Sample1: alpha\n- Sample 2: beta\n2. Sample3 - gamma\n#### Sample #4\ndelta\nSample1 is better than Sample4 overall.\nFloat Scores: [Sample1:1, Sample2:2, Sample3:3, Sample4:1]",
+	"Sample1:\nalpha\nScore of Sample1: 2\nSample2:\nbeta\nScore of Sample2: 3",
+	"alpha\nScore of Sample1: 2\nbeta\nScore of Sample2: 3\ngamma",
+	"Sample1. x\nSample2( y\nSample3\nSample4x\nSample5 -\n",
+	"Sample1: a\nRanking:\n1. Sample1\nScores: [Sample1:1]",
+	"Sample1: a\nStep 2: rank them\nSample2: b\nScores: [Sample1:1]",
+	"Sample1: a\nstep2 ranked\nSample2: b\nScores: [Sample1:1]",
+	"Sample1: a\nFinal ranking\nSample2: b\nScores: [Sample1:1]",
+	"Sample1: a\nOverall  ranking of all: x\nSample2: b\nScores: [Sample1:1]",
+	"Sample1: a\nRanked from best to worst\nSample2: b\nScores: [Sample1:1]",
+	"Sample1: a\nrank order\nSample2: b\nScores: [Sample1:1]",
+	"Sample1: a\nrankings\nSample2: b\nScores: [Sample1:1]",
+	"Sample1: a\nranking x\nSample2: b\nScores: [Sample1:1]",
+	"Sample1: a\nRANKING \t\nSample2: b\nScores: [Sample1:1]",
+	"Sample1: a\n---\n===\n\nSample2: b  \n\nHere are the scores:\nScores: [Sample1:1, Sample2:2]",
+	"Sample1:\nHere are the scores:\nScores: [Sample1:1, Sample2:2]",
+	"**Sample1**: `2.5`\n__Sample2__: 1",
+	"Sample1: x\nFloat Scores: [Sample1:1]\nInteger Scores: [Sample1:high]",
+	"Sample1: x\nFloat Scores: [Sample1:1]\nInteger Scores: [nothing]",
+	"Sample1 is 2\nSample 2 is 3",
+	"Sample0: 1\nSample-1: 2\nSample11: 3",
+	"Sample #1 #: 2\nSample # 2: 1",
+	"Scores: Sample1:1 Sample1:1.0 Sample1:01",
+	"Scores: Sample1:1 Sample1:2 Sample1:3",
+	"Scores: Sample1:NaN Sample2:Inf",
+	"\xff\xfeSample1: 2\xff\nScores: [Sample1:\xff2]",
+	"Sample1\u2028: 2",
+}
+
+func TestParseBatchAnswerMatchesOracle(t *testing.T) {
+	for _, tc := range answerCases {
+		text := loadAnswer(t, tc.file)
+		for n := 0; n <= 12; n++ {
+			for _, c := range append(testCriteria, tc.c) {
+				checkSame(t, text, n, c)
+			}
+		}
+	}
+	for _, text := range equivEdgeCases {
+		for n := 0; n <= 12; n++ {
+			for _, c := range testCriteria {
+				checkSame(t, text, n, c)
+			}
+		}
+	}
+}
+
+func FuzzParseBatchAnswerMatchesOracle(f *testing.F) {
+	for _, tc := range answerCases {
+		f.Add(loadAnswer(f, tc.file), uint8(tc.n), uint8(0))
+	}
+	for i, text := range equivEdgeCases {
+		f.Add(text, uint8(i%13), uint8(i))
+	}
+	f.Fuzz(func(t *testing.T, text string, n, crit uint8) {
+		nn := int(n % 13)
+		c := testCriteria[int(crit)%len(testCriteria)]
+		want := oracleParseBatchAnswer(text, nn, c)
+		got := ParseBatchAnswer(text, nn, c)
+		if d := sameAnswer(got, want); d != "" {
+			t.Errorf("ParseBatchAnswer(%q, %d, [%g, %g]) differs from the oracle: %s", text, nn, c.Lo, c.Hi, d)
+		}
+	})
+}
+
+// BenchmarkParseBatchAnswer parses each answer with the production parser
+// and, under "oracle/", with the regexp parser it replaced, so one run
+// gives the ratio.
+func BenchmarkParseBatchAnswer(b *testing.B) {
+	for _, impl := range []struct {
+		name  string
+		parse func(string, int, Criterion) BatchAnswer
+	}{{"new", ParseBatchAnswer}, {"oracle", oracleParseBatchAnswer}} {
+		for _, tc := range answerCases {
+			text := loadAnswer(b, tc.file)
+			b.Run(impl.name+"/"+strings.TrimSuffix(tc.file, ".txt"), func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(text)))
+				for b.Loop() {
+					impl.parse(text, tc.n, tc.c)
+				}
+			})
+		}
+	}
+}
