@@ -29,13 +29,61 @@ func (a BatchAnswer) Missing() []int {
 	return out
 }
 
-var (
+// The patterns below are written once, as their bodies, so that the forms
+// run over a whole text (the documented semantics) and the forms anchored
+// at one position (what the scanners in parsescan.go run) cannot drift
+// apart. The anchored forms start with \A where the whole form starts with
+// ^ or \b; for \b the scanners check the boundary themselves (see
+// wordMatches).
+const (
 	// scoresMarker finds the start of a score list: "Float Scores:",
 	// "Integer Scores:", "Final scores for Coherence:", "SCORES:".
-	scoresMarker = regexp.MustCompile(`(?i)\bscores\b[^:\n\[\]]{0,40}:`)
+	scoresMarkerBody = `scores\b[^:\n\[\]]{0,40}:`
 
 	// labelRE finds a sample label: "Sample3", "sample 3", "Sample #3".
-	labelRE = regexp.MustCompile(`(?i)\bsample\s*#?\s*(\d+)`)
+	labelBody = `sample\s*#?\s*(\d+)`
+
+	// strictPair is a label and a score joined by ":" or "=" and ending the
+	// item (end of line, comma or semicolon), for the last-resort search of
+	// the whole answer, where looser forms would catch numbers in the prose
+	// ("Sample1: 3 of its 5 sentences...").
+	strictPairBody = `sample\s*#?\s*(\d+)[ \t*_)]*[:=][ \t*_]*(-?\d+(?:\.\d+)?)(?:[ \t]*/[ \t]*\d+(?:\.\d+)?)?[ \t*_]*(?:[,;]|\.?[ \t]*$)`
+
+	// scoreOfRE reads one-stage score lines: "Score of Sample3: 2.5",
+	// "Score for Sample 3 = 2".
+	scoreOfBody = `score\s+(?:of|for)\s+sample\s*#?\s*(\d+)[ \t*_)]*[:=\-–—]?[ \t*_]*(-?\d+(?:\.\d+)?)\b`
+
+	// scoreOfLine finds a one-stage score line, to end a sample's analysis.
+	scoreOfLineBody = `[^\n]*\bscore\s+(?:of|for)\s+sample\s*#?\s*\d+[^\n]*$`
+
+	// headingRE finds a line that opens one sample's analysis: "Sample1:",
+	// "**Sample 1**", "### Sample 1", "- Sample1 -", "Analysis of Sample1:",
+	// "2. Sample2: ...". A line that merely starts with a sample's name in
+	// a sentence ("Sample2 is better...") is not a heading.
+	headingBody = `[ \t>#*_\-•]*(?:\d+[.)][ \t]*)?(?:analysis\s+(?:of|for)\s+)?sample\s*#?\s*(\d+)\b[ \t*_)]*(?:[:\-–—.(]|$)[ \t*_]*`
+
+	// rankingRE finds the start of a three-stage ranking section, which
+	// ends the analysis part.
+	rankingBody = `[ \t>#*_\-]*(?:step\s*2\b.*\brank.*|(?:final\s+|overall\s+)?ranking\b[^:\n]{0,40}:.*|(?:final\s+|overall\s+)?ranking[ \t]*|rank(?:ed)?\s+(?:order|from\s+best)\b.*)$`
+)
+
+var (
+	scoresMarker = regexp.MustCompile(`(?i)\b` + scoresMarkerBody)
+	labelRE      = regexp.MustCompile(`(?i)\b` + labelBody)
+	strictPair   = regexp.MustCompile(`(?im)\b` + strictPairBody)
+	scoreOfRE    = regexp.MustCompile(`(?i)\b` + scoreOfBody)
+	scoreOfLine  = regexp.MustCompile(`(?im)^` + scoreOfLineBody)
+	headingRE    = regexp.MustCompile(`(?im)^` + headingBody)
+	rankingRE    = regexp.MustCompile(`(?im)^` + rankingBody)
+
+	// The same patterns, matching only at the start of the string given.
+	scoresMarkerAt = regexp.MustCompile(`(?i)\A` + scoresMarkerBody)
+	labelAt        = regexp.MustCompile(`(?i)\A` + labelBody)
+	strictPairAt   = regexp.MustCompile(`(?im)\A` + strictPairBody)
+	scoreOfAt      = regexp.MustCompile(`(?i)\A` + scoreOfBody)
+	scoreOfLineAt  = regexp.MustCompile(`(?im)\A` + scoreOfLineBody)
+	headingAt      = regexp.MustCompile(`(?im)\A` + headingBody)
+	rankingAt      = regexp.MustCompile(`(?im)\A` + rankingBody)
 
 	// scoreAfterLabel reads the score that directly follows a label:
 	// "Sample3: 2.5", "Sample3 = 2.5", "Sample3 - 2.5", "Sample3): 2.5",
@@ -45,29 +93,6 @@ var (
 	// listItemRE is a line of a score list written one per line: it starts
 	// with a label, after any bullet or number ("- Sample1: 2", "2. Sample2 = 1").
 	listItemRE = regexp.MustCompile(`(?i)^[ \t>#*_\-•+]*(?:\d+[.)][ \t]*)?(?:score\s+(?:of|for)\s+)?sample\s*#?\s*\d+`)
-
-	// strictPair is a label and a score joined by ":" or "=" and ending the
-	// item (end of line, comma or semicolon), for the last-resort search of
-	// the whole answer, where looser forms would catch numbers in the prose
-	// ("Sample1: 3 of its 5 sentences...").
-	strictPair = regexp.MustCompile(`(?im)\bsample\s*#?\s*(\d+)[ \t*_)]*[:=][ \t*_]*(-?\d+(?:\.\d+)?)(?:[ \t]*/[ \t]*\d+(?:\.\d+)?)?[ \t*_]*(?:[,;]|\.?[ \t]*$)`)
-
-	// scoreOfRE reads one-stage score lines: "Score of Sample3: 2.5",
-	// "Score for Sample 3 = 2".
-	scoreOfRE = regexp.MustCompile(`(?i)\bscore\s+(?:of|for)\s+sample\s*#?\s*(\d+)[ \t*_)]*[:=\-–—]?[ \t*_]*(-?\d+(?:\.\d+)?)\b`)
-
-	// scoreOfLine finds a one-stage score line, to end a sample's analysis.
-	scoreOfLine = regexp.MustCompile(`(?im)^[^\n]*\bscore\s+(?:of|for)\s+sample\s*#?\s*\d+[^\n]*$`)
-
-	// headingRE finds a line that opens one sample's analysis: "Sample1:",
-	// "**Sample 1**", "### Sample 1", "- Sample1 -", "Analysis of Sample1:",
-	// "2. Sample2: ...". A line that merely starts with a sample's name in
-	// a sentence ("Sample2 is better...") is not a heading.
-	headingRE = regexp.MustCompile(`(?im)^[ \t>#*_\-•]*(?:\d+[.)][ \t]*)?(?:analysis\s+(?:of|for)\s+)?sample\s*#?\s*(\d+)\b[ \t*_)]*(?:[:\-–—.(]|$)[ \t*_]*`)
-
-	// rankingRE finds the start of a three-stage ranking section, which
-	// ends the analysis part.
-	rankingRE = regexp.MustCompile(`(?im)^[ \t>#*_\-]*(?:step\s*2\b.*\brank.*|(?:final\s+|overall\s+)?ranking\b[^:\n]{0,40}:.*|(?:final\s+|overall\s+)?ranking[ \t]*|rank(?:ed)?\s+(?:order|from\s+best)\b.*)$`)
 )
 
 // scoreHit is one label and score read from the answer.
@@ -95,37 +120,37 @@ type scoreHit struct {
 // Labels outside 1..n are ignored and reported.
 func ParseBatchAnswer(text string, n int, c Criterion) BatchAnswer {
 	a := BatchAnswer{Scores: make([]*float64, max(n, 0)), Analyses: make([]string, max(n, 0))}
-	clean := cleanMarkdown(text)
+	clean := newFoldText(cleanMarkdown(text))
 
 	hits, listStart, found := findScoreList(clean)
 	analysisEnd := listStart
 	if !found {
-		analysisEnd = len(clean)
-		hits = readHits(clean, scoreOfRE)
+		analysisEnd = len(clean.s)
+		hits = readHits(clean, scoreOfAt, "core")
 		if len(hits) == 0 {
-			hits = readHits(clean, strictPair)
+			hits = readHits(clean, strictPairAt, "ample")
 		}
 	}
 	if len(hits) == 0 {
 		a.Problems = append(a.Problems, "no scores found in the answer")
 	}
 	a.Problems = append(a.Problems, assignScores(a.Scores, hits, n, c)...)
-	fillAnalyses(a.Analyses, clean[:analysisEnd])
+	fillAnalyses(a.Analyses, clean.slice(0, analysisEnd))
 	return a
 }
 
 // findScoreList looks for the last score-list marker followed by at least
 // one label. It returns the labels and scores of that list, where the list
 // begins (the end of the analysis part) and whether one was found.
-func findScoreList(text string) ([]scoreHit, int, bool) {
-	marks := scoresMarker.FindAllStringIndex(text, -1)
+func findScoreList(t foldText) ([]scoreHit, int, bool) {
+	marks := wordMatches(t, scoresMarkerAt, "core") // scoresMarker over t
 	for i := len(marks) - 1; i >= 0; i-- {
-		region := listRegion(text[marks[i][1]:])
+		region := listRegion(t.slice(marks[i][1], len(t.s)))
 		if hits := readLabels(region); hasScore(hits) {
-			return hits, listIntro(text, lineStart(text, marks[i][0])), true
+			return hits, listIntro(t.s, lineStart(t.s, marks[i][0])), true
 		}
 	}
-	return nil, len(text), false
+	return nil, len(t.s), false
 }
 
 // listRegion cuts the score list off the text that follows a marker: the
@@ -133,7 +158,8 @@ func findScoreList(text string) ([]scoreHit, int, bool) {
 // run of lines that start with a label (allowing blank lines, and a couple
 // of other lines before the first label, e.g. "(out of 3)"), up to the
 // first other line.
-func listRegion(after string) string {
+func listRegion(t foldText) string {
+	after := t.s
 	trimmed := strings.TrimLeft(after, " \t\r\n")
 	if strings.HasPrefix(trimmed, "[") {
 		if end := strings.Index(trimmed, "]"); end > 0 {
@@ -145,11 +171,22 @@ func listRegion(after string) string {
 	const maxLeadingLines = 2
 	var b strings.Builder
 	seenLabel, leading := false, 0
-	for i, line := range strings.Split(after, "\n") {
+	// The lines of after, as strings.Split(after, "\n") would give them.
+	for i, p := 0, 0; p <= len(after); i++ {
+		end := len(after)
+		if j := strings.IndexByte(after[p:], '\n'); j >= 0 {
+			end = p + j
+		}
+		line := after[p:end]
+		// Both patterns need "sample" (its s may be "ſ"), so a line
+		// without "ample" cannot match either.
+		isLabel := strings.Contains(t.lower[p:end], "ample") &&
+			(listItemRE.MatchString(line) || (i == 0 && labelRE.MatchString(line)))
+		p = end + 1
 		switch {
 		case strings.TrimSpace(line) == "":
 			continue
-		case listItemRE.MatchString(line) || (i == 0 && labelRE.MatchString(line)):
+		case isLabel:
 			seenLabel = true
 		case seenLabel:
 			return b.String()
@@ -169,7 +206,7 @@ func listRegion(after string) string {
 // readLabels reads every label in a score list and the number right after it.
 func readLabels(region string) []scoreHit {
 	var hits []scoreHit
-	locs := labelRE.FindAllStringSubmatchIndex(region, -1)
+	locs := wordMatches(newFoldText(region), labelAt, "ample") // labelRE over region
 	for i, loc := range locs {
 		label, err := strconv.Atoi(region[loc[2]:loc[3]])
 		if err != nil {
@@ -190,14 +227,17 @@ func readLabels(region string) []scoreHit {
 	return hits
 }
 
-// readHits reads label-score pairs matched by re anywhere in text.
-func readHits(text string, re *regexp.Regexp) []scoreHit {
+// readHits reads label-score pairs matched anywhere in t by a pattern of
+// two groups, label and number, that starts with \b and a word beginning
+// with s; at and tail are as for wordMatches.
+func readHits(t foldText, at *regexp.Regexp, tail string) []scoreHit {
 	var hits []scoreHit
-	for _, m := range re.FindAllStringSubmatch(text, -1) {
-		label, err1 := strconv.Atoi(m[1])
-		v, err2 := strconv.ParseFloat(m[2], 64)
+	for _, m := range wordMatches(t, at, tail) {
+		raw := t.s[m[4]:m[5]]
+		label, err1 := strconv.Atoi(t.s[m[2]:m[3]])
+		v, err2 := strconv.ParseFloat(raw, 64)
 		if err1 == nil && err2 == nil {
-			hits = append(hits, scoreHit{label: label, value: v, ok: true, raw: m[2]})
+			hits = append(hits, scoreHit{label: label, value: v, ok: true, raw: raw})
 		}
 	}
 	return hits
@@ -263,12 +303,16 @@ func assignScores(scores []*float64, hits []scoreHit, n int, c Criterion) []stri
 // heading but a "Score of" line, its analysis is the text since the
 // previous "Score of" line. The first heading of a label wins, so a
 // later summary that names the sample again does not replace it.
-func fillAnalyses(analyses []string, part string) {
+//
+// The searches are those of rankingRE, headingRE and scoreOfLine, run by
+// lineMatches; "ran", "ample" and "core" are in every match of each.
+func fillAnalyses(analyses []string, t foldText) {
 	n := len(analyses)
-	if loc := rankingRE.FindStringIndex(part); loc != nil {
-		part = part[:loc[0]]
+	if loc := lineMatches(t, rankingAt, "ran", 1); loc != nil {
+		t = t.slice(0, loc[0][0])
 	}
-	heads := headingRE.FindAllStringSubmatchIndex(part, -1)
+	part := t.s
+	heads := lineMatches(t, headingAt, "ample", -1)
 	for i, h := range heads {
 		label, err := strconv.Atoi(part[h[2]:h[3]])
 		if err != nil || label < 1 || label > n || analyses[label-1] != "" {
@@ -279,15 +323,15 @@ func fillAnalyses(analyses []string, part string) {
 			end = heads[i+1][0]
 		}
 		section := part[h[1]:end]
-		if loc := scoreOfLine.FindStringIndex(section); loc != nil {
-			section = section[:loc[0]]
+		if loc := lineMatches(t.slice(h[1], end), scoreOfLineAt, "core", 1); loc != nil {
+			section = section[:loc[0][0]]
 		}
 		analyses[label-1] = tidy(section)
 	}
 
 	// One-stage answers without headings: the text between score lines.
 	prev := 0
-	for _, loc := range scoreOfLine.FindAllStringIndex(part, -1) {
+	for _, loc := range lineMatches(t, scoreOfLineAt, "core", -1) {
 		m := labelRE.FindStringSubmatch(part[loc[0]:loc[1]])
 		if m == nil {
 			continue
@@ -303,8 +347,15 @@ func fillAnalyses(analyses []string, part string) {
 // cleanMarkdown drops the emphasis and code marks that judges wrap around
 // labels and numbers ("**Sample1**: `2.5`"), and normalises line ends.
 func cleanMarkdown(s string) string {
-	return strings.NewReplacer("\r\n", "\n", "\r", "\n", "**", "", "__", "", "`", "").Replace(s)
+	// A text with none of the strings replaced comes out unchanged: skip
+	// the copy.
+	if !strings.ContainsAny(s, "\r`") && !strings.Contains(s, "**") && !strings.Contains(s, "__") {
+		return s
+	}
+	return markdownMarks.Replace(s)
 }
+
+var markdownMarks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "**", "", "__", "", "`", "")
 
 // tidy trims an analysis and drops separator lines such as "---".
 func tidy(s string) string {
@@ -328,7 +379,8 @@ func listIntro(text string, start int) int {
 		return start
 	}
 	ls := lineStart(before, len(before))
-	if headingRE.MatchString(before[ls:]) {
+	// before[ls:] is one line, so headingRE could match only at its start.
+	if headingAt.MatchString(before[ls:]) {
 		return start // "Sample3:" heading with an empty analysis: keep it
 	}
 	return ls

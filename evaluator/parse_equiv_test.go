@@ -221,3 +221,24 @@ func BenchmarkParseBatchAnswer(b *testing.B) {
 		}
 	}
 }
+
+// TestPatternsUnchanged checks that the whole-text patterns built from the
+// *Body constants are, character for character, the ones the oracle uses.
+func TestPatternsUnchanged(t *testing.T) {
+	pairs := []struct{ got, want string }{
+		{scoresMarker.String(), oracleScoresMarker.String()},
+		{labelRE.String(), oracleLabelRE.String()},
+		{scoreAfterLabel.String(), oracleScoreAfterLabel.String()},
+		{listItemRE.String(), oracleListItemRE.String()},
+		{strictPair.String(), oracleStrictPair.String()},
+		{scoreOfRE.String(), oracleScoreOfRE.String()},
+		{scoreOfLine.String(), oracleScoreOfLine.String()},
+		{headingRE.String(), oracleHeadingRE.String()},
+		{rankingRE.String(), oracleRankingRE.String()},
+	}
+	for _, p := range pairs {
+		if p.got != p.want {
+			t.Errorf("pattern %q, want %q", p.got, p.want)
+		}
+	}
+}
