@@ -68,6 +68,9 @@ const (
 )
 
 var (
+	// The whole-text forms are the specification. Only labelRE is run
+	// here; the scanners of parsescan.go must find exactly what the others
+	// find, which FuzzScannersMatchRegexps checks.
 	scoresMarker = regexp.MustCompile(`(?i)\b` + scoresMarkerBody)
 	labelRE      = regexp.MustCompile(`(?i)\b` + labelBody)
 	strictPair   = regexp.MustCompile(`(?im)\b` + strictPairBody)
@@ -78,16 +81,15 @@ var (
 
 	// The same patterns, matching only at the start of the string given.
 	scoresMarkerAt = regexp.MustCompile(`(?i)\A` + scoresMarkerBody)
-	labelAt        = regexp.MustCompile(`(?i)\A` + labelBody)
 	strictPairAt   = regexp.MustCompile(`(?im)\A` + strictPairBody)
 	scoreOfAt      = regexp.MustCompile(`(?i)\A` + scoreOfBody)
 	scoreOfLineAt  = regexp.MustCompile(`(?im)\A` + scoreOfLineBody)
-	headingAt      = regexp.MustCompile(`(?im)\A` + headingBody)
 	rankingAt      = regexp.MustCompile(`(?im)\A` + rankingBody)
 
 	// scoreAfterLabel reads the score that directly follows a label:
 	// "Sample3: 2.5", "Sample3 = 2.5", "Sample3 - 2.5", "Sample3): 2.5",
-	// "Sample3 is 2.5", "Sample3: 2.5/3". Group 1 is the number.
+	// "Sample3 is 2.5", "Sample3: 2.5/3". Group 1 is the number. It is the
+	// specification of matchScoreAfter.
 	scoreAfterLabel = regexp.MustCompile(`^[ \t*_()\]]*(?:[:=\-–—]|\bis\b)?[ \t*_]*(-?\d+(?:\.\d+)?|-?\.\d+)\b`)
 
 	// listItemRE is a line of a score list written one per line: it starts
@@ -143,7 +145,7 @@ func ParseBatchAnswer(text string, n int, c Criterion) BatchAnswer {
 // one label. It returns the labels and scores of that list, where the list
 // begins (the end of the analysis part) and whether one was found.
 func findScoreList(t foldText) ([]scoreHit, int, bool) {
-	marks := wordMatches(t, scoresMarkerAt, "core") // scoresMarker over t
+	marks := wordMatches(t, "core", -1, regexpAt(scoresMarkerAt)) // scoresMarker over t
 	for i := len(marks) - 1; i >= 0; i-- {
 		region := listRegion(t.slice(marks[i][1], len(t.s)))
 		if hits := readLabels(region); hasScore(hits) {
@@ -206,7 +208,7 @@ func listRegion(t foldText) string {
 // readLabels reads every label in a score list and the number right after it.
 func readLabels(region string) []scoreHit {
 	var hits []scoreHit
-	locs := wordMatches(newFoldText(region), labelAt, "ample") // labelRE over region
+	locs := wordMatches(newFoldText(region), "ample", -1, matchLabel) // labelRE over region
 	for i, loc := range locs {
 		label, err := strconv.Atoi(region[loc[2]:loc[3]])
 		if err != nil {
@@ -217,9 +219,9 @@ func readLabels(region string) []scoreHit {
 			end = locs[i+1][0]
 		}
 		h := scoreHit{label: label}
-		if m := scoreAfterLabel.FindStringSubmatch(region[loc[1]:end]); m != nil {
-			if v, err := strconv.ParseFloat(m[1], 64); err == nil {
-				h.value, h.ok, h.raw = v, true, m[1]
+		if raw, ok := matchScoreAfter(region[loc[1]:end]); ok { // scoreAfterLabel
+			if v, err := strconv.ParseFloat(raw, 64); err == nil {
+				h.value, h.ok, h.raw = v, true, raw
 			}
 		}
 		hits = append(hits, h)
@@ -232,7 +234,7 @@ func readLabels(region string) []scoreHit {
 // with s; at and tail are as for wordMatches.
 func readHits(t foldText, at *regexp.Regexp, tail string) []scoreHit {
 	var hits []scoreHit
-	for _, m := range wordMatches(t, at, tail) {
+	for _, m := range wordMatches(t, tail, -1, regexpAt(at)) {
 		raw := t.s[m[4]:m[5]]
 		label, err1 := strconv.Atoi(t.s[m[2]:m[3]])
 		v, err2 := strconv.ParseFloat(raw, 64)
@@ -305,14 +307,14 @@ func assignScores(scores []*float64, hits []scoreHit, n int, c Criterion) []stri
 // later summary that names the sample again does not replace it.
 //
 // The searches are those of rankingRE, headingRE and scoreOfLine, run by
-// lineMatches; "ran", "ample" and "core" are in every match of each.
+// lineMatches and headingMatches.
 func fillAnalyses(analyses []string, t foldText) {
 	n := len(analyses)
-	if loc := lineMatches(t, rankingAt, "ran", 1); loc != nil {
+	if loc := lineMatches(t, rankingAt, containsAt("ran"), 1); loc != nil {
 		t = t.slice(0, loc[0][0])
 	}
 	part := t.s
-	heads := lineMatches(t, headingAt, "ample", -1)
+	heads := headingMatches(t)
 	for i, h := range heads {
 		label, err := strconv.Atoi(part[h[2]:h[3]])
 		if err != nil || label < 1 || label > n || analyses[label-1] != "" {
@@ -323,7 +325,7 @@ func fillAnalyses(analyses []string, t foldText) {
 			end = heads[i+1][0]
 		}
 		section := part[h[1]:end]
-		if loc := lineMatches(t.slice(h[1], end), scoreOfLineAt, "core", 1); loc != nil {
+		if loc := lineMatches(t.slice(h[1], end), scoreOfLineAt, scoreLineMay, 1); loc != nil {
 			section = section[:loc[0][0]]
 		}
 		analyses[label-1] = tidy(section)
@@ -331,12 +333,12 @@ func fillAnalyses(analyses []string, t foldText) {
 
 	// One-stage answers without headings: the text between score lines.
 	prev := 0
-	for _, loc := range lineMatches(t, scoreOfLineAt, "core", -1) {
-		m := labelRE.FindStringSubmatch(part[loc[0]:loc[1]])
+	for _, loc := range lineMatches(t, scoreOfLineAt, scoreLineMay, -1) {
+		m := wordMatches(t.slice(loc[0], loc[1]), "ample", 1, matchLabel) // labelRE
 		if m == nil {
 			continue
 		}
-		label, err := strconv.Atoi(m[1])
+		label, err := strconv.Atoi(part[loc[0]+m[0][2] : loc[0]+m[0][3]])
 		if err == nil && label >= 1 && label <= n && analyses[label-1] == "" {
 			analyses[label-1] = tidy(part[prev:loc[0]])
 		}
@@ -380,7 +382,7 @@ func listIntro(text string, start int) int {
 	}
 	ls := lineStart(before, len(before))
 	// before[ls:] is one line, so headingRE could match only at its start.
-	if headingAt.MatchString(before[ls:]) {
+	if matchHeading(before, ls) != nil {
 		return start // "Sample3:" heading with an empty analysis: keep it
 	}
 	return ls

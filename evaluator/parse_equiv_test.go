@@ -163,6 +163,11 @@ var equivEdgeCases = []string{
 	"Scores: Sample1:NaN Sample2:Inf",
 	"\xff\xfeSample1: 2\xff\nScores: [Sample1:\xff2]",
 	"Sample1\u2028: 2",
+	"Scores: Sample1 _is 2, Sample2 is2, Sample3 isn't 2, Sample4 )]: 2, Sample5 --2, Sample6 -x, Sample7 - -.5",
+	"Scores: Sample1 * - * 2.5.3, Sample2: 2._, Sample3: .5_, Sample4: -.x, Sample5:2_, Sample6 (is) 3",
+	"Scores: Sample1:2.5Sample2:1Sample3",
+	"Scores:\nSample1\n:\n2\nSample 2 =\t\f3",
+	"Scores: sample\n#\n4: 1",
 }
 
 func TestParseBatchAnswerMatchesOracle(t *testing.T) {
@@ -239,6 +244,66 @@ func TestPatternsUnchanged(t *testing.T) {
 	for _, p := range pairs {
 		if p.got != p.want {
 			t.Errorf("pattern %q, want %q", p.got, p.want)
+		}
+	}
+}
+
+// FuzzScannersMatchRegexps checks each scanner of parsescan.go against the
+// whole-text regexp it stands for, on any text: a narrower check than the
+// oracle comparison, so that a difference is found even where the parser
+// would not show it.
+func FuzzScannersMatchRegexps(f *testing.F) {
+	for _, tc := range answerCases {
+		f.Add(loadAnswer(f, tc.file))
+	}
+	for _, text := range equivEdgeCases {
+		f.Add(text)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		checkScanners(t, text)
+	})
+}
+
+func TestScannersMatchRegexps(t *testing.T) {
+	for _, tc := range answerCases {
+		checkScanners(t, loadAnswer(t, tc.file))
+	}
+	for _, text := range equivEdgeCases {
+		checkScanners(t, text)
+	}
+}
+
+func checkScanners(t *testing.T, text string) {
+	t.Helper()
+	ft := newFoldText(text)
+	if len(ft.lower) != len(text) || strings.ToLower(text) != strings.ToLower(ft.lower) {
+		t.Fatalf("newFoldText(%q).lower = %q", text, ft.lower)
+	}
+	same := func(name string, got, want [][]int) {
+		t.Helper()
+		if len(got) == 0 && len(want) == 0 {
+			return
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s on %q: %v, want %v", name, text, got, want)
+		}
+	}
+	same("scoresMarker", wordMatches(ft, "core", -1, regexpAt(scoresMarkerAt)), scoresMarker.FindAllStringSubmatchIndex(text, -1))
+	same("labelRE", wordMatches(ft, "ample", -1, matchLabel), labelRE.FindAllStringSubmatchIndex(text, -1))
+	same("strictPair", wordMatches(ft, "ample", -1, regexpAt(strictPairAt)), strictPair.FindAllStringSubmatchIndex(text, -1))
+	same("scoreOfRE", wordMatches(ft, "core", -1, regexpAt(scoreOfAt)), scoreOfRE.FindAllStringSubmatchIndex(text, -1))
+	same("scoreOfLine", lineMatches(ft, scoreOfLineAt, scoreLineMay, -1), scoreOfLine.FindAllStringSubmatchIndex(text, -1))
+	same("headingRE", headingMatches(ft), headingRE.FindAllStringSubmatchIndex(text, -1))
+	same("rankingRE", lineMatches(ft, rankingAt, containsAt("ran"), -1), rankingRE.FindAllStringSubmatchIndex(text, -1))
+	// matchScoreAfter on the text and on what follows each label in it.
+	rs := []string{text}
+	for _, loc := range labelRE.FindAllStringIndex(text, -1) {
+		rs = append(rs, text[loc[1]:])
+	}
+	for _, r := range rs {
+		raw, ok := matchScoreAfter(r)
+		if m := scoreAfterLabel.FindStringSubmatch(r); (m != nil) != ok || (ok && m[1] != raw) {
+			t.Errorf("matchScoreAfter(%q) = %q, %v; scoreAfterLabel gives %q", r, raw, ok, m)
 		}
 	}
 }

@@ -108,8 +108,9 @@ func windowEnd(s string, p int) int {
 
 // lineMatches returns what re.FindAllStringSubmatchIndex(t.s, limit) returns
 // for re = (?m)^ followed by the body of at, where at is that body anchored
-// with \A. Every match contains need (lowercase ASCII, "" for none), so a
-// window without it is skipped.
+// with \A. may(t, p, end) is a quick test that is false only where no match
+// can start at line start p, with window t.s[p:end] (see containsAt and
+// scoreLineMay).
 //
 // Why it is the same: every match of a (?m)^ pattern starts at a line
 // start; at a line start p, matching the \A form on the window starting at
@@ -118,7 +119,7 @@ func windowEnd(s string, p int) int {
 // (windowEnd). Line starts are tried in order from where the previous match
 // ended, which is how FindAll proceeds; none of these patterns can match
 // the empty string.
-func lineMatches(t foldText, at *regexp.Regexp, need string, limit int) [][]int {
+func lineMatches(t foldText, at *regexp.Regexp, may func(t foldText, p, end int) bool, limit int) [][]int {
 	var out [][]int
 	from := 0
 	for p := 0; p < len(t.s) && (limit < 0 || len(out) < limit); {
@@ -127,7 +128,7 @@ func lineMatches(t foldText, at *regexp.Regexp, need string, limit int) [][]int 
 			next = p + j + 1
 		}
 		if p >= from {
-			if end := windowEnd(t.s, p); strings.Contains(t.lower[p:end], need) {
+			if end := windowEnd(t.s, p); may(t, p, end) {
 				if loc := at.FindStringSubmatchIndex(t.s[p:end]); loc != nil {
 					out = append(out, offset(loc, p))
 					from = loc[1]
@@ -139,21 +140,49 @@ func lineMatches(t foldText, at *regexp.Regexp, need string, limit int) [][]int 
 	return out
 }
 
-// wordMatches returns what re.FindAllStringSubmatchIndex(t.s, -1) returns
-// for re = \b followed by the body of at, a body that starts with a word
-// beginning with s (case-insensitive) whose remaining letters tail contain
+// containsAt returns a test for lineMatches that passes windows holding
+// need (lowercase ASCII without s or k), a word every match contains.
+func containsAt(need string) func(t foldText, p, end int) bool {
+	return func(t foldText, p, end int) bool { return strings.Contains(t.lower[p:end], need) }
+}
+
+// scoreLineMay is the test for scoreOfLine: its match has "score" and a \s
+// on its first line, as [^\n]* comes before them ("Score of Sample3: 2").
+// "Float Scores: ..." and "scores are" fail it.
+func scoreLineMay(t foldText, p, _ int) bool {
+	line := t.lower[p:]
+	if j := strings.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	for {
+		j := strings.Index(line, "core")
+		if j < 0 {
+			return false
+		}
+		if j+4 < len(line) && isRESpace(line[j+4]) {
+			return true
+		}
+		line = line[j+4:]
+	}
+}
+
+// wordMatches returns what re.FindAllStringSubmatchIndex(t.s, limit)
+// returns for re = \b followed by a pattern P that starts with a word
+// beginning with s (case-insensitive) whose remaining letters, tail, hold
 // no s or k (lowercase ASCII: "ample" for "sample", "core" for "score").
+// match(s, q) returns the submatch indexes (in s) of P's match starting at
+// q, or nil: see regexpAt and matchLabel.
 //
 // Why it is the same: a match starts at an "s", "S" or "ſ" right before
 // tail, and those are found with strings.Index in t.lower. The \b before
 // it is checked here, on the bytes (ASCII word characters are single bytes,
-// and any other byte belongs to a non-word rune); the rest of the pattern
-// looks only to the right, and windowEnd bounds what it reads. Candidates
-// are tried in order from where the previous match ended, as FindAll does.
-func wordMatches(t foldText, at *regexp.Regexp, tail string) [][]int {
+// and any other byte belongs to a non-word rune); P looks only to the
+// right. Candidates are tried in order from where the previous match
+// ended, as FindAll does.
+func wordMatches(t foldText, tail string, limit int, match func(s string, q int) []int) [][]int {
 	var out [][]int
 	from := 0
-	for i := 0; i < len(t.lower); i++ {
+	for i := 0; i < len(t.lower) && (limit < 0 || len(out) < limit); i++ {
 		j := strings.Index(t.lower[i:], tail)
 		if j < 0 {
 			break
@@ -172,13 +201,194 @@ func wordMatches(t foldText, at *regexp.Regexp, tail string) [][]int {
 		if (q > 0 && isWordByte(t.s[q-1])) == isWordByte(t.s[q]) {
 			continue // no \b at q
 		}
-		end := windowEnd(t.s, q)
-		if loc := at.FindStringSubmatchIndex(t.s[q:end]); loc != nil {
-			out = append(out, offset(loc, q))
+		if loc := match(t.s, q); loc != nil {
+			out = append(out, loc)
 			from = loc[1]
 		}
 	}
 	return out
+}
+
+// regexpAt returns a match function for wordMatches that runs at, a
+// pattern anchored with \A, on the window of s starting at q (windowEnd).
+func regexpAt(at *regexp.Regexp) func(s string, q int) []int {
+	return func(s string, q int) []int {
+		if loc := at.FindStringSubmatchIndex(s[q:windowEnd(s, q)]); loc != nil {
+			return offset(loc, q)
+		}
+		return nil
+	}
+}
+
+// matchLabel is labelRE's match without its \b, at q of s: "sample",
+// \s*, an optional "#", \s*, and the label's digits, group 1. It returns
+// nil or {start, end, digits start, digits end}.
+//
+// Why hand-written, and why it is the same: it runs for every label of a
+// score list. The pattern has no choice to make: each \s* and \d+ is
+// greedy and what follows it cannot start with what it consumes ("#" or a
+// digit after spaces, a digit after "#"), so the first way of matching is
+// the only one.
+func matchLabel(s string, q int) []int {
+	n := foldPrefix(s[q:], "sample")
+	if n < 0 {
+		return nil
+	}
+	i := skipRESpace(s, q+n)
+	if i < len(s) && s[i] == '#' {
+		i = skipRESpace(s, i+1)
+	}
+	ds := i
+	i = skipDigits(s, i)
+	if i == ds {
+		return nil
+	}
+	return []int{q, i, ds, i}
+}
+
+// headingMatches returns what headingRE.FindAllStringSubmatchIndex(t.s, -1)
+// returns: matchHeading at each line start, in order from where the
+// previous match ended (a match ends on a line it cannot leave, before any
+// "\n", so the next one starts on a later line).
+func headingMatches(t foldText) [][]int {
+	var out [][]int
+	for p := 0; p < len(t.s); {
+		if loc := matchHeading(t.s, p); loc != nil {
+			out = append(out, loc)
+			p = loc[1]
+		}
+		j := strings.IndexByte(t.s[p:], '\n')
+		if j < 0 {
+			break
+		}
+		p += j + 1
+	}
+	return out
+}
+
+// matchHeading is headingRE at the line start p of s, written out:
+//
+//	^[ \t>#*_\-•]*(?:\d+[.)][ \t]*)?(?:analysis\s+(?:of|for)\s+)?sample\s*#?\s*(\d+)\b[ \t*_)]*(?:[:\-–—.(]|$)[ \t*_]*
+//
+// It returns nil or {start, end, label start, label end}.
+//
+// Why it is the same: every part has one way to match. Each starred class
+// is followed by something it cannot consume (the leading run by a digit or
+// a letter; [ \t*_)]* by punctuation or a line end), so giving back
+// characters cannot help; each optional part, when it fails, leaves at its
+// start a digit or an "a" where the rest needs an "s"; and \d+ followed by
+// \b must take the whole run of digits. The last run is greedy with
+// nothing after it, so the match takes all of it.
+func matchHeading(s string, p int) []int {
+	i := p
+lead:
+	for i < len(s) {
+		switch s[i] {
+		case ' ', '\t', '>', '#', '*', '_', '-':
+			i++
+		default:
+			if !strings.HasPrefix(s[i:], "•") {
+				break lead
+			}
+			i += len("•")
+		}
+	}
+	if j := skipDigits(s, i); j > i { // (?:\d+[.)][ \t]*)?
+		if j == len(s) || (s[j] != '.' && s[j] != ')') {
+			return nil
+		}
+		i = skipSpaceTab(s, j+1)
+	}
+	if n := foldPrefix(s[i:], "analysis"); n >= 0 { // (?:analysis\s+(?:of|for)\s+)?
+		j := skipRESpace(s, i+n)
+		if j == i+n {
+			return nil
+		}
+		m := foldPrefix(s[j:], "of")
+		if m < 0 {
+			m = foldPrefix(s[j:], "for")
+		}
+		if m < 0 {
+			return nil
+		}
+		i = skipRESpace(s, j+m)
+		if i == j+m {
+			return nil
+		}
+	}
+	n := foldPrefix(s[i:], "sample")
+	if n < 0 {
+		return nil
+	}
+	i = skipRESpace(s, i+n)
+	if i < len(s) && s[i] == '#' {
+		i = skipRESpace(s, i+1)
+	}
+	ds := i
+	i = skipDigits(s, i)
+	if i == ds || (i < len(s) && isWordByte(s[i])) { // (\d+)\b
+		return nil
+	}
+	de := i
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '*' || s[i] == '_' || s[i] == ')') {
+		i++
+	}
+	switch {
+	case i == len(s) || s[i] == '\n': // $ in (?m)
+	case s[i] == ':' || s[i] == '-' || s[i] == '.' || s[i] == '(':
+		i++
+	case strings.HasPrefix(s[i:], "–") || strings.HasPrefix(s[i:], "—"):
+		i += len("–") // both are three bytes
+	default:
+		return nil
+	}
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '*' || s[i] == '_') {
+		i++
+	}
+	return []int{p, i, ds, de}
+}
+
+// foldPrefix is the length of the prefix of s that (?i) matches with word
+// (lowercase ASCII letters), or -1. Besides both ASCII cases, (?i) lets
+// "ſ" stand for s and the Kelvin sign "K" for k: the only non-ASCII runes
+// that fold to ASCII letters.
+func foldPrefix(s, word string) int {
+	n := 0
+	for i := 0; i < len(word); i++ {
+		c := word[i]
+		switch {
+		case n < len(s) && s[n]|0x20 == c: // c is a letter: s[n] is c or its capital
+			n++
+		case c == 's' && strings.HasPrefix(s[n:], "ſ"):
+			n += len("ſ")
+		case c == 'k' && strings.HasPrefix(s[n:], "\u212a"):
+			n += len("\u212a")
+		default:
+			return -1
+		}
+	}
+	return n
+}
+
+func skipRESpace(s string, i int) int {
+	for i < len(s) && isRESpace(s[i]) {
+		i++
+	}
+	return i
+}
+
+func skipSpaceTab(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+func skipDigits(s string, i int) int {
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // isWordByte is Go regexp's \w for the byte starting a rune: [0-9A-Za-z_].
@@ -198,3 +408,82 @@ func offset(loc []int, p int) []int {
 	}
 	return loc
 }
+
+// matchScoreAfter is scoreAfterLabel on r, written out:
+//
+//	^[ \t*_()\]]*(?:[:=\-–—]|\bis\b)?[ \t*_]*(-?\d+(?:\.\d+)?|-?\.\d+)\b
+//
+// It returns the number (group 1) and whether there was a match.
+//
+// Why it is the same: let i end the run of [ \t*_()\]] at the start. The
+// regexp first tries the separator at i, then the spaces after it, then the
+// number; when that fails, it tries the number at i (giving back part of
+// the run cannot help: what is given back can start neither a separator
+// nor a number, and [ \t*_]* can only retake it). The number's own choices
+// are made by matchNumber.
+func matchScoreAfter(r string) (string, bool) {
+	i := 0
+	for i < len(r) && strings.IndexByte(" \t*_()]", r[i]) >= 0 {
+		i++
+	}
+	sep := -1
+	switch {
+	case i == len(r):
+	case r[i] == ':' || r[i] == '=' || r[i] == '-':
+		sep = i + 1
+	case strings.HasPrefix(r[i:], "–") || strings.HasPrefix(r[i:], "—"):
+		sep = i + len("–")
+	case strings.HasPrefix(r[i:], "is") && (i == 0 || !isWordByte(r[i-1])) && (i+2 == len(r) || !isWordByte(r[i+2])):
+		sep = i + 2
+	}
+	if sep >= 0 {
+		k := sep
+		for k < len(r) && (r[k] == ' ' || r[k] == '\t' || r[k] == '*' || r[k] == '_') {
+			k++
+		}
+		if end := matchNumber(r, k); end >= 0 {
+			return r[k:end], true
+		}
+	}
+	if end := matchNumber(r, i); end >= 0 {
+		return r[i:end], true
+	}
+	return "", false
+}
+
+// matchNumber is (-?\d+(?:\.\d+)?|-?\.\d+)\b at k of r: the end of the
+// number, or -1. A "-" is taken when there is one (without it the number
+// would have to start at the "-"); \d+ runs are taken whole (\b cannot
+// hold between two digits); the fraction is dropped when \b fails after
+// it, since "." is not a word character and \b then holds before it.
+func matchNumber(r string, k int) int {
+	j := k
+	if j < len(r) && r[j] == '-' {
+		j++
+	}
+	if d := skipDigits(r, j); d > j {
+		if d+1 < len(r) && r[d] == '.' && isDigit(r[d+1]) {
+			if f := skipDigits(r, d+1); wordEnds(r, f) {
+				return f
+			}
+		}
+		if wordEnds(r, d) {
+			return d
+		}
+		return -1
+	}
+	if j+1 < len(r) && r[j] == '.' && isDigit(r[j+1]) {
+		if f := skipDigits(r, j+1); wordEnds(r, f) {
+			return f
+		}
+	}
+	return -1
+}
+
+// wordEnds is \b at i of r just after a digit: r ends or a non-word
+// character follows.
+func wordEnds(r string, i int) bool {
+	return i == len(r) || !isWordByte(r[i])
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
