@@ -80,11 +80,10 @@ var (
 	rankingRE    = regexp.MustCompile(`(?im)^` + rankingBody)
 
 	// The same patterns, matching only at the start of the string given.
-	scoresMarkerAt = regexp.MustCompile(`(?i)\A` + scoresMarkerBody)
-	strictPairAt   = regexp.MustCompile(`(?im)\A` + strictPairBody)
-	scoreOfAt      = regexp.MustCompile(`(?i)\A` + scoreOfBody)
-	scoreOfLineAt  = regexp.MustCompile(`(?im)\A` + scoreOfLineBody)
-	rankingAt      = regexp.MustCompile(`(?im)\A` + rankingBody)
+	strictPairAt  = regexp.MustCompile(`(?im)\A` + strictPairBody)
+	scoreOfAt     = regexp.MustCompile(`(?i)\A` + scoreOfBody)
+	scoreOfLineAt = regexp.MustCompile(`(?im)\A` + scoreOfLineBody)
+	rankingAt     = regexp.MustCompile(`(?im)\A` + rankingBody)
 
 	// scoreAfterLabel reads the score that directly follows a label:
 	// "Sample3: 2.5", "Sample3 = 2.5", "Sample3 - 2.5", "Sample3): 2.5",
@@ -145,7 +144,7 @@ func ParseBatchAnswer(text string, n int, c Criterion) BatchAnswer {
 // one label. It returns the labels and scores of that list, where the list
 // begins (the end of the analysis part) and whether one was found.
 func findScoreList(t foldText) ([]scoreHit, int, bool) {
-	marks := wordMatches(t, "core", -1, regexpAt(scoresMarkerAt)) // scoresMarker over t
+	marks := wordMatches(t, "core", -1, matchScoresMarker) // scoresMarker over t
 	for i := len(marks) - 1; i >= 0; i-- {
 		region := listRegion(t.slice(marks[i][1], len(t.s)))
 		if hits := readLabels(region); hasScore(hits) {
@@ -207,8 +206,8 @@ func listRegion(t foldText) string {
 
 // readLabels reads every label in a score list and the number right after it.
 func readLabels(region string) []scoreHit {
-	var hits []scoreHit
 	locs := wordMatches(newFoldText(region), "ample", -1, matchLabel) // labelRE over region
+	hits := make([]scoreHit, 0, len(locs))
 	for i, loc := range locs {
 		label, err := strconv.Atoi(region[loc[2]:loc[3]])
 		if err != nil {

@@ -1,8 +1,10 @@
 package evaluator
 
 import (
+	"encoding/binary"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // The answer parser used to run its case-insensitive patterns over the
@@ -34,14 +36,18 @@ type foldText struct {
 }
 
 func newFoldText(s string) foldText {
-	i := 0
-	for i < len(s) && !('A' <= s[i] && s[i] <= 'Z') {
-		i++
-	}
-	if i == len(s) {
-		return foldText{s, s}
-	}
 	b := []byte(s)
+	i := 0
+	// Eight bytes at a time: the high bit of each byte of upper is set
+	// where that byte is in 'A'..'Z' (a byte of 0x80 or above never is),
+	// and shifted down it is the 0x20 that lowers the letter.
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		h := x &^ highs
+		upper := (h + (0x80-'A')*ones) &^ (h + (0x80-'Z'-1)*ones) &^ x & highs
+		binary.LittleEndian.PutUint64(b[i:], x|upper>>2)
+	}
 	for ; i < len(b); i++ {
 		if c := b[i]; 'A' <= c && c <= 'Z' {
 			b[i] = c + ('a' - 'A')
@@ -218,6 +224,40 @@ func regexpAt(at *regexp.Regexp) func(s string, q int) []int {
 		}
 		return nil
 	}
+}
+
+// matchScoresMarker is scoresMarker's match without its \b, at q of s:
+// "scores", \b, at most 40 runes other than ":", "\n", "[" and "]", and
+// a ":". It returns nil or {start, end}.
+//
+// Why it is the same: the bounded run is greedy and what it gives back is
+// never a ":", so the match exists exactly when the first of those four
+// characters, within 41 runes, is a ":". Runes are counted as regexp
+// counts them (an invalid byte is one rune).
+func matchScoresMarker(s string, q int) []int {
+	n := foldPrefix(s[q:], "scores")
+	if n < 0 {
+		return nil
+	}
+	i := q + n
+	lastWord := s[i-1] == 's' || s[i-1] == 'S' // else "ſ", not a word character
+	if lastWord == (i < len(s) && isWordByte(s[i])) {
+		return nil // no \b after "scores"
+	}
+	for runes := 0; i < len(s); runes++ {
+		switch s[i] {
+		case ':':
+			return []int{q, i + 1}
+		case '\n', '[', ']':
+			return nil
+		}
+		if runes == 40 {
+			return nil
+		}
+		_, w := utf8.DecodeRuneInString(s[i:])
+		i += w
+	}
+	return nil
 }
 
 // matchLabel is labelRE's match without its \b, at q of s: "sample",
