@@ -127,9 +127,9 @@ func ParseBatchAnswer(text string, n int, c Criterion) BatchAnswer {
 	analysisEnd := listStart
 	if !found {
 		analysisEnd = len(clean.s)
-		hits = readHits(clean, scoreOfAt, "core")
+		hits = readHits(clean, "core", matchScoreOf) // scoreOfRE
 		if len(hits) == 0 {
-			hits = readHits(clean, strictPairAt, "ample")
+			hits = readHits(clean, "ample", regexpAt(strictPairAt)) // strictPair
 		}
 	}
 	if len(hits) == 0 {
@@ -230,10 +230,10 @@ func readLabels(region string) []scoreHit {
 
 // readHits reads label-score pairs matched anywhere in t by a pattern of
 // two groups, label and number, that starts with \b and a word beginning
-// with s; at and tail are as for wordMatches.
-func readHits(t foldText, at *regexp.Regexp, tail string) []scoreHit {
+// with s; tail and match are as for wordMatches.
+func readHits(t foldText, tail string, match func(s string, q int) []int) []scoreHit {
 	var hits []scoreHit
-	for _, m := range wordMatches(t, tail, -1, regexpAt(at)) {
+	for _, m := range wordMatches(t, tail, -1, match) {
 		raw := t.s[m[4]:m[5]]
 		label, err1 := strconv.Atoi(t.s[m[2]:m[3]])
 		v, err2 := strconv.ParseFloat(raw, 64)
@@ -324,7 +324,7 @@ func fillAnalyses(analyses []string, t foldText) {
 			end = heads[i+1][0]
 		}
 		section := part[h[1]:end]
-		if loc := lineMatches(t.slice(h[1], end), scoreOfLineAt, scoreLineMay, 1); loc != nil {
+		if loc := scoreLineMatches(t.slice(h[1], end), 1); loc != nil {
 			section = section[:loc[0][0]]
 		}
 		analyses[label-1] = tidy(section)
@@ -332,7 +332,7 @@ func fillAnalyses(analyses []string, t foldText) {
 
 	// One-stage answers without headings: the text between score lines.
 	prev := 0
-	for _, loc := range lineMatches(t, scoreOfLineAt, scoreLineMay, -1) {
+	for _, loc := range scoreLineMatches(t, -1) {
 		m := wordMatches(t.slice(loc[0], loc[1]), "ample", 1, matchLabel) // labelRE
 		if m == nil {
 			continue

@@ -168,6 +168,10 @@ var equivEdgeCases = []string{
 	"Scores: Sample1:2.5Sample2:1Sample3",
 	"Scores:\nSample1\n:\n2\nSample 2 =\t\f3",
 	"Scores: sample\n#\n4: 1",
+	"Score of Sample 12\nScore of Sample 12.5\nScore of Sample12x 3\nscore of sample 1 -2\nscore of sample 2 --2\nScore of Sample3 2.5x\n",
+	"xScore of Sample1: 2\n_score for sample2 = 1\né score for sample3 = 1\nscore for sample 4 : )2\nscore for sample 5 ) : 2\nScore of Sample6 *:* 2.",
+	"Good. Score of Sample1: 1 and score of Sample2: 2\nscore\nof\nSample3\n3 trailing\nSCore\nfor SAmple0",
+	"scoreſ of sample1: 2\nſcore of ſample2: 3\nscore of sample 3 — 2\nscore of sample 4 –2",
 }
 
 func TestParseBatchAnswerMatchesOracle(t *testing.T) {
@@ -297,8 +301,8 @@ func checkScanners(t *testing.T, text string) {
 	same("scoresMarker", wordMatches(ft, "core", -1, matchScoresMarker), scoresMarker.FindAllStringSubmatchIndex(text, -1))
 	same("labelRE", wordMatches(ft, "ample", -1, matchLabel), labelRE.FindAllStringSubmatchIndex(text, -1))
 	same("strictPair", wordMatches(ft, "ample", -1, regexpAt(strictPairAt)), strictPair.FindAllStringSubmatchIndex(text, -1))
-	same("scoreOfRE", wordMatches(ft, "core", -1, regexpAt(scoreOfAt)), scoreOfRE.FindAllStringSubmatchIndex(text, -1))
-	same("scoreOfLine", lineMatches(ft, scoreOfLineAt, scoreLineMay, -1), scoreOfLine.FindAllStringSubmatchIndex(text, -1))
+	same("scoreOfRE", wordMatches(ft, "core", -1, matchScoreOf), scoreOfRE.FindAllStringSubmatchIndex(text, -1))
+	same("scoreOfLine", scoreLineMatches(ft, -1), scoreOfLine.FindAllStringSubmatchIndex(text, -1))
 	same("headingRE", headingMatches(ft), headingRE.FindAllStringSubmatchIndex(text, -1))
 	same("rankingRE", lineMatches(ft, rankingAt, containsAt("ran"), -1), rankingRE.FindAllStringSubmatchIndex(text, -1))
 	// matchScoreAfter on the text and on what follows each label in it.

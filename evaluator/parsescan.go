@@ -115,8 +115,7 @@ func windowEnd(s string, p int) int {
 // lineMatches returns what re.FindAllStringSubmatchIndex(t.s, limit) returns
 // for re = (?m)^ followed by the body of at, where at is that body anchored
 // with \A. may(t, p, end) is a quick test that is false only where no match
-// can start at line start p, with window t.s[p:end] (see containsAt and
-// scoreLineMay).
+// can start at line start p, with window t.s[p:end] (see containsAt).
 //
 // Why it is the same: every match of a (?m)^ pattern starts at a line
 // start; at a line start p, matching the \A form on the window starting at
@@ -150,26 +149,6 @@ func lineMatches(t foldText, at *regexp.Regexp, may func(t foldText, p, end int)
 // need (lowercase ASCII without s or k), a word every match contains.
 func containsAt(need string) func(t foldText, p, end int) bool {
 	return func(t foldText, p, end int) bool { return strings.Contains(t.lower[p:end], need) }
-}
-
-// scoreLineMay is the test for scoreOfLine: its match has "score" and a \s
-// on its first line, as [^\n]* comes before them ("Score of Sample3: 2").
-// "Float Scores: ..." and "scores are" fail it.
-func scoreLineMay(t foldText, p, _ int) bool {
-	line := t.lower[p:]
-	if j := strings.IndexByte(line, '\n'); j >= 0 {
-		line = line[:j]
-	}
-	for {
-		j := strings.Index(line, "core")
-		if j < 0 {
-			return false
-		}
-		if j+4 < len(line) && isRESpace(line[j+4]) {
-			return true
-		}
-		line = line[j+4:]
-	}
 }
 
 // wordMatches returns what re.FindAllStringSubmatchIndex(t.s, limit)
@@ -527,3 +506,176 @@ func wordEnds(r string, i int) bool {
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// scoreLineMatches returns what scoreOfLine.FindAllStringIndex(t.s, limit)
+// returns: matchScoreLine at each line start, in order from where the
+// previous match ended (the end of a line).
+func scoreLineMatches(t foldText, limit int) [][]int {
+	var out [][]int
+	for p := 0; p < len(t.s) && (limit < 0 || len(out) < limit); {
+		if loc := matchScoreLine(t, p); loc != nil {
+			out = append(out, loc)
+			p = loc[1]
+		}
+		j := strings.IndexByte(t.s[p:], '\n')
+		if j < 0 {
+			break
+		}
+		p += j + 1
+	}
+	return out
+}
+
+// matchScoreLine is scoreOfLine at the line start p of t.s, written out:
+//
+//	^[^\n]*\bscore\s+(?:of|for)\s+sample\s*#?\s*\d+[^\n]*$
+//
+// It returns nil or {start, end}.
+//
+// Why it is the same: [^\n]* is greedy, so the regexp tries the places
+// where "score" may start on the first line from the last to the first;
+// from a place, the rest has one way to match (see matchScoreChain); the
+// match then runs to the end of the line holding the label's digits.
+func matchScoreLine(t foldText, p int) []int {
+	e := len(t.s)
+	if j := strings.IndexByte(t.s[p:], '\n'); j >= 0 {
+		e = p + j
+	}
+	// "score" is on the first line, in t.s[p:e].
+	for lim := e; ; {
+		j := strings.LastIndex(t.lower[p:lim], "core")
+		if j < 0 {
+			return nil
+		}
+		j += p
+		lim = j + 3 // the next search finds the "core" starting before j
+		c := -1
+		switch {
+		case j >= 1 && t.lower[j-1] == 's':
+			c = j - 1
+		case j >= 2 && t.s[j-2:j] == "ſ":
+			c = j - 2
+		}
+		if c < p || (c > 0 && isWordByte(t.s[c-1])) == isWordByte(t.s[c]) {
+			continue
+		}
+		if d := matchScoreChain(t.s, c); d >= 0 {
+			end := len(t.s)
+			if k := strings.IndexByte(t.s[d:], '\n'); k >= 0 {
+				end = d + k
+			}
+			return []int{p, end}
+		}
+	}
+}
+
+// matchScoreChain matches score\s+(?:of|for)\s+sample\s*#?\s* at c of s
+// (after the \b, which the caller checks) and returns where the label's
+// digits start, or -1. There is one way to match: every \s run is
+// followed by a letter, "#" or a digit, which it cannot consume.
+func matchScoreChain(s string, c int) int {
+	n := foldPrefix(s[c:], "score")
+	if n < 0 {
+		return -1
+	}
+	i := skipRESpace(s, c+n)
+	if i == c+n {
+		return -1
+	}
+	m := foldPrefix(s[i:], "of")
+	if m < 0 {
+		m = foldPrefix(s[i:], "for")
+	}
+	if m < 0 {
+		return -1
+	}
+	j := skipRESpace(s, i+m)
+	if j == i+m {
+		return -1
+	}
+	if n = foldPrefix(s[j:], "sample"); n < 0 {
+		return -1
+	}
+	i = skipRESpace(s, j+n)
+	if i < len(s) && s[i] == '#' {
+		i = skipRESpace(s, i+1)
+	}
+	if !(i < len(s) && isDigit(s[i])) {
+		return -1
+	}
+	return i
+}
+
+// matchScoreOf is scoreOfRE's match without its \b, at q of s:
+//
+//	score\s+(?:of|for)\s+sample\s*#?\s*(\d+)[ \t*_)]*[:=\-–—]?[ \t*_]*(-?\d+(?:\.\d+)?)\b
+//
+// It returns nil or {start, end, label start, label end, number start,
+// number end}.
+//
+// Why it is the same: the regexp first takes all the label's digits and
+// reads the score after them as matchScoreAfter does (the separator at the
+// end of the [ \t*_)] run, then the number; else the number at that end).
+// Only when that fails does it give back label digits; then the number
+// starts inside the digits, with nothing between, and since the number
+// runs to the same place whatever its start, only the first choice (one
+// digit given back) can be the match.
+func matchScoreOf(s string, q int) []int {
+	ds := matchScoreChain(s, q)
+	if ds < 0 {
+		return nil
+	}
+	de := skipDigits(s, ds)
+	i := de
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '*' || s[i] == '_' || s[i] == ')') {
+		i++
+	}
+	sep := -1
+	switch {
+	case i == len(s):
+	case s[i] == ':' || s[i] == '=' || s[i] == '-':
+		sep = i + 1
+	case strings.HasPrefix(s[i:], "–") || strings.HasPrefix(s[i:], "—"):
+		sep = i + len("–")
+	}
+	if sep >= 0 {
+		k := sep
+		for k < len(s) && (s[k] == ' ' || s[k] == '\t' || s[k] == '*' || s[k] == '_') {
+			k++
+		}
+		if end := matchSignedNumber(s, k); end >= 0 {
+			return []int{q, end, ds, de, k, end}
+		}
+	}
+	if end := matchSignedNumber(s, i); end >= 0 {
+		return []int{q, end, ds, de, i, end}
+	}
+	if de-ds > 1 {
+		if end := matchSignedNumber(s, de-1); end >= 0 {
+			return []int{q, end, ds, de - 1, de - 1, end}
+		}
+	}
+	return nil
+}
+
+// matchSignedNumber is -?\d+(?:\.\d+)?\b at k of s: the first
+// alternative of matchNumber.
+func matchSignedNumber(s string, k int) int {
+	j := k
+	if j < len(s) && s[j] == '-' {
+		j++
+	}
+	d := skipDigits(s, j)
+	if d == j {
+		return -1
+	}
+	if d+1 < len(s) && s[d] == '.' && isDigit(s[d+1]) {
+		if f := skipDigits(s, d+1); wordEnds(s, f) {
+			return f
+		}
+	}
+	if wordEnds(s, d) {
+		return d
+	}
+	return -1
+}
