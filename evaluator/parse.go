@@ -231,7 +231,7 @@ func readLabels(region string) []scoreHit {
 // readHits reads label-score pairs matched anywhere in t by a pattern of
 // two groups, label and number, that starts with \b and a word beginning
 // with s; tail and match are as for wordMatches.
-func readHits(t foldText, tail string, match func(s string, q int) []int) []scoreHit {
+func readHits(t foldText, tail string, match func(s string, q int) (span, bool)) []scoreHit {
 	var hits []scoreHit
 	for _, m := range wordMatches(t, tail, -1, match) {
 		raw := t.s[m[4]:m[5]]
@@ -309,7 +309,7 @@ func assignScores(scores []*float64, hits []scoreHit, n int, c Criterion) []stri
 // lineMatches and headingMatches.
 func fillAnalyses(analyses []string, t foldText) {
 	n := len(analyses)
-	if loc := lineMatches(t, rankingAt, containsAt("ran"), 1); loc != nil {
+	if loc := lineMatches(t, rankingAt, "ran", 1); loc != nil {
 		t = t.slice(0, loc[0][0])
 	}
 	part := t.s
@@ -334,7 +334,7 @@ func fillAnalyses(analyses []string, t foldText) {
 	prev := 0
 	for _, loc := range scoreLineMatches(t, -1) {
 		m := wordMatches(t.slice(loc[0], loc[1]), "ample", 1, matchLabel) // labelRE
-		if m == nil {
+		if len(m) == 0 {
 			continue
 		}
 		label, err := strconv.Atoi(part[loc[0]+m[0][2] : loc[0]+m[0][3]])
@@ -381,7 +381,7 @@ func listIntro(text string, start int) int {
 	}
 	ls := lineStart(before, len(before))
 	// before[ls:] is one line, so headingRE could match only at its start.
-	if matchHeading(before, ls) != nil {
+	if _, ok := matchHeading(before, ls); ok {
 		return start // "Sample3:" heading with an empty analysis: keep it
 	}
 	return ls

@@ -10,18 +10,21 @@ import (
 // The answer parser used to run its case-insensitive patterns over the
 // whole answer. Go's regexp engine then tries every position of the text,
 // folding case rune by rune, and clears a bit set the size of the text for
-// every match it looks for: about 0.3 ms for a ten-sample answer. The
-// scanners below return exactly what those whole-text searches returned,
-// but run the pattern only where it can match:
+// every match it looks for: about 0.3 ms of CPU for a ten-sample answer.
+// The scanners below return exactly what those whole-text searches
+// returned (FuzzScannersMatchRegexps compares them), but look only where a
+// match can start:
 //
-//   - at the start of a line (for the patterns that begin with (?m)^), or
-//     at a keyword (for the patterns that begin with \b and a word), found
-//     with strings.Index in an ASCII-lowercased copy of the text;
-//   - over a window that ends at the first line break no match can cross
-//     (see windowEnd), rather than over the rest of the text.
+//   - at the start of a line, for the patterns that begin with (?m)^;
+//   - at a keyword, for the patterns that begin with \b and a word, found
+//     with strings.Index in an ASCII-lowercased copy of the text.
 //
-// The patterns themselves are unchanged (see the *Body constants in
-// parse.go), so every match found is the one regexp found.
+// There, the patterns that run for every sample (headings, labels, the
+// score after a label, the "Scores:" marker, one-stage score lines) are
+// written out by hand, each with a note on why it agrees with its regexp.
+// The rare ones (rankingRE, strictPair) still run as regexps, anchored at
+// that place and over a window that ends at the first line break no match
+// can cross (windowEnd), rather than over the rest of the text.
 
 // foldText is a text and its copy with ASCII capitals lowered, of the same
 // length, so that byte offsets agree. Keyword searches run in lower.
@@ -114,8 +117,8 @@ func windowEnd(s string, p int) int {
 
 // lineMatches returns what re.FindAllStringSubmatchIndex(t.s, limit) returns
 // for re = (?m)^ followed by the body of at, where at is that body anchored
-// with \A. may(t, p, end) is a quick test that is false only where no match
-// can start at line start p, with window t.s[p:end] (see containsAt).
+// with \A. Every match holds need (lowercase ASCII without s or k), so a
+// window without it is skipped.
 //
 // Why it is the same: every match of a (?m)^ pattern starts at a line
 // start; at a line start p, matching the \A form on the window starting at
@@ -124,8 +127,8 @@ func windowEnd(s string, p int) int {
 // (windowEnd). Line starts are tried in order from where the previous match
 // ended, which is how FindAll proceeds; none of these patterns can match
 // the empty string.
-func lineMatches(t foldText, at *regexp.Regexp, may func(t foldText, p, end int) bool, limit int) [][]int {
-	var out [][]int
+func lineMatches(t foldText, at *regexp.Regexp, need string, limit int) []span {
+	var out []span
 	from := 0
 	for p := 0; p < len(t.s) && (limit < 0 || len(out) < limit); {
 		next := len(t.s)
@@ -133,10 +136,10 @@ func lineMatches(t foldText, at *regexp.Regexp, may func(t foldText, p, end int)
 			next = p + j + 1
 		}
 		if p >= from {
-			if end := windowEnd(t.s, p); may(t, p, end) {
-				if loc := at.FindStringSubmatchIndex(t.s[p:end]); loc != nil {
-					out = append(out, offset(loc, p))
-					from = loc[1]
+			if end := windowEnd(t.s, p); strings.Contains(t.lower[p:end], need) {
+				if m, ok := regexpMatch(at, t.s[p:end], p); ok {
+					out = append(out, m)
+					from = m[1]
 				}
 			}
 		}
@@ -145,18 +148,12 @@ func lineMatches(t foldText, at *regexp.Regexp, may func(t foldText, p, end int)
 	return out
 }
 
-// containsAt returns a test for lineMatches that passes windows holding
-// need (lowercase ASCII without s or k), a word every match contains.
-func containsAt(need string) func(t foldText, p, end int) bool {
-	return func(t foldText, p, end int) bool { return strings.Contains(t.lower[p:end], need) }
-}
-
 // wordMatches returns what re.FindAllStringSubmatchIndex(t.s, limit)
 // returns for re = \b followed by a pattern P that starts with a word
 // beginning with s (case-insensitive) whose remaining letters, tail, hold
 // no s or k (lowercase ASCII: "ample" for "sample", "core" for "score").
 // match(s, q) returns the submatch indexes (in s) of P's match starting at
-// q, or nil: see regexpAt and matchLabel.
+// q, or nil: regexpAt or one of the hand-written matchers.
 //
 // Why it is the same: a match starts at an "s", "S" or "ſ" right before
 // tail, and those are found with strings.Index in t.lower. The \b before
@@ -164,8 +161,8 @@ func containsAt(need string) func(t foldText, p, end int) bool {
 // and any other byte belongs to a non-word rune); P looks only to the
 // right. Candidates are tried in order from where the previous match
 // ended, as FindAll does.
-func wordMatches(t foldText, tail string, limit int, match func(s string, q int) []int) [][]int {
-	var out [][]int
+func wordMatches(t foldText, tail string, limit int, match func(s string, q int) (span, bool)) []span {
+	var out []span
 	from := 0
 	for i := 0; i < len(t.lower) && (limit < 0 || len(out) < limit); i++ {
 		j := strings.Index(t.lower[i:], tail)
@@ -186,9 +183,9 @@ func wordMatches(t foldText, tail string, limit int, match func(s string, q int)
 		if (q > 0 && isWordByte(t.s[q-1])) == isWordByte(t.s[q]) {
 			continue // no \b at q
 		}
-		if loc := match(t.s, q); loc != nil {
-			out = append(out, loc)
-			from = loc[1]
+		if m, ok := match(t.s, q); ok {
+			out = append(out, m)
+			from = m[1]
 		}
 	}
 	return out
@@ -196,13 +193,24 @@ func wordMatches(t foldText, tail string, limit int, match func(s string, q int)
 
 // regexpAt returns a match function for wordMatches that runs at, a
 // pattern anchored with \A, on the window of s starting at q (windowEnd).
-func regexpAt(at *regexp.Regexp) func(s string, q int) []int {
-	return func(s string, q int) []int {
-		if loc := at.FindStringSubmatchIndex(s[q:windowEnd(s, q)]); loc != nil {
-			return offset(loc, q)
-		}
-		return nil
+func regexpAt(at *regexp.Regexp) func(s string, q int) (span, bool) {
+	return func(s string, q int) (span, bool) {
+		return regexpMatch(at, s[q:windowEnd(s, q)], q)
 	}
+}
+
+// regexpMatch runs at on window, which starts at p of the whole text, and
+// returns its match with indexes in the whole text.
+func regexpMatch(at *regexp.Regexp, window string, p int) (span, bool) {
+	loc := at.FindStringSubmatchIndex(window)
+	if loc == nil {
+		return span{}, false
+	}
+	var m span
+	for i, v := range loc {
+		m[i] = v + p // every group of these patterns takes part in a match
+	}
+	return m, true
 }
 
 // matchScoresMarker is scoresMarker's match without its \b, at q of s:
@@ -213,30 +221,30 @@ func regexpAt(at *regexp.Regexp) func(s string, q int) []int {
 // never a ":", so the match exists exactly when the first of those four
 // characters, within 41 runes, is a ":". Runes are counted as regexp
 // counts them (an invalid byte is one rune).
-func matchScoresMarker(s string, q int) []int {
+func matchScoresMarker(s string, q int) (span, bool) {
 	n := foldPrefix(s[q:], "scores")
 	if n < 0 {
-		return nil
+		return span{}, false
 	}
 	i := q + n
 	lastWord := s[i-1] == 's' || s[i-1] == 'S' // else "ſ", not a word character
 	if lastWord == (i < len(s) && isWordByte(s[i])) {
-		return nil // no \b after "scores"
+		return span{}, false // no \b after "scores"
 	}
 	for runes := 0; i < len(s); runes++ {
 		switch s[i] {
 		case ':':
-			return []int{q, i + 1}
+			return span{q, i + 1}, true
 		case '\n', '[', ']':
-			return nil
+			return span{}, false
 		}
 		if runes == 40 {
-			return nil
+			return span{}, false
 		}
 		_, w := utf8.DecodeRuneInString(s[i:])
 		i += w
 	}
-	return nil
+	return span{}, false
 }
 
 // matchLabel is labelRE's match without its \b, at q of s: "sample",
@@ -248,10 +256,10 @@ func matchScoresMarker(s string, q int) []int {
 // greedy and what follows it cannot start with what it consumes ("#" or a
 // digit after spaces, a digit after "#"), so the first way of matching is
 // the only one.
-func matchLabel(s string, q int) []int {
+func matchLabel(s string, q int) (span, bool) {
 	n := foldPrefix(s[q:], "sample")
 	if n < 0 {
-		return nil
+		return span{}, false
 	}
 	i := skipRESpace(s, q+n)
 	if i < len(s) && s[i] == '#' {
@@ -260,21 +268,21 @@ func matchLabel(s string, q int) []int {
 	ds := i
 	i = skipDigits(s, i)
 	if i == ds {
-		return nil
+		return span{}, false
 	}
-	return []int{q, i, ds, i}
+	return span{q, i, ds, i}, true
 }
 
 // headingMatches returns what headingRE.FindAllStringSubmatchIndex(t.s, -1)
 // returns: matchHeading at each line start, in order from where the
 // previous match ended (a match ends on a line it cannot leave, before any
 // "\n", so the next one starts on a later line).
-func headingMatches(t foldText) [][]int {
-	var out [][]int
+func headingMatches(t foldText) []span {
+	var out []span
 	for p := 0; p < len(t.s); {
-		if loc := matchHeading(t.s, p); loc != nil {
-			out = append(out, loc)
-			p = loc[1]
+		if m, ok := matchHeading(t.s, p); ok {
+			out = append(out, m)
+			p = m[1]
 		}
 		j := strings.IndexByte(t.s[p:], '\n')
 		if j < 0 {
@@ -298,7 +306,7 @@ func headingMatches(t foldText) [][]int {
 // start a digit or an "a" where the rest needs an "s"; and \d+ followed by
 // \b must take the whole run of digits. The last run is greedy with
 // nothing after it, so the match takes all of it.
-func matchHeading(s string, p int) []int {
+func matchHeading(s string, p int) (span, bool) {
 	i := p
 lead:
 	for i < len(s) {
@@ -314,30 +322,30 @@ lead:
 	}
 	if j := skipDigits(s, i); j > i { // (?:\d+[.)][ \t]*)?
 		if j == len(s) || (s[j] != '.' && s[j] != ')') {
-			return nil
+			return span{}, false
 		}
 		i = skipSpaceTab(s, j+1)
 	}
 	if n := foldPrefix(s[i:], "analysis"); n >= 0 { // (?:analysis\s+(?:of|for)\s+)?
 		j := skipRESpace(s, i+n)
 		if j == i+n {
-			return nil
+			return span{}, false
 		}
 		m := foldPrefix(s[j:], "of")
 		if m < 0 {
 			m = foldPrefix(s[j:], "for")
 		}
 		if m < 0 {
-			return nil
+			return span{}, false
 		}
 		i = skipRESpace(s, j+m)
 		if i == j+m {
-			return nil
+			return span{}, false
 		}
 	}
 	n := foldPrefix(s[i:], "sample")
 	if n < 0 {
-		return nil
+		return span{}, false
 	}
 	i = skipRESpace(s, i+n)
 	if i < len(s) && s[i] == '#' {
@@ -346,7 +354,7 @@ lead:
 	ds := i
 	i = skipDigits(s, i)
 	if i == ds || (i < len(s) && isWordByte(s[i])) { // (\d+)\b
-		return nil
+		return span{}, false
 	}
 	de := i
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '*' || s[i] == '_' || s[i] == ')') {
@@ -359,12 +367,12 @@ lead:
 	case strings.HasPrefix(s[i:], "–") || strings.HasPrefix(s[i:], "—"):
 		i += len("–") // both are three bytes
 	default:
-		return nil
+		return span{}, false
 	}
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '*' || s[i] == '_') {
 		i++
 	}
-	return []int{p, i, ds, de}
+	return span{p, i, ds, de}, true
 }
 
 // foldPrefix is the length of the prefix of s that (?i) matches with word
@@ -410,22 +418,16 @@ func skipDigits(s string, i int) int {
 	return i
 }
 
+// span is a match as regexp's Find*SubmatchIndex gives it, in a fixed
+// array so that matches need no allocation of their own: start, end, then
+// the start and end of each group (unused entries stay 0).
+type span [6]int
+
 // isWordByte is Go regexp's \w for the byte starting a rune: [0-9A-Za-z_].
 // A byte of 0x80 or above starts (or continues) a non-ASCII rune, never a
 // word character for \b.
 func isWordByte(c byte) bool {
 	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
-}
-
-// offset moves submatch indexes found in a window starting at p to indexes
-// in the whole text (-1 stays -1: a group that did not take part).
-func offset(loc []int, p int) []int {
-	for i, v := range loc {
-		if v >= 0 {
-			loc[i] = v + p
-		}
-	}
-	return loc
 }
 
 // matchScoreAfter is scoreAfterLabel on r, written out:
@@ -510,12 +512,12 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 // scoreLineMatches returns what scoreOfLine.FindAllStringIndex(t.s, limit)
 // returns: matchScoreLine at each line start, in order from where the
 // previous match ended (the end of a line).
-func scoreLineMatches(t foldText, limit int) [][]int {
-	var out [][]int
+func scoreLineMatches(t foldText, limit int) []span {
+	var out []span
 	for p := 0; p < len(t.s) && (limit < 0 || len(out) < limit); {
-		if loc := matchScoreLine(t, p); loc != nil {
-			out = append(out, loc)
-			p = loc[1]
+		if m, ok := matchScoreLine(t, p); ok {
+			out = append(out, m)
+			p = m[1]
 		}
 		j := strings.IndexByte(t.s[p:], '\n')
 		if j < 0 {
@@ -536,7 +538,7 @@ func scoreLineMatches(t foldText, limit int) [][]int {
 // where "score" may start on the first line from the last to the first;
 // from a place, the rest has one way to match (see matchScoreChain); the
 // match then runs to the end of the line holding the label's digits.
-func matchScoreLine(t foldText, p int) []int {
+func matchScoreLine(t foldText, p int) (span, bool) {
 	e := len(t.s)
 	if j := strings.IndexByte(t.s[p:], '\n'); j >= 0 {
 		e = p + j
@@ -545,7 +547,7 @@ func matchScoreLine(t foldText, p int) []int {
 	for lim := e; ; {
 		j := strings.LastIndex(t.lower[p:lim], "core")
 		if j < 0 {
-			return nil
+			return span{}, false
 		}
 		j += p
 		lim = j + 3 // the next search finds the "core" starting before j
@@ -564,7 +566,7 @@ func matchScoreLine(t foldText, p int) []int {
 			if k := strings.IndexByte(t.s[d:], '\n'); k >= 0 {
 				end = d + k
 			}
-			return []int{p, end}
+			return span{p, end}, true
 		}
 	}
 }
@@ -620,10 +622,10 @@ func matchScoreChain(s string, c int) int {
 // starts inside the digits, with nothing between, and since the number
 // runs to the same place whatever its start, only the first choice (one
 // digit given back) can be the match.
-func matchScoreOf(s string, q int) []int {
+func matchScoreOf(s string, q int) (span, bool) {
 	ds := matchScoreChain(s, q)
 	if ds < 0 {
-		return nil
+		return span{}, false
 	}
 	de := skipDigits(s, ds)
 	i := de
@@ -644,18 +646,18 @@ func matchScoreOf(s string, q int) []int {
 			k++
 		}
 		if end := matchSignedNumber(s, k); end >= 0 {
-			return []int{q, end, ds, de, k, end}
+			return span{q, end, ds, de, k, end}, true
 		}
 	}
 	if end := matchSignedNumber(s, i); end >= 0 {
-		return []int{q, end, ds, de, i, end}
+		return span{q, end, ds, de, i, end}, true
 	}
 	if de-ds > 1 {
 		if end := matchSignedNumber(s, de-1); end >= 0 {
-			return []int{q, end, ds, de - 1, de - 1, end}
+			return span{q, end, ds, de - 1, de - 1, end}, true
 		}
 	}
-	return nil
+	return span{}, false
 }
 
 // matchSignedNumber is -?\d+(?:\.\d+)?\b at k of s: the first
