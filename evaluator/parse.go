@@ -253,6 +253,13 @@ func assignScores(scores []*float64, hits []scoreHit, n int, c Criterion) []stri
 	var problems []string
 	values := make([][]string, n) // the distinct numbers given per label, as written
 	numbers := make([][]float64, n)
+	// Almost every label is given one number: room for it in one backing
+	// array per slice (capacity 1 each; a second number moves out).
+	firstValues, firstNumbers := make([]string, n), make([]float64, n)
+	for i := range n {
+		values[i], numbers[i] = firstValues[i:i:i+1], firstNumbers[i:i:i+1]
+	}
+	kept := make([]float64, n) // the scores kept, which Scores points into
 	unreadable := make([]bool, n)
 	outside := map[int]bool{}
 	var outsideOrder []int
@@ -275,21 +282,21 @@ func assignScores(scores []*float64, hits []scoreHit, n int, c Criterion) []stri
 		}
 	}
 	for i := 0; i < n; i++ {
-		label := sampleLabel(i + 1)
 		switch {
 		case len(numbers[i]) > 1:
-			problems = append(problems, fmt.Sprintf("%s: given %d different scores (%s); none kept", label, len(numbers[i]), strings.Join(values[i], ", ")))
+			problems = append(problems, fmt.Sprintf("%s: given %d different scores (%s); none kept", sampleLabel(i+1), len(numbers[i]), strings.Join(values[i], ", ")))
 		case len(numbers[i]) == 1:
 			v := numbers[i][0]
 			if v < c.Lo || v > c.Hi {
-				problems = append(problems, fmt.Sprintf("%s: %s is outside [%s, %s]", label, values[i][0], formatNumber(c.Lo), formatNumber(c.Hi)))
+				problems = append(problems, fmt.Sprintf("%s: %s is outside [%s, %s]", sampleLabel(i+1), values[i][0], formatNumber(c.Lo), formatNumber(c.Hi)))
 				continue
 			}
-			scores[i] = &v
+			kept[i] = v
+			scores[i] = &kept[i]
 		case unreadable[i]:
-			problems = append(problems, fmt.Sprintf("%s: the score could not be read as a number", label))
+			problems = append(problems, fmt.Sprintf("%s: the score could not be read as a number", sampleLabel(i+1)))
 		default:
-			problems = append(problems, fmt.Sprintf("%s: no score found", label))
+			problems = append(problems, fmt.Sprintf("%s: no score found", sampleLabel(i+1)))
 		}
 	}
 	for _, l := range outsideOrder {
@@ -360,7 +367,14 @@ var markdownMarks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "**", "", "__"
 
 // tidy trims an analysis and drops separator lines such as "---".
 func tidy(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
+	s = strings.TrimSpace(s)
+	// Most analyses have no separator line and no trailing blanks: every
+	// line is kept as it is, so the result is s itself (trimming it again
+	// changes nothing). Skip the split and join.
+	if !tidyChanges(s) {
+		return s
+	}
+	lines := strings.Split(s, "\n")
 	out := lines[:0]
 	for _, l := range lines {
 		if t := strings.TrimSpace(l); t != "" && strings.Trim(t, "-=*_#") == "" {
@@ -369,6 +383,23 @@ func tidy(s string) string {
 		out = append(out, strings.TrimRight(l, " \t"))
 	}
 	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// tidyChanges reports whether tidy drops or trims any line of s.
+func tidyChanges(s string) bool {
+	for rest := s; ; {
+		l, after, more := strings.Cut(rest, "\n")
+		if t := strings.TrimSpace(l); t != "" && strings.Trim(t, "-=*_#") == "" {
+			return true
+		}
+		if strings.TrimRight(l, " \t") != l {
+			return true
+		}
+		if !more {
+			return false
+		}
+		rest = after
+	}
 }
 
 // listIntro moves the start of a score list back over one lead-in line
