@@ -144,7 +144,7 @@ func ParseBatchAnswer(text string, n int, c Criterion) BatchAnswer {
 // one label. It returns the labels and scores of that list, where the list
 // begins (the end of the analysis part) and whether one was found.
 func findScoreList(t foldText) ([]scoreHit, int, bool) {
-	marks := wordMatches(t, "core", -1, matchScoresMarker) // scoresMarker over t
+	marks := wordMatches(t, "core", matchScoresMarker) // scoresMarker over t
 	for i := len(marks) - 1; i >= 0; i-- {
 		region := listRegion(t.slice(marks[i][1], len(t.s)))
 		if hits := readLabels(region); hasScore(hits) {
@@ -206,7 +206,7 @@ func listRegion(t foldText) string {
 
 // readLabels reads every label in a score list and the number right after it.
 func readLabels(region string) []scoreHit {
-	locs := wordMatches(newFoldText(region), "ample", -1, matchLabel) // labelRE over region
+	locs := wordMatches(newFoldText(region), "ample", matchLabel) // labelRE over region
 	hits := make([]scoreHit, 0, len(locs))
 	for i, loc := range locs {
 		label, err := strconv.Atoi(region[loc[2]:loc[3]])
@@ -233,7 +233,7 @@ func readLabels(region string) []scoreHit {
 // with s; tail and match are as for wordMatches.
 func readHits(t foldText, tail string, match func(s string, q int) (span, bool)) []scoreHit {
 	var hits []scoreHit
-	for _, m := range wordMatches(t, tail, -1, match) {
+	for _, m := range wordMatches(t, tail, match) {
 		raw := t.s[m[4]:m[5]]
 		label, err1 := strconv.Atoi(t.s[m[2]:m[3]])
 		v, err2 := strconv.ParseFloat(raw, 64)
@@ -331,20 +331,20 @@ func fillAnalyses(analyses []string, t foldText) {
 			end = heads[i+1][0]
 		}
 		section := part[h[1]:end]
-		if loc := scoreLineMatches(t.slice(h[1], end), 1); loc != nil {
-			section = section[:loc[0][0]]
+		if m, ok := nextScoreLine(t.slice(h[1], end), 0); ok {
+			section = section[:m[0]]
 		}
 		analyses[label-1] = tidy(section)
 	}
 
 	// One-stage answers without headings: the text between score lines.
 	prev := 0
-	for _, loc := range scoreLineMatches(t, -1) {
-		m := wordMatches(t.slice(loc[0], loc[1]), "ample", 1, matchLabel) // labelRE
-		if len(m) == 0 {
+	for _, loc := range scoreLineMatches(t) {
+		m, ok := nextWordMatch(t.slice(loc[0], loc[1]), "ample", 0, matchLabel) // labelRE
+		if !ok {
 			continue
 		}
-		label, err := strconv.Atoi(part[loc[0]+m[0][2] : loc[0]+m[0][3]])
+		label, err := strconv.Atoi(part[loc[0]+m[2] : loc[0]+m[3]])
 		if err == nil && label >= 1 && label <= n && analyses[label-1] == "" {
 			analyses[label-1] = tidy(part[prev:loc[0]])
 		}

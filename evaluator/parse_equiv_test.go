@@ -306,11 +306,11 @@ func checkScanners(t *testing.T, text string) {
 			t.Errorf("%s on %q: %v, want %v", name, text, got, want)
 		}
 	}
-	same("scoresMarker", wordMatches(ft, "core", -1, matchScoresMarker), scoresMarker.FindAllStringSubmatchIndex(text, -1))
-	same("labelRE", wordMatches(ft, "ample", -1, matchLabel), labelRE.FindAllStringSubmatchIndex(text, -1))
-	same("strictPair", wordMatches(ft, "ample", -1, regexpAt(strictPairAt)), strictPair.FindAllStringSubmatchIndex(text, -1))
-	same("scoreOfRE", wordMatches(ft, "core", -1, matchScoreOf), scoreOfRE.FindAllStringSubmatchIndex(text, -1))
-	same("scoreOfLine", scoreLineMatches(ft, -1), scoreOfLine.FindAllStringSubmatchIndex(text, -1))
+	same("scoresMarker", wordMatches(ft, "core", matchScoresMarker), scoresMarker.FindAllStringSubmatchIndex(text, -1))
+	same("labelRE", wordMatches(ft, "ample", matchLabel), labelRE.FindAllStringSubmatchIndex(text, -1))
+	same("strictPair", wordMatches(ft, "ample", regexpAt(strictPairAt)), strictPair.FindAllStringSubmatchIndex(text, -1))
+	same("scoreOfRE", wordMatches(ft, "core", matchScoreOf), scoreOfRE.FindAllStringSubmatchIndex(text, -1))
+	same("scoreOfLine", scoreLineMatches(ft), scoreOfLine.FindAllStringSubmatchIndex(text, -1))
 	same("headingRE", headingMatches(ft), headingRE.FindAllStringSubmatchIndex(text, -1))
 	same("rankingRE", lineMatches(ft, rankingAt, "ran", -1), rankingRE.FindAllStringSubmatchIndex(text, -1))
 	// matchScoreAfter on the text and on what follows each label in it.

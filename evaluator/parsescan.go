@@ -39,24 +39,30 @@ type foldText struct {
 }
 
 func newFoldText(s string) foldText {
-	b := []byte(s)
+	var b strings.Builder // its String() takes the bytes without a copy
+	b.Grow(len(s))
 	i := 0
 	// Eight bytes at a time: the high bit of each byte of upper is set
 	// where that byte is in 'A'..'Z' (a byte of 0x80 or above never is),
 	// and shifted down it is the 0x20 that lowers the letter.
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
+	var w [8]byte
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
 		h := x &^ highs
 		upper := (h + (0x80-'A')*ones) &^ (h + (0x80-'Z'-1)*ones) &^ x & highs
-		binary.LittleEndian.PutUint64(b[i:], x|upper>>2)
+		binary.LittleEndian.PutUint64(w[:], x|upper>>2)
+		b.Write(w[:])
 	}
-	for ; i < len(b); i++ {
-		if c := b[i]; 'A' <= c && c <= 'Z' {
-			b[i] = c + ('a' - 'A')
+	for ; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
 		}
+		b.WriteByte(c)
 	}
-	return foldText{s, string(b)}
+	return foldText{s, b.String()}
 }
 
 func (t foldText) slice(i, j int) foldText {
@@ -148,7 +154,7 @@ func lineMatches(t foldText, at *regexp.Regexp, need string, limit int) []span {
 	return out
 }
 
-// wordMatches returns what re.FindAllStringSubmatchIndex(t.s, limit)
+// wordMatches returns what re.FindAllStringSubmatchIndex(t.s, -1)
 // returns for re = \b followed by a pattern P that starts with a word
 // beginning with s (case-insensitive) whose remaining letters, tail, hold
 // no s or k (lowercase ASCII: "ample" for "sample", "core" for "score").
@@ -161,10 +167,22 @@ func lineMatches(t foldText, at *regexp.Regexp, need string, limit int) []span {
 // and any other byte belongs to a non-word rune); P looks only to the
 // right. Candidates are tried in order from where the previous match
 // ended, as FindAll does.
-func wordMatches(t foldText, tail string, limit int, match func(s string, q int) (span, bool)) []span {
-	var out []span
-	from := 0
-	for i := 0; i < len(t.lower) && (limit < 0 || len(out) < limit); i++ {
+func wordMatches(t foldText, tail string, match func(s string, q int) (span, bool)) []span {
+	out := make([]span, 0, 16) // room for a usual batch without regrowing
+	for from := 0; ; {
+		m, ok := nextWordMatch(t, tail, from, match)
+		if !ok {
+			return out
+		}
+		out = append(out, m)
+		from = m[1]
+	}
+}
+
+// nextWordMatch is the first match of wordMatches that starts at or after
+// from (a candidate whose tail starts before from starts before it too).
+func nextWordMatch(t foldText, tail string, from int, match func(s string, q int) (span, bool)) (span, bool) {
+	for i := from; i < len(t.lower); i++ {
 		j := strings.Index(t.lower[i:], tail)
 		if j < 0 {
 			break
@@ -184,11 +202,10 @@ func wordMatches(t foldText, tail string, limit int, match func(s string, q int)
 			continue // no \b at q
 		}
 		if m, ok := match(t.s, q); ok {
-			out = append(out, m)
-			from = m[1]
+			return m, true
 		}
 	}
-	return out
+	return span{}, false
 }
 
 // regexpAt returns a match function for wordMatches that runs at, a
@@ -278,7 +295,7 @@ func matchLabel(s string, q int) (span, bool) {
 // previous match ended (a match ends on a line it cannot leave, before any
 // "\n", so the next one starts on a later line).
 func headingMatches(t foldText) []span {
-	var out []span
+	out := make([]span, 0, 16) // room for a usual batch without regrowing
 	for p := 0; p < len(t.s); {
 		if m, ok := matchHeading(t.s, p); ok {
 			out = append(out, m)
@@ -509,15 +526,28 @@ func wordEnds(r string, i int) bool {
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// scoreLineMatches returns what scoreOfLine.FindAllStringIndex(t.s, limit)
+// scoreLineMatches returns what scoreOfLine.FindAllStringIndex(t.s, -1)
 // returns: matchScoreLine at each line start, in order from where the
 // previous match ended (the end of a line).
-func scoreLineMatches(t foldText, limit int) []span {
+func scoreLineMatches(t foldText) []span {
 	var out []span
-	for p := 0; p < len(t.s) && (limit < 0 || len(out) < limit); {
+	for p := 0; ; {
+		m, ok := nextScoreLine(t, p)
+		if !ok {
+			return out
+		}
+		out = append(out, m)
+		p = m[1]
+	}
+}
+
+// nextScoreLine is the first match of scoreLineMatches at a line start at
+// or after p, where p is 0 or the end of an earlier match (a line end,
+// where matchScoreLine sees an empty line and finds nothing).
+func nextScoreLine(t foldText, p int) (span, bool) {
+	for p < len(t.s) {
 		if m, ok := matchScoreLine(t, p); ok {
-			out = append(out, m)
-			p = m[1]
+			return m, true
 		}
 		j := strings.IndexByte(t.s[p:], '\n')
 		if j < 0 {
@@ -525,7 +555,7 @@ func scoreLineMatches(t foldText, limit int) []span {
 		}
 		p += j + 1
 	}
-	return out
+	return span{}, false
 }
 
 // matchScoreLine is scoreOfLine at the line start p of t.s, written out:
