@@ -31,10 +31,10 @@ func (a BatchAnswer) Missing() []int {
 
 // The patterns below are written once, as their bodies, so that the forms
 // run over a whole text (the documented semantics) and the forms anchored
-// at one position (what the scanners in parsescan.go run) cannot drift
-// apart. The anchored forms start with \A where the whole form starts with
-// ^ or \b; for \b the scanners check the boundary themselves (see
-// wordMatches).
+// at one position (run by the scanners in parsescan.go where they are not
+// written out by hand) cannot drift apart. The anchored forms start with
+// \A where the whole form starts with ^ or \b; for \b the scanners check
+// the boundary themselves (see wordMatches).
 const (
 	// scoresMarker finds the start of a score list: "Float Scores:",
 	// "Integer Scores:", "Final scores for Coherence:", "SCORES:".
@@ -79,11 +79,9 @@ var (
 	headingRE    = regexp.MustCompile(`(?im)^` + headingBody)
 	rankingRE    = regexp.MustCompile(`(?im)^` + rankingBody)
 
-	// The same patterns, matching only at the start of the string given.
-	strictPairAt  = regexp.MustCompile(`(?im)\A` + strictPairBody)
-	scoreOfAt     = regexp.MustCompile(`(?i)\A` + scoreOfBody)
-	scoreOfLineAt = regexp.MustCompile(`(?im)\A` + scoreOfLineBody)
-	rankingAt     = regexp.MustCompile(`(?im)\A` + rankingBody)
+	// The rare patterns, matching only at the start of the string given.
+	strictPairAt = regexp.MustCompile(`(?im)\A` + strictPairBody)
+	rankingAt    = regexp.MustCompile(`(?im)\A` + rankingBody)
 
 	// scoreAfterLabel reads the score that directly follows a label:
 	// "Sample3: 2.5", "Sample3 = 2.5", "Sample3 - 2.5", "Sample3): 2.5",
