@@ -142,7 +142,7 @@ func analysisBefore(text string, i int) string {
 // they saw "\n". Candidates are tried in order from where the previous
 // match ended, as FindAll does.
 func ratingLines(t foldText) []span {
-	var starts []int
+	starts := make([]int, 0, 8) // on the stack for a usual answer
 	for i := 0; ; {
 		j := strings.Index(t.lower[i:], "rating")
 		if j < 0 {
