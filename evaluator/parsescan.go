@@ -543,13 +543,20 @@ func scoreLineMatches(t foldText) []span {
 
 // nextScoreLine is the first match of scoreLineMatches at a line start at
 // or after p, where p is 0 or the end of an earlier match (a line end,
-// where matchScoreLine sees an empty line and finds nothing).
+// "\n" or the end of the text, which no "core" search stops at).
 func nextScoreLine(t foldText, p int) (span, bool) {
 	for p < len(t.s) {
+		// A match has "score" on its first line: skip to the next line
+		// holding "core" (found with the fast strings.Index).
+		j := strings.Index(t.lower[p:], "core")
+		if j < 0 {
+			break
+		}
+		p += strings.LastIndexByte(t.s[p:p+j], '\n') + 1
 		if m, ok := matchScoreLine(t, p); ok {
 			return m, true
 		}
-		j := strings.IndexByte(t.s[p:], '\n')
+		j = strings.IndexByte(t.s[p:], '\n')
 		if j < 0 {
 			break
 		}
