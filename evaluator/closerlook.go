@@ -3,6 +3,7 @@ package evaluator
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -57,11 +58,15 @@ func BuildAnalyzeRatePrompt(r Rubric, c Criterion, s Sample, sc Scoring) []Messa
 	return []Message{{Role: "system", Content: sampleSystemPrompt}, {Role: "user", Content: b.String()}}
 }
 
+const ratingLineBody = `(rating|score)\b[ \t*_]*(?:\([^)\n]*\))?[ \t*_]*[:=\-–—][ \t*_]*(.*)$`
+
 var (
 	// ratingLineRE finds a rating label and what follows it on its line:
 	// "Rating: 2.5", "Final rating - 3", "Rating (1-3): 2". Group 1 is the
 	// label word, group 2 the rest of the line.
-	ratingLineRE = regexp.MustCompile(`(?im)\b(rating|score)\b[ \t*_]*(?:\([^)\n]*\))?[ \t*_]*[:=\-–—][ \t*_]*(.*)$`)
+	// It is the specification of ratingLines, which runs ratingLineAt.
+	ratingLineRE = regexp.MustCompile(`(?im)\b` + ratingLineBody)
+	ratingLineAt = regexp.MustCompile(`(?im)\A` + ratingLineBody)
 	// ratingNumberRE reads the number that opens the rest of a rating line.
 	ratingNumberRE = regexp.MustCompile(`^\[*(-?\d+(?:\.\d+)?|-?\.\d+)\b`)
 )
@@ -75,8 +80,8 @@ var (
 // to the label, or all of it when there is no label.
 func ParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string, problem string) {
 	clean := cleanMarkdown(text)
-	var ratings, scores [][]int
-	for _, m := range ratingLineRE.FindAllStringSubmatchIndex(clean, -1) {
+	var ratings, scores []span
+	for _, m := range ratingLines(newFoldText(clean)) {
 		if strings.EqualFold(clean[m[2]:m[3]], "rating") {
 			ratings = append(ratings, m)
 		} else {
@@ -84,9 +89,9 @@ func ParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string
 		}
 	}
 	// The last label with a number wins; rating labels before score labels.
-	var label []int
+	var label span
 	var raw string
-	for _, group := range [][][]int{ratings, scores} {
+	for _, group := range [][]span{ratings, scores} {
 		for i := len(group) - 1; i >= 0 && raw == ""; i-- {
 			if n := ratingNumberRE.FindStringSubmatch(clean[group[i][4]:group[i][5]]); n != nil {
 				label, raw = group[i], n[1]
@@ -123,4 +128,58 @@ func analysisBefore(text string, i int) string {
 		return tidy(text[:i])
 	}
 	return tidy(text[:ls])
+}
+
+// ratingLines returns what ratingLineRE.FindAllStringSubmatchIndex(t.s, -1)
+// returns, without running the regexp over the whole answer.
+//
+// Why it is the same: a match starts at "rating" or "score" (an "s", "S"
+// or "ſ" before "core"; no other letter of either word has a non-ASCII
+// case fold), found with strings.Index in t.lower, where \b holds (checked
+// on the bytes, as in wordMatches). A match cannot leave its line (the
+// pattern has no \s, and [^)\n] and . stop at "\n"), so the anchored form
+// runs on the rest of the line, where $ and \b see the end of the text as
+// they saw "\n". Candidates are tried in order from where the previous
+// match ended, as FindAll does.
+func ratingLines(t foldText) []span {
+	starts := make([]int, 0, 8) // on the stack for a usual answer
+	for i := 0; ; {
+		j := strings.Index(t.lower[i:], "rating")
+		if j < 0 {
+			break
+		}
+		starts = append(starts, i+j)
+		i += j + 1
+	}
+	for i := 0; ; {
+		j := strings.Index(t.lower[i:], "core")
+		if j < 0 {
+			break
+		}
+		j += i
+		i = j + 1
+		switch {
+		case j >= 1 && t.lower[j-1] == 's':
+			starts = append(starts, j-1)
+		case j >= 2 && t.s[j-2:j] == "ſ":
+			starts = append(starts, j-2)
+		}
+	}
+	slices.Sort(starts) // a place starts "rating" or "score", never both
+	var out []span
+	from := 0
+	for _, q := range starts {
+		if q < from || (q > 0 && isWordByte(t.s[q-1])) == isWordByte(t.s[q]) {
+			continue
+		}
+		end := len(t.s)
+		if j := strings.IndexByte(t.s[q:], '\n'); j >= 0 {
+			end = q + j
+		}
+		if m, ok := regexpMatch(ratingLineAt, t.s[q:end], q); ok {
+			out = append(out, m)
+			from = m[1]
+		}
+	}
+	return out
 }

@@ -29,45 +29,69 @@ func (a BatchAnswer) Missing() []int {
 	return out
 }
 
-var (
+// The patterns below are written once, as their bodies, so that the forms
+// run over a whole text (the documented semantics) and the forms anchored
+// at one position (run by the scanners in parsescan.go where they are not
+// written out by hand) cannot drift apart. The anchored forms start with
+// \A where the whole form starts with ^ or \b; for \b the scanners check
+// the boundary themselves (see wordMatches).
+const (
 	// scoresMarker finds the start of a score list: "Float Scores:",
 	// "Integer Scores:", "Final scores for Coherence:", "SCORES:".
-	scoresMarker = regexp.MustCompile(`(?i)\bscores\b[^:\n\[\]]{0,40}:`)
+	scoresMarkerBody = `scores\b[^:\n\[\]]{0,40}:`
 
 	// labelRE finds a sample label: "Sample3", "sample 3", "Sample #3".
-	labelRE = regexp.MustCompile(`(?i)\bsample\s*#?\s*(\d+)`)
-
-	// scoreAfterLabel reads the score that directly follows a label:
-	// "Sample3: 2.5", "Sample3 = 2.5", "Sample3 - 2.5", "Sample3): 2.5",
-	// "Sample3 is 2.5", "Sample3: 2.5/3". Group 1 is the number.
-	scoreAfterLabel = regexp.MustCompile(`^[ \t*_()\]]*(?:[:=\-–—]|\bis\b)?[ \t*_]*(-?\d+(?:\.\d+)?|-?\.\d+)\b`)
-
-	// listItemRE is a line of a score list written one per line: it starts
-	// with a label, after any bullet or number ("- Sample1: 2", "2. Sample2 = 1").
-	listItemRE = regexp.MustCompile(`(?i)^[ \t>#*_\-•+]*(?:\d+[.)][ \t]*)?(?:score\s+(?:of|for)\s+)?sample\s*#?\s*\d+`)
+	labelBody = `sample\s*#?\s*(\d+)`
 
 	// strictPair is a label and a score joined by ":" or "=" and ending the
 	// item (end of line, comma or semicolon), for the last-resort search of
 	// the whole answer, where looser forms would catch numbers in the prose
 	// ("Sample1: 3 of its 5 sentences...").
-	strictPair = regexp.MustCompile(`(?im)\bsample\s*#?\s*(\d+)[ \t*_)]*[:=][ \t*_]*(-?\d+(?:\.\d+)?)(?:[ \t]*/[ \t]*\d+(?:\.\d+)?)?[ \t*_]*(?:[,;]|\.?[ \t]*$)`)
+	strictPairBody = `sample\s*#?\s*(\d+)[ \t*_)]*[:=][ \t*_]*(-?\d+(?:\.\d+)?)(?:[ \t]*/[ \t]*\d+(?:\.\d+)?)?[ \t*_]*(?:[,;]|\.?[ \t]*$)`
 
 	// scoreOfRE reads one-stage score lines: "Score of Sample3: 2.5",
 	// "Score for Sample 3 = 2".
-	scoreOfRE = regexp.MustCompile(`(?i)\bscore\s+(?:of|for)\s+sample\s*#?\s*(\d+)[ \t*_)]*[:=\-–—]?[ \t*_]*(-?\d+(?:\.\d+)?)\b`)
+	scoreOfBody = `score\s+(?:of|for)\s+sample\s*#?\s*(\d+)[ \t*_)]*[:=\-–—]?[ \t*_]*(-?\d+(?:\.\d+)?)\b`
 
 	// scoreOfLine finds a one-stage score line, to end a sample's analysis.
-	scoreOfLine = regexp.MustCompile(`(?im)^[^\n]*\bscore\s+(?:of|for)\s+sample\s*#?\s*\d+[^\n]*$`)
+	scoreOfLineBody = `[^\n]*\bscore\s+(?:of|for)\s+sample\s*#?\s*\d+[^\n]*$`
 
 	// headingRE finds a line that opens one sample's analysis: "Sample1:",
 	// "**Sample 1**", "### Sample 1", "- Sample1 -", "Analysis of Sample1:",
 	// "2. Sample2: ...". A line that merely starts with a sample's name in
 	// a sentence ("Sample2 is better...") is not a heading.
-	headingRE = regexp.MustCompile(`(?im)^[ \t>#*_\-•]*(?:\d+[.)][ \t]*)?(?:analysis\s+(?:of|for)\s+)?sample\s*#?\s*(\d+)\b[ \t*_)]*(?:[:\-–—.(]|$)[ \t*_]*`)
+	headingBody = `[ \t>#*_\-•]*(?:\d+[.)][ \t]*)?(?:analysis\s+(?:of|for)\s+)?sample\s*#?\s*(\d+)\b[ \t*_)]*(?:[:\-–—.(]|$)[ \t*_]*`
 
 	// rankingRE finds the start of a three-stage ranking section, which
 	// ends the analysis part.
-	rankingRE = regexp.MustCompile(`(?im)^[ \t>#*_\-]*(?:step\s*2\b.*\brank.*|(?:final\s+|overall\s+)?ranking\b[^:\n]{0,40}:.*|(?:final\s+|overall\s+)?ranking[ \t]*|rank(?:ed)?\s+(?:order|from\s+best)\b.*)$`)
+	rankingBody = `[ \t>#*_\-]*(?:step\s*2\b.*\brank.*|(?:final\s+|overall\s+)?ranking\b[^:\n]{0,40}:.*|(?:final\s+|overall\s+)?ranking[ \t]*|rank(?:ed)?\s+(?:order|from\s+best)\b.*)$`
+)
+
+var (
+	// The whole-text forms are the specification. Only labelRE is run
+	// here; the scanners of parsescan.go must find exactly what the others
+	// find, which FuzzScannersMatchRegexps checks.
+	scoresMarker = regexp.MustCompile(`(?i)\b` + scoresMarkerBody)
+	labelRE      = regexp.MustCompile(`(?i)\b` + labelBody)
+	strictPair   = regexp.MustCompile(`(?im)\b` + strictPairBody)
+	scoreOfRE    = regexp.MustCompile(`(?i)\b` + scoreOfBody)
+	scoreOfLine  = regexp.MustCompile(`(?im)^` + scoreOfLineBody)
+	headingRE    = regexp.MustCompile(`(?im)^` + headingBody)
+	rankingRE    = regexp.MustCompile(`(?im)^` + rankingBody)
+
+	// The rare patterns, matching only at the start of the string given.
+	strictPairAt = regexp.MustCompile(`(?im)\A` + strictPairBody)
+	rankingAt    = regexp.MustCompile(`(?im)\A` + rankingBody)
+
+	// scoreAfterLabel reads the score that directly follows a label:
+	// "Sample3: 2.5", "Sample3 = 2.5", "Sample3 - 2.5", "Sample3): 2.5",
+	// "Sample3 is 2.5", "Sample3: 2.5/3". Group 1 is the number. It is the
+	// specification of matchScoreAfter.
+	scoreAfterLabel = regexp.MustCompile(`^[ \t*_()\]]*(?:[:=\-–—]|\bis\b)?[ \t*_]*(-?\d+(?:\.\d+)?|-?\.\d+)\b`)
+
+	// listItemRE is a line of a score list written one per line: it starts
+	// with a label, after any bullet or number ("- Sample1: 2", "2. Sample2 = 1").
+	listItemRE = regexp.MustCompile(`(?i)^[ \t>#*_\-•+]*(?:\d+[.)][ \t]*)?(?:score\s+(?:of|for)\s+)?sample\s*#?\s*\d+`)
 )
 
 // scoreHit is one label and score read from the answer.
@@ -95,37 +119,37 @@ type scoreHit struct {
 // Labels outside 1..n are ignored and reported.
 func ParseBatchAnswer(text string, n int, c Criterion) BatchAnswer {
 	a := BatchAnswer{Scores: make([]*float64, max(n, 0)), Analyses: make([]string, max(n, 0))}
-	clean := cleanMarkdown(text)
+	clean := newFoldText(cleanMarkdown(text))
 
 	hits, listStart, found := findScoreList(clean)
 	analysisEnd := listStart
 	if !found {
-		analysisEnd = len(clean)
-		hits = readHits(clean, scoreOfRE)
+		analysisEnd = len(clean.s)
+		hits = readHits(clean, "core", matchScoreOf) // scoreOfRE
 		if len(hits) == 0 {
-			hits = readHits(clean, strictPair)
+			hits = readHits(clean, "ample", regexpAt(strictPairAt)) // strictPair
 		}
 	}
 	if len(hits) == 0 {
 		a.Problems = append(a.Problems, "no scores found in the answer")
 	}
 	a.Problems = append(a.Problems, assignScores(a.Scores, hits, n, c)...)
-	fillAnalyses(a.Analyses, clean[:analysisEnd])
+	fillAnalyses(a.Analyses, clean.slice(0, analysisEnd))
 	return a
 }
 
 // findScoreList looks for the last score-list marker followed by at least
 // one label. It returns the labels and scores of that list, where the list
 // begins (the end of the analysis part) and whether one was found.
-func findScoreList(text string) ([]scoreHit, int, bool) {
-	marks := scoresMarker.FindAllStringIndex(text, -1)
+func findScoreList(t foldText) ([]scoreHit, int, bool) {
+	marks := wordMatches(t, "core", matchScoresMarker) // scoresMarker over t
 	for i := len(marks) - 1; i >= 0; i-- {
-		region := listRegion(text[marks[i][1]:])
+		region := listRegion(t.slice(marks[i][1], len(t.s)))
 		if hits := readLabels(region); hasScore(hits) {
-			return hits, listIntro(text, lineStart(text, marks[i][0])), true
+			return hits, listIntro(t.s, lineStart(t.s, marks[i][0])), true
 		}
 	}
-	return nil, len(text), false
+	return nil, len(t.s), false
 }
 
 // listRegion cuts the score list off the text that follows a marker: the
@@ -133,7 +157,8 @@ func findScoreList(text string) ([]scoreHit, int, bool) {
 // run of lines that start with a label (allowing blank lines, and a couple
 // of other lines before the first label, e.g. "(out of 3)"), up to the
 // first other line.
-func listRegion(after string) string {
+func listRegion(t foldText) string {
+	after := t.s
 	trimmed := strings.TrimLeft(after, " \t\r\n")
 	if strings.HasPrefix(trimmed, "[") {
 		if end := strings.Index(trimmed, "]"); end > 0 {
@@ -145,11 +170,22 @@ func listRegion(after string) string {
 	const maxLeadingLines = 2
 	var b strings.Builder
 	seenLabel, leading := false, 0
-	for i, line := range strings.Split(after, "\n") {
+	// The lines of after, as strings.Split(after, "\n") would give them.
+	for i, p := 0, 0; p <= len(after); i++ {
+		end := len(after)
+		if j := strings.IndexByte(after[p:], '\n'); j >= 0 {
+			end = p + j
+		}
+		line := after[p:end]
+		// Both patterns need "sample" (its s may be "ſ"), so a line
+		// without "ample" cannot match either.
+		isLabel := strings.Contains(t.lower[p:end], "ample") &&
+			(listItemRE.MatchString(line) || (i == 0 && labelRE.MatchString(line)))
+		p = end + 1
 		switch {
 		case strings.TrimSpace(line) == "":
 			continue
-		case listItemRE.MatchString(line) || (i == 0 && labelRE.MatchString(line)):
+		case isLabel:
 			seenLabel = true
 		case seenLabel:
 			return b.String()
@@ -168,8 +204,8 @@ func listRegion(after string) string {
 
 // readLabels reads every label in a score list and the number right after it.
 func readLabels(region string) []scoreHit {
-	var hits []scoreHit
-	locs := labelRE.FindAllStringSubmatchIndex(region, -1)
+	locs := wordMatches(newFoldText(region), "ample", matchLabel) // labelRE over region
+	hits := make([]scoreHit, 0, len(locs))
 	for i, loc := range locs {
 		label, err := strconv.Atoi(region[loc[2]:loc[3]])
 		if err != nil {
@@ -180,9 +216,9 @@ func readLabels(region string) []scoreHit {
 			end = locs[i+1][0]
 		}
 		h := scoreHit{label: label}
-		if m := scoreAfterLabel.FindStringSubmatch(region[loc[1]:end]); m != nil {
-			if v, err := strconv.ParseFloat(m[1], 64); err == nil {
-				h.value, h.ok, h.raw = v, true, m[1]
+		if raw, ok := matchScoreAfter(region[loc[1]:end]); ok { // scoreAfterLabel
+			if v, err := strconv.ParseFloat(raw, 64); err == nil {
+				h.value, h.ok, h.raw = v, true, raw
 			}
 		}
 		hits = append(hits, h)
@@ -190,14 +226,17 @@ func readLabels(region string) []scoreHit {
 	return hits
 }
 
-// readHits reads label-score pairs matched by re anywhere in text.
-func readHits(text string, re *regexp.Regexp) []scoreHit {
+// readHits reads label-score pairs matched anywhere in t by a pattern of
+// two groups, label and number, that starts with \b and a word beginning
+// with s; tail and match are as for wordMatches.
+func readHits(t foldText, tail string, match func(s string, q int) (span, bool)) []scoreHit {
 	var hits []scoreHit
-	for _, m := range re.FindAllStringSubmatch(text, -1) {
-		label, err1 := strconv.Atoi(m[1])
-		v, err2 := strconv.ParseFloat(m[2], 64)
+	for _, m := range wordMatches(t, tail, match) {
+		raw := t.s[m[4]:m[5]]
+		label, err1 := strconv.Atoi(t.s[m[2]:m[3]])
+		v, err2 := strconv.ParseFloat(raw, 64)
 		if err1 == nil && err2 == nil {
-			hits = append(hits, scoreHit{label: label, value: v, ok: true, raw: m[2]})
+			hits = append(hits, scoreHit{label: label, value: v, ok: true, raw: raw})
 		}
 	}
 	return hits
@@ -212,6 +251,13 @@ func assignScores(scores []*float64, hits []scoreHit, n int, c Criterion) []stri
 	var problems []string
 	values := make([][]string, n) // the distinct numbers given per label, as written
 	numbers := make([][]float64, n)
+	// Almost every label is given one number: room for it in one backing
+	// array per slice (capacity 1 each; a second number moves out).
+	firstValues, firstNumbers := make([]string, n), make([]float64, n)
+	for i := range n {
+		values[i], numbers[i] = firstValues[i:i:i+1], firstNumbers[i:i:i+1]
+	}
+	kept := make([]float64, n) // the scores kept, which Scores points into
 	unreadable := make([]bool, n)
 	outside := map[int]bool{}
 	var outsideOrder []int
@@ -234,21 +280,21 @@ func assignScores(scores []*float64, hits []scoreHit, n int, c Criterion) []stri
 		}
 	}
 	for i := 0; i < n; i++ {
-		label := sampleLabel(i + 1)
 		switch {
 		case len(numbers[i]) > 1:
-			problems = append(problems, fmt.Sprintf("%s: given %d different scores (%s); none kept", label, len(numbers[i]), strings.Join(values[i], ", ")))
+			problems = append(problems, fmt.Sprintf("%s: given %d different scores (%s); none kept", sampleLabel(i+1), len(numbers[i]), strings.Join(values[i], ", ")))
 		case len(numbers[i]) == 1:
 			v := numbers[i][0]
 			if v < c.Lo || v > c.Hi {
-				problems = append(problems, fmt.Sprintf("%s: %s is outside [%s, %s]", label, values[i][0], formatNumber(c.Lo), formatNumber(c.Hi)))
+				problems = append(problems, fmt.Sprintf("%s: %s is outside [%s, %s]", sampleLabel(i+1), values[i][0], formatNumber(c.Lo), formatNumber(c.Hi)))
 				continue
 			}
-			scores[i] = &v
+			kept[i] = v
+			scores[i] = &kept[i]
 		case unreadable[i]:
-			problems = append(problems, fmt.Sprintf("%s: the score could not be read as a number", label))
+			problems = append(problems, fmt.Sprintf("%s: the score could not be read as a number", sampleLabel(i+1)))
 		default:
-			problems = append(problems, fmt.Sprintf("%s: no score found", label))
+			problems = append(problems, fmt.Sprintf("%s: no score found", sampleLabel(i+1)))
 		}
 	}
 	for _, l := range outsideOrder {
@@ -263,12 +309,16 @@ func assignScores(scores []*float64, hits []scoreHit, n int, c Criterion) []stri
 // heading but a "Score of" line, its analysis is the text since the
 // previous "Score of" line. The first heading of a label wins, so a
 // later summary that names the sample again does not replace it.
-func fillAnalyses(analyses []string, part string) {
+//
+// The searches are those of rankingRE, headingRE and scoreOfLine, run by
+// lineMatches and headingMatches.
+func fillAnalyses(analyses []string, t foldText) {
 	n := len(analyses)
-	if loc := rankingRE.FindStringIndex(part); loc != nil {
-		part = part[:loc[0]]
+	if loc := lineMatches(t, rankingAt, "ran", 1); loc != nil {
+		t = t.slice(0, loc[0][0])
 	}
-	heads := headingRE.FindAllStringSubmatchIndex(part, -1)
+	part := t.s
+	heads := headingMatches(t)
 	for i, h := range heads {
 		label, err := strconv.Atoi(part[h[2]:h[3]])
 		if err != nil || label < 1 || label > n || analyses[label-1] != "" {
@@ -279,20 +329,20 @@ func fillAnalyses(analyses []string, part string) {
 			end = heads[i+1][0]
 		}
 		section := part[h[1]:end]
-		if loc := scoreOfLine.FindStringIndex(section); loc != nil {
-			section = section[:loc[0]]
+		if m, ok := nextScoreLine(t.slice(h[1], end), 0); ok {
+			section = section[:m[0]]
 		}
 		analyses[label-1] = tidy(section)
 	}
 
 	// One-stage answers without headings: the text between score lines.
 	prev := 0
-	for _, loc := range scoreOfLine.FindAllStringIndex(part, -1) {
-		m := labelRE.FindStringSubmatch(part[loc[0]:loc[1]])
-		if m == nil {
+	for _, loc := range scoreLineMatches(t) {
+		m, ok := nextWordMatch(t.slice(loc[0], loc[1]), "ample", 0, matchLabel) // labelRE
+		if !ok {
 			continue
 		}
-		label, err := strconv.Atoi(m[1])
+		label, err := strconv.Atoi(part[loc[0]+m[2] : loc[0]+m[3]])
 		if err == nil && label >= 1 && label <= n && analyses[label-1] == "" {
 			analyses[label-1] = tidy(part[prev:loc[0]])
 		}
@@ -303,12 +353,26 @@ func fillAnalyses(analyses []string, part string) {
 // cleanMarkdown drops the emphasis and code marks that judges wrap around
 // labels and numbers ("**Sample1**: `2.5`"), and normalises line ends.
 func cleanMarkdown(s string) string {
-	return strings.NewReplacer("\r\n", "\n", "\r", "\n", "**", "", "__", "", "`", "").Replace(s)
+	// A text with none of the strings replaced comes out unchanged: skip
+	// the copy.
+	if !strings.ContainsAny(s, "\r`") && !strings.Contains(s, "**") && !strings.Contains(s, "__") {
+		return s
+	}
+	return markdownMarks.Replace(s)
 }
+
+var markdownMarks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "**", "", "__", "", "`", "")
 
 // tidy trims an analysis and drops separator lines such as "---".
 func tidy(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
+	s = strings.TrimSpace(s)
+	// Most analyses have no separator line and no trailing blanks: every
+	// line is kept as it is, so the result is s itself (trimming it again
+	// changes nothing). Skip the split and join.
+	if !tidyChanges(s) {
+		return s
+	}
+	lines := strings.Split(s, "\n")
 	out := lines[:0]
 	for _, l := range lines {
 		if t := strings.TrimSpace(l); t != "" && strings.Trim(t, "-=*_#") == "" {
@@ -317,6 +381,23 @@ func tidy(s string) string {
 		out = append(out, strings.TrimRight(l, " \t"))
 	}
 	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// tidyChanges reports whether tidy drops or trims any line of s.
+func tidyChanges(s string) bool {
+	for rest := s; ; {
+		l, after, more := strings.Cut(rest, "\n")
+		if t := strings.TrimSpace(l); t != "" && strings.Trim(t, "-=*_#") == "" {
+			return true
+		}
+		if strings.TrimRight(l, " \t") != l {
+			return true
+		}
+		if !more {
+			return false
+		}
+		rest = after
+	}
 }
 
 // listIntro moves the start of a score list back over one lead-in line
@@ -328,7 +409,8 @@ func listIntro(text string, start int) int {
 		return start
 	}
 	ls := lineStart(before, len(before))
-	if headingRE.MatchString(before[ls:]) {
+	// before[ls:] is one line, so headingRE could match only at its start.
+	if _, ok := matchHeading(before, ls); ok {
 		return start // "Sample3:" heading with an empty analysis: keep it
 	}
 	return ls

@@ -1,0 +1,80 @@
+package evaluator
+
+// The regexp-based ParseAnalyzeRate exactly as it was before the keyword
+// scanner (ratingLines), under "oracle" names, for the equivalence tests.
+// Do not change it.
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+var (
+	// oracleRatingLineRE finds a rating label and what follows it on its line:
+	// "Rating: 2.5", "Final rating - 3", "Rating (1-3): 2". Group 1 is the
+	// label word, group 2 the rest of the line.
+	oracleRatingLineRE = regexp.MustCompile(`(?im)\b(rating|score)\b[ \t*_]*(?:\([^)\n]*\))?[ \t*_]*[:=\-–—][ \t*_]*(.*)$`)
+	// oracleRatingNumberRE reads the number that opens the rest of a rating line.
+	oracleRatingNumberRE = regexp.MustCompile(`^\[*(-?\d+(?:\.\d+)?|-?\.\d+)\b`)
+)
+
+// oracleParseAnalyzeRate reads an answer to BuildAnalyzeRatePrompt. The rating is
+// the number after the last "Rating:" label (bold, "Rating - 3" and
+// "Rating (1-3): 2" accepted), or, when there is none, after the last
+// "Score:" label; analysis is the text before that label's line. A rating
+// outside [c.Lo, c.Hi], an unreadable one and a missing one give a nil
+// score and a plain-English problem; analysis is then the answer's text up
+// to the label, or all of it when there is no label.
+func oracleParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string, problem string) {
+	clean := cleanMarkdown(text)
+	var ratings, scores [][]int
+	for _, m := range oracleRatingLineRE.FindAllStringSubmatchIndex(clean, -1) {
+		if strings.EqualFold(clean[m[2]:m[3]], "rating") {
+			ratings = append(ratings, m)
+		} else {
+			scores = append(scores, m)
+		}
+	}
+	// The last label with a number wins; rating labels before score labels.
+	var label []int
+	var raw string
+	for _, group := range [][][]int{ratings, scores} {
+		for i := len(group) - 1; i >= 0 && raw == ""; i-- {
+			if n := oracleRatingNumberRE.FindStringSubmatch(clean[group[i][4]:group[i][5]]); n != nil {
+				label, raw = group[i], n[1]
+			}
+		}
+		if raw != "" {
+			break
+		}
+	}
+	if raw == "" {
+		if len(ratings) > 0 {
+			last := ratings[len(ratings)-1]
+			return nil, oracleAnalysisBefore(clean, last[0]), "the rating could not be read as a number"
+		}
+		return nil, tidy(clean), `no "Rating:" line found`
+	}
+	analysis = oracleAnalysisBefore(clean, label[0])
+	v, err := strconv.ParseFloat(raw, 64)
+	if err != nil {
+		return nil, analysis, "the rating could not be read as a number"
+	}
+	if v < c.Lo || v > c.Hi {
+		return nil, analysis, fmt.Sprintf("the rating %s is outside [%s, %s]", raw, formatNumber(c.Lo), formatNumber(c.Hi))
+	}
+	return &v, analysis, ""
+}
+
+// oracleAnalysisBefore is the analysis that precedes a rating label at i: the
+// text before the label's line, or, when that line also ends a sentence of
+// the analysis ("... on topic. Rating: 3"), the text before the label.
+func oracleAnalysisBefore(text string, i int) string {
+	ls := lineStart(text, i)
+	if strings.ContainsAny(text[ls:i], ".!?") {
+		return tidy(text[:i])
+	}
+	return tidy(text[:ls])
+}
