@@ -20,9 +20,11 @@ import (
 	"github.com/batcheval/batcheval/evaluator"
 )
 
-// updateWire rewrites testdata/wire from what the client sends. The files
-// were written by the openai-go based client before it was replaced, and
-// are the record of the bytes every endpoint has been receiving.
+// updateWire rewrites testdata/wire and testdata/outcomes.json from what
+// the client does. The files were written by the openai-go based client
+// before it was replaced (commits 1b3038b and after), and are the record of
+// the bytes every endpoint has been receiving and of what the client made
+// of every answer: do not rewrite them unless the change is meant.
 var updateWire = flag.Bool("update-wire", false, "rewrite testdata/wire/*.http from the current client")
 
 // wireRequest is one request as an endpoint received it.
@@ -215,10 +217,35 @@ func TestWireFormat(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v (run with -update-wire to write it)", err)
 			}
-			want := parseWire(t, raw)
+			want := sdkHeadersReplaced(t, parseWire(t, raw))
 			compareWire(t, got, want)
 		})
 	}
+}
+
+// sdkHeadersReplaced turns a golden request, as the SDK sent it, into what
+// the client sends now: the one deliberate change on the wire. The SDK
+// named itself in User-Agent ("OpenAI/Go <version>") and described its
+// platform in X-Stainless-* headers (language, OS, architecture, Go
+// version, retry count), which endpoints only log; the client names the
+// product instead, like the webhooks, and tells nothing about the host.
+func sdkHeadersReplaced(t *testing.T, r wireRequest) wireRequest {
+	t.Helper()
+	h := http.Header{}
+	for k, vs := range r.Header {
+		switch {
+		case strings.HasPrefix(k, "X-Stainless-"):
+			continue
+		case k == "User-Agent":
+			if len(vs) != 1 || !strings.HasPrefix(vs[0], "OpenAI/Go ") {
+				t.Fatalf("golden User-Agent %q is not the SDK's", vs)
+			}
+			vs = []string{userAgent}
+		}
+		h[k] = vs
+	}
+	r.Header = h
+	return r
 }
 
 // compareWire checks got against the golden want: the request line and
