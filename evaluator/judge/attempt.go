@@ -170,7 +170,7 @@ func (c *Client) transportError(actx context.Context, err error, gotResponse boo
 
 // decode turns a 2xx body into a Response; anything unusable is malformed.
 func (c *Client) decode(raw []byte) (Response, *Error) {
-	if !json.Valid(raw) {
+	if !validJSON(raw) {
 		// Only to word the error as before: encoding/json's syntax error.
 		err := json.Unmarshal(raw, new(struct{}))
 		if err == nil {

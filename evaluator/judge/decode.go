@@ -25,8 +25,9 @@ import (
 //     ignored as a whole, and a null element is an empty one;
 //   - invalid UTF-8 in a string without escapes is kept as it came.
 //
-// The body is checked with json.Valid first, so the scanner only ever sees
-// well-formed JSON, and a malformed body gets encoding/json's message.
+// The body is checked first (validJSON, which accepts what json.Valid
+// does), so the scanner only ever sees well-formed JSON, and a malformed
+// body gets encoding/json's message.
 
 // completion is what decode reads of a chat completion.
 type completion struct {
@@ -40,7 +41,7 @@ type completion struct {
 // failed to decode into; the message is kept as users have been seeing it.
 const sdkTypeName = "openai.ChatCompletion"
 
-// parseCompletion reads a well-formed JSON document (json.Valid holds).
+// parseCompletion reads a well-formed JSON document (validJSON holds).
 // The error is for a document that is not an object or null.
 func parseCompletion(b []byte) (completion, error) {
 	var cc completion
@@ -354,12 +355,14 @@ func unescape(s []byte) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' {
-			b.WriteByte(c)
-			continue
+		// Copy the run up to the next escape in one go.
+		j := bytes.IndexByte(s[i:], '\\')
+		if j < 0 {
+			b.Write(s[i:])
+			break
 		}
-		i++
+		b.Write(s[i : i+j])
+		i += j + 1
 		if i >= len(s) {
 			break
 		}
