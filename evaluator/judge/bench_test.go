@@ -136,3 +136,30 @@ func BenchmarkRequestHash(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEncodeBody and BenchmarkDecode are the two halves of the
+// client's own work on a call, without HTTP.
+func BenchmarkEncodeBody(b *testing.B) {
+	c := &Client{cfg: Config{Model: "judge-model"}}
+	p, invalid := c.buildRequest(benchPrompt())
+	if invalid != nil {
+		b.Fatal(invalid)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := encodeBody(&p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	c := &Client{cfg: Config{Model: "judge-model"}}
+	raw := benchAnswer()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, e := c.decode(raw); e != nil {
+			b.Fatal(e)
+		}
+	}
+}

@@ -102,10 +102,17 @@ type storedAnswer struct {
 }
 
 // RequestHash is the hex SHA-256 of the request as sent to the judge at
-// baseURL serving model. encoding/json writes struct fields in order and
-// map keys sorted, so equal requests hash alike.
+// baseURL serving model: of json.Marshal(cacheKey{...}), which writes
+// struct fields in order and map keys sorted, so equal requests hash
+// alike. appendCacheKey writes those bytes by hand, without reflection;
+// stored answers are keyed by these hashes, so they must never change
+// (FuzzRequestHash compares with json.Marshal).
 func RequestHash(baseURL, model string, r Request) (string, error) {
-	b, err := json.Marshal(cacheKey{BaseURL: baseURL, Model: model, Request: r})
+	n := 128 + len(baseURL) + len(model)
+	for _, m := range r.Messages {
+		n += len(m.Content) + 32
+	}
+	b, err := appendCacheKey(make([]byte, 0, n+n/16), baseURL, model, &r)
 	if err != nil {
 		return "", err
 	}

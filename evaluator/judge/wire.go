@@ -3,7 +3,6 @@ package judge
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -25,7 +24,9 @@ const chatPath = "chat/completions"
 
 // chatRequest is the body of a chat completion request. The field order is
 // the order the SDK wrote them in (messages, model, the optional fields by
-// name, response_format), so the bytes sent are unchanged.
+// name, response_format), so the bytes sent are unchanged. appendBody
+// writes it by hand; the tags say what encoding/json would write, which
+// TestEncodeBody holds it to.
 type chatRequest struct {
 	Messages []chatMessage `json:"messages"`
 	Model    string        `json:"model"`
@@ -68,25 +69,18 @@ type jsonSchemaFormat struct {
 	Schema map[string]any `json:"schema"`
 }
 
-// encodeBody writes r as JSON the way the SDK did: without escaping <, >
-// and & (encoding/json's default, which the SDK turned off), and without
-// a trailing newline.
+// encodeBody writes r as JSON the way the SDK did: encoding/json's output
+// for chatRequest without escaping <, > and & (the SDK turned that off),
+// and without a trailing newline. appendBody writes it by hand
+// (TestEncodeBody compares with encoding/json).
 func encodeBody(r *chatRequest) ([]byte, error) {
-	var buf bytes.Buffer
 	// Room for the messages and the JSON around them, so that the buffer
 	// grows at most once for text that needs escaping.
 	n := 256
 	for _, m := range r.Messages {
 		n += len(m.Content) + 32
 	}
-	buf.Grow(n + n/16)
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		return nil, err
-	}
-	b := buf.Bytes()
-	return b[:len(b)-1], nil // Encode ends the value with a newline
+	return appendBody(make([]byte, 0, n+n/16), r)
 }
 
 // endpointURL joins the base URL and the chat completions path as the SDK
