@@ -108,17 +108,29 @@ type storedAnswer struct {
 // stored answers are keyed by these hashes, so they must never change
 // (FuzzRequestHash compares with json.Marshal).
 func RequestHash(baseURL, model string, r Request) (string, error) {
-	n := 128 + len(baseURL) + len(model)
-	for _, m := range r.Messages {
-		n += len(m.Content) + 32
+	bp := keyBufs.Get().(*[]byte)
+	b, err := appendCacheKey((*bp)[:0], baseURL, model, &r)
+	var sum [sha256.Size]byte
+	if err == nil {
+		sum = sha256.Sum256(b)
 	}
-	b, err := appendCacheKey(make([]byte, 0, n+n/16), baseURL, model, &r)
+	if cap(b) <= maxPooledKey {
+		*bp = b[:0]
+		keyBufs.Put(bp)
+	}
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
 }
+
+// keyBufs holds the buffers cache keys are written into: a key is hashed
+// and dropped, and allocating a prompt-sized buffer per call (the prompt
+// is most of the key) cost more than writing it.
+var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
+
+// maxPooledKey keeps a rare huge prompt's buffer out of the pool.
+const maxPooledKey = 1 << 20
 
 // Complete answers r from the store when it can, and otherwise calls the
 // judge and stores a successful answer. A store that fails is passed by:

@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -208,4 +209,28 @@ func FuzzAppendFloat(f *testing.F) {
 			t.Fatalf("%v: error %q, want %q", x, gotErr, wantErr)
 		}
 	})
+}
+
+// TestAppendStringEveryOffset puts each kind of byte that needs care at
+// every offset of the eight-byte words appendString skips through.
+func TestAppendStringEveryOffset(t *testing.T) {
+	specials := []string{"\"", "\\", "\n", "\x00", "\x1f", "\x7f", "<", ">", "&", "é", "\u2028", "\xff", "\xe2\x82", "🙂", " "}
+	for p := range 20 {
+		for _, c := range specials {
+			for _, tail := range []int{0, 1, 7, 8, 9, 17} {
+				s := strings.Repeat("a", p) + c + strings.Repeat("b", tail) + c
+				want, _ := json.Marshal(s)
+				if got := appendString(nil, s, true); !bytes.Equal(got, want) {
+					t.Errorf("html %q: got %s, want %s", s, got, want)
+				}
+				var buf bytes.Buffer
+				enc := json.NewEncoder(&buf)
+				enc.SetEscapeHTML(false)
+				_ = enc.Encode(s)
+				if got, want := appendString(nil, s, false), bytes.TrimSuffix(buf.Bytes(), []byte("\n")); !bytes.Equal(got, want) {
+					t.Errorf("plain %q: got %s, want %s", s, got, want)
+				}
+			}
+		}
+	}
 }
