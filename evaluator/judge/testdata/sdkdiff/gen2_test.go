@@ -8,13 +8,13 @@ import (
 
 // level -> key -> child level ("" = scalar)
 var shape = map[string]map[string]string{
-	"root":   {"choices": "[choice", "model": "", "usage": "usage"},
-	"choice": {"message": "message", "finish_reason": "", "logprobs": "lp"},
+	"root":    {"choices": "[choice", "model": "", "usage": "usage"},
+	"choice":  {"message": "message", "finish_reason": "", "logprobs": "lp"},
 	"message": {"content": ""},
-	"lp":     {"content": "[token"},
-	"token":  {"token": "", "logprob": "", "top_logprobs": "[top"},
-	"top":    {"token": "", "logprob": ""},
-	"usage":  {"prompt_tokens": "", "completion_tokens": ""},
+	"lp":      {"content": "[token"},
+	"token":   {"token": "", "logprob": "", "top_logprobs": "[top"},
+	"top":     {"token": "", "logprob": ""},
+	"usage":   {"prompt_tokens": "", "completion_tokens": ""},
 }
 
 func genShaped(r *rand.Rand, level string) string {
