@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"net/http"
@@ -15,10 +14,6 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
 )
 
 // maxTopLogprobs is the OpenAI API's limit for top_logprobs.
@@ -28,105 +23,84 @@ const maxTopLogprobs = 20
 // structured answer is a list of scores.
 const schemaName = "scores"
 
-// buildParams turns r into SDK parameters, rejecting what no endpoint
+// buildRequest turns r into the request body, rejecting what no endpoint
 // would accept before spending an attempt on it.
-func (c *Client) buildParams(r Request) (openai.ChatCompletionNewParams, *Error) {
+func (c *Client) buildRequest(r Request) (chatRequest, *Error) {
 	invalid := func(format string, args ...any) *Error {
 		return &Error{Kind: KindBadRequest, Message: fmt.Sprintf(format, args...)}
 	}
 	if len(r.Messages) == 0 {
-		return openai.ChatCompletionNewParams{}, invalid("no messages to send")
+		return chatRequest{}, invalid("no messages to send")
 	}
 	switch {
 	case r.N < 0:
-		return openai.ChatCompletionNewParams{}, invalid("n is %d: it must be 0 or more", r.N)
+		return chatRequest{}, invalid("n is %d: it must be 0 or more", r.N)
 	case r.MaxTokens < 0:
-		return openai.ChatCompletionNewParams{}, invalid("max tokens is %d: it must be 0 (no cap) or more", r.MaxTokens)
+		return chatRequest{}, invalid("max tokens is %d: it must be 0 (no cap) or more", r.MaxTokens)
 	case r.TopLogprobs < 0 || r.TopLogprobs > maxTopLogprobs:
-		return openai.ChatCompletionNewParams{}, invalid("top logprobs is %d: it must be between 0 and %d", r.TopLogprobs, maxTopLogprobs)
+		return chatRequest{}, invalid("top logprobs is %d: it must be between 0 and %d", r.TopLogprobs, maxTopLogprobs)
 	}
 
-	msgs := make([]openai.ChatCompletionMessageParamUnion, 0, len(r.Messages))
+	msgs := make([]chatMessage, len(r.Messages))
 	for i, m := range r.Messages {
 		switch m.Role {
-		case "system":
-			msgs = append(msgs, openai.SystemMessage(m.Content))
-		case "user":
-			msgs = append(msgs, openai.UserMessage(m.Content))
-		case "assistant":
-			msgs = append(msgs, openai.AssistantMessage(m.Content))
+		case "system", "user", "assistant":
+			msgs[i] = chatMessage{Content: m.Content, Role: m.Role}
 		default:
-			return openai.ChatCompletionNewParams{}, invalid("message %d has role %q: use system, user or assistant", i+1, m.Role)
+			return chatRequest{}, invalid("message %d has role %q: use system, user or assistant", i+1, m.Role)
 		}
 	}
 
-	p := openai.ChatCompletionNewParams{
-		Model:    c.cfg.Model,
-		Messages: msgs,
-		// param.Opt marks the field as set, so 0 is sent rather than
-		// dropped as a zero value (the reason go-openai was not chosen).
-		Temperature: openai.Float(r.Temperature),
+	p := chatRequest{
+		Model:       c.cfg.Model,
+		Messages:    msgs,
+		Temperature: r.Temperature,
+		Seed:        r.Seed,
 	}
 	if r.TopP > 0 {
-		p.TopP = openai.Float(r.TopP)
+		p.TopP = r.TopP
 	}
 	if r.MaxTokens > 0 {
-		// max_tokens, not max_completion_tokens: every local server
-		// (Ollama, vLLM, llama.cpp) understands it, and OpenAI still accepts
-		// it for the non-reasoning models a greedy judge uses (reasoning
-		// models refuse temperature 0 anyway).
-		p.MaxTokens = openai.Int(int64(r.MaxTokens))
+		p.MaxTokens = r.MaxTokens
 	}
 	if r.N > 1 {
-		p.N = openai.Int(int64(r.N))
+		p.N = r.N
 	}
-	if r.Seed != nil {
-		p.Seed = openai.Int(*r.Seed)
-	}
-	if r.Logprobs || r.TopLogprobs > 0 {
-		p.Logprobs = openai.Bool(true)
-	}
-	if r.TopLogprobs > 0 {
-		p.TopLogprobs = openai.Int(int64(r.TopLogprobs))
-	}
+	p.Logprobs = r.Logprobs || r.TopLogprobs > 0
+	p.TopLogprobs = r.TopLogprobs // 0 is left out
 	switch {
 	case r.JSONSchema != nil:
-		p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{
-			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
-				Name:   schemaName,
-				Schema: r.JSONSchema,
-				// Without strict, OpenAI treats the schema as a hint; with it
-				// the schema must use OpenAI's strict subset (every property
-				// required, additionalProperties false). Local servers
-				// enforce the schema by guided decoding either way.
-				Strict: openai.Bool(true),
-			},
+		p.ResponseFormat = &responseFormat{
+			Type:       "json_schema",
+			JSONSchema: &jsonSchemaFormat{Name: schemaName, Schema: r.JSONSchema, Strict: true},
 		}
 	case r.JSONMode:
-		p.ResponseFormat.OfJSONObject = &shared.ResponseFormatJSONObjectParam{}
+		p.ResponseFormat = &responseFormat{Type: "json_object"}
 	}
 	return p, nil
 }
 
-// attempt makes one HTTP attempt under its own timeout.
-func (c *Client) attempt(ctx context.Context, p openai.ChatCompletionNewParams) (Response, *Error) {
+// attempt makes one HTTP attempt under its own timeout. encErr is why the
+// body could not be encoded: the attempt fails with it, as it did when the
+// SDK encoded the body inside the attempt.
+func (c *Client) attempt(ctx context.Context, body []byte, encErr error) (Response, *Error) {
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 
 	var httpResp *http.Response
 	var raw []byte
+	err := encErr
 	start := time.Now()
-	// ResponseInto hands us the status and headers even when the SDK cannot
-	// parse an error body; ResponseBodyInto a []byte keeps the decoding (and
-	// so the "malformed" verdict) in our hands.
-	_, err := c.chat.New(actx, p, option.WithResponseInto(&httpResp), option.WithResponseBodyInto(&raw))
+	if err == nil {
+		httpResp, raw, err = c.send(actx, body)
+	}
 	latency := time.Since(start)
 
 	switch {
 	case ctx.Err() != nil:
 		return Response{}, &Error{Kind: KindCancelled, Err: context.Cause(ctx)}
 	case httpResp != nil && httpResp.StatusCode >= 400:
-		return Response{}, c.statusError(httpResp, err)
+		return Response{}, c.statusError(httpResp, raw)
 	case httpResp != nil && httpResp.StatusCode >= 300:
 		return Response{}, redirectError(httpResp)
 	case err != nil:
@@ -144,18 +118,15 @@ func (c *Client) attempt(ctx context.Context, p openai.ChatCompletionNewParams) 
 // maxErrorBody bounds how much of an error body is read for its message.
 const maxErrorBody = 64 << 10
 
-func (c *Client) statusError(res *http.Response, err error) *Error {
-	var body []byte
-	if res.Body != nil {
-		body, _ = io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-	}
+// statusError reports an HTTP error status; body is the start of the
+// error body, nil when it could not be read.
+func (c *Client) statusError(res *http.Response, body []byte) *Error {
 	kind, _ := kindForStatus(res.StatusCode)
 	return &Error{
 		Kind:       kind,
 		Status:     res.StatusCode,
 		RetryAfter: parseRetryAfter(res.Header, time.Now()),
 		Message:    c.redact(errorMessage(body)),
-		Err:        err,
 	}
 }
 
@@ -192,15 +163,23 @@ func (c *Client) transportError(actx context.Context, err error, gotResponse boo
 	if errors.As(err, &urlErr) {
 		return &Error{Kind: KindNetwork, Message: c.redact(err.Error()), Err: err}
 	}
-	// Nothing was sent: the SDK could not build the request, and building
-	// it again will fail the same way.
+	// Nothing was sent: the request could not be built (its body could not
+	// be encoded), and building it again will fail the same way.
 	return &Error{Kind: KindBadRequest, Message: c.redact("could not build the request: " + err.Error()), Err: err}
 }
 
 // decode turns a 2xx body into a Response; anything unusable is malformed.
 func (c *Client) decode(raw []byte) (Response, *Error) {
-	var cc openai.ChatCompletion
-	if err := json.Unmarshal(raw, &cc); err != nil {
+	if !validJSON(raw) {
+		// Only to word the error as before: encoding/json's syntax error.
+		err := json.Unmarshal(raw, new(struct{}))
+		if err == nil {
+			err = errors.New("invalid JSON") // not expected: Valid said no
+		}
+		return Response{}, &Error{Kind: KindMalformed, Message: c.redact("the body is not JSON: " + err.Error()), Err: err}
+	}
+	cc, err := parseCompletion(raw)
+	if err != nil {
 		return Response{}, &Error{Kind: KindMalformed, Message: c.redact("the body is not JSON: " + err.Error()), Err: err}
 	}
 	if len(cc.Choices) == 0 {
@@ -212,24 +191,13 @@ func (c *Client) decode(raw []byte) (Response, *Error) {
 		return Response{}, &Error{Kind: KindMalformed, Message: c.redact(msg)}
 	}
 	resp := Response{
-		Choices:          make([]Choice, 0, len(cc.Choices)),
-		PromptTokens:     int(cc.Usage.PromptTokens),
-		CompletionTokens: int(cc.Usage.CompletionTokens),
+		Choices:          cc.Choices,
+		PromptTokens:     int(cc.PromptTokens),
+		CompletionTokens: int(cc.CompletionTokens),
 		Model:            cc.Model,
 	}
 	if resp.Model == "" {
 		resp.Model = c.cfg.Model
-	}
-	for _, ch := range cc.Choices {
-		choice := Choice{Text: ch.Message.Content, FinishReason: ch.FinishReason}
-		for _, tl := range ch.Logprobs.Content {
-			tok := TokenLogprob{Token: tl.Token, Logprob: tl.Logprob}
-			for _, alt := range tl.TopLogprobs {
-				tok.Top = append(tok.Top, TopLogprob{Token: alt.Token, Logprob: alt.Logprob})
-			}
-			choice.Logprobs = append(choice.Logprobs, tok)
-		}
-		resp.Choices = append(resp.Choices, choice)
 	}
 	return resp, nil
 }

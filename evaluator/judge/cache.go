@@ -102,16 +102,35 @@ type storedAnswer struct {
 }
 
 // RequestHash is the hex SHA-256 of the request as sent to the judge at
-// baseURL serving model. encoding/json writes struct fields in order and
-// map keys sorted, so equal requests hash alike.
+// baseURL serving model: of json.Marshal(cacheKey{...}), which writes
+// struct fields in order and map keys sorted, so equal requests hash
+// alike. appendCacheKey writes those bytes by hand, without reflection;
+// stored answers are keyed by these hashes, so they must never change
+// (FuzzRequestHash compares with json.Marshal).
 func RequestHash(baseURL, model string, r Request) (string, error) {
-	b, err := json.Marshal(cacheKey{BaseURL: baseURL, Model: model, Request: r})
+	bp := keyBufs.Get().(*[]byte)
+	b, err := appendCacheKey((*bp)[:0], baseURL, model, &r)
+	var sum [sha256.Size]byte
+	if err == nil {
+		sum = sha256.Sum256(b)
+	}
+	if cap(b) <= maxPooledKey {
+		*bp = b[:0]
+		keyBufs.Put(bp)
+	}
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
 }
+
+// keyBufs holds the buffers cache keys are written into: a key is hashed
+// and dropped, and allocating a prompt-sized buffer per call (the prompt
+// is most of the key) cost more than writing it.
+var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
+
+// maxPooledKey keeps a rare huge prompt's buffer out of the pool.
+const maxPooledKey = 1 << 20
 
 // Complete answers r from the store when it can, and otherwise calls the
 // judge and stores a successful answer. A store that fails is passed by:

@@ -4,9 +4,12 @@
 // retrying, and turns every failure into an *Error whose Kind says what to
 // do next.
 //
-// The protocol is spoken by the official SDK (github.com/openai/openai-go);
-// retries are ours (github.com/cenkalti/backoff/v5), so that attempts can be
-// counted, Retry-After honoured, and timeouts applied per attempt.
+// The protocol is spoken by a few explicit lines of net/http and JSON
+// (wire.go, decode.go) that send the bytes the official SDK
+// (github.com/openai/openai-go) sent and read answers as it read them, at a
+// fraction of its CPU; retries are ours (github.com/cenkalti/backoff/v5),
+// so that attempts can be counted, Retry-After honoured, and timeouts
+// applied per attempt.
 package judge
 
 import (
@@ -19,8 +22,6 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/batcheval/batcheval/evaluator"
 )
@@ -142,8 +143,9 @@ func (cfg Config) withDefaults() Config {
 
 // Client calls one judge model. It is safe for concurrent use.
 type Client struct {
-	cfg  Config
-	chat openai.ChatCompletionService
+	cfg      Config
+	endpoint *url.URL    // <base URL>/chat/completions
+	header   http.Header // sent with every request (cloned per request)
 }
 
 // New checks cfg and builds a client. The base URL must be an absolute
@@ -163,30 +165,16 @@ func New(cfg Config) (*Client, error) {
 	}
 	cfg = cfg.withDefaults()
 
-	// The service is built directly instead of through openai.NewClient:
-	// NewClient starts from DefaultClientOptions, which read OPENAI_BASE_URL,
-	// OPENAI_API_KEY, OPENAI_ORG_ID, OPENAI_PROJECT_ID and
-	// OPENAI_CUSTOM_HEADERS. Our explicit options would override the first
-	// two, but an empty APIKey (Ollama) would let OPENAI_API_KEY be sent to a
-	// third-party endpoint, and the org/project/headers would leak too. A
-	// bare service has only what is listed here.
-	opts := []option.RequestOption{
-		option.WithBaseURL(cfg.BaseURL),
-		option.WithHTTPClient(cfg.HTTPClient),
-		// We retry ourselves (to count attempts and honour Retry-After with
-		// our own ceiling); SDK retries would multiply with ours.
-		option.WithMaxRetries(0),
+	endpoint, err := endpointURL(u)
+	if err != nil {
+		return nil, fmt.Errorf("judge: base URL %q cannot take the chat completions path: %w", cfg.BaseURL, err)
 	}
-	for k, vs := range cfg.Header {
-		for _, v := range vs {
-			opts = append(opts, option.WithHeaderAdd(k, v))
-		}
-	}
-	if cfg.APIKey != "" {
-		// Sent as "Authorization: Bearer <key>".
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
-	}
-	return &Client{cfg: cfg, chat: openai.NewChatCompletionService(opts...)}, nil
+	// Only what is listed here is sent: no OPENAI_* environment variable
+	// is read (the SDK's client read OPENAI_API_KEY, which an endpoint
+	// without a key, e.g. Ollama, must never receive). Retries are ours
+	// alone (to count attempts and honour Retry-After with our own
+	// ceiling).
+	return &Client{cfg: cfg, endpoint: endpoint, header: requestHeader(cfg)}, nil
 }
 
 // Request is one chat completion request to the judge.
@@ -282,10 +270,13 @@ func (c *Client) Ping(ctx context.Context) (Response, error) {
 }
 
 func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Response, error) {
-	params, invalid := c.buildParams(r)
+	params, invalid := c.buildRequest(r)
 	if invalid != nil {
 		return Response{}, invalid
 	}
+	// Encoded once for all attempts. A failure is reported by the first
+	// attempt, as when the SDK encoded inside it.
+	body, encErr := encodeBody(&params)
 	if ctx.Err() != nil {
 		return Response{}, &Error{Kind: KindCancelled, Err: context.Cause(ctx)}
 	}
@@ -301,7 +292,7 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 		}
 		attempts++
 		started := time.Now()
-		resp, e := c.attempt(ctx, params)
+		resp, e := c.attempt(ctx, body, encErr)
 		var ns *NotSent
 		if e != nil && errors.As(e, &ns) {
 			attempts--
