@@ -2,7 +2,6 @@ package methods
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 
@@ -143,8 +142,7 @@ func (BatchEval) Summary(r Run) string {
 
 // EncodeMessages stores a request's messages as JSON.
 func EncodeMessages(msgs []evaluator.Message) string {
-	b, _ := json.Marshal(msgs)
-	return string(b)
+	return judge.MessagesJSON(msgs)
 }
 
 // Note implements Method.

@@ -1,0 +1,32 @@
+package judge
+
+import "github.com/batcheval/batcheval/evaluator"
+
+// MessagesJSON is json.Marshal(msgs), byte for byte: the form in which a
+// batch stores the messages it sent (and from which pages and resumes
+// decode them). Every call stores one, so it is written without
+// reflection, as the request body is (jsonenc.go).
+func MessagesJSON(msgs []evaluator.Message) string {
+	if msgs == nil {
+		return "null"
+	}
+	n := 2
+	for _, m := range msgs {
+		n += len(m.Role) + len(m.Content) + 24
+	}
+	// A little room for escapes, so that most prompts fit at once.
+	b := make([]byte, 0, n+n/16)
+	b = append(b, '[')
+	for i, m := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"role":`...)
+		b = appendString(b, m.Role, true)
+		b = append(b, `,"content":`...)
+		b = appendString(b, m.Content, true)
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	return string(b)
+}
