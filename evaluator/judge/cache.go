@@ -65,8 +65,8 @@ type Cache struct {
 
 	mu   sync.Mutex
 	seen map[string]int // request hash -> identical requests sent so far
-	// loading is set while a goroutine makes lookups for waiting calls;
-	// next collects the keys of the calls that arrive meanwhile.
+	// loading is set while a lookup is under way; next collects the keys
+	// of the calls that arrive meanwhile (nil when none waits).
 	loading bool
 	next    *lookup
 }
@@ -179,15 +179,35 @@ func (c *Cache) load(ctx context.Context, k AnswerKey) ([]byte, bool, error) {
 		return c.store.LoadAnswer(ctx, k.Hash, k.Occurrence)
 	}
 	c.mu.Lock()
+	if !c.loading {
+		// Nobody is looking up: this call makes its own query itself
+		// (handing it to a goroutine woke two goroutines per call), and
+		// the calls arriving meanwhile share the next one, which a
+		// goroutine makes once this one is done.
+		c.loading = true
+		c.mu.Unlock()
+		answers, err := bl.LoadAnswers(ctx, []AnswerKey{k})
+		c.mu.Lock()
+		if c.next != nil {
+			go c.lookups(context.WithoutCancel(ctx), bl)
+		} else {
+			c.loading = false
+		}
+		c.mu.Unlock()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, false, context.Cause(ctx)
+			}
+			return nil, false, err
+		}
+		b, ok := answers[k]
+		return b, ok, nil
+	}
 	if c.next == nil {
 		c.next = &lookup{done: make(chan struct{})}
 	}
 	l := c.next
 	l.keys = append(l.keys, k)
-	if !c.loading {
-		c.loading = true
-		go c.lookups(context.WithoutCancel(ctx), bl)
-	}
 	c.mu.Unlock()
 	select {
 	case <-l.done:

@@ -1,0 +1,148 @@
+package judge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/evaluator"
+)
+
+// memStore is an AnswerStore and BatchLoader in memory; the first
+// LoadAnswers waits for hold to close when hold is set.
+type memStore struct {
+	mu      sync.Mutex
+	answers map[AnswerKey][]byte
+	loads   [][]AnswerKey
+	hold    chan struct{}
+}
+
+func (s *memStore) LoadAnswer(ctx context.Context, h string, occ int) ([]byte, bool, error) {
+	m, err := s.LoadAnswers(ctx, []AnswerKey{{h, occ}})
+	b, ok := m[AnswerKey{h, occ}]
+	return b, ok, err
+}
+
+func (s *memStore) LoadAnswers(_ context.Context, keys []AnswerKey) (map[AnswerKey][]byte, error) {
+	s.mu.Lock()
+	first := len(s.loads) == 0
+	s.loads = append(s.loads, append([]AnswerKey(nil), keys...))
+	s.mu.Unlock()
+	if first && s.hold != nil {
+		<-s.hold
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[AnswerKey][]byte{}
+	for _, k := range keys {
+		if b, ok := s.answers[k]; ok {
+			out[k] = b
+		}
+	}
+	return out, nil
+}
+
+func (s *memStore) SaveAnswer(_ context.Context, h string, occ int, b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.answers[AnswerKey{h, occ}]; !ok {
+		s.answers[AnswerKey{h, occ}] = b
+	}
+	return nil
+}
+
+// echoJudge answers a request with its last message.
+type echoJudge struct {
+	mu    sync.Mutex
+	calls int
+}
+
+func (e *echoJudge) Complete(_ context.Context, r Request) (Response, error) {
+	e.mu.Lock()
+	e.calls++
+	e.mu.Unlock()
+	return Response{Choices: []Choice{{Text: "fresh " + r.Messages[len(r.Messages)-1].Content}}, Model: "m"}, nil
+}
+
+// TestCacheLookupsArriveTogether: the first lookup of a quiet moment is
+// made at once by its own call; the calls arriving while it runs share one
+// next lookup; every call gets its stored answer or, without one, the
+// judge's, which is then stored; the cache is idle afterwards.
+func TestCacheLookupsArriveTogether(t *testing.T) {
+	req := func(i int) Request {
+		return Request{Messages: []evaluator.Message{{Role: "user", Content: fmt.Sprint("sample ", i)}}}
+	}
+	store := &memStore{answers: map[AnswerKey][]byte{}, hold: make(chan struct{})}
+	for i := 0; i < 11; i += 2 { // even requests were answered before
+		h, err := RequestHash("http://judge", "m", req(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(storedAnswer{Choices: []Choice{{Text: fmt.Sprint("stored ", i)}}, Model: "m"})
+		store.answers[AnswerKey{h, 0}] = b
+	}
+	inner := &echoJudge{}
+	c := NewCache(inner, store, "http://judge", "m")
+	got := make([]string, 11)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		r, err := c.Complete(context.Background(), req(0))
+		if err != nil {
+			t.Error(err)
+		}
+		got[0] = r.Choices[0].Text
+	})
+	// Wait until the first call's own lookup is under way, then start
+	// the others and let the first go once they all wait for the next.
+	waitFor(t, func() bool { store.mu.Lock(); defer store.mu.Unlock(); return len(store.loads) == 1 })
+	for i := 1; i < 11; i++ {
+		wg.Go(func() {
+			r, err := c.Complete(context.Background(), req(i))
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = r.Choices[0].Text
+		})
+	}
+	waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.next != nil && len(c.next.keys) == 10 })
+	close(store.hold)
+	wg.Wait()
+	for i, text := range got {
+		want := fmt.Sprint("stored ", i)
+		if i%2 == 1 {
+			want = fmt.Sprint("fresh sample ", i)
+		}
+		if text != want {
+			t.Errorf("call %d got %q, want %q", i, text, want)
+		}
+	}
+	if len(store.loads) != 2 || len(store.loads[0]) != 1 || len(store.loads[1]) != 10 {
+		t.Errorf("lookups made: %v; want one for the first call, then one for the ten that arrived during it", store.loads)
+	}
+	if inner.calls != 5 {
+		t.Errorf("the judge was called %d times, want 5 (the requests never answered)", inner.calls)
+	}
+	if len(store.answers) != 11 {
+		t.Errorf("%d answers stored, want 11", len(store.answers))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.loading || c.next != nil {
+		t.Errorf("after the calls: loading %v, next %v; want an idle cache", c.loading, c.next)
+	}
+}
+
+// waitFor polls cond for up to 5 s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
