@@ -502,10 +502,21 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *sql.Tx, r BatchRes
 }
 
 // BatchSave is one answer of a group stored together (SaveBatchResults),
-// with the lease owner its write is fenced on ("" for none).
+// with the lease owner its write is fenced on ("" for none); or, when
+// Cached is set, a judge answer for the workspace's answer cache instead
+// (Result and Owner unused).
 type BatchSave struct {
 	Result BatchResult
 	Owner  string
+	Cached *CachedAnswer
+}
+
+// saveOne stores one item of a group on its own.
+func (db *DB) saveOne(ctx context.Context, it BatchSave) error {
+	if it.Cached != nil {
+		return db.ResponseCache(it.Cached.WorkspaceID).SaveAnswer(ctx, it.Cached.Hash, it.Cached.Occurrence, it.Cached.Answer)
+	}
+	return db.SaveBatchResult(WithLeaseOwner(ctx, it.Owner), it.Result)
 }
 
 // SaveBatchResults stores several answers in one transaction, each as
@@ -519,7 +530,7 @@ type BatchSave struct {
 func (db *DB) SaveBatchResults(ctx context.Context, items []BatchSave) []error {
 	errs := make([]error, len(items))
 	if len(items) == 1 {
-		errs[0] = db.SaveBatchResult(WithLeaseOwner(ctx, items[0].Owner), items[0].Result)
+		errs[0] = db.saveOne(ctx, items[0])
 		return errs
 	}
 	now := time.Now().UTC()
@@ -529,7 +540,7 @@ func (db *DB) SaveBatchResults(ctx context.Context, items []BatchSave) []error {
 	})
 	if err != nil {
 		for i, it := range items {
-			errs[i] = db.SaveBatchResult(WithLeaseOwner(ctx, it.Owner), it.Result)
+			errs[i] = db.saveOne(ctx, it)
 		}
 	}
 	return errs
@@ -550,6 +561,12 @@ func (db *DB) saveBatchGroup(ctx context.Context, items []BatchSave, now time.Ti
 		}
 	}()
 	for i, it := range items {
+		if a := it.Cached; a != nil {
+			if _, err := db.hotExec(ctx, db.answers(), tx, saveAnswerSQL(db.Dialect), a.args()...); err != nil {
+				return err
+			}
+			continue
+		}
 		b := it.Result.Batch
 		var g runGuard
 		if it.Owner != "" {

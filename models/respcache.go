@@ -122,12 +122,37 @@ func (c *ResponseCache) scanAnswers(ctx context.Context, q string, args []any, w
 // SaveAnswer stores an answer; when one is already stored under the same
 // hash and occurrence (two runs raced), the first stays.
 func (c *ResponseCache) SaveAnswer(ctx context.Context, requestHash string, occurrence int, answer []byte) error {
-	q := hotSQL.get(c.db.Dialect, "save answer", 0, func() string {
+	a := c.Answer(requestHash, occurrence, answer)
+	_, err := c.db.hotExec(ctx, c.db.answers(), nil, saveAnswerSQL(c.db.Dialect), a.args()...)
+	return err
+}
+
+// CachedAnswer is an answer to store in a workspace's cache, as SaveAnswer
+// stores it: on its own, or in a group of answers (DB.SaveBatchResults).
+type CachedAnswer struct {
+	WorkspaceID int64
+	Hash        string
+	Occurrence  int
+	Answer      []byte
+	At          time.Time
+}
+
+// Answer is the answer SaveAnswer would store now.
+func (c *ResponseCache) Answer(requestHash string, occurrence int, answer []byte) CachedAnswer {
+	return CachedAnswer{WorkspaceID: c.workspaceID, Hash: requestHash, Occurrence: occurrence, Answer: answer, At: time.Now().UTC()}
+}
+
+func (a *CachedAnswer) args() []any {
+	return []any{a.WorkspaceID, a.Hash, a.Occurrence, string(a.Answer), a.At}
+}
+
+// saveAnswerSQL stores a CachedAnswer; when one is already stored under
+// the same hash and occurrence (two runs raced), the first stays.
+func saveAnswerSQL(d Dialect) string {
+	return hotSQL.get(d, "save answer", 0, func() string {
 		return `INSERT INTO judge_response_cache (workspace_id, request_hash, occurrence, response, created_at) VALUES (?, ?, ?, ?, ?)
  ON CONFLICT (workspace_id, request_hash, occurrence) DO NOTHING`
 	})
-	_, err := c.db.hotExec(ctx, c.db.answers(), nil, q, c.workspaceID, requestHash, occurrence, string(answer), time.Now().UTC())
-	return err
 }
 
 // AddCachedCall counts one call of a run answered from the cache.

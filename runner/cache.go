@@ -13,15 +13,26 @@ import (
 // and counted in the run's cached calls. The key names the snapshot's
 // address, not the simulated judge's port of the moment, so re-runs of a
 // simulated run also match.
-func cachedJudge(db *models.DB, run models.Run, client Completer, baseURL string) Completer {
+func cachedJudge(db *models.DB, store judge.AnswerStore, run models.Run, client Completer, baseURL string) Completer {
 	if run.JudgeSnapshot.Simulated {
 		baseURL = "simulated:" + run.JudgeSnapshot.BaseURL
 	}
-	c := judge.NewCache(client, db.ResponseCache(run.WorkspaceID), baseURL, run.JudgeSnapshot.Model)
+	c := judge.NewCache(client, store, baseURL, run.JudgeSnapshot.Model)
 	c.OnHit = func(ctx context.Context) {
 		// A counter lost to a database error only understates the cached
 		// calls; the answer itself is still used.
 		_ = db.AddCachedCall(context.WithoutCancel(ctx), run.ID)
 	}
 	return c
+}
+
+// answerStore is a workspace's answer cache whose saves, on SQLite, go
+// into the runner's group commit (Runner.saveAnswer).
+type answerStore struct {
+	*models.ResponseCache
+	r *Runner
+}
+
+func (s answerStore) SaveAnswer(ctx context.Context, requestHash string, occurrence int, answer []byte) error {
+	return s.r.saveAnswer(ctx, s.ResponseCache, requestHash, occurrence, answer)
 }

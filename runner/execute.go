@@ -263,7 +263,7 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 	if run.Settings.NoCache {
 		return limited, nil
 	}
-	return cachedJudge(r.db, run, limited, cfg.BaseURL), nil
+	return cachedJudge(r.db, answerStore{r.db.ResponseCache(run.WorkspaceID), r}, run, limited, cfg.BaseURL), nil
 }
 
 // failedUnitRetries is how many times a call unit whose calls failed (after
@@ -747,6 +747,72 @@ func (r *Runner) saveResult(ctx context.Context, res models.BatchResult) error {
 	return w.err
 }
 
+// saveAnswer stores a judge answer in the workspace's answer cache. On
+// SQLite it is queued for the next group commit and not waited for: the
+// call's batch result follows it within a few microseconds (the answer is
+// parsed in between) and is committed in the same transaction, where a
+// commit of its own cost about as much CPU as the rest of the call's
+// writes. An answer that no batch result follows (its unit was stopped)
+// is written after answerLinger at the latest, and Stop writes what is
+// left. Both stay durable as soon as their transaction commits; what a
+// crash in the microseconds before that commit loses is the same answer
+// it lost before (its batch result was not stored either).
+func (r *Runner) saveAnswer(ctx context.Context, rc *models.ResponseCache, hash string, occurrence int, answer []byte) error {
+	if r.db.Dialect != models.SQLite {
+		return rc.SaveAnswer(ctx, hash, occurrence, answer)
+	}
+	a := rc.Answer(hash, occurrence, answer)
+	r.saves.mu.Lock()
+	defer r.saves.mu.Unlock()
+	r.saves.pending = append(r.saves.pending, &pendingSave{item: models.BatchSave{Cached: &a}})
+	if !r.saves.writing && !r.saves.lingering {
+		r.saves.lingering = true
+		time.AfterFunc(answerLinger, r.flushAnswers)
+	}
+	return nil
+}
+
+// answerLinger bounds how long a cached answer waits for a batch result to
+// share its commit.
+const answerLinger = 20 * time.Millisecond
+
+// flushAnswers writes the queue if nobody is writing it.
+func (r *Runner) flushAnswers() {
+	r.saves.mu.Lock()
+	r.saves.lingering = false
+	if r.saves.writing || len(r.saves.pending) == 0 {
+		r.saves.mu.Unlock()
+		return
+	}
+	r.saves.writing = true
+	r.saves.mu.Unlock()
+	r.writeSaves()
+}
+
+// flushSaves writes everything queued and waits until the queue is idle,
+// or ctx ends (Stop).
+func (r *Runner) flushSaves(ctx context.Context) {
+	for {
+		r.saves.mu.Lock()
+		switch {
+		case len(r.saves.pending) == 0 && !r.saves.writing:
+			r.saves.mu.Unlock()
+			return
+		case !r.saves.writing:
+			r.saves.writing = true
+			r.saves.mu.Unlock()
+			r.writeSaves()
+			continue
+		}
+		r.saves.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
 // maxGroupCommit bounds the answers of one transaction: a group this big
 // already shares its commit's cost 64 ways, and a bigger one would only
 // hold the write lock longer against other writers.
@@ -757,8 +823,12 @@ type saveQueue struct {
 	mu      sync.Mutex
 	pending []*pendingSave
 	writing bool // a writer is writing the queue's groups
+	// lingering: a timer will write queued cached answers (saveAnswer).
+	lingering bool
 }
 
+// pendingSave is one item waiting for the writer; done is nil for a cached
+// answer, which nobody waits for.
 type pendingSave struct {
 	item models.BatchSave
 	done chan struct{}
@@ -795,7 +865,13 @@ func (r *Runner) writeGroup() bool {
 	errs := r.db.SaveBatchResults(context.Background(), items)
 	for i, w := range group {
 		w.err = errs[i]
-		close(w.done)
+		if w.done != nil {
+			close(w.done)
+		} else if errs[i] != nil {
+			// As a failed save of the cache before: passed by, the run
+			// has its answer (a re-run will ask the judge again).
+			r.log.Warn("store a judge answer in the answer cache", "err", errs[i])
+		}
 	}
 	r.saves.mu.Lock()
 	more := len(r.saves.pending) > 0

@@ -142,3 +142,67 @@ func TestLeaseChecksSeeTheDatabaseAfterAsking(t *testing.T) {
 		}
 	})
 }
+
+// TestCachedAnswersShareTheBatchCommit: on SQLite a cached answer is
+// queued, not written at once; the batch result that follows it is
+// committed with it (stored when that save returns); one that no result
+// follows is stored within the linger; Stop writes what is still queued.
+// On PostgreSQL it is stored at once.
+func TestCachedAnswersShareTheBatchCommit(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		r := env.startRunner(Config{})
+		run, bs := env.storedRun(env.newRun("http://127.0.0.1:1/v1", 1, 1, 30), 2)
+		rc := env.db.ResponseCache(env.ws.ID)
+		stored := func(hash string) bool {
+			_, ok, err := rc.LoadAnswer(ctx, hash, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		if err := r.saveAnswer(ctx, rc, "with-result", 0, []byte(`{"choices":[{"Text":"Sample1: 2"}]}`)); err != nil {
+			t.Fatal(err)
+		}
+		b := bs[0]
+		b.Status, b.Calls = models.BatchDone, 1
+		score := 2.0
+		res := models.BatchResult{Batch: b, Scores: []models.RunScore{{RunID: run.ID, BatchID: b.ID, RowID: b.RowIDs[0], Label: 1, Score: &score}}}
+		if err := r.saveResult(ctx, res); err != nil {
+			t.Fatal(err)
+		}
+		if !stored("with-result") {
+			t.Error("the cached answer queued before a batch result is not stored when that result's save returns")
+		}
+		if err := r.saveAnswer(ctx, rc, "alone", 0, []byte(`{"choices":[{"Text":"x"}]}`)); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for !stored("alone") {
+			if time.Now().After(deadline) {
+				t.Fatal("a cached answer no result followed was not stored")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		r.saves.mu.Lock()
+		r.saves.writing = true // hold the queue: nothing is written until Stop
+		r.saves.mu.Unlock()
+		if err := r.saveAnswer(ctx, rc, "at-stop", 0, []byte(`{"choices":[{"Text":"y"}]}`)); err != nil {
+			t.Fatal(err)
+		}
+		if env.db.Dialect == models.SQLite && stored("at-stop") {
+			t.Error("a cached answer was written while the queue was held")
+		}
+		r.saves.mu.Lock()
+		r.saves.writing = false
+		r.saves.mu.Unlock()
+		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := r.Stop(stopCtx); err != nil {
+			t.Fatal(err)
+		}
+		if !stored("at-stop") {
+			t.Error("Stop left a queued cached answer unwritten")
+		}
+	})
+}

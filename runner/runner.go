@@ -310,8 +310,10 @@ func (r *Runner) Stop(ctx context.Context) error {
 	err := r.river.Stop(ctx)
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		// Out of patience: cancel what is left. Stored answers are safe.
-		return r.river.StopAndCancel(context.Background())
+		err = r.river.StopAndCancel(context.Background())
 	}
+	// Cached answers still queued for a group commit (saveAnswer).
+	r.flushSaves(ctx)
 	return err
 }
 
@@ -322,7 +324,11 @@ func (r *Runner) Kill(ctx context.Context) error {
 		<-r.sweepDone
 	}
 	r.stopParking(ctx)
-	return r.river.StopAndCancel(ctx)
+	err := r.river.StopAndCancel(ctx)
+	// Kill stands for a crash of the jobs, not of this process's memory:
+	// cached answers already queued are written as a live process would.
+	r.flushSaves(ctx)
+	return err
 }
 
 // Launch stores a new queued run and enqueues its job in one transaction.
