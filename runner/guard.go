@@ -284,8 +284,11 @@ func (g *callGuard) readLease(ctx context.Context) (models.LeaseState, error) {
 		// Nobody waits: g.next is nil whenever no read is under way.
 		g.reading = true
 		g.mu.Unlock()
-		// The read is this check's alone, so it may end with ctx.
-		st, err := g.r.db.LeaseState(ctx, g.runID)
+		// Read without ctx's cancellation: a read of one row takes
+		// microseconds, and a cancellable context costs more than that
+		// (the SQLite driver watches it from a goroutine of its own for
+		// every statement). Whether ctx ended is told below.
+		st, err := g.r.db.LeaseState(context.WithoutCancel(ctx), g.runID)
 		g.mu.Lock()
 		if g.next != nil {
 			go g.readLeases()
@@ -293,7 +296,7 @@ func (g *callGuard) readLease(ctx context.Context) (models.LeaseState, error) {
 			g.reading = false
 		}
 		g.mu.Unlock()
-		if err != nil && ctx.Err() != nil {
+		if ctx.Err() != nil {
 			// As a check waiting for a shared read reports it.
 			return models.LeaseState{}, context.Cause(ctx)
 		}

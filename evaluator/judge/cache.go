@@ -186,7 +186,10 @@ func (c *Cache) load(ctx context.Context, k AnswerKey) ([]byte, bool, error) {
 		// goroutine makes once this one is done.
 		c.loading = true
 		c.mu.Unlock()
-		answers, err := bl.LoadAnswers(ctx, []AnswerKey{k})
+		// Without ctx's cancellation, as the shared lookups: a lookup
+		// is short, and a database driver may watch a cancellable
+		// context from a goroutine for every statement.
+		answers, err := bl.LoadAnswers(context.WithoutCancel(ctx), []AnswerKey{k})
 		c.mu.Lock()
 		if c.next != nil {
 			go c.lookups(context.WithoutCancel(ctx), bl)
@@ -194,10 +197,10 @@ func (c *Cache) load(ctx context.Context, k AnswerKey) ([]byte, bool, error) {
 			c.loading = false
 		}
 		c.mu.Unlock()
+		if ctx.Err() != nil {
+			return nil, false, context.Cause(ctx)
+		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, false, context.Cause(ctx)
-			}
 			return nil, false, err
 		}
 		b, ok := answers[k]
