@@ -289,3 +289,28 @@ func TestPrioritySlotsStress(t *testing.T) {
 		t.Errorf("at the end %d free slots and %d waiting, want %d and 0", f, n, slots)
 	}
 }
+
+// TestScheduleFloor: the benchmark's floor at the figures (4
+// criteria, 5 rounds, 52 calls a round, 500 ms, slow 2.5 s), worked by hand.
+func TestScheduleFloor(t *testing.T) {
+	t.Parallel()
+	const ms = time.Millisecond
+	tests := []struct {
+		c    int
+		slow time.Duration
+		want time.Duration
+	}{
+		{1, 0, 130000 * ms},         // 260 calls one after another
+		{1, 2500 * ms, 140000 * ms}, // and 5 x 2 s more
+		{4, 2500 * ms, 35000 * ms},  // work: 140 s over 4 slots
+		{16, 0, 8125 * ms},          // work: 130 s over 16 slots
+		{32, 0, 4062500 * time.Microsecond},
+		// One criterion has 2 of the 5 slow rounds: 2 x 2.5 s + 3 x 0.5 s.
+		{32, 2500 * ms, 6500 * ms},
+	}
+	for _, tc := range tests {
+		if got := scheduleFloor(5, 4, 52, tc.c, 500*ms, tc.slow); got != tc.want {
+			t.Errorf("C=%d slow %s: floor %s, want %s", tc.c, tc.slow, got, tc.want)
+		}
+	}
+}
