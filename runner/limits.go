@@ -39,8 +39,8 @@ const (
 // budget limits one execution's calls to its judge.
 type budget struct {
 	r     *Runner
-	sem   chan struct{} // the run's own concurrency
-	judge int64         // the judge whose shared limits apply; 0: none
+	sem   *prioritySlots // the run's own concurrency, laggards first (prio.go)
+	judge int64          // the judge whose shared limits apply; 0: none
 	lim   models.JudgeLimits
 	owner string
 
@@ -53,7 +53,7 @@ type budget struct {
 
 // budgetFor makes the budget of one execution of run.
 func (r *Runner) budgetFor(ctx context.Context, run models.Run) (*budget, error) {
-	b := &budget{r: r, sem: make(chan struct{}, max(1, run.JudgeSnapshot.MaxConcurrency)),
+	b := &budget{r: r, sem: newPrioritySlots(max(1, run.JudgeSnapshot.MaxConcurrency)),
 		owner: fmt.Sprintf("%s/run%d", models.LeaseOwnerFrom(ctx), run.ID), held: map[string]struct{}{}}
 	if run.JudgeID != nil && !run.JudgeSnapshot.Simulated {
 		lim, err := r.db.FindJudgeLimits(ctx, *run.JudgeID)
@@ -63,6 +63,9 @@ func (r *Runner) budgetFor(ctx context.Context, run models.Run) (*budget, error)
 		if lim.Any() {
 			b.judge, b.lim = *run.JudgeID, lim
 		}
+	}
+	if watch, ok := budgetWatch.Load(r); ok {
+		watch.(func(*budget))(b)
 	}
 	if b.judge != 0 && b.lim.MaxConcurrency > 0 {
 		b.stop, b.done = make(chan struct{}), make(chan struct{})
@@ -142,15 +145,12 @@ func estimateTokens(req judge.Request) int {
 // acquire waits for room in every limit; release gives the slots back.
 func (b *budget) acquire(ctx context.Context, req judge.Request) (release func(), est int, err error) {
 	// Waiting for room stops when the process starts shutting down: no
-	// new call would be sent then anyway.
-	select {
-	case b.sem <- struct{}{}:
-	case <-b.r.draining:
-		return nil, 0, errDraining
-	case <-ctx.Done():
-		return nil, 0, context.Cause(ctx)
+	// new call would be sent then anyway. A free slot goes to the call of
+	// the criterion furthest behind (prio.go).
+	if err := b.sem.acquire(ctx, roundOf(ctx), b.r.draining); err != nil {
+		return nil, 0, err
 	}
-	local := func() { <-b.sem }
+	local := b.sem.release
 	if b.judge == 0 {
 		return local, 0, nil
 	}

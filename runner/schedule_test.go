@@ -1,13 +1,17 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -367,3 +371,191 @@ func TestJudge429HalvesConcurrency(t *testing.T) {
 
 // judgeCutPauseForTests outlasts models' pause between two cuts.
 const judgeCutPauseForTests = 1100 * time.Millisecond
+
+// TestLaggardGetsSlotsFirst: when every slot of the run's concurrency is
+// taken, a freed slot goes to the criterion furthest behind: the round a
+// slow batch held back starts before the criteria ahead of it get more
+// slots for their later rounds (they queued for them first). With a FIFO
+// budget the lagging criterion waited behind them, and the run's tail was
+// its chain of rounds.
+func TestLaggardGetsSlotsFirst(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		rub, err := demo.Rubric()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rub.Criteria) < 2 {
+			t.Fatalf("the demo rubric has %d criteria; this test needs two", len(rub.Criteria))
+		}
+		third := rub.Criteria[1]
+		third.Name, third.Description = "Concise", "Is the response brief and to the point?"
+		rub.Criteria = append(rub.Criteria[:2:2], third)
+		lagging := rub.Criteria[0].Name
+
+		// 30 rows in batches of 10: 3 batches a criterion and round, 3
+		// rounds, 5 slots. The judge holds the lagging criterion's first
+		// request (the slow batch) and every request of the last round,
+		// until the test lets them go.
+		const rounds, slots = 3, 5
+		spec := env.newRun("", rounds, slots, 30)
+		spec.RubricSnapshot = rub
+		type call struct {
+			criterion string
+			round     int64
+		}
+		type holding struct {
+			call
+			release chan struct{}
+			done    bool
+		}
+		var (
+			mu       sync.Mutex
+			arrivals []call
+			held     []*holding
+			open     bool // hold nothing more
+		)
+		stillHeld := func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			n := 0
+			for _, h := range held {
+				if !h.done {
+					n++
+				}
+			}
+			return n
+		}
+		letGo := func(h *holding) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !h.done {
+				h.done = true
+				close(h.release)
+			}
+		}
+		fj := newFakeJudge(t, simjudge.Options{Seed: 5}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var req struct {
+				Messages []struct {
+					Role    string          `json:"role"`
+					Content json.RawMessage `json:"content"`
+				} `json:"messages"`
+				Seed int64 `json:"seed"`
+			}
+			_ = json.Unmarshal(body, &req)
+			cl := call{round: req.Seed - spec.Settings.Seed}
+			for _, m := range req.Messages {
+				if m.Role != "user" {
+					continue
+				}
+				for _, cr := range rub.Criteria {
+					if strings.Contains(messageText(m.Content), cr.Name+": ") {
+						cl.criterion = cr.Name
+					}
+				}
+				break
+			}
+			mu.Lock()
+			first := len(held) == 0
+			arrivals = append(arrivals, cl)
+			var h *holding
+			if !open && ((first && cl.criterion == lagging && cl.round == 0) || cl.round == rounds-1) {
+				h = &holding{call: cl, release: make(chan struct{})}
+				held = append(held, h)
+			}
+			mu.Unlock()
+			if h == nil {
+				return false
+			}
+			select {
+			case <-h.release:
+				return false
+			case <-r.Context().Done():
+				return true
+			}
+		})
+		openAll := func() {
+			mu.Lock()
+			open = true
+			hs := append([]*holding(nil), held...)
+			mu.Unlock()
+			for _, h := range hs {
+				letGo(h)
+			}
+		}
+		t.Cleanup(openAll)
+		spec.JudgeSnapshot.BaseURL = fj.URL()
+		budgets := make(chan *budget, 1)
+		r := env.startRunner(Config{}, func(r *Runner) {
+			budgetWatch.Store(r, func(b *budget) { budgets <- b })
+		})
+		t.Cleanup(func() { budgetWatch.Delete(r) })
+		run := env.launch(r, spec)
+		var b *budget
+		select {
+		case b = <-budgets:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the run's budget was not made within 30 s")
+		}
+
+		// Every slot taken: the slow batch and four requests of the last
+		// round; the two other last-round batches of the criteria ahead
+		// wait for a slot.
+		eventually(t, "5 held requests and 2 waiting", func() bool { return stillHeld() == slots && b.sem.waiting() == 2 })
+		mu.Lock()
+		slow := held[0]
+		mu.Unlock()
+		if slow.criterion != lagging || slow.round != 0 {
+			t.Fatalf("first held request is %+v, want %s's first round", slow.call, lagging)
+		}
+		// The slow batch is answered: its slot goes to a waiting batch (the
+		// lagging round is not ready yet), and the lagging criterion's next
+		// round, 3 batches, queues behind the one still waiting.
+		letGo(slow)
+		eventually(t, "5 held requests and 4 waiting", func() bool { return stillHeld() == slots && b.sem.waiting() == 4 })
+
+		// One slot frees: the lagging round takes it, batch after batch,
+		// before the last-round batch that queued before it.
+		mu.Lock()
+		seen := len(arrivals)
+		var next *holding
+		for _, h := range held {
+			if !h.done {
+				next = h
+				break
+			}
+		}
+		mu.Unlock()
+		letGo(next)
+		arrival := func(i int) call {
+			eventually(t, fmt.Sprintf("request %d after the slot freed", i+1), func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(arrivals) > seen+i
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			return arrivals[seen+i]
+		}
+		for i := range 3 {
+			if c := arrival(i); c.criterion != lagging || c.round != 1 {
+				t.Fatalf("request %d after a slot freed: %+v, want %s's second round: the criteria ahead got the slot first", i+1, c, lagging)
+			}
+		}
+		if c := arrival(3); c.round != rounds-1 {
+			t.Errorf("request 4 after a slot freed: %+v, want one of the last round", c)
+		}
+
+		// Let everything go: the run ends with every score.
+		openAll()
+		done := env.waitFinished(run.ID, 60*time.Second)
+		if done.Status != models.RunSucceeded {
+			t.Fatalf("run ended %s (%s)", done.Status, done.Error)
+		}
+		if got, want := len(env.scores(run.ID)), len(rub.Criteria)*rounds*len(env.rows); got != want {
+			t.Errorf("%d scores stored, want %d", got, want)
+		}
+	})
+}
