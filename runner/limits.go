@@ -64,8 +64,8 @@ func (r *Runner) budgetFor(ctx context.Context, run models.Run) (*budget, error)
 			b.judge, b.lim = *run.JudgeID, lim
 		}
 	}
-	if watch, ok := budgetWatch.Load(r); ok {
-		watch.(func(*budget))(b)
+	if r.onBudget != nil {
+		r.onBudget(b)
 	}
 	if b.judge != 0 && b.lim.MaxConcurrency > 0 {
 		b.stop, b.done = make(chan struct{}), make(chan struct{})

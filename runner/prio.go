@@ -156,8 +156,3 @@ func (q *slotQueue) Pop() any {
 	*q = old[:n-1]
 	return w
 }
-
-// budgetWatch lets a test see the budget of each execution of a runner:
-// *Runner -> func(*budget), called as the budget is made. Empty outside
-// tests.
-var budgetWatch sync.Map

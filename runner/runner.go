@@ -112,6 +112,9 @@ type Runner struct {
 	park parking
 	// riverCtx is what River's client is (re)started with.
 	riverCtx context.Context
+	// onBudget, set by tests before Start, sees each execution's budget
+	// as it is made.
+	onBudget func(*budget)
 }
 
 // driverFor is River's driver on db. On PostgreSQL it listens for River's

@@ -489,9 +489,8 @@ func TestLaggardGetsSlotsFirst(t *testing.T) {
 		spec.JudgeSnapshot.BaseURL = fj.URL()
 		budgets := make(chan *budget, 1)
 		r := env.startRunner(Config{}, func(r *Runner) {
-			budgetWatch.Store(r, func(b *budget) { budgets <- b })
+			r.onBudget = func(b *budget) { budgets <- b }
 		})
-		t.Cleanup(func() { budgetWatch.Delete(r) })
 		run := env.launch(r, spec)
 		var b *budget
 		select {
