@@ -184,6 +184,10 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 	}
 	pageNum, _ := strconv.Atoi(c.QueryParam("page"))
 	v, err := h.compareView(c.Request().Context(), cmp, max(pageNum-1, 0)*comparePageSize, comparePageSize)
+	if p := preparingOf(err); p != nil {
+		v, err = compareShell(cmp), nil
+		v.Preparing = preparingView(p)
+	}
 	if err != nil {
 		return err
 	}
@@ -193,32 +197,26 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 
 // compareView pairs the two runs' samples, largest disagreement first (the
 // limit rows from offset on; Total counts them all), with the correlation
-// of their scores. The compare page and the API both use it.
+// of their scores. The compare page and the API both use it. A finished
+// run's figures are its stored summary and its samples' scores are read
+// from its stored per-sample results (compareReport); only the rows shown
+// have their text read. While a large finished run's summary is being
+// prepared the error is its *preparingError.
 func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limit int) (web.CompareView, error) {
-	repA, err := h.buildReport(ctx, cmp.a.ID, "")
+	same := cmp.dsA.ID == cmp.dsB.ID
+	repA, err := h.compareReport(ctx, cmp.a, !same, cmp.criterion)
 	if err != nil {
 		return web.CompareView{}, err
 	}
-	repB, err := h.buildReport(ctx, cmp.b.ID, "")
+	repB, err := h.compareReport(ctx, cmp.b, !same, cmp.criterionB)
 	if err != nil {
 		return web.CompareView{}, err
 	}
 	repB = alignedCriterion(repB, cmp.criterion, cmp.criterionB)
-	v := web.CompareView{A: cmp.a, B: cmp.b, Criterion: cmp.criterion,
-		CritA: cmp.critA, CritB: cmp.critB, SameDataset: cmp.dsA.ID == cmp.dsB.ID, Mismatch: cmp.Mismatch}
-	for i, cr := range cmp.a.RubricSnapshot.Criteria {
-		if i == cmp.criterion || matchingCriterion(cr, cmp.b.RubricSnapshot.Criteria) >= 0 {
-			v.Names = append(v.Names, web.CompareChoice{Index: i, Name: cr.Name})
-		}
-	}
+	v := compareShell(cmp)
 	// Each run's own agreement with the humans, side by side: defined even
 	// when the runs judged different criteria.
-	if cmp.criterion < len(repA.Criteria) && repA.Criteria[cmp.criterion].HasHuman {
-		v.HumanA = &repA.Criteria[cmp.criterion]
-	}
-	if cmp.criterion < len(repB.Criteria) && repB.Criteria[cmp.criterion].HasHuman {
-		v.HumanB = &repB.Criteria[cmp.criterion]
-	}
+	v.HumanA, v.HumanB = humanFigures(repA, cmp.criterion), humanFigures(repB, cmp.criterion)
 	samplesB := map[string]report.SampleResult{}
 	if cmp.criterion < len(repB.Criteria) {
 		for _, s := range repB.Criteria[cmp.criterion].Samples {
@@ -226,6 +224,9 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 		}
 	}
 	var xs, ys []*float64
+	// fields holds each listed row's text when the report has it (a run
+	// still going); the rows shown of a finished run get theirs below.
+	fields := map[int64][]evaluator.Text{}
 	if cmp.criterion < len(repA.Criteria) {
 		for _, s := range repA.Criteria[cmp.criterion].Samples {
 			sb, ok := samplesB[report.SampleKey(s, v.SameDataset)]
@@ -233,8 +234,11 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 				v.Unmatched++
 				continue
 			}
-			row := web.CompareRow{RowID: s.RowID, ExternalID: s.ExternalID, Excerpt: web.RunExcerpt(lastField(s.Fields), 110),
+			row := web.CompareRow{RowID: s.RowID, ExternalID: s.ExternalID,
 				Human: s.Human, A: s.Final, B: sb.Final, UnitA: unit(s.Final, cmp.critA), UnitB: unit(sb.Final, cmp.critB)}
+			if s.Fields != nil {
+				fields[s.RowID] = s.Fields
+			}
 			if row.UnitA != nil && row.UnitB != nil {
 				d := *row.UnitA - *row.UnitB
 				row.Diff = &d
@@ -254,6 +258,9 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 	v.Total = len(v.Rows)
 	v.Offset, v.PageSize = min(max(offset, 0), v.Total), limit
 	v.Rows = v.Rows[v.Offset:min(len(v.Rows), v.Offset+limit)]
+	if err := h.compareRowText(ctx, cmp, v.Rows, fields); err != nil {
+		return web.CompareView{}, err
+	}
 	px, py, missing := stats.Pairs(xs, ys)
 	v.Pearson, v.Spearman = stats.Pearson(px, py), stats.Spearman(px, py)
 	v.Pearson.Missing, v.Spearman.Missing = missing, missing
@@ -265,13 +272,86 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 	}
 	if v.HumanA != nil && v.HumanB != nil {
 		v.HasHuman = true
-		v.Agreement = h.compareCriterion(cmp.a, cmp.b, repA, repB, cmp.criterion, v.SameDataset)
+		v.Agreement, err = h.compareCriterion(cmp.a, cmp.b, cmp.criterion, v.SameDataset,
+			func() (*report.Report, *report.Report, error) { return repA, repB, nil })
+		if err != nil {
+			return web.CompareView{}, err
+		}
 		v.AgreementReading = agreementReading(v.Agreement, cmp.a.Name, cmp.b.Name)
 		if cmp.Mismatch != "" {
 			v.AgreementReading = "No verdict: the runs did not judge the same criterion on the same scale, so their agreement with the humans is shown side by side but not compared."
 		}
 	}
 	return v, nil
+}
+
+// humanFigures is a report's criterion's figures (no samples: the view
+// shows figures only) when it has human ratings, otherwise nil.
+func humanFigures(rep *report.Report, criterion int) *report.CriterionReport {
+	if criterion >= len(rep.Criteria) || !rep.Criteria[criterion].HasHuman {
+		return nil
+	}
+	c := rep.Criteria[criterion]
+	c.Samples = nil
+	return &c
+}
+
+// compareShell is the comparison's runs, criteria and how they match,
+// without figures.
+func compareShell(cmp comparison) web.CompareView {
+	v := web.CompareView{A: cmp.a, B: cmp.b, Criterion: cmp.criterion,
+		CritA: cmp.critA, CritB: cmp.critB, SameDataset: cmp.dsA.ID == cmp.dsB.ID, Mismatch: cmp.Mismatch}
+	for i, cr := range cmp.a.RubricSnapshot.Criteria {
+		if i == cmp.criterion || matchingCriterion(cr, cmp.b.RubricSnapshot.Criteria) >= 0 {
+			v.Names = append(v.Names, web.CompareChoice{Index: i, Name: cr.Name})
+		}
+	}
+	return v
+}
+
+// compareReport is a run's report as the compare page reads it: a finished
+// run's summary with the stored scores of one criterion (scoresReport), a
+// running run's full report.
+func (h *Handlers) compareReport(ctx context.Context, run models.Run, externalIDs bool, criterion int) (*report.Report, error) {
+	if !run.Finished() {
+		return h.buildReport(ctx, run.ID, "")
+	}
+	sum, err := h.runSummary(ctx, run.ID, report.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return h.scoresReport(ctx, run, sum, externalIDs, criterion)
+}
+
+// compareRowText fills the shown rows' ids and excerpts: from fields when
+// the report had the text, otherwise read for these rows only from run
+// A's dataset.
+func (h *Handlers) compareRowText(ctx context.Context, cmp comparison, rows []web.CompareRow, fields map[int64][]evaluator.Text) error {
+	var ids []int64
+	for _, r := range rows {
+		if _, ok := fields[r.RowID]; !ok {
+			ids = append(ids, r.RowID)
+		}
+	}
+	if len(ids) > 0 {
+		text, err := h.DB.FindDatasetRows(ctx, cmp.dsA.ID, ids)
+		if err != nil {
+			return fmt.Errorf("read the text of the compared samples: %w", err)
+		}
+		shown := fieldsOf(cmp.a, cmp.dsA)
+		for id, r := range text {
+			fields[id] = r.Sample(shown).Fields
+			for i := range rows {
+				if rows[i].RowID == id {
+					rows[i].ExternalID = r.ExternalID
+				}
+			}
+		}
+	}
+	for i := range rows {
+		rows[i].Excerpt = web.RunExcerpt(lastField(fields[rows[i].RowID]), 110)
+	}
+	return nil
 }
 
 // agreementReading says which run agrees better with the humans, going by

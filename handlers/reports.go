@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -199,51 +200,124 @@ func sameRun(a, b models.Run) bool {
 		a.FinishedAt != nil && b.FinishedAt != nil && a.FinishedAt.Equal(*b.FinishedAt)
 }
 
-// compareAverage is report.CompareAverage of two runs' reports, from the
-// cache when both runs have finished (their scores no longer change).
-func (h *Handlers) compareAverage(a, b runFigures) stats.AveragedDifference {
+// compareAverage is report.CompareAverage of two runs, from the cache when
+// both runs have finished (their scores no longer change); otherwise on
+// their per-sample scores read through scores.
+func (h *Handlers) compareAverage(scores *pairedScores, a, b runFigures) (stats.AveragedDifference, error) {
 	same := a.run.DatasetID == b.run.DatasetID
 	rc := h.reports
-	if rc == nil || !a.run.Finished() || !b.run.Finished() || a.run.FinishedAt == nil || b.run.FinishedAt == nil {
-		return report.CompareAverage(a.rep, b.rep, same)
+	cacheable := rc != nil && a.run.Finished() && b.run.Finished() && a.run.FinishedAt != nil && b.run.FinishedAt != nil
+	var key pairKey
+	if cacheable {
+		key = pairKey{a.run.ID, b.run.ID, a.run.FinishedAt.UnixNano(), b.run.FinishedAt.UnixNano(), same}
+		rc.mu.Lock()
+		d, ok := rc.pairs[key]
+		rc.mu.Unlock()
+		if ok {
+			return d, nil
+		}
 	}
-	key := pairKey{a.run.ID, b.run.ID, a.run.FinishedAt.UnixNano(), b.run.FinishedAt.UnixNano(), same}
-	rc.mu.Lock()
-	d, ok := rc.pairs[key]
-	rc.mu.Unlock()
-	if ok {
-		return d
+	repA, err := scores.of(a.run, a.rep, !same)
+	if err != nil {
+		return stats.AveragedDifference{}, err
 	}
-	d = report.CompareAverage(a.rep, b.rep, same)
-	rc.mu.Lock()
-	if len(rc.pairs) >= pairCacheSize {
-		clear(rc.pairs)
+	repB, err := scores.of(b.run, b.rep, !same)
+	if err != nil {
+		return stats.AveragedDifference{}, err
 	}
-	rc.pairs[key] = d
-	rc.mu.Unlock()
-	return d
+	d := report.CompareAverage(repA, repB, same)
+	if cacheable {
+		rc.mu.Lock()
+		if len(rc.pairs) >= pairCacheSize {
+			clear(rc.pairs)
+		}
+		rc.pairs[key] = d
+		rc.mu.Unlock()
+	}
+	return d, nil
 }
 
-// compareCriterion is report.CompareCriterion of two runs' reports, from
-// the cache when both runs have finished.
-func (h *Handlers) compareCriterion(a, b models.Run, repA, repB *report.Report, criterion int, sameDataset bool) []stats.Difference {
+// compareCriterion is report.CompareCriterion of two runs, from the cache
+// when both runs have finished; otherwise computed by pair, which gives
+// the two runs' reports with their samples (aligned so the criterion has
+// the same index in both).
+func (h *Handlers) compareCriterion(a, b models.Run, criterion int, sameDataset bool, pair func() (repA, repB *report.Report, err error)) ([]stats.Difference, error) {
 	rc := h.reports
-	if rc == nil || !a.Finished() || !b.Finished() || a.FinishedAt == nil || b.FinishedAt == nil {
-		return report.CompareCriterion(repA, repB, criterion, sameDataset)
+	cacheable := rc != nil && a.Finished() && b.Finished() && a.FinishedAt != nil && b.FinishedAt != nil
+	key := criterionPairKey{pairKey{a.ID, b.ID, 0, 0, sameDataset}, criterion}
+	if cacheable {
+		key.aEnd, key.bEnd = a.FinishedAt.UnixNano(), b.FinishedAt.UnixNano()
+		rc.mu.Lock()
+		d, ok := rc.criterionPairs[key]
+		rc.mu.Unlock()
+		if ok {
+			return d, nil
+		}
 	}
-	key := criterionPairKey{pairKey{a.ID, b.ID, a.FinishedAt.UnixNano(), b.FinishedAt.UnixNano(), sameDataset}, criterion}
-	rc.mu.Lock()
-	d, ok := rc.criterionPairs[key]
-	rc.mu.Unlock()
-	if ok {
-		return d
+	repA, repB, err := pair()
+	if err != nil {
+		return nil, err
 	}
-	d = report.CompareCriterion(repA, repB, criterion, sameDataset)
-	rc.mu.Lock()
-	if len(rc.criterionPairs) >= pairCacheSize {
-		clear(rc.criterionPairs)
+	d := report.CompareCriterion(repA, repB, criterion, sameDataset)
+	if cacheable {
+		rc.mu.Lock()
+		if len(rc.criterionPairs) >= pairCacheSize {
+			clear(rc.criterionPairs)
+		}
+		rc.criterionPairs[key] = d
+		rc.mu.Unlock()
 	}
-	rc.criterionPairs[key] = d
-	rc.mu.Unlock()
-	return d
+	return d, nil
+}
+
+// pairedScores reads, once per request and run, what pairing a run's
+// samples with another run's needs (scoresReport).
+type pairedScores struct {
+	h    *Handlers
+	ctx  context.Context
+	runs map[pairedScoresKey]*report.Report
+}
+
+type pairedScoresKey struct {
+	run         int64
+	externalIDs bool
+}
+
+func (h *Handlers) pairedScores(ctx context.Context) *pairedScores {
+	return &pairedScores{h: h, ctx: ctx, runs: map[pairedScoresKey]*report.Report{}}
+}
+
+// of is scoresReport of run (whose summary is sum) on every criterion,
+// read once per request.
+func (p *pairedScores) of(run models.Run, sum *report.Report, externalIDs bool) (*report.Report, error) {
+	k := pairedScoresKey{run.ID, externalIDs}
+	if rep, ok := p.runs[k]; ok {
+		return rep, nil
+	}
+	rep, err := p.h.scoresReport(p.ctx, run, sum, externalIDs)
+	if err != nil {
+		return nil, err
+	}
+	p.runs[k] = rep
+	return rep, nil
+}
+
+// scoresReport is a run's report with the samples that paired comparisons
+// read (final scores, human ratings, rows and, with externalIDs, the
+// samples' ids), on the given criteria (all when none is given). For a
+// finished run it is the run's summary sum (runSummary) with those read
+// from its stored per-sample results (report.WithStoredScores): no scores,
+// batches or text are read, and the figures computed on it are those of
+// the full report. A run still going, or whose stored results are not its
+// current ones (a change of human source racing this request), gets its
+// full report built, as before summaries were stored.
+func (h *Handlers) scoresReport(ctx context.Context, run models.Run, sum *report.Report, externalIDs bool, criteria ...int) (*report.Report, error) {
+	if sum == nil || !run.Finished() || !sum.Run.Finished() || !sameRun(sum.Run, run) {
+		return h.buildReport(ctx, run.ID, "")
+	}
+	rep, err := report.WithStoredScores(ctx, h.DB, sum, externalIDs, criteria...)
+	if errors.Is(err, report.ErrSamplesNotStored) {
+		return h.buildReport(ctx, run.ID, "")
+	}
+	return rep, err
 }

@@ -123,6 +123,10 @@ func (h *Handlers) showShared(c echo.Context) error {
 			return err
 		}
 		v, err := h.compareView(c.Request().Context(), cmp, 0, compareRowsShown)
+		if p := preparingOf(err); p != nil {
+			v, err = compareShell(cmp), nil
+			v.Preparing = preparingView(p)
+		}
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -105,9 +106,23 @@ func rankContenders(figs []runFigures, compare func(best, other runFigures) stat
 	return cs
 }
 
-// experimentVerdict is the headline of the experiment page.
-func (h *Handlers) experimentVerdict(figs []runFigures) web.ExperimentVerdict {
-	return verdictOf(rankContenders(figs, h.compareAverage), repeatBands(figs))
+// experimentVerdict is the headline of the experiment page. The paired
+// tests read the runs' per-sample scores from storage (pairedScores), each
+// run's once, and only for the pairs not already in the cache.
+func (h *Handlers) experimentVerdict(ctx context.Context, figs []runFigures) (web.ExperimentVerdict, error) {
+	scores := h.pairedScores(ctx)
+	var failed error
+	cs := rankContenders(figs, func(best, other runFigures) stats.AveragedDifference {
+		d, err := h.compareAverage(scores, best, other)
+		if err != nil && failed == nil {
+			failed = err
+		}
+		return d
+	})
+	if failed != nil {
+		return web.ExperimentVerdict{}, failed
+	}
+	return verdictOf(cs, repeatBands(figs)), nil
 }
 
 // verdictOf words the headline from ranked contenders and the

@@ -1,0 +1,359 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"reflect"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/evaluator/stats"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dbtest"
+	"github.com/batcheval/batcheval/report"
+	"github.com/batcheval/batcheval/runner"
+	"github.com/batcheval/batcheval/web"
+)
+
+// sameFigures is reflect.DeepEqual with NaN equal to NaN (an undefined
+// correlation or p-value) and a nil slice or map equal to an empty one
+// (a stored summary's gob round trip drops the difference); where says
+// where a and b first differ.
+func sameFigures(a, b reflect.Value, path string) (ok bool, where string) {
+	if a.Kind() != b.Kind() {
+		return false, path + ": kinds differ"
+	}
+	switch a.Kind() {
+	case reflect.Float32, reflect.Float64:
+		x, y := a.Float(), b.Float()
+		if x == y || (math.IsNaN(x) && math.IsNaN(y)) {
+			return true, ""
+		}
+		return false, fmt.Sprintf("%s: %v != %v", path, x, y)
+	case reflect.Pointer, reflect.Interface:
+		if a.IsNil() != b.IsNil() {
+			return false, path + ": one is nil"
+		}
+		if a.IsNil() {
+			return true, ""
+		}
+		return sameFigures(a.Elem(), b.Elem(), path)
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if ok, where := sameFigures(a.Field(i), b.Field(i), path+"."+a.Type().Field(i).Name); !ok {
+				return false, where
+			}
+		}
+		return true, ""
+	case reflect.Slice, reflect.Array:
+		if a.Len() != b.Len() {
+			return false, fmt.Sprintf("%s: length %d != %d", path, a.Len(), b.Len())
+		}
+		for i := range a.Len() {
+			if ok, where := sameFigures(a.Index(i), b.Index(i), fmt.Sprintf("%s[%d]", path, i)); !ok {
+				return false, where
+			}
+		}
+		return true, ""
+	case reflect.Map:
+		if a.Len() != b.Len() {
+			return false, fmt.Sprintf("%s: %d keys != %d", path, a.Len(), b.Len())
+		}
+		for _, k := range a.MapKeys() {
+			bv := b.MapIndex(k)
+			if !bv.IsValid() {
+				return false, fmt.Sprintf("%s[%v]: missing", path, k)
+			}
+			if ok, where := sameFigures(a.MapIndex(k), bv, fmt.Sprintf("%s[%v]", path, k)); !ok {
+				return false, where
+			}
+		}
+		return true, ""
+	case reflect.String:
+		if a.String() != b.String() {
+			return false, fmt.Sprintf("%s: %q != %q", path, a.String(), b.String())
+		}
+		return true, ""
+	case reflect.Bool:
+		if a.Bool() != b.Bool() {
+			return false, fmt.Sprintf("%s: %v != %v", path, a.Bool(), b.Bool())
+		}
+		return true, ""
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if a.Int() != b.Int() {
+			return false, fmt.Sprintf("%s: %d != %d", path, a.Int(), b.Int())
+		}
+		return true, ""
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if a.Uint() != b.Uint() {
+			return false, fmt.Sprintf("%s: %d != %d", path, a.Uint(), b.Uint())
+		}
+		return true, ""
+	}
+	// Unexported fields of other kinds (a time's location) say nothing of
+	// the figures.
+	return true, ""
+}
+
+func mustSame(t *testing.T, what string, want, got any) {
+	t.Helper()
+	if ok, where := sameFigures(reflect.ValueOf(want), reflect.ValueOf(got), what); !ok {
+		t.Errorf("%s differs from the full report's: %s", what, where)
+	}
+}
+
+// fullReports are the reports every comparison page built before stored
+// summaries (report.BuildWith, every score and row), the oracle here.
+type fullReports map[int64]*report.Report
+
+func (f fullReports) of(t *testing.T, db *models.DB, wsID, runID int64) *report.Report {
+	t.Helper()
+	if rep, ok := f[runID]; ok {
+		return rep
+	}
+	rep, err := report.BuildWith(context.Background(), db, wsID, runID, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f[runID] = rep
+	return rep
+}
+
+// oldFiguresOf is figuresOf as it was: the run's full report.
+func oldFiguresOf(t *testing.T, db *models.DB, full fullReports, run models.Run) runFigures {
+	f := runFigures{run: run, avgP: math.NaN(), avgS: math.NaN(), tokens: math.NaN(), calls: run.Calls,
+		failed: run.BatchesFailed + run.MissingScores, partial: !run.Finished()}
+	rep := full.of(t, db, run.WorkspaceID, run.ID)
+	f.rep = rep
+	f.avgP, f.avgS = averagePearson(rep), averageCoef(rep, func(c report.CriterionReport) float64 { return c.Spearman.Coef })
+	f.rows = len(rep.Criteria[0].Samples)
+	if f.rows > 0 {
+		f.tokens = float64(run.PromptTokens+run.CompletionTokens) / float64(f.rows)
+		if run.CostUSD != nil && !run.Simulated {
+			c := *run.CostUSD / float64(f.rows)
+			f.cost = &c
+		}
+	}
+	return f
+}
+
+// oldCompareView is compareView as it was: both runs' full reports, every
+// row's text.
+func oldCompareView(repA, repB *report.Report, cmp comparison, offset, limit int) web.CompareView {
+	repB = alignedCriterion(repB, cmp.criterion, cmp.criterionB)
+	v := compareShell(cmp)
+	if cmp.criterion < len(repA.Criteria) && repA.Criteria[cmp.criterion].HasHuman {
+		v.HumanA = &repA.Criteria[cmp.criterion]
+	}
+	if cmp.criterion < len(repB.Criteria) && repB.Criteria[cmp.criterion].HasHuman {
+		v.HumanB = &repB.Criteria[cmp.criterion]
+	}
+	samplesB := map[string]report.SampleResult{}
+	for _, s := range repB.Criteria[cmp.criterion].Samples {
+		samplesB[report.SampleKey(s, v.SameDataset)] = s
+	}
+	var xs, ys []*float64
+	for _, s := range repA.Criteria[cmp.criterion].Samples {
+		sb, ok := samplesB[report.SampleKey(s, v.SameDataset)]
+		if !ok {
+			v.Unmatched++
+			continue
+		}
+		row := web.CompareRow{RowID: s.RowID, ExternalID: s.ExternalID, Excerpt: web.RunExcerpt(lastField(s.Fields), 110),
+			Human: s.Human, A: s.Final, B: sb.Final, UnitA: unit(s.Final, cmp.critA), UnitB: unit(sb.Final, cmp.critB)}
+		if row.UnitA != nil && row.UnitB != nil {
+			d := *row.UnitA - *row.UnitB
+			row.Diff = &d
+		}
+		xs, ys = append(xs, s.Final), append(ys, sb.Final)
+		v.Rows = append(v.Rows, row)
+	}
+	sort.SliceStable(v.Rows, func(i, j int) bool {
+		a, b := v.Rows[i].Diff, v.Rows[j].Diff
+		if a == nil || b == nil {
+			return a != nil && b == nil
+		}
+		return math.Abs(*a) > math.Abs(*b)
+	})
+	v.Total = len(v.Rows)
+	v.Offset, v.PageSize = min(max(offset, 0), v.Total), limit
+	v.Rows = v.Rows[v.Offset:min(len(v.Rows), v.Offset+limit)]
+	px, py, missing := stats.Pairs(xs, ys)
+	v.Pearson, v.Spearman = stats.Pearson(px, py), stats.Spearman(px, py)
+	v.Pearson.Missing, v.Spearman.Missing = missing, missing
+	v.Reading = stats.Interpret(v.Pearson)
+	if cmp.Mismatch != "" {
+		v.Reading = "not comparable. " + cmp.Mismatch
+	}
+	if v.HumanA != nil && v.HumanB != nil {
+		v.HasHuman = true
+		v.Agreement = report.CompareCriterion(repA, repB, cmp.criterion, v.SameDataset)
+		v.AgreementReading = agreementReading(v.Agreement, cmp.a.Name, cmp.b.Name)
+		if cmp.Mismatch != "" {
+			v.AgreementReading = "No verdict: the runs did not judge the same criterion on the same scale, so their agreement with the humans is shown side by side but not compared."
+		}
+	}
+	return v
+}
+
+// noisyCopy stores a copy of ds as a noisy copy is: new rows with the same
+// sample ids, here in reverse order, without the sample "s3" and with one
+// sample ("extra") the original lacks, so pairing by id is exercised
+// (order, a sample of A without counterpart, one of B without).
+func noisyCopy(t *testing.T, db *models.DB, ds models.Dataset, n int) (models.Dataset, []int64) {
+	t.Helper()
+	cp := ds
+	cp.ID, cp.Name = 0, ds.Name+" (noisy)"
+	cp.ParentDatasetID = &ds.ID
+	mustB(t, db.Gorm.Create(&cp).Error)
+	var rows []models.DatasetRow
+	pos := 0
+	for i := n - 1; i >= 0; i-- {
+		if i == 3 {
+			continue
+		}
+		c, f := float64(1+i%5), float64(1+(i*7)%5)
+		rows = append(rows, models.DatasetRow{DatasetID: cp.ID, Position: pos, ExternalID: fmt.Sprintf("s%d", i),
+			Data: map[string]string{"context": fmt.Sprintf("Dialogue %d, noisy", i), "response": "A noisy reply"}, Ratings: map[string]*float64{"coherence": &c, "fluency": &f}})
+		pos++
+	}
+	one := 3.0
+	rows = append(rows, models.DatasetRow{DatasetID: cp.ID, Position: pos, ExternalID: "extra",
+		Data: map[string]string{"context": "extra", "response": "extra"}, Ratings: map[string]*float64{"coherence": &one, "fluency": &one}})
+	mustB(t, db.Gorm.CreateInBatches(&rows, exportBenchChunk).Error)
+	cp.RowCount = len(rows)
+	mustB(t, db.Gorm.Model(&cp).Update("row_count", cp.RowCount).Error)
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return cp, ids
+}
+
+// TestComparisonsFromStoredResults builds runs of one dataset and of a
+// noisy copy, stores their summaries as the runner does, and checks that
+// the experiment page's figures and headline tests and the compare page's
+// every figure, read from the stored summaries and per-sample results, are
+// exactly those of the full reports the pages built before.
+func TestComparisonsFromStoredResults(t *testing.T) {
+	const n = 240
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := context.Background()
+		ws, err := db.EnsureDefaultWorkspace(ctx)
+		mustB(t, err)
+		p := models.Project{WorkspaceID: ws.ID, Name: "stored pairs"}
+		mustB(t, db.CreateProject(ctx, &p))
+		ds, ids := synthDataset(t, db, p, n)
+		a := synthRunOn(t, db, p, ds, ids, 0)
+		b := synthRunOn(t, db, p, ds, ids, 1)
+		noisy, noisyIDs := noisyCopy(t, db, ds, n)
+		c := synthRunOn(t, db, p, noisy, noisyIDs, 2)
+		exp := models.Experiment{WorkspaceID: ws.ID, ProjectID: p.ID, DatasetID: ds.ID, Name: "stored", CreatedAt: time.Now()}
+		mustB(t, db.CreateExperiment(ctx, &exp))
+		for _, id := range []int64{a, b, c} {
+			mustB(t, report.StoreStats(ctx, db, ws.ID, id))
+			mustB(t, db.SetRunExperiment(ctx, ws.ID, id, exp.ID))
+		}
+		r, err := runner.New(runner.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
+		mustB(t, err)
+		h, err := New(db, r, slog.New(slog.DiscardHandler), ws)
+		mustB(t, err)
+		ctx = context.WithValue(ctx, principalKey{}, Principal{Kind: LocalUser, Workspace: ws, Role: models.RoleOwner})
+		full := fullReports{}
+
+		// The compare page, every pair and criterion, both ways round.
+		for _, pair := range [][2]int64{{a, b}, {b, a}, {a, c}, {c, b}} {
+			for criterion := range 2 {
+				t.Run(fmt.Sprintf("compare %d-%d criterion %d", pair[0], pair[1], criterion), func(t *testing.T) {
+					var cmp comparison
+					var err error
+					if cmp.a, err = db.FindRun(ctx, ws.ID, pair[0]); err != nil {
+						t.Fatal(err)
+					}
+					if cmp.b, err = db.FindRun(ctx, ws.ID, pair[1]); err != nil {
+						t.Fatal(err)
+					}
+					cmp.dsA, _ = db.FindDataset(ctx, ws.ID, cmp.a.DatasetID)
+					cmp.dsB, _ = db.FindDataset(ctx, ws.ID, cmp.b.DatasetID)
+					cmp.criterion, cmp.criterionB = criterion, criterion
+					cmp.critA, cmp.critB = cmp.a.RubricSnapshot.Criteria[criterion], cmp.b.RubricSnapshot.Criteria[criterion]
+					want := oldCompareView(full.of(t, db, ws.ID, pair[0]), full.of(t, db, ws.ID, pair[1]), cmp, 10, 2*n)
+					h.reports = newReportCache() // computed here, not read from the cache
+					got, err := h.compareView(ctx, cmp, 10, 2*n)
+					if err != nil {
+						t.Fatal(err)
+					}
+					// The figures of each run's own agreement: the stored
+					// summary has no samples, the full report has them all.
+					for _, hc := range []**report.CriterionReport{&want.HumanA, &want.HumanB} {
+						if *hc != nil {
+							cp := **hc
+							cp.Samples = nil
+							*hc = &cp
+						}
+					}
+					mustSame(t, "compare view", want, got)
+					if got.Total < n-2 || len(got.Rows) == 0 || !got.HasHuman || len(got.Agreement) != 3 {
+						t.Fatalf("compare view: %d matched, %d rows, human %v, %d differences: the test compares too little",
+							got.Total, len(got.Rows), got.HasHuman, len(got.Agreement))
+					}
+					if cmp.dsA.ID != cmp.dsB.ID && got.Unmatched != 1 {
+						t.Errorf("pairing by sample id: %d of A's samples unmatched, want 1 (s3)", got.Unmatched)
+					}
+					// Read again from the cache: the same.
+					again, err := h.compareView(ctx, cmp, 10, 2*n)
+					mustB(t, err)
+					mustSame(t, "compare view from the cache", want, again)
+				})
+			}
+		}
+
+		// The experiment page: the table, the headline and its paired tests.
+		runs, err := db.ListExperimentRuns(ctx, ws.ID, exp.ID)
+		mustB(t, err)
+		h.reports = newReportCache()
+		var gotFigs, wantFigs []runFigures
+		for _, run := range runs {
+			f, err := h.figuresOf(ctx, run)
+			mustB(t, err)
+			gotFigs = append(gotFigs, f)
+			wantFigs = append(wantFigs, oldFiguresOf(t, db, full, run))
+		}
+		mustSame(t, "experiment rows", experimentRows(wantFigs, 2), experimentRows(gotFigs, 2))
+		mustSame(t, "experiment summary", experimentSummary(wantFigs), experimentSummary(gotFigs))
+		wantChart, wantNote := experimentChart(wantFigs)
+		gotChart, gotNote := experimentChart(gotFigs)
+		mustSame(t, "experiment chart", wantChart, gotChart)
+		mustSame(t, "experiment chart note", wantNote, gotNote)
+		oldCompare := func(x, y runFigures) stats.AveragedDifference {
+			return report.CompareAverage(x.rep, y.rep, x.run.DatasetID == y.run.DatasetID)
+		}
+		wantCs := rankContenders(wantFigs, oldCompare)
+		scores := h.pairedScores(ctx)
+		gotCs := rankContenders(gotFigs, func(x, y runFigures) stats.AveragedDifference {
+			d, err := h.compareAverage(scores, x, y)
+			mustB(t, err)
+			return d
+		})
+		if len(wantCs) != 3 || len(gotCs) != 3 {
+			t.Fatalf("%d and %d contenders, want 3", len(wantCs), len(gotCs))
+		}
+		for i := range wantCs {
+			if wantCs[i].fig.run.ID != gotCs[i].fig.run.ID {
+				t.Fatalf("contender %d: run %d, want %d", i, gotCs[i].fig.run.ID, wantCs[i].fig.run.ID)
+			}
+			mustSame(t, fmt.Sprintf("paired test %d", i), wantCs[i].test, gotCs[i].test)
+			mustSame(t, fmt.Sprintf("Holm-adjusted p %d", i), wantCs[i].adjP, gotCs[i].adjP)
+		}
+		if d := gotCs[1].test; math.IsNaN(d.Diff) || math.IsNaN(d.P) || d.Criteria != 2 {
+			t.Errorf("the paired test compares nothing: %+v", d)
+		}
+		h.reports = newReportCache()
+		gotVerdict, err := h.experimentVerdict(ctx, gotFigs)
+		mustB(t, err)
+		mustSame(t, "experiment verdict", verdictOf(wantCs, repeatBands(wantFigs)), gotVerdict)
+	})
+}

@@ -1,0 +1,61 @@
+package models
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// SampleScore is what comparing runs reads of one stored sample result:
+// the final score and the human rating, with the sample's row (and, when
+// asked, its id in the dataset, which pairs samples across a noisy copy).
+type SampleScore struct {
+	RowID      int64
+	ExternalID string
+	Position   int
+	Final      *float64
+	Human      *float64
+	AbsDiff    *float64
+	Missing    int
+}
+
+// ListRunSampleScores returns a finished run's stored sample results on one
+// criterion in dataset order (their rank by position, which is the order
+// the report that stored them listed them in), reading only the columns
+// comparisons need: no round scores, no dataset text. With externalIDs the
+// rows' dataset ids are read too (a join on dataset_rows' primary key).
+// It reads through the read pool, one query, streaming the rows.
+func (db *DB) ListRunSampleScores(ctx context.Context, runID int64, criterion int, externalIDs bool) ([]SampleScore, error) {
+	q := "SELECT r.row_id, r.position, r.final, r.human, r.abs_diff, r.missing, '' FROM run_sample_results r " +
+		"WHERE r.run_id = ? AND r.criterion_index = ? ORDER BY r.rank_position"
+	if externalIDs {
+		q = "SELECT r.row_id, r.position, r.final, r.human, r.abs_diff, r.missing, COALESCE(d.external_id, '') FROM run_sample_results r " +
+			"LEFT JOIN dataset_rows d ON d.id = r.row_id WHERE r.run_id = ? AND r.criterion_index = ? ORDER BY r.rank_position"
+	}
+	rows, err := db.Reader(ctx).Raw(q, runID, criterion).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("read the stored scores of run %d, criterion %d: %w", runID, criterion, err)
+	}
+	defer rows.Close()
+	opt := func(v sql.NullFloat64) *float64 {
+		if !v.Valid {
+			return nil
+		}
+		x := v.Float64
+		return &x
+	}
+	var out []SampleScore
+	for rows.Next() {
+		var s SampleScore
+		var final, human, diff sql.NullFloat64
+		if err := rows.Scan(&s.RowID, &s.Position, &final, &human, &diff, &s.Missing, &s.ExternalID); err != nil {
+			return nil, fmt.Errorf("read the stored scores of run %d, criterion %d: %w", runID, criterion, err)
+		}
+		s.Final, s.Human, s.AbsDiff = opt(final), opt(human), opt(diff)
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the stored scores of run %d, criterion %d: %w", runID, criterion, err)
+	}
+	return out, nil
+}
