@@ -979,7 +979,7 @@ func (h *Handlers) apiCompare(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.compareView(c.Request().Context(), cmp, 0, apiCompareRows)
+	v, err := h.compareView(c.Request().Context(), cmp, 0, apiCompareRows, false)
 	if err != nil {
 		return answerPreparing(c, err)
 	}

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -183,7 +184,7 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 		return err
 	}
 	pageNum, _ := strconv.Atoi(c.QueryParam("page"))
-	v, err := h.compareView(c.Request().Context(), cmp, max(pageNum-1, 0)*comparePageSize, comparePageSize)
+	v, err := h.compareView(c.Request().Context(), cmp, max(pageNum-1, 0)*comparePageSize, comparePageSize, true)
 	if p := preparingOf(err); p != nil {
 		v, err = compareShell(cmp), nil
 		v.Preparing = preparingView(p)
@@ -201,8 +202,10 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 // run's figures are its stored summary and its samples' scores are read
 // from its stored per-sample results (compareReport); only the rows shown
 // have their text read. While a large finished run's summary is being
-// prepared the error is its *preparingError.
-func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limit int) (web.CompareView, error) {
+// prepared the error is its *preparingError. The paired tests of the two
+// runs' agreement with the humans are computed only with agreement (the
+// compare page shows them, its share link and the API do not).
+func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limit int, agreement bool) (web.CompareView, error) {
 	same := cmp.dsA.ID == cmp.dsB.ID
 	repA, err := h.compareReport(ctx, cmp.a, !same, cmp.criterion)
 	if err != nil {
@@ -272,12 +275,18 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 	}
 	if v.HumanA != nil && v.HumanB != nil {
 		v.HasHuman = true
-		v.Agreement, err = h.compareCriterion(cmp.a, cmp.b, cmp.criterion, v.SameDataset,
+	}
+	if v.HasHuman && agreement {
+		v.Agreement, err = h.compareCriterion(ctx, cmp.a, cmp.b, max(v.HumanA.SampleCount, v.HumanB.SampleCount), cmp.criterion, v.SameDataset,
 			func() (*report.Report, *report.Report, error) { return repA, repB, nil })
-		if err != nil {
+		switch {
+		case errors.Is(err, errPairPending):
+			v.AgreementPending = &web.ResultsPreparing{Samples: v.Total, RefreshSeconds: preparingRetrySeconds}
+		case err != nil:
 			return web.CompareView{}, err
+		default:
+			v.AgreementReading = agreementReading(v.Agreement, cmp.a.Name, cmp.b.Name)
 		}
-		v.AgreementReading = agreementReading(v.Agreement, cmp.a.Name, cmp.b.Name)
 		if cmp.Mismatch != "" {
 			v.AgreementReading = "No verdict: the runs did not judge the same criterion on the same scale, so their agreement with the humans is shown side by side but not compared."
 		}

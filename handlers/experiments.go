@@ -143,7 +143,7 @@ func (h *Handlers) showExperiment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.experimentView(c, e)
+	v, err := h.experimentView(c, e, true)
 	if err != nil {
 		return err
 	}
@@ -152,8 +152,9 @@ func (h *Handlers) showExperiment(c echo.Context) error {
 }
 
 // experimentView gathers an experiment's table, summary and chart (the
-// experiment page's and the share link's).
-func (h *Handlers) experimentView(c echo.Context, e models.Experiment) (web.ExperimentView, error) {
+// experiment page's and the share link's), and with verdict the headline
+// and its paired tests (only the experiment page shows them).
+func (h *Handlers) experimentView(c echo.Context, e models.Experiment, verdict bool) (web.ExperimentView, error) {
 	ctx := c.Request().Context()
 	runs, err := h.DB.ListExperimentRuns(ctx, h.workspaceID(c), e.ID)
 	if err != nil {
@@ -211,12 +212,15 @@ func (h *Handlers) experimentView(c echo.Context, e models.Experiment) (web.Expe
 		}
 		v.Rows[i].Robustness = fmt.Sprintf("%s: %s vs run %d", f.run.Variant, signed(f.avgP-parent, 3), *f.run.ParentRunID)
 	}
-	if preparing != nil {
+	switch {
+	case preparing != nil:
 		// No headline while a run's figures are missing: it could be the
 		// best one.
 		v.PreparingResults = preparingView(preparing)
-	} else if v.Verdict, err = h.experimentVerdict(ctx, figs); err != nil {
-		return web.ExperimentView{}, err
+	case verdict:
+		if v.Verdict, err = h.experimentVerdict(ctx, figs); err != nil {
+			return web.ExperimentView{}, err
+		}
 	}
 	v.Summary = experimentSummary(figs)
 	v.Chart, v.ChartNote = experimentChart(figs)

@@ -3,6 +3,8 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -200,9 +202,25 @@ func sameRun(a, b models.Run) bool {
 		a.FinishedAt != nil && b.FinishedAt != nil && a.FinishedAt.Equal(*b.FinishedAt)
 }
 
+// pairLiveSamples bounds the samples per criterion of a pair of finished
+// runs whose paired tests (a paired permutation test and bootstrap of
+// 1,000 draws each, on every sample) a request computes while the reader
+// waits: a second or more at 1,000 samples on a loaded two-core machine,
+// minutes at 100,000 (Kendall's tau is recomputed on every draw). Larger
+// pairs are computed once in the background, like large summaries
+// (summaries.go), and the page says they are being computed meanwhile.
+// A variable so tests can take the background path with small runs.
+var pairLiveSamples = 2000
+
+// errPairPending says that a paired comparison is being computed in the
+// background; the page shows everything else and reloads.
+var errPairPending = errors.New("the paired comparison is being computed")
+
 // compareAverage is report.CompareAverage of two runs, from the cache when
 // both runs have finished (their scores no longer change); otherwise on
-// their per-sample scores read through scores.
+// their per-sample scores read through scores. For a pair of large
+// finished runs not yet in the cache the comparison is started in the
+// background and the error is errPairPending.
 func (h *Handlers) compareAverage(scores *pairedScores, a, b runFigures) (stats.AveragedDifference, error) {
 	same := a.run.DatasetID == b.run.DatasetID
 	rc := h.reports
@@ -217,31 +235,44 @@ func (h *Handlers) compareAverage(scores *pairedScores, a, b runFigures) (stats.
 			return d, nil
 		}
 	}
-	repA, err := scores.of(a.run, a.rep, !same)
-	if err != nil {
-		return stats.AveragedDifference{}, err
-	}
-	repB, err := scores.of(b.run, b.rep, !same)
-	if err != nil {
-		return stats.AveragedDifference{}, err
-	}
-	d := report.CompareAverage(repA, repB, same)
-	if cacheable {
-		rc.mu.Lock()
-		if len(rc.pairs) >= pairCacheSize {
-			clear(rc.pairs)
+	compute := func(scores *pairedScores) (stats.AveragedDifference, error) {
+		repA, err := scores.of(a.run, a.rep, !same)
+		if err != nil {
+			return stats.AveragedDifference{}, err
 		}
-		rc.pairs[key] = d
-		rc.mu.Unlock()
+		repB, err := scores.of(b.run, b.rep, !same)
+		if err != nil {
+			return stats.AveragedDifference{}, err
+		}
+		d := report.CompareAverage(repA, repB, same)
+		if cacheable {
+			rc.mu.Lock()
+			if len(rc.pairs) >= pairCacheSize {
+				clear(rc.pairs)
+			}
+			rc.pairs[key] = d
+			rc.mu.Unlock()
+		}
+		return d, nil
 	}
-	return d, nil
+	if cacheable && max(a.rows, b.rows) > pairLiveSamples {
+		flight := fmt.Sprintf("pair\x00%d\x00%d\x00%d\x00%d\x00%v", key.a, key.b, key.aEnd, key.bEnd, key.sameDatasets)
+		h.pairInBackground(scores.ctx, flight, func(ctx context.Context) error {
+			_, err := compute(h.pairedScores(ctx))
+			return err
+		})
+		return stats.AveragedDifference{}, errPairPending
+	}
+	return compute(scores)
 }
 
 // compareCriterion is report.CompareCriterion of two runs, from the cache
 // when both runs have finished; otherwise computed by pair, which gives
 // the two runs' reports with their samples (aligned so the criterion has
-// the same index in both).
-func (h *Handlers) compareCriterion(a, b models.Run, criterion int, sameDataset bool, pair func() (repA, repB *report.Report, err error)) ([]stats.Difference, error) {
+// the same index in both). For a pair of finished runs of more than
+// pairLiveSamples samples it is computed in the background and the error
+// is errPairPending.
+func (h *Handlers) compareCriterion(ctx context.Context, a, b models.Run, samples, criterion int, sameDataset bool, pair func() (repA, repB *report.Report, err error)) ([]stats.Difference, error) {
 	rc := h.reports
 	cacheable := rc != nil && a.Finished() && b.Finished() && a.FinishedAt != nil && b.FinishedAt != nil
 	key := criterionPairKey{pairKey{a.ID, b.ID, 0, 0, sameDataset}, criterion}
@@ -254,20 +285,73 @@ func (h *Handlers) compareCriterion(a, b models.Run, criterion int, sameDataset 
 			return d, nil
 		}
 	}
-	repA, repB, err := pair()
-	if err != nil {
-		return nil, err
-	}
-	d := report.CompareCriterion(repA, repB, criterion, sameDataset)
-	if cacheable {
-		rc.mu.Lock()
-		if len(rc.criterionPairs) >= pairCacheSize {
-			clear(rc.criterionPairs)
+	compute := func() ([]stats.Difference, error) {
+		repA, repB, err := pair()
+		if err != nil {
+			return nil, err
 		}
-		rc.criterionPairs[key] = d
-		rc.mu.Unlock()
+		d := report.CompareCriterion(repA, repB, criterion, sameDataset)
+		if cacheable {
+			rc.mu.Lock()
+			if len(rc.criterionPairs) >= pairCacheSize {
+				clear(rc.criterionPairs)
+			}
+			rc.criterionPairs[key] = d
+			rc.mu.Unlock()
+		}
+		return d, nil
 	}
-	return d, nil
+	if cacheable && samples > pairLiveSamples {
+		flight := fmt.Sprintf("criterion\x00%d\x00%d\x00%d\x00%d\x00%v\x00%d", key.a, key.b, key.aEnd, key.bEnd, key.sameDatasets, criterion)
+		h.pairInBackground(ctx, flight, func(context.Context) error {
+			_, err := compute()
+			return err
+		})
+		return nil, errPairPending
+	}
+	return compute()
+}
+
+// pairInBackground runs compute (which caches its result) once per flight
+// and process, detached from the request and in one of the background
+// slots summaries use. A failure is logged, and not retried by the
+// readers of the next failedBuildPause.
+func (h *Handlers) pairInBackground(ctx context.Context, flight string, compute func(ctx context.Context) error) {
+	rc := h.reports
+	rc.mu.Lock()
+	failedAt, failed := rc.failedBuilds[flight]
+	rc.mu.Unlock()
+	if failed && time.Since(failedAt) < failedBuildPause {
+		return
+	}
+	bctx := context.WithoutCancel(ctx)
+	rc.settling.Add(1)
+	ch := rc.flights.DoChan(flight, func() (_ any, err error) {
+		rc.slots <- struct{}{}
+		defer func() { <-rc.slots }()
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("paired comparison panicked: %v", p)
+				h.Log.Error("a paired comparison panicked", "pair", flight, "panic", p, "stack", string(debug.Stack()))
+			}
+			rc.mu.Lock()
+			if err != nil {
+				rc.failedBuilds[flight] = time.Now()
+			} else {
+				delete(rc.failedBuilds, flight)
+			}
+			rc.mu.Unlock()
+		}()
+		if err := compute(bctx); err != nil {
+			h.Log.Error("a paired comparison failed; the next reader tries again", "pair", flight, "err", err)
+			return nil, err
+		}
+		return nil, nil
+	})
+	go func() {
+		<-ch
+		rc.settling.Done()
+	}()
 }
 
 // pairedScores reads, once per request and run, what pairing a run's

@@ -108,7 +108,7 @@ func (h *Handlers) showShared(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		v, err := h.experimentView(c, e)
+		v, err := h.experimentView(c, e, false)
 		if err != nil {
 			return err
 		}
@@ -122,7 +122,7 @@ func (h *Handlers) showShared(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		v, err := h.compareView(c.Request().Context(), cmp, 0, compareRowsShown)
+		v, err := h.compareView(c.Request().Context(), cmp, 0, compareRowsShown, false)
 		if p := preparingOf(err); p != nil {
 			v, err = compareShell(cmp), nil
 			v.Preparing = preparingView(p)
@@ -225,7 +225,7 @@ func (h *Handlers) downloadExperimentReport(c echo.Context) error {
 }
 
 func (h *Handlers) sendStandaloneExperiment(c echo.Context, e models.Experiment) error {
-	v, err := h.experimentView(c, e)
+	v, err := h.experimentView(c, e, false)
 	if err != nil {
 		return err
 	}

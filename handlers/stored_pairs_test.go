@@ -282,7 +282,7 @@ func TestComparisonsFromStoredResults(t *testing.T) {
 					cmp.critA, cmp.critB = cmp.a.RubricSnapshot.Criteria[criterion], cmp.b.RubricSnapshot.Criteria[criterion]
 					want := oldCompareView(full.of(t, db, ws.ID, pair[0]), full.of(t, db, ws.ID, pair[1]), cmp, 10, 2*n)
 					h.reports = newReportCache() // computed here, not read from the cache
-					got, err := h.compareView(ctx, cmp, 10, 2*n)
+					got, err := h.compareView(ctx, cmp, 10, 2*n, true)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -304,7 +304,7 @@ func TestComparisonsFromStoredResults(t *testing.T) {
 						t.Errorf("pairing by sample id: %d of A's samples unmatched, want 1 (s3)", got.Unmatched)
 					}
 					// Read again from the cache: the same.
-					again, err := h.compareView(ctx, cmp, 10, 2*n)
+					again, err := h.compareView(ctx, cmp, 10, 2*n, true)
 					mustB(t, err)
 					mustSame(t, "compare view from the cache", want, again)
 				})
@@ -355,5 +355,43 @@ func TestComparisonsFromStoredResults(t *testing.T) {
 		gotVerdict, err := h.experimentVerdict(ctx, gotFigs)
 		mustB(t, err)
 		mustSame(t, "experiment verdict", verdictOf(wantCs, repeatBands(wantFigs)), gotVerdict)
+
+		// Past pairLiveSamples the tests are computed in the background:
+		// the first view says so, a view after it has the same figures.
+		was := pairLiveSamples
+		pairLiveSamples = n / 2
+		defer func() { pairLiveSamples = was }()
+		h.reports = newReportCache()
+		pending, err := h.experimentVerdict(ctx, gotFigs)
+		mustB(t, err)
+		if !pending.TestsPending || pending.Text != "" || len(pending.Tests) != 0 {
+			t.Errorf("first verdict of large runs = %+v, want the tests pending and no headline", pending)
+		}
+		h.reports.settling.Wait()
+		gotVerdict, err = h.experimentVerdict(ctx, gotFigs)
+		mustB(t, err)
+		mustSame(t, "experiment verdict computed in the background", verdictOf(wantCs, repeatBands(wantFigs)), gotVerdict)
+
+		var cmp comparison
+		cmp.a, _ = db.FindRun(ctx, ws.ID, a)
+		cmp.b, _ = db.FindRun(ctx, ws.ID, c)
+		cmp.dsA, _ = db.FindDataset(ctx, ws.ID, cmp.a.DatasetID)
+		cmp.dsB, _ = db.FindDataset(ctx, ws.ID, cmp.b.DatasetID)
+		cmp.critA, cmp.critB = cmp.a.RubricSnapshot.Criteria[0], cmp.b.RubricSnapshot.Criteria[0]
+		first, err := h.compareView(ctx, cmp, 0, 50, true)
+		mustB(t, err)
+		if first.AgreementPending == nil || first.Agreement != nil || first.AgreementReading != "" {
+			t.Errorf("first compare view of large runs: pending %v, %d differences, reading %q; want pending only",
+				first.AgreementPending, len(first.Agreement), first.AgreementReading)
+		}
+		h.reports.settling.Wait()
+		later, err := h.compareView(ctx, cmp, 0, 50, true)
+		mustB(t, err)
+		want := oldCompareView(full.of(t, db, ws.ID, a), full.of(t, db, ws.ID, c), cmp, 0, 50)
+		mustSame(t, "agreement computed in the background", want.Agreement, later.Agreement)
+		mustSame(t, "agreement reading computed in the background", want.AgreementReading, later.AgreementReading)
+		if later.AgreementPending != nil {
+			t.Error("the agreement is still pending after its computation ended")
+		}
 	})
 }

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -112,15 +113,24 @@ func rankContenders(figs []runFigures, compare func(best, other runFigures) stat
 func (h *Handlers) experimentVerdict(ctx context.Context, figs []runFigures) (web.ExperimentVerdict, error) {
 	scores := h.pairedScores(ctx)
 	var failed error
+	pending := false
 	cs := rankContenders(figs, func(best, other runFigures) stats.AveragedDifference {
 		d, err := h.compareAverage(scores, best, other)
-		if err != nil && failed == nil {
+		switch {
+		case errors.Is(err, errPairPending):
+			pending = true
+		case err != nil && failed == nil:
 			failed = err
 		}
 		return d
 	})
 	if failed != nil {
 		return web.ExperimentVerdict{}, failed
+	}
+	if pending {
+		// Every test is computed in the background and cached; the page
+		// names no winner until they all are.
+		return web.ExperimentVerdict{TestsPending: true, RefreshSeconds: preparingRetrySeconds}, nil
 	}
 	return verdictOf(cs, repeatBands(figs)), nil
 }
