@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -392,6 +393,71 @@ func TestComparisonsFromStoredResults(t *testing.T) {
 		mustSame(t, "agreement reading computed in the background", want.AgreementReading, later.AgreementReading)
 		if later.AgreementPending != nil {
 			t.Error("the agreement is still pending after its computation ended")
+		}
+	})
+}
+
+// TestComparisonPagesWhileResultsArePrepared: while a large finished run's
+// summary is built in the background (held here), its experiment page,
+// compare page and shared comparison answer at once with a "Preparing
+// results" note that reloads the page, the experiment page names no best
+// run, and the API's experiment answers 503 with Retry-After; once built,
+// every page shows the figures.
+func TestComparisonPagesWhileResultsArePrepared(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		// The other run of the comparison, finished with its summary stored.
+		other := env.waitRun(env.launch(env.demo().launchForm("1", "10")), 60*time.Second)
+		run := unstoredFinishedRun(t, env, true)
+		hb := holdBuilds(env)
+		ctx := context.Background()
+		exp := models.Experiment{WorkspaceID: env.ws.ID, ProjectID: run.ProjectID, DatasetID: run.DatasetID, Name: "large", CreatedAt: time.Now()}
+		mustB(t, env.db.CreateExperiment(ctx, &exp))
+		mustB(t, env.db.SetRunExperiment(ctx, env.ws.ID, run.ID, exp.ID))
+		mustB(t, env.db.SetRunExperiment(ctx, env.ws.ID, other.ID, exp.ID))
+		env.h.forgetReports(run.ID)
+		_, token, err := env.db.CreateShareLink(ctx, models.NewShareLink{WorkspaceID: env.ws.ID, Kind: models.ShareCompare, RunID: run.ID, OtherRunID: other.ID})
+		mustB(t, err)
+		owner := env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
+		_, tok := env.apiToken(env.ws.ID, owner.ID)
+		api := newAPIClient(t, env)
+		ck := env.sessionCookie(owner)
+		expPage := fmt.Sprintf("/experiments/%d", exp.ID)
+		cmpPage := fmt.Sprintf("/compare?a=%d&b=%d", run.ID, other.ID)
+		refresh := `<meta http-equiv="refresh" content="` + fmt.Sprint(preparingRetrySeconds) + `"`
+
+		for _, path := range []string{expPage, cmpPage, "/s/" + token} {
+			rec := env.within(t, path, ck)
+			body := rec.Body.String()
+			if rec.Code != 200 {
+				t.Fatalf("GET %s while preparing: %d %.500s", path, rec.Code, body)
+			}
+			for _, want := range []string{`data-testid="results-preparing"`, refresh, run.Name} {
+				if !strings.Contains(body, want) {
+					t.Errorf("GET %s while preparing lacks %q", path, want)
+				}
+			}
+			if strings.Contains(body, `data-testid="experiment-verdict"`) || strings.Contains(body, `data-testid="agreement-table"`) {
+				t.Errorf("GET %s while preparing shows a verdict", path)
+			}
+		}
+		assertPreparing(t, "API experiment", api.get(fmt.Sprintf("/api/v1/experiments/%d", exp.ID), tok))
+		if n := hb.calls.Load(); n != 1 {
+			t.Errorf("%d builds started for one summary, want 1", n)
+		}
+
+		close(hb.release)
+		env.h.reports.settling.Wait()
+		for _, path := range []string{expPage, cmpPage, "/s/" + token} {
+			rec := env.within(t, path, ck)
+			if body := rec.Body.String(); rec.Code != 200 || strings.Contains(body, `data-testid="results-preparing"`) {
+				t.Errorf("GET %s once built: %d, still preparing: %v", path, rec.Code, strings.Contains(body, `data-testid="results-preparing"`))
+			}
+		}
+		if rec := env.within(t, cmpPage, ck); !strings.Contains(rec.Body.String(), `data-testid="agreement-table"`) {
+			t.Errorf("the compare page once built has no paired tests")
+		}
+		if rec := api.get(fmt.Sprintf("/api/v1/experiments/%d", exp.ID), tok); rec.Code != 200 || !strings.Contains(rec.Body.String(), `"average_pearson":`) {
+			t.Errorf("API experiment once built: %d %.300s", rec.Code, rec.Body.String())
 		}
 	})
 }
