@@ -461,3 +461,68 @@ func TestComparisonPagesWhileResultsArePrepared(t *testing.T) {
 		}
 	})
 }
+
+// TestSharedRunPageFromStoredSummary: a shared finished run's page, drawn
+// from its stored summary and one page of stored samples, is byte for byte
+// the page drawn from the full report when the run fits on one page, and a
+// larger run's page lists one page of samples with a pager.
+func TestSharedRunPageFromStoredSummary(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		run := env.waitRun(env.launch(env.demo().launchForm("2", "5")), 60*time.Second)
+		ctx := env.localCtx()
+		draw := func(v web.SharedRunView) string {
+			var buf strings.Builder
+			if err := web.SharedRunPage(v).Render(ctx, &buf); err != nil {
+				t.Fatal(err)
+			}
+			return buf.String()
+		}
+		facts, err := env.h.reportFacts(ctx, run)
+		mustB(t, err)
+		full, err := report.BuildWith(ctx, env.db, env.ws.ID, run.ID, report.Options{})
+		mustB(t, err)
+		sp := web.SharedPage{Base: "/s/token", Title: run.Name}
+		want := draw(web.SharedRunView{SharedPage: sp, ReportFacts: facts, Report: full})
+		env.h.forgetReports(run.ID)
+		v, err := env.h.sharedRunView(ctx, run, 1)
+		mustB(t, err)
+		if v.SamplePages != 1 || v.SampleTotal != len(full.Criteria[0].Samples) {
+			t.Fatalf("%d pages of %d samples, want 1 of %d", v.SamplePages, v.SampleTotal, len(full.Criteria[0].Samples))
+		}
+		v.SharedPage, v.ReportFacts = sp, facts
+		got := draw(v)
+		if got != want {
+			i := 0
+			for i < min(len(got), len(want)) && got[i] == want[i] {
+				i++
+			}
+			t.Errorf("the shared page from storage differs from the full report's at byte %d:\nwant …%.300s\ngot  …%.300s", i, want[max(0, i-100):], got[max(0, i-100):])
+		}
+		if !strings.Contains(got, `data-testid="sample-row"`) || !strings.Contains(got, `data-testid="scatter"`) {
+			t.Errorf("the shared page lists no samples or draws no scatter")
+		}
+
+		// Two samples a page: the second page lists the third and fourth
+		// samples, in file order, and links both ways.
+		was := sharedPageSize
+		sharedPageSize = 2
+		defer func() { sharedPageSize = was }()
+		v, err = env.h.sharedRunView(ctx, run, 2)
+		mustB(t, err)
+		if n := len(v.Report.Criteria[0].Samples); n != 2 || v.SamplePages != (v.SampleTotal+1)/2 {
+			t.Fatalf("page 2: %d samples, %d pages of %d", n, v.SamplePages, v.SampleTotal)
+		}
+		for k, s := range v.Report.Criteria[0].Samples {
+			if w := full.Criteria[0].Samples[2+k]; s.RowID != w.RowID || s.ExternalID != w.ExternalID || *s.Final != *w.Final {
+				t.Errorf("page 2 sample %d: row %d %q, want row %d %q", k, s.RowID, s.ExternalID, w.RowID, w.ExternalID)
+			}
+		}
+		v.SharedPage, v.ReportFacts = sp, facts
+		page := draw(v)
+		for _, want := range []string{`data-testid="shared-samples-pager"`, `?page=1#samples`, `?page=3#samples`} {
+			if !strings.Contains(page, want) {
+				t.Errorf("page 2 lacks %q", want)
+			}
+		}
+	})
+}
