@@ -200,73 +200,38 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 // limit rows from offset on; Total counts them all), with the correlation
 // of their scores. The compare page and the API both use it. A finished
 // run's figures are its stored summary and its samples' scores are read
-// from its stored per-sample results (compareReport); only the rows shown
+// from its stored per-sample results (compareReport); the pairing of two
+// finished runs is kept in the cache (matchedOf), and only the rows shown
 // have their text read. While a large finished run's summary is being
 // prepared the error is its *preparingError. The paired tests of the two
 // runs' agreement with the humans are computed only with agreement (the
 // compare page shows them, its share link and the API do not).
 func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limit int, agreement bool) (web.CompareView, error) {
-	same := cmp.dsA.ID == cmp.dsB.ID
-	repA, err := h.compareReport(ctx, cmp.a, !same, cmp.criterion)
+	m, err := h.matchedOf(ctx, cmp)
 	if err != nil {
 		return web.CompareView{}, err
 	}
-	repB, err := h.compareReport(ctx, cmp.b, !same, cmp.criterionB)
-	if err != nil {
-		return web.CompareView{}, err
-	}
-	repB = alignedCriterion(repB, cmp.criterion, cmp.criterionB)
 	v := compareShell(cmp)
-	// Each run's own agreement with the humans, side by side: defined even
-	// when the runs judged different criteria.
-	v.HumanA, v.HumanB = humanFigures(repA, cmp.criterion), humanFigures(repB, cmp.criterion)
-	samplesB := map[string]report.SampleResult{}
-	if cmp.criterion < len(repB.Criteria) {
-		for _, s := range repB.Criteria[cmp.criterion].Samples {
-			samplesB[report.SampleKey(s, v.SameDataset)] = s
-		}
-	}
-	var xs, ys []*float64
-	// fields holds each listed row's text when the report has it (a run
-	// still going); the rows shown of a finished run get theirs below.
-	fields := map[int64][]evaluator.Text{}
-	if cmp.criterion < len(repA.Criteria) {
-		for _, s := range repA.Criteria[cmp.criterion].Samples {
-			sb, ok := samplesB[report.SampleKey(s, v.SameDataset)]
-			if !ok {
-				v.Unmatched++
-				continue
-			}
-			row := web.CompareRow{RowID: s.RowID, ExternalID: s.ExternalID,
-				Human: s.Human, A: s.Final, B: sb.Final, UnitA: unit(s.Final, cmp.critA), UnitB: unit(sb.Final, cmp.critB)}
-			if s.Fields != nil {
-				fields[s.RowID] = s.Fields
-			}
-			if row.UnitA != nil && row.UnitB != nil {
-				d := *row.UnitA - *row.UnitB
-				row.Diff = &d
-			}
-			xs, ys = append(xs, s.Final), append(ys, sb.Final)
-			v.Rows = append(v.Rows, row)
-		}
-	}
-	// Largest disagreement first; samples missing a score on either side last.
-	sort.SliceStable(v.Rows, func(i, j int) bool {
-		a, b := v.Rows[i].Diff, v.Rows[j].Diff
-		if a == nil || b == nil {
-			return a != nil && b == nil
-		}
-		return math.Abs(*a) > math.Abs(*b)
-	})
-	v.Total = len(v.Rows)
+	v.HumanA, v.HumanB, v.Unmatched = m.humanA, m.humanB, m.unmatched
+	v.Total = len(m.rows)
 	v.Offset, v.PageSize = min(max(offset, 0), v.Total), limit
-	v.Rows = v.Rows[v.Offset:min(len(v.Rows), v.Offset+limit)]
+	fields := map[int64][]evaluator.Text{}
+	for _, r := range m.rows[v.Offset:min(len(m.rows), v.Offset+limit)] {
+		row := web.CompareRow{RowID: r.rowID, ExternalID: r.externalID, Human: r.human, A: r.a, B: r.b,
+			UnitA: unit(r.a, cmp.critA), UnitB: unit(r.b, cmp.critB)}
+		if row.UnitA != nil && row.UnitB != nil {
+			d := *row.UnitA - *row.UnitB
+			row.Diff = &d
+		}
+		if r.fields != nil {
+			fields[r.rowID] = r.fields
+		}
+		v.Rows = append(v.Rows, row)
+	}
 	if err := h.compareRowText(ctx, cmp, v.Rows, fields); err != nil {
 		return web.CompareView{}, err
 	}
-	px, py, missing := stats.Pairs(xs, ys)
-	v.Pearson, v.Spearman = stats.Pearson(px, py), stats.Spearman(px, py)
-	v.Pearson.Missing, v.Spearman.Missing = missing, missing
+	v.Pearson, v.Spearman = m.pearson, m.spearman
 	v.Reading = stats.Interpret(v.Pearson)
 	if cmp.Mismatch != "" {
 		// A reading such as "moderate agreement" between scores of two
@@ -278,7 +243,12 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 	}
 	if v.HasHuman && agreement {
 		v.Agreement, err = h.compareCriterion(ctx, cmp.a, cmp.b, max(v.HumanA.SampleCount, v.HumanB.SampleCount), cmp.criterion, v.SameDataset,
-			func() (*report.Report, *report.Report, error) { return repA, repB, nil })
+			func() (*report.Report, *report.Report, error) {
+				if m.repA != nil {
+					return m.repA, m.repB, nil
+				}
+				return h.compareReports(ctx, cmp)
+			})
 		switch {
 		case errors.Is(err, errPairPending):
 			v.AgreementPending = &web.ResultsPreparing{Samples: v.Total, RefreshSeconds: preparingRetrySeconds}
@@ -292,6 +262,142 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 		}
 	}
 	return v, nil
+}
+
+// matchedSamples is two runs' samples paired on one criterion, as the
+// compare page lists them, with the figures of the pairing.
+type matchedSamples struct {
+	// rows are the matched samples, largest disagreement first.
+	rows      []matchedRow
+	unmatched int
+	// pearson and spearman correlate the two runs' final scores.
+	pearson, spearman stats.Correlation
+	// humanA and humanB are each run's agreement with the humans (nil
+	// without ratings), without samples.
+	humanA, humanB *report.CriterionReport
+	// repA and repB are the reports paired (B's criterion aligned), kept
+	// only for the request that paired them: the paired tests read them.
+	repA, repB *report.Report
+}
+
+// matchedRow is one matched sample: A's row and id (the id is empty when
+// the text is to be read), the human rating and both final scores, the
+// row's text when the report had it.
+type matchedRow struct {
+	rowID       int64
+	externalID  string
+	human, a, b *float64
+	fields      []evaluator.Text
+}
+
+// matchedCacheSize bounds the pairings kept: each holds every matched
+// sample (about 7 MB at 100,000).
+const matchedCacheSize = 8
+
+// matchedOf pairs the two runs' samples on the comparison's criterion:
+// from the cache when both runs have finished, otherwise from their
+// reports (compareReports), cached when both have.
+func (h *Handlers) matchedOf(ctx context.Context, cmp comparison) (*matchedSamples, error) {
+	rc := h.reports
+	same := cmp.dsA.ID == cmp.dsB.ID
+	cacheable := rc != nil && cmp.a.Finished() && cmp.b.Finished() && cmp.a.FinishedAt != nil && cmp.b.FinishedAt != nil
+	var key criterionPairKey
+	if cacheable {
+		key = criterionPairKey{pairKey{cmp.a.ID, cmp.b.ID, cmp.a.FinishedAt.UnixNano(), cmp.b.FinishedAt.UnixNano(), same}, cmp.criterion}
+		rc.mu.Lock()
+		m, ok := rc.matched[key]
+		rc.mu.Unlock()
+		if ok {
+			return m, nil
+		}
+	}
+	repA, repB, err := h.compareReports(ctx, cmp)
+	if err != nil {
+		return nil, err
+	}
+	m := matchSamples(repA, repB, cmp, same)
+	if cacheable {
+		kept := *m
+		kept.repA, kept.repB = nil, nil
+		rc.mu.Lock()
+		if len(rc.matched) >= matchedCacheSize {
+			clear(rc.matched)
+		}
+		rc.matched[key] = &kept
+		rc.mu.Unlock()
+	}
+	return m, nil
+}
+
+// compareReports are the two runs' reports as the compare page reads them
+// (compareReport), B's criterion aligned with A's.
+func (h *Handlers) compareReports(ctx context.Context, cmp comparison) (repA, repB *report.Report, err error) {
+	same := cmp.dsA.ID == cmp.dsB.ID
+	if repA, err = h.compareReport(ctx, cmp.a, !same, cmp.criterion); err != nil {
+		return nil, nil, err
+	}
+	if repB, err = h.compareReport(ctx, cmp.b, !same, cmp.criterionB); err != nil {
+		return nil, nil, err
+	}
+	return repA, alignedCriterion(repB, cmp.criterion, cmp.criterionB), nil
+}
+
+// matchSamples pairs A's samples with B's on the comparison's criterion
+// (B aligned): by row
+// on the same dataset, by sample id on a copy (report.SampleKey, the last
+// of B's samples with a key winning), in A's order, then sorted largest
+// disagreement first (on each criterion's 0-1 scale; samples missing a
+// score on either side last).
+func matchSamples(repA, repB *report.Report, cmp comparison, same bool) *matchedSamples {
+	criterion := cmp.criterion
+	m := &matchedSamples{humanA: humanFigures(repA, criterion), humanB: humanFigures(repB, criterion), repA: repA, repB: repB}
+	samplesB := map[string]report.SampleResult{}
+	if criterion < len(repB.Criteria) {
+		for _, s := range repB.Criteria[criterion].Samples {
+			samplesB[report.SampleKey(s, same)] = s
+		}
+	}
+	var xs, ys []*float64
+	var diffs []*float64
+	if criterion < len(repA.Criteria) {
+		for _, s := range repA.Criteria[criterion].Samples {
+			sb, ok := samplesB[report.SampleKey(s, same)]
+			if !ok {
+				m.unmatched++
+				continue
+			}
+			var d *float64
+			if ua, ub := unit(s.Final, cmp.critA), unit(sb.Final, cmp.critB); ua != nil && ub != nil {
+				x := *ua - *ub
+				d = &x
+			}
+			xs, ys = append(xs, s.Final), append(ys, sb.Final)
+			m.rows = append(m.rows, matchedRow{rowID: s.RowID, externalID: s.ExternalID, human: s.Human, a: s.Final, b: sb.Final, fields: s.Fields})
+			diffs = append(diffs, d)
+		}
+	}
+	// Largest disagreement first; samples missing a score on either side
+	// last; ties keep A's order.
+	idx := make([]int, len(m.rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(i, j int) bool {
+		a, b := diffs[idx[i]], diffs[idx[j]]
+		if a == nil || b == nil {
+			return a != nil && b == nil
+		}
+		return math.Abs(*a) > math.Abs(*b)
+	})
+	sorted := make([]matchedRow, len(m.rows))
+	for k, i := range idx {
+		sorted[k] = m.rows[i]
+	}
+	m.rows = sorted
+	px, py, missing := stats.Pairs(xs, ys)
+	m.pearson, m.spearman = stats.Pearson(px, py), stats.Spearman(px, py)
+	m.pearson.Missing, m.spearman.Missing = missing, missing
+	return m
 }
 
 // humanFigures is a report's criterion's figures (no samples: the view

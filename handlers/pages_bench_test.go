@@ -47,7 +47,8 @@ func benchPageSizes(b *testing.B) []int {
 // handlers, nothing cached: small runs' paired tests are computed in the
 // request, large runs' start in the background, whose time is logged) and
 // as the median of BATCHEVAL_BENCH_PAGE_VIEWS (3) views after it and
-// after any background work it started. Run with -benchtime=1x.
+// after any background work it started. BATCHEVAL_BENCH_PAGE_ONLY names
+// one page to time alone (e.g. "compare"). Run with -benchtime=1x.
 func BenchmarkComparisonPages(b *testing.B) {
 	views := 3
 	if v, err := strconv.Atoi(os.Getenv("BATCHEVAL_BENCH_PAGE_VIEWS")); err == nil && v >= 0 {
@@ -85,6 +86,9 @@ func BenchmarkComparisonPages(b *testing.B) {
 				{"experiment-html", fmt.Sprintf("/experiments/%d/report.html", exp.ID)},
 			}
 			for _, pg := range pages {
+				if only := os.Getenv("BATCHEVAL_BENCH_PAGE_ONLY"); only != "" && only != pg.name {
+					continue
+				}
 				// A fresh cache for each page's first view, so each pays
 				// for what it reads and computes itself.
 				h.reports = newReportCache()

@@ -43,6 +43,10 @@ type reportCache struct {
 	// criterionPairs holds the compare page's per-criterion comparisons,
 	// by pair and criterion.
 	criterionPairs map[criterionPairKey][]stats.Difference
+	// matched holds the compare page's pairing of two finished runs'
+	// samples on one criterion (compare.go): a few MB at 100,000 samples,
+	// so fewer are kept.
+	matched map[criterionPairKey]*matchedSamples
 
 	// flights shares one build of a finished run's summary among the
 	// requests that need it at once (summaries.go), by run and summary
@@ -87,7 +91,7 @@ type reportKey struct {
 
 func newReportCache() *reportCache {
 	return &reportCache{items: map[reportKey]*report.Report{}, pairs: map[pairKey]stats.AveragedDifference{},
-		criterionPairs: map[criterionPairKey][]stats.Difference{}, slots: make(chan struct{}, backgroundSummaryBuilds),
+		criterionPairs: map[criterionPairKey][]stats.Difference{}, matched: map[criterionPairKey]*matchedSamples{}, slots: make(chan struct{}, backgroundSummaryBuilds),
 		failedBuilds: map[string]time.Time{}}
 }
 
