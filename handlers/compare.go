@@ -351,17 +351,37 @@ func (h *Handlers) compareReports(ctx context.Context, cmp comparison) (repA, re
 func matchSamples(repA, repB *report.Report, cmp comparison, same bool) *matchedSamples {
 	criterion := cmp.criterion
 	m := &matchedSamples{humanA: humanFigures(repA, criterion), humanB: humanFigures(repB, criterion), repA: repA, repB: repB}
-	samplesB := map[string]report.SampleResult{}
+	// report.SampleKey's pairing, keyed without building its strings: on
+	// the same dataset by row, otherwise by sample id (the last of B's
+	// samples with a key wins, as in report.PairScores).
+	byRow, byID := map[int64]*report.SampleResult{}, map[string]*report.SampleResult{}
 	if criterion < len(repB.Criteria) {
-		for _, s := range repB.Criteria[criterion].Samples {
-			samplesB[report.SampleKey(s, same)] = s
+		ss := repB.Criteria[criterion].Samples
+		for i := range ss {
+			if same {
+				byRow[ss[i].RowID] = &ss[i]
+			} else {
+				byID[ss[i].ExternalID] = &ss[i]
+			}
 		}
+	}
+	counterpart := func(s *report.SampleResult) (*report.SampleResult, bool) {
+		if same {
+			sb, ok := byRow[s.RowID]
+			return sb, ok
+		}
+		sb, ok := byID[s.ExternalID]
+		return sb, ok
 	}
 	var xs, ys []*float64
 	var diffs []*float64
 	if criterion < len(repA.Criteria) {
-		for _, s := range repA.Criteria[criterion].Samples {
-			sb, ok := samplesB[report.SampleKey(s, same)]
+		ss := repA.Criteria[criterion].Samples
+		m.rows = make([]matchedRow, 0, len(ss))
+		xs, ys, diffs = make([]*float64, 0, len(ss)), make([]*float64, 0, len(ss)), make([]*float64, 0, len(ss))
+		for i := range ss {
+			s := &ss[i]
+			sb, ok := counterpart(s)
 			if !ok {
 				m.unmatched++
 				continue

@@ -12,11 +12,8 @@ import (
 type SampleScore struct {
 	RowID      int64
 	ExternalID string
-	Position   int
 	Final      *float64
 	Human      *float64
-	AbsDiff    *float64
-	Missing    int
 }
 
 // ListRunSampleScores returns a finished run's stored sample results on one
@@ -26,10 +23,10 @@ type SampleScore struct {
 // rows' dataset ids are read too (a join on dataset_rows' primary key).
 // It reads through the read pool, one query, streaming the rows.
 func (db *DB) ListRunSampleScores(ctx context.Context, runID int64, criterion int, externalIDs bool) ([]SampleScore, error) {
-	q := "SELECT r.row_id, r.position, r.final, r.human, r.abs_diff, r.missing, '' FROM run_sample_results r " +
+	q := "SELECT r.row_id, r.final, r.human, '' FROM run_sample_results r " +
 		"WHERE r.run_id = ? AND r.criterion_index = ? ORDER BY r.rank_position"
 	if externalIDs {
-		q = "SELECT r.row_id, r.position, r.final, r.human, r.abs_diff, r.missing, COALESCE(d.external_id, '') FROM run_sample_results r " +
+		q = "SELECT r.row_id, r.final, r.human, COALESCE(d.external_id, '') FROM run_sample_results r " +
 			"LEFT JOIN dataset_rows d ON d.id = r.row_id WHERE r.run_id = ? AND r.criterion_index = ? ORDER BY r.rank_position"
 	}
 	rows, err := db.Reader(ctx).Raw(q, runID, criterion).Rows()
@@ -37,21 +34,27 @@ func (db *DB) ListRunSampleScores(ctx context.Context, runID int64, criterion in
 		return nil, fmt.Errorf("read the stored scores of run %d, criterion %d: %w", runID, criterion, err)
 	}
 	defer rows.Close()
+	var out []SampleScore
+	// The values live in slabs rather than one allocation each: a
+	// 100,000-sample criterion is 200,000 of them.
+	var slab []float64
 	opt := func(v sql.NullFloat64) *float64 {
 		if !v.Valid {
 			return nil
 		}
-		x := v.Float64
-		return &x
+		if len(slab) == cap(slab) {
+			slab = make([]float64, 0, 4096)
+		}
+		slab = append(slab, v.Float64)
+		return &slab[len(slab)-1]
 	}
-	var out []SampleScore
 	for rows.Next() {
 		var s SampleScore
-		var final, human, diff sql.NullFloat64
-		if err := rows.Scan(&s.RowID, &s.Position, &final, &human, &diff, &s.Missing, &s.ExternalID); err != nil {
+		var final, human sql.NullFloat64
+		if err := rows.Scan(&s.RowID, &final, &human, &s.ExternalID); err != nil {
 			return nil, fmt.Errorf("read the stored scores of run %d, criterion %d: %w", runID, criterion, err)
 		}
-		s.Final, s.Human, s.AbsDiff = opt(final), opt(human), opt(diff)
+		s.Final, s.Human = opt(final), opt(human)
 		out = append(out, s)
 	}
 	if err := rows.Err(); err != nil {

@@ -17,11 +17,11 @@ var ErrSamplesNotStored = errors.New("the run's per-sample results are not store
 
 // WithStoredScores is sum, a finished run's summary (LoadSummary), with the
 // samples of the given criteria (every criterion when none is given) read
-// back from the run's stored per-sample results: each sample's row,
-// position, final score, human rating, difference and unreadable count,
-// in dataset order, and its dataset id when externalIDs is set. No round
-// scores, batches or dataset text are read, so it costs a fraction of
-// BuildWith; the fields and rounds of the samples are empty. It is what
+// back from the run's stored per-sample results: each sample's row, final
+// score and human rating, in dataset order, and its dataset id when
+// externalIDs is set. No round scores, batches or dataset text are read,
+// so it costs a fraction of BuildWith; the samples' other fields (text,
+// rounds, position, difference, unreadable count) are empty. It is what
 // PairScores, CompareCriterion and CompareAverage read of a report, and
 // they give the same figures on it as on the full report. A criterion not
 // asked for keeps no samples. The error wraps ErrSamplesNotStored when the
@@ -62,8 +62,7 @@ func WithStoredScores(ctx context.Context, db *models.DB, sum *Report, externalI
 		}
 		c.Samples = make([]SampleResult, len(stored))
 		for k, s := range stored {
-			c.Samples[k] = SampleResult{RowID: s.RowID, ExternalID: s.ExternalID, Position: s.Position,
-				Final: s.Final, Human: s.Human, AbsDiff: s.AbsDiff, Missing: s.Missing}
+			c.Samples[k] = SampleResult{RowID: s.RowID, ExternalID: s.ExternalID, Final: s.Final, Human: s.Human}
 		}
 	}
 	return &out, nil
