@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -397,21 +397,39 @@ func matchSamples(repA, repB *report.Report, cmp comparison, same bool) *matched
 		}
 	}
 	// Largest disagreement first; samples missing a score on either side
-	// last; ties keep A's order.
-	idx := make([]int, len(m.rows))
-	for i := range idx {
-		idx[i] = i
+	// last; ties keep A's order (a stable sort on |A − B|, as the page
+	// always sorted).
+	type place struct {
+		i      int
+		absd   float64
+		scored bool
 	}
-	sort.SliceStable(idx, func(i, j int) bool {
-		a, b := diffs[idx[i]], diffs[idx[j]]
-		if a == nil || b == nil {
-			return a != nil && b == nil
+	order := make([]place, len(m.rows))
+	for i, d := range diffs {
+		order[i] = place{i: i, scored: d != nil}
+		if d != nil {
+			order[i].absd = math.Abs(*d)
 		}
-		return math.Abs(*a) > math.Abs(*b)
+	}
+	slices.SortStableFunc(order, func(x, y place) int {
+		switch {
+		case x.scored != y.scored:
+			if x.scored {
+				return -1
+			}
+			return 1
+		case !x.scored:
+			return 0
+		case x.absd > y.absd:
+			return -1
+		case y.absd > x.absd:
+			return 1
+		}
+		return 0
 	})
 	sorted := make([]matchedRow, len(m.rows))
-	for k, i := range idx {
-		sorted[k] = m.rows[i]
+	for k, p := range order {
+		sorted[k] = m.rows[p.i]
 	}
 	m.rows = sorted
 	px, py, missing := stats.Pairs(xs, ys)

@@ -78,6 +78,29 @@ func BenchmarkComparisonPages(b *testing.B) {
 			_, cmpToken, err := h.DB.CreateShareLink(ctx, models.NewShareLink{WorkspaceID: p.WorkspaceID, Kind: models.ShareCompare, RunID: a, OtherRunID: bb})
 			mustB(b, err)
 			b.Logf("%d samples: synthesized in %v, summaries stored in %v", n, synthTook.Round(time.Millisecond), storeTook.Round(time.Millisecond))
+			if os.Getenv("BATCHEVAL_BENCH_PAGE_PARTS") == "1" {
+				// Where a compare page's first view goes: reading one
+				// run's stored scores of one criterion, and the pairing.
+				start = time.Now()
+				_, err := h.DB.ListRunSampleScores(ctx, a, 0, false)
+				mustB(b, err)
+				read := time.Since(start)
+				bctx := context.WithValue(ctx, principalKey{}, Principal{Kind: LocalUser, Workspace: models.Workspace{ID: p.WorkspaceID}, Role: models.RoleOwner})
+				var cmp comparison
+				cmp.a, _ = h.DB.FindRun(ctx, p.WorkspaceID, a)
+				cmp.b, _ = h.DB.FindRun(ctx, p.WorkspaceID, bb)
+				cmp.dsA, cmp.dsB = ds, ds
+				cmp.critA, cmp.critB = cmp.a.RubricSnapshot.Criteria[0], cmp.b.RubricSnapshot.Criteria[0]
+				start = time.Now()
+				repA, repB, err := h.compareReports(bctx, cmp)
+				mustB(b, err)
+				reports := time.Since(start)
+				start = time.Now()
+				matchSamples(repA, repB, cmp, true)
+				b.Logf("%d samples: one run's stored scores read in %v; both runs' summaries and scores in %v; paired and sorted in %v",
+					n, read.Round(time.Millisecond), reports.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+				h.reports = newReportCache()
+			}
 			pages := []struct{ name, path string }{
 				{"experiment", fmt.Sprintf("/experiments/%d", exp.ID)},
 				{"compare", fmt.Sprintf("/compare?a=%d&b=%d", a, bb)},
