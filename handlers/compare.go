@@ -573,17 +573,13 @@ func (h *Handlers) compareSampleView(c echo.Context, cmp comparison, rowID int64
 	}
 	rowB := rowA
 	if cmp.dsB.ID != cmp.dsA.ID {
-		all, err := h.DB.ListDatasetRows(ctx, cmp.dsB.ID, 0, 0)
+		// One row through the (dataset, sample id) index, not the copy's
+		// every row.
+		r, found, err := h.DB.FindDatasetRowByExternalID(ctx, cmp.dsB.ID, rowA.ExternalID)
 		if err != nil {
 			return web.CompareSampleView{}, err
 		}
-		found := false
-		for _, r := range all {
-			if r.ExternalID == rowA.ExternalID {
-				rowB, found = r, true
-				break
-			}
-		}
+		rowB = r
 		if !found {
 			return web.CompareSampleView{}, models.Errorf(models.ENotFound, "run %d's dataset has no sample %q", cmp.b.ID, rowA.ExternalID)
 		}

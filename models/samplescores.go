@@ -3,7 +3,10 @@ package models
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+
+	"gorm.io/gorm"
 )
 
 // SampleScore is what comparing runs reads of one stored sample result:
@@ -61,4 +64,18 @@ func (db *DB) ListRunSampleScores(ctx context.Context, runID int64, criterion in
 		return nil, fmt.Errorf("read the stored scores of run %d, criterion %d: %w", runID, criterion, err)
 	}
 	return out, nil
+}
+
+// FindDatasetRowByExternalID returns the row of a dataset with the given
+// sample id (unique within a dataset: dataset_rows_external), through the
+// index; found is false when the dataset has no such sample.
+func (db *DB) FindDatasetRowByExternalID(ctx context.Context, datasetID int64, externalID string) (row DatasetRow, found bool, err error) {
+	err = db.Reader(ctx).Where("dataset_id = ? AND external_id = ?", datasetID, externalID).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return row, false, nil
+	}
+	if err != nil {
+		return row, false, fmt.Errorf("find sample %q of dataset %d: %w", externalID, datasetID, err)
+	}
+	return row, true, nil
 }
