@@ -39,8 +39,8 @@ func benchPageSizes(b *testing.B) []int {
 
 // BenchmarkComparisonPages times, through the real Echo app on SQLite, the
 // pages that compare finished runs: the experiment page of two runs of one
-// dataset, the compare page of the two, the experiment's and the
-// comparison's share links and the experiment's HTML report, for runs of
+// dataset, the compare page of the two, the experiment's, the comparison's
+// and one run's share links and the experiment's HTML report, for runs of
 // BATCHEVAL_BENCH_PAGES samples synthesized straight into the database
 // with their summaries stored (report.StoreStats, as the runner leaves a
 // finished run; not timed). Each page is timed on its first view (fresh
@@ -77,6 +77,8 @@ func BenchmarkComparisonPages(b *testing.B) {
 			mustB(b, err)
 			_, cmpToken, err := h.DB.CreateShareLink(ctx, models.NewShareLink{WorkspaceID: p.WorkspaceID, Kind: models.ShareCompare, RunID: a, OtherRunID: bb})
 			mustB(b, err)
+			_, runToken, err := h.DB.CreateShareLink(ctx, models.NewShareLink{WorkspaceID: p.WorkspaceID, Kind: models.ShareRun, RunID: a})
+			mustB(b, err)
 			b.Logf("%d samples: synthesized in %v, summaries stored in %v", n, synthTook.Round(time.Millisecond), storeTook.Round(time.Millisecond))
 			if os.Getenv("BATCHEVAL_BENCH_PAGE_PARTS") == "1" {
 				// Where a compare page's first view goes: reading one
@@ -106,6 +108,7 @@ func BenchmarkComparisonPages(b *testing.B) {
 				{"compare", fmt.Sprintf("/compare?a=%d&b=%d", a, bb)},
 				{"shared-experiment", "/s/" + expToken},
 				{"shared-compare", "/s/" + cmpToken},
+				{"shared-run", "/s/" + runToken},
 				{"experiment-html", fmt.Sprintf("/experiments/%d/report.html", exp.ID)},
 			}
 			for _, pg := range pages {
