@@ -401,8 +401,8 @@ func TestComparisonsFromStoredResults(t *testing.T) {
 // summary is built in the background (held here), its experiment page,
 // compare page and shared comparison answer at once with a "Preparing
 // results" note that reloads the page, the experiment page names no best
-// run, and the API's experiment answers 503 with Retry-After; once built,
-// every page shows the figures.
+// run, and the API's experiment answers 503 with Retry-After; so does the
+// run's share link. Once built, every page shows the figures.
 func TestComparisonPagesWhileResultsArePrepared(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		// The other run of the comparison, finished with its summary stored.
@@ -417,6 +417,8 @@ func TestComparisonPagesWhileResultsArePrepared(t *testing.T) {
 		env.h.forgetReports(run.ID)
 		_, token, err := env.db.CreateShareLink(ctx, models.NewShareLink{WorkspaceID: env.ws.ID, Kind: models.ShareCompare, RunID: run.ID, OtherRunID: other.ID})
 		mustB(t, err)
+		_, runToken, err := env.db.CreateShareLink(ctx, models.NewShareLink{WorkspaceID: env.ws.ID, Kind: models.ShareRun, RunID: run.ID})
+		mustB(t, err)
 		owner := env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
 		_, tok := env.apiToken(env.ws.ID, owner.ID)
 		api := newAPIClient(t, env)
@@ -425,7 +427,7 @@ func TestComparisonPagesWhileResultsArePrepared(t *testing.T) {
 		cmpPage := fmt.Sprintf("/compare?a=%d&b=%d", run.ID, other.ID)
 		refresh := `<meta http-equiv="refresh" content="` + fmt.Sprint(preparingRetrySeconds) + `"`
 
-		for _, path := range []string{expPage, cmpPage, "/s/" + token} {
+		for _, path := range []string{expPage, cmpPage, "/s/" + token, "/s/" + runToken} {
 			rec := env.within(t, path, ck)
 			body := rec.Body.String()
 			if rec.Code != 200 {
@@ -447,7 +449,7 @@ func TestComparisonPagesWhileResultsArePrepared(t *testing.T) {
 
 		close(hb.release)
 		env.h.reports.settling.Wait()
-		for _, path := range []string{expPage, cmpPage, "/s/" + token} {
+		for _, path := range []string{expPage, cmpPage, "/s/" + token, "/s/" + runToken} {
 			rec := env.within(t, path, ck)
 			if body := rec.Body.String(); rec.Code != 200 || strings.Contains(body, `data-testid="results-preparing"`) {
 				t.Errorf("GET %s once built: %d, still preparing: %v", path, rec.Code, strings.Contains(body, `data-testid="results-preparing"`))
