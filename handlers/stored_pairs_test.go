@@ -394,6 +394,28 @@ func TestComparisonsFromStoredResults(t *testing.T) {
 		if later.AgreementPending != nil {
 			t.Error("the agreement is still pending after its computation ended")
 		}
+
+		// Another choice of human ratings for run a drops its comparisons.
+		rc := h.reports
+		if len(rc.matched) == 0 || len(rc.criterionPairs) == 0 || len(rc.pairs) == 0 {
+			t.Fatalf("nothing cached to drop: %d pairings, %d criterion tests, %d average tests", len(rc.matched), len(rc.criterionPairs), len(rc.pairs))
+		}
+		h.forgetReports(a)
+		for k := range rc.matched {
+			if k.a == a || k.b == a {
+				t.Errorf("pairing %v kept after run %d's ratings changed", k, a)
+			}
+		}
+		for k := range rc.criterionPairs {
+			if k.a == a || k.b == a {
+				t.Errorf("criterion test %v kept after run %d's ratings changed", k, a)
+			}
+		}
+		for k := range rc.pairs {
+			if k.a == a || k.b == a {
+				t.Errorf("average test %v kept after run %d's ratings changed", k, a)
+			}
+		}
 	})
 }
 
