@@ -928,7 +928,8 @@ func (h *Handlers) apiGetExperiment(c echo.Context) error {
 	}
 	out, err := h.apiExperiment(c, e)
 	if err != nil {
-		return err
+		// A run's figures being prepared: 503 with Retry-After.
+		return answerPreparing(c, err)
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -978,9 +979,9 @@ func (h *Handlers) apiCompare(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.compareView(c.Request().Context(), cmp, 0, apiCompareRows)
+	v, err := h.compareView(c.Request().Context(), cmp, 0, apiCompareRows, false)
 	if err != nil {
-		return err
+		return answerPreparing(c, err)
 	}
 	corr := func(coef, p float64, n, missing int) APICorrelation {
 		return APICorrelation{Coef: finite(coef), P: finite(p), N: n, Missing: missing}

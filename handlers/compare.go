@@ -2,10 +2,11 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -183,7 +184,11 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 		return err
 	}
 	pageNum, _ := strconv.Atoi(c.QueryParam("page"))
-	v, err := h.compareView(c.Request().Context(), cmp, max(pageNum-1, 0)*comparePageSize, comparePageSize)
+	v, err := h.compareView(c.Request().Context(), cmp, max(pageNum-1, 0)*comparePageSize, comparePageSize, true)
+	if p := preparingOf(err); p != nil {
+		v, err = compareShell(cmp), nil
+		v.Preparing = preparingView(p)
+	}
 	if err != nil {
 		return err
 	}
@@ -193,70 +198,40 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 
 // compareView pairs the two runs' samples, largest disagreement first (the
 // limit rows from offset on; Total counts them all), with the correlation
-// of their scores. The compare page and the API both use it.
-func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limit int) (web.CompareView, error) {
-	repA, err := h.buildReport(ctx, cmp.a.ID, "")
+// of their scores. The compare page and the API both use it. A finished
+// run's figures are its stored summary and its samples' scores are read
+// from its stored per-sample results (compareReport); the pairing of two
+// finished runs is kept in the cache (matchedOf), and only the rows shown
+// have their text read. While a large finished run's summary is being
+// prepared the error is its *preparingError. The paired tests of the two
+// runs' agreement with the humans are computed only with agreement (the
+// compare page shows them, its share link and the API do not).
+func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limit int, agreement bool) (web.CompareView, error) {
+	m, err := h.matchedOf(ctx, cmp)
 	if err != nil {
 		return web.CompareView{}, err
 	}
-	repB, err := h.buildReport(ctx, cmp.b.ID, "")
-	if err != nil {
-		return web.CompareView{}, err
-	}
-	repB = alignedCriterion(repB, cmp.criterion, cmp.criterionB)
-	v := web.CompareView{A: cmp.a, B: cmp.b, Criterion: cmp.criterion,
-		CritA: cmp.critA, CritB: cmp.critB, SameDataset: cmp.dsA.ID == cmp.dsB.ID, Mismatch: cmp.Mismatch}
-	for i, cr := range cmp.a.RubricSnapshot.Criteria {
-		if i == cmp.criterion || matchingCriterion(cr, cmp.b.RubricSnapshot.Criteria) >= 0 {
-			v.Names = append(v.Names, web.CompareChoice{Index: i, Name: cr.Name})
-		}
-	}
-	// Each run's own agreement with the humans, side by side: defined even
-	// when the runs judged different criteria.
-	if cmp.criterion < len(repA.Criteria) && repA.Criteria[cmp.criterion].HasHuman {
-		v.HumanA = &repA.Criteria[cmp.criterion]
-	}
-	if cmp.criterion < len(repB.Criteria) && repB.Criteria[cmp.criterion].HasHuman {
-		v.HumanB = &repB.Criteria[cmp.criterion]
-	}
-	samplesB := map[string]report.SampleResult{}
-	if cmp.criterion < len(repB.Criteria) {
-		for _, s := range repB.Criteria[cmp.criterion].Samples {
-			samplesB[report.SampleKey(s, v.SameDataset)] = s
-		}
-	}
-	var xs, ys []*float64
-	if cmp.criterion < len(repA.Criteria) {
-		for _, s := range repA.Criteria[cmp.criterion].Samples {
-			sb, ok := samplesB[report.SampleKey(s, v.SameDataset)]
-			if !ok {
-				v.Unmatched++
-				continue
-			}
-			row := web.CompareRow{RowID: s.RowID, ExternalID: s.ExternalID, Excerpt: web.RunExcerpt(lastField(s.Fields), 110),
-				Human: s.Human, A: s.Final, B: sb.Final, UnitA: unit(s.Final, cmp.critA), UnitB: unit(sb.Final, cmp.critB)}
-			if row.UnitA != nil && row.UnitB != nil {
-				d := *row.UnitA - *row.UnitB
-				row.Diff = &d
-			}
-			xs, ys = append(xs, s.Final), append(ys, sb.Final)
-			v.Rows = append(v.Rows, row)
-		}
-	}
-	// Largest disagreement first; samples missing a score on either side last.
-	sort.SliceStable(v.Rows, func(i, j int) bool {
-		a, b := v.Rows[i].Diff, v.Rows[j].Diff
-		if a == nil || b == nil {
-			return a != nil && b == nil
-		}
-		return math.Abs(*a) > math.Abs(*b)
-	})
-	v.Total = len(v.Rows)
+	v := compareShell(cmp)
+	v.HumanA, v.HumanB, v.Unmatched = m.humanA, m.humanB, m.unmatched
+	v.Total = len(m.rows)
 	v.Offset, v.PageSize = min(max(offset, 0), v.Total), limit
-	v.Rows = v.Rows[v.Offset:min(len(v.Rows), v.Offset+limit)]
-	px, py, missing := stats.Pairs(xs, ys)
-	v.Pearson, v.Spearman = stats.Pearson(px, py), stats.Spearman(px, py)
-	v.Pearson.Missing, v.Spearman.Missing = missing, missing
+	fields := map[int64][]evaluator.Text{}
+	for _, r := range m.rows[v.Offset:min(len(m.rows), v.Offset+limit)] {
+		row := web.CompareRow{RowID: r.rowID, ExternalID: r.externalID, Human: r.human, A: r.a, B: r.b,
+			UnitA: unit(r.a, cmp.critA), UnitB: unit(r.b, cmp.critB)}
+		if row.UnitA != nil && row.UnitB != nil {
+			d := *row.UnitA - *row.UnitB
+			row.Diff = &d
+		}
+		if r.fields != nil {
+			fields[r.rowID] = r.fields
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	if err := h.compareRowText(ctx, cmp, v.Rows, fields); err != nil {
+		return web.CompareView{}, err
+	}
+	v.Pearson, v.Spearman = m.pearson, m.spearman
 	v.Reading = stats.Interpret(v.Pearson)
 	if cmp.Mismatch != "" {
 		// A reading such as "moderate agreement" between scores of two
@@ -265,13 +240,271 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 	}
 	if v.HumanA != nil && v.HumanB != nil {
 		v.HasHuman = true
-		v.Agreement = h.compareCriterion(cmp.a, cmp.b, repA, repB, cmp.criterion, v.SameDataset)
-		v.AgreementReading = agreementReading(v.Agreement, cmp.a.Name, cmp.b.Name)
+	}
+	if v.HasHuman && agreement {
+		v.Agreement, err = h.compareCriterion(ctx, cmp.a, cmp.b, max(v.HumanA.SampleCount, v.HumanB.SampleCount), cmp.criterion, v.SameDataset,
+			func() (*report.Report, *report.Report, error) {
+				if m.repA != nil {
+					return m.repA, m.repB, nil
+				}
+				return h.compareReports(ctx, cmp)
+			})
+		switch {
+		case errors.Is(err, errPairPending):
+			v.AgreementPending = &web.ResultsPreparing{Samples: v.Total, RefreshSeconds: preparingRetrySeconds}
+		case err != nil:
+			return web.CompareView{}, err
+		default:
+			v.AgreementReading = agreementReading(v.Agreement, cmp.a.Name, cmp.b.Name)
+		}
 		if cmp.Mismatch != "" {
 			v.AgreementReading = "No verdict: the runs did not judge the same criterion on the same scale, so their agreement with the humans is shown side by side but not compared."
 		}
 	}
 	return v, nil
+}
+
+// matchedSamples is two runs' samples paired on one criterion, as the
+// compare page lists them, with the figures of the pairing.
+type matchedSamples struct {
+	// rows are the matched samples, largest disagreement first.
+	rows      []matchedRow
+	unmatched int
+	// pearson and spearman correlate the two runs' final scores.
+	pearson, spearman stats.Correlation
+	// humanA and humanB are each run's agreement with the humans (nil
+	// without ratings), without samples.
+	humanA, humanB *report.CriterionReport
+	// repA and repB are the reports paired (B's criterion aligned), kept
+	// only for the request that paired them: the paired tests read them.
+	repA, repB *report.Report
+}
+
+// matchedRow is one matched sample: A's row and id (the id is empty when
+// the text is to be read), the human rating and both final scores, the
+// row's text when the report had it.
+type matchedRow struct {
+	rowID       int64
+	externalID  string
+	human, a, b *float64
+	fields      []evaluator.Text
+}
+
+// matchedCacheSize bounds the pairings kept: each holds every matched
+// sample (about 7 MB at 100,000).
+const matchedCacheSize = 8
+
+// matchedOf pairs the two runs' samples on the comparison's criterion:
+// from the cache when both runs have finished, otherwise from their
+// reports (compareReports), cached when both have.
+func (h *Handlers) matchedOf(ctx context.Context, cmp comparison) (*matchedSamples, error) {
+	rc := h.reports
+	same := cmp.dsA.ID == cmp.dsB.ID
+	cacheable := rc != nil && cmp.a.Finished() && cmp.b.Finished() && cmp.a.FinishedAt != nil && cmp.b.FinishedAt != nil
+	var key criterionPairKey
+	if cacheable {
+		key = criterionPairKey{pairKey{cmp.a.ID, cmp.b.ID, cmp.a.FinishedAt.UnixNano(), cmp.b.FinishedAt.UnixNano(), same}, cmp.criterion}
+		rc.mu.Lock()
+		m, ok := rc.matched[key]
+		rc.mu.Unlock()
+		if ok {
+			return m, nil
+		}
+	}
+	repA, repB, err := h.compareReports(ctx, cmp)
+	if err != nil {
+		return nil, err
+	}
+	m := matchSamples(repA, repB, cmp, same)
+	if cacheable {
+		kept := *m
+		kept.repA, kept.repB = nil, nil
+		rc.mu.Lock()
+		if len(rc.matched) >= matchedCacheSize {
+			clear(rc.matched)
+		}
+		rc.matched[key] = &kept
+		rc.mu.Unlock()
+	}
+	return m, nil
+}
+
+// compareReports are the two runs' reports as the compare page reads them
+// (compareReport), B's criterion aligned with A's.
+func (h *Handlers) compareReports(ctx context.Context, cmp comparison) (repA, repB *report.Report, err error) {
+	same := cmp.dsA.ID == cmp.dsB.ID
+	if repA, err = h.compareReport(ctx, cmp.a, !same, cmp.criterion); err != nil {
+		return nil, nil, err
+	}
+	if repB, err = h.compareReport(ctx, cmp.b, !same, cmp.criterionB); err != nil {
+		return nil, nil, err
+	}
+	return repA, alignedCriterion(repB, cmp.criterion, cmp.criterionB), nil
+}
+
+// matchSamples pairs A's samples with B's on the comparison's criterion
+// (B aligned): by row
+// on the same dataset, by sample id on a copy (report.SampleKey, the last
+// of B's samples with a key winning), in A's order, then sorted largest
+// disagreement first (on each criterion's 0-1 scale; samples missing a
+// score on either side last).
+func matchSamples(repA, repB *report.Report, cmp comparison, same bool) *matchedSamples {
+	criterion := cmp.criterion
+	m := &matchedSamples{humanA: humanFigures(repA, criterion), humanB: humanFigures(repB, criterion), repA: repA, repB: repB}
+	// report.SampleKey's pairing, keyed without building its strings: on
+	// the same dataset by row, otherwise by sample id (the last of B's
+	// samples with a key wins, as in report.PairScores).
+	byRow, byID := map[int64]*report.SampleResult{}, map[string]*report.SampleResult{}
+	if criterion < len(repB.Criteria) {
+		ss := repB.Criteria[criterion].Samples
+		for i := range ss {
+			if same {
+				byRow[ss[i].RowID] = &ss[i]
+			} else {
+				byID[ss[i].ExternalID] = &ss[i]
+			}
+		}
+	}
+	counterpart := func(s *report.SampleResult) (*report.SampleResult, bool) {
+		if same {
+			sb, ok := byRow[s.RowID]
+			return sb, ok
+		}
+		sb, ok := byID[s.ExternalID]
+		return sb, ok
+	}
+	var xs, ys []*float64
+	var diffs []*float64
+	if criterion < len(repA.Criteria) {
+		ss := repA.Criteria[criterion].Samples
+		m.rows = make([]matchedRow, 0, len(ss))
+		xs, ys, diffs = make([]*float64, 0, len(ss)), make([]*float64, 0, len(ss)), make([]*float64, 0, len(ss))
+		for i := range ss {
+			s := &ss[i]
+			sb, ok := counterpart(s)
+			if !ok {
+				m.unmatched++
+				continue
+			}
+			var d *float64
+			if ua, ub := unit(s.Final, cmp.critA), unit(sb.Final, cmp.critB); ua != nil && ub != nil {
+				x := *ua - *ub
+				d = &x
+			}
+			xs, ys = append(xs, s.Final), append(ys, sb.Final)
+			m.rows = append(m.rows, matchedRow{rowID: s.RowID, externalID: s.ExternalID, human: s.Human, a: s.Final, b: sb.Final, fields: s.Fields})
+			diffs = append(diffs, d)
+		}
+	}
+	// Largest disagreement first; samples missing a score on either side
+	// last; ties keep A's order (a stable sort on |A − B|, as the page
+	// always sorted).
+	type place struct {
+		i      int
+		absd   float64
+		scored bool
+	}
+	order := make([]place, len(m.rows))
+	for i, d := range diffs {
+		order[i] = place{i: i, scored: d != nil}
+		if d != nil {
+			order[i].absd = math.Abs(*d)
+		}
+	}
+	slices.SortStableFunc(order, func(x, y place) int {
+		switch {
+		case x.scored != y.scored:
+			if x.scored {
+				return -1
+			}
+			return 1
+		case !x.scored:
+			return 0
+		case x.absd > y.absd:
+			return -1
+		case y.absd > x.absd:
+			return 1
+		}
+		return 0
+	})
+	sorted := make([]matchedRow, len(m.rows))
+	for k, p := range order {
+		sorted[k] = m.rows[p.i]
+	}
+	m.rows = sorted
+	px, py, missing := stats.Pairs(xs, ys)
+	m.pearson, m.spearman = stats.Pearson(px, py), stats.Spearman(px, py)
+	m.pearson.Missing, m.spearman.Missing = missing, missing
+	return m
+}
+
+// humanFigures is a report's criterion's figures (no samples: the view
+// shows figures only) when it has human ratings, otherwise nil.
+func humanFigures(rep *report.Report, criterion int) *report.CriterionReport {
+	if criterion >= len(rep.Criteria) || !rep.Criteria[criterion].HasHuman {
+		return nil
+	}
+	c := rep.Criteria[criterion]
+	c.Samples = nil
+	return &c
+}
+
+// compareShell is the comparison's runs, criteria and how they match,
+// without figures.
+func compareShell(cmp comparison) web.CompareView {
+	v := web.CompareView{A: cmp.a, B: cmp.b, Criterion: cmp.criterion,
+		CritA: cmp.critA, CritB: cmp.critB, SameDataset: cmp.dsA.ID == cmp.dsB.ID, Mismatch: cmp.Mismatch}
+	for i, cr := range cmp.a.RubricSnapshot.Criteria {
+		if i == cmp.criterion || matchingCriterion(cr, cmp.b.RubricSnapshot.Criteria) >= 0 {
+			v.Names = append(v.Names, web.CompareChoice{Index: i, Name: cr.Name})
+		}
+	}
+	return v
+}
+
+// compareReport is a run's report as the compare page reads it: a finished
+// run's summary with the stored scores of one criterion (scoresReport), a
+// running run's full report.
+func (h *Handlers) compareReport(ctx context.Context, run models.Run, externalIDs bool, criterion int) (*report.Report, error) {
+	if !run.Finished() {
+		return h.buildReport(ctx, run.ID, "")
+	}
+	sum, err := h.runSummary(ctx, run.ID, report.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return h.scoresReport(ctx, run, sum, externalIDs, criterion)
+}
+
+// compareRowText fills the shown rows' ids and excerpts: from fields when
+// the report had the text, otherwise read for these rows only from run
+// A's dataset.
+func (h *Handlers) compareRowText(ctx context.Context, cmp comparison, rows []web.CompareRow, fields map[int64][]evaluator.Text) error {
+	var ids []int64
+	for _, r := range rows {
+		if _, ok := fields[r.RowID]; !ok {
+			ids = append(ids, r.RowID)
+		}
+	}
+	if len(ids) > 0 {
+		text, err := h.DB.FindDatasetRows(ctx, cmp.dsA.ID, ids)
+		if err != nil {
+			return fmt.Errorf("read the text of the compared samples: %w", err)
+		}
+		shown := fieldsOf(cmp.a, cmp.dsA)
+		for id, r := range text {
+			fields[id] = r.Sample(shown).Fields
+			for i := range rows {
+				if rows[i].RowID == id {
+					rows[i].ExternalID = r.ExternalID
+				}
+			}
+		}
+	}
+	for i := range rows {
+		rows[i].Excerpt = web.RunExcerpt(lastField(fields[rows[i].RowID]), 110)
+	}
+	return nil
 }
 
 // agreementReading says which run agrees better with the humans, going by
@@ -340,17 +573,13 @@ func (h *Handlers) compareSampleView(c echo.Context, cmp comparison, rowID int64
 	}
 	rowB := rowA
 	if cmp.dsB.ID != cmp.dsA.ID {
-		all, err := h.DB.ListDatasetRows(ctx, cmp.dsB.ID, 0, 0)
+		// One row through the (dataset, sample id) index, not the copy's
+		// every row.
+		r, found, err := h.DB.FindDatasetRowByExternalID(ctx, cmp.dsB.ID, rowA.ExternalID)
 		if err != nil {
 			return web.CompareSampleView{}, err
 		}
-		found := false
-		for _, r := range all {
-			if r.ExternalID == rowA.ExternalID {
-				rowB, found = r, true
-				break
-			}
-		}
+		rowB = r
 		if !found {
 			return web.CompareSampleView{}, models.Errorf(models.ENotFound, "run %d's dataset has no sample %q", cmp.b.ID, rowA.ExternalID)
 		}

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"html"
 	"math"
 	"net/http"
 	"net/url"
@@ -106,6 +107,12 @@ func TestCompareRuns(t *testing.T) {
 		body = env.get(fmt.Sprintf("/compare?a=%d&b=%d", a.ID, noisy.ID)).Body.String()
 		if got := len(diffAttr.FindAllString(body, -1)); got != env.demo().dataset.RowCount || !strings.Contains(body, `data-testid="noisy-note"`) {
 			t.Errorf("noisy copy: %d matched samples (want %d) or no note", got, env.demo().dataset.RowCount)
+		}
+		// A sample of the noisy comparison: the copy's row of the same id.
+		if m := regexp.MustCompile(`href="(/compare/sample\?[^"]+)"`).FindStringSubmatch(body); m == nil {
+			t.Error("noisy copy: no sample link")
+		} else if rec := env.get(html.UnescapeString(m[1])); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `data-testid="fields-b"`) {
+			t.Errorf("noisy copy's sample page: %d %.300s", rec.Code, rec.Body.String())
 		}
 
 		// A run on another dataset cannot be compared.

@@ -68,21 +68,33 @@ type runFigures struct {
 	partial bool
 }
 
+// figuresOf gathers a run's row of the comparison table. While a large
+// finished run's summary is being prepared it returns the row without
+// figures (rep nil) and the *preparingError.
 func (h *Handlers) figuresOf(ctx context.Context, run models.Run) (runFigures, error) {
 	f := runFigures{run: run, avgP: math.NaN(), avgS: math.NaN(), tokens: math.NaN(), calls: run.Calls,
 		failed: run.BatchesFailed + run.MissingScores, partial: !run.Finished()}
 	if ds, err := h.DB.FindDataset(ctx, workspaceOf(ctx), run.DatasetID); err == nil {
 		f.rows = ds.RowCount
 	}
+	var preparing error
 	if run.BatchesDone > 0 {
-		rep, err := h.buildReport(ctx, run.ID, "")
-		if err != nil {
+		// The run's figures as the run page shows them: a finished run's
+		// stored summary (no samples; the paired tests read the samples'
+		// scores from storage when they need them, pairedScores).
+		rep, err := h.runSummary(ctx, run.ID, report.Options{})
+		switch {
+		case preparingOf(err) != nil:
+			// Counts and costs are shown meanwhile; the figures are not.
+			preparing = err
+		case err != nil:
 			return f, err
-		}
-		f.rep = rep
-		f.avgP, f.avgS = averagePearson(rep), averageCoef(rep, func(c report.CriterionReport) float64 { return c.Spearman.Coef })
-		if len(rep.Criteria) > 0 {
-			f.rows = len(rep.Criteria[0].Samples)
+		default:
+			f.rep = rep
+			f.avgP, f.avgS = averagePearson(rep), averageCoef(rep, func(c report.CriterionReport) float64 { return c.Spearman.Coef })
+			if len(rep.Criteria) > 0 {
+				f.rows = rep.Criteria[0].SampleCount
+			}
 		}
 	}
 	if f.rows > 0 {
@@ -92,7 +104,7 @@ func (h *Handlers) figuresOf(ctx context.Context, run models.Run) (runFigures, e
 			f.cost = &c
 		}
 	}
-	return f, nil
+	return f, preparing
 }
 
 // averagePearson is the mean Pearson correlation over a report's criteria
@@ -131,7 +143,7 @@ func (h *Handlers) showExperiment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.experimentView(c, e)
+	v, err := h.experimentView(c, e, true)
 	if err != nil {
 		return err
 	}
@@ -140,8 +152,9 @@ func (h *Handlers) showExperiment(c echo.Context) error {
 }
 
 // experimentView gathers an experiment's table, summary and chart (the
-// experiment page's and the share link's).
-func (h *Handlers) experimentView(c echo.Context, e models.Experiment) (web.ExperimentView, error) {
+// experiment page's and the share link's), and with verdict the headline
+// and its paired tests (only the experiment page shows them).
+func (h *Handlers) experimentView(c echo.Context, e models.Experiment, verdict bool) (web.ExperimentView, error) {
 	ctx := c.Request().Context()
 	runs, err := h.DB.ListExperimentRuns(ctx, h.workspaceID(c), e.ID)
 	if err != nil {
@@ -156,9 +169,16 @@ func (h *Handlers) experimentView(c echo.Context, e models.Experiment) (web.Expe
 	}
 	figs := make([]runFigures, 0, len(runs))
 	byID := map[int64]int{}
+	var preparing *preparingError
 	for _, r := range runs {
 		f, err := h.figuresOf(ctx, r)
-		if err != nil {
+		if p := preparingOf(err); p != nil {
+			// The other runs are shown; this one's figures are on their way.
+			v.Preparing++
+			if preparing == nil || p.lastFailed {
+				preparing = p
+			}
+		} else if err != nil {
 			return web.ExperimentView{}, err
 		}
 		byID[r.ID] = len(figs)
@@ -181,7 +201,7 @@ func (h *Handlers) experimentView(c echo.Context, e models.Experiment) (web.Expe
 		parent := math.NaN()
 		if k, ok := byID[*f.run.ParentRunID]; ok {
 			parent = figs[k].avgP
-		} else if rep, err := h.buildReport(ctx, *f.run.ParentRunID, ""); err == nil {
+		} else if rep, err := h.runSummary(ctx, *f.run.ParentRunID, report.Options{}); err == nil {
 			parent = averagePearson(rep)
 		}
 		if f.run.Variant == runner.VariantReseed {
@@ -192,7 +212,16 @@ func (h *Handlers) experimentView(c echo.Context, e models.Experiment) (web.Expe
 		}
 		v.Rows[i].Robustness = fmt.Sprintf("%s: %s vs run %d", f.run.Variant, signed(f.avgP-parent, 3), *f.run.ParentRunID)
 	}
-	v.Verdict = h.experimentVerdict(figs)
+	switch {
+	case preparing != nil:
+		// No headline while a run's figures are missing: it could be the
+		// best one.
+		v.PreparingResults = preparingView(preparing)
+	case verdict:
+		if v.Verdict, err = h.experimentVerdict(ctx, figs); err != nil {
+			return web.ExperimentView{}, err
+		}
+	}
 	v.Summary = experimentSummary(figs)
 	v.Chart, v.ChartNote = experimentChart(figs)
 	return v, nil

@@ -27,6 +27,14 @@ const exportBenchChunk = 500
 // unreadable.
 func synthExportRun(tb testing.TB, db *models.DB, p models.Project, n int) int64 {
 	tb.Helper()
+	ds, ids := synthDataset(tb, db, p, n)
+	return synthRunOn(tb, db, p, ds, ids, 0)
+}
+
+// synthDataset stores the dataset of synthExportRun (n rows, two rating
+// columns) and returns it with its row ids in file order.
+func synthDataset(tb testing.TB, db *models.DB, p models.Project, n int) (models.Dataset, []int64) {
+	tb.Helper()
 	now := time.Now().UTC()
 	ds := models.Dataset{WorkspaceID: p.WorkspaceID, ProjectID: p.ID, Name: fmt.Sprintf("synth %d", n), Format: "jsonl", RowCount: n, IDColumn: "id",
 		Columns:       []string{"id", "context", "response", "coherence", "fluency"},
@@ -55,13 +63,29 @@ func synthExportRun(tb testing.TB, db *models.DB, p models.Project, n int) int64
 		}
 	}
 	flush()
+	return ds, ids
+}
+
+// synthRunOn stores a finished BatchEval run over ds's rows (ids, in file
+// order): two criteria, two rounds, batches of 10, one score in 50
+// unreadable. variant changes the scores (0 is synthExportRun's), so two
+// runs of one dataset agree with the humans differently.
+func synthRunOn(tb testing.TB, db *models.DB, p models.Project, ds models.Dataset, ids []int64, variant int) int64 {
+	tb.Helper()
+	now := time.Now().UTC()
+	n := len(ids)
 	rub := evaluator.Rubric{Task: "dialogue", Fields: ds.Fields, Criteria: []evaluator.Criterion{
 		{Name: "Coherence", Lo: 1, Hi: 5, HumanColumn: "coherence"}, {Name: "Fluency", Lo: 1, Hi: 5, HumanColumn: "fluency"}}}
 	s := evaluator.DefaultSettings()
 	s.Rounds, s.BatchSize = 2, 10
-	run := models.Run{WorkspaceID: p.WorkspaceID, ProjectID: p.ID, DatasetID: ds.ID, Name: ds.Name, Method: models.MethodBatchEval,
+	batchCount := len(rub.Criteria) * s.Rounds * ((n + s.BatchSize - 1) / s.BatchSize)
+	name := ds.Name
+	if variant != 0 {
+		name = fmt.Sprintf("%s v%d", ds.Name, variant)
+	}
+	run := models.Run{WorkspaceID: p.WorkspaceID, ProjectID: p.ID, DatasetID: ds.ID, Name: name, Method: models.MethodBatchEval,
 		Status: models.RunSucceeded, Settings: s, RubricSnapshot: rub, JudgeSnapshot: models.JudgeSnapshot{Name: "synth", Model: "synth"},
-		CreatedAt: now, StartedAt: &now, FinishedAt: &now}
+		CreatedAt: now, StartedAt: &now, FinishedAt: &now, BatchesTotal: batchCount, BatchesDone: batchCount}
 	mustB(tb, db.Gorm.Create(&run).Error)
 	var batches []models.RunBatch
 	var scores []models.RunScore
@@ -73,8 +97,16 @@ func synthExportRun(tb testing.TB, db *models.DB, p models.Project, n int) int64
 		for _, b := range batches {
 			for k, id := range b.RowIDs {
 				var v *float64
-				if (int(id)+k+b.Round)%50 != 0 {
+				if (int(id)+k+b.Round+variant)%50 != 0 {
 					x := float64(1+(int(id)+b.Round+b.CriterionIndex)%9) / 2
+					if variant != 0 && (int(id)*variant)%3 == 0 {
+						// A third of the samples judged as the humans rated them.
+						i := b.BatchIndex*s.BatchSize + k
+						x = float64(1 + i%5)
+						if b.CriterionIndex == 1 {
+							x = float64(1 + (i*7)%5)
+						}
+					}
 					v = &x
 				}
 				scores = append(scores, models.RunScore{RunID: run.ID, BatchID: b.ID, CriterionIndex: b.CriterionIndex,

@@ -2,6 +2,9 @@ package handlers
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -40,6 +43,10 @@ type reportCache struct {
 	// criterionPairs holds the compare page's per-criterion comparisons,
 	// by pair and criterion.
 	criterionPairs map[criterionPairKey][]stats.Difference
+	// matched holds the compare page's pairing of two finished runs'
+	// samples on one criterion (compare.go): a few MB at 100,000 samples,
+	// so fewer are kept.
+	matched map[criterionPairKey]*matchedSamples
 
 	// flights shares one build of a finished run's summary among the
 	// requests that need it at once (summaries.go), by run and summary
@@ -84,7 +91,7 @@ type reportKey struct {
 
 func newReportCache() *reportCache {
 	return &reportCache{items: map[reportKey]*report.Report{}, pairs: map[pairKey]stats.AveragedDifference{},
-		criterionPairs: map[criterionPairKey][]stats.Difference{}, slots: make(chan struct{}, backgroundSummaryBuilds),
+		criterionPairs: map[criterionPairKey][]stats.Difference{}, matched: map[criterionPairKey]*matchedSamples{}, slots: make(chan struct{}, backgroundSummaryBuilds),
 		failedBuilds: map[string]time.Time{}}
 }
 
@@ -199,51 +206,206 @@ func sameRun(a, b models.Run) bool {
 		a.FinishedAt != nil && b.FinishedAt != nil && a.FinishedAt.Equal(*b.FinishedAt)
 }
 
-// compareAverage is report.CompareAverage of two runs' reports, from the
-// cache when both runs have finished (their scores no longer change).
-func (h *Handlers) compareAverage(a, b runFigures) stats.AveragedDifference {
+// pairLiveSamples bounds the samples per criterion of a pair of finished
+// runs whose paired tests (a paired permutation test and bootstrap of
+// 1,000 draws each, on every sample) a request computes while the reader
+// waits: a second or more at 1,000 samples on a loaded two-core machine,
+// minutes at 100,000 (Kendall's tau is recomputed on every draw). Larger
+// pairs are computed once in the background, like large summaries
+// (summaries.go), and the page says they are being computed meanwhile.
+// A variable so tests can take the background path with small runs.
+var pairLiveSamples = 2000
+
+// errPairPending says that a paired comparison is being computed in the
+// background; the page shows everything else and reloads.
+var errPairPending = errors.New("the paired comparison is being computed")
+
+// compareAverage is report.CompareAverage of two runs, from the cache when
+// both runs have finished (their scores no longer change); otherwise on
+// their per-sample scores read through scores. For a pair of large
+// finished runs not yet in the cache the comparison is started in the
+// background and the error is errPairPending.
+func (h *Handlers) compareAverage(scores *pairedScores, a, b runFigures) (stats.AveragedDifference, error) {
 	same := a.run.DatasetID == b.run.DatasetID
 	rc := h.reports
-	if rc == nil || !a.run.Finished() || !b.run.Finished() || a.run.FinishedAt == nil || b.run.FinishedAt == nil {
-		return report.CompareAverage(a.rep, b.rep, same)
+	cacheable := rc != nil && a.run.Finished() && b.run.Finished() && a.run.FinishedAt != nil && b.run.FinishedAt != nil
+	var key pairKey
+	if cacheable {
+		key = pairKey{a.run.ID, b.run.ID, a.run.FinishedAt.UnixNano(), b.run.FinishedAt.UnixNano(), same}
+		rc.mu.Lock()
+		d, ok := rc.pairs[key]
+		rc.mu.Unlock()
+		if ok {
+			return d, nil
+		}
 	}
-	key := pairKey{a.run.ID, b.run.ID, a.run.FinishedAt.UnixNano(), b.run.FinishedAt.UnixNano(), same}
-	rc.mu.Lock()
-	d, ok := rc.pairs[key]
-	rc.mu.Unlock()
-	if ok {
-		return d
+	compute := func(scores *pairedScores) (stats.AveragedDifference, error) {
+		repA, err := scores.of(a.run, a.rep, !same)
+		if err != nil {
+			return stats.AveragedDifference{}, err
+		}
+		repB, err := scores.of(b.run, b.rep, !same)
+		if err != nil {
+			return stats.AveragedDifference{}, err
+		}
+		d := report.CompareAverage(repA, repB, same)
+		if cacheable {
+			rc.mu.Lock()
+			if len(rc.pairs) >= pairCacheSize {
+				clear(rc.pairs)
+			}
+			rc.pairs[key] = d
+			rc.mu.Unlock()
+		}
+		return d, nil
 	}
-	d = report.CompareAverage(a.rep, b.rep, same)
-	rc.mu.Lock()
-	if len(rc.pairs) >= pairCacheSize {
-		clear(rc.pairs)
+	if cacheable && max(a.rows, b.rows) > pairLiveSamples {
+		flight := fmt.Sprintf("pair\x00%d\x00%d\x00%d\x00%d\x00%v", key.a, key.b, key.aEnd, key.bEnd, key.sameDatasets)
+		h.pairInBackground(scores.ctx, flight, func(ctx context.Context) error {
+			_, err := compute(h.pairedScores(ctx))
+			return err
+		})
+		return stats.AveragedDifference{}, errPairPending
 	}
-	rc.pairs[key] = d
-	rc.mu.Unlock()
-	return d
+	return compute(scores)
 }
 
-// compareCriterion is report.CompareCriterion of two runs' reports, from
-// the cache when both runs have finished.
-func (h *Handlers) compareCriterion(a, b models.Run, repA, repB *report.Report, criterion int, sameDataset bool) []stats.Difference {
+// compareCriterion is report.CompareCriterion of two runs, from the cache
+// when both runs have finished; otherwise computed by pair, which gives
+// the two runs' reports with their samples (aligned so the criterion has
+// the same index in both). For a pair of finished runs of more than
+// pairLiveSamples samples it is computed in the background and the error
+// is errPairPending.
+func (h *Handlers) compareCriterion(ctx context.Context, a, b models.Run, samples, criterion int, sameDataset bool, pair func() (repA, repB *report.Report, err error)) ([]stats.Difference, error) {
 	rc := h.reports
-	if rc == nil || !a.Finished() || !b.Finished() || a.FinishedAt == nil || b.FinishedAt == nil {
-		return report.CompareCriterion(repA, repB, criterion, sameDataset)
+	cacheable := rc != nil && a.Finished() && b.Finished() && a.FinishedAt != nil && b.FinishedAt != nil
+	key := criterionPairKey{pairKey{a.ID, b.ID, 0, 0, sameDataset}, criterion}
+	if cacheable {
+		key.aEnd, key.bEnd = a.FinishedAt.UnixNano(), b.FinishedAt.UnixNano()
+		rc.mu.Lock()
+		d, ok := rc.criterionPairs[key]
+		rc.mu.Unlock()
+		if ok {
+			return d, nil
+		}
 	}
-	key := criterionPairKey{pairKey{a.ID, b.ID, a.FinishedAt.UnixNano(), b.FinishedAt.UnixNano(), sameDataset}, criterion}
+	compute := func() ([]stats.Difference, error) {
+		repA, repB, err := pair()
+		if err != nil {
+			return nil, err
+		}
+		d := report.CompareCriterion(repA, repB, criterion, sameDataset)
+		if cacheable {
+			rc.mu.Lock()
+			if len(rc.criterionPairs) >= pairCacheSize {
+				clear(rc.criterionPairs)
+			}
+			rc.criterionPairs[key] = d
+			rc.mu.Unlock()
+		}
+		return d, nil
+	}
+	if cacheable && samples > pairLiveSamples {
+		flight := fmt.Sprintf("criterion\x00%d\x00%d\x00%d\x00%d\x00%v\x00%d", key.a, key.b, key.aEnd, key.bEnd, key.sameDatasets, criterion)
+		h.pairInBackground(ctx, flight, func(context.Context) error {
+			_, err := compute()
+			return err
+		})
+		return nil, errPairPending
+	}
+	return compute()
+}
+
+// pairInBackground runs compute (which caches its result) once per flight
+// and process, detached from the request and in one of the background
+// slots summaries use. A failure is logged, and not retried by the
+// readers of the next failedBuildPause.
+func (h *Handlers) pairInBackground(ctx context.Context, flight string, compute func(ctx context.Context) error) {
+	rc := h.reports
 	rc.mu.Lock()
-	d, ok := rc.criterionPairs[key]
+	failedAt, failed := rc.failedBuilds[flight]
 	rc.mu.Unlock()
-	if ok {
-		return d
+	if failed && time.Since(failedAt) < failedBuildPause {
+		return
 	}
-	d = report.CompareCriterion(repA, repB, criterion, sameDataset)
-	rc.mu.Lock()
-	if len(rc.criterionPairs) >= pairCacheSize {
-		clear(rc.criterionPairs)
+	bctx := context.WithoutCancel(ctx)
+	rc.settling.Add(1)
+	ch := rc.flights.DoChan(flight, func() (_ any, err error) {
+		rc.slots <- struct{}{}
+		defer func() { <-rc.slots }()
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("paired comparison panicked: %v", p)
+				h.Log.Error("a paired comparison panicked", "pair", flight, "panic", p, "stack", string(debug.Stack()))
+			}
+			rc.mu.Lock()
+			if err != nil {
+				rc.failedBuilds[flight] = time.Now()
+			} else {
+				delete(rc.failedBuilds, flight)
+			}
+			rc.mu.Unlock()
+		}()
+		if err := compute(bctx); err != nil {
+			h.Log.Error("a paired comparison failed; the next reader tries again", "pair", flight, "err", err)
+			return nil, err
+		}
+		return nil, nil
+	})
+	go func() {
+		<-ch
+		rc.settling.Done()
+	}()
+}
+
+// pairedScores reads, once per request and run, what pairing a run's
+// samples with another run's needs (scoresReport).
+type pairedScores struct {
+	h    *Handlers
+	ctx  context.Context
+	runs map[pairedScoresKey]*report.Report
+}
+
+type pairedScoresKey struct {
+	run         int64
+	externalIDs bool
+}
+
+func (h *Handlers) pairedScores(ctx context.Context) *pairedScores {
+	return &pairedScores{h: h, ctx: ctx, runs: map[pairedScoresKey]*report.Report{}}
+}
+
+// of is scoresReport of run (whose summary is sum) on every criterion,
+// read once per request.
+func (p *pairedScores) of(run models.Run, sum *report.Report, externalIDs bool) (*report.Report, error) {
+	k := pairedScoresKey{run.ID, externalIDs}
+	if rep, ok := p.runs[k]; ok {
+		return rep, nil
 	}
-	rc.criterionPairs[key] = d
-	rc.mu.Unlock()
-	return d
+	rep, err := p.h.scoresReport(p.ctx, run, sum, externalIDs)
+	if err != nil {
+		return nil, err
+	}
+	p.runs[k] = rep
+	return rep, nil
+}
+
+// scoresReport is a run's report with the samples that paired comparisons
+// read (final scores, human ratings, rows and, with externalIDs, the
+// samples' ids), on the given criteria (all when none is given). For a
+// finished run it is the run's summary sum (runSummary) with those read
+// from its stored per-sample results (report.WithStoredScores): no scores,
+// batches or text are read, and the figures computed on it are those of
+// the full report. A run still going, or whose stored results are not its
+// current ones (a change of human source racing this request), gets its
+// full report built, as before summaries were stored.
+func (h *Handlers) scoresReport(ctx context.Context, run models.Run, sum *report.Report, externalIDs bool, criteria ...int) (*report.Report, error) {
+	if sum == nil || !run.Finished() || !sum.Run.Finished() || !sameRun(sum.Run, run) {
+		return h.buildReport(ctx, run.ID, "")
+	}
+	rep, err := report.WithStoredScores(ctx, h.DB, sum, externalIDs, criteria...)
+	if errors.Is(err, report.ErrSamplesNotStored) {
+		return h.buildReport(ctx, run.ID, "")
+	}
+	return rep, err
 }

@@ -490,6 +490,22 @@ func (h *Handlers) forgetReports(runID int64) {
 		kept = append(kept, k)
 	}
 	rc.order = kept
+	// The comparisons with other runs used its ratings too.
+	for k := range rc.pairs {
+		if k.a == runID || k.b == runID {
+			delete(rc.pairs, k)
+		}
+	}
+	for k := range rc.criterionPairs {
+		if k.a == runID || k.b == runID {
+			delete(rc.criterionPairs, k)
+		}
+	}
+	for k := range rc.matched {
+		if k.a == runID || k.b == runID {
+			delete(rc.matched, k)
+		}
+	}
 }
 
 // exportDatasetCSV writes the dataset as CSV, one row per sample: its

@@ -97,18 +97,27 @@ func (h *Handlers) showShared(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		facts, rep, err := h.reportOf(ctx, run)
+		facts, err := h.reportFacts(ctx, run)
 		if err != nil {
 			return err
 		}
-		sp.Title = run.Name
-		return render(c, http.StatusOK, web.SharedRunPage(web.SharedRunView{SharedPage: sp, ReportFacts: facts, Report: rep}))
+		pageNum, _ := strconv.Atoi(c.QueryParam("page"))
+		v, err := h.sharedRunView(ctx, run, max(pageNum, 1))
+		if p := preparingOf(err); p != nil {
+			v, err = web.SharedRunView{Preparing: preparingView(p)}, nil
+		}
+		if err != nil {
+			return err
+		}
+		v.SharedPage, v.ReportFacts = sp, facts
+		v.Title = run.Name
+		return render(c, http.StatusOK, web.SharedRunPage(v))
 	case models.ShareExperiment:
 		e, err := h.DB.FindExperiment(ctx, link.WorkspaceID, id64(link.ExperimentID))
 		if err != nil {
 			return err
 		}
-		v, err := h.experimentView(c, e)
+		v, err := h.experimentView(c, e, false)
 		if err != nil {
 			return err
 		}
@@ -122,7 +131,11 @@ func (h *Handlers) showShared(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		v, err := h.compareView(c.Request().Context(), cmp, 0, compareRowsShown)
+		v, err := h.compareView(c.Request().Context(), cmp, 0, compareRowsShown, false)
+		if p := preparingOf(err); p != nil {
+			v, err = compareShell(cmp), nil
+			v.Preparing = preparingView(p)
+		}
 		if err != nil {
 			return err
 		}
@@ -221,7 +234,7 @@ func (h *Handlers) downloadExperimentReport(c echo.Context) error {
 }
 
 func (h *Handlers) sendStandaloneExperiment(c echo.Context, e models.Experiment) error {
-	v, err := h.experimentView(c, e)
+	v, err := h.experimentView(c, e, false)
 	if err != nil {
 		return err
 	}
@@ -244,8 +257,58 @@ func (h *Handlers) downloadRunReport(c echo.Context) error {
 	return h.sendStandalone(c, run)
 }
 
-// reportOf gathers a run's facts and report (nil before the first answer).
-func (h *Handlers) reportOf(ctx context.Context, run models.Run) (web.ReportFacts, *report.Report, error) {
+// sharedPageSize is how many samples a shared run's page lists: a
+// page of a large run, every sample of a small one (a variable so tests
+// can page a small run).
+var sharedPageSize = 500
+
+// sharedRunView is a shared run's report with one page of its samples
+// (pageNum, from 1): for a finished run its stored summary (runSummary;
+// a *preparingError while a large one is being built) and the page's
+// samples read from its stored per-sample results with their text, for a
+// run still going its report built afresh, cut to the page.
+func (h *Handlers) sharedRunView(ctx context.Context, run models.Run, pageNum int) (web.SharedRunView, error) {
+	v := web.SharedRunView{SamplePage: pageNum, SamplesPerPage: sharedPageSize, SamplePages: 1}
+	if run.BatchesDone == 0 {
+		return v, nil
+	}
+	var rep *report.Report
+	var err error
+	if run.Finished() {
+		rep, err = h.runSummary(ctx, run.ID, report.Options{})
+	} else {
+		rep, err = h.buildReport(ctx, run.ID, "")
+	}
+	if err != nil {
+		return v, err
+	}
+	page := *rep
+	page.Criteria = slices.Clone(rep.Criteria)
+	for i := range page.Criteria {
+		c := &page.Criteria[i]
+		v.SampleTotal = max(v.SampleTotal, c.SampleCount)
+		if c.Samples != nil {
+			// Built afresh: every sample is here.
+			lo := min((pageNum-1)*sharedPageSize, len(c.Samples))
+			c.Samples = c.Samples[lo:min(lo+sharedPageSize, len(c.Samples))]
+			continue
+		}
+		if c.Samples, _, err = report.LoadSamplePage(ctx, h.DB, rep, report.SamplePage{Criterion: i, Sort: "position", Dir: "asc",
+			Page: pageNum, PerPage: sharedPageSize}); err != nil {
+			return v, err
+		}
+		if c.Samples == nil {
+			c.Samples = []report.SampleResult{}
+		}
+	}
+	v.Report = &page
+	v.SamplePages = max(1, (v.SampleTotal+sharedPageSize-1)/sharedPageSize)
+	return v, nil
+}
+
+// reportFacts gathers what a run's report says of the run besides its
+// figures.
+func (h *Handlers) reportFacts(ctx context.Context, run models.Run) (web.ReportFacts, error) {
 	wsID := workspaceOf(ctx)
 	f := web.ReportFacts{Run: run, Dataset: "(deleted dataset)", Rubric: "(deleted rubric)",
 		MethodLabel: methods.Label(run.Method)}
@@ -261,13 +324,23 @@ func (h *Handlers) reportOf(ctx context.Context, run models.Run) (web.ReportFact
 		}
 	}
 	if run.BatchesDone == 0 {
-		return f, nil, nil
+		return f, nil
 	}
 	noAnswer, _, err := h.runFailures(ctx, run)
 	if err != nil {
-		return f, nil, err
+		return f, err
 	}
 	f.NoAnswer = noAnswer
+	return f, nil
+}
+
+// reportOf gathers a run's facts and its full report (nil before the
+// first answer), every sample included: the standalone HTML report.
+func (h *Handlers) reportOf(ctx context.Context, run models.Run) (web.ReportFacts, *report.Report, error) {
+	f, err := h.reportFacts(ctx, run)
+	if err != nil || run.BatchesDone == 0 {
+		return f, nil, err
+	}
 	rep, err := h.buildReport(ctx, run.ID, "")
 	return f, rep, err
 }

@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -105,9 +107,32 @@ func rankContenders(figs []runFigures, compare func(best, other runFigures) stat
 	return cs
 }
 
-// experimentVerdict is the headline of the experiment page.
-func (h *Handlers) experimentVerdict(figs []runFigures) web.ExperimentVerdict {
-	return verdictOf(rankContenders(figs, h.compareAverage), repeatBands(figs))
+// experimentVerdict is the headline of the experiment page. The paired
+// tests read the runs' per-sample scores from storage (pairedScores), each
+// run's once, and only for the pairs not already in the cache.
+func (h *Handlers) experimentVerdict(ctx context.Context, figs []runFigures) (web.ExperimentVerdict, error) {
+	scores := h.pairedScores(ctx)
+	var failed error
+	pending := false
+	cs := rankContenders(figs, func(best, other runFigures) stats.AveragedDifference {
+		d, err := h.compareAverage(scores, best, other)
+		switch {
+		case errors.Is(err, errPairPending):
+			pending = true
+		case err != nil && failed == nil:
+			failed = err
+		}
+		return d
+	})
+	if failed != nil {
+		return web.ExperimentVerdict{}, failed
+	}
+	if pending {
+		// Every test is computed in the background and cached; the page
+		// names no winner until they all are.
+		return web.ExperimentVerdict{TestsPending: true, RefreshSeconds: preparingRetrySeconds}, nil
+	}
+	return verdictOf(cs, repeatBands(figs)), nil
 }
 
 // verdictOf words the headline from ranked contenders and the
