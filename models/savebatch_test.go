@@ -140,6 +140,9 @@ func TestSaveBatchResultRows(t *testing.T) {
 					t.Errorf("run counters: done %d failed %d missing %d calls %d tokens %d/%d retries %d; want 1 %d %d 2 120/30 1",
 						run.BatchesDone, run.BatchesFailed, run.MissingScores, run.Calls, run.PromptTokens, run.CompletionTokens, run.Retries, failed, missing)
 				}
+				if total, miss, err := db.ScoreCounts(ctx, r.ID); err != nil || total != int64(len(tc.scores)) || miss != int64(missing) {
+					t.Errorf("ScoreCounts = %d, %d, %v; want %d scores, %d missing", total, miss, err, len(tc.scores), missing)
+				}
 				if !reflect.DeepEqual(run.CostUSD, tc.wantCost) {
 					t.Errorf("run cost %v, want %v", deref(run.CostUSD), deref(tc.wantCost))
 				}

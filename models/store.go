@@ -446,6 +446,20 @@ func (db *DB) ListScores(ctx context.Context, runID int64) ([]RunScore, error) {
 	return ss, err
 }
 
+// ScoreCounts counts a run's stored scores and, of them, the missing ones
+// (no readable score): what a run's end is decided on, without reading
+// the scores themselves (a million-sample run has millions).
+func (db *DB) ScoreCounts(ctx context.Context, runID int64) (total, missing int64, err error) {
+	q := hotSQL.get(db.Dialect, "score counts", 0, func() string {
+		return "SELECT COUNT(*), COUNT(score) FROM run_scores WHERE run_id = ?"
+	})
+	var readable int64
+	err = db.retry(ctx, "count scores", func() error {
+		return db.hotQueryRow(ctx, db.SQL, nil, q, runID).Scan(&total, &readable)
+	})
+	return total, total - readable, err
+}
+
 // ListRowScores returns every score of one sample in a run.
 func (db *DB) ListRowScores(ctx context.Context, runID, rowID int64) ([]RunScore, error) {
 	var ss []RunScore

@@ -449,21 +449,15 @@ func (r *Runner) recordLearned(ctx context.Context, runID int64, sh *sharedSetti
 // stored scores: failed when none could be read, finished with gaps when
 // some are missing, succeeded otherwise.
 func (r *Runner) conclude(ctx context.Context, runID int64, words methods.Words) (outcome, error) {
-	scores, err := r.db.ListScores(ctx, runID)
+	total, missing, err := r.db.ScoreCounts(ctx, runID)
 	if err != nil {
 		return outcome{}, err
 	}
-	missing := 0
-	for _, sc := range scores {
-		if sc.Score == nil {
-			missing++
-		}
-	}
 	switch {
-	case len(scores) == 0 || missing == len(scores):
-		return outcome{status: models.RunFailed, reason: fmt.Sprintf("no score could be read: all %d scores are missing (failed calls or unreadable answers; see the %s for what the judge said)", len(scores), words.Units)}, nil
+	case total == 0 || missing == total:
+		return outcome{status: models.RunFailed, reason: fmt.Sprintf("no score could be read: all %d scores are missing (failed calls or unreadable answers; see the %s for what the judge said)", total, words.Units)}, nil
 	case missing > 0:
-		return outcome{status: models.RunFinishedWithGaps, reason: fmt.Sprintf("%d of %d scores are missing (failed calls or unreadable answers)", missing, len(scores))}, nil
+		return outcome{status: models.RunFinishedWithGaps, reason: fmt.Sprintf("%d of %d scores are missing (failed calls or unreadable answers)", missing, total)}, nil
 	}
 	return outcome{status: models.RunSucceeded}, nil
 }
