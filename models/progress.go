@@ -602,15 +602,17 @@ func (db *DB) FinishRun(ctx context.Context, runID int64, status, errMsg string)
 	})
 }
 
-// CriterionScores returns, for one criterion, every stored score by row id
-// and round: scores[rowID][round]; nil entries are missing. BatchEval reads
-// it before each round to compose the next one, so it is one fixed
+// CriterionScores returns, for one criterion, the stored scores of rounds
+// from (counted from 0) on, by row id and round: scores[rowID][round] for
+// round < rounds; nil entries are missing, and so are the rounds before
+// from. BatchEval reads the last round's before each round to compose the
+// next one (the runner keeps the earlier ones), so it is one fixed
 // statement through database/sql that reads only the three columns used.
-func (db *DB) CriterionScores(ctx context.Context, runID int64, criterion, rounds int) (map[int64][]*float64, error) {
+func (db *DB) CriterionScores(ctx context.Context, runID int64, criterion, from, rounds int) (map[int64][]*float64, error) {
 	q := hotSQL.get(db.Dialect, "criterion scores", 0, func() string {
-		return `SELECT row_id, "round", score FROM run_scores WHERE run_id = ? AND criterion_index = ?`
+		return `SELECT row_id, "round", score FROM run_scores WHERE run_id = ? AND criterion_index = ? AND "round" >= ?`
 	})
-	rows, err := db.hotQuery(ctx, db.SQL, nil, q, runID, criterion)
+	rows, err := db.hotQuery(ctx, db.SQL, nil, q, runID, criterion, from)
 	if err != nil {
 		return nil, err
 	}

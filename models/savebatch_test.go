@@ -303,7 +303,7 @@ func TestCriterionScores(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got, err := db.CriterionScores(ctx, r.ID, 0, 3)
+		got, err := db.CriterionScores(ctx, r.ID, 0, 0, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,6 +321,15 @@ func TestCriterionScores(t *testing.T) {
 		want := map[int64][]*float64{a: {f(1), f(2), nil}, b: {nil, f(0), nil}}
 		if show(got) != show(want) {
 			t.Errorf("CriterionScores = %s, want %s", show(got), show(want))
+		}
+		// From round 1: round 0 is left out.
+		got, err = db.CriterionScores(ctx, r.ID, 0, 1, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = map[int64][]*float64{a: {nil, f(2), nil}, b: {nil, f(0), nil}}
+		if show(got) != show(want) {
+			t.Errorf("CriterionScores from round 1 = %s, want %s", show(got), show(want))
 		}
 	})
 }

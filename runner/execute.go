@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -388,6 +389,9 @@ func (r *Runner) runPass(ctx, work context.Context, m methods.Method, client Com
 	pass []int, rounds, total int, rows []models.DatasetRow, samples []evaluator.Sample, index map[int64]int, memo *methods.Memo, words methods.Words) error {
 	ci := pass[0]
 	mrun := sh.snapshot()
+	// known holds the pass's finished rounds' scores once planRound has
+	// read them (by round, by row index).
+	var known [][]float64
 	for round := 0; round < rounds; round++ {
 		if err := r.stopping(work); err != nil {
 			return err
@@ -405,7 +409,7 @@ func (r *Runner) runPass(ctx, work context.Context, m methods.Method, client Com
 			return err
 		}
 		if len(batches) == 0 {
-			plan, err := r.planRound(ctx, m, mrun, run.ID, ci, round, rows, index)
+			plan, err := r.planRound(ctx, m, mrun, run.ID, ci, round, rows, index, &known)
 			if err != nil {
 				return err
 			}
@@ -497,29 +501,32 @@ func (r *Runner) setup(ctx, work context.Context, su methods.Setupper, client Co
 }
 
 // planRound asks the method for a round's units and turns them into row ids.
-func (r *Runner) planRound(ctx context.Context, m methods.Method, mrun methods.Run, runID int64, ci, round int, rows []models.DatasetRow, index map[int64]int) ([][]int64, error) {
+func (r *Runner) planRound(ctx context.Context, m methods.Method, mrun methods.Run, runID int64, ci, round int, rows []models.DatasetRow, index map[int64]int, known *[][]float64) ([][]int64, error) {
 	past := func() ([][]float64, error) {
-		byRow, err := r.db.CriterionScores(ctx, runID, ci, mrun.Settings.Rounds)
-		if err != nil {
-			return nil, err
+		// The rounds before this one are finished, so their scores no
+		// longer change: *known keeps those read for earlier rounds of
+		// the pass, and only the rest are read.
+		if from := len(*known); from < round {
+			byRow, err := r.db.CriterionScores(ctx, runID, ci, from, mrun.Settings.Rounds)
+			if err != nil {
+				return nil, err
+			}
+			for k := from; k < round; k++ {
+				col := make([]float64, len(rows))
+				for i := range col {
+					col[i] = math.NaN()
+				}
+				for rowID, scores := range byRow {
+					if i, ok := index[rowID]; ok && k < len(scores) && scores[k] != nil {
+						col[i] = *scores[k]
+					}
+				}
+				*known = append(*known, col)
+			}
 		}
 		out := make([][]float64, round)
 		for k := range out {
-			out[k] = make([]float64, len(rows))
-			for i := range out[k] {
-				out[k][i] = math.NaN()
-			}
-		}
-		for rowID, scores := range byRow {
-			i, ok := index[rowID]
-			if !ok {
-				continue
-			}
-			for k := 0; k < round && k < len(scores); k++ {
-				if scores[k] != nil {
-					out[k][i] = *scores[k]
-				}
-			}
+			out[k] = slices.Clone((*known)[k])
 		}
 		return out, nil
 	}

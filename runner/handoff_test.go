@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/batcheval/batcheval/evaluator/methods"
+	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/models"
 )
 
@@ -203,6 +207,79 @@ func TestCachedAnswersShareTheBatchCommit(t *testing.T) {
 		}
 		if !stored("at-stop") {
 			t.Error("Stop left a queued cached answer unwritten")
+		}
+	})
+}
+
+// TestRoundsPlannedFromKeptScores: a run plans each round from the
+// earlier rounds' scores it kept while running (reading only the newest
+// round each time); every stored round is the one the method plans from
+// all the stored scores, read at once as before.
+func TestRoundsPlannedFromKeptScores(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		fj := newFakeJudge(t, simjudge.Options{Seed: 5}, nil)
+		r := env.startRunner(Config{})
+		spec := env.newRun(fj.URL(), 4, 2, 30)
+		spec.Settings.BatchSize = 7 // 30 rows: batches of 7, 7, 7, 7 and 2
+		run := env.waitFinished(env.launch(r, spec).ID, 60*time.Second)
+		if run.Status != models.RunSucceeded {
+			t.Fatalf("run %s: %s", run.Status, run.Error)
+		}
+		m, err := methods.Lookup(run.Method)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mrun := methods.Run{Settings: run.Settings, MethodSettings: run.MethodSettings, Rubric: run.RubricSnapshot}
+		index := map[int64]int{}
+		for i, row := range env.rows {
+			index[row.ID] = i
+		}
+		for round := 1; round < 4; round++ {
+			// The plan as made before scores were kept: every earlier
+			// round read from the database.
+			past := func() ([][]float64, error) {
+				byRow, err := env.db.CriterionScores(ctx, run.ID, 0, 0, mrun.Settings.Rounds)
+				if err != nil {
+					return nil, err
+				}
+				out := make([][]float64, round)
+				for k := range out {
+					out[k] = make([]float64, len(env.rows))
+					for i := range out[k] {
+						out[k][i] = math.NaN()
+					}
+					for rowID, scores := range byRow {
+						if scores[k] != nil {
+							out[k][index[rowID]] = *scores[k]
+						}
+					}
+				}
+				return out, nil
+			}
+			idx, err := m.Plan(methods.Plan{Run: mrun, Criterion: 0, Round: round, N: len(env.rows), Past: past})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var plan [][]int64
+			for _, members := range idx {
+				var ids []int64
+				for _, i := range members {
+					ids = append(ids, env.rows[i].ID)
+				}
+				plan = append(plan, ids)
+			}
+			stored, err := env.db.RoundBatches(ctx, run.ID, 0, round)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got [][]int64
+			for _, b := range stored {
+				got = append(got, b.RowIDs)
+			}
+			if !reflect.DeepEqual(got, plan) {
+				t.Errorf("round %d stored as %v; planned from scratch %v", round+1, got, plan)
+			}
 		}
 	})
 }
