@@ -2,8 +2,10 @@ package runner
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -55,6 +57,11 @@ type parking struct {
 	// beforeStart, when set (tests), runs before each restart of River's
 	// client: a restart that hangs (a database that does not answer).
 	beforeStart func()
+	// due is dueIn's statement, prepared on first use: a parked worker
+	// runs it every PollInterval, and SQLite's driver parses a statement
+	// given as text every time.
+	dueMu sync.Mutex
+	due   *sql.Stmt
 }
 
 // Parked reports whether this worker has stopped its job client for lack
@@ -305,8 +312,19 @@ func (r *Runner) dueIn(ctx context.Context) (wait time.Duration, any bool, err e
 	if r.db.Dialect == models.Postgres {
 		q = dueInPostgres
 	}
+	r.park.dueMu.Lock()
+	if r.park.due == nil {
+		st, err := r.db.SQL.PrepareContext(ctx, q)
+		if err != nil {
+			r.park.dueMu.Unlock()
+			return 0, false, fmt.Errorf("look for due jobs in queue %q: %w", r.cfg.Queue, err)
+		}
+		r.park.due = st
+	}
+	st := r.park.due
+	r.park.dueMu.Unlock()
 	var secs *float64
-	if err := r.db.SQL.QueryRowContext(ctx, q, r.cfg.Queue).Scan(&secs); err != nil {
+	if err := st.QueryRowContext(ctx, r.cfg.Queue).Scan(&secs); err != nil {
 		return 0, false, fmt.Errorf("look for due jobs in queue %q: %w", r.cfg.Queue, err)
 	}
 	if secs == nil {
