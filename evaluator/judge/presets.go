@@ -59,7 +59,7 @@ func Presets() []Preset {
 			BaseURL: "https://YOUR-RESOURCE.openai.azure.com/openai/v1",
 			KeyEnv:  "AZURE_OPENAI_API_KEY",
 			Note: "Uses Azure's v1 API: replace YOUR-RESOURCE, and set the model to your deployment name; the key is sent as a Bearer token, which the v1 API accepts. " +
-				"The older per-deployment URLs with ?api-version= and the api-key header are not supported: openai-go's azure package would need the Azure SDK (azcore), which this build does not include.",
+				"The older per-deployment URLs with ?api-version= and the api-key header are not supported.",
 		},
 	}
 }
