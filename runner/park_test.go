@@ -511,3 +511,24 @@ func TestStopNotHeldByAHangingWake(t *testing.T) {
 		}
 	})
 }
+
+// TestHandOverLeavesAPrivateWorkerParked: a run handed over to the shared
+// queue by a worker of a private queue (`batcheval run`) does not wake
+// that worker, which could not take it (it kept River's client running
+// for IdleAfter for nothing).
+func TestHandOverLeavesAPrivateWorkerParked(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		private := env.startRunner(Config{Queue: "private-handover", IdleAfter: idleAfter, PollInterval: time.Minute})
+		waitParked(t, private, true, 3*time.Second)
+		run, _ := env.storedRun(env.newRun("http://127.0.0.1:1/v1", 1, 1, 30), 1)
+		if err := private.HandOver(ctx, env.ws.ID, run.ID); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(idleAfter / 2)
+		if !private.Parked() {
+			t.Error("handing a run over to the shared queue woke the private queue's parked worker")
+		}
+	})
+}

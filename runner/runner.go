@@ -478,7 +478,10 @@ func (r *Runner) HandOver(ctx context.Context, wsID, runID int64) error {
 		}
 		return tx.Model(&models.Run{}).Where("id = ?", runID).Update("job_id", res.Job.ID).Error
 	})
-	if err == nil {
+	if err == nil && r.cfg.Queue == river.QueueDefault {
+		// Only a worker of the shared queue can take the job: a parked
+		// private one woken here would find nothing and keep River's
+		// client running until it parks again.
 		r.wakeUp()
 	}
 	return err
