@@ -21,7 +21,7 @@ import (
 // it was streamed, kept as the reference: the report built whole
 // (buildReport), every score of the run read in one query, the page
 // rendered in memory by web.StandaloneRunReport.
-func oldStandalone(t *testing.T, h *Handlers, ctx context.Context, run models.Run, generated time.Time) []byte {
+func oldStandalone(t testing.TB, h *Handlers, ctx context.Context, run models.Run, generated time.Time) []byte {
 	t.Helper()
 	facts, err := h.reportFacts(ctx, run)
 	if err != nil {
