@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,10 +19,22 @@ import (
 // path before streaming (the report built whole, every score read, the
 // page rendered in memory, then sent) in the same process: time to the
 // first and second write, in all, and the peak live heap above the heap at
-// the start. Run with -benchtime=1x.
+// the start. BATCHEVAL_BENCH_STANDALONE_100K=1 adds a run of 100,000
+// samples. Run with -benchtime=1x.
 func BenchmarkStandaloneReport(b *testing.B) {
+	sizes := []int{10_000}
+	if os.Getenv("BATCHEVAL_BENCH_STANDALONE_100K") == "1" {
+		sizes = append(sizes, 100_000)
+	}
 	for b.Loop() {
-		n := 10_000
+		for _, n := range sizes {
+			benchStandalone(b, n)
+		}
+	}
+}
+
+func benchStandalone(b *testing.B, n int) {
+	{
 		e, h, p := benchServer(b, models.SQLite)
 		runID := synthExportRun(b, h.DB, p, n)
 		analysis := strings.Repeat("The answer stays on topic and reads well. ", 8)[:300]
@@ -49,8 +62,8 @@ func BenchmarkStandaloneReport(b *testing.B) {
 			b.Logf("%s %d samples: first byte %v, second write %v, total %v (%d bytes), peak heap %.1f MiB",
 				f.k, n, f.f.first.Round(time.Millisecond), f.f.second.Round(time.Millisecond), f.f.total.Round(time.Millisecond),
 				f.f.bytes, float64(f.f.peak)/(1<<20))
-			b.ReportMetric(float64(f.f.first.Microseconds())/1000, f.k+"-first-byte-ms")
-			b.ReportMetric(float64(f.f.peak)/(1<<20), f.k+"-peak-heap-MiB")
+			b.ReportMetric(float64(f.f.first.Microseconds())/1000, fmt.Sprintf("%s-%dk-first-byte-ms", f.k, n/1000))
+			b.ReportMetric(float64(f.f.peak)/(1<<20), fmt.Sprintf("%s-%dk-peak-heap-MiB", f.k, n/1000))
 		}
 		b.Logf("ratios built-whole/streamed: first byte x%.1f, peak heap x%.1f",
 			old.first.Seconds()/streamed.first.Seconds(), float64(old.peak)/float64(max(1, streamed.peak)))
