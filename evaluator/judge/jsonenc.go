@@ -240,22 +240,7 @@ func appendCacheKey(b []byte, baseURL, model string, r *Request) ([]byte, error)
 	b = append(b, `,"model":`...)
 	b = appendString(b, model, true)
 	b = append(b, `,"request":{"Messages":`...)
-	if r.Messages == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, m := range r.Messages {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"role":`...)
-			b = appendString(b, m.Role, true)
-			b = append(b, `,"content":`...)
-			b = appendString(b, m.Content, true)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
+	b = appendMessages(b, r.Messages)
 	var err error
 	b = append(b, `,"Temperature":`...)
 	if b, err = appendFloat(b, r.Temperature); err != nil {

@@ -7,15 +7,21 @@ import "github.com/batcheval/batcheval/evaluator"
 // decode them). Every call stores one, so it is written without
 // reflection, as the request body is (jsonenc.go).
 func MessagesJSON(msgs []evaluator.Message) string {
-	if msgs == nil {
-		return "null"
-	}
 	n := 2
 	for _, m := range msgs {
 		n += len(m.Role) + len(m.Content) + 24
 	}
 	// A little room for escapes, so that most prompts fit at once.
-	b := make([]byte, 0, n+n/16)
+	return string(appendMessages(make([]byte, 0, n+n/16), msgs))
+}
+
+// appendMessages appends msgs as json.Marshal writes a []evaluator.Message
+// (fields in order, HTML characters escaped, nil as null): in the stored
+// request and in the cache key (RequestHash).
+func appendMessages(b []byte, msgs []evaluator.Message) []byte {
+	if msgs == nil {
+		return append(b, "null"...)
+	}
 	b = append(b, '[')
 	for i, m := range msgs {
 		if i > 0 {
@@ -27,6 +33,5 @@ func MessagesJSON(msgs []evaluator.Message) string {
 		b = appendString(b, m.Content, true)
 		b = append(b, '}')
 	}
-	b = append(b, ']')
-	return string(b)
+	return append(b, ']')
 }
