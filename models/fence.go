@@ -75,9 +75,10 @@ func (db *DB) LeaseState(ctx context.Context, runID int64) (LeaseState, error) {
 	q := hotSQL.get(db.Dialect, "lease state", 0, func() string {
 		return "SELECT lease_owner, status, lease_until FROM runs WHERE id = ?"
 	})
+	sctx := db.shortStatement(ctx)
 	err := db.retry(ctx, "read lease", func() error {
 		var until sql.NullTime
-		if err := db.hotQueryRow(ctx, db.SQL, nil, q, runID).Scan(&st.Owner, &st.Status, &until); err != nil {
+		if err := db.hotQueryRow(sctx, db.SQL, nil, q, runID).Scan(&st.Owner, &st.Status, &until); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return Errorf(ENotFound, "run %d does not exist", runID)
 			}

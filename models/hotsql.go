@@ -38,10 +38,12 @@ func rebind(d Dialect, q string) string {
 	return b.String()
 }
 
-// sqlCache keeps the dialect's text of each hot statement, built once.
+// sqlCache keeps the dialect's text of each hot statement, built once,
+// and how many rows each text is for (0: a fixed statement).
 type sqlCache struct {
-	mu sync.Mutex
-	m  map[sqlKey]string
+	mu   sync.Mutex
+	m    map[sqlKey]string
+	rows map[string]int
 }
 
 type sqlKey struct {
@@ -66,8 +68,26 @@ func (c *sqlCache) get(d Dialect, name string, n int, build func() string) strin
 	}
 	q := rebind(d, build())
 	c.m[k] = q
+	if c.rows == nil {
+		c.rows = map[string]int{}
+	}
+	c.rows[q] = n
 	return q
 }
+
+// worthPreparing reports whether q is kept prepared: fixed statements and
+// multi-row ones of few rows (a batch's scores). Larger shapes (a round's
+// batches, a lookup of many answers) vary from run to run and run a few
+// times each; kept, they would fill the cache for good.
+func (c *sqlCache) worthPreparing(q string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, ok := c.rows[q]
+	return !ok || n <= maxPreparedRows
+}
+
+// maxPreparedRows is the most rows of a multi-row statement kept prepared.
+const maxPreparedRows = 32
 
 // valuesList is n groups of cols placeholders: "(?, ?), (?, ?)".
 func valuesList(n, cols int) string {
@@ -85,6 +105,7 @@ type preparedCache struct {
 	m       map[preparedKey]*sql.Stmt
 	pending map[preparedKey]bool
 	wg      sync.WaitGroup
+	closed  bool
 }
 
 type preparedKey struct {
@@ -99,31 +120,39 @@ type preparedKey struct {
 // one, so a statement first met inside a transaction runs as text that
 // once and is prepared in the background, when the connection is free.
 func (db *DB) prepared(ctx context.Context, h *sql.DB, tx *sql.Tx, q string) *sql.Stmt {
-	if db.Dialect != SQLite {
+	if db.Dialect != SQLite || !hotSQL.worthPreparing(q) {
 		return nil
 	}
 	c := &db.stmts
 	k := preparedKey{h, q}
 	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
 	st := c.m[k]
 	full := len(c.m)+len(c.pending) >= maxPrepared
 	wait := c.pending[k]
-	if st == nil && !full && !wait && tx != nil {
+	prepareNow := st == nil && !full && !wait
+	if prepareNow {
+		// Counted under mu, so close never waits on a count that is
+		// still to grow.
+		c.wg.Add(1)
+	}
+	if prepareNow && tx != nil {
 		if c.pending == nil {
 			c.pending = map[preparedKey]bool{}
 		}
 		c.pending[k] = true
-		c.wg.Add(1)
 		go c.prepare(context.WithoutCancel(ctx), k)
 	}
 	c.mu.Unlock()
 	switch {
 	case st != nil && tx != nil:
 		return tx.StmtContext(ctx, st)
-	case st != nil || full || wait || tx != nil:
+	case !prepareNow || tx != nil:
 		return st
 	}
-	c.wg.Add(1)
 	return c.prepare(ctx, k)
 }
 
@@ -136,6 +165,10 @@ func (c *preparedCache) prepare(ctx context.Context, k preparedKey) *sql.Stmt {
 	defer c.mu.Unlock()
 	delete(c.pending, k)
 	if err != nil {
+		return nil
+	}
+	if c.closed {
+		st.Close()
 		return nil
 	}
 	if old := c.m[k]; old != nil {
@@ -154,6 +187,9 @@ func (c *preparedCache) prepare(ctx context.Context, k preparedKey) *sql.Stmt {
 // closed: a background preparation waiting for a connection fails then
 // instead of waiting for a transaction that may never end.
 func (c *preparedCache) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
 	c.wg.Wait()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -195,4 +231,17 @@ func (db *DB) hotQueryRow(ctx context.Context, h *sql.DB, tx *sql.Tx, q string, 
 		return tx.QueryRowContext(ctx, q, args...)
 	}
 	return h.QueryRowContext(ctx, q, args...)
+}
+
+// shortStatement is the context to run a short read of the run loop with
+// (one row by key, or a few): on SQLite without ctx's cancellation, since
+// the driver watches a cancellable context from a goroutine of its own for
+// every statement, which costs more than such a read; retries and waits
+// around the statement still watch ctx. On PostgreSQL, where a statement
+// can wait on the network, ctx itself.
+func (db *DB) shortStatement(ctx context.Context) context.Context {
+	if db.Dialect == SQLite {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }

@@ -123,3 +123,42 @@ func TestSQLiteTimesKeepTheirFormat(t *testing.T) {
 		t.Errorf("the read pool found %d rows by time, want 2 (one per write handle)", n)
 	}
 }
+
+// TestPreparedCacheStaysBounded: fixed statements and multi-row ones of
+// few rows are kept prepared, larger shapes (which vary from run to run)
+// run as text; after Close nothing is prepared any more.
+func TestPreparedCacheStaysBounded(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "bounded.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SQL.ExecContext(ctx, "CREATE TABLE b (v INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		rows int
+		kept bool
+	}{{0, true}, {1, true}, {10, true}, {maxPreparedRows, true}, {maxPreparedRows + 1, false}, {200, false}} {
+		q := hotSQL.get(db.Dialect, "bounded test insert", tc.rows, func() string {
+			return "INSERT INTO b (v) VALUES " + valuesList(max(tc.rows, 1), 1)
+		})
+		args := make([]any, max(tc.rows, 1))
+		for i := range args {
+			args[i] = i
+		}
+		if _, err := db.hotExec(ctx, db.SQL, nil, q, args...); err != nil {
+			t.Fatal(err)
+		}
+		db.stmts.mu.Lock()
+		_, kept := db.stmts.m[preparedKey{db.SQL, q}]
+		db.stmts.mu.Unlock()
+		if kept != tc.kept {
+			t.Errorf("%d rows: kept prepared %v, want %v", tc.rows, kept, tc.kept)
+		}
+	}
+	db.Close()
+	if st := db.prepared(ctx, db.SQL, nil, "SELECT v FROM b"); st != nil {
+		t.Error("a statement was prepared after Close")
+	}
+}

@@ -101,7 +101,7 @@ func (c *ResponseCache) LoadAnswers(ctx context.Context, keys []judge.AnswerKey)
 // scanAnswers runs a lookup and keeps the answers of the wanted keys (the
 // query matches every pair of its hashes and occurrences).
 func (c *ResponseCache) scanAnswers(ctx context.Context, q string, args []any, want map[judge.AnswerKey]bool, out map[judge.AnswerKey][]byte) error {
-	rows, err := c.db.hotQuery(ctx, c.db.SQL, nil, q, args...)
+	rows, err := c.db.hotQuery(c.db.shortStatement(ctx), c.db.SQL, nil, q, args...)
 	if err != nil {
 		return err
 	}

@@ -777,6 +777,11 @@ func (r *Runner) saveAnswer(ctx context.Context, rc *models.ResponseCache, hash 
 // share its commit.
 const answerLinger = 20 * time.Millisecond
 
+// flushGrace bounds how long stopping waits for queued answers to be
+// written: a write takes milliseconds, one held up by a database that
+// does not answer must not hold the stop for ever.
+const flushGrace = 5 * time.Second
+
 // flushAnswers writes the queue if nobody is writing it.
 func (r *Runner) flushAnswers() {
 	r.saves.mu.Lock()
@@ -790,9 +795,13 @@ func (r *Runner) flushAnswers() {
 	r.writeSaves()
 }
 
-// flushSaves writes everything queued and waits until the queue is idle,
-// or ctx ends (Stop).
+// flushSaves writes everything queued and waits until the queue is idle
+// (Stop, Kill). It takes its own grace rather than ctx's: Stop may come
+// here with its deadline spent, and the caller closes the database next,
+// under a writer still at work (the cached answers it holds are paid for).
 func (r *Runner) flushSaves(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushGrace)
+	defer cancel()
 	for {
 		r.saves.mu.Lock()
 		switch {

@@ -284,11 +284,11 @@ func (g *callGuard) readLease(ctx context.Context) (models.LeaseState, error) {
 		// Nobody waits: g.next is nil whenever no read is under way.
 		g.reading = true
 		g.mu.Unlock()
-		// Read without ctx's cancellation: a read of one row takes
-		// microseconds, and a cancellable context costs more than that
-		// (the SQLite driver watches it from a goroutine of its own for
-		// every statement). Whether ctx ended is told below.
-		st, err := g.r.db.LeaseState(context.WithoutCancel(ctx), g.runID)
+		// The read is this check's alone, so it ends with ctx (a hard
+		// stop returns promptly); LeaseState keeps the statement itself
+		// free of ctx's cancellation on SQLite, where watching it costs
+		// more than the read.
+		st, err := g.r.db.LeaseState(ctx, g.runID)
 		g.mu.Lock()
 		if g.next != nil {
 			go g.readLeases()

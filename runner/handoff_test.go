@@ -283,3 +283,73 @@ func TestRoundsPlannedFromKeptScores(t *testing.T) {
 		}
 	})
 }
+
+// TestLeaseCheckEndsWithItsCall: a lease check whose call is cancelled
+// while its read waits (here on PostgreSQL for a table lock) returns at
+// once with the call's cause, so a hard stop is not held by it.
+func TestLeaseCheckEndsWithItsCall(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		if env.db.Dialect != models.Postgres {
+			t.Skip("SQLite reads do not wait for locks (WAL); PostgreSQL's can")
+		}
+		r := env.startRunner(Config{})
+		run, _ := env.storedRun(env.newRun("http://127.0.0.1:1/v1", 1, 1, 30), 1)
+		tx, err := env.db.SQL.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		if _, err := tx.Exec("LOCK TABLE runs IN ACCESS EXCLUSIVE MODE"); err != nil {
+			t.Fatal(err)
+		}
+		g := &callGuard{r: r, runID: run.ID, owner: "w1", ctx: context.Background()}
+		cause := errors.New("the worker is stopping hard")
+		ctx, cancel := context.WithCancelCause(context.Background())
+		time.AfterFunc(100*time.Millisecond, func() { cancel(cause) })
+		start := time.Now()
+		_, err = g.readLease(ctx)
+		if !errors.Is(err, cause) {
+			t.Errorf("a check cancelled while its read waited: %v, want %v", err, cause)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("the check returned %s after its call was cancelled, want at once", took)
+		}
+	})
+}
+
+// TestStopWithASpentDeadlineWritesQueuedAnswers: Stop that comes to the
+// queue with its deadline spent, while a writer is still at work, waits
+// for the writer (up to its own grace) and writes what is queued, instead
+// of returning and letting the caller close the database under it.
+func TestStopWithASpentDeadlineWritesQueuedAnswers(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		if env.db.Dialect != models.SQLite {
+			t.Skip("cached answers are queued on SQLite only")
+		}
+		ctx := context.Background()
+		r := env.startRunner(Config{})
+		rc := env.db.ResponseCache(env.ws.ID)
+		r.saves.mu.Lock()
+		r.saves.writing = true // a writer at work
+		r.saves.mu.Unlock()
+		if err := r.saveAnswer(ctx, rc, "queued-at-stop", 0, []byte(`{"choices":[{"Text":"z"}]}`)); err != nil {
+			t.Fatal(err)
+		}
+		spent, cancel := context.WithCancel(ctx)
+		cancel()
+		done := make(chan struct{})
+		go func() { r.flushSaves(spent); close(done) }()
+		time.Sleep(50 * time.Millisecond)
+		r.saves.mu.Lock()
+		r.saves.writing = false // the writer ends, leaving the answer queued
+		r.saves.mu.Unlock()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("flushSaves did not return")
+		}
+		if _, ok, err := rc.LoadAnswer(ctx, "queued-at-stop", 0); err != nil || !ok {
+			t.Errorf("an answer queued at a stop with its deadline spent was not written (%v)", err)
+		}
+	})
+}

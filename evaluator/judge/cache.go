@@ -186,10 +186,9 @@ func (c *Cache) load(ctx context.Context, k AnswerKey) ([]byte, bool, error) {
 		// goroutine makes once this one is done.
 		c.loading = true
 		c.mu.Unlock()
-		// Without ctx's cancellation, as the shared lookups: a lookup
-		// is short, and a database driver may watch a cancellable
-		// context from a goroutine for every statement.
-		answers, err := bl.LoadAnswers(context.WithoutCancel(ctx), []AnswerKey{k})
+		// With ctx: the lookup is this call's alone, and it must end
+		// with the call (the store decides how its statement watches it).
+		answers, err := bl.LoadAnswers(ctx, []AnswerKey{k})
 		c.mu.Lock()
 		if c.next != nil {
 			go c.lookups(context.WithoutCancel(ctx), bl)
