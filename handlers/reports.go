@@ -77,6 +77,27 @@ type pairKey struct {
 	sameDatasets bool
 }
 
+// putBounded stores v under k in a cache of comparisons, which starts
+// again empty once it holds pairCacheSize of them. rc.mu must be held.
+func putBounded[K comparable, V any](m map[K]V, k K, v V) {
+	if len(m) >= pairCacheSize {
+		clear(m)
+	}
+	m[k] = v
+}
+
+// noteBuild records how a background build or comparison ended: a failed
+// one is not started again by every reader for a while (failedBuildPause).
+func (rc *reportCache) noteBuild(flight string, err error) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if err != nil {
+		rc.failedBuilds[flight] = time.Now()
+	} else {
+		delete(rc.failedBuilds, flight)
+	}
+}
+
 // pairCacheSize bounds the cached comparisons: an experiment of a dozen
 // runs needs eleven; past the bound the cache starts again empty.
 const pairCacheSize = 256
@@ -251,10 +272,7 @@ func (h *Handlers) compareAverage(scores *pairedScores, a, b runFigures) (stats.
 		d := report.CompareAverage(repA, repB, same)
 		if cacheable {
 			rc.mu.Lock()
-			if len(rc.pairs) >= pairCacheSize {
-				clear(rc.pairs)
-			}
-			rc.pairs[key] = d
+			putBounded(rc.pairs, key, d)
 			rc.mu.Unlock()
 		}
 		return d, nil
@@ -297,10 +315,7 @@ func (h *Handlers) compareCriterion(ctx context.Context, a, b models.Run, sample
 		d := report.CompareCriterion(repA, repB, criterion, sameDataset)
 		if cacheable {
 			rc.mu.Lock()
-			if len(rc.criterionPairs) >= pairCacheSize {
-				clear(rc.criterionPairs)
-			}
-			rc.criterionPairs[key] = d
+			putBounded(rc.criterionPairs, key, d)
 			rc.mu.Unlock()
 		}
 		return d, nil
@@ -338,13 +353,7 @@ func (h *Handlers) pairInBackground(ctx context.Context, flight string, compute 
 				err = fmt.Errorf("paired comparison panicked: %v", p)
 				h.Log.Error("a paired comparison panicked", "pair", flight, "panic", p, "stack", string(debug.Stack()))
 			}
-			rc.mu.Lock()
-			if err != nil {
-				rc.failedBuilds[flight] = time.Now()
-			} else {
-				delete(rc.failedBuilds, flight)
-			}
-			rc.mu.Unlock()
+			rc.noteBuild(flight, err)
 		}()
 		if err := compute(bctx); err != nil {
 			h.Log.Error("a paired comparison failed; the next reader tries again", "pair", flight, "err", err)

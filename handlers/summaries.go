@@ -142,13 +142,7 @@ func (h *Handlers) buildSummary(ctx context.Context, run models.Run, flight stri
 			h.Log.Error("building a run's summary panicked", "run", run.ID, "panic", p, "stack", string(debug.Stack()))
 			rep, err = nil, fmt.Errorf("building the summary of run %d panicked: %v", run.ID, p)
 		}
-		rc.mu.Lock()
-		if err != nil {
-			rc.failedBuilds[flight] = time.Now()
-		} else {
-			delete(rc.failedBuilds, flight)
-		}
-		rc.mu.Unlock()
+		rc.noteBuild(flight, err)
 	}()
 	build := rc.build
 	if build == nil {

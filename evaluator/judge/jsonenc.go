@@ -2,12 +2,12 @@ package judge
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"math"
 	"reflect"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/batcheval/batcheval/evaluator/jsontext"
 )
 
 // Hand-written JSON for the two documents made on every call: the request
@@ -18,111 +18,6 @@ import (
 // FuzzRequestHash compare with it. What is worth writing by hand is only
 // this: reflection, the encoder's own buffer and its copy into ours cost
 // more than the escaping itself.
-
-const hexDigits = "0123456789abcdef"
-
-// plain marks the ASCII bytes copied into a JSON string as they are:
-// printable characters other than the quote and the backslash. htmlPlain
-// also leaves out <, > and &, which json.Marshal escapes.
-var plain, htmlPlain = func() (p, h [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		p[c] = c != '"' && c != '\\'
-		h[c] = p[c] && c != '<' && c != '>' && c != '&'
-	}
-	return p, h
-}()
-
-// appendString appends s as a JSON string as encoding/json writes it:
-// control characters as \b \f \n \r \t or \u00XX, invalid UTF-8 as \ufffd
-// (one per bad byte), U+2028 and U+2029 escaped, and with html <, > and &
-// as \u003c, \u003e and \u0026.
-func appendString(dst []byte, s string, html bool) []byte {
-	safe := &plain
-	if html {
-		safe = &htmlPlain
-	}
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		// Skip eight plain bytes at a time (most of a prompt is plain
-		// ASCII), then look at the next eight one by one.
-		for len(s)-i >= 8 && plainWord(binary.LittleEndian.Uint64([]byte(s[i:i+8])), html) {
-			i += 8
-		}
-		for end := min(i+8, len(s)); i < end; {
-			c := s[i]
-			if c < utf8.RuneSelf {
-				if safe[c] {
-					i++
-					continue
-				}
-				dst = append(dst, s[start:i]...)
-				switch c {
-				case '"', '\\':
-					dst = append(dst, '\\', c)
-				case '\b':
-					dst = append(dst, '\\', 'b')
-				case '\f':
-					dst = append(dst, '\\', 'f')
-				case '\n':
-					dst = append(dst, '\\', 'n')
-				case '\r':
-					dst = append(dst, '\\', 'r')
-				case '\t':
-					dst = append(dst, '\\', 't')
-				default: // other control characters, and <>& in html mode
-					dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-				}
-				i++
-				start = i
-				continue
-			}
-			r, size := utf8.DecodeRuneInString(s[i:])
-			switch {
-			case r == utf8.RuneError && size == 1:
-				dst = append(dst, s[start:i]...)
-				dst = append(dst, `\ufffd`...)
-			case r == '\u2028' || r == '\u2029':
-				// Valid JSON, but not valid JavaScript: encoding/json
-				// escapes them always.
-				dst = append(dst, s[start:i]...)
-				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			default:
-				i += size
-				continue
-			}
-			i += size
-			start = i
-		}
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
-
-// Word-at-a-time tests on eight bytes (SWAR). They may report a byte that
-// is not there after one that is (a borrow carries over), never miss one:
-// enough to decide that a word needs no escape.
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// hasLess reports whether a byte of x is below n (n <= 128).
-func hasLess(x, n uint64) uint64 { return (x - ones*n) &^ x & highs }
-
-// hasByte reports whether a byte of x is c.
-func hasByte(x, c uint64) uint64 { return hasLess(x^(ones*c), 1) }
-
-// plainWord reports whether the eight bytes of x are all copied as they
-// are: ASCII, printable, neither quote nor backslash (nor <, >, & for
-// html).
-func plainWord(x uint64, html bool) bool {
-	bad := x&highs | hasLess(x, 0x20) | hasByte(x, '"') | hasByte(x, '\\')
-	if html {
-		bad |= hasByte(x, '<') | hasByte(x, '>') | hasByte(x, '&')
-	}
-	return bad == 0
-}
 
 // appendFloat appends f as encoding/json writes a float64: the shortest
 // form that reads back the same, with an exponent only below 1e-6 or from
@@ -173,13 +68,13 @@ func appendBody(b []byte, r *chatRequest) ([]byte, error) {
 			b = append(b, ',')
 		}
 		b = append(b, `{"content":`...)
-		b = appendString(b, m.Content, false)
+		b = jsontext.AppendString(b, m.Content, false)
 		b = append(b, `,"role":`...)
-		b = appendString(b, m.Role, false)
+		b = jsontext.AppendString(b, m.Role, false)
 		b = append(b, '}')
 	}
 	b = append(b, `],"model":`...)
-	b = appendString(b, r.Model, false)
+	b = jsontext.AppendString(b, r.Model, false)
 	if r.Logprobs {
 		b = append(b, `,"logprobs":true`...)
 	}
@@ -214,7 +109,7 @@ func appendBody(b []byte, r *chatRequest) ([]byte, error) {
 		b = append(b, `,"response_format":{`...)
 		if js := rf.JSONSchema; js != nil {
 			b = append(b, `"json_schema":{"name":`...)
-			b = appendString(b, js.Name, false)
+			b = jsontext.AppendString(b, js.Name, false)
 			b = append(b, `,"strict":`...)
 			b = strconv.AppendBool(b, js.Strict)
 			b = append(b, `,"schema":`...)
@@ -224,7 +119,7 @@ func appendBody(b []byte, r *chatRequest) ([]byte, error) {
 			b = append(b, "},"...)
 		}
 		b = append(b, `"type":`...)
-		b = appendString(b, rf.Type, false)
+		b = jsontext.AppendString(b, rf.Type, false)
 		b = append(b, '}')
 	}
 	return append(b, '}'), nil
@@ -236,9 +131,9 @@ func appendBody(b []byte, r *chatRequest) ([]byte, error) {
 // Request gains a field this does not write.
 func appendCacheKey(b []byte, baseURL, model string, r *Request) ([]byte, error) {
 	b = append(b, `{"base_url":`...)
-	b = appendString(b, baseURL, true)
+	b = jsontext.AppendString(b, baseURL, true)
 	b = append(b, `,"model":`...)
-	b = appendString(b, model, true)
+	b = jsontext.AppendString(b, model, true)
 	b = append(b, `,"request":{"Messages":`...)
 	b = appendMessages(b, r.Messages)
 	var err error

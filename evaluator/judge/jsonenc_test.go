@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/jsontext"
 )
 
 // requestHashOld is RequestHash as it was before appendCacheKey: the
@@ -182,14 +183,14 @@ func FuzzAppendString(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		want, _ := json.Marshal(s)
-		if got := appendString(nil, s, true); !bytes.Equal(got, want) {
+		if got := jsontext.AppendString(nil, s, true); !bytes.Equal(got, want) {
 			t.Fatalf("html %q: got %s, want %s", s, got, want)
 		}
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
 		_ = enc.Encode(s)
-		if got, want := appendString(nil, s, false), bytes.TrimSuffix(buf.Bytes(), []byte("\n")); !bytes.Equal(got, want) {
+		if got, want := jsontext.AppendString(nil, s, false), bytes.TrimSuffix(buf.Bytes(), []byte("\n")); !bytes.Equal(got, want) {
 			t.Fatalf("plain %q: got %s, want %s", s, got, want)
 		}
 	})
@@ -220,14 +221,14 @@ func TestAppendStringEveryOffset(t *testing.T) {
 			for _, tail := range []int{0, 1, 7, 8, 9, 17} {
 				s := strings.Repeat("a", p) + c + strings.Repeat("b", tail) + c
 				want, _ := json.Marshal(s)
-				if got := appendString(nil, s, true); !bytes.Equal(got, want) {
+				if got := jsontext.AppendString(nil, s, true); !bytes.Equal(got, want) {
 					t.Errorf("html %q: got %s, want %s", s, got, want)
 				}
 				var buf bytes.Buffer
 				enc := json.NewEncoder(&buf)
 				enc.SetEscapeHTML(false)
 				_ = enc.Encode(s)
-				if got, want := appendString(nil, s, false), bytes.TrimSuffix(buf.Bytes(), []byte("\n")); !bytes.Equal(got, want) {
+				if got, want := jsontext.AppendString(nil, s, false), bytes.TrimSuffix(buf.Bytes(), []byte("\n")); !bytes.Equal(got, want) {
 					t.Errorf("plain %q: got %s, want %s", s, got, want)
 				}
 			}

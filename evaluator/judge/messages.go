@@ -1,6 +1,9 @@
 package judge
 
-import "github.com/batcheval/batcheval/evaluator"
+import (
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/jsontext"
+)
 
 // MessagesJSON is json.Marshal(msgs), byte for byte: the form in which a
 // batch stores the messages it sent (and from which pages and resumes
@@ -28,9 +31,9 @@ func appendMessages(b []byte, msgs []evaluator.Message) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"role":`...)
-		b = appendString(b, m.Role, true)
+		b = jsontext.AppendString(b, m.Role, true)
 		b = append(b, `,"content":`...)
-		b = appendString(b, m.Content, true)
+		b = jsontext.AppendString(b, m.Content, true)
 		b = append(b, '}')
 	}
 	return append(b, ']')
