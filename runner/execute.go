@@ -95,6 +95,9 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 			return ferr
 		}
 		log.Info("run finished", "status", end.status, "reason", end.reason)
+		if r.onFinished != nil {
+			r.onFinished(runID)
+		}
 		// The statistics are computed once, now, and stored for the pages
 		// and exports (report.StoreStats); a failure only means the first
 		// page computes them.

@@ -115,6 +115,9 @@ type Runner struct {
 	// onBudget, set by tests before Start, sees each execution's budget
 	// as it is made.
 	onBudget func(*budget)
+	// onFinished, set by tests before Start, is called when an execution
+	// has stored its run's end, before the statistics are computed.
+	onFinished func(runID int64)
 }
 
 // driverFor is River's driver on db. On PostgreSQL it listens for River's
