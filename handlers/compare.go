@@ -303,7 +303,7 @@ func (h *Handlers) matchedOf(ctx context.Context, cmp comparison) (*matchedSampl
 	cacheable := rc != nil && cmp.a.Finished() && cmp.b.Finished() && cmp.a.FinishedAt != nil && cmp.b.FinishedAt != nil
 	var key criterionPairKey
 	if cacheable {
-		key = criterionPairKey{pairKey{cmp.a.ID, cmp.b.ID, cmp.a.FinishedAt.UnixNano(), cmp.b.FinishedAt.UnixNano(), same}, cmp.criterion}
+		key = criterionPairKey{finishedPairKey(cmp.a, cmp.b, same), cmp.criterion}
 		rc.mu.Lock()
 		m, ok := rc.matched[key]
 		rc.mu.Unlock()

@@ -70,11 +70,19 @@ type criterionPairKey struct {
 	criterion int
 }
 
-// pairKey names a comparison of two finished runs as they finished.
+// pairKey names a comparison of two finished runs as they finished, with
+// the human ratings they used then.
 type pairKey struct {
 	a, b         int64
 	aEnd, bEnd   int64 // FinishedAt in Unix nanoseconds
+	aHum, bHum   int   // HumansVersion
 	sameDatasets bool
+}
+
+// finishedPairKey is the pairKey of two finished runs a and b.
+func finishedPairKey(a, b models.Run, sameDatasets bool) pairKey {
+	return pairKey{a: a.ID, b: b.ID, aEnd: a.FinishedAt.UnixNano(), bEnd: b.FinishedAt.UnixNano(),
+		aHum: a.HumansVersion, bHum: b.HumansVersion, sameDatasets: sameDatasets}
 }
 
 // putBounded stores v under k in a cache of comparisons, which starts
@@ -219,12 +227,14 @@ func (h *Handlers) cacheReport(key reportKey, rep *report.Report) {
 }
 
 // sameRun tells whether a cached report's run is still the stored run:
-// a finished run's results are fixed, but it can be renamed or put into
-// an experiment afterwards.
+// a finished run's scores are fixed, but it can be renamed or put into an
+// experiment afterwards, and the human ratings its report uses can be
+// chosen again, through any server process (HumansVersion).
 func sameRun(a, b models.Run) bool {
 	same := func(x, y *int64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
 	return a.Status == b.Status && a.Name == b.Name && same(a.ExperimentID, b.ExperimentID) &&
-		a.FinishedAt != nil && b.FinishedAt != nil && a.FinishedAt.Equal(*b.FinishedAt)
+		a.FinishedAt != nil && b.FinishedAt != nil && a.FinishedAt.Equal(*b.FinishedAt) &&
+		a.HumansVersion == b.HumansVersion
 }
 
 // pairLiveSamples bounds the samples per criterion of a pair of finished
@@ -252,7 +262,7 @@ func (h *Handlers) compareAverage(scores *pairedScores, a, b runFigures) (stats.
 	cacheable := rc != nil && a.run.Finished() && b.run.Finished() && a.run.FinishedAt != nil && b.run.FinishedAt != nil
 	var key pairKey
 	if cacheable {
-		key = pairKey{a.run.ID, b.run.ID, a.run.FinishedAt.UnixNano(), b.run.FinishedAt.UnixNano(), same}
+		key = finishedPairKey(a.run, b.run, same)
 		rc.mu.Lock()
 		d, ok := rc.pairs[key]
 		rc.mu.Unlock()
@@ -278,7 +288,7 @@ func (h *Handlers) compareAverage(scores *pairedScores, a, b runFigures) (stats.
 		return d, nil
 	}
 	if cacheable && max(a.rows, b.rows) > pairLiveSamples {
-		flight := fmt.Sprintf("pair\x00%d\x00%d\x00%d\x00%d\x00%v", key.a, key.b, key.aEnd, key.bEnd, key.sameDatasets)
+		flight := fmt.Sprintf("pair\x00%+v", key)
 		h.pairInBackground(scores.ctx, flight, func(ctx context.Context) error {
 			_, err := compute(h.pairedScores(ctx))
 			return err
@@ -297,9 +307,9 @@ func (h *Handlers) compareAverage(scores *pairedScores, a, b runFigures) (stats.
 func (h *Handlers) compareCriterion(ctx context.Context, a, b models.Run, samples, criterion int, sameDataset bool, pair func() (repA, repB *report.Report, err error)) ([]stats.Difference, error) {
 	rc := h.reports
 	cacheable := rc != nil && a.Finished() && b.Finished() && a.FinishedAt != nil && b.FinishedAt != nil
-	key := criterionPairKey{pairKey{a.ID, b.ID, 0, 0, sameDataset}, criterion}
+	var key criterionPairKey
 	if cacheable {
-		key.aEnd, key.bEnd = a.FinishedAt.UnixNano(), b.FinishedAt.UnixNano()
+		key = criterionPairKey{finishedPairKey(a, b, sameDataset), criterion}
 		rc.mu.Lock()
 		d, ok := rc.criterionPairs[key]
 		rc.mu.Unlock()
@@ -321,7 +331,7 @@ func (h *Handlers) compareCriterion(ctx context.Context, a, b models.Run, sample
 		return d, nil
 	}
 	if cacheable && samples > pairLiveSamples {
-		flight := fmt.Sprintf("criterion\x00%d\x00%d\x00%d\x00%d\x00%v\x00%d", key.a, key.b, key.aEnd, key.bEnd, key.sameDatasets, criterion)
+		flight := fmt.Sprintf("criterion\x00%+v", key)
 		h.pairInBackground(ctx, flight, func(context.Context) error {
 			_, err := compute()
 			return err

@@ -259,7 +259,10 @@ func (db *DB) SetRunHumanSource(ctx context.Context, wsID, runID int64, source H
 		if err := tx.Where("run_id = ?", runID).Delete(&RunHumanSource{}).Error; err != nil {
 			return err
 		}
-		return tx.Create(&s).Error
+		if err := tx.Create(&s).Error; err != nil {
+			return err
+		}
+		return tx.Model(&Run{}).Where("id = ?", runID).UpdateColumn("humans_version", gorm.Expr("humans_version + 1")).Error
 	})
 	return s, err
 }

@@ -264,10 +264,15 @@ type Run struct {
 	WaitingSince *time.Time
 	WaitingError string
 	// Resumes counts how often the run was resumed to fill its gaps.
-	Resumes    int
-	CreatedAt  time.Time
-	StartedAt  *time.Time
-	FinishedAt *time.Time
+	Resumes int
+	// HumansVersion counts the choices of the human ratings its report
+	// uses (SetRunHumanSource): what a finished run's results depend on
+	// apart from the run itself, so a cached report of another process
+	// knows it is stale.
+	HumansVersion int
+	CreatedAt     time.Time
+	StartedAt     *time.Time
+	FinishedAt    *time.Time
 	// ArchivedAt is set while the object is archived: hidden from default
 	// lists, still readable by its address. TrashID is set while it is in
 	// the trash (lifecycle.go): every lookup then treats it as absent.
