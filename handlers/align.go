@@ -616,38 +616,42 @@ func derefInt(p *int) int {
 // draftFromForm turns the edited form into a draft: each example's fields
 // are the calibration sample's own (the judge sees what the dataset holds,
 // not a copy the person could alter); an example from the held-out part is
-// refused (align.CheckExamples).
+// refused (align.CheckExamples). Only the examples' rows are read (by
+// their sample id), not the split's: align.CheckExamples looks up the
+// examples' ids alone, so the parts' ids it is given are those.
 func (h *Handlers) draftFromForm(ctx context.Context, a models.Alignment, run models.Run, crit evaluator.Criterion, f draftForm) (align.Draft, error) {
 	d := align.Draft{Levels: evaluator.Levels{Low: f.low, Middle: f.middle, High: f.high}, Notes: a.Draft.Notes}
-	all := append(append([]int64{}, a.CalibrationRowIDs...), a.HeldOutRowIDs...)
-	rows, err := h.DB.FindDatasetRows(ctx, run.DatasetID, all)
-	if err != nil {
-		return d, err
-	}
-	heldIDs, calIDs := idSet(a.HeldOutRowIDs), map[string]bool{}
-	held := map[string]bool{}
-	byExternal := map[string]models.DatasetRow{}
-	for id, row := range rows {
-		if heldIDs[id] {
-			held[row.ExternalID] = true
-		} else {
-			calIDs[row.ExternalID] = true
-		}
-		byExternal[row.ExternalID] = row
-	}
-	fields := run.RubricSnapshot.Fields
 	for i, ex := range f.examples {
 		score, err := strconv.ParseFloat(ex.Score, 64)
 		if err != nil {
 			return d, fmt.Errorf("example %d: score %q is not a number", i+1, ex.Score)
 		}
-		e := evaluator.Example{SampleID: ex.SampleID, Score: score, Reason: ex.Reason}
-		if row, ok := byExternal[ex.SampleID]; ok {
+		d.Examples = append(d.Examples, evaluator.Example{SampleID: ex.SampleID, Score: score, Reason: ex.Reason})
+	}
+	calRows, heldRows := idSet(a.CalibrationRowIDs), idSet(a.HeldOutRowIDs)
+	cal, held := map[string]bool{}, map[string]bool{}
+	fields := run.RubricSnapshot.Fields
+	// Too many examples are refused before any is looked up (CheckExamples
+	// checks the count first): a posted form bounds no lookups otherwise.
+	if len(d.Examples) <= evaluator.MaxExamples {
+		for i := range d.Examples {
+			e := &d.Examples[i]
+			row, found, err := h.DB.FindDatasetRowByExternalID(ctx, run.DatasetID, e.SampleID)
+			if err != nil {
+				return d, err
+			}
+			if !found || (!calRows[row.ID] && !heldRows[row.ID]) {
+				continue // not a sample of the split: CheckExamples says so
+			}
+			if heldRows[row.ID] {
+				held[row.ExternalID] = true
+			} else {
+				cal[row.ExternalID] = true
+			}
 			e.Fields = row.Sample(fields).Fields
 		}
-		d.Examples = append(d.Examples, e)
 	}
-	if err := align.CheckExamples(crit, d.Examples, calIDs, held); err != nil {
+	if err := align.CheckExamples(crit, d.Examples, cal, held); err != nil {
 		return d, errors.New(upperFirst(err.Error()) + ".")
 	}
 	return d, nil

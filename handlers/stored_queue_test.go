@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/align"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
@@ -406,6 +408,101 @@ func TestQueueAndAlignmentWaitForPreparedResults(t *testing.T) {
 		rec = env.get(queue)
 		if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `data-testid="results-preparing"`) || !strings.Contains(rec.Body.String(), `data-testid="review-sample"`) {
 			t.Errorf("queue once prepared: %d:\n%.2000s", rec.Code, rec.Body.String())
+		}
+	})
+}
+
+// draftFromFormOld is draftFromForm as it was, reading every row of the
+// split: the oracle of TestDraftFromFormReadsOnlyItsExamples.
+func draftFromFormOld(h *Handlers, ctx context.Context, a models.Alignment, run models.Run, crit evaluator.Criterion, f draftForm) (align.Draft, error) {
+	d := align.Draft{Levels: evaluator.Levels{Low: f.low, Middle: f.middle, High: f.high}, Notes: a.Draft.Notes}
+	all := append(append([]int64{}, a.CalibrationRowIDs...), a.HeldOutRowIDs...)
+	rows, err := h.DB.FindDatasetRows(ctx, run.DatasetID, all)
+	if err != nil {
+		return d, err
+	}
+	heldIDs, calIDs := idSet(a.HeldOutRowIDs), map[string]bool{}
+	held := map[string]bool{}
+	byExternal := map[string]models.DatasetRow{}
+	for id, row := range rows {
+		if heldIDs[id] {
+			held[row.ExternalID] = true
+		} else {
+			calIDs[row.ExternalID] = true
+		}
+		byExternal[row.ExternalID] = row
+	}
+	fields := run.RubricSnapshot.Fields
+	for i, ex := range f.examples {
+		score, err := strconv.ParseFloat(ex.Score, 64)
+		if err != nil {
+			return d, fmt.Errorf("example %d: score %q is not a number", i+1, ex.Score)
+		}
+		e := evaluator.Example{SampleID: ex.SampleID, Score: score, Reason: ex.Reason}
+		if row, ok := byExternal[ex.SampleID]; ok {
+			e.Fields = row.Sample(fields).Fields
+		}
+		d.Examples = append(d.Examples, e)
+	}
+	if err := align.CheckExamples(crit, d.Examples, calIDs, held); err != nil {
+		return d, errors.New(upperFirst(err.Error()) + ".")
+	}
+	return d, nil
+}
+
+// TestDraftFromFormReadsOnlyItsExamples: the accepted draft, or the reason
+// it is refused, is the same when only the examples' rows are read as when
+// every row of the split was: calibration examples get their text; a
+// held-out, unknown, empty, repeated or out-of-range example, a score that
+// is not a number and too many examples are refused with the same words.
+func TestDraftFromFormReadsOnlyItsExamples(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := env.localCtx()
+		_, _, run := reviewedSynthRun(t, env, 60)
+		plan, err := env.h.planAlignment(ctx, run, 0, 4, 0.3, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ext := func(rowID int64) string {
+			row, err := env.db.FindDatasetRows(ctx, run.DatasetID, []int64{rowID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return row[rowID].ExternalID
+		}
+		cal0, cal1, held0 := ext(plan.calibration[0]), ext(plan.calibration[5]), ext(plan.heldOut[0])
+		ex := func(id, score string) web.AlignExampleRow {
+			return web.AlignExampleRow{SampleID: id, Score: score, Reason: "because"}
+		}
+		var many []web.AlignExampleRow
+		for i := range evaluator.MaxExamples + 1 {
+			many = append(many, ex(ext(plan.calibration[i]), "2"))
+		}
+		a := models.Alignment{SourceRunID: run.ID, CalibrationRowIDs: plan.calibration, HeldOutRowIDs: plan.heldOut, Draft: align.Draft{Notes: "notes"}}
+		crit := run.RubricSnapshot.Criteria[0]
+		for i, examples := range [][]web.AlignExampleRow{
+			nil,
+			{ex(cal0, "2"), ex(cal1, "4.5")},
+			{ex(cal0, "2"), ex(held0, "3")},
+			{ex("no-such-sample", "3")},
+			{ex("", "3")},
+			{ex(cal0, "2"), ex(cal0, "3")},
+			{ex(cal0, "9")},
+			{ex(cal0, "two")},
+			many,
+		} {
+			f := draftForm{low: "low", middle: "mid", high: "high", examples: examples}
+			got, gotErr := env.h.draftFromForm(ctx, a, run, crit, f)
+			want, wantErr := draftFromFormOld(env.h, ctx, a, run, crit, f)
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+				t.Errorf("case %d: error %v, the old one %v", i, gotErr, wantErr)
+			}
+			if wantErr == nil && !reflect.DeepEqual(got, want) {
+				t.Errorf("case %d: draft %+v, the old one %+v", i, got, want)
+			}
+			if i == 1 && (gotErr != nil || len(got.Examples) != 2 || len(got.Examples[1].Fields) == 0) {
+				t.Errorf("calibration examples: %+v (%v), want both with their text", got, gotErr)
+			}
 		}
 	})
 }
