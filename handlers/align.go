@@ -17,7 +17,6 @@ import (
 	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
-	"github.com/batcheval/batcheval/report"
 	"github.com/batcheval/batcheval/web"
 )
 
@@ -35,21 +34,6 @@ const maxExampleRows = evaluator.MaxExamples
 // excerptRunes is how much of a sample's text the disagreement table shows.
 // Why 240: about three lines, enough to recognise the sample.
 const excerptRunes = 240
-
-// judgeAndHuman reads, for criterion ci of a finished run, every sample's
-// final judge score and human rating, through the run's report: the
-// alignment sees exactly the human ratings the report uses (so when
-// reviewers' browser ratings join the report, they join here too).
-func (h *Handlers) judgeAndHuman(ctx context.Context, run models.Run, ci int) (report.CriterionReport, error) {
-	rep, err := h.buildReport(ctx, run.ID, "")
-	if err != nil {
-		return report.CriterionReport{}, err
-	}
-	if ci < 0 || ci >= len(rep.Criteria) {
-		return report.CriterionReport{}, models.Errorf(models.EInvalid, "run %d has no criterion %d", run.ID, ci+1)
-	}
-	return rep.Criteria[ci], nil
-}
 
 // alignForm is the start form as typed.
 type alignForm struct {
@@ -153,37 +137,26 @@ func (h *Handlers) startAlignment(c echo.Context) error {
 		}
 		return err
 	}
-	cr, err := h.judgeAndHuman(ctx, run, ci)
+	plan, err := h.planAlignment(ctx, run, ci, seed, pct/100, false)
+	if p := preparingOf(err); p != nil {
+		// A large run that just finished: the split is made from its
+		// stored results, which are being computed now.
+		v := h.alignStartView(c, run, f)
+		v.Preparing = preparingView(p)
+		c.Response().Header().Set("Retry-After", strconv.Itoa(preparingRetrySeconds))
+		return render(c, http.StatusServiceUnavailable, web.AlignStartPage(v))
+	}
 	if err != nil {
 		return err
 	}
-	ids := make([]int64, len(cr.Samples))
-	for i, s := range cr.Samples {
-		ids[i] = s.RowID
-	}
-	calIDs, heldIDs := align.Split(ids, seed, pct/100)
-	held := idSet(heldIDs)
-	heldRated := 0
-	var items []align.Item
-	for _, s := range cr.Samples {
-		switch {
-		case held[s.RowID]:
-			if s.Human != nil {
-				heldRated++
-			}
-		case s.Final != nil && s.Human != nil:
-			items = append(items, align.Item{RowID: s.RowID, SampleID: s.ExternalID, Fields: s.Fields, Judge: *s.Final, Human: *s.Human})
-		}
-	}
-	if heldRated < align.MinHeldOut {
+	calIDs, heldIDs, worst := plan.calibration, plan.heldOut, plan.worst
+	if plan.heldRated < align.MinHeldOut {
 		return failed(fmt.Sprintf("The held-out part would have %d samples with a human rating; at least %d are needed to measure a change. Use a larger dataset or a larger held-out share.",
-			heldRated, align.MinHeldOut))
+			plan.heldRated, align.MinHeldOut))
 	}
-	if len(items) == 0 {
+	if plan.items == 0 {
 		return failed("No calibration sample has both a judge score and a human rating: there is nothing to draft from.")
 	}
-	worst := align.Disagreements(items)
-	worst = worst[:min(len(worst), align.DraftCases)]
 	draft, source := h.draftAlignment(ctx, run, crit, worst)
 	base := rubric.Version
 	if run.RubricVersion != nil {
@@ -195,6 +168,73 @@ func (h *Handlers) startAlignment(c echo.Context) error {
 		return err
 	}
 	return redirect(c, fmt.Sprintf("/alignments/%d", a.ID), fmt.Sprintf("Drafted a change of %s from the %d largest disagreements of the calibration part. Read and edit it, then accept it.", crit.Name, len(worst)))
+}
+
+// alignmentPlan is the split of a run's samples on one criterion and the
+// calibration disagreements a draft starts from.
+type alignmentPlan struct {
+	calibration, heldOut []int64
+	// heldRated counts the held-out samples with a human rating, items
+	// the calibration samples with both a judge score and a human rating.
+	heldRated, items int
+	// worst are the align.DraftCases largest calibration disagreements,
+	// with their samples' ids and text.
+	worst []align.Item
+}
+
+// planAlignment splits criterion ci of run by seed into calibration and
+// held-out parts (share held out) and finds the largest calibration
+// disagreements; only their rows' text is read. With full, the samples
+// come from the run's full report (alignSamplesOf).
+func (h *Handlers) planAlignment(ctx context.Context, run models.Run, ci int, seed int64, share float64, full bool) (alignmentPlan, error) {
+	as, err := h.alignSamplesOf(ctx, run, ci, false, full)
+	if err != nil {
+		return alignmentPlan{}, err
+	}
+	ids := make([]int64, len(as.scores))
+	for i, s := range as.scores {
+		ids[i] = s.RowID
+	}
+	var p alignmentPlan
+	p.calibration, p.heldOut = align.Split(ids, seed, share)
+	held := idSet(p.heldOut)
+	var items []align.Item
+	for _, s := range as.scores {
+		switch {
+		case held[s.RowID]:
+			if s.Human != nil {
+				p.heldRated++
+			}
+		case s.Final != nil && s.Human != nil:
+			// The order of disagreements reads the scores and rows alone:
+			// the text is read for the few the draft shows.
+			items = append(items, align.Item{RowID: s.RowID, Judge: *s.Final, Human: *s.Human})
+		}
+	}
+	p.items = len(items)
+	worst := align.Disagreements(items)
+	p.worst, err = withTexts(ctx, as, worst[:min(len(worst), align.DraftCases)])
+	return p, err
+}
+
+// withTexts gives items their samples' ids and text.
+func withTexts(ctx context.Context, as alignSamples, items []align.Item) ([]align.Item, error) {
+	if len(items) == 0 {
+		return items, nil
+	}
+	ids := make([]int64, len(items))
+	for i, it := range items {
+		ids[i] = it.RowID
+	}
+	texts, err := as.texts(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i := range items {
+		t := texts[items[i].RowID]
+		items[i].SampleID, items[i].Fields = t.ExternalID, t.Fields
+	}
+	return items, nil
 }
 
 // draftAlignment drafts the change: the simulated judge gets the
@@ -287,6 +327,13 @@ func (h *Handlers) showAlignment(c echo.Context) error {
 }
 
 func (h *Handlers) alignmentView(c echo.Context, a models.Alignment, run models.Run, crit evaluator.Criterion, f draftForm, errs []string) (web.AlignmentView, error) {
+	return h.alignmentViewWith(c, a, run, crit, f, errs, false)
+}
+
+// alignmentViewWith is alignmentView; with full, the runs' samples are read
+// from their full reports even when their stored results would do (tests
+// compare the two).
+func (h *Handlers) alignmentViewWith(c echo.Context, a models.Alignment, run models.Run, crit evaluator.Criterion, f draftForm, errs []string, full bool) (web.AlignmentView, error) {
 	ctx := c.Request().Context()
 	ws := h.workspaceID(c)
 	v := web.AlignmentView{Page: page(c, fmt.Sprintf("Alignment %d", a.ID)), ID: a.ID, RunID: run.ID, RunName: run.Name,
@@ -307,32 +354,43 @@ func (h *Handlers) alignmentView(c echo.Context, a models.Alignment, run models.
 	if v.Accepted {
 		v.Examples = f.examples
 	}
-	cr, err := h.judgeAndHuman(ctx, run, a.CriterionIndex)
+	as, err := h.alignSamplesOf(ctx, run, a.CriterionIndex, true, full)
+	if p := preparingOf(err); p != nil {
+		// The split and the draft are stored; the disagreements and the
+		// held-out ids show once the run's results are stored again (its
+		// human source was changed since).
+		v.Preparing = preparingView(p)
+		return v, nil
+	}
 	if err != nil {
 		return v, err
 	}
 	held := idSet(a.HeldOutRowIDs)
-	for _, smp := range cr.Samples {
+	for _, smp := range as.scores {
 		if held[smp.RowID] {
 			v.HeldOutIDs = append(v.HeldOutIDs, smp.ExternalID)
 		}
 	}
 	cal := idSet(a.CalibrationRowIDs)
 	var items []align.Item
-	for _, s := range cr.Samples {
+	for _, s := range as.scores {
 		if cal[s.RowID] && s.Final != nil && s.Human != nil {
-			items = append(items, align.Item{RowID: s.RowID, SampleID: s.ExternalID, Fields: s.Fields, Judge: *s.Final, Human: *s.Human})
+			items = append(items, align.Item{RowID: s.RowID, SampleID: s.ExternalID, Judge: *s.Final, Human: *s.Human})
 		}
 	}
 	worst := align.Disagreements(items)
-	for _, it := range worst[:min(len(worst), align.DraftCases)] {
+	worst, err = withTexts(ctx, as, worst[:min(len(worst), align.DraftCases)])
+	if err != nil {
+		return v, err
+	}
+	for _, it := range worst {
 		v.Worst = append(v.Worst, web.AlignCase{SampleID: it.SampleID, Judge: formatScore(it.Judge), Human: formatScore(it.Human),
 			Gap: signed(it.Gap(), 2), Text: fieldsExcerpt(it.Fields)})
 	}
 	if !v.Accepted {
 		return v, nil
 	}
-	if err := h.fillHeldOut(ctx, &v, a); err != nil {
+	if err := h.fillHeldOut(ctx, &v, a, full); err != nil {
 		return v, err
 	}
 	return v, nil
@@ -340,7 +398,7 @@ func (h *Handlers) alignmentView(c echo.Context, a models.Alignment, run models.
 
 // fillHeldOut adds the held-out runs and, once both went through every
 // sample, the before/after comparison of each correlation measure.
-func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a models.Alignment) error {
+func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a models.Alignment, full bool) error {
 	ws := workspaceOf(ctx)
 	var runs [2]*models.Run
 	for i, id := range []*int64{a.BeforeRunID, a.AfterRunID} {
@@ -374,21 +432,32 @@ func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a mode
 		v.CompareNote = "The held-out runs have not finished yet: the comparison appears here when both have."
 		return nil
 	}
-	before, err := h.judgeAndHuman(ctx, *runs[0], 0)
-	if err != nil {
-		return err
+	before, err := h.alignSamplesOf(ctx, *runs[0], 0, false, full)
+	if err == nil {
+		var after alignSamples
+		after, err = h.alignSamplesOf(ctx, *runs[1], 0, false, full)
+		if err == nil {
+			pairHeldOut(v, a, before.scores, after.scores)
+			return nil
+		}
 	}
-	after, err := h.judgeAndHuman(ctx, *runs[1], 0)
-	if err != nil {
-		return err
+	if p := preparingOf(err); p != nil {
+		v.CompareNote = fmt.Sprintf("The held-out runs have finished: their results (%s samples) are being computed and stored, and the comparison appears here when they are. Reload the page in a few seconds.", web.Count(p.samples))
+		return nil
 	}
+	return err
+}
+
+// pairHeldOut compares the held-out runs' agreement with the humans,
+// each measure's difference after minus before.
+func pairHeldOut(v *web.AlignmentView, a models.Alignment, before, after []models.SampleScore) {
 	// Both runs judged the same held-out dataset: pair the samples by row.
-	afterByRow := map[int64]report.SampleResult{}
-	for _, s := range after.Samples {
+	afterByRow := make(map[int64]models.SampleScore, len(after))
+	for _, s := range after {
 		afterByRow[s.RowID] = s
 	}
 	var b, aft, hum []*float64
-	for _, s := range before.Samples {
+	for _, s := range before {
 		o, ok := afterByRow[s.RowID]
 		if !ok {
 			continue
@@ -399,7 +468,6 @@ func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a mode
 		d := align.Compare(m, b, aft, hum, uint64(a.Seed))
 		v.Comparisons = append(v.Comparisons, web.AlignComparison{Method: m, Difference: d.Difference})
 	}
-	return nil
 }
 
 // formatScore shows a final score with two decimals at most.
@@ -548,38 +616,42 @@ func derefInt(p *int) int {
 // draftFromForm turns the edited form into a draft: each example's fields
 // are the calibration sample's own (the judge sees what the dataset holds,
 // not a copy the person could alter); an example from the held-out part is
-// refused (align.CheckExamples).
+// refused (align.CheckExamples). Only the examples' rows are read (by
+// their sample id), not the split's: align.CheckExamples looks up the
+// examples' ids alone, so the parts' ids it is given are those.
 func (h *Handlers) draftFromForm(ctx context.Context, a models.Alignment, run models.Run, crit evaluator.Criterion, f draftForm) (align.Draft, error) {
 	d := align.Draft{Levels: evaluator.Levels{Low: f.low, Middle: f.middle, High: f.high}, Notes: a.Draft.Notes}
-	all := append(append([]int64{}, a.CalibrationRowIDs...), a.HeldOutRowIDs...)
-	rows, err := h.DB.FindDatasetRows(ctx, run.DatasetID, all)
-	if err != nil {
-		return d, err
-	}
-	heldIDs, calIDs := idSet(a.HeldOutRowIDs), map[string]bool{}
-	held := map[string]bool{}
-	byExternal := map[string]models.DatasetRow{}
-	for id, row := range rows {
-		if heldIDs[id] {
-			held[row.ExternalID] = true
-		} else {
-			calIDs[row.ExternalID] = true
-		}
-		byExternal[row.ExternalID] = row
-	}
-	fields := run.RubricSnapshot.Fields
 	for i, ex := range f.examples {
 		score, err := strconv.ParseFloat(ex.Score, 64)
 		if err != nil {
 			return d, fmt.Errorf("example %d: score %q is not a number", i+1, ex.Score)
 		}
-		e := evaluator.Example{SampleID: ex.SampleID, Score: score, Reason: ex.Reason}
-		if row, ok := byExternal[ex.SampleID]; ok {
+		d.Examples = append(d.Examples, evaluator.Example{SampleID: ex.SampleID, Score: score, Reason: ex.Reason})
+	}
+	calRows, heldRows := idSet(a.CalibrationRowIDs), idSet(a.HeldOutRowIDs)
+	cal, held := map[string]bool{}, map[string]bool{}
+	fields := run.RubricSnapshot.Fields
+	// Too many examples are refused before any is looked up (CheckExamples
+	// checks the count first): a posted form bounds no lookups otherwise.
+	if len(d.Examples) <= evaluator.MaxExamples {
+		for i := range d.Examples {
+			e := &d.Examples[i]
+			row, found, err := h.DB.FindDatasetRowByExternalID(ctx, run.DatasetID, e.SampleID)
+			if err != nil {
+				return d, err
+			}
+			if !found || (!calRows[row.ID] && !heldRows[row.ID]) {
+				continue // not a sample of the split: CheckExamples says so
+			}
+			if heldRows[row.ID] {
+				held[row.ExternalID] = true
+			} else {
+				cal[row.ExternalID] = true
+			}
 			e.Fields = row.Sample(fields).Fields
 		}
-		d.Examples = append(d.Examples, e)
 	}
-	if err := align.CheckExamples(crit, d.Examples, calIDs, held); err != nil {
+	if err := align.CheckExamples(crit, d.Examples, cal, held); err != nil {
 		return d, errors.New(upperFirst(err.Error()) + ".")
 	}
 	return d, nil

@@ -91,7 +91,7 @@ func (q queueQuery) url(datasetID int64, index int) string {
 // judge-human disagreement first, the largest spread between rounds first,
 // or a seeded shuffle. Samples the order cannot place (no human rating, one
 // readable round) come after the others; ties keep dataset order.
-func queueOrder(samples []report.SampleResult, order string, seed int64) []int {
+func queueOrder(samples []models.SampleOutcome, order string, seed int64) []int {
 	idx := make([]int, len(samples))
 	for i := range idx {
 		idx[i] = i
@@ -215,6 +215,13 @@ func (h *Handlers) datasetRuns(ctx context.Context, ds models.Dataset) ([]models
 // showReviewQueue is a dataset's review queue for one criterion, ordered
 // through one run's judge scores: one sample at a time, blind by default.
 func (h *Handlers) showReviewQueue(c echo.Context) error {
+	return h.reviewQueue(c, false)
+}
+
+// reviewQueue is showReviewQueue; with full, the queue is read from the
+// run's full report even when the run's stored results would do (tests
+// compare the two).
+func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	ctx := c.Request().Context()
 	ds, err := h.datasetOfParam(c)
 	if err != nil {
@@ -245,11 +252,17 @@ func (h *Handlers) showReviewQueue(c echo.Context) error {
 	}
 	v.Run, v.Criterion = run, q.Criterion
 	crit := run.RubricSnapshot.Criteria[q.Criterion]
-	rep, err := h.buildReport(ctx, run.ID, "")
+	qs, err := h.queueSamples(ctx, run, q.Criterion, full)
+	if p := preparingOf(err); p != nil {
+		// A large run that just finished: its results are stored in the
+		// background, and the queue is ordered from them once they are.
+		v.Preparing = preparingView(p)
+		return render(c, http.StatusOK, web.ReviewQueuePage(v))
+	}
 	if err != nil {
 		return err
 	}
-	samples := rep.Criteria[q.Criterion].Samples
+	samples := qs.outcomes
 	order := queueOrder(samples, q.Order, q.Seed)
 	reviews, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name)
 	if err != nil {
@@ -282,7 +295,10 @@ func (h *Handlers) showReviewQueue(c echo.Context) error {
 		q.Index = v.Total - 1
 	}
 	v.Index = q.Index
-	s := samples[order[q.Index]]
+	s, err := qs.sample(ctx, order[q.Index])
+	if err != nil {
+		return err
+	}
 	if q.Index > 0 {
 		v.PrevURL = q.url(ds.ID, q.Index-1)
 	}

@@ -21,7 +21,7 @@ import (
 // permutation fixed by its seed.
 func TestQueueOrder(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	samples := []report.SampleResult{
+	samples := []models.SampleOutcome{
 		{AbsDiff: f(0.5), Rounds: []*float64{f(1), f(1)}},
 		{AbsDiff: nil, Rounds: []*float64{f(1), f(3)}},
 		{AbsDiff: f(2), Rounds: []*float64{f(2), nil}},
@@ -38,7 +38,7 @@ func TestQueueOrder(t *testing.T) {
 			t.Errorf("%s: order %v, want %v", tc.order, got, tc.want)
 		}
 	}
-	many := make([]report.SampleResult, 30)
+	many := make([]models.SampleOutcome, 30)
 	a, b, c := queueOrder(many, orderRandom, 7), queueOrder(many, orderRandom, 7), queueOrder(many, orderRandom, 8)
 	if !reflect.DeepEqual(a, b) || reflect.DeepEqual(a, c) {
 		t.Errorf("random order: same seed %v / %v should match, another seed %v should differ", a, b, c)
@@ -74,7 +74,7 @@ func TestReviewInTheBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		first := rep.Criteria[1].Samples[queueOrder(rep.Criteria[1].Samples, orderDisagreement, 1)[0]]
+		first := rep.Criteria[1].Samples[queueOrder(outcomesOf(rep.Criteria[1].Samples), orderDisagreement, 1)[0]]
 		form := url.Values{"run": {fmt.Sprint(run.ID)}, "row": {fmt.Sprint(first.RowID)}, "criterion": {"Coherent"},
 			"back": {place}, "reviewer": {"Ann Lee"}, "score": {"3"}, "comment": {"reads well"}, "tags": {"tone, tone, long"}}
 
