@@ -37,8 +37,8 @@ func (h *Handlers) storedResults(ctx context.Context, run models.Run) (*report.R
 	}
 	// WithStoredScores checks that the stored results came from the
 	// run's current inputs before it reads any; asked for no criterion
-	// (-1 names none) it reads none. A cached summary cannot tell: a
-	// human source chosen in another process leaves it as it was.
+	// (-1 names none) it reads none. The summary alone cannot tell: it may
+	// have been read just before a human source was chosen again.
 	if _, err := report.WithStoredScores(ctx, h.DB, sum, false, -1); err != nil {
 		if errors.Is(err, report.ErrSamplesNotStored) {
 			return nil, nil
