@@ -103,6 +103,9 @@ func queueQueries(run models.Run, n int) []string {
 func compareQueues(t *testing.T, env *testEnv, stage string, ds models.Dataset, run models.Run, n int) {
 	t.Helper()
 	ctx := env.localCtx()
+	if sum, err := env.h.storedResults(ctx, run); err != nil || sum == nil {
+		t.Fatalf("%s: the stored results would not be read (%v): the comparison below would compare the full path with itself", stage, err)
+	}
 	for ci := range run.RubricSnapshot.Criteria {
 		stored, err := env.h.queueSamples(ctx, run, ci, false)
 		if err != nil {
@@ -141,6 +144,18 @@ func compareQueues(t *testing.T, env *testEnv, stage string, ds models.Dataset, 
 	}
 }
 
+// rereadRun is run as stored now, as the next request reads it (choosing
+// the human ratings again counts in its HumansVersion, and the stored
+// path serves only the run as stored).
+func rereadRun(t *testing.T, env *testEnv, run models.Run) models.Run {
+	t.Helper()
+	r, err := env.db.FindRun(env.localCtx(), env.ws.ID, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // TestStoredQueueIsTheFullReportsQueue: the review queue read from a
 // finished run's stored results is, at every place, order and seed, for
 // each criterion and reviewer, the page the full report gives, with the
@@ -155,6 +170,7 @@ func TestStoredQueueIsTheFullReportsQueue(t *testing.T) {
 			if rec := env.postForm(fmt.Sprintf("/runs/%d/humans", run.ID), url.Values{"source": {src}}); rec.Code != http.StatusSeeOther {
 				t.Fatalf("recompute: %d %s", rec.Code, rec.Body.String())
 			}
+			run = rereadRun(t, env, run) // as a request reads it: a new humans version
 			compareQueues(t, env, src+" ratings", ds, run, n)
 		}
 
@@ -185,6 +201,7 @@ func TestQueueFollowsANewReview(t *testing.T) {
 		if rec := env.postForm(fmt.Sprintf("/runs/%d/humans", run.ID), url.Values{"source": {"browser"}}); rec.Code != http.StatusSeeOther {
 			t.Fatalf("recompute: %d %s", rec.Code, rec.Body.String())
 		}
+		run = rereadRun(t, env, run)
 		place := fmt.Sprintf("run=%d&criterion=0&order=disagreement&i=0&blind=off", run.ID)
 		qs, err := env.h.queueSamples(ctx, run, 0, false)
 		if err != nil {
@@ -216,6 +233,7 @@ func TestQueueFollowsANewReview(t *testing.T) {
 		if rec := env.postForm(fmt.Sprintf("/runs/%d/humans", run.ID), url.Values{"source": {"browser"}}); rec.Code != http.StatusSeeOther {
 			t.Fatalf("recompute: %d %s", rec.Code, rec.Body.String())
 		}
+		run = rereadRun(t, env, run)
 		qs, err = env.h.queueSamples(ctx, run, 0, false)
 		if err != nil {
 			t.Fatal(err)
@@ -279,6 +297,12 @@ func TestStoredAlignmentIsTheFullReportsAlignment(t *testing.T) {
 					if rec := env.postForm(fmt.Sprintf("/runs/%d/humans", r.ID), url.Values{"source": {src}}); rec.Code != http.StatusSeeOther {
 						t.Fatalf("recompute: %d %s", rec.Code, rec.Body.String())
 					}
+				}
+				run, before = rereadRun(t, env, run), rereadRun(t, env, before)
+			}
+			for _, r := range []models.Run{run, before, after} {
+				if sum, err := env.h.storedResults(ctx, r); err != nil || sum == nil {
+					t.Fatalf("source %q: run %d's stored results would not be read (%v)", src, r.ID, err)
 				}
 			}
 			for ci := range run.RubricSnapshot.Criteria {
