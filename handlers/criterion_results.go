@@ -48,6 +48,38 @@ func (h *Handlers) storedResults(ctx context.Context, run models.Run) (*report.R
 	return sum, nil
 }
 
+// criterionSource chooses where criterion ci of run is read from: the
+// run's summary when its stored results can be read (storedResults, and
+// not full), otherwise the criterion's samples from the run's full report.
+// A criterion the run does not have is an EInvalid error.
+func (h *Handlers) criterionSource(ctx context.Context, run models.Run, ci int, full bool) (*report.Report, []report.SampleResult, error) {
+	var crits []report.CriterionReport
+	var sum *report.Report
+	if !full {
+		var err error
+		if sum, err = h.storedResults(ctx, run); err != nil {
+			return nil, nil, err
+		}
+	}
+	var rep *report.Report
+	if sum != nil {
+		crits = sum.Criteria
+	} else {
+		var err error
+		if rep, err = h.buildReport(ctx, run.ID, ""); err != nil {
+			return nil, nil, err
+		}
+		crits = rep.Criteria
+	}
+	if ci < 0 || ci >= len(crits) {
+		return nil, nil, models.Errorf(models.EInvalid, "run %d has no criterion %d", run.ID, ci+1)
+	}
+	if sum != nil {
+		return sum, nil, nil
+	}
+	return nil, rep.Criteria[ci].Samples, nil
+}
+
 // criterionSamples are one criterion's samples of a run, in dataset order,
 // as the queue reads them, with a way to read the shown ones in full.
 type criterionSamples struct {
@@ -60,22 +92,11 @@ type criterionSamples struct {
 // stored results of a finished run, otherwise (or with full, which tests
 // use to compare) from the run's full report.
 func (h *Handlers) queueSamples(ctx context.Context, run models.Run, ci int, full bool) (criterionSamples, error) {
-	var sum *report.Report
-	if !full {
-		var err error
-		if sum, err = h.storedResults(ctx, run); err != nil {
-			return criterionSamples{}, err
-		}
+	sum, samples, err := h.criterionSource(ctx, run, ci, full)
+	if err != nil {
+		return criterionSamples{}, err
 	}
 	if sum == nil {
-		rep, err := h.buildReport(ctx, run.ID, "")
-		if err != nil {
-			return criterionSamples{}, err
-		}
-		if ci < 0 || ci >= len(rep.Criteria) {
-			return criterionSamples{}, models.Errorf(models.EInvalid, "run %d has no criterion %d", run.ID, ci+1)
-		}
-		samples := rep.Criteria[ci].Samples
 		out := make([]models.SampleOutcome, len(samples))
 		for i, s := range samples {
 			out[i] = models.SampleOutcome{RowID: s.RowID, Final: s.Final, Human: s.Human, AbsDiff: s.AbsDiff, Rounds: s.Rounds}
@@ -83,9 +104,6 @@ func (h *Handlers) queueSamples(ctx context.Context, run models.Run, ci int, ful
 		return criterionSamples{outcomes: out, sample: func(_ context.Context, i int) (report.SampleResult, error) {
 			return samples[i], nil
 		}}, nil
-	}
-	if ci < 0 || ci >= len(sum.Criteria) {
-		return criterionSamples{}, models.Errorf(models.EInvalid, "run %d has no criterion %d", run.ID, ci+1)
 	}
 	c := sum.Criteria[ci]
 	out, err := h.DB.ListRunSampleOutcomes(ctx, run.ID, c.Index, sum.Run.Settings.Rounds)
@@ -121,22 +139,11 @@ type alignSamples struct {
 // hold: the alignment sees exactly the human ratings the report uses (so
 // when reviewers' browser ratings join the report, they join here too).
 func (h *Handlers) alignSamplesOf(ctx context.Context, run models.Run, ci int, externalIDs, full bool) (alignSamples, error) {
-	var sum *report.Report
-	if !full {
-		var err error
-		if sum, err = h.storedResults(ctx, run); err != nil {
-			return alignSamples{}, err
-		}
+	sum, samples, err := h.criterionSource(ctx, run, ci, full)
+	if err != nil {
+		return alignSamples{}, err
 	}
 	if sum == nil {
-		rep, err := h.buildReport(ctx, run.ID, "")
-		if err != nil {
-			return alignSamples{}, err
-		}
-		if ci < 0 || ci >= len(rep.Criteria) {
-			return alignSamples{}, models.Errorf(models.EInvalid, "run %d has no criterion %d", run.ID, ci+1)
-		}
-		samples := rep.Criteria[ci].Samples
 		out := make([]models.SampleScore, len(samples))
 		byRow := make(map[int64]int, len(samples))
 		for i, s := range samples {
@@ -155,9 +162,6 @@ func (h *Handlers) alignSamplesOf(ctx context.Context, run models.Run, ci int, e
 			}
 			return m, nil
 		}}, nil
-	}
-	if ci < 0 || ci >= len(sum.Criteria) {
-		return alignSamples{}, models.Errorf(models.EInvalid, "run %d has no criterion %d", run.ID, ci+1)
 	}
 	c := sum.Criteria[ci]
 	out, err := h.DB.ListRunSampleScores(ctx, run.ID, c.Index, externalIDs)
