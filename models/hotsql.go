@@ -57,7 +57,13 @@ var hotSQL sqlCache
 // get returns the statement named name (with n rows, for multi-row ones)
 // in dialect d, building it with build the first time.
 func (c *sqlCache) get(d Dialect, name string, n int, build func() string) string {
-	k := sqlKey{d, name, n}
+	return c.getShape(d, name, n, n, build)
+}
+
+// getShape is get for a statement whose shape is named by a number other
+// than its rows (a lookup by two lists: shape encodes both lengths).
+func (c *sqlCache) getShape(d Dialect, name string, shape, n int, build func() string) string {
+	k := sqlKey{d, name, shape}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if q, ok := c.m[k]; ok {

@@ -4,8 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/batcheval/batcheval/evaluator/judge"
 )
 
 // TestHotStatementsPreparedOnSQLite: on SQLite a hot statement is parsed
@@ -160,5 +164,60 @@ func TestPreparedCacheStaysBounded(t *testing.T) {
 	db.Close()
 	if st := db.prepared(ctx, db.SQL, nil, "SELECT v FROM b"); st != nil {
 		t.Error("a statement was prepared after Close")
+	}
+}
+
+// TestAnswerLookupsStayPrepared: a round's answer-cache lookup (a few
+// hashes, one occurrence) runs prepared on SQLite; one of more pairs than
+// maxPreparedRows runs as text. Before, every lookup was parsed: its shape
+// number (both lists' lengths in one int) was taken for its row count.
+func TestAnswerLookupsStayPrepared(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "lookups.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.MigrateSchema(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := db.EnsureDefaultWorkspace(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := db.ResponseCache(ws.ID)
+	if err := cache.SaveAnswer(ctx, "h1", 0, []byte(`{"a":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	keptPrepared := func() int {
+		db.stmts.wg.Wait()
+		db.stmts.mu.Lock()
+		defer db.stmts.mu.Unlock()
+		n := 0
+		for k := range db.stmts.m {
+			if strings.HasPrefix(k.q, "SELECT request_hash, occurrence, response FROM judge_response_cache") {
+				n++
+			}
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		hashes int
+		kept   int // lookup statements kept prepared after it
+	}{{1, 1}, {13, 2}, {13, 2}, {maxPreparedRows, 3}, {maxPreparedRows + 1, 3}, {200, 3}} {
+		keys := []judge.AnswerKey{{Hash: "h1"}}
+		for i := 1; i < tc.hashes; i++ {
+			keys = append(keys, judge.AnswerKey{Hash: "other" + strconv.Itoa(i)})
+		}
+		got, err := cache.LoadAnswers(ctx, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got[judge.AnswerKey{Hash: "h1"}]) != `{"a":1}` || len(got) != 1 {
+			t.Fatalf("%d hashes: answers %v", tc.hashes, got)
+		}
+		if n := keptPrepared(); n != tc.kept {
+			t.Errorf("after a lookup of %d hashes: %d lookup statements kept prepared, want %d", tc.hashes, n, tc.kept)
+		}
 	}
 }

@@ -78,7 +78,9 @@ func (c *ResponseCache) LoadAnswers(ctx context.Context, keys []judge.AnswerKey)
 	}
 	for start := 0; start < len(hashes); start += answerLookupChunk {
 		chunk := hashes[start:min(start+answerLookupChunk, len(hashes))]
-		q := hotSQL.get(c.db.Dialect, "load answers", len(chunk)<<16|len(occs), func() string {
+		// Shaped by both lists; as many rows as pairs of them, so that
+		// a round's lookups (a few hashes, one occurrence) stay prepared.
+		q := hotSQL.getShape(c.db.Dialect, "load answers", len(chunk)<<16|len(occs), len(chunk)*len(occs), func() string {
 			return "SELECT request_hash, occurrence, response FROM judge_response_cache WHERE workspace_id = ? AND request_hash IN (" +
 				strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ") + ") AND occurrence IN (" +
 				strings.TrimSuffix(strings.Repeat("?, ", len(occs)), ", ") + ")"
