@@ -267,7 +267,7 @@ type runEnd struct {
 func (l *benchLab) exchangeFloor(b *testing.B, run models.Run, url string, c int) time.Duration {
 	b.Helper()
 	var bodies [][]byte
-	rows, err := l.db.SQL.QueryContext(context.Background(), "SELECT request FROM run_batches WHERE run_id = ? AND request <> '' ORDER BY id", run.ID)
+	rows, err := l.db.Gorm.Raw("SELECT request FROM run_batches WHERE run_id = ? AND request <> '' ORDER BY id", run.ID).Rows()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func (l *benchLab) statsStored(b *testing.B, run models.Run) {
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		var n int
-		if err := l.db.SQL.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM run_stats WHERE run_id = ?", run.ID).Scan(&n); err != nil {
+		if err := l.db.Gorm.Raw("SELECT COUNT(*) FROM run_stats WHERE run_id = ?", run.ID).Scan(&n).Error; err != nil {
 			b.Fatal(err)
 		}
 		if n >= len(run.RubricSnapshot.Criteria) {
@@ -340,6 +340,16 @@ const (
 	defaultBenchLatency = 20 * time.Millisecond
 	benchRounds         = 5
 )
+
+// benchDialect is the database the FED benchmark runs on: SQLite, or
+// PostgreSQL with BATCHEVAL_BENCH_DB=postgres (under
+// scripts/with-postgres.sh).
+func benchDialect() models.Dialect {
+	if os.Getenv("BATCHEVAL_BENCH_DB") == "postgres" {
+		return models.Postgres
+	}
+	return models.SQLite
+}
 
 // benchLatencyOf is the fake judge's latency: BATCHEVAL_BENCH_LATENCY (a Go
 // duration; the issue measured at 500ms) or 20 ms, which keeps `make bench`
@@ -423,7 +433,7 @@ func BenchmarkFEDSchedule(b *testing.B) {
 					slowLatency = 5 * benchLatency
 				}
 				url := startFakeJudge(b, benchLatency, slowLatency)
-				l := newBenchLab(b, models.SQLite, rub)
+				l := newBenchLab(b, benchDialect(), rub)
 				perRound := len(rub.Criteria) * ((l.rows + 9) / 10)
 				min := judgeBound(benchRounds, perRound, c, benchLatency)
 				var wall, cpu, stats time.Duration
