@@ -432,25 +432,112 @@ func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a mode
 		v.CompareNote = "The held-out runs have not finished yet: the comparison appears here when both have."
 		return nil
 	}
-	before, err := h.alignSamplesOf(ctx, *runs[0], 0, false, full)
-	if err == nil {
-		var after alignSamples
-		after, err = h.alignSamplesOf(ctx, *runs[1], 0, false, full)
-		if err == nil {
-			pairHeldOut(v, a, before.scores, after.scores)
+	rc := h.reports
+	// full reads the full reports (tests compare the two paths): it neither
+	// reads nor fills the cache.
+	cacheable := rc != nil && !full && runs[0].FinishedAt != nil && runs[1].FinishedAt != nil
+	var key heldOutKey
+	if cacheable {
+		key = heldOutKey{alignment: a.ID, seed: a.Seed, pairKey: finishedPairKey(*runs[0], *runs[1], true)}
+		rc.mu.Lock()
+		cs, ok := rc.heldOut[key]
+		rc.mu.Unlock()
+		if ok {
+			v.Comparisons = cs
 			return nil
 		}
 	}
-	if p := preparingOf(err); p != nil {
-		v.CompareNote = fmt.Sprintf("The held-out runs have finished: their results (%s samples) are being computed and stored, and the comparison appears here when they are. Reload the page in a few seconds.", web.Count(p.samples))
+	// The runs' stored results are read first: while they are being
+	// prepared there is nothing to compare, in the request or not.
+	samples := len(a.HeldOutRowIDs)
+	if !full {
+		for _, r := range runs {
+			sum, err := h.storedResults(ctx, *r)
+			if p := preparingOf(err); p != nil {
+				v.CompareNote = heldOutPreparingNote(p)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if sum != nil && len(sum.Criteria) > 0 {
+				samples = max(samples, sum.Criteria[0].SampleCount)
+			}
+		}
+	}
+	if cacheable && samples > pairLiveSamples {
+		// About a minute at 100,000 samples: computed once, detached from
+		// the request, and the page shows the rest meanwhile.
+		before, after := *runs[0], *runs[1]
+		h.pairInBackground(ctx, fmt.Sprintf("heldout\x00%+v", key), func(ctx context.Context) error {
+			_, err := h.heldOutComparisonsOf(ctx, a, before, after, key, false)
+			return err
+		})
+		v.CompareNote = fmt.Sprintf("The held-out runs have finished: the paired tests over their %s samples are being computed once (a bootstrap and a permutation test for each coefficient), which can take a few minutes; the rest of the page is complete. Reload the page to see the comparison.", web.Count(samples))
 		return nil
 	}
-	return err
+	cs, err := h.heldOutComparisonsOf(ctx, a, *runs[0], *runs[1], key, full)
+	if p := preparingOf(err); p != nil {
+		v.CompareNote = heldOutPreparingNote(p)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	v.Comparisons = cs
+	return nil
 }
 
-// pairHeldOut compares the held-out runs' agreement with the humans,
-// each measure's difference after minus before.
-func pairHeldOut(v *web.AlignmentView, a models.Alignment, before, after []models.SampleScore) {
+// heldOutPreparingNote says that the held-out runs' results are being
+// stored (p), so the comparison waits for them.
+func heldOutPreparingNote(p *preparingError) string {
+	return fmt.Sprintf("The held-out runs have finished: their results (%s samples) are being computed and stored, and the comparison appears here when they are. Reload the page in a few seconds.", web.Count(p.samples))
+}
+
+// heldOutComparisonsOf reads the held-out runs' scores and compares them
+// (heldOutComparisons). Unless full, the comparisons are cached under key
+// when both runs are still as key names them after their scores were
+// read: a new choice of human ratings made meanwhile changes the scores
+// read, and they must not be kept under the previous choice's key.
+func (h *Handlers) heldOutComparisonsOf(ctx context.Context, a models.Alignment, beforeRun, afterRun models.Run, key heldOutKey, full bool) ([]web.AlignComparison, error) {
+	before, err := h.alignSamplesOf(ctx, beforeRun, 0, false, full)
+	if err != nil {
+		return nil, err
+	}
+	after, err := h.alignSamplesOf(ctx, afterRun, 0, false, full)
+	if err != nil {
+		return nil, err
+	}
+	rc := h.reports
+	compare := heldOutComparisons
+	if rc != nil && rc.compareHeldOut != nil {
+		compare = rc.compareHeldOut
+	}
+	cs := compare(a, before.scores, after.scores)
+	if full || rc == nil || beforeRun.FinishedAt == nil || afterRun.FinishedAt == nil {
+		return cs, nil
+	}
+	ws := workspaceOf(ctx)
+	nowBefore, err := h.DB.FindRun(ctx, ws, beforeRun.ID)
+	if err != nil {
+		return nil, err
+	}
+	nowAfter, err := h.DB.FindRun(ctx, ws, afterRun.ID)
+	if err != nil {
+		return nil, err
+	}
+	if nowBefore.Finished() && nowAfter.Finished() && nowBefore.FinishedAt != nil && nowAfter.FinishedAt != nil &&
+		finishedPairKey(nowBefore, nowAfter, true) == key.pairKey {
+		rc.mu.Lock()
+		putBounded(rc.heldOut, key, cs)
+		rc.mu.Unlock()
+	}
+	return cs, nil
+}
+
+// heldOutComparisons compares the held-out runs' agreement with the
+// humans, each measure's difference after minus before.
+func heldOutComparisons(a models.Alignment, before, after []models.SampleScore) []web.AlignComparison {
 	// Both runs judged the same held-out dataset: pair the samples by row.
 	afterByRow := make(map[int64]models.SampleScore, len(after))
 	for _, s := range after {
@@ -464,10 +551,12 @@ func pairHeldOut(v *web.AlignmentView, a models.Alignment, before, after []model
 		}
 		b, aft, hum = append(b, s.Final), append(aft, o.Final), append(hum, s.Human)
 	}
+	var cs []web.AlignComparison
 	for _, m := range stats.Methods() {
 		d := align.Compare(m, b, aft, hum, uint64(a.Seed))
-		v.Comparisons = append(v.Comparisons, web.AlignComparison{Method: m, Difference: d.Difference})
+		cs = append(cs, web.AlignComparison{Method: m, Difference: d.Difference})
 	}
+	return cs
 }
 
 // formatScore shows a final score with two decimals at most.

@@ -13,6 +13,7 @@ import (
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
+	"github.com/batcheval/batcheval/web"
 )
 
 // reportCacheSize bounds the finished-run reports kept in memory: enough
@@ -47,6 +48,13 @@ type reportCache struct {
 	// samples on one criterion (compare.go): a few MB at 100,000 samples,
 	// so fewer are kept.
 	matched map[criterionPairKey]*matchedSamples
+	// heldOut holds the alignment page's before/after comparisons of an
+	// alignment's two held-out runs (align.go), which cost about a minute
+	// at 100,000 samples.
+	heldOut map[heldOutKey][]web.AlignComparison
+	// compareHeldOut computes an alignment's held-out comparisons; nil is
+	// heldOutComparisons. Tests set it to count or hold the computations.
+	compareHeldOut func(a models.Alignment, before, after []models.SampleScore) []web.AlignComparison
 
 	// flights shares one build of a finished run's summary among the
 	// requests that need it at once (summaries.go), by run and summary
@@ -68,6 +76,15 @@ type reportCache struct {
 type criterionPairKey struct {
 	pairKey
 	criterion int
+}
+
+// heldOutKey names the held-out comparison of an alignment: it depends on
+// the alignment's seed (the resampling draws) and on both runs' stored
+// scores and human ratings (pairKey).
+type heldOutKey struct {
+	alignment int64
+	seed      int64
+	pairKey
 }
 
 // pairKey names a comparison of two finished runs as they finished, with
@@ -120,7 +137,8 @@ type reportKey struct {
 
 func newReportCache() *reportCache {
 	return &reportCache{items: map[reportKey]*report.Report{}, pairs: map[pairKey]stats.AveragedDifference{},
-		criterionPairs: map[criterionPairKey][]stats.Difference{}, matched: map[criterionPairKey]*matchedSamples{}, slots: make(chan struct{}, backgroundSummaryBuilds),
+		criterionPairs: map[criterionPairKey][]stats.Difference{}, matched: map[criterionPairKey]*matchedSamples{},
+		heldOut: map[heldOutKey][]web.AlignComparison{}, slots: make(chan struct{}, backgroundSummaryBuilds),
 		failedBuilds: map[string]time.Time{}}
 }
 
@@ -243,7 +261,9 @@ func sameRun(a, b models.Run) bool {
 // waits: a second or more at 1,000 samples on a loaded two-core machine,
 // minutes at 100,000 (Kendall's tau is recomputed on every draw). Larger
 // pairs are computed once in the background, like large summaries
-// (summaries.go), and the page says they are being computed meanwhile.
+// (summaries.go), and the page says they are being computed meanwhile:
+// the experiment page's headline, the compare page's agreement and the
+// alignment page's held-out comparison (align.go).
 // A variable so tests can take the background path with small runs.
 var pairLiveSamples = 2000
 

@@ -522,6 +522,11 @@ func (h *Handlers) forgetReports(runID int64) {
 			delete(rc.matched, k)
 		}
 	}
+	for k := range rc.heldOut {
+		if k.a == runID || k.b == runID {
+			delete(rc.heldOut, k)
+		}
+	}
 }
 
 // exportDatasetCSV writes the dataset as CSV, one row per sample: its
