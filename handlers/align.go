@@ -469,11 +469,14 @@ func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a mode
 		// About a minute at 100,000 samples: computed once, detached from
 		// the request, and the page shows the rest meanwhile.
 		before, after := *runs[0], *runs[1]
-		h.pairInBackground(ctx, fmt.Sprintf("heldout\x00%+v", key), func(ctx context.Context) error {
+		failed := h.pairInBackground(ctx, fmt.Sprintf("heldout\x00%+v", key), func(ctx context.Context) error {
 			_, err := h.heldOutComparisonsOf(ctx, a, before, after, key, false)
 			return err
 		})
 		v.CompareNote = fmt.Sprintf("The held-out runs have finished: the paired tests over their %s samples are being computed once (a bootstrap and a permutation test for each coefficient), which can take a few minutes; the rest of the page is complete. Reload the page to see the comparison.", web.Count(samples))
+		if failed {
+			v.CompareNote += " The previous attempt to compute them failed (the error is in the server log); they are tried again."
+		}
 		return nil
 	}
 	cs, err := h.heldOutComparisonsOf(ctx, a, *runs[0], *runs[1], key, full)

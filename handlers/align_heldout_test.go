@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -202,6 +203,77 @@ func TestHeldOutComparisonInBackground(t *testing.T) {
 		}
 		if figures(want) == figures(vLive) {
 			t.Error("the new human ratings give the same figures: the test cannot tell them apart")
+		}
+	})
+}
+
+// TestHeldOutComparisonFailureIsSaid: when the background computation of
+// a held-out comparison fails, the page says so (the previous attempt
+// failed, it is tried again) instead of "being computed" as if nothing had
+// happened; after the pause a new attempt starts, and its figures show.
+func TestHeldOutComparisonFailureIsSaid(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		const n = 60
+		ctx := env.localCtx()
+		ds, ids, run := reviewedSynthRun(t, env, n)
+		before, err := env.db.FindRun(ctx, env.ws.ID, synthRunOn(t, env.db, env.project, ds, ids, 1))
+		mustB(t, err)
+		after, err := env.db.FindRun(ctx, env.ws.ID, synthRunOn(t, env.db, env.project, ds, ids, 2))
+		mustB(t, err)
+		plan, err := env.h.planAlignment(ctx, run, 0, 3, 0.5, false)
+		mustB(t, err)
+		nv := 2
+		a := models.Alignment{ID: 1, WorkspaceID: env.ws.ID, SourceRunID: run.ID, Seed: 3, CalibrationRowIDs: plan.calibration,
+			HeldOutRowIDs: plan.heldOut, BaseVersion: 1, Status: models.AlignmentAccepted, NewVersion: &nv, BeforeRunID: &before.ID,
+			AfterRunID: &after.ID, Draft: align.TemplateDraft(run.RubricSnapshot.Criteria[0], plan.worst)}
+		was := pairLiveSamples
+		pairLiveSamples = n / 2
+		defer func() { pairLiveSamples = was }()
+		rc := newReportCache()
+		env.h.reports = rc
+		var attempts atomic.Int64
+		rc.compareHeldOut = func(a models.Alignment, before, after []models.SampleScore) []web.AlignComparison {
+			if attempts.Add(1) == 1 {
+				panic("the first attempt fails")
+			}
+			return heldOutComparisons(a, before, after)
+		}
+		const failedNote = "previous attempt to compute them failed"
+		view := func(stage string) web.AlignmentView {
+			t.Helper()
+			v, _, err := alignmentPage(env, a, run, false)
+			mustB(t, err)
+			rc.settling.Wait()
+			return v
+		}
+		if v := view("first"); !strings.Contains(v.CompareNote, "being computed once") || strings.Contains(v.CompareNote, failedNote) {
+			t.Fatalf("first view: note %q; want being computed, no failure", v.CompareNote)
+		}
+		if attempts.Load() != 1 {
+			t.Fatalf("%d attempts after the first view, want 1", attempts.Load())
+		}
+		// Within the pause: no new attempt, and the page says why.
+		if v := view("within the pause"); !strings.Contains(v.CompareNote, failedNote) || len(v.Comparisons) != 0 {
+			t.Errorf("view after a failed attempt: note %q, %d comparisons; want the failure said", v.CompareNote, len(v.Comparisons))
+		}
+		if attempts.Load() != 1 {
+			t.Errorf("a view within the pause after a failure started another attempt (%d)", attempts.Load())
+		}
+		// After the pause: tried again (still saying the last one failed),
+		// and then the figures.
+		rc.mu.Lock()
+		for k := range rc.failedBuilds {
+			rc.failedBuilds[k] = time.Now().Add(-failedBuildPause - time.Second)
+		}
+		rc.mu.Unlock()
+		if v := view("after the pause"); !strings.Contains(v.CompareNote, failedNote) {
+			t.Errorf("view starting the retry: note %q; want the previous failure said", v.CompareNote)
+		}
+		if v := view("after the retry"); len(v.Comparisons) != len(stats.Methods()) || attempts.Load() != 2 {
+			t.Errorf("after the retry: %d comparisons, %d attempts; want %d and 2", len(v.Comparisons), attempts.Load(), len(stats.Methods()))
+		}
+		if !errors.Is(errPairRetried, errPairPending) {
+			t.Error("a retried comparison is not also pending for the pages that only ask that")
 		}
 	})
 }

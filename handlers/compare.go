@@ -251,7 +251,7 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 			})
 		switch {
 		case errors.Is(err, errPairPending):
-			v.AgreementPending = &web.ResultsPreparing{Samples: v.Total, RefreshSeconds: preparingRetrySeconds}
+			v.AgreementPending = &web.ResultsPreparing{Samples: v.Total, RefreshSeconds: preparingRetrySeconds, LastFailed: errors.Is(err, errPairRetried)}
 		case err != nil:
 			return web.CompareView{}, err
 		default:

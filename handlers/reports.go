@@ -271,6 +271,20 @@ var pairLiveSamples = 2000
 // background; the page shows everything else and reloads.
 var errPairPending = errors.New("the paired comparison is being computed")
 
+// errPairRetried is errPairPending when the previous attempt at the same
+// comparison failed (its error is in the server log): the page says so,
+// rather than showing "being computed" as if nothing had happened.
+var errPairRetried = fmt.Errorf("%w again: the previous attempt failed", errPairPending)
+
+// pairPending is the error of a comparison left to the background:
+// errPairRetried when its previous attempt failed.
+func pairPending(lastFailed bool) error {
+	if lastFailed {
+		return errPairRetried
+	}
+	return errPairPending
+}
+
 // compareAverage is report.CompareAverage of two runs, from the cache when
 // both runs have finished (their scores no longer change); otherwise on
 // their per-sample scores read through scores. For a pair of large
@@ -309,11 +323,11 @@ func (h *Handlers) compareAverage(scores *pairedScores, a, b runFigures) (stats.
 	}
 	if cacheable && max(a.rows, b.rows) > pairLiveSamples {
 		flight := fmt.Sprintf("pair\x00%+v", key)
-		h.pairInBackground(scores.ctx, flight, func(ctx context.Context) error {
+		failed := h.pairInBackground(scores.ctx, flight, func(ctx context.Context) error {
 			_, err := compute(h.pairedScores(ctx))
 			return err
 		})
-		return stats.AveragedDifference{}, errPairPending
+		return stats.AveragedDifference{}, pairPending(failed)
 	}
 	return compute(scores)
 }
@@ -352,11 +366,11 @@ func (h *Handlers) compareCriterion(ctx context.Context, a, b models.Run, sample
 	}
 	if cacheable && samples > pairLiveSamples {
 		flight := fmt.Sprintf("criterion\x00%+v", key)
-		h.pairInBackground(ctx, flight, func(context.Context) error {
+		failed := h.pairInBackground(ctx, flight, func(context.Context) error {
 			_, err := compute()
 			return err
 		})
-		return nil, errPairPending
+		return nil, pairPending(failed)
 	}
 	return compute()
 }
@@ -364,14 +378,16 @@ func (h *Handlers) compareCriterion(ctx context.Context, a, b models.Run, sample
 // pairInBackground runs compute (which caches its result) once per flight
 // and process, detached from the request and in one of the background
 // slots summaries use. A failure is logged, and not retried by the
-// readers of the next failedBuildPause.
-func (h *Handlers) pairInBackground(ctx context.Context, flight string, compute func(ctx context.Context) error) {
+// readers of the next failedBuildPause. It reports whether the previous
+// attempt failed (read before this one starts, which may end and clear the
+// mark before the page is drawn), for the page to say so.
+func (h *Handlers) pairInBackground(ctx context.Context, flight string, compute func(ctx context.Context) error) (lastFailed bool) {
 	rc := h.reports
 	rc.mu.Lock()
 	failedAt, failed := rc.failedBuilds[flight]
 	rc.mu.Unlock()
 	if failed && time.Since(failedAt) < failedBuildPause {
-		return
+		return true
 	}
 	bctx := context.WithoutCancel(ctx)
 	rc.settling.Add(1)
@@ -395,6 +411,7 @@ func (h *Handlers) pairInBackground(ctx context.Context, flight string, compute 
 		<-ch
 		rc.settling.Done()
 	}()
+	return failed
 }
 
 // pairedScores reads, once per request and run, what pairing a run's

@@ -113,12 +113,13 @@ func rankContenders(figs []runFigures, compare func(best, other runFigures) stat
 func (h *Handlers) experimentVerdict(ctx context.Context, figs []runFigures) (web.ExperimentVerdict, error) {
 	scores := h.pairedScores(ctx)
 	var failed error
-	pending := false
+	pending, retried := false, false
 	cs := rankContenders(figs, func(best, other runFigures) stats.AveragedDifference {
 		d, err := h.compareAverage(scores, best, other)
 		switch {
 		case errors.Is(err, errPairPending):
 			pending = true
+			retried = retried || errors.Is(err, errPairRetried)
 		case err != nil && failed == nil:
 			failed = err
 		}
@@ -130,7 +131,7 @@ func (h *Handlers) experimentVerdict(ctx context.Context, figs []runFigures) (we
 	if pending {
 		// Every test is computed in the background and cached; the page
 		// names no winner until they all are.
-		return web.ExperimentVerdict{TestsPending: true, RefreshSeconds: preparingRetrySeconds}, nil
+		return web.ExperimentVerdict{TestsPending: true, TestsRetried: retried, RefreshSeconds: preparingRetrySeconds}, nil
 	}
 	return verdictOf(cs, repeatBands(figs)), nil
 }
