@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math"
 	"slices"
@@ -74,8 +75,14 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	log := r.log.With("run", runID, "judge", run.JudgeSnapshot.Name)
 	ctx = models.WithLeaseOwner(ctx, owner) // fences every run-state write on this lease
 	log.Info("run started", "worker", owner)
-	// Tell the workspace's webhook if this execution ends the run.
-	defer r.notifyRunEnd(runID)
+	// Tell the workspace's webhook if this execution ends the run (after
+	// its statistics when it succeeds: afterFinish).
+	notify := true
+	defer func() {
+		if notify {
+			r.notifyRunEnd(runID)
+		}
+	}()
 
 	// work is cancelled when the run is cancelled, the lease is lost or the
 	// job is cancelled; calls already sent are allowed to finish then.
@@ -98,12 +105,8 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 		if r.onFinished != nil {
 			r.onFinished(runID)
 		}
-		// The statistics are computed once, now, and stored for the pages
-		// and exports (report.StoreStats); a failure only means the first
-		// page computes them.
-		if serr := report.StoreStats(context.WithoutCancel(ctx), r.db, run.WorkspaceID, runID); serr != nil {
-			log.Warn("run statistics not stored", "err", serr)
-		}
+		notify = false
+		r.afterFinish(run.WorkspaceID, runID, log)
 		return nil
 	case errors.Is(err, errDraining):
 		_ = r.db.ReleaseLease(context.WithoutCancel(ctx), runID, owner)
@@ -987,4 +990,51 @@ func FailureKind(err error) string {
 		return string(je.Kind)
 	}
 	return "other"
+}
+
+// statsAtOnce bounds the finished runs whose statistics one process
+// computes at the same time (each is CPU-bound, and seconds to a minute of
+// a core for a large run).
+const statsAtOnce = 2
+
+// afterFinish computes a finished run's statistics once and stores them
+// for the pages and exports (report.StoreStats), then tells the webhook.
+// It works in the background: the job's slot, and so the worker's next
+// run, does not wait for a finished run's figures (tens of milliseconds
+// for a small run, a minute for a million samples). Stop waits for it
+// within its deadline; a failure, or a process that dies first, only
+// means that the first page to need the figures computes them.
+func (r *Runner) afterFinish(wsID, runID int64, log *slog.Logger) {
+	r.finishing.Add(1)
+	// The webhook's delivery is under way from now (WaitNotifications).
+	r.notices.Add(1)
+	go func() {
+		defer r.notices.Done()
+		defer r.finishing.Done()
+		store := r.storeStats
+		if store == nil {
+			store = report.StoreStats
+		}
+		r.statsSlots <- struct{}{}
+		serr := store(context.Background(), r.db, wsID, runID)
+		<-r.statsSlots
+		if serr != nil {
+			log.Warn("run statistics not stored", "err", serr)
+		}
+		r.notifyRunEnd(runID)
+	}()
+}
+
+// waitFinishing waits for the statistics being computed (afterFinish),
+// until ctx ends.
+func (r *Runner) waitFinishing(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		r.finishing.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }

@@ -110,6 +110,10 @@ type Runner struct {
 	saves saveQueue
 	// park stops River's client while there is no work (park.go).
 	park parking
+	// finishing counts the finished runs whose statistics are being
+	// computed (afterFinish); statsSlots bounds them.
+	finishing  sync.WaitGroup
+	statsSlots chan struct{}
 	// riverCtx is what River's client is (re)started with.
 	riverCtx context.Context
 	// onBudget, set by tests before Start, sees each execution's budget
@@ -118,6 +122,9 @@ type Runner struct {
 	// onFinished, set by tests before Start, is called when an execution
 	// has stored its run's end, before the statistics are computed.
 	onFinished func(runID int64)
+	// storeStats, set by tests before Start, stands for report.StoreStats
+	// (to hold or count the statistics of finished runs).
+	storeStats func(ctx context.Context, db *models.DB, wsID, runID int64) error
 }
 
 // driverFor is River's driver on db. On PostgreSQL it listens for River's
@@ -187,12 +194,13 @@ func New(cfg Config) (*Runner, error) {
 	}
 	host, _ := os.Hostname()
 	r := &Runner{
-		cfg:      cfg,
-		db:       cfg.DB,
-		log:      quiet(cfg.Log),
-		id:       fmt.Sprintf("%s-%d-%s", host, os.Getpid(), strconv.FormatInt(time.Now().UnixNano(), 36)),
-		draining: make(chan struct{}),
-		park:     parking{wake: make(chan struct{}, 1)},
+		cfg:        cfg,
+		db:         cfg.DB,
+		log:        quiet(cfg.Log),
+		id:         fmt.Sprintf("%s-%d-%s", host, os.Getpid(), strconv.FormatInt(time.Now().UnixNano(), 36)),
+		draining:   make(chan struct{}),
+		park:       parking{wake: make(chan struct{}, 1)},
+		statsSlots: make(chan struct{}, statsAtOnce),
 	}
 	r.metrics = newMetrics(cfg.DB, r.log)
 	if cfg.DBRetryFor > 0 {
@@ -320,6 +328,8 @@ func (r *Runner) Stop(ctx context.Context) error {
 	}
 	// Cached answers still queued for a group commit (saveAnswer).
 	r.flushSaves(ctx)
+	// Finished runs' statistics being computed: kept if they end in time.
+	r.waitFinishing(ctx)
 	return err
 }
 

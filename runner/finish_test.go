@@ -1,0 +1,72 @@
+package runner
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/evaluator/simjudge"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/report"
+)
+
+// TestNextRunDoesNotWaitForStatistics: a worker that takes one run at a
+// time starts and finishes its next run while the previous run's
+// statistics are still being computed (they used to hold the job's slot:
+// a minute for a million samples); the statistics are then stored, and
+// Stop waits for statistics under way.
+func TestNextRunDoesNotWaitForStatistics(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		fj := newFakeJudge(t, simjudge.Options{Seed: 5}, nil)
+		release := make(chan struct{})
+		var held, stored atomic.Int64
+		r := env.startRunner(Config{MaxRuns: 1}, func(r *Runner) {
+			r.storeStats = func(ctx context.Context, db *models.DB, wsID, runID int64) error {
+				held.Add(1)
+				<-release
+				err := report.StoreStats(ctx, db, wsID, runID)
+				if err == nil {
+					stored.Add(1)
+				}
+				return err
+			}
+		})
+		first := env.launch(r, env.newRun(fj.URL(), 1, 2, 10))
+		first = env.waitFinished(first.ID, 30*time.Second)
+		env.waitRun(first.ID, 10*time.Second, "its statistics to start", func(models.Run) bool { return held.Load() == 1 })
+		second := env.launch(r, env.newRun(fj.URL(), 1, 2, 10))
+		second = env.waitFinished(second.ID, 30*time.Second)
+		if first.Status != models.RunSucceeded || second.Status != models.RunSucceeded {
+			t.Fatalf("runs ended %s and %s", first.Status, second.Status)
+		}
+		if stored.Load() != 0 {
+			t.Fatalf("statistics stored while held")
+		}
+		// Stop waits for the held statistics, within its deadline.
+		stopped := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			stopped <- r.Stop(ctx)
+		}()
+		select {
+		case <-stopped:
+			t.Fatal("Stop returned while a finished run's statistics were being computed")
+		case <-time.After(200 * time.Millisecond):
+		}
+		close(release)
+		if err := <-stopped; err != nil {
+			t.Fatal(err)
+		}
+		if stored.Load() != 2 {
+			t.Fatalf("%d runs' statistics stored after Stop, want 2", stored.Load())
+		}
+		for _, run := range []models.Run{first, second} {
+			st, err := env.db.ListRunStats(context.Background(), run.ID)
+			if err != nil || len(st) != len(run.RubricSnapshot.Criteria) {
+				t.Errorf("run %d: %d statistics rows (%v), want %d", run.ID, len(st), err, len(run.RubricSnapshot.Criteria))
+			}
+		}
+	})
+}
