@@ -62,6 +62,27 @@ func pendingHeldOut(v web.AlignmentView, page string) bool {
 		strings.Contains(page, `data-testid="compare-note"`) && !strings.Contains(page, `data-testid="comparison"`)
 }
 
+// heldOutSetup is a reviewed synthetic run of n samples (the alignment's
+// source) and two more runs of its dataset standing for the held-out runs
+// of the old and new versions, with an accepted alignment of criterion 0
+// by seed between them.
+func heldOutSetup(t *testing.T, env *testEnv, n int, seed int64) (run models.Run, a models.Alignment) {
+	t.Helper()
+	ctx := env.localCtx()
+	ds, ids, run := reviewedSynthRun(t, env, n)
+	before, err := env.db.FindRun(ctx, env.ws.ID, synthRunOn(t, env.db, env.project, ds, ids, 1))
+	mustB(t, err)
+	after, err := env.db.FindRun(ctx, env.ws.ID, synthRunOn(t, env.db, env.project, ds, ids, 2))
+	mustB(t, err)
+	plan, err := env.h.planAlignment(ctx, run, 0, seed, 0.5, false)
+	mustB(t, err)
+	nv := 2
+	a = models.Alignment{ID: 1, WorkspaceID: env.ws.ID, SourceRunID: run.ID, Seed: seed, CalibrationRowIDs: plan.calibration,
+		HeldOutRowIDs: plan.heldOut, BaseVersion: 1, Status: models.AlignmentAccepted, NewVersion: &nv, BeforeRunID: &before.ID,
+		AfterRunID: &after.ID, Draft: align.TemplateDraft(run.RubricSnapshot.Criteria[0], plan.worst)}
+	return run, a
+}
+
 // TestHeldOutComparisonInBackground: the alignment page's held-out
 // comparison is computed in the request for small runs and cached; past
 // pairLiveSamples the first views (several at once) answer while it is
@@ -72,18 +93,7 @@ func pendingHeldOut(v web.AlignmentView, page string) bool {
 func TestHeldOutComparisonInBackground(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		const n = 120
-		ctx := env.localCtx()
-		ds, ids, run := reviewedSynthRun(t, env, n)
-		before, err := env.db.FindRun(ctx, env.ws.ID, synthRunOn(t, env.db, env.project, ds, ids, 1))
-		mustB(t, err)
-		after, err := env.db.FindRun(ctx, env.ws.ID, synthRunOn(t, env.db, env.project, ds, ids, 2))
-		mustB(t, err)
-		plan, err := env.h.planAlignment(ctx, run, 0, 7, 0.5, false)
-		mustB(t, err)
-		nv := 2
-		a := models.Alignment{ID: 1, WorkspaceID: env.ws.ID, SourceRunID: run.ID, Seed: 7, CalibrationRowIDs: plan.calibration,
-			HeldOutRowIDs: plan.heldOut, BaseVersion: 1, Status: models.AlignmentAccepted, NewVersion: &nv, BeforeRunID: &before.ID,
-			AfterRunID: &after.ID, Draft: align.TemplateDraft(run.RubricSnapshot.Criteria[0], plan.worst)}
+		run, a := heldOutSetup(t, env, n, 7)
 		render := func(a models.Alignment, full bool) (web.AlignmentView, string) {
 			t.Helper()
 			v, page, err := alignmentPage(env, a, run, full)
@@ -185,10 +195,12 @@ func TestHeldOutComparisonInBackground(t *testing.T) {
 		// A new choice of human ratings for the before run (it bumps the
 		// run's HumansVersion) is not served the previous comparison.
 		bg.n.Store(0)
+		before, err := env.db.FindRun(env.localCtx(), env.ws.ID, *a.BeforeRunID)
+		mustB(t, err)
 		if rec := env.postForm(fmt.Sprintf("/runs/%d/humans", before.ID), url.Values{"source": {"both"}}); rec.Code != http.StatusSeeOther {
 			t.Fatalf("recompute: %d %s", rec.Code, rec.Body.String())
 		}
-		if now, _ := env.db.FindRun(ctx, env.ws.ID, before.ID); now.HumansVersion == before.HumansVersion {
+		if now, _ := env.db.FindRun(env.localCtx(), env.ws.ID, before.ID); now.HumansVersion == before.HumansVersion {
 			t.Fatalf("the new human ratings left the run's HumansVersion at %d", now.HumansVersion)
 		}
 		v, page := render(a, false)
@@ -214,18 +226,7 @@ func TestHeldOutComparisonInBackground(t *testing.T) {
 func TestHeldOutComparisonFailureIsSaid(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		const n = 60
-		ctx := env.localCtx()
-		ds, ids, run := reviewedSynthRun(t, env, n)
-		before, err := env.db.FindRun(ctx, env.ws.ID, synthRunOn(t, env.db, env.project, ds, ids, 1))
-		mustB(t, err)
-		after, err := env.db.FindRun(ctx, env.ws.ID, synthRunOn(t, env.db, env.project, ds, ids, 2))
-		mustB(t, err)
-		plan, err := env.h.planAlignment(ctx, run, 0, 3, 0.5, false)
-		mustB(t, err)
-		nv := 2
-		a := models.Alignment{ID: 1, WorkspaceID: env.ws.ID, SourceRunID: run.ID, Seed: 3, CalibrationRowIDs: plan.calibration,
-			HeldOutRowIDs: plan.heldOut, BaseVersion: 1, Status: models.AlignmentAccepted, NewVersion: &nv, BeforeRunID: &before.ID,
-			AfterRunID: &after.ID, Draft: align.TemplateDraft(run.RubricSnapshot.Criteria[0], plan.worst)}
+		run, a := heldOutSetup(t, env, n, 3)
 		was := pairLiveSamples
 		pairLiveSamples = n / 2
 		defer func() { pairLiveSamples = was }()

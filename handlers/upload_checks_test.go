@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"gorm.io/gorm"
 	"html"
 	"mime/multipart"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"gorm.io/gorm"
 )
 
 // perAnnotatorCSV repeats ids with different ratings: one row per annotator.
