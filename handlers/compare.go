@@ -243,7 +243,7 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 	}
 	if v.HasHuman && agreement {
 		v.Agreement, err = h.compareCriterion(ctx, cmp.a, cmp.b, max(v.HumanA.SampleCount, v.HumanB.SampleCount), cmp.criterion, v.SameDataset,
-			func() (*report.Report, *report.Report, error) {
+			func(ctx context.Context) (*report.Report, *report.Report, error) {
 				if m.repA != nil {
 					return m.repA, m.repB, nil
 				}

@@ -335,10 +335,10 @@ func (h *Handlers) compareAverage(scores *pairedScores, a, b runFigures) (stats.
 // compareCriterion is report.CompareCriterion of two runs, from the cache
 // when both runs have finished; otherwise computed by pair, which gives
 // the two runs' reports with their samples (aligned so the criterion has
-// the same index in both). For a pair of finished runs of more than
-// pairLiveSamples samples it is computed in the background and the error
-// is errPairPending.
-func (h *Handlers) compareCriterion(ctx context.Context, a, b models.Run, samples, criterion int, sameDataset bool, pair func() (repA, repB *report.Report, err error)) ([]stats.Difference, error) {
+// the same index in both) and reads with the context it is given. For a
+// pair of finished runs of more than pairLiveSamples samples it is
+// computed in the background and the error is errPairPending.
+func (h *Handlers) compareCriterion(ctx context.Context, a, b models.Run, samples, criterion int, sameDataset bool, pair func(ctx context.Context) (repA, repB *report.Report, err error)) ([]stats.Difference, error) {
 	rc := h.reports
 	cacheable := rc != nil && a.Finished() && b.Finished() && a.FinishedAt != nil && b.FinishedAt != nil
 	var key criterionPairKey
@@ -351,8 +351,8 @@ func (h *Handlers) compareCriterion(ctx context.Context, a, b models.Run, sample
 			return d, nil
 		}
 	}
-	compute := func() ([]stats.Difference, error) {
-		repA, repB, err := pair()
+	compute := func(ctx context.Context) ([]stats.Difference, error) {
+		repA, repB, err := pair(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -366,13 +366,15 @@ func (h *Handlers) compareCriterion(ctx context.Context, a, b models.Run, sample
 	}
 	if cacheable && samples > pairLiveSamples {
 		flight := fmt.Sprintf("criterion\x00%+v", key)
-		failed := h.pairInBackground(ctx, flight, func(context.Context) error {
-			_, err := compute()
+		// The request ends before the computation does: it reads with the
+		// background's context, not the request's.
+		failed := h.pairInBackground(ctx, flight, func(ctx context.Context) error {
+			_, err := compute(ctx)
 			return err
 		})
 		return nil, pairPending(failed)
 	}
-	return compute()
+	return compute(ctx)
 }
 
 // pairInBackground runs compute (which caches its result) once per flight
