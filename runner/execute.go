@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"math"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -1015,9 +1016,19 @@ func (r *Runner) afterFinish(wsID, runID int64, log *slog.Logger) {
 		if store == nil {
 			store = report.StoreStats
 		}
-		r.statsSlots <- struct{}{}
-		serr := store(context.Background(), r.db, wsID, runID)
-		<-r.statsSlots
+		serr := func() (err error) {
+			r.statsSlots <- struct{}{}
+			defer func() { <-r.statsSlots }()
+			// River recovers a panic of the job, not of this goroutine,
+			// and the process may be the web server too: a panic is one
+			// more failure to store the statistics.
+			defer func() {
+				if p := recover(); p != nil {
+					err = fmt.Errorf("computing the statistics panicked: %v\n%s", p, debug.Stack())
+				}
+			}()
+			return store(context.Background(), r.db, wsID, runID)
+		}()
 		if serr != nil {
 			log.Warn("run statistics not stored", "err", serr)
 		}

@@ -70,3 +70,54 @@ func TestNextRunDoesNotWaitForStatistics(t *testing.T) {
 		}
 	})
 }
+
+// TestStatisticsPanicKeepsTheWorker: the statistics of a finished run are
+// computed outside River's job (afterFinish), where River no longer
+// recovers a panic: a panic there must not end the process (the web
+// server shares it). It is logged as a failure to store them (the first
+// page computes them), the webhook is still told, the slot is freed and
+// the next runs finish.
+func TestStatisticsPanicKeepsTheWorker(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		rc := newReceiver(t)
+		if _, err := env.db.SaveWebhook(ctx, models.Webhook{WorkspaceID: env.ws.ID, URL: rc.srv.URL + "/hook", OnFinished: true}); err != nil {
+			t.Fatal(err)
+		}
+		fj := newFakeJudge(t, simjudge.Options{Seed: 5}, nil)
+		var calls atomic.Int64
+		r := env.startRunner(Config{MaxRuns: 1, Webhooks: WebhookConfig{AllowLoopback: true, Backoff: 5 * time.Millisecond, Timeout: 5 * time.Second}},
+			func(r *Runner) {
+				r.storeStats = func(context.Context, *models.DB, int64, int64) error {
+					calls.Add(1)
+					panic("statistics bug")
+				}
+			})
+		// More runs than statistics slots: a slot kept by a panic would
+		// hold the last ones' statistics for good.
+		var runs []models.Run
+		for range statsAtOnce + 1 {
+			run := env.launch(r, env.newRun(fj.URL(), 1, 2, 10))
+			if run = env.waitFinished(run.ID, 30*time.Second); run.Status != models.RunSucceeded {
+				t.Fatalf("run ended %s: %s", run.Status, run.Error)
+			}
+			runs = append(runs, run)
+		}
+		for _, run := range runs {
+			env.waitJobDone(run)
+		}
+		done := make(chan struct{})
+		go func() { r.WaitNotifications(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the webhook deliveries behind the statistics never ended")
+		}
+		if n := calls.Load(); n != int64(len(runs)) {
+			t.Errorf("statistics computed %d times, want %d", n, len(runs))
+		}
+		if got := rc.messages(); len(got) != len(runs) {
+			t.Errorf("receiver got %d posts, want %d", len(got), len(runs))
+		}
+	})
+}
