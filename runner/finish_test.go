@@ -121,3 +121,39 @@ func TestStatisticsPanicKeepsTheWorker(t *testing.T) {
 		}
 	})
 }
+
+// TestWebhookReportPanicKeepsTheProcess: the webhook's message is built in
+// a goroutine of its own; a panic of the run's report there is recovered
+// (it used to end the process, web server included), and the message is
+// still sent, without figures.
+func TestWebhookReportPanicKeepsTheProcess(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		rc := newReceiver(t)
+		if _, err := env.db.SaveWebhook(ctx, models.Webhook{WorkspaceID: env.ws.ID, URL: rc.srv.URL + "/hook", OnFinished: true}); err != nil {
+			t.Fatal(err)
+		}
+		fj := newFakeJudge(t, simjudge.Options{Seed: 5}, nil)
+		var builds atomic.Int64
+		r := env.startRunner(Config{Webhooks: WebhookConfig{AllowLoopback: true, Backoff: 5 * time.Millisecond, Timeout: 5 * time.Second}},
+			func(r *Runner) {
+				r.buildReport = func(context.Context, *models.DB, int64, int64) (*report.Report, error) {
+					builds.Add(1)
+					panic("report bug")
+				}
+			})
+		run := env.launch(r, env.newRun(fj.URL(), 1, 2, 10))
+		if run = env.waitFinished(run.ID, 30*time.Second); run.Status != models.RunSucceeded {
+			t.Fatalf("run ended %s: %s", run.Status, run.Error)
+		}
+		env.waitJobDone(run)
+		r.WaitNotifications()
+		got := rc.messages()
+		if builds.Load() != 1 || len(got) != 1 {
+			t.Fatalf("%d report builds, %d posts; want 1 and 1", builds.Load(), len(got))
+		}
+		if got[0].Run.ID != run.ID || len(got[0].Run.Criteria) != 0 {
+			t.Errorf("message %+v: want run %d without figures", got[0].Run, run.ID)
+		}
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -164,7 +165,7 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 		m.Event = EventRunFailed
 	}
 	if run.BatchesDone > 0 {
-		if rep, err := report.Build(ctx, r.db, run.WorkspaceID, run.ID); err == nil {
+		if rep, err := r.messageReport(ctx, run); err == nil {
 			for _, c := range rep.Criteria {
 				wc := WebhookCriterion{Name: c.Criterion.Name}
 				if p := c.Pearson.Coef; c.HasHuman && !math.IsNaN(p) && !math.IsInf(p, 0) {
@@ -306,4 +307,22 @@ func checkEgress(cfg WebhookConfig, address string) error {
 		return fmt.Errorf("refused: %q is not an address", address)
 	}
 	return webhookEgress(cfg).Check(ap)
+}
+
+// messageReport is the report a run's webhook message quotes. The message
+// is sent from a goroutine of its own, where a panic would end the process
+// (the web server too): a panic of the report is an error, and the
+// message goes without its figures.
+func (r *Runner) messageReport(ctx context.Context, run models.Run) (rep *report.Report, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("webhook: building the run's report panicked", "run", run.ID, "panic", p, "stack", string(debug.Stack()))
+			rep, err = nil, fmt.Errorf("building the report of run %d panicked: %v", run.ID, p)
+		}
+	}()
+	build := r.buildReport
+	if build == nil {
+		build = report.Build
+	}
+	return build(ctx, r.db, run.WorkspaceID, run.ID)
 }

@@ -25,6 +25,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/report"
 )
 
 // RunArgs is the job that executes one run.
@@ -125,6 +126,9 @@ type Runner struct {
 	// storeStats, set by tests before Start, stands for report.StoreStats
 	// (to hold or count the statistics of finished runs).
 	storeStats func(ctx context.Context, db *models.DB, wsID, runID int64) error
+	// buildReport, set by tests before Start, stands for report.Build in
+	// webhook messages.
+	buildReport func(ctx context.Context, db *models.DB, wsID, runID int64) (*report.Report, error)
 }
 
 // driverFor is River's driver on db. On PostgreSQL it listens for River's
