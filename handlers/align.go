@@ -475,7 +475,7 @@ func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a mode
 		})
 		v.CompareNote = fmt.Sprintf("The held-out runs have finished: the paired tests over their %s samples are being computed once (a bootstrap and a permutation test for each coefficient), which can take a few minutes; the rest of the page is complete. Reload the page to see the comparison.", web.Count(samples))
 		if failed {
-			v.CompareNote += " The previous attempt to compute them failed (the error is in the server log); they are tried again."
+			v.CompareNote += " The previous attempt to compute them failed (the error is in the server log); a new one starts half a minute after it."
 		}
 		return nil
 	}

@@ -584,7 +584,7 @@ func ExperimentPage(v ExperimentView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if v.Verdict.TestsRetried {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "<p class=\"flash warning\" data-testid=\"tests-failed\">The previous attempt to compute them failed (the error is in the server log); they are tried again.</p>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "<p class=\"flash warning\" data-testid=\"tests-failed\">The previous attempt to compute them failed (the error is in the server log); a new one starts half a minute after it.</p>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
