@@ -79,14 +79,10 @@ func TestNextRunDoesNotWaitForStatistics(t *testing.T) {
 // the next runs finish.
 func TestStatisticsPanicKeepsTheWorker(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
-		ctx := context.Background()
-		rc := newReceiver(t)
-		if _, err := env.db.SaveWebhook(ctx, models.Webhook{WorkspaceID: env.ws.ID, URL: rc.srv.URL + "/hook", OnFinished: true}); err != nil {
-			t.Fatal(err)
-		}
+		rc := hookedReceiver(t, env)
 		fj := newFakeJudge(t, simjudge.Options{Seed: 5}, nil)
 		var calls atomic.Int64
-		r := env.startRunner(Config{MaxRuns: 1, Webhooks: WebhookConfig{AllowLoopback: true, Backoff: 5 * time.Millisecond, Timeout: 5 * time.Second}},
+		r := env.startRunner(Config{MaxRuns: 1, Webhooks: quickWebhooks},
 			func(r *Runner) {
 				r.storeStats = func(context.Context, *models.DB, int64, int64) error {
 					calls.Add(1)
@@ -128,14 +124,10 @@ func TestStatisticsPanicKeepsTheWorker(t *testing.T) {
 // still sent, without figures.
 func TestWebhookReportPanicKeepsTheProcess(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
-		ctx := context.Background()
-		rc := newReceiver(t)
-		if _, err := env.db.SaveWebhook(ctx, models.Webhook{WorkspaceID: env.ws.ID, URL: rc.srv.URL + "/hook", OnFinished: true}); err != nil {
-			t.Fatal(err)
-		}
+		rc := hookedReceiver(t, env)
 		fj := newFakeJudge(t, simjudge.Options{Seed: 5}, nil)
 		var builds atomic.Int64
-		r := env.startRunner(Config{Webhooks: WebhookConfig{AllowLoopback: true, Backoff: 5 * time.Millisecond, Timeout: 5 * time.Second}},
+		r := env.startRunner(Config{Webhooks: quickWebhooks},
 			func(r *Runner) {
 				r.buildReport = func(context.Context, *models.DB, int64, int64) (*report.Report, error) {
 					builds.Add(1)
@@ -156,4 +148,18 @@ func TestWebhookReportPanicKeepsTheProcess(t *testing.T) {
 			t.Errorf("message %+v: want run %d without figures", got[0].Run, run.ID)
 		}
 	})
+}
+
+// quickWebhooks delivers to this machine with short waits.
+var quickWebhooks = WebhookConfig{AllowLoopback: true, Backoff: 5 * time.Millisecond, Timeout: 5 * time.Second}
+
+// hookedReceiver is a webhook receiver set as env's workspace webhook for
+// finished runs.
+func hookedReceiver(t *testing.T, env *testEnv) *receiver {
+	t.Helper()
+	rc := newReceiver(t)
+	if _, err := env.db.SaveWebhook(context.Background(), models.Webhook{WorkspaceID: env.ws.ID, URL: rc.srv.URL + "/hook", OnFinished: true}); err != nil {
+		t.Fatal(err)
+	}
+	return rc
 }
