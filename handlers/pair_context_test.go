@@ -25,13 +25,7 @@ func TestBackgroundAgreementOutlivesItsRequest(t *testing.T) {
 	const n = 240
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
 		ctx := context.Background()
-		ws, err := db.EnsureDefaultWorkspace(ctx)
-		mustB(t, err)
-		p := models.Project{WorkspaceID: ws.ID, Name: "background agreement"}
-		mustB(t, db.CreateProject(ctx, &p))
-		ds, ids := synthDataset(t, db, p, n)
-		a := synthRunOn(t, db, p, ds, ids, 0)
-		b := synthRunOn(t, db, p, ds, ids, 1)
+		ws, _, _, a, b := synthPair(t, db, "background agreement", n)
 		for _, id := range []int64{a, b} {
 			mustB(t, report.StoreStats(ctx, db, ws.ID, id))
 		}

@@ -243,13 +243,7 @@ func TestComparisonsFromStoredResults(t *testing.T) {
 	const n = 240
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
 		ctx := context.Background()
-		ws, err := db.EnsureDefaultWorkspace(ctx)
-		mustB(t, err)
-		p := models.Project{WorkspaceID: ws.ID, Name: "stored pairs"}
-		mustB(t, db.CreateProject(ctx, &p))
-		ds, ids := synthDataset(t, db, p, n)
-		a := synthRunOn(t, db, p, ds, ids, 0)
-		b := synthRunOn(t, db, p, ds, ids, 1)
+		ws, p, ds, a, b := synthPair(t, db, "stored pairs", n)
 		noisy, noisyIDs := noisyCopy(t, db, ds, n)
 		c := synthRunOn(t, db, p, noisy, noisyIDs, 2)
 		exp := models.Experiment{WorkspaceID: ws.ID, ProjectID: p.ID, DatasetID: ds.ID, Name: "stored", CreatedAt: time.Now()}
@@ -549,4 +543,17 @@ func TestSharedRunPageFromStoredSummary(t *testing.T) {
 			}
 		}
 	})
+}
+
+// synthPair is a project of its own with a synthetic dataset of n samples
+// and two finished runs of it (seeds 0 and 1).
+func synthPair(t *testing.T, db *models.DB, name string, n int) (ws models.Workspace, p models.Project, ds models.Dataset, a, b int64) {
+	t.Helper()
+	ctx := context.Background()
+	ws, err := db.EnsureDefaultWorkspace(ctx)
+	mustB(t, err)
+	p = models.Project{WorkspaceID: ws.ID, Name: name}
+	mustB(t, db.CreateProject(ctx, &p))
+	ds, ids := synthDataset(t, db, p, n)
+	return ws, p, ds, synthRunOn(t, db, p, ds, ids, 0), synthRunOn(t, db, p, ds, ids, 1)
 }
