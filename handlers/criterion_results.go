@@ -35,11 +35,9 @@ func (h *Handlers) storedResults(ctx context.Context, run models.Run) (*report.R
 	if !sum.Run.Finished() || !sameRun(sum.Run, run) {
 		return nil, nil // resumed since it was read
 	}
-	// WithStoredScores checks that the stored results came from the
-	// run's current inputs before it reads any; asked for no criterion
-	// (-1 names none) it reads none. The summary alone cannot tell: it may
-	// have been read just before a human source was chosen again.
-	if _, err := report.WithStoredScores(ctx, h.DB, sum, false, -1); err != nil {
+	// The summary alone cannot tell: it may have been read just before a
+	// human source was chosen again.
+	if err := report.StoredSamplesCurrent(ctx, h.DB, sum.Run); err != nil {
 		if errors.Is(err, report.ErrSamplesNotStored) {
 			return nil, nil
 		}

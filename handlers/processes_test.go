@@ -2,17 +2,13 @@ package handlers
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -31,14 +27,7 @@ func TestAnotherProcessSeesNewHumanRatings(t *testing.T) {
 			t.Fatalf("run %s", run.Status)
 		}
 		// The second process: its own handlers and caches, the same database.
-		h2, err := New(env.db, env.runner, slog.New(slog.DiscardHandler), env.ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h2.LocalMode = true
-		h2.Network.AllowedHosts = append(slices.Clone(DefaultAllowedHosts), "example.com")
-		e2 := echo.New()
-		h2.Register(e2)
+		h2, e2 := newTestHandlers(t, env.db, env.runner, env.ws, env.sim.URL)
 		runPage := func() string {
 			rec := httptest.NewRecorder()
 			e2.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/runs/"+strconv.FormatInt(id, 10), nil))

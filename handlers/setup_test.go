@@ -67,11 +67,19 @@ func newTestEnv(t *testing.T, db *models.DB) *testEnv {
 		defer cancel()
 		_ = r.Stop(sctx)
 	})
-	h, err := New(db, r, log, ws)
+	h, e := newTestHandlers(t, db, r, ws, sim.URL)
+	return &testEnv{t: t, db: db, h: h, e: e, runner: r, sim: sim, ws: ws, project: p}
+}
+
+// newTestHandlers is a server process's handlers on db, registered on an
+// Echo of their own, as the tests run them.
+func newTestHandlers(t *testing.T, db *models.DB, r *runner.Runner, ws models.Workspace, simURL string) (*Handlers, *echo.Echo) {
+	t.Helper()
+	h, err := New(db, r, slog.New(slog.DiscardHandler), ws)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.SimulatedURL = sim.URL
+	h.SimulatedURL = simURL
 	// Tests run as the local user of a loopback server with no accounts
 	// (the default of `make run`); accounts_test.go covers the rest.
 	h.LocalMode = true
@@ -79,7 +87,7 @@ func newTestEnv(t *testing.T, db *models.DB) *testEnv {
 	h.Network.AllowedHosts = append(slices.Clone(DefaultAllowedHosts), "example.com")
 	e := echo.New()
 	h.Register(e)
-	return &testEnv{t: t, db: db, h: h, e: e, runner: r, sim: sim, ws: ws, project: p}
+	return h, e
 }
 
 // eachDB runs fn on SQLite and PostgreSQL.

@@ -15,6 +15,28 @@ import (
 // (LoadSummary) before its samples can be read from storage.
 var ErrSamplesNotStored = errors.New("the run's per-sample results are not stored for its current inputs")
 
+// StoredSamplesCurrent checks that a finished run's stored per-sample
+// results (run_sample_results) were computed from its current inputs (the
+// run as finished, the human ratings chosen now), reading none of them:
+// the error wraps ErrSamplesNotStored when they were not.
+func StoredSamplesCurrent(ctx context.Context, db *models.DB, run models.Run) error {
+	if !run.Finished() {
+		return models.Errorf(models.EConflict, "run %d is not finished: its samples are not stored", run.ID)
+	}
+	choice, err := db.FindRunHumanSource(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	set, found, err := db.FindRunSampleSet(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	if !found || set.InputKey != sampleKey(run, choice) {
+		return fmt.Errorf("read the samples of run %d: %w", run.ID, ErrSamplesNotStored)
+	}
+	return nil
+}
+
 // WithStoredScores is sum, a finished run's summary (LoadSummary), with the
 // samples of the given criteria (every criterion when none is given) read
 // back from the run's stored per-sample results: each sample's row, final
@@ -28,19 +50,8 @@ var ErrSamplesNotStored = errors.New("the run's per-sample results are not store
 // stored results are not the run's current ones. sum is not changed.
 func WithStoredScores(ctx context.Context, db *models.DB, sum *Report, externalIDs bool, criteria ...int) (*Report, error) {
 	run := sum.Run
-	if !run.Finished() {
-		return nil, models.Errorf(models.EConflict, "run %d is not finished: its samples are not stored", run.ID)
-	}
-	choice, err := db.FindRunHumanSource(ctx, run.ID)
-	if err != nil {
+	if err := StoredSamplesCurrent(ctx, db, run); err != nil {
 		return nil, err
-	}
-	set, found, err := db.FindRunSampleSet(ctx, run.ID)
-	if err != nil {
-		return nil, err
-	}
-	if !found || set.InputKey != sampleKey(run, choice) {
-		return nil, fmt.Errorf("read the samples of run %d: %w", run.ID, ErrSamplesNotStored)
 	}
 	out := *sum
 	out.Criteria = slices.Clone(sum.Criteria)
