@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -129,13 +131,19 @@ func TestBrowserNewcomerJourney(t *testing.T) {
 	// Setting the selects also fires their change event, and app.js then
 	// swaps the criteria part in place; a click can land between finding
 	// the button and pressing it as the part is replaced ("Could not find
-	// node"): find it again then.
+	// node"): find it again then. A click on the node being replaced can
+	// also start no navigation at all, and RunResponse then waits for a
+	// response for good (a CI run hung here for ten minutes): each try
+	// gets 15 seconds.
 	for try := 1; ; try++ {
-		_, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`button[formmethod="get"]`)))
+		tctx, cancelTry := context.WithTimeout(ctx, 15*time.Second)
+		_, err := chromedp.RunResponse(tctx, chromedp.Click(chromedp.CSS(`button[formmethod="get"]`)))
+		cancelTry()
 		if err == nil {
 			break
 		}
-		if try == 3 || !strings.Contains(err.Error(), "Could not find node") {
+		lost := strings.Contains(err.Error(), "Could not find node") || errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "deadline exceeded")
+		if try == 3 || !lost {
 			t.Fatalf("show the rubric's criteria: %v", err)
 		}
 		time.Sleep(300 * time.Millisecond)
