@@ -66,31 +66,47 @@ type LeaseState struct {
 	// lease holder's clock, so Until - Now is the time left only as the
 	// holder itself sees it: that is what the holder's fence uses.
 	Now time.Time
+	// Began is this process's clock (with its monotonic reading) just
+	// before the read: the lease's time left counts from there.
+	Began time.Time
+}
+
+// leaseStateSQL reads a run's lease: the same statement before a call
+// (LeaseState) and inside an answer's write (leaseIn).
+func leaseStateSQL(d Dialect) string {
+	return hotSQL.get(d, "lease state", 0, func() string {
+		return "SELECT lease_owner, status, lease_until FROM runs WHERE id = ?"
+	})
+}
+
+// scanLease reads the lease from row into st, stamping it with the
+// clock; ENotFound when the run does not exist.
+func scanLease(row *sql.Row, runID int64, st *LeaseState) error {
+	var until sql.NullTime
+	if err := row.Scan(&st.Owner, &st.Status, &until); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return Errorf(ENotFound, "run %d does not exist", runID)
+		}
+		return err
+	}
+	st.Until = nil
+	if until.Valid {
+		u := until.Time
+		st.Until = &u
+	}
+	st.Now = time.Now().UTC()
+	return nil
 }
 
 // LeaseState reads run runID's lease. It runs before every judge call, so
 // it is one fixed statement through database/sql (see hotsql.go).
 func (db *DB) LeaseState(ctx context.Context, runID int64) (LeaseState, error) {
 	var st LeaseState
-	q := hotSQL.get(db.Dialect, "lease state", 0, func() string {
-		return "SELECT lease_owner, status, lease_until FROM runs WHERE id = ?"
-	})
+	q := leaseStateSQL(db.Dialect)
 	sctx := db.shortStatement(ctx)
 	err := db.retry(ctx, "read lease", func() error {
-		var until sql.NullTime
-		if err := db.hotQueryRow(sctx, db.SQL, nil, q, runID).Scan(&st.Owner, &st.Status, &until); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return Errorf(ENotFound, "run %d does not exist", runID)
-			}
-			return err
-		}
-		st.Until = nil
-		if until.Valid {
-			u := until.Time
-			st.Until = &u
-		}
-		st.Now = time.Now().UTC()
-		return nil
+		st.Began = time.Now()
+		return scanLease(db.hotQueryRow(sctx, db.SQL, nil, q, runID), runID, &st)
 	})
 	return st, err
 }

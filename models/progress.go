@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -314,6 +315,13 @@ type BatchResult struct {
 // names a lease owner (WithLeaseOwner), nothing is stored unless that owner
 // still holds the run's lease: the write fails with ErrLeaseLost.
 func (db *DB) SaveBatchResult(ctx context.Context, r BatchResult) error {
+	return db.saveFenced(ctx, r, nil)
+}
+
+// saveFenced is SaveBatchResult; onLease, when not nil and ctx names a
+// lease owner, is given the run's lease as the counters' update found it
+// (see BatchSave.OnLease).
+func (db *DB) saveFenced(ctx context.Context, r BatchResult, onLease func(LeaseState)) error {
 	b := r.Batch
 	now := time.Now().UTC()
 	b.DoneAt = &now
@@ -321,7 +329,7 @@ func (db *DB) SaveBatchResult(ctx context.Context, r BatchResult) error {
 	var g runGuard
 	if owner := LeaseOwnerFrom(ctx); owner != "" {
 		g = runGuard{name: "fenced", cond: " AND lease_owner = ?", args: []any{owner},
-			err: fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost)}
+			err: fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost), owner: owner, onLease: onLease}
 	}
 	return db.retry(ctx, "store answer", func() error {
 		return db.saveBatchResult(ctx, r, b, now, missing, failed, retries, g)
@@ -360,6 +368,10 @@ type runGuard struct {
 	cond string // appended to the run row's WHERE clause
 	args []any
 	err  error // what a run that fails the condition gives
+	// owner is the lease owner of a fence; onLease, when set, is given
+	// the lease as the counters' update found it.
+	owner   string
+	onLease func(LeaseState)
 }
 
 // holds reports whether the run meets the guard, read inside tx.
@@ -475,20 +487,42 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *sql.Tx, r BatchRes
 		}
 	}
 	withCost := r.Cost != nil
-	q = hotSQL.get(db.Dialect, "count answer "+g.name+strconv.FormatBool(withCost), 0, func() string {
-		cost := ""
+	returning := g.onLease != nil
+	q = hotSQL.get(db.Dialect, "count answer "+g.name+strconv.FormatBool(withCost)+strconv.FormatBool(returning), 0, func() string {
+		cost, ret := "", ""
 		if withCost {
 			cost = ", cost_usd = COALESCE(cost_usd, 0) + ?"
 		}
+		if returning {
+			ret = " RETURNING status, lease_until"
+		}
 		return `UPDATE runs SET batches_done = batches_done + 1, batches_failed = batches_failed + ?, missing_scores = missing_scores + ?,
  calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, retries = retries + ?` + cost +
-			" WHERE id = ?" + g.cond
+			" WHERE id = ?" + g.cond + ret
 	})
 	args := []any{failed, missing, b.Calls, b.PromptTokens, b.CompletionTokens, retries}
 	if withCost {
 		args = append(args, *r.Cost)
 	}
 	args = append(append(args, b.RunID), g.args...)
+	if returning {
+		// The fence's read of the lease, from the update itself.
+		st := LeaseState{Owner: g.owner, Began: time.Now()}
+		var until sql.NullTime
+		err := db.hotQueryRow(ctx, db.answers(), tx, q, args...).Scan(&st.Status, &until)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, g.err
+		} else if err != nil {
+			return false, err
+		}
+		if until.Valid {
+			u := until.Time
+			st.Until = &u
+		}
+		st.Now = time.Now().UTC()
+		g.onLease(st)
+		return true, nil
+	}
 	res, err = db.hotExec(ctx, db.answers(), tx, q, args...)
 	if err != nil {
 		return false, err
@@ -509,6 +543,12 @@ type BatchSave struct {
 	Result BatchResult
 	Owner  string
 	Cached *CachedAnswer
+	// OnLease, when set on an item with an Owner, is given the run's
+	// lease as soon as the write has read it inside its transaction,
+	// before the answer's rows are written: the runner's next call can
+	// take it for its fence's read. It must not block. It may not be
+	// called (the group failed first, or was written one by one).
+	OnLease func(LeaseState)
 }
 
 // saveOne stores one item of a group on its own.
@@ -516,7 +556,7 @@ func (db *DB) saveOne(ctx context.Context, it BatchSave) error {
 	if it.Cached != nil {
 		return db.ResponseCache(it.Cached.WorkspaceID).SaveAnswer(ctx, it.Cached.Hash, it.Cached.Occurrence, it.Cached.Answer)
 	}
-	return db.SaveBatchResult(WithLeaseOwner(ctx, it.Owner), it.Result)
+	return db.saveFenced(WithLeaseOwner(ctx, it.Owner), it.Result, it.OnLease)
 }
 
 // SaveBatchResults stores several answers in one transaction, each as
@@ -529,7 +569,13 @@ func (db *DB) saveOne(ctx context.Context, it BatchSave) error {
 // is not about one answer stores them one by one instead.
 func (db *DB) SaveBatchResults(ctx context.Context, items []BatchSave) []error {
 	errs := make([]error, len(items))
-	if len(items) == 1 {
+	// One answer alone is written as SaveBatchResult writes it (its fence
+	// is a condition of its counters' update, which also returns the
+	// lease for OnLease). On SQLite, where the runner writes answers in
+	// groups, one that wants its lease is a group of one: the group's
+	// read of the lease, in a transaction that holds the write lock, is
+	// as good a fence.
+	if len(items) == 1 && (items[0].OnLease == nil || db.Dialect != SQLite) {
 		errs[0] = db.saveOne(ctx, items[0])
 		return errs
 	}
@@ -568,16 +614,18 @@ func (db *DB) saveBatchGroup(ctx context.Context, items []BatchSave, now time.Ti
 			continue
 		}
 		b := it.Result.Batch
-		var g runGuard
 		if it.Owner != "" {
-			g = runGuard{name: "fenced", cond: " AND lease_owner = ?", args: []any{it.Owner},
-				err: fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost)}
-			ok, err := db.holds(ctx, tx, b.RunID, g)
-			if err != nil {
+			// The whole lease, not only its owner: the writer's next call
+			// can take it as its fence's read (BatchSave.Seen).
+			st := LeaseState{Began: time.Now()}
+			if err := scanLease(db.hotQueryRow(ctx, db.answers(), tx, leaseStateSQL(db.Dialect), b.RunID), b.RunID, &st); err != nil {
 				return err
 			}
-			if !ok {
-				errs[i] = g.err
+			if it.OnLease != nil {
+				it.OnLease(st)
+			}
+			if st.Owner != it.Owner {
+				errs[i] = fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost)
 				continue
 			}
 		}

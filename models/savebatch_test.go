@@ -225,14 +225,34 @@ func TestSaveBatchResultsGroup(t *testing.T) {
 					batches[i] = bs
 				}
 				var items []models.BatchSave
+				seen := make([]*models.LeaseState, len(tc.entries))
+				asked := time.Now()
 				for k, e := range tc.entries {
 					b := batches[e.run][e.batch]
 					b.Status, b.Response, b.Calls, b.Attempts, b.PromptTokens = models.BatchDone, fmt.Sprintf("answer %d", k), 1, 1, 10
 					v := float64(k)
 					items = append(items, models.BatchSave{Owner: e.owner, Result: models.BatchResult{Batch: b,
-						Scores: []models.RunScore{{RunID: runs[e.run].ID, BatchID: b.ID, RowID: b.RowIDs[0], Label: 1, Score: &v}}}})
+						Scores: []models.RunScore{{RunID: runs[e.run].ID, BatchID: b.ID, RowID: b.RowIDs[0], Label: 1, Score: &v}}},
+						OnLease: func(st models.LeaseState) { seen[k] = &st }})
 				}
 				errs := db.SaveBatchResults(ctx, items)
+				// A group is one transaction that reads each fenced
+				// answer's lease and hands it on (the runner's next call
+				// takes it for its fence); refused answers' too.
+				for k, e := range tc.entries {
+					st := seen[k]
+					if e.owner == "" {
+						continue
+					}
+					if st == nil {
+						t.Errorf("answer %d: its write handed on no lease", k)
+						continue
+					}
+					if owner := fmt.Sprintf("w%d", e.run); st.Owner != owner || st.Status != models.RunRunning || st.Began.Before(asked) {
+						t.Errorf("answer %d: lease handed on as owner %q, status %q, read at %v (asked %v); want %q, running, after",
+							k, st.Owner, st.Status, st.Began, asked, owner)
+					}
+				}
 				want := [2]int{}
 				for k, e := range tc.entries {
 					if !e.wantCode(errs[k]) {
@@ -406,6 +426,62 @@ func TestCreateRoundBatchesRows(t *testing.T) {
 		}
 		if _, err := db.CreateRoundBatches(models.WithLeaseOwner(ctx, "w2"), r.ID, 1, 3, plan); err != nil {
 			t.Errorf("fenced round by the holder: %v", err)
+		}
+	})
+}
+
+// TestOneAnswerHandsOnItsLease: an answer saved alone with OnLease gives
+// the run's lease as its write found it (status and expiry, for the
+// runner's next fence), whichever way the dialect writes it; a writer
+// that lost the lease stores nothing and gets ErrLeaseLost.
+func TestOneAnswerHandsOnItsLease(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		w := newWorld(t, db)
+		ctx := context.Background()
+		rows, err := db.ListDatasetRows(ctx, w.dataset.ID, 0, 2)
+		if err != nil || len(rows) < 2 {
+			t.Fatalf("rows: %v", err)
+		}
+		run := models.Run{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, DatasetID: w.dataset.ID, Name: "alone",
+			Method: models.MethodBatchEval, RubricSnapshot: w.rubric.Evaluator(), JudgeSnapshot: w.judge.Snapshot(), CreatedAt: time.Now()}
+		if err := db.CreateRun(ctx, &run, nil); err != nil {
+			t.Fatal(err)
+		}
+		until := time.Now().UTC().Add(time.Minute).Truncate(time.Millisecond)
+		if err := db.Gorm.Exec(`UPDATE runs SET lease_owner = ?, status = ?, lease_until = ? WHERE id = ?`, "w1", models.RunCancelled, until, run.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		bs, err := db.CreateRoundBatches(ctx, run.ID, 0, 0, [][]int64{{rows[0].ID}, {rows[1].ID}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		save := func(b models.RunBatch, owner string) (*models.LeaseState, error) {
+			b.Status, b.Response, b.Calls = models.BatchDone, "Sample1: 2", 1
+			v := 2.0
+			var seen *models.LeaseState
+			err := db.SaveBatchResults(ctx, []models.BatchSave{{Owner: owner, OnLease: func(st models.LeaseState) { seen = &st },
+				Result: models.BatchResult{Batch: b, Scores: []models.RunScore{{RunID: run.ID, BatchID: b.ID, RowID: b.RowIDs[0], Label: 1, Score: &v}}}}})[0]
+			return seen, err
+		}
+		asked := time.Now()
+		st, err := save(bs[0], "w1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st == nil {
+			t.Fatal("the write handed on no lease")
+		}
+		// Cancelled while the call was out: the answer is kept (paid for),
+		// and the lease handed on says the run is no longer running.
+		if st.Owner != "w1" || st.Status != models.RunCancelled || st.Until == nil || !st.Until.Equal(until) || st.Began.Before(asked) {
+			t.Errorf("lease handed on: owner %q, status %q, until %v, read at %v; want w1, cancelled, %v, after %v",
+				st.Owner, st.Status, st.Until, st.Began, until, asked)
+		}
+		if _, err := save(bs[1], "w0"); !errors.Is(err, models.ErrLeaseLost) {
+			t.Errorf("a writer that lost the lease: %v, want ErrLeaseLost", err)
+		}
+		if got := getRun(t, db, run.ID); got.BatchesDone != 1 {
+			t.Errorf("%d batches counted, want the first answer's only", got.BatchesDone)
 		}
 	})
 }

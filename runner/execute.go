@@ -75,6 +75,9 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	}
 	log := r.log.With("run", runID, "judge", run.JudgeSnapshot.Name)
 	ctx = models.WithLeaseOwner(ctx, owner) // fences every run-state write on this lease
+	// The answers' writes pass on the lease they read to the next call's
+	// fence (guard.go).
+	ctx = withLeaseNews(ctx, &leaseNews{})
 	log.Info("run started", "worker", owner)
 	// Tell the workspace's webhook if this execution ends the run (after
 	// its statistics when it succeeds: afterFinish).
@@ -731,10 +734,17 @@ func callContext(job context.Context) (context.Context, context.CancelFunc) {
 // committed, so an answer is as durable as when it was stored alone.
 // PostgreSQL takes writes side by side: each is stored at once.
 func (r *Runner) saveResult(ctx context.Context, res models.BatchResult) error {
-	if r.db.Dialect != models.SQLite {
-		return r.db.SaveBatchResult(ctx, res)
-	}
 	w := &pendingSave{item: models.BatchSave{Result: res, Owner: models.LeaseOwnerFrom(ctx)}, done: make(chan struct{})}
+	// The write reads the run's lease (its fence): the next call's fence
+	// can take that read (leaseNews).
+	if news := leaseNewsFrom(ctx); news != nil && w.item.Owner != "" {
+		lw := news.expect()
+		w.item.OnLease = lw.tell
+		defer lw.end()
+	}
+	if r.db.Dialect != models.SQLite {
+		return r.db.SaveBatchResults(ctx, []models.BatchSave{w.item})[0]
+	}
 	r.saves.mu.Lock()
 	r.saves.pending = append(r.saves.pending, w)
 	if r.saves.writing {
@@ -775,7 +785,11 @@ func (r *Runner) saveAnswer(ctx context.Context, rc *models.ResponseCache, hash 
 	r.saves.pending = append(r.saves.pending, &pendingSave{item: models.BatchSave{Cached: &a}})
 	if !r.saves.writing && !r.saves.lingering {
 		r.saves.lingering = true
-		time.AfterFunc(answerLinger, r.flushAnswers)
+		if r.saves.linger == nil {
+			r.saves.linger = time.AfterFunc(answerLinger, r.flushAnswers)
+		} else {
+			r.saves.linger.Reset(answerLinger)
+		}
 	}
 	return nil
 }
@@ -840,8 +854,10 @@ type saveQueue struct {
 	mu      sync.Mutex
 	pending []*pendingSave
 	writing bool // a writer is writing the queue's groups
-	// lingering: a timer will write queued cached answers (saveAnswer).
+	// lingering: linger, a timer, will write queued cached answers
+	// (saveAnswer); it is stopped when a group takes them first.
 	lingering bool
+	linger    *time.Timer
 }
 
 // pendingSave is one item waiting for the writer; done is nil for a cached
@@ -872,6 +888,12 @@ func (r *Runner) writeGroup() bool {
 	}
 	group := r.saves.pending[:n:n]
 	r.saves.pending = append([]*pendingSave(nil), r.saves.pending[n:]...)
+	if r.saves.lingering && len(r.saves.pending) == 0 && r.saves.linger.Stop() {
+		// The cached answers it waited for are in this group: the timer
+		// would only wake the process, a call later at concurrency 1,
+		// to find nothing to write.
+		r.saves.lingering = false
+	}
 	r.saves.mu.Unlock()
 	items := make([]models.BatchSave, len(group))
 	for i, w := range group {

@@ -66,7 +66,7 @@ func (r *Runner) guardJudge(ctx context.Context, run models.Run, cfg judge.Confi
 		cfg.TimeoutRetries = r.cfg.JudgeTuning.TimeoutRetries
 	}
 	name := judgeName(run.JudgeSnapshot)
-	g := &callGuard{r: r, runID: run.ID, owner: models.LeaseOwnerFrom(ctx), judge: name,
+	g := &callGuard{r: r, runID: run.ID, owner: models.LeaseOwnerFrom(ctx), news: leaseNewsFrom(ctx), judge: name,
 		log: r.log.With("run", run.ID, "judge", name), ctx: ctx, capped: run.Settings.SpendCapUSD != nil, budget: b}
 	probeCfg := cfg
 	probeCfg.MaxAttempts = 1
@@ -130,6 +130,7 @@ type callGuard struct {
 	r        *Runner
 	runID    int64
 	owner    string
+	news     *leaseNews // the lease as the execution's writes last read it; may be nil
 	judge    string
 	log      *slog.Logger
 	ctx      context.Context // the execution's (job context, lease owner), for the probe loop
@@ -234,10 +235,15 @@ func (g *callGuard) fence(ctx context.Context) error {
 		return nil
 	}
 	started := time.Now()
-	st, err := g.readLease(ctx)
-	if err != nil {
-		// Unknown: do not risk a call another worker may also be making.
-		return fmt.Errorf("check the run's lease: %w", err)
+	st, ok := g.news.lease(ctx, started)
+	if ok {
+		started = st.Began
+	} else {
+		var err error
+		if st, err = g.readLease(ctx); err != nil {
+			// Unknown: do not risk a call another worker may also be making.
+			return fmt.Errorf("check the run's lease: %w", err)
+		}
 	}
 	switch {
 	case st.Status != models.RunRunning:
@@ -256,6 +262,131 @@ func (g *callGuard) fence(ctx context.Context) error {
 	}
 	g.mu.Unlock()
 	return nil
+}
+
+// leaseNewsFresh is how old a lease read by one of the execution's own
+// answer writes may be for a fence to take it instead of reading the
+// lease again, and how long a fence waits for a write under way to read
+// it. An answer's write reads the lease inside its transaction (its
+// fence); a read of the fence's own was a sixth of a call's CPU at
+// concurrency 1 (BENCHMARKS.md). What reusing a read gives up is small
+// and bounded: a cancel committed in the few milliseconds after the
+// write's read may let one call per unit start. A takeover cannot slip
+// through: the lease's time left still counts from when the read began.
+const leaseNewsFresh = 5 * time.Millisecond
+
+// leaseNews hands the lease as the execution's answer writes read it
+// (models.BatchSave.OnLease) to its fences: a fence takes a read that
+// began at most leaseNewsFresh ago or, when a write is under way, waits
+// for that write's read if it begins after the fence asked (with one
+// call's slot handed on as its answer arrives, the next call's fence
+// comes while that answer is being stored).
+type leaseNews struct {
+	mu      sync.Mutex
+	st      models.LeaseState
+	writing int           // writes registered whose read is not told yet
+	told    chan struct{} // closed when a write tells or ends; nil when nobody waits
+}
+
+type leaseNewsKey struct{}
+
+// withLeaseNews gives ctx's execution somewhere to pass its writes' lease
+// reads; the execution's guard and its answer saves take it from ctx.
+func withLeaseNews(ctx context.Context, n *leaseNews) context.Context {
+	return context.WithValue(ctx, leaseNewsKey{}, n)
+}
+
+func leaseNewsFrom(ctx context.Context) *leaseNews {
+	n, _ := ctx.Value(leaseNewsKey{}).(*leaseNews)
+	return n
+}
+
+// leaseWrite is one answer write's part in leaseNews: it tells what it
+// read, or ends having read nothing; only the first of the two counts.
+type leaseWrite struct {
+	n    *leaseNews
+	done bool // under n.mu
+}
+
+// expect registers a write that will read the lease.
+func (n *leaseNews) expect() *leaseWrite {
+	n.mu.Lock()
+	n.writing++
+	n.mu.Unlock()
+	return &leaseWrite{n: n}
+}
+
+// tell records the write's read (unless a later one is known) and wakes
+// the fences waiting for it.
+func (w *leaseWrite) tell(st models.LeaseState) {
+	n := w.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if st.Began.After(n.st.Began) {
+		n.st = st
+	}
+	w.finish()
+}
+
+// end is called when the write is over; a write that read nothing wakes
+// the fences waiting for it, which then read the lease themselves.
+func (w *leaseWrite) end() {
+	w.n.mu.Lock()
+	defer w.n.mu.Unlock()
+	w.finish()
+}
+
+func (w *leaseWrite) finish() {
+	if w.done {
+		return
+	}
+	w.done = true
+	n := w.n
+	n.writing--
+	if n.told != nil {
+		close(n.told)
+		n.told = nil
+	}
+}
+
+// lease returns a read a fence that started at started may take instead
+// of its own: one that began at most leaseNewsFresh before, or the read
+// of a write under way when it begins after started. It waits at most
+// leaseNewsFresh for the latter.
+func (n *leaseNews) lease(ctx context.Context, started time.Time) (models.LeaseState, bool) {
+	if n == nil {
+		return models.LeaseState{}, false
+	}
+	var timeout <-chan time.Time
+	for {
+		n.mu.Lock()
+		st := n.st
+		if !st.Began.IsZero() && started.Sub(st.Began) <= leaseNewsFresh {
+			n.mu.Unlock()
+			return st, true
+		}
+		if n.writing == 0 {
+			n.mu.Unlock()
+			return models.LeaseState{}, false
+		}
+		if n.told == nil {
+			n.told = make(chan struct{})
+		}
+		told := n.told
+		n.mu.Unlock()
+		if timeout == nil {
+			t := time.NewTimer(leaseNewsFresh)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-told:
+		case <-timeout:
+			return models.LeaseState{}, false
+		case <-ctx.Done():
+			return models.LeaseState{}, false
+		}
+	}
 }
 
 // leaseRead is one database read of the run's lease, shared by every

@@ -151,7 +151,8 @@ func TestLeaseChecksSeeTheDatabaseAfterAsking(t *testing.T) {
 // queued, not written at once; the batch result that follows it is
 // committed with it (stored when that save returns); one that no result
 // follows is stored within the linger; Stop writes what is still queued.
-// On PostgreSQL it is stored at once.
+// On PostgreSQL it is stored at once. A linger timer whose answers a
+// group took is stopped.
 func TestCachedAnswersShareTheBatchCommit(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
@@ -178,6 +179,13 @@ func TestCachedAnswersShareTheBatchCommit(t *testing.T) {
 		if !stored("with-result") {
 			t.Error("the cached answer queued before a batch result is not stored when that result's save returns")
 		}
+		// Its linger timer is stopped: firing, it would only wake an idle
+		// process (once a call at concurrency 1) to find nothing to write.
+		r.saves.mu.Lock()
+		if env.db.Dialect == models.SQLite && (r.saves.lingering || r.saves.linger == nil || r.saves.linger.Stop()) {
+			t.Errorf("after the group took the cached answer: lingering %v, timer %v still armed", r.saves.lingering, r.saves.linger)
+		}
+		r.saves.mu.Unlock()
 		if err := r.saveAnswer(ctx, rc, "alone", 0, []byte(`{"choices":[{"Text":"x"}]}`)); err != nil {
 			t.Fatal(err)
 		}
