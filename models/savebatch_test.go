@@ -287,17 +287,8 @@ func TestSaveBatchResultsGroup(t *testing.T) {
 // by row and round, for one criterion only; a missing score stays nil.
 func TestCriterionScores(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
-		w := newWorld(t, db)
 		ctx := context.Background()
-		rows, err := db.ListDatasetRows(ctx, w.dataset.ID, 0, 2)
-		if err != nil || len(rows) < 2 {
-			t.Fatalf("rows: %v", err)
-		}
-		r := models.Run{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, DatasetID: w.dataset.ID, Name: "scores",
-			Method: models.MethodBatchEval, RubricSnapshot: w.rubric.Evaluator(), JudgeSnapshot: w.judge.Snapshot(), CreatedAt: time.Now()}
-		if err := db.CreateRun(ctx, &r, nil); err != nil {
-			t.Fatal(err)
-		}
+		r, rows := twoRowRun(t, db, "scores")
 		a, b := rows[0].ID, rows[1].ID
 		f := func(v float64) *float64 { return &v }
 		// criterion, round, row ids and their scores
@@ -436,17 +427,8 @@ func TestCreateRoundBatchesRows(t *testing.T) {
 // that lost the lease stores nothing and gets ErrLeaseLost.
 func TestOneAnswerHandsOnItsLease(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
-		w := newWorld(t, db)
 		ctx := context.Background()
-		rows, err := db.ListDatasetRows(ctx, w.dataset.ID, 0, 2)
-		if err != nil || len(rows) < 2 {
-			t.Fatalf("rows: %v", err)
-		}
-		run := models.Run{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, DatasetID: w.dataset.ID, Name: "alone",
-			Method: models.MethodBatchEval, RubricSnapshot: w.rubric.Evaluator(), JudgeSnapshot: w.judge.Snapshot(), CreatedAt: time.Now()}
-		if err := db.CreateRun(ctx, &run, nil); err != nil {
-			t.Fatal(err)
-		}
+		run, rows := twoRowRun(t, db, "alone")
 		until := time.Now().UTC().Add(time.Minute).Truncate(time.Millisecond)
 		if err := db.Gorm.Exec(`UPDATE runs SET lease_owner = ?, status = ?, lease_until = ? WHERE id = ?`, "w1", models.RunCancelled, until, run.ID).Error; err != nil {
 			t.Fatal(err)
@@ -484,4 +466,22 @@ func TestOneAnswerHandsOnItsLease(t *testing.T) {
 			t.Errorf("%d batches counted, want the first answer's only", got.BatchesDone)
 		}
 	})
+}
+
+// twoRowRun stores a BatchEval run (not launched) of a new world's
+// dataset and returns it with two of the dataset's rows.
+func twoRowRun(t *testing.T, db *models.DB, name string) (models.Run, []models.DatasetRow) {
+	t.Helper()
+	w := newWorld(t, db)
+	ctx := context.Background()
+	rows, err := db.ListDatasetRows(ctx, w.dataset.ID, 0, 2)
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("rows: %v", err)
+	}
+	r := models.Run{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, DatasetID: w.dataset.ID, Name: name,
+		Method: models.MethodBatchEval, RubricSnapshot: w.rubric.Evaluator(), JudgeSnapshot: w.judge.Snapshot(), CreatedAt: time.Now()}
+	if err := db.CreateRun(ctx, &r, nil); err != nil {
+		t.Fatal(err)
+	}
+	return r, rows
 }

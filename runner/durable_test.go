@@ -185,13 +185,20 @@ func TestResumeSendsOnlyTheGaps(t *testing.T) {
 	t.Parallel()
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		tg := &target{}
-		var refusing atomic.Bool
-		refusing.Store(true)
+		// Refused until the resume; after it, held until the test has
+		// tried a second resume: a resumed run that went through its
+		// calls before that (a busy machine) could be resumed again.
+		var resumed atomic.Bool
+		release := make(chan struct{})
 		fj := newFakeJudge(t, simjudge.Options{Seed: 9}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
-			if refusing.Load() && tg.is(c) {
+			if !tg.is(c) {
+				return false
+			}
+			if !resumed.Load() {
 				writeAPIError(w, http.StatusUnprocessableEntity, nil, "refused")
 				return true
 			}
+			<-release
 			return false
 		})
 		r := env.startRunner(Config{LeaseTTL: leaseTTL})
@@ -200,13 +207,15 @@ func TestResumeSendsOnlyTheGaps(t *testing.T) {
 		if run.BatchesFailed != 1 || run.MissingScores != 10 || !run.Resumable() {
 			t.Fatalf("first pass: %s, %d failed, %d missing, resumable %v; want one failed batch", run.Status, run.BatchesFailed, run.MissingScores, run.Resumable())
 		}
+		resumed.Store(true)
 		if _, err := r.Resume(context.Background(), env.ws.ID, run.ID); err != nil {
+			close(release)
 			t.Fatalf("resume: %v", err)
 		}
 		if _, err := r.Resume(context.Background(), env.ws.ID, run.ID); models.ErrorCode(err) != models.EConflict {
-			t.Errorf("second resume while queued: %v, want a conflict", err)
+			t.Errorf("second resume while queued or running: %v, want a conflict", err)
 		}
-		refusing.Store(false)
+		close(release)
 		run = env.waitFinished(run.ID, 20*time.Second)
 		if run.Status != models.RunSucceeded || run.BatchesFailed != 0 || run.MissingScores != 0 || run.BatchesDone != 3 || run.Resumes != 1 {
 			t.Errorf("after resume: %s, %d/%d done, %d failed, %d missing, %d resumes", run.Status, run.BatchesDone, run.BatchesTotal, run.BatchesFailed, run.MissingScores, run.Resumes)
