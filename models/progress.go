@@ -584,7 +584,12 @@ func (db *DB) SaveBatchResults(ctx context.Context, items []BatchSave) []error {
 		clear(errs)
 		return db.saveBatchGroup(ctx, items, now, errs)
 	})
-	if err != nil {
+	switch {
+	case err != nil && len(items) == 1:
+		// A group of one (SQLite, for its lease read): one by one would
+		// only retry the same write for as long again.
+		errs[0] = err
+	case err != nil:
 		for i, it := range items {
 			errs[i] = db.saveOne(ctx, it)
 		}
@@ -616,9 +621,15 @@ func (db *DB) saveBatchGroup(ctx context.Context, items []BatchSave, now time.Ti
 		b := it.Result.Batch
 		if it.Owner != "" {
 			// The whole lease, not only its owner: the writer's next call
-			// can take it as its fence's read (BatchSave.Seen).
+			// can take it as its fence's read (BatchSave.OnLease).
 			st := LeaseState{Began: time.Now()}
 			if err := scanLease(db.hotQueryRow(ctx, db.answers(), tx, leaseStateSQL(db.Dialect), b.RunID), b.RunID, &st); err != nil {
+				if ErrorCode(err) == ENotFound {
+					// A run deleted meanwhile: this answer is refused, as
+					// from a lost lease; the group's others still commit.
+					errs[i] = fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost)
+					continue
+				}
 				return err
 			}
 			if it.OnLease != nil {

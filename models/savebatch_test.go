@@ -197,6 +197,8 @@ func TestSaveBatchResultsGroup(t *testing.T) {
 		{"all stored", []entry{{0, 0, "w0", ok, true}, {0, 1, "w0", ok, true}, {1, 0, "w1", ok, true}}},
 		{"a conflict among them", []entry{{0, 0, "w0", ok, true}, {0, 0, "w0", conflict, false}, {1, 1, "", ok, true}}},
 		{"a writer that lost its lease", []entry{{0, 0, "w0", ok, true}, {1, 0, "old", lost, false}, {1, 1, "w1", ok, true}}},
+		// run -1: an answer of a run deleted meanwhile is refused alone.
+		{"a run that no longer exists", []entry{{0, 0, "w0", ok, true}, {-1, 0, "w9", lost, false}, {1, 1, "w1", ok, true}}},
 	}
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
 		w := newWorld(t, db)
@@ -228,11 +230,17 @@ func TestSaveBatchResultsGroup(t *testing.T) {
 				seen := make([]*models.LeaseState, len(tc.entries))
 				asked := time.Now()
 				for k, e := range tc.entries {
-					b := batches[e.run][e.batch]
+					var b models.RunBatch
+					if e.run < 0 {
+						b = batches[0][e.batch]
+						b.RunID = runs[1].ID + 1000 // no such run
+					} else {
+						b = batches[e.run][e.batch]
+					}
 					b.Status, b.Response, b.Calls, b.Attempts, b.PromptTokens = models.BatchDone, fmt.Sprintf("answer %d", k), 1, 1, 10
 					v := float64(k)
 					items = append(items, models.BatchSave{Owner: e.owner, Result: models.BatchResult{Batch: b,
-						Scores: []models.RunScore{{RunID: runs[e.run].ID, BatchID: b.ID, RowID: b.RowIDs[0], Label: 1, Score: &v}}},
+						Scores: []models.RunScore{{RunID: b.RunID, BatchID: b.ID, RowID: b.RowIDs[0], Label: 1, Score: &v}}},
 						OnLease: func(st models.LeaseState) { seen[k] = &st }})
 				}
 				errs := db.SaveBatchResults(ctx, items)
@@ -241,7 +249,7 @@ func TestSaveBatchResultsGroup(t *testing.T) {
 				// takes it for its fence); refused answers' too.
 				for k, e := range tc.entries {
 					st := seen[k]
-					if e.owner == "" {
+					if e.owner == "" || e.run < 0 {
 						continue
 					}
 					if st == nil {

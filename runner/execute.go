@@ -737,13 +737,20 @@ func (r *Runner) saveResult(ctx context.Context, res models.BatchResult) error {
 	w := &pendingSave{item: models.BatchSave{Result: res, Owner: models.LeaseOwnerFrom(ctx)}, done: make(chan struct{})}
 	// The write reads the run's lease (its fence): the next call's fence
 	// can take that read (leaseNews).
-	if news := leaseNewsFrom(ctx); news != nil && w.item.Owner != "" {
+	news := leaseNewsFrom(ctx)
+	if r.db.Dialect != models.SQLite {
+		// The lease comes with the write's last statement (RETURNING),
+		// often more than leaseNewsFresh after the next call's fence:
+		// fences take it while fresh, and do not wait for it.
+		if news != nil && w.item.Owner != "" {
+			w.item.OnLease = news.note
+		}
+		return r.db.SaveBatchResults(ctx, []models.BatchSave{w.item})[0]
+	}
+	if news != nil && w.item.Owner != "" {
 		lw := news.expect()
 		w.item.OnLease = lw.tell
 		defer lw.end()
-	}
-	if r.db.Dialect != models.SQLite {
-		return r.db.SaveBatchResults(ctx, []models.BatchSave{w.item})[0]
 	}
 	r.saves.mu.Lock()
 	r.saves.pending = append(r.saves.pending, w)

@@ -322,10 +322,29 @@ func (w *leaseWrite) tell(st models.LeaseState) {
 	n := w.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if st.Began.After(n.st.Began) {
+	n.record(st)
+	w.finish()
+}
+
+// record keeps st if it is the latest read, or if it shows the run no
+// longer running: on PostgreSQL a write that began earlier may be the one
+// to see a cancel, and a later read must not make it forgotten (a cancel
+// is final for this execution). Under n.mu.
+func (n *leaseNews) record(st models.LeaseState) {
+	if n.st.Status != "" && n.st.Status != models.RunRunning {
+		return
+	}
+	if st.Status != models.RunRunning || st.Began.After(n.st.Began) {
 		n.st = st
 	}
-	w.finish()
+}
+
+// note records a write's read without a registered write: fences take
+// it while fresh, and never wait for it.
+func (n *leaseNews) note(st models.LeaseState) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.record(st)
 }
 
 // end is called when the write is over; a write that read nothing wakes
@@ -400,8 +419,9 @@ type leaseRead struct {
 // readLease reads the run's lease for a check that starts now. Checks that
 // arrive together share one read, but never one that began before they
 // arrived: a check waiting behind a read under way gets the next one. So
-// every call still sees the database as it was after the call asked (a
-// takeover or a cancel is never missed), and at concurrency 16 the calls
+// every call that reads still sees the database as it was after the call
+// asked (a fence may instead take a write's read, up to leaseNewsFresh
+// old: see there), and at concurrency 16 the calls
 // of a round make a few reads instead of one each.
 //
 // A check that finds no read under way makes its own read itself, rather

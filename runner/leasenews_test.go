@@ -38,6 +38,15 @@ func TestLeaseNewsRules(t *testing.T) {
 		t.Errorf("a read %v old was taken", 2*leaseNewsFresh)
 	}
 
+	// A read showing the run cancelled is kept over a later one showing
+	// it running (a write that began earlier saw the cancel).
+	stopped := &leaseNews{}
+	stopped.note(models.LeaseState{Owner: "w1", Status: models.RunCancelled, Began: read})
+	stopped.note(at(read.Add(time.Millisecond)))
+	if st, ok := stopped.lease(ctx, read.Add(time.Millisecond)); !ok || st.Status != models.RunCancelled {
+		t.Errorf("after a cancelled read and a later running one, the fence took %q (%v), want cancelled", st.Status, ok)
+	}
+
 	// A write under way: the fence waits for its read, which begins after
 	// the fence asked.
 	asked := read.Add(time.Hour)
@@ -154,7 +163,11 @@ func TestFenceTakesTheWritesLeaseRead(t *testing.T) {
 			t.Errorf("a fence after a write that read a cancelled run: %v, want %v", err, errRunCancelled)
 		}
 
-		// The lease as the write read it runs out within a millisecond.
+		// The lease as the write read it runs out within a millisecond (a
+		// new execution: for this one the cancel it read is final).
+		news.mu.Lock()
+		news.st = models.LeaseState{}
+		news.mu.Unlock()
 		set(models.RunRunning, time.Millisecond)
 		save(2)
 		time.Sleep(2 * time.Millisecond)
