@@ -493,3 +493,52 @@ func twoRowRun(t *testing.T, db *models.DB, name string) (models.Run, []models.D
 	}
 	return r, rows
 }
+
+// TestGroupFallbackHandsOnItsLease: a group that fails as a whole (here:
+// one of its answers scores a row the other one already scored in the
+// same round, a database error) is stored one by one; the other answer,
+// which asks for its lease (OnLease), is still stored and hands on the
+// lease, whichever dialect writes it (on SQLite that is the counters'
+// UPDATE ... RETURNING, reached only here).
+func TestGroupFallbackHandsOnItsLease(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := context.Background()
+		run, rows := twoRowRun(t, db, "fallback")
+		until := time.Now().UTC().Add(time.Minute).Truncate(time.Millisecond)
+		if err := db.Gorm.Exec(`UPDATE runs SET lease_owner = ?, status = ?, lease_until = ? WHERE id = ?`, "w1", models.RunRunning, until, run.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		bs, err := db.CreateRoundBatches(ctx, run.ID, 0, 0, [][]int64{{rows[0].ID}, {rows[1].ID}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seenBad, seenOK *models.LeaseState
+		told := 0 // the good answer's lease reads: the group's, then its own
+		item := func(b models.RunBatch, seen **models.LeaseState) models.BatchSave {
+			b.Status, b.Response, b.Calls = models.BatchDone, "Sample1: 2", 1
+			v := 2.0
+			return models.BatchSave{Owner: "w1", OnLease: func(st models.LeaseState) {
+				if seen == &seenOK {
+					told++
+				}
+				*seen = &st
+			},
+				Result: models.BatchResult{Batch: b, Scores: []models.RunScore{{RunID: b.RunID, BatchID: b.ID, RowID: b.RowIDs[0], Label: 1, Score: &v}}}}
+		}
+		bad := item(bs[1], &seenBad)
+		bad.Result.Scores[0].RowID = rows[0].ID // bs[0]'s row: the group fails
+		errs := db.SaveBatchResults(ctx, []models.BatchSave{item(bs[0], &seenOK), bad})
+		if errs[0] != nil || errs[1] == nil {
+			t.Errorf("after the group failed: %v for the good answer, %v for the bad one; want it stored, and an error", errs[0], errs[1])
+		}
+		if got := getRun(t, db, run.ID); got.BatchesDone != 1 {
+			t.Errorf("%d batches counted, want 1", got.BatchesDone)
+		}
+		if told != 2 {
+			t.Errorf("the good answer handed on its lease %d times, want 2 (in the group, then written alone)", told)
+		}
+		if seenOK == nil || seenOK.Until == nil || !seenOK.Until.Equal(until) || seenOK.Status != models.RunRunning {
+			t.Errorf("lease handed on by the one-by-one write: %+v, want running until %v", seenOK, until)
+		}
+	})
+}
