@@ -459,6 +459,14 @@ func TestComparisonPagesWhileResultsArePrepared(t *testing.T) {
 			}
 		}
 		assertPreparing(t, "API experiment", api.get(fmt.Sprintf("/api/v1/experiments/%d", exp.ID), tok))
+		// The build runs in the background and may reach the builder only
+		// after the pages have answered (it waits for one of the slots the
+		// paired comparisons also take): wait for it before counting.
+		select {
+		case <-hb.started:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the pages started no build")
+		}
 		if n := hb.calls.Load(); n != 1 {
 			t.Errorf("%d builds started for one summary, want 1", n)
 		}
