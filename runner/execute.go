@@ -268,9 +268,18 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 	if err != nil {
 		return nil, err
 	}
-	// The shared limits wrap the real client only: an answer from the cache
-	// takes no call slot and no tokens of the judge's budget.
-	limited := turnTaking{b.wrap(c)}
+	// The shared limits and the spending cap wrap the real client only: an
+	// answer from the cache takes no call slot, no tokens of the judge's
+	// budget and costs nothing.
+	limited := b.wrap(c)
+	spend, err := r.newSpendCap(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	if spend != nil {
+		// Outside the budget: a call waiting for the cap holds no slot.
+		limited = capped{c: limited, cap: spend, r: r}
+	}
 	if run.Settings.NoCache {
 		return limited, nil
 	}
@@ -570,11 +579,10 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 	var retries []pendingRetry
 	judgeAll := func(todo []pendingRetry, last bool) error {
 		g, gctx := errgroup.WithContext(work)
-		// Units start ahead of their turn to call the judge, so that
-		// their cache lookups are made together (lookahead.go); the
-		// turns keep the calls within the concurrency.
+		// Units start ahead of their slot of the budget, so that their
+		// cache lookups are made together (unitLookahead); the budget
+		// keeps the calls within the concurrency.
 		g.SetLimit(concurrency + unitLookahead)
-		turns := &unitTurns{slots: make(chan struct{}, concurrency), stop: gctx, r: r}
 		for _, t := range todo {
 			g.Go(func() error {
 				if err := r.stopping(gctx); err != nil {
@@ -584,9 +592,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 				// once out of patience, waited for hung calls for good.
 				calls, stopCalls := callContext(ctx)
 				defer stopCalls()
-				tn := &turn{turns: turns}
-				defer tn.done()
-				calls = withRound(withTurn(calls, tn), t.batch.Round)
+				calls = withRound(calls, t.batch.Round, gctx)
 				u := methods.Unit{Run: mrun, Criteria: pass, Round: t.batch.Round, Memo: memo}
 				for _, id := range t.batch.RowIDs {
 					u.Samples = append(u.Samples, samples[index[id]])

@@ -67,7 +67,7 @@ func (r *Runner) guardJudge(ctx context.Context, run models.Run, cfg judge.Confi
 	}
 	name := judgeName(run.JudgeSnapshot)
 	g := &callGuard{r: r, runID: run.ID, owner: models.LeaseOwnerFrom(ctx), news: leaseNewsFrom(ctx), judge: name,
-		log: r.log.With("run", run.ID, "judge", name), ctx: ctx, capped: run.Settings.SpendCapUSD != nil, budget: b}
+		log: r.log.With("run", run.ID, "judge", name), ctx: ctx, budget: b}
 	probeCfg := cfg
 	probeCfg.MaxAttempts = 1
 	g.probeCfg = probeCfg
@@ -136,8 +136,6 @@ type callGuard struct {
 	ctx      context.Context // the execution's (job context, lease owner), for the probe loop
 	probeCfg judge.Config
 	breaker  BreakerConfig
-	// capped: the run has a spending cap, checked before every attempt.
-	capped bool
 	// budget learns from every attempt (adaptive concurrency); may be nil.
 	budget *budget
 
@@ -177,53 +175,7 @@ func (g *callGuard) before(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := g.fence(ctx); err != nil {
-		return err
-	}
-	return g.withinCap(ctx)
-}
-
-// SpendCapError stops a run whose next call would take it past its
-// spending cap. The run fails with this message and can be resumed after
-// the cap is raised: its unanswered calls are sent then.
-type SpendCapError struct {
-	CapUSD, SpentUSD, NextUSD float64
-}
-
-func (e *SpendCapError) Error() string {
-	return fmt.Sprintf("spending cap reached: the run has spent $%.4f of its $%.4f cap and its next call would cost about $%.4f; "+
-		"no new call was sent (raise the cap and resume the run to finish it)", e.SpentUSD, e.CapUSD, e.NextUSD)
-}
-
-// withinCap refuses an attempt when the run's cost so far plus the next
-// call's estimate would pass its spending cap. The estimate is the mean
-// cost of the run's calls so far (the calls of one run are alike: same
-// prompt template, same batch size); before the first answer there is
-// none, so a cap below one call's cost still lets that first call through.
-// Calls already in flight are not counted: with concurrency c the cap can
-// be passed by up to c-1 calls' cost.
-func (g *callGuard) withinCap(ctx context.Context) error {
-	if !g.capped {
-		return nil
-	}
-	sp, err := g.r.db.FindRunSpend(ctx, g.runID)
-	if err != nil {
-		return fmt.Errorf("check the run's spending: %w", err)
-	}
-	if sp.CapUSD == nil {
-		return nil
-	}
-	spent, next := 0.0, 0.0
-	if sp.CostUSD != nil {
-		spent = *sp.CostUSD
-	}
-	if sp.Calls > 0 {
-		next = spent / float64(sp.Calls)
-	}
-	if spent+next > *sp.CapUSD {
-		return &SpendCapError{CapUSD: *sp.CapUSD, SpentUSD: spent, NextUSD: next}
-	}
-	return nil
+	return g.fence(ctx)
 }
 
 // fence checks the lease in the database, then, with no I/O in between,

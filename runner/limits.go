@@ -147,10 +147,16 @@ func (b *budget) acquire(ctx context.Context, req judge.Request) (release func()
 	// Waiting for room stops when the process starts shutting down: no
 	// new call would be sent then anyway. A free slot goes to the call of
 	// the criterion furthest behind (prio.go).
-	if err := b.sem.acquire(ctx, roundOf(ctx), b.r.draining); err != nil {
+	stop := roundStop(ctx)
+	if err := b.sem.acquire(ctx, stop, roundOf(ctx), b.r.draining); err != nil {
 		return nil, 0, err
 	}
 	local := b.sem.release
+	// The slot may have come as the round stopped: no call starts then.
+	if err := b.r.stopping(stop); err != nil {
+		local()
+		return nil, 0, err
+	}
 	if b.judge == 0 {
 		return local, 0, nil
 	}

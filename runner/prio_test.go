@@ -48,13 +48,13 @@ func TestPrioritySlotsOrder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s := newPrioritySlots(1)
-			if err := s.acquire(context.Background(), 0, nil); err != nil {
+			if err := s.acquire(context.Background(), context.Background(), 0, nil); err != nil {
 				t.Fatal(err)
 			}
 			granted := make(chan int, len(tc.prios))
 			for i, p := range tc.prios {
 				go func() {
-					if err := s.acquire(context.Background(), p, nil); err != nil {
+					if err := s.acquire(context.Background(), context.Background(), p, nil); err != nil {
 						t.Error(err)
 						return
 					}
@@ -106,7 +106,7 @@ func TestPrioritySlotsStoppedWaiter(t *testing.T) {
 			t.Parallel()
 			s := newPrioritySlots(2)
 			for range 2 {
-				if err := s.acquire(context.Background(), 0, nil); err != nil {
+				if err := s.acquire(context.Background(), context.Background(), 0, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -114,10 +114,10 @@ func TestPrioritySlotsStoppedWaiter(t *testing.T) {
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
 			stopped := make(chan error, 1)
-			go func() { stopped <- s.acquire(ctx, 0, draining) }()
+			go func() { stopped <- s.acquire(ctx, context.Background(), 0, draining) }()
 			eventually(t, "the first waiter to queue", func() bool { return s.waiting() == 1 })
 			other := make(chan error, 1)
-			go func() { other <- s.acquire(context.Background(), 5, nil) }()
+			go func() { other <- s.acquire(context.Background(), context.Background(), 5, nil) }()
 			eventually(t, "the second waiter to queue", func() bool { return s.waiting() == 2 })
 
 			if tc.drain {
@@ -166,7 +166,7 @@ func TestPrioritySlotsAlreadyStopped(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newPrioritySlots(1)
-			if err := s.acquire(tc.ctx, 0, tc.draining); !errors.Is(err, tc.want) {
+			if err := s.acquire(tc.ctx, context.Background(), 0, tc.draining); !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
 			if f := s.freeSlots(); f != 1 {
@@ -184,7 +184,7 @@ func TestPrioritySlotsGrantedAsStopped(t *testing.T) {
 	t.Parallel()
 	for range 200 {
 		s := newPrioritySlots(1)
-		if err := s.acquire(context.Background(), 0, nil); err != nil {
+		if err := s.acquire(context.Background(), context.Background(), 0, nil); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -197,10 +197,10 @@ func TestPrioritySlotsGrantedAsStopped(t *testing.T) {
 		heap.Push(&s.wait, w)
 		s.mu.Unlock()
 		other := make(chan error, 1)
-		go func() { other <- s.acquire(context.Background(), 1, nil) }()
+		go func() { other <- s.acquire(context.Background(), context.Background(), 1, nil) }()
 		eventually(t, "the second waiter to queue", func() bool { return s.waiting() == 2 })
 		s.release() // granted to w
-		err := s.await(ctx, w, nil)
+		err := s.await(ctx, context.Background(), w, nil)
 		if err == nil {
 			// w proceeds with the slot: the other still waits.
 			if n := s.waiting(); n != 1 {
@@ -226,7 +226,7 @@ func TestPrioritySlotsReleaseWithoutWaiter(t *testing.T) {
 	t.Parallel()
 	s := newPrioritySlots(3)
 	for range 3 {
-		if err := s.acquire(context.Background(), 7, nil); err != nil {
+		if err := s.acquire(context.Background(), context.Background(), 7, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -239,7 +239,7 @@ func TestPrioritySlotsReleaseWithoutWaiter(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := s.acquire(ctx, 9, nil); err != nil {
+	if err := s.acquire(ctx, context.Background(), 9, nil); err != nil {
 		t.Fatalf("a free slot was not granted: %v", err)
 	}
 }
@@ -263,7 +263,7 @@ func TestPrioritySlotsStress(t *testing.T) {
 				ctx, cancel = context.WithTimeout(ctx, time.Duration(rand.N(200))*time.Microsecond)
 				defer cancel()
 			}
-			if err := s.acquire(ctx, rand.N(4), nil); err != nil {
+			if err := s.acquire(ctx, context.Background(), rand.N(4), nil); err != nil {
 				if !errors.Is(err, context.DeadlineExceeded) {
 					t.Error(err)
 				}

@@ -3,10 +3,12 @@ package runner
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/models"
 )
@@ -20,22 +22,27 @@ func TestSpendingCap(t *testing.T) {
 	t.Parallel()
 	tiny, ample := 1e-6, 100.0
 	for _, tc := range []struct {
-		name       string
-		capUSD     *float64
-		wantStatus string
-		wantCalls  int // judge requests before the run ended
+		name        string
+		capUSD      *float64
+		concurrency int
+		wantStatus  string
+		wantCalls   int // judge requests before the run ended
 	}{
-		{"no cap", nil, models.RunSucceeded, 3},
-		{"ample cap", &ample, models.RunSucceeded, 3},
+		{"no cap", nil, 1, models.RunSucceeded, 3},
+		{"ample cap", &ample, 1, models.RunSucceeded, 3},
+		{"ample cap, calls side by side", &ample, 3, models.RunSucceeded, 3},
 		// The first call has no estimate yet and goes; after it the run
 		// has spent more than the cap, so the second is never sent.
-		{"cap below one call", &tiny, models.RunFailed, 1},
+		{"cap below one call", &tiny, 1, models.RunFailed, 1},
+		// Side by side too: the first call goes alone, and the others
+		// wait for its cost (they used to go with it, past the cap).
+		{"cap below one call, calls side by side", &tiny, 3, models.RunFailed, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			eachDB(t, func(t *testing.T, env *testEnv) {
 				fj := newFakeJudge(t, simjudge.Options{Seed: 9}, nil)
 				r := env.startRunner(Config{LeaseTTL: leaseTTL})
-				spec := env.newRun(fj.URL(), 1, 1, 30) // 3 batches, one at a time
+				spec := env.newRun(fj.URL(), 1, tc.concurrency, 30) // 3 batches
 				spec.Settings.SpendCapUSD = tc.capUSD
 				run := env.waitFinished(env.launch(r, spec).ID, 20*time.Second)
 				if run.Status != tc.wantStatus || fj.Total() != tc.wantCalls {
@@ -81,6 +88,127 @@ func TestSetRunSpendCap(t *testing.T) {
 		}
 		if _, err := env.db.SetRunSpendCap(ctx, env.ws.ID, spec.ID, &neg); models.ErrorCode(err) != models.EInvalid {
 			t.Errorf("negative cap: %v, want invalid", err)
+		}
+	})
+}
+
+// TestSpendCapRules: the cap lets a call go only when the cost known so far
+// plus the estimate of the calls under way and of this one stays within
+// it; otherwise the call waits for the calls under way, and fails only
+// when none is left. Prices are $1 per million tokens either way, so a
+// call of 1,000,000 tokens costs $1.
+func TestSpendCapRules(t *testing.T) {
+	t.Parallel()
+	one := 1.0
+	prices := models.JudgeSnapshot{PriceInputPerMTok: &one, PriceOutputPerMTok: &one}
+	dollars := func(d float64) judge.Response { return judge.Response{PromptTokens: int(d * 1e6)} }
+	bg := context.Background()
+	r := &Runner{draining: make(chan struct{})}
+	admit := func(c *spendCap) error { return c.admit(bg, bg, r.draining) }
+	// waits reports whether admit is still waiting after a moment; if it
+	// is, the returned channel gets its result once it ends.
+	waits := func(c *spendCap, stop context.Context) (bool, chan error) {
+		got := make(chan error, 1)
+		go func() { got <- c.admit(bg, stop, r.draining) }()
+		select {
+		case err := <-got:
+			got <- err
+			return false, got
+		case <-time.After(50 * time.Millisecond):
+			return true, got
+		}
+	}
+	newCap := func(capUSD, spent float64, calls int) *spendCap {
+		return &spendCap{capUSD: capUSD, prices: prices, spent: spent, calls: calls, answered: make(chan struct{})}
+	}
+
+	t.Run("the first call goes alone", func(t *testing.T) {
+		c := newCap(10, 0, 0)
+		if err := admit(c); err != nil {
+			t.Fatalf("first call: %v", err)
+		}
+		waiting, got := waits(c, bg)
+		if !waiting {
+			t.Fatalf("a second call went before the first answered: %v", <-got)
+		}
+		c.settle(dollars(4))
+		if err := <-got; err != nil {
+			t.Fatalf("second call after a $4 answer, cap $10: %v", err)
+		}
+		// $4 spent, $4 under way, $4 more would pass $10.
+		if waiting, got := waits(c, bg); !waiting {
+			t.Fatalf("a third call went with $8 spent or under way: %v", <-got)
+		} else {
+			c.settle(dollars(4))
+			var sc *SpendCapError
+			if err := <-got; !errors.As(err, &sc) || sc.SpentUSD != 8 || sc.NextUSD != 4 || sc.CapUSD != 10 {
+				t.Fatalf("third call with $8 spent and nothing under way: %v, want the cap reached ($8 spent, $4 next)", err)
+			}
+		}
+	})
+
+	t.Run("calls under way count at the estimate", func(t *testing.T) {
+		c := newCap(10, 2, 2) // $1 a call so far
+		for i := range 8 {
+			if err := admit(c); err != nil {
+				t.Fatalf("call %d of 8 within $10: %v", i+1, err)
+			}
+		}
+		waiting, got := waits(c, bg)
+		if !waiting {
+			t.Fatalf("a ninth call went with $2 spent and 8 under way: %v", <-got)
+		}
+		// Cheaper answers than estimated make room.
+		for range 4 {
+			c.settle(dollars(0.25))
+		}
+		if err := <-got; err != nil {
+			t.Fatalf("after four $0.25 answers ($3 spent for 6 calls, 4 under way): %v", err)
+		}
+		if c.out != 5 || c.calls != 6 || c.spent != 3 {
+			t.Errorf("account: %d under way, %d calls, $%g; want 5, 6, $3", c.out, c.calls, c.spent)
+		}
+	})
+
+	t.Run("a call without an answer costs nothing", func(t *testing.T) {
+		c := newCap(1, 0, 0)
+		if err := admit(c); err != nil {
+			t.Fatal(err)
+		}
+		c.settle(judge.Response{})
+		if c.calls != 0 || c.spent != 0 || c.out != 0 {
+			t.Fatalf("account after a failed call: %d calls, $%g, %d under way", c.calls, c.spent, c.out)
+		}
+		if err := admit(c); err != nil {
+			t.Fatalf("the next call after a failed first one: %v", err)
+		}
+	})
+
+	t.Run("a stopped round or draining ends the wait", func(t *testing.T) {
+		c := newCap(10, 0, 0)
+		if err := admit(c); err != nil {
+			t.Fatal(err)
+		}
+		stop, cancel := context.WithCancelCause(bg)
+		waiting, got := waits(c, stop)
+		if !waiting {
+			t.Fatalf("did not wait: %v", <-got)
+		}
+		boom := errors.New("a unit failed the round")
+		cancel(boom)
+		if err := <-got; !errors.Is(err, boom) {
+			t.Fatalf("stopped wait: %v", err)
+		}
+		waiting, got = waits(c, bg)
+		if !waiting {
+			t.Fatalf("did not wait: %v", <-got)
+		}
+		close(r.draining)
+		if err := <-got; !errors.Is(err, errDraining) {
+			t.Fatalf("drained wait: %v", err)
+		}
+		if c.out != 1 {
+			t.Errorf("%d calls under way, want the first only: a call whose wait ended took a place", c.out)
 		}
 	})
 }

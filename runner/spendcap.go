@@ -1,0 +1,152 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/batcheval/batcheval/evaluator/judge"
+	"github.com/batcheval/batcheval/models"
+)
+
+// A run's spending cap is kept by the execution, in this process: it reads
+// what the run has spent in earlier executions once, when it starts, and
+// adds every answer's cost as the answer arrives, before it is stored. One
+// execution holds a run at a time (its lease), so nothing else spends for
+// the run meanwhile.
+//
+// It used to read the run's stored cost before every call. That missed
+// the answers received and not stored yet, and the calls under way: with
+// a cap below one call's cost, a second unit could call between the first
+// unit's answer and its store, and with concurrency c the cap could be
+// passed by up to c calls. Now a call goes out only when the cost known so
+// far, plus the estimate of every call under way and of this one, stays
+// within the cap; when it would not, the call waits for the calls under
+// way to answer (their cost is then known), and the run stops only when
+// none is under way and the next call would still pass the cap.
+
+// SpendCapError stops a run whose next call would take it past its
+// spending cap. The run fails with this message and can be resumed after
+// the cap is raised: its unanswered calls are sent then.
+type SpendCapError struct {
+	CapUSD, SpentUSD, NextUSD float64
+}
+
+func (e *SpendCapError) Error() string {
+	return fmt.Sprintf("spending cap reached: the run has spent $%.4f of its $%.4f cap and its next call would cost about $%.4f; "+
+		"no new call was sent (raise the cap and resume the run to finish it)", e.SpentUSD, e.CapUSD, e.NextUSD)
+}
+
+// spendCap is one execution's account of its run's spending against the
+// run's cap.
+type spendCap struct {
+	capUSD float64
+	prices models.JudgeSnapshot
+
+	mu sync.Mutex
+	// spent and calls are the run's cost and calls known so far: stored by
+	// earlier executions, and answered in this one.
+	spent float64
+	calls int
+	// out is the calls let through that have not answered yet.
+	out int
+	// answered is closed, and replaced, whenever a call under way answers.
+	answered chan struct{}
+}
+
+// newSpendCap reads the run's spending so far; it is nil when the run has
+// no cap.
+func (r *Runner) newSpendCap(ctx context.Context, run models.Run) (*spendCap, error) {
+	if run.Settings.SpendCapUSD == nil || Cost(run.JudgeSnapshot, 0, 0) == nil {
+		// Without the judge's prices no cost is known: a cap cannot bind.
+		return nil, nil
+	}
+	sp, err := r.db.FindRunSpend(ctx, run.ID)
+	if err != nil {
+		return nil, fmt.Errorf("read the run's spending: %w", err)
+	}
+	if sp.CapUSD == nil {
+		return nil, nil
+	}
+	c := &spendCap{capUSD: *sp.CapUSD, prices: run.JudgeSnapshot, calls: sp.Calls, answered: make(chan struct{})}
+	if sp.CostUSD != nil {
+		c.spent = *sp.CostUSD
+	}
+	return c, nil
+}
+
+// admit lets one call go when it keeps the run within its cap, waiting for
+// calls under way when they decide it. The estimate of a call is the mean
+// cost of the run's calls so far (the calls of one run are alike: same
+// prompt template, same batch size). Before any call has answered there is
+// none: the first call goes alone, and the others wait for its cost. A
+// call let through must be given to settle once it has answered.
+func (c *spendCap) admit(ctx, stop context.Context, draining <-chan struct{}) error {
+	for {
+		c.mu.Lock()
+		var wait chan struct{}
+		switch {
+		case c.calls == 0 && c.out == 0:
+		case c.calls == 0:
+			wait = c.answered
+		default:
+			next := c.spent / float64(c.calls)
+			if c.spent+float64(c.out+1)*next <= c.capUSD {
+				break
+			}
+			if c.out == 0 {
+				c.mu.Unlock()
+				return &SpendCapError{CapUSD: c.capUSD, SpentUSD: c.spent, NextUSD: next}
+			}
+			wait = c.answered
+		}
+		if wait == nil {
+			c.out++
+			c.mu.Unlock()
+			return nil
+		}
+		c.mu.Unlock()
+		select {
+		case <-wait:
+		case <-stop.Done():
+			return context.Cause(stop)
+		case <-draining:
+			return errDraining
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// settle counts the answer of a call admit let through: its cost, when the
+// judge reported its tokens (a call that failed without an answer costs
+// nothing the run is charged).
+func (c *spendCap) settle(resp judge.Response) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.out--
+	if resp.PromptTokens > 0 || resp.CompletionTokens > 0 {
+		if cost := Cost(c.prices, resp.PromptTokens, resp.CompletionTokens); cost != nil {
+			c.spent += *cost
+		}
+		c.calls++
+	}
+	close(c.answered)
+	c.answered = make(chan struct{})
+}
+
+// capped makes every call of c wait for the spending cap's leave (admit).
+type capped struct {
+	c   Completer
+	cap *spendCap
+	r   *Runner
+}
+
+func (cc capped) Complete(ctx context.Context, req judge.Request) (judge.Response, error) {
+	if err := cc.cap.admit(ctx, roundStop(ctx), cc.r.draining); err != nil {
+		return judge.Response{}, &judge.Error{Kind: judge.KindCancelled, Message: err.Error(), Err: err}
+	}
+	resp, err := cc.c.Complete(ctx, req)
+	cc.cap.settle(resp)
+	return resp, err
+}
