@@ -94,12 +94,14 @@ func TestPrioritySlotsStoppedWaiter(t *testing.T) {
 	t.Parallel()
 	cause := errors.New("run cancelled")
 	tests := []struct {
-		name    string
-		drain   bool
-		wantErr error
+		name      string
+		drain     bool
+		roundStop bool // the round's stop ends the wait, not the call's context
+		wantErr   error
 	}{
-		{"context cancelled", false, cause},
-		{"draining", true, errDraining},
+		{"context cancelled", false, false, cause},
+		{"round stopped", false, true, cause},
+		{"draining", true, false, errDraining},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,8 +115,12 @@ func TestPrioritySlotsStoppedWaiter(t *testing.T) {
 			draining := make(chan struct{})
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
+			callCtx, stop := ctx, context.Background()
+			if tc.roundStop {
+				callCtx, stop = context.Background(), ctx
+			}
 			stopped := make(chan error, 1)
-			go func() { stopped <- s.acquire(ctx, context.Background(), 0, draining) }()
+			go func() { stopped <- s.acquire(callCtx, stop, 0, draining) }()
 			eventually(t, "the first waiter to queue", func() bool { return s.waiting() == 1 })
 			other := make(chan error, 1)
 			go func() { other <- s.acquire(context.Background(), context.Background(), 5, nil) }()
@@ -154,19 +160,21 @@ func TestPrioritySlotsAlreadyStopped(t *testing.T) {
 	cancel(cause)
 	drained := make(chan struct{})
 	close(drained)
+	bg := context.Background()
 	tests := []struct {
-		name     string
-		ctx      context.Context
-		draining chan struct{}
-		want     error
+		name      string
+		ctx, stop context.Context
+		draining  chan struct{}
+		want      error
 	}{
-		{"cancelled", cancelled, nil, cause},
-		{"draining", context.Background(), drained, errDraining},
+		{"cancelled", cancelled, bg, nil, cause},
+		{"round stopped", bg, cancelled, nil, cause},
+		{"draining", bg, bg, drained, errDraining},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newPrioritySlots(1)
-			if err := s.acquire(tc.ctx, context.Background(), 0, tc.draining); !errors.Is(err, tc.want) {
+			if err := s.acquire(tc.ctx, tc.stop, 0, tc.draining); !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
 			if f := s.freeSlots(); f != 1 {
