@@ -366,10 +366,12 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 	sh := &sharedSettings{run: &mrun}
 	passWork, stopPasses := context.WithCancelCause(work)
 	defer stopPasses(nil)
+	workers := &unitWorkers{}
+	defer workers.close()
 	var g errgroup.Group
 	for _, pass := range passes {
 		g.Go(func() error {
-			err := r.runPass(ctx, passWork, m, client, run, sh, pass, rounds, total, rows, samples, index, memo, words)
+			err := r.runPass(ctx, passWork, m, client, run, sh, pass, rounds, total, rows, samples, index, memo, words, workers)
 			if err != nil {
 				stopPasses(err)
 			}
@@ -405,7 +407,8 @@ func (sh *sharedSettings) snapshot() methods.Run {
 // runPass judges one pass (one criterion, or all of them for methods that
 // judge every criterion in one call) through all its rounds.
 func (r *Runner) runPass(ctx, work context.Context, m methods.Method, client Completer, run models.Run, sh *sharedSettings,
-	pass []int, rounds, total int, rows []models.DatasetRow, samples []evaluator.Sample, index map[int64]int, memo *methods.Memo, words methods.Words) error {
+	pass []int, rounds, total int, rows []models.DatasetRow, samples []evaluator.Sample, index map[int64]int, memo *methods.Memo, words methods.Words,
+	workers *unitWorkers) error {
 	ci := pass[0]
 	mrun := sh.snapshot()
 	// known holds the pass's finished rounds' scores once planRound has
@@ -436,7 +439,7 @@ func (r *Runner) runPass(ctx, work context.Context, m methods.Method, client Com
 				return err
 			}
 		}
-		failed, err := r.runRound(ctx, work, m, client, run, mrun, pass, batches, samples, index, memo)
+		failed, err := r.runRound(ctx, work, m, client, run, mrun, pass, batches, samples, index, memo, workers)
 		if serr := r.recordLearned(ctx, run.ID, sh, memo); serr != nil && err == nil {
 			err = serr
 		}
@@ -572,17 +575,17 @@ type pendingRetry struct {
 // runRound judges a round's pending units concurrently, then tries the
 // failed ones again, and returns how many of the round's units ended failed.
 func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Completer, run models.Run, mrun methods.Run,
-	pass []int, batches []models.RunBatch, samples []evaluator.Sample, index map[int64]int, memo *methods.Memo) (int, error) {
+	pass []int, batches []models.RunBatch, samples []evaluator.Sample, index map[int64]int, memo *methods.Memo, workers *unitWorkers) (int, error) {
 	concurrency := max(1, run.JudgeSnapshot.MaxConcurrency)
 	var mu sync.Mutex
 	failed := 0
 	var retries []pendingRetry
 	judgeAll := func(todo []pendingRetry, last bool) error {
-		g, gctx := errgroup.WithContext(work)
 		// Units start ahead of their slot of the budget, so that their
 		// cache lookups are made together (unitLookahead); the budget
-		// keeps the calls within the concurrency.
-		g.SetLimit(concurrency + unitLookahead)
+		// keeps the calls within the concurrency. They run on the
+		// execution's kept goroutines (workers.go).
+		g, gctx := workers.group(work, concurrency+unitLookahead)
 		for _, t := range todo {
 			g.Go(func() error {
 				if err := r.stopping(gctx); err != nil {
