@@ -52,6 +52,9 @@ type DB struct {
 	// cache cold every time and read their pages again (a system call
 	// each); one connection that does most of the writing keeps it warm.
 	answerSQL *sql.DB
+	// ans holds answerSQL's connection for the answer writes (answerconn.go);
+	// nil where answerSQL is.
+	ans *answerConn
 	// stmts are the hot statements prepared on SQLite (hotsql.go).
 	stmts   preparedCache
 	Dialect Dialect
@@ -201,7 +204,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("open sqlite %s for answers: %w", path, err)
 	}
-	db.answerSQL = answerDB
+	db.answerSQL, db.ans = answerDB, &answerConn{pool: answerDB}
 	return db, nil
 }
 
@@ -237,6 +240,11 @@ func (db *DB) Close() error {
 	err := db.SQL.Close()
 	if db.readSQL != nil {
 		db.readSQL.Close()
+	}
+	if db.ans != nil {
+		// Waits for a transaction under way, then gives the connection
+		// back, so that closing the pool closes it.
+		db.ans.close()
 	}
 	if db.answerSQL != nil {
 		db.answerSQL.Close()

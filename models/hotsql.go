@@ -122,9 +122,10 @@ type preparedKey struct {
 // prepared returns q prepared on h, in tx when tx is not nil, or nil when
 // q should run as text: on PostgreSQL, when the cache is full, or when a
 // transaction needs a statement not prepared yet. Preparing needs a
-// connection of h, and a transaction on the answer handle holds its only
-// one, so a statement first met inside a transaction runs as text that
-// once and is prepared in the background, when the connection is free.
+// connection of h, which the transaction may hold, so a statement first
+// met inside a transaction runs as text that once and is prepared in the
+// background, when a connection is free. (The answer connection of a
+// SQLite file keeps statements of its own: answerconn.go.)
 func (db *DB) prepared(ctx context.Context, h *sql.DB, tx *sql.Tx, q string) *sql.Stmt {
 	if db.Dialect != SQLite || !hotSQL.worthPreparing(q) {
 		return nil
@@ -206,37 +207,65 @@ func (c *preparedCache) close() {
 }
 
 // hotExec runs q with args on h, or in tx when tx is not nil, prepared
-// where that pays (see prepared).
-func (db *DB) hotExec(ctx context.Context, h *sql.DB, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
-	if st := db.prepared(ctx, h, tx, q); st != nil {
+// where that pays (see prepared). On a SQLite file a statement on the
+// answer handle runs on its held connection (answerconn.go).
+func (db *DB) hotExec(ctx context.Context, h *sql.DB, tx *answerTx, q string, args ...any) (sql.Result, error) {
+	switch {
+	case tx != nil && tx.ac != nil:
+		return tx.exec(ctx, q, args...)
+	case tx == nil && db.ans != nil && h == db.answerSQL:
+		return db.ans.exec(ctx, q, args...)
+	}
+	stx := tx.sqlTx()
+	if st := db.prepared(ctx, h, stx, q); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
-	if tx != nil {
-		return tx.ExecContext(ctx, q, args...)
+	if stx != nil {
+		return stx.ExecContext(ctx, q, args...)
 	}
 	return h.ExecContext(ctx, q, args...)
 }
 
-// hotQuery is hotExec for a query.
-func (db *DB) hotQuery(ctx context.Context, h *sql.DB, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
-	if st := db.prepared(ctx, h, tx, q); st != nil {
+// hotQuery is hotExec for a query. A read outside a transaction goes to
+// the write pool rather than the answer connection, which is for writes.
+func (db *DB) hotQuery(ctx context.Context, h *sql.DB, tx *answerTx, q string, args ...any) (*sql.Rows, error) {
+	if tx != nil && tx.ac != nil {
+		return tx.query(ctx, q, args...)
+	}
+	h = db.readsOn(h, tx)
+	stx := tx.sqlTx()
+	if st := db.prepared(ctx, h, stx, q); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
-	if tx != nil {
-		return tx.QueryContext(ctx, q, args...)
+	if stx != nil {
+		return stx.QueryContext(ctx, q, args...)
 	}
 	return h.QueryContext(ctx, q, args...)
 }
 
-// hotQueryRow is hotExec for a query of one row.
-func (db *DB) hotQueryRow(ctx context.Context, h *sql.DB, tx *sql.Tx, q string, args ...any) *sql.Row {
-	if st := db.prepared(ctx, h, tx, q); st != nil {
+// hotQueryRow is hotQuery for a query of one row.
+func (db *DB) hotQueryRow(ctx context.Context, h *sql.DB, tx *answerTx, q string, args ...any) *sql.Row {
+	if tx != nil && tx.ac != nil {
+		return tx.queryRow(ctx, q, args...)
+	}
+	h = db.readsOn(h, tx)
+	stx := tx.sqlTx()
+	if st := db.prepared(ctx, h, stx, q); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
-	if tx != nil {
-		return tx.QueryRowContext(ctx, q, args...)
+	if stx != nil {
+		return stx.QueryRowContext(ctx, q, args...)
 	}
 	return h.QueryRowContext(ctx, q, args...)
+}
+
+// readsOn is where a read meant for h outside a transaction runs: the
+// answer connection is held for writes, so the write pool.
+func (db *DB) readsOn(h *sql.DB, tx *answerTx) *sql.DB {
+	if tx == nil && db.ans != nil && h == db.answerSQL {
+		return db.SQL
+	}
+	return h
 }
 
 // shortStatement is the context to run a short read of the run loop with

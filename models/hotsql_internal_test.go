@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,10 +14,9 @@ import (
 )
 
 // TestHotStatementsPreparedOnSQLite: on SQLite a hot statement is parsed
-// once and then run prepared, outside a transaction at once and, when it
-// is first met inside a transaction on the answer connection (which the
-// transaction holds), after that transaction, in the background; both
-// give the same results as the text they stand for.
+// once and then run prepared: on the write pool at its first use, and on
+// the answer connection, inside its transactions too, on that connection;
+// both give the same results as the text they stand for.
 func TestHotStatementsPreparedOnSQLite(t *testing.T) {
 	ctx := context.Background()
 	db, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "hot.db"))
@@ -41,9 +41,7 @@ func TestHotStatementsPreparedOnSQLite(t *testing.T) {
 
 	ins := "INSERT INTO hot (id, v) VALUES (?, ?)"
 	sel := "SELECT v FROM hot WHERE id = ?"
-	// Inside a transaction on the answer connection: runs as text, and
-	// is prepared once the transaction has let the connection go.
-	tx, err := db.answers().BeginTx(ctx, nil)
+	tx, err := db.beginAnswers(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,11 +51,13 @@ func TestHotStatementsPreparedOnSQLite(t *testing.T) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if !prepared(db.answers(), ins) {
-		t.Fatalf("%q is not prepared after its first transaction", ins)
+	if db.ans.stmts[ins] == nil {
+		t.Fatalf("%q is not prepared on the answer connection after its first transaction", ins)
 	}
-	// Next transaction: the prepared statement, bound to the transaction.
-	tx, err = db.answers().BeginTx(ctx, nil)
+	if prepared(db.answers(), ins) {
+		t.Errorf("%q was prepared on the answer pool, whose one connection is held", ins)
+	}
+	tx, err = db.beginAnswers(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +66,9 @@ func TestHotStatementsPreparedOnSQLite(t *testing.T) {
 	}
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
+	}
+	if err := tx.Commit(); err == nil {
+		t.Error("a transaction rolled back commits")
 	}
 	// Outside a transaction: prepared at once.
 	for id, want := range map[int64]string{1: "one", 2: ""} {
@@ -80,6 +83,91 @@ func TestHotStatementsPreparedOnSQLite(t *testing.T) {
 	}
 	if !prepared(db.SQL, sel) {
 		t.Errorf("%q is not prepared after its first use", sel)
+	}
+}
+
+// TestAnswerTransactionsStartNoGoroutine: a transaction of the answer
+// writes, with a query and a statement in it, starts no goroutine (a
+// database/sql transaction starts one, and one more per query); one whose
+// statement fails is rolled back whole, and the next one commits.
+func TestAnswerTransactionsStartNoGoroutine(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "tx.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.SQL.ExecContext(ctx, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	ins := "INSERT INTO t (id, v) VALUES (?, ?)"
+	write := func(id int64, v any) (during int, err error) {
+		tx, err := db.beginAnswers(ctx)
+		if err != nil {
+			return 0, err
+		}
+		var n int64
+		if err := db.hotQueryRow(ctx, db.answers(), tx, "SELECT COUNT(*) FROM t").Scan(&n); err != nil {
+			tx.Rollback()
+			return 0, err
+		}
+		if _, err := db.hotExec(ctx, db.answers(), tx, ins, id, v); err != nil {
+			tx.Rollback()
+			return 0, err
+		}
+		during = runtime.NumGoroutine()
+		return during, tx.Commit()
+	}
+	if _, err := write(1, "warm"); err != nil { // the connection taken, statements prepared
+		t.Fatal(err)
+	}
+	// The fewest goroutines over a few tries: something else of the
+	// process may come and go meanwhile, never fewer.
+	before, during := 1<<30, 1<<30
+	for i := range 5 {
+		before = min(before, runtime.NumGoroutine())
+		d, err := write(int64(10+i), "v")
+		if err != nil {
+			t.Fatal(err)
+		}
+		during = min(during, d)
+	}
+	if during > before {
+		t.Errorf("%d goroutines during a transaction, %d before: the transaction started some", during, before)
+	}
+
+	// A failed statement (NOT NULL) after a good one: nothing of it stays.
+	tx, err := db.beginAnswers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.hotExec(ctx, db.answers(), tx, ins, 100, "kept?"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.hotExec(ctx, db.answers(), tx, ins, 101, nil); err == nil {
+		t.Fatal("a NULL was stored in a NOT NULL column")
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := write(102, "after"); err != nil {
+		t.Fatalf("the transaction after a failed one: %v", err)
+	}
+	var ids []int64
+	rows, err := db.SQL.QueryContext(ctx, "SELECT id FROM t WHERE id >= 100 ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if len(ids) != 1 || ids[0] != 102 {
+		t.Errorf("rows stored: %v, want only 102 (the failed transaction rolled back whole)", ids)
 	}
 }
 
@@ -99,7 +187,7 @@ func TestSQLiteTimesKeepTheirFormat(t *testing.T) {
 	}
 	at := time.Date(2026, 12, 2, 3, 4, 5, 120000000, time.UTC)
 	for i, h := range []*sql.DB{db.SQL, db.answers()} {
-		if _, err := h.ExecContext(ctx, "INSERT INTO times (id, at) VALUES (?, ?)", i+1, at); err != nil {
+		if _, err := db.hotExec(ctx, h, nil, "INSERT INTO times (id, at) VALUES (?, ?)", i+1, at); err != nil {
 			t.Fatal(err)
 		}
 	}

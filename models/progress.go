@@ -216,7 +216,7 @@ func (db *DB) createRoundBatches(ctx context.Context, bs []RunBatch) (stored boo
 		return false, nil
 	}
 	h := db.answers()
-	tx, err := h.BeginTx(ctx, nil)
+	tx, err := db.beginAnswers(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -375,7 +375,7 @@ type runGuard struct {
 }
 
 // holds reports whether the run meets the guard, read inside tx.
-func (db *DB) holds(ctx context.Context, tx *sql.Tx, runID int64, g runGuard) (bool, error) {
+func (db *DB) holds(ctx context.Context, tx *answerTx, runID int64, g runGuard) (bool, error) {
 	if g.cond == "" {
 		return true, nil
 	}
@@ -398,7 +398,7 @@ const scoreChunk = 256
 // GORM's reflection and the separate fence query used to be a large part
 // of a call's CPU.
 func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, now time.Time, missing, failed, retries int, g runGuard) (err error) {
-	tx, err := db.answers().BeginTx(ctx, nil)
+	tx, err := db.beginAnswers(ctx)
 	if err != nil {
 		return err
 	}
@@ -429,7 +429,7 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 
 // writeBatchResult writes one answer in tx with the counters it implies:
 // false when its batch has an answer already (then nothing is written).
-func (db *DB) writeBatchResult(ctx context.Context, tx *sql.Tx, r BatchResult, now time.Time, g runGuard) (bool, error) {
+func (db *DB) writeBatchResult(ctx context.Context, tx *answerTx, r BatchResult, now time.Time, g runGuard) (bool, error) {
 	missing, failed, retries := r.counts()
 	return db.writeBatchResultCounts(ctx, tx, r, now, missing, failed, retries, g)
 }
@@ -451,7 +451,7 @@ func (r BatchResult) counts() (missing, failed, retries int) {
 
 // writeBatchResultCounts is writeBatchResult with the counters given; a
 // run that fails g's condition gives g.err (and the caller rolls back).
-func (db *DB) writeBatchResultCounts(ctx context.Context, tx *sql.Tx, r BatchResult, now time.Time, missing, failed, retries int, g runGuard) (bool, error) {
+func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchResult, now time.Time, missing, failed, retries int, g runGuard) (bool, error) {
 	b := r.Batch
 	q := hotSQL.get(db.Dialect, "save batch", 0, func() string {
 		return `UPDATE run_batches SET status = ?, request = ?, response = ?, repair_request = ?, repair_response = ?, problems = ?,
@@ -602,7 +602,7 @@ func (db *DB) SaveBatchResults(ctx context.Context, items []BatchSave) []error {
 // lock, so nothing changes between the check and the writes), and a
 // conflict shows on its first write: a refused answer writes nothing.
 func (db *DB) saveBatchGroup(ctx context.Context, items []BatchSave, now time.Time, errs []error) (err error) {
-	tx, err := db.answers().BeginTx(ctx, nil)
+	tx, err := db.beginAnswers(ctx)
 	if err != nil {
 		return err
 	}
