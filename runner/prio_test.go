@@ -87,7 +87,7 @@ func TestPrioritySlotsOrder(t *testing.T) {
 	}
 }
 
-// TestPrioritySlotsStoppedWaiter: a waiter whose context ends or whose
+// TestPrioritySlotsStoppedWaiter: a waiter whose context or round ends, or whose
 // process drains leaves the queue with its error and takes no slot; the
 // slots still go to the other waiters and none is lost or granted twice.
 func TestPrioritySlotsStoppedWaiter(t *testing.T) {
@@ -151,7 +151,8 @@ func TestPrioritySlotsStoppedWaiter(t *testing.T) {
 	}
 }
 
-// TestPrioritySlotsAlreadyStopped: a call stopped before it asks takes no
+// TestPrioritySlotsAlreadyStopped: a call stopped (its context, its round or
+// the process draining) before it asks takes no
 // slot, even a free one.
 func TestPrioritySlotsAlreadyStopped(t *testing.T) {
 	t.Parallel()
