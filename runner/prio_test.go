@@ -152,8 +152,7 @@ func TestPrioritySlotsStoppedWaiter(t *testing.T) {
 }
 
 // TestPrioritySlotsAlreadyStopped: a call stopped (its context, its round or
-// the process draining) before it asks takes no
-// slot, even a free one.
+// the process draining) before it asks takes no slot, even a free one.
 func TestPrioritySlotsAlreadyStopped(t *testing.T) {
 	t.Parallel()
 	cause := errors.New("lease lost")
