@@ -161,33 +161,34 @@ func (db *DB) beginAnswers(ctx context.Context) (*answerTx, error) {
 }
 
 // Commit commits the transaction; when that fails it is rolled back.
-func (t *answerTx) Commit() error {
-	if t.tx != nil {
-		return t.tx.Commit()
-	}
-	if t.done {
-		return sql.ErrTxDone
-	}
-	t.done = true
-	defer t.ac.mu.Unlock()
-	if _, err := t.ac.execLocked(context.WithoutCancel(t.ctx), "COMMIT"); err != nil {
-		t.ac.rollbackLocked(t.ctx)
-		return err
-	}
-	return nil
-}
+func (t *answerTx) Commit() error { return t.end(true) }
 
 // Rollback ends the transaction without its writes; after Commit it does
 // nothing.
-func (t *answerTx) Rollback() error {
-	if t.tx != nil {
+func (t *answerTx) Rollback() error { return t.end(false) }
+
+// end commits or rolls back the transaction, and lets the connection go.
+func (t *answerTx) end(commit bool) error {
+	switch {
+	case t.tx != nil && commit:
+		return t.tx.Commit()
+	case t.tx != nil:
 		return t.tx.Rollback()
-	}
-	if t.done {
+	case t.done:
 		return sql.ErrTxDone
 	}
 	t.done = true
 	defer t.ac.mu.Unlock()
+	if commit {
+		// Not cancelled with its context: a transaction left open would
+		// hold the write lock.
+		_, err := t.ac.execLocked(context.WithoutCancel(t.ctx), "COMMIT")
+		if err == nil {
+			return nil
+		}
+		t.ac.rollbackLocked(t.ctx)
+		return err
+	}
 	t.ac.rollbackLocked(t.ctx)
 	return nil
 }
