@@ -215,6 +215,11 @@ func (t *answerTx) exec(ctx context.Context, q string, args ...any) (sql.Result,
 // queryRow runs query q of one row in the transaction. The connection is
 // there from the transaction's start (beginAnswers) to its end.
 func (t *answerTx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if t.done {
+		// A bug of the caller: the connection is no longer this
+		// transaction's, and a *sql.Row cannot carry the error.
+		panic("models: a query in an answer transaction that has ended")
+	}
 	a := t.ac
 	if st := a.stmtLocked(ctx, a.conn, q); st != nil {
 		return st.QueryRowContext(ctx, args...)

@@ -9,7 +9,9 @@ import (
 type RunSpend struct {
 	// CostUSD is nil while the price is unknown.
 	CostUSD *float64
-	Calls   int
+	// Calls counts every call made, CachedCalls those answered from the
+	// judge answer cache (at no cost).
+	Calls, CachedCalls int
 	// CapUSD is the run's spending cap; nil for none.
 	CapUSD *float64
 }
@@ -20,10 +22,10 @@ func (db *DB) FindRunSpend(ctx context.Context, runID int64) (RunSpend, error) {
 	var sp RunSpend
 	err := db.retry(ctx, "read the run's spending", func() error {
 		var r Run
-		if err := db.Reader(ctx).Select("cost_usd", "calls", "settings").Where("id = ?", runID).Take(&r).Error; err != nil {
+		if err := db.Reader(ctx).Select("cost_usd", "calls", "cached_calls", "settings").Where("id = ?", runID).Take(&r).Error; err != nil {
 			return notFound(err, "run", runID)
 		}
-		sp = RunSpend{CostUSD: r.CostUSD, Calls: r.Calls, CapUSD: r.Settings.SpendCapUSD}
+		sp = RunSpend{CostUSD: r.CostUSD, Calls: r.Calls, CachedCalls: r.CachedCalls, CapUSD: r.Settings.SpendCapUSD}
 		return nil
 	})
 	return sp, err

@@ -280,6 +280,7 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 		// Outside the budget: a call waiting for the cap holds no slot.
 		limited = capped{c: limited, cap: spend, r: r}
 	}
+	limited = turnTaking{limited}
 	if run.Settings.NoCache {
 		return limited, nil
 	}
@@ -581,11 +582,12 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 	failed := 0
 	var retries []pendingRetry
 	judgeAll := func(todo []pendingRetry, last bool) error {
-		// Units start ahead of their slot of the budget, so that their
-		// cache lookups are made together (unitLookahead); the budget
-		// keeps the calls within the concurrency. They run on the
+		// Units start ahead of their turn to call the judge, so that
+		// their cache lookups are made together (lookahead.go); the
+		// turns keep the calls within the concurrency. They run on the
 		// execution's kept goroutines (workers.go).
 		g, gctx := workers.group(work, concurrency+unitLookahead)
+		turns := &unitTurns{slots: make(chan struct{}, concurrency), stop: gctx, r: r}
 		for _, t := range todo {
 			g.Go(func() error {
 				if err := r.stopping(gctx); err != nil {
@@ -595,7 +597,9 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 				// once out of patience, waited for hung calls for good.
 				calls, stopCalls := callContext(ctx)
 				defer stopCalls()
-				calls = withRound(calls, t.batch.Round, gctx)
+				tn := &turn{turns: turns}
+				defer tn.done()
+				calls = withRound(withTurn(calls, tn), t.batch.Round, gctx)
 				u := methods.Unit{Run: mrun, Criteria: pass, Round: t.batch.Round, Memo: memo}
 				for _, id := range t.batch.RowIDs {
 					u.Samples = append(u.Samples, samples[index[id]])

@@ -65,14 +65,24 @@ func (r *Runner) newSpendCap(ctx context.Context, run models.Run) (*spendCap, er
 	if err != nil {
 		return nil, fmt.Errorf("read the run's spending: %w", err)
 	}
+	return spendCapFrom(run.JudgeSnapshot, sp), nil
+}
+
+// spendCapFrom is the account of an execution whose run has spent sp so
+// far (nil without a cap).
+func spendCapFrom(prices models.JudgeSnapshot, sp models.RunSpend) *spendCap {
 	if sp.CapUSD == nil {
-		return nil, nil
+		return nil
 	}
-	c := &spendCap{capUSD: *sp.CapUSD, prices: run.JudgeSnapshot, calls: sp.Calls, answered: make(chan struct{})}
-	if sp.CostUSD != nil {
-		c.spent = *sp.CostUSD
+	c := &spendCap{capUSD: *sp.CapUSD, prices: prices, answered: make(chan struct{})}
+	if sp.CostUSD != nil && *sp.CostUSD > 0 {
+		// The stored calls count the answer cache's too, which cost
+		// nothing; failed calls (also counted) still thin the estimate
+		// a little. Nothing spent yet is no estimate: the first call
+		// goes alone, as in a new run.
+		c.spent, c.calls = *sp.CostUSD, max(1, sp.Calls-sp.CachedCalls)
 	}
-	return c, nil
+	return c
 }
 
 // admit lets one call go when it keeps the run within its cap, waiting for
@@ -118,14 +128,16 @@ func (c *spendCap) admit(ctx, stop context.Context, draining <-chan struct{}) er
 	}
 }
 
-// settle counts the answer of a call admit let through: its cost, when the
-// judge reported its tokens (a call that failed without an answer costs
-// nothing the run is charged).
-func (c *spendCap) settle(resp judge.Response) {
+// settle counts the answer of a call admit let through, with its cost
+// from the tokens the judge reported. A call that failed without tokens
+// costs nothing the run is charged and is not counted; an answer without
+// tokens is (at no cost: an endpoint that reports no usage cannot bind a
+// cap, and its calls must not wait for one another for ever).
+func (c *spendCap) settle(resp judge.Response, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.out--
-	if resp.PromptTokens > 0 || resp.CompletionTokens > 0 {
+	if err == nil || resp.PromptTokens > 0 || resp.CompletionTokens > 0 {
 		if cost := Cost(c.prices, resp.PromptTokens, resp.CompletionTokens); cost != nil {
 			c.spent += *cost
 		}
@@ -147,6 +159,6 @@ func (cc capped) Complete(ctx context.Context, req judge.Request) (judge.Respons
 		return judge.Response{}, &judge.Error{Kind: judge.KindCancelled, Message: err.Error(), Err: err}
 	}
 	resp, err := cc.c.Complete(ctx, req)
-	cc.cap.settle(resp)
+	cc.cap.settle(resp, err)
 	return resp, err
 }

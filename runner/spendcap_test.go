@@ -131,7 +131,7 @@ func TestSpendCapRules(t *testing.T) {
 		if !waiting {
 			t.Fatalf("a second call went before the first answered: %v", <-got)
 		}
-		c.settle(dollars(4))
+		c.settle(dollars(4), nil)
 		if err := <-got; err != nil {
 			t.Fatalf("second call after a $4 answer, cap $10: %v", err)
 		}
@@ -139,7 +139,7 @@ func TestSpendCapRules(t *testing.T) {
 		if waiting, got := waits(c, bg); !waiting {
 			t.Fatalf("a third call went with $8 spent or under way: %v", <-got)
 		} else {
-			c.settle(dollars(4))
+			c.settle(dollars(4), nil)
 			var sc *SpendCapError
 			if err := <-got; !errors.As(err, &sc) || sc.SpentUSD != 8 || sc.NextUSD != 4 || sc.CapUSD != 10 {
 				t.Fatalf("third call with $8 spent and nothing under way: %v, want the cap reached ($8 spent, $4 next)", err)
@@ -160,7 +160,7 @@ func TestSpendCapRules(t *testing.T) {
 		}
 		// Cheaper answers than estimated make room.
 		for range 4 {
-			c.settle(dollars(0.25))
+			c.settle(dollars(0.25), nil)
 		}
 		if err := <-got; err != nil {
 			t.Fatalf("after four $0.25 answers ($3 spent for 6 calls, 4 under way): %v", err)
@@ -175,12 +175,31 @@ func TestSpendCapRules(t *testing.T) {
 		if err := admit(c); err != nil {
 			t.Fatal(err)
 		}
-		c.settle(judge.Response{})
+		c.settle(judge.Response{}, errors.New("timeout"))
 		if c.calls != 0 || c.spent != 0 || c.out != 0 {
 			t.Fatalf("account after a failed call: %d calls, $%g, %d under way", c.calls, c.spent, c.out)
 		}
 		if err := admit(c); err != nil {
 			t.Fatalf("the next call after a failed first one: %v", err)
+		}
+	})
+
+	// An endpoint that reports no usage: its answers cost nothing known,
+	// and once one has come the calls go side by side again (they waited
+	// for one another for ever when only answers with tokens counted).
+	t.Run("answers without usage count at no cost", func(t *testing.T) {
+		c := newCap(1, 0, 0)
+		if err := admit(c); err != nil {
+			t.Fatal(err)
+		}
+		c.settle(judge.Response{}, nil)
+		for i := range 5 {
+			if err := admit(c); err != nil {
+				t.Fatalf("call %d after an answer without usage: %v", i+2, err)
+			}
+		}
+		if c.calls != 1 || c.spent != 0 || c.out != 5 {
+			t.Errorf("account: %d calls, $%g, %d under way; want 1, $0, 5", c.calls, c.spent, c.out)
 		}
 	})
 
@@ -211,4 +230,54 @@ func TestSpendCapRules(t *testing.T) {
 			t.Errorf("%d calls under way, want the first only: a call whose wait ended took a place", c.out)
 		}
 	})
+}
+
+// TestSpendCapFromStoredSpending: what an execution starts from. The
+// stored calls count the answer cache's too (at no cost), so the estimate
+// divides by the paid ones; a run that has spent nothing yet (its calls
+// failed or came from the cache) has no estimate, and its first call goes
+// alone, as in a new run (it went with every other one, at $0 a call).
+func TestSpendCapFromStoredSpending(t *testing.T) {
+	t.Parallel()
+	one, capUSD, zero, six := 1.0, 10.0, 0.0, 6.0
+	prices := models.JudgeSnapshot{PriceInputPerMTok: &one, PriceOutputPerMTok: &one}
+	for _, tc := range []struct {
+		name       string
+		sp         models.RunSpend
+		wantCalls  int
+		wantSpent  float64
+		secondWait bool // a second call waits for the first's cost
+	}{
+		{"new run", models.RunSpend{CapUSD: &capUSD}, 0, 0, true},
+		{"calls that cost nothing", models.RunSpend{CapUSD: &capUSD, CostUSD: &zero, Calls: 3, CachedCalls: 1}, 0, 0, true},
+		{"paid and cached calls", models.RunSpend{CapUSD: &capUSD, CostUSD: &six, Calls: 5, CachedCalls: 2}, 3, 6, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := spendCapFrom(prices, tc.sp)
+			if c.calls != tc.wantCalls || c.spent != tc.wantSpent {
+				t.Fatalf("account: %d calls, $%g; want %d, $%g", c.calls, c.spent, tc.wantCalls, tc.wantSpent)
+			}
+			bg := context.Background()
+			if err := c.admit(bg, bg, nil); err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan error, 1)
+			go func() { got <- c.admit(bg, bg, nil) }()
+			select {
+			case err := <-got:
+				if tc.secondWait {
+					t.Errorf("a second call went (%v) before any call's cost was known", err)
+				}
+			case <-time.After(50 * time.Millisecond):
+				if !tc.secondWait {
+					t.Errorf("a second call waits with $%g of $10 spent over %d calls", c.spent, c.calls)
+				}
+				c.settle(judge.Response{PromptTokens: 1}, nil)
+				<-got
+			}
+		})
+	}
+	if spendCapFrom(prices, models.RunSpend{}) != nil {
+		t.Error("an account for a run without a cap")
+	}
 }

@@ -21,37 +21,53 @@ import (
 // unitWorkers keeps an execution's idle unit goroutines.
 type unitWorkers struct {
 	mu     sync.Mutex
-	idle   []chan func()
+	idle   []chan task
 	closed bool
 }
 
-// run runs f on an idle goroutine, or a new one that is kept afterwards.
-func (w *unitWorkers) run(f func()) {
+// run runs f on an idle goroutine, or a new one that is kept afterwards;
+// then after, once the goroutine is back among the idle ones.
+func (w *unitWorkers) run(f func(), after func()) {
 	w.mu.Lock()
 	if n := len(w.idle); n > 0 && !w.closed {
 		next := w.idle[n-1]
 		w.idle = w.idle[:n-1]
 		w.mu.Unlock()
-		next <- f
+		next <- task{f, after}
 		return
 	}
 	w.mu.Unlock()
-	go w.work(make(chan func(), 1), f)
+	go w.work(make(chan task, 1), task{f, after})
 }
 
+// task is a unit to run, and what to do once its goroutine is idle again
+// (or ends): a group lets go of its slot only then, so that the next unit
+// finds this goroutine idle rather than start another.
+type task struct{ f, after func() }
+
 // work runs f, then whatever run hands it next, until the workers close.
-func (w *unitWorkers) work(next chan func(), f func()) {
+func (w *unitWorkers) work(next chan task, t task) {
 	for {
-		f()
+		t.f()
 		w.mu.Lock()
 		if w.closed {
 			w.mu.Unlock()
+			if t.after != nil {
+				t.after()
+			}
 			return
 		}
+		// Back on the idle list before the group's slot is let go, so
+		// the unit that takes the slot finds this goroutine.
 		w.idle = append(w.idle, next)
 		w.mu.Unlock()
+		if t.after != nil {
+			t.after()
+		}
+		// Not holding on to the unit's closure while idle.
+		t = task{}
 		var ok bool
-		if f, ok = <-next; !ok {
+		if t, ok = <-next; !ok {
 			return
 		}
 	}
@@ -92,16 +108,15 @@ func (g *unitGroup) Go(f func() error) {
 	g.limit <- struct{}{}
 	g.wg.Add(1)
 	g.workers.run(func() {
-		defer func() {
-			<-g.limit
-			g.wg.Done()
-		}()
 		if err := f(); err != nil {
 			g.once.Do(func() {
 				g.err = err
 				g.cancel(err)
 			})
 		}
+	}, func() {
+		<-g.limit
+		g.wg.Done()
 	})
 }
 

@@ -51,7 +51,7 @@ func TestUnitGroupKeepsGoroutines(t *testing.T) {
 	// A closed set of workers still runs what it is given, on a new
 	// goroutine that it does not keep.
 	done := make(chan struct{})
-	w.run(func() { close(done) })
+	w.run(func() { close(done) }, nil)
 	<-done
 	time.Sleep(5 * time.Millisecond)
 	if n := idle(); n != 0 {
