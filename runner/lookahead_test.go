@@ -82,10 +82,7 @@ func TestRepairFollowsItsAnswer(t *testing.T) {
 			}
 			if c.Repair {
 				limited = true
-				w.Header().Set("Retry-After", "300")
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusTooManyRequests)
-				_, _ = w.Write([]byte(`{"error":{"message":"slow down"}}`))
+				writeAPIError(w, http.StatusTooManyRequests, map[string]string{"Retry-After": "300"}, "slow down")
 				return true
 			}
 			return false

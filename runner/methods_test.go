@@ -232,10 +232,7 @@ func TestRepairRateLimitKeepsTheAnswer(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		fj := newFakeJudge(t, simjudge.Options{Seed: 7, MissRate: 0.5}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
 			if c.Repair {
-				w.Header().Set("Retry-After", "300")
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusTooManyRequests)
-				_, _ = w.Write([]byte(`{"error":{"message":"slow down"}}`))
+				writeAPIError(w, http.StatusTooManyRequests, map[string]string{"Retry-After": "300"}, "slow down")
 				return true
 			}
 			return false
