@@ -171,7 +171,7 @@ func (b *budget) acquire(ctx context.Context, req judge.Request) (release func()
 			if wait == 0 {
 				break
 			}
-			if err := sleepCtx(ctx, wait); err != nil {
+			if err := sleepCtx(ctx, stop, wait); err != nil {
 				local()
 				return nil, 0, err
 			}
@@ -201,6 +201,9 @@ func (b *budget) acquire(ctx context.Context, req judge.Request) (release func()
 		case <-b.r.draining:
 			local()
 			return nil, 0, errDraining
+		case <-stop.Done():
+			local()
+			return nil, 0, context.Cause(stop)
 		case <-ctx.Done():
 			local()
 			return nil, 0, context.Cause(ctx)
@@ -242,12 +245,16 @@ func (b *budget) observe(a judge.AttemptInfo) {
 	}
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// sleepCtx waits d, unless ctx (the call's) or stop (its round's) ends
+// first.
+func sleepCtx(ctx, stop context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return nil
+	case <-stop.Done():
+		return context.Cause(stop)
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
