@@ -599,7 +599,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 				defer stopCalls()
 				tn := &turn{turns: turns}
 				defer tn.done()
-				calls = withRound(withTurn(calls, tn), t.batch.Round, gctx)
+				calls = withRound(withTurn(calls, tn), t.batch.Round)
 				u := methods.Unit{Run: mrun, Criteria: pass, Round: t.batch.Round, Memo: memo}
 				for _, id := range t.batch.RowIDs {
 					u.Samples = append(u.Samples, samples[index[id]])

@@ -147,16 +147,10 @@ func (b *budget) acquire(ctx context.Context, req judge.Request) (release func()
 	// Waiting for room stops when the process starts shutting down: no
 	// new call would be sent then anyway. A free slot goes to the call of
 	// the criterion furthest behind (prio.go).
-	stop := roundStop(ctx)
-	if err := b.sem.acquire(ctx, stop, roundOf(ctx), b.r.draining); err != nil {
+	if err := b.sem.acquire(ctx, roundOf(ctx), b.r.draining); err != nil {
 		return nil, 0, err
 	}
 	local := b.sem.release
-	// The slot may have come as the round stopped: no call starts then.
-	if err := b.r.stopping(stop); err != nil {
-		local()
-		return nil, 0, err
-	}
 	if b.judge == 0 {
 		return local, 0, nil
 	}
@@ -171,7 +165,7 @@ func (b *budget) acquire(ctx context.Context, req judge.Request) (release func()
 			if wait == 0 {
 				break
 			}
-			if err := sleepCtx(ctx, stop, wait); err != nil {
+			if err := sleepCtx(ctx, wait); err != nil {
 				local()
 				return nil, 0, err
 			}
@@ -201,9 +195,6 @@ func (b *budget) acquire(ctx context.Context, req judge.Request) (release func()
 		case <-b.r.draining:
 			local()
 			return nil, 0, errDraining
-		case <-stop.Done():
-			local()
-			return nil, 0, context.Cause(stop)
 		case <-ctx.Done():
 			local()
 			return nil, 0, context.Cause(ctx)
@@ -245,16 +236,12 @@ func (b *budget) observe(a judge.AttemptInfo) {
 	}
 }
 
-// sleepCtx waits d, unless ctx (the call's) or stop (its round's) ends
-// first.
-func sleepCtx(ctx, stop context.Context, d time.Duration) error {
+func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return nil
-	case <-stop.Done():
-		return context.Cause(stop)
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}

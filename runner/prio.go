@@ -19,37 +19,18 @@ import (
 // roundKey marks the context of a unit's calls with the unit's round.
 type roundKey struct{}
 
-// roundMark is what withRound marks a unit's calls with.
-type roundMark struct {
-	round int
-	// stop ends the round's calls that have not started: a unit failed
-	// the round, or the run was cancelled or its lease lost. Calls under
-	// way go on (their context is not stop: an answer on its way is paid
-	// for).
-	stop context.Context
-}
-
-// withRound marks ctx, the context of one unit's calls, with its round
-// (the calls' priority for a slot of the budget) and the round's stop.
-func withRound(ctx context.Context, round int, stop context.Context) context.Context {
-	return context.WithValue(ctx, roundKey{}, roundMark{round: round, stop: stop})
+// withRound marks ctx, the context of one unit's calls, with its round:
+// the calls' priority for a slot of the budget.
+func withRound(ctx context.Context, round int) context.Context {
+	return context.WithValue(ctx, roundKey{}, round)
 }
 
 // roundOf is the round ctx was marked with; calls outside a round (a
 // method's setup, made before the criterion's first round) are as urgent
 // as the first round.
 func roundOf(ctx context.Context) int {
-	m, _ := ctx.Value(roundKey{}).(roundMark)
-	return m.round
-}
-
-// roundStop is the stop of the round ctx was marked with; calls outside a
-// round have none (a context never done).
-func roundStop(ctx context.Context) context.Context {
-	if m, ok := ctx.Value(roundKey{}).(roundMark); ok && m.stop != nil {
-		return m.stop
-	}
-	return context.Background()
+	round, _ := ctx.Value(roundKey{}).(int)
+	return round
 }
 
 // prioritySlots is a counting semaphore that hands a freed slot to its
@@ -73,16 +54,14 @@ type slotWaiter struct {
 }
 
 // acquire takes a slot for a call of priority prio (lower is more urgent),
-// waiting for one unless ctx or stop ends or draining is closed first. A
-// call whose wait ended takes no slot: the slot stays with, or goes on to,
-// the next waiter.
-func (s *prioritySlots) acquire(ctx, stop context.Context, prio int, draining <-chan struct{}) error {
+// waiting for one unless ctx ends or draining is closed first. A call whose
+// wait ended takes no slot: the slot stays with, or goes on to, the next
+// waiter.
+func (s *prioritySlots) acquire(ctx context.Context, prio int, draining <-chan struct{}) error {
 	// A call that is already stopped takes no slot even when one is free.
 	select {
 	case <-draining:
 		return errDraining
-	case <-stop.Done():
-		return context.Cause(stop)
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	default:
@@ -97,20 +76,18 @@ func (s *prioritySlots) acquire(ctx, stop context.Context, prio int, draining <-
 	w := &slotWaiter{prio: prio, seq: s.seq, ready: make(chan struct{})}
 	heap.Push(&s.wait, w)
 	s.mu.Unlock()
-	return s.await(ctx, stop, w, draining)
+	return s.await(ctx, w, draining)
 }
 
 // await waits for w's grant, or takes w out of the queue when the wait
 // ends first.
-func (s *prioritySlots) await(ctx, stop context.Context, w *slotWaiter, draining <-chan struct{}) error {
+func (s *prioritySlots) await(ctx context.Context, w *slotWaiter, draining <-chan struct{}) error {
 	var err error
 	select {
 	case <-w.ready:
 		return nil
 	case <-draining:
 		err = errDraining
-	case <-stop.Done():
-		err = context.Cause(stop)
 	case <-ctx.Done():
 		err = context.Cause(ctx)
 	}

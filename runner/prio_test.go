@@ -48,13 +48,13 @@ func TestPrioritySlotsOrder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s := newPrioritySlots(1)
-			if err := s.acquire(context.Background(), context.Background(), 0, nil); err != nil {
+			if err := s.acquire(context.Background(), 0, nil); err != nil {
 				t.Fatal(err)
 			}
 			granted := make(chan int, len(tc.prios))
 			for i, p := range tc.prios {
 				go func() {
-					if err := s.acquire(context.Background(), context.Background(), p, nil); err != nil {
+					if err := s.acquire(context.Background(), p, nil); err != nil {
 						t.Error(err)
 						return
 					}
@@ -87,43 +87,37 @@ func TestPrioritySlotsOrder(t *testing.T) {
 	}
 }
 
-// TestPrioritySlotsStoppedWaiter: a waiter whose context or round ends, or whose
+// TestPrioritySlotsStoppedWaiter: a waiter whose context ends or whose
 // process drains leaves the queue with its error and takes no slot; the
 // slots still go to the other waiters and none is lost or granted twice.
 func TestPrioritySlotsStoppedWaiter(t *testing.T) {
 	t.Parallel()
 	cause := errors.New("run cancelled")
 	tests := []struct {
-		name      string
-		drain     bool
-		roundStop bool // the round's stop ends the wait, not the call's context
-		wantErr   error
+		name    string
+		drain   bool
+		wantErr error
 	}{
-		{"context cancelled", false, false, cause},
-		{"round stopped", false, true, cause},
-		{"draining", true, false, errDraining},
+		{"context cancelled", false, cause},
+		{"draining", true, errDraining},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s := newPrioritySlots(2)
 			for range 2 {
-				if err := s.acquire(context.Background(), context.Background(), 0, nil); err != nil {
+				if err := s.acquire(context.Background(), 0, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
 			draining := make(chan struct{})
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
-			callCtx, stop := ctx, context.Background()
-			if tc.roundStop {
-				callCtx, stop = context.Background(), ctx
-			}
 			stopped := make(chan error, 1)
-			go func() { stopped <- s.acquire(callCtx, stop, 0, draining) }()
+			go func() { stopped <- s.acquire(ctx, 0, draining) }()
 			eventually(t, "the first waiter to queue", func() bool { return s.waiting() == 1 })
 			other := make(chan error, 1)
-			go func() { other <- s.acquire(context.Background(), context.Background(), 5, nil) }()
+			go func() { other <- s.acquire(context.Background(), 5, nil) }()
 			eventually(t, "the second waiter to queue", func() bool { return s.waiting() == 2 })
 
 			if tc.drain {
@@ -151,8 +145,8 @@ func TestPrioritySlotsStoppedWaiter(t *testing.T) {
 	}
 }
 
-// TestPrioritySlotsAlreadyStopped: a call stopped (its context, its round or
-// the process draining) before it asks takes no slot, even a free one.
+// TestPrioritySlotsAlreadyStopped: a call stopped before it asks takes no
+// slot, even a free one.
 func TestPrioritySlotsAlreadyStopped(t *testing.T) {
 	t.Parallel()
 	cause := errors.New("lease lost")
@@ -160,21 +154,19 @@ func TestPrioritySlotsAlreadyStopped(t *testing.T) {
 	cancel(cause)
 	drained := make(chan struct{})
 	close(drained)
-	bg := context.Background()
 	tests := []struct {
-		name      string
-		ctx, stop context.Context
-		draining  chan struct{}
-		want      error
+		name     string
+		ctx      context.Context
+		draining chan struct{}
+		want     error
 	}{
-		{"cancelled", cancelled, bg, nil, cause},
-		{"round stopped", bg, cancelled, nil, cause},
-		{"draining", bg, bg, drained, errDraining},
+		{"cancelled", cancelled, nil, cause},
+		{"draining", context.Background(), drained, errDraining},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newPrioritySlots(1)
-			if err := s.acquire(tc.ctx, tc.stop, 0, tc.draining); !errors.Is(err, tc.want) {
+			if err := s.acquire(tc.ctx, 0, tc.draining); !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
 			if f := s.freeSlots(); f != 1 {
@@ -192,7 +184,7 @@ func TestPrioritySlotsGrantedAsStopped(t *testing.T) {
 	t.Parallel()
 	for range 200 {
 		s := newPrioritySlots(1)
-		if err := s.acquire(context.Background(), context.Background(), 0, nil); err != nil {
+		if err := s.acquire(context.Background(), 0, nil); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -205,10 +197,10 @@ func TestPrioritySlotsGrantedAsStopped(t *testing.T) {
 		heap.Push(&s.wait, w)
 		s.mu.Unlock()
 		other := make(chan error, 1)
-		go func() { other <- s.acquire(context.Background(), context.Background(), 1, nil) }()
+		go func() { other <- s.acquire(context.Background(), 1, nil) }()
 		eventually(t, "the second waiter to queue", func() bool { return s.waiting() == 2 })
 		s.release() // granted to w
-		err := s.await(ctx, context.Background(), w, nil)
+		err := s.await(ctx, w, nil)
 		if err == nil {
 			// w proceeds with the slot: the other still waits.
 			if n := s.waiting(); n != 1 {
@@ -234,7 +226,7 @@ func TestPrioritySlotsReleaseWithoutWaiter(t *testing.T) {
 	t.Parallel()
 	s := newPrioritySlots(3)
 	for range 3 {
-		if err := s.acquire(context.Background(), context.Background(), 7, nil); err != nil {
+		if err := s.acquire(context.Background(), 7, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -247,7 +239,7 @@ func TestPrioritySlotsReleaseWithoutWaiter(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := s.acquire(ctx, context.Background(), 9, nil); err != nil {
+	if err := s.acquire(ctx, 9, nil); err != nil {
 		t.Fatalf("a free slot was not granted: %v", err)
 	}
 }
@@ -271,7 +263,7 @@ func TestPrioritySlotsStress(t *testing.T) {
 				ctx, cancel = context.WithTimeout(ctx, time.Duration(rand.N(200))*time.Microsecond)
 				defer cancel()
 			}
-			if err := s.acquire(ctx, context.Background(), rand.N(4), nil); err != nil {
+			if err := s.acquire(ctx, rand.N(4), nil); err != nil {
 				if !errors.Is(err, context.DeadlineExceeded) {
 					t.Error(err)
 				}

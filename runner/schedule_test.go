@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -558,75 +557,4 @@ func TestLaggardGetsSlotsFirst(t *testing.T) {
 			t.Errorf("%d scores stored, want %d", got, want)
 		}
 	})
-}
-
-// TestRoundStopEndsSharedLimitWaits: a call waiting for the judge's shared
-// limits (a slot of its shared concurrency held by another worker, or its
-// requests per minute spent) stops waiting when its round stops, with the
-// round's cause, and gives back the run's own slot it held meanwhile.
-func TestRoundStopEndsSharedLimitWaits(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		lim  models.JudgeLimits
-	}{
-		{"shared concurrency", models.JudgeLimits{MaxConcurrency: 1}},
-		{"requests per minute", models.JudgeLimits{RequestsPerMinute: 1}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			eachDB(t, func(t *testing.T, env *testEnv) {
-				ctx := context.Background()
-				judgeID := limitedJudge(t, env, "http://127.0.0.1:1/v1", tc.lim)
-				r := &Runner{db: env.db, log: testLog(), draining: make(chan struct{}), metrics: newMetrics(nil, testLog())}
-				run := models.Run{ID: 1, JudgeID: &judgeID, JudgeSnapshot: models.JudgeSnapshot{Name: "fake", MaxConcurrency: 2}}
-				b, err := r.budgetFor(ctx, run)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer b.close()
-				req := judge.Request{Messages: []evaluator.Message{{Role: "user", Content: "hi"}}}
-				// The limit is spent: another worker's slot, or this
-				// minute's one request.
-				if tc.lim.MaxConcurrency > 0 {
-					now := time.Now()
-					if ok, err := env.db.AcquireJudgeSlot(ctx, judgeID, "another worker", now.UnixMilli(), now.Add(time.Minute).UnixMilli()); err != nil || !ok {
-						t.Fatalf("the other worker's slot: %v %v", ok, err)
-					}
-				} else {
-					release, _, err := b.acquire(ctx, req)
-					if err != nil {
-						t.Fatal(err)
-					}
-					release()
-				}
-				stop, cancel := context.WithCancelCause(ctx)
-				got := make(chan error, 1)
-				go func() {
-					release, _, err := b.acquire(withRound(ctx, 0, stop), req)
-					if err == nil {
-						release()
-					}
-					got <- err
-				}()
-				select {
-				case err := <-got:
-					t.Fatalf("the call did not wait for the spent limit: %v", err)
-				case <-time.After(100 * time.Millisecond):
-				}
-				cause := errors.New("another unit failed the round")
-				cancel(cause)
-				select {
-				case err := <-got:
-					if !errors.Is(err, cause) {
-						t.Fatalf("the wait ended with %v, want the round's cause", err)
-					}
-				case <-time.After(5 * time.Second):
-					t.Fatal("the call still waits for the judge's limit after its round stopped")
-				}
-				if f := b.sem.freeSlots(); f != 2 {
-					t.Errorf("%d of the run's 2 slots free after the stopped wait", f)
-				}
-			})
-		})
-	}
 }

@@ -91,7 +91,7 @@ func spendCapFrom(prices models.JudgeSnapshot, sp models.RunSpend) *spendCap {
 // prompt template, same batch size). Before any call has answered there is
 // none: the first call goes alone, and the others wait for its cost. A
 // call let through must be given to settle once it has answered.
-func (c *spendCap) admit(ctx, stop context.Context, draining <-chan struct{}) error {
+func (c *spendCap) admit(ctx context.Context, draining <-chan struct{}) error {
 	for {
 		c.mu.Lock()
 		var wait chan struct{}
@@ -118,8 +118,6 @@ func (c *spendCap) admit(ctx, stop context.Context, draining <-chan struct{}) er
 		c.mu.Unlock()
 		select {
 		case <-wait:
-		case <-stop.Done():
-			return context.Cause(stop)
 		case <-draining:
 			return errDraining
 		case <-ctx.Done():
@@ -155,7 +153,7 @@ type capped struct {
 }
 
 func (cc capped) Complete(ctx context.Context, req judge.Request) (judge.Response, error) {
-	if err := cc.cap.admit(ctx, roundStop(ctx), cc.r.draining); err != nil {
+	if err := cc.cap.admit(ctx, cc.r.draining); err != nil {
 		return judge.Response{}, &judge.Error{Kind: judge.KindCancelled, Message: err.Error(), Err: err}
 	}
 	resp, err := cc.c.Complete(ctx, req)

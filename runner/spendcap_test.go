@@ -104,12 +104,12 @@ func TestSpendCapRules(t *testing.T) {
 	dollars := func(d float64) judge.Response { return judge.Response{PromptTokens: int(d * 1e6)} }
 	bg := context.Background()
 	r := &Runner{draining: make(chan struct{})}
-	admit := func(c *spendCap) error { return c.admit(bg, bg, r.draining) }
+	admit := func(c *spendCap) error { return c.admit(bg, r.draining) }
 	// waits reports whether admit is still waiting after a moment; if it
 	// is, the returned channel gets its result once it ends.
 	waits := func(c *spendCap, stop context.Context) (bool, chan error) {
 		got := make(chan error, 1)
-		go func() { got <- c.admit(bg, stop, r.draining) }()
+		go func() { got <- c.admit(stop, r.draining) }()
 		select {
 		case err := <-got:
 			got <- err
@@ -203,7 +203,7 @@ func TestSpendCapRules(t *testing.T) {
 		}
 	})
 
-	t.Run("a stopped round or draining ends the wait", func(t *testing.T) {
+	t.Run("the call's end or draining ends the wait", func(t *testing.T) {
 		c := newCap(10, 0, 0)
 		if err := admit(c); err != nil {
 			t.Fatal(err)
@@ -213,7 +213,7 @@ func TestSpendCapRules(t *testing.T) {
 		if !waiting {
 			t.Fatalf("did not wait: %v", <-got)
 		}
-		boom := errors.New("a unit failed the round")
+		boom := errors.New("the run was cancelled")
 		cancel(boom)
 		if err := <-got; !errors.Is(err, boom) {
 			t.Fatalf("stopped wait: %v", err)
@@ -258,11 +258,11 @@ func TestSpendCapFromStoredSpending(t *testing.T) {
 				t.Fatalf("account: %d calls, $%g; want %d, $%g", c.calls, c.spent, tc.wantCalls, tc.wantSpent)
 			}
 			bg := context.Background()
-			if err := c.admit(bg, bg, nil); err != nil {
+			if err := c.admit(bg, nil); err != nil {
 				t.Fatal(err)
 			}
 			got := make(chan error, 1)
-			go func() { got <- c.admit(bg, bg, nil) }()
+			go func() { got <- c.admit(bg, nil) }()
 			select {
 			case err := <-got:
 				if tc.secondWait {
