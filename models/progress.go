@@ -322,6 +322,9 @@ func (db *DB) SaveBatchResult(ctx context.Context, r BatchResult) error {
 // lease owner, is given the run's lease as the counters' update found it
 // (see BatchSave.OnLease).
 func (db *DB) saveFenced(ctx context.Context, r BatchResult, onLease func(LeaseState)) error {
+	if db.Dialect == Postgres {
+		return db.storeAnswerPG(ctx, r, LeaseOwnerFrom(ctx), onLease, nil)
+	}
 	b := r.Batch
 	now := time.Now().UTC()
 	b.DoneAt = &now
@@ -568,6 +571,9 @@ func (db *DB) saveOne(ctx context.Context, it BatchSave) error {
 // committed together (the runner's group commit); a database error that
 // is not about one answer stores them one by one instead.
 func (db *DB) SaveBatchResults(ctx context.Context, items []BatchSave) []error {
+	if db.Dialect == Postgres {
+		return db.saveEachPG(ctx, items)
+	}
 	errs := make([]error, len(items))
 	// One answer alone is written as SaveBatchResult writes it (its fence
 	// is a condition of its counters' update, which also returns the

@@ -499,7 +499,8 @@ func twoRowRun(t *testing.T, db *models.DB, name string) (models.Run, []models.D
 // same round, a database error) is stored one by one; the other answer,
 // which asks for its lease (OnLease), is still stored and hands on the
 // lease, whichever dialect writes it (on SQLite that is the counters'
-// UPDATE ... RETURNING, reached only here).
+// UPDATE ... RETURNING, reached only here; PostgreSQL stores each answer
+// alone anyway).
 func TestGroupFallbackHandsOnItsLease(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
 		ctx := context.Background()
@@ -534,8 +535,11 @@ func TestGroupFallbackHandsOnItsLease(t *testing.T) {
 		if got := getRun(t, db, run.ID); got.BatchesDone != 1 {
 			t.Errorf("%d batches counted, want 1", got.BatchesDone)
 		}
-		if told != 2 {
-			t.Errorf("the good answer handed on its lease %d times, want 2 (in the group, then written alone)", told)
+		// On SQLite the group's transaction read the lease before it
+		// failed; PostgreSQL writes each answer in a statement of its own.
+		want := map[models.Dialect]int{models.SQLite: 2, models.Postgres: 1}[db.Dialect]
+		if told != want {
+			t.Errorf("the good answer handed on its lease %d times, want %d", told, want)
 		}
 		if seenOK == nil || seenOK.Until == nil || !seenOK.Until.Equal(until) || seenOK.Status != models.RunRunning {
 			t.Errorf("lease handed on by the one-by-one write: %+v, want running until %v", seenOK, until)

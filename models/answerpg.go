@@ -1,0 +1,165 @@
+package models
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// On PostgreSQL an answer is stored by one statement: its fence, the batch,
+// its scores, the run's counters and the answer cache's copies are
+// data-modifying parts of one WITH query, which runs as its own
+// transaction. The transaction it replaces took seven round trips (BEGIN,
+// the lease's read, four writes, COMMIT), and at concurrency 1 each round
+// trip's wake-ups cost the worker more CPU than the database's work.
+//
+// The parts see one snapshot and all run, so each write is gated on the
+// one before it: the fence locks the run's row (FOR UPDATE, as the
+// transaction's read under the write did), the batch is written only when
+// the fence found the run, and the scores and counters only when the
+// batch was still waiting for its answer. The cache's copies are written
+// whatever the fence says: the answer was paid for either way.
+
+// answerSQLPG is the statement; fenced adds the lease owner's condition.
+func answerSQLPG(fenced bool) string {
+	name := "answer pg"
+	if fenced {
+		name += " fenced"
+	}
+	return hotSQL.get(Postgres, name, 0, func() string {
+		cond := ""
+		if fenced {
+			cond = " WHERE f.lease_owner = ?"
+		}
+		return `WITH f AS (SELECT status, lease_until, lease_owner FROM runs WHERE id = ? FOR UPDATE),
+ b AS (UPDATE run_batches SET status = ?, request = ?, response = ?, repair_request = ?, repair_response = ?, problems = ?,
+ prompt_tokens = ?, completion_tokens = ?, latency_ms = ?, attempts = ?, calls = ?, error = ?, error_kind = ?, done_at = ?, details = ?
+ WHERE id = ? AND status = ? AND EXISTS (SELECT 1 FROM f` + cond + `) RETURNING id),
+ s AS (INSERT INTO run_scores (run_id, batch_id, criterion_index, "round", row_id, label, score, analysis)
+ SELECT ?, b.id, u.c, u.r, u.row_id, u.label, u.score, u.analysis FROM b,
+ unnest(?::int[], ?::int[], ?::bigint[], ?::int[], ?::float8[], ?::text[]) AS u(c, r, row_id, label, score, analysis)),
+ c AS (UPDATE runs SET batches_done = batches_done + 1, batches_failed = batches_failed + ?, missing_scores = missing_scores + ?,
+ calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, retries = retries + ?,
+ cost_usd = CASE WHEN ?::float8 IS NULL THEN cost_usd ELSE COALESCE(cost_usd, 0) + ?::float8 END
+ WHERE id = ? AND EXISTS (SELECT 1 FROM b)),
+ k AS (INSERT INTO judge_response_cache (workspace_id, request_hash, occurrence, response, created_at)
+ SELECT * FROM unnest(?::bigint[], ?::text[], ?::int[], ?::text[], ?::timestamptz[])
+ ON CONFLICT (workspace_id, request_hash, occurrence) DO NOTHING)
+SELECT (SELECT COUNT(*) FROM f), (SELECT COUNT(*) FROM b), (SELECT status FROM f), (SELECT lease_until FROM f), (SELECT lease_owner FROM f)`
+	})
+}
+
+// cachedArgs are the answer cache's columns of answers, one array each.
+func cachedArgs(answers []CachedAnswer) []any {
+	ws := make([]int64, len(answers))
+	hashes := make([]string, len(answers))
+	occ := make([]int64, len(answers))
+	texts := make([]string, len(answers))
+	at := make([]time.Time, len(answers))
+	for i, a := range answers {
+		ws[i], hashes[i], occ[i], texts[i], at[i] = a.WorkspaceID, a.Hash, int64(a.Occurrence), string(a.Answer), a.At
+	}
+	return []any{ws, hashes, occ, texts, at}
+}
+
+// storeAnswerPG stores answer r as SaveBatchResult does, fenced on owner
+// ("" for none), and the cached answers with it, in one statement. The
+// cached answers are stored even when the answer is refused (its lease
+// lost, its batch answered already); when the statement fails, neither is.
+func (db *DB) storeAnswerPG(ctx context.Context, r BatchResult, owner string, onLease func(LeaseState), cached []CachedAnswer) error {
+	b := r.Batch
+	now := time.Now().UTC()
+	missing, failed, retries := r.counts()
+	crit := make([]int64, len(r.Scores))
+	round := make([]int64, len(r.Scores))
+	rowIDs := make([]int64, len(r.Scores))
+	labels := make([]int64, len(r.Scores))
+	scores := make([]*float64, len(r.Scores))
+	analyses := make([]string, len(r.Scores))
+	for i, s := range r.Scores {
+		crit[i], round[i], rowIDs[i], labels[i], scores[i], analyses[i] = int64(s.CriterionIndex), int64(s.Round), s.RowID, int64(s.Label), s.Score, s.Analysis
+	}
+	var cost any
+	if r.Cost != nil {
+		cost = *r.Cost
+	}
+	args := make([]any, 0, 48)
+	args = append(args, b.RunID, b.Status, b.Request, b.Response, b.RepairRequest, b.RepairResponse, jsonValue(b.Problems),
+		b.PromptTokens, b.CompletionTokens, b.LatencyMS, b.Attempts, b.Calls, b.Error, b.ErrorKind, now,
+		jsonValue(detailsOrEmpty(b.Details)), b.ID, BatchPending)
+	if owner != "" {
+		args = append(args, owner)
+	}
+	args = append(args, b.RunID, crit, round, rowIDs, labels, scores, analyses,
+		failed, missing, b.Calls, b.PromptTokens, b.CompletionTokens, retries, cost, cost, b.RunID)
+	args = append(args, cachedArgs(cached)...)
+	q := answerSQLPG(owner != "")
+	return db.retry(ctx, "store answer", func() error {
+		st := LeaseState{Began: time.Now()}
+		var found, stored int64
+		var status, holder sql.NullString
+		var until sql.NullTime
+		if err := db.hotQueryRow(ctx, db.SQL, nil, q, args...).Scan(&found, &stored, &status, &until, &holder); err != nil {
+			return fmt.Errorf("store the answer of batch %d: %w", b.ID, err)
+		}
+		if found == 0 {
+			// The run is gone: to a fenced writer, as a lost lease.
+			if owner != "" {
+				return fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost)
+			}
+			return Errorf(EConflict, "batch %d already has an answer", b.ID)
+		}
+		if onLease != nil && owner != "" {
+			// Refused answers hand the lease on too: a writer that lost
+			// it learns so from the lease it is given.
+			st.Owner, st.Status = holder.String, status.String
+			if until.Valid {
+				u := until.Time
+				st.Until = &u
+			}
+			st.Now = time.Now().UTC()
+			onLease(st)
+		}
+		switch {
+		case owner != "" && holder.String != owner:
+			return fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost)
+		case stored == 0:
+			return Errorf(EConflict, "batch %d already has an answer", b.ID)
+		}
+		return nil
+	})
+}
+
+// saveEachPG is SaveBatchResults on PostgreSQL: each answer in a statement
+// of its own (each has its own fence and conflict, so nothing is gained by
+// a transaction around them), the group's cached answers with the first.
+func (db *DB) saveEachPG(ctx context.Context, items []BatchSave) []error {
+	errs := make([]error, len(items))
+	var cached []CachedAnswer
+	var cachedAt []int
+	for i, it := range items {
+		if it.Cached != nil {
+			cached = append(cached, *it.Cached)
+			cachedAt = append(cachedAt, i)
+		}
+	}
+	for i, it := range items {
+		if it.Cached != nil {
+			continue
+		}
+		err := db.storeAnswerPG(ctx, it.Result, it.Owner, it.OnLease, cached)
+		errs[i] = err
+		if cached != nil && (err == nil || ErrorCode(err) == EConflict || errors.Is(err, ErrLeaseLost)) {
+			cached = nil // stored with this answer
+		}
+	}
+	for k, i := range cachedAt {
+		if cached == nil {
+			break
+		}
+		errs[i] = db.saveOne(ctx, BatchSave{Cached: &cached[k]})
+	}
+	return errs
+}

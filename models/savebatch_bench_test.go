@@ -1,0 +1,118 @@
+package models_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dbtest"
+	"github.com/batcheval/batcheval/models/demo"
+)
+
+// BenchmarkStoreAnswer stores one judge answer as the runner does at
+// concurrency 1: a group of the run's answer (fenced on its lease, handing
+// the lease on) and its copy for the answer cache, in one transaction. The
+// payloads are the size of a FED batch of 10 (a 12 KB prompt, a 2 KB
+// answer, an analysis a score). "cpu-us/answer" is the process's CPU per
+// answer (user and system: SQLite's writes are system calls), the figure
+// the runner's CPU per judge call is made of.
+func BenchmarkStoreAnswer(b *testing.B) {
+	for _, d := range dbtest.Dialects {
+		b.Run(string(d), func(b *testing.B) {
+			benchStoreAnswer(b, dbtest.Open(b, d))
+		})
+	}
+}
+
+const benchBatch = 10
+
+func benchStoreAnswer(b *testing.B, db *models.DB) {
+	ctx := context.Background()
+	ws, err := db.EnsureDefaultWorkspace(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := demo.Seed(ctx, db, ws)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dss, err := db.ListDatasets(ctx, ws.ID, p.ID)
+	if err != nil || len(dss) == 0 {
+		b.Fatalf("demo datasets: %v", err)
+	}
+	ds := dss[0]
+	rows, err := db.ListDatasetRows(ctx, ds.ID, 0, benchBatch)
+	if err != nil || len(rows) != benchBatch {
+		b.Fatalf("rows: %d, %v", len(rows), err)
+	}
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	run := models.Run{WorkspaceID: ws.ID, ProjectID: p.ID, DatasetID: ds.ID, Name: "bench", Method: models.MethodBatchEval, CreatedAt: time.Now()}
+	if err := db.CreateRun(ctx, &run, nil); err != nil {
+		b.Fatal(err)
+	}
+	const owner = "bench-worker"
+	if err := db.Gorm.Exec(`UPDATE runs SET lease_owner = ?, status = ? WHERE id = ?`, owner, models.RunRunning, run.ID).Error; err != nil {
+		b.Fatal(err)
+	}
+	// One batch a round, a round an answer: the scores' places stay unique.
+	batches := make([]models.RunBatch, 0, b.N)
+	for round := range b.N {
+		bs, err := db.CreateRoundBatches(ctx, run.ID, 0, round, [][]int64{ids})
+		if err != nil {
+			b.Fatal(err)
+		}
+		batches = append(batches, bs...)
+	}
+	request := strings.Repeat("User: how was your weekend? System: I went hiking with my sister. ", 12*1024/66)
+	response := strings.Repeat("Sample 3: the reply follows the topic and answers the question. ", 2*1024/64)
+	analysis := strings.Repeat("on topic, coherent; ", 8)
+	cache := db.ResponseCache(ws.ID)
+	sctx := models.WithLeaseOwner(ctx, owner)
+	var lease models.LeaseState
+	b.ResetTimer()
+	start := processCPU(b)
+	for i := range b.N {
+		bt := batches[i]
+		bt.Status, bt.Request, bt.Response = models.BatchDone, request, response
+		bt.PromptTokens, bt.CompletionTokens, bt.LatencyMS, bt.Attempts, bt.Calls = 3000, 500, 20, 1, 1
+		res := models.BatchResult{Batch: bt}
+		for k, id := range ids {
+			v := float64(k%3 + 1)
+			res.Scores = append(res.Scores, models.RunScore{RunID: run.ID, BatchID: bt.ID, Round: bt.Round, RowID: id,
+				Label: k + 1, Score: &v, Analysis: analysis})
+		}
+		answer := cache.Answer(fmt.Sprintf("%064x", i), 0, []byte(response))
+		errs := db.SaveBatchResults(sctx, []models.BatchSave{
+			{Result: res, Owner: owner, OnLease: func(st models.LeaseState) { lease = st }},
+			{Cached: &answer},
+		})
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	cpu := processCPU(b) - start
+	b.StopTimer()
+	if lease.Owner != owner {
+		b.Fatalf("lease handed on: %+v, want owner %q", lease, owner)
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/answer")
+}
+
+// processCPU is the CPU the process has used so far, user and system.
+func processCPU(tb testing.TB) time.Duration {
+	tb.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
