@@ -546,3 +546,96 @@ func TestGroupFallbackHandsOnItsLease(t *testing.T) {
 		}
 	})
 }
+
+// TestAnswerCacheCopiesStoredWithAnswers: the answer cache's copies that
+// travel with a group of answers are stored whatever becomes of the
+// answers (the judge was paid either way): with an answer stored, refused
+// for a lost lease, refused as answered already, failing with a database
+// error, and with no answer at all. A refused answer stores nothing of
+// its own.
+func TestAnswerCacheCopiesStoredWithAnswers(t *testing.T) {
+	cases := []struct {
+		name    string
+		holder  string // the run's lease owner; the writer is "w1"
+		answers int    // answers in the group before the copy (0 or 1)
+		pre     bool   // the batch has its answer already
+		broken  bool   // the answer scores a row twice: a database error
+		wantErr error  // nil, ErrLeaseLost, or a conflict (EConflict)
+		stored  bool   // the answer's batch counted
+	}{
+		{name: "answer stored", holder: "w1", answers: 1, stored: true},
+		{name: "lease lost", holder: "w2", answers: 1, wantErr: models.ErrLeaseLost},
+		{name: "answered already", holder: "w1", answers: 1, pre: true, wantErr: models.Errorf(models.EConflict, "")},
+		{name: "database error", holder: "w1", answers: 1, broken: true, wantErr: errors.New("any")},
+		{name: "no answer", holder: "w1"},
+	}
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		for n, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				ctx := context.Background()
+				run, rows := twoRowRun(t, db, tc.name)
+				if err := db.Gorm.Exec(`UPDATE runs SET lease_owner = ?, status = ? WHERE id = ?`, tc.holder, models.RunRunning, run.ID).Error; err != nil {
+					t.Fatal(err)
+				}
+				bs, err := db.CreateRoundBatches(ctx, run.ID, 0, 0, [][]int64{{rows[0].ID, rows[1].ID}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				answer := func() models.BatchSave {
+					b := bs[0]
+					b.Status, b.Response, b.Calls, b.Attempts = models.BatchDone, "Sample1: 2\nSample2: 3", 1, 1
+					v, w := 2.0, 3.0
+					second := rows[1].ID
+					if tc.broken {
+						second = rows[0].ID
+					}
+					return models.BatchSave{Owner: "w1", Result: models.BatchResult{Batch: b, Scores: []models.RunScore{
+						{RunID: run.ID, BatchID: b.ID, RowID: rows[0].ID, Label: 1, Score: &v},
+						{RunID: run.ID, BatchID: b.ID, RowID: second, Label: 2, Score: &w}}}}
+				}
+				if tc.pre {
+					if errs := db.SaveBatchResults(ctx, []models.BatchSave{answer()}); errs[0] != nil {
+						t.Fatal(errs[0])
+					}
+				}
+				cache := db.ResponseCache(run.WorkspaceID)
+				hash := fmt.Sprintf("%064d", n)
+				copyOf := cache.Answer(hash, 0, []byte(`{"choices":[]}`))
+				var items []models.BatchSave
+				if tc.answers > 0 {
+					items = append(items, answer())
+				}
+				items = append(items, models.BatchSave{Cached: &copyOf})
+				errs := db.SaveBatchResults(ctx, items)
+				if tc.answers > 0 {
+					err := errs[0]
+					switch {
+					case tc.wantErr == nil && err != nil:
+						t.Errorf("answer: %v, want it stored", err)
+					case tc.wantErr == nil:
+					case errors.Is(tc.wantErr, models.ErrLeaseLost) && !errors.Is(err, models.ErrLeaseLost):
+						t.Errorf("answer: %v, want a lost lease", err)
+					case models.ErrorCode(tc.wantErr) == models.EConflict && models.ErrorCode(err) != models.EConflict:
+						t.Errorf("answer: %v, want a conflict", err)
+					case err == nil:
+						t.Errorf("answer stored, want %v", tc.wantErr)
+					}
+				}
+				if err := errs[len(errs)-1]; err != nil {
+					t.Errorf("copy for the cache: %v", err)
+				}
+				got, ok, err := cache.LoadAnswer(ctx, hash, 0)
+				if err != nil || !ok || string(got) != `{"choices":[]}` {
+					t.Errorf("cache holds %q (found %v, %v), want the copy", got, ok, err)
+				}
+				want := 0
+				if tc.stored || tc.pre {
+					want = 1
+				}
+				if r := getRun(t, db, run.ID); r.BatchesDone != want {
+					t.Errorf("%d batches counted, want %d", r.BatchesDone, want)
+				}
+			})
+		}
+	})
+}
