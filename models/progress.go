@@ -375,6 +375,10 @@ type runGuard struct {
 	// the lease as the counters' update found it.
 	owner   string
 	onLease func(LeaseState)
+	// batchFence puts the fence on owner in the batch's update instead
+	// (cond is then empty): a refused answer writes nothing at all, so a
+	// group's transaction can go on with its other answers.
+	batchFence bool
 }
 
 // holds reports whether the run meets the guard, read inside tx.
@@ -456,14 +460,22 @@ func (r BatchResult) counts() (missing, failed, retries int) {
 // run that fails g's condition gives g.err (and the caller rolls back).
 func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchResult, now time.Time, missing, failed, retries int, g runGuard) (bool, error) {
 	b := r.Batch
-	q := hotSQL.get(db.Dialect, "save batch", 0, func() string {
+	q := hotSQL.get(db.Dialect, "save batch "+strconv.FormatBool(g.batchFence), 0, func() string {
+		fence := ""
+		if g.batchFence {
+			fence = " AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND lease_owner = ?)"
+		}
 		return `UPDATE run_batches SET status = ?, request = ?, response = ?, repair_request = ?, repair_response = ?, problems = ?,
  prompt_tokens = ?, completion_tokens = ?, latency_ms = ?, attempts = ?, calls = ?, error = ?, error_kind = ?, done_at = ?, details = ?
- WHERE id = ? AND status = ?`
+ WHERE id = ? AND status = ?` + fence
 	})
-	res, err := db.hotExec(ctx, db.answers(), tx, q, b.Status, b.Request, b.Response, b.RepairRequest, b.RepairResponse, jsonValue(b.Problems),
+	bargs := []any{b.Status, b.Request, b.Response, b.RepairRequest, b.RepairResponse, jsonValue(b.Problems),
 		b.PromptTokens, b.CompletionTokens, b.LatencyMS, b.Attempts, b.Calls, b.Error, b.ErrorKind, now,
-		jsonValue(detailsOrEmpty(b.Details)), b.ID, BatchPending)
+		jsonValue(detailsOrEmpty(b.Details)), b.ID, BatchPending}
+	if g.batchFence {
+		bargs = append(bargs, b.RunID, g.owner)
+	}
+	res, err := db.hotExec(ctx, db.answers(), tx, q, bargs...)
 	if err != nil {
 		return false, fmt.Errorf("save batch %d: %w", b.ID, err)
 	}
@@ -625,33 +637,42 @@ func (db *DB) saveBatchGroup(ctx context.Context, items []BatchSave, now time.Ti
 			continue
 		}
 		b := it.Result.Batch
+		var g runGuard
 		if it.Owner != "" {
-			// The whole lease, not only its owner: the writer's next call
-			// can take it as its fence's read (BatchSave.OnLease).
-			st := LeaseState{Began: time.Now()}
-			if err := scanLease(db.hotQueryRow(ctx, db.answers(), tx, leaseStateSQL(db.Dialect), b.RunID), b.RunID, &st); err != nil {
-				if ErrorCode(err) == ENotFound {
-					// A run deleted meanwhile: this answer is refused, as
-					// from a lost lease; the group's others still commit.
-					errs[i] = fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost)
-					continue
-				}
-				return err
-			}
-			if it.OnLease != nil {
-				it.OnLease(st)
-			}
-			if st.Owner != it.Owner {
-				errs[i] = fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost)
-				continue
-			}
+			// The fence is a condition of the batch's update, and the
+			// counters' update returns the lease (the write lock is held:
+			// it cannot have changed in between) for the writer's next
+			// call to take as its fence's read (BatchSave.OnLease).
+			g = runGuard{batchFence: true, owner: it.Owner, onLease: it.OnLease}
 		}
-		stored, err := db.writeBatchResult(ctx, tx, it.Result, now, runGuard{})
+		stored, err := db.writeBatchResult(ctx, tx, it.Result, now, g)
 		if err != nil {
 			return err
 		}
-		if !stored {
-			errs[i] = Errorf(EConflict, "batch %d already has an answer", b.ID)
+		if stored {
+			continue
+		}
+		errs[i] = Errorf(EConflict, "batch %d already has an answer", b.ID)
+		if it.Owner == "" {
+			continue
+		}
+		// Refused: a lost lease, or an answer there already. The lease is
+		// read to tell which, and handed on either way.
+		st := LeaseState{Began: time.Now()}
+		if err := scanLease(db.hotQueryRow(ctx, db.answers(), tx, leaseStateSQL(db.Dialect), b.RunID), b.RunID, &st); err != nil {
+			if ErrorCode(err) == ENotFound {
+				// A run deleted meanwhile: this answer is refused, as
+				// from a lost lease; the group's others still commit.
+				errs[i] = fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost)
+				continue
+			}
+			return err
+		}
+		if it.OnLease != nil {
+			it.OnLease(st)
+		}
+		if st.Owner != it.Owner {
+			errs[i] = fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost)
 		}
 	}
 	return tx.Commit()

@@ -752,13 +752,22 @@ func (r *Runner) saveResult(ctx context.Context, res models.BatchResult) error {
 	// can take that read (leaseNews).
 	news := leaseNewsFrom(ctx)
 	if r.db.Dialect != models.SQLite {
-		// The lease comes with the write's last statement (RETURNING),
-		// often more than leaseNewsFresh after the next call's fence:
-		// fences take it while fresh, and do not wait for it.
+		// The lease comes with the write's statement, often more than
+		// leaseNewsFresh after the next call's fence: fences take it
+		// while fresh, and do not wait for it.
 		if news != nil && w.item.Owner != "" {
 			w.item.OnLease = news.note
 		}
-		return r.db.SaveBatchResults(ctx, []models.BatchSave{w.item})[0]
+		// The cached answers queued meanwhile (this call's, parsed in
+		// between) go in the same statement: one round trip.
+		items := append([]models.BatchSave{w.item}, r.takeCached()...)
+		errs := r.db.SaveBatchResults(ctx, items)
+		for _, err := range errs[1:] {
+			if err != nil {
+				r.log.Warn("store a judge answer in the answer cache", "err", err)
+			}
+		}
+		return errs[0]
 	}
 	if news != nil && w.item.Owner != "" {
 		lw := news.expect()
@@ -785,20 +794,17 @@ func (r *Runner) saveResult(ctx context.Context, res models.BatchResult) error {
 	return w.err
 }
 
-// saveAnswer stores a judge answer in the workspace's answer cache. On
-// SQLite it is queued for the next group commit and not waited for: the
-// call's batch result follows it within a few microseconds (the answer is
-// parsed in between) and is committed in the same transaction, where a
-// commit of its own cost about as much CPU as the rest of the call's
-// writes. An answer that no batch result follows (its unit was stopped)
+// saveAnswer stores a judge answer in the workspace's answer cache. It is
+// queued and not waited for: the call's batch result follows it within a
+// few microseconds (the answer is parsed in between) and is committed in
+// the same transaction (SQLite's group commit) or statement (PostgreSQL,
+// takeCached), where a commit of its own cost about as much CPU as the
+// rest of the call's writes. An answer that no batch result follows (its unit was stopped)
 // is written after answerLinger at the latest, and Stop writes what is
 // left. Both stay durable as soon as their transaction commits; what a
 // crash in the microseconds before that commit loses is the same answer
 // it lost before (its batch result was not stored either).
 func (r *Runner) saveAnswer(ctx context.Context, rc *models.ResponseCache, hash string, occurrence int, answer []byte) error {
-	if r.db.Dialect != models.SQLite {
-		return rc.SaveAnswer(ctx, hash, occurrence, answer)
-	}
 	a := rc.Answer(hash, occurrence, answer)
 	r.saves.mu.Lock()
 	defer r.saves.mu.Unlock()
@@ -812,6 +818,25 @@ func (r *Runner) saveAnswer(ctx context.Context, rc *models.ResponseCache, hash 
 		}
 	}
 	return nil
+}
+
+// takeCached takes the cached answers waiting in the queue (PostgreSQL,
+// where only they wait there), for the caller to store with its answer.
+func (r *Runner) takeCached() []models.BatchSave {
+	r.saves.mu.Lock()
+	defer r.saves.mu.Unlock()
+	if r.saves.writing || len(r.saves.pending) == 0 {
+		return nil
+	}
+	items := make([]models.BatchSave, len(r.saves.pending))
+	for i, w := range r.saves.pending {
+		items[i] = w.item
+	}
+	r.saves.pending = nil
+	if r.saves.lingering && r.saves.linger.Stop() {
+		r.saves.lingering = false
+	}
+	return items
 }
 
 // answerLinger bounds how long a cached answer waits for a batch result to
