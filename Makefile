@@ -61,5 +61,7 @@ bench: ## run the benchmarks (see BENCHMARKS.md)
 	# Run speed (issue 11): FED on 4 criteria against a fixed-latency fake
 	# judge, idle CPU. A throwaway PostgreSQL is started for the idle figure.
 	./scripts/with-postgres.sh $(GO) test -run '^$$' -bench 'FEDSchedule|IdleCPU|TickerFloor' -benchtime=1x -timeout 20m ./runner
+	# One answer's store, the largest part of a judge call's CPU, on both databases.
+	./scripts/with-postgres.sh $(GO) test -run '^$$' -bench 'StoreAnswer' -benchtime=2000x ./models
 	# Pages during runs (issue 11): 50 readers while 4 runs write, gated and not.
 	$(GO) test -run '^$$' -bench 'RunPageReaders' -benchtime=3x -timeout 20m ./handlers
