@@ -500,6 +500,16 @@ func (r *Runner) setup(ctx, work context.Context, su methods.Setupper, client Co
 	defer stopCalls()
 	res, err := su.Setup(calls, client, mrun, pass)
 	if err != nil {
+		if res.Calls > 0 {
+			// Answered but of no use: the call is counted (and its cost)
+			// with the settings as they were.
+			sh.mu.Lock()
+			cerr := r.db.SaveRunMethodSettings(ctx, runID, sh.run.MethodSettings, res.PromptTokens, res.CompletionTokens, Cost(js, res.PromptTokens, res.CompletionTokens))
+			sh.mu.Unlock()
+			if cerr != nil {
+				r.log.Warn("count a setup call", "run", runID, "err", cerr)
+			}
+		}
 		if fatal := runLevel(err); fatal != nil {
 			return fatal
 		}

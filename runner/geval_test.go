@@ -31,6 +31,9 @@ type formEndpoint struct {
 	logprobs func(i int) (status int, content []map[string]any)
 	// sampled is the text of each sampled completion.
 	sampled string
+	// stepsText, when set, answers the steps request instead of a
+	// readable list of steps.
+	stepsText string
 
 	mu               sync.Mutex
 	steps, lp, plain int
@@ -72,8 +75,12 @@ func (fe *formEndpoint) serve(w http.ResponseWriter, r *http.Request) {
 	case !strings.Contains(prompt, "Evaluation Form"):
 		fe.steps++
 		fe.mu.Unlock()
+		steps := "Evaluation Steps:\n1. Read the response.\n2. Rate it."
+		if fe.stepsText != "" {
+			steps = fe.stepsText
+		}
 		writeChoices(w, []map[string]any{{"index": 0, "finish_reason": "stop",
-			"message": map[string]any{"role": "assistant", "content": "Evaluation Steps:\n1. Read the response.\n2. Rate it."}}})
+			"message": map[string]any{"role": "assistant", "content": steps}}})
 		return
 	case req.Logprobs:
 		i := fe.lp
@@ -326,5 +333,31 @@ func TestRunStatusFromScores(t *testing.T) {
 				}
 			}
 		})
+	})
+}
+
+// TestGEvalUnreadableStepsCallIsCounted: a steps call whose answer cannot
+// be read fails the run, and is still counted with its tokens and cost
+// (regression: the run showed 0 calls, 0 tokens and an unknown cost for a
+// call the judge was paid for).
+func TestGEvalUnreadableStepsCallIsCounted(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		fe := newFormEndpoint(t, "2", func(int) (int, []map[string]any) { return http.StatusBadRequest, nil })
+		fe.stepsText = "I would rather not list steps."
+		run := env.launchGEval(fe.URL(), nil)
+		if run.Status != models.RunFailed {
+			t.Fatalf("run %s (%s), want failed", run.Status, run.Error)
+		}
+		steps, lp, plain := fe.counts()
+		if steps == 0 || lp+plain != 0 {
+			t.Fatalf("requests: %d steps, %d form; want steps only", steps, lp+plain)
+		}
+		// writeChoices reports 50 prompt and 1 completion tokens; the
+		// judge costs $1 and $2 per million (newRun).
+		wantCost := float64(steps) * (50*1.0 + 1*2.0) / 1e6
+		if run.Calls != steps || run.PromptTokens != 50*steps || run.CompletionTokens != steps || run.CostUSD == nil || math.Abs(*run.CostUSD-wantCost) > 1e-12 {
+			t.Errorf("run counts %d calls, %d+%d tokens, cost %v; the endpoint answered %d steps calls (want cost %g)",
+				run.Calls, run.PromptTokens, run.CompletionTokens, run.CostUSD, steps, wantCost)
+		}
 	})
 }

@@ -105,7 +105,10 @@ func (GEval) Setup(ctx context.Context, j Completer, r *Run, pass []int) (SetupO
 	}
 	steps, err := evaluator.ParseGEvalSteps(resp.Text())
 	if err != nil {
-		return SetupOutcome{}, fmt.Errorf("the judge's evaluation steps for %q could not be read: %w", crit.Name, err)
+		// The call was answered, and paid for: it is counted even though
+		// its answer is of no use.
+		return SetupOutcome{Calls: 1, PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens},
+			fmt.Errorf("the judge's evaluation steps for %q could not be read: %w", crit.Name, err)
 	}
 	if r.MethodSettings.GEvalSteps == nil {
 		r.MethodSettings.GEvalSteps = map[string]string{}

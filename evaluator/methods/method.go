@@ -121,6 +121,9 @@ func DefaultTemperature(m Method, otherwise float64) float64 {
 
 // SetupOutcome is what a Setup call cost and whether it changed the run's
 // method settings (which the caller then stores).
+//
+// Calls and tokens count the calls that were answered, also when Setup
+// fails afterwards (an answer that could not be read was paid for).
 type SetupOutcome struct {
 	Changed          bool
 	Calls            int
