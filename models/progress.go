@@ -731,6 +731,24 @@ func detailsOrEmpty(d map[string]any) map[string]any {
 	return d
 }
 
+// AddRunSpend counts calls the run paid for whose answers are not stored
+// (a unit cut short, left pending for the resume): the calls, their
+// tokens and, when known, their cost. Only the lease holder named in ctx
+// may count.
+func (db *DB) AddRunSpend(ctx context.Context, runID int64, calls, promptTokens, completionTokens int, cost *float64) error {
+	upd := map[string]any{
+		"calls":             gorm.Expr("calls + ?", calls),
+		"prompt_tokens":     gorm.Expr("prompt_tokens + ?", promptTokens),
+		"completion_tokens": gorm.Expr("completion_tokens + ?", completionTokens),
+	}
+	if cost != nil {
+		upd["cost_usd"] = gorm.Expr("COALESCE(cost_usd, 0) + ?", *cost)
+	}
+	return db.retry(ctx, "count calls", func() error {
+		return fenced(ctx, db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ?", runID)).Updates(upd).Error
+	})
+}
+
 // UpdateRunMethodSettings stores a run's method settings as they are now
 // (what the run learned about the endpoint), without counting a call.
 func (db *DB) UpdateRunMethodSettings(ctx context.Context, runID int64, ms any) error {

@@ -617,12 +617,20 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 				o := m.Judge(calls, client, u)
 				if o.Err != nil {
 					if fatal := runLevel(o.Err); fatal != nil {
-						if o.Failed {
-							return fatal
+						if o.Answered > 0 {
+							// A follow-up call (a repair, a top-up) met the
+							// stop: the spending cap refused it, the judge
+							// asked to wait, the run is stopping. Stored
+							// done, the unit would keep its missing scores
+							// for good; it stays pending for the resume,
+							// which sends the call. What the answered calls
+							// cost is counted now (a resume replays their
+							// answers from the answer cache at no cost).
+							if err := r.countPaid(context.WithoutCancel(ctx), run, o); err != nil {
+								r.log.Warn("count the answered calls of a unit left for the resume", "run", run.ID, "err", err)
+							}
 						}
-						// The answer is paid for: keep it, then stop or
-						// pause the run.
-						return r.store(context.WithoutCancel(ctx), run, r.result(run, t.batch, pass, o), fatal)
+						return fatal
 					}
 				}
 				if o.Failed && !last {
@@ -667,6 +675,13 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 		}
 	}
 	return failed, nil
+}
+
+// countPaid counts on the run what the answered calls of o cost, for a
+// unit left pending (its answer is not stored): calls, tokens and cost.
+func (r *Runner) countPaid(ctx context.Context, run models.Run, o methods.Outcome) error {
+	return r.db.AddRunSpend(ctx, run.ID, o.Answered, o.PromptTokens, o.CompletionTokens,
+		Cost(run.JudgeSnapshot, o.PromptTokens, o.CompletionTokens))
 }
 
 // retried merges the failed first try of a unit into its retry: every

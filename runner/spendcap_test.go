@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -280,4 +282,68 @@ func TestSpendCapFromStoredSpending(t *testing.T) {
 	if spendCapFrom(prices, models.RunSpend{}) != nil {
 		t.Error("an account for a run without a cap")
 	}
+}
+
+// TestSpendCapRefusedRepairIsSentOnResume: when the cap refuses a batch's
+// repair request, the batch stays pending (QA: it was stored done with
+// its missing scores, a gap no resume filled, and the refused request was
+// counted as a call). The answered call is counted; after the cap is
+// raised, the resume finds the first answer in the answer cache and sends
+// the repair.
+func TestSpendCapRefusedRepairIsSentOnResume(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		var mu sync.Mutex
+		repairs := 0
+		fj := newFakeJudge(t, simjudge.Options{Seed: 7, MissRate: 0.5}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+			if c.Repair {
+				mu.Lock()
+				repairs++
+				mu.Unlock()
+			}
+			return false
+		})
+		r := env.startRunner(Config{LeaseTTL: leaseTTL})
+		tiny, ample := 1e-6, 100.0
+		spec := env.newRun(fj.URL(), 1, 1, 30) // 3 batches
+		spec.Settings.SpendCapUSD = &tiny
+		run := env.waitFinished(env.launch(r, spec).ID, 20*time.Second)
+		if run.Status != models.RunFailed || !strings.Contains(run.Error, "spending cap reached") || fj.Total() != 1 {
+			t.Fatalf("run %s (%q) after %d requests; want failed at the cap after the first", run.Status, run.Error, fj.Total())
+		}
+		if run.Calls != 1 || run.BatchesDone != 0 || run.CostUSD == nil || *run.CostUSD <= 0 {
+			t.Errorf("capped run counts %d calls, %d batches done, cost %v; want the one answered call, no batch done", run.Calls, run.BatchesDone, run.CostUSD)
+		}
+		for _, b := range env.batches(run.ID) {
+			if b.Status != models.BatchPending {
+				t.Errorf("batch %d is %s (problems %v), want pending", b.ID, b.Status, b.Problems)
+			}
+		}
+		if _, err := env.db.SetRunSpendCap(context.Background(), env.ws.ID, run.ID, &ample); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Resume(context.Background(), env.ws.ID, run.ID); err != nil {
+			t.Fatalf("resume: %v", err)
+		}
+		run = env.waitFinished(run.ID, 20*time.Second)
+		mu.Lock()
+		sentRepairs := repairs
+		mu.Unlock()
+		if run.Status != models.RunSucceeded && run.Status != models.RunFinishedWithGaps {
+			t.Fatalf("after raising the cap: %s (%q)", run.Status, run.Error)
+		}
+		if sentRepairs == 0 {
+			t.Errorf("no repair request was ever sent; the test shows nothing (or the refused one was never retried)")
+		}
+		// Every request the judge answered is counted once as paid; the
+		// first answer came back from the cache on the resume.
+		if paid := run.Calls - run.CachedCalls; paid != fj.Total() || run.CachedCalls < 1 {
+			t.Errorf("after the resume: %d calls, %d from the cache; the judge answered %d requests", run.Calls, run.CachedCalls, fj.Total())
+		}
+		for _, b := range env.batches(run.ID) {
+			if strings.Contains(strings.Join(b.Problems, " "), "spending cap") {
+				t.Errorf("batch %d kept the cap's refusal as its answer: %v", b.ID, b.Problems)
+			}
+		}
+	})
 }

@@ -182,6 +182,9 @@ type Outcome struct {
 	Calls, Attempts                int
 	PromptTokens, CompletionTokens int
 	Latency                        time.Duration
+	// Answered counts the calls that came back with an answer (Calls
+	// also counts those that failed): what the unit paid for.
+	Answered int
 }
 
 // count adds a call's cost to o: its attempts (from the response or the
@@ -192,6 +195,7 @@ func (o *Outcome) count(resp judge.Response, err error) {
 		o.Attempts += judge.AttemptsOf(err)
 		return
 	}
+	o.Answered++
 	o.Attempts += resp.Attempts
 	o.PromptTokens += resp.PromptTokens
 	o.CompletionTokens += resp.CompletionTokens
