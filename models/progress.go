@@ -731,11 +731,13 @@ func detailsOrEmpty(d map[string]any) map[string]any {
 	return d
 }
 
-// AddRunSpend counts calls the run paid for whose answers are not stored
-// (a unit cut short, left pending for the resume): the calls, their
-// tokens and, when known, their cost. Only the lease holder named in ctx
-// may count.
-func (db *DB) AddRunSpend(ctx context.Context, runID int64, calls, promptTokens, completionTokens int, cost *float64) error {
+// AddUnitSpend counts calls the run paid for whose answers are not stored:
+// a unit cut short and left pending for the resume (batchID). The calls,
+// their tokens and, when known, their cost are added to the run's
+// counters and to the batch's (which stays pending: a batch with calls
+// counted tells the resume that its answers were paid for already). Only
+// the lease holder named in ctx may count.
+func (db *DB) AddUnitSpend(ctx context.Context, runID, batchID int64, calls, promptTokens, completionTokens int, cost *float64) error {
 	upd := map[string]any{
 		"calls":             gorm.Expr("calls + ?", calls),
 		"prompt_tokens":     gorm.Expr("prompt_tokens + ?", promptTokens),
@@ -745,7 +747,20 @@ func (db *DB) AddRunSpend(ctx context.Context, runID int64, calls, promptTokens,
 		upd["cost_usd"] = gorm.Expr("COALESCE(cost_usd, 0) + ?", *cost)
 	}
 	return db.retry(ctx, "count calls", func() error {
-		return fenced(ctx, db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ?", runID)).Updates(upd).Error
+		return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			res := fenced(ctx, tx.Model(&Run{}).Where("id = ?", runID)).Updates(upd)
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected == 0 {
+				return fmt.Errorf("run %d: %w", runID, ErrLeaseLost)
+			}
+			return tx.Model(&RunBatch{}).Where("id = ? AND run_id = ? AND status = ?", batchID, runID, BatchPending).Updates(map[string]any{
+				"calls":             gorm.Expr("calls + ?", calls),
+				"prompt_tokens":     gorm.Expr("prompt_tokens + ?", promptTokens),
+				"completion_tokens": gorm.Expr("completion_tokens + ?", completionTokens),
+			}).Error
+		})
 	})
 }
 

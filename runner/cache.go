@@ -18,6 +18,10 @@ func cachedJudge(db *models.DB, store judge.AnswerStore, run models.Run, client 
 		baseURL = "simulated:" + run.JudgeSnapshot.BaseURL
 	}
 	c := judge.NewCache(client, store, baseURL, run.JudgeSnapshot.Model)
+	// A run that reuses no answers still keeps its own, under keys no
+	// other run finds: a resume after a stop or a crash replays what the
+	// run paid for instead of paying again.
+	c.Run, c.Private = run.ID, run.Settings.NoCache
 	c.OnHit = func(ctx context.Context) {
 		// A counter lost to a database error only understates the cached
 		// calls; the answer itself is still used.

@@ -281,9 +281,6 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 		limited = capped{c: limited, cap: spend, r: r}
 	}
 	limited = turnTaking{limited}
-	if run.Settings.NoCache {
-		return limited, nil
-	}
 	return cachedJudge(r.db, answerStore{r.db.ResponseCache(run.WorkspaceID), r}, run, limited, cfg.BaseURL), nil
 }
 
@@ -610,6 +607,9 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 				tn := &turn{turns: turns}
 				defer tn.done()
 				calls = withRound(withTurn(calls, tn), t.batch.Round)
+				// A batch never stored has counted nothing: answers the
+				// run stored for it before a crash are its paid calls.
+				calls = judge.WithUnit(calls, judge.Unit{ID: t.batch.ID, Uncounted: t.batch.Calls == 0})
 				u := methods.Unit{Run: mrun, Criteria: pass, Round: t.batch.Round, Memo: memo}
 				for _, id := range t.batch.RowIDs {
 					u.Samples = append(u.Samples, samples[index[id]])
@@ -626,7 +626,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 							// which sends the call. What the answered calls
 							// cost is counted now (a resume replays their
 							// answers from the answer cache at no cost).
-							if err := r.countPaid(context.WithoutCancel(ctx), run, o); err != nil {
+							if err := r.countPaid(context.WithoutCancel(ctx), run, t.batch, o); err != nil {
 								r.log.Warn("count the answered calls of a unit left for the resume", "run", run.ID, "err", err)
 							}
 						}
@@ -679,8 +679,8 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 
 // countPaid counts on the run what the answered calls of o cost, for a
 // unit left pending (its answer is not stored): calls, tokens and cost.
-func (r *Runner) countPaid(ctx context.Context, run models.Run, o methods.Outcome) error {
-	return r.db.AddRunSpend(ctx, run.ID, o.Answered, o.PromptTokens, o.CompletionTokens,
+func (r *Runner) countPaid(ctx context.Context, run models.Run, b models.RunBatch, o methods.Outcome) error {
+	return r.db.AddUnitSpend(ctx, run.ID, b.ID, o.Answered, o.PromptTokens, o.CompletionTokens,
 		Cost(run.JudgeSnapshot, o.PromptTokens, o.CompletionTokens))
 }
 

@@ -377,3 +377,59 @@ func TestKillCancelsHungCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestKillBetweenAUnitsCallsPaysNothingTwice: a kill while a batch's
+// repair request is out leaves the batch pending with its answered call
+// counted; the next worker takes the first answer from the answer cache
+// at no cost and sends only the repair. Every answer the judge gave is
+// counted once as paid (QA: the first answer was lost and paid again, or
+// the batch was stored with its missing scores for good).
+func TestKillBetweenAUnitsCallsPaysNothingTwice(t *testing.T) {
+	for _, noCache := range []bool{false, true} {
+		t.Run(map[bool]string{false: "answers reused", true: "no reuse"}[noCache], func(t *testing.T) {
+			eachDB(t, func(t *testing.T, env *testEnv) {
+				var holding atomic.Bool
+				holding.Store(true)
+				var fj *fakeJudge
+				fj = newFakeJudge(t, simjudge.Options{Seed: 7, MissRate: 0.5}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+					if c.Repair && holding.Load() {
+						fj.hang(r)
+						return true
+					}
+					return false
+				})
+				a := env.startRunner(Config{LeaseTTL: leaseTTL})
+				t.Cleanup(fj.releaseHeld)
+				spec := env.newRun(fj.URL(), 1, 1, 30) // 3 batches, one call at a time
+				spec.Settings.NoCache = noCache
+				run := env.launch(a, spec)
+				env.waitRun(run.ID, 15*time.Second, "a repair request out", func(models.Run) bool { return fj.InFlight() == 1 && fj.Total() >= 2 })
+				kctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := a.Kill(kctx); err != nil {
+					t.Fatalf("kill: %v", err)
+				}
+				got := env.getRun(run.ID)
+				if got.Calls != fj.Total()-1 || got.BatchesDone != fj.Total()-2 {
+					t.Errorf("after the kill: %d calls, %d batches done; the judge answered %d requests and holds a repair", got.Calls, got.BatchesDone, fj.Total()-1)
+				}
+				holding.Store(false)
+				b := env.startRunner(Config{LeaseTTL: leaseTTL})
+				run = env.waitFinished(run.ID, 30*time.Second, func() { b.Sweep(context.Background()) })
+				if run.Status != models.RunSucceeded && run.Status != models.RunFinishedWithGaps {
+					t.Fatalf("resumed run %s (%q)", run.Status, run.Error)
+				}
+				for _, bt := range env.batches(run.ID) {
+					if n := fj.Count(storedKey(run, bt), false); n != 1 {
+						t.Errorf("batch %d requested %d times, want once (its answer kept for the resume)", bt.BatchIndex, n)
+					}
+				}
+				// The held repair was cancelled unanswered: every other
+				// request was answered and is counted once as paid.
+				if paid := run.Calls - run.CachedCalls; paid != fj.Total()-1 {
+					t.Errorf("%d calls, %d from the cache: %d paid; the judge answered %d", run.Calls, run.CachedCalls, paid, fj.Total()-1)
+				}
+			})
+		})
+	}
+}

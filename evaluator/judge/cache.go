@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strconv"
 	"sync"
 )
 
@@ -62,6 +63,15 @@ type Cache struct {
 	// OnHit, if set, is called once for each call answered from the store
 	// (the runner counts them on the run).
 	OnHit func(ctx context.Context)
+	// Run, when set, is the run this cache serves: answers are stored
+	// with it and with their unit (WithUnit), so that an answer the run
+	// paid for but never counted (its unit was cut short by a crash) is
+	// replayed as the paid call it was rather than as a free one.
+	Run int64
+	// Private keeps the run's answers to itself (the run asked not to
+	// reuse identical answers): its keys are salted with Run, so no other
+	// run's answer is found, and its own are still there for a resume.
+	Private bool
 
 	mu   sync.Mutex
 	seen map[string]int // request hash -> identical requests sent so far
@@ -93,12 +103,39 @@ type cacheKey struct {
 }
 
 // storedAnswer is an answer as the store keeps it. The tokens are what the
-// original call cost, kept for inspection; a cached answer costs none.
+// original call cost; a cached answer costs none, except when it is
+// replayed for the unit that paid for it (WithUnit). Run and Unit name
+// that run and unit (0 when unknown: answers stored before they were
+// kept).
 type storedAnswer struct {
 	Choices          []Choice `json:"choices"`
 	Model            string   `json:"model"`
 	PromptTokens     int      `json:"prompt_tokens"`
 	CompletionTokens int      `json:"completion_tokens"`
+	Run              int64    `json:"run,omitempty"`
+	Unit             int64    `json:"unit,omitempty"`
+}
+
+// Unit is the call unit a call is made for, as the runner knows it.
+type Unit struct {
+	// ID names the unit (its batch) within the run.
+	ID int64
+	// Uncounted says that nothing this unit paid for has been counted
+	// yet (its batch was never stored): an answer the run stored for it
+	// before is replayed as a paid call, with its tokens.
+	Uncounted bool
+}
+
+type unitKey struct{}
+
+// WithUnit marks ctx's calls as made for unit u.
+func WithUnit(ctx context.Context, u Unit) context.Context {
+	return context.WithValue(ctx, unitKey{}, u)
+}
+
+func unitFrom(ctx context.Context) (Unit, bool) {
+	u, ok := ctx.Value(unitKey{}).(Unit)
+	return u, ok
 }
 
 // RequestHash is the hex SHA-256 of the request as sent to the judge at
@@ -140,14 +177,25 @@ func (c *Cache) Complete(ctx context.Context, r Request) (Response, error) {
 	if err != nil {
 		return c.inner.Complete(ctx, r)
 	}
+	if c.Private {
+		sum := sha256.Sum256([]byte(hash + "/run/" + strconv.FormatInt(c.Run, 10)))
+		hash = hex.EncodeToString(sum[:])
+	}
 	c.mu.Lock()
 	occurrence := c.seen[hash]
 	c.seen[hash] = occurrence + 1
 	c.mu.Unlock()
 
+	unit, inUnit := unitFrom(ctx)
 	if b, ok, err := c.load(ctx, AnswerKey{Hash: hash, Occurrence: occurrence}); err == nil && ok {
 		var a storedAnswer
 		if json.Unmarshal(b, &a) == nil && len(a.Choices) > 0 {
+			if c.Run != 0 && a.Run == c.Run && inUnit && a.Unit == unit.ID && unit.Uncounted {
+				// This unit's own answer, paid for and never counted:
+				// it costs what it cost then.
+				return Response{Choices: a.Choices, Model: a.Model, PromptTokens: a.PromptTokens,
+					CompletionTokens: a.CompletionTokens, Attempts: 1}, nil
+			}
 			if c.OnHit != nil {
 				c.OnHit(ctx)
 			}
@@ -159,7 +207,7 @@ func (c *Cache) Complete(ctx context.Context, r Request) (Response, error) {
 		return resp, err
 	}
 	if b, err := json.Marshal(storedAnswer{Choices: resp.Choices, Model: resp.Model,
-		PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens}); err == nil {
+		PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens, Run: c.Run, Unit: unit.ID}); err == nil {
 		// The answer is the caller's whatever happens to the store; a
 		// context already done (a run stopping) must not lose it either.
 		_ = c.store.SaveAnswer(context.WithoutCancel(ctx), hash, occurrence, b)

@@ -146,3 +146,70 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// tokenJudge answers every request with 100 prompt and 7 completion tokens.
+type tokenJudge struct{ echoJudge }
+
+func (j *tokenJudge) Complete(ctx context.Context, r Request) (Response, error) {
+	resp, err := j.echoJudge.Complete(ctx, r)
+	resp.PromptTokens, resp.CompletionTokens, resp.Attempts = 100, 7, 1
+	return resp, err
+}
+
+// TestCacheReplaysAUnitsOwnAnswersAsPaid: an answer stored by a run for a
+// unit is, for that unit when nothing of it was counted (a crash cut it
+// short), the paid call it was: it comes back with its tokens and is not
+// a cache hit. For anyone else it is a free hit as before. A private
+// cache (a run that reuses no answers) finds only its own run's answers.
+func TestCacheReplaysAUnitsOwnAnswersAsPaid(t *testing.T) {
+	req := Request{Messages: []evaluator.Message{{Role: "user", Content: "rate these"}}}
+	cases := []struct {
+		name        string
+		run         int64
+		private     bool
+		unit        *Unit
+		wantCall    bool // the judge is asked (no stored answer found)
+		wantTokens  int  // prompt tokens of the response
+		wantHit     bool // counted as a cache hit
+		storedRun   int64
+		storedUnit  int64
+		storedPrivy bool // the answer was stored by a private cache
+	}{
+		{name: "own uncounted unit: paid replay", run: 1, unit: &Unit{ID: 5, Uncounted: true}, storedRun: 1, storedUnit: 5, wantTokens: 100},
+		{name: "own unit already counted: free", run: 1, unit: &Unit{ID: 5}, storedRun: 1, storedUnit: 5, wantHit: true},
+		{name: "own run, another unit: free", run: 1, unit: &Unit{ID: 6, Uncounted: true}, storedRun: 1, storedUnit: 5, wantHit: true},
+		{name: "another run: free", run: 2, unit: &Unit{ID: 5, Uncounted: true}, storedRun: 1, storedUnit: 5, wantHit: true},
+		{name: "no unit named: free", run: 1, storedRun: 1, storedUnit: 5, wantHit: true},
+		{name: "private: own answer replayed", run: 1, private: true, unit: &Unit{ID: 5, Uncounted: true}, storedRun: 1, storedUnit: 5, storedPrivy: true, wantTokens: 100},
+		{name: "private: another run's answer is not found", run: 2, private: true, unit: &Unit{ID: 5, Uncounted: true}, storedRun: 1, storedUnit: 5, wantCall: true, wantTokens: 100},
+		{name: "private run's answers stay private", run: 2, unit: &Unit{ID: 5, Uncounted: true}, storedRun: 1, storedUnit: 5, storedPrivy: true, wantCall: true, wantTokens: 100},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &memStore{answers: map[AnswerKey][]byte{}}
+			// The first run's call, stored as it happened.
+			first := NewCache(&tokenJudge{}, store, "http://judge", "m")
+			first.Run, first.Private = tc.storedRun, tc.storedPrivy
+			if _, err := first.Complete(WithUnit(context.Background(), Unit{ID: tc.storedUnit, Uncounted: true}), req); err != nil {
+				t.Fatal(err)
+			}
+			j := &tokenJudge{}
+			c := NewCache(j, store, "http://judge", "m")
+			c.Run, c.Private = tc.run, tc.private
+			hits := 0
+			c.OnHit = func(context.Context) { hits++ }
+			ctx := context.Background()
+			if tc.unit != nil {
+				ctx = WithUnit(ctx, *tc.unit)
+			}
+			resp, err := c.Complete(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (j.calls == 1) != tc.wantCall || resp.PromptTokens != tc.wantTokens || (hits == 1) != tc.wantHit {
+				t.Errorf("judge asked %d times, %d prompt tokens, %d hits; want asked %v, %d tokens, hit %v",
+					j.calls, resp.PromptTokens, hits, tc.wantCall, tc.wantTokens, tc.wantHit)
+			}
+		})
+	}
+}
