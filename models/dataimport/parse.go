@@ -350,13 +350,16 @@ func (p *parser) add(rec Record, keys []string, item bool) error {
 	}
 	for _, k := range keys {
 		if !p.seen[k] {
+			// Only JSON meets new columns here (a CSV file's are all in its
+			// header, registered by headerColumns): the problem is at the
+			// record where the key first appears, and names the key.
 			if n := utf8.RuneCountInString(k); n > MaxColumnNameLength {
 				return &ParseError{Line: rec.Line, Item: item, Msg: fmt.Sprintf(
-					"the column named %q… is %d characters long; column names may be up to %d", string([]rune(k)[:40]), n, MaxColumnNameLength)}
+					"the key %q… is %d characters long; column names may be up to %d", firstRunes(k, 40), n, MaxColumnNameLength)}
 			}
 			if len(p.table.Columns) >= p.maxColumns {
 				return &ParseError{Line: rec.Line, Item: item, Msg: fmt.Sprintf(
-					"the file has more than %d different columns, the most one upload may hold; keep only the columns the judge needs and the human ratings", p.maxColumns)}
+					"the key %q first appears here and would be column %d; %s", firstRunes(k, 40), len(p.table.Columns)+1, p.tooManyColumns())}
 			}
 			p.seen[k] = true
 			p.table.Columns = append(p.table.Columns, k)
@@ -367,6 +370,42 @@ func (p *parser) add(rec Record, keys []string, item bool) error {
 		return &stopError{err}
 	}
 	return nil
+}
+
+// headerColumns registers a CSV file's columns from its header (or, with
+// generated names, its first row), read at line: problems with them are
+// problems of that line, whatever row comes next.
+func (p *parser) headerColumns(names []string, line int, generated bool) error {
+	if len(names) > p.maxColumns {
+		what := "the header"
+		if generated {
+			what = "the first row"
+		}
+		return &ParseError{Line: line, Msg: fmt.Sprintf("%s has %d columns; %s", what, len(names), p.tooManyColumns())}
+	}
+	for i, k := range names {
+		if n := utf8.RuneCountInString(k); n > MaxColumnNameLength {
+			return &ParseError{Line: line, Msg: fmt.Sprintf(
+				"column %d of the header, named %q…, is %d characters long; column names may be up to %d", i+1, firstRunes(k, 40), n, MaxColumnNameLength)}
+		}
+		p.seen[k] = true
+		p.table.Columns = append(p.table.Columns, k)
+	}
+	return nil
+}
+
+// tooManyColumns says what the column limit is and what to do about it.
+func (p *parser) tooManyColumns() string {
+	return fmt.Sprintf("the file has more than %d different columns, the most one upload may hold; keep only the columns the judge needs and the human ratings", p.maxColumns)
+}
+
+// firstRunes is the start of s, at most n characters, to quote a name too
+// long to show whole.
+func firstRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
 }
 
 // parseCSV reads comma-separated values with a header row, or without one
@@ -391,6 +430,12 @@ func (p *parser) parseCSV(r io.Reader, noHeader bool) error {
 		first = header
 		p.table.Generated = true
 	} else if names, err = csvHeader(header); err != nil {
+		return err
+	}
+	// The header's own line (1 unless blank lines come first), not the
+	// line of the first data row that add would name.
+	headerLine, _ := cr.FieldPos(0)
+	if err := p.headerColumns(names, headerLine, noHeader); err != nil {
 		return err
 	}
 	// next returns the held-back first row, then reads on; FieldPos still

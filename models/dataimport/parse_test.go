@@ -324,23 +324,43 @@ func TestParseRealDatasets(t *testing.T) {
 
 // TestParseColumnLimits: a file with thousands of distinct keys, or with a
 // huge column name, is refused with a message, so the mapping page (which
-// lists every column) stays small.
+// lists every column) stays small. The message points at the header (line
+// 1) of a CSV file, and at the line or item where the key first appears in
+// JSON, naming it.
 func TestParseColumnLimits(t *testing.T) {
 	var many strings.Builder
 	for i := range 2000 {
 		fmt.Fprintf(&many, "{\"id\":%d,\"key_%d\":\"v\"}\n", i, i)
 	}
-	longName := "id," + strings.Repeat("n", 5000) + "\n1,x\n"
+	var wide []string
+	for i := range 501 {
+		wide = append(wide, fmt.Sprintf("c%d", i))
+	}
+	wideHeader := strings.Join(wide, ",") + "\n"
+	wideRow := strings.Repeat("x,", 500) + "x\n"
+	long := strings.Repeat("n", 5000)
+	longName := "id," + long + "\n1,x\n"
 	tests := []struct {
 		name, input string
 		f           Format
 		opt         Options
 		wantErr     string
+		wantLine    int
+		wantItem    bool
 	}{
-		{"thousands of keys", many.String(), JSONL, Options{}, "more than 500 different columns"},
-		{"a lower limit", "a,b,c\n1,2,3\n", CSV, Options{MaxColumns: 2}, "more than 2 different columns"},
-		{"a huge column name", longName, CSV, Options{}, "is 5000 characters long; column names may be up to 200"},
-		{"at the limits", "id," + strings.Repeat("n", 200) + "\n1,x\n", CSV, Options{}, ""},
+		{"thousands of keys", many.String(), JSONL, Options{}, `line 500: the key "key_499" first appears here and would be column 501; the file has more than 500 different columns`, 500, false},
+		{"thousands of keys in an array", "[" + strings.ReplaceAll(strings.TrimSuffix(many.String(), "\n"), "\n", ",\n") + "]", JSON, Options{},
+			`item 500: the key "key_499" first appears here and would be column 501`, 500, true},
+		{"a lower limit", "a,b,c\n1,2,3\n", CSV, Options{MaxColumns: 2}, "the header has 3 columns; the file has more than 2 different columns", 1, false},
+		{"501 columns", wideHeader + wideRow, CSV, Options{}, "line 1: the header has 501 columns; the file has more than 500 different columns", 1, false},
+		{"501 columns, header only", wideHeader, CSV, Options{}, "line 1: the header has 501 columns", 1, false},
+		{"501 columns without a header", wideRow + wideRow, CSV, Options{NoHeader: true}, "line 1: the first row has 501 columns", 1, false},
+		{"a huge column name", longName, CSV, Options{}, `line 1: column 2 of the header, named "nnnn`, 1, false},
+		{"a huge column name's length", longName, CSV, Options{}, "is 5000 characters long; column names may be up to 200", 1, false},
+		{"a column name of 201", "id," + strings.Repeat("n", 201) + "\n1,x\n", CSV, Options{}, "line 1: column 2 of the header", 1, false},
+		{"a huge key", "{\"id\":1}\n{\"id\":2,\"" + long + "\":1}\n", JSONL, Options{}, `line 2: the key "nnnn`, 2, false},
+		{"at the limits", "id," + strings.Repeat("n", 200) + "\n1,x\n", CSV, Options{}, "", 0, false},
+		{"500 columns", strings.Join(wide[:500], ",") + "\n" + strings.Repeat("x,", 499) + "x\n", CSV, Options{}, "", 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -352,7 +372,11 @@ func TestParseColumnLimits(t *testing.T) {
 				return
 			}
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("Parse error = %v, want it to say %q", err, tt.wantErr)
+				t.Fatalf("Parse error = %v, want it to say %q", err, tt.wantErr)
+			}
+			var pe *ParseError
+			if !errors.As(err, &pe) || pe.Line != tt.wantLine || pe.Item != tt.wantItem {
+				t.Errorf("Parse error = %#v, want Line %d, Item %v", err, tt.wantLine, tt.wantItem)
 			}
 		})
 	}
