@@ -112,6 +112,11 @@ func TestUploadRefusesBrokenFiles(t *testing.T) {
 			{"header only", "rows.csv", "id,text\n", "only a header"},
 			{"ragged CSV row", "rows.csv", "id,text\na,hello\nb,hello,again\n", "line 3: this row has 3 fields"},
 			{"workbook", "rows.xlsx", "PK\x03\x04rest", "workbooks"},
+			// The file type is named, with what to do.
+			{"html page", "page.html", "<html><body>hi</body></html>", "this looks like an HTML page (a saved web page), not a CSV, JSONL or JSON file: export your table as CSV, JSONL or JSON"},
+			{"csv under a json name", "rows.json", "id,text\na,hello\n", "the file is named .json but its first line looks like comma-separated values (CSV), not JSON: if it is a table with a header row, rename it to end in .csv"},
+			{"txt file", "wrongext.txt", "id,text\na,hello\n", "files ending in .txt are not accepted: upload a .csv, .jsonl or .json file; this one looks like comma-separated values"},
+			{"broken json array", "rows.json", "[\n{\"id\": 1},\n{\"id\": }\n]", "line 3: invalid JSON in item 2"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -171,6 +176,12 @@ func TestMappingProblemsImportNothing(t *testing.T) {
 				content: "id,text,score\na,first text,1\nb,second text,three\n",
 				form:    url.Values{"id_column": {"id"}, "show_1": {"1"}, "label_1": {"Text"}, "rating_2": {"1"}},
 				want:    []string{"<td>line 3</td>", "<td>score</td>", "is not a number"},
+			},
+			{
+				name:    "two fields with one label",
+				content: "id,response,score\na,first text,1\n",
+				form:    url.Values{"id_column": {"id"}, "show_0": {"1"}, "label_0": {"Response"}, "show_1": {"1"}, "label_1": {"Response"}, "rating_2": {"1"}},
+				want:    []string{"<td>response</td>", `columns &#34;id&#34; and &#34;response&#34; have the same label &#34;Response&#34;`, "Nothing was imported"},
 			},
 			{
 				name:    "nothing shown to the judge",

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -589,7 +590,16 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 	resp.Header().Set(echo.HeaderContentDisposition, `attachment; filename="dataset-`+strconv.FormatInt(ds.ID, 10)+`-with-reviews.csv"`)
 	resp.WriteHeader(http.StatusOK)
 	w := csv.NewWriter(resp)
+	// Every cell comes from an upload or from what a reviewer typed, and the
+	// file is made to be opened in a spreadsheet: a cell such as
+	// =HYPERLINK(...) or -2+3 would run there as a formula. Each goes through
+	// the run export's report.SafeCell, which makes it text with a leading
+	// quote; only a rating column's plain number (-2, 3.5) is kept as it is,
+	// as the run export writes ratings, so the file imports again.
 	header := append(append(append([]string{}, ds.Columns...), extra...), reviewCols...)
+	for i := range header {
+		header[i] = report.SafeCell(header[i])
+	}
 	if err := w.Write(header); err != nil {
 		return err
 	}
@@ -597,12 +607,20 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 		if v == nil || math.IsNaN(*v) {
 			return ""
 		}
-		return strconv.FormatFloat(*v, 'g', -1, 64)
+		return ratingCell(strconv.FormatFloat(*v, 'g', -1, 64))
+	}
+	rated := map[string]bool{}
+	for _, col := range ds.RatingColumns {
+		rated[col] = true
 	}
 	for _, r := range rows {
 		rec := make([]string, 0, len(header))
 		for _, col := range ds.Columns {
-			rec = append(rec, r.Data[col])
+			if rated[col] {
+				rec = append(rec, ratingCell(r.Data[col]))
+			} else {
+				rec = append(rec, report.SafeCell(r.Data[col]))
+			}
 		}
 		for _, k := range extra {
 			rec = append(rec, num(r.Ratings[k]))
@@ -620,6 +638,21 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 	}
 	w.Flush()
 	return w.Error()
+}
+
+// plainNumber is a number as a rating cell holds it: digits with an
+// optional sign, decimal point and exponent, and nothing a spreadsheet
+// could read as a name or a formula (not even -Inf).
+var plainNumber = regexp.MustCompile(`^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$`)
+
+// ratingCell writes a rating column's cell: a plain number as it is (a
+// spreadsheet reads -2 as minus two, not as a formula), anything else
+// defused like text.
+func ratingCell(s string) string {
+	if plainNumber.MatchString(s) {
+		return s
+	}
+	return report.SafeCell(s)
 }
 
 // datasetOfParam is the dataset named by the route's :id, in the caller's

@@ -281,3 +281,55 @@ func TestDatasetExportKeepsReviews(t *testing.T) {
 		}
 	})
 }
+
+// TestDatasetExportDefusesFormulas: the dataset's CSV export writes a text
+// cell that a spreadsheet would run as a formula (= + - @, or a leading
+// tab or carriage return) with a leading quote, as the run export does;
+// ratings that are plain numbers, negative ones included, stay numbers so
+// the export imports again.
+func TestDatasetExportDefusesFormulas(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		cells := []struct {
+			name, in, want string
+		}{
+			{"hyperlink", `=HYPERLINK("http://evil","click")`, `'=HYPERLINK("http://evil","click")`},
+			{"plus", "+1+2", "'+1+2"},
+			{"minus", "-2+3", "'-2+3"},
+			{"at", "@SUM(A1)", "'@SUM(A1)"},
+			{"tab", "\tcmd", "'\tcmd"},
+			{"carriage return", "\rcmd", "'\rcmd"},
+			{"plain", "hello = world", "hello = world"},
+		}
+		var b strings.Builder
+		for i, c := range cells {
+			fmt.Fprintf(&b, `{"id": "r%d", "text": %q, "=note": "x", "score": -2}`+"\n", i, c.in)
+		}
+		token := env.uploadToken("cells.jsonl", b.String())
+		rec := env.postForm(env.mapPath(), url.Values{"token": {token}, "name": {"Formulas"}, "id_column": {"id"},
+			"show_1": {"1"}, "label_1": {"Text"}, "rating_3": {"1"}})
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("import: %d %s", rec.Code, rec.Body)
+		}
+		rec = env.get(strings.TrimSuffix(rec.Header().Get("Location"), "/") + "/export.csv")
+		if rec.Code != http.StatusOK {
+			t.Fatalf("export: %d %s", rec.Code, rec.Body)
+		}
+		recs, err := csv.NewReader(strings.NewReader(rec.Body.String())).ReadAll()
+		if err != nil || len(recs) != len(cells)+1 {
+			t.Fatalf("export: %d records, %v:\n%s", len(recs), err, rec.Body)
+		}
+		if want := []string{"id", "text", "'=note", "score"}; !slices.Equal(recs[0], want) {
+			t.Errorf("export header = %q, want %q", recs[0], want)
+		}
+		for i, c := range cells {
+			t.Run(c.name, func(t *testing.T) {
+				if got := recs[i+1][1]; got != c.want {
+					t.Errorf("exported text = %q, want %q", got, c.want)
+				}
+				if got := recs[i+1][3]; got != "-2" {
+					t.Errorf("exported rating = %q, want -2", got)
+				}
+			})
+		}
+	})
+}

@@ -18,9 +18,13 @@ import (
 	"github.com/batcheval/batcheval/models"
 )
 
-// safeCell defuses spreadsheet formulas: a text cell starting with = + - @
+// SafeCell defuses spreadsheet formulas: a text cell starting with = + - @
 // or a tab/CR is prefixed with a quote so spreadsheets show it as text.
-func safeCell(s string) string {
+// Every CSV the product writes from uploaded or typed text goes through it
+// (the run export here, the dataset export in handlers), so a cell like
+// =HYPERLINK(...) from an upload never runs in the spreadsheet of whoever
+// opens the export.
+func SafeCell(s string) string {
 	if s == "" {
 		return s
 	}
@@ -107,10 +111,10 @@ var errNoCriteria = fmt.Errorf("the run has no criteria")
 func csvHeader(fields []evaluator.Text, criteria []string, rounds int) []string {
 	head := []string{"id"}
 	for _, f := range fields {
-		head = append(head, safeCell(f.Label))
+		head = append(head, SafeCell(f.Label))
 	}
 	for _, c := range criteria {
-		name := safeCell(c)
+		name := SafeCell(c)
 		head = append(head, name+" human", name+" final")
 		for k := range rounds {
 			head = append(head, fmt.Sprintf("%s round %d", name, k+1))
@@ -123,16 +127,16 @@ func csvHeader(fields []evaluator.Text, criteria []string, rounds int) []string 
 // csvProvenanceCells are the provenance columns' values, the same on
 // every line.
 func csvProvenanceCells(prov Provenance) []string {
-	return []string{prov.ProductVersion, string(prov.Method), safeCell(prov.JudgeText()), prov.PromptTemplateVersion,
-		strconv.FormatInt(prov.Seed, 10), safeCell(prov.SettingsText()), safeCell(prov.HumanColumnsText()), safeCell(prov.HumanSourceText()),
+	return []string{prov.ProductVersion, string(prov.Method), SafeCell(prov.JudgeText()), prov.PromptTemplateVersion,
+		strconv.FormatInt(prov.Seed, 10), SafeCell(prov.SettingsText()), SafeCell(prov.HumanColumnsText()), SafeCell(prov.HumanSourceText()),
 		rubricVersionCell(prov.RubricVersion), strconv.Itoa(prov.Examples)}
 }
 
 // csvSampleCells appends a sample's id and field values to line.
 func csvSampleCells(line []string, s SampleResult) []string {
-	line = append(line, safeCell(s.ExternalID))
+	line = append(line, SafeCell(s.ExternalID))
 	for _, f := range s.Fields {
-		line = append(line, safeCell(f.Value))
+		line = append(line, SafeCell(f.Value))
 	}
 	return line
 }

@@ -41,10 +41,15 @@ const (
 // first bytes (head). The extension wins when it is .csv, .jsonl, .ndjson or
 // .json, except that a .json file whose content starts with '{' is read as
 // JSON Lines (many tools write JSON Lines under a .json name) and a .jsonl
-// file starting with '[' is read as a JSON array. Without a known extension
-// the first non-space byte decides: '[' is JSON, '{' is JSON Lines, anything
-// else CSV. Workbooks, TSV files, UTF-16 text and empty files are refused
-// with an error that says what to do instead.
+// file starting with '[' is read as a JSON array. A name without an
+// extension (a script's upload) is read by its first non-space byte: '[' is
+// JSON, '{' is JSON Lines, anything else CSV. Any other extension (.txt,
+// .html...) is refused, naming the accepted ones and, when the content
+// looks like one of them, the name to give the file: the upload form lists
+// only those, and guessing would read a page of prose as a table. HTML and
+// XML pages, workbooks, TSV files, UTF-16 text, empty files and JSON files
+// that hold a CSV table are refused with an error that says what the file
+// looks like and what to do instead.
 func DetectFormat(filename string, head []byte) (Format, error) {
 	ext := strings.ToLower(filepath.Ext(filename))
 	switch ext {
@@ -69,28 +74,77 @@ func DetectFormat(filename string, head []byte) (Format, error) {
 	if len(text) == 0 {
 		return "", errors.New("the file is empty")
 	}
+	if page := markupKind(text); page != "" {
+		// Read as CSV, a saved web page was "a file with no rows, only a
+		// header"; as JSON, an invalid character.
+		return "", fmt.Errorf("this looks like %s, not a CSV, JSONL or JSON file: export your table as CSV, JSONL or JSON and upload that file", page)
+	}
 	first := text[0]
 	switch ext {
 	case ".csv":
 		return CSV, nil
-	case ".jsonl", ".ndjson":
-		if first == '[' {
+	case ".jsonl", ".ndjson", ".json":
+		switch {
+		case first == '[':
 			return JSON, nil
+		case first == '{':
+			return JSONL, nil
+		case looksLikeCSV(text):
+			return "", fmt.Errorf("the file is named %s but its first line looks like comma-separated values (CSV), not JSON: if it is a table with a header row, rename it to end in .csv and upload it again", ext)
+		case ext == ".json":
+			return JSON, nil // the parser names the line that is not JSON
 		}
 		return JSONL, nil
-	case ".json":
-		if first == '{' {
+	case "":
+		switch first {
+		case '[':
+			return JSON, nil
+		case '{':
 			return JSONL, nil
 		}
-		return JSON, nil
+		return CSV, nil
 	}
-	switch first {
-	case '[':
-		return JSON, nil
-	case '{':
-		return JSONL, nil
+	hint := ""
+	switch {
+	case first == '[':
+		hint = "; this one looks like a JSON array: if it is, rename it to end in .json"
+	case first == '{':
+		hint = "; this one looks like JSON Lines: if it is, rename it to end in .jsonl"
+	case looksLikeCSV(text):
+		hint = "; this one looks like comma-separated values: if it is a table with a header row, rename it to end in .csv"
 	}
-	return CSV, nil
+	return "", fmt.Errorf("files ending in %s are not accepted: upload a .csv, .jsonl or .json file%s", ext, hint)
+}
+
+// looksLikeCSV says whether text (the start of a file) reads as a CSV
+// table: its first line has a comma and does not open a JSON value.
+func looksLikeCSV(text []byte) bool {
+	text = bytes.TrimSpace(bytes.TrimPrefix(text, utf8BOM))
+	if len(text) == 0 || text[0] == '[' || text[0] == '{' {
+		return false
+	}
+	line, _, _ := bytes.Cut(text, []byte("\n"))
+	return bytes.IndexByte(line, ',') >= 0
+}
+
+// markupKind names the kind of page text starts like ("an HTML page",
+// "an XML file"), or is "" for anything else. Only the openings those
+// files have are recognised, so a CSV header such as "<id>,text" still
+// reads as CSV.
+func markupKind(text []byte) string {
+	start := bytes.ToLower(text[:min(len(text), 64)])
+	for _, p := range []string{"<!doctype html", "<html", "<head", "<body", "<!--"} {
+		if bytes.HasPrefix(start, []byte(p)) {
+			return "an HTML page (a saved web page)"
+		}
+	}
+	if bytes.HasPrefix(start, []byte("<?xml")) {
+		if bytes.Contains(bytes.ToLower(text), []byte("<html")) {
+			return "an HTML page (a saved web page)"
+		}
+		return "an XML file"
+	}
+	return ""
 }
 
 // checkFormat reports a format Parse does not know.

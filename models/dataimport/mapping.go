@@ -210,15 +210,28 @@ func NewApplier(columns []string, f Format, m Mapping, reread func(fn func(Recor
 		a.probs.addAt(ParseError{Msg: "no column is shown to the judge: choose at least one field"}, 0, 0)
 	}
 	shown := map[string]bool{}
+	// The judge reads each field as "<label>: <text>"; two fields with one
+	// label (ignoring case and spaces, as a reader would) give it two
+	// "Response:" lines it cannot tell apart.
+	labelled := map[string]string{} // folded label -> the column that has it
 	for _, f := range m.Fields {
+		label := strings.TrimSpace(f.Label)
+		key := strings.ToLower(label)
 		switch {
 		case strings.TrimSpace(f.Column) == "":
 			a.probs.addAt(ParseError{Msg: fmt.Sprintf("the field labelled %q names no column", f.Label)}, 0, 0)
 		case shown[f.Column]:
 			a.probs.addAt(ParseError{Column: f.Column, Msg: "this column is chosen twice as a field"}, 0, 0)
+		case labelled[key] != "" && label != "":
+			a.probs.addAt(ParseError{Column: f.Column, Msg: fmt.Sprintf(
+				"columns %q and %q have the same label %q: the judge would see two lines starting %q and could not tell them apart; give each field its own label",
+				labelled[key], f.Column, label, label+":")}, 0, 0)
 		case !a.missingColumn("field", f.Column):
 			shown[f.Column] = true
 			a.fieldCols = append(a.fieldCols, f.Column)
+			if label != "" {
+				labelled[key] = f.Column
+			}
 		}
 	}
 	rated := map[string]bool{}

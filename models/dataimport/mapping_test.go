@@ -100,6 +100,16 @@ func TestApplyProblems(t *testing.T) {
 				{0, "score", "chosen twice as a rating"},
 			},
 		},
+		{
+			// The judge would read two "Response:" lines and could not
+			// tell which is which.
+			name:   "two fields with one label",
+			format: CSV,
+			input:  "id,response,context\n1,hi,ho\n",
+			mapping: Mapping{Fields: []evaluator.Field{{Column: "id", Label: "Response"}, {Column: "response", Label: " response "},
+				{Column: "context", Label: "Context"}}},
+			want: []problem{{0, "response", `columns "id" and "response" have the same label "response"`}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

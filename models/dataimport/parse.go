@@ -350,13 +350,16 @@ func (p *parser) add(rec Record, keys []string, item bool) error {
 	}
 	for _, k := range keys {
 		if !p.seen[k] {
+			// Only JSON meets new columns here (a CSV file's are all in its
+			// header, registered by headerColumns): the problem is at the
+			// record where the key first appears, and names the key.
 			if n := utf8.RuneCountInString(k); n > MaxColumnNameLength {
 				return &ParseError{Line: rec.Line, Item: item, Msg: fmt.Sprintf(
-					"the column named %q… is %d characters long; column names may be up to %d", string([]rune(k)[:40]), n, MaxColumnNameLength)}
+					"the key %q… is %d characters long; column names may be up to %d", firstRunes(k, 40), n, MaxColumnNameLength)}
 			}
 			if len(p.table.Columns) >= p.maxColumns {
 				return &ParseError{Line: rec.Line, Item: item, Msg: fmt.Sprintf(
-					"the file has more than %d different columns, the most one upload may hold; keep only the columns the judge needs and the human ratings", p.maxColumns)}
+					"the key %q first appears here and would be column %d; %s", firstRunes(k, 40), len(p.table.Columns)+1, p.tooManyColumns())}
 			}
 			p.seen[k] = true
 			p.table.Columns = append(p.table.Columns, k)
@@ -367,6 +370,42 @@ func (p *parser) add(rec Record, keys []string, item bool) error {
 		return &stopError{err}
 	}
 	return nil
+}
+
+// headerColumns registers a CSV file's columns from its header (or, with
+// generated names, its first row), read at line: problems with them are
+// problems of that line, whatever row comes next.
+func (p *parser) headerColumns(names []string, line int, generated bool) error {
+	if len(names) > p.maxColumns {
+		what := "the header"
+		if generated {
+			what = "the first row"
+		}
+		return &ParseError{Line: line, Msg: fmt.Sprintf("%s has %d columns; %s", what, len(names), p.tooManyColumns())}
+	}
+	for i, k := range names {
+		if n := utf8.RuneCountInString(k); n > MaxColumnNameLength {
+			return &ParseError{Line: line, Msg: fmt.Sprintf(
+				"column %d of the header, named %q…, is %d characters long; column names may be up to %d", i+1, firstRunes(k, 40), n, MaxColumnNameLength)}
+		}
+		p.seen[k] = true
+		p.table.Columns = append(p.table.Columns, k)
+	}
+	return nil
+}
+
+// tooManyColumns says what the column limit is and what to do about it.
+func (p *parser) tooManyColumns() string {
+	return fmt.Sprintf("the file has more than %d different columns, the most one upload may hold; keep only the columns the judge needs and the human ratings", p.maxColumns)
+}
+
+// firstRunes is the start of s, at most n characters, to quote a name too
+// long to show whole.
+func firstRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
 }
 
 // parseCSV reads comma-separated values with a header row, or without one
@@ -391,6 +430,12 @@ func (p *parser) parseCSV(r io.Reader, noHeader bool) error {
 		first = header
 		p.table.Generated = true
 	} else if names, err = csvHeader(header); err != nil {
+		return err
+	}
+	// The header's own line (1 unless blank lines come first), not the
+	// line of the first data row that add would name.
+	headerLine, _ := cr.FieldPos(0)
+	if err := p.headerColumns(names, headerLine, noHeader); err != nil {
 		return err
 	}
 	// next returns the held-back first row, then reads on; FieldPos still
@@ -527,14 +572,24 @@ func (p *parser) parseJSONL(r io.Reader) error {
 }
 
 // parseJSONArray reads a JSON array of objects, one item at a time.
+// encoding/json's syntax errors carry no line, and an array is often
+// pretty-printed over many lines: a lineTail beside the decoder turns the
+// place of an error into the line an editor shows.
 func (p *parser) parseJSONArray(r io.Reader) error {
-	dec := json.NewDecoder(r)
+	lt := &lineTail{r: r, line: 1}
+	dec := json.NewDecoder(lt)
 	tok, err := dec.Token()
 	if err == io.EOF {
 		return errNoRows
 	}
 	if err != nil {
-		return &ParseError{Msg: "invalid JSON: " + jsonMessage(err)}
+		msg := "invalid JSON: " + jsonMessage(err)
+		if start, ok := lt.from(0); ok && looksLikeCSV(start) {
+			msg += "; the file looks like comma-separated values (CSV): if it is a table with a header row, save it with a name ending in .csv and upload it again"
+		} else {
+			msg += "; a JSON file should hold an array of objects, like [{...}, {...}]"
+		}
+		return &ParseError{Line: lt.errorLine(0), Msg: msg}
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
 		if d == '{' {
@@ -545,21 +600,106 @@ func (p *parser) parseJSONArray(r io.Reader) error {
 	item := 0
 	for dec.More() {
 		item++
+		at := dec.InputOffset() // the comma before the item, or the first item itself
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
+			line := 0
+			if b, ok := lt.from(at); ok && item > 1 && (len(b) == 0 || b[0] != ',') {
+				line = lt.lineAt(at) // no comma between two items: the second one
+			} else if ok {
+				if item > 1 {
+					at++ // the comma
+				}
+				line = lt.errorLine(at)
+			}
+			if line > 0 {
+				return &ParseError{Line: line, Msg: fmt.Sprintf("invalid JSON in item %d: %s — fix the item or remove it", item, jsonMessage(err))}
+			}
 			return &ParseError{Line: item, Item: true, Msg: "invalid JSON: " + jsonMessage(err) + " — fix the item or remove it"}
 		}
 		if err := p.addJSON(raw, item, true); err != nil {
 			return err
 		}
 	}
+	at := dec.InputOffset()
 	if _, err := dec.Token(); err != nil { // the closing ]
+		if line := lt.errorLine(at); line > 0 {
+			return &ParseError{Line: line, Msg: "invalid JSON: " + jsonMessage(err) + " — check the end of the array"}
+		}
 		return &ParseError{Line: item + 1, Item: true, Msg: "invalid JSON: " + jsonMessage(err) + " — check the end of the array"}
 	}
+	at = dec.InputOffset()
 	if _, err := dec.Token(); err != io.EOF {
-		return &ParseError{Msg: "there is more content after the closing ] of the array: remove it"}
+		return &ParseError{Line: lt.errorLine(at), Msg: "there is more content after the closing ] of the array: remove it"}
 	}
 	return nil
+}
+
+// lineTailKeep is how much of the latest input a lineTail keeps to find an
+// error's line: 1 MiB holds the item being decoded in any honest file, and
+// an error further back is reported by its item only.
+const lineTailKeep = 1 << 20
+
+// lineTail passes a reader through, keeping the last bytes read (at least
+// lineTailKeep of them) and the line where they start, so that an offset
+// in the recent input can be turned into a line.
+type lineTail struct {
+	r    io.Reader
+	n    int64  // bytes read so far
+	tail []byte // the last bytes read
+	line int    // line of tail[0]
+}
+
+func (t *lineTail) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.tail = append(t.tail, p[:n]...)
+	t.n += int64(n)
+	if len(t.tail) > 2*lineTailKeep {
+		// Drop the oldest half at once, so the copying stays in
+		// proportion to the input.
+		drop := len(t.tail) - lineTailKeep
+		t.line += bytes.Count(t.tail[:drop], []byte{'\n'})
+		t.tail = t.tail[:copy(t.tail, t.tail[drop:])]
+	}
+	return n, err
+}
+
+// from is the input kept from offset on, if it is still kept.
+func (t *lineTail) from(offset int64) ([]byte, bool) {
+	start := t.n - int64(len(t.tail))
+	if offset < start || offset > t.n {
+		return nil, false
+	}
+	return t.tail[offset-start:], true
+}
+
+// lineAt is the line of the byte at offset, or 0 when it is no longer kept.
+func (t *lineTail) lineAt(offset int64) int {
+	start := t.n - int64(len(t.tail))
+	if offset < start || offset > t.n {
+		return 0
+	}
+	return t.line + bytes.Count(t.tail[:offset-start], []byte{'\n'})
+}
+
+// errorLine is the line of the first JSON syntax error in the input kept
+// from offset at on, which the decoder has just failed on, or 0 when that
+// input is no longer kept. The decoder's own offsets do not all count from
+// the start of the input, so the text is checked again on its own, where
+// they count from its first byte. Input cut short ends at its last
+// non-space byte.
+func (t *lineTail) errorLine(at int64) int {
+	b, ok := t.from(at)
+	if !ok {
+		return 0
+	}
+	var v any
+	var se *json.SyntaxError
+	if errors.As(json.Unmarshal(b, &v), &se) && se.Offset > 0 && se.Offset < int64(len(b)) {
+		return t.lineAt(at + se.Offset - 1)
+	}
+	end := len(bytes.TrimRight(b, " \t\r\n"))
+	return t.lineAt(at + int64(max(end-1, 0)))
 }
 
 // addJSON flattens one JSON object (a JSONL line or an array item) into a record.

@@ -25,8 +25,24 @@ func TestDetectFormat(t *testing.T) {
 		{"json lines under a .json name", "data.json", `{"a":1}` + "\n", JSONL, ""},
 		{"jsonl extension holding an array", "data.jsonl", `[{"a":1}]`, JSON, ""},
 		{"sniff array", "upload", "\t[", JSON, ""},
-		{"sniff object", "upload.txt", "\xEF\xBB\xBF{\"a\":1}", JSONL, ""},
-		{"sniff csv", "upload.txt", "id,text\n", CSV, ""},
+		{"sniff object", "upload", "\xEF\xBB\xBF{\"a\":1}", JSONL, ""},
+		{"sniff csv", "upload", "id,text\n", CSV, ""},
+		{"csv header in angle brackets", "data.csv", "<id>,text\n", CSV, ""},
+		// Other extensions are refused, naming the accepted ones and, from
+		// the content, the name to give the file.
+		{"txt holding csv", "wrongext.txt", "id,text\n1,hi\n", "", "files ending in .txt are not accepted: upload a .csv, .jsonl or .json file; this one looks like comma-separated values: if it is a table with a header row, rename it to end in .csv"},
+		{"txt holding json lines", "rows.TXT", `{"a":1}`, "", "files ending in .txt are not accepted: upload a .csv, .jsonl or .json file; this one looks like JSON Lines: if it is, rename it to end in .jsonl"},
+		{"txt holding an array", "rows.txt", `[{"a":1}]`, "", "this one looks like a JSON array: if it is, rename it to end in .json"},
+		{"txt holding prose", "notes.txt", "Dear all\nhere are the results\n", "", "files ending in .txt are not accepted: upload a .csv, .jsonl or .json file"},
+		// A saved web page, whatever its name.
+		{"html page", "page.html", "<html><body>hi</body></html>", "", "this looks like an HTML page (a saved web page), not a CSV, JSONL or JSON file: export your table as CSV, JSONL or JSON"},
+		{"html under a csv name", "data.csv", "\xEF\xBB\xBF\n <!DOCTYPE html>\n<html>", "", "this looks like an HTML page"},
+		{"xhtml under a json name", "data.json", "<?xml version=\"1.0\"?>\n<html xmlns=\"x\">", "", "this looks like an HTML page"},
+		{"xml", "data.json", "<?xml version=\"1.0\"?>\n<rows/>", "", "this looks like an XML file"},
+		// A CSV table under a JSON name.
+		{"csv under a json name", "data.json", "id,text\n1,hi\n", "", "the file is named .json but its first line looks like comma-separated values (CSV), not JSON: if it is a table with a header row, rename it to end in .csv"},
+		{"csv under a jsonl name", "data.jsonl", "id,text\n1,hi\n", "", "the file is named .jsonl but its first line looks like comma-separated values"},
+		{"not json under a json name", "data.json", "hello\n", JSON, ""},
 		{"empty", "data.csv", " \n ", "", "empty"},
 		{"xlsx by extension", "ratings.xlsx", "PK", "", "CSV UTF-8"},
 		{"xlsx content", "ratings.csv", "PK\x03\x04rest", "", "spreadsheet"},
@@ -72,10 +88,19 @@ func TestParseErrors(t *testing.T) {
 		{"jsonl duplicate key", JSONL, "{\"a\":1}\n{\"s\":{\"x\":1,\"x\":2}}\n", Options{}, 2, false, "s.x", `line 2, column "s.x": this key appears twice`},
 		{"jsonl empty key", JSONL, "{\"\":1}\n", Options{}, 1, false, "", "empty key"},
 		{"json item not an object", JSON, "[{\"a\":1},\n 5]", Options{}, 2, true, "", "item 2: expected a JSON object ({...}) but found a number"},
-		{"json item invalid", JSON, "[{\"a\":1},\n{\"a\":}]", Options{}, 2, true, "", "item 2: invalid JSON"},
-		{"json truncated array", JSON, "[{\"a\":1}", Options{}, 2, true, "", "unexpected end of input"},
+		// A JSON array's syntax errors name the line, and the item.
+		{"json item invalid", JSON, "[{\"a\":1},\n{\"a\":}]", Options{}, 2, false, "", "line 2: invalid JSON in item 2: invalid character '}'"},
+		{"json error deep in a pretty-printed item", JSON, "[\n  {\"a\": 1},\n  {\n    \"a\":\n      ,\n    \"b\": 2\n  }\n]", Options{}, 5, false, "",
+			"line 5: invalid JSON in item 2: invalid character ','"},
+		{"json line break in a string", JSON, "[\n{\"a\":1},\n{\"a\":2},\n{\"a\":\"x\ny\"}\n]", Options{}, 4, false, "", "line 4: invalid JSON in item 3"},
+		{"json missing comma", JSON, "[\n{\"a\":1}\n\n{\"a\":2}\n]", Options{}, 4, false, "", "line 4: invalid JSON in item 2: expected comma after array element"},
+		{"json truncated array", JSON, "[{\"a\":1},\n{\"a\":", Options{}, 2, false, "", "line 2: invalid JSON in item 2: unexpected end of input"},
+		{"json array not closed", JSON, "[{\"a\":1}\n", Options{}, 1, false, "", "line 1: invalid JSON: unexpected end of input — check the end of the array"},
+		{"json not json", JSON, "\n\nhello", Options{}, 3, false, "", "line 3: invalid JSON: invalid character 'h' looking for beginning of value; a JSON file should hold an array of objects"},
+		{"json holding csv", JSON, "id,text\n1,hi\n", Options{}, 1, false, "", "line 1: invalid JSON: invalid character 'i' looking for beginning of value; the file looks like comma-separated values (CSV)"},
 		{"json single object", JSON, "{\"a\":1}", Options{}, 0, false, "", "single JSON object"},
-		{"json trailing content", JSON, "[{\"a\":1}] [", Options{}, 0, false, "", "after the closing ]"},
+		{"json trailing content", JSON, "[{\"a\":1}]\n\n [", Options{}, 3, false, "", "line 3: there is more content after the closing ]"},
+		{"json trailing garbage", JSON, "[{\"a\":1}]\nx", Options{}, 2, false, "", "line 2: there is more content after the closing ]"},
 		{"json empty array", JSON, "[]", Options{}, 0, false, "", "the file has no rows"},
 		{"csv empty file", CSV, "", Options{}, 0, false, "", "the file has no rows"},
 		{"csv header only", CSV, "id,text\r\n", Options{}, 0, false, "", "the file has no rows"},
@@ -95,6 +120,24 @@ func TestParseErrors(t *testing.T) {
 		{"nul byte", CSV, "id,text\n1,a\x00b\n", Options{}, 2, false, "", "line 2: the file contains a NUL byte"},
 		{"too many rows", CSV, "id\n1\n2\n3\n", Options{MaxRows: 2}, 4, false, "", "more than 2 rows"},
 	}
+	// Megabytes before the error: the line is still counted right once
+	// the kept input has moved on.
+	var long strings.Builder
+	long.WriteString("[\n")
+	for i := range 30000 {
+		fmt.Fprintf(&long, "{\"id\": %d, \"text\": \"%s\"},\n", i, strings.Repeat("w", 80))
+	}
+	long.WriteString("{\"id\": oops}\n]")
+	tests = append(tests, struct {
+		name     string
+		format   Format
+		input    string
+		opt      Options
+		wantLine int
+		wantItem bool
+		wantCol  string
+		wantMsg  string
+	}{"json error after megabytes", JSON, long.String(), Options{}, 30002, false, "", "line 30002: invalid JSON in item 30001: invalid character 'o'"})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			table, err := Parse(strings.NewReader(tt.input), tt.format, tt.opt)
@@ -324,23 +367,43 @@ func TestParseRealDatasets(t *testing.T) {
 
 // TestParseColumnLimits: a file with thousands of distinct keys, or with a
 // huge column name, is refused with a message, so the mapping page (which
-// lists every column) stays small.
+// lists every column) stays small. The message points at the header (line
+// 1) of a CSV file, and at the line or item where the key first appears in
+// JSON, naming it.
 func TestParseColumnLimits(t *testing.T) {
 	var many strings.Builder
 	for i := range 2000 {
 		fmt.Fprintf(&many, "{\"id\":%d,\"key_%d\":\"v\"}\n", i, i)
 	}
-	longName := "id," + strings.Repeat("n", 5000) + "\n1,x\n"
+	var wide []string
+	for i := range 501 {
+		wide = append(wide, fmt.Sprintf("c%d", i))
+	}
+	wideHeader := strings.Join(wide, ",") + "\n"
+	wideRow := strings.Repeat("x,", 500) + "x\n"
+	long := strings.Repeat("n", 5000)
+	longName := "id," + long + "\n1,x\n"
 	tests := []struct {
 		name, input string
 		f           Format
 		opt         Options
 		wantErr     string
+		wantLine    int
+		wantItem    bool
 	}{
-		{"thousands of keys", many.String(), JSONL, Options{}, "more than 500 different columns"},
-		{"a lower limit", "a,b,c\n1,2,3\n", CSV, Options{MaxColumns: 2}, "more than 2 different columns"},
-		{"a huge column name", longName, CSV, Options{}, "is 5000 characters long; column names may be up to 200"},
-		{"at the limits", "id," + strings.Repeat("n", 200) + "\n1,x\n", CSV, Options{}, ""},
+		{"thousands of keys", many.String(), JSONL, Options{}, `line 500: the key "key_499" first appears here and would be column 501; the file has more than 500 different columns`, 500, false},
+		{"thousands of keys in an array", "[" + strings.ReplaceAll(strings.TrimSuffix(many.String(), "\n"), "\n", ",\n") + "]", JSON, Options{},
+			`item 500: the key "key_499" first appears here and would be column 501`, 500, true},
+		{"a lower limit", "a,b,c\n1,2,3\n", CSV, Options{MaxColumns: 2}, "the header has 3 columns; the file has more than 2 different columns", 1, false},
+		{"501 columns", wideHeader + wideRow, CSV, Options{}, "line 1: the header has 501 columns; the file has more than 500 different columns", 1, false},
+		{"501 columns, header only", wideHeader, CSV, Options{}, "line 1: the header has 501 columns", 1, false},
+		{"501 columns without a header", wideRow + wideRow, CSV, Options{NoHeader: true}, "line 1: the first row has 501 columns", 1, false},
+		{"a huge column name", longName, CSV, Options{}, `line 1: column 2 of the header, named "nnnn`, 1, false},
+		{"a huge column name's length", longName, CSV, Options{}, "is 5000 characters long; column names may be up to 200", 1, false},
+		{"a column name of 201", "id," + strings.Repeat("n", 201) + "\n1,x\n", CSV, Options{}, "line 1: column 2 of the header", 1, false},
+		{"a huge key", "{\"id\":1}\n{\"id\":2,\"" + long + "\":1}\n", JSONL, Options{}, `line 2: the key "nnnn`, 2, false},
+		{"at the limits", "id," + strings.Repeat("n", 200) + "\n1,x\n", CSV, Options{}, "", 0, false},
+		{"500 columns", strings.Join(wide[:500], ",") + "\n" + strings.Repeat("x,", 499) + "x\n", CSV, Options{}, "", 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -352,7 +415,11 @@ func TestParseColumnLimits(t *testing.T) {
 				return
 			}
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("Parse error = %v, want it to say %q", err, tt.wantErr)
+				t.Fatalf("Parse error = %v, want it to say %q", err, tt.wantErr)
+			}
+			var pe *ParseError
+			if !errors.As(err, &pe) || pe.Line != tt.wantLine || pe.Item != tt.wantItem {
+				t.Errorf("Parse error = %#v, want Line %d, Item %v", err, tt.wantLine, tt.wantItem)
 			}
 		})
 	}
