@@ -38,6 +38,11 @@ const (
 	// then acts as that link (whatever session it carries), and the handler
 	// shows only what the link shares (share.go).
 	Shared
+	// Scraper: the Prometheus scraper of /metrics, which covers every
+	// workspace, so no session or API token opens it, an owner's included.
+	// It takes the metrics token (Handlers.MetricsToken) as a bearer token
+	// or, when none is set, a request from this machine (metrics.go).
+	Scraper
 )
 
 // String names a rule for test failures and docs.
@@ -55,6 +60,8 @@ func (a Access) String() string {
 		return "owner"
 	case Shared:
 		return "share-link"
+	case Scraper:
+		return "metrics-scraper"
 	}
 	return "no rule"
 }
@@ -391,6 +398,9 @@ func (h *Handlers) require(a Access) echo.MiddlewareFunc {
 			}
 			if a == Shared {
 				return h.asShareVisitor(c, next)
+			}
+			if a == Scraper {
+				return h.asScraper(c, next)
 			}
 			p := principalOf(c.Request().Context())
 			if p.Kind == ShareVisitor {

@@ -58,6 +58,9 @@ type Handlers struct {
 	// Network says which host names are answered and which proxies are
 	// trusted (see hosts.go).
 	Network NetworkPolicy
+	// MetricsToken, when set, is the bearer token /metrics asks for; when
+	// empty, /metrics answers only requests from this machine (metrics.go).
+	MetricsToken string
 	// Ready reports whether the process can serve (database reachable...).
 	Ready func(ctx context.Context) error
 	// PageConcurrency is how many pages render at once, the rest waiting

@@ -101,6 +101,33 @@ func (p NetworkPolicy) allowedHost(host string) bool {
 	return false
 }
 
+// forwardedByUntrustedKey marks (in the Echo context) a request that came
+// with forwarding headers from a peer that is not a trusted proxy.
+const forwardedByUntrustedKey = "forwarded-by-untrusted-peer"
+
+// localClient reports whether a request comes from this machine: its
+// connection's peer is a loopback address and so is the client as the
+// trusted proxies tell it (c.RealIP, see Apply). A request that an
+// unlisted proxy forwarded is not local, even from a proxy on this
+// machine: it speaks for someone else.
+func (p NetworkPolicy) localClient(c echo.Context) bool {
+	if forwarded, _ := c.Get(forwardedByUntrustedKey).(bool); forwarded {
+		return false
+	}
+	return loopbackAddr(c.Request().RemoteAddr) && loopbackAddr(c.RealIP())
+}
+
+// loopbackAddr reports whether an address ("127.0.0.1:5555", "::1") is a
+// loopback address.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
+}
+
 func (p NetworkPolicy) trustedPeer(remoteAddr string) bool {
 	if len(p.TrustedProxies) == 0 {
 		return false
@@ -158,6 +185,12 @@ func (h *Handlers) guardNetwork(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Response().Header().Set("Referrer-Policy", referrerPolicy)
 		if !h.Network.trustedPeer(req.RemoteAddr) {
 			for _, name := range forwardedHeaders {
+				if req.Header.Get(name) != "" {
+					// A proxy nobody listed forwarded this request: its
+					// peer address is the proxy's, not the client's
+					// (see localClient).
+					c.Set(forwardedByUntrustedKey, true)
+				}
 				req.Header.Del(name)
 			}
 		}

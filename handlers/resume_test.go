@@ -84,7 +84,7 @@ func TestWaitingForJudgeShown(t *testing.T) {
 				t.Errorf("run page does not show %q", want)
 			}
 		}
-		metrics := env.get("/metrics")
+		metrics := env.scrapeMetrics()
 		if metrics.Code != http.StatusOK || !strings.Contains(metrics.Body.String(), `batcheval_runs{status="waiting for judge"} 1`) {
 			t.Errorf("/metrics: status %d, no waiting run counted:\n%.2000s", metrics.Code, metrics.Body.String())
 		}

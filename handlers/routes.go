@@ -81,9 +81,11 @@ func (h *Handlers) routes() []route {
 		{get, "/favicon.ico", serveFavicon, Public},
 		{post, "/theme", setTheme, Public},
 		// Prometheus metrics of this process's runner and of the shared
-		// database (runs by status, queue depth; no names or texts): public
-		// like /healthz, for the scraper (README "Observability").
-		{get, "/metrics", h.metrics, Public},
+		// database (runs by status, queue depth; judges by id, no names or
+		// texts). They cover every workspace, so only the scraper reads
+		// them: with the metrics token, or from this machine when none is
+		// set (metrics.go, README "Observability").
+		{get, "/metrics", h.metrics, Scraper},
 
 		// Accounts (accounts.go).
 		{get, "/login", h.showLogin, Public},
@@ -269,12 +271,6 @@ func (h *Handlers) routes() []route {
 		{post, "/settings/webhook/remove", h.removeWebhook, Owner},
 		{post, "/settings/webhook/test", h.testWebhook, Owner},
 	}
-}
-
-// metrics serves this process's Prometheus metrics.
-func (h *Handlers) metrics(c echo.Context) error {
-	h.Runner.Metrics().Handler().ServeHTTP(c.Response(), c.Request())
-	return nil
 }
 
 func (h *Handlers) healthz(c echo.Context) error { return c.String(http.StatusOK, "ok") }

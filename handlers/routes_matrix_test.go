@@ -96,7 +96,7 @@ var wantAccess = map[string]Access{
 	"GET /projects/:id/experiments":       Viewer,
 	"GET /experiments/:id":                Viewer,
 	"GET /compare":                        Viewer,
-	"GET /metrics":                        Public,
+	"GET /metrics":                        Scraper,
 	"POST /runs/:id/resume":               Editor,
 	"GET /compare/sample":                 Viewer,
 
@@ -462,6 +462,13 @@ func TestRouteMatrix(t *testing.T) {
 				switch {
 				case got >= 500:
 					fail("no server error")
+				case access == Scraper:
+					// Every workspace's figures: no session or API token
+					// opens them, and these requests come from afar with
+					// no metrics token (metrics_test.go tests the token).
+					if got != http.StatusForbidden {
+						fail("403 (metrics from another machine, no token set)")
+					}
 				case access == Shared:
 					// No session opens a share route: only its token, and
 					// this one is unknown.
@@ -549,6 +556,10 @@ func walkAsShareVisitor(t *testing.T, f *matrixFixture, registered []string, tab
 		got, body := rec.Code, rec.Body.String()
 		switch access {
 		case Public:
+		case Scraper:
+			if got != http.StatusForbidden {
+				t.Errorf("%s as run A's share visitor: got %d, want 403", key, got)
+			}
 		case Shared:
 			if got != http.StatusOK || strings.Contains(body, "Matrix run B") {
 				t.Errorf("%s as run A's share visitor: got %d (shows run B: %v), want 200 with run A only", key, got, strings.Contains(body, "Matrix run B"))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -252,12 +253,31 @@ func TestMetricsScrape(t *testing.T) {
 			}
 			return false
 		})
+		// A stored judge whose name is text its workspace wrote: the
+		// metrics, read by operators across workspaces, carry its id only.
+		const judgeName = "Fake <judge> of Acme"
+		j := models.Judge{WorkspaceID: env.ws.ID, Name: judgeName, BaseURL: fj.URL(), Model: "fake-judge", MaxConcurrency: 8}
+		if err := env.db.SaveJudge(context.Background(), &j); err != nil {
+			t.Fatal(err)
+		}
+		judgeID := strconv.FormatInt(j.ID, 10)
 		r := env.startRunner(Config{LeaseTTL: leaseTTL})
-		run := env.launch(r, env.newRun(fj.URL(), 1, 2, 30))
+		newRun := env.newRun(fj.URL(), 1, 2, 30)
+		newRun.JudgeID, newRun.JudgeSnapshot.Name = &j.ID, judgeName
+		run := env.launch(r, newRun)
 		run = env.waitFinished(run.ID, 20*time.Second)
 		wantSucceeded(t, run)
 
 		families := scrape(t, r)
+		for name, f := range families {
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if strings.Contains(l.GetValue(), "Fake") {
+						t.Errorf("%s{%s=%q}: a judge's name in the metrics", name, l.GetName(), l.GetValue())
+					}
+				}
+			}
+		}
 		sum := func(name string, match map[string]string) float64 {
 			var total float64
 			for _, m := range families[name].GetMetric() {
@@ -273,9 +293,9 @@ func TestMetricsScrape(t *testing.T) {
 			want  float64
 		}{
 			{"batcheval_judge_requests_total", nil, float64(fj.Total())},
-			{"batcheval_judge_requests_total", map[string]string{"outcome": "ok", "judge": "fake"}, float64(fj.Total() - 1)},
-			{"batcheval_judge_errors_total", map[string]string{"kind": "rate_limited"}, 1},
-			{"batcheval_judge_retries_total", nil, 1},
+			{"batcheval_judge_requests_total", map[string]string{"outcome": "ok", "judge_id": judgeID}, float64(fj.Total() - 1)},
+			{"batcheval_judge_errors_total", map[string]string{"kind": "rate_limited", "judge_id": judgeID}, 1},
+			{"batcheval_judge_retries_total", map[string]string{"judge_id": judgeID}, 1},
 			{"batcheval_judge_request_duration_seconds", nil, float64(fj.Total())},
 			{"batcheval_judge_tokens_total", map[string]string{"type": "prompt"}, float64(run.PromptTokens)},
 			{"batcheval_judge_tokens_total", map[string]string{"type": "completion"}, float64(run.CompletionTokens)},

@@ -1060,7 +1060,7 @@ func (r *Runner) store(ctx context.Context, run models.Run, res models.BatchResu
 			// holder then skips it); this worker stops all the same.
 			if lerr := r.db.SaveLateBatchResult(ctx, res); lerr == nil {
 				r.log.Info("late answer stored after the lease was lost", "run", res.Batch.RunID, "judge", name, "batch", res.Batch.ID)
-				r.metrics.lateAnswers.WithLabelValues(name).Inc()
+				r.metrics.lateAnswers.WithLabelValues(judgeMetricLabel(run)).Inc()
 			} else if models.ErrorCode(lerr) == models.EConflict {
 				serr = lerr
 			}

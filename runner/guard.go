@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -66,7 +67,7 @@ func (r *Runner) guardJudge(ctx context.Context, run models.Run, cfg judge.Confi
 		cfg.TimeoutRetries = r.cfg.JudgeTuning.TimeoutRetries
 	}
 	name := judgeName(run.JudgeSnapshot)
-	g := &callGuard{r: r, runID: run.ID, owner: models.LeaseOwnerFrom(ctx), news: leaseNewsFrom(ctx), judge: name,
+	g := &callGuard{r: r, runID: run.ID, owner: models.LeaseOwnerFrom(ctx), news: leaseNewsFrom(ctx), judge: judgeMetricLabel(run),
 		log: r.log.With("run", run.ID, "judge", name), ctx: ctx, budget: b}
 	probeCfg := cfg
 	probeCfg.MaxAttempts = 1
@@ -112,6 +113,19 @@ func judgeName(j models.JudgeSnapshot) string {
 	return j.Name
 }
 
+// judgeMetricLabel is the judge_id label of a run's metrics: the judge's
+// id, not its name. /metrics covers every workspace and its reader is an
+// operator, not a member: a judge's name is text people wrote in their
+// workspace ("Fake <judge>", a customer's name), and an id tells an
+// operator which judge to look up without showing it. "none" for a run
+// whose judge is not stored (deleted since).
+func judgeMetricLabel(run models.Run) string {
+	if run.JudgeID == nil {
+		return "none"
+	}
+	return strconv.FormatInt(*run.JudgeID, 10)
+}
+
 // WorkerHeader names the header that tells the judge (and its logs, or a
 // proxy's) which worker process sent a request.
 const WorkerHeader = "X-Batcheval-Worker"
@@ -131,7 +145,7 @@ type callGuard struct {
 	runID    int64
 	owner    string
 	news     *leaseNews // the lease as the execution's writes last read it; may be nil
-	judge    string
+	judge    string     // the judge's metric label (judgeMetricLabel)
 	log      *slog.Logger
 	ctx      context.Context // the execution's (job context, lease owner), for the probe loop
 	probeCfg judge.Config

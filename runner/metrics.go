@@ -39,31 +39,31 @@ func newMetrics(db *models.DB, log *slog.Logger) *Metrics {
 		reg: prometheus.NewRegistry(),
 		judgeLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "batcheval_judge_request_duration_seconds",
-			Help: "Wall time of each HTTP attempt to a judge, by judge and outcome (ok or the error kind).",
+			Help: "Wall time of each HTTP attempt to a judge, by judge id and outcome (ok or the error kind).",
 			// From a fast hosted model on one sample (0.25 s) to a local
 			// model on a CPU with a batch of ten (several minutes).
 			Buckets: []float64{0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300},
-		}, []string{"judge", "outcome"}),
+		}, []string{"judge_id", "outcome"}),
 		judgeRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "batcheval_judge_requests_total",
-			Help: "HTTP attempts sent to a judge, by judge and outcome (ok or the error kind).",
-		}, []string{"judge", "outcome"}),
+			Help: "HTTP attempts sent to a judge, by judge id and outcome (ok or the error kind).",
+		}, []string{"judge_id", "outcome"}),
 		judgeTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "batcheval_judge_tokens_total",
-			Help: "Tokens a judge reported, by judge and type (prompt or completion).",
-		}, []string{"judge", "type"}),
+			Help: "Tokens a judge reported, by judge id and type (prompt or completion).",
+		}, []string{"judge_id", "type"}),
 		judgeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "batcheval_judge_errors_total",
-			Help: "Failed HTTP attempts to a judge, by judge and kind (rate_limited, timeout, server, network, malformed...).",
-		}, []string{"judge", "kind"}),
+			Help: "Failed HTTP attempts to a judge, by judge id and kind (rate_limited, timeout, server, network, malformed...).",
+		}, []string{"judge_id", "kind"}),
 		judgeRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "batcheval_judge_retries_total",
 			Help: "HTTP attempts beyond the first of a call (each a paid request when the judge processed it).",
-		}, []string{"judge"}),
+		}, []string{"judge_id"}),
 		breakerOpened: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "batcheval_judge_breaker_opened_total",
 			Help: "Times a run paused to wait for its judge (circuit breaker opened).",
-		}, []string{"judge"}),
+		}, []string{"judge_id"}),
 		dbRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "batcheval_db_retries_total",
 			Help: "Database writes retried after a transient error (dropped connection, busy, serialization failure), by operation.",
@@ -71,7 +71,7 @@ func newMetrics(db *models.DB, log *slog.Logger) *Metrics {
 		lateAnswers: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "batcheval_judge_late_answers_total",
 			Help: "Answers that arrived after their worker lost the run's lease and were stored, not paid again, because the batch still had none.",
-		}, []string{"judge"}),
+		}, []string{"judge_id"}),
 		parked: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "batcheval_worker_parked",
 			Help: "1 while this worker's job client is stopped for lack of work (--park-after), 0 while it works or waits for jobs.",
@@ -92,23 +92,24 @@ func (m *Metrics) Handler() http.Handler {
 // them in tests).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// observeAttempt records one HTTP attempt to judgeName.
-func (m *Metrics) observeAttempt(judgeName string, a judge.AttemptInfo) {
+// observeAttempt records one HTTP attempt to the judge whose label (the
+// judge's id, judgeMetricLabel) is judgeID.
+func (m *Metrics) observeAttempt(judgeID string, a judge.AttemptInfo) {
 	outcome := "ok"
 	if a.Err != nil {
 		outcome = string(a.Err.Kind)
-		m.judgeErrors.WithLabelValues(judgeName, outcome).Inc()
+		m.judgeErrors.WithLabelValues(judgeID, outcome).Inc()
 	}
-	m.judgeRequests.WithLabelValues(judgeName, outcome).Inc()
-	m.judgeLatency.WithLabelValues(judgeName, outcome).Observe(a.Latency.Seconds())
+	m.judgeRequests.WithLabelValues(judgeID, outcome).Inc()
+	m.judgeLatency.WithLabelValues(judgeID, outcome).Observe(a.Latency.Seconds())
 	if a.N > 1 {
-		m.judgeRetries.WithLabelValues(judgeName).Inc()
+		m.judgeRetries.WithLabelValues(judgeID).Inc()
 	}
 	if a.PromptTokens > 0 {
-		m.judgeTokens.WithLabelValues(judgeName, "prompt").Add(float64(a.PromptTokens))
+		m.judgeTokens.WithLabelValues(judgeID, "prompt").Add(float64(a.PromptTokens))
 	}
 	if a.CompletionTokens > 0 {
-		m.judgeTokens.WithLabelValues(judgeName, "completion").Add(float64(a.CompletionTokens))
+		m.judgeTokens.WithLabelValues(judgeID, "completion").Add(float64(a.CompletionTokens))
 	}
 }
 

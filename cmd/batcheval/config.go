@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -78,6 +79,11 @@ type Config struct {
 	DBRetryFor     time.Duration // how long a write rides out database errors
 	// MetricsAddr, when set, serves /metrics on its own listener (worker).
 	MetricsAddr string
+	// MetricsToken (from BATCHEVAL_METRICS_TOKEN only: a flag would show in
+	// the process list) or MetricsTokenFile is the bearer token /metrics
+	// asks for; with neither, serve's /metrics answers only this machine.
+	MetricsToken     string
+	MetricsTokenFile string
 	// ParkAfter parks an idle worker (serve, worker): see
 	// runner.Config.IdleAfter. 0 never parks.
 	ParkAfter time.Duration
@@ -185,6 +191,9 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 		"stop the job engine after this long with no run to work, cutting an idle worker's CPU to almost nothing; "+
 			"runs queued through this process wake it at once, runs queued by another process within a fraction of a second on PostgreSQL "+
 			"(LISTEN/NOTIFY, one connection) and within a second on SQLite (one small query a second); 0: never (env BATCHEVAL_PARK_AFTER)")
+	c.MetricsToken = getenv("BATCHEVAL_METRICS_TOKEN")
+	fs.StringVar(&c.MetricsTokenFile, "metrics-token-file", env("BATCHEVAL_METRICS_TOKEN_FILE", ""),
+		"file holding the bearer token Prometheus must send for /metrics; or set BATCHEVAL_METRICS_TOKEN; with neither, serve's /metrics answers only this machine (env BATCHEVAL_METRICS_TOKEN_FILE)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("BATCHEVAL_METRICS_ADDR", ""), "worker: serve Prometheus /metrics on this address, e.g. 127.0.0.1:9090 (env BATCHEVAL_METRICS_ADDR; serve has /metrics on --addr)")
 	return c
 }
@@ -291,6 +300,29 @@ func (c *Config) Secrets(log *slog.Logger) (*models.Secrets, error) {
 		log.Warn("generated a secret key to encrypt judge keys; back it up with the database, or stored keys cannot be read", "file", path)
 	}
 	return s, nil
+}
+
+// MetricsBearer is the token /metrics asks for ("" for none): from
+// BATCHEVAL_METRICS_TOKEN or the file --metrics-token-file names (trimmed,
+// as Prometheus' credentials_file is).
+func (c *Config) MetricsBearer() (string, error) {
+	switch {
+	case c.MetricsToken != "" && c.MetricsTokenFile != "":
+		return "", errors.New("set BATCHEVAL_METRICS_TOKEN or BATCHEVAL_METRICS_TOKEN_FILE (--metrics-token-file), not both")
+	case c.MetricsToken != "":
+		return strings.TrimSpace(c.MetricsToken), nil
+	case c.MetricsTokenFile != "":
+		b, err := os.ReadFile(c.MetricsTokenFile)
+		if err != nil {
+			return "", fmt.Errorf("metrics token file: %w", err)
+		}
+		token := strings.TrimSpace(string(b))
+		if token == "" {
+			return "", fmt.Errorf("metrics token file %s is empty: put the token Prometheus sends in it", c.MetricsTokenFile)
+		}
+		return token, nil
+	}
+	return "", nil
 }
 
 // DSN is the database to open.

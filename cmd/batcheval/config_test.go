@@ -6,6 +6,8 @@ import (
 
 	"github.com/batcheval/batcheval/models/dataimport"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -191,5 +193,53 @@ func TestPageConcurrency(t *testing.T) {
 		if c.PageConcurrency != tc.want {
 			t.Errorf("env %q args %v: PageConcurrency %d, want %d", tc.env, tc.args, c.PageConcurrency, tc.want)
 		}
+	}
+}
+
+// TestMetricsBearer: the metrics token comes from BATCHEVAL_METRICS_TOKEN
+// or from the file --metrics-token-file (or its variable) names, trimmed;
+// both at once, a missing file or an empty one are refused with the way out.
+func TestMetricsBearer(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "metrics.token")
+	if err := os.WriteFile(file, []byte("from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty.token")
+	if err := os.WriteFile(empty, []byte(" \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		cmd     string
+		env     map[string]string
+		args    []string
+		want    string
+		wantErr string
+	}{
+		{name: "none", cmd: "serve"},
+		{name: "env", cmd: "serve", env: map[string]string{"BATCHEVAL_METRICS_TOKEN": "from-env"}, want: "from-env"},
+		{name: "flag file", cmd: "worker", args: []string{"--metrics-token-file", file}, want: "from-file"},
+		{name: "env file", cmd: "worker", env: map[string]string{"BATCHEVAL_METRICS_TOKEN_FILE": file}, want: "from-file"},
+		{name: "both", cmd: "serve", env: map[string]string{"BATCHEVAL_METRICS_TOKEN": "x"}, args: []string{"--metrics-token-file", file}, wantErr: "not both"},
+		{name: "missing file", cmd: "serve", args: []string{"--metrics-token-file", filepath.Join(dir, "nope")}, wantErr: "metrics token file"},
+		{name: "empty file", cmd: "serve", args: []string{"--metrics-token-file", empty}, wantErr: "is empty"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs, c := newCommand(tc.cmd, func(k string) string { return tc.env[k] }, io.Discard)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.MetricsBearer()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("got %q, %v; want %q", got, err, tc.want)
+			}
+		})
 	}
 }

@@ -43,6 +43,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if _, err := models.ParseKeyVars(getenv(models.KeyVarsSetting)); err != nil {
 		return err
 	}
+	metricsToken, err := c.MetricsBearer()
+	if err != nil {
+		return err
+	}
 	db, ws, err := openWorkspace(ctx, c, log)
 	if err != nil {
 		return err
@@ -110,7 +114,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if !web {
 		if c.MetricsAddr != "" {
-			stopMetrics, err := serveMetrics(c.MetricsAddr, r, log, stdout)
+			stopMetrics, err := serveMetrics(c.MetricsAddr, metricsToken, r, log, stdout)
 			if err != nil {
 				stopRunner()
 				return err
@@ -141,6 +145,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	h.SimulatedURL = sim.URL
 	h.LocalMode = c.LocalMode()
 	h.SecureCookies = c.SecureCookies
+	h.MetricsToken = metricsToken
 	if h.Prices, err = parsePrices(c.Prices); err != nil {
 		return err
 	}
@@ -183,14 +188,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 }
 
 // serveMetrics serves the runner's /metrics on its own listener (a worker
-// has no dashboard); the returned func stops it.
-func serveMetrics(addr string, r *runner.Runner, log *slog.Logger, stdout io.Writer) (func(), error) {
+// has no dashboard), behind the metrics token when one is set; the
+// returned func stops it.
+func serveMetrics(addr, token string, r *runner.Runner, log *slog.Logger, stdout io.Writer) (func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen for metrics on %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", r.Metrics().Handler())
+	mux.Handle("GET /metrics", handlers.RequireMetricsToken(token, r.Metrics().Handler()))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
