@@ -149,6 +149,14 @@ func TestSetupOnlyOnce(t *testing.T) {
 		if rec := env.get("/"); rec.Code != http.StatusUnauthorized {
 			t.Errorf("anonymous home after setup = %d, want 401", rec.Code)
 		}
+		// The sign-in page offers no links a visitor cannot follow (QA:
+		// Projects, Judges, Runs and Trash were shown); a member sees them.
+		if rec := env.get("/login"); rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `data-testid="nav-trash"`) {
+			t.Errorf("sign-in page = %d, with the main links: %v", rec.Code, strings.Contains(rec.Body.String(), "nav-trash"))
+		}
+		if rec := env.send(http.MethodGet, "/", nil, "", owner); !strings.Contains(rec.Body.String(), `data-testid="nav-trash"`) {
+			t.Errorf("the owner's home page has no main links")
+		}
 		if !hasAction(env.auditActions(), models.AuditSetup) {
 			t.Errorf("setup not in the audit log")
 		}
