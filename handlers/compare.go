@@ -247,7 +247,7 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 	if cmp.Mismatch != "" {
 		// A reading such as "moderate agreement" between scores of two
 		// different criteria or scales would be read as a verdict.
-		v.Reading = "not comparable. " + cmp.Mismatch
+		v.Reading = mismatchReading(cmp)
 	}
 	if v.HumanA != nil && v.HumanB != nil {
 		v.HasHuman = true
@@ -273,6 +273,15 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 		v.AgreementReading = differentCriteriaReading
 	}
 	return v, nil
+}
+
+// mismatchReading is the reading of how closely two runs' scores agree
+// when they judged different criteria or scales: no verdict, and why.
+func mismatchReading(cmp comparison) string {
+	if cmp.differentCriteria() {
+		return "not comparable. " + cmp.Mismatch
+	}
+	return fmt.Sprintf("no verdict: the runs used different scales (%s and %s), and a scale with fewer steps cannot agree as closely.", scaleText(cmp.critA), scaleText(cmp.critB))
 }
 
 // differentCriteriaReading is the agreement section's text for runs that

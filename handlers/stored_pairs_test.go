@@ -187,7 +187,7 @@ func oldCompareView(repA, repB *report.Report, cmp comparison, offset, limit int
 	v.Pearson.Missing, v.Spearman.Missing = missing, missing
 	v.Reading = stats.Interpret(v.Pearson)
 	if cmp.Mismatch != "" {
-		v.Reading = "not comparable. " + cmp.Mismatch
+		v.Reading = mismatchReading(cmp)
 	}
 	if v.HumanA != nil && v.HumanB != nil {
 		v.HasHuman = true
