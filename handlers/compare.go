@@ -128,10 +128,20 @@ func criterionMismatch(a, b evaluator.Criterion) string {
 		return fmt.Sprintf("Run A judged %s (%s) and run B judged %s (%s): different criteria. How closely their scores agree says nothing about which judge is better, so no verdict is given; choose runs that judged the same criterion.",
 			a.Name, scaleText(a), b.Name, scaleText(b))
 	case a.Lo != b.Lo || a.Hi != b.Hi:
-		return fmt.Sprintf("Both runs judged %s, but on different scales (%s and %s). Scores are rescaled to 0 to 1 for the table, but a scale with fewer steps cannot agree as closely, so no verdict is given on how well the runs agree.",
+		return fmt.Sprintf("Both runs judged %s, but on different scales (%s and %s). Scores are rescaled to 0 to 1 for the sample table, but a scale with fewer steps cannot agree as closely, so no verdict is given on how closely the two runs' scores agree with each other. Each run's agreement with the humans is a correlation, which does not depend on the scale, so those are compared.",
 			a.Name, scaleText(a), scaleText(b))
 	}
 	return ""
+}
+
+// differentCriteria reports whether the runs judged differently named
+// criteria. Their agreement with the humans is then measured against
+// different ratings, so it is not compared as a pair (the paired tests
+// would correlate B's scores with A's criterion's ratings). Runs that
+// differ only in scale are compared: a correlation does not depend on the
+// scale, as the experiment page's verdict compares methods on 1-5 and 0-5.
+func (cmp comparison) differentCriteria() bool {
+	return !sameCriterionName(cmp.critA.Name, cmp.critB.Name)
 }
 
 // scaleText writes a criterion's scale, e.g. "1-5".
@@ -140,11 +150,12 @@ func scaleText(c evaluator.Criterion) string {
 }
 
 // comparableRun reports whether other judged a criterion of run's with the
-// same name on the same scale: only such runs are offered for comparison
-// by default.
+// same name: only such runs are offered for comparison by default. The
+// scale may differ (LLM-Eval's 0-5 against BatchEval's 1-5): their
+// agreement with the humans is still compared, as on the experiment page.
 func comparableRun(run, other models.Run) bool {
 	for _, c := range run.RubricSnapshot.Criteria {
-		if j := matchingCriterion(c, other.RubricSnapshot.Criteria); j >= 0 && criterionMismatch(c, other.RubricSnapshot.Criteria[j]) == "" {
+		if matchingCriterion(c, other.RubricSnapshot.Criteria) >= 0 {
 			return true
 		}
 	}
@@ -236,12 +247,12 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 	if cmp.Mismatch != "" {
 		// A reading such as "moderate agreement" between scores of two
 		// different criteria or scales would be read as a verdict.
-		v.Reading = "not comparable. " + cmp.Mismatch
+		v.Reading = mismatchReading(cmp)
 	}
 	if v.HumanA != nil && v.HumanB != nil {
 		v.HasHuman = true
 	}
-	if v.HasHuman && agreement {
+	if v.HasHuman && agreement && !v.DifferentCriteria {
 		v.Agreement, err = h.compareCriterion(ctx, cmp.a, cmp.b, max(v.HumanA.SampleCount, v.HumanB.SampleCount), cmp.criterion, v.SameDataset,
 			func(ctx context.Context) (*report.Report, *report.Report, error) {
 				if m.repA != nil {
@@ -257,12 +268,26 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 		default:
 			v.AgreementReading = agreementReading(v.Agreement, cmp.a.Name, cmp.b.Name)
 		}
-		if cmp.Mismatch != "" {
-			v.AgreementReading = "No verdict: the runs did not judge the same criterion on the same scale, so their agreement with the humans is shown side by side but not compared."
-		}
+	}
+	if v.HasHuman && v.DifferentCriteria {
+		v.AgreementReading = differentCriteriaReading
 	}
 	return v, nil
 }
+
+// mismatchReading is the reading of how closely two runs' scores agree
+// when they judged different criteria or scales: no verdict, and why.
+func mismatchReading(cmp comparison) string {
+	if cmp.differentCriteria() {
+		return "not comparable. " + cmp.Mismatch
+	}
+	return fmt.Sprintf("no verdict: the runs used different scales (%s and %s), and a scale with fewer steps cannot agree as closely.", scaleText(cmp.critA), scaleText(cmp.critB))
+}
+
+// differentCriteriaReading is the agreement section's text for runs that
+// judged different criteria: each run's agreement is shown on its card
+// against its own criterion's ratings, and nothing is compared.
+const differentCriteriaReading = "No verdict: the runs judged different criteria, so each run's agreement is measured against different human ratings. It is shown on each run's card above, and not compared."
 
 // matchedSamples is two runs' samples paired on one criterion, as the
 // compare page lists them, with the figures of the pairing.
@@ -453,7 +478,8 @@ func humanFigures(rep *report.Report, criterion int) *report.CriterionReport {
 // without figures.
 func compareShell(cmp comparison) web.CompareView {
 	v := web.CompareView{A: cmp.a, B: cmp.b, Criterion: cmp.criterion,
-		CritA: cmp.critA, CritB: cmp.critB, SameDataset: cmp.dsA.ID == cmp.dsB.ID, Mismatch: cmp.Mismatch}
+		CritA: cmp.critA, CritB: cmp.critB, SameDataset: cmp.dsA.ID == cmp.dsB.ID, Mismatch: cmp.Mismatch,
+		DifferentCriteria: cmp.differentCriteria()}
 	for i, cr := range cmp.a.RubricSnapshot.Criteria {
 		if i == cmp.criterion || matchingCriterion(cr, cmp.b.RubricSnapshot.Criteria) >= 0 {
 			v.Names = append(v.Names, web.CompareChoice{Index: i, Name: cr.Name})

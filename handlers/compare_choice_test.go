@@ -22,9 +22,12 @@ func criterionAs(name string, lo, hi float64) func(*models.Run) {
 }
 
 // TestCompareOffersComparableRuns: the run page offers only runs that
-// judged the same criterion on the same scale; comparing other runs by
-// address warns and gives no agreement verdict, while still showing each
-// run's agreement with the humans.
+// judged the same criterion, on any scale; comparing runs of different
+// criteria by address warns and neither compares their agreement with the
+// humans nor shows paired tests, while still showing each run's agreement
+// with the humans. Runs on different scales get no verdict on how closely
+// their scores agree, but their correlations with the humans (which do not
+// depend on the scale) are compared, with a note saying so.
 func TestCompareOffersComparableRuns(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		d := env.ratedDataset("Rated", 40)
@@ -39,27 +42,34 @@ func TestCompareOffersComparableRuns(t *testing.T) {
 		fluency := env.storedRun(d, "fluency", squeezed, criterionAs("Fluency", 1, 3))
 		narrow := env.storedRun(d, "quality on 1-3", squeezed, criterionAs("quality", 1, 3))
 
-		// The run page's "Compare with…" offers the comparable run only.
-		runPage := env.get(fmt.Sprintf("/runs/%d", a.ID)).Body.String()
-		offered := regexp.MustCompile(`(?s)<select id="compare-b".*?</select>`).FindString(runPage)
-		if !strings.Contains(offered, fmt.Sprintf(`value="%d"`, same.ID)) {
-			t.Errorf("compare selector does not offer the comparable run %d: %s", same.ID, offered)
+		// The run page's "Compare with…" offers the runs of the same
+		// criterion, whatever their scale, and on the narrow run's page
+		// too (it was missing there, as on LLM-Eval's 0-5 runs).
+		offered := func(from models.Run) string {
+			page := env.get(fmt.Sprintf("/runs/%d", from.ID)).Body.String()
+			return regexp.MustCompile(`(?s)<select id="compare-b".*?</select>`).FindString(page)
 		}
-		for _, r := range []models.Run{fluency, narrow} {
-			if strings.Contains(offered, fmt.Sprintf(`value="%d"`, r.ID)) {
-				t.Errorf("compare selector offers %q, which judged another criterion or scale", r.Name)
+		for _, r := range []models.Run{same, narrow} {
+			if !strings.Contains(offered(a), fmt.Sprintf(`value="%d"`, r.ID)) {
+				t.Errorf("compare selector does not offer %q, which judged the same criterion", r.Name)
 			}
+		}
+		if strings.Contains(offered(a), fmt.Sprintf(`value="%d"`, fluency.ID)) {
+			t.Errorf("compare selector offers %q, which judged another criterion", fluency.Name)
+		}
+		if !strings.Contains(offered(narrow), fmt.Sprintf(`value="%d"`, a.ID)) {
+			t.Errorf("the run on another scale has no compare selector offering %q", a.Name)
 		}
 
 		cases := []struct {
-			name         string
-			b            models.Run
-			mismatch     string // "" when comparable
-			wantVerdict  bool
-			wantHumanTwo bool
+			name        string
+			b           models.Run
+			mismatch    string // "" when comparable
+			wantVerdict bool   // on how closely the runs' scores agree
+			wantPaired  bool   // agreement with the humans compared, with paired tests
 		}{
 			{"same criterion and scale", same, "", true, true},
-			{"another criterion", fluency, "different criteria", false, true},
+			{"another criterion", fluency, "different criteria", false, false},
 			{"same criterion, another scale", narrow, "different scales", false, true},
 		}
 		for _, tc := range cases {
@@ -85,8 +95,21 @@ func TestCompareOffersComparableRuns(t *testing.T) {
 				if agreement == nil {
 					t.Fatal("no reading of agreement with the humans")
 				}
-				if noVerdict := strings.HasPrefix(agreement[1], "No verdict"); noVerdict == tc.wantVerdict {
-					t.Errorf("agreement reading %q, want a verdict: %v", agreement[1], tc.wantVerdict)
+				if noVerdict := strings.HasPrefix(agreement[1], "No verdict"); noVerdict == tc.wantPaired {
+					t.Errorf("agreement reading %q, want a verdict: %v", agreement[1], tc.wantPaired)
+				}
+				// The page's words and figures agree: paired statistics
+				// only when the text says the runs are compared.
+				for _, w := range []string{`data-testid="agreement-table"`, `data-testid="agreement-diff"`, "Williams", "compared as a pair"} {
+					if strings.Contains(body, w) != tc.wantPaired {
+						t.Errorf("page shows %q: %v, want %v", w, !tc.wantPaired, tc.wantPaired)
+					}
+				}
+				if strings.Contains(body, "shown side by side but not compared") && tc.wantPaired {
+					t.Errorf("page says the agreement is not compared, and compares it")
+				}
+				if tc.mismatch == "different scales" && !strings.Contains(body, "a correlation does not depend on the scale") {
+					t.Errorf("runs on different scales compared without saying why that is sound")
 				}
 				// Each run's own agreement with the humans, side by side.
 				for _, side := range []string{"a", "b"} {

@@ -66,6 +66,12 @@ type runFigures struct {
 	calls   int
 	failed  int // failed batches + unreadable scores
 	partial bool
+	// cached is set when some of the run's calls were answered from the
+	// answer cache: those calls cost nothing and their batches keep no
+	// token counts, so what the run paid understates what the method
+	// costs. Its tokens and cost per sample are then unknown (NaN, nil):
+	// shown as "cached", never marked best, never in the cost sentence.
+	cached bool
 }
 
 // figuresOf gathers a run's row of the comparison table. While a large
@@ -96,6 +102,10 @@ func (h *Handlers) figuresOf(ctx context.Context, run models.Run) (runFigures, e
 				f.rows = rep.Criteria[0].SampleCount
 			}
 		}
+	}
+	if run.CachedCalls > 0 {
+		f.cached = true
+		return f, preparing
 	}
 	if f.rows > 0 {
 		f.tokens = float64(run.PromptTokens+run.CompletionTokens) / float64(f.rows)
@@ -220,6 +230,12 @@ func (h *Handlers) experimentView(c echo.Context, e models.Experiment, verdict b
 	case verdict:
 		if v.Verdict, err = h.experimentVerdict(ctx, figs); err != nil {
 			return web.ExperimentView{}, err
+		}
+	}
+	for _, f := range figs {
+		if f.cached {
+			v.CachedNote = `"cached" tokens and cost: some of the run's calls were answered from the answer cache of earlier runs, which costs nothing, so what the run paid is less than its method costs. Hover for the counts.`
+			break
 		}
 	}
 	v.Summary = experimentSummary(figs)
@@ -366,11 +382,25 @@ func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 		r.Tokens = web.ExperimentCell{Text: fmtNum(f.tokens, 0), Best: bT[i],
 			Title: fmt.Sprintf("%s prompt + %s completion tokens over %d samples", runCount(f.run.PromptTokens), runCount(f.run.CompletionTokens), f.rows)}
 		r.Cost = web.ExperimentCell{Text: perSampleCost(f), Best: bC[i], Title: "total " + costText(f.run.Simulated, f.run.CostUSD)}
+		if f.cached {
+			why := cachedTitle(f.run)
+			r.Tokens = web.ExperimentCell{Text: "cached", Title: why}
+			if !f.run.Simulated {
+				r.Cost = web.ExperimentCell{Text: "cached", Title: why}
+			}
+		}
 		r.Calls = web.ExperimentCell{Text: runCount(f.calls), Best: bCalls[i]}
 		r.Failures = web.ExperimentCell{Text: strconv.Itoa(f.failed), Best: bF[i],
 			Title: fmt.Sprintf("%d failed batches + %d unreadable scores", f.run.BatchesFailed, f.run.MissingScores)}
 	}
 	return rows
+}
+
+// cachedTitle explains why a run's tokens and cost per sample are not
+// shown: what it paid is not what its method costs.
+func cachedTitle(run models.Run) string {
+	return fmt.Sprintf("%s of %s calls were answered from the answer cache of earlier runs, which costs nothing, so what this run paid (%s tokens, total %s) is less than its method costs",
+		runCount(run.CachedCalls), runCount(run.Calls), runCount(run.PromptTokens+run.CompletionTokens), costText(run.Simulated, run.CostUSD))
 }
 
 // perSampleCost is the cost per sample: "unknown" without prices, $0 only
@@ -419,12 +449,16 @@ func runCount(n int) string {
 // costs, and what the strongest run of another method costs in comparison.
 // Whether that run is really better is the verdict's business
 // (experimentVerdict): this sentence names no winner. Only succeeded runs
-// of their own setup count (no reseed or robustness variants).
+// of their own setup count (no reseed or robustness variants), and only
+// runs whose cost is measured: a run answered partly from the answer
+// cache paid less than its method costs, so the sentence leaves it out and
+// says so when it agreed better than the run named.
 func experimentSummary(figs []runFigures) string {
-	ok := func(f runFigures) bool {
+	counts := func(f runFigures) bool {
 		return f.run.Completed() && !math.IsNaN(f.avgP) &&
 			!(f.run.ParentRunID != nil && isRobustnessVariant(f.run.Variant))
 	}
+	ok := func(f runFigures) bool { return counts(f) && !f.cached }
 	best := -1
 	for i, f := range figs {
 		if ok(f) && (best < 0 || f.avgP > figs[best].avgP) {
@@ -432,9 +466,26 @@ func experimentSummary(figs []runFigures) string {
 		}
 	}
 	if best < 0 {
+		for _, f := range figs {
+			if counts(f) {
+				// Every run with figures was answered from the cache.
+				return "Cost: not known for these runs: their calls were answered from the answer cache of earlier runs, which costs nothing, so what they paid is less than their methods cost."
+			}
+		}
 		return ""
 	}
 	b := figs[best]
+	var left []string
+	for _, f := range figs {
+		if counts(f) && f.cached && f.avgP > b.avgP {
+			left = append(left, f.run.Name)
+		}
+	}
+	note := ""
+	if len(left) > 0 {
+		note = fmt.Sprintf(" (%s %s left out: %s calls were answered from the answer cache of earlier runs, so %s cost is not known.)",
+			joinNames(left), plural(len(left), "is", "are"), plural(len(left), "its", "their"), plural(len(left), "its", "their"))
+	}
 	// The rival is the strongest run of another method, as the paper sets
 	// BatchEval's cost against the strongest baseline; another run of the
 	// same method only when no other method ran.
@@ -464,17 +515,17 @@ func experimentSummary(figs []runFigures) string {
 		s += " costs " + dollars(*b.cost) + " per sample"
 	}
 	if rival < 0 {
-		return s + "."
+		return s + "." + note
 	}
 	r := figs[rival]
 	s += fmt.Sprintf("; %s (average Pearson %.2f)", r.run.Name, r.avgP)
 	if b.cost != nil && r.cost != nil && *b.cost > 0 {
-		return s + fmt.Sprintf(" costs %s× as much per sample.", ratio(*r.cost / *b.cost))
+		return s + fmt.Sprintf(" costs %s× as much per sample.", ratio(*r.cost / *b.cost)) + note
 	}
 	if b.tokens > 0 && !math.IsNaN(r.tokens) {
-		return s + fmt.Sprintf(" uses %s× as many tokens per sample.", ratio(r.tokens/b.tokens))
+		return s + fmt.Sprintf(" uses %s× as many tokens per sample.", ratio(r.tokens/b.tokens)) + note
 	}
-	return s + "."
+	return s + "." + note
 }
 
 func ratio(v float64) string {
@@ -490,7 +541,11 @@ func ratio(v float64) string {
 func experimentChart(figs []runFigures) (web.ScatterChart, string) {
 	useCost := true
 	var plotted []runFigures
+	cached := 0
 	for _, f := range figs {
+		if f.cached && !math.IsNaN(f.avgP) {
+			cached++
+		}
 		if math.IsNaN(f.avgP) || math.IsNaN(f.tokens) {
 			continue
 		}
@@ -504,6 +559,11 @@ func experimentChart(figs []runFigures) (web.ScatterChart, string) {
 	if useCost {
 		ch.XLabel = "cost per sample (US$)"
 		note = "Across: cost per sample. Up: average Pearson with your ratings. Up and to the left is better."
+	}
+	if cached > 0 {
+		// Plotted at what they paid, they would sit far to the left.
+		note += fmt.Sprintf(" %s answered from the answer cache of earlier runs %s not shown: %s cost is not known.",
+			plural(cached, "One run", runCount(cached)+" runs"), plural(cached, "is", "are"), plural(cached, "its", "their"))
 	}
 	if len(plotted) == 0 {
 		return ch, ""

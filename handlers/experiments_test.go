@@ -208,10 +208,60 @@ func TestPerSampleCostAndSummary(t *testing.T) {
 			{run: done("BatchEval", "batcheval", false), avgP: 0.70, tokens: 250},
 		}, "Cost: BatchEval (average Pearson 0.70) uses 250 tokens per sample (cost unknown: the judge has no prices); G-Eval (average Pearson 0.61) uses 2.0× as many tokens per sample."},
 		{"no finished run", []runFigures{{run: models.Run{Name: "x", Status: models.RunRunning}, avgP: 0.9, tokens: 10}}, ""},
+		{"a cached run is left out, and said to be", []runFigures{
+			{run: done("BatchEval again", "batcheval", false), avgP: 0.75, tokens: math.NaN(), cached: true},
+			{run: done("BatchEval (default)", "batcheval", false), avgP: 0.74, tokens: 800, cost: cost(0.004)},
+			{run: done("CloserLook", "closerlook", false), avgP: 0.68, tokens: 1300, cost: cost(0.0064)},
+		}, "Cost: BatchEval (default) (average Pearson 0.74) costs $0.004 per sample; CloserLook (average Pearson 0.68) costs 1.6× as much per sample. (BatchEval again is left out: its calls were answered from the answer cache of earlier runs, so its cost is not known.)"},
+		{"every run cached", []runFigures{
+			{run: done("CloserLook", "closerlook", false), avgP: 0.68, tokens: math.NaN(), cached: true},
+		}, "Cost: not known for these runs: their calls were answered from the answer cache of earlier runs, which costs nothing, so what they paid is less than their methods cost."},
 	}
 	for _, tc := range summaries {
 		if got := experimentSummary(tc.figs); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
 		}
 	}
+}
+
+// A run answered from the answer cache paid nothing for those calls: its
+// tokens and cost per sample are shown as "cached", never marked best, and
+// left out of the cost sentence and the chart.
+func TestExperimentPageCachedRun(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		x := env.demoExperiment()
+		// The same setup again: every call is answered from the cache.
+		again := env.startRun(env.demo().dataset, "BatchEval again", models.MethodBatchEval, func(r *models.Run) { r.ExperimentID = &x.exp.ID })
+		again = env.waitRun(again.ID, 60*time.Second)
+		if again.Status != models.RunSucceeded || again.CachedCalls == 0 {
+			t.Fatalf("repeat run: %s with %d of %d calls cached, want succeeded from the cache", again.Status, again.CachedCalls, again.Calls)
+		}
+		body := env.get(fmt.Sprintf("/experiments/%d", x.exp.ID)).Body.String()
+		row := rowOf(body, again.Name)
+		for _, w := range []string{`data-testid="tokens-per-sample">cached<`, "answered from the answer cache of earlier runs"} {
+			if !strings.Contains(row, w) {
+				t.Errorf("cached run's row lacks %q: %s", w, row)
+			}
+		}
+		if regexp.MustCompile(`best"[^>]*data-testid="(tokens|cost)-per-sample"`).MatchString(row) {
+			t.Errorf("cached run's tokens or cost marked best: %s", row)
+		}
+		if strings.Contains(row, `data-testid="tokens-per-sample">0<`) {
+			t.Errorf("cached run shows 0 tokens per sample: %s", row)
+		}
+		if !strings.Contains(body, `data-testid="cached-note"`) {
+			t.Errorf("no note explaining \"cached\"")
+		}
+		summary := regexp.MustCompile(`data-testid="experiment-summary">([^<]*)<`).FindStringSubmatch(body)
+		if summary == nil || strings.Contains(summary[1], "uses 0 tokens") || strings.Contains(summary[1], "Cost: "+again.Name) {
+			t.Errorf("cost sentence names the cached run's figures: %v", summary)
+		}
+		if strings.Contains(body, fmt.Sprintf(`<a href="/runs/%d" data-testid="scatter-point"`, again.ID)) {
+			t.Errorf("chart plots the cached run at what it paid")
+		}
+		api := env.get(fmt.Sprintf("/api/v1/experiments/%d", x.exp.ID)).Body.String()
+		if !strings.Contains(api, `"tokens_per_sample":null`) {
+			t.Errorf("API gives the cached run a tokens figure: %s", api)
+		}
+	})
 }

@@ -328,9 +328,9 @@ func (h *Handlers) comparableRuns(ctx context.Context, run models.Run) ([]models
 	}
 	var out []models.Run
 	for _, r := range runs {
-		// Only runs that judged one of this run's criteria on the same
-		// scale are offered (compare.go's comparableRun); any pair can
-		// still be compared by address, with a warning.
+		// Only runs that judged one of this run's criteria are offered
+		// (compare.go's comparableRun); any pair can still be compared by
+		// address, with a warning.
 		if r.ID != run.ID && comparableRun(run, r) {
 			out = append(out, r)
 		}

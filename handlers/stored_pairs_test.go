@@ -187,14 +187,15 @@ func oldCompareView(repA, repB *report.Report, cmp comparison, offset, limit int
 	v.Pearson.Missing, v.Spearman.Missing = missing, missing
 	v.Reading = stats.Interpret(v.Pearson)
 	if cmp.Mismatch != "" {
-		v.Reading = "not comparable. " + cmp.Mismatch
+		v.Reading = mismatchReading(cmp)
 	}
 	if v.HumanA != nil && v.HumanB != nil {
 		v.HasHuman = true
-		v.Agreement = report.CompareCriterion(repA, repB, cmp.criterion, v.SameDataset)
-		v.AgreementReading = agreementReading(v.Agreement, cmp.a.Name, cmp.b.Name)
-		if cmp.Mismatch != "" {
-			v.AgreementReading = "No verdict: the runs did not judge the same criterion on the same scale, so their agreement with the humans is shown side by side but not compared."
+		if v.DifferentCriteria {
+			v.AgreementReading = differentCriteriaReading
+		} else {
+			v.Agreement = report.CompareCriterion(repA, repB, cmp.criterion, v.SameDataset)
+			v.AgreementReading = agreementReading(v.Agreement, cmp.a.Name, cmp.b.Name)
 		}
 	}
 	return v

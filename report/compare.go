@@ -34,8 +34,9 @@ func SampleKey(s SampleResult, sameDataset bool) string {
 	return "id:" + s.ExternalID
 }
 
-// PairScores matches the samples of two runs' reports on one criterion.
-// The human rating is run A's (on a noisy copy the ratings are copied with
+// PairScores matches the samples of two runs' reports on one criterion,
+// with B's scores put on A's scale when the scales differ. The human
+// rating is run A's (on a noisy copy the ratings are copied with
 // the samples). A criterion index out of range in either report gives no
 // pairs.
 func PairScores(a, b *Report, criterion int, sameDataset bool) PairedScores {
@@ -53,6 +54,17 @@ func PairScores(a, b *Report, criterion int, sameDataset bool) PairedScores {
 		}
 		return *v
 	}
+	// B's scores on A's scale when the runs' scales differ (BatchEval's
+	// 1-5 against LLM-Eval's 0-5): a correlation does not change, and the
+	// paired permutation test, which swaps the two runs' scores on a
+	// sample, then swaps like with like. On raw scores of two scales the
+	// swaps mix the scales and the test lost its power (p 0.38 beside
+	// Williams' 0.001).
+	ca, cb := a.Criteria[criterion].Criterion, b.Criteria[criterion].Criterion
+	onA := func(v float64) float64 { return v }
+	if (ca.Lo != cb.Lo || ca.Hi != cb.Hi) && ca.Lo < ca.Hi && cb.Lo < cb.Hi {
+		onA = func(v float64) float64 { return stats.Rescale(v, cb.Lo, cb.Hi, ca.Lo, ca.Hi) }
+	}
 	for _, s := range a.Criteria[criterion].Samples {
 		sb, ok := byKey[SampleKey(s, sameDataset)]
 		if !ok {
@@ -60,7 +72,7 @@ func PairScores(a, b *Report, criterion int, sameDataset bool) PairedScores {
 			continue
 		}
 		p.A = append(p.A, val(s.Final))
-		p.B = append(p.B, val(sb.Final))
+		p.B = append(p.B, onA(val(sb.Final)))
 		p.Human = append(p.Human, val(s.Human))
 	}
 	return p

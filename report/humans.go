@@ -43,6 +43,9 @@ func ceilingOf(cols []string, rows []models.DatasetRow, judge float64) *Ceiling 
 		}
 	}
 	loo, _ := stats.LeaveOneOutCorrelation(stats.MethodPearson, ratings)
-	return &Ceiling{Annotators: len(cols), Items: items, Alpha: stats.KrippendorffAlphaInterval(ratings),
-		LeaveOneOut: loo, Reading: stats.InterpretCeiling(judge, loo)}
+	alpha := stats.KrippendorffAlphaInterval(ratings)
+	// The reading is shown beside alpha: it must not call the humans'
+	// agreement unmeasured when alpha measured it.
+	return &Ceiling{Annotators: len(cols), Items: items, Alpha: alpha,
+		LeaveOneOut: loo, Reading: stats.InterpretCeilingWithAlpha(judge, loo, alpha, items)}
 }

@@ -45,3 +45,21 @@ func InterpretCeiling(judge, ceiling float64) string {
 	return fmt.Sprintf("The judge agrees with the average human %s one human agrees with the others (%.2f vs %.2f).",
 		how, j/100+0, c/100+0)
 }
+
+// InterpretCeilingWithAlpha is InterpretCeiling for a page that also shows
+// the humans' Krippendorff's alpha over items rated by two or more. The
+// correlation of one human with the others (ceiling) needs minPairs such
+// items with varied ratings, alpha only one: with a handful of browser
+// ratings alpha is a figure while the ceiling is not, and "their agreement
+// could not be measured" beside it would contradict the page. The sentence
+// then names alpha and says what the comparison still lacks.
+func InterpretCeilingWithAlpha(judge, ceiling, alpha float64, items int) string {
+	if finite(ceiling) || !finite(alpha) {
+		return InterpretCeiling(judge, ceiling)
+	}
+	if !finite(judge) {
+		return fmt.Sprintf("The judge cannot be compared with the humans: its agreement could not be measured (the humans agree with each other at Krippendorff's α %.2f).", alpha+0)
+	}
+	return fmt.Sprintf("The judge cannot be compared with the humans yet: the humans agree with each other at Krippendorff's α %.2f over %d samples rated by two or more, but the figure set against the judge's (%.2f) is one human's correlation with the others, and that needs at least %d such samples with ratings that vary.",
+		alpha+0, items, judge+0, minPairs)
+}

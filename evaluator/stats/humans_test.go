@@ -296,3 +296,32 @@ func TestInterpretCeiling(t *testing.T) {
 		})
 	}
 }
+
+// The reading beside Krippendorff's alpha: when alpha is measured but the
+// leave-one-out correlation is not (too few samples rated twice), it
+// names alpha instead of saying the humans' agreement was not measured.
+func TestInterpretCeilingWithAlpha(t *testing.T) {
+	nan := math.NaN()
+	tests := []struct {
+		name                  string
+		judge, ceiling, alpha float64
+		items                 int
+		want                  string
+	}{
+		{"both measured: as InterpretCeiling", 0.71, 0.68, 0.6, 30,
+			"The judge agrees with the average human about as well as one human agrees with the others (0.71 vs 0.68)."},
+		{"nothing of the humans", 0.71, nan, nan, 0,
+			"The judge cannot be compared with the humans: their agreement with each other could not be measured (it needs several ratings per sample; the judge's agreement is 0.71)."},
+		{"alpha without ceiling", 0.31, nan, 0.571, 2,
+			"The judge cannot be compared with the humans yet: the humans agree with each other at Krippendorff's α 0.57 over 2 samples rated by two or more, but the figure set against the judge's (0.31) is one human's correlation with the others, and that needs at least 3 such samples with ratings that vary."},
+		{"alpha, judge undefined", nan, nan, 0.571, 2,
+			"The judge cannot be compared with the humans: its agreement could not be measured (the humans agree with each other at Krippendorff's α 0.57)."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := InterpretCeilingWithAlpha(tt.judge, tt.ceiling, tt.alpha, tt.items); got != tt.want {
+				t.Errorf("got\n  %q\nwant\n  %q", got, tt.want)
+			}
+		})
+	}
+}
