@@ -13,7 +13,10 @@ import (
 // and counted in the run's cached calls. The key names the snapshot's
 // address, not the simulated judge's port of the moment, so re-runs of a
 // simulated run also match.
-func cachedJudge(db *models.DB, store judge.AnswerStore, run models.Run, client Completer, baseURL string) Completer {
+//
+// spend, when not nil, is the run's spending cap: answers replayed as paid
+// calls count on it, as the calls they were.
+func cachedJudge(db *models.DB, store judge.AnswerStore, run models.Run, client Completer, baseURL string, spend *spendCap) Completer {
 	if run.JudgeSnapshot.Simulated {
 		baseURL = "simulated:" + run.JudgeSnapshot.BaseURL
 	}
@@ -22,6 +25,9 @@ func cachedJudge(db *models.DB, store judge.AnswerStore, run models.Run, client 
 	// other run finds: a resume after a stop or a crash replays what the
 	// run paid for instead of paying again.
 	c.Run, c.Private = run.ID, run.Settings.NoCache
+	if spend != nil {
+		c.OnReplay = func(_ context.Context, resp judge.Response) { spend.replayed(resp) }
+	}
 	c.OnHit = func(ctx context.Context) {
 		// A counter lost to a database error only understates the cached
 		// calls; the answer itself is still used.

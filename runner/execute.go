@@ -281,7 +281,7 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 		limited = capped{c: limited, cap: spend, r: r}
 	}
 	limited = turnTaking{limited}
-	return cachedJudge(r.db, answerStore{r.db.ResponseCache(run.WorkspaceID), r}, run, limited, cfg.BaseURL), nil
+	return cachedJudge(r.db, answerStore{r.db.ResponseCache(run.WorkspaceID), r}, run, limited, cfg.BaseURL, spend), nil
 }
 
 // failedUnitRetries is how many times a call unit whose calls failed (after

@@ -145,6 +145,20 @@ func (c *spendCap) settle(resp judge.Response, err error) {
 	c.answered = make(chan struct{})
 }
 
+// replayed counts a paid answer the answer cache gave back (a unit cut
+// short by a crash, its answer stored but never counted): it was a call
+// of this run, with its cost, though not one admit let through.
+func (c *spendCap) replayed(resp judge.Response) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cost := Cost(c.prices, resp.PromptTokens, resp.CompletionTokens); cost != nil {
+		c.spent += *cost
+	}
+	c.calls++
+	close(c.answered)
+	c.answered = make(chan struct{})
+}
+
 // capped makes every call of c wait for the spending cap's leave (admit).
 type capped struct {
 	c   Completer

@@ -149,6 +149,21 @@ func TestSpendCapRules(t *testing.T) {
 		}
 	})
 
+	t.Run("a paid answer replayed from the cache counts", func(t *testing.T) {
+		// A unit cut short by a crash gets its paid answer back from the
+		// answer cache: it counts as spent, though admit never saw it.
+		c := newCap(10, 0, 0)
+		c.replayed(dollars(3))
+		if err := admit(c); err != nil {
+			t.Fatalf("a call with $3 spent, $3 a call, cap $10: %v", err)
+		}
+		c.settle(dollars(5), nil)
+		var sc *SpendCapError
+		if err := admit(c); !errors.As(err, &sc) || sc.SpentUSD != 8 || sc.NextUSD != 4 {
+			t.Fatalf("with $8 spent over two calls: %v, want the cap reached ($8 spent, $4 next)", err)
+		}
+	})
+
 	t.Run("calls under way count at the estimate", func(t *testing.T) {
 		c := newCap(10, 2, 2) // $1 a call so far
 		for i := range 8 {

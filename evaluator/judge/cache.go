@@ -68,6 +68,9 @@ type Cache struct {
 	// paid for but never counted (its unit was cut short by a crash) is
 	// replayed as the paid call it was rather than as a free one.
 	Run int64
+	// OnReplay, if set, is called for each answer replayed as a paid call
+	// (see Run), with what it cost (the runner's spending cap counts it).
+	OnReplay func(ctx context.Context, resp Response)
 	// Private keeps the run's answers to itself (the run asked not to
 	// reuse identical answers): its keys are salted with Run, so no other
 	// run's answer is found, and its own are still there for a resume.
@@ -193,8 +196,12 @@ func (c *Cache) Complete(ctx context.Context, r Request) (Response, error) {
 			if c.Run != 0 && a.Run == c.Run && inUnit && a.Unit == unit.ID && unit.Uncounted {
 				// This unit's own answer, paid for and never counted:
 				// it costs what it cost then.
-				return Response{Choices: a.Choices, Model: a.Model, PromptTokens: a.PromptTokens,
-					CompletionTokens: a.CompletionTokens, Attempts: 1}, nil
+				resp := Response{Choices: a.Choices, Model: a.Model, PromptTokens: a.PromptTokens,
+					CompletionTokens: a.CompletionTokens, Attempts: 1}
+				if c.OnReplay != nil {
+					c.OnReplay(ctx, resp)
+				}
+				return resp, nil
 			}
 			if c.OnHit != nil {
 				c.OnHit(ctx)

@@ -196,8 +196,13 @@ func TestCacheReplaysAUnitsOwnAnswersAsPaid(t *testing.T) {
 			j := &tokenJudge{}
 			c := NewCache(j, store, "http://judge", "m")
 			c.Run, c.Private = tc.run, tc.private
-			hits := 0
+			hits, replays := 0, 0
 			c.OnHit = func(context.Context) { hits++ }
+			c.OnReplay = func(_ context.Context, r Response) {
+				if r.PromptTokens == 100 {
+					replays++
+				}
+			}
 			ctx := context.Background()
 			if tc.unit != nil {
 				ctx = WithUnit(ctx, *tc.unit)
@@ -205,6 +210,11 @@ func TestCacheReplaysAUnitsOwnAnswersAsPaid(t *testing.T) {
 			resp, err := c.Complete(ctx, req)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// A paid replay is told (the spending cap counts it); nothing
+			// else is.
+			if wantReplay := !tc.wantCall && !tc.wantHit; (replays == 1) != wantReplay {
+				t.Errorf("%d paid replays told, want %v", replays, wantReplay)
 			}
 			if (j.calls == 1) != tc.wantCall || resp.PromptTokens != tc.wantTokens || (hits == 1) != tc.wantHit {
 				t.Errorf("judge asked %d times, %d prompt tokens, %d hits; want asked %v, %d tokens, hit %v",
