@@ -154,6 +154,19 @@ func TestExperimentHeadline(t *testing.T) {
 			t.Errorf("better: %s %q", kind, text)
 		}
 
+		// A run that finished with gaps competes as the table ranks it
+		// (QA: it was bold in the table and absent from the headline).
+		gaps := newExp("gaps")
+		withGaps := env.storedRun(d, "Sharp with gaps", sharp, in(gaps))
+		if err := env.db.Gorm.Exec("UPDATE runs SET status = ? WHERE id = ?", models.RunFinishedWithGaps, withGaps.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		env.storedRun(d, "Blunt", blunt, in(gaps))
+		env.storedRun(d, "Blunter", noisy(d.human, 2.5, 3), in(gaps))
+		if kind, text := headline(gaps); kind != "better" || !strings.Contains(text, "Sharp with gaps agrees best") {
+			t.Errorf("gaps: %s %q", kind, text)
+		}
+
 		// Tied: the best is not significantly better than a judge that
 		// differs on two samples; the blunt one is behind.
 		tied := newExp("tied")
