@@ -135,6 +135,9 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 		fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", envDuration(getenv, "BATCHEVAL_SHUTDOWN_GRACE", defaultShutdownGrace), "on SIGINT/SIGTERM, how long to wait for judge calls already sent (env BATCHEVAL_SHUTDOWN_GRACE)")
 		fs.IntVar(&c.TimeoutRetries, "timeout-retries", envInt("BATCHEVAL_TIMEOUT_RETRIES", 1), "retries of a judge call that timed out; 0 for none (env BATCHEVAL_TIMEOUT_RETRIES)")
 		fs.DurationVar(&c.ProbeInterval, "probe-interval", envDuration(getenv, "BATCHEVAL_PROBE_INTERVAL", runner.DefaultProbeInterval), "while a run waits for a judge that is down, how often it is probed (env BATCHEVAL_PROBE_INTERVAL)")
+		// Wherever runs are launched or resumed: the command line's judge
+		// has no form to give its prices in (QA: its runs had no cost).
+		fs.StringVar(&c.Prices, "prices", env("BATCHEVAL_PRICES", ""), "model prices in USD per million tokens, e.g. gpt-4o=2.5:10,gpt-4o-mini=0.15:0.6 (env BATCHEVAL_PRICES)")
 		fs.DurationVar(&c.DBRetryFor, "db-retry-for", envDuration(getenv, "BATCHEVAL_DB_RETRY_FOR", models.DefaultRetryFor), "how long a run's writes are retried through database errors before the run pauses (env BATCHEVAL_DB_RETRY_FOR)")
 	}
 	if !server {
@@ -158,7 +161,6 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 		"pages rendered at once, the rest waiting their turn in arrival order (downloads, events and the API are not queued); 0: two per core, -1: no limit (env BATCHEVAL_PAGE_CONCURRENCY)")
 	fs.IntVar(&c.MaxRuns, "max-runs", envInt("BATCHEVAL_MAX_RUNS", 4), "runs one process executes at once (env BATCHEVAL_MAX_RUNS)")
 	fs.BoolVar(&c.SeedDemo, "seed-demo", env("BATCHEVAL_SEED_DEMO", "true") == "true", "create the demo project on start (env BATCHEVAL_SEED_DEMO)")
-	fs.StringVar(&c.Prices, "prices", env("BATCHEVAL_PRICES", ""), "model prices in USD per million tokens, e.g. gpt-4o=2.5:10,gpt-4o-mini=0.15:0.6 (env BATCHEVAL_PRICES)")
 	// A quarter second per answer lets a newcomer watch the demo run's
 	// progress, where an instant answer would finish before the page loads.
 	fs.DurationVar(&c.SimLatency, "sim-latency", envDuration(getenv, "BATCHEVAL_SIM_LATENCY", 250*time.Millisecond), "how long the simulated judge takes per answer (env BATCHEVAL_SIM_LATENCY)")

@@ -164,6 +164,13 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	judge.SetEgress(egress)
 	snap := models.JudgeSnapshot{Name: "command line", BaseURL: *judgeURL, Model: *model, APIKeyEnv: *keyEnv,
 		MaxConcurrency: *concurrency, TimeoutSeconds: int(timeout.Seconds())}
+	prices, err := parsePrices(c.Prices)
+	if err != nil {
+		return err
+	}
+	if p, ok := prices[*model]; ok {
+		snap.PriceInputPerMTok, snap.PriceOutputPerMTok = &p.Input, &p.Output
+	}
 	if *simulated {
 		zero := 0.0
 		snap = models.JudgeSnapshot{Name: "Simulated judge", Simulated: true, Model: simjudge.DefaultModel, MaxConcurrency: *concurrency,

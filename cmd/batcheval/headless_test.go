@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -254,5 +255,52 @@ func TestHeadlessRunJudgesOnlyItsOwnRunAndHandsOver(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
+	}
+}
+
+// TestRunCommandPricesItsJudge: `batcheval run --prices` prices the
+// command line's judge, so its run has a cost (QA: cost_usd stayed null,
+// and --prices was refused as an unknown flag).
+func TestRunCommandPricesItsJudge(t *testing.T) {
+	sim, err := simjudge.Start(simjudge.Options{Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	data, rubric := faultData(t, 10)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "priced.json")
+	var stdout, stderr bytes.Buffer
+	args := []string{"run", "--data", data, "--rubric", rubric, "--judge-url", sim.URL, "--model", "m", "--prices", "m=3:15",
+		"--rounds", "1", "--batch-size", "5", "--out", out, "--db", filepath.Join(dir, "t.db")}
+	getenv := func(k string) string {
+		if k == "BATCHEVAL_JUDGE_ALLOW_LOOPBACK" {
+			return "true"
+		}
+		return ""
+	}
+	if err := run(context.Background(), args, getenv, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var doc struct {
+		Report struct {
+			Run struct {
+				PromptTokens     int      `json:"prompt_tokens"`
+				CompletionTokens int      `json:"completion_tokens"`
+				CostUSD          *float64 `json:"cost_usd"`
+			} `json:"run"`
+		} `json:"report"`
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	r := doc.Report.Run
+	want := (3*float64(r.PromptTokens) + 15*float64(r.CompletionTokens)) / 1e6
+	if r.PromptTokens == 0 || r.CostUSD == nil || math.Abs(*r.CostUSD-want) > 1e-9 {
+		t.Errorf("run cost %v for %d+%d tokens, want %g", r.CostUSD, r.PromptTokens, r.CompletionTokens, want)
 	}
 }
