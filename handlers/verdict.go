@@ -46,7 +46,9 @@ func (b repeatBand) width() float64 { return b.max - b.min }
 // isContender tells whether a row competes for the headline: a succeeded
 // run of its own setup (not a reseed or robustness variant) with a figure.
 func isContender(f runFigures) bool {
-	return f.run.Status == models.RunSucceeded && f.rep != nil && !math.IsNaN(f.avgP) &&
+	// Every finished run the table ranks, gaps or not (QA: a run that
+	// finished with gaps was bold in the table and absent here).
+	return f.run.Completed() && f.rep != nil && !math.IsNaN(f.avgP) &&
 		!(f.run.ParentRunID != nil && isRobustnessVariant(f.run.Variant))
 }
 
@@ -57,14 +59,14 @@ func repeatBands(figs []runFigures) []repeatBand {
 	byParent := map[int64][]float64{}
 	for _, f := range figs {
 		if f.run.ParentRunID != nil && f.run.Variant == runner.VariantReseed &&
-			f.run.Status == models.RunSucceeded && !math.IsNaN(f.avgP) {
+			f.run.Completed() && !math.IsNaN(f.avgP) {
 			byParent[*f.run.ParentRunID] = append(byParent[*f.run.ParentRunID], f.avgP)
 		}
 	}
 	var out []repeatBand
 	for _, f := range figs {
 		seeds, ok := byParent[f.run.ID]
-		if !ok || f.run.Status != models.RunSucceeded || math.IsNaN(f.avgP) {
+		if !ok || !f.run.Completed() || math.IsNaN(f.avgP) {
 			continue
 		}
 		vals := append([]float64{f.avgP}, seeds...)
