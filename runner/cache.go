@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/models"
@@ -16,7 +17,7 @@ import (
 //
 // spend, when not nil, is the run's spending cap: answers replayed as paid
 // calls count on it, as the calls they were.
-func cachedJudge(db *models.DB, store judge.AnswerStore, run models.Run, client Completer, baseURL string, spend *spendCap) Completer {
+func cachedJudge(db *models.DB, store judge.AnswerStore, run models.Run, client Completer, baseURL string, spend *spendCap, flights *judge.Flights) Completer {
 	if run.JudgeSnapshot.Simulated {
 		baseURL = "simulated:" + run.JudgeSnapshot.BaseURL
 	}
@@ -25,6 +26,7 @@ func cachedJudge(db *models.DB, store judge.AnswerStore, run models.Run, client 
 	// other run finds: a resume after a stop or a crash replays what the
 	// run paid for instead of paying again.
 	c.Run, c.Private = run.ID, run.Settings.NoCache
+	c.Flights, c.Scope = flights, strconv.FormatInt(run.WorkspaceID, 10)
 	if spend != nil {
 		c.OnReplay = func(_ context.Context, resp judge.Response) { spend.replayed(resp) }
 	}

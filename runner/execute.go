@@ -100,6 +100,10 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	defer func() { stopWork(nil); <-leaseDone }()
 
 	end, err := r.execute(ctx, work, run, log)
+	// The answers queued for the cache (a unit left pending for the
+	// resume has its answered calls there) are written before the run
+	// ends or pauses: its resume, here or in another process, finds them.
+	r.flushSaves(ctx)
 	switch {
 	case err == nil:
 		if ferr := r.db.FinishRun(context.WithoutCancel(ctx), runID, end.status, end.reason); ferr != nil {
@@ -281,7 +285,7 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 		limited = capped{c: limited, cap: spend, r: r}
 	}
 	limited = turnTaking{limited}
-	return cachedJudge(r.db, answerStore{r.db.ResponseCache(run.WorkspaceID), r}, run, limited, cfg.BaseURL, spend), nil
+	return cachedJudge(r.db, answerStore{r.db.ResponseCache(run.WorkspaceID), r}, run, limited, cfg.BaseURL, spend, r.flights), nil
 }
 
 // failedUnitRetries is how many times a call unit whose calls failed (after
@@ -594,7 +598,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 		// turns keep the calls within the concurrency. They run on the
 		// execution's kept goroutines (workers.go).
 		g, gctx := workers.group(work, concurrency+unitLookahead)
-		turns := &unitTurns{slots: make(chan struct{}, concurrency), stop: gctx, r: r}
+		turns := &unitTurns{slots: make(chan struct{}, concurrency), stop: gctx, r: r, halted: make(chan struct{})}
 		for _, t := range todo {
 			g.Go(func() error {
 				if err := r.stopping(gctx); err != nil {
@@ -615,8 +619,15 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 					u.Samples = append(u.Samples, samples[index[id]])
 				}
 				o := m.Judge(calls, client, u)
+				if o.Answered == 0 && errors.Is(o.Err, errRoundHalted) {
+					// Never called: the unit that halted the round says
+					// why, and this one stays pending.
+					return nil
+				}
 				if o.Err != nil {
 					if fatal := runLevel(o.Err); fatal != nil {
+						// Before this unit's turn is given back.
+						turns.halt()
 						if o.Answered > 0 {
 							// A follow-up call (a repair, a top-up) met the
 							// stop: the spending cap refused it, the judge

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/batcheval/batcheval/evaluator/judge"
@@ -36,7 +37,22 @@ type unitTurns struct {
 	// run is cancelled or its lease lost); r.draining does too.
 	stop context.Context
 	r    *Runner
+	// halted is closed by halt: a unit met a stop of the run and is about
+	// to give its turn back, before the round's context knows (the group
+	// cancels it only once the unit has returned).
+	halted   chan struct{}
+	haltOnce sync.Once
 }
+
+// halt gives no more turns: a unit met a stop of the whole run (a long
+// rate limit, the spending cap, bad credentials). Without it, the turn the
+// unit gives back could go to a waiting unit, whose call would be sent
+// after the judge had said to wait.
+func (u *unitTurns) halt() { u.haltOnce.Do(func() { close(u.halted) }) }
+
+// errRoundHalted is what a unit waiting for its turn gets when another
+// unit of its round met a stop of the run (unitTurns.halt).
+var errRoundHalted = errors.New("the round stopped: another call met a stop of the run")
 
 // turn is one unit's claim on a turn.
 type turn struct {
@@ -66,10 +82,18 @@ func (t *turn) take(ctx context.Context) error {
 	case u.slots <- struct{}{}:
 	case <-u.stop.Done():
 		return context.Cause(u.stop)
+	case <-u.halted:
+		return errRoundHalted
 	case <-u.r.draining:
 		return errDraining
 	case <-ctx.Done():
 		return context.Cause(ctx)
+	}
+	select {
+	case <-u.halted:
+		<-u.slots
+		return errRoundHalted
+	default:
 	}
 	if err := u.r.stopping(u.stop); err != nil {
 		<-u.slots

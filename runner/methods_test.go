@@ -234,7 +234,9 @@ func TestSamplingWhenTheEndpointIgnoresN(t *testing.T) {
 // answer cache, where the resume finds it at no cost and sends the repair.
 func TestRepairRateLimitKeepsTheAnswer(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
-		fj := newFakeJudge(t, simjudge.Options{Seed: 7, MissRate: 0.5}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+		// Every first answer leaves its scores out: whichever unit goes
+		// first needs its repair.
+		fj := newFakeJudge(t, simjudge.Options{Seed: 7, MissRate: 1}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
 			if c.Repair {
 				writeAPIError(w, http.StatusTooManyRequests, map[string]string{"Retry-After": "300"}, "slow down")
 				return true
@@ -263,6 +265,7 @@ func TestRepairRateLimitKeepsTheAnswer(t *testing.T) {
 			t.Errorf("run counts %d calls, %d prompt tokens, cost %v, %d batches done; want the one answered call counted and no batch done",
 				run.Calls, run.PromptTokens, run.CostUSD, run.BatchesDone)
 		}
+		// Written before the run paused (the job is snoozed after that).
 		var cached int64
 		if err := env.db.Gorm.Raw("SELECT COUNT(*) FROM judge_response_cache WHERE workspace_id = ?", env.ws.ID).Scan(&cached).Error; err != nil {
 			t.Fatal(err)

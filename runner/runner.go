@@ -24,6 +24,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 	"gorm.io/gorm"
 
+	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
 )
@@ -87,11 +88,14 @@ type JudgeTuning struct {
 
 // Runner launches, executes, cancels and rescues runs.
 type Runner struct {
-	cfg   Config
-	db    *models.DB
-	log   *slog.Logger
-	river *river.Client[*sql.Tx]
-	id    string
+	// flights shares identical judge calls under way between this
+	// process's runs (judge.Flights).
+	flights *judge.Flights
+	cfg     Config
+	db      *models.DB
+	log     *slog.Logger
+	river   *river.Client[*sql.Tx]
+	id      string
 	// metrics are this runner's Prometheus collectors (Metrics()).
 	metrics *Metrics
 
@@ -205,6 +209,7 @@ func New(cfg Config) (*Runner, error) {
 		draining:   make(chan struct{}),
 		park:       parking{wake: make(chan struct{}, 1)},
 		statsSlots: make(chan struct{}, statsAtOnce),
+		flights:    judge.NewFlights(),
 	}
 	r.metrics = newMetrics(cfg.DB, r.log)
 	if cfg.DBRetryFor > 0 {

@@ -310,7 +310,9 @@ func TestSpendCapRefusedRepairIsSentOnResume(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		var mu sync.Mutex
 		repairs := 0
-		fj := newFakeJudge(t, simjudge.Options{Seed: 7, MissRate: 0.5}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+		// Every first answer leaves its scores out: whichever unit goes
+		// first needs its repair.
+		fj := newFakeJudge(t, simjudge.Options{Seed: 7, MissRate: 1}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
 			if c.Repair {
 				mu.Lock()
 				repairs++

@@ -71,6 +71,11 @@ type Cache struct {
 	// OnReplay, if set, is called for each answer replayed as a paid call
 	// (see Run), with what it cost (the runner's spending cap counts it).
 	OnReplay func(ctx context.Context, resp Response)
+	// Flights, when set, shares calls under way with the other Caches of
+	// the process that have the same Scope (the store's workspace): see
+	// Flights.
+	Flights *Flights
+	Scope   string
 	// Private keeps the run's answers to itself (the run asked not to
 	// reuse identical answers): its keys are salted with Run, so no other
 	// run's answer is found, and its own are still there for a resume.
@@ -209,7 +214,31 @@ func (c *Cache) Complete(ctx context.Context, r Request) (Response, error) {
 			return Response{Choices: a.Choices, Model: a.Model}, nil
 		}
 	}
+	var fl *flight
+	fk := flightKey{scope: c.Scope, hash: hash, occurrence: occurrence}
+	if c.Flights != nil && !c.Private {
+		f, lead := c.Flights.join(fk)
+		if lead {
+			fl = f
+		} else {
+			// The same request is under way for another run: its answer
+			// is this one's, as from the store.
+			resp, ok, err := f.wait(ctx)
+			if err != nil {
+				return Response{}, &Error{Kind: KindCancelled, Message: err.Error(), Err: err}
+			}
+			if ok {
+				if c.OnHit != nil {
+					c.OnHit(ctx)
+				}
+				return resp, nil
+			}
+		}
+	}
 	resp, err := c.inner.Complete(ctx, r)
+	if fl != nil {
+		c.Flights.end(fk, fl, resp, err)
+	}
 	if err != nil {
 		return resp, err
 	}

@@ -223,3 +223,78 @@ func TestCacheReplaysAUnitsOwnAnswersAsPaid(t *testing.T) {
 		})
 	}
 }
+
+// gateJudge answers after gate closes, counting its calls, each answer
+// numbered so that two calls give different answers.
+type gateJudge struct {
+	gate  chan struct{}
+	mu    sync.Mutex
+	calls int
+}
+
+func (g *gateJudge) Complete(ctx context.Context, r Request) (Response, error) {
+	g.mu.Lock()
+	g.calls++
+	n := g.calls
+	g.mu.Unlock()
+	<-g.gate
+	return Response{Choices: []Choice{{Text: fmt.Sprint("answer ", n)}}, Model: "m", PromptTokens: 10, Attempts: 1}, nil
+}
+
+// TestFlightsShareIdenticalCalls: runs of one workspace that send the same
+// request at the same time (an experiment's methods launched together) pay
+// for one call; the others get its answer as from the store (free,
+// counted as cached), so each replays the same answer later (QA: three
+// runs paid for the same 12 requests, and a re-run read a sibling's
+// answer). Just after, the answer is still shared; other workspaces and
+// private caches do not share.
+func TestFlightsShareIdenticalCalls(t *testing.T) {
+	req := Request{Messages: []evaluator.Message{{Role: "user", Content: "rate these"}}}
+	flights := NewFlights()
+	j := &gateJudge{gate: make(chan struct{})}
+	newCache := func(scope string, run int64, private bool) (*Cache, *int) {
+		c := NewCache(j, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
+		c.Flights, c.Scope, c.Run, c.Private = flights, scope, run, private
+		hits := new(int)
+		c.OnHit = func(context.Context) { *hits++ }
+		return c, hits
+	}
+	leader, leaderHits := newCache("1", 1, false)
+	follower, followerHits := newCache("1", 2, false)
+	got := make(chan Response, 2)
+	go func() { r, _ := leader.Complete(context.Background(), req); got <- r }()
+	for {
+		j.mu.Lock()
+		n := j.calls
+		j.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	go func() { r, _ := follower.Complete(context.Background(), req); got <- r }()
+	time.Sleep(20 * time.Millisecond)
+	close(j.gate)
+	a, b := <-got, <-got
+	if j.calls != 1 || a.Text() != "answer 1" || b.Text() != "answer 1" {
+		t.Fatalf("judge called %d times, answers %q and %q; want one call shared", j.calls, a.Text(), b.Text())
+	}
+	if *leaderHits != 0 || *followerHits != 1 || a.PromptTokens+b.PromptTokens != 10 {
+		t.Errorf("hits %d and %d, tokens %d and %d; want the follower's answer free and counted as cached",
+			*leaderHits, *followerHits, a.PromptTokens, b.PromptTokens)
+	}
+	// Just after: still shared.
+	late, lateHits := newCache("1", 3, false)
+	if r, _ := late.Complete(context.Background(), req); r.Text() != "answer 1" || *lateHits != 1 || j.calls != 1 {
+		t.Errorf("just after: %q, %d hits, %d calls; want the shared answer", r.Text(), *lateHits, j.calls)
+	}
+	// Another workspace, or a run that reuses nothing: its own call.
+	other, _ := newCache("2", 4, false)
+	if r, _ := other.Complete(context.Background(), req); r.Text() != "answer 2" {
+		t.Errorf("another workspace got %q, want its own answer", r.Text())
+	}
+	private, _ := newCache("1", 5, true)
+	if r, _ := private.Complete(context.Background(), req); r.Text() != "answer 3" {
+		t.Errorf("a private cache got %q, want its own answer", r.Text())
+	}
+}
