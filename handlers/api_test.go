@@ -547,6 +547,13 @@ func TestAPIEveryEndpointMatchesOpenAPI(t *testing.T) {
 		} else {
 			errorCode(t, rec)
 		}
+		// A refused header row is explained in the API's own terms: it has
+		// no "The first row is data" checkbox (QA: the answer said to tick it).
+		if rec := a.upload(p("/api/v1/projects/%d/uploads", env.project.ID), tok, "dup.csv", "3,3,x\n4,5,y\n"); rec.Code != http.StatusUnprocessableEntity {
+			t.Errorf("upload with a repeated header name = %d", rec.Code)
+		} else if body := rec.Body.String(); !strings.Contains(body, "header row of unique column names") || strings.Contains(body, "ticked") {
+			t.Errorf("upload with a repeated header name answers %s, want the header row's rule and no checkbox", body)
+		}
 
 		// Every operation of the document, and every API route, was called.
 		var missing []string

@@ -222,7 +222,13 @@ func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.Pendin
 	go func() {
 		saved <- h.DB.SavePendingUploadFrom(ctx, &u, io.NewSectionReader(tmp, 0, size), size, h.UploadQuotaBytes)
 	}()
-	sample, err := h.scanUpload(io.NewSectionReader(tmp, 0, size), format, form.NoHeader)
+	// Only the browser's form has the checkbox to offer when a header
+	// row is refused; the API's answer says what the row must hold.
+	hint := ""
+	if withOptions {
+		hint = msgTickFirstRowData
+	}
+	sample, err := h.scanUpload(io.NewSectionReader(tmp, 0, size), format, form.NoHeader, hint)
 	if err != nil {
 		cancel()
 		if <-saved == nil {
@@ -267,10 +273,15 @@ func readField(r io.Reader) ([]byte, int, error) {
 	}
 }
 
+// msgTickFirstRowData is the upload form's way out when a CSV file's header
+// row is refused: the file may have none.
+const msgTickFirstRowData = `If the first row is data rather than column names, upload again with "The first row is data" ticked`
+
 // scanUpload reads a whole upload in one streaming pass, keeping only its
-// first sampleRows records.
-func (h *Handlers) scanUpload(r io.Reader, format dataimport.Format, noHeader bool) (uploadSample, error) {
-	return h.scanUploadHead(r, format, noHeader, false)
+// first sampleRows records; hint ends the message of a refused header row
+// (dataimport.Options.HeaderHint).
+func (h *Handlers) scanUpload(r io.Reader, format dataimport.Format, noHeader bool, hint string) (uploadSample, error) {
+	return h.scanUploadHead(r, format, noHeader, false, hint)
 }
 
 // errSampled ends a scan that has read what it needed.
@@ -280,10 +291,10 @@ var errSampled = errors.New("sampled")
 // far as its first sampleRows records (its header names every column, so
 // the rest adds nothing before an import, which reads it all anyway), and
 // Rows is left at -1, unknown.
-func (h *Handlers) scanUploadHead(r io.Reader, format dataimport.Format, noHeader, headOnly bool) (uploadSample, error) {
+func (h *Handlers) scanUploadHead(r io.Reader, format dataimport.Format, noHeader, headOnly bool, hint string) (uploadSample, error) {
 	t := &dataimport.Table{Format: format}
 	// Only the kept records need maps of their own.
-	opt := dataimport.Options{MaxBytes: h.MaxUploadBytes, MaxRows: h.MaxUploadRows, NoHeader: noHeader, ReuseValues: true}
+	opt := dataimport.Options{MaxBytes: h.MaxUploadBytes, MaxRows: h.MaxUploadRows, NoHeader: noHeader, ReuseValues: true, HeaderHint: hint}
 	sum, err := dataimport.Scan(r, format, opt, func(rec dataimport.Record) error {
 		if len(t.Records) < sampleRows {
 			rec.Values = maps.Clone(rec.Values)
@@ -319,7 +330,7 @@ func (h *Handlers) pendingTable(c echo.Context, token string, noHeader, headOnly
 	if err != nil {
 		return u, uploadSample{}, err
 	}
-	s, err := h.scanUploadHead(h.DB.OpenPendingUpload(ctx, u), dataimport.Format(u.Format), noHeader, headOnly)
+	s, err := h.scanUploadHead(h.DB.OpenPendingUpload(ctx, u), dataimport.Format(u.Format), noHeader, headOnly, "")
 	if err != nil {
 		// The file parsed at upload; failing now means a lower limit or a
 		// changed parser, which the person can only fix by uploading again.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -119,6 +120,9 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64) (w
 			b := batches[s.BatchID]
 			r := web.RunSampleRound{Round: s.Round + 1, Score: s.Score, Analysis: s.Analysis, BatchID: b.ID, BatchIndex: b.BatchIndex, Label: s.Label,
 				Response: b.Response, BatchSize: len(b.RowIDs)}
+			if s.Score == nil {
+				r.Unreadable = unreadableReason(b, s.Label)
+			}
 			for _, id := range b.RowIDs {
 				if id == rowID {
 					continue
@@ -350,4 +354,37 @@ func unitCriterion(run models.Run, m methods.Method, ci int) string {
 		}
 	}
 	return crit
+}
+
+// unreadableReason says why a sample's score in batch b is missing, from
+// the batch's stored problems: those of its label (without the label,
+// which the page shows beside) and those of the whole answer, then
+// whether the repair request was tried. Empty when nothing was recorded
+// (a batch not judged yet). The batch page lists the same problems.
+func unreadableReason(b models.RunBatch, label int) string {
+	own := fmt.Sprintf("Sample%d: ", label)
+	var parts []string
+	for _, p := range b.Problems {
+		switch {
+		case strings.HasPrefix(p, own):
+			parts = append(parts, strings.TrimPrefix(p, own))
+		case !strings.HasPrefix(p, "Sample"):
+			// A problem of the whole answer ("no scores found in the
+			// answer", a failed repair): it concerns every sample.
+			parts = append(parts, p)
+		}
+	}
+	if b.Error != "" {
+		parts = append(parts, "the judge's call failed: "+b.Error)
+	}
+	// A repair that answered (even emptily) left this score missing; one
+	// that failed is among the problems already.
+	repairFailed := slices.ContainsFunc(b.Problems, func(p string) bool { return strings.HasPrefix(p, "repair request failed") })
+	if b.RepairRequest != "" && !repairFailed {
+		parts = append(parts, "the repair request did not recover it")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "not readable: " + strings.Join(parts, "; ")
 }

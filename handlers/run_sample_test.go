@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batcheval/batcheval/models"
 )
 
 // TestSampleAndBatchPages: a sample links the samples before and after it
@@ -90,6 +92,63 @@ func TestSampleAndBatchPages(t *testing.T) {
 				}
 				if h := row.Ratings[human]; h != nil && !strings.Contains(page, fmt.Sprintf(`data-testid="batch-human">%s<`, strconv.FormatFloat(*h, 'f', 2, 64))) {
 					t.Errorf("batch page lacks the sample's human rating")
+				}
+			})
+		}
+	})
+}
+
+// TestSampleShowsWhyAScoreIsMissing: a round score the judge's answer did
+// not yield shows the batch's reason beside its "—" on the sample page
+// (QA: only the batch page said "Sample1: no score found"), escaped like
+// all the judge's text.
+func TestSampleShowsWhyAScoreIsMissing(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		runID := env.launch(d.launchForm("1", "5"))
+		run := env.waitRun(runID, 30*time.Second)
+		rows, err := env.db.ListDatasetRows(ctx, run.DatasetID, 0, 1)
+		if err != nil || len(rows) == 0 {
+			t.Fatalf("rows: %v (%d)", err, len(rows))
+		}
+		scores, err := env.db.ListRowScores(ctx, runID, rows[0].ID)
+		if err != nil || len(scores) == 0 {
+			t.Fatalf("scores: %v", err)
+		}
+		s := scores[0]
+		if err := env.db.Gorm.Model(&models.RunScore{}).Where("id = ?", s.ID).Update("score", nil).Error; err != nil {
+			t.Fatal(err)
+		}
+		label := fmt.Sprintf("Sample%d", s.Label)
+		other := fmt.Sprintf("Sample%d", s.Label+1) // another sample's problem is not this one's reason
+		tests := []struct {
+			name     string
+			batch    models.RunBatch
+			want     string
+			unwanted string
+		}{
+			{"no score, repair answered empty",
+				models.RunBatch{Problems: []string{label + ": no score found", other + ": 7 is outside [1, 5]"}, RepairRequest: "Give the missing scores"},
+				"(not readable: no score found; the repair request did not recover it)", "7 is outside"},
+			{"the judge's words are escaped",
+				models.RunBatch{Problems: []string{label + ": given 2 different scores (<b>2</b>, 3); none kept"}},
+				"(not readable: given 2 different scores (&lt;b&gt;2&lt;/b&gt;, 3); none kept)", "<b>2</b>"},
+			{"repair failed",
+				models.RunBatch{Problems: []string{"no scores found in the answer", "repair request failed: timeout"}, RepairRequest: "Give the missing scores"},
+				"(not readable: no scores found in the answer; repair request failed: timeout)", "did not recover"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if err := env.db.Gorm.Model(&models.RunBatch{ID: s.BatchID}).Select("problems", "repair_request").Updates(tt.batch).Error; err != nil {
+					t.Fatal(err)
+				}
+				body := env.get(fmt.Sprintf("/runs/%d/samples/%d", runID, rows[0].ID)).Body.String()
+				if !strings.Contains(body, `data-testid="unreadable">`+tt.want+`</span>`) {
+					t.Errorf("the sample page lacks %q beside the missing score:\n%s", tt.want, body)
+				}
+				if strings.Contains(body, tt.unwanted) {
+					t.Errorf("the sample page shows %q", tt.unwanted)
 				}
 			})
 		}

@@ -21,11 +21,16 @@ func Money(usd float64) string {
 	digits := 2
 	if usd > 0 && usd < 1 {
 		// Three significant digits: 0.0123 has its first at the 2nd decimal.
-		digits = max(2, 3-int(math.Floor(math.Log10(usd)))-1)
+		// Counted on the amount rounded to three digits, so 0.0099996
+		// (shown as 0.0100) does not get a fourth.
+		rounded, _ := strconv.ParseFloat(strconv.FormatFloat(usd, 'e', 2, 64), 64)
+		digits = max(2, 3-int(math.Floor(math.Log10(rounded)))-1)
 	}
 	s := strconv.FormatFloat(usd, 'f', digits, 64)
-	if digits > 2 {
-		// Zeros past the second decimal say nothing: $0.500 is $0.50.
+	if digits > 2 && exactly(s, usd) {
+		// Zeros past the second decimal of an exact amount (a price such as
+		// $0.075, or $0.500) say nothing. A rounded one keeps them: $0.0100
+		// for 0.0100135 shows its three digits like $0.00774 beside it.
 		whole, frac, _ := strings.Cut(s, ".")
 		frac = strings.TrimRight(frac, "0")
 		for len(frac) < 2 {
@@ -34,6 +39,13 @@ func Money(usd float64) string {
 		s = whole + "." + frac
 	}
 	return sign + "$" + s
+}
+
+// exactly reports whether the written amount s is usd itself, not a
+// rounding of it (up to float noise from adding prices).
+func exactly(s string, usd float64) bool {
+	v, err := strconv.ParseFloat(s, 64)
+	return err == nil && math.Abs(v-usd) <= 1e-9*usd
 }
 
 // Count writes a whole number with thousands separators ("12,345").

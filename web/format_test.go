@@ -18,6 +18,13 @@ func TestMoney(t *testing.T) {
 		{0.000457, "$0.000457"},
 		{0.4567, "$0.457"},
 		{-0.5, "-$0.50"},
+		// A rounded amount keeps its three significant digits: 0.0100135
+		// showed as "$0.01" beside "$0.00774" on the experiment page.
+		{0.0100135, "$0.0100"},
+		{0.00774, "$0.00774"},
+		{0.120004, "$0.120"},
+		{0.0099996, "$0.0100"},
+		{0.1 + 0.05, "$0.15"}, // float noise of a sum is still exact
 	}
 	for _, tt := range tests {
 		if got := Money(tt.in); got != tt.want {

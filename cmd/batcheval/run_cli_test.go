@@ -154,6 +154,19 @@ func TestRunHonoursAnnotatorColumns(t *testing.T) {
 	}
 }
 
+// TestRunExplainsARefusedHeaderRow: a CSV whose first row is data is
+// refused with what the command line can do about it, not the web form's
+// "The first row is data" checkbox (QA: the message said to tick it).
+func TestRunExplainsARefusedHeaderRow(t *testing.T) {
+	dir := t.TempDir()
+	rubric := writeFile(t, filepath.Join(dir, "r.yaml"), annotatedRubric)
+	data := writeFile(t, filepath.Join(dir, "noheader.csv"), "r01,3,3\nr02,4,5\n")
+	_, stderr, err := runCLI(t, "run", "--data", data, "--rubric", rubric, "--simulated", "--db", filepath.Join(dir, "t.db"))
+	if err == nil || !strings.Contains(err.Error(), "header row of unique column names") || strings.Contains(err.Error()+stderr, "ticked") {
+		t.Fatalf("run on a file without a header row: %v\n%s", err, stderr)
+	}
+}
+
 // TestRunSortKey: --sort-key reaches the run's settings; a wrong value is refused.
 func TestRunSortKey(t *testing.T) {
 	dir := t.TempDir()

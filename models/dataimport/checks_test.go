@@ -150,9 +150,18 @@ func TestParseWithoutHeader(t *testing.T) {
 		})
 	}
 	// With a header, the same repeated first row is refused, and the
-	// message names the way out.
-	_, err := Parse(strings.NewReader("3,3,x\n4,5,y\n"), CSV, Options{})
-	if err == nil || !strings.Contains(err.Error(), "The first row is data") {
-		t.Errorf("error %v should point at the first-row-is-data option", err)
+	// message names the way out where the caller has one (the upload
+	// form's checkbox), else what the first row must hold: the API and the
+	// command line have no checkbox to tick.
+	for _, tt := range []struct {
+		hint, want, not string
+	}{
+		{`tick "The first row is data"`, `tick "The first row is data"`, "header row of unique column names"},
+		{"", "The first row must be a header row of unique column names", "tick"},
+	} {
+		_, err := Parse(strings.NewReader("3,3,x\n4,5,y\n"), CSV, Options{HeaderHint: tt.hint})
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), tt.not) {
+			t.Errorf("hint %q: error %v, want %q and not %q", tt.hint, err, tt.want, tt.not)
+		}
 	}
 }

@@ -43,6 +43,13 @@ type Options struct {
 	// overwritten for the next record: for callers that are done with a
 	// record when their callback returns, it saves a map per row.
 	ReuseValues bool
+	// HeaderHint is the way out offered when the header row of a CSV file
+	// fails its checks (a column without a name, two with the same name),
+	// which often means the file has no header row at all. It is worded
+	// for where the message is shown (the upload form's checkbox, an API
+	// field, a flag); empty says the first row must hold the column names,
+	// for callers that offer no way to read it as data.
+	HeaderHint string
 }
 
 func (o Options) withDefaults() Options {
@@ -54,6 +61,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxColumns <= 0 {
 		o.MaxColumns = DefaultMaxColumns
+	}
+	if o.HeaderHint == "" {
+		o.HeaderHint = msgAddHeader
 	}
 	return o
 }
@@ -180,7 +190,7 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 	var err error
 	switch f {
 	case CSV:
-		err = p.parseCSV(checked, opt.NoHeader)
+		err = p.parseCSV(checked, opt.NoHeader, opt.HeaderHint)
 	case JSONL:
 		err = p.parseJSONL(checked)
 	case JSON:
@@ -409,8 +419,8 @@ func firstRunes(s string, n int) string {
 }
 
 // parseCSV reads comma-separated values with a header row, or without one
-// when noHeader is set.
-func (p *parser) parseCSV(r io.Reader, noHeader bool) error {
+// when noHeader is set; hint ends a refused header's message.
+func (p *parser) parseCSV(r io.Reader, noHeader bool, hint string) error {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1 // checked here, for a friendlier message
 	cr.LazyQuotes = false
@@ -429,7 +439,7 @@ func (p *parser) parseCSV(r io.Reader, noHeader bool) error {
 		names = GeneratedColumns(len(header))
 		first = header
 		p.table.Generated = true
-	} else if names, err = csvHeader(header); err != nil {
+	} else if names, err = csvHeader(header, hint); err != nil {
 		return err
 	}
 	// The header's own line (1 unless blank lines come first), not the
@@ -484,9 +494,9 @@ func (p *parser) parseCSV(r io.Reader, noHeader bool) error {
 	return nil
 }
 
-// msgFirstRowData is the way out when a header check fails on a file
-// that has no header row.
-const msgFirstRowData = `If the first row is data rather than column names, upload again with "The first row is data" ticked`
+// msgAddHeader is the way out when a header check fails and the caller
+// has no option to read the first row as data (see Options.HeaderHint).
+const msgAddHeader = "The first row must be a header row of unique column names: if the file starts with data, add such a row above it"
 
 // GeneratedColumns names n columns of a file without a header row:
 // column_1, column_2...
@@ -499,7 +509,7 @@ func GeneratedColumns(n int) []string {
 }
 
 // csvHeader checks the header row and returns the column names.
-func csvHeader(header []string) ([]string, error) {
+func csvHeader(header []string, hint string) ([]string, error) {
 	names := make([]string, len(header))
 	where := map[string]int{}
 	for i, h := range header {
@@ -510,10 +520,10 @@ func csvHeader(header []string) ([]string, error) {
 		case strings.Contains(name, ";"):
 			return nil, &ParseError{Line: 1, Msg: "the header contains ';': the file looks semicolon-separated; only commas separate columns: " + msgSaveAsCSV}
 		case name == "":
-			return nil, &ParseError{Line: 1, Msg: fmt.Sprintf("column %d has no name in the header row: give every column a name. %s", i+1, msgFirstRowData)}
+			return nil, &ParseError{Line: 1, Msg: fmt.Sprintf("column %d has no name in the header row: give every column a name. %s", i+1, hint)}
 		}
 		if j, dup := where[name]; dup {
-			return nil, &ParseError{Line: 1, Column: name, Msg: fmt.Sprintf("columns %d and %d have the same name: column names must be unique. %s", j+1, i+1, msgFirstRowData)}
+			return nil, &ParseError{Line: 1, Column: name, Msg: fmt.Sprintf("columns %d and %d have the same name: column names must be unique. %s", j+1, i+1, hint)}
 		}
 		where[name] = i
 		names[i] = name
