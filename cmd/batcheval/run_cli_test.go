@@ -210,14 +210,15 @@ func TestRunSortKey(t *testing.T) {
 // TestCommandHelpListsItsOwnFlags: each subcommand's --help lists the
 // flags that apply to it and none of the others'.
 func TestCommandHelpListsItsOwnFlags(t *testing.T) {
-	serverOnly := []string{"-addr", "-max-upload-mb", "-max-upload-rows", "-seed-demo", "-max-runs", "-sim-latency", "-prices"}
+	serverOnly := []string{"-addr", "-max-upload-mb", "-max-upload-rows", "-seed-demo", "-max-runs", "-sim-latency"}
 	cases := []struct {
 		cmd       string
 		want, not []string
 	}{
-		{"run", []string{"-data", "-rubric", "-sort-key", "-annotator-column", "-simulated", "-db", "-database-url", "-log-level"}, serverOnly},
-		{"migrate", []string{"-db", "-database-url"}, append([]string{"-data", "-sort-key"}, serverOnly...)},
-		{"serve", append([]string{"-db"}, serverOnly...), []string{"-data", "-sort-key", "-rubric"}},
+		// -prices: wherever runs are launched (run prices its --model).
+		{"run", []string{"-data", "-rubric", "-sort-key", "-annotator-column", "-simulated", "-db", "-database-url", "-log-level", "-prices"}, serverOnly},
+		{"migrate", []string{"-db", "-database-url"}, append([]string{"-data", "-sort-key", "-prices"}, serverOnly...)},
+		{"serve", append([]string{"-db", "-prices"}, serverOnly...), []string{"-data", "-sort-key", "-rubric"}},
 		{"worker", []string{"-db", "-max-runs"}, []string{"-data", "-sort-key"}},
 	}
 	for _, tc := range cases {
