@@ -140,8 +140,9 @@ func (db *DB) SetRunPlan(ctx context.Context, runID int64, batchesTotal, criteri
 	q := hotSQL.get(db.Dialect, name, 0, func() string {
 		return "UPDATE runs SET batches_total = ?, current_criterion = ?, current_round = ? WHERE id = ?" + cond
 	})
+	sctx := db.shortStatement(ctx)
 	return db.retry(ctx, "set run plan", func() error {
-		res, err := db.hotExec(ctx, db.answers(), nil, q, args...)
+		res, err := db.hotExec(sctx, db.answers(), nil, q, args...)
 		if err != nil {
 			return err
 		}
@@ -162,10 +163,11 @@ func (db *DB) RoundBatches(ctx context.Context, runID int64, criterion, round in
 		return `SELECT COUNT(*) FROM run_batches WHERE run_id = ? AND criterion_index = ? AND "round" = ?`
 	})
 	var bs []RunBatch
+	sctx := db.shortStatement(ctx)
 	err := db.retry(ctx, "read round batches", func() error {
 		bs = nil
 		var n int64
-		if err := db.hotQueryRow(ctx, db.answers(), nil, q, runID, criterion, round).Scan(&n); err != nil || n == 0 {
+		if err := db.hotQueryRow(sctx, db.answers(), nil, q, runID, criterion, round).Scan(&n); err != nil || n == 0 {
 			return err
 		}
 		return db.Gorm.WithContext(ctx).Where("run_id = ? AND criterion_index = ? AND round = ?", runID, criterion, round).
@@ -184,11 +186,16 @@ func (db *DB) CreateRoundBatches(ctx context.Context, runID int64, criterion, ro
 		bs[i] = RunBatch{RunID: runID, CriterionIndex: criterion, Round: round, BatchIndex: i, RowIDs: ids, Status: BatchPending, Problems: []string{}, Details: map[string]any{}}
 	}
 	var stored bool
+	// The round's statements run without ctx's cancellation on SQLite
+	// (shortStatement): a round of FED is a few small statements, each of
+	// which would otherwise start a goroutine to watch ctx. The retries
+	// still watch ctx, and the transaction commits or rolls back whole.
+	sctx := db.shortStatement(ctx)
 	err := db.retry(ctx, "store round batches", func() (err error) {
 		for i := range bs {
 			bs[i].ID = 0
 		}
-		stored, err = db.createRoundBatches(ctx, bs)
+		stored, err = db.createRoundBatches(sctx, bs)
 		return err
 	})
 	if err == nil && stored {
@@ -587,6 +594,13 @@ func (db *DB) SaveBatchResults(ctx context.Context, items []BatchSave) []error {
 		return db.saveEachPG(ctx, items)
 	}
 	errs := make([]error, len(items))
+	// The statements run without ctx's cancellation: an answer the judge
+	// was paid for is stored even when its run is being stopped, and
+	// SQLite's driver would otherwise start a goroutine to watch ctx for
+	// every statement, which on a virtual machine costs more CPU than the
+	// statement (thread wake-ups; BENCHMARKS.md, "Run speed, eighth
+	// pass"). The retries between attempts still watch ctx.
+	sctx := db.shortStatement(ctx)
 	// One answer alone is written as SaveBatchResult writes it (its fence
 	// is a condition of its counters' update, which also returns the
 	// lease for OnLease). On SQLite, where the runner writes answers in
@@ -594,13 +608,13 @@ func (db *DB) SaveBatchResults(ctx context.Context, items []BatchSave) []error {
 	// read of the lease, in a transaction that holds the write lock, is
 	// as good a fence.
 	if len(items) == 1 && (items[0].OnLease == nil || db.Dialect != SQLite) {
-		errs[0] = db.saveOne(ctx, items[0])
+		errs[0] = db.saveOne(sctx, items[0])
 		return errs
 	}
 	now := time.Now().UTC()
 	err := db.retry(ctx, "store answers", func() error {
 		clear(errs)
-		return db.saveBatchGroup(ctx, items, now, errs)
+		return db.saveBatchGroup(sctx, items, now, errs)
 	})
 	switch {
 	case err != nil && len(items) == 1:
@@ -609,7 +623,7 @@ func (db *DB) SaveBatchResults(ctx context.Context, items []BatchSave) []error {
 		errs[0] = err
 	case err != nil:
 		for i, it := range items {
-			errs[i] = db.saveOne(ctx, it)
+			errs[i] = db.saveOne(sctx, it)
 		}
 	}
 	return errs

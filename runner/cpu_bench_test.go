@@ -19,6 +19,19 @@ func processCPU(tb testing.TB) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// contextSwitches is how many times the process's threads have given up a
+// CPU so far, voluntarily (to wait) or not. Each is a sleep and a wake-up of
+// a thread: on a virtual machine the wake-up can cost more CPU than the work
+// that follows it (see BENCHMARKS.md, "Run speed, eighth pass").
+func contextSwitches(tb testing.TB) int64 {
+	tb.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return ru.Nvcsw + ru.Nivcsw
+}
+
 // idleWindow is how long the idle benchmark watches a worker with nothing
 // to do.
 const idleWindow = 4 * time.Second

@@ -264,7 +264,7 @@ type runEnd struct {
 // judge call any client pays on this machine (the loopback exchange, the
 // wake-ups of waiting for an answer): the runner's CPU per call minus this
 // is what the product itself spends.
-func (l *benchLab) exchangeFloor(b *testing.B, run models.Run, url string, c int) time.Duration {
+func (l *benchLab) exchangeFloor(b *testing.B, run models.Run, url string, c int) (time.Duration, float64) {
 	b.Helper()
 	var bodies [][]byte
 	rows, err := l.db.Gorm.Raw("SELECT request FROM run_batches WHERE run_id = ? AND request <> '' ORDER BY id", run.ID).Rows()
@@ -286,7 +286,7 @@ func (l *benchLab) exchangeFloor(b *testing.B, run models.Run, url string, c int
 	defer client.CloseIdleConnections()
 	var next sync.Mutex
 	i := 0
-	start := processCPU(b)
+	start, sw := processCPU(b), contextSwitches(b)
 	var wg sync.WaitGroup
 	for range c {
 		wg.Go(func() {
@@ -313,7 +313,7 @@ func (l *benchLab) exchangeFloor(b *testing.B, run models.Run, url string, c int
 		})
 	}
 	wg.Wait()
-	return (processCPU(b) - start) / time.Duration(len(bodies))
+	return (processCPU(b) - start) / time.Duration(len(bodies)), float64(contextSwitches(b)-sw) / float64(len(bodies))
 }
 
 // statsStored waits until the run's statistics are stored (the runner
@@ -437,12 +437,13 @@ func BenchmarkFEDSchedule(b *testing.B) {
 				perRound := len(rub.Criteria) * ((l.rows + 9) / 10)
 				min := judgeBound(benchRounds, perRound, c, benchLatency)
 				var wall, cpu, stats time.Duration
-				calls := 0
+				calls, csw := 0, int64(0)
 				b.ResetTimer()
 				var last models.Run
 				for range b.N {
-					start := processCPU(b)
+					start, sw := processCPU(b), contextSwitches(b)
 					run, took, ended := l.runToEnd(b, l.fedRun(rub, url, c, benchRounds))
+					csw += contextSwitches(b) - sw
 					cpu += ended - start
 					last = run
 					// The statistics are computed after the run's end, once
@@ -455,10 +456,12 @@ func BenchmarkFEDSchedule(b *testing.B) {
 				}
 				b.ReportMetric(float64(wall)/float64(b.N)/float64(min), "x-min")
 				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(calls), "cpu-ms/call")
+				b.ReportMetric(float64(csw)/float64(calls), "csw/call")
 				if !slow {
 					// The same calls through a bare client: what any client
 					// pays per call here, and the product's CPU beyond it.
-					floor := l.exchangeFloor(b, last, url, c)
+					floor, floorSwitches := l.exchangeFloor(b, last, url, c)
+					b.ReportMetric(floorSwitches, "exchange-csw/call")
 					b.ReportMetric(float64(floor.Microseconds())/1000, "exchange-cpu-ms/call")
 					b.ReportMetric(float64(cpu.Microseconds())/1000/float64(calls)-float64(floor.Microseconds())/1000, "app-cpu-ms/call")
 				}
