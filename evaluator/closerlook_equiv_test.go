@@ -4,6 +4,8 @@ import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/batcheval/batcheval/internal/proccpu"
 )
 
 // analyzeRateCases are answers to the analyze-rate prompt, with the places
@@ -77,12 +79,12 @@ func BenchmarkParseAnalyzeRate(b *testing.B) {
 	}{{"new", ParseAnalyzeRate}, {"oracle", oracleParseAnalyzeRate}} {
 		b.Run(impl.name, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0, ok := processCPU()
+			cpu0, ok := proccpu.Read()
 			for b.Loop() {
 				impl.parse(text, c)
 			}
-			if cpu1, ok1 := processCPU(); ok && ok1 {
-				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+			if cpu1, ok1 := proccpu.Read(); ok && ok1 {
+				b.ReportMetric(float64(cpu1.Sub(cpu0).CPU)/float64(b.N), "cpu-ns/op")
 			}
 		})
 	}

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/batcheval/batcheval/internal/proccpu"
 )
 
 // parseCase is one answer with the batch size and criterion it is parsed for.
@@ -223,14 +225,14 @@ func BenchmarkParseBatchAnswer(b *testing.B) {
 			b.Run(impl.name+"/"+strings.TrimSuffix(tc.file, ".txt"), func(b *testing.B) {
 				b.ReportAllocs()
 				b.SetBytes(int64(len(text)))
-				cpu0, ok := processCPU()
+				cpu0, ok := proccpu.Read()
 				for b.Loop() {
 					impl.parse(text, tc.n, tc.c)
 				}
 				// cpu-ns/op includes the garbage collector's work on other
 				// threads and stays meaningful when the machine is loaded.
-				if cpu1, ok1 := processCPU(); ok && ok1 {
-					b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+				if cpu1, ok1 := proccpu.Read(); ok && ok1 {
+					b.ReportMetric(float64(cpu1.Sub(cpu0).CPU)/float64(b.N), "cpu-ns/op")
 				}
 			})
 		}

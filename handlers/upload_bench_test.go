@@ -18,12 +18,12 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/batcheval/batcheval/internal/proccpu"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dbtest"
 	"github.com/batcheval/batcheval/runner"
@@ -105,15 +105,11 @@ func (p *heapPeak) Stop() uint64 {
 	return 0
 }
 
-// processCPU is the CPU time this process has used (user and system):
-// on a machine shared with other work, a step's CPU time is steadier than
-// its wall time. The database server's CPU (PostgreSQL) is not in it.
+// processCPU is the CPU time this process has used (user and system); the
+// database server's CPU (PostgreSQL) is not in it.
 func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	u, _ := proccpu.Read()
+	return u.CPU
 }
 
 // rssPeak measures the peak resident memory of the process during a step

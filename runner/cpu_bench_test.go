@@ -2,35 +2,15 @@ package runner
 
 import (
 	"context"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/batcheval/batcheval/internal/proccpu"
 	"github.com/batcheval/batcheval/models/dbtest"
 )
 
 // processCPU is the CPU time (user + system) this process has used.
-func processCPU(tb testing.TB) time.Duration {
-	tb.Helper()
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// contextSwitches is how many times the process's threads have given up a
-// CPU so far, voluntarily (to wait) or not. Each is a sleep and a wake-up of
-// a thread: on a virtual machine the wake-up can cost more CPU than the work
-// that follows it (see BENCHMARKS.md, "Run speed, eighth pass").
-func contextSwitches(tb testing.TB) int64 {
-	tb.Helper()
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatal(err)
-	}
-	return ru.Nvcsw + ru.Nivcsw
-}
+func processCPU(tb testing.TB) time.Duration { return proccpu.Now(tb).CPU }
 
 // idleWindow is how long the idle benchmark watches a worker with nothing
 // to do.
