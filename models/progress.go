@@ -513,7 +513,7 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchR
 	q = hotSQL.get(db.Dialect, "count answer "+g.name+strconv.FormatBool(withCost)+strconv.FormatBool(returning), 0, func() string {
 		cost, ret := "", ""
 		if withCost {
-			cost = ", cost_usd = COALESCE(cost_usd, 0) + ?"
+			cost = ", cost_usd = " + addCostSQL
 		}
 		if returning {
 			ret = " RETURNING status, lease_until"
@@ -752,30 +752,44 @@ func detailsOrEmpty(d map[string]any) map[string]any {
 // counted tells the resume that its answers were paid for already). Only
 // the lease holder named in ctx may count.
 func (db *DB) AddUnitSpend(ctx context.Context, runID, batchID int64, calls, promptTokens, completionTokens int, cost *float64) error {
-	upd := map[string]any{
-		"calls":             gorm.Expr("calls + ?", calls),
-		"prompt_tokens":     gorm.Expr("prompt_tokens + ?", promptTokens),
-		"completion_tokens": gorm.Expr("completion_tokens + ?", completionTokens),
-	}
-	if cost != nil {
-		upd["cost_usd"] = gorm.Expr("COALESCE(cost_usd, 0) + ?", *cost)
-	}
 	return db.retry(ctx, "count calls", func() error {
 		return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			res := fenced(ctx, tx.Model(&Run{}).Where("id = ?", runID)).Updates(upd)
+			res := fenced(ctx, tx.Model(&Run{}).Where("id = ?", runID)).Updates(spendUpdates(calls, promptTokens, completionTokens, cost))
 			if res.Error != nil {
 				return res.Error
 			}
 			if res.RowsAffected == 0 {
 				return fmt.Errorf("run %d: %w", runID, ErrLeaseLost)
 			}
-			return tx.Model(&RunBatch{}).Where("id = ? AND run_id = ? AND status = ?", batchID, runID, BatchPending).Updates(map[string]any{
-				"calls":             gorm.Expr("calls + ?", calls),
-				"prompt_tokens":     gorm.Expr("prompt_tokens + ?", promptTokens),
-				"completion_tokens": gorm.Expr("completion_tokens + ?", completionTokens),
-			}).Error
+			// A batch has no cost column: its cost follows from its tokens.
+			return tx.Model(&RunBatch{}).Where("id = ? AND run_id = ? AND status = ?", batchID, runID, BatchPending).
+				Updates(spendUpdates(calls, promptTokens, completionTokens, nil)).Error
 		})
 	})
+}
+
+// addCostSQL adds a call's cost to a run's cost, which is NULL while no
+// cost is known (unknown, never $0): the first priced call starts it. The
+// answer store's statement (writeBatchResultCounts) adds the same way; PostgreSQL's
+// single statement (answerSQLPG) says the same with a CASE, its cost being
+// a parameter that may be NULL.
+const addCostSQL = "COALESCE(cost_usd, 0) + ?"
+
+// spendUpdates are the column updates that add calls, their tokens and,
+// when known, their cost to a run's counters (a batch's: cost nil), for
+// the counts made outside the answer store: a unit's paid calls left for
+// the resume (AddUnitSpend) and a method's set-up call
+// (SaveRunMethodSettings).
+func spendUpdates(calls, promptTokens, completionTokens int, cost *float64) map[string]any {
+	upd := map[string]any{
+		"calls":             gorm.Expr("calls + ?", calls),
+		"prompt_tokens":     gorm.Expr("prompt_tokens + ?", promptTokens),
+		"completion_tokens": gorm.Expr("completion_tokens + ?", completionTokens),
+	}
+	if cost != nil {
+		upd["cost_usd"] = gorm.Expr(addCostSQL, *cost)
+	}
+	return upd
 }
 
 // UpdateRunMethodSettings stores a run's method settings as they are now
@@ -787,15 +801,8 @@ func (db *DB) UpdateRunMethodSettings(ctx context.Context, runID int64, ms any) 
 // SaveRunMethodSettings stores generated method settings (G-Eval's steps)
 // and counts the call that produced them.
 func (db *DB) SaveRunMethodSettings(ctx context.Context, runID int64, ms any, promptTokens, completionTokens int, cost *float64) error {
-	upd := map[string]any{
-		"method_settings":   jsonValue(ms),
-		"calls":             gorm.Expr("calls + 1"),
-		"prompt_tokens":     gorm.Expr("prompt_tokens + ?", promptTokens),
-		"completion_tokens": gorm.Expr("completion_tokens + ?", completionTokens),
-	}
-	if cost != nil {
-		upd["cost_usd"] = gorm.Expr("COALESCE(cost_usd, 0) + ?", *cost)
-	}
+	upd := spendUpdates(1, promptTokens, completionTokens, cost)
+	upd["method_settings"] = jsonValue(ms)
 	return db.retry(ctx, "store method settings", func() error {
 		res := fenced(ctx, db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ?", runID)).Updates(upd)
 		if res.Error != nil {

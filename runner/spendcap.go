@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/batcheval/batcheval/evaluator/judge"
@@ -33,8 +35,31 @@ type SpendCapError struct {
 }
 
 func (e *SpendCapError) Error() string {
-	return fmt.Sprintf("spending cap reached: the run has spent $%.4f of its $%.4f cap and its next call would cost about $%.4f; "+
-		"no new call was sent (raise the cap and resume the run to finish it)", e.SpentUSD, e.CapUSD, e.NextUSD)
+	// The cap as it was set: %.4f showed a cap below a hundredth of a
+	// cent as $0.0000.
+	return fmt.Sprintf(spendCapReached+": the run has spent $%.4f of its $%s cap and its next call would cost about $%.4f; "+
+		"no new call was sent (raise the cap and resume the run to finish it)", e.SpentUSD, strconv.FormatFloat(e.CapUSD, 'f', -1, 64), e.NextUSD)
+}
+
+// spendCapReached opens a SpendCapError's message, which is what the run
+// stores as its reason when the cap stops it.
+const spendCapReached = "spending cap reached"
+
+// SpendCapStop reports whether run failed because its next call would have
+// passed its spending cap, so that raising the cap and resuming the run
+// finishes it, and why in the cap's own words (the stored reason without
+// what wrapped it on its way out of the judge client). The stored reason
+// is the only record of why a run stopped, and that message is this
+// package's own (SpendCapError).
+func SpendCapStop(run models.Run) (why string, stopped bool) {
+	if run.Status != models.RunFailed || run.Settings.SpendCapUSD == nil {
+		return "", false
+	}
+	i := strings.Index(run.Error, spendCapReached)
+	if i < 0 {
+		return "", false
+	}
+	return run.Error[i:], true
 }
 
 // spendCap is one execution's account of its run's spending against the

@@ -6,9 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
@@ -87,6 +90,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		llmScale    = fs.String("llmeval-scale", "0-5", "llmeval: 0-5 (one decimal) or 0-100 (integers)")
 		out         = fs.String("out", "", "write the JSON result to this file")
 		project     = fs.String("project", "Command-line runs", "project the run is stored under")
+		spendCap    = fs.String("spend-cap-usd", "", "spending cap in `USD`, e.g. 2.50: no new judge call starts once the run's cost so far plus the next call's estimate would pass it; the run then stops, and batcheval resume --spend-cap-usd with a higher cap finishes it. Needs the judge's prices (--prices)")
 	)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -113,8 +117,24 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	settings.Procedure, settings.Composition, settings.Scoring = evaluator.Procedure(*procedure), evaluator.Composition(*composition), evaluator.Scoring(*scoring)
 	settings.SortKey = evaluator.SortKey(*sortKey)
 	settings.NoCache = *noCache
+	capUSD, err := parseSpendCap(*spendCap)
+	if err != nil {
+		return err
+	}
+	settings.SpendCapUSD = capUSD
 	if err := settings.Validate(); err != nil {
 		return err
+	}
+	prices, err := parsePrices(c.Prices)
+	if err != nil {
+		return err
+	}
+	// A cap is kept against the run's cost, which needs the judge's prices
+	// (the simulated judge's are zero); checked before anything is stored,
+	// as the launch form does.
+	if _, priced := prices[*model]; settings.SpendCapUSD != nil && !*simulated && !priced {
+		return fmt.Errorf("--spend-cap-usd: model %q has no prices, so the run's cost is unknown and a cap cannot be kept; "+
+			"give them with --prices %s=INPUT:OUTPUT (USD per million tokens) or leave the cap out", *model, *model)
 	}
 	rub, err := readRubric(*rubricPath)
 	if err != nil {
@@ -164,10 +184,6 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	judge.SetEgress(egress)
 	snap := models.JudgeSnapshot{Name: "command line", BaseURL: *judgeURL, Model: *model, APIKeyEnv: *keyEnv,
 		MaxConcurrency: *concurrency, TimeoutSeconds: int(timeout.Seconds())}
-	prices, err := parsePrices(c.Prices)
-	if err != nil {
-		return err
-	}
 	if p, ok := prices[*model]; ok {
 		snap.PriceInputPerMTok, snap.PriceOutputPerMTok = &p.Input, &p.Output
 	}
@@ -248,6 +264,9 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 			return err
 		}
 	}
+	if why, capped := runner.SpendCapStop(final); capped {
+		return &spendCapStopError{runID: final.ID, why: why}
+	}
 	switch final.Status {
 	case models.RunSucceeded:
 	case models.RunFinishedWithGaps:
@@ -258,6 +277,50 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("run %d %s: %s", run.ID, models.RunStatusLabel(final.Status), final.Error)
 	}
 	return nil
+}
+
+// parseSpendCap reads --spend-cap-usd: blank is no cap, anything else must
+// be a positive, finite amount of US dollars.
+func parseSpendCap(v string) (*float64, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil, nil
+	}
+	x, err := strconv.ParseFloat(strings.TrimPrefix(v, "$"), 64)
+	if err != nil || !(x > 0) || math.IsInf(x, 0) {
+		return nil, fmt.Errorf("--spend-cap-usd: %q is not a positive amount of US dollars; give one such as 2.50", v)
+	}
+	return &x, nil
+}
+
+// exitSpendCap is the exit status of a command whose run stopped at its
+// spending cap: not 0, since the run did not finish, and not 1, any other
+// failure, so that a script can tell "raise the cap and resume" apart.
+const exitSpendCap = 3
+
+// spendCapStopError ends a command whose run its spending cap stopped;
+// why is the cap's own account (runner.SpendCapStop).
+type spendCapStopError struct {
+	runID int64
+	why   string
+}
+
+func (e *spendCapStopError) Error() string {
+	return fmt.Sprintf("run %d stopped: %s\n"+
+		"The answers received are stored. To finish the run, resume it with a higher cap: batcheval resume --spend-cap-usd AMOUNT %d "+
+		"(or raise the cap and resume it on the run's page in the dashboard)", e.runID, e.why, e.runID)
+}
+
+// exitStatus is the process's exit status for what run returned.
+func exitStatus(err error) int {
+	var cs *spendCapStopError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &cs):
+		return exitSpendCap
+	}
+	return 1
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {

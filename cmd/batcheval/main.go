@@ -24,7 +24,7 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "batcheval:", err)
-		os.Exit(1)
+		os.Exit(exitStatus(err))
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,6 +23,9 @@ again; stored answers are kept. By default this process works the run to
 its end and prints a summary; with --queue-only it leaves the run to the
 ` + "`serve` and `worker`" + ` processes sharing the database.
 
+A run stopped by its spending cap is resumed with a higher one:
+--spend-cap-usd sets the run's new cap first.
+
 Flags:
 `
 
@@ -29,8 +33,12 @@ Flags:
 func resume(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs, c := newCommand("resume", getenv, stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, resumeUsage); fs.PrintDefaults() }
-	queueOnly := fs.Bool("queue-only", false, "queue the run for `serve`/`worker` and exit")
+	queueOnly := fs.Bool("queue-only", false, "queue the run for the serve and worker processes and exit")
+	spendCap := fs.String("spend-cap-usd", "", "the run's new spending cap in `USD`, e.g. 5, set before it resumes (absent: the run keeps its own)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // the usage was printed, as asked (it used to end in an error)
+		}
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -41,12 +49,22 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil || runID <= 0 {
 		return fmt.Errorf("run id %q is not a number", fs.Arg(0))
 	}
+	capUSD, err := parseSpendCap(*spendCap)
+	if err != nil {
+		return err
+	}
 	log := c.logger(stderr)
 	db, ws, err := openWorkspace(ctx, c, log)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	if capUSD != nil {
+		// As the run page's resume form does: the new cap, then the resume.
+		if _, err := db.SetRunSpendCap(ctx, ws.ID, runID, capUSD); err != nil {
+			return fmt.Errorf("--spend-cap-usd: %w", err)
+		}
+	}
 
 	rc := c.runnerConfig()
 	rc.DB, rc.Log, rc.Getenv = db, log, getenv
@@ -94,6 +112,9 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	fmt.Fprintf(stdout, "run %d %s: %d/%d batches, %d failed, %d scores missing, %d judge retries\n",
 		final.ID, final.Status, final.BatchesDone, final.BatchesTotal, final.BatchesFailed, final.MissingScores, final.Retries)
+	if why, capped := runner.SpendCapStop(final); capped {
+		return &spendCapStopError{runID: final.ID, why: why}
+	}
 	if final.Status != models.RunSucceeded {
 		return fmt.Errorf("run %d %s: %s", final.ID, final.Status, final.Error)
 	}

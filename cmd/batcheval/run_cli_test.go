@@ -216,7 +216,8 @@ func TestCommandHelpListsItsOwnFlags(t *testing.T) {
 		want, not []string
 	}{
 		// -prices: wherever runs are launched (run prices its --model).
-		{"run", []string{"-data", "-rubric", "-sort-key", "-annotator-column", "-simulated", "-db", "-database-url", "-log-level", "-prices"}, serverOnly},
+		{"run", []string{"-data", "-rubric", "-sort-key", "-annotator-column", "-simulated", "-db", "-database-url", "-log-level", "-prices", "-spend-cap-usd"}, serverOnly},
+		{"resume", []string{"-queue-only", "-spend-cap-usd", "-db"}, append([]string{"-data", "-sort-key"}, serverOnly...)},
 		{"migrate", []string{"-db", "-database-url"}, append([]string{"-data", "-sort-key", "-prices"}, serverOnly...)},
 		{"serve", append([]string{"-db", "-prices"}, serverOnly...), []string{"-data", "-sort-key", "-rubric"}},
 		{"worker", []string{"-db", "-max-runs"}, []string{"-data", "-sort-key"}},
@@ -224,8 +225,8 @@ func TestCommandHelpListsItsOwnFlags(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.cmd, func(t *testing.T) {
 			_, stderr, err := runCLI(t, tc.cmd, "--help")
-			if tc.cmd == "run" && err != nil {
-				t.Errorf("run --help: %v, want no error", err)
+			if (tc.cmd == "run" || tc.cmd == "resume") && err != nil {
+				t.Errorf("%s --help: %v, want no error", tc.cmd, err)
 			}
 			flags := map[string]bool{}
 			for _, m := range regexp.MustCompile(`(?m)^  (-[a-z-]+)`).FindAllStringSubmatch(stderr, -1) {
