@@ -447,8 +447,12 @@ type APIExperimentRun struct {
 	AverageSpearman *float64   `json:"average_spearman"`
 	TokensPerSample *float64   `json:"tokens_per_sample"`
 	CostPerSample   *float64   `json:"cost_per_sample_usd"`
-	Failures        int        `json:"failures"`
-	Partial         bool       `json:"partial"`
+	// PartlyCached says that the answer cache answered some of the run's
+	// calls but not all: tokens and cost per sample are then what the run
+	// paid for its other calls, less than its method costs.
+	PartlyCached bool `json:"partly_cached"`
+	Failures     int  `json:"failures"`
+	Partial      bool `json:"partial"`
 }
 
 // APIComparison is two runs side by side on one criterion.
@@ -959,7 +963,7 @@ func (h *Handlers) apiExperiment(c echo.Context, e models.Experiment) (APIExperi
 		}
 		row := APIExperimentRun{Run: apiRun(r), Pearson: make([]*float64, len(out.Criteria)), Spearman: make([]*float64, len(out.Criteria)),
 			AveragePearson: finite(f.avgP), AverageSpearman: finite(f.avgS), TokensPerSample: finite(f.tokens),
-			CostPerSample: f.cost, Failures: f.failed, Partial: f.partial}
+			CostPerSample: f.cost, PartlyCached: r.PartlyCached(), Failures: f.failed, Partial: f.partial}
 		if f.rep != nil {
 			for i, cr := range f.rep.Criteria {
 				if i < len(out.Criteria) {
