@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -112,8 +113,8 @@ func TestPartlyCachedRunShowsWhatItPaid(t *testing.T) {
 		p := byName[partly.Name]
 		if !p.PartlyCached || p.CostPerSample == nil || p.TokensPerSample == nil || *p.TokensPerSample != 150 {
 			t.Errorf("API partly cached run: partly_cached %v, cost %v, tokens %v; want flagged with what it paid", p.PartlyCached, p.CostPerSample, p.TokensPerSample)
-		} else if want := 0.015 / 20; *p.CostPerSample < want*0.999 || *p.CostPerSample > want*1.001 {
-			t.Errorf("API partly cached run: cost per sample %g, want %g", *p.CostPerSample, want)
+		} else if got, want := float64(*p.CostPerSample), 0.015/20; got < want*0.999 || got > want*1.001 {
+			t.Errorf("API partly cached run: cost per sample %g, want %g", got, want)
 		}
 		if f := byName[full.Name]; f.PartlyCached || f.CostPerSample == nil {
 			t.Errorf("API full run: partly_cached %v, cost %v", f.PartlyCached, f.CostPerSample)
@@ -121,5 +122,53 @@ func TestPartlyCachedRunShowsWhatItPaid(t *testing.T) {
 		if w := byName[wholly.Name]; w.PartlyCached || w.CostPerSample != nil || w.TokensPerSample != nil {
 			t.Errorf("API wholly cached run: partly_cached %v, cost %v, tokens %v; want unflagged with no figures", w.PartlyCached, w.CostPerSample, w.TokensPerSample)
 		}
+	})
+}
+
+// TestExportedCostsAreRounded: a stored cost carrying float noise (two
+// calls' costs summed) is written rounded in the run's JSON export and the
+// API's run and experiment objects, the same bytes on every export.
+func TestExportedCostsAreRounded(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.ratedDataset("Noisy cost", 3)
+		e := models.Experiment{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: d.ds.ID, Name: "Noise"}
+		if err := env.db.CreateExperiment(ctx, &e); err != nil {
+			t.Fatal(err)
+		}
+		parts := []float64{0.1, 0.2}
+		cost := parts[0] + parts[1] // at run time: 0.30000000000000004
+		run := env.storedRun(d, "Priced", d.human, func(r *models.Run) {
+			r.ExperimentID, r.Simulated, r.Calls, r.PromptTokens, r.CostUSD = &e.ID, false, 2, 300, &cost
+		})
+		if run.CostUSD == nil || *run.CostUSD == 0.3 {
+			t.Fatalf("fixture: stored cost %v, want 0.30000000000000004", run.CostUSD)
+		}
+		check := func(path, want string, get func(string) *httptest.ResponseRecorder) {
+			t.Helper()
+			first, second := get(path), get(path)
+			if first.Code != http.StatusOK {
+				t.Fatalf("GET %s: %d %.300s", path, first.Code, first.Body)
+			}
+			body := first.Body.String()
+			if !strings.Contains(body, want) || strings.Contains(body, "0.30000000000000004") || strings.Contains(body, "0.10000000000000002") {
+				t.Errorf("GET %s: want %s without float noise: %.400s", path, want, body[max(0, strings.Index(body, "cost")-20):])
+			}
+			if body != second.Body.String() {
+				t.Errorf("GET %s: two exports differ", path)
+			}
+		}
+		// The page's download link (before any account exists, so the
+		// test's browser needs no sign-in).
+		check(fmt.Sprintf("/runs/%d/export.json", run.ID), `"cost_usd": 0.3,`, env.get)
+
+		owner := env.createUser(env.ws.ID, "ow@a.test", models.RoleOwner)
+		_, token := env.apiToken(env.ws.ID, owner.ID)
+		api := newAPIClient(t, env)
+		viaAPI := func(path string) *httptest.ResponseRecorder { return api.get(path, token) }
+		check(fmt.Sprintf("/api/v1/runs/%d/export.json", run.ID), `"cost_usd": 0.3,`, viaAPI)
+		check(fmt.Sprintf("/api/v1/runs/%d", run.ID), `"cost_usd":0.3,`, viaAPI)
+		// 0.30000000000000004 / 3 samples = 0.10000000000000002
+		check(fmt.Sprintf("/api/v1/experiments/%d", e.ID), `"cost_per_sample_usd":0.1,`, viaAPI)
 	})
 }
