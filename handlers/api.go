@@ -17,6 +17,7 @@ import (
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dataimport"
+	"github.com/batcheval/batcheval/report"
 	"github.com/batcheval/batcheval/web"
 )
 
@@ -396,14 +397,14 @@ type APIRun struct {
 	// RubricVersion is the version of the stored rubric the run used (nil
 	// when none was recorded); LabelledExamples counts the labelled
 	// examples its criteria showed the judge in every prompt.
-	RubricVersion    *int       `json:"rubric_version"`
-	LabelledExamples int        `json:"labelled_examples"`
-	PromptTokens     int        `json:"prompt_tokens"`
-	CompletionTokens int        `json:"completion_tokens"`
-	CostUSD          *float64   `json:"cost_usd"`
-	CreatedAt        time.Time  `json:"created_at"`
-	StartedAt        *time.Time `json:"started_at"`
-	FinishedAt       *time.Time `json:"finished_at"`
+	RubricVersion    *int        `json:"rubric_version"`
+	LabelledExamples int         `json:"labelled_examples"`
+	PromptTokens     int         `json:"prompt_tokens"`
+	CompletionTokens int         `json:"completion_tokens"`
+	CostUSD          *report.USD `json:"cost_usd"`
+	CreatedAt        time.Time   `json:"created_at"`
+	StartedAt        *time.Time  `json:"started_at"`
+	FinishedAt       *time.Time  `json:"finished_at"`
 }
 
 func apiRun(r models.Run) APIRun {
@@ -413,7 +414,7 @@ func apiRun(r models.Run) APIRun {
 		MethodSettings: r.MethodSettings, Criteria: []string{}, Judge: r.JudgeSnapshot, BatchesTotal: r.BatchesTotal,
 		BatchesDone: r.BatchesDone, BatchesFailed: r.BatchesFailed, MissingScores: r.MissingScores, Calls: r.Calls,
 		CachedCalls: r.CachedCalls, RubricVersion: r.RubricVersion,
-		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: r.CostUSD, CreatedAt: r.CreatedAt,
+		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: report.USDOf(r.CostUSD), CreatedAt: r.CreatedAt,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
 	if out.Method == "" {
 		out.Method = models.MethodBatchEval
@@ -441,14 +442,18 @@ type APIExperiment struct {
 type APIExperimentRun struct {
 	Run APIRun `json:"run"`
 	// Pearson and Spearman are per criterion, in the experiment's order.
-	Pearson         []*float64 `json:"pearson"`
-	Spearman        []*float64 `json:"spearman"`
-	AveragePearson  *float64   `json:"average_pearson"`
-	AverageSpearman *float64   `json:"average_spearman"`
-	TokensPerSample *float64   `json:"tokens_per_sample"`
-	CostPerSample   *float64   `json:"cost_per_sample_usd"`
-	Failures        int        `json:"failures"`
-	Partial         bool       `json:"partial"`
+	Pearson         []*float64           `json:"pearson"`
+	Spearman        []*float64           `json:"spearman"`
+	AveragePearson  *float64             `json:"average_pearson"`
+	AverageSpearman *float64             `json:"average_spearman"`
+	TokensPerSample *float64             `json:"tokens_per_sample"`
+	CostPerSample   *report.USDPerSample `json:"cost_per_sample_usd"`
+	// PartlyCached says that the answer cache answered some of the run's
+	// calls but not all: tokens and cost per sample are then what the run
+	// paid for its other calls, less than its method costs.
+	PartlyCached bool `json:"partly_cached"`
+	Failures     int  `json:"failures"`
+	Partial      bool `json:"partial"`
 }
 
 // APIComparison is two runs side by side on one criterion.
@@ -959,7 +964,7 @@ func (h *Handlers) apiExperiment(c echo.Context, e models.Experiment) (APIExperi
 		}
 		row := APIExperimentRun{Run: apiRun(r), Pearson: make([]*float64, len(out.Criteria)), Spearman: make([]*float64, len(out.Criteria)),
 			AveragePearson: finite(f.avgP), AverageSpearman: finite(f.avgS), TokensPerSample: finite(f.tokens),
-			CostPerSample: f.cost, Failures: f.failed, Partial: f.partial}
+			CostPerSample: report.USDPerSampleOf(f.cost), PartlyCached: r.PartlyCached(), Failures: f.failed, Partial: f.partial}
 		if f.rep != nil {
 			for i, cr := range f.rep.Criteria {
 				if i < len(out.Criteria) {

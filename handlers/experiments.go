@@ -69,8 +69,11 @@ type runFigures struct {
 	// cached is set when some of the run's calls were answered from the
 	// answer cache: those calls cost nothing and their batches keep no
 	// token counts, so what the run paid understates what the method
-	// costs. Its tokens and cost per sample are then unknown (NaN, nil):
-	// shown as "cached", never marked best, never in the cost sentence.
+	// costs. Its tokens and cost per sample are never marked best, named
+	// in the cost sentence or plotted. A run answered partly from the
+	// cache shows what it paid (tokens, cost) beside how many calls that
+	// covers; one answered wholly from it has none (NaN, nil) and shows
+	// "cached".
 	cached bool
 }
 
@@ -103,8 +106,8 @@ func (h *Handlers) figuresOf(ctx context.Context, run models.Run) (runFigures, e
 			}
 		}
 	}
-	if run.CachedCalls > 0 {
-		f.cached = true
+	f.cached = run.CachedCalls > 0
+	if run.WhollyCached() {
 		return f, preparing
 	}
 	if f.rows > 0 {
@@ -232,12 +235,7 @@ func (h *Handlers) experimentView(c echo.Context, e models.Experiment, verdict b
 			return web.ExperimentView{}, err
 		}
 	}
-	for _, f := range figs {
-		if f.cached {
-			v.CachedNote = `"cached" tokens and cost: some of the run's calls were answered from the answer cache of earlier runs, which costs nothing, so what the run paid is less than its method costs. Hover for the counts.`
-			break
-		}
-	}
+	v.CachedNote = cachedNote(figs)
 	v.Summary = experimentSummary(figs)
 	v.Chart, v.ChartNote = experimentChart(figs)
 	return v, nil
@@ -368,7 +366,15 @@ func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 	bP, bS := bestOf(avgP, eligible, 3, higherBetter), bestOf(avgS, eligible, 3, higherBetter)
 	// Cost compares to the hundredth of a cent: finer differences are noise
 	// in token counts, not a reason to prefer a setup.
-	bT, bC := bestOf(tokens, eligible, 0, lowerBetter), bestOf(cost, eligible, 4, lowerBetter)
+	// Tokens and cost compare only runs that paid for every call: a run
+	// answered partly from the answer cache paid for fewer calls than its
+	// method makes, so it would win for having been run before, not for
+	// being cheaper.
+	paidAll := make([]bool, len(figs))
+	for i, f := range figs {
+		paidAll[i] = eligible[i] && !f.cached
+	}
+	bT, bC := bestOf(tokens, paidAll, 0, lowerBetter), bestOf(cost, paidAll, 4, lowerBetter)
 	bCalls, bF := bestOf(calls, eligible, 0, lowerBetter), bestOf(failed, eligible, 0, lowerBetter)
 	for i, f := range figs {
 		r := &rows[i]
@@ -382,11 +388,19 @@ func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 		r.Tokens = web.ExperimentCell{Text: fmtNum(f.tokens, 0), Best: bT[i],
 			Title: fmt.Sprintf("%s prompt + %s completion tokens over %d samples", runCount(f.run.PromptTokens), runCount(f.run.CompletionTokens), f.rows)}
 		r.Cost = web.ExperimentCell{Text: perSampleCost(f), Best: bC[i], Title: "total " + costText(f.run.Simulated, f.run.CostUSD)}
-		if f.cached {
+		switch {
+		case f.run.WhollyCached():
 			why := cachedTitle(f.run)
 			r.Tokens = web.ExperimentCell{Text: "cached", Title: why}
 			if !f.run.Simulated {
 				r.Cost = web.ExperimentCell{Text: "cached", Title: why}
+			}
+		case f.cached:
+			// What it paid, said to be for part of its calls only.
+			why, note := cachedTitle(f.run), "paid calls only: "+cacheShareText(f.run)
+			r.Tokens = web.ExperimentCell{Text: r.Tokens.Text, Title: why, Note: note}
+			if !f.run.Simulated {
+				r.Cost = web.ExperimentCell{Text: r.Cost.Text, Title: why, Note: note}
 			}
 		}
 		r.Calls = web.ExperimentCell{Text: runCount(f.calls), Best: bCalls[i]}
@@ -397,10 +411,36 @@ func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 }
 
 // cachedTitle explains why a run's tokens and cost per sample are not
-// shown: what it paid is not what its method costs.
+// compared: what it paid is not what its method costs.
 func cachedTitle(run models.Run) string {
 	return fmt.Sprintf("%s of %s calls were answered from the answer cache of earlier runs, which costs nothing, so what this run paid (%s tokens, total %s) is less than its method costs",
 		runCount(run.CachedCalls), runCount(run.Calls), runCount(run.PromptTokens+run.CompletionTokens), costText(run.Simulated, run.CostUSD))
+}
+
+// cachedNote explains, under the table, the tokens and cost of the runs
+// answered from the answer cache; "" when there are none.
+func cachedNote(figs []runFigures) string {
+	partly, wholly := false, false
+	for _, f := range figs {
+		partly = partly || f.run.PartlyCached()
+		wholly = wholly || f.run.WhollyCached()
+	}
+	note := ""
+	if wholly {
+		note = `"cached" tokens and cost: every call of the run was answered from the answer cache of earlier runs, which costs nothing, so the run says nothing of what its method costs.`
+	}
+	if partly {
+		if note != "" {
+			note += " "
+		}
+		note += "A run answered partly from the answer cache shows what it paid, for the calls the cache did not answer: less than its method costs, so its tokens and cost are not marked best, not compared in the cost sentence and not plotted."
+	}
+	return note
+}
+
+// cacheShareText says how many of a run's calls the answer cache answered.
+func cacheShareText(run models.Run) string {
+	return fmt.Sprintf("%s of %s calls answered from the answer cache", runCount(run.CachedCalls), runCount(run.Calls))
 }
 
 // perSampleCost is the cost per sample: "unknown" without prices, $0 only
@@ -466,23 +506,38 @@ func experimentSummary(figs []runFigures) string {
 		}
 	}
 	if best < 0 {
+		some := ""
+		for _, f := range figs {
+			if counts(f) && f.run.PartlyCached() {
+				some = "some or all of "
+			}
+		}
 		for _, f := range figs {
 			if counts(f) {
 				// Every run with figures was answered from the cache.
-				return "Cost: not known for these runs: their calls were answered from the answer cache of earlier runs, which costs nothing, so what they paid is less than their methods cost."
+				return "Cost: not known for these runs: " + some + "their calls were answered from the answer cache of earlier runs, which costs nothing, so what they paid is less than their methods cost."
 			}
 		}
 		return ""
 	}
 	b := figs[best]
 	var left []string
+	var partly []runFigures
 	for _, f := range figs {
 		if counts(f) && f.cached && f.avgP > b.avgP {
 			left = append(left, f.run.Name)
+			if f.run.PartlyCached() {
+				partly = append(partly, f)
+			}
 		}
 	}
 	note := ""
-	if len(left) > 0 {
+	switch {
+	case len(partly) == 1 && len(left) == 1:
+		note = fmt.Sprintf(" (%s is left out: %s, so what it paid is less than its method costs.)", left[0], cacheShareText(partly[0].run))
+	case len(partly) > 0:
+		note = fmt.Sprintf(" (%s are left out: some or all of their calls were answered from the answer cache of earlier runs, so what they paid is less than their methods cost.)", joinNames(left))
+	case len(left) > 0:
 		note = fmt.Sprintf(" (%s %s left out: %s calls were answered from the answer cache of earlier runs, so %s cost is not known.)",
 			joinNames(left), plural(len(left), "is", "are"), plural(len(left), "its", "their"), plural(len(left), "its", "their"))
 	}
@@ -546,7 +601,7 @@ func experimentChart(figs []runFigures) (web.ScatterChart, string) {
 		if f.cached && !math.IsNaN(f.avgP) {
 			cached++
 		}
-		if math.IsNaN(f.avgP) || math.IsNaN(f.tokens) {
+		if math.IsNaN(f.avgP) || math.IsNaN(f.tokens) || f.cached {
 			continue
 		}
 		plotted = append(plotted, f)
@@ -562,8 +617,8 @@ func experimentChart(figs []runFigures) (web.ScatterChart, string) {
 	}
 	if cached > 0 {
 		// Plotted at what they paid, they would sit far to the left.
-		note += fmt.Sprintf(" %s answered from the answer cache of earlier runs %s not shown: %s cost is not known.",
-			plural(cached, "One run", runCount(cached)+" runs"), plural(cached, "is", "are"), plural(cached, "its", "their"))
+		note += fmt.Sprintf(" %s answered partly or wholly from the answer cache of earlier runs %s not shown: what %s paid is less than %s method costs.",
+			plural(cached, "One run", runCount(cached)+" runs"), plural(cached, "is", "are"), plural(cached, "it", "they"), plural(cached, "its", "their"))
 	}
 	if len(plotted) == 0 {
 		return ch, ""

@@ -610,6 +610,26 @@ func costText(simulated bool, cost *float64) string {
 	}
 }
 
+// runCostText is what a run paid, as its page and the run list show it.
+// A run answered partly from the answer cache shows what it paid beside
+// how many calls the cache answered; one answered wholly from it shows
+// "cached", never a $0 that would read as a free judge.
+func runCostText(run models.Run) string {
+	switch {
+	case run.Simulated:
+		return costText(true, nil)
+	case run.WhollyCached():
+		return fmt.Sprintf("cached (all %s calls answered from the answer cache)", runCount(run.Calls))
+	case run.PartlyCached():
+		paid := costText(false, run.CostUSD)
+		if run.CostUSD != nil {
+			paid += " paid"
+		}
+		return paid + "; " + cacheShareText(run)
+	}
+	return costText(false, run.CostUSD)
+}
+
 func (h *Handlers) showLaunchForm(c echo.Context) error {
 	pid, err := paramID(c, "id")
 	if err != nil {

@@ -34,7 +34,7 @@ func runProgress(run models.Run, noAnswer int, now time.Time) web.RunProgress {
 		BatchesDone: run.BatchesDone, BatchesTotal: run.BatchesTotal,
 		Failed: run.BatchesFailed, Missing: run.MissingScores, Calls: run.Calls, Cached: run.CachedCalls,
 		Tokens: run.PromptTokens + run.CompletionTokens, Status: models.RunStatusLabel(run.Status), Finished: run.Finished(),
-		Cost: costText(run.Simulated, run.CostUSD), ETA: "—", Elapsed: "—", Words: methods.For(run.Method).Words(), Retries: run.Retries,
+		Cost: runCostText(run), ETA: "—", Elapsed: "—", Words: methods.For(run.Method).Words(), Retries: run.Retries,
 	}
 	p.TokensText, p.CallsText, p.StatusClass = web.Count(p.Tokens), web.Count(p.Calls), run.Status
 	p.Unreadable = max(run.MissingScores-noAnswer, 0)

@@ -496,7 +496,7 @@ func (h *Handlers) runListItems(ctx context.Context, runs []models.Run, names ma
 				names[r.DatasetID] = d.Name
 			}
 		}
-		it := web.RunListItem{Run: r, DatasetName: names[r.DatasetID], Cost: costText(r.Simulated, r.CostUSD), Agreement: math.NaN()}
+		it := web.RunListItem{Run: r, DatasetName: names[r.DatasetID], Cost: runCostText(r), Agreement: math.NaN()}
 		// Agreement of finished runs only: their reports are cached and
 		// their figures final.
 		if r.Finished() && r.BatchesDone > 0 {

@@ -310,6 +310,25 @@ func (r Run) Completed() bool {
 	return r.Status == RunSucceeded || r.Status == RunFinishedWithGaps
 }
 
+// PaidCalls is how many of the run's calls were sent to the judge and
+// paid for: the calls the answer cache did not answer.
+func (r Run) PaidCalls() int {
+	return max(r.Calls-r.CachedCalls, 0)
+}
+
+// PartlyCached reports whether the answer cache answered some of the run's
+// calls but not all: its tokens and cost are then what it paid for the
+// other calls, less than its method costs.
+func (r Run) PartlyCached() bool {
+	return r.CachedCalls > 0 && r.CachedCalls < r.Calls
+}
+
+// WhollyCached reports whether the answer cache answered every call of the
+// run: it paid nothing, and its tokens and cost say nothing of its method.
+func (r Run) WhollyCached() bool {
+	return r.CachedCalls > 0 && r.CachedCalls >= r.Calls
+}
+
 // Batch statuses.
 const (
 	BatchPending = "pending"

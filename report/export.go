@@ -309,12 +309,12 @@ type (
 		// CachedCalls are the calls answered from the judge answer cache
 		// (no request, no cost); left out when none, so runs without any
 		// export as before.
-		CachedCalls      int      `json:"cached_calls,omitempty"`
-		PromptTokens     int      `json:"prompt_tokens"`
-		CompletionTokens int      `json:"completion_tokens"`
-		CostUSD          *float64 `json:"cost_usd"`
-		BatchesFailed    int      `json:"batches_failed"`
-		MissingScores    int      `json:"missing_scores"`
+		CachedCalls      int  `json:"cached_calls,omitempty"`
+		PromptTokens     int  `json:"prompt_tokens"`
+		CompletionTokens int  `json:"completion_tokens"`
+		CostUSD          *USD `json:"cost_usd"`
+		BatchesFailed    int  `json:"batches_failed"`
+		MissingScores    int  `json:"missing_scores"`
 	}
 	// JSONCriterion is one criterion's statistics and samples.
 	JSONCriterion struct {
@@ -429,7 +429,7 @@ func (r *Report) Export() JSONExport {
 			CreatedAt: run.CreatedAt, FinishedAt: run.FinishedAt},
 		Report: JSONReport{Provenance: exportProvenance(r.Provenance()),
 			Run: JSONRun{Status: run.Status, StatusReason: run.Error, Dataset: r.Dataset.Name, Task: run.RubricSnapshot.Task, Calls: run.Calls, CachedCalls: run.CachedCalls,
-				PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, CostUSD: run.CostUSD,
+				PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, CostUSD: USDOf(run.CostUSD),
 				BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores},
 			Criteria: []JSONCriterion{}}}
 	for _, c := range r.Criteria {

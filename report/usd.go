@@ -1,0 +1,69 @@
+package report
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Decimal places of exported amounts. Stored costs are sums of per-call
+// floats, so they carry noise such as 0.30000000000000004; exports write
+// them rounded, so the same cost always gives the same bytes.
+const (
+	// usdPlaces rounds a run's cost to the micro-dollar, far finer than
+	// any judge bills.
+	usdPlaces = 6
+	// usdPerSamplePlaces rounds a cost per sample to the nano-dollar: a
+	// cheap judge's cost per sample is a few micro-dollars, which six
+	// places would leave with one or two digits (or none).
+	usdPerSamplePlaces = 9
+)
+
+// USD is an amount of US dollars as exports write it: rounded to six
+// decimal places, trailing zeros dropped (0.3, 0.001234, 5).
+type USD float64
+
+// MarshalJSON writes the rounded amount; null when it is not a number.
+func (u USD) MarshalJSON() ([]byte, error) { return roundedUSD(float64(u), usdPlaces), nil }
+
+// USDPerSample is a cost per sample as exports write it: rounded to nine
+// decimal places, trailing zeros dropped.
+type USDPerSample float64
+
+// MarshalJSON writes the rounded amount; null when it is not a number.
+func (u USDPerSample) MarshalJSON() ([]byte, error) {
+	return roundedUSD(float64(u), usdPerSamplePlaces), nil
+}
+
+// USDOf is a stored cost as an export writes it; nil (unknown) stays nil.
+func USDOf(v *float64) *USD {
+	if v == nil {
+		return nil
+	}
+	u := USD(*v)
+	return &u
+}
+
+// USDPerSampleOf is a cost per sample as an export writes it; nil stays nil.
+func USDPerSampleOf(v *float64) *USDPerSample {
+	if v == nil {
+		return nil
+	}
+	u := USDPerSample(*v)
+	return &u
+}
+
+// roundedUSD formats v with places decimals and trims the zeros that
+// follow the last significant one.
+func roundedUSD(v float64, places int) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null")
+	}
+	s := strconv.FormatFloat(v, 'f', places, 64)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if s == "-0" {
+		// A tiny negative correction rounds to zero, not to "minus zero".
+		s = "0"
+	}
+	return []byte(s)
+}
