@@ -472,3 +472,51 @@ func TestPrintStylesheet(t *testing.T) {
 		}
 	})
 }
+
+// TestSharedPagesUseTheMethodsWords: a shared report of a method that
+// judges each sample once has no rounds, no batch bias and no batches, as
+// its run page has none; a shared BatchEval report keeps them. QA: a
+// shared G-Eval sample read "Round 1: 1.29 as Sample1 in batch 1" and its
+// report showed a table of rounds with batch bias.
+func TestSharedPagesUseTheMethodsWords(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		tests := []struct {
+			name        string
+			form        url.Values
+			wantBatches bool
+		}{
+			{"G-Eval", d.methodForm("geval", nil), false},
+			{"LLM-Eval", d.methodForm("llmeval", nil), false},
+			{"BatchEval", d.launchForm("2", "10"), true},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				run := env.waitRun(env.launch(tt.form), 60*time.Second)
+				if !run.Completed() {
+					t.Fatalf("run %s (%s), want it complete", run.Status, run.Error)
+				}
+				rows, err := env.db.ListDatasetRows(ctx, run.DatasetID, 0, 1)
+				if err != nil || len(rows) == 0 {
+					t.Fatalf("rows: %v (%d)", err, len(rows))
+				}
+				share := env.createShareVia(url.Values{"kind": {"run"}, "run_id": {strconv.FormatInt(run.ID, 10)}, "expires": {"7d"}})
+				report := env.getAs(share).Body.String()
+				sample := env.getAs(fmt.Sprintf("%s/samples/%d", share, rows[0].ID)).Body.String()
+				if got := strings.Contains(report, "<h3>Rounds</h3>") || strings.Contains(report, "Batch bias"); got != tt.wantBatches {
+					t.Errorf("shared report shows rounds and batch bias: %v, want %v", got, tt.wantBatches)
+				}
+				if got := strings.Contains(sample, " in batch "); got != tt.wantBatches {
+					t.Errorf("shared sample names a batch: %v, want %v", got, tt.wantBatches)
+				}
+				if got := strings.Contains(sample, "Round 1:"); got != tt.wantBatches {
+					t.Errorf("shared sample names a round: %v, want %v", got, tt.wantBatches)
+				}
+				if !tt.wantBatches && !strings.Contains(sample, "Score: ") {
+					t.Errorf("shared sample of a sample-wise method does not show its score as such")
+				}
+			})
+		}
+	})
+}
