@@ -520,3 +520,43 @@ func TestSharedPagesUseTheMethodsWords(t *testing.T) {
 		}
 	})
 }
+
+// TestUnreadableRateInTheMethodsWords: the unreadable-answer rate counts
+// "round scores" only for a method with rounds; a method that judges each
+// sample once has scores, on its run page, its shared report and its
+// standalone report alike. QA: a G-Eval run read "0 of 6 answered round
+// scores".
+func TestUnreadableRateInTheMethodsWords(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.demo()
+		tests := []struct {
+			name string
+			form url.Values
+			want string
+		}{
+			{"G-Eval", d.methodForm("geval", nil), "answered scores ("},
+			{"CloserLook", d.methodForm("closerlook", map[string]string{"samples": "2"}), "answered scores ("},
+			{"BatchEval", d.launchForm("2", "10"), "answered round scores ("},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				run := env.waitRun(env.launch(tt.form), 60*time.Second)
+				if !run.Completed() {
+					t.Fatalf("run %s (%s), want it complete", run.Status, run.Error)
+				}
+				share := env.createShareVia(url.Values{"kind": {"run"}, "run_id": {strconv.FormatInt(run.ID, 10)}, "expires": {"7d"}})
+				pages := map[string]string{
+					"run page":          env.get(fmt.Sprintf("/runs/%d", run.ID)).Body.String(),
+					"shared report":     env.getAs(share).Body.String(),
+					"standalone report": env.get(fmt.Sprintf("/runs/%d/report.html", run.ID)).Body.String(),
+				}
+				for name, body := range pages {
+					if !strings.Contains(body, tt.want) {
+						i := strings.Index(body, "Unreadable answers:")
+						t.Errorf("%s: no %q in %q", name, tt.want, body[max(i, 0):min(max(i, 0)+200, len(body))])
+					}
+				}
+			})
+		}
+	})
+}

@@ -540,9 +540,9 @@ func ReportCriterion(run models.Run, c report.CriterionReport, noAnswer int, hre
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var20 string
-			templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(reportNoAnswer(c, noAnswer))
+			templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(reportNoAnswer(c, noAnswer, runRoundWord(run)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 246, Col: 111}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 246, Col: 130}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var20))
 			if templ_7745c5c3_Err != nil {
@@ -558,9 +558,9 @@ func ReportCriterion(run models.Run, c report.CriterionReport, noAnswer int, hre
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var21 string
-		templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(runUnreadableAnswered(c, noAnswer))
+		templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(runUnreadableAnswered(c, noAnswer, runRoundWord(run)))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 248, Col: 127}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 248, Col: 146}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var21))
 		if templ_7745c5c3_Err != nil {
