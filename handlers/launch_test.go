@@ -290,7 +290,7 @@ func TestLaunchAllMethods(t *testing.T) {
 		if rec.Code != http.StatusUnprocessableEntity {
 			t.Errorf("n = 0: status %d, want 422", rec.Code)
 		}
-		if body := rec.Body.String(); !strings.Contains(body, "No method was launched") || !strings.Contains(body, "samples n must be between 1 and 100, got 0") {
+		if body := rec.Body.String(); !strings.Contains(body, "No method was launched") || !strings.Contains(body, "Samples n: 0 is out of range; use 1 to 100.") {
 			t.Errorf("n = 0: the form does not say why")
 		}
 		if es, _ := env.db.ListExperiments(ctx, env.ws.ID, env.project.ID); len(es) != 0 {
