@@ -144,6 +144,8 @@ func formatSize(n int64) string {
 
 var errNoRows = &ParseError{Msg: "the file has no rows"}
 
+var errNoColumns = &ParseError{Msg: `the file has no columns: every row is an empty object ({}); give each row its fields, e.g. {"id": "s1", "response": "…", "rating": 4}`}
+
 // Parse reads a whole upload in the given format. It streams: memory grows
 // with the parsed table, not with a second copy of the file. A leading UTF-8
 // byte order mark is dropped; any other encoding is refused. On error it
@@ -207,6 +209,11 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 	}
 	if p.rows == 0 {
 		return Summary{}, errNoRows
+	}
+	if len(p.table.Columns) == 0 {
+		// Only JSON gets here ({} rows): without a column the mapping page
+		// has nothing to offer and the import nothing to show the judge.
+		return Summary{}, errNoColumns
 	}
 	return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated}, nil
 }
