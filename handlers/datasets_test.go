@@ -108,8 +108,10 @@ func TestUploadRefusesBrokenFiles(t *testing.T) {
 			want     string
 		}{
 			{"invalid JSON line", "rows.jsonl", "{\"id\": 1, \"text\": \"fine\"}\n{\"id\": 2, \"text\": oops}\n", "line 2: invalid JSON"},
-			{"empty file", "rows.csv", "", "the file is empty"},
-			{"header only", "rows.csv", "id,text\n", "only a header"},
+			// Each says what to do (QA: "the file is empty" alone did not).
+			{"empty file", "rows.csv", "", "the file is empty: choose the file that holds your data"},
+			{"header only", "rows.csv", "id,text\n", "only a header: add one row per sample under it; if that line is itself a sample, tick &#34;The first row is data&#34; on the upload form and upload it again"},
+			{"empty json array", "rows.json", "[]", "the file has no rows: it needs one row (in JSON, one object) per sample"},
 			{"ragged CSV row", "rows.csv", "id,text\na,hello\nb,hello,again\n", "line 3: this row has 3 fields"},
 			{"workbook", "rows.xlsx", "PK\x03\x04rest", "workbooks"},
 			// The file type is named, with what to do.

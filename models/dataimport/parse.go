@@ -142,7 +142,7 @@ func formatSize(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-var errNoRows = &ParseError{Msg: "the file has no rows"}
+var errNoRows = &ParseError{Msg: "the file has no rows: it needs one row (in JSON, one object) per sample"}
 
 var errNoColumns = &ParseError{Msg: `the file has no columns: every row is an empty object ({}); give each row its fields, e.g. {"id": "s1", "response": "…", "rating": 4}`}
 
@@ -496,7 +496,7 @@ func (p *parser) parseCSV(r io.Reader, noHeader bool, hint string) error {
 		}
 	}
 	if p.rows == 0 {
-		return &ParseError{Msg: "the file has no rows, only a header"}
+		return &ParseError{Msg: `the file has no rows, only a header: add one row per sample under it; if that line is itself a sample, tick "The first row is data" on the upload form and upload it again`}
 	}
 	return nil
 }
