@@ -272,3 +272,27 @@ func TestDatasetPaging(t *testing.T) {
 		}
 	})
 }
+
+// TestOneRowDatasetCountsInTheSingular: a file of one row reads "1 row",
+// not "1 rows", on its mapping page (with "The only row" as its preview)
+// and on the dataset's page.
+func TestOneRowDatasetCountsInTheSingular(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		token := env.uploadToken("one.csv", "id,answer\nq1,Paris is the capital.\n")
+		body := env.get(env.mapPath() + "?token=" + token).Body.String()
+		if missing := bodyLacks(body, "one.csv · csv · 1 row · 2 columns", "The only row, to recognise the columns"); len(missing) > 0 {
+			t.Errorf("mapping page lacks %q", missing)
+		}
+		if strings.Contains(body, "1 rows") {
+			t.Errorf("mapping page says \"1 rows\"")
+		}
+		rec := env.postForm(env.mapPath(), url.Values{"token": {token}, "name": {"One"}, "id_column": {"id"}, "show_1": {"1"}, "label_1": {"Answer"}})
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("POST map = %d, want 303: %s", rec.Code, rec.Body)
+		}
+		page := env.get(rec.Header().Get("Location")).Body.String()
+		if !strings.Contains(page, `data-testid="row-count">1 row<`) {
+			t.Errorf("dataset page does not say \"1 row\"")
+		}
+	})
+}
