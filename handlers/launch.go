@@ -108,7 +108,7 @@ func parseLaunchInput(vals url.Values) launchInput {
 		in.Method = m
 	}
 	if !knownMethod(in.Method) {
-		in.errs = append(in.errs, fieldError{fmt.Sprintf("Method: %q is not one of %s.", in.Method, methodLabels()), "", "method"})
+		in.errs = append(in.errs, fieldError{fmt.Sprintf("Method: %q is not a method; use %s.", in.Method, methodChoices()), "", "method"})
 	}
 	s, ms := &in.Settings, &in.MethodSettings
 	// The ranges are Settings.Validate's and MethodSettings.Validate's,
@@ -966,11 +966,13 @@ func methodNames() []evaluator.Method {
 	return out
 }
 
-// methodLabels lists the registered methods' display names, "A, B or C".
-func methodLabels() string {
+// methodChoices lists the methods as a request names them, each with its
+// label ("batcheval for BatchEval, geval for G-Eval…"): a script sending an
+// unknown name learns the names it can send.
+func methodChoices() string {
 	var labels []string
 	for _, m := range methods.All() {
-		labels = append(labels, m.Label())
+		labels = append(labels, string(m.Name())+" for "+m.Label())
 	}
 	if len(labels) < 2 {
 		return strings.Join(labels, "")
