@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -557,6 +558,40 @@ func TestUnreadableRateInTheMethodsWords(t *testing.T) {
 					}
 				}
 			})
+		}
+	})
+}
+
+// TestSharedComparisonSaysUndefined: an agreement between two runs that
+// cannot be measured (one run gave every sample the same score) reads
+// "undefined" on the shared comparison, as on the dashboard's compare
+// page; it read "—". A measurable one shows its figure.
+func TestSharedComparisonSaysUndefined(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.demo()
+		runA := env.waitRun(env.launch(d.launchForm("1", "10")), 60*time.Second)
+		runB := env.waitRun(env.launch(d.launchForm("1", "10")), 60*time.Second)
+		runC := env.waitRun(env.launch(d.launchForm("2", "10")), 60*time.Second)
+		// Run B gave every sample the same score.
+		must(t, env.db.Gorm.Exec(`UPDATE run_scores SET score = 3 WHERE run_id = ?`, runB.ID).Error)
+		// Its stored report is rebuilt from those scores.
+		must(t, env.db.Gorm.Exec(`DELETE FROM run_sample_results WHERE run_id = ?`, runB.ID).Error)
+		must(t, env.db.Gorm.Exec(`DELETE FROM run_summaries WHERE run_id = ?`, runB.ID).Error)
+		agreement := func(a, b models.Run) string {
+			link := env.createShareVia(url.Values{"kind": {"compare"}, "run_id": {strconv.FormatInt(a.ID, 10)},
+				"other_run_id": {strconv.FormatInt(b.ID, 10)}, "expires": {"1d"}})
+			body := env.getAs(link).Body.String()
+			m := regexp.MustCompile(`Between the two runs' final scores.*?<td>Pearson r</td><td class="num"[^>]*>([^<]*)<`).FindStringSubmatch(body)
+			if m == nil {
+				t.Fatalf("the shared comparison shows no agreement between the runs")
+			}
+			return m[1]
+		}
+		if got := agreement(runA, runB); got != "undefined" {
+			t.Errorf("agreement with a run of one score: %q, want \"undefined\"", got)
+		}
+		if got := agreement(runA, runC); got == "undefined" || got == "—" {
+			t.Errorf("agreement of two judged runs: %q, want a figure", got)
 		}
 	})
 }
