@@ -595,3 +595,30 @@ func TestSharedComparisonSaysUndefined(t *testing.T) {
 		}
 	})
 }
+
+// TestSharedExperimentSaysBoldIsNoVerdict: the shared experiment and its
+// standalone report have no headline testing the best run's lead, so they
+// say that a bold figure is not a verdict. QA: a shared table bolded the
+// best run of ten samples, with no word that the runs were tied.
+func TestSharedExperimentSaysBoldIsNoVerdict(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.demo()
+		rec := env.postForm(fmt.Sprintf("/projects/%d/experiments", env.project.ID), d.launchForm("1", "10"))
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("launch all: %d %s", rec.Code, rec.Body)
+		}
+		var exp int64
+		if _, err := fmt.Sscanf(rec.Header().Get("Location"), "/experiments/%d", &exp); err != nil {
+			t.Fatalf("launch all went to %q", rec.Header().Get("Location"))
+		}
+		link := env.createShareVia(url.Values{"kind": {"experiment"}, "experiment_id": {strconv.FormatInt(exp, 10)}, "expires": {"7d"}})
+		for name, body := range map[string]string{
+			"shared experiment": env.getAs(link).Body.String(),
+			"standalone report": env.getAs(link + "/report.html").Body.String(),
+		} {
+			if !strings.Contains(body, "A bold figure is only the highest as displayed: this report does not test whether it is more than chance") {
+				t.Errorf("%s: no word that bold is not a verdict", name)
+			}
+		}
+	})
+}
