@@ -150,6 +150,11 @@ func (h *Handlers) startAlignment(c echo.Context) error {
 		return err
 	}
 	calIDs, heldIDs, worst := plan.calibration, plan.heldOut, plan.worst
+	if plan.rated < align.MinHeldOut {
+		// No share helps: say so rather than suggest a larger one.
+		return failed(fmt.Sprintf("This run has %d %s with a human rating on %s; the held-out part alone needs at least %d, whatever its share. Align the judge on a run of a dataset with more rated samples.",
+			plan.rated, plural(plan.rated, "sample", "samples"), crit.Name, align.MinHeldOut))
+	}
 	if plan.heldRated < align.MinHeldOut {
 		return failed(fmt.Sprintf("The held-out part would have %d samples with a human rating; at least %d are needed to measure a change. Use a larger dataset or a larger held-out share.",
 			plan.heldRated, align.MinHeldOut))
@@ -175,8 +180,9 @@ func (h *Handlers) startAlignment(c echo.Context) error {
 type alignmentPlan struct {
 	calibration, heldOut []int64
 	// heldRated counts the held-out samples with a human rating, items
-	// the calibration samples with both a judge score and a human rating.
-	heldRated, items int
+	// the calibration samples with both a judge score and a human rating,
+	// rated every sample with a human rating.
+	heldRated, items, rated int
 	// worst are the align.DraftCases largest calibration disagreements,
 	// with their samples' ids and text.
 	worst []align.Item
@@ -200,6 +206,9 @@ func (h *Handlers) planAlignment(ctx context.Context, run models.Run, ci int, se
 	held := idSet(p.heldOut)
 	var items []align.Item
 	for _, s := range as.scores {
+		if s.Human != nil {
+			p.rated++
+		}
 		switch {
 		case held[s.RowID]:
 			if s.Human != nil {

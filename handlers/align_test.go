@@ -392,3 +392,39 @@ func TestRubricEditorKeepsExamples(t *testing.T) {
 		}
 	})
 }
+
+// TestAlignmentOnTooFewRatedSamples: a run with fewer rated samples than
+// the held-out part needs is told so, not advised to hold out a larger
+// share, which could never be enough. QA: a run of 3 rated samples read
+// "Use a larger dataset or a larger held-out share".
+func TestAlignmentOnTooFewRatedSamples(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		token := env.uploadToken("qa.csv", goodCSV)
+		rec := env.postForm(env.mapPath(), url.Values{"token": {token}, "name": {"Quiz"}, "id_column": {"id"},
+			"show_1": {"1"}, "label_1": {"Question"}, "show_2": {"1"}, "label_2": {"Answer"}, "rating_3": {"1"}})
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("import: %d %s", rec.Code, rec.Body)
+		}
+		var dsID int64
+		if _, err := fmt.Sscanf(rec.Header().Get("Location"), "/datasets/%d", &dsID); err != nil {
+			t.Fatalf("import went to %q", rec.Header().Get("Location"))
+		}
+		r := models.Rubric{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, Name: "Quiz", Task: "An answer to a quiz question.",
+			Criteria: []evaluator.Criterion{{Name: "Correct", Description: "Is the answer right?", Lo: 1, Hi: 5, HumanColumn: "quality"}}}
+		if err := env.db.SaveRubric(ctx, &r); err != nil {
+			t.Fatal(err)
+		}
+		d := env.demo()
+		d.dataset.ID, d.rubric = dsID, r
+		run := env.waitRun(env.launch(d.launchForm("1", "10")), 60*time.Second)
+		rec = env.postForm(fmt.Sprintf("/runs/%d/align", run.ID), url.Values{"criterion": {"0"}, "seed": {"1"}, "held_out_percent": {"90"}})
+		body := rec.Body.String()
+		if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(body, "This run has 2 samples with a human rating on Correct; the held-out part alone needs at least 10, whatever its share.") {
+			t.Errorf("status %d; want 422 saying the run has too few rated samples", rec.Code)
+		}
+		if strings.Contains(body, "larger held-out share") {
+			t.Errorf("advises a larger held-out share, which cannot help")
+		}
+	})
+}

@@ -108,8 +108,10 @@ func TestUploadRefusesBrokenFiles(t *testing.T) {
 			want     string
 		}{
 			{"invalid JSON line", "rows.jsonl", "{\"id\": 1, \"text\": \"fine\"}\n{\"id\": 2, \"text\": oops}\n", "line 2: invalid JSON"},
-			{"empty file", "rows.csv", "", "the file is empty"},
-			{"header only", "rows.csv", "id,text\n", "only a header"},
+			// Each says what to do (QA: "the file is empty" alone did not).
+			{"empty file", "rows.csv", "", "the file is empty: choose the file that holds your data"},
+			{"header only", "rows.csv", "id,text\n", "only a header: add one row per sample under it; if that line is itself a sample, tick &#34;The first row is data&#34; on the upload form and upload it again"},
+			{"empty json array", "rows.json", "[]", "the file has no rows: it needs one row (in JSON, one object) per sample"},
 			{"ragged CSV row", "rows.csv", "id,text\na,hello\nb,hello,again\n", "line 3: this row has 3 fields"},
 			{"workbook", "rows.xlsx", "PK\x03\x04rest", "workbooks"},
 			// The file type is named, with what to do.
@@ -267,6 +269,30 @@ func TestDatasetPaging(t *testing.T) {
 					t.Errorf("dataset%s contains %q", tt.query, nw)
 				}
 			}
+		}
+	})
+}
+
+// TestOneRowDatasetCountsInTheSingular: a file of one row reads "1 row",
+// not "1 rows", on its mapping page (with "The only row" as its preview)
+// and on the dataset's page.
+func TestOneRowDatasetCountsInTheSingular(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		token := env.uploadToken("one.csv", "id,answer\nq1,Paris is the capital.\n")
+		body := env.get(env.mapPath() + "?token=" + token).Body.String()
+		if missing := bodyLacks(body, "one.csv · csv · 1 row · 2 columns", "The only row, to recognise the columns"); len(missing) > 0 {
+			t.Errorf("mapping page lacks %q", missing)
+		}
+		if strings.Contains(body, "1 rows") {
+			t.Errorf("mapping page says \"1 rows\"")
+		}
+		rec := env.postForm(env.mapPath(), url.Values{"token": {token}, "name": {"One"}, "id_column": {"id"}, "show_1": {"1"}, "label_1": {"Answer"}})
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("POST map = %d, want 303: %s", rec.Code, rec.Body)
+		}
+		page := env.get(rec.Header().Get("Location")).Body.String()
+		if !strings.Contains(page, `data-testid="row-count">1 row<`) {
+			t.Errorf("dataset page does not say \"1 row\"")
 		}
 	})
 }

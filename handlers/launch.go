@@ -108,17 +108,21 @@ func parseLaunchInput(vals url.Values) launchInput {
 		in.Method = m
 	}
 	if !knownMethod(in.Method) {
-		in.errs = append(in.errs, fieldError{fmt.Sprintf("Method: %q is not one of %s.", in.Method, methodLabels()), "", "method"})
+		in.errs = append(in.errs, fieldError{fmt.Sprintf("Method: %q is not a method; use %s.", in.Method, methodChoices()), "", "method"})
 	}
 	s, ms := &in.Settings, &in.MethodSettings
+	// The ranges are Settings.Validate's and MethodSettings.Validate's,
+	// checked here too so that every field out of range is named beside
+	// it at once, not one per submission in the form's summary.
 	ints := []struct {
-		key   methods.Setting
-		label string
-		dst   *int
+		key    methods.Setting
+		label  string
+		dst    *int
+		lo, hi int
 	}{
-		{methods.SettingRounds, "Rounds", &s.Rounds},
-		{methods.SettingBatchSize, "Batch size", &s.BatchSize},
-		{methods.SettingSamples, "Samples n", &ms.Samples},
+		{methods.SettingRounds, "Rounds", &s.Rounds, 1, 50},
+		{methods.SettingBatchSize, "Batch size", &s.BatchSize, 1, 100},
+		{methods.SettingSamples, "Samples n", &ms.Samples, 1, 100},
 	}
 	for _, f := range ints {
 		key := string(f.key)
@@ -130,17 +134,25 @@ func parseLaunchInput(vals url.Values) launchInput {
 				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %q is not a whole number.", f.label, v), f.key, key})
 				continue
 			}
+			// Kept even when out of range, so that the estimate, which
+			// validates the settings, says why it has no figures.
+			if n < f.lo || n > f.hi {
+				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %d is out of range; use %d to %d.", f.label, n, f.lo, f.hi), f.key, key})
+			}
 			*f.dst = n
 		}
 	}
+	// loOpen: the lowest value is itself refused (top_p 0 samples nothing).
 	floats := []struct {
-		key   methods.Setting
-		label string
-		dst   *float64
+		key    methods.Setting
+		label  string
+		dst    *float64
+		lo, hi float64
+		loOpen bool
 	}{
-		{methods.SettingTemperature, "Temperature", &s.Temperature},
-		{methods.SettingTopP, "top_p", &s.TopP},
-		{methods.SettingSampleTemperature, "Sample temperature", &ms.SampleTemperature},
+		{methods.SettingTemperature, "Temperature", &s.Temperature, 0, 2, false},
+		{methods.SettingTopP, "top_p", &s.TopP, 0, 1, true},
+		{methods.SettingSampleTemperature, "Sample temperature", &ms.SampleTemperature, 0, 2, false},
 	}
 	for _, f := range floats {
 		key := string(f.key)
@@ -151,6 +163,13 @@ func parseLaunchInput(vals url.Values) launchInput {
 			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %q is not a number.", f.label, v), f.key, key})
 				continue
+			}
+			if x < f.lo || x > f.hi || (f.loOpen && x == f.lo) {
+				rng := fmt.Sprintf("%g to %g", f.lo, f.hi)
+				if f.loOpen {
+					rng = fmt.Sprintf("more than %g, up to %g", f.lo, f.hi)
+				}
+				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %g is out of range; use %s.", f.label, x, rng), f.key, key})
 			}
 			*f.dst = x
 		}
@@ -187,6 +206,9 @@ func parseLaunchInput(vals url.Values) launchInput {
 		if err != nil || math.IsNaN(x) {
 			in.errs = append(in.errs, fieldError{fmt.Sprintf("Spending cap: %q is not an amount of US dollars.", v), "", "spend_cap_usd"}) // every method: "" blocks them all
 		} else {
+			if !(x > 0) || math.IsInf(x, 1) {
+				in.errs = append(in.errs, fieldError{fmt.Sprintf("Spending cap: %s is not a positive amount of US dollars; leave the field empty for no cap.", v), "", "spend_cap_usd"})
+			}
 			s.SpendCapUSD = &x
 		}
 	}
@@ -964,11 +986,13 @@ func methodNames() []evaluator.Method {
 	return out
 }
 
-// methodLabels lists the registered methods' display names, "A, B or C".
-func methodLabels() string {
+// methodChoices lists the methods as a request names them, each with its
+// label ("batcheval for BatchEval, geval for G-Eval…"): a script sending an
+// unknown name learns the names it can send.
+func methodChoices() string {
 	var labels []string
 	for _, m := range methods.All() {
-		labels = append(labels, m.Label())
+		labels = append(labels, string(m.Name())+" for "+m.Label())
 	}
 	if len(labels) < 2 {
 		return strings.Join(labels, "")

@@ -254,6 +254,40 @@ func TestLaunchErrorsNextToFields(t *testing.T) {
 	})
 }
 
+// Values out of range show at once too, each next to its field. QA:
+// rounds 0, temperature 3 and a cap of -1 came back one per submission,
+// in the list at the top only.
+func TestLaunchRangeErrorsNextToFields(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		f := env.demo().launchForm("0", "101")
+		f.Set("temperature", "3")
+		f.Set("top_p", "0")
+		f.Set("spend_cap_usd", "-1")
+		rec := env.postForm(fmt.Sprintf("/projects/%d/runs", env.project.ID), f)
+		if rec.Code != http.StatusUnprocessableEntity {
+			t.Fatalf("status %d, want 422", rec.Code)
+		}
+		body := rec.Body.String()
+		want := map[string]string{
+			"rounds":        "Rounds: 0 is out of range; use 1 to 50.",
+			"batch_size":    "Batch size: 101 is out of range; use 1 to 100.",
+			"temperature":   "Temperature: 3 is out of range; use 0 to 2.",
+			"top_p":         "top_p: 0 is out of range; use more than 0, up to 1.",
+			"spend_cap_usd": "Spending cap: -1 is not a positive amount of US dollars; leave the field empty for no cap.",
+		}
+		for field, msg := range want {
+			i := strings.Index(body, `data-testid="field-error-`+field+`"`)
+			if i < 0 {
+				t.Errorf("no message next to %s", field)
+				continue
+			}
+			if next := body[i:]; !strings.Contains(next[:strings.Index(next, "</div>")], msg) {
+				t.Errorf("next to %s: want %q", field, msg)
+			}
+		}
+	})
+}
+
 // An empty project's launch form says what is missing, with links.
 func TestLaunchFormEmptyProject(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {

@@ -290,7 +290,7 @@ func TestLaunchAllMethods(t *testing.T) {
 		if rec.Code != http.StatusUnprocessableEntity {
 			t.Errorf("n = 0: status %d, want 422", rec.Code)
 		}
-		if body := rec.Body.String(); !strings.Contains(body, "No method was launched") || !strings.Contains(body, "samples n must be between 1 and 100, got 0") {
+		if body := rec.Body.String(); !strings.Contains(body, "No method was launched") || !strings.Contains(body, "Samples n: 0 is out of range; use 1 to 100.") {
 			t.Errorf("n = 0: the form does not say why")
 		}
 		if es, _ := env.db.ListExperiments(ctx, env.ws.ID, env.project.ID); len(es) != 0 {
@@ -363,7 +363,7 @@ func TestLaunchMethodInvalidInputs(t *testing.T) {
 			{"CloserLook with n = 0", d.methodForm("closerlook", map[string]string{"samples": "0"}), "samples n must be between 1 and 100, got 0"},
 			{"CloserLook with n unreadable", d.methodForm("closerlook", map[string]string{"samples": "twenty"}), `Samples n: "twenty" is not a whole number.`},
 			{"sample temperature too high", d.methodForm("geval", map[string]string{"sample_temperature": "3"}), "sample temperature must be between 0 and 2"},
-			{"unknown method", d.methodForm("oracle", nil), `Method: "oracle" is not one of BatchEval, G-Eval, LLM-Eval or CloserLook (analyze-rate).`},
+			{"unknown method", d.methodForm("oracle", nil), `Method: "oracle" is not a method; use batcheval for BatchEval, geval for G-Eval, llmeval for LLM-Eval or closerlook for CloserLook (analyze-rate).`},
 			{"BatchEval with top_p unreadable", d.methodForm("batcheval", map[string]string{"top_p": "most"}), `top_p: "most" is not a number.`},
 			{"LLM-Eval with temperature unreadable", d.methodForm("llmeval", map[string]string{"temperature": "warm"}), `Temperature: "warm" is not a number.`},
 			{"G-Eval with seed unreadable", d.methodForm("geval", map[string]string{"seed": "x"}), `Seed: "x" is not a whole number.`},

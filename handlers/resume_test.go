@@ -97,3 +97,50 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestResumeNotOfferedWhenEveryBatchAnswered: a run that ended with gaps
+// only because scores in answered batches could not be read has nothing a
+// resume would send. Its page offers no resume button but says why and
+// what would help, and a posted resume is refused with that reason instead
+// of queuing the run for nothing.
+func TestResumeNotOfferedWhenEveryBatchAnswered(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		runID := env.launch(env.demo().launchForm("1", "10"))
+		run := env.waitRun(runID, 30*time.Second)
+		if run.Status != models.RunSucceeded {
+			t.Fatalf("run %s (error %q), want succeeded", run.Status, run.Error)
+		}
+		// One unreadable score in an answered batch, as the runner records it.
+		bs, err := env.db.ListBatches(ctx, runID)
+		if err != nil || len(bs) == 0 {
+			t.Fatalf("batches: %v (%d)", err, len(bs))
+		}
+		must(t, env.db.Gorm.Exec(`UPDATE run_scores SET score = NULL WHERE batch_id = ? AND row_id = ?`, bs[0].ID, bs[0].RowIDs[0]).Error)
+		must(t, env.db.Gorm.Exec(`UPDATE runs SET status = ?, missing_scores = 1, error = ? WHERE id = ?`,
+			models.RunFinishedWithGaps, "1 of 150 scores are missing (failed calls or unreadable answers)", runID).Error)
+
+		runPath := fmt.Sprintf("/runs/%d", runID)
+		body := env.get(runPath).Body.String()
+		if strings.Contains(body, `data-testid="resume"`) {
+			t.Errorf("a run whose every batch was answered offers to resume")
+		}
+		if !strings.Contains(body, `data-testid="resume-nothing"`) || !strings.Contains(body, "resuming would send nothing") {
+			t.Errorf("the page does not say why there is no resume")
+		}
+		rec := env.postForm(runPath+"/resume", nil)
+		if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != runPath {
+			t.Errorf("resume: status %d to %q, want 303 to %s", rec.Code, rec.Header().Get("Location"), runPath)
+		}
+		if got := rec.Header().Get("Set-Cookie"); !strings.Contains(got, "error:") {
+			t.Errorf("resume: flash cookie %q, want an error", got)
+		}
+		after, err := env.db.FindRun(ctx, env.ws.ID, runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Status != models.RunFinishedWithGaps || after.Resumes != run.Resumes {
+			t.Errorf("after the refused resume: %s, %d resumes; want finished_with_gaps, %d", after.Status, after.Resumes, run.Resumes)
+		}
+	})
+}

@@ -242,7 +242,7 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		if r.ID == q.RunID {
 			run = r
 		}
-		v.Runs = append(v.Runs, web.ReviewRunOption{ID: r.ID, Name: r.Name})
+		v.Runs = append(v.Runs, web.ReviewRunOption{ID: r.ID, Name: r.Name, Simulated: r.Simulated})
 	}
 	q.RunID = run.ID
 	if q.Criterion < 0 || q.Criterion >= len(run.RubricSnapshot.Criteria) {

@@ -333,3 +333,44 @@ func TestDatasetExportDefusesFormulas(t *testing.T) {
 		}
 	})
 }
+
+// TestReviewQueueLabelsTheSimulatedJudge: once the judge shows in the
+// review queue, a simulated judge's scores and analyses are labelled as
+// such, and so is its run among the queue's choices; a sample-wise method's
+// score is no "Round 1". QA: the queue showed the simulated judge's
+// analysis as "The judge", with no word that no language model wrote it.
+func TestReviewQueueLabelsTheSimulatedJudge(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.demo()
+		batch := env.waitRun(env.launch(d.launchForm("2", "10")), 60*time.Second)
+		geval := env.waitRun(env.launch(d.methodForm("geval", nil)), 60*time.Second)
+		queue := func(run models.Run) string {
+			return env.get(fmt.Sprintf("/datasets/%d/review?criterion=0&i=0&order=disagreement&run=%d&seed=1&blind=off", d.dataset.ID, run.ID)).Body.String()
+		}
+		judgeSection := func(body string) string {
+			i := strings.Index(body, `data-testid="review-judge"`)
+			if i < 0 {
+				t.Fatalf("the judge is not shown with blind mode off")
+			}
+			return body[i:]
+		}
+		body := queue(batch)
+		if j := judgeSection(body); !strings.Contains(j, `data-testid="simulated-badge"`) || !strings.Contains(j, `data-testid="review-simulated"`) {
+			t.Errorf("the simulated judge's scores are not labelled as such")
+		}
+		if !strings.Contains(body, fmt.Sprintf("<option value=\"%d\" selected>%s (simulated judge)", batch.ID, batch.Name)) {
+			t.Errorf("the run choice does not say the run is the simulated judge's")
+		}
+		if j := judgeSection(body); !strings.Contains(j, "Round 1:") {
+			t.Errorf("BatchEval's rounds are not named")
+		}
+		if j := judgeSection(queue(geval)); strings.Contains(j, "Round 1:") || !strings.Contains(j, "Score: ") {
+			t.Errorf("G-Eval's one score is named as a round")
+		}
+		// A real judge's run carries no such label.
+		must(t, env.db.Gorm.Model(&models.Run{}).Where("id = ?", batch.ID).Update("simulated", false).Error)
+		if j := judgeSection(queue(batch)); strings.Contains(j, `data-testid="simulated-badge"`) || strings.Contains(j, `data-testid="review-simulated"`) {
+			t.Errorf("a run of a real judge is labelled simulated")
+		}
+	})
+}

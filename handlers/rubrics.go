@@ -292,8 +292,11 @@ func (h *Handlers) renderRubricEditor(c echo.Context, status int, p models.Proje
 	}
 	slices.Sort(human)
 	v.HumanColumns = slices.Compact(human)
-	if v.PreviewDataset == 0 && len(datasets) > 0 {
-		v.PreviewDataset = datasets[0].ID
+	// Unchosen, the preview shows the dataset a run would judge: the main
+	// one, as the launch form chooses it, not the newest upload (perhaps a
+	// noisy copy, or a file just uploaded to try).
+	if d := mainDataset(p, datasets); v.PreviewDataset == 0 && d != nil {
+		v.PreviewDataset = d.ID
 	}
 	if withPreview && v.PreviewDataset != 0 {
 		f.PreviewDataset = v.PreviewDataset

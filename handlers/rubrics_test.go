@@ -182,3 +182,27 @@ func TestRubricPreview(t *testing.T) {
 		}
 	})
 }
+
+// TestRubricPreviewStartsOnTheMainDataset: the prompt preview of a new
+// rubric shows the dataset a run would judge, the project's main one, not
+// the newest upload. QA: a huge file uploaded to try became the preview
+// (a 3 MB page) although the launch form kept the main dataset.
+func TestRubricPreviewStartsOnTheMainDataset(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.demo()
+		token := env.uploadToken("later.csv", goodCSV)
+		rec := env.postForm(env.mapPath(), url.Values{"token": {token}, "name": {"Later upload"}, "id_column": {"id"},
+			"show_1": {"1"}, "label_1": {"Question"}, "rating_3": {"1"}})
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("POST map = %d, want 303: %s", rec.Code, rec.Body)
+		}
+		body := env.get(fmt.Sprintf("/projects/%d/rubrics/new", env.project.ID)).Body.String()
+		want := fmt.Sprintf(`<option value="%d" selected>`, d.dataset.ID)
+		if !strings.Contains(body, want) {
+			t.Errorf("the preview does not start on the main dataset %q", d.dataset.Name)
+		}
+		if strings.Contains(body, "of <strong>Later upload</strong>") {
+			t.Errorf("the preview shows the newest upload")
+		}
+	})
+}

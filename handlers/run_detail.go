@@ -71,7 +71,7 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64) (w
 	// The batches this sample was in, the ids of their other samples and
 	// those samples' scores in them.
 	batches := map[int64]models.RunBatch{}
-	mateScores := map[int64]map[int64]*float64{} // [batch][row] on the batch's criterion
+	mateScores := map[int64]map[int64]models.RunScore{} // [batch][row] on the batch's criterion
 	var mateIDs []int64
 	for _, s := range scores {
 		if _, seen := batches[s.BatchID]; seen {
@@ -87,10 +87,10 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64) (w
 		if err != nil {
 			return web.RunSampleView{}, err
 		}
-		mateScores[b.ID] = map[int64]*float64{}
+		mateScores[b.ID] = map[int64]models.RunScore{}
 		for _, ms := range bs {
 			if ms.CriterionIndex == s.CriterionIndex {
-				mateScores[b.ID][ms.RowID] = ms.Score
+				mateScores[b.ID][ms.RowID] = ms
 			}
 		}
 	}
@@ -127,7 +127,8 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64) (w
 				if id == rowID {
 					continue
 				}
-				mate := web.RunSampleMate{RowID: id, ExternalID: fmt.Sprintf("#%d", id), Score: mateScores[b.ID][id]}
+				ms := mateScores[b.ID][id]
+				mate := web.RunSampleMate{RowID: id, ExternalID: fmt.Sprintf("#%d", id), Label: ms.Label, Score: ms.Score}
 				if m, ok := mates[id]; ok {
 					mate.ExternalID = m.ExternalID
 					if crit.HumanColumn != "" {

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,6 +152,62 @@ func TestSampleShowsWhyAScoreIsMissing(t *testing.T) {
 					t.Errorf("the sample page shows %q", tt.unwanted)
 				}
 			})
+		}
+	})
+}
+
+// TestSampleNamesItsBatchMatesAsTheAnswerDoes: the judge's whole answer
+// names a batch's samples Sample1, Sample2…, so the sample page (and the
+// shared one) gives each batch mate that name beside its id. QA: the
+// mates were listed by id only, and a reader could not tell which part of
+// the answer was about which neighbour.
+func TestSampleNamesItsBatchMatesAsTheAnswerDoes(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		runID := env.launch(env.demo().launchForm("1", "5"))
+		run := env.waitRun(runID, 30*time.Second)
+		rows, err := env.db.ListDatasetRows(ctx, run.DatasetID, 0, 1)
+		if err != nil || len(rows) == 0 {
+			t.Fatalf("rows: %v (%d)", err, len(rows))
+		}
+		row := rows[0]
+		scores, err := env.db.ListRowScores(ctx, runID, row.ID)
+		if err != nil || len(scores) == 0 {
+			t.Fatalf("scores: %v", err)
+		}
+		batchScores, err := env.db.ListBatchScores(ctx, runID, scores[0].BatchID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := env.db.FindBatch(ctx, runID, scores[0].BatchID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mates, err := env.db.FindDatasetRows(ctx, run.DatasetID, b.RowIDs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		share := env.createShareVia(url.Values{"kind": {"run"}, "run_id": {strconv.FormatInt(runID, 10)}, "expires": {"7d"}})
+		live := env.get(fmt.Sprintf("/runs/%d/samples/%d", runID, row.ID)).Body.String()
+		shared := env.get(fmt.Sprintf("%s/samples/%d", share, row.ID)).Body.String()
+		checked := 0
+		for _, ms := range batchScores {
+			if ms.RowID == row.ID || ms.CriterionIndex != scores[0].CriterionIndex {
+				continue
+			}
+			checked++
+			ext := mates[ms.RowID].ExternalID
+			wantLive := fmt.Sprintf(`data-testid="mate-label">Sample%d</td><td><a href="/runs/%d/samples/%d" data-testid="mate">%s</a>`, ms.Label, runID, ms.RowID, ext)
+			if !strings.Contains(live, wantLive) {
+				t.Errorf("sample page: mate %s is not named Sample%d as in the answer", ext, ms.Label)
+			}
+			wantShared := fmt.Sprintf(`data-testid="mate">%s</a> <span class="muted" data-testid="mate-label">(Sample%d)</span>`, ext, ms.Label)
+			if !strings.Contains(shared, wantShared) {
+				t.Errorf("shared sample page: mate %s is not named Sample%d as in the answer", ext, ms.Label)
+			}
+		}
+		if checked == 0 {
+			t.Fatalf("the sample's first batch has no other samples to check")
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -468,6 +469,155 @@ func TestPrintStylesheet(t *testing.T) {
 		for _, want := range []string{"header.top", "display:none", "svg.chart", "break-inside:avoid", "tr,", "break-after:avoid", "table-header-group"} {
 			if !strings.Contains(print, want) {
 				t.Errorf("print rules lack %q", want)
+			}
+		}
+	})
+}
+
+// TestSharedPagesUseTheMethodsWords: a shared report of a method that
+// judges each sample once has no rounds, no batch bias and no batches, as
+// its run page has none; a shared BatchEval report keeps them. QA: a
+// shared G-Eval sample read "Round 1: 1.29 as Sample1 in batch 1" and its
+// report showed a table of rounds with batch bias.
+func TestSharedPagesUseTheMethodsWords(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		tests := []struct {
+			name        string
+			form        url.Values
+			wantBatches bool
+		}{
+			{"G-Eval", d.methodForm("geval", nil), false},
+			{"LLM-Eval", d.methodForm("llmeval", nil), false},
+			{"BatchEval", d.launchForm("2", "10"), true},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				run := env.waitRun(env.launch(tt.form), 60*time.Second)
+				if !run.Completed() {
+					t.Fatalf("run %s (%s), want it complete", run.Status, run.Error)
+				}
+				rows, err := env.db.ListDatasetRows(ctx, run.DatasetID, 0, 1)
+				if err != nil || len(rows) == 0 {
+					t.Fatalf("rows: %v (%d)", err, len(rows))
+				}
+				share := env.createShareVia(url.Values{"kind": {"run"}, "run_id": {strconv.FormatInt(run.ID, 10)}, "expires": {"7d"}})
+				report := env.getAs(share).Body.String()
+				sample := env.getAs(fmt.Sprintf("%s/samples/%d", share, rows[0].ID)).Body.String()
+				if got := strings.Contains(report, "<h3>Rounds</h3>") || strings.Contains(report, "Batch bias"); got != tt.wantBatches {
+					t.Errorf("shared report shows rounds and batch bias: %v, want %v", got, tt.wantBatches)
+				}
+				if got := strings.Contains(sample, " in batch "); got != tt.wantBatches {
+					t.Errorf("shared sample names a batch: %v, want %v", got, tt.wantBatches)
+				}
+				if got := strings.Contains(sample, "Round 1:"); got != tt.wantBatches {
+					t.Errorf("shared sample names a round: %v, want %v", got, tt.wantBatches)
+				}
+				if !tt.wantBatches && !strings.Contains(sample, "Score: ") {
+					t.Errorf("shared sample of a sample-wise method does not show its score as such")
+				}
+			})
+		}
+	})
+}
+
+// TestUnreadableRateInTheMethodsWords: the unreadable-answer rate counts
+// "round scores" only for a method with rounds; a method that judges each
+// sample once has scores, on its run page, its shared report and its
+// standalone report alike. QA: a G-Eval run read "0 of 6 answered round
+// scores".
+func TestUnreadableRateInTheMethodsWords(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.demo()
+		tests := []struct {
+			name string
+			form url.Values
+			want string
+		}{
+			{"G-Eval", d.methodForm("geval", nil), "answered scores ("},
+			{"CloserLook", d.methodForm("closerlook", map[string]string{"samples": "2"}), "answered scores ("},
+			{"BatchEval", d.launchForm("2", "10"), "answered round scores ("},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				run := env.waitRun(env.launch(tt.form), 60*time.Second)
+				if !run.Completed() {
+					t.Fatalf("run %s (%s), want it complete", run.Status, run.Error)
+				}
+				share := env.createShareVia(url.Values{"kind": {"run"}, "run_id": {strconv.FormatInt(run.ID, 10)}, "expires": {"7d"}})
+				pages := map[string]string{
+					"run page":          env.get(fmt.Sprintf("/runs/%d", run.ID)).Body.String(),
+					"shared report":     env.getAs(share).Body.String(),
+					"standalone report": env.get(fmt.Sprintf("/runs/%d/report.html", run.ID)).Body.String(),
+				}
+				for name, body := range pages {
+					if !strings.Contains(body, tt.want) {
+						i := strings.Index(body, "Unreadable answers:")
+						t.Errorf("%s: no %q in %q", name, tt.want, body[max(i, 0):min(max(i, 0)+200, len(body))])
+					}
+				}
+			})
+		}
+	})
+}
+
+// TestSharedComparisonSaysUndefined: an agreement between two runs that
+// cannot be measured (one run gave every sample the same score) reads
+// "undefined" on the shared comparison, as on the dashboard's compare
+// page; it read "—". A measurable one shows its figure.
+func TestSharedComparisonSaysUndefined(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.demo()
+		runA := env.waitRun(env.launch(d.launchForm("1", "10")), 60*time.Second)
+		runB := env.waitRun(env.launch(d.launchForm("1", "10")), 60*time.Second)
+		runC := env.waitRun(env.launch(d.launchForm("2", "10")), 60*time.Second)
+		// Run B gave every sample the same score.
+		must(t, env.db.Gorm.Exec(`UPDATE run_scores SET score = 3 WHERE run_id = ?`, runB.ID).Error)
+		// Its stored report is rebuilt from those scores.
+		must(t, env.db.Gorm.Exec(`DELETE FROM run_sample_results WHERE run_id = ?`, runB.ID).Error)
+		must(t, env.db.Gorm.Exec(`DELETE FROM run_summaries WHERE run_id = ?`, runB.ID).Error)
+		agreement := func(a, b models.Run) string {
+			link := env.createShareVia(url.Values{"kind": {"compare"}, "run_id": {strconv.FormatInt(a.ID, 10)},
+				"other_run_id": {strconv.FormatInt(b.ID, 10)}, "expires": {"1d"}})
+			body := env.getAs(link).Body.String()
+			m := regexp.MustCompile(`Between the two runs' final scores.*?<td>Pearson r</td><td class="num"[^>]*>([^<]*)<`).FindStringSubmatch(body)
+			if m == nil {
+				t.Fatalf("the shared comparison shows no agreement between the runs")
+			}
+			return m[1]
+		}
+		if got := agreement(runA, runB); got != "undefined" {
+			t.Errorf("agreement with a run of one score: %q, want \"undefined\"", got)
+		}
+		if got := agreement(runA, runC); got == "undefined" || got == "—" {
+			t.Errorf("agreement of two judged runs: %q, want a figure", got)
+		}
+	})
+}
+
+// TestSharedExperimentSaysBoldIsNoVerdict: the shared experiment and its
+// standalone report have no headline testing the best run's lead, so they
+// say that a bold figure is not a verdict. QA: a shared table bolded the
+// best run of ten samples, with no word that the runs were tied.
+func TestSharedExperimentSaysBoldIsNoVerdict(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.demo()
+		rec := env.postForm(fmt.Sprintf("/projects/%d/experiments", env.project.ID), d.launchForm("1", "10"))
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("launch all: %d %s", rec.Code, rec.Body)
+		}
+		var exp int64
+		if _, err := fmt.Sscanf(rec.Header().Get("Location"), "/experiments/%d", &exp); err != nil {
+			t.Fatalf("launch all went to %q", rec.Header().Get("Location"))
+		}
+		link := env.createShareVia(url.Values{"kind": {"experiment"}, "experiment_id": {strconv.FormatInt(exp, 10)}, "expires": {"7d"}})
+		for name, body := range map[string]string{
+			"shared experiment": env.getAs(link).Body.String(),
+			"standalone report": env.getAs(link + "/report.html").Body.String(),
+		} {
+			if !strings.Contains(body, "A bold figure is only the highest as displayed: this report does not test whether it is more than chance") {
+				t.Errorf("%s: no word that bold is not a verdict", name)
 			}
 		}
 	})

@@ -23,6 +23,9 @@ func (db *DB) ReopenRun(ctx context.Context, wsID, runID int64, enqueue func(ctx
 		if !run.Finished() {
 			return run, Errorf(EConflict, "run %d is still %s: it resumes by itself", runID, run.Status)
 		}
+		if (run.Status == RunFailed || run.Status == RunFinishedWithGaps) && run.EveryBatchAnswered() {
+			return run, Errorf(EConflict, "run %d has nothing to resume: every call has its answer, and its %d missing scores could not be read from those answers, which a resume does not ask for again; to ask the judge again, re-run it with another seed", runID, run.MissingScores)
+		}
 		return run, Errorf(EConflict, "run %d has %s with no gaps: there is nothing to resume", runID, run.Status)
 	}
 	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

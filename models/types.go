@@ -288,15 +288,27 @@ func (r Run) WaitingForJudge() bool {
 
 // Resumable reports whether a finished run can be resumed: it failed, or
 // it ended with batches that have no usable answer. A resume sends only
-// those batches (and the rounds never reached).
+// those batches (and the rounds never reached), so a run whose every
+// batch was answered is not resumable even with scores missing: those are
+// unreadable answers, which a resume would not ask for again.
 func (r Run) Resumable() bool {
 	switch r.Status {
 	case RunFailed, RunFinishedWithGaps:
-		return true
+		return !r.EveryBatchAnswered()
 	case RunSucceeded:
 		return r.BatchesFailed > 0 || r.BatchesDone < r.BatchesTotal
 	}
 	return false
+}
+
+// EveryBatchAnswered reports whether the run planned its batches and every
+// one of them has an answer: none failed, none is still to be sent. Its
+// missing scores, if any, are ones the judge's answers did not give in a
+// readable form.
+func (r Run) EveryBatchAnswered() bool {
+	// A run that failed before planning has no total yet: it is not known
+	// to be answered, and a resume plans it.
+	return r.BatchesTotal > 0 && r.BatchesFailed == 0 && r.BatchesDone >= r.BatchesTotal
 }
 
 // Finished reports whether the run has reached a final state.

@@ -113,7 +113,7 @@ func ProjectsPage(v ProjectsView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if v.Guide != nil {
-				templ_7745c5c3_Err = startGuide(*v.Guide, v.Page.CanEdit()).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = startGuide(*v.Guide, v.Page).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -731,7 +731,7 @@ func ProjectPage(v ProjectView) templ.Component {
 // startGuide is the first-visit panel: five numbered steps from the demo's
 // finished result to a run on one's own data. A form hides it (a cookie),
 // so it works without JavaScript.
-func startGuide(g StartGuide, canEdit bool) templ.Component {
+func startGuide(g StartGuide, p Page) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -819,7 +819,37 @@ func startGuide(g StartGuide, canEdit bool) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 73, "</li><li>Create a project and upload your data (CSV, JSON Lines or JSON): one sample a row, with your human ratings if you have them.</li><li>Write a rubric, the criteria the judge scores, or start from a template (dialogue, summary, story, factual consistency).</li><li>Add a judge: any OpenAI-compatible endpoint, or try the free simulated judge first. <a href=\"/judges\">Judges</a></li><li>Launch a run, then read how closely the judge agrees with your human ratings.</li></ol><form method=\"post\" action=\"/guide\"><input type=\"hidden\" name=\"guide\" value=\"hide\"> <button type=\"submit\" class=\"secondary\" data-testid=\"guide-hide\">Hide this guide</button></form></section>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 73, "</li>")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if p.CanEdit() {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, "<li>Create a project and upload your data (CSV, JSON Lines or JSON): one sample a row, with your human ratings if you have them.</li><li>Write a rubric, the criteria the judge scores, or start from a template (dialogue, summary, story, factual consistency).</li>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			if p.CanManage() {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, "<li>Add a judge: any OpenAI-compatible endpoint, or try the free simulated judge first. <a href=\"/judges\">Judges</a></li>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			} else {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 76, "<li data-testid=\"guide-judge-editor\">Choose a judge: the simulated judge is free to try; the workspace's owners add the others. <a href=\"/judges\">Judges</a></li>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 77, " <li>Launch a run, then read how closely the judge agrees with your human ratings.</li>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		} else {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 78, "<li data-testid=\"guide-viewer\">Open a project below to read its runs: how closely the judge agrees with the human ratings, and every sample with the judge's analysis.</li><li>As a viewer you read every page, report and export of this workspace; its editors upload data, write rubrics and launch runs.</li>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 79, "</ol><form method=\"post\" action=\"/guide\"><input type=\"hidden\" name=\"guide\" value=\"hide\"> <button type=\"submit\" class=\"secondary\" data-testid=\"guide-hide\">Hide this guide</button></form></section>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

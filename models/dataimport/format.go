@@ -72,7 +72,7 @@ func DetectFormat(filename string, head []byte) (Format, error) {
 	}
 	text := bytes.TrimSpace(bytes.TrimPrefix(head, utf8BOM))
 	if len(text) == 0 {
-		return "", errors.New("the file is empty")
+		return "", errors.New("the file is empty: choose the file that holds your data, one sample a row (check that it was saved or exported in full)")
 	}
 	if page := markupKind(text); page != "" {
 		// Read as CSV, a saved web page was "a file with no rows, only a

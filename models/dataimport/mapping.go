@@ -600,6 +600,12 @@ func SuggestMapping(t *Table) Mapping {
 			if s.textLike(len(t.Records)) {
 				m.Fields = append(m.Fields, evaluator.Field{Column: c, Label: titleLabel(c)})
 			}
+			// A column of mostly numbers with a stray word ("good", "n/a")
+			// is a rating column with a typo: showing it to the judge would
+			// hand it the humans' scores, so it is never the fallback.
+			if s.mostlyNumbers() {
+				continue
+			}
 			if longest == "" || s.meanLen() > stats[longest].meanLen() {
 				longest = c
 			}
@@ -614,11 +620,17 @@ func SuggestMapping(t *Table) Mapping {
 // columnStats summarises one column for SuggestMapping.
 type columnStats struct {
 	filled         int  // non-empty cells
+	numbers        int  // non-empty cells that are finite numbers
 	numeric        bool // every non-empty cell is a finite number
 	words          bool // some cell has a space or a line break
 	distinct       int  // distinct non-empty values
 	totalLen       int  // characters over non-empty cells
 	uniqueComplete bool // every row has a value and no value repeats
+}
+
+// mostlyNumbers reports a column at least half of whose values are numbers.
+func (s columnStats) mostlyNumbers() bool {
+	return s.filled > 0 && s.numbers*2 >= s.filled
 }
 
 func (s columnStats) meanLen() float64 {
@@ -658,6 +670,8 @@ func statsOf(t *Table, col string) columnStats {
 		}
 		if f, err := strconv.ParseFloat(v, 64); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			s.numeric = false
+		} else {
+			s.numbers++
 		}
 		values[v] = true
 	}

@@ -252,6 +252,16 @@ func TestSuggestMapping(t *testing.T) {
 				Fields: []evaluator.Field{{Column: "word", Label: "Word"}},
 			},
 		},
+		{
+			// QA: "human" (longest on average) was suggested as the text
+			// the judge reads, showing it the humans' ratings.
+			name:  "a rating column with a stray word is not the fallback text",
+			input: "id,context,response,human\n1,a,b,good\n2,c,d,4\n3,e,f,3\n4,g,h,\n",
+			want: Mapping{
+				IDColumn: "id",
+				Fields:   []evaluator.Field{{Column: "context", Label: "Context"}},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

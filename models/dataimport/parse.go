@@ -142,7 +142,9 @@ func formatSize(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-var errNoRows = &ParseError{Msg: "the file has no rows"}
+var errNoRows = &ParseError{Msg: "the file has no rows: it needs one row (in JSON, one object) per sample"}
+
+var errNoColumns = &ParseError{Msg: `the file has no columns: every row is an empty object ({}); give each row its fields, e.g. {"id": "s1", "response": "…", "rating": 4}`}
 
 // Parse reads a whole upload in the given format. It streams: memory grows
 // with the parsed table, not with a second copy of the file. A leading UTF-8
@@ -207,6 +209,11 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 	}
 	if p.rows == 0 {
 		return Summary{}, errNoRows
+	}
+	if len(p.table.Columns) == 0 {
+		// Only JSON gets here ({} rows): without a column the mapping page
+		// has nothing to offer and the import nothing to show the judge.
+		return Summary{}, errNoColumns
 	}
 	return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated}, nil
 }
@@ -489,7 +496,7 @@ func (p *parser) parseCSV(r io.Reader, noHeader bool, hint string) error {
 		}
 	}
 	if p.rows == 0 {
-		return &ParseError{Msg: "the file has no rows, only a header"}
+		return &ParseError{Msg: `the file has no rows, only a header: add one row per sample under it; if that line is itself a sample, tick "The first row is data" on the upload form and upload it again`}
 	}
 	return nil
 }

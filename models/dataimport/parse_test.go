@@ -102,6 +102,9 @@ func TestParseErrors(t *testing.T) {
 		{"json trailing content", JSON, "[{\"a\":1}]\n\n [", Options{}, 3, false, "", "line 3: there is more content after the closing ]"},
 		{"json trailing garbage", JSON, "[{\"a\":1}]\nx", Options{}, 2, false, "", "line 2: there is more content after the closing ]"},
 		{"json empty array", JSON, "[]", Options{}, 0, false, "", "the file has no rows"},
+		// QA: accepted as 1 row of 0 columns, a mapping page with nothing to choose.
+		{"json empty objects", JSON, "[{}, {}]", Options{}, 0, false, "", "the file has no columns: every row is an empty object"},
+		{"jsonl empty object", JSONL, "{}\n", Options{}, 0, false, "", "the file has no columns: every row is an empty object"},
 		{"csv empty file", CSV, "", Options{}, 0, false, "", "the file has no rows"},
 		{"csv header only", CSV, "id,text\r\n", Options{}, 0, false, "", "the file has no rows"},
 		{"jsonl blank lines only", JSONL, "\n  \n", Options{}, 0, false, "", "the file has no rows"},
