@@ -125,4 +125,3 @@ func benchStoreAnswer(b *testing.B, db *models.DB) {
 	b.ReportMetric(float64(used.CPU.Microseconds())/float64(b.N), "cpu-us/answer")
 	b.ReportMetric(float64(used.Switches)/float64(b.N), "csw/answer")
 }
-
