@@ -231,6 +231,7 @@ type APIJudge struct {
 	TimeoutSeconds     int       `json:"timeout_seconds"`
 	PriceInputPerMTok  *float64  `json:"price_input_per_mtok"`
 	PriceOutputPerMTok *float64  `json:"price_output_per_mtok"`
+	ContextTokens      *int      `json:"context_tokens"`
 	CreatedAt          time.Time `json:"created_at"`
 	UpdatedAt          time.Time `json:"updated_at"`
 }
@@ -239,7 +240,7 @@ func apiJudge(j models.Judge) APIJudge {
 	return APIJudge{ID: j.ID, Name: j.Name, Simulated: j.Simulated, BaseURL: j.BaseURL, Model: j.Model, APIKeyEnv: j.APIKeyEnv,
 		HasStoredKey: j.HasStoredKey(), Temperature: j.Temperature, TopP: j.TopP, MaxConcurrency: j.MaxConcurrency,
 		TimeoutSeconds: j.TimeoutSeconds, PriceInputPerMTok: j.PriceInputPerMTok, PriceOutputPerMTok: j.PriceOutputPerMTok,
-		CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt}
+		ContextTokens: j.ContextTokens, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt}
 }
 
 // APIJudgeInput creates or updates a judge. APIKey is write-only: stored
@@ -256,6 +257,7 @@ type APIJudgeInput struct {
 	TimeoutSeconds     *int     `json:"timeout_seconds"`
 	PriceInputPerMTok  *float64 `json:"price_input_per_mtok"`
 	PriceOutputPerMTok *float64 `json:"price_output_per_mtok"`
+	ContextTokens      *int     `json:"context_tokens"`
 }
 
 // APILaunch launches a run, or with the experiments endpoint every method.
@@ -733,6 +735,10 @@ func (in APIJudgeInput) judgeForm(base web.JudgeForm) web.JudgeForm {
 	}
 	if in.PriceOutputPerMTok != nil {
 		f.PriceOutput = formatNumber(*in.PriceOutputPerMTok)
+	}
+	f.ContextTokens = ""
+	if in.ContextTokens != nil {
+		f.ContextTokens = strconv.Itoa(*in.ContextTokens)
 	}
 	return f
 }

@@ -69,6 +69,7 @@ type Handlers struct {
 	PageConcurrency int
 
 	reports   *reportCache
+	longest   longestRows
 	pages     *pageGate
 	haveUsers atomic.Bool
 }

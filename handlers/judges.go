@@ -186,6 +186,9 @@ func judgeFormOf(j models.Judge) web.JudgeForm {
 	if j.PriceOutputPerMTok != nil {
 		f.PriceOutput = formatNumber(*j.PriceOutputPerMTok)
 	}
+	if j.ContextTokens != nil {
+		f.ContextTokens = strconv.Itoa(*j.ContextTokens)
+	}
 	return f
 }
 
@@ -266,7 +269,7 @@ func judgeFormFromRequest(c echo.Context) web.JudgeForm {
 	return web.JudgeForm{
 		Name: v("name"), BaseURL: v("base_url"), Model: v("model"), APIKeyEnv: strings.TrimPrefix(v("api_key_env"), "$"),
 		Temperature: v("temperature"), TopP: v("top_p"), MaxConcurrency: v("max_concurrency"), TimeoutSeconds: v("timeout_seconds"),
-		PriceInput: v("price_input"), PriceOutput: v("price_output"),
+		PriceInput: v("price_input"), PriceOutput: v("price_output"), ContextTokens: v("context_tokens"),
 		SharedConcurrency: v("shared_concurrency"), RequestsPerMinute: v("requests_per_minute"),
 		TokensPerMinute: v("tokens_per_minute"), SlowSeconds: v("slow_seconds"),
 	}
@@ -303,6 +306,14 @@ func applyJudgeForm(j *models.Judge, f web.JudgeForm) error {
 	j.Name, j.BaseURL, j.Model, j.APIKeyEnv = f.Name, f.BaseURL, f.Model, f.APIKeyEnv
 	j.Temperature, j.TopP, j.MaxConcurrency, j.TimeoutSeconds = temp, topP, conc, timeout
 	j.PriceInputPerMTok, j.PriceOutputPerMTok = in, out
+	j.ContextTokens = nil
+	if f.ContextTokens != "" {
+		cw, err := strconv.Atoi(f.ContextTokens)
+		if err != nil || cw < 1 {
+			return invalid("the context window %q is not a whole number of tokens (e.g. 8192); leave it empty if you do not know it", f.ContextTokens)
+		}
+		j.ContextTokens = &cw
+	}
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -605,12 +606,89 @@ func (h *Handlers) estimate(ctx context.Context, pl *launchPlan, m evaluator.Met
 		first[i] = r.Sample(trial.Rubric.Fields)
 	}
 	n := pl.dataset.RowCount
-	me := method.Estimate(methods.EstimateInput{Run: trial, Rows: n, First: first})
+	in := methods.EstimateInput{Run: trial, Rows: n, First: first}
+	window := 0
+	if cw := pl.judge.ContextTokens; cw != nil && *cw > 0 && !pl.judge.Simulated {
+		window = *cw
+		longest, err := h.longest.get(ctx, h.DB, *pl.dataset, max(1, trial.Settings.BatchSize))
+		if err != nil {
+			h.Log.Warn("read the longest rows for the launch estimate", "dataset", pl.dataset.ID, "err", err)
+			window = 0
+		}
+		for _, r := range longest {
+			in.Longest = append(in.Longest, r.Sample(trial.Rubric.Fields))
+		}
+	}
+	me := method.Estimate(in)
 	e := web.RunEstimate{Method: method.Label(), JudgeName: pl.judge.Name, Simulated: pl.judge.Simulated, Rows: n, Criteria: len(pl.chosen),
 		Calls: me.Calls, CallsMax: me.CallsMax, PromptTokens: me.PromptTokens, CompletionTokens: me.CompletionTokens,
 		CallsNote: me.CallsNote, PromptNote: me.PromptNote, CompletionNote: me.CompletionNote}
 	e.Cost = costText(pl.judge.Simulated, runner.Cost(h.judgeSnapshot(*pl.judge), e.PromptTokens, e.CompletionTokens))
+	if window > 0 && me.LongestPrompt > 0 {
+		e.LongestPrompt, e.AnswerRoom, e.ContextTokens = me.LongestPrompt, me.AnswerRoom, window
+		e.TooLong = tooLongText(method, in, me, window)
+	}
 	return e
+}
+
+// tooLongText says that the longest call of a run does not fit the judge's
+// context window, and what to change; "" when it fits.
+func tooLongText(method methods.Method, in methods.EstimateInput, me methods.Estimate, window int) string {
+	need := me.LongestPrompt + me.AnswerRoom
+	if need <= window {
+		return ""
+	}
+	head := fmt.Sprintf("The longest call of this run needs about %s tokens with its answer, more than the judge's context window of %s: "+
+		"the endpoint may refuse it, or cut the prompt and score text the model never read.", web.Count(need), web.Count(window))
+	if be, ok := method.(methods.BatchEval); ok && in.Run.Settings.BatchSize > 1 {
+		if b := be.LargestFittingBatch(in, window); b > 0 {
+			return fmt.Sprintf("%s Lower the batch size to %d or less, or choose a judge with a longer context window.", head, b)
+		}
+	}
+	if in.Run.Settings.MaxTokens > 0 && me.LongestPrompt < window {
+		return head + " Lower max tokens, shorten the dataset's longest texts, or choose a judge with a longer context window."
+	}
+	return head + " Shorten the dataset's longest texts, or choose a judge with a longer context window."
+}
+
+// longestRows keeps the longest rows of recently estimated datasets: a
+// dataset's rows never change, and finding them reads the whole dataset,
+// which the launch form's live estimate would do at every change.
+type longestRows struct {
+	mu   sync.Mutex
+	kept map[longestKey][]models.DatasetRow
+}
+
+// longestKey names a dataset by its creation time too: SQLite may give a
+// new dataset the id of a deleted one.
+type longestKey struct {
+	dataset int64
+	created int64
+	n       int
+}
+
+// longestCached bounds the datasets kept; past it the cache starts over.
+const longestCached = 32
+
+func (l *longestRows) get(ctx context.Context, db *models.DB, d models.Dataset, n int) ([]models.DatasetRow, error) {
+	k := longestKey{d.ID, d.CreatedAt.UnixNano(), n}
+	l.mu.Lock()
+	rows, ok := l.kept[k]
+	l.mu.Unlock()
+	if ok {
+		return rows, nil
+	}
+	rows, err := db.LongestDatasetRows(ctx, d.ID, n)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	if l.kept == nil || len(l.kept) >= longestCached {
+		l.kept = map[longestKey][]models.DatasetRow{}
+	}
+	l.kept[k] = rows
+	l.mu.Unlock()
+	return rows, nil
 }
 
 func launchPlural(n int, one, many string) string {

@@ -170,6 +170,19 @@ func (db *DB) ListDatasetRows(ctx context.Context, datasetID int64, offset, limi
 	return rows, err
 }
 
+// LongestDatasetRows returns the dataset's n longest rows, longest first,
+// measured on all their columns: the launch form builds the longest
+// prompt a run can send from them. It reads every row's length (a scan of
+// the dataset), so callers ask only when they will use the answer.
+func (db *DB) LongestDatasetRows(ctx context.Context, datasetID int64, n int) ([]DatasetRow, error) {
+	var rows []DatasetRow
+	err := db.Reader(ctx).Where("dataset_id = ?", datasetID).Order("length(data) DESC, position").Limit(n).Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("read the longest rows of dataset %d: %w", datasetID, err)
+	}
+	return rows, nil
+}
+
 // FindDatasetRows returns the rows with the given ids, keyed by id.
 func (db *DB) FindDatasetRows(ctx context.Context, datasetID int64, ids []int64) (map[int64]DatasetRow, error) {
 	var rows []DatasetRow

@@ -133,8 +133,12 @@ type Judge struct {
 	// Prices in US dollars per million tokens; nil = unknown, never 0.
 	PriceInputPerMTok  *float64 `gorm:"column:price_input_per_m_tok"`
 	PriceOutputPerMTok *float64 `gorm:"column:price_output_per_m_tok"`
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
+	// ContextTokens is the model's context window in tokens, prompt and
+	// answer together; nil = not known. Launch warns when a run's longest
+	// prompt would not fit (the judge may cut it without an error).
+	ContextTokens *int
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 	// ArchivedAt is set while the object is archived: hidden from default
 	// lists, still readable by its address. TrashID is set while it is in
 	// the trash (lifecycle.go): every lookup then treats it as absent.

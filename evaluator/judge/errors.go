@@ -80,6 +80,9 @@ func (e *Error) summary() string {
 		if e.Status == 0 {
 			return "the judge request is invalid"
 		}
+		if e.ContextOverflow() {
+			return fmt.Sprintf("the prompt and its answer do not fit the model's context window (HTTP %d): lower the batch size or max tokens, shorten the longest texts, or use a model with a longer context", e.Status)
+		}
 		return fmt.Sprintf("the endpoint rejected the request (HTTP %d): check the model name and that the model supports the parameters sent (logprobs, seed, response_format, n)", e.Status)
 	case KindNotFound:
 		return "the endpoint answered 404 Not Found: check the base URL (it usually ends in /v1) and the model name"
@@ -109,6 +112,37 @@ func (e *Error) summary() string {
 		return "the request was cancelled"
 	}
 	return "the judge call failed"
+}
+
+// ContextOverflow reports whether the endpoint refused the request for
+// being longer than the model's context window, as OpenAI, Azure, vLLM,
+// llama.cpp's server and OpenRouter word it. The kind stays bad_request:
+// the same request never succeeds, and stored failure kinds keep their
+// meaning.
+func (e *Error) ContextOverflow() bool {
+	if e.Kind != KindBadRequest || e.Message == "" {
+		return false
+	}
+	m := strings.ToLower(e.Message)
+	for _, sign := range contextOverflowSigns {
+		if strings.Contains(m, sign) {
+			return true
+		}
+	}
+	return false
+}
+
+// contextOverflowSigns are lower-case phrases of the error messages that
+// endpoints send for a prompt longer than the context window.
+var contextOverflowSigns = []string{
+	"context_length_exceeded",
+	"maximum context length",
+	"context length exceeded",
+	"exceeds the available context size",
+	"exceed_context_size",
+	"exceeds the context window",
+	"prompt is too long",
+	"too many tokens",
 }
 
 // Unwrap returns the underlying cause.

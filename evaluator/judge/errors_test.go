@@ -218,3 +218,39 @@ func TestPresets(t *testing.T) {
 		t.Errorf("OpenRouter key env = %q", got)
 	}
 }
+
+// TestContextOverflowIsNamed: an endpoint that refuses a prompt longer
+// than the model's context window is told apart from other refused
+// requests, so the failure says to shorten the call rather than to check
+// the model name (what every 400 said before).
+func TestContextOverflowIsNamed(t *testing.T) {
+	tests := []struct {
+		name, body string
+		overflow   bool
+	}{
+		{"OpenAI", `{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9120 tokens. Please reduce the length of the messages.","type":"invalid_request_error","code":"context_length_exceeded"}}`, true},
+		{"vLLM", `{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4800 in the messages, 200 in the completion).","type":"BadRequestError","code":400}`, true},
+		{"llama.cpp server", `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}`, true},
+		{"other refusal", `{"error":{"message":"logprobs are not supported by this model","type":"invalid_request_error"}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, reply{status: 400, body: tt.body})
+			_, err := mustNew(t, testConfig(f)).Complete(context.Background(), simpleRequest())
+			e := judgeError(t, err)
+			if e.Kind != KindBadRequest {
+				t.Fatalf("kind = %q, want bad_request", e.Kind)
+			}
+			if got := e.ContextOverflow(); got != tt.overflow {
+				t.Fatalf("ContextOverflow() = %v, want %v (%v)", got, tt.overflow, err)
+			}
+			msg := err.Error()
+			if named := strings.Contains(msg, "do not fit the model's context window") && strings.Contains(msg, "lower the batch size"); named != tt.overflow {
+				t.Errorf("Error() = %q: names the context window = %v, want %v", msg, named, tt.overflow)
+			}
+			if !tt.overflow && !strings.Contains(msg, "check the model name") {
+				t.Errorf("Error() = %q: another refusal should keep its advice", msg)
+			}
+		})
+	}
+}

@@ -18,6 +18,10 @@ type EstimateInput struct {
 	// First are the dataset's first samples (at least one; a batch's worth
 	// for BatchEval), whose real prompts are measured.
 	First []evaluator.Sample
+	// Longest are the dataset's longest samples, longest first (a batch's
+	// worth for BatchEval), when the caller wants the longest prompt
+	// measured (Estimate.LongestPrompt); nil otherwise.
+	Longest []evaluator.Sample
 }
 
 // Estimate predicts a run's judge calls and tokens, with notes that say
@@ -29,6 +33,20 @@ type Estimate struct {
 	PromptTokens, CompletionTokens int
 	CallsNote, PromptNote          string
 	CompletionNote                 string
+	// LongestPrompt is the longest prompt one call can send, measured on
+	// EstimateInput.Longest (0 when that is nil); AnswerRoom is what the
+	// call's answer needs beside it: max_tokens when the run sets it, the
+	// answer the prompt asks for otherwise. A judge whose context window
+	// is smaller than their sum rejects the call, or cuts the prompt.
+	LongestPrompt, AnswerRoom int
+}
+
+// answerRoom is max_tokens when set, the expected answer otherwise.
+func answerRoom(maxTokens, expected int) int {
+	if maxTokens > 0 {
+		return maxTokens
+	}
+	return expected
 }
 
 // Completion-length assumptions of the estimates. Real answers vary with
@@ -82,8 +100,32 @@ func (BatchEval) Estimate(in EstimateInput) Estimate {
 		countText(k, "criterion", "criteria"), s.Rounds, plural(s.Rounds, "round", "rounds"), perRound, plural(perRound, "batch", "batches"), s.BatchSize,
 		countText(n, "sample", "samples"), sampleWise)
 	e.PromptNote = "Measured on the real first batch of each criterion, times the calls."
+	if len(in.Longest) > 0 {
+		longest := in.Longest[:min(len(in.Longest), s.BatchSize)]
+		for _, c := range rub.Criteria {
+			e.LongestPrompt = max(e.LongestPrompt, evaluator.EstimateTokens(evaluator.BuildBatchPrompt(rub, c, longest, s)))
+		}
+		e.AnswerRoom = answerRoom(s.MaxTokens, batchTokensPerSample*len(longest))
+	}
 	e.CompletionNote = fmt.Sprintf("Assuming about %d tokens of analysis and score per sample and round.", batchTokensPerSample)
 	return e
+}
+
+// LargestFittingBatch is the largest batch size, at most the run's, whose
+// longest call (prompt built from in.Longest, and its answer) fits a
+// context window of window tokens; 0 when not even one sample fits.
+func (BatchEval) LargestFittingBatch(in EstimateInput, window int) int {
+	s, rub := in.Run.Settings, in.Run.Rubric
+	for b := min(len(in.Longest), s.BatchSize); b >= 1; b-- {
+		need := 0
+		for _, c := range rub.Criteria {
+			need = max(need, evaluator.EstimateTokens(evaluator.BuildBatchPrompt(rub, c, in.Longest[:b], s)))
+		}
+		if need+answerRoom(s.MaxTokens, batchTokensPerSample*b) <= window {
+			return b
+		}
+	}
+	return 0
 }
 
 // Estimate implements Method for G-Eval.
@@ -103,6 +145,16 @@ func (GEval) Estimate(in EstimateInput) Estimate {
 			e.PromptTokens += evaluator.EstimateTokens(evaluator.BuildGEvalStepsPrompt(rub, c))
 		}
 		e.PromptTokens += tokens * n
+		if len(in.Longest) > 0 {
+			longest := evaluator.EstimateTokens(evaluator.BuildGEvalFormPrompt(rub, c, steps, in.Longest[0]))
+			if strings.TrimSpace(steps) == "" {
+				longest += gevalStepsPromptTokens
+			}
+			e.LongestPrompt = max(e.LongestPrompt, longest)
+		}
+	}
+	if len(in.Longest) > 0 {
+		e.AnswerRoom = gevalFormMaxTokens
 	}
 	e.Calls += missing
 	e.CompletionTokens = missing * gevalStepsTokens
@@ -141,6 +193,10 @@ func (LLMEval) Estimate(in EstimateInput) Estimate {
 	var e Estimate
 	e.Calls = n
 	e.PromptTokens = evaluator.EstimateTokens(evaluator.BuildLLMEvalPrompt(rub, in.First[0], ms.LLMEvalScale)) * n
+	if len(in.Longest) > 0 {
+		e.LongestPrompt = evaluator.EstimateTokens(evaluator.BuildLLMEvalPrompt(rub, in.Longest[0], ms.LLMEvalScale))
+		e.AnswerRoom = answerRoom(in.Run.Settings.MaxTokens, llmevalTokensPerCriterion*k)
+	}
 	e.CompletionTokens = llmevalTokensPerCriterion * k * n
 	e.CallsNote = fmt.Sprintf("One call per sample (%s) scores all %s at once as JSON. An endpoint without structured output costs up to 2 refused calls more for the whole run: the mode that works is remembered.",
 		countText(n, "sample", "samples"), countText(k, "criterion", "criteria"))
@@ -162,6 +218,12 @@ func (m CloserLook) Estimate(in EstimateInput) Estimate {
 	e.CallsMax = k * n * ms.Samples
 	for _, c := range rub.Criteria {
 		e.PromptTokens += evaluator.EstimateTokens(evaluator.BuildAnalyzeRatePrompt(rub, c, in.First[0], scoring)) * n
+		if len(in.Longest) > 0 {
+			e.LongestPrompt = max(e.LongestPrompt, evaluator.EstimateTokens(evaluator.BuildAnalyzeRatePrompt(rub, c, in.Longest[0], scoring)))
+		}
+	}
+	if len(in.Longest) > 0 {
+		e.AnswerRoom = answerRoom(in.Run.Settings.MaxTokens, closerLookTokens)
 	}
 	e.CompletionTokens = closerLookTokens * ms.Samples * k * n
 	e.CallsNote = fmt.Sprintf("%s × %s, each call asking for n = %d analysed ratings. An endpoint that ignores n (Ollama) needs one call per rating.",
