@@ -396,6 +396,10 @@ type APIRun struct {
 	// CachedCalls are the calls answered from the judge answer cache (no
 	// request sent, no cost), counted within Calls.
 	CachedCalls int `json:"cached_calls"`
+	// CachedPromptTokens and CachedCompletionTokens are what those calls
+	// cost when first paid for (0 when not kept), outside the run's tokens.
+	CachedPromptTokens     int `json:"cached_prompt_tokens"`
+	CachedCompletionTokens int `json:"cached_completion_tokens"`
 	// RubricVersion is the version of the stored rubric the run used (nil
 	// when none was recorded); LabelledExamples counts the labelled
 	// examples its criteria showed the judge in every prompt.
@@ -415,7 +419,7 @@ func apiRun(r models.Run) APIRun {
 		Status: r.Status, Finished: r.Finished(), Simulated: r.Simulated, Error: r.Error, Settings: r.Settings,
 		MethodSettings: r.MethodSettings, Criteria: []string{}, Judge: r.JudgeSnapshot, BatchesTotal: r.BatchesTotal,
 		BatchesDone: r.BatchesDone, BatchesFailed: r.BatchesFailed, MissingScores: r.MissingScores, Calls: r.Calls,
-		CachedCalls: r.CachedCalls, RubricVersion: r.RubricVersion,
+		CachedCalls: r.CachedCalls, CachedPromptTokens: r.CachedPromptTokens, CachedCompletionTokens: r.CachedCompletionTokens, RubricVersion: r.RubricVersion,
 		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: report.USDOf(r.CostUSD), CreatedAt: r.CreatedAt,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
 	if out.Method == "" {
@@ -454,6 +458,10 @@ type APIExperimentRun struct {
 	// calls but not all: tokens and cost per sample are then what the run
 	// paid for its other calls, less than its method costs.
 	PartlyCached bool `json:"partly_cached"`
+	// CachedAsPaid says that the run's calls answered from the answer
+	// cache are counted in tokens and cost per sample at what they cost
+	// when first paid for: the figures are its method's, comparable.
+	CachedAsPaid bool `json:"cached_counted_as_paid"`
 	Failures     int  `json:"failures"`
 	Partial      bool `json:"partial"`
 }
@@ -970,7 +978,7 @@ func (h *Handlers) apiExperiment(c echo.Context, e models.Experiment) (APIExperi
 		}
 		row := APIExperimentRun{Run: apiRun(r), Pearson: make([]*float64, len(out.Criteria)), Spearman: make([]*float64, len(out.Criteria)),
 			AveragePearson: finite(f.avgP), AverageSpearman: finite(f.avgS), TokensPerSample: finite(f.tokens),
-			CostPerSample: report.USDPerSampleOf(f.cost), PartlyCached: r.PartlyCached(), Failures: f.failed, Partial: f.partial}
+			CostPerSample: report.USDPerSampleOf(f.cost), PartlyCached: r.PartlyCached() && f.cached, CachedAsPaid: f.fromCache, Failures: f.failed, Partial: f.partial}
 		if f.rep != nil {
 			for i, cr := range f.rep.Criteria {
 				if i < len(out.Criteria) {

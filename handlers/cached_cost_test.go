@@ -125,6 +125,72 @@ func TestPartlyCachedRunShowsWhatItPaid(t *testing.T) {
 	})
 }
 
+// TestCachedCallsCountedAsFirstPaid: a run that kept what its cached
+// answers cost when first paid for says on its page what it would have
+// cost without the cache, and the experiment compares it on that figure:
+// its method's cost, which can be the cheapest (before, such a run was
+// only ever shown at what it paid and left out of every comparison).
+func TestCachedCallsCountedAsFirstPaid(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.ratedDataset("Priced", 20)
+		e := models.Experiment{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: d.ds.ID, Name: "Priced judges"}
+		if err := env.db.CreateExperiment(ctx, &e); err != nil {
+			t.Fatal(err)
+		}
+		in, out := 1.0, 2.0 // dollars per million tokens
+		priced := func(cached, prompt, completion, cachedPrompt, cachedCompletion int) func(*models.Run) {
+			return func(r *models.Run) {
+				r.ExperimentID, r.Simulated = &e.ID, false
+				r.JudgeSnapshot.Simulated, r.JudgeSnapshot.PriceInputPerMTok, r.JudgeSnapshot.PriceOutputPerMTok = false, &in, &out
+				cost := (float64(prompt)*in + float64(completion)*out) / 1e6
+				r.Calls, r.CachedCalls, r.PromptTokens, r.CompletionTokens, r.CostUSD = 10, cached, prompt, completion, &cost
+				r.CachedPromptTokens, r.CachedCompletionTokens = cachedPrompt, cachedCompletion
+			}
+		}
+		// Without the cache the partly cached run costs $0.011 (10,000
+		// tokens), less than the run that paid $0.02 for every call.
+		dearer := env.storedRun(d, "Paid more", noisy(d.human, 0.6, 2), priced(0, 18000, 1000, 0, 0))
+		partly := env.storedRun(d, "Partly cached", noisy(d.human, 0.4, 3), priced(7, 2700, 300, 6300, 700))
+		wholly := env.storedRun(d, "Wholly cached", noisy(d.human, 0.7, 4), priced(10, 0, 0, 9000, 1000))
+
+		runCost := regexp.MustCompile(`data-testid="run-cost">([^<]*)<`)
+		for _, tc := range []struct {
+			run  models.Run
+			want string
+		}{
+			{partly, "$0.0033 paid; 7 of 10 calls answered from the answer cache; $0.011 without the cache"},
+			{wholly, "cached (all 10 calls answered from the answer cache; $0.011 when first paid for)"},
+			{dearer, "$0.02"},
+		} {
+			m := runCost.FindStringSubmatch(env.get(fmt.Sprintf("/runs/%d", tc.run.ID)).Body.String())
+			if m == nil || m[1] != tc.want {
+				t.Errorf("run page of %s: cost %v, want %q", tc.run.Name, m, tc.want)
+			}
+		}
+
+		body := env.get(fmt.Sprintf("/experiments/%d", e.ID)).Body.String()
+		perSample := dollars(0.011 / float64(len(d.human)))
+		for _, r := range []models.Run{partly, wholly} {
+			row := rowOf(body, r.Name)
+			for _, w := range []string{`data-testid="tokens-per-sample">500<`, `data-testid="cost-per-sample">` + perSample, "as if every call were paid"} {
+				if !strings.Contains(row, w) {
+					t.Errorf("%s: row lacks %q: %s", r.Name, w, row)
+				}
+			}
+			if !regexp.MustCompile(`best"[^>]*data-testid="cost-per-sample"`).MatchString(row) {
+				t.Errorf("%s: the cheapest method cost is not marked best: %s", r.Name, row)
+			}
+			if !strings.Contains(body, fmt.Sprintf(`<a href="/runs/%d" data-testid="scatter-point"`, r.ID)) {
+				t.Errorf("%s: left out of the chart", r.Name)
+			}
+		}
+		if row := rowOf(body, dearer.Name); regexp.MustCompile(`best"[^>]*data-testid="cost-per-sample"`).MatchString(row) {
+			t.Errorf("the dearer run is marked cheapest: %s", row)
+		}
+	})
+}
+
 // TestExportedCostsAreRounded: a stored cost carrying float noise (two
 // calls' costs summed) is written rounded in the run's JSON export and the
 // API's run and experiment objects, the same bytes on every export.

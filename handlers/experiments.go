@@ -74,7 +74,13 @@ type runFigures struct {
 	// cache shows what it paid (tokens, cost) beside how many calls that
 	// covers; one answered wholly from it has none (NaN, nil) and shows
 	// "cached".
-	cached bool
+	//
+	// A run that kept what its cached answers cost when they were paid
+	// for (models.Run.FullTokens) is not cached here: its tokens and cost
+	// are those of all its calls, as if it had paid for every one, and
+	// compare with the others (fromCache says so beside them).
+	cached    bool
+	fromCache bool
 }
 
 // figuresOf gathers a run's row of the comparison table. While a large
@@ -106,14 +112,21 @@ func (h *Handlers) figuresOf(ctx context.Context, run models.Run) (runFigures, e
 			}
 		}
 	}
-	f.cached = run.CachedCalls > 0
-	if run.WhollyCached() {
+	prompt, completion, full := run.FullTokens()
+	f.cached = run.CachedCalls > 0 && !full
+	f.fromCache = run.CachedCalls > 0 && full
+	if f.cached && run.WhollyCached() {
 		return f, preparing
 	}
 	if f.rows > 0 {
 		f.tokens = float64(run.PromptTokens+run.CompletionTokens) / float64(f.rows)
-		if run.CostUSD != nil && !run.Simulated {
-			c := *run.CostUSD / float64(f.rows)
+		cost := run.CostUSD
+		if f.fromCache {
+			f.tokens = float64(prompt+completion) / float64(f.rows)
+			cost = runner.Cost(run.JudgeSnapshot, prompt, completion)
+		}
+		if cost != nil && !run.Simulated {
+			c := *cost / float64(f.rows)
 			f.cost = &c
 		}
 	}
@@ -389,6 +402,14 @@ func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 			Title: fmt.Sprintf("%s prompt + %s completion tokens over %d samples", runCount(f.run.PromptTokens), runCount(f.run.CompletionTokens), f.rows)}
 		r.Cost = web.ExperimentCell{Text: perSampleCost(f), Best: bC[i], Title: "total " + costText(f.run.Simulated, f.run.CostUSD)}
 		switch {
+		case f.fromCache:
+			// Every call's cost, the cached ones as first paid for.
+			why := fullCostTitle(f.run)
+			note := "as if every call were paid: " + cacheShareText(f.run)
+			r.Tokens = web.ExperimentCell{Text: r.Tokens.Text, Best: r.Tokens.Best, Title: why, Note: note}
+			if !f.run.Simulated {
+				r.Cost = web.ExperimentCell{Text: r.Cost.Text, Best: r.Cost.Best, Title: why, Note: note}
+			}
 		case f.run.WhollyCached():
 			why := cachedTitle(f.run)
 			r.Tokens = web.ExperimentCell{Text: "cached", Title: why}
@@ -417,13 +438,24 @@ func cachedTitle(run models.Run) string {
 		runCount(run.CachedCalls), runCount(run.Calls), runCount(run.PromptTokens+run.CompletionTokens), costText(run.Simulated, run.CostUSD))
 }
 
+// fullCostTitle explains the figures of a run that took answers from the
+// answer cache and kept what they cost when paid for.
+func fullCostTitle(run models.Run) string {
+	prompt, completion, _ := run.FullTokens()
+	return fmt.Sprintf("%s of %s calls were answered from the answer cache of earlier runs: counted at what they cost when first paid for (%s tokens in all, %s without the cache); this run paid %s for %s tokens",
+		runCount(run.CachedCalls), runCount(run.Calls), runCount(prompt+completion), costText(run.Simulated, runner.Cost(run.JudgeSnapshot, prompt, completion)),
+		costText(run.Simulated, run.CostUSD), runCount(run.PromptTokens+run.CompletionTokens))
+}
+
 // cachedNote explains, under the table, the tokens and cost of the runs
 // answered from the answer cache; "" when there are none.
 func cachedNote(figs []runFigures) string {
 	partly, wholly := false, false
+	full := false
 	for _, f := range figs {
-		partly = partly || f.run.PartlyCached()
-		wholly = wholly || f.run.WhollyCached()
+		partly = partly || (f.cached && f.run.PartlyCached())
+		wholly = wholly || (f.cached && f.run.WhollyCached())
+		full = full || f.fromCache
 	}
 	note := ""
 	if wholly {
@@ -434,6 +466,12 @@ func cachedNote(figs []runFigures) string {
 			note += " "
 		}
 		note += "A run answered partly from the answer cache shows what it paid, for the calls the cache did not answer: less than its method costs, so its tokens and cost are not marked best, not compared in the cost sentence and not plotted."
+	}
+	if full {
+		if note != "" {
+			note += " "
+		}
+		note += `"as if every call were paid": the run's calls answered from the answer cache are counted at what they cost when first paid for, so its tokens and cost are its method's and compare with the others.`
 	}
 	return note
 }

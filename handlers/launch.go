@@ -715,15 +715,28 @@ func costText(simulated bool, cost *float64) string {
 // how many calls the cache answered; one answered wholly from it shows
 // "cached", never a $0 that would read as a free judge.
 func runCostText(run models.Run) string {
+	// What the cached calls cost when first paid for, when known.
+	without := ""
+	if prompt, completion, ok := run.FullTokens(); ok && run.CachedCalls > 0 {
+		if c := runner.Cost(run.JudgeSnapshot, prompt, completion); c != nil {
+			without = web.Money(*c)
+		}
+	}
 	switch {
 	case run.Simulated:
 		return costText(true, nil)
 	case run.WhollyCached():
+		if without != "" {
+			return fmt.Sprintf("cached (all %s calls answered from the answer cache; %s when first paid for)", runCount(run.Calls), without)
+		}
 		return fmt.Sprintf("cached (all %s calls answered from the answer cache)", runCount(run.Calls))
 	case run.PartlyCached():
 		paid := costText(false, run.CostUSD)
 		if run.CostUSD != nil {
 			paid += " paid"
+		}
+		if without != "" {
+			return paid + "; " + cacheShareText(run) + "; " + without + " without the cache"
 		}
 		return paid + "; " + cacheShareText(run)
 	}

@@ -157,11 +157,14 @@ func saveAnswerSQL(d Dialect) string {
 	})
 }
 
-// AddCachedCall counts one call of a run answered from the cache.
-func (db *DB) AddCachedCall(ctx context.Context, runID int64) error {
+// AddCachedCall counts one call of a run answered from the cache, with
+// the tokens its answer cost when it was paid for: with them, a run
+// answered from the cache still tells what it would have cost without.
+func (db *DB) AddCachedCall(ctx context.Context, runID int64, promptTokens, completionTokens int) error {
 	q := hotSQL.get(db.Dialect, "cached call", 0, func() string {
-		return "UPDATE runs SET cached_calls = cached_calls + 1 WHERE id = ?"
+		return `UPDATE runs SET cached_calls = cached_calls + 1, cached_prompt_tokens = cached_prompt_tokens + ?,
+ cached_completion_tokens = cached_completion_tokens + ? WHERE id = ?`
 	})
-	_, err := db.hotExec(ctx, db.SQL, nil, q, runID)
+	_, err := db.hotExec(ctx, db.SQL, nil, q, promptTokens, completionTokens, runID)
 	return err
 }

@@ -49,7 +49,7 @@ func TestResponseCache(t *testing.T) {
 		}
 		newCache := func(ws int64, hits *int) *judge.Cache {
 			c := judge.NewCache(client, db.ResponseCache(ws), srv.URL+"/v1", "m")
-			c.OnHit = func(context.Context) { *hits++ }
+			c.OnHit = func(context.Context, judge.Hit) { *hits++ }
 			return c
 		}
 
@@ -210,7 +210,7 @@ func TestResponseCacheLookupsTogether(t *testing.T) {
 		loader := &countingLoader{ResponseCache: db.ResponseCache(ws1.ID), hold: 300 * time.Millisecond}
 		c := judge.NewCache(client, loader, srv.URL+"/v1", "m")
 		var hits atomic.Int64
-		c.OnHit = func(context.Context) { hits.Add(1) }
+		c.OnHit = func(context.Context, judge.Hit) { hits.Add(1) }
 		got := make([]string, calls)
 		var wg sync.WaitGroup
 		for s := range int64(calls) {

@@ -254,13 +254,19 @@ type Run struct {
 	CostUSD          *float64 `gorm:"column:cost_usd"`
 	// CachedCalls counts the calls answered from the judge answer cache
 	// (respcache.go): they made no HTTP request and cost nothing.
-	CachedCalls      int
-	CurrentCriterion int
-	CurrentRound     int
-	JobID            *int64
-	LeaseOwner       string
-	LeaseUntil       *time.Time
-	CancelRequested  bool
+	CachedCalls int
+	// CachedPromptTokens and CachedCompletionTokens are what those
+	// answers cost when they were paid for: the run's tokens plus these
+	// are what it would have used without the cache (0 for answers
+	// stored before they were kept, and for runs before they were counted).
+	CachedPromptTokens     int
+	CachedCompletionTokens int
+	CurrentCriterion       int
+	CurrentRound           int
+	JobID                  *int64
+	LeaseOwner             string
+	LeaseUntil             *time.Time
+	CancelRequested        bool
 	// Retries counts the judge's HTTP attempts beyond the first of each call.
 	Retries int
 	// WaitingSince is set while the run waits for its judge to answer again
@@ -343,6 +349,16 @@ func (r Run) PartlyCached() bool {
 // run: it paid nothing, and its tokens and cost say nothing of its method.
 func (r Run) WhollyCached() bool {
 	return r.CachedCalls > 0 && r.CachedCalls >= r.Calls
+}
+
+// FullTokens are the tokens the run would have used without the answer
+// cache, and whether they are known: every cached call's cost must have
+// been kept (answers stored before it was are counted without tokens).
+func (r Run) FullTokens() (prompt, completion int, known bool) {
+	if r.CachedCalls > 0 && r.CachedPromptTokens == 0 {
+		return 0, 0, false
+	}
+	return r.PromptTokens + r.CachedPromptTokens, r.CompletionTokens + r.CachedCompletionTokens, true
 }
 
 // Batch statuses.

@@ -30,10 +30,10 @@ func cachedJudge(db *models.DB, store judge.AnswerStore, run models.Run, client 
 	if spend != nil {
 		c.OnReplay = func(_ context.Context, resp judge.Response) { spend.replayed(resp) }
 	}
-	c.OnHit = func(ctx context.Context) {
+	c.OnHit = func(ctx context.Context, paid judge.Hit) {
 		// A counter lost to a database error only understates the cached
 		// calls; the answer itself is still used.
-		_ = db.AddCachedCall(context.WithoutCancel(ctx), run.ID)
+		_ = db.AddCachedCall(context.WithoutCancel(ctx), run.ID, paid.PromptTokens, paid.CompletionTokens)
 	}
 	return c
 }

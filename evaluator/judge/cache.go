@@ -61,8 +61,10 @@ type Cache struct {
 	baseURL string
 	model   string
 	// OnHit, if set, is called once for each call answered from the store
-	// (the runner counts them on the run).
-	OnHit func(ctx context.Context)
+	// or from another run's call under way, with what the answer cost
+	// when it was paid for (the runner counts them on the run: what the
+	// run would have cost without the cache).
+	OnHit func(ctx context.Context, paid Hit)
 	// Run, when set, is the run this cache serves: answers are stored
 	// with it and with their unit (WithUnit), so that an answer the run
 	// paid for but never counted (its unit was cut short by a crash) is
@@ -177,6 +179,12 @@ var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b
 // maxPooledKey keeps a rare huge prompt's buffer out of the pool.
 const maxPooledKey = 1 << 20
 
+// Hit is what an answer taken from the cache cost when it was paid for:
+// its call's tokens (0 for answers stored before they were kept).
+type Hit struct {
+	PromptTokens, CompletionTokens int
+}
+
 // Complete answers r from the store when it can, and otherwise calls the
 // judge and stores a successful answer. A store that fails is passed by:
 // the judge is asked (a broken cache must never fail a run).
@@ -209,7 +217,7 @@ func (c *Cache) Complete(ctx context.Context, r Request) (Response, error) {
 				return resp, nil
 			}
 			if c.OnHit != nil {
-				c.OnHit(ctx)
+				c.OnHit(ctx, Hit{PromptTokens: a.PromptTokens, CompletionTokens: a.CompletionTokens})
 			}
 			return Response{Choices: a.Choices, Model: a.Model}, nil
 		}
@@ -229,7 +237,7 @@ func (c *Cache) Complete(ctx context.Context, r Request) (Response, error) {
 			}
 			if ok {
 				if c.OnHit != nil {
-					c.OnHit(ctx)
+					c.OnHit(ctx, f.paid())
 				}
 				return resp, nil
 			}

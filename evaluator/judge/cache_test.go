@@ -197,7 +197,13 @@ func TestCacheReplaysAUnitsOwnAnswersAsPaid(t *testing.T) {
 			c := NewCache(j, store, "http://judge", "m")
 			c.Run, c.Private = tc.run, tc.private
 			hits, replays := 0, 0
-			c.OnHit = func(context.Context) { hits++ }
+			c.OnHit = func(_ context.Context, paid Hit) {
+				hits++
+				// What the answer cost when first paid for (tokenJudge's).
+				if paid.PromptTokens != 100 {
+					t.Errorf("hit told %d prompt tokens first paid, want 100", paid.PromptTokens)
+				}
+			}
 			c.OnReplay = func(_ context.Context, r Response) {
 				if r.PromptTokens == 100 {
 					replays++
@@ -256,7 +262,7 @@ func TestFlightsShareIdenticalCalls(t *testing.T) {
 		c := NewCache(j, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
 		c.Flights, c.Scope, c.Run, c.Private = flights, scope, run, private
 		hits := new(int)
-		c.OnHit = func(context.Context) { *hits++ }
+		c.OnHit = func(context.Context, Hit) { *hits++ }
 		return c, hits
 	}
 	leader, leaderHits := newCache("1", 1, false)

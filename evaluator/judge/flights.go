@@ -80,6 +80,11 @@ func (fs *Flights) end(k flightKey, f *flight, resp Response, err error) {
 	close(f.done)
 }
 
+// paid is what the leader's call cost; read once wait has returned true.
+func (f *flight) paid() Hit {
+	return Hit{PromptTokens: f.resp.PromptTokens, CompletionTokens: f.resp.CompletionTokens}
+}
+
 // wait returns the answer of a flight led by another caller; ok is false
 // when that call failed (the caller then asks the judge itself).
 func (f *flight) wait(ctx context.Context) (Response, bool, error) {
