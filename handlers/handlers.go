@@ -11,6 +11,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -131,7 +132,23 @@ func popFlash(c echo.Context) *web.Flash {
 // page builds the layout data of a page.
 func page(c echo.Context, title string) web.Page {
 	return web.Page{Title: title, Flash: popFlash(c), Nav: navFor(principalOf(c.Request().Context())),
-		Theme: themeOf(c), Path: c.Request().URL.RequestURI()}
+		Theme: themeOf(c), Path: pagePath(c)}
+}
+
+// pagePath is the address of the page being rendered, where the theme
+// toggle returns. A page rendered in answer to a form post (a link shown
+// once, a form shown again with its error) has an address that answers
+// only POST, so it is the page the form was on, as the browser's Referer
+// of this site says (Referrer-Policy: same-origin sends it), else home.
+func pagePath(c echo.Context) string {
+	req := c.Request()
+	if req.Method == http.MethodGet {
+		return req.URL.RequestURI()
+	}
+	if ref, err := url.Parse(req.Referer()); err == nil && ref.Host == req.Host && ref.Path != "" {
+		return localPath(ref.RequestURI())
+	}
+	return "/"
 }
 
 // redirect answers a successful form post (303 so the browser GETs).

@@ -123,3 +123,57 @@ func TestProjectPage(t *testing.T) {
 		}
 	})
 }
+
+// TestProjectPageEmptyLists: an empty list on a project page says what is
+// true for the reader. Filtered to archived objects it says there are none
+// archived (the project has datasets, rubrics and runs); a viewer is not
+// told to upload or write anything, nor sent to the rubric form, which
+// answers them 403.
+func TestProjectPageEmptyLists(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		empty := models.Project{WorkspaceID: env.ws.ID, Name: "Empty"}
+		if err := env.db.CreateProject(context.Background(), &empty); err != nil {
+			t.Fatal(err)
+		}
+		demoPage := fmt.Sprintf("/projects/%d", env.project.ID)
+		emptyPage := fmt.Sprintf("/projects/%d", empty.ID)
+		viewer := env.sessionCookie(env.createUser(env.ws.ID, "vi@a.test", models.RoleViewer))
+		editor := env.sessionCookie(env.createUser(env.ws.ID, "ed@a.test", models.RoleEditor))
+		cases := []struct {
+			name, path string
+			who        *http.Cookie
+			want, not  []string
+		}{
+			{"archived filter, nothing archived", demoPage + "?show=archived", editor,
+				[]string{"No archived datasets.", "No archived rubrics.", "No archived runs."},
+				[]string{"No datasets yet", "No rubrics yet", "No runs yet"}},
+			{"editor, empty project", emptyPage, editor,
+				[]string{"No datasets yet: upload a CSV", "start from a template</a>", "No runs yet."}, nil},
+			{"viewer, empty project", emptyPage, viewer,
+				[]string{"No datasets yet: editors of this workspace upload them.", "No rubrics yet: editors of this workspace write them.", "No runs yet."},
+				[]string{"/rubrics/new", "upload a CSV"}},
+			{"viewer, archived filter", demoPage + "?show=archived", viewer,
+				[]string{"No archived datasets.", "No archived rubrics.", "No archived runs."},
+				[]string{"/rubrics/new", "No datasets yet"}},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				rec := env.send(http.MethodGet, tc.path, nil, "", tc.who)
+				body := rec.Body.String()
+				if rec.Code != http.StatusOK {
+					t.Fatalf("status %d", rec.Code)
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(body, w) {
+						t.Errorf("page lacks %q", w)
+					}
+				}
+				for _, n := range tc.not {
+					if strings.Contains(body, n) {
+						t.Errorf("page says %q", n)
+					}
+				}
+			})
+		}
+	})
+}

@@ -453,12 +453,13 @@ func (h *Handlers) humanSourceView(c echo.Context, run models.Run, rep *report.R
 		if err != nil {
 			return v, err
 		}
+		// Only a reviewer's latest review of a sample counts, and only
+		// with a rating: the report reads nothing else of them.
 		for _, r := range models.CurrentReviews(all) {
-			if r.Score != nil {
-				v.BrowserRatings++
+			if r.Score == nil {
+				continue
 			}
-		}
-		for _, r := range all {
+			v.BrowserRatings++
 			if rep.Humans.Source == models.HumansImported || r.ID > rep.Humans.UptoRatingID {
 				v.NotUsed++
 			}

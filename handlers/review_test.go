@@ -374,3 +374,58 @@ func TestReviewQueueLabelsTheSimulatedJudge(t *testing.T) {
 		}
 	})
 }
+
+// TestPendingBrowserRatingsCount: the run page counts the browser ratings
+// a recompute would bring into its report: each reviewer's current rating
+// of a sample, not every submission. A rating saved three times is one
+// rating, a comment alone is none; the count then agrees with the
+// queue's "you rated" and with the report's own "(N browser ratings)".
+func TestPendingBrowserRatingsCount(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		run := env.waitRun(env.launch(d.launchForm("2", "10")), 60*time.Second)
+		rows, err := env.db.ListDatasetRows(ctx, d.dataset.ID, 0, 2)
+		if err != nil || len(rows) < 2 {
+			t.Fatalf("rows: %v (%d)", err, len(rows))
+		}
+		score := func(v float64) *float64 { return &v }
+		add := func(row int64, reviewer string, s *float64, comment string) {
+			t.Helper()
+			if _, err := env.db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: d.dataset.ID, RowID: row,
+				Criterion: "Coherent", Reviewer: reviewer, Score: s, Lo: 1, Hi: 3, Comment: comment}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pending := func() string {
+			t.Helper()
+			body := env.get(fmt.Sprintf("/runs/%d", run.ID)).Body.String()
+			i := strings.Index(body, `data-testid="human-source-pending">`)
+			if i < 0 {
+				return ""
+			}
+			body = body[i+len(`data-testid="human-source-pending">`):]
+			return body[:strings.Index(body, "<")]
+		}
+		a, b := rows[0].ID, rows[1].ID
+		add(a, "Ann", score(2), "")
+		add(a, "Ann", score(3), "")
+		add(a, "Ann", score(1), "changed my mind")
+		add(b, "Ann", nil, "a comment, no rating")
+		add(a, "Bob", score(2), "")
+		if got, want := pending(), "2 browser ratings are not in it yet."; got != want {
+			t.Errorf("before recompute: %q, want %q (Ann's and Bob's current ratings)", got, want)
+		}
+		if rec := env.postForm(fmt.Sprintf("/runs/%d/humans", run.ID), url.Values{"source": {"both"}}); rec.Code != http.StatusSeeOther {
+			t.Fatalf("recompute: %d", rec.Code)
+		}
+		if got := pending(); got != "" {
+			t.Errorf("after recompute: %q, want nothing pending", got)
+		}
+		add(a, "Ann", score(3), "")
+		add(b, "Bob", nil, "only a comment")
+		if got, want := pending(), "1 browser rating is not in it yet."; got != want {
+			t.Errorf("after one more rating: %q, want %q", got, want)
+		}
+	})
+}

@@ -1,10 +1,14 @@
 package handlers
 
 import (
+	"html"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/batcheval/batcheval/models"
 )
 
 // TestThemeToggle: the header's toggle works without script: a form post
@@ -77,6 +81,49 @@ func TestFavicon(t *testing.T) {
 		}
 		if ct := rec.Header().Get("Content-Type"); !strings.Contains(ct, "icon") {
 			t.Errorf("favicon content type %q", ct)
+		}
+	})
+}
+
+// TestThemeToggleAfterFormPost: a page rendered in answer to a form post
+// (an invite link shown once, a form shown again with its error) lives at
+// an address that answers only POST, so its toggle returns to the page the
+// form was on (or home), never to the post's address, which would answer
+// 405 Method Not Allowed.
+func TestThemeToggleAfterFormPost(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		owner := env.sessionCookie(env.createUser(env.ws.ID, "ow@a.test", models.RoleOwner))
+		cases := []struct {
+			name, path, referer string
+			form                url.Values
+			wantBack            string
+		}{
+			{"invite link shown once", "/members/invites", "http://example.com/members", url.Values{"role": {"viewer"}}, "/members"},
+			{"form shown again", "/projects", "http://example.com/?show=all", url.Values{"name": {""}}, "/?show=all"},
+			{"no referer", "/members/invites", "", url.Values{"role": {"viewer"}}, "/"},
+			{"referer of another site", "/members/invites", "https://evil.example/members", url.Values{"role": {"viewer"}}, "/"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				req := httptest.NewRequest(http.MethodPost, tc.path, strings.NewReader(tc.form.Encode()))
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				if tc.referer != "" {
+					req.Header.Set("Referer", tc.referer)
+				}
+				req.AddCookie(owner)
+				rec := httptest.NewRecorder()
+				env.e.ServeHTTP(rec, req)
+				if rec.Code == http.StatusSeeOther {
+					t.Fatalf("%s redirected to %q; the case needs a page rendered by the post", tc.path, rec.Header().Get("Location"))
+				}
+				want := `name="back" value="` + html.EscapeString(tc.wantBack) + `"`
+				if body := rec.Body.String(); !strings.Contains(body, want) {
+					t.Errorf("status %d: the theme toggle should carry %s:\n%s", rec.Code, want, body)
+				}
+				if got := env.send(http.MethodGet, tc.wantBack, nil, "", owner).Code; got != http.StatusOK {
+					t.Errorf("GET %s answers %d", tc.wantBack, got)
+				}
+			})
 		}
 	})
 }
