@@ -52,16 +52,21 @@ func apiReview(r models.ReviewRating, sampleID string) APIReview {
 // judge under review and gives the criterion its scale; the sample is
 // named by its id in the dataset (sample_id) or its stored row (row_id).
 // The reviewer is the token's account.
+//
+// A reviewer's latest review is their current one. A review without a
+// rating keeps the reviewer's current rating of the sample (a comment
+// added later must not withdraw it); clear_rating withdraws it.
 type APIReviewInput struct {
-	RunID     int64    `json:"run_id"`
-	Criterion string   `json:"criterion"`
-	SampleID  string   `json:"sample_id"`
-	RowID     int64    `json:"row_id"`
-	Rating    *float64 `json:"rating"`
-	Agree     *bool    `json:"agree"`
-	Reason    string   `json:"reason"`
-	Comment   string   `json:"comment"`
-	Tags      []string `json:"tags"`
+	RunID       int64    `json:"run_id"`
+	Criterion   string   `json:"criterion"`
+	SampleID    string   `json:"sample_id"`
+	RowID       int64    `json:"row_id"`
+	Rating      *float64 `json:"rating"`
+	ClearRating bool     `json:"clear_rating"`
+	Agree       *bool    `json:"agree"`
+	Reason      string   `json:"reason"`
+	Comment     string   `json:"comment"`
+	Tags        []string `json:"tags"`
 }
 
 // apiListReviews lists every review of a dataset, all criteria, oldest
@@ -140,9 +145,28 @@ func (h *Handlers) apiCreateReview(c echo.Context) error {
 		return err
 	}
 	name, userID, _ := h.reviewer(c)
+	if in.ClearRating && in.Rating != nil {
+		return models.Errorf(models.EInvalid, "a review either gives a rating or clears the current one (clear_rating), not both")
+	}
+	if in.ClearRating && in.Agree == nil && strings.TrimSpace(in.Comment) == "" && len(in.Tags) == 0 {
+		// The withdrawal is a review like any other, kept with the rest:
+		// it says why.
+		return models.Errorf(models.EInvalid, "clear_rating withdraws your rating of the sample: say why in comment")
+	}
+	score := in.Rating
+	if score == nil && !in.ClearRating {
+		// What the reviewer's current review of the sample rated, kept.
+		cur, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name)
+		if err != nil {
+			return err
+		}
+		if mine := mineOf(cur[rowID], name); mine != nil && mine.Score != nil && mine.Lo == crit.Lo && mine.Hi == crit.Hi {
+			score = mine.Score
+		}
+	}
 	tags := models.ParseReviewTags(strings.Join(in.Tags, ","))
 	r, err := h.DB.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: ds.WorkspaceID, DatasetID: ds.ID, RowID: rowID,
-		Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: name, UserID: userID, RunID: &run.ID, Score: in.Rating,
+		Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: name, UserID: userID, RunID: &run.ID, Score: score,
 		Lo: crit.Lo, Hi: crit.Hi, Agree: in.Agree, Reason: in.Reason, Comment: in.Comment, Tags: tags})
 	if err != nil {
 		return err
@@ -168,17 +192,16 @@ func (h *Handlers) apiReviewRow(c echo.Context, ds models.Dataset, in APIReviewI
 		}
 		return row.ID, row.ExternalID, nil
 	}
-	rows, err := h.DB.ListDatasetRows(ctx, ds.ID, 0, 0)
-	if err != nil {
+	// Through the sample id's index: reading every row to find one made a
+	// review of a large dataset cost a scan of it.
+	r, found, err := h.DB.FindDatasetRowByExternalID(ctx, ds.ID, in.SampleID)
+	switch {
+	case err != nil:
 		return 0, "", err
+	case !found:
+		return 0, "", models.Errorf(models.ENotFound, "the dataset has no sample %q", in.SampleID)
+	case in.RowID != 0 && in.RowID != r.ID:
+		return 0, "", models.Errorf(models.EInvalid, "sample_id %q is row %d, not row %d", in.SampleID, r.ID, in.RowID)
 	}
-	for _, r := range rows {
-		if r.ExternalID == in.SampleID {
-			if in.RowID != 0 && in.RowID != r.ID {
-				return 0, "", models.Errorf(models.EInvalid, "sample_id %q is row %d, not row %d", in.SampleID, r.ID, in.RowID)
-			}
-			return r.ID, r.ExternalID, nil
-		}
-	}
-	return 0, "", models.Errorf(models.ENotFound, "the dataset has no sample %q", in.SampleID)
+	return r.ID, r.ExternalID, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/batcheval/batcheval/models"
@@ -126,6 +127,64 @@ func TestAPIReviews(t *testing.T) {
 		page = Page[APIReview]{}
 		if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &page) != nil || len(page.Items) != 0 {
 			t.Errorf("other dataset: %d %+v", rec.Code, page)
+		}
+	})
+}
+
+// TestAPIReviewCommentKeepsRating: a comment posted after a rating keeps
+// the reviewer's current rating of the sample (before, the comment became
+// the current review and the rating dropped out of the report at the next
+// recompute, without a word); clear_rating withdraws it on purpose.
+func TestAPIReviewCommentKeepsRating(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.ratedDataset("reviewed", 4)
+		run := env.storedRun(d, "judged", d.human, nil) // Quality, 1..5
+		editor := env.createUser(env.ws.ID, "ed@a.test", models.RoleEditor)
+		_, tok := env.apiToken(env.ws.ID, editor.ID)
+		api := newAPIClient(t, env)
+		path := fmt.Sprintf("/api/v1/datasets/%d/reviews", d.ds.ID)
+		post := func(in map[string]any) APIReview {
+			t.Helper()
+			in["run_id"], in["criterion"], in["sample_id"] = run.ID, "Quality", "s001"
+			rec := api.json(http.MethodPost, path, tok, in)
+			var got APIReview
+			if rec.Code != http.StatusCreated || json.Unmarshal(rec.Body.Bytes(), &got) != nil {
+				t.Fatalf("post %v: %d %s", in, rec.Code, rec.Body)
+			}
+			return got
+		}
+		current := func() *float64 {
+			t.Helper()
+			all, err := env.db.ListReviewRatings(ctx, env.ws.ID, d.ds.ID, "Quality", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cur := models.CurrentReviews(all)
+			if len(cur) != 1 {
+				t.Fatalf("current reviews %+v, want one", cur)
+			}
+			return cur[0].Score
+		}
+
+		post(map[string]any{"rating": 4})
+		if got := post(map[string]any{"comment": "on second reading, long-winded"}); got.Rating == nil || *got.Rating != 4 || got.Comment == "" {
+			t.Errorf("comment after a rating of 4: stored rating %v, comment %q; want the rating kept", got.Rating, got.Comment)
+		}
+		if s := current(); s == nil || *s != 4 {
+			t.Errorf("current rating after a comment: %v, want 4", s)
+		}
+		if rec := api.json(http.MethodPost, path, tok, map[string]any{"run_id": run.ID, "criterion": "Quality", "sample_id": "s001", "rating": 2, "clear_rating": true}); rec.Code != http.StatusUnprocessableEntity {
+			t.Errorf("a rating and clear_rating together: %d, want 422", rec.Code)
+		}
+		if rec := api.json(http.MethodPost, path, tok, map[string]any{"run_id": run.ID, "criterion": "Quality", "sample_id": "s001", "clear_rating": true}); rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "say why in comment") {
+			t.Errorf("clear_rating alone: %d %s, want 422 asking for a comment", rec.Code, rec.Body)
+		}
+		if got := post(map[string]any{"clear_rating": true, "comment": "not sure any more"}); got.Rating != nil {
+			t.Errorf("clear_rating: stored rating %v, want none", *got.Rating)
+		}
+		if s := current(); s != nil {
+			t.Errorf("current rating after clear_rating: %v, want none", *s)
 		}
 	})
 }
