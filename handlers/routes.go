@@ -14,6 +14,8 @@ import (
 // Register wires every route and the shared middleware onto e.
 func (h *Handlers) Register(e *echo.Echo) {
 	e.HTTPErrorHandler = h.ErrorHandler
+	e.Pre(routeHeadAsGet)
+	e.Use(restoreHead)
 	e.Use(middleware.Recover())
 	e.Use(h.guardNetwork) // Host allowlist, trusted proxies, Referrer-Policy (hosts.go)
 	e.Use(h.limitBodies)  // 1 MiB bodies except dataset uploads (limits.go)
@@ -34,6 +36,33 @@ func (h *Handlers) Register(e *echo.Echo) {
 		// Pages wait for their turn after the access check, so a request
 		// that would be refused never holds a place (admission.go).
 		e.Add(r.Method, r.Path, h.admitPages(r.Method, r.Path, r.Handler), h.require(r.Access))
+	}
+}
+
+// routeHeadAsGet and restoreHead answer HEAD as the GET of the same
+// address, without the body (link checkers, chat apps unfurling a share
+// link, monitors): the router only knows GET routes, and answered HEAD
+// 405. The request is routed as a GET (Echo routes the request it was
+// given, so its method is changed in place), then is HEAD again for the
+// handler and the server, which drops the body written.
+func routeHeadAsGet(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if req := c.Request(); req.Method == http.MethodHead {
+			req.Method = http.MethodGet
+			c.Set(headKey, true)
+		}
+		return next(c)
+	}
+}
+
+const headKey = "batcheval.head"
+
+func restoreHead(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if head, _ := c.Get(headKey).(bool); head {
+			c.Request().Method = http.MethodHead
+		}
+		return next(c)
 	}
 }
 
