@@ -193,6 +193,9 @@ func (env *testEnv) tokenFromPage(session *http.Cookie, name string) (string, in
 	// Shown once: the list shows only the start of it afterwards.
 	if again := env.send(http.MethodGet, "/tokens", nil, "", session); strings.Contains(again.Body.String(), m[1]) {
 		env.t.Errorf("the token is shown again on a later visit")
+	} else if !strings.Contains(again.Body.String(), "<td>no (works)</td>") {
+		// It said "never" under Revoked, read as a token that cannot be revoked.
+		env.t.Errorf("a working token's Revoked cell does not say it works")
 	}
 	return m[1], n
 }
