@@ -593,6 +593,20 @@ func TestSharedComparisonSaysUndefined(t *testing.T) {
 		if got := agreement(runA, runC); got == "undefined" || got == "—" {
 			t.Errorf("agreement of two judged runs: %q, want a figure", got)
 		}
+		// Nor does anything else in the rows of a measurable agreement say
+		// "undefined": they showed a 95% interval column reading
+		// "undefined" beside Pearson 0.814 over 48 samples, an interval
+		// that is never computed for the agreement between two runs.
+		link := env.createShareVia(url.Values{"kind": {"compare"}, "run_id": {strconv.FormatInt(runA.ID, 10)},
+			"other_run_id": {strconv.FormatInt(runC.ID, 10)}, "expires": {"1d"}})
+		body := env.getAs(link).Body.String()
+		i := strings.Index(body, "Between the two runs' final scores")
+		if i < 0 || !strings.Contains(body[i:], "</table>") {
+			t.Fatalf("the shared comparison has no agreement table")
+		}
+		if table, _, _ := strings.Cut(body[i:], "</table>"); strings.Contains(table, "undefined") {
+			t.Errorf("the agreement of two judged runs says \"undefined\": %s", table)
+		}
 	})
 }
 

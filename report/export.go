@@ -545,11 +545,20 @@ func (r *Report) CorrelationTable() string {
 	p := r.Provenance()
 	fmt.Fprintf(&b, "produced by BatchEval %s · method %s · judge %s · prompt template %s · seed %d\n",
 		p.ProductVersion, p.MethodLabel, p.JudgeText(), p.PromptTemplateVersion, p.Seed)
-	// Columns are 9 wide so that "undefined" fits.
+	// Columns are 9 wide so that "undefined" fits. n and missing are the
+	// correlation's, as the run page's table and the JSON export state
+	// them: the samples correlated and those left out for want of a judge
+	// score or a human rating (not the unreadable round scores, below).
 	fmt.Fprintf(&b, "%-20s %9s %9s %9s %9s %9s %6s %8s\n", "criterion", "pearson", "p", "spearman", "p", "kendall", "n", "missing")
 	for _, c := range r.Criteria {
 		fmt.Fprintf(&b, "%-20s %9s %9s %9s %9s %9s %6d %8d\n", trunc(c.Criterion.Name, 20),
-			f3(c.Pearson.Coef), fp(c.Pearson.P), f3(c.Spearman.Coef), fp(c.Spearman.P), f3(c.Kendall.Coef), c.Pearson.N, c.Missing)
+			f3(c.Pearson.Coef), fp(c.Pearson.P), f3(c.Spearman.Coef), fp(c.Spearman.P), f3(c.Kendall.Coef), c.Pearson.N, c.Pearson.Missing)
+	}
+	for _, c := range r.Criteria {
+		if c.Missing > 0 {
+			fmt.Fprintf(&b, "unreadable answers of %s: %d of %d answered round scores could not be read from the judge's answers.\n",
+				c.Criterion.Name, c.Missing, c.Scored+c.Missing)
+		}
 	}
 	for _, c := range r.Criteria {
 		if c.Ceiling == nil {

@@ -353,3 +353,50 @@ func TestCorrelationTableSaysUndefined(t *testing.T) {
 		}
 	}
 }
+
+// TestCorrelationTableMissingIsTheCorrelations: the command line's n and
+// missing are the correlation's, as the run page and the JSON export state
+// them, also when a sample has no human rating; unreadable round scores
+// are said on a line of their own. The table printed the unreadable count
+// as "missing" (0 where the page said 3 for three unrated samples).
+func TestCorrelationTableMissingIsTheCorrelations(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		unrated     string // the external id of a row whose human rating is removed
+		wantN       int
+		wantMissing int
+	}{
+		{"every sample rated", "", 3, 1},
+		{"one sample without a human rating", "b", 2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, ds, rows, batches, scores := fixture()
+			for i := range rows {
+				if rows[i].ExternalID == tc.unrated {
+					delete(rows[i].Ratings, "h")
+				}
+			}
+			rep := Compute(run, ds, rows, batches, scores)
+			c := rep.Criteria[0]
+			if c.Pearson.N != tc.wantN || c.Pearson.Missing != tc.wantMissing {
+				t.Fatalf("report n/missing = %d/%d, want %d/%d", c.Pearson.N, c.Pearson.Missing, tc.wantN, tc.wantMissing)
+			}
+			table := rep.CorrelationTable()
+			var fields []string
+			for _, l := range strings.Split(table, "\n") {
+				if strings.HasPrefix(l, "Q ") {
+					fields = strings.Fields(l)
+				}
+			}
+			if len(fields) != 8 {
+				t.Fatalf("row of Q: %q in\n%s", fields, table)
+			}
+			if got, want := fields[6]+"/"+fields[7], strconv.Itoa(tc.wantN)+"/"+strconv.Itoa(tc.wantMissing); got != want {
+				t.Errorf("table n/missing = %s, want %s (the export's)\n%s", got, want, table)
+			}
+			if want := "unreadable answers of Q: 1 of 6 answered round scores"; !strings.Contains(table, want) {
+				t.Errorf("table lacks %q:\n%s", want, table)
+			}
+		})
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/batcheval/batcheval/report"
 )
 
 // Money writes an amount of US dollars the one way the product shows
@@ -14,6 +16,9 @@ func Money(usd float64) string {
 	if math.IsNaN(usd) || math.IsInf(usd, 0) {
 		return "—"
 	}
+	// A run's cost is a sum in the order its answers arrived: settled, it
+	// shows the same digits whatever that order was.
+	usd = report.SettledUSD(usd)
 	sign := ""
 	if usd < 0 {
 		sign, usd = "-", -usd

@@ -44,3 +44,24 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+// TestMoneySameWhateverTheOrder: a run's cost sums its calls' costs in the
+// order the answers arrived; the same calls summed in two orders (0.1975
+// plus or minus float noise) show the same amount. They showed $0.198 and
+// $0.197.
+func TestMoneySameWhateverTheOrder(t *testing.T) {
+	calls := [][2]float64{{4722, 395}, {19930, 1912}, {18462, 1658}, {1779, 1548}, {5143, 1728}}
+	var forward, backward float64
+	for i := range calls {
+		// Priced as runner.Cost does, at $2.50 and $10 per million tokens.
+		forward += (calls[i][0]*2.5 + calls[i][1]*10) / 1e6
+		j := len(calls) - 1 - i
+		backward += (calls[j][0]*2.5 + calls[j][1]*10) / 1e6
+	}
+	if forward == backward {
+		t.Fatalf("both orders sum to %v: the case tests nothing", forward)
+	}
+	if a, b := Money(forward), Money(backward); a != b || a != "$0.198" {
+		t.Errorf("Money = %s summed forward (%v), %s backward (%v); want $0.198 both", a, forward, b, backward)
+	}
+}
