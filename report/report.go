@@ -6,8 +6,10 @@ package report
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -472,14 +474,28 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 		}
 		cr.Decomposition = stats.Decompose(rounds, hs)
 		cr.DecompositionNote = "Error of the averaged score = mean error of single rounds − spread between rounds: accurate rounds and diverse rounds both help."
-		if hlo < crit.Lo-1e-9 || hhi > crit.Hi+1e-9 {
+		switch {
+		case hlo < crit.Lo-1e-9 || hhi > crit.Hi+1e-9:
 			cr.DecompositionNote += " The human ratings lie outside the judge's range, so the squared errors mix two scales: compare them between runs, not as absolute values."
+		case hhi-hlo < narrowHumanSpan*(crit.Hi-crit.Lo):
+			// Inside the judge's range but spanning little of it: maybe
+			// a scale of their own (0 to 1 under a judge's 0 to 2), which
+			// nothing here can tell; the errors are read as if not.
+			cr.DecompositionNote += fmt.Sprintf(" The human ratings span only %s to %s of the judge's %s to %s: if they were given on another scale, the squared errors mix two scales, so compare them between runs, not as absolute values.",
+				fmtScale(hlo), fmtScale(hhi), fmtScale(crit.Lo), fmtScale(crit.Hi))
 		}
 	} else {
 		cr.Decomposition = stats.Decomposition{EnsembleErr: math.NaN(), MeanRoundErr: math.NaN(), MeanVariance: math.NaN()}
 		cr.DecompositionNote = "Needs human ratings."
 	}
 }
+
+// narrowHumanSpan is the share of the judge's range below which human
+// ratings that span it are said to be maybe on another scale.
+const narrowHumanSpan = 0.75
+
+// fmtScale writes a scale end as the notes do: 1, 0.5.
+func fmtScale(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
 
 // SortSamples orders samples by key ("score", "human", "diff", "missing",
 // "position"); missing values always sort last, ties keep their order.

@@ -169,3 +169,37 @@ func TestExportsAreSafe(t *testing.T) {
 		t.Errorf("missing final exported as %v, want null", d["final"])
 	}
 }
+
+// TestDecompositionNoteNamesANarrowHumanScale: human ratings inside the
+// judge's range but spanning little of it (0 to 1 under a judge's 0 to 2)
+// may be on a scale of their own; the ensemble decomposition compares raw
+// squared errors, so its note says so, naming both ranges (before, only
+// ratings outside the judge's range were said to mix scales).
+func TestDecompositionNoteNamesANarrowHumanScale(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		humans  [4]float64
+		want    string
+		notWant []string
+	}{
+		{"the judge's scale", [4]float64{1, 1.5, 2.5, 3}, "", []string{"two scales"}},
+		{"outside the judge's range", [4]float64{0, 1, 3, 4}, "lie outside the judge's range", []string{"span only"}},
+		{"a narrow span inside it", [4]float64{1, 1.2, 1.6, 1.8}, "span only 1 to 1.8 of the judge's 1 to 3", []string{"outside"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, ds, rows, batches, scores := fixture()
+			for i := range rows {
+				rows[i].Ratings["h"] = f(tc.humans[i])
+			}
+			note := Compute(run, ds, rows, batches, scores).Criteria[0].DecompositionNote
+			if tc.want != "" && !strings.Contains(note, tc.want) {
+				t.Errorf("note %q lacks %q", note, tc.want)
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(note, w) {
+					t.Errorf("note %q should not say %q", note, w)
+				}
+			}
+		})
+	}
+}
