@@ -170,9 +170,17 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 		tied = append(tied, c)
 	}
 	for _, c := range cs[1:] {
-		v.Tests = append(v.Tests, fmt.Sprintf("%s − %s: %s in average Pearson (95%% interval %s to %s, permutation %s, Holm-adjusted %s)",
+		line := fmt.Sprintf("%s − %s: %s in average Pearson (95%% interval %s to %s, permutation %s, Holm-adjusted %s)",
 			best.fig.run.Name, c.fig.run.Name, signed(c.test.Diff, 3), signed(c.test.CILow, 3), signed(c.test.CIHigh, 3),
-			web.PValueText(c.test.P), web.PValueText(c.adjP)))
+			web.PValueText(c.test.P), web.PValueText(c.adjP))
+		if pairedDiffers(best, c) {
+			// A run with unreadable scores is averaged in the table over
+			// its own samples, here over those both runs scored: the two
+			// can differ, even in sign, and the line would read as wrong.
+			line += fmt.Sprintf("; on the samples both runs scored, %.3f against %.3f (the table averages each run over the samples it scored)",
+				c.test.A, c.test.B)
+		}
+		v.Tests = append(v.Tests, line)
 	}
 	if len(tied) == 1 {
 		next := cs[1]
@@ -202,6 +210,16 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 		v.Text += fmt.Sprintf(" %s significantly behind.", joinNames(bn)+" "+plural(len(beaten), "is", "are"))
 	}
 	return v
+}
+
+// pairedDiffers reports whether the paired test's averages, over the
+// samples both runs scored, read differently from the table's at its
+// three decimals.
+func pairedDiffers(best, other contender) bool {
+	differs := func(paired, table float64) bool {
+		return !math.IsNaN(paired) && !math.IsNaN(table) && math.Abs(paired-table) >= 0.0005
+	}
+	return differs(other.test.A, best.fig.avgP) || differs(other.test.B, other.fig.avgP)
 }
 
 // joinNames lists names as "a, b and c".

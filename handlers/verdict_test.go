@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/runner"
 )
@@ -290,4 +291,32 @@ func TestRunPageSystemLevel(t *testing.T) {
 			t.Errorf("system=- still shows the system table")
 		}
 	})
+}
+
+// TestVerdictSaysWhenPairedAveragesDiffer: the best run by the table's
+// average is compared with another on the samples both scored; when a run
+// has unreadable scores the two averages differ, even in sign (QA saw
+// "CloserLook − LLM-Eval: −0.013" under a table with CloserLook ahead,
+// 0.343 to 0.341), and the line now gives the paired averages and says why.
+func TestVerdictSaysWhenPairedAveragesDiffer(t *testing.T) {
+	run := func(name string) models.Run { return models.Run{Name: name, Status: models.RunSucceeded} }
+	best := contender{fig: runFigures{run: run("CloserLook"), avgP: 0.343}}
+	for _, tc := range []struct {
+		name string
+		test stats.AveragedDifference
+		want bool
+	}{
+		{"same samples", stats.AveragedDifference{A: 0.343, B: 0.341, Diff: 0.002, CILow: -0.05, CIHigh: 0.05, P: 0.9}, false},
+		{"gaps flip the sign", stats.AveragedDifference{A: 0.330, B: 0.343, Diff: -0.013, CILow: -0.06, CIHigh: 0.04, P: 0.6}, true},
+	} {
+		other := contender{fig: runFigures{run: run("LLM-Eval"), avgP: 0.341}, test: tc.test, adjP: tc.test.P}
+		v := verdictOf([]contender{best, other}, nil)
+		if len(v.Tests) != 1 {
+			t.Fatalf("%s: tests %q", tc.name, v.Tests)
+		}
+		said := strings.Contains(v.Tests[0], "on the samples both runs scored, 0.330 against 0.343")
+		if said != tc.want {
+			t.Errorf("%s: %q: names the paired averages = %v, want %v", tc.name, v.Tests[0], said, tc.want)
+		}
+	}
 }
