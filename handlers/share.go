@@ -311,7 +311,7 @@ func (h *Handlers) sharedRunView(ctx context.Context, run models.Run, pageNum in
 func (h *Handlers) reportFacts(ctx context.Context, run models.Run) (web.ReportFacts, error) {
 	wsID := workspaceOf(ctx)
 	f := web.ReportFacts{Run: run, Dataset: "(deleted dataset)", Rubric: "(deleted rubric)",
-		MethodLabel: methods.Label(run.Method)}
+		MethodLabel: methods.Label(run.Method), Cost: runCostText(run)}
 	if p, err := h.DB.FindProject(ctx, wsID, run.ProjectID); err == nil {
 		f.Project = p.Name
 	}
