@@ -1,12 +1,14 @@
 package report
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/excerpt"
+	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 )
@@ -231,7 +234,7 @@ type (
 		ProductVersion        string              `json:"product_version"`
 		Method                string              `json:"method"`
 		MethodLabel           string              `json:"method_label"`
-		Settings              evaluator.Settings  `json:"settings"`
+		Settings              JSONSettings        `json:"settings"`
 		MethodSettings        *JSONMethodSettings `json:"method_settings"`
 		Judge                 JSONJudge           `json:"judge"`
 		PromptTemplateVersion string              `json:"prompt_template_version"`
@@ -474,11 +477,46 @@ func (r *Report) Export() JSONExport {
 	return out
 }
 
+// JSONSettings are the run's settings as the export states them: the
+// fields of evaluator.Settings in their order, without the launch
+// settings the run's method does not read (Provenance.Unread). It reads
+// back as evaluator.Settings, the unread fields zero.
+type JSONSettings struct {
+	evaluator.Settings
+	unread []methods.Setting
+}
+
+// MarshalJSON writes the settings the method reads, as encoding/json
+// writes evaluator.Settings otherwise (omitempty included).
+func (s JSONSettings) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	rv := reflect.ValueOf(s.Settings)
+	rt := rv.Type()
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if slices.Contains(s.unread, methods.Setting(name)) || (opts == "omitempty" && rv.Field(i).IsZero()) {
+			continue
+		}
+		v, err := json.Marshal(rv.Field(i).Interface())
+		if err != nil {
+			return nil, err
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%q:%s", name, v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
 // exportProvenance turns the provenance into its JSON shape.
 func exportProvenance(p Provenance) JSONProvenance {
-	out := JSONProvenance{ProductVersion: p.ProductVersion, Method: string(p.Method), MethodLabel: p.MethodLabel, Settings: p.Settings,
-		Judge: JSONJudge{Model: p.JudgeModel, Simulated: p.SimulatedJudge}, PromptTemplateVersion: p.PromptTemplateVersion,
-		HumanColumns: []JSONHumanColumns{}, HumanRatings: exportHumanUse(p.HumanUse), Seed: p.Seed, Variant: p.Variant,
+	out := JSONProvenance{ProductVersion: p.ProductVersion, Method: string(p.Method), MethodLabel: p.MethodLabel,
+		Settings: JSONSettings{Settings: p.Settings, unread: p.Unread}, Judge: JSONJudge{Model: p.JudgeModel, Simulated: p.SimulatedJudge},
+		PromptTemplateVersion: p.PromptTemplateVersion, HumanColumns: []JSONHumanColumns{}, HumanRatings: exportHumanUse(p.HumanUse), Seed: p.Seed, Variant: p.Variant,
 		RubricVersion: p.RubricVersion, LabelledExamples: p.Examples}
 	if ms := p.MethodSettings; ms != nil {
 		out.MethodSettings = &JSONMethodSettings{Samples: ms.Samples, UseLogprobs: ms.UseLogprobs, SampleTemperature: ms.SampleTemperature,
