@@ -583,11 +583,11 @@ func (r *Report) CorrelationTable() string {
 	p := r.Provenance()
 	fmt.Fprintf(&b, "produced by BatchEval %s · method %s · judge %s · prompt template %s · seed %d\n",
 		p.ProductVersion, p.MethodLabel, p.JudgeText(), p.PromptTemplateVersion, p.Seed)
-	// Columns are 9 wide so that "undefined" fits.
-	fmt.Fprintf(&b, "%-20s %9s %9s %9s %9s %9s %6s %8s\n", "criterion", "pearson", "p", "spearman", "p", "kendall", "n", "missing")
-	for _, c := range r.Criteria {
-		fmt.Fprintf(&b, "%-20s %9s %9s %9s %9s %9s %6d %8d\n", trunc(c.Criterion.Name, 20),
-			f3(c.Pearson.Coef), fp(c.Pearson.P), f3(c.Spearman.Coef), fp(c.Spearman.P), f3(c.Kendall.Coef), c.Pearson.N, c.Missing)
+	if why, none := r.noScoresRead(); none {
+		// A table of "undefined" would hide the one thing to know.
+		fmt.Fprintf(&b, "no scores could be read, so there are no correlations: %s\n", why)
+	} else {
+		r.writeCorrelationRows(&b)
 	}
 	for _, c := range r.Criteria {
 		if c.Ceiling == nil {
@@ -597,6 +597,48 @@ func (r *Report) CorrelationTable() string {
 			c.Criterion.Name, f3(c.Ceiling.Alpha), f3(c.Ceiling.LeaveOneOut), c.Ceiling.Annotators, c.Ceiling.Items, c.Ceiling.Reading)
 	}
 	return b.String()
+}
+
+// writeCorrelationRows writes the table's header and a row per criterion.
+func (r *Report) writeCorrelationRows(b *strings.Builder) {
+	// Columns are 9 wide so that "undefined" fits.
+	fmt.Fprintf(b, "%-20s %9s %9s %9s %9s %9s %6s %8s\n", "criterion", "pearson", "p", "spearman", "p", "kendall", "n", "missing")
+	for _, c := range r.Criteria {
+		fmt.Fprintf(b, "%-20s %9s %9s %9s %9s %9s %6d %8d\n", trunc(c.Criterion.Name, 20),
+			f3(c.Pearson.Coef), fp(c.Pearson.P), f3(c.Spearman.Coef), fp(c.Spearman.P), f3(c.Kendall.Coef), c.Pearson.N, c.Missing)
+	}
+}
+
+// noScoresRead reports whether no criterion has a single readable score,
+// and why: nothing judged, every call failed, or the judge's answers
+// could not be read.
+func (r *Report) noScoresRead() (why string, none bool) {
+	if len(r.Criteria) == 0 {
+		return "", false
+	}
+	for _, c := range r.Criteria {
+		if c.Scored > 0 {
+			return "", false
+		}
+	}
+	run := r.Run
+	units := methods.For(run.Method).Words().Units
+	answered := run.BatchesDone - run.BatchesFailed
+	switch {
+	case run.BatchesDone == 0:
+		return "nothing was judged", true
+	case answered <= 0:
+		why = fmt.Sprintf("every judge call failed (%d of %d %s)", run.BatchesFailed, run.BatchesTotal, units)
+		if run.Error != "" {
+			why += ": " + run.Error
+		}
+		return why, true
+	}
+	why = fmt.Sprintf("%d of %d %s got the judge's answer, but no score could be read from it", answered, run.BatchesTotal, units)
+	if run.BatchesFailed > 0 {
+		why += fmt.Sprintf(", and %d failed", run.BatchesFailed)
+	}
+	return why + " (each " + methods.For(run.Method).Words().Unit + "'s page in the dashboard shows the answer and what was wrong)", true
 }
 
 // undefinedText is how the terminal shows a figure that cannot be
