@@ -178,8 +178,37 @@ type APIUpload struct {
 	Rows             int        `json:"rows"`
 	Columns          []string   `json:"columns"`
 	SuggestedMapping APIMapping `json:"suggested_mapping"`
+	// IDNotes explain the columns named like an id (id, uuid, sample_id…)
+	// that the suggested mapping did not take as the id because values
+	// repeat or are missing, as the browser's mapping step does; empty
+	// when there is nothing to explain.
+	IDNotes []APIIDNote `json:"id_notes"`
 	// Preview is the first rows, one value per column in Columns' order.
 	Preview [][]string `json:"preview"`
+}
+
+// APIIDNote says why a column named like an id is not the suggested id.
+type APIIDNote struct {
+	Column string `json:"column"`
+	// Message says it in words, with what to do.
+	Message string `json:"message"`
+	// Repeated are the most repeated values (at most five), most rows first.
+	Repeated []APIRepeatedID `json:"repeated"`
+	// RepeatedIDs counts the values found on more than one row,
+	// RepeatedRows the rows carrying one; EmptyRows the rows without an id.
+	RepeatedIDs  int `json:"repeated_ids"`
+	RepeatedRows int `json:"repeated_rows"`
+	EmptyRows    int `json:"empty_rows"`
+	// AnnotatorColumn, when set, tells apart the rows of one id: the file
+	// probably has one row per annotator, and a mapping with this column
+	// as annotator_column (and Column as id_column) reads it so.
+	AnnotatorColumn string `json:"annotator_column"`
+}
+
+// APIRepeatedID is one id value found on several rows.
+type APIRepeatedID struct {
+	ID   string `json:"id"`
+	Rows int    `json:"rows"`
 }
 
 // APINewDataset imports a pending upload with a mapping.
@@ -583,7 +612,7 @@ func (h *Handlers) apiUpload(c echo.Context) error {
 	m := dataimport.SuggestMapping(t.Table)
 	out := APIUpload{Token: u.Token, Filename: u.Filename, Format: u.Format, Rows: t.Rows, Columns: nonNil(t.Columns),
 		SuggestedMapping: APIMapping{IDColumn: m.IDColumn, AnnotatorColumn: m.AnnotatorColumn, Fields: nonNil(m.Fields),
-			RatingColumns: nonNil(m.RatingColumns)}, Preview: [][]string{}}
+			RatingColumns: nonNil(m.RatingColumns)}, IDNotes: apiIDNotes(idNotes(t.Table, m), t), Preview: [][]string{}}
 	for _, rec := range t.Preview(previewRows) {
 		cells := make([]string, len(t.Columns))
 		for i, col := range t.Columns {
@@ -592,6 +621,50 @@ func (h *Handlers) apiUpload(c echo.Context) error {
 		out.Preview = append(out.Preview, cells)
 	}
 	return c.JSON(http.StatusCreated, out)
+}
+
+// apiIDNotes are the mapping step's id notes in the API's terms: the
+// browser's words, the repeated values, and what to send instead of what
+// to click.
+func apiIDNotes(notes []web.IDNote, t uploadSample) []APIIDNote {
+	out := []APIIDNote{}
+	for _, n := range notes {
+		a := APIIDNote{Column: n.Column, Message: n.Summary(), Repeated: []APIRepeatedID{}, RepeatedIDs: n.RepeatedIDs,
+			RepeatedRows: n.RepeatedRows, EmptyRows: n.EmptyRows, AnnotatorColumn: n.AnnotatorColumn}
+		var examples []string
+		for _, e := range n.Examples {
+			a.Repeated = append(a.Repeated, APIRepeatedID{ID: e.ID, Rows: e.Rows})
+			examples = append(examples, fmt.Sprintf("%q (%d %s)", e.ID, e.Rows, plural(e.Rows, "row", "rows")))
+		}
+		if len(examples) > 0 {
+			a.Message += " Most repeated: " + strings.Join(examples, ", ") + "."
+		}
+		switch {
+		case n.PerAnnotator && n.AnnotatorColumn != "":
+			a.Message += fmt.Sprintf(" Rows sharing an id carry different ratings in %s: the file probably has one row per annotator. "+
+				"Send a mapping with id_column %q and annotator_column %q: rows of one id then become one sample rated with the annotators' average.",
+				quoteAll(n.RatingsDiffer), n.Column, n.AnnotatorColumn)
+		case n.PerAnnotator:
+			a.Message += fmt.Sprintf(" Rows sharing an id carry different ratings in %s: the file probably has one row per annotator. "+
+				"Send a mapping with id_column %q and the column naming the annotator as annotator_column.", quoteAll(n.RatingsDiffer), n.Column)
+		case n.RepeatedIDs > 0:
+			a.Message += " If these are the same samples written twice, remove the copies; if they are different samples, give them different ids."
+		}
+		if len(t.Records) < t.Rows {
+			a.Message += fmt.Sprintf(" Counted in the first %d rows; the import checks every row.", len(t.Records))
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// quoteAll writes names quoted and comma-separated.
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 // apiCreateDataset applies a mapping to a pending upload, as the browser's

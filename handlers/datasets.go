@@ -414,27 +414,39 @@ func mappingView(c echo.Context, p models.Project, u models.PendingUpload, s upl
 	if t.Generated {
 		base.Set("header", "none")
 	}
+	for _, n := range idNotes(t, m) {
+		if n.AnnotatorColumn != "" {
+			q := url.Values{}
+			for k, vs := range base {
+				q[k] = vs
+			}
+			q.Set("id_column", n.Column)
+			q.Set("annotator_column", n.AnnotatorColumn)
+			n.UseAnnotatorURL = mapURL(p.ID, q) + "#annotator-column"
+		}
+		v.IDNotes = append(v.IDNotes, n)
+	}
+	return v
+}
+
+// idNotes explain the id-like columns of t whose values repeat or are
+// empty, for the mapping m (the browser's mapping step and the API's
+// upload answer say the same). A column already read as one row per
+// annotator needs no note.
+func idNotes(t *dataimport.Table, m dataimport.Mapping) []web.IDNote {
+	var out []web.IDNote
 	for _, r := range dataimport.ExplainIDs(t) {
 		if r.Column == m.IDColumn && m.AnnotatorColumn != "" {
-			continue // already read as one row per annotator
+			continue
 		}
 		n := web.IDNote{Column: r.Column, RepeatedIDs: r.RepeatedIDs, RepeatedRows: r.RepeatedRows, EmptyRows: r.EmptyRows,
 			RatingsDiffer: r.RatingsDiffer, AnnotatorColumn: r.AnnotatorColumn, PerAnnotator: r.PerAnnotator(), Chosen: r.Column == m.IDColumn}
 		for _, rep := range r.Repeated {
 			n.Examples = append(n.Examples, web.RepeatedID{ID: shortenText(rep.ID, previewCellRunes), Rows: rep.Count})
 		}
-		if r.AnnotatorColumn != "" {
-			q := url.Values{}
-			for k, vs := range base {
-				q[k] = vs
-			}
-			q.Set("id_column", r.Column)
-			q.Set("annotator_column", r.AnnotatorColumn)
-			n.UseAnnotatorURL = mapURL(p.ID, q) + "#annotator-column"
-		}
-		v.IDNotes = append(v.IDNotes, n)
+		out = append(out, n)
 	}
-	return v
+	return out
 }
 
 // mapURL is the mapping step of project id with the given query.

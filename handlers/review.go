@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
 	"math"
@@ -322,11 +323,26 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		if err != nil {
 			return err
 		}
+		failed := 0 // missing round scores whose judge call failed
 		for _, sc := range scores {
-			if sc.CriterionIndex == q.Criterion {
-				sv.Rounds = append(sv.Rounds, web.ReviewRound{Round: sc.Round + 1, Score: sc.Score, Analysis: sc.Analysis})
+			if sc.CriterionIndex != q.Criterion {
+				continue
 			}
+			r := web.ReviewRound{Round: sc.Round + 1, Score: sc.Score, Analysis: sc.Analysis}
+			if sc.Score == nil {
+				// Why, in the sample page's words (unreadableReason).
+				b, err := h.DB.FindBatch(ctx, run.ID, sc.BatchID)
+				if err != nil {
+					return err
+				}
+				r.Missing = cmp.Or(unreadableReason(b, sc.Label), "not readable")
+				if b.Error != "" {
+					failed++
+				}
+			}
+			sv.Rounds = append(sv.Rounds, r)
 		}
+		sv.FinalMissing = finalMissing(sv.Final, len(sv.Rounds), failed)
 		for _, r := range reviews[s.RowID] {
 			if r.Reviewer != me {
 				sv.Others = append(sv.Others, r)
@@ -340,6 +356,21 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		v.Form = &f
 	}
 	return render(c, http.StatusOK, web.ReviewQueuePage(v))
+}
+
+// finalMissing says in a few words why a final score is missing: no
+// round judged yet, every missing round's call failed, or the judge's
+// answers could not be read. "" when there is a score.
+func finalMissing(final *float64, rounds, failed int) string {
+	switch {
+	case final != nil:
+		return ""
+	case rounds == 0:
+		return "not judged yet"
+	case failed == rounds:
+		return "the judge call failed"
+	}
+	return "the judge's answer could not be read"
 }
 
 // saveReview stores one review from the queue or a sample page, then

@@ -328,6 +328,11 @@ func (h *Handlers) buildPreview(ctx context.Context, ws int64, f rubricForm, fie
 	if err != nil {
 		return web.RubricPreview{Problem: "No preview: " + err.Error()}
 	}
+	// A prompt judging a nameless criterion shows nothing worth reading
+	// (saving asks for the name too).
+	if crit.Name == "" {
+		return web.RubricPreview{Problem: fmt.Sprintf("Give criterion %d a name to preview its prompt.", i+1)}
+	}
 	settings := evaluator.DefaultSettings()
 	rows, err := h.DB.ListDatasetRows(ctx, ds.ID, 0, settings.BatchSize)
 	if err != nil {

@@ -146,6 +146,10 @@ func TestRubricPreview(t *testing.T) {
 			f.Set("preview_criterion", criterion)
 			return f
 		}
+		unnamed := withDataset("", "1")
+		unnamed.Set("criteria[1].name", "  ")
+		unnamedPage := withDataset("preview", "1")
+		unnamedPage.Set("criteria[1].name", "")
 		tests := []struct {
 			name    string
 			path    string
@@ -158,6 +162,13 @@ func TestRubricPreview(t *testing.T) {
 				[]string{"Sample11:", "<html"}},
 			{"fragment, chosen criterion", "/rubrics/preview", withDataset("", "1"),
 				[]string{"Sample1:", "Short &amp; &lt;sweet&gt;"}, []string{"Short & <sweet>"}},
+			// A criterion just added has no name yet: the preview used to
+			// read "criterion :" over a prompt judging a nameless criterion.
+			{"fragment, unnamed criterion", "/rubrics/preview", unnamed,
+				[]string{`data-testid="preview-problem"`, "Give criterion 2 a name to preview its prompt."},
+				[]string{"criterion <strong></strong>", "Sample1:"}},
+			{"no-JS preview, unnamed criterion", fmt.Sprintf("/projects/%d/rubrics", env.project.ID), unnamedPage,
+				[]string{"Give criterion 2 a name to preview its prompt.", ">2. (no name yet)</option>"}, []string{"criterion <strong></strong>"}},
 			{"fragment without dataset", "/rubrics/preview", rubricFormValues("", "1", "5"),
 				[]string{"Choose a dataset"}, []string{"Sample1:"}},
 			{"no-JS preview button", fmt.Sprintf("/projects/%d/rubrics", env.project.ID), withDataset("preview", "0"),

@@ -1,12 +1,14 @@
 package report
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/excerpt"
+	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 )
@@ -231,7 +234,7 @@ type (
 		ProductVersion        string              `json:"product_version"`
 		Method                string              `json:"method"`
 		MethodLabel           string              `json:"method_label"`
-		Settings              evaluator.Settings  `json:"settings"`
+		Settings              JSONSettings        `json:"settings"`
 		MethodSettings        *JSONMethodSettings `json:"method_settings"`
 		Judge                 JSONJudge           `json:"judge"`
 		PromptTemplateVersion string              `json:"prompt_template_version"`
@@ -474,11 +477,46 @@ func (r *Report) Export() JSONExport {
 	return out
 }
 
+// JSONSettings are the run's settings as the export states them: the
+// fields of evaluator.Settings in their order, without the launch
+// settings the run's method does not read (Provenance.Unread). It reads
+// back as evaluator.Settings, the unread fields zero.
+type JSONSettings struct {
+	evaluator.Settings
+	unread []methods.Setting
+}
+
+// MarshalJSON writes the settings the method reads, as encoding/json
+// writes evaluator.Settings otherwise (omitempty included).
+func (s JSONSettings) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	rv := reflect.ValueOf(s.Settings)
+	rt := rv.Type()
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if slices.Contains(s.unread, methods.Setting(name)) || (opts == "omitempty" && rv.Field(i).IsZero()) {
+			continue
+		}
+		v, err := json.Marshal(rv.Field(i).Interface())
+		if err != nil {
+			return nil, err
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%q:%s", name, v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
 // exportProvenance turns the provenance into its JSON shape.
 func exportProvenance(p Provenance) JSONProvenance {
-	out := JSONProvenance{ProductVersion: p.ProductVersion, Method: string(p.Method), MethodLabel: p.MethodLabel, Settings: p.Settings,
-		Judge: JSONJudge{Model: p.JudgeModel, Simulated: p.SimulatedJudge}, PromptTemplateVersion: p.PromptTemplateVersion,
-		HumanColumns: []JSONHumanColumns{}, HumanRatings: exportHumanUse(p.HumanUse), Seed: p.Seed, Variant: p.Variant,
+	out := JSONProvenance{ProductVersion: p.ProductVersion, Method: string(p.Method), MethodLabel: p.MethodLabel,
+		Settings: JSONSettings{Settings: p.Settings, unread: p.Unread}, Judge: JSONJudge{Model: p.JudgeModel, Simulated: p.SimulatedJudge},
+		PromptTemplateVersion: p.PromptTemplateVersion, HumanColumns: []JSONHumanColumns{}, HumanRatings: exportHumanUse(p.HumanUse), Seed: p.Seed, Variant: p.Variant,
 		RubricVersion: p.RubricVersion, LabelledExamples: p.Examples}
 	if ms := p.MethodSettings; ms != nil {
 		out.MethodSettings = &JSONMethodSettings{Samples: ms.Samples, UseLogprobs: ms.UseLogprobs, SampleTemperature: ms.SampleTemperature,
@@ -545,20 +583,11 @@ func (r *Report) CorrelationTable() string {
 	p := r.Provenance()
 	fmt.Fprintf(&b, "produced by BatchEval %s · method %s · judge %s · prompt template %s · seed %d\n",
 		p.ProductVersion, p.MethodLabel, p.JudgeText(), p.PromptTemplateVersion, p.Seed)
-	// Columns are 9 wide so that "undefined" fits. n and missing are the
-	// correlation's, as the run page's table and the JSON export state
-	// them: the samples correlated and those left out for want of a judge
-	// score or a human rating (not the unreadable round scores, below).
-	fmt.Fprintf(&b, "%-20s %9s %9s %9s %9s %9s %6s %8s\n", "criterion", "pearson", "p", "spearman", "p", "kendall", "n", "missing")
-	for _, c := range r.Criteria {
-		fmt.Fprintf(&b, "%-20s %9s %9s %9s %9s %9s %6d %8d\n", trunc(c.Criterion.Name, 20),
-			f3(c.Pearson.Coef), fp(c.Pearson.P), f3(c.Spearman.Coef), fp(c.Spearman.P), f3(c.Kendall.Coef), c.Pearson.N, c.Pearson.Missing)
-	}
-	for _, c := range r.Criteria {
-		if c.Missing > 0 {
-			fmt.Fprintf(&b, "unreadable answers of %s: %d of %d answered round scores could not be read from the judge's answers.\n",
-				c.Criterion.Name, c.Missing, c.Scored+c.Missing)
-		}
+	if why, none := r.noScoresRead(); none {
+		// A table of "undefined" would hide the one thing to know.
+		fmt.Fprintf(&b, "no scores could be read, so there are no correlations: %s\n", why)
+	} else {
+		r.writeCorrelationRows(&b)
 	}
 	for _, c := range r.Criteria {
 		if c.Ceiling == nil {
@@ -568,6 +597,57 @@ func (r *Report) CorrelationTable() string {
 			c.Criterion.Name, f3(c.Ceiling.Alpha), f3(c.Ceiling.LeaveOneOut), c.Ceiling.Annotators, c.Ceiling.Items, c.Ceiling.Reading)
 	}
 	return b.String()
+}
+
+// writeCorrelationRows writes the table's header and a row per criterion.
+func (r *Report) writeCorrelationRows(b *strings.Builder) {
+	// Columns are 9 wide so that "undefined" fits. n and missing are the
+	// correlation's, as the run page's table and the JSON export state
+	// them: the samples correlated and those left out for want of a judge
+	// score or a human rating (not the unreadable round scores, below).
+	fmt.Fprintf(b, "%-20s %9s %9s %9s %9s %9s %6s %8s\n", "criterion", "pearson", "p", "spearman", "p", "kendall", "n", "missing")
+	for _, c := range r.Criteria {
+		fmt.Fprintf(b, "%-20s %9s %9s %9s %9s %9s %6d %8d\n", trunc(c.Criterion.Name, 20),
+			f3(c.Pearson.Coef), fp(c.Pearson.P), f3(c.Spearman.Coef), fp(c.Spearman.P), f3(c.Kendall.Coef), c.Pearson.N, c.Pearson.Missing)
+	}
+	for _, c := range r.Criteria {
+		if c.Missing > 0 {
+			fmt.Fprintf(b, "unreadable answers of %s: %d of %d answered round scores could not be read from the judge's answers.\n",
+				c.Criterion.Name, c.Missing, c.Scored+c.Missing)
+		}
+	}
+}
+
+// noScoresRead reports whether no criterion has a single readable score,
+// and why: nothing judged, every call failed, or the judge's answers
+// could not be read.
+func (r *Report) noScoresRead() (why string, none bool) {
+	if len(r.Criteria) == 0 {
+		return "", false
+	}
+	for _, c := range r.Criteria {
+		if c.Scored > 0 {
+			return "", false
+		}
+	}
+	run := r.Run
+	units := methods.For(run.Method).Words().Units
+	answered := run.BatchesDone - run.BatchesFailed
+	switch {
+	case run.BatchesDone == 0:
+		return "nothing was judged", true
+	case answered <= 0:
+		why = fmt.Sprintf("every judge call failed (%d of %d %s)", run.BatchesFailed, run.BatchesTotal, units)
+		if run.Error != "" {
+			why += ": " + run.Error
+		}
+		return why, true
+	}
+	why = fmt.Sprintf("%d of %d %s got the judge's answer, but no score could be read from it", answered, run.BatchesTotal, units)
+	if run.BatchesFailed > 0 {
+		why += fmt.Sprintf(", and %d failed", run.BatchesFailed)
+	}
+	return why + " (each " + methods.For(run.Method).Words().Unit + "'s page in the dashboard shows the answer and what was wrong)", true
 }
 
 // undefinedText is how the terminal shows a figure that cannot be

@@ -400,3 +400,41 @@ func TestCorrelationTableMissingIsTheCorrelations(t *testing.T) {
 		})
 	}
 }
+
+// TestCorrelationTableWithoutReadableScores: a run that produced no
+// readable score printed a table of "undefined" on the command line; it
+// now prints one line saying no scores could be read, and why.
+func TestCorrelationTableWithoutReadableScores(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		done, failed, total  int
+		err                  string
+		keepScores, noScores bool
+		want                 string
+	}{
+		{name: "answers unreadable", done: 3, total: 3,
+			want: "no scores could be read, so there are no correlations: 3 of 3 batches got the judge's answer, but no score could be read from it (each batch's page in the dashboard shows the answer and what was wrong)"},
+		{name: "every call failed", done: 3, failed: 3, total: 3, err: "judge call failed: HTTP 401: bad key",
+			want: "no scores could be read, so there are no correlations: every judge call failed (3 of 3 batches): judge call failed: HTTP 401: bad key"},
+		{name: "nothing judged", total: 3, noScores: true,
+			want: "no scores could be read, so there are no correlations: nothing was judged"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, ds, rows, batches, scores := fixture()
+			run.BatchesDone, run.BatchesFailed, run.BatchesTotal, run.Error = tc.done, tc.failed, tc.total, tc.err
+			for i := range scores {
+				scores[i].Score = nil
+			}
+			if tc.noScores {
+				scores = nil
+			}
+			table := Compute(run, ds, rows, batches, scores).CorrelationTable()
+			if !strings.Contains(table, tc.want+"\n") {
+				t.Errorf("table lacks %q:\n%s", tc.want, table)
+			}
+			if strings.Contains(table, "undefined") || strings.Contains(table, "kendall") {
+				t.Errorf("table still prints correlations:\n%s", table)
+			}
+		})
+	}
+}

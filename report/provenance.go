@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -65,7 +66,11 @@ type Provenance struct {
 	// MethodSettings are the baselines' own settings; nil for BatchEval,
 	// which has none beyond Settings.
 	MethodSettings *evaluator.MethodSettings
-	JudgeModel     string
+	// Unread are the launch settings the method does not read (a G-Eval
+	// run's batch size and rounds): Settings holds them, the report does
+	// not state them. Nil for a method this version does not know.
+	Unread     []methods.Setting
+	JudgeModel string
 	// SimulatedJudge is true when the built-in simulated judge, not a
 	// language model, gave the scores.
 	SimulatedJudge        bool
@@ -120,11 +125,13 @@ func (r *Report) Provenance() Provenance {
 	// The method states its prompt version and whether it has method
 	// settings; a method this version does not know has neither.
 	version, readsMS := "unknown", true
+	var unread []methods.Setting
 	if method, err := methods.Lookup(run.Method); err == nil {
 		m, version, readsMS = method.Name(), method.PromptVersion(), methods.MethodSettingsRead(method)
+		unread = methods.Unread(method, methods.Run{Settings: run.Settings, MethodSettings: run.MethodSettings, Rubric: run.RubricSnapshot})
 	}
 	p := Provenance{ProductVersion: ProductVersion(), Method: m, MethodLabel: methods.Label(string(m)), Settings: run.Settings,
-		JudgeModel: run.JudgeSnapshot.Model, SimulatedJudge: r.Simulated, PromptTemplateVersion: version,
+		Unread: unread, JudgeModel: run.JudgeSnapshot.Model, SimulatedJudge: r.Simulated, PromptTemplateVersion: version,
 		Seed: run.Settings.Seed, Variant: run.Variant, RubricVersion: run.RubricVersion, HumanUse: r.Humans}
 	for _, c := range run.RubricSnapshot.Criteria {
 		p.Examples += len(c.Examples)
@@ -140,13 +147,15 @@ func (r *Report) Provenance() Provenance {
 	return p
 }
 
-// SettingsText lists the settings as "name=value" pairs in their JSON
-// names, the method settings after the shared ones; G-Eval's evaluation
-// steps are long texts and left to the JSON export.
+// SettingsText lists the settings the method reads as "name=value" pairs
+// in their JSON names, the method settings after the shared ones; G-Eval's
+// evaluation steps are long texts and left to the JSON export. Method
+// settings a method records when it runs (G-Eval's min_allowed_mass,
+// CloserLook's top_p) are left out when empty: another method's.
 func (p Provenance) SettingsText() string {
-	parts := fieldPairs(p.Settings)
+	parts := fieldPairs(p.Settings, p.Unread, false)
 	if p.MethodSettings != nil {
-		parts = append(parts, fieldPairs(*p.MethodSettings)...)
+		parts = append(parts, fieldPairs(*p.MethodSettings, p.Unread, true)...)
 	}
 	return strings.Join(parts, "; ")
 }
@@ -178,15 +187,17 @@ func (p Provenance) JudgeText() string {
 }
 
 // fieldPairs writes a struct's scalar fields as json-name=value; maps,
-// slices and nested structs are skipped.
-func fieldPairs(v any) []string {
+// slices and nested structs are skipped, and so are the unread settings
+// and, with skipEmpty, empty omitempty fields.
+func fieldPairs(v any, unread []methods.Setting, skipEmpty bool) []string {
 	rv := reflect.ValueOf(v)
 	rt := rv.Type()
 	var out []string
 	for i := range rt.NumField() {
 		f := rt.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !f.IsExported() || name == "-" {
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" || slices.Contains(unread, methods.Setting(name)) ||
+			(skipEmpty && opts == "omitempty" && rv.Field(i).IsZero()) {
 			continue
 		}
 		if name == "" {

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,8 +38,20 @@ type SpendCapError struct {
 func (e *SpendCapError) Error() string {
 	// The cap as it was set: %.4f showed a cap below a hundredth of a
 	// cent as $0.0000.
-	return fmt.Sprintf(spendCapReached+": the run has spent $%.4f of its $%s cap and its next call would cost about $%.4f; "+
-		"no new call was sent (raise the cap and resume the run to finish it)", e.SpentUSD, strconv.FormatFloat(e.CapUSD, 'f', -1, 64), e.NextUSD)
+	return fmt.Sprintf(spendCapReached+": the run has spent $%s of its $%s cap and its next call would cost about $%s; "+
+		"no new call was sent (raise the cap and resume the run to finish it)", capAmount(e.SpentUSD), strconv.FormatFloat(e.CapUSD, 'f', -1, 64), capAmount(e.NextUSD))
+}
+
+// capAmount writes an amount of the cap's message with four decimals, and
+// one too small for them with two significant digits ("0.0000015"), so
+// a few micro-dollars spent are not shown as $0.0000.
+func capAmount(usd float64) string {
+	s := strconv.FormatFloat(usd, 'f', 4, 64)
+	if usd <= 0 || s != "0.0000" {
+		return s
+	}
+	digits := 1 - int(math.Floor(math.Log10(usd)))
+	return strings.TrimRight(strconv.FormatFloat(usd, 'f', digits, 64), "0")
 }
 
 // spendCapReached opens a SpendCapError's message, which is what the run

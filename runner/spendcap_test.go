@@ -364,3 +364,34 @@ func TestSpendCapRefusedRepairIsSentOnResume(t *testing.T) {
 		}
 	})
 }
+
+// TestSpendCapErrorShowsSmallAmounts: the cap's message wrote amounts with
+// four decimals, so a run that had spent a few micro-dollars read "spent
+// $0.0000", as if nothing; tiny amounts now keep two significant digits.
+func TestSpendCapErrorShowsSmallAmounts(t *testing.T) {
+	for _, tc := range []struct {
+		err     SpendCapError
+		want    []string
+		notWant string
+	}{
+		{SpendCapError{CapUSD: 0.000001, SpentUSD: 0.0000015, NextUSD: 0.00000084},
+			[]string{"spent $0.0000015 of its $0.000001 cap", "cost about $0.00000084;"}, "$0.0000 "},
+		{SpendCapError{CapUSD: 0.00002, SpentUSD: 0.00001, NextUSD: 0.000049},
+			[]string{"spent $0.00001 of its $0.00002 cap", "cost about $0.000049;"}, "$0.0000 "},
+		// Amounts of a cent or more, and nothing spent, read as before.
+		{SpendCapError{CapUSD: 2.5, SpentUSD: 2.49871, NextUSD: 0.0123},
+			[]string{"spent $2.4987 of its $2.5 cap", "cost about $0.0123;"}, ""},
+		{SpendCapError{CapUSD: 0.001, SpentUSD: 0, NextUSD: 0.00012},
+			[]string{"spent $0.0000 of its $0.001 cap", "cost about $0.0001;"}, ""},
+	} {
+		msg := tc.err.Error()
+		for _, w := range tc.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("message %q lacks %q", msg, w)
+			}
+		}
+		if tc.notWant != "" && strings.Contains(msg, tc.notWant) {
+			t.Errorf("message %q shows a tiny amount as %q", msg, tc.notWant)
+		}
+	}
+}

@@ -131,6 +131,17 @@ func (CloserLook) Reads() []Setting {
 	return []Setting{SettingSeed, SettingSamples, SettingSampleTemperature}
 }
 
+// ReadsRun is Reads for a stored run: a run stored before CloserLook
+// recorded its own top_p and rating format read the run's top_p (topP);
+// its ratings were decimals whatever the run's scoring said (scoring).
+func (m CloserLook) ReadsRun(r Run) []Setting {
+	out := m.Reads()
+	if r.MethodSettings.CloserLookTopP == 0 {
+		out = append(out, SettingTopP)
+	}
+	return out
+}
+
 // Setups implements Method: one row, with the launch's settings.
 func (m CloserLook) Setups(base evaluator.Settings, ms evaluator.MethodSettings) []Setup {
 	return []Setup{{Name: m.Label(), Settings: base, MethodSettings: ms}}

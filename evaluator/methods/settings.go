@@ -35,6 +35,33 @@ const (
 // methodSettings are the settings kept in a run's evaluator.MethodSettings.
 var methodSettings = []Setting{SettingSamples, SettingSampleTemperature, SettingUseLogprobs, SettingLLMEvalScale, SettingGEvalSteps}
 
+// runSettings are the launch settings kept in a run's evaluator.Settings.
+var runSettings = []Setting{SettingRounds, SettingBatchSize, SettingTemperature, SettingTopP, SettingSeed,
+	SettingProcedure, SettingComposition, SettingSortKey, SettingScoring}
+
+// runReader is a method whose settings read depend on the stored run
+// (CloserLook's older runs).
+type runReader interface {
+	ReadsRun(r Run) []Setting
+}
+
+// Unread lists the launch settings a run of m does not read, in launch
+// order: a report of the run leaves them out, so a G-Eval run does not
+// state a batch size or rounds it never had.
+func Unread(m Method, r Run) []Setting {
+	reads := m.Reads()
+	if rr, ok := m.(runReader); ok {
+		reads = rr.ReadsRun(r)
+	}
+	var out []Setting
+	for _, s := range slices.Concat(runSettings, methodSettings) {
+		if !slices.Contains(reads, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Reads reports whether m reads setting s.
 func Reads(m Method, s Setting) bool { return slices.Contains(m.Reads(), s) }
 

@@ -1,0 +1,86 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// TestReviewQueueSaysWhyAScoreIsMissing: a missing judge score in the
+// review queue used to be a bare "—"; it now says why, as the sample
+// page does: the round's reason from its batch, and for the final score
+// whether the judge's answer could not be read, the call failed, or the
+// sample is not judged yet.
+func TestReviewQueueSaysWhyAScoreIsMissing(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		run := env.waitRun(env.launch(d.launchForm("1", "5")), 60*time.Second)
+		// The queue of a run still running reads its scores as they are
+		// now, not the results stored when it finished.
+		must(t, env.db.Gorm.Model(&models.Run{}).Where("id = ?", run.ID).Update("status", models.RunRunning).Error)
+		queueURL := fmt.Sprintf("/datasets/%d/review?criterion=0&i=0&order=random&run=%d&seed=1&blind=off", d.dataset.ID, run.ID)
+		m := regexp.MustCompile(fmt.Sprintf(`/runs/%d/samples/(\d+)`, run.ID)).FindStringSubmatch(env.get(queueURL).Body.String())
+		if m == nil {
+			t.Fatal("the queue links no sample page")
+		}
+		rowID, _ := strconv.ParseInt(m[1], 10, 64)
+		scores, err := env.db.ListRowScores(ctx, run.ID, rowID)
+		if err != nil || len(scores) == 0 {
+			t.Fatalf("scores of row %d: %v (%d)", rowID, err, len(scores))
+		}
+		s := scores[0] // criterion 0, round 1: the only round
+		must(t, env.db.Gorm.Model(&models.RunScore{}).Where("id = ?", s.ID).Update("score", nil).Error)
+		label := fmt.Sprintf("Sample%d", s.Label)
+
+		tests := []struct {
+			name  string
+			setup func()
+			round string // the round's reason, "" when the round is not shown
+			final string
+		}{
+			{"unreadable answer", func() {
+				must(t, env.db.Gorm.Model(&models.RunBatch{ID: s.BatchID}).Select("problems").
+					Updates(models.RunBatch{Problems: []string{label + ": no score found"}}).Error)
+			}, "(not readable: no score found)", "(the judge's answer could not be read)"},
+			{"failed call", func() {
+				must(t, env.db.Gorm.Model(&models.RunBatch{ID: s.BatchID}).Select("problems", "error", "status").
+					Updates(models.RunBatch{Problems: []string{}, Error: "HTTP 503: overloaded", Status: models.BatchFailed}).Error)
+			}, "(not readable: the judge's call failed: HTTP 503: overloaded)", "(the judge call failed)"},
+			{"not judged yet", func() {
+				must(t, env.db.Gorm.Where("run_id = ? AND row_id = ? AND criterion_index = 0", run.ID, rowID).Delete(&models.RunScore{}).Error)
+			}, "", "(not judged yet)"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				tt.setup()
+				body := env.get(queueURL).Body.String()
+				if !strings.Contains(body, fmt.Sprintf("/runs/%d/samples/%d", run.ID, rowID)) {
+					t.Fatalf("the queue moved off row %d", rowID)
+				}
+				if !strings.Contains(body, `data-testid="review-judge-score">—</strong>`) {
+					t.Fatalf("the final score is not missing:\n%s", body)
+				}
+				if want := `data-testid="review-score-missing">` + escapeText(tt.final) + `</span>`; !strings.Contains(body, want) {
+					t.Errorf("the queue lacks %q beside the missing final score", want)
+				}
+				if tt.round != "" {
+					if want := `data-testid="unreadable">` + escapeText(tt.round) + `</span>`; !strings.Contains(body, want) {
+						t.Errorf("the queue lacks %q beside the missing round score", want)
+					}
+				}
+			})
+		}
+	})
+}
+
+// escapeText is s as templ writes text (quotes and apostrophes escaped).
+func escapeText(s string) string {
+	return strings.NewReplacer("&", "&amp;", "'", "&#39;", `"`, "&#34;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
