@@ -89,10 +89,32 @@ func (r Rubric) Validate() error {
 		if !(c.Lo < c.Hi) {
 			return fmt.Errorf("criterion %q: the range [%g, %g] is empty: the low end must be below the high end", name, c.Lo, c.Hi)
 		}
+		if err := c.validateExamples(name); err != nil {
+			return err
+		}
 	}
 	for i, f := range r.Fields {
 		if strings.TrimSpace(f.Column) == "" {
 			return fmt.Errorf("field %d names no column", i+1)
+		}
+	}
+	return nil
+}
+
+// validateExamples checks the labelled examples of a criterion named name:
+// each is shown to the judge as "scored X" on the criterion's scale, so a
+// score off that scale (or an example with nothing to read) would teach it
+// a wrong scale.
+func (c Criterion) validateExamples(name string) error {
+	if len(c.Examples) > MaxExamples {
+		return fmt.Errorf("criterion %q has %d labelled examples; at most %d, each one lengthens every call: remove some", name, len(c.Examples), MaxExamples)
+	}
+	for i, ex := range c.Examples {
+		switch {
+		case math.IsNaN(ex.Score) || math.IsInf(ex.Score, 0) || ex.Score < c.Lo || ex.Score > c.Hi:
+			return fmt.Errorf("criterion %q, example %d: the score %g is outside the criterion's range [%g, %g]: give the example a score on that scale", name, i+1, ex.Score, c.Lo, c.Hi)
+		case len(ex.Fields) == 0:
+			return fmt.Errorf("criterion %q, example %d has no fields: give it the sample's text as fields (label and value) the judge reads", name, i+1)
 		}
 	}
 	return nil

@@ -32,3 +32,41 @@ func TestValidateRefusesNonFiniteNumbers(t *testing.T) {
 		t.Errorf("the default settings are refused: %v", err)
 	}
 }
+
+// A labelled example is shown to the judge as "scored X" on its criterion's
+// scale: a rubric (from the API, a rubric file or the command line) whose
+// example is off that scale, has nothing to read, or whose criterion has
+// too many is refused with the criterion and the example named.
+func TestValidateRefusesBadExamples(t *testing.T) {
+	ex := func(score float64) Example {
+		return Example{SampleID: "s1", Fields: []Text{{Label: "Reply", Value: "hi"}}, Score: score}
+	}
+	rubric := func(lo, hi float64, examples ...Example) Rubric {
+		return Rubric{Task: "t", Criteria: []Criterion{{Name: "Helpful", Lo: lo, Hi: hi, Examples: examples}}}
+	}
+	many := make([]Example, MaxExamples+1)
+	for i := range many {
+		many[i] = ex(3)
+	}
+	for _, tc := range []struct {
+		name string
+		r    Rubric
+		want string // "" when the rubric is fine
+	}{
+		{"in range", rubric(1, 5, ex(1), ex(5), ex(2.5)), ""},
+		{"negative scale", rubric(-2, 2, ex(-2)), ""},
+		{"above the range", rubric(1, 5, ex(3), ex(9)), `criterion "Helpful", example 2: the score 9 is outside the criterion's range [1, 5]`},
+		{"below the range", rubric(0, 1, ex(-0.5)), `example 1: the score -0.5 is outside the criterion's range [0, 1]`},
+		{"NaN", rubric(1, 5, ex(math.NaN())), "outside the criterion's range"},
+		{"no fields", rubric(1, 5, Example{SampleID: "s1", Score: 3}), `criterion "Helpful", example 1 has no fields`},
+		{"too many", rubric(1, 5, many...), `has 9 labelled examples; at most 8`},
+	} {
+		err := tc.r.Validate()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: err = %v, want it to say %q", tc.name, err, tc.want)
+		}
+	}
+}

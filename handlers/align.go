@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -769,16 +770,39 @@ func upperFirst(s string) string {
 
 // keepExamples gives each edited criterion the labelled examples of the
 // stored criterion of the same name: the rubric editor's form does not
-// carry examples, and saving it must not silently drop them.
-func keepExamples(stored, edited []evaluator.Criterion) []evaluator.Criterion {
+// carry examples, and saving it must not silently drop them. When the
+// edit changed the criterion's range, each example's score is moved onto
+// the new range keeping its place on the scale (the top stays the top, the
+// middle the middle), as the prompts of a method with a scale of its own
+// show them; left as they were, the judge would read a 5 on a 0-1 scale.
+// moved names the criteria whose examples were rescaled, for the page to
+// say so.
+func keepExamples(stored, edited []evaluator.Criterion) (out []evaluator.Criterion, moved []string) {
 	for i, e := range edited {
 		for _, s := range stored {
-			if strings.EqualFold(strings.TrimSpace(s.Name), strings.TrimSpace(e.Name)) && len(e.Examples) == 0 {
-				edited[i].Examples = s.Examples
+			if !strings.EqualFold(strings.TrimSpace(s.Name), strings.TrimSpace(e.Name)) || len(e.Examples) > 0 || len(s.Examples) == 0 {
+				continue
 			}
+			examples := slices.Clone(s.Examples)
+			if (s.Lo != e.Lo || s.Hi != e.Hi) && s.Hi > s.Lo && e.Hi > e.Lo {
+				for k := range examples {
+					examples[k].Score = rescale(examples[k].Score, s.Lo, s.Hi, e.Lo, e.Hi)
+				}
+				moved = append(moved, fmt.Sprintf("%s (from [%g, %g] to [%g, %g])", e.Name, s.Lo, s.Hi, e.Lo, e.Hi))
+			}
+			edited[i].Examples = examples
 		}
 	}
-	return edited
+	return edited, moved
+}
+
+// rescale maps score from [lo, hi] onto [newLo, newHi], rounded to four
+// decimals (a human's score has no more; the rounding drops float noise
+// such as 0.30000000000000004) and kept inside the new range.
+func rescale(score, lo, hi, newLo, newHi float64) float64 {
+	v := newLo + (score-lo)/(hi-lo)*(newHi-newLo)
+	v = math.Round(v*1e4) / 1e4
+	return min(max(v, newLo), newHi)
 }
 
 func (h *Handlers) showRubricVersions(c echo.Context) error {

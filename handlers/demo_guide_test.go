@@ -34,6 +34,12 @@ func TestDemoFirstRunAndGuide(t *testing.T) {
 			t.Fatalf("demo run: status %s (%s), simulated %v, name %q, method %q", run.Status, run.Error, run.Simulated, run.Name, run.Method)
 		}
 		d := env.demo()
+		// The run records the rubric version it judged with, as a launch
+		// from the form does: the versions page and an alignment started
+		// from it read that version, not whatever the rubric is by then.
+		if run.RubricVersion == nil || *run.RubricVersion != d.rubric.Version {
+			t.Errorf("demo run's rubric version %v, want %d", run.RubricVersion, d.rubric.Version)
+		}
 		scores, err := env.db.ListScores(ctx, run.ID)
 		if err != nil {
 			t.Fatal(err)

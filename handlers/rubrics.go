@@ -223,8 +223,9 @@ func (h *Handlers) handleRubricForm(c echo.Context, p models.Project, r models.R
 		return h.renderRubricEditor(c, http.StatusUnprocessableEntity, p, r, f, fmt.Sprintf("Not saved: %d %s to fix, shown next to %s.", n, launchPlural(n, "problem", "problems"), launchPlural(n, "its field", "their fields")), false)
 	}
 	criteria, err := f.criteria()
+	var moved []string
 	if err == nil {
-		criteria = keepExamples(r.Criteria, criteria) // the form does not carry them (align.go)
+		criteria, moved = keepExamples(r.Criteria, criteria) // the form does not carry them (align.go)
 		r.Name, r.Task, r.Criteria = strings.TrimSpace(f.Name), strings.TrimSpace(f.Task), criteria
 		if r.Fields == nil {
 			// A new rubric uses its datasets' fields. The column is JSON
@@ -239,7 +240,11 @@ func (h *Handlers) handleRubricForm(c echo.Context, p models.Project, r models.R
 		}
 		return h.renderRubricEditor(c, http.StatusUnprocessableEntity, p, r, f, "Not saved: "+models.ErrorMessage(err), false)
 	}
-	return redirect(c, projectPath(p.ID)+"#rubrics", fmt.Sprintf("Rubric %q saved.", r.Name))
+	msg := fmt.Sprintf("Rubric %q saved.", r.Name)
+	if len(moved) > 0 {
+		msg += fmt.Sprintf(" The labelled examples of %s were moved onto the new range, each keeping its place on the scale.", strings.Join(moved, ", "))
+	}
+	return redirect(c, projectPath(p.ID)+"#rubrics", msg)
 }
 
 // previewRubric renders the prompt preview fragment for live previews.
@@ -249,15 +254,15 @@ func (h *Handlers) previewRubric(c echo.Context) error {
 		return models.Errorf(models.EInvalid, "the form could not be read: %v", err)
 	}
 	f := parseRubricForm(params)
-	var fields []evaluator.Field
+	var stored models.Rubric
 	if id, _ := strconv.ParseInt(params.Get("rubric_id"), 10, 64); id > 0 {
 		r, err := h.DB.FindRubric(c.Request().Context(), h.workspaceID(c), id)
 		if err != nil {
 			return err
 		}
-		fields = r.Fields
+		stored = r
 	}
-	return render(c, http.StatusOK, web.RubricPreviewFragment(h.buildPreview(c.Request().Context(), h.workspaceID(c), f, fields)))
+	return render(c, http.StatusOK, web.RubricPreviewFragment(h.buildPreview(c.Request().Context(), h.workspaceID(c), f, stored)))
 }
 
 // renderRubricEditor shows the editor; withPreview also builds the prompt
@@ -300,7 +305,7 @@ func (h *Handlers) renderRubricEditor(c echo.Context, status int, p models.Proje
 	}
 	if withPreview && v.PreviewDataset != 0 {
 		f.PreviewDataset = v.PreviewDataset
-		pv := h.buildPreview(ctx, h.workspaceID(c), f, r.Fields)
+		pv := h.buildPreview(ctx, h.workspaceID(c), f, r)
 		v.Preview = &pv
 	}
 	return render(c, status, web.RubricEditorPage(v))
@@ -308,8 +313,12 @@ func (h *Handlers) renderRubricEditor(c echo.Context, status int, p models.Proje
 
 // buildPreview builds the messages of the first batch the judge would get
 // for one criterion on the chosen dataset, with the default settings.
-// fields are the rubric's own fields; empty means the dataset's.
-func (h *Handlers) buildPreview(ctx context.Context, ws int64, f rubricForm, fields []evaluator.Field) web.RubricPreview {
+// stored is the rubric as saved (zero for a new one): its own fields (none
+// means the dataset's) and the labelled examples its criteria carry, which
+// the form does not and a saved edit keeps (keepExamples), so the preview
+// is the prompt a run would send.
+func (h *Handlers) buildPreview(ctx context.Context, ws int64, f rubricForm, stored models.Rubric) web.RubricPreview {
+	fields := stored.Fields
 	if f.PreviewDataset == 0 {
 		return web.RubricPreview{Problem: "Choose a dataset to preview the prompt."}
 	}
@@ -333,6 +342,8 @@ func (h *Handlers) buildPreview(ctx context.Context, ws int64, f rubricForm, fie
 	if crit.Name == "" {
 		return web.RubricPreview{Problem: fmt.Sprintf("Give criterion %d a name to preview its prompt.", i+1)}
 	}
+	kept, _ := keepExamples(stored.Criteria, []evaluator.Criterion{crit})
+	crit = kept[0]
 	settings := evaluator.DefaultSettings()
 	rows, err := h.DB.ListDatasetRows(ctx, ds.ID, 0, settings.BatchSize)
 	if err != nil {

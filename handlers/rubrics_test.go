@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/models"
 )
 
@@ -214,6 +217,70 @@ func TestRubricPreviewStartsOnTheMainDataset(t *testing.T) {
 		}
 		if strings.Contains(body, "of <strong>Later upload</strong>") {
 			t.Errorf("the preview shows the newest upload")
+		}
+	})
+}
+
+// TestRubricEditKeepsExamplesOnTheirScale: the editor's form does not carry
+// a criterion's labelled examples, so a save keeps them; when the edit
+// changed the criterion's range they move onto it, keeping their place on
+// the scale (QA: a 1-5 criterion with an example scored 5, edited to 0-1,
+// went on telling the judge "scored 5"). The prompt preview shows them as a
+// run would send them, and the API refuses an example off its scale.
+func TestRubricEditKeepsExamplesOnTheirScale(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		ex := func(id string, score float64) evaluator.Example {
+			return evaluator.Example{SampleID: id, Fields: []evaluator.Text{{Label: "Reply", Value: "reply " + id}}, Score: score}
+		}
+		r := models.Rubric{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, Name: "Helpfulness", Task: "A reply.",
+			Criteria: []evaluator.Criterion{{Name: "Helpful", Description: "Does it help?", Lo: 1, Hi: 5,
+				Examples: []evaluator.Example{ex("s1", 5), ex("s2", 3), ex("s3", 1)}}}}
+		if err := env.db.SaveRubric(ctx, &r); err != nil {
+			t.Fatal(err)
+		}
+		form := func(action, lo, hi string) url.Values {
+			f := rubricFormValues(action, lo, hi)
+			f.Set("rubric_id", fmt.Sprint(r.ID))
+			f.Set("preview_dataset", fmt.Sprint(env.demoDataset().ID))
+			return f
+		}
+
+		preview := env.postForm("/rubrics/preview", form("", "0", "1")).Body.String()
+		for _, want := range []string{"Scored examples", "Example 1, scored 1:", "Example 2, scored 0.5:", "Example 3, scored 0:", "reply s1"} {
+			if !strings.Contains(preview, want) {
+				t.Errorf("the preview of the edit lacks %q (the prompt a run would send):\n%s", want, preview)
+			}
+		}
+
+		rec := env.postForm(fmt.Sprintf("/rubrics/%d", r.ID), form("save", "0", "1"))
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("save = %d: %s", rec.Code, rec.Body)
+		}
+		got, err := env.db.FindRubric(ctx, env.ws.ID, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var scores []float64
+		for _, e := range got.Criteria[0].Examples {
+			scores = append(scores, e.Score)
+		}
+		if want := []float64{1, 0.5, 0}; fmt.Sprint(scores) != fmt.Sprint(want) {
+			t.Errorf("examples scored %v after the range became [0, 1], want %v", scores, want)
+		}
+		// A save that keeps the range keeps the scores.
+		if rec := env.postForm(fmt.Sprintf("/rubrics/%d", r.ID), form("save", "0", "1")); rec.Code != http.StatusSeeOther {
+			t.Fatalf("second save = %d", rec.Code)
+		}
+		if again, _ := env.db.FindRubric(ctx, env.ws.ID, r.ID); fmt.Sprint(again.Criteria[0].Examples) != fmt.Sprint(got.Criteria[0].Examples) {
+			t.Errorf("a save without a range change changed the examples: %v, was %v", again.Criteria[0].Examples, got.Criteria[0].Examples)
+		}
+
+		body := `{"name": "Off scale", "task": "A reply.", "criteria": [{"name": "Helpful", "lo": 1, "hi": 5,
+			"examples": [{"sample_id": "s1", "fields": [{"label": "Reply", "value": "hi"}], "score": 9}]}]}`
+		api := env.do(http.MethodPost, fmt.Sprintf("/api/v1/projects/%d/rubrics", env.project.ID), strings.NewReader(body), echo.MIMEApplicationJSON)
+		if api.Code != http.StatusUnprocessableEntity || !strings.Contains(api.Body.String(), `example 1: the score 9 is outside the criterion's range [1, 5]`) {
+			t.Errorf("API rubric with an example scored 9 on 1-5 = %d %s, want 422 naming the example", api.Code, api.Body)
 		}
 	})
 }

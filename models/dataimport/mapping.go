@@ -530,6 +530,10 @@ func parseRating(cell string) (*float64, string) {
 		return nil, ""
 	}
 	v, err := strconv.ParseFloat(s, 64)
+	if err != nil && strings.HasPrefix(s, "[") {
+		// A JSON list (flattened to its text): several annotators' ratings.
+		return nil, fmt.Sprintf("the rating %q is a list; a rating cell holds one number: give each annotator's rating its own column, or the file one row per annotator", shorten(s, 40))
+	}
 	if err != nil {
 		msg := fmt.Sprintf("the rating %q is not a number", shorten(s, 40))
 		if strings.Contains(s, ",") {

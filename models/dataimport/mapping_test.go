@@ -66,6 +66,17 @@ func TestApplyProblems(t *testing.T) {
 			},
 		},
 		{
+			// QA: a JSON list of annotators' ratings was refused with "write
+			// decimals with a dot", for the commas between its numbers.
+			name:    "a list of ratings in one cell",
+			format:  JSONL,
+			input:   "{\"id\":\"a\",\"t\":\"x\",\"r\":[4,5,3]}\n{\"id\":\"b\",\"t\":\"y\",\"r\":{\"ann1\":2}}\n",
+			mapping: Mapping{IDColumn: "id", Fields: fields("t"), RatingColumns: []string{"r"}},
+			want: []problem{
+				{1, "r", `line 1, column "r": the rating "[4,5,3]" is a list; a rating cell holds one number: give each annotator's rating its own column, or the file one row per annotator`},
+			},
+		},
+		{
 			name:    "missing columns",
 			format:  CSV,
 			input:   "id,text,score\n1,hi,2\n",

@@ -449,6 +449,23 @@ func (p *parser) parseCSV(r io.Reader, noHeader bool, hint string) error {
 	} else if names, err = csvHeader(header, hint); err != nil {
 		return err
 	}
+	// Columns without a name are kept out of the table; each must be empty
+	// in every row (checked below), as the empty columns spreadsheets often
+	// add at the end of an export are.
+	width := len(names) // fields a row may have
+	var named []int     // positions of the named columns
+	for i, name := range names {
+		if name != "" {
+			named = append(named, i)
+		}
+	}
+	if len(named) < len(names) {
+		kept := make([]string, len(named))
+		for k, i := range named {
+			kept[k] = names[i]
+		}
+		names = kept
+	}
 	// The header's own line (1 unless blank lines come first), not the
 	// line of the first data row that add would name.
 	headerLine, _ := cr.FieldPos(0)
@@ -474,13 +491,20 @@ func (p *parser) parseCSV(r io.Reader, noHeader bool, hint string) error {
 			return csvError(err)
 		}
 		line, _ := cr.FieldPos(0)
-		if len(fields) != len(names) {
+		// A row may leave out the unnamed columns at the end of the header.
+		short := len(fields) < width && len(named) > 0 && len(fields) > named[len(named)-1]
+		if len(fields) != width && !short {
 			if len(fields) == 1 && strings.TrimSpace(fields[0]) == "" {
 				continue // a line of spaces only
 			}
 			return &ParseError{Line: line, Msg: fmt.Sprintf(
 				"this row has %d fields but the header has %d columns; check for an unquoted comma or a missing quote (put a field containing commas in double quotes)",
-				len(fields), len(names))}
+				len(fields), width)}
+		}
+		if len(named) < width {
+			if err := unnamedEmpty(fields, named, line, hint); err != nil {
+				return err
+			}
 		}
 		if allBlank(fields) {
 			continue // spreadsheets often export trailing rows of empty cells
@@ -488,8 +512,8 @@ func (p *parser) parseCSV(r io.Reader, noHeader bool, hint string) error {
 		if values == nil || !p.reuse {
 			values = make(map[string]string, len(names))
 		}
-		for i, name := range names {
-			values[name] = fields[i]
+		for k, name := range names {
+			values[name] = fields[named[k]]
 		}
 		if err := p.add(Record{Line: line, Values: values}, names, false); err != nil {
 			return err
@@ -515,10 +539,15 @@ func GeneratedColumns(n int) []string {
 	return names
 }
 
-// csvHeader checks the header row and returns the column names.
+// csvHeader checks the header row and returns the column names, "" for a
+// column without one (allowed only if it is empty in every row: see
+// unnamedEmpty). A header whose every column lacks a name is refused.
 func csvHeader(header []string, hint string) ([]string, error) {
 	names := make([]string, len(header))
 	where := map[string]int{}
+	if allBlank(header) {
+		return nil, &ParseError{Line: 1, Msg: "the header row has no column names: give every column a name. " + hint}
+	}
 	for i, h := range header {
 		name := strings.TrimSpace(h)
 		switch {
@@ -527,7 +556,7 @@ func csvHeader(header []string, hint string) ([]string, error) {
 		case strings.Contains(name, ";"):
 			return nil, &ParseError{Line: 1, Msg: "the header contains ';': the file looks semicolon-separated; only commas separate columns: " + msgSaveAsCSV}
 		case name == "":
-			return nil, &ParseError{Line: 1, Msg: fmt.Sprintf("column %d has no name in the header row: give every column a name. %s", i+1, hint)}
+			continue
 		}
 		if j, dup := where[name]; dup {
 			return nil, &ParseError{Line: 1, Column: name, Msg: fmt.Sprintf("columns %d and %d have the same name: column names must be unique. %s", j+1, i+1, hint)}
@@ -558,6 +587,25 @@ func csvError(err error) error {
 		}
 	}
 	return &ParseError{Line: line, Msg: msg}
+}
+
+// unnamedEmpty refuses a row with text in a column the header leaves
+// without a name (named lists the positions of the named columns; the row
+// may stop before trailing unnamed ones).
+func unnamedEmpty(fields []string, named []int, line int, hint string) error {
+	k := 0
+	for i, f := range fields {
+		if k < len(named) && named[k] == i {
+			k++
+			continue
+		}
+		if strings.TrimSpace(f) != "" {
+			return &ParseError{Line: line, Msg: fmt.Sprintf(
+				"column %d has no name in the header row but holds %q here: give it a name in the header row, or delete the column if it is not needed. %s",
+				i+1, shorten(strings.TrimSpace(f), 40), hint)}
+		}
+	}
+	return nil
 }
 
 func allBlank(fields []string) bool {

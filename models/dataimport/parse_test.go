@@ -108,7 +108,9 @@ func TestParseErrors(t *testing.T) {
 		{"csv empty file", CSV, "", Options{}, 0, false, "", "the file has no rows"},
 		{"csv header only", CSV, "id,text\r\n", Options{}, 0, false, "", "the file has no rows"},
 		{"jsonl blank lines only", JSONL, "\n  \n", Options{}, 0, false, "", "the file has no rows"},
-		{"csv unnamed column", CSV, "id,,text\n1,2,3\n", Options{}, 1, false, "", "line 1: column 2 has no name"},
+		{"csv unnamed column with data", CSV, "id,,text\n1,,3\n2,x,4\n", Options{}, 3, false, "", `line 3: column 2 has no name in the header row but holds "x" here: give it a name`},
+		{"csv header without names", CSV, ",,\n1,2,3\n", Options{}, 1, false, "", "line 1: the header row has no column names"},
+		{"csv row longer than the unnamed columns", CSV, "id,text,,\n1,a,,,\n", Options{}, 2, false, "", "this row has 5 fields but the header has 4 columns"},
 		{"csv duplicate column", CSV, "id,text,id\n1,2,3\n", Options{}, 1, false, "id", `line 1, column "id": columns 1 and 3 have the same name`},
 		{"csv semicolons", CSV, "id;text\n1;hi\n", Options{}, 1, false, "", "semicolon-separated"},
 		{"csv tabs", CSV, "id\ttext\n1\thi\n", Options{}, 1, false, "", "tab-separated"},
@@ -236,6 +238,21 @@ func TestParseRecords(t *testing.T) {
 			wantRecords: []Record{
 				{Line: 2, Values: map[string]string{"id": "1", "context": "User: hi\nAssistant: \"hello\""}},
 				{Line: 5, Values: map[string]string{"id": "2", "context": "a\n\nb"}},
+			},
+		},
+		{
+			// QA: spreadsheets export columns that were once formatted as
+			// empty, unnamed columns; they were refused as "column 4 has
+			// no name". Unnamed and empty in every row, they are left out,
+			// also when a row stops before them.
+			name:        "csv export with empty unnamed columns",
+			format:      CSV,
+			input:       "\xEF\xBB\xBFid,,text,rating,,\r\n1,,hello,4,,\r\n2, ,\"a, b\",,\r\n3,,c,5\r\n,,,,,\r\n",
+			wantColumns: []string{"id", "text", "rating"},
+			wantRecords: []Record{
+				{Line: 2, Values: map[string]string{"id": "1", "text": "hello", "rating": "4"}},
+				{Line: 3, Values: map[string]string{"id": "2", "text": "a, b", "rating": ""}},
+				{Line: 4, Values: map[string]string{"id": "3", "text": "c", "rating": "5"}},
 			},
 		},
 		{

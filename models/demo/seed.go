@@ -65,7 +65,7 @@ func LaunchFirstRun(ctx context.Context, db *models.DB, ws models.Workspace, p m
 	if len(snap.Fields) == 0 {
 		snap.Fields = d.Fields
 	}
-	run := models.Run{WorkspaceID: ws.ID, ProjectID: p.ID, DatasetID: d.ID, RubricID: &r.ID, JudgeID: &j.ID,
+	run := models.Run{WorkspaceID: ws.ID, ProjectID: p.ID, DatasetID: d.ID, RubricID: &r.ID, RubricVersion: &r.Version, JudgeID: &j.ID,
 		Name: FirstRunName, Method: models.MethodBatchEval, Settings: evaluator.DefaultSettings(),
 		RubricSnapshot: snap, JudgeSnapshot: j.Snapshot(), Simulated: true}
 	if err := l.Launch(ctx, &run); err != nil {
