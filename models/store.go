@@ -176,7 +176,7 @@ func (db *DB) ListDatasetRows(ctx context.Context, datasetID int64, offset, limi
 // the dataset), so callers ask only when they will use the answer.
 func (db *DB) LongestDatasetRows(ctx context.Context, datasetID int64, n int) ([]DatasetRow, error) {
 	var rows []DatasetRow
-	err := db.Reader(ctx).Where("dataset_id = ?", datasetID).Order("length(data) DESC, position").Limit(n).Find(&rows).Error
+	err := db.Reader(ctx).Where("dataset_id = ?", datasetID).Order("octet_length(data) DESC, position").Limit(n).Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("read the longest rows of dataset %d: %w", datasetID, err)
 	}
