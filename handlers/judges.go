@@ -345,7 +345,11 @@ func (h *Handlers) testJudge(c echo.Context) error {
 		setFlash(c, "error", fmt.Sprintf("%s did not answer: %s", j.Name, res.Error))
 		return c.Redirect(http.StatusSeeOther, "/judges")
 	}
-	return redirect(c, "/judges", fmt.Sprintf("%s answered in %d ms: %q", j.Name, res.LatencyMS, res.Reply))
+	msg := fmt.Sprintf("%s answered in %d ms: %q", j.Name, res.LatencyMS, res.Reply)
+	if res.ContextHint != "" {
+		msg += " " + res.ContextHint
+	}
+	return redirect(c, "/judges", msg)
 }
 
 // pingJudge calls the judge's Ping with its stored settings.
@@ -388,7 +392,32 @@ func (h *Handlers) pingJudge(ctx context.Context, j models.Judge) web.JudgeTestR
 	}
 	res.OK, res.LatencyMS, res.Model = true, resp.Latency.Milliseconds(), resp.Model
 	res.Reply = shortenText(strings.TrimSpace(resp.Text()), 200)
+	if !j.Simulated {
+		res.ContextHint = h.contextHint(ctx, client, j)
+	}
 	return res
+}
+
+// contextHint reads the judge model's context window from the endpoint's
+// model list and says so when the judge has none set, or another one:
+// with it, the launch form checks that a run's prompts fit. The list is
+// optional (OpenAI and Ollama state no window): no figure, no hint.
+func (h *Handlers) contextHint(ctx context.Context, client *judge.Client, j models.Judge) string {
+	tokens, found, err := client.ContextWindow(ctx)
+	if err != nil {
+		h.Log.Debug("read the judge's model list", "judge", j.ID, "err", err)
+	}
+	switch {
+	case !found:
+		return ""
+	case j.ContextTokens == nil:
+		return fmt.Sprintf("The endpoint states a context window of %s tokens for %s: enter it under Context window on the judge's page, and launches will check that prompts fit.",
+			web.Count(tokens), j.Model)
+	case *j.ContextTokens != tokens:
+		return fmt.Sprintf("The endpoint states a context window of %s tokens for %s, not the %s set on this judge: correct the judge's Context window.",
+			web.Count(tokens), j.Model, web.Count(*j.ContextTokens))
+	}
+	return ""
 }
 
 // plainJudgeError drops the "judge: " prefix the client's errors carry;

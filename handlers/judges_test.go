@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/a-h/templ"
+
 	"github.com/batcheval/batcheval/models"
 )
 
@@ -291,6 +293,58 @@ func TestJudgeFormRefusesUnsafeOrNonFiniteInput(t *testing.T) {
 			after, _ := env.db.ListJudges(t.Context(), env.ws.ID)
 			if len(after) != len(before) {
 				t.Errorf("%s=%s: a judge was stored", tc.field, tc.value)
+			}
+		}
+	})
+}
+
+// TestJudgeTestTellsTheStatedContextWindow: "Test connection" reads the
+// context window the endpoint's model list states (vLLM's max_model_len)
+// and suggests it when the judge has none set, or another one; a judge
+// set to it gets no hint.
+func TestJudgeTestTellsTheStatedContextWindow(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			switch r.URL.Path {
+			case "/v1/models":
+				fmt.Fprint(w, `{"object":"list","data":[{"id":"local-judge","object":"model","max_model_len":32768}]}`)
+			case "/v1/chat/completions":
+				fmt.Fprint(w, `{"id":"x","object":"chat.completion","model":"local-judge","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
+			default:
+				http.NotFound(w, r)
+			}
+		}))
+		defer srv.Close()
+		window := func(n int) *int { return &n }
+		for _, tc := range []struct {
+			name   string
+			window *int
+			want   string
+		}{
+			{"none set", nil, "The endpoint states a context window of 32,768 tokens for local-judge: enter it under Context window"},
+			{"another set", window(4096), "32,768 tokens for local-judge, not the 4,096 set on this judge"},
+			{"the same set", window(32768), ""},
+		} {
+			j := models.Judge{WorkspaceID: env.ws.ID, Name: "vLLM " + tc.name, BaseURL: srv.URL + "/v1", Model: "local-judge", TimeoutSeconds: 5,
+				Temperature: 0.2, TopP: 0.9, MaxConcurrency: 2, ContextTokens: tc.window}
+			if err := env.db.SaveJudge(context.Background(), &j); err != nil {
+				t.Fatal(err)
+			}
+			req := httptest.NewRequest(http.MethodPost, fmt.Sprintf("/judges/%d/test", j.ID), nil)
+			req.Header.Set("X-Requested-With", "fetch")
+			rec := httptest.NewRecorder()
+			env.e.ServeHTTP(rec, req)
+			body := rec.Body.String()
+			if !strings.Contains(body, "flash ok") {
+				t.Fatalf("%s: the test failed: %s", tc.name, body)
+			}
+			hinted := strings.Contains(body, "judge-context-hint")
+			if tc.want == "" && hinted {
+				t.Errorf("%s: a hint for a judge already set right: %s", tc.name, body)
+			}
+			if tc.want != "" && !strings.Contains(body, templ.EscapeString(tc.want)) {
+				t.Errorf("%s: lacks %q: %s", tc.name, tc.want, body)
 			}
 		}
 	})

@@ -873,3 +873,36 @@ func TestTransportRefusalIsNotAnAttempt(t *testing.T) {
 		t.Errorf("error %v: kind %s, %d attempts, %d reported, %d sent; want cancelled by the refusal, 0, 0, 0", err, e.Kind, e.Attempts, reported, f.hits())
 	}
 }
+
+// TestContextWindowFromTheModelList: the judge model's context window is
+// read from the endpoint's model list where the endpoint states one, under
+// the name each server uses, and only for the judge's own model.
+func TestContextWindowFromTheModelList(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		tokens     int
+		found      bool
+	}{
+		{"vLLM", `{"object":"list","data":[{"id":"judge-model","object":"model","max_model_len":32768}]}`, 200, 32768, true},
+		{"OpenRouter", `{"data":[{"id":"other","context_length":8000},{"id":"judge-model","context_length":128000}]}`, 200, 128000, true},
+		{"LM Studio", `{"data":[{"id":"judge-model","max_context_length":4096}]}`, 200, 4096, true},
+		{"OpenAI: no figure", `{"object":"list","data":[{"id":"judge-model","object":"model","owned_by":"openai"}]}`, 200, 0, false},
+		{"another model only", `{"data":[{"id":"other","max_model_len":2048}]}`, 200, 0, false},
+		{"no list", `{"error":{"message":"not found"}}`, 404, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, reply{status: tc.status, body: tc.body})
+			tokens, found, err := mustNew(t, testConfig(f)).ContextWindow(context.Background())
+			if tokens != tc.tokens || found != tc.found {
+				t.Errorf("ContextWindow = %d, %v (%v), want %d, %v", tokens, found, err, tc.tokens, tc.found)
+			}
+			if (err != nil) != (tc.status != 200) {
+				t.Errorf("error %v for HTTP %d", err, tc.status)
+			}
+			if got := f.paths[0]; got != "GET /v1/models" {
+				t.Errorf("asked %q, want GET /v1/models", got)
+			}
+		})
+	}
+}
