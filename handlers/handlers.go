@@ -70,7 +70,6 @@ type Handlers struct {
 	PageConcurrency int
 
 	reports   *reportCache
-	longest   longestRows
 	pages     *pageGate
 	haveUsers atomic.Bool
 }

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -610,7 +609,8 @@ func (h *Handlers) estimate(ctx context.Context, pl *launchPlan, m evaluator.Met
 	window := 0
 	if cw := pl.judge.ContextTokens; cw != nil && *cw > 0 && !pl.judge.Simulated {
 		window = *cw
-		longest, err := h.longest.get(ctx, h.DB, *pl.dataset, max(1, trial.Settings.BatchSize))
+		// Through an index (dataset_rows_length): a few milliseconds at any size.
+		longest, err := h.DB.LongestDatasetRows(ctx, pl.dataset.ID, max(1, trial.Settings.BatchSize))
 		if err != nil {
 			h.Log.Warn("read the longest rows for the launch estimate", "dataset", pl.dataset.ID, "err", err)
 			window = 0
@@ -649,46 +649,6 @@ func tooLongText(method methods.Method, in methods.EstimateInput, me methods.Est
 		return head + " Lower max tokens, shorten the dataset's longest texts, or choose a judge with a longer context window."
 	}
 	return head + " Shorten the dataset's longest texts, or choose a judge with a longer context window."
-}
-
-// longestRows keeps the longest rows of recently estimated datasets: a
-// dataset's rows never change, and finding them reads the whole dataset,
-// which the launch form's live estimate would do at every change.
-type longestRows struct {
-	mu   sync.Mutex
-	kept map[longestKey][]models.DatasetRow
-}
-
-// longestKey names a dataset by its creation time too: SQLite may give a
-// new dataset the id of a deleted one.
-type longestKey struct {
-	dataset int64
-	created int64
-	n       int
-}
-
-// longestCached bounds the datasets kept; past it the cache starts over.
-const longestCached = 32
-
-func (l *longestRows) get(ctx context.Context, db *models.DB, d models.Dataset, n int) ([]models.DatasetRow, error) {
-	k := longestKey{d.ID, d.CreatedAt.UnixNano(), n}
-	l.mu.Lock()
-	rows, ok := l.kept[k]
-	l.mu.Unlock()
-	if ok {
-		return rows, nil
-	}
-	rows, err := db.LongestDatasetRows(ctx, d.ID, n)
-	if err != nil {
-		return nil, err
-	}
-	l.mu.Lock()
-	if l.kept == nil || len(l.kept) >= longestCached {
-		l.kept = map[longestKey][]models.DatasetRow{}
-	}
-	l.kept[k] = rows
-	l.mu.Unlock()
-	return rows, nil
 }
 
 func launchPlural(n int, one, many string) string {
