@@ -450,7 +450,7 @@ func (h *Handlers) saveReview(c echo.Context) error {
 	if s := strings.TrimSpace(c.FormValue("score")); s != "" {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			setFlash(c, "error", "The rating must be a number from "+strconv.FormatFloat(crit.Lo, 'g', -1, 64)+" to "+strconv.FormatFloat(crit.Hi, 'g', -1, 64)+".")
+			setFlash(c, "error", "The rating must be a number from "+scaleText(crit)+".")
 			return c.Redirect(http.StatusSeeOther, back)
 		}
 		r.Score = &v
