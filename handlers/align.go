@@ -347,7 +347,7 @@ func (h *Handlers) alignmentViewWith(c echo.Context, a models.Alignment, run mod
 	ctx := c.Request().Context()
 	ws := h.workspaceID(c)
 	v := web.AlignmentView{Page: page(c, fmt.Sprintf("Alignment %d", a.ID)), ID: a.ID, RunID: run.ID, RunName: run.Name,
-		RubricID: a.RubricID, Criterion: crit.Name, Range: fmt.Sprintf("%g to %g", crit.Lo, crit.Hi), Seed: a.Seed,
+		RubricID: a.RubricID, Criterion: crit.Name, Range: scaleText(crit), Seed: a.Seed,
 		CalibrationN: len(a.CalibrationRowIDs), HeldOutN: len(a.HeldOutRowIDs), BaseVersion: a.BaseVersion, Status: a.Status,
 		Accepted: a.Status == models.AlignmentAccepted, DraftSource: a.DraftSource, Notes: a.Draft.Notes, Simulated: run.Simulated,
 		Low: f.low, Middle: f.middle, High: f.high, Errors: errs}
@@ -395,7 +395,7 @@ func (h *Handlers) alignmentViewWith(c echo.Context, a models.Alignment, run mod
 	}
 	for _, it := range worst {
 		v.Worst = append(v.Worst, web.AlignCase{SampleID: it.SampleID, Judge: formatScore(it.Judge), Human: formatScore(it.Human),
-			Gap: signed(it.Gap(), 2), Text: fieldsExcerpt(it.Fields)})
+			Gap: web.Signed(it.Gap(), 2), Text: fieldsExcerpt(it.Fields)})
 	}
 	if !v.Accepted {
 		return v, nil
@@ -573,7 +573,9 @@ func heldOutComparisons(a models.Alignment, before, after []models.SampleScore) 
 }
 
 // formatScore shows a final score with two decimals at most.
-func formatScore(x float64) string { return strconv.FormatFloat(math.Round(x*100)/100, 'f', -1, 64) }
+func formatScore(x float64) string {
+	return web.Minus(strconv.FormatFloat(math.Round(x*100)/100, 'f', -1, 64))
+}
 
 // fieldsExcerpt shows the sample's fields on one line, cut at a word.
 func fieldsExcerpt(fields []evaluator.Text) string {

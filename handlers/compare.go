@@ -144,10 +144,13 @@ func (cmp comparison) differentCriteria() bool {
 	return !sameCriterionName(cmp.critA.Name, cmp.critB.Name)
 }
 
-// scaleText writes a criterion's scale, e.g. "1-5".
-func scaleText(c evaluator.Criterion) string {
-	return strconv.FormatFloat(c.Lo, 'g', -1, 64) + "-" + strconv.FormatFloat(c.Hi, 'g', -1, 64)
-}
+// scaleText writes a criterion's scale as pages show it, e.g. "1 to 5",
+// "−2 to 2".
+func scaleText(c evaluator.Criterion) string { return scaleEnd(c.Lo) + " to " + scaleEnd(c.Hi) }
+
+// scaleEnd writes a scale end or a rating as pages show it: as short as
+// it is exact, with a true minus sign (web.Minus).
+func scaleEnd(v float64) string { return web.Minus(strconv.FormatFloat(v, 'g', -1, 64)) }
 
 // comparableRun reports whether other judged a criterion of run's with the
 // same name: only such runs are offered for comparison by default. The
@@ -552,13 +555,13 @@ func agreementReading(ds []stats.Difference, nameA, nameB string) string {
 	if d.Diff < 0 {
 		better, worse = nameB, nameA
 	}
-	ci := fmt.Sprintf("95%% interval %s to %s", signed(d.CILow, 3), signed(d.CIHigh, 3))
+	ci := fmt.Sprintf("95%% interval %s to %s", web.Signed(d.CILow, 3), web.Signed(d.CIHigh, 3))
 	if p < report.SignificanceLevel && (d.CILow > 0 || d.CIHigh < 0) {
 		return fmt.Sprintf("%s agrees better with the humans than %s: A − B in Pearson r is %s (%s, %s).",
-			better, worse, signed(d.Diff, 3), ci, web.PValueText(p))
+			better, worse, web.Signed(d.Diff, 3), ci, web.PValueText(p))
 	}
 	return fmt.Sprintf("The data cannot tell the two runs apart: A − B in Pearson r is %s (%s, %s), within what chance alone gives on these samples.",
-		signed(d.Diff, 3), ci, web.PValueText(p))
+		web.Signed(d.Diff, 3), ci, web.PValueText(p))
 }
 
 func lastField(fs []evaluator.Text) string {
@@ -638,7 +641,7 @@ func fieldsOf(run models.Run, ds models.Dataset) []evaluator.Field {
 // sampleSide is one run's rounds on one sample and criterion.
 func (h *Handlers) sampleSide(ctx context.Context, run models.Run, rowID int64, criterion int, crit evaluator.Criterion) (web.CompareSide, error) {
 	side := web.CompareSide{Run: run, RowID: rowID, MethodLabel: methods.Label(run.Method),
-		Range: fmt.Sprintf("%g to %g", crit.Lo, crit.Hi)}
+		Range: scaleText(crit)}
 	scores, err := h.DB.ListRowScores(ctx, run.ID, rowID)
 	if err != nil {
 		return side, err

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/batcheval/batcheval/web"
 )
 
 var tickRe = regexp.MustCompile(`data-testid="([xy])-tick">([^<]*)<`)
@@ -22,7 +23,7 @@ func TestExperimentChartTicks(t *testing.T) {
 		chart := body[strings.Index(body, `data-testid="experiment-chart"`):]
 		ticks := map[string][]float64{}
 		for _, m := range tickRe.FindAllStringSubmatch(chart, -1) {
-			v, err := strconv.ParseFloat(strings.ReplaceAll(m[2], ",", ""), 64)
+			v, err := web.ParseNumber(m[2])
 			if err != nil {
 				t.Fatalf("%s tick %q is not a number", m[1], m[2])
 			}

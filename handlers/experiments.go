@@ -236,7 +236,7 @@ func (h *Handlers) experimentView(c echo.Context, e models.Experiment, verdict b
 			v.Rows[i].Robustness = fmt.Sprintf("reseed of run %d: average Pearson %s (the run itself: %s)", *f.run.ParentRunID, fmtNum(f.avgP, 3), fmtNum(parent, 3))
 			continue
 		}
-		v.Rows[i].Robustness = fmt.Sprintf("%s: %s vs run %d", f.run.Variant, signed(f.avgP-parent, 3), *f.run.ParentRunID)
+		v.Rows[i].Robustness = fmt.Sprintf("%s: %s vs run %d", f.run.Variant, web.Signed(f.avgP-parent, 3), *f.run.ParentRunID)
 	}
 	switch {
 	case preparing != nil:
@@ -256,22 +256,6 @@ func (h *Handlers) experimentView(c echo.Context, e models.Experiment, verdict b
 
 func isRobustnessVariant(v string) bool {
 	return v == runner.VariantNoise || v == runner.VariantReworded || v == runner.VariantReseed
-}
-
-// signed writes a change with its sign, using a true minus sign; a dash
-// when undefined.
-func signed(v float64, digits int) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "—"
-	}
-	s := strconv.FormatFloat(math.Abs(v), 'f', digits, 64)
-	if math.Round(v*math.Pow10(digits)) == 0 {
-		return "±" + s
-	}
-	if v < 0 {
-		return "−" + s
-	}
-	return "+" + s
 }
 
 // Column directions for bestOf.
@@ -501,21 +485,21 @@ func fmtNum(v float64, digits int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "—"
 	}
-	return strconv.FormatFloat(v, 'f', digits, 64)
+	return web.Minus(strconv.FormatFloat(v, 'f', digits, 64))
 }
 
 func ciTitle(c stats.Correlation) string {
 	if math.IsNaN(c.CILow) || math.IsNaN(c.CIHigh) {
 		return "no 95% interval"
 	}
-	return fmt.Sprintf("95%% interval %.3f to %.3f over %d samples", c.CILow, c.CIHigh, c.N)
+	return fmt.Sprintf("95%% interval %s to %s over %d samples", fmtNum(c.CILow, 3), fmtNum(c.CIHigh, 3), c.N)
 }
 
 // runCount writes an integer with thousands separators.
 func runCount(n int) string {
 	s := strconv.Itoa(n)
 	if n < 0 {
-		return "-" + runCount(-n)
+		return web.Minus("-") + runCount(-n)
 	}
 	for i := len(s) - 3; i > 0; i -= 3 {
 		s = s[:i] + "," + s[i:]
@@ -598,7 +582,7 @@ func experimentSummary(figs []runFigures) string {
 	if rival < 0 {
 		rival = pick(false)
 	}
-	s := fmt.Sprintf("Cost: %s (average Pearson %.2f)", b.run.Name, b.avgP)
+	s := fmt.Sprintf("Cost: %s (average Pearson %s)", b.run.Name, fmtNum(b.avgP, 2))
 	switch {
 	case b.run.Simulated:
 		s += fmt.Sprintf(" uses %s tokens per sample (simulated judge, so no cost)", fmtNum(b.tokens, 0))
@@ -611,7 +595,7 @@ func experimentSummary(figs []runFigures) string {
 		return s + "." + note
 	}
 	r := figs[rival]
-	s += fmt.Sprintf("; %s (average Pearson %.2f)", r.run.Name, r.avgP)
+	s += fmt.Sprintf("; %s (average Pearson %s)", r.run.Name, fmtNum(r.avgP, 2))
 	if b.cost != nil && r.cost != nil && *b.cost > 0 {
 		return s + fmt.Sprintf(" costs %s× as much per sample.", ratio(*r.cost / *b.cost)) + note
 	}
@@ -682,7 +666,7 @@ func experimentChart(figs []runFigures) (web.ScatterChart, string) {
 		}
 		ch.Points = append(ch.Points, web.ScatterPoint{X: x(f), Y: f.avgP, Label: label,
 			Href:  templ.SafeURL(runURL(f.run.ID)),
-			Title: fmt.Sprintf("%s: average Pearson %.3f, %s per sample", f.run.Name, f.avgP, xs)})
+			Title: fmt.Sprintf("%s: average Pearson %s, %s per sample", f.run.Name, fmtNum(f.avgP, 3), xs)})
 	}
 	return ch, note
 }

@@ -463,7 +463,7 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 			if c.HumanColumn != "" {
 				human = "; human ratings in " + c.HumanColumn
 			}
-			v.Criteria = append(v.Criteria, web.RunCriterionChoice{Index: i, Name: c.Name, Range: fmt.Sprintf("%g to %g", c.Lo, c.Hi), Human: human, Checked: checked})
+			v.Criteria = append(v.Criteria, web.RunCriterionChoice{Index: i, Name: c.Name, Range: scaleText(c), Human: human, Checked: checked})
 			steps := ""
 			if !all {
 				steps = in.Steps[i]

@@ -16,6 +16,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
 	"github.com/batcheval/batcheval/web"
@@ -187,6 +188,30 @@ func (h *Handlers) currentReviews(ctx context.Context, wsID, datasetID int64, cr
 	return out, nil
 }
 
+// humanMissingReason says why a sample has no human rating in a run's
+// report, whose human ratings come from src: the dataset has none for it
+// (or the rubric names no column), nobody has rated it in the browser yet,
+// or its browser rating came after the report's ratings were read.
+func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, reviews []models.ReviewRating) string {
+	dataset := "no human rating in the dataset for this sample"
+	if crit.HumanColumn == "" && len(crit.AnnotatorColumns) == 0 {
+		dataset = "the rubric names no human-rating column for this criterion"
+	}
+	browser := "not rated yet in the browser"
+	for _, r := range reviews {
+		if r.Score != nil && r.ID > src.UptoRatingID {
+			browser = "rated in the browser after the report read its ratings: recompute the report to use it"
+		}
+	}
+	switch src.Source {
+	case models.HumansBrowser:
+		return browser
+	case models.HumansBoth:
+		return dataset + ", and " + browser
+	}
+	return dataset
+}
+
 // mineOf picks the reviewer's own review from a sample's reviews.
 func mineOf(reviews []models.ReviewRating, reviewer string) *models.ReviewRating {
 	for i := range reviews {
@@ -318,6 +343,13 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	sv := web.ReviewSample{RowID: s.RowID, ExternalID: s.ExternalID, Fields: s.Fields, Final: s.Final, Human: s.Human,
 		Rated: mine != nil && mine.Score != nil, SampleURL: "/runs/" + strconv.FormatInt(run.ID, 10) + "/samples/" + strconv.FormatInt(s.RowID, 10)}
 	sv.Hidden = q.Blind && v.CanRate && !sv.Rated
+	if sv.Human == nil || math.IsNaN(*sv.Human) {
+		src, err := h.DB.FindRunHumanSource(ctx, run.ID)
+		if err != nil {
+			return err
+		}
+		sv.HumanMissing = humanMissingReason(crit, src, reviews[s.RowID])
+	}
 	if !sv.Hidden {
 		scores, err := h.DB.ListRowScores(ctx, run.ID, s.RowID)
 		if err != nil {
@@ -418,7 +450,7 @@ func (h *Handlers) saveReview(c echo.Context) error {
 	if s := strings.TrimSpace(c.FormValue("score")); s != "" {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			setFlash(c, "error", "The rating must be a number from "+strconv.FormatFloat(crit.Lo, 'g', -1, 64)+" to "+strconv.FormatFloat(crit.Hi, 'g', -1, 64)+".")
+			setFlash(c, "error", "The rating must be a number from "+scaleText(crit)+".")
 			return c.Redirect(http.StatusSeeOther, back)
 		}
 		r.Score = &v

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -83,4 +84,72 @@ func TestReviewQueueSaysWhyAScoreIsMissing(t *testing.T) {
 // escapeText is s as templ writes text (quotes and apostrophes escaped).
 func escapeText(s string) string {
 	return strings.NewReplacer("&", "&amp;", "'", "&#39;", `"`, "&#34;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// TestReviewQueueSaysWhyAHumanRatingIsMissing: a sample without a human
+// rating in the run's report showed a bare "—" in the review queue; it
+// now says why in a title and to screen readers, as the judge-score cells
+// do: the dataset has none for the sample, nobody rated it in the browser
+// yet, or its browser rating came after the report read its ratings.
+func TestReviewQueueSaysWhyAHumanRatingIsMissing(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		run := env.waitRun(env.launch(d.launchForm("1", "5")), 60*time.Second)
+		// A running run's queue reads the report, not the stored results.
+		must(t, env.db.Gorm.Model(&models.Run{}).Where("id = ?", run.ID).Update("status", models.RunRunning).Error)
+		queueURL := fmt.Sprintf("/datasets/%d/review?criterion=0&i=0&order=random&run=%d&seed=1&blind=off", d.dataset.ID, run.ID)
+		m := regexp.MustCompile(fmt.Sprintf(`/runs/%d/samples/(\d+)`, run.ID)).FindStringSubmatch(env.get(queueURL).Body.String())
+		if m == nil {
+			t.Fatal("the queue links no sample page")
+		}
+		rowID, _ := strconv.ParseInt(m[1], 10, 64)
+		crit := run.RubricSnapshot.Criteria[0]
+		if crit.HumanColumn == "" {
+			t.Fatal("the demo rubric's first criterion has no human column")
+		}
+		rows, err := env.db.FindDatasetRows(ctx, d.dataset.ID, []int64{rowID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := rows[rowID]
+		delete(row.Ratings, crit.HumanColumn)
+		must(t, env.db.Gorm.Model(&models.DatasetRow{ID: rowID}).Select("ratings").Updates(models.DatasetRow{Ratings: row.Ratings}).Error)
+		env.h.forgetReports(run.ID)
+
+		tests := []struct {
+			name  string
+			setup func()
+			why   string
+		}{
+			{"imported ratings", func() {}, "no human rating in the dataset for this sample"},
+			{"browser ratings", func() {
+				env.postForm(fmt.Sprintf("/runs/%d/humans", run.ID), url.Values{"source": {"browser"}})
+			}, "not rated yet in the browser"},
+			{"both", func() {
+				env.postForm(fmt.Sprintf("/runs/%d/humans", run.ID), url.Values{"source": {"both"}})
+			}, "no human rating in the dataset for this sample, and not rated yet in the browser"},
+			{"rated after the report read the ratings", func() {
+				env.postForm(fmt.Sprintf("/runs/%d/humans", run.ID), url.Values{"source": {"browser"}})
+				score := crit.Lo
+				_, err := env.db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: d.dataset.ID, RowID: rowID,
+					Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: "Ada", Score: &score, Lo: crit.Lo, Hi: crit.Hi})
+				must(t, err)
+			}, "rated in the browser after the report read its ratings: recompute the report to use it"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				tt.setup()
+				body := env.get(queueURL).Body.String()
+				if !strings.Contains(body, fmt.Sprintf("/runs/%d/samples/%d", run.ID, rowID)) {
+					t.Fatalf("the queue moved off row %d", rowID)
+				}
+				want := `data-testid="review-human" title="` + escapeText(tt.why) + `">—<span class="sr-only"> (` + escapeText(tt.why) + `)</span></strong>`
+				if !strings.Contains(body, want) {
+					got := regexp.MustCompile(`data-testid="review-human"[^>]*>.*?</strong>`).FindString(body)
+					t.Errorf("the missing human rating reads %s, want %s", got, want)
+				}
+			})
+		}
+	})
 }

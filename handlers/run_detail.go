@@ -107,7 +107,7 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64) (w
 		return web.RunSampleView{}, err
 	}
 	for ci, crit := range run.RubricSnapshot.Criteria {
-		sc := web.RunSampleCriterion{Name: crit.Name, Range: fmt.Sprintf("%g to %g", crit.Lo, crit.Hi)}
+		sc := web.RunSampleCriterion{Name: crit.Name, Range: scaleText(crit)}
 		if crit.HumanColumn != "" {
 			sc.Human = row.Ratings[crit.HumanColumn]
 		}

@@ -2,8 +2,10 @@ package handlers
 
 import (
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +108,49 @@ func TestResumeRaisesSpendCap(t *testing.T) {
 			if err != nil || got.Settings.SpendCapUSD == nil || *got.Settings.SpendCapUSD != tc.want {
 				t.Errorf("after resume with cap %q: cap %v (%v), want %g", tc.typed, got.Settings.SpendCapUSD, err, tc.want)
 			}
+		}
+	})
+}
+
+// TestRunSettingsStateTheSpendCap: a run's spending cap is one of its
+// settings, so the run page's settings summary and "Produced by" settings
+// and the CSV export's settings cell state it; a run without a cap states
+// none (they used to leave every cap out).
+func TestRunSettingsStateTheSpendCap(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.demo()
+		for _, tc := range []struct {
+			name, cap         string
+			summary, settings string // "" when no cap may be stated
+		}{
+			{"a cap", "5", "spending cap $5.00", "spend_cap_usd=5"},
+			{"a cap with cents", "2.5", "spending cap $2.50", "spend_cap_usd=2.5"},
+			{"no cap", "", "", ""},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				form := d.launchForm("1", "10")
+				form.Set("spend_cap_usd", tc.cap)
+				run := env.waitRun(env.launch(form), 60*time.Second)
+				page := env.get(fmt.Sprintf("/runs/%d", run.ID)).Body.String()
+				summary := regexp.MustCompile(`data-testid="settings-summary">([^<]*)<`).FindStringSubmatch(page)
+				settings := regexp.MustCompile(`data-testid="provenance-settings">([^<]*)<`).FindStringSubmatch(page)
+				csv := env.get(fmt.Sprintf("/runs/%d/export.csv", run.ID)).Body.String()
+				if summary == nil || settings == nil {
+					t.Fatalf("the run page lacks its settings summary or its provenance settings")
+				}
+				for _, c := range []struct{ where, text, want, never string }{
+					{"settings summary", html.UnescapeString(summary[1]), tc.summary, "spending cap"},
+					{"provenance settings", html.UnescapeString(settings[1]), tc.settings, "spend_cap"},
+					{"CSV export", csv, tc.settings, "spend_cap"},
+				} {
+					if c.want != "" && !strings.Contains(c.text, c.want) {
+						t.Errorf("%s lacks %q:\n%.600s", c.where, c.want, c.text)
+					}
+					if c.want == "" && strings.Contains(c.text, c.never) {
+						t.Errorf("%s states a cap the run does not have:\n%.600s", c.where, c.text)
+					}
+				}
+			})
 		}
 	})
 }

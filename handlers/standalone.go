@@ -229,7 +229,7 @@ func (h *Handlers) roundsOf(ctx context.Context, runID int64, criteria int, ids 
 // standaloneCriterion is one criterion of a sample of the standalone
 // report.
 func standaloneCriterion(c report.CriterionReport, human, final *float64, rounds []web.RunSampleRound) web.RunSampleCriterion {
-	return web.RunSampleCriterion{Name: c.Criterion.Name, Range: fmt.Sprintf("%g to %g", c.Criterion.Lo, c.Criterion.Hi),
+	return web.RunSampleCriterion{Name: c.Criterion.Name, Range: scaleText(c.Criterion),
 		Human: human, Final: final, Rounds: rounds}
 }
 

@@ -62,7 +62,7 @@ func (h *Handlers) variantsView(c echo.Context, run models.Run, f variantForms) 
 		v.Dataset = d.Name
 	}
 	for i, cr := range f.criteria {
-		vc := web.VariantCriterion{Index: i, Name: cr.Name, Range: fmt.Sprintf("%g to %g", cr.Lo, cr.Hi), HumanColumn: cr.HumanColumn,
+		vc := web.VariantCriterion{Index: i, Name: cr.Name, Range: scaleText(cr), HumanColumn: cr.HumanColumn,
 			Description: cr.Description, Low: cr.Levels.Low, Middle: cr.Levels.Middle, High: cr.Levels.High}
 		v.Criteria = append(v.Criteria, vc)
 	}

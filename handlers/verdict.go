@@ -145,16 +145,16 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 	noise := 0.0 // the widest spread across seeds: smaller differences are noise
 	for _, b := range bands {
 		noise = math.Max(noise, b.width())
-		v.Bands = append(v.Bands, fmt.Sprintf("%s over %d seeds: average Pearson %.3f to %.3f (spread %.3f)",
-			b.parent.Name, b.runs, b.min, b.max, b.width()))
+		v.Bands = append(v.Bands, fmt.Sprintf("%s over %d seeds: average Pearson %s to %s (spread %s)",
+			b.parent.Name, b.runs, fmtNum(b.min, 3), fmtNum(b.max, 3), fmtNum(b.width(), 3)))
 	}
 	switch len(cs) {
 	case 0:
 		return v
 	case 1:
 		v.Kind = web.VerdictAlone
-		v.Text = fmt.Sprintf("%s (average Pearson %.2f) is the only finished run with figures to compare; run another setup to see whether it does better.",
-			cs[0].fig.run.Name, cs[0].fig.avgP)
+		v.Text = fmt.Sprintf("%s (average Pearson %s) is the only finished run with figures to compare; run another setup to see whether it does better.",
+			cs[0].fig.run.Name, fmtNum(cs[0].fig.avgP, 2))
 		return v
 	}
 	best := cs[0]
@@ -171,35 +171,35 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 	}
 	for _, c := range cs[1:] {
 		line := fmt.Sprintf("%s − %s: %s in average Pearson (95%% interval %s to %s, permutation %s, Holm-adjusted %s)",
-			best.fig.run.Name, c.fig.run.Name, signed(c.test.Diff, 3), signed(c.test.CILow, 3), signed(c.test.CIHigh, 3),
+			best.fig.run.Name, c.fig.run.Name, web.Signed(c.test.Diff, 3), web.Signed(c.test.CILow, 3), web.Signed(c.test.CIHigh, 3),
 			web.PValueText(c.test.P), web.PValueText(c.adjP))
 		if pairedDiffers(best, c) {
 			// A run with unreadable scores is averaged in the table over
 			// its own samples, here over those both runs scored: the two
 			// can differ, even in sign, and the line would read as wrong.
-			line += fmt.Sprintf("; on the samples both runs scored, %.3f against %.3f (the table averages each run over the samples it scored)",
-				c.test.A, c.test.B)
+			line += fmt.Sprintf("; on the samples both runs scored, %s against %s (the table averages each run over the samples it scored)",
+				fmtNum(c.test.A, 3), fmtNum(c.test.B, 3))
 		}
 		v.Tests = append(v.Tests, line)
 	}
 	if len(tied) == 1 {
 		next := cs[1]
 		v.Kind = web.VerdictBetter
-		v.Text = fmt.Sprintf("On your data, %s agrees best with your ratings (average Pearson %.2f): significantly better than the next, %s (%.2f; difference %s, Holm-adjusted %s).",
-			best.fig.run.Name, best.fig.avgP, next.fig.run.Name, next.fig.avgP, signed(next.test.Diff, 3), web.PValueText(next.adjP))
+		v.Text = fmt.Sprintf("On your data, %s agrees best with your ratings (average Pearson %s): significantly better than the next, %s (%s; difference %s, Holm-adjusted %s).",
+			best.fig.run.Name, fmtNum(best.fig.avgP, 2), next.fig.run.Name, fmtNum(next.fig.avgP, 2), web.Signed(next.test.Diff, 3), web.PValueText(next.adjP))
 		if noise > 0 {
-			v.Text += fmt.Sprintf(" The difference is larger than the spread across seeds (%.3f).", noise)
+			v.Text += fmt.Sprintf(" The difference is larger than the spread across seeds (%s).", fmtNum(noise, 3))
 		}
 		return v
 	}
 	v.Kind = web.VerdictTied
 	names := make([]string, len(tied))
 	for i, c := range tied {
-		names[i] = fmt.Sprintf("%s (%.2f)", c.fig.run.Name, c.fig.avgP)
+		names[i] = fmt.Sprintf("%s (%s)", c.fig.run.Name, fmtNum(c.fig.avgP, 2))
 	}
 	why := "the differences are within what chance gives on these samples (Holm-adjusted p ≥ 0.05)"
 	if noise > 0 {
-		why = fmt.Sprintf("the differences are within what chance gives on these samples (Holm-adjusted p ≥ 0.05) or smaller than the spread across seeds (%.3f), so they are noise", noise)
+		why = fmt.Sprintf("the differences are within what chance gives on these samples (Holm-adjusted p ≥ 0.05) or smaller than the spread across seeds (%s), so they are noise", fmtNum(noise, 3))
 	}
 	v.Text = fmt.Sprintf("On your data, %s are statistically tied in average Pearson with your ratings: %s.", joinNames(names), why)
 	if len(beaten) > 0 {

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -151,9 +152,13 @@ func (r *Report) Provenance() Provenance {
 // in their JSON names, the method settings after the shared ones; G-Eval's
 // evaluation steps are long texts and left to the JSON export. Method
 // settings a method records when it runs (G-Eval's min_allowed_mass,
-// CloserLook's top_p) are left out when empty: another method's.
+// CloserLook's top_p) are left out when empty: another method's. A
+// spending cap is stated when the run has one ("spend_cap_usd=2.5").
 func (p Provenance) SettingsText() string {
 	parts := fieldPairs(p.Settings, p.Unread, false)
+	if c := p.Settings.SpendCapUSD; c != nil {
+		parts = append(parts, "spend_cap_usd="+strconv.FormatFloat(*c, 'f', -1, 64))
+	}
 	if p.MethodSettings != nil {
 		parts = append(parts, fieldPairs(*p.MethodSettings, p.Unread, true)...)
 	}

@@ -13,7 +13,8 @@ import (
 // TestProvenanceSettingsFollowTheMethod: the settings a report states
 // (the CSV's settings cell, the run page's "Produced by" section and the
 // JSON export's settings object) are the ones the run's method reads; a
-// G-Eval run has no batch size, rounds or batch composition to state.
+// G-Eval run has no batch size, rounds or batch composition to state, nor
+// max_tokens (TestProvenanceSettingsFollowTheMethod/geval).
 func TestProvenanceSettingsFollowTheMethod(t *testing.T) {
 	sharedJSON, err := json.Marshal(evaluator.DefaultSettings())
 	if err != nil {
@@ -28,8 +29,9 @@ func TestProvenanceSettingsFollowTheMethod(t *testing.T) {
 		absent []string // settings that must not be
 	}{
 		{"batcheval", evaluator.MethodBatchEval, false, append([]string{"temperature", "top_p", "seed", "max_tokens"}, batchOnly...), []string{"samples"}},
-		{"geval", evaluator.MethodGEval, false, []string{"seed", "max_tokens", "samples", "use_logprobs", "min_allowed_mass"},
-			append([]string{"temperature", "top_p", "llmeval_scale", "closerlook_top_p"}, batchOnly...)},
+		// G-Eval's form answer has its own fixed limit: max_tokens is not its.
+		{"geval", evaluator.MethodGEval, false, []string{"seed", "samples", "use_logprobs", "min_allowed_mass"},
+			append([]string{"temperature", "top_p", "max_tokens", "llmeval_scale", "closerlook_top_p"}, batchOnly...)},
 		{"llmeval", evaluator.MethodLLMEval, false, []string{"temperature", "seed", "max_tokens", "llmeval_scale"},
 			append([]string{"top_p", "samples", "use_logprobs", "min_allowed_mass"}, batchOnly...)},
 		{"closerlook", evaluator.MethodCloserLook, false, []string{"seed", "max_tokens", "samples", "closerlook_top_p"},

@@ -235,7 +235,7 @@ func chartTick(v float64) string {
 	if math.Abs(v) >= 1000 {
 		return runCount(int(math.Round(v)))
 	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
+	return Minus(strconv.FormatFloat(v, 'g', 3, 64))
 }
 
 // xTickAnchor keeps a tick label at the right end inside the frame.

@@ -1277,7 +1277,7 @@ func CoefText(v float64, digits int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "undefined"
 	}
-	return strconv.FormatFloat(v, 'f', digits, 64)
+	return Minus(strconv.FormatFloat(v, 'f', digits, 64))
 }
 
 func compareCoefName(m stats.Method) string {

@@ -144,7 +144,7 @@ func statText(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "—"
 	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
+	return Minus(strconv.FormatFloat(v, 'f', 2, 64))
 }
 
 // ratingText shows a human rating with at most four decimals (an average
@@ -154,7 +154,7 @@ func ratingText(v *float64) string {
 	if v == nil {
 		return "—"
 	}
-	return report.HumanNumber(*v)
+	return Minus(report.HumanNumber(*v))
 }
 
 // countWord picks the singular or plural wording for n.

@@ -8,6 +8,38 @@ import (
 	"github.com/batcheval/batcheval/report"
 )
 
+// Minus gives a number written by strconv or fmt ("-0.122", "1e-05") the
+// true minus sign U+2212 that pages use ("−0.122"), the one way every
+// number on a page, in a shared or standalone report and on a chart label
+// is signed. s is one number, so a hyphen in it can only be a sign. CSV and
+// JSON exports, the API, the command line and form field values keep the
+// ASCII hyphen: programs and the form's own parser read those.
+func Minus(s string) string { return strings.ReplaceAll(s, "-", "\u2212") }
+
+// ParseNumber reads a number as a page shows it: Minus undone, and the
+// thousands separators of Count and TickLabels dropped ("−2,500" is
+// -2500). Tests and tools that read numbers off pages use it.
+func ParseNumber(s string) (float64, error) {
+	s = strings.ReplaceAll(strings.ReplaceAll(strings.TrimSpace(s), "\u2212", "-"), ",", "")
+	return strconv.ParseFloat(s, 64)
+}
+
+// Signed writes a change with its sign: "+0.120", "−0.050", and "±0.000"
+// for one that rounds to zero; a dash when it is not a number.
+func Signed(v float64, digits int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	s := strconv.FormatFloat(math.Abs(v), 'f', digits, 64)
+	switch {
+	case math.Round(v*math.Pow10(digits)) == 0:
+		return "±" + s
+	case v < 0:
+		return Minus("-" + s)
+	}
+	return "+" + s
+}
+
 // Money writes an amount of US dollars the one way the product shows
 // money: always two decimals ("$0.50", "$12.00"), and below a dollar as
 // many more as three significant digits need ("$0.0123", "$0.000457"),
@@ -21,7 +53,7 @@ func Money(usd float64) string {
 	usd = report.SettledUSD(usd)
 	sign := ""
 	if usd < 0 {
-		sign, usd = "-", -usd
+		sign, usd = Minus("-"), -usd
 	}
 	digits := 2
 	if usd > 0 && usd < 1 {

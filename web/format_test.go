@@ -17,7 +17,7 @@ func TestMoney(t *testing.T) {
 		{0.0123456, "$0.0123"},
 		{0.000457, "$0.000457"},
 		{0.4567, "$0.457"},
-		{-0.5, "-$0.50"},
+		{-0.5, "−$0.50"}, // a true minus sign, as every page number (Minus)
 		// A rounded amount keeps its three significant digits: 0.0100135
 		// showed as "$0.01" beside "$0.00774" on the experiment page.
 		{0.0100135, "$0.0100"},
@@ -37,7 +37,7 @@ func TestCount(t *testing.T) {
 	tests := []struct {
 		in   int
 		want string
-	}{{0, "0"}, {999, "999"}, {1000, "1,000"}, {1234567, "1,234,567"}, {-12345, "-12,345"}}
+	}{{0, "0"}, {999, "999"}, {1000, "1,000"}, {1234567, "1,234,567"}, {-12345, "−12,345"}}
 	for _, tt := range tests {
 		if got := Count(tt.in); got != tt.want {
 			t.Errorf("Count(%d) = %q, want %q", tt.in, got, tt.want)

@@ -95,7 +95,7 @@ func TickLabels(ticks []float64) []string {
 func groupThousands(s string) string {
 	sign := ""
 	if len(s) > 0 && s[0] == '-' {
-		sign, s = "-", s[1:]
+		sign, s = Minus("-"), s[1:]
 	}
 	whole, frac := s, ""
 	for i := range s {

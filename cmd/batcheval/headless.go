@@ -50,7 +50,9 @@ The rubric file (YAML or JSON) holds what the browser editor holds:
 annotator_columns name each annotator's own rating of the criterion; with two
 or more, the result shows the human ceiling (Krippendorff's alpha and the
 leave-one-annotator-out correlation). A file with one row per annotator and
-sample takes --annotator-column instead.
+sample takes --annotator-column instead. --group-column names a column that
+groups the samples (the dialogue or document each belongs to): the result then
+adds each criterion's correlation within groups, averaged over the groups.
 
 Progress goes to stderr: a bar on a terminal, one line per change otherwise.
 
@@ -80,6 +82,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		composition = fs.String("composition", string(def.Composition), "heterogeneous, random or homogeneous batches")
 		sortKey     = fs.String("sort-key", string(def.SortKey), "score that orders samples when composing the next round's batches: previous (the last round's, as in the paper) or mean (the running mean of the rounds so far)")
 		annotator   = fs.String("annotator-column", "", "column naming the annotator, for files with one row per annotator and sample (rows sharing an id are averaged)")
+		groupCol    = fs.String("group-column", "", "column grouping the samples (e.g. the dialogue or source document each reply belongs to): the result adds each criterion's correlation within groups, averaged over them, as the dashboard does for a dataset's group column")
 		scoring     = fs.String("scoring", string(def.Scoring), "decimal or integer scores")
 		timeout     = fs.Duration("timeout", 2*time.Minute, "judge request timeout per attempt")
 		method      = fs.String("method", "batcheval", "batcheval, geval, llmeval or closerlook")
@@ -144,6 +147,9 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
+	if *groupCol != "" && !slices.Contains(table.Columns, *groupCol) {
+		return fmt.Errorf("--group-column: %s has no column %q; its columns are %s", *dataPath, *groupCol, strings.Join(table.Columns, ", "))
+	}
 	mapping := ratingMapping(rub)
 	mapping.AnnotatorColumn = *annotator
 	if slices.Contains(table.Columns, *idColumn) {
@@ -167,7 +173,8 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	ds := models.Dataset{WorkspaceID: ws.ID, ProjectID: proj.ID, Name: filepath.Base(*dataPath), SourceFilename: filepath.Base(*dataPath),
-		Format: string(table.Format), IDColumn: mapping.IDColumn, Columns: table.Columns, Fields: rub.Fields, RatingColumns: mapping.RatingColumns}
+		Format: string(table.Format), IDColumn: mapping.IDColumn, Columns: table.Columns, Fields: rub.Fields, RatingColumns: mapping.RatingColumns,
+		GroupColumn: *groupCol}
 	if err := db.CreateDataset(ctx, &ds, rows); err != nil {
 		return err
 	}

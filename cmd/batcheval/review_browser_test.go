@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/batcheval/batcheval/web"
 )
 
 // reviewBrowser is this test's browser setup, kept in one small function
@@ -108,7 +110,7 @@ func TestBrowserReviewQueue(t *testing.T) {
 		ext = strings.TrimPrefix(ext, "Sample ")
 		newPage("rate "+ext, chromedp.KeyEvent(key))
 		step("judge shown "+ext, chromedp.WaitVisible(chromedp.CSS(`[data-testid="review-judge"]`)))
-		imp, err := strconv.ParseFloat(eval(`document.querySelector('[data-testid="review-human"]').textContent`), 64)
+		imp, err := web.ParseNumber(eval(`document.querySelector('[data-testid="review-human"]').textContent`))
 		if err != nil {
 			t.Fatalf("imported human rating of %s: %v", ext, err)
 		}

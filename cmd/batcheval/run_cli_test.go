@@ -377,3 +377,64 @@ func TestRunTwiceReusesAnswers(t *testing.T) {
 		t.Errorf("the replayed run's figures differ from the first's")
 	}
 }
+
+// TestRunGroupColumn: --group-column gives the JSON result each
+// criterion's within-group correlation, as the dashboard's run of the
+// same data does; a column the file lacks is refused, naming it, before
+// anything is stored.
+func TestRunGroupColumn(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 16 {
+		line, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("r%02d", i), "dialogue": fmt.Sprintf("d%d", i/4),
+			"text": fmt.Sprintf("Hello there, friend number %d!%s", i, strings.Repeat(" Nice to see you.", i%4)), "friendly": 1 + (i*7)%5})
+		b.Write(append(line, '\n'))
+	}
+	data := writeFile(t, filepath.Join(dir, "grouped.jsonl"), b.String())
+	rubric := writeFile(t, filepath.Join(dir, "r.yaml"), perRowRubric)
+	for _, tc := range []struct {
+		name, column string
+		wantErr      string // "" when the run succeeds
+	}{
+		{"a column of the file", "dialogue", ""},
+		{"a column the file lacks", "conversation", `--group-column: ` + data + ` has no column "conversation"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, tc.column+".json")
+			db := filepath.Join(dir, tc.column+".db")
+			_, stderr, err := runCLI(t, "run", "--data", data, "--rubric", rubric, "--simulated", "--rounds", "1", "--batch-size", "4",
+				"--group-column", tc.column, "--out", out, "--db", db)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "dialogue") {
+					t.Fatalf("err = %v, want one containing %q and the file's columns", err, tc.wantErr)
+				}
+				if _, statErr := os.Stat(out); statErr == nil {
+					t.Errorf("a refused run wrote %s", out)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, stderr)
+			}
+			var res struct {
+				Report struct {
+					Criteria []struct {
+						Grouped *struct {
+							Column  string   `json:"column"`
+							Pearson *float64 `json:"pearson"`
+							Groups  int      `json:"groups"`
+						} `json:"grouped"`
+					} `json:"criteria"`
+				} `json:"report"`
+			}
+			raw, _ := os.ReadFile(out)
+			if err := json.Unmarshal(raw, &res); err != nil {
+				t.Fatal(err)
+			}
+			g := res.Report.Criteria[0].Grouped
+			if g == nil || g.Column != "dialogue" || g.Groups != 4 || g.Pearson == nil {
+				t.Fatalf("grouped = %+v, want the correlation within the 4 dialogues", g)
+			}
+		})
+	}
+}

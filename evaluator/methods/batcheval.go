@@ -153,7 +153,7 @@ func (BatchEval) Note() string {
 // Reads implements Method: BatchEval's own settings, no method settings.
 func (BatchEval) Reads() []Setting {
 	return []Setting{SettingRounds, SettingBatchSize, SettingTemperature, SettingTopP, SettingSeed,
-		SettingProcedure, SettingComposition, SettingSortKey, SettingScoring}
+		SettingProcedure, SettingComposition, SettingSortKey, SettingScoring, SettingMaxTokens}
 }
 
 // Setups implements Method: the launch's settings, then the paper's

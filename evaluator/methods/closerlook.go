@@ -128,7 +128,7 @@ func (CloserLook) Note() string {
 // Reads implements Method: n and the sample temperature; its top_p and
 // rating format are the original's (Prepare), not the form's.
 func (CloserLook) Reads() []Setting {
-	return []Setting{SettingSeed, SettingSamples, SettingSampleTemperature}
+	return []Setting{SettingSeed, SettingSamples, SettingSampleTemperature, SettingMaxTokens}
 }
 
 // ReadsRun is Reads for a stored run: a run stored before CloserLook

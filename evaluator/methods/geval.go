@@ -224,7 +224,8 @@ func (GEval) Note() string {
 
 // Reads implements Method: G-Eval's log-probability call is greedy, so the
 // temperature and top_p are not its; n and the sample temperature are the
-// fallback's.
+// fallback's. Nor is max_tokens: every call asks for at most
+// gevalFormMaxTokens.
 func (GEval) Reads() []Setting {
 	return []Setting{SettingSeed, SettingSamples, SettingSampleTemperature, SettingUseLogprobs, SettingGEvalSteps}
 }

@@ -156,7 +156,7 @@ func (LLMEval) Note() string { return "one call per sample scores all criteria a
 // Reads implements Method: the temperature (greedy by default) and the
 // scale.
 func (LLMEval) Reads() []Setting {
-	return []Setting{SettingTemperature, SettingSeed, SettingLLMEvalScale}
+	return []Setting{SettingTemperature, SettingSeed, SettingLLMEvalScale, SettingMaxTokens}
 }
 
 // Setups implements Method: one row, greedy as its paper found best.

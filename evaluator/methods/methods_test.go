@@ -92,10 +92,10 @@ func TestStandardSetupsComeFromTheMethods(t *testing.T) {
 		reads, ignores   []Setting
 		readsMethodSetts bool
 	}{
-		{evaluator.MethodBatchEval, []Setting{SettingRounds, SettingBatchSize, SettingTemperature, SettingTopP, SettingSeed}, []Setting{SettingSamples, SettingGEvalSteps}, false},
-		{evaluator.MethodGEval, []Setting{SettingSamples, SettingSampleTemperature, SettingUseLogprobs, SettingGEvalSteps, SettingSeed}, []Setting{SettingRounds, SettingTemperature, SettingTopP}, true},
-		{evaluator.MethodLLMEval, []Setting{SettingTemperature, SettingLLMEvalScale, SettingSeed}, []Setting{SettingSamples, SettingRounds}, true},
-		{evaluator.MethodCloserLook, []Setting{SettingSamples, SettingSampleTemperature, SettingSeed}, []Setting{SettingTopP, SettingBatchSize}, true},
+		{evaluator.MethodBatchEval, []Setting{SettingRounds, SettingBatchSize, SettingTemperature, SettingTopP, SettingSeed, SettingMaxTokens}, []Setting{SettingSamples, SettingGEvalSteps}, false},
+		{evaluator.MethodGEval, []Setting{SettingSamples, SettingSampleTemperature, SettingUseLogprobs, SettingGEvalSteps, SettingSeed}, []Setting{SettingRounds, SettingTemperature, SettingTopP, SettingMaxTokens}, true},
+		{evaluator.MethodLLMEval, []Setting{SettingTemperature, SettingLLMEvalScale, SettingSeed, SettingMaxTokens}, []Setting{SettingSamples, SettingRounds}, true},
+		{evaluator.MethodCloserLook, []Setting{SettingSamples, SettingSampleTemperature, SettingSeed, SettingMaxTokens}, []Setting{SettingTopP, SettingBatchSize}, true},
 	}
 	for _, tt := range reads {
 		m, err := Lookup(string(tt.method))

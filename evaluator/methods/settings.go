@@ -24,6 +24,9 @@ const (
 	SettingComposition Setting = "composition"
 	SettingSortKey     Setting = "sort_key"
 	SettingScoring     Setting = "scoring"
+	// SettingMaxTokens caps each judge answer; G-Eval does not read it (its
+	// one-integer form answer has a fixed limit of its own).
+	SettingMaxTokens Setting = "max_tokens"
 
 	SettingSamples           Setting = "samples"
 	SettingSampleTemperature Setting = "sample_temperature"
@@ -37,7 +40,7 @@ var methodSettings = []Setting{SettingSamples, SettingSampleTemperature, Setting
 
 // runSettings are the launch settings kept in a run's evaluator.Settings.
 var runSettings = []Setting{SettingRounds, SettingBatchSize, SettingTemperature, SettingTopP, SettingSeed,
-	SettingProcedure, SettingComposition, SettingSortKey, SettingScoring}
+	SettingProcedure, SettingComposition, SettingSortKey, SettingScoring, SettingMaxTokens}
 
 // runReader is a method whose settings read depend on the stored run
 // (CloserLook's older runs).
