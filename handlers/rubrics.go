@@ -444,6 +444,8 @@ func (f rubricForm) problems() map[string][]string {
 		switch j, dup := seen[strings.ToLower(name)]; {
 		case name == "":
 			add(criterionInputID(i, "name"), "The criterion needs a name.")
+		case evaluator.OneLineProblem(name) != "":
+			add(criterionInputID(i, "name"), fmt.Sprintf("The name %q holds %s: the judge reads it as one line of its prompt, so write it on one line.", name, evaluator.OneLineProblem(name)))
 		case dup:
 			add(criterionInputID(i, "name"), fmt.Sprintf("Criterion %d is also called %q: names must differ.", j+1, name))
 		default:
