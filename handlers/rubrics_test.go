@@ -291,3 +291,87 @@ func TestRubricEditKeepsExamplesOnTheirScale(t *testing.T) {
 		}
 	})
 }
+
+// Renaming a criterion in the editor keeps its labelled examples: each
+// criterion row carries the name it was loaded with in a hidden input, and
+// the save matches the stored examples by it (it matched by the name typed,
+// so a rename silently dropped them). Swapped names keep each row's own,
+// a new criterion given a renamed one's old name takes none, and removing
+// a criterion that had examples says they went with it.
+func TestRubricEditRenameKeepsExamples(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		ex := func(id string) evaluator.Example {
+			return evaluator.Example{SampleID: id, Fields: []evaluator.Text{{Label: "Reply", Value: "reply " + id}}, Score: 3}
+		}
+		r := models.Rubric{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, Name: "Two", Task: "A reply.",
+			Criteria: []evaluator.Criterion{
+				{Name: "Helpful", Lo: 1, Hi: 5, Examples: []evaluator.Example{ex("h1"), ex("h2")}},
+				{Name: "Polite", Lo: 1, Hi: 5, Examples: []evaluator.Example{ex("p1")}}}}
+		if err := env.db.SaveRubric(ctx, &r); err != nil {
+			t.Fatal(err)
+		}
+		edit := env.get(fmt.Sprintf("/rubrics/%d/edit", r.ID))
+		if edit.Code != http.StatusOK {
+			t.Fatalf("edit page = %d", edit.Code)
+		}
+		for _, want := range []string{`name="criteria[0].stored" value="Helpful"`, `name="criteria[1].stored" value="Polite"`} {
+			if !strings.Contains(edit.Body.String(), want) {
+				t.Errorf("the edit page lacks %s (the key a rename is matched by)", want)
+			}
+		}
+		// row is one criterion row of the form: the name typed, the hidden
+		// stored name.
+		type row struct{ name, stored string }
+		save := func(rows ...row) (models.Rubric, string) {
+			t.Helper()
+			f := url.Values{"action": {"save"}, "name": {"Two"}, "task": {"A reply."}}
+			for i, rw := range rows {
+				f.Set(fmt.Sprintf("criteria[%d].name", i), rw.name)
+				f.Set(fmt.Sprintf("criteria[%d].lo", i), "1")
+				f.Set(fmt.Sprintf("criteria[%d].hi", i), "5")
+				if rw.stored != "" {
+					f.Set(fmt.Sprintf("criteria[%d].stored", i), rw.stored)
+				}
+			}
+			rec := env.postForm(fmt.Sprintf("/rubrics/%d", r.ID), f)
+			if rec.Code != http.StatusSeeOther {
+				t.Fatalf("save = %d: %s", rec.Code, rec.Body)
+			}
+			got, err := env.db.FindRubric(ctx, env.ws.ID, r.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got, flashText(t, rec)
+		}
+		ids := func(c evaluator.Criterion) string {
+			var out []string
+			for _, e := range c.Examples {
+				out = append(out, e.SampleID)
+			}
+			return c.Name + ":" + strings.Join(out, ",")
+		}
+		check := func(step string, got models.Rubric, want ...string) {
+			t.Helper()
+			var have []string
+			for _, c := range got.Criteria {
+				have = append(have, ids(c))
+			}
+			if fmt.Sprint(have) != fmt.Sprint(want) {
+				t.Errorf("%s: criteria and their examples = %v, want %v", step, have, want)
+			}
+		}
+
+		got, _ := save(row{"Useful", "Helpful"}, row{"Polite", "Polite"})
+		check("rename", got, "Useful:h1,h2", "Polite:p1")
+		got, _ = save(row{"Polite", "Useful"}, row{"Useful", "Polite"})
+		check("swapped names", got, "Polite:h1,h2", "Useful:p1")
+		got, _ = save(row{"Kind", "Polite"}, row{"Helpful2", "Useful"}, row{"Polite", ""})
+		check("a new criterion under an old name", got, "Kind:h1,h2", "Helpful2:p1", "Polite:")
+		got, msg := save(row{"Kind", "Kind"})
+		check("removed", got, "Kind:h1,h2")
+		if !strings.Contains(msg, "Helpful2's 1 labelled example was removed with it") {
+			t.Errorf("flash %q does not say the removed criterion's example went with it", msg)
+		}
+	})
+}
