@@ -663,6 +663,9 @@ func apiIDNotes(notes []web.IDNote, t uploadSample) []APIIDNote {
 		case n.PerAnnotator:
 			a.Message += fmt.Sprintf(" Rows sharing an id carry different ratings in %s: the file probably has one row per annotator. "+
 				"Send a mapping with id_column %q and the column naming the annotator as annotator_column.", quoteAll(n.RatingsDiffer), n.Column)
+		case len(n.TextDiffers) > 0:
+			a.Message += fmt.Sprintf(" Rows sharing an id also differ in %s: they look like different samples under one id, not one sample rated by several annotators. In the file, give each sample its own id.",
+				quoteAll(n.TextDiffers))
 		case n.RepeatedIDs > 0:
 			a.Message += " If these are the same samples written twice, remove the copies; if they are different samples, give them different ids."
 		}
