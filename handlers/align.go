@@ -780,9 +780,9 @@ func upperFirst(s string) string {
 // moved onto the new range keeping its place on the scale (the top stays
 // the top, the middle the middle), as the prompts of a method with a
 // scale of its own show them; left as they were, the judge would read a 5
-// on a 0-1 scale. moved names the criteria whose examples were rescaled,
-// and dropped says, a sentence each, which removed criteria took examples
-// with them, for the page to say so.
+// on a 0-1 scale. moved says, a sentence each, whose examples were
+// rescaled, and dropped which removed criteria took examples with them,
+// for the page to say so.
 func keepExamples(stored, edited []evaluator.Criterion, was []string) (out []evaluator.Criterion, moved, dropped []string) {
 	source := make([]int, len(edited)) // index into stored, -1 for none
 	claimed := make([]bool, len(stored))
@@ -819,7 +819,8 @@ func keepExamples(stored, edited []evaluator.Criterion, was []string) (out []eva
 			for k := range examples {
 				examples[k].Score = rescale(examples[k].Score, s.Lo, s.Hi, e.Lo, e.Hi)
 			}
-			moved = append(moved, fmt.Sprintf("%s (from [%g, %g] to [%g, %g])", e.Name, s.Lo, s.Hi, e.Lo, e.Hi))
+			moved = append(moved, fmt.Sprintf("%s's labelled examples were moved from %s to %s, each keeping its place on the scale.",
+				e.Name, rangeText(s.Lo, s.Hi), rangeText(e.Lo, e.Hi)))
 		}
 		edited[i].Examples = examples
 	}
@@ -829,6 +830,15 @@ func keepExamples(stored, edited []evaluator.Criterion, was []string) (out []eva
 		}
 	}
 	return edited, moved, dropped
+}
+
+// rangeText writes a range as people do, "1–5"; with a negative end the
+// dash would read as a minus sign, so "[-2, 2]".
+func rangeText(lo, hi float64) string {
+	if lo < 0 || hi < 0 {
+		return fmt.Sprintf("[%g, %g]", lo, hi)
+	}
+	return fmt.Sprintf("%g–%g", lo, hi)
 }
 
 // rescale maps score from [lo, hi] onto [newLo, newHi], rounded to four

@@ -241,11 +241,8 @@ func (h *Handlers) handleRubricForm(c echo.Context, p models.Project, r models.R
 		return h.renderRubricEditor(c, http.StatusUnprocessableEntity, p, r, f, "Not saved: "+models.ErrorMessage(err), false)
 	}
 	msg := fmt.Sprintf("Rubric %q saved.", r.Name)
-	if len(moved) > 0 {
-		msg += fmt.Sprintf(" The labelled examples of %s were moved onto the new range, each keeping its place on the scale.", strings.Join(moved, ", "))
-	}
-	for _, d := range dropped {
-		msg += " " + d
+	for _, sentence := range append(moved, dropped...) {
+		msg += " " + sentence
 	}
 	return redirect(c, projectPath(p.ID)+"#rubrics", msg)
 }

@@ -264,6 +264,10 @@ func TestRubricEditKeepsExamplesOnTheirScale(t *testing.T) {
 		if rec.Code != http.StatusSeeOther {
 			t.Fatalf("save = %d: %s", rec.Code, rec.Body)
 		}
+		// Said as a sentence (it read "Helpful (from [1, 5] to [0, 1])").
+		if msg, want := flashText(t, rec), "Helpful's labelled examples were moved from 1–5 to 0–1, each keeping its place on the scale."; !strings.Contains(msg, want) {
+			t.Errorf("the save says %q, want it to say %q", msg, want)
+		}
 		got, err := env.db.FindRubric(ctx, env.ws.ID, r.ID)
 		if err != nil {
 			t.Fatal(err)

@@ -62,6 +62,13 @@ func TestMappingExplainsRepeatedIDs(t *testing.T) {
 				notWant: []string{"one row per annotator", `data-testid="use-annotator"`, "annotator_column="},
 			},
 			{
+				// The sentence ends on its last word, with no space
+				// before the full stop (it read "no id .").
+				name: "empty ids",
+				csv:  "id,text,quality\n,an answer here,3\n8,other answer,1\n9,third answer,2\n",
+				want: []string{`data-testid="id-note"`, "1 row has no id. Ids must be present and unique."},
+			},
+			{
 				name:    "unique ids: nothing to say",
 				csv:     goodCSV,
 				notWant: []string{`data-testid="id-note"`},
