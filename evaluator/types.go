@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode"
 )
 
 // Field is a dataset column shown to the judge under a human-readable label,
@@ -79,12 +80,18 @@ func (r Rubric) Validate() error {
 		if name == "" {
 			return fmt.Errorf("criterion %d has no name", i+1)
 		}
+		if what := OneLineProblem(c.Name); what != "" {
+			return fmt.Errorf("criterion %d (%q): the name holds %s; the judge reads it as one line of its prompt: write the name on one line, without control characters", i+1, c.Name, what)
+		}
 		if seen[strings.ToLower(name)] {
 			return fmt.Errorf("criterion %q appears twice: criterion names must be unique", name)
 		}
 		seen[strings.ToLower(name)] = true
 		if math.IsNaN(c.Lo) || math.IsNaN(c.Hi) || math.IsInf(c.Lo, 0) || math.IsInf(c.Hi, 0) {
 			return fmt.Errorf("criterion %q: the range ends must be finite numbers", name)
+		}
+		if c.Lo == 0 && c.Hi == 0 {
+			return fmt.Errorf("criterion %q has no score range: give its lo and hi, the lowest and highest score (e.g. lo 1 and hi 5)", name)
 		}
 		if !(c.Lo < c.Hi) {
 			return fmt.Errorf("criterion %q: the range [%g, %g] is empty: the low end must be below the high end", name, c.Lo, c.Hi)
@@ -97,8 +104,27 @@ func (r Rubric) Validate() error {
 		if strings.TrimSpace(f.Column) == "" {
 			return fmt.Errorf("field %d names no column", i+1)
 		}
+		if what := OneLineProblem(f.Label); what != "" {
+			return fmt.Errorf("field %d (column %q): the label %q holds %s; the judge reads it as one line of its prompt: write the label on one line, without control characters", i+1, f.Column, f.Label, what)
+		}
 	}
 	return nil
+}
+
+// OneLineProblem says what stops s from being one line of a prompt (a
+// field label, a criterion name): "a line break" or "a control character"
+// such as a tab; "" when there is none. Each is written into the judge's
+// prompt as it is, so a label "Reply\nScore: 5" would add a line of its own.
+func OneLineProblem(s string) string {
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\r' || r == '\v' || r == '\f' || r == 0x85 || r == '\u2028' || r == '\u2029':
+			return "a line break"
+		case unicode.IsControl(r):
+			return fmt.Sprintf("a control character (%U)", r)
+		}
+	}
+	return ""
 }
 
 // validateExamples checks the labelled examples of a criterion named name:
@@ -115,6 +141,11 @@ func (c Criterion) validateExamples(name string) error {
 			return fmt.Errorf("criterion %q, example %d: the score %g is outside the criterion's range [%g, %g]: give the example a score on that scale", name, i+1, ex.Score, c.Lo, c.Hi)
 		case len(ex.Fields) == 0:
 			return fmt.Errorf("criterion %q, example %d has no fields: give it the sample's text as fields (label and value) the judge reads", name, i+1)
+		}
+		for _, f := range ex.Fields {
+			if what := OneLineProblem(f.Label); what != "" {
+				return fmt.Errorf("criterion %q, example %d: the label %q holds %s; the judge reads it as one line of its prompt: write the label on one line, without control characters", name, i+1, f.Label, what)
+			}
 		}
 	}
 	return nil

@@ -771,31 +771,76 @@ func upperFirst(s string) string {
 // ---- rubric versions ----
 
 // keepExamples gives each edited criterion the labelled examples of the
-// stored criterion of the same name: the rubric editor's form does not
-// carry examples, and saving it must not silently drop them. When the
-// edit changed the criterion's range, each example's score is moved onto
-// the new range keeping its place on the scale (the top stays the top, the
-// middle the middle), as the prompts of a method with a scale of its own
-// show them; left as they were, the judge would read a 5 on a 0-1 scale.
-// moved names the criteria whose examples were rescaled, for the page to
-// say so.
-func keepExamples(stored, edited []evaluator.Criterion) (out []evaluator.Criterion, moved []string) {
-	for i, e := range edited {
-		for _, s := range stored {
-			if !strings.EqualFold(strings.TrimSpace(s.Name), strings.TrimSpace(e.Name)) || len(e.Examples) > 0 || len(s.Examples) == 0 {
-				continue
+// stored criterion it was: the rubric editor's form does not carry
+// examples, and saving it must not silently drop them. was[i] is the
+// stored name edited[i] was loaded with (the form's hidden "stored" input;
+// "" for a criterion added in the editor), so a renamed criterion keeps
+// its examples; a row without one (or whose stored name is gone) takes
+// those of the stored criterion of its own name, unless another row
+// claimed it. Each stored criterion's examples go to one row at most.
+// When the edit changed the criterion's range, each example's score is
+// moved onto the new range keeping its place on the scale (the top stays
+// the top, the middle the middle), as the prompts of a method with a
+// scale of its own show them; left as they were, the judge would read a 5
+// on a 0-1 scale. moved says, a sentence each, whose examples were
+// rescaled, and dropped which removed criteria took examples with them,
+// for the page to say so.
+func keepExamples(stored, edited []evaluator.Criterion, was []string) (out []evaluator.Criterion, moved, dropped []string) {
+	source := make([]int, len(edited)) // index into stored, -1 for none
+	claimed := make([]bool, len(stored))
+	find := func(name string) int {
+		for j, s := range stored {
+			if !claimed[j] && strings.EqualFold(strings.TrimSpace(s.Name), strings.TrimSpace(name)) {
+				return j
 			}
-			examples := slices.Clone(s.Examples)
-			if (s.Lo != e.Lo || s.Hi != e.Hi) && s.Hi > s.Lo && e.Hi > e.Lo {
-				for k := range examples {
-					examples[k].Score = rescale(examples[k].Score, s.Lo, s.Hi, e.Lo, e.Hi)
-				}
-				moved = append(moved, fmt.Sprintf("%s (from [%g, %g] to [%g, %g])", e.Name, s.Lo, s.Hi, e.Lo, e.Hi))
+		}
+		return -1
+	}
+	for i := range edited {
+		source[i] = -1
+		if i < len(was) && strings.TrimSpace(was[i]) != "" {
+			if j := find(was[i]); j >= 0 {
+				source[i], claimed[j] = j, true
 			}
-			edited[i].Examples = examples
 		}
 	}
-	return edited, moved
+	for i, e := range edited {
+		if source[i] < 0 {
+			if j := find(e.Name); j >= 0 {
+				source[i], claimed[j] = j, true
+			}
+		}
+	}
+	for i, e := range edited {
+		if source[i] < 0 || len(e.Examples) > 0 || len(stored[source[i]].Examples) == 0 {
+			continue
+		}
+		s := stored[source[i]]
+		examples := slices.Clone(s.Examples)
+		if (s.Lo != e.Lo || s.Hi != e.Hi) && s.Hi > s.Lo && e.Hi > e.Lo {
+			for k := range examples {
+				examples[k].Score = rescale(examples[k].Score, s.Lo, s.Hi, e.Lo, e.Hi)
+			}
+			moved = append(moved, fmt.Sprintf("%s's labelled examples were moved from %s to %s, each keeping its place on the scale.",
+				e.Name, rangeText(s.Lo, s.Hi), rangeText(e.Lo, e.Hi)))
+		}
+		edited[i].Examples = examples
+	}
+	for j, s := range stored {
+		if !claimed[j] && len(s.Examples) > 0 {
+			dropped = append(dropped, fmt.Sprintf("%s's %d labelled %s removed with it.", s.Name, len(s.Examples), plural(len(s.Examples), "example was", "examples were")))
+		}
+	}
+	return edited, moved, dropped
+}
+
+// rangeText writes a range as people do, "1–5"; with a negative end the
+// dash would read as a minus sign, so "[-2, 2]".
+func rangeText(lo, hi float64) string {
+	if lo < 0 || hi < 0 {
+		return fmt.Sprintf("[%g, %g]", lo, hi)
+	}
+	return fmt.Sprintf("%g–%g", lo, hi)
 }
 
 // rescale maps score from [lo, hi] onto [newLo, newHi], rounded to four

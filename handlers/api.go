@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -237,11 +239,25 @@ func apiRubric(r models.Rubric) APIRubric {
 		Criteria: nonNil(r.Criteria), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
-// APIRubricInput creates or replaces a rubric.
+// APIRubricInput creates or replaces a rubric. It takes every key of an
+// APIRubric, so a rubric read with GET can be edited and sent back.
 type APIRubricInput struct {
-	Name     string                `json:"name"`
-	Task     string                `json:"task"`
-	Criteria []evaluator.Criterion `json:"criteria"`
+	Name string `json:"name"`
+	Task string `json:"task"`
+	// Fields are the dataset columns the judge sees, each with its label
+	// (blank: the column's name). Absent (or null) keeps the stored fields,
+	// none for a new rubric; [] shows the judge the dataset's own fields.
+	Fields []evaluator.Field `json:"fields"`
+	// Criteria are read one by one (apiCriteria) to tell a missing lo or
+	// hi from a 0.
+	Criteria []json.RawMessage `json:"criteria"`
+	// ID, ProjectID, CreatedAt and UpdatedAt are read-only: accepted so
+	// that a GET answer can be sent back, and otherwise ignored, except
+	// that a PUT naming another rubric's id is refused.
+	ID        int64           `json:"id"`
+	ProjectID int64           `json:"project_id"`
+	CreatedAt json.RawMessage `json:"created_at"`
+	UpdatedAt json.RawMessage `json:"updated_at"`
 }
 
 // APIJudge is a judge. Its key is never returned: HasStoredKey says
@@ -647,6 +663,9 @@ func apiIDNotes(notes []web.IDNote, t uploadSample) []APIIDNote {
 		case n.PerAnnotator:
 			a.Message += fmt.Sprintf(" Rows sharing an id carry different ratings in %s: the file probably has one row per annotator. "+
 				"Send a mapping with id_column %q and the column naming the annotator as annotator_column.", quoteAll(n.RatingsDiffer), n.Column)
+		case len(n.TextDiffers) > 0:
+			a.Message += fmt.Sprintf(" Rows sharing an id also differ in %s: they look like different samples under one id, not one sample rated by several annotators. In the file, give each sample its own id.",
+				quoteAll(n.TextDiffers))
 		case n.RepeatedIDs > 0:
 			a.Message += " If these are the same samples written twice, remove the copies; if they are different samples, give them different ids."
 		}
@@ -735,21 +754,32 @@ func (h *Handlers) apiUpdateRubric(c echo.Context) error {
 }
 
 // apiSaveRubric stores the rubric of the request body over r, with the
-// same checks as the editor (models.SaveRubric).
+// same checks as the editor (models.SaveRubric), and, for its fields, that
+// each column is one of the project's datasets'.
 func (h *Handlers) apiSaveRubric(c echo.Context, r models.Rubric, status int) error {
 	var in APIRubricInput
 	if err := decodeJSON(c, &in); err != nil {
 		return err
 	}
+	if r.ID != 0 && in.ID != 0 && in.ID != r.ID {
+		return models.Errorf(models.EInvalid, "the body's id %d is not this rubric's (%d): the address says which rubric to replace; leave id out or send this rubric's", in.ID, r.ID)
+	}
 	if len(in.Criteria) > maxCriteria {
 		return models.Errorf(models.EInvalid, "a rubric has at most %d criteria", maxCriteria)
 	}
-	for i := range in.Criteria {
-		cr := &in.Criteria[i]
-		cr.Name, cr.Description = strings.TrimSpace(cr.Name), strings.TrimSpace(cr.Description)
+	criteria, err := apiCriteria(in.Criteria)
+	if err != nil {
+		return err
 	}
-	r.Name, r.Task, r.Criteria = strings.TrimSpace(in.Name), strings.TrimSpace(in.Task), in.Criteria
 	ctx := c.Request().Context()
+	if in.Fields != nil {
+		fields, err := h.apiRubricFields(ctx, r.WorkspaceID, r.ProjectID, in.Fields)
+		if err != nil {
+			return err
+		}
+		r.Fields = fields
+	}
+	r.Name, r.Task, r.Criteria = strings.TrimSpace(in.Name), strings.TrimSpace(in.Task), criteria
 	if err := h.DB.SaveRubric(ctx, &r); err != nil {
 		return err
 	}
@@ -758,6 +788,87 @@ func (h *Handlers) apiSaveRubric(c echo.Context, r models.Rubric, status int) er
 		return err
 	}
 	return c.JSON(status, apiRubric(stored))
+}
+
+// apiCriteria reads the criteria of a rubric body. Each must give lo and
+// hi: left out, they would read as 0, and a criterion without them was
+// refused as "the range [0, 0] is empty" (or, with hi alone, judged on a
+// scale from 0 nobody chose).
+func apiCriteria(raw []json.RawMessage) ([]evaluator.Criterion, error) {
+	out := make([]evaluator.Criterion, len(raw))
+	for i, msg := range raw {
+		dec := json.NewDecoder(bytes.NewReader(msg))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&out[i]); err != nil {
+			return nil, echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("the request body is not the JSON this endpoint takes: criteria[%d]: %v", i, err))
+		}
+		var keys map[string]json.RawMessage
+		if err := json.Unmarshal(msg, &keys); err != nil {
+			return nil, echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("the request body is not the JSON this endpoint takes: criteria[%d]: %v", i, err))
+		}
+		cr := &out[i]
+		cr.Name, cr.Description = strings.TrimSpace(cr.Name), strings.TrimSpace(cr.Description)
+		var missing []string
+		for _, k := range []string{"lo", "hi"} {
+			if v, ok := keys[k]; !ok || string(v) == "null" {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			who := fmt.Sprintf("criterion %d", i+1)
+			if cr.Name != "" {
+				who += fmt.Sprintf(" (%q)", cr.Name)
+			}
+			return nil, models.Errorf(models.EInvalid, "%s has no %s: give its lowest and highest score as lo and hi, e.g. \"lo\": 1, \"hi\": 5",
+				who, strings.Join(missing, " and no "))
+		}
+	}
+	return out, nil
+}
+
+// maxColumnsNamed caps the columns a refused field's message lists.
+const maxColumnsNamed = 20
+
+// apiRubricFields checks the fields of a rubric body: each names a column
+// (trimmed), labelled with the column's name when the label is blank, and
+// the column must be one of the project's datasets' (when it has any: a
+// rubric may be written before its data is uploaded). A misspelt column
+// would show the judge an empty text on every sample.
+func (h *Handlers) apiRubricFields(ctx context.Context, ws, projectID int64, in []evaluator.Field) ([]evaluator.Field, error) {
+	datasets, err := h.DB.ListDatasets(ctx, ws, projectID)
+	if err != nil {
+		return nil, err
+	}
+	columns := map[string]bool{}
+	var names []string
+	for _, d := range datasets {
+		for _, col := range d.Columns {
+			if !columns[col] {
+				columns[col] = true
+				names = append(names, strconv.Quote(col))
+			}
+		}
+	}
+	slices.Sort(names)
+	// A wide file has hundreds of columns; a few show the spelling.
+	if len(names) > maxColumnsNamed {
+		names = append(names[:maxColumnsNamed], fmt.Sprintf("… (%d columns in all)", len(columns)))
+	}
+	fields := make([]evaluator.Field, len(in))
+	for i, f := range in {
+		f.Column, f.Label = strings.TrimSpace(f.Column), strings.TrimSpace(f.Label)
+		if f.Column == "" {
+			return nil, models.Errorf(models.EInvalid, "field %d names no column: give the dataset column the judge reads", i+1)
+		}
+		if f.Label == "" {
+			f.Label = defaultLabel(f.Column)
+		}
+		if len(datasets) > 0 && !columns[f.Column] {
+			return nil, models.Errorf(models.EInvalid, "field %d: the column %q is in none of this project's datasets; use one of %s", i+1, f.Column, strings.Join(names, ", "))
+		}
+		fields[i] = f
+	}
+	return fields, nil
 }
 
 func (h *Handlers) apiGetRubric(c echo.Context) error {

@@ -34,6 +34,13 @@ func TestAPIUploadReportsRepeatedIDs(t *testing.T) {
 				repeated:   []APIRepeatedID{{ID: "7", Rows: 2}},
 				inMessage:  []string{`Most repeated: "7" (2 rows)`, "remove the copies"},
 				browserSay: "The column id was not taken as the id, so ids will be generated (row-1, row-2…): 1 value appears on more than one row (2 rows in all). Ids must be present and unique."},
+			// Different texts under one id: not per annotator, so no
+			// annotator column is offered.
+			{name: "duplicate ids with different texts", csv: "id,text,rater,quality\n" +
+				"s1,first answer here,ann1,1\ns1,quite another answer,ann2,3\ns2,second answer here,ann1,2\ns3,third answer here,ann2,5\n", notes: 1,
+				repeated:   []APIRepeatedID{{ID: "s1", Rows: 2}},
+				inMessage:  []string{`Rows sharing an id also differ in "text"`, "give each sample its own id"},
+				browserSay: "The column id was not taken as the id, so ids will be generated (row-1, row-2…): 1 value appears on more than one row (2 rows in all). Ids must be present and unique."},
 			{name: "unique ids", csv: goodCSV, notes: 0},
 		}
 		// The browser's mapping step says the same of the same file (asked

@@ -440,7 +440,12 @@ func idNotes(t *dataimport.Table, m dataimport.Mapping) []web.IDNote {
 			continue
 		}
 		n := web.IDNote{Column: r.Column, RepeatedIDs: r.RepeatedIDs, RepeatedRows: r.RepeatedRows, EmptyRows: r.EmptyRows,
-			RatingsDiffer: r.RatingsDiffer, AnnotatorColumn: r.AnnotatorColumn, PerAnnotator: r.PerAnnotator(), Chosen: r.Column == m.IDColumn}
+			RatingsDiffer: r.RatingsDiffer, PerAnnotator: r.PerAnnotator(), TextDiffers: r.TextDiffers, Chosen: r.Column == m.IDColumn}
+		if n.PerAnnotator {
+			// Offered only when the rows would merge: rows of one id that
+			// differ in their text would be refused as one sample.
+			n.AnnotatorColumn = r.AnnotatorColumn
+		}
 		for _, rep := range r.Repeated {
 			n.Examples = append(n.Examples, web.RepeatedID{ID: shortenText(rep.ID, previewCellRunes), Rows: rep.Count})
 		}

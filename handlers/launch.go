@@ -161,7 +161,17 @@ func parseLaunchInput(vals url.Values) launchInput {
 			in.raw[key] = v
 			x, err := strconv.ParseFloat(v, 64)
 			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %q is not a number.", f.label, v), f.key, key})
+				msg := fmt.Sprintf("%s: %q is not a number.", f.label, v)
+				if dotted := strings.Replace(v, ",", ".", 1); strings.Contains(v, ",") {
+					// A decimal comma, as many locales write it: say what
+					// the other forms say, with the number it likely is.
+					if _, err := strconv.ParseFloat(dotted, 64); err == nil {
+						msg = fmt.Sprintf("%s: %q is not a number (write decimals with a dot: %s).", f.label, v, dotted)
+					} else {
+						msg = fmt.Sprintf("%s: %q is not a number (write decimals with a dot, e.g. 0.5).", f.label, v)
+					}
+				}
+				in.errs = append(in.errs, fieldError{msg, f.key, key})
 				continue
 			}
 			if x < f.lo || x > f.hi || (f.loOpen && x == f.lo) {

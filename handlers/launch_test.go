@@ -366,6 +366,9 @@ func TestLaunchMethodInvalidInputs(t *testing.T) {
 			{"unknown method", d.methodForm("oracle", nil), `Method: "oracle" is not a method; use batcheval for BatchEval, geval for G-Eval, llmeval for LLM-Eval or closerlook for CloserLook (analyze-rate).`},
 			{"BatchEval with top_p unreadable", d.methodForm("batcheval", map[string]string{"top_p": "most"}), `top_p: "most" is not a number.`},
 			{"LLM-Eval with temperature unreadable", d.methodForm("llmeval", map[string]string{"temperature": "warm"}), `Temperature: "warm" is not a number.`},
+			// A decimal comma gets the hint the other forms give.
+			{"BatchEval with a decimal comma", d.methodForm("batcheval", map[string]string{"temperature": "0,2"}), `Temperature: "0,2" is not a number (write decimals with a dot: 0.2).`},
+			{"G-Eval with a decimal comma", d.methodForm("geval", map[string]string{"sample_temperature": "0,7"}), `Sample temperature: "0,7" is not a number (write decimals with a dot: 0.7).`},
 			{"G-Eval with seed unreadable", d.methodForm("geval", map[string]string{"seed": "x"}), `Seed: "x" is not a whole number.`},
 			{"unknown LLM-Eval scale", d.methodForm("llmeval", map[string]string{"llmeval_scale": "1-10"}), `unknown LLM-Eval scale "1-10"`},
 			{"G-Eval on a range without two integers", func() url.Values {

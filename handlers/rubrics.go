@@ -69,7 +69,7 @@ func formOfRubric(name string, r evaluator.Rubric) rubricForm {
 			Name: cr.Name, Description: cr.Description,
 			Lo: strconv.FormatFloat(cr.Lo, 'g', -1, 64), Hi: strconv.FormatFloat(cr.Hi, 'g', -1, 64),
 			Low: cr.Levels.Low, Middle: cr.Levels.Middle, High: cr.Levels.High, HumanColumn: cr.HumanColumn,
-			Annotators: cr.AnnotatorColumns,
+			Annotators: cr.AnnotatorColumns, Stored: cr.Name,
 		})
 	}
 	return f
@@ -223,9 +223,9 @@ func (h *Handlers) handleRubricForm(c echo.Context, p models.Project, r models.R
 		return h.renderRubricEditor(c, http.StatusUnprocessableEntity, p, r, f, fmt.Sprintf("Not saved: %d %s to fix, shown next to %s.", n, launchPlural(n, "problem", "problems"), launchPlural(n, "its field", "their fields")), false)
 	}
 	criteria, err := f.criteria()
-	var moved []string
+	var moved, dropped []string
 	if err == nil {
-		criteria, moved = keepExamples(r.Criteria, criteria) // the form does not carry them (align.go)
+		criteria, moved, dropped = keepExamples(r.Criteria, criteria, storedNames(f.Criteria)) // the form does not carry them (align.go)
 		r.Name, r.Task, r.Criteria = strings.TrimSpace(f.Name), strings.TrimSpace(f.Task), criteria
 		if r.Fields == nil {
 			// A new rubric uses its datasets' fields. The column is JSON
@@ -241,8 +241,8 @@ func (h *Handlers) handleRubricForm(c echo.Context, p models.Project, r models.R
 		return h.renderRubricEditor(c, http.StatusUnprocessableEntity, p, r, f, "Not saved: "+models.ErrorMessage(err), false)
 	}
 	msg := fmt.Sprintf("Rubric %q saved.", r.Name)
-	if len(moved) > 0 {
-		msg += fmt.Sprintf(" The labelled examples of %s were moved onto the new range, each keeping its place on the scale.", strings.Join(moved, ", "))
+	for _, sentence := range append(moved, dropped...) {
+		msg += " " + sentence
 	}
 	return redirect(c, projectPath(p.ID)+"#rubrics", msg)
 }
@@ -342,8 +342,15 @@ func (h *Handlers) buildPreview(ctx context.Context, ws int64, f rubricForm, sto
 	if crit.Name == "" {
 		return web.RubricPreview{Problem: fmt.Sprintf("Give criterion %d a name to preview its prompt.", i+1)}
 	}
-	kept, _ := keepExamples(stored.Criteria, []evaluator.Criterion{crit})
-	crit = kept[0]
+	// Which stored criterion a row was depends on every row (a stored
+	// name is claimed once), so match them all and keep row i's.
+	all := make([]evaluator.Criterion, len(f.Criteria))
+	for j, cf := range f.Criteria {
+		all[j] = evaluator.Criterion{Name: strings.TrimSpace(cf.Name), Lo: crit.Lo, Hi: crit.Hi}
+	}
+	all[i] = crit
+	kept, _, _ := keepExamples(stored.Criteria, all, storedNames(f.Criteria))
+	crit = kept[i]
 	settings := evaluator.DefaultSettings()
 	rows, err := h.DB.ListDatasetRows(ctx, ds.ID, 0, settings.BatchSize)
 	if err != nil {
@@ -405,6 +412,8 @@ func parseRubricForm(params url.Values) rubricForm {
 			cf.High = val
 		case "human":
 			cf.HumanColumn = val
+		case "stored":
+			cf.Stored = val
 		case "annotators":
 			for _, a := range vals {
 				if a = strings.TrimSpace(a); a != "" && !slices.Contains(cf.Annotators, a) {
@@ -422,6 +431,16 @@ func parseRubricForm(params url.Values) rubricForm {
 		f.Criteria = append(f.Criteria, *byIndex[n])
 	}
 	return f
+}
+
+// storedNames are the stored names the form's criterion rows were loaded
+// with ("" for rows added in the editor), for keepExamples.
+func storedNames(cs []web.CriterionForm) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Stored
+	}
+	return out
 }
 
 // problems lists everything that stops the form from being saved, by
@@ -444,6 +463,8 @@ func (f rubricForm) problems() map[string][]string {
 		switch j, dup := seen[strings.ToLower(name)]; {
 		case name == "":
 			add(criterionInputID(i, "name"), "The criterion needs a name.")
+		case evaluator.OneLineProblem(name) != "":
+			add(criterionInputID(i, "name"), fmt.Sprintf("The name %q holds %s: the judge reads it as one line of its prompt, so write it on one line.", name, evaluator.OneLineProblem(name)))
 		case dup:
 			add(criterionInputID(i, "name"), fmt.Sprintf("Criterion %d is also called %q: names must differ.", j+1, name))
 		default:

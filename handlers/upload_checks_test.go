@@ -49,6 +49,26 @@ func TestMappingExplainsRepeatedIDs(t *testing.T) {
 				notWant: []string{"one row per annotator", `data-testid="use-annotator"`},
 			},
 			{
+				// Rows of one id with different ratings but different
+				// texts too are different samples sharing an id: the
+				// per-annotator import would refuse them ("rows disagree
+				// on this field"), so it is not suggested.
+				name: "duplicate ids with different texts",
+				csv: "id,text,rater,quality\n" +
+					"s1,first answer here,ann1,1\ns1,quite another answer,ann2,3\n" +
+					"s2,second answer here,ann1,2\ns3,third answer here,ann2,5\n",
+				want: []string{`data-testid="id-note"`, "1 value appears on more than one row (2 rows in all)",
+					"Rows sharing an id also differ in <code>text</code>", "different samples under one id", "give each sample its own id"},
+				notWant: []string{"one row per annotator", `data-testid="use-annotator"`, "annotator_column="},
+			},
+			{
+				// The sentence ends on its last word, with no space
+				// before the full stop (it read "no id .").
+				name: "empty ids",
+				csv:  "id,text,quality\n,an answer here,3\n8,other answer,1\n9,third answer,2\n",
+				want: []string{`data-testid="id-note"`, "1 row has no id. Ids must be present and unique."},
+			},
+			{
 				name:    "unique ids: nothing to say",
 				csv:     goodCSV,
 				notWant: []string{`data-testid="id-note"`},

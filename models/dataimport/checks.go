@@ -29,6 +29,11 @@ type IDReport struct {
 	// RatingsDiffer names the numeric columns whose values differ between
 	// rows of one repeated id: the mark of one row per annotator.
 	RatingsDiffer []string
+	// TextDiffers names the other columns (not numbers, not the
+	// annotator's) whose values differ between rows of one repeated id: the
+	// mark of different samples given one id, which a per-annotator import
+	// refuses ("rows disagree on this field").
+	TextDiffers []string
 	// AnnotatorColumn is a column that tells the rows of one id apart (the
 	// pair id, value never repeats), the best guess for "one row per
 	// annotator"; "" when none does.
@@ -36,8 +41,8 @@ type IDReport struct {
 }
 
 // PerAnnotator reports whether the repeats look like one row per annotator:
-// the same id rated differently on different rows.
-func (r IDReport) PerAnnotator() bool { return len(r.RatingsDiffer) > 0 }
+// the same id rated differently on different rows that otherwise agree.
+func (r IDReport) PerAnnotator() bool { return len(r.RatingsDiffer) > 0 && len(r.TextDiffers) == 0 }
 
 // maxRepeatedShown caps the repeated ids listed: a handful shows the
 // pattern, the counts give the size.
@@ -103,6 +108,7 @@ func explainID(t *Table, col string) (IDReport, bool) {
 	if r.RepeatedIDs > 0 {
 		r.RatingsDiffer = ratingsDiffer(t, col, counts)
 		r.AnnotatorColumn = annotatorColumn(t, col)
+		r.TextDiffers = textDiffers(t, col, r.AnnotatorColumn, counts)
 	}
 	return r, true
 }
@@ -143,6 +149,46 @@ func ratingsDiffer(t *Table, idCol string, counts map[string]int) []string {
 		}
 	}
 	return out
+}
+
+// textDiffers lists the columns other than ratings (columns of numbers),
+// the id and the annotator (annotatorCol, or any column named like one)
+// whose value differs between two rows of a repeated id. An empty cell
+// differs from a filled one, as it does when rows are merged.
+func textDiffers(t *Table, idCol, annotatorCol string, counts map[string]int) []string {
+	var out []string
+	for _, c := range t.Columns {
+		if c == idCol || c == annotatorCol || namedLikeAnnotator(c) || statsOf(t, c).numeric {
+			continue
+		}
+		first := map[string]string{}
+		for _, rec := range t.Records {
+			id := strings.TrimSpace(rec.Values[idCol])
+			if counts[id] < 2 {
+				continue
+			}
+			v := strings.TrimSpace(rec.Values[c])
+			if prev, seen := first[id]; !seen {
+				first[id] = v
+			} else if prev != v {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// namedLikeAnnotator reports whether a column's name contains one of the
+// usual names of an annotator column.
+func namedLikeAnnotator(col string) bool {
+	lc := strings.ToLower(col)
+	for _, name := range annotatorNames {
+		if strings.Contains(lc, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // annotatorColumn finds a column whose value, paired with the id, never

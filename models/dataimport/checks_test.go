@@ -11,6 +11,8 @@ func TestExplainIDs(t *testing.T) {
 		name  string
 		input string
 		want  []IDReport
+		// perAnnotator: the note suggests "one row per annotator".
+		perAnnotator bool
 	}{
 		{
 			name:  "unique ids need no explanation",
@@ -23,12 +25,32 @@ func TestExplainIDs(t *testing.T) {
 				"s2,good day,ann,2\ns2,good day,bob,2\ns3,bye now,ann,5\n",
 			want: []IDReport{{Column: "id", Repeated: []RepeatedID{{"s1", 3}, {"s2", 2}}, RepeatedIDs: 2, RepeatedRows: 5,
 				RatingsDiffer: []string{"score"}, AnnotatorColumn: "annotator"}},
+			perAnnotator: true,
 		},
 		{
 			name:  "annotator column found by what it does, not its name",
 			input: "sample_id,text,who,score\nx,a b,p,1\nx,a b,q,2\ny,c d,p,3\n",
 			want: []IDReport{{Column: "sample_id", Repeated: []RepeatedID{{"x", 2}}, RepeatedIDs: 1, RepeatedRows: 2,
 				RatingsDiffer: []string{"score"}, AnnotatorColumn: "who"}},
+			perAnnotator: true,
+		},
+		{
+			// Different texts under one id are different samples sharing
+			// an id, not one sample rated by several people: following
+			// the per-annotator hint ended in "rows disagree on this field".
+			name: "rows of one id differ in text too: duplicate ids",
+			input: "id,text,annotator,score\n" +
+				"s1,hello there,ann,3\ns1,something else,bob,4\ns2,good day,ann,2\n",
+			want: []IDReport{{Column: "id", Repeated: []RepeatedID{{"s1", 2}}, RepeatedIDs: 1, RepeatedRows: 2,
+				RatingsDiffer: []string{"score"}, TextDiffers: []string{"text"}, AnnotatorColumn: "annotator"}},
+		},
+		{
+			name: "annotators named in a column not filled on every row: not counted as text",
+			input: "id,text,rater_name,score\n" +
+				"s1,hello there,ann,3\ns1,hello there,,4\ns2,good day,ann,2\n",
+			want: []IDReport{{Column: "id", Repeated: []RepeatedID{{"s1", 2}}, RepeatedIDs: 1, RepeatedRows: 2,
+				RatingsDiffer: []string{"score"}}},
+			perAnnotator: true,
 		},
 		{
 			name:  "exact duplicate rows are not per annotator",
@@ -51,8 +73,8 @@ func TestExplainIDs(t *testing.T) {
 				t.Errorf("ExplainIDs =\n%+v\nwant\n%+v", got, tt.want)
 			}
 			for _, r := range got {
-				if r.PerAnnotator() != (len(tt.want[0].RatingsDiffer) > 0) {
-					t.Errorf("PerAnnotator = %v", r.PerAnnotator())
+				if r.PerAnnotator() != tt.perAnnotator {
+					t.Errorf("PerAnnotator = %v, want %v", r.PerAnnotator(), tt.perAnnotator)
 				}
 			}
 		})

@@ -222,6 +222,10 @@ func NewApplier(columns []string, f Format, m Mapping, reread func(fn func(Recor
 			a.probs.addAt(ParseError{Msg: fmt.Sprintf("the field labelled %q names no column", f.Label)}, 0, 0)
 		case shown[f.Column]:
 			a.probs.addAt(ParseError{Column: f.Column, Msg: "this column is chosen twice as a field"}, 0, 0)
+		case evaluator.OneLineProblem(f.Label) != "":
+			a.probs.addAt(ParseError{Column: f.Column, Msg: fmt.Sprintf(
+				"the label %q holds %s; the judge reads it as one line of its prompt: write the label on one line, without control characters",
+				f.Label, evaluator.OneLineProblem(f.Label))}, 0, 0)
 		case labelled[key] != "" && label != "":
 			a.probs.addAt(ParseError{Column: f.Column, Msg: fmt.Sprintf(
 				"columns %q and %q have the same label %q: the judge would see two lines starting %q and could not tell them apart; give each field its own label",
