@@ -485,3 +485,13 @@ func baseURLHint(ctx context.Context, cfg judge.Config, err error) string {
 	}
 	return fmt.Sprintf("%s answers: set the base URL to that (add /v1)", cfg.BaseURL)
 }
+
+// showJudge answers a judge's bare address (the id /metrics labels it by)
+// with its page, the editor, once the judge is found in the workspace.
+func (h *Handlers) showJudge(c echo.Context) error {
+	j, err := h.findJudge(c)
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/judges/"+strconv.FormatInt(j.ID, 10)+"/edit")
+}

@@ -578,3 +578,17 @@ func joinQuoted(names []string) string {
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }
+
+// showRubric answers a rubric's bare address (typed, or cut back from a
+// longer one; it answered 405) with its page, the editor, once the rubric
+// is found in the request's workspace.
+func (h *Handlers) showRubric(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := h.DB.FindRubric(c.Request().Context(), h.workspaceID(c), id); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/rubrics/"+strconv.FormatInt(id, 10)+"/edit")
+}
