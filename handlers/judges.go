@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -388,6 +389,9 @@ func (h *Handlers) pingJudge(ctx context.Context, j models.Judge) web.JudgeTestR
 	resp, err := client.Ping(ctx)
 	if err != nil {
 		res.Error = plainJudgeError(err)
+		if hint := baseURLHint(ctx, cfg, err); hint != "" {
+			res.Error += ". " + hint
+		}
 		return res
 	}
 	res.OK, res.LatencyMS, res.Model = true, resp.Latency.Milliseconds(), resp.Model
@@ -451,4 +455,43 @@ func keyAuditDetail(typedKey bool, oldEnv, newEnv string) string {
 		parts = append(parts, fmt.Sprintf("key variable %q → %q", oldEnv, newEnv))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// baseURLHint names the fix when a test call answered 404 for the two
+// usual slips in a base URL: the whole endpoint pasted (…/chat/completions,
+// which every call adds itself), and /v1 left off, which it checks by one
+// more tiny request to the base URL with /v1 added. "" otherwise.
+func baseURLHint(ctx context.Context, cfg judge.Config, err error) string {
+	var je *judge.Error
+	if !errors.As(err, &je) || je.Kind != judge.KindNotFound {
+		return ""
+	}
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	for _, suffix := range []string{"/chat/completions", "/completions"} {
+		if strings.HasSuffix(strings.ToLower(base), suffix) {
+			return fmt.Sprintf("The base URL ends in %s, which is added to it for every call: set the base URL to %s", suffix, base[:len(base)-len(suffix)])
+		}
+	}
+	if strings.HasSuffix(base, "/v1") {
+		return ""
+	}
+	cfg.BaseURL = base + "/v1"
+	client, cerr := judge.New(cfg)
+	if cerr != nil {
+		return ""
+	}
+	if _, perr := client.Ping(ctx); perr != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s answers: set the base URL to that (add /v1)", cfg.BaseURL)
+}
+
+// showJudge answers a judge's bare address (the id /metrics labels it by)
+// with its page, the editor, once the judge is found in the workspace.
+func (h *Handlers) showJudge(c echo.Context) error {
+	j, err := h.findJudge(c)
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/judges/"+strconv.FormatInt(j.ID, 10)+"/edit")
 }

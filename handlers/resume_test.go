@@ -68,8 +68,8 @@ func TestResumeRunFromPage(t *testing.T) {
 	})
 }
 
-// TestWaitingForJudgeShown: a run whose judge is down says so on its page,
-// in its progress events and in /metrics.
+// TestWaitingForJudgeShown: a run whose judge is down says so on its page
+// (with what to do about it), in its progress events and in /metrics.
 func TestWaitingForJudgeShown(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		runID := env.launch(env.demo().launchForm("1", "10"))
@@ -79,7 +79,9 @@ func TestWaitingForJudgeShown(t *testing.T) {
 		must(t, env.db.Gorm.Exec(`UPDATE runs SET status = ?, finished_at = NULL, waiting_since = ?, waiting_error = ?, retries = 7 WHERE id = ?`,
 			models.RunRunning, time.Now().UTC(), "judge: the endpoint failed (HTTP 503)", runID).Error)
 		body := env.get(fmt.Sprintf("/runs/%d", runID)).Body.String()
-		for _, want := range []string{models.StatusWaitingForJudge, "HTTP 503", `data-testid="retries">7<`} {
+		for _, want := range []string{models.StatusWaitingForJudge, "HTTP 503", `data-testid="retries">7<`,
+			// What to do: start the server, or cancel, fix the judge, relaunch.
+			`data-testid="waiting-help"`, `href="/judges"`, "cancel this run", "launch again", "keeps the judge settings it started with"} {
 			if !strings.Contains(body, want) {
 				t.Errorf("run page does not show %q", want)
 			}

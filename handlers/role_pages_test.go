@@ -31,7 +31,7 @@ func TestPagesOfferOnlyWhatTheRoleMay(t *testing.T) {
 			{"/", `data-testid="new-project"`, models.RoleEditor},
 			// The start guide's steps: a viewer creates nothing, only an
 			// owner adds a judge (QA: every role was told to do both).
-			{"/", "Create a project and upload your data", models.RoleEditor},
+			{"/", `data-testid="guide-project"`, models.RoleEditor},
 			{"/", "Add a judge: any OpenAI-compatible endpoint", models.RoleOwner},
 			{fmt.Sprintf("/projects/%d", env.project.ID), `data-testid="new-run-link"`, models.RoleEditor},
 			{fmt.Sprintf("/projects/%d", env.project.ID), `data-testid="upload-link"`, models.RoleEditor},

@@ -158,6 +158,7 @@ func (h *Handlers) routes() []route {
 		{post, "/projects/:id/rubrics", h.postNewRubric, Editor},
 		// The edit page is also the only page that shows a rubric.
 		{get, "/rubrics/:id/edit", h.editRubric, Viewer},
+		{get, "/rubrics/:id", h.showRubric, Viewer},
 		{post, "/rubrics/:id", h.postRubric, Editor},
 		{post, "/rubrics/preview", h.previewRubric, Editor},
 		{post, "/projects/:id/rubrics/import", h.importRubric, Editor},
@@ -169,6 +170,7 @@ func (h *Handlers) routes() []route {
 		{get, "/judges/new", h.newJudge, Owner},
 		{post, "/judges", h.createJudge, Owner},
 		{get, "/judges/:id/edit", h.editJudge, Owner},
+		{get, "/judges/:id", h.showJudge, Owner},
 		{post, "/judges/:id", h.updateJudge, Owner},
 		{post, "/judges/:id/test", h.testJudge, Owner},
 

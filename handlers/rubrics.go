@@ -244,6 +244,18 @@ func (h *Handlers) handleRubricForm(c echo.Context, p models.Project, r models.R
 	for _, sentence := range append(moved, dropped...) {
 		msg += " " + sentence
 	}
+	unrated, ratings, err := h.criteriaWithoutRatings(c, p, r.Criteria)
+	if err != nil {
+		return err
+	}
+	if len(unrated) > 0 {
+		// Saved all the same (a criterion may have no human ratings on
+		// purpose), but said as a warning: its runs will show no
+		// agreement, which is what most people came to measure.
+		setFlash(c, "warning", msg+fmt.Sprintf(" %s %s no human rating column, so runs cannot compare %s scores with your ratings. Your datasets have %s: choose one under \"Human rating column\" and save again.",
+			joinQuoted(unrated), launchPlural(len(unrated), "has", "have"), launchPlural(len(unrated), "its", "their"), joinQuoted(ratings)))
+		return redirect(c, projectPath(p.ID)+"#rubrics", "")
+	}
 	return redirect(c, projectPath(p.ID)+"#rubrics", msg)
 }
 
@@ -551,3 +563,53 @@ func (h *Handlers) findRubric(c echo.Context) (models.Rubric, models.Project, er
 }
 
 func projectPath(id int64) string { return "/projects/" + strconv.FormatInt(id, 10) }
+
+// criteriaWithoutRatings names the criteria that read no human rating
+// (no column, no annotator columns) while the project's datasets hold
+// rating columns, and those columns; nothing when there are none to choose.
+func (h *Handlers) criteriaWithoutRatings(c echo.Context, p models.Project, criteria []evaluator.Criterion) (unrated, ratings []string, err error) {
+	datasets, err := h.DB.ListDatasets(c.Request().Context(), h.workspaceID(c), p.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range datasets {
+		ratings = append(ratings, d.RatingColumns...)
+	}
+	if len(ratings) == 0 {
+		return nil, nil, nil
+	}
+	slices.Sort(ratings)
+	ratings = slices.Compact(ratings)
+	for _, cr := range criteria {
+		if cr.HumanColumn == "" && len(cr.AnnotatorColumns) == 0 {
+			unrated = append(unrated, cr.Name)
+		}
+	}
+	return unrated, ratings, nil
+}
+
+// joinQuoted lists names in quotes: "a", "b" and "c".
+func joinQuoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
+// showRubric answers a rubric's bare address (typed, or cut back from a
+// longer one; it answered 405) with its page, the editor, once the rubric
+// is found in the request's workspace.
+func (h *Handlers) showRubric(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := h.DB.FindRubric(c.Request().Context(), h.workspaceID(c), id); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/rubrics/"+strconv.FormatInt(id, 10)+"/edit")
+}

@@ -141,7 +141,7 @@ func (h *Handlers) showRun(c echo.Context) error {
 	}
 	if run.RubricID != nil {
 		if r, err := h.DB.FindRubric(ctx, h.workspaceID(c), *run.RubricID); err == nil {
-			v.Rubric = r.Name
+			v.Rubric, v.RubricID = r.Name, r.ID
 		}
 	}
 	v.MethodLabel = methods.Label(run.Method)

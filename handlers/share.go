@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -361,7 +362,7 @@ func (h *Handlers) renderShares(c echo.Context, status int, newLink, problem str
 	if err != nil {
 		return err
 	}
-	v := web.SharesView{Page: page(c, "Share links"), NewLink: newLink, Problem: problem, Now: time.Now(),
+	v := web.SharesView{Page: page(c, "Share links"), NewLink: newLink, NewLinkHost: thisComputerHost(newLink), Problem: problem, Now: time.Now(),
 		Kind: c.QueryParam("kind"), RunID: c.QueryParam("run"), OtherRunID: c.QueryParam("other"), ExperimentID: c.QueryParam("experiment")}
 	if c.Request().Method == http.MethodPost {
 		v.Kind, v.RunID, v.OtherRunID, v.ExperimentID = c.FormValue("kind"), c.FormValue("run_id"), c.FormValue("other_run_id"), c.FormValue("experiment_id")
@@ -479,4 +480,19 @@ func (h *Handlers) revokeShareByID(c echo.Context) (models.ShareLink, error) {
 	}
 	h.audit(c, models.AuditShareRevoked, link.Target(), "share link "+strconv.FormatInt(link.ID, 10))
 	return link, nil
+}
+
+// thisComputerHost is link's host when it names the computer it is opened
+// on (localhost, a loopback address), "" otherwise: a share link made on
+// a dashboard reached as 127.0.0.1 opens nothing on anyone else's.
+func thisComputerHost(link string) string {
+	u, err := url.Parse(link)
+	if err != nil || link == "" {
+		return ""
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") || loopbackAddr(host) {
+		return host
+	}
+	return ""
 }

@@ -379,7 +379,7 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 			s.AbsDiff = &d
 		}
 	} else {
-		cr.Reading = "No human ratings are mapped to this criterion, so agreement cannot be measured."
+		cr.Reading = "This criterion has no human ratings, so the judge's agreement with people cannot be measured."
 	}
 
 	// Per round: single round vs running ensemble, and batch bias.

@@ -15,6 +15,9 @@
         b.textContent = d.status;
         b.className = "badge " + d.status_class;
       });
+      // The judge's error and what to do, shown only while the run waits.
+      var wait = el.querySelector("[data-waiting-box]");
+      if (wait) wait.hidden = !d.waiting;
       var bar = el.querySelector("[data-bar]");
       if (bar && d.percent !== undefined) bar.style.width = d.percent + "%";
       if (d.finished) { es.close(); window.location.reload(); }

@@ -256,7 +256,7 @@ func ProjectsPage(v ProjectsView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if v.Page.CanEdit() {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<h2>New project</h2><form class=\"card\" method=\"post\" action=\"/projects\" data-testid=\"new-project\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<h2 id=\"new-project\">New project</h2><form class=\"card\" method=\"post\" action=\"/projects\" data-testid=\"new-project\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -859,7 +859,7 @@ func startGuide(g StartGuide, p Page) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if p.CanEdit() {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 80, "<li>Create a project and upload your data (CSV, JSON Lines or JSON): one sample a row, with your human ratings if you have them.</li><li>Write a rubric, the criteria the judge scores, or start from a template (dialogue, summary, story, factual consistency).</li>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 80, "<li data-testid=\"guide-project\"><a href=\"#new-project\">Create a project</a> and, on its page, upload your data (CSV, JSON Lines or JSON): one sample a row, with your own ratings, if you have them, in a column of numbers (such as 1 to 5).</li><li data-testid=\"guide-rubric\">On the project's page, write a rubric (<em>New rubric</em>): the criteria the judge scores, each with the column holding your ratings of it. Or start from a template (dialogue, summary, story, factual consistency).</li>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -874,7 +874,7 @@ func startGuide(g StartGuide, p Page) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 83, " <li>Launch a run, then read how closely the judge agrees with your human ratings.</li>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 83, " <li data-testid=\"guide-launch\">On the project's page, <em>Launch run</em>, then read how closely the judge agrees with your human ratings.</li>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

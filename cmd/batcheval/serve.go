@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -163,7 +165,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", c.Addr, err)
+		return listenError(c.Addr, err)
 	}
 	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
@@ -209,4 +211,21 @@ func serveMetrics(addr, token string, r *runner.Runner, log *slog.Logger, stdout
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 	}, nil
+}
+
+// listenError says why the dashboard could not listen on addr and, when
+// another program holds the address (a second `make run`, another server
+// on 8080), how to start on the next port instead.
+func listenError(addr string, err error) error {
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	next := "127.0.0.1:8081"
+	if host, port, perr := net.SplitHostPort(addr); perr == nil {
+		if p, aerr := strconv.Atoi(port); aerr == nil && p > 0 && p < 65535 {
+			next = net.JoinHostPort(host, strconv.Itoa(p+1))
+		}
+	}
+	return fmt.Errorf("listen on %s: another program (perhaps another BatchEval) already uses this address. "+
+		"Stop it, or start on another port: batcheval serve --addr %s, or with make: BATCHEVAL_ADDR=%s make run (%w)", addr, next, next, err)
 }
