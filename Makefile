@@ -15,7 +15,7 @@ help: ## list the targets
 
 .PHONY: run
 run: ## start the dashboard on http://127.0.0.1:8080 with the demo project (SQLite in ./data)
-	$(GO) run ./cmd/batcheval serve
+	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/batcheval serve
 
 .PHONY: build
 build: ## build the binary into bin/
