@@ -10,6 +10,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
@@ -249,6 +250,7 @@ func (h *Handlers) experimentView(c echo.Context, e models.Experiment, verdict b
 		}
 	}
 	v.CachedNote = cachedNote(figs)
+	v.SimulatedNote = simulatedProcedureNote(figs)
 	v.Summary = experimentSummary(figs)
 	v.Chart, v.ChartNote = experimentChart(figs)
 	return v, nil
@@ -413,6 +415,23 @@ func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 			Title: fmt.Sprintf("%d failed batches + %d unreadable scores", f.run.BatchesFailed, f.run.MissingScores)}
 	}
 	return rows
+}
+
+// simulatedProcedureNote says, when the simulated judge's BatchEval runs
+// differ in their prompt's procedure (one, two or three stages), that its
+// scores ignore it: those variants then score alike, which reads as a
+// defect (found by newcomer QA); "" otherwise.
+func simulatedProcedureNote(figs []runFigures) string {
+	procedures := map[evaluator.Procedure]bool{}
+	for _, f := range figs {
+		if f.run.Simulated && f.run.Method == models.MethodBatchEval {
+			procedures[f.run.Settings.Procedure] = true
+		}
+	}
+	if len(procedures) < 2 {
+		return ""
+	}
+	return "The simulated judge scores from text features and noise, whatever the prompt asks: runs that differ only in their procedure (one, two or three stages) get the same scores here. A language model's scores depend on it."
 }
 
 // cachedTitle explains why a run's tokens and cost per sample are not

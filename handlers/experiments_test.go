@@ -287,3 +287,35 @@ func TestExperimentPageCachedRun(t *testing.T) {
 		}
 	})
 }
+
+// TestExperimentSaysTheSimulatedJudgeIgnoresTheProcedure: BatchEval runs
+// on the simulated judge that differ only in their prompt's procedure get
+// the same scores, which read as a defect; the experiment says why, and
+// says nothing when the runs share their procedure.
+func TestExperimentSaysTheSimulatedJudgeIgnoresTheProcedure(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.ratedDataset("variants", 12)
+		experiment := func(name string, procedures ...evaluator.Procedure) models.Experiment {
+			e := models.Experiment{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: d.ds.ID, Name: name}
+			if err := env.db.CreateExperiment(ctx, &e); err != nil {
+				t.Fatal(err)
+			}
+			for i, p := range procedures {
+				env.storedRun(d, fmt.Sprintf("%s %d", name, i), d.human, func(r *models.Run) {
+					r.ExperimentID, r.Settings.Procedure = &e.ID, p
+				})
+			}
+			return e
+		}
+		mixed := experiment("mixed", evaluator.OneStage, evaluator.TwoStage)
+		same := experiment("same", evaluator.TwoStage, evaluator.TwoStage)
+		if body := env.get(fmt.Sprintf("/experiments/%d", mixed.ID)).Body.String(); !strings.Contains(body, `data-testid="simulated-note"`) ||
+			!strings.Contains(body, "get the same scores here") {
+			t.Errorf("one- and two-stage runs on the simulated judge: no note saying why they score alike")
+		}
+		if body := env.get(fmt.Sprintf("/experiments/%d", same.ID)).Body.String(); strings.Contains(body, `data-testid="simulated-note"`) {
+			t.Errorf("runs of one procedure got the note")
+		}
+	})
+}
