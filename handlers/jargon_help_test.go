@@ -1,0 +1,79 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// These tests hold the plain explanations of the terms QA found a
+// non-engineer could not follow, each next to where the term is shown.
+
+// testidBlock is the element marked data-testid=id, from its opening tag
+// to the first closing tag of its kind ("" when absent): enough to read a
+// help text, which nests no element of its own kind.
+func testidBlock(body, id string) string {
+	i := strings.Index(body, `data-testid="`+id+`"`)
+	if i < 0 {
+		return ""
+	}
+	start := strings.LastIndex(body[:i], "<")
+	tag, _, _ := strings.Cut(body[start+1:i], " ")
+	rest := body[start:]
+	if j := strings.Index(rest, "</"+tag+">"); j >= 0 {
+		return rest[:j]
+	}
+	return rest
+}
+
+// checkExplained fails for each testid that is missing from body or whose
+// element lacks one of the phrases.
+func checkExplained(t *testing.T, body string, want map[string][]string) {
+	t.Helper()
+	for id, phrases := range want {
+		block := testidBlock(body, id)
+		if block == "" {
+			t.Errorf("no element %q on the page", id)
+			continue
+		}
+		for _, p := range phrases {
+			if !strings.Contains(block, p) {
+				t.Errorf("%s lacks %q: %s", id, p, block)
+			}
+		}
+	}
+}
+
+func TestJudgeFormExplainsItsSettings(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		sim := env.simulatedJudge()
+		want := map[string][]string{
+			"temperature-help": {"How freely the judge words its answers", "steadier"},
+			"top-p-help":       {"likeliest choices", "0.9 is 90%"},
+			"key-env-help":     {"For whoever runs the server", "operator must first allow the name in " + models.KeyVarsSetting},
+			"concurrency-help": {"How many calls one run sends to the judge at the same time", "too many requests"},
+		}
+		for _, path := range []string{"/judges/new?preset=OpenAI", "/judges/new"} {
+			t.Run(path, func(t *testing.T) {
+				rec := env.get(path)
+				if rec.Code != http.StatusOK {
+					t.Fatalf("GET %s = %d", path, rec.Code)
+				}
+				body := rec.Body.String()
+				checkExplained(t, body, want)
+				// Each help line is tied to its field for screen readers.
+				for _, field := range []string{"judge-temperature", "judge-top-p", "judge-api-key-env", "judge-concurrency"} {
+					if !strings.Contains(body, `aria-describedby="`+field+`-help"`) || !strings.Contains(body, `id="`+field+`-help"`) {
+						t.Errorf("field %s is not described by its help line", field)
+					}
+				}
+			})
+		}
+		// The simulated judge shows only the concurrency, still explained.
+		body := env.get(fmt.Sprintf("/judges/%d/edit", sim.ID)).Body.String()
+		checkExplained(t, body, map[string][]string{"concurrency-help": want["concurrency-help"]})
+	})
+}
