@@ -3,8 +3,10 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -75,5 +77,42 @@ func TestJudgeFormExplainsItsSettings(t *testing.T) {
 		// The simulated judge shows only the concurrency, still explained.
 		body := env.get(fmt.Sprintf("/judges/%d/edit", sim.ID)).Body.String()
 		checkExplained(t, body, map[string][]string{"concurrency-help": want["concurrency-help"]})
+	})
+}
+
+// entropyRe is the entropy figure in the format it had before it was
+// explained: two decimals, then "bits".
+var entropyRe = regexp.MustCompile(`Entropy [0-9]+\.[0-9]{2} bits`)
+
+func TestRunPageExplainsSettingsAndFigures(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.demo()
+		runID := env.launch(d.launchForm("2", "10"))
+		if run := env.waitRun(runID, 60*time.Second); run.Status != models.RunSucceeded {
+			t.Fatalf("run status %s (%s)", run.Status, run.Error)
+		}
+		body := env.get(fmt.Sprintf("/runs/%d", runID)).Body.String()
+		if s := testidBlock(body, "settings-summary"); !strings.Contains(s, "top_p 0.9") || !strings.Contains(s, "two-stage prompt") || !strings.Contains(s, "heterogeneous batches") {
+			t.Fatalf("settings line changed: %s", s)
+		}
+		checkExplained(t, body, map[string][]string{
+			"settings-help": {
+				"What these settings mean",
+				"Temperature and top_p", "steadier",
+				"Seed", "repeated",
+				"Two-stage prompt", "first writes an analysis of every sample",
+				"Heterogeneous batches", "mixes samples that scored low with samples that scored high",
+			},
+			"entropy":            {"how evenly the final scores spread over the scale", "Higher is usually better"},
+			"batch-bias-help":    {"depends on which samples shared its batch", "Heterogeneous batches"},
+			"decomposition-help": {"lower is better", "squared distance from the human ratings"},
+		})
+		// The figures keep their format.
+		if !entropyRe.MatchString(body) {
+			t.Errorf("entropy figure lost its format (Entropy 0.00 bits)")
+		}
+		if !strings.Contains(body, "Average batch bias ") || !strings.Contains(body, "Error of the mean score ") {
+			t.Errorf("batch bias or decomposition figures are gone")
+		}
 	})
 }
