@@ -116,3 +116,23 @@ func TestRunPageExplainsSettingsAndFigures(t *testing.T) {
 		}
 	})
 }
+
+func TestExperimentPageExplainsHolm(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.ratedDataset("Rated", 90)
+		e := models.Experiment{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: d.ds.ID, Name: "holm"}
+		if err := env.db.CreateExperiment(t.Context(), &e); err != nil {
+			t.Fatal(err)
+		}
+		in := func(r *models.Run) { r.ExperimentID = &e.ID }
+		env.storedRun(d, "Sharp", noisy(d.human, 0.3, 1), in)
+		env.storedRun(d, "Blunt", noisy(d.human, 1.5, 2), in)
+		body := env.get(fmt.Sprintf("/experiments/%d", e.ID)).Body.String()
+		if !strings.Contains(testidBlock(body, "experiment-verdict"), "Holm-adjusted") {
+			t.Fatalf("the headline no longer names a Holm-adjusted p: %s", testidBlock(body, "experiment-verdict"))
+		}
+		checkExplained(t, body, map[string][]string{
+			"holm-help": {"Holm-adjusted p", "corrected for comparing several runs at once", "Below 0.05", "real difference"},
+		})
+	})
+}
