@@ -136,3 +136,35 @@ func TestExperimentPageExplainsHolm(t *testing.T) {
 		})
 	})
 }
+
+func TestRubricPageExplainsRubricFiles(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.demo()
+		projectRubrics := fmt.Sprintf(`href="/projects/%d#rubrics"`, env.project.ID)
+		pages := []struct {
+			name, path string
+			want       map[string][]string
+		}{
+			{"new rubric: import", fmt.Sprintf("/projects/%d/rubrics/new", env.project.ID), map[string][]string{
+				"rubric-import-help": {"the format the command-line tool reads", "Export as a rubric file", projectRubrics},
+			}},
+			{"rubric page: export", fmt.Sprintf("/rubrics/%d/edit", d.rubric.ID), map[string][]string{
+				"rubric-export-help": {"in the format the command-line tool reads", "Import a rubric file"},
+			}},
+		}
+		for _, p := range pages {
+			t.Run(p.name, func(t *testing.T) {
+				rec := env.get(p.path)
+				if rec.Code != http.StatusOK {
+					t.Fatalf("GET %s = %d", p.path, rec.Code)
+				}
+				body := rec.Body.String()
+				checkExplained(t, body, p.want)
+				// The command is not the explanation.
+				if strings.Contains(body, "as `batcheval run --rubric` reads") || strings.Contains(body, "The format `batcheval run --rubric` reads") {
+					t.Errorf("page still explains rubric files by the command line's flag")
+				}
+			})
+		}
+	})
+}
