@@ -126,6 +126,8 @@ func TestBrowserEveryPage(t *testing.T) {
 		{"dataset", datasetURL},
 		{"rubric", base + "/rubrics/1/edit"},
 		{"judges", base + "/judges"},
+		{"judge-form", base + "/judges/new?preset=OpenAI"},
+		{"new-rubric", base + "/projects/1/rubrics/new"},
 		{"launch", base + "/projects/1/runs/new"},
 		{"runs", base + "/runs"},
 		{"run", runURL},
