@@ -621,7 +621,7 @@ func (h *Handlers) criteriaWithoutRatings(c echo.Context, p models.Project, crit
 		return nil, nil, nil
 	}
 	for _, cr := range criteria {
-		if cr.HumanColumn == "" && len(cr.AnnotatorColumns) == 0 {
+		if !ratedCriterion(cr) {
 			unrated = append(unrated, cr.Name)
 		}
 	}
