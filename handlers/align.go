@@ -54,8 +54,16 @@ func alignProblem(run models.Run) string {
 		return fmt.Sprintf("Run %d is %s: alignment starts from a run that went through all its samples.", run.ID, models.RunStatusLabel(run.Status))
 	case run.RubricID == nil:
 		return fmt.Sprintf("Run %d was not launched with a stored rubric (a reworded variant or a command-line run), so there is no rubric to make a new version of.", run.ID)
+	case !hasHumanColumn(run):
+		return fmt.Sprintf("Run %d has no human ratings: none of its criteria names a human rating column, so there are no disagreements between the judge and people to learn from.", run.ID)
 	}
 	return ""
+}
+
+// hasHumanColumn reports whether a criterion of the run reads human
+// ratings from a column, as the alignment's split and draft need.
+func hasHumanColumn(run models.Run) bool {
+	return slices.ContainsFunc(run.RubricSnapshot.Criteria, func(c evaluator.Criterion) bool { return c.HumanColumn != "" })
 }
 
 func (h *Handlers) alignStartView(c echo.Context, run models.Run, f alignForm) web.AlignStartView {
@@ -65,6 +73,11 @@ func (h *Handlers) alignStartView(c echo.Context, run models.Run, f alignForm) w
 		Simulated: run.Simulated, MinHeldOut: align.MinHeldOut}
 	for i, cr := range run.RubricSnapshot.Criteria {
 		v.Criteria = append(v.Criteria, web.AlignCriterionOption{Index: i, Name: cr.Name, HasHuman: cr.HumanColumn != ""})
+	}
+	if run.RubricID != nil && !hasHumanColumn(run) {
+		if r, err := h.DB.FindRubric(ctx, h.workspaceID(c), *run.RubricID); err == nil {
+			v.NoHumansRubric = r.ID
+		}
 	}
 	if run.RubricID != nil {
 		if as, err := h.DB.ListRubricAlignments(ctx, h.workspaceID(c), *run.RubricID); err == nil {

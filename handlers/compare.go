@@ -80,9 +80,9 @@ func (h *Handlers) comparisonOf(c echo.Context, ids [2]int64) (comparison, error
 			cmp.a.ID, cmp.b.ID, cmp.dsA.Name, cmp.dsB.Name)
 	}
 	if q := c.QueryParam("criterion"); q != "" {
-		k, err := strconv.Atoi(q)
-		if err != nil || k < 0 {
-			return cmp, models.Errorf(models.EInvalid, "criterion %q is not a criterion number", q)
+		k, err := criterionOfQuery(q, cmp.a)
+		if err != nil {
+			return cmp, err
 		}
 		cmp.criterion = k
 	}
@@ -101,6 +101,36 @@ func (h *Handlers) comparisonOf(c echo.Context, ids [2]int64) (comparison, error
 	cmp.critB = cmp.b.RubricSnapshot.Criteria[cmp.criterionB]
 	cmp.Mismatch = criterionMismatch(cmp.critA, cmp.critB)
 	return cmp, nil
+}
+
+// criterionOfQuery reads ?criterion= against run A's criteria: a number
+// (from 0, as the page's own links and selector write it), else a name as
+// a person types it into the address, exact first, then in any case and
+// spacing (sameCriterionName).
+func criterionOfQuery(q string, a models.Run) (int, error) {
+	if k, err := strconv.Atoi(q); err == nil {
+		if k < 0 {
+			return 0, models.Errorf(models.EInvalid, "criterion %d is not a criterion number: numbers start at 0", k)
+		}
+		return k, nil
+	}
+	crits := a.RubricSnapshot.Criteria
+	for i, cr := range crits {
+		if cr.Name == q {
+			return i, nil
+		}
+	}
+	names := make([]string, len(crits))
+	for i, cr := range crits {
+		if sameCriterionName(cr.Name, q) {
+			return i, nil
+		}
+		names[i] = cr.Name
+	}
+	if len(names) == 0 {
+		return 0, models.Errorf(models.EInvalid, "criterion %q: run %d has no criteria", q, a.ID)
+	}
+	return 0, models.Errorf(models.EInvalid, "criterion %q is neither a criterion number nor the name of one of run %d's criteria (%s)", q, a.ID, joinQuoted(names))
 }
 
 // sameCriterionName compares criterion names as people write them

@@ -506,7 +506,7 @@ func (h *Handlers) importDataset(c echo.Context) error {
 		}
 		return err
 	}
-	return redirect(c, datasetPath(ds.ID), fmt.Sprintf("Imported %d rows into %q.", ds.RowCount, ds.Name))
+	return redirect(c, datasetPath(ds.ID), fmt.Sprintf("Imported %d rows into %q. Next: write a rubric for this project, then launch a run with this dataset (both linked under Next steps below).", ds.RowCount, ds.Name))
 }
 
 // importUpload applies a column mapping to a pending upload and stores the

@@ -467,11 +467,16 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 		// criteria, as most people judge every criterion of a rubric. Typed
 		// steps belong to the rubric they were typed for.
 		all := in.CriteriaOf == 0 || in.CriteriaOf != pl.rubric.ID
+		var unrated []string
 		for i, c := range pl.rubric.Criteria {
 			checked := all || in.AllCriteria || slices.Contains(in.Criteria, i)
 			human := ""
-			if c.HumanColumn != "" {
+			switch {
+			case c.HumanColumn != "":
 				human = "; human ratings in " + c.HumanColumn
+			case !ratedCriterion(c):
+				human = "; no human rating column"
+				unrated = append(unrated, c.Name)
 			}
 			v.Criteria = append(v.Criteria, web.RunCriterionChoice{Index: i, Name: c.Name, Range: scaleText(c), Human: human, Checked: checked})
 			steps := ""
@@ -489,9 +494,47 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 				}
 			}
 		}
+		// Beside the criteria: the rubric has no human ratings at all (the
+		// list is shown again when the rubric changes, not on each tick,
+		// so it says nothing about the ticks: the estimate does).
+		if len(unrated) == len(pl.rubric.Criteria) && len(unrated) > 0 {
+			v.NoHuman = noHumanLead("this rubric's", unrated)
+		}
 	}
 	v.Estimate = h.estimate(ctx, pl, in.Method, pl.settingsFor(in, in.Method))
+	// The ticked criteria, in the estimate (refreshed on every tick),
+	// unless the warning beside the criteria already says it of them all.
+	if pl.rubric != nil && v.Estimate.Problem == "" && v.NoHuman == "" {
+		var unrated []string
+		for _, c := range pl.chosen {
+			if ratedCriterion(c) {
+				unrated = nil
+				break
+			}
+			unrated = append(unrated, c.Name)
+		}
+		if len(unrated) > 0 {
+			v.Estimate.NoHuman = noHumanLead("the chosen", unrated)
+			v.Estimate.RubricID = pl.rubric.ID
+		}
+	}
 	return pl, nil
+}
+
+// noHumanLead says that criteria (of whose: "the chosen") have no human
+// rating column, naming them.
+func noHumanLead(whose string, names []string) string {
+	if len(names) == 1 {
+		return fmt.Sprintf("%s criterion %s has no human rating column", strings.ToUpper(whose[:1])+whose[1:], joinQuoted(names))
+	}
+	return fmt.Sprintf("None of %s criteria (%s) has a human rating column", whose, joinQuoted(names))
+}
+
+// ratedCriterion reports whether a run of the criterion reads human
+// ratings (a human rating column, or annotators' columns) and so can
+// measure how far the judge agrees with people.
+func ratedCriterion(c evaluator.Criterion) bool {
+	return c.HumanColumn != "" || len(c.AnnotatorColumns) > 0
 }
 
 // mainDataset is the dataset a fresh launch form chooses: the one marked

@@ -36,6 +36,7 @@ func TestPagesOfferOnlyWhatTheRoleMay(t *testing.T) {
 			{fmt.Sprintf("/projects/%d", env.project.ID), `data-testid="new-run-link"`, models.RoleEditor},
 			{fmt.Sprintf("/projects/%d", env.project.ID), `data-testid="upload-link"`, models.RoleEditor},
 			{fmt.Sprintf("/projects/%d", env.project.ID), `data-testid="manage"`, models.RoleEditor},
+			{fmt.Sprintf("/datasets/%d", d.dataset.ID), `data-testid="dataset-next-steps"`, models.RoleEditor},
 			{fmt.Sprintf("/rubrics/%d/edit", d.rubric.ID), `data-testid="rubric-save"`, models.RoleEditor},
 			{fmt.Sprintf("/rubrics/%d/edit", d.rubric.ID), `value="add-criterion"`, models.RoleEditor},
 			{fmt.Sprintf("/runs/%d", run.ID), `data-testid="manage"`, models.RoleEditor},

@@ -58,7 +58,54 @@ func (h *Handlers) newRubric(c echo.Context) error {
 		f = formOfRubric(tpl.Name, rub)
 		f.notice = "Started from the " + tpl.Name + " template. Adapt the wording to your data, choose the human rating columns, and save."
 	}
+	datasets, err := h.DB.ListDatasets(c.Request().Context(), h.workspaceID(c), p.ID)
+	if err != nil {
+		return err
+	}
+	if said := preselectOnlyRatingColumn(&f, ratingColumnsOf(datasets)); said != "" {
+		f.notice = strings.TrimSpace(f.notice + " " + said)
+	}
 	return h.renderRubricEditor(c, http.StatusOK, p, models.Rubric{ProjectID: p.ID}, f, "", true)
+}
+
+// preselectOnlyRatingColumn chooses the project's only rating column as
+// the human rating column of every criterion of a new rubric that has
+// none (nor annotator columns): with one column there is nothing to
+// choose between, and left on None the rubric's runs could not measure
+// agreement with the ratings. It returns what the page says about it, ""
+// when nothing was chosen (no rating column, or several).
+func preselectOnlyRatingColumn(f *rubricForm, columns []string) string {
+	if len(columns) != 1 {
+		return ""
+	}
+	col := columns[0]
+	var named []string
+	for i := range f.Criteria {
+		cf := &f.Criteria[i]
+		if cf.HumanColumn == "" && len(cf.Annotators) == 0 {
+			cf.HumanColumn = col
+			named = append(named, cf.Name)
+		}
+	}
+	if len(named) == 0 {
+		return ""
+	}
+	which := "the criterion"
+	if len(named) > 1 || named[0] != "" {
+		which = joinQuoted(named)
+	}
+	return fmt.Sprintf("Human rating column: %q is the only rating column of this project's datasets, so it is chosen for %s; "+
+		"change it (or choose None) where a criterion is not what that column rates.", col, which)
+}
+
+// ratingColumnsOf is the rating columns of datasets, sorted, each once.
+func ratingColumnsOf(datasets []models.Dataset) []string {
+	var cols []string
+	for _, d := range datasets {
+		cols = append(cols, d.RatingColumns...)
+	}
+	slices.Sort(cols)
+	return slices.Compact(cols)
 }
 
 // formOfRubric fills the editor with a rubric.
@@ -300,15 +347,12 @@ func (h *Handlers) renderRubricEditor(c echo.Context, status int, p models.Proje
 	for _, t := range rubrictemplates.All() {
 		v.Templates = append(v.Templates, web.RubricTemplate{Key: t.Key, Name: t.Name, Summary: t.Summary})
 	}
-	var human []string
 	for _, d := range datasets {
-		human = append(human, d.RatingColumns...)
 		if d.ID == f.PreviewDataset {
 			v.PreviewDataset = d.ID
 		}
 	}
-	slices.Sort(human)
-	v.HumanColumns = slices.Compact(human)
+	v.HumanColumns = ratingColumnsOf(datasets)
 	// Unchosen, the preview shows the dataset a run would judge: the main
 	// one, as the launch form chooses it, not the newest upload (perhaps a
 	// noisy copy, or a file just uploaded to try).
@@ -572,16 +616,12 @@ func (h *Handlers) criteriaWithoutRatings(c echo.Context, p models.Project, crit
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, d := range datasets {
-		ratings = append(ratings, d.RatingColumns...)
-	}
+	ratings = ratingColumnsOf(datasets)
 	if len(ratings) == 0 {
 		return nil, nil, nil
 	}
-	slices.Sort(ratings)
-	ratings = slices.Compact(ratings)
 	for _, cr := range criteria {
-		if cr.HumanColumn == "" && len(cr.AnnotatorColumns) == 0 {
+		if !ratedCriterion(cr) {
 			unrated = append(unrated, cr.Name)
 		}
 	}

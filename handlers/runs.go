@@ -137,7 +137,7 @@ func (h *Handlers) showRun(c echo.Context) error {
 		v.Project = p.Name
 	}
 	if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID); err == nil {
-		v.Dataset = d.Name
+		v.Dataset, v.DatasetID = d.Name, d.ID
 	}
 	if run.RubricID != nil {
 		if r, err := h.DB.FindRubric(ctx, h.workspaceID(c), *run.RubricID); err == nil {
@@ -145,6 +145,7 @@ func (h *Handlers) showRun(c echo.Context) error {
 		}
 	}
 	v.MethodLabel = methods.Label(run.Method)
+	v.CanAlign = alignProblem(run) == ""
 	if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID); err == nil {
 		v.RowCount = d.RowCount
 		v.Columns, v.DefaultGroup = d.Columns, d.GroupColumn
