@@ -88,13 +88,13 @@ func (h *Handlers) comparisonOf(c echo.Context, ids [2]int64) (comparison, error
 	}
 	na, nb := len(cmp.a.RubricSnapshot.Criteria), len(cmp.b.RubricSnapshot.Criteria)
 	if cmp.criterion >= na {
-		return cmp, models.Errorf(models.EInvalid, "criterion %d does not exist in both runs (they have %d and %d)", cmp.criterion+1, na, nb)
+		return cmp, models.Errorf(models.EInvalid, "criterion=%d does not exist in both runs (they have %d and %d criteria, numbered from 0; a criterion's name works too)", cmp.criterion, na, nb)
 	}
 	cmp.critA = cmp.a.RubricSnapshot.Criteria[cmp.criterion]
 	cmp.criterionB = matchingCriterion(cmp.critA, cmp.b.RubricSnapshot.Criteria)
 	if cmp.criterionB < 0 {
 		if cmp.criterion >= nb {
-			return cmp, models.Errorf(models.EInvalid, "criterion %d does not exist in both runs (they have %d and %d)", cmp.criterion+1, na, nb)
+			return cmp, models.Errorf(models.EInvalid, "criterion=%d does not exist in both runs (they have %d and %d criteria, numbered from 0; a criterion's name works too)", cmp.criterion, na, nb)
 		}
 		cmp.criterionB = cmp.criterion
 	}

@@ -132,7 +132,7 @@ func (h *Handlers) showRun(c echo.Context) error {
 	}
 	v := web.RunView{Page: page(c, run.Name), Run: run, Progress: runProgress(run, sumCounts(noAnswer), time.Now()), Manage: manageFor(c, models.KindRun, run.ID, run.Name, run.ArchivedAt),
 		NoAnswer: noAnswer, Failures: causes,
-		ProjectURL: "/projects/" + strconv.FormatInt(run.ProjectID, 10), Project: "Project", Dataset: "(deleted dataset)", Rubric: "(deleted rubric)"}
+		ProjectURL: "/projects/" + strconv.FormatInt(run.ProjectID, 10), Project: "Project", Dataset: "(deleted dataset)", Rubric: rubricLabel(run)}
 	if p, err := h.DB.FindProject(ctx, h.workspaceID(c), run.ProjectID); err == nil {
 		v.Project = p.Name
 	}

@@ -307,11 +307,21 @@ func (h *Handlers) sharedRunView(ctx context.Context, run models.Run, pageNum in
 	return v, nil
 }
 
+// rubricLabel is what a run's facts say of its rubric before the stored
+// one is found: a run made from a rubric file (the command line) or from a
+// reworded copy never had a stored rubric, which is not a deleted one.
+func rubricLabel(run models.Run) string {
+	if run.RubricID == nil {
+		return "recorded with the run (no stored rubric)"
+	}
+	return "(deleted rubric)"
+}
+
 // reportFacts gathers what a run's report says of the run besides its
 // figures.
 func (h *Handlers) reportFacts(ctx context.Context, run models.Run) (web.ReportFacts, error) {
 	wsID := workspaceOf(ctx)
-	f := web.ReportFacts{Run: run, Dataset: "(deleted dataset)", Rubric: "(deleted rubric)",
+	f := web.ReportFacts{Run: run, Dataset: "(deleted dataset)", Rubric: rubricLabel(run),
 		MethodLabel: methods.Label(run.Method), Cost: runCostText(run)}
 	if p, err := h.DB.FindProject(ctx, wsID, run.ProjectID); err == nil {
 		f.Project = p.Name
