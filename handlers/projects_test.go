@@ -148,7 +148,7 @@ func TestProjectPageEmptyLists(t *testing.T) {
 				[]string{"No archived datasets.", "No archived rubrics.", "No archived runs."},
 				[]string{"No datasets yet", "No rubrics yet", "No runs yet"}},
 			{"editor, empty project", emptyPage, editor,
-				[]string{"No datasets yet: upload a CSV", "start from a template</a>", "No runs yet."}, nil},
+				[]string{`No datasets yet: <a href="/projects/`, `data-testid="empty-datasets-upload">upload a CSV`, "start from a template</a>", "No runs yet."}, nil},
 			{"viewer, empty project", emptyPage, viewer,
 				[]string{"No datasets yet: editors of this workspace upload them.", "No rubrics yet: editors of this workspace write them.", "No runs yet."},
 				[]string{"/rubrics/new", "upload a CSV"}},

@@ -11,10 +11,12 @@ import (
 	"time"
 )
 
-// eventually polls cond until it holds, failing the test after 10 s.
+// eventually polls cond until it holds, failing the test after 30 s: the
+// states awaited take milliseconds, but the whole suite on 2 cores with
+// PostgreSQL once took TestLaggardGetsSlotsFirst past 10 s.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
