@@ -80,6 +80,29 @@ func TestJudgeFormExplainsItsSettings(t *testing.T) {
 	})
 }
 
+// TestLaunchFormExplainsTemperatureAndTopP: the launch form says what
+// temperature and top_p do, in the judge form's words, not only their
+// defaults, and ties each line to its field.
+func TestLaunchFormExplainsTemperatureAndTopP(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		env.demo()
+		rec := env.get(fmt.Sprintf("/projects/%d/runs/new", env.project.ID))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("launch form: %d", rec.Code)
+		}
+		body := rec.Body.String()
+		checkExplained(t, body, map[string][]string{
+			"launch-temperature-help": {"How freely the judge words its answers", "steadier", "default 0.2"},
+			"launch-top-p-help":       {"likeliest choices", "0.9 is 90%", "lower is steadier", "Default 0.9"},
+		})
+		for _, id := range []string{"launch-temperature-help", "launch-top-p-help"} {
+			if !strings.Contains(body, `aria-describedby="`+id+`"`) {
+				t.Errorf("no field is described by %s", id)
+			}
+		}
+	})
+}
+
 // entropyRe is the entropy figure in the format it had before it was
 // explained: two decimals, then "bits".
 var entropyRe = regexp.MustCompile(`Entropy [0-9]+\.[0-9]{2} bits`)
