@@ -418,8 +418,8 @@ func TestStandaloneReport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Besides each chart's data table.
-		if got := tags["details"] - strings.Count(page, `<details class="chart-data"`); got != len(rows)*len(run.RubricSnapshot.Criteria) {
+		// Besides each chart's data table and the settings' help.
+		if got := tags["details"] - strings.Count(page, `<details class="chart-data"`) - strings.Count(page, `data-testid="settings-help"`); got != len(rows)*len(run.RubricSnapshot.Criteria) {
 			t.Errorf("%d <details>, want one per sample and criterion (%d)", got, len(rows)*len(run.RubricSnapshot.Criteria))
 		}
 		for _, s := range scores[:5] {
