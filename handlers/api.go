@@ -772,6 +772,17 @@ func (h *Handlers) apiSaveRubric(c echo.Context, r models.Rubric, status int) er
 		return err
 	}
 	ctx := c.Request().Context()
+	datasets, err := h.DB.ListDatasets(ctx, r.WorkspaceID, r.ProjectID)
+	if err != nil {
+		return err
+	}
+	cols := make([]criterionColumns, len(criteria))
+	for i, cr := range criteria {
+		cols[i] = criterionColumns{Name: cr.Name, Human: cr.HumanColumn, Annotators: cr.AnnotatorColumns}
+	}
+	if problems := unknownRatingColumns(cols, datasets, apiColumnWords); len(problems) > 0 {
+		return models.Errorf(models.EInvalid, "%s", problems[0].Message)
+	}
 	if in.Fields != nil {
 		fields, err := h.apiRubricFields(ctx, r.WorkspaceID, r.ProjectID, in.Fields)
 		if err != nil {

@@ -3,7 +3,9 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +82,29 @@ func TestJudgeFormExplainsItsSettings(t *testing.T) {
 	})
 }
 
+// TestLaunchFormExplainsTemperatureAndTopP: the launch form says what
+// temperature and top_p do, in the judge form's words, not only their
+// defaults, and ties each line to its field.
+func TestLaunchFormExplainsTemperatureAndTopP(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		env.demo()
+		rec := env.get(fmt.Sprintf("/projects/%d/runs/new", env.project.ID))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("launch form: %d", rec.Code)
+		}
+		body := rec.Body.String()
+		checkExplained(t, body, map[string][]string{
+			"launch-temperature-help": {"How freely the judge words its answers", "steadier", "default 0.2"},
+			"launch-top-p-help":       {"likeliest choices", "0.9 is 90%", "lower is steadier", "Default 0.9"},
+		})
+		for _, id := range []string{"launch-temperature-help", "launch-top-p-help"} {
+			if !strings.Contains(body, `aria-describedby="`+id+`"`) {
+				t.Errorf("no field is described by %s", id)
+			}
+		}
+	})
+}
+
 // entropyRe is the entropy figure in the format it had before it was
 // explained: two decimals, then "bits".
 var entropyRe = regexp.MustCompile(`Entropy [0-9]+\.[0-9]{2} bits`)
@@ -113,6 +138,38 @@ func TestRunPageExplainsSettingsAndFigures(t *testing.T) {
 		}
 		if !strings.Contains(body, "Average batch bias ") || !strings.Contains(body, "Error of the mean score ") {
 			t.Errorf("batch bias or decomposition figures are gone")
+		}
+	})
+}
+
+// TestSharedReportExplainsDecomposition: the shared and downloaded run
+// reports explain the ensemble decomposition as the run page does, with
+// the same words.
+func TestSharedReportExplainsDecomposition(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		runID := env.launch(env.demo().launchForm("2", "10"))
+		if run := env.waitRun(runID, 60*time.Second); run.Status != models.RunSucceeded {
+			t.Fatalf("run status %s (%s)", run.Status, run.Error)
+		}
+		want := testidBlock(env.get(fmt.Sprintf("/runs/%d", runID)).Body.String(), "decomposition-help")
+		if !strings.Contains(want, "squared distance from the human ratings") {
+			t.Fatalf("the run page lost its explanation: %q", want)
+		}
+		rec := env.postForm("/shares", url.Values{"kind": {"run"}, "run_id": {strconv.FormatInt(runID, 10)}, "expires": {"7d"}})
+		body := rec.Body.String()
+		i := strings.Index(body, "/s/")
+		if rec.Code != http.StatusOK || i < 0 {
+			t.Fatalf("share: %d %s", rec.Code, body)
+		}
+		link := body[i : i+strings.IndexAny(body[i:], "<\" ")]
+		for _, path := range []string{link, fmt.Sprintf("/runs/%d/report.html", runID), link + "/report.html"} {
+			page := env.getAs(path).Body.String()
+			if got := testidBlock(page, "decomposition-help"); got != want {
+				t.Errorf("%s explains the decomposition as %q, want the run page's %q", path, got, want)
+			}
+			if !strings.Contains(page, "Error of the mean score ") {
+				t.Errorf("%s lost the decomposition figures", path)
+			}
 		}
 	})
 }

@@ -261,7 +261,19 @@ func (h *Handlers) handleRubricForm(c echo.Context, p models.Project, r models.R
 	case action == "preview":
 		return h.renderRubricEditor(c, http.StatusOK, p, r, f, "", true)
 	}
-	if problems := f.problems(); len(problems) > 0 {
+	problems := f.problems()
+	datasets, err := h.DB.ListDatasets(c.Request().Context(), h.workspaceID(c), p.ID)
+	if err != nil {
+		return err
+	}
+	for _, rp := range unknownRatingColumns(f.columns(), datasets, editorColumnWords) {
+		if problems == nil {
+			problems = map[string][]string{}
+		}
+		id := criterionInputID(rp.Criterion, rp.Field)
+		problems[id] = append(problems[id], rp.Message)
+	}
+	if len(problems) > 0 {
 		f.fieldErrors = problems
 		n := 0
 		for _, m := range problems {
@@ -541,6 +553,15 @@ func (f rubricForm) problems() map[string][]string {
 	}
 	if len(out) == 0 {
 		return nil
+	}
+	return out
+}
+
+// columns are the rating columns the form's criteria name.
+func (f rubricForm) columns() []criterionColumns {
+	out := make([]criterionColumns, len(f.Criteria))
+	for i, cf := range f.Criteria {
+		out[i] = criterionColumns{Name: strings.TrimSpace(cf.Name), Human: cf.HumanColumn, Annotators: cf.Annotators}
 	}
 	return out
 }

@@ -1093,7 +1093,7 @@ func RunLaunchPage(v RunLaunchView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 108, "\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 108, "\" aria-describedby=\"launch-temperature-help\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1101,7 +1101,7 @@ func RunLaunchPage(v RunLaunchView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 109, "<p class=\"small muted\">Used by BatchEval (default 0.2: consistent, yet rounds differ a little) and LLM-Eval (default 0, greedy, which its paper found better). Left as shown, it follows the method chosen.</p></div><div><label for=\"top_p\">top_p</label> <input type=\"number\" id=\"top_p\" name=\"top_p\" step=\"0.05\" min=\"0.05\" max=\"1\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 109, "<p class=\"small muted\" id=\"launch-temperature-help\" data-testid=\"launch-temperature-help\">How freely the judge words its answers, from 0 to 2; low is steadier and repeats better from run to run. Used by BatchEval (default 0.2: consistent, yet rounds differ a little) and LLM-Eval (default 0, greedy, which its paper found better). Left as shown, it follows the method chosen.</p></div><div><label for=\"top_p\">top_p</label> <input type=\"number\" id=\"top_p\" name=\"top_p\" step=\"0.05\" min=\"0.05\" max=\"1\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1114,7 +1114,7 @@ func RunLaunchPage(v RunLaunchView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 110, "\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 110, "\" aria-describedby=\"launch-top-p-help\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1122,7 +1122,7 @@ func RunLaunchPage(v RunLaunchView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 111, "<p class=\"small muted\">Used by BatchEval and CloserLook. Default 0.9, as in the BatchEval authors' code.</p></div><div><label for=\"seed\">Seed</label> <input type=\"number\" id=\"seed\" name=\"seed\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 111, "<p class=\"small muted\" id=\"launch-top-p-help\" data-testid=\"launch-top-p-help\">The judge picks each word only among its likeliest choices, those that make up this share of the odds (0.9 is 90%); lower is steadier. Used by BatchEval and CloserLook. Default 0.9, as in the BatchEval authors' code.</p></div><div><label for=\"seed\">Seed</label> <input type=\"number\" id=\"seed\" name=\"seed\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -15,15 +15,46 @@ type SettingTerm struct {
 // one entry, and parts that read plainly (a spending cap) get none.
 func settingTerms(summary string) []SettingTerm {
 	parts := strings.Split(summary, " · ")
-	hasTopP := false
+	hasTopP, sampled, batched := false, false, false
 	for _, p := range parts {
+		if strings.Contains(p, " rounds × batches of ") {
+			batched = true
+		}
 		if strings.HasPrefix(p, "top_p ") {
 			hasTopP = true
+		}
+		// G-Eval's and CloserLook's temperature is that of their n
+		// sampled answers, which must differ.
+		if strings.Contains(p, " samples at temperature ") || strings.HasPrefix(p, "mean of ") {
+			sampled = true
 		}
 	}
 	var out []SettingTerm
 	add := func(term, meaning string) { out = append(out, SettingTerm{Term: term, Meaning: meaning}) }
 	for _, p := range parts {
+		// A part may name a method's way of scoring and, after it, the
+		// temperature it samples at: the way comes first, as on the line.
+		switch {
+		case strings.HasPrefix(p, "probability-weighted form score from "):
+			from := "the shares of n sampled answers (" + firstNumber(strings.TrimPrefix(p, "probability-weighted form score from ")) + " here) that gave each score"
+			if strings.Contains(p, "log-probabilities") {
+				from = "the odds the endpoint reports for each score it could write (its log-probabilities) when it reports them, else from " + from
+			}
+			add("Probability-weighted form score", "the judge fills in a short form that asks for the score alone, in whole numbers. Instead of the one number it writes, each allowed score counts as much as the judge was likely to give it (60% on 4 and 40% on 3 gives 3.6), so the scores spread finely and ties are rare. How likely each score is comes from "+from+".")
+		case strings.HasPrefix(p, "mean of ") && strings.HasSuffix(p, " ratings"):
+			n := firstNumber(p)
+			kind := "decimal ratings may be 3.5 as well as 3 or 4"
+			if strings.Contains(p, " integer ratings") {
+				kind = "integer ratings are whole numbers only"
+			}
+			add("Sampled ratings", "each sample is judged alone: the judge first analyses it, then rates it. The same request is answered "+n+" times and the score is the mean of the ratings that could be read, so one answer's luck weighs little ("+kind+").")
+		case strings.HasPrefix(p, "every criterion in one JSON answer on the "):
+			scale := strings.TrimSuffix(strings.TrimPrefix(p, "every criterion in one JSON answer on the "), " scale")
+			add("One JSON answer", "one call per sample scores every criterion at once, answered as structured data (JSON) on the "+scale+" scale rather than each criterion's own range; correlations with your ratings are unaffected.")
+		case strings.HasPrefix(p, "at least ") && strings.Contains(p, " of the probability on allowed scores"):
+			share := firstNumber(p)
+			add("Least probability on allowed scores", "when the judge writes a score outside the scale (say 6 on a 1 to 5 scale), its odds are still used if the allowed scores together got at least "+share+" of the odds at that place (1 would be all of them); below that the sample is scored from sampled answers instead.")
+		}
 		switch {
 		case strings.Contains(p, " rounds × batches of "):
 			add("Rounds × batches", "each sample was scored once per round, each time in a batch of samples the judge compared side by side; its final score is the mean of its rounds.")
@@ -32,9 +63,20 @@ func settingTerms(summary string) []SettingTerm {
 			if hasTopP {
 				term = "Temperature and top_p"
 			}
-			add(term, "how freely the judge words its answers. Low values give steadier scores that repeat from run to run.")
+			meaning := "how freely the judge words its answers. Low values give steadier scores that repeat from run to run."
+			if sampled {
+				meaning = "how freely the judge words each of the n sampled answers. They must differ for their mix to say anything, so the papers sample at temperature 1; at 0 every answer would be the same."
+			}
+			if hasTopP {
+				meaning += " top_p lets the judge pick each word only among its likeliest choices, those that make up that share of the odds (0.9 is 90%)."
+			}
+			add(term, meaning)
 		case strings.HasPrefix(p, "seed "):
-			add("Seed", "fixes the run's random choices, such as which samples share a batch, so the run can be repeated.")
+			if batched {
+				add("Seed", "fixes the run's random choices, such as which samples share a batch, so the run can be repeated.")
+			} else {
+				add("Seed", "is sent with every call, so an endpoint that honours seeds gives the same answers again and the run can be repeated.")
+			}
 		case strings.HasSuffix(p, "-stage prompt"):
 			switch strings.TrimSuffix(p, "-stage prompt") {
 			case "one":
@@ -62,4 +104,15 @@ func settingTerms(summary string) []SettingTerm {
 		}
 	}
 	return out
+}
+
+// firstNumber is the first number a settings part shows ("20" of "mean of
+// 20 sampled integer ratings"), "" when it shows none.
+func firstNumber(part string) string {
+	for _, w := range strings.Fields(part) {
+		if w != "" && (w[0] >= '0' && w[0] <= '9') {
+			return w
+		}
+	}
+	return ""
 }

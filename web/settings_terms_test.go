@@ -34,13 +34,18 @@ func TestSettingTermsExplainEachMethodsLine(t *testing.T) {
 		{"three stage, homogeneous", evaluator.MethodBatchEval, with(func(s *evaluator.Settings) {
 			s.Procedure, s.Composition = evaluator.ThreeStage, evaluator.Homogeneous
 		}), []string{"Rounds × batches", "Temperature and top_p", "Seed", "Three-stage prompt", "Homogeneous batches", "Decimal scores"}},
-		{"CloserLook", evaluator.MethodCloserLook, with(nil), []string{"Temperature and top_p", "Seed"}},
-		{"G-Eval", evaluator.MethodGEval, with(nil), []string{"Temperature", "Seed"}},
-		{"LLM-Eval", evaluator.MethodLLMEval, with(nil), []string{"Temperature", "Seed"}},
+		{"CloserLook", evaluator.MethodCloserLook, with(nil), []string{"Sampled ratings", "Temperature and top_p", "Seed"}},
+		{"G-Eval", evaluator.MethodGEval, with(nil), []string{"Probability-weighted form score", "Temperature", "Seed", "Least probability on allowed scores"}},
+		{"G-Eval without log-probabilities", evaluator.MethodGEval, with(nil), []string{"Probability-weighted form score", "Temperature", "Seed", "Least probability on allowed scores"}},
+		{"LLM-Eval", evaluator.MethodLLMEval, with(nil), []string{"One JSON answer", "Temperature", "Seed"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			line := methods.For(string(tt.method)).Summary(methods.Run{Settings: tt.settings, MethodSettings: evaluator.DefaultMethodSettings()})
+			ms := evaluator.DefaultMethodSettings()
+			if strings.HasSuffix(tt.name, "without log-probabilities") {
+				ms.UseLogprobs = false
+			}
+			line := methods.For(string(tt.method)).Summary(methods.Run{Settings: tt.settings, MethodSettings: ms})
 			var got []string
 			for _, term := range settingTerms(line) {
 				got = append(got, term.Term)
@@ -53,6 +58,52 @@ func TestSettingTermsExplainEachMethodsLine(t *testing.T) {
 			}
 		})
 	}
+	// The sample-wise methods' terms say what their figures are: n, where
+	// the probabilities come from, the share on allowed scores, the scale;
+	// their temperature is that of the sampled answers.
+	meanings := func(method evaluator.Method, ms evaluator.MethodSettings) map[string]string {
+		out := map[string]string{}
+		for _, term := range settingTerms(methods.For(string(method)).Summary(methods.Run{Settings: with(nil), MethodSettings: ms})) {
+			out[term.Term] = term.Meaning
+		}
+		return out
+	}
+	ms := evaluator.DefaultMethodSettings()
+	ms.Samples, ms.MinAllowedMass, ms.CloserLookScoring = 12, 0.6, evaluator.Integer
+	noLogprobs := ms
+	noLogprobs.UseLogprobs = false
+	llm100 := ms
+	llm100.LLMEvalScale = evaluator.LLMEvalHundred
+	for _, c := range []struct {
+		method evaluator.Method
+		ms     evaluator.MethodSettings
+		term   string
+		want   []string
+		not    []string
+	}{
+		{evaluator.MethodGEval, ms, "Probability-weighted form score", []string{"each allowed score counts as much as the judge was likely to give it", "log-probabilities", "n sampled answers (12 here)"}, nil},
+		{evaluator.MethodGEval, noLogprobs, "Probability-weighted form score", []string{"n sampled answers (12 here)"}, []string{"log-probabilities"}},
+		{evaluator.MethodGEval, ms, "Temperature", []string{"n sampled answers", "must differ"}, nil},
+		{evaluator.MethodGEval, ms, "Least probability on allowed scores", []string{"at least 0.60 of the odds", "outside the scale", "scored from sampled answers instead"}, nil},
+		{evaluator.MethodCloserLook, ms, "Sampled ratings", []string{"first analyses it, then rates it", "answered 12 times", "mean of the ratings", "whole numbers only"}, nil},
+		{evaluator.MethodCloserLook, ms, "Temperature and top_p", []string{"n sampled answers", "likeliest choices"}, nil},
+		{evaluator.MethodCloserLook, ms, "Seed", []string{"sent with every call"}, []string{"batch"}},
+		{evaluator.MethodLLMEval, llm100, "One JSON answer", []string{"every criterion at once", "0-100 scale"}, nil},
+		{evaluator.MethodLLMEval, ms, "Temperature", []string{"Low values give steadier scores"}, []string{"sampled"}},
+	} {
+		m := meanings(c.method, c.ms)[c.term]
+		for _, w := range c.want {
+			if !strings.Contains(m, w) {
+				t.Errorf("%s %s: %q lacks %q", c.method, c.term, m, w)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(m, w) {
+				t.Errorf("%s %s: %q should not say %q", c.method, c.term, m, w)
+			}
+		}
+	}
+
 	// Which score sorts the batches is said for the compositions it
 	// drives.
 	line := methods.For(string(evaluator.MethodBatchEval)).Summary(methods.Run{Settings: with(nil)})

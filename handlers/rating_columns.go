@@ -1,0 +1,77 @@
+package handlers
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// criterionColumns are the rating columns one criterion of a rubric names,
+// as the editor's form or the API's body gives them.
+type criterionColumns struct {
+	Name       string // the criterion's name, "" when not given yet
+	Human      string
+	Annotators []string
+}
+
+// columnWords name the two settings as the caller's reader knows them: the
+// editor's labels or the API's keys.
+// HumanNone and AnnotatorsNone say how to choose no column.
+type columnWords struct {
+	Human, HumanNone, Annotators, AnnotatorsNone string
+}
+
+var (
+	editorColumnWords = columnWords{Human: "human rating column", HumanNone: "choose None",
+		Annotators: "individual annotators' columns", AnnotatorsNone: "tick none"}
+	apiColumnWords = columnWords{Human: "human_column", HumanNone: "leave human_column out",
+		Annotators: "annotator_columns", AnnotatorsNone: "leave annotator_columns out"}
+)
+
+// ratingColumnProblem is a criterion naming a rating column that none of
+// the project's datasets has.
+type ratingColumnProblem struct {
+	Criterion int    // index in the rubric
+	Field     string // "human" or "annotators", as the editor's input ids
+	Message   string
+}
+
+// unknownRatingColumns refuses the human and annotator columns that are
+// none of the project's datasets' rating columns (a hand-made post, a
+// typo): the runs would find no rating and could not measure agreement.
+// A project without datasets refuses nothing: its data may come later.
+func unknownRatingColumns(criteria []criterionColumns, datasets []models.Dataset, w columnWords) []ratingColumnProblem {
+	if len(datasets) == 0 {
+		return nil
+	}
+	ratings := ratingColumnsOf(datasets)
+	have := func(none string) string {
+		if len(ratings) == 0 {
+			return "they have no rating columns: " + none + ", or upload a dataset with ratings first"
+		}
+		return "their rating columns are " + joinQuoted(ratings) + ": use one of them, or " + none
+	}
+	var out []ratingColumnProblem
+	for i, cr := range criteria {
+		who := fmt.Sprintf("Criterion %d", i+1)
+		if cr.Name != "" {
+			who = fmt.Sprintf("Criterion %q", cr.Name)
+		}
+		if cr.Human != "" && !slices.Contains(ratings, cr.Human) {
+			out = append(out, ratingColumnProblem{Criterion: i, Field: "human",
+				Message: fmt.Sprintf("%s: the %s %q is in none of this project's datasets; %s.", who, w.Human, cr.Human, have(w.HumanNone))})
+		}
+		var unknown []string
+		for _, a := range cr.Annotators {
+			if !slices.Contains(ratings, a) && !slices.Contains(unknown, a) {
+				unknown = append(unknown, a)
+			}
+		}
+		if len(unknown) > 0 {
+			out = append(out, ratingColumnProblem{Criterion: i, Field: "annotators",
+				Message: fmt.Sprintf("%s: of its %s, %s %s in none of this project's datasets; %s.", who, w.Annotators, joinQuoted(unknown), launchPlural(len(unknown), "is", "are"), have(w.AnnotatorsNone))})
+		}
+	}
+	return out
+}
