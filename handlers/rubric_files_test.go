@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"html"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -229,3 +231,36 @@ func TestRubricEditorAnchorsAndErrors(t *testing.T) {
 }
 
 type httptestRecorder = httptest.ResponseRecorder
+
+// TestRubricImportNamesUnknownRatingColumns: a rubric file made for other
+// data may name rating columns none of this project's datasets has; it is
+// imported as written, and the message names each such column by its
+// criterion (before, only the editor's save and the API checked them).
+func TestRubricImportNamesUnknownRatingColumns(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		file := strings.Replace(string(demo.RubricYAML()), "human_column: engaging", "human_column: engagement_score", 1)
+		rec := env.importRubricFile("other.yaml", []byte(file))
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("import: status %d: %s", rec.Code, rec.Body.String())
+		}
+		next := httptest.NewRequest(http.MethodGet, rec.Header().Get("Location"), nil)
+		for _, ck := range rec.Result().Cookies() {
+			next.AddCookie(ck)
+		}
+		page := httptest.NewRecorder()
+		env.e.ServeHTTP(page, next)
+		m := regexp.MustCompile(`data-testid="flash">([^<]*)<`).FindStringSubmatch(page.Body.String())
+		if m == nil {
+			t.Fatal("no message after the import")
+		}
+		flash := html.UnescapeString(m[1])
+		for _, w := range []string{"engagement_score", "Engaging", "coherent"} {
+			if !strings.Contains(flash, w) {
+				t.Errorf("the message %q lacks %q", flash, w)
+			}
+		}
+		if strings.Contains(flash, `"coherent" is`) {
+			t.Errorf("the message %q names a column the datasets have", flash)
+		}
+	})
+}

@@ -165,7 +165,22 @@ func (h *Handlers) importRubric(c echo.Context) error {
 		}
 		return fail(fh.Filename + ": " + models.ErrorMessage(err))
 	}
-	return redirect(c, web.RubricEditURL(r.ID), fmt.Sprintf("Rubric %q imported from %s with %d criteria. Check the human rating columns before launching.", r.Name, fh.Filename, len(r.Criteria)))
+	msg := fmt.Sprintf("Rubric %q imported from %s with %d criteria. Check the human rating columns before launching.", r.Name, fh.Filename, len(r.Criteria))
+	// A file made for another project may name rating columns this one's
+	// datasets lack: imported as written (the editor then asks for a
+	// column), and said here, each by its criterion.
+	datasets, err := h.DB.ListDatasets(c.Request().Context(), h.workspaceID(c), p.ID)
+	if err != nil {
+		return err
+	}
+	cols := make([]criterionColumns, len(r.Criteria))
+	for i, cr := range r.Criteria {
+		cols[i] = criterionColumns{Name: cr.Name, Human: cr.HumanColumn, Annotators: cr.AnnotatorColumns}
+	}
+	for _, p := range unknownRatingColumns(cols, datasets, editorColumnWords) {
+		msg += " " + p.Message
+	}
+	return redirect(c, web.RubricEditURL(r.ID), msg)
 }
 
 // exportRubric downloads a rubric as a rubric file, the format the command
