@@ -151,7 +151,8 @@ func TestSharedReportExplainsDecomposition(t *testing.T) {
 		if run := env.waitRun(runID, 60*time.Second); run.Status != models.RunSucceeded {
 			t.Fatalf("run status %s (%s)", run.Status, run.Error)
 		}
-		want := testidBlock(env.get(fmt.Sprintf("/runs/%d", runID)).Body.String(), "decomposition-help")
+		runPage := env.get(fmt.Sprintf("/runs/%d", runID)).Body.String()
+		want := testidBlock(runPage, "decomposition-help")
 		if !strings.Contains(want, "squared distance from the human ratings") {
 			t.Fatalf("the run page lost its explanation: %q", want)
 		}
@@ -169,6 +170,13 @@ func TestSharedReportExplainsDecomposition(t *testing.T) {
 			}
 			if !strings.Contains(page, "Error of the mean score ") {
 				t.Errorf("%s lost the decomposition figures", path)
+			}
+			// The average batch bias and its meaning, as on the run page
+			// (the shared reports had the rounds table without them).
+			for _, id := range []string{"batch-bias", "batch-bias-help"} {
+				if got, w := testidBlock(page, id), testidBlock(runPage, id); got == "" || got != w {
+					t.Errorf("%s: %s %q, want the run page's %q", path, id, got, w)
+				}
 			}
 		}
 	})
