@@ -776,11 +776,7 @@ func (h *Handlers) apiSaveRubric(c echo.Context, r models.Rubric, status int) er
 	if err != nil {
 		return err
 	}
-	cols := make([]criterionColumns, len(criteria))
-	for i, cr := range criteria {
-		cols[i] = criterionColumns{Name: cr.Name, Human: cr.HumanColumn, Annotators: cr.AnnotatorColumns}
-	}
-	if problems := unknownRatingColumns(cols, datasets, apiColumnWords); len(problems) > 0 {
+	if problems := unknownRatingColumns(columnsOf(criteria), datasets, apiColumnWords); len(problems) > 0 {
 		return models.Errorf(models.EInvalid, "%s", problems[0].Message)
 	}
 	if in.Fields != nil {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/batcheval/batcheval/web"
 )
 
 // TestLaunchWarnsWhenACallOutgrowsTheContextWindow: a judge with a known
@@ -78,7 +80,7 @@ func TestLaunchWarnsWhenACallOutgrowsTheContextWindow(t *testing.T) {
 		if !strings.Contains(body, "estimate-too-long") || m == nil {
 			t.Fatalf("a call one token over the window: no warning naming a batch size:\n%s", body)
 		}
-		if !strings.Contains(body, fmt.Sprintf("window of %s", formatThousands(need-1))) {
+		if !strings.Contains(body, fmt.Sprintf("window of %s", web.Count(need-1))) {
 			t.Errorf("the warning does not name the window of %d tokens:\n%s", need-1, body)
 		}
 		fits, _ := strconv.Atoi(m[1])
@@ -111,13 +113,4 @@ func TestLaunchWarnsWhenACallOutgrowsTheContextWindow(t *testing.T) {
 			t.Errorf("a context window of 8k: status %d, want 422 naming the field", rec.Code)
 		}
 	})
-}
-
-// formatThousands writes n with thousands commas, as the pages do.
-func formatThousands(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

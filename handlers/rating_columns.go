@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/models"
 )
 
@@ -13,6 +14,15 @@ type criterionColumns struct {
 	Name       string // the criterion's name, "" when not given yet
 	Human      string
 	Annotators []string
+}
+
+// columnsOf gives the rating columns of stored criteria.
+func columnsOf(criteria []evaluator.Criterion) []criterionColumns {
+	out := make([]criterionColumns, len(criteria))
+	for i, cr := range criteria {
+		out[i] = criterionColumns{Name: cr.Name, Human: cr.HumanColumn, Annotators: cr.AnnotatorColumns}
+	}
+	return out
 }
 
 // columnWords name the two settings as the caller's reader knows them: the

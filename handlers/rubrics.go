@@ -173,11 +173,7 @@ func (h *Handlers) importRubric(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cols := make([]criterionColumns, len(r.Criteria))
-	for i, cr := range r.Criteria {
-		cols[i] = criterionColumns{Name: cr.Name, Human: cr.HumanColumn, Annotators: cr.AnnotatorColumns}
-	}
-	for _, p := range unknownRatingColumns(cols, datasets, editorColumnWords) {
+	for _, p := range unknownRatingColumns(columnsOf(r.Criteria), datasets, editorColumnWords) {
 		msg += " " + p.Message
 	}
 	return redirect(c, web.RubricEditURL(r.ID), msg)
@@ -670,10 +666,7 @@ func joinQuoted(names []string) string {
 	for i, n := range names {
 		q[i] = strconv.Quote(n)
 	}
-	if len(q) == 1 {
-		return q[0]
-	}
-	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+	return joinNames(q)
 }
 
 // showRubric answers a rubric's bare address (typed, or cut back from a
