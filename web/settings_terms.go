@@ -1,6 +1,11 @@
 package web
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/batcheval/batcheval/evaluator/methods"
+	"github.com/batcheval/batcheval/models"
+)
 
 // SettingTerm is one term of a run's settings line with what it means to
 // a reader who has not read the method's paper.
@@ -115,4 +120,14 @@ func firstNumber(part string) string {
 		}
 	}
 	return ""
+}
+
+// runSettings is the method's account of the run's settings, part by part,
+// with the run's spending cap after them when it has one.
+func runSettings(r models.Run) methods.Summary {
+	s := runMethod(r).Parts(methods.Run{Settings: r.Settings, MethodSettings: r.MethodSettings, Rubric: r.RubricSnapshot})
+	if c := r.Settings.SpendCapUSD; c != nil {
+		s = append(s, methods.SummaryPart{Text: "spending cap " + Money(*c), Plain: true})
+	}
+	return s
 }

@@ -88,6 +88,17 @@ func (LLMEval) Summary(r Run) string {
 	return fmt.Sprintf("every criterion in one JSON answer on the %s scale · temperature %g · seed %d", r.MethodSettings.LLMEvalScale, r.Settings.Temperature, r.Settings.Seed)
 }
 
+// Parts implements Method.
+func (LLMEval) Parts(r Run) Summary {
+	scale := r.MethodSettings.LLMEvalScale
+	return Summary{
+		explained(fmt.Sprintf("every criterion in one JSON answer on the %s scale", scale),
+			Term{"One JSON answer", fmt.Sprintf("one call per sample scores every criterion at once, answered as structured data (JSON) on the %s scale rather than each criterion's own range; correlations with your ratings are unaffected.", scale)}),
+		explained(fmt.Sprintf("temperature %g", r.Settings.Temperature), temperatureTerm(false, false)),
+		explained(fmt.Sprintf("seed %d", r.Settings.Seed), seedTerm(false)),
+	}
+}
+
 // Judge implements Method. Endpoints without structured output refuse the
 // schema (HTTP 400): the request falls back to JSON mode, then to plain
 // text, and the answer is parsed either way. The mode that worked is

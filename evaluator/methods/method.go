@@ -79,6 +79,9 @@ type Method interface {
 	// Summary describes the run's settings as the method uses them, in one
 	// line for the run page.
 	Summary(r Run) string
+	// Parts are the run's settings as the method uses them, part by part,
+	// each with what its terms of art mean.
+	Parts(r Run) Summary
 	// Note says in one line what the method does, for the method choice.
 	Note() string
 	// Estimate predicts a run's calls and tokens before it is launched.
