@@ -130,18 +130,7 @@ func (BatchEval) Judge(ctx context.Context, j Completer, u Unit) Outcome {
 func (BatchEval) Final(rounds []*float64) *float64 { return meanOf(rounds) }
 
 // Summary implements Method.
-func (BatchEval) Summary(r Run) string {
-	s := r.Settings
-	key := "previous round's"
-	if s.SortKey == evaluator.SortByMean {
-		key = "running mean"
-	}
-	return fmt.Sprintf("%d rounds × batches of %d · temperature %g · top_p %g · seed %d · %s-stage prompt · %s batches sorted by %s score · %s scores",
-		s.Rounds, s.BatchSize, s.Temperature, s.TopP, s.Seed, s.Procedure, s.Composition, key, s.Scoring)
-}
-
-// Parts implements Method.
-func (BatchEval) Parts(r Run) Summary {
+func (BatchEval) Summary(r Run) Summary {
 	s := r.Settings
 	key := "previous round's"
 	if s.SortKey == evaluator.SortByMean {

@@ -75,14 +75,7 @@ func (CloserLook) scoring(r Run) evaluator.Scoring {
 }
 
 // Summary implements Method.
-func (m CloserLook) Summary(r Run) string {
-	ms := r.MethodSettings
-	return fmt.Sprintf("mean of %d sampled %s ratings · temperature %g · top_p %g · seed %d",
-		ms.Samples, m.scoring(r), ms.SampleTemperature, m.topP(r), r.Settings.Seed)
-}
-
-// Parts implements Method.
-func (m CloserLook) Parts(r Run) Summary {
+func (m CloserLook) Summary(r Run) Summary {
 	ms := r.MethodSettings
 	kind := "decimal ratings may be 3.5 as well as 3 or 4"
 	if m.scoring(r) == evaluator.Integer {

@@ -74,18 +74,7 @@ func (GEval) Plan(p Plan) ([][]int, error) { return oneSamplePerUnit(p.N), nil }
 func (GEval) Final(rounds []*float64) *float64 { return meanOf(rounds) }
 
 // Summary implements Method.
-func (GEval) Summary(r Run) string {
-	ms := r.MethodSettings
-	src := "log-probabilities when the endpoint gives them, else "
-	if !ms.UseLogprobs {
-		src = ""
-	}
-	return fmt.Sprintf("probability-weighted form score from %s%d samples at temperature %g · seed %d · at least %.2f of the probability on allowed scores when the written score is not one",
-		src, ms.Samples, ms.SampleTemperature, r.Settings.Seed, minMass(ms))
-}
-
-// Parts implements Method.
-func (GEval) Parts(r Run) Summary {
+func (GEval) Summary(r Run) Summary {
 	ms := r.MethodSettings
 	src, from := "", fmt.Sprintf("the shares of n sampled answers (%d here) that gave each score", ms.Samples)
 	if ms.UseLogprobs {

@@ -84,12 +84,7 @@ func (LLMEval) Plan(p Plan) ([][]int, error) { return oneSamplePerUnit(p.N), nil
 func (LLMEval) Final(rounds []*float64) *float64 { return meanOf(rounds) }
 
 // Summary implements Method.
-func (LLMEval) Summary(r Run) string {
-	return fmt.Sprintf("every criterion in one JSON answer on the %s scale · temperature %g · seed %d", r.MethodSettings.LLMEvalScale, r.Settings.Temperature, r.Settings.Seed)
-}
-
-// Parts implements Method.
-func (LLMEval) Parts(r Run) Summary {
+func (LLMEval) Summary(r Run) Summary {
 	scale := r.MethodSettings.LLMEvalScale
 	return Summary{
 		explained(fmt.Sprintf("every criterion in one JSON answer on the %s scale", scale),

@@ -41,7 +41,7 @@ func TestEverySettingsPartIsExplained(t *testing.T) {
 				t.Fatalf("%s: prepare: %v", m.Name(), err)
 			}
 			for _, run := range []Run{r, prepared} {
-				sum := m.Parts(run)
+				sum := m.Summary(run)
 				if len(sum) == 0 {
 					t.Fatalf("%s: no settings summary", m.Name())
 				}
