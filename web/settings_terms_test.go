@@ -10,8 +10,8 @@ import (
 
 // TestSettingTermsExplainEachMethodsLine: the help under a run's settings
 // line explains the terms that line shows, for every method and every
-// procedure and batch composition, from the methods' own Summary (a
-// method that rewords its line makes this fail, not the help go quiet).
+// procedure and batch composition, from the methods' own Summary, whose
+// parts carry their meanings.
 func TestSettingTermsExplainEachMethodsLine(t *testing.T) {
 	with := func(f func(*evaluator.Settings)) evaluator.Settings {
 		s := evaluator.DefaultSettings()
@@ -45,16 +45,16 @@ func TestSettingTermsExplainEachMethodsLine(t *testing.T) {
 			if strings.HasSuffix(tt.name, "without log-probabilities") {
 				ms.UseLogprobs = false
 			}
-			line := methods.For(string(tt.method)).Summary(methods.Run{Settings: tt.settings, MethodSettings: ms})
+			sum := methods.For(string(tt.method)).Summary(methods.Run{Settings: tt.settings, MethodSettings: ms})
 			var got []string
-			for _, term := range settingTerms(line) {
+			for _, term := range sum.Terms() {
 				got = append(got, term.Term)
 				if term.Meaning == "" {
 					t.Errorf("%s has no meaning", term.Term)
 				}
 			}
 			if strings.Join(got, " | ") != strings.Join(tt.want, " | ") {
-				t.Errorf("line %q\nexplains %q\nwant      %q", line, got, tt.want)
+				t.Errorf("line %q\nexplains %q\nwant      %q", sum.Line(), got, tt.want)
 			}
 		})
 	}
@@ -63,7 +63,7 @@ func TestSettingTermsExplainEachMethodsLine(t *testing.T) {
 	// their temperature is that of the sampled answers.
 	meanings := func(method evaluator.Method, ms evaluator.MethodSettings) map[string]string {
 		out := map[string]string{}
-		for _, term := range settingTerms(methods.For(string(method)).Summary(methods.Run{Settings: with(nil), MethodSettings: ms})) {
+		for _, term := range methods.For(string(method)).Summary(methods.Run{Settings: with(nil), MethodSettings: ms}).Terms() {
 			out[term.Term] = term.Meaning
 		}
 		return out
@@ -106,8 +106,7 @@ func TestSettingTermsExplainEachMethodsLine(t *testing.T) {
 
 	// Which score sorts the batches is said for the compositions it
 	// drives.
-	line := methods.For(string(evaluator.MethodBatchEval)).Summary(methods.Run{Settings: with(nil)})
-	for _, term := range settingTerms(line) {
+	for _, term := range methods.For(string(evaluator.MethodBatchEval)).Summary(methods.Run{Settings: with(nil)}).Terms() {
 		if term.Term == "Heterogeneous batches" && !strings.Contains(term.Meaning, "previous round's score") {
 			t.Errorf("heterogeneous batches do not say which score mixes them: %q", term.Meaning)
 		}

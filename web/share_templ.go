@@ -508,7 +508,7 @@ func reportHeading(f ReportFacts) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var19 string
-			templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(runSettingsSummary(f.Run))
+			templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(runSettings(f.Run).Line())
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 238, Col: 53}
 			}
@@ -520,7 +520,7 @@ func reportHeading(f ReportFacts) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = settingsHelp(runSettingsSummary(f.Run)).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = settingsHelp(runSettings(f.Run)).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

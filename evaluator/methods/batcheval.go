@@ -130,14 +130,63 @@ func (BatchEval) Judge(ctx context.Context, j Completer, u Unit) Outcome {
 func (BatchEval) Final(rounds []*float64) *float64 { return meanOf(rounds) }
 
 // Summary implements Method.
-func (BatchEval) Summary(r Run) string {
+func (BatchEval) Summary(r Run) Summary {
 	s := r.Settings
 	key := "previous round's"
 	if s.SortKey == evaluator.SortByMean {
 		key = "running mean"
 	}
-	return fmt.Sprintf("%d rounds × batches of %d · temperature %g · top_p %g · seed %d · %s-stage prompt · %s batches sorted by %s score · %s scores",
-		s.Rounds, s.BatchSize, s.Temperature, s.TopP, s.Seed, s.Procedure, s.Composition, key, s.Scoring)
+	return Summary{
+		explained(fmt.Sprintf("%d rounds × batches of %d", s.Rounds, s.BatchSize),
+			Term{"Rounds × batches", "each sample was scored once per round, each time in a batch of samples the judge compared side by side; its final score is the mean of its rounds."}),
+		explained(fmt.Sprintf("temperature %g", s.Temperature), temperatureTerm(false, true)),
+		plain(fmt.Sprintf("top_p %g", s.TopP)),
+		explained(fmt.Sprintf("seed %d", s.Seed), seedTerm(true)),
+		explained(fmt.Sprintf("%s-stage prompt", s.Procedure), procedureTerms(s.Procedure)...),
+		explained(fmt.Sprintf("%s batches sorted by %s score", s.Composition, key), compositionTerms(s.Composition, key+" score")...),
+		explained(fmt.Sprintf("%s scores", s.Scoring), scoringTerms(s.Scoring)...),
+	}
+}
+
+// procedureTerms explains a batch prompt's procedure; none for a value this
+// version does not know.
+func procedureTerms(p evaluator.Procedure) []Term {
+	switch p {
+	case evaluator.OneStage:
+		return []Term{{"One-stage prompt", "the judge analyses and scores each sample of a batch in turn."}}
+	case evaluator.TwoStage:
+		return []Term{{"Two-stage prompt", "the judge first writes an analysis of every sample in the batch, then gives all the scores at once (the paper found this best)."}}
+	case evaluator.ThreeStage:
+		return []Term{{"Three-stage prompt", "the judge analyses the samples, ranks them, then scores them (the paper found the ranking sways the scores)."}}
+	}
+	return nil
+}
+
+// compositionTerms explains how the batches after the first round are
+// formed, and which score (key) orders the samples when one does.
+func compositionTerms(c evaluator.Composition, key string) []Term {
+	order := " Which samples go together follows each sample's " + key + "."
+	switch c {
+	case evaluator.Heterogeneous:
+		return []Term{{"Heterogeneous batches", "after the first round, each batch mixes samples that scored low with samples that scored high, so the judge compares across the whole scale (the paper found this best)." + order}}
+	case evaluator.Homogeneous:
+		return []Term{{"Homogeneous batches", "after the first round, samples with similar scores share a batch." + order}}
+	case evaluator.Random:
+		return []Term{{"Random batches", "the samples are reshuffled into new batches at random every round."}}
+	}
+	return nil
+}
+
+// scoringTerms explains the number format the judge is asked for; none for
+// a value this version does not know.
+func scoringTerms(s evaluator.Scoring) []Term {
+	switch s {
+	case evaluator.Decimal:
+		return []Term{{"Decimal scores", "the judge may give 3.5 as well as 3 or 4."}}
+	case evaluator.Integer:
+		return []Term{{"Integer scores", "the judge gives whole numbers only."}}
+	}
+	return nil
 }
 
 // EncodeMessages stores a request's messages as JSON.

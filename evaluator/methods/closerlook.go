@@ -75,10 +75,19 @@ func (CloserLook) scoring(r Run) evaluator.Scoring {
 }
 
 // Summary implements Method.
-func (m CloserLook) Summary(r Run) string {
+func (m CloserLook) Summary(r Run) Summary {
 	ms := r.MethodSettings
-	return fmt.Sprintf("mean of %d sampled %s ratings · temperature %g · top_p %g · seed %d",
-		ms.Samples, m.scoring(r), ms.SampleTemperature, m.topP(r), r.Settings.Seed)
+	kind := "decimal ratings may be 3.5 as well as 3 or 4"
+	if m.scoring(r) == evaluator.Integer {
+		kind = "integer ratings are whole numbers only"
+	}
+	return Summary{
+		explained(fmt.Sprintf("mean of %d sampled %s ratings", ms.Samples, m.scoring(r)),
+			Term{"Sampled ratings", fmt.Sprintf("each sample is judged alone: the judge first analyses it, then rates it. The same request is answered %d times and the score is the mean of the ratings that could be read, so one answer's luck weighs little (%s).", ms.Samples, kind)}),
+		explained(fmt.Sprintf("temperature %g", ms.SampleTemperature), temperatureTerm(true, true)),
+		plain(fmt.Sprintf("top_p %g", m.topP(r))),
+		explained(fmt.Sprintf("seed %d", r.Settings.Seed), seedTerm(false)),
+	}
 }
 
 // Judge implements Method.

@@ -74,14 +74,22 @@ func (GEval) Plan(p Plan) ([][]int, error) { return oneSamplePerUnit(p.N), nil }
 func (GEval) Final(rounds []*float64) *float64 { return meanOf(rounds) }
 
 // Summary implements Method.
-func (GEval) Summary(r Run) string {
+func (GEval) Summary(r Run) Summary {
 	ms := r.MethodSettings
-	src := "log-probabilities when the endpoint gives them, else "
-	if !ms.UseLogprobs {
-		src = ""
+	src, from := "", fmt.Sprintf("the shares of n sampled answers (%d here) that gave each score", ms.Samples)
+	if ms.UseLogprobs {
+		src = "log-probabilities when the endpoint gives them, else "
+		from = "the odds the endpoint reports for each score it could write (its log-probabilities) when it reports them, else from " + from
 	}
-	return fmt.Sprintf("probability-weighted form score from %s%d samples at temperature %g · seed %d · at least %.2f of the probability on allowed scores when the written score is not one",
-		src, ms.Samples, ms.SampleTemperature, r.Settings.Seed, minMass(ms))
+	share := fmt.Sprintf("%.2f", minMass(ms))
+	return Summary{
+		explained(fmt.Sprintf("probability-weighted form score from %s%d samples at temperature %g", src, ms.Samples, ms.SampleTemperature),
+			Term{"Probability-weighted form score", "the judge fills in a short form that asks for the score alone, in whole numbers. Instead of the one number it writes, each allowed score counts as much as the judge was likely to give it (60% on 4 and 40% on 3 gives 3.6), so the scores spread finely and ties are rare. How likely each score is comes from " + from + "."},
+			temperatureTerm(true, false)),
+		explained(fmt.Sprintf("seed %d", r.Settings.Seed), seedTerm(false)),
+		explained("at least "+share+" of the probability on allowed scores when the written score is not one",
+			Term{"Least probability on allowed scores", "when the judge writes a score outside the scale (say 6 on a 1 to 5 scale), its odds are still used if the allowed scores together got at least " + share + " of the odds at that place (1 would be all of them); below that the sample is scored from sampled answers instead."}),
+	}
 }
 
 func minMass(ms evaluator.MethodSettings) float64 {

@@ -84,8 +84,14 @@ func (LLMEval) Plan(p Plan) ([][]int, error) { return oneSamplePerUnit(p.N), nil
 func (LLMEval) Final(rounds []*float64) *float64 { return meanOf(rounds) }
 
 // Summary implements Method.
-func (LLMEval) Summary(r Run) string {
-	return fmt.Sprintf("every criterion in one JSON answer on the %s scale · temperature %g · seed %d", r.MethodSettings.LLMEvalScale, r.Settings.Temperature, r.Settings.Seed)
+func (LLMEval) Summary(r Run) Summary {
+	scale := r.MethodSettings.LLMEvalScale
+	return Summary{
+		explained(fmt.Sprintf("every criterion in one JSON answer on the %s scale", scale),
+			Term{"One JSON answer", fmt.Sprintf("one call per sample scores every criterion at once, answered as structured data (JSON) on the %s scale rather than each criterion's own range; correlations with your ratings are unaffected.", scale)}),
+		explained(fmt.Sprintf("temperature %g", r.Settings.Temperature), temperatureTerm(false, false)),
+		explained(fmt.Sprintf("seed %d", r.Settings.Seed), seedTerm(false)),
+	}
 }
 
 // Judge implements Method. Endpoints without structured output refuse the

@@ -76,9 +76,10 @@ type Method interface {
 	// Final is a sample's final score from its scores of every round (nil
 	// entries are missing); nil when none could be read.
 	Final(rounds []*float64) *float64
-	// Summary describes the run's settings as the method uses them, in one
-	// line for the run page.
-	Summary(r Run) string
+	// Summary is the run's settings as the method uses them, part by part,
+	// each with what its terms of art mean: its Line is the run's settings
+	// line, its Terms the help under it.
+	Summary(r Run) Summary
 	// Note says in one line what the method does, for the method choice.
 	Note() string
 	// Estimate predicts a run's calls and tokens before it is launched.
