@@ -41,7 +41,7 @@ func TestRunSettingsLine(t *testing.T) {
 			s.Procedure, s.Composition, s.SortKey, s.Scoring = evaluator.OneStage, evaluator.Random, evaluator.SortByMean, evaluator.Integer
 			s.Rounds, s.BatchSize, s.Temperature, s.TopP, s.Seed = 1, 1, 0, 1, 0
 		}, nil,
-			"1 rounds × batches of 1 · temperature 0 · top_p 1 · seed 0 · one-stage prompt · random batches sorted by running mean score · integer scores",
+			"1 round × batches of 1 · temperature 0 · top_p 1 · seed 0 · one-stage prompt · random batches · integer scores",
 			batchTerms("One-stage prompt", "Random batches", "Integer scores")},
 		{"three stage, homogeneous, cap with cents", evaluator.MethodBatchEval, func(s *evaluator.Settings) {
 			s.Procedure, s.Composition = evaluator.ThreeStage, evaluator.Homogeneous
@@ -60,15 +60,15 @@ func TestRunSettingsLine(t *testing.T) {
 			"5 rounds × batches of 10 · temperature 0.2 · top_p 0.9 · seed 1 · -stage prompt ·  batches sorted by previous round's score ·  scores",
 			[]string{"Rounds × batches", "Temperature and top_p", "Seed"}},
 		{"G-Eval defaults (log-probabilities)", evaluator.MethodGEval, nil, nil,
-			"probability-weighted form score from log-probabilities when the endpoint gives them, else 20 samples at temperature 1 · seed 1 · at least 0.50 of the probability on allowed scores when the written score is not one",
+			"probability-weighted form score from log-probabilities when the endpoint gives them, else 20 samples at temperature 1 · seed 1 · at least 0.5 of the probability on allowed scores when the written score is not one",
 			gevalTerms},
 		{"G-Eval sampled, own share, tiny cap", evaluator.MethodGEval, capOf(0.004), func(ms *evaluator.MethodSettings) {
 			ms.UseLogprobs, ms.Samples, ms.MinAllowedMass, ms.SampleTemperature = false, 7, 0.6, 0.7
 		},
-			"probability-weighted form score from 7 samples at temperature 0.7 · seed 1 · at least 0.60 of the probability on allowed scores when the written score is not one · spending cap $0.004",
+			"probability-weighted form score from 7 samples at temperature 0.7 · seed 1 · at least 0.6 of the probability on allowed scores when the written score is not one · spending cap $0.004",
 			gevalTerms},
-		{"G-Eval share rounded", evaluator.MethodGEval, nil, func(ms *evaluator.MethodSettings) { ms.MinAllowedMass = 0.125 },
-			"probability-weighted form score from log-probabilities when the endpoint gives them, else 20 samples at temperature 1 · seed 1 · at least 0.12 of the probability on allowed scores when the written score is not one",
+		{"G-Eval share as set, not rounded", evaluator.MethodGEval, nil, func(ms *evaluator.MethodSettings) { ms.MinAllowedMass = 0.125 },
+			"probability-weighted form score from log-probabilities when the endpoint gives them, else 20 samples at temperature 1 · seed 1 · at least 0.125 of the probability on allowed scores when the written score is not one",
 			gevalTerms},
 		{"LLM-Eval defaults", evaluator.MethodLLMEval, nil, nil,
 			"every criterion in one JSON answer on the 0-5 scale · temperature 0.2 · seed 1",

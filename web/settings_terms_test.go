@@ -84,7 +84,7 @@ func TestSettingTermsExplainEachMethodsLine(t *testing.T) {
 		{evaluator.MethodGEval, ms, "Probability-weighted form score", []string{"each allowed score counts as much as the judge was likely to give it", "log-probabilities", "n sampled answers (12 here)"}, nil},
 		{evaluator.MethodGEval, noLogprobs, "Probability-weighted form score", []string{"n sampled answers (12 here)"}, []string{"log-probabilities"}},
 		{evaluator.MethodGEval, ms, "Temperature", []string{"n sampled answers", "must differ"}, nil},
-		{evaluator.MethodGEval, ms, "Least probability on allowed scores", []string{"at least 0.60 of the odds", "outside the scale", "scored from sampled answers instead"}, nil},
+		{evaluator.MethodGEval, ms, "Least probability on allowed scores", []string{"at least 0.6 of the odds", "outside the scale", "scored from sampled answers instead"}, nil},
 		{evaluator.MethodCloserLook, ms, "Sampled ratings", []string{"first analyses it, then rates it", "answered 12 times", "mean of the ratings", "whole numbers only"}, nil},
 		{evaluator.MethodCloserLook, ms, "Temperature and top_p", []string{"n sampled answers", "likeliest choices"}, nil},
 		{evaluator.MethodCloserLook, ms, "Seed", []string{"sent with every call"}, []string{"batch"}},

@@ -136,14 +136,23 @@ func (BatchEval) Summary(r Run) Summary {
 	if s.SortKey == evaluator.SortByMean {
 		key = "running mean"
 	}
+	rounds := fmt.Sprintf("%d rounds", s.Rounds)
+	if s.Rounds == 1 {
+		rounds = "1 round"
+	}
+	// Random batches follow no score, so the line names no sort key.
+	composition := fmt.Sprintf("%s batches sorted by %s score", s.Composition, key)
+	if s.Composition == evaluator.Random {
+		composition = "random batches"
+	}
 	return Summary{
-		explained(fmt.Sprintf("%d rounds × batches of %d", s.Rounds, s.BatchSize),
+		explained(fmt.Sprintf("%s × batches of %d", rounds, s.BatchSize),
 			Term{"Rounds × batches", "each sample was scored once per round, each time in a batch of samples the judge compared side by side; its final score is the mean of its rounds."}),
 		explained(fmt.Sprintf("temperature %g", s.Temperature), temperatureTerm(false, true)),
 		plain(fmt.Sprintf("top_p %g", s.TopP)),
 		explained(fmt.Sprintf("seed %d", s.Seed), seedTerm(true)),
 		explained(fmt.Sprintf("%s-stage prompt", s.Procedure), procedureTerms(s.Procedure)...),
-		explained(fmt.Sprintf("%s batches sorted by %s score", s.Composition, key), compositionTerms(s.Composition, key+" score")...),
+		explained(composition, compositionTerms(s.Composition, key+" score")...),
 		explained(fmt.Sprintf("%s scores", s.Scoring), scoringTerms(s.Scoring)...),
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -81,7 +82,7 @@ func (GEval) Summary(r Run) Summary {
 		src = "log-probabilities when the endpoint gives them, else "
 		from = "the odds the endpoint reports for each score it could write (its log-probabilities) when it reports them, else from " + from
 	}
-	share := fmt.Sprintf("%.2f", minMass(ms))
+	share := strconv.FormatFloat(minMass(ms), 'g', -1, 64)
 	return Summary{
 		explained(fmt.Sprintf("probability-weighted form score from %s%d samples at temperature %g", src, ms.Samples, ms.SampleTemperature),
 			Term{"Probability-weighted form score", "the judge fills in a short form that asks for the score alone, in whole numbers. Instead of the one number it writes, each allowed score counts as much as the judge was likely to give it (60% on 4 and 40% on 3 gives 3.6), so the scores spread finely and ties are rare. How likely each score is comes from " + from + "."},
