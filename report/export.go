@@ -610,6 +610,13 @@ func (r *Report) writeCorrelationRows(b *strings.Builder) {
 		fmt.Fprintf(b, "%-20s %9s %9s %9s %9s %9s %6d %8d\n", trunc(c.Criterion.Name, 20),
 			f3(c.Pearson.Coef), fp(c.Pearson.P), f3(c.Spearman.Coef), fp(c.Spearman.P), f3(c.Kendall.Coef), c.Pearson.N, c.Pearson.Missing)
 	}
+	// "undefined" alone leaves the reader guessing: say why, in the words
+	// the run page uses (too few samples, a constant side, no ratings).
+	for _, c := range r.Criteria {
+		if math.IsNaN(c.Pearson.Coef) && c.Reading != "" {
+			fmt.Fprintf(b, "undefined for %s: %s\n", c.Criterion.Name, c.Reading)
+		}
+	}
 	for _, c := range r.Criteria {
 		if c.Missing > 0 {
 			fmt.Fprintf(b, "unreadable answers of %s: %d of %d answered round scores could not be read from the judge's answers.\n",

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/models"
 )
 
 // gevalFixture is the report fixture run as G-Eval, with evaluation steps
@@ -351,6 +352,40 @@ func TestCorrelationTableSaysUndefined(t *testing.T) {
 		if fields[1+i] != "undefined" {
 			t.Errorf("%s = %q, want undefined", name, fields[1+i])
 		}
+	}
+}
+
+// TestCorrelationTableSaysWhyUndefined: the command line's "undefined"
+// comes with its reason, as the run page gives it (the table printed the
+// word alone): a constant side, too few samples, no human ratings. A
+// defined figure gets no such line.
+func TestCorrelationTableSaysWhyUndefined(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(rows []models.DatasetRow, scores []models.RunScore)
+		want   string
+	}{
+		{"constant judge scores", func(_ []models.DatasetRow, scores []models.RunScore) {
+			for i := range scores {
+				scores[i].Score = f(2)
+			}
+		}, "undefined for Q: Agreement cannot be measured: one side gave the same score to all 4 samples."},
+		{"too few samples", func(rows []models.DatasetRow, _ []models.RunScore) {
+			delete(rows[0].Ratings, "h")
+		}, "undefined for Q: Too few samples to say (n = 2); 2 samples without both scores were left out."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, ds, rows, batches, scores := fixture()
+			tc.change(rows, scores)
+			table := Compute(run, ds, rows, batches, scores).CorrelationTable()
+			if !strings.Contains(table, tc.want+"\n") {
+				t.Errorf("table lacks %q:\n%s", tc.want, table)
+			}
+		})
+	}
+	run, ds, rows, batches, scores := fixture()
+	if table := Compute(run, ds, rows, batches, scores).CorrelationTable(); strings.Contains(table, "undefined") {
+		t.Errorf("a defined correlation's table says undefined:\n%s", table)
 	}
 }
 

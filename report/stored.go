@@ -19,8 +19,9 @@ import (
 // statsVersion is part of every input hash: bump it when the way the
 // stored figures are computed changes, and every stored copy is computed
 // again on its next use. stats-2: intervals by size (stats.AnalyticAbove)
-// and their method stored.
-const statsVersion = "stats-2"
+// and their method stored. stats-3: exact Spearman and Kendall p-values
+// on few pairs (stats.ExactPermutationMax), the system level's above all.
+const statsVersion = "stats-3"
 
 // criterionStats are the figures of a criterion worth storing: the
 // correlations with their bootstrap intervals and the system-level
@@ -82,6 +83,7 @@ func criterionInputs(cr *CriterionReport, system string, rows []models.DatasetRo
 	writeInt(h, bootstrapSeed)
 	writeInt(h, stats.AnalyticAbove)
 	writeInt(h, stats.SystemNormalAbove)
+	writeInt(h, stats.ExactPermutationMax)
 	h.Write([]byte(system))
 	h.Write([]byte{0})
 	for i, s := range cr.Samples {

@@ -86,15 +86,18 @@ func Pearson(x, y []float64) Correlation {
 }
 
 // Spearman is the Pearson correlation of the ranks, tied values sharing the
-// average of their ranks. Its p-value uses the same t approximation with
-// n-2 degrees of freedom as scipy.stats.spearmanr. Pairs where either value
-// is not finite are left out and counted in Missing.
+// average of their ranks. Its p-value is exact (a permutation test over
+// every ordering) up to ExactPermutationMax pairs, and above uses the same
+// t approximation with n-2 degrees of freedom as scipy.stats.spearmanr.
+// Pairs where either value is not finite are left out and counted in
+// Missing.
 func Spearman(x, y []float64) Correlation {
 	return Correlate(MethodSpearman, x, y)
 }
 
-// Kendall is Kendall's tau-b, which corrects for ties. Its p-value comes
-// from the normal approximation with the tie-corrected variance of the
+// Kendall is Kendall's tau-b, which corrects for ties. Its p-value is exact
+// (a permutation test over every ordering) up to ExactPermutationMax pairs;
+// above, it comes from the normal approximation with the tie-corrected variance of the
 // concordant-minus-discordant count, as scipy.stats.kendalltau's
 // "asymptotic" method. Pairs where either value is not finite are left out
 // and counted in Missing.
@@ -122,10 +125,14 @@ func Correlate(m Method, x, y []float64) Correlation {
 	if math.IsNaN(c.Coef) {
 		return c
 	}
-	switch m {
-	case MethodPearson, MethodSpearman:
+	switch {
+	case m == MethodPearson:
 		c.P = tTestP(c.Coef, len(xs))
-	case MethodKendall:
+	case len(xs) <= ExactPermutationMax:
+		c.P = exactOrderingP(m, xs, ys)
+	case m == MethodSpearman:
+		c.P = tTestP(c.Coef, len(xs))
+	case m == MethodKendall:
 		c.P = kendallP(c.Coef, xs, ys)
 	}
 	return c
