@@ -36,12 +36,13 @@ func navFor(p Principal) *web.Nav {
 	return n
 }
 
-// safeNext keeps a post-sign-in redirect on this site.
+// safeNext keeps a post-sign-in redirect on this site (localPath), and
+// of a length an address of this site has.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || len(next) > 2000 {
+	if len(next) > 2000 {
 		return "/"
 	}
-	return next
+	return localPath(next)
 }
 
 func (h *Handlers) showLogin(c echo.Context) error {
