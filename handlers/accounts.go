@@ -36,12 +36,13 @@ func navFor(p Principal) *web.Nav {
 	return n
 }
 
-// safeNext keeps a post-sign-in redirect on this site.
+// safeNext keeps a post-sign-in redirect on this site (localPath), and
+// of a length an address of this site has.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || len(next) > 2000 {
+	if len(next) > 2000 {
 		return "/"
 	}
-	return next
+	return localPath(next)
 }
 
 func (h *Handlers) showLogin(c echo.Context) error {
@@ -63,11 +64,21 @@ func (h *Handlers) login(c echo.Context) error {
 	if len(email) > maxLoginFieldLength || len(password) > maxLoginFieldLength {
 		return fail(http.StatusUnprocessableEntity, "That is not an address and password we could have issued.")
 	}
+	// The try is recorded as failed first and then counted with the
+	// others, itself included: tries sent at the same moment see each
+	// other, so a burst of guesses meets the same limit as a sequence.
+	attempt, err := h.DB.BeginLoginAttempt(ctx, email, addr)
+	if err != nil {
+		return err
+	}
 	byAccount, byAddress, err := h.DB.RecentLoginFailures(ctx, email, addr, time.Now().Add(-loginWindow))
 	if err != nil {
 		return err
 	}
-	if byAccount >= maxFailsPerAccount || byAddress >= maxFailsPerAddress {
+	if byAccount > maxFailsPerAccount || byAddress > maxFailsPerAddress {
+		if err := h.DB.EndLoginAttempt(ctx, attempt.ID, false); err != nil {
+			return err
+		}
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int(loginWindow.Seconds())))
 		return fail(http.StatusTooManyRequests, "Too many failed sign-ins: wait 15 minutes and try again, or ask an owner for a password reset link.")
 	}
@@ -76,15 +87,12 @@ func (h *Handlers) login(c echo.Context) error {
 		if models.ErrorCode(err) != models.EUnauthorized {
 			return err
 		}
-		if err := h.DB.RecordLoginAttempt(ctx, email, addr, false); err != nil {
-			return err
-		}
 		if known, ferr := h.DB.FindUserByEmail(ctx, email); ferr == nil {
 			h.auditUserWorkspaces(c, known, Principal{Kind: Anonymous}, models.AuditSignInFailed, "wrong password for "+known.Email)
 		}
 		return fail(http.StatusUnauthorized, models.ErrorMessage(err))
 	}
-	if err := h.DB.RecordLoginAttempt(ctx, email, addr, true); err != nil {
+	if err := h.DB.EndLoginAttempt(ctx, attempt.ID, true); err != nil {
 		return err
 	}
 	if err := h.startSession(c, u); err != nil {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -500,6 +501,48 @@ func TestAuditLogPage(t *testing.T) {
 		// Editors do not read the audit log.
 		if rec := env.send(http.MethodGet, "/audit", nil, "", env.sessionCookie(ed)); rec.Code != http.StatusForbidden {
 			t.Errorf("editor reads the audit log = %d, want 403", rec.Code)
+		}
+	})
+}
+
+// TestLoginRateLimitHoldsUnderParallelTries: guesses sent all at once are
+// held to the same limit as guesses sent one by one. The failures were
+// counted before the password was checked and recorded after, so every
+// guess of a burst passed the count (30 at once were all tried, against a
+// limit of 5); now a try is recorded first and counted with the others.
+func TestLoginRateLimitHoldsUnderParallelTries(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		env.createUser(env.ws.ID, "ada@a.test", models.RoleOwner)
+		const tries = 3 * maxFailsPerAccount
+		codes := make(chan int, tries)
+		var wg sync.WaitGroup
+		for i := 0; i < tries; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				form := url.Values{"email": {"ada@a.test"}, "password": {"wrong password " + itoa(int64(i))}}
+				req := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(form.Encode()))
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				req.RemoteAddr = "203.0.113." + itoa(int64(i+1)) + ":40000"
+				rec := httptest.NewRecorder()
+				env.e.ServeHTTP(rec, req)
+				codes <- rec.Code
+			}()
+		}
+		wg.Wait()
+		close(codes)
+		count := map[int]int{}
+		for c := range codes {
+			count[c]++
+		}
+		if count[http.StatusUnauthorized] > maxFailsPerAccount || count[http.StatusUnauthorized]+count[http.StatusTooManyRequests] != tries {
+			t.Errorf("%d guesses at once: %v by status, want at most %d tried (401) and the rest refused (429)", tries, count, maxFailsPerAccount)
+		}
+		// The refused tries did not add to the count: once the window has
+		// passed for the failures, the right password works.
+		env.db.Gorm.Model(&models.LoginAttempt{}).Where("1 = 1").Update("created_at", time.Now().UTC().Add(-loginWindow-time.Minute))
+		if rec := env.login("ada@a.test", testPassword, "203.0.113.200"); rec.Code != http.StatusSeeOther {
+			t.Errorf("after the window = %d, want 303", rec.Code)
 		}
 	})
 }

@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -346,6 +349,47 @@ func TestJudgeTestTellsTheStatedContextWindow(t *testing.T) {
 			if tc.want != "" && !strings.Contains(body, templ.EscapeString(tc.want)) {
 				t.Errorf("%s: lacks %q: %s", tc.name, tc.want, body)
 			}
+		}
+	})
+}
+
+// TestJudgeBaseURLHoldsNoCredentials: a base URL with a user name and
+// password in it (http://user:secret@host/v1) is refused by the form and
+// the API, naming the field and where a key goes. It was stored as typed
+// and shown to every viewer on the judges page and by GET /api/v1/judges,
+// where the stored key itself never shows.
+func TestJudgeBaseURLHoldsNoCredentials(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		cases := []struct {
+			name, baseURL string
+			refused       bool
+		}{
+			{"user and password", "https://svc:s3cr3t-pw@llm.example/v1", true},
+			{"user alone", "https://svc@llm.example/v1", true},
+			{"plain", "https://llm.example/v1", false},
+		}
+		for i, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				page := env.postForm("/judges", judgeFormValues("page judge "+itoa(int64(i)), tc.baseURL, "", ""))
+				body, _ := json.Marshal(map[string]any{"name": "api judge " + itoa(int64(i)), "base_url": tc.baseURL, "model": "m"})
+				api := env.do(http.MethodPost, "/api/v1/judges", bytes.NewReader(body), echo.MIMEApplicationJSON)
+				if !tc.refused {
+					if page.Code != http.StatusSeeOther || api.Code != http.StatusCreated {
+						t.Errorf("form %d, API %d, want 303 and 201", page.Code, api.Code)
+					}
+					return
+				}
+				for what, rec := range map[string]*httptest.ResponseRecorder{"form": page, "API": api} {
+					if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "base URL must not hold a user name or password") {
+						t.Errorf("%s: %d %.300s, want 422 naming the base URL", what, rec.Code, rec.Body)
+					}
+				}
+				for _, n := range []string{"page judge ", "api judge "} {
+					if _, ok := env.judgeNamed(n + itoa(int64(i))); ok {
+						t.Errorf("%q was stored", n+itoa(int64(i)))
+					}
+				}
+			})
 		}
 	})
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/batcheval/batcheval/models"
 )
 
@@ -575,4 +577,29 @@ func walkAsShareVisitor(t *testing.T, f *matrixFixture, registered []string, tab
 			}
 		}
 	}
+}
+
+// TestRouteWithoutRuleIsClosed: a route whose rule was left out (the zero
+// Access) or is unknown refuses every caller, the local owner and a
+// signed-in owner included, instead of acting as "signed in": the
+// route-matrix test names such a route, and until then it stays shut.
+func TestRouteWithoutRuleIsClosed(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		reached := false
+		handler := func(c echo.Context) error { reached = true; return c.String(http.StatusOK, "reached") }
+		env.e.GET("/test-no-rule", handler, env.h.require(Access(0)))
+		env.e.GET("/test-unknown-rule", handler, env.h.require(Access(99)))
+		owner := models.User{}
+		for _, path := range []string{"/test-no-rule", "/test-unknown-rule"} {
+			if rec := env.get(path); rec.Code != http.StatusForbidden || reached {
+				t.Errorf("%s as the local owner: %d (handler reached: %v), want 403", path, rec.Code, reached)
+			}
+			if owner.ID == 0 {
+				owner = env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
+			}
+			if rec := env.send(http.MethodGet, path, nil, "", env.sessionCookie(owner)); rec.Code != http.StatusForbidden || reached {
+				t.Errorf("%s as a signed-in owner: %d (handler reached: %v), want 403", path, rec.Code, reached)
+			}
+		}
+	})
 }

@@ -46,11 +46,16 @@ func setTheme(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, localPath(c.FormValue("back")))
 }
 
-// localPath is back when it is a path on this site, else "/": the toggle
-// must not become an open redirect.
+// localPath is back when it is a path on this site, else "/": the theme
+// toggle and the way back after signing in must not become open
+// redirects. A browser drops tabs and line breaks from an address before
+// reading it (so "/\t/evil.example" is "//evil.example", another site) and
+// reads a backslash as a slash, so a path with any control character is
+// refused along with "//" and "/\"; the addresses this site links to are
+// escaped and never hold one.
 func localPath(back string) string {
 	if !strings.HasPrefix(back, "/") || strings.HasPrefix(back, "//") || strings.HasPrefix(back, "/\\") ||
-		strings.ContainsAny(back, "\r\n") {
+		strings.ContainsFunc(back, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return "/"
 	}
 	return back

@@ -3,9 +3,11 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -73,6 +75,66 @@ func TestTokensPage(t *testing.T) {
 		actions := env.auditActions()
 		if !hasAction(actions, auditTokenCreated) || !hasAction(actions, auditTokenRevoked) {
 			t.Errorf("audit log %v lacks token creation or revocation", actions)
+		}
+	})
+}
+
+// TestRemovedMembersTokensStayRevoked: removing a member revokes their API
+// tokens in that workspace. A token only refused while its person was out
+// came back to life, with the new role, the day they were invited again
+// (the removal may have been for the leaked token itself); the tokens page
+// now shows it revoked, and their tokens elsewhere keep working.
+func TestRemovedMembersTokensStayRevoked(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := t.Context()
+		owner := env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
+		dora := env.createUser(env.ws.ID, "dora@a.test", models.RoleViewer)
+		_, inA := env.apiToken(env.ws.ID, dora.ID)
+		b, err := env.db.CreateWorkspace(ctx, "B", dora.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, inB := env.apiToken(b.ID, dora.ID)
+		call := func(token string) int {
+			req := httptest.NewRequest(http.MethodGet, "/api/v1/projects", nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			rec := httptest.NewRecorder()
+			env.e.ServeHTTP(rec, req)
+			return rec.Code
+		}
+		if got := call(inA); got != http.StatusOK {
+			t.Fatalf("dora's token before removal = %d, want 200", got)
+		}
+		if rec := env.send(http.MethodPost, fmt.Sprintf("/members/%d/remove", dora.ID), nil, "", env.sessionCookie(owner)); rec.Code != http.StatusSeeOther {
+			t.Fatalf("removing dora = %d, want 303", rec.Code)
+		}
+		steps := []struct {
+			name string
+			do   func()
+		}{
+			{"removed", func() {}},
+			{"invited again as editor", func() {
+				_, token, err := env.db.CreateInvite(ctx, env.ws.ID, models.RoleEditor, owner.ID, time.Hour)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := env.db.AcceptInvite(ctx, token, dora.ID); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		}
+		for _, st := range steps {
+			st.do()
+			if got := call(inA); got != http.StatusUnauthorized {
+				t.Errorf("%s: dora's old token of A = %d, want 401", st.name, got)
+			}
+			if got := call(inB); got != http.StatusOK {
+				t.Errorf("%s: dora's token of B = %d, want 200 (only A removed her)", st.name, got)
+			}
+		}
+		list, err := env.db.ListAPITokens(ctx, env.ws.ID, dora.ID)
+		if err != nil || len(list) != 1 || list[0].RevokedAt == nil {
+			t.Errorf("dora's tokens in A after removal: %+v (%v), want the one token revoked", list, err)
 		}
 	})
 }

@@ -342,7 +342,14 @@ func (db *DB) changeMember(ctx context.Context, wsID, userID int64, newRole Role
 			}
 		}
 		if remove {
-			return tx.Delete(&m).Error
+			if err := tx.Delete(&m).Error; err != nil {
+				return err
+			}
+			// Their tokens of this workspace end with the membership:
+			// refused only while they are out, they would work again,
+			// with the new role, the day the person is invited back.
+			return tx.Model(&APIToken{}).Where("workspace_id = ? AND user_id = ? AND revoked_at IS NULL", wsID, userID).
+				Update("revoked_at", time.Now().UTC()).Error
 		}
 		return tx.Model(&m).Update("role", newRole).Error
 	})
@@ -356,7 +363,8 @@ func (db *DB) SetMemberRole(ctx context.Context, wsID, userID int64, role Role) 
 	return db.changeMember(ctx, wsID, userID, role, false)
 }
 
-// RemoveMember takes a user out of a workspace; the last owner stays.
+// RemoveMember takes a user out of a workspace and revokes their API
+// tokens there; the last owner stays.
 func (db *DB) RemoveMember(ctx context.Context, wsID, userID int64) error {
 	return db.changeMember(ctx, wsID, userID, "", true)
 }

@@ -81,11 +81,28 @@ type LoginAttempt struct {
 	CreatedAt time.Time
 }
 
-// RecordLoginAttempt stores a sign-in try and drops tries older than a day.
-func (db *DB) RecordLoginAttempt(ctx context.Context, email, address string, ok bool) error {
+// BeginLoginAttempt stores a sign-in try as failed before its password is
+// checked, so that tries made at the same moment count each other:
+// counted only after the check, a burst of guesses all passed the limit.
+// The caller then counts (RecentLoginFailures, which includes this try)
+// and marks the try as succeeded or drops it (a refused try).
+func (db *DB) BeginLoginAttempt(ctx context.Context, email, address string) (LoginAttempt, error) {
 	now := time.Now().UTC()
 	db.Gorm.WithContext(ctx).Where("created_at < ?", now.Add(-24*time.Hour)).Delete(&LoginAttempt{})
-	return db.Gorm.WithContext(ctx).Create(&LoginAttempt{Email: clip(email, 254), Address: clip(address, 100), Succeeded: ok, CreatedAt: now}).Error
+	a := LoginAttempt{Email: clip(email, 254), Address: clip(address, 100), CreatedAt: now}
+	return a, db.Gorm.WithContext(ctx).Create(&a).Error
+}
+
+// EndLoginAttempt settles a try begun with BeginLoginAttempt: a sign-in
+// that succeeded is kept as such (it no longer counts as a failure); a
+// try that was refused before its password was checked (over the limit)
+// is dropped, so refusals do not extend the pause.
+func (db *DB) EndLoginAttempt(ctx context.Context, id int64, succeeded bool) error {
+	q := db.Gorm.WithContext(ctx).Where("id = ?", id)
+	if succeeded {
+		return q.Model(&LoginAttempt{}).Update("succeeded", true).Error
+	}
+	return q.Delete(&LoginAttempt{}).Error
 }
 
 // RecentLoginFailures counts failed tries since `since` for an address

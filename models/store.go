@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -260,6 +261,12 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 	}
 	if err := ValidateKeyEnv(db.getenv, j.APIKeyEnv); err != nil {
 		return err
+	}
+	// Every member reads a judge's base URL (the judges page, the API),
+	// while a stored key is never shown: credentials written into the
+	// address would be shown to all of them.
+	if u, err := url.Parse(strings.TrimSpace(j.BaseURL)); !j.Simulated && err == nil && u.User != nil {
+		return Errorf(EInvalid, "the base URL must not hold a user name or password (every member of the workspace sees it): remove them and put the key in API key, which is stored encrypted and never shown")
 	}
 	if j.MaxConcurrency < 1 {
 		j.MaxConcurrency = 1
