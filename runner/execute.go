@@ -234,8 +234,12 @@ func (e *rateLimited) Error() string { return fmt.Sprintf("judge rate limit; wai
 // waiting says, for the run's page and the API, why the run waits from
 // now on and when it goes on by itself.
 func (e *rateLimited) waiting(now time.Time) string {
-	return fmt.Sprintf("%s. The run waits %s, as the judge asked, sending nothing, and goes on by itself at %s",
-		e.err.Error(), e.after, now.Add(e.after).UTC().Format("2006-01-02 15:04:05 UTC"))
+	asked := "as the judge asked"
+	if e.err.RetryAfter <= 0 {
+		asked = "the judge named no time"
+	}
+	return fmt.Sprintf("%s. The run waits %s (%s), sending nothing, and goes on by itself at %s",
+		e.err.Error(), e.after, asked, now.Add(e.after).UTC().Format("2006-01-02 15:04:05 UTC"))
 }
 
 // Completer is the judge as the runner and the methods call it. judgeFor
