@@ -415,32 +415,40 @@ func (l APILaunch) formValues() url.Values {
 
 // APIRun is a run's status and settings.
 type APIRun struct {
-	ID             int64                    `json:"id"`
-	ProjectID      int64                    `json:"project_id"`
-	DatasetID      int64                    `json:"dataset_id"`
-	RubricID       *int64                   `json:"rubric_id"`
-	JudgeID        *int64                   `json:"judge_id"`
-	ExperimentID   *int64                   `json:"experiment_id"`
-	ParentRunID    *int64                   `json:"parent_run_id"`
-	Variant        string                   `json:"variant"`
-	Name           string                   `json:"name"`
-	Method         string                   `json:"method"`
-	Status         string                   `json:"status"`
-	Finished       bool                     `json:"finished"`
-	Simulated      bool                     `json:"simulated_judge"`
-	Error          string                   `json:"error"`
-	Settings       evaluator.Settings       `json:"settings"`
-	MethodSettings evaluator.MethodSettings `json:"method_settings"`
-	Criteria       []string                 `json:"criteria"`
-	Judge          models.JudgeSnapshot     `json:"judge"`
-	BatchesTotal   int                      `json:"batches_total"`
-	BatchesDone    int                      `json:"batches_done"`
-	BatchesFailed  int                      `json:"batches_failed"`
-	MissingScores  int                      `json:"missing_scores"`
-	Calls          int                      `json:"calls"`
+	ID           int64  `json:"id"`
+	ProjectID    int64  `json:"project_id"`
+	DatasetID    int64  `json:"dataset_id"`
+	RubricID     *int64 `json:"rubric_id"`
+	JudgeID      *int64 `json:"judge_id"`
+	ExperimentID *int64 `json:"experiment_id"`
+	ParentRunID  *int64 `json:"parent_run_id"`
+	Variant      string `json:"variant"`
+	Name         string `json:"name"`
+	Method       string `json:"method"`
+	Status       string `json:"status"`
+	// WaitingForJudge is true while a running run waits for its judge (down,
+	// or asked the run to wait); WaitingError says why and what happens
+	// next ("" when not waiting). The run page shows "waiting for judge".
+	WaitingForJudge bool                     `json:"waiting_for_judge"`
+	WaitingError    string                   `json:"waiting_error"`
+	Finished        bool                     `json:"finished"`
+	Simulated       bool                     `json:"simulated_judge"`
+	Error           string                   `json:"error"`
+	Settings        evaluator.Settings       `json:"settings"`
+	MethodSettings  evaluator.MethodSettings `json:"method_settings"`
+	Criteria        []string                 `json:"criteria"`
+	Judge           models.JudgeSnapshot     `json:"judge"`
+	BatchesTotal    int                      `json:"batches_total"`
+	BatchesDone     int                      `json:"batches_done"`
+	BatchesFailed   int                      `json:"batches_failed"`
+	MissingScores   int                      `json:"missing_scores"`
+	Calls           int                      `json:"calls"`
 	// CachedCalls are the calls answered from the judge answer cache (no
 	// request sent, no cost), counted within Calls.
 	CachedCalls int `json:"cached_calls"`
+	// Retries counts the judge's HTTP attempts beyond the first of each
+	// call (each may be billed; the run page shows them as "Retries").
+	Retries int `json:"retries"`
 	// CachedPromptTokens and CachedCompletionTokens are what those calls
 	// cost when first paid for (0 when not kept), outside the run's tokens.
 	CachedPromptTokens     int `json:"cached_prompt_tokens"`
@@ -464,11 +472,14 @@ func apiRun(r models.Run) APIRun {
 		Status: r.Status, Finished: r.Finished(), Simulated: r.Simulated, Error: r.Error, Settings: r.Settings,
 		MethodSettings: r.MethodSettings, Criteria: []string{}, Judge: r.JudgeSnapshot, BatchesTotal: r.BatchesTotal,
 		BatchesDone: r.BatchesDone, BatchesFailed: r.BatchesFailed, MissingScores: r.MissingScores, Calls: r.Calls,
-		CachedCalls: r.CachedCalls, CachedPromptTokens: r.CachedPromptTokens, CachedCompletionTokens: r.CachedCompletionTokens, RubricVersion: r.RubricVersion,
+		CachedCalls: r.CachedCalls, Retries: r.Retries, CachedPromptTokens: r.CachedPromptTokens, CachedCompletionTokens: r.CachedCompletionTokens, RubricVersion: r.RubricVersion,
 		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: report.USDOf(r.CostUSD), CreatedAt: r.CreatedAt,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
 	if out.Method == "" {
 		out.Method = models.MethodBatchEval
+	}
+	if r.WaitingForJudge() {
+		out.WaitingForJudge, out.WaitingError = true, r.WaitingError
 	}
 	for _, c := range r.RubricSnapshot.Criteria {
 		out.Criteria = append(out.Criteria, c.Name)

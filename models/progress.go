@@ -66,6 +66,18 @@ func (db *DB) ReleaseLease(ctx context.Context, runID int64, owner string) error
 	})
 }
 
+// ReleaseLeaseWaiting gives the lease up, as ReleaseLease, for a run that
+// waits for its judge until a time the judge named (a long Retry-After):
+// the run shows as waiting for its judge with why until a worker claims it
+// again (ClaimRun clears the wait).
+func (db *DB) ReleaseLeaseWaiting(ctx context.Context, runID int64, owner string, since time.Time, why string) error {
+	until := time.Now().UTC().Add(releaseGrace)
+	return db.retry(ctx, "release lease", func() error {
+		return db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET lease_owner = '', lease_until = ?, waiting_since = ?, waiting_error = ? WHERE id = ? AND lease_owner = ?`,
+			until, since.UTC(), why, runID, owner).Error
+	})
+}
+
 // RunLease is a running run's lease, as the sweeper reads it.
 type RunLease struct {
 	RunID int64

@@ -40,9 +40,19 @@ func (db *DB) EnsureDefaultWorkspace(ctx context.Context) (Workspace, error) {
 	var ws Workspace
 	// A struct condition (not a SQL string) so FirstOrCreate also writes
 	// the slug into the row it creates.
-	err := db.Gorm.WithContext(ctx).Where(Workspace{Slug: DefaultWorkspaceSlug}).
-		Attrs(Workspace{Name: "Default workspace", CreatedAt: time.Now().UTC()}).
-		FirstOrCreate(&ws).Error
+	first := func() error {
+		ws = Workspace{}
+		return db.Gorm.WithContext(ctx).Where(Workspace{Slug: DefaultWorkspaceSlug}).
+			Attrs(Workspace{Name: "Default workspace", CreatedAt: time.Now().UTC()}).
+			FirstOrCreate(&ws).Error
+	}
+	err := first()
+	if isUniqueViolation(err) {
+		// Processes that start together on a fresh database (a dashboard
+		// and its workers) all look for the row, find none and insert it:
+		// the losers find the winner's row on a second look.
+		err = first()
+	}
 	if err != nil {
 		return ws, fmt.Errorf("ensure default workspace: %w", err)
 	}

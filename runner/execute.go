@@ -135,7 +135,10 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	default:
 		var rl *rateLimited
 		if errors.As(err, &rl) {
-			_ = r.db.ReleaseLease(context.WithoutCancel(ctx), runID, owner)
+			// The run is nobody's until the judge's wait is over: it
+			// shows as waiting for its judge, with why and until when.
+			now := time.Now()
+			_ = r.db.ReleaseLeaseWaiting(context.WithoutCancel(ctx), runID, owner, now, rl.waiting(now))
 			log.Warn("judge rate limit: run snoozed", "for", rl.after)
 			return river.JobSnooze(rl.after)
 		}
@@ -221,9 +224,23 @@ func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, r
 	}
 }
 
-type rateLimited struct{ after time.Duration }
+type rateLimited struct {
+	after time.Duration
+	err   *judge.Error // the judge's answer that asked for the wait
+}
 
 func (e *rateLimited) Error() string { return fmt.Sprintf("judge rate limit; wait %s", e.after) }
+
+// waiting says, for the run's page and the API, why the run waits from
+// now on and when it goes on by itself.
+func (e *rateLimited) waiting(now time.Time) string {
+	asked := "as the judge asked"
+	if e.err.RetryAfter <= 0 {
+		asked = "the judge named no time"
+	}
+	return fmt.Sprintf("%s. The run waits %s (%s), sending nothing, and goes on by itself at %s",
+		e.err.Error(), e.after, asked, now.Add(e.after).UTC().Format("2006-01-02 15:04:05 UTC"))
+}
 
 // Completer is the judge as the runner and the methods call it. judgeFor
 // is the one place where it is made, so that wrapping it (fencing, circuit
@@ -1044,7 +1061,7 @@ func runLevel(err error) error {
 		if after <= 0 {
 			after = time.Minute
 		}
-		return &rateLimited{after: after}
+		return &rateLimited{after: after, err: je}
 	}
 	return nil
 }

@@ -330,6 +330,22 @@ func TestRateLimitSnoozesJob(t *testing.T) {
 		if got.BatchesDone != 0 || got.BatchesFailed != 0 {
 			t.Errorf("batches done %d, failed %d; want 0 and 0: a rate limit is nobody's answer", got.BatchesDone, got.BatchesFailed)
 		}
+		// While snoozed, the run says it waits for its judge, why, and
+		// until when (the page's status and the API read this).
+		if !got.WaitingForJudge() {
+			t.Errorf("run not shown as waiting for its judge while snoozed for its rate limit")
+		}
+		for _, want := range []string{"HTTP 429", "quota exceeded", "5m0s"} {
+			if !strings.Contains(got.WaitingError, want) {
+				t.Errorf("waiting error %q does not say %q", got.WaitingError, want)
+			}
+		}
+		// The time it names is when the job comes due (to the second:
+		// the two are taken a moment apart).
+		due := job.ScheduledAt.UTC()
+		if !strings.Contains(got.WaitingError, due.Format("15:04:05")) && !strings.Contains(got.WaitingError, due.Add(-time.Second).Format("15:04:05")) {
+			t.Errorf("waiting error %q does not say when the run goes on (%s)", got.WaitingError, due.Format(time.TimeOnly))
+		}
 		for _, k := range fj.Keys() {
 			if n := fj.Count(k, false); n != 1 {
 				t.Errorf("a batch was requested %d times, want 1: a long Retry-After is not retried in-call", n)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,5 +33,37 @@ func TestRunLevel(t *testing.T) {
 		if gotStop != tc.stop || gotRate != tc.rateLimit {
 			t.Errorf("%s: runLevel = %v; want stop %v, rate limit %v", tc.kind, err, tc.stop, tc.rateLimit)
 		}
+	}
+}
+
+// TestRateLimitWaitSaysWhoChoseIt: the wait a rate-limited run shows says
+// how long, until when, and whether the judge named that time or the run
+// chose it (a 429 without Retry-After waits a minute).
+func TestRateLimitWaitSaysWhoChoseIt(t *testing.T) {
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name       string
+		retryAfter time.Duration
+		want       []string
+		wantNot    string
+	}{
+		{"judge named the wait", 5 * time.Minute, []string{"waits 5m0s (as the judge asked)", "at 2026-03-01 10:05:00 UTC"}, "named no time"},
+		{"no Retry-After", 0, []string{"waits 1m0s (the judge named no time)", "at 2026-03-01 10:01:00 UTC"}, "as the judge asked"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var rl *rateLimited
+			if !errors.As(runLevel(&judge.Error{Kind: judge.KindRateLimited, Status: 429, RetryAfter: tc.retryAfter}), &rl) {
+				t.Fatal("a 429 is not a rate limit")
+			}
+			got := rl.waiting(now)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%q does not say %q", got, w)
+				}
+			}
+			if strings.Contains(got, tc.wantNot) {
+				t.Errorf("%q says %q", got, tc.wantNot)
+			}
+		})
 	}
 }

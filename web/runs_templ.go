@@ -1671,7 +1671,7 @@ func RunProgressBlock(runID int64, p RunProgress, active, canCancel bool) templ.
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 89, "</span></p><p class=\"small\" data-testid=\"waiting-help\">The run asks the judge again every few seconds and goes on by itself once it answers; nothing is sent for the samples meanwhile. If the judge's server is off, start it. If the judge's address, model or key is wrong, cancel this run, correct the judge on the <a href=\"/judges\">Judges</a> page (<em>Test connection</em> checks it) and launch again: a run keeps the judge settings it started with.</p></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 89, "</span></p><p class=\"small\" data-testid=\"waiting-help\">The run goes on by itself once the judge answers again: a judge that is down gets a tiny test request every few seconds, one that asked the run to wait is left alone until the time it named; nothing is sent for the samples meanwhile. If the judge's server is off, start it. If the judge's address, model or key is wrong, cancel this run, correct the judge on the <a href=\"/judges\">Judges</a> page (<em>Test connection</em> checks it) and launch again: a run keeps the judge settings it started with.</p></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
