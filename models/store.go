@@ -290,6 +290,21 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 	return nil
 }
 
+// RecordJudgeTest stores the outcome of the judge's "Test connection" at
+// the time given: errText is its error ("" when the judge answered). Only
+// the last outcome is kept.
+func (db *DB) RecordJudgeTest(ctx context.Context, wsID, id int64, at time.Time, errText string) error {
+	res := db.Gorm.WithContext(ctx).Model(&Judge{}).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).
+		UpdateColumns(map[string]any{"last_test_at": at.UTC(), "last_test_error": errText}) // a test is no change of settings: updated_at stays
+	if res.Error != nil {
+		return fmt.Errorf("record the test of judge %d: %w", id, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return Errorf(ENotFound, "judge %d does not exist", id)
+	}
+	return nil
+}
+
 // FindJudge finds a judge in the workspace.
 func (db *DB) FindJudge(ctx context.Context, wsID, id int64) (Judge, error) {
 	var j Judge
