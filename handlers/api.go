@@ -776,8 +776,21 @@ func (h *Handlers) apiSaveRubric(c echo.Context, r models.Rubric, status int) er
 	if err != nil {
 		return err
 	}
-	if problems := unknownRatingColumns(columnsOf(criteria), datasets, apiColumnWords); len(problems) > 0 {
-		return models.Errorf(models.EInvalid, "%s", problems[0].Message)
+	// As in the editor, a column the stored criterion of that name already
+	// named is kept when no dataset has it any more: a rubric read and sent
+	// back as it is saves.
+	cols := columnsOf(criteria)
+	for i := range cols {
+		for _, cr := range r.Criteria {
+			if cr.Name == cols[i].Name {
+				cols[i].Kept = append([]string{cr.HumanColumn}, cr.AnnotatorColumns...)
+			}
+		}
+	}
+	for _, p := range unknownRatingColumns(cols, datasets, apiColumnWords) {
+		if !p.Kept {
+			return models.Errorf(models.EInvalid, "%s", p.Message)
+		}
 	}
 	if in.Fields != nil {
 		fields, err := h.apiRubricFields(ctx, r.WorkspaceID, r.ProjectID, in.Fields)
