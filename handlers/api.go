@@ -185,8 +185,15 @@ type APIUpload struct {
 	// repeat or are missing, as the browser's mapping step does; empty
 	// when there is nothing to explain.
 	IDNotes []APIIDNote `json:"id_notes"`
-	// Preview is the first rows, one value per column in Columns' order.
+	// Preview is the first rows, one value per column in Columns' order,
+	// each cut at PreviewCellChars characters as in the browser's mapping
+	// step (a preview is for recognising columns; the import keeps every
+	// value whole).
 	Preview [][]string `json:"preview"`
+	// PreviewTruncated has Preview's shape: true where the value was cut.
+	PreviewTruncated [][]bool `json:"preview_truncated"`
+	// PreviewCellChars is where preview values are cut, in characters.
+	PreviewCellChars int `json:"preview_cell_chars"`
 }
 
 // APIIDNote says why a column named like an id is not the suggested id.
@@ -628,13 +635,16 @@ func (h *Handlers) apiUpload(c echo.Context) error {
 	m := dataimport.SuggestMapping(t.Table)
 	out := APIUpload{Token: u.Token, Filename: u.Filename, Format: u.Format, Rows: t.Rows, Columns: nonNil(t.Columns),
 		SuggestedMapping: APIMapping{IDColumn: m.IDColumn, AnnotatorColumn: m.AnnotatorColumn, Fields: nonNil(m.Fields),
-			RatingColumns: nonNil(m.RatingColumns)}, IDNotes: apiIDNotes(idNotes(t.Table, m), t), Preview: [][]string{}}
+			RatingColumns: nonNil(m.RatingColumns)}, IDNotes: apiIDNotes(idNotes(t.Table, m), t),
+		Preview: [][]string{}, PreviewTruncated: [][]bool{}, PreviewCellChars: previewCellRunes}
 	for _, rec := range t.Preview(previewRows) {
-		cells := make([]string, len(t.Columns))
+		cells, cut := make([]string, len(t.Columns)), make([]bool, len(t.Columns))
 		for i, col := range t.Columns {
-			cells[i] = rec.Values[col]
+			cells[i] = shortenText(rec.Values[col], previewCellRunes)
+			cut[i] = cells[i] != rec.Values[col]
 		}
 		out.Preview = append(out.Preview, cells)
+		out.PreviewTruncated = append(out.PreviewTruncated, cut)
 	}
 	return c.JSON(http.StatusCreated, out)
 }
