@@ -275,7 +275,7 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 	if j.ID == 0 {
 		return db.Gorm.WithContext(ctx).Create(j).Error
 	}
-	cols := []string{"name", "base_url", "model", "api_key_env", "temperature", "top_p", "max_concurrency", "timeout_seconds", "price_input_per_m_tok", "price_output_per_m_tok", "updated_at"}
+	cols := []string{"name", "base_url", "model", "api_key_env", "temperature", "top_p", "max_concurrency", "timeout_seconds", "price_input_per_m_tok", "price_output_per_m_tok", "context_tokens", "updated_at"}
 	if j.APIKey != "" {
 		cols = append(cols, "api_key")
 	}
