@@ -185,8 +185,15 @@ type APIUpload struct {
 	// repeat or are missing, as the browser's mapping step does; empty
 	// when there is nothing to explain.
 	IDNotes []APIIDNote `json:"id_notes"`
-	// Preview is the first rows, one value per column in Columns' order.
+	// Preview is the first rows, one value per column in Columns' order,
+	// each cut at PreviewCellChars characters as in the browser's mapping
+	// step (a preview is for recognising columns; the import keeps every
+	// value whole).
 	Preview [][]string `json:"preview"`
+	// PreviewTruncated has Preview's shape: true where the value was cut.
+	PreviewTruncated [][]bool `json:"preview_truncated"`
+	// PreviewCellChars is where preview values are cut, in characters.
+	PreviewCellChars int `json:"preview_cell_chars"`
 }
 
 // APIIDNote says why a column named like an id is not the suggested id.
@@ -639,13 +646,16 @@ func (h *Handlers) apiUpload(c echo.Context) error {
 	m := dataimport.SuggestMapping(t.Table)
 	out := APIUpload{Token: u.Token, Filename: u.Filename, Format: u.Format, Rows: t.Rows, Columns: nonNil(t.Columns),
 		SuggestedMapping: APIMapping{IDColumn: m.IDColumn, AnnotatorColumn: m.AnnotatorColumn, Fields: nonNil(m.Fields),
-			RatingColumns: nonNil(m.RatingColumns)}, IDNotes: apiIDNotes(idNotes(t.Table, m), t), Preview: [][]string{}}
+			RatingColumns: nonNil(m.RatingColumns)}, IDNotes: apiIDNotes(idNotes(t.Table, m), t),
+		Preview: [][]string{}, PreviewTruncated: [][]bool{}, PreviewCellChars: previewCellRunes}
 	for _, rec := range t.Preview(previewRows) {
-		cells := make([]string, len(t.Columns))
+		cells, cut := make([]string, len(t.Columns)), make([]bool, len(t.Columns))
 		for i, col := range t.Columns {
-			cells[i] = rec.Values[col]
+			cells[i] = shortenText(rec.Values[col], previewCellRunes)
+			cut[i] = cells[i] != rec.Values[col]
 		}
 		out.Preview = append(out.Preview, cells)
+		out.PreviewTruncated = append(out.PreviewTruncated, cut)
 	}
 	return c.JSON(http.StatusCreated, out)
 }
@@ -787,8 +797,21 @@ func (h *Handlers) apiSaveRubric(c echo.Context, r models.Rubric, status int) er
 	if err != nil {
 		return err
 	}
-	if problems := unknownRatingColumns(columnsOf(criteria), datasets, apiColumnWords); len(problems) > 0 {
-		return models.Errorf(models.EInvalid, "%s", problems[0].Message)
+	// As in the editor, a column the stored criterion of that name already
+	// named is kept when no dataset has it any more: a rubric read and sent
+	// back as it is saves.
+	cols := columnsOf(criteria)
+	for i := range cols {
+		for _, cr := range r.Criteria {
+			if cr.Name == cols[i].Name {
+				cols[i].Kept = append([]string{cr.HumanColumn}, cr.AnnotatorColumns...)
+			}
+		}
+	}
+	for _, p := range unknownRatingColumns(cols, datasets, apiColumnWords) {
+		if !p.Kept {
+			return models.Errorf(models.EInvalid, "%s", p.Message)
+		}
 	}
 	if in.Fields != nil {
 		fields, err := h.apiRubricFields(ctx, r.WorkspaceID, r.ProjectID, in.Fields)

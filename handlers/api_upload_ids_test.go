@@ -5,6 +5,7 @@ import (
 	"html"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,4 +93,46 @@ func visibleText(page string) string {
 		return " "
 	}))
 	return strings.ReplaceAll(s, " .", ".")
+}
+
+// TestAPIUploadPreviewCutsLongCells: the upload answer's preview cuts each
+// value at the browser preview's limit and says which values were cut, so
+// a file of long dialogues no longer answers megabytes of preview; the
+// import keeps every value whole. Before, the preview held whole cells.
+func TestAPIUploadPreviewCutsLongCells(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		a := newAPIClient(t, env)
+		editor := env.createUser(env.ws.ID, "editor@preview.test", models.RoleEditor)
+		_, tok := env.apiToken(env.ws.ID, editor.ID)
+		long := strings.Repeat("a long dialogue turn ", 5000) // 105,000 characters
+		exact := strings.Repeat("x", previewCellRunes)
+		csv := "id,text,quality\ns1," + long + ",3\ns2," + exact + ",4\n"
+		up := decode[APIUpload](t, a.upload(fmt.Sprintf("/api/v1/projects/%d/uploads", env.project.ID), tok, "long.csv", csv), http.StatusCreated)
+		if up.PreviewCellChars != previewCellRunes {
+			t.Errorf("preview_cell_chars = %d, want the browser's %d", up.PreviewCellChars, previewCellRunes)
+		}
+		if len(up.Preview) != 2 || len(up.PreviewTruncated) != 2 {
+			t.Fatalf("preview has %d rows and %d truncation rows, want 2 and 2", len(up.Preview), len(up.PreviewTruncated))
+		}
+		text := slices.Index(up.Columns, "text")
+		for i, tc := range []struct {
+			want string
+			cut  bool
+		}{
+			{shortenText(long, previewCellRunes), true},
+			{exact, false},
+		} {
+			got := up.Preview[i][text]
+			if got != tc.want || up.PreviewTruncated[i][text] != tc.cut {
+				t.Errorf("row %d: preview %d characters (truncated %v), want %q (truncated %v)",
+					i+1, len([]rune(got)), up.PreviewTruncated[i][text], tc.want, tc.cut)
+			}
+			if len([]rune(got)) > previewCellRunes {
+				t.Errorf("row %d: a preview value of %d characters, over the limit %d", i+1, len([]rune(got)), previewCellRunes)
+			}
+			if id := slices.Index(up.Columns, "id"); up.PreviewTruncated[i][id] {
+				t.Errorf("row %d: a short id marked as cut", i+1)
+			}
+		}
+	})
 }

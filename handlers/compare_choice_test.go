@@ -10,7 +10,7 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/models"
-	"github.com/batcheval/batcheval/web"
+	"github.com/batcheval/batcheval/web/webtest"
 )
 
 // criterionAs gives a stored run one criterion of that name and scale,
@@ -118,7 +118,7 @@ func TestCompareOffersComparableRuns(t *testing.T) {
 						t.Errorf("card %s does not show its run's agreement with the humans", side)
 						continue
 					}
-					if _, err := web.ParseNumber(m[1]); err != nil {
+					if _, err := webtest.ParseNumber(m[1]); err != nil {
 						t.Errorf("card %s: Pearson %q is not a number", side, m[1])
 					}
 				}
@@ -151,7 +151,7 @@ func TestComparePages(t *testing.T) {
 					t.Errorf("page %d repeats row %s", p, r[2])
 				}
 				seen[r[2]] = true
-				v, err := web.ParseNumber(r[1])
+				v, err := webtest.ParseNumber(r[1])
 				if err != nil {
 					t.Fatalf("difference %q: %v", r[1], err)
 				}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator/perturb"
 	"github.com/batcheval/batcheval/models"
-	"github.com/batcheval/batcheval/web"
+	"github.com/batcheval/batcheval/web/webtest"
 )
 
 var diffAttr = regexp.MustCompile(`data-testid="compare-row" data-diff="([^"]*)"`)
@@ -44,7 +44,7 @@ func TestCompareRuns(t *testing.T) {
 		}
 		prev := math.Inf(1)
 		for i, m := range diffs {
-			d, err := web.ParseNumber(m[1])
+			d, err := webtest.ParseNumber(m[1])
 			if err != nil {
 				t.Fatalf("row %d: difference %q: %v", i, m[1], err)
 			}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batcheval/batcheval/web"
+	"github.com/batcheval/batcheval/web/webtest"
 )
 
 var tickRe = regexp.MustCompile(`data-testid="([xy])-tick">([^<]*)<`)
@@ -23,7 +23,7 @@ func TestExperimentChartTicks(t *testing.T) {
 		chart := body[strings.Index(body, `data-testid="experiment-chart"`):]
 		ticks := map[string][]float64{}
 		for _, m := range tickRe.FindAllStringSubmatch(chart, -1) {
-			v, err := web.ParseNumber(m[2])
+			v, err := webtest.ParseNumber(m[2])
 			if err != nil {
 				t.Fatalf("%s tick %q is not a number", m[1], m[2])
 			}

@@ -233,3 +233,31 @@ func TestRubricPageExplainsRubricFiles(t *testing.T) {
 		}
 	})
 }
+
+// TestRoundsTableSaysWhatBatchBiasIs: the rounds table's "Batch bias"
+// column says in its header what the figure is and which way is better, on
+// the run page and in the shared and downloaded reports (the same table).
+// Before, the header was the bare term.
+func TestRoundsTableSaysWhatBatchBiasIs(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		runID := env.launch(env.demo().launchForm("2", "10"))
+		if run := env.waitRun(runID, 60*time.Second); run.Status != models.RunSucceeded {
+			t.Fatalf("run status %s (%s)", run.Status, run.Error)
+		}
+		rec := env.postForm("/shares", url.Values{"kind": {"run"}, "run_id": {strconv.FormatInt(runID, 10)}, "expires": {"7d"}})
+		body := rec.Body.String()
+		i := strings.Index(body, "/s/")
+		if rec.Code != http.StatusOK || i < 0 {
+			t.Fatalf("share: %d %s", rec.Code, body)
+		}
+		link := body[i : i+strings.IndexAny(body[i:], "<\" ")]
+		for _, path := range []string{fmt.Sprintf("/runs/%d", runID), link, fmt.Sprintf("/runs/%d/report.html", runID), link + "/report.html"} {
+			head := testidBlock(env.getAs(path).Body.String(), "rounds-bias-head")
+			for _, w := range []string{"Batch bias", "how far the round's batches sit from the final scores", "lower is better"} {
+				if !strings.Contains(head, w) {
+					t.Errorf("%s: the rounds table's batch bias header %q lacks %q", path, head, w)
+				}
+			}
+		}
+	})
+}

@@ -22,6 +22,11 @@ import (
 // the button works.
 const judgeTestTimeout = 20 * time.Second
 
+// maxTestErrorLength bounds the stored error of a failed "Test connection":
+// the launch form shows it in a line, and the judges page has the test
+// button for the whole message.
+const maxTestErrorLength = 300
+
 // Defaults of a new judge: the paper's temperature and top_p, a
 // concurrency most hosted APIs accept on a basic tier, and a timeout that
 // lets a slow model finish a batch of ten.
@@ -169,7 +174,7 @@ func (h *Handlers) saveJudgeLimits(c echo.Context, judgeID int64, l models.Judge
 func judgeFormView(c echo.Context, j models.Judge, f web.JudgeForm, msg string) web.JudgeFormView {
 	return web.JudgeFormView{
 		Page: page(c, "Edit "+j.Name), JudgeID: j.ID, Simulated: j.Simulated, Action: "/judges/" + strconv.FormatInt(j.ID, 10),
-		Form: f, HasStoredKey: j.HasStoredKey(), Error: msg,
+		Form: f, HasStoredKey: j.HasStoredKey(), Error: msg, LastTestAt: j.LastTestAt, LastTestError: j.LastTestError,
 		Manage: manageFor(c, models.KindJudge, j.ID, j.Name, j.ArchivedAt),
 	}
 }
@@ -339,6 +344,14 @@ func (h *Handlers) testJudge(c echo.Context) error {
 		return err
 	}
 	res := h.pingJudge(c.Request().Context(), j)
+	// The launch form warns when the chosen judge's last test failed.
+	errText := ""
+	if !res.OK {
+		errText = shortenText(strings.Join(strings.Fields(res.Error), " "), maxTestErrorLength)
+	}
+	if err := h.DB.RecordJudgeTest(c.Request().Context(), j.WorkspaceID, j.ID, time.Now(), errText); err != nil {
+		return err
+	}
 	if c.Request().Header.Get("X-Requested-With") == "fetch" {
 		return render(c, http.StatusOK, web.JudgeTestFragment(res))
 	}

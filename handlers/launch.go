@@ -441,6 +441,7 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 		addLaunchErrors(v, fieldError{text: "No judge is set up yet: add one on the Judges page.", field: "judge"})
 	default:
 		v.JudgeID = pl.judge.ID
+		v.JudgeTest = launchJudgeTest(*pl.judge, navFor(principalOf(ctx)).IsOwner())
 		// A cap is checked against the run's cost, which needs prices.
 		if snap := h.judgeSnapshot(*pl.judge); in.Settings.SpendCapUSD != nil && (snap.PriceInputPerMTok == nil || snap.PriceOutputPerMTok == nil) {
 			addLaunchErrors(v, fieldError{text: "Spending cap: judge " + pl.judge.Name + " has no prices, so its cost is unknown and a cap cannot be kept; set its prices or leave the cap blank.", field: "spend_cap_usd"})
@@ -1108,4 +1109,19 @@ func methodChoices() string {
 func knownMethod(m evaluator.Method) bool {
 	_, err := methods.Lookup(string(m))
 	return err == nil && m != ""
+}
+
+// launchJudgeTest is the warning beside the launch form's judge when the
+// judge's last "Test connection" failed (nil otherwise). The link goes to
+// the judge's page for owners, who may test it; others see the judges list.
+func launchJudgeTest(j models.Judge, canManage bool) *web.LaunchJudgeTest {
+	if !j.LastTestFailed() {
+		return nil
+	}
+	link := "/judges"
+	if canManage {
+		link = fmt.Sprintf("/judges/%d/edit", j.ID)
+	}
+	return &web.LaunchJudgeTest{JudgeID: j.ID, At: *j.LastTestAt, Error: strings.TrimSuffix(j.LastTestError, "."),
+		ChangedSince: j.UpdatedAt.After(*j.LastTestAt), Link: link}
 }

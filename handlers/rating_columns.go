@@ -14,6 +14,10 @@ type criterionColumns struct {
 	Name       string // the criterion's name, "" when not given yet
 	Human      string
 	Annotators []string
+	// Kept are the rating columns the stored criterion this one edits
+	// already named (the editor's save): one no dataset has any more is
+	// reported as kept, not refused.
+	Kept []string
 }
 
 // columnsOf gives the rating columns of stored criteria.
@@ -45,6 +49,11 @@ type ratingColumnProblem struct {
 	Criterion int    // index in the rubric
 	Field     string // "human" or "annotators", as the editor's input ids
 	Message   string
+	// Kept says the columns were already the stored criterion's: the
+	// dataset that had them was deleted or uploaded again without them. The
+	// editor saves them, marked and warned about, so that saving a rubric
+	// unchanged never fails; only a newly chosen column is refused.
+	Kept bool
 }
 
 // unknownRatingColumns refuses the human and annotator columns that are
@@ -69,18 +78,27 @@ func unknownRatingColumns(criteria []criterionColumns, datasets []models.Dataset
 			who = fmt.Sprintf("Criterion %q", cr.Name)
 		}
 		if cr.Human != "" && !slices.Contains(ratings, cr.Human) {
-			out = append(out, ratingColumnProblem{Criterion: i, Field: "human",
+			out = append(out, ratingColumnProblem{Criterion: i, Field: "human", Kept: slices.Contains(cr.Kept, cr.Human),
 				Message: fmt.Sprintf("%s: the %s %q is in none of this project's datasets; %s.", who, w.Human, cr.Human, have(w.HumanNone))})
 		}
-		var unknown []string
+		var unknown, kept []string
 		for _, a := range cr.Annotators {
-			if !slices.Contains(ratings, a) && !slices.Contains(unknown, a) {
+			switch {
+			case slices.Contains(ratings, a) || slices.Contains(unknown, a) || slices.Contains(kept, a):
+			case slices.Contains(cr.Kept, a):
+				kept = append(kept, a)
+			default:
 				unknown = append(unknown, a)
 			}
 		}
-		if len(unknown) > 0 {
-			out = append(out, ratingColumnProblem{Criterion: i, Field: "annotators",
-				Message: fmt.Sprintf("%s: of its %s, %s %s in none of this project's datasets; %s.", who, w.Annotators, joinQuoted(unknown), launchPlural(len(unknown), "is", "are"), have(w.AnnotatorsNone))})
+		for _, g := range []struct {
+			cols []string
+			kept bool
+		}{{unknown, false}, {kept, true}} {
+			if len(g.cols) > 0 {
+				out = append(out, ratingColumnProblem{Criterion: i, Field: "annotators", Kept: g.kept,
+					Message: fmt.Sprintf("%s: of its %s, %s %s in none of this project's datasets; %s.", who, w.Annotators, joinQuoted(g.cols), launchPlural(len(g.cols), "is", "are"), have(w.AnnotatorsNone))})
+			}
 		}
 	}
 	return out

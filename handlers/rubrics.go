@@ -167,8 +167,8 @@ func (h *Handlers) importRubric(c echo.Context) error {
 	}
 	msg := fmt.Sprintf("Rubric %q imported from %s with %d criteria. Check the human rating columns before launching.", r.Name, fh.Filename, len(r.Criteria))
 	// A file made for another project may name rating columns this one's
-	// datasets lack: imported as written (the editor then asks for a
-	// column), and said here, each by its criterion.
+	// datasets lack: imported as written (the editor marks them, and warns
+	// when saving them), and said here, each by its criterion.
 	datasets, err := h.DB.ListDatasets(c.Request().Context(), h.workspaceID(c), p.ID)
 	if err != nil {
 		return err
@@ -277,7 +277,12 @@ func (h *Handlers) handleRubricForm(c echo.Context, p models.Project, r models.R
 	if err != nil {
 		return err
 	}
-	for _, rp := range unknownRatingColumns(f.columns(), datasets, editorColumnWords) {
+	var keptColumns []string // warned about once saved
+	for _, rp := range unknownRatingColumns(f.columnsOver(r.Criteria), datasets, editorColumnWords) {
+		if rp.Kept {
+			keptColumns = append(keptColumns, rp.Message)
+			continue
+		}
 		if problems == nil {
 			problems = map[string][]string{}
 		}
@@ -318,12 +323,21 @@ func (h *Handlers) handleRubricForm(c echo.Context, p models.Project, r models.R
 	if err != nil {
 		return err
 	}
+	var warning string
 	if len(unrated) > 0 {
 		// Saved all the same (a criterion may have no human ratings on
 		// purpose), but said as a warning: its runs will show no
 		// agreement, which is what most people came to measure.
-		setFlash(c, "warning", msg+fmt.Sprintf(" %s %s no human rating column, so runs cannot compare %s scores with your ratings. Your datasets have %s: choose one under \"Human rating column\" and save again.",
-			joinQuoted(unrated), launchPlural(len(unrated), "has", "have"), launchPlural(len(unrated), "its", "their"), joinQuoted(ratings)))
+		warning += fmt.Sprintf(" %s %s no human rating column, so runs cannot compare %s scores with your ratings. Your datasets have %s: choose one under \"Human rating column\" and save again.",
+			joinQuoted(unrated), launchPlural(len(unrated), "has", "have"), launchPlural(len(unrated), "its", "their"), joinQuoted(ratings))
+	}
+	// Columns kept as they were (the next upload may have them again),
+	// though runs find no ratings there meanwhile: a warning too.
+	for _, m := range keptColumns {
+		warning += " " + m
+	}
+	if warning != "" {
+		setFlash(c, "warning", msg+warning)
 		return redirect(c, projectPath(p.ID)+"#rubrics", "")
 	}
 	return redirect(c, projectPath(p.ID)+"#rubrics", msg)
@@ -569,10 +583,20 @@ func (f rubricForm) problems() map[string][]string {
 }
 
 // columns are the rating columns the form's criteria name.
-func (f rubricForm) columns() []criterionColumns {
+// columnsOver gives the rating columns of the typed criteria, each with
+// the columns the stored criterion it edits (by its Stored name) named.
+func (f rubricForm) columnsOver(stored []evaluator.Criterion) []criterionColumns {
 	out := make([]criterionColumns, len(f.Criteria))
 	for i, cf := range f.Criteria {
 		out[i] = criterionColumns{Name: strings.TrimSpace(cf.Name), Human: cf.HumanColumn, Annotators: cf.Annotators}
+		if cf.Stored == "" {
+			continue
+		}
+		for _, cr := range stored {
+			if cr.Name == cf.Stored {
+				out[i].Kept = append([]string{cr.HumanColumn}, cr.AnnotatorColumns...)
+			}
+		}
 	}
 	return out
 }

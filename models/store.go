@@ -292,7 +292,7 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 	if j.ID == 0 {
 		return db.Gorm.WithContext(ctx).Create(j).Error
 	}
-	cols := []string{"name", "base_url", "model", "api_key_env", "temperature", "top_p", "max_concurrency", "timeout_seconds", "price_input_per_m_tok", "price_output_per_m_tok", "updated_at"}
+	cols := []string{"name", "base_url", "model", "api_key_env", "temperature", "top_p", "max_concurrency", "timeout_seconds", "price_input_per_m_tok", "price_output_per_m_tok", "context_tokens", "updated_at"}
 	if j.APIKey != "" {
 		cols = append(cols, "api_key")
 	}
@@ -303,6 +303,21 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 	}
 	if res.RowsAffected == 0 {
 		return Errorf(ENotFound, "judge %d does not exist", j.ID)
+	}
+	return nil
+}
+
+// RecordJudgeTest stores the outcome of the judge's "Test connection" at
+// the time given: errText is its error ("" when the judge answered). Only
+// the last outcome is kept.
+func (db *DB) RecordJudgeTest(ctx context.Context, wsID, id int64, at time.Time, errText string) error {
+	res := db.Gorm.WithContext(ctx).Model(&Judge{}).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).
+		UpdateColumns(map[string]any{"last_test_at": at.UTC(), "last_test_error": errText}) // a test is no change of settings: updated_at stays
+	if res.Error != nil {
+		return fmt.Errorf("record the test of judge %d: %w", id, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return Errorf(ENotFound, "judge %d does not exist", id)
 	}
 	return nil
 }

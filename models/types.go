@@ -137,6 +137,11 @@ type Judge struct {
 	// answer together; nil = not known. Launch warns when a run's longest
 	// prompt would not fit (the judge may cut it without an error).
 	ContextTokens *int
+	// LastTestAt is when "Test connection" last ran (nil: never), and
+	// LastTestError its error in a line, "" when the judge answered.
+	// RecordJudgeTest writes them; SaveJudge leaves them alone.
+	LastTestAt    *time.Time
+	LastTestError string
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
 	// ArchivedAt is set while the object is archived: hidden from default
@@ -145,6 +150,9 @@ type Judge struct {
 	ArchivedAt *time.Time
 	TrashID    *int64
 }
+
+// LastTestFailed reports whether the judge's last "Test connection" failed.
+func (j Judge) LastTestFailed() bool { return j.LastTestAt != nil && j.LastTestError != "" }
 
 // HasStoredKey reports whether a key is stored (the key itself is never shown).
 func (j Judge) HasStoredKey() bool { return j.SealedKey != "" }

@@ -16,14 +16,6 @@ import (
 // ASCII hyphen: programs and the form's own parser read those.
 func Minus(s string) string { return strings.ReplaceAll(s, "-", "\u2212") }
 
-// ParseNumber reads a number as a page shows it: Minus undone, and the
-// thousands separators of Count and TickLabels dropped ("−2,500" is
-// -2500). Tests and tools that read numbers off pages use it.
-func ParseNumber(s string) (float64, error) {
-	s = strings.ReplaceAll(strings.ReplaceAll(strings.TrimSpace(s), "\u2212", "-"), ",", "")
-	return strconv.ParseFloat(s, 64)
-}
-
 // Signed writes a change with its sign: "+0.120", "−0.050", and "±0.000"
 // for one that rounds to zero; a dash when it is not a number.
 func Signed(v float64, digits int) string {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/stats"
+	"github.com/batcheval/batcheval/web/webtest"
 )
 
 // TestPageNumbersUseOneMinusSign: every number a page shows is signed
@@ -92,8 +93,8 @@ func TestParseNumberReadsWhatPagesWrite(t *testing.T) {
 		{Signed(0.05, 3), 0.05},
 		{runFloat(3.5, 1), 3.5},
 	} {
-		if got, err := ParseNumber(tt.shown); err != nil || got != tt.want {
-			t.Errorf("ParseNumber(%q) = %v, %v; want %v", tt.shown, got, err, tt.want)
+		if got, err := webtest.ParseNumber(tt.shown); err != nil || got != tt.want {
+			t.Errorf("webtest.ParseNumber(%q) = %v, %v; want %v", tt.shown, got, err, tt.want)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/batcheval/batcheval/web"
+	"github.com/batcheval/batcheval/web/webtest"
 )
 
 // reviewBrowser is this test's browser setup, kept in one small function
@@ -110,7 +110,7 @@ func TestBrowserReviewQueue(t *testing.T) {
 		ext = strings.TrimPrefix(ext, "Sample ")
 		newPage("rate "+ext, chromedp.KeyEvent(key))
 		step("judge shown "+ext, chromedp.WaitVisible(chromedp.CSS(`[data-testid="review-judge"]`)))
-		imp, err := web.ParseNumber(eval(`document.querySelector('[data-testid="review-human"]').textContent`))
+		imp, err := webtest.ParseNumber(eval(`document.querySelector('[data-testid="review-human"]').textContent`))
 		if err != nil {
 			t.Fatalf("imported human rating of %s: %v", ext, err)
 		}
