@@ -270,29 +270,34 @@ type APIRubricInput struct {
 // APIJudge is a judge. Its key is never returned: HasStoredKey says
 // whether one is stored.
 type APIJudge struct {
-	ID                 int64     `json:"id"`
-	Name               string    `json:"name"`
-	Simulated          bool      `json:"simulated"`
-	BaseURL            string    `json:"base_url"`
-	Model              string    `json:"model"`
-	APIKeyEnv          string    `json:"api_key_env"`
-	HasStoredKey       bool      `json:"has_stored_key"`
-	Temperature        float64   `json:"temperature"`
-	TopP               float64   `json:"top_p"`
-	MaxConcurrency     int       `json:"max_concurrency"`
-	TimeoutSeconds     int       `json:"timeout_seconds"`
-	PriceInputPerMTok  *float64  `json:"price_input_per_mtok"`
-	PriceOutputPerMTok *float64  `json:"price_output_per_mtok"`
-	ContextTokens      *int      `json:"context_tokens"`
-	CreatedAt          time.Time `json:"created_at"`
-	UpdatedAt          time.Time `json:"updated_at"`
+	ID                 int64    `json:"id"`
+	Name               string   `json:"name"`
+	Simulated          bool     `json:"simulated"`
+	BaseURL            string   `json:"base_url"`
+	Model              string   `json:"model"`
+	APIKeyEnv          string   `json:"api_key_env"`
+	HasStoredKey       bool     `json:"has_stored_key"`
+	Temperature        float64  `json:"temperature"`
+	TopP               float64  `json:"top_p"`
+	MaxConcurrency     int      `json:"max_concurrency"`
+	TimeoutSeconds     int      `json:"timeout_seconds"`
+	PriceInputPerMTok  *float64 `json:"price_input_per_mtok"`
+	PriceOutputPerMTok *float64 `json:"price_output_per_mtok"`
+	ContextTokens      *int     `json:"context_tokens"`
+	// LastTestAt is when "Test connection" last ran on the judge page
+	// (absent: never); LastTestError its error, "" when the judge answered.
+	LastTestAt    *time.Time `json:"last_test_at,omitempty"`
+	LastTestError string     `json:"last_test_error,omitempty"`
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `json:"updated_at"`
 }
 
 func apiJudge(j models.Judge) APIJudge {
 	return APIJudge{ID: j.ID, Name: j.Name, Simulated: j.Simulated, BaseURL: j.BaseURL, Model: j.Model, APIKeyEnv: j.APIKeyEnv,
 		HasStoredKey: j.HasStoredKey(), Temperature: j.Temperature, TopP: j.TopP, MaxConcurrency: j.MaxConcurrency,
 		TimeoutSeconds: j.TimeoutSeconds, PriceInputPerMTok: j.PriceInputPerMTok, PriceOutputPerMTok: j.PriceOutputPerMTok,
-		ContextTokens: j.ContextTokens, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt}
+		ContextTokens: j.ContextTokens, LastTestAt: j.LastTestAt, LastTestError: j.LastTestError,
+		CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt}
 }
 
 // APIJudgeInput creates or updates a judge. APIKey is write-only: stored

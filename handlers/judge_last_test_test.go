@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/a-h/templ"
+
+	"github.com/batcheval/batcheval/models"
 )
 
 // TestLaunchWarnsWhenTheJudgesLastTestFailed: "Test connection" keeps its
@@ -91,6 +93,24 @@ func TestLaunchWarnsWhenTheJudgesLastTestFailed(t *testing.T) {
 		runID := env.launch(f)
 		if rec := env.postForm(fmt.Sprintf("/runs/%d/cancel", runID), nil); rec.Code != http.StatusSeeOther {
 			t.Errorf("cancel the run: status %d", rec.Code)
+		}
+
+		// The API's judge object tells it as well (validated against the
+		// OpenAPI document by the client). Last: a first user turns sign-in on.
+		a := newAPIClient(t, env)
+		owner := env.createUser(env.ws.ID, "owner-lasttest@a.test", models.RoleOwner)
+		_, tok := env.apiToken(env.ws.ID, owner.ID)
+		for _, tt := range []struct {
+			id     int64
+			failed bool
+		}{{offline.ID, true}, {d.judge.ID, false}} {
+			j := decode[APIJudge](t, a.get(fmt.Sprintf("/api/v1/judges/%d", tt.id), tok), http.StatusOK)
+			if j.LastTestAt == nil || (j.LastTestError != "") != tt.failed {
+				t.Errorf("API judge %d: last test at %v, error %q; want a test that failed = %v", tt.id, j.LastTestAt, j.LastTestError, tt.failed)
+			}
+			if tt.failed && j.LastTestError != stored.LastTestError {
+				t.Errorf("API judge %d: last test error %q, stored %q", tt.id, j.LastTestError, stored.LastTestError)
+			}
 		}
 	})
 }
