@@ -415,29 +415,31 @@ func (l APILaunch) formValues() url.Values {
 
 // APIRun is a run's status and settings.
 type APIRun struct {
-	ID             int64                    `json:"id"`
-	ProjectID      int64                    `json:"project_id"`
-	DatasetID      int64                    `json:"dataset_id"`
-	RubricID       *int64                   `json:"rubric_id"`
-	JudgeID        *int64                   `json:"judge_id"`
-	ExperimentID   *int64                   `json:"experiment_id"`
-	ParentRunID    *int64                   `json:"parent_run_id"`
-	Variant        string                   `json:"variant"`
-	Name           string                   `json:"name"`
-	Method         string                   `json:"method"`
-	Status         string                   `json:"status"`
-	Finished       bool                     `json:"finished"`
-	Simulated      bool                     `json:"simulated_judge"`
-	Error          string                   `json:"error"`
-	Settings       evaluator.Settings       `json:"settings"`
-	MethodSettings evaluator.MethodSettings `json:"method_settings"`
-	Criteria       []string                 `json:"criteria"`
-	Judge          models.JudgeSnapshot     `json:"judge"`
-	BatchesTotal   int                      `json:"batches_total"`
-	BatchesDone    int                      `json:"batches_done"`
-	BatchesFailed  int                      `json:"batches_failed"`
-	MissingScores  int                      `json:"missing_scores"`
-	Calls          int                      `json:"calls"`
+	ID           int64  `json:"id"`
+	ProjectID    int64  `json:"project_id"`
+	DatasetID    int64  `json:"dataset_id"`
+	RubricID     *int64 `json:"rubric_id"`
+	JudgeID      *int64 `json:"judge_id"`
+	ExperimentID *int64 `json:"experiment_id"`
+	ParentRunID  *int64 `json:"parent_run_id"`
+	Variant      string `json:"variant"`
+	Name         string `json:"name"`
+	Method       string `json:"method"`
+	Status       string `json:"status"`
+	Finished     bool   `json:"finished"`
+	Simulated    bool   `json:"simulated_judge"`
+	Error        string `json:"error"`
+	// Settings and MethodSettings are the ones the run's method reads
+	// (methods.Method.Reads), as the JSON export states them.
+	Settings       report.JSONSettings       `json:"settings"`
+	MethodSettings report.MethodSettingsJSON `json:"method_settings"`
+	Criteria       []string                  `json:"criteria"`
+	Judge          models.JudgeSnapshot      `json:"judge"`
+	BatchesTotal   int                       `json:"batches_total"`
+	BatchesDone    int                       `json:"batches_done"`
+	BatchesFailed  int                       `json:"batches_failed"`
+	MissingScores  int                       `json:"missing_scores"`
+	Calls          int                       `json:"calls"`
 	// CachedCalls are the calls answered from the judge answer cache (no
 	// request sent, no cost), counted within Calls.
 	CachedCalls int `json:"cached_calls"`
@@ -461,8 +463,8 @@ type APIRun struct {
 func apiRun(r models.Run) APIRun {
 	out := APIRun{ID: r.ID, ProjectID: r.ProjectID, DatasetID: r.DatasetID, RubricID: r.RubricID, JudgeID: r.JudgeID,
 		ExperimentID: r.ExperimentID, ParentRunID: r.ParentRunID, Variant: r.Variant, Name: r.Name, Method: r.Method,
-		Status: r.Status, Finished: r.Finished(), Simulated: r.Simulated, Error: r.Error, Settings: r.Settings,
-		MethodSettings: r.MethodSettings, Criteria: []string{}, Judge: r.JudgeSnapshot, BatchesTotal: r.BatchesTotal,
+		Status: r.Status, Finished: r.Finished(), Simulated: r.Simulated, Error: r.Error, Settings: report.SettingsJSON(r),
+		MethodSettings: report.RunMethodSettingsJSON(r), Criteria: []string{}, Judge: r.JudgeSnapshot, BatchesTotal: r.BatchesTotal,
 		BatchesDone: r.BatchesDone, BatchesFailed: r.BatchesFailed, MissingScores: r.MissingScores, Calls: r.Calls,
 		CachedCalls: r.CachedCalls, CachedPromptTokens: r.CachedPromptTokens, CachedCompletionTokens: r.CachedCompletionTokens, RubricVersion: r.RubricVersion,
 		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: report.USDOf(r.CostUSD), CreatedAt: r.CreatedAt,
