@@ -347,7 +347,11 @@ type (
 		SystemLevel    *JSONSystemLevel  `json:"system_level,omitempty"`
 		HumanCeiling   *JSONCeiling      `json:"human_ceiling,omitempty"`
 		Positions      []JSONPosition    `json:"position_effect,omitempty"`
-		Samples        []JSONSample      `json:"samples"`
+		// HumanScaleNote says how the human ratings were put on the
+		// criterion's scale for every error (position_effect, the
+		// decomposition, the samples' differences); absent without them.
+		HumanScaleNote string       `json:"human_scale_note,omitempty"`
+		Samples        []JSONSample `json:"samples"`
 	}
 	// JSONGrouped is the correlation within groups of a column, averaged.
 	JSONGrouped struct {
@@ -466,6 +470,7 @@ func (r *Report) Export() JSONExport {
 		if c.Ceiling != nil {
 			jcr.HumanCeiling = &JSONCeiling{c.Ceiling.Annotators, c.Ceiling.Items, jsonFloat(c.Ceiling.Alpha), jsonFloat(c.Ceiling.LeaveOneOut), c.Ceiling.Reading}
 		}
+		jcr.HumanScaleNote = c.HumanScaleNote
 		for _, p := range c.Positions {
 			jcr.Positions = append(jcr.Positions, JSONPosition{p.Position, p.N, jsonFloat(p.MeanScore), jsonFloat(p.MeanAbsErr), jsonFloat(p.MeanSignedErr)})
 		}
