@@ -441,20 +441,22 @@ type APIRun struct {
 	// WaitingForJudge is true while a running run waits for its judge (down,
 	// or asked the run to wait); WaitingError says why and what happens
 	// next ("" when not waiting). The run page shows "waiting for judge".
-	WaitingForJudge bool                     `json:"waiting_for_judge"`
-	WaitingError    string                   `json:"waiting_error"`
-	Finished        bool                     `json:"finished"`
-	Simulated       bool                     `json:"simulated_judge"`
-	Error           string                   `json:"error"`
-	Settings        evaluator.Settings       `json:"settings"`
-	MethodSettings  evaluator.MethodSettings `json:"method_settings"`
-	Criteria        []string                 `json:"criteria"`
-	Judge           models.JudgeSnapshot     `json:"judge"`
-	BatchesTotal    int                      `json:"batches_total"`
-	BatchesDone     int                      `json:"batches_done"`
-	BatchesFailed   int                      `json:"batches_failed"`
-	MissingScores   int                      `json:"missing_scores"`
-	Calls           int                      `json:"calls"`
+	WaitingForJudge bool   `json:"waiting_for_judge"`
+	WaitingError    string `json:"waiting_error"`
+	Finished        bool   `json:"finished"`
+	Simulated       bool   `json:"simulated_judge"`
+	Error           string `json:"error"`
+	// Settings and MethodSettings are the ones the run's method reads
+	// (methods.Method.Reads), as the JSON export states them.
+	Settings       report.JSONSettings       `json:"settings"`
+	MethodSettings report.MethodSettingsJSON `json:"method_settings"`
+	Criteria       []string                  `json:"criteria"`
+	Judge          models.JudgeSnapshot      `json:"judge"`
+	BatchesTotal   int                       `json:"batches_total"`
+	BatchesDone    int                       `json:"batches_done"`
+	BatchesFailed  int                       `json:"batches_failed"`
+	MissingScores  int                       `json:"missing_scores"`
+	Calls          int                       `json:"calls"`
 	// CachedCalls are the calls answered from the judge answer cache (no
 	// request sent, no cost), counted within Calls.
 	CachedCalls int `json:"cached_calls"`
@@ -481,8 +483,8 @@ type APIRun struct {
 func apiRun(r models.Run) APIRun {
 	out := APIRun{ID: r.ID, ProjectID: r.ProjectID, DatasetID: r.DatasetID, RubricID: r.RubricID, JudgeID: r.JudgeID,
 		ExperimentID: r.ExperimentID, ParentRunID: r.ParentRunID, Variant: r.Variant, Name: r.Name, Method: r.Method,
-		Status: r.Status, Finished: r.Finished(), Simulated: r.Simulated, Error: r.Error, Settings: r.Settings,
-		MethodSettings: r.MethodSettings, Criteria: []string{}, Judge: r.JudgeSnapshot, BatchesTotal: r.BatchesTotal,
+		Status: r.Status, Finished: r.Finished(), Simulated: r.Simulated, Error: r.Error, Settings: report.SettingsJSON(r),
+		MethodSettings: report.RunMethodSettingsJSON(r), Criteria: []string{}, Judge: r.JudgeSnapshot, BatchesTotal: r.BatchesTotal,
 		BatchesDone: r.BatchesDone, BatchesFailed: r.BatchesFailed, MissingScores: r.MissingScores, Calls: r.Calls,
 		CachedCalls: r.CachedCalls, Retries: r.Retries, CachedPromptTokens: r.CachedPromptTokens, CachedCompletionTokens: r.CachedCompletionTokens, RubricVersion: r.RubricVersion,
 		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: report.USDOf(r.CostUSD), CreatedAt: r.CreatedAt,

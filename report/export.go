@@ -281,6 +281,9 @@ type (
 		CloserLookTopP    *float64      `json:"closerlook_top_p"`
 		CloserLookScoring string        `json:"closerlook_scoring"`
 		Learned           []JSONLearned `json:"learned"`
+		// unread are the keys left out: the settings the run's method
+		// does not read (Provenance.Unread).
+		unread []methods.Setting
 	}
 	// JSONLearned is one thing the run found out about the endpoint, once
 	// for the run (e.g. whether it returns log-probabilities).
@@ -344,7 +347,11 @@ type (
 		SystemLevel    *JSONSystemLevel  `json:"system_level,omitempty"`
 		HumanCeiling   *JSONCeiling      `json:"human_ceiling,omitempty"`
 		Positions      []JSONPosition    `json:"position_effect,omitempty"`
-		Samples        []JSONSample      `json:"samples"`
+		// HumanScaleNote says how the human ratings were put on the
+		// criterion's scale for every error (position_effect, the
+		// decomposition, the samples' differences); absent without them.
+		HumanScaleNote string       `json:"human_scale_note,omitempty"`
+		Samples        []JSONSample `json:"samples"`
 	}
 	// JSONGrouped is the correlation within groups of a column, averaged.
 	JSONGrouped struct {
@@ -463,6 +470,7 @@ func (r *Report) Export() JSONExport {
 		if c.Ceiling != nil {
 			jcr.HumanCeiling = &JSONCeiling{c.Ceiling.Annotators, c.Ceiling.Items, jsonFloat(c.Ceiling.Alpha), jsonFloat(c.Ceiling.LeaveOneOut), c.Ceiling.Reading}
 		}
+		jcr.HumanScaleNote = c.HumanScaleNote
 		for _, p := range c.Positions {
 			jcr.Positions = append(jcr.Positions, JSONPosition{p.Position, p.N, jsonFloat(p.MeanScore), jsonFloat(p.MeanAbsErr), jsonFloat(p.MeanSignedErr)})
 		}
@@ -488,25 +496,76 @@ type JSONSettings struct {
 
 // MarshalJSON writes the settings the method reads, as encoding/json
 // writes evaluator.Settings otherwise (omitempty included).
-func (s JSONSettings) MarshalJSON() ([]byte, error) {
+func (s JSONSettings) MarshalJSON() ([]byte, error) { return marshalRead(s.Settings, s.unread) }
+
+// SettingsJSON is a run's settings as the API states them: the export's
+// JSONSettings, without the settings its method does not read.
+func SettingsJSON(run models.Run) JSONSettings {
+	return JSONSettings{Settings: run.Settings, unread: runUnread(run)}
+}
+
+// MethodSettingsJSON is a run's method settings as the API states them:
+// the keys of evaluator.MethodSettings its method reads (none for
+// BatchEval), with what the run learned about the endpoint. It reads back
+// as evaluator.MethodSettings, the unread fields zero.
+type MethodSettingsJSON struct {
+	evaluator.MethodSettings
+	unread []methods.Setting
+}
+
+// MarshalJSON writes the method settings the method reads.
+func (s MethodSettingsJSON) MarshalJSON() ([]byte, error) {
+	return marshalRead(s.MethodSettings, s.unread)
+}
+
+// RunMethodSettingsJSON is run's MethodSettingsJSON.
+func RunMethodSettingsJSON(run models.Run) MethodSettingsJSON {
+	return MethodSettingsJSON{MethodSettings: run.MethodSettings, unread: runUnread(run)}
+}
+
+// runUnread is methods.Unread for a stored run; nothing for a method this
+// version does not know.
+func runUnread(run models.Run) []methods.Setting {
+	m, err := methods.Lookup(run.Method)
+	if err != nil {
+		return nil
+	}
+	return methods.Unread(m, methods.Run{Settings: run.Settings, MethodSettings: run.MethodSettings, Rubric: run.RubricSnapshot})
+}
+
+// MarshalJSON writes the method settings the run's method reads (and
+// what it learned): an LLM-Eval run states no samples, no sample
+// temperature and no log-probability choice, which it never used.
+func (s JSONMethodSettings) MarshalJSON() ([]byte, error) {
+	type plain JSONMethodSettings // without this method
+	return marshalRead(plain(s), s.unread)
+}
+
+// marshalRead writes the exported fields of struct v as encoding/json
+// would (its tags' names, omitempty honoured), leaving out the keys whose
+// setting is unread (methods.SettingOfKey).
+func marshalRead(v any, unread []methods.Setting) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	rv := reflect.ValueOf(s.Settings)
+	rv := reflect.ValueOf(v)
 	rt := rv.Type()
 	for i := range rt.NumField() {
 		f := rt.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if slices.Contains(s.unread, methods.Setting(name)) || (opts == "omitempty" && rv.Field(i).IsZero()) {
+		if !f.IsExported() || name == "-" || slices.Contains(unread, methods.SettingOfKey(name)) || (opts == "omitempty" && rv.Field(i).IsZero()) {
 			continue
 		}
-		v, err := json.Marshal(rv.Field(i).Interface())
+		if name == "" {
+			name = f.Name
+		}
+		js, err := json.Marshal(rv.Field(i).Interface())
 		if err != nil {
 			return nil, err
 		}
 		if b.Len() > 1 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, "%q:%s", name, v)
+		fmt.Fprintf(&b, "%q:%s", name, js)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
@@ -521,7 +580,7 @@ func exportProvenance(p Provenance) JSONProvenance {
 	if ms := p.MethodSettings; ms != nil {
 		out.MethodSettings = &JSONMethodSettings{Samples: ms.Samples, UseLogprobs: ms.UseLogprobs, SampleTemperature: ms.SampleTemperature,
 			LLMEvalScale: string(ms.LLMEvalScale), GEvalSteps: []JSONGEvalSteps{}, CloserLookScoring: string(ms.CloserLookScoring),
-			Learned: []JSONLearned{}}
+			Learned: []JSONLearned{}, unread: p.Unread}
 		if ms.MinAllowedMass != 0 {
 			v := ms.MinAllowedMass
 			out.MethodSettings.MinAllowedMass = &v

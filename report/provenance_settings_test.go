@@ -14,7 +14,10 @@ import (
 // (the CSV's settings cell, the run page's "Produced by" section and the
 // JSON export's settings object) are the ones the run's method reads; a
 // G-Eval run has no batch size, rounds or batch composition to state, nor
-// max_tokens (TestProvenanceSettingsFollowTheMethod/geval).
+// max_tokens (TestProvenanceSettingsFollowTheMethod/geval). The JSON's
+// method_settings too: an LLM-Eval run states its scale, not the samples,
+// sample temperature or log-probability choice it never used
+// (TestProvenanceSettingsFollowTheMethod/llmeval), nor the API's run.
 func TestProvenanceSettingsFollowTheMethod(t *testing.T) {
 	sharedJSON, err := json.Marshal(evaluator.DefaultSettings())
 	if err != nil {
@@ -30,15 +33,15 @@ func TestProvenanceSettingsFollowTheMethod(t *testing.T) {
 	}{
 		{"batcheval", evaluator.MethodBatchEval, false, append([]string{"temperature", "top_p", "seed", "max_tokens"}, batchOnly...), []string{"samples"}},
 		// G-Eval's form answer has its own fixed limit: max_tokens is not its.
-		{"geval", evaluator.MethodGEval, false, []string{"seed", "samples", "use_logprobs", "min_allowed_mass"},
-			append([]string{"temperature", "top_p", "max_tokens", "llmeval_scale", "closerlook_top_p"}, batchOnly...)},
+		{"geval", evaluator.MethodGEval, false, []string{"seed", "samples", "use_logprobs", "sample_temperature", "min_allowed_mass"},
+			append([]string{"temperature", "top_p", "max_tokens", "llmeval_scale", "closerlook_top_p", "closerlook_scoring"}, batchOnly...)},
 		{"llmeval", evaluator.MethodLLMEval, false, []string{"temperature", "seed", "max_tokens", "llmeval_scale"},
-			append([]string{"top_p", "samples", "use_logprobs", "min_allowed_mass"}, batchOnly...)},
-		{"closerlook", evaluator.MethodCloserLook, false, []string{"seed", "max_tokens", "samples", "closerlook_top_p"},
-			append([]string{"temperature", "top_p", "use_logprobs", "llmeval_scale"}, batchOnly...)},
+			append([]string{"top_p", "samples", "use_logprobs", "sample_temperature", "geval_steps", "min_allowed_mass", "closerlook_top_p", "closerlook_scoring"}, batchOnly...)},
+		{"closerlook", evaluator.MethodCloserLook, false, []string{"seed", "max_tokens", "samples", "sample_temperature", "closerlook_top_p", "closerlook_scoring"},
+			append([]string{"temperature", "top_p", "use_logprobs", "llmeval_scale", "geval_steps", "min_allowed_mass"}, batchOnly...)},
 		// Such a run sampled with the run's own top_p, so that is stated.
 		{"closerlook stored before its top_p", evaluator.MethodCloserLook, true, []string{"seed", "top_p"},
-			append([]string{"temperature", "closerlook_top_p"}, batchOnly...)},
+			append([]string{"temperature", "use_logprobs", "llmeval_scale"}, batchOnly...)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run, ds, rows, batches, scores := fixture()
@@ -56,24 +59,48 @@ func TestProvenanceSettingsFollowTheMethod(t *testing.T) {
 			text := r.Provenance().SettingsText()
 			_, doc := exportJSON(t, r)
 			prov := doc.(map[string]any)["report"].(map[string]any)["provenance"].(map[string]any)
-			// The JSON's method_settings keep every key (null when not
-			// recorded); its settings object is checked here.
 			settings := prov["settings"].(map[string]any)
+			methodSettings, _ := prov["method_settings"].(map[string]any) // null for BatchEval
+			// The API states the same keys (handlers' APIRun).
+			apiJSON, err := json.Marshal(struct {
+				S  JSONSettings       `json:"settings"`
+				MS MethodSettingsJSON `json:"method_settings"`
+			}{SettingsJSON(run), RunMethodSettingsJSON(run)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var api struct{ Settings, MethodSettings map[string]any }
+			if err := json.Unmarshal(apiJSON, &struct {
+				S  *map[string]any `json:"settings"`
+				MS *map[string]any `json:"method_settings"`
+			}{&api.Settings, &api.MethodSettings}); err != nil {
+				t.Fatal(err)
+			}
 			isShared := func(k string) bool { return strings.Contains(string(sharedJSON), `"`+k+`"`) }
 			for _, k := range tc.want {
 				if !stated(text, k) {
 					t.Errorf("settings text %q lacks %s", text, k)
 				}
-				if _, ok := settings[k]; !ok && isShared(k) {
-					t.Errorf("JSON settings %v lack %s", settings, k)
+				obj, apiObj := methodSettings, api.MethodSettings
+				if isShared(k) {
+					obj, apiObj = settings, api.Settings
+				}
+				if _, ok := obj[k]; !ok {
+					t.Errorf("JSON export's settings %v lack %s", obj, k)
+				}
+				if _, ok := apiObj[k]; !ok {
+					t.Errorf("API's settings %s lack %s", apiJSON, k)
 				}
 			}
 			for _, k := range tc.absent {
 				if stated(text, k) {
 					t.Errorf("settings text %q states %s, which this run does not read", text, k)
 				}
-				if _, ok := settings[k]; ok {
-					t.Errorf("JSON settings %v state %s, which this run does not read", settings, k)
+				for what, obj := range map[string]map[string]any{"JSON export's settings": settings, "JSON export's method_settings": methodSettings,
+					"API's settings": api.Settings, "API's method_settings": api.MethodSettings} {
+					if _, ok := obj[k]; ok {
+						t.Errorf("%s %v state %s, which this run does not read", what, obj, k)
+					}
 				}
 			}
 		})

@@ -58,7 +58,12 @@ type CriterionReport struct {
 	// DecompositionNote says how to read the decomposition, and whether the
 	// human and judge scales are comparable.
 	DecompositionNote string
-	Scored, Missing   int
+	// HumanScaleNote says how the human ratings were put on the judge's
+	// scale for the errors (the samples' differences, the position table
+	// and the decomposition, all alike: see humanOnJudgeScale); empty
+	// without human ratings.
+	HumanScaleNote  string
+	Scored, Missing int
 	// UnreadableRate is the share of round scores the judge's answers did
 	// not yield (missing / all), itself a quality metric of the judge.
 	UnreadableRate float64
@@ -111,8 +116,8 @@ type SampleResult struct {
 	Final      *float64   // mean of the readable round scores; nil when none
 	Rounds     []*float64 // nil = unreadable in that round
 	Human      *float64
-	// AbsDiff is |final - human| after mapping the human ratings' observed
-	// range onto the criterion's range, so it is comparable across scales.
+	// AbsDiff is |final - human|, the human rating put on the criterion's
+	// scale as CriterionReport.HumanScaleNote says (humanOnJudgeScale).
 	AbsDiff *float64
 	Missing int
 }
@@ -365,17 +370,14 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 	}
 	if cr.HasHuman {
 		cr.Reading = stats.Interpret(cr.Pearson)
-		// AbsDiff on a common scale.
+		onScale, note := humanOnJudgeScale(hlo, hhi, crit)
+		cr.HumanScaleNote = note
 		for i := range cr.Samples {
 			s := &cr.Samples[i]
 			if s.Final == nil || s.Human == nil {
 				continue
 			}
-			h := *s.Human
-			if hhi > hlo {
-				h = crit.Lo + (h-hlo)/(hhi-hlo)*(crit.Hi-crit.Lo)
-			}
-			d := math.Abs(*s.Final - h)
+			d := math.Abs(*s.Final - onScale(*s.Human))
 			s.AbsDiff = &d
 		}
 	} else {
@@ -452,8 +454,10 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 		cr.MeanBatchBias = stats.MeanBatchBias(allBias)
 	}
 
-	// Ensemble decomposition on samples with a human rating.
+	// Ensemble decomposition on samples with a human rating, on the
+	// judge's scale as the position table and the samples' differences.
 	if cr.HasHuman {
+		onScale, _ := humanOnJudgeScale(hlo, hhi, crit)
 		var rounds [][]float64
 		var hs []float64
 		for _, s := range cr.Samples {
@@ -470,24 +474,46 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 				continue
 			}
 			rounds = append(rounds, vals)
-			hs = append(hs, *s.Human)
+			hs = append(hs, onScale(*s.Human))
 		}
 		cr.Decomposition = stats.Decompose(rounds, hs)
-		cr.DecompositionNote = "Error of the averaged score = mean error of single rounds − spread between rounds: accurate rounds and diverse rounds both help."
-		switch {
-		case hlo < crit.Lo-1e-9 || hhi > crit.Hi+1e-9:
-			cr.DecompositionNote += " The human ratings lie outside the judge's range, so the squared errors mix two scales: compare them between runs, not as absolute values."
-		case hhi-hlo < narrowHumanSpan*(crit.Hi-crit.Lo):
-			// Inside the judge's range but spanning little of it: maybe
-			// a scale of their own (0 to 1 under a judge's 0 to 2), which
-			// nothing here can tell; the errors are read as if not.
-			cr.DecompositionNote += fmt.Sprintf(" The human ratings span only %s to %s of the judge's %s to %s: if they were given on another scale, the squared errors mix two scales, so compare them between runs, not as absolute values.",
-				fmtScale(hlo), fmtScale(hhi), fmtScale(crit.Lo), fmtScale(crit.Hi))
-		}
+		cr.DecompositionNote = "Error of the averaged score = mean error of single rounds − spread between rounds: accurate rounds and diverse rounds both help. " + cr.HumanScaleNote
 	} else {
 		cr.Decomposition = stats.Decomposition{EnsembleErr: math.NaN(), MeanRoundErr: math.NaN(), MeanVariance: math.NaN()}
 		cr.DecompositionNote = "Needs human ratings."
 	}
+}
+
+// humanOnJudgeScale decides, once per criterion, how human ratings that
+// lie between hlo and hhi are put on the criterion's scale before they are
+// subtracted from judge scores, and says so in a note for the page. The
+// rubric does not state the humans' scale, so:
+//   - ratings within the criterion's range are taken as given: a rubric
+//     whose range is the human scale (FED's 1 to 3, averaged annotators
+//     included) is the common case, and stretching the observed lowest and
+//     highest ratings onto the range would let one extreme rating move
+//     every error. Ratings spanning little of the range are still taken as
+//     given, with a caution that they may be on a scale of their own;
+//   - ratings outside the range are on another scale: they are mapped
+//     linearly from their observed lowest and highest values onto the
+//     range (the only scale there is to read), and the note says the
+//     errors then depend on those two extremes.
+func humanOnJudgeScale(hlo, hhi float64, crit evaluator.Criterion) (func(float64) float64, string) {
+	asGiven := func(h float64) float64 { return h }
+	judge := fmtScale(crit.Lo) + " to " + fmtScale(crit.Hi)
+	switch {
+	case hlo < crit.Lo-1e-9 || hhi > crit.Hi+1e-9:
+		if !(hhi > hlo) {
+			return asGiven, fmt.Sprintf("The human ratings (all %s) lie outside the judge's %s, so the errors compare two scales: compare them between runs, not as absolute values.", fmtScale(hlo), judge)
+		}
+		return func(h float64) float64 { return stats.Rescale(h, hlo, hhi, crit.Lo, crit.Hi) },
+			fmt.Sprintf("The human ratings (%s to %s) lie outside the judge's %s, so for the errors they are mapped linearly from their lowest and highest values onto it (%s becomes %s, %s becomes %s): one extreme rating moves every error, so compare them between runs, not as absolute values.",
+				fmtScale(hlo), fmtScale(hhi), judge, fmtScale(hlo), fmtScale(crit.Lo), fmtScale(hhi), fmtScale(crit.Hi))
+	case hhi-hlo < narrowHumanSpan*(crit.Hi-crit.Lo):
+		return asGiven, fmt.Sprintf("The errors compare the human ratings as given with the judge's scores. The human ratings span only %s to %s of the judge's %s: if they were given on another scale, the errors mix two scales, so compare them between runs, not as absolute values.",
+			fmtScale(hlo), fmtScale(hhi), judge)
+	}
+	return asGiven, fmt.Sprintf("The errors compare the human ratings as given with the judge's scores: they lie within the judge's %s.", judge)
 }
 
 // narrowHumanSpan is the share of the judge's range below which human
@@ -569,7 +595,7 @@ func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow
 	}
 
 	// Position effect: label k in a batch is position k. Human ratings are
-	// rescaled onto the criterion's range so errors are comparable.
+	// put on the criterion's scale as everywhere else (humanOnJudgeScale).
 	human := map[int64]float64{}
 	hlo, hhi := math.Inf(1), math.Inf(-1)
 	for _, s := range cr.Samples {
@@ -578,6 +604,7 @@ func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow
 			hlo, hhi = math.Min(hlo, *s.Human), math.Max(hhi, *s.Human)
 		}
 	}
+	onScale, _ := humanOnJudgeScale(hlo, hhi, cr.Criterion)
 	var pos []int
 	var sc, hs []float64
 	for _, s := range scores {
@@ -587,11 +614,10 @@ func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow
 		pos = append(pos, s.Label)
 		sc = append(sc, *s.Score)
 		h, ok := human[s.RowID]
-		switch {
-		case !ok:
+		if ok {
+			h = onScale(h)
+		} else {
 			h = math.NaN()
-		case hhi > hlo:
-			h = stats.Rescale(h, hlo, hhi, cr.Criterion.Lo, cr.Criterion.Hi)
 		}
 		hs = append(hs, h)
 	}

@@ -183,7 +183,7 @@ func TestDecompositionNoteNamesANarrowHumanScale(t *testing.T) {
 		notWant []string
 	}{
 		{"the judge's scale", [4]float64{1, 1.5, 2.5, 3}, "", []string{"two scales"}},
-		{"outside the judge's range", [4]float64{0, 1, 3, 4}, "lie outside the judge's range", []string{"span only"}},
+		{"outside the judge's range", [4]float64{0, 1, 3, 4}, "lie outside the judge's 1 to 3, so for the errors they are mapped linearly", []string{"span only"}},
 		{"a narrow span inside it", [4]float64{1, 1.2, 1.6, 1.8}, "span only 1 to 1.8 of the judge's 1 to 3", []string{"outside"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

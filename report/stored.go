@@ -21,7 +21,10 @@ import (
 // again on its next use. stats-2: intervals by size (stats.AnalyticAbove)
 // and their method stored. stats-3: exact Spearman and Kendall p-values
 // on few pairs (stats.ExactPermutationMax), the system level's above all.
-const statsVersion = "stats-3"
+// stats-4: the samples' differences take human ratings within the
+// criterion's range as given (humanOnJudgeScale), no longer stretched
+// from their lowest and highest values.
+const statsVersion = "stats-4"
 
 // criterionStats are the figures of a criterion worth storing: the
 // correlations with their bootstrap intervals and the system-level

@@ -135,9 +135,10 @@ func (CloserLook) Note() string {
 }
 
 // Reads implements Method: n and the sample temperature; its top_p and
-// rating format are the original's (Prepare), not the form's.
+// rating format are the original's (Prepare), not the form's, recorded in
+// the run's method settings.
 func (CloserLook) Reads() []Setting {
-	return []Setting{SettingSeed, SettingSamples, SettingSampleTemperature, SettingMaxTokens}
+	return []Setting{SettingSeed, SettingSamples, SettingSampleTemperature, SettingMaxTokens, SettingCloserLookTopP, SettingCloserLookScoring}
 }
 
 // ReadsRun is Reads for a stored run: a run stored before CloserLook

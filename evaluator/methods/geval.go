@@ -234,9 +234,10 @@ func (GEval) Note() string {
 // Reads implements Method: G-Eval's log-probability call is greedy, so the
 // temperature and top_p are not its; n and the sample temperature are the
 // fallback's. Nor is max_tokens: every call asks for at most
-// gevalFormMaxTokens.
+// gevalFormMaxTokens. It records the least share on allowed scores it
+// used (Prepare).
 func (GEval) Reads() []Setting {
-	return []Setting{SettingSeed, SettingSamples, SettingSampleTemperature, SettingUseLogprobs, SettingGEvalSteps}
+	return []Setting{SettingSeed, SettingSamples, SettingSampleTemperature, SettingUseLogprobs, SettingGEvalSteps, SettingMinAllowedMass}
 }
 
 // Setups implements Method: one row, with the launch's settings.

@@ -33,10 +33,28 @@ const (
 	SettingUseLogprobs       Setting = "use_logprobs"
 	SettingLLMEvalScale      Setting = "llmeval_scale"
 	SettingGEvalSteps        Setting = "steps"
+
+	// Settings a method records in a run's evaluator.MethodSettings when
+	// it starts (not fields of the launch form): G-Eval's least share on
+	// allowed scores, CloserLook's own top_p and rating format.
+	SettingMinAllowedMass    Setting = "min_allowed_mass"
+	SettingCloserLookTopP    Setting = "closerlook_top_p"
+	SettingCloserLookScoring Setting = "closerlook_scoring"
 )
 
 // methodSettings are the settings kept in a run's evaluator.MethodSettings.
-var methodSettings = []Setting{SettingSamples, SettingSampleTemperature, SettingUseLogprobs, SettingLLMEvalScale, SettingGEvalSteps}
+var methodSettings = []Setting{SettingSamples, SettingSampleTemperature, SettingUseLogprobs, SettingLLMEvalScale, SettingGEvalSteps,
+	SettingMinAllowedMass, SettingCloserLookTopP, SettingCloserLookScoring}
+
+// SettingOfKey is the setting a JSON key of evaluator.Settings or
+// evaluator.MethodSettings holds: the key itself, except G-Eval's steps
+// ("geval_steps"). A report leaves out a key whose setting is Unread.
+func SettingOfKey(key string) Setting {
+	if key == "geval_steps" {
+		return SettingGEvalSteps
+	}
+	return Setting(key)
+}
 
 // runSettings are the launch settings kept in a run's evaluator.Settings.
 var runSettings = []Setting{SettingRounds, SettingBatchSize, SettingTemperature, SettingTopP, SettingSeed,
