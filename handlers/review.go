@@ -360,13 +360,15 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 			if sc.CriterionIndex != q.Criterion {
 				continue
 			}
-			r := web.ReviewRound{Round: sc.Round + 1, Score: sc.Score, Analysis: sc.Analysis}
+			// The batch it was judged in, linked as the sample page links it.
+			b, err := h.DB.FindBatch(ctx, run.ID, sc.BatchID)
+			if err != nil {
+				return err
+			}
+			r := web.ReviewRound{Round: sc.Round + 1, Score: sc.Score, Analysis: sc.Analysis, BatchIndex: b.BatchIndex, BatchSize: len(b.RowIDs),
+				BatchURL: "/runs/" + strconv.FormatInt(run.ID, 10) + "/batches/" + strconv.FormatInt(b.ID, 10)}
 			if sc.Score == nil {
 				// Why, in the sample page's words (unreadableReason).
-				b, err := h.DB.FindBatch(ctx, run.ID, sc.BatchID)
-				if err != nil {
-					return err
-				}
 				r.Missing = cmp.Or(unreadableReason(b, sc.Label), "not readable")
 				if b.Error != "" {
 					failed++

@@ -429,3 +429,18 @@ func TestPendingBrowserRatingsCount(t *testing.T) {
 		}
 	})
 }
+
+// TestReviewQueueNamesTheSimulatedJudgeOnce: the demo's run is called
+// "Demo run (simulated judge)"; the queue's run choice said it twice.
+func TestReviewQueueNamesTheSimulatedJudgeOnce(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.demo()
+		run := env.waitRun(env.launch(d.launchForm("2", "10")), 60*time.Second)
+		must(t, env.db.Gorm.Model(&models.Run{}).Where("id = ?", run.ID).Update("name", "Demo run (simulated judge)").Error)
+		body := env.get(fmt.Sprintf("/datasets/%d/review?run=%d", d.dataset.ID, run.ID)).Body.String()
+		want := fmt.Sprintf(`<option value="%d" selected>Demo run (simulated judge)</option>`, run.ID)
+		if !strings.Contains(body, want) || strings.Contains(body, "(simulated judge) (simulated judge)") {
+			t.Errorf("run choice: want %s, once", want)
+		}
+	})
+}

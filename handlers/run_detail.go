@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"regexp"
 	"slices"
@@ -106,11 +107,22 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64) (w
 	if v.Prev, v.Next, err = h.DB.NeighbourRows(ctx, run.DatasetID, row.Position); err != nil {
 		return web.RunSampleView{}, err
 	}
+	humans, err := h.reportHumans(ctx, run, append([]int64{rowID}, mateIDs...))
+	if err != nil {
+		return web.RunSampleView{}, err
+	}
 	for ci, crit := range run.RubricSnapshot.Criteria {
-		sc := web.RunSampleCriterion{Name: crit.Name, Range: scaleText(crit)}
-		if crit.HumanColumn != "" {
-			sc.Human = row.Ratings[crit.HumanColumn]
+		sc := web.RunSampleCriterion{Name: crit.Name, Range: scaleText(crit), HumanSource: humans.source, HumanPending: humans.pending}
+		humanOf := func(r models.DatasetRow) *float64 {
+			if humans.byCriterion != nil {
+				return humans.byCriterion[ci][r.ID]
+			}
+			if crit.HumanColumn != "" {
+				return r.Ratings[crit.HumanColumn]
+			}
+			return nil
 		}
+		sc.Human = humanOf(row)
 		var sum float64
 		var k int
 		for _, s := range scores {
@@ -131,9 +143,7 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64) (w
 				mate := web.RunSampleMate{RowID: id, ExternalID: fmt.Sprintf("#%d", id), Label: ms.Label, Score: ms.Score}
 				if m, ok := mates[id]; ok {
 					mate.ExternalID = m.ExternalID
-					if crit.HumanColumn != "" {
-						mate.Human = m.Ratings[crit.HumanColumn]
-					}
+					mate.Human = humanOf(m)
 				}
 				r.Mates = append(r.Mates, mate)
 			}
@@ -150,6 +160,69 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64) (w
 		v.Criteria = append(v.Criteria, sc)
 	}
 	return v, nil
+}
+
+// sampleHumans are the human ratings a run's report uses, read for a few
+// rows (a sample page's sample and its batch mates).
+type sampleHumans struct {
+	// source names them when they are not simply the imported column
+	// ("imported column and browser ratings"); "" for the imported column.
+	source string
+	// byCriterion[ci][rowID] is the rating, nil when the report has none;
+	// byCriterion is nil when the report reads the imported column as the
+	// rows hold it.
+	byCriterion []map[int64]*float64
+	// pending: a large run's results are being prepared; the ratings are
+	// not known yet.
+	pending bool
+}
+
+// reportHumans reads the human ratings the run's report uses for the rows.
+// Until someone recomputes the report with browser ratings that is the
+// imported column, as the rows hold it. After, a sample's rating is the
+// mean of its annotators, imported and browser (models.MergeHumanRatings),
+// which the rows alone do not hold: it is read as the review queue reads
+// it, from the run's stored results or its report, so the sample page, the
+// queue and the run's table show the same human rating.
+func (h *Handlers) reportHumans(ctx context.Context, run models.Run, ids []int64) (sampleHumans, error) {
+	src, err := h.DB.FindRunHumanSource(ctx, run.ID)
+	if err != nil {
+		return sampleHumans{}, err
+	}
+	if src.Source == models.HumansImported || src.Source == "" {
+		return sampleHumans{}, nil
+	}
+	out := sampleHumans{source: src.Source.Label(), byCriterion: make([]map[int64]*float64, len(run.RubricSnapshot.Criteria))}
+	want := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	for ci := range out.byCriterion {
+		sum, samples, err := h.criterionSource(ctx, run, ci, false)
+		if preparingOf(err) != nil {
+			// A large run's results are being stored again for the new
+			// ratings: no rating is shown until they are, rather than the
+			// imported one.
+			out.pending = true
+			return out, nil
+		}
+		if err != nil {
+			return sampleHumans{}, err
+		}
+		if sum != nil {
+			if samples, err = report.LoadSampleRows(ctx, h.DB, sum, ci, ids); err != nil {
+				return sampleHumans{}, err
+			}
+		}
+		m := make(map[int64]*float64, len(ids))
+		for _, s := range samples {
+			if want[s.RowID] && s.Human != nil && !math.IsNaN(*s.Human) {
+				m[s.RowID] = s.Human
+			}
+		}
+		out.byCriterion[ci] = m
+	}
+	return out, nil
 }
 
 // showRunBatch shows one judge call in full: the samples, what was sent,
@@ -180,11 +253,21 @@ func (h *Handlers) showRunBatch(c echo.Context) error {
 		human = run.RubricSnapshot.Criteria[b.CriterionIndex].HumanColumn
 	}
 	v.HasHuman = human != ""
+	humans, err := h.reportHumans(ctx, run, b.RowIDs)
+	if err != nil {
+		return err
+	}
+	if humans.byCriterion != nil && crit != "All criteria" && b.CriterionIndex < len(humans.byCriterion) {
+		v.HasHuman = true // browser ratings count without an imported column
+	}
 	for k, id := range b.RowIDs {
 		s := web.RunBatchSample{Label: k + 1, RowID: id, ExternalID: fmt.Sprintf("#%d", id)}
 		if r, ok := rows[id]; ok {
 			s.ExternalID = r.ExternalID
-			if human != "" {
+			switch {
+			case humans.byCriterion != nil && v.HasHuman && b.CriterionIndex < len(humans.byCriterion):
+				s.Human = humans.byCriterion[b.CriterionIndex][id]
+			case human != "":
 				s.Human = r.Ratings[human]
 			}
 		}
