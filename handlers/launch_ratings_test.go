@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/models"
@@ -98,6 +99,21 @@ func TestLaunchWarnsWhenDatasetLacksRatingColumn(t *testing.T) {
 		if !strings.Contains(page, `data-testid="estimate-not-in-dataset"`) {
 			t.Errorf("the launch form on a dataset without the rubric's ratings does not warn")
 		}
-		env.launch(f)
+		runID := env.launch(f)
+		env.waitRun(runID, 30*time.Second)
+
+		// The run's page then says which column the dataset lacks, not
+		// only that no sample has a rating, and links a new launch.
+		body := html.UnescapeString(env.get("/runs/" + strconv.FormatInt(runID, 10)).Body.String())
+		i := strings.Index(body, `data-testid="no-human-help"`)
+		if i < 0 {
+			t.Fatalf("the run page has no help where the criterion has no ratings")
+		}
+		help := body[i : i+strings.Index(body[i:], "</p>")]
+		for _, want := range []string{`ratings of Engaging from the column "engaging"`, `no ratings</a> does not have`, `href="/projects/` + strconv.FormatInt(env.project.ID, 10) + `/runs/new"`} {
+			if !strings.Contains(help, want) {
+				t.Errorf("the run page's help lacks %q:\n%s", want, help)
+			}
+		}
 	})
 }
