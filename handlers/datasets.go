@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -352,6 +353,11 @@ func (h *Handlers) showMappingForm(c echo.Context) error {
 	name := strings.TrimSpace(c.QueryParam("name"))
 	if name == "" {
 		name = strings.TrimSuffix(u.Filename, filepath.Ext(u.Filename))
+		datasets, err := h.DB.ListDatasets(c.Request().Context(), h.workspaceID(c), p.ID)
+		if err != nil {
+			return err
+		}
+		name = freeDatasetName(name, datasets)
 	}
 	m := dataimport.SuggestMapping(t.Table)
 	// The duplicate-id note links here with the per-annotator layout
@@ -364,6 +370,24 @@ func (h *Handlers) showMappingForm(c echo.Context) error {
 	}
 	v := mappingView(c, p, u, t, name, m)
 	return render(c, http.StatusOK, web.DatasetMappingPage(v))
+}
+
+// freeDatasetName is the name suggested for an upload: the file's name,
+// numbered ("messy (2)") when a dataset of the project already has it, so
+// that the launch form, the rubric preview and the project's list can tell
+// two uploads of files with one name apart.
+func freeDatasetName(name string, datasets []models.Dataset) string {
+	taken := func(n string) bool {
+		return slices.ContainsFunc(datasets, func(d models.Dataset) bool { return strings.EqualFold(d.Name, n) })
+	}
+	if !taken(name) {
+		return name
+	}
+	for i := 2; ; i++ {
+		if n := fmt.Sprintf("%s (%d)", name, i); !taken(n) {
+			return n
+		}
+	}
 }
 
 // mappingView builds the mapping page for a table and a mapping.

@@ -519,6 +519,13 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 			v.Estimate.RubricID = pl.rubric.ID
 		}
 	}
+	// The ticked criteria name rating columns the chosen dataset lacks (in
+	// the estimate, so it follows the dataset select).
+	if pl.rubric != nil && pl.dataset != nil && v.Estimate.Problem == "" {
+		text, elsewhere := ratingsNotInDataset(pl.chosen, *pl.dataset, datasets)
+		v.Estimate.NotInDataset, v.Estimate.NotInDatasetFix = text, text != "" && !elsewhere
+		v.Estimate.RubricID = pl.rubric.ID
+	}
 	return pl, nil
 }
 

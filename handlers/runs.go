@@ -148,7 +148,7 @@ func (h *Handlers) showRun(c echo.Context) error {
 	v.CanAlign = alignProblem(run) == ""
 	if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID); err == nil {
 		v.RowCount = d.RowCount
-		v.Columns, v.DefaultGroup = d.Columns, d.GroupColumn
+		v.Columns, v.DefaultGroup, v.RatingColumns = d.Columns, d.GroupColumn, d.RatingColumns
 		v.Group = pickGroup(c.QueryParam("group"), d.Columns, d.GroupColumn)
 		v.DefaultSystem = report.DefaultSystemColumn(d.Columns)
 		v.SystemQuery = pickSystem(c.QueryParam("system"), d.Columns)

@@ -323,16 +323,20 @@ func runAxe(t *testing.T, ctx context.Context, pageName string, rules []string) 
 }
 
 // noPageScroll fails the test when the page scrolls sideways (wide content
-// must scroll inside its own card).
+// must scroll inside its own card). It measures against the viewport's
+// width (clientWidth): on an emulated phone window.innerWidth grows with
+// content wider than the screen, so the two were equal on a page that a
+// 390 px phone showed zoomed out or scrolled sideways (QA: the projects,
+// judges, audit and dataset pages passed so).
 func noPageScroll(t *testing.T, ctx context.Context, pageName string) {
 	t.Helper()
-	const js = `[document.documentElement.scrollWidth, window.innerWidth]`
+	const js = `[document.documentElement.scrollWidth, document.documentElement.clientWidth]`
 	w, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](js))
 	if err != nil {
 		t.Fatalf("%s: measure width: %v", pageName, err)
 	}
 	if w[0] > w[1] {
-		culprits, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("main *")).filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest(".table-scroll")).slice(0, 5).map(e => e.tagName.toLowerCase() + (e.className && e.className.baseVal === undefined ? "." + e.className : "") + (e.dataset.testid ? "[" + e.dataset.testid + "]" : ""))`))
+		culprits, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("main *")).filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1 && !e.closest(".table-scroll")).slice(0, 5).map(e => e.tagName.toLowerCase() + (e.className && e.className.baseVal === undefined ? "." + e.className : "") + (e.dataset.testid ? "[" + e.dataset.testid + "]" : ""))`))
 		t.Errorf("%s scrolls sideways: page %d px wide in a %d px window (widest: %v)", pageName, w[0], w[1], culprits)
 	}
 }

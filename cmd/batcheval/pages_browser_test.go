@@ -140,6 +140,7 @@ func TestBrowserEveryPage(t *testing.T) {
 		{"tokens", base + "/tokens"},
 		{"settings", base + "/settings/webhook"},
 		{"trash", base + "/trash"},
+		{"audit", base + "/audit"},
 		{"setup", base + "/setup"},
 	}
 	modes := []struct {
