@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"math"
+	"net/http"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -232,14 +233,35 @@ type rateLimited struct {
 func (e *rateLimited) Error() string { return fmt.Sprintf("judge rate limit; wait %s", e.after) }
 
 // waiting says, for the run's page and the API, why the run waits from
-// now on and when it goes on by itself.
+// now on and when it goes on by itself. It is one message of its own, not
+// the judge client's error with a sentence added: that error speaks to
+// someone calling the judge by hand ("longer than the 2m0s we wait for:
+// try again later"), while the run tries again by itself.
 func (e *rateLimited) waiting(now time.Time) string {
+	return rateLimitWait(e.err, "The run waits "+e.after.String(), e.after, "sending nothing, and goes on by itself", now)
+}
+
+// rateLimitWait words a wait for a rate-limited judge: what the judge
+// said, who waits how long (who: "The run waits 5m0s") and whether the
+// judge named that time, what happens meanwhile and after (then), and
+// when, then the judge's own detail.
+func rateLimitWait(je *judge.Error, who string, after time.Duration, then string, now time.Time) string {
 	asked := "as the judge asked"
-	if e.err.RetryAfter <= 0 {
+	if je.RetryAfter <= 0 {
 		asked = "the judge named no time"
 	}
-	return fmt.Sprintf("%s. The run waits %s (%s), sending nothing, and goes on by itself at %s",
-		e.err.Error(), e.after, asked, now.Add(e.after).UTC().Format("2006-01-02 15:04:05 UTC"))
+	status := je.Status
+	if status == 0 {
+		status = http.StatusTooManyRequests
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "judge: the endpoint is rate limiting (HTTP %d). %s (%s), %s at %s.", status, who, asked, then,
+		now.Add(after).UTC().Format("2006-01-02 15:04:05 UTC"))
+	if je.Message != "" {
+		b.WriteString(" Details: ")
+		b.WriteString(je.Message)
+	}
+	return b.String()
 }
 
 // Completer is the judge as the runner and the methods call it. judgeFor
