@@ -347,14 +347,14 @@ func (db *DB) saveFenced(ctx context.Context, r BatchResult, onLease func(LeaseS
 	b := r.Batch
 	now := time.Now().UTC()
 	b.DoneAt = &now
-	missing, failed, retries := r.counts()
+	missing, failed := r.counts()
 	var g runGuard
 	if owner := LeaseOwnerFrom(ctx); owner != "" {
 		g = runGuard{name: "fenced", cond: " AND lease_owner = ?", args: []any{owner},
 			err: fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost), owner: owner, onLease: onLease}
 	}
 	return db.retry(ctx, "store answer", func() error {
-		return db.saveBatchResult(ctx, r, b, now, missing, failed, retries, g)
+		return db.saveBatchResult(ctx, r, b, now, missing, failed, g)
 	})
 }
 
@@ -373,12 +373,12 @@ func (db *DB) SaveLateBatchResult(ctx context.Context, r BatchResult) error {
 	}
 	b := r.Batch
 	now := time.Now().UTC()
-	missing, _, retries := r.counts()
+	missing, _ := r.counts()
 	// The late writer holds no lease: this condition replaces the fence.
 	g := runGuard{name: "going", cond: " AND status IN (?, ?)", args: []any{RunQueued, RunRunning},
 		err: fmt.Errorf("run %d has ended: %w", b.RunID, ErrLeaseLost)}
 	return db.retry(ctx, "store late answer", func() error {
-		return db.saveBatchResult(ctx, r, b, now, missing, 0, retries, g)
+		return db.saveBatchResult(ctx, r, b, now, missing, 0, g)
 	})
 }
 
@@ -423,7 +423,7 @@ const scoreChunk = 256
 // with fixed SQL through database/sql: this runs once per judge call, and
 // GORM's reflection and the separate fence query used to be a large part
 // of a call's CPU.
-func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, now time.Time, missing, failed, retries int, g runGuard) (err error) {
+func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, now time.Time, missing, failed int, g runGuard) (err error) {
 	tx, err := db.beginAnswers(ctx)
 	if err != nil {
 		return err
@@ -434,7 +434,7 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 		}
 	}()
 	r.Batch = b
-	stored, err := db.writeBatchResultCounts(ctx, tx, r, now, missing, failed, retries, g)
+	stored, err := db.writeBatchResultCounts(ctx, tx, r, now, missing, failed, g)
 	if err != nil {
 		return err
 	}
@@ -456,14 +456,16 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 // writeBatchResult writes one answer in tx with the counters it implies:
 // false when its batch has an answer already (then nothing is written).
 func (db *DB) writeBatchResult(ctx context.Context, tx *answerTx, r BatchResult, now time.Time, g runGuard) (bool, error) {
-	missing, failed, retries := r.counts()
-	return db.writeBatchResultCounts(ctx, tx, r, now, missing, failed, retries, g)
+	missing, failed := r.counts()
+	return db.writeBatchResultCounts(ctx, tx, r, now, missing, failed, g)
 }
 
 // counts are what an answer adds to its run's counters: its unreadable
-// scores, whether the batch failed (0 or 1), and the attempts beyond its
-// calls (retries).
-func (r BatchResult) counts() (missing, failed, retries int) {
+// scores and whether the batch failed (0 or 1). Its retries are not
+// among them: the runner counts each failed attempt as it happens
+// (AddRunRetries), so that attempts of a unit that is never stored (a
+// run paused for a rate limit, a crash) are counted too.
+func (r BatchResult) counts() (missing, failed int) {
 	for _, s := range r.Scores {
 		if s.Score == nil {
 			missing++
@@ -472,12 +474,12 @@ func (r BatchResult) counts() (missing, failed, retries int) {
 	if r.Batch.Status == BatchFailed {
 		failed = 1
 	}
-	return missing, failed, max(r.Batch.Attempts-r.Batch.Calls, 0)
+	return missing, failed
 }
 
 // writeBatchResultCounts is writeBatchResult with the counters given; a
 // run that fails g's condition gives g.err (and the caller rolls back).
-func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchResult, now time.Time, missing, failed, retries int, g runGuard) (bool, error) {
+func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchResult, now time.Time, missing, failed int, g runGuard) (bool, error) {
 	b := r.Batch
 	q := hotSQL.get(db.Dialect, "save batch "+strconv.FormatBool(g.batchFence), 0, func() string {
 		fence := ""
@@ -531,10 +533,10 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchR
 			ret = " RETURNING status, lease_until"
 		}
 		return `UPDATE runs SET batches_done = batches_done + 1, batches_failed = batches_failed + ?, missing_scores = missing_scores + ?,
- calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, retries = retries + ?` + cost +
+ calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?` + cost +
 			" WHERE id = ?" + g.cond + ret
 	})
-	args := []any{failed, missing, b.Calls, b.PromptTokens, b.CompletionTokens, retries}
+	args := []any{failed, missing, b.Calls, b.PromptTokens, b.CompletionTokens}
 	if withCost {
 		args = append(args, *r.Cost)
 	}
