@@ -34,6 +34,10 @@ type Project struct {
 	// the trash (lifecycle.go): every lookup then treats it as absent.
 	ArchivedAt *time.Time
 	TrashID    *int64
+	// SeedKey marks a project the product seeded ("demo"): a workspace
+	// holds at most one project per key (a unique index), so processes
+	// seeding together create it once. Nil for people's projects.
+	SeedKey *string
 }
 
 // Dataset is an imported file of samples.
