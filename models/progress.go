@@ -709,10 +709,49 @@ func (db *DB) saveBatchGroup(ctx context.Context, items []BatchSave, now time.Ti
 // FinishRun records the run's final state and gives up its lease. A run the
 // user cancelled stays cancelled.
 func (db *DB) FinishRun(ctx context.Context, runID int64, status, errMsg string) error {
+	return db.FinishRunNotify(ctx, runID, status, errMsg, nil)
+}
+
+// RunEnd is a run that has just been stored as finished, as the
+// workspace's webhook is told of it.
+type RunEnd struct {
+	RunID, WorkspaceID int64
+	Status             string // RunSucceeded, RunFinishedWithGaps or RunFailed
+}
+
+// FinishRunNotify is FinishRun that also calls notify, in the same
+// transaction, when the run's workspace has a webhook that wants this end
+// (notify queues its delivery: a crash can then lose neither without the
+// other). An error from notify rolls the finish back. Nothing is called
+// when the run was not running any more (cancelled, finished by another
+// execution, or no longer this lease holder's).
+func (db *DB) FinishRunNotify(ctx context.Context, runID int64, status, errMsg string, notify func(ctx context.Context, tx *sql.Tx, end RunEnd) error) error {
 	now := time.Now().UTC()
 	return db.retry(ctx, "finish run", func() error {
-		return fenced(ctx, db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ? AND status IN ?", runID, []string{RunQueued, RunRunning})).
-			Updates(map[string]any{"status": status, "error": errMsg, "finished_at": now, "lease_owner": "", "lease_until": nil, "waiting_since": nil}).Error
+		return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			res := fenced(ctx, tx.Model(&Run{}).Where("id = ? AND status IN ?", runID, []string{RunQueued, RunRunning})).
+				Updates(map[string]any{"status": status, "error": errMsg, "finished_at": now, "lease_owner": "", "lease_until": nil, "waiting_since": nil})
+			if res.Error != nil || res.RowsAffected == 0 || notify == nil {
+				return res.Error
+			}
+			var wsID int64
+			if err := tx.Model(&Run{}).Where("id = ?", runID).Pluck("workspace_id", &wsID).Error; err != nil {
+				return err
+			}
+			var wh Webhook
+			err := tx.Where("workspace_id = ?", wsID).Limit(1).Find(&wh).Error
+			if err != nil || wh.WorkspaceID == 0 || !wh.Wants(status) {
+				return err
+			}
+			stx, err := SQLTx(tx)
+			if err != nil {
+				return err
+			}
+			if err := notify(ctx, stx, RunEnd{RunID: runID, WorkspaceID: wsID, Status: status}); err != nil {
+				return fmt.Errorf("queue the webhook of run %d: %w", runID, err)
+			}
+			return nil
+		})
 	})
 }
 

@@ -80,14 +80,6 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	// fence (guard.go).
 	ctx = withLeaseNews(ctx, &leaseNews{})
 	log.Info("run started", "worker", owner)
-	// Tell the workspace's webhook if this execution ends the run (after
-	// its statistics when it succeeds: afterFinish).
-	notify := true
-	defer func() {
-		if notify {
-			r.notifyRunEnd(runID)
-		}
-	}()
 
 	// work is cancelled when the run is cancelled, the lease is lost or the
 	// job is cancelled; calls already sent are allowed to finish then.
@@ -107,14 +99,15 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	r.flushSaves(ctx)
 	switch {
 	case err == nil:
-		if ferr := r.db.FinishRun(context.WithoutCancel(ctx), runID, end.status, end.reason); ferr != nil {
+		// The workspace's webhook, if it wants this end, is told by a job
+		// queued with the end itself (notify.go).
+		if ferr := r.db.FinishRunNotify(context.WithoutCancel(ctx), runID, end.status, end.reason, r.queueWebhook); ferr != nil {
 			return ferr
 		}
 		log.Info("run finished", "status", end.status, "reason", end.reason)
 		if r.onFinished != nil {
 			r.onFinished(runID)
 		}
-		notify = false
 		r.afterFinish(run.WorkspaceID, runID, log)
 		return nil
 	case errors.Is(err, errDraining):
@@ -144,7 +137,7 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 			return river.JobSnooze(rl.after)
 		}
 		log.Error("run failed", "err", err)
-		if ferr := r.db.FinishRun(context.WithoutCancel(ctx), runID, models.RunFailed, err.Error()); ferr != nil {
+		if ferr := r.db.FinishRunNotify(context.WithoutCancel(ctx), runID, models.RunFailed, err.Error(), r.queueWebhook); ferr != nil {
 			return ferr
 		}
 		return river.JobCancel(err)
@@ -1141,7 +1134,7 @@ func FailureKind(err error) string {
 const statsAtOnce = 2
 
 // afterFinish computes a finished run's statistics once and stores them
-// for the pages and exports (report.StoreStats), then tells the webhook.
+// for the pages and exports (report.StoreStats).
 // It works in the background: the job's slot, and so the worker's next
 // run, does not wait for a finished run's figures (tens of milliseconds
 // for a small run, a minute for a million samples). Stop waits for it
@@ -1149,10 +1142,7 @@ const statsAtOnce = 2
 // means that the first page to need the figures computes them.
 func (r *Runner) afterFinish(wsID, runID int64, log *slog.Logger) {
 	r.finishing.Add(1)
-	// The webhook's delivery is under way from now (WaitNotifications).
-	r.notices.Add(1)
 	go func() {
-		defer r.notices.Done()
 		defer r.finishing.Done()
 		store := r.storeStats
 		if store == nil {
@@ -1174,7 +1164,6 @@ func (r *Runner) afterFinish(wsID, runID int64, log *slog.Logger) {
 		if serr != nil {
 			log.Warn("run statistics not stored", "err", serr)
 		}
-		r.notifyRunEnd(runID)
 	}()
 }
 
