@@ -347,14 +347,14 @@ func (db *DB) saveFenced(ctx context.Context, r BatchResult, onLease func(LeaseS
 	b := r.Batch
 	now := time.Now().UTC()
 	b.DoneAt = &now
-	missing, failed, retries := r.counts()
+	missing, failed := r.counts()
 	var g runGuard
 	if owner := LeaseOwnerFrom(ctx); owner != "" {
 		g = runGuard{name: "fenced", cond: " AND lease_owner = ?", args: []any{owner},
 			err: fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost), owner: owner, onLease: onLease}
 	}
 	return db.retry(ctx, "store answer", func() error {
-		return db.saveBatchResult(ctx, r, b, now, missing, failed, retries, g)
+		return db.saveBatchResult(ctx, r, b, now, missing, failed, g)
 	})
 }
 
@@ -373,12 +373,12 @@ func (db *DB) SaveLateBatchResult(ctx context.Context, r BatchResult) error {
 	}
 	b := r.Batch
 	now := time.Now().UTC()
-	missing, _, retries := r.counts()
+	missing, _ := r.counts()
 	// The late writer holds no lease: this condition replaces the fence.
 	g := runGuard{name: "going", cond: " AND status IN (?, ?)", args: []any{RunQueued, RunRunning},
 		err: fmt.Errorf("run %d has ended: %w", b.RunID, ErrLeaseLost)}
 	return db.retry(ctx, "store late answer", func() error {
-		return db.saveBatchResult(ctx, r, b, now, missing, 0, retries, g)
+		return db.saveBatchResult(ctx, r, b, now, missing, 0, g)
 	})
 }
 
@@ -423,7 +423,7 @@ const scoreChunk = 256
 // with fixed SQL through database/sql: this runs once per judge call, and
 // GORM's reflection and the separate fence query used to be a large part
 // of a call's CPU.
-func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, now time.Time, missing, failed, retries int, g runGuard) (err error) {
+func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, now time.Time, missing, failed int, g runGuard) (err error) {
 	tx, err := db.beginAnswers(ctx)
 	if err != nil {
 		return err
@@ -434,7 +434,7 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 		}
 	}()
 	r.Batch = b
-	stored, err := db.writeBatchResultCounts(ctx, tx, r, now, missing, failed, retries, g)
+	stored, err := db.writeBatchResultCounts(ctx, tx, r, now, missing, failed, g)
 	if err != nil {
 		return err
 	}
@@ -456,14 +456,16 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 // writeBatchResult writes one answer in tx with the counters it implies:
 // false when its batch has an answer already (then nothing is written).
 func (db *DB) writeBatchResult(ctx context.Context, tx *answerTx, r BatchResult, now time.Time, g runGuard) (bool, error) {
-	missing, failed, retries := r.counts()
-	return db.writeBatchResultCounts(ctx, tx, r, now, missing, failed, retries, g)
+	missing, failed := r.counts()
+	return db.writeBatchResultCounts(ctx, tx, r, now, missing, failed, g)
 }
 
 // counts are what an answer adds to its run's counters: its unreadable
-// scores, whether the batch failed (0 or 1), and the attempts beyond its
-// calls (retries).
-func (r BatchResult) counts() (missing, failed, retries int) {
+// scores and whether the batch failed (0 or 1). Its retries are not
+// among them: the runner counts each failed attempt as it happens
+// (AddRunRetries), so that attempts of a unit that is never stored (a
+// run paused for a rate limit, a crash) are counted too.
+func (r BatchResult) counts() (missing, failed int) {
 	for _, s := range r.Scores {
 		if s.Score == nil {
 			missing++
@@ -472,12 +474,12 @@ func (r BatchResult) counts() (missing, failed, retries int) {
 	if r.Batch.Status == BatchFailed {
 		failed = 1
 	}
-	return missing, failed, max(r.Batch.Attempts-r.Batch.Calls, 0)
+	return missing, failed
 }
 
 // writeBatchResultCounts is writeBatchResult with the counters given; a
 // run that fails g's condition gives g.err (and the caller rolls back).
-func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchResult, now time.Time, missing, failed, retries int, g runGuard) (bool, error) {
+func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchResult, now time.Time, missing, failed int, g runGuard) (bool, error) {
 	b := r.Batch
 	q := hotSQL.get(db.Dialect, "save batch "+strconv.FormatBool(g.batchFence), 0, func() string {
 		fence := ""
@@ -531,10 +533,10 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchR
 			ret = " RETURNING status, lease_until"
 		}
 		return `UPDATE runs SET batches_done = batches_done + 1, batches_failed = batches_failed + ?, missing_scores = missing_scores + ?,
- calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, retries = retries + ?` + cost +
+ calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?` + cost +
 			" WHERE id = ?" + g.cond + ret
 	})
-	args := []any{failed, missing, b.Calls, b.PromptTokens, b.CompletionTokens, retries}
+	args := []any{failed, missing, b.Calls, b.PromptTokens, b.CompletionTokens}
 	if withCost {
 		args = append(args, *r.Cost)
 	}
@@ -707,10 +709,49 @@ func (db *DB) saveBatchGroup(ctx context.Context, items []BatchSave, now time.Ti
 // FinishRun records the run's final state and gives up its lease. A run the
 // user cancelled stays cancelled.
 func (db *DB) FinishRun(ctx context.Context, runID int64, status, errMsg string) error {
+	return db.FinishRunNotify(ctx, runID, status, errMsg, nil)
+}
+
+// RunEnd is a run that has just been stored as finished, as the
+// workspace's webhook is told of it.
+type RunEnd struct {
+	RunID, WorkspaceID int64
+	Status             string // RunSucceeded, RunFinishedWithGaps or RunFailed
+}
+
+// FinishRunNotify is FinishRun that also calls notify, in the same
+// transaction, when the run's workspace has a webhook that wants this end
+// (notify queues its delivery: a crash can then lose neither without the
+// other). An error from notify rolls the finish back. Nothing is called
+// when the run was not running any more (cancelled, finished by another
+// execution, or no longer this lease holder's).
+func (db *DB) FinishRunNotify(ctx context.Context, runID int64, status, errMsg string, notify func(ctx context.Context, tx *sql.Tx, end RunEnd) error) error {
 	now := time.Now().UTC()
 	return db.retry(ctx, "finish run", func() error {
-		return fenced(ctx, db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ? AND status IN ?", runID, []string{RunQueued, RunRunning})).
-			Updates(map[string]any{"status": status, "error": errMsg, "finished_at": now, "lease_owner": "", "lease_until": nil, "waiting_since": nil}).Error
+		return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			res := fenced(ctx, tx.Model(&Run{}).Where("id = ? AND status IN ?", runID, []string{RunQueued, RunRunning})).
+				Updates(map[string]any{"status": status, "error": errMsg, "finished_at": now, "lease_owner": "", "lease_until": nil, "waiting_since": nil})
+			if res.Error != nil || res.RowsAffected == 0 || notify == nil {
+				return res.Error
+			}
+			var wsID int64
+			if err := tx.Model(&Run{}).Where("id = ?", runID).Pluck("workspace_id", &wsID).Error; err != nil {
+				return err
+			}
+			var wh Webhook
+			err := tx.Where("workspace_id = ?", wsID).Limit(1).Find(&wh).Error
+			if err != nil || wh.WorkspaceID == 0 || !wh.Wants(status) {
+				return err
+			}
+			stx, err := SQLTx(tx)
+			if err != nil {
+				return err
+			}
+			if err := notify(ctx, stx, RunEnd{RunID: runID, WorkspaceID: wsID, Status: status}); err != nil {
+				return fmt.Errorf("queue the webhook of run %d: %w", runID, err)
+			}
+			return nil
+		})
 	})
 }
 

@@ -91,6 +91,17 @@ func (db *DB) SetRunWaiting(ctx context.Context, runID int64, since *time.Time, 
 	})
 }
 
+// AddRunRetries counts n failed judge attempts on the run, at once: a
+// count kept in memory until the unit's answer is stored was lost with
+// every attempt of a unit that never was (a run paused by a rate limit
+// again and again, a crash). Not fenced: the attempts were made whoever
+// holds the run now.
+func (db *DB) AddRunRetries(ctx context.Context, runID int64, n int) error {
+	return db.retry(ctx, "count retries", func() error {
+		return db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET retries = retries + ? WHERE id = ?`, n, runID).Error
+	})
+}
+
 // CountRunsByStatus counts every run by status, "waiting for judge" apart
 // from running (metrics).
 func (db *DB) CountRunsByStatus(ctx context.Context) (map[string]int64, error) {

@@ -70,7 +70,24 @@ func (db *DB) CreateProject(ctx context.Context, p *Project) error {
 	if err := checkLengths(lengthCheck{"project name", p.Name, MaxNameLength}, lengthCheck{"project description", p.Description, MaxDescriptionLength}); err != nil {
 		return err
 	}
-	return db.Gorm.WithContext(ctx).Create(p).Error
+	err := db.Gorm.WithContext(ctx).Create(p).Error
+	if isUniqueViolation(err) {
+		return Errorf(EConflict, "this workspace already has the project %q was seeded as", p.Name)
+	}
+	return err
+}
+
+// FindSeededProject returns the workspace's project seeded under key,
+// archived or in the trash included (it still holds the key); ENotFound
+// when there is none. It reads the primary database: a process that lost
+// the race to seed reads the winner's project at once.
+func (db *DB) FindSeededProject(ctx context.Context, wsID int64, key string) (Project, error) {
+	var p Project
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND seed_key = ?", wsID, key).First(&p).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return p, Errorf(ENotFound, "this workspace has no %s project", key)
+	}
+	return p, err
 }
 
 // ListProjects lists the workspace's projects, newest first: the active

@@ -34,6 +34,10 @@ type Project struct {
 	// the trash (lifecycle.go): every lookup then treats it as absent.
 	ArchivedAt *time.Time
 	TrashID    *int64
+	// SeedKey marks a project the product seeded ("demo"): a workspace
+	// holds at most one project per key (a unique index), so processes
+	// seeding together create it once. Nil for people's projects.
+	SeedKey *string
 }
 
 // Dataset is an imported file of samples.
@@ -275,10 +279,15 @@ type Run struct {
 	LeaseOwner             string
 	LeaseUntil             *time.Time
 	CancelRequested        bool
-	// Retries counts the judge's HTTP attempts beyond the first of each call.
+	// Retries counts the judge's HTTP attempts that failed with an error
+	// worth trying again (rate limit, server error, timeout, network
+	// failure, unusable answer): each is counted as it happens
+	// (AddRunRetries), whether the call then succeeded, failed or was put
+	// aside with its run.
 	Retries int
 	// WaitingSince is set while the run waits for its judge to answer again
-	// (circuit breaker open); WaitingError is the failure that opened it.
+	// (circuit breaker open, or rate limited); WaitingError says why and
+	// when it goes on.
 	WaitingSince *time.Time
 	WaitingError string
 	// Resumes counts how often the run was resumed to fill its gaps.

@@ -29,6 +29,15 @@ type Webhook struct {
 	LastSentAt *time.Time
 }
 
+// Wants reports whether the webhook is told of a run that ended with
+// status: a failed run when OnFailed, any other end when OnFinished.
+func (w Webhook) Wants(status string) bool {
+	if status == RunFailed {
+		return w.OnFailed
+	}
+	return w.OnFinished
+}
+
 // maxWebhookURL bounds the stored addresses (a URL, not a document).
 const maxWebhookURL = 2000
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"math"
+	"net/http"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -79,14 +80,6 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	// fence (guard.go).
 	ctx = withLeaseNews(ctx, &leaseNews{})
 	log.Info("run started", "worker", owner)
-	// Tell the workspace's webhook if this execution ends the run (after
-	// its statistics when it succeeds: afterFinish).
-	notify := true
-	defer func() {
-		if notify {
-			r.notifyRunEnd(runID)
-		}
-	}()
 
 	// work is cancelled when the run is cancelled, the lease is lost or the
 	// job is cancelled; calls already sent are allowed to finish then.
@@ -106,14 +99,15 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	r.flushSaves(ctx)
 	switch {
 	case err == nil:
-		if ferr := r.db.FinishRun(context.WithoutCancel(ctx), runID, end.status, end.reason); ferr != nil {
+		// The workspace's webhook, if it wants this end, is told by a job
+		// queued with the end itself (notify.go).
+		if ferr := r.db.FinishRunNotify(context.WithoutCancel(ctx), runID, end.status, end.reason, r.queueWebhook); ferr != nil {
 			return ferr
 		}
 		log.Info("run finished", "status", end.status, "reason", end.reason)
 		if r.onFinished != nil {
 			r.onFinished(runID)
 		}
-		notify = false
 		r.afterFinish(run.WorkspaceID, runID, log)
 		return nil
 	case errors.Is(err, errDraining):
@@ -143,7 +137,7 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 			return river.JobSnooze(rl.after)
 		}
 		log.Error("run failed", "err", err)
-		if ferr := r.db.FinishRun(context.WithoutCancel(ctx), runID, models.RunFailed, err.Error()); ferr != nil {
+		if ferr := r.db.FinishRunNotify(context.WithoutCancel(ctx), runID, models.RunFailed, err.Error(), r.queueWebhook); ferr != nil {
 			return ferr
 		}
 		return river.JobCancel(err)
@@ -232,14 +226,35 @@ type rateLimited struct {
 func (e *rateLimited) Error() string { return fmt.Sprintf("judge rate limit; wait %s", e.after) }
 
 // waiting says, for the run's page and the API, why the run waits from
-// now on and when it goes on by itself.
+// now on and when it goes on by itself. It is one message of its own, not
+// the judge client's error with a sentence added: that error speaks to
+// someone calling the judge by hand ("longer than the 2m0s we wait for:
+// try again later"), while the run tries again by itself.
 func (e *rateLimited) waiting(now time.Time) string {
+	return rateLimitWait(e.err, "The run waits "+e.after.String(), e.after, "sending nothing, and goes on by itself", now)
+}
+
+// rateLimitWait words a wait for a rate-limited judge: what the judge
+// said, who waits how long (who: "The run waits 5m0s") and whether the
+// judge named that time, what happens meanwhile and after (then), and
+// when, then the judge's own detail.
+func rateLimitWait(je *judge.Error, who string, after time.Duration, then string, now time.Time) string {
 	asked := "as the judge asked"
-	if e.err.RetryAfter <= 0 {
+	if je.RetryAfter <= 0 {
 		asked = "the judge named no time"
 	}
-	return fmt.Sprintf("%s. The run waits %s (%s), sending nothing, and goes on by itself at %s",
-		e.err.Error(), e.after, asked, now.Add(e.after).UTC().Format("2006-01-02 15:04:05 UTC"))
+	status := je.Status
+	if status == 0 {
+		status = http.StatusTooManyRequests
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "judge: the endpoint is rate limiting (HTTP %d). %s (%s), %s at %s.", status, who, asked, then,
+		now.Add(after).UTC().Format("2006-01-02 15:04:05 UTC"))
+	if je.Message != "" {
+		b.WriteString(" Details: ")
+		b.WriteString(je.Message)
+	}
+	return b.String()
 }
 
 // Completer is the judge as the runner and the methods call it. judgeFor
@@ -1119,7 +1134,7 @@ func FailureKind(err error) string {
 const statsAtOnce = 2
 
 // afterFinish computes a finished run's statistics once and stores them
-// for the pages and exports (report.StoreStats), then tells the webhook.
+// for the pages and exports (report.StoreStats).
 // It works in the background: the job's slot, and so the worker's next
 // run, does not wait for a finished run's figures (tens of milliseconds
 // for a small run, a minute for a million samples). Stop waits for it
@@ -1127,10 +1142,7 @@ const statsAtOnce = 2
 // means that the first page to need the figures computes them.
 func (r *Runner) afterFinish(wsID, runID int64, log *slog.Logger) {
 	r.finishing.Add(1)
-	// The webhook's delivery is under way from now (WaitNotifications).
-	r.notices.Add(1)
 	go func() {
-		defer r.notices.Done()
 		defer r.finishing.Done()
 		store := r.storeStats
 		if store == nil {
@@ -1152,7 +1164,6 @@ func (r *Runner) afterFinish(wsID, runID int64, log *slog.Logger) {
 		if serr != nil {
 			log.Warn("run statistics not stored", "err", serr)
 		}
-		r.notifyRunEnd(runID)
 	}()
 }
 

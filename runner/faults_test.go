@@ -335,9 +335,17 @@ func TestRateLimitSnoozesJob(t *testing.T) {
 		if !got.WaitingForJudge() {
 			t.Errorf("run not shown as waiting for its judge while snoozed for its rate limit")
 		}
-		for _, want := range []string{"HTTP 429", "quota exceeded", "5m0s"} {
+		for _, want := range []string{"HTTP 429", "quota exceeded", "The run waits 5m0s (as the judge asked), sending nothing, and goes on by itself at "} {
 			if !strings.Contains(got.WaitingError, want) {
 				t.Errorf("waiting error %q does not say %q", got.WaitingError, want)
+			}
+		}
+		// One message: not the judge client's advice to someone calling by
+		// hand ("longer than the 2m0s we wait for: try again later")
+		// followed by the run's own plan.
+		for _, odd := range []string{"try again later", "we wait for", "gave up after"} {
+			if strings.Contains(got.WaitingError, odd) {
+				t.Errorf("waiting error %q says %q, which the run's plan contradicts", got.WaitingError, odd)
 			}
 		}
 		// The time it names is when the job comes due (to the second:

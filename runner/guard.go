@@ -80,6 +80,15 @@ func (r *Runner) guardJudge(ctx context.Context, run models.Run, cfg judge.Confi
 		bc.ProbeInterval = DefaultProbeInterval
 	}
 	g.breaker = bc
+	// The client's limits, as it applies them (judge.Config's defaults):
+	// which rate-limited attempts it retries after sleeping in the call.
+	g.maxAttempts, g.maxRetryAfter = cfg.MaxAttempts, cfg.MaxRetryAfter
+	if g.maxAttempts <= 0 {
+		g.maxAttempts = judge.DefaultMaxAttempts
+	}
+	if g.maxRetryAfter <= 0 {
+		g.maxRetryAfter = judge.DefaultMaxRetryAfter
+	}
 	cfg.BeforeAttempt = g.before
 	cfg.AfterAttempt = g.after
 	// Was the default transport with a plain dialer: runs then connected
@@ -152,6 +161,19 @@ type callGuard struct {
 	breaker  BreakerConfig
 	// budget learns from every attempt (adaptive concurrency); may be nil.
 	budget *budget
+	// maxAttempts and maxRetryAfter are the judge client's: a rate-limited
+	// attempt before the last, with a Retry-After up to maxRetryAfter, is
+	// retried after a sleep inside the call (rateWait).
+	maxAttempts   int
+	maxRetryAfter time.Duration
+
+	// waitMu orders the writes of rate-limit waits (rateWait, rateGoesOn),
+	// so that a wait recorded and one cleared land in the order decided.
+	waitMu sync.Mutex
+	// rateSince and rateUntil are the rate-limit wait shown on the run
+	// (zero when none): since when, and when the last call asked to wait
+	// goes on. Under waitMu.
+	rateSince, rateUntil time.Time
 
 	mu sync.Mutex
 	// validUntil is, on this machine's monotonic clock, when the lease as
@@ -189,7 +211,71 @@ func (g *callGuard) before(ctx context.Context) error {
 			return err
 		}
 	}
+	g.rateGoesOn(false)
 	return g.fence(ctx)
+}
+
+// countRetry counts an attempt that failed with an error worth trying
+// again on the run, at once (models.AddRunRetries): the rate-limited
+// attempts of a run paused again and again, whose units are never stored,
+// used to go uncounted.
+func (g *callGuard) countRetry(a judge.AttemptInfo) {
+	if a.Err == nil || !a.Err.Temporary() {
+		return
+	}
+	if err := g.r.db.AddRunRetries(context.WithoutCancel(g.ctx), g.runID, 1); err != nil {
+		g.log.Warn("count a judge retry", "err", err)
+	}
+}
+
+// rateWait shows on the run that its calls wait for a rate-limited judge
+// (waiting for judge, with why and until when) when the judge client will
+// sleep through the judge's Retry-After inside the call: a wait of up to
+// maxRetryAfter used to leave the run showing "running" with no reason.
+// A longer wait, or the last attempt, ends the call: the run is then put
+// aside (Execute, ReleaseLeaseWaiting) and says so itself.
+func (g *callGuard) rateWait(a judge.AttemptInfo) {
+	je := a.Err
+	if je == nil || je.Kind != judge.KindRateLimited || je.RetryAfter <= 0 || je.RetryAfter > g.maxRetryAfter || a.N >= g.maxAttempts {
+		return
+	}
+	g.waitMu.Lock()
+	defer g.waitMu.Unlock()
+	now := time.Now()
+	until := now.Add(je.RetryAfter)
+	if until.Before(g.rateUntil) {
+		return // an earlier call already shows a longer wait
+	}
+	if g.rateSince.IsZero() {
+		g.rateSince = now
+	}
+	g.rateUntil = until
+	msg := rateLimitWait(je, "The run's calls wait "+je.RetryAfter.String(), je.RetryAfter, "and go on by themselves", now)
+	since := g.rateSince
+	if err := g.r.db.SetRunWaiting(context.WithoutCancel(g.ctx), g.runID, &since, msg); err != nil && !errors.Is(err, models.ErrLeaseLost) {
+		g.log.Warn("record that the run waits for its rate-limited judge", "err", err)
+	}
+}
+
+// rateGoesOn clears a rate-limit wait shown on the run once calls go on:
+// an attempt is about to be sent after the wait (answered: an attempt
+// succeeded). The circuit breaker's wait, while open, is its own.
+func (g *callGuard) rateGoesOn(answered bool) {
+	g.waitMu.Lock()
+	defer g.waitMu.Unlock()
+	if g.rateUntil.IsZero() || (!answered && time.Now().Before(g.rateUntil)) {
+		return
+	}
+	g.mu.Lock()
+	open := g.open != nil
+	g.mu.Unlock()
+	if open {
+		return
+	}
+	g.rateSince, g.rateUntil = time.Time{}, time.Time{}
+	if err := g.r.db.SetRunWaiting(context.WithoutCancel(g.ctx), g.runID, nil, ""); err != nil && !errors.Is(err, models.ErrLeaseLost) {
+		g.log.Warn("record that the run's calls go on", "err", err)
+	}
 }
 
 // fence checks the lease in the database, then, with no I/O in between,
@@ -532,6 +618,12 @@ func breaks(e *judge.Error) bool {
 func (g *callGuard) after(a judge.AttemptInfo) {
 	g.r.metrics.observeAttempt(g.judge, a)
 	g.budget.observe(a)
+	g.countRetry(a)
+	if a.Err == nil {
+		g.rateGoesOn(true)
+	} else {
+		g.rateWait(a)
+	}
 	if g.breaker.Threshold < 0 {
 		return
 	}

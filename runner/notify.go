@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,9 @@ import (
 	"runtime/debug"
 	"strconv"
 	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/evaluator/methods"
@@ -30,8 +34,9 @@ type WebhookConfig struct {
 	AllowLoopback, AllowPrivate bool
 	// Timeout bounds one delivery attempt (10 s when zero).
 	Timeout time.Duration
-	// Attempts is how many times a delivery is tried (3 when zero); Backoff
-	// is the wait before the second attempt, doubled after (2 s when zero).
+	// Attempts is how many times a delivery is tried (8 when zero); Backoff
+	// is the wait before the second attempt, doubled after each (10 s
+	// when zero), never more than maxWebhookBackoff.
 	Attempts int
 	Backoff  time.Duration
 }
@@ -39,26 +44,175 @@ type WebhookConfig struct {
 func (w WebhookConfig) withDefaults() WebhookConfig {
 	if w.Timeout <= 0 {
 		// A chat service answers in well under a second; ten covers a slow
-		// network without holding a goroutine for long.
+		// network without holding a worker for long.
 		w.Timeout = 10 * time.Second
 	}
 	if w.Attempts <= 0 {
-		// A blip or a restart of the receiver, not an outage.
-		w.Attempts = 3
+		// With the backoff below, the attempts span about 20 minutes: a
+		// receiver restarted or redeployed meanwhile still gets the message.
+		w.Attempts = 8
 	}
 	if w.Backoff <= 0 {
-		w.Backoff = 2 * time.Second
+		w.Backoff = 10 * time.Second
 	}
 	return w
+}
+
+// maxWebhookBackoff bounds the wait between two attempts of a delivery:
+// a message hours late is hardly news.
+const maxWebhookBackoff = time.Hour
+
+// retryWait is the wait after the attempt-th attempt failed.
+func (w WebhookConfig) retryWait(attempt int) time.Duration {
+	d := w.Backoff
+	for i := 1; i < attempt && d < maxWebhookBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxWebhookBackoff)
+}
+
+// WebhookArgs is the job that delivers one run's end to its workspace's
+// webhook. It is queued in the transaction that stores the run as
+// finished (models.FinishRunNotify), so no crash can store the one
+// without the other, and River retries it with backoff (WebhookConfig).
+// Delivery is at least once: an attempt whose answer was lost is sent
+// again, with the same message id.
+type WebhookArgs struct {
+	RunID int64 `json:"run_id"`
+	// Status is the end the run was stored with; a run resumed and
+	// finished again since has a delivery of its own.
+	Status string `json:"status"`
+}
+
+// Kind is the stable job name stored in River's table.
+func (WebhookArgs) Kind() string { return "batcheval_webhook" }
+
+// queueWebhook queues the delivery of a run's end, in tx (the
+// transaction that stores the end), on the shared queue: a command-line
+// run's process may be gone before the receiver answers, and the `serve`
+// and `worker` processes deliver it then.
+func (r *Runner) queueWebhook(ctx context.Context, tx *sql.Tx, end models.RunEnd) error {
+	cfg := r.cfg.Webhooks.withDefaults()
+	_, err := r.river.InsertTx(ctx, tx, WebhookArgs{RunID: end.RunID, Status: end.Status},
+		&river.InsertOpts{Queue: river.QueueDefault, MaxAttempts: cfg.Attempts})
+	return err
+}
+
+type webhookWorker struct {
+	river.WorkerDefaults[WebhookArgs]
+	r *Runner
+}
+
+// webhookReportTime bounds the reads and the report a message is built
+// from, on top of the attempt's own timeout.
+const webhookReportTime = 30 * time.Second
+
+func (w *webhookWorker) Timeout(*river.Job[WebhookArgs]) time.Duration {
+	return w.r.cfg.Webhooks.withDefaults().Timeout + webhookReportTime
+}
+
+// NextRetry waits Backoff after the first failed attempt, doubling after
+// each (River's default waits grow as the attempt's fourth power).
+func (w *webhookWorker) NextRetry(job *river.Job[WebhookArgs]) time.Time {
+	return time.Now().Add(w.r.cfg.Webhooks.withDefaults().retryWait(job.Attempt))
+}
+
+// Work makes one attempt at delivering the run's end. Every attempt's
+// outcome is recorded on the webhook (the owner's settings page shows it),
+// a failed delivery with the run it was about and whether it is tried
+// again; an answer that no retry would change ends the delivery.
+func (w *webhookWorker) Work(ctx context.Context, job *river.Job[WebhookArgs]) error {
+	r := w.r
+	started := r.jobStarted()
+	defer r.jobEnded()
+	if !started {
+		return river.JobSnooze(time.Second)
+	}
+	run, err := r.db.GetRun(ctx, job.Args.RunID)
+	if models.ErrorCode(err) == models.ENotFound {
+		return river.JobCancel(err)
+	} else if err != nil {
+		return err
+	}
+	if run.Status != job.Args.Status {
+		return nil // resumed since: its next end is delivered by itself
+	}
+	wh, err := r.db.FindWebhook(ctx, run.WorkspaceID)
+	if models.ErrorCode(err) == models.ENotFound {
+		return nil // removed since
+	} else if err != nil {
+		return err
+	}
+	if !wh.Wants(run.Status) {
+		return nil // turned off since
+	}
+	msg := r.runMessage(ctx, run, wh.BaseURL)
+	msg.ID, msg.Attempt = deliveryID(job.ID), job.Attempt
+	cfg := r.cfg.Webhooks.withDefaults()
+	body, err := json.Marshal(msg)
+	if err != nil {
+		return river.JobCancel(fmt.Errorf("encode the message: %w", err))
+	}
+	outcome, err := postOnce(ctx, webhookClient(cfg), wh.URL, body)
+	recorded := outcome
+	switch {
+	case err == nil:
+	case errors.Is(err, errPermanent):
+		recorded = fmt.Sprintf("%s (run %d; not tried again)", outcome, run.ID)
+	case job.Attempt >= job.MaxAttempts:
+		recorded = fmt.Sprintf("%s (run %d; gave up after %d attempts)", outcome, run.ID, job.Attempt)
+	default:
+		next := time.Now().Add(cfg.retryWait(job.Attempt)).UTC()
+		recorded = fmt.Sprintf("%s (run %d; attempt %d of %d, tried again at %s)", outcome, run.ID, job.Attempt, job.MaxAttempts, next.Format("15:04:05 UTC"))
+	}
+	if err != nil {
+		r.log.Warn("webhook delivery failed", "run", run.ID, "judge", judgeName(run.JudgeSnapshot), "outcome", recorded)
+	}
+	// The outcome is recorded even when the attempt used the job's time up.
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer rcancel()
+	if rerr := r.db.RecordWebhookDelivery(rctx, run.WorkspaceID, recorded); rerr != nil {
+		r.log.Warn("webhook: record delivery", "run", run.ID, "judge", judgeName(run.JudgeSnapshot), "err", rerr)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errPermanent):
+		return river.JobCancel(fmt.Errorf("webhook of run %d: %s", run.ID, outcome))
+	}
+	return fmt.Errorf("webhook of run %d: %s", run.ID, outcome)
+}
+
+// deliveryID is a delivery's message id: the same for every attempt of
+// it, so a receiver can drop a message it already has.
+func deliveryID(jobID int64) string { return "delivery-" + strconv.FormatInt(jobID, 10) }
+
+// WaitNotifications waits until no webhook delivery is queued, waiting
+// for a retry or under way (tests).
+func (r *Runner) WaitNotifications() {
+	params := river.NewJobListParams().Kinds(WebhookArgs{}.Kind()).First(1).States(rivertype.JobStateAvailable,
+		rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled, rivertype.JobStatePending)
+	for {
+		res, err := r.river.JobList(context.Background(), params)
+		if err == nil && len(res.Jobs) == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // WebhookMessage is what a webhook receives: Slack's incoming webhooks
 // read Text; other receivers can read the structured fields.
 type WebhookMessage struct {
-	Text  string     `json:"text"`
-	Event string     `json:"event"` // "run.finished" or "run.failed"
-	Run   WebhookRun `json:"run"`
-	Test  bool       `json:"test,omitempty"`
+	// ID is the same for every attempt of one delivery: a receiver told
+	// twice (delivery is at least once) drops the second by it.
+	ID string `json:"id"`
+	// Attempt numbers the delivery's attempts from 1.
+	Attempt int        `json:"attempt,omitempty"`
+	Text    string     `json:"text"`
+	Event   string     `json:"event"` // "run.finished" or "run.failed"
+	Run     WebhookRun `json:"run"`
+	Test    bool       `json:"test,omitempty"`
 }
 
 // WebhookRun is the run a message is about.
@@ -91,51 +245,6 @@ const (
 	EventRunFailed   = "run.failed"
 )
 
-// notifyRunEnd tells the run's workspace webhook, if any, that the run
-// finished or failed. It is called when an execution of the run returns
-// and does its work in the background: a slow or broken receiver never
-// holds up the run or the worker.
-func (r *Runner) notifyRunEnd(runID int64) {
-	r.notices.Add(1)
-	go func() {
-		defer r.notices.Done()
-		cfg := r.cfg.Webhooks.withDefaults()
-		// Every attempt, every wait between them, and a few seconds for the
-		// database reads around them.
-		budget := time.Duration(cfg.Attempts)*cfg.Timeout + cfg.Backoff*time.Duration(1<<(cfg.Attempts-1)) + 5*time.Second
-		ctx, cancel := context.WithTimeout(context.Background(), budget)
-		defer cancel()
-		run, err := r.db.GetRun(ctx, runID)
-		if err != nil || (run.Status != models.RunSucceeded && run.Status != models.RunFailed) {
-			return
-		}
-		wh, err := r.db.FindWebhook(ctx, run.WorkspaceID)
-		if err != nil {
-			if models.ErrorCode(err) != models.ENotFound {
-				r.log.Warn("webhook: read settings", "run", runID, "judge", judgeName(run.JudgeSnapshot), "err", err)
-			}
-			return
-		}
-		if (run.Status == models.RunSucceeded && !wh.OnFinished) || (run.Status == models.RunFailed && !wh.OnFailed) {
-			return
-		}
-		msg := r.runMessage(ctx, run, wh.BaseURL)
-		status := r.deliver(ctx, wh.URL, msg)
-		if status != "" && status[0] != '2' {
-			r.log.Warn("webhook delivery failed", "run", runID, "judge", judgeName(run.JudgeSnapshot), "outcome", status)
-		}
-		// The outcome is recorded even when the deliveries used the budget up.
-		rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer rcancel()
-		if err := r.db.RecordWebhookDelivery(rctx, run.WorkspaceID, status); err != nil {
-			r.log.Warn("webhook: record delivery", "run", runID, "judge", judgeName(run.JudgeSnapshot), "err", err)
-		}
-	}()
-}
-
-// WaitNotifications waits for the webhook deliveries under way.
-func (r *Runner) WaitNotifications() { r.notices.Wait() }
-
 // SendTestWebhook sends a sample message to the workspace's webhook at
 // once and returns the outcome ("200 OK", or why it failed).
 func (r *Runner) SendTestWebhook(ctx context.Context, wsID int64) (string, error) {
@@ -143,7 +252,7 @@ func (r *Runner) SendTestWebhook(ctx context.Context, wsID int64) (string, error
 	if err != nil {
 		return "", err
 	}
-	msg := WebhookMessage{Event: EventRunFinished, Test: true,
+	msg := WebhookMessage{ID: "test-" + strconv.FormatInt(time.Now().UnixNano(), 36), Event: EventRunFinished, Test: true,
 		Run:  WebhookRun{Name: "Test message", Status: models.RunSucceeded, Method: models.MethodBatchEval, URL: wh.BaseURL + "/runs"},
 		Text: "BatchEval test message: this webhook will be told when runs of the workspace finish or fail."}
 	cfg := r.cfg.Webhooks.withDefaults()
@@ -309,10 +418,9 @@ func checkEgress(cfg WebhookConfig, address string) error {
 	return webhookEgress(cfg).Check(ap)
 }
 
-// messageReport is the report a run's webhook message quotes. The message
-// is sent from a goroutine of its own, where a panic would end the process
-// (the web server too): a panic of the report is an error, and the
-// message goes without its figures.
+// messageReport is the report a run's webhook message quotes. A panic of
+// the report is an error, and the message goes without its figures (a
+// panic of the job would only be retried, and panic again).
 func (r *Runner) messageReport(ctx context.Context, run models.Run) (rep *report.Report, err error) {
 	defer func() {
 		if p := recover(); p != nil {

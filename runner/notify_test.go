@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/batcheval/batcheval/evaluator/simjudge"
@@ -89,13 +91,16 @@ func TestWebhookOnRunEnd(t *testing.T) {
 		wantPosts  int      // requests the receiver sees
 		wantEvent  string   // "" when nothing is delivered
 		wantText   []string // in the message's text
-		wantStatus string   // last delivery recorded
+		wantStatus string   // last delivery recorded (its start)
+		attempts   int      // WebhookConfig.Attempts; 0 for the default
 	}{
 		{name: "finished, retried after 503", onFinished: true, onFailed: true, statuses: []int{503}, wantPosts: 2,
 			wantEvent: EventRunFinished, wantText: []string{"finished.", "Pearson", "<https://eval.example.test/runs/", "|Open the run>"}, wantStatus: "200 OK"},
 		{name: "failed", fail: true, onFinished: false, onFailed: true, wantPosts: 1,
 			wantEvent: EventRunFailed, wantText: []string{"failed:", "401"}, wantStatus: "200 OK"},
 		{name: "failed, but only finished runs are wanted", fail: true, onFinished: true, onFailed: false, wantPosts: 0},
+		{name: "server errors until the last attempt", onFinished: true, statuses: []int{503, 502}, attempts: 2, wantPosts: 2,
+			wantEvent: EventRunFinished, wantStatus: "502 Bad Gateway (run ", wantText: []string{"finished."}},
 		{name: "client error is not retried", onFinished: true, onFailed: true, statuses: []int{404}, wantPosts: 1,
 			wantEvent: EventRunFinished, wantStatus: "404 Not Found"},
 	}
@@ -115,7 +120,7 @@ func TestWebhookOnRunEnd(t *testing.T) {
 					}
 					return false
 				})
-				r := env.startRunner(Config{Webhooks: WebhookConfig{AllowLoopback: true, Backoff: 5 * time.Millisecond, Timeout: 5 * time.Second}})
+				r := env.startRunner(Config{Webhooks: WebhookConfig{AllowLoopback: true, Backoff: 5 * time.Millisecond, Timeout: 5 * time.Second, Attempts: tc.attempts}})
 				// Stop it with the case: the next case's run must go to the
 				// next case's runner.
 				t.Cleanup(func() {
@@ -158,8 +163,12 @@ func TestWebhookOnRunEnd(t *testing.T) {
 						t.Errorf("criteria: %+v", m.Run.Criteria)
 					}
 				}
-				if wh.LastStatus != tc.wantStatus || wh.LastSentAt == nil {
+				if !strings.HasPrefix(wh.LastStatus, tc.wantStatus) || wh.LastSentAt == nil {
 					t.Errorf("recorded delivery %q at %v, want %q", wh.LastStatus, wh.LastSentAt, tc.wantStatus)
+				}
+				// A delivery that finally failed says so, and about which run.
+				if tc.attempts > 0 && !strings.Contains(wh.LastStatus, fmt.Sprintf("run %d; gave up after %d attempts", run.ID, tc.attempts)) {
+					t.Errorf("recorded delivery %q does not say it gave up on run %d after %d attempts", wh.LastStatus, run.ID, tc.attempts)
 				}
 			})
 		}
@@ -252,4 +261,81 @@ func TestWebhookEgress(t *testing.T) {
 	if !strings.Contains(out, "refused") || len(target.messages()) != 0 {
 		t.Errorf("loopback: outcome %q, target got %d", out, len(target.messages()))
 	}
+}
+
+// TestWebhookQueuedWithTheFinish: a run's end and its webhook delivery are
+// stored in one transaction, so a crash right after the run is stored as
+// finished cannot lose the message: the delivery is a job in the database
+// the moment the end is (it used to be a goroutine started afterwards,
+// gone with the process). A failing receiver is tried again, by another
+// process after a crash, with the same message id.
+func TestWebhookQueuedWithTheFinish(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		rc := newReceiver(t, http.StatusServiceUnavailable)
+		if _, err := env.db.SaveWebhook(ctx, models.Webhook{WorkspaceID: env.ws.ID, URL: rc.srv.URL + "/hook", OnFinished: true}); err != nil {
+			t.Fatal(err)
+		}
+		fj := newFakeJudge(t, simjudge.Options{Seed: 3}, nil)
+		cfg := Config{Webhooks: WebhookConfig{AllowLoopback: true, Timeout: 5 * time.Second, Attempts: 4, Backoff: 2 * time.Second}}
+		queued := make(chan []*rivertype.JobRow, 1)
+		a := env.startRunner(cfg, func(r *Runner) {
+			// Right after the end is committed: where a crash used to lose
+			// the message.
+			r.onFinished = func(runID int64) {
+				res, err := env.jobs.river.JobList(ctx, river.NewJobListParams().Kinds(WebhookArgs{}.Kind()))
+				if err != nil {
+					t.Errorf("list jobs: %v", err)
+				}
+				var jobs []*rivertype.JobRow
+				if res != nil {
+					jobs = res.Jobs
+				}
+				queued <- jobs
+			}
+		})
+		run := env.launch(a, env.newRun(fj.URL(), 1, 2, 10))
+		var jobs []*rivertype.JobRow
+		select {
+		case jobs = <-queued:
+		case <-time.After(60 * time.Second):
+			t.Fatal("the run did not finish")
+		}
+		if len(jobs) != 1 {
+			t.Fatalf("%d webhook deliveries queued when the run's end was stored, want 1", len(jobs))
+		}
+		var args WebhookArgs
+		if err := json.Unmarshal(jobs[0].EncodedArgs, &args); err != nil || args.RunID != run.ID || args.Status != models.RunSucceeded {
+			t.Fatalf("queued delivery %s (%v), want run %d succeeded", jobs[0].EncodedArgs, err, run.ID)
+		}
+		// The first attempt fails (503); the process dies before the next.
+		// (River keeps a retry due within seconds "available", not
+		// "retryable", with its time set.)
+		deadline := time.Now().Add(20 * time.Second)
+		for j := env.job(jobs[0].ID); len(j.Errors) == 0 || j.State == rivertype.JobStateRunning; j = env.job(jobs[0].ID) {
+			if time.Now().After(deadline) {
+				t.Fatalf("delivery is %s with %d errors, want its failed attempt stored", j.State, len(j.Errors))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := a.Kill(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if wh, err := env.db.FindWebhook(ctx, env.ws.ID); err != nil || !strings.Contains(wh.LastStatus, "503") || !strings.Contains(wh.LastStatus, "attempt 1 of 4, tried again at") {
+			t.Errorf("after the failed attempt the settings show %q (%v); want the 503 and that it is tried again", wh.LastStatus, err)
+		}
+		b := env.startRunner(cfg)
+		b.WaitNotifications()
+		got := rc.messages()
+		if len(got) != 2 {
+			t.Fatalf("receiver got %d posts, want 2 (the 503, then the retry): %+v", len(got), got)
+		}
+		if got[0].ID == "" || got[0].ID != got[1].ID || got[0].Attempt != 1 || got[1].Attempt != 2 || got[1].Run.ID != run.ID {
+			t.Errorf("posts %q attempt %d and %q attempt %d about run %d; want one id, attempts 1 and 2, run %d",
+				got[0].ID, got[0].Attempt, got[1].ID, got[1].Attempt, got[1].Run.ID, run.ID)
+		}
+		if wh, err := env.db.FindWebhook(ctx, env.ws.ID); err != nil || wh.LastStatus != "200 OK" {
+			t.Errorf("last delivery %q (%v), want 200 OK", wh.LastStatus, err)
+		}
+	})
 }

@@ -47,7 +47,7 @@ func TestRateLimitWaitSaysWhoChoseIt(t *testing.T) {
 		want       []string
 		wantNot    string
 	}{
-		{"judge named the wait", 5 * time.Minute, []string{"waits 5m0s (as the judge asked)", "at 2026-03-01 10:05:00 UTC"}, "named no time"},
+		{"judge named the wait", 5 * time.Minute, []string{"HTTP 429). The run waits 5m0s (as the judge asked), sending nothing, and goes on by itself at 2026-03-01 10:05:00 UTC."}, "named no time"},
 		{"no Retry-After", 0, []string{"waits 1m0s (the judge named no time)", "at 2026-03-01 10:01:00 UTC"}, "as the judge asked"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

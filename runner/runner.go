@@ -107,8 +107,6 @@ type Runner struct {
 	// executions numbers this process's executions, for unique lease owners.
 	executions atomic.Int64
 	sweepDone  chan struct{}
-	// notices counts webhook deliveries under way (notify.go).
-	notices sync.WaitGroup
 	// slots wakes calls waiting for a judge's shared slot (limits.go).
 	slots slotWaits
 	// saves queues this process's answers for SQLite (saveResult).
@@ -237,6 +235,7 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Work {
 		workers := river.NewWorkers()
 		river.AddWorker(workers, &runWorker{r: r})
+		river.AddWorker(workers, &webhookWorker{r: r})
 		rc.Workers = workers
 		rc.Queues = map[string]river.QueueConfig{cfg.Queue: {MaxWorkers: cfg.MaxRuns}}
 	}

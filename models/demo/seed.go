@@ -74,33 +74,46 @@ func LaunchFirstRun(ctx context.Context, db *models.DB, ws models.Workspace, p m
 	return run, nil
 }
 
+// SeedKey marks the seeded demo project (models.Project.SeedKey).
+const SeedKey = "demo"
+
 // SeedProject is Seed that also says whether it created the project now
-// (false when it existed).
+// (false when it existed). It is safe when several processes start on a
+// fresh database together: the project is created first, under SeedKey's
+// unique index, and only the process whose creation won goes on to add
+// the simulated judge, the dataset and the rubric; the others return the
+// winner's project.
+//
+// The demo is seeded once per workspace: an archived or trashed demo
+// project is not seeded again (it used to come back, as a second one,
+// after being archived); one purged from the trash is.
 func SeedProject(ctx context.Context, db *models.DB, ws models.Workspace) (models.Project, bool, error) {
-	ps, err := db.ListProjects(ctx, ws.ID)
-	if err != nil {
-		return models.Project{}, false, err
+	p, err := db.FindSeededProject(ctx, ws.ID, SeedKey)
+	if models.ErrorCode(err) != models.ENotFound {
+		return p, false, err
 	}
-	for _, p := range ps {
-		if p.Name == ProjectName {
-			return p, false, nil
-		}
+	p, err = seedProject(ctx, db, ws)
+	if models.ErrorCode(err) == models.EConflict {
+		// Another process created it between the look and the creation.
+		p, err = db.FindSeededProject(ctx, ws.ID, SeedKey)
+		return p, false, err
 	}
-	p, err := seedProject(ctx, db, ws)
 	return p, err == nil, err
 }
 
 func seedProject(ctx context.Context, db *models.DB, ws models.Workspace) (models.Project, error) {
+	key := SeedKey
+	p := models.Project{WorkspaceID: ws.ID, Name: ProjectName, SeedKey: &key,
+		Description: "Thirty made-up dialogue responses with made-up human ratings, to try the whole flow offline with the simulated judge."}
+	// First: the project's unique key decides which process seeds.
+	if err := db.CreateProject(ctx, &p); err != nil {
+		return p, err
+	}
 	if _, err := db.EnsureSimulatedJudge(ctx, ws.ID); err != nil {
-		return models.Project{}, fmt.Errorf("seed simulated judge: %w", err)
+		return p, fmt.Errorf("seed simulated judge: %w", err)
 	}
 	rub, err := Rubric()
 	if err != nil {
-		return models.Project{}, err
-	}
-	p := models.Project{WorkspaceID: ws.ID, Name: ProjectName,
-		Description: "Thirty made-up dialogue responses with made-up human ratings, to try the whole flow offline with the simulated judge."}
-	if err := db.CreateProject(ctx, &p); err != nil {
 		return p, err
 	}
 	t, err := dataimport.Parse(bytes.NewReader(Dataset()), dataimport.JSONL, dataimport.Options{})
