@@ -324,22 +324,21 @@ func (db *DB) MemberRole(ctx context.Context, wsID, userID int64) (Role, error) 
 // errLastOwner keeps every workspace manageable.
 var errLastOwner = Errorf(EConflict, "a workspace needs at least one owner: make someone else owner first")
 
-// changeMember applies fn to a membership after checking that the
-// workspace keeps an owner; both run in one transaction.
+// changeMember changes or removes a membership after checking that the
+// workspace keeps an owner; the check and the change run in one
+// transaction that holds the workspace's owner memberships.
 func (db *DB) changeMember(ctx context.Context, wsID, userID int64, newRole Role, remove bool) error {
 	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		owners, err := lockOwners(tx, db.Dialect, wsID)
+		if err != nil {
+			return err
+		}
 		var m Membership
 		if err := tx.Where("workspace_id = ? AND user_id = ?", wsID, userID).First(&m).Error; err != nil {
 			return notFound(err, "member", userID)
 		}
-		if m.Role == RoleOwner && (remove || newRole != RoleOwner) {
-			var owners int64
-			if err := tx.Model(&Membership{}).Where("workspace_id = ? AND role = ?", wsID, RoleOwner).Count(&owners).Error; err != nil {
-				return err
-			}
-			if owners <= 1 {
-				return errLastOwner
-			}
+		if m.Role == RoleOwner && (remove || newRole != RoleOwner) && owners <= 1 {
+			return errLastOwner
 		}
 		if remove {
 			if err := tx.Delete(&m).Error; err != nil {
@@ -367,4 +366,23 @@ func (db *DB) SetMemberRole(ctx context.Context, wsID, userID int64, role Role) 
 // tokens there; the last owner stays.
 func (db *DB) RemoveMember(ctx context.Context, wsID, userID int64) error {
 	return db.changeMember(ctx, wsID, userID, "", true)
+}
+
+// lockOwners counts the workspace's owners and, on PostgreSQL, locks their
+// memberships until the transaction ends. Without the lock two owners
+// demoting or removing each other at the same moment both counted two
+// owners and both went ahead, leaving none; with it the second waits, then
+// counts again what the first left. SQLite transactions take the write
+// lock up front (immediate), so they are serialised already. The order
+// by user is the order every caller locks in, so two never deadlock.
+func lockOwners(tx *gorm.DB, d Dialect, wsID int64) (int, error) {
+	q := "SELECT user_id FROM memberships WHERE workspace_id = ? AND role = ? ORDER BY user_id"
+	if d == Postgres {
+		q += " FOR UPDATE"
+	}
+	var ids []int64
+	if err := tx.Raw(q, wsID, RoleOwner).Scan(&ids).Error; err != nil {
+		return 0, fmt.Errorf("lock the owners of workspace %d: %w", wsID, err)
+	}
+	return len(ids), nil
 }
