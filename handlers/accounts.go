@@ -341,10 +341,14 @@ func (h *Handlers) renderMembers(c echo.Context, status int, onceLink, onceWhat,
 	if err != nil {
 		return err
 	}
+	shares, err := h.DB.LiveShareLinksByMaker(ctx, p.Workspace.ID)
+	if err != nil {
+		return err
+	}
 	// One-time links must not be cached anywhere on the way back.
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return render(c, status, web.MembersPage(web.MembersView{Page: page(c, "Members"), Members: ms, Invites: invs,
-		OnceLink: onceLink, OnceLinkWhat: onceWhat, Error: errText, MeID: p.User.ID}))
+		OnceLink: onceLink, OnceLinkWhat: onceWhat, Error: errText, MeID: p.User.ID, LiveShares: shares}))
 }
 
 // absoluteURL makes a link to paste into a message.
@@ -417,19 +421,40 @@ func (h *Handlers) changeRole(c echo.Context) error {
 	return redirect(c, "/members", u.Name+" is now "+string(role)+".")
 }
 
+// removeMember takes a member out of the workspace. The form offers, ticked,
+// to revoke the share links they made that still open (they hold those
+// addresses, which open without an account); the links left open are
+// counted in the message, with where to revoke them.
 func (h *Handlers) removeMember(c echo.Context) error {
 	u, old, err := h.findMember(c)
 	if err != nil {
 		return err
 	}
-	if err := h.DB.RemoveMember(c.Request().Context(), h.workspaceID(c), u.ID); err != nil {
+	ctx := c.Request().Context()
+	revokeShares := c.FormValue("revoke_shares") != ""
+	revoked, err := h.DB.RemoveMember(ctx, h.workspaceID(c), u.ID, revokeShares)
+	if err != nil {
 		if models.ErrorCode(err) == models.EConflict {
 			return h.renderMembers(c, http.StatusConflict, "", "", models.ErrorMessage(err))
 		}
 		return err
 	}
-	h.audit(c, models.AuditMemberRemoved, u.Email, "was "+string(old))
-	return redirect(c, "/members", u.Name+" was removed from this workspace.")
+	live, err := h.DB.LiveShareLinksByMaker(ctx, h.workspaceID(c))
+	if err != nil {
+		return err
+	}
+	links := func(n int) string { return web.Count(n) + " " + plural(n, "share link", "share links") }
+	detail, msg := "was "+string(old), u.Name+" was removed from this workspace."
+	if revoked > 0 {
+		detail += "; " + links(int(revoked)) + " they made revoked"
+		msg += " The " + links(int(revoked)) + " they made " + plural(int(revoked), "was", "were") + " revoked."
+	}
+	if n := live[u.ID]; n > 0 {
+		detail += "; " + links(n) + " they made left open"
+		msg += " " + links(n) + " they made still " + plural(n, "opens", "open") + " without an account: revoke " + plural(n, "it", "them") + " under Share links if " + plural(n, "it", "they") + " should not."
+	}
+	h.audit(c, models.AuditMemberRemoved, u.Email, detail)
+	return redirect(c, "/members", msg)
 }
 
 func (h *Handlers) issueReset(c echo.Context) error {

@@ -324,11 +324,21 @@ func (db *DB) MemberRole(ctx context.Context, wsID, userID int64) (Role, error) 
 // errLastOwner keeps every workspace manageable.
 var errLastOwner = Errorf(EConflict, "a workspace needs at least one owner: make someone else owner first")
 
+// memberChange is what changeMember does to a membership: a new role, or
+// removal (optionally revoking the share links the member made).
+type memberChange struct {
+	role         Role
+	remove       bool
+	revokeShares bool
+}
+
 // changeMember changes or removes a membership after checking that the
 // workspace keeps an owner; the check and the change run in one
-// transaction that holds the workspace's owner memberships.
-func (db *DB) changeMember(ctx context.Context, wsID, userID int64, newRole Role, remove bool) error {
-	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+// transaction that holds the workspace's owner memberships. It returns
+// how many share links a removal revoked.
+func (db *DB) changeMember(ctx context.Context, wsID, userID int64, ch memberChange) (int64, error) {
+	var revoked int64
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		owners, err := lockOwners(tx, db.Dialect, wsID)
 		if err != nil {
 			return err
@@ -337,21 +347,31 @@ func (db *DB) changeMember(ctx context.Context, wsID, userID int64, newRole Role
 		if err := tx.Where("workspace_id = ? AND user_id = ?", wsID, userID).First(&m).Error; err != nil {
 			return notFound(err, "member", userID)
 		}
-		if m.Role == RoleOwner && (remove || newRole != RoleOwner) && owners <= 1 {
+		if m.Role == RoleOwner && (ch.remove || ch.role != RoleOwner) && owners <= 1 {
 			return errLastOwner
 		}
-		if remove {
-			if err := tx.Delete(&m).Error; err != nil {
-				return err
-			}
-			// Their tokens of this workspace end with the membership:
-			// refused only while they are out, they would work again,
-			// with the new role, the day the person is invited back.
-			return tx.Model(&APIToken{}).Where("workspace_id = ? AND user_id = ? AND revoked_at IS NULL", wsID, userID).
-				Update("revoked_at", time.Now().UTC()).Error
+		if !ch.remove {
+			return tx.Model(&m).Update("role", ch.role).Error
 		}
-		return tx.Model(&m).Update("role", newRole).Error
+		if err := tx.Delete(&m).Error; err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		// Their tokens of this workspace end with the membership:
+		// refused only while they are out, they would work again,
+		// with the new role, the day the person is invited back.
+		if err := tx.Model(&APIToken{}).Where("workspace_id = ? AND user_id = ? AND revoked_at IS NULL", wsID, userID).
+			Update("revoked_at", now).Error; err != nil {
+			return err
+		}
+		if !ch.revokeShares {
+			return nil
+		}
+		res := liveShareLinks(tx.Model(&ShareLink{}), wsID, now).Where("created_by = ?", userID).Update("revoked_at", now)
+		revoked = res.RowsAffected
+		return res.Error
 	})
+	return revoked, err
 }
 
 // SetMemberRole changes a member's role; the last owner keeps theirs.
@@ -359,13 +379,16 @@ func (db *DB) SetMemberRole(ctx context.Context, wsID, userID int64, role Role) 
 	if role.Rank() == 0 {
 		return Errorf(EInvalid, "%q is not a role", role)
 	}
-	return db.changeMember(ctx, wsID, userID, role, false)
+	_, err := db.changeMember(ctx, wsID, userID, memberChange{role: role})
+	return err
 }
 
 // RemoveMember takes a user out of a workspace and revokes their API
-// tokens there; the last owner stays.
-func (db *DB) RemoveMember(ctx context.Context, wsID, userID int64) error {
-	return db.changeMember(ctx, wsID, userID, "", true)
+// tokens there; the last owner stays. With revokeShares, the share links
+// they made in the workspace that still open are revoked too (they hold
+// those addresses, which open without an account); it returns how many.
+func (db *DB) RemoveMember(ctx context.Context, wsID, userID int64, revokeShares bool) (int64, error) {
+	return db.changeMember(ctx, wsID, userID, memberChange{remove: true, revokeShares: revokeShares})
 }
 
 // lockOwners counts the workspace's owners and, on PostgreSQL, locks their
