@@ -245,6 +245,13 @@ func (h *Handlers) acceptInvite(c echo.Context) error {
 
 // ---- password reset ----
 
+// resetKeepsTokens says what a reset leaves working. A reset is mostly for
+// a forgotten password, and a token is not derived from the password:
+// revoking every token would stop the person's scripts and CI for no
+// gain. For a compromised account, tokens are revoked one by one on the
+// tokens page, which the reset's pages point to.
+const resetKeepsTokens = "Your API tokens keep working: revoke any you did not make or no longer trust on API tokens (/tokens)."
+
 func (h *Handlers) showReset(c echo.Context) error {
 	token := c.Param("token")
 	_, u, err := h.DB.FindOpenPasswordReset(c.Request().Context(), token)
@@ -275,7 +282,7 @@ func (h *Handlers) resetPassword(c echo.Context) error {
 		return err
 	}
 	h.auditUserWorkspaces(c, u, Principal{Kind: Account, User: u}, models.AuditPasswordReset, "")
-	return redirect(c, "/", "Your password is set.")
+	return redirect(c, "/", "Your password is set and every other session is signed out. "+resetKeepsTokens)
 }
 
 // ---- account and workspaces ----
@@ -474,7 +481,8 @@ func (h *Handlers) issueReset(c echo.Context) error {
 		return err
 	}
 	h.audit(c, models.AuditResetIssued, u.Email, "")
-	return h.renderMembers(c, http.StatusOK, absoluteURL(c, "/reset/"+token), "Password reset link for "+u.Name+" (valid 24 hours).", "")
+	return h.renderMembers(c, http.StatusOK, absoluteURL(c, "/reset/"+token), "Password reset link for "+u.Name+
+		" (valid 24 hours). Setting the new password signs out every session of "+u.Name+"; their API tokens keep working: if the account may be compromised, revoke them on API tokens (/tokens), where owners see every member's tokens.", "")
 }
 
 // auditPageSize is how many events one page of the audit log shows.
