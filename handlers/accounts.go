@@ -245,6 +245,13 @@ func (h *Handlers) acceptInvite(c echo.Context) error {
 
 // ---- password reset ----
 
+// resetKeepsTokens says what a reset leaves working. A reset is mostly for
+// a forgotten password, and a token is not derived from the password:
+// revoking every token would stop the person's scripts and CI for no
+// gain. For a compromised account, tokens are revoked one by one on the
+// tokens page, which the reset's pages point to.
+const resetKeepsTokens = "Your API tokens keep working: revoke any you did not make or no longer trust on API tokens (/tokens)."
+
 func (h *Handlers) showReset(c echo.Context) error {
 	token := c.Param("token")
 	_, u, err := h.DB.FindOpenPasswordReset(c.Request().Context(), token)
@@ -275,7 +282,7 @@ func (h *Handlers) resetPassword(c echo.Context) error {
 		return err
 	}
 	h.auditUserWorkspaces(c, u, Principal{Kind: Account, User: u}, models.AuditPasswordReset, "")
-	return redirect(c, "/", "Your password is set.")
+	return redirect(c, "/", "Your password is set and every other session is signed out. "+resetKeepsTokens)
 }
 
 // ---- account and workspaces ----
@@ -341,10 +348,14 @@ func (h *Handlers) renderMembers(c echo.Context, status int, onceLink, onceWhat,
 	if err != nil {
 		return err
 	}
+	shares, err := h.DB.LiveShareLinksByMaker(ctx, p.Workspace.ID)
+	if err != nil {
+		return err
+	}
 	// One-time links must not be cached anywhere on the way back.
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return render(c, status, web.MembersPage(web.MembersView{Page: page(c, "Members"), Members: ms, Invites: invs,
-		OnceLink: onceLink, OnceLinkWhat: onceWhat, Error: errText, MeID: p.User.ID}))
+		OnceLink: onceLink, OnceLinkWhat: onceWhat, Error: errText, MeID: p.User.ID, LiveShares: shares}))
 }
 
 // absoluteURL makes a link to paste into a message.
@@ -417,19 +428,40 @@ func (h *Handlers) changeRole(c echo.Context) error {
 	return redirect(c, "/members", u.Name+" is now "+string(role)+".")
 }
 
+// removeMember takes a member out of the workspace. The form offers, ticked,
+// to revoke the share links they made that still open (they hold those
+// addresses, which open without an account); the links left open are
+// counted in the message, with where to revoke them.
 func (h *Handlers) removeMember(c echo.Context) error {
 	u, old, err := h.findMember(c)
 	if err != nil {
 		return err
 	}
-	if err := h.DB.RemoveMember(c.Request().Context(), h.workspaceID(c), u.ID); err != nil {
+	ctx := c.Request().Context()
+	revokeShares := c.FormValue("revoke_shares") != ""
+	revoked, err := h.DB.RemoveMember(ctx, h.workspaceID(c), u.ID, revokeShares)
+	if err != nil {
 		if models.ErrorCode(err) == models.EConflict {
 			return h.renderMembers(c, http.StatusConflict, "", "", models.ErrorMessage(err))
 		}
 		return err
 	}
-	h.audit(c, models.AuditMemberRemoved, u.Email, "was "+string(old))
-	return redirect(c, "/members", u.Name+" was removed from this workspace.")
+	live, err := h.DB.LiveShareLinksByMaker(ctx, h.workspaceID(c))
+	if err != nil {
+		return err
+	}
+	links := func(n int) string { return web.Count(n) + " " + plural(n, "share link", "share links") }
+	detail, msg := "was "+string(old), u.Name+" was removed from this workspace."
+	if revoked > 0 {
+		detail += "; " + links(int(revoked)) + " they made revoked"
+		msg += " The " + links(int(revoked)) + " they made " + plural(int(revoked), "was", "were") + " revoked."
+	}
+	if n := live[u.ID]; n > 0 {
+		detail += "; " + links(n) + " they made left open"
+		msg += " " + links(n) + " they made still " + plural(n, "opens", "open") + " without an account: revoke " + plural(n, "it", "them") + " under Share links if " + plural(n, "it", "they") + " should not."
+	}
+	h.audit(c, models.AuditMemberRemoved, u.Email, detail)
+	return redirect(c, "/members", msg)
 }
 
 func (h *Handlers) issueReset(c echo.Context) error {
@@ -449,7 +481,8 @@ func (h *Handlers) issueReset(c echo.Context) error {
 		return err
 	}
 	h.audit(c, models.AuditResetIssued, u.Email, "")
-	return h.renderMembers(c, http.StatusOK, absoluteURL(c, "/reset/"+token), "Password reset link for "+u.Name+" (valid 24 hours).", "")
+	return h.renderMembers(c, http.StatusOK, absoluteURL(c, "/reset/"+token), "Password reset link for "+u.Name+
+		" (valid 24 hours). Setting the new password signs out every session of "+u.Name+"; their API tokens keep working: if the account may be compromised, revoke them on API tokens (/tokens), where owners see every member's tokens.", "")
 }
 
 // auditPageSize is how many events one page of the audit log shows.

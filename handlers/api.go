@@ -293,7 +293,7 @@ type APIJudge struct {
 }
 
 func apiJudge(j models.Judge) APIJudge {
-	return APIJudge{ID: j.ID, Name: j.Name, Simulated: j.Simulated, BaseURL: j.BaseURL, Model: j.Model, APIKeyEnv: j.APIKeyEnv,
+	return APIJudge{ID: j.ID, Name: j.Name, Simulated: j.Simulated, BaseURL: j.ShownBaseURL(), Model: j.Model, APIKeyEnv: j.APIKeyEnv,
 		HasStoredKey: j.HasStoredKey(), Temperature: j.Temperature, TopP: j.TopP, MaxConcurrency: j.MaxConcurrency,
 		TimeoutSeconds: j.TimeoutSeconds, PriceInputPerMTok: j.PriceInputPerMTok, PriceOutputPerMTok: j.PriceOutputPerMTok,
 		ContextTokens: j.ContextTokens, LastTestAt: j.LastTestAt, LastTestError: j.LastTestError,
@@ -484,7 +484,7 @@ func apiRun(r models.Run) APIRun {
 	out := APIRun{ID: r.ID, ProjectID: r.ProjectID, DatasetID: r.DatasetID, RubricID: r.RubricID, JudgeID: r.JudgeID,
 		ExperimentID: r.ExperimentID, ParentRunID: r.ParentRunID, Variant: r.Variant, Name: r.Name, Method: r.Method,
 		Status: r.Status, Finished: r.Finished(), Simulated: r.Simulated, Error: r.Error, Settings: report.SettingsJSON(r),
-		MethodSettings: report.RunMethodSettingsJSON(r), Criteria: []string{}, Judge: r.JudgeSnapshot, BatchesTotal: r.BatchesTotal,
+		MethodSettings: report.RunMethodSettingsJSON(r), Criteria: []string{}, Judge: r.JudgeSnapshot.Shown(), BatchesTotal: r.BatchesTotal,
 		BatchesDone: r.BatchesDone, BatchesFailed: r.BatchesFailed, MissingScores: r.MissingScores, Calls: r.Calls,
 		CachedCalls: r.CachedCalls, Retries: r.Retries, CachedPromptTokens: r.CachedPromptTokens, CachedCompletionTokens: r.CachedCompletionTokens, RubricVersion: r.RubricVersion,
 		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: report.USDOf(r.CostUSD), CreatedAt: r.CreatedAt,

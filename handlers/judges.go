@@ -175,14 +175,15 @@ func judgeFormView(c echo.Context, j models.Judge, f web.JudgeForm, msg string) 
 	return web.JudgeFormView{
 		Page: page(c, "Edit "+j.Name), JudgeID: j.ID, Simulated: j.Simulated, Action: "/judges/" + strconv.FormatInt(j.ID, 10),
 		Form: f, HasStoredKey: j.HasStoredKey(), Error: msg, LastTestAt: j.LastTestAt, LastTestError: j.LastTestError,
-		Manage: manageFor(c, models.KindJudge, j.ID, j.Name, j.ArchivedAt),
+		BaseURLHoldsCredentials: j.BaseURLHoldsCredentials(),
+		Manage:                  manageFor(c, models.KindJudge, j.ID, j.Name, j.ArchivedAt),
 	}
 }
 
 // judgeFormOf fills the form from a stored judge; the key stays out.
 func judgeFormOf(j models.Judge) web.JudgeForm {
 	f := web.JudgeForm{
-		Name: j.Name, BaseURL: j.BaseURL, Model: j.Model, APIKeyEnv: j.APIKeyEnv,
+		Name: j.Name, BaseURL: j.ShownBaseURL(), Model: j.Model, APIKeyEnv: j.APIKeyEnv,
 		Temperature: formatNumber(j.Temperature), TopP: formatNumber(j.TopP),
 		MaxConcurrency: strconv.Itoa(j.MaxConcurrency), TimeoutSeconds: strconv.Itoa(j.TimeoutSeconds),
 	}
@@ -482,7 +483,7 @@ func baseURLHint(ctx context.Context, cfg judge.Config, err error) string {
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	for _, suffix := range []string{"/chat/completions", "/completions"} {
 		if strings.HasSuffix(strings.ToLower(base), suffix) {
-			return fmt.Sprintf("The base URL ends in %s, which is added to it for every call: set the base URL to %s", suffix, base[:len(base)-len(suffix)])
+			return fmt.Sprintf("The base URL ends in %s, which is added to it for every call: set the base URL to %s", suffix, judge.RedactURL(base[:len(base)-len(suffix)]))
 		}
 	}
 	if strings.HasSuffix(base, "/v1") {
@@ -496,7 +497,7 @@ func baseURLHint(ctx context.Context, cfg judge.Config, err error) string {
 	if _, perr := client.Ping(ctx); perr != nil {
 		return ""
 	}
-	return fmt.Sprintf("%s answers: set the base URL to that (add /v1)", cfg.BaseURL)
+	return fmt.Sprintf("%s answers: set the base URL to that (add /v1)", judge.RedactURL(cfg.BaseURL))
 }
 
 // showJudge answers a judge's bare address (the id /metrics labels it by)

@@ -258,7 +258,7 @@ func newMatrixFixture(t *testing.T, env *testEnv) *matrixFixture {
 	if f.workspaceB, err = env.db.CreateWorkspace(ctx, "B", f.outsider.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.db.RemoveMember(ctx, env.ws.ID, f.outsider.ID); err != nil {
+	if _, err := env.db.RemoveMember(ctx, env.ws.ID, f.outsider.ID, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := env.db.CreateProject(ctx, &models.Project{WorkspaceID: f.workspaceB.ID, Name: "B's project",

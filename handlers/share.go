@@ -397,8 +397,16 @@ func (h *Handlers) renderShares(c echo.Context, status int, newLink, problem str
 			v.Experiments = append(v.Experiments, web.ShareChoice{ID: e.ID, Name: e.Name})
 		}
 	}
+	members, err := h.DB.ListMembers(ctx, wsID)
+	if err != nil {
+		return err
+	}
+	isMember := map[int64]bool{}
+	for _, m := range members {
+		isMember[m.User.ID] = true
+	}
 	for _, l := range links {
-		it := web.ShareItem{Link: l, Active: l.Active(v.Now)}
+		it := web.ShareItem{Link: l, Active: l.Active(v.Now), MakerGone: l.CreatedBy != nil && !isMember[*l.CreatedBy]}
 		switch l.Kind {
 		case models.ShareRun:
 			it.What = "Run " + nameOr(runNames, id64(l.RunID), "run")

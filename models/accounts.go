@@ -324,35 +324,54 @@ func (db *DB) MemberRole(ctx context.Context, wsID, userID int64) (Role, error) 
 // errLastOwner keeps every workspace manageable.
 var errLastOwner = Errorf(EConflict, "a workspace needs at least one owner: make someone else owner first")
 
-// changeMember applies fn to a membership after checking that the
-// workspace keeps an owner; both run in one transaction.
-func (db *DB) changeMember(ctx context.Context, wsID, userID int64, newRole Role, remove bool) error {
-	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+// memberChange is what changeMember does to a membership: a new role, or
+// removal (optionally revoking the share links the member made).
+type memberChange struct {
+	role         Role
+	remove       bool
+	revokeShares bool
+}
+
+// changeMember changes or removes a membership after checking that the
+// workspace keeps an owner; the check and the change run in one
+// transaction that holds the workspace's owner memberships. It returns
+// how many share links a removal revoked.
+func (db *DB) changeMember(ctx context.Context, wsID, userID int64, ch memberChange) (int64, error) {
+	var revoked int64
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		owners, err := lockOwners(tx, db.Dialect, wsID)
+		if err != nil {
+			return err
+		}
 		var m Membership
 		if err := tx.Where("workspace_id = ? AND user_id = ?", wsID, userID).First(&m).Error; err != nil {
 			return notFound(err, "member", userID)
 		}
-		if m.Role == RoleOwner && (remove || newRole != RoleOwner) {
-			var owners int64
-			if err := tx.Model(&Membership{}).Where("workspace_id = ? AND role = ?", wsID, RoleOwner).Count(&owners).Error; err != nil {
-				return err
-			}
-			if owners <= 1 {
-				return errLastOwner
-			}
+		if m.Role == RoleOwner && (ch.remove || ch.role != RoleOwner) && owners <= 1 {
+			return errLastOwner
 		}
-		if remove {
-			if err := tx.Delete(&m).Error; err != nil {
-				return err
-			}
-			// Their tokens of this workspace end with the membership:
-			// refused only while they are out, they would work again,
-			// with the new role, the day the person is invited back.
-			return tx.Model(&APIToken{}).Where("workspace_id = ? AND user_id = ? AND revoked_at IS NULL", wsID, userID).
-				Update("revoked_at", time.Now().UTC()).Error
+		if !ch.remove {
+			return tx.Model(&m).Update("role", ch.role).Error
 		}
-		return tx.Model(&m).Update("role", newRole).Error
+		if err := tx.Delete(&m).Error; err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		// Their tokens of this workspace end with the membership:
+		// refused only while they are out, they would work again,
+		// with the new role, the day the person is invited back.
+		if err := tx.Model(&APIToken{}).Where("workspace_id = ? AND user_id = ? AND revoked_at IS NULL", wsID, userID).
+			Update("revoked_at", now).Error; err != nil {
+			return err
+		}
+		if !ch.revokeShares {
+			return nil
+		}
+		res := liveShareLinks(tx.Model(&ShareLink{}), wsID, now).Where("created_by = ?", userID).Update("revoked_at", now)
+		revoked = res.RowsAffected
+		return res.Error
 	})
+	return revoked, err
 }
 
 // SetMemberRole changes a member's role; the last owner keeps theirs.
@@ -360,11 +379,33 @@ func (db *DB) SetMemberRole(ctx context.Context, wsID, userID int64, role Role) 
 	if role.Rank() == 0 {
 		return Errorf(EInvalid, "%q is not a role", role)
 	}
-	return db.changeMember(ctx, wsID, userID, role, false)
+	_, err := db.changeMember(ctx, wsID, userID, memberChange{role: role})
+	return err
 }
 
 // RemoveMember takes a user out of a workspace and revokes their API
-// tokens there; the last owner stays.
-func (db *DB) RemoveMember(ctx context.Context, wsID, userID int64) error {
-	return db.changeMember(ctx, wsID, userID, "", true)
+// tokens there; the last owner stays. With revokeShares, the share links
+// they made in the workspace that still open are revoked too (they hold
+// those addresses, which open without an account); it returns how many.
+func (db *DB) RemoveMember(ctx context.Context, wsID, userID int64, revokeShares bool) (int64, error) {
+	return db.changeMember(ctx, wsID, userID, memberChange{remove: true, revokeShares: revokeShares})
+}
+
+// lockOwners counts the workspace's owners and, on PostgreSQL, locks their
+// memberships until the transaction ends. Without the lock two owners
+// demoting or removing each other at the same moment both counted two
+// owners and both went ahead, leaving none; with it the second waits, then
+// counts again what the first left. SQLite transactions take the write
+// lock up front (immediate), so they are serialised already. The order
+// by user is the order every caller locks in, so two never deadlock.
+func lockOwners(tx *gorm.DB, d Dialect, wsID int64) (int, error) {
+	q := "SELECT user_id FROM memberships WHERE workspace_id = ? AND role = ? ORDER BY user_id"
+	if d == Postgres {
+		q += " FOR UPDATE"
+	}
+	var ids []int64
+	if err := tx.Raw(q, wsID, RoleOwner).Scan(&ids).Error; err != nil {
+		return 0, fmt.Errorf("lock the owners of workspace %d: %w", wsID, err)
+	}
+	return len(ids), nil
 }

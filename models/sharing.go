@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // ShareKind says what a share link opens.
@@ -156,6 +158,29 @@ func (db *DB) ListShareLinks(ctx context.Context, wsID int64) ([]ShareLink, erro
 	var ls []ShareLink
 	err := db.Reader(ctx).Where("workspace_id = ?", wsID).Order("id DESC").Find(&ls).Error
 	return ls, err
+}
+
+// liveShareLinks narrows q to the workspace's links that still open their
+// report at now.
+func liveShareLinks(q *gorm.DB, wsID int64, now time.Time) *gorm.DB {
+	return q.Where("workspace_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)", wsID, now)
+}
+
+// LiveShareLinksByMaker counts, per person who made them, the workspace's
+// share links that still open their report (links of the local user, made
+// by no account, are not counted).
+func (db *DB) LiveShareLinksByMaker(ctx context.Context, wsID int64) (map[int64]int, error) {
+	var rows []struct {
+		CreatedBy int64
+		N         int
+	}
+	err := liveShareLinks(db.Reader(ctx).Model(&ShareLink{}), wsID, time.Now().UTC()).Where("created_by IS NOT NULL").
+		Select("created_by, COUNT(*) AS n").Group("created_by").Scan(&rows).Error
+	out := make(map[int64]int, len(rows))
+	for _, r := range rows {
+		out[r.CreatedBy] = r.N
+	}
+	return out, err
 }
 
 // RevokeShareLink stops a link of the workspace at once.

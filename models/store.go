@@ -5,13 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/judge"
 )
 
 // notFound turns GORM's record-not-found into the product's error.
@@ -292,8 +292,13 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 	// Every member reads a judge's base URL (the judges page, the API),
 	// while a stored key is never shown: credentials written into the
 	// address would be shown to all of them.
-	if u, err := url.Parse(strings.TrimSpace(j.BaseURL)); !j.Simulated && err == nil && u.User != nil {
+	if userInfo, params := judge.URLCredentials(j.BaseURL); !j.Simulated && userInfo {
 		return Errorf(EInvalid, "the base URL must not hold a user name or password (every member of the workspace sees it): remove them and put the key in API key, which is stored encrypted and never shown")
+	} else if !j.Simulated && len(params) > 0 {
+		// A query string itself is fine (Azure's ?api-version=), a
+		// credential in it is not.
+		return Errorf(EInvalid, "the base URL must not hold a credential in its query string (%s; every member of the workspace sees the base URL): remove it and put the key in API key, which is stored encrypted and never shown",
+			strings.Join(params, "=…, ")+"=…")
 	}
 	if j.MaxConcurrency < 1 {
 		j.MaxConcurrency = 1

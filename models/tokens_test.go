@@ -100,7 +100,7 @@ func TestAPITokens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := db.RemoveMember(ctx, ws.ID, u.ID); err != nil {
+		if _, err := db.RemoveMember(ctx, ws.ID, u.ID, false); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, _, _, err := db.AuthenticateAPIToken(ctx, secret2); models.ErrorCode(err) != models.EUnauthorized {

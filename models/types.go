@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/judge"
 )
 
 // Workspace owns projects and judges. There is one default workspace until
@@ -161,6 +162,20 @@ func (j Judge) LastTestFailed() bool { return j.LastTestAt != nil && j.LastTestE
 // HasStoredKey reports whether a key is stored (the key itself is never shown).
 func (j Judge) HasStoredKey() bool { return j.SealedKey != "" }
 
+// ShownBaseURL is the base URL as pages, the API and exports show it: a
+// user name and password, or credentials in the query string, stored
+// before SaveJudge refused them, are replaced by judge.Redacted (every
+// member reads the base URL; only the key field is kept secret).
+func (j Judge) ShownBaseURL() string { return judge.RedactURL(j.BaseURL) }
+
+// BaseURLHoldsCredentials reports whether the stored base URL holds a
+// user name, password or credential query parameter (stored before they
+// were refused): its owner is asked to move it to the key field.
+func (j Judge) BaseURLHoldsCredentials() bool {
+	userInfo, params := judge.URLCredentials(j.BaseURL)
+	return !j.Simulated && (userInfo || len(params) > 0)
+}
+
 // JudgeSnapshot is what a run records of its judge (no key).
 type JudgeSnapshot struct {
 	Name               string   `json:"name"`
@@ -172,6 +187,14 @@ type JudgeSnapshot struct {
 	TimeoutSeconds     int      `json:"timeout_seconds"`
 	PriceInputPerMTok  *float64 `json:"price_input_per_mtok"`
 	PriceOutputPerMTok *float64 `json:"price_output_per_mtok"`
+}
+
+// Shown is the snapshot as pages, the API and exports show it: the base
+// URL without the credentials an old judge's address held (ShownBaseURL).
+// The run itself calls the judge with the snapshot as stored.
+func (s JudgeSnapshot) Shown() JudgeSnapshot {
+	s.BaseURL = judge.RedactURL(s.BaseURL)
+	return s
 }
 
 // Snapshot copies the judge's settings for a run.

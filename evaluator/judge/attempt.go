@@ -309,9 +309,12 @@ func truncate(s string) string {
 	return s
 }
 
-// redact removes the API key from text that came from outside, in case an
-// endpoint or transport error echoes it back.
+// redact removes the API key, and the credentials a base URL stored
+// before they were refused holds, from text that came from outside, in
+// case an endpoint or transport error echoes them back (the HTTP client
+// names the address it called, user name included).
 func (c *Client) redact(s string) string {
+	s = RedactURLIn(s, c.cfg.BaseURL)
 	if c.cfg.APIKey == "" {
 		return s
 	}

@@ -155,7 +155,7 @@ func New(cfg Config) (*Client, error) {
 	cfg.Model = strings.TrimSpace(cfg.Model)
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("judge: base URL %q is not an http(s) URL: use e.g. https://api.openai.com/v1 or http://localhost:11434/v1", cfg.BaseURL)
+		return nil, fmt.Errorf("judge: base URL %q is not an http(s) URL: use e.g. https://api.openai.com/v1 or http://localhost:11434/v1", RedactURL(cfg.BaseURL))
 	}
 	if cfg.Model == "" {
 		return nil, errors.New("judge: no model named: set the model (for Azure, the deployment name)")
@@ -167,7 +167,7 @@ func New(cfg Config) (*Client, error) {
 
 	endpoint, err := endpointURL(u)
 	if err != nil {
-		return nil, fmt.Errorf("judge: base URL %q cannot take the chat completions path: %w", cfg.BaseURL, err)
+		return nil, fmt.Errorf("judge: base URL %q cannot take the chat completions path: %s", RedactURL(cfg.BaseURL), RedactURLIn(err.Error(), cfg.BaseURL))
 	}
 	// Only what is listed here is sent: no OPENAI_* environment variable
 	// is read (the SDK's client read OPENAI_API_KEY, which an endpoint

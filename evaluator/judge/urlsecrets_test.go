@@ -1,0 +1,93 @@
+package judge
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCredentialParam(t *testing.T) {
+	for name, want := range map[string]bool{
+		"api_key": true, "key": true, "token": true, "access_token": true, "api-key": true, "sig": true,
+		"apiKey": true, "subscription-key": true, "x-goog-api-key": true, "client_secret": true, "code": true,
+		"Signature": true, "X-Amz-Signature": true, "password": true,
+		"api-version": false, "format": false, "model": false, "deployment": false, "sv": false,
+	} {
+		if got := CredentialParam(name); got != want {
+			t.Errorf("CredentialParam(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"https://api.openai.com/v1", "https://api.openai.com/v1"},
+		{"https://res.openai.azure.com/openai/v1?api-version=2024-06-01", "https://res.openai.azure.com/openai/v1?api-version=2024-06-01"},
+		{"https://svc:s3cr3t@llm.example/v1", "https://REDACTED@llm.example/v1"},
+		{"https://sk-abc123@llm.example/v1", "https://REDACTED@llm.example/v1"},
+		{"https://llm.example/v1?api-version=1&api_key=qk-s3cr3t", "https://llm.example/v1?api-version=1&api_key=REDACTED"},
+		{"https://llm.example/v1?sv=2022&sig=abc%2Bdef&Token=t1", "https://llm.example/v1?sv=2022&sig=REDACTED&Token=REDACTED"},
+		{"https://llm.example/v1?api%2Dkey=x", "https://llm.example/v1?api%2Dkey=REDACTED"},
+		// Not an address: cut before anything that could hold a secret.
+		{"https://u:p@ho st/v1?key=k", "[REDACTED]@ho st/v1 [REDACTED]"},
+	}
+	for _, tc := range cases {
+		if got := RedactURL(tc.in); got != tc.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestRedactURLIn(t *testing.T) {
+	base := "https://svc:pw-s3cret@llm.example/v1?api-version=1&api_key=qk-s3cret"
+	for _, text := range []string{
+		`Post "https://svc:***@llm.example/v1/chat/completions": dial tcp: lookup llm.example: no such host`,
+		`Post "https://svc:pw-s3cret@llm.example/v1/chat/completions?api-version=1&api_key=qk-s3cret": EOF`,
+	} {
+		got := RedactURLIn(text, base)
+		for _, secret := range []string{"svc", "pw-s3cret", "qk-s3cret"} {
+			if strings.Contains(got, secret) {
+				t.Errorf("RedactURLIn(%q) = %q: still holds %q", text, got, secret)
+			}
+		}
+		if !strings.Contains(got, "REDACTED@llm.example") {
+			t.Errorf("RedactURLIn(%q) = %q, want the address kept with REDACTED", text, got)
+		}
+	}
+	if got := RedactURLIn("the server said svc is down", base); got != "the server said svc is down" {
+		t.Errorf("a user name outside an address was replaced: %q", got)
+	}
+}
+
+// TestClientErrorsHideBaseURLCredentials: an error calling a judge whose
+// base URL holds a user name (a key written as one, saved before that was
+// refused) does not show it; the HTTP client's error names the address it
+// called, user name included (only the password is masked), and the
+// message reaches the run's page, the test-connection result and the logs.
+func TestClientErrorsHideBaseURLCredentials(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	c, err := New(Config{BaseURL: "http://sk-live-user:pw-s3cret@" + addr + "/v1?api_key=qk-s3cret", Model: "m",
+		MaxAttempts: 1, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Ping(context.Background())
+	if err == nil {
+		t.Fatal("a call to a closed port succeeded")
+	}
+	for _, secret := range []string{"sk-live-user", "pw-s3cret", "qk-s3cret"} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("error %q shows %q", err, secret)
+		}
+	}
+	if _, err := New(Config{BaseURL: "ftp://sk-live-user:pw-s3cret@host/v1", Model: "m"}); err == nil || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "sk-live") {
+		t.Errorf("refusing a base URL that is not http(s): %v, want an error without its credentials", err)
+	}
+}
