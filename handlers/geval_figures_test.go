@@ -358,7 +358,7 @@ func TestGEvalScoreFromStoredAnswers(t *testing.T) {
 						}
 					}
 					if stored == nil || math.Abs(*stored-want.score) > 1e-12 {
-						t.Errorf("%s %s: stored score %v, by hand %.15g", crit.Name, id, stored, want.score)
+						t.Errorf("%s %s: stored score %v, by hand %.15g", crit.Name, id, orNil(stored), want.score)
 						continue
 					}
 					for place, got := range map[string]float64{"JSON export": exported[crit.Name][id], "API": fromAPI[crit.Name][id]} {
