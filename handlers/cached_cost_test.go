@@ -160,7 +160,7 @@ func TestCachedCallsCountedAsFirstPaid(t *testing.T) {
 			want string
 		}{
 			{partly, "$0.0033 paid; 7 of 10 calls answered from the answer cache; $0.011 without the cache"},
-			{wholly, "cached (all 10 calls answered from the answer cache; $0.011 when first paid for)"},
+			{wholly, "cached (all 10 calls answered from the answer cache; $0.011 as if paid, at the prices of this run)"},
 			{dearer, "$0.02"},
 		} {
 			m := runCost.FindStringSubmatch(env.get(fmt.Sprintf("/runs/%d", tc.run.ID)).Body.String())

@@ -389,7 +389,8 @@ func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 		r.Cost = web.ExperimentCell{Text: perSampleCost(f), Best: bC[i], Title: "total " + costText(f.run.Simulated, f.run.CostUSD)}
 		switch {
 		case f.fromCache:
-			// Every call's cost, the cached ones as first paid for.
+			// Every call's cost, the cached ones with the tokens they used when
+			// first paid for, at the run's own prices.
 			why := fullCostTitle(f.run)
 			note := "as if every call were paid: " + cacheShareText(f.run)
 			r.Tokens = web.ExperimentCell{Text: r.Tokens.Text, Best: r.Tokens.Best, Title: why, Note: note}
@@ -445,7 +446,7 @@ func cachedTitle(run models.Run) string {
 // answer cache and kept what they cost when paid for.
 func fullCostTitle(run models.Run) string {
 	prompt, completion, _ := run.FullTokens()
-	return fmt.Sprintf("%s of %s calls were answered from the answer cache of earlier runs: counted at what they cost when first paid for (%s tokens in all, %s without the cache); this run paid %s for %s tokens",
+	return fmt.Sprintf("%s of %s calls were answered from the answer cache of earlier runs: counted with the tokens they used when first paid for, at the prices of this run (%s tokens in all, %s without the cache); this run paid %s for %s tokens",
 		runCount(run.CachedCalls), runCount(run.Calls), runCount(prompt+completion), costText(run.Simulated, runner.Cost(run.JudgeSnapshot, prompt, completion)),
 		costText(run.Simulated, run.CostUSD), runCount(run.PromptTokens+run.CompletionTokens))
 }
@@ -474,7 +475,7 @@ func cachedNote(figs []runFigures) string {
 		if note != "" {
 			note += " "
 		}
-		note += `"as if every call were paid": the run's calls answered from the answer cache are counted at what they cost when first paid for, so its tokens and cost are its method's and compare with the others.`
+		note += `"as if every call were paid": the run's calls answered from the answer cache are counted with the tokens they used when first paid for, at the run's own prices, so its tokens and cost are its method's and compare with the others.`
 	}
 	return note
 }

@@ -253,7 +253,7 @@ func TestExperimentPageCachedRun(t *testing.T) {
 			t.Errorf("tokens per sample: first run %v, repeat %v; want the same figure", was, now)
 		}
 		row := rowOf(body, again.Name)
-		for _, w := range []string{"as if every call were paid: 12 of 12 calls answered from the answer cache", "counted at what they cost when first paid for"} {
+		for _, w := range []string{"as if every call were paid: 12 of 12 calls answered from the answer cache", "counted with the tokens they used when first paid for, at the prices of this run"} {
 			if !strings.Contains(row, w) {
 				t.Errorf("cached run's row lacks %q: %s", w, row)
 			}

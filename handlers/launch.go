@@ -736,7 +736,10 @@ func costText(simulated bool, cost *float64) string {
 // how many calls the cache answered; one answered wholly from it shows
 // "cached", never a $0 that would read as a free judge.
 func runCostText(run models.Run) string {
-	// What the cached calls cost when first paid for, when known.
+	// What the cached calls would cost at this run's prices, when their
+	// tokens are known: the tokens are those of the answers when first
+	// paid for, the prices the run's own (the judge's may have changed
+	// since, and what they were then is not kept).
 	without := ""
 	if prompt, completion, ok := run.FullTokens(); ok && run.CachedCalls > 0 {
 		if c := runner.Cost(run.JudgeSnapshot, prompt, completion); c != nil {
@@ -748,7 +751,7 @@ func runCostText(run models.Run) string {
 		return costText(true, nil)
 	case run.WhollyCached():
 		if without != "" {
-			return fmt.Sprintf("cached (all %s calls answered from the answer cache; %s when first paid for)", runCount(run.Calls), without)
+			return fmt.Sprintf("cached (all %s calls answered from the answer cache; %s as if paid, at the prices of this run)", runCount(run.Calls), without)
 		}
 		return fmt.Sprintf("cached (all %s calls answered from the answer cache)", runCount(run.Calls))
 	case run.PartlyCached():

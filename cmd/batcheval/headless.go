@@ -242,8 +242,8 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	// What the run cost in calls, every retry counted (the run page shows
 	// the same figures).
-	fmt.Fprintf(stderr, "run %d: %d judge calls, %d judge retries, %d prompt + %d completion tokens\n",
-		final.ID, final.Calls, final.Retries, final.PromptTokens, final.CompletionTokens)
+	fmt.Fprintf(stderr, "run %d: %d judge calls, %d judge retries, %d prompt + %d completion tokens, %s\n",
+		final.ID, final.Calls, final.Retries, final.PromptTokens, final.CompletionTokens, runCostLine(final))
 	// The report only reads; a dropped connection is worth another try.
 	rep, err := backoff.Retry(ctx, func() (*report.Report, error) {
 		rep, err := report.Build(ctx, db, ws.ID, run.ID)
@@ -448,4 +448,26 @@ func withKeyVar(getenv func(string) string, name string) func(string) string {
 		}
 		return getenv(k)
 	}
+}
+
+// runCostLine is what a finished run paid, for its summary line: the
+// amount as the JSON export writes it (report.USD, to the micro-dollar), so
+// the two agree to the byte; "unknown" without prices, never $0; the
+// simulated judge's $0 said to be one; and the calls the answer cache
+// answered, which cost nothing.
+func runCostLine(run models.Run) string {
+	var cost string
+	switch {
+	case run.Simulated:
+		return "cost $0 (simulated judge)"
+	case run.CostUSD == nil:
+		cost = "cost unknown (no prices for model " + run.JudgeSnapshot.Model + "; give them with --prices)"
+	default:
+		b, _ := report.USD(*run.CostUSD).MarshalJSON()
+		cost = "cost $" + string(b)
+	}
+	if run.CachedCalls > 0 {
+		cost += fmt.Sprintf(" paid; %d of %d calls answered from the answer cache at no cost", run.CachedCalls, run.Calls)
+	}
+	return cost
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http/httptest"
 	"os"
@@ -303,5 +304,20 @@ func TestRunCommandPricesItsJudge(t *testing.T) {
 	// The export writes the cost rounded to the micro-dollar.
 	if r.PromptTokens == 0 || r.CostUSD == nil || math.Abs(*r.CostUSD-want) > 5e-7 {
 		t.Errorf("run cost %v for %d+%d tokens, want %g", r.CostUSD, r.PromptTokens, r.CompletionTokens, want)
+	}
+	// The summary line states the same cost as the export, to the byte
+	// (before, it gave calls and tokens but no cost).
+	var raw struct {
+		Report struct {
+			Run struct {
+				CostUSD json.RawMessage `json:"cost_usd"`
+			} `json:"run"`
+		} `json:"report"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if line := fmt.Sprintf("%d prompt + %d completion tokens, cost $%s\n", r.PromptTokens, r.CompletionTokens, raw.Report.Run.CostUSD); !strings.Contains(stderr.String(), line) {
+		t.Errorf("summary lacks %q:\n%s", line, stderr.String())
 	}
 }
