@@ -54,6 +54,12 @@ func (m LLMEval) Prepare(r *Run) error {
 	lo, hi := r.MethodSettings.LLMEvalScale.Range()
 	crits := make([]evaluator.Criterion, len(r.Rubric.Criteria))
 	for i, c := range r.Rubric.Criteria {
+		if c.RubricScale == nil {
+			// The rubric's own range is what people rate on: kept, so
+			// reviews are asked for on it (a prepared run's, prepared
+			// again, already holds it).
+			c.RubricScale = &evaluator.Scale{Lo: c.Lo, Hi: c.Hi}
+		}
 		c.Lo, c.Hi = lo, hi
 		crits[i] = c
 	}
