@@ -510,13 +510,32 @@ func (h *Handlers) saveReview(c echo.Context) error {
 	r := models.ReviewRating{WorkspaceID: ds.WorkspaceID, DatasetID: ds.ID, RowID: rowID, Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: name,
 		UserID: userID, RunID: &run.ID, Lo: scale.Lo, Hi: scale.Hi, Reason: c.FormValue("reason"), Comment: c.FormValue("comment"),
 		Tags: models.ParseReviewTags(c.FormValue("tags"))}
-	if s := strings.TrimSpace(c.FormValue("score")); s != "" {
+	withdraw := c.FormValue("clear_rating") != ""
+	if s := strings.TrimSpace(c.FormValue("score")); s != "" && !withdraw {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			setFlash(c, "error", "The rating must be a number from "+scaleEnd(scale.Lo)+" to "+scaleEnd(scale.Hi)+".")
 			return c.Redirect(http.StatusSeeOther, back)
 		}
 		r.Score = &v
+	}
+	switch {
+	case withdraw && strings.TrimSpace(r.Comment) == "" && len(r.Tags) == 0 && c.FormValue("agree") == "":
+		// As the API asks (clear_rating): the withdrawal is kept with the
+		// other reviews, and says why.
+		setFlash(c, "error", "Withdrawing your rating: say why in the comment.")
+		return c.Redirect(http.StatusSeeOther, back)
+	case r.Score == nil && !withdraw:
+		// A review without a rating (an emptied number field: a comment
+		// added later) keeps the reviewer's current rating of the sample,
+		// as the API does; "withdraw my rating" is the way to drop it.
+		cur, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name, scale)
+		if err != nil {
+			return err
+		}
+		if mine := mineOf(cur.current[rowID], name); mine != nil {
+			r.Score = mine.Score
+		}
 	}
 	switch c.FormValue("agree") {
 	case "agree":

@@ -137,3 +137,75 @@ func TestReviewsUseTheRubricsScale(t *testing.T) {
 		}
 	})
 }
+
+// TestCommentOnlyReviewKeepsTheRating: a review saved in the browser
+// without a rating (a wide scale's number field left empty to add a
+// comment) keeps the reviewer's rating, as the API does: the sample stays
+// rated and the recomputed report reads it. "Withdraw my rating" drops it,
+// and asks why.
+func TestCommentOnlyReviewKeepsTheRating(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		run := env.waitRun(env.launch(d.launchForm("1", "10")), 60*time.Second)
+		rows, err := env.db.ListDatasetRows(ctx, d.dataset.ID, 0, 0)
+		must(t, err)
+		queue := fmt.Sprintf("/datasets/%d/review", d.dataset.ID)
+		place := fmt.Sprintf("%s?criterion=1&i=0&order=random&run=%d&seed=1", queue, run.ID)
+		ann := &http.Cookie{Name: reviewerCookie, Value: "Ann"}
+		form := url.Values{"run": {fmt.Sprint(run.ID)}, "row": {fmt.Sprint(rows[0].ID)}, "criterion": {"Coherent"}, "back": {place}}
+		current := func() models.ReviewRating {
+			t.Helper()
+			all, err := env.db.ListReviewRatings(ctx, env.ws.ID, d.dataset.ID, "Coherent", 0)
+			must(t, err)
+			cur := models.CurrentReviews(all)
+			if len(cur) != 1 {
+				t.Fatalf("current reviews %+v, want Ann's", cur)
+			}
+			return cur[0]
+		}
+		post := func(f url.Values) {
+			t.Helper()
+			if rec := env.send(http.MethodPost, queue, f, "", ann); rec.Code != http.StatusSeeOther {
+				t.Fatalf("post: %d", rec.Code)
+			}
+		}
+		post(with(form, "score", "3"))
+		post(with(form, "comment", "on second reading: fine")) // no score field
+		post(with(form, "score", ""))                          // an emptied number field
+		if r := current(); r.Score == nil || *r.Score != 3 {
+			t.Fatalf("after comments only: current rating %v, want 3 kept", r.Score)
+		}
+		if body := env.send(http.MethodGet, place, nil, "", ann).Body.String(); !strings.Contains(body, `data-testid="review-rated">1<`) {
+			t.Errorf("queue: want the sample still rated:\n%s", body)
+		}
+		samplePage := fmt.Sprintf("/runs/%d/samples/%d", run.ID, rows[0].ID)
+		if body := env.send(http.MethodGet, samplePage, nil, "", ann).Body.String(); !strings.Contains(body, `data-testid="review-clear"`) {
+			t.Errorf("sample page: want a withdraw control:\n%s", body)
+		}
+		if rec := env.postForm(fmt.Sprintf("/runs/%d/humans", run.ID), url.Values{"source": {"browser"}}); rec.Code != http.StatusSeeOther {
+			t.Fatalf("recompute: %d", rec.Code)
+		}
+		rep, err := report.Build(ctx, env.db, env.ws.ID, run.ID)
+		must(t, err)
+		for _, s := range rep.Criteria[1].Samples {
+			if s.RowID == rows[0].ID && (s.Human == nil || *s.Human != 3) {
+				t.Errorf("report: human %v, want Ann's 3", s.Human)
+			}
+		}
+
+		// Withdrawing: refused without a reason, then done (the checked
+		// radio's score is sent too and does not win).
+		post(with(with(form, "score", "3"), "clear_rating", "on"))
+		if r := current(); r.Score == nil {
+			t.Fatalf("a withdrawal without a reason was stored")
+		}
+		post(with(with(with(form, "score", "3"), "clear_rating", "on"), "comment", "I misread the context"))
+		if r := current(); r.Score != nil || r.Comment != "I misread the context" {
+			t.Errorf("after withdrawing: %+v, want no rating and the reason", r)
+		}
+		if body := env.send(http.MethodGet, place, nil, "", ann).Body.String(); !strings.Contains(body, `data-testid="review-rated">0<`) {
+			t.Errorf("queue after withdrawing: want 0 rated")
+		}
+	})
+}
