@@ -48,7 +48,7 @@ func (m LLMEval) Prepare(r *Run) error {
 		d := evaluator.DefaultMethodSettings()
 		r.MethodSettings.Samples, r.MethodSettings.SampleTemperature = d.Samples, d.SampleTemperature
 	}
-	if err := prepareSampleWise(r, m.Label()); err != nil {
+	if err := prepareSampleWise(r, m); err != nil {
 		return err
 	}
 	lo, hi := r.MethodSettings.LLMEvalScale.Range()
