@@ -45,6 +45,26 @@ type Criterion struct {
 	// with the score a person gave it (see WriteExamples). Alignment adds
 	// them from calibration samples; none by default.
 	Examples []Example `json:"examples,omitempty" yaml:"examples,omitempty"`
+	// RubricScale is the rubric's own range of the criterion when a method
+	// judged it on a scale of its own (LLM-Eval's 0 to 5 or 0 to 100, which
+	// become Lo and Hi): the scale people rate on. nil when Lo and Hi are
+	// the rubric's. Set by the method, never read from a rubric file.
+	RubricScale *Scale `json:"rubric_scale,omitempty" yaml:"-"`
+}
+
+// Scale is a closed range of scores.
+type Scale struct {
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// HumanScale is the range people rate the criterion on: the rubric's own,
+// whatever scale the judge was asked to use.
+func (c Criterion) HumanScale() Scale {
+	if c.RubricScale != nil {
+		return *c.RubricScale
+	}
+	return Scale{Lo: c.Lo, Hi: c.Hi}
 }
 
 // Example is one labelled sample shown to the judge: the sample's fields,

@@ -854,6 +854,11 @@ func apiCriteria(raw []json.RawMessage) ([]evaluator.Criterion, error) {
 		if err := json.Unmarshal(msg, &keys); err != nil {
 			return nil, echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("the request body is not the JSON this endpoint takes: criteria[%d]: %v", i, err))
 		}
+		if _, ok := keys["rubric_scale"]; ok {
+			// A run's record of the rubric's range under a method's own
+			// scale (LLM-Eval), never part of a rubric: lo and hi are.
+			return nil, echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("the request body is not the JSON this endpoint takes: criteria[%d]: unknown field \"rubric_scale\" (a criterion's scale is lo and hi)", i))
+		}
 		cr := &out[i]
 		cr.Name, cr.Description = strings.TrimSpace(cr.Name), strings.TrimSpace(cr.Description)
 		var missing []string

@@ -140,6 +140,11 @@ func (h *Handlers) apiCreateReview(c echo.Context) error {
 		return models.Errorf(models.EInvalid, "the run's rubric has no criterion %q", in.Criterion)
 	}
 	crit := run.RubricSnapshot.Criteria[ci]
+	// On the rubric's scale, whatever scale the run's method judged on.
+	scale, err := h.DB.RunHumanScale(ctx, run, ci)
+	if err != nil {
+		return err
+	}
 	rowID, sampleID, err := h.apiReviewRow(c, ds, in)
 	if err != nil {
 		return err
@@ -156,18 +161,18 @@ func (h *Handlers) apiCreateReview(c echo.Context) error {
 	score := in.Rating
 	if score == nil && !in.ClearRating {
 		// What the reviewer's current review of the sample rated, kept.
-		cur, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name)
+		cur, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name, scale)
 		if err != nil {
 			return err
 		}
-		if mine := mineOf(cur[rowID], name); mine != nil && mine.Score != nil && mine.Lo == crit.Lo && mine.Hi == crit.Hi {
+		if mine := mineOf(cur.current[rowID], name); mine != nil && mine.Score != nil {
 			score = mine.Score
 		}
 	}
 	tags := models.ParseReviewTags(strings.Join(in.Tags, ","))
 	r, err := h.DB.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: ds.WorkspaceID, DatasetID: ds.ID, RowID: rowID,
 		Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: name, UserID: userID, RunID: &run.ID, Score: score,
-		Lo: crit.Lo, Hi: crit.Hi, Agree: in.Agree, Reason: in.Reason, Comment: in.Comment, Tags: tags})
+		Lo: scale.Lo, Hi: scale.Hi, Agree: in.Agree, Reason: in.Reason, Comment: in.Comment, Tags: tags})
 	if err != nil {
 		return err
 	}

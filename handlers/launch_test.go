@@ -396,7 +396,8 @@ func TestLaunchMethodInvalidInputs(t *testing.T) {
 
 		// Fields a method does not read (methods.Method.Reads) do not block
 		// it: LLM-Eval ignores n, BatchEval the G-Eval settings, G-Eval and
-		// CloserLook BatchEval's rounds, temperature and top_p.
+		// CloserLook BatchEval's rounds, temperature and top_p, and the
+		// LLM-Eval scale.
 		ignored := []struct {
 			name string
 			form url.Values
@@ -405,6 +406,9 @@ func TestLaunchMethodInvalidInputs(t *testing.T) {
 			{"BatchEval with n unreadable", d.methodForm("batcheval", map[string]string{"samples": "many"})},
 			{"G-Eval with rounds and temperature unreadable", d.methodForm("geval", map[string]string{"rounds": "many", "temperature": "warm"})},
 			{"CloserLook with top_p unreadable", d.methodForm("closerlook", map[string]string{"top_p": "most"})},
+			// Was refused as "G-Eval settings: unknown LLM-Eval scale".
+			{"G-Eval with an unknown LLM-Eval scale", d.methodForm("geval", map[string]string{"llmeval_scale": "1-10"})},
+			{"CloserLook with an unknown LLM-Eval scale", d.methodForm("closerlook", map[string]string{"llmeval_scale": "1-10"})},
 		}
 		for _, tc := range ignored {
 			rec := env.postForm(fmt.Sprintf("/projects/%d/runs", env.project.ID), tc.form)

@@ -164,26 +164,63 @@ func integerLevels(lo, hi float64) []float64 {
 	return out
 }
 
-// reviewForm builds the rating form of one sample and criterion.
-func (h *Handlers) reviewForm(c echo.Context, ds models.Dataset, run models.Run, ci int, rowID int64, back string, mine *models.ReviewRating) web.ReviewForm {
+// reviewForm builds the rating form of one sample and criterion, on the
+// criterion's human scale (the rubric's range, whatever scale the run's
+// method judged on).
+func (h *Handlers) reviewForm(c echo.Context, ds models.Dataset, run models.Run, ci int, scale evaluator.Scale, rowID int64, back string, mine *models.ReviewRating) web.ReviewForm {
 	crit := run.RubricSnapshot.Criteria[ci]
 	name, _, need := h.reviewer(c)
 	f := web.ReviewForm{Action: "/datasets/" + strconv.FormatInt(ds.ID, 10) + "/review", Back: back, RunID: run.ID, RowID: rowID,
-		Criterion: crit.Name, Lo: crit.Lo, Hi: crit.Hi, Levels: integerLevels(crit.Lo, crit.Hi), Reviewer: name,
+		Criterion: crit.Name, Lo: scale.Lo, Hi: scale.Hi, Levels: integerLevels(scale.Lo, scale.Hi), Reviewer: name,
 		NeedName: need, Local: principalOf(c.Request().Context()).Kind == LocalUser, Mine: mine}
 	return f
 }
 
-// currentReviews returns the current reviews of a criterion of a dataset
-// by sample.
-func (h *Handlers) currentReviews(ctx context.Context, wsID, datasetID int64, criterion string) (map[int64][]models.ReviewRating, error) {
+// humanScaleOf is the scale reviewers rate criterion ci of the run on
+// (models.RunHumanScale); refused is the reason in words when the run
+// cannot say it (an old LLM-Eval run without its rubric version).
+func (h *Handlers) humanScaleOf(ctx context.Context, run models.Run, ci int) (scale evaluator.Scale, refused string, err error) {
+	scale, err = h.DB.RunHumanScale(ctx, run, ci)
+	if models.ErrorCode(err) == models.EInvalid {
+		return scale, models.ErrorMessage(err), nil
+	}
+	return scale, "", err
+}
+
+// sampleReviews are the reviews of a criterion of a dataset by sample: the
+// current ones on the criterion's human scale, and the reviewers' current
+// ratings given on another scale, which count nowhere (shown so the
+// reviewer can rate again).
+type sampleReviews struct {
+	current  map[int64][]models.ReviewRating
+	offScale map[int64][]models.ReviewRating
+}
+
+// currentReviews returns the reviews of a criterion of a dataset by
+// sample, on the scale and off it.
+func (h *Handlers) currentReviews(ctx context.Context, wsID, datasetID int64, criterion string, scale evaluator.Scale) (sampleReviews, error) {
 	all, err := h.DB.ListReviewRatings(ctx, wsID, datasetID, criterion, 0)
 	if err != nil {
-		return nil, err
+		return sampleReviews{}, err
 	}
-	out := map[int64][]models.ReviewRating{}
-	for _, r := range models.CurrentReviews(all) {
-		out[r.RowID] = append(out[r.RowID], r)
+	out := sampleReviews{current: map[int64][]models.ReviewRating{}, offScale: map[int64][]models.ReviewRating{}}
+	on := models.OnScale(all, scale)
+	for _, r := range models.CurrentReviews(on) {
+		out.current[r.RowID] = append(out.current[r.RowID], r)
+	}
+	if len(on) == len(all) {
+		return out, nil
+	}
+	var off []models.ReviewRating
+	for _, r := range all {
+		if r.Lo != scale.Lo || r.Hi != scale.Hi {
+			off = append(off, r)
+		}
+	}
+	for _, r := range models.CurrentReviews(off) {
+		if r.Score != nil {
+			out.offScale[r.RowID] = append(out.offScale[r.RowID], r)
+		}
 	}
 	return out, nil
 }
@@ -279,6 +316,15 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	}
 	v.Run, v.Criterion = run, q.Criterion
 	crit := run.RubricSnapshot.Criteria[q.Criterion]
+	scale, refused, err := h.humanScaleOf(ctx, run, q.Criterion)
+	if err != nil {
+		return err
+	}
+	if refused != "" {
+		v.Refused = refused
+		return render(c, http.StatusOK, web.ReviewQueuePage(v))
+	}
+	v.Lo, v.Hi = scale.Lo, scale.Hi
 	qs, err := h.queueSamples(ctx, run, q.Criterion, full)
 	if p := preparingOf(err); p != nil {
 		// A large run that just finished: its results are stored in the
@@ -291,10 +337,11 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	}
 	samples := qs.outcomes
 	order := queueOrder(samples, q.Order, q.Seed)
-	reviews, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name)
+	byRow, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name, scale)
 	if err != nil {
 		return err
 	}
+	reviews := byRow.current
 	me, _, _ := h.reviewer(c)
 	rated := func(rowID int64) bool {
 		m := mineOf(reviews[rowID], me)
@@ -343,6 +390,10 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	sv := web.ReviewSample{RowID: s.RowID, ExternalID: s.ExternalID, Fields: s.Fields, Final: s.Final, Human: s.Human,
 		Rated: mine != nil && mine.Score != nil, SampleURL: "/runs/" + strconv.FormatInt(run.ID, 10) + "/samples/" + strconv.FormatInt(s.RowID, 10)}
 	sv.Hidden = q.Blind && v.CanRate && !sv.Rated
+	if m := mineOf(byRow.offScale[s.RowID], me); m != nil {
+		// Only the reviewer's own: blind mode hides the others' ratings.
+		sv.OffScale = []models.ReviewRating{*m}
+	}
 	if sv.Human == nil || math.IsNaN(*sv.Human) {
 		src, err := h.DB.FindRunHumanSource(ctx, run.ID)
 		if err != nil {
@@ -385,7 +436,7 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	}
 	v.Sample = &sv
 	if v.CanRate {
-		f := h.reviewForm(c, ds, run, q.Criterion, s.RowID, q.url(ds.ID, q.Index), mine)
+		f := h.reviewForm(c, ds, run, q.Criterion, scale, s.RowID, q.url(ds.ID, q.Index), mine)
 		f.RatingOnly = sv.Hidden
 		v.Form = &f
 	}
@@ -437,6 +488,16 @@ func (h *Handlers) saveReview(c echo.Context) error {
 	if !strings.HasPrefix(back, "/datasets/") && !strings.HasPrefix(back, "/runs/") {
 		back = "/datasets/" + strconv.FormatInt(ds.ID, 10) + "/review"
 	}
+	// Reviewers rate on the rubric's scale, never on the scale the run's
+	// method asked the judge to use (LLM-Eval's 0 to 5).
+	scale, refused, err := h.humanScaleOf(ctx, run, ci)
+	if err != nil {
+		return err
+	}
+	if refused != "" {
+		setFlash(c, "error", refused+".")
+		return c.Redirect(http.StatusSeeOther, back)
+	}
 	name, userID, _ := h.reviewer(c)
 	if principalOf(ctx).Kind == LocalUser {
 		if typed := strings.TrimSpace(c.FormValue("reviewer")); typed != "" {
@@ -447,15 +508,34 @@ func (h *Handlers) saveReview(c echo.Context) error {
 	}
 	rowID, _ := strconv.ParseInt(c.FormValue("row"), 10, 64)
 	r := models.ReviewRating{WorkspaceID: ds.WorkspaceID, DatasetID: ds.ID, RowID: rowID, Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: name,
-		UserID: userID, RunID: &run.ID, Lo: crit.Lo, Hi: crit.Hi, Reason: c.FormValue("reason"), Comment: c.FormValue("comment"),
+		UserID: userID, RunID: &run.ID, Lo: scale.Lo, Hi: scale.Hi, Reason: c.FormValue("reason"), Comment: c.FormValue("comment"),
 		Tags: models.ParseReviewTags(c.FormValue("tags"))}
-	if s := strings.TrimSpace(c.FormValue("score")); s != "" {
+	withdraw := c.FormValue("clear_rating") != ""
+	if s := strings.TrimSpace(c.FormValue("score")); s != "" && !withdraw {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			setFlash(c, "error", "The rating must be a number from "+scaleText(crit)+".")
+			setFlash(c, "error", "The rating must be a number from "+scaleEnd(scale.Lo)+" to "+scaleEnd(scale.Hi)+".")
 			return c.Redirect(http.StatusSeeOther, back)
 		}
 		r.Score = &v
+	}
+	switch {
+	case withdraw && strings.TrimSpace(r.Comment) == "" && len(r.Tags) == 0 && c.FormValue("agree") == "":
+		// As the API asks (clear_rating): the withdrawal is kept with the
+		// other reviews, and says why.
+		setFlash(c, "error", "Withdrawing your rating: say why in the comment.")
+		return c.Redirect(http.StatusSeeOther, back)
+	case r.Score == nil && !withdraw:
+		// A review without a rating (an emptied number field: a comment
+		// added later) keeps the reviewer's current rating of the sample,
+		// as the API does; "withdraw my rating" is the way to drop it.
+		cur, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name, scale)
+		if err != nil {
+			return err
+		}
+		if mine := mineOf(cur.current[rowID], name); mine != nil {
+			r.Score = mine.Score
+		}
 	}
 	switch c.FormValue("agree") {
 	case "agree":
@@ -488,14 +568,24 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 	v := &web.SampleReviewView{CanRate: canRate(c)}
 	back := "/runs/" + strconv.FormatInt(run.ID, 10) + "/samples/" + strconv.FormatInt(rowID, 10)
 	for ci, crit := range run.RubricSnapshot.Criteria {
-		reviews, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name)
+		sc := web.SampleReviewCriterion{Name: crit.Name,
+			QueueURL: (queueQuery{RunID: run.ID, Criterion: ci, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(ds.ID, -1)}
+		scale, refused, err := h.humanScaleOf(ctx, run, ci)
 		if err != nil {
 			return nil, err
 		}
-		sc := web.SampleReviewCriterion{Name: crit.Name, Reviews: reviews[rowID],
-			QueueURL: (queueQuery{RunID: run.ID, Criterion: ci, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(ds.ID, -1)}
+		if refused != "" {
+			sc.Refused = refused
+			v.Criteria = append(v.Criteria, sc)
+			continue
+		}
+		reviews, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name, scale)
+		if err != nil {
+			return nil, err
+		}
+		sc.Reviews, sc.OffScale = reviews.current[rowID], reviews.offScale[rowID]
 		if v.CanRate {
-			f := h.reviewForm(c, ds, run, ci, rowID, back, mineOf(reviews[rowID], me))
+			f := h.reviewForm(c, ds, run, ci, scale, rowID, back, mineOf(reviews.current[rowID], me))
 			sc.Form = &f
 		}
 		v.Criteria = append(v.Criteria, sc)
@@ -514,13 +604,23 @@ func (h *Handlers) humanSourceView(c echo.Context, run models.Run, rep *report.R
 	v.Used = rep.Humans.Text()
 	v.Source = string(rep.Humans.Source)
 	for ci, crit := range run.RubricSnapshot.Criteria {
+		v.Queues = append(v.Queues, web.ReviewQueueLink{Criterion: crit.Name,
+			URL: (queueQuery{RunID: run.ID, Criterion: ci, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(run.DatasetID, -1)})
+		scale, refused, err := h.humanScaleOf(ctx, run, ci)
+		if err != nil {
+			return v, err
+		}
+		if refused != "" {
+			continue // the report reads none of them (report.chosenReviews)
+		}
 		all, err := h.DB.ListReviewRatings(ctx, run.WorkspaceID, run.DatasetID, crit.Name, 0)
 		if err != nil {
 			return v, err
 		}
-		// Only a reviewer's latest review of a sample counts, and only
-		// with a rating: the report reads nothing else of them.
-		for _, r := range models.CurrentReviews(all) {
+		// Only a reviewer's latest review of a sample on the criterion's
+		// human scale counts, and only with a rating: the report reads
+		// nothing else of them.
+		for _, r := range models.CurrentReviews(models.OnScale(all, scale)) {
 			if r.Score == nil {
 				continue
 			}
@@ -529,8 +629,6 @@ func (h *Handlers) humanSourceView(c echo.Context, run models.Run, rep *report.R
 				v.NotUsed++
 			}
 		}
-		v.Queues = append(v.Queues, web.ReviewQueueLink{Criterion: crit.Name,
-			URL: (queueQuery{RunID: run.ID, Criterion: ci, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(run.DatasetID, -1)})
 	}
 	return v, nil
 }

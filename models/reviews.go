@@ -146,6 +146,58 @@ func (db *DB) ListDatasetReviews(ctx context.Context, wsID, datasetID int64) ([]
 	return rs, err
 }
 
+// RunHumanScale is the scale people rate criterion ci of the run on: the
+// rubric's own range, whatever scale the run's method asked the judge to
+// use. LLM-Eval rescales every criterion to its 0 to 5 or 0 to 100 and now
+// keeps the rubric's range beside it (evaluator.Criterion.RubricScale);
+// for an LLM-Eval run stored before that, the range comes from the rubric
+// version the run records. A run that records neither cannot say what
+// people rate on: an EInvalid error says so and what to do.
+func (db *DB) RunHumanScale(ctx context.Context, run Run, ci int) (evaluator.Scale, error) {
+	if ci < 0 || ci >= len(run.RubricSnapshot.Criteria) {
+		return evaluator.Scale{}, Errorf(EInvalid, "run %d has no criterion %d", run.ID, ci)
+	}
+	crit := run.RubricSnapshot.Criteria[ci]
+	if crit.RubricScale != nil || run.Method != string(evaluator.MethodLLMEval) {
+		return crit.HumanScale(), nil
+	}
+	refuse := Errorf(EInvalid, "run %d (LLM-Eval) scored %s on its own %g to %g scale and does not record the rubric's scale of it, "+
+		"so ratings cannot be asked for on the rubric's scale from this run: open the review queue with another run of the rubric, or launch the LLM-Eval run again",
+		run.ID, crit.Name, crit.Lo, crit.Hi)
+	if run.RubricID == nil || run.RubricVersion == nil {
+		return evaluator.Scale{}, refuse
+	}
+	ver, err := db.FindRubricVersion(ctx, run.WorkspaceID, *run.RubricID, *run.RubricVersion)
+	if ErrorCode(err) == ENotFound {
+		return evaluator.Scale{}, refuse
+	}
+	if err != nil {
+		return evaluator.Scale{}, err
+	}
+	for _, c := range ver.Criteria {
+		if c.Name == crit.Name {
+			return c.HumanScale(), nil
+		}
+	}
+	return evaluator.Scale{}, refuse
+}
+
+// OnScale keeps the reviews given on the scale: a review is a rating on
+// the scale its form asked for (Lo, Hi), and one given on another scale
+// (an LLM-Eval run's 0 to 5 before reviews were always asked for on the
+// rubric's scale, or an older rubric version's range) is not a rating on
+// this one. Filter before CurrentReviews, so a reviewer's current review on
+// the scale is their latest on it.
+func OnScale(all []ReviewRating, s evaluator.Scale) []ReviewRating {
+	out := make([]ReviewRating, 0, len(all))
+	for _, r := range all {
+		if r.Lo == s.Lo && r.Hi == s.Hi {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // ExportKey names a review's rating in a dataset export: the reviewer as
 // one more annotator of the criterion's human column (or of its name).
 func (r ReviewRating) ExportKey() string {
@@ -449,6 +501,7 @@ func (db *DB) HumanRatings(ctx context.Context, wsID, datasetID int64, crit eval
 		if reviews, err = db.ListReviewRatings(ctx, wsID, datasetID, crit.Name, uptoID); err != nil {
 			return nil, err
 		}
+		reviews = OnScale(reviews, crit.HumanScale())
 	}
 	rows, crit = MergeHumanRatings(rows, crit, source, reviews)
 	cols := importedAnnotators(crit, rows)

@@ -65,9 +65,21 @@ func chosenReviews(ctx context.Context, db *models.DB, wsID int64, run models.Ru
 		if choice.UptoRatingID == 0 { // there was no browser rating yet
 			continue
 		}
-		if reviews[i], err = db.ListReviewRatings(ctx, wsID, run.DatasetID, crit.Name, choice.UptoRatingID); err != nil {
+		// Only the ratings given on the criterion's human scale (the
+		// rubric's range): a rating given on another scale is not one on
+		// this scale. A run that cannot say its human scale reads none.
+		scale, err := db.RunHumanScale(ctx, run, i)
+		if models.ErrorCode(err) == models.EInvalid {
+			continue
+		}
+		if err != nil {
 			return use, nil, err
 		}
+		all, err := db.ListReviewRatings(ctx, wsID, run.DatasetID, crit.Name, choice.UptoRatingID)
+		if err != nil {
+			return use, nil, err
+		}
+		reviews[i] = models.OnScale(all, scale)
 		for _, r := range models.CurrentReviews(reviews[i]) {
 			if r.Score != nil {
 				use.BrowserRatings++

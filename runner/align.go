@@ -92,6 +92,7 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 	}
 	a.BeforeRunID = &before.ID
 	after.Name, after.Lo, after.Hi, after.HumanColumn, after.AnnotatorColumns = crit.Name, crit.Lo, crit.Hi, crit.HumanColumn, crit.AnnotatorColumns
+	after.RubricScale = crit.RubricScale
 	if afterRun, err = make1(after, &next, VariantHeldOutAfter, fmt.Sprintf("version %d (after)", next)); err != nil {
 		return before, afterRun, err
 	}

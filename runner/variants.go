@@ -78,7 +78,7 @@ func (r *Runner) LaunchReworded(ctx context.Context, wsID, parentID int64, rub e
 		}
 		for i, c := range rub.Criteria {
 			o := old.Criteria[i]
-			c.Lo, c.Hi, c.HumanColumn, c.AnnotatorColumns = o.Lo, o.Hi, o.HumanColumn, o.AnnotatorColumns
+			c.Lo, c.Hi, c.HumanColumn, c.AnnotatorColumns, c.RubricScale = o.Lo, o.Hi, o.HumanColumn, o.AnnotatorColumns, o.RubricScale
 			rub.Criteria[i] = c
 		}
 		if len(rub.Fields) == 0 {

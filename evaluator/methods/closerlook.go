@@ -33,7 +33,7 @@ func (CloserLook) Batched() bool { return false }
 // and integer ratings, unless the run says otherwise; they are recorded in
 // the run's method settings.
 func (m CloserLook) Prepare(r *Run) error {
-	if err := prepareSampleWise(r, m.Label()); err != nil {
+	if err := prepareSampleWise(r, m); err != nil {
 		return err
 	}
 	if r.MethodSettings.CloserLookTopP == 0 {

@@ -48,7 +48,7 @@ func (GEval) Batched() bool { return false }
 
 // Prepare implements Method.
 func (m GEval) Prepare(r *Run) error {
-	if err := prepareSampleWise(r, m.Label()); err != nil {
+	if err := prepareSampleWise(r, m); err != nil {
 		return err
 	}
 	for _, c := range r.Rubric.Criteria {

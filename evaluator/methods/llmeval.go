@@ -48,12 +48,18 @@ func (m LLMEval) Prepare(r *Run) error {
 		d := evaluator.DefaultMethodSettings()
 		r.MethodSettings.Samples, r.MethodSettings.SampleTemperature = d.Samples, d.SampleTemperature
 	}
-	if err := prepareSampleWise(r, m.Label()); err != nil {
+	if err := prepareSampleWise(r, m); err != nil {
 		return err
 	}
 	lo, hi := r.MethodSettings.LLMEvalScale.Range()
 	crits := make([]evaluator.Criterion, len(r.Rubric.Criteria))
 	for i, c := range r.Rubric.Criteria {
+		if c.RubricScale == nil {
+			// The rubric's own range is what people rate on: kept, so
+			// reviews are asked for on it (a prepared run's, prepared
+			// again, already holds it).
+			c.RubricScale = &evaluator.Scale{Lo: c.Lo, Hi: c.Hi}
+		}
 		c.Lo, c.Hi = lo, hi
 		crits[i] = c
 	}

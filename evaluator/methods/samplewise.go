@@ -3,6 +3,7 @@ package methods
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/judge"
@@ -15,14 +16,34 @@ import (
 // Settings count as not given when n, the sample temperature and the scale
 // are all unset; any of them set means the settings were chosen and must
 // be valid (n = 0 from a form is refused, not replaced).
-func prepareSampleWise(r *Run, label string) error {
+//
+// Settings the method does not read (m.Reads) are put back to their
+// defaults first, so they are neither refused nor kept for it: an
+// unreadable LLM-Eval scale on a G-Eval launch was refused as "G-Eval
+// settings: unknown LLM-Eval scale".
+func prepareSampleWise(r *Run, m Method) error {
 	if ms := r.MethodSettings; ms.Samples == 0 && ms.SampleTemperature == 0 && ms.LLMEvalScale == "" {
 		steps := r.MethodSettings.GEvalSteps
 		r.MethodSettings = evaluator.DefaultMethodSettings()
 		r.MethodSettings.GEvalSteps = steps
 	}
+	reads := m.Reads()
+	unread := func(s Setting) bool { return !slices.Contains(reads, s) }
+	d, ms := evaluator.DefaultMethodSettings(), &r.MethodSettings
+	if unread(SettingLLMEvalScale) {
+		ms.LLMEvalScale = d.LLMEvalScale
+	}
+	if unread(SettingCloserLookTopP) {
+		ms.CloserLookTopP = 0
+	}
+	if unread(SettingCloserLookScoring) {
+		ms.CloserLookScoring = ""
+	}
+	if unread(SettingMinAllowedMass) {
+		ms.MinAllowedMass = 0
+	}
 	if err := r.MethodSettings.Validate(); err != nil {
-		return fmt.Errorf("%s settings: %w", label, err)
+		return fmt.Errorf("%s settings: %w", m.Label(), err)
 	}
 	r.Settings.Rounds, r.Settings.BatchSize = 1, 1
 	return nil
