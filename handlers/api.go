@@ -582,6 +582,14 @@ func finite(v float64) *float64 {
 
 // ---- handlers ----
 
+// apiCreated answers 201 with v and, in Location, the address that reads
+// the new object again (RFC 9110 §15.3.2): a script keeps that address
+// instead of building it from the id.
+func apiCreated(c echo.Context, location string, v any) error {
+	c.Response().Header().Set(echo.HeaderLocation, location)
+	return c.JSON(http.StatusCreated, v)
+}
+
 func (h *Handlers) apiListProjects(c echo.Context) error {
 	ps, err := h.DB.ListProjects(c.Request().Context(), h.workspaceID(c))
 	if err != nil {
@@ -610,7 +618,7 @@ func (h *Handlers) apiCreateProject(c echo.Context) error {
 	if err := h.DB.CreateProject(c.Request().Context(), &p); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, apiProject(p))
+	return apiCreated(c, "/api/v1/projects/"+strconv.FormatInt(p.ID, 10), apiProject(p))
 }
 
 func (h *Handlers) apiGetProject(c echo.Context) error {
@@ -750,7 +758,7 @@ func (h *Handlers) apiCreateDataset(c echo.Context) error {
 		}
 		return err
 	}
-	return c.JSON(http.StatusCreated, apiDataset(ds))
+	return apiCreated(c, "/api/v1/datasets/"+strconv.FormatInt(ds.ID, 10), apiDataset(ds))
 }
 
 func (h *Handlers) apiGetDataset(c echo.Context) error {
@@ -834,6 +842,9 @@ func (h *Handlers) apiSaveRubric(c echo.Context, r models.Rubric, status int) er
 	stored, err := h.DB.FindRubric(ctx, r.WorkspaceID, r.ID)
 	if err != nil {
 		return err
+	}
+	if status == http.StatusCreated {
+		return apiCreated(c, "/api/v1/rubrics/"+strconv.FormatInt(stored.ID, 10), apiRubric(stored))
 	}
 	return c.JSON(status, apiRubric(stored))
 }
@@ -996,7 +1007,7 @@ func (h *Handlers) apiCreateJudge(c echo.Context) error {
 		return err
 	}
 	h.audit(c, models.AuditJudgeCreated, judgeTarget(j), keyAuditDetail(j.APIKey != "", "", j.APIKeyEnv))
-	return c.JSON(http.StatusCreated, apiJudge(j))
+	return apiCreated(c, "/api/v1/judges/"+strconv.FormatInt(j.ID, 10), apiJudge(j))
 }
 
 func (h *Handlers) apiUpdateJudge(c echo.Context) error {
@@ -1081,8 +1092,7 @@ func (h *Handlers) apiLaunchRun(c echo.Context) error {
 	if len(errs) > 0 {
 		return launchRefused(errs)
 	}
-	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/runs/"+strconv.FormatInt(run.ID, 10))
-	return c.JSON(http.StatusCreated, apiRun(run))
+	return apiCreated(c, "/api/v1/runs/"+strconv.FormatInt(run.ID, 10), apiRun(run))
 }
 
 func (h *Handlers) apiLaunchExperiment(c echo.Context) error {
@@ -1105,8 +1115,7 @@ func (h *Handlers) apiLaunchExperiment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/experiments/"+strconv.FormatInt(e.ID, 10))
-	return c.JSON(http.StatusCreated, out)
+	return apiCreated(c, "/api/v1/experiments/"+strconv.FormatInt(e.ID, 10), out)
 }
 
 func (h *Handlers) apiListRuns(c echo.Context) error {
