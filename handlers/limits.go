@@ -49,7 +49,11 @@ func (h *Handlers) limitBodies(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if len(data) > maxFormBody {
 			msg := fmt.Sprintf("The form is larger than %s, the most a form may send: nothing was saved.", sizeText(maxFormBody))
-			if field := overflowingField(data, req.Header.Get(echo.HeaderContentType)); field != "" {
+			if isAPIPath(req.URL.Path) {
+				// A script sends JSON, not a form: name the body and where files go.
+				msg = fmt.Sprintf("The request body is larger than %s, the most this endpoint takes: nothing was saved. "+
+					"A dataset file goes to POST /api/v1/projects/{id}/uploads.", sizeText(maxFormBody))
+			} else if field := overflowingField(data, req.Header.Get(echo.HeaderContentType)); field != "" {
 				msg = fmt.Sprintf("The field %q is too long: the form is larger than %s, the most a form may send, and nothing was saved. "+
 					"Names may be up to %d characters, descriptions up to %d.", field, sizeText(maxFormBody), models.MaxNameLength, models.MaxDescriptionLength)
 			}
