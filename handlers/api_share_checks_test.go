@@ -64,3 +64,22 @@ func TestAPIShareBodiesAndRetriedRevoke(t *testing.T) {
 		}
 	})
 }
+
+// TestAPICompareSaysWhichRunIsNotAnID: ?b= that is not a run id is named
+// with its value, not called missing (QA: b=abc answered "b is missing").
+func TestAPICompareSaysWhichRunIsNotAnID(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		a := newAPIClient(t, env)
+		a.invalidRequests = true
+		for _, tc := range []struct{ query, says string }{
+			{"a=1", "b is missing"},
+			{"a=1&b=abc", `b=\"abc\" is not a run id`},
+			{"a=-3&b=1", `a=\"-3\" is not a run id`},
+		} {
+			rec := a.get("/api/v1/compare?"+tc.query, "")
+			if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), tc.says) {
+				t.Errorf("?%s: %d %s, want 422 saying %s", tc.query, rec.Code, rec.Body, tc.says)
+			}
+		}
+	})
+}
