@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,12 +106,103 @@ func decodeJSON(c echo.Context, dst any) error {
 		if errors.As(err, &tooBig) {
 			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", apiMaxJSONBody))
 		}
-		return echo.NewHTTPError(http.StatusBadRequest, "the request body is not the JSON this endpoint takes: "+err.Error())
+		return jsonBodyError(err, "")
 	}
 	if dec.More() {
-		return echo.NewHTTPError(http.StatusBadRequest, "the request body holds more than one JSON value")
+		return echo.NewHTTPError(http.StatusBadRequest, "the request body holds more than one JSON value: send one object")
 	}
 	return nil
+}
+
+// jsonBodyError is a 400 saying, in the API's terms, what is wrong with a
+// request body and where: the field by its JSON path and the kind of value
+// it takes, never the server's Go types (it said "cannot unmarshal string
+// into Go struct field APILaunch.dataset_id of type int64"). within is the
+// path of the value decoded, "" for the whole body.
+func jsonBodyError(err error, within string) error {
+	at := func(field string) string {
+		switch {
+		case within == "":
+			return field
+		case field == "":
+			return within
+		}
+		return within + "." + field
+	}
+	var msg string
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF) && within == "":
+		msg = "the request body is empty: send a JSON object (Content-Type: application/json)"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		msg = "the request body's JSON ends too early: it was cut short, or a bracket or a quote is not closed"
+	case errors.As(err, &syntax):
+		msg = fmt.Sprintf("the request body is not valid JSON at byte %d (%s)", syntax.Offset, strings.TrimPrefix(syntax.Error(), "json: "))
+	case errors.As(err, &typ) && at(typ.Field) == "":
+		msg = fmt.Sprintf("the request body must be %s, not %s", jsonKind(typ.Type), jsonValue(typ.Value))
+	case errors.As(err, &typ) && jsonKind(typ.Type) == "a number" && strings.HasPrefix(typ.Value, "number"):
+		// A number too large for a float64 (1e400).
+		msg = fmt.Sprintf("%q must be a number within ±1.7e308, not %s", at(typ.Field), jsonValue(typ.Value))
+	case errors.As(err, &typ):
+		msg = fmt.Sprintf("%q must be %s, not %s", at(typ.Field), jsonKind(typ.Type), jsonValue(typ.Value))
+	default:
+		// encoding/json names an unknown field only in its text.
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			msg = fmt.Sprintf("unknown field %s%s: this endpoint does not take it; check its spelling against /api/v1/openapi.json",
+				name, map[bool]string{true: "", false: " in " + strconv.Quote(within)}[within == ""])
+		} else {
+			msg = "the request body is not the JSON this endpoint takes: " + strings.TrimPrefix(err.Error(), "json: ")
+		}
+	}
+	return echo.NewHTTPError(http.StatusBadRequest, msg)
+}
+
+// jsonKind names the JSON value a Go type takes, for people writing JSON.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "another kind of value"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another kind of value"
+}
+
+// jsonValue describes the value sent, as encoding/json reports it ("string",
+// "number 2.5", "array").
+func jsonValue(v string) string {
+	switch {
+	case v == "array":
+		return "a list"
+	case v == "object":
+		return "an object"
+	case v == "bool":
+		return "true or false"
+	case v == "string":
+		return "a string"
+	case v == "number":
+		return "a number"
+	}
+	if n, ok := strings.CutPrefix(v, "number "); ok {
+		return n
+	}
+	return v
 }
 
 // ---- shapes ----
@@ -582,6 +675,14 @@ func finite(v float64) *float64 {
 
 // ---- handlers ----
 
+// apiCreated answers 201 with v and, in Location, the address that reads
+// the new object again (RFC 9110 §15.3.2): a script keeps that address
+// instead of building it from the id.
+func apiCreated(c echo.Context, location string, v any) error {
+	c.Response().Header().Set(echo.HeaderLocation, location)
+	return c.JSON(http.StatusCreated, v)
+}
+
 func (h *Handlers) apiListProjects(c echo.Context) error {
 	ps, err := h.DB.ListProjects(c.Request().Context(), h.workspaceID(c))
 	if err != nil {
@@ -610,7 +711,7 @@ func (h *Handlers) apiCreateProject(c echo.Context) error {
 	if err := h.DB.CreateProject(c.Request().Context(), &p); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, apiProject(p))
+	return apiCreated(c, "/api/v1/projects/"+strconv.FormatInt(p.ID, 10), apiProject(p))
 }
 
 func (h *Handlers) apiGetProject(c echo.Context) error {
@@ -750,7 +851,7 @@ func (h *Handlers) apiCreateDataset(c echo.Context) error {
 		}
 		return err
 	}
-	return c.JSON(http.StatusCreated, apiDataset(ds))
+	return apiCreated(c, "/api/v1/datasets/"+strconv.FormatInt(ds.ID, 10), apiDataset(ds))
 }
 
 func (h *Handlers) apiGetDataset(c echo.Context) error {
@@ -835,6 +936,9 @@ func (h *Handlers) apiSaveRubric(c echo.Context, r models.Rubric, status int) er
 	if err != nil {
 		return err
 	}
+	if status == http.StatusCreated {
+		return apiCreated(c, "/api/v1/rubrics/"+strconv.FormatInt(stored.ID, 10), apiRubric(stored))
+	}
 	return c.JSON(status, apiRubric(stored))
 }
 
@@ -848,11 +952,11 @@ func apiCriteria(raw []json.RawMessage) ([]evaluator.Criterion, error) {
 		dec := json.NewDecoder(bytes.NewReader(msg))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&out[i]); err != nil {
-			return nil, echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("the request body is not the JSON this endpoint takes: criteria[%d]: %v", i, err))
+			return nil, jsonBodyError(err, fmt.Sprintf("criteria[%d]", i))
 		}
 		var keys map[string]json.RawMessage
 		if err := json.Unmarshal(msg, &keys); err != nil {
-			return nil, echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("the request body is not the JSON this endpoint takes: criteria[%d]: %v", i, err))
+			return nil, jsonBodyError(err, fmt.Sprintf("criteria[%d]", i))
 		}
 		if _, ok := keys["rubric_scale"]; ok {
 			// A run's record of the rubric's range under a method's own
@@ -1001,7 +1105,7 @@ func (h *Handlers) apiCreateJudge(c echo.Context) error {
 		return err
 	}
 	h.audit(c, models.AuditJudgeCreated, judgeTarget(j), keyAuditDetail(j.APIKey != "", "", j.APIKeyEnv))
-	return c.JSON(http.StatusCreated, apiJudge(j))
+	return apiCreated(c, "/api/v1/judges/"+strconv.FormatInt(j.ID, 10), apiJudge(j))
 }
 
 func (h *Handlers) apiUpdateJudge(c echo.Context) error {
@@ -1086,8 +1190,7 @@ func (h *Handlers) apiLaunchRun(c echo.Context) error {
 	if len(errs) > 0 {
 		return launchRefused(errs)
 	}
-	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/runs/"+strconv.FormatInt(run.ID, 10))
-	return c.JSON(http.StatusCreated, apiRun(run))
+	return apiCreated(c, "/api/v1/runs/"+strconv.FormatInt(run.ID, 10), apiRun(run))
 }
 
 func (h *Handlers) apiLaunchExperiment(c echo.Context) error {
@@ -1110,8 +1213,7 @@ func (h *Handlers) apiLaunchExperiment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/experiments/"+strconv.FormatInt(e.ID, 10))
-	return c.JSON(http.StatusCreated, out)
+	return apiCreated(c, "/api/v1/experiments/"+strconv.FormatInt(e.ID, 10), out)
 }
 
 func (h *Handlers) apiListRuns(c echo.Context) error {

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -84,6 +85,9 @@ func (h *Handlers) apiCreateShare(c echo.Context) error {
 	if days < 0 || days > apiMaxShareDays {
 		return models.Errorf(models.EInvalid, "expires_in_days must be from 1 to %d, or 0 for a link that lasts until revoked", apiMaxShareDays)
 	}
+	if err := in.check(); err != nil {
+		return err
+	}
 	p := principalOf(c.Request().Context())
 	n := models.NewShareLink{WorkspaceID: p.Workspace.ID, Kind: models.ShareKind(in.Kind), RunID: in.RunID,
 		OtherRunID: in.OtherRunID, ExperimentID: in.ExperimentID, Label: in.Label,
@@ -102,9 +106,49 @@ func (h *Handlers) apiCreateShare(c echo.Context) error {
 	return c.JSON(http.StatusCreated, out)
 }
 
-// apiRevokeShare stops a link at once.
+// check refuses a link whose kind is unknown or lacks the ids it opens, or
+// names ids it does not use, naming the field: a link to a run without
+// run_id was "run 0 does not exist" (404), and an experiment's link
+// silently dropped a run_id.
+func (in APINewShareLink) check() error {
+	ids := map[string]int64{"run_id": in.RunID, "other_run_id": in.OtherRunID, "experiment_id": in.ExperimentID}
+	var needs []string
+	switch models.ShareKind(in.Kind) {
+	case models.ShareRun:
+		needs = []string{"run_id"}
+	case models.ShareExperiment:
+		needs = []string{"experiment_id"}
+	case models.ShareCompare:
+		needs = []string{"run_id", "other_run_id"}
+	default:
+		return models.Errorf(models.EInvalid, "kind %q cannot be shared: use run (with run_id), experiment (with experiment_id) or compare (with run_id and other_run_id)", in.Kind)
+	}
+	for _, f := range needs {
+		if ids[f] <= 0 {
+			return models.Errorf(models.EInvalid, "a link of kind %q needs %s: give the id of what it opens", in.Kind, strings.Join(needs, " and "))
+		}
+		delete(ids, f)
+	}
+	for _, f := range []string{"run_id", "other_run_id", "experiment_id"} {
+		if v, ok := ids[f]; ok && v != 0 {
+			return models.Errorf(models.EInvalid, "a link of kind %q does not use %s: leave it out (it takes %s)", in.Kind, f, strings.Join(needs, " and "))
+		}
+	}
+	return nil
+}
+
+// apiRevokeShare stops a link at once. Revoking a link already revoked
+// answers it as it is (200), so a script that retries a revoke whose
+// answer it lost does not read a 404 as "no such link".
 func (h *Handlers) apiRevokeShare(c echo.Context) error {
 	link, err := h.revokeShareByID(c)
+	if models.ErrorCode(err) == models.ENotFound {
+		if id, perr := paramID(c, "id"); perr == nil {
+			if l, ferr := h.DB.FindShareLink(c.Request().Context(), h.workspaceID(c), id); ferr == nil && l.RevokedAt != nil {
+				link, err = l, nil
+			}
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -96,6 +96,12 @@ func (a *apiClient) call(method, target, token string, body []byte, contentType 
 	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
 		t.Errorf("%s %s: the %d answer does not match the document: %v\nbody: %.600s", method, target, rec.Code, err, rec.Body)
 	}
+	// A Location the document promises is sent (kin-openapi checks only
+	// the headers marked required).
+	if resp := route.Operation.Responses.Status(rec.Code); resp != nil && resp.Value != nil && resp.Value.Headers["Location"] != nil &&
+		!strings.HasPrefix(rec.Header().Get("Location"), "/api/v1/") {
+		t.Errorf("%s %s: the %d answer has no Location, which the document promises", method, target, rec.Code)
+	}
 	op := method + " " + route.Path
 	a.seen[op] = append(a.seen[op], rec.Code)
 	return rec

@@ -48,9 +48,14 @@ type comparison struct {
 func (h *Handlers) loadComparison(c echo.Context) (comparison, error) {
 	ids := [2]int64{}
 	for i, key := range []string{"a", "b"} {
-		id, err := strconv.ParseInt(c.QueryParam(key), 10, 64)
-		if err != nil || id <= 0 {
+		q := c.QueryParam(key)
+		if q == "" {
 			return comparison{}, models.Errorf(models.EInvalid, "choose two runs to compare (%s is missing)", key)
+		}
+		id, err := strconv.ParseInt(q, 10, 64)
+		if err != nil || id <= 0 {
+			// It said "missing" for a value that was there but not an id.
+			return comparison{}, models.Errorf(models.EInvalid, "%s=%q is not a run id: give each run's number, as in ?a=12&b=15", key, q)
 		}
 		ids[i] = id
 	}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -21,14 +20,19 @@ import (
 // and even copied into a Location header.
 const maxFormBody = 1 << 20
 
-// uploadRoute reports the routes that take a file and bound their bodies
-// themselves (by BATCHEVAL_MAX_UPLOAD_MB). A new upload route must be
-// listed here, or its uploads are cut at maxFormBody.
-func uploadRoute(path string) bool {
-	// The browser's upload step, and the API's dataset upload
-	// (POST /api/v1/projects/:id/datasets).
-	return strings.HasSuffix(path, "/datasets/upload") ||
-		(strings.HasPrefix(path, "/api/v1/projects/") && strings.HasSuffix(path, "/datasets"))
+// uploadRoute reports the routes (as registered in routes()) that take a
+// file and bound their bodies themselves (by BATCHEVAL_MAX_UPLOAD_MB). A new
+// upload route must be listed here, or its uploads are cut at maxFormBody.
+// It matches the route's pattern, not the address: the API's dataset upload
+// (POST /api/v1/projects/:id/uploads) was missed when this matched address
+// suffixes, and a CI script's 1.5 MiB CSV got 413.
+func uploadRoute(route string) bool {
+	switch route {
+	case "/projects/:id/datasets/upload", // the browser's upload step
+		"/api/v1/projects/:id/uploads": // the API's
+		return true
+	}
+	return false
 }
 
 // limitBodies reads a request body up to maxFormBody and refuses a larger
@@ -36,7 +40,7 @@ func uploadRoute(path string) bool {
 func (h *Handlers) limitBodies(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		if req.Body == nil || req.Body == http.NoBody || uploadRoute(req.URL.Path) {
+		if req.Body == nil || req.Body == http.NoBody || uploadRoute(c.Path()) {
 			return next(c)
 		}
 		data, err := io.ReadAll(io.LimitReader(req.Body, maxFormBody+1))
@@ -45,7 +49,11 @@ func (h *Handlers) limitBodies(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if len(data) > maxFormBody {
 			msg := fmt.Sprintf("The form is larger than %s, the most a form may send: nothing was saved.", sizeText(maxFormBody))
-			if field := overflowingField(data, req.Header.Get(echo.HeaderContentType)); field != "" {
+			if isAPIPath(req.URL.Path) {
+				// A script sends JSON, not a form: name the body and where files go.
+				msg = fmt.Sprintf("The request body is larger than %s, the most this endpoint takes: nothing was saved. "+
+					"A dataset file goes to POST /api/v1/projects/{id}/uploads.", sizeText(maxFormBody))
+			} else if field := overflowingField(data, req.Header.Get(echo.HeaderContentType)); field != "" {
 				msg = fmt.Sprintf("The field %q is too long: the form is larger than %s, the most a form may send, and nothing was saved. "+
 					"Names may be up to %d characters, descriptions up to %d.", field, sizeText(maxFormBody), models.MaxNameLength, models.MaxDescriptionLength)
 			}

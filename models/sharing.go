@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -158,6 +159,17 @@ func (db *DB) ListShareLinks(ctx context.Context, wsID int64) ([]ShareLink, erro
 	var ls []ShareLink
 	err := db.Reader(ctx).Where("workspace_id = ?", wsID).Order("id DESC").Find(&ls).Error
 	return ls, err
+}
+
+// FindShareLink reads one of the workspace's links, revoked and expired
+// ones included.
+func (db *DB) FindShareLink(ctx context.Context, wsID, id int64) (ShareLink, error) {
+	var l ShareLink
+	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&l).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return l, Errorf(ENotFound, "share link %d does not exist (or is not in this workspace)", id)
+	}
+	return l, err
 }
 
 // liveShareLinks narrows q to the workspace's links that still open their
