@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -15,30 +14,11 @@ import (
 	"github.com/batcheval/batcheval/runner"
 )
 
-// openStore opens the database at dsn as a server process does at start:
-// a new store with its own pools, migrated (a no-op when it already is).
+// openStore opens the database at dsn as a server process does at start,
+// River's schema included.
 func openStore(t *testing.T, dsn string) *models.DB {
 	t.Helper()
-	ctx := context.Background()
-	db, err := models.Open(ctx, dsn)
-	if err != nil {
-		t.Fatalf("open %s: %v", dsn, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	key := make([]byte, models.SecretKeySize)
-	_, _ = rand.Read(key)
-	sealer, err := models.NewSealer(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Secrets = models.NewSecrets(sealer, "")
-	if err := db.MigrateSchema(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := runner.Migrate(ctx, db, nil); err != nil {
-		t.Fatal(err)
-	}
-	return db
+	return dbtest.OpenDSN(t, dsn, func(ctx context.Context, db *models.DB) error { return runner.Migrate(ctx, db, nil) })
 }
 
 // TestFiguresSameAfterRestart: the figures a run shows are the same bytes

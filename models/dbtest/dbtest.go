@@ -29,17 +29,19 @@ var Dialects = []models.Dialect{models.SQLite, models.Postgres}
 // dropped when the test ends.
 func Open(t testing.TB, d models.Dialect, extra ...Migrator) *models.DB {
 	t.Helper()
+	return OpenDSN(t, DSN(t, d), extra...)
+}
+
+// OpenDSN opens the database at dsn as a server process does at start: a
+// new store with its own pools and a fresh secret key, migrated (a no-op
+// when it already is), closed when the test ends. Opening one dsn twice is
+// a restart.
+func OpenDSN(t testing.TB, dsn string, extra ...Migrator) *models.DB {
+	t.Helper()
 	ctx := context.Background()
-	var dsn string
-	switch d {
-	case models.SQLite:
-		dsn = filepath.Join(t.TempDir(), "test.db")
-	case models.Postgres:
-		dsn = freshPostgres(t)
-	}
 	db, err := models.Open(ctx, dsn)
 	if err != nil {
-		t.Fatalf("open %s: %v", d, err)
+		t.Fatalf("open %s: %v", dsn, err)
 	}
 	t.Cleanup(func() { db.Close() })
 	// A fresh secret key per database, as an operator would configure one:
@@ -52,11 +54,11 @@ func Open(t testing.TB, d models.Dialect, extra ...Migrator) *models.DB {
 	}
 	db.Secrets = models.NewSecrets(sealer, "")
 	if err := db.MigrateSchema(ctx, nil); err != nil {
-		t.Fatalf("migrate %s: %v", d, err)
+		t.Fatalf("migrate %s: %v", db.Dialect, err)
 	}
 	for _, m := range extra {
 		if err := m(ctx, db); err != nil {
-			t.Fatalf("migrate extra schema on %s: %v", d, err)
+			t.Fatalf("migrate extra schema on %s: %v", db.Dialect, err)
 		}
 	}
 	return db
