@@ -116,6 +116,9 @@ func (r Rubric) Validate() error {
 		if !(c.Lo < c.Hi) {
 			return fmt.Errorf("criterion %q: the range [%g, %g] is empty: the low end must be below the high end", name, c.Lo, c.Hi)
 		}
+		if problem := ScaleProblem(c.Lo, c.Hi); problem != "" {
+			return fmt.Errorf("criterion %q: %s", name, problem)
+		}
 		if err := c.validateExamples(name); err != nil {
 			return err
 		}
@@ -129,6 +132,33 @@ func (r Rubric) Validate() error {
 		}
 	}
 	return nil
+}
+
+// MaxScaleEnd and MaxScaleSpan bound a criterion's scale: both ends
+// within ±1,000,000 and at most 1,000,000 apart. Why: a judge asked for a
+// score with one decimal cannot tell a million steps apart, so a wider
+// scale is a typo (0 to 1e308 was accepted), and every figure built from
+// scores (squared errors, variances, the sum over a run's samples) stays
+// far from float64's overflow and loss of precision. G-Eval's forms are
+// bounded tighter still (maxGEvalScores).
+const (
+	MaxScaleEnd  = 1_000_000
+	MaxScaleSpan = 1_000_000
+)
+
+// ScaleProblem says why [lo, hi] is no usable scale beyond an empty range
+// (an end that is not a finite number, an end beyond ±MaxScaleEnd, ends
+// more than MaxScaleSpan apart); "" when it is usable.
+func ScaleProblem(lo, hi float64) string {
+	switch {
+	case math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0):
+		return "the range ends must be finite numbers"
+	case math.Abs(lo) > MaxScaleEnd || math.Abs(hi) > MaxScaleEnd:
+		return fmt.Sprintf("the scale %s to %s is too large: both ends must lie between -1,000,000 and 1,000,000 (e.g. 1 to 5, or 0 to 100)", formatNumber(lo), formatNumber(hi))
+	case hi-lo > MaxScaleSpan:
+		return fmt.Sprintf("the scale %s to %s is too wide: its ends may be at most 1,000,000 apart (e.g. 1 to 5, or 0 to 100)", formatNumber(lo), formatNumber(hi))
+	}
+	return ""
 }
 
 // OneLineProblem says what stops s from being one line of a prompt (a

@@ -70,3 +70,30 @@ func TestValidateRefusesBadExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateRefusesAbsurdScales: a scale is refused, for every way a
+// rubric arrives (the editor, the API, a rubric file), when an end lies
+// beyond ±1,000,000 or the ends are more than 1,000,000 apart (QA: 0 to
+// 1e308 was accepted); up to the limits it is taken.
+func TestValidateRefusesAbsurdScales(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		lo, hi float64
+		want   string // "" when accepted
+	}{
+		{"0 to 1e308", 0, 1e308, "between -1,000,000 and 1,000,000"},
+		{"-2e6 to 0", -2e6, 0, "between -1,000,000 and 1,000,000"},
+		{"-1e6 to 1e6", -1e6, 1e6, "at most 1,000,000 apart"},
+		{"0 to 1e6", 0, 1e6, ""},
+		{"-500000 to 500000", -5e5, 5e5, ""},
+		{"1 to 5", 1, 5, ""},
+	} {
+		err := Rubric{Task: "t", Criteria: []Criterion{{Name: "Q", Lo: tc.lo, Hi: tc.hi}}}.Validate()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: err = %v, want it to say %q", tc.name, err, tc.want)
+		}
+	}
+}

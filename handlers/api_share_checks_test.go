@@ -72,9 +72,9 @@ func TestAPICompareSaysWhichRunIsNotAnID(t *testing.T) {
 		a := newAPIClient(t, env)
 		a.invalidRequests = true
 		for _, tc := range []struct{ query, says string }{
-			{"a=1", "b is missing"},
-			{"a=1&b=abc", `b=\"abc\" is not a run id`},
-			{"a=-3&b=1", `a=\"-3\" is not a run id`},
+			{"a=1", "b= is missing"},
+			{"a=1&b=abc", `b=abc in the address is not a run number`},
+			{"a=-3&b=1", `a=-3 in the address is not a run number`},
 		} {
 			rec := a.get("/api/v1/compare?"+tc.query, "")
 			if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), tc.says) {

@@ -49,17 +49,70 @@ func (h *Handlers) loadComparison(c echo.Context) (comparison, error) {
 	ids := [2]int64{}
 	for i, key := range []string{"a", "b"} {
 		q := c.QueryParam(key)
-		if q == "" {
-			return comparison{}, models.Errorf(models.EInvalid, "choose two runs to compare (%s is missing)", key)
-		}
 		id, err := strconv.ParseInt(q, 10, 64)
-		if err != nil || id <= 0 {
-			// It said "missing" for a value that was there but not an id.
-			return comparison{}, models.Errorf(models.EInvalid, "%s=%q is not a run id: give each run's number, as in ?a=12&b=15", key, q)
+		switch {
+		case q == "":
+			return comparison{}, models.Errorf(models.EInvalid, "Choose two runs to compare: the address names no run %s (%s= is missing).", strings.ToUpper(key), key)
+		case err != nil || id <= 0:
+			return comparison{}, models.Errorf(models.EInvalid, "Choose two runs to compare: %s=%s in the address is not a run number.", key, q)
 		}
 		ids[i] = id
 	}
 	return h.comparisonOf(c, ids)
+}
+
+// refuseComparison answers a compare address that names no pair of runs
+// that can be compared (a run missing, unreadable or unknown, runs on
+// different samples, a run with itself, a criterion neither has) with a
+// page that says why in a sentence and offers the way on: the runs that
+// can be compared with the run the address names (the run page's "Compare
+// with…" list), that run's page and its project's runs. Errors of any
+// other kind go to the error handler.
+func (h *Handlers) refuseComparison(c echo.Context, err error) error {
+	status := http.StatusUnprocessableEntity
+	switch models.ErrorCode(err) {
+	case models.EInvalid:
+	case models.ENotFound:
+		status = http.StatusNotFound
+	default:
+		return err
+	}
+	ctx := c.Request().Context()
+	title := "These runs cannot be compared"
+	var anchor *models.Run
+	for _, key := range []string{"a", "b"} {
+		id, perr := strconv.ParseInt(c.QueryParam(key), 10, 64)
+		if perr != nil || id <= 0 {
+			title = "Choose two runs to compare"
+			continue
+		}
+		run, ferr := h.DB.FindRun(ctx, h.workspaceID(c), id)
+		if ferr != nil {
+			title = "Choose two runs to compare"
+			continue
+		}
+		if anchor == nil {
+			anchor = &run
+		}
+	}
+	reason := models.ErrorMessage(err)
+	if status == http.StatusNotFound {
+		// The store's "run 9 does not exist (…)", as a sentence.
+		reason = upperFirst(reason) + ". Choose one of the runs below, or open a project's runs."
+	}
+	v := web.CompareRefusedView{Page: page(c, title), Reason: reason}
+	if anchor != nil {
+		project, err := h.DB.FindProject(ctx, h.workspaceID(c), anchor.ProjectID)
+		if err != nil {
+			return err
+		}
+		choices, err := h.comparableRuns(ctx, *anchor)
+		if err != nil {
+			return err
+		}
+		v.Run, v.Project, v.Choices = anchor, &project, choices
+	}
+	return render(c, status, web.CompareRefusedPage(v))
 }
 
 // comparisonOf loads runs ids[0] and ids[1] of the request's workspace on
@@ -68,6 +121,11 @@ func (h *Handlers) comparisonOf(c echo.Context, ids [2]int64) (comparison, error
 	ctx := c.Request().Context()
 	var cmp comparison
 	var err error
+	if ids[0] == ids[1] {
+		// Every figure of a run against itself is a perfect match (a
+		// difference of 0, p = 1, an undefined z): nothing to read.
+		return cmp, models.Errorf(models.EInvalid, "Run %d cannot be compared with itself: its scores would match their own exactly, which tells nothing. Choose another run that judged the same samples.", ids[0])
+	}
 	if cmp.a, err = h.DB.FindRun(ctx, h.workspaceID(c), ids[0]); err != nil {
 		return cmp, err
 	}
@@ -81,8 +139,8 @@ func (h *Handlers) comparisonOf(c echo.Context, ids [2]int64) (comparison, error
 		return cmp, err
 	}
 	if datasetRoot(cmp.dsA) != datasetRoot(cmp.dsB) {
-		return cmp, models.Errorf(models.EInvalid, "runs %d and %d judged different datasets (%s and %s), so their scores cannot be compared sample by sample",
-			cmp.a.ID, cmp.b.ID, cmp.dsA.Name, cmp.dsB.Name)
+		return cmp, models.Errorf(models.EInvalid, "Runs %d and %d judged different datasets (%s and %s), so their scores cannot be compared sample by sample. Compare run %d with a run on the same samples.",
+			cmp.a.ID, cmp.b.ID, cmp.dsA.Name, cmp.dsB.Name, cmp.a.ID)
 	}
 	if q := c.QueryParam("criterion"); q != "" {
 		k, err := criterionOfQuery(q, cmp.a)
@@ -93,13 +151,13 @@ func (h *Handlers) comparisonOf(c echo.Context, ids [2]int64) (comparison, error
 	}
 	na, nb := len(cmp.a.RubricSnapshot.Criteria), len(cmp.b.RubricSnapshot.Criteria)
 	if cmp.criterion >= na {
-		return cmp, models.Errorf(models.EInvalid, "criterion=%d does not exist in both runs (they have %d and %d criteria, numbered from 0; a criterion's name works too)", cmp.criterion, na, nb)
+		return cmp, models.Errorf(models.EInvalid, "Criterion number %d does not exist in both runs: they have %d and %d criteria, numbered from 0 (a criterion's name works too).", cmp.criterion, na, nb)
 	}
 	cmp.critA = cmp.a.RubricSnapshot.Criteria[cmp.criterion]
 	cmp.criterionB = matchingCriterion(cmp.critA, cmp.b.RubricSnapshot.Criteria)
 	if cmp.criterionB < 0 {
 		if cmp.criterion >= nb {
-			return cmp, models.Errorf(models.EInvalid, "criterion=%d does not exist in both runs (they have %d and %d criteria, numbered from 0; a criterion's name works too)", cmp.criterion, na, nb)
+			return cmp, models.Errorf(models.EInvalid, "Criterion number %d does not exist in both runs: they have %d and %d criteria, numbered from 0 (a criterion's name works too).", cmp.criterion, na, nb)
 		}
 		cmp.criterionB = cmp.criterion
 	}
@@ -115,7 +173,7 @@ func (h *Handlers) comparisonOf(c echo.Context, ids [2]int64) (comparison, error
 func criterionOfQuery(q string, a models.Run) (int, error) {
 	if k, err := strconv.Atoi(q); err == nil {
 		if k < 0 {
-			return 0, models.Errorf(models.EInvalid, "criterion %d is not a criterion number: numbers start at 0", k)
+			return 0, models.Errorf(models.EInvalid, "Criterion %d is not a criterion number: numbers start at 0.", k)
 		}
 		return k, nil
 	}
@@ -133,9 +191,9 @@ func criterionOfQuery(q string, a models.Run) (int, error) {
 		names[i] = cr.Name
 	}
 	if len(names) == 0 {
-		return 0, models.Errorf(models.EInvalid, "criterion %q: run %d has no criteria", q, a.ID)
+		return 0, models.Errorf(models.EInvalid, "Criterion %q cannot be chosen: run %d has no criteria.", q, a.ID)
 	}
-	return 0, models.Errorf(models.EInvalid, "criterion %q is neither a criterion number nor the name of one of run %d's criteria (%s)", q, a.ID, joinQuoted(names))
+	return 0, models.Errorf(models.EInvalid, "Criterion %q is neither a criterion number nor the name of one of run %d's criteria (%s).", q, a.ID, joinQuoted(names))
 }
 
 // sameCriterionName compares criterion names as people write them
@@ -230,7 +288,7 @@ func unit(v *float64, c evaluator.Criterion) *float64 {
 func (h *Handlers) compareRuns(c echo.Context) error {
 	cmp, err := h.loadComparison(c)
 	if err != nil {
-		return err
+		return h.refuseComparison(c, err)
 	}
 	pageNum, _ := strconv.Atoi(c.QueryParam("page"))
 	v, err := h.compareView(c.Request().Context(), cmp, max(pageNum-1, 0)*comparePageSize, comparePageSize, true)
@@ -611,7 +669,7 @@ func lastField(fs []evaluator.Text) string {
 func (h *Handlers) compareSample(c echo.Context) error {
 	cmp, err := h.loadComparison(c)
 	if err != nil {
-		return err
+		return h.refuseComparison(c, err)
 	}
 	rowID, err := strconv.ParseInt(c.QueryParam("row"), 10, 64)
 	if err != nil || rowID <= 0 {

@@ -43,7 +43,7 @@ func TestCompareTakesCriterionName(t *testing.T) {
 			{"0", http.StatusOK, "0", ""},
 			{"", http.StatusOK, "0", ""},
 			{"Fluency", http.StatusUnprocessableEntity, "", `"Quality" and "Helpful"`},
-			{"7", http.StatusUnprocessableEntity, "", "criterion=7 does not exist"},
+			{"7", http.StatusUnprocessableEntity, "", "Criterion number 7 does not exist"},
 		} {
 			t.Run(tc.query, func(t *testing.T) {
 				rec := env.get(fmt.Sprintf("/compare?a=%d&b=%d&criterion=%s", a.ID, b.ID, url.QueryEscape(tc.query)))

@@ -128,9 +128,9 @@ func TestCompareRuns(t *testing.T) {
 			status     int
 			want       string
 		}{
-			{"second run missing", fmt.Sprintf("/compare?a=%d", a.ID), http.StatusUnprocessableEntity, "choose two runs"},
+			{"second run missing", fmt.Sprintf("/compare?a=%d", a.ID), http.StatusUnprocessableEntity, "Choose two runs"},
 			{"other dataset", fmt.Sprintf("/compare?a=%d&b=%d", a.ID, elsewhere.ID), http.StatusUnprocessableEntity, "judged different datasets"},
-			{"criterion out of range", fmt.Sprintf("/compare?a=%d&b=%d&criterion=7", a.ID, b.ID), http.StatusUnprocessableEntity, "criterion=7 does not exist in both runs"},
+			{"criterion out of range", fmt.Sprintf("/compare?a=%d&b=%d&criterion=7", a.ID, b.ID), http.StatusUnprocessableEntity, "Criterion number 7 does not exist in both runs"},
 			{"unknown run", fmt.Sprintf("/compare?a=%d&b=999999", a.ID), http.StatusNotFound, ""},
 			{"sample of no run", fmt.Sprintf("/compare/sample?a=%d&b=%d&row=999999", a.ID, b.ID), http.StatusNotFound, ""},
 		}

@@ -124,35 +124,80 @@ func setLimitsForm(f *web.JudgeForm, l models.JudgeLimits) {
 
 // judgeLimitsOf reads the shared limits typed in the form.
 func judgeLimitsOf(f web.JudgeForm) (models.JudgeLimits, error) {
-	whole := func(what, s string) (int, error) {
+	whole := func(field, what, s string) (int, error) {
 		if s == "" {
 			return 0, nil
 		}
 		v, err := strconv.Atoi(s)
 		if err != nil || v < 0 {
-			return 0, models.Errorf(models.EInvalid, "%s must be a whole number, 0 or more (empty: no limit)", what)
+			return 0, judgeFieldErrorf(field, "%s must be a whole number, 0 or more (empty: no limit)", what)
 		}
 		return v, nil
 	}
 	var l models.JudgeLimits
 	var err error
-	if l.MaxConcurrency, err = whole("the calls at once of all runs", f.SharedConcurrency); err != nil {
+	if l.MaxConcurrency, err = whole("judge-shared-concurrency", "the calls at once of all runs", f.SharedConcurrency); err != nil {
 		return l, err
 	}
-	if l.RequestsPerMinute, err = whole("the requests per minute", f.RequestsPerMinute); err != nil {
+	if l.RequestsPerMinute, err = whole("judge-rpm", "the requests per minute", f.RequestsPerMinute); err != nil {
 		return l, err
 	}
-	if l.TokensPerMinute, err = whole("the tokens per minute", f.TokensPerMinute); err != nil {
+	if l.TokensPerMinute, err = whole("judge-tpm", "the tokens per minute", f.TokensPerMinute); err != nil {
 		return l, err
 	}
 	if f.SlowSeconds != "" {
 		v, perr := strconv.ParseFloat(f.SlowSeconds, 64)
 		if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return l, models.Errorf(models.EInvalid, "the slow threshold must be a number of seconds (empty: off)")
+			return l, judgeFieldErrorf("judge-slow", "the slow threshold %q must be a number of seconds%s (empty: off)", f.SlowSeconds, decimalCommaHint(f.SlowSeconds, "e.g. 30"))
 		}
 		l.SlowMS = int64(v * 1000)
 	}
-	return l, models.CheckJudgeLimits(l)
+	if err := models.CheckJudgeLimits(l); err != nil {
+		return l, &judgeFieldError{Field: "judge-shared-concurrency", Err: err}
+	}
+	return l, nil
+}
+
+// judgeFieldError is an invalid value of the judge form and the id of its
+// input: the form shows the message beside that input (and at the top).
+type judgeFieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *judgeFieldError) Error() string { return e.Err.Error() }
+
+// Unwrap gives the *models.Error, so the error's code is still read.
+func (e *judgeFieldError) Unwrap() error { return e.Err }
+
+// judgeFieldErrorf is an invalid value of the judge form's input field.
+func judgeFieldErrorf(field, format string, args ...any) error {
+	return &judgeFieldError{Field: field, Err: models.Errorf(models.EInvalid, format, args...)}
+}
+
+// judgeFieldErrors is the form's message by input id, when err belongs to
+// one input (nil otherwise: it shows at the top only).
+func judgeFieldErrors(err error) map[string]string {
+	var fe *judgeFieldError
+	if errors.As(err, &fe) {
+		return map[string]string{fe.Field: upperFirst(models.ErrorMessage(fe.Err)) + "."}
+	}
+	return nil
+}
+
+// decimalCommaHint is what the other forms say of a number written with a
+// decimal comma ("2,5"): write it with a dot, or "" when s has no comma.
+// example is the example the message gives otherwise ("e.g. 0.15").
+func decimalCommaHint(s, example string) string {
+	if !strings.Contains(s, ",") {
+		return " (" + example + ")"
+	}
+	if dotted := strings.Replace(s, ",", ".", 1); dotted != s {
+		if _, err := strconv.ParseFloat(strings.TrimPrefix(dotted, "$"), 64); err == nil {
+			return " (write decimals with a dot: " + dotted + ")"
+		}
+	}
+	return " (write decimals with a dot, " + example + ")"
 }
 
 // saveJudgeLimits stores the judge's shared limits when they changed
@@ -219,7 +264,7 @@ func (h *Handlers) createJudge(c echo.Context) error {
 			return err
 		}
 		v := web.JudgeFormView{Page: page(c, "New judge"), Action: "/judges", Form: f, KeyDropped: j.APIKey != "",
-			Error: "Not saved: " + models.ErrorMessage(err)}
+			Error: "Not saved: " + models.ErrorMessage(err), FieldErrors: judgeFieldErrors(err)}
 		return render(c, http.StatusUnprocessableEntity, web.JudgeFormPage(v))
 	}
 	h.audit(c, models.AuditJudgeCreated, judgeTarget(j), keyAuditDetail(j.APIKey != "", "", j.APIKeyEnv))
@@ -258,7 +303,7 @@ func (h *Handlers) updateJudge(c echo.Context) error {
 			return err
 		}
 		v := judgeFormView(c, j, f, "Not saved: "+models.ErrorMessage(err))
-		v.KeyDropped = typedKey
+		v.KeyDropped, v.FieldErrors = typedKey, judgeFieldErrors(err)
 		return render(c, http.StatusUnprocessableEntity, web.JudgeFormPage(v))
 	}
 	if typedKey || oldKeyEnv != j.APIKeyEnv {
@@ -284,29 +329,28 @@ func judgeFormFromRequest(c echo.Context) web.JudgeForm {
 
 // applyJudgeForm checks the typed settings and copies them onto j.
 func applyJudgeForm(j *models.Judge, f web.JudgeForm) error {
-	invalid := func(format string, args ...any) error { return models.Errorf(models.EInvalid, format, args...) }
 	temp, err := strconv.ParseFloat(f.Temperature, 64)
 	// NaN compares false with everything: test it explicitly.
 	if err != nil || math.IsNaN(temp) || temp < 0 || temp > 2 {
-		return invalid("the temperature must be a number from 0 to 2, e.g. 0.2")
+		return judgeFieldErrorf("judge-temperature", "the temperature must be a number from 0 to 2%s", decimalCommaHint(f.Temperature, "e.g. 0.2"))
 	}
 	topP, err := strconv.ParseFloat(f.TopP, 64)
 	if err != nil || math.IsNaN(topP) || topP <= 0 || topP > 1 {
-		return invalid("top p must be a number above 0 and at most 1, e.g. 0.9")
+		return judgeFieldErrorf("judge-top-p", "top p must be a number above 0 and at most 1%s", decimalCommaHint(f.TopP, "e.g. 0.9"))
 	}
 	conc, err := strconv.Atoi(f.MaxConcurrency)
 	if err != nil || conc < 1 || conc > maxJudgeConcurrency {
-		return invalid("the maximum concurrent calls must be a whole number from 1 to %d", maxJudgeConcurrency)
+		return judgeFieldErrorf("judge-concurrency", "the maximum concurrent calls must be a whole number from 1 to %d", maxJudgeConcurrency)
 	}
 	timeout, err := strconv.Atoi(f.TimeoutSeconds)
 	if err != nil || timeout < 1 {
-		return invalid("the timeout must be a whole number of seconds, at least 1")
+		return judgeFieldErrorf("judge-timeout", "the timeout must be a whole number of seconds, at least 1")
 	}
-	in, err := parsePrice("input", f.PriceInput)
+	in, err := parsePrice("input", "judge-price-in", f.PriceInput)
 	if err != nil {
 		return err
 	}
-	out, err := parsePrice("output", f.PriceOutput)
+	out, err := parsePrice("output", "judge-price-out", f.PriceOutput)
 	if err != nil {
 		return err
 	}
@@ -317,21 +361,22 @@ func applyJudgeForm(j *models.Judge, f web.JudgeForm) error {
 	if f.ContextTokens != "" {
 		cw, err := strconv.Atoi(f.ContextTokens)
 		if err != nil || cw < 1 {
-			return invalid("the context window %q is not a whole number of tokens (e.g. 8192); leave it empty if you do not know it", f.ContextTokens)
+			return judgeFieldErrorf("judge-context", "the context window %q is not a whole number of tokens (e.g. 8192); leave it empty if you do not know it", f.ContextTokens)
 		}
 		j.ContextTokens = &cw
 	}
 	return nil
 }
 
-// parsePrice reads a price; empty means unknown (nil), never 0.
-func parsePrice(which, s string) (*float64, error) {
+// parsePrice reads a price; empty means unknown (nil), never 0. field is
+// its input's id.
+func parsePrice(which, field, s string) (*float64, error) {
 	if s == "" {
 		return nil, nil
 	}
 	v, err := strconv.ParseFloat(strings.TrimPrefix(s, "$"), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-		return nil, models.Errorf(models.EInvalid, "the %s price %q is not a number of dollars (e.g. 0.15); leave it empty if you do not know it", which, s)
+		return nil, judgeFieldErrorf(field, "the %s price %q is not a number of dollars%s; leave it empty if you do not know it", which, s, decimalCommaHint(s, "e.g. 0.15"))
 	}
 	return &v, nil
 }

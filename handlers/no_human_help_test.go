@@ -65,3 +65,35 @@ func TestRunPageSaysHowToAddHumanRatings(t *testing.T) {
 		}
 	})
 }
+
+// TestRunPageExplainsMissingRatingsOnce: a criterion without human
+// ratings is explained once, by the help that says what to do; its
+// reading line no longer repeats it ("This criterion has no human
+// ratings..."; QA). A criterion with ratings keeps its reading.
+func TestRunPageExplainsMissingRatingsOnce(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.demo()
+		run := env.startRun(d.dataset, "first unrated", models.MethodBatchEval, func(r *models.Run) {
+			r.RubricSnapshot.Criteria[0].HumanColumn = ""
+			r.RubricSnapshot.Criteria[0].AnnotatorColumns = nil
+		})
+		if got := env.waitRun(run.ID, 60*time.Second); got.Status != models.RunSucceeded {
+			t.Fatalf("run %s (%s)", got.Status, got.Error)
+		}
+		body := env.get(fmt.Sprintf("/runs/%d", run.ID)).Body.String()
+		cards := strings.Split(body, `data-testid="criterion-card"`)[1:]
+		if len(cards) < 2 {
+			t.Fatalf("%d criterion cards, want at least 2", len(cards))
+		}
+		unrated, rated := cards[0], cards[1]
+		if n := strings.Count(unrated, "cannot be compared with yours") + strings.Count(unrated, "has no human ratings"); n != 1 {
+			t.Errorf("the unrated criterion's card explains the missing ratings %d times, want once", n)
+		}
+		if strings.Contains(unrated, `data-testid="reading"`) {
+			t.Error("the unrated criterion still has a reading line")
+		}
+		if !strings.Contains(rated, `data-testid="reading"`) {
+			t.Error("the rated criterion lost its reading line")
+		}
+	})
+}

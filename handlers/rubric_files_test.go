@@ -211,7 +211,7 @@ func TestRubricEditorAnchorsAndErrors(t *testing.T) {
 			"rubric-name":      "The rubric needs a name.",
 			"rubric-task":      "Say what one sample is",
 			"criteria[0].hi":   "The highest score &#34;five&#34; is not a number",
-			"criteria[1].name": "Criterion 1 is also called &#34;clear&#34;",
+			"criteria[1].name": "Criterion 1 is called &#34;Clear&#34;, the same name as &#34;clear&#34; apart from capitals",
 			"criteria[1].hi":   "The highest score (2) must be above the lowest (3).",
 		}
 		for field, msg := range want {

@@ -559,7 +559,14 @@ func (f rubricForm) problems() map[string][]string {
 		case evaluator.OneLineProblem(name) != "":
 			add(criterionInputID(i, "name"), fmt.Sprintf("The name %q holds %s: the judge reads it as one line of its prompt, so write it on one line.", name, evaluator.OneLineProblem(name)))
 		case dup:
-			add(criterionInputID(i, "name"), fmt.Sprintf("Criterion %d is also called %q: names must differ.", j+1, name))
+			// Quote the earlier criterion's own spelling: "Quality" and
+			// "quality" are one name, and the message names both.
+			first := strings.TrimSpace(f.Criteria[j].Name)
+			if first == name {
+				add(criterionInputID(i, "name"), fmt.Sprintf("Criterion %d is also called %q: names must differ.", j+1, first))
+			} else {
+				add(criterionInputID(i, "name"), fmt.Sprintf("Criterion %d is called %q, the same name as %q apart from capitals: names must differ.", j+1, first, name))
+			}
 		default:
 			seen[strings.ToLower(name)] = i
 		}
@@ -572,8 +579,12 @@ func (f rubricForm) problems() map[string][]string {
 			}
 			ends[k] = &v
 		}
-		if ends[0] != nil && ends[1] != nil && !(*ends[0] < *ends[1]) {
-			add(criterionInputID(i, "hi"), fmt.Sprintf("The highest score (%g) must be above the lowest (%g).", *ends[1], *ends[0]))
+		if ends[0] != nil && ends[1] != nil {
+			if !(*ends[0] < *ends[1]) {
+				add(criterionInputID(i, "hi"), fmt.Sprintf("The highest score (%g) must be above the lowest (%g).", *ends[1], *ends[0]))
+			} else if problem := evaluator.ScaleProblem(*ends[0], *ends[1]); problem != "" {
+				add(criterionInputID(i, "hi"), upperFirst(problem)+".")
+			}
 		}
 	}
 	if len(out) == 0 {

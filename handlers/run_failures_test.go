@@ -44,11 +44,9 @@ func TestDeadJudgeRunPage(t *testing.T) {
 			name:   "every call refused",
 			fail:   func(int) string { return "network" },
 			status: models.RunFailed,
-			want: []string{`data-testid="failures"`, "could not connect to the judge (connection refused", "connection refused", `href="/runs/%d/batches?cause=network&amp;status=failed"`, `data-testid="failed-calls-link"`, "got no answer: the judge call failed",
-				// The samples table counts a sample's missing scores under
-				// "Missing", which it explains (QA: it headed them
-				// "Unreadable", 1 on every row, beside 0 unreadable answers).
-				`data-testid="missing-heading"`, "Missing counts a sample's scores the judge did not give", "only samples with missing scores"},
+			// Without a single score the results are one statement of what
+			// happened and what to do (TestFailedRunWithoutScoresSaysWhatToDo).
+			want:    []string{`data-testid="failures"`, "could not connect to the judge (connection refused", "connection refused", `href="/runs/%d/batches?cause=network&amp;status=failed"`, `data-testid="failed-calls-link"`, `data-testid="no-scores"`, "every call this run sent failed"},
 			wantNot: []string{"could not be read from the judge", "Unreadable</a></th>", "Unreadable ▲</a></th>", "samples with unreadable scores"},
 		},
 		{

@@ -500,6 +500,7 @@ func (h *Handlers) runListItems(ctx context.Context, runs []models.Run, names ma
 		it := web.RunListItem{Run: r, DatasetName: names[r.DatasetID], Cost: runCostText(r), Agreement: math.NaN()}
 		// Agreement of finished runs only: their reports are cached and
 		// their figures final.
+		it.NoScores = r.Finished() && r.BatchesDone == 0
 		if r.Finished() && r.BatchesDone > 0 {
 			rep, err := h.runSummary(ctx, r.ID, report.Options{})
 			if preparingOf(err) != nil {
@@ -513,6 +514,7 @@ func (h *Handlers) runListItems(ctx context.Context, runs []models.Run, names ma
 				return nil, err
 			}
 			it.Agreement = averagePearson(rep)
+			_, it.NoScores = rep.NoScoresRead()
 			for _, cr := range rep.Criteria {
 				it.HasHuman = it.HasHuman || cr.HasHuman
 			}

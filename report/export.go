@@ -642,7 +642,7 @@ func (r *Report) CorrelationTable() string {
 	p := r.Provenance()
 	fmt.Fprintf(&b, "produced by BatchEval %s · method %s · judge %s · prompt template %s · seed %d\n",
 		p.ProductVersion, p.MethodLabel, p.JudgeText(), p.PromptTemplateVersion, p.Seed)
-	if why, none := r.noScoresRead(); none {
+	if why, none := r.NoScoresRead(); none {
 		// A table of "undefined" would hide the one thing to know.
 		fmt.Fprintf(&b, "no scores could be read, so there are no correlations: %s\n", why)
 	} else {
@@ -684,10 +684,10 @@ func (r *Report) writeCorrelationRows(b *strings.Builder) {
 	}
 }
 
-// noScoresRead reports whether no criterion has a single readable score,
+// NoScoresRead reports whether no criterion has a single readable score,
 // and why: nothing judged, every call failed, or the judge's answers
 // could not be read.
-func (r *Report) noScoresRead() (why string, none bool) {
+func (r *Report) NoScoresRead() (why string, none bool) {
 	if len(r.Criteria) == 0 {
 		return "", false
 	}

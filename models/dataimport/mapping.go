@@ -576,8 +576,8 @@ var idNames = []string{"id", "uuid", "guid", "_id", "key", "sample_id", "item_id
 // SuggestMapping guesses a mapping for the person to confirm: an id column
 // with a familiar name (id, uuid...) whose values are present and unique;
 // text-like columns (words, many distinct values) as fields labelled in
-// Title Case; numeric columns (every non-empty value a finite number) as
-// ratings.
+// Title Case; numeric columns (every non-empty value a finite number, in
+// more than half of the rows) as ratings.
 func SuggestMapping(t *Table) Mapping {
 	var m Mapping
 	stats := make(map[string]columnStats, len(t.Columns))
@@ -601,7 +601,12 @@ func SuggestMapping(t *Table) Mapping {
 		switch {
 		case c == m.IDColumn || s.filled == 0:
 		case s.numeric:
-			if !looksLikeID(c) {
+			// Only a column most rows have a number in is taken for the
+			// humans' ratings: rating a subset leaves gaps, but a key
+			// present in a few rows (a retry count, an optional flag) is
+			// metadata, and a ticked rating column becomes a criterion's
+			// "Human rating column" choice. The person can still tick it.
+			if !looksLikeID(c) && s.numbers*2 > len(t.Records) {
 				m.RatingColumns = append(m.RatingColumns, c)
 			}
 		default:

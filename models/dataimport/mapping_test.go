@@ -415,3 +415,54 @@ func TestApplyAnnotatorRows(t *testing.T) {
 		t.Errorf("first problem = %+v", ve.Problems[0])
 	}
 }
+
+// TestSuggestMappingSparseNumbersAreNoRating: a numeric column is
+// suggested as a human rating only when more than half of the rows have a
+// number in it (QA: a JSONL key present in 1 of 5 rows was ticked "Human
+// rating"). Ticking such a column by hand still works (the mapping page
+// offers every column; TestMappingSparseRatingTickedByHand).
+func TestSuggestMappingSparseNumbersAreNoRating(t *testing.T) {
+	line := func(id int, extra string) string {
+		return fmt.Sprintf(`{"id":"d%d","response":"reply number %d here","quality":%d%s}`+"\n", id, id, 1+id%5, extra)
+	}
+	rows := func(extra func(i int) string) string {
+		var b strings.Builder
+		for i := range 5 {
+			b.WriteString(line(i, extra(i)))
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name    string
+		input   string
+		ratings []string
+	}{
+		{"a key in 1 of 5 rows", rows(func(i int) string {
+			if i == 2 {
+				return `,"retries":3`
+			}
+			return ""
+		}), []string{"quality"}},
+		{"a key in 2 of 5 rows", rows(func(i int) string {
+			if i < 2 {
+				return `,"retries":3`
+			}
+			return ""
+		}), []string{"quality"}},
+		{"a key in 3 of 5 rows", rows(func(i int) string {
+			if i < 3 {
+				return `,"fluency":4`
+			}
+			return ""
+		}), []string{"quality", "fluency"}},
+		{"a key in every row", rows(func(i int) string { return `,"fluency":4` }), []string{"quality", "fluency"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := SuggestMapping(mustParse(t, JSONL, tt.input)).RatingColumns
+			if !reflect.DeepEqual(got, tt.ratings) {
+				t.Errorf("rating columns %v, want %v", got, tt.ratings)
+			}
+		})
+	}
+}

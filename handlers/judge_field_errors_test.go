@@ -1,0 +1,65 @@
+package handlers
+
+import (
+	"fmt"
+	"html"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestJudgeFormErrorsBesideTheField: a refused value of the judge form is
+// named beside its input, which points to the message with
+// aria-describedby (QA: only "Not saved: ..." at the top), and a number
+// written with a decimal comma ("2,5") gets the "write decimals with a
+// dot" hint the other forms give. Timeout and "Slow above" have a help
+// line each.
+func TestJudgeFormErrorsBesideTheField(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		tests := []struct {
+			name, key, value string
+			field, want      string
+		}{
+			{"price with a decimal comma", "price_input", "2,5", "judge-price-in", "write decimals with a dot: 2.5"},
+			{"output price not a number", "price_output", "cheap", "judge-price-out", "is not a number of dollars (e.g. 0.15)"},
+			{"temperature with a decimal comma", "temperature", "0,2", "judge-temperature", "write decimals with a dot: 0.2"},
+			{"top p too high", "top_p", "2", "judge-top-p", "at most 1"},
+			{"timeout zero", "timeout_seconds", "0", "judge-timeout", "whole number of seconds"},
+			{"slow threshold with a decimal comma", "slow_seconds", "1,5", "judge-slow", "write decimals with a dot: 1.5"},
+			{"requests per minute negative", "requests_per_minute", "-3", "judge-rpm", "whole number, 0 or more"},
+			{"context window a word", "context_tokens", "big", "judge-context", "whole number of tokens"},
+		}
+		for i, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				form := judgeFormValues(fmt.Sprintf("Judge %d", i), "http://127.0.0.1:1/v1", "", "")
+				form.Set(tc.key, tc.value)
+				rec := env.postForm("/judges", form)
+				if rec.Code != http.StatusUnprocessableEntity {
+					t.Fatalf("status %d, want 422", rec.Code)
+				}
+				body := rec.Body.String()
+				beside := regexp.MustCompile(`id="` + tc.field + `-error"[^>]*>([^<]*)<`).FindStringSubmatch(body)
+				if beside == nil || !strings.Contains(html.UnescapeString(beside[1]), tc.want) {
+					t.Errorf("no message beside %s saying %q: %v", tc.field, tc.want, beside)
+				}
+				input := regexp.MustCompile(`<input[^>]*id="` + tc.field + `"[^>]*>`).FindString(body)
+				if !regexp.MustCompile(`aria-describedby="[^"]*\b` + tc.field + `-error\b`).MatchString(input) {
+					t.Errorf("input %s does not point to its message: %s", tc.field, input)
+				}
+				if !strings.Contains(body, `data-testid="form-error">Not saved: `) {
+					t.Error("the top of the form no longer says the judge was not saved")
+				}
+			})
+		}
+
+		body := env.get("/judges/new").Body.String()
+		for _, help := range []string{"judge-timeout-help", "judge-slow-help"} {
+			id := strings.TrimSuffix(help, "-help")
+			if !strings.Contains(body, `id="`+help+`"`) ||
+				!regexp.MustCompile(`<input[^>]*id="`+id+`"[^>]*aria-describedby="`+help+`"`).MatchString(body) {
+				t.Errorf("the new judge form has no help line %s tied to its input", help)
+			}
+		}
+	})
+}
