@@ -782,9 +782,15 @@ func (r *Runner) result(run models.Run, b models.RunBatch, pass []int, o methods
 		}
 		return out
 	}
+	short := o.Received < o.Asked
 	for _, sc := range o.Scores {
 		if sc.Sample >= 0 && sc.Sample < len(b.RowIDs) {
 			score(sc.Criterion, sc.Sample, sc.Value, sc.Analysis)
+			if short && sc.Value != nil {
+				// Scored from fewer sampled answers than asked: counted
+				// on the run (a missing score is counted as missing).
+				out.ShortScores++
+			}
 		}
 	}
 	return out

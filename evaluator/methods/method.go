@@ -186,6 +186,13 @@ type Outcome struct {
 	// Answered counts the calls that came back with an answer (Calls
 	// also counts those that failed): what the unit paid for.
 	Answered int
+	// Asked and Received count the sampled answers of a method that
+	// scores from n answers to one request (G-Eval's sampling, CloserLook):
+	// how many it asked for and how many came. Both are 0 for a unit that
+	// sampled nothing. Received < Asked on a unit that is not Failed means
+	// its score was computed from fewer answers than asked (see
+	// MinSampledShare).
+	Asked, Received int
 }
 
 // count adds a call's cost to o: its attempts (from the response or the
