@@ -110,7 +110,9 @@ func (GEval) Setup(ctx context.Context, j Completer, r *Run, pass []int) (SetupO
 	msgs := evaluator.BuildGEvalStepsPrompt(r.Rubric, crit)
 	resp, err := j.Complete(ctx, judge.Request{Messages: msgs, Temperature: 0})
 	if err != nil {
-		return SetupOutcome{}, fmt.Errorf("generate G-Eval steps for %q: %w", crit.Name, err)
+		// Answers billed but unusable (judge.BilledOf) are counted too.
+		p, c := judge.BilledOf(err)
+		return SetupOutcome{PromptTokens: p, CompletionTokens: c}, fmt.Errorf("generate G-Eval steps for %q: %w", crit.Name, err)
 	}
 	steps, err := evaluator.ParseGEvalSteps(resp.Text())
 	if err != nil {

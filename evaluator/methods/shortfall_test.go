@@ -78,3 +78,28 @@ func TestSampledShortfallOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestFailedCallsCountBilledTokens: a call that failed for good after
+// answers the endpoint billed but that could not be used (a 200 with usage
+// and no choices) adds their tokens to the unit, and G-Eval's steps call
+// returns them to be counted on the run (regression: they were dropped).
+func TestFailedCallsCountBilledTokens(t *testing.T) {
+	billed := &judge.Error{Kind: judge.KindMalformed, Status: http.StatusOK, Attempts: 4, PromptTokens: 280, CompletionTokens: 12}
+	c := &completer{fn: func(judge.Request) (judge.Response, error) { return judge.Response{}, billed }}
+	rub := evaluator.Rubric{Criteria: []evaluator.Criterion{{Name: "Coherence", Lo: 1, Hi: 3}}}
+	run := Run{Settings: evaluator.DefaultSettings(), MethodSettings: evaluator.DefaultMethodSettings(), Rubric: rub}
+	for _, m := range []Method{BatchEval{}, LLMEval{}, CloserLook{}} {
+		r := run
+		if err := m.Prepare(&r); err != nil {
+			t.Fatal(err)
+		}
+		o := m.Judge(context.Background(), c, Unit{Run: r, Criteria: []int{0}, Samples: []evaluator.Sample{{}}, Memo: NewMemo(nil)})
+		if !o.Failed || o.PromptTokens != 280 || o.CompletionTokens != 12 || o.Attempts != 4 {
+			t.Errorf("%s: failed %v, %d+%d tokens, %d attempts; want failed with 280+12 billed tokens and 4 attempts", m.Name(), o.Failed, o.PromptTokens, o.CompletionTokens, o.Attempts)
+		}
+	}
+	res, err := GEval{}.Setup(context.Background(), c, &run, []int{0})
+	if err == nil || res.PromptTokens != 280 || res.CompletionTokens != 12 {
+		t.Errorf("G-Eval steps: %d+%d tokens (%v); want 280+12 billed tokens and the error", res.PromptTokens, res.CompletionTokens, err)
+	}
+}
