@@ -135,6 +135,9 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64) (w
 			if s.Score == nil {
 				r.Unreadable = unreadableReason(b, s.Label)
 			}
+			if asked, answered, ok := sampledAnswers(b.Details); ok && answered < asked {
+				r.Sampled = web.SampledText(asked, answered)
+			}
 			for _, id := range b.RowIDs {
 				if id == rowID {
 					continue
@@ -284,6 +287,7 @@ func (h *Handlers) showRunBatch(c echo.Context) error {
 		}
 		v.Samples = append(v.Samples, s)
 	}
+	v.Asked, v.Answered, _ = sampledAnswers(b.Details)
 	v.Probabilities, v.ProbSource = gevalDetails(b.Details)
 	v.Ratings, v.RatingsUnreadable, v.HasRatings = closerLookDetails(b.Details)
 	if b.Request != "" {
@@ -405,10 +409,23 @@ func gevalDetails(details map[string]any) ([]web.ScoreProbability, string) {
 		source = "log-probabilities: read from the likelihood the judge gave each possible score token, renormalised over the allowed scores"
 	case evaluator.GEvalSourceSamples:
 		source = fmt.Sprintf("%d sampled answers: the share of answers giving each score (%d of %d could be read)", total, used, total)
+		if asked, answered, ok := sampledAnswers(details); ok && answered < asked {
+			source = fmt.Sprintf("%d sampled answers (%s): the share of answers giving each score (%d of %d could be read)", total, web.SampledText(asked, answered), used, total)
+		}
 	case "":
 		source = "not recorded"
 	}
 	return out, source
+}
+
+// sampledAnswers returns how many sampled answers a unit of G-Eval's
+// sampling or CloserLook asked for and how many came; ok is false for a
+// unit that sampled nothing, or one stored before they were recorded.
+func sampledAnswers(details map[string]any) (asked, answered int, ok bool) {
+	if !detailAs(details, "asked", &asked) || !detailAs(details, "answered", &answered) || asked <= 0 {
+		return 0, 0, false
+	}
+	return asked, answered, true
 }
 
 // closerLookDetails returns CloserLook's sampled ratings and how many of

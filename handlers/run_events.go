@@ -37,6 +37,7 @@ func runProgress(run models.Run, noAnswer int, now time.Time) web.RunProgress {
 		Cost: runCostText(run), ETA: "—", Elapsed: "—", Words: methods.For(run.Method).Words(), Retries: run.Retries,
 	}
 	p.TokensText, p.CallsText, p.StatusClass = web.Count(p.Tokens), web.Count(p.Calls), run.Status
+	p.Short, p.Sampling = run.ShortScores, methods.SamplesAnswers(methods.For(run.Method))
 	p.Unreadable = max(run.MissingScores-noAnswer, 0)
 	p.NoAnswer = run.MissingScores - p.Unreadable
 	if run.WaitingForJudge() {

@@ -327,6 +327,9 @@ type BatchResult struct {
 	Scores []RunScore // one per sample of the batch (Score nil when missing)
 	// Cost of the batch in dollars; nil when the price is unknown.
 	Cost *float64
+	// ShortScores is how many of Scores were computed from fewer sampled
+	// answers than asked (Run.ShortScores).
+	ShortScores int
 }
 
 // SaveBatchResult stores a batch's answer, its scores and the run's
@@ -533,10 +536,10 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchR
 			ret = " RETURNING status, lease_until"
 		}
 		return `UPDATE runs SET batches_done = batches_done + 1, batches_failed = batches_failed + ?, missing_scores = missing_scores + ?,
- calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?` + cost +
+ short_scores = short_scores + ?, calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?` + cost +
 			" WHERE id = ?" + g.cond + ret
 	})
-	args := []any{failed, missing, b.Calls, b.PromptTokens, b.CompletionTokens}
+	args := []any{failed, missing, r.ShortScores, b.Calls, b.PromptTokens, b.CompletionTokens}
 	if withCost {
 		args = append(args, *r.Cost)
 	}

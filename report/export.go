@@ -321,6 +321,10 @@ type (
 		CostUSD          *USD `json:"cost_usd"`
 		BatchesFailed    int  `json:"batches_failed"`
 		MissingScores    int  `json:"missing_scores"`
+		// ShortScores are the scores computed from fewer sampled answers
+		// than the method asked for (G-Eval's sampling, CloserLook); left
+		// out when none.
+		ShortScores int `json:"short_scores,omitempty"`
 	}
 	// JSONCriterion is one criterion's statistics and samples.
 	JSONCriterion struct {
@@ -440,7 +444,7 @@ func (r *Report) Export() JSONExport {
 		Report: JSONReport{Provenance: exportProvenance(r.Provenance()),
 			Run: JSONRun{Status: run.Status, StatusReason: run.Error, Dataset: r.Dataset.Name, Task: run.RubricSnapshot.Task, Calls: run.Calls, CachedCalls: run.CachedCalls,
 				PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, CostUSD: USDOf(run.CostUSD),
-				BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores},
+				BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores, ShortScores: run.ShortScores},
 			Criteria: []JSONCriterion{}}}
 	for _, c := range r.Criteria {
 		jcr := JSONCriterion{Name: c.Criterion.Name, Lo: c.Criterion.Lo, Hi: c.Criterion.Hi, HumanColumn: c.Criterion.HumanColumn,

@@ -533,9 +533,10 @@ func (r *Runner) setup(ctx, work context.Context, su methods.Setupper, client Co
 	defer stopCalls()
 	res, err := su.Setup(calls, client, mrun, pass)
 	if err != nil {
-		if res.Calls > 0 {
-			// Answered but of no use: the call is counted (and its cost)
-			// with the settings as they were.
+		if res.Calls > 0 || res.PromptTokens+res.CompletionTokens > 0 {
+			// Answered but of no use, or billed for an answer that could
+			// not be used: the call is counted (and its cost) with the
+			// settings as they were.
 			sh.mu.Lock()
 			cerr := r.db.SaveRunMethodSettings(ctx, runID, sh.run.MethodSettings, res.PromptTokens, res.CompletionTokens, Cost(js, res.PromptTokens, res.CompletionTokens))
 			sh.mu.Unlock()
@@ -660,7 +661,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 					if fatal := runLevel(o.Err); fatal != nil {
 						// Before this unit's turn is given back.
 						turns.halt()
-						if o.Answered > 0 {
+						if o.Answered > 0 || o.PromptTokens+o.CompletionTokens > 0 {
 							// A follow-up call (a repair, a top-up) met the
 							// stop: the spending cap refused it, the judge
 							// asked to wait, the run is stopping. Stored
@@ -782,9 +783,15 @@ func (r *Runner) result(run models.Run, b models.RunBatch, pass []int, o methods
 		}
 		return out
 	}
+	short := o.Received < o.Asked
 	for _, sc := range o.Scores {
 		if sc.Sample >= 0 && sc.Sample < len(b.RowIDs) {
 			score(sc.Criterion, sc.Sample, sc.Value, sc.Analysis)
+			if short && sc.Value != nil {
+				// Scored from fewer sampled answers than asked: counted
+				// on the run (a missing score is counted as missing).
+				out.ShortScores++
+			}
 		}
 	}
 	return out

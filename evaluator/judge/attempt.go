@@ -188,7 +188,9 @@ func (c *Client) decode(raw []byte) (Response, *Error) {
 			// Some proxies answer 200 with an error object.
 			msg += ": " + m
 		}
-		return Response{}, &Error{Kind: KindMalformed, Message: c.redact(msg)}
+		// Billed all the same when the endpoint reports usage.
+		return Response{}, &Error{Kind: KindMalformed, Message: c.redact(msg),
+			PromptTokens: int(cc.PromptTokens), CompletionTokens: int(cc.CompletionTokens)}
 	}
 	resp := Response{
 		Choices:          cc.Choices,

@@ -43,6 +43,11 @@ type Error struct {
 	Message string
 	// Err is the underlying cause, if any.
 	Err error
+	// PromptTokens and CompletionTokens are the usage the endpoint
+	// reported with answers it was billed for but that could not be used
+	// (a 200 with usage and no choices), summed over the call's attempts. The caller counts
+	// them in the run's tokens and cost: the provider charged them.
+	PromptTokens, CompletionTokens int
 
 	// limit is the per-attempt timeout or the Retry-After ceiling that was
 	// hit, used only to word Error().
@@ -166,6 +171,16 @@ func IsRateLimited(err error) (retryAfter time.Duration, ok bool) {
 		return e.RetryAfter, true
 	}
 	return 0, false
+}
+
+// BilledOf returns the tokens a failed call was billed for (Error's
+// PromptTokens and CompletionTokens); 0, 0 when err is not a judge error.
+func BilledOf(err error) (prompt, completion int) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.PromptTokens, e.CompletionTokens
+	}
+	return 0, 0
 }
 
 // AttemptsOf returns how many HTTP attempts the failed call made; 0 when

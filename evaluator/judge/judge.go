@@ -226,7 +226,10 @@ type Choice struct {
 
 // Response is the judge's answer and what it cost.
 type Response struct {
-	Choices          []Choice
+	Choices []Choice
+	// PromptTokens and CompletionTokens are the usage the endpoint
+	// reported, plus that of earlier attempts of the call whose answers
+	// could not be used but were billed (a 200 with usage and no choices).
 	PromptTokens     int
 	CompletionTokens int
 	// Attempts is how many HTTP attempts the call took, 1 when the first worked.
@@ -282,6 +285,10 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 	}
 
 	attempts, timeouts := 0, 0
+	// billed sums what the attempts whose answers could not be used were
+	// billed (Error.PromptTokens): a retry that succeeds carries it in its
+	// Response's tokens, a call that fails in its Error's.
+	var billedPrompt, billedCompletion int
 	var last *Error
 	op := func() (Response, error) {
 		if c.cfg.BeforeAttempt != nil {
@@ -302,8 +309,14 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 			info := AttemptInfo{N: attempts, Latency: time.Since(started), Err: e}
 			if e == nil {
 				info.PromptTokens, info.CompletionTokens = resp.PromptTokens, resp.CompletionTokens
+			} else {
+				info.PromptTokens, info.CompletionTokens = e.PromptTokens, e.CompletionTokens
 			}
 			c.cfg.AfterAttempt(info)
+		}
+		if e != nil {
+			billedPrompt += e.PromptTokens
+			billedCompletion += e.CompletionTokens
 		}
 		if e == nil {
 			return resp, nil
@@ -345,10 +358,12 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 	)
 	if err == nil {
 		resp.Attempts = attempts
+		resp.PromptTokens += billedPrompt
+		resp.CompletionTokens += billedCompletion
 		return resp, nil
 	}
 	if ctx.Err() != nil {
-		ce := &Error{Kind: KindCancelled, Attempts: attempts, Err: context.Cause(ctx)}
+		ce := &Error{Kind: KindCancelled, Attempts: attempts, Err: context.Cause(ctx), PromptTokens: billedPrompt, CompletionTokens: billedCompletion}
 		if last != nil && last.Kind != KindCancelled {
 			ce.Status = last.Status
 			ce.Message = "last failure: " + last.summary()
@@ -361,6 +376,7 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 		e = &Error{Kind: KindNetwork, Err: err}
 	}
 	e.Attempts = attempts
+	e.PromptTokens, e.CompletionTokens = billedPrompt, billedCompletion
 	return Response{}, e
 }
 

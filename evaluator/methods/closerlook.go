@@ -100,8 +100,11 @@ func (m CloserLook) Judge(ctx context.Context, j Completer, u Unit) Outcome {
 	o := Outcome{Request: EncodeMessages(msgs), Details: map[string]any{"method": string(evaluator.MethodCloserLook)}}
 	texts, err := collect(ctx, j, judge.Request{Messages: msgs, Temperature: ms.SampleTemperature, TopP: m.topP(u.Run),
 		MaxTokens: u.Run.Settings.MaxTokens, Seed: &seed}, ms.Samples, &o)
-	if err != nil && len(texts) == 0 {
-		return o.fail(err)
+	if len(texts) > 0 {
+		o.Response = strings.Join(texts, "\n---\n")
+	}
+	if !takeSamples(&o, ms.Samples, texts, err) {
+		return o
 	}
 	var ratings []*float64
 	var read []float64
@@ -123,7 +126,6 @@ func (m CloserLook) Judge(ctx context.Context, j Completer, u Unit) Outcome {
 			analysis = a
 		}
 	}
-	o.Response = strings.Join(texts, "\n---\n")
 	o.Details["ratings"], o.Details["unreadable"] = read, unreadable
 	o.Scores = []Score{{Criterion: ci, Sample: 0, Value: meanOf(ratings), Analysis: analysis}}
 	return o
@@ -159,3 +161,7 @@ func (m CloserLook) Setups(base evaluator.Settings, ms evaluator.MethodSettings)
 
 // PromptVersion implements Method.
 func (CloserLook) PromptVersion() string { return evaluator.CloserLookPromptVersion }
+
+// SamplesAnswers implements Sampler: every sample is scored from n
+// sampled ratings.
+func (CloserLook) SamplesAnswers() bool { return true }

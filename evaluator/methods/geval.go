@@ -110,7 +110,9 @@ func (GEval) Setup(ctx context.Context, j Completer, r *Run, pass []int) (SetupO
 	msgs := evaluator.BuildGEvalStepsPrompt(r.Rubric, crit)
 	resp, err := j.Complete(ctx, judge.Request{Messages: msgs, Temperature: 0})
 	if err != nil {
-		return SetupOutcome{}, fmt.Errorf("generate G-Eval steps for %q: %w", crit.Name, err)
+		// Answers billed but unusable (judge.BilledOf) are counted too.
+		p, c := judge.BilledOf(err)
+		return SetupOutcome{PromptTokens: p, CompletionTokens: c}, fmt.Errorf("generate G-Eval steps for %q: %w", crit.Name, err)
 	}
 	steps, err := evaluator.ParseGEvalSteps(resp.Text())
 	if err != nil {
@@ -192,10 +194,12 @@ func (GEval) Judge(ctx context.Context, j Completer, u Unit) Outcome {
 	}
 	if est.Score == nil {
 		texts, err := collect(ctx, j, judge.Request{Messages: msgs, Temperature: ms.SampleTemperature, MaxTokens: gevalFormMaxTokens, Seed: &seed}, ms.Samples, &o)
-		if err != nil && len(texts) == 0 {
-			return o.fail(err)
+		if len(texts) > 0 {
+			o.Response = strings.Join(texts, "\n---\n")
 		}
-		o.Response = strings.Join(texts, "\n---\n")
+		if !takeSamples(&o, ms.Samples, texts, err) {
+			return o
+		}
 		est = evaluator.GEvalFromSamples(texts, crit)
 	}
 	o.Details["source"] = est.Source
@@ -247,3 +251,7 @@ func (m GEval) Setups(base evaluator.Settings, ms evaluator.MethodSettings) []Se
 
 // PromptVersion implements Method.
 func (GEval) PromptVersion() string { return evaluator.GEvalPromptVersion }
+
+// SamplesAnswers implements Sampler: without log-probabilities a sample
+// is scored from n sampled answers.
+func (GEval) SamplesAnswers() bool { return true }

@@ -124,7 +124,8 @@ func DefaultTemperature(m Method, otherwise float64) float64 {
 // method settings (which the caller then stores).
 //
 // Calls and tokens count the calls that were answered, also when Setup
-// fails afterwards (an answer that could not be read was paid for).
+// fails afterwards (an answer that could not be read was paid for); a
+// call that failed has no Calls but its billed tokens (judge.BilledOf).
 type SetupOutcome struct {
 	Changed          bool
 	Calls            int
@@ -186,14 +187,25 @@ type Outcome struct {
 	// Answered counts the calls that came back with an answer (Calls
 	// also counts those that failed): what the unit paid for.
 	Answered int
+	// Asked and Received count the sampled answers of a method that
+	// scores from n answers to one request (G-Eval's sampling, CloserLook):
+	// how many it asked for and how many came. Both are 0 for a unit that
+	// sampled nothing. Received < Asked on a unit that is not Failed means
+	// its score was computed from fewer answers than asked (see
+	// MinSampledShare).
+	Asked, Received int
 }
 
 // count adds a call's cost to o: its attempts (from the response or the
-// error), tokens and latency.
+// error), tokens and latency. A failed call's tokens are those the endpoint
+// billed for answers that could not be used (judge.BilledOf).
 func (o *Outcome) count(resp judge.Response, err error) {
 	o.Calls++
 	if err != nil {
 		o.Attempts += judge.AttemptsOf(err)
+		p, c := judge.BilledOf(err)
+		o.PromptTokens += p
+		o.CompletionTokens += c
 		return
 	}
 	o.Answered++

@@ -75,3 +75,74 @@ func collect(ctx context.Context, j Completer, req judge.Request, n int, o *Outc
 	}
 	return texts, nil
 }
+
+// A score computed from fewer sampled answers than asked is kept when at
+// least half of them came, with the shortfall recorded (the unit's
+// problems, its details "asked" and "answered", the run's short_scores
+// counter) and shown wherever the score is. Below half the unit fails:
+// its score is missing, counted under "No answer", tried again at the end
+// of the round and resumable. Why one half: G-Eval's probabilities and
+// CloserLook's mean are shares and means over the answers, whose
+// standard error grows as 1/sqrt(answers); with half of n = 20 the error
+// is 1.4 times the one the run's settings promise, which is still a
+// usable score, while with fewer the score is a coarser estimate than the
+// method the run names, and the failure was the judge's call, which a
+// resume can repair.
+const (
+	minSampledShareNum = 1
+	minSampledShareDen = 2
+)
+
+// sampledEnough reports whether received of asked sampled answers are
+// enough to score from (at least half).
+func sampledEnough(received, asked int) bool {
+	return received*minSampledShareDen >= asked*minSampledShareNum && received > 0
+}
+
+// takeSamples records on o what collect returned for a request of asked
+// answers and decides what becomes of the unit. With enough answers
+// (sampledEnough) it returns true and the score is computed from them; a
+// shortfall is written among o's problems, and the judge's error (if any)
+// is kept in o.Err so that a stop of the whole run (the spending cap, a
+// long rate limit, a shutdown) still leaves the unit for the resume. With
+// too few it fails o and returns false.
+func takeSamples(o *Outcome, asked int, texts []string, err error) bool {
+	o.Asked, o.Received = asked, len(texts)
+	o.Details["asked"], o.Details["answered"] = asked, len(texts)
+	if len(texts) >= asked {
+		return true
+	}
+	why := "the endpoint returned no more"
+	if err != nil {
+		why = "the call for the rest failed: " + err.Error()
+	}
+	if len(texts) == 0 && err != nil {
+		o.fail(err)
+		return false
+	}
+	if !sampledEnough(len(texts), asked) {
+		if err == nil {
+			err = fmt.Errorf("only %d of %d asked answers came", len(texts), asked)
+		}
+		o.Failed, o.Err, o.Scores = true, err, nil
+		o.Problems = append(o.Problems, fmt.Sprintf("only %d of %d asked answers came (%s): fewer than half, so the score is left missing rather than computed from so few", len(texts), asked, why))
+		return false
+	}
+	o.Err = err
+	o.Problems = append(o.Problems, fmt.Sprintf("%d of %d asked answers came (%s); the score is computed from the %d that came", len(texts), asked, why, len(texts)))
+	return true
+}
+
+// Sampler is a method that may score a sample from n sampled answers to
+// one request (G-Eval when it cannot read log-probabilities, CloserLook):
+// its runs count the scores computed from fewer answers than asked.
+type Sampler interface {
+	// SamplesAnswers reports whether the method's units may sample.
+	SamplesAnswers() bool
+}
+
+// SamplesAnswers reports whether m's units may sample answers (Sampler).
+func SamplesAnswers(m Method) bool {
+	s, ok := m.(Sampler)
+	return ok && s.SamplesAnswers()
+}
