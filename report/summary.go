@@ -20,8 +20,13 @@ import (
 
 // summaryVersion is part of every stored summary's key: bump it when what
 // a summary holds or how its figures are computed changes, and every
-// stored summary is computed again on its next use.
-const summaryVersion = "summary-1"
+// stored summary is computed again on its next use. summary-2: human
+// ratings of a criterion judged on a method's own scale (LLM-Eval) are
+// mapped from the rubric's range onto it for the errors (humanOnJudgeScale),
+// which changes the differences, positions, decomposition and note stored;
+// the correlations stored under statsVersion do not change (a linear map
+// leaves them as they are), so that is not bumped.
+const summaryVersion = "summary-2"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).
