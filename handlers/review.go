@@ -147,6 +147,17 @@ func (h *Handlers) reviewer(c echo.Context) (name string, userID *int64, needNam
 	return "", nil, true
 }
 
+// reviewerKey identifies the request's reviewer as their reviews are
+// keyed (models.ReviewerKeyOf): the account by its user id, so a changed
+// email keeps its reviews; "" when a local user has not typed a name yet.
+func (h *Handlers) reviewerKey(c echo.Context) string {
+	name, userID, need := h.reviewer(c)
+	if need {
+		return ""
+	}
+	return models.ReviewerKeyOf(name, userID)
+}
+
 func canRate(c echo.Context) bool {
 	return principalOf(c.Request().Context()).Role.AtLeast(models.RoleEditor)
 }
@@ -249,10 +260,11 @@ func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, rev
 	return dataset
 }
 
-// mineOf picks the reviewer's own review from a sample's reviews.
-func mineOf(reviews []models.ReviewRating, reviewer string) *models.ReviewRating {
+// mineOf picks the reviewer's own review from a sample's reviews; who is
+// the reviewer's key (reviewerKey), "" when not known.
+func mineOf(reviews []models.ReviewRating, who string) *models.ReviewRating {
 	for i := range reviews {
-		if reviewer != "" && reviews[i].Reviewer == reviewer {
+		if who != "" && reviews[i].ReviewerKey() == who {
 			r := reviews[i]
 			return &r
 		}
@@ -342,7 +354,7 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		return err
 	}
 	reviews := byRow.current
-	me, _, _ := h.reviewer(c)
+	me := h.reviewerKey(c)
 	rated := func(rowID int64) bool {
 		m := mineOf(reviews[rowID], me)
 		return m != nil && m.Score != nil
@@ -429,7 +441,7 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		}
 		sv.FinalMissing = finalMissing(sv.Final, len(sv.Rounds), failed)
 		for _, r := range reviews[s.RowID] {
-			if r.Reviewer != me {
+			if r.ReviewerKey() != me {
 				sv.Others = append(sv.Others, r)
 			}
 		}
@@ -533,7 +545,7 @@ func (h *Handlers) saveReview(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		if mine := mineOf(cur.current[rowID], name); mine != nil {
+		if mine := mineOf(cur.current[rowID], models.ReviewerKeyOf(name, userID)); mine != nil {
 			r.Score = mine.Score
 		}
 	}
@@ -564,7 +576,7 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 	if err != nil {
 		return nil, err
 	}
-	me, _, _ := h.reviewer(c)
+	me := h.reviewerKey(c)
 	v := &web.SampleReviewView{CanRate: canRate(c)}
 	back := "/runs/" + strconv.FormatInt(run.ID, 10) + "/samples/" + strconv.FormatInt(rowID, 10)
 	for ci, crit := range run.RubricSnapshot.Criteria {
