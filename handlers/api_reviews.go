@@ -165,7 +165,7 @@ func (h *Handlers) apiCreateReview(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		if mine := mineOf(cur.current[rowID], name); mine != nil && mine.Score != nil {
+		if mine := mineOf(cur.current[rowID], models.ReviewerKeyOf(name, userID)); mine != nil && mine.Score != nil {
 			score = mine.Score
 		}
 	}

@@ -147,6 +147,17 @@ func (h *Handlers) reviewer(c echo.Context) (name string, userID *int64, needNam
 	return "", nil, true
 }
 
+// reviewerKey identifies the request's reviewer as their reviews are
+// keyed (models.ReviewerKeyOf): the account by its user id, so a changed
+// email keeps its reviews; "" when a local user has not typed a name yet.
+func (h *Handlers) reviewerKey(c echo.Context) string {
+	name, userID, need := h.reviewer(c)
+	if need {
+		return ""
+	}
+	return models.ReviewerKeyOf(name, userID)
+}
+
 func canRate(c echo.Context) bool {
 	return principalOf(c.Request().Context()).Role.AtLeast(models.RoleEditor)
 }
@@ -249,10 +260,11 @@ func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, rev
 	return dataset
 }
 
-// mineOf picks the reviewer's own review from a sample's reviews.
-func mineOf(reviews []models.ReviewRating, reviewer string) *models.ReviewRating {
+// mineOf picks the reviewer's own review from a sample's reviews; who is
+// the reviewer's key (reviewerKey), "" when not known.
+func mineOf(reviews []models.ReviewRating, who string) *models.ReviewRating {
 	for i := range reviews {
-		if reviewer != "" && reviews[i].Reviewer == reviewer {
+		if who != "" && reviews[i].ReviewerKey() == who {
 			r := reviews[i]
 			return &r
 		}
@@ -342,7 +354,7 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		return err
 	}
 	reviews := byRow.current
-	me, _, _ := h.reviewer(c)
+	me := h.reviewerKey(c)
 	rated := func(rowID int64) bool {
 		m := mineOf(reviews[rowID], me)
 		return m != nil && m.Score != nil
@@ -429,7 +441,7 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		}
 		sv.FinalMissing = finalMissing(sv.Final, len(sv.Rounds), failed)
 		for _, r := range reviews[s.RowID] {
-			if r.Reviewer != me {
+			if r.ReviewerKey() != me {
 				sv.Others = append(sv.Others, r)
 			}
 		}
@@ -533,7 +545,7 @@ func (h *Handlers) saveReview(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		if mine := mineOf(cur.current[rowID], name); mine != nil {
+		if mine := mineOf(cur.current[rowID], models.ReviewerKeyOf(name, userID)); mine != nil {
 			r.Score = mine.Score
 		}
 	}
@@ -564,7 +576,7 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 	if err != nil {
 		return nil, err
 	}
-	me, _, _ := h.reviewer(c)
+	me := h.reviewerKey(c)
 	v := &web.SampleReviewView{CanRate: canRate(c)}
 	back := "/runs/" + strconv.FormatInt(run.ID, 10) + "/samples/" + strconv.FormatInt(rowID, 10)
 	for ci, crit := range run.RubricSnapshot.Criteria {
@@ -697,9 +709,10 @@ func (h *Handlers) forgetReports(runID int64) {
 // exportDatasetCSV writes the dataset as CSV, one row per sample: its
 // columns as imported, each imported annotator's rating and one column per
 // browser reviewer and criterion ("<column>@browser:<reviewer>", their
-// current rating). Imported again with those columns as ratings, the
-// reviewers are annotators of the criterion's human column (the human
-// ceiling finds them by that name).
+// current rating on the criterion's rubric scale: exportedReviews).
+// Imported again with those columns as ratings, the reviewers are
+// annotators of the criterion's human column (the human ceiling finds them
+// by that name).
 func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 	ctx := c.Request().Context()
 	ds, err := h.datasetOfParam(c)
@@ -710,7 +723,7 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	reviews, err := h.DB.ListDatasetReviews(ctx, ds.WorkspaceID, ds.ID)
+	reviews, err := h.exportedReviews(ctx, ds)
 	if err != nil {
 		return err
 	}
@@ -718,12 +731,9 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 		row int64
 		key string
 	}
-	browser := map[cell]models.ReviewRating{} // each reviewer's latest
+	browser := map[cell]models.ReviewRating{}
 	browserKeys := map[string]bool{}
 	for _, r := range reviews {
-		if r.Score == nil {
-			continue
-		}
 		k := cell{r.RowID, r.ExportKey()}
 		browser[k] = r
 		browserKeys[k.key] = true
@@ -802,6 +812,72 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 	}
 	w.Flush()
 	return w.Error()
+}
+
+// exportedReviews are the browser ratings a dataset export writes: per
+// criterion, each reviewer's current review of a sample among those given
+// on the criterion's rubric scale, when it has a rating, as a report reads
+// them (models.OnScale, then CurrentReviews). A rating given on another
+// scale (an LLM-Eval queue's 0 to 5 before reviews were asked for on the
+// rubric's scale, or an older rubric version's range) is left out rather
+// than written under the column's scale, and a withdrawn rating is not
+// written; the API's review list keeps every review with its scale.
+//
+// The criterion's scale is the one the review queue asks for through the
+// dataset's newest run of the criterion that can tell it
+// (models.RunHumanScale). With no such run left (all deleted), it is the
+// scale of the criterion's newest review, the last one reviewers were
+// asked for.
+func (h *Handlers) exportedReviews(ctx context.Context, ds models.Dataset) ([]models.ReviewRating, error) {
+	all, err := h.DB.ListDatasetReviews(ctx, ds.WorkspaceID, ds.ID)
+	if err != nil {
+		return nil, err
+	}
+	byCriterion := map[string][]models.ReviewRating{}
+	var names []string
+	for _, r := range all {
+		if byCriterion[r.Criterion] == nil {
+			names = append(names, r.Criterion)
+		}
+		byCriterion[r.Criterion] = append(byCriterion[r.Criterion], r)
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	runs, err := h.datasetRuns(ctx, ds) // newest first
+	if err != nil {
+		return nil, err
+	}
+	scales := map[string]evaluator.Scale{}
+	for _, run := range runs {
+		for ci, crit := range run.RubricSnapshot.Criteria {
+			if _, ok := scales[crit.Name]; ok || byCriterion[crit.Name] == nil {
+				continue
+			}
+			scale, refused, err := h.humanScaleOf(ctx, run, ci)
+			if err != nil {
+				return nil, err
+			}
+			if refused == "" {
+				scales[crit.Name] = scale
+			}
+		}
+	}
+	var out []models.ReviewRating
+	for _, name := range names {
+		rs := byCriterion[name]
+		scale, ok := scales[name]
+		if !ok {
+			newest := rs[len(rs)-1] // oldest first
+			scale = evaluator.Scale{Lo: newest.Lo, Hi: newest.Hi}
+		}
+		for _, r := range models.CurrentReviews(models.OnScale(rs, scale)) {
+			if r.Score != nil {
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
 }
 
 // plainNumber is a number as a rating cell holds it: digits with an

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -134,17 +135,71 @@ func (db *DB) ListReviewRatings(ctx context.Context, wsID, datasetID int64, crit
 		q = q.Where("id <= ?", uptoID)
 	}
 	var rs []ReviewRating
-	err := q.Order("id").Find(&rs).Error
-	return rs, err
+	if err := q.Order("id").Find(&rs).Error; err != nil {
+		return nil, err
+	}
+	return rs, db.withCurrentReviewers(ctx, rs)
 }
 
 // ListDatasetReviews returns every review of a dataset, all criteria,
 // oldest first.
 func (db *DB) ListDatasetReviews(ctx context.Context, wsID, datasetID int64) ([]ReviewRating, error) {
 	var rs []ReviewRating
-	err := db.Reader(ctx).Where("workspace_id = ? AND dataset_id = ?", wsID, datasetID).Order("id").Find(&rs).Error
-	return rs, err
+	if err := db.Reader(ctx).Where("workspace_id = ? AND dataset_id = ?", wsID, datasetID).Order("id").Find(&rs).Error; err != nil {
+		return nil, err
+	}
+	return rs, db.withCurrentReviewers(ctx, rs)
 }
+
+// withCurrentReviewers names each review of a signed-in reviewer (one with
+// a user id) by the account's current email, the name an account reviews
+// under: the email stored with a review is the one it had then, and a
+// changed email must not make the account's earlier reviews someone
+// else's. Reviews without a user id (a name typed without accounts, or an
+// account since deleted) keep the name stored with them.
+func (db *DB) withCurrentReviewers(ctx context.Context, rs []ReviewRating) error {
+	seen := map[int64]bool{}
+	var ids []int64
+	for _, r := range rs {
+		if r.UserID != nil && !seen[*r.UserID] {
+			seen[*r.UserID] = true
+			ids = append(ids, *r.UserID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	var users []User
+	if err := db.Reader(ctx).Select("id", "email").Where("id IN ?", ids).Find(&users).Error; err != nil {
+		return err
+	}
+	email := make(map[int64]string, len(users))
+	for _, u := range users {
+		email[u.ID] = u.Email
+	}
+	for i := range rs {
+		if rs[i].UserID == nil {
+			continue
+		}
+		if e, ok := email[*rs[i].UserID]; ok {
+			rs[i].Reviewer = e
+		}
+	}
+	return nil
+}
+
+// ReviewerKeyOf identifies a reviewer: the account (its user id) when
+// signed in, whatever its email is now; otherwise the name typed (reviews
+// made without accounts, or by an account since deleted).
+func ReviewerKeyOf(name string, userID *int64) string {
+	if userID != nil {
+		return "user:" + strconv.FormatInt(*userID, 10)
+	}
+	return "name:" + name
+}
+
+// ReviewerKey identifies who gave the review (ReviewerKeyOf).
+func (r ReviewRating) ReviewerKey() string { return ReviewerKeyOf(r.Reviewer, r.UserID) }
 
 // RunHumanScale is the scale people rate criterion ci of the run on: the
 // rubric's own range, whatever scale the run's method asked the judge to
@@ -208,8 +263,9 @@ func (r ReviewRating) ExportKey() string {
 	return BrowserAnnotatorKey(key, r.Reviewer)
 }
 
-// CurrentReviews keeps each reviewer's latest review of each sample, in
-// order of sample and then reviewer.
+// CurrentReviews keeps each reviewer's latest review of each sample (a
+// reviewer as ReviewerKey identifies them), in order of sample and then
+// reviewer.
 func CurrentReviews(all []ReviewRating) []ReviewRating {
 	type key struct {
 		row      int64
@@ -217,7 +273,7 @@ func CurrentReviews(all []ReviewRating) []ReviewRating {
 	}
 	latest := map[key]ReviewRating{}
 	for _, r := range all {
-		k := key{r.RowID, r.Reviewer}
+		k := key{r.RowID, r.ReviewerKey()}
 		if cur, ok := latest[k]; !ok || r.ID > cur.ID {
 			latest[k] = r
 		}
@@ -230,7 +286,10 @@ func CurrentReviews(all []ReviewRating) []ReviewRating {
 		if out[i].RowID != out[j].RowID {
 			return out[i].RowID < out[j].RowID
 		}
-		return out[i].Reviewer < out[j].Reviewer
+		if out[i].Reviewer != out[j].Reviewer {
+			return out[i].Reviewer < out[j].Reviewer
+		}
+		return out[i].ReviewerKey() < out[j].ReviewerKey()
 	})
 	return out
 }

@@ -2,7 +2,10 @@ package report
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/batcheval/batcheval/models"
@@ -53,6 +56,11 @@ func chosenReviews(ctx context.Context, db *models.DB, wsID int64, run models.Ru
 	if err != nil {
 		return HumanUse{}, nil, err
 	}
+	return reviewsOfChoice(ctx, db, wsID, run, choice)
+}
+
+// reviewsOfChoice is chosenReviews for a choice already read.
+func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.Run, choice models.RunHumanSource) (HumanUse, [][]models.ReviewRating, error) {
 	use := HumanUse{Source: choice.Source}
 	if choice.Source == models.HumansImported || choice.Source == "" {
 		use.Source = models.HumansImported
@@ -103,4 +111,30 @@ func applyHumanSource(ctx context.Context, db *models.DB, wsID int64, run models
 	}
 	run.RubricSnapshot.Criteria = crits
 	return run, rows, use, nil
+}
+
+// usedRatingsKey hashes the browser ratings a report of the run reads
+// under the choice (reviewsOfChoice: up to the choice's cut-off and on the
+// criterion's human scale), "" under the imported source. The stored
+// summary and per-sample results are keyed by it, so a change in which
+// ratings count (a rule such as models.OnScale, a run whose human scale
+// can no longer be told) makes them stale: the source and cut-off alone
+// do not say which ratings were read.
+func usedRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice models.RunHumanSource) (string, error) {
+	use, reviews, err := reviewsOfChoice(ctx, db, run.WorkspaceID, run, choice)
+	if err != nil || use.Source == models.HumansImported {
+		return "", err
+	}
+	h := sha256.New()
+	for ci, rs := range reviews {
+		fmt.Fprintf(h, "criterion %d:", ci)
+		for _, r := range rs {
+			score := "-"
+			if r.Score != nil {
+				score = strconv.FormatFloat(*r.Score, 'g', -1, 64)
+			}
+			fmt.Fprintf(h, "%d,%d,%s,%g,%g,%d:%s;", r.ID, r.RowID, score, r.Lo, r.Hi, len(r.Reviewer), r.Reviewer)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -31,7 +31,14 @@ func StoredSamplesCurrent(ctx context.Context, db *models.DB, run models.Run) er
 	if err != nil {
 		return err
 	}
-	if !found || set.InputKey != sampleKey(run, choice) {
+	if !found {
+		return fmt.Errorf("read the samples of run %d: %w", run.ID, ErrSamplesNotStored)
+	}
+	ratings, err := usedRatingsKey(ctx, db, run, choice)
+	if err != nil {
+		return err
+	}
+	if set.InputKey != sampleKey(run, choice, ratings) {
 		return fmt.Errorf("read the samples of run %d: %w", run.ID, ErrSamplesNotStored)
 	}
 	return nil

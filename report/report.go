@@ -172,6 +172,9 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	if err != nil {
 		return nil, err
 	}
+	if run, err = withRubricScales(ctx, db, run); err != nil {
+		return nil, err
+	}
 	ds, err := db.FindDataset(ctx, wsID, run.DatasetID)
 	if err != nil {
 		return nil, err
@@ -210,6 +213,40 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 		}
 	}
 	return rep, nil
+}
+
+// withRubricScales is the run with each criterion's rubric range recorded
+// where the method judged it on a scale of its own and the run, stored
+// before LLM-Eval kept that range (Criterion.RubricScale), does not: it
+// is read from the rubric version the run records (models.RunHumanScale),
+// so humanOnJudgeScale maps the human ratings from it. A criterion whose
+// range cannot be told is left as it is. The run's criteria are copied;
+// nothing stored changes.
+func withRubricScales(ctx context.Context, db *models.DB, run models.Run) (models.Run, error) {
+	crits := run.RubricSnapshot.Criteria
+	copied := false
+	for i, c := range crits {
+		if c.RubricScale != nil {
+			continue
+		}
+		scale, err := db.RunHumanScale(ctx, run, i)
+		if models.ErrorCode(err) == models.EInvalid {
+			continue
+		}
+		if err != nil {
+			return run, err
+		}
+		if scale.Lo == c.Lo && scale.Hi == c.Hi {
+			continue
+		}
+		if !copied {
+			crits = append(crits[:0:0], crits...)
+			copied = true
+		}
+		crits[i].RubricScale = &scale
+	}
+	run.RubricSnapshot.Criteria = crits
+	return run, nil
 }
 
 // Compute builds the report from loaded data (no database access).
@@ -486,8 +523,19 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 
 // humanOnJudgeScale decides, once per criterion, how human ratings that
 // lie between hlo and hhi are put on the criterion's scale before they are
-// subtracted from judge scores, and says so in a note for the page. The
-// rubric does not state the humans' scale, so:
+// subtracted from judge scores, and says so in a note for the page.
+//
+// A criterion the method judged on a scale of its own (LLM-Eval's 0 to 5
+// or 0 to 100) records the rubric's range (Criterion.RubricScale; for an
+// older run BuildWith reads it from the rubric version the run records),
+// and that range is the scale people rate on: ratings within it are mapped
+// linearly from it onto the judge's (the rubric's 1 to 3 onto 0 to 5: 1
+// becomes 0, 3 becomes 5), exactly, whatever the observed extremes.
+// Ratings outside the rubric's range are not on it: they are mapped from
+// their lowest and highest values, as below.
+//
+// Otherwise the judge's scale is the rubric's, which does not state the
+// humans' scale, so:
 //   - ratings within the criterion's range are taken as given: a rubric
 //     whose range is the human scale (FED's 1 to 3, averaged annotators
 //     included) is the common case, and stretching the observed lowest and
@@ -501,6 +549,20 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 func humanOnJudgeScale(hlo, hhi float64, crit evaluator.Criterion) (func(float64) float64, string) {
 	asGiven := func(h float64) float64 { return h }
 	judge := fmtScale(crit.Lo) + " to " + fmtScale(crit.Hi)
+	if rs := crit.RubricScale; rs != nil && rs.Hi > rs.Lo && (rs.Lo != crit.Lo || rs.Hi != crit.Hi) {
+		rubric := fmtScale(rs.Lo) + " to " + fmtScale(rs.Hi)
+		if hlo >= rs.Lo-1e-9 && hhi <= rs.Hi+1e-9 {
+			return func(h float64) float64 { return stats.Rescale(h, rs.Lo, rs.Hi, crit.Lo, crit.Hi) },
+				fmt.Sprintf("The errors compare the judge's scores with the human ratings on the rubric's %s mapped linearly onto the judge's %s (%s becomes %s, %s becomes %s).",
+					rubric, judge, fmtScale(rs.Lo), fmtScale(crit.Lo), fmtScale(rs.Hi), fmtScale(crit.Hi))
+		}
+		if !(hhi > hlo) {
+			return asGiven, fmt.Sprintf("The human ratings (all %s) lie outside the rubric's %s and are compared as given with the judge's %s: compare the errors between runs, not as absolute values.", fmtScale(hlo), rubric, judge)
+		}
+		return func(h float64) float64 { return stats.Rescale(h, hlo, hhi, crit.Lo, crit.Hi) },
+			fmt.Sprintf("The human ratings (%s to %s) lie outside the rubric's %s, so for the errors they are mapped linearly from their lowest and highest values onto the judge's %s (%s becomes %s, %s becomes %s): one extreme rating moves every error, so compare them between runs, not as absolute values.",
+				fmtScale(hlo), fmtScale(hhi), rubric, judge, fmtScale(hlo), fmtScale(crit.Lo), fmtScale(hhi), fmtScale(crit.Hi))
+	}
 	switch {
 	case hlo < crit.Lo-1e-9 || hhi > crit.Hi+1e-9:
 		if !(hhi > hlo) {

@@ -20,8 +20,13 @@ import (
 
 // summaryVersion is part of every stored summary's key: bump it when what
 // a summary holds or how its figures are computed changes, and every
-// stored summary is computed again on its next use.
-const summaryVersion = "summary-1"
+// stored summary is computed again on its next use. summary-2: human
+// ratings of a criterion judged on a method's own scale (LLM-Eval) are
+// mapped from the rubric's range onto it for the errors (humanOnJudgeScale),
+// which changes the differences, positions, decomposition and note stored;
+// the correlations stored under statsVersion do not change (a linear map
+// leaves them as they are), so that is not bumped.
+const summaryVersion = "summary-2"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).
@@ -45,9 +50,11 @@ func humanChoiceKey(c models.RunHumanSource) (src models.HumanSource, asOf int64
 }
 
 // sampleKey hashes what a finished run's per-sample results depend on: the
-// run as it finished (a resumed run finishes again) and the human ratings
-// chosen for it.
-func sampleKey(run models.Run, choice models.RunHumanSource) string {
+// run as it finished (a resumed run finishes again), the human ratings
+// chosen for it and the browser ratings that choice reads (ratings, from
+// usedRatingsKey; "" under the imported source, which keeps the keys of
+// such runs as they were).
+func sampleKey(run models.Run, choice models.RunHumanSource, ratings string) string {
 	h := sha256.New()
 	src, asOf, upto := humanChoiceKey(choice)
 	fin := int64(0)
@@ -56,6 +63,9 @@ func sampleKey(run models.Run, choice models.RunHumanSource) string {
 	}
 	fmt.Fprintf(h, "%s\x00%s\x00%d\x00%s\x00%d\x00%d\x00%d\x00%s\x00%d\x00%d", summaryVersion, statsVersion, run.ID, run.Status, fin,
 		run.BatchesDone, run.BatchesFailed, src, asOf, upto)
+	if ratings != "" {
+		fmt.Fprintf(h, "\x00%s", ratings)
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -68,9 +78,9 @@ func summaryVariant(opt Options) string {
 
 // summaryKey hashes what a stored summary depends on: the samples' inputs,
 // the options and the dataset's columns they are resolved against.
-func summaryKey(run models.Run, choice models.RunHumanSource, ds models.Dataset, opt Options) string {
+func summaryKey(run models.Run, choice models.RunHumanSource, ratings string, ds models.Dataset, opt Options) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d\x00", sampleKey(run, choice), summaryVariant(opt), ds.GroupColumn, DefaultSystemColumn(ds.Columns), ds.ID)
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d\x00", sampleKey(run, choice, ratings), summaryVariant(opt), ds.GroupColumn, DefaultSystemColumn(ds.Columns), ds.ID)
 	for _, c := range ds.Columns {
 		fmt.Fprintf(h, "%d:%s", len(c), c)
 	}
@@ -120,7 +130,7 @@ func LoadSummary(ctx context.Context, db *models.DB, wsID, runID int64, opt Opti
 	if look.Stored != nil {
 		return look.Stored, nil
 	}
-	return storeSummary(ctx, db, wsID, look.Run, look.ds, look.choice, opt)
+	return storeSummary(ctx, db, wsID, look.Run, look.ds, look.choice, look.ratings, opt)
 }
 
 // SummaryLookup is what LoadSummary finds of a run's summary before it
@@ -141,6 +151,8 @@ type SummaryLookup struct {
 
 	ds     models.Dataset
 	choice models.RunHumanSource
+	// ratings hashes the browser ratings the choice reads (usedRatingsKey).
+	ratings string
 }
 
 // LookupSummary reads a run's stored summary for opt as LoadSummary does,
@@ -162,7 +174,10 @@ func LookupSummary(ctx context.Context, db *models.DB, wsID, runID int64, opt Op
 		return look, err
 	}
 	look.Samples = look.ds.RowCount * max(1, len(run.RubricSnapshot.Criteria))
-	key := summaryKey(run, look.choice, look.ds, opt)
+	if look.ratings, err = usedRatingsKey(ctx, db, run, look.choice); err != nil {
+		return look, err
+	}
+	key := summaryKey(run, look.choice, look.ratings, look.ds, opt)
 	look.InputKey = summaryVariant(opt) + "\x00" + key
 	row, found, err := db.FindRunSummary(ctx, run.ID, summaryVariant(opt))
 	if err != nil {
@@ -199,7 +214,7 @@ func withoutSamples(rep *Report) *Report {
 // storeSummary builds a finished run's report, stores its summary under
 // opt's variant and, unless current, its per-sample results, and returns
 // the summary.
-func storeSummary(ctx context.Context, db *models.DB, wsID int64, run models.Run, ds models.Dataset, choice models.RunHumanSource, opt Options) (*Report, error) {
+func storeSummary(ctx context.Context, db *models.DB, wsID int64, run models.Run, ds models.Dataset, choice models.RunHumanSource, ratings string, opt Options) (*Report, error) {
 	rep, err := BuildWith(ctx, db, wsID, run.ID, opt)
 	if err != nil {
 		return nil, err
@@ -215,7 +230,7 @@ func storeSummary(ctx context.Context, db *models.DB, wsID int64, run models.Run
 		return nil, err
 	}
 	now := time.Now().UTC()
-	key := sampleKey(run, choice)
+	key := sampleKey(run, choice, ratings)
 	var samples []models.RunSampleResult
 	set, found, err := db.FindRunSampleSet(ctx, run.ID)
 	if err != nil {
@@ -231,7 +246,7 @@ func storeSummary(ctx context.Context, db *models.DB, wsID int64, run models.Run
 	if len(rep.Criteria) > 0 {
 		perCriterion = len(rep.Criteria[0].Samples)
 	}
-	row := models.RunSummary{RunID: run.ID, Variant: summaryVariant(opt), InputKey: summaryKey(run, choice, ds, opt), Summary: enc, ComputedAt: now}
+	row := models.RunSummary{RunID: run.ID, Variant: summaryVariant(opt), InputKey: summaryKey(run, choice, ratings, ds, opt), Summary: enc, ComputedAt: now}
 	if err := db.SaveRunSummary(ctx, row, key, perCriterion, samples); err != nil {
 		return nil, err
 	}
