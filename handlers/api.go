@@ -1181,12 +1181,31 @@ func launchRefused(errs []string) error {
 	return models.Errorf(models.EInvalid, "nothing was launched: %s", strings.Join(errs, " "))
 }
 
+// apiLaunchRun launches a run; with an Idempotency-Key used before, it
+// answers what that launch made instead (replayLaunch).
 func (h *Handlers) apiLaunchRun(c echo.Context) error {
+	k, keyed, err := launchKey(c, models.LaunchKeyRun)
+	if err != nil {
+		return err
+	}
+	if keyed {
+		if done, err := h.replayLaunch(c, k); done {
+			return err
+		}
+		withLaunchKey(c, k)
+	}
 	in, pl, err := h.apiPlanLaunch(c)
 	if err != nil {
 		return err
 	}
 	run, errs, err := h.launchPlanned(c, in, pl)
+	if keyed && errors.Is(err, models.ErrLaunchKeyTaken) {
+		// A retry raced the launch it retries and lost: nothing was
+		// launched; answer what the other one launched.
+		if done, err := h.replayLaunch(c, k); done {
+			return err
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -1196,7 +1215,19 @@ func (h *Handlers) apiLaunchRun(c echo.Context) error {
 	return apiCreated(c, "/api/v1/runs/"+strconv.FormatInt(run.ID, 10), apiRun(run))
 }
 
+// apiLaunchExperiment launches every method as one experiment; with an
+// Idempotency-Key used before, it answers what that launch made instead.
 func (h *Handlers) apiLaunchExperiment(c echo.Context) error {
+	k, keyed, err := launchKey(c, models.LaunchKeyExperiment)
+	if err != nil {
+		return err
+	}
+	if keyed {
+		if done, err := h.replayLaunch(c, k); done {
+			return err
+		}
+		withLaunchKey(c, k)
+	}
 	in, pl, err := h.apiPlanLaunch(c)
 	if err != nil {
 		return err
@@ -1204,6 +1235,13 @@ func (h *Handlers) apiLaunchExperiment(c echo.Context) error {
 	e, _, _, errs, err := h.launchAllPlanned(c, in, pl)
 	if len(errs) > 0 {
 		return launchRefused(errs)
+	}
+	if keyed && errors.Is(err, models.ErrLaunchKeyTaken) {
+		// Lost the race to the launch it retries (nothing was made, though
+		// e has the id of the experiment rolled back).
+		if done, err := h.replayLaunch(c, k); done {
+			return err
+		}
 	}
 	if err != nil {
 		if e.ID == 0 {

@@ -34,6 +34,8 @@ type apiClient struct {
 	// invalidRequests turns off the request check, for tests that send a
 	// request the document forbids on purpose (the answer is still checked).
 	invalidRequests bool
+	// header is added to every request (e.g. Idempotency-Key).
+	header http.Header
 	// seen records, per operation ("GET /api/v1/runs/{id}"), the statuses
 	// whose answers were validated.
 	seen map[string][]int
@@ -74,6 +76,9 @@ func (a *apiClient) call(method, target, token string, body []byte, contentType 
 		}
 		if token != "" {
 			r.Header.Set("Authorization", "Bearer "+token)
+		}
+		for k, v := range a.header {
+			r.Header[k] = v
 		}
 		return r
 	}

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -40,20 +41,24 @@ func TestRedirectsStayOnSite(t *testing.T) {
 		cases := []struct {
 			name, target string
 			kept         bool // the target is a page of this site and is kept
+			// refused: the form is refused (422, no redirect at all), as
+			// every form with a control character other than tab and line
+			// breaks is (refuseControlCharacters).
+			refused bool
 		}{
-			{"a page", "/runs/3?tab=samples", true},
-			{"the home page", "/", true},
-			{"another site", "https://evil.example/", false},
-			{"scheme-relative", "//evil.example/x", false},
-			{"backslash", `/\evil.example`, false},
-			{"tab between slashes", "/\t/evil.example", false},
-			{"line feed between slashes", "/\n/evil.example", false},
-			{"carriage return", "/\r/evil.example", false},
-			{"tab and backslash", "/\t\\evil.example", false},
-			{"leading tab", "\t//evil.example", false},
-			{"leading space", " //evil.example", false},
-			{"javascript", "javascript:alert(1)", false},
-			{"nul", "/\x00/evil.example", false},
+			{"a page", "/runs/3?tab=samples", true, false},
+			{"the home page", "/", true, false},
+			{"another site", "https://evil.example/", false, false},
+			{"scheme-relative", "//evil.example/x", false, false},
+			{"backslash", `/\evil.example`, false, false},
+			{"tab between slashes", "/\t/evil.example", false, false},
+			{"line feed between slashes", "/\n/evil.example", false, false},
+			{"carriage return", "/\r/evil.example", false, false},
+			{"tab and backslash", "/\t\\evil.example", false, false},
+			{"leading tab", "\t//evil.example", false, false},
+			{"leading space", " //evil.example", false, false},
+			{"javascript", "javascript:alert(1)", false, false},
+			{"nul", "/\x00/evil.example", false, true},
 		}
 		for i, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -68,6 +73,14 @@ func TestRedirectsStayOnSite(t *testing.T) {
 				signIn := env.send(http.MethodPost, "/login", url.Values{"email": {"ada@a.test"}, "password": {testPassword},
 					"next": {tc.target}}, addr)
 				theme := env.send(http.MethodPost, "/theme", url.Values{"theme": {"dark"}, "back": {tc.target}}, "")
+				if tc.refused {
+					for what, rec := range map[string]*httptest.ResponseRecorder{"sign-in": signIn, "theme": theme} {
+						if rec.Code != http.StatusUnprocessableEntity || rec.Header().Get("Location") != "" {
+							t.Errorf("%s with %q answered %d to %q, want 422 and no redirect", what, tc.target, rec.Code, rec.Header().Get("Location"))
+						}
+					}
+					return
+				}
 				for what, rec := range map[string]int{"sign-in": signIn.Code, "theme": theme.Code} {
 					if rec != http.StatusSeeOther {
 						t.Errorf("%s answered %d, want 303", what, rec)

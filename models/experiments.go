@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"gorm.io/gorm"
 )
 
-// CreateExperiment stores an experiment (a group of runs to compare).
+// CreateExperiment stores an experiment (a group of runs to compare), with
+// the Idempotency-Key of its launch when ctx carries one (WithLaunchKey).
 func (db *DB) CreateExperiment(ctx context.Context, e *Experiment) error {
 	if strings.TrimSpace(e.Name) == "" {
 		return Errorf(EInvalid, "the experiment needs a name")
@@ -14,7 +17,21 @@ func (db *DB) CreateExperiment(ctx context.Context, e *Experiment) error {
 	if err := checkLength("experiment name", e.Name, MaxComposedNameLength); err != nil {
 		return err
 	}
-	return db.Gorm.WithContext(ctx).Create(e).Error
+	k, ok := launchKeyOf(ctx, LaunchKeyExperiment)
+	if !ok {
+		return db.Gorm.WithContext(ctx).Create(e).Error
+	}
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(e).Error; err != nil {
+			return err
+		}
+		k.ExperimentID = &e.ID
+		return recordLaunchKey(tx, k)
+	})
+	if err != nil {
+		e.ID = 0 // rolled back: no experiment was made
+	}
+	return err
 }
 
 // FindExperiment finds an experiment in the workspace.

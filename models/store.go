@@ -382,7 +382,8 @@ func (db *DB) EnsureSimulatedJudge(ctx context.Context, wsID int64) (Judge, erro
 // ---- runs ----
 
 // CreateRun stores a queued run and, in the same transaction, calls enqueue
-// (which inserts the background job) and records its job id.
+// (which inserts the background job) and records its job id, and the
+// Idempotency-Key of its launch when ctx carries one (WithLaunchKey).
 func (db *DB) CreateRun(ctx context.Context, r *Run, enqueue func(ctx context.Context, tx *sql.Tx, r *Run) (int64, error)) error {
 	if err := checkLength("run name", r.Name, MaxComposedNameLength); err != nil {
 		return err
@@ -403,6 +404,12 @@ func (db *DB) CreateRun(ctx context.Context, r *Run, enqueue func(ctx context.Co
 		}
 		if err := tx.Create(r).Error; err != nil {
 			return fmt.Errorf("create run: %w", err)
+		}
+		if k, ok := launchKeyOf(ctx, LaunchKeyRun); ok {
+			k.RunID = &r.ID
+			if err := recordLaunchKey(tx, k); err != nil {
+				return err
+			}
 		}
 		if enqueue == nil {
 			return nil

@@ -847,6 +847,15 @@ type flattener struct {
 }
 
 func (f *flattener) set(key, value string) error {
+	// A JSON string may spell NUL as \u0000, which the byte check of the
+	// file (utf8Checker) cannot see. NUL is no text: PostgreSQL refuses it
+	// in a text value, and no judge should read it.
+	if strings.ContainsRune(key, 0) {
+		return &ParseError{Msg: fmt.Sprintf("the key %q holds a NUL character (\\u0000), which is not text: remove it from the key", key)}
+	}
+	if strings.ContainsRune(value, 0) {
+		return &ParseError{Column: key, Msg: "the value holds a NUL character (\\u0000), which is not text and cannot be stored: remove it from the file"}
+	}
 	if _, dup := f.values[key]; dup {
 		return &ParseError{Column: key, Msg: "this key appears twice in the same object: keep only one"}
 	}

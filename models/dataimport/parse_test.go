@@ -123,6 +123,8 @@ func TestParseErrors(t *testing.T) {
 		{"jsonl truncated character at end", JSONL, "{\"a\":\"x\"}\n{\"a\":\"\xE2\x82", Options{}, 2, false, "", "line 2: the text is not valid UTF-8"},
 		{"utf-16 with bom", CSV, "\xFF\xFEi\x00d\x00\n\x00", Options{}, 0, false, "", "UTF-16"},
 		{"nul byte", CSV, "id,text\n1,a\x00b\n", Options{}, 2, false, "", "line 2: the file contains a NUL byte"},
+		{"nul escaped in a jsonl value", JSONL, "{\"id\":\"1\"}\n{\"id\":\"2\",\"text\":\"a\\u0000b\"}\n", Options{}, 2, false, "text", `line 2, column "text": the value holds a NUL character`},
+		{"nul escaped in a json item's key", JSON, "[{\"id\":\"1\",\"te\\u0000xt\":\"a\"}]", Options{}, 1, true, "", `item 1: the key "te\x00xt" holds a NUL character`},
 		{"too many rows", CSV, "id\n1\n2\n3\n", Options{MaxRows: 2}, 4, false, "", "more than 2 rows"},
 	}
 	// Megabytes before the error: the line is still counted right once

@@ -1,0 +1,127 @@
+package handlers
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// A launch through the API (POST .../runs, .../experiments) may carry an
+// Idempotency-Key header: a script that retries after losing the answer
+// then gets the run or experiment it already started, not a second paid
+// one. The key is recorded with what it launched in the transaction that
+// creates it (models.WithLaunchKey), for models.LaunchKeyTTL.
+const (
+	idempotencyHeader = "Idempotency-Key"
+	// replayedHeader marks an answer that is a retry's: nothing new was
+	// launched.
+	replayedHeader = "Idempotent-Replayed"
+	// maxIdempotencyKey bounds a key: a UUID is 36 characters; 255 leaves
+	// room for a script's own scheme without storing arbitrary text.
+	maxIdempotencyKey = 255
+)
+
+// launchKey reads a launch's Idempotency-Key; keyed is false without one.
+// The key identifies the request by a hash of its method, path and body,
+// so the body is read here and put back for the launch to decode.
+func launchKey(c echo.Context, launches string) (k models.LaunchKey, keyed bool, err error) {
+	req := c.Request()
+	values := req.Header.Values(idempotencyHeader)
+	if len(values) == 0 {
+		return k, false, nil
+	}
+	key := values[0]
+	switch {
+	case len(values) > 1:
+		return k, false, echo.NewHTTPError(http.StatusBadRequest, "send one Idempotency-Key header, not "+strconv.Itoa(len(values)))
+	case key == "" || len(key) > maxIdempotencyKey:
+		return k, false, echo.NewHTTPError(http.StatusBadRequest,
+			fmt.Sprintf("the Idempotency-Key header must hold 1 to %d characters (a new UUID for each launch is a good key)", maxIdempotencyKey))
+	}
+	for _, r := range key {
+		if r < 0x20 || r > 0x7e {
+			return k, false, echo.NewHTTPError(http.StatusBadRequest,
+				"the Idempotency-Key header must be printable ASCII characters (a new UUID for each launch is a good key)")
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, apiMaxJSONBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return k, false, echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", apiMaxJSONBody))
+		}
+		return k, false, err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	sum := sha256.New()
+	fmt.Fprintf(sum, "%s %s\n", req.Method, req.URL.Path)
+	sum.Write(body)
+	return models.LaunchKey{WorkspaceID: workspaceOf(req.Context()), Principal: launchPrincipal(principalOf(req.Context())),
+		IdempotencyKey: key, BodyHash: hex.EncodeToString(sum.Sum(nil)), Launches: launches}, true, nil
+}
+
+// launchPrincipal names whose keys a launch's key is among: an API
+// token's, a signed-in person's, or the local user's.
+func launchPrincipal(p Principal) string {
+	switch p.Kind {
+	case Token:
+		return "token:" + strconv.FormatInt(p.TokenID, 10)
+	case Account:
+		return "user:" + strconv.FormatInt(p.User.ID, 10)
+	}
+	return "local"
+}
+
+// withLaunchKey has the launch of c record k (models.WithLaunchKey).
+func withLaunchKey(c echo.Context, k models.LaunchKey) {
+	c.SetRequest(c.Request().WithContext(models.WithLaunchKey(c.Request().Context(), k)))
+}
+
+// replayLaunch answers a launch whose key was used before: 200 with what
+// that launch made and its Location when the request is the same, 422
+// when it is another. done is false when the key is new (or expired).
+func (h *Handlers) replayLaunch(c echo.Context, k models.LaunchKey) (done bool, err error) {
+	ctx := c.Request().Context()
+	found, err := h.DB.FindLaunchKey(ctx, k.WorkspaceID, k.Principal, k.IdempotencyKey)
+	switch {
+	case models.ErrorCode(err) == models.ENotFound:
+		return false, nil
+	case err != nil:
+		return true, err
+	case found.BodyHash != k.BodyHash:
+		return true, models.Errorf(models.EInvalid,
+			"the Idempotency-Key %q was sent before with another request (another path or body), which it launched: "+
+				"use a new key for a new launch, or send exactly the same request to get what it launched", k.IdempotencyKey)
+	}
+	c.Response().Header().Set(replayedHeader, "true")
+	if found.RunID != nil {
+		run, err := h.DB.FindRun(ctx, k.WorkspaceID, *found.RunID)
+		if err != nil {
+			return true, err
+		}
+		c.Response().Header().Set(echo.HeaderLocation, "/api/v1/runs/"+strconv.FormatInt(run.ID, 10))
+		return true, c.JSON(http.StatusOK, apiRun(run))
+	}
+	if found.ExperimentID == nil {
+		return true, fmt.Errorf("launch key %d names nothing launched", found.ID)
+	}
+	e, err := h.DB.FindExperiment(ctx, k.WorkspaceID, *found.ExperimentID)
+	if err != nil {
+		return true, err
+	}
+	out, err := h.apiExperiment(c, e)
+	if err != nil {
+		return true, answerPreparing(c, err)
+	}
+	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/experiments/"+strconv.FormatInt(e.ID, 10))
+	return true, c.JSON(http.StatusOK, out)
+}

@@ -1,0 +1,161 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"unicode"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// refuseControlCharacters is the one check, for every form and JSON body,
+// that no field holds a control character other than tab and line breaks:
+// a NUL (JSON "\u0000", form %00) was stored on SQLite and was a 500 on
+// PostgreSQL, which refuses NUL in text, and the other controls are no
+// text anyone means to store or show a judge. It answers 422 naming the
+// field. Line breaks stay allowed here; fields of one line (labels,
+// criterion names) refuse them where they are checked. Dataset files are
+// checked by their reader (dataimport), not here.
+//
+// It runs after the route's access check (a refused caller learns
+// nothing), on bodies limitBodies has already read into memory.
+func refuseControlCharacters(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.Body == nil || req.Body == http.NoBody || uploadRoute(c.Path()) {
+			return next(c)
+		}
+		mt, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
+		if mt != echo.MIMEApplicationJSON && mt != echo.MIMEApplicationForm {
+			return next(c)
+		}
+		data, err := io.ReadAll(req.Body)
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, "The request could not be read; try again.")
+		}
+		req.Body = io.NopCloser(bytes.NewReader(data))
+		var field string
+		var bad rune
+		if mt == echo.MIMEApplicationJSON {
+			field, bad = controlInJSON(data)
+		} else {
+			field, bad = controlInForm(data)
+		}
+		if field != "" {
+			return models.Errorf(models.EInvalid, "%s holds a control character (%s), which is not text and cannot be stored: "+
+				"remove it and send again (tabs and line breaks are kept where text may have several lines)", field, runeName(bad))
+		}
+		return next(c)
+	}
+}
+
+// isRefusedControl says whether r is a control character a field may not
+// hold: any but tab, line feed and carriage return.
+func isRefusedControl(r rune) bool {
+	return unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r'
+}
+
+// firstControl returns the first refused control character of s.
+func firstControl(s string) (rune, bool) {
+	for _, r := range s {
+		if isRefusedControl(r) {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// runeName names a control character for people: "U+0000, NUL".
+func runeName(r rune) string {
+	if r == 0 {
+		return "U+0000, NUL"
+	}
+	return fmt.Sprintf("U+%04X", r)
+}
+
+// controlInForm finds, quoted, a form field holding a refused control character
+// (in its name or its value); "" when none does or the form cannot be read
+// (the handler then says so).
+func controlInForm(data []byte) (string, rune) {
+	values, err := url.ParseQuery(string(data))
+	if err != nil {
+		return "", 0
+	}
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the same answer every time
+	for _, k := range keys {
+		if r, ok := firstControl(k); ok {
+			return "the field name " + strconv.QuoteToASCII(k), r
+		}
+		for _, v := range values[k] {
+			if r, ok := firstControl(v); ok {
+				return strconv.Quote(k), r
+			}
+		}
+	}
+	return "", 0
+}
+
+// controlInJSON finds, quoted, by its JSON path ("criteria[0].description"), a
+// value or key holding a refused control character; "" when none does or
+// the body is not JSON (decodeJSON then says what is wrong).
+func controlInJSON(data []byte) (string, rune) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", 0
+	}
+	return controlIn(v, "")
+}
+
+func controlIn(v any, path string) (string, rune) {
+	at := func(key string) string {
+		if path == "" {
+			return key
+		}
+		return path + "." + key
+	}
+	switch v := v.(type) {
+	case string:
+		if r, ok := firstControl(v); ok {
+			if path == "" {
+				return "the request body", r
+			}
+			return strconv.Quote(path), r
+		}
+	case []any:
+		for i, item := range v {
+			if f, r := controlIn(item, fmt.Sprintf("%s[%d]", path, i)); f != "" {
+				return f, r
+			}
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if r, ok := firstControl(k); ok {
+				return "the key " + strconv.QuoteToASCII(at(k)), r
+			}
+			if f, r := controlIn(v[k], at(k)); f != "" {
+				return f, r
+			}
+		}
+	}
+	return "", 0
+}
