@@ -1151,6 +1151,13 @@ func (r *Runner) store(ctx context.Context, run models.Run, res models.BatchResu
 				return serr
 			}
 			r.log.Warn("batch already answered by another execution; this answer is not stored", "run", res.Batch.RunID, "judge", name, "batch", res.Batch.ID)
+			// It was paid for all the same: its calls, tokens and cost
+			// count on the run (its scores do not). Nothing else counts
+			// it: the answer that was stored is another call's.
+			b := res.Batch
+			if cerr := r.db.AddRunSpend(context.WithoutCancel(ctx), b.RunID, b.Calls, b.PromptTokens, b.CompletionTokens, res.Cost); cerr != nil {
+				r.log.Warn("count an answer not stored", "run", b.RunID, "batch", b.ID, "err", cerr)
+			}
 		}
 	}
 	return err
