@@ -632,10 +632,23 @@ type APIExperimentRun struct {
 	Partial      bool `json:"partial"`
 }
 
+// APICompareCost is what one compared run's calls cost beyond the run
+// object's calls, tokens and cost_usd: the run page's words and the cost
+// per sample of its dataset.
+type APICompareCost struct {
+	CostText      string               `json:"cost_text"`
+	CostPerSample *report.USDPerSample `json:"cost_per_sample_usd"`
+	// CachedAsPaid says that calls the answer cache answered are counted
+	// in cost_per_sample_usd at what they cost when first paid for.
+	CachedAsPaid bool `json:"cached_counted_as_paid"`
+}
+
 // APIComparison is two runs side by side on one criterion.
 type APIComparison struct {
 	A           APIRun          `json:"a"`
 	B           APIRun          `json:"b"`
+	CostA       APICompareCost  `json:"a_cost"`
+	CostB       APICompareCost  `json:"b_cost"`
 	Criterion   int             `json:"criterion"`
 	Name        string          `json:"criterion_name"`
 	SameDataset bool            `json:"same_dataset"`
@@ -1385,7 +1398,10 @@ func (h *Handlers) apiCompare(c echo.Context) error {
 	corr := func(coef, p float64, n, missing int) APICorrelation {
 		return APICorrelation{Coef: finite(coef), P: finite(p), N: n, Missing: missing}
 	}
-	out := APIComparison{A: apiRun(v.A), B: apiRun(v.B), Criterion: v.Criterion, Name: v.CritA.Name, SameDataset: v.SameDataset,
+	cost := func(cc web.CompareCost) APICompareCost {
+		return APICompareCost{CostText: cc.Cost, CostPerSample: report.USDPerSampleOf(cc.PerSampleUSD), CachedAsPaid: cc.AsIfPaid}
+	}
+	out := APIComparison{A: apiRun(v.A), B: apiRun(v.B), CostA: cost(v.CostA), CostB: cost(v.CostB), Criterion: v.Criterion, Name: v.CritA.Name, SameDataset: v.SameDataset,
 		Pearson:  corr(v.Pearson.Coef, v.Pearson.P, v.Pearson.N, v.Pearson.Missing),
 		Spearman: corr(v.Spearman.Coef, v.Spearman.P, v.Spearman.N, v.Spearman.Missing),
 		Reading:  v.Reading, Matched: v.Total, Unmatched: v.Unmatched, Rows: []APICompareRow{}}

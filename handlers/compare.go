@@ -17,6 +17,7 @@ import (
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
+	"github.com/batcheval/batcheval/runner"
 	"github.com/batcheval/batcheval/web"
 )
 
@@ -575,7 +576,8 @@ func humanFigures(rep *report.Report, criterion int) *report.CriterionReport {
 func compareShell(cmp comparison) web.CompareView {
 	v := web.CompareView{A: cmp.a, B: cmp.b, Criterion: cmp.criterion,
 		CritA: cmp.critA, CritB: cmp.critB, SameDataset: cmp.dsA.ID == cmp.dsB.ID, Mismatch: cmp.Mismatch,
-		DifferentCriteria: cmp.differentCriteria()}
+		DifferentCriteria: cmp.differentCriteria(),
+		CostA:             compareCostOf(cmp.a, cmp.dsA.RowCount), CostB: compareCostOf(cmp.b, cmp.dsB.RowCount)}
 	for i, cr := range cmp.a.RubricSnapshot.Criteria {
 		if i == cmp.criterion || matchingCriterion(cr, cmp.b.RubricSnapshot.Criteria) >= 0 {
 			v.Names = append(v.Names, web.CompareChoice{Index: i, Name: cr.Name})
@@ -756,4 +758,38 @@ func (h *Handlers) sampleSide(ctx context.Context, run models.Run, rowID int64, 
 		side.Final = &m
 	}
 	return side, nil
+}
+
+// compareCostOf is what a compared run's calls cost: its calls and the
+// tokens it paid for, its cost in the words of its run page
+// (runCostText), and its cost per sample of its dataset (samples), as the
+// experiment table computes it: calls the answer cache answered count at
+// what they cost when first paid for when that is known ("as if paid"),
+// and a run answered partly from the cache without it shows what it paid.
+func compareCostOf(run models.Run, samples int) web.CompareCost {
+	cc := web.CompareCost{Calls: run.Calls, Tokens: run.PromptTokens + run.CompletionTokens, Cost: runCostText(run), PerSample: "unknown"}
+	prompt, completion, full := run.FullTokens()
+	cost := run.CostUSD
+	cc.AsIfPaid = run.CachedCalls > 0 && full
+	if cc.AsIfPaid {
+		cost = runner.Cost(run.JudgeSnapshot, prompt, completion)
+	}
+	switch {
+	case run.Simulated:
+		cc.PerSample = "$0 (simulated judge)"
+	case run.WhollyCached() && !full:
+		cc.PerSample = "cached"
+	case cost == nil || samples <= 0:
+	default:
+		c := *cost / float64(samples)
+		cc.PerSampleUSD = &c
+		cc.PerSample = dollars(c)
+		switch {
+		case cc.AsIfPaid:
+			cc.PerSample += " as if paid"
+		case run.PartlyCached():
+			cc.PerSample += " paid (" + cacheShareText(run) + ")"
+		}
+	}
+	return cc
 }

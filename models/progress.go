@@ -824,6 +824,25 @@ func (db *DB) AddUnitSpend(ctx context.Context, runID, batchID int64, calls, pro
 	})
 }
 
+// AddRunSpend counts on a run calls it paid for whose answer is stored
+// nowhere, not even pending on a batch: an answer that came back for a
+// batch another execution had answered first. It adds the calls, their
+// tokens and, when known, their cost, and nothing else (no batch, no
+// score). It is not fenced: the execution that made the call may have
+// lost the run, and what it paid is the run's all the same.
+func (db *DB) AddRunSpend(ctx context.Context, runID int64, calls, promptTokens, completionTokens int, cost *float64) error {
+	return db.retry(ctx, "count an answer not stored", func() error {
+		res := db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ?", runID).Updates(spendUpdates(calls, promptTokens, completionTokens, cost))
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return Errorf(ENotFound, "run %d not found", runID)
+		}
+		return nil
+	})
+}
+
 // addCostSQL adds a call's cost to a run's cost, which is NULL while no
 // cost is known (unknown, never $0): the first priced call starts it. The
 // answer store's statement (writeBatchResultCounts) adds the same way; PostgreSQL's
@@ -834,7 +853,8 @@ const addCostSQL = "COALESCE(cost_usd, 0) + ?"
 // spendUpdates are the column updates that add calls, their tokens and,
 // when known, their cost to a run's counters (a batch's: cost nil), for
 // the counts made outside the answer store: a unit's paid calls left for
-// the resume (AddUnitSpend) and a method's set-up call
+// the resume (AddUnitSpend), an answer stored nowhere (AddRunSpend) and
+// a method's set-up call
 // (SaveRunMethodSettings).
 func spendUpdates(calls, promptTokens, completionTokens int, cost *float64) map[string]any {
 	upd := map[string]any{

@@ -635,6 +635,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 		for _, t := range todo {
 			g.Go(func() error {
 				if err := r.stopping(gctx); err != nil {
+					r.leavePending(ctx, run, t, methods.Outcome{})
 					return err
 				}
 				// Was context.WithoutCancel(gctx): then Kill, and Stop
@@ -654,30 +655,33 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 				o := m.Judge(calls, client, u)
 				if o.Answered == 0 && errors.Is(o.Err, errRoundHalted) {
 					// Never called: the unit that halted the round says
-					// why, and this one stays pending.
+					// why, and this one stays pending (with what its
+					// first try, or a billed failed call, cost counted).
+					r.leavePending(ctx, run, t, o)
 					return nil
 				}
 				if o.Err != nil {
 					if fatal := runLevel(o.Err); fatal != nil {
 						// Before this unit's turn is given back.
 						turns.halt()
-						if o.Answered > 0 || o.PromptTokens+o.CompletionTokens > 0 {
-							// A follow-up call (a repair, a top-up) met the
-							// stop: the spending cap refused it, the judge
-							// asked to wait, the run is stopping. Stored
-							// done, the unit would keep its missing scores
-							// for good; it stays pending for the resume,
-							// which sends the call. What the answered calls
-							// cost is counted now (a resume replays their
-							// answers from the answer cache at no cost).
-							if err := r.countPaid(context.WithoutCancel(ctx), run, t.batch, o); err != nil {
-								r.log.Warn("count the answered calls of a unit left for the resume", "run", run.ID, "err", err)
-							}
-						}
+						// A follow-up call (a repair, a top-up) met the
+						// stop: the spending cap refused it, the judge
+						// asked to wait, the run is stopping. Stored
+						// done, the unit would keep its missing scores
+						// for good; it stays pending for the resume,
+						// which sends the call. What the answered calls
+						// cost, and its failed first try's, is counted
+						// now (a resume replays their answers from the
+						// answer cache at no cost).
+						r.leavePending(ctx, run, t, o)
 						return fatal
 					}
 				}
 				if o.Failed && !last {
+					if t.first.Calls > 0 {
+						// Not the last retry: the next one counts both.
+						o = retried(t.first, o)
+					}
 					mu.Lock()
 					retries = append(retries, pendingRetry{batch: t.batch, first: o})
 					mu.Unlock()
@@ -709,16 +713,42 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 			failed++
 		}
 	}
+	// A unit waiting for its retry when the round stops stays pending:
+	// what its failed try paid for is counted now.
+	leaveRetries := func() {
+		for _, p := range retries {
+			r.leavePending(ctx, run, pendingRetry{batch: p.batch}, p.first)
+		}
+	}
 	if err := judgeAll(todo, failedUnitRetries == 0); err != nil {
+		leaveRetries()
 		return 0, err
 	}
 	for attempt := 1; attempt <= failedUnitRetries && len(retries) > 0; attempt++ {
 		todo, retries = retries, nil
 		if err := judgeAll(todo, attempt == failedUnitRetries); err != nil {
+			leaveRetries()
 			return 0, err
 		}
 	}
 	return failed, nil
+}
+
+// leavePending counts on the run what a unit left pending for the resume
+// paid for (its answer is not stored, so the store counts nothing): o,
+// the try that met the stop (zero when it never called), together with
+// its failed first try, t.first, which waited for the end-of-round retry.
+// Every paid answer reaches the run once: here, or with the stored answer.
+func (r *Runner) leavePending(ctx context.Context, run models.Run, t pendingRetry, o methods.Outcome) {
+	if t.first.Calls > 0 {
+		o = retried(t.first, o)
+	}
+	if o.Answered == 0 && o.PromptTokens+o.CompletionTokens == 0 {
+		return
+	}
+	if err := r.countPaid(context.WithoutCancel(ctx), run, t.batch, o); err != nil {
+		r.log.Warn("count the answered calls of a unit left for the resume", "run", run.ID, "batch", t.batch.ID, "err", err)
+	}
 }
 
 // countPaid counts on the run what the answered calls of o cost, for a
@@ -732,6 +762,7 @@ func (r *Runner) countPaid(ctx context.Context, run models.Run, b models.RunBatc
 // call made is counted, and the first failure is noted.
 func retried(first, again methods.Outcome) methods.Outcome {
 	again.Calls += first.Calls
+	again.Answered += first.Answered
 	again.Attempts += first.Attempts
 	again.PromptTokens += first.PromptTokens
 	again.CompletionTokens += first.CompletionTokens
@@ -1120,6 +1151,13 @@ func (r *Runner) store(ctx context.Context, run models.Run, res models.BatchResu
 				return serr
 			}
 			r.log.Warn("batch already answered by another execution; this answer is not stored", "run", res.Batch.RunID, "judge", name, "batch", res.Batch.ID)
+			// It was paid for all the same: its calls, tokens and cost
+			// count on the run (its scores do not). Nothing else counts
+			// it: the answer that was stored is another call's.
+			b := res.Batch
+			if cerr := r.db.AddRunSpend(context.WithoutCancel(ctx), b.RunID, b.Calls, b.PromptTokens, b.CompletionTokens, res.Cost); cerr != nil {
+				r.log.Warn("count an answer not stored", "run", b.RunID, "batch", b.ID, "err", cerr)
+			}
 		}
 	}
 	return err

@@ -217,16 +217,19 @@ type WebhookMessage struct {
 
 // WebhookRun is the run a message is about.
 type WebhookRun struct {
-	ID            int64              `json:"id"`
-	Name          string             `json:"name"`
-	Status        string             `json:"status"`
-	Method        string             `json:"method"`
-	Simulated     bool               `json:"simulated"`
-	Error         string             `json:"error,omitempty"`
-	BatchesDone   int                `json:"batches_done"`
-	BatchesFailed int                `json:"batches_failed"`
-	MissingScores int                `json:"missing_scores"`
-	Criteria      []WebhookCriterion `json:"criteria"`
+	ID            int64  `json:"id"`
+	Name          string `json:"name"`
+	Status        string `json:"status"`
+	Method        string `json:"method"`
+	Simulated     bool   `json:"simulated"`
+	Error         string `json:"error,omitempty"`
+	BatchesDone   int    `json:"batches_done"`
+	BatchesFailed int    `json:"batches_failed"`
+	MissingScores int    `json:"missing_scores"`
+	// ShortScores are the scores computed from fewer sampled answers than
+	// asked (G-Eval's sampling, CloserLook), as the API's run object says.
+	ShortScores int                `json:"short_scores"`
+	Criteria    []WebhookCriterion `json:"criteria"`
 	// URL is the run's page on the dashboard (sign-in needed), absolute
 	// when the webhook names the dashboard's address.
 	URL string `json:"url"`
@@ -269,7 +272,7 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 	url := baseURL + "/runs/" + strconv.FormatInt(run.ID, 10)
 	m := WebhookMessage{Event: EventRunFinished, Run: WebhookRun{ID: run.ID, Name: run.Name, Status: run.Status,
 		Method: run.Method, Simulated: run.Simulated, Error: run.Error, BatchesDone: run.BatchesDone,
-		BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores, URL: url, Criteria: []WebhookCriterion{}}}
+		BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores, ShortScores: run.ShortScores, URL: url, Criteria: []WebhookCriterion{}}}
 	if run.Status == models.RunFailed {
 		m.Event = EventRunFailed
 	}
@@ -297,6 +300,12 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 		}
 		if run.MissingScores > 0 {
 			fmt.Fprintf(&b, " %d scores could not be read.", run.MissingScores)
+		}
+		switch {
+		case run.ShortScores == 1:
+			b.WriteString(" 1 score was computed from fewer sampled answers than asked.")
+		case run.ShortScores > 1:
+			fmt.Fprintf(&b, " %d scores were computed from fewer sampled answers than asked.", run.ShortScores)
 		}
 	}
 	if run.Simulated {

@@ -240,10 +240,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return fmt.Errorf("%w (run %d is stored; `batcheval serve` resumes it)", werr, run.ID)
 	}
-	// What the run cost in calls, every retry counted (the run page shows
-	// the same figures).
-	fmt.Fprintf(stderr, "run %d: %d judge calls, %d judge retries, %d prompt + %d completion tokens, %s\n",
-		final.ID, final.Calls, final.Retries, final.PromptTokens, final.CompletionTokens, runCostLine(final))
+	fmt.Fprintln(stderr, runSummaryLine(final))
 	// The report only reads; a dropped connection is worth another try.
 	rep, err := backoff.Retry(ctx, func() (*report.Report, error) {
 		rep, err := report.Build(ctx, db, ws.ID, run.ID)
@@ -448,6 +445,27 @@ func withKeyVar(getenv func(string) string, name string) func(string) string {
 		}
 		return getenv(k)
 	}
+}
+
+// runSummaryLine is what a finished run cost in calls, every retry
+// counted, and the scores computed from fewer sampled answers than asked
+// when there are any (the run page shows the same figures).
+func runSummaryLine(run models.Run) string {
+	return fmt.Sprintf("run %d: %d judge calls, %d judge retries, %d prompt + %d completion tokens, %s%s",
+		run.ID, run.Calls, run.Retries, run.PromptTokens, run.CompletionTokens, runCostLine(run), shortScoresNote(run))
+}
+
+// shortScoresNote says how many of a run's scores were computed from fewer
+// sampled answers than asked (G-Eval's sampling, CloserLook), for the
+// command line's summary lines; "" when none was.
+func shortScoresNote(run models.Run) string {
+	switch {
+	case run.ShortScores == 1:
+		return "; 1 score computed from fewer sampled answers than asked"
+	case run.ShortScores > 1:
+		return fmt.Sprintf("; %d scores computed from fewer sampled answers than asked", run.ShortScores)
+	}
+	return ""
 }
 
 // runCostLine is what a finished run paid, for its summary line: the
