@@ -119,7 +119,7 @@ func standaloneSampleHref(rowID int64) templ.SafeURL {
 }
 
 func reportScatter(c report.CriterionReport, href SampleHref) ScatterChart {
-	sc := ScatterChart{XLo: c.Criterion.Lo, XHi: c.Criterion.Hi, XLabel: "judge final score", YLabel: "human rating"}
+	sc := judgeHumanScatter(c)
 	if c.Samples == nil && c.Scatter != nil {
 		// A stored summary (no samples): the digest's drawn points, which
 		// draw the same chart as every point (scatterOf).
