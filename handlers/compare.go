@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -101,6 +103,27 @@ func (h *Handlers) refuseComparison(c echo.Context, err error) error {
 		// The store's "run 9 does not exist (…)", as a sentence.
 		reason = upperFirst(reason) + ". Choose one of the runs below, or open a project's runs."
 	}
+	var crit *criterionRefusal
+	if errors.As(err, &crit) {
+		// Both runs exist and judged the same samples: only the criterion
+		// is wrong.
+		v := web.CompareRefusedView{Reason: reason, CriterionOnly: true, Criteria: sharedCriteria(crit.a, crit.b, *c.Request().URL),
+			CriteriaA: criterionNames(crit.a), CriteriaB: criterionNames(crit.b)}
+		title = "Choose a criterion both runs judged"
+		if len(v.Criteria) == 0 {
+			title = "These runs judged no criterion of the same name"
+		}
+		v.Page = page(c, title)
+		project, err := h.DB.FindProject(ctx, h.workspaceID(c), crit.a.ProjectID)
+		if err != nil {
+			return err
+		}
+		if v.Choices, err = h.comparableRuns(ctx, crit.a); err != nil {
+			return err
+		}
+		v.Run, v.Project = &crit.a, &project
+		return render(c, status, web.CompareRefusedPage(v))
+	}
 	v := web.CompareRefusedView{Page: page(c, title), Reason: reason}
 	if anchor != nil {
 		project, err := h.DB.FindProject(ctx, h.workspaceID(c), anchor.ProjectID)
@@ -146,25 +169,56 @@ func (h *Handlers) comparisonOf(c echo.Context, ids [2]int64) (comparison, error
 	if q := c.QueryParam("criterion"); q != "" {
 		k, err := criterionOfQuery(q, cmp.a)
 		if err != nil {
-			return cmp, err
+			return cmp, &criterionRefusal{err: err, a: cmp.a, b: cmp.b}
 		}
 		cmp.criterion = k
 	}
 	na, nb := len(cmp.a.RubricSnapshot.Criteria), len(cmp.b.RubricSnapshot.Criteria)
 	if cmp.criterion >= na {
-		return cmp, models.Errorf(models.EInvalid, "Criterion number %d does not exist in both runs: they have %d and %d criteria, numbered from 0 (a criterion's name works too).", cmp.criterion, na, nb)
+		return cmp, &criterionRefusal{a: cmp.a, b: cmp.b, err: models.Errorf(models.EInvalid,
+			"Criterion number %d does not exist in both runs: they have %d and %d criteria, numbered from 0 (a criterion's name works too).", cmp.criterion, na, nb)}
 	}
 	cmp.critA = cmp.a.RubricSnapshot.Criteria[cmp.criterion]
 	cmp.criterionB = matchingCriterion(cmp.critA, cmp.b.RubricSnapshot.Criteria)
 	if cmp.criterionB < 0 {
 		if cmp.criterion >= nb {
-			return cmp, models.Errorf(models.EInvalid, "Criterion number %d does not exist in both runs: they have %d and %d criteria, numbered from 0 (a criterion's name works too).", cmp.criterion, na, nb)
+			return cmp, &criterionRefusal{a: cmp.a, b: cmp.b, err: models.Errorf(models.EInvalid,
+				"Criterion number %d does not exist in both runs: they have %d and %d criteria, numbered from 0 (a criterion's name works too).", cmp.criterion, na, nb)}
 		}
 		cmp.criterionB = cmp.criterion
 	}
 	cmp.critB = cmp.b.RubricSnapshot.Criteria[cmp.criterionB]
 	cmp.Mismatch = criterionMismatch(cmp.critA, cmp.critB)
 	return cmp, nil
+}
+
+// criterionRefusal is a compare address naming two runs that can be
+// compared, but a criterion (?criterion=) they do not both have: its page
+// offers the criteria they share instead of saying the runs cannot be
+// compared. It reads as the error it wraps everywhere else (the API).
+type criterionRefusal struct {
+	err  error
+	a, b models.Run
+}
+
+func (e *criterionRefusal) Error() string { return e.err.Error() }
+func (e *criterionRefusal) Unwrap() error { return e.err }
+
+// sharedCriteria links the criteria of run A that run B judged too (by
+// name, as a comparison pairs them), each to the address u with its
+// criterion set to A's number and its page dropped.
+func sharedCriteria(a, b models.Run, u url.URL) []web.CompareCriterionLink {
+	var out []web.CompareCriterionLink
+	for i, cr := range a.RubricSnapshot.Criteria {
+		if matchingCriterion(cr, b.RubricSnapshot.Criteria) < 0 {
+			continue
+		}
+		q := u.Query()
+		q.Del("page")
+		q.Set("criterion", strconv.Itoa(i))
+		out = append(out, web.CompareCriterionLink{Name: cr.Name, Href: templ.SafeURL(u.Path + "?" + q.Encode())})
+	}
+	return out
 }
 
 // criterionOfQuery reads ?criterion= against run A's criteria: a number
@@ -195,6 +249,15 @@ func criterionOfQuery(q string, a models.Run) (int, error) {
 		return 0, models.Errorf(models.EInvalid, "Criterion %q cannot be chosen: run %d has no criteria.", q, a.ID)
 	}
 	return 0, models.Errorf(models.EInvalid, "Criterion %q is neither a criterion number nor the name of one of run %d's criteria (%s).", q, a.ID, joinQuoted(names))
+}
+
+// criterionNames are a run's criteria's names, in order.
+func criterionNames(r models.Run) []string {
+	out := make([]string, len(r.RubricSnapshot.Criteria))
+	for i, cr := range r.RubricSnapshot.Criteria {
+		out[i] = cr.Name
+	}
+	return out
 }
 
 // sameCriterionName compares criterion names as people write them

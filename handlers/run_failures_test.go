@@ -36,14 +36,19 @@ func TestDeadJudgeRunPage(t *testing.T) {
 		// unreadable blanks one score of the first answered batch.
 		fail       func(i int) string
 		unreadable bool
-		status     string
-		want       []string
-		wantNot    []string
+		// noScores: the report (file and share link) shows one statement
+		// instead of results, as the page does
+		// (TestFailedRunWithoutScoresReportsSayWhatHappened).
+		noScores bool
+		status   string
+		want     []string
+		wantNot  []string
 	}{
 		{
-			name:   "every call refused",
-			fail:   func(int) string { return "network" },
-			status: models.RunFailed,
+			name:     "every call refused",
+			fail:     func(int) string { return "network" },
+			status:   models.RunFailed,
+			noScores: true,
 			// Without a single score the results are one statement of what
 			// happened and what to do (TestFailedRunWithoutScoresSaysWhatToDo).
 			want:    []string{`data-testid="failures"`, "could not connect to the judge (connection refused", "connection refused", `href="/runs/%d/batches?cause=network&amp;status=failed"`, `data-testid="failed-calls-link"`, `data-testid="no-scores"`, "every call this run sent failed"},
@@ -126,26 +131,32 @@ func TestDeadJudgeRunPage(t *testing.T) {
 				// The report (standalone file and share link alike) counts
 				// no answer apart from unreadable answers.
 				rep := env.get(runPath + "/report.html").Body.String()
-				// One paragraph per criterion; together they count every
-				// score without an answer.
-				sum := 0
-				for _, m := range metricTexts(rep, "report-no-answer") {
-					var n int
-					if _, err := fmt.Sscanf(m, "No answer: %d of ", &n); err != nil {
-						t.Errorf("report's no answer reads %q", m)
+				if tt.noScores {
+					if !strings.Contains(rep, `data-testid="no-scores"`) || strings.Contains(rep, `data-testid="report-unreadable"`) {
+						t.Errorf("report of a run without a score does not say so in one statement")
 					}
-					sum += n
-				}
-				if sum != noAnswer {
-					t.Errorf("report's no answer paragraphs count %d scores, want %d", sum, noAnswer)
-				}
-				unr := metricText(rep, "report-unreadable")
-				if tt.unreadable {
-					if !strings.HasPrefix(unr, "Unreadable answers: 1 of ") {
-						t.Errorf("report's unreadable answers read %q, want 1 unreadable", unr)
+				} else {
+					// One paragraph per criterion; together they count every
+					// score without an answer.
+					sum := 0
+					for _, m := range metricTexts(rep, "report-no-answer") {
+						var n int
+						if _, err := fmt.Sscanf(m, "No answer: %d of ", &n); err != nil {
+							t.Errorf("report's no answer reads %q", m)
+						}
+						sum += n
 					}
-				} else if strings.Contains(unr, "could not be read") || !strings.HasPrefix(unr, "Unreadable answers: ") {
-					t.Errorf("report's unreadable answers read %q, though the judge never answered", unr)
+					if sum != noAnswer {
+						t.Errorf("report's no answer paragraphs count %d scores, want %d", sum, noAnswer)
+					}
+					unr := metricText(rep, "report-unreadable")
+					if tt.unreadable {
+						if !strings.HasPrefix(unr, "Unreadable answers: 1 of ") {
+							t.Errorf("report's unreadable answers read %q, want 1 unreadable", unr)
+						}
+					} else if strings.Contains(unr, "could not be read") || !strings.HasPrefix(unr, "Unreadable answers: ") {
+						t.Errorf("report's unreadable answers read %q, though the judge never answered", unr)
+					}
 				}
 
 				// The failed calls, all and by cause, without script.

@@ -52,17 +52,18 @@ func TestHumanScaleAgreesAcrossErrors(t *testing.T) {
 		pos2Abs, pos2Signed   float64
 		ensemble, round, vari float64
 		diffs                 [3]float64 // |final - human| of a, b, c
+		scale                 HumanScale // the span mapped from, as a chart draws it
 	}{
 		{"within the judge's range: as given", 0, 0, nil, [4]float64{1.5, 2, 2.5, 3}, "compare the human ratings as given",
-			0.6 / 3, -0.6 / 3, 0.9 / 2, -0.1 / 2, 0.38 / 3, 0.46 / 3, 0.08 / 3, [3]float64{0.3, 0.5, 0.2}},
+			0.6 / 3, -0.6 / 3, 0.9 / 2, -0.1 / 2, 0.38 / 3, 0.46 / 3, 0.08 / 3, [3]float64{0.3, 0.5, 0.2}, HumanScale{}},
 		{"outside it: mapped from the lowest and highest", 0, 0, nil, [4]float64{0, 1, 3, 4}, "mapped linearly from their lowest and highest values onto it (0 becomes 1, 4 becomes 3)",
-			0.4 / 3, 0.4 / 3, 0.4 / 2, 0.4 / 2, 0.08 / 3, 0.16 / 3, 0.08 / 3, [3]float64{0.2, 0, 0.2}},
+			0.4 / 3, 0.4 / 3, 0.4 / 2, 0.4 / 2, 0.08 / 3, 0.16 / 3, 0.08 / 3, [3]float64{0.2, 0, 0.2}, HumanScale{true, 0, 4, "the ratings' 0 to 4"}},
 		{"judged on 0 to 5: the rubric's 1 to 3 mapped onto it", 0, 5, &evaluator.Scale{Lo: 1, Hi: 3}, [4]float64{1.4, 1.6, 2, 3},
 			"human ratings on the rubric's 1 to 3 mapped linearly onto the judge's 0 to 5 (1 becomes 0, 3 becomes 5)",
-			0.4 / 3, 0.4 / 3, 0.4 / 2, 0.4 / 2, 0.08 / 3, 0.16 / 3, 0.08 / 3, [3]float64{0.2, 0, 0.2}},
+			0.4 / 3, 0.4 / 3, 0.4 / 2, 0.4 / 2, 0.08 / 3, 0.16 / 3, 0.08 / 3, [3]float64{0.2, 0, 0.2}, HumanScale{true, 1, 3, "the rubric's 1 to 3"}},
 		{"judged on 0 to 5, ratings outside the rubric's 1 to 3: mapped from the lowest and highest", 0, 5, &evaluator.Scale{Lo: 1, Hi: 3}, [4]float64{0.5, 1, 3, 3.5},
 			"lie outside the rubric's 1 to 3, so for the errors they are mapped linearly from their lowest and highest values onto the judge's 0 to 5 (0.5 becomes 0, 3.5 becomes 5)",
-			12.2 / 9, 2.2 / 9, 11.6 / 12, -0.3, (1.44 + 4.0/9 + 484.0/225) / 3, (1.48 + 4.0/9 + 157.76/72) / 3, 0.08 / 3, [3]float64{1.2, 2.0 / 3, 8.8 / 6}},
+			12.2 / 9, 2.2 / 9, 11.6 / 12, -0.3, (1.44 + 4.0/9 + 484.0/225) / 3, (1.48 + 4.0/9 + 157.76/72) / 3, 0.08 / 3, [3]float64{1.2, 2.0 / 3, 8.8 / 6}, HumanScale{true, 0.5, 3.5, "the ratings' 0.5 to 3.5"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run, ds, rows, batches, scores := fixture()
@@ -100,6 +101,9 @@ func TestHumanScaleAgreesAcrossErrors(t *testing.T) {
 			}
 			if !strings.Contains(c.HumanScaleNote, tc.note) {
 				t.Errorf("human scale note %q lacks %q", c.HumanScaleNote, tc.note)
+			}
+			if c.HumanScale != tc.scale {
+				t.Errorf("human scale %+v, want %+v (the note: %s)", c.HumanScale, tc.scale, c.HumanScaleNote)
 			}
 			if !strings.Contains(c.DecompositionNote, c.HumanScaleNote) {
 				t.Errorf("decomposition note %q does not say how the ratings were put on the scale (%q)", c.DecompositionNote, c.HumanScaleNote)

@@ -62,7 +62,12 @@ type CriterionReport struct {
 	// scale for the errors (the samples' differences, the position table
 	// and the decomposition, all alike: see humanOnJudgeScale); empty
 	// without human ratings.
-	HumanScaleNote  string
+	HumanScaleNote string
+	// HumanScale is the span the human ratings are mapped from onto the
+	// criterion's scale for the errors, when they are mapped (the same
+	// decision as HumanScaleNote): a chart of judge against human draws
+	// its human axis over it, so that its ends line up with the judge's.
+	HumanScale      HumanScale
 	Scored, Missing int
 	// UnreadableRate is the share of round scores the judge's answers did
 	// not yield (missing / all), itself a quality metric of the judge.
@@ -408,7 +413,7 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 	if cr.HasHuman {
 		cr.Reading = stats.Interpret(cr.Pearson)
 		onScale, note := humanOnJudgeScale(hlo, hhi, crit)
-		cr.HumanScaleNote = note
+		cr.HumanScaleNote, cr.HumanScale = note, humanScaleOf(hlo, hhi, crit)
 		for i := range cr.Samples {
 			s := &cr.Samples[i]
 			if s.Final == nil || s.Human == nil {
@@ -576,6 +581,32 @@ func humanOnJudgeScale(hlo, hhi float64, crit evaluator.Criterion) (func(float64
 			fmtScale(hlo), fmtScale(hhi), judge)
 	}
 	return asGiven, fmt.Sprintf("The errors compare the human ratings as given with the judge's scores: they lie within the judge's %s.", judge)
+}
+
+// HumanScale is how a criterion's human ratings are put on its scale for
+// the errors: taken as given (Mapped false), or mapped linearly from Lo to
+// Hi onto the criterion's Lo to Hi. Name says what Lo to Hi is: "the
+// rubric's 1 to 3", or "the ratings' 0.5 to 3.5" (their lowest and
+// highest values).
+type HumanScale struct {
+	Mapped bool
+	Lo, Hi float64
+	Name   string
+}
+
+// humanScaleOf is humanOnJudgeScale's decision as a HumanScale.
+func humanScaleOf(hlo, hhi float64, crit evaluator.Criterion) HumanScale {
+	if rs := crit.RubricScale; rs != nil && rs.Hi > rs.Lo && (rs.Lo != crit.Lo || rs.Hi != crit.Hi) {
+		if hlo >= rs.Lo-1e-9 && hhi <= rs.Hi+1e-9 {
+			return HumanScale{Mapped: true, Lo: rs.Lo, Hi: rs.Hi, Name: "the rubric's " + fmtScale(rs.Lo) + " to " + fmtScale(rs.Hi)}
+		}
+	} else if !(hlo < crit.Lo-1e-9 || hhi > crit.Hi+1e-9) {
+		return HumanScale{}
+	}
+	if !(hhi > hlo) {
+		return HumanScale{}
+	}
+	return HumanScale{Mapped: true, Lo: hlo, Hi: hhi, Name: "the ratings' " + fmtScale(hlo) + " to " + fmtScale(hhi)}
 }
 
 // narrowHumanSpan is the share of the judge's range below which human

@@ -25,8 +25,10 @@ import (
 // mapped from the rubric's range onto it for the errors (humanOnJudgeScale),
 // which changes the differences, positions, decomposition and note stored;
 // the correlations stored under statsVersion do not change (a linear map
-// leaves them as they are), so that is not bumped.
-const summaryVersion = "summary-2"
+// leaves them as they are), so that is not bumped. summary-3: each
+// criterion keeps that mapping's span (CriterionReport.HumanScale), which
+// the judge-against-human chart draws its human axis over.
+const summaryVersion = "summary-3"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).
