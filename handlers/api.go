@@ -1197,15 +1197,9 @@ func launchRefused(errs []string) error {
 // apiLaunchRun launches a run; with an Idempotency-Key used before, it
 // answers what that launch made instead (replayLaunch).
 func (h *Handlers) apiLaunchRun(c echo.Context) error {
-	k, keyed, err := launchKey(c, models.LaunchKeyRun)
-	if err != nil {
+	k, keyed, done, err := h.beginKeyedLaunch(c, models.LaunchKeyRun)
+	if done || err != nil {
 		return err
-	}
-	if keyed {
-		if done, err := h.replayLaunch(c, k); done {
-			return err
-		}
-		withLaunchKey(c, k)
 	}
 	in, pl, err := h.apiPlanLaunch(c)
 	if err != nil {
@@ -1231,15 +1225,9 @@ func (h *Handlers) apiLaunchRun(c echo.Context) error {
 // apiLaunchExperiment launches every method as one experiment; with an
 // Idempotency-Key used before, it answers what that launch made instead.
 func (h *Handlers) apiLaunchExperiment(c echo.Context) error {
-	k, keyed, err := launchKey(c, models.LaunchKeyExperiment)
-	if err != nil {
+	k, keyed, done, err := h.beginKeyedLaunch(c, models.LaunchKeyExperiment)
+	if done || err != nil {
 		return err
-	}
-	if keyed {
-		if done, err := h.replayLaunch(c, k); done {
-			return err
-		}
-		withLaunchKey(c, k)
 	}
 	in, pl, err := h.apiPlanLaunch(c)
 	if err != nil {

@@ -125,3 +125,22 @@ func (h *Handlers) replayLaunch(c echo.Context, k models.LaunchKey) (done bool, 
 	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/experiments/"+strconv.FormatInt(e.ID, 10))
 	return true, c.JSON(http.StatusOK, out)
 }
+
+// beginKeyedLaunch reads a launch's Idempotency-Key (launchKey). done: a
+// launch made with that key before has been answered again (replayLaunch),
+// or the header was refused (err). Otherwise the launch goes on, with the
+// key to be stored in its transaction when there is one.
+func (h *Handlers) beginKeyedLaunch(c echo.Context, launches string) (k models.LaunchKey, keyed, done bool, err error) {
+	k, keyed, err = launchKey(c, launches)
+	if err != nil {
+		return k, keyed, true, err
+	}
+	if !keyed {
+		return k, false, false, nil
+	}
+	if done, err := h.replayLaunch(c, k); done {
+		return k, true, true, err
+	}
+	withLaunchKey(c, k)
+	return k, true, false, nil
+}
