@@ -160,12 +160,19 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 	best := cs[0]
 	// A row is tied with the best unless the best is significantly better
 	// (Holm-adjusted p below 5%) and by more than the seeds' spread.
+	// A significant difference counts by its sign: on the samples both
+	// runs scored (the paired test's) a row ahead in the table can be
+	// significantly behind, and then the best row has not beaten it.
 	tied := []contender{best}
-	var beaten []contender
+	var beaten, reversed []contender
 	for _, c := range cs[1:] {
-		if c.adjP < report.SignificanceLevel && math.Abs(c.test.Diff) > noise {
+		significant := c.adjP < report.SignificanceLevel && math.Abs(c.test.Diff) > noise
+		switch {
+		case significant && c.test.Diff > 0:
 			beaten = append(beaten, c)
 			continue
+		case significant && c.test.Diff < 0:
+			reversed = append(reversed, c)
 		}
 		tied = append(tied, c)
 	}
@@ -181,6 +188,16 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 				fmtNum(c.test.A, 3), fmtNum(c.test.B, 3))
 		}
 		v.Tests = append(v.Tests, line)
+	}
+	if len(reversed) > 0 {
+		// The table and the paired test rank these rows differently: name
+		// no best, and say what the test found.
+		v.Kind = web.VerdictTied
+		c := reversed[0]
+		v.Text = fmt.Sprintf("On your data, no run can be named best: %s has the highest average Pearson in the table (%s), but %s agrees better than %s on the samples both runs scored (%s against %s; difference %s, Holm-adjusted %s). The table averages each run over the samples and criteria it has figures for, the test over those both runs share.",
+			best.fig.run.Name, fmtNum(best.fig.avgP, 2), c.fig.run.Name, best.fig.run.Name,
+			fmtNum(c.test.B, 3), fmtNum(c.test.A, 3), web.Signed(-c.test.Diff, 3), web.PValueText(c.adjP))
+		return v
 	}
 	if len(tied) == 1 {
 		next := cs[1]

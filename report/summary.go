@@ -27,8 +27,11 @@ import (
 // the correlations stored under statsVersion do not change (a linear map
 // leaves them as they are), so that is not bumped. summary-3: each
 // criterion keeps that mapping's span (CriterionReport.HumanScale), which
-// the judge-against-human chart draws its human axis over.
-const summaryVersion = "summary-3"
+// the judge-against-human chart draws its human axis over. summary-4: the
+// stored reading sentences (CriterionReport.Reading) word the strength
+// band, the interval's width and the p-value from the figures as printed
+// (stats.Interpret).
+const summaryVersion = "summary-4"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).

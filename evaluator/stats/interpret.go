@@ -56,15 +56,18 @@ func Interpret(c Correlation) string {
 			c.N, missingNote(c.Missing))
 	}
 	head := headline(c.Coef)
+	// The interval is judged wide on its bounds as printed, so "wide" never
+	// sits beside two bounds 0.30 apart.
+	lo, hi := hundredths(c.CILow), hundredths(c.CIHigh)
 	switch {
 	case !math.IsNaN(c.P) && c.P >= alpha:
 		return fmt.Sprintf("%s, likely not different from chance (%s)%s.", head, formatP(c.P), missingNote(c.Missing))
-	case !math.IsNaN(c.CILow) && !math.IsNaN(c.CIHigh) && c.CIHigh-c.CILow > wideInterval:
+	case !math.IsNaN(lo) && !math.IsNaN(hi) && math.Round((hi-lo)*100) > wideInterval*100:
 		return fmt.Sprintf("%s, but with %d samples the 95%% interval is wide: %.2f to %.2f%s.",
-			head, c.N, c.CILow, c.CIHigh, missingNote(c.Missing))
-	case !math.IsNaN(c.CILow) && !math.IsNaN(c.CIHigh):
+			head, c.N, lo, hi, missingNote(c.Missing))
+	case !math.IsNaN(lo) && !math.IsNaN(hi):
 		return fmt.Sprintf("%s over %d samples, 95%% interval %.2f to %.2f%s.",
-			head, c.N, c.CILow, c.CIHigh, missingNote(c.Missing))
+			head, c.N, lo, hi, missingNote(c.Missing))
 	case !math.IsNaN(c.P):
 		return fmt.Sprintf("%s over %d samples, unlikely to be chance (%s)%s.", head, c.N, formatP(c.P), missingNote(c.Missing))
 	default:
@@ -73,8 +76,11 @@ func Interpret(c Correlation) string {
 }
 
 // headline is "Strong agreement (0.74)", "Weak disagreement (-0.21)" or
-// "Negligible agreement (0.03)".
+// "Negligible agreement (0.03)". The band is that of the coefficient as
+// printed: 0.6996 reads "Very strong agreement (0.70)", as a reader holding
+// 0.70 against the bands expects.
 func headline(coef float64) string {
+	coef = hundredths(coef)
 	s := Strength(coef)
 	noun := "agreement"
 	// A negligible coefficient has no meaningful direction, so it is not
@@ -92,11 +98,22 @@ func formatP(p float64) string {
 	switch {
 	case p < 0.001:
 		return "p < 0.001"
+	case p < alpha && math.Round(p*1000) >= alpha*1000:
+		// Just under the 5% line (a permutation test's 50/1001): three
+		// decimals would print 0.050 beside a sentence calling it below.
+		return "p < 0.050"
 	case p < 0.1:
 		return fmt.Sprintf("p = %.3f", p)
 	default:
 		return fmt.Sprintf("p = %.2f", p)
 	}
+}
+
+// hundredths rounds v to the two decimals the sentences print, without a
+// negative zero (a coefficient or bound just below 0 prints "0.00", not
+// "-0.00"). NaN stays NaN.
+func hundredths(v float64) float64 {
+	return math.Round(v*100)/100 + 0
 }
 
 func missingNote(missing int) string {
