@@ -197,8 +197,13 @@ func newSessionManager(db *models.DB) *scs.SessionManager {
 }
 
 // secureRequest reports whether the session cookie should be Secure: the
-// request came over TLS, or the operator says TLS ends at a proxy in front.
-func (h *Handlers) secureRequest(r *http.Request) bool { return r.TLS != nil || h.SecureCookies }
+// request came over TLS, a trusted proxy says it did (X-Forwarded-Proto:
+// c.Scheme() believes only the proxies in Network.TrustedProxies, and
+// guardNetwork drops the header from anyone else), or the operator says
+// TLS ends at a proxy in front (SecureCookies).
+func (h *Handlers) secureRequest(c echo.Context) bool {
+	return c.Request().TLS != nil || c.Scheme() == "https" || h.SecureCookies
+}
 
 // loadSession loads the session named by the cookie and writes it back
 // (with a cookie whose Secure flag follows the request) just before the
@@ -225,7 +230,7 @@ func (h *Handlers) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.SetRequest(req.WithContext(ctx))
 		c.Response().Header().Add("Vary", "Cookie")
-		secure := h.secureRequest(req)
+		secure := h.secureRequest(c)
 		c.Response().Before(func() {
 			switch sm.Status(ctx) {
 			case scs.Modified:

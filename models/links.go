@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -155,25 +156,46 @@ func (db *DB) AcceptInviteAsNewUser(ctx context.Context, token string, n NewUser
 	return u, inv, err
 }
 
+// resetBlocker names a workspace of the account that the issuer does not
+// own ("" when they own every one), and says whether the account belongs
+// to any workspace. A reset is allowed only when the account belongs to
+// some workspace and the issuer owns each: otherwise an owner of one
+// workspace could take over an account that owns another. It is checked
+// when the link is issued and again when it is used, since the account may
+// have joined or made a workspace in between (and the issuer may have
+// stopped being an owner).
+func resetBlocker(q *gorm.DB, issuerID, userID int64) (blocker string, member bool, err error) {
+	var rows []struct {
+		Name    string
+		IsOwner bool
+	}
+	err = q.Raw(`SELECT w.name AS name, EXISTS (SELECT 1 FROM memberships o
+			WHERE o.workspace_id = m.workspace_id AND o.user_id = ? AND o.role = ?) AS is_owner
+		FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+		WHERE m.user_id = ? ORDER BY m.id`, issuerID, RoleOwner, userID).Scan(&rows).Error
+	if err != nil {
+		return "", false, fmt.Errorf("check who may reset user %d: %w", userID, err)
+	}
+	for _, r := range rows {
+		if !r.IsOwner {
+			return r.Name, true, nil
+		}
+	}
+	return "", len(rows) > 0, nil
+}
+
 // CreatePasswordReset issues a reset link for a member. The issuer must be
-// an owner of every workspace the member belongs to: otherwise an owner of
-// one workspace could take over an account that owns another.
+// an owner of every workspace the member belongs to (resetBlocker).
 func (db *DB) CreatePasswordReset(ctx context.Context, issuerID, userID int64, ttl time.Duration) (PasswordReset, string, error) {
-	memberOf, err := db.ListUserWorkspaces(ctx, userID)
+	blocker, member, err := resetBlocker(db.Reader(ctx), issuerID, userID)
 	if err != nil {
 		return PasswordReset{}, "", err
 	}
-	if len(memberOf) == 0 {
+	if !member {
 		return PasswordReset{}, "", Errorf(ENotFound, "user %d does not exist", userID)
 	}
-	for _, w := range memberOf {
-		role, err := db.MemberRole(ctx, w.Workspace.ID, issuerID)
-		if err != nil && ErrorCode(err) != ENotFound {
-			return PasswordReset{}, "", err
-		}
-		if role != RoleOwner {
-			return PasswordReset{}, "", Errorf(EUnauthorized, "this person also belongs to a workspace you do not own (%s): an owner of every workspace they are in must issue the reset", w.Workspace.Name)
-		}
+	if blocker != "" {
+		return PasswordReset{}, "", Errorf(EUnauthorized, "this person also belongs to a workspace you do not own (%s): an owner of every workspace they are in must issue the reset", blocker)
 	}
 	token, hash, err := NewLinkToken()
 	if err != nil {
@@ -184,12 +206,34 @@ func (db *DB) CreatePasswordReset(ctx context.Context, issuerID, userID int64, t
 	return pr, token, db.Gorm.WithContext(ctx).Create(&pr).Error
 }
 
+// checkResetStillAllowed refuses a reset link whose issuer no longer owns
+// every workspace of the account (it joined or made one since, or the
+// issuer was demoted or removed).
+func checkResetStillAllowed(q *gorm.DB, pr PasswordReset) error {
+	if pr.CreatedBy == nil {
+		return errResetIssuerGone
+	}
+	blocker, member, err := resetBlocker(q, *pr.CreatedBy, pr.UserID)
+	if err != nil {
+		return err
+	}
+	if blocker != "" || !member {
+		return errResetIssuerGone
+	}
+	return nil
+}
+
+var errResetIssuerGone = Errorf(ENotFound, "this link no longer works: whoever issued it no longer owns every workspace this account belongs to. Ask an owner of each of them for a new one")
+
 // FindOpenPasswordReset finds the reset a token opens, with its account.
 func (db *DB) FindOpenPasswordReset(ctx context.Context, token string) (PasswordReset, User, error) {
 	var pr PasswordReset
 	err := db.Reader(ctx).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", HashLinkToken(token), time.Now().UTC()).First(&pr).Error
 	if err != nil {
 		return pr, User{}, notFoundText(err, errLinkUnusable.Message)
+	}
+	if err := checkResetStillAllowed(db.Reader(ctx), pr); err != nil {
+		return pr, User{}, err
 	}
 	u, err := db.FindUser(ctx, pr.UserID)
 	return pr, u, err
@@ -218,6 +262,9 @@ func (db *DB) ResetPassword(ctx context.Context, token, password string) (User, 
 		}
 		if res.RowsAffected != 1 {
 			return errLinkUnusable
+		}
+		if err := checkResetStillAllowed(tx, pr); err != nil {
+			return err
 		}
 		if err := tx.Model(&User{}).Where("id = ?", pr.UserID).Updates(map[string]any{
 			"password_hash": hash, "session_epoch": gorm.Expr("session_epoch + 1"), "updated_at": now,
