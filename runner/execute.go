@@ -1094,6 +1094,20 @@ func Cost(j models.JudgeSnapshot, promptTokens, completionTokens int) *float64 {
 	return &c
 }
 
+// judgeUnusable stops a run whose judge cannot answer any call as it is
+// set up (bad credentials, a wrong model or address). Its text is what the
+// run page says after "This run failed:", so it speaks of the judge's
+// settings rather than of the code path ("stopping the run: judge: ..."
+// read as an internal trace).
+type judgeUnusable struct{ err *judge.Error }
+
+func (e *judgeUnusable) Error() string {
+	return "the run stopped, since no call can succeed until the judge's settings are corrected: " +
+		strings.TrimPrefix(e.err.Error(), "judge: ")
+}
+
+func (e *judgeUnusable) Unwrap() error { return e.err }
+
 // runLevel returns the error that stops or pauses the whole run, or nil
 // when the failure only concerns this batch.
 func runLevel(err error) error {
@@ -1108,7 +1122,7 @@ func runLevel(err error) error {
 		// Bad credentials, a wrong model or URL, or an address the egress
 		// policy refuses (or a redirect): no retry or later batch can
 		// succeed, so the run stops instead of failing every batch.
-		return fmt.Errorf("stopping the run: %w", err)
+		return &judgeUnusable{err: je}
 	case judge.KindRateLimited:
 		after := je.RetryAfter
 		if after <= 0 {

@@ -33,6 +33,16 @@ func TestRunLevel(t *testing.T) {
 		if gotStop != tc.stop || gotRate != tc.rateLimit {
 			t.Errorf("%s: runLevel = %v; want stop %v, rate limit %v", tc.kind, err, tc.stop, tc.rateLimit)
 		}
+		if gotStop {
+			// The run's error, as its page shows it: the judge's settings,
+			// not the code path ("stopping the run: judge: ..."), and still
+			// the judge's error underneath.
+			var je *judge.Error
+			if msg := err.Error(); !strings.HasPrefix(msg, "the run stopped, since no call can succeed until the judge's settings are corrected: ") ||
+				strings.Contains(msg, "judge: ") || !errors.As(err, &je) || je.Kind != tc.kind {
+				t.Errorf("%s: stop error %q (judge error %v)", tc.kind, msg, je)
+			}
+		}
 	}
 }
 
