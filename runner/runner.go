@@ -391,6 +391,17 @@ func (r *Runner) Launch(ctx context.Context, run *models.Run) error {
 	return nil
 }
 
+// PrepareRun is the package's PrepareRun, for those that store a run
+// themselves and queue it with Enqueue (the demo's first run).
+func (r *Runner) PrepareRun(run *models.Run) error { return PrepareRun(run) }
+
+// Enqueue queues a stored run's job in tx, the transaction that stores
+// the run, as Launch does; once tx has committed, a worker that is
+// started fetches it at its next poll (Launch wakes it at once).
+func (r *Runner) Enqueue(ctx context.Context, tx *sql.Tx, run *models.Run) (int64, error) {
+	return r.enqueue(ctx, tx, run)
+}
+
 func (r *Runner) enqueue(ctx context.Context, tx *sql.Tx, run *models.Run) (int64, error) {
 	res, err := r.river.InsertTx(ctx, tx, RunArgs{RunID: run.ID}, &river.InsertOpts{Queue: r.cfg.Queue})
 	if err != nil {
