@@ -20,16 +20,30 @@ import (
 func TestDemoFirstRunAndGuide(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
-		// newTestEnv seeded the demo; seeding again creates nothing, so a
-		// restarted server launches no second demo run.
-		if _, created, err := demo.SeedProject(ctx, env.db, env.ws); err != nil || created {
-			t.Fatalf("second seed: created %v, %v", created, err)
-		}
-		launched, err := demo.LaunchFirstRun(ctx, env.db, env.ws, env.project, env.runner)
+		// newTestEnv seeded the demo without its run; purged, it is seeded
+		// again as a fresh server seeds it, with its first run queued.
+		entry, _, err := env.db.Trash(ctx, env.ws.ID, models.KindProject, env.project.ID, models.Actor{Label: "test"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		run := env.waitRun(launched.ID, 90*time.Second)
+		if _, _, err := env.db.Purge(ctx, env.ws.ID, entry.ID); err != nil {
+			t.Fatal(err)
+		}
+		p, created, err := demo.SeedProject(ctx, env.db, env.ws, env.runner)
+		if err != nil || !created {
+			t.Fatalf("seed: created %v, %v", created, err)
+		}
+		env.project = p
+		runs, err := env.db.ListRuns(ctx, env.ws.ID, p.ID)
+		if err != nil || len(runs) != 1 {
+			t.Fatalf("the seeded demo has %d runs (%v), want its first run", len(runs), err)
+		}
+		// Seeding again creates nothing, so a restarted server launches no
+		// second demo run.
+		if _, created, err := demo.SeedProject(ctx, env.db, env.ws, env.runner); err != nil || created {
+			t.Fatalf("second seed: created %v, %v", created, err)
+		}
+		run := env.waitRun(runs[0].ID, 90*time.Second)
 		if run.Status != models.RunSucceeded || !run.Simulated || run.Name != demo.FirstRunName || run.Method != models.MethodBatchEval {
 			t.Fatalf("demo run: status %s (%s), simulated %v, name %q, method %q", run.Status, run.Error, run.Simulated, run.Name, run.Method)
 		}

@@ -126,7 +126,19 @@ func (db *DB) storeAnswerPG(ctx context.Context, r BatchResult, owner string, on
 		case owner != "" && holder.String != owner:
 			return fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost)
 		case stored == 0:
-			return Errorf(EConflict, "batch %d already has an answer", b.ID)
+			// Refused: its batch has an answer. It is counted by a
+			// transaction that finds the conflict again and counts it
+			// in the same breath (countRefused): this statement read the
+			// batch as of its start, possibly before the answer that
+			// beat it, and cannot tell whether that answer is this one
+			// replayed. Nothing is lost if the process dies in between:
+			// nothing of this answer was stored or counted yet.
+			var g runGuard
+			if owner != "" {
+				g = runGuard{name: "fenced", cond: " AND lease_owner = ?", args: []any{owner},
+					err: fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost), owner: owner}
+			}
+			return db.saveBatchResult(ctx, r, b, now, missing, failed, g)
 		}
 		return nil
 	})

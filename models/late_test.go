@@ -22,13 +22,16 @@ func TestSaveLateBatchResult(t *testing.T) {
 		status    string // the late answer's batch status
 		want      func(error) bool
 		stored    bool // the late answer is the batch's answer
+		// counted: refused, but its calls and tokens count on the run
+		// (it was paid for), in the transaction that refused it
+		counted bool
 	}{
 		{name: "still pending", runStatus: models.RunRunning, status: models.BatchDone,
 			want: func(err error) bool { return err == nil }, stored: true},
 		{name: "run queued again", runStatus: models.RunQueued, status: models.BatchDone,
 			want: func(err error) bool { return err == nil }, stored: true},
 		{name: "new holder answered first", runStatus: models.RunRunning, answered: true, status: models.BatchDone,
-			want: func(err error) bool { return models.ErrorCode(err) == models.EConflict }},
+			want: func(err error) bool { return models.ErrorCode(err) == models.EConflict }, counted: true},
 		{name: "run cancelled", runStatus: models.RunCancelled, status: models.BatchDone,
 			want: func(err error) bool { return errors.Is(err, models.ErrLeaseLost) }},
 		{name: "failed answer left to the new holder", runStatus: models.RunRunning, status: models.BatchFailed,
@@ -113,8 +116,13 @@ func TestSaveLateBatchResult(t *testing.T) {
 						t.Errorf("run counts %d done, %d calls, %d tokens; want the late answer counted once", after.BatchesDone, after.Calls, after.PromptTokens)
 					}
 				} else {
-					if after.BatchesDone != before.BatchesDone || after.Calls != before.Calls {
-						t.Errorf("run counters moved (%d->%d done, %d->%d calls) for a refused late answer", before.BatchesDone, after.BatchesDone, before.Calls, after.Calls)
+					wantCalls, wantTokens := before.Calls, before.PromptTokens
+					if tc.counted {
+						wantCalls, wantTokens = wantCalls+2, wantTokens+200
+					}
+					if after.BatchesDone != before.BatchesDone || after.Calls != wantCalls || after.PromptTokens != wantTokens {
+						t.Errorf("run counters %d->%d done, %d->%d calls, %d->%d tokens for a refused late answer; want %d done, %d calls, %d tokens",
+							before.BatchesDone, after.BatchesDone, before.Calls, after.Calls, before.PromptTokens, after.PromptTokens, before.BatchesDone, wantCalls, wantTokens)
 					}
 					for _, s := range scores {
 						if s.Score != nil && *s.Score >= 4 {

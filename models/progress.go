@@ -335,7 +335,10 @@ type BatchResult struct {
 // SaveBatchResult stores a batch's answer, its scores and the run's
 // counters in one transaction, as soon as the answer has arrived. When ctx
 // names a lease owner (WithLeaseOwner), nothing is stored unless that owner
-// still holds the run's lease: the write fails with ErrLeaseLost.
+// still holds the run's lease: the write fails with ErrLeaseLost. When the
+// batch has an answer already (another execution's), it fails with
+// EConflict: the answer is not stored, but what it cost is counted on the
+// run in the same transaction (countRefused).
 func (db *DB) SaveBatchResult(ctx context.Context, r BatchResult) error {
 	return db.saveFenced(ctx, r, nil)
 }
@@ -368,8 +371,9 @@ func (db *DB) saveFenced(ctx context.Context, r BatchResult, onLease func(LeaseS
 // the run is still going (queued or running, not finished or cancelled),
 // and the batch still has no answer, checked in the same conditional
 // write. When the new holder has answered the batch meanwhile, it fails
-// with EConflict and nothing is stored; when the run has ended, with
-// ErrLeaseLost.
+// with EConflict: nothing of it is stored, but what it cost is counted on
+// the run in the same transaction (countRefused); when the run has ended,
+// with ErrLeaseLost.
 func (db *DB) SaveLateBatchResult(ctx context.Context, r BatchResult) error {
 	if r.Batch.Status != BatchDone {
 		return Errorf(EInvalid, "batch %d: only a complete late answer is stored", r.Batch.ID)
@@ -451,9 +455,49 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 		if !ok {
 			return g.err
 		}
+		// Refused, but paid for: counted here, in the transaction that
+		// found the conflict, so no crash comes between the two.
+		if err := db.countRefused(ctx, tx, r); err != nil {
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
 		return Errorf(EConflict, "batch %d already has an answer", b.ID)
 	}
 	return tx.Commit()
+}
+
+// countRefused counts on its run an answer refused because another
+// execution answered its batch first: it was paid for all the same, so its
+// calls, tokens and cost (when known) are added to the run's, in tx, the
+// transaction that found the conflict. Not when the batch's stored answer
+// is this very answer (the same response, repair response, calls and
+// tokens): the answer cache gives an answer paid for but never counted
+// back to the unit's next execution as the paid call it was, and then
+// either the stored answer is that replay (which counted it) or this one
+// is (and the stored original counted it). A paid answer counts once.
+func (db *DB) countRefused(ctx context.Context, tx *answerTx, r BatchResult) error {
+	b := r.Batch
+	withCost := r.Cost != nil
+	q := hotSQL.get(db.Dialect, "count refused answer "+strconv.FormatBool(withCost), 0, func() string {
+		cost := ""
+		if withCost {
+			cost = ", cost_usd = " + addCostSQL
+		}
+		return `UPDATE runs SET calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?` + cost +
+			` WHERE id = ? AND NOT EXISTS (SELECT 1 FROM run_batches WHERE id = ? AND run_id = ? AND response = ? AND repair_response = ?
+ AND calls = ? AND prompt_tokens = ? AND completion_tokens = ?)`
+	})
+	args := []any{b.Calls, b.PromptTokens, b.CompletionTokens}
+	if withCost {
+		args = append(args, *r.Cost)
+	}
+	args = append(args, b.RunID, b.ID, b.RunID, b.Response, b.RepairResponse, b.Calls, b.PromptTokens, b.CompletionTokens)
+	if _, err := db.hotExec(ctx, db.answers(), tx, q, args...); err != nil {
+		return fmt.Errorf("count the refused answer of batch %d: %w", b.ID, err)
+	}
+	return nil
 }
 
 // writeBatchResult writes one answer in tx with the counters it implies:
@@ -685,6 +729,9 @@ func (db *DB) saveBatchGroup(ctx context.Context, items []BatchSave, now time.Ti
 		}
 		errs[i] = Errorf(EConflict, "batch %d already has an answer", b.ID)
 		if it.Owner == "" {
+			if err := db.countRefused(ctx, tx, it.Result); err != nil {
+				return err
+			}
 			continue
 		}
 		// Refused: a lost lease, or an answer there already. The lease is
@@ -703,7 +750,13 @@ func (db *DB) saveBatchGroup(ctx context.Context, items []BatchSave, now time.Ti
 			it.OnLease(st)
 		}
 		if st.Owner != it.Owner {
+			// Its writer stops and stores it as a late answer, which
+			// counts it if it is refused again (SaveLateBatchResult).
 			errs[i] = fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost)
+			continue
+		}
+		if err := db.countRefused(ctx, tx, it.Result); err != nil {
+			return err
 		}
 	}
 	return tx.Commit()
@@ -824,25 +877,6 @@ func (db *DB) AddUnitSpend(ctx context.Context, runID, batchID int64, calls, pro
 	})
 }
 
-// AddRunSpend counts on a run calls it paid for whose answer is stored
-// nowhere, not even pending on a batch: an answer that came back for a
-// batch another execution had answered first. It adds the calls, their
-// tokens and, when known, their cost, and nothing else (no batch, no
-// score). It is not fenced: the execution that made the call may have
-// lost the run, and what it paid is the run's all the same.
-func (db *DB) AddRunSpend(ctx context.Context, runID int64, calls, promptTokens, completionTokens int, cost *float64) error {
-	return db.retry(ctx, "count an answer not stored", func() error {
-		res := db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ?", runID).Updates(spendUpdates(calls, promptTokens, completionTokens, cost))
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return Errorf(ENotFound, "run %d not found", runID)
-		}
-		return nil
-	})
-}
-
 // addCostSQL adds a call's cost to a run's cost, which is NULL while no
 // cost is known (unknown, never $0): the first priced call starts it. The
 // answer store's statement (writeBatchResultCounts) adds the same way; PostgreSQL's
@@ -853,8 +887,7 @@ const addCostSQL = "COALESCE(cost_usd, 0) + ?"
 // spendUpdates are the column updates that add calls, their tokens and,
 // when known, their cost to a run's counters (a batch's: cost nil), for
 // the counts made outside the answer store: a unit's paid calls left for
-// the resume (AddUnitSpend), an answer stored nowhere (AddRunSpend) and
-// a method's set-up call
+// the resume (AddUnitSpend) and a method's set-up call
 // (SaveRunMethodSettings).
 func spendUpdates(calls, promptTokens, completionTokens int, cost *float64) map[string]any {
 	upd := map[string]any{

@@ -179,8 +179,9 @@ func deref(p *float64) any {
 // TestSaveBatchResultsGroup: answers stored together in one transaction
 // (the SQLite group commit) each get their own outcome: stored, refused
 // because the batch has an answer (a conflict), or refused because the
-// writer lost the run's lease; a refused answer writes nothing and the
-// others are stored with their counters.
+// writer lost the run's lease; a refused answer writes nothing but, on a
+// conflict, its calls and tokens (it was paid for), and the others are
+// stored with their counters.
 func TestSaveBatchResultsGroup(t *testing.T) {
 	type entry struct {
 		run      int    // which of the two runs
@@ -263,15 +264,19 @@ func TestSaveBatchResultsGroup(t *testing.T) {
 							k, st.Owner, st.Status, st.Began, asked, owner)
 					}
 				}
-				want := [2]int{}
+				want, paid := [2]int{}, [2]int{}
 				for k, e := range tc.entries {
 					if !e.wantCode(errs[k]) {
 						t.Errorf("answer %d: error %v", k, errs[k])
+					}
+					if conflict(errs[k]) {
+						paid[e.run]++
 					}
 					if !e.stored {
 						continue
 					}
 					want[e.run]++
+					paid[e.run]++
 					b, err := db.FindBatch(ctx, runs[e.run].ID, items[k].Result.Batch.ID)
 					if err != nil || b.Response != items[k].Result.Batch.Response || b.Status != models.BatchDone {
 						t.Errorf("answer %d: batch stored as %q (%s), %v", k, b.Response, b.Status, err)
@@ -283,9 +288,9 @@ func TestSaveBatchResultsGroup(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if got.BatchesDone != want[i] || got.Calls != want[i] || got.PromptTokens != 10*want[i] || len(scores) != want[i] {
-						t.Errorf("run %d: %d batches done, %d calls, %d tokens, %d scores; want %d answers counted",
-							i, got.BatchesDone, got.Calls, got.PromptTokens, len(scores), want[i])
+					if got.BatchesDone != want[i] || got.Calls != paid[i] || got.PromptTokens != 10*paid[i] || len(scores) != want[i] {
+						t.Errorf("run %d: %d batches done, %d calls, %d tokens, %d scores; want %d answers stored, %d paid for",
+							i, got.BatchesDone, got.Calls, got.PromptTokens, len(scores), want[i], paid[i])
 					}
 				}
 			})

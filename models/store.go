@@ -70,7 +70,12 @@ func (db *DB) CreateProject(ctx context.Context, p *Project) error {
 	if err := checkLengths(lengthCheck{"project name", p.Name, MaxNameLength}, lengthCheck{"project description", p.Description, MaxDescriptionLength}); err != nil {
 		return err
 	}
-	err := db.Gorm.WithContext(ctx).Create(p).Error
+	return createProjectTx(db.Gorm.WithContext(ctx), p)
+}
+
+// createProjectTx is CreateProject's write, in tx.
+func createProjectTx(tx *gorm.DB, p *Project) error {
+	err := tx.Create(p).Error
 	if isUniqueViolation(err) {
 		return Errorf(EConflict, "this workspace already has the project %q was seeded as", p.Name)
 	}
@@ -117,21 +122,24 @@ func (db *DB) CreateDataset(ctx context.Context, d *Dataset, rows []DatasetRow) 
 		return Errorf(EInvalid, "the dataset has no rows")
 	}
 	d.RowCount = len(rows)
-	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(d).Error; err != nil {
-			return fmt.Errorf("create dataset: %w", err)
-		}
-		for i := range rows {
-			rows[i].ID = 0
-			rows[i].DatasetID = d.ID
-		}
-		// Chunks sized from the columns keep each INSERT under the
-		// dialect's parameter limit.
-		if err := insertChunked(tx, rows); err != nil {
-			return fmt.Errorf("store dataset rows: %w", err)
-		}
-		return nil
-	})
+	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return createDatasetTx(tx, d, rows) })
+}
+
+// createDatasetTx is CreateDataset's writes, in tx, once checked.
+func createDatasetTx(tx *gorm.DB, d *Dataset, rows []DatasetRow) error {
+	if err := tx.Create(d).Error; err != nil {
+		return fmt.Errorf("create dataset: %w", err)
+	}
+	for i := range rows {
+		rows[i].ID = 0
+		rows[i].DatasetID = d.ID
+	}
+	// Chunks sized from the columns keep each INSERT under the
+	// dialect's parameter limit.
+	if err := insertChunked(tx, rows); err != nil {
+		return fmt.Errorf("store dataset rows: %w", err)
+	}
+	return nil
 }
 
 // checkDataset checks what a dataset's name and labels may be.
@@ -364,8 +372,13 @@ func (db *DB) ListJudges(ctx context.Context, wsID int64, opts ...ListOption) ([
 
 // EnsureSimulatedJudge returns the workspace's simulated judge, creating it once.
 func (db *DB) EnsureSimulatedJudge(ctx context.Context, wsID int64) (Judge, error) {
+	return ensureSimulatedJudgeTx(db.Gorm.WithContext(ctx), wsID)
+}
+
+// ensureSimulatedJudgeTx is EnsureSimulatedJudge in tx.
+func ensureSimulatedJudgeTx(tx *gorm.DB, wsID int64) (Judge, error) {
 	var j Judge
-	err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND simulated = ?", wsID, true).Scopes(live).First(&j).Error
+	err := tx.Where("workspace_id = ? AND simulated = ?", wsID, true).Scopes(live).First(&j).Error
 	if err == nil {
 		return j, nil
 	}
@@ -376,7 +389,7 @@ func (db *DB) EnsureSimulatedJudge(ctx context.Context, wsID int64) (Judge, erro
 	j = Judge{WorkspaceID: wsID, Name: "Simulated judge (offline demo)", Simulated: true, Model: "simulated-judge",
 		Temperature: 0.2, TopP: 0.9, MaxConcurrency: 4, TimeoutSeconds: 30,
 		PriceInputPerMTok: &zero, PriceOutputPerMTok: &zero}
-	return j, db.Gorm.WithContext(ctx).Create(&j).Error
+	return j, tx.Create(&j).Error
 }
 
 // ---- runs ----
@@ -388,43 +401,49 @@ func (db *DB) CreateRun(ctx context.Context, r *Run, enqueue func(ctx context.Co
 	if err := checkLength("run name", r.Name, MaxComposedNameLength); err != nil {
 		return err
 	}
-	r.Status = RunQueued
 	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if limit := db.MaxActiveRunsPerWorkspace; limit > 0 {
-			if err := lockWorkspace(tx, db.Dialect, r.WorkspaceID); err != nil {
-				return err
-			}
-			active, err := activeRuns(tx, r.WorkspaceID)
-			if err != nil {
-				return err
-			}
-			if active >= int64(limit) {
-				return runLimitError(active, 1, limit)
-			}
+		return db.createRunTx(ctx, tx, r, enqueue, db.MaxActiveRunsPerWorkspace)
+	})
+}
+
+// createRunTx is CreateRun's writes, in tx; limit is the workspace's run
+// limit (0: none).
+func (db *DB) createRunTx(ctx context.Context, tx *gorm.DB, r *Run, enqueue func(ctx context.Context, tx *sql.Tx, r *Run) (int64, error), limit int) error {
+	r.Status = RunQueued
+	if limit > 0 {
+		if err := lockWorkspace(tx, db.Dialect, r.WorkspaceID); err != nil {
+			return err
 		}
-		if err := tx.Create(r).Error; err != nil {
-			return fmt.Errorf("create run: %w", err)
-		}
-		if k, ok := launchKeyOf(ctx, LaunchKeyRun); ok {
-			k.RunID = &r.ID
-			if err := recordLaunchKey(tx, k); err != nil {
-				return err
-			}
-		}
-		if enqueue == nil {
-			return nil
-		}
-		stx, err := SQLTx(tx)
+		active, err := activeRuns(tx, r.WorkspaceID)
 		if err != nil {
 			return err
 		}
-		jobID, err := enqueue(ctx, stx, r)
-		if err != nil {
-			return fmt.Errorf("enqueue run %d: %w", r.ID, err)
+		if active >= int64(limit) {
+			return runLimitError(active, 1, limit)
 		}
-		r.JobID = &jobID
-		return tx.Model(r).Update("job_id", jobID).Error
-	})
+	}
+	if err := tx.Create(r).Error; err != nil {
+		return fmt.Errorf("create run: %w", err)
+	}
+	if k, ok := launchKeyOf(ctx, LaunchKeyRun); ok {
+		k.RunID = &r.ID
+		if err := recordLaunchKey(tx, k); err != nil {
+			return err
+		}
+	}
+	if enqueue == nil {
+		return nil
+	}
+	stx, err := SQLTx(tx)
+	if err != nil {
+		return err
+	}
+	jobID, err := enqueue(ctx, stx, r)
+	if err != nil {
+		return fmt.Errorf("enqueue run %d: %w", r.ID, err)
+	}
+	r.JobID = &jobID
+	return tx.Model(r).Update("job_id", jobID).Error
 }
 
 // FindRun finds a run in the workspace.

@@ -1164,14 +1164,10 @@ func (r *Runner) store(ctx context.Context, run models.Run, res models.BatchResu
 			if models.ErrorCode(serr) != models.EConflict {
 				return serr
 			}
-			r.log.Warn("batch already answered by another execution; this answer is not stored", "run", res.Batch.RunID, "judge", name, "batch", res.Batch.ID)
-			// It was paid for all the same: its calls, tokens and cost
-			// count on the run (its scores do not). Nothing else counts
-			// it: the answer that was stored is another call's.
-			b := res.Batch
-			if cerr := r.db.AddRunSpend(context.WithoutCancel(ctx), b.RunID, b.Calls, b.PromptTokens, b.CompletionTokens, res.Cost); cerr != nil {
-				r.log.Warn("count an answer not stored", "run", b.RunID, "batch", b.ID, "err", cerr)
-			}
+			// It was paid for all the same: the store that refused it
+			// counted its calls, tokens and cost on the run (its scores
+			// do not count), in the transaction that found the conflict.
+			r.log.Warn("batch already answered by another execution; this answer is not stored, its cost is counted", "run", res.Batch.RunID, "judge", name, "batch", res.Batch.ID)
 		}
 	}
 	return err

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -81,6 +82,118 @@ func TestAnswerAlreadyStoredIsStillCounted(t *testing.T) {
 					if s.Score == nil || *s.Score >= 4 {
 						t.Errorf("row %d's score is %v, want the first answer's", s.RowID, orNilCost(s.Score))
 					}
+				}
+			})
+		}
+	})
+}
+
+// TestRefusedAnswerCountedOnce: an answer refused because its batch has an
+// answer already is counted by the store that refuses it, in the same
+// transaction, whichever store that is (a crash right after the refusal
+// used to lose the count, made in a transaction of its own by the
+// runner); and a paid answer counts once, also when the answer cache
+// replayed it as paid to the unit's next execution, which stored it first
+// or was refused after it (it used to count twice).
+func TestRefusedAnswerCountedOnce(t *testing.T) {
+	t.Parallel()
+	type store func(ctx context.Context, env *testEnv, r *Runner, run models.Run, res, other models.BatchResult) error
+	fenced := func(owner string) store {
+		return func(ctx context.Context, env *testEnv, r *Runner, run models.Run, res, _ models.BatchResult) error {
+			return r.store(models.WithLeaseOwner(ctx, owner), run, res, nil)
+		}
+	}
+	cases := []struct {
+		name      string
+		replayed  bool // the stored answer and the refused one are the same paid call
+		group     bool // the other batch's answer is stored with it
+		refuse    store
+		wantCount bool // the refused answer adds its calls, tokens and cost
+	}{
+		{name: "late answer (SaveLateBatchResult)", wantCount: true,
+			refuse: func(ctx context.Context, env *testEnv, _ *Runner, _ models.Run, res, _ models.BatchResult) error {
+				return env.db.SaveLateBatchResult(ctx, res)
+			}},
+		{name: "lease holder's answer (SaveBatchResult)", wantCount: true,
+			refuse: func(ctx context.Context, env *testEnv, _ *Runner, _ models.Run, res, _ models.BatchResult) error {
+				return env.db.SaveBatchResult(models.WithLeaseOwner(ctx, "new"), res)
+			}},
+		{name: "in a group (SaveBatchResults)", group: true, wantCount: true,
+			refuse: func(ctx context.Context, env *testEnv, _ *Runner, _ models.Run, res, other models.BatchResult) error {
+				errs := env.db.SaveBatchResults(ctx, []models.BatchSave{{Result: res, Owner: "new"}, {Result: other, Owner: "new"}})
+				if errs[1] != nil {
+					return fmt.Errorf("the group's other answer: %w", errs[1])
+				}
+				return errs[0]
+			}},
+		{name: "the replay was stored, the late original is refused", replayed: true, refuse: fenced("old")},
+		{name: "the original was stored, its replay is refused", replayed: true, refuse: fenced("new")},
+	}
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		r, err := New(Config{DB: env.db, Log: testLog()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				ctx := context.Background()
+				run := env.newRun("http://127.0.0.1:1/v1", 1, 1, 30)
+				if err := env.db.CreateRun(ctx, &run, nil); err != nil {
+					t.Fatal(err)
+				}
+				ids := [][]int64{{env.rows[0].ID, env.rows[1].ID}, {env.rows[2].ID, env.rows[3].ID}}
+				bs, err := env.db.CreateRoundBatches(ctx, run.ID, 0, 0, ids)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok, err := env.db.ClaimRun(ctx, run.ID, "new", time.Now().Add(time.Minute)); err != nil || !ok {
+					t.Fatalf("claim: %v %v", ok, err)
+				}
+				answer := func(b models.RunBatch, text string, calls, prompt, completion int, latency int64) models.BatchResult {
+					b.Status, b.Calls, b.Attempts, b.PromptTokens, b.CompletionTokens, b.LatencyMS = models.BatchDone, calls, calls, prompt, completion, latency
+					b.Response = text
+					res := models.BatchResult{Batch: b, Cost: Cost(run.JudgeSnapshot, prompt, completion)}
+					for i, id := range b.RowIDs {
+						x := 1 + float64(i)
+						res.Scores = append(res.Scores, models.RunScore{RunID: run.ID, BatchID: b.ID, RowID: id, Label: i + 1, Score: &x})
+					}
+					return res
+				}
+				paid := answer(bs[0], "the paid answer", 2, 3000, 300, 900)
+				first := answer(bs[0], "another execution's answer", 1, 1000, 100, 700)
+				if tc.replayed {
+					// The cache gives the paid answer back as it was paid
+					// for, without latency.
+					first = answer(bs[0], paid.Batch.Response, 2, 3000, 300, 0)
+				}
+				if err := env.db.SaveBatchResult(models.WithLeaseOwner(ctx, "new"), first); err != nil {
+					t.Fatal(err)
+				}
+				before := env.getRun(run.ID)
+				other := answer(bs[1], "the other batch's answer", 1, 10, 1, 5)
+				err = tc.refuse(ctx, env, r, run, paid, other)
+				if err != nil && models.ErrorCode(err) != models.EConflict {
+					t.Fatalf("refused store: %v", err)
+				}
+				after := env.getRun(run.ID)
+				if tc.group {
+					before.Calls, before.PromptTokens, before.CompletionTokens = before.Calls+1, before.PromptTokens+10, before.CompletionTokens+1
+					c := *before.CostUSD + (10*1+1*2)/1e6
+					before.CostUSD = &c
+				}
+				wantCalls, wantPrompt, wantCompletion, wantCost := before.Calls, before.PromptTokens, before.CompletionTokens, *before.CostUSD
+				if tc.wantCount {
+					wantCalls, wantPrompt, wantCompletion = wantCalls+2, wantPrompt+3000, wantCompletion+300
+					wantCost += (3000*1 + 300*2) / 1e6 // newRun's prices: $1 and $2 per million
+				}
+				if after.Calls != wantCalls || after.PromptTokens != wantPrompt || after.CompletionTokens != wantCompletion {
+					t.Errorf("run counts %d calls, %d+%d tokens; want %d, %d+%d", after.Calls, after.PromptTokens, after.CompletionTokens, wantCalls, wantPrompt, wantCompletion)
+				}
+				if after.CostUSD == nil || math.Abs(*after.CostUSD-wantCost) > 1e-12 {
+					t.Errorf("run cost %v, want %g", orNilCost(after.CostUSD), wantCost)
+				}
+				if b := env.batches(run.ID)[0]; b.Response != first.Batch.Response {
+					t.Errorf("batch answer %q, want the first one stored, %q", b.Response, first.Batch.Response)
 				}
 			})
 		}

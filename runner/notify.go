@@ -85,7 +85,7 @@ type WebhookArgs struct {
 }
 
 // Kind is the stable job name stored in River's table.
-func (WebhookArgs) Kind() string { return "batcheval_webhook" }
+func (WebhookArgs) Kind() string { return webhookKind }
 
 // queueWebhook queues the delivery of a run's end, in tx (the
 // transaction that stores the end), on the shared queue: a command-line
@@ -107,9 +107,16 @@ type webhookWorker struct {
 // from, on top of the attempt's own timeout.
 const webhookReportTime = 30 * time.Second
 
+// Timeout bounds an attempt, which also tells River's rescuer when a
+// delivery still marked running was left by a dead process (Config.
+// RescueAfter).
 func (w *webhookWorker) Timeout(*river.Job[WebhookArgs]) time.Duration {
-	return w.r.cfg.Webhooks.withDefaults().Timeout + webhookReportTime
+	return w.r.cfg.Webhooks.withDefaults().attemptTime()
 }
+
+// attemptTime is the most one delivery attempt takes: building the
+// message and posting it.
+func (w WebhookConfig) attemptTime() time.Duration { return w.Timeout + webhookReportTime }
 
 // NextRetry waits Backoff after the first failed attempt, doubling after
 // each (River's default waits grow as the attempt's fourth power).

@@ -303,10 +303,13 @@ func (r *Runner) parkedPoll() time.Duration {
 }
 
 // dueIn says whether this runner's queue holds a job that is or will be
-// available (any), and how long until the first is due (<= 0: now). One
-// query on River's fetch index (state, queue, priority, scheduled_at, id),
-// answered from the index; the database's clock decides, as it does for
-// River's own fetches.
+// available, or a webhook delivery left running by a dead process (any),
+// and how long until the first is due (<= 0: now). One query on River's
+// fetch index (state, queue, priority, scheduled_at, id): the available
+// jobs are answered from the index, the running ones (a few) read their
+// rows; the database's clock decides, as it does for River's own fetches.
+// A delivery left running keeps the worker from parking, or wakes it, until
+// its client's rescuer has made it retryable.
 func (r *Runner) dueIn(ctx context.Context) (wait time.Duration, any bool, err error) {
 	q := dueInSQLite
 	if r.db.Dialect == models.Postgres {
@@ -324,7 +327,7 @@ func (r *Runner) dueIn(ctx context.Context) (wait time.Duration, any bool, err e
 	st := r.park.due
 	r.park.dueMu.Unlock()
 	var secs *float64
-	if err := st.QueryRowContext(ctx, r.cfg.Queue).Scan(&secs); err != nil {
+	if err := st.QueryRowContext(ctx, r.cfg.Queue, r.webhookRescueWait().Seconds()).Scan(&secs); err != nil {
 		return 0, false, fmt.Errorf("look for due jobs in queue %q: %w", r.cfg.Queue, err)
 	}
 	if secs == nil {
@@ -335,14 +338,34 @@ func (r *Runner) dueIn(ctx context.Context) (wait time.Duration, any bool, err e
 
 // The queries of dueIn: seconds until the earliest job of a queue that is
 // or will be available (scheduled: snoozed; retryable: waiting for its
-// retry), NULL when there is none. River's SQLite driver stores times as
-// "2006-01-02 15:04:05.000" in UTC, which julianday reads.
+// retry), NULL when there is none; or until a webhook delivery still
+// marked running (its process died during the attempt) is due for River's
+// rescuer, which runs only in a started client. River's SQLite driver
+// stores times as "2006-01-02 15:04:05.000" in UTC, which julianday reads.
+// The first parameter is the queue, the second the rescue wait in seconds
+// (webhookRescueWait).
 const (
-	dueInSQLite = `SELECT (julianday(MIN(scheduled_at)) - julianday('now')) * 86400.0 FROM river_job
-		WHERE state IN ('available', 'scheduled', 'retryable') AND queue = ?`
-	dueInPostgres = `SELECT EXTRACT(EPOCH FROM MIN(scheduled_at) - now())::float8 FROM river_job
-		WHERE state IN ('available', 'scheduled', 'retryable') AND queue = $1`
+	dueInSQLite = `SELECT MIN(d) * 86400.0 FROM (
+		SELECT julianday(MIN(scheduled_at)) - julianday('now') AS d FROM river_job
+			WHERE state IN ('available', 'scheduled', 'retryable') AND queue = ?1
+		UNION ALL
+		SELECT julianday(MIN(attempted_at)) + ?2 / 86400.0 - julianday('now') FROM river_job
+			WHERE state = 'running' AND queue = ?1 AND kind = '` + webhookKind + `')`
+	dueInPostgres = `SELECT EXTRACT(EPOCH FROM LEAST(
+		(SELECT MIN(scheduled_at) FROM river_job WHERE state IN ('available', 'scheduled', 'retryable') AND queue = $1),
+		(SELECT MIN(attempted_at) FROM river_job WHERE state = 'running' AND queue = $1 AND kind = '` + webhookKind + `')
+			+ make_interval(secs => $2)) - now())::float8`
 )
+
+// webhookKind is WebhookArgs' Kind, for the queries above.
+const webhookKind = "batcheval_webhook"
+
+// webhookRescueWait is how long after its attempt started a webhook
+// delivery still marked running is rescued: River's rescuer waits for
+// both RescueAfter and the worker's own Timeout.
+func (r *Runner) webhookRescueWait() time.Duration {
+	return max(r.cfg.RescueAfter, r.cfg.Webhooks.withDefaults().attemptTime())
+}
 
 // insertTopic is River's insert notification channel (River v0.51.2,
 // notifier.NotificationTopicInsert), sent as "<schema>.river_insert" with

@@ -74,6 +74,12 @@ type Config struct {
 	// idle worker's CPU, and starts again when work may exist (park.go).
 	// 0 never parks.
 	IdleAfter time.Duration
+	// RescueAfter is how long a job other than a run may stay running
+	// before River takes it for left by a dead process and retries it
+	// (DefaultRescueAfter when zero). Only webhook deliveries are such
+	// jobs; a run job is never rescued this way (runWorker.Timeout), its
+	// lease tells a live worker from a dead one.
+	RescueAfter time.Duration
 }
 
 // JudgeTuning overrides the judge client's retry behaviour.
@@ -198,6 +204,9 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = DefaultLeaseTTL
 	}
+	if cfg.RescueAfter <= 0 {
+		cfg.RescueAfter = DefaultRescueAfter
+	}
 	host, _ := os.Hostname()
 	r := &Runner{
 		cfg:        cfg,
@@ -225,9 +234,14 @@ func New(cfg Config) (*Runner, error) {
 		ID:     r.id,
 		Logger: slog.New(levelFilter{r.log.Handler(), slog.LevelWarn}),
 		// A run may take hours on a slow judge; its lease, not a timeout,
-		// tells a live worker from a dead one.
+		// tells a live worker from a dead one. River's rescuer leaves a job
+		// alone while its worker's Timeout() (or, when that is 0, this) is
+		// negative or not yet over (River v0.51.2, maintenance.JobRescuer's
+		// makeRetryDecision): run jobs say -1 and are never rescued by it,
+		// webhook deliveries say their own bound and are retried once
+		// RescueAfter has passed too.
 		JobTimeout:           -1,
-		RescueStuckJobsAfter: 12 * time.Hour,
+		RescueStuckJobsAfter: cfg.RescueAfter,
 		FetchCooldown:        minDur(cfg.PollInterval, fetchCooldown),
 		FetchPollInterval:    cfg.PollInterval,
 		MaxAttempts:          25,
@@ -268,6 +282,15 @@ func minDur(a, b time.Duration) time.Duration {
 // renewals (a slow database write, a short pause); a crashed worker's run is
 // taken over within the lease plus one sweep (about 12 s).
 const DefaultLeaseTTL = 10 * time.Second
+
+// DefaultRescueAfter is Config.RescueAfter's default. A webhook delivery
+// gives up after its own timeout (40 s with the defaults: the attempt plus
+// building the message), so one still running after two minutes was left
+// by a process that died; River's rescuer looks every 30 s and the retry
+// waits WebhookConfig.Backoff, so such a delivery is retried within about
+// three minutes of its start (it waited 12 h when only the client-wide
+// rescue stood between a crash and a retry).
+const DefaultRescueAfter = 2 * time.Minute
 
 // sweepInterval is how often expired leases are looked for: often enough
 // that a crash costs little more than the lease, and at most every 2 s
@@ -366,6 +389,17 @@ func (r *Runner) Launch(ctx context.Context, run *models.Run) error {
 	// After the commit: a parked worker woken earlier could miss the job.
 	r.wakeUp()
 	return nil
+}
+
+// PrepareRun is the package's PrepareRun, for those that store a run
+// themselves and queue it with Enqueue (the demo's first run).
+func (r *Runner) PrepareRun(run *models.Run) error { return PrepareRun(run) }
+
+// Enqueue queues a stored run's job in tx, the transaction that stores
+// the run, as Launch does; once tx has committed, a worker that is
+// started fetches it at its next poll (Launch wakes it at once).
+func (r *Runner) Enqueue(ctx context.Context, tx *sql.Tx, run *models.Run) (int64, error) {
+	return r.enqueue(ctx, tx, run)
 }
 
 func (r *Runner) enqueue(ctx context.Context, tx *sql.Tx, run *models.Run) (int64, error) {

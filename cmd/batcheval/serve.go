@@ -66,16 +66,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 				"or listen on loopback (--addr 127.0.0.1:8080) and open /setup", c.Addr)
 		}
 	}
-	var demoProject *models.Project
-	if web && c.SeedDemo {
-		p, created, err := demo.SeedProject(ctx, db, ws)
-		if err != nil {
-			return fmt.Errorf("seed demo project: %w", err)
-		}
-		if created {
-			demoProject = &p
-		}
-	}
 	// Every process runs its own simulated judge on a loopback port, so
 	// runs on it work whichever worker picks them up.
 	sim, err := simjudge.Start(simjudge.Options{Seed: 1, Latency: c.SimLatency})
@@ -96,15 +86,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	if web && c.SeedDemo {
+		// A fresh demo comes with a finished result: its first run, queued
+		// with it in one transaction, is judged by the simulated judge as
+		// soon as a worker is free.
+		if _, _, err := demo.SeedProject(ctx, db, ws, r); err != nil {
+			return fmt.Errorf("seed demo project: %w", err)
+		}
+	}
 	if err := r.Start(ctx); err != nil {
 		return err
-	}
-	if demoProject != nil {
-		// A fresh demo comes with a finished result: its first run is
-		// judged by the simulated judge as soon as a worker is free.
-		if _, err := demo.LaunchFirstRun(ctx, db, ws, *demoProject, r); err != nil {
-			log.Warn("seeding the demo run", "err", err)
-		}
 	}
 	go sweepUploads(ctx, db, log, uploadSweepInterval)
 	stopRunner := func() {

@@ -34,7 +34,7 @@ func TestSeedProjectRace(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				p, created, err := SeedProject(ctx, db, ws)
+				p, created, err := SeedProject(ctx, db, ws, nil)
 				results[i] = result{p, created, err}
 			}()
 		}
@@ -73,7 +73,7 @@ func TestSeedProjectRace(t *testing.T) {
 		if err := db.Gorm.Model(&models.Project{}).Where("id = ?", results[0].p.ID).Update("archived_at", results[0].p.CreatedAt).Error; err != nil {
 			t.Fatal(err)
 		}
-		if p, created, err := SeedProject(ctx, db, ws); err != nil || created || p.ID != results[0].p.ID {
+		if p, created, err := SeedProject(ctx, db, ws, nil); err != nil || created || p.ID != results[0].p.ID {
 			t.Errorf("a start after archiving: project %d, created %v, %v; want %d, false", p.ID, created, err, results[0].p.ID)
 		}
 	})
