@@ -902,6 +902,13 @@ func (h *Handlers) apiUpdateRubric(c echo.Context) error {
 // same checks as the editor (models.SaveRubric), and, for its fields, that
 // each column is one of the project's datasets'.
 func (h *Handlers) apiSaveRubric(c echo.Context, r models.Rubric, status int) error {
+	var expect models.Expectation
+	if r.ID != 0 {
+		var err error
+		if expect, err = ifMatch(c); err != nil {
+			return err
+		}
+	}
 	var in APIRubricInput
 	if err := decodeJSON(c, &in); err != nil {
 		return err
@@ -945,13 +952,14 @@ func (h *Handlers) apiSaveRubric(c echo.Context, r models.Rubric, status int) er
 		r.Fields = fields
 	}
 	r.Name, r.Task, r.Criteria = strings.TrimSpace(in.Name), strings.TrimSpace(in.Task), criteria
-	if err := h.DB.SaveRubric(ctx, &r); err != nil {
-		return err
+	if err := h.DB.SaveRubricIf(ctx, &r, expect); err != nil {
+		return changedSinceRead(err, "rubric", "/api/v1/rubrics/"+strconv.FormatInt(r.ID, 10))
 	}
 	stored, err := h.DB.FindRubric(ctx, r.WorkspaceID, r.ID)
 	if err != nil {
 		return err
 	}
+	setETag(c, stored.Revision())
 	if status == http.StatusCreated {
 		return apiCreated(c, "/api/v1/rubrics/"+strconv.FormatInt(stored.ID, 10), apiRubric(stored))
 	}
@@ -1049,6 +1057,7 @@ func (h *Handlers) apiGetRubric(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	setETag(c, r.Revision())
 	return c.JSON(http.StatusOK, apiRubric(r))
 }
 
@@ -1073,6 +1082,7 @@ func (h *Handlers) apiGetJudge(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	setETag(c, j.Revision())
 	return c.JSON(http.StatusOK, apiJudge(j))
 }
 
@@ -1121,11 +1131,22 @@ func (h *Handlers) apiCreateJudge(c echo.Context) error {
 		return err
 	}
 	h.audit(c, models.AuditJudgeCreated, judgeTarget(j), keyAuditDetail(j.APIKey != "", "", j.APIKeyEnv))
-	return apiCreated(c, "/api/v1/judges/"+strconv.FormatInt(j.ID, 10), apiJudge(j))
+	// Answered as read back (times at the database's precision), as GET
+	// answers it, so its ETag is the one a PUT is checked against.
+	stored, err := h.DB.FindJudge(c.Request().Context(), j.WorkspaceID, j.ID)
+	if err != nil {
+		return err
+	}
+	setETag(c, stored.Revision())
+	return apiCreated(c, "/api/v1/judges/"+strconv.FormatInt(j.ID, 10), apiJudge(stored))
 }
 
 func (h *Handlers) apiUpdateJudge(c echo.Context) error {
 	j, err := h.findJudge(c)
+	if err != nil {
+		return err
+	}
+	expect, err := ifMatch(c)
 	if err != nil {
 		return err
 	}
@@ -1147,8 +1168,8 @@ func (h *Handlers) apiUpdateJudge(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if err := h.DB.SaveJudge(ctx, &j); err != nil {
-		return err
+	if err := h.DB.SaveJudgeIf(ctx, &j, expect); err != nil {
+		return changedSinceRead(err, "judge", "/api/v1/judges/"+strconv.FormatInt(j.ID, 10))
 	}
 	if typedKey || oldKeyEnv != j.APIKeyEnv {
 		h.audit(c, models.AuditKeyChanged, judgeTarget(j), keyAuditDetail(typedKey, oldKeyEnv, j.APIKeyEnv))
@@ -1159,6 +1180,7 @@ func (h *Handlers) apiUpdateJudge(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	setETag(c, stored.Revision())
 	return c.JSON(http.StatusOK, apiJudge(stored))
 }
 
