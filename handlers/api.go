@@ -95,18 +95,32 @@ func ascendingByID[T any](items []T, idOf func(T) int64) []T {
 	return out
 }
 
-// decodeJSON reads a JSON request body into dst, refusing unknown fields
-// (a typo in a setting must not silently launch with a default).
+// decodeJSON reads a JSON request body into dst with decodeJSONValue.
 func decodeJSON(c echo.Context, dst any) error {
-	body := http.MaxBytesReader(c.Response(), c.Request().Body, apiMaxJSONBody)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
+	data, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, apiMaxJSONBody))
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", apiMaxJSONBody))
 		}
-		return jsonBodyError(err, "")
+		return echo.NewHTTPError(http.StatusBadRequest, "the request body could not be read; send it again")
+	}
+	return decodeJSONValue(data, dst, "")
+}
+
+// decodeJSONValue is the one decoder of the API's JSON: it reads data into
+// dst, refusing unknown fields (a typo in a setting must not silently
+// launch with a default), keys given twice and keys that match a field
+// only when case is ignored (strictKeys), each named by its JSON path.
+// within is the path of the value decoded, "" for the whole body.
+func decodeJSONValue(data []byte, dst any, within string) error {
+	if err := strictKeys(data, reflect.TypeOf(dst), within); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return jsonBodyError(err, within)
 	}
 	if dec.More() {
 		return echo.NewHTTPError(http.StatusBadRequest, "the request body holds more than one JSON value: send one object")
@@ -973,10 +987,8 @@ func (h *Handlers) apiSaveRubric(c echo.Context, r models.Rubric, status int) er
 func apiCriteria(raw []json.RawMessage) ([]evaluator.Criterion, error) {
 	out := make([]evaluator.Criterion, len(raw))
 	for i, msg := range raw {
-		dec := json.NewDecoder(bytes.NewReader(msg))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&out[i]); err != nil {
-			return nil, jsonBodyError(err, fmt.Sprintf("criteria[%d]", i))
+		if err := decodeJSONValue(msg, &out[i], fmt.Sprintf("criteria[%d]", i)); err != nil {
+			return nil, err
 		}
 		var keys map[string]json.RawMessage
 		if err := json.Unmarshal(msg, &keys); err != nil {
