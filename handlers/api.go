@@ -34,7 +34,14 @@ import (
 // Pagination of list endpoints: ?limit= (default apiDefaultLimit, at most
 // apiMaxLimit) and ?cursor=, the opaque next_cursor of the previous page.
 // Items come in ascending id order and the cursor is the last id seen, so a
-// page never repeats or skips an item when new ones are created meanwhile.
+// walk never repeats an item, and lists every item that existed when it
+// began (and still does when its page is read). An item created during the
+// walk is listed on SQLite, which gives ids in commit order (one writer at
+// a time), but not always on PostgreSQL: a sequence gives the id when the
+// row is written, the row shows when its transaction commits, and a page
+// read in between can already have gone past that id. The OpenAPI document
+// and the README state this; a cursor that cannot skip would need ids
+// handed out in commit order (e.g. creations serialised per table).
 const (
 	apiDefaultLimit = 50
 	apiMaxLimit     = 200
