@@ -34,7 +34,14 @@ import (
 // Pagination of list endpoints: ?limit= (default apiDefaultLimit, at most
 // apiMaxLimit) and ?cursor=, the opaque next_cursor of the previous page.
 // Items come in ascending id order and the cursor is the last id seen, so a
-// page never repeats or skips an item when new ones are created meanwhile.
+// walk never repeats an item, and lists every item that existed when it
+// began (and still does when its page is read). An item created during the
+// walk is listed on SQLite, which gives ids in commit order (one writer at
+// a time), but not always on PostgreSQL: a sequence gives the id when the
+// row is written, the row shows when its transaction commits, and a page
+// read in between can already have gone past that id. The OpenAPI document
+// and the README state this; a cursor that cannot skip would need ids
+// handed out in commit order (e.g. creations serialised per table).
 const (
 	apiDefaultLimit = 50
 	apiMaxLimit     = 200
@@ -95,18 +102,32 @@ func ascendingByID[T any](items []T, idOf func(T) int64) []T {
 	return out
 }
 
-// decodeJSON reads a JSON request body into dst, refusing unknown fields
-// (a typo in a setting must not silently launch with a default).
+// decodeJSON reads a JSON request body into dst with decodeJSONValue.
 func decodeJSON(c echo.Context, dst any) error {
-	body := http.MaxBytesReader(c.Response(), c.Request().Body, apiMaxJSONBody)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
+	data, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, apiMaxJSONBody))
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", apiMaxJSONBody))
 		}
-		return jsonBodyError(err, "")
+		return echo.NewHTTPError(http.StatusBadRequest, "the request body could not be read; send it again")
+	}
+	return decodeJSONValue(data, dst, "")
+}
+
+// decodeJSONValue is the one decoder of the API's JSON: it reads data into
+// dst, refusing unknown fields (a typo in a setting must not silently
+// launch with a default), keys given twice and keys that match a field
+// only when case is ignored (strictKeys), each named by its JSON path.
+// within is the path of the value decoded, "" for the whole body.
+func decodeJSONValue(data []byte, dst any, within string) error {
+	if err := strictKeys(data, reflect.TypeOf(dst), within); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return jsonBodyError(err, within)
 	}
 	if dec.More() {
 		return echo.NewHTTPError(http.StatusBadRequest, "the request body holds more than one JSON value: send one object")
@@ -902,6 +923,13 @@ func (h *Handlers) apiUpdateRubric(c echo.Context) error {
 // same checks as the editor (models.SaveRubric), and, for its fields, that
 // each column is one of the project's datasets'.
 func (h *Handlers) apiSaveRubric(c echo.Context, r models.Rubric, status int) error {
+	var expect models.Expectation
+	if r.ID != 0 {
+		var err error
+		if expect, err = ifMatch(c); err != nil {
+			return err
+		}
+	}
 	var in APIRubricInput
 	if err := decodeJSON(c, &in); err != nil {
 		return err
@@ -945,13 +973,14 @@ func (h *Handlers) apiSaveRubric(c echo.Context, r models.Rubric, status int) er
 		r.Fields = fields
 	}
 	r.Name, r.Task, r.Criteria = strings.TrimSpace(in.Name), strings.TrimSpace(in.Task), criteria
-	if err := h.DB.SaveRubric(ctx, &r); err != nil {
-		return err
+	if err := h.DB.SaveRubricIf(ctx, &r, expect); err != nil {
+		return changedSinceRead(err, "rubric", "/api/v1/rubrics/"+strconv.FormatInt(r.ID, 10))
 	}
 	stored, err := h.DB.FindRubric(ctx, r.WorkspaceID, r.ID)
 	if err != nil {
 		return err
 	}
+	setETag(c, stored.Revision())
 	if status == http.StatusCreated {
 		return apiCreated(c, "/api/v1/rubrics/"+strconv.FormatInt(stored.ID, 10), apiRubric(stored))
 	}
@@ -965,10 +994,8 @@ func (h *Handlers) apiSaveRubric(c echo.Context, r models.Rubric, status int) er
 func apiCriteria(raw []json.RawMessage) ([]evaluator.Criterion, error) {
 	out := make([]evaluator.Criterion, len(raw))
 	for i, msg := range raw {
-		dec := json.NewDecoder(bytes.NewReader(msg))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&out[i]); err != nil {
-			return nil, jsonBodyError(err, fmt.Sprintf("criteria[%d]", i))
+		if err := decodeJSONValue(msg, &out[i], fmt.Sprintf("criteria[%d]", i)); err != nil {
+			return nil, err
 		}
 		var keys map[string]json.RawMessage
 		if err := json.Unmarshal(msg, &keys); err != nil {
@@ -1049,6 +1076,7 @@ func (h *Handlers) apiGetRubric(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	setETag(c, r.Revision())
 	return c.JSON(http.StatusOK, apiRubric(r))
 }
 
@@ -1073,6 +1101,7 @@ func (h *Handlers) apiGetJudge(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	setETag(c, j.Revision())
 	return c.JSON(http.StatusOK, apiJudge(j))
 }
 
@@ -1121,11 +1150,22 @@ func (h *Handlers) apiCreateJudge(c echo.Context) error {
 		return err
 	}
 	h.audit(c, models.AuditJudgeCreated, judgeTarget(j), keyAuditDetail(j.APIKey != "", "", j.APIKeyEnv))
-	return apiCreated(c, "/api/v1/judges/"+strconv.FormatInt(j.ID, 10), apiJudge(j))
+	// Answered as read back (times at the database's precision), as GET
+	// answers it, so its ETag is the one a PUT is checked against.
+	stored, err := h.DB.FindJudge(c.Request().Context(), j.WorkspaceID, j.ID)
+	if err != nil {
+		return err
+	}
+	setETag(c, stored.Revision())
+	return apiCreated(c, "/api/v1/judges/"+strconv.FormatInt(j.ID, 10), apiJudge(stored))
 }
 
 func (h *Handlers) apiUpdateJudge(c echo.Context) error {
 	j, err := h.findJudge(c)
+	if err != nil {
+		return err
+	}
+	expect, err := ifMatch(c)
 	if err != nil {
 		return err
 	}
@@ -1147,8 +1187,8 @@ func (h *Handlers) apiUpdateJudge(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if err := h.DB.SaveJudge(ctx, &j); err != nil {
-		return err
+	if err := h.DB.SaveJudgeIf(ctx, &j, expect); err != nil {
+		return changedSinceRead(err, "judge", "/api/v1/judges/"+strconv.FormatInt(j.ID, 10))
 	}
 	if typedKey || oldKeyEnv != j.APIKeyEnv {
 		h.audit(c, models.AuditKeyChanged, judgeTarget(j), keyAuditDetail(typedKey, oldKeyEnv, j.APIKeyEnv))
@@ -1159,6 +1199,7 @@ func (h *Handlers) apiUpdateJudge(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	setETag(c, stored.Revision())
 	return c.JSON(http.StatusOK, apiJudge(stored))
 }
 

@@ -192,6 +192,8 @@ func (h *Handlers) ErrorHandler(err error, c echo.Context) {
 			status = http.StatusUnprocessableEntity
 		case models.EConflict:
 			status = http.StatusConflict
+		case models.EChanged:
+			status = http.StatusPreconditionFailed
 		case models.EUnauthorized:
 			status = http.StatusUnauthorized
 		}

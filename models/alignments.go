@@ -113,7 +113,7 @@ func (db *DB) AcceptAlignment(ctx context.Context, a *Alignment, r *Rubric) erro
 		if res.RowsAffected == 0 {
 			return Errorf(EConflict, "alignment %d was already accepted: start a new one to change the rubric again", a.ID)
 		}
-		if err := storeRubricTx(tx, r, fmt.Sprintf("accepted from alignment %d", a.ID)); err != nil {
+		if err := storeRubricTx(tx, r, fmt.Sprintf("accepted from alignment %d", a.ID), nil); err != nil {
 			return err
 		}
 		return tx.Model(&Alignment{}).Where("id = ?", a.ID).Update("new_version", r.Version).Error

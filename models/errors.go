@@ -12,6 +12,9 @@ const (
 	EConflict     = "conflict"
 	EUnauthorized = "unauthorized"
 	EInternal     = "internal"
+	// EChanged: a conditional write found the object changed since the
+	// writer read it (another request saved it first); nothing was written.
+	EChanged = "changed"
 )
 
 // Error is the product's one error type: a code for machines and a message

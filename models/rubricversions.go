@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/batcheval/batcheval/evaluator"
 )
@@ -41,12 +42,14 @@ const (
 // version 1; an update that changes the task, fields or criteria makes the
 // next version (a change of name alone does not). note says why. r.Version
 // is set to the current version.
-func (db *DB) storeRubric(ctx context.Context, r *Rubric, note string) error {
-	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return storeRubricTx(tx, r, note) })
+func (db *DB) storeRubric(ctx context.Context, r *Rubric, note string, expect Expectation) error {
+	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return storeRubricTx(tx, r, note, expect) })
 }
 
-// storeRubricTx is storeRubric inside the caller's transaction.
-func storeRubricTx(tx *gorm.DB, r *Rubric, note string) error {
+// storeRubricTx is storeRubric inside the caller's transaction. An update
+// with an expectation writes only when the stored rubric, read under its
+// row lock in this transaction, meets it (EChanged otherwise).
+func storeRubricTx(tx *gorm.DB, r *Rubric, note string, expect Expectation) error {
 	now := time.Now().UTC()
 	if r.ID == 0 {
 		r.Version = 1
@@ -59,9 +62,15 @@ func storeRubricTx(tx *gorm.DB, r *Rubric, note string) error {
 		return insertRubricVersion(tx, r, note, now)
 	}
 	var cur Rubric
-	err := tx.Where("workspace_id = ? AND id = ?", r.WorkspaceID, r.ID).Scopes(live).First(&cur).Error
+	// Locked until the transaction ends (PostgreSQL; SQLite's immediate
+	// transaction already holds the whole database), so no other save
+	// comes between the check of the expectation and the update.
+	err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("workspace_id = ? AND id = ?", r.WorkspaceID, r.ID).Scopes(live).First(&cur).Error
 	if err != nil {
 		return notFound(err, "rubric", r.ID)
+	}
+	if !expect.met(cur.Revision()) {
+		return changedError("rubric", r.ID)
 	}
 	changed := jsonValue(cur.Evaluator()) != jsonValue(r.Evaluator())
 	upd := map[string]any{"name": r.Name, "task": r.Task, "fields": jsonValue(r.Fields), "criteria": jsonValue(r.Criteria), "updated_at": now}
@@ -106,7 +115,7 @@ func (db *DB) SaveRubricVersion(ctx context.Context, r *Rubric, note string) err
 	if err := checkRubric(r); err != nil {
 		return err
 	}
-	return db.storeRubric(ctx, r, note)
+	return db.storeRubric(ctx, r, note, nil)
 }
 
 // ListRubricVersions lists a rubric's versions, newest first.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/judge"
@@ -237,10 +238,17 @@ func (db *DB) FindDatasetRows(ctx context.Context, datasetID int64, ids []int64)
 // SaveRubric creates or updates a rubric in the workspace, keeping its
 // versions (a change of task, fields or criteria is a new version).
 func (db *DB) SaveRubric(ctx context.Context, r *Rubric) error {
+	return db.SaveRubricIf(ctx, r, nil)
+}
+
+// SaveRubricIf is SaveRubric for an update that expects the stored rubric
+// to be as its writer read it: when expect is not met, nothing is written
+// and the error's code is EChanged. A nil expect saves unconditionally.
+func (db *DB) SaveRubricIf(ctx context.Context, r *Rubric, expect Expectation) error {
 	if err := checkRubric(r); err != nil {
 		return err
 	}
-	return db.storeRubric(ctx, r, "")
+	return db.storeRubric(ctx, r, "", expect)
 }
 
 // checkRubric refuses a rubric that cannot be stored or run.
@@ -283,6 +291,13 @@ func (db *DB) ListRubrics(ctx context.Context, wsID, projectID int64, opts ...Li
 // SaveJudge creates or updates a judge setting. An empty APIKey on update
 // keeps the stored key (the form never shows it back).
 func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
+	return db.SaveJudgeIf(ctx, j, nil)
+}
+
+// SaveJudgeIf is SaveJudge for an update that expects the stored judge to
+// be as its writer read it: when expect is not met, nothing is written and
+// the error's code is EChanged. A nil expect saves unconditionally.
+func (db *DB) SaveJudgeIf(ctx context.Context, j *Judge, expect Expectation) error {
 	if strings.TrimSpace(j.Name) == "" {
 		return Errorf(EInvalid, "the judge needs a name")
 	}
@@ -327,14 +342,29 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 		cols = append(cols, "api_key")
 	}
 	j.UpdatedAt = time.Now().UTC()
-	res := db.Gorm.WithContext(ctx).Model(j).Where("workspace_id = ?", j.WorkspaceID).Scopes(live).Select(cols).Updates(j)
-	if res.Error != nil {
-		return fmt.Errorf("update judge %d: %w", j.ID, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return Errorf(ENotFound, "judge %d does not exist", j.ID)
-	}
-	return nil
+	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if expect != nil {
+			// The row stays locked until the update commits (PostgreSQL;
+			// SQLite's immediate transaction holds the whole database):
+			// no other save comes between the check and the write.
+			var cur Judge
+			err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("workspace_id = ? AND id = ?", j.WorkspaceID, j.ID).Scopes(live).First(&cur).Error
+			if err != nil {
+				return notFound(err, "judge", j.ID)
+			}
+			if !expect.met(cur.Revision()) {
+				return changedError("judge", j.ID)
+			}
+		}
+		res := tx.Model(j).Where("workspace_id = ?", j.WorkspaceID).Scopes(live).Select(cols).Updates(j)
+		if res.Error != nil {
+			return fmt.Errorf("update judge %d: %w", j.ID, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return Errorf(ENotFound, "judge %d does not exist", j.ID)
+		}
+		return nil
+	})
 }
 
 // RecordJudgeTest stores the outcome of the judge's "Test connection" at

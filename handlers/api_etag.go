@@ -1,0 +1,78 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// Optimistic concurrency for the API's editable objects (rubrics, judges):
+// every answer carrying one sends its ETag, a strong tag naming the stored
+// state (models' Revision); a PUT with If-Match saves only over that state.
+// The check runs in the saving transaction with the row locked, so of two
+// clients that read the same state the first save wins and the second gets
+// 412, whatever the timing. A PUT without If-Match saves as before.
+
+// setETag sends the ETag of a stored state (RFC 9110 §8.8.3: quoted, strong).
+func setETag(c echo.Context, revision string) {
+	c.Response().Header().Set("ETag", strconv.Quote(revision))
+}
+
+// ifMatch reads the request's If-Match into what the save expects: nil
+// without the header (saves over any state), any state for "*", otherwise
+// a state whose ETag is one of those listed. Weak tags (W/"…") never match:
+// If-Match compares strongly. A header that is no list of quoted tags is
+// refused, saying how to write it (an unquoted ETag is a common slip).
+func ifMatch(c echo.Context) (models.Expectation, error) {
+	values := c.Request().Header.Values("If-Match")
+	if len(values) == 0 {
+		return nil, nil
+	}
+	raw := strings.TrimSpace(strings.Join(values, ","))
+	if raw == "*" {
+		return func(string) bool { return true }, nil
+	}
+	var strong []string
+	listed := false
+	for _, part := range strings.Split(raw, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue // a list may hold empty elements (RFC 9110 §5.6.1)
+		}
+		weak := strings.HasPrefix(part, "W/")
+		tag := strings.TrimPrefix(part, "W/")
+		if len(tag) < 2 || tag[0] != '"' || tag[len(tag)-1] != '"' || strings.Contains(tag[1:len(tag)-1], `"`) {
+			return nil, echo.NewHTTPError(http.StatusBadRequest, "If-Match must be * or the ETag header of a GET answer exactly as sent, "+
+				"quotes included (If-Match: \"rubric-3-…\"); got "+strconv.Quote(raw))
+		}
+		listed = true
+		if !weak {
+			strong = append(strong, tag[1:len(tag)-1])
+		}
+	}
+	if !listed {
+		return nil, echo.NewHTTPError(http.StatusBadRequest, "If-Match is empty: send the ETag header of a GET answer, or leave If-Match out to save whatever is stored")
+	}
+	return func(revision string) bool {
+		for _, s := range strong {
+			if s == revision {
+				return true
+			}
+		}
+		return false
+	}, nil
+}
+
+// changedSinceRead rewrites a conditional save's EChanged error in the
+// API's words: what happened and how to go on.
+func changedSinceRead(err error, what, address string) error {
+	if models.ErrorCode(err) != models.EChanged {
+		return err
+	}
+	return models.Errorf(models.EChanged, "this %s was changed since you read it (its ETag is no longer the one in If-Match), "+
+		"so nothing was saved: GET %s again, make your change to what it holds now, and send it with the new ETag in If-Match", what, address)
+}
