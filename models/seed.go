@@ -60,7 +60,7 @@ func (db *DB) CreateSeededProject(ctx context.Context, s *SeededProject) error {
 			return err
 		}
 		s.Rubric.WorkspaceID, s.Rubric.ProjectID = s.Project.WorkspaceID, s.Project.ID
-		if err := storeRubricTx(tx, &s.Rubric, ""); err != nil {
+		if err := storeRubricTx(tx, &s.Rubric, "", nil); err != nil {
 			return err
 		}
 		if s.FirstRun == nil {
