@@ -292,13 +292,20 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 	// Every member reads a judge's base URL (the judges page, the API),
 	// while a stored key is never shown: credentials written into the
 	// address would be shown to all of them.
-	if userInfo, params := judge.URLCredentials(j.BaseURL); !j.Simulated && userInfo {
+	userInfo, params, fragment := judge.URLCredentials(j.BaseURL)
+	switch {
+	case j.Simulated:
+	case userInfo:
 		return Errorf(EInvalid, "the base URL must not hold a user name or password (every member of the workspace sees it): remove them and put the key in API key, which is stored encrypted and never shown")
-	} else if !j.Simulated && len(params) > 0 {
+	case len(params) > 0:
 		// A query string itself is fine (Azure's ?api-version=), a
 		// credential in it is not.
 		return Errorf(EInvalid, "the base URL must not hold a credential in its query string (%s; every member of the workspace sees the base URL): remove it and put the key in API key, which is stored encrypted and never shown",
 			strings.Join(params, "=…, ")+"=…")
+	case len(fragment) > 0:
+		// A fragment is never sent: a key there only shows.
+		return Errorf(EInvalid, "the base URL must not hold a credential in its fragment (#%s; every member of the workspace sees the base URL, and what follows # is never sent to the judge): remove it and put the key in API key, which is stored encrypted and never shown",
+			strings.Join(fragment, "=…, ")+"=…")
 	}
 	if j.MaxConcurrency < 1 {
 		j.MaxConcurrency = 1

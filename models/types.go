@@ -163,17 +163,19 @@ func (j Judge) LastTestFailed() bool { return j.LastTestAt != nil && j.LastTestE
 func (j Judge) HasStoredKey() bool { return j.SealedKey != "" }
 
 // ShownBaseURL is the base URL as pages, the API and exports show it: a
-// user name and password, or credentials in the query string, stored
-// before SaveJudge refused them, are replaced by judge.Redacted (every
-// member reads the base URL; only the key field is kept secret).
+// user name and password, or credentials in the query string or the
+// fragment, stored before SaveJudge refused them, are replaced by
+// judge.Redacted (every member reads the base URL; only the key field is
+// kept secret).
 func (j Judge) ShownBaseURL() string { return judge.RedactURL(j.BaseURL) }
 
 // BaseURLHoldsCredentials reports whether the stored base URL holds a
-// user name, password or credential query parameter (stored before they
-// were refused): its owner is asked to move it to the key field.
+// user name, password or credential parameter in its query string or
+// fragment (stored before they were refused): its owner is asked to move
+// it to the key field.
 func (j Judge) BaseURLHoldsCredentials() bool {
-	userInfo, params := judge.URLCredentials(j.BaseURL)
-	return !j.Simulated && (userInfo || len(params) > 0)
+	userInfo, params, fragment := judge.URLCredentials(j.BaseURL)
+	return !j.Simulated && (userInfo || len(params) > 0 || len(fragment) > 0)
 }
 
 // JudgeSnapshot is what a run records of its judge (no key).
