@@ -307,6 +307,11 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 		return Errorf(EInvalid, "the base URL must not hold a credential in its fragment (#%s; every member of the workspace sees the base URL, and what follows # is never sent to the judge): remove it and put the key in API key, which is stored encrypted and never shown",
 			strings.Join(fragment, "=…, ")+"=…")
 	}
+	keyHeader, err := judge.ParseKeyHeader(j.KeyHeader)
+	if err != nil {
+		return Errorf(EInvalid, "%s", err.Error())
+	}
+	j.KeyHeader = string(keyHeader)
 	if j.MaxConcurrency < 1 {
 		j.MaxConcurrency = 1
 	}
@@ -321,7 +326,7 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 	if j.ID == 0 {
 		return db.Gorm.WithContext(ctx).Create(j).Error
 	}
-	cols := []string{"name", "base_url", "model", "api_key_env", "temperature", "top_p", "max_concurrency", "timeout_seconds", "price_input_per_m_tok", "price_output_per_m_tok", "context_tokens", "updated_at"}
+	cols := []string{"name", "base_url", "model", "api_key_env", "key_header", "temperature", "top_p", "max_concurrency", "timeout_seconds", "price_input_per_m_tok", "price_output_per_m_tok", "context_tokens", "updated_at"}
 	if j.APIKey != "" {
 		cols = append(cols, "api_key")
 	}

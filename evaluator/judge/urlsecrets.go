@@ -197,3 +197,17 @@ func redactParts(raw, seps string) string {
 	}
 	return b.String()
 }
+
+// keptQuery is the part of a base URL's raw query string that is sent on
+// every request: every parameter but those that carry a credential (which
+// SaveJudge refuses; a judge stored before that keeps them, unsent), as
+// written. Azure's per-deployment endpoints need their ?api-version=.
+func keptQuery(rawQuery string) string {
+	var kept []string
+	for _, p := range queryParts(rawQuery) {
+		if !CredentialParam(p.name) {
+			kept = append(kept, p.raw)
+		}
+	}
+	return strings.Join(kept, "&")
+}

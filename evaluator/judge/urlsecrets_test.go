@@ -127,3 +127,20 @@ func TestFragmentCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestKeptQuery: of the base URL's query string, the parameters that
+// carry no credential are sent, as written.
+func TestKeptQuery(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                "",
+		"api-version=2024-10-21":          "api-version=2024-10-21",
+		"api-version=1&api_key=k&x=a%20b": "api-version=1&x=a%20b",
+		"sig=abc&sv=2022":                 "sv=2022",
+		"token=t":                         "",
+		"api-version=2024-10-21&&flag":    "api-version=2024-10-21&flag",
+	} {
+		if got := keptQuery(in); got != want {
+			t.Errorf("keptQuery(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
