@@ -384,12 +384,15 @@ type APIRubricInput struct {
 // APIJudge is a judge. Its key is never returned: HasStoredKey says
 // whether one is stored.
 type APIJudge struct {
-	ID                 int64    `json:"id"`
-	Name               string   `json:"name"`
-	Simulated          bool     `json:"simulated"`
-	BaseURL            string   `json:"base_url"`
-	Model              string   `json:"model"`
-	APIKeyEnv          string   `json:"api_key_env"`
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	Simulated bool   `json:"simulated"`
+	BaseURL   string `json:"base_url"`
+	Model     string `json:"model"`
+	APIKeyEnv string `json:"api_key_env"`
+	// KeyHeader is how the key is sent: "bearer" (Authorization: Bearer)
+	// or "api-key" (Azure's per-deployment endpoints).
+	KeyHeader          string   `json:"key_header"`
 	HasStoredKey       bool     `json:"has_stored_key"`
 	Temperature        float64  `json:"temperature"`
 	TopP               float64  `json:"top_p"`
@@ -408,7 +411,7 @@ type APIJudge struct {
 
 func apiJudge(j models.Judge) APIJudge {
 	return APIJudge{ID: j.ID, Name: j.Name, Simulated: j.Simulated, BaseURL: j.ShownBaseURL(), Model: j.Model, APIKeyEnv: j.APIKeyEnv,
-		HasStoredKey: j.HasStoredKey(), Temperature: j.Temperature, TopP: j.TopP, MaxConcurrency: j.MaxConcurrency,
+		KeyHeader: string(j.SendsKeyAs()), HasStoredKey: j.HasStoredKey(), Temperature: j.Temperature, TopP: j.TopP, MaxConcurrency: j.MaxConcurrency,
 		TimeoutSeconds: j.TimeoutSeconds, PriceInputPerMTok: j.PriceInputPerMTok, PriceOutputPerMTok: j.PriceOutputPerMTok,
 		ContextTokens: j.ContextTokens, LastTestAt: j.LastTestAt, LastTestError: j.LastTestError,
 		CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt}
@@ -417,11 +420,14 @@ func apiJudge(j models.Judge) APIJudge {
 // APIJudgeInput creates or updates a judge. APIKey is write-only: stored
 // (an empty one keeps the stored key on update), never sent back.
 type APIJudgeInput struct {
-	Name               string   `json:"name"`
-	BaseURL            string   `json:"base_url"`
-	Model              string   `json:"model"`
-	APIKey             string   `json:"api_key"`
-	APIKeyEnv          string   `json:"api_key_env"`
+	Name      string `json:"name"`
+	BaseURL   string `json:"base_url"`
+	Model     string `json:"model"`
+	APIKey    string `json:"api_key"`
+	APIKeyEnv string `json:"api_key_env"`
+	// KeyHeader is "bearer" or "api-key"; absent keeps the judge's (a new
+	// judge's: "bearer").
+	KeyHeader          *string  `json:"key_header"`
 	Temperature        *float64 `json:"temperature"`
 	TopP               *float64 `json:"top_p"`
 	MaxConcurrency     *int     `json:"max_concurrency"`
@@ -1111,6 +1117,9 @@ func (in APIJudgeInput) judgeForm(base web.JudgeForm) web.JudgeForm {
 	f := base
 	f.Name, f.BaseURL, f.Model = strings.TrimSpace(in.Name), strings.TrimSpace(in.BaseURL), strings.TrimSpace(in.Model)
 	f.APIKeyEnv = strings.TrimPrefix(strings.TrimSpace(in.APIKeyEnv), "$")
+	if in.KeyHeader != nil {
+		f.KeyHeader = strings.TrimSpace(*in.KeyHeader)
+	}
 	if in.Temperature != nil {
 		f.Temperature = formatNumber(*in.Temperature)
 	}

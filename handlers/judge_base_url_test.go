@@ -15,8 +15,9 @@ import (
 
 // Test connection on a base URL with the usual slips says the fix: /v1
 // left off (checked by asking the base URL with /v1 added), or the whole
-// endpoint pasted (…/chat/completions). A base URL that is wrong some
-// other way keeps the general 404 advice with no made-up fix.
+// endpoint pasted (…/chat/completions), each keeping the base URL's query
+// string. A base URL that is wrong some other way keeps the general 404
+// advice with no made-up fix.
 func TestJudgeTestNamesTheBaseURLFix(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		// An OpenAI-compatible server under /v1 only, as Ollama and vLLM are.
@@ -37,6 +38,10 @@ func TestJudgeTestNamesTheBaseURLFix(t *testing.T) {
 			{"without /v1", srv.URL, srv.URL + "/v1 answers: set the base URL to that (add /v1)", false},
 			{"without /v1, trailing slash", srv.URL + "/", srv.URL + "/v1 answers", false},
 			{"whole endpoint", srv.URL + "/v1/chat/completions", "The base URL ends in /chat/completions, which is added to it for every call: set the base URL to " + srv.URL + "/v1", false},
+			// The query string (Azure's api-version) stays in the fix.
+			{"whole endpoint with a query", srv.URL + "/v1/chat/completions?api-version=2024-10-21", "set the base URL to " + srv.URL + "/v1?api-version=2024-10-21", false},
+			{"without /v1, with a query", srv.URL + "?api-version=2024-10-21", srv.URL + "/v1?api-version=2024-10-21 answers: set the base URL to that (add /v1)", false},
+			{"right, with a query", srv.URL + "/v1?api-version=2024-10-21", "", true},
 			{"wrong path", srv.URL + "/api/v1", "", false},
 			{"right", srv.URL + "/v1", "", true},
 		}

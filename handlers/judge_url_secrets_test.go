@@ -65,7 +65,7 @@ func TestJudgeBaseURLRefusesCredentialParams(t *testing.T) {
 
 // TestStoredBaseURLCredentialsNeverShown: a judge stored before base URLs
 // with credentials were refused (a user name and password, a key in the
-// query string) keeps them stored, and calls still use them, but no page,
+// query string or in the fragment) keeps them stored, and calls still use them, but no page,
 // API answer or message shows them: every member read them on the judges
 // page, through GET /api/v1/judges and in a run's judge by GET
 // /api/v1/runs/:id, and its owner in the edit form and in "Test
@@ -77,9 +77,9 @@ func TestStoredBaseURLCredentialsNeverShown(t *testing.T) {
 		owner := env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
 		viewer := env.createUser(env.ws.ID, "vic@a.test", models.RoleViewer)
 		oc, vc := env.sessionCookie(owner), env.sessionCookie(viewer)
-		secrets := []string{"svc-user", "pw-s3cret", "qk-s3cret"}
+		secrets := []string{"svc-user", "pw-s3cret", "qk-s3cret", "fr-s3cret"}
 		// A closed port, so "Test connection" fails with the client's error.
-		legacy := strings.Replace(closedPortURL(t), "http://", "http://svc-user:pw-s3cret@", 1) + "?api-version=1&api_key=qk-s3cret"
+		legacy := strings.Replace(closedPortURL(t), "http://", "http://svc-user:pw-s3cret@", 1) + "?api-version=1&api_key=qk-s3cret#access_token=fr-s3cret"
 		j := models.Judge{WorkspaceID: env.ws.ID, Name: "legacy judge", BaseURL: legacy, Model: "m", Temperature: 0.2, TopP: 0.9,
 			MaxConcurrency: 1, TimeoutSeconds: 5}
 		if err := env.db.Gorm.WithContext(ctx).Create(&j).Error; err != nil {
@@ -140,6 +140,51 @@ func TestStoredBaseURLCredentialsNeverShown(t *testing.T) {
 		}
 		if stored, _ := env.judgeNamed("legacy judge"); stored.BaseURL != legacy {
 			t.Errorf("stored base URL became %q", stored.BaseURL)
+		}
+	})
+}
+
+// TestJudgeBaseURLRefusesFragmentCredentials: a credential written in the
+// base URL's fragment (#key=…, #access_token=…) is refused by the form and
+// the API like one in the query string, naming the parameter and pointing
+// to API key. The fragment was not looked at, so such an address was
+// stored and shown to every member (and its key never even reached the
+// judge: a fragment is not sent). A fragment without one is still taken.
+func TestJudgeBaseURLRefusesFragmentCredentials(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		cases := []struct {
+			name, fragment, param string // param: "" when accepted
+		}{
+			{"key", "#key=fk-s3cr3t", "key"},
+			{"access_token", "#access_token=at-s3cr3t&token_type=bearer", "access_token"},
+			{"after a path", "#/callback?api_key=fk-s3cr3t", "api_key"},
+			{"no credential", "#models", ""},
+		}
+		for i, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				baseURL := "https://llm.example/v1?api-version=2024-10-21" + tc.fragment
+				page := env.postForm("/judges", judgeFormValues("frag page judge "+itoa(int64(i)), baseURL, "", ""))
+				body, _ := json.Marshal(map[string]any{"name": "frag api judge " + itoa(int64(i)), "base_url": baseURL, "model": "m"})
+				api := env.do(http.MethodPost, "/api/v1/judges", bytes.NewReader(body), echo.MIMEApplicationJSON)
+				if tc.param == "" {
+					if page.Code != http.StatusSeeOther || api.Code != http.StatusCreated {
+						t.Errorf("form %d, API %d, want 303 and 201", page.Code, api.Code)
+					}
+					return
+				}
+				for what, rec := range map[string]*httptest.ResponseRecorder{"form": page, "API": api} {
+					b := rec.Body.String()
+					if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(b, "base URL must not hold a credential in its fragment") ||
+						!strings.Contains(b, "#"+tc.param+"=…") || !strings.Contains(b, "API key") || strings.Contains(b, "s3cr3t") && what == "API" {
+						t.Errorf("%s: %d %.400s, want 422 naming the fragment, %s and API key", what, rec.Code, b, tc.param)
+					}
+				}
+				for _, n := range []string{"frag page judge ", "frag api judge "} {
+					if _, ok := env.judgeNamed(n + itoa(int64(i))); ok {
+						t.Errorf("%q was stored", n+itoa(int64(i)))
+					}
+				}
+			})
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,9 @@ func (h *Handlers) newJudge(c echo.Context) error {
 			return models.Errorf(models.ENotFound, "there is no preset named %q", name)
 		}
 		f.Name, f.BaseURL, f.Model, f.APIKeyEnv = p.Name, p.BaseURL, p.DefaultModel, p.KeyEnv
+		if p.KeyHeader != "" {
+			f.KeyHeader = string(p.KeyHeader)
+		}
 		v.PresetNote = p.Note
 	}
 	v.Form = f
@@ -80,6 +84,7 @@ func newJudgeForm() web.JudgeForm {
 		TopP:           formatNumber(newJudgeTopP),
 		MaxConcurrency: strconv.Itoa(newJudgeConcurrency),
 		TimeoutSeconds: strconv.Itoa(newJudgeTimeout),
+		KeyHeader:      string(judge.KeyBearer),
 	}
 }
 
@@ -228,7 +233,7 @@ func judgeFormView(c echo.Context, j models.Judge, f web.JudgeForm, msg string) 
 // judgeFormOf fills the form from a stored judge; the key stays out.
 func judgeFormOf(j models.Judge) web.JudgeForm {
 	f := web.JudgeForm{
-		Name: j.Name, BaseURL: j.ShownBaseURL(), Model: j.Model, APIKeyEnv: j.APIKeyEnv,
+		Name: j.Name, BaseURL: j.ShownBaseURL(), Model: j.Model, APIKeyEnv: j.APIKeyEnv, KeyHeader: string(j.SendsKeyAs()),
 		Temperature: formatNumber(j.Temperature), TopP: formatNumber(j.TopP),
 		MaxConcurrency: strconv.Itoa(j.MaxConcurrency), TimeoutSeconds: strconv.Itoa(j.TimeoutSeconds),
 	}
@@ -319,7 +324,7 @@ func (h *Handlers) updateJudge(c echo.Context) error {
 func judgeFormFromRequest(c echo.Context) web.JudgeForm {
 	v := func(name string) string { return strings.TrimSpace(c.FormValue(name)) }
 	return web.JudgeForm{
-		Name: v("name"), BaseURL: v("base_url"), Model: v("model"), APIKeyEnv: strings.TrimPrefix(v("api_key_env"), "$"),
+		Name: v("name"), BaseURL: v("base_url"), Model: v("model"), APIKeyEnv: strings.TrimPrefix(v("api_key_env"), "$"), KeyHeader: v("key_header"),
 		Temperature: v("temperature"), TopP: v("top_p"), MaxConcurrency: v("max_concurrency"), TimeoutSeconds: v("timeout_seconds"),
 		PriceInput: v("price_input"), PriceOutput: v("price_output"), ContextTokens: v("context_tokens"),
 		SharedConcurrency: v("shared_concurrency"), RequestsPerMinute: v("requests_per_minute"),
@@ -354,7 +359,11 @@ func applyJudgeForm(j *models.Judge, f web.JudgeForm) error {
 	if err != nil {
 		return err
 	}
-	j.Name, j.BaseURL, j.Model, j.APIKeyEnv = f.Name, f.BaseURL, f.Model, f.APIKeyEnv
+	keyHeader, err := judge.ParseKeyHeader(f.KeyHeader)
+	if err != nil {
+		return &judgeFieldError{Field: "judge-key-header", Err: models.Errorf(models.EInvalid, "%s", err.Error())}
+	}
+	j.Name, j.BaseURL, j.Model, j.APIKeyEnv, j.KeyHeader = f.Name, f.BaseURL, f.Model, f.APIKeyEnv, string(keyHeader)
 	j.Temperature, j.TopP, j.MaxConcurrency, j.TimeoutSeconds = temp, topP, conc, timeout
 	j.PriceInputPerMTok, j.PriceOutputPerMTok = in, out
 	j.ContextTokens = nil
@@ -415,7 +424,7 @@ func (h *Handlers) testJudge(c echo.Context) error {
 // pingJudge calls the judge's Ping with its stored settings.
 func (h *Handlers) pingJudge(ctx context.Context, j models.Judge) web.JudgeTestResult {
 	res := web.JudgeTestResult{JudgeName: j.Name}
-	cfg := judge.Config{BaseURL: j.BaseURL, Model: j.Model, APIKey: j.APIKey,
+	cfg := judge.Config{BaseURL: j.BaseURL, Model: j.Model, APIKey: j.APIKey, KeyHeader: j.SendsKeyAs(),
 		Timeout: min(time.Duration(j.TimeoutSeconds)*time.Second, judgeTestTimeout)}
 	if j.Simulated {
 		if h.SimulatedURL == "" {
@@ -519,22 +528,34 @@ func keyAuditDetail(typedKey bool, oldEnv, newEnv string) string {
 // baseURLHint names the fix when a test call answered 404 for the two
 // usual slips in a base URL: the whole endpoint pasted (…/chat/completions,
 // which every call adds itself), and /v1 left off, which it checks by one
-// more tiny request to the base URL with /v1 added. "" otherwise.
+// more tiny request to the base URL with /v1 added. The base URL's query
+// string (Azure's ?api-version=) stays in the address it suggests. ""
+// otherwise.
 func baseURLHint(ctx context.Context, cfg judge.Config, err error) string {
 	var je *judge.Error
 	if !errors.As(err, &je) || je.Kind != judge.KindNotFound {
 		return ""
 	}
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	for _, suffix := range []string{"/chat/completions", "/completions"} {
-		if strings.HasSuffix(strings.ToLower(base), suffix) {
-			return fmt.Sprintf("The base URL ends in %s, which is added to it for every call: set the base URL to %s", suffix, judge.RedactURL(base[:len(base)-len(suffix)]))
-		}
-	}
-	if strings.HasSuffix(base, "/v1") {
+	u, perr := url.Parse(strings.TrimSpace(cfg.BaseURL))
+	if perr != nil {
 		return ""
 	}
-	cfg.BaseURL = base + "/v1"
+	withPath := func(p string) string {
+		v := *u
+		v.Path, v.RawPath = p, ""
+		return v.String()
+	}
+	path := strings.TrimRight(u.Path, "/")
+	for _, suffix := range []string{"/chat/completions", "/completions"} {
+		if strings.HasSuffix(strings.ToLower(path), suffix) {
+			return fmt.Sprintf("The base URL ends in %s, which is added to it for every call: set the base URL to %s", suffix, judge.RedactURL(withPath(path[:len(path)-len(suffix)])))
+		}
+	}
+	// An Azure deployment's address has no /v1 to add.
+	if strings.HasSuffix(path, "/v1") || strings.Contains(path, "/deployments/") {
+		return ""
+	}
+	cfg.BaseURL = withPath(path + "/v1")
 	client, cerr := judge.New(cfg)
 	if cerr != nil {
 		return ""

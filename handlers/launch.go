@@ -1066,7 +1066,7 @@ func (h *Handlers) judgeClient(ctx context.Context, j models.Judge) (*judge.Clie
 	if j.KeyProblem != "" && !j.Simulated {
 		return nil, errors.New(j.KeyProblem)
 	}
-	cfg := judge.Config{BaseURL: j.BaseURL, Model: j.Model, APIKey: j.APIKey, MaxAttempts: stepsCallAttempts,
+	cfg := judge.Config{BaseURL: j.BaseURL, Model: j.Model, APIKey: j.APIKey, KeyHeader: j.SendsKeyAs(), MaxAttempts: stepsCallAttempts,
 		Timeout: min(time.Duration(j.TimeoutSeconds)*time.Second, stepsCallTimeout)}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = stepsCallTimeout

@@ -315,14 +315,26 @@ func (db *DB) SaveJudgeIf(ctx context.Context, j *Judge, expect Expectation) err
 	// Every member reads a judge's base URL (the judges page, the API),
 	// while a stored key is never shown: credentials written into the
 	// address would be shown to all of them.
-	if userInfo, params := judge.URLCredentials(j.BaseURL); !j.Simulated && userInfo {
+	userInfo, params, fragment := judge.URLCredentials(j.BaseURL)
+	switch {
+	case j.Simulated:
+	case userInfo:
 		return Errorf(EInvalid, "the base URL must not hold a user name or password (every member of the workspace sees it): remove them and put the key in API key, which is stored encrypted and never shown")
-	} else if !j.Simulated && len(params) > 0 {
+	case len(params) > 0:
 		// A query string itself is fine (Azure's ?api-version=), a
 		// credential in it is not.
 		return Errorf(EInvalid, "the base URL must not hold a credential in its query string (%s; every member of the workspace sees the base URL): remove it and put the key in API key, which is stored encrypted and never shown",
 			strings.Join(params, "=…, ")+"=…")
+	case len(fragment) > 0:
+		// A fragment is never sent: a key there only shows.
+		return Errorf(EInvalid, "the base URL must not hold a credential in its fragment (#%s; every member of the workspace sees the base URL, and what follows # is never sent to the judge): remove it and put the key in API key, which is stored encrypted and never shown",
+			strings.Join(fragment, "=…, ")+"=…")
 	}
+	keyHeader, err := judge.ParseKeyHeader(j.KeyHeader)
+	if err != nil {
+		return Errorf(EInvalid, "%s", err.Error())
+	}
+	j.KeyHeader = string(keyHeader)
 	if j.MaxConcurrency < 1 {
 		j.MaxConcurrency = 1
 	}
@@ -337,7 +349,7 @@ func (db *DB) SaveJudgeIf(ctx context.Context, j *Judge, expect Expectation) err
 	if j.ID == 0 {
 		return db.Gorm.WithContext(ctx).Create(j).Error
 	}
-	cols := []string{"name", "base_url", "model", "api_key_env", "temperature", "top_p", "max_concurrency", "timeout_seconds", "price_input_per_m_tok", "price_output_per_m_tok", "context_tokens", "updated_at"}
+	cols := []string{"name", "base_url", "model", "api_key_env", "key_header", "temperature", "top_p", "max_concurrency", "timeout_seconds", "price_input_per_m_tok", "price_output_per_m_tok", "context_tokens", "updated_at"}
 	if j.APIKey != "" {
 		cols = append(cols, "api_key")
 	}

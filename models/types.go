@@ -123,6 +123,10 @@ type Judge struct {
 	BaseURL     string
 	Model       string
 	APIKeyEnv   string
+	// KeyHeader is how the key is sent (judge.KeyBearer, the default, or
+	// judge.KeyAPIKey for Azure's per-deployment endpoints); SaveJudge
+	// stores "" as judge.KeyBearer.
+	KeyHeader string
 	// APIKey is the key in plaintext, in memory only: FindJudge fills it
 	// from SealedKey, SaveJudge seals it. Never rendered, logged or exported.
 	APIKey string `gorm:"-" json:"-"`
@@ -163,26 +167,46 @@ func (j Judge) LastTestFailed() bool { return j.LastTestAt != nil && j.LastTestE
 func (j Judge) HasStoredKey() bool { return j.SealedKey != "" }
 
 // ShownBaseURL is the base URL as pages, the API and exports show it: a
-// user name and password, or credentials in the query string, stored
-// before SaveJudge refused them, are replaced by judge.Redacted (every
-// member reads the base URL; only the key field is kept secret).
+// user name and password, or credentials in the query string or the
+// fragment, stored before SaveJudge refused them, are replaced by
+// judge.Redacted (every member reads the base URL; only the key field is
+// kept secret).
 func (j Judge) ShownBaseURL() string { return judge.RedactURL(j.BaseURL) }
 
 // BaseURLHoldsCredentials reports whether the stored base URL holds a
-// user name, password or credential query parameter (stored before they
-// were refused): its owner is asked to move it to the key field.
+// user name, password or credential parameter in its query string or
+// fragment (stored before they were refused): its owner is asked to move
+// it to the key field.
 func (j Judge) BaseURLHoldsCredentials() bool {
-	userInfo, params := judge.URLCredentials(j.BaseURL)
-	return !j.Simulated && (userInfo || len(params) > 0)
+	userInfo, params, fragment := judge.URLCredentials(j.BaseURL)
+	return !j.Simulated && (userInfo || len(params) > 0 || len(fragment) > 0)
+}
+
+// SendsKeyAs is how the judge sends its key, as the judge client takes it.
+func (j Judge) SendsKeyAs() judge.KeyHeader { return keyHeader(j.KeyHeader) }
+
+// keyHeader reads a stored key header mode; one that is not known (none
+// is stored: SaveJudge refuses them) is the default.
+func keyHeader(s string) judge.KeyHeader {
+	k, err := judge.ParseKeyHeader(s)
+	if err != nil {
+		return judge.KeyBearer
+	}
+	return k
 }
 
 // JudgeSnapshot is what a run records of its judge (no key).
 type JudgeSnapshot struct {
-	Name               string   `json:"name"`
-	Simulated          bool     `json:"simulated"`
-	BaseURL            string   `json:"base_url"`
-	Model              string   `json:"model"`
-	APIKeyEnv          string   `json:"api_key_env"`
+	Name      string `json:"name"`
+	Simulated bool   `json:"simulated"`
+	BaseURL   string `json:"base_url"`
+	Model     string `json:"model"`
+	APIKeyEnv string `json:"api_key_env"`
+	// KeyHeader is how the run sends the key: "api-key" for Azure's
+	// per-deployment endpoints; absent (runs launched before it was
+	// recorded, and every judge that sends it as a Bearer token) is
+	// "bearer".
+	KeyHeader          string   `json:"key_header,omitempty"`
 	MaxConcurrency     int      `json:"max_concurrency"`
 	TimeoutSeconds     int      `json:"timeout_seconds"`
 	PriceInputPerMTok  *float64 `json:"price_input_per_mtok"`
@@ -190,18 +214,31 @@ type JudgeSnapshot struct {
 }
 
 // Shown is the snapshot as pages, the API and exports show it: the base
-// URL without the credentials an old judge's address held (ShownBaseURL).
-// The run itself calls the judge with the snapshot as stored.
+// URL without the credentials an old judge's address held (ShownBaseURL),
+// and how the key is sent spelled out ("bearer" when not recorded). The
+// run itself calls the judge with the snapshot as stored.
 func (s JudgeSnapshot) Shown() JudgeSnapshot {
 	s.BaseURL = judge.RedactURL(s.BaseURL)
+	if !s.Simulated {
+		s.KeyHeader = string(s.SendsKeyAs())
+	}
 	return s
 }
 
+// SendsKeyAs is how the run sends the judge's key.
+func (s JudgeSnapshot) SendsKeyAs() judge.KeyHeader { return keyHeader(s.KeyHeader) }
+
 // Snapshot copies the judge's settings for a run.
 func (j Judge) Snapshot() JudgeSnapshot {
-	return JudgeSnapshot{Name: j.Name, Simulated: j.Simulated, BaseURL: j.BaseURL, Model: j.Model, APIKeyEnv: j.APIKeyEnv,
+	snap := JudgeSnapshot{Name: j.Name, Simulated: j.Simulated, BaseURL: j.BaseURL, Model: j.Model, APIKeyEnv: j.APIKeyEnv,
 		MaxConcurrency: j.MaxConcurrency, TimeoutSeconds: j.TimeoutSeconds,
 		PriceInputPerMTok: j.PriceInputPerMTok, PriceOutputPerMTok: j.PriceOutputPerMTok}
+	// Recorded only when it is not the default, so the snapshot of every
+	// other judge reads as it did before the setting existed.
+	if !j.Simulated && j.SendsKeyAs() != judge.KeyBearer {
+		snap.KeyHeader = string(j.SendsKeyAs())
+	}
+	return snap
 }
 
 // Run statuses.

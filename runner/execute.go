@@ -269,6 +269,7 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 	cfg := judge.Config{
 		BaseURL:     snap.BaseURL,
 		Model:       snap.Model,
+		KeyHeader:   snap.SendsKeyAs(),
 		Timeout:     time.Duration(snap.TimeoutSeconds) * time.Second,
 		MaxAttempts: r.cfg.JudgeTuning.MaxAttempts,
 		MinBackoff:  r.cfg.JudgeTuning.MinBackoff,

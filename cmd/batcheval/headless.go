@@ -71,6 +71,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		judgeURL    = fs.String("judge-url", "", "OpenAI-compatible base URL, e.g. http://localhost:11434/v1")
 		model       = fs.String("model", "", "model name at the judge")
 		keyEnv      = fs.String("api-key-env", "", "environment variable holding the API key (e.g. OPENAI_API_KEY)")
+		keyHeader   = fs.String("key-header", string(judge.KeyBearer), "how the key is sent: bearer (Authorization: Bearer) or api-key (the api-key header of Azure OpenAI's per-deployment URLs, .../openai/deployments/NAME?api-version=...)")
 		simulated   = fs.Bool("simulated", false, "use the built-in simulated judge (offline; not a language model)")
 		rounds      = fs.Int("rounds", def.Rounds, "rounds N: each sample is scored N times in different batches")
 		batchSize   = fs.Int("batch-size", def.BatchSize, "batch size B: samples per judge call")
@@ -113,6 +114,10 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	getenv = withKeyVar(getenv, *keyEnv)
 	if err := models.ValidateKeyEnv(getenv, *keyEnv); err != nil {
 		return fmt.Errorf("--api-key-env: %w", err)
+	}
+	sendKeyAs, err := judge.ParseKeyHeader(*keyHeader)
+	if err != nil {
+		return fmt.Errorf("--key-header: %w", err)
 	}
 	settings := def
 	settings.Rounds, settings.BatchSize, settings.Seed = *rounds, *batchSize, *seed
@@ -191,6 +196,9 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	judge.SetEgress(egress)
 	snap := models.JudgeSnapshot{Name: "command line", BaseURL: *judgeURL, Model: *model, APIKeyEnv: *keyEnv,
 		MaxConcurrency: *concurrency, TimeoutSeconds: int(timeout.Seconds())}
+	if sendKeyAs != judge.KeyBearer {
+		snap.KeyHeader = string(sendKeyAs)
+	}
 	if p, ok := prices[*model]; ok {
 		snap.PriceInputPerMTok, snap.PriceOutputPerMTok = &p.Input, &p.Output
 	}

@@ -47,7 +47,11 @@ type completer interface {
 // was answered before, and otherwise asks the judge and stores the answer.
 // Identical means the same endpoint address, the same model and the same
 // request (messages, sampling settings, seed, output format): the whole
-// body the judge would receive. An answer from the store costs nothing: it
+// body the judge would receive. The address is the base URL as written,
+// query string included, so two api-versions (or deployments) of an Azure
+// resource never share answers. How the key is sent (KeyHeader) is not
+// part of it, as the key is not: both say who calls, not what is asked,
+// and a call the endpoint refuses stores no answer. An answer from the store costs nothing: it
 // comes back with no tokens, no attempts and no latency.
 //
 // Identical requests within one Cache (one run) are numbered, so the k-th

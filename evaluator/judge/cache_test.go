@@ -304,3 +304,26 @@ func TestFlightsShareIdenticalCalls(t *testing.T) {
 		t.Errorf("a private cache got %q, want its own answer", r.Text())
 	}
 }
+
+// TestRequestHashNamesTheWholeEndpoint: the base URL's query string is
+// part of what a request is since the client sends it (Azure's
+// api-version, which chooses the API the deployment answers with): a
+// request to another api-version or deployment has another hash, so a
+// cached answer is never served for a different endpoint.
+func TestRequestHashNamesTheWholeEndpoint(t *testing.T) {
+	r := simpleRequest()
+	base := "https://res.openai.azure.com/openai/deployments/judge?api-version=2024-10-21"
+	want, err := RequestHash(base, "gpt-4o", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range []string{
+		"https://res.openai.azure.com/openai/deployments/judge?api-version=2025-01-01-preview",
+		"https://res.openai.azure.com/openai/deployments/judge",
+		"https://res.openai.azure.com/openai/deployments/other?api-version=2024-10-21",
+	} {
+		if got, _ := RequestHash(other, "gpt-4o", r); got == want {
+			t.Errorf("%s hashes as %s", other, base)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 // Package judge is the client of the judge model: it sends one chat
 // completion request to any OpenAI-compatible endpoint (OpenAI, Ollama,
-// vLLM, llama.cpp, OpenRouter, Azure OpenAI's v1 API), retries what is worth
+// vLLM, llama.cpp, OpenRouter, Azure OpenAI's v1 API and per-deployment
+// endpoints), retries what is worth
 // retrying, and turns every failure into an *Error whose Kind says what to
 // do next.
 //
@@ -63,6 +64,8 @@ type Config struct {
 	BaseURL string // e.g. https://api.openai.com/v1, http://localhost:11434/v1
 	Model   string
 	APIKey  string // may be empty (Ollama, vLLM, llama.cpp)
+	// KeyHeader says how APIKey is sent; "" is KeyBearer.
+	KeyHeader KeyHeader
 	// Timeout bounds each attempt; default DefaultTimeout.
 	Timeout time.Duration
 	// MaxAttempts bounds the HTTP attempts per call, the first included;
@@ -144,7 +147,7 @@ func (cfg Config) withDefaults() Config {
 // Client calls one judge model. It is safe for concurrent use.
 type Client struct {
 	cfg      Config
-	endpoint *url.URL    // <base URL>/chat/completions
+	endpoint *url.URL    // <base URL>/chat/completions?<base URL's query>
 	header   http.Header // sent with every request (cloned per request)
 }
 
@@ -159,6 +162,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.Model == "" {
 		return nil, errors.New("judge: no model named: set the model (for Azure, the deployment name)")
+	}
+	if cfg.KeyHeader, err = ParseKeyHeader(string(cfg.KeyHeader)); err != nil {
+		return nil, fmt.Errorf("judge: %w", err)
 	}
 	if metadataHost(u.Hostname()) {
 		return nil, &Error{Kind: KindRefused, Message: fmt.Sprintf("%s is a cloud metadata service, never a judge", u.Hostname())}

@@ -18,7 +18,8 @@ const maxModelsBody = 8 << 20
 // ContextWindow reads the judge model's context window, in tokens, from
 // the endpoint's model list (GET <base URL>/models), where the endpoint
 // states one: vLLM (max_model_len), OpenRouter (context_length), LM Studio
-// (max_context_length). found is false when the list names no figure for
+// (max_context_length), with the base URL's query string as every call
+// has it. found is false when the list names no figure for
 // the model (OpenAI, Ollama and llama.cpp's server do not): the caller
 // then knows nothing more. The list is read once, with the client's
 // headers, timeout and egress rules, and no retry.
@@ -28,6 +29,8 @@ func (c *Client) ContextWindow(ctx context.Context) (tokens int, found bool, err
 	if err != nil {
 		return 0, false, err
 	}
+	// The base URL's query goes with every call (Azure's api-version).
+	u.RawQuery = c.endpoint.RawQuery
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)

@@ -11,6 +11,8 @@ type Preset struct {
 	// KeyEnv is the environment variable that conventionally holds the key;
 	// empty when the server needs none.
 	KeyEnv string
+	// KeyHeader is how the endpoint takes the key; "" is KeyBearer.
+	KeyHeader KeyHeader
 	// Note is one line of advice shown next to the preset.
 	Note string
 }
@@ -58,8 +60,18 @@ func Presets() []Preset {
 			Name:    "Azure OpenAI",
 			BaseURL: "https://YOUR-RESOURCE.openai.azure.com/openai/v1",
 			KeyEnv:  "AZURE_OPENAI_API_KEY",
-			Note: "Uses Azure's v1 API: replace YOUR-RESOURCE, and set the model to your deployment name; the key is sent as a Bearer token, which the v1 API accepts. " +
-				"The older per-deployment URLs with ?api-version= and the api-key header are not supported.",
+			Note: "Azure's v1 API: replace YOUR-RESOURCE, and set the model to your deployment name; the key is sent as a Bearer token, which the v1 API accepts. " +
+				"For the older per-deployment address (…/openai/deployments/NAME?api-version=…) start from \"Azure OpenAI (per deployment)\" instead.",
+		},
+		{
+			Name: "Azure OpenAI (per deployment)",
+			// api-version 2024-10-21 is the generally available version of
+			// the classic data-plane API at the time of writing.
+			BaseURL:   "https://YOUR-RESOURCE.openai.azure.com/openai/deployments/YOUR-DEPLOYMENT?api-version=2024-10-21",
+			KeyEnv:    "AZURE_OPENAI_API_KEY",
+			KeyHeader: KeyAPIKey,
+			Note: "Azure's classic per-deployment address: replace YOUR-RESOURCE and YOUR-DEPLOYMENT, and keep ?api-version= (it is sent with every call; /chat/completions is added before it, so leave that off). " +
+				"The key is sent in the api-key header. Azure answers with the deployment's model whatever name is sent, so the model can be the deployment name.",
 		},
 	}
 }

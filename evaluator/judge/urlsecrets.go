@@ -40,27 +40,35 @@ func CredentialParam(name string) bool {
 }
 
 // URLCredentials says what in a base URL looks like a credential: a user
-// name or password (userInfo), and the names of query parameters that
-// carry one, in the order written. An address that does not parse has
-// none that can be told apart.
-func URLCredentials(raw string) (userInfo bool, params []string) {
+// name or password (userInfo), the names of query parameters that carry
+// one (params), and the names of such parameters written in the fragment
+// (fragment: #access_token=…, as OAuth's implicit grant writes it, or
+// #key=…), each in the order written. A fragment is never sent to the
+// endpoint, so a key there does nothing but show to every reader of the
+// address. An address that does not parse has none that can be told apart.
+func URLCredentials(raw string) (userInfo bool, params, fragment []string) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
-		return false, nil
+		return false, nil, nil
 	}
 	for _, p := range queryParts(u.RawQuery) {
 		if CredentialParam(p.name) {
 			params = append(params, p.name)
 		}
 	}
-	return u.User != nil, params
+	for _, p := range fragmentParts(u.EscapedFragment()) {
+		if CredentialParam(p.name) {
+			fragment = append(fragment, p.name)
+		}
+	}
+	return u.User != nil, params, fragment
 }
 
 // RedactURL is raw as it may be shown to anyone: a user name and password
-// and the values of credential parameters are replaced by Redacted. An
-// address without any comes back unchanged; one that does not parse is
-// cut before anything that could hold one ('?', '#', and what precedes an
-// '@').
+// and the values of credential parameters, in the query string or the
+// fragment, are replaced by Redacted. An address without any comes back
+// unchanged; one that does not parse is cut before anything that could
+// hold one ('?', '#', and what precedes an '@').
 func RedactURL(raw string) string {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
@@ -73,15 +81,20 @@ func RedactURL(raw string) string {
 		}
 		return cut
 	}
-	userInfo, params := URLCredentials(raw)
-	if !userInfo && len(params) == 0 {
+	userInfo, params, fragment := URLCredentials(raw)
+	if !userInfo && len(params) == 0 && len(fragment) == 0 {
 		return raw
 	}
 	if userInfo {
 		u.User = url.User(Redacted)
 	}
-	u.RawQuery = redactQuery(u.RawQuery)
-	return u.String()
+	u.RawQuery = redactParts(u.RawQuery, "&")
+	if len(fragment) == 0 {
+		return u.String()
+	}
+	rawFragment := u.EscapedFragment()
+	u.Fragment, u.RawFragment = "", ""
+	return u.String() + "#" + redactParts(rawFragment, fragmentSeparators)
 }
 
 // RedactURLIn replaces, in text that may quote baseURL (an error from the
@@ -106,7 +119,7 @@ func RedactURLIn(text, baseURL string) string {
 			}
 		}
 	}
-	for _, p := range queryParts(u.RawQuery) {
+	for _, p := range append(queryParts(u.RawQuery), fragmentParts(u.EscapedFragment())...) {
 		if CredentialParam(p.name) && p.value != "" {
 			pairs = append(pairs, p.raw, p.rawName+"="+Redacted)
 		}
@@ -117,40 +130,84 @@ func RedactURLIn(text, baseURL string) string {
 	return strings.NewReplacer(pairs...).Replace(text)
 }
 
-// queryPart is one name=value of a raw query: as written, its name as
-// written and unescaped, and its value as written.
+// queryPart is one name=value of a raw query or fragment: as written,
+// its name as written and unescaped, and its value as written.
 type queryPart struct {
 	raw, rawName, name, value string
 }
 
+// fragmentSeparators part a fragment's parameters: '&' as in a query
+// string, and ';', which some write instead.
+const fragmentSeparators = "&;"
+
 func queryParts(rawQuery string) []queryPart {
 	var out []queryPart
 	for _, raw := range strings.Split(rawQuery, "&") {
-		if raw == "" {
-			continue
+		if raw != "" {
+			out = append(out, parsePart(raw))
 		}
-		rawName, value, _ := strings.Cut(raw, "=")
-		name, err := url.QueryUnescape(rawName)
-		if err != nil {
-			name = rawName
-		}
-		out = append(out, queryPart{raw: raw, rawName: rawName, name: name, value: value})
 	}
 	return out
 }
 
-// redactQuery replaces the values of credential parameters in a raw query.
-func redactQuery(rawQuery string) string {
-	parts := strings.Split(rawQuery, "&")
-	for i, raw := range parts {
-		rawName, _, _ := strings.Cut(raw, "=")
-		name, err := url.QueryUnescape(rawName)
-		if err != nil {
-			name = rawName
-		}
-		if raw != "" && CredentialParam(name) {
-			parts[i] = rawName + "=" + Redacted
+// fragmentParts reads a fragment as parameters, the name=value pieces
+// between its separators. A name may follow a path or a '?' of its own
+// (#/callback?access_token=…): what comes before the last '/', '?' or '!'
+// is not part of it. Pieces without '=' are no parameters.
+func fragmentParts(rawFragment string) []queryPart {
+	var out []queryPart
+	for _, raw := range strings.FieldsFunc(rawFragment, func(r rune) bool { return strings.ContainsRune(fragmentSeparators, r) }) {
+		if strings.Contains(raw, "=") {
+			out = append(out, parsePart(raw))
 		}
 	}
-	return strings.Join(parts, "&")
+	return out
+}
+
+// parsePart reads one name=value piece.
+func parsePart(raw string) queryPart {
+	rawName, value, _ := strings.Cut(raw, "=")
+	lead := rawName[strings.LastIndexAny(rawName, "/?!")+1:]
+	name, err := url.QueryUnescape(lead)
+	if err != nil {
+		name = lead
+	}
+	return queryPart{raw: raw, rawName: rawName, name: name, value: value}
+}
+
+// redactParts replaces the values of credential parameters in a raw query
+// or fragment whose pieces are parted by any of seps, keeping the rest as
+// written.
+func redactParts(raw, seps string) string {
+	var b strings.Builder
+	start := 0
+	for i := 0; i <= len(raw); i++ {
+		if i < len(raw) && !strings.ContainsRune(seps, rune(raw[i])) {
+			continue
+		}
+		piece := raw[start:i]
+		if p := parsePart(piece); piece != "" && CredentialParam(p.name) {
+			piece = p.rawName + "=" + Redacted
+		}
+		b.WriteString(piece)
+		if i < len(raw) {
+			b.WriteByte(raw[i])
+		}
+		start = i + 1
+	}
+	return b.String()
+}
+
+// keptQuery is the part of a base URL's raw query string that is sent on
+// every request: every parameter but those that carry a credential (which
+// SaveJudge refuses; a judge stored before that keeps them, unsent), as
+// written. Azure's per-deployment endpoints need their ?api-version=.
+func keptQuery(rawQuery string) string {
+	var kept []string
+	for _, p := range queryParts(rawQuery) {
+		if !CredentialParam(p.name) {
+			kept = append(kept, p.raw)
+		}
+	}
+	return strings.Join(kept, "&")
 }

@@ -91,3 +91,56 @@ func TestClientErrorsHideBaseURLCredentials(t *testing.T) {
 		t.Errorf("refusing a base URL that is not http(s): %v, want an error without its credentials", err)
 	}
 }
+
+// TestFragmentCredentials: a credential written in the base URL's fragment
+// (#key=…, #access_token=…, after a path of its own too) is found like one
+// in the query string, and redacted wherever the address is shown. It was
+// not looked for, so such an address was stored and shown to every member.
+func TestFragmentCredentials(t *testing.T) {
+	cases := []struct {
+		in        string
+		fragment  []string
+		redacted  string
+		secretOut string // "" when there is none
+	}{
+		{"https://llm.example/v1#key=fk-s3cret", []string{"key"}, "https://llm.example/v1#key=REDACTED", "fk-s3cret"},
+		{"https://llm.example/v1#access_token=at-s3cret&token_type=bearer", []string{"access_token"},
+			"https://llm.example/v1#access_token=REDACTED&token_type=bearer", "at-s3cret"},
+		{"https://llm.example/v1?api-version=1#/cb?api_key=fk-s3cret;x=1", []string{"api_key"},
+			"https://llm.example/v1?api-version=1#/cb?api_key=REDACTED;x=1", "fk-s3cret"},
+		{"https://llm.example/v1#Api%2DKey=fk-s3cret", []string{"Api-Key"}, "https://llm.example/v1#Api%2DKey=REDACTED", "fk-s3cret"},
+		{"https://llm.example/v1#section-2", nil, "https://llm.example/v1#section-2", ""},
+		{"https://llm.example/v1#format=json", nil, "https://llm.example/v1#format=json", ""},
+	}
+	for _, tc := range cases {
+		userInfo, params, fragment := URLCredentials(tc.in)
+		if userInfo || len(params) != 0 || strings.Join(fragment, ",") != strings.Join(tc.fragment, ",") {
+			t.Errorf("URLCredentials(%q) = %v, %q, %q; want false, none, %q", tc.in, userInfo, params, fragment, tc.fragment)
+		}
+		if got := RedactURL(tc.in); got != tc.redacted {
+			t.Errorf("RedactURL(%q) = %q, want %q", tc.in, got, tc.redacted)
+		}
+		if tc.secretOut != "" {
+			if got := RedactURLIn("calling "+tc.in+" failed", tc.in); strings.Contains(got, tc.secretOut) {
+				t.Errorf("RedactURLIn kept %q: %q", tc.secretOut, got)
+			}
+		}
+	}
+}
+
+// TestKeptQuery: of the base URL's query string, the parameters that
+// carry no credential are sent, as written.
+func TestKeptQuery(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                "",
+		"api-version=2024-10-21":          "api-version=2024-10-21",
+		"api-version=1&api_key=k&x=a%20b": "api-version=1&x=a%20b",
+		"sig=abc&sv=2022":                 "sv=2022",
+		"token=t":                         "",
+		"api-version=2024-10-21&&flag":    "api-version=2024-10-21&flag",
+	} {
+		if got := keptQuery(in); got != want {
+			t.Errorf("keptQuery(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

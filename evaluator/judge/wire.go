@@ -85,21 +85,55 @@ func encodeBody(r *chatRequest) ([]byte, error) {
 
 // endpointURL joins the base URL and the chat completions path as the SDK
 // did: a slash is added to a base path that lacks one, and the path is
-// resolved against it as a relative reference (RFC 3986). So the base
-// URL's query string is dropped (an Azure ?api-version= never reached the
-// endpoint either), and escapes in the base path are normalized.
+// resolved against it as a relative reference (RFC 3986), so escapes in
+// the base path are normalized. Unlike the SDK, the base URL's query
+// string is kept, without any credential parameter (keptQuery): Azure's
+// per-deployment endpoints refuse a call without their ?api-version=. The
+// fragment, never sent, is dropped.
 func endpointURL(base *url.URL) (*url.URL, error) {
 	u := *base
+	u.RawQuery, u.ForceQuery = "", false
+	u.Fragment, u.RawFragment = "", ""
 	if u.Path != "" && !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"
 	}
-	return u.Parse(chatPath)
+	e, err := u.Parse(chatPath)
+	if err != nil {
+		return nil, err
+	}
+	e.RawQuery = keptQuery(base.RawQuery)
+	return e, nil
+}
+
+// KeyHeader says how the API key is sent.
+type KeyHeader string
+
+const (
+	// KeyBearer sends "Authorization: Bearer <key>", as OpenAI and every
+	// compatible server (and Azure's v1 API) take it. The default.
+	KeyBearer KeyHeader = "bearer"
+	// KeyAPIKey sends "api-key: <key>", as Azure OpenAI's per-deployment
+	// endpoints (…/openai/deployments/NAME?api-version=…) want it.
+	KeyAPIKey KeyHeader = "api-key"
+)
+
+// ParseKeyHeader reads a stored or typed key header mode: "" is
+// KeyBearer; anything but the two modes is an error saying which exist.
+func ParseKeyHeader(s string) (KeyHeader, error) {
+	switch KeyHeader(strings.ToLower(strings.TrimSpace(s))) {
+	case "", KeyBearer:
+		return KeyBearer, nil
+	case KeyAPIKey:
+		return KeyAPIKey, nil
+	}
+	return "", fmt.Errorf("the key header %q is not one of %q (Authorization: Bearer, the default) and %q (Azure's per-deployment endpoints)", s, KeyBearer, KeyAPIKey)
 }
 
 // requestHeader is the header every request carries, built once by New:
 // the SDK's order of setting them is kept, so a configured header adds to
 // Accept and Content-Type rather than replacing them, and the key, when
-// set, wins over a configured Authorization.
+// set, wins over a configured Authorization (or api-key, as cfg.KeyHeader
+// says it is sent).
 func requestHeader(cfg Config) http.Header {
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
@@ -110,7 +144,11 @@ func requestHeader(cfg Config) http.Header {
 			h.Add(k, v)
 		}
 	}
-	if cfg.APIKey != "" {
+	switch {
+	case cfg.APIKey == "":
+	case cfg.KeyHeader == KeyAPIKey:
+		h.Set("Api-Key", cfg.APIKey)
+	default:
 		h.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
 	return h

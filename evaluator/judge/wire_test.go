@@ -104,7 +104,10 @@ func newCaptureServer(t *testing.T) *captureServer {
 type wireCase struct {
 	name string
 	// base is appended to the server's URL to make Config.BaseURL.
-	base   string
+	base string
+	// query is the base URL's query string as the client now sends it
+	// after the path; the SDK dropped it (the golden file has none).
+	query  string
 	key    string
 	header http.Header
 	req    Request
@@ -149,8 +152,8 @@ func wireCases() []wireCase {
 		{name: "base_trailing_slash", base: "/v1/", req: simpleRequest()},
 		{name: "base_without_path", base: "", req: simpleRequest()},
 		{name: "base_root_slash", base: "/", req: simpleRequest()},
-		{name: "base_with_query", base: "/openai/v1?api-version=2024-10-21", req: simpleRequest()},
-		{name: "base_with_query_and_slash", base: "/openai/v1/?api-version=preview&x=a%20b", req: simpleRequest()},
+		{name: "base_with_query", base: "/openai/v1?api-version=2024-10-21", query: "api-version=2024-10-21", req: simpleRequest()},
+		{name: "base_with_query_and_slash", base: "/openai/v1/?api-version=preview&x=a%20b", query: "api-version=preview&x=a%20b", req: simpleRequest()},
 		{name: "base_escaped_path", base: "/proxy%2Fjudge/a%20b/v1", req: simpleRequest()},
 		{name: "all_options", base: "/v1", req: Request{Messages: simple, Temperature: 0.7, TopP: 0.95, MaxTokens: 512,
 			N: 3, Seed: &seed42, Logprobs: true, TopLogprobs: 5, JSONMode: true}},
@@ -174,15 +177,32 @@ func wireCases() []wireCase {
 // sendWire makes tc's call against cs and returns what arrived.
 func sendWire(t *testing.T, cs *captureServer, tc wireCase) wireRequest {
 	t.Helper()
+	cfg := Config{BaseURL: cs.srv.URL + tc.base, Model: "judge-model", APIKey: tc.key, Header: tc.header, MaxAttempts: 1}
+	if tc.ping {
+		return sendWireConfig(t, cs, cfg)
+	}
+	return sendWireRequest(t, cs, cfg, tc.req)
+}
+
+// sendWireConfig pings with cfg against cs and returns what arrived.
+func sendWireConfig(t *testing.T, cs *captureServer, cfg Config) wireRequest {
+	t.Helper()
+	return sendWireRequest(t, cs, cfg, Request{})
+}
+
+// sendWireRequest sends r (a ping when it has no messages) with cfg
+// against cs and returns what arrived.
+func sendWireRequest(t *testing.T, cs *captureServer, cfg Config, r Request) wireRequest {
+	t.Helper()
 	cs.mu.Lock()
 	cs.got = nil
 	cs.mu.Unlock()
-	c := mustNew(t, Config{BaseURL: cs.srv.URL + tc.base, Model: "judge-model", APIKey: tc.key, Header: tc.header, MaxAttempts: 1})
+	c := mustNew(t, cfg)
 	var err error
-	if tc.ping {
+	if len(r.Messages) == 0 {
 		_, err = c.Ping(context.Background())
 	} else {
-		_, err = c.Complete(context.Background(), tc.req)
+		_, err = c.Complete(context.Background(), r)
 	}
 	if err != nil {
 		t.Fatalf("call: %v", err)
@@ -218,6 +238,14 @@ func TestWireFormat(t *testing.T) {
 				t.Fatalf("%v (run with -update-wire to write it)", err)
 			}
 			want := sdkHeadersReplaced(t, parseWire(t, raw))
+			if tc.query != "" {
+				// The second deliberate change: the base URL's query
+				// string reaches the endpoint (Azure's api-version).
+				if strings.Contains(want.RequestURI, "?") {
+					t.Fatalf("golden request line %q already has a query", want.RequestURI)
+				}
+				want.RequestURI += "?" + tc.query
+			}
 			compareWire(t, got, want)
 		})
 	}
