@@ -168,6 +168,9 @@ func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.Pendin
 				return models.PendingUpload{}, form, uploadSample{}, fmt.Errorf("keep upload: %w", err)
 			}
 			filename = part.FileName()
+			if r, ok := firstControl(filename); ok {
+				return models.PendingUpload{}, form, uploadSample{}, controlRefused(`the file name of "file"`, r)
+			}
 			size, err = io.Copy(tmp, io.LimitReader(part, h.MaxUploadBytes+1))
 			if err != nil {
 				return models.PendingUpload{}, form, uploadSample{}, unreadable(err)
@@ -179,6 +182,12 @@ func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.Pendin
 			b, chars, err := readField(part)
 			if err != nil {
 				return models.PendingUpload{}, form, uploadSample{}, unreadable(err)
+			}
+			if r, ok := firstControl(string(b)); ok {
+				// Checked here, as the body is streamed past the
+				// middleware; the value is not echoed back.
+				err := controlRefused(strconv.Quote(part.FormName()), r)
+				return models.PendingUpload{}, form, uploadSample{}, &models.Error{Code: models.EInvalid, Message: models.ErrorMessage(err), Err: errNameRefused}
 			}
 			if part.FormName() == "no_header" {
 				form.NoHeader = withOptions && firstRowIsData(string(b))
