@@ -203,6 +203,9 @@ func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.Pendin
 		return models.PendingUpload{}, form, uploadSample{}, refuse("Choose a file to upload.")
 	}
 	err = models.CheckLength("dataset name", form.Name, models.MaxComposedNameLength)
+	if err == nil {
+		err = models.CheckOneLine("dataset name", form.Name)
+	}
 	if nameChars > 0 {
 		err = models.Errorf(models.EInvalid, "the dataset name is %d characters long; the limit is %d", nameChars, models.MaxComposedNameLength)
 	}
@@ -361,7 +364,8 @@ func (h *Handlers) showMappingForm(c echo.Context) error {
 	}
 	name := strings.TrimSpace(c.QueryParam("name"))
 	if name == "" {
-		name = strings.TrimSuffix(u.Filename, filepath.Ext(u.Filename))
+		// A file's name may hold line breaks; a dataset name is one line.
+		name = models.OneLine(strings.TrimSuffix(u.Filename, filepath.Ext(u.Filename)))
 		datasets, err := h.DB.ListDatasets(c.Request().Context(), h.workspaceID(c), p.ID)
 		if err != nil {
 			return err

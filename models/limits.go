@@ -39,13 +39,14 @@ func MaxNameFor(k Kind) int {
 	return MaxNameLength
 }
 
-// CheckNewName trims a new name and refuses an empty or overlong one.
+// CheckNewName trims a new name and refuses an empty, overlong or
+// multi-line one.
 func CheckNewName(k Kind, name string) (string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return "", Errorf(EInvalid, "the %s needs a name", k)
 	}
-	if err := checkLength(fmt.Sprintf("%s name", k), name, MaxNameFor(k)); err != nil {
+	if err := checkName(fmt.Sprintf("%s name", k), name, MaxNameFor(k)); err != nil {
 		return "", err
 	}
 	return name, nil
@@ -60,6 +61,59 @@ func checkLength(field, value string, limit int) error {
 		return Errorf(EInvalid, "the %s is %d characters long; the limit is %d", field, n, limit)
 	}
 	return nil
+}
+
+// lineBreaks are the characters that end a line: line feed, carriage
+// return, vertical tab, form feed, NEL and the Unicode line and paragraph
+// separators.
+const lineBreaks = "\n\r\v\f\u0085\u2028\u2029"
+
+// CheckOneLine refuses a line break in a field of one line, naming the
+// field: names, labels and settings are shown on one line (in lists,
+// headings, page titles, select options and chat messages), and a line
+// break typed into one (only a script or a pasted file can) would either
+// vanish or split what shows it.
+func CheckOneLine(field, value string) error {
+	if strings.ContainsAny(value, lineBreaks) {
+		return Errorf(EInvalid, "the %s holds a line break, and it is one line (shown in lists and headings): write it on one line", field)
+	}
+	return nil
+}
+
+// checkName refuses a line break in a one-line field, then a value longer
+// than limit characters.
+func checkName(field, value string, limit int) error {
+	if err := CheckOneLine(field, value); err != nil {
+		return err
+	}
+	return checkLength(field, value, limit)
+}
+
+// checkNames applies checkName to (field, value, limit) triples in order.
+func checkNames(checks ...lengthCheck) error {
+	for _, c := range checks {
+		if err := checkName(c.field, c.value, c.limit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// OneLine writes each run of line breaks in s, with the spaces around it,
+// as one space: for names made from stored names (which may hold line
+// breaks from before they were refused) and for showing such a name where
+// a line break would split a line (a chat message).
+func OneLine(s string) string {
+	if !strings.ContainsAny(s, lineBreaks) {
+		return s
+	}
+	var kept []string
+	for _, line := range strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(lineBreaks, r) }) {
+		if line = strings.TrimSpace(line); line != "" {
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, " ")
 }
 
 // checkLengths applies checkLength to (field, value, limit) triples in order.
@@ -79,7 +133,10 @@ type lengthCheck struct {
 
 // validateRubricLengths checks every text of a rubric.
 func validateRubricLengths(r *Rubric) error {
-	checks := []lengthCheck{{"rubric name", r.Name, MaxNameLength}, {"rubric task", r.Task, MaxRubricTextLength}}
+	if err := checkName("rubric name", r.Name, MaxNameLength); err != nil {
+		return err
+	}
+	checks := []lengthCheck{{"rubric task", r.Task, MaxRubricTextLength}}
 	for i, f := range r.Fields {
 		checks = append(checks, lengthCheck{fmt.Sprintf("label of field %d", i+1), f.Label, MaxNameLength})
 	}
