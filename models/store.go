@@ -391,6 +391,9 @@ func (db *DB) CreateRun(ctx context.Context, r *Run, enqueue func(ctx context.Co
 	if err := checkName("run name", r.Name, MaxComposedNameLength); err != nil {
 		return err
 	}
+	if err := checkGEvalSteps(r.MethodSettings.GEvalSteps); err != nil {
+		return err
+	}
 	r.Status = RunQueued
 	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if limit := db.MaxActiveRunsPerWorkspace; limit > 0 {
