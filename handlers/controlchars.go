@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"sort"
@@ -17,25 +18,31 @@ import (
 	"github.com/batcheval/batcheval/models"
 )
 
-// refuseControlCharacters is the one check, for every form and JSON body,
-// that no field holds a control character other than tab and line breaks:
-// a NUL (JSON "\u0000", form %00) was stored on SQLite and was a 500 on
-// PostgreSQL, which refuses NUL in text, and the other controls are no
-// text anyone means to store or show a judge. It answers 422 naming the
-// field. Line breaks stay allowed here; fields of one line (labels,
-// criterion names) refuse them where they are checked. Dataset files are
-// checked by their reader (dataimport), not here.
+// refuseControlCharacters and refuseControlsInAddress are the one check,
+// for every request, that no field holds a control character other than
+// tab and line breaks: not the address's parts (path parameters, query
+// parameter names and values: filters, tokens and names that reach SQL),
+// not a form, JSON or multipart body's fields (multipart field values and
+// file names). A NUL (JSON
+// "\u0000", %00) was stored on SQLite and was a 500 on PostgreSQL, which
+// refuses NUL in text, and the other controls are no text anyone means to
+// store or show a judge. It answers 422 naming the parameter or field.
+// Line breaks stay allowed here; fields of one line (names, labels,
+// criterion names) refuse them where they are checked. A file's contents
+// are checked by their reader (dataimport, the rubric file parser), and
+// the dataset upload routes, whose bodies are streamed, check their other
+// fields and the file name as they read them (acceptUpload).
 //
-// It runs after the route's access check (a refused caller learns
-// nothing), on bodies limitBodies has already read into memory.
+// The body check runs after the route's access check (a refused caller
+// learns nothing), on bodies limitBodies has already read into memory.
 func refuseControlCharacters(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		if req.Body == nil || req.Body == http.NoBody || uploadRoute(c.Path()) {
 			return next(c)
 		}
-		mt, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
-		if mt != echo.MIMEApplicationJSON && mt != echo.MIMEApplicationForm {
+		mt, params, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
+		if mt != echo.MIMEApplicationJSON && mt != echo.MIMEApplicationForm && mt != echo.MIMEMultipartForm {
 			return next(c)
 		}
 		data, err := io.ReadAll(req.Body)
@@ -45,17 +52,112 @@ func refuseControlCharacters(next echo.HandlerFunc) echo.HandlerFunc {
 		req.Body = io.NopCloser(bytes.NewReader(data))
 		var field string
 		var bad rune
-		if mt == echo.MIMEApplicationJSON {
+		switch mt {
+		case echo.MIMEApplicationJSON:
 			field, bad = controlInJSON(data)
-		} else {
+		case echo.MIMEApplicationForm:
 			field, bad = controlInForm(data)
+		default:
+			field, bad = controlInMultipart(data, params["boundary"])
 		}
 		if field != "" {
-			return models.Errorf(models.EInvalid, "%s holds a control character (%s), which is not text and cannot be stored: "+
-				"remove it and send again (tabs and line breaks are kept where text may have several lines)", field, runeName(bad))
+			return controlRefused(field, bad)
 		}
 		return next(c)
 	}
+}
+
+// refuseControlsInAddress is refuseControlCharacters for the address:
+// path parameters and query parameters. It runs before the route's access
+// check, which may itself look up the address's token (a share link's),
+// and a refusal for the address's form tells a caller nothing they did
+// not send.
+func refuseControlsInAddress(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if field, bad := controlInAddress(c); field != "" {
+			return controlRefused(field, bad)
+		}
+		return next(c)
+	}
+}
+
+// controlRefused is the answer to a field holding the control character
+// bad: 422, naming the field and the character.
+func controlRefused(field string, bad rune) error {
+	return models.Errorf(models.EInvalid, "%s holds a control character (%s), which is not text and cannot be stored: "+
+		"remove it and send again (tabs and line breaks are kept where text may have several lines)", field, runeName(bad))
+}
+
+// controlInAddress finds, quoted, a path parameter or a query parameter
+// (its name or a value) holding a refused control character; "" when
+// none does.
+func controlInAddress(c echo.Context) (string, rune) {
+	values := c.ParamValues()
+	for i, name := range c.ParamNames() {
+		if i < len(values) {
+			if r, ok := firstControl(values[i]); ok {
+				return "the address part " + strconv.Quote(name), r
+			}
+		}
+	}
+	query := c.QueryParams()
+	keys := make([]string, 0, len(query))
+	for k := range query {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the same answer every time
+	for _, k := range keys {
+		if r, ok := firstControl(k); ok {
+			return "the query parameter name " + strconv.QuoteToASCII(k), r
+		}
+		for _, v := range query[k] {
+			if r, ok := firstControl(v); ok {
+				return "the query parameter " + strconv.Quote(k), r
+			}
+		}
+	}
+	return "", 0
+}
+
+// controlInMultipart finds, quoted, a multipart field holding a refused
+// control character in its name, its value (parts without a file) or its
+// file name; "" when none does or the body cannot be read (the handler
+// then says so). Files' contents are their readers' to check.
+func controlInMultipart(data []byte, boundary string) (string, rune) {
+	if boundary == "" {
+		return "", 0
+	}
+	mr := multipart.NewReader(bytes.NewReader(data), boundary)
+	for {
+		part, err := mr.NextPart()
+		if err != nil {
+			return "", 0
+		}
+		if field, r := controlInPart(part); field != "" {
+			return field, r
+		}
+	}
+}
+
+// controlInPart checks one multipart part as controlInMultipart does,
+// reading the value of a part without a file name (at most maxFieldBytes
+// of it: a longer value is the handler's to refuse).
+func controlInPart(part *multipart.Part) (string, rune) {
+	name := part.FormName()
+	if r, ok := firstControl(name); ok {
+		return "the field name " + strconv.QuoteToASCII(name), r
+	}
+	if filename := part.FileName(); filename != "" {
+		if r, ok := firstControl(filename); ok {
+			return "the file name of " + strconv.Quote(name), r
+		}
+		return "", 0
+	}
+	value, _ := io.ReadAll(io.LimitReader(part, maxFieldBytes))
+	if r, ok := firstControl(string(value)); ok {
+		return strconv.Quote(name), r
+	}
+	return "", 0
 }
 
 // isRefusedControl says whether r is a control character a field may not

@@ -168,6 +168,9 @@ func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.Pendin
 				return models.PendingUpload{}, form, uploadSample{}, fmt.Errorf("keep upload: %w", err)
 			}
 			filename = part.FileName()
+			if r, ok := firstControl(filename); ok {
+				return models.PendingUpload{}, form, uploadSample{}, controlRefused(`the file name of "file"`, r)
+			}
 			size, err = io.Copy(tmp, io.LimitReader(part, h.MaxUploadBytes+1))
 			if err != nil {
 				return models.PendingUpload{}, form, uploadSample{}, unreadable(err)
@@ -179,6 +182,12 @@ func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.Pendin
 			b, chars, err := readField(part)
 			if err != nil {
 				return models.PendingUpload{}, form, uploadSample{}, unreadable(err)
+			}
+			if r, ok := firstControl(string(b)); ok {
+				// Checked here, as the body is streamed past the
+				// middleware; the value is not echoed back.
+				err := controlRefused(strconv.Quote(part.FormName()), r)
+				return models.PendingUpload{}, form, uploadSample{}, &models.Error{Code: models.EInvalid, Message: models.ErrorMessage(err), Err: errNameRefused}
 			}
 			if part.FormName() == "no_header" {
 				form.NoHeader = withOptions && firstRowIsData(string(b))
@@ -194,6 +203,9 @@ func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.Pendin
 		return models.PendingUpload{}, form, uploadSample{}, refuse("Choose a file to upload.")
 	}
 	err = models.CheckLength("dataset name", form.Name, models.MaxComposedNameLength)
+	if err == nil {
+		err = models.CheckOneLine("dataset name", form.Name)
+	}
 	if nameChars > 0 {
 		err = models.Errorf(models.EInvalid, "the dataset name is %d characters long; the limit is %d", nameChars, models.MaxComposedNameLength)
 	}
@@ -352,7 +364,8 @@ func (h *Handlers) showMappingForm(c echo.Context) error {
 	}
 	name := strings.TrimSpace(c.QueryParam("name"))
 	if name == "" {
-		name = strings.TrimSuffix(u.Filename, filepath.Ext(u.Filename))
+		// A file's name may hold line breaks; a dataset name is one line.
+		name = models.OneLine(strings.TrimSuffix(u.Filename, filepath.Ext(u.Filename)))
 		datasets, err := h.DB.ListDatasets(c.Request().Context(), h.workspaceID(c), p.ID)
 		if err != nil {
 			return err

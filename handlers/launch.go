@@ -882,7 +882,8 @@ func (h *Handlers) launchPlanned(c echo.Context, in launchInput, pl *launchPlan)
 	}
 	name := in.Name
 	if name == "" {
-		name = pl.rubric.Name + " on " + pl.dataset.Name
+		// Stored names may hold line breaks from before they were refused.
+		name = models.OneLine(pl.rubric.Name + " on " + pl.dataset.Name)
 		if def, _ := methods.Lookup(""); in.Method != def.Name() {
 			// Runs of the default method go unlabelled.
 			name += " (" + methods.Label(string(in.Method)) + ")"
@@ -958,7 +959,7 @@ func (h *Handlers) launchAllPlanned(c echo.Context, in launchInput, pl *launchPl
 	list := runner.StandardSetups(pl.settingsFor(in, def.Name()), pl.methodSettings)
 	name := in.Name
 	if name == "" {
-		name = "All methods on " + pl.dataset.Name
+		name = models.OneLine("All methods on " + pl.dataset.Name)
 	}
 	e, runs, err = h.Runner.LaunchAll(c.Request().Context(), h.runTemplate(pl, ""), name, list)
 	if e.ID != 0 {

@@ -35,9 +35,9 @@ func (h *Handlers) Register(e *echo.Echo) {
 	for _, r := range h.routes() {
 		// Pages wait for their turn after the access check, so a request
 		// that would be refused never holds a place (admission.go).
-		// After the access check, no field may hold NUL or another
-		// control character (controlchars.go).
-		e.Add(r.Method, r.Path, h.admitPages(r.Method, r.Path, r.Handler), h.require(r.Access), refuseControlCharacters)
+		// No part of the address, and after the access check no field,
+		// may hold NUL or another control character (controlchars.go).
+		e.Add(r.Method, r.Path, h.admitPages(r.Method, r.Path, r.Handler), refuseControlsInAddress, h.require(r.Access), refuseControlCharacters)
 	}
 }
 

@@ -154,7 +154,7 @@ func (h *Handlers) importRubric(c echo.Context) error {
 	if err != nil {
 		return fail(fh.Filename + ": " + err.Error())
 	}
-	name := strings.TrimSpace(strings.TrimSuffix(filepath.Base(fh.Filename), filepath.Ext(fh.Filename)))
+	name := models.OneLine(strings.TrimSpace(strings.TrimSuffix(filepath.Base(fh.Filename), filepath.Ext(fh.Filename))))
 	if name == "" {
 		name = "Imported rubric"
 	}

@@ -93,8 +93,11 @@ func (n *NewUser) normalize() error {
 	if _, err := mail.ParseAddress(n.Email); err != nil || strings.ContainsAny(n.Email, "<> ") || len(n.Email) > 254 {
 		return Errorf(EInvalid, "%q is not an email address", n.Email)
 	}
-	if n.Name == "" || len(n.Name) > 200 {
-		return Errorf(EInvalid, "a name is needed (at most 200 characters)")
+	if n.Name == "" {
+		return Errorf(EInvalid, "a name is needed (at most %d characters)", MaxNameLength)
+	}
+	if err := checkName("name", n.Name, MaxNameLength); err != nil {
+		return err
 	}
 	return CheckPasswordStrength(n.Password)
 }
@@ -272,8 +275,11 @@ func (db *DB) ListUserWorkspaces(ctx context.Context, userID int64) ([]Workspace
 // CreateWorkspace makes a workspace with its creator as owner.
 func (db *DB) CreateWorkspace(ctx context.Context, name string, ownerID int64) (Workspace, error) {
 	name = strings.TrimSpace(name)
-	if name == "" || len(name) > 200 {
-		return Workspace{}, Errorf(EInvalid, "a workspace needs a name (at most 200 characters)")
+	if name == "" {
+		return Workspace{}, Errorf(EInvalid, "a workspace needs a name (at most %d characters)", MaxNameLength)
+	}
+	if err := checkName("workspace name", name, MaxNameLength); err != nil {
+		return Workspace{}, err
 	}
 	token, _, err := NewLinkToken()
 	if err != nil {

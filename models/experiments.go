@@ -14,7 +14,7 @@ func (db *DB) CreateExperiment(ctx context.Context, e *Experiment) error {
 	if strings.TrimSpace(e.Name) == "" {
 		return Errorf(EInvalid, "the experiment needs a name")
 	}
-	if err := checkLength("experiment name", e.Name, MaxComposedNameLength); err != nil {
+	if err := checkName("experiment name", e.Name, MaxComposedNameLength); err != nil {
 		return err
 	}
 	k, ok := launchKeyOf(ctx, LaunchKeyExperiment)

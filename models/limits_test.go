@@ -49,11 +49,50 @@ func TestFieldLengthLimits(t *testing.T) {
 			{"experiment name", func() error {
 				return db.CreateExperiment(ctx, &models.Experiment{WorkspaceID: ws.ID, ProjectID: p.ID, Name: long(2001)})
 			}, "the experiment name is 2001 characters long; the limit is 2000"},
+			// Texts without a bound before: a labelled example's, G-Eval
+			// steps sent with every call.
+			{"example text", func() error {
+				c := crit("d")
+				c[0].Examples = []evaluator.Example{{Score: 3, Fields: []evaluator.Text{{Label: "Reply", Value: long(20001)}}}}
+				return db.SaveRubric(ctx, &models.Rubric{WorkspaceID: ws.ID, ProjectID: p.ID, Name: "r", Task: "t", Criteria: c})
+			}, "the criterion 1 example 1 text of field 1 is 20001 characters long; the limit is 20000"},
+			{"example label", func() error {
+				c := crit("d")
+				c[0].Examples = []evaluator.Example{{Score: 3, Fields: []evaluator.Text{{Label: long(201), Value: "v"}}}}
+				return db.SaveRubric(ctx, &models.Rubric{WorkspaceID: ws.ID, ProjectID: p.ID, Name: "r", Task: "t", Criteria: c})
+			}, "the criterion 1 example 1 label of field 1 is 201 characters long; the limit is 200"},
+			{"G-Eval steps", func() error {
+				run := models.Run{WorkspaceID: ws.ID, ProjectID: p.ID, Name: "r",
+					MethodSettings: evaluator.MethodSettings{GEvalSteps: map[string]string{"Q": long(20001)}}}
+				return db.CreateRun(ctx, &run, nil)
+			}, `the text of the G-Eval steps of criterion "Q" is 20001 characters long; the limit is 20000`},
+			// Limits counted in characters, not bytes (a name in Chinese
+			// was refused at 67 characters).
+			{"share label", func() error {
+				_, _, err := db.CreateShareLink(ctx, models.NewShareLink{WorkspaceID: ws.ID, Kind: models.ShareRun, RunID: 1, Label: strings.Repeat("标", 201)})
+				return err
+			}, "the label is 201 characters long; the limit is 200"},
+			{"workspace name", func() error {
+				_, err := db.CreateWorkspace(ctx, strings.Repeat("标", 201), 1)
+				return err
+			}, "the workspace name is 201 characters long; the limit is 200"},
+			{"person's name", func() error {
+				_, err := db.CreateUser(ctx, ws.ID, models.RoleEditor, models.NewUser{Email: "a@b.test", Name: strings.Repeat("标", 201), Password: "a long enough password"})
+				return err
+			}, "the name is 201 characters long; the limit is 200"},
 		} {
 			err := tc.save()
 			if models.ErrorCode(err) != models.EInvalid || models.ErrorMessage(err) != tc.want && !strings.Contains(models.ErrorMessage(err), tc.want) {
 				t.Errorf("%s: %v, want an invalid error saying %q", tc.name, err, tc.want)
 			}
+		}
+		// Up to the limit, in characters, is accepted.
+		u, err := db.CreateUser(ctx, ws.ID, models.RoleEditor, models.NewUser{Email: "cjk@b.test", Name: strings.Repeat("标", 200), Password: "a long enough password"})
+		if err != nil {
+			t.Fatalf("a name of 200 Chinese characters: %v", err)
+		}
+		if _, err := db.CreateWorkspace(ctx, strings.Repeat("标", 200), u.ID); err != nil {
+			t.Errorf("a workspace name of 200 Chinese characters: %v", err)
 		}
 		if ps, _ := db.ListProjects(ctx, ws.ID); len(ps) != 1 {
 			t.Errorf("%d projects stored, want 1", len(ps))

@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -77,9 +78,15 @@ func (r ReviewRating) Validate() error {
 	case r.Score == nil && r.Agree == nil && strings.TrimSpace(r.Comment) == "" && len(r.Tags) == 0:
 		return Errorf(EInvalid, "the review is empty: rate the sample, agree or disagree, or comment")
 	}
+	if err := CheckOneLine("reviewer name", r.Reviewer); err != nil {
+		return err
+	}
 	for _, t := range r.Tags {
 		if utf8.RuneCountInString(t) > maxReviewTagChars {
 			return Errorf(EInvalid, "a tag has at most %d characters", maxReviewTagChars)
+		}
+		if err := CheckOneLine(fmt.Sprintf("tag %q", OneLine(t)), t); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -89,8 +89,8 @@ type NewShareLink struct {
 // exists outside the browser of the person who made it).
 func (db *DB) CreateShareLink(ctx context.Context, n NewShareLink) (ShareLink, string, error) {
 	n.Label = strings.TrimSpace(n.Label)
-	if len(n.Label) > MaxShareLabel {
-		return ShareLink{}, "", Errorf(EInvalid, "the label is too long (at most %d characters)", MaxShareLabel)
+	if err := checkName("label", n.Label, MaxShareLabel); err != nil {
+		return ShareLink{}, "", err
 	}
 	if n.TTL < 0 {
 		return ShareLink{}, "", Errorf(EInvalid, "the expiry must be in the future")

@@ -68,7 +68,10 @@ func (db *DB) CreateProject(ctx context.Context, p *Project) error {
 	if p.Name == "" {
 		return Errorf(EInvalid, "a project needs a name")
 	}
-	if err := checkLengths(lengthCheck{"project name", p.Name, MaxNameLength}, lengthCheck{"project description", p.Description, MaxDescriptionLength}); err != nil {
+	if err := checkName("project name", p.Name, MaxNameLength); err != nil {
+		return err
+	}
+	if err := checkLength("project description", p.Description, MaxDescriptionLength); err != nil {
 		return err
 	}
 	return createProjectTx(db.Gorm.WithContext(ctx), p)
@@ -148,11 +151,11 @@ func checkDataset(d *Dataset) error {
 	if strings.TrimSpace(d.Name) == "" {
 		return Errorf(EInvalid, "the dataset needs a name")
 	}
-	if err := checkLength("dataset name", d.Name, MaxComposedNameLength); err != nil {
+	if err := checkName("dataset name", d.Name, MaxComposedNameLength); err != nil {
 		return err
 	}
 	for i, f := range d.Fields {
-		if err := checkLength(fmt.Sprintf("label of field %d", i+1), f.Label, MaxNameLength); err != nil {
+		if err := checkName(fmt.Sprintf("label of field %d", i+1), f.Label, MaxNameLength); err != nil {
 			return err
 		}
 	}
@@ -304,7 +307,7 @@ func (db *DB) SaveJudgeIf(ctx context.Context, j *Judge, expect Expectation) err
 	if !j.Simulated && (strings.TrimSpace(j.BaseURL) == "" || strings.TrimSpace(j.Model) == "") {
 		return Errorf(EInvalid, "a judge needs a base URL and a model name")
 	}
-	if err := checkLengths(lengthCheck{"judge name", j.Name, MaxNameLength}, lengthCheck{"base URL", j.BaseURL, MaxSettingLength},
+	if err := checkNames(lengthCheck{"judge name", j.Name, MaxNameLength}, lengthCheck{"base URL", j.BaseURL, MaxSettingLength},
 		lengthCheck{"model name", j.Model, MaxSettingLength}, lengthCheck{"key variable", j.APIKeyEnv, MaxSettingLength},
 		lengthCheck{"API key", j.APIKey, MaxSettingLength}); err != nil {
 		return err
@@ -440,7 +443,10 @@ func ensureSimulatedJudgeTx(tx *gorm.DB, wsID int64) (Judge, error) {
 // (which inserts the background job) and records its job id, and the
 // Idempotency-Key of its launch when ctx carries one (WithLaunchKey).
 func (db *DB) CreateRun(ctx context.Context, r *Run, enqueue func(ctx context.Context, tx *sql.Tx, r *Run) (int64, error)) error {
-	if err := checkLength("run name", r.Name, MaxComposedNameLength); err != nil {
+	if err := checkName("run name", r.Name, MaxComposedNameLength); err != nil {
+		return err
+	}
+	if err := checkGEvalSteps(r.MethodSettings.GEvalSteps); err != nil {
 		return err
 	}
 	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

@@ -52,6 +52,9 @@ func (db *DB) CreateAPIToken(ctx context.Context, wsID, userID int64, name strin
 	case utf8.RuneCountInString(name) > maxTokenName:
 		return APIToken{}, "", Errorf(EInvalid, "a token name has at most %d characters", maxTokenName)
 	}
+	if err := CheckOneLine("token name", name); err != nil {
+		return APIToken{}, "", err
+	}
 	if _, err := db.MemberRole(ctx, wsID, userID); err != nil {
 		return APIToken{}, "", err
 	}

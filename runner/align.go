@@ -52,7 +52,7 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 	}
 	parentDS := ds.ID
 	held := models.Dataset{WorkspaceID: wsID, ProjectID: ds.ProjectID,
-		Name:           fmt.Sprintf("%s (held-out part of alignment %d: %d samples, seed %d)", ds.Name, a.ID, len(rows), a.Seed),
+		Name:           fmt.Sprintf("%s (held-out part of alignment %d: %d samples, seed %d)", models.OneLine(ds.Name), a.ID, len(rows), a.Seed),
 		SourceFilename: ds.SourceFilename, Format: ds.Format, IDColumn: ds.IDColumn, Columns: ds.Columns, Fields: ds.Fields,
 		RatingColumns: ds.RatingColumns, ParentDatasetID: &parentDS, GroupColumn: ds.GroupColumn, CreatedAt: time.Now().UTC()}
 	if err := r.db.CreateDataset(ctx, &held, rows); err != nil {

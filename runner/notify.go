@@ -295,7 +295,7 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 		}
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "BatchEval run “%s” (%s)", run.Name, methods.Label(run.Method))
+	fmt.Fprintf(&b, "BatchEval run “%s” (%s)", models.OneLine(run.Name), methods.Label(run.Method))
 	if run.Status == models.RunFailed {
 		fmt.Fprintf(&b, " failed: %s", run.Error)
 	} else {

@@ -177,7 +177,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	ds := models.Dataset{WorkspaceID: ws.ID, ProjectID: proj.ID, Name: filepath.Base(*dataPath), SourceFilename: filepath.Base(*dataPath),
+	ds := models.Dataset{WorkspaceID: ws.ID, ProjectID: proj.ID, Name: models.OneLine(filepath.Base(*dataPath)), SourceFilename: filepath.Base(*dataPath),
 		Format: string(table.Format), IDColumn: mapping.IDColumn, Columns: table.Columns, Fields: rub.Fields, RatingColumns: mapping.RatingColumns,
 		GroupColumn: *groupCol}
 	if err := db.CreateDataset(ctx, &ds, rows); err != nil {
@@ -217,7 +217,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	ms := evaluator.MethodSettings{Samples: *nSamples, UseLogprobs: !*noLogprobs, SampleTemperature: *sampleTemp, LLMEvalScale: evaluator.LLMEvalScale(*llmScale)}
-	run := models.Run{WorkspaceID: ws.ID, ProjectID: proj.ID, DatasetID: ds.ID, Name: methods.Label(*method) + " (CLI): " + filepath.Base(*dataPath),
+	run := models.Run{WorkspaceID: ws.ID, ProjectID: proj.ID, DatasetID: ds.ID, Name: methods.Label(*method) + " (CLI): " + models.OneLine(filepath.Base(*dataPath)),
 		Method: *method, Settings: settings, MethodSettings: ms, RubricSnapshot: rub, JudgeSnapshot: snap, Simulated: *simulated}
 	if !isSet(fs, "temperature") {
 		// The method's own temperature, if it has one (LLM-Eval: greedy).
