@@ -113,6 +113,9 @@ type uploadForm struct {
 type uploadSample struct {
 	*dataimport.Table
 	Rows int
+	// Skipped counts the empty lines skipped between rows
+	// (dataimport.Summary.Skipped).
+	Skipped int
 }
 
 // acceptUpload streams the multipart field "file" to a temporary file
@@ -327,7 +330,7 @@ func (h *Handlers) scanUploadHead(r io.Reader, format dataimport.Format, noHeade
 		return uploadSample{}, err
 	}
 	t.Columns, t.Generated = sum.Columns, sum.Generated
-	return uploadSample{Table: t, Rows: sum.Rows}, nil
+	return uploadSample{Table: t, Rows: sum.Rows, Skipped: sum.Skipped}, nil
 }
 
 // firstRowIsData reads the "the first row is data" choice: the upload
@@ -408,7 +411,7 @@ func mappingView(c echo.Context, p models.Project, u models.PendingUpload, s upl
 	t := s.Table
 	v := web.DatasetMappingView{
 		Page: page(c, "Choose the columns"), Project: p, Token: u.Token, Filename: u.Filename,
-		Format: u.Format, Name: name, RowCount: s.Rows, IDColumn: m.IDColumn,
+		Format: u.Format, Name: name, RowCount: s.Rows, Skipped: s.Skipped, IDColumn: m.IDColumn,
 		AnnotatorColumn: m.AnnotatorColumn, GroupColumn: groupColumn(c.FormValue("group_column"), t), PreviewCellRunes: previewCellRunes,
 	}
 	if len(t.Records) < s.Rows {
@@ -427,7 +430,11 @@ func mappingView(c echo.Context, p models.Project, u models.PendingUpload, s upl
 		if !shown {
 			label = defaultLabel(col)
 		}
-		v.Columns = append(v.Columns, web.MappingColumn{Index: i, Name: col, Show: shown, Label: label, Rating: rated[col]})
+		mc := web.MappingColumn{Index: i, Name: col, Show: shown, Label: label, Rating: rated[col]}
+		if !mc.Rating {
+			mc.RatingNote = dataimport.WhyNotRating(t, col)
+		}
+		v.Columns = append(v.Columns, mc)
 	}
 	for _, rec := range t.Preview(previewRows) {
 		cells := make([]string, len(t.Columns))

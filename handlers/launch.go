@@ -525,6 +525,17 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 		text, elsewhere := ratingsNotInDataset(pl.chosen, *pl.dataset, datasets)
 		v.Estimate.NotInDataset, v.Estimate.NotInDatasetFix = text, text != "" && !elsewhere
 		v.Estimate.RubricID = pl.rubric.ID
+		// Ratings outside a ticked criterion's scale (typos, most likely):
+		// named with what the report will do with them.
+		off, err := h.offScaleRatings(ctx, *pl.dataset, pl.chosen)
+		if err != nil {
+			return pl, err
+		}
+		for i := range pl.chosen {
+			if s, ok := off[i]; ok {
+				v.Estimate.OffScale = append(v.Estimate.OffScale, s)
+			}
+		}
 	}
 	return pl, nil
 }

@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,4 +65,79 @@ func joinQuotedOr(names []string) string {
 		return strings.Join(q, "")
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// maxOffScaleNamed is how many out-of-scale ratings a warning names one by
+// one: enough to find a few typos, short enough to read; the rest are
+// counted.
+const maxOffScaleNamed = 5
+
+// offScaleRatings says, per criterion (by index in crits) whose human
+// rating column dataset d has, which of its ratings lie outside the
+// criterion's scale (a -1 or a 10 in a 1 to 5 rubric's column, most
+// likely typos), naming the rows and values, and what a run's report does
+// with them: it keeps them (report.humanOnJudgeScale), so the correlations
+// count them as given and the errors map the column from its lowest and
+// highest ratings onto the scale. Criteria without such ratings have no
+// entry. It reads the dataset's ratings only when a criterion needs them.
+func (h *Handlers) offScaleRatings(ctx context.Context, d models.Dataset, crits []evaluator.Criterion) (map[int]string, error) {
+	type found struct {
+		rows     []string // "r3" (-1)
+		n        int
+		lo, hi   float64 // the column's lowest and highest ratings
+		anyValue bool
+	}
+	checks := map[int]*found{}
+	for i, c := range crits {
+		if c.HumanColumn != "" && slices.Contains(d.RatingColumns, c.HumanColumn) {
+			checks[i] = &found{}
+		}
+	}
+	if len(checks) == 0 {
+		return nil, nil
+	}
+	err := h.DB.EachDatasetRowRatings(ctx, d.ID, func(id string, ratings map[string]*float64) error {
+		for i, f := range checks {
+			v := ratings[crits[i].HumanColumn]
+			if v == nil || math.IsNaN(*v) {
+				continue
+			}
+			if !f.anyValue {
+				f.lo, f.hi, f.anyValue = *v, *v, true
+			}
+			f.lo, f.hi = min(f.lo, *v), max(f.hi, *v)
+			s := crits[i].HumanScale()
+			if *v >= s.Lo-1e-9 && *v <= s.Hi+1e-9 {
+				continue
+			}
+			f.n++
+			if len(f.rows) < maxOffScaleNamed {
+				f.rows = append(f.rows, fmt.Sprintf("%s (%s)", strconv.Quote(id), formatNumber(*v)))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]string{}
+	for i, f := range checks {
+		if f.n == 0 {
+			continue
+		}
+		c := crits[i]
+		s := c.HumanScale()
+		scale := formatNumber(s.Lo) + " to " + formatNumber(s.Hi)
+		rows := strings.Join(f.rows, ", ")
+		if more := f.n - len(f.rows); more > 0 {
+			rows += fmt.Sprintf(" and %d more", more)
+		}
+		out[i] = fmt.Sprintf("Dataset %q has %d %s outside %q's scale of %s in rating column %q: %s. "+
+			"If %s typos, correct them in the file (leave a cell empty for a sample nobody rated) and upload it again. "+
+			"Otherwise a run's report keeps them: its correlations count them as given, and for its errors every rating of the column is mapped from its lowest and highest (%s to %s) onto the judge's scale, so %s every error.",
+			d.Name, f.n, launchPlural(f.n, "rating", "ratings"), c.Name, scale, c.HumanColumn, rows,
+			launchPlural(f.n, "it is a typo", "they are typos"), formatNumber(f.lo), formatNumber(f.hi),
+			launchPlural(f.n, "this one rating moves", "these ratings move"))
+	}
+	return out, nil
 }

@@ -390,6 +390,26 @@ func (h *Handlers) renderRubricEditor(c echo.Context, status int, p models.Proje
 		}
 	}
 	v.HumanColumns = ratingColumnsOf(datasets)
+	// Where a criterion's ratings are matched: name those outside its
+	// scale, as the launch form does.
+	crits := make([]evaluator.Criterion, len(f.Criteria))
+	for i, cf := range f.Criteria {
+		if crit, err := criterionFromForm(cf, i); err == nil && crit.Hi > crit.Lo {
+			crits[i] = crit
+		}
+	}
+	for _, d := range datasets {
+		off, err := h.offScaleRatings(ctx, d, crits)
+		if err != nil {
+			return err
+		}
+		for i, w := range off {
+			if v.OffScale == nil {
+				v.OffScale = map[int][]string{}
+			}
+			v.OffScale[i] = append(v.OffScale[i], w)
+		}
+	}
 	// Unchosen, the preview shows the dataset a run would judge: the main
 	// one, as the launch form chooses it, not the newest upload (perhaps a
 	// noisy copy, or a file just uploaded to try).

@@ -17,22 +17,29 @@ import (
 // from one cursor, so a page that summarises the ratings does not hold the
 // texts of a large dataset in memory.
 func (db *DB) EachDatasetRatings(ctx context.Context, datasetID int64, fn func(ratings map[string]*float64) error) error {
-	rows, err := db.Reader(ctx).Model(&DatasetRow{}).Select("ratings").
+	return db.EachDatasetRowRatings(ctx, datasetID, func(_ string, ratings map[string]*float64) error { return fn(ratings) })
+}
+
+// EachDatasetRowRatings is EachDatasetRatings with each row's id in its
+// file (DatasetRow.ExternalID), so that a warning can name the rows.
+func (db *DB) EachDatasetRowRatings(ctx context.Context, datasetID int64, fn func(externalID string, ratings map[string]*float64) error) error {
+	rows, err := db.Reader(ctx).Model(&DatasetRow{}).Select("external_id, ratings").
 		Where("dataset_id = ?", datasetID).Order("position").Rows()
 	if err != nil {
 		return fmt.Errorf("read ratings of dataset %d: %w", datasetID, err)
 	}
 	defer rows.Close()
 	var raw []byte
+	var id string
 	for rows.Next() {
-		if err := rows.Scan(&raw); err != nil {
+		if err := rows.Scan(&id, &raw); err != nil {
 			return fmt.Errorf("read ratings of dataset %d: %w", datasetID, err)
 		}
 		var r map[string]*float64
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return fmt.Errorf("read ratings of dataset %d: %w", datasetID, err)
 		}
-		if err := fn(r); err != nil {
+		if err := fn(id, r); err != nil {
 			return err
 		}
 	}

@@ -630,6 +630,39 @@ func SuggestMapping(t *Table) Mapping {
 	return m
 }
 
+// WhyNotRating says why SuggestMapping did not tick a column that holds
+// numbers as a human rating ("4 of 9 rows are not numbers, e.g. \"good\""),
+// so the person can tell a typo from a column that is no rating. "" for a
+// column it ticks, and for one with few or no numbers (text, an id).
+func WhyNotRating(t *Table, col string) string {
+	s := statsOf(t, col)
+	rows := len(t.Records)
+	switch {
+	case s.numbers == 0 || !s.mostlyNumbers():
+		return ""
+	case !s.numeric:
+		example := ""
+		for _, r := range t.Records {
+			v := strings.TrimSpace(r.Values[col])
+			if f, err := strconv.ParseFloat(v, 64); v != "" && (err != nil || math.IsNaN(f) || math.IsInf(f, 0)) {
+				example = v
+				break
+			}
+		}
+		n := s.filled - s.numbers
+		verb := "is"
+		if n != 1 {
+			verb = "are"
+		}
+		return fmt.Sprintf("Not ticked: %d of %d rows %s not numbers (e.g. %s); a rating column holds only numbers or empty cells.", n, rows, verb, strconv.Quote(firstRunes(example, 20)))
+	case looksLikeID(col):
+		return "Not ticked: its name looks like an id or a row number."
+	case s.numbers*2 <= rows:
+		return fmt.Sprintf("Not ticked: only %d of %d rows have a number in it.", s.numbers, rows)
+	}
+	return ""
+}
+
 // columnStats summarises one column for SuggestMapping.
 type columnStats struct {
 	filled         int  // non-empty cells

@@ -169,6 +169,9 @@ type Summary struct {
 	Columns   []string // every column, in the order first seen
 	Rows      int      // data rows
 	Generated bool     // column names made up (Options.NoHeader)
+	// Skipped counts the empty lines (and CSV rows of empty cells) between
+	// the rows, which are not rows: the mapping page says so.
+	Skipped int
 }
 
 // Scan reads an upload like Parse but hands each record to fn as soon as
@@ -203,7 +206,7 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 		if errors.As(err, &stop) {
 			// What was read so far: a caller that stops early may want
 			// the columns.
-			return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated}, stop.err
+			return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated, Skipped: p.skipped}, stop.err
 		}
 		return Summary{}, readFailure(limited, checked, err)
 	}
@@ -215,7 +218,7 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 		// has nothing to offer and the import nothing to show the judge.
 		return Summary{}, errNoColumns
 	}
-	return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated}, nil
+	return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated, Skipped: p.skipped}, nil
 }
 
 // stopError carries the callback's own error through the parsers, so it is
@@ -355,6 +358,7 @@ type parser struct {
 	maxRows    int
 	maxColumns int
 	rows       int                // records emitted so far
+	skipped    int                // empty lines and rows skipped (Summary.Skipped)
 	emit       func(Record) error // receives each record
 	reuse      bool               // Options.ReuseValues
 }
@@ -469,6 +473,10 @@ func (p *parser) parseCSV(r io.Reader, noHeader bool, hint string) error {
 	// The header's own line (1 unless blank lines come first), not the
 	// line of the first data row that add would name.
 	headerLine, _ := cr.FieldPos(0)
+	// The CSV reader skips empty lines without a word: they are counted
+	// from the gap between one record's last line and the next's first.
+	p.skipped += headerLine - 1
+	end := recordEnd(cr, header)
 	if err := p.headerColumns(names, headerLine, noHeader); err != nil {
 		return err
 	}
@@ -491,10 +499,13 @@ func (p *parser) parseCSV(r io.Reader, noHeader bool, hint string) error {
 			return csvError(err)
 		}
 		line, _ := cr.FieldPos(0)
+		p.skipped += max(0, line-end-1)
+		end = max(end, recordEnd(cr, fields))
 		// A row may leave out the unnamed columns at the end of the header.
 		short := len(fields) < width && len(named) > 0 && len(fields) > named[len(named)-1]
 		if len(fields) != width && !short {
 			if len(fields) == 1 && strings.TrimSpace(fields[0]) == "" {
+				p.skipped++
 				continue // a line of spaces only
 			}
 			return &ParseError{Line: line, Msg: fmt.Sprintf(
@@ -507,6 +518,7 @@ func (p *parser) parseCSV(r io.Reader, noHeader bool, hint string) error {
 			}
 		}
 		if allBlank(fields) {
+			p.skipped++
 			continue // spreadsheets often export trailing rows of empty cells
 		}
 		if values == nil || !p.reuse {
@@ -608,6 +620,16 @@ func unnamedEmpty(fields []string, named []int, line int, hint string) error {
 	return nil
 }
 
+// recordEnd is the line the record just read ends on: its last field's
+// first line plus the line breaks inside that field.
+func recordEnd(cr *csv.Reader, fields []string) int {
+	if len(fields) == 0 {
+		return 0
+	}
+	line, _ := cr.FieldPos(len(fields) - 1)
+	return line + strings.Count(fields[len(fields)-1], "\n")
+}
+
 func allBlank(fields []string) bool {
 	for _, f := range fields {
 		if strings.TrimSpace(f) != "" {
@@ -629,6 +651,8 @@ func (p *parser) parseJSONL(r io.Reader) error {
 			if err := p.addJSON(trimmed, line, false); err != nil {
 				return err
 			}
+		} else if len(text) > 0 {
+			p.skipped++
 		}
 		if err == io.EOF {
 			return nil

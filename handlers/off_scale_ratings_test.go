@@ -1,0 +1,99 @@
+package handlers
+
+import (
+	"context"
+	"html"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/models"
+)
+
+// Human ratings outside a criterion's scale (a -1 and a 10 in a 1 to 5
+// rubric's rating column, typos most likely) are named, row and value,
+// on the launch form and on the rubric's page where the column is chosen,
+// with what the report does with them (QA: nothing said so, and the run
+// page silently mapped -1..10 onto 1..5 for the errors). Ratings within
+// the scale raise no warning.
+func TestOffScaleRatingsAreNamed(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		dataset := func(name string, ratings ...float64) models.Dataset {
+			var rows []models.DatasetRow
+			for k, r := range ratings {
+				v := r
+				id := "r" + strconv.Itoa(k+1)
+				rows = append(rows, models.DatasetRow{Position: k, ExternalID: id, Data: map[string]string{"id": id, "text": "Hello " + id + "."},
+					Ratings: map[string]*float64{"quality": &v}})
+			}
+			ds := models.Dataset{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, Name: name, Format: "csv", IDColumn: "id",
+				Columns: []string{"id", "text", "quality"}, Fields: []evaluator.Field{{Column: "text", Label: "Text"}}, RatingColumns: []string{"quality"}}
+			if err := env.db.CreateDataset(ctx, &ds, rows); err != nil {
+				t.Fatal(err)
+			}
+			return ds
+		}
+		typos := dataset("typos", 3, 4, -1, 2, 5, 1, 10, 3, 4)
+		clean := dataset("clean", 3, 4, 1, 2, 5)
+		rubric := models.Rubric{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, Name: "Quality", Task: "A response to judge.",
+			Criteria: []evaluator.Criterion{{Name: "Quality", Description: "Good.", Lo: 1, Hi: 5, HumanColumn: "quality"}}}
+		if err := env.db.SaveRubric(ctx, &rubric); err != nil {
+			t.Fatal(err)
+		}
+		wants := []string{`Dataset "typos" has 2 ratings outside "Quality"'s scale of 1 to 5 in rating column "quality": "r3" (-1), "r7" (10).`,
+			"typos, correct them in the file", "correlations count them as given", "from its lowest and highest (-1 to 10)"}
+		warning := func(body, testid string) string {
+			body = html.UnescapeString(body)
+			i := strings.Index(body, `data-testid="`+testid+`"`)
+			if i < 0 {
+				return ""
+			}
+			return body[i : i+strings.Index(body[i:], "</p>")]
+		}
+		for _, tc := range []struct {
+			name    string
+			dataset models.Dataset
+			want    []string // nil: no warning
+		}{
+			{"ratings outside the scale", typos, wants},
+			{"ratings within the scale", clean, nil},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				f := d.launchForm("1", "10")
+				f.Set("dataset", strconv.FormatInt(tc.dataset.ID, 10))
+				f.Set("rubric", strconv.FormatInt(rubric.ID, 10))
+				f.Set("criteria_of", strconv.FormatInt(rubric.ID, 10))
+				f.Set("project_id", strconv.FormatInt(env.project.ID, 10))
+				f.Del("criteria")
+				f.Add("criteria", "0")
+				rec := env.postForm("/runs/estimate", f)
+				if rec.Code != http.StatusOK {
+					t.Fatalf("estimate: %d", rec.Code)
+				}
+				w := warning(rec.Body.String(), "estimate-off-scale")
+				if (w != "") != (tc.want != nil) {
+					t.Fatalf("warning shown %v, want %v:\n%s", w != "", tc.want != nil, rec.Body.String())
+				}
+				for _, want := range tc.want {
+					if !strings.Contains(w, want) {
+						t.Errorf("the launch form's warning lacks %q:\n%s", want, w)
+					}
+				}
+			})
+		}
+		// The rubric's page, where the rating column is matched, names them too.
+		w := warning(env.get("/rubrics/"+strconv.FormatInt(rubric.ID, 10)+"/edit").Body.String(), "off-scale-ratings")
+		for _, want := range wants {
+			if !strings.Contains(w, want) {
+				t.Errorf("the rubric page's warning lacks %q:\n%s", want, w)
+			}
+		}
+		if strings.Contains(w, `"clean"`) {
+			t.Errorf("the rubric page warns about the dataset within the scale:\n%s", w)
+		}
+	})
+}
