@@ -627,13 +627,17 @@ func apiRun(r models.Run) APIRun {
 
 // APIExperiment is an experiment with one summary per run.
 type APIExperiment struct {
-	ID        int64              `json:"id"`
-	ProjectID int64              `json:"project_id"`
-	DatasetID int64              `json:"dataset_id"`
-	Name      string             `json:"name"`
-	CreatedAt time.Time          `json:"created_at"`
-	Criteria  []string           `json:"criteria"`
-	Runs      []APIExperimentRun `json:"runs"`
+	ID        int64     `json:"id"`
+	ProjectID int64     `json:"project_id"`
+	DatasetID int64     `json:"dataset_id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+	Criteria  []string  `json:"criteria"`
+	// AverageNote says which criteria the runs' averages leave out and
+	// why (every run is averaged over the criteria all finished runs have
+	// a Pearson r for); "" when none is left out.
+	AverageNote string             `json:"average_note"`
+	Runs        []APIExperimentRun `json:"runs"`
 }
 
 // APIExperimentRun is one row of the experiment table. Figures that cannot
@@ -1402,11 +1406,18 @@ func (h *Handlers) apiExperiment(c echo.Context, e models.Experiment) (APIExperi
 			}
 		}
 	}
+	figs := make([]runFigures, 0, len(runs))
 	for _, r := range runs {
 		f, err := h.figuresOf(ctx, r)
 		if err != nil {
 			return out, err
 		}
+		figs = append(figs, f)
+	}
+	// The averages of the page's table: over the same criteria for every run.
+	out.AverageNote = alignAverages(figs, out.Criteria).note
+	for _, f := range figs {
+		r := f.run
 		row := APIExperimentRun{Run: apiRun(r), Pearson: make([]*float64, len(out.Criteria)), Spearman: make([]*float64, len(out.Criteria)),
 			AveragePearson: finite(f.avgP), AverageSpearman: finite(f.avgS), TokensPerSample: finite(f.tokens),
 			CostPerSample: report.USDPerSampleOf(f.cost), PartlyCached: r.PartlyCached() && f.cached, CachedAsPaid: f.fromCache, Failures: f.failed, Partial: f.partial}

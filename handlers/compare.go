@@ -777,7 +777,22 @@ func (h *Handlers) compareSampleView(c echo.Context, cmp comparison, rowID int64
 	if cmp.dsB.ID != cmp.dsA.ID {
 		v.FieldsB = rowB.Sample(fieldsOf(cmp.b, cmp.dsB)).Fields
 	}
-	if cmp.critA.HumanColumn != "" {
+	// The human rating the comparison pairs with the scores: run A's
+	// report's (PairScores), which with browser reviews counted is the
+	// mean of the imported rating and the reviewers', not the imported
+	// column the row holds (as on the run's own sample page).
+	humans, err := h.reportHumans(ctx, cmp.a, []int64{rowA.ID})
+	if err != nil {
+		return web.CompareSampleView{}, err
+	}
+	v.HumanSource, v.HumanPending = humans.source, humans.pending
+	switch {
+	case humans.pending:
+	case humans.byCriterion != nil:
+		if cmp.criterion < len(humans.byCriterion) {
+			v.Human = humans.byCriterion[cmp.criterion][rowA.ID]
+		}
+	case cmp.critA.HumanColumn != "":
 		v.Human = rowA.Ratings[cmp.critA.HumanColumn]
 	}
 	if v.SideA, err = h.sampleSide(ctx, cmp.a, rowA.ID, cmp.criterion, cmp.critA); err != nil {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -157,6 +158,150 @@ func averageCoef(rep *report.Report, of func(report.CriterionReport) float64) fl
 	return sum / float64(n)
 }
 
+// tableAverages is the experiment table's choice of the criteria its
+// averages run over.
+type tableAverages struct {
+	// kept are the indexes of the criteria every compared run has a
+	// Pearson r for; nil when fewer than two runs are compared, and then
+	// each run is averaged over its own defined criteria.
+	kept []int
+	// names are those criteria's names.
+	names []string
+	// note says, under the table, which criteria were left out and why;
+	// "" when none was.
+	note string
+}
+
+// title is the hover text of an average cell.
+func (a tableAverages) title(coef string) string {
+	if a.kept == nil {
+		return "mean of the criteria's " + coef
+	}
+	if len(a.kept) == 0 {
+		return "no criterion has a Pearson r for every finished run"
+	}
+	return "mean of the " + coef + " over " + joinNames(a.names) + ", the criteria every finished run has a Pearson r for"
+}
+
+// isCompared tells whether a run's average is ranked against the
+// others': a finished run that went through every call and has a
+// Pearson r on some criterion. Reseeds and robustness variants count: their
+// averages are set against their parent's.
+func isCompared(f runFigures) bool {
+	return f.run.Completed() && f.rep != nil && !math.IsNaN(averagePearson(f.rep))
+}
+
+// alignAverages averages every run of the table over the same criteria:
+// those every compared run (isCompared) has a Pearson r for. Averaged each
+// over its own defined criteria, a run with an undefined criterion (its
+// scores or the ratings did not vary, too few samples) was ranked on an
+// average over fewer criteria than the others, while the paired test of
+// two runs averages over the criteria both have: a run could lead the
+// table on an easier set than the test compared. It sets each run's avgP
+// and avgS (the per-criterion figures stay as they are) and says which
+// criteria were left out and why.
+func alignAverages(figs []runFigures, names []string) tableAverages {
+	var compared []runFigures
+	for _, f := range figs {
+		if isCompared(f) {
+			compared = append(compared, f)
+		}
+	}
+	var a tableAverages
+	if len(compared) < 2 {
+		return a
+	}
+	pearson := func(f runFigures, k int) float64 {
+		if k >= len(f.rep.Criteria) || !f.rep.Criteria[k].HasHuman {
+			return math.NaN()
+		}
+		return f.rep.Criteria[k].Pearson.Coef
+	}
+	a.kept = []int{}
+	var left []string
+	for k, name := range names {
+		var lacking []string
+		var reason string
+		some := false
+		for _, f := range compared {
+			if v := pearson(f, k); !math.IsNaN(v) && !math.IsInf(v, 0) {
+				some = true
+				continue
+			}
+			lacking = append(lacking, f.run.Name)
+			if reason == "" {
+				reason = undefinedReason(f, k)
+			} else if reason != undefinedReason(f, k) {
+				reason = "no Pearson r"
+			}
+		}
+		switch {
+		case len(lacking) == 0:
+			a.kept = append(a.kept, k)
+			a.names = append(a.names, name)
+		case some:
+			// Undefined for every compared run: no run's average had it,
+			// so leaving it out changes nothing and needs no word.
+			left = append(left, fmt.Sprintf("%s (%s: %s)", name, joinNames(lacking), reason))
+		}
+	}
+	for i := range figs {
+		f := &figs[i]
+		if f.rep == nil {
+			continue
+		}
+		f.avgP = averageOver(f.rep, a.kept, func(c report.CriterionReport) float64 { return c.Pearson.Coef })
+		f.avgS = averageOver(f.rep, a.kept, func(c report.CriterionReport) float64 { return c.Spearman.Coef })
+	}
+	switch {
+	case len(left) == 0:
+	case len(a.kept) == 0:
+		a.note = fmt.Sprintf("No average is given: no criterion has a Pearson r for every finished run, and runs averaged over different criteria would not compare. %s. Each run's figure for each criterion stays in its column.",
+			"Left out: "+strings.Join(left, "; "))
+	default:
+		a.note = fmt.Sprintf("Averages are over %s, the %s every finished run has a Pearson r for, so every run is ranked on the same criteria (and paired tests compare runs on them). Left out: %s. Each run's own figure for a left-out criterion stays in its column.",
+			joinNames(a.names), plural(len(a.names), "criterion", "criteria"), strings.Join(left, "; "))
+	}
+	return a
+}
+
+// undefinedReason says why a compared run has no Pearson r for criterion k.
+func undefinedReason(f runFigures, k int) string {
+	switch {
+	case k >= len(f.rep.Criteria):
+		return "not judged"
+	case !f.rep.Criteria[k].HasHuman:
+		return "no human ratings"
+	case f.rep.Criteria[k].Pearson.N < 3:
+		return "fewer than 3 samples with a score and a rating"
+	}
+	return "the scores or the ratings do not vary, so no Pearson r"
+}
+
+// averageOver averages a figure over the criteria kept (its own defined
+// ones when kept is nil), leaving out those undefined for the report (a
+// run still going, or not compared); NaN when none is defined.
+func averageOver(rep *report.Report, kept []int, of func(report.CriterionReport) float64) float64 {
+	if kept == nil {
+		return averageCoef(rep, of)
+	}
+	var sum float64
+	var n int
+	for _, k := range kept {
+		if k >= len(rep.Criteria) || !rep.Criteria[k].HasHuman {
+			continue
+		}
+		if v := of(rep.Criteria[k]); !math.IsNaN(v) && !math.IsInf(v, 0) {
+			sum += v
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
+}
+
 // showExperiment is the paper's Table 1 on the person's own data: one row
 // per run with agreement per criterion, averages, tokens, cost, calls and
 // failures, the best of each column marked, a summary and a chart.
@@ -220,7 +365,13 @@ func (h *Handlers) experimentView(c echo.Context, e models.Experiment, verdict b
 			}
 		}
 	}
+	avg := alignAverages(figs, v.Criteria)
+	v.AverageNote = avg.note
 	v.Rows = experimentRows(figs, len(v.Criteria))
+	for i := range v.Rows {
+		v.Rows[i].AvgPearson.Title = avg.title("Pearson r")
+		v.Rows[i].AvgSpearman.Title = avg.title("Spearman ρ")
+	}
 	for i, f := range figs {
 		if f.run.ParentRunID == nil || !isRobustnessVariant(f.run.Variant) {
 			continue
@@ -245,7 +396,7 @@ func (h *Handlers) experimentView(c echo.Context, e models.Experiment, verdict b
 		// best one.
 		v.PreparingResults = preparingView(preparing)
 	case verdict:
-		if v.Verdict, err = h.experimentVerdict(ctx, figs); err != nil {
+		if v.Verdict, err = h.experimentVerdict(ctx, figs, avg.kept); err != nil {
 			return web.ExperimentView{}, err
 		}
 	}

@@ -26,10 +26,10 @@ func TestVerdictHolmAdjustedByHand(t *testing.T) {
 		// Sorted .005 .01 .03 .04 times 4 3 2 1: .02 .03 .06 .04 -> .02 .03 .06 .06.
 		{"distinct", [4]float64{0.01, 0.04, 0.03, 0.005}, [4]string{"p = 0.030", "p = 0.060", "p = 0.060", "p = 0.020"}, "tied"},
 		// .002 x4 = .008; the two .02 x3 = .06 and x2 = .04 -> .06 both; .5 x1.
-		{"ties", [4]float64{0.02, 0.002, 0.02, 0.5}, [4]string{"p = 0.060", "p = 0.008", "p = 0.060", "p = 0.500"}, "tied"},
+		{"ties", [4]float64{0.02, 0.002, 0.02, 0.5}, [4]string{"p = 0.060", "p = 0.008", "p = 0.060", "p = 0.50"}, "tied"},
 		// .3 x4 = 1.2 and .4 x3 = 1.2, capped at 1; .45 x2 = .9 and .9 x1
 		// would fall below 1 and are raised to it.
-		{"capped at 1", [4]float64{0.3, 0.4, 0.45, 0.9}, [4]string{"p = 1.000", "p = 1.000", "p = 1.000", "p = 1.000"}, "tied"},
+		{"capped at 1", [4]float64{0.3, 0.4, 0.45, 0.9}, [4]string{"p = 1.00", "p = 1.00", "p = 1.00", "p = 1.00"}, "tied"},
 		// Every row significantly behind the best: sorted .001 .002 .003
 		// .004 times 4 3 2 1: .004 .006 .006 .004 -> .004 .006 .006 .006.
 		{"all behind", [4]float64{0.001, 0.004, 0.002, 0.003}, [4]string{"p = 0.004", "p = 0.006", "p = 0.006", "p = 0.006"}, "better"},

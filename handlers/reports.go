@@ -40,7 +40,7 @@ type reportCache struct {
 	// pairs holds paired comparisons of two finished runs' average
 	// agreement (the experiment page's headline tests), which cost a few
 	// hundred milliseconds each on a large dataset.
-	pairs map[pairKey]stats.AveragedDifference
+	pairs map[averagePairKey]stats.AveragedDifference
 	// criterionPairs holds the compare page's per-criterion comparisons,
 	// by pair and criterion.
 	criterionPairs map[criterionPairKey][]stats.Difference
@@ -96,6 +96,13 @@ type pairKey struct {
 	sameDatasets bool
 }
 
+// averagePairKey is a pair's average comparison over the criteria
+// averaged (their indexes, written out; "" for all both runs have).
+type averagePairKey struct {
+	pairKey
+	criteria string
+}
+
 // finishedPairKey is the pairKey of two finished runs a and b.
 func finishedPairKey(a, b models.Run, sameDatasets bool) pairKey {
 	return pairKey{a: a.ID, b: b.ID, aEnd: a.FinishedAt.UnixNano(), bEnd: b.FinishedAt.UnixNano(),
@@ -136,7 +143,7 @@ type reportKey struct {
 }
 
 func newReportCache() *reportCache {
-	return &reportCache{items: map[reportKey]*report.Report{}, pairs: map[pairKey]stats.AveragedDifference{},
+	return &reportCache{items: map[reportKey]*report.Report{}, pairs: map[averagePairKey]stats.AveragedDifference{},
 		criterionPairs: map[criterionPairKey][]stats.Difference{}, matched: map[criterionPairKey]*matchedSamples{},
 		heldOut: map[heldOutKey][]web.AlignComparison{}, slots: make(chan struct{}, backgroundSummaryBuilds),
 		failedBuilds: map[string]time.Time{}}
@@ -285,18 +292,22 @@ func pairPending(lastFailed bool) error {
 	return errPairPending
 }
 
-// compareAverage is report.CompareAverage of two runs, from the cache when
+// compareAverage is report.CompareAverage of two runs (over the criteria
+// given, all both have when nil), from the cache when
 // both runs have finished (their scores no longer change); otherwise on
 // their per-sample scores read through scores. For a pair of large
 // finished runs not yet in the cache the comparison is started in the
 // background and the error is errPairPending.
-func (h *Handlers) compareAverage(scores *pairedScores, a, b runFigures) (stats.AveragedDifference, error) {
+func (h *Handlers) compareAverage(scores *pairedScores, a, b runFigures, criteria []int) (stats.AveragedDifference, error) {
 	same := a.run.DatasetID == b.run.DatasetID
 	rc := h.reports
 	cacheable := rc != nil && a.run.Finished() && b.run.Finished() && a.run.FinishedAt != nil && b.run.FinishedAt != nil
-	var key pairKey
+	var key averagePairKey
 	if cacheable {
-		key = finishedPairKey(a.run, b.run, same)
+		key = averagePairKey{finishedPairKey(a.run, b.run, same), fmt.Sprint(criteria)}
+		if criteria == nil {
+			key.criteria = ""
+		}
 		rc.mu.Lock()
 		d, ok := rc.pairs[key]
 		rc.mu.Unlock()
@@ -313,7 +324,7 @@ func (h *Handlers) compareAverage(scores *pairedScores, a, b runFigures) (stats.
 		if err != nil {
 			return stats.AveragedDifference{}, err
 		}
-		d := report.CompareAverage(repA, repB, same)
+		d := report.CompareAverage(repA, repB, same, criteria...)
 		if cacheable {
 			rc.mu.Lock()
 			putBounded(rc.pairs, key, d)

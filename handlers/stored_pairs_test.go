@@ -330,7 +330,7 @@ func TestComparisonsFromStoredResults(t *testing.T) {
 		wantCs := rankContenders(wantFigs, oldCompare)
 		scores := h.pairedScores(ctx)
 		gotCs := rankContenders(gotFigs, func(x, y runFigures) stats.AveragedDifference {
-			d, err := h.compareAverage(scores, x, y)
+			d, err := h.compareAverage(scores, x, y, nil)
 			mustB(t, err)
 			return d
 		})
@@ -348,7 +348,7 @@ func TestComparisonsFromStoredResults(t *testing.T) {
 			t.Errorf("the paired test compares nothing: %+v", d)
 		}
 		h.reports = newReportCache()
-		gotVerdict, err := h.experimentVerdict(ctx, gotFigs)
+		gotVerdict, err := h.experimentVerdict(ctx, gotFigs, nil)
 		mustB(t, err)
 		mustSame(t, "experiment verdict", verdictOf(wantCs, repeatBands(wantFigs)), gotVerdict)
 
@@ -358,13 +358,13 @@ func TestComparisonsFromStoredResults(t *testing.T) {
 		pairLiveSamples = n / 2
 		defer func() { pairLiveSamples = was }()
 		h.reports = newReportCache()
-		pending, err := h.experimentVerdict(ctx, gotFigs)
+		pending, err := h.experimentVerdict(ctx, gotFigs, nil)
 		mustB(t, err)
 		if !pending.TestsPending || pending.Text != "" || len(pending.Tests) != 0 {
 			t.Errorf("first verdict of large runs = %+v, want the tests pending and no headline", pending)
 		}
 		h.reports.settling.Wait()
-		gotVerdict, err = h.experimentVerdict(ctx, gotFigs)
+		gotVerdict, err = h.experimentVerdict(ctx, gotFigs, nil)
 		mustB(t, err)
 		mustSame(t, "experiment verdict computed in the background", verdictOf(wantCs, repeatBands(wantFigs)), gotVerdict)
 

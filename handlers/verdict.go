@@ -109,15 +109,17 @@ func rankContenders(figs []runFigures, compare func(best, other runFigures) stat
 	return cs
 }
 
-// experimentVerdict is the headline of the experiment page. The paired
+// experimentVerdict is the headline of the experiment page, its paired
+// tests averaging over the criteria the table's averages do (criteria;
+// all both runs have when nil). The paired
 // tests read the runs' per-sample scores from storage (pairedScores), each
 // run's once, and only for the pairs not already in the cache.
-func (h *Handlers) experimentVerdict(ctx context.Context, figs []runFigures) (web.ExperimentVerdict, error) {
+func (h *Handlers) experimentVerdict(ctx context.Context, figs []runFigures, criteria []int) (web.ExperimentVerdict, error) {
 	scores := h.pairedScores(ctx)
 	var failed error
 	pending, retried := false, false
 	cs := rankContenders(figs, func(best, other runFigures) stats.AveragedDifference {
-		d, err := h.compareAverage(scores, best, other)
+		d, err := h.compareAverage(scores, best, other, criteria)
 		switch {
 		case errors.Is(err, errPairPending):
 			pending = true
@@ -194,7 +196,7 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 		// no best, and say what the test found.
 		v.Kind = web.VerdictTied
 		c := reversed[0]
-		v.Text = fmt.Sprintf("On your data, no run can be named best: %s has the highest average Pearson in the table (%s), but %s agrees better than %s on the samples both runs scored (%s against %s; difference %s, Holm-adjusted %s). The table averages each run over the samples and criteria it has figures for, the test over those both runs share.",
+		v.Text = fmt.Sprintf("On your data, no run can be named best: %s has the highest average Pearson in the table (%s), but %s agrees better than %s on the samples both runs scored (%s against %s; difference %s, Holm-adjusted %s). The table averages each run over the samples it has figures for, the test over those both runs share.",
 			best.fig.run.Name, fmtNum(best.fig.avgP, 2), c.fig.run.Name, best.fig.run.Name,
 			fmtNum(c.test.B, 3), fmtNum(c.test.A, 3), web.Signed(-c.test.Diff, 3), web.PValueText(c.adjP))
 		return v
@@ -214,11 +216,38 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 	for i, c := range tied {
 		names[i] = fmt.Sprintf("%s (%s)", c.fig.run.Name, fmtNum(c.fig.avgP, 2))
 	}
-	why := "the differences are within what chance gives on these samples (Holm-adjusted p ≥ 0.05)"
-	if noise > 0 {
-		why = fmt.Sprintf("the differences are within what chance gives on these samples (Holm-adjusted p ≥ 0.05) or smaller than the spread across seeds (%s), so they are noise", fmtNum(noise, 3))
+	// Each tied row says why, in what is true of it: a test that came out
+	// above 5% (or below it but within the seeds' spread) is a tie; a test
+	// that could not be computed (no criterion with both runs' Pearson r on
+	// enough shared samples; p missing) showed nothing either way, and
+	// its row is not called "statistically tied" nor given a p it has not.
+	var tested, untested []string
+	for _, c := range tied[1:] {
+		if math.IsNaN(c.adjP) || math.IsNaN(c.test.Diff) {
+			untested = append(untested, c.fig.run.Name)
+		} else {
+			tested = append(tested, c.fig.run.Name)
+		}
 	}
-	v.Text = fmt.Sprintf("On your data, %s are statistically tied in average Pearson with your ratings: %s.", joinNames(names), why)
+	chance := "the differences are within what chance gives on these samples (Holm-adjusted p ≥ 0.05)"
+	if noise > 0 {
+		chance = fmt.Sprintf("the differences are within what chance gives on these samples (Holm-adjusted p ≥ 0.05) or smaller than the spread across seeds (%s), so they are noise", fmtNum(noise, 3))
+	}
+	undefined := fmt.Sprintf("the paired test of %s against %s is undefined (no criterion averaged has a Pearson r for both runs on the samples both scored: fewer than %d such samples, or scores that do not vary), so %s not tested",
+		best.fig.run.Name, joinNames(untested), minPairedShown, plural(len(untested), "that difference was", "those differences were"))
+	switch {
+	case len(untested) == 0:
+		v.Text = fmt.Sprintf("On your data, %s are statistically tied in average Pearson with your ratings: %s.", joinNames(names), chance)
+	case len(tested) == 0:
+		v.Text = fmt.Sprintf("On your data, no run can be named best among %s: %s.", joinNames(names), undefined)
+	default:
+		if len(tested) == 1 {
+			chance = strings.Replace(chance, "the differences are", "the difference is", 1)
+			chance = strings.Replace(chance, "so they are noise", "so it is noise", 1)
+		}
+		v.Text = fmt.Sprintf("On your data, no run can be named best among %s: against %s, %s; %s.",
+			joinNames(names), joinNames(tested), chance, undefined)
+	}
 	if len(beaten) > 0 {
 		bn := make([]string, len(beaten))
 		for i, c := range beaten {
@@ -232,6 +261,11 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 // pairedDiffers reports whether the paired test's averages, over the
 // samples both runs scored, read differently from the table's at its
 // three decimals.
+// minPairedShown is the fewest samples both runs must have scored for
+// their paired test to be computed (stats' minPairedSamples), as the
+// headline names it.
+const minPairedShown = 4
+
 func pairedDiffers(best, other contender) bool {
 	differs := func(paired, table float64) bool {
 		return !math.IsNaN(paired) && !math.IsNaN(table) && math.Abs(paired-table) >= 0.0005

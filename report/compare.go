@@ -94,10 +94,19 @@ func CompareCriterion(a, b *Report, criterion int, sameDataset bool) []stats.Dif
 
 // CompareAverage is the paired comparison of two runs' mean Pearson
 // correlation over the criteria both have (the "average r" of a results
-// table), with the samples matched as in PairScores.
-func CompareAverage(a, b *Report, sameDataset bool) stats.AveragedDifference {
+// table), with the samples matched as in PairScores. Given criteria
+// (indexes), it averages over those only: the experiment table averages
+// every run over the criteria all its compared runs have figures for, and
+// its paired tests average over the same ones.
+func CompareAverage(a, b *Report, sameDataset bool, criteria ...int) stats.AveragedDifference {
 	var as, bs, hs [][]float64
-	for k := range min(len(a.Criteria), len(b.Criteria)) {
+	ks := criteria
+	if ks == nil {
+		for k := range min(len(a.Criteria), len(b.Criteria)) {
+			ks = append(ks, k)
+		}
+	}
+	for _, k := range ks {
 		p := PairScores(a, b, k, sameDataset)
 		if len(p.Human) == 0 {
 			continue

@@ -30,8 +30,9 @@ import (
 // the judge-against-human chart draws its human axis over. summary-4: the
 // stored reading sentences (CriterionReport.Reading) word the strength
 // band, the interval's width and the p-value from the figures as printed
-// (stats.Interpret).
-const summaryVersion = "summary-4"
+// (stats.Interpret). summary-5: the reading's p-value is printed by one
+// rule (stats.PText: 0.0995 to 0.1 printed "p = 0.100", now "p = 0.10").
+const summaryVersion = "summary-5"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).

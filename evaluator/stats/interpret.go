@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // Significance and width thresholds for Interpret.
@@ -61,7 +62,7 @@ func Interpret(c Correlation) string {
 	lo, hi := hundredths(c.CILow), hundredths(c.CIHigh)
 	switch {
 	case !math.IsNaN(c.P) && c.P >= alpha:
-		return fmt.Sprintf("%s, likely not different from chance (%s)%s.", head, formatP(c.P), missingNote(c.Missing))
+		return fmt.Sprintf("%s, likely not different from chance (%s)%s.", head, PText(c.P), missingNote(c.Missing))
 	case !math.IsNaN(lo) && !math.IsNaN(hi) && math.Round((hi-lo)*100) > wideInterval*100:
 		return fmt.Sprintf("%s, but with %d samples the 95%% interval is wide: %.2f to %.2f%s.",
 			head, c.N, lo, hi, missingNote(c.Missing))
@@ -69,7 +70,7 @@ func Interpret(c Correlation) string {
 		return fmt.Sprintf("%s over %d samples, 95%% interval %.2f to %.2f%s.",
 			head, c.N, lo, hi, missingNote(c.Missing))
 	case !math.IsNaN(c.P):
-		return fmt.Sprintf("%s over %d samples, unlikely to be chance (%s)%s.", head, c.N, formatP(c.P), missingNote(c.Missing))
+		return fmt.Sprintf("%s over %d samples, unlikely to be chance (%s)%s.", head, c.N, PText(c.P), missingNote(c.Missing))
 	default:
 		return fmt.Sprintf("%s over %d samples%s.", head, c.N, missingNote(c.Missing))
 	}
@@ -91,21 +92,33 @@ func headline(coef float64) string {
 	return fmt.Sprintf("%c%s %s (%.2f)", s[0]-'a'+'A', s[1:], noun, coef)
 }
 
-// formatP prints a p-value with the precision a reader needs: two decimals
-// normally, three below 0.1 so values near the 5% line stay distinct, and a
-// floor below 0.001 where more digits only suggest false precision.
-func formatP(p float64) string {
+// PText writes a p-value the one way every page and sentence does:
+// "p < 0.001" below what three decimals show; "p < 0.050" just under the
+// 5% line, where three decimals would round up to 0.050 beside a sentence
+// calling it below (a permutation test's 50/1001); three decimals while
+// the printed value is below 0.100, so values near the 5% line stay
+// distinct; two from there on, where more digits only suggest false
+// precision; "undefined" for NaN. Which precision is chosen on the value
+// as printed, not the raw one: 0.0996 prints "p = 0.10", as 0.1 does (it
+// printed "p = 0.100" beside "p = 0.10").
+func PText(p float64) string {
+	if math.IsNaN(p) {
+		return "undefined"
+	}
+	// The value as three decimals print it (p*1000 rounded in floating
+	// point can fall on the other side: 0.0995 prints 0.100, but
+	// math.Round(0.0995*1000) is 99).
+	three := strconv.FormatFloat(p, 'f', 3, 64)
+	printed, _ := strconv.ParseFloat(three, 64)
 	switch {
 	case p < 0.001:
 		return "p < 0.001"
-	case p < alpha && math.Round(p*1000) >= alpha*1000:
-		// Just under the 5% line (a permutation test's 50/1001): three
-		// decimals would print 0.050 beside a sentence calling it below.
+	case p < alpha && printed >= alpha:
 		return "p < 0.050"
-	case p < 0.1:
-		return fmt.Sprintf("p = %.3f", p)
+	case printed < 0.1:
+		return "p = " + three
 	default:
-		return fmt.Sprintf("p = %.2f", p)
+		return "p = " + strconv.FormatFloat(p, 'f', 2, 64)
 	}
 }
 

@@ -45,7 +45,7 @@ func TestInterpretWordsFollowThePrintedFigures(t *testing.T) {
 		{"p at 5%", Correlation{Coef: 0.2, P: 0.05, N: 100, CILow: nan, CIHigh: nan},
 			"Weak agreement (0.20), likely not different from chance (p = 0.050)."},
 		{"p just under 10%", Correlation{Coef: 0.2, P: 0.0996, N: 100, CILow: nan, CIHigh: nan},
-			"Weak agreement (0.20), likely not different from chance (p = 0.100)."},
+			"Weak agreement (0.20), likely not different from chance (p = 0.10)."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
