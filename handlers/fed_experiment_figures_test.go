@@ -23,7 +23,7 @@ import (
 
 // fedDialogPath is the shared FED dialogue-level export (125 dialogues,
 // human ratings only), relative to this package's directory.
-const fedDialogPath = "../../../shared/datasets/fed-dialog.jsonl"
+const fedDialogPath = "../../shared/datasets/fed-dialog.jsonl"
 
 // fedCriteria are the four qualities the BatchEval paper evaluates on FED.
 var fedCriteria = []string{"Coherent", "Likeable", "Understanding", "Overall"}
