@@ -76,3 +76,14 @@ func changedSinceRead(err error, what, address string) error {
 	return models.Errorf(models.EChanged, "this %s was changed since you read it (its ETag is no longer the one in If-Match), "+
 		"so nothing was saved: GET %s again, make your change to what it holds now, and send it with the new ETag in If-Match", what, address)
 }
+
+// expectRevision is what a browser form's save expects of the stored
+// object: the revision the form was filled from, posted back in its hidden
+// "revision" field (the forms' If-Match). A post without one (a page shown
+// before forms carried it) saves over any state, as a PUT without If-Match.
+func expectRevision(revision string) models.Expectation {
+	if revision == "" {
+		return nil
+	}
+	return func(stored string) bool { return stored == revision }
+}
