@@ -1086,7 +1086,9 @@ func (h *Handlers) apiGetRubric(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	setETag(c, r.Revision())
+	if notModified(c, r.Revision()) {
+		return c.NoContent(http.StatusNotModified)
+	}
 	return c.JSON(http.StatusOK, apiRubric(r))
 }
 
@@ -1111,7 +1113,9 @@ func (h *Handlers) apiGetJudge(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	setETag(c, j.Revision())
+	if notModified(c, j.Revision()) {
+		return c.NoContent(http.StatusNotModified)
+	}
 	return c.JSON(http.StatusOK, apiJudge(j))
 }
 

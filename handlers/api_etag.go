@@ -22,6 +22,30 @@ func setETag(c echo.Context, revision string) {
 	c.Response().Header().Set("ETag", strconv.Quote(revision))
 }
 
+// notModified sets the ETag of the stored state named by revision and
+// reports whether the request's If-None-Match names it, so that a GET can
+// answer 304 without its body (RFC 9110 §13.1.2: compared weakly, so a
+// W/ tag matches too; "*" matches any stored state). A header that is no
+// list of quoted tags matches nothing: the answer is the whole object.
+func notModified(c echo.Context, revision string) bool {
+	setETag(c, revision)
+	values := c.Request().Header.Values("If-None-Match")
+	if len(values) == 0 {
+		return false
+	}
+	raw := strings.TrimSpace(strings.Join(values, ","))
+	if raw == "*" {
+		return true
+	}
+	for _, part := range strings.Split(raw, ",") {
+		tag := strings.TrimPrefix(strings.TrimSpace(part), "W/")
+		if len(tag) >= 2 && tag[0] == '"' && tag[len(tag)-1] == '"' && tag[1:len(tag)-1] == revision {
+			return true
+		}
+	}
+	return false
+}
+
 // ifMatch reads the request's If-Match into what the save expects: nil
 // without the header (saves over any state), any state for "*", otherwise
 // a state whose ETag is one of those listed. Weak tags (W/"…") never match:
@@ -75,4 +99,15 @@ func changedSinceRead(err error, what, address string) error {
 	}
 	return models.Errorf(models.EChanged, "this %s was changed since you read it (its ETag is no longer the one in If-Match), "+
 		"so nothing was saved: GET %s again, make your change to what it holds now, and send it with the new ETag in If-Match", what, address)
+}
+
+// expectRevision is what a browser form's save expects of the stored
+// object: the revision the form was filled from, posted back in its hidden
+// "revision" field (the forms' If-Match). A post without one (a page shown
+// before forms carried it) saves over any state, as a PUT without If-Match.
+func expectRevision(revision string) models.Expectation {
+	if revision == "" {
+		return nil
+	}
+	return func(stored string) bool { return stored == revision }
 }

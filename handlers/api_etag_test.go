@@ -156,3 +156,72 @@ func serve(env *testEnv, r *http.Request) *httptest.ResponseRecorder {
 	env.e.ServeHTTP(rec, r)
 	return rec
 }
+
+// TestAPIGetAnswersNotModified: a GET of a rubric (judge) whose
+// If-None-Match names the stored state answers 304 with its ETag and no
+// body (compared weakly, so W/ matches; "*" and a list holding the tag
+// match too); another tag, an unreadable header or a tag of the state
+// before a save get the whole object with the current ETag.
+func TestAPIGetAnswersNotModified(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		a := newAPIClient(t, env)
+		owner := env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
+		_, tok := env.apiToken(env.ws.ID, owner.ID)
+		rubricBody := func(name string) map[string]any {
+			return map[string]any{"name": name, "task": "a reply", "criteria": []map[string]any{{"name": "Good", "lo": 1, "hi": 5}}}
+		}
+		judgeBody := func(name string) map[string]any {
+			return map[string]any{"name": name, "base_url": "https://judge.example/v1", "model": "m"}
+		}
+		rubric := decode[APIRubric](t, a.json(http.MethodPost, fmt.Sprintf("/api/v1/projects/%d/rubrics", env.project.ID), tok, rubricBody("R")), http.StatusCreated)
+		judge := decode[APIJudge](t, a.json(http.MethodPost, "/api/v1/judges", tok, judgeBody("J")), http.StatusCreated)
+		for _, obj := range []struct {
+			kind, address string
+			body          func(string) map[string]any
+		}{
+			{"rubric", fmt.Sprintf("/api/v1/rubrics/%d", rubric.ID), rubricBody},
+			{"judge", fmt.Sprintf("/api/v1/judges/%d", judge.ID), judgeBody},
+		} {
+			tag := a.get(obj.address, tok).Header().Get("ETag")
+			if tag == "" {
+				t.Fatalf("%s: GET sends no ETag", obj.kind)
+			}
+			getWith := func(ifNoneMatch string) *httptest.ResponseRecorder {
+				t.Helper()
+				a.header = http.Header{"If-None-Match": {ifNoneMatch}}
+				defer func() { a.header = nil }()
+				return a.get(obj.address, tok)
+			}
+			for _, tc := range []struct {
+				name, header string
+				want         int
+			}{
+				{"its ETag", tag, http.StatusNotModified},
+				{"its ETag as weak", "W/" + tag, http.StatusNotModified},
+				{"any state", "*", http.StatusNotModified},
+				{"a list holding it", `"other", ` + tag, http.StatusNotModified},
+				{"another tag", `"other"`, http.StatusOK},
+				{"unquoted", strings.Trim(tag, `"`), http.StatusOK},
+			} {
+				rec := getWith(tc.header)
+				if rec.Code != tc.want || rec.Header().Get("ETag") != tag {
+					t.Errorf("%s, If-None-Match %s (%s) = %d with ETag %q, want %d with %q", obj.kind, tc.header, tc.name, rec.Code, rec.Header().Get("ETag"), tc.want, tag)
+				}
+				if empty := rec.Body.Len() == 0; empty != (tc.want == http.StatusNotModified) {
+					t.Errorf("%s, If-None-Match %s (%s): body of %d bytes", obj.kind, tc.header, tc.name, rec.Body.Len())
+				}
+			}
+			// Saved since: the old tag gets the new state.
+			a.header = http.Header{"If-Match": {tag}}
+			saved := a.json(http.MethodPut, obj.address, tok, obj.body(obj.kind+" renamed"))
+			a.header = nil
+			newTag := saved.Header().Get("ETag")
+			if saved.Code != http.StatusOK || newTag == tag {
+				t.Fatalf("%s: PUT = %d with ETag %q", obj.kind, saved.Code, newTag)
+			}
+			if rec := getWith(tag); rec.Code != http.StatusOK || rec.Header().Get("ETag") != newTag || !strings.Contains(rec.Body.String(), "renamed") {
+				t.Errorf("%s saved since: If-None-Match with the old tag = %d, ETag %q (want 200 with %q and the new state)", obj.kind, rec.Code, rec.Header().Get("ETag"), newTag)
+			}
+		}
+	})
+}

@@ -40,18 +40,11 @@ func launchKey(c echo.Context, launches string) (k models.LaunchKey, keyed bool,
 		return k, false, nil
 	}
 	key := values[0]
-	switch {
-	case len(values) > 1:
+	if len(values) > 1 {
 		return k, false, echo.NewHTTPError(http.StatusBadRequest, "send one Idempotency-Key header, not "+strconv.Itoa(len(values)))
-	case key == "" || len(key) > maxIdempotencyKey:
-		return k, false, echo.NewHTTPError(http.StatusBadRequest,
-			fmt.Sprintf("the Idempotency-Key header must hold 1 to %d characters (a new UUID for each launch is a good key)", maxIdempotencyKey))
 	}
-	for _, r := range key {
-		if r < 0x20 || r > 0x7e {
-			return k, false, echo.NewHTTPError(http.StatusBadRequest,
-				"the Idempotency-Key header must be printable ASCII characters (a new UUID for each launch is a good key)")
-		}
+	if err := checkIdempotencyKey(key, "the Idempotency-Key header", "a new UUID for each launch is a good key"); err != nil {
+		return k, false, err
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, apiMaxJSONBody))
 	if err != nil {
@@ -67,6 +60,21 @@ func launchKey(c echo.Context, launches string) (k models.LaunchKey, keyed bool,
 	sum.Write(body)
 	return models.LaunchKey{WorkspaceID: workspaceOf(req.Context()), Principal: launchPrincipal(principalOf(req.Context())),
 		IdempotencyKey: key, BodyHash: hex.EncodeToString(sum.Sum(nil)), Launches: launches}, true, nil
+}
+
+// checkIdempotencyKey refuses a launch key that cannot be stored: empty,
+// longer than maxIdempotencyKey, or with other than printable ASCII. what
+// names where it came from, hint what to send instead.
+func checkIdempotencyKey(key, what, hint string) error {
+	if key == "" || len(key) > maxIdempotencyKey {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("%s must hold 1 to %d characters (%s)", what, maxIdempotencyKey, hint))
+	}
+	for _, r := range key {
+		if r < 0x20 || r > 0x7e {
+			return echo.NewHTTPError(http.StatusBadRequest, what+" must be printable ASCII characters ("+hint+")")
+		}
+	}
+	return nil
 }
 
 // launchPrincipal names whose keys a launch's key is among: an API

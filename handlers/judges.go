@@ -109,7 +109,9 @@ func (h *Handlers) editJudge(c echo.Context) error {
 		return err
 	}
 	setLimitsForm(&f, lim)
-	return render(c, http.StatusOK, web.JudgeFormPage(judgeFormView(c, j, f, "")))
+	v := judgeFormView(c, j, f, "")
+	v.Revision = j.Revision()
+	return render(c, http.StatusOK, web.JudgeFormPage(v))
 }
 
 // setLimitsForm shows a judge's shared limits in its form (empty: none).
@@ -284,6 +286,8 @@ func (h *Handlers) updateJudge(c echo.Context) error {
 		return err
 	}
 	f := judgeFormFromRequest(c)
+	// The state the form was filled from: the save applies only over it.
+	revision := c.FormValue("revision")
 	if j.Simulated {
 		stored := judgeFormOf(j)
 		stored.MaxConcurrency = f.MaxConcurrency
@@ -298,7 +302,10 @@ func (h *Handlers) updateJudge(c echo.Context) error {
 		lim, err = judgeLimitsOf(f)
 	}
 	if err == nil {
-		err = h.DB.SaveJudge(c.Request().Context(), &j)
+		err = h.DB.SaveJudgeIf(c.Request().Context(), &j, expectRevision(revision))
+	}
+	if models.ErrorCode(err) == models.EChanged {
+		return h.judgeSavedMeanwhile(c, f, typedKey)
 	}
 	if err == nil && !j.Simulated {
 		err = h.saveJudgeLimits(c, j.ID, lim)
@@ -308,7 +315,7 @@ func (h *Handlers) updateJudge(c echo.Context) error {
 			return err
 		}
 		v := judgeFormView(c, j, f, "Not saved: "+models.ErrorMessage(err))
-		v.KeyDropped, v.FieldErrors = typedKey, judgeFieldErrors(err)
+		v.KeyDropped, v.FieldErrors, v.Revision = typedKey, judgeFieldErrors(err), revision
 		return render(c, http.StatusUnprocessableEntity, web.JudgeFormPage(v))
 	}
 	if typedKey || oldKeyEnv != j.APIKeyEnv {
@@ -317,6 +324,22 @@ func (h *Handlers) updateJudge(c echo.Context) error {
 		h.audit(c, models.AuditJudgeUpdated, judgeTarget(j), "")
 	}
 	return redirect(c, "/judges", fmt.Sprintf("Judge %q saved.", j.Name))
+}
+
+// judgeSavedMeanwhile answers a save refused because someone saved the
+// judge after the form was opened: the form again with the person's
+// changes kept (a typed key must be typed again: it is never shown back),
+// what the other save stored, and that state's revision, so that saving
+// again overwrites it knowingly.
+func (h *Handlers) judgeSavedMeanwhile(c echo.Context, f web.JudgeForm, typedKey bool) error {
+	stored, err := h.findJudge(c)
+	if err != nil {
+		return err
+	}
+	saved := judgeFormOf(stored)
+	v := judgeFormView(c, stored, f, "Not saved: someone saved this judge after you opened it. Here is what they saved; your changes are kept below. Save again to overwrite their settings with yours.")
+	v.Revision, v.SavedMeanwhile, v.KeyDropped = stored.Revision(), &saved, typedKey
+	return render(c, http.StatusConflict, web.JudgeFormPage(v))
 }
 
 // judgeFormFromRequest reads the posted form (the key is read separately

@@ -379,6 +379,8 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 	s := in.Settings
 	v.Procedure, v.Composition, v.SortKey, v.Scoring = string(s.Procedure), string(s.Composition), string(s.SortKey), string(s.Scoring)
 	v.Method = string(in.Method)
+	// Every form shown gets its own one-time key (launch_formkeys.go).
+	v.LaunchKey = newFormLaunchKey()
 	for _, m := range methodNames() {
 		v.Methods = append(v.Methods, web.RunMethodChoice{Value: string(m), Label: methods.Label(string(m)), Note: methodNote(m)})
 	}
@@ -861,12 +863,25 @@ func (h *Handlers) runTemplate(pl *launchPlan, name string) models.Run {
 		RubricSnapshot: pl.snapshot(), JudgeSnapshot: h.judgeSnapshot(*pl.judge), Simulated: pl.judge.Simulated}
 }
 
+// launchRun launches the form's run; a post with the form's one-time key
+// used before launches nothing (beginFormLaunch).
 func (h *Handlers) launchRun(c echo.Context) error {
 	in, pl, err := h.readLaunchForm(c)
 	if err != nil {
 		return err
 	}
+	k, keyed, done, err := h.beginFormLaunch(c, models.LaunchKeyRun, pl)
+	if done || err != nil {
+		return err
+	}
 	run, errs, err := h.launchPlanned(c, in, pl)
+	if keyed && errors.Is(err, models.ErrLaunchKeyTaken) {
+		// Sent twice at once, and the other post launched first: nothing
+		// was launched by this one; answer what the other launched.
+		if done, err := h.replayFormLaunch(c, k, pl); done {
+			return err
+		}
+	}
 	if err != nil {
 		if models.ErrorCode(err) == models.EConflict {
 			return h.refuseLaunch(c, pl, err)
@@ -914,13 +929,25 @@ func (h *Handlers) launchPlanned(c echo.Context, in launchInput, pl *launchPlan)
 // on the form's dataset, rubric, judge and criteria, as one experiment.
 // The form's BatchEval settings are the base of every BatchEval variant,
 // and its method settings (n, log-probabilities, scale, steps) apply to
-// the baselines.
+// the baselines. A post with the form's one-time key used before launches
+// nothing (beginFormLaunch).
 func (h *Handlers) launchAllMethods(c echo.Context) error {
 	in, pl, err := h.readLaunchForm(c)
 	if err != nil {
 		return err
 	}
+	k, keyed, done, err := h.beginFormLaunch(c, models.LaunchKeyExperiment, pl)
+	if done || err != nil {
+		return err
+	}
 	e, runs, setups, errs, err := h.launchAllPlanned(c, in, pl)
+	if keyed && errors.Is(err, models.ErrLaunchKeyTaken) && len(errs) == 0 {
+		// Sent twice at once and the other post launched first (nothing
+		// was made by this one, though e has the id rolled back).
+		if done, err := h.replayFormLaunch(c, k, pl); done {
+			return err
+		}
+	}
 	if len(errs) > 0 {
 		v := &pl.view
 		v.Errors = errs

@@ -40,6 +40,12 @@ type rubricForm struct {
 	notice, importError string
 	// fieldErrors are the save's problems by field id, all of them.
 	fieldErrors map[string][]string
+	// revision is the stored state the editor was opened on (a hidden
+	// field; empty for a new rubric, or a post without it): a save applies
+	// only over that state, so it cannot overwrite a save made since.
+	revision string
+	// savedMeanwhile is the stored rubric when it changed since.
+	savedMeanwhile *web.RubricSaved
 }
 
 // newRubric shows an empty editor for a project, or one filled from a
@@ -224,6 +230,7 @@ func (h *Handlers) editRubric(c echo.Context) error {
 		return err
 	}
 	f := formOfRubric(r.Name, r.Evaluator())
+	f.revision = r.Revision()
 	return h.renderRubricEditor(c, http.StatusOK, p, r, f, "", true)
 }
 
@@ -307,7 +314,10 @@ func (h *Handlers) handleRubricForm(c echo.Context, p models.Project, r models.R
 			// and NOT NULL, so "none" is stored as [], not null.
 			r.Fields = []evaluator.Field{}
 		}
-		err = h.DB.SaveRubric(c.Request().Context(), &r)
+		err = h.DB.SaveRubricIf(c.Request().Context(), &r, expectRevision(f.revision))
+	}
+	if models.ErrorCode(err) == models.EChanged {
+		return h.rubricSavedMeanwhile(c, p, r.ID, f)
 	}
 	if err != nil {
 		if models.ErrorCode(err) != models.EInvalid {
@@ -341,6 +351,22 @@ func (h *Handlers) handleRubricForm(c echo.Context, p models.Project, r models.R
 		return redirect(c, projectPath(p.ID)+"#rubrics", "")
 	}
 	return redirect(c, projectPath(p.ID)+"#rubrics", msg)
+}
+
+// rubricSavedMeanwhile answers a save refused because someone saved the
+// rubric after the editor was opened: the editor again with the person's
+// changes kept, what the other save stored, and that state's revision, so
+// that saving again overwrites it knowingly.
+func (h *Handlers) rubricSavedMeanwhile(c echo.Context, p models.Project, id int64, f rubricForm) error {
+	stored, err := h.DB.FindRubric(c.Request().Context(), h.workspaceID(c), id)
+	if err != nil {
+		return err
+	}
+	f.revision = stored.Revision()
+	saved := formOfRubric(stored.Name, stored.Evaluator())
+	f.savedMeanwhile = &web.RubricSaved{Name: saved.Name, Task: saved.Task, Version: stored.Version, Criteria: saved.Criteria}
+	return h.renderRubricEditor(c, http.StatusConflict, p, stored, f,
+		"Not saved: someone saved this rubric after you opened it. Here is what they saved; your changes are kept below. Save again to overwrite their version with yours.", false)
 }
 
 // previewRubric renders the prompt preview fragment for live previews.
@@ -379,6 +405,7 @@ func (h *Handlers) renderRubricEditor(c echo.Context, status int, p models.Proje
 		Page: page(c, title), Project: p, RubricID: r.ID, Action: action,
 		Name: f.Name, Task: f.Task, Criteria: f.Criteria, Datasets: datasets,
 		PreviewCriterion: f.PreviewCriterion, Error: msg, Notice: f.notice, ImportError: f.importError, FieldErrors: f.fieldErrors, Version: r.Version,
+		Revision: f.revision, SavedMeanwhile: f.savedMeanwhile,
 		Manage: manageFor(c, models.KindRubric, r.ID, r.Name, r.ArchivedAt),
 	}
 	for _, t := range rubrictemplates.All() {
@@ -485,7 +512,7 @@ func (h *Handlers) buildPreview(ctx context.Context, ws int64, f rubricForm, sto
 // parseRubricForm reads the editor's fields; criteria come as
 // criteria[N].part and are kept in the order of N.
 func parseRubricForm(params url.Values) rubricForm {
-	f := rubricForm{Name: params.Get("name"), Task: params.Get("task")}
+	f := rubricForm{Name: params.Get("name"), Task: params.Get("task"), revision: params.Get("revision")}
 	f.PreviewDataset, _ = strconv.ParseInt(params.Get("preview_dataset"), 10, 64)
 	f.PreviewCriterion, _ = strconv.Atoi(params.Get("preview_criterion"))
 	byIndex := map[int]*web.CriterionForm{}

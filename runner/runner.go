@@ -292,6 +292,12 @@ const DefaultLeaseTTL = 10 * time.Second
 // rescue stood between a crash and a retry).
 const DefaultRescueAfter = 2 * time.Minute
 
+// MinRescueAfter is the shortest RescueAfter that takes effect with the
+// default webhook settings: River never rescues a delivery before its
+// attempt could have ended (webhookWorker.Timeout), so a shorter one acts
+// as this.
+func MinRescueAfter() time.Duration { return WebhookConfig{}.withDefaults().attemptTime() }
+
 // sweepInterval is how often expired leases are looked for: often enough
 // that a crash costs little more than the lease, and at most every 2 s
 // (one small indexed query).

@@ -77,6 +77,12 @@ type Config struct {
 	TimeoutRetries int           // retries after a judge timeout (negative: none)
 	ProbeInterval  time.Duration // judge probes while a run waits for it
 	DBRetryFor     time.Duration // how long a write rides out database errors
+	// RescueAfter is how long a webhook delivery may stay marked running
+	// before it is taken for left by a dead process and retried
+	// (runner.Config.RescueAfter); rescueAfterErr says why the value from
+	// BATCHEVAL_RESCUE_AFTER was refused (a --rescue-after clears it).
+	RescueAfter    time.Duration
+	rescueAfterErr error
 	// MetricsAddr, when set, serves /metrics on its own listener (worker).
 	MetricsAddr string
 	// MetricsToken (from BATCHEVAL_METRICS_TOKEN only: a flag would show in
@@ -89,22 +95,70 @@ type Config struct {
 	ParkAfter time.Duration
 }
 
-// runnerConfig is the part of a runner's configuration that comes from
-// the command line and environment.
 // defaultParkAfter is --park-after's default (see the flag).
 const defaultParkAfter = 5 * time.Minute
 
-func (c *Config) runnerConfig() runner.Config {
+// runnerConfig is the part of a runner's configuration that comes from
+// the command line and environment. It refuses a setting the runner could not keep (a rescue time that is
+// not a positive duration, or too short to take effect).
+func (c *Config) runnerConfig() (runner.Config, error) {
+	if c.rescueAfterErr != nil {
+		return runner.Config{}, c.rescueAfterErr
+	}
 	timeoutRetries := c.TimeoutRetries
 	if timeoutRetries <= 0 {
 		timeoutRetries = -1 // the runner reads 0 as "the default"
 	}
 	return runner.Config{
-		MaxRuns: c.MaxRuns, LeaseTTL: c.Lease, DBRetryFor: c.DBRetryFor, IdleAfter: c.ParkAfter,
+		MaxRuns: c.MaxRuns, LeaseTTL: c.Lease, DBRetryFor: c.DBRetryFor, IdleAfter: c.ParkAfter, RescueAfter: c.RescueAfter,
 		Webhooks:    runner.WebhookConfig{AllowLoopback: c.LocalMode(), AllowPrivate: c.WebhookAllowPrivate},
 		JudgeTuning: runner.JudgeTuning{TimeoutRetries: timeoutRetries},
 		Breaker:     runner.BreakerConfig{ProbeInterval: c.ProbeInterval},
+	}, nil
+}
+
+// checkRescueAfter refuses a webhook rescue time the runner would not keep:
+// zero or negative (the runner would take it for "the default"), or
+// shorter than a delivery attempt may last (runner.MinRescueAfter), which
+// would act as that.
+func checkRescueAfter(d time.Duration) error {
+	switch {
+	case d <= 0:
+		return fmt.Errorf("%s is not a positive duration: write how long a webhook delivery may stay running before it is retried, e.g. %s (the default)", d, runner.DefaultRescueAfter)
+	case d < runner.MinRescueAfter():
+		return fmt.Errorf("%s is shorter than a webhook delivery attempt may last (%s), so it would not take effect: a running delivery is never retried before its attempt could have ended; use %s or more", d, runner.MinRescueAfter(), runner.MinRescueAfter())
 	}
+	return nil
+}
+
+// bindRescueAfter registers --rescue-after, read from BATCHEVAL_RESCUE_AFTER
+// by default; both are checked (checkRescueAfter). A bad flag is refused
+// when the flags are parsed, a bad variable by runnerConfig unless the
+// flag replaces it.
+func (c *Config) bindRescueAfter(fs *flag.FlagSet, getenv func(string) string) {
+	c.RescueAfter = runner.DefaultRescueAfter
+	if v := getenv("BATCHEVAL_RESCUE_AFTER"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err == nil {
+			err = checkRescueAfter(d)
+		}
+		if err != nil {
+			c.rescueAfterErr = fmt.Errorf("BATCHEVAL_RESCUE_AFTER=%q: %w", v, err)
+		}
+		c.RescueAfter = d
+	}
+	fs.Func("rescue-after", fmt.Sprintf("how long (a `duration`) a webhook delivery may stay running before it is taken for left by a crashed process and retried, at least %s (default %s; env BATCHEVAL_RESCUE_AFTER)",
+		runner.MinRescueAfter(), runner.DefaultRescueAfter), func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("not a duration: write it like %s", runner.DefaultRescueAfter)
+		}
+		if err := checkRescueAfter(d); err != nil {
+			return err
+		}
+		c.RescueAfter, c.rescueAfterErr = d, nil
+		return nil
+	})
 }
 
 // bindConfig registers the flags of a subcommand: every command has the
@@ -138,6 +192,8 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 		// Wherever runs are launched or resumed: the command line's judge
 		// has no form to give its prices in (QA: its runs had no cost).
 		fs.StringVar(&c.Prices, "prices", env("BATCHEVAL_PRICES", ""), "model prices in USD per million tokens, e.g. gpt-4o=2.5:10,gpt-4o-mini=0.15:0.6 (env BATCHEVAL_PRICES)")
+		// Two minutes by default (runner.DefaultRescueAfter says why).
+		c.bindRescueAfter(fs, getenv)
 		fs.DurationVar(&c.DBRetryFor, "db-retry-for", envDuration(getenv, "BATCHEVAL_DB_RETRY_FOR", models.DefaultRetryFor), "how long a run's writes are retried through database errors before the run pauses (env BATCHEVAL_DB_RETRY_FOR)")
 	}
 	if !server {

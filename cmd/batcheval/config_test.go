@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 
 	"github.com/batcheval/batcheval/models/dataimport"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batcheval/batcheval/runner"
 )
 
 func TestParsePrices(t *testing.T) {
@@ -162,9 +165,71 @@ func TestParkAfter(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s %v: %v", tc.cmd, tc.args, err)
 		}
-		if c.ParkAfter != tc.want || c.runnerConfig().IdleAfter != tc.want {
+		rc, err := c.runnerConfig()
+		if err != nil {
+			t.Fatalf("%s %v: %v", tc.cmd, tc.args, err)
+		}
+		if c.ParkAfter != tc.want || rc.IdleAfter != tc.want {
 			t.Errorf("%s env %q args %v: ParkAfter %s, runner IdleAfter %s; want %s",
-				tc.cmd, tc.env, tc.args, c.ParkAfter, c.runnerConfig().IdleAfter, tc.want)
+				tc.cmd, tc.env, tc.args, c.ParkAfter, rc.IdleAfter, tc.want)
+		}
+	}
+}
+
+// TestRescueAfter: the webhook rescue time (runner.Config.RescueAfter) is
+// a setting of every command that works runs, --rescue-after or
+// BATCHEVAL_RESCUE_AFTER (the flag winning), 2 minutes by default, and it
+// reaches the runner. A value that is no duration, not positive, or
+// shorter than a delivery attempt may last is refused with what to write,
+// from the flag when parsed and from the variable before the runner is
+// made (unless the flag replaces it); commands that work no runs have no
+// such flag.
+func TestRescueAfter(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		env  string
+		args []string
+		want time.Duration
+		// bad is a part of the error; "flag provided" when the command
+		// has no such flag.
+		bad string
+	}{
+		{cmd: "serve", want: runner.DefaultRescueAfter},
+		{cmd: "worker", env: "5m", want: 5 * time.Minute},
+		{cmd: "run", env: "5m", args: []string{"--rescue-after", "90s"}, want: 90 * time.Second},
+		{cmd: "resume", args: []string{"--rescue-after=1h"}, want: time.Hour},
+		{cmd: "worker", args: []string{"--rescue-after", "soon"}, bad: "not a duration"},
+		{cmd: "worker", args: []string{"--rescue-after", "0"}, bad: "not a positive duration"},
+		{cmd: "serve", args: []string{"--rescue-after", "5s"}, bad: "shorter than a webhook delivery attempt may last"},
+		{cmd: "worker", env: "-1m", bad: "BATCHEVAL_RESCUE_AFTER=\"-1m\": -1m0s is not a positive duration"},
+		{cmd: "serve", env: "2 minutes", bad: "BATCHEVAL_RESCUE_AFTER=\"2 minutes\""},
+		{cmd: "worker", env: "2 minutes", args: []string{"--rescue-after", "3m"}, want: 3 * time.Minute},
+		{cmd: "migrate", args: []string{"--rescue-after", "3m"}, bad: "flag provided but not defined"},
+	} {
+		name := fmt.Sprintf("%s env %q args %v", tc.cmd, tc.env, tc.args)
+		fs, c := newCommand(tc.cmd, func(k string) string {
+			if k == "BATCHEVAL_RESCUE_AFTER" {
+				return tc.env
+			}
+			return ""
+		}, io.Discard)
+		err := fs.Parse(tc.args)
+		var rc runner.Config
+		if err == nil {
+			rc, err = c.runnerConfig()
+		}
+		if tc.bad != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.bad) {
+				t.Errorf("%s: error %v, want one saying %q", name, err, tc.bad)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if rc.RescueAfter != tc.want {
+			t.Errorf("%s: runner RescueAfter %s, want %s", name, rc.RescueAfter, tc.want)
 		}
 	}
 }

@@ -209,7 +209,10 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	// A private queue: this process judges its own run, not the dashboard's.
 	queue := fmt.Sprintf("cli_%d_%d", os.Getpid(), time.Now().UnixNano())
-	rc := c.runnerConfig()
+	rc, err := c.runnerConfig()
+	if err != nil {
+		return err
+	}
 	rc.DB, rc.Log, rc.Work, rc.MaxRuns, rc.SimulatedURL, rc.Getenv = db, log, true, 1, sim.URL, getenv
 	rc.PollInterval, rc.Queue = 100*time.Millisecond, queue
 	r, err := runner.New(rc)

@@ -66,7 +66,10 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 	}
 
-	rc := c.runnerConfig()
+	rc, err := c.runnerConfig()
+	if err != nil {
+		return err
+	}
 	rc.DB, rc.Log, rc.Getenv = db, log, getenv
 	if *queueOnly {
 		r, err := runner.New(rc)

@@ -41,6 +41,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	rc, err := c.runnerConfig() // refuses bad worker settings before anything starts
+	if err != nil {
+		return err
+	}
 	log := c.logger(stderr)
 	if _, err := models.ParseKeyVars(getenv(models.KeyVarsSetting)); err != nil {
 		return err
@@ -80,7 +84,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	judge.SetEgress(egress)
 
 	work := !web || !*noWork
-	rc := c.runnerConfig()
 	rc.DB, rc.Log, rc.Work, rc.SimulatedURL, rc.Getenv = db, log, work, sim.URL, getenv
 	r, err := runner.New(rc)
 	if err != nil {
