@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"encoding/csv"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -709,7 +711,8 @@ func (h *Handlers) forgetReports(runID int64) {
 // exportDatasetCSV writes the dataset as CSV, one row per sample: its
 // columns as imported, each imported annotator's rating and one column per
 // browser reviewer and criterion ("<column>@browser:<reviewer>", their
-// current rating on the criterion's rubric scale: exportedReviews).
+// current rating on the criterion's rubric scale: exportedReviews; a
+// reviewer by identity, models.BrowserAnnotatorKeys).
 // Imported again with those columns as ratings, the reviewers are
 // annotators of the criterion's human column (the human ceiling finds them
 // by that name).
@@ -731,13 +734,6 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 		row int64
 		key string
 	}
-	browser := map[cell]models.ReviewRating{}
-	browserKeys := map[string]bool{}
-	for _, r := range reviews {
-		k := cell{r.RowID, r.ExportKey()}
-		browser[k] = r
-		browserKeys[k.key] = true
-	}
 	inColumns := map[string]bool{}
 	for _, col := range ds.Columns {
 		inColumns[col] = true
@@ -745,9 +741,28 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 	annotatorKeys := map[string]bool{}
 	for _, r := range rows {
 		for k := range r.Ratings {
-			if !inColumns[k] && !browserKeys[k] {
+			if !inColumns[k] {
 				annotatorKeys[k] = true
 			}
+		}
+	}
+	// One column per reviewer by identity, under a name no column of the
+	// dataset has (models.BrowserAnnotatorKeys): an account and a typed
+	// name that read alike, or a reviewer and an imported annotator's
+	// column of the same name, are never written into one column.
+	taken := append(slices.Clone(ds.Columns), slices.Collect(maps.Keys(annotatorKeys))...)
+	byBase := map[string][]models.ReviewRating{}
+	for _, r := range reviews {
+		byBase[r.HumanKey()] = append(byBase[r.HumanKey()], r)
+	}
+	browser := map[cell]models.ReviewRating{}
+	browserKeys := map[string]bool{}
+	for base, rs := range byBase {
+		_, keyOf := models.BrowserAnnotatorKeys(base, rs, taken)
+		for _, r := range rs {
+			k := cell{r.RowID, keyOf[r.ReviewerKey()]}
+			browser[k] = r
+			browserKeys[k.key] = true
 		}
 	}
 	sorted := func(m map[string]bool) []string {

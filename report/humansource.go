@@ -133,7 +133,12 @@ func usedRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice m
 			if r.Score != nil {
 				score = strconv.FormatFloat(*r.Score, 'g', -1, 64)
 			}
-			fmt.Fprintf(h, "%d,%d,%s,%g,%g,%d:%s;", r.ID, r.RowID, score, r.Lo, r.Hi, len(r.Reviewer), r.Reviewer)
+			// Who rated, by name and by identity (models.ReviewerKey): an
+			// account and a typed name that read alike are two annotators
+			// (models.BrowserAnnotatorKeys), and a summary stored when they
+			// were merged into one must not be served.
+			who := r.ReviewerKey()
+			fmt.Fprintf(h, "%d,%d,%s,%g,%g,%d:%s,%d:%s;", r.ID, r.RowID, score, r.Lo, r.Hi, len(r.Reviewer), r.Reviewer, len(who), who)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
