@@ -617,6 +617,8 @@ func (h *Handlers) humanSourceView(c echo.Context, run models.Run, rep *report.R
 	}
 	v.Used = rep.Humans.Text()
 	v.Source = string(rep.Humans.Source)
+	scales := make([]*evaluator.Scale, len(run.RubricSnapshot.Criteria))
+	var names []string
 	for ci, crit := range run.RubricSnapshot.Criteria {
 		v.Queues = append(v.Queues, web.ReviewQueueLink{Criterion: crit.Name,
 			URL: (queueQuery{RunID: run.ID, Criterion: ci, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(run.DatasetID, -1)})
@@ -627,14 +629,22 @@ func (h *Handlers) humanSourceView(c echo.Context, run models.Run, rep *report.R
 		if refused != "" {
 			continue // the report reads none of them (report.chosenReviews)
 		}
-		all, err := h.DB.ListReviewRatings(ctx, run.WorkspaceID, run.DatasetID, crit.Name, 0)
-		if err != nil {
-			return v, err
+		scales[ci] = &scale
+		names = append(names, crit.Name)
+	}
+	// Every criterion's reviews in one query.
+	byName, err := h.DB.ListCriteriaReviews(ctx, run.WorkspaceID, run.DatasetID, names, 0)
+	if err != nil {
+		return v, err
+	}
+	for ci, crit := range run.RubricSnapshot.Criteria {
+		if scales[ci] == nil {
+			continue
 		}
 		// Only a reviewer's latest review of a sample on the criterion's
 		// human scale counts, and only with a rating: the report reads
 		// nothing else of them.
-		for _, r := range models.CurrentReviews(models.OnScale(all, scale)) {
+		for _, r := range models.CurrentReviews(models.OnScale(byName[crit.Name], *scales[ci])) {
 			if r.Score == nil {
 				continue
 			}

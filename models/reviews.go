@@ -141,6 +141,32 @@ func (db *DB) ListReviewRatings(ctx context.Context, wsID, datasetID int64, crit
 	return rs, db.withCurrentReviewers(ctx, rs)
 }
 
+// ListCriteriaReviews returns every review of the dataset's named criteria,
+// oldest first, by criterion name, in one query (and one more for the
+// reviewers' current emails), where reading them criterion by criterion
+// took a query each; uptoID > 0 keeps those with an id up to it.
+func (db *DB) ListCriteriaReviews(ctx context.Context, wsID, datasetID int64, criteria []string, uptoID int64) (map[string][]ReviewRating, error) {
+	out := map[string][]ReviewRating{}
+	if len(criteria) == 0 {
+		return out, nil
+	}
+	q := db.Reader(ctx).Where("workspace_id = ? AND dataset_id = ? AND criterion IN ?", wsID, datasetID, criteria)
+	if uptoID > 0 {
+		q = q.Where("id <= ?", uptoID)
+	}
+	var rs []ReviewRating
+	if err := q.Order("id").Find(&rs).Error; err != nil {
+		return nil, err
+	}
+	if err := db.withCurrentReviewers(ctx, rs); err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		out[r.Criterion] = append(out[r.Criterion], r)
+	}
+	return out, nil
+}
+
 // ListDatasetReviews returns every review of a dataset, all criteria,
 // oldest first.
 func (db *DB) ListDatasetReviews(ctx context.Context, wsID, datasetID int64) ([]ReviewRating, error) {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/models"
 )
 
@@ -69,13 +70,15 @@ func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.
 	at := choice.AsOf
 	use.AsOf, use.ChosenBy, use.UptoRatingID = &at, choice.ChosenBy, choice.UptoRatingID
 	reviews := make([][]models.ReviewRating, len(run.RubricSnapshot.Criteria))
-	for i, crit := range run.RubricSnapshot.Criteria {
-		if choice.UptoRatingID == 0 { // there was no browser rating yet
-			continue
-		}
-		// Only the ratings given on the criterion's human scale (the
-		// rubric's range): a rating given on another scale is not one on
-		// this scale. A run that cannot say its human scale reads none.
+	if choice.UptoRatingID == 0 { // there was no browser rating yet
+		return use, reviews, nil
+	}
+	// Only the ratings given on the criterion's human scale (the rubric's
+	// range): a rating given on another scale is not one on this scale. A
+	// run that cannot say its human scale reads none.
+	scales := make([]*evaluator.Scale, len(reviews))
+	var names []string
+	for i := range run.RubricSnapshot.Criteria {
 		scale, err := db.RunHumanScale(ctx, run, i)
 		if models.ErrorCode(err) == models.EInvalid {
 			continue
@@ -83,11 +86,19 @@ func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.
 		if err != nil {
 			return use, nil, err
 		}
-		all, err := db.ListReviewRatings(ctx, wsID, run.DatasetID, crit.Name, choice.UptoRatingID)
-		if err != nil {
-			return use, nil, err
+		scales[i] = &scale
+		names = append(names, run.RubricSnapshot.Criteria[i].Name)
+	}
+	// Every criterion's reviews in one query.
+	byName, err := db.ListCriteriaReviews(ctx, wsID, run.DatasetID, names, choice.UptoRatingID)
+	if err != nil {
+		return use, nil, err
+	}
+	for i, crit := range run.RubricSnapshot.Criteria {
+		if scales[i] == nil {
+			continue
 		}
-		reviews[i] = models.OnScale(all, scale)
+		reviews[i] = models.OnScale(byName[crit.Name], *scales[i])
 		for _, r := range models.CurrentReviews(reviews[i]) {
 			if r.Score != nil {
 				use.BrowserRatings++
