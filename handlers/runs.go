@@ -358,6 +358,11 @@ func sampleTableQuery(rep *report.Report, q url.Values) web.RunSampleTable {
 	if k, err := strconv.Atoi(q.Get("criterion")); err == nil && k >= 0 && k < len(rep.Criteria) {
 		t.Criterion = k
 	}
+	if t.Criterion < len(rep.Criteria) {
+		if c := rep.Criteria[t.Criterion]; c.HasHuman && c.HumanScale.Mapped {
+			t.HumanScaleNote = c.HumanScaleNote
+		}
+	}
 	switch t.Sort {
 	case "score", "human", "diff", "missing", "position":
 	default:
