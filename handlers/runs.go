@@ -145,6 +145,9 @@ func (h *Handlers) showRun(c echo.Context) error {
 		}
 	}
 	v.MethodLabel = methods.Label(run.Method)
+	if v.Unreadable, err = h.unreadableExamples(ctx, run, true); err != nil {
+		return err
+	}
 	v.CanAlign = alignProblem(run) == ""
 	if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID); err == nil {
 		v.RowCount = d.RowCount
