@@ -185,7 +185,16 @@ func (h *Handlers) reviewForm(c echo.Context, ds models.Dataset, run models.Run,
 	name, _, need := h.reviewer(c)
 	f := web.ReviewForm{Action: "/datasets/" + strconv.FormatInt(ds.ID, 10) + "/review", Back: back, RunID: run.ID, RowID: rowID,
 		Criterion: crit.Name, Lo: scale.Lo, Hi: scale.Hi, Levels: integerLevels(scale.Lo, scale.Hi), Reviewer: name,
-		NeedName: need, Local: principalOf(c.Request().Context()).Kind == LocalUser, Mine: mine}
+		NeedName: need, Local: principalOf(c.Request().Context()).Kind == LocalUser, Mine: mine,
+		Description: strings.TrimSpace(crit.Description)}
+	// The levels the rubric words, at the ends and the middle of the scale
+	// people rate on (the rubric's, as the prompt words them on the judge's).
+	for _, a := range []web.ReviewAnchor{{At: scale.Lo, Text: crit.Levels.Low}, {At: (scale.Lo + scale.Hi) / 2, Text: crit.Levels.Middle},
+		{At: scale.Hi, Text: crit.Levels.High}} {
+		if a.Text = strings.TrimSpace(a.Text); a.Text != "" {
+			f.Anchors = append(f.Anchors, a)
+		}
+	}
 	return f
 }
 
