@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"encoding/csv"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -183,7 +185,16 @@ func (h *Handlers) reviewForm(c echo.Context, ds models.Dataset, run models.Run,
 	name, _, need := h.reviewer(c)
 	f := web.ReviewForm{Action: "/datasets/" + strconv.FormatInt(ds.ID, 10) + "/review", Back: back, RunID: run.ID, RowID: rowID,
 		Criterion: crit.Name, Lo: scale.Lo, Hi: scale.Hi, Levels: integerLevels(scale.Lo, scale.Hi), Reviewer: name,
-		NeedName: need, Local: principalOf(c.Request().Context()).Kind == LocalUser, Mine: mine}
+		NeedName: need, Local: principalOf(c.Request().Context()).Kind == LocalUser, Mine: mine,
+		Description: strings.TrimSpace(crit.Description)}
+	// The levels the rubric words, at the ends and the middle of the scale
+	// people rate on (the rubric's, as the prompt words them on the judge's).
+	for _, a := range []web.ReviewAnchor{{At: scale.Lo, Text: crit.Levels.Low}, {At: (scale.Lo + scale.Hi) / 2, Text: crit.Levels.Middle},
+		{At: scale.Hi, Text: crit.Levels.High}} {
+		if a.Text = strings.TrimSpace(a.Text); a.Text != "" {
+			f.Anchors = append(f.Anchors, a)
+		}
+	}
 	return f
 }
 
@@ -615,6 +626,8 @@ func (h *Handlers) humanSourceView(c echo.Context, run models.Run, rep *report.R
 	}
 	v.Used = rep.Humans.Text()
 	v.Source = string(rep.Humans.Source)
+	scales := make([]*evaluator.Scale, len(run.RubricSnapshot.Criteria))
+	var names []string
 	for ci, crit := range run.RubricSnapshot.Criteria {
 		v.Queues = append(v.Queues, web.ReviewQueueLink{Criterion: crit.Name,
 			URL: (queueQuery{RunID: run.ID, Criterion: ci, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(run.DatasetID, -1)})
@@ -625,14 +638,22 @@ func (h *Handlers) humanSourceView(c echo.Context, run models.Run, rep *report.R
 		if refused != "" {
 			continue // the report reads none of them (report.chosenReviews)
 		}
-		all, err := h.DB.ListReviewRatings(ctx, run.WorkspaceID, run.DatasetID, crit.Name, 0)
-		if err != nil {
-			return v, err
+		scales[ci] = &scale
+		names = append(names, crit.Name)
+	}
+	// Every criterion's reviews in one query.
+	byName, err := h.DB.ListCriteriaReviews(ctx, run.WorkspaceID, run.DatasetID, names, 0)
+	if err != nil {
+		return v, err
+	}
+	for ci, crit := range run.RubricSnapshot.Criteria {
+		if scales[ci] == nil {
+			continue
 		}
 		// Only a reviewer's latest review of a sample on the criterion's
 		// human scale counts, and only with a rating: the report reads
 		// nothing else of them.
-		for _, r := range models.CurrentReviews(models.OnScale(all, scale)) {
+		for _, r := range models.CurrentReviews(models.OnScale(byName[crit.Name], *scales[ci])) {
 			if r.Score == nil {
 				continue
 			}
@@ -709,7 +730,8 @@ func (h *Handlers) forgetReports(runID int64) {
 // exportDatasetCSV writes the dataset as CSV, one row per sample: its
 // columns as imported, each imported annotator's rating and one column per
 // browser reviewer and criterion ("<column>@browser:<reviewer>", their
-// current rating on the criterion's rubric scale: exportedReviews).
+// current rating on the criterion's rubric scale: exportedReviews; a
+// reviewer by identity, models.BrowserAnnotatorKeys).
 // Imported again with those columns as ratings, the reviewers are
 // annotators of the criterion's human column (the human ceiling finds them
 // by that name).
@@ -731,13 +753,6 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 		row int64
 		key string
 	}
-	browser := map[cell]models.ReviewRating{}
-	browserKeys := map[string]bool{}
-	for _, r := range reviews {
-		k := cell{r.RowID, r.ExportKey()}
-		browser[k] = r
-		browserKeys[k.key] = true
-	}
 	inColumns := map[string]bool{}
 	for _, col := range ds.Columns {
 		inColumns[col] = true
@@ -745,9 +760,28 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 	annotatorKeys := map[string]bool{}
 	for _, r := range rows {
 		for k := range r.Ratings {
-			if !inColumns[k] && !browserKeys[k] {
+			if !inColumns[k] {
 				annotatorKeys[k] = true
 			}
+		}
+	}
+	// One column per reviewer by identity, under a name no column of the
+	// dataset has (models.BrowserAnnotatorKeys): an account and a typed
+	// name that read alike, or a reviewer and an imported annotator's
+	// column of the same name, are never written into one column.
+	taken := append(slices.Clone(ds.Columns), slices.Collect(maps.Keys(annotatorKeys))...)
+	byBase := map[string][]models.ReviewRating{}
+	for _, r := range reviews {
+		byBase[r.HumanKey()] = append(byBase[r.HumanKey()], r)
+	}
+	browser := map[cell]models.ReviewRating{}
+	browserKeys := map[string]bool{}
+	for base, rs := range byBase {
+		_, keyOf := models.BrowserAnnotatorKeys(base, rs, taken)
+		for _, r := range rs {
+			k := cell{r.RowID, keyOf[r.ReviewerKey()]}
+			browser[k] = r
+			browserKeys[k.key] = true
 		}
 	}
 	sorted := func(m map[string]bool) []string {

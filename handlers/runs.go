@@ -145,6 +145,9 @@ func (h *Handlers) showRun(c echo.Context) error {
 		}
 	}
 	v.MethodLabel = methods.Label(run.Method)
+	if v.Unreadable, err = h.unreadableExamples(ctx, run, true); err != nil {
+		return err
+	}
 	v.CanAlign = alignProblem(run) == ""
 	if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID); err == nil {
 		v.RowCount = d.RowCount
@@ -357,6 +360,11 @@ func sampleTableQuery(rep *report.Report, q url.Values) web.RunSampleTable {
 	}
 	if k, err := strconv.Atoi(q.Get("criterion")); err == nil && k >= 0 && k < len(rep.Criteria) {
 		t.Criterion = k
+	}
+	if t.Criterion < len(rep.Criteria) {
+		if c := rep.Criteria[t.Criterion]; c.HasHuman && c.HumanScale.Mapped {
+			t.HumanScaleNote = c.HumanScaleNote
+		}
 	}
 	switch t.Sort {
 	case "score", "human", "diff", "missing", "position":

@@ -342,7 +342,56 @@ func (h *Handlers) reportFacts(ctx context.Context, run models.Run) (web.ReportF
 		return f, err
 	}
 	f.NoAnswer = noAnswer
-	return f, nil
+	// The judge's answers alone, without their prompts: a share link's
+	// visitor reads them too, and the report links nowhere.
+	f.Unreadable, err = h.unreadableExamples(ctx, run, false)
+	return f, err
+}
+
+// unreadableExamples are examples of a finished run's answers no score
+// could be read from (web.UnreadableAnswer), when the run may have none
+// (a run without a readable score is failed, and some of its calls were
+// answered); nil otherwise. With links, each names its page.
+func (h *Handlers) unreadableExamples(ctx context.Context, run models.Run, links bool) ([]web.UnreadableAnswer, error) {
+	if run.Status != models.RunFailed || run.BatchesDone-run.BatchesFailed <= 0 {
+		return nil, nil
+	}
+	bs, err := h.DB.UnreadableAnswers(ctx, run.ID, web.UnreadableExamples)
+	if err != nil {
+		return nil, err
+	}
+	// A method judging samples one by one names a unit by its sample.
+	ids := map[int64]string{}
+	if !methods.For(run.Method).Batched() {
+		var rowIDs []int64
+		for _, b := range bs {
+			if len(b.RowIDs) == 1 {
+				rowIDs = append(rowIDs, b.RowIDs[0])
+			}
+		}
+		if len(rowIDs) > 0 {
+			rows, err := h.DB.FindDatasetRows(ctx, run.DatasetID, rowIDs)
+			if err != nil {
+				return nil, err
+			}
+			for id, r := range rows {
+				ids[id] = r.ExternalID
+			}
+		}
+	}
+	out := make([]web.UnreadableAnswer, len(bs))
+	for i, b := range bs {
+		var href templ.SafeURL
+		if links {
+			href = templ.SafeURL(fmt.Sprintf("/runs/%d/batches/%d", run.ID, b.ID))
+		}
+		var sample string
+		if len(b.RowIDs) == 1 {
+			sample = ids[b.RowIDs[0]]
+		}
+		out[i] = web.NewUnreadableAnswer(run, b, href, sample)
+	}
+	return out, nil
 }
 
 // ---- managing links (editors and owners) ----

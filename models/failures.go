@@ -106,3 +106,19 @@ func (db *DB) ListBatchSummaries(ctx context.Context, runID int64, f BatchFilter
 	}
 	return bs, int(total), nil
 }
+
+// UnreadableAnswers returns up to limit of a run's answered calls whose
+// answer reported a problem (no score, or not every score, could be read
+// from it), in run order, with the judge's answer and the problems alone:
+// never the request, whose prompt holds the dataset's text. A run without
+// a single readable score shows them as examples of what went wrong.
+func (db *DB) UnreadableAnswers(ctx context.Context, runID int64, limit int) ([]RunBatch, error) {
+	var bs []RunBatch
+	err := db.Reader(ctx).Model(&RunBatch{}).Select("id, run_id, criterion_index, round, batch_index, row_ids, status, problems, response").
+		Where("run_id = ? AND status = ? AND problems <> ?", runID, BatchDone, "[]").
+		Order("criterion_index, round, batch_index").Limit(limit).Find(&bs).Error
+	if err != nil {
+		return nil, fmt.Errorf("list unreadable answers of run %d: %w", runID, err)
+	}
+	return bs, nil
+}

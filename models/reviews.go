@@ -148,6 +148,32 @@ func (db *DB) ListReviewRatings(ctx context.Context, wsID, datasetID int64, crit
 	return rs, db.withCurrentReviewers(ctx, rs)
 }
 
+// ListCriteriaReviews returns every review of the dataset's named criteria,
+// oldest first, by criterion name, in one query (and one more for the
+// reviewers' current emails), where reading them criterion by criterion
+// took a query each; uptoID > 0 keeps those with an id up to it.
+func (db *DB) ListCriteriaReviews(ctx context.Context, wsID, datasetID int64, criteria []string, uptoID int64) (map[string][]ReviewRating, error) {
+	out := map[string][]ReviewRating{}
+	if len(criteria) == 0 {
+		return out, nil
+	}
+	q := db.Reader(ctx).Where("workspace_id = ? AND dataset_id = ? AND criterion IN ?", wsID, datasetID, criteria)
+	if uptoID > 0 {
+		q = q.Where("id <= ?", uptoID)
+	}
+	var rs []ReviewRating
+	if err := q.Order("id").Find(&rs).Error; err != nil {
+		return nil, err
+	}
+	if err := db.withCurrentReviewers(ctx, rs); err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		out[r.Criterion] = append(out[r.Criterion], r)
+	}
+	return out, nil
+}
+
 // ListDatasetReviews returns every review of a dataset, all criteria,
 // oldest first.
 func (db *DB) ListDatasetReviews(ctx context.Context, wsID, datasetID int64) ([]ReviewRating, error) {
@@ -260,14 +286,15 @@ func OnScale(all []ReviewRating, s evaluator.Scale) []ReviewRating {
 	return out
 }
 
-// ExportKey names a review's rating in a dataset export: the reviewer as
-// one more annotator of the criterion's human column (or of its name).
-func (r ReviewRating) ExportKey() string {
-	key := r.HumanColumn
-	if key == "" {
-		key = r.Criterion
+// HumanKey is where the review's rating lives among a row's ratings, as
+// the criterion's human rating: the criterion's human column in the rubric
+// of the rating, or, without one, the criterion's name. Its reviewer is one
+// more annotator of that key (BrowserAnnotatorKeys).
+func (r ReviewRating) HumanKey() string {
+	if r.HumanColumn != "" {
+		return r.HumanColumn
 	}
-	return BrowserAnnotatorKey(key, r.Reviewer)
+	return r.Criterion
 }
 
 // CurrentReviews keeps each reviewer's latest review of each sample (a
@@ -397,6 +424,64 @@ func BrowserAnnotatorKey(key, reviewer string) string {
 	return key + "@" + browserAnnotatorPrefix + reviewer
 }
 
+// BrowserAnnotatorKeys names the reviewers of reviews as annotators of the
+// criterion whose human ratings live under key, one per reviewer as
+// ReviewerKey identifies them (an account, whatever its email is now, or a
+// name typed without an account): keys lists their annotator keys, sorted
+// by the name shown, and keyOf gives each reviewer's key by ReviewerKey.
+// A reviewer's key is BrowserAnnotatorKey(key, name) unless an imported
+// annotator (taken) or another reviewer shown under the same name has it:
+// an account and a name typed without one can read alike (the account's
+// email typed as a name), and a dataset imported from an export holds its
+// reviewers' columns under those very keys. Those are told apart by what
+// they are, "<key>@browser:<name> (typed name)" or "... (account)", and
+// never merged into one annotator. An account comes before a typed name of
+// the same text, so an account keeps the plain key.
+func BrowserAnnotatorKeys(key string, reviews []ReviewRating, taken []string) (keys []string, keyOf map[string]string) {
+	type reviewer struct{ id, name string }
+	seen := map[string]bool{}
+	var rs []reviewer
+	for _, r := range reviews {
+		if id := r.ReviewerKey(); !seen[id] {
+			seen[id] = true
+			rs = append(rs, reviewer{id, r.Reviewer})
+		}
+	}
+	account := func(id string) bool { return strings.HasPrefix(id, "user:") } // ReviewerKeyOf
+	sort.Slice(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		switch {
+		case a.name != b.name:
+			return a.name < b.name
+		case account(a.id) != account(b.id):
+			return account(a.id)
+		}
+		return a.id < b.id
+	})
+	used := make(map[string]bool, len(taken)+len(rs))
+	for _, k := range taken {
+		used[k] = true
+	}
+	keyOf = make(map[string]string, len(rs))
+	for _, r := range rs {
+		k := BrowserAnnotatorKey(key, r.name)
+		what := "typed name"
+		if account(r.id) {
+			what = "account"
+		}
+		for n := 1; used[k]; n++ {
+			k = BrowserAnnotatorKey(key, r.name) + " (" + what + ")"
+			if n > 1 {
+				k = BrowserAnnotatorKey(key, r.name) + " (" + what + " " + strconv.Itoa(n) + ")"
+			}
+		}
+		used[k] = true
+		keyOf[r.id] = k
+		keys = append(keys, k)
+	}
+	return keys, keyOf
+}
+
 // HumanKey is where a criterion's human rating lives in a row's ratings:
 // its human column, or, for a criterion without one, its name.
 func HumanKey(crit evaluator.Criterion) string {
@@ -460,24 +545,6 @@ func MergeHumanRatings(rows []DatasetRow, crit evaluator.Criterion, source Human
 		return rows, crit
 	}
 	key := HumanKey(crit)
-	byRow := map[int64]map[string]float64{}
-	reviewerSet := map[string]bool{}
-	for _, r := range CurrentReviews(reviews) {
-		if r.Score == nil {
-			continue
-		}
-		if byRow[r.RowID] == nil {
-			byRow[r.RowID] = map[string]float64{}
-		}
-		byRow[r.RowID][r.Reviewer] = *r.Score
-		reviewerSet[r.Reviewer] = true
-	}
-	reviewers := make([]string, 0, len(reviewerSet))
-	for n := range reviewerSet {
-		reviewers = append(reviewers, n)
-	}
-	sort.Strings(reviewers)
-
 	var cols []string // the annotators' keys
 	var imported []string
 	importedAlone := "" // the imported rating as one annotator
@@ -489,9 +556,23 @@ func MergeHumanRatings(rows []DatasetRow, crit evaluator.Criterion, source Human
 		}
 		cols = append(cols, imported...)
 	}
-	for _, n := range reviewers {
-		cols = append(cols, BrowserAnnotatorKey(key, n))
+	// Each reviewer is one annotator by identity (the account, else the
+	// name typed), under a key no imported annotator has.
+	var scored []ReviewRating
+	for _, r := range CurrentReviews(reviews) {
+		if r.Score != nil {
+			scored = append(scored, r)
+		}
 	}
+	reviewers, keyOf := BrowserAnnotatorKeys(key, scored, imported)
+	byRow := map[int64]map[string]float64{} // by row and annotator key
+	for _, r := range scored {
+		if byRow[r.RowID] == nil {
+			byRow[r.RowID] = map[string]float64{}
+		}
+		byRow[r.RowID][keyOf[r.ReviewerKey()]] = *r.Score
+	}
+	cols = append(cols, reviewers...)
 
 	out := make([]DatasetRow, len(rows))
 	for i, row := range rows {
@@ -506,9 +587,9 @@ func MergeHumanRatings(rows []DatasetRow, crit evaluator.Criterion, source Human
 		if importedAlone != "" {
 			ratings[importedAlone] = row.Ratings[crit.HumanColumn]
 		}
-		for _, n := range reviewers {
-			if v, ok := byRow[row.ID][n]; ok {
-				ratings[BrowserAnnotatorKey(key, n)] = &v
+		for _, k := range reviewers {
+			if v, ok := byRow[row.ID][k]; ok {
+				ratings[k] = &v
 			}
 		}
 		var sum float64

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/models"
 )
 
@@ -69,13 +70,15 @@ func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.
 	at := choice.AsOf
 	use.AsOf, use.ChosenBy, use.UptoRatingID = &at, choice.ChosenBy, choice.UptoRatingID
 	reviews := make([][]models.ReviewRating, len(run.RubricSnapshot.Criteria))
-	for i, crit := range run.RubricSnapshot.Criteria {
-		if choice.UptoRatingID == 0 { // there was no browser rating yet
-			continue
-		}
-		// Only the ratings given on the criterion's human scale (the
-		// rubric's range): a rating given on another scale is not one on
-		// this scale. A run that cannot say its human scale reads none.
+	if choice.UptoRatingID == 0 { // there was no browser rating yet
+		return use, reviews, nil
+	}
+	// Only the ratings given on the criterion's human scale (the rubric's
+	// range): a rating given on another scale is not one on this scale. A
+	// run that cannot say its human scale reads none.
+	scales := make([]*evaluator.Scale, len(reviews))
+	var names []string
+	for i := range run.RubricSnapshot.Criteria {
 		scale, err := db.RunHumanScale(ctx, run, i)
 		if models.ErrorCode(err) == models.EInvalid {
 			continue
@@ -83,11 +86,19 @@ func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.
 		if err != nil {
 			return use, nil, err
 		}
-		all, err := db.ListReviewRatings(ctx, wsID, run.DatasetID, crit.Name, choice.UptoRatingID)
-		if err != nil {
-			return use, nil, err
+		scales[i] = &scale
+		names = append(names, run.RubricSnapshot.Criteria[i].Name)
+	}
+	// Every criterion's reviews in one query.
+	byName, err := db.ListCriteriaReviews(ctx, wsID, run.DatasetID, names, choice.UptoRatingID)
+	if err != nil {
+		return use, nil, err
+	}
+	for i, crit := range run.RubricSnapshot.Criteria {
+		if scales[i] == nil {
+			continue
 		}
-		reviews[i] = models.OnScale(all, scale)
+		reviews[i] = models.OnScale(byName[crit.Name], *scales[i])
 		for _, r := range models.CurrentReviews(reviews[i]) {
 			if r.Score != nil {
 				use.BrowserRatings++
@@ -133,7 +144,12 @@ func usedRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice m
 			if r.Score != nil {
 				score = strconv.FormatFloat(*r.Score, 'g', -1, 64)
 			}
-			fmt.Fprintf(h, "%d,%d,%s,%g,%g,%d:%s;", r.ID, r.RowID, score, r.Lo, r.Hi, len(r.Reviewer), r.Reviewer)
+			// Who rated, by name and by identity (models.ReviewerKey): an
+			// account and a typed name that read alike are two annotators
+			// (models.BrowserAnnotatorKeys), and a summary stored when they
+			// were merged into one must not be served.
+			who := r.ReviewerKey()
+			fmt.Fprintf(h, "%d,%d,%s,%g,%g,%d:%s,%d:%s;", r.ID, r.RowID, score, r.Lo, r.Hi, len(r.Reviewer), r.Reviewer, len(who), who)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

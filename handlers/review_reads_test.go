@@ -1,0 +1,78 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// TestRunPageReadsReviewsOncePerUse: the page of a run using browser
+// ratings, opened by a server process that has not cached its report,
+// reads the reviews of all its criteria at once to key the stored summary
+// (report's usedRatingsKey) and once more to count the ratings the report
+// does not use yet (humanSourceView): two queries whatever the number of
+// criteria. The old code sent both per criterion, four here (two criteria).
+func TestRunPageReadsReviewsOncePerUse(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		if len(d.rubric.Criteria) < 2 {
+			t.Fatalf("%d criteria: the test needs several", len(d.rubric.Criteria))
+		}
+		run := env.waitRun(env.launch(d.launchForm("1", "10")), 60*time.Second)
+		rows, err := env.db.ListDatasetRows(ctx, d.dataset.ID, 0, 0)
+		must(t, err)
+		for _, crit := range d.rubric.Criteria {
+			for _, r := range rows[:4] {
+				v := crit.Lo
+				_, err := env.db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: d.dataset.ID, RowID: r.ID,
+					Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: "Ann", RunID: &run.ID, Score: &v, Lo: crit.Lo, Hi: crit.Hi})
+				must(t, err)
+			}
+		}
+		if rec := env.postForm(fmt.Sprintf("/runs/%d/humans", run.ID), url.Values{"source": {"browser"}}); rec.Code != http.StatusSeeOther {
+			t.Fatalf("recompute: %d %s", rec.Code, rec.Body.String())
+		}
+		page := fmt.Sprintf("/runs/%d", run.ID)
+		if rec := env.get(page); rec.Code != http.StatusOK { // stores the summary
+			t.Fatalf("GET %s: %d", page, rec.Code)
+		}
+
+		var mu sync.Mutex
+		var reads []string
+		for _, g := range []*gorm.DB{env.db.Gorm, env.db.Read} {
+			if g == nil {
+				continue
+			}
+			must(t, g.Callback().Query().After("gorm:query").Register("test:count_review_reads", func(tx *gorm.DB) {
+				if q := tx.Statement.SQL.String(); strings.Contains(q, "review_ratings") {
+					mu.Lock()
+					reads = append(reads, q)
+					mu.Unlock()
+				}
+			}))
+			t.Cleanup(func() { _ = g.Callback().Query().Remove("test:count_review_reads") })
+		}
+		// Another server process: nothing of the run in its memory.
+		_, e := newTestHandlers(t, env.db, env.runner, env.ws, env.sim.URL)
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, page, nil))
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `data-testid="human-source-used">browser ratings`) {
+			t.Fatalf("GET %s from another process: %d, want the page of a run using browser ratings", page, rec.Code)
+		}
+		if len(reads) != 2 {
+			t.Errorf("the run page read the reviews in %d queries, want 2 (one to key the summary, one to count those not used):\n%s",
+				len(reads), strings.Join(reads, "\n"))
+		}
+	})
+}

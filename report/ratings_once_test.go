@@ -1,0 +1,67 @@
+package report
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"gorm.io/gorm"
+
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dbtest"
+)
+
+// TestUsedRatingsKeyReadsEveryCriterionAtOnce: keying a run's stored
+// summary by the browser ratings it reads (usedRatingsKey, on every page
+// of a run using browser ratings whose summary is not in memory) reads the
+// reviews of all the run's criteria in one query. The old code sent one
+// per criterion (two here), so a run of ten criteria sent ten.
+func TestUsedRatingsKeyReadsEveryCriterionAtOnce(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := context.Background()
+		wsID, runID := synthRun(t, db, 12)
+		run, err := db.FindRun(ctx, wsID, runID)
+		must(t, err)
+		if len(run.RubricSnapshot.Criteria) < 2 {
+			t.Fatalf("%d criteria: the test needs several", len(run.RubricSnapshot.Criteria))
+		}
+		rows, err := db.ListDatasetRows(ctx, run.DatasetID, 0, 0)
+		must(t, err)
+		for _, crit := range run.RubricSnapshot.Criteria {
+			for _, r := range rows[:3] {
+				v := crit.Lo
+				_, err := db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: wsID, DatasetID: run.DatasetID, RowID: r.ID,
+					Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: "ann", Score: &v, Lo: crit.Lo, Hi: crit.Hi})
+				must(t, err)
+			}
+		}
+		choice, err := db.SetRunHumanSource(ctx, wsID, runID, models.HumansBoth, "tester")
+		must(t, err)
+
+		var mu sync.Mutex
+		reads := 0
+		count := func(tx *gorm.DB) {
+			if strings.Contains(tx.Statement.SQL.String(), "review_ratings") {
+				mu.Lock()
+				reads++
+				mu.Unlock()
+			}
+		}
+		for _, g := range []*gorm.DB{db.Gorm, db.Read} {
+			if g == nil {
+				continue
+			}
+			must(t, g.Callback().Query().After("gorm:query").Register("test:count_reviews", count))
+			t.Cleanup(func() { _ = g.Callback().Query().Remove("test:count_reviews") })
+		}
+		key, err := usedRatingsKey(ctx, db, run, choice)
+		must(t, err)
+		if key == "" {
+			t.Fatal("no key for a run using browser ratings")
+		}
+		if reads != 1 {
+			t.Errorf("keying the summary read the reviews in %d queries, want 1 for %d criteria", reads, len(run.RubricSnapshot.Criteria))
+		}
+	})
+}
