@@ -30,7 +30,8 @@ func (h *Handlers) Register(e *echo.Echo) {
 	}))
 
 	// Sessions, then who is asking; each route then checks its own rule.
-	e.Use(h.loadSession, h.identify)
+	// markSecure first: every cookie's Secure flag follows one rule.
+	e.Use(h.markSecure, h.loadSession, h.identify)
 	h.pages = newPageGate(pageConcurrencyOf(h.PageConcurrency))
 	for _, r := range h.routes() {
 		// Pages wait for their turn after the access check, so a request
