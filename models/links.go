@@ -239,8 +239,9 @@ func (db *DB) FindOpenPasswordReset(ctx context.Context, token string) (Password
 	return pr, u, err
 }
 
-// ResetPassword uses a reset link once: it sets the new password and signs
-// out every existing session of the account.
+// ResetPassword uses a reset link once: it sets the new password, signs
+// out every existing session of the account and ends its other reset
+// links, in one transaction.
 func (db *DB) ResetPassword(ctx context.Context, token, password string) (User, error) {
 	if err := CheckPasswordStrength(password); err != nil {
 		return User{}, err
@@ -271,7 +272,21 @@ func (db *DB) ResetPassword(ctx context.Context, token, password string) (User, 
 		}).Error; err != nil {
 			return err
 		}
+		if err := endResetLinks(tx, pr.UserID, now); err != nil {
+			return err
+		}
 		return tx.First(&u, pr.UserID).Error
 	})
 	return u, err
+}
+
+// endResetLinks ends every open reset link of the account: once its
+// password is set (by one of them, or by the person), another copy of a
+// link must not set it again. Ended links count as used.
+func endResetLinks(tx *gorm.DB, userID int64, now time.Time) error {
+	err := tx.Model(&PasswordReset{}).Where("user_id = ? AND used_at IS NULL", userID).Update("used_at", now).Error
+	if err != nil {
+		return fmt.Errorf("end the reset links of user %d: %w", userID, err)
+	}
+	return nil
 }
