@@ -418,14 +418,38 @@ func (h *Handlers) changeRole(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.DB.SetMemberRole(c.Request().Context(), h.workspaceID(c), u.ID, role); err != nil {
+	ctx := c.Request().Context()
+	var invites int64
+	if old == models.RoleOwner && role != models.RoleOwner {
+		if invites, err = h.DB.CountOpenInvitesBy(ctx, h.workspaceID(c), u.ID); err != nil {
+			return err
+		}
+	}
+	if err := h.DB.SetMemberRole(ctx, h.workspaceID(c), u.ID, role); err != nil {
 		if models.ErrorCode(err) == models.EConflict {
 			return h.renderMembers(c, http.StatusConflict, "", "", models.ErrorMessage(err))
 		}
 		return err
 	}
-	h.audit(c, models.AuditMemberRole, u.Email, string(old)+" → "+string(role))
-	return redirect(c, "/members", u.Name+" is now "+string(role)+".")
+	detail, msg := string(old)+" → "+string(role), u.Name+" is now "+string(role)+"."
+	if invites > 0 {
+		detail += "; " + invitesEnded(invites)
+		msg += " " + invitesEndedSentence(invites)
+	}
+	h.audit(c, models.AuditMemberRole, u.Email, detail)
+	return redirect(c, "/members", msg)
+}
+
+// invitesEnded counts the open invites a member made that ended when
+// they stopped being an owner (models.inviteMakerOwns), for the audit log;
+// invitesEndedSentence says it to the owner who made the change.
+func invitesEnded(n int64) string {
+	return web.Count(int(n)) + " open " + plural(int(n), "invite", "invites") + " they made ended"
+}
+
+func invitesEndedSentence(n int64) string {
+	return "The " + web.Count(int(n)) + " open " + plural(int(n), "invite they made no longer works", "invites they made no longer work") +
+		": only an owner's invites do."
 }
 
 // removeMember takes a member out of the workspace. The form offers, ticked,
@@ -438,6 +462,12 @@ func (h *Handlers) removeMember(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
+	var invites int64
+	if old == models.RoleOwner {
+		if invites, err = h.DB.CountOpenInvitesBy(ctx, h.workspaceID(c), u.ID); err != nil {
+			return err
+		}
+	}
 	revokeShares := c.FormValue("revoke_shares") != ""
 	revoked, err := h.DB.RemoveMember(ctx, h.workspaceID(c), u.ID, revokeShares)
 	if err != nil {
@@ -459,6 +489,10 @@ func (h *Handlers) removeMember(c echo.Context) error {
 	if n := live[u.ID]; n > 0 {
 		detail += "; " + links(n) + " they made left open"
 		msg += " " + links(n) + " they made still " + plural(n, "opens", "open") + " without an account: revoke " + plural(n, "it", "them") + " under Share links if " + plural(n, "it", "they") + " should not."
+	}
+	if invites > 0 {
+		detail += "; " + invitesEnded(invites)
+		msg += " " + invitesEndedSentence(invites)
 	}
 	h.audit(c, models.AuditMemberRemoved, u.Email, detail)
 	return redirect(c, "/members", msg)
