@@ -141,6 +141,10 @@ func (h *Handlers) routes() []route {
 		{get, "/reset/:token", h.showReset, Public},
 		{post, "/reset/:token", h.resetPassword, Public},
 		{get, "/account", h.showAccount, SignedIn},
+		// The person's own password and sessions (accounts.go); the local
+		// user has neither and is refused.
+		{post, "/account/password", h.changePassword, SignedIn},
+		{post, "/account/sessions", h.signOutOtherSessions, SignedIn},
 		{post, "/account/workspace", h.switchWorkspace, SignedIn},
 		{post, "/workspaces", h.createWorkspace, SignedIn},
 		{get, "/members", h.showMembers, Owner},
