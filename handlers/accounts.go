@@ -245,12 +245,13 @@ func (h *Handlers) acceptInvite(c echo.Context) error {
 
 // ---- password reset ----
 
-// resetKeepsTokens says what a reset leaves working. A reset is mostly for
-// a forgotten password, and a token is not derived from the password:
-// revoking every token would stop the person's scripts and CI for no
-// gain. For a compromised account, tokens are revoked one by one on the
-// tokens page, which the reset's pages point to.
-const resetKeepsTokens = "Your API tokens keep working: revoke any you did not make or no longer trust on API tokens (/tokens)."
+// resetKeepsTokens says what a reset, a password change and signing out
+// the other sessions leave working. A reset is mostly for a forgotten
+// password, and a token is not derived from the password: revoking every
+// token would stop the person's scripts and CI for no gain. For a
+// compromised account, tokens are revoked one by one on the tokens page,
+// which these pages point to.
+const resetKeepsTokens = web.TokensKeepWorking
 
 func (h *Handlers) showReset(c echo.Context) error {
 	token := c.Param("token")
@@ -287,9 +288,109 @@ func (h *Handlers) resetPassword(c echo.Context) error {
 
 // ---- account and workspaces ----
 
-func (h *Handlers) showAccount(c echo.Context) error {
+// accountView is the account page of the request's principal.
+func accountView(c echo.Context) web.AccountView {
 	p := principalOf(c.Request().Context())
-	return render(c, http.StatusOK, web.AccountPage(web.AccountView{Page: page(c, "Your workspaces"), Workspaces: p.Workspaces}))
+	v := web.AccountView{Page: page(c, "Your account"), Workspaces: p.Workspaces}
+	if p.Kind == Account {
+		v.Account, v.Name, v.Email = true, p.User.Name, p.User.Email
+	}
+	return v
+}
+
+func (h *Handlers) showAccount(c echo.Context) error {
+	return render(c, http.StatusOK, web.AccountPage(accountView(c)))
+}
+
+var errNoAccount = models.Errorf(models.EInvalid, "the local user has no account or password: create the first account at /setup first")
+
+// changePassword changes the signed-in person's own password, given their
+// current one. Wrong current passwords are counted with failed sign-ins
+// (login_attempts, the same account and client limits), so this form is
+// no way around the sign-in limit. The change signs out every other
+// session (this one continues under a new id) and ends the account's
+// open reset links; API tokens keep working, as after a reset.
+func (h *Handlers) changePassword(c echo.Context) error {
+	ctx := c.Request().Context()
+	p := principalOf(ctx)
+	if p.Kind != Account {
+		return errNoAccount
+	}
+	current, next, again := c.FormValue("current_password"), c.FormValue("new_password"), c.FormValue("new_password_again")
+	refuse := func(status int, field, msg string) error {
+		v := accountView(c)
+		v.PasswordErrors = map[string]string{field: msg}
+		return render(c, status, web.AccountPage(v))
+	}
+	// What can be told without the current password is told first, and
+	// spends no try.
+	switch {
+	case current == "":
+		return refuse(http.StatusUnprocessableEntity, "current_password", "Type your current password.")
+	case next == "":
+		return refuse(http.StatusUnprocessableEntity, "new_password", "Type the new password.")
+	}
+	if err := models.CheckPasswordStrength(next); err != nil {
+		return refuse(http.StatusUnprocessableEntity, "new_password", upperFirst(models.ErrorMessage(err))+".")
+	}
+	if again != next {
+		return refuse(http.StatusUnprocessableEntity, "new_password_again", "The two new passwords differ: type the same one twice.")
+	}
+	attempt, err := h.DB.BeginLoginAttempt(ctx, p.User.Email, c.RealIP())
+	if err != nil {
+		return err
+	}
+	byAccount, byAddress, err := h.DB.RecentLoginFailures(ctx, p.User.Email, c.RealIP(), time.Now().Add(-loginWindow))
+	if err != nil {
+		return err
+	}
+	if byAccount > maxFailsPerAccount || byAddress > maxFailsPerAddress {
+		if err := h.DB.EndLoginAttempt(ctx, attempt.ID, false); err != nil {
+			return err
+		}
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(loginWindow.Seconds())))
+		return refuse(http.StatusTooManyRequests, "current_password", "Too many wrong passwords: wait 15 minutes and try again.")
+	}
+	u, err := h.DB.ChangePassword(ctx, p.User.ID, current, next)
+	switch models.ErrorCode(err) {
+	case "":
+	case models.EUnauthorized:
+		h.auditUserWorkspaces(c, p.User, p, models.AuditPasswordChangeFailed, "wrong current password")
+		return refuse(http.StatusUnprocessableEntity, "current_password", "That is not your current password.")
+	case models.EInvalid:
+		if err := h.DB.EndLoginAttempt(ctx, attempt.ID, true); err != nil {
+			return err
+		}
+		return refuse(http.StatusUnprocessableEntity, "new_password", upperFirst(models.ErrorMessage(err))+".")
+	default:
+		return err
+	}
+	if err := h.DB.EndLoginAttempt(ctx, attempt.ID, true); err != nil {
+		return err
+	}
+	if err := h.startSession(c, u); err != nil {
+		return err
+	}
+	h.auditUserWorkspaces(c, u, p, models.AuditPasswordChanged, "other sessions signed out")
+	return redirect(c, "/account", "Your password is changed and your other sessions are signed out. "+resetKeepsTokens)
+}
+
+// signOutOtherSessions ends every other session of the signed-in account;
+// this one continues under a new id.
+func (h *Handlers) signOutOtherSessions(c echo.Context) error {
+	p := principalOf(c.Request().Context())
+	if p.Kind != Account {
+		return errNoAccount
+	}
+	u, err := h.DB.EndOtherSessions(c.Request().Context(), p.User.ID)
+	if err != nil {
+		return err
+	}
+	if err := h.startSession(c, u); err != nil {
+		return err
+	}
+	h.auditUserWorkspaces(c, u, p, models.AuditOtherSessionsEnded, "")
+	return redirect(c, "/account", "Your other sessions are signed out; this one stays signed in. "+resetKeepsTokens)
 }
 
 func (h *Handlers) switchWorkspace(c echo.Context) error {
@@ -318,8 +419,9 @@ func (h *Handlers) createWorkspace(c echo.Context) error {
 	ws, err := h.DB.CreateWorkspace(ctx, c.FormValue("name"), p.User.ID)
 	if err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
-			return render(c, http.StatusUnprocessableEntity, web.AccountPage(web.AccountView{Page: page(c, "Your workspaces"),
-				Workspaces: p.Workspaces, Error: models.ErrorMessage(err)}))
+			v := accountView(c)
+			v.Error = models.ErrorMessage(err)
+			return render(c, http.StatusUnprocessableEntity, web.AccountPage(v))
 		}
 		return err
 	}
@@ -418,14 +520,38 @@ func (h *Handlers) changeRole(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.DB.SetMemberRole(c.Request().Context(), h.workspaceID(c), u.ID, role); err != nil {
+	ctx := c.Request().Context()
+	var invites int64
+	if old == models.RoleOwner && role != models.RoleOwner {
+		if invites, err = h.DB.CountOpenInvitesBy(ctx, h.workspaceID(c), u.ID); err != nil {
+			return err
+		}
+	}
+	if err := h.DB.SetMemberRole(ctx, h.workspaceID(c), u.ID, role); err != nil {
 		if models.ErrorCode(err) == models.EConflict {
 			return h.renderMembers(c, http.StatusConflict, "", "", models.ErrorMessage(err))
 		}
 		return err
 	}
-	h.audit(c, models.AuditMemberRole, u.Email, string(old)+" → "+string(role))
-	return redirect(c, "/members", u.Name+" is now "+string(role)+".")
+	detail, msg := string(old)+" → "+string(role), u.Name+" is now "+string(role)+"."
+	if invites > 0 {
+		detail += "; " + invitesEnded(invites)
+		msg += " " + invitesEndedSentence(invites)
+	}
+	h.audit(c, models.AuditMemberRole, u.Email, detail)
+	return redirect(c, "/members", msg)
+}
+
+// invitesEnded counts the open invites a member made that ended when
+// they stopped being an owner (models.inviteMakerOwns), for the audit log;
+// invitesEndedSentence says it to the owner who made the change.
+func invitesEnded(n int64) string {
+	return web.Count(int(n)) + " open " + plural(int(n), "invite", "invites") + " they made ended"
+}
+
+func invitesEndedSentence(n int64) string {
+	return "The " + web.Count(int(n)) + " open " + plural(int(n), "invite they made no longer works", "invites they made no longer work") +
+		": only an owner's invites do."
 }
 
 // removeMember takes a member out of the workspace. The form offers, ticked,
@@ -438,6 +564,12 @@ func (h *Handlers) removeMember(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
+	var invites int64
+	if old == models.RoleOwner {
+		if invites, err = h.DB.CountOpenInvitesBy(ctx, h.workspaceID(c), u.ID); err != nil {
+			return err
+		}
+	}
 	revokeShares := c.FormValue("revoke_shares") != ""
 	revoked, err := h.DB.RemoveMember(ctx, h.workspaceID(c), u.ID, revokeShares)
 	if err != nil {
@@ -459,6 +591,10 @@ func (h *Handlers) removeMember(c echo.Context) error {
 	if n := live[u.ID]; n > 0 {
 		detail += "; " + links(n) + " they made left open"
 		msg += " " + links(n) + " they made still " + plural(n, "opens", "open") + " without an account: revoke " + plural(n, "it", "them") + " under Share links if " + plural(n, "it", "they") + " should not."
+	}
+	if invites > 0 {
+		detail += "; " + invitesEnded(invites)
+		msg += " " + invitesEndedSentence(invites)
 	}
 	h.audit(c, models.AuditMemberRemoved, u.Email, detail)
 	return redirect(c, "/members", msg)

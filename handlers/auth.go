@@ -196,13 +196,42 @@ func newSessionManager(db *models.DB) *scs.SessionManager {
 	return sm
 }
 
-// secureRequest reports whether the session cookie should be Secure: the
+// secureRequest reports whether the cookies of the answer (every one the
+// product sets or clears, the session's included) should be Secure: the
 // request came over TLS, a trusted proxy says it did (X-Forwarded-Proto:
 // c.Scheme() believes only the proxies in Network.TrustedProxies, and
 // guardNetwork drops the header from anyone else), or the operator says
 // TLS ends at a proxy in front (SecureCookies).
 func (h *Handlers) secureRequest(c echo.Context) bool {
 	return c.Request().TLS != nil || c.Scheme() == "https" || h.SecureCookies
+}
+
+// secureKey holds secureRequest's answer for the request (markSecure), so
+// that setCookie, called from handlers without the Handlers, follows it.
+const secureKey = "batcheval.secure"
+
+// markSecure records secureRequest for setCookie. It runs after
+// guardNetwork, which drops an untrusted peer's X-Forwarded-Proto.
+func (h *Handlers) markSecure(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Set(secureKey, h.secureRequest(c))
+		return next(c)
+	}
+}
+
+// setCookie sets or clears a cookie of this product, Secure by the one
+// rule of secureRequest. Every cookie goes through here: a cookie set
+// Secure and cleared without (or the other way) is not replaced by the
+// browser, and a cookie left off Secure behind a TLS proxy travels in
+// clear wherever plain HTTP reaches the server.
+func setCookie(c echo.Context, ck *http.Cookie) {
+	secure, ok := c.Get(secureKey).(bool)
+	if !ok {
+		// Not through markSecure (never in the router): the request alone.
+		secure = c.Request().TLS != nil || c.Scheme() == "https"
+	}
+	ck.Secure = secure
+	c.SetCookie(ck)
 }
 
 // loadSession loads the session named by the cookie and writes it back
@@ -230,7 +259,6 @@ func (h *Handlers) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.SetRequest(req.WithContext(ctx))
 		c.Response().Header().Add("Vary", "Cookie")
-		secure := h.secureRequest(c)
 		c.Response().Before(func() {
 			switch sm.Status(ctx) {
 			case scs.Modified:
@@ -239,9 +267,9 @@ func (h *Handlers) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 					h.Log.Error("save session", "err", err)
 					return
 				}
-				h.writeSessionCookie(c, tok, expiry, secure)
+				h.writeSessionCookie(c, tok, expiry)
 			case scs.Destroyed:
-				h.writeSessionCookie(c, "", time.Time{}, secure)
+				h.writeSessionCookie(c, "", time.Time{})
 			}
 		})
 		return next(c)
@@ -266,16 +294,16 @@ func touchSession(sm *scs.SessionManager, ctx context.Context, now time.Time) er
 	return nil
 }
 
-func (h *Handlers) writeSessionCookie(c echo.Context, token string, expiry time.Time, secure bool) {
+func (h *Handlers) writeSessionCookie(c echo.Context, token string, expiry time.Time) {
 	ck := &http.Cookie{Name: h.Sessions.Cookie.Name, Value: token, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: secure}
+		SameSite: http.SameSiteLaxMode}
 	if expiry.IsZero() {
 		ck.Expires, ck.MaxAge = time.Unix(1, 0), -1
 	} else {
 		ck.Expires = expiry.Add(time.Second).UTC()
 		ck.MaxAge = int(time.Until(expiry).Seconds() + 1)
 	}
-	c.Response().Header().Add("Set-Cookie", ck.String())
+	setCookie(c, ck)
 	c.Response().Header().Add("Cache-Control", `no-cache="Set-Cookie"`)
 }
 

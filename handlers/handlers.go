@@ -41,8 +41,9 @@ type Handlers struct {
 	// account yet, requests then act as the local user (owner of the
 	// default workspace) without signing in.
 	LocalMode bool
-	// SecureCookies marks the session cookie Secure on plain-HTTP requests
-	// too: set it when TLS ends at a proxy in front of the server.
+	// SecureCookies marks every cookie (the session's, flash, theme...)
+	// Secure on plain-HTTP requests too: set it when TLS ends at a proxy
+	// in front of the server (secureRequest).
 	SecureCookies bool
 	// SimulatedURL is the in-process simulated judge's base URL.
 	SimulatedURL string
@@ -104,10 +105,8 @@ func render(c echo.Context, status int, comp templ.Component) error {
 const flashCookie = "batcheval_flash"
 
 func setFlash(c echo.Context, kind, text string) {
-	// Secure over HTTPS, including behind a trusted TLS-terminating proxy
-	// (c.Scheme() believes its X-Forwarded-Proto only; see hosts.go).
-	c.SetCookie(&http.Cookie{Name: flashCookie, Value: kind + ":" + base64.RawURLEncoding.EncodeToString([]byte(text)), Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, MaxAge: 60, Secure: c.Scheme() == "https"})
+	setCookie(c, &http.Cookie{Name: flashCookie, Value: kind + ":" + base64.RawURLEncoding.EncodeToString([]byte(text)), Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, MaxAge: 60})
 }
 
 // popFlash reads and clears the flash message.
@@ -116,7 +115,8 @@ func popFlash(c echo.Context) *web.Flash {
 	if err != nil || ck.Value == "" {
 		return nil
 	}
-	c.SetCookie(&http.Cookie{Name: flashCookie, Value: "", Path: "/", MaxAge: -1, Expires: time.Unix(0, 0)})
+	setCookie(c, &http.Cookie{Name: flashCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		MaxAge: -1, Expires: time.Unix(0, 0)})
 	kind, quoted, ok := bytes.Cut([]byte(ck.Value), []byte(":"))
 	if !ok {
 		return nil

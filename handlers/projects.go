@@ -66,11 +66,11 @@ const guideCookie = "batcheval_guide"
 // (a form, so it works without JavaScript).
 func (h *Handlers) setGuide(c echo.Context) error {
 	ck := &http.Cookie{Name: guideCookie, Value: "hidden", Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		MaxAge: 400 * 24 * 3600, Secure: c.Scheme() == "https"} // about the longest browsers keep a cookie
+		MaxAge: 400 * 24 * 3600} // about the longest browsers keep a cookie
 	if c.FormValue("guide") == "show" {
 		ck.Value, ck.MaxAge = "", -1
 	}
-	c.SetCookie(ck)
+	setCookie(c, ck)
 	if ck.MaxAge < 0 {
 		return c.Redirect(http.StatusSeeOther, "/#start-guide")
 	}

@@ -525,8 +525,8 @@ func (h *Handlers) saveReview(c echo.Context) error {
 	if principalOf(ctx).Kind == LocalUser {
 		if typed := strings.TrimSpace(c.FormValue("reviewer")); typed != "" {
 			name = typed
-			c.SetCookie(&http.Cookie{Name: reviewerCookie, Value: url.QueryEscape(typed), Path: "/", HttpOnly: true,
-				SameSite: http.SameSiteLaxMode, MaxAge: reviewerCookieAge, Secure: c.Scheme() == "https"})
+			setCookie(c, &http.Cookie{Name: reviewerCookie, Value: url.QueryEscape(typed), Path: "/", HttpOnly: true,
+				SameSite: http.SameSiteLaxMode, MaxAge: reviewerCookieAge})
 		}
 	}
 	rowID, _ := strconv.ParseInt(c.FormValue("row"), 10, 64)

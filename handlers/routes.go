@@ -30,7 +30,8 @@ func (h *Handlers) Register(e *echo.Echo) {
 	}))
 
 	// Sessions, then who is asking; each route then checks its own rule.
-	e.Use(h.loadSession, h.identify)
+	// markSecure first: every cookie's Secure flag follows one rule.
+	e.Use(h.markSecure, h.loadSession, h.identify)
 	h.pages = newPageGate(pageConcurrencyOf(h.PageConcurrency))
 	for _, r := range h.routes() {
 		// Pages wait for their turn after the access check, so a request
@@ -140,6 +141,10 @@ func (h *Handlers) routes() []route {
 		{get, "/reset/:token", h.showReset, Public},
 		{post, "/reset/:token", h.resetPassword, Public},
 		{get, "/account", h.showAccount, SignedIn},
+		// The person's own password and sessions (accounts.go); the local
+		// user has neither and is refused.
+		{post, "/account/password", h.changePassword, SignedIn},
+		{post, "/account/sessions", h.signOutOtherSessions, SignedIn},
 		{post, "/account/workspace", h.switchWorkspace, SignedIn},
 		{post, "/workspaces", h.createWorkspace, SignedIn},
 		{get, "/members", h.showMembers, Owner},

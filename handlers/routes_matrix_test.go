@@ -39,6 +39,8 @@ var wantAccess = map[string]Access{
 	"POST /reset/:token":                  Public,
 	"GET /account":                        SignedIn,
 	"POST /account/workspace":             SignedIn,
+	"POST /account/password":              SignedIn,
+	"POST /account/sessions":              SignedIn,
 	"POST /workspaces":                    SignedIn,
 	"GET /members":                        Owner,
 	"POST /members/invites":               Owner,
@@ -452,7 +454,9 @@ func TestRouteMatrix(t *testing.T) {
 					// The API takes tokens, not session cookies.
 					req.Header.Set("Authorization", "Bearer "+f.tokens[cl.user.ID])
 				case cl.user != nil:
-					req.AddCookie(env.sessionCookie(*cl.user))
+					// As stored now: "sign out my other sessions" moved
+					// the account's session epoch.
+					req.AddCookie(env.sessionCookie(mustUser(t, env, cl.user.ID)))
 				}
 				rec := httptest.NewRecorder()
 				env.e.ServeHTTP(rec, req)

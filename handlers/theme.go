@@ -38,11 +38,11 @@ func setTheme(c echo.Context) error {
 		theme = ""
 	}
 	ck := &http.Cookie{Name: web.ThemeCookie, Value: theme, Path: "/", SameSite: http.SameSiteLaxMode,
-		Secure: c.Scheme() == "https", MaxAge: int(themeCookieAge / time.Second)}
+		MaxAge: int(themeCookieAge / time.Second)}
 	if theme == "" {
 		ck.MaxAge = -1
 	}
-	c.SetCookie(ck)
+	setCookie(c, ck)
 	return c.Redirect(http.StatusSeeOther, localPath(c.FormValue("back")))
 }
 

@@ -415,3 +415,68 @@ func lockOwners(tx *gorm.DB, d Dialect, wsID int64) (int, error) {
 	}
 	return len(ids), nil
 }
+
+// ErrWrongCurrentPassword refuses a password change whose current password
+// is not the account's.
+var ErrWrongCurrentPassword = Errorf(EUnauthorized, "that is not your current password")
+
+// ChangePassword sets a new password for an account that gave its current
+// one: it signs out every session of the account (the caller starts a new
+// one for the person changing it) and ends its open reset links, in one
+// transaction. The new password is written only over the hash that was
+// checked, so of two changes at once with the same current password, the
+// second is refused. A wrong current password is ErrWrongCurrentPassword;
+// a new password too weak, or the same as the current one, is EInvalid.
+func (db *DB) ChangePassword(ctx context.Context, userID int64, current, next string) (User, error) {
+	u, err := db.FindUser(ctx, userID)
+	if err != nil {
+		return User{}, err
+	}
+	if len(current) > MaxPasswordLen || !CheckPassword(u.PasswordHash, current) {
+		return User{}, ErrWrongCurrentPassword
+	}
+	if err := CheckPasswordStrength(next); err != nil {
+		return User{}, err
+	}
+	if next == current {
+		return User{}, Errorf(EInvalid, "the new password is the same as your current one: choose another")
+	}
+	hash, err := HashPassword(next)
+	if err != nil {
+		return User{}, err
+	}
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		now := time.Now().UTC()
+		res := tx.Model(&User{}).Where("id = ? AND password_hash = ?", userID, u.PasswordHash).Updates(map[string]any{
+			"password_hash": hash, "session_epoch": gorm.Expr("session_epoch + 1"), "updated_at": now,
+		})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			// Changed (or reset) since it was checked.
+			return ErrWrongCurrentPassword
+		}
+		if err := endResetLinks(tx, userID, now); err != nil {
+			return err
+		}
+		return tx.First(&u, userID).Error
+	})
+	return u, err
+}
+
+// EndOtherSessions signs out every session of the account (a new session
+// epoch; the caller starts a new session for the person asking). API
+// tokens are not sessions and keep working.
+func (db *DB) EndOtherSessions(ctx context.Context, userID int64) (User, error) {
+	var u User
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Model(&User{}).Where("id = ?", userID).Updates(map[string]any{
+			"session_epoch": gorm.Expr("session_epoch + 1"), "updated_at": time.Now().UTC(),
+		}).Error; err != nil {
+			return err
+		}
+		return notFound(tx.First(&u, userID).Error, "user", userID)
+	})
+	return u, err
+}

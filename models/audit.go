@@ -38,6 +38,14 @@ const (
 	AuditWorkspaceCreate = "workspace-created"
 )
 
+// Audit actions of a person's own account page: their password changed, a
+// wrong current password typed there, and "sign out my other sessions".
+const (
+	AuditPasswordChanged      = "password-changed"
+	AuditPasswordChangeFailed = "password-change-failed"
+	AuditOtherSessionsEnded   = "other-sessions-signed-out"
+)
+
 // AuditEvent is one line of a workspace's audit log.
 type AuditEvent struct {
 	ID          int64

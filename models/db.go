@@ -129,9 +129,9 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("no database path given")
 	}
-	if dir := filepath.Dir(path); dir != "" && path != ":memory:" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("create database folder: %w", err)
+	if path != ":memory:" {
+		if err := createPrivateFile(path); err != nil {
+			return nil, err
 		}
 	}
 	// WAL lets readers (progress pages) run while a run writes; busy_timeout
@@ -206,6 +206,23 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	db.answerSQL, db.ans = answerDB, &answerConn{pool: answerDB}
 	return db, nil
+}
+
+// createPrivateFile makes the SQLite file, and the folders it goes in,
+// readable by this account only (0600 and 0700) before SQLite first opens
+// it: it holds password hashes, token hashes and sealed judge keys. SQLite
+// would create it 0644, and it creates the -wal and -shm files with the
+// database file's mode, so those are private too. A file or folder that
+// already exists keeps the mode the operator gave it.
+func createPrivateFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create database folder: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("create database file %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // postgresMinConns is the least connections of the PostgreSQL pool: room

@@ -59,12 +59,33 @@ func (db *DB) CreateInvite(ctx context.Context, wsID int64, role Role, by int64,
 	return inv, token, db.Gorm.WithContext(ctx).Create(&inv).Error
 }
 
-// ListOpenInvites lists a workspace's unused, unexpired invites.
+// inviteMakerOwns is the condition, on a row of invites, that whoever made
+// the invite is still an owner of its workspace (or it was made by the
+// local user, who has no account). An invite is the right to add a member,
+// which only owners have: an owner demoted or removed may no longer add
+// anyone, so neither may the invites they made. It is checked when an
+// invite is listed, opened and used, so it holds however the maker lost
+// the role; should they be made owner again before the invite expires,
+// it works again, as one they could make anew.
+var inviteMakerOwns = `(invites.created_by IS NULL OR EXISTS (SELECT 1 FROM memberships mk
+	WHERE mk.workspace_id = invites.workspace_id AND mk.user_id = invites.created_by AND mk.role = '` + string(RoleOwner) + `'))`
+
+// ListOpenInvites lists a workspace's unused, unexpired invites whose maker
+// is still an owner (the others no longer work).
 func (db *DB) ListOpenInvites(ctx context.Context, wsID int64) ([]Invite, error) {
 	var is []Invite
 	err := db.Reader(ctx).Where("workspace_id = ? AND used_at IS NULL AND expires_at > ?", wsID, time.Now().UTC()).
-		Order("id DESC").Find(&is).Error
+		Where(inviteMakerOwns).Order("id DESC").Find(&is).Error
 	return is, err
+}
+
+// CountOpenInvitesBy counts the open invites a member made in a workspace
+// (those that stop working when they stop being an owner).
+func (db *DB) CountOpenInvitesBy(ctx context.Context, wsID, userID int64) (int64, error) {
+	var n int64
+	err := db.Reader(ctx).Model(&Invite{}).Where("workspace_id = ? AND created_by = ? AND used_at IS NULL AND expires_at > ?",
+		wsID, userID, time.Now().UTC()).Count(&n).Error
+	return n, err
 }
 
 // RevokeInvite deletes an invite of the workspace.
@@ -81,25 +102,34 @@ func (db *DB) RevokeInvite(ctx context.Context, wsID, id int64) error {
 
 var errLinkUnusable = Errorf(ENotFound, "this link is not valid: it was already used, it expired, or it was revoked. Ask an owner for a new one")
 
+var errInviteMakerNotOwner = Errorf(ENotFound, "this invite no longer works: whoever made it is no longer an owner of the workspace, so their invites ended. Ask an owner for a new one")
+
 // FindOpenInvite finds the invite a token opens, with its workspace.
 func (db *DB) FindOpenInvite(ctx context.Context, token string) (Invite, Workspace, error) {
 	var inv Invite
 	var ws Workspace
-	err := db.Reader(ctx).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", HashLinkToken(token), time.Now().UTC()).First(&inv).Error
-	if err != nil {
+	q := db.Reader(ctx).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", HashLinkToken(token), time.Now().UTC())
+	if err := q.First(&inv).Error; err != nil {
 		return inv, ws, notFoundText(err, errLinkUnusable.Message)
 	}
-	err = db.Reader(ctx).First(&ws, inv.WorkspaceID).Error
+	var n int64
+	if err := db.Reader(ctx).Model(&Invite{}).Where("id = ?", inv.ID).Where(inviteMakerOwns).Count(&n).Error; err != nil {
+		return inv, ws, err
+	}
+	if n == 0 {
+		return inv, ws, errInviteMakerNotOwner
+	}
+	err := db.Reader(ctx).First(&ws, inv.WorkspaceID).Error
 	return inv, ws, notFound(err, "workspace", inv.WorkspaceID)
 }
 
-// consumeInvite marks the invite used, once: a second use (or a race with
-// one) affects no row and is refused.
+// consumeInvite marks the invite used, once, while its maker is still an
+// owner: a second use (or a race with one) affects no row and is refused.
 func consumeInvite(tx *gorm.DB, token string, userID int64) (Invite, error) {
 	var inv Invite
 	now := time.Now().UTC()
 	res := tx.Model(&Invite{}).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", HashLinkToken(token), now).
-		Updates(map[string]any{"used_at": now, "used_by": userID})
+		Where(inviteMakerOwns).Updates(map[string]any{"used_at": now, "used_by": userID})
 	if res.Error != nil {
 		return inv, res.Error
 	}
@@ -239,8 +269,9 @@ func (db *DB) FindOpenPasswordReset(ctx context.Context, token string) (Password
 	return pr, u, err
 }
 
-// ResetPassword uses a reset link once: it sets the new password and signs
-// out every existing session of the account.
+// ResetPassword uses a reset link once: it sets the new password, signs
+// out every existing session of the account and ends its other reset
+// links, in one transaction.
 func (db *DB) ResetPassword(ctx context.Context, token, password string) (User, error) {
 	if err := CheckPasswordStrength(password); err != nil {
 		return User{}, err
@@ -271,7 +302,21 @@ func (db *DB) ResetPassword(ctx context.Context, token, password string) (User, 
 		}).Error; err != nil {
 			return err
 		}
+		if err := endResetLinks(tx, pr.UserID, now); err != nil {
+			return err
+		}
 		return tx.First(&u, pr.UserID).Error
 	})
 	return u, err
+}
+
+// endResetLinks ends every open reset link of the account: once its
+// password is set (by one of them, or by the person), another copy of a
+// link must not set it again. Ended links count as used.
+func endResetLinks(tx *gorm.DB, userID int64, now time.Time) error {
+	err := tx.Model(&PasswordReset{}).Where("user_id = ? AND used_at IS NULL", userID).Update("used_at", now).Error
+	if err != nil {
+		return fmt.Errorf("end the reset links of user %d: %w", userID, err)
+	}
+	return nil
 }

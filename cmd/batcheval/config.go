@@ -43,7 +43,7 @@ type Config struct {
 	Prices string
 	// SimLatency is how long the simulated judge takes per answer.
 	SimLatency time.Duration
-	// SecureCookies marks the session cookie Secure on every request; set
+	// SecureCookies marks every cookie Secure on every request; set
 	// it when a proxy in front terminates TLS (requests arriving over TLS
 	// get Secure cookies anyway).
 	SecureCookies bool
@@ -221,7 +221,7 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 	// progress, where an instant answer would finish before the page loads.
 	fs.DurationVar(&c.SimLatency, "sim-latency", envDuration(getenv, "BATCHEVAL_SIM_LATENCY", 250*time.Millisecond), "how long the simulated judge takes per answer (env BATCHEVAL_SIM_LATENCY)")
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", env("BATCHEVAL_WEBHOOK_ALLOW_PRIVATE", "false") == "true", "let workspace webhooks reach private addresses (env BATCHEVAL_WEBHOOK_ALLOW_PRIVATE); link-local and metadata addresses are always refused")
-	fs.BoolVar(&c.SecureCookies, "secure-cookies", env("BATCHEVAL_SECURE_COOKIES", "false") == "true", "mark the session cookie Secure: set when TLS ends at a proxy in front (env BATCHEVAL_SECURE_COOKIES)")
+	fs.BoolVar(&c.SecureCookies, "secure-cookies", env("BATCHEVAL_SECURE_COOKIES", "false") == "true", "mark every cookie Secure: set when TLS ends at a proxy in front (env BATCHEVAL_SECURE_COOKIES)")
 	fs.StringVar(&c.AllowedHosts, "allowed-hosts", env("BATCHEVAL_ALLOWED_HOSTS", ""), "host names the dashboard answers to, comma-separated; empty: localhost, 127.0.0.1, ::1 and the bind host (env BATCHEVAL_ALLOWED_HOSTS)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", env("BATCHEVAL_TRUSTED_PROXIES", ""), "reverse proxies whose X-Forwarded-For/-Proto are believed, CIDRs or addresses (env BATCHEVAL_TRUSTED_PROXIES)")
 	// Judges on private networks and loopback are off unless the operator

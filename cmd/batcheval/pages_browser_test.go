@@ -211,6 +211,16 @@ func TestBrowserEveryPage(t *testing.T) {
 		b.do("open "+p.name, chromedp.Navigate(base+p.path), chromedp.WaitVisible(chromedp.CSS(`main`)))
 		pageCheck(t, ctx, "page-"+p.name, false)
 	}
+	// A refused password change: the message beside its field.
+	b.do("password change refused", chromedp.Navigate(base+"/account"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="password-form"]`)),
+		chromedp.SetValue(chromedp.CSS(`#current_password`), "not the passphrase"),
+		chromedp.SetValue(chromedp.CSS(`#new_password`), "another careful passphrase"),
+		chromedp.SetValue(chromedp.CSS(`#new_password_again`), "another careful passphrase"),
+		chromedp.Click(chromedp.CSS(`[data-testid="password-form"] button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="field-error-current_password"]`)),
+	)
+	pageCheck(t, ctx, "page-account-password-refused", false)
 	visitor := newTab(t)
 	for _, m := range modes {
 		setColorScheme(t, visitor, m.scheme)
