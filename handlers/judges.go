@@ -13,6 +13,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/excerpt"
 	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/web"
@@ -413,19 +415,23 @@ func parsePrice(which, field, s string) (*float64, error) {
 	return &v, nil
 }
 
-// testJudge sends one tiny request to the judge and reports how it went:
-// a fragment for scripts (X-Requested-With: fetch), otherwise a flash on
-// the judges page.
+// testJudge sends the judge one small scoring request and reports how it
+// went: a fragment for scripts (X-Requested-With: fetch), otherwise a flash
+// on the judges page.
 func (h *Handlers) testJudge(c echo.Context) error {
 	j, err := h.findJudge(c)
 	if err != nil {
 		return err
 	}
-	res := h.pingJudge(c.Request().Context(), j)
-	// The launch form warns when the chosen judge's last test failed.
+	res := h.checkJudge(c.Request().Context(), j)
+	// The launch form warns when the chosen judge's last test failed, or
+	// answered with no score the product could read.
 	errText := ""
-	if !res.OK {
-		errText = shortenText(strings.Join(strings.Fields(res.Error), " "), maxTestErrorLength)
+	switch {
+	case !res.OK:
+		errText = excerpt.Line(res.Error, maxTestErrorLength)
+	case res.ScoreProblem != "":
+		errText = excerpt.Line(res.ScoreProblem, maxTestErrorLength)
 	}
 	if err := h.DB.RecordJudgeTest(c.Request().Context(), j.WorkspaceID, j.ID, time.Now(), errText); err != nil {
 		return err
@@ -437,15 +443,25 @@ func (h *Handlers) testJudge(c echo.Context) error {
 		setFlash(c, "error", fmt.Sprintf("%s did not answer: %s", j.Name, res.Error))
 		return c.Redirect(http.StatusSeeOther, "/judges")
 	}
-	msg := fmt.Sprintf("%s answered in %d ms: %q", j.Name, res.LatencyMS, res.Reply)
+	if res.ScoreProblem != "" {
+		setFlash(c, "warning", fmt.Sprintf("%s %s", j.Name, res.ScoreProblem))
+		return c.Redirect(http.StatusSeeOther, "/judges")
+	}
+	msg := fmt.Sprintf("%s answered in %d ms with a score the product can read (%s on %s): %q", j.Name, res.LatencyMS, res.Score, res.Scale, res.Reply)
 	if res.ContextHint != "" {
 		msg += " " + res.ContextHint
 	}
 	return redirect(c, "/judges", msg)
 }
 
-// pingJudge calls the judge's Ping with its stored settings.
-func (h *Handlers) pingJudge(ctx context.Context, j models.Judge) web.JudgeTestResult {
+// maxTestAnswerExcerpt bounds the judge's answer quoted when no score could
+// be read from it: enough to recognise a greeting or a refusal, short
+// enough for the launch form's one-line warning.
+const maxTestAnswerExcerpt = 100
+
+// checkJudge sends the judge's score check (judge.Client.ScoreCheck) with
+// its stored settings and reads the score from the answer as a run would.
+func (h *Handlers) checkJudge(ctx context.Context, j models.Judge) web.JudgeTestResult {
 	res := web.JudgeTestResult{JudgeName: j.Name}
 	cfg := judge.Config{BaseURL: j.BaseURL, Model: j.Model, APIKey: j.APIKey, KeyHeader: j.SendsKeyAs(),
 		Timeout: min(time.Duration(j.TimeoutSeconds)*time.Second, judgeTestTimeout)}
@@ -477,7 +493,7 @@ func (h *Handlers) pingJudge(ctx context.Context, j models.Judge) web.JudgeTestR
 	}
 	ctx, cancel := context.WithTimeout(ctx, judgeTestTimeout)
 	defer cancel()
-	resp, err := client.Ping(ctx)
+	resp, err := client.ScoreCheck(ctx)
 	if err != nil {
 		res.Error = plainJudgeError(err)
 		if hint := baseURLHint(ctx, cfg, err); hint != "" {
@@ -486,11 +502,37 @@ func (h *Handlers) pingJudge(ctx context.Context, j models.Judge) web.JudgeTestR
 		return res
 	}
 	res.OK, res.LatencyMS, res.Model = true, resp.Latency.Milliseconds(), resp.Model
-	res.Reply = shortenText(strings.TrimSpace(resp.Text()), 200)
+	// The answer is quoted, and kept with the judge when it holds no score:
+	// an endpoint that echoes the key back must not show it.
+	answer := strings.TrimSpace(resp.Text())
+	if cfg.APIKey != "" {
+		answer = strings.ReplaceAll(answer, cfg.APIKey, "[redacted]")
+	}
+	res.Reply = shortenText(answer, 200)
+	c := evaluator.ScoreCheckCriterion
+	res.Scale = fmt.Sprintf("%s, %s to %s", c.Name, formatNumber(c.Lo), formatNumber(c.Hi))
+	if score, ok := evaluator.ReadScoreCheck(resp.Text()); ok {
+		res.Score = formatNumber(score)
+	} else {
+		res.ScoreProblem = scoreProblem(answer, resp)
+	}
 	if !j.Simulated {
 		res.ContextHint = h.contextHint(ctx, client, j)
 	}
 	return res
+}
+
+// scoreProblem says that the judge answered the score check with no score
+// the product could read, quoting the start of its answer (one line, in
+// quotes, control characters escaped), and what that means for a run.
+func scoreProblem(answer string, resp judge.Response) string {
+	quoted := strconv.Quote(excerpt.Line(answer, maxTestAnswerExcerpt))
+	cut := ""
+	if len(resp.Choices) > 0 && resp.Choices[0].FinishReason == "length" {
+		cut = fmt.Sprintf(" (cut off at the test's limit of %d tokens)", evaluator.ScoreCheckMaxTokens)
+	}
+	return web.JudgeAnsweredWithoutScore + " from its answer: " + quoted + cut +
+		". A run would get no scores from answers like this: check the model name, and that the model follows format instructions"
 }
 
 // contextHint reads the judge model's context window from the endpoint's

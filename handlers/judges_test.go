@@ -313,7 +313,7 @@ func TestJudgeTestTellsTheStatedContextWindow(t *testing.T) {
 			case "/v1/models":
 				fmt.Fprint(w, `{"object":"list","data":[{"id":"local-judge","object":"model","max_model_len":32768}]}`)
 			case "/v1/chat/completions":
-				fmt.Fprint(w, `{"id":"x","object":"chat.completion","model":"local-judge","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
+				fmt.Fprint(w, `{"id":"x","object":"chat.completion","model":"local-judge","choices":[{"index":0,"message":{"role":"assistant","content":"Float Scores: [Sample1:4]"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
 			default:
 				http.NotFound(w, r)
 			}

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"strings"
 	"time"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -391,6 +392,26 @@ func (r Run) Resumable() bool {
 		return r.BatchesFailed > 0 || r.BatchesDone < r.BatchesTotal
 	}
 	return false
+}
+
+// JudgeSettingsStop opens the error of a run its runner stopped because
+// no call can succeed with the judge as it is set up: the endpoint refused
+// the key, has no such model or address, or is an address this server does
+// not call (evaluator/judge kinds auth, not_found, refused). The runner
+// writes it; the run page reads it to put fixing the judge before Resume.
+const JudgeSettingsStop = "the run stopped, since no call can succeed until the judge's settings are corrected"
+
+// judgeSettingsStopBefore is how such runs were stopped before
+// JudgeSettingsStop ("stopping the run: judge: the endpoint refused the
+// API key..."): only those kinds of judge error stopped a run so.
+const judgeSettingsStopBefore = "stopping the run: judge: "
+
+// StoppedByJudgeSettings reports whether the run stopped because no call
+// can succeed with its judge's settings. Resuming it sends the same calls
+// (the address and model it started with, the judge's current key), so it
+// fails again until the judge answers them.
+func (r Run) StoppedByJudgeSettings() bool {
+	return r.Status == RunFailed && (strings.HasPrefix(r.Error, JudgeSettingsStop) || strings.HasPrefix(r.Error, judgeSettingsStopBefore))
 }
 
 // EveryBatchAnswered reports whether the run planned its batches and every

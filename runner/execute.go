@@ -1099,11 +1099,12 @@ func Cost(j models.JudgeSnapshot, promptTokens, completionTokens int) *float64 {
 // set up (bad credentials, a wrong model or address). Its text is what the
 // run page says after "This run failed:", so it speaks of the judge's
 // settings rather than of the code path ("stopping the run: judge: ..."
-// read as an internal trace).
+// read as an internal trace); the run page knows it by its opening,
+// models.JudgeSettingsStop.
 type judgeUnusable struct{ err *judge.Error }
 
 func (e *judgeUnusable) Error() string {
-	return "the run stopped, since no call can succeed until the judge's settings are corrected: " +
+	return models.JudgeSettingsStop + ": " +
 		strings.TrimPrefix(e.err.Error(), "judge: ")
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,9 @@ import (
 // than squeeze every column to a letter or two (QA: "Hello, how" read
 // "Hello / , how", the id "r1" read "r / 1"): no word of a cell is split
 // across lines. Cells still wrap between words, and a word wider than
-// a cell may still break.
+// a cell may still break. The compare page too: no sideways page scroll,
+// no word split in its tables, and rows of coefficients at most three
+// lines tall (QA: the paired tests wrapped into very tall rows).
 func TestBrowserPreviewKeepsWordsWholeOnPhone(t *testing.T) {
 	base := startServer(t)
 	ctx := newTab(t)
@@ -35,33 +38,72 @@ func TestBrowserPreviewKeepsWordsWholeOnPhone(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid="upload-form"] button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="mapping-form"]`)))
 	// Each word of each cell lies on one line: a Range over it has one
-	// box per line it spans.
+	// box per line it spans. Every text of the cell counts, a link's or a
+	// strong's included.
 	const split = `(() => {
 		const out = [];
 		for (const td of document.querySelectorAll(SEL)) {
-			const node = td.firstChild;
-			if (!node || node.nodeType !== Node.TEXT_NODE) continue;
-			const re = /\S+/g;
-			let m;
-			while ((m = re.exec(node.data)) !== null) {
-				const r = document.createRange();
-				r.setStart(node, m.index);
-				r.setEnd(node, m.index + m[0].length);
-				const lines = new Set([...r.getClientRects()].map(x => Math.round(x.top)));
-				if (lines.size > 1) out.push(m[0]);
+			const walk = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+			for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+				const re = new RegExp(WORD, "g");
+				let m;
+				while ((m = re.exec(node.data)) !== null) {
+					const r = document.createRange();
+					r.setStart(node, m.index);
+					r.setEnd(node, m.index + m[0].length);
+					const lines = new Set([...r.getClientRects()].map(x => Math.round(x.top)));
+					if (lines.size > 1) out.push(m[0]);
+				}
 			}
 		}
 		return out.join(" | ");
 	})()`
-	check := func(where, sel string) {
+	// A word is what lies between spaces: an id such as "demo-24" or
+	// "r1" is one. In prose a line may end after a hyphen, as print does
+	// ("heart-" / "shaped"), so there each part up to a hyphen is a word.
+	const (
+		token = `\\S+`
+		prose = `[^\\s-]+-?`
+	)
+	checkWords := func(where, sel, word string) {
 		t.Helper()
-		if got := b.eval(strings.ReplaceAll(split, "SEL", "'"+sel+"'")); got != "" {
+		js := strings.NewReplacer("SEL", "'"+sel+"'", "WORD", "'"+word+"'").Replace(split)
+		if got := b.eval(js); got != "" {
 			t.Errorf("%s at 390 px splits these words across lines: %s", where, got)
 		}
 	}
+	check := func(where, sel string) { t.Helper(); checkWords(where, sel, token) }
 	check("upload preview", `[data-testid="preview"] td`)
 	b.do("import", chromedp.Click(chromedp.CSS(`[data-testid="mapping-form"] button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="rows"]`)))
 	check("dataset rows", `[data-testid="rows"] td`)
 	noPageScroll(t, ctx, "dataset page")
+
+	// The compare page of the demo run and a second run on the same data:
+	// its table of coefficients had a paired-tests column that wrapped
+	// into rows many lines tall at 390 px.
+	demoRun := demoRunPath(t, b, base)
+	b.do("launch a second run", chromedp.Navigate(base+"/projects/1/runs/new"),
+		chromedp.WaitVisible(chromedp.CSS(`form.launch-form`)),
+		chromedp.SetValue(chromedp.CSS(`input[name="rounds"]`), "1"),
+		chromedp.SetValue(chromedp.CSS(`input[name="name"]`), "second run"),
+		chromedp.Click(chromedp.CSS(`form.launch-form button[type="submit"]:not([formaction])`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="progress"]`)))
+	second := expURLPath(b.location())
+	b.waitFor("the second run to finish", `!!document.querySelector('[data-testid="results"] [data-testid="scatter"]')`)
+	b.do("compare", chromedp.Navigate(fmt.Sprintf("%s/compare?a=%s&b=%s", base, strings.TrimPrefix(demoRun, "/runs/"), strings.TrimPrefix(second, "/runs/"))),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="agreement-table"]`)))
+	pageCheck(t, ctx, "compare-phone", true) // axe, a screenshot, no sideways page scroll
+	check("compare coefficients", `[data-testid="agreement-table"] th, [data-testid="agreement-table"] td, [data-testid="agreement-tests-list"] li`)
+	check("compare sample ids", `[data-testid="compare-row"] td:not(.small)`)
+	checkWords("compare excerpts", `[data-testid="compare-row"] td.small`, prose)
+	// No row of coefficients is taller than three lines of text.
+	if tall := b.eval(`(() => {
+		const line = parseFloat(getComputedStyle(document.querySelector('[data-testid="agreement-table"] td')).lineHeight) || 20;
+		return Array.from(document.querySelectorAll('[data-testid="agreement-table"] tbody tr'))
+			.filter(tr => tr.getBoundingClientRect().height > 3 * line + 16)
+			.map(tr => tr.dataset.testid + " " + Math.round(tr.getBoundingClientRect().height) + " px").join(", ");
+	})()`); tall != "" {
+		t.Errorf("at 390 px rows of the coefficients table are more than three lines tall: %s", tall)
+	}
 }

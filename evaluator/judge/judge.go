@@ -278,6 +278,19 @@ func (c *Client) Ping(ctx context.Context) (Response, error) {
 	return c.complete(ctx, r, 1)
 }
 
+// ScoreCheck is the scoring call of the "test connection" button: the
+// evaluator's score check (one sample, a score-list answer), one attempt
+// like Ping, capped at evaluator.ScoreCheckMaxTokens. Read its answer with
+// evaluator.ReadScoreCheck. Ping stays the cheaper probe of whether the
+// judge answers at all.
+func (c *Client) ScoreCheck(ctx context.Context) (Response, error) {
+	r := Request{
+		Messages:  evaluator.ScoreCheckMessages(),
+		MaxTokens: evaluator.ScoreCheckMaxTokens,
+	}
+	return c.complete(ctx, r, 1)
+}
+
 func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Response, error) {
 	params, invalid := c.buildRequest(r)
 	if invalid != nil {

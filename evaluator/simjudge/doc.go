@@ -48,5 +48,7 @@
 //
 // Each answer opens with a line saying it is simulated, and every analysis
 // names the features behind it. Prompts it does not recognise (a connection
-// test, say) get a short plain reply.
+// ping, say) get a short plain reply. The scoring request of "Test
+// connection" gets the one score-list line it asks for, followed by
+// "(simulated judge)".
 package simjudge

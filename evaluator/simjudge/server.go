@@ -224,6 +224,7 @@ type promptKind struct {
 // it here; the plain reply for unknown prompts stays last.
 func (h *handler) kinds() []promptKind {
 	return []promptKind{
+		{name: "score check", match: matchScoreCheck},
 		{name: "batcheval repair", match: matchRepair},
 		{name: "batcheval batch", match: matchBatch},
 		{name: "g-eval steps", match: matchGEvalSteps},

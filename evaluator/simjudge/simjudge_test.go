@@ -2,6 +2,7 @@ package simjudge
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/batcheval/batcheval/evaluator"
+	judgeclient "github.com/batcheval/batcheval/evaluator/judge"
 )
 
 // response is the part of an OpenAI answer the tests read.
@@ -376,5 +378,35 @@ func TestMeasure(t *testing.T) {
 		if f.words != tt.words || f.questions != tt.qs || math.Abs(f.values[featOverlap]-tt.ovl) > 1e-9 {
 			t.Errorf("%s: words %d questions %d overlap %g; want %d %d %g", tt.name, f.words, f.questions, f.values[featOverlap], tt.words, tt.qs, tt.ovl)
 		}
+	}
+}
+
+// TestScoreCheckAnswered: the simulated judge answers "Test connection"'s
+// scoring request, sent by the real client, with a score the product reads,
+// within the request's token cap. Before, it answered every unknown prompt
+// with a greeting, which holds no score.
+func TestScoreCheckAnswered(t *testing.T) {
+	s := startServer(t, Options{})
+	client, err := judgeclient.New(judgeclient.Config{BaseURL: s.URL, Model: "sim", MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.ScoreCheck(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	score, ok := evaluator.ReadScoreCheck(resp.Text())
+	if !ok {
+		t.Fatalf("no score read from %q", resp.Text())
+	}
+	c := evaluator.ScoreCheckCriterion
+	if score < c.Lo || score > c.Hi {
+		t.Errorf("score %v outside [%v, %v]", score, c.Lo, c.Hi)
+	}
+	if fr := resp.Choices[0].FinishReason; fr != "stop" {
+		t.Errorf("finish reason %q, want stop (the answer fits the cap of %d tokens)", fr, evaluator.ScoreCheckMaxTokens)
+	}
+	if !strings.Contains(resp.Text(), "simulated") {
+		t.Errorf("the answer does not say it is simulated: %q", resp.Text())
 	}
 }
