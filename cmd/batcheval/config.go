@@ -132,6 +132,24 @@ func (c *Config) settingsErr(fs *flag.FlagSet) error {
 	if c.rescueAfterErr != nil {
 		errs = append(errs, c.rescueAfterErr)
 	}
+	// The log settings are words, read as given by the flag or the
+	// variable; the logger would take an unknown one for info or text.
+	var lv slog.Level
+	for _, s := range []struct {
+		flag, key, value, want string
+		ok                     bool
+	}{
+		{"log-level", "BATCHEVAL_LOG_LEVEL", c.LogLevel, "debug, info, warn or error", lv.UnmarshalText([]byte(c.LogLevel)) == nil},
+		{"log-format", "BATCHEVAL_LOG_FORMAT", c.LogFormat, "text or json", strings.EqualFold(c.LogFormat, "text") || strings.EqualFold(c.LogFormat, "json")},
+	} {
+		switch {
+		case s.ok:
+		case given[s.flag]:
+			errs = append(errs, fmt.Errorf("--%s=%q cannot be read: write %s", s.flag, s.value, s.want))
+		default:
+			errs = append(errs, fmt.Errorf("%s=%q cannot be read: write %s, or unset it for the default", s.key, s.value, s.want))
+		}
+	}
 	return errors.Join(errs...)
 }
 

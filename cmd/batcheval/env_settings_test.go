@@ -52,6 +52,8 @@ func TestEnvSettingsRefused(t *testing.T) {
 		// and have no flag to replace it.
 		{cmd: "migrate", key: "BATCHEVAL_ADDR", bad: "localhost", good: "localhost:8080", got: func(c *Config) any { return c.LocalMode() }, want: true},
 		{cmd: "run", key: "BATCHEVAL_ADDR", bad: "0.0.0.0", good: "0.0.0.0:80", got: func(c *Config) any { return c.LocalMode() }, want: false},
+		{cmd: "migrate", key: "BATCHEVAL_LOG_LEVEL", bad: "verbose", flag: "--log-level=debug", good: "WARN", got: func(c *Config) any { return c.LogLevel }, want: "WARN"},
+		{cmd: "run", key: "BATCHEVAL_LOG_FORMAT", bad: "logfmt", flag: "--log-format=json", good: "json", got: func(c *Config) any { return c.LogFormat }, want: "json"},
 		{cmd: "worker", key: "BATCHEVAL_METRICS_ADDR", bad: "9090", flag: "--metrics-addr=127.0.0.1:9090", good: "127.0.0.1:9091", got: func(c *Config) any { return c.MetricsAddr }, want: "127.0.0.1:9091"},
 	} {
 		parse := func(value string, args ...string) (*Config, error) {
@@ -93,6 +95,20 @@ func TestEnvSettingsRefusedTogether(t *testing.T) {
 	for k := range env {
 		if err == nil || !strings.Contains(err.Error(), k) {
 			t.Errorf("error %v does not name %s", err, k)
+		}
+	}
+}
+
+// TestLogFlagsRefused: a log level or format given as a flag that the
+// logger cannot use is refused naming the flag (it used to be taken for
+// info or text).
+func TestLogFlagsRefused(t *testing.T) {
+	for _, args := range [][]string{{"--log-level", "loud"}, {"--log-format=xml"}} {
+		fs, c := newCommand("serve", func(string) string { return "" }, io.Discard)
+		err := c.parse(fs, args)
+		flagName, _, _ := strings.Cut(strings.TrimPrefix(args[0], "--"), "=")
+		if err == nil || !strings.Contains(err.Error(), "--"+flagName+"=") || !strings.Contains(err.Error(), "write ") {
+			t.Errorf("%v: error %v, want one naming --%s and what to write", args, err, flagName)
 		}
 	}
 }
