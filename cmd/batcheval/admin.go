@@ -25,7 +25,7 @@ func createUser(ctx context.Context, args []string, getenv func(string) string, 
 	name := fs.String("name", "", "the person's name as shown to others")
 	roleName := fs.String("role", "", "owner, editor or viewer")
 	wsSlug := fs.String("workspace", models.DefaultWorkspaceSlug, "the workspace's slug")
-	if err := fs.Parse(args); err != nil {
+	if err := c.parse(fs, args); err != nil {
 		return err
 	}
 	role, err := models.ParseRole(*roleName)

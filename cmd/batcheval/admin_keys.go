@@ -45,7 +45,7 @@ func rotateKey(ctx context.Context, args []string, getenv func(string) string, s
 	fs, c := newCommand("admin rotate-key", getenv, stderr)
 	oldFile := fs.String("old-key-file", "", "file holding the secret key the judge keys are encrypted with now (base64)")
 	newFile := fs.String("new-key-file", "", "file holding the new secret key (base64, e.g. openssl rand -base64 32 > new.key)")
-	if err := fs.Parse(args); err != nil {
+	if err := c.parse(fs, args); err != nil {
 		return err
 	}
 	if *oldFile == "" || *newFile == "" {

@@ -93,6 +93,143 @@ type Config struct {
 	// ParkAfter parks an idle worker (serve, worker): see
 	// runner.Config.IdleAfter. 0 never parks.
 	ParkAfter time.Duration
+	// envErrs are the environment values that could not be read, each
+	// with the flag that replaces it ("" for none); parse refuses them
+	// unless that flag is given (see settingsErr).
+	envErrs []envErr
+}
+
+// envErr is an environment value that could not be read: err names the
+// variable and says what to write; flag, when set on the command line,
+// replaces the variable and so clears the error.
+type envErr struct {
+	flag string
+	err  error
+}
+
+// parse parses a command's flags, then refuses the settings that could not
+// be read (settingsErr), before the command opens anything.
+func (c *Config) parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	return c.settingsErr(fs)
+}
+
+// settingsErr is every environment value that could not be read and that
+// no flag given replaces (nil for none), the rescue time's included: an
+// operator who wrote "30 seconds" for a duration or "yes" for a boolean
+// must hear of it at start rather than get the default in silence.
+func (c *Config) settingsErr(fs *flag.FlagSet) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var errs []error
+	for _, e := range c.envErrs {
+		if e.flag == "" || !given[e.flag] {
+			errs = append(errs, e.err)
+		}
+	}
+	if c.rescueAfterErr != nil {
+		errs = append(errs, c.rescueAfterErr)
+	}
+	// The log settings are words, read as given by the flag or the
+	// variable; the logger would take an unknown one for info or text.
+	var lv slog.Level
+	for _, s := range []struct {
+		flag, key, value, want string
+		ok                     bool
+	}{
+		{"log-level", "BATCHEVAL_LOG_LEVEL", c.LogLevel, "debug, info, warn or error", lv.UnmarshalText([]byte(c.LogLevel)) == nil},
+		{"log-format", "BATCHEVAL_LOG_FORMAT", c.LogFormat, "text or json", strings.EqualFold(c.LogFormat, "text") || strings.EqualFold(c.LogFormat, "json")},
+	} {
+		switch {
+		case s.ok:
+		case given[s.flag]:
+			errs = append(errs, fmt.Errorf("--%s=%q cannot be read: write %s", s.flag, s.value, s.want))
+		default:
+			errs = append(errs, fmt.Errorf("%s=%q cannot be read: write %s, or unset it for the default", s.key, s.value, s.want))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// envReader reads a command's settings from the environment, noting each
+// value it cannot read in c.envErrs against the flag that replaces it;
+// the default stands in until parse refuses the value.
+type envReader struct {
+	c      *Config
+	getenv func(string) string
+}
+
+// refuse notes that key's value v could not be read; want says what to
+// write instead.
+func (r envReader) refuse(flagName, key, v, want string) {
+	r.c.envErrs = append(r.c.envErrs, envErr{flag: flagName, err: fmt.Errorf("%s=%q cannot be read: write %s, or unset it for the default", key, v, want)})
+}
+
+// str is key's value, or def when it is empty.
+func (r envReader) str(key, def string) string {
+	if v := r.getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// duration is key's value as a Go duration, or def when it is empty.
+func (r envReader) duration(flagName, key string, def time.Duration) time.Duration {
+	v := r.getenv(key)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		r.refuse(flagName, key, v, "a duration with its unit, e.g. 90s, 5m or 1h30m")
+		return def
+	}
+	return d
+}
+
+// integer is key's value as a whole number, or def when it is empty.
+func (r envReader) integer(flagName, key string, def int) int {
+	v := r.getenv(key)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		r.refuse(flagName, key, v, fmt.Sprintf("a whole number, e.g. %d (the default)", def))
+		return def
+	}
+	return n
+}
+
+// boolean is key's value as true or false (as a flag reads it: 1, t,
+// TRUE, ...), or def when it is empty.
+func (r envReader) boolean(flagName, key string, def bool) bool {
+	v := r.getenv(key)
+	if v == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	if err != nil {
+		r.refuse(flagName, key, v, fmt.Sprintf("true or false (default %t)", def))
+		return def
+	}
+	return b
+}
+
+// address is key's value as a host:port to listen on, or def when it is
+// empty.
+func (r envReader) address(flagName, key, def string) string {
+	v := r.getenv(key)
+	if v == "" {
+		return def
+	}
+	if _, _, err := net.SplitHostPort(v); err != nil {
+		r.refuse(flagName, key, v, "host:port, e.g. 127.0.0.1:8080 (or :8080 for every interface)")
+		return def
+	}
+	return v
 }
 
 // defaultParkAfter is --park-after's default (see the flag).
@@ -133,13 +270,15 @@ func checkRescueAfter(d time.Duration) error {
 
 // bindRescueAfter registers --rescue-after, read from BATCHEVAL_RESCUE_AFTER
 // by default; both are checked (checkRescueAfter). A bad flag is refused
-// when the flags are parsed, a bad variable by runnerConfig unless the
-// flag replaces it.
+// when the flags are parsed, a bad variable right after (Config.parse, and
+// runnerConfig again) unless the flag replaces it.
 func (c *Config) bindRescueAfter(fs *flag.FlagSet, getenv func(string) string) {
 	c.RescueAfter = runner.DefaultRescueAfter
 	if v := getenv("BATCHEVAL_RESCUE_AFTER"); v != "" {
 		d, err := time.ParseDuration(v)
-		if err == nil {
+		if err != nil {
+			err = fmt.Errorf("cannot be read: write a duration with its unit, e.g. %s (the default)", runner.DefaultRescueAfter)
+		} else {
 			err = checkRescueAfter(d)
 		}
 		if err != nil {
@@ -165,19 +304,9 @@ func (c *Config) bindRescueAfter(fs *flag.FlagSet, getenv func(string) string) {
 // storage and logging flags; only serve and worker, which run a server or
 // shared workers, have the others. Environment variables give the defaults.
 func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool) *Config {
-	env := func(k, def string) string {
-		if v := getenv(k); v != "" {
-			return v
-		}
-		return def
-	}
-	envInt := func(k string, def int) int {
-		if v, err := strconv.Atoi(getenv(k)); err == nil {
-			return v
-		}
-		return def
-	}
 	c := &Config{}
+	r := envReader{c: c, getenv: getenv}
+	env := r.str
 	fs.StringVar(&c.DatabaseURL, "database-url", env("DATABASE_URL", ""), "PostgreSQL URL; empty uses SQLite (env DATABASE_URL)")
 	fs.StringVar(&c.SQLitePath, "db", env("BATCHEVAL_DB", "data/batcheval.db"), "SQLite file when no PostgreSQL URL is set (env BATCHEVAL_DB)")
 	fs.StringVar(&c.LogLevel, "log-level", env("BATCHEVAL_LOG_LEVEL", "info"), "debug, info, warn or error (env BATCHEVAL_LOG_LEVEL)")
@@ -185,59 +314,59 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 	// The runner's durability knobs, wherever runs are worked (serve,
 	// worker and run); the defaults suit production, tests shorten them.
 	if works {
-		fs.DurationVar(&c.Lease, "lease", envDuration(getenv, "BATCHEVAL_LEASE", runner.DefaultLeaseTTL), "run lease: a crashed worker's run is taken over after about this long (env BATCHEVAL_LEASE)")
-		fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", envDuration(getenv, "BATCHEVAL_SHUTDOWN_GRACE", defaultShutdownGrace), "on SIGINT/SIGTERM, how long to wait for judge calls already sent (env BATCHEVAL_SHUTDOWN_GRACE)")
-		fs.IntVar(&c.TimeoutRetries, "timeout-retries", envInt("BATCHEVAL_TIMEOUT_RETRIES", 1), "retries of a judge call that timed out; 0 for none (env BATCHEVAL_TIMEOUT_RETRIES)")
-		fs.DurationVar(&c.ProbeInterval, "probe-interval", envDuration(getenv, "BATCHEVAL_PROBE_INTERVAL", runner.DefaultProbeInterval), "while a run waits for a judge that is down, how often it is probed (env BATCHEVAL_PROBE_INTERVAL)")
+		fs.DurationVar(&c.Lease, "lease", r.duration("lease", "BATCHEVAL_LEASE", runner.DefaultLeaseTTL), "run lease: a crashed worker's run is taken over after about this long (env BATCHEVAL_LEASE)")
+		fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", r.duration("shutdown-grace", "BATCHEVAL_SHUTDOWN_GRACE", defaultShutdownGrace), "on SIGINT/SIGTERM, how long to wait for judge calls already sent (env BATCHEVAL_SHUTDOWN_GRACE)")
+		fs.IntVar(&c.TimeoutRetries, "timeout-retries", r.integer("timeout-retries", "BATCHEVAL_TIMEOUT_RETRIES", 1), "retries of a judge call that timed out; 0 for none (env BATCHEVAL_TIMEOUT_RETRIES)")
+		fs.DurationVar(&c.ProbeInterval, "probe-interval", r.duration("probe-interval", "BATCHEVAL_PROBE_INTERVAL", runner.DefaultProbeInterval), "while a run waits for a judge that is down, how often it is probed (env BATCHEVAL_PROBE_INTERVAL)")
 		// Wherever runs are launched or resumed: the command line's judge
 		// has no form to give its prices in (QA: its runs had no cost).
 		fs.StringVar(&c.Prices, "prices", env("BATCHEVAL_PRICES", ""), "model prices in USD per million tokens, e.g. gpt-4o=2.5:10,gpt-4o-mini=0.15:0.6 (env BATCHEVAL_PRICES)")
 		// Two minutes by default (runner.DefaultRescueAfter says why).
 		c.bindRescueAfter(fs, getenv)
-		fs.DurationVar(&c.DBRetryFor, "db-retry-for", envDuration(getenv, "BATCHEVAL_DB_RETRY_FOR", models.DefaultRetryFor), "how long a run's writes are retried through database errors before the run pauses (env BATCHEVAL_DB_RETRY_FOR)")
+		fs.DurationVar(&c.DBRetryFor, "db-retry-for", r.duration("db-retry-for", "BATCHEVAL_DB_RETRY_FOR", models.DefaultRetryFor), "how long a run's writes are retried through database errors before the run pauses (env BATCHEVAL_DB_RETRY_FOR)")
 	}
 	if !server {
 		// Commands without a listener (run, migrate, admin) still follow
 		// the deployment's address for local mode: loopback judges and a
 		// generated secret key for `batcheval run` on a laptop, and the
 		// same key rules as the team's server for migrate and admin.
-		c.Addr = env("BATCHEVAL_ADDR", "127.0.0.1:8080")
+		c.Addr = r.address("", "BATCHEVAL_ADDR", "127.0.0.1:8080")
 		return c
 	}
 	// Loopback by default: the dashboard has no accounts yet, so it should
 	// not be reachable from the network unless someone says so.
-	fs.StringVar(&c.Addr, "addr", env("BATCHEVAL_ADDR", "127.0.0.1:8080"), "address to listen on (env BATCHEVAL_ADDR)")
+	fs.StringVar(&c.Addr, "addr", r.address("addr", "BATCHEVAL_ADDR", "127.0.0.1:8080"), "address to listen on (env BATCHEVAL_ADDR)")
 	// 50 MB holds a few hundred thousand short samples; larger sets are
 	// better split than uploaded through a browser.
-	fs.IntVar(&c.MaxUploadMB, "max-upload-mb", envInt("BATCHEVAL_MAX_UPLOAD_MB", 50), "largest dataset upload in MiB (env BATCHEVAL_MAX_UPLOAD_MB)")
+	fs.IntVar(&c.MaxUploadMB, "max-upload-mb", r.integer("max-upload-mb", "BATCHEVAL_MAX_UPLOAD_MB", 50), "largest dataset upload in MiB (env BATCHEVAL_MAX_UPLOAD_MB)")
 	// 100,000 rows keeps a browser upload quick to check and map; teams with
 	// bigger sets raise it (imports stream, so memory does not grow with it).
-	fs.IntVar(&c.MaxUploadRows, "max-upload-rows", envInt("BATCHEVAL_MAX_UPLOAD_ROWS", dataimport.DefaultMaxRows), "most rows of one dataset upload (env BATCHEVAL_MAX_UPLOAD_ROWS)")
-	fs.IntVar(&c.PageConcurrency, "page-concurrency", envInt("BATCHEVAL_PAGE_CONCURRENCY", 0),
+	fs.IntVar(&c.MaxUploadRows, "max-upload-rows", r.integer("max-upload-rows", "BATCHEVAL_MAX_UPLOAD_ROWS", dataimport.DefaultMaxRows), "most rows of one dataset upload (env BATCHEVAL_MAX_UPLOAD_ROWS)")
+	fs.IntVar(&c.PageConcurrency, "page-concurrency", r.integer("page-concurrency", "BATCHEVAL_PAGE_CONCURRENCY", 0),
 		"pages rendered at once, the rest waiting their turn in arrival order (downloads, events and the API are not queued); 0: two per core, -1: no limit (env BATCHEVAL_PAGE_CONCURRENCY)")
-	fs.IntVar(&c.MaxRuns, "max-runs", envInt("BATCHEVAL_MAX_RUNS", 4), "runs one process executes at once (env BATCHEVAL_MAX_RUNS)")
-	fs.BoolVar(&c.SeedDemo, "seed-demo", env("BATCHEVAL_SEED_DEMO", "true") == "true", "create the demo project on start (env BATCHEVAL_SEED_DEMO)")
+	fs.IntVar(&c.MaxRuns, "max-runs", r.integer("max-runs", "BATCHEVAL_MAX_RUNS", 4), "runs one process executes at once (env BATCHEVAL_MAX_RUNS)")
+	fs.BoolVar(&c.SeedDemo, "seed-demo", r.boolean("seed-demo", "BATCHEVAL_SEED_DEMO", true), "create the demo project on start (env BATCHEVAL_SEED_DEMO)")
 	// A quarter second per answer lets a newcomer watch the demo run's
 	// progress, where an instant answer would finish before the page loads.
-	fs.DurationVar(&c.SimLatency, "sim-latency", envDuration(getenv, "BATCHEVAL_SIM_LATENCY", 250*time.Millisecond), "how long the simulated judge takes per answer (env BATCHEVAL_SIM_LATENCY)")
-	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", env("BATCHEVAL_WEBHOOK_ALLOW_PRIVATE", "false") == "true", "let workspace webhooks reach private addresses (env BATCHEVAL_WEBHOOK_ALLOW_PRIVATE); link-local and metadata addresses are always refused")
-	fs.BoolVar(&c.SecureCookies, "secure-cookies", env("BATCHEVAL_SECURE_COOKIES", "false") == "true", "mark every cookie Secure: set when TLS ends at a proxy in front (env BATCHEVAL_SECURE_COOKIES)")
+	fs.DurationVar(&c.SimLatency, "sim-latency", r.duration("sim-latency", "BATCHEVAL_SIM_LATENCY", 250*time.Millisecond), "how long the simulated judge takes per answer (env BATCHEVAL_SIM_LATENCY)")
+	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", r.boolean("webhook-allow-private", "BATCHEVAL_WEBHOOK_ALLOW_PRIVATE", false), "let workspace webhooks reach private addresses (env BATCHEVAL_WEBHOOK_ALLOW_PRIVATE); link-local and metadata addresses are always refused")
+	fs.BoolVar(&c.SecureCookies, "secure-cookies", r.boolean("secure-cookies", "BATCHEVAL_SECURE_COOKIES", false), "mark every cookie Secure: set when TLS ends at a proxy in front (env BATCHEVAL_SECURE_COOKIES)")
 	fs.StringVar(&c.AllowedHosts, "allowed-hosts", env("BATCHEVAL_ALLOWED_HOSTS", ""), "host names the dashboard answers to, comma-separated; empty: localhost, 127.0.0.1, ::1 and the bind host (env BATCHEVAL_ALLOWED_HOSTS)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", env("BATCHEVAL_TRUSTED_PROXIES", ""), "reverse proxies whose X-Forwarded-For/-Proto are believed, CIDRs or addresses (env BATCHEVAL_TRUSTED_PROXIES)")
 	// Judges on private networks and loopback are off unless the operator
 	// says so (loopback is on in local mode, for Ollama on the same laptop):
 	// a judge URL is typed in the dashboard, and the server must not become
 	// a way into the networks it can reach.
-	fs.BoolVar(&c.JudgeAllowPrivate, "judge-allow-private", env("BATCHEVAL_JUDGE_ALLOW_PRIVATE", "false") == "true", "allow judges on private networks: 10/8, 172.16/12, 192.168/16, fc00::/7 (env BATCHEVAL_JUDGE_ALLOW_PRIVATE)")
+	fs.BoolVar(&c.JudgeAllowPrivate, "judge-allow-private", r.boolean("judge-allow-private", "BATCHEVAL_JUDGE_ALLOW_PRIVATE", false), "allow judges on private networks: 10/8, 172.16/12, 192.168/16, fc00::/7 (env BATCHEVAL_JUDGE_ALLOW_PRIVATE)")
 	fs.StringVar(&c.JudgeAllowLoopback, "judge-allow-loopback", env("BATCHEVAL_JUDGE_ALLOW_LOOPBACK", ""), "allow judges on this machine's loopback: true or false; empty: only in local mode (env BATCHEVAL_JUDGE_ALLOW_LOOPBACK)")
 	// Four full-size uploads can wait for their mapping at once: enough for
 	// a team preparing several data sets, and a bound on what unfinished
 	// uploads hold in the database.
-	fs.IntVar(&c.UploadQuotaMB, "upload-quota-mb", envInt("BATCHEVAL_UPLOAD_QUOTA_MB", 200), "most MiB of uploads a workspace may have waiting for their column mapping; 0: no quota (env BATCHEVAL_UPLOAD_QUOTA_MB)")
+	fs.IntVar(&c.UploadQuotaMB, "upload-quota-mb", r.integer("upload-quota-mb", "BATCHEVAL_UPLOAD_QUOTA_MB", 200), "most MiB of uploads a workspace may have waiting for their column mapping; 0: no quota (env BATCHEVAL_UPLOAD_QUOTA_MB)")
 	// Twenty runs at once holds two "Launch all methods" experiments (nine
 	// runs each) plus a couple of single runs; more is likely a mistake
 	// that would spend real money.
-	fs.IntVar(&c.MaxRunsPerWorkspace, "max-runs-per-workspace", envInt("BATCHEVAL_MAX_RUNS_PER_WORKSPACE", 20), "most runs a workspace may have queued or running at once; 0: no limit (env BATCHEVAL_MAX_RUNS_PER_WORKSPACE)")
+	fs.IntVar(&c.MaxRunsPerWorkspace, "max-runs-per-workspace", r.integer("max-runs-per-workspace", "BATCHEVAL_MAX_RUNS_PER_WORKSPACE", 20), "most runs a workspace may have queued or running at once; 0: no limit (env BATCHEVAL_MAX_RUNS_PER_WORKSPACE)")
 	c.SecretKey = getenv("BATCHEVAL_SECRET_KEY")
 	fs.StringVar(&c.SecretKeyFile, "secret-key-file", env("BATCHEVAL_SECRET_KEY_FILE", ""), "file holding the base64 key that encrypts stored judge keys; or set BATCHEVAL_SECRET_KEY (env BATCHEVAL_SECRET_KEY_FILE)")
 	// On by default after 5 minutes idle: a parked worker notices a run
@@ -245,14 +374,14 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 	// a one-query look a second) or sooner (PostgreSQL: LISTEN), and one
 	// queued through this process at once; while parked it costs almost no
 	// CPU. Five minutes keeps a worker that is used on and off awake.
-	fs.DurationVar(&c.ParkAfter, "park-after", envDuration(getenv, "BATCHEVAL_PARK_AFTER", defaultParkAfter),
+	fs.DurationVar(&c.ParkAfter, "park-after", r.duration("park-after", "BATCHEVAL_PARK_AFTER", defaultParkAfter),
 		"stop the job engine after this long with no run to work, cutting an idle worker's CPU to almost nothing; "+
 			"runs queued through this process wake it at once, runs queued by another process within a fraction of a second on PostgreSQL "+
 			"(LISTEN/NOTIFY, one connection) and within a second on SQLite (one small query a second); 0: never (env BATCHEVAL_PARK_AFTER)")
 	c.MetricsToken = getenv("BATCHEVAL_METRICS_TOKEN")
 	fs.StringVar(&c.MetricsTokenFile, "metrics-token-file", env("BATCHEVAL_METRICS_TOKEN_FILE", ""),
 		"file holding the bearer token Prometheus must send for /metrics; or set BATCHEVAL_METRICS_TOKEN; with neither, serve's /metrics answers only this machine (env BATCHEVAL_METRICS_TOKEN_FILE)")
-	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("BATCHEVAL_METRICS_ADDR", ""), "worker: serve Prometheus /metrics on this address, e.g. 127.0.0.1:9090 (env BATCHEVAL_METRICS_ADDR; serve has /metrics on --addr)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", r.address("metrics-addr", "BATCHEVAL_METRICS_ADDR", ""), "worker: serve Prometheus /metrics on this address, e.g. 127.0.0.1:9090 (env BATCHEVAL_METRICS_ADDR; serve has /metrics on --addr)")
 	return c
 }
 
@@ -461,7 +590,7 @@ func openWorkspace(ctx context.Context, c *Config, log *slog.Logger) (*models.DB
 
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs, c := newCommand("migrate", getenv, stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := c.parse(fs, args); err != nil {
 		return err
 	}
 	log := c.logger(stderr)
@@ -499,11 +628,4 @@ func parsePrices(s string) (map[string]handlers.Price, error) {
 		out[strings.TrimSpace(model)] = handlers.Price{Input: pi, Output: po}
 	}
 	return out, nil
-}
-
-func envDuration(getenv func(string) string, key string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(getenv(key)); err == nil {
-		return d
-	}
-	return def
 }

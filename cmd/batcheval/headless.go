@@ -96,7 +96,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		project     = fs.String("project", "Command-line runs", "project the run is stored under")
 		spendCap    = fs.String("spend-cap-usd", "", "spending cap in `USD`, e.g. 2.50: no new judge call starts once the run's cost so far plus the next call's estimate would pass it; the run then stops, and batcheval resume --spend-cap-usd with a higher cap finishes it. Needs the judge's prices (--prices)")
 	)
-	if err := fs.Parse(args); err != nil {
+	if err := c.parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil // the usage was printed, as asked
 		}

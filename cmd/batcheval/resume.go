@@ -35,7 +35,7 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 	fs.Usage = func() { fmt.Fprint(stderr, resumeUsage); fs.PrintDefaults() }
 	queueOnly := fs.Bool("queue-only", false, "queue the run for the serve and worker processes and exit")
 	spendCap := fs.String("spend-cap-usd", "", "the run's new spending cap in `USD`, e.g. 5, set before it resumes (absent: the run keeps its own)")
-	if err := fs.Parse(args); err != nil {
+	if err := c.parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil // the usage was printed, as asked (it used to end in an error)
 		}

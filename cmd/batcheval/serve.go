@@ -38,7 +38,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	fs, c := newCommand(name, getenv, stderr)
 	noWork := fs.Bool("no-worker", false, "serve only; leave the runs to separate `batcheval worker` processes")
-	if err := fs.Parse(args); err != nil {
+	if err := c.parse(fs, args); err != nil {
 		return err
 	}
 	rc, err := c.runnerConfig() // refuses bad worker settings before anything starts
