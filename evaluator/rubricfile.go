@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/goccy/go-yaml"
 )
@@ -32,7 +33,75 @@ func ParseRubricFile(b []byte) (Rubric, error) {
 	if err := r.Validate(); err != nil {
 		return Rubric{}, err
 	}
+	if err := checkFileControls(r); err != nil {
+		return Rubric{}, err
+	}
 	return r, nil
+}
+
+// checkFileControls refuses a control character other than tab and line
+// breaks in any text of a rubric file, naming where: a YAML "\0" or "\e"
+// or a JSON "\u0000" in a task, a description, a column or an example is
+// no text anyone means to show a judge, and PostgreSQL refuses NUL in
+// text. (The checks of every request see a file's name, not its
+// contents.) Criterion names and labels, one line each, are refused any
+// control character by Validate.
+func checkFileControls(r Rubric) error {
+	check := func(where, value string) error {
+		if what := controlProblem(value); what != "" {
+			return fmt.Errorf("%s holds %s, which is not text: remove it (tabs and line breaks are kept)", where, what)
+		}
+		return nil
+	}
+	if err := check("the task", r.Task); err != nil {
+		return err
+	}
+	for i, f := range r.Fields {
+		if err := check(fmt.Sprintf("field %d: the column", i+1), f.Column); err != nil {
+			return err
+		}
+	}
+	for i, c := range r.Criteria {
+		in := fmt.Sprintf("criterion %d (%q): ", i+1, c.Name)
+		texts := [][2]string{{"the description", c.Description}, {"the low level description", c.Levels.Low},
+			{"the middle level description", c.Levels.Middle}, {"the high level description", c.Levels.High}, {"the human_column", c.HumanColumn}}
+		for k, col := range c.AnnotatorColumns {
+			texts = append(texts, [2]string{fmt.Sprintf("annotator column %d", k+1), col})
+		}
+		for _, t := range texts {
+			if err := check(in+t[0], t[1]); err != nil {
+				return err
+			}
+		}
+		for j, ex := range c.Examples {
+			in := fmt.Sprintf("criterion %d (%q), example %d: ", i+1, c.Name, j+1)
+			texts := [][2]string{{"the sample_id", ex.SampleID}, {"the reason", ex.Reason}}
+			for k, f := range ex.Fields {
+				texts = append(texts, [2]string{fmt.Sprintf("the text of field %d", k+1), f.Value})
+			}
+			for _, t := range texts {
+				if err := check(in+t[0], t[1]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// controlProblem names the first control character of s other than tab,
+// line feed and carriage return ("a control character (U+0000, NUL)"), or
+// says "" when there is none.
+func controlProblem(s string) string {
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r' {
+			if r == 0 {
+				return "a control character (U+0000, NUL)"
+			}
+			return fmt.Sprintf("a control character (%U)", r)
+		}
+	}
+	return ""
 }
 
 // yamlProblem is the decoder's message on one line, without the source

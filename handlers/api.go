@@ -407,6 +407,10 @@ type APIJudge struct {
 	LastTestError string     `json:"last_test_error,omitempty"`
 	CreatedAt     time.Time  `json:"created_at"`
 	UpdatedAt     time.Time  `json:"updated_at"`
+	// BaseURLNote, in the answer to a create or update only, says that the
+	// base_url sent ended in an endpoint path (/chat/completions), which
+	// every call adds itself, and was saved without it.
+	BaseURLNote string `json:"base_url_note,omitempty"`
 }
 
 func apiJudge(j models.Judge) APIJudge {
@@ -1163,6 +1167,7 @@ func (h *Handlers) apiCreateJudge(c echo.Context) error {
 	if err := applyJudgeForm(&j, in.judgeForm(newJudgeForm())); err != nil {
 		return err
 	}
+	note := shortenPastedEndpoint(&j)
 	if err := h.DB.SaveJudge(c.Request().Context(), &j); err != nil {
 		return err
 	}
@@ -1174,7 +1179,9 @@ func (h *Handlers) apiCreateJudge(c echo.Context) error {
 		return err
 	}
 	setETag(c, stored.Revision())
-	return apiCreated(c, "/api/v1/judges/"+strconv.FormatInt(j.ID, 10), apiJudge(stored))
+	out := apiJudge(stored)
+	out.BaseURLNote = note
+	return apiCreated(c, "/api/v1/judges/"+strconv.FormatInt(j.ID, 10), out)
 }
 
 func (h *Handlers) apiUpdateJudge(c echo.Context) error {
@@ -1203,6 +1210,7 @@ func (h *Handlers) apiUpdateJudge(c echo.Context) error {
 	if err := applyJudgeForm(&j, f); err != nil {
 		return err
 	}
+	note := shortenPastedEndpoint(&j)
 	ctx := c.Request().Context()
 	if err := h.DB.SaveJudgeIf(ctx, &j, expect); err != nil {
 		return changedSinceRead(err, "judge", "/api/v1/judges/"+strconv.FormatInt(j.ID, 10))
@@ -1217,7 +1225,9 @@ func (h *Handlers) apiUpdateJudge(c echo.Context) error {
 		return err
 	}
 	setETag(c, stored.Revision())
-	return c.JSON(http.StatusOK, apiJudge(stored))
+	out := apiJudge(stored)
+	out.BaseURLNote = note
+	return c.JSON(http.StatusOK, out)
 }
 
 // apiPlanLaunch reads a launch body and plans it as the launch form would.

@@ -373,7 +373,7 @@ func TestAPIEveryEndpointMatchesOpenAPI(t *testing.T) {
 		for _, rec := range []*httptest.ResponseRecorder{
 			a.get(p("/api/v1/judges/%d", j.ID), tok),
 			a.get("/api/v1/judges", viewTok),
-			a.json(http.MethodPut, p("/api/v1/judges/%d", j.ID), tok, map[string]any{"name": "Real 2", "base_url": "https://judge.example/v1", "model": "m2"}),
+			a.json(http.MethodPut, p("/api/v1/judges/%d", j.ID), tok, map[string]any{"name": "Real 2", "base_url": "https://judge.example/v1/chat/completions", "model": "m2"}),
 		} {
 			if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), secret) || !strings.Contains(rec.Body.String(), `"has_stored_key":true`) {
 				t.Errorf("judge answer %d shows the key or loses it: %s", rec.Code, rec.Body)

@@ -391,16 +391,18 @@ func (h *Handlers) showMappingForm(c echo.Context) error {
 // freeDatasetName is the name suggested for an upload: the file's name,
 // numbered ("messy (2)") when a dataset of the project already has it, so
 // that the launch form, the rubric preview and the project's list can tell
-// two uploads of files with one name apart.
+// two uploads of files with one name apart. A name over the dataset name
+// limit is shortened (the person typed none; the field shows it to edit).
 func freeDatasetName(name string, datasets []models.Dataset) string {
 	taken := func(n string) bool {
 		return slices.ContainsFunc(datasets, func(d models.Dataset) bool { return strings.EqualFold(d.Name, n) })
 	}
-	if !taken(name) {
+	limit := models.MaxNameFor(models.KindDataset)
+	if name = models.ShortenName(name, limit); !taken(name) {
 		return name
 	}
 	for i := 2; ; i++ {
-		if n := fmt.Sprintf("%s (%d)", name, i); !taken(n) {
+		if n := models.ComposeName(limit, "", name, fmt.Sprintf(" (%d)", i)); !taken(n) {
 			return n
 		}
 	}

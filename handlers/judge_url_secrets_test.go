@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -185,6 +186,38 @@ func TestJudgeBaseURLRefusesFragmentCredentials(t *testing.T) {
 					}
 				}
 			})
+		}
+	})
+}
+
+// TestJudgeBaseURLThatDoesNotParseRefused: a base URL that does not read
+// as an address ("https://judge:se cret@host/v1": a space in the password)
+// hides whatever credential it holds from the check that finds them, and
+// was stored as typed, shown to every member. The form and the API now
+// refuse it, the message quoting it cut before the '@'.
+func TestJudgeBaseURLThatDoesNotParseRefused(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		const secret = "se cret-pw"
+		baseURL := "https://judge:" + secret + "@llm.example/v1"
+		page := env.postForm("/judges", judgeFormValues("unparsed page judge", baseURL, "", ""))
+		body, _ := json.Marshal(map[string]any{"name": "unparsed api judge", "base_url": baseURL, "model": "m"})
+		api := env.do(http.MethodPost, "/api/v1/judges", bytes.NewReader(body), echo.MIMEApplicationJSON)
+		for what, rec := range map[string]*httptest.ResponseRecorder{"form": page, "API": api} {
+			b := rec.Body.String()
+			if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(b, "cannot be read as an address") {
+				t.Errorf("%s: %d %.400s, want 422 saying the base URL cannot be read", what, rec.Code, b)
+			}
+			// The form shows the person what they typed, to correct it; the
+			// message quotes it cut.
+			shown := html.UnescapeString(strings.ReplaceAll(b, `\"`, `"`)) // as the page or the JSON string reads
+			if !strings.Contains(shown, `"[REDACTED]@llm.example/v1" cannot be read`) || (what == "API" && strings.Contains(b, "cret-pw")) {
+				t.Errorf("%s: the message does not quote the address cut before the '@': %.600s", what, b)
+			}
+		}
+		for _, n := range []string{"unparsed page judge", "unparsed api judge"} {
+			if _, ok := env.judgeNamed(n); ok {
+				t.Errorf("%q was stored", n)
+			}
 		}
 	})
 }

@@ -262,7 +262,9 @@ func (h *Handlers) createJudge(c echo.Context) error {
 	if err == nil {
 		lim, err = judgeLimitsOf(f)
 	}
+	note := ""
 	if err == nil {
+		note = shortenPastedEndpoint(&j)
 		err = h.DB.SaveJudge(c.Request().Context(), &j)
 	}
 	if err == nil {
@@ -277,7 +279,7 @@ func (h *Handlers) createJudge(c echo.Context) error {
 		return render(c, http.StatusUnprocessableEntity, web.JudgeFormPage(v))
 	}
 	h.audit(c, models.AuditJudgeCreated, judgeTarget(j), keyAuditDetail(j.APIKey != "", "", j.APIKeyEnv))
-	return redirect(c, "/judges", fmt.Sprintf("Judge %q saved. Use \"Test connection\" to check it answers.", j.Name))
+	return redirect(c, "/judges", strings.TrimSpace(fmt.Sprintf("Judge %q saved. %s Use \"Test connection\" to check it answers.", j.Name, note)))
 }
 
 // updateJudge saves a judge's form. An empty key keeps the stored one. The
@@ -303,7 +305,9 @@ func (h *Handlers) updateJudge(c echo.Context) error {
 	if err == nil {
 		lim, err = judgeLimitsOf(f)
 	}
+	note := ""
 	if err == nil {
+		note = shortenPastedEndpoint(&j)
 		err = h.DB.SaveJudgeIf(c.Request().Context(), &j, expectRevision(revision))
 	}
 	if models.ErrorCode(err) == models.EChanged {
@@ -325,7 +329,24 @@ func (h *Handlers) updateJudge(c echo.Context) error {
 	} else {
 		h.audit(c, models.AuditJudgeUpdated, judgeTarget(j), "")
 	}
-	return redirect(c, "/judges", fmt.Sprintf("Judge %q saved.", j.Name))
+	return redirect(c, "/judges", strings.TrimSpace(fmt.Sprintf("Judge %q saved. %s", j.Name, note)))
+}
+
+// shortenPastedEndpoint drops the endpoint path pasted at the end of j's
+// base URL (the whole .../chat/completions address, as Azure's portal and
+// OpenAI's reference show it), which every call adds itself, keeping the
+// query string (Azure's ?api-version=). It says so, or "" when the base
+// URL had none. The form and the API save through it.
+func shortenPastedEndpoint(j *models.Judge) string {
+	if j.Simulated {
+		return ""
+	}
+	short, suffix := judge.TrimEndpoint(j.BaseURL)
+	if suffix == "" {
+		return ""
+	}
+	j.BaseURL = short
+	return fmt.Sprintf("The base URL ended in %s, which every call adds itself: it was shortened to %s.", suffix, judge.RedactURL(short))
 }
 
 // judgeSavedMeanwhile answers a save refused because someone saved the
@@ -611,10 +632,8 @@ func baseURLHint(ctx context.Context, cfg judge.Config, err error) string {
 		return v.String()
 	}
 	path := strings.TrimRight(u.Path, "/")
-	for _, suffix := range []string{"/chat/completions", "/completions"} {
-		if strings.HasSuffix(strings.ToLower(path), suffix) {
-			return fmt.Sprintf("The base URL ends in %s, which is added to it for every call: set the base URL to %s", suffix, judge.RedactURL(withPath(path[:len(path)-len(suffix)])))
-		}
+	if suffix := judge.EndpointSuffix(path); suffix != "" {
+		return fmt.Sprintf("The base URL ends in %s, which is added to it for every call: set the base URL to %s", suffix, judge.RedactURL(withPath(path[:len(path)-len(suffix)])))
 	}
 	// An Azure deployment's address has no /v1 to add.
 	if strings.HasSuffix(path, "/v1") || strings.Contains(path, "/deployments/") {

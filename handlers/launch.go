@@ -908,12 +908,15 @@ func (h *Handlers) launchPlanned(c echo.Context, in launchInput, pl *launchPlan)
 	}
 	name := in.Name
 	if name == "" {
-		// Stored names may hold line breaks from before they were refused.
-		name = models.OneLine(pl.rubric.Name + " on " + pl.dataset.Name)
+		// Stored names may hold line breaks from before they were refused;
+		// a dataset name near its limit is shortened, not refused: the
+		// person typed no name.
+		label := ""
 		if def, _ := methods.Lookup(""); in.Method != def.Name() {
 			// Runs of the default method go unlabelled.
-			name += " (" + methods.Label(string(in.Method)) + ")"
+			label = " (" + methods.Label(string(in.Method)) + ")"
 		}
+		name = models.ComposeName(models.MaxNameFor(models.KindRun), models.OneLine(pl.rubric.Name)+" on ", models.OneLine(pl.dataset.Name), label)
 	}
 	run := h.runTemplate(pl, name)
 	run.Method, run.Settings = string(in.Method), pl.settingsFor(in, in.Method)
@@ -997,7 +1000,7 @@ func (h *Handlers) launchAllPlanned(c echo.Context, in launchInput, pl *launchPl
 	list := runner.StandardSetups(pl.settingsFor(in, def.Name()), pl.methodSettings)
 	name := in.Name
 	if name == "" {
-		name = models.OneLine("All methods on " + pl.dataset.Name)
+		name = models.ComposeName(models.MaxNameFor(models.KindExperiment), "All methods on ", models.OneLine(pl.dataset.Name), "")
 	}
 	e, runs, err = h.Runner.LaunchAll(c.Request().Context(), h.runTemplate(pl, ""), name, list)
 	if e.ID != 0 {

@@ -160,7 +160,8 @@ func (h *Handlers) importRubric(c echo.Context) error {
 	if err != nil {
 		return fail(fh.Filename + ": " + err.Error())
 	}
-	name := models.OneLine(strings.TrimSpace(strings.TrimSuffix(filepath.Base(fh.Filename), filepath.Ext(fh.Filename))))
+	// Named after the file, shortened to the limit (nobody typed it).
+	name := models.ShortenName(models.OneLine(strings.TrimSpace(strings.TrimSuffix(filepath.Base(fh.Filename), filepath.Ext(fh.Filename)))), models.MaxNameFor(models.KindRubric))
 	if name == "" {
 		name = "Imported rubric"
 	}

@@ -122,6 +122,41 @@ func OneLine(s string) string {
 	return strings.Join(kept, " ")
 }
 
+// Ellipsis ends a name that was cut to fit its limit.
+const Ellipsis = "…"
+
+// ShortenName cuts s to at most limit characters, on a character boundary,
+// ending it with Ellipsis when anything was cut. It is for names the
+// product composes (nobody typed them, so nobody should be refused one);
+// a typed name over its limit is refused instead (CheckNewName).
+func ShortenName(s string, limit int) string {
+	if utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	if limit < 1 {
+		return ""
+	}
+	r := []rune(s)[:limit-1]
+	return strings.TrimRight(string(r), " ") + Ellipsis
+}
+
+// ComposeName is before+source+after cut to at most limit characters by
+// shortening source, a stored name the product builds a new name from
+// ("Around run 7: " + run name, dataset name + " (noisy copy, ...)"): the
+// words around it, which say what the new object is, stay whole. Should
+// they alone not fit, the whole is cut at its end.
+func ComposeName(limit int, before, source, after string) string {
+	whole := before + source + after
+	if utf8.RuneCountInString(whole) <= limit {
+		return whole
+	}
+	room := limit - utf8.RuneCountInString(before) - utf8.RuneCountInString(after)
+	if room < 2 { // not even one character of source and the ellipsis
+		return ShortenName(whole, limit)
+	}
+	return before + ShortenName(source, room) + after
+}
+
 // checkLengths applies checkLength to (field, value, limit) triples in order.
 func checkLengths(checks ...lengthCheck) error {
 	for _, c := range checks {

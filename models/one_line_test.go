@@ -48,3 +48,35 @@ func TestReviewOneLineFields(t *testing.T) {
 		}
 	}
 }
+
+// TestComposedNameCuts: a name the product composes is cut to its limit
+// on a character boundary, ending in an ellipsis; the source name is what
+// is cut, and the words around it stay whole while they fit.
+func TestComposedNameCuts(t *testing.T) {
+	for _, tc := range []struct {
+		limit                 int
+		before, source, after string
+		want                  string
+	}{
+		{10, "", "short", "", "short"},
+		{10, "", "exactly10!", "", "exactly10!"},
+		{10, "", "eleven long", "", "eleven lo…"},
+		{6, "", "ééééééé", "", "ééééé…"},                   // characters, not bytes
+		{6, "", "ab   cdefgh", "", "ab…"},                  // no space before the ellipsis
+		{12, "Run ", "abcdefghij", " (x)", "Run abc… (x)"}, // the source is cut, not its frame
+		{12, "Run ", "abcd", " (x)", "Run abcd (x)"},
+		{6, "Around ", "run", "", "Aroun…"}, // the frame alone does not fit: the whole is cut
+		{0, "", "x", "", ""},
+	} {
+		got := models.ComposeName(tc.limit, tc.before, tc.source, tc.after)
+		if got != tc.want {
+			t.Errorf("ComposeName(%d, %q, %q, %q) = %q, want %q", tc.limit, tc.before, tc.source, tc.after, got, tc.want)
+		}
+		if n := len([]rune(got)); n > tc.limit {
+			t.Errorf("ComposeName(%d, ...) = %q has %d characters", tc.limit, got, n)
+		}
+	}
+	if got := models.ShortenName("abcdef", 4); got != "abc…" {
+		t.Errorf("ShortenName(abcdef, 4) = %q, want abc…", got)
+	}
+}

@@ -291,6 +291,34 @@ func (db *DB) ListRubrics(ctx context.Context, wsID, projectID int64, opts ...Li
 
 // ---- judges ----
 
+// CheckBaseURLCredentials refuses a judge base URL holding a credential: a
+// user name or password, or a credential parameter in its query string or
+// fragment. Every member reads a judge's base URL (the judges page, the
+// API, a run's recorded judge), while a stored key is never shown. The
+// message names the parameters, never their values. An address that does
+// not parse is refused too: what in it is a credential cannot be told
+// (it is quoted cut before any '@', '?' and '#'). Saving a judge and
+// `batcheval run --judge-url` both check it.
+func CheckBaseURLCredentials(baseURL string) error {
+	userInfo, params, fragment := judge.URLCredentials(baseURL)
+	switch {
+	case !judge.URLParses(baseURL):
+		return Errorf(EInvalid, "the base URL %q cannot be read as an address (a space or %% sign out of place?): write it as e.g. https://api.openai.com/v1", judge.RedactURL(baseURL))
+	case userInfo:
+		return Errorf(EInvalid, "the base URL must not hold a user name or password (every member of the workspace sees it): remove them and put the key in API key, which is stored encrypted and never shown")
+	case len(params) > 0:
+		// A query string itself is fine (Azure's ?api-version=), a
+		// credential in it is not.
+		return Errorf(EInvalid, "the base URL must not hold a credential in its query string (%s; every member of the workspace sees the base URL): remove it and put the key in API key, which is stored encrypted and never shown",
+			strings.Join(params, "=…, ")+"=…")
+	case len(fragment) > 0:
+		// A fragment is never sent: a key there only shows.
+		return Errorf(EInvalid, "the base URL must not hold a credential in its fragment (#%s; every member of the workspace sees the base URL, and what follows # is never sent to the judge): remove it and put the key in API key, which is stored encrypted and never shown",
+			strings.Join(fragment, "=…, ")+"=…")
+	}
+	return nil
+}
+
 // SaveJudge creates or updates a judge setting. An empty APIKey on update
 // keeps the stored key (the form never shows it back).
 func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
@@ -315,23 +343,10 @@ func (db *DB) SaveJudgeIf(ctx context.Context, j *Judge, expect Expectation) err
 	if err := ValidateKeyEnv(db.getenv, j.APIKeyEnv); err != nil {
 		return err
 	}
-	// Every member reads a judge's base URL (the judges page, the API),
-	// while a stored key is never shown: credentials written into the
-	// address would be shown to all of them.
-	userInfo, params, fragment := judge.URLCredentials(j.BaseURL)
-	switch {
-	case j.Simulated:
-	case userInfo:
-		return Errorf(EInvalid, "the base URL must not hold a user name or password (every member of the workspace sees it): remove them and put the key in API key, which is stored encrypted and never shown")
-	case len(params) > 0:
-		// A query string itself is fine (Azure's ?api-version=), a
-		// credential in it is not.
-		return Errorf(EInvalid, "the base URL must not hold a credential in its query string (%s; every member of the workspace sees the base URL): remove it and put the key in API key, which is stored encrypted and never shown",
-			strings.Join(params, "=…, ")+"=…")
-	case len(fragment) > 0:
-		// A fragment is never sent: a key there only shows.
-		return Errorf(EInvalid, "the base URL must not hold a credential in its fragment (#%s; every member of the workspace sees the base URL, and what follows # is never sent to the judge): remove it and put the key in API key, which is stored encrypted and never shown",
-			strings.Join(fragment, "=…, ")+"=…")
+	if !j.Simulated {
+		if err := CheckBaseURLCredentials(j.BaseURL); err != nil {
+			return err
+		}
 	}
 	keyHeader, err := judge.ParseKeyHeader(j.KeyHeader)
 	if err != nil {

@@ -52,7 +52,8 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 	}
 	parentDS := ds.ID
 	held := models.Dataset{WorkspaceID: wsID, ProjectID: ds.ProjectID,
-		Name:           fmt.Sprintf("%s (held-out part of alignment %d: %d samples, seed %d)", models.OneLine(ds.Name), a.ID, len(rows), a.Seed),
+		Name: models.ComposeName(models.MaxNameFor(models.KindDataset), "", models.OneLine(ds.Name),
+			fmt.Sprintf(" (held-out part of alignment %d: %d samples, seed %d)", a.ID, len(rows), a.Seed)),
 		SourceFilename: ds.SourceFilename, Format: ds.Format, IDColumn: ds.IDColumn, Columns: ds.Columns, Fields: ds.Fields,
 		RatingColumns: ds.RatingColumns, ParentDatasetID: &parentDS, GroupColumn: ds.GroupColumn, CreatedAt: time.Now().UTC()}
 	if err := r.db.CreateDataset(ctx, &held, rows); err != nil {
@@ -84,7 +85,7 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 			JudgeID: parent.JudgeID, Method: parent.Method, Settings: parent.Settings, MethodSettings: parent.MethodSettings,
 			RubricSnapshot: snap, JudgeSnapshot: parent.JudgeSnapshot, Simulated: parent.Simulated,
 			ExperimentID: &e.ID, ParentRunID: &pid, Variant: variant,
-			Name: fmt.Sprintf("alignment %d: %s, %s on held-out samples", a.ID, crit.Name, label)}
+			Name: models.ComposeName(models.MaxNameFor(models.KindRun), fmt.Sprintf("alignment %d: ", a.ID), models.OneLine(crit.Name), ", "+label+" on held-out samples")}
 		return run, r.Launch(ctx, &run)
 	}
 	if before, err = make1(crit, &base, VariantHeldOutBefore, fmt.Sprintf("version %d (before)", base)); err != nil {

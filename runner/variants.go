@@ -34,7 +34,7 @@ func (r *Runner) derive(ctx context.Context, wsID, parentID int64, variant strin
 	}
 	if parent.ExperimentID == nil {
 		e := models.Experiment{WorkspaceID: wsID, ProjectID: parent.ProjectID, DatasetID: parent.DatasetID, RubricID: parent.RubricID,
-			Name: fmt.Sprintf("Around run %d: %s", parent.ID, models.OneLine(parent.Name))}
+			Name: models.ComposeName(models.MaxNameFor(models.KindExperiment), fmt.Sprintf("Around run %d: ", parent.ID), models.OneLine(parent.Name), "")}
 		if err := r.db.CreateExperiment(ctx, &e); err != nil {
 			return parent, err
 		}
@@ -141,8 +141,8 @@ func (r *Runner) LaunchNoise(ctx context.Context, wsID, parentID, seed int64, op
 		copies[i] = models.DatasetRow{Position: row.Position, ExternalID: row.ExternalID, Data: data, Ratings: row.Ratings}
 	}
 	parentDS := ds.ID
-	noisy := models.Dataset{WorkspaceID: wsID, ProjectID: ds.ProjectID, Name: fmt.Sprintf("%s (noisy copy, %d%% deleted, %d%% replaced, seed %d)", models.OneLine(ds.Name),
-		int(opt.DeleteRate*100+0.5), int(opt.ReplaceRate*100+0.5), seed), SourceFilename: ds.SourceFilename, Format: ds.Format,
+	noisy := models.Dataset{WorkspaceID: wsID, ProjectID: ds.ProjectID, Name: models.ComposeName(models.MaxNameFor(models.KindDataset), "", models.OneLine(ds.Name),
+		fmt.Sprintf(" (noisy copy, %d%% deleted, %d%% replaced, seed %d)", int(opt.DeleteRate*100+0.5), int(opt.ReplaceRate*100+0.5), seed)), SourceFilename: ds.SourceFilename, Format: ds.Format,
 		IDColumn: ds.IDColumn, Columns: ds.Columns, Fields: ds.Fields, RatingColumns: ds.RatingColumns,
 		ParentDatasetID: &parentDS, GroupColumn: ds.GroupColumn, CreatedAt: time.Now().UTC()}
 	if err := r.db.CreateDataset(ctx, &noisy, copies); err != nil {

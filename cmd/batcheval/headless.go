@@ -109,6 +109,18 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	if !*simulated && (*judgeURL == "" || *model == "") {
 		return errors.New("give --judge-url and --model, or --simulated for the built-in simulated judge")
 	}
+	// The run records its judge's base URL, which every member of the
+	// workspace reads: a credential in it is refused as on the judge form
+	// (the message names parameters, never values).
+	if !*simulated {
+		if err := models.CheckBaseURLCredentials(*judgeURL); err != nil {
+			msg := models.ErrorMessage(err)
+			if judge.URLParses(*judgeURL) {
+				msg += " (on the command line, name the key's variable with --api-key-env)"
+			}
+			return fmt.Errorf("--judge-url: %s", msg)
+		}
+	}
 	// Whoever runs this command is the operator: the variable named by
 	// --api-key-env is added to the listed ones for this process only.
 	getenv = withKeyVar(getenv, *keyEnv)

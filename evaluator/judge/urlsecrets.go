@@ -64,6 +64,13 @@ func URLCredentials(raw string) (userInfo bool, params, fragment []string) {
 	return u.User != nil, params, fragment
 }
 
+// URLParses reports whether raw reads as an address; URLCredentials
+// finds nothing in one that does not.
+func URLParses(raw string) bool {
+	_, err := url.Parse(strings.TrimSpace(raw))
+	return err == nil
+}
+
 // RedactURL is raw as it may be shown to anyone: a user name and password
 // and the values of credential parameters, in the query string or the
 // fragment, are replaced by Redacted. An address without any comes back

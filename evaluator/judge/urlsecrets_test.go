@@ -144,3 +144,26 @@ func TestKeptQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestTrimEndpoint: a pasted endpoint path is cut from the end of a base
+// URL's path, in any case and with a final '/', keeping the query string
+// and fragment as written; anything else comes back as is.
+func TestTrimEndpoint(t *testing.T) {
+	for _, tc := range []struct{ in, want, suffix string }{
+		{"https://r.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21",
+			"https://r.openai.azure.com/openai/deployments/d?api-version=2024-10-21", "/chat/completions"},
+		{"https://api.openai.com/v1/chat/completions", "https://api.openai.com/v1", "/chat/completions"},
+		{" http://localhost:11434/v1/chat/completions/ ", "http://localhost:11434/v1", "/chat/completions"},
+		{"https://x.example/V1/Chat/Completions#frag", "https://x.example/V1#frag", "/Chat/Completions"},
+		{"https://x.example/v1/completions?a=%2F", "https://x.example/v1?a=%2F", "/completions"},
+		{"https://x.example/v1", "https://x.example/v1", ""},
+		{"https://x.example/v1?next=/chat/completions", "https://x.example/v1?next=/chat/completions", ""},
+		{"https://x.example/mycompletions", "https://x.example/mycompletions", ""},
+		{"http://u:se cret@x.example/chat/completions", "http://u:se cret@x.example/chat/completions", ""},
+	} {
+		got, suffix := TrimEndpoint(tc.in)
+		if got != tc.want || suffix != tc.suffix {
+			t.Errorf("TrimEndpoint(%q) = %q, %q; want %q, %q", tc.in, got, suffix, tc.want, tc.suffix)
+		}
+	}
+}
