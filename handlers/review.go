@@ -209,6 +209,22 @@ func (h *Handlers) humanScaleOf(ctx context.Context, run models.Run, ci int) (sc
 	return scale, "", err
 }
 
+// humanScalesOf is humanScaleOf for every criterion of the run, reading
+// the run's rubric version at most once (models.RunHumanScales).
+func (h *Handlers) humanScalesOf(ctx context.Context, run models.Run) (scales []evaluator.Scale, refused []string, err error) {
+	scales, errs, err := h.DB.RunHumanScales(ctx, run)
+	if err != nil {
+		return nil, nil, err
+	}
+	refused = make([]string, len(errs))
+	for i, e := range errs {
+		if e != nil {
+			refused[i] = models.ErrorMessage(e)
+		}
+	}
+	return scales, refused, nil
+}
+
 // sampleReviews are the reviews of a criterion of a dataset by sample: the
 // current ones on the criterion's human scale, and the reviewers' current
 // ratings given on another scale, which count nowhere (shown so the
@@ -225,13 +241,19 @@ func (h *Handlers) currentReviews(ctx context.Context, wsID, datasetID int64, cr
 	if err != nil {
 		return sampleReviews{}, err
 	}
+	return splitReviews(all, scale), nil
+}
+
+// splitReviews sorts a criterion's reviews (all of them, oldest first) by
+// sample, on the scale and off it, as currentReviews returns them.
+func splitReviews(all []models.ReviewRating, scale evaluator.Scale) sampleReviews {
 	out := sampleReviews{current: map[int64][]models.ReviewRating{}, offScale: map[int64][]models.ReviewRating{}}
 	on := models.OnScale(all, scale)
 	for _, r := range models.CurrentReviews(on) {
 		out.current[r.RowID] = append(out.current[r.RowID], r)
 	}
 	if len(on) == len(all) {
-		return out, nil
+		return out
 	}
 	var off []models.ReviewRating
 	for _, r := range all {
@@ -244,7 +266,7 @@ func (h *Handlers) currentReviews(ctx context.Context, wsID, datasetID int64, cr
 			out.offScale[r.RowID] = append(out.offScale[r.RowID], r)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // humanMissingReason says why a sample has no human rating in a run's
@@ -590,25 +612,33 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 	me := h.reviewerKey(c)
 	v := &web.SampleReviewView{CanRate: canRate(c)}
 	back := "/runs/" + strconv.FormatInt(run.ID, 10) + "/samples/" + strconv.FormatInt(rowID, 10)
+	scales, refusals, err := h.humanScalesOf(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for ci, crit := range run.RubricSnapshot.Criteria {
+		if refusals[ci] == "" {
+			names = append(names, crit.Name)
+		}
+	}
+	// Every criterion's reviews in one query.
+	byName, err := h.DB.ListCriteriaReviews(ctx, ds.WorkspaceID, ds.ID, names, 0)
+	if err != nil {
+		return nil, err
+	}
 	for ci, crit := range run.RubricSnapshot.Criteria {
 		sc := web.SampleReviewCriterion{Name: crit.Name,
 			QueueURL: (queueQuery{RunID: run.ID, Criterion: ci, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(ds.ID, -1)}
-		scale, refused, err := h.humanScaleOf(ctx, run, ci)
-		if err != nil {
-			return nil, err
-		}
-		if refused != "" {
-			sc.Refused = refused
+		if refusals[ci] != "" {
+			sc.Refused = refusals[ci]
 			v.Criteria = append(v.Criteria, sc)
 			continue
 		}
-		reviews, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name, scale)
-		if err != nil {
-			return nil, err
-		}
+		reviews := splitReviews(byName[crit.Name], scales[ci])
 		sc.Reviews, sc.OffScale = reviews.current[rowID], reviews.offScale[rowID]
 		if v.CanRate {
-			f := h.reviewForm(c, ds, run, ci, scale, rowID, back, mineOf(reviews.current[rowID], me))
+			f := h.reviewForm(c, ds, run, ci, scales[ci], rowID, back, mineOf(reviews.current[rowID], me))
 			sc.Form = &f
 		}
 		v.Criteria = append(v.Criteria, sc)
@@ -627,18 +657,18 @@ func (h *Handlers) humanSourceView(c echo.Context, run models.Run, rep *report.R
 	v.Used = rep.Humans.Text()
 	v.Source = string(rep.Humans.Source)
 	scales := make([]*evaluator.Scale, len(run.RubricSnapshot.Criteria))
+	all, refusals, err := h.humanScalesOf(ctx, run)
+	if err != nil {
+		return v, err
+	}
 	var names []string
 	for ci, crit := range run.RubricSnapshot.Criteria {
 		v.Queues = append(v.Queues, web.ReviewQueueLink{Criterion: crit.Name,
 			URL: (queueQuery{RunID: run.ID, Criterion: ci, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(run.DatasetID, -1)})
-		scale, refused, err := h.humanScaleOf(ctx, run, ci)
-		if err != nil {
-			return v, err
-		}
-		if refused != "" {
+		if refusals[ci] != "" {
 			continue // the report reads none of them (report.chosenReviews)
 		}
-		scales[ci] = &scale
+		scales[ci] = &all[ci]
 		names = append(names, crit.Name)
 	}
 	// Every criterion's reviews in one query.
@@ -884,16 +914,19 @@ func (h *Handlers) exportedReviews(ctx context.Context, ds models.Dataset) ([]mo
 	}
 	scales := map[string]evaluator.Scale{}
 	for _, run := range runs {
+		var runScales []evaluator.Scale
+		var refusals []string
 		for ci, crit := range run.RubricSnapshot.Criteria {
 			if _, ok := scales[crit.Name]; ok || byCriterion[crit.Name] == nil {
 				continue
 			}
-			scale, refused, err := h.humanScaleOf(ctx, run, ci)
-			if err != nil {
-				return nil, err
+			if runScales == nil {
+				if runScales, refusals, err = h.humanScalesOf(ctx, run); err != nil {
+					return nil, err
+				}
 			}
-			if refused == "" {
-				scales[crit.Name] = scale
+			if refusals[ci] == "" {
+				scales[crit.Name] = runScales[ci]
 			}
 		}
 	}
