@@ -92,6 +92,44 @@ func (q queueQuery) url(datasetID int64, index int) string {
 	return "/datasets/" + strconv.FormatInt(datasetID, 10) + "/review?" + v.Encode()
 }
 
+// roundSpread is the spread between a sample's readable rounds (highest
+// minus lowest); ok is false with fewer than two, which no spread ranks.
+func roundSpread(s models.SampleOutcome) (spread float64, ok bool) {
+	lo, hi, n := math.Inf(1), math.Inf(-1), 0
+	for _, v := range s.Rounds {
+		if v != nil {
+			lo, hi, n = math.Min(lo, *v), math.Max(hi, *v), n+1
+		}
+	}
+	return hi - lo, n >= 2
+}
+
+// queueOrderNote says why the order ranks none of the samples, which then
+// come in dataset order: no sample has two readable rounds to spread (an
+// LLM-Eval run scores each sample once), or none has both a final score
+// and a human rating to disagree. "" when the order ranks some.
+func queueOrderNote(samples []models.SampleOutcome, order string) string {
+	switch order {
+	case orderUncertain:
+		for _, s := range samples {
+			if _, ok := roundSpread(s); ok {
+				return ""
+			}
+		}
+		return "No sample of this run has two readable scores (a method that judges each sample once has no rounds to differ), " +
+			"so there is no spread to order by: the samples come in dataset order. Order by the largest disagreement or at random instead."
+	case orderDisagreement:
+		for _, s := range samples {
+			if s.AbsDiff != nil {
+				return ""
+			}
+		}
+		return "No sample of this run has both a judge score and a human rating, so there is no disagreement to order by: " +
+			"the samples come in dataset order."
+	}
+	return ""
+}
+
 // queueOrder returns the samples' indexes in queue order: the largest
 // judge-human disagreement first, the largest spread between rounds first,
 // or a seeded shuffle. Samples the order cannot place (no human rating, one
@@ -110,14 +148,8 @@ func queueOrder(samples []models.SampleOutcome, order string, seed int64) []int 
 		key := make([]float64, len(samples))
 		for i, s := range samples {
 			key[i] = -1
-			lo, hi, n := math.Inf(1), math.Inf(-1), 0
-			for _, v := range s.Rounds {
-				if v != nil {
-					lo, hi, n = math.Min(lo, *v), math.Max(hi, *v), n+1
-				}
-			}
-			if n >= 2 {
-				key[i] = hi - lo
+			if spread, ok := roundSpread(s); ok {
+				key[i] = spread
 			}
 		}
 		sort.SliceStable(idx, func(a, b int) bool { return key[idx[a]] > key[idx[b]] })
@@ -382,6 +414,7 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	}
 	samples := qs.outcomes
 	order := queueOrder(samples, q.Order, q.Seed)
+	v.OrderNote = queueOrderNote(samples, q.Order)
 	byRow, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name, scale)
 	if err != nil {
 		return err
