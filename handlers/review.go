@@ -92,6 +92,44 @@ func (q queueQuery) url(datasetID int64, index int) string {
 	return "/datasets/" + strconv.FormatInt(datasetID, 10) + "/review?" + v.Encode()
 }
 
+// roundSpread is the spread between a sample's readable rounds (highest
+// minus lowest); ok is false with fewer than two, which no spread ranks.
+func roundSpread(s models.SampleOutcome) (spread float64, ok bool) {
+	lo, hi, n := math.Inf(1), math.Inf(-1), 0
+	for _, v := range s.Rounds {
+		if v != nil {
+			lo, hi, n = math.Min(lo, *v), math.Max(hi, *v), n+1
+		}
+	}
+	return hi - lo, n >= 2
+}
+
+// queueOrderNote says why the order ranks none of the samples, which then
+// come in dataset order: no sample has two readable rounds to spread (an
+// LLM-Eval run scores each sample once), or none has both a final score
+// and a human rating to disagree. "" when the order ranks some.
+func queueOrderNote(samples []models.SampleOutcome, order string) string {
+	switch order {
+	case orderUncertain:
+		for _, s := range samples {
+			if _, ok := roundSpread(s); ok {
+				return ""
+			}
+		}
+		return "No sample of this run has two readable scores (a method that judges each sample once has no rounds to differ), " +
+			"so there is no spread to order by: the samples come in dataset order. Order by the largest disagreement or at random instead."
+	case orderDisagreement:
+		for _, s := range samples {
+			if s.AbsDiff != nil {
+				return ""
+			}
+		}
+		return "No sample of this run has both a judge score and a human rating, so there is no disagreement to order by: " +
+			"the samples come in dataset order."
+	}
+	return ""
+}
+
 // queueOrder returns the samples' indexes in queue order: the largest
 // judge-human disagreement first, the largest spread between rounds first,
 // or a seeded shuffle. Samples the order cannot place (no human rating, one
@@ -110,14 +148,8 @@ func queueOrder(samples []models.SampleOutcome, order string, seed int64) []int 
 		key := make([]float64, len(samples))
 		for i, s := range samples {
 			key[i] = -1
-			lo, hi, n := math.Inf(1), math.Inf(-1), 0
-			for _, v := range s.Rounds {
-				if v != nil {
-					lo, hi, n = math.Min(lo, *v), math.Max(hi, *v), n+1
-				}
-			}
-			if n >= 2 {
-				key[i] = hi - lo
+			if spread, ok := roundSpread(s); ok {
+				key[i] = spread
 			}
 		}
 		sort.SliceStable(idx, func(a, b int) bool { return key[idx[a]] > key[idx[b]] })
@@ -209,6 +241,22 @@ func (h *Handlers) humanScaleOf(ctx context.Context, run models.Run, ci int) (sc
 	return scale, "", err
 }
 
+// humanScalesOf is humanScaleOf for every criterion of the run, reading
+// the run's rubric version at most once (models.RunHumanScales).
+func (h *Handlers) humanScalesOf(ctx context.Context, run models.Run) (scales []evaluator.Scale, refused []string, err error) {
+	scales, errs, err := h.DB.RunHumanScales(ctx, run)
+	if err != nil {
+		return nil, nil, err
+	}
+	refused = make([]string, len(errs))
+	for i, e := range errs {
+		if e != nil {
+			refused[i] = models.ErrorMessage(e)
+		}
+	}
+	return scales, refused, nil
+}
+
 // sampleReviews are the reviews of a criterion of a dataset by sample: the
 // current ones on the criterion's human scale, and the reviewers' current
 // ratings given on another scale, which count nowhere (shown so the
@@ -225,13 +273,19 @@ func (h *Handlers) currentReviews(ctx context.Context, wsID, datasetID int64, cr
 	if err != nil {
 		return sampleReviews{}, err
 	}
+	return splitReviews(all, scale), nil
+}
+
+// splitReviews sorts a criterion's reviews (all of them, oldest first) by
+// sample, on the scale and off it, as currentReviews returns them.
+func splitReviews(all []models.ReviewRating, scale evaluator.Scale) sampleReviews {
 	out := sampleReviews{current: map[int64][]models.ReviewRating{}, offScale: map[int64][]models.ReviewRating{}}
 	on := models.OnScale(all, scale)
 	for _, r := range models.CurrentReviews(on) {
 		out.current[r.RowID] = append(out.current[r.RowID], r)
 	}
 	if len(on) == len(all) {
-		return out, nil
+		return out
 	}
 	var off []models.ReviewRating
 	for _, r := range all {
@@ -244,7 +298,7 @@ func (h *Handlers) currentReviews(ctx context.Context, wsID, datasetID int64, cr
 			out.offScale[r.RowID] = append(out.offScale[r.RowID], r)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // humanMissingReason says why a sample has no human rating in a run's
@@ -360,6 +414,7 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	}
 	samples := qs.outcomes
 	order := queueOrder(samples, q.Order, q.Seed)
+	v.OrderNote = queueOrderNote(samples, q.Order)
 	byRow, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name, scale)
 	if err != nil {
 		return err
@@ -590,25 +645,33 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 	me := h.reviewerKey(c)
 	v := &web.SampleReviewView{CanRate: canRate(c)}
 	back := "/runs/" + strconv.FormatInt(run.ID, 10) + "/samples/" + strconv.FormatInt(rowID, 10)
+	scales, refusals, err := h.humanScalesOf(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for ci, crit := range run.RubricSnapshot.Criteria {
+		if refusals[ci] == "" {
+			names = append(names, crit.Name)
+		}
+	}
+	// Every criterion's reviews in one query.
+	byName, err := h.DB.ListCriteriaReviews(ctx, ds.WorkspaceID, ds.ID, names, 0)
+	if err != nil {
+		return nil, err
+	}
 	for ci, crit := range run.RubricSnapshot.Criteria {
 		sc := web.SampleReviewCriterion{Name: crit.Name,
 			QueueURL: (queueQuery{RunID: run.ID, Criterion: ci, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(ds.ID, -1)}
-		scale, refused, err := h.humanScaleOf(ctx, run, ci)
-		if err != nil {
-			return nil, err
-		}
-		if refused != "" {
-			sc.Refused = refused
+		if refusals[ci] != "" {
+			sc.Refused = refusals[ci]
 			v.Criteria = append(v.Criteria, sc)
 			continue
 		}
-		reviews, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name, scale)
-		if err != nil {
-			return nil, err
-		}
+		reviews := splitReviews(byName[crit.Name], scales[ci])
 		sc.Reviews, sc.OffScale = reviews.current[rowID], reviews.offScale[rowID]
 		if v.CanRate {
-			f := h.reviewForm(c, ds, run, ci, scale, rowID, back, mineOf(reviews.current[rowID], me))
+			f := h.reviewForm(c, ds, run, ci, scales[ci], rowID, back, mineOf(reviews.current[rowID], me))
 			sc.Form = &f
 		}
 		v.Criteria = append(v.Criteria, sc)
@@ -627,18 +690,18 @@ func (h *Handlers) humanSourceView(c echo.Context, run models.Run, rep *report.R
 	v.Used = rep.Humans.Text()
 	v.Source = string(rep.Humans.Source)
 	scales := make([]*evaluator.Scale, len(run.RubricSnapshot.Criteria))
+	all, refusals, err := h.humanScalesOf(ctx, run)
+	if err != nil {
+		return v, err
+	}
 	var names []string
 	for ci, crit := range run.RubricSnapshot.Criteria {
 		v.Queues = append(v.Queues, web.ReviewQueueLink{Criterion: crit.Name,
 			URL: (queueQuery{RunID: run.ID, Criterion: ci, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(run.DatasetID, -1)})
-		scale, refused, err := h.humanScaleOf(ctx, run, ci)
-		if err != nil {
-			return v, err
-		}
-		if refused != "" {
+		if refusals[ci] != "" {
 			continue // the report reads none of them (report.chosenReviews)
 		}
-		scales[ci] = &scale
+		scales[ci] = &all[ci]
 		names = append(names, crit.Name)
 	}
 	// Every criterion's reviews in one query.
@@ -884,16 +947,19 @@ func (h *Handlers) exportedReviews(ctx context.Context, ds models.Dataset) ([]mo
 	}
 	scales := map[string]evaluator.Scale{}
 	for _, run := range runs {
+		var runScales []evaluator.Scale
+		var refusals []string
 		for ci, crit := range run.RubricSnapshot.Criteria {
 			if _, ok := scales[crit.Name]; ok || byCriterion[crit.Name] == nil {
 				continue
 			}
-			scale, refused, err := h.humanScaleOf(ctx, run, ci)
-			if err != nil {
-				return nil, err
+			if runScales == nil {
+				if runScales, refusals, err = h.humanScalesOf(ctx, run); err != nil {
+					return nil, err
+				}
 			}
-			if refused == "" {
-				scales[crit.Name] = scale
+			if refusals[ci] == "" {
+				scales[crit.Name] = runScales[ci]
 			}
 		}
 	}

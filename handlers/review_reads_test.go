@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -73,6 +74,61 @@ func TestRunPageReadsReviewsOncePerUse(t *testing.T) {
 		if len(reads) != 2 {
 			t.Errorf("the run page read the reviews in %d queries, want 2 (one to key the summary, one to count those not used):\n%s",
 				len(reads), strings.Join(reads, "\n"))
+		}
+	})
+}
+
+// TestSamplePageReadsReviewsAndScalesOnce: the sample page of an LLM-Eval
+// run stored before runs kept the rubric's scale reads the reviews of all
+// its criteria in one query and the run's rubric version (where that scale
+// now comes from) once, whatever the number of criteria. The old code read
+// both per criterion (sampleReviewPanel: currentReviews and RunHumanScale).
+func TestSamplePageReadsReviewsAndScalesOnce(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		if len(d.rubric.Criteria) < 2 {
+			t.Fatalf("%d criteria: the test needs several", len(d.rubric.Criteria))
+		}
+		llm := env.waitRun(env.launch(d.methodForm("llmeval", map[string]string{"llmeval_scale": "0-5"})), 60*time.Second)
+		old := llm.RubricSnapshot
+		for i := range old.Criteria {
+			old.Criteria[i].RubricScale = nil
+		}
+		b, err := json.Marshal(old)
+		must(t, err)
+		must(t, env.db.Gorm.Model(&models.Run{}).Where("id = ?", llm.ID).Update("rubric_snapshot", string(b)).Error)
+		rows, err := env.db.ListDatasetRows(ctx, d.dataset.ID, 0, 0)
+		must(t, err)
+
+		var mu sync.Mutex
+		reads := map[string][]string{}
+		for _, g := range []*gorm.DB{env.db.Gorm, env.db.Read} {
+			if g == nil {
+				continue
+			}
+			must(t, g.Callback().Query().After("gorm:query").Register("test:count_sample_reads", func(tx *gorm.DB) {
+				q := tx.Statement.SQL.String()
+				for _, table := range []string{"review_ratings", "rubric_versions"} {
+					if strings.Contains(q, table) {
+						mu.Lock()
+						reads[table] = append(reads[table], q)
+						mu.Unlock()
+					}
+				}
+			}))
+			t.Cleanup(func() { _ = g.Callback().Query().Remove("test:count_sample_reads") })
+		}
+		page := fmt.Sprintf("/runs/%d/samples/%d", llm.ID, rows[0].ID)
+		body := env.get(page).Body.String()
+		if strings.Count(body, `data-testid="review-form"`) != len(d.rubric.Criteria) || !strings.Contains(body, "Your rating of Coherent (1 to 3)") {
+			t.Fatalf("GET %s: want a form per criterion on the rubric version's scale:\n%s", page, body)
+		}
+		for table, want := range map[string]int{"review_ratings": 1, "rubric_versions": 1} {
+			if got := len(reads[table]); got != want {
+				t.Errorf("the sample page read %s in %d queries, want %d (%d criteria):\n%s", table, got, want,
+					len(d.rubric.Criteria), strings.Join(reads[table], "\n"))
+			}
 		}
 	})
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/methods"
+	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
 	"github.com/batcheval/batcheval/runner"
@@ -123,6 +124,7 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64) (w
 			return nil
 		}
 		sc.Human = humanOf(row)
+		sc.HumanScale, sc.HumanOnJudge = humanOnJudgeScale(crit, sc.Human)
 		var sum float64
 		var k int
 		for _, s := range scores {
@@ -488,4 +490,24 @@ func unreadableReason(b models.RunBatch, label int) string {
 		return ""
 	}
 	return "not readable: " + strings.Join(parts, "; ")
+}
+
+// humanOnJudgeScale says the scale a criterion's human rating is on when
+// the run's method judged on a scale of its own (LLM-Eval's 0 to 5 against
+// the rubric's 1 to 3: Criterion.RubricScale), and the rating mapped onto
+// the judge's scale linearly from the rubric's, as the report maps ratings
+// within the rubric's range for the errors (report.humanOnJudgeScale).
+// scale is "" when the judge and the people rate on one scale; onJudge is
+// nil without a rating or for one outside the rubric's range.
+func humanOnJudgeScale(crit evaluator.Criterion, human *float64) (scale string, onJudge *float64) {
+	rs := crit.RubricScale
+	if rs == nil || !(rs.Hi > rs.Lo) || (rs.Lo == crit.Lo && rs.Hi == crit.Hi) {
+		return "", nil
+	}
+	scale = scaleEnd(rs.Lo) + " to " + scaleEnd(rs.Hi)
+	if human == nil || *human < rs.Lo-1e-9 || *human > rs.Hi+1e-9 {
+		return scale, nil
+	}
+	v := stats.Rescale(*human, rs.Lo, rs.Hi, crit.Lo, crit.Hi)
+	return scale, &v
 }

@@ -229,8 +229,10 @@ func (h *Handlers) roundsOf(ctx context.Context, runID int64, criteria int, ids 
 // standaloneCriterion is one criterion of a sample of the standalone
 // report.
 func standaloneCriterion(c report.CriterionReport, human, final *float64, rounds []web.RunSampleRound) web.RunSampleCriterion {
-	return web.RunSampleCriterion{Name: c.Criterion.Name, Range: scaleText(c.Criterion),
+	sc := web.RunSampleCriterion{Name: c.Criterion.Name, Range: scaleText(c.Criterion),
 		Human: human, Final: final, Rounds: rounds}
+	sc.HumanScale, sc.HumanOnJudge = humanOnJudgeScale(c.Criterion, human)
+	return sc
 }
 
 func sortRounds(rs []web.RunSampleRound) {

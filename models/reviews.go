@@ -242,6 +242,60 @@ func (r ReviewRating) ReviewerKey() string { return ReviewerKeyOf(r.Reviewer, r.
 // version the run records. A run that records neither cannot say what
 // people rate on: an EInvalid error says so and what to do.
 func (db *DB) RunHumanScale(ctx context.Context, run Run, ci int) (evaluator.Scale, error) {
+	return runHumanScale(run, ci, func() (*RubricVersion, error) { return db.findRunRubricVersion(ctx, run) })
+}
+
+// RunHumanScales is RunHumanScale for every criterion of the run, reading
+// the run's rubric version at most once (only an LLM-Eval run stored before
+// it kept the rubric's scale needs it): refused[i] is criterion i's
+// EInvalid error, and scales[i] holds where it is nil. Another error
+// (the database's) is err.
+func (db *DB) RunHumanScales(ctx context.Context, run Run) (scales []evaluator.Scale, refused []error, err error) {
+	var ver *RubricVersion
+	var verErr error
+	read := false
+	version := func() (*RubricVersion, error) {
+		if !read {
+			ver, verErr = db.findRunRubricVersion(ctx, run)
+			read = true
+		}
+		return ver, verErr
+	}
+	n := len(run.RubricSnapshot.Criteria)
+	scales, refused = make([]evaluator.Scale, n), make([]error, n)
+	for ci := range n {
+		s, err := runHumanScale(run, ci, version)
+		switch {
+		case ErrorCode(err) == EInvalid:
+			refused[ci] = err
+		case err != nil:
+			return nil, nil, err
+		default:
+			scales[ci] = s
+		}
+	}
+	return scales, refused, nil
+}
+
+// findRunRubricVersion is the rubric version the run records; nil when it
+// records none or the version is gone.
+func (db *DB) findRunRubricVersion(ctx context.Context, run Run) (*RubricVersion, error) {
+	if run.RubricID == nil || run.RubricVersion == nil {
+		return nil, nil
+	}
+	ver, err := db.FindRubricVersion(ctx, run.WorkspaceID, *run.RubricID, *run.RubricVersion)
+	if ErrorCode(err) == ENotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &ver, nil
+}
+
+// runHumanScale is RunHumanScale with the run's rubric version read by
+// version, called only when the run's snapshot cannot say the scale.
+func runHumanScale(run Run, ci int, version func() (*RubricVersion, error)) (evaluator.Scale, error) {
 	if ci < 0 || ci >= len(run.RubricSnapshot.Criteria) {
 		return evaluator.Scale{}, Errorf(EInvalid, "run %d has no criterion %d", run.ID, ci)
 	}
@@ -252,15 +306,12 @@ func (db *DB) RunHumanScale(ctx context.Context, run Run, ci int) (evaluator.Sca
 	refuse := Errorf(EInvalid, "run %d (LLM-Eval) scored %s on its own %g to %g scale and does not record the rubric's scale of it, "+
 		"so ratings cannot be asked for on the rubric's scale from this run: open the review queue with another run of the rubric, or launch the LLM-Eval run again",
 		run.ID, crit.Name, crit.Lo, crit.Hi)
-	if run.RubricID == nil || run.RubricVersion == nil {
-		return evaluator.Scale{}, refuse
-	}
-	ver, err := db.FindRubricVersion(ctx, run.WorkspaceID, *run.RubricID, *run.RubricVersion)
-	if ErrorCode(err) == ENotFound {
-		return evaluator.Scale{}, refuse
-	}
+	ver, err := version()
 	if err != nil {
 		return evaluator.Scale{}, err
+	}
+	if ver == nil {
+		return evaluator.Scale{}, refuse
 	}
 	for _, c := range ver.Criteria {
 		if c.Name == crit.Name {

@@ -78,15 +78,15 @@ func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.
 	// run that cannot say its human scale reads none.
 	scales := make([]*evaluator.Scale, len(reviews))
 	var names []string
+	all, refused, err := db.RunHumanScales(ctx, run)
+	if err != nil {
+		return use, nil, err
+	}
 	for i := range run.RubricSnapshot.Criteria {
-		scale, err := db.RunHumanScale(ctx, run, i)
-		if models.ErrorCode(err) == models.EInvalid {
+		if refused[i] != nil {
 			continue
 		}
-		if err != nil {
-			return use, nil, err
-		}
-		scales[i] = &scale
+		scales[i] = &all[i]
 		names = append(names, run.RubricSnapshot.Criteria[i].Name)
 	}
 	// Every criterion's reviews in one query.

@@ -230,17 +230,22 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 func withRubricScales(ctx context.Context, db *models.DB, run models.Run) (models.Run, error) {
 	crits := run.RubricSnapshot.Criteria
 	copied := false
+	var scales []evaluator.Scale
+	var refused []error
 	for i, c := range crits {
 		if c.RubricScale != nil {
 			continue
 		}
-		scale, err := db.RunHumanScale(ctx, run, i)
-		if models.ErrorCode(err) == models.EInvalid {
+		if scales == nil {
+			var err error
+			if scales, refused, err = db.RunHumanScales(ctx, run); err != nil {
+				return run, err
+			}
+		}
+		if refused[i] != nil {
 			continue
 		}
-		if err != nil {
-			return run, err
-		}
+		scale := scales[i]
 		if scale.Lo == c.Lo && scale.Hi == c.Hi {
 			continue
 		}
