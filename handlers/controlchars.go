@@ -100,19 +100,26 @@ func controlInAddress(c echo.Context) (string, rune) {
 			}
 		}
 	}
-	query := c.QueryParams()
-	keys := make([]string, 0, len(query))
-	for k := range query {
+	return controlInValues(c.QueryParams(), "the query parameter name ", "the query parameter ")
+}
+
+// controlInValues finds, quoted after namePrefix (a name) or valuePrefix
+// (a value), the first of values' names and values holding a refused
+// control character, in name order so the answer is the same every time;
+// "" when none does.
+func controlInValues(values url.Values, namePrefix, valuePrefix string) (string, rune) {
+	keys := make([]string, 0, len(values))
+	for k := range values {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys) // the same answer every time
+	sort.Strings(keys)
 	for _, k := range keys {
 		if r, ok := firstControl(k); ok {
-			return "the query parameter name " + strconv.QuoteToASCII(k), r
+			return namePrefix + strconv.QuoteToASCII(k), r
 		}
-		for _, v := range query[k] {
+		for _, v := range values[k] {
 			if r, ok := firstControl(v); ok {
-				return "the query parameter " + strconv.Quote(k), r
+				return valuePrefix + strconv.Quote(k), r
 			}
 		}
 	}
@@ -192,22 +199,7 @@ func controlInForm(data []byte) (string, rune) {
 	if err != nil {
 		return "", 0
 	}
-	keys := make([]string, 0, len(values))
-	for k := range values {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // the same answer every time
-	for _, k := range keys {
-		if r, ok := firstControl(k); ok {
-			return "the field name " + strconv.QuoteToASCII(k), r
-		}
-		for _, v := range values[k] {
-			if r, ok := firstControl(v); ok {
-				return strconv.Quote(k), r
-			}
-		}
-	}
-	return "", 0
+	return controlInValues(values, "the field name ", "")
 }
 
 // controlInJSON finds, quoted, by its JSON path ("criteria[0].description"), a
