@@ -1,11 +1,8 @@
 package handlers
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,20 +42,7 @@ func TestFailedRunWithoutScoresPutsFixingTheJudgeFirst(t *testing.T) {
 		var noScoreRuns []int64
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					w.Header().Set("Content-Type", "application/json")
-					w.WriteHeader(tt.status)
-					fmt.Fprint(w, `{"error":{"message":"no","type":"invalid_request_error"}}`)
-				}))
-				defer srv.Close()
-				j := models.Judge{WorkspaceID: env.ws.ID, Name: "Judge " + tt.name, BaseURL: srv.URL + "/v1", Model: "m", TimeoutSeconds: 5,
-					Temperature: 0.2, TopP: 0.9, MaxConcurrency: 2}
-				if err := env.db.SaveJudge(context.Background(), &j); err != nil {
-					t.Fatal(err)
-				}
-				f := d.launchForm("1", "10")
-				f.Set("judge", strconv.FormatInt(j.ID, 10))
-				run := env.waitRun(env.launch(f), 60*time.Second)
+				run, _ := env.runOnFakeJudge("Judge "+tt.name, refusingJudge(tt.status, "no"), d.launchForm("1", "10"))
 				noScoreRuns = append(noScoreRuns, run.ID)
 				if run.Status != models.RunFailed || run.StoppedByJudgeSettings() != tt.stopsOnKey {
 					t.Fatalf("run %s (%q): want failed, stopped by the judge's settings = %v", run.Status, run.Error, tt.stopsOnKey)

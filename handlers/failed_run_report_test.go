@@ -1,15 +1,12 @@
 package handlers
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -22,21 +19,8 @@ import (
 // judge, no Test connection, no resume.
 func TestFailedRunWithoutScoresReportsSayWhatHappened(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			fmt.Fprint(w, `{"error":{"message":"this model does not take these parameters"}}`)
-		}))
-		defer srv.Close()
-		j := models.Judge{WorkspaceID: env.ws.ID, Name: "Rejecting judge", BaseURL: srv.URL + "/v1", Model: "m", TimeoutSeconds: 5,
-			Temperature: 0.2, TopP: 0.9, MaxConcurrency: 2}
-		if err := env.db.SaveJudge(context.Background(), &j); err != nil {
-			t.Fatal(err)
-		}
-		f := env.demo().launchForm("5", "15")
-		f.Set("judge", strconv.FormatInt(j.ID, 10))
-		id := env.launch(f)
-		run := env.waitRun(id, 60*time.Second)
+		run, _ := env.runOnFakeJudge("Rejecting judge", refusingJudge(http.StatusBadRequest, "this model does not take these parameters"), env.demo().launchForm("5", "15"))
+		id := run.ID
 		if run.Status != models.RunFailed || run.BatchesFailed == 0 || run.BatchesDone != run.BatchesFailed {
 			t.Fatalf("run %s with %d of %d batches done, %d failed: want a failed run whose every tried batch failed",
 				run.Status, run.BatchesDone, run.BatchesTotal, run.BatchesFailed)

@@ -1,14 +1,10 @@
 package handlers
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -23,21 +19,8 @@ import (
 // the "No results" statement with the judge's page and Test connection.
 func TestRunStoppedByRefusedKeySaysWhatToDo(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprint(w, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}`)
-		}))
-		defer srv.Close()
-		j := models.Judge{WorkspaceID: env.ws.ID, Name: "Wrong key judge", BaseURL: srv.URL + "/v1", Model: "m", TimeoutSeconds: 5,
-			Temperature: 0.2, TopP: 0.9, MaxConcurrency: 2}
-		if err := env.db.SaveJudge(context.Background(), &j); err != nil {
-			t.Fatal(err)
-		}
-		f := env.demo().launchForm("5", "15")
-		f.Set("judge", strconv.FormatInt(j.ID, 10))
-		id := env.launch(f)
-		run := env.waitRun(id, 60*time.Second)
+		run, j := env.runOnFakeJudge("Wrong key judge", refusingJudge(http.StatusUnauthorized, "Incorrect API key provided"), env.demo().launchForm("5", "15"))
+		id := run.ID
 		if run.Status != models.RunFailed || run.BatchesDone != 0 || run.BatchesTotal == 0 {
 			t.Fatalf("run %s with %d of %d batches done: want a failed run that planned its batches and answered none",
 				run.Status, run.BatchesDone, run.BatchesTotal)

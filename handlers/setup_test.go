@@ -2,12 +2,14 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -138,4 +140,30 @@ func (env *testEnv) waitRun(runID int64, within time.Duration) models.Run {
 // helpers directly as a request of `make run` would.
 func (env *testEnv) localCtx() context.Context {
 	return context.WithValue(context.Background(), principalKey{}, Principal{Kind: LocalUser, Workspace: env.ws, Role: models.RoleOwner})
+}
+
+// runOnFakeJudge saves a judge named name whose endpoint is handler (a
+// local fake serving /v1), launches form on it and returns the run once
+// it has ended, with the judge. The fake lives until the test ends.
+func (env *testEnv) runOnFakeJudge(name string, handler http.HandlerFunc, form url.Values) (models.Run, models.Judge) {
+	env.t.Helper()
+	srv := httptest.NewServer(handler)
+	env.t.Cleanup(srv.Close)
+	j := models.Judge{WorkspaceID: env.ws.ID, Name: name, BaseURL: srv.URL + "/v1", Model: "m", TimeoutSeconds: 5,
+		Temperature: 0.2, TopP: 0.9, MaxConcurrency: 2}
+	if err := env.db.SaveJudge(context.Background(), &j); err != nil {
+		env.t.Fatal(err)
+	}
+	form.Set("judge", strconv.FormatInt(j.ID, 10))
+	return env.waitRun(env.launch(form), 60*time.Second), j
+}
+
+// refusingJudge answers every call with status and an OpenAI-shaped error
+// carrying message.
+func refusingJudge(status int, message string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		fmt.Fprintf(w, `{"error":{"message":%q,"type":"invalid_request_error"}}`, message)
+	}
 }

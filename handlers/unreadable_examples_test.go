@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -26,22 +24,15 @@ import (
 func TestNoScoresShowsUnreadableAnswers(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		answer := "I would rather not rate these. <script>alert('judge')</script> " + strings.Repeat("Still no number here. ", 40) + "TAIL-BEYOND-THE-CUT"
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d := env.demo()
+		run, _ := env.runOnFakeJudge("Evasive judge", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(map[string]any{
 				"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": answer}}},
 				"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 10},
 			})
-		}))
-		defer srv.Close()
-		j := models.Judge{WorkspaceID: env.ws.ID, Name: "Evasive judge", BaseURL: srv.URL + "/v1", Model: "m", TimeoutSeconds: 5,
-			Temperature: 0.2, TopP: 0.9, MaxConcurrency: 2}
-		must(t, env.db.SaveJudge(context.Background(), &j))
-		d := env.demo()
-		f := d.launchForm("1", "10")
-		f.Set("judge", strconv.FormatInt(j.ID, 10))
-		id := env.launch(f)
-		run := env.waitRun(id, 60*time.Second)
+		}, d.launchForm("1", "10"))
+		id := run.ID
 		if run.Status != models.RunFailed || run.BatchesFailed != 0 || run.BatchesDone != run.BatchesTotal {
 			t.Fatalf("run %s, %d of %d batches done, %d failed: want every call answered and the run failed for want of a score",
 				run.Status, run.BatchesDone, run.BatchesTotal, run.BatchesFailed)
