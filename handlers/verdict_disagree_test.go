@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -95,5 +96,30 @@ func TestVerdictWhenTestAndIntervalDisagree(t *testing.T) {
 				t.Errorf("verdict %q: says the interval includes no difference = %v, want %v", v.Text, got, tc.note)
 			}
 		})
+	}
+}
+
+// TestAlignNoteOnTestAndInterval: the held-out before/after table prints
+// each paired test's p beside the interval; its note said that an
+// interval containing 0 alone means the samples cannot tell the versions
+// apart, which a p below 0.05 in the same row contradicts.
+func TestAlignNoteOnTestAndInterval(t *testing.T) {
+	d := stats.Difference{Method: stats.MethodPearson, A: 0.61, B: 0.47, Diff: 0.139, CILow: -0.006, CIHigh: 0.284, N: 80,
+		Interval: "Zou (2007)", Tests: []stats.PairedTest{{Name: "Williams' t", P: 0.045}}}
+	v := web.AlignmentView{Accepted: true, BaseVersion: 1, NewVersion: 2, Criterion: "Fluency",
+		Comparisons: []web.AlignComparison{{Method: stats.MethodPearson, Difference: d}}}
+	var buf strings.Builder
+	if err := web.AlignmentPage(v).Render(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	body := buf.String()
+	if !strings.Contains(body, `data-testid="comparison"`) {
+		t.Fatalf("no before/after table rendered")
+	}
+	if strings.Contains(body, "an interval that contains 0 means these samples cannot tell the versions apart") {
+		t.Error("the note calls an interval containing 0 a tie beside a row with p < 0.05")
+	}
+	if !strings.Contains(body, "when the test and the interval disagree the evidence is borderline") {
+		t.Error("the note does not say what a test and interval that disagree mean")
 	}
 }
