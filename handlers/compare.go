@@ -695,9 +695,12 @@ func (h *Handlers) compareRowText(ctx context.Context, cmp comparison, rows []we
 }
 
 // agreementReading says which run agrees better with the humans, going by
-// Pearson's r: a winner only when the paired test rejects equality at the
-// 5% level (Williams' t) and the interval excludes 0, otherwise that the
-// data cannot tell them apart.
+// Pearson's r. The verdict follows the test whose p-value it quotes
+// (Williams' t): a winner when that p is below 5%, otherwise that the
+// test cannot tell the runs apart. When Zou's interval reads the other way
+// (it contains 0 beside p < 0.05, or excludes 0 beside p ≥ 0.05) the
+// sentence says so plainly instead of letting one figure contradict the
+// other: the two are computed differently and can disagree near 5%.
 func agreementReading(ds []stats.Difference, nameA, nameB string) string {
 	var d stats.Difference
 	for _, x := range ds {
@@ -713,13 +716,35 @@ func agreementReading(ds []stats.Difference, nameA, nameB string) string {
 	if d.Diff < 0 {
 		better, worse = nameB, nameA
 	}
+	test := "The paired test"
+	if len(d.Tests) > 0 && d.Tests[0].Name != "" {
+		test = d.Tests[0].Name
+	}
+	diff := web.Signed(d.Diff, 3)
+	pText := web.PValueText(p)
+	// The interval is read as printed (three decimals), so a bound shown
+	// as ±0.000 counts as touching 0.
+	lo, hi := math.Round(d.CILow*1000)/1000, math.Round(d.CIHigh*1000)/1000
+	noInterval := math.IsNaN(lo) || math.IsNaN(hi)
+	excludes := !noInterval && (lo > 0 || hi < 0)
 	ci := fmt.Sprintf("95%% interval %s to %s", web.Signed(d.CILow, 3), web.Signed(d.CIHigh, 3))
-	if p < report.SignificanceLevel && (d.CILow > 0 || d.CIHigh < 0) {
+	significant := p < report.SignificanceLevel
+	switch {
+	case significant && excludes:
 		return fmt.Sprintf("%s agrees better with the humans than %s: A − B in Pearson r is %s (%s, %s).",
-			better, worse, web.Signed(d.Diff, 3), ci, web.PValueText(p))
+			better, worse, diff, ci, pText)
+	case significant && noInterval:
+		return fmt.Sprintf("%s agrees better with the humans than %s (%s, %s): A − B in Pearson r is %s; its 95%% interval could not be computed.",
+			better, worse, test, pText, diff)
+	case significant:
+		return fmt.Sprintf("%s finds that %s agrees better with the humans than %s (%s), but the 95%% interval of A − B in Pearson r (%s), %s to %s, still includes no difference: the evidence is borderline, and more samples would settle it.",
+			test, better, worse, pText, diff, web.Signed(d.CILow, 3), web.Signed(d.CIHigh, 3))
+	case excludes:
+		return fmt.Sprintf("%s does not find a difference between the two runs (%s), though the 95%% interval of A − B in Pearson r (%s), %s to %s, lies entirely on one side of 0: the evidence is borderline, and more samples would settle it.",
+			test, pText, diff, web.Signed(d.CILow, 3), web.Signed(d.CIHigh, 3))
 	}
 	return fmt.Sprintf("The data cannot tell the two runs apart: A − B in Pearson r is %s (%s, %s), within what chance alone gives on these samples.",
-		web.Signed(d.Diff, 3), ci, web.PValueText(p))
+		diff, ci, pText)
 }
 
 func lastField(fs []evaluator.Text) string {

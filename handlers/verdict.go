@@ -209,6 +209,13 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 		if noise > 0 {
 			v.Text += fmt.Sprintf(" The difference is larger than the spread across seeds (%s).", fmtNum(noise, 3))
 		}
+		// The verdict follows the test whose p it quotes; its interval,
+		// computed otherwise, can still include 0, and is then not left
+		// to contradict "significantly better" unsaid.
+		if lo, hi := math.Round(next.test.CILow*1000)/1000, math.Round(next.test.CIHigh*1000)/1000; lo <= 0 && hi >= 0 {
+			v.Text += fmt.Sprintf(" Its 95%% interval (%s to %s) still includes no difference, though: the evidence is borderline, and more samples would settle it.",
+				web.Signed(next.test.CILow, 3), web.Signed(next.test.CIHigh, 3))
+		}
 		return v
 	}
 	v.Kind = web.VerdictTied

@@ -799,7 +799,7 @@ func AlignmentPage(v AlignmentView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, " as each version words it. The difference is after − before; an interval that contains 0 means these samples cannot tell the versions apart.</p><ul>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, " as each version words it. The difference is after − before. A paired test's p below 0.05 with an interval that excludes 0 means these samples tell the versions apart; a p of 0.05 or more with an interval that contains 0 means they cannot; when the test and the interval disagree the evidence is borderline, and more samples would settle it.</p><ul>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
