@@ -516,6 +516,7 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	if v.CanRate {
 		f := h.reviewForm(c, ds, run, q.Criterion, scale, s.RowID, q.url(ds.ID, q.Index), mine)
 		f.RatingOnly = sv.Hidden
+		f.AboutScore = !sv.Hidden && !slices.ContainsFunc(sv.Rounds, func(r web.ReviewRound) bool { return r.Analysis != "" })
 		v.Form = &f
 	}
 	return render(c, http.StatusOK, web.ReviewQueuePage(v))
@@ -635,8 +636,11 @@ func (h *Handlers) saveReview(c echo.Context) error {
 
 // sampleReviewPanel is the review part of a run's sample page: per
 // criterion, the reviewer's form and everyone's current reviews. The
-// sample page shows the judge, so it is not blind: the queue is.
-func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64) (*web.SampleReviewView, error) {
+// sample page shows the judge, so it is not blind: the queue is. page is
+// the rest of the sample page (runSampleView), whose rounds say whether
+// the judge wrote an analysis to agree with; a criterion of it without a
+// human rating gets the reason, as the queue words it.
+func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64, page *web.RunSampleView) (*web.SampleReviewView, error) {
 	ctx := c.Request().Context()
 	ds, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID)
 	if err != nil {
@@ -660,18 +664,48 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 	if err != nil {
 		return nil, err
 	}
+	// A missing human rating says why, in the queue's words
+	// (humanMissingReason); the run's human source is read only then.
+	var src *models.RunHumanSource
+	sayWhyMissing := func(ci int, crit evaluator.Criterion, reviews []models.ReviewRating) error {
+		if ci >= len(page.Criteria) || page.Criteria[ci].HumanPending {
+			return nil
+		}
+		if hu := page.Criteria[ci].Human; hu != nil && !math.IsNaN(*hu) {
+			return nil
+		}
+		if src == nil {
+			s, err := h.DB.FindRunHumanSource(ctx, run.ID)
+			if err != nil {
+				return err
+			}
+			src = &s
+		}
+		page.Criteria[ci].HumanMissing = humanMissingReason(crit, *src, reviews)
+		return nil
+	}
 	for ci, crit := range run.RubricSnapshot.Criteria {
 		sc := web.SampleReviewCriterion{Name: crit.Name,
 			QueueURL: (queueQuery{RunID: run.ID, Criterion: ci, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(ds.ID, -1)}
 		if refusals[ci] != "" {
 			sc.Refused = refusals[ci]
 			v.Criteria = append(v.Criteria, sc)
+			if err := sayWhyMissing(ci, crit, nil); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		reviews := splitReviews(byName[crit.Name], scales[ci])
 		sc.Reviews, sc.OffScale = reviews.current[rowID], reviews.offScale[rowID]
+		if err := sayWhyMissing(ci, crit, sc.Reviews); err != nil {
+			return nil, err
+		}
 		if v.CanRate {
 			f := h.reviewForm(c, ds, run, ci, scales[ci], rowID, back, mineOf(reviews.current[rowID], me))
+			// As the queue asks: about the score when no round shows an
+			// analysis ("The judge wrote no analysis of this sample").
+			f.AboutScore = ci >= len(page.Criteria) ||
+				!slices.ContainsFunc(page.Criteria[ci].Rounds, func(r web.RunSampleRound) bool { return r.Analysis != "" })
 			sc.Form = &f
 		}
 		v.Criteria = append(v.Criteria, sc)

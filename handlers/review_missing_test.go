@@ -153,3 +153,69 @@ func TestReviewQueueSaysWhyAHumanRatingIsMissing(t *testing.T) {
 		}
 	})
 }
+
+// TestSamplePageSaysWhyAHumanRatingIsMissing: the sample page showed
+// "Human rating —" without a reason, also after the only browser rating
+// was withdrawn and the report recomputed; it now says why in the review
+// queue's words (humanMissingReason), and nothing when there is a rating.
+func TestSamplePageSaysWhyAHumanRatingIsMissing(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		run := env.waitRun(env.launch(d.launchForm("1", "5")), 60*time.Second)
+		// A running run's pages read the report, not the stored results.
+		must(t, env.db.Gorm.Model(&models.Run{}).Where("id = ?", run.ID).Update("status", models.RunRunning).Error)
+		rows, err := env.db.ListDatasetRows(ctx, d.dataset.ID, 0, 0)
+		must(t, err)
+		row := rows[0]
+		crit := run.RubricSnapshot.Criteria[0]
+		if crit.HumanColumn == "" {
+			t.Fatal("the demo rubric's first criterion has no human column")
+		}
+		delete(row.Ratings, crit.HumanColumn)
+		must(t, env.db.Gorm.Model(&models.DatasetRow{ID: row.ID}).Select("ratings").Updates(models.DatasetRow{Ratings: row.Ratings}).Error)
+		env.h.forgetReports(run.ID)
+		review := func(score *float64, comment string) {
+			_, err := env.db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: d.dataset.ID, RowID: row.ID,
+				Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: "Ada", Score: score, Comment: comment, Lo: crit.Lo, Hi: crit.Hi})
+			must(t, err)
+		}
+		useBrowser := func() {
+			env.postForm(fmt.Sprintf("/runs/%d/humans", run.ID), url.Values{"source": {"browser"}})
+		}
+		rating := crit.Lo
+
+		tests := []struct {
+			name  string
+			setup func()
+			why   string // "" when there is a rating
+		}{
+			{"imported ratings", func() {}, "no human rating in the dataset for this sample"},
+			{"browser ratings", useBrowser, "not rated yet in the browser"},
+			{"rated after the report read the ratings", func() { review(&rating, "") },
+				"rated in the browser after the report read its ratings: recompute the report to use it"},
+			{"rated and recomputed", useBrowser, ""},
+			{"rating withdrawn and recomputed", func() { review(nil, "misread the answer"); useBrowser() }, "not rated yet in the browser"},
+		}
+		human := regexp.MustCompile(`Human rating <strong data-testid="human">([^<]*)</strong>\s*(<span class="small muted" data-testid="human-missing">([^<]*)</span>)?`)
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				tt.setup()
+				body := env.get(fmt.Sprintf("/runs/%d/samples/%d", run.ID, row.ID)).Body.String()
+				m := human.FindStringSubmatch(body)
+				if m == nil {
+					t.Fatalf("the sample page shows no human rating:\n%s", body)
+				}
+				if tt.why == "" {
+					if m[1] == "—" || m[2] != "" {
+						t.Errorf("the human rating reads %q %q, want a rating and no reason", m[1], m[3])
+					}
+					return
+				}
+				if m[1] != "—" || m[3] != "("+escapeText(tt.why)+")" {
+					t.Errorf("the human rating reads %q %q, want — (%s)", m[1], m[3], tt.why)
+				}
+			})
+		}
+	})
+}

@@ -40,7 +40,7 @@ func (h *Handlers) showRunSample(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if v.Review, err = h.sampleReviewPanel(c, run, rowID); err != nil {
+	if v.Review, err = h.sampleReviewPanel(c, run, rowID, &v); err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, web.RunSamplePage(v))
