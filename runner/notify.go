@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -295,14 +296,14 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 		}
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "BatchEval run “%s” (%s)", models.OneLine(run.Name), methods.Label(run.Method))
+	fmt.Fprintf(&b, "BatchEval run “%s” (%s)", slackText(models.OneLine(run.Name)), methods.Label(run.Method))
 	if run.Status == models.RunFailed {
-		fmt.Fprintf(&b, " failed: %s", run.Error)
+		fmt.Fprintf(&b, " failed: %s", slackText(run.Error))
 	} else {
 		b.WriteString(" finished.")
 		for _, c := range m.Run.Criteria {
 			if c.Pearson != nil {
-				fmt.Fprintf(&b, " %s: Pearson %.3f.", c.Name, *c.Pearson)
+				fmt.Fprintf(&b, " %s: Pearson %.3f.", slackText(c.Name), *c.Pearson)
 			}
 		}
 		if run.MissingScores > 0 {
@@ -327,6 +328,20 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 	m.Text = b.String()
 	return m
 }
+
+// slackMarkup are the characters Slack reads as markup in a message's
+// text, written as the entities Slack's documentation asks for.
+var slackMarkup = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// slackText writes text typed by people or sent by a judge (a run's name,
+// a criterion's name, a run's error) for the message's text. Slack reads
+// <!channel>, <@U123> and <https://example.com|label> there as a mention
+// of everyone, of a person and as a link under any label: a run named
+// "<!channel>" would notify a whole channel, and one named
+// "<https://elsewhere.example|Open the run>" would put a second link
+// beside the real one. Escaped, they read as the characters typed; the
+// structured fields (run.name, criteria) keep the text as it is.
+func slackText(s string) string { return slackMarkup.Replace(s) }
 
 // deliver posts the message with retries and returns the outcome.
 func (r *Runner) deliver(ctx context.Context, url string, msg WebhookMessage) string {

@@ -357,7 +357,7 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 	// says so (loopback is on in local mode, for Ollama on the same laptop):
 	// a judge URL is typed in the dashboard, and the server must not become
 	// a way into the networks it can reach.
-	fs.BoolVar(&c.JudgeAllowPrivate, "judge-allow-private", r.boolean("judge-allow-private", "BATCHEVAL_JUDGE_ALLOW_PRIVATE", false), "allow judges on private networks: 10/8, 172.16/12, 192.168/16, fc00::/7 (env BATCHEVAL_JUDGE_ALLOW_PRIVATE)")
+	fs.BoolVar(&c.JudgeAllowPrivate, "judge-allow-private", r.boolean("judge-allow-private", "BATCHEVAL_JUDGE_ALLOW_PRIVATE", false), "allow judges on private networks: 10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, 64:ff9b:1::/48 (env BATCHEVAL_JUDGE_ALLOW_PRIVATE)")
 	fs.StringVar(&c.JudgeAllowLoopback, "judge-allow-loopback", env("BATCHEVAL_JUDGE_ALLOW_LOOPBACK", ""), "allow judges on this machine's loopback: true or false; empty: only in local mode (env BATCHEVAL_JUDGE_ALLOW_LOOPBACK)")
 	// Four full-size uploads can wait for their mapping at once: enough for
 	// a team preparing several data sets, and a bound on what unfinished

@@ -27,7 +27,8 @@ import (
 // followed, so an allowed endpoint cannot bounce a call elsewhere.
 type Egress struct {
 	// AllowPrivate allows private ranges (10/8, 172.16/12, 192.168/16,
-	// 100.64/10, fc00::/7): a judge on the LAN or the Docker network.
+	// 100.64/10, fc00::/7, and the local NAT64 prefix 64:ff9b:1::/48): a
+	// judge on the LAN or the Docker network.
 	AllowPrivate bool
 	// AllowLoopback allows 127/8 and ::1: Ollama or vLLM on this machine.
 	AllowLoopback bool
@@ -64,6 +65,26 @@ func metadataHost(host string) bool {
 // cgnat is the shared address space (RFC 6598), private in all but name.
 var cgnat = netip.MustParsePrefix("100.64.0.0/10")
 
+// NAT64 prefixes: on an IPv6-only network, a translator turns a connection
+// to 64:ff9b::a.b.c.d (RFC 6052's well-known prefix) into one to the IPv4
+// address a.b.c.d, which may be on loopback, the private network or a
+// metadata service; 64:ff9b:1::/48 (RFC 8215) is for translators of a
+// network's own, whose IPv4 side is that network, private by definition.
+var (
+	nat64WellKnown = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local     = netip.MustParsePrefix("64:ff9b:1::/48")
+)
+
+// nat64Target is the IPv4 address a NAT64 translator connects to for ip,
+// when ip is under the well-known prefix.
+func nat64Target(ip netip.Addr) (netip.Addr, bool) {
+	if !nat64WellKnown.Contains(ip) {
+		return netip.Addr{}, false
+	}
+	b := ip.As16()
+	return netip.AddrFrom4([4]byte(b[12:])), true
+}
+
 // EgressError says a judge call was refused before any byte was sent.
 type EgressError struct {
 	Addr   netip.AddrPort
@@ -79,6 +100,14 @@ func (p Egress) Check(addr netip.AddrPort) error {
 	ip := addr.Addr().Unmap()
 	addr = netip.AddrPortFrom(ip, addr.Port())
 	refuse := func(reason string) error { return &EgressError{Addr: addr, Reason: reason} }
+	if v4, ok := nat64Target(ip); ok {
+		// The translator connects to v4: the address it reaches is held
+		// to the same rules as if it had been named directly.
+		var e *EgressError
+		if errors.As(p.Check(netip.AddrPortFrom(v4, addr.Port())), &e) {
+			return refuse("it reaches " + v4.String() + " through a NAT64 translator (64:ff9b::/96), and " + e.Reason)
+		}
+	}
 	switch {
 	case slices.ContainsFunc(metadataAddrs, func(m netip.Addr) bool { return m == ip }):
 		return refuse("it is a cloud metadata service")
@@ -93,7 +122,7 @@ func (p Egress) Check(addr netip.AddrPort) error {
 		if !p.AllowLoopback {
 			return refuse("loopback addresses are off on this server (" + cmp.Or(p.LoopbackSetting, "BATCHEVAL_JUDGE_ALLOW_LOOPBACK") + ")")
 		}
-	case ip.IsPrivate() || cgnat.Contains(ip):
+	case ip.IsPrivate() || cgnat.Contains(ip) || nat64Local.Contains(ip):
 		if !p.AllowPrivate {
 			return refuse("private-network addresses are off on this server (" + cmp.Or(p.PrivateSetting, "BATCHEVAL_JUDGE_ALLOW_PRIVATE") + ")")
 		}

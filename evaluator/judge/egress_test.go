@@ -39,6 +39,15 @@ func TestEgressCheck(t *testing.T) {
 		{"0.0.0.0:11434", false, false, "not a single host"},
 		{"127.0.0.1:40001", true, true, ""}, // the simulated judge
 		{"239.1.1.1:80", false, false, "not a single host"},
+		// NAT64 (an IPv6-only network's translator): the IPv4 address
+		// reached is held to the same rules.
+		{"[64:ff9b::a9fe:a9fe]:80", false, false, "169.254.169.254 through a NAT64"},
+		{"[64:ff9b::100.100.100.200]:80", false, false, "metadata"},
+		{"[64:ff9b::7f00:1]:11434", false, true, "127.0.0.1 through a NAT64 translator (64:ff9b::/96), and loopback"},
+		{"[64:ff9b::10.0.0.5]:11434", false, true, "private"},
+		{"[64:ff9b::0.0.0.0]:80", false, false, "not a single host"},
+		{"[64:ff9b::5db8:d822]:443", true, true, ""}, // 93.184.216.34, public
+		{"[64:ff9b:1::a00:5]:443", false, true, "private"},
 	} {
 		addr := netip.MustParseAddrPort(tc.addr)
 		err := strict.Check(addr)

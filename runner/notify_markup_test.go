@@ -1,0 +1,61 @@
+package runner
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// TestWebhookTextEscapesSlackMarkup: a run's name and error reach the
+// message's text as the characters typed, never as Slack markup (a
+// mention of the whole channel, of a person, or a link of its own under
+// any label); the one link in the text is the run's, and the structured
+// run.name keeps the name as it is. Regression: a run named "<!channel>"
+// notified everyone in the channel, and one named
+// "<https://elsewhere.example|Open the run>" put a second link to another
+// site in the message.
+func TestWebhookTextEscapesSlackMarkup(t *testing.T) {
+	cases := []struct {
+		name     string
+		run      models.Run
+		wantText string // the escaped part the text must hold
+	}{
+		{"mention of the channel in the name",
+			models.Run{ID: 7, Name: "<!channel> look", Status: models.RunSucceeded},
+			"“&lt;!channel&gt; look”"},
+		{"link under another label in the name",
+			models.Run{ID: 7, Name: "Q&A <https://elsewhere.example/login|Open the run>", Status: models.RunSucceeded},
+			"“Q&amp;A &lt;https://elsewhere.example/login|Open the run&gt;”"},
+		{"mention of a person in the judge's error",
+			models.Run{ID: 7, Name: "FED", Status: models.RunFailed, Error: "judge said: <@U024BE7LH> <!here>"},
+			"failed: judge said: &lt;@U024BE7LH&gt; &lt;!here&gt;"},
+	}
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				m := env.jobs.runMessage(context.Background(), tc.run, "https://eval.example.test")
+				if !strings.Contains(m.Text, tc.wantText) {
+					t.Errorf("text %q does not hold %q", m.Text, tc.wantText)
+				}
+				// The only markup left is the run's own link, at the end.
+				link := "<https://eval.example.test/runs/7|Open the run>"
+				if !strings.HasSuffix(m.Text, link) {
+					t.Fatalf("text %q does not end with the run's link", m.Text)
+				}
+				if rest := strings.TrimSuffix(m.Text, link); strings.ContainsAny(rest, "<>") {
+					t.Errorf("text %q holds markup besides the run's link", m.Text)
+				}
+				if m.Run.Name != tc.run.Name {
+					t.Errorf("run.name = %q, want the name as typed %q", m.Run.Name, tc.run.Name)
+				}
+			})
+		}
+	})
+	// Criterion names come from the run's report; they go through the same
+	// escaping.
+	if got, want := slackText("Fluent <!everyone> & <b>"), "Fluent &lt;!everyone&gt; &amp; &lt;b&gt;"; got != want {
+		t.Errorf("slackText = %q, want %q", got, want)
+	}
+}
