@@ -397,7 +397,11 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 	}
 	cr.Histogram = stats.Histogram(finalVals, crit.Lo, crit.Hi, histogramBins)
 	cr.Entropy = stats.Entropy(finalVals, entropyBinWidth)
-	nan := stats.Correlation{Coef: math.NaN(), P: math.NaN(), CILow: math.NaN(), CIHigh: math.NaN()}
+	// Without a single human rating no pair forms: every sample is left
+	// out for want of a rating, and says so (n 0, missing = the samples),
+	// so that n + missing is the criterion's samples in every case, as
+	// the export schema defines missing. With ratings, these are replaced.
+	nan := stats.Correlation{Coef: math.NaN(), P: math.NaN(), CILow: math.NaN(), CIHigh: math.NaN(), Missing: len(cr.Samples)}
 	cr.Pearson, cr.Spearman, cr.Kendall = nan, nan, nan
 	cr.MeanBatchBias = math.NaN()
 	if cr.HasHuman && stored {

@@ -32,7 +32,9 @@ import (
 // band, the interval's width and the p-value from the figures as printed
 // (stats.Interpret). summary-5: the reading's p-value is printed by one
 // rule (stats.PText: 0.0995 to 0.1 printed "p = 0.100", now "p = 0.10").
-const summaryVersion = "summary-5"
+// summary-6: a criterion without any human rating counts every sample as
+// missing from its correlations (n 0, missing = the samples), not 0.
+const summaryVersion = "summary-6"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).
