@@ -126,6 +126,13 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 			}
 			return fmt.Errorf("--judge-url: %s", msg)
 		}
+		// A whole endpoint pasted (.../chat/completions, as Azure's
+		// portal and OpenAI's reference show it) is shortened as saving a
+		// judge does: every call adds that path itself.
+		if short, suffix := judge.TrimEndpoint(*judgeURL); suffix != "" {
+			*judgeURL = short
+			fmt.Fprintf(stderr, "note: --judge-url ended in %s, which every call adds itself: it was shortened to %s\n", suffix, judge.RedactURL(short))
+		}
 	}
 	// Whoever runs this command is the operator: the variable named by
 	// --api-key-env is added to the listed ones for this process only.
