@@ -297,8 +297,9 @@ func (db *DB) ListRubrics(ctx context.Context, wsID, projectID int64, opts ...Li
 // API, a run's recorded judge), while a stored key is never shown. The
 // message names the parameters, never their values. An address that does
 // not parse is refused too: what in it is a credential cannot be told
-// (it is quoted cut before any '@', '?' and '#'). Saving a judge and
-// `batcheval run --judge-url` both check it.
+// (it is quoted cut before any '@', '?' and '#'), and so is any fragment
+// (judge.URLFragment). Saving a judge and `batcheval run --judge-url` both
+// check it.
 func CheckBaseURLCredentials(baseURL string) error {
 	userInfo, params, fragment := judge.URLCredentials(baseURL)
 	switch {
@@ -315,6 +316,10 @@ func CheckBaseURLCredentials(baseURL string) error {
 		// A fragment is never sent: a key there only shows.
 		return Errorf(EInvalid, "the base URL must not hold a credential in its fragment (#%s; every member of the workspace sees the base URL, and what follows # is never sent to the judge): remove it and put the key in API key, which is stored encrypted and never shown",
 			strings.Join(fragment, "=…, ")+"=…")
+	case judge.URLFragment(baseURL):
+		// Nothing after # reaches a chat endpoint, and a bare key there
+		// (#sk-…, no name=) cannot be told from a word: any is refused.
+		return Errorf(EInvalid, "the base URL must not have a fragment (a # and what follows it): what follows # is never sent to the judge, so it does nothing there but show to every member of the workspace. Remove it; if it is a key, put it in API key, which is stored encrypted and never shown")
 	}
 	return nil
 }

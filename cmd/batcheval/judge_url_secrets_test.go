@@ -43,6 +43,7 @@ func TestRunCommandRefusesCredentialsInJudgeURL(t *testing.T) {
 		{"user and password", "http://judge:" + secret + "@" + host + "/v1", "the base URL must not hold a user name or password"},
 		{"key in the query", srv.URL + "/v1?api-version=1&api_key=" + secret, "the base URL must not hold a credential in its query string (api_key=…"},
 		{"token after #", srv.URL + "/v1#access_token=" + secret, "the base URL must not hold a credential in its fragment (#access_token=…"},
+		{"bare key after #", srv.URL + "/v1/chat/completions#" + secret, "the base URL must not have a fragment"},
 		// Nothing in an address that does not parse can be told apart.
 		{"unreadable", "http://judge:" + secret + " x@" + host + "/v1", "cannot be read as an address"},
 	} {
