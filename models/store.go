@@ -340,7 +340,17 @@ func (db *DB) SaveJudgeIf(ctx context.Context, j *Judge, expect Expectation) err
 	if !j.Simulated && (strings.TrimSpace(j.BaseURL) == "" || strings.TrimSpace(j.Model) == "") {
 		return Errorf(EInvalid, "a judge needs a base URL and a model name")
 	}
-	if err := checkNames(lengthCheck{"judge name", j.Name, MaxNameLength}, lengthCheck{"base URL", j.BaseURL, MaxSettingLength},
+	// A stored judge's name is checked against the stored one in the
+	// saving transaction (checkKeptName): one with line breaks from
+	// before names had to be one line is kept when sent back unchanged.
+	if j.ID != 0 && HasLineBreak(j.Name) {
+		if err := checkLength("judge name", j.Name, MaxNameLength); err != nil {
+			return err
+		}
+	} else if err := checkName("judge name", j.Name, MaxNameLength); err != nil {
+		return err
+	}
+	if err := checkNames(lengthCheck{"base URL", j.BaseURL, MaxSettingLength},
 		lengthCheck{"model name", j.Model, MaxSettingLength}, lengthCheck{"key variable", j.APIKeyEnv, MaxSettingLength},
 		lengthCheck{"API key", j.APIKey, MaxSettingLength}); err != nil {
 		return err
@@ -378,7 +388,7 @@ func (db *DB) SaveJudgeIf(ctx context.Context, j *Judge, expect Expectation) err
 	}
 	j.UpdatedAt = time.Now().UTC()
 	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if expect != nil {
+		if expect != nil || HasLineBreak(j.Name) {
 			// The row stays locked until the update commits (PostgreSQL;
 			// SQLite's immediate transaction holds the whole database):
 			// no other save comes between the check and the write.
@@ -387,8 +397,11 @@ func (db *DB) SaveJudgeIf(ctx context.Context, j *Judge, expect Expectation) err
 			if err != nil {
 				return notFound(err, "judge", j.ID)
 			}
-			if !expect.met(cur.Revision()) {
+			if expect != nil && !expect.met(cur.Revision()) {
 				return changedError("judge", j.ID)
+			}
+			if err := checkKeptName("judge name", j.Name, cur.Name, MaxNameLength); err != nil {
+				return err
 			}
 		}
 		res := tx.Model(j).Where("workspace_id = ?", j.WorkspaceID).Scopes(live).Select(cols).Updates(j)
