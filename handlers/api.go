@@ -353,11 +353,24 @@ type APIRubric struct {
 	Criteria  []evaluator.Criterion `json:"criteria"`
 	CreatedAt time.Time             `json:"created_at"`
 	UpdatedAt time.Time             `json:"updated_at"`
+	// NameNote says that the stored name has line breaks (see
+	// storedNameNote); absent otherwise.
+	NameNote string `json:"name_note,omitempty"`
 }
 
 func apiRubric(r models.Rubric) APIRubric {
 	return APIRubric{ID: r.ID, ProjectID: r.ProjectID, Name: r.Name, Task: r.Task, Fields: nonNil(r.Fields),
-		Criteria: nonNil(r.Criteria), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		Criteria: nonNil(r.Criteria), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, NameNote: storedNameNote(r.Name)}
+}
+
+// storedNameNote is what an answer says of a stored name with line breaks
+// (saved before names had to be one line): it is kept while sent back
+// unchanged, and a new name must be one line. "" for a name of one line.
+func storedNameNote(name string) string {
+	if !models.HasLineBreak(name) {
+		return ""
+	}
+	return "The stored name has line breaks (it was saved before names had to be one line). Sent back unchanged it is kept; a new name must be one line."
 }
 
 // APIRubricInput creates or replaces a rubric. It takes every key of an
@@ -372,13 +385,14 @@ type APIRubricInput struct {
 	// Criteria are read one by one (apiCriteria) to tell a missing lo or
 	// hi from a 0.
 	Criteria []json.RawMessage `json:"criteria"`
-	// ID, ProjectID, CreatedAt and UpdatedAt are read-only: accepted so
+	// ID, ProjectID, CreatedAt, UpdatedAt and NameNote are read-only: accepted so
 	// that a GET answer can be sent back, and otherwise ignored, except
 	// that a PUT naming another rubric's id is refused.
 	ID        int64           `json:"id"`
 	ProjectID int64           `json:"project_id"`
 	CreatedAt json.RawMessage `json:"created_at"`
 	UpdatedAt json.RawMessage `json:"updated_at"`
+	NameNote  json.RawMessage `json:"name_note"`
 }
 
 // APIJudge is a judge. Its key is never returned: HasStoredKey says
@@ -411,6 +425,9 @@ type APIJudge struct {
 	// base_url sent ended in an endpoint path (/chat/completions), which
 	// every call adds itself, and was saved without it.
 	BaseURLNote string `json:"base_url_note,omitempty"`
+	// NameNote says that the stored name has line breaks (see
+	// storedNameNote); absent otherwise.
+	NameNote string `json:"name_note,omitempty"`
 }
 
 func apiJudge(j models.Judge) APIJudge {
@@ -418,7 +435,7 @@ func apiJudge(j models.Judge) APIJudge {
 		KeyHeader: string(j.SendsKeyAs()), HasStoredKey: j.HasStoredKey(), Temperature: j.Temperature, TopP: j.TopP, MaxConcurrency: j.MaxConcurrency,
 		TimeoutSeconds: j.TimeoutSeconds, PriceInputPerMTok: j.PriceInputPerMTok, PriceOutputPerMTok: j.PriceOutputPerMTok,
 		ContextTokens: j.ContextTokens, LastTestAt: j.LastTestAt, LastTestError: j.LastTestError,
-		CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt}
+		CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, NameNote: storedNameNote(j.Name)}
 }
 
 // APIJudgeInput creates or updates a judge. APIKey is write-only: stored

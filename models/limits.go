@@ -95,6 +95,22 @@ func checkName(field, value string, limit int) error {
 	return checkLength(field, value, limit)
 }
 
+// HasLineBreak reports whether s holds a line break (of those CheckOneLine
+// refuses): a name stored before names had to be one line may.
+func HasLineBreak(s string) bool { return strings.ContainsAny(s, lineBreaks) }
+
+// checkKeptName is checkName for a name saved over a stored one: a name
+// sent back exactly as stored is taken with its line breaks (stored before
+// names had to be one line; a client that reads an object and sends it
+// back unchanged did not write them), while a new name must be one line.
+// Its length is checked either way.
+func checkKeptName(field, value, stored string, limit int) error {
+	if value == stored {
+		return checkLength(field, value, limit)
+	}
+	return checkName(field, value, limit)
+}
+
 // checkNames applies checkName to (field, value, limit) triples in order.
 func checkNames(checks ...lengthCheck) error {
 	for _, c := range checks {
@@ -190,7 +206,14 @@ func checkGEvalSteps(steps map[string]string) error {
 
 // validateRubricLengths checks every text of a rubric.
 func validateRubricLengths(r *Rubric) error {
-	if err := checkName("rubric name", r.Name, MaxNameLength); err != nil {
+	// A stored rubric's name is checked against the stored one when it
+	// is saved (storeRubricTx): one with line breaks from before names
+	// had to be one line is kept when sent back unchanged.
+	nameCheck := checkName
+	if r.ID != 0 {
+		nameCheck = func(field, value string, limit int) error { return checkLength(field, value, limit) }
+	}
+	if err := nameCheck("rubric name", r.Name, MaxNameLength); err != nil {
 		return err
 	}
 	checks := []lengthCheck{{"rubric task", r.Task, MaxRubricTextLength}}

@@ -72,6 +72,9 @@ func storeRubricTx(tx *gorm.DB, r *Rubric, note string, expect Expectation) erro
 	if !expect.met(cur.Revision()) {
 		return changedError("rubric", r.ID)
 	}
+	if err := checkKeptName("rubric name", r.Name, cur.Name, MaxNameLength); err != nil {
+		return err
+	}
 	changed := jsonValue(cur.Evaluator()) != jsonValue(r.Evaluator())
 	upd := map[string]any{"name": r.Name, "task": r.Task, "fields": jsonValue(r.Fields), "criteria": jsonValue(r.Criteria), "updated_at": now}
 	if changed {

@@ -297,8 +297,9 @@ func (db *DB) ListRubrics(ctx context.Context, wsID, projectID int64, opts ...Li
 // API, a run's recorded judge), while a stored key is never shown. The
 // message names the parameters, never their values. An address that does
 // not parse is refused too: what in it is a credential cannot be told
-// (it is quoted cut before any '@', '?' and '#'). Saving a judge and
-// `batcheval run --judge-url` both check it.
+// (it is quoted cut before any '@', '?' and '#'), and so is any fragment
+// (judge.URLFragment). Saving a judge and `batcheval run --judge-url` both
+// check it.
 func CheckBaseURLCredentials(baseURL string) error {
 	userInfo, params, fragment := judge.URLCredentials(baseURL)
 	switch {
@@ -315,6 +316,10 @@ func CheckBaseURLCredentials(baseURL string) error {
 		// A fragment is never sent: a key there only shows.
 		return Errorf(EInvalid, "the base URL must not hold a credential in its fragment (#%s; every member of the workspace sees the base URL, and what follows # is never sent to the judge): remove it and put the key in API key, which is stored encrypted and never shown",
 			strings.Join(fragment, "=…, ")+"=…")
+	case judge.URLFragment(baseURL):
+		// Nothing after # reaches a chat endpoint, and a bare key there
+		// (#sk-…, no name=) cannot be told from a word: any is refused.
+		return Errorf(EInvalid, "the base URL must not have a fragment (a # and what follows it): what follows # is never sent to the judge, so it does nothing there but show to every member of the workspace. Remove it; if it is a key, put it in API key, which is stored encrypted and never shown")
 	}
 	return nil
 }
@@ -335,7 +340,17 @@ func (db *DB) SaveJudgeIf(ctx context.Context, j *Judge, expect Expectation) err
 	if !j.Simulated && (strings.TrimSpace(j.BaseURL) == "" || strings.TrimSpace(j.Model) == "") {
 		return Errorf(EInvalid, "a judge needs a base URL and a model name")
 	}
-	if err := checkNames(lengthCheck{"judge name", j.Name, MaxNameLength}, lengthCheck{"base URL", j.BaseURL, MaxSettingLength},
+	// A stored judge's name is checked against the stored one in the
+	// saving transaction (checkKeptName): one with line breaks from
+	// before names had to be one line is kept when sent back unchanged.
+	if j.ID != 0 && HasLineBreak(j.Name) {
+		if err := checkLength("judge name", j.Name, MaxNameLength); err != nil {
+			return err
+		}
+	} else if err := checkName("judge name", j.Name, MaxNameLength); err != nil {
+		return err
+	}
+	if err := checkNames(lengthCheck{"base URL", j.BaseURL, MaxSettingLength},
 		lengthCheck{"model name", j.Model, MaxSettingLength}, lengthCheck{"key variable", j.APIKeyEnv, MaxSettingLength},
 		lengthCheck{"API key", j.APIKey, MaxSettingLength}); err != nil {
 		return err
@@ -373,7 +388,7 @@ func (db *DB) SaveJudgeIf(ctx context.Context, j *Judge, expect Expectation) err
 	}
 	j.UpdatedAt = time.Now().UTC()
 	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if expect != nil {
+		if expect != nil || HasLineBreak(j.Name) {
 			// The row stays locked until the update commits (PostgreSQL;
 			// SQLite's immediate transaction holds the whole database):
 			// no other save comes between the check and the write.
@@ -382,8 +397,11 @@ func (db *DB) SaveJudgeIf(ctx context.Context, j *Judge, expect Expectation) err
 			if err != nil {
 				return notFound(err, "judge", j.ID)
 			}
-			if !expect.met(cur.Revision()) {
+			if expect != nil && !expect.met(cur.Revision()) {
 				return changedError("judge", j.ID)
+			}
+			if err := checkKeptName("judge name", j.Name, cur.Name, MaxNameLength); err != nil {
+				return err
 			}
 		}
 		res := tx.Model(j).Where("workspace_id = ?", j.WorkspaceID).Scopes(live).Select(cols).Updates(j)

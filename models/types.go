@@ -175,12 +175,12 @@ func (j Judge) HasStoredKey() bool { return j.SealedKey != "" }
 func (j Judge) ShownBaseURL() string { return judge.RedactURL(j.BaseURL) }
 
 // BaseURLHoldsCredentials reports whether the stored base URL holds a
-// user name, password or credential parameter in its query string or
-// fragment (stored before they were refused): its owner is asked to move
-// it to the key field.
+// user name, password or credential parameter in its query string, or a
+// fragment, which may be a bare key (stored before they were refused): its
+// owner is asked to move it to the key field.
 func (j Judge) BaseURLHoldsCredentials() bool {
 	userInfo, params, fragment := judge.URLCredentials(j.BaseURL)
-	return !j.Simulated && (userInfo || len(params) > 0 || len(fragment) > 0)
+	return !j.Simulated && (userInfo || len(params) > 0 || len(fragment) > 0 || judge.URLFragment(j.BaseURL))
 }
 
 // SendsKeyAs is how the judge sends its key, as the judge client takes it.

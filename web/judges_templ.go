@@ -618,7 +618,7 @@ func JudgeFormPage(v JudgeFormView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if v.BaseURLHoldsCredentials {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "<p class=\"flash warning\" data-testid=\"base-url-credentials\">This judge's base URL holds a secret (a user name, password or key in the address), saved before such addresses were refused. Every member of the workspace reads the base URL, so it is shown here and everywhere with REDACTED in its place. Remove it from the base URL and put the key in <a href=\"#judge-api-key\">API key</a>, which is stored encrypted and never shown; the form cannot be saved until then. If the key may have been seen, replace it at the provider.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "<p class=\"flash warning\" data-testid=\"base-url-credentials\">This judge's base URL holds a secret (a user name, password or key in the address, or a part after # that may be one), saved before such addresses were refused. Every member of the workspace reads the base URL, so it is shown here and everywhere with REDACTED in its place. Remove it from the base URL and put the key in <a href=\"#judge-api-key\">API key</a>, which is stored encrypted and never shown; the form cannot be saved until then. If the key may have been seen, replace it at the provider.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -97,6 +97,70 @@ type Config struct {
 	// with the flag that replaces it ("" for none); parse refuses them
 	// unless that flag is given (see settingsErr).
 	envErrs []envErr
+	// checks are the settings' sensible values, checked once the flags
+	// are parsed (see settingsErr); getenv tells a value from its variable
+	// apart from the default.
+	checks []rangeCheck
+	getenv func(string) string
+}
+
+// rangeCheck is the values a setting can sensibly take, checked at start
+// whether the value came from its flag or its variable: a readable value
+// outside them (no run at once, a negative timeout, a port past 65535, an
+// empty SQLite path) was taken in silence, or failed only later, after the
+// database was opened.
+type rangeCheck struct {
+	// flag and key name the setting's flag and variable ("" for none).
+	flag, key string
+	// ok reports whether the parsed value is sensible.
+	ok func() bool
+	// want says what to write instead.
+	want string
+}
+
+// require adds a range check on a setting (see rangeCheck); a command adds
+// its own before parse.
+func (c *Config) require(flagName, key string, ok func() bool, want string) {
+	c.checks = append(c.checks, rangeCheck{flag: flagName, key: key, ok: ok, want: want})
+}
+
+// rangeErrs are the refusals of the range checks whose setting was given
+// (a default is always sensible), naming the flag when it was given and
+// the variable otherwise, with the value and what to write.
+func (c *Config) rangeErrs(fs *flag.FlagSet, given map[string]bool) []error {
+	var errs []error
+	for _, rc := range c.checks {
+		if rc.ok() {
+			continue
+		}
+		switch {
+		case rc.flag != "" && given[rc.flag]:
+			errs = append(errs, fmt.Errorf("--%s=%s cannot be used: write %s", rc.flag, shownValue(fs.Lookup(rc.flag).Value.String()), rc.want))
+		case rc.key != "" && c.getenv != nil && c.getenv(rc.key) != "":
+			errs = append(errs, fmt.Errorf("%s=%q cannot be used: write %s, or unset it for the default", rc.key, c.getenv(rc.key), rc.want))
+		}
+	}
+	return errs
+}
+
+// shownValue is a flag's value as an error quotes it: quoted when it is
+// empty or has spaces, so that nothing looks left out.
+func shownValue(v string) string {
+	if v == "" || strings.TrimSpace(v) != v || strings.ContainsAny(v, " \t") {
+		return strconv.Quote(v)
+	}
+	return v
+}
+
+// listenAddrOK reports whether addr is host:port with a port number from
+// 0 to 65535 (0: any free port).
+func listenAddrOK(addr string) bool {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 0 && n <= 65535
 }
 
 // envErr is an environment value that could not be read: err names the
@@ -117,9 +181,11 @@ func (c *Config) parse(fs *flag.FlagSet, args []string) error {
 }
 
 // settingsErr is every environment value that could not be read and that
-// no flag given replaces (nil for none), the rescue time's included: an
-// operator who wrote "30 seconds" for a duration or "yes" for a boolean
-// must hear of it at start rather than get the default in silence.
+// no flag given replaces (nil for none), the rescue time's included, and
+// every setting outside its range check, from its flag or its variable:
+// an operator who wrote "30 seconds" for a duration, "yes" for a boolean
+// or 0 for the runs at once must hear of it at start, before anything
+// opens the database, rather than get the default in silence.
 func (c *Config) settingsErr(fs *flag.FlagSet) error {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -132,6 +198,7 @@ func (c *Config) settingsErr(fs *flag.FlagSet) error {
 	if c.rescueAfterErr != nil {
 		errs = append(errs, c.rescueAfterErr)
 	}
+	errs = append(errs, c.rangeErrs(fs, given)...)
 	// The log settings are words, read as given by the flag or the
 	// variable; the logger would take an unknown one for info or text.
 	var lv slog.Level
@@ -304,11 +371,13 @@ func (c *Config) bindRescueAfter(fs *flag.FlagSet, getenv func(string) string) {
 // storage and logging flags; only serve and worker, which run a server or
 // shared workers, have the others. Environment variables give the defaults.
 func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool) *Config {
-	c := &Config{}
+	c := &Config{getenv: getenv}
 	r := envReader{c: c, getenv: getenv}
 	env := r.str
 	fs.StringVar(&c.DatabaseURL, "database-url", env("DATABASE_URL", ""), "PostgreSQL URL; empty uses SQLite (env DATABASE_URL)")
 	fs.StringVar(&c.SQLitePath, "db", env("BATCHEVAL_DB", "data/batcheval.db"), "SQLite file when no PostgreSQL URL is set (env BATCHEVAL_DB)")
+	c.require("db", "BATCHEVAL_DB", func() bool { return c.DatabaseURL != "" || strings.TrimSpace(c.SQLitePath) != "" },
+		"the SQLite file's path, e.g. data/batcheval.db (the default), or give a PostgreSQL URL with --database-url or DATABASE_URL")
 	fs.StringVar(&c.LogLevel, "log-level", env("BATCHEVAL_LOG_LEVEL", "info"), "debug, info, warn or error (env BATCHEVAL_LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, "log-format", env("BATCHEVAL_LOG_FORMAT", "text"), "text or json (env BATCHEVAL_LOG_FORMAT)")
 	// The runner's durability knobs, wherever runs are worked (serve,
@@ -324,6 +393,13 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 		// Two minutes by default (runner.DefaultRescueAfter says why).
 		c.bindRescueAfter(fs, getenv)
 		fs.DurationVar(&c.DBRetryFor, "db-retry-for", r.duration("db-retry-for", "BATCHEVAL_DB_RETRY_FOR", models.DefaultRetryFor), "how long a run's writes are retried through database errors before the run pauses (env BATCHEVAL_DB_RETRY_FOR)")
+		// The runner reads a zero lease, probe interval or retry time as
+		// its default, so only a positive one means what it says.
+		c.require("lease", "BATCHEVAL_LEASE", func() bool { return c.Lease > 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default)", runner.DefaultLeaseTTL))
+		c.require("shutdown-grace", "BATCHEVAL_SHUTDOWN_GRACE", func() bool { return c.ShutdownGrace >= 0 }, fmt.Sprintf("0 (do not wait) or a positive duration, e.g. %s (the default)", defaultShutdownGrace))
+		c.require("timeout-retries", "BATCHEVAL_TIMEOUT_RETRIES", func() bool { return c.TimeoutRetries >= 0 }, "0 (no retry) or more, e.g. 1 (the default)")
+		c.require("probe-interval", "BATCHEVAL_PROBE_INTERVAL", func() bool { return c.ProbeInterval > 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default)", runner.DefaultProbeInterval))
+		c.require("db-retry-for", "BATCHEVAL_DB_RETRY_FOR", func() bool { return c.DBRetryFor > 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default)", models.DefaultRetryFor))
 	}
 	if !server {
 		// Commands without a listener (run, migrate, admin) still follow
@@ -331,6 +407,7 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 		// generated secret key for `batcheval run` on a laptop, and the
 		// same key rules as the team's server for migrate and admin.
 		c.Addr = r.address("", "BATCHEVAL_ADDR", "127.0.0.1:8080")
+		c.require("", "BATCHEVAL_ADDR", func() bool { return listenAddrOK(c.Addr) }, listenAddrWant)
 		return c
 	}
 	// Loopback by default: the dashboard has no accounts yet, so it should
@@ -382,7 +459,33 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 	fs.StringVar(&c.MetricsTokenFile, "metrics-token-file", env("BATCHEVAL_METRICS_TOKEN_FILE", ""),
 		"file holding the bearer token Prometheus must send for /metrics; or set BATCHEVAL_METRICS_TOKEN; with neither, serve's /metrics answers only this machine (env BATCHEVAL_METRICS_TOKEN_FILE)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", r.address("metrics-addr", "BATCHEVAL_METRICS_ADDR", ""), "worker: serve Prometheus /metrics on this address, e.g. 127.0.0.1:9090 (env BATCHEVAL_METRICS_ADDR; serve has /metrics on --addr)")
+	c.requireServer()
 	return c
+}
+
+// listenAddrWant says what to write for an address to listen on.
+const listenAddrWant = "host:port with a port from 0 to 65535, e.g. 127.0.0.1:8080 (or :8080 for every interface)"
+
+// requireServer adds the range checks of serve's and worker's settings.
+func (c *Config) requireServer() {
+	for _, rc := range []rangeCheck{
+		{"addr", "BATCHEVAL_ADDR", func() bool { return listenAddrOK(c.Addr) }, listenAddrWant},
+		{"metrics-addr", "BATCHEVAL_METRICS_ADDR", func() bool { return c.MetricsAddr == "" || listenAddrOK(c.MetricsAddr) }, listenAddrWant + ", or nothing for no metrics listener"},
+		{"max-upload-mb", "BATCHEVAL_MAX_UPLOAD_MB", func() bool { return c.MaxUploadMB >= 1 }, "a whole number of MiB from 1 up, e.g. 50 (the default)"},
+		{"max-upload-rows", "BATCHEVAL_MAX_UPLOAD_ROWS", func() bool { return c.MaxUploadRows >= 1 }, fmt.Sprintf("a whole number from 1 up, e.g. %d (the default)", dataimport.DefaultMaxRows)},
+		{"page-concurrency", "BATCHEVAL_PAGE_CONCURRENCY", func() bool { return c.PageConcurrency >= -1 }, "a whole number from 1 up, 0 for two per core (the default), or -1 for no limit"},
+		{"max-runs", "BATCHEVAL_MAX_RUNS", func() bool { return c.MaxRuns >= 1 }, "a whole number from 1 up, e.g. 4 (the default)"},
+		{"sim-latency", "BATCHEVAL_SIM_LATENCY", func() bool { return c.SimLatency >= 0 }, "0 or a positive duration, e.g. 250ms (the default)"},
+		{"upload-quota-mb", "BATCHEVAL_UPLOAD_QUOTA_MB", func() bool { return c.UploadQuotaMB >= 0 }, "a whole number of MiB, e.g. 200 (the default), or 0 for no quota"},
+		{"max-runs-per-workspace", "BATCHEVAL_MAX_RUNS_PER_WORKSPACE", func() bool { return c.MaxRunsPerWorkspace >= 0 }, "a whole number, e.g. 20 (the default), or 0 for no limit"},
+		{"park-after", "BATCHEVAL_PARK_AFTER", func() bool { return c.ParkAfter >= 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default), or 0 to never park", defaultParkAfter)},
+		// Checked here rather than when the judge policy is built, which
+		// comes after the database is opened.
+		{"judge-allow-loopback", "BATCHEVAL_JUDGE_ALLOW_LOOPBACK", func() bool { _, err := parseAllowLoopback(c.JudgeAllowLoopback); return err == nil },
+			"true or false, or nothing to allow loopback judges in local mode only"},
+	} {
+		c.checks = append(c.checks, rc)
+	}
 }
 
 // bindHost is the host part of Addr ("" when it has none, e.g. ":8080").
@@ -432,14 +535,12 @@ func (c *Config) NetworkPolicy() (handlers.NetworkPolicy, error) {
 // judge, allowed whatever the policy.
 func (c *Config) Egress(simURL string) (judge.Egress, error) {
 	p := judge.Egress{AllowPrivate: c.JudgeAllowPrivate, AllowLoopback: c.LocalMode()}
-	switch strings.ToLower(c.JudgeAllowLoopback) {
-	case "":
-	case "true":
-		p.AllowLoopback = true
-	case "false":
-		p.AllowLoopback = false
-	default:
-		return p, fmt.Errorf("BATCHEVAL_JUDGE_ALLOW_LOOPBACK is %q: use true, false, or leave it empty", c.JudgeAllowLoopback)
+	allow, err := parseAllowLoopback(c.JudgeAllowLoopback)
+	if err != nil {
+		return p, err
+	}
+	if allow != nil {
+		p.AllowLoopback = *allow
 	}
 	if simURL != "" {
 		u, err := url.Parse(simURL)
@@ -453,6 +554,20 @@ func (c *Config) Egress(simURL string) (judge.Egress, error) {
 		p.AllowAddrs = append(p.AllowAddrs, ap)
 	}
 	return p, nil
+}
+
+// parseAllowLoopback reads the loopback allowance: nil when it is empty
+// (loopback judges in local mode only), else true or false as a flag reads
+// a boolean (true, 1, FALSE, ...).
+func parseAllowLoopback(v string) (*bool, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	if err != nil {
+		return nil, fmt.Errorf("BATCHEVAL_JUDGE_ALLOW_LOOPBACK (--judge-allow-loopback) is %q: use true, false, or leave it empty", v)
+	}
+	return &b, nil
 }
 
 // localKeyFile is where local mode keeps a generated secret key: next to

@@ -148,3 +148,127 @@ func TestRunAndResumeRefuseBadSettingsBeforeOpeningTheDatabase(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingsOutOfRangeRefused: a readable value a setting cannot
+// sensibly take (no run at once, a negative timeout, a port past 65535, an
+// empty SQLite path, a loopback allowance that is no boolean) is refused
+// at start, from its flag as from its variable, naming the one given, the
+// value and what to write; it used to be taken in silence (the runner read
+// 0 runs as 4) or to fail only after the database was opened. A sensible
+// value passes.
+func TestSettingsOutOfRangeRefused(t *testing.T) {
+	for _, tc := range []struct {
+		cmd, flag, key, bad, good string
+	}{
+		{"serve", "max-runs", "BATCHEVAL_MAX_RUNS", "0", "1"},
+		{"worker", "max-runs", "BATCHEVAL_MAX_RUNS", "-2", "8"},
+		{"serve", "max-upload-mb", "BATCHEVAL_MAX_UPLOAD_MB", "0", "1"},
+		{"serve", "max-upload-rows", "BATCHEVAL_MAX_UPLOAD_ROWS", "-1", "10"},
+		{"serve", "page-concurrency", "BATCHEVAL_PAGE_CONCURRENCY", "-2", "-1"},
+		{"serve", "upload-quota-mb", "BATCHEVAL_UPLOAD_QUOTA_MB", "-5", "0"},
+		{"serve", "max-runs-per-workspace", "BATCHEVAL_MAX_RUNS_PER_WORKSPACE", "-1", "0"},
+		{"serve", "sim-latency", "BATCHEVAL_SIM_LATENCY", "-1s", "0s"},
+		{"worker", "park-after", "BATCHEVAL_PARK_AFTER", "-5m", "0s"},
+		{"run", "lease", "BATCHEVAL_LEASE", "0s", "1s"},
+		{"worker", "lease", "BATCHEVAL_LEASE", "-10s", "30s"},
+		{"serve", "shutdown-grace", "BATCHEVAL_SHUTDOWN_GRACE", "-1m", "0s"},
+		{"resume", "timeout-retries", "BATCHEVAL_TIMEOUT_RETRIES", "-1", "0"},
+		{"worker", "probe-interval", "BATCHEVAL_PROBE_INTERVAL", "0s", "1s"},
+		{"run", "db-retry-for", "BATCHEVAL_DB_RETRY_FOR", "-30s", "30s"},
+		{"serve", "addr", "BATCHEVAL_ADDR", "127.0.0.1:70000", "127.0.0.1:0"},
+		{"serve", "addr", "BATCHEVAL_ADDR", "127.0.0.1:-1", ":8081"},
+		{"worker", "metrics-addr", "BATCHEVAL_METRICS_ADDR", "127.0.0.1:99999", "127.0.0.1:9090"},
+		{"serve", "judge-allow-loopback", "BATCHEVAL_JUDGE_ALLOW_LOOPBACK", "yes", "false"},
+		{"worker", "judge-allow-loopback", "BATCHEVAL_JUDGE_ALLOW_LOOPBACK", "sometimes", "1"},
+		// Commands without a listener have no --addr, only the variable.
+		{"migrate", "", "BATCHEVAL_ADDR", "localhost:123456", "localhost:8080"},
+		{"run", "", "BATCHEVAL_ADDR", "0.0.0.0:http", "0.0.0.0:80"},
+	} {
+		parse := func(env string, args ...string) error {
+			fs, c := newCommand(tc.cmd, func(k string) string {
+				if k == tc.key {
+					return env
+				}
+				return ""
+			}, io.Discard)
+			return c.parse(fs, args)
+		}
+		name := tc.cmd + " " + tc.key
+		if tc.flag != "" {
+			err := parse("", "--"+tc.flag+"="+tc.bad)
+			if err == nil || !strings.Contains(err.Error(), "--"+tc.flag+"=") || !strings.Contains(err.Error(), "write ") {
+				t.Errorf("%s --%s=%s: error %v, want one naming the flag and what to write", tc.cmd, tc.flag, tc.bad, err)
+			}
+			if err := parse("", "--"+tc.flag+"="+tc.good); err != nil {
+				t.Errorf("%s --%s=%s: %v", tc.cmd, tc.flag, tc.good, err)
+			}
+			// The flag replaces a senseless variable.
+			if err := parse(tc.bad, "--"+tc.flag+"="+tc.good); err != nil {
+				t.Errorf("%s=%s with --%s=%s: %v", name, tc.bad, tc.flag, tc.good, err)
+			}
+		}
+		err := parse(tc.bad)
+		if err == nil || !strings.Contains(err.Error(), tc.key+"=\""+tc.bad+"\"") || !strings.Contains(err.Error(), "write ") {
+			t.Errorf("%s=%s: error %v, want one naming the variable, its value and what to write", name, tc.bad, err)
+		}
+		if err := parse(tc.good); err != nil {
+			t.Errorf("%s=%s: %v", name, tc.good, err)
+		}
+	}
+}
+
+// TestRunFlagsOutOfRangeRefused: `batcheval run` refuses a concurrency,
+// a timeout or a sample count it cannot use, naming the flag, together with
+// the settings and before anything is stored (a zero concurrency ran one
+// call at a time and a zero timeout took the default, in silence).
+func TestRunFlagsOutOfRangeRefused(t *testing.T) {
+	dir := t.TempDir()
+	wide, _ := writeAnnotated(t, dir)
+	rubric := writeFile(t, filepath.Join(dir, "r.yaml"), annotatedRubric)
+	for i, bad := range []string{"--concurrency=0", "--concurrency=-3", "--timeout=0s", "--timeout=-5s", "--timeout=500ms", "--samples=0"} {
+		db := filepath.Join(dir, "sub"+string(rune('a'+i)), "t.db")
+		err := run(context.Background(), []string{"run", "--db", db, "--data", wide, "--rubric", rubric, "--simulated", "--rounds", "1", bad},
+			func(string) string { return "" }, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), bad+" cannot be used: write ") {
+			t.Errorf("%s: error %v, want it refused naming the flag, its value and what to write", bad, err)
+		}
+		if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: the database %s was created (stat: %v)", bad, db, err)
+		}
+	}
+}
+
+// TestServeRefusesSettingsBeforeOpeningTheDatabase: serve refuses an
+// empty SQLite path, a port out of range and a loopback allowance that is
+// no boolean before opening the database (the allowance was checked only
+// after the database had been opened and migrated).
+func TestServeRefusesSettingsBeforeOpeningTheDatabase(t *testing.T) {
+	dir := t.TempDir()
+	for i, tc := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{env: map[string]string{"BATCHEVAL_JUDGE_ALLOW_LOOPBACK": "yes"}, want: `BATCHEVAL_JUDGE_ALLOW_LOOPBACK="yes" cannot be used: write true or false`},
+		{args: []string{"--judge-allow-loopback", "maybe"}, want: "--judge-allow-loopback=maybe cannot be used"},
+		{args: []string{"--addr", "127.0.0.1:65536"}, want: "--addr=127.0.0.1:65536 cannot be used: write host:port"},
+		{env: map[string]string{"BATCHEVAL_MAX_RUNS": "0"}, want: `BATCHEVAL_MAX_RUNS="0" cannot be used`},
+	} {
+		db := filepath.Join(dir, "sub"+string(rune('a'+i)), "t.db")
+		args := append([]string{"serve", "--db", db, "--seed-demo=false"}, tc.args...)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		err := run(ctx, args, func(k string) string { return tc.env[k] }, io.Discard, io.Discard)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v %v: error %v, want %q", tc.env, tc.args, err, tc.want)
+		}
+		if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%v %v: the database %s was created (stat: %v)", tc.env, tc.args, db, err)
+		}
+	}
+	// An empty SQLite path names the flag (BATCHEVAL_DB empty is unset).
+	err := run(context.Background(), []string{"migrate", "--db", ""}, func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `--db="" cannot be used: write the SQLite file's path`) {
+		t.Errorf("migrate --db '': error %v, want it refused naming --db", err)
+	}
+}

@@ -96,6 +96,12 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		project     = fs.String("project", "Command-line runs", "project the run is stored under")
 		spendCap    = fs.String("spend-cap-usd", "", "spending cap in `USD`, e.g. 2.50: no new judge call starts once the run's cost so far plus the next call's estimate would pass it; the run then stops, and batcheval resume --spend-cap-usd with a higher cap finishes it. Needs the judge's prices (--prices)")
 	)
+	// Readable but senseless values are refused with the settings, before
+	// anything is read or opened (a zero concurrency or timeout used to be
+	// taken for the default in silence).
+	c.require("concurrency", "", func() bool { return *concurrency >= 1 }, "a whole number from 1 up, e.g. 4 (the default)")
+	c.require("timeout", "", func() bool { return *timeout >= time.Second }, "a duration of 1s or more, e.g. 2m (the default)")
+	c.require("samples", "", func() bool { return *nSamples >= 1 }, "a whole number from 1 up, e.g. 20 (the default)")
 	if err := c.parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil // the usage was printed, as asked
@@ -119,6 +125,13 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 				msg += " (on the command line, name the key's variable with --api-key-env)"
 			}
 			return fmt.Errorf("--judge-url: %s", msg)
+		}
+		// A whole endpoint pasted (.../chat/completions, as Azure's
+		// portal and OpenAI's reference show it) is shortened as saving a
+		// judge does: every call adds that path itself.
+		if short, suffix := judge.TrimEndpoint(*judgeURL); suffix != "" {
+			*judgeURL = short
+			fmt.Fprintf(stderr, "note: --judge-url ended in %s, which every call adds itself: it was shortened to %s\n", suffix, judge.RedactURL(short))
 		}
 	}
 	// Whoever runs this command is the operator: the variable named by

@@ -64,6 +64,15 @@ func URLCredentials(raw string) (userInfo bool, params, fragment []string) {
 	return u.User != nil, params, fragment
 }
 
+// URLFragment reports whether a base URL has a fragment (a '#' and what
+// follows it). A chat endpoint has no use for one: it is never sent, so
+// whatever is written there (a key pasted after # with no name=, which
+// URLCredentials cannot tell from a word) only shows to every reader of
+// the address. Saving a judge refuses any, and RedactURL hides it whole.
+func URLFragment(raw string) bool {
+	return strings.Contains(raw, "#")
+}
+
 // URLParses reports whether raw reads as an address; URLCredentials
 // finds nothing in one that does not.
 func URLParses(raw string) bool {
@@ -72,10 +81,11 @@ func URLParses(raw string) bool {
 }
 
 // RedactURL is raw as it may be shown to anyone: a user name and password
-// and the values of credential parameters, in the query string or the
-// fragment, are replaced by Redacted. An address without any comes back
-// unchanged; one that does not parse is cut before anything that could
-// hold one ('?', '#', and what precedes an '@').
+// and the values of credential parameters in the query string are replaced
+// by Redacted, and so is a fragment, whole (a bare key after # cannot be
+// told from a word). An address without any comes back unchanged; one that
+// does not parse is cut before anything that could hold one ('?', '#', and
+// what precedes an '@').
 func RedactURL(raw string) string {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
@@ -88,33 +98,42 @@ func RedactURL(raw string) string {
 		}
 		return cut
 	}
-	userInfo, params, fragment := URLCredentials(raw)
-	if !userInfo && len(params) == 0 && len(fragment) == 0 {
+	userInfo, params, _ := URLCredentials(raw)
+	fragment := u.EscapedFragment() != ""
+	if !userInfo && len(params) == 0 && !fragment {
 		return raw
 	}
 	if userInfo {
 		u.User = url.User(Redacted)
 	}
 	u.RawQuery = redactParts(u.RawQuery, "&")
-	if len(fragment) == 0 {
+	if !fragment {
 		return u.String()
 	}
-	rawFragment := u.EscapedFragment()
 	u.Fragment, u.RawFragment = "", ""
-	return u.String() + "#" + redactParts(rawFragment, fragmentSeparators)
+	return u.String() + "#" + Redacted
 }
 
 // RedactURLIn replaces, in text that may quote baseURL (an error from the
 // HTTP client names the address it called), the base URL's user name and
-// password and the values of its credential parameters by Redacted. Only
-// the written forms are replaced (user:password@, name=value), so a short
-// secret does not blank out unrelated words.
+// password, the values of its credential parameters and its fragment by
+// Redacted. Only the written forms are replaced (user:password@,
+// name=value, #fragment), so a short secret does not blank out unrelated
+// words.
 func RedactURLIn(text, baseURL string) string {
 	u, err := url.Parse(strings.TrimSpace(baseURL))
 	if err != nil {
 		return text
 	}
 	var pairs []string
+	// The whole fragment first, as written and unescaped: at the same
+	// place, the replacer takes the pair given first.
+	if f := u.EscapedFragment(); f != "" {
+		pairs = append(pairs, "#"+f, "#"+Redacted)
+		if u.Fragment != f {
+			pairs = append(pairs, "#"+u.Fragment, "#"+Redacted)
+		}
+	}
 	if u.User != nil {
 		info := u.User.String()
 		name := u.User.Username()

@@ -94,36 +94,47 @@ func TestClientErrorsHideBaseURLCredentials(t *testing.T) {
 
 // TestFragmentCredentials: a credential written in the base URL's fragment
 // (#key=…, #access_token=…, after a path of its own too) is found like one
-// in the query string, and redacted wherever the address is shown. It was
-// not looked for, so such an address was stored and shown to every member.
+// in the query string. Any fragment, a bare key after # without name=
+// among them (#sk-…, which no parameter name gives away and which was
+// shown as written), is found by URLFragment and redacted whole wherever
+// the address is shown or quoted in a message.
 func TestFragmentCredentials(t *testing.T) {
 	cases := []struct {
 		in        string
 		fragment  []string
 		redacted  string
-		secretOut string // "" when there is none
+		secretOut string
 	}{
-		{"https://llm.example/v1#key=fk-s3cret", []string{"key"}, "https://llm.example/v1#key=REDACTED", "fk-s3cret"},
+		{"https://llm.example/v1#key=fk-s3cret", []string{"key"}, "https://llm.example/v1#REDACTED", "fk-s3cret"},
 		{"https://llm.example/v1#access_token=at-s3cret&token_type=bearer", []string{"access_token"},
-			"https://llm.example/v1#access_token=REDACTED&token_type=bearer", "at-s3cret"},
+			"https://llm.example/v1#REDACTED", "at-s3cret"},
 		{"https://llm.example/v1?api-version=1#/cb?api_key=fk-s3cret;x=1", []string{"api_key"},
-			"https://llm.example/v1?api-version=1#/cb?api_key=REDACTED;x=1", "fk-s3cret"},
-		{"https://llm.example/v1#Api%2DKey=fk-s3cret", []string{"Api-Key"}, "https://llm.example/v1#Api%2DKey=REDACTED", "fk-s3cret"},
-		{"https://llm.example/v1#section-2", nil, "https://llm.example/v1#section-2", ""},
-		{"https://llm.example/v1#format=json", nil, "https://llm.example/v1#format=json", ""},
+			"https://llm.example/v1?api-version=1#REDACTED", "fk-s3cret"},
+		{"https://llm.example/v1#Api%2DKey=fk-s3cret", []string{"Api-Key"}, "https://llm.example/v1#REDACTED", "fk-s3cret"},
+		{"https://h/v1#sk-abc123def456ghi789", nil, "https://h/v1#REDACTED", "sk-abc123def456ghi789"},
+		{"https://h/v1?api-version=1#sk%2Dabc123", nil, "https://h/v1?api-version=1#REDACTED", "abc123"},
+		{"https://svc:pw@h/v1#sk-abc123", nil, "https://REDACTED@h/v1#REDACTED", "sk-abc123"},
+		{"https://llm.example/v1#section-2", nil, "https://llm.example/v1#REDACTED", "section-2"},
+		{"https://llm.example/v1#format=json", nil, "https://llm.example/v1#REDACTED", "format=json"},
 	}
 	for _, tc := range cases {
-		userInfo, params, fragment := URLCredentials(tc.in)
-		if userInfo || len(params) != 0 || strings.Join(fragment, ",") != strings.Join(tc.fragment, ",") {
-			t.Errorf("URLCredentials(%q) = %v, %q, %q; want false, none, %q", tc.in, userInfo, params, fragment, tc.fragment)
+		_, params, fragment := URLCredentials(tc.in)
+		if len(params) != 0 || strings.Join(fragment, ",") != strings.Join(tc.fragment, ",") {
+			t.Errorf("URLCredentials(%q) = %q, %q; want no parameters, fragment %q", tc.in, params, fragment, tc.fragment)
+		}
+		if !URLFragment(tc.in) {
+			t.Errorf("URLFragment(%q) = false", tc.in)
 		}
 		if got := RedactURL(tc.in); got != tc.redacted {
 			t.Errorf("RedactURL(%q) = %q, want %q", tc.in, got, tc.redacted)
 		}
-		if tc.secretOut != "" {
-			if got := RedactURLIn("calling "+tc.in+" failed", tc.in); strings.Contains(got, tc.secretOut) {
-				t.Errorf("RedactURLIn kept %q: %q", tc.secretOut, got)
-			}
+		if got := RedactURLIn("calling "+tc.in+" failed", tc.in); strings.Contains(got, tc.secretOut) || !strings.Contains(got, "#REDACTED failed") {
+			t.Errorf("RedactURLIn kept %q: %q", tc.secretOut, got)
+		}
+	}
+	for _, in := range []string{"https://llm.example/v1", "https://llm.example/v1?api-version=1"} {
+		if URLFragment(in) || RedactURL(in) != in {
+			t.Errorf("%q: URLFragment %v, RedactURL %q; want false and the address as is", in, URLFragment(in), RedactURL(in))
 		}
 	}
 }
