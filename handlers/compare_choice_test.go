@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -170,6 +171,35 @@ func TestComparePages(t *testing.T) {
 		}
 		if len(seen) != n {
 			t.Errorf("pages list %d samples, want %d", len(seen), n)
+		}
+	})
+}
+
+// TestCompareOffersOnlyRunsWithScores: "Compare with…" on a run's page
+// leaves out a run that has no answered call yet, running or waiting for
+// its judge (QA: such a run, the newest, was the picker's first choice, and
+// its comparison read "undefined: a run or the humans gave every sample
+// the same score"), and still offers a run that has scores.
+func TestCompareOffersOnlyRunsWithScores(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.ratedDataset("Rated", 20)
+		a := env.storedRun(d, "quality A", noisy(d.human, 0.4, 1), nil)
+		b := env.storedRun(d, "quality B", noisy(d.human, 0.8, 2), nil)
+		waiting := models.Run{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: d.ds.ID, Name: "waiting for its judge",
+			Method: models.MethodBatchEval, Settings: a.Settings, Simulated: true, RubricSnapshot: a.RubricSnapshot}
+		if err := env.db.CreateRun(context.Background(), &waiting, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.db.CreateRoundBatches(context.Background(), waiting.ID, 0, 0, [][]int64{d.rowIDs}); err != nil {
+			t.Fatal(err)
+		}
+		page := env.get(fmt.Sprintf("/runs/%d", a.ID)).Body.String()
+		picker := regexp.MustCompile(`(?s)<select id="compare-b".*?</select>`).FindString(page)
+		if !strings.Contains(picker, fmt.Sprintf(`value="%d"`, b.ID)) {
+			t.Errorf("the picker does not offer %q, which has scores: %q", b.Name, picker)
+		}
+		if strings.Contains(picker, fmt.Sprintf(`value="%d"`, waiting.ID)) {
+			t.Errorf("the picker offers %q, which has no score yet: %q", waiting.Name, picker)
 		}
 	})
 }

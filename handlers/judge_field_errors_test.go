@@ -14,7 +14,9 @@ import (
 // aria-describedby (QA: only "Not saved: ..." at the top), and a number
 // written with a decimal comma ("2,5") gets the "write decimals with a
 // dot" hint the other forms give. Timeout and "Slow above" have a help
-// line each.
+// line each. A base URL without http:// or https:// ("localhost:11434/v1",
+// which the browser's URL field lets through) is refused beside its field
+// with the address to write (QA: it was saved, and every run failed).
 func TestJudgeFormErrorsBesideTheField(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		tests := []struct {
@@ -29,6 +31,9 @@ func TestJudgeFormErrorsBesideTheField(t *testing.T) {
 			{"slow threshold with a decimal comma", "slow_seconds", "1,5", "judge-slow", "write decimals with a dot: 1.5"},
 			{"requests per minute negative", "requests_per_minute", "-3", "judge-rpm", "whole number, 0 or more"},
 			{"context window a word", "context_tokens", "big", "judge-context", "whole number of tokens"},
+			{"base URL without its scheme", "base_url", "api.openai.com/v1", "judge-base-url", "must start with http:// or https://: write https://api.openai.com/v1"},
+			{"local base URL without its scheme", "base_url", "localhost:11434/v1", "judge-base-url", "write http://localhost:11434/v1"},
+			{"base URL with a misspelt scheme", "base_url", "htps://api.openai.com/v1", "judge-base-url", "not htps://"},
 		}
 		for i, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {

@@ -409,6 +409,12 @@ func applyJudgeForm(j *models.Judge, f web.JudgeForm) error {
 	if err != nil {
 		return &judgeFieldError{Field: "judge-key-header", Err: models.Errorf(models.EInvalid, "%s", err.Error())}
 	}
+	if !j.Simulated && f.BaseURL != "" {
+		// Said beside the field; saving checks it again for the API.
+		if err := models.CheckJudgeBaseURL(f.BaseURL); err != nil {
+			return &judgeFieldError{Field: "judge-base-url", Err: err}
+		}
+	}
 	j.Name, j.BaseURL, j.Model, j.APIKeyEnv, j.KeyHeader = f.Name, f.BaseURL, f.Model, f.APIKeyEnv, string(keyHeader)
 	j.Temperature, j.TopP, j.MaxConcurrency, j.TimeoutSeconds = temp, topP, conc, timeout
 	j.PriceInputPerMTok, j.PriceOutputPerMTok = in, out

@@ -84,6 +84,7 @@ func (h *Handlers) offScaleRatings(ctx context.Context, d models.Dataset, crits 
 	type found struct {
 		rows     []string // "r3" (-1)
 		n        int
+		rated    int     // ratings the column holds, within the scale or not
 		lo, hi   float64 // the column's lowest and highest ratings
 		anyValue bool
 	}
@@ -106,6 +107,7 @@ func (h *Handlers) offScaleRatings(ctx context.Context, d models.Dataset, crits 
 				f.lo, f.hi, f.anyValue = *v, *v, true
 			}
 			f.lo, f.hi = min(f.lo, *v), max(f.hi, *v)
+			f.rated++
 			s := crits[i].HumanScale()
 			if *v >= s.Lo-1e-9 && *v <= s.Hi+1e-9 {
 				continue
@@ -132,11 +134,19 @@ func (h *Handlers) offScaleRatings(ctx context.Context, d models.Dataset, crits 
 		if more := f.n - len(f.rows); more > 0 {
 			rows += fmt.Sprintf(" and %d more", more)
 		}
+		// Most of the column outside the scale is no typo: the people
+		// rated on another scale than the criterion's.
+		otherScale := ""
+		if f.n*2 > f.rated {
+			otherScale = fmt.Sprintf("Most of the column's ratings lie outside the scale: if the people rated on another scale (the column holds %s to %s), set %q's lowest and highest score to that scale. ",
+				formatNumber(f.lo), formatNumber(f.hi), c.Name)
+		}
 		out[i] = fmt.Sprintf("Dataset %q has %d %s outside %q's scale of %s in rating column %q: %s. "+
-			"If %s typos, correct them in the file (leave a cell empty for a sample nobody rated) and upload it again. "+
-			"Otherwise a run's report keeps them: its correlations count them as given, and for its errors every rating of the column is mapped from its lowest and highest (%s to %s) onto the judge's scale, so %s every error.",
-			d.Name, f.n, launchPlural(f.n, "rating", "ratings"), c.Name, scale, c.HumanColumn, rows,
-			launchPlural(f.n, "it is a typo", "they are typos"), formatNumber(f.lo), formatNumber(f.hi),
+			"%sIf %s, correct %s in the file (leave a cell empty for a sample nobody rated) and upload it again. "+
+			"Otherwise a run's report keeps %s: its correlations count %s as given, and for its errors every rating of the column is mapped from its lowest and highest (%s to %s) onto the judge's scale, so %s every error.",
+			d.Name, f.n, launchPlural(f.n, "rating", "ratings"), c.Name, scale, c.HumanColumn, rows, otherScale,
+			launchPlural(f.n, "it is a typo", "they are typos"), launchPlural(f.n, "it", "them"),
+			launchPlural(f.n, "it", "them"), launchPlural(f.n, "it", "them"), formatNumber(f.lo), formatNumber(f.hi),
 			launchPlural(f.n, "this one rating moves", "these ratings move"))
 	}
 	return out, nil

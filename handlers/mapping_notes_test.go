@@ -10,7 +10,9 @@ import (
 // The mapping page says why a column of numbers is not pre-ticked as a
 // human rating, and that empty lines were skipped (QA: a column "score"
 // with four words among nine rows was silently left unticked, and a file
-// of ten lines with one empty line read "9 rows" with no word about it).
+// of ten lines with one empty line read "9 rows" with no word about it),
+// and names the plain number to write for ratings typed as "4/5", "4,5"
+// or "80%".
 func TestMappingSaysWhyNotRatingAndSkippedLines(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		for _, tc := range []struct {
@@ -39,6 +41,20 @@ func TestMappingSaysWhyNotRatingAndSkippedLines(t *testing.T) {
 					`{"id":"c","reply":"Here is the answer","quality":5}` + "\n",
 				map[string]string{"retries": "Not ticked: only 1 of 3 rows have a number in it.", "quality": ""},
 				"3 rows; 2 empty lines skipped"},
+			// Ratings as typed in a spreadsheet: out of a maximum, with a
+			// decimal comma, in percent (QA: such a column had no tick
+			// and no word about why).
+			{"csv, ratings written as text", "written.csv",
+				"id,reply,out_of,comma,percent\n" +
+					"a,Happy to help,4/5,\"4,5\",80%\n" +
+					"b,I cannot say,2/5,\"2,0\",40%\n" +
+					"c,Here is the answer,5 / 5,3,100%\n",
+				map[string]string{
+					"out_of":  `Not ticked: 3 of 3 rows hold ratings written as text, such as "4/5": a rating column holds plain numbers (write 4), with a dot for decimals.`,
+					"comma":   `Not ticked: 2 of 3 rows hold ratings written as text, such as "4,5": a rating column holds plain numbers (write 4.5)`,
+					"percent": `such as "80%": a rating column holds plain numbers (write 80)`,
+					"reply":   ""},
+				""},
 			{"csv without empty lines", "clean.csv",
 				"id,reply,quality\na,Happy to help,4\nb,I cannot say,2\n",
 				map[string]string{"quality": ""}, ""},

@@ -17,7 +17,8 @@ import (
 // on the launch form and on the rubric's page where the column is chosen,
 // with what the report does with them (QA: nothing said so, and the run
 // page silently mapped -1..10 onto 1..5 for the errors). Ratings within
-// the scale raise no warning.
+// the scale raise no warning. One such rating is "it"; a column mostly
+// outside the scale is said to be on another scale.
 func TestOffScaleRatingsAreNamed(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
@@ -39,13 +40,15 @@ func TestOffScaleRatingsAreNamed(t *testing.T) {
 		}
 		typos := dataset("typos", 3, 4, -1, 2, 5, 1, 10, 3, 4)
 		clean := dataset("clean", 3, 4, 1, 2, 5)
+		one := dataset("one typo", 3, 4, 1, 2, 50)
+		tenPoint := dataset("rated out of ten", 7, 9, 6, 10, 2)
 		rubric := models.Rubric{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, Name: "Quality", Task: "A response to judge.",
 			Criteria: []evaluator.Criterion{{Name: "Quality", Description: "Good.", Lo: 1, Hi: 5, HumanColumn: "quality"}}}
 		if err := env.db.SaveRubric(ctx, &rubric); err != nil {
 			t.Fatal(err)
 		}
 		wants := []string{`Dataset "typos" has 2 ratings outside "Quality"'s scale of 1 to 5 in rating column "quality": "r3" (-1), "r7" (10).`,
-			"typos, correct them in the file", "correlations count them as given", "from its lowest and highest (-1 to 10)"}
+			"If they are typos, correct them in the file", "correlations count them as given", "from its lowest and highest (-1 to 10)"}
 		warning := func(body, testid string) string {
 			body = html.UnescapeString(body)
 			i := strings.Index(body, `data-testid="`+testid+`"`)
@@ -58,9 +61,18 @@ func TestOffScaleRatingsAreNamed(t *testing.T) {
 			name    string
 			dataset models.Dataset
 			want    []string // nil: no warning
+			unwant  []string // what the warning must not say
 		}{
-			{"ratings outside the scale", typos, wants},
-			{"ratings within the scale", clean, nil},
+			{"ratings outside the scale", typos, wants, []string{"typos typos", "another scale"}},
+			{"ratings within the scale", clean, nil, nil},
+			// One rating is "a typo", "it" (QA: "If it is a typo typos,
+			// correct them").
+			{"one rating outside the scale", one, []string{`has 1 rating outside`, `"r5" (50). If it is a typo, correct it in the file`,
+				"report keeps it: its correlations count it as given", "this one rating moves every error"}, []string{"typo typos", "them", "another scale"}},
+			// Most of the column outside: the scale is what to check.
+			{"most ratings outside the scale", tenPoint, []string{"has 4 ratings outside",
+				`Most of the column's ratings lie outside the scale: if the people rated on another scale (the column holds 2 to 10), set "Quality"'s lowest and highest score to that scale.`},
+				[]string{"typos typos"}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				f := d.launchForm("1", "10")
@@ -83,10 +95,22 @@ func TestOffScaleRatingsAreNamed(t *testing.T) {
 						t.Errorf("the launch form's warning lacks %q:\n%s", want, w)
 					}
 				}
+				for _, unwant := range tc.unwant {
+					if strings.Contains(w, unwant) {
+						t.Errorf("the launch form's warning says %q:\n%s", unwant, w)
+					}
+				}
 			})
 		}
 		// The rubric's page, where the rating column is matched, names them too.
-		w := warning(env.get("/rubrics/"+strconv.FormatInt(rubric.ID, 10)+"/edit").Body.String(), "off-scale-ratings")
+		// One warning per dataset with such ratings: the one on "typos".
+		page := html.UnescapeString(env.get("/rubrics/" + strconv.FormatInt(rubric.ID, 10) + "/edit").Body.String())
+		w := ""
+		for _, part := range strings.Split(page, `data-testid="off-scale-ratings"`)[1:] {
+			if part = part[:strings.Index(part, "</p>")]; strings.Contains(part, `Dataset "typos"`) {
+				w = part
+			}
+		}
 		for _, want := range wants {
 			if !strings.Contains(w, want) {
 				t.Errorf("the rubric page's warning lacks %q:\n%s", want, w)

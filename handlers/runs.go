@@ -335,9 +335,10 @@ func (h *Handlers) comparableRuns(ctx context.Context, run models.Run) ([]models
 		// Only runs that judged one of this run's criteria are offered
 		// (compare.go's comparableRun); any pair can still be compared by
 		// address, with a warning.
-		// A finished run without one answered call has no score to
-		// compare: not offered either.
-		if r.Finished() && r.BatchesDone <= r.BatchesFailed {
+		// A run without one answered call has no score to compare: not
+		// offered either, finished or not (a run waiting for a judge that
+		// is down was offered first, and compared as "undefined").
+		if r.BatchesDone <= r.BatchesFailed {
 			continue
 		}
 		if r.ID != run.ID && comparableRun(run, r) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -324,6 +325,57 @@ func CheckBaseURLCredentials(baseURL string) error {
 	return nil
 }
 
+// CheckJudgeBaseURL refuses a judge base URL that is not an absolute http
+// or https address, the usual slips first: the scheme left off
+// ("api.openai.com/v1", "localhost:11434/v1", which a browser's URL field
+// lets through as an address with the scheme "localhost") or misspelt
+// ("htps://"). Saved, such a judge fails every run at its first call; the
+// message says the address to write, and quotes no part of the address
+// that could hold a credential (nothing after an '@', '?' or '#').
+func CheckJudgeBaseURL(baseURL string) error {
+	s := strings.TrimSpace(baseURL)
+	u, err := url.Parse(s)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return nil
+	}
+	const example = "e.g. https://api.openai.com/v1, or http://localhost:11434/v1 for a server on this machine"
+	i := strings.Index(s, "://")
+	if err != nil && i >= 0 {
+		// Its message quotes the address cut before anything that could
+		// hold a credential.
+		return CheckBaseURLCredentials(s)
+	}
+	if i < 0 {
+		// No scheme at all: suggest the address with one, http for this
+		// machine (local servers rarely speak TLS), https otherwise.
+		scheme := "https://"
+		host := strings.ToLower(s)
+		for _, local := range []string{"localhost", "127.", "[::1]", "0.0.0.0"} {
+			if strings.HasPrefix(host, local) {
+				scheme = "http://"
+			}
+		}
+		fixed := scheme + strings.TrimLeft(s, "/")
+		// "https//host" or "http:/host": the scheme is there, its ://
+		// is not.
+		for _, sc := range []string{"https", "http"} {
+			if rest := s[min(len(sc), len(s)):]; strings.HasPrefix(host, sc) && strings.TrimLeft(rest, ":/") != rest {
+				fixed = sc + "://" + strings.TrimLeft(rest, ":/")
+				break
+			}
+		}
+		if f, ferr := url.Parse(fixed); ferr == nil && f.Host != "" && f.User == nil && !strings.ContainsAny(s, "@?#") {
+			return Errorf(EInvalid, "the base URL must start with http:// or https://: write %s", fixed)
+		}
+		return Errorf(EInvalid, "the base URL must start with http:// or https:// (%s)", example)
+	}
+	scheme := s[:i]
+	if len(scheme) <= 10 && !strings.ContainsAny(scheme, "@?#/") {
+		return Errorf(EInvalid, "the base URL must start with http:// or https://, not %s:// (%s)", scheme, example)
+	}
+	return Errorf(EInvalid, "the base URL must start with http:// or https:// (%s)", example)
+}
+
 // SaveJudge creates or updates a judge setting. An empty APIKey on update
 // keeps the stored key (the form never shows it back).
 func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
@@ -359,6 +411,9 @@ func (db *DB) SaveJudgeIf(ctx context.Context, j *Judge, expect Expectation) err
 		return err
 	}
 	if !j.Simulated {
+		if err := CheckJudgeBaseURL(j.BaseURL); err != nil {
+			return err
+		}
 		if err := CheckBaseURLCredentials(j.BaseURL); err != nil {
 			return err
 		}

@@ -540,7 +540,13 @@ func parseRating(cell string) (*float64, string) {
 	}
 	if err != nil {
 		msg := fmt.Sprintf("the rating %q is not a number", shorten(s, 40))
-		if strings.Contains(s, ",") {
+		plain, ok := plainRating(s)
+		switch {
+		case ok && strings.Contains(s, ","):
+			msg += " (write decimals with a dot: " + plain + ")"
+		case ok:
+			msg += " (write the number alone: " + plain + ")"
+		case strings.Contains(s, ","):
 			msg += " (write decimals with a dot, e.g. 2.5)"
 		}
 		return nil, msg + "; leave the cell empty if the row was not rated"
@@ -637,6 +643,9 @@ func SuggestMapping(t *Table) Mapping {
 func WhyNotRating(t *Table, col string) string {
 	s := statsOf(t, col)
 	rows := len(t.Records)
+	if note := writtenRatingsNote(t, col, s); note != "" {
+		return note
+	}
 	switch {
 	case s.numbers == 0 || !s.mostlyNumbers():
 		return ""
@@ -661,6 +670,57 @@ func WhyNotRating(t *Table, col string) string {
 		return fmt.Sprintf("Not ticked: only %d of %d rows have a number in it.", s.numbers, rows)
 	}
 	return ""
+}
+
+// writtenRatingsNote says that a column's ratings are written in a way
+// that is not a plain number ("4/5", a decimal comma "4,5", "80%"), with
+// the number to write instead, when such cells and numbers make up at
+// least half of its filled cells: a rating column as people type it in a
+// spreadsheet. "" otherwise.
+func writtenRatingsNote(t *Table, col string, s columnStats) string {
+	n, example, fixed := 0, "", ""
+	for _, r := range t.Records {
+		v := strings.TrimSpace(r.Values[col])
+		if plain, ok := plainRating(v); ok {
+			if n == 0 {
+				example, fixed = v, plain
+			}
+			n++
+		}
+	}
+	if n == 0 || (s.numbers+n)*2 < s.filled {
+		return ""
+	}
+	verb := "holds a rating"
+	if n != 1 {
+		verb = "hold ratings"
+	}
+	return fmt.Sprintf("Not ticked: %d of %d rows %s written as text, such as %s: a rating column holds plain numbers (write %s), "+
+		"with a dot for decimals. Correct the file and upload it again, then tick it.", n, len(t.Records), verb, strconv.Quote(example), fixed)
+}
+
+// plainRating reads a rating written as "4/5" or "4 / 5" (the score out of
+// a maximum), "4,5" (a decimal comma) or "80%", and gives the plain number
+// to write instead ("4", "4.5", "80"); ok is false for anything else.
+func plainRating(v string) (plain string, ok bool) {
+	number := func(s string) bool {
+		f, err := strconv.ParseFloat(s, 64)
+		return err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) && !strings.ContainsAny(s, "eEnN")
+	}
+	if a, b, found := strings.Cut(v, "/"); found {
+		a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+		if number(a) && number(b) {
+			return a, true
+		}
+		return "", false
+	}
+	if a, b, found := strings.Cut(v, ","); found && a != "" && b != "" && !strings.Contains(b, ",") && number(a) && number(b) && !strings.ContainsAny(a+b, ".+-") {
+		return a + "." + b, true
+	}
+	if a, found := strings.CutSuffix(v, "%"); found && number(strings.TrimSpace(a)) {
+		return strings.TrimSpace(a), true
+	}
+	return "", false
 }
 
 // columnStats summarises one column for SuggestMapping.
