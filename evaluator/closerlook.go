@@ -69,12 +69,19 @@ var (
 	ratingLineAt = regexp.MustCompile(`(?im)\A` + ratingLineBody)
 	// ratingNumberRE reads the number that opens the rest of a rating line.
 	ratingNumberRE = regexp.MustCompile(`^\[*(-?\d+(?:\.\d+)?|-?\.\d+)\b`)
+	// scaleAfterRE recognises what follows the number of a line that
+	// describes the scale rather than rates: the rest of a range ("1-3",
+	// "1 – 3", "1 to 3") or a level's meaning ("1 means dull").
+	scaleAfterRE = regexp.MustCompile(`(?i)^(?:-\d|[ \t]*(?:[–—]|\bto\b)[ \t]*-?\d|[ \t]+means\b)`)
 )
 
 // ParseAnalyzeRate reads an answer to BuildAnalyzeRatePrompt. The rating is
 // the number after the last "Rating:" label (bold, "Rating - 3" and
 // "Rating (1-3): 2" accepted), or, when there is none, after the last
-// "Score:" label; analysis is the text before that label's line. A rating
+// "Score:" label; a label line that describes the scale instead ("Rating:
+// 1-3", "Rating: 1 means dull, 3 means lively"), as a judge may write
+// after its rating, is passed over, since its number is never the rating;
+// analysis is the text before that label's line. A rating
 // outside [c.Lo, c.Hi], an unreadable one and a missing one give a nil
 // score and a plain-English problem; analysis is then the answer's text up
 // to the label, or all of it when there is no label.
@@ -93,7 +100,8 @@ func ParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string
 	var raw string
 	for _, group := range [][]span{ratings, scores} {
 		for i := len(group) - 1; i >= 0 && raw == ""; i-- {
-			if n := ratingNumberRE.FindStringSubmatch(clean[group[i][4]:group[i][5]]); n != nil {
+			rest := clean[group[i][4]:group[i][5]]
+			if n := ratingNumberRE.FindStringSubmatch(rest); n != nil && !scaleAfterRE.MatchString(rest[len(n[0]):]) {
 				label, raw = group[i], n[1]
 			}
 		}

@@ -28,6 +28,8 @@ var analyzeRateCases = []string{
 	"Score: Rating: 2\nrating: score: 3",
 	"Rating: 2\r\nScore: 3\r",
 	"rating:\nscore:",
+	"Lively.\nRating: 3\nRating: 1 means dull, 3 means lively.",
+	"Lively.\nRating: 2.5\nScore: 1-3\n(Rating: 1 to 3)\nRating: [1-3]\nrating: 2 — 3",
 }
 
 func checkAnalyzeRateSame(t *testing.T, text string, c Criterion) {

@@ -2,7 +2,9 @@ package evaluator
 
 // The regexp-based ParseAnalyzeRate exactly as it was before the keyword
 // scanner (ratingLines), under "oracle" names, for the equivalence tests.
-// Do not change it.
+// Do not change it, except to follow a deliberate change of what the parser
+// reads (so far one: a label line that describes the scale, "Rating: 1-3",
+// is not a rating; see oracleScaleAfterRE).
 
 import (
 	"fmt"
@@ -18,6 +20,9 @@ var (
 	oracleRatingLineRE = regexp.MustCompile(`(?im)\b(rating|score)\b[ \t*_]*(?:\([^)\n]*\))?[ \t*_]*[:=\-–—][ \t*_]*(.*)$`)
 	// oracleRatingNumberRE reads the number that opens the rest of a rating line.
 	oracleRatingNumberRE = regexp.MustCompile(`^\[*(-?\d+(?:\.\d+)?|-?\.\d+)\b`)
+	// oracleScaleAfterRE follows what comes after the number of a line
+	// that describes the scale: the rest of a range or a level's meaning.
+	oracleScaleAfterRE = regexp.MustCompile(`(?i)^(?:-\d|[ \t]*(?:[–—]|\bto\b)[ \t]*-?\d|[ \t]+means\b)`)
 )
 
 // oracleParseAnalyzeRate reads an answer to BuildAnalyzeRatePrompt. The rating is
@@ -42,7 +47,8 @@ func oracleParseAnalyzeRate(text string, c Criterion) (score *float64, analysis 
 	var raw string
 	for _, group := range [][][]int{ratings, scores} {
 		for i := len(group) - 1; i >= 0 && raw == ""; i-- {
-			if n := oracleRatingNumberRE.FindStringSubmatch(clean[group[i][4]:group[i][5]]); n != nil {
+			rest := clean[group[i][4]:group[i][5]]
+			if n := oracleRatingNumberRE.FindStringSubmatch(rest); n != nil && !oracleScaleAfterRE.MatchString(rest[len(n[0]):]) {
 				label, raw = group[i], n[1]
 			}
 		}

@@ -56,6 +56,12 @@ func TestParseAnalyzeRate(t *testing.T) {
 		{"rating missing", "The response is engaging and invites a reply.", c, "-", "The response is engaging and invites a reply.", `no "Rating:" line found`},
 		{"a score in prose is not a rating", "I would score it highly.", c, "-", "I would score it highly.", `no "Rating:" line found`},
 		{"empty", "", c, "-", "", `no "Rating:" line found`},
+		// Regression: a description of the scale written after the rating
+		// was read as the rating (its lowest level).
+		{"the scale restated after the rating", "Lively.\nRating: 3\nRating: 1 means dull, 3 means lively.", c, "3", "Lively.", ""},
+		{"a range after the rating", "Lively.\nRating: 2.5\nScore: 1-3\n(Rating: 1 to 3)", c, "2.5", "Lively.", ""},
+		{"a range is not a rating", "Lively.\nRating: 1-3", c, "-", "Lively.", "the rating could not be read as a number"},
+		{"a dash after the rating is not a range", "Dull.\nRating: 1 - 3 points off for the tone", c, "1", "Dull.", ""},
 	}
 	for _, tt := range tests {
 		score, analysis, problem := ParseAnalyzeRate(tt.text, tt.c)

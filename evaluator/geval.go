@@ -237,8 +237,10 @@ const GEvalMinAllowedMass = 0.5
 var generatedNumberRE = regexp.MustCompile(`^\s*[-+]?\d+(?:\.\d+)?\s*$`)
 
 // GEvalFromLogprobs estimates the score from the log-probabilities of a
-// form answer. The score's position is the first generated token that is
-// a number; the distribution is read there and nowhere else, so a faint
+// form answer. The score's position is the generated token that is a
+// number where the form's text reading (formScore, as GEvalFromSamples
+// reads a sampled answer) finds the score, so an echo of the scale before
+// it ("Coherence (1-5): 4") does not stand in for it; the distribution is read there and nowhere else, so a faint
 // "1" among the alternatives of an earlier word ("Co" of "Coherence: 3")
 // never stands in for the score. p(s) sums exp(logprob) over the distinct
 // candidate tokens that read as s at that position (the top alternatives
@@ -264,15 +266,12 @@ func GEvalFromLogprobs(tokens []TokenAlternatives, c Criterion, minMass float64)
 		return e
 	}
 	lo, hi := allowed[0], allowed[len(allowed)-1]
-	pos := -1
-	for i, t := range tokens {
-		if generatedNumberRE.MatchString(t.Token) {
-			pos = i
-			break
-		}
-	}
+	pos := scorePosition(tokens, c)
 	if pos < 0 {
 		e.Problem = fmt.Sprintf("no generated token is a number, so the score's position is unknown (expected an integer from %d to %d)", lo, hi)
+		if slices.ContainsFunc(tokens, func(t TokenAlternatives) bool { return generatedNumberRE.MatchString(t.Token) }) {
+			e.Problem = fmt.Sprintf("the only numbers the judge wrote are the ends of a range (such as \"1-5\"), so the score's position is unknown (expected an integer from %d to %d)", lo, hi)
+		}
 		return e
 	}
 	_, generatedAllowed := readScoreToken(tokens[pos].Token, lo, hi)
@@ -364,12 +363,80 @@ func readScoreToken(tok string, lo, hi int) (int, bool) {
 // second end: "3", "-2", "3.0".
 var sampleNumberRE = regexp.MustCompile(`(?:^|[^\w.\-])(-?\d+(?:\.\d+)?)`)
 
+// scoreLabelRE finds a number written right after a "Score" or "Rating"
+// label on its line: "Score: 3", "Final rating (1-5): 4".
+var scoreLabelRE = regexp.MustCompile(`(?im)\b(?:score|rating)[^:\n]{0,30}:[ \t]*(-?\d+(?:\.\d+)?)`)
+
+// rangeRE finds a range of numbers, "1-5", "1 – 5", "1 to 5", "-2 to 2":
+// an echo of the scale, whose ends are never the score.
+var rangeRE = regexp.MustCompile(`(?i)-?\d+(?:\.\d+)?[ \t]*(?:[-–—]|\bto\b)[ \t]*-?\d+(?:\.\d+)?`)
+
+// formNameRE finds a number written right after criterion c's name on its
+// line ("- Coherence: 2", "Coherence (1-3): 2"), or is nil for a criterion
+// without a name.
+func formNameRE(c Criterion) *regexp.Regexp {
+	name := strings.TrimSpace(c.Name)
+	if name == "" {
+		return nil
+	}
+	return regexp.MustCompile(`(?im)` + regexp.QuoteMeta(name) + `[^:\n]{0,30}:[ \t]*(-?\d+(?:\.\d+)?)`)
+}
+
+// formScore finds the score in the text of a form answer and returns where
+// its number starts and ends in t, or -1, -1. It is the first number, not
+// an end of a range (rangeRE), written right after the criterion's name
+// and a colon (named, from formNameRE; may be nil); or else right after a
+// "Score" or "Rating" label; or else anywhere. Ranges are passed over
+// because a judge that echoes the scale ("Score (1-5): 4", "On a scale of
+// 1 to 5, I give 4") would otherwise be read as giving its lower end.
+func formScore(t string, named *regexp.Regexp) (int, int) {
+	ranges := rangeRE.FindAllStringIndex(t, -1)
+	inRange := func(i int) bool {
+		return slices.ContainsFunc(ranges, func(r []int) bool { return r[0] <= i && i < r[1] })
+	}
+	for _, re := range []*regexp.Regexp{named, scoreLabelRE, sampleNumberRE} {
+		if re == nil {
+			continue
+		}
+		for _, m := range re.FindAllStringSubmatchIndex(t, -1) {
+			if !inRange(m[2]) {
+				return m[2], m[3]
+			}
+		}
+	}
+	return -1, -1
+}
+
+// scorePosition is the index of the token that holds the score of a form
+// answer written token by token: the first generated number that does not
+// end before the place formScore finds in the whole text, or -1.
+func scorePosition(tokens []TokenAlternatives, c Criterion) int {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteString(t.Token)
+	}
+	at, _ := formScore(b.String(), formNameRE(c))
+	if at < 0 {
+		return -1
+	}
+	end := 0
+	for i, t := range tokens {
+		end += len(t.Token)
+		if end > at && generatedNumberRE.MatchString(t.Token) {
+			return i
+		}
+	}
+	return -1
+}
+
 // GEvalFromSamples estimates the score from n sampled form answers. Each
-// answer's score is the first number after "<criterion name> ...:" on a
-// line ("- Coherence: 2", "Coherence (1-3): 2"), or else the first number
-// in the answer ("3", "3/5", "Score: 3"). An answer whose number is not an
-// allowed integer score (out of range, 2.5) or that has no number does not
-// count; p(s) is the share of the usable answers that gave s.
+// answer's score is the number formScore finds: the first number after
+// "<criterion name> ...:" on a line ("- Coherence: 2", "Coherence (1-3):
+// 2"), or else after "Score ...:" ("Score (1-3): 2"), or else the first
+// number in the answer ("3", "3/5"), never an end of a range such as
+// "1-3". An answer whose number is not an allowed integer score (out of
+// range, 2.5) or that has no number does not count; p(s) is the share of
+// the usable answers that gave s.
 func GEvalFromSamples(texts []string, c Criterion) GEvalEstimate {
 	e := GEvalEstimate{Source: GEvalSourceSamples, Total: len(texts)}
 	allowed := GEvalScores(c)
@@ -382,23 +449,13 @@ func GEvalFromSamples(texts []string, c Criterion) GEvalEstimate {
 		return e
 	}
 	lo, hi := allowed[0], allowed[len(allowed)-1]
-	var named *regexp.Regexp
-	if name := strings.TrimSpace(c.Name); name != "" {
-		named = regexp.MustCompile(`(?im)` + regexp.QuoteMeta(name) + `[^:\n]{0,30}:[ \t]*(-?\d+(?:\.\d+)?)`)
-	}
+	named := formNameRE(c)
 	counts := map[int]int{}
 	for _, t := range texts {
 		t = cleanMarkdown(t)
 		var raw string
-		if named != nil {
-			if m := named.FindStringSubmatch(t); m != nil {
-				raw = m[1]
-			}
-		}
-		if raw == "" {
-			if m := sampleNumberRE.FindStringSubmatch(t); m != nil {
-				raw = m[1]
-			}
+		if i, j := formScore(t, named); i >= 0 {
+			raw = t[i:j]
 		}
 		v, err := strconv.ParseFloat(raw, 64)
 		if err != nil || v != math.Trunc(v) || v < float64(lo) || v > float64(hi) {

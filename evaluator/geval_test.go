@@ -182,6 +182,22 @@ func TestGEvalFromLogprobs(t *testing.T) {
 		// labelled "logprobs".
 		{"empty top_logprobs is no logprobs", []TokenAlternatives{{Token: "2", Logprob: 0, Top: []TokenProb{}}}, c13,
 			"- logprobs 0/1: the answer came without token log-probabilities (the endpoint may not support logprobs)"},
+		// Regression: the score was read at the first generated number,
+		// the "1" of an echoed scale.
+		{"the scale echoed before the score", []TokenAlternatives{
+			{Token: "Co", Logprob: 0}, {Token: "herence", Logprob: 0}, {Token: " (", Logprob: 0},
+			{Token: "1", Logprob: 0, Top: []TokenProb{{"1", 0}}},
+			{Token: "-", Logprob: 0}, {Token: "3", Logprob: 0, Top: []TokenProb{{"3", 0}}}, {Token: "):", Logprob: 0},
+			{Token: " 2", Logprob: ln(0.7), Top: []TokenProb{{" 2", ln(0.7)}, {" 3", ln(0.3)}}},
+		}, c13, "2.3 [1:0 2:0.7 3:0.3] logprobs 1/1"},
+		{"numbered steps echoed before the score", []TokenAlternatives{
+			{Token: "1", Logprob: 0, Top: []TokenProb{{"1", 0}}}, {Token: ". Read it.\n", Logprob: 0},
+			{Token: "2", Logprob: 0, Top: []TokenProb{{"2", 0}}}, {Token: ". Rate it.\nScore:", Logprob: 0},
+			{Token: " 3", Logprob: ln(0.5), Top: []TokenProb{{" 3", ln(0.5)}, {" 1", ln(0.5)}}},
+		}, c13, "2 [1:0.5 2:0 3:0.5] logprobs 1/1"},
+		{"only a range", []TokenAlternatives{
+			{Token: "1", Logprob: 0, Top: []TokenProb{{"1", 0}}}, {Token: " to ", Logprob: 0}, {Token: "3", Logprob: 0, Top: []TokenProb{{"3", 0}}},
+		}, c13, "- logprobs 0/1: the only numbers the judge wrote are the ends of a range (such as \"1-5\"), so the score's position is unknown (expected an integer from 1 to 3)"},
 		{"no logprobs at all", nil, c13,
 			"- logprobs 0/1: the answer came without token log-probabilities (the endpoint may not support logprobs)"},
 		{"range without integers", []TokenAlternatives{{Token: "1", Top: []TokenProb{{"1", 0}}}}, Criterion{Name: "X", Lo: 0.2, Hi: 0.8},
@@ -222,6 +238,13 @@ func TestGEvalFromSamples(t *testing.T) {
 		{"nothing usable", []string{"good", "10"}, c13,
 			"- samples 0/2: none of the 2 sampled answers held a readable integer score from 1 to 3"},
 		{"no samples", nil, c13, "- samples 0/0: no sampled answers to count"},
+		// Regression: an echo of the scale before the score was read as
+		// its lower end (each of these counted as a 1).
+		{"the scale echoed before the score", []string{"Score (1-3): 2", "On a scale of 1 to 3, I give 2.", "1-3: 2", "Coherence: 1 – 3 scale, so 2",
+			"1. Read the summary.\n2. Check its order.\nScore: 3", "Engagingness (1-3): 3"}, c13, "2.33 [1:0 2:0.667 3:0.333] samples 6/6"},
+		{"a range alone is no score", []string{"1-3", "Coherence: 2-3", "2"}, c13, "2 [1:0 2:1 3:0] samples 1/3"},
+		{"negative ends of a range", []string{"Sentiment (-2 to 2): -1", "from -2 to 2, 1"}, Criterion{Name: "Sentiment", Lo: -2, Hi: 2},
+			"0 [-2:0 -1:0.5 0:0 1:0.5 2:0] samples 2/2"},
 	}
 	for _, tt := range tests {
 		if got := formatEstimate(GEvalFromSamples(tt.texts, tt.c)); got != tt.want {

@@ -102,21 +102,26 @@ type jsonPair struct {
 // criterion of r, in rubric order, nil where it could not be read, and one
 // plain-English line per failure.
 //
-// The JSON object is the first one in the text that decodes, so code fences
-// and text around it are tolerated; an object whose only value is an object
-// holding the scores ({"scores": {...}}) is opened. Keys match criterion
-// names ignoring case, spaces, underscores and hyphens; keys that match no
-// criterion are ignored. A missing key, a value that is not a JSON number
-// ("high", "3", null), a key given twice with different values, and a
-// number outside the scale's range are failures of that criterion. When no
-// JSON object can be read, every score is nil and the one problem says why.
+// The answer is every JSON object in the text that names at least one
+// criterion, so code fences, text around them and objects that name none
+// (an echo of the format such as {"criterion": "score"}) are passed over.
+// An object that names no criterion is opened to look for ones that do
+// inside it, at any depth: {"scores": {...}, "reasons": {...}}. When some of
+// the objects found hold a JSON number under a criterion's key, the others
+// (reasons keyed by criterion, {"Coherence": "fluent"}) are dropped. Keys
+// match criterion names ignoring case, spaces, underscores and hyphens;
+// keys that match no criterion are ignored. A missing key, a value that is
+// not a JSON number ("high", "3", null), two different values for one
+// criterion (one object giving a key twice, or two objects disagreeing,
+// as when the judge echoes an example before its answer), and a number
+// outside the scale's range are failures of that criterion. When no object
+// names a criterion, every score is nil and the one problem says why.
 func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*float64, problems []string) {
 	scores = make([]*float64, len(r.Criteria))
-	pairs, problem := findJSONObject(text)
+	pairs, problem := findScoreObjects(text, r)
 	if problem != "" {
 		return scores, []string{problem}
 	}
-	pairs = unwrapScores(pairs, r)
 	lo, hi := scale.Range()
 	for i, c := range r.Criteria {
 		want := normKey(c.Name)
@@ -154,80 +159,116 @@ func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*fl
 	return scores, problems
 }
 
-// findJSONObject returns the keys and values of the first JSON object in
-// text that decodes, or a problem line when there is none.
-func findJSONObject(text string) ([]jsonPair, string) {
+// findScoreObjects returns the keys and values of every JSON object in
+// text that names a criterion of r (see ParseLLMEvalAnswer), in the order
+// written, or a problem line when there is none: that no object decodes,
+// the first decoding error when one did not (the likeliest place of a
+// broken answer), or that the objects found name no criterion.
+func findScoreObjects(text string, r Rubric) ([]jsonPair, string) {
+	names := make(map[string]bool, len(r.Criteria))
+	for _, c := range r.Criteria {
+		names[normKey(c.Name)] = true
+	}
 	firstErr := ""
+	decoded := false
+	var found [][]jsonPair
 	for i := 0; i < len(text); i++ {
 		if text[i] != '{' {
 			continue
 		}
-		pairs, err := decodeObject(text[i:])
-		if err == nil {
-			return pairs, ""
+		pairs, n, err := decodeObjectAt(text[i:])
+		if err != nil {
+			if firstErr == "" {
+				firstErr = err.Error()
+			}
+			continue
 		}
-		if firstErr == "" {
-			firstErr = err.Error()
+		decoded = true
+		found = append(found, criterionObjects(pairs, names)...)
+		i += n - 1 // the objects inside were looked at by criterionObjects
+	}
+	if len(found) == 0 {
+		switch {
+		case firstErr != "":
+			return nil, "the JSON object in the answer is not valid JSON: " + firstErr
+		case decoded:
+			crits := make([]string, len(r.Criteria))
+			for i, c := range r.Criteria {
+				crits[i] = c.Name
+			}
+			return nil, "no JSON object in the answer names a criterion (" + strings.Join(crits, ", ") + ")"
+		default:
+			return nil, "no JSON object found in the answer"
 		}
 	}
-	if firstErr == "" {
-		return nil, "no JSON object found in the answer"
+	// Reasons keyed by criterion name are not scores: when some object
+	// holds a number under a criterion, keep only those that do.
+	numeric := slices.ContainsFunc(found, func(o []jsonPair) bool { return holdsScore(o, names) })
+	var pairs []jsonPair
+	for _, o := range found {
+		if !numeric || holdsScore(o, names) {
+			pairs = append(pairs, o...)
+		}
 	}
-	return nil, "the JSON object in the answer is not valid JSON: " + firstErr
+	return pairs, ""
 }
 
-// decodeObject decodes the JSON object at the start of s (text after it is
-// ignored), keeping its keys in order and repeated keys as they are.
-func decodeObject(s string) ([]jsonPair, error) {
+// criterionObjects returns pairs when one of its keys names a criterion,
+// else the objects inside its values that do, at any depth, in order.
+func criterionObjects(pairs []jsonPair, names map[string]bool) [][]jsonPair {
+	if slices.ContainsFunc(pairs, func(p jsonPair) bool { return names[normKey(p.key)] }) {
+		return [][]jsonPair{pairs}
+	}
+	var out [][]jsonPair
+	for _, p := range pairs {
+		if v := bytes.TrimSpace(p.value); len(v) > 0 && v[0] == '{' {
+			if inner, _, err := decodeObjectAt(string(v)); err == nil {
+				out = append(out, criterionObjects(inner, names)...)
+			}
+		}
+	}
+	return out
+}
+
+// holdsScore reports whether a criterion's key holds a JSON number in pairs.
+func holdsScore(pairs []jsonPair, names map[string]bool) bool {
+	return slices.ContainsFunc(pairs, func(p jsonPair) bool {
+		if !names[normKey(p.key)] {
+			return false
+		}
+		_, err := jsonNumber(strings.TrimSpace(string(p.value)))
+		return err == nil
+	})
+}
+
+// decodeObjectAt decodes the JSON object at the start of s (text after it
+// is ignored), keeping its keys in order and repeated keys as they are, and
+// returns how many bytes of s it took.
+func decodeObjectAt(s string) ([]jsonPair, int, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
 	var whole json.RawMessage
 	if err := dec.Decode(&whole); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	n := int(dec.InputOffset())
 	dec = json.NewDecoder(bytes.NewReader(whole))
 	if _, err := dec.Token(); err != nil { // the opening brace
-		return nil, err
+		return nil, 0, err
 	}
 	var pairs []jsonPair
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		key, _ := tok.(string)
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		pairs = append(pairs, jsonPair{key: key, value: v})
 	}
-	return pairs, nil
-}
-
-// unwrapScores opens {"scores": {...}}: when no key names a criterion and
-// exactly one value is an object, its pairs are the answer.
-func unwrapScores(pairs []jsonPair, r Rubric) []jsonPair {
-	names := map[string]bool{}
-	for _, c := range r.Criteria {
-		names[normKey(c.Name)] = true
-	}
-	var inner []jsonPair
-	objects := 0
-	for _, p := range pairs {
-		if names[normKey(p.key)] {
-			return pairs
-		}
-		if v := bytes.TrimSpace(p.value); len(v) > 0 && v[0] == '{' {
-			objects++
-			if got, err := decodeObject(string(v)); err == nil {
-				inner = got
-			}
-		}
-	}
-	if objects == 1 && inner != nil {
-		return inner
-	}
-	return pairs
+	return pairs, n, nil
 }
 
 // normKey folds a criterion name or JSON key for matching: lower case,

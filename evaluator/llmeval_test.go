@@ -111,6 +111,31 @@ func TestParseLLMEvalAnswer(t *testing.T) {
 		{"broken JSON", `{"Engagingness": 3, "Grammar": }`, LLMEvalFive, "- - -",
 			"the JSON object in the answer is not valid JSON: invalid character '}' looking for beginning of value"},
 		{"empty", "", LLMEvalFive, "- - -", "no JSON object found in the answer"},
+
+		// The answer is the JSON objects that name a criterion, not merely
+		// the first object that decodes.
+		{"format echoed before the answer", `I will answer in the form {"criterion": "score"}. {"Engagingness": 3.1, "Factual consistency": 4, "Grammar": 2}`, LLMEvalFive,
+			"3.1 4 2", ""},
+		{"prompt's template echoed before the answer", `Template: {"Engagingness": <score>, "Grammar": <score>}` + "\n" + `{"Engagingness": 60, "Factual consistency": 70, "Grammar": 80}`, LLMEvalHundred,
+			"60 70 80", ""},
+		{"scores and reasons wrapped side by side", `{"scores": {"Engagingness": 3, "Factual consistency": 2.5, "Grammar": 5}, "reasons": {"Engagingness": "dull", "Grammar": "fine"}}`, LLMEvalFive,
+			"3 2.5 5", ""},
+		{"reasons before scores in the wrapper", `{"reasons": {"Engagingness": "dull"}, "scores": {"Engagingness": 1, "Factual consistency": 2, "Grammar": 3}}`, LLMEvalFive,
+			"1 2 3", ""},
+		{"wrapped two levels deep", `{"evaluation": {"scores": {"Engagingness": 1, "Factual consistency": 2, "Grammar": 3}, "note": "ok"}}`, LLMEvalFive,
+			"1 2 3", ""},
+		{"reasons as their own object before the scores", "{\"Engagingness\": \"lively\"}\n{\"Engagingness\": 4, \"Factual consistency\": 4, \"Grammar\": 4}", LLMEvalFive,
+			"4 4 4", ""},
+		{"answer repeated with the same scores", "```json\n{\"Engagingness\": 3, \"Factual consistency\": 2, \"Grammar\": 1}\n```\nFinal: {\"engagingness\": 3.0, \"Factual consistency\": 2, \"Grammar\": 1}", LLMEvalFive,
+			"3 2 1", ""},
+		{"example echoed, then an answer that disagrees", `For example {"Engagingness": 4.0, "Factual consistency": 2, "Grammar": 1}; my answer: {"Engagingness": 2.5, "Factual consistency": 2, "Grammar": 1}`, LLMEvalFive,
+			"- 2 1", "Engagingness: given 2 different scores (4.0, 2.5); none kept"},
+		{"two wrapped objects disagree", `{"scores": {"Engagingness": 3, "Factual consistency": 2, "Grammar": 1}, "first_try": {"Engagingness": 2, "Grammar": 1}}`, LLMEvalFive,
+			"- 2 1", "Engagingness: given 2 different scores (3, 2); none kept"},
+		{"objects that name no criterion", `{"criterion": "score"} and {"scores": {"fluency": 3}}`, LLMEvalFive, "- - -",
+			"no JSON object in the answer names a criterion (Engagingness, Factual consistency, Grammar)"},
+		{"broken answer after an object naming no criterion", `Form: {"criterion": "score"}. Answer: {"Engagingness": 3, "Grammar": }`, LLMEvalFive, "- - -",
+			"the JSON object in the answer is not valid JSON: invalid character '}' looking for beginning of value"},
 	}
 	for _, tt := range tests {
 		scores, problems := ParseLLMEvalAnswer(tt.text, r, tt.scale)

@@ -167,6 +167,30 @@ func TestParseBatchAnswer(t *testing.T) {
 			scores:   "3 2 2 1",
 			analyses: map[int]string{1: "alpha", 2: "beta", 3: "gamma", 4: "delta\nSample1 is better than Sample4 overall."},
 		},
+		// An echo of the output format is not the answer (these pass as the
+		// parser stands; they guard the behaviour).
+		{
+			name: "the template echoed before the analyses", n: 2, c: c13,
+			text:     "I will end with Float Scores: [Sample1:<score>, Sample2:<score>].\nSample1: lively\nSample2: flat\nFloat Scores: [Sample1:2.5, Sample2:1.5]",
+			scores:   "2.5 1.5",
+			analyses: map[int]string{1: "lively", 2: "flat"},
+		},
+		{
+			name: "the template echoed after the list", n: 2, c: c13,
+			text:   "Sample1: lively\nSample2: flat\nFloat Scores: [Sample1:2.5, Sample2:1.5]\n(Template: Float Scores: [Sample1:<score>, Sample2:<score>])",
+			scores: "2.5 1.5",
+		},
+		{
+			name: "the template echoed, then scores without a marker", n: 2, c: c13,
+			text:   "Float Scores: [Sample1:<score>, Sample2:<score>]\nSample1: 2.5\nSample2: 1",
+			scores: "2.5 1",
+		},
+		{
+			name: "one stage: an example score line that disagrees is refused", n: 2, c: c13,
+			text:     "Like this: Score of Sample1: 3\nSample1: dull.\nScore of Sample1: 1\nSample2: fine.\nScore of Sample2: 2",
+			scores:   "- 2",
+			problems: []string{"Sample1: given 2 different scores (3, 1); none kept"},
+		},
 		{
 			name: "windows line ends", n: 2, c: c13,
 			text:   "Sample1: a\r\nSample2: b\r\nFloat Scores: [Sample1:1.5, Sample2:2.5]\r\n",
