@@ -141,6 +141,55 @@ func TestJudgeOutagePausesTheRun(t *testing.T) {
 	})
 }
 
+// TestHangingJudgeKeepsTheRunWaiting: a judge that accepts connections and
+// never answers times the probe out too. The probe's own deadline used to
+// end it as "cancelled", which the breaker read as an answer: every probe
+// timeout closed it ("judge answers again: run goes on"), the run stopped
+// showing "waiting for judge" and sent a wave of batch calls, each held
+// until its timeout (billed), every probe interval plus one timeout.
+func TestHangingJudgeKeepsTheRunWaiting(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		var down atomic.Bool
+		var batchCalls atomic.Int64 // batch requests while the judge hangs
+		var fj *fakeJudge
+		fj = newFakeJudge(t, simjudge.Options{Seed: 9, Latency: 20 * time.Millisecond}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+			if !down.Load() {
+				return false
+			}
+			if !c.Probe {
+				batchCalls.Add(1)
+			}
+			return fj.hang(r)
+		})
+		// Timeouts are whole seconds: 1 s is the shortest a judge takes.
+		r := env.startRunner(Config{LeaseTTL: leaseTTL, Breaker: BreakerConfig{Threshold: 3, ProbeInterval: 100 * time.Millisecond},
+			JudgeTuning: JudgeTuning{MaxAttempts: 5, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}})
+		t.Cleanup(fj.releaseHeld)
+		run := env.launch(r, env.newRun(fj.URL(), 3, 3, 1))
+		env.waitRun(run.ID, 15*time.Second, "one batch stored", func(r models.Run) bool { return r.BatchesDone >= 1 })
+		down.Store(true)
+		env.waitRun(run.ID, 15*time.Second, "waiting for judge", models.Run.WaitingForJudge)
+		// Three probe timeouts (1 s each, 100 ms apart) while it hangs: the
+		// run keeps waiting and only probes go out.
+		atStart := batchCalls.Load()
+		for end := time.Now().Add(3500 * time.Millisecond); time.Now().Before(end); time.Sleep(25 * time.Millisecond) {
+			if got := env.getRun(run.ID); !got.WaitingForJudge() {
+				t.Fatalf("the judge still hangs, but the run stopped waiting for it (status %s, %d of %d batches)", got.Status, got.BatchesDone, got.BatchesTotal)
+			}
+		}
+		if n := batchCalls.Load() - atStart; n != 0 {
+			t.Errorf("%d batch calls sent to the hanging judge while the run waited for it; want probes only", n)
+		}
+		down.Store(false)
+		run = env.waitFinished(run.ID, 30*time.Second)
+		if run.Status != models.RunSucceeded || run.MissingScores != 0 || run.BatchesFailed != 0 || run.WaitingSince != nil {
+			t.Errorf("after the judge came back: %s, %d missing, %d failed, waiting since %v (error %q); want succeeded with nothing missing",
+				run.Status, run.MissingScores, run.BatchesFailed, run.WaitingSince, run.Error)
+		}
+	})
+}
+
 // TestFenceStopsCallsAfterLeaseLoss: a worker whose lease is taken while it
 // works (it was frozen, or partitioned from the database, and another
 // worker took the run over) sends no further call, before its own renewal
