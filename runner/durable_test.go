@@ -150,11 +150,13 @@ func TestJudgeOutagePausesTheRun(t *testing.T) {
 func TestHangingJudgeKeepsTheRunWaiting(t *testing.T) {
 	t.Parallel()
 	eachDB(t, func(t *testing.T, env *testEnv) {
-		var down atomic.Bool
+		var back atomic.Bool        // the judge answers again
 		var batchCalls atomic.Int64 // batch requests while the judge hangs
 		var fj *fakeJudge
 		fj = newFakeJudge(t, simjudge.Options{Seed: 9, Latency: 20 * time.Millisecond}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
-			if !down.Load() {
+			// The first request is answered; from the second on the
+			// judge hangs until it is back.
+			if back.Load() || c.Total == 1 {
 				return false
 			}
 			if !c.Probe {
@@ -167,13 +169,14 @@ func TestHangingJudgeKeepsTheRunWaiting(t *testing.T) {
 			JudgeTuning: JudgeTuning{MaxAttempts: 5, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}})
 		t.Cleanup(fj.releaseHeld)
 		run := env.launch(r, env.newRun(fj.URL(), 3, 3, 1))
-		env.waitRun(run.ID, 15*time.Second, "one batch stored", func(r models.Run) bool { return r.BatchesDone >= 1 })
-		down.Store(true)
 		env.waitRun(run.ID, 15*time.Second, "waiting for judge", models.Run.WaitingForJudge)
+		// Calls let through just before the breaker opened may still be on
+		// their way (their lease check reads the database first).
+		time.Sleep(300 * time.Millisecond)
 		// Three probe timeouts (1 s each, 100 ms apart) while it hangs: the
 		// run keeps waiting and only probes go out.
 		atStart := batchCalls.Load()
-		for end := time.Now().Add(3500 * time.Millisecond); time.Now().Before(end); time.Sleep(25 * time.Millisecond) {
+		for end := time.Now().Add(3200 * time.Millisecond); time.Now().Before(end); time.Sleep(25 * time.Millisecond) {
 			if got := env.getRun(run.ID); !got.WaitingForJudge() {
 				t.Fatalf("the judge still hangs, but the run stopped waiting for it (status %s, %d of %d batches)", got.Status, got.BatchesDone, got.BatchesTotal)
 			}
@@ -181,7 +184,7 @@ func TestHangingJudgeKeepsTheRunWaiting(t *testing.T) {
 		if n := batchCalls.Load() - atStart; n != 0 {
 			t.Errorf("%d batch calls sent to the hanging judge while the run waited for it; want probes only", n)
 		}
-		down.Store(false)
+		back.Store(true)
 		run = env.waitFinished(run.ID, 30*time.Second)
 		if run.Status != models.RunSucceeded || run.MissingScores != 0 || run.BatchesFailed != 0 || run.WaitingSince != nil {
 			t.Errorf("after the judge came back: %s, %d missing, %d failed, waiting since %v (error %q); want succeeded with nothing missing",
