@@ -531,3 +531,39 @@ func TestLapsedLeaseIsNotRenewed(t *testing.T) {
 		}
 	})
 }
+
+// TestSweepLeavesItsOwnLiveExecutionAlone: a run whose lease renewal could
+// not be written for a whole lease (a full disk, a locked SQLite file) while
+// its execution in this very process still holds answers to store. The
+// sweep of the same process used to take the run for orphaned and start a
+// second execution, which sent the batches whose answers the first one was
+// still trying to store: on a disk full for 20 s, 8 of 100 batches were paid
+// twice. The process knows its own execution is alive; it is left to notice
+// its lapsed lease itself, store what it holds and hand the run back.
+func TestSweepLeavesItsOwnLiveExecutionAlone(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		var fj *fakeJudge
+		fj = newFakeJudge(t, simjudge.Options{Seed: 9}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+			return fj.hang(r) // the execution stays under way
+		})
+		// A long lease: its renewal (every third of it) does not come during the test.
+		r := env.startRunner(Config{LeaseTTL: 30 * time.Second})
+		t.Cleanup(fj.releaseHeld)
+		run := env.launch(r, env.newRun(fj.URL(), 1, 1, 30))
+		held := env.waitRun(run.ID, 15*time.Second, "a call out", func(models.Run) bool { return fj.Total() >= 1 })
+		if held.LeaseOwner == "" {
+			t.Fatal("the run is not leased while its call is out")
+		}
+		// The database's lease lapsed: as when the renewals could not be written.
+		if err := env.db.Gorm.Exec(`UPDATE runs SET lease_until = ? WHERE id = ?`, time.Now().UTC().Add(-time.Minute), run.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		r.Sweep(context.Background())
+		for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			if got := env.getRun(run.ID); got.LeaseOwner != held.LeaseOwner {
+				t.Fatalf("the sweep handed the run of a live execution (%s) to another (%q) while the first still had a call out", held.LeaseOwner, got.LeaseOwner)
+			}
+		}
+	})
+}
