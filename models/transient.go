@@ -15,17 +15,20 @@ import (
 	gosqlite "modernc.org/sqlite"
 )
 
-// SQLite result codes that mean "another connection holds the lock, try
-// again" (the low byte of an extended code).
+// SQLite result codes that a later try may not hit (the low byte of an
+// extended code): another connection holds the lock, or the disk (or the
+// file's page limit) is full until someone frees space.
 const (
 	sqliteBusy   = 5
 	sqliteLocked = 6
+	sqliteFull   = 13
 )
 
 // IsTransient reports whether err is a database failure that the same
 // statement may not hit again: a dropped or reset connection, a server
 // restarting or terminating the session, a serialization failure or
-// deadlock, a busy SQLite file. It reads driver error types and codes, not
+// deadlock, a busy SQLite file, a full disk (freed space lets the write
+// through; the statement or transaction was rolled back). It reads driver error types and codes, not
 // message text. The caller's own cancellation is never transient.
 func IsTransient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -39,6 +42,7 @@ func IsTransient(err error) bool {
 			"57P01", // admin_shutdown (pg_terminate_backend)
 			"57P02", // crash_shutdown
 			"57P03", // cannot_connect_now (starting up)
+			"53100", // disk_full
 			"53300": // too_many_connections
 			return true
 		}
@@ -48,7 +52,7 @@ func IsTransient(err error) bool {
 	var sqliteErr *gosqlite.Error
 	if errors.As(err, &sqliteErr) {
 		code := sqliteErr.Code() & 0xff
-		return code == sqliteBusy || code == sqliteLocked
+		return code == sqliteBusy || code == sqliteLocked || code == sqliteFull
 	}
 	var connectErr *pgconn.ConnectError
 	if errors.As(err, &connectErr) || pgconn.SafeToRetry(err) {

@@ -31,6 +31,7 @@ func TestIsTransient(t *testing.T) {
 		{"deadlock", fmt.Errorf("save: %w", &pgconn.PgError{Code: "40P01"}), true},
 		{"terminated by administrator", &pgconn.PgError{Code: "57P01"}, true},
 		{"connection failure class 08", &pgconn.PgError{Code: "08006"}, true},
+		{"disk full", fmt.Errorf("commit: %w", &pgconn.PgError{Code: "53100"}), true},
 		{"unique violation", &pgconn.PgError{Code: "23505"}, false},
 		{"not null violation", &pgconn.PgError{Code: "23502"}, false},
 		{"bad connection", fmt.Errorf("query: %w", driver.ErrBadConn), true},
@@ -86,6 +87,43 @@ func TestSQLiteBusyIsTransient(t *testing.T) {
 	}
 	if !models.IsTransient(err) {
 		t.Errorf("IsTransient(%v) = false, want true for SQLITE_BUSY", err)
+	}
+}
+
+// TestSQLiteFullIsTransient: a real SQLITE_FULL (the disk or the file's
+// page limit is full) is classified transient: space freed by an operator
+// lets the same write through. It used to fail the run at once, marking it
+// failed if that write went through, while answers the judge had been paid
+// for were dropped with the execution.
+func TestSQLiteFullIsTransient(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "full.db")
+	db, err := models.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.MigrateSchema(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	var pages int
+	if err := db.SQL.QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	// A connection that may not grow the file: as a full disk does.
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("max_page_count(%d)", pages))
+	full, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	_, err = full.Exec(`UPDATE runs SET error = ? WHERE id = 0; CREATE TABLE filler (b BLOB); INSERT INTO filler VALUES (zeroblob(1048576))`, "x")
+	if err == nil {
+		t.Fatal("a megabyte fitted in a file that may not grow; the test proves nothing")
+	}
+	if !models.IsTransient(err) {
+		t.Errorf("IsTransient(%v) = false, want true for SQLITE_FULL", err)
 	}
 }
 

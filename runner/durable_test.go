@@ -141,6 +141,58 @@ func TestJudgeOutagePausesTheRun(t *testing.T) {
 	})
 }
 
+// TestHangingJudgeKeepsTheRunWaiting: a judge that accepts connections and
+// never answers times the probe out too. The probe's own deadline used to
+// end it as "cancelled", which the breaker read as an answer: every probe
+// timeout closed it ("judge answers again: run goes on"), the run stopped
+// showing "waiting for judge" and sent a wave of batch calls, each held
+// until its timeout (billed), every probe interval plus one timeout.
+func TestHangingJudgeKeepsTheRunWaiting(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		var back atomic.Bool        // the judge answers again
+		var batchCalls atomic.Int64 // batch requests while the judge hangs
+		var fj *fakeJudge
+		fj = newFakeJudge(t, simjudge.Options{Seed: 9, Latency: 20 * time.Millisecond}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+			// The first request is answered; from the second on the
+			// judge hangs until it is back.
+			if back.Load() || c.Total == 1 {
+				return false
+			}
+			if !c.Probe {
+				batchCalls.Add(1)
+			}
+			return fj.hang(r)
+		})
+		// Timeouts are whole seconds: 1 s is the shortest a judge takes.
+		r := env.startRunner(Config{LeaseTTL: leaseTTL, Breaker: BreakerConfig{Threshold: 3, ProbeInterval: 100 * time.Millisecond},
+			JudgeTuning: JudgeTuning{MaxAttempts: 5, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}})
+		t.Cleanup(fj.releaseHeld)
+		run := env.launch(r, env.newRun(fj.URL(), 3, 3, 1))
+		env.waitRun(run.ID, 15*time.Second, "waiting for judge", models.Run.WaitingForJudge)
+		// Calls let through just before the breaker opened may still be on
+		// their way (their lease check reads the database first).
+		time.Sleep(300 * time.Millisecond)
+		// Three probe timeouts (1 s each, 100 ms apart) while it hangs: the
+		// run keeps waiting and only probes go out.
+		atStart := batchCalls.Load()
+		for end := time.Now().Add(3200 * time.Millisecond); time.Now().Before(end); time.Sleep(25 * time.Millisecond) {
+			if got := env.getRun(run.ID); !got.WaitingForJudge() {
+				t.Fatalf("the judge still hangs, but the run stopped waiting for it (status %s, %d of %d batches)", got.Status, got.BatchesDone, got.BatchesTotal)
+			}
+		}
+		if n := batchCalls.Load() - atStart; n != 0 {
+			t.Errorf("%d batch calls sent to the hanging judge while the run waited for it; want probes only", n)
+		}
+		back.Store(true)
+		run = env.waitFinished(run.ID, 30*time.Second)
+		if run.Status != models.RunSucceeded || run.MissingScores != 0 || run.BatchesFailed != 0 || run.WaitingSince != nil {
+			t.Errorf("after the judge came back: %s, %d missing, %d failed, waiting since %v (error %q); want succeeded with nothing missing",
+				run.Status, run.MissingScores, run.BatchesFailed, run.WaitingSince, run.Error)
+		}
+	})
+}
+
 // TestFenceStopsCallsAfterLeaseLoss: a worker whose lease is taken while it
 // works (it was frozen, or partitioned from the database, and another
 // worker took the run over) sends no further call, before its own renewal
@@ -476,6 +528,42 @@ func TestLapsedLeaseIsNotRenewed(t *testing.T) {
 				stop(nil)
 				<-done
 			})
+		}
+	})
+}
+
+// TestSweepLeavesItsOwnLiveExecutionAlone: a run whose lease renewal could
+// not be written for a whole lease (a full disk, a locked SQLite file) while
+// its execution in this very process still holds answers to store. The
+// sweep of the same process used to take the run for orphaned and start a
+// second execution, which sent the batches whose answers the first one was
+// still trying to store: on a disk full for 20 s, 8 of 100 batches were paid
+// twice. The process knows its own execution is alive; it is left to notice
+// its lapsed lease itself, store what it holds and hand the run back.
+func TestSweepLeavesItsOwnLiveExecutionAlone(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		var fj *fakeJudge
+		fj = newFakeJudge(t, simjudge.Options{Seed: 9}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+			return fj.hang(r) // the execution stays under way
+		})
+		// A long lease: its renewal (every third of it) does not come during the test.
+		r := env.startRunner(Config{LeaseTTL: 30 * time.Second})
+		t.Cleanup(fj.releaseHeld)
+		run := env.launch(r, env.newRun(fj.URL(), 1, 1, 30))
+		held := env.waitRun(run.ID, 15*time.Second, "a call out", func(models.Run) bool { return fj.Total() >= 1 })
+		if held.LeaseOwner == "" {
+			t.Fatal("the run is not leased while its call is out")
+		}
+		// The database's lease lapsed: as when the renewals could not be written.
+		if err := env.db.Gorm.Exec(`UPDATE runs SET lease_until = ? WHERE id = ?`, time.Now().UTC().Add(-time.Minute), run.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		r.Sweep(context.Background())
+		for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			if got := env.getRun(run.ID); got.LeaseOwner != held.LeaseOwner {
+				t.Fatalf("the sweep handed the run of a live execution (%s) to another (%q) while the first still had a call out", held.LeaseOwner, got.LeaseOwner)
+			}
 		}
 	})
 }

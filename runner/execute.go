@@ -74,6 +74,8 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 		// Another live worker holds the run; look again later.
 		return river.JobSnooze(r.cfg.LeaseTTL)
 	}
+	r.live.Store(owner, struct{}{})
+	defer r.live.Delete(owner)
 	log := r.log.With("run", runID, "judge", run.JudgeSnapshot.Name)
 	ctx = models.WithLeaseOwner(ctx, owner) // fences every run-state write on this lease
 	// The answers' writes pass on the lease they read to the next call's

@@ -690,11 +690,18 @@ func (g *callGuard) probeLoop(open chan struct{}, lastErr string) {
 			closeBreaker("run no longer ours while waiting for the judge")
 			return
 		}
-		pctx, cancel := context.WithTimeout(g.ctx, g.probeCfg.Timeout)
-		_, err := probe.Ping(pctx)
-		cancel()
+		// The client bounds the probe by the judge's timeout and reports it
+		// as a timeout. A deadline of our own here, of the same length,
+		// ended the probe first as "cancelled", read below as an answer:
+		// a judge that hangs closed the breaker at every probe.
+		_, err := probe.Ping(g.ctx)
 		var je *judge.Error
-		if err == nil || (errors.As(err, &je) && !breaks(je)) {
+		if errors.As(err, &je) && je.Kind == judge.KindCancelled {
+			// The execution ended (the select above says how), or the
+			// probe was never sent: neither says the judge answers.
+			continue
+		}
+		if err == nil || (je != nil && !breaks(je)) {
 			// Any answer, even a refusal of the tiny probe, means the
 			// judge is reachable again.
 			closeBreaker("judge answers again: run goes on")

@@ -251,6 +251,7 @@ func storedKey(run models.Run, b models.RunBatch) string {
 type judgeCall struct {
 	Key    string // batchKey of the batch the request is about
 	Repair bool   // a repair request (the conversation holds an answer)
+	Probe  bool   // the breaker's probe (judge.Client.Ping), not a batch
 	// N counts the requests of this key and kind so far, this one
 	// included: 1 for the first batch request, 2 for its first retry...
 	N int
@@ -361,6 +362,8 @@ func readCall(body []byte) judgeCall {
 		}
 	}
 	c.Key = batchKey(req.Seed, prompt)
+	// judge's pingPrompt, the one request no method sends.
+	c.Probe = prompt == "Reply with the single word OK."
 	return c
 }
 

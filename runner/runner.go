@@ -112,7 +112,10 @@ type Runner struct {
 	stopSweep context.CancelFunc
 	// executions numbers this process's executions, for unique lease owners.
 	executions atomic.Int64
-	sweepDone  chan struct{}
+	// live holds the lease owners of this process's executions still under
+	// way: Sweep leaves their runs alone (see Sweep).
+	live      sync.Map
+	sweepDone chan struct{}
 	// slots wakes calls waiting for a judge's shared slot (limits.go).
 	slots slotWaits
 	// saves queues this process's answers for SQLite (saveResult).
@@ -479,6 +482,16 @@ func (r *Runner) Sweep(ctx context.Context) int {
 	now := time.Now()
 	for _, l := range leases {
 		if l.JobID == nil || !l.Lapsed(now) {
+			continue
+		}
+		if _, alive := r.live.Load(l.Owner); alive {
+			// This process's own execution, which could not renew (a full
+			// disk, a locked file): it is not dead, and may hold paid
+			// answers it is still trying to store. It notices the lapse
+			// itself, sends nothing more, stores what it holds and hands
+			// the run back; another execution now would send those
+			// batches again. (Other processes cannot tell; for them the
+			// lease decides.)
 			continue
 		}
 		ok, err := r.db.RequeueJob(ctx, *l.JobID)
