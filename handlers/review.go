@@ -377,6 +377,54 @@ func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, rev
 	return dataset
 }
 
+// sayWhyHumansMissing gives each criterion of a sample page without a
+// human rating its reason, in the sample page's words
+// (humanMissingReason), for a page without the review panel (a share
+// link's). It reads the reviews only when a rating is missing; the
+// reasons name no reviewer and quote no comment.
+func (h *Handlers) sayWhyHumansMissing(ctx context.Context, run models.Run, rowID int64, page *web.RunSampleView) error {
+	var missing []int
+	for ci := range run.RubricSnapshot.Criteria {
+		if ci >= len(page.Criteria) || page.Criteria[ci].HumanPending {
+			continue
+		}
+		if hu := page.Criteria[ci].Human; hu == nil || math.IsNaN(*hu) {
+			missing = append(missing, ci)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	src, err := h.DB.FindRunHumanSource(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	scales, refusals, err := h.humanScalesOf(ctx, run)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, ci := range missing {
+		if refusals[ci] == "" {
+			names = append(names, run.RubricSnapshot.Criteria[ci].Name)
+		}
+	}
+	byName, err := h.DB.ListCriteriaReviews(ctx, run.WorkspaceID, run.DatasetID, names, 0)
+	if err != nil {
+		return err
+	}
+	for _, ci := range missing {
+		crit := run.RubricSnapshot.Criteria[ci]
+		var current, withdrawn []models.ReviewRating
+		if refusals[ci] == "" {
+			r := splitReviews(byName[crit.Name], scales[ci])
+			current, withdrawn = r.current[rowID], r.withdrawn[rowID]
+		}
+		page.Criteria[ci].HumanMissing = humanMissingReason(crit, src, current, withdrawn)
+	}
+	return nil
+}
+
 // mineOf picks the reviewer's own review from a sample's reviews; who is
 // the reviewer's key (reviewerKey), "" when not known.
 func mineOf(reviews []models.ReviewRating, who string) *models.ReviewRating {

@@ -339,7 +339,7 @@ type RunSampleCriterion struct {
 	HumanPending bool
 	// HumanMissing says why Human is missing, in the review queue's words
 	// ("not rated yet in the browser"); "" when there is a rating, or when
-	// the page does not say (a share link's page).
+	// the page does not say (a compared pair's sample page).
 	HumanMissing string
 	// HumanScale is the scale Human is on ("1 to 3") when it is not the
 	// judge's Range (LLM-Eval judges on its own 0 to 5 or 0 to 100); ""
