@@ -710,6 +710,83 @@ type APIComparison struct {
 	Matched     int             `json:"matched"`
 	Unmatched   int             `json:"unmatched"`
 	Rows        []APICompareRow `json:"rows"`
+	// Agreement is the compare page's verdict on which run agrees better
+	// with the human ratings, with its paired tests.
+	Agreement APIAgreement `json:"agreement"`
+}
+
+// The states of a comparison's agreement verdict (APIAgreement.Status).
+const (
+	// AgreementComputed: the paired tests are done; reading is the verdict.
+	AgreementComputed = "computed"
+	// AgreementPending: the paired tests of two large runs are being
+	// computed in the background; ask again after retry_after_seconds.
+	AgreementPending = "pending"
+	// AgreementNoHumans: the criterion has no human ratings to agree with.
+	AgreementNoHumans = "no_human_ratings"
+	// AgreementDifferentCriteria: the runs judged different criteria, so
+	// their agreement is measured against different ratings: no verdict.
+	AgreementDifferentCriteria = "different_criteria"
+)
+
+// APIAgreement is which run agrees better with the human ratings, as the
+// compare page says it: the reading is the page's sentence (it follows
+// Williams' t on Pearson's r, and says when Zou's interval reads the
+// other way); null while pending.
+type APIAgreement struct {
+	Status            string                   `json:"status"`
+	Reading           *string                  `json:"reading"`
+	RetryAfterSeconds *int                     `json:"retry_after_seconds"`
+	LastAttemptFailed bool                     `json:"last_attempt_failed"`
+	Differences       []APIAgreementDifference `json:"differences"`
+}
+
+// APIAgreementDifference is one coefficient's paired comparison of the two
+// runs' agreement with the humans (figures null when undefined).
+type APIAgreementDifference struct {
+	Method   string          `json:"method"`
+	A        *float64        `json:"a"`
+	B        *float64        `json:"b"`
+	Diff     *float64        `json:"difference"`
+	CILow    *float64        `json:"ci_low"`
+	CIHigh   *float64        `json:"ci_high"`
+	Interval string          `json:"interval"`
+	N        int             `json:"n"`
+	Missing  int             `json:"missing"`
+	Tests    []APIPairedTest `json:"tests"`
+}
+
+// APIPairedTest is one paired test of a difference, the one the reading
+// follows first; p is null when undefined.
+type APIPairedTest struct {
+	Name string   `json:"name"`
+	P    *float64 `json:"p"`
+}
+
+// apiAgreement turns the compare page's agreement into its API shape.
+func apiAgreement(v web.CompareView) APIAgreement {
+	out := APIAgreement{Differences: []APIAgreementDifference{}}
+	reading := func(s string) *string { return &s }
+	switch {
+	case !v.HasHuman:
+		out.Status, out.Reading = AgreementNoHumans, reading(web.NoHumanAgreementText)
+	case v.DifferentCriteria:
+		out.Status, out.Reading = AgreementDifferentCriteria, reading(v.AgreementReading)
+	case v.AgreementPending != nil:
+		secs := v.AgreementPending.RefreshSeconds
+		out.Status, out.RetryAfterSeconds, out.LastAttemptFailed = AgreementPending, &secs, v.AgreementPending.LastFailed
+	default:
+		out.Status, out.Reading = AgreementComputed, reading(v.AgreementReading)
+	}
+	for _, d := range v.Agreement {
+		ad := APIAgreementDifference{Method: string(d.Method), A: finite(d.A), B: finite(d.B), Diff: finite(d.Diff),
+			CILow: finite(d.CILow), CIHigh: finite(d.CIHigh), Interval: d.Interval, N: d.N, Missing: d.Missing, Tests: []APIPairedTest{}}
+		for _, t := range d.Tests {
+			ad.Tests = append(ad.Tests, APIPairedTest{Name: t.Name, P: finite(t.P)})
+		}
+		out.Differences = append(out.Differences, ad)
+	}
+	return out
 }
 
 // APICorrelation is a coefficient with its p-value; null when undefined.
@@ -1471,7 +1548,7 @@ func (h *Handlers) apiCompare(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.compareView(c.Request().Context(), cmp, 0, apiCompareRows, false)
+	v, err := h.compareView(c.Request().Context(), cmp, 0, apiCompareRows, true)
 	if err != nil {
 		return answerPreparing(c, err)
 	}
@@ -1484,7 +1561,7 @@ func (h *Handlers) apiCompare(c echo.Context) error {
 	out := APIComparison{A: apiRun(v.A), B: apiRun(v.B), CostA: cost(v.CostA), CostB: cost(v.CostB), Criterion: v.Criterion, Name: v.CritA.Name, SameDataset: v.SameDataset,
 		Pearson:  corr(v.Pearson.Coef, v.Pearson.P, v.Pearson.N, v.Pearson.Missing),
 		Spearman: corr(v.Spearman.Coef, v.Spearman.P, v.Spearman.N, v.Spearman.Missing),
-		Reading:  v.Reading, Matched: v.Total, Unmatched: v.Unmatched, Rows: []APICompareRow{}}
+		Reading:  v.Reading, Matched: v.Total, Unmatched: v.Unmatched, Rows: []APICompareRow{}, Agreement: apiAgreement(v)}
 	for _, r := range v.Rows {
 		out.Rows = append(out.Rows, APICompareRow{RowID: r.RowID, ExternalID: r.ExternalID, Human: r.Human, A: r.A, B: r.B,
 			UnitA: r.UnitA, UnitB: r.UnitB, Diff: r.Diff})

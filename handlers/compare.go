@@ -376,7 +376,7 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 // have their text read. While a large finished run's summary is being
 // prepared the error is its *preparingError. The paired tests of the two
 // runs' agreement with the humans are computed only with agreement (the
-// compare page shows them, its share link and the API do not).
+// compare page and the API show them, the share link does not).
 func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limit int, agreement bool) (web.CompareView, error) {
 	m, err := h.matchedOf(ctx, cmp)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -376,19 +377,13 @@ func (h *Handlers) experimentView(c echo.Context, e models.Experiment, verdict b
 		if f.run.ParentRunID == nil || !isRobustnessVariant(f.run.Variant) {
 			continue
 		}
-		parent := math.NaN()
+		var parent *report.Report
 		if k, ok := byID[*f.run.ParentRunID]; ok {
-			parent = figs[k].avgP
+			parent = figs[k].rep
 		} else if rep, err := h.runSummary(ctx, *f.run.ParentRunID, report.Options{}); err == nil {
-			parent = averagePearson(rep)
+			parent = rep
 		}
-		if f.run.Variant == runner.VariantReseed {
-			// A reseed measures repeatability: show where it falls in the
-			// band of its setup, not a gain or loss.
-			v.Rows[i].Robustness = fmt.Sprintf("reseed of run %d: average Pearson %s (the run itself: %s)", *f.run.ParentRunID, fmtNum(f.avgP, 3), fmtNum(parent, 3))
-			continue
-		}
-		v.Rows[i].Robustness = fmt.Sprintf("%s: %s vs run %d", f.run.Variant, web.Signed(f.avgP-parent, 3), *f.run.ParentRunID)
+		v.Rows[i].Robustness = robustnessLine(f, parent, avg.kept, v.Criteria)
 	}
 	switch {
 	case preparing != nil:
@@ -405,6 +400,86 @@ func (h *Handlers) experimentView(c echo.Context, e models.Experiment, verdict b
 	v.Summary = experimentSummary(figs)
 	v.Chart, v.ChartNote = experimentChart(figs)
 	return v, nil
+}
+
+// robustnessLine sets a reseed or robustness variant against its parent
+// run (nil when its figures cannot be read). Both are averaged over the
+// same criteria: those the table averages over (kept; every criterion
+// when it has no list) that both runs have a Pearson r for. The parent's
+// own average over all its criteria, beside a variant averaged over the
+// table's shared criteria, read a difference in which criteria were
+// averaged as a gain or loss. Criteria left out are named.
+func robustnessLine(f runFigures, parent *report.Report, kept []int, names []string) string {
+	parentID := *f.run.ParentRunID
+	pearson := func(rep *report.Report, k int) float64 {
+		if rep == nil || k >= len(rep.Criteria) || !rep.Criteria[k].HasHuman {
+			return math.NaN()
+		}
+		return rep.Criteria[k].Pearson.Coef
+	}
+	// The parent's criterion of the same name: a parent outside the
+	// experiment is not bound to the table's column order.
+	parentPearson := func(k int) float64 {
+		if parent == nil {
+			return math.NaN()
+		}
+		for j, c := range parent.Criteria {
+			if c.Criterion.Name == names[k] {
+				return pearson(parent, j)
+			}
+		}
+		return pearson(parent, k)
+	}
+	candidates := kept
+	if candidates == nil {
+		for k := range names {
+			candidates = append(candidates, k)
+		}
+	}
+	defined := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	var over []string
+	var own, theirs float64
+	for _, k := range candidates {
+		a, b := pearson(f.rep, k), parentPearson(k)
+		if !defined(a) || !defined(b) {
+			continue
+		}
+		own += a
+		theirs += b
+		over = append(over, names[k])
+	}
+	if len(over) == 0 {
+		what := "no criterion has a Pearson r for both this run and run " + strconv.FormatInt(parentID, 10)
+		if parent == nil {
+			what = "the figures of run " + strconv.FormatInt(parentID, 10) + " cannot be read"
+		}
+		if f.run.Variant == runner.VariantReseed {
+			return fmt.Sprintf("reseed of run %d: no comparison (%s)", parentID, what)
+		}
+		return fmt.Sprintf("%s: no comparison with run %d (%s)", f.run.Variant, parentID, what)
+	}
+	own /= float64(len(over))
+	theirs /= float64(len(over))
+	var left []string
+	for _, n := range names {
+		if !slices.Contains(over, n) {
+			left = append(left, n)
+		}
+	}
+	note := ""
+	if len(left) > 0 {
+		note = fmt.Sprintf("; both averaged over %s, leaving out %s, which not every run compared has a Pearson r for", joinNames(over), joinNames(left))
+	}
+	if f.run.Variant == runner.VariantReseed {
+		// A reseed measures repeatability: show where it falls in the
+		// band of its setup, not a gain or loss.
+		return fmt.Sprintf("reseed of run %d: average Pearson %s (the run itself: %s%s)", parentID, fmtNum(own, 3), fmtNum(theirs, 3), note)
+	}
+	line := fmt.Sprintf("%s: %s vs run %d", f.run.Variant, web.Signed(own-theirs, 3), parentID)
+	if note != "" {
+		line += " (" + note[2:] + ")"
+	}
+	return line
 }
 
 func isRobustnessVariant(v string) bool {

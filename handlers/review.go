@@ -264,6 +264,9 @@ func (h *Handlers) humanScalesOf(ctx context.Context, run models.Run) (scales []
 type sampleReviews struct {
 	current  map[int64][]models.ReviewRating
 	offScale map[int64][]models.ReviewRating
+	// withdrawn are the current reviews that withdrew their reviewer's
+	// earlier rating of the sample (no rating, after one on the scale).
+	withdrawn map[int64][]models.ReviewRating
 }
 
 // currentReviews returns the reviews of a criterion of a dataset by
@@ -279,11 +282,13 @@ func (h *Handlers) currentReviews(ctx context.Context, wsID, datasetID int64, cr
 // splitReviews sorts a criterion's reviews (all of them, oldest first) by
 // sample, on the scale and off it, as currentReviews returns them.
 func splitReviews(all []models.ReviewRating, scale evaluator.Scale) sampleReviews {
-	out := sampleReviews{current: map[int64][]models.ReviewRating{}, offScale: map[int64][]models.ReviewRating{}}
+	out := sampleReviews{current: map[int64][]models.ReviewRating{}, offScale: map[int64][]models.ReviewRating{},
+		withdrawn: map[int64][]models.ReviewRating{}}
 	on := models.OnScale(all, scale)
 	for _, r := range models.CurrentReviews(on) {
 		out.current[r.RowID] = append(out.current[r.RowID], r)
 	}
+	out.withdrawn = withdrawnRatings(on, out.current)
 	if len(on) == len(all) {
 		return out
 	}
@@ -301,16 +306,63 @@ func splitReviews(all []models.ReviewRating, scale evaluator.Scale) sampleReview
 	return out
 }
 
+// withdrawnRatings picks, from the current reviews by sample, those that
+// withdrew a rating: a review without one whose reviewer rated the sample
+// before (on, every review on the scale, tells). A comment left without
+// ever rating withdrew nothing.
+func withdrawnRatings(on []models.ReviewRating, current map[int64][]models.ReviewRating) map[int64][]models.ReviewRating {
+	type key struct {
+		row      int64
+		reviewer string
+	}
+	rated := map[key]bool{}
+	for _, r := range on {
+		if r.Score != nil {
+			rated[key{r.RowID, r.ReviewerKey()}] = true
+		}
+	}
+	out := map[int64][]models.ReviewRating{}
+	for row, rs := range current {
+		for _, r := range rs {
+			if r.Score == nil && rated[key{row, r.ReviewerKey()}] {
+				out[row] = append(out[row], r)
+			}
+		}
+	}
+	return out
+}
+
 // humanMissingReason says why a sample has no human rating in a run's
 // report, whose human ratings come from src: the dataset has none for it
 // (or the rubric names no column), nobody has rated it in the browser yet,
-// or its browser rating came after the report's ratings were read.
-func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, reviews []models.ReviewRating) string {
+// its browser rating was withdrawn (withdrawn, withdrawnRatings; when is
+// the withdrawal's time), or its browser rating came after the report's
+// ratings were read. It names no reviewer: a share link shows it too.
+func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, reviews, withdrawn []models.ReviewRating) string {
 	dataset := "no human rating in the dataset for this sample"
 	if crit.HumanColumn == "" && len(crit.AnnotatorColumns) == 0 {
 		dataset = "the rubric names no human-rating column for this criterion"
 	}
 	browser := "not rated yet in the browser"
+	if len(withdrawn) > 0 {
+		last := withdrawn[0].CreatedAt
+		for _, r := range withdrawn[1:] {
+			if r.CreatedAt.After(last) {
+				last = r.CreatedAt
+			}
+		}
+		when := ""
+		if !last.IsZero() {
+			when = " on " + last.UTC().Format("2006-01-02 15:04 UTC")
+		}
+		browser = "its browser rating was withdrawn" + when
+		if len(withdrawn) > 1 {
+			browser = "its browser ratings were withdrawn"
+			if when != "" {
+				browser += " (the last" + when + ")"
+			}
+		}
+	}
 	for _, r := range reviews {
 		if r.Score != nil && r.ID > src.UptoRatingID {
 			browser = "rated in the browser after the report read its ratings: recompute the report to use it"
@@ -323,6 +375,54 @@ func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, rev
 		return dataset + ", and " + browser
 	}
 	return dataset
+}
+
+// sayWhyHumansMissing gives each criterion of a sample page without a
+// human rating its reason, in the sample page's words
+// (humanMissingReason), for a page without the review panel (a share
+// link's). It reads the reviews only when a rating is missing; the
+// reasons name no reviewer and quote no comment.
+func (h *Handlers) sayWhyHumansMissing(ctx context.Context, run models.Run, rowID int64, page *web.RunSampleView) error {
+	var missing []int
+	for ci := range run.RubricSnapshot.Criteria {
+		if ci >= len(page.Criteria) || page.Criteria[ci].HumanPending {
+			continue
+		}
+		if hu := page.Criteria[ci].Human; hu == nil || math.IsNaN(*hu) {
+			missing = append(missing, ci)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	src, err := h.DB.FindRunHumanSource(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	scales, refusals, err := h.humanScalesOf(ctx, run)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, ci := range missing {
+		if refusals[ci] == "" {
+			names = append(names, run.RubricSnapshot.Criteria[ci].Name)
+		}
+	}
+	byName, err := h.DB.ListCriteriaReviews(ctx, run.WorkspaceID, run.DatasetID, names, 0)
+	if err != nil {
+		return err
+	}
+	for _, ci := range missing {
+		crit := run.RubricSnapshot.Criteria[ci]
+		var current, withdrawn []models.ReviewRating
+		if refusals[ci] == "" {
+			r := splitReviews(byName[crit.Name], scales[ci])
+			current, withdrawn = r.current[rowID], r.withdrawn[rowID]
+		}
+		page.Criteria[ci].HumanMissing = humanMissingReason(crit, src, current, withdrawn)
+	}
+	return nil
 }
 
 // mineOf picks the reviewer's own review from a sample's reviews; who is
@@ -477,7 +577,7 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		if err != nil {
 			return err
 		}
-		sv.HumanMissing = humanMissingReason(crit, src, reviews[s.RowID])
+		sv.HumanMissing = humanMissingReason(crit, src, reviews[s.RowID], byRow.withdrawn[s.RowID])
 	}
 	if !sv.Hidden {
 		scores, err := h.DB.ListRowScores(ctx, run.ID, s.RowID)
@@ -667,7 +767,7 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 	// A missing human rating says why, in the queue's words
 	// (humanMissingReason); the run's human source is read only then.
 	var src *models.RunHumanSource
-	sayWhyMissing := func(ci int, crit evaluator.Criterion, reviews []models.ReviewRating) error {
+	sayWhyMissing := func(ci int, crit evaluator.Criterion, reviews, withdrawn []models.ReviewRating) error {
 		if ci >= len(page.Criteria) || page.Criteria[ci].HumanPending {
 			return nil
 		}
@@ -681,7 +781,7 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 			}
 			src = &s
 		}
-		page.Criteria[ci].HumanMissing = humanMissingReason(crit, *src, reviews)
+		page.Criteria[ci].HumanMissing = humanMissingReason(crit, *src, reviews, withdrawn)
 		return nil
 	}
 	for ci, crit := range run.RubricSnapshot.Criteria {
@@ -690,14 +790,14 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 		if refusals[ci] != "" {
 			sc.Refused = refusals[ci]
 			v.Criteria = append(v.Criteria, sc)
-			if err := sayWhyMissing(ci, crit, nil); err != nil {
+			if err := sayWhyMissing(ci, crit, nil, nil); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		reviews := splitReviews(byName[crit.Name], scales[ci])
 		sc.Reviews, sc.OffScale = reviews.current[rowID], reviews.offScale[rowID]
-		if err := sayWhyMissing(ci, crit, sc.Reviews); err != nil {
+		if err := sayWhyMissing(ci, crit, sc.Reviews, reviews.withdrawn[rowID]); err != nil {
 			return nil, err
 		}
 		if v.CanRate {

@@ -137,9 +137,26 @@ func TestReviewQueueSaysWhyAHumanRatingIsMissing(t *testing.T) {
 				must(t, err)
 			}, "rated in the browser after the report read its ratings: recompute the report to use it"},
 		}
+		// The reviewer withdraws that rating and the report reads the
+		// ratings again: it read "not rated yet in the browser".
+		var withdrawal models.ReviewRating
+		tests = append(tests, struct {
+			name  string
+			setup func()
+			why   string
+		}{"rating withdrawn", func() {
+			var err error
+			withdrawal, err = env.db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: d.dataset.ID, RowID: rowID,
+				Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: "Ada", Comment: "misread it", Lo: crit.Lo, Hi: crit.Hi})
+			must(t, err)
+			env.postForm(fmt.Sprintf("/runs/%d/humans", run.ID), url.Values{"source": {"browser"}})
+		}, ""})
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				tt.setup()
+				if tt.why == "" {
+					tt.why = "its browser rating was withdrawn on " + withdrawal.CreatedAt.UTC().Format("2006-01-02 15:04 UTC")
+				}
 				body := env.get(queueURL).Body.String()
 				if !strings.Contains(body, fmt.Sprintf("/runs/%d/samples/%d", run.ID, rowID)) {
 					t.Fatalf("the queue moved off row %d", rowID)
@@ -175,27 +192,34 @@ func TestSamplePageSaysWhyAHumanRatingIsMissing(t *testing.T) {
 		delete(row.Ratings, crit.HumanColumn)
 		must(t, env.db.Gorm.Model(&models.DatasetRow{ID: row.ID}).Select("ratings").Updates(models.DatasetRow{Ratings: row.Ratings}).Error)
 		env.h.forgetReports(run.ID)
+		var last models.ReviewRating // the latest review
 		review := func(score *float64, comment string) {
-			_, err := env.db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: d.dataset.ID, RowID: row.ID,
+			var err error
+			last, err = env.db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: d.dataset.ID, RowID: row.ID,
 				Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: "Ada", Score: score, Comment: comment, Lo: crit.Lo, Hi: crit.Hi})
 			must(t, err)
 		}
+		withdrawnAt := func() string { return last.CreatedAt.UTC().Format("2006-01-02 15:04 UTC") }
 		useBrowser := func() {
 			env.postForm(fmt.Sprintf("/runs/%d/humans", run.ID), url.Values{"source": {"browser"}})
 		}
 		rating := crit.Lo
+		text := func(s string) func() string { return func() string { return s } }
 
 		tests := []struct {
 			name  string
 			setup func()
-			why   string // "" when there is a rating
+			why   func() string // nil when there is a rating
 		}{
-			{"imported ratings", func() {}, "no human rating in the dataset for this sample"},
-			{"browser ratings", useBrowser, "not rated yet in the browser"},
+			{"imported ratings", func() {}, text("no human rating in the dataset for this sample")},
+			{"browser ratings", useBrowser, text("not rated yet in the browser")},
+			{"a comment without a rating withdraws nothing", func() { review(nil, "hard to say"); useBrowser() }, text("not rated yet in the browser")},
 			{"rated after the report read the ratings", func() { review(&rating, "") },
-				"rated in the browser after the report read its ratings: recompute the report to use it"},
-			{"rated and recomputed", useBrowser, ""},
-			{"rating withdrawn and recomputed", func() { review(nil, "misread the answer"); useBrowser() }, "not rated yet in the browser"},
+				text("rated in the browser after the report read its ratings: recompute the report to use it")},
+			{"rated and recomputed", useBrowser, nil},
+			// It read "not rated yet in the browser", as if nobody had.
+			{"rating withdrawn and recomputed", func() { review(nil, "misread the answer"); useBrowser() },
+				func() string { return "its browser rating was withdrawn on " + withdrawnAt() }},
 		}
 		human := regexp.MustCompile(`Human rating <strong data-testid="human">([^<]*)</strong>\s*(<span class="small muted" data-testid="human-missing">([^<]*)</span>)?`)
 		for _, tt := range tests {
@@ -206,14 +230,14 @@ func TestSamplePageSaysWhyAHumanRatingIsMissing(t *testing.T) {
 				if m == nil {
 					t.Fatalf("the sample page shows no human rating:\n%s", body)
 				}
-				if tt.why == "" {
+				if tt.why == nil {
 					if m[1] == "—" || m[2] != "" {
 						t.Errorf("the human rating reads %q %q, want a rating and no reason", m[1], m[3])
 					}
 					return
 				}
-				if m[1] != "—" || m[3] != "("+escapeText(tt.why)+")" {
-					t.Errorf("the human rating reads %q %q, want — (%s)", m[1], m[3], tt.why)
+				if why := tt.why(); m[1] != "—" || m[3] != "("+escapeText(why)+")" {
+					t.Errorf("the human rating reads %q %q, want — (%s)", m[1], m[3], why)
 				}
 			})
 		}

@@ -181,6 +181,9 @@ func (h *Handlers) showSharedSample(c echo.Context) error {
 		if err != nil {
 			return err
 		}
+		if err := h.sayWhyHumansMissing(ctx, run, rowID, &v); err != nil {
+			return err
+		}
 		sp.Title = "Sample " + v.ExternalID
 		return render(c, http.StatusOK, web.SharedSamplePage(web.SharedSampleView{SharedPage: sp, Sample: v}))
 	case models.ShareCompare:

@@ -731,14 +731,10 @@ func f3(v float64) string {
 	return strconv.FormatFloat(v, 'f', 3, 64)
 }
 
+// fp writes a p-value by the pages' one rule (stats.PCell), as one
+// whitespace-free field ("<0.001") so the table's columns split on spaces.
 func fp(v float64) string {
-	if math.IsNaN(v) {
-		return undefinedText
-	}
-	if v < 0.001 {
-		return "<0.001"
-	}
-	return strconv.FormatFloat(v, 'f', 3, 64)
+	return strings.ReplaceAll(stats.PCell(v), "< ", "<")
 }
 
 func trunc(s string, n int) string { return excerpt.Cut(s, n) }

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 )
 
@@ -352,6 +353,43 @@ func TestCorrelationTableSaysUndefined(t *testing.T) {
 		if fields[1+i] != "undefined" {
 			t.Errorf("%s = %q, want undefined", name, fields[1+i])
 		}
+	}
+}
+
+// TestCorrelationTablePrintsPByTheOneRule: the command line's p columns
+// print a p-value as every page and sentence does (stats.PCell: two
+// decimals from 0.10 on, three below), not three decimals at every size
+// (the fixture's Spearman p of 1/3 printed "0.333" beside "p = 0.33").
+func TestCorrelationTablePrintsPByTheOneRule(t *testing.T) {
+	r := Compute(fixture())
+	c := r.Criteria[0]
+	var fields []string
+	for _, l := range strings.Split(r.CorrelationTable(), "\n") {
+		if strings.HasPrefix(l, "Q ") {
+			fields = strings.Fields(l)
+		}
+	}
+	if len(fields) != 8 {
+		t.Fatalf("row of Q: %q", fields)
+	}
+	for _, tt := range []struct {
+		name string
+		got  string
+		p    float64
+		want string
+	}{
+		{"pearson's p", fields[2], c.Pearson.P, "0.091"},
+		{"spearman's p", fields[4], c.Spearman.P, "0.33"},
+	} {
+		if tt.got != tt.want || tt.got != stats.PCell(tt.p) {
+			t.Errorf("%s = %q, want %q (stats.PCell(%g) = %q)", tt.name, tt.got, tt.want, tt.p, stats.PCell(tt.p))
+		}
+	}
+	if got := fp(0.0004); got != "<0.001" {
+		t.Errorf("fp(0.0004) = %q, want <0.001 (one field, no space)", got)
+	}
+	if got := fp(50.0 / 1001); got != "<0.050" {
+		t.Errorf("fp(50/1001) = %q, want <0.050 (below the 5%% line, not rounded up to it)", got)
 	}
 }
 

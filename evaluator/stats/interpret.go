@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Significance and width thresholds for Interpret.
@@ -120,6 +121,18 @@ func PText(p float64) string {
 	default:
 		return "p = " + strconv.FormatFloat(p, 'f', 2, 64)
 	}
+}
+
+// PCell is PText for a table cell under a "p-value" heading: the same
+// number by the same rule, without the "p = " the heading already says
+// ("0.25", "0.049", "< 0.001", "< 0.050", "undefined"). Tables printed
+// three decimals at every size ("0.250") beside sentences' "p = 0.25".
+func PCell(p float64) string {
+	s := PText(p)
+	if t, ok := strings.CutPrefix(s, "p = "); ok {
+		return t
+	}
+	return strings.TrimPrefix(s, "p ")
 }
 
 // hundredths rounds v to the two decimals the sentences print, without a

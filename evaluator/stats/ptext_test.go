@@ -59,3 +59,18 @@ func TestPValuesPrintByOneRule(t *testing.T) {
 		}
 	}
 }
+
+// TestPCellIsPTextInATableCell: a table's p-value column prints the
+// number PText prints, without the "p = " its heading already says.
+func TestPCellIsPTextInATableCell(t *testing.T) {
+	for _, tt := range []struct {
+		p    float64
+		want string
+	}{
+		{math.NaN(), "undefined"}, {0.0004, "< 0.001"}, {50.0 / 1001, "< 0.050"}, {0.0494, "0.049"}, {0.0995, "0.10"}, {1.0 / 3, "0.33"}, {1, "1.00"},
+	} {
+		if got := PCell(tt.p); got != tt.want {
+			t.Errorf("PCell(%g) = %q, want %q", tt.p, got, tt.want)
+		}
+	}
+}
