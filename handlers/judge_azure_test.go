@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/evaluator/simjudge"
@@ -123,11 +125,9 @@ func TestAzureDeploymentJudgeRunsEndToEnd(t *testing.T) {
 				chat++
 				continue
 			}
-			// Test connection also reads the model list, with the same
-			// query and key (Azure has none there: a 404, left unsaid).
-			if r != fmt.Sprintf("GET /openai/deployments/judge-4o/models?api-version=%s api-key=%q authorization=\"\"", version, key) {
-				t.Errorf("Azure got %s", r)
-			}
+			// Nothing else: not the model list a deployment does not have
+			// (TestJudgeTestSaysWhenTheEndpointListsNoModels).
+			t.Errorf("Azure got %s", r)
 		}
 		if chat != run.Calls+1 {
 			t.Errorf("Azure answered %d chat calls, want the run's %d and the test's", chat, run.Calls)
@@ -200,6 +200,67 @@ func TestJudgeKeyHeaderSetting(t *testing.T) {
 		rec = api(http.MethodPut, "/api/v1/judges/"+itoa(created.ID), map[string]any{"name": "API header", "base_url": "https://llm.example/v1?api-version=2", "model": "m"})
 		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"key_header":"api-key"`) {
 			t.Errorf("API update without key_header = %d %.300s, want it kept", rec.Code, rec.Body)
+		}
+	})
+}
+
+// TestJudgeTestSaysWhenTheEndpointListsNoModels: Test connection on an
+// Azure OpenAI deployment's address does not ask for a model list (Azure
+// has none there), and on an endpoint answering 404 for it says so as a
+// fact, not a failure: the result says the context window cannot be read
+// and where to enter it, and nothing is logged. The old code sent Azure
+// the request, got its 404 and logged it, and the page said nothing.
+func TestJudgeTestSaysWhenTheEndpointListsNoModels(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		const key, version = "az-s3cret-key-78", "2024-10-21"
+		azure, seen := fakeAzureJudge(t, "judge-4o", version, key)
+		noList := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/v1/chat/completions" {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Float Scores: [Sample1:4]"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
+		}))
+		defer noList.Close()
+		var logs bytes.Buffer
+		env.h.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		window := func(n int) *int { return &n }
+		for _, tc := range []struct {
+			name, baseURL, keyHeader string
+			window                   *int
+			want                     string
+		}{
+			{"Azure deployment", azure, "api-key", nil, "An Azure OpenAI deployment's address has no model list, so Test connection cannot read the model's context window: enter it under Context window"},
+			{"Azure deployment with a window", azure, "api-key", window(128000), "An Azure OpenAI deployment's address has no model list, so Test connection cannot check the Context window set on this judge (128,000 tokens)"},
+			{"404 for the list", noList.URL + "/v1", "bearer", nil, "This endpoint does not list its models (it answered 404 for the list), so Test connection cannot read the model's context window"},
+		} {
+			logs.Reset()
+			j := models.Judge{WorkspaceID: env.ws.ID, Name: tc.name, BaseURL: tc.baseURL, Model: "m", APIKey: key, KeyHeader: tc.keyHeader,
+				TimeoutSeconds: 5, Temperature: 0.2, TopP: 0.9, MaxConcurrency: 2, ContextTokens: tc.window}
+			must(t, env.db.SaveJudge(context.Background(), &j))
+			req := httptest.NewRequest(http.MethodPost, fmt.Sprintf("/judges/%d/test", j.ID), nil)
+			req.Header.Set("X-Requested-With", "fetch")
+			rec := httptest.NewRecorder()
+			env.e.ServeHTTP(rec, req)
+			body := rec.Body.String()
+			if !strings.Contains(body, "flash ok") {
+				t.Fatalf("%s: the test failed: %.600s", tc.name, body)
+			}
+			if !strings.Contains(body, `data-testid="judge-context-hint"`) || !strings.Contains(body, templ.EscapeString(tc.want)) {
+				t.Errorf("%s: the result lacks %q: %.800s", tc.name, tc.want, body)
+			}
+			if strings.Contains(logs.String(), "model list") {
+				t.Errorf("%s: logged %s", tc.name, logs.String())
+			}
+		}
+		for _, r := range seen() {
+			if strings.Contains(r, "/models") {
+				t.Errorf("Azure was asked for a model list: %s", r)
+			}
+		}
+		if b := env.get("/judges/new").Body.String(); !strings.Contains(b, "an Azure OpenAI per-deployment address has no model list, so enter it yourself") {
+			t.Errorf("the judge form's Context window help does not say Azure's deployments list no models")
 		}
 	})
 }

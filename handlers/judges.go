@@ -565,9 +565,22 @@ func scoreProblem(answer string, resp judge.Response) string {
 // contextHint reads the judge model's context window from the endpoint's
 // model list and says so when the judge has none set, or another one:
 // with it, the launch form checks that a run's prompts fit. The list is
-// optional (OpenAI and Ollama state no window): no figure, no hint.
+// optional (OpenAI and Ollama state no window): no figure, no hint. An
+// endpoint without a model list (an Azure OpenAI deployment's address,
+// which is not asked, or one answering 404) is said to have none, and
+// nothing is logged: it is not a failure.
 func (h *Handlers) contextHint(ctx context.Context, client *judge.Client, j models.Judge) string {
 	tokens, found, err := client.ContextWindow(ctx)
+	if errors.Is(err, judge.ErrNoModelList) {
+		what, where := "This endpoint does not list its models (it answered 404 for the list)", "the server's or the model's documentation"
+		if !client.ListsModels() {
+			what, where = "An Azure OpenAI deployment's address has no model list", "Azure's documentation of the model"
+		}
+		if j.ContextTokens == nil {
+			return what + ", so Test connection cannot read the model's context window: enter it under Context window on the judge's page (" + where + " states it), and launches will check that prompts fit."
+		}
+		return what + ", so Test connection cannot check the Context window set on this judge (" + web.Count(*j.ContextTokens) + " tokens) against the endpoint."
+	}
 	if err != nil {
 		h.Log.Debug("read the judge's model list", "judge", j.ID, "err", err)
 	}

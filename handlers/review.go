@@ -814,38 +814,23 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 }
 
 // humanSourceView says which human ratings the run's report used and how
-// many browser ratings it does not use yet, with the recompute form.
-func (h *Handlers) humanSourceView(c echo.Context, run models.Run, rep *report.Report) (web.HumanSourceView, error) {
-	ctx := c.Request().Context()
-	v := web.HumanSourceView{RunID: run.ID, CanRecompute: canRate(c)}
-	if rep == nil {
-		return v, nil
+// many browser ratings it does not use yet, with the recompute form, from
+// the run's browser reviews as the request read them.
+func humanSourceView(run models.Run, rep *report.Report, reviews *report.BrowserReviews, canRecompute bool) web.HumanSourceView {
+	v := web.HumanSourceView{RunID: run.ID, CanRecompute: canRecompute}
+	if rep == nil || reviews == nil {
+		return v
 	}
 	v.Used = rep.Humans.Text()
 	v.Source = string(rep.Humans.Source)
-	scales := make([]*evaluator.Scale, len(run.RubricSnapshot.Criteria))
-	all, refusals, err := h.humanScalesOf(ctx, run)
-	if err != nil {
-		return v, err
-	}
-	var names []string
 	for ci, crit := range run.RubricSnapshot.Criteria {
 		v.Queues = append(v.Queues, web.ReviewQueueLink{Criterion: crit.Name,
 			URL: (queueQuery{RunID: run.ID, Criterion: ci, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(run.DatasetID, -1)})
-		if refusals[ci] != "" {
-			continue // the report reads none of them (report.chosenReviews)
-		}
-		scales[ci] = &all[ci]
-		names = append(names, crit.Name)
 	}
-	// Every criterion's reviews in one query.
-	byName, err := h.DB.ListCriteriaReviews(ctx, run.WorkspaceID, run.DatasetID, names, 0)
-	if err != nil {
-		return v, err
-	}
+	scales, byName := reviews.Scales, reviews.ByName
 	for ci, crit := range run.RubricSnapshot.Criteria {
-		if scales[ci] == nil {
-			continue
+		if ci >= len(scales) || scales[ci] == nil {
+			continue // the report reads none of them (report.chosenReviews)
 		}
 		// Only a reviewer's latest review of a sample on the criterion's
 		// human scale counts, and only with a rating: the report reads
@@ -860,7 +845,7 @@ func (h *Handlers) humanSourceView(c echo.Context, run models.Run, rep *report.R
 			}
 		}
 	}
-	return v, nil
+	return v
 }
 
 // recomputeHumans makes the run's report use the chosen human ratings, as

@@ -192,9 +192,14 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 		// another variant of the same figures.
 		opt.GroupColumn = ""
 	}
+	// The run's browser reviews, read once: the stored summary's key (and
+	// its build, when it is not stored) and the human-source box use them.
+	var err error
+	if opt.Reviews, err = report.ReadBrowserReviews(ctx, h.DB, run); err != nil {
+		return err
+	}
 	stored := !full && run.Finished()
 	var rep *report.Report
-	var err error
 	if stored {
 		rep, err = h.runSummary(ctx, run.ID, opt)
 	} else {
@@ -214,9 +219,7 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 		rep = &cp
 	}
 	v.Report = rep
-	if v.Humans, err = h.humanSourceView(c, run, rep); err != nil {
-		return err
-	}
+	v.Humans = humanSourceView(run, rep, opt.Reviews, canRate(c))
 	if stored {
 		v.Table, err = storedSampleTable(ctx, h.DB, rep, q)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"sort"
 	"strconv"
 	"time"
 
@@ -52,16 +53,77 @@ func (p Provenance) HumanSourceText() string { return p.HumanUse.Text() }
 // chosenReviews reads the run's choice of human ratings: what a report
 // states it used, and per criterion the browser ratings it may read (nil
 // under the imported source, and before any browser rating was made).
-func chosenReviews(ctx context.Context, db *models.DB, wsID int64, run models.Run) (HumanUse, [][]models.ReviewRating, error) {
+func chosenReviews(ctx context.Context, db *models.DB, wsID int64, run models.Run, pre *BrowserReviews) (HumanUse, [][]models.ReviewRating, error) {
 	choice, err := db.FindRunHumanSource(ctx, run.ID)
 	if err != nil {
 		return HumanUse{}, nil, err
 	}
-	return reviewsOfChoice(ctx, db, wsID, run, choice)
+	return reviewsOfChoice(ctx, db, wsID, run, choice, pre)
 }
 
-// reviewsOfChoice is chosenReviews for a choice already read.
-func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.Run, choice models.RunHumanSource) (HumanUse, [][]models.ReviewRating, error) {
+// BrowserReviews are the browser reviews of a run's criteria as one
+// request read them (ReadBrowserReviews): every review of the run's
+// dataset on each criterion whose human scale the run can say, whatever
+// the run's human source and its cut-off. A request that reads them once
+// and passes them along (Options.Reviews) keys the stored summary, builds
+// it and counts the ratings a report does not use yet from one query,
+// where each of these read the reviews again.
+type BrowserReviews struct {
+	runID int64
+	// upto is the run's human-source cut-off when the reviews were read:
+	// every review up to it was stored then, so a report whose choice's
+	// cut-off is not later can read its reviews from these.
+	upto int64
+	// Scales[i] is criterion i's human scale (models.RunHumanScales);
+	// nil where Refused[i] says why the run cannot tell it.
+	Scales  []*evaluator.Scale
+	Refused []error
+	// ByName are the reviews by criterion name, oldest first.
+	ByName map[string][]models.ReviewRating
+}
+
+// ReadBrowserReviews reads the browser reviews of the run's criteria in
+// one query, with the run's human scales and human-source cut-off.
+func ReadBrowserReviews(ctx context.Context, db *models.DB, run models.Run) (*BrowserReviews, error) {
+	choice, err := db.FindRunHumanSource(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	return readBrowserReviews(ctx, db, run, choice.UptoRatingID, 0)
+}
+
+// readBrowserReviews reads the run's browser reviews (with an id up to
+// only, when only > 0) as read under the cut-off upto.
+func readBrowserReviews(ctx context.Context, db *models.DB, run models.Run, upto, only int64) (*BrowserReviews, error) {
+	all, refused, err := db.RunHumanScales(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	pre := &BrowserReviews{runID: run.ID, upto: upto, Scales: make([]*evaluator.Scale, len(all)), Refused: refused}
+	var names []string
+	for i, crit := range run.RubricSnapshot.Criteria {
+		if refused[i] != nil {
+			continue
+		}
+		pre.Scales[i] = &all[i]
+		names = append(names, crit.Name)
+	}
+	// Every criterion's reviews in one query.
+	if pre.ByName, err = db.ListCriteriaReviews(ctx, run.WorkspaceID, run.DatasetID, names, only); err != nil {
+		return nil, err
+	}
+	return pre, nil
+}
+
+// serves tells whether pre holds every review a report of run reads under
+// a choice with the cut-off upto.
+func (pre *BrowserReviews) serves(run models.Run, upto int64) bool {
+	return pre != nil && pre.runID == run.ID && upto <= pre.upto
+}
+
+// reviewsOfChoice is chosenReviews for a choice already read: from pre
+// when it serves (BrowserReviews.serves), otherwise read here.
+func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.Run, choice models.RunHumanSource, pre *BrowserReviews) (HumanUse, [][]models.ReviewRating, error) {
 	use := HumanUse{Source: choice.Source}
 	if choice.Source == models.HumansImported || choice.Source == "" {
 		use.Source = models.HumansImported
@@ -76,29 +138,17 @@ func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.
 	// Only the ratings given on the criterion's human scale (the rubric's
 	// range): a rating given on another scale is not one on this scale. A
 	// run that cannot say its human scale reads none.
-	scales := make([]*evaluator.Scale, len(reviews))
-	var names []string
-	all, refused, err := db.RunHumanScales(ctx, run)
-	if err != nil {
-		return use, nil, err
-	}
-	for i := range run.RubricSnapshot.Criteria {
-		if refused[i] != nil {
-			continue
+	if !pre.serves(run, choice.UptoRatingID) {
+		var err error
+		if pre, err = readBrowserReviews(ctx, db, run, choice.UptoRatingID, choice.UptoRatingID); err != nil {
+			return use, nil, err
 		}
-		scales[i] = &all[i]
-		names = append(names, run.RubricSnapshot.Criteria[i].Name)
-	}
-	// Every criterion's reviews in one query.
-	byName, err := db.ListCriteriaReviews(ctx, wsID, run.DatasetID, names, choice.UptoRatingID)
-	if err != nil {
-		return use, nil, err
 	}
 	for i, crit := range run.RubricSnapshot.Criteria {
-		if scales[i] == nil {
+		if pre.Scales[i] == nil {
 			continue
 		}
-		reviews[i] = models.OnScale(byName[crit.Name], *scales[i])
+		reviews[i] = models.OnScale(upTo(pre.ByName[crit.Name], choice.UptoRatingID), *pre.Scales[i])
 		for _, r := range models.CurrentReviews(reviews[i]) {
 			if r.Score != nil {
 				use.BrowserRatings++
@@ -111,8 +161,8 @@ func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.
 // applyHumanSource reads the run's chosen human ratings into the rows and
 // the run's criteria (copies; nothing stored changes), ready for
 // ComputeWith, and says what it used.
-func applyHumanSource(ctx context.Context, db *models.DB, wsID int64, run models.Run, rows []models.DatasetRow) (models.Run, []models.DatasetRow, HumanUse, error) {
-	use, reviews, err := chosenReviews(ctx, db, wsID, run)
+func applyHumanSource(ctx context.Context, db *models.DB, wsID int64, run models.Run, rows []models.DatasetRow, pre *BrowserReviews) (models.Run, []models.DatasetRow, HumanUse, error) {
+	use, reviews, err := chosenReviews(ctx, db, wsID, run, pre)
 	if err != nil || use.Source == models.HumansImported {
 		return run, rows, use, err
 	}
@@ -131,8 +181,8 @@ func applyHumanSource(ctx context.Context, db *models.DB, wsID int64, run models
 // ratings count (a rule such as models.OnScale, a run whose human scale
 // can no longer be told) makes them stale: the source and cut-off alone
 // do not say which ratings were read.
-func usedRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice models.RunHumanSource) (string, error) {
-	use, reviews, err := reviewsOfChoice(ctx, db, run.WorkspaceID, run, choice)
+func usedRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice models.RunHumanSource, pre *BrowserReviews) (string, error) {
+	use, reviews, err := reviewsOfChoice(ctx, db, run.WorkspaceID, run, choice, pre)
 	if err != nil || use.Source == models.HumansImported {
 		return "", err
 	}
@@ -153,4 +203,10 @@ func usedRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice m
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// upTo is the reviews (oldest first) with an id up to upto.
+func upTo(rs []models.ReviewRating, upto int64) []models.ReviewRating {
+	n := sort.Search(len(rs), func(i int) bool { return rs[i].ID > upto })
+	return rs[:n:n]
 }

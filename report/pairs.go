@@ -34,7 +34,7 @@ func StoredSamplesCurrent(ctx context.Context, db *models.DB, run models.Run) er
 	if !found {
 		return fmt.Errorf("read the samples of run %d: %w", run.ID, ErrSamplesNotStored)
 	}
-	ratings, err := usedRatingsKey(ctx, db, run, choice)
+	ratings, err := usedRatingsKey(ctx, db, run, choice, nil)
 	if err != nil {
 		return err
 	}

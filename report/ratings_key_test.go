@@ -34,12 +34,12 @@ func TestUsedRatingsKeyFollowsWhoRated(t *testing.T) {
 		}
 		choice, err := db.SetRunHumanSource(ctx, wsID, runID, models.HumansBrowser, "tester")
 		must(t, err)
-		typed, err := usedRatingsKey(ctx, db, run, choice)
+		typed, err := usedRatingsKey(ctx, db, run, choice, nil)
 		must(t, err)
 		ed, err := db.CreateUser(ctx, wsID, models.RoleEditor, models.NewUser{Email: "ed@a.test", Name: "Ed", Password: "a long enough password"})
 		must(t, err)
 		must(t, db.Gorm.Model(&models.ReviewRating{}).Where("id IN ?", ids).Update("user_id", ed.ID).Error)
-		account, err := usedRatingsKey(ctx, db, run, choice)
+		account, err := usedRatingsKey(ctx, db, run, choice, nil)
 		must(t, err)
 		if typed == account {
 			t.Error("the ratings of a typed name and of an account of the same text key the stored summary alike")

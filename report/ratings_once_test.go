@@ -55,13 +55,63 @@ func TestUsedRatingsKeyReadsEveryCriterionAtOnce(t *testing.T) {
 			must(t, g.Callback().Query().After("gorm:query").Register("test:count_reviews", count))
 			t.Cleanup(func() { _ = g.Callback().Query().Remove("test:count_reviews") })
 		}
-		key, err := usedRatingsKey(ctx, db, run, choice)
+		key, err := usedRatingsKey(ctx, db, run, choice, nil)
 		must(t, err)
 		if key == "" {
 			t.Fatal("no key for a run using browser ratings")
 		}
 		if reads != 1 {
 			t.Errorf("keying the summary read the reviews in %d queries, want 1 for %d criteria", reads, len(run.RubricSnapshot.Criteria))
+		}
+	})
+}
+
+// TestReviewsReadEarlierServeOnlyTheirCutOff: browser reviews a request
+// read before someone chose the human source again (a later cut-off) are
+// not used for the new choice, whose ratings they may lack: the key (and a
+// build) read the reviews afresh, and give what they give without them.
+func TestReviewsReadEarlierServeOnlyTheirCutOff(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := context.Background()
+		wsID, runID := synthRun(t, db, 6)
+		run, err := db.FindRun(ctx, wsID, runID)
+		must(t, err)
+		rows, err := db.ListDatasetRows(ctx, run.DatasetID, 0, 0)
+		must(t, err)
+		crit := run.RubricSnapshot.Criteria[0]
+		rate := func(r models.DatasetRow) {
+			v := crit.Lo
+			_, err := db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: wsID, DatasetID: run.DatasetID, RowID: r.ID,
+				Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: "ann", Score: &v, Lo: crit.Lo, Hi: crit.Hi})
+			must(t, err)
+		}
+		rate(rows[0])
+		first, err := db.SetRunHumanSource(ctx, wsID, runID, models.HumansBrowser, "tester")
+		must(t, err)
+		pre, err := ReadBrowserReviews(ctx, db, run)
+		must(t, err)
+		rate(rows[1])
+		// Read before the later rating: still serves the first choice.
+		want, err := usedRatingsKey(ctx, db, run, first, nil)
+		must(t, err)
+		got, err := usedRatingsKey(ctx, db, run, first, pre)
+		must(t, err)
+		if got != want {
+			t.Errorf("first choice: key from the reviews read %s, read afresh %s", got, want)
+		}
+		again, err := db.SetRunHumanSource(ctx, wsID, runID, models.HumansBrowser, "tester")
+		must(t, err)
+		want, err = usedRatingsKey(ctx, db, run, again, nil)
+		must(t, err)
+		stale, err := usedRatingsKey(ctx, db, run, first, nil)
+		must(t, err)
+		if want == stale {
+			t.Fatal("the later rating does not change the key: the test cannot tell")
+		}
+		got, err = usedRatingsKey(ctx, db, run, again, pre)
+		must(t, err)
+		if got != want {
+			t.Errorf("chosen again after the reviews were read: key %s, want %s (read afresh, with the later rating)", got, want)
 		}
 	})
 }

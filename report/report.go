@@ -139,6 +139,10 @@ type Options struct {
 	// statistics (correlations with bootstrap intervals, system level)
 	// were computed afresh rather than read from storage.
 	Recomputed func(criterion int)
+	// Reviews, when set, are the run's browser reviews as the request
+	// already read them (ReadBrowserReviews): the report and its stored
+	// summary's key read them from here, not again. nil reads them.
+	Reviews *BrowserReviews
 
 	// memo carries stored statistics in and fresh ones out (BuildWith).
 	memo *statsMemo
@@ -200,7 +204,7 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	if opt.GroupColumn != "" {
 		ds.GroupColumn = opt.GroupColumn
 	}
-	run, rows, use, err := applyHumanSource(ctx, db, wsID, run, rows)
+	run, rows, use, err := applyHumanSource(ctx, db, wsID, run, rows, opt.Reviews)
 	if err != nil {
 		return nil, err
 	}

@@ -71,7 +71,7 @@ func openExport(ctx context.Context, db *models.DB, wsID, runID int64) (*exportS
 	if err != nil {
 		return nil, err
 	}
-	use, reviews, err := chosenReviews(ctx, db, wsID, run)
+	use, reviews, err := chosenReviews(ctx, db, wsID, run, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -182,7 +182,7 @@ func LookupSummary(ctx context.Context, db *models.DB, wsID, runID int64, opt Op
 		return look, err
 	}
 	look.Samples = look.ds.RowCount * max(1, len(run.RubricSnapshot.Criteria))
-	if look.ratings, err = usedRatingsKey(ctx, db, run, look.choice); err != nil {
+	if look.ratings, err = usedRatingsKey(ctx, db, run, look.choice, opt.Reviews); err != nil {
 		return look, err
 	}
 	key := summaryKey(run, look.choice, look.ratings, look.ds, opt)

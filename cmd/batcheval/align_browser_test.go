@@ -74,6 +74,20 @@ func TestBrowserAlignJudge(t *testing.T) {
 	if iv := eval(`document.querySelector('[data-testid="interval"]').textContent`); !strings.Contains(iv, " to ") {
 		t.Errorf("no interval: %q", iv)
 	}
+	// On a 390 px phone the held-out comparison's paired tests do not
+	// wrap into rows many lines tall, nor split words, nor widen the page
+	// (as the compare page: TestBrowserPreviewKeepsWordsWholeOnPhone).
+	align := b.location()
+	setWidth(t, ctx, 390)
+	step("alignment at 390 px", chromedp.Navigate(align), chromedp.WaitVisible(chromedp.CSS(`[data-testid="comparison"]`)))
+	pageCheck(t, ctx, "align-phone", true) // axe, a screenshot, no sideways page scroll
+	if got := wordsSplit(b, `[data-testid="comparison"] th, [data-testid="comparison"] td, [data-testid="comparison-tests-list"] li`, wordToken); got != "" {
+		t.Errorf("the held-out comparison at 390 px splits these words across lines: %s", got)
+	}
+	if tall := tallRows(b, `[data-testid="comparison"]`); tall != "" {
+		t.Errorf("at 390 px rows of the held-out comparison are more than three lines tall: %s", tall)
+	}
+	setWidth(t, ctx, tabWidth)
 	step("versions", chromedp.Click(chromedp.CSS(`nav.crumbs a[href$="/versions"]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="rubric-runs"]`)))
 	versions := eval(`[...document.querySelectorAll('[data-testid="run-version"]')].map(e => e.textContent).join("|")`)
 	if !strings.Contains(versions, "version 2") || !strings.Contains(versions, "version 1") {

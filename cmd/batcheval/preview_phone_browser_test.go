@@ -37,42 +37,13 @@ func TestBrowserPreviewKeepsWordsWholeOnPhone(t *testing.T) {
 		chromedp.SetUploadFiles(chromedp.CSS(`#dataset-file`), []string{file}),
 		chromedp.Click(chromedp.CSS(`[data-testid="upload-form"] button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="mapping-form"]`)))
-	// Each word of each cell lies on one line: a Range over it has one
-	// box per line it spans. Every text of the cell counts, a link's or a
-	// strong's included.
-	const split = `(() => {
-		const out = [];
-		for (const td of document.querySelectorAll(SEL)) {
-			const walk = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
-			for (let node = walk.nextNode(); node; node = walk.nextNode()) {
-				const re = new RegExp(WORD, "g");
-				let m;
-				while ((m = re.exec(node.data)) !== null) {
-					const r = document.createRange();
-					r.setStart(node, m.index);
-					r.setEnd(node, m.index + m[0].length);
-					const lines = new Set([...r.getClientRects()].map(x => Math.round(x.top)));
-					if (lines.size > 1) out.push(m[0]);
-				}
-			}
-		}
-		return out.join(" | ");
-	})()`
-	// A word is what lies between spaces: an id such as "demo-24" or
-	// "r1" is one. In prose a line may end after a hyphen, as print does
-	// ("heart-" / "shaped"), so there each part up to a hyphen is a word.
-	const (
-		token = `\\S+`
-		prose = `[^\\s-]+-?`
-	)
 	checkWords := func(where, sel, word string) {
 		t.Helper()
-		js := strings.NewReplacer("SEL", "'"+sel+"'", "WORD", "'"+word+"'").Replace(split)
-		if got := b.eval(js); got != "" {
+		if got := wordsSplit(b, sel, word); got != "" {
 			t.Errorf("%s at 390 px splits these words across lines: %s", where, got)
 		}
 	}
-	check := func(where, sel string) { t.Helper(); checkWords(where, sel, token) }
+	check := func(where, sel string) { t.Helper(); checkWords(where, sel, wordToken) }
 	check("upload preview", `[data-testid="preview"] td`)
 	b.do("import", chromedp.Click(chromedp.CSS(`[data-testid="mapping-form"] button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="rows"]`)))
@@ -96,14 +67,60 @@ func TestBrowserPreviewKeepsWordsWholeOnPhone(t *testing.T) {
 	pageCheck(t, ctx, "compare-phone", true) // axe, a screenshot, no sideways page scroll
 	check("compare coefficients", `[data-testid="agreement-table"] th, [data-testid="agreement-table"] td, [data-testid="agreement-tests-list"] li`)
 	check("compare sample ids", `[data-testid="compare-row"] td:not(.small)`)
-	checkWords("compare excerpts", `[data-testid="compare-row"] td.small`, prose)
+	checkWords("compare excerpts", `[data-testid="compare-row"] td.small`, wordProse)
 	// No row of coefficients is taller than three lines of text.
-	if tall := b.eval(`(() => {
-		const line = parseFloat(getComputedStyle(document.querySelector('[data-testid="agreement-table"] td')).lineHeight) || 20;
-		return Array.from(document.querySelectorAll('[data-testid="agreement-table"] tbody tr'))
-			.filter(tr => tr.getBoundingClientRect().height > 3 * line + 16)
-			.map(tr => tr.dataset.testid + " " + Math.round(tr.getBoundingClientRect().height) + " px").join(", ");
-	})()`); tall != "" {
+	if tall := tallRows(b, `[data-testid="agreement-table"]`); tall != "" {
 		t.Errorf("at 390 px rows of the coefficients table are more than three lines tall: %s", tall)
 	}
+}
+
+// wordsSplit lists the words of the text in the elements sel selects that
+// lie on more than one line (a Range over a word has one box per line it
+// spans; every text counts, a link's or a strong's included), joined by
+// " | "; "" when none. word is the pattern of a word (wordToken,
+// wordProse).
+func wordsSplit(b browserSteps, sel, word string) string {
+	b.t.Helper()
+	const split = `(() => {
+		const out = [];
+		for (const td of document.querySelectorAll(SEL)) {
+			const walk = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+			for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+				const re = new RegExp(WORD, "g");
+				let m;
+				while ((m = re.exec(node.data)) !== null) {
+					const r = document.createRange();
+					r.setStart(node, m.index);
+					r.setEnd(node, m.index + m[0].length);
+					const lines = new Set([...r.getClientRects()].map(x => Math.round(x.top)));
+					if (lines.size > 1) out.push(m[0]);
+				}
+			}
+		}
+		return out.join(" | ");
+	})()`
+	return b.eval(strings.NewReplacer("SEL", "'"+sel+"'", "WORD", "'"+word+"'").Replace(split))
+}
+
+// A word is what lies between spaces (wordToken): an id such as "demo-24"
+// or "r1" is one. In prose a line may end after a hyphen, as print does
+// ("heart-" / "shaped"), so there each part up to a hyphen is a word
+// (wordProse).
+const (
+	wordToken = `\\S+`
+	wordProse = `[^\\s-]+-?`
+)
+
+// tallRows names the body rows of the table sel selects that are more
+// than three lines of text tall (by their data-testid, else their first
+// cell's text), with their height; "" when none.
+func tallRows(b browserSteps, sel string) string {
+	b.t.Helper()
+	return b.eval(strings.ReplaceAll(`(() => {
+		const td = document.querySelector(SEL + ' td');
+		const line = (td && parseFloat(getComputedStyle(td).lineHeight)) || 20;
+		return Array.from(document.querySelectorAll(SEL + ' tbody tr'))
+			.filter(tr => tr.getBoundingClientRect().height > 3 * line + 16)
+			.map(tr => (tr.dataset.testid || tr.cells[0].textContent.trim()) + " " + Math.round(tr.getBoundingClientRect().height) + " px").join(", ");
+	})()`, "SEL", "'"+sel+"'"))
 }

@@ -110,8 +110,8 @@ func TestAzureDeploymentEndpoint(t *testing.T) {
 	}
 
 	// Every call the client makes carries the api-version and the key as
-	// the judge says, and never as a Bearer token as well: the chat calls
-	// and the model list Test connection reads.
+	// the judge says, and never as a Bearer token as well. A deployment's
+	// address has no model list (Azure answers 404): it is not asked for.
 	az.mu.Lock()
 	az.seen = nil
 	az.mu.Unlock()
@@ -119,10 +119,11 @@ func TestAzureDeploymentEndpoint(t *testing.T) {
 	if _, err := c.Complete(context.Background(), simpleRequest()); err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
-	_, _, _ = c.ContextWindow(context.Background())
+	if _, found, err := c.ContextWindow(context.Background()); found || !errors.Is(err, ErrNoModelList) {
+		t.Errorf("ContextWindow of a deployment = found %v, %v; want ErrNoModelList", found, err)
+	}
 	want := []string{
 		"POST /openai/deployments/gpt4o-judge/chat/completions?api-version=" + version + " api-key=" + key + " authorization=",
-		"GET /openai/deployments/gpt4o-judge/models?api-version=" + version + " api-key=" + key + " authorization=",
 	}
 	if got := az.requests(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("Azure saw\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

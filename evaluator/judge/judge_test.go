@@ -890,6 +890,7 @@ func TestContextWindowFromTheModelList(t *testing.T) {
 		{"OpenAI: no figure", `{"object":"list","data":[{"id":"judge-model","object":"model","owned_by":"openai"}]}`, 200, 0, false},
 		{"another model only", `{"data":[{"id":"other","max_model_len":2048}]}`, 200, 0, false},
 		{"no list", `{"error":{"message":"not found"}}`, 404, 0, false},
+		{"server error", `{"error":{"message":"boom"}}`, 500, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, reply{status: tc.status, body: tc.body})
@@ -899,6 +900,10 @@ func TestContextWindowFromTheModelList(t *testing.T) {
 			}
 			if (err != nil) != (tc.status != 200) {
 				t.Errorf("error %v for HTTP %d", err, tc.status)
+			}
+			// Only a 404 says the endpoint has no list; a 500 is a failure.
+			if errors.Is(err, ErrNoModelList) != (tc.status == 404) {
+				t.Errorf("HTTP %d: error %v, ErrNoModelList %v", tc.status, err, errors.Is(err, ErrNoModelList))
 			}
 			if got := f.paths[0]; got != "GET /v1/models" {
 				t.Errorf("asked %q, want GET /v1/models", got)
