@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -193,12 +194,32 @@ func (h *Handlers) setup(c echo.Context) error {
 // ---- invites ----
 
 func (h *Handlers) showInvite(c echo.Context) error {
+	ctx := c.Request().Context()
 	token := c.Param("token")
-	inv, ws, err := h.DB.FindOpenInvite(c.Request().Context(), token)
+	p := principalOf(ctx)
+	inv, ws, err := h.DB.FindOpenInvite(ctx, token, accountID(p))
+	if models.ErrorCode(err) == models.ENotFound {
+		// Someone who answered the invite with a new account comes back
+		// here once signed in (answerInvite): they have joined.
+		if done, dws, found, ferr := h.DB.FindInviteJoinedBy(ctx, token, accountID(p)); ferr != nil {
+			return ferr
+		} else if found {
+			h.Sessions.Put(ctx, sessWorkspaceID, dws.ID)
+			return redirect(c, "/", "Welcome, "+p.User.Name+": you joined "+dws.Name+" as "+string(done.Role)+".")
+		}
+	}
 	if err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, web.InvitePage(h.inviteView(c, token, inv, ws)))
+}
+
+// accountID is the signed-in account's id, 0 for anyone else.
+func accountID(p Principal) int64 {
+	if p.Kind != Account {
+		return 0
+	}
+	return p.User.ID
 }
 
 func (h *Handlers) inviteView(c echo.Context, token string, inv models.Invite, ws models.Workspace) web.InviteView {
@@ -209,14 +230,17 @@ func (h *Handlers) inviteView(c echo.Context, token string, inv models.Invite, w
 	return v
 }
 
+// acceptInvite joins the invite's workspace: a signed-in account at once;
+// a visitor who is not signed in answers with an address, a name and a
+// password (answerInvite).
 func (h *Handlers) acceptInvite(c echo.Context) error {
 	ctx := c.Request().Context()
 	token := c.Param("token")
-	inv, ws, err := h.DB.FindOpenInvite(ctx, token)
+	p := principalOf(ctx)
+	inv, ws, err := h.DB.FindOpenInvite(ctx, token, accountID(p))
 	if err != nil {
 		return err
 	}
-	p := principalOf(ctx)
 	if p.Kind == Account {
 		if _, err := h.DB.AcceptInvite(ctx, token, p.User.ID); err != nil {
 			return err
@@ -225,22 +249,36 @@ func (h *Handlers) acceptInvite(c echo.Context) error {
 		h.auditIn(c, ws.ID, p, models.AuditMemberJoined, p.User.Email, "as "+string(inv.Role)+" by invite")
 		return redirect(c, "/", "You joined "+ws.Name+" as "+string(inv.Role)+".")
 	}
+	return h.answerInvite(c, token, inv, ws)
+}
+
+// answerInvite answers an invite for a visitor who is not signed in. The
+// answer must not tell the holder of the link whether the address typed
+// already has an account (QA: "an account with the address ... already
+// exists" answered that for any address, as often as asked). So both end
+// alike: a new address gets its account, which joins; an address with an
+// account leaves it unchanged and keeps the invite for it
+// (models.AnswerInvite). Then both are sent to sign in, with the same
+// words, and come back to the link: the new account finds it has joined,
+// the existing one, signed in with its own password, joins there.
+func (h *Handlers) answerInvite(c echo.Context, token string, inv models.Invite, ws models.Workspace) error {
+	ctx := c.Request().Context()
 	n := models.NewUser{Email: c.FormValue("email"), Name: c.FormValue("name"), Password: c.FormValue("password")}
-	u, _, err := h.DB.AcceptInviteAsNewUser(ctx, token, n)
+	made, _, err := h.DB.AnswerInvite(ctx, token, n)
+	if models.ErrorCode(err) == models.EInvalid {
+		v := h.inviteView(c, token, inv, ws)
+		v.Email, v.Name, v.Error = n.Email, n.Name, models.ErrorMessage(err)
+		return render(c, http.StatusUnprocessableEntity, web.InvitePage(v))
+	}
 	if err != nil {
-		if code := models.ErrorCode(err); code == models.EInvalid || code == models.EConflict {
-			v := h.inviteView(c, token, inv, ws)
-			v.Email, v.Name, v.Error = n.Email, n.Name, models.ErrorMessage(err)
-			return render(c, http.StatusUnprocessableEntity, web.InvitePage(v))
-		}
 		return err
 	}
-	if err := h.startSession(c, u); err != nil {
-		return err
+	if made.ID != 0 {
+		h.auditIn(c, ws.ID, Principal{Kind: Account, User: made}, models.AuditMemberJoined, made.Email, "as "+string(inv.Role)+" by invite")
 	}
-	h.Sessions.Put(ctx, sessWorkspaceID, ws.ID)
-	h.auditIn(c, ws.ID, Principal{Kind: Account, User: u}, models.AuditMemberJoined, u.Email, "as "+string(inv.Role)+" by invite")
-	return redirect(c, "/", "Welcome, "+u.Name+": you joined "+ws.Name+" as "+string(inv.Role)+".")
+	email := strings.ToLower(strings.TrimSpace(n.Email))
+	return redirect(c, "/login?next="+url.QueryEscape("/invites/"+token),
+		"Now sign in as "+email+" to join "+ws.Name+": with the password you just chose, or, if that address already had an account here, with that account's own password (nothing about it was changed).")
 }
 
 // ---- password reset ----
