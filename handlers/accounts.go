@@ -343,9 +343,10 @@ func (h *Handlers) showAccount(c echo.Context) error {
 var errNoAccount = models.Errorf(models.EInvalid, "the local user has no account or password: create the first account at /setup first")
 
 // changePassword changes the signed-in person's own password, given their
-// current one. Wrong current passwords are counted with failed sign-ins
-// (login_attempts, the same account and client limits), so this form is
-// no way around the sign-in limit. The change signs out every other
+// current one. Wrong current passwords are counted per session, and the
+// session is signed out after maxWrongCurrentPasswords, so this form is no
+// way around the sign-in limit, nor a way for a stolen session to pause
+// the owner's sign-ins. The change signs out every other
 // session (this one continues under a new id) and ends the account's
 // open reset links; API tokens keep working, as after a reset.
 func (h *Handlers) changePassword(c echo.Context) error {
@@ -374,36 +375,36 @@ func (h *Handlers) changePassword(c echo.Context) error {
 	if again != next {
 		return refuse(http.StatusUnprocessableEntity, "new_password_again", "The two new passwords differ: type the same one twice.")
 	}
-	attempt, err := h.DB.BeginLoginAttempt(ctx, p.User.Email, c.RealIP())
+	// Wrong current passwords are counted for this session, not with the
+	// account's failed sign-ins: a stolen session guessing here would
+	// otherwise pause the owner's own sign-ins. Too many end the session;
+	// a new one takes a sign-in, which /login's limits hold.
+	sessionKey := models.HashLinkToken(h.Sessions.Token(ctx))
+	try, tries, err := h.DB.BeginCurrentPasswordTry(ctx, sessionKey, sessionLifetime)
 	if err != nil {
 		return err
 	}
-	byAccount, byAddress, err := h.DB.RecentLoginFailures(ctx, p.User.Email, c.RealIP(), time.Now().Add(-loginWindow))
-	if err != nil {
-		return err
-	}
-	if byAccount > maxFailsPerAccount || byAddress > maxFailsPerAddress {
-		if err := h.DB.EndLoginAttempt(ctx, attempt.ID, false); err != nil {
-			return err
-		}
-		c.Response().Header().Set("Retry-After", strconv.Itoa(int(loginWindow.Seconds())))
-		return refuse(http.StatusTooManyRequests, "current_password", "Too many wrong passwords: wait 15 minutes and try again.")
+	if tries > maxWrongCurrentPasswords {
+		return h.endSessionAfterWrongPasswords(c, p)
 	}
 	u, err := h.DB.ChangePassword(ctx, p.User.ID, current, next)
 	switch models.ErrorCode(err) {
 	case "":
 	case models.EUnauthorized:
 		h.auditUserWorkspaces(c, p.User, p, models.AuditPasswordChangeFailed, "wrong current password")
+		if tries >= maxWrongCurrentPasswords {
+			return h.endSessionAfterWrongPasswords(c, p)
+		}
 		return refuse(http.StatusUnprocessableEntity, "current_password", "That is not your current password.")
 	case models.EInvalid:
-		if err := h.DB.EndLoginAttempt(ctx, attempt.ID, true); err != nil {
-			return err
+		if endErr := h.DB.EndCurrentPasswordTry(ctx, try.ID); endErr != nil {
+			return endErr
 		}
 		return refuse(http.StatusUnprocessableEntity, "new_password", upperFirst(models.ErrorMessage(err))+".")
 	default:
 		return err
 	}
-	if err := h.DB.EndLoginAttempt(ctx, attempt.ID, true); err != nil {
+	if err := h.DB.ForgetCurrentPasswordTries(ctx, sessionKey); err != nil {
 		return err
 	}
 	if err := h.startSession(c, u); err != nil {
@@ -411,6 +412,28 @@ func (h *Handlers) changePassword(c echo.Context) error {
 	}
 	h.auditUserWorkspaces(c, u, p, models.AuditPasswordChanged, "other sessions signed out")
 	return redirect(c, "/account", "Your password is changed and your other sessions are signed out. "+resetKeepsTokens)
+}
+
+// maxWrongCurrentPasswords is how many wrong current passwords one
+// session may type to change its password before it is signed out: as
+// many as a sign-in may fail before the account pauses, so a person who
+// mistypes gets the same room, and a stolen session gets no more guesses
+// than /login gives.
+const maxWrongCurrentPasswords = maxFailsPerAccount
+
+// endSessionAfterWrongPasswords signs the session out after too many wrong
+// current passwords, says so in the audit log, and sends the person to
+// sign in again. The account itself is not paused: its owner signs in as
+// usual.
+func (h *Handlers) endSessionAfterWrongPasswords(c echo.Context, p Principal) error {
+	ctx := c.Request().Context()
+	h.auditUserWorkspaces(c, p.User, p, models.AuditSignOut, "session ended after "+strconv.Itoa(maxWrongCurrentPasswords)+" wrong current passwords")
+	// The session's tries stay stored (cleared with age): a try racing
+	// this one still counts them.
+	if err := h.Sessions.Destroy(ctx); err != nil {
+		return err
+	}
+	return redirect(c, "/login", "Signed out: "+strconv.Itoa(maxWrongCurrentPasswords)+" wrong current passwords were typed in this session. Sign in again to change your password.")
 }
 
 // signOutOtherSessions ends every other session of the signed-in account;
