@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -193,12 +194,32 @@ func (h *Handlers) setup(c echo.Context) error {
 // ---- invites ----
 
 func (h *Handlers) showInvite(c echo.Context) error {
+	ctx := c.Request().Context()
 	token := c.Param("token")
-	inv, ws, err := h.DB.FindOpenInvite(c.Request().Context(), token)
+	p := principalOf(ctx)
+	inv, ws, err := h.DB.FindOpenInvite(ctx, token, accountID(p))
+	if models.ErrorCode(err) == models.ENotFound {
+		// Someone who answered the invite with a new account comes back
+		// here once signed in (answerInvite): they have joined.
+		if done, dws, found, ferr := h.DB.FindInviteJoinedBy(ctx, token, accountID(p)); ferr != nil {
+			return ferr
+		} else if found {
+			h.Sessions.Put(ctx, sessWorkspaceID, dws.ID)
+			return redirect(c, "/", "Welcome, "+p.User.Name+": you joined "+dws.Name+" as "+string(done.Role)+".")
+		}
+	}
 	if err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, web.InvitePage(h.inviteView(c, token, inv, ws)))
+}
+
+// accountID is the signed-in account's id, 0 for anyone else.
+func accountID(p Principal) int64 {
+	if p.Kind != Account {
+		return 0
+	}
+	return p.User.ID
 }
 
 func (h *Handlers) inviteView(c echo.Context, token string, inv models.Invite, ws models.Workspace) web.InviteView {
@@ -209,14 +230,17 @@ func (h *Handlers) inviteView(c echo.Context, token string, inv models.Invite, w
 	return v
 }
 
+// acceptInvite joins the invite's workspace: a signed-in account at once;
+// a visitor who is not signed in answers with an address, a name and a
+// password (answerInvite).
 func (h *Handlers) acceptInvite(c echo.Context) error {
 	ctx := c.Request().Context()
 	token := c.Param("token")
-	inv, ws, err := h.DB.FindOpenInvite(ctx, token)
+	p := principalOf(ctx)
+	inv, ws, err := h.DB.FindOpenInvite(ctx, token, accountID(p))
 	if err != nil {
 		return err
 	}
-	p := principalOf(ctx)
 	if p.Kind == Account {
 		if _, err := h.DB.AcceptInvite(ctx, token, p.User.ID); err != nil {
 			return err
@@ -225,22 +249,36 @@ func (h *Handlers) acceptInvite(c echo.Context) error {
 		h.auditIn(c, ws.ID, p, models.AuditMemberJoined, p.User.Email, "as "+string(inv.Role)+" by invite")
 		return redirect(c, "/", "You joined "+ws.Name+" as "+string(inv.Role)+".")
 	}
+	return h.answerInvite(c, token, inv, ws)
+}
+
+// answerInvite answers an invite for a visitor who is not signed in. The
+// answer must not tell the holder of the link whether the address typed
+// already has an account (QA: "an account with the address ... already
+// exists" answered that for any address, as often as asked). So both end
+// alike: a new address gets its account, which joins; an address with an
+// account leaves it unchanged and keeps the invite for it
+// (models.AnswerInvite). Then both are sent to sign in, with the same
+// words, and come back to the link: the new account finds it has joined,
+// the existing one, signed in with its own password, joins there.
+func (h *Handlers) answerInvite(c echo.Context, token string, inv models.Invite, ws models.Workspace) error {
+	ctx := c.Request().Context()
 	n := models.NewUser{Email: c.FormValue("email"), Name: c.FormValue("name"), Password: c.FormValue("password")}
-	u, _, err := h.DB.AcceptInviteAsNewUser(ctx, token, n)
+	made, _, err := h.DB.AnswerInvite(ctx, token, n)
+	if models.ErrorCode(err) == models.EInvalid {
+		v := h.inviteView(c, token, inv, ws)
+		v.Email, v.Name, v.Error = n.Email, n.Name, models.ErrorMessage(err)
+		return render(c, http.StatusUnprocessableEntity, web.InvitePage(v))
+	}
 	if err != nil {
-		if code := models.ErrorCode(err); code == models.EInvalid || code == models.EConflict {
-			v := h.inviteView(c, token, inv, ws)
-			v.Email, v.Name, v.Error = n.Email, n.Name, models.ErrorMessage(err)
-			return render(c, http.StatusUnprocessableEntity, web.InvitePage(v))
-		}
 		return err
 	}
-	if err := h.startSession(c, u); err != nil {
-		return err
+	if made.ID != 0 {
+		h.auditIn(c, ws.ID, Principal{Kind: Account, User: made}, models.AuditMemberJoined, made.Email, "as "+string(inv.Role)+" by invite")
 	}
-	h.Sessions.Put(ctx, sessWorkspaceID, ws.ID)
-	h.auditIn(c, ws.ID, Principal{Kind: Account, User: u}, models.AuditMemberJoined, u.Email, "as "+string(inv.Role)+" by invite")
-	return redirect(c, "/", "Welcome, "+u.Name+": you joined "+ws.Name+" as "+string(inv.Role)+".")
+	email := strings.ToLower(strings.TrimSpace(n.Email))
+	return redirect(c, "/login?next="+url.QueryEscape("/invites/"+token),
+		"Now sign in as "+email+" to join "+ws.Name+": with the password you just chose, or, if that address already had an account here, with that account's own password (nothing about it was changed).")
 }
 
 // ---- password reset ----
@@ -305,9 +343,10 @@ func (h *Handlers) showAccount(c echo.Context) error {
 var errNoAccount = models.Errorf(models.EInvalid, "the local user has no account or password: create the first account at /setup first")
 
 // changePassword changes the signed-in person's own password, given their
-// current one. Wrong current passwords are counted with failed sign-ins
-// (login_attempts, the same account and client limits), so this form is
-// no way around the sign-in limit. The change signs out every other
+// current one. Wrong current passwords are counted per session, and the
+// session is signed out after maxWrongCurrentPasswords, so this form is no
+// way around the sign-in limit, nor a way for a stolen session to pause
+// the owner's sign-ins. The change signs out every other
 // session (this one continues under a new id) and ends the account's
 // open reset links; API tokens keep working, as after a reset.
 func (h *Handlers) changePassword(c echo.Context) error {
@@ -336,36 +375,36 @@ func (h *Handlers) changePassword(c echo.Context) error {
 	if again != next {
 		return refuse(http.StatusUnprocessableEntity, "new_password_again", "The two new passwords differ: type the same one twice.")
 	}
-	attempt, err := h.DB.BeginLoginAttempt(ctx, p.User.Email, c.RealIP())
+	// Wrong current passwords are counted for this session, not with the
+	// account's failed sign-ins: a stolen session guessing here would
+	// otherwise pause the owner's own sign-ins. Too many end the session;
+	// a new one takes a sign-in, which /login's limits hold.
+	sessionKey := models.HashLinkToken(h.Sessions.Token(ctx))
+	try, tries, err := h.DB.BeginCurrentPasswordTry(ctx, sessionKey, sessionLifetime)
 	if err != nil {
 		return err
 	}
-	byAccount, byAddress, err := h.DB.RecentLoginFailures(ctx, p.User.Email, c.RealIP(), time.Now().Add(-loginWindow))
-	if err != nil {
-		return err
-	}
-	if byAccount > maxFailsPerAccount || byAddress > maxFailsPerAddress {
-		if err := h.DB.EndLoginAttempt(ctx, attempt.ID, false); err != nil {
-			return err
-		}
-		c.Response().Header().Set("Retry-After", strconv.Itoa(int(loginWindow.Seconds())))
-		return refuse(http.StatusTooManyRequests, "current_password", "Too many wrong passwords: wait 15 minutes and try again.")
+	if tries > maxWrongCurrentPasswords {
+		return h.endSessionAfterWrongPasswords(c, p)
 	}
 	u, err := h.DB.ChangePassword(ctx, p.User.ID, current, next)
 	switch models.ErrorCode(err) {
 	case "":
 	case models.EUnauthorized:
 		h.auditUserWorkspaces(c, p.User, p, models.AuditPasswordChangeFailed, "wrong current password")
+		if tries >= maxWrongCurrentPasswords {
+			return h.endSessionAfterWrongPasswords(c, p)
+		}
 		return refuse(http.StatusUnprocessableEntity, "current_password", "That is not your current password.")
 	case models.EInvalid:
-		if err := h.DB.EndLoginAttempt(ctx, attempt.ID, true); err != nil {
-			return err
+		if endErr := h.DB.EndCurrentPasswordTry(ctx, try.ID); endErr != nil {
+			return endErr
 		}
 		return refuse(http.StatusUnprocessableEntity, "new_password", upperFirst(models.ErrorMessage(err))+".")
 	default:
 		return err
 	}
-	if err := h.DB.EndLoginAttempt(ctx, attempt.ID, true); err != nil {
+	if err := h.DB.ForgetCurrentPasswordTries(ctx, sessionKey); err != nil {
 		return err
 	}
 	if err := h.startSession(c, u); err != nil {
@@ -373,6 +412,28 @@ func (h *Handlers) changePassword(c echo.Context) error {
 	}
 	h.auditUserWorkspaces(c, u, p, models.AuditPasswordChanged, "other sessions signed out")
 	return redirect(c, "/account", "Your password is changed and your other sessions are signed out. "+resetKeepsTokens)
+}
+
+// maxWrongCurrentPasswords is how many wrong current passwords one
+// session may type to change its password before it is signed out: as
+// many as a sign-in may fail before the account pauses, so a person who
+// mistypes gets the same room, and a stolen session gets no more guesses
+// than /login gives.
+const maxWrongCurrentPasswords = maxFailsPerAccount
+
+// endSessionAfterWrongPasswords signs the session out after too many wrong
+// current passwords, says so in the audit log, and sends the person to
+// sign in again. The account itself is not paused: its owner signs in as
+// usual.
+func (h *Handlers) endSessionAfterWrongPasswords(c echo.Context, p Principal) error {
+	ctx := c.Request().Context()
+	h.auditUserWorkspaces(c, p.User, p, models.AuditSignOut, "session ended after "+strconv.Itoa(maxWrongCurrentPasswords)+" wrong current passwords")
+	// The session's tries stay stored (cleared with age): a try racing
+	// this one still counts them.
+	if err := h.Sessions.Destroy(ctx); err != nil {
+		return err
+	}
+	return redirect(c, "/login", "Signed out: "+strconv.Itoa(maxWrongCurrentPasswords)+" wrong current passwords were typed in this session. Sign in again to change your password.")
 }
 
 // signOutOtherSessions ends every other session of the signed-in account;

@@ -198,8 +198,8 @@ func TestInviteSingleUseAndExpiry(t *testing.T) {
 		}
 		join := url.Values{"email": {"vic@a.test"}, "name": {"Vic"}, "password": {testPassword}}
 		rec = env.send(http.MethodPost, "/invites/"+token, join, "")
-		if rec.Code != http.StatusSeeOther || env.sessionFrom(rec) == nil {
-			t.Fatalf("accept = %d: %s", rec.Code, rec.Body)
+		if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/login?next=%2Finvites%2F"+token {
+			t.Fatalf("accept = %d to %q, want 303 to sign in: %s", rec.Code, rec.Header().Get("Location"), rec.Body)
 		}
 		vic, err := env.db.FindUserByEmail(t.Context(), "vic@a.test")
 		if err != nil {

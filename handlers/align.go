@@ -365,7 +365,7 @@ func (h *Handlers) alignmentViewWith(c echo.Context, a models.Alignment, run mod
 		Accepted: a.Status == models.AlignmentAccepted, DraftSource: a.DraftSource, Notes: a.Draft.Notes, Simulated: run.Simulated,
 		Low: f.low, Middle: f.middle, High: f.high, Errors: errs}
 	if r, err := h.DB.FindRubric(ctx, ws, a.RubricID); err == nil {
-		v.RubricName = r.Name
+		v.RubricName, v.Revision = r.Name, r.Revision()
 	}
 	if a.NewVersion != nil {
 		v.NewVersion = *a.NewVersion
@@ -635,11 +635,15 @@ func (h *Handlers) acceptAlignment(c echo.Context) error {
 		return err
 	}
 	f, errs := readDraftForm(c)
+	// The rubric's state the page was opened on: the accept applies only
+	// over it, as the rubric editor's save does.
+	revision := c.FormValue("revision")
 	failed := func(msgs ...string) error {
 		v, err := h.alignmentView(c, a, run, crit, f, msgs)
 		if err != nil {
 			return err
 		}
+		v.Revision = revision
 		return render(c, http.StatusUnprocessableEntity, web.AlignmentPage(v))
 	}
 	if len(errs) > 0 {
@@ -667,7 +671,10 @@ func (h *Handlers) acceptAlignment(c echo.Context) error {
 	}
 	rubric.Criteria[idx] = draft.Apply(rubric.Criteria[idx])
 	a.Draft = draft
-	if err := h.DB.AcceptAlignment(ctx, &a, &rubric); err != nil {
+	if err := h.DB.AcceptAlignment(ctx, &a, &rubric, expectRevision(revision)); err != nil {
+		if models.ErrorCode(err) == models.EChanged {
+			return h.rubricSavedBeforeAccept(c, a, run, crit, f)
+		}
 		if code := models.ErrorCode(err); code == models.EInvalid || code == models.EConflict {
 			return failed(models.ErrorMessage(err))
 		}
@@ -684,6 +691,30 @@ func (h *Handlers) acceptAlignment(c echo.Context) error {
 	h.audit(c, models.AuditRunLaunched, runTarget(afterRun), fmt.Sprintf("held-out run of alignment %d, rubric version %d", a.ID, rubric.Version))
 	return redirect(c, fmt.Sprintf("/alignments/%d", a.ID), fmt.Sprintf("Saved as version %d of %s. Runs %d (version %d) and %d (version %d) judge the %d held-out samples.",
 		rubric.Version, rubric.Name, before.ID, a.BaseVersion, afterRun.ID, rubric.Version, len(a.HeldOutRowIDs)))
+}
+
+// rubricSavedBeforeAccept answers an accept refused because the rubric was
+// saved after the alignment's page was opened (another tab, the editor, a
+// script): the page again (409) with the person's draft kept, the aligned
+// criterion as the rubric now stores it, and the rubric's new revision, so
+// that accepting again applies the draft over that knowingly.
+func (h *Handlers) rubricSavedBeforeAccept(c echo.Context, a models.Alignment, run models.Run, crit evaluator.Criterion, f draftForm) error {
+	stored, err := h.DB.FindRubric(c.Request().Context(), h.workspaceID(c), a.RubricID)
+	if err != nil {
+		return err
+	}
+	v, err := h.alignmentView(c, a, run, crit, f, []string{"Someone saved the rubric " + stored.Name + " after you opened this page (version " +
+		strconv.Itoa(stored.Version) + " now). Here is " + crit.Name + " as it stores it; your draft is kept below. Accept again to replace it with your draft."})
+	if err != nil {
+		return err
+	}
+	v.Revision = stored.Revision()
+	for _, rc := range stored.Criteria {
+		if strings.EqualFold(rc.Name, crit.Name) {
+			v.SavedMeanwhile = &web.AlignSavedCriterion{Version: stored.Version, Low: rc.Levels.Low, Middle: rc.Levels.Middle, High: rc.Levels.High, Examples: len(rc.Examples)}
+		}
+	}
+	return render(c, http.StatusConflict, web.AlignmentPage(v))
 }
 
 // relaunchHeldOut launches the held-out runs of an accepted alignment

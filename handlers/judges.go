@@ -209,22 +209,6 @@ func decimalCommaHint(s, example string) string {
 	return " (write decimals with a dot, " + example + ")"
 }
 
-// saveJudgeLimits stores the judge's shared limits when they changed
-// (storing them starts the adaptive concurrency again from the maximum).
-func (h *Handlers) saveJudgeLimits(c echo.Context, judgeID int64, l models.JudgeLimits) error {
-	ctx := c.Request().Context()
-	old, err := h.DB.FindJudgeLimits(ctx, judgeID)
-	if err != nil {
-		return err
-	}
-	if old.MaxConcurrency == l.MaxConcurrency && old.RequestsPerMinute == l.RequestsPerMinute &&
-		old.TokensPerMinute == l.TokensPerMinute && old.SlowMS == l.SlowMS {
-		return nil
-	}
-	l.JudgeID = judgeID
-	return h.DB.SetJudgeLimits(ctx, l)
-}
-
 func judgeFormView(c echo.Context, j models.Judge, f web.JudgeForm, msg string) web.JudgeFormView {
 	return web.JudgeFormView{
 		Page: page(c, "Edit "+j.Name), JudgeID: j.ID, Simulated: j.Simulated, Action: "/judges/" + strconv.FormatInt(j.ID, 10),
@@ -265,10 +249,7 @@ func (h *Handlers) createJudge(c echo.Context) error {
 	note := ""
 	if err == nil {
 		note = shortenPastedEndpoint(&j)
-		err = h.DB.SaveJudge(c.Request().Context(), &j)
-	}
-	if err == nil {
-		err = h.saveJudgeLimits(c, j.ID, lim)
+		err = h.DB.SaveJudgeWithLimitsIf(c.Request().Context(), &j, &lim, nil)
 	}
 	if err != nil {
 		if models.ErrorCode(err) != models.EInvalid {
@@ -308,13 +289,16 @@ func (h *Handlers) updateJudge(c echo.Context) error {
 	note := ""
 	if err == nil {
 		note = shortenPastedEndpoint(&j)
-		err = h.DB.SaveJudgeIf(c.Request().Context(), &j, expectRevision(revision))
+		// The limits are saved with the judge, under its revision, which
+		// covers them: a limits-only change made since is not undone.
+		limits := &lim
+		if j.Simulated {
+			limits = nil
+		}
+		err = h.DB.SaveJudgeWithLimitsIf(c.Request().Context(), &j, limits, expectRevision(revision))
 	}
 	if models.ErrorCode(err) == models.EChanged {
 		return h.judgeSavedMeanwhile(c, f, typedKey)
-	}
-	if err == nil && !j.Simulated {
-		err = h.saveJudgeLimits(c, j.ID, lim)
 	}
 	if err != nil {
 		if models.ErrorCode(err) != models.EInvalid {
@@ -360,6 +344,11 @@ func (h *Handlers) judgeSavedMeanwhile(c echo.Context, f web.JudgeForm, typedKey
 		return err
 	}
 	saved := judgeFormOf(stored)
+	lim, err := h.DB.FindJudgeLimits(c.Request().Context(), stored.ID)
+	if err != nil {
+		return err
+	}
+	setLimitsForm(&saved, lim)
 	v := judgeFormView(c, stored, f, "Not saved: someone saved this judge after you opened it. Here is what they saved; your changes are kept below. Save again to overwrite their settings with yours.")
 	v.Revision, v.SavedMeanwhile, v.KeyDropped = stored.Revision(), &saved, typedKey
 	return render(c, http.StatusConflict, web.JudgeFormPage(v))

@@ -92,8 +92,11 @@ func (h *Handlers) renameObject(k models.Kind) echo.HandlerFunc {
 		}
 		ctx := c.Request().Context()
 		typed := c.FormValue("name")
-		old, err := h.DB.Rename(ctx, h.workspaceID(c), k, id, typed)
-		if models.ErrorCode(err) == models.EInvalid {
+		// The name the form was shown with: the rename applies only over
+		// it, so a rename made since in another tab is not overwritten.
+		was := c.FormValue("was")
+		old, err := h.DB.RenameIf(ctx, h.workspaceID(c), k, id, typed, was)
+		if code := models.ErrorCode(err); code == models.EInvalid || code == models.EChanged {
 			o, ferr := h.findLifecycleObject(ctx, h.workspaceID(c), k, id)
 			if ferr != nil {
 				return ferr
@@ -102,8 +105,15 @@ func (h *Handlers) renameObject(k models.Kind) echo.HandlerFunc {
 			if r := []rune(typed); len(r) > models.MaxNameFor(k) {
 				typed = string(r[:models.MaxNameFor(k)])
 			}
-			return render(c, http.StatusUnprocessableEntity, web.RenamePage(web.RenameView{
-				Page: page(c, "Rename "+string(k)), Manage: manageFor(c, k, id, o.name, o.archivedAt), Typed: typed, Error: models.ErrorMessage(err)}))
+			status, msg := http.StatusUnprocessableEntity, models.ErrorMessage(err)
+			if models.ErrorCode(err) == models.EChanged {
+				// Shown with the name it has now (the form's was), so
+				// renaming again replaces that name knowingly.
+				status = http.StatusConflict
+				msg = "Not renamed: someone renamed this " + string(k) + " to “" + o.name + "” after you opened the page. Your name is kept below: rename again to replace theirs."
+			}
+			return render(c, status, web.RenamePage(web.RenameView{
+				Page: page(c, "Rename "+string(k)), Manage: manageFor(c, k, id, o.name, o.archivedAt), Typed: typed, Error: msg}))
 		}
 		if err != nil {
 			return err

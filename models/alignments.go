@@ -98,8 +98,11 @@ func (db *DB) UpdateAlignmentDraft(ctx context.Context, a *Alignment) error {
 // AcceptAlignment turns the alignment's draft (a.Draft, as edited) into a
 // new version of rubric r (r holds the content to store: the draft applied
 // to its criterion), in one transaction: an alignment is accepted once, and
-// never leaves a version without the record of where it came from.
-func (db *DB) AcceptAlignment(ctx context.Context, a *Alignment, r *Rubric) error {
+// never leaves a version without the record of where it came from. expect
+// is the rubric's revision the draft's page was opened on (nil: any): when
+// the rubric was saved since, nothing is written and the error's code is
+// EChanged, as for the rubric editor.
+func (db *DB) AcceptAlignment(ctx context.Context, a *Alignment, r *Rubric, expect Expectation) error {
 	if err := checkRubric(r); err != nil {
 		return err
 	}
@@ -113,7 +116,7 @@ func (db *DB) AcceptAlignment(ctx context.Context, a *Alignment, r *Rubric) erro
 		if res.RowsAffected == 0 {
 			return Errorf(EConflict, "alignment %d was already accepted: start a new one to change the rubric again", a.ID)
 		}
-		if err := storeRubricTx(tx, r, fmt.Sprintf("accepted from alignment %d", a.ID), nil); err != nil {
+		if err := storeRubricTx(tx, r, fmt.Sprintf("accepted from alignment %d", a.ID), expect); err != nil {
 			return err
 		}
 		return tx.Model(&Alignment{}).Where("id = ?", a.ID).Update("new_version", r.Version).Error

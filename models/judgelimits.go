@@ -67,37 +67,60 @@ func (db *DB) FindJudgeLimits(ctx context.Context, judgeID int64) (JudgeLimits, 
 
 // SetJudgeLimits stores a judge's limits. The adaptive concurrency starts
 // again from the maximum, the buckets from full, and one slot row exists
-// for each call allowed in flight.
+// for each call allowed in flight. The judge's updated_at moves with them,
+// so that its revision (Judge.Revision) names its limits too.
 func (db *DB) SetJudgeLimits(ctx context.Context, l JudgeLimits) error {
 	if err := CheckJudgeLimits(l); err != nil {
 		return err
 	}
 	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		row := JudgeLimits{JudgeID: l.JudgeID, RequestsPerMinute: l.RequestsPerMinute, TokensPerMinute: l.TokensPerMinute,
-			MaxConcurrency: l.MaxConcurrency, SlowMS: l.SlowMS, AdaptiveLimit: l.MaxConcurrency,
-			RequestMilli: bucketCapacity(l.RequestsPerMinute), TokenMilli: bucketCapacity(l.TokensPerMinute),
-			RefilledMS: time.Now().UnixMilli()}
-		if err := tx.Where("judge_id = ?", l.JudgeID).Delete(&JudgeLimits{}).Error; err != nil {
+		if err := tx.Model(&Judge{}).Where("id = ?", l.JudgeID).UpdateColumn("updated_at", time.Now().UTC()).Error; err != nil {
 			return err
 		}
-		if !l.Any() {
-			return tx.Exec("DELETE FROM judge_slots WHERE judge_id = ?", l.JudgeID).Error
-		}
-		if err := tx.Create(&row).Error; err != nil {
-			return err
-		}
-		// Slots above the limit go once free; held ones end with their call.
-		if err := tx.Exec("DELETE FROM judge_slots WHERE judge_id = ? AND slot >= ? AND holder = ''", l.JudgeID, l.MaxConcurrency).Error; err != nil {
-			return err
-		}
-		for s := 0; s < l.MaxConcurrency; s++ {
-			if err := tx.Exec("INSERT INTO judge_slots (judge_id, slot, holder, expires_ms) VALUES (?, ?, '', 0) ON CONFLICT (judge_id, slot) DO NOTHING",
-				l.JudgeID, s).Error; err != nil {
-				return err
-			}
-		}
-		return nil
+		return setJudgeLimitsTx(tx, l)
 	})
+}
+
+// setJudgeLimitsIfChanged stores l in tx unless the judge's stored limits
+// are the same (storing them would restart its adaptive concurrency).
+func setJudgeLimitsIfChanged(tx *gorm.DB, l JudgeLimits) error {
+	var old JudgeLimits
+	if err := tx.Where("judge_id = ?", l.JudgeID).Limit(1).Find(&old).Error; err != nil {
+		return err
+	}
+	if old.MaxConcurrency == l.MaxConcurrency && old.RequestsPerMinute == l.RequestsPerMinute &&
+		old.TokensPerMinute == l.TokensPerMinute && old.SlowMS == l.SlowMS {
+		return nil
+	}
+	return setJudgeLimitsTx(tx, l)
+}
+
+// setJudgeLimitsTx is SetJudgeLimits in a transaction, leaving updated_at.
+func setJudgeLimitsTx(tx *gorm.DB, l JudgeLimits) error {
+	row := JudgeLimits{JudgeID: l.JudgeID, RequestsPerMinute: l.RequestsPerMinute, TokensPerMinute: l.TokensPerMinute,
+		MaxConcurrency: l.MaxConcurrency, SlowMS: l.SlowMS, AdaptiveLimit: l.MaxConcurrency,
+		RequestMilli: bucketCapacity(l.RequestsPerMinute), TokenMilli: bucketCapacity(l.TokensPerMinute),
+		RefilledMS: time.Now().UnixMilli()}
+	if err := tx.Where("judge_id = ?", l.JudgeID).Delete(&JudgeLimits{}).Error; err != nil {
+		return err
+	}
+	if !l.Any() {
+		return tx.Exec("DELETE FROM judge_slots WHERE judge_id = ?", l.JudgeID).Error
+	}
+	if err := tx.Create(&row).Error; err != nil {
+		return err
+	}
+	// Slots above the limit go once free; held ones end with their call.
+	if err := tx.Exec("DELETE FROM judge_slots WHERE judge_id = ? AND slot >= ? AND holder = ''", l.JudgeID, l.MaxConcurrency).Error; err != nil {
+		return err
+	}
+	for s := 0; s < l.MaxConcurrency; s++ {
+		if err := tx.Exec("INSERT INTO judge_slots (judge_id, slot, holder, expires_ms) VALUES (?, ?, '', 0) ON CONFLICT (judge_id, slot) DO NOTHING",
+			l.JudgeID, s).Error; err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // bucketCapacity is the most a bucket of perMinute holds, in thousandths:

@@ -105,6 +105,13 @@ func listScope(opts []ListOption) func(*gorm.DB) *gorm.DB {
 // Rename gives a live object of the workspace a new name and returns the
 // old one.
 func (db *DB) Rename(ctx context.Context, wsID int64, k Kind, id int64, name string) (string, error) {
+	return db.RenameIf(ctx, wsID, k, id, name, "")
+}
+
+// RenameIf is Rename for a writer who read the object named was: when it
+// is named otherwise now (someone renamed it since), nothing is written and
+// the error's code is EChanged. An empty was renames whatever the name.
+func (db *DB) RenameIf(ctx context.Context, wsID int64, k Kind, id int64, name, was string) (string, error) {
 	if !k.Valid() {
 		return "", Errorf(EInvalid, "%q cannot be renamed", k)
 	}
@@ -118,11 +125,27 @@ func (db *DB) Rename(ctx context.Context, wsID int64, k Kind, id int64, name str
 		if old, err = liveName(tx, wsID, k, id); err != nil {
 			return err
 		}
+		if was != "" && old != was {
+			return &Error{Code: EChanged, Message: fmt.Sprintf("this %s was renamed %q after you opened the page (it was %q then); nothing was saved", k, old, was)}
+		}
 		upd := map[string]any{"name": name}
 		if k == KindProject || k == KindRubric || k == KindJudge {
 			upd["updated_at"] = time.Now().UTC()
 		}
-		return tx.Table(k.table()).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).Updates(upd).Error
+		q := tx.Table(k.table()).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live)
+		if was != "" {
+			// Checked again in the write: a rename racing this one may
+			// have come between the read and here.
+			q = q.Where("name = ?", was)
+		}
+		res := q.Updates(upd)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return &Error{Code: EChanged, Message: fmt.Sprintf("this %s was renamed after you opened the page; nothing was saved", k)}
+		}
+		return nil
 	})
 	return old, err
 }

@@ -20,6 +20,10 @@ type Invite struct {
 	ExpiresAt   time.Time
 	UsedAt      *time.Time
 	UsedBy      *int64
+	// ClaimedBy is the account the invite is kept for: someone answered it,
+	// without signing in, with that account's address (AnswerInvite). Only
+	// that account may then join with it, once signed in.
+	ClaimedBy *int64
 }
 
 // PasswordReset is a single-use link, issued by an owner, that sets a new
@@ -104,11 +108,15 @@ var errLinkUnusable = Errorf(ENotFound, "this link is not valid: it was already 
 
 var errInviteMakerNotOwner = Errorf(ENotFound, "this invite no longer works: whoever made it is no longer an owner of the workspace, so their invites ended. Ask an owner for a new one")
 
-// FindOpenInvite finds the invite a token opens, with its workspace.
-func (db *DB) FindOpenInvite(ctx context.Context, token string) (Invite, Workspace, error) {
+// FindOpenInvite finds the invite a token opens, with its workspace, for
+// the account userID (0: a visitor not signed in). An invite kept for an
+// account (ClaimedBy) opens only for that account; for anyone else it is
+// as unusable as a used one, with the same words.
+func (db *DB) FindOpenInvite(ctx context.Context, token string, userID int64) (Invite, Workspace, error) {
 	var inv Invite
 	var ws Workspace
-	q := db.Reader(ctx).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", HashLinkToken(token), time.Now().UTC())
+	q := db.Reader(ctx).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", HashLinkToken(token), time.Now().UTC()).
+		Where("claimed_by IS NULL OR claimed_by = ?", userID)
 	if err := q.First(&inv).Error; err != nil {
 		return inv, ws, notFoundText(err, errLinkUnusable.Message)
 	}
@@ -123,13 +131,36 @@ func (db *DB) FindOpenInvite(ctx context.Context, token string) (Invite, Workspa
 	return inv, ws, notFound(err, "workspace", inv.WorkspaceID)
 }
 
+// FindInviteJoinedBy finds the invite a token opened for userID, who joined
+// its workspace with it and is still a member: an account made by
+// answering the invite joins at once, and the person then signs in and
+// comes back to the link. found is false otherwise.
+func (db *DB) FindInviteJoinedBy(ctx context.Context, token string, userID int64) (inv Invite, ws Workspace, found bool, err error) {
+	if userID == 0 {
+		return inv, ws, false, nil
+	}
+	var invs []Invite
+	err = db.Reader(ctx).Where("token_hash = ? AND used_by = ?", HashLinkToken(token), userID).
+		Where("EXISTS (SELECT 1 FROM memberships m WHERE m.workspace_id = invites.workspace_id AND m.user_id = ?)", userID).
+		Limit(1).Find(&invs).Error
+	if err != nil || len(invs) == 0 {
+		return inv, ws, false, err
+	}
+	inv = invs[0]
+	if err = db.Reader(ctx).First(&ws, inv.WorkspaceID).Error; err != nil {
+		return inv, ws, false, notFound(err, "workspace", inv.WorkspaceID)
+	}
+	return inv, ws, true, nil
+}
+
 // consumeInvite marks the invite used, once, while its maker is still an
-// owner: a second use (or a race with one) affects no row and is refused.
+// owner, by userID (an invite kept for an account only by that account): a
+// second use (or a race with one) affects no row and is refused.
 func consumeInvite(tx *gorm.DB, token string, userID int64) (Invite, error) {
 	var inv Invite
 	now := time.Now().UTC()
 	res := tx.Model(&Invite{}).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", HashLinkToken(token), now).
-		Where(inviteMakerOwns).Updates(map[string]any{"used_at": now, "used_by": userID})
+		Where("claimed_by IS NULL OR claimed_by = ?", userID).Where(inviteMakerOwns).Updates(map[string]any{"used_at": now, "used_by": userID})
 	if res.Error != nil {
 		return inv, res.Error
 	}
@@ -160,30 +191,55 @@ func (db *DB) AcceptInvite(ctx context.Context, token string, userID int64) (Inv
 	return inv, err
 }
 
-// AcceptInviteAsNewUser makes an account and adds it to the invite's
-// workspace, in one transaction.
-func (db *DB) AcceptInviteAsNewUser(ctx context.Context, token string, n NewUser) (User, Invite, error) {
+// AnswerInvite answers an invite for a visitor who is not signed in and
+// typed an address, a name and a password. When the address has no
+// account, it makes one and adds it to the invite's workspace, in one
+// transaction, and returns it. When the address already has an account,
+// nothing about that account changes and nothing is returned: the invite
+// is kept for that account (ClaimedBy), which joins by signing in and
+// opening the link again. Either way the invite no longer opens for anyone
+// else, and the work done (the password hashed, the invite taken) is the
+// same, so that the answer cannot tell the holder of a link which
+// addresses have accounts. An invite that cannot be used is refused with
+// the same error in both cases.
+func (db *DB) AnswerInvite(ctx context.Context, token string, n NewUser) (made User, inv Invite, err error) {
 	if err := n.normalize(); err != nil {
 		return User{}, Invite{}, err
 	}
-	var (
-		u   User
-		inv Invite
-	)
-	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	var taken bool
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
-		if u, err = createUserTx(tx, n); err != nil {
-			if ErrorCode(err) == EConflict {
-				return Errorf(EConflict, "an account with the address %s already exists: sign in first, then open the invite link again", n.Email)
-			}
+		if made, err = createUserTx(tx, n); err != nil {
+			taken = ErrorCode(err) == EConflict
 			return err
 		}
-		if inv, err = consumeInvite(tx, token, u.ID); err != nil {
+		if inv, err = consumeInvite(tx, token, made.ID); err != nil {
 			return err
 		}
-		return tx.Create(&Membership{WorkspaceID: inv.WorkspaceID, UserID: u.ID, Role: inv.Role, CreatedAt: time.Now().UTC()}).Error
+		return tx.Create(&Membership{WorkspaceID: inv.WorkspaceID, UserID: made.ID, Role: inv.Role, CreatedAt: time.Now().UTC()}).Error
 	})
-	return u, inv, err
+	if !taken {
+		return made, inv, err
+	}
+	// The address has an account (seen in the transaction above, which a
+	// unique violation may have ended on PostgreSQL: a new one claims).
+	made = User{}
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var owner User
+		if err := tx.Where("email = ?", n.Email).First(&owner).Error; err != nil {
+			return notFoundText(err, errLinkUnusable.Message)
+		}
+		res := tx.Model(&Invite{}).Where("token_hash = ? AND used_at IS NULL AND claimed_by IS NULL AND expires_at > ?", HashLinkToken(token), time.Now().UTC()).
+			Where(inviteMakerOwns).Update("claimed_by", owner.ID)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return errLinkUnusable
+		}
+		return tx.Where("token_hash = ?", HashLinkToken(token)).First(&inv).Error
+	})
+	return made, inv, err
 }
 
 // resetBlocker names a workspace of the account that the issuer does not

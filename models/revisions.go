@@ -20,8 +20,11 @@ func (r Rubric) Revision() string {
 	return "rubric-" + strconv.Itoa(r.Version) + "-" + revisionTime(r.UpdatedAt)
 }
 
-// Revision names the judge's stored state. A "Test connection" is no
-// change of settings and keeps it (RecordJudgeTest leaves updated_at).
+// Revision names the judge's stored state, its shared limits included
+// (SetJudgeLimits and SaveJudgeWithLimitsIf move updated_at with them). A
+// "Test connection" is no change of settings and keeps it
+// (RecordJudgeTest leaves updated_at), as does the adaptive concurrency
+// the workers keep in judge_limits.
 func (j Judge) Revision() string {
 	return "judge-" + revisionTime(j.UpdatedAt)
 }

@@ -117,3 +117,46 @@ func (db *DB) RecentLoginFailures(ctx context.Context, email, address string, si
 	err = q().Where("address = ?", address).Count(&byAddress).Error
 	return
 }
+
+// CurrentPasswordTry is one try at the current password made to change
+// it, kept per session (SessionKey: the SHA-256 of its token) for rate
+// limiting: such tries come from a signed-in session, which can be ended,
+// so they are not counted against the account as failed sign-ins are.
+type CurrentPasswordTry struct {
+	ID         int64
+	SessionKey string
+	CreatedAt  time.Time
+}
+
+// BeginCurrentPasswordTry stores a try as wrong before its password is
+// checked, so that tries made at the same moment count each other, and
+// returns it with the number of the session's tries still stored, itself
+// included. Tries older than keep (the longest a session lives) are
+// cleared: their session has ended. The caller drops a try whose password
+// was right (EndCurrentPasswordTry).
+func (db *DB) BeginCurrentPasswordTry(ctx context.Context, sessionKey string, keep time.Duration) (CurrentPasswordTry, int64, error) {
+	now := time.Now().UTC()
+	g := db.Gorm.WithContext(ctx)
+	if err := g.Where("created_at < ?", now.Add(-keep)).Delete(&CurrentPasswordTry{}).Error; err != nil {
+		return CurrentPasswordTry{}, 0, err
+	}
+	t := CurrentPasswordTry{SessionKey: sessionKey, CreatedAt: now}
+	if err := g.Create(&t).Error; err != nil {
+		return t, 0, err
+	}
+	var n int64
+	err := g.Model(&CurrentPasswordTry{}).Where("session_key = ?", sessionKey).Count(&n).Error
+	return t, n, err
+}
+
+// EndCurrentPasswordTry drops a try whose password was right: it is no
+// wrong try.
+func (db *DB) EndCurrentPasswordTry(ctx context.Context, id int64) error {
+	return db.Gorm.WithContext(ctx).Where("id = ?", id).Delete(&CurrentPasswordTry{}).Error
+}
+
+// ForgetCurrentPasswordTries drops every try of a session (its password
+// was changed, or it ended).
+func (db *DB) ForgetCurrentPasswordTries(ctx context.Context, sessionKey string) error {
+	return db.Gorm.WithContext(ctx).Where("session_key = ?", sessionKey).Delete(&CurrentPasswordTry{}).Error
+}

@@ -386,6 +386,22 @@ func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
 // be as its writer read it: when expect is not met, nothing is written and
 // the error's code is EChanged. A nil expect saves unconditionally.
 func (db *DB) SaveJudgeIf(ctx context.Context, j *Judge, expect Expectation) error {
+	return db.SaveJudgeWithLimitsIf(ctx, j, nil, expect)
+}
+
+// SaveJudgeWithLimitsIf is SaveJudgeIf that also stores the judge's shared
+// limits (nil: leaves them), in the same transaction, under the same
+// expectation: the judge's revision covers its limits (SetJudgeLimits
+// moves it too), so a form filled before a limits-only change elsewhere
+// cannot silently put the old limits back. Limits equal to the stored
+// ones are left as they are (storing them restarts the adaptive
+// concurrency).
+func (db *DB) SaveJudgeWithLimitsIf(ctx context.Context, j *Judge, lim *JudgeLimits, expect Expectation) error {
+	if lim != nil {
+		if err := CheckJudgeLimits(*lim); err != nil {
+			return err
+		}
+	}
 	if strings.TrimSpace(j.Name) == "" {
 		return Errorf(EInvalid, "the judge needs a name")
 	}
@@ -435,7 +451,14 @@ func (db *DB) SaveJudgeIf(ctx context.Context, j *Judge, expect Expectation) err
 		}
 	}
 	if j.ID == 0 {
-		return db.Gorm.WithContext(ctx).Create(j).Error
+		return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			if err := tx.Create(j).Error; err != nil || lim == nil {
+				return err
+			}
+			l := *lim
+			l.JudgeID = j.ID
+			return setJudgeLimitsIfChanged(tx, l)
+		})
 	}
 	cols := []string{"name", "base_url", "model", "api_key_env", "key_header", "temperature", "top_p", "max_concurrency", "timeout_seconds", "price_input_per_m_tok", "price_output_per_m_tok", "context_tokens", "updated_at"}
 	if j.APIKey != "" {
@@ -466,7 +489,12 @@ func (db *DB) SaveJudgeIf(ctx context.Context, j *Judge, expect Expectation) err
 		if res.RowsAffected == 0 {
 			return Errorf(ENotFound, "judge %d does not exist", j.ID)
 		}
-		return nil
+		if lim == nil {
+			return nil
+		}
+		l := *lim
+		l.JudgeID = j.ID
+		return setJudgeLimitsIfChanged(tx, l)
 	})
 }
 
