@@ -1468,6 +1468,34 @@ func (h *Handlers) apiCancelRun(c echo.Context) error {
 	return c.JSON(http.StatusOK, apiRun(run))
 }
 
+// apiPauseRun pauses a queued or running run (pauseRun).
+func (h *Handlers) apiPauseRun(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	run, err := h.Runner.Pause(c.Request().Context(), h.workspaceID(c), id)
+	if err != nil {
+		return err
+	}
+	h.audit(c, models.AuditRunPaused, "run "+strconv.FormatInt(id, 10), "")
+	return c.JSON(http.StatusOK, apiRun(run))
+}
+
+// apiContinueRun queues a paused run again (continueRun).
+func (h *Handlers) apiContinueRun(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	run, err := h.Runner.Continue(c.Request().Context(), h.workspaceID(c), id)
+	if err != nil {
+		return err
+	}
+	h.audit(c, models.AuditRunContinued, "run "+strconv.FormatInt(id, 10), "")
+	return c.JSON(http.StatusOK, apiRun(run))
+}
+
 // apiRunResults is the run's report: the same document as the JSON
 // export, its samples streamed from the database.
 func (h *Handlers) apiRunResults(c echo.Context) error {

@@ -405,8 +405,32 @@ func TestAPIEveryEndpointMatchesOpenAPI(t *testing.T) {
 		}
 		launch["settings"] = map[string]any{"rounds": 5, "batch_size": 2}
 		long := decode[APIRun](t, a.json(http.MethodPost, p("/api/v1/projects/%d/runs", env.project.ID), tok, launch), http.StatusCreated)
+		// Paused (unless it finished first), continued, paused again and
+		// cancelled: a cancelled run is not continued.
+		paused := a.json(http.MethodPost, p("/api/v1/runs/%d/pause", long.ID), tok, nil)
+		switch paused.Code {
+		case http.StatusOK:
+			if got := decode[APIRun](t, paused, http.StatusOK); got.Status != models.RunPaused || got.Finished {
+				t.Errorf("pause answered status %q, finished %v; want paused, not finished", got.Status, got.Finished)
+			}
+			if rec := a.json(http.MethodPost, p("/api/v1/runs/%d/pause", long.ID), tok, nil); rec.Code != http.StatusConflict {
+				t.Errorf("pausing a paused run = %d %s, want 409", rec.Code, rec.Body)
+			}
+			if got := decode[APIRun](t, a.json(http.MethodPost, p("/api/v1/runs/%d/continue", long.ID), tok, nil), http.StatusOK); got.Status != models.RunQueued {
+				t.Errorf("continue answered status %q, want queued", got.Status)
+			}
+			if rec := a.json(http.MethodPost, p("/api/v1/runs/%d/pause", long.ID), tok, nil); rec.Code != http.StatusOK && rec.Code != http.StatusConflict {
+				t.Errorf("pause again = %d %s", rec.Code, rec.Body)
+			}
+		case http.StatusConflict:
+		default:
+			t.Errorf("pause = %d %s", paused.Code, paused.Body)
+		}
 		if rec := a.json(http.MethodPost, p("/api/v1/runs/%d/cancel", long.ID), tok, nil); rec.Code != http.StatusOK && rec.Code != http.StatusConflict {
 			t.Errorf("cancel = %d %s", rec.Code, rec.Body)
+		}
+		if rec := a.json(http.MethodPost, p("/api/v1/runs/%d/continue", long.ID), tok, nil); rec.Code != http.StatusConflict {
+			t.Errorf("continuing a cancelled or finished run = %d %s, want 409", rec.Code, rec.Body)
 		}
 		for _, r := range exp.Runs {
 			a.pollRun(r.Run.ID, tok, 90*time.Second)

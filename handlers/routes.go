@@ -200,6 +200,9 @@ func (h *Handlers) routes() []route {
 		{get, "/runs/:id", h.showRun, Viewer},
 		{post, "/runs/:id/cancel", h.cancelRun, Editor},
 		{post, "/runs/:id/resume", h.resumeRun, Editor},
+		// Pause and Continue: who may cancel a run may pause it.
+		{post, "/runs/:id/pause", h.pauseRun, Editor},
+		{post, "/runs/:id/continue", h.continueRun, Editor},
 		{get, "/runs/:id/events", h.streamRunEvents, Viewer},
 		{get, "/runs/:id/samples/:rowID", h.showRunSample, Viewer},
 		{get, "/runs/:id/batches", h.listRunBatches, Viewer},
@@ -254,6 +257,8 @@ func (h *Handlers) routes() []route {
 		{get, "/api/v1/runs", h.apiListRuns, Viewer},
 		{get, "/api/v1/runs/:id", h.apiGetRun, Viewer},
 		{post, "/api/v1/runs/:id/cancel", h.apiCancelRun, Editor},
+		{post, "/api/v1/runs/:id/pause", h.apiPauseRun, Editor},
+		{post, "/api/v1/runs/:id/continue", h.apiContinueRun, Editor},
 		{get, "/api/v1/runs/:id/results", h.apiRunResults, Viewer},
 		{get, "/api/v1/runs/:id/export.csv", h.exportRunCSV, Viewer},
 		{get, "/api/v1/runs/:id/export.json", h.exportRunJSON, Viewer},

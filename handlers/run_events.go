@@ -33,7 +33,7 @@ func runProgress(run models.Run, noAnswer int, now time.Time) web.RunProgress {
 		Criteria: len(run.RubricSnapshot.Criteria), Passes: len(methods.For(run.Method).Passes(run.RubricSnapshot)), Rounds: run.Settings.Rounds,
 		BatchesDone: run.BatchesDone, BatchesTotal: run.BatchesTotal,
 		Failed: run.BatchesFailed, Missing: run.MissingScores, Calls: run.Calls, Cached: run.CachedCalls,
-		Tokens: run.PromptTokens + run.CompletionTokens, Status: models.RunStatusLabel(run.Status), Finished: run.Finished(),
+		Tokens: run.PromptTokens + run.CompletionTokens, Status: models.RunStatusLabel(run.Status), Finished: run.Finished(), Paused: run.Paused(),
 		Cost: runCostText(run), ETA: "—", Elapsed: "—", Words: methods.For(run.Method).Words(), Retries: run.Retries,
 	}
 	p.TokensText, p.CallsText, p.StatusClass = web.Count(p.Tokens), web.Count(p.Calls), run.Status
@@ -68,7 +68,7 @@ func runProgress(run models.Run, noAnswer int, now time.Time) web.RunProgress {
 			p.ETA = "about " + durationText(left)
 		}
 	}
-	if p.Finished {
+	if p.Finished || p.Paused {
 		p.ETA = "—"
 	}
 	return p
@@ -92,7 +92,7 @@ func durationText(d time.Duration) string {
 
 // streamRunEvents sends the run's progress as server-sent events: a
 // "progress" event whenever something changed, a comment every 15 s so the
-// connection stays open, and a last event with finished true.
+// connection stays open, and a last event with finished (or paused) true.
 func (h *Handlers) streamRunEvents(c echo.Context) error {
 	run, err := h.findRun(c)
 	if err != nil {
@@ -137,7 +137,8 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 			w.Flush()
 			last = data
 		}
-		if p.Finished {
+		if p.Finished || p.Paused {
+			// Paused: the page reloads to offer Continue.
 			return nil
 		}
 		select {

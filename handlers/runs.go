@@ -56,7 +56,7 @@ const runsPerPage = 25
 
 // runStatuses are the run states the runs list filters on, in the order
 // a run goes through them.
-var runStatuses = []string{models.RunQueued, models.RunRunning, models.RunSucceeded, models.RunFinishedWithGaps, models.RunFailed, models.RunCancelled}
+var runStatuses = []string{models.RunQueued, models.RunRunning, models.RunPaused, models.RunSucceeded, models.RunFinishedWithGaps, models.RunFailed, models.RunCancelled}
 
 func (h *Handlers) listRuns(c echo.Context) error {
 	ctx := c.Request().Context()
@@ -467,7 +467,42 @@ func (h *Handlers) cancelRun(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, runURL(id))
 	}
 	h.audit(c, models.AuditRunCancelled, "run "+strconv.FormatInt(id, 10), "")
-	return redirect(c, runURL(id), "Run cancelled: no new calls are sent; answers already stored are kept.")
+	return redirect(c, runURL(id), "Run cancelled: no new calls are sent; answers already stored are kept. Cancelling is final: a cancelled run cannot be continued.")
+}
+
+// pauseRun pauses a queued or running run: no new calls start, the
+// answers on their way are stored, and Continue goes on where it stopped.
+func (h *Handlers) pauseRun(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := h.Runner.Pause(c.Request().Context(), h.workspaceID(c), id); err != nil {
+		if models.ErrorCode(err) != models.EConflict {
+			return err
+		}
+		setFlash(c, "error", models.ErrorMessage(err))
+		return c.Redirect(http.StatusSeeOther, runURL(id))
+	}
+	h.audit(c, models.AuditRunPaused, "run "+strconv.FormatInt(id, 10), "")
+	return redirect(c, runURL(id), "Run paused: no new calls are sent; answers already on their way are stored when they arrive. Continue goes on where it stopped, without paying again for any batch.")
+}
+
+// continueRun queues a paused run again, where it stopped.
+func (h *Handlers) continueRun(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := h.Runner.Continue(c.Request().Context(), h.workspaceID(c), id); err != nil {
+		if models.ErrorCode(err) != models.EConflict {
+			return err
+		}
+		setFlash(c, "error", models.ErrorMessage(err))
+		return c.Redirect(http.StatusSeeOther, runURL(id))
+	}
+	h.audit(c, models.AuditRunContinued, "run "+strconv.FormatInt(id, 10), "")
+	return redirect(c, runURL(id), "Run continued: it goes on where it stopped; batches already answered are not sent again.")
 }
 
 // resumeRun re-opens a finished run with gaps: only the batches without an

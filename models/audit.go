@@ -26,6 +26,8 @@ const (
 	AuditRunLaunched     = "run-launched"
 	AuditRunCancelled    = "run-cancelled"
 	AuditRunResumed      = "run-resumed"
+	AuditRunPaused       = "run-paused"
+	AuditRunContinued    = "run-continued"
 	AuditExperiment      = "experiment-launched"
 	AuditDeleted         = "deleted"
 	AuditRenamed         = "renamed"

@@ -32,6 +32,10 @@ func TestSaveLateBatchResult(t *testing.T) {
 			want: func(err error) bool { return err == nil }, stored: true},
 		{name: "new holder answered first", runStatus: models.RunRunning, answered: true, status: models.BatchDone,
 			want: func(err error) bool { return models.ErrorCode(err) == models.EConflict }, counted: true},
+		// A run paused while the answer was on its way keeps it: Continue
+		// must not pay for that batch again.
+		{name: "run paused", runStatus: models.RunPaused, status: models.BatchDone,
+			want: func(err error) bool { return err == nil }, stored: true},
 		{name: "run cancelled", runStatus: models.RunCancelled, status: models.BatchDone,
 			want: func(err error) bool { return errors.Is(err, models.ErrLeaseLost) }},
 		{name: "failed answer left to the new holder", runStatus: models.RunRunning, status: models.BatchFailed,

@@ -325,12 +325,12 @@ func planTrash(tx *gorm.DB, wsID int64, k Kind, id int64) (TrashPlan, error) {
 		}
 	}
 	for _, it := range p.With {
-		if it.Kind == KindRun && (it.Status == RunQueued || it.Status == RunRunning) {
+		if it.Kind == KindRun && (it.Status == RunQueued || it.Status == RunRunning || it.Status == RunPaused) {
 			p.Unfinished = append(p.Unfinished, it.ID)
 		}
 	}
 	if k == KindJudge {
-		err := tx.Model(&Run{}).Where("workspace_id = ? AND judge_id = ? AND status IN ?", wsID, id, []string{RunQueued, RunRunning}).
+		err := tx.Model(&Run{}).Where("workspace_id = ? AND judge_id = ? AND status IN ?", wsID, id, []string{RunQueued, RunRunning, RunPaused}).
 			Order("id").Pluck("id", &p.JudgeInUse).Error
 		if err != nil {
 			return p, fmt.Errorf("find runs using judge %d: %w", id, err)

@@ -368,7 +368,8 @@ func (db *DB) saveFenced(ctx context.Context, r BatchResult, onLease func(LeaseS
 // the run's lease, so the answer, already paid for, is not paid again by
 // the run's new holder. It is accepted only where that is safe: the answer
 // is complete (a failed batch is left for the new holder to try again),
-// the run is still going (queued or running, not finished or cancelled),
+// the run is still going (queued, running or paused, not finished or
+// cancelled),
 // and the batch still has no answer, checked in the same conditional
 // write. When the new holder has answered the batch meanwhile, it fails
 // with EConflict: nothing of it is stored, but what it cost is counted on
@@ -382,7 +383,7 @@ func (db *DB) SaveLateBatchResult(ctx context.Context, r BatchResult) error {
 	now := time.Now().UTC()
 	missing, _ := r.counts()
 	// The late writer holds no lease: this condition replaces the fence.
-	g := runGuard{name: "going", cond: " AND status IN (?, ?)", args: []any{RunQueued, RunRunning},
+	g := runGuard{name: "going", cond: " AND status IN (?, ?, ?)", args: []any{RunQueued, RunRunning, RunPaused},
 		err: fmt.Errorf("run %d has ended: %w", b.RunID, ErrLeaseLost)}
 	return db.retry(ctx, "store late answer", func() error {
 		return db.saveBatchResult(ctx, r, b, now, missing, 0, g)

@@ -20,6 +20,9 @@ func (db *DB) ReopenRun(ctx context.Context, wsID, runID int64, enqueue func(ctx
 		return run, err
 	}
 	if !run.Resumable() {
+		if run.Paused() {
+			return run, Errorf(EConflict, "run %d is paused: continue it to go on where it stopped", runID)
+		}
 		if !run.Finished() {
 			return run, Errorf(EConflict, "run %d is still %s: it resumes by itself", runID, run.Status)
 		}
@@ -29,11 +32,7 @@ func (db *DB) ReopenRun(ctx context.Context, wsID, runID int64, enqueue func(ctx
 		if run.Status == RunCancelled {
 			// Cancelling is final (the trash cancels the runs it takes, and
 			// a run cancelled on purpose must not start paying again).
-			again := "launch it again with the same settings and seed: the batches it answered are then answered from the answer cache, at no cost"
-			if run.Settings.NoCache {
-				again = "launch it again (it did not reuse judge answers, so a new run pays for every batch; tick \"Reuse identical judge answers\" to pay only for new ones next time)"
-			}
-			return run, Errorf(EConflict, "run %d was cancelled with %d of %d batches answered, and a cancelled run is not resumed; to judge the rest, %s", runID, run.BatchesDone, run.BatchesTotal, again)
+			return run, Errorf(EConflict, "run %d was cancelled with %d of %d batches answered, and a cancelled run is not resumed; to judge the rest, %s", runID, run.BatchesDone, run.BatchesTotal, cancelledAgain(run))
 		}
 		return run, Errorf(EConflict, "run %d has %s with no gaps: there is nothing to resume", runID, run.Status)
 	}

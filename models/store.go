@@ -663,8 +663,9 @@ func (db *DB) ListSameSampleRuns(ctx context.Context, wsID, projectID, datasetID
 	return rs, err
 }
 
-// RequestCancel marks a run cancelled; the engine stops making calls at
-// its next check and the job is cancelled by the caller.
+// RequestCancel marks a run cancelled (a paused one too); the engine stops
+// making calls at its next check and the job is cancelled by the caller.
+// Cancelling is final: a cancelled run is neither resumed nor continued.
 func (db *DB) RequestCancel(ctx context.Context, wsID, id int64) (Run, error) {
 	r, err := db.FindRun(ctx, wsID, id)
 	if err != nil {
@@ -674,7 +675,7 @@ func (db *DB) RequestCancel(ctx context.Context, wsID, id int64) (Run, error) {
 		return r, Errorf(EConflict, "run %d has already %s", id, r.Status)
 	}
 	now := time.Now().UTC()
-	err = db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ? AND status IN ?", id, []string{RunQueued, RunRunning}).
+	err = db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ? AND status IN ?", id, []string{RunQueued, RunRunning, RunPaused}).
 		Updates(map[string]any{"cancel_requested": true, "status": RunCancelled, "finished_at": now}).Error
 	if err != nil {
 		return r, fmt.Errorf("cancel run %d: %w", id, err)

@@ -249,6 +249,11 @@ const (
 	RunSucceeded = "succeeded"
 	RunFailed    = "failed"
 	RunCancelled = "cancelled"
+	// RunPaused is a run its user paused: no new calls start, answers
+	// already on their way are stored, and it holds no worker. Continue
+	// queues it again and it goes on where it stopped. Unlike a cancel,
+	// a pause is not an end (Finished is false).
+	RunPaused = "paused"
 	// RunFinishedWithGaps is a run that went through every call but some
 	// of its scores are missing (failed calls or unreadable answers); Error
 	// says how many. A run with no readable score at all is RunFailed.
@@ -378,6 +383,13 @@ type Run struct {
 func (r Run) WaitingForJudge() bool {
 	return r.Status == RunRunning && r.WaitingSince != nil
 }
+
+// Paused reports whether the run is paused (RunPaused).
+func (r Run) Paused() bool { return r.Status == RunPaused }
+
+// Pausable reports whether the run can be paused: it is queued or
+// running (a run waiting for its judge is running).
+func (r Run) Pausable() bool { return r.Status == RunQueued || r.Status == RunRunning }
 
 // Resumable reports whether a finished run can be resumed: it failed, or
 // it ended with batches that have no usable answer. A resume sends only

@@ -55,7 +55,8 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 		}
 		return err
 	}
-	if run.Finished() {
+	if run.Finished() || run.Paused() {
+		// A paused run's job ends here: Continue queues a new one.
 		return nil
 	}
 	// The lease owner names this execution, not just this process: two
@@ -68,7 +69,7 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	}
 	if !ok {
 		run, err = r.db.GetRun(ctx, runID)
-		if err == nil && run.Finished() {
+		if err == nil && (run.Finished() || run.Paused()) {
 			return nil
 		}
 		// Another live worker holds the run; look again later.
@@ -120,7 +121,15 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 		log.Warn("run paused: its lease could not be renewed; it resumes when claimed again")
 		return river.JobSnooze(r.cfg.LeaseTTL)
 	case errors.Is(context.Cause(work), errCancelled) || errors.Is(err, errCancelled):
-		log.Info("run cancelled")
+		// Cancelled or paused: the answers that were on their way are
+		// stored (above). The lease is given up so that a paused run's
+		// Continue is claimed at once, not a lease later.
+		_ = r.db.ReleaseLease(context.WithoutCancel(ctx), runID, owner)
+		if now, gerr := r.db.GetRun(context.WithoutCancel(ctx), runID); gerr == nil && now.Paused() {
+			log.Info("run paused; it goes on when continued")
+		} else {
+			log.Info("run cancelled")
+		}
 		return nil
 	case ctx.Err() != nil:
 		// Killed or job cancelled: what was answered is stored.

@@ -141,7 +141,7 @@ func (s *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		s.log.Warn("metrics: count runs", "err", err)
 	}
-	for _, st := range []string{models.RunQueued, models.RunRunning, models.StatusWaitingForJudge, models.RunSucceeded, models.RunFailed, models.RunCancelled} {
+	for _, st := range []string{models.RunQueued, models.RunRunning, models.StatusWaitingForJudge, models.RunSucceeded, models.RunFailed, models.RunCancelled, models.RunPaused} {
 		if _, ok := runs[st]; !ok {
 			runs[st] = 0
 		}

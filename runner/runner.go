@@ -434,6 +434,34 @@ func (r *Runner) Cancel(ctx context.Context, wsID, runID int64) (models.Run, err
 	return run, nil
 }
 
+// Pause pauses the run and cancels its job: the worker sends no new call
+// from its next check on, stores the answers already on their way, and
+// gives its slot up. Continue goes on where it stopped.
+func (r *Runner) Pause(ctx context.Context, wsID, runID int64) (models.Run, error) {
+	run, err := r.db.RequestPause(ctx, wsID, runID)
+	if err != nil {
+		return run, err
+	}
+	r.log.Info("run paused", "run", runID, "judge", judgeName(run.JudgeSnapshot))
+	if run.JobID != nil {
+		if _, err := r.river.JobCancel(ctx, *run.JobID); err != nil {
+			r.log.Warn("cancel the job of a paused run", "run", runID, "judge", judgeName(run.JudgeSnapshot), "job", *run.JobID, "err", err)
+		}
+	}
+	return run, nil
+}
+
+// Continue queues a paused run again: it goes on where it stopped, and
+// sends no batch that has an answer.
+func (r *Runner) Continue(ctx context.Context, wsID, runID int64) (models.Run, error) {
+	run, err := r.db.ContinueRun(ctx, wsID, runID, r.enqueue)
+	if err == nil {
+		r.wakeUp()
+		r.log.Info("run continued", "run", runID, "judge", judgeName(run.JudgeSnapshot))
+	}
+	return run, err
+}
+
 // sweepLoop rescues runs whose worker died (expired lease) by making their
 // job available again.
 //

@@ -20,7 +20,7 @@
       if (wait) wait.hidden = !d.waiting;
       var bar = el.querySelector("[data-bar]");
       if (bar && d.percent !== undefined) bar.style.width = d.percent + "%";
-      if (d.finished) { es.close(); window.location.reload(); }
+      if (d.finished || d.paused) { es.close(); window.location.reload(); }
     });
     es.onerror = function () { /* the browser reconnects by itself */ };
   });

@@ -1,0 +1,97 @@
+package models
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"gorm.io/gorm"
+)
+
+// RequestPause pauses a queued or running run (one waiting for its judge
+// included): the engine starts no new call from its next check on, the
+// answers already on their way are stored and counted as they arrive, and
+// the run stops holding a worker. Its lease is left to the execution that
+// holds it, which gives it up once those answers are stored (a crashed
+// one's lapses), so that ContinueRun's execution cannot send them again.
+// The caller cancels the run's job.
+func (db *DB) RequestPause(ctx context.Context, wsID, id int64) (Run, error) {
+	r, err := db.FindRun(ctx, wsID, id)
+	if err != nil {
+		return r, err
+	}
+	switch {
+	case r.Paused():
+		return r, Errorf(EConflict, "run %d is already paused: continue it to go on", id)
+	case !r.Pausable():
+		return r, Errorf(EConflict, "run %d has already %s: only a queued or running run can be paused", id, RunStatusLabel(r.Status))
+	}
+	res := db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ? AND status IN ?", id, []string{RunQueued, RunRunning}).
+		Updates(map[string]any{"status": RunPaused, "waiting_since": nil, "waiting_error": ""})
+	if res.Error != nil {
+		return r, fmt.Errorf("pause run %d: %w", id, res.Error)
+	}
+	if res.RowsAffected != 1 {
+		return r, Errorf(EConflict, "run %d changed while it was being paused; look at it again", id)
+	}
+	return db.FindRun(ctx, wsID, id)
+}
+
+// ContinueRun queues a paused run again; enqueue queues its job in the
+// same transaction. The run goes on where it stopped: the batches with a
+// stored answer are kept and never sent again, the ones without are sent
+// (and the rounds not reached yet), composed exactly as an uninterrupted
+// run composes them. A cancelled run is not continued: cancelling is final.
+func (db *DB) ContinueRun(ctx context.Context, wsID, runID int64, enqueue func(ctx context.Context, tx *sql.Tx, r *Run) (int64, error)) (Run, error) {
+	run, err := db.FindRun(ctx, wsID, runID)
+	if err != nil {
+		return run, err
+	}
+	if !run.Paused() {
+		switch {
+		case run.Status == RunCancelled:
+			return run, Errorf(EConflict, "run %d was cancelled with %d of %d batches answered, and cancelling is final: a cancelled run is not continued (Pause keeps a run to continue later); to judge the rest, %s",
+				runID, run.BatchesDone, run.BatchesTotal, cancelledAgain(run))
+		case run.Pausable():
+			return run, Errorf(EConflict, "run %d is %s, not paused: there is nothing to continue", runID, RunStatusLabel(run.Status))
+		case run.Resumable():
+			return run, Errorf(EConflict, "run %d has %s, not paused: resume it to send the batches without an answer", runID, RunStatusLabel(run.Status))
+		}
+		return run, Errorf(EConflict, "run %d has %s: only a paused run can be continued", runID, RunStatusLabel(run.Status))
+	}
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// The lease is kept: the execution that paused may still be
+		// storing answers that were on their way, and a new one claims
+		// the run only once it has let go (or its lease has lapsed).
+		res := tx.Model(&Run{}).Where("id = ? AND status = ?", runID, RunPaused).
+			Updates(map[string]any{"status": RunQueued, "error": "", "waiting_since": nil, "waiting_error": ""})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return Errorf(EConflict, "run %d changed while it was being continued; look at it again", runID)
+		}
+		stx, err := SQLTx(tx)
+		if err != nil {
+			return err
+		}
+		jobID, err := enqueue(ctx, stx, &run)
+		if err != nil {
+			return fmt.Errorf("queue run %d: %w", runID, err)
+		}
+		return tx.Model(&Run{}).Where("id = ?", runID).Update("job_id", jobID).Error
+	})
+	if err != nil {
+		return run, err
+	}
+	return db.FindRun(ctx, wsID, runID)
+}
+
+// cancelledAgain says how the rest of a cancelled run is judged: a new
+// launch, which answers from the cache what was paid for when it may.
+func cancelledAgain(run Run) string {
+	if run.Settings.NoCache {
+		return "launch it again (it did not reuse judge answers, so a new run pays for every batch; tick \"Reuse identical judge answers\" to pay only for new ones next time)"
+	}
+	return "launch it again with the same settings and seed: the batches it answered are then answered from the answer cache, at no cost"
+}
