@@ -52,7 +52,7 @@ func TestResumedRunMatchesUninterruptedRun(t *testing.T) {
 				}
 
 				a := env.startRunner(Config{LeaseTTL: leaseTTL})
-				whole := env.waitFinished(env.launch(a, newRun()).ID, 30*time.Second)
+				whole := env.waitFinished(env.launch(a, newRun()).ID, 90*time.Second)
 				if whole.Status != models.RunSucceeded {
 					t.Fatalf("uninterrupted run %s (%s)", whole.Status, whole.Error)
 				}
@@ -72,7 +72,7 @@ func TestResumedRunMatchesUninterruptedRun(t *testing.T) {
 				}
 				holding.Store(false)
 				b := env.startRunner(Config{LeaseTTL: leaseTTL})
-				resumed := env.waitFinished(run.ID, 30*time.Second, func() { b.Sweep(context.Background()) })
+				resumed := env.waitFinished(run.ID, 90*time.Second, func() { b.Sweep(context.Background()) })
 				if resumed.Status != models.RunSucceeded {
 					t.Fatalf("resumed run %s (%s)", resumed.Status, resumed.Error)
 				}
@@ -173,7 +173,7 @@ func TestPausedRunMatchesUninterruptedRun(t *testing.T) {
 		}
 
 		a := env.startRunner(Config{LeaseTTL: leaseTTL})
-		whole := env.waitFinished(env.launch(a, newRun()).ID, 30*time.Second)
+		whole := env.waitFinished(env.launch(a, newRun()).ID, 90*time.Second)
 		if whole.Status != models.RunSucceeded {
 			t.Fatalf("uninterrupted run %s (%s)", whole.Status, whole.Error)
 		}
@@ -234,7 +234,7 @@ func TestPausedRunMatchesUninterruptedRun(t *testing.T) {
 		if _, err := b.Continue(context.Background(), env.ws.ID, run.ID); err != nil {
 			t.Fatalf("continue: %v", err)
 		}
-		done := env.waitFinished(run.ID, 30*time.Second, func() { b.Sweep(context.Background()) })
+		done := env.waitFinished(run.ID, 90*time.Second, func() { b.Sweep(context.Background()) })
 		if done.Status != models.RunSucceeded {
 			t.Fatalf("continued run %s (%s)", done.Status, done.Error)
 		}
