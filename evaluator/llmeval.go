@@ -99,7 +99,8 @@ type jsonPair struct {
 }
 
 // ParseLLMEvalAnswer reads an answer to BuildLLMEvalPrompt: one score per
-// criterion of r, in rubric order, nil where it could not be read, and one
+// criterion of r, in rubric order, nil where it could not be read; the
+// reason the judge gave with each score, "" where it gave none; and one
 // plain-English line per failure.
 //
 // The answer is every JSON object in the text that names at least one
@@ -107,41 +108,54 @@ type jsonPair struct {
 // (an echo of the format such as {"criterion": "score"}) are passed over.
 // An object that names no criterion is opened to look for ones that do
 // inside it, at any depth: {"scores": {...}, "reasons": {...}}. When some of
-// the objects found hold a JSON number under a criterion's key, the others
+// the objects found hold a score under a criterion's key, the others
 // (reasons keyed by criterion, {"Coherence": "fluent"}) are dropped. Keys
 // match criterion names ignoring case, spaces, underscores and hyphens;
-// keys that match no criterion are ignored. A missing key, a value that is
-// not a JSON number ("high", "3", null), two different values for one
-// criterion (one object giving a key twice, or two objects disagreeing,
-// as when the judge echoes an example before its answer), and a number
-// outside the scale's range are failures of that criterion. When no object
-// names a criterion, every score is nil and the one problem says why.
-func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*float64, problems []string) {
+// keys that match no criterion are ignored.
+//
+// A criterion's key holds a JSON number, or an object with the number
+// under a score key and, optionally, the judge's reason (a common judge
+// format: {"Coherence": {"score": 3, "reason": "..."}}; see
+// readNestedScore). A missing key, a value that is not a JSON number
+// ("high", "3", null), an object whose score cannot be told (no score key,
+// two different scores), two different values for one criterion (one
+// object giving a key twice, or two objects disagreeing, as when the judge
+// echoes an example before its answer), and a number outside the scale's
+// range are failures of that criterion: its score is nil, never 0. When no
+// object names a criterion, every score is nil and the one problem says
+// why.
+func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*float64, reasons []string, problems []string) {
 	scores = make([]*float64, len(r.Criteria))
+	reasons = make([]string, len(r.Criteria))
 	pairs, problem := findScoreObjects(text, r)
 	if problem != "" {
-		return scores, []string{problem}
+		return scores, reasons, []string{problem}
 	}
 	lo, hi := scale.Range()
 	for i, c := range r.Criteria {
 		want := normKey(c.Name)
 		var values []float64
-		var raws []string
+		var raws, why []string
 		bad := ""
 		for _, p := range pairs {
 			if normKey(p.key) != want {
 				continue
 			}
-			raw := strings.TrimSpace(string(p.value))
-			v, err := jsonNumber(raw)
-			if err != nil {
-				bad = fmt.Sprintf("%s: %s is not a number", c.Name, raw)
+			cv := readCriterionValue(p.value)
+			if cv.reason != "" && !slices.Contains(why, cv.reason) {
+				why = append(why, cv.reason)
+			}
+			if cv.bad != "" {
+				bad = c.Name + ": " + cv.bad
 				continue
 			}
-			if !slices.Contains(values, v) {
-				values, raws = append(values, v), append(raws, raw)
+			if !slices.Contains(values, cv.score) {
+				values, raws = append(values, cv.score), append(raws, cv.raw)
 			}
 		}
+		// The judge's words are kept even when its score is not: they
+		// are what a reviewer reads to see what went wrong.
+		reasons[i] = strings.Join(why, "\n\n")
 		switch {
 		case len(values) > 1:
 			problems = append(problems, fmt.Sprintf("%s: given %d different scores (%s); none kept", c.Name, len(values), strings.Join(raws, ", ")))
@@ -156,7 +170,101 @@ func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*fl
 			problems = append(problems, fmt.Sprintf("%s: missing from the JSON answer", c.Name))
 		}
 	}
-	return scores, problems
+	return scores, reasons, problems
+}
+
+// criterionValue is what one criterion's key holds, read: its score and
+// the score's JSON text (raw), the judge's reason, or why no score could
+// be read (bad, naming the value).
+type criterionValue struct {
+	score  float64
+	raw    string
+	reason string
+	bad    string
+}
+
+// nestedScoreKeys are the keys a per-criterion object holds its score
+// under, as normKey folds them ({"score": 3}, {"Rating": 3}, {"value": 3}).
+var nestedScoreKeys = []string{"score", "rating", "value"}
+
+// nestedReasonKeys are the keys a per-criterion object holds the judge's
+// reason under, as normKey folds them.
+var nestedReasonKeys = []string{"reason", "reasoning", "rationale", "explanation", "justification", "analysis", "comment"}
+
+// readCriterionValue reads a criterion key's value: a JSON number, or an
+// object holding one (readNestedScore).
+func readCriterionValue(value json.RawMessage) criterionValue {
+	raw := strings.TrimSpace(string(value))
+	if strings.HasPrefix(raw, "{") {
+		return readNestedScore(raw)
+	}
+	v, err := jsonNumber(raw)
+	if err != nil {
+		return criterionValue{bad: raw + " is not a number"}
+	}
+	return criterionValue{score: v, raw: raw}
+}
+
+// readNestedScore reads a per-criterion object such as {"score": 3,
+// "reason": "..."}: the score is the JSON number under a score key
+// (nestedScoreKeys, any case), the reason the text under reason keys
+// (nestedReasonKeys), joined by a blank line when there are several.
+//
+// Only a score key is read as the score. An object without one holds no
+// score it names, even with one number in it: {"confidence": 0.9} or
+// {"max": 5} is not a rating, and guessing would store a wrong score where
+// a missing one is the truth. Two score keys with different numbers, or a
+// score key that holds no number ("3", "high"), leave the score missing
+// too, each with its own problem line.
+func readNestedScore(raw string) criterionValue {
+	pairs, _, err := decodeObjectAt(raw)
+	if err != nil {
+		// It decoded as part of the whole answer, so this cannot happen.
+		return criterionValue{bad: raw + " is not a number"}
+	}
+	var out criterionValue
+	var reasons, numbers, found, notNumbers []string
+	var values []float64
+	for _, p := range pairs {
+		key := normKey(p.key)
+		text := strings.TrimSpace(string(p.value))
+		if slices.Contains(nestedReasonKeys, key) {
+			var s string
+			if json.Unmarshal(p.value, &s) == nil && strings.TrimSpace(s) != "" && !slices.Contains(reasons, strings.TrimSpace(s)) {
+				reasons = append(reasons, strings.TrimSpace(s))
+			}
+			continue
+		}
+		v, numErr := jsonNumber(text)
+		if numErr == nil {
+			numbers = append(numbers, jsonString(p.key)+": "+text)
+		}
+		if !slices.Contains(nestedScoreKeys, key) {
+			continue
+		}
+		if numErr != nil {
+			notNumbers = append(notNumbers, jsonString(p.key)+": "+text)
+			continue
+		}
+		if !slices.Contains(values, v) {
+			values, found = append(values, v), append(found, text)
+		}
+	}
+	out.reason = strings.Join(reasons, "\n\n")
+	switch {
+	case len(values) > 1:
+		out.bad = fmt.Sprintf("the object gives %d different scores (%s); none kept", len(values), strings.Join(found, ", "))
+	case len(values) == 1:
+		out.score, out.raw = values[0], found[0]
+	case len(notNumbers) > 0:
+		out.bad = "the object's " + notNumbers[0] + " is not a number"
+	case len(numbers) > 0:
+		out.bad = fmt.Sprintf("the object holds %s but no score key (%s), so which number is the score cannot be told",
+			strings.Join(numbers, ", "), strings.Join(nestedScoreKeys, ", "))
+	default:
+		out.bad = "the object holds no score (a number under " + strings.Join(nestedScoreKeys, ", ") + ")"
+	}
+	return out
 }
 
 // findScoreObjects returns the keys and values of every JSON object in
@@ -230,14 +338,11 @@ func criterionObjects(pairs []jsonPair, names map[string]bool) [][]jsonPair {
 	return out
 }
 
-// holdsScore reports whether a criterion's key holds a JSON number in pairs.
+// holdsScore reports whether a criterion's key holds a score in pairs: a
+// JSON number, or an object with one under a score key.
 func holdsScore(pairs []jsonPair, names map[string]bool) bool {
 	return slices.ContainsFunc(pairs, func(p jsonPair) bool {
-		if !names[normKey(p.key)] {
-			return false
-		}
-		_, err := jsonNumber(strings.TrimSpace(string(p.value)))
-		return err == nil
+		return names[normKey(p.key)] && readCriterionValue(p.value).bad == ""
 	})
 }
 

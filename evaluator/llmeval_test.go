@@ -3,6 +3,7 @@ package evaluator
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -85,7 +86,6 @@ func TestLLMEvalSchema(t *testing.T) {
 }
 
 func TestParseLLMEvalAnswer(t *testing.T) {
-	r := llmevalRubric()
 	tests := []struct {
 		name     string
 		text     string
@@ -138,13 +138,74 @@ func TestParseLLMEvalAnswer(t *testing.T) {
 			"the JSON object in the answer is not valid JSON: invalid character '}' looking for beginning of value"},
 	}
 	for _, tt := range tests {
-		scores, problems := ParseLLMEvalAnswer(tt.text, r, tt.scale)
-		if got := formatScores(scores); got != tt.scores {
-			t.Errorf("%s: scores %q, want %q (problems %q)", tt.name, got, tt.scores, problems)
-		}
-		if got := strings.Join(problems, " | "); got != tt.problems {
-			t.Errorf("%s: problems %q, want %q", tt.name, got, tt.problems)
-		}
+		checkLLMEvalAnswer(t, tt.name, tt.text, tt.scale, tt.scores, tt.problems, nil)
+	}
+
+	nested := []struct {
+		name     string
+		text     string
+		scale    LLMEvalScale
+		scores   string
+		problems string
+		reasons  []string // per criterion; nil when the answer gives none
+	}{
+		// A criterion's key holding an object with its score and reason,
+		// a common judge format, was "is not a number".
+		{"per-criterion objects with score and reason",
+			`{"Engagingness": {"score": 3, "reason": "Asks a question back."}, "Factual consistency": {"score": 4.5, "reason": "Agrees with the context."}, "Grammar": {"score": 5, "reason": "No errors."}}`,
+			LLMEvalFive, "3 4.5 5", "", []string{"Asks a question back.", "Agrees with the context.", "No errors."}},
+		{"score keys rating and value, any case, reason keys too",
+			`{"engagingness": {"Rating": 70, "Explanation": "lively"}, "Factual consistency": {"VALUE": 60}, "Grammar": {"justification": "clean", "SCORE": 100}}`,
+			LLMEvalHundred, "70 60 100", "", []string{"lively", "", "clean"}},
+		{"per-criterion objects wrapped and fenced",
+			"```json\n{\"evaluation\": {\"Engagingness\": {\"score\": 2, \"reasoning\": \"flat\"}, \"Factual consistency\": {\"score\": 3}, \"Grammar\": {\"score\": 4}}}\n```",
+			LLMEvalFive, "2 3 4", "", []string{"flat", "", ""}},
+		{"per-criterion objects mixed with bare numbers", `{"Engagingness": 3, "Factual consistency": {"rating": 2, "reason": "one slip"}, "Grammar": 4}`,
+			LLMEvalFive, "3 2 4", "", []string{"", "one slip", ""}},
+		{"score key and another number", `{"Engagingness": {"score": 3, "max": 5}, "Factual consistency": {"score": 2, "confidence": 0.9}, "Grammar": {"score": 0}}`,
+			LLMEvalFive, "3 2 0", "", nil},
+		{"two numbers, no score key: missing with a reason, not a guess",
+			`{"Engagingness": {"clarity": 3, "depth": 4, "reason": "mixed"}, "Factual consistency": {"score": 2}, "Grammar": {"score": 1}}`, LLMEvalFive, "- 2 1",
+			`Engagingness: the object holds "clarity": 3, "depth": 4 but no score key (score, rating, value), so which number is the score cannot be told`,
+			[]string{"mixed", "", ""}},
+		{"one number under another key is not read as the score",
+			`{"Engagingness": {"confidence": 0.9}, "Factual consistency": {"score": 2}, "Grammar": {"score": 1}}`, LLMEvalFive, "- 2 1",
+			`Engagingness: the object holds "confidence": 0.9 but no score key (score, rating, value), so which number is the score cannot be told`, nil},
+		{"two score keys that disagree", `{"Engagingness": {"score": 3, "rating": 4}, "Factual consistency": {"score": 2, "rating": 2}, "Grammar": {"score": 1}}`,
+			LLMEvalFive, "- 2 1", "Engagingness: the object gives 2 different scores (3, 4); none kept", nil},
+		{"score key without a number", `{"Engagingness": {"score": "3", "reason": "good"}, "Factual consistency": {"score": null}, "Grammar": {"reason": "fine"}}`,
+			LLMEvalFive, "- - -",
+			`Engagingness: the object's "score": "3" is not a number | Factual consistency: the object's "score": null is not a number | Grammar: the object holds no score (a number under score, rating, value)`,
+			[]string{"good", "", "fine"}},
+		{"nested score outside the scale keeps its reason", `{"Engagingness": {"score": 8, "reason": "superb"}, "Factual consistency": {"score": 2}, "Grammar": {"score": 1}}`,
+			LLMEvalFive, "- 2 1", "Engagingness: 8 is outside [0, 5]", []string{"superb", "", ""}},
+		{"nested answer repeated with the same score", `{"Engagingness": {"score": 3, "reason": "ok"}} then {"Engagingness": 3.0, "Factual consistency": {"score": 2}, "Grammar": {"value": 1}}`,
+			LLMEvalFive, "3 2 1", "", []string{"ok", "", ""}},
+		{"nested answers that disagree", `{"Engagingness": {"score": 3}, "Factual consistency": {"score": 2}, "Grammar": {"score": 1}} {"Engagingness": {"score": 4}}`,
+			LLMEvalFive, "- 2 1", "Engagingness: given 2 different scores (3, 4); none kept", nil},
+	}
+	for _, tt := range nested {
+		checkLLMEvalAnswer(t, tt.name, tt.text, tt.scale, tt.scores, tt.problems, tt.reasons)
+	}
+}
+
+// checkLLMEvalAnswer parses text with llmevalRubric and checks its scores
+// (formatScores), problems (joined with " | ") and reasons (nil: none).
+func checkLLMEvalAnswer(t *testing.T, name, text string, scale LLMEvalScale, wantScores, wantProblems string, wantReasons []string) {
+	t.Helper()
+	r := llmevalRubric()
+	scores, reasons, problems := ParseLLMEvalAnswer(text, r, scale)
+	if got := formatScores(scores); got != wantScores {
+		t.Errorf("%s: scores %q, want %q (problems %q)", name, got, wantScores, problems)
+	}
+	if got := strings.Join(problems, " | "); got != wantProblems {
+		t.Errorf("%s: problems %q, want %q", name, got, wantProblems)
+	}
+	if wantReasons == nil {
+		wantReasons = make([]string, len(r.Criteria))
+	}
+	if !slices.Equal(reasons, wantReasons) {
+		t.Errorf("%s: reasons %q, want %q", name, reasons, wantReasons)
 	}
 }
 

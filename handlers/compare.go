@@ -829,6 +829,27 @@ func (h *Handlers) compareSampleView(c echo.Context, cmp comparison, rowID int64
 	return v, nil
 }
 
+// sayWhyCompareHumanMissing says why a compared sample has no human
+// rating (humanMissingReason), to reader: the comparison's rating is run
+// A's report's, so the reason is too. Nothing while the ratings are being
+// prepared.
+func (h *Handlers) sayWhyCompareHumanMissing(ctx context.Context, cmp comparison, v *web.CompareSampleView, reader humanReader) error {
+	if v.HumanPending || (v.Human != nil && !math.IsNaN(*v.Human)) {
+		return nil
+	}
+	hr, err := h.humanReasonsOf(ctx, cmp.a, reader)
+	if err != nil {
+		return err
+	}
+	k := roundKey{v.SideA.RowID, cmp.criterion}
+	why, err := hr.why(ctx, []roundKey{k})
+	if err != nil {
+		return err
+	}
+	v.HumanMissing = why[k]
+	return nil
+}
+
 func fieldsOf(run models.Run, ds models.Dataset) []evaluator.Field {
 	if len(run.RubricSnapshot.Fields) > 0 {
 		return run.RubricSnapshot.Fields

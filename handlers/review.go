@@ -332,13 +332,26 @@ func withdrawnRatings(on []models.ReviewRating, current map[int64][]models.Revie
 	return out
 }
 
+// humanReader is who reads why a human rating is missing: a member of the
+// run's workspace, on the dashboard, or someone outside it (a share link's
+// page, a downloaded report), who cannot recompute the report and must be
+// told who can.
+type humanReader int
+
+const (
+	readerMember humanReader = iota
+	readerOutside
+)
+
 // humanMissingReason says why a sample has no human rating in a run's
 // report, whose human ratings come from src: the dataset has none for it
 // (or the rubric names no column), nobody has rated it in the browser yet,
 // its browser rating was withdrawn (withdrawn, withdrawnRatings; when is
 // the withdrawal's time), or its browser rating came after the report's
-// ratings were read. It names no reviewer: a share link shows it too.
-func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, reviews, withdrawn []models.ReviewRating) string {
+// ratings were read, which recomputing the report mends: who can do that
+// is said to a reader outside the workspace. It names no reviewer: a
+// share link shows it too.
+func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, reviews, withdrawn []models.ReviewRating, reader humanReader) string {
 	dataset := "no human rating in the dataset for this sample"
 	if crit.HumanColumn == "" && len(crit.AnnotatorColumns) == 0 {
 		dataset = "the rubric names no human-rating column for this criterion"
@@ -366,6 +379,11 @@ func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, rev
 	for _, r := range reviews {
 		if r.Score != nil && r.ID > src.UptoRatingID {
 			browser = "rated in the browser after the report read its ratings: recompute the report to use it"
+			if reader == readerOutside {
+				// Recomputing takes an editor's role (routes.go); the
+				// reader of a share link or a file has none.
+				browser = "rated in the browser after the report read its ratings: an editor of the run's workspace can recompute the report to use it"
+			}
 		}
 	}
 	switch src.Source {
@@ -383,46 +401,104 @@ func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, rev
 // link's). It reads the reviews only when a rating is missing; the
 // reasons name no reviewer and quote no comment.
 func (h *Handlers) sayWhyHumansMissing(ctx context.Context, run models.Run, rowID int64, page *web.RunSampleView) error {
-	var missing []int
+	var missing []roundKey
 	for ci := range run.RubricSnapshot.Criteria {
 		if ci >= len(page.Criteria) || page.Criteria[ci].HumanPending {
 			continue
 		}
 		if hu := page.Criteria[ci].Human; hu == nil || math.IsNaN(*hu) {
-			missing = append(missing, ci)
+			missing = append(missing, roundKey{rowID, ci})
 		}
 	}
 	if len(missing) == 0 {
 		return nil
 	}
-	src, err := h.DB.FindRunHumanSource(ctx, run.ID)
+	hr, err := h.humanReasonsOf(ctx, run, readerOutside)
 	if err != nil {
 		return err
+	}
+	why, err := hr.why(ctx, missing)
+	if err != nil {
+		return err
+	}
+	for _, k := range missing {
+		page.Criteria[k.ci].HumanMissing = why[k]
+	}
+	return nil
+}
+
+// humanReasons says why samples of a run have no human rating in its
+// report (humanMissingReason), to one reader: what it needs of the run
+// (where its human ratings come from, each criterion's human scale) is
+// read once, the reviews of the samples asked about at each why.
+type humanReasons struct {
+	db       *models.DB
+	run      models.Run
+	src      models.RunHumanSource
+	scales   []evaluator.Scale
+	refusals []string
+	reader   humanReader
+}
+
+// humanReasonsOf reads what saying why a run's human ratings are missing
+// needs, for reader.
+func (h *Handlers) humanReasonsOf(ctx context.Context, run models.Run, reader humanReader) (*humanReasons, error) {
+	src, err := h.DB.FindRunHumanSource(ctx, run.ID)
+	if err != nil {
+		return nil, err
 	}
 	scales, refusals, err := h.humanScalesOf(ctx, run)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	return &humanReasons{db: h.DB, run: run, src: src, scales: scales, refusals: refusals, reader: reader}, nil
+}
+
+// why says why each sample and criterion (its index in the run's rubric)
+// of missing has no human rating, reading the reviews of those samples
+// only, in one query. A criterion whose human scale is refused (refusals)
+// counts no review, as the report counts none.
+func (hr *humanReasons) why(ctx context.Context, missing []roundKey) (map[roundKey]string, error) {
+	crits := hr.run.RubricSnapshot.Criteria
 	var names []string
-	for _, ci := range missing {
-		if refusals[ci] == "" {
-			names = append(names, run.RubricSnapshot.Criteria[ci].Name)
+	var rows []int64
+	seenCrit, seenRow := map[int]bool{}, map[int64]bool{}
+	for _, k := range missing {
+		if k.ci >= len(crits) {
+			continue
+		}
+		if !seenCrit[k.ci] && hr.refusals[k.ci] == "" {
+			seenCrit[k.ci] = true
+			names = append(names, crits[k.ci].Name)
+		}
+		if !seenRow[k.row] {
+			seenRow[k.row] = true
+			rows = append(rows, k.row)
 		}
 	}
-	byName, err := h.DB.ListCriteriaReviews(ctx, run.WorkspaceID, run.DatasetID, names, 0)
+	byName, err := hr.db.ListRowsCriteriaReviews(ctx, hr.run.WorkspaceID, hr.run.DatasetID, names, rows)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, ci := range missing {
-		crit := run.RubricSnapshot.Criteria[ci]
-		var current, withdrawn []models.ReviewRating
-		if refusals[ci] == "" {
-			r := splitReviews(byName[crit.Name], scales[ci])
-			current, withdrawn = r.current[rowID], r.withdrawn[rowID]
+	split := map[int]sampleReviews{}
+	out := make(map[roundKey]string, len(missing))
+	for _, k := range missing {
+		if k.ci >= len(crits) {
+			continue
 		}
-		page.Criteria[ci].HumanMissing = humanMissingReason(crit, src, current, withdrawn)
+		crit := crits[k.ci]
+		var current, withdrawn []models.ReviewRating
+		if hr.refusals[k.ci] == "" {
+			r, ok := split[k.ci]
+			if !ok {
+				r = splitReviews(byName[crit.Name], hr.scales[k.ci])
+				split[k.ci] = r
+			}
+			current, withdrawn = r.current[k.row], r.withdrawn[k.row]
+		}
+		out[k] = humanMissingReason(crit, hr.src, current, withdrawn, hr.reader)
 	}
-	return nil
+	return out, nil
 }
 
 // mineOf picks the reviewer's own review from a sample's reviews; who is
@@ -577,7 +653,7 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		if err != nil {
 			return err
 		}
-		sv.HumanMissing = humanMissingReason(crit, src, reviews[s.RowID], byRow.withdrawn[s.RowID])
+		sv.HumanMissing = humanMissingReason(crit, src, reviews[s.RowID], byRow.withdrawn[s.RowID], readerMember)
 	}
 	if !sv.Hidden {
 		scores, err := h.DB.ListRowScores(ctx, run.ID, s.RowID)
@@ -781,7 +857,7 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 			}
 			src = &s
 		}
-		page.Criteria[ci].HumanMissing = humanMissingReason(crit, *src, reviews, withdrawn)
+		page.Criteria[ci].HumanMissing = humanMissingReason(crit, *src, reviews, withdrawn, readerMember)
 		return nil
 	}
 	for ci, crit := range run.RubricSnapshot.Criteria {

@@ -195,6 +195,9 @@ func (h *Handlers) showSharedSample(c echo.Context) error {
 		if err != nil {
 			return err
 		}
+		if err := h.sayWhyCompareHumanMissing(ctx, cmp, &v, readerOutside); err != nil {
+			return err
+		}
 		sp.Title = "Sample " + v.ExternalID
 		return render(c, http.StatusOK, web.SharedCompareSamplePage(web.SharedCompareSampleView{SharedPage: sp, Sample: v}))
 	}

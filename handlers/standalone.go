@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -86,8 +87,12 @@ func (h *Handlers) standalonePage(ctx context.Context, run models.Run, generated
 			return web.StandaloneTableRows(ss).Render(ctx, w)
 		})
 	})
+	sayWhy := h.standaloneHumanReasons(run, v.Report.Criteria)
 	sections := templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
 		return chunks(ctx, true, func(ss []web.StandaloneSample) error {
+			if err := sayWhy(ctx, ss); err != nil {
+				return err
+			}
 			return web.StandaloneSampleSections(ss).Render(ctx, w)
 		})
 	})
@@ -224,6 +229,49 @@ func (h *Handlers) roundsOf(ctx context.Context, runID int64, criteria int, ids 
 		sortRounds(rs)
 	}
 	return out, nil
+}
+
+// standaloneHumanReasons gives each criterion of the standalone report's
+// samples without a human rating its reason (humanMissingReason), worded
+// for a reader outside the workspace: the file is passed on, and whoever
+// reads it cannot recompute the report. crits are the report's criteria,
+// in the order of each sample's; what the reasons need of the run is read
+// at the first missing rating, the reviews of each chunk's samples with
+// that chunk.
+func (h *Handlers) standaloneHumanReasons(run models.Run, crits []report.CriterionReport) func(ctx context.Context, ss []web.StandaloneSample) error {
+	var hr *humanReasons
+	return func(ctx context.Context, ss []web.StandaloneSample) error {
+		var missing []roundKey
+		at := map[roundKey]*web.RunSampleCriterion{}
+		for i := range ss {
+			for j := range ss[i].Criteria {
+				c := &ss[i].Criteria[j]
+				if j >= len(crits) || (c.Human != nil && !math.IsNaN(*c.Human)) {
+					continue
+				}
+				k := roundKey{ss[i].RowID, crits[j].Index}
+				missing = append(missing, k)
+				at[k] = c
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		if hr == nil {
+			var err error
+			if hr, err = h.humanReasonsOf(ctx, run, readerOutside); err != nil {
+				return err
+			}
+		}
+		why, err := hr.why(ctx, missing)
+		if err != nil {
+			return err
+		}
+		for k, c := range at {
+			c.HumanMissing = why[k]
+		}
+		return nil
+	}
 }
 
 // standaloneCriterion is one criterion of a sample of the standalone

@@ -174,6 +174,28 @@ func (db *DB) ListCriteriaReviews(ctx context.Context, wsID, datasetID int64, cr
 	return out, nil
 }
 
+// ListRowsCriteriaReviews is ListCriteriaReviews for some of the dataset's
+// samples only (rowIDs, at most a chunk of rows: a report written a chunk
+// at a time reads the reviews of each chunk, not the dataset's every one).
+func (db *DB) ListRowsCriteriaReviews(ctx context.Context, wsID, datasetID int64, criteria []string, rowIDs []int64) (map[string][]ReviewRating, error) {
+	out := map[string][]ReviewRating{}
+	if len(criteria) == 0 || len(rowIDs) == 0 {
+		return out, nil
+	}
+	var rs []ReviewRating
+	if err := db.Reader(ctx).Where("workspace_id = ? AND dataset_id = ? AND criterion IN ? AND row_id IN ?", wsID, datasetID, criteria, rowIDs).
+		Order("id").Find(&rs).Error; err != nil {
+		return nil, err
+	}
+	if err := db.withCurrentReviewers(ctx, rs); err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		out[r.Criterion] = append(out[r.Criterion], r)
+	}
+	return out, nil
+}
+
 // ListDatasetReviews returns every review of a dataset, all criteria,
 // oldest first.
 func (db *DB) ListDatasetReviews(ctx context.Context, wsID, datasetID int64) ([]ReviewRating, error) {

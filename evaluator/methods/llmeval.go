@@ -150,14 +150,18 @@ func (LLMEval) Judge(ctx context.Context, j Completer, u Unit) Outcome {
 	}
 	o.Response = resp.Text()
 	o.Details["structured_output"] = mode
-	vals, problems := evaluator.ParseLLMEvalAnswer(o.Response, rub, ms.LLMEvalScale)
+	vals, reasons, problems := evaluator.ParseLLMEvalAnswer(o.Response, rub, ms.LLMEvalScale)
 	o.Problems = append(o.Problems, problems...)
 	for k := range rub.Criteria {
 		var v *float64
+		var why string
 		if k < len(vals) {
-			v = vals[k]
+			v, why = vals[k], reasons[k]
 		}
-		o.Scores = append(o.Scores, Score{Criterion: k, Sample: 0, Value: v})
+		// The judge's reason for a criterion, when it gave one
+		// ({"Coherence": {"score": 3, "reason": "..."}}), is the score's
+		// analysis, as the batched methods keep theirs.
+		o.Scores = append(o.Scores, Score{Criterion: k, Sample: 0, Value: v, Analysis: why})
 	}
 	return o
 }

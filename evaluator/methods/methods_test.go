@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -266,6 +267,43 @@ func TestLLMEvalRemembersTheMode(t *testing.T) {
 	}
 	if n := c.calls.Load(); n != 6 {
 		t.Errorf("%d calls for 5 samples, want 6", n)
+	}
+}
+
+// TestLLMEvalKeepsTheJudgesReasons: an answer with one object per
+// criterion ({"Coherence": {"score": 3, "reason": "..."}}) was read as
+// "is not a number"; its scores are read and each reason is kept as the
+// criterion's analysis. One whose score cannot be told stays missing, with
+// its problem and its reason.
+func TestLLMEvalKeepsTheJudgesReasons(t *testing.T) {
+	rub := evaluator.Rubric{Criteria: []evaluator.Criterion{{Name: "Coherence", Lo: 1, Hi: 3}, {Name: "Fluency", Lo: 1, Hi: 3}, {Name: "Overall", Lo: 1, Hi: 5}}}
+	c := &completer{fn: func(judge.Request) (judge.Response, error) {
+		return judge.Response{Choices: []judge.Choice{{Text: `{"Coherence": {"score": 3.5, "reason": "Stays on topic."}, "Fluency": {"rating": 4}, "Overall": {"a": 1, "b": 2, "reason": "unsure"}}`}}, Attempts: 1}, nil
+	}}
+	r := Run{Settings: evaluator.DefaultSettings(), MethodSettings: evaluator.DefaultMethodSettings(), Rubric: rub}
+	if err := (LLMEval{}).Prepare(&r); err != nil {
+		t.Fatal(err)
+	}
+	o := LLMEval{}.Judge(context.Background(), c, Unit{Run: r, Criteria: []int{0, 1, 2}, Samples: []evaluator.Sample{{}}, Memo: NewMemo(nil)})
+	if o.Failed || len(o.Scores) != 3 {
+		t.Fatalf("failed %v, %d scores: %+v", o.Failed, len(o.Scores), o)
+	}
+	tests := []struct {
+		score    string
+		analysis string
+	}{{"3.5", "Stays on topic."}, {"4", ""}, {"missing", "unsure"}}
+	for i, tt := range tests {
+		sc := o.Scores[i]
+		got := "missing"
+		if sc.Value != nil {
+			got = strconv.FormatFloat(*sc.Value, 'g', -1, 64)
+		}
+		if sc.Criterion != i || got != tt.score || sc.Analysis != tt.analysis {
+			t.Errorf("%s: criterion %d, score %s, analysis %q; want %s, %q", rub.Criteria[i].Name, sc.Criterion, got, sc.Analysis, tt.score, tt.analysis)
+		}
+	}
+	if len(o.Problems) != 1 || !strings.HasPrefix(o.Problems[0], "Overall: the object holds") {
+		t.Errorf("problems %q, want one saying Overall's score cannot be told", o.Problems)
 	}
 }
 

@@ -39,7 +39,7 @@ func TestLLMEvalAnswerParses(t *testing.T) {
 			}
 			resp := postMethod(t, s, req)
 			text := resp.Choices[0].Message.Content
-			scores, problems := evaluator.ParseLLMEvalAnswer(text, r, tt.scale)
+			scores, _, problems := evaluator.ParseLLMEvalAnswer(text, r, tt.scale)
 			if len(problems) != 0 || len(scores) != len(r.Criteria) {
 				t.Errorf("%s, sample %d: problems %q in answer:\n%s", tt.name, si, problems, text)
 				continue
@@ -69,7 +69,7 @@ func TestLLMEvalMissRateLeavesCriteriaOut(t *testing.T) {
 	missing := 0
 	for _, smp := range demoSamples() {
 		msgs := evaluator.BuildLLMEvalPrompt(r, smp, evaluator.LLMEvalFive)
-		scores, problems := evaluator.ParseLLMEvalAnswer(postMethod(t, s, methodRequest(msgs, 0, 1)).Choices[0].Message.Content, r, evaluator.LLMEvalFive)
+		scores, _, problems := evaluator.ParseLLMEvalAnswer(postMethod(t, s, methodRequest(msgs, 0, 1)).Choices[0].Message.Content, r, evaluator.LLMEvalFive)
 		for i, sc := range scores {
 			if sc == nil {
 				missing++
