@@ -498,7 +498,7 @@ func TestLapsedLeaseIsNotRenewed(t *testing.T) {
 				ctx := context.Background()
 				run := env.launch(r, env.newRun("http://127.0.0.1:1/v1", 1, 1, 30))
 				claimed := time.Now()
-				if ok, err := env.db.ClaimRun(ctx, run.ID, "holder", claimed.Add(ttl)); err != nil || !ok {
+				if ok, err := env.db.ClaimRun(ctx, run.ID, "holder", ttl); err != nil || !ok {
 					t.Fatalf("claim: %v %v", ok, err)
 				}
 				work, stop := context.WithCancelCause(ctx)
