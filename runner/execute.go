@@ -1094,11 +1094,7 @@ func (r *Runner) stopping(work context.Context) error {
 
 // Cost prices tokens; nil when either price is unknown (never 0 for unknown).
 func Cost(j models.JudgeSnapshot, promptTokens, completionTokens int) *float64 {
-	if j.PriceInputPerMTok == nil || j.PriceOutputPerMTok == nil {
-		return nil
-	}
-	c := (float64(promptTokens)**j.PriceInputPerMTok + float64(completionTokens)**j.PriceOutputPerMTok) / 1e6
-	return &c
+	return j.Cost(promptTokens, completionTokens)
 }
 
 // judgeUnusable stops a run whose judge cannot answer any call as it is
