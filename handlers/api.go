@@ -607,6 +607,14 @@ type APIRun struct {
 	// Retries counts the judge's HTTP attempts beyond the first of each
 	// call (each may be billed; the run page shows them as "Retries").
 	Retries int `json:"retries"`
+	// ProbeCalls counts the tiny requests sent while the run waited for
+	// its judge to answer again, with their tokens and cost at the run's
+	// prices (null when unknown): paid calls when answered, outside the
+	// run's calls, tokens and cost, which stay the batches' figures.
+	ProbeCalls            int         `json:"probe_calls"`
+	ProbePromptTokens     int         `json:"probe_prompt_tokens"`
+	ProbeCompletionTokens int         `json:"probe_completion_tokens"`
+	ProbeCostUSD          *report.USD `json:"probe_cost_usd"`
 	// CachedPromptTokens and CachedCompletionTokens are what those calls
 	// cost when first paid for (0 when not kept), outside the run's tokens.
 	CachedPromptTokens     int `json:"cached_prompt_tokens"`
@@ -632,7 +640,8 @@ func apiRun(r models.Run) APIRun {
 		BatchesDone: r.BatchesDone, BatchesFailed: r.BatchesFailed, MissingScores: r.MissingScores, ShortScores: r.ShortScores, Calls: r.Calls,
 		CachedCalls: r.CachedCalls, Retries: r.Retries, CachedPromptTokens: r.CachedPromptTokens, CachedCompletionTokens: r.CachedCompletionTokens, RubricVersion: r.RubricVersion,
 		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: report.USDOf(r.CostUSD), CreatedAt: r.CreatedAt,
-		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
+		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, ProbeCalls: r.ProbeCalls, ProbePromptTokens: r.ProbePromptTokens,
+		ProbeCompletionTokens: r.ProbeCompletionTokens, ProbeCostUSD: report.USDOf(r.ProbeCostUSD())}
 	if out.Method == "" {
 		out.Method = models.MethodBatchEval
 	}

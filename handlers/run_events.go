@@ -25,6 +25,17 @@ const (
 	keepAliveEvery = 15 * time.Second
 )
 
+// runProbesText is the run's probe calls (the tiny requests sent while it
+// waited for its judge) as the page shows them beside its counters: how
+// many, and when any, their tokens and cost at the run's prices.
+func runProbesText(run models.Run) string {
+	if run.ProbeCalls == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%s (%s tokens, %s)", runCount(run.ProbeCalls), runCount(run.ProbePromptTokens+run.ProbeCompletionTokens),
+		costText(run.Simulated, run.ProbeCostUSD()))
+}
+
 // runProgress summarises a run's state at now for the page and the stream.
 // noAnswer is how many of the run's missing scores belong to failed calls
 // (models.DB.CountNoAnswerScores).
@@ -38,6 +49,7 @@ func runProgress(run models.Run, noAnswer int, now time.Time) web.RunProgress {
 	}
 	p.TokensText, p.CallsText, p.StatusClass = web.Count(p.Tokens), web.Count(p.Calls), run.Status
 	p.Short, p.Sampling = run.ShortScores, methods.SamplesAnswers(methods.For(run.Method))
+	p.Probes = runProbesText(run)
 	p.Unreadable = max(run.MissingScores-noAnswer, 0)
 	p.NoAnswer = run.MissingScores - p.Unreadable
 	if run.WaitingForJudge() {

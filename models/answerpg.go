@@ -47,7 +47,7 @@ func answerSQLPG(fenced bool) string {
  k AS (INSERT INTO judge_response_cache (workspace_id, request_hash, occurrence, response, created_at)
  SELECT * FROM unnest(?::bigint[], ?::text[], ?::int[], ?::text[], ?::timestamptz[])
  ON CONFLICT (workspace_id, request_hash, occurrence) DO NOTHING)
-SELECT (SELECT COUNT(*) FROM f), (SELECT COUNT(*) FROM b), (SELECT status FROM f), (SELECT lease_until FROM f), (SELECT lease_owner FROM f)`
+SELECT (SELECT COUNT(*) FROM f), (SELECT COUNT(*) FROM b), (SELECT status FROM f), (SELECT lease_until FROM f), (SELECT lease_owner FROM f), clock_timestamp()`
 	})
 }
 
@@ -101,7 +101,8 @@ func (db *DB) storeAnswerPG(ctx context.Context, r BatchResult, owner string, on
 		var found, stored int64
 		var status, holder sql.NullString
 		var until sql.NullTime
-		if err := db.hotQueryRow(ctx, db.SQL, nil, q, args...).Scan(&found, &stored, &status, &until, &holder); err != nil {
+		var dbNow dbTime
+		if err := db.hotQueryRow(ctx, db.SQL, nil, q, args...).Scan(&found, &stored, &status, &until, &holder, &dbNow); err != nil {
 			return fmt.Errorf("store the answer of batch %d: %w", b.ID, err)
 		}
 		if found == 0 {
@@ -119,7 +120,7 @@ func (db *DB) storeAnswerPG(ctx context.Context, r BatchResult, owner string, on
 				u := until.Time
 				st.Until = &u
 			}
-			st.Now = time.Now().UTC()
+			st.Now = dbNow.t
 			onLease(st)
 		}
 		switch {

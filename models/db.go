@@ -76,6 +76,20 @@ type DB struct {
 	// Retry is how run-state writes ride out transient database errors
 	// (set before use; zero fields take defaults).
 	Retry RetryPolicy
+	// Clock is this process's wall clock (time.Now when nil): what the
+	// process stamps its own records with, such as when a run started.
+	// Run leases never follow it: they are written and compared with the
+	// database's clock (dbclock.go), so workers whose clocks disagree
+	// still agree on whose lease has lapsed. Tests skew it.
+	Clock func() time.Time
+}
+
+// Now reads the process's wall clock (Clock), in UTC.
+func (db *DB) Now() time.Time {
+	if db.Clock != nil {
+		return db.Clock().UTC()
+	}
+	return time.Now().UTC()
 }
 
 // getenv is db.Getenv or os.Getenv.

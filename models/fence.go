@@ -62,9 +62,9 @@ type LeaseState struct {
 	Owner  string
 	Status string
 	Until  *time.Time
-	// Now is this process's clock when read. Until was written by the
-	// lease holder's clock, so Until - Now is the time left only as the
-	// holder itself sees it: that is what the holder's fence uses.
+	// Now is the database's clock when read, the clock Until was written
+	// with, so Until - Now is the lease's time left whatever this
+	// process's clock says.
 	Now time.Time
 	// Began is this process's clock (with its monotonic reading) just
 	// before the read: the lease's time left counts from there.
@@ -75,15 +75,16 @@ type LeaseState struct {
 // (LeaseState) and inside an answer's write (leaseIn).
 func leaseStateSQL(d Dialect) string {
 	return hotSQL.get(d, "lease state", 0, func() string {
-		return "SELECT lease_owner, status, lease_until FROM runs WHERE id = ?"
+		return "SELECT lease_owner, status, lease_until, " + dbNowSQL(d) + " FROM runs WHERE id = ?"
 	})
 }
 
-// scanLease reads the lease from row into st, stamping it with the
-// clock; ENotFound when the run does not exist.
+// scanLease reads the lease and the database's clock from row into st;
+// ENotFound when the run does not exist.
 func scanLease(row *sql.Row, runID int64, st *LeaseState) error {
 	var until sql.NullTime
-	if err := row.Scan(&st.Owner, &st.Status, &until); err != nil {
+	var now dbTime
+	if err := row.Scan(&st.Owner, &st.Status, &until, &now); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return Errorf(ENotFound, "run %d does not exist", runID)
 		}
@@ -94,7 +95,7 @@ func scanLease(row *sql.Row, runID int64, st *LeaseState) error {
 		u := until.Time
 		st.Until = &u
 	}
-	st.Now = time.Now().UTC()
+	st.Now = now.t
 	return nil
 }
 

@@ -11,21 +11,22 @@ import (
 	"gorm.io/gorm"
 )
 
-// ClaimRun takes the run's lease for owner until `until`, marking it
-// running. It fails (false) when another live worker holds the lease or the
-// run is no longer queued or running. The lease is what lets several worker
+// ClaimRun takes the run's lease for owner for ttl, marking it running.
+// It fails (false) when another live worker holds the lease or the run is
+// no longer queued or running. The lease is what lets several worker
 // processes share one database without two of them judging the same run.
 // Even the owner cannot take a live lease again: two executions of one job
 // in one process (River can hand a job back while its first attempt is
-// still winding down) must not judge the same run either.
-func (db *DB) ClaimRun(ctx context.Context, runID int64, owner string, until time.Time) (bool, error) {
+// still winding down) must not judge the same run either. The lease's
+// expiry is written, and a held one's compared, with the database's clock
+// (dbclock.go), never this process's.
+func (db *DB) ClaimRun(ctx context.Context, runID int64, owner string, ttl time.Duration) (bool, error) {
 	var claimed bool
 	err := db.retry(ctx, "claim run", func() error {
-		now := time.Now().UTC()
 		res := db.Gorm.WithContext(ctx).Exec(
-			`UPDATE runs SET lease_owner = ?, lease_until = ?, status = ?, started_at = COALESCE(started_at, ?), waiting_since = NULL
-			 WHERE id = ? AND status IN (?, ?) AND (lease_owner = '' OR lease_owner = ? OR lease_until IS NULL OR lease_until < ?)`,
-			owner, until.UTC(), RunRunning, now, runID, RunQueued, RunRunning, owner, now)
+			`UPDATE runs SET lease_owner = ?, lease_until = `+dbLaterSQL(db.Dialect)+`, status = ?, started_at = COALESCE(started_at, ?), waiting_since = NULL
+			 WHERE id = ? AND status IN (?, ?) AND (lease_owner = '' OR lease_owner = ? OR lease_until IS NULL OR lease_until < `+dbNowSQL(db.Dialect)+`)`,
+			owner, leaseSeconds(ttl), RunRunning, db.Now(), runID, RunQueued, RunRunning, owner)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -40,12 +41,13 @@ func (db *DB) ClaimRun(ctx context.Context, runID int64, owner string, until tim
 	return claimed, nil
 }
 
-// RenewLease extends the lease; false means the run was cancelled or taken.
-func (db *DB) RenewLease(ctx context.Context, runID int64, owner string, until time.Time) (bool, error) {
+// RenewLease extends the lease to ttl from now by the database's clock;
+// false means the run was cancelled or taken.
+func (db *DB) RenewLease(ctx context.Context, runID int64, owner string, ttl time.Duration) (bool, error) {
 	// Not retried here: the renewal loop tries again on its next tick, and
 	// must notice quickly when the lease may have lapsed.
-	res := db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET lease_until = ? WHERE id = ? AND lease_owner = ? AND status = ?`,
-		until.UTC(), runID, owner, RunRunning)
+	res := db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET lease_until = `+dbLaterSQL(db.Dialect)+` WHERE id = ? AND lease_owner = ? AND status = ?`,
+		leaseSeconds(ttl), runID, owner, RunRunning)
 	if res.Error != nil {
 		return false, fmt.Errorf("renew lease of run %d: %w", runID, res.Error)
 	}
@@ -60,9 +62,9 @@ func (db *DB) ReleaseLease(ctx context.Context, runID int64, owner string) error
 	// The lease keeps a short expiry: any worker may claim the run at once
 	// (no owner), while the sweeper waits that long before deciding the job
 	// was orphaned, by which time River has recorded what the job did.
-	until := time.Now().UTC().Add(releaseGrace)
 	return db.retry(ctx, "release lease", func() error {
-		return db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET lease_owner = '', lease_until = ?, waiting_since = NULL WHERE id = ? AND lease_owner = ?`, until, runID, owner).Error
+		return db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET lease_owner = '', lease_until = `+dbLaterSQL(db.Dialect)+`, waiting_since = NULL WHERE id = ? AND lease_owner = ?`,
+			leaseSeconds(releaseGrace), runID, owner).Error
 	})
 }
 
@@ -71,10 +73,9 @@ func (db *DB) ReleaseLease(ctx context.Context, runID int64, owner string) error
 // the run shows as waiting for its judge with why until a worker claims it
 // again (ClaimRun clears the wait).
 func (db *DB) ReleaseLeaseWaiting(ctx context.Context, runID int64, owner string, since time.Time, why string) error {
-	until := time.Now().UTC().Add(releaseGrace)
 	return db.retry(ctx, "release lease", func() error {
-		return db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET lease_owner = '', lease_until = ?, waiting_since = ?, waiting_error = ? WHERE id = ? AND lease_owner = ?`,
-			until, since.UTC(), why, runID, owner).Error
+		return db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET lease_owner = '', lease_until = `+dbLaterSQL(db.Dialect)+`, waiting_since = ?, waiting_error = ? WHERE id = ? AND lease_owner = ?`,
+			leaseSeconds(releaseGrace), since.UTC(), why, runID, owner).Error
 	})
 }
 
@@ -84,17 +85,17 @@ type RunLease struct {
 	JobID *int64
 	Owner string
 	Until *time.Time
+	// Lapsed is whether the lease had expired when it was read, by the
+	// database's clock.
+	Lapsed bool
 }
-
-// Lapsed reports whether the lease has expired at now.
-func (l RunLease) Lapsed(now time.Time) bool { return l.Until != nil && l.Until.Before(now) }
 
 // RunningLeases lists the leases of every running run (few: a run is
 // running only while a worker judges it). The sweeper reads it every few
 // seconds, idle or not, so it is one short fixed statement.
 func (db *DB) RunningLeases(ctx context.Context) ([]RunLease, error) {
 	q := hotSQL.get(db.Dialect, "running leases", 0, func() string {
-		return "SELECT id, job_id, lease_owner, lease_until FROM runs WHERE status = ?"
+		return "SELECT id, job_id, lease_owner, lease_until, CASE WHEN lease_until < " + dbNowSQL(db.Dialect) + " THEN 1 ELSE 0 END FROM runs WHERE status = ?"
 	})
 	rows, err := db.hotQuery(ctx, db.SQL, nil, q, RunRunning)
 	if err != nil {
@@ -106,7 +107,8 @@ func (db *DB) RunningLeases(ctx context.Context) ([]RunLease, error) {
 		var l RunLease
 		var job sql.NullInt64
 		var until sql.NullTime
-		if err := rows.Scan(&l.RunID, &job, &l.Owner, &until); err != nil {
+		var lapsed int64
+		if err := rows.Scan(&l.RunID, &job, &l.Owner, &until, &lapsed); err != nil {
 			return nil, err
 		}
 		if job.Valid {
@@ -115,16 +117,18 @@ func (db *DB) RunningLeases(ctx context.Context) ([]RunLease, error) {
 		if until.Valid {
 			l.Until = &until.Time
 		}
+		l.Lapsed = lapsed == 1
 		out = append(out, l)
 	}
 	return out, rows.Err()
 }
 
-// OrphanedRuns lists running runs whose lease has expired: their worker
-// died, or gave the run up and stopped before River noted the job's state.
+// OrphanedRuns lists running runs whose lease has expired by the
+// database's clock: their worker died, or gave the run up and stopped
+// before River noted the job's state.
 func (db *DB) OrphanedRuns(ctx context.Context) ([]Run, error) {
 	var rs []Run
-	err := db.Gorm.WithContext(ctx).Where("status = ? AND lease_until IS NOT NULL AND lease_until < ?", RunRunning, time.Now().UTC()).Find(&rs).Error
+	err := db.Gorm.WithContext(ctx).Where("status = ? AND lease_until IS NOT NULL AND lease_until < "+dbNowSQL(db.Dialect), RunRunning).Find(&rs).Error
 	return rs, err
 }
 
@@ -578,7 +582,7 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchR
 			cost = ", cost_usd = " + addCostSQL
 		}
 		if returning {
-			ret = " RETURNING status, lease_until"
+			ret = " RETURNING status, lease_until, " + dbNowSQL(db.Dialect)
 		}
 		return `UPDATE runs SET batches_done = batches_done + 1, batches_failed = batches_failed + ?, missing_scores = missing_scores + ?,
  short_scores = short_scores + ?, calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?` + cost +
@@ -593,7 +597,8 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchR
 		// The fence's read of the lease, from the update itself.
 		st := LeaseState{Owner: g.owner, Began: time.Now()}
 		var until sql.NullTime
-		err := db.hotQueryRow(ctx, db.answers(), tx, q, args...).Scan(&st.Status, &until)
+		var now dbTime
+		err := db.hotQueryRow(ctx, db.answers(), tx, q, args...).Scan(&st.Status, &until, &now)
 		if errors.Is(err, sql.ErrNoRows) {
 			return false, g.err
 		} else if err != nil {
@@ -603,7 +608,7 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchR
 			u := until.Time
 			st.Until = &u
 		}
-		st.Now = time.Now().UTC()
+		st.Now = now.t
 		g.onLease(st)
 		return true, nil
 	}

@@ -99,6 +99,18 @@ func (db *DB) SetRunWaiting(ctx context.Context, runID int64, since *time.Time, 
 	})
 }
 
+// AddRunProbe counts one probe of the breaker (a tiny request sent while
+// the run waits for its judge to answer again) on the run, with the
+// tokens the endpoint reported for it, at once. It is not fenced: the
+// probe was sent, and paid for if answered, whoever holds the run now.
+// The run's calls, tokens and cost, the batches' figures, are unchanged.
+func (db *DB) AddRunProbe(ctx context.Context, runID int64, promptTokens, completionTokens int) error {
+	return db.retry(ctx, "count a probe", func() error {
+		return db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET probe_calls = probe_calls + 1, probe_prompt_tokens = probe_prompt_tokens + ?,
+ probe_completion_tokens = probe_completion_tokens + ? WHERE id = ?`, promptTokens, completionTokens, runID).Error
+	})
+}
+
 // AddRunRetries counts n failed judge attempts on the run, at once: a
 // count kept in memory until the unit's answer is stored was lost with
 // every attempt of a unit that never was (a run paused by a rate limit

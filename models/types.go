@@ -229,6 +229,17 @@ func (s JudgeSnapshot) Shown() JudgeSnapshot {
 // SendsKeyAs is how the run sends the judge's key.
 func (s JudgeSnapshot) SendsKeyAs() judge.KeyHeader { return keyHeader(s.KeyHeader) }
 
+// Cost is what promptTokens and completionTokens cost at the snapshot's
+// prices per million tokens, in US dollars; nil when either price is
+// unknown (unknown is never $0).
+func (s JudgeSnapshot) Cost(promptTokens, completionTokens int) *float64 {
+	if s.PriceInputPerMTok == nil || s.PriceOutputPerMTok == nil {
+		return nil
+	}
+	c := (float64(promptTokens)**s.PriceInputPerMTok + float64(completionTokens)**s.PriceOutputPerMTok) / 1e6
+	return &c
+}
+
 // Snapshot copies the judge's settings for a run.
 func (j Judge) Snapshot() JudgeSnapshot {
 	snap := JudgeSnapshot{Name: j.Name, Simulated: j.Simulated, BaseURL: j.BaseURL, Model: j.Model, APIKeyEnv: j.APIKeyEnv,
@@ -356,6 +367,15 @@ type Run struct {
 	// (AddRunRetries), whether the call then succeeded, failed or was put
 	// aside with its run.
 	Retries int
+	// ProbeCalls counts the breaker's probes: the tiny requests sent
+	// while the run waited for its judge to answer again (AddRunProbe).
+	// They are not among Calls, and their tokens not among the run's
+	// tokens or cost: those stay the batches' figures. ProbePromptTokens
+	// and ProbeCompletionTokens are the tokens the endpoint reported for
+	// them (billed when it answered); ProbeCostUSD prices them.
+	ProbeCalls            int
+	ProbePromptTokens     int
+	ProbeCompletionTokens int
 	// WaitingSince is set while the run waits for its judge to answer again
 	// (circuit breaker open, or rate limited); WaitingError says why and
 	// when it goes on.
@@ -464,6 +484,12 @@ func (r Run) PartlyCached() bool {
 // run: it paid nothing, and its tokens and cost say nothing of its method.
 func (r Run) WhollyCached() bool {
 	return r.CachedCalls > 0 && r.CachedCalls >= r.Calls
+}
+
+// ProbeCostUSD is what the run's probes cost at the run's prices (nil
+// when they are unknown): not part of CostUSD, the batches' cost.
+func (r Run) ProbeCostUSD() *float64 {
+	return r.JudgeSnapshot.Cost(r.ProbePromptTokens, r.ProbeCompletionTokens)
 }
 
 // FullTokens are the tokens the run would have used without the answer

@@ -325,6 +325,19 @@ type (
 		// than the method asked for (G-Eval's sampling, CloserLook); left
 		// out when none.
 		ShortScores int `json:"short_scores,omitempty"`
+		// Probes are the tiny requests sent while the run waited for its
+		// judge to answer again, outside Calls, the tokens and CostUSD
+		// (the batches' figures); left out when none.
+		Probes *JSONProbes `json:"probes,omitempty"`
+	}
+	// JSONProbes counts a run's probes of its judge: how many were sent,
+	// the tokens the endpoint reported for them and what they cost at the
+	// run's prices (null when unknown).
+	JSONProbes struct {
+		Calls            int  `json:"calls"`
+		PromptTokens     int  `json:"prompt_tokens"`
+		CompletionTokens int  `json:"completion_tokens"`
+		CostUSD          *USD `json:"cost_usd"`
 	}
 	// JSONCriterion is one criterion's statistics and samples.
 	JSONCriterion struct {
@@ -446,6 +459,10 @@ func (r *Report) Export() JSONExport {
 				PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, CostUSD: USDOf(run.CostUSD),
 				BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores, ShortScores: run.ShortScores},
 			Criteria: []JSONCriterion{}}}
+	if run.ProbeCalls > 0 {
+		out.Report.Run.Probes = &JSONProbes{Calls: run.ProbeCalls, PromptTokens: run.ProbePromptTokens,
+			CompletionTokens: run.ProbeCompletionTokens, CostUSD: USDOf(run.ProbeCostUSD())}
+	}
 	for _, c := range r.Criteria {
 		jcr := JSONCriterion{Name: c.Criterion.Name, Lo: c.Criterion.Lo, Hi: c.Criterion.Hi, HumanColumn: c.Criterion.HumanColumn,
 			Pearson: jc(c.Pearson), Spearman: jc(c.Spearman), Kendall: jc(c.Kendall), IntervalMethod: string(c.Interval), Reading: c.Reading,

@@ -93,12 +93,18 @@ func TestSignalDoesNotCancelJobs(t *testing.T) {
 // request, probes included) no longer fails batch after batch for good
 // (a 20 s outage used to leave 45-80 scores missing in a "succeeded" run):
 // the run waits for the judge, says so with the last error, probes, and
-// finishes with nothing missing once the judge is back.
+// finishes with nothing missing once the judge is back. Its probes are
+// counted on the run apart from the batches' figures: they are paid
+// calls when answered, and used to be counted nowhere.
 func TestJudgeOutagePausesTheRun(t *testing.T) {
 	t.Parallel()
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		var down atomic.Bool
+		var probes atomic.Int64
 		fj := newFakeJudge(t, simjudge.Options{Seed: 9, Latency: 50 * time.Millisecond}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+			if c.Probe {
+				probes.Add(1)
+			}
 			if down.Load() {
 				writeAPIError(w, http.StatusServiceUnavailable, nil, "upstream down")
 				return true
@@ -134,6 +140,25 @@ func TestJudgeOutagePausesTheRun(t *testing.T) {
 		}
 		if run.Retries == 0 {
 			t.Error("the retries during the outage were not counted on the run")
+		}
+		// Every probe sent is counted, the one answered with its tokens,
+		// and the run's calls and tokens stay the batches' own.
+		if n := probes.Load(); n == 0 || int64(run.ProbeCalls) != n {
+			t.Errorf("the run counts %d probe calls, the judge saw %d (want them equal, and some)", run.ProbeCalls, n)
+		}
+		if run.ProbePromptTokens == 0 || run.ProbeCompletionTokens == 0 {
+			t.Errorf("probe tokens %d+%d, want those of the answered probe", run.ProbePromptTokens, run.ProbeCompletionTokens)
+		}
+		if c := run.ProbeCostUSD(); c == nil || *c <= 0 {
+			t.Errorf("probe cost unknown or nothing (%v), want it priced at the run's prices", c != nil)
+		}
+		var calls, prompt, completion int
+		for _, b := range env.batches(run.ID) {
+			calls, prompt, completion = calls+b.Calls, prompt+b.PromptTokens, completion+b.CompletionTokens
+		}
+		if run.Calls != calls || run.PromptTokens != prompt || run.CompletionTokens != completion {
+			t.Errorf("run counts %d calls, %d+%d tokens; its batches %d calls, %d+%d tokens: the probes must not change the batches' figures",
+				run.Calls, run.PromptTokens, run.CompletionTokens, calls, prompt, completion)
 		}
 		if n := counterSum(t, r, "batcheval_judge_breaker_opened_total"); n < 1 {
 			t.Errorf("breaker opened %g times by the metrics, want at least 1", n)
@@ -498,7 +523,7 @@ func TestLapsedLeaseIsNotRenewed(t *testing.T) {
 				ctx := context.Background()
 				run := env.launch(r, env.newRun("http://127.0.0.1:1/v1", 1, 1, 30))
 				claimed := time.Now()
-				if ok, err := env.db.ClaimRun(ctx, run.ID, "holder", claimed.Add(ttl)); err != nil || !ok {
+				if ok, err := env.db.ClaimRun(ctx, run.ID, "holder", ttl); err != nil || !ok {
 					t.Fatalf("claim: %v %v", ok, err)
 				}
 				work, stop := context.WithCancelCause(ctx)

@@ -62,8 +62,11 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	// The lease owner names this execution, not just this process: two
 	// executions of one job in one process must still tell each other apart.
 	owner := fmt.Sprintf("%s/%d", r.id, r.executions.Add(1))
+	// claimed is on this process's monotonic clock, before the claim: the
+	// lease, written with the database's clock, holds at least until
+	// claimed+TTL (keepLease).
 	claimed := time.Now()
-	ok, err := r.db.ClaimRun(ctx, runID, owner, claimed.Add(r.cfg.LeaseTTL))
+	ok, err := r.db.ClaimRun(ctx, runID, owner, r.cfg.LeaseTTL)
 	if err != nil {
 		return err
 	}
@@ -180,8 +183,9 @@ const leaseRetryPause = 50 * time.Millisecond
 func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, runID int64, owner string, claimed time.Time) {
 	t := time.NewTicker(r.cfg.LeaseTTL / 3)
 	defer t.Stop()
-	// validFrom is when the expiry now in the database was computed, on
-	// this process's monotonic clock: the lease holds until validFrom+TTL.
+	// validFrom is, on this process's monotonic clock, a moment before the
+	// database computed the expiry now in it (with its own clock, one TTL
+	// on): the lease holds at least until validFrom+TTL.
 	validFrom := claimed
 	lapsed := func() bool { return time.Since(validFrom) >= r.cfg.LeaseTTL }
 	for {
@@ -195,7 +199,7 @@ func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, r
 			return
 		}
 		started := time.Now()
-		ok, err := r.db.RenewLease(work, runID, owner, started.Add(r.cfg.LeaseTTL))
+		ok, err := r.db.RenewLease(work, runID, owner, r.cfg.LeaseTTL)
 		// A transient error (a pooled connection the server dropped) is
 		// tried again at once on a new connection, not a tick later, while
 		// the lease still holds.
@@ -204,7 +208,7 @@ func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, r
 			case <-work.Done():
 			case <-time.After(leaseRetryPause):
 			}
-			ok, err = r.db.RenewLease(work, runID, owner, started.Add(r.cfg.LeaseTTL))
+			ok, err = r.db.RenewLease(work, runID, owner, r.cfg.LeaseTTL)
 		}
 		if err != nil {
 			// A passing database error: the next tick tries again. But once
@@ -1099,11 +1103,7 @@ func (r *Runner) stopping(work context.Context) error {
 
 // Cost prices tokens; nil when either price is unknown (never 0 for unknown).
 func Cost(j models.JudgeSnapshot, promptTokens, completionTokens int) *float64 {
-	if j.PriceInputPerMTok == nil || j.PriceOutputPerMTok == nil {
-		return nil
-	}
-	c := (float64(promptTokens)**j.PriceInputPerMTok + float64(completionTokens)**j.PriceOutputPerMTok) / 1e6
-	return &c
+	return j.Cost(promptTokens, completionTokens)
 }
 
 // judgeUnusable stops a run whose judge cannot answer any call as it is

@@ -647,6 +647,19 @@ func (g *callGuard) after(a judge.AttemptInfo) {
 	go g.probeLoop(g.open, g.last)
 }
 
+// countProbe counts a probe that was sent on the run, with the tokens the
+// endpoint reported for it (an answer's, or a failure's billed ones). A
+// probe is a paid call when answered; it used to be counted nowhere.
+func (g *callGuard) countProbe(ctx context.Context, resp judge.Response, je *judge.Error) {
+	prompt, completion := resp.PromptTokens, resp.CompletionTokens
+	if je != nil {
+		prompt, completion = je.PromptTokens, je.CompletionTokens
+	}
+	if err := g.r.db.AddRunProbe(ctx, g.runID, prompt, completion); err != nil {
+		g.log.Warn("count a probe of the judge", "err", err)
+	}
+}
+
 // probeLoop runs while the breaker is open: it records the wait on the
 // run, probes the judge until it answers, then closes the breaker. It
 // also ends (releasing the waiting calls, whose fence then refuses them)
@@ -694,13 +707,14 @@ func (g *callGuard) probeLoop(open chan struct{}, lastErr string) {
 		// as a timeout. A deadline of our own here, of the same length,
 		// ended the probe first as "cancelled", read below as an answer:
 		// a judge that hangs closed the breaker at every probe.
-		_, err := probe.Ping(g.ctx)
+		resp, err := probe.Ping(g.ctx)
 		var je *judge.Error
 		if errors.As(err, &je) && je.Kind == judge.KindCancelled {
 			// The execution ended (the select above says how), or the
 			// probe was never sent: neither says the judge answers.
 			continue
 		}
+		g.countProbe(wctx, resp, je)
 		if err == nil || (je != nil && !breaks(je)) {
 			// Any answer, even a refusal of the tiny probe, means the
 			// judge is reachable again.

@@ -42,7 +42,7 @@ func TestAnswerAlreadyStoredIsStillCounted(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if ok, err := env.db.ClaimRun(ctx, run.ID, "new", time.Now().Add(time.Minute)); err != nil || !ok {
+				if ok, err := env.db.ClaimRun(ctx, run.ID, "new", time.Minute); err != nil || !ok {
 					t.Fatalf("claim: %v %v", ok, err)
 				}
 				answer := func(v float64, calls, prompt, completion int) models.BatchResult {
@@ -146,7 +146,7 @@ func TestRefusedAnswerCountedOnce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if ok, err := env.db.ClaimRun(ctx, run.ID, "new", time.Now().Add(time.Minute)); err != nil || !ok {
+				if ok, err := env.db.ClaimRun(ctx, run.ID, "new", time.Minute); err != nil || !ok {
 					t.Fatalf("claim: %v %v", ok, err)
 				}
 				answer := func(b models.RunBatch, text string, calls, prompt, completion int, latency int64) models.BatchResult {

@@ -302,7 +302,7 @@ func TestLeases(t *testing.T) {
 				ctx := context.Background()
 				fj := newFakeJudge(t, simjudge.Options{Seed: 9}, nil)
 				run := env.launch(env.jobs, env.newRun(fj.URL(), 1, 3, 30))
-				ok, err := env.db.ClaimRun(ctx, run.ID, "other-worker", time.Now().Add(tt.leaseUntil))
+				ok, err := env.db.ClaimRun(ctx, run.ID, "other-worker", tt.leaseUntil)
 				if err != nil || !ok {
 					t.Fatalf("claim for the other worker: %v, %v", ok, err)
 				}

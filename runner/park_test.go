@@ -226,7 +226,7 @@ func TestParkedRescuesLapsedLease(t *testing.T) {
 		fj := newFakeJudge(t, simjudge.Options{Seed: 9}, nil)
 		run := env.launch(env.jobs, env.newRun(fj.URL(), 1, 3, 30))
 		lapse := time.Now().Add(1500 * time.Millisecond)
-		if ok, err := env.db.ClaimRun(ctx, run.ID, "dead-worker", lapse); err != nil || !ok {
+		if ok, err := env.db.ClaimRun(ctx, run.ID, "dead-worker", time.Until(lapse)); err != nil || !ok {
 			t.Fatalf("claim for the dead worker: %v, %v", ok, err)
 		}
 		if err := env.db.Gorm.Exec(`UPDATE river_job SET state = 'running', attempt = 1 WHERE id = ?`, *run.JobID).Error; err != nil {

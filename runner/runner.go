@@ -507,9 +507,9 @@ func (r *Runner) Sweep(ctx context.Context) int {
 		}
 		return -1
 	}
-	now := time.Now()
 	for _, l := range leases {
-		if l.JobID == nil || !l.Lapsed(now) {
+		// Lapsed by the database's clock: this process's may be off.
+		if l.JobID == nil || !l.Lapsed {
 			continue
 		}
 		if _, alive := r.live.Load(l.Owner); alive {
