@@ -400,6 +400,7 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 		c.require("timeout-retries", "BATCHEVAL_TIMEOUT_RETRIES", func() bool { return c.TimeoutRetries >= 0 }, "0 (no retry) or more, e.g. 1 (the default)")
 		c.require("probe-interval", "BATCHEVAL_PROBE_INTERVAL", func() bool { return c.ProbeInterval > 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default)", runner.DefaultProbeInterval))
 		c.require("db-retry-for", "BATCHEVAL_DB_RETRY_FOR", func() bool { return c.DBRetryFor > 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default)", models.DefaultRetryFor))
+		c.bindJudgeNetwork(fs, r)
 	}
 	if !server {
 		// Commands without a listener (run, migrate, admin) still follow
@@ -430,12 +431,6 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", r.boolean("secure-cookies", "BATCHEVAL_SECURE_COOKIES", false), "mark every cookie Secure: set when TLS ends at a proxy in front (env BATCHEVAL_SECURE_COOKIES)")
 	fs.StringVar(&c.AllowedHosts, "allowed-hosts", env("BATCHEVAL_ALLOWED_HOSTS", ""), "host names the dashboard answers to, comma-separated; empty: localhost, 127.0.0.1, ::1 and the bind host (env BATCHEVAL_ALLOWED_HOSTS)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", env("BATCHEVAL_TRUSTED_PROXIES", ""), "reverse proxies whose X-Forwarded-For/-Proto are believed, CIDRs or addresses (env BATCHEVAL_TRUSTED_PROXIES)")
-	// Judges on private networks and loopback are off unless the operator
-	// says so (loopback is on in local mode, for Ollama on the same laptop):
-	// a judge URL is typed in the dashboard, and the server must not become
-	// a way into the networks it can reach.
-	fs.BoolVar(&c.JudgeAllowPrivate, "judge-allow-private", r.boolean("judge-allow-private", "BATCHEVAL_JUDGE_ALLOW_PRIVATE", false), "allow judges on private networks: 10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, 64:ff9b:1::/48 (env BATCHEVAL_JUDGE_ALLOW_PRIVATE)")
-	fs.StringVar(&c.JudgeAllowLoopback, "judge-allow-loopback", env("BATCHEVAL_JUDGE_ALLOW_LOOPBACK", ""), "allow judges on this machine's loopback: true or false; empty: only in local mode (env BATCHEVAL_JUDGE_ALLOW_LOOPBACK)")
 	// Four full-size uploads can wait for their mapping at once: enough for
 	// a team preparing several data sets, and a bound on what unfinished
 	// uploads hold in the database.
@@ -479,10 +474,6 @@ func (c *Config) requireServer() {
 		{"upload-quota-mb", "BATCHEVAL_UPLOAD_QUOTA_MB", func() bool { return c.UploadQuotaMB >= 0 }, "a whole number of MiB, e.g. 200 (the default), or 0 for no quota"},
 		{"max-runs-per-workspace", "BATCHEVAL_MAX_RUNS_PER_WORKSPACE", func() bool { return c.MaxRunsPerWorkspace >= 0 }, "a whole number, e.g. 20 (the default), or 0 for no limit"},
 		{"park-after", "BATCHEVAL_PARK_AFTER", func() bool { return c.ParkAfter >= 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default), or 0 to never park", defaultParkAfter)},
-		// Checked here rather than when the judge policy is built, which
-		// comes after the database is opened.
-		{"judge-allow-loopback", "BATCHEVAL_JUDGE_ALLOW_LOOPBACK", func() bool { _, err := parseAllowLoopback(c.JudgeAllowLoopback); return err == nil },
-			"true or false, or nothing to allow loopback judges in local mode only"},
 	} {
 		c.checks = append(c.checks, rc)
 	}
@@ -531,10 +522,44 @@ func (c *Config) NetworkPolicy() (handlers.NetworkPolicy, error) {
 	return p, nil
 }
 
-// Egress is the judge egress policy; simURL is the in-process simulated
-// judge, allowed whatever the policy.
+// bindJudgeNetwork registers the judge network policy's flags, read from
+// BATCHEVAL_JUDGE_ALLOW_PRIVATE and BATCHEVAL_JUDGE_ALLOW_LOOPBACK by
+// default, on every command that calls judges (serve, worker, run,
+// resume): one policy, set the same way wherever a judge is called.
+//
+// Judges on private networks and loopback are off unless the operator says
+// so (loopback is on in local mode, for Ollama on the same laptop): a
+// judge URL is typed in the dashboard, and a process that calls it, the
+// dashboard's or a command resuming its run, must not become a way into
+// the networks it can reach.
+func (c *Config) bindJudgeNetwork(fs *flag.FlagSet, r envReader) {
+	fs.BoolVar(&c.JudgeAllowPrivate, "judge-allow-private", r.boolean("judge-allow-private", "BATCHEVAL_JUDGE_ALLOW_PRIVATE", false), "allow judges on private networks: 10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, 64:ff9b:1::/48 (env BATCHEVAL_JUDGE_ALLOW_PRIVATE)")
+	fs.StringVar(&c.JudgeAllowLoopback, "judge-allow-loopback", r.str("BATCHEVAL_JUDGE_ALLOW_LOOPBACK", ""), "allow judges on this machine's loopback: true or false; empty: only in local mode, while BATCHEVAL_ADDR is a loopback address (env BATCHEVAL_JUDGE_ALLOW_LOOPBACK)")
+	// Checked with the settings rather than when the policy is built,
+	// which comes after the database is opened.
+	c.require("judge-allow-loopback", "BATCHEVAL_JUDGE_ALLOW_LOOPBACK", func() bool { _, err := parseAllowLoopback(c.JudgeAllowLoopback); return err == nil },
+		"true or false, or nothing to allow loopback judges in local mode only")
+}
+
+// applyJudgeEgress sets the judge network policy (Egress) of every judge
+// client this process builds; simURL is the in-process simulated judge.
+// Every command that calls a judge calls it before its first call: until
+// then the judge package allows loopback and private addresses.
+func (c *Config) applyJudgeEgress(simURL string) error {
+	p, err := c.Egress(simURL)
+	if err != nil {
+		return err
+	}
+	judge.SetEgress(p)
+	return nil
+}
+
+// Egress is the judge network policy, from the settings bindJudgeNetwork
+// registers; simURL is the in-process simulated judge, allowed whatever
+// the policy.
 func (c *Config) Egress(simURL string) (judge.Egress, error) {
-	p := judge.Egress{AllowPrivate: c.JudgeAllowPrivate, AllowLoopback: c.LocalMode()}
+	p := judge.Egress{AllowPrivate: c.JudgeAllowPrivate, AllowLoopback: c.LocalMode(),
+		PrivateSetting: "BATCHEVAL_JUDGE_ALLOW_PRIVATE or --judge-allow-private", LoopbackSetting: "BATCHEVAL_JUDGE_ALLOW_LOOPBACK or --judge-allow-loopback"}
 	allow, err := parseAllowLoopback(c.JudgeAllowLoopback)
 	if err != nil {
 		return p, err

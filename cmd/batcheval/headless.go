@@ -214,11 +214,9 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer sim.Close()
-	egress, err := c.Egress(sim.URL)
-	if err != nil {
+	if err := c.applyJudgeEgress(sim.URL); err != nil {
 		return err
 	}
-	judge.SetEgress(egress)
 	snap := models.JudgeSnapshot{Name: "command line", BaseURL: *judgeURL, Model: *model, APIKeyEnv: *keyEnv,
 		MaxConcurrency: *concurrency, TimeoutSeconds: int(timeout.Seconds())}
 	if sendKeyAs != judge.KeyBearer {
