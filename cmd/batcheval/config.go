@@ -126,16 +126,18 @@ func (c *Config) require(flagName, key string, ok func() bool, want string) {
 
 // rangeErrs are the refusals of the range checks whose setting was given
 // (a default is always sensible), naming the flag when it was given and
-// the variable otherwise, with the value and what to write.
-func (c *Config) rangeErrs(fs *flag.FlagSet, given map[string]bool) []error {
+// the variable otherwise, with the value as written (given maps each flag
+// given to it) and what to write.
+func (c *Config) rangeErrs(given map[string]string) []error {
 	var errs []error
 	for _, rc := range c.checks {
 		if rc.ok() {
 			continue
 		}
+		written, isGiven := given[rc.flag]
 		switch {
-		case rc.flag != "" && given[rc.flag]:
-			errs = append(errs, fmt.Errorf("--%s=%s cannot be used: write %s", rc.flag, shownValue(fs.Lookup(rc.flag).Value.String()), rc.want))
+		case rc.flag != "" && isGiven:
+			errs = append(errs, fmt.Errorf("--%s=%s cannot be used: write %s", rc.flag, shownValue(written), rc.want))
 		case rc.key != "" && c.getenv != nil && c.getenv(rc.key) != "":
 			errs = append(errs, fmt.Errorf("%s=%q cannot be used: write %s, or unset it for the default", rc.key, c.getenv(rc.key), rc.want))
 		}
@@ -177,7 +179,39 @@ func (c *Config) parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	return c.settingsErr(fs)
+	return c.settingsErr(writtenFlags(fs, args))
+}
+
+// writtenFlags maps each flag given in args (parsed by fs without error)
+// to its value as written, the last one given, which an error quotes: a
+// flag's Value.String() is Go's rewriting of it (-1m0s for -1m, 500ms for
+// 0.5s, 1e+06 for 1000000.0). It reads args as the flag package does: up
+// to the first argument that is not a flag, or "--"; -name=value,
+// -name value, and -name alone for a boolean, with one dash or two.
+func writtenFlags(fs *flag.FlagSet, args []string) map[string]string {
+	out := map[string]string{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || len(a) < 2 || a[0] != '-' {
+			break
+		}
+		name := strings.TrimPrefix(a[1:], "-")
+		name, value, hasValue := strings.Cut(name, "=")
+		f := fs.Lookup(name)
+		if f == nil {
+			break // -h or --help: Parse stopped here too
+		}
+		if !hasValue {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				value = "true"
+			} else if i+1 < len(args) {
+				i++
+				value = args[i]
+			}
+		}
+		out[name] = value
+	}
+	return out
 }
 
 // settingsErr is every environment value that could not be read and that
@@ -186,19 +220,17 @@ func (c *Config) parse(fs *flag.FlagSet, args []string) error {
 // an operator who wrote "30 seconds" for a duration, "yes" for a boolean
 // or 0 for the runs at once must hear of it at start, before anything
 // opens the database, rather than get the default in silence.
-func (c *Config) settingsErr(fs *flag.FlagSet) error {
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+func (c *Config) settingsErr(given map[string]string) error {
 	var errs []error
 	for _, e := range c.envErrs {
-		if e.flag == "" || !given[e.flag] {
+		if _, replaced := given[e.flag]; e.flag == "" || !replaced {
 			errs = append(errs, e.err)
 		}
 	}
 	if c.rescueAfterErr != nil {
 		errs = append(errs, c.rescueAfterErr)
 	}
-	errs = append(errs, c.rangeErrs(fs, given)...)
+	errs = append(errs, c.rangeErrs(given)...)
 	// The log settings are words, read as given by the flag or the
 	// variable; the logger would take an unknown one for info or text.
 	var lv slog.Level
@@ -209,9 +241,10 @@ func (c *Config) settingsErr(fs *flag.FlagSet) error {
 		{"log-level", "BATCHEVAL_LOG_LEVEL", c.LogLevel, "debug, info, warn or error", lv.UnmarshalText([]byte(c.LogLevel)) == nil},
 		{"log-format", "BATCHEVAL_LOG_FORMAT", c.LogFormat, "text or json", strings.EqualFold(c.LogFormat, "text") || strings.EqualFold(c.LogFormat, "json")},
 	} {
+		_, isGiven := given[s.flag]
 		switch {
 		case s.ok:
-		case given[s.flag]:
+		case isGiven:
 			errs = append(errs, fmt.Errorf("--%s=%q cannot be read: write %s", s.flag, s.value, s.want))
 		default:
 			errs = append(errs, fmt.Errorf("%s=%q cannot be read: write %s, or unset it for the default", s.key, s.value, s.want))
@@ -325,12 +358,13 @@ func (c *Config) runnerConfig() (runner.Config, error) {
 // zero or negative (the runner would take it for "the default"), or
 // shorter than a delivery attempt may last (runner.MinRescueAfter), which
 // would act as that.
-func checkRescueAfter(d time.Duration) error {
+// written is d as the operator wrote it, which the message quotes.
+func checkRescueAfter(d time.Duration, written string) error {
 	switch {
 	case d <= 0:
-		return fmt.Errorf("%s is not a positive duration: write how long a webhook delivery may stay running before it is retried, e.g. %s (the default)", d, runner.DefaultRescueAfter)
+		return fmt.Errorf("%s is not a positive duration: write how long a webhook delivery may stay running before it is retried, e.g. %s (the default)", written, runner.DefaultRescueAfter)
 	case d < runner.MinRescueAfter():
-		return fmt.Errorf("%s is shorter than a webhook delivery attempt may last (%s), so it would not take effect: a running delivery is never retried before its attempt could have ended; use %s or more", d, runner.MinRescueAfter(), runner.MinRescueAfter())
+		return fmt.Errorf("%s is shorter than a webhook delivery attempt may last (%s), so it would not take effect: a running delivery is never retried before its attempt could have ended; use %s or more", written, runner.MinRescueAfter(), runner.MinRescueAfter())
 	}
 	return nil
 }
@@ -346,7 +380,7 @@ func (c *Config) bindRescueAfter(fs *flag.FlagSet, getenv func(string) string) {
 		if err != nil {
 			err = fmt.Errorf("cannot be read: write a duration with its unit, e.g. %s (the default)", runner.DefaultRescueAfter)
 		} else {
-			err = checkRescueAfter(d)
+			err = checkRescueAfter(d, v)
 		}
 		if err != nil {
 			c.rescueAfterErr = fmt.Errorf("BATCHEVAL_RESCUE_AFTER=%q: %w", v, err)
@@ -359,7 +393,7 @@ func (c *Config) bindRescueAfter(fs *flag.FlagSet, getenv func(string) string) {
 		if err != nil {
 			return fmt.Errorf("not a duration: write it like %s", runner.DefaultRescueAfter)
 		}
-		if err := checkRescueAfter(d); err != nil {
+		if err := checkRescueAfter(d, v); err != nil {
 			return err
 		}
 		c.RescueAfter, c.rescueAfterErr = d, nil

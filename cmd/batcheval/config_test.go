@@ -201,7 +201,7 @@ func TestRescueAfter(t *testing.T) {
 		{cmd: "worker", args: []string{"--rescue-after", "soon"}, bad: "not a duration"},
 		{cmd: "worker", args: []string{"--rescue-after", "0"}, bad: "not a positive duration"},
 		{cmd: "serve", args: []string{"--rescue-after", "5s"}, bad: "shorter than a webhook delivery attempt may last"},
-		{cmd: "worker", env: "-1m", bad: "BATCHEVAL_RESCUE_AFTER=\"-1m\": -1m0s is not a positive duration"},
+		{cmd: "worker", env: "-1m", bad: "BATCHEVAL_RESCUE_AFTER=\"-1m\": -1m is not a positive duration"},
 		{cmd: "serve", env: "2 minutes", bad: "BATCHEVAL_RESCUE_AFTER=\"2 minutes\""},
 		{cmd: "worker", env: "2 minutes", args: []string{"--rescue-after", "3m"}, want: 3 * time.Minute},
 		{cmd: "migrate", args: []string{"--rescue-after", "3m"}, bad: "flag provided but not defined"},
