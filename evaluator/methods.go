@@ -80,12 +80,16 @@ func DefaultMethodSettings() MethodSettings {
 	return MethodSettings{Samples: 20, UseLogprobs: true, SampleTemperature: 1, LLMEvalScale: LLMEvalFive}
 }
 
+// MaxSamples is the most completions G-Eval and CloserLook sample per
+// sample: five times the papers' n = 20.
+const MaxSamples = 100
+
 // Validate reports settings that cannot run.
 func (m MethodSettings) Validate() error {
-	if m.Samples < 1 || m.Samples > 100 {
-		return fmt.Errorf("samples n must be between 1 and 100, got %d", m.Samples)
+	if m.Samples < 1 || m.Samples > MaxSamples {
+		return fmt.Errorf("samples n must be between 1 and %d, got %d", MaxSamples, m.Samples)
 	}
-	if m.SampleTemperature < 0 || m.SampleTemperature > 2 {
+	if m.SampleTemperature < 0 || m.SampleTemperature > MaxTemperature {
 		return fmt.Errorf("sample temperature must be between 0 and 2, got %g", m.SampleTemperature)
 	}
 	if m.LLMEvalScale != LLMEvalFive && m.LLMEvalScale != LLMEvalHundred {

@@ -299,16 +299,29 @@ func DefaultSettings() Settings {
 	}
 }
 
+// The most rounds and the largest batch a run may have: 50 rounds is ten
+// times the paper's 5, beyond which the ensemble gains nothing measurable;
+// 100 samples is ten times its best batch size, and already more than most
+// judges' context windows hold.
+const (
+	MaxRounds    = 50
+	MaxBatchSize = 100
+)
+
+// MaxTemperature is the highest sampling temperature OpenAI-compatible
+// endpoints take.
+const MaxTemperature = 2.0
+
 // Validate reports settings that cannot run.
 func (s Settings) Validate() error {
 	switch {
 	case math.IsNaN(s.Temperature) || math.IsNaN(s.TopP):
 		return fmt.Errorf("temperature and top_p must be numbers")
-	case s.Rounds < 1 || s.Rounds > 50:
-		return fmt.Errorf("rounds must be between 1 and 50, got %d", s.Rounds)
-	case s.BatchSize < 1 || s.BatchSize > 100:
-		return fmt.Errorf("batch size must be between 1 and 100, got %d", s.BatchSize)
-	case s.Temperature < 0 || s.Temperature > 2:
+	case s.Rounds < 1 || s.Rounds > MaxRounds:
+		return fmt.Errorf("rounds must be between 1 and %d, got %d", MaxRounds, s.Rounds)
+	case s.BatchSize < 1 || s.BatchSize > MaxBatchSize:
+		return fmt.Errorf("batch size must be between 1 and %d, got %d", MaxBatchSize, s.BatchSize)
+	case s.Temperature < 0 || s.Temperature > MaxTemperature:
 		return fmt.Errorf("temperature must be between 0 and 2, got %g", s.Temperature)
 	case s.TopP <= 0 || s.TopP > 1:
 		return fmt.Errorf("top_p must be in (0, 1], got %g", s.TopP)

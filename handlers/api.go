@@ -439,7 +439,9 @@ func apiJudge(j models.Judge) APIJudge {
 }
 
 // APIJudgeInput creates or updates a judge. APIKey is write-only: stored
-// (an empty one keeps the stored key on update), never sent back.
+// (an empty one keeps the stored key on update), never sent back. It takes
+// every key of an APIJudge, so a judge read with GET can be edited and
+// sent back, as a rubric can.
 type APIJudgeInput struct {
 	Name      string `json:"name"`
 	BaseURL   string `json:"base_url"`
@@ -456,6 +458,35 @@ type APIJudgeInput struct {
 	PriceInputPerMTok  *float64 `json:"price_input_per_mtok"`
 	PriceOutputPerMTok *float64 `json:"price_output_per_mtok"`
 	ContextTokens      *int     `json:"context_tokens"`
+	// ID and Simulated are read-only: accepted so that a GET answer can be
+	// sent back, and refused only when they say something else (another
+	// judge's id on PUT; a simulated that is not the judge's, or true for a
+	// new judge: the simulated judge is built in). The other read-only keys
+	// of an APIJudge are ignored whatever they hold.
+	ID            int64           `json:"id"`
+	Simulated     *bool           `json:"simulated"`
+	HasStoredKey  json.RawMessage `json:"has_stored_key"`
+	LastTestAt    json.RawMessage `json:"last_test_at"`
+	LastTestError json.RawMessage `json:"last_test_error"`
+	CreatedAt     json.RawMessage `json:"created_at"`
+	UpdatedAt     json.RawMessage `json:"updated_at"`
+	BaseURLNote   json.RawMessage `json:"base_url_note"`
+	NameNote      json.RawMessage `json:"name_note"`
+}
+
+// checkReadOnly refuses the read-only keys of a judge body that say
+// something other than what they would read for j (a new judge: ID 0).
+func (in APIJudgeInput) checkReadOnly(j models.Judge) error {
+	if j.ID != 0 && in.ID != 0 && in.ID != j.ID {
+		return models.Errorf(models.EInvalid, "the body's id %d is not this judge's (%d): the address says which judge to replace; leave id out or send this judge's", in.ID, j.ID)
+	}
+	if in.Simulated != nil && *in.Simulated != j.Simulated {
+		if j.ID == 0 {
+			return models.Errorf(models.EInvalid, "simulated cannot be changed: the simulated judge is built into every workspace, and a judge made here calls the endpoint at base_url; leave simulated out or send false")
+		}
+		return models.Errorf(models.EInvalid, "simulated cannot be changed: this judge's is %t; leave simulated out or send %t", j.Simulated, j.Simulated)
+	}
+	return nil
 }
 
 // APILaunch launches a run, or with the experiments endpoint every method.
@@ -1267,6 +1298,9 @@ func (h *Handlers) apiCreateJudge(c echo.Context) error {
 		return err
 	}
 	j := models.Judge{WorkspaceID: h.workspaceID(c), APIKey: strings.TrimSpace(in.APIKey)}
+	if err := in.checkReadOnly(j); err != nil {
+		return err
+	}
 	if err := applyJudgeForm(&j, in.judgeForm(newJudgeForm())); err != nil {
 		return err
 	}
@@ -1298,6 +1332,9 @@ func (h *Handlers) apiUpdateJudge(c echo.Context) error {
 	}
 	var in APIJudgeInput
 	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	if err := in.checkReadOnly(j); err != nil {
 		return err
 	}
 	f := in.judgeForm(judgeFormOf(j))

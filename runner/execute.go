@@ -138,7 +138,7 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 		// Killed or job cancelled: what was answered is stored.
 		_ = r.db.ReleaseLease(context.WithoutCancel(ctx), runID, owner)
 		return r.handBack(ctx, log)
-	case models.IsTransient(err):
+	case pausesForDatabase(err):
 		return r.pauseForDatabase(ctx, runID, owner, err, log)
 	default:
 		var rl *rateLimited
@@ -159,6 +159,17 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 }
 
 var errCancelled = errors.New("run cancelled")
+
+// pausesForDatabase reports whether err, which ended an execution, is a
+// database error worth waiting out. A judge's error never is, even when a
+// network error lies beneath it: a judge address the network policy
+// refuses fails in the dialer, and was taken for a lost database
+// connection, so the run paused and resumed forever instead of stopping
+// with the refusal.
+func pausesForDatabase(err error) bool {
+	var je *judge.Error
+	return !errors.As(err, &je) && models.IsTransient(err)
+}
 
 // errLeaseLost stops work whose lease could not be renewed in time; the
 // run resumes wherever its lease is next claimed.

@@ -2,7 +2,11 @@ package runner
 
 import (
 	"errors"
+	"net"
+	"net/netip"
+	"net/url"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -75,5 +79,25 @@ func TestRateLimitWaitSaysWhoChoseIt(t *testing.T) {
 				t.Errorf("%q says %q", got, tc.wantNot)
 			}
 		})
+	}
+}
+
+// TestJudgeRefusedByTheNetworkPolicyStopsTheRun: a judge call the network
+// policy refuses (the dialer's refusal, under a net.OpError) stops the run
+// with the refusal; it was taken for a lost database connection, and the
+// run paused and resumed forever. A database connection that drops still
+// pauses the run.
+func TestJudgeRefusedByTheNetworkPolicyStopsTheRun(t *testing.T) {
+	refusal := &judge.EgressError{Addr: netip.MustParseAddrPort("127.0.0.1:11434"), Reason: "loopback addresses are off on this server"}
+	dial := &net.OpError{Op: "dial", Net: "tcp", Err: refusal}
+	stop := runLevel(&judge.Error{Kind: judge.KindRefused, Message: refusal.Error(), Err: &url.Error{Op: "Post", URL: "http://127.0.0.1:11434/v1/chat/completions", Err: dial}})
+	if stop == nil {
+		t.Fatal("a refused judge address does not stop the run")
+	}
+	if pausesForDatabase(stop) {
+		t.Errorf("a refused judge address pauses the run as if the database were down: %v", stop)
+	}
+	if !pausesForDatabase(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}) {
+		t.Error("a dropped database connection no longer pauses the run")
 	}
 }

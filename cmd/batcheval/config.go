@@ -126,16 +126,18 @@ func (c *Config) require(flagName, key string, ok func() bool, want string) {
 
 // rangeErrs are the refusals of the range checks whose setting was given
 // (a default is always sensible), naming the flag when it was given and
-// the variable otherwise, with the value and what to write.
-func (c *Config) rangeErrs(fs *flag.FlagSet, given map[string]bool) []error {
+// the variable otherwise, with the value as written (given maps each flag
+// given to it) and what to write.
+func (c *Config) rangeErrs(given map[string]string) []error {
 	var errs []error
 	for _, rc := range c.checks {
 		if rc.ok() {
 			continue
 		}
+		written, isGiven := given[rc.flag]
 		switch {
-		case rc.flag != "" && given[rc.flag]:
-			errs = append(errs, fmt.Errorf("--%s=%s cannot be used: write %s", rc.flag, shownValue(fs.Lookup(rc.flag).Value.String()), rc.want))
+		case rc.flag != "" && isGiven:
+			errs = append(errs, fmt.Errorf("--%s=%s cannot be used: write %s", rc.flag, shownValue(written), rc.want))
 		case rc.key != "" && c.getenv != nil && c.getenv(rc.key) != "":
 			errs = append(errs, fmt.Errorf("%s=%q cannot be used: write %s, or unset it for the default", rc.key, c.getenv(rc.key), rc.want))
 		}
@@ -177,7 +179,39 @@ func (c *Config) parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	return c.settingsErr(fs)
+	return c.settingsErr(writtenFlags(fs, args))
+}
+
+// writtenFlags maps each flag given in args (parsed by fs without error)
+// to its value as written, the last one given, which an error quotes: a
+// flag's Value.String() is Go's rewriting of it (-1m0s for -1m, 500ms for
+// 0.5s, 1e+06 for 1000000.0). It reads args as the flag package does: up
+// to the first argument that is not a flag, or "--"; -name=value,
+// -name value, and -name alone for a boolean, with one dash or two.
+func writtenFlags(fs *flag.FlagSet, args []string) map[string]string {
+	out := map[string]string{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || len(a) < 2 || a[0] != '-' {
+			break
+		}
+		name := strings.TrimPrefix(a[1:], "-")
+		name, value, hasValue := strings.Cut(name, "=")
+		f := fs.Lookup(name)
+		if f == nil {
+			break // -h or --help: Parse stopped here too
+		}
+		if !hasValue {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				value = "true"
+			} else if i+1 < len(args) {
+				i++
+				value = args[i]
+			}
+		}
+		out[name] = value
+	}
+	return out
 }
 
 // settingsErr is every environment value that could not be read and that
@@ -186,19 +220,17 @@ func (c *Config) parse(fs *flag.FlagSet, args []string) error {
 // an operator who wrote "30 seconds" for a duration, "yes" for a boolean
 // or 0 for the runs at once must hear of it at start, before anything
 // opens the database, rather than get the default in silence.
-func (c *Config) settingsErr(fs *flag.FlagSet) error {
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+func (c *Config) settingsErr(given map[string]string) error {
 	var errs []error
 	for _, e := range c.envErrs {
-		if e.flag == "" || !given[e.flag] {
+		if _, replaced := given[e.flag]; e.flag == "" || !replaced {
 			errs = append(errs, e.err)
 		}
 	}
 	if c.rescueAfterErr != nil {
 		errs = append(errs, c.rescueAfterErr)
 	}
-	errs = append(errs, c.rangeErrs(fs, given)...)
+	errs = append(errs, c.rangeErrs(given)...)
 	// The log settings are words, read as given by the flag or the
 	// variable; the logger would take an unknown one for info or text.
 	var lv slog.Level
@@ -209,9 +241,10 @@ func (c *Config) settingsErr(fs *flag.FlagSet) error {
 		{"log-level", "BATCHEVAL_LOG_LEVEL", c.LogLevel, "debug, info, warn or error", lv.UnmarshalText([]byte(c.LogLevel)) == nil},
 		{"log-format", "BATCHEVAL_LOG_FORMAT", c.LogFormat, "text or json", strings.EqualFold(c.LogFormat, "text") || strings.EqualFold(c.LogFormat, "json")},
 	} {
+		_, isGiven := given[s.flag]
 		switch {
 		case s.ok:
-		case given[s.flag]:
+		case isGiven:
 			errs = append(errs, fmt.Errorf("--%s=%q cannot be read: write %s", s.flag, s.value, s.want))
 		default:
 			errs = append(errs, fmt.Errorf("%s=%q cannot be read: write %s, or unset it for the default", s.key, s.value, s.want))
@@ -325,12 +358,13 @@ func (c *Config) runnerConfig() (runner.Config, error) {
 // zero or negative (the runner would take it for "the default"), or
 // shorter than a delivery attempt may last (runner.MinRescueAfter), which
 // would act as that.
-func checkRescueAfter(d time.Duration) error {
+// written is d as the operator wrote it, which the message quotes.
+func checkRescueAfter(d time.Duration, written string) error {
 	switch {
 	case d <= 0:
-		return fmt.Errorf("%s is not a positive duration: write how long a webhook delivery may stay running before it is retried, e.g. %s (the default)", d, runner.DefaultRescueAfter)
+		return fmt.Errorf("%s is not a positive duration: write how long a webhook delivery may stay running before it is retried, e.g. %s (the default)", written, runner.DefaultRescueAfter)
 	case d < runner.MinRescueAfter():
-		return fmt.Errorf("%s is shorter than a webhook delivery attempt may last (%s), so it would not take effect: a running delivery is never retried before its attempt could have ended; use %s or more", d, runner.MinRescueAfter(), runner.MinRescueAfter())
+		return fmt.Errorf("%s is shorter than a webhook delivery attempt may last (%s), so it would not take effect: a running delivery is never retried before its attempt could have ended; use %s or more", written, runner.MinRescueAfter(), runner.MinRescueAfter())
 	}
 	return nil
 }
@@ -346,7 +380,7 @@ func (c *Config) bindRescueAfter(fs *flag.FlagSet, getenv func(string) string) {
 		if err != nil {
 			err = fmt.Errorf("cannot be read: write a duration with its unit, e.g. %s (the default)", runner.DefaultRescueAfter)
 		} else {
-			err = checkRescueAfter(d)
+			err = checkRescueAfter(d, v)
 		}
 		if err != nil {
 			c.rescueAfterErr = fmt.Errorf("BATCHEVAL_RESCUE_AFTER=%q: %w", v, err)
@@ -359,7 +393,7 @@ func (c *Config) bindRescueAfter(fs *flag.FlagSet, getenv func(string) string) {
 		if err != nil {
 			return fmt.Errorf("not a duration: write it like %s", runner.DefaultRescueAfter)
 		}
-		if err := checkRescueAfter(d); err != nil {
+		if err := checkRescueAfter(d, v); err != nil {
 			return err
 		}
 		c.RescueAfter, c.rescueAfterErr = d, nil
@@ -400,6 +434,7 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 		c.require("timeout-retries", "BATCHEVAL_TIMEOUT_RETRIES", func() bool { return c.TimeoutRetries >= 0 }, "0 (no retry) or more, e.g. 1 (the default)")
 		c.require("probe-interval", "BATCHEVAL_PROBE_INTERVAL", func() bool { return c.ProbeInterval > 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default)", runner.DefaultProbeInterval))
 		c.require("db-retry-for", "BATCHEVAL_DB_RETRY_FOR", func() bool { return c.DBRetryFor > 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default)", models.DefaultRetryFor))
+		c.bindJudgeNetwork(fs, r)
 	}
 	if !server {
 		// Commands without a listener (run, migrate, admin) still follow
@@ -430,12 +465,6 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", r.boolean("secure-cookies", "BATCHEVAL_SECURE_COOKIES", false), "mark every cookie Secure: set when TLS ends at a proxy in front (env BATCHEVAL_SECURE_COOKIES)")
 	fs.StringVar(&c.AllowedHosts, "allowed-hosts", env("BATCHEVAL_ALLOWED_HOSTS", ""), "host names the dashboard answers to, comma-separated; empty: localhost, 127.0.0.1, ::1 and the bind host (env BATCHEVAL_ALLOWED_HOSTS)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", env("BATCHEVAL_TRUSTED_PROXIES", ""), "reverse proxies whose X-Forwarded-For/-Proto are believed, CIDRs or addresses (env BATCHEVAL_TRUSTED_PROXIES)")
-	// Judges on private networks and loopback are off unless the operator
-	// says so (loopback is on in local mode, for Ollama on the same laptop):
-	// a judge URL is typed in the dashboard, and the server must not become
-	// a way into the networks it can reach.
-	fs.BoolVar(&c.JudgeAllowPrivate, "judge-allow-private", r.boolean("judge-allow-private", "BATCHEVAL_JUDGE_ALLOW_PRIVATE", false), "allow judges on private networks: 10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, 64:ff9b:1::/48 (env BATCHEVAL_JUDGE_ALLOW_PRIVATE)")
-	fs.StringVar(&c.JudgeAllowLoopback, "judge-allow-loopback", env("BATCHEVAL_JUDGE_ALLOW_LOOPBACK", ""), "allow judges on this machine's loopback: true or false; empty: only in local mode (env BATCHEVAL_JUDGE_ALLOW_LOOPBACK)")
 	// Four full-size uploads can wait for their mapping at once: enough for
 	// a team preparing several data sets, and a bound on what unfinished
 	// uploads hold in the database.
@@ -479,10 +508,6 @@ func (c *Config) requireServer() {
 		{"upload-quota-mb", "BATCHEVAL_UPLOAD_QUOTA_MB", func() bool { return c.UploadQuotaMB >= 0 }, "a whole number of MiB, e.g. 200 (the default), or 0 for no quota"},
 		{"max-runs-per-workspace", "BATCHEVAL_MAX_RUNS_PER_WORKSPACE", func() bool { return c.MaxRunsPerWorkspace >= 0 }, "a whole number, e.g. 20 (the default), or 0 for no limit"},
 		{"park-after", "BATCHEVAL_PARK_AFTER", func() bool { return c.ParkAfter >= 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default), or 0 to never park", defaultParkAfter)},
-		// Checked here rather than when the judge policy is built, which
-		// comes after the database is opened.
-		{"judge-allow-loopback", "BATCHEVAL_JUDGE_ALLOW_LOOPBACK", func() bool { _, err := parseAllowLoopback(c.JudgeAllowLoopback); return err == nil },
-			"true or false, or nothing to allow loopback judges in local mode only"},
 	} {
 		c.checks = append(c.checks, rc)
 	}
@@ -531,10 +556,44 @@ func (c *Config) NetworkPolicy() (handlers.NetworkPolicy, error) {
 	return p, nil
 }
 
-// Egress is the judge egress policy; simURL is the in-process simulated
-// judge, allowed whatever the policy.
+// bindJudgeNetwork registers the judge network policy's flags, read from
+// BATCHEVAL_JUDGE_ALLOW_PRIVATE and BATCHEVAL_JUDGE_ALLOW_LOOPBACK by
+// default, on every command that calls judges (serve, worker, run,
+// resume): one policy, set the same way wherever a judge is called.
+//
+// Judges on private networks and loopback are off unless the operator says
+// so (loopback is on in local mode, for Ollama on the same laptop): a
+// judge URL is typed in the dashboard, and a process that calls it, the
+// dashboard's or a command resuming its run, must not become a way into
+// the networks it can reach.
+func (c *Config) bindJudgeNetwork(fs *flag.FlagSet, r envReader) {
+	fs.BoolVar(&c.JudgeAllowPrivate, "judge-allow-private", r.boolean("judge-allow-private", "BATCHEVAL_JUDGE_ALLOW_PRIVATE", false), "allow judges on private networks: 10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, 64:ff9b:1::/48 (env BATCHEVAL_JUDGE_ALLOW_PRIVATE)")
+	fs.StringVar(&c.JudgeAllowLoopback, "judge-allow-loopback", r.str("BATCHEVAL_JUDGE_ALLOW_LOOPBACK", ""), "allow judges on this machine's loopback: true or false; empty: only in local mode, while BATCHEVAL_ADDR is a loopback address (env BATCHEVAL_JUDGE_ALLOW_LOOPBACK)")
+	// Checked with the settings rather than when the policy is built,
+	// which comes after the database is opened.
+	c.require("judge-allow-loopback", "BATCHEVAL_JUDGE_ALLOW_LOOPBACK", func() bool { _, err := parseAllowLoopback(c.JudgeAllowLoopback); return err == nil },
+		"true or false, or nothing to allow loopback judges in local mode only")
+}
+
+// applyJudgeEgress sets the judge network policy (Egress) of every judge
+// client this process builds; simURL is the in-process simulated judge.
+// Every command that calls a judge calls it before its first call: until
+// then the judge package allows loopback and private addresses.
+func (c *Config) applyJudgeEgress(simURL string) error {
+	p, err := c.Egress(simURL)
+	if err != nil {
+		return err
+	}
+	judge.SetEgress(p)
+	return nil
+}
+
+// Egress is the judge network policy, from the settings bindJudgeNetwork
+// registers; simURL is the in-process simulated judge, allowed whatever
+// the policy.
 func (c *Config) Egress(simURL string) (judge.Egress, error) {
-	p := judge.Egress{AllowPrivate: c.JudgeAllowPrivate, AllowLoopback: c.LocalMode()}
+	p := judge.Egress{AllowPrivate: c.JudgeAllowPrivate, AllowLoopback: c.LocalMode(),
+		PrivateSetting: "BATCHEVAL_JUDGE_ALLOW_PRIVATE or --judge-allow-private", LoopbackSetting: "BATCHEVAL_JUDGE_ALLOW_LOOPBACK or --judge-allow-loopback"}
 	allow, err := parseAllowLoopback(c.JudgeAllowLoopback)
 	if err != nil {
 		return p, err

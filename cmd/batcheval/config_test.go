@@ -201,7 +201,7 @@ func TestRescueAfter(t *testing.T) {
 		{cmd: "worker", args: []string{"--rescue-after", "soon"}, bad: "not a duration"},
 		{cmd: "worker", args: []string{"--rescue-after", "0"}, bad: "not a positive duration"},
 		{cmd: "serve", args: []string{"--rescue-after", "5s"}, bad: "shorter than a webhook delivery attempt may last"},
-		{cmd: "worker", env: "-1m", bad: "BATCHEVAL_RESCUE_AFTER=\"-1m\": -1m0s is not a positive duration"},
+		{cmd: "worker", env: "-1m", bad: "BATCHEVAL_RESCUE_AFTER=\"-1m\": -1m is not a positive duration"},
 		{cmd: "serve", env: "2 minutes", bad: "BATCHEVAL_RESCUE_AFTER=\"2 minutes\""},
 		{cmd: "worker", env: "2 minutes", args: []string{"--rescue-after", "3m"}, want: 3 * time.Minute},
 		{cmd: "migrate", args: []string{"--rescue-after", "3m"}, bad: "flag provided but not defined"},
@@ -306,5 +306,59 @@ func TestMetricsBearer(t *testing.T) {
 				t.Errorf("got %q, %v; want %q", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestJudgeNetworkPolicyIsTheSameForEveryCommand: every command that calls
+// a judge (serve, worker, run, resume) reads the judge network policy from
+// the same flags and variables, safe by default: private networks off,
+// loopback on only while BATCHEVAL_ADDR is loopback (the default, so Ollama
+// on the same laptop works). `run` ignored BATCHEVAL_JUDGE_ALLOW_PRIVATE
+// and BATCHEVAL_JUDGE_ALLOW_LOOPBACK and had no flags for them, so a judge
+// on the local network could not be allowed; resume had none either.
+func TestJudgeNetworkPolicyIsTheSameForEveryCommand(t *testing.T) {
+	private, loopback := netip.MustParseAddrPort("192.168.1.20:8000"), netip.MustParseAddrPort("127.0.0.1:11434")
+	for _, cmd := range []string{"serve", "worker", "run", "resume"} {
+		for _, tc := range []struct {
+			name                     string
+			env                      map[string]string
+			args                     []string
+			wantPrivate, wantLoopbck bool
+		}{
+			{name: "default", wantLoopbck: true},
+			{name: "private from the environment", env: map[string]string{"BATCHEVAL_JUDGE_ALLOW_PRIVATE": "true"}, wantPrivate: true, wantLoopbck: true},
+			{name: "private from the flag", args: []string{"--judge-allow-private"}, wantPrivate: true, wantLoopbck: true},
+			{name: "the flag wins over the environment", env: map[string]string{"BATCHEVAL_JUDGE_ALLOW_PRIVATE": "true"}, args: []string{"--judge-allow-private=false"}, wantLoopbck: true},
+			{name: "loopback off from the environment", env: map[string]string{"BATCHEVAL_JUDGE_ALLOW_LOOPBACK": "false"}},
+			{name: "loopback off from the flag", args: []string{"--judge-allow-loopback=false"}},
+			{name: "not local mode", env: map[string]string{"BATCHEVAL_ADDR": "0.0.0.0:8080"}},
+			{name: "not local mode, loopback asked for", env: map[string]string{"BATCHEVAL_ADDR": "0.0.0.0:8080", "BATCHEVAL_JUDGE_ALLOW_LOOPBACK": "true"}, wantLoopbck: true},
+		} {
+			fs, c := newCommand(cmd, func(k string) string { return tc.env[k] }, io.Discard)
+			if err := c.parse(fs, tc.args); err != nil {
+				t.Errorf("%s, %s: %v", cmd, tc.name, err)
+				continue
+			}
+			p, err := c.Egress("")
+			if err != nil {
+				t.Errorf("%s, %s: %v", cmd, tc.name, err)
+				continue
+			}
+			if err := p.Check(private); (err == nil) != tc.wantPrivate {
+				t.Errorf("%s, %s: a judge on %s: %v, want allowed=%v", cmd, tc.name, private, err, tc.wantPrivate)
+			}
+			if err := p.Check(loopback); (err == nil) != tc.wantLoopbck {
+				t.Errorf("%s, %s: a judge on %s: %v, want allowed=%v", cmd, tc.name, loopback, err, tc.wantLoopbck)
+			}
+			// A refusal says how to allow it, by variable and flag.
+			if err := p.Check(private); err != nil && !strings.Contains(err.Error(), "BATCHEVAL_JUDGE_ALLOW_PRIVATE or --judge-allow-private") {
+				t.Errorf("%s, %s: refusal %q does not say how to allow it", cmd, tc.name, err)
+			}
+		}
+		// A loopback allowance that is no boolean is refused at start.
+		fs, c := newCommand(cmd, func(k string) string { return map[string]string{"BATCHEVAL_JUDGE_ALLOW_LOOPBACK": "yes"}[k] }, io.Discard)
+		if err := c.parse(fs, nil); err == nil || !strings.Contains(err.Error(), `BATCHEVAL_JUDGE_ALLOW_LOOPBACK="yes" cannot be used`) {
+			t.Errorf("%s: BATCHEVAL_JUDGE_ALLOW_LOOPBACK=yes: %v, want it refused", cmd, err)
+		}
 	}
 }

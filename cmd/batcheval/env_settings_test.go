@@ -272,3 +272,53 @@ func TestServeRefusesSettingsBeforeOpeningTheDatabase(t *testing.T) {
 		t.Errorf("migrate --db '': error %v, want it refused naming --db", err)
 	}
 }
+
+// TestFlagErrorsNameTheFlagAndQuoteWhatWasWritten: a value out of range
+// is refused naming its flag and quoting it as written: `batcheval run
+// --rounds 0` said "rounds must be between 1 and 50, got 0" (no flag),
+// after the data had been read, and a duration was shown as Go rewrites it
+// (--timeout=-1m as -1m0s, 0.5s as 500ms, -90s as -1m30s).
+func TestFlagErrorsNameTheFlagAndQuoteWhatWasWritten(t *testing.T) {
+	dir := t.TempDir()
+	wide, _ := writeAnnotated(t, dir)
+	rubric := writeFile(t, filepath.Join(dir, "r.yaml"), annotatedRubric)
+	for i, tc := range []struct {
+		cmd  string
+		args []string
+		want string
+		not  string // Go's rewriting of the value, which must not show
+	}{
+		{"run", []string{"--rounds=0"}, "--rounds=0 cannot be used: write a whole number from 1 to 50", ""},
+		{"run", []string{"--rounds", "51"}, "--rounds=51 cannot be used: write a whole number from 1 to 50", ""},
+		{"run", []string{"--batch-size=0"}, "--batch-size=0 cannot be used: write a whole number from 1 to 100", ""},
+		{"run", []string{"--batch-size=101"}, "--batch-size=101 cannot be used", ""},
+		{"run", []string{"--temperature=2.5"}, "--temperature=2.5 cannot be used: write a number from 0 to 2", ""},
+		{"run", []string{"--top-p=0"}, "--top-p=0 cannot be used: write a number above 0, at most 1", ""},
+		{"run", []string{"--samples=101"}, "--samples=101 cannot be used: write a whole number from 1 to 100", ""},
+		{"run", []string{"--sample-temperature=3"}, "--sample-temperature=3 cannot be used: write a number from 0 to 2", ""},
+		{"run", []string{"--timeout=-1m"}, "--timeout=-1m cannot be used", "-1m0s"},
+		{"run", []string{"--timeout", "0.5s"}, "--timeout=0.5s cannot be used", "500ms"},
+		{"run", []string{"--simulated", "--lease=-90s"}, "--lease=-90s cannot be used", "-1m30s"},
+		{"run", []string{"--rescue-after=-90s"}, `invalid value "-90s" for flag -rescue-after: -90s is not a positive duration`, "-1m30s"},
+		{"serve", []string{"--park-after", "-90s"}, "--park-after=-90s cannot be used", "-1m30s"},
+	} {
+		db := filepath.Join(dir, "sub"+string(rune('a'+i)), "t.db")
+		args := append([]string{tc.cmd, "--db", db}, tc.args...)
+		if tc.cmd == "run" {
+			args = append(args, "--data", wide, "--rubric", rubric, "--simulated")
+		}
+		err := run(context.Background(), args, func(string) string { return "" }, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || (tc.not != "" && strings.Contains(err.Error(), tc.not)) {
+			t.Errorf("%s %v: error %v, want it to say %q (and not %q)", tc.cmd, tc.args, err, tc.want, tc.not)
+		}
+		if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s %v: the database %s was created (stat: %v)", tc.cmd, tc.args, db, err)
+		}
+	}
+	// The variable's value is quoted as written in what follows it, too.
+	fs, c := newCommand("worker", func(k string) string { return map[string]string{"BATCHEVAL_RESCUE_AFTER": "-90s"}[k] }, io.Discard)
+	err := c.parse(fs, nil)
+	if err == nil || !strings.Contains(err.Error(), `BATCHEVAL_RESCUE_AFTER="-90s": -90s is not a positive duration`) || strings.Contains(err.Error(), "-1m30s") {
+		t.Errorf("BATCHEVAL_RESCUE_AFTER=-90s: %v, want it quoted as written", err)
+	}
+}

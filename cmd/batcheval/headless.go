@@ -101,7 +101,20 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	// taken for the default in silence).
 	c.require("concurrency", "", func() bool { return *concurrency >= 1 }, "a whole number from 1 up, e.g. 4 (the default)")
 	c.require("timeout", "", func() bool { return *timeout >= time.Second }, "a duration of 1s or more, e.g. 2m (the default)")
-	c.require("samples", "", func() bool { return *nSamples >= 1 }, "a whole number from 1 up, e.g. 20 (the default)")
+	c.require("samples", "", func() bool { return *nSamples >= 1 && *nSamples <= evaluator.MaxSamples },
+		fmt.Sprintf("a whole number from 1 to %d, e.g. 20 (the default)", evaluator.MaxSamples))
+	// The run's settings, checked here too (settings.Validate checks them
+	// again) so that the message names the flag, with the other settings
+	// and before the data file is read.
+	c.require("rounds", "", func() bool { return *rounds >= 1 && *rounds <= evaluator.MaxRounds },
+		fmt.Sprintf("a whole number from 1 to %d, e.g. %d (the default)", evaluator.MaxRounds, def.Rounds))
+	c.require("batch-size", "", func() bool { return *batchSize >= 1 && *batchSize <= evaluator.MaxBatchSize },
+		fmt.Sprintf("a whole number from 1 to %d, e.g. %d (the default)", evaluator.MaxBatchSize, def.BatchSize))
+	c.require("temperature", "", func() bool { return *temperature >= 0 && *temperature <= evaluator.MaxTemperature },
+		fmt.Sprintf("a number from 0 to %g, e.g. %g (the default)", evaluator.MaxTemperature, def.Temperature))
+	c.require("top-p", "", func() bool { return *topP > 0 && *topP <= 1 }, fmt.Sprintf("a number above 0, at most 1, e.g. %g (the default)", def.TopP))
+	c.require("sample-temperature", "", func() bool { return *sampleTemp >= 0 && *sampleTemp <= evaluator.MaxTemperature },
+		fmt.Sprintf("a number from 0 to %g, e.g. 1 (the default)", evaluator.MaxTemperature))
 	if err := c.parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil // the usage was printed, as asked
@@ -214,11 +227,9 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer sim.Close()
-	egress, err := c.Egress(sim.URL)
-	if err != nil {
+	if err := c.applyJudgeEgress(sim.URL); err != nil {
 		return err
 	}
-	judge.SetEgress(egress)
 	snap := models.JudgeSnapshot{Name: "command line", BaseURL: *judgeURL, Model: *model, APIKeyEnv: *keyEnv,
 		MaxConcurrency: *concurrency, TimeoutSeconds: int(timeout.Seconds())}
 	if sendKeyAs != judge.KeyBearer {

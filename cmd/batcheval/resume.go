@@ -88,6 +88,11 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	defer sim.Close()
+	// The judge network policy, as serve and run apply it: without it the
+	// run's judge (a URL typed in the dashboard) could reach any address.
+	if err := c.applyJudgeEgress(sim.URL); err != nil {
+		return err
+	}
 	// A private queue, as `batcheval run` uses: this process works this run only.
 	rc.Work, rc.MaxRuns, rc.SimulatedURL = true, 1, sim.URL
 	rc.PollInterval, rc.Queue = 100*time.Millisecond, fmt.Sprintf("cli_%d_%d", os.Getpid(), time.Now().UnixNano())

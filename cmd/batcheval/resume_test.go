@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dbtest"
 )
@@ -64,5 +65,107 @@ func TestResumeCommand(t *testing.T) {
 	wantComplete(t, theRun(t, db, 0, models.Run.Finished))
 	if err := run(context.Background(), []string{"resume", fmt.Sprint(first.ID)}, env, &out, &errOut); err == nil || !strings.Contains(err.Error(), "nothing to resume") {
 		t.Errorf("resume of a complete run: %v, want it refused", err)
+	}
+}
+
+// TestRunAndResumeApplyTheJudgeNetworkPolicy: `batcheval resume` applies
+// the judge network policy as serve does (it applied none, so the
+// permissive default let a run's judge reach loopback and private
+// addresses whatever the operator said), and `batcheval run` reads
+// BATCHEVAL_JUDGE_ALLOW_LOOPBACK (it ignored it). A judge on a loopback
+// port that the policy refuses gets no request at all; with the default
+// policy (loopback allowed while BATCHEVAL_ADDR is loopback) the same
+// resume finishes the run.
+func TestRunAndResumeApplyTheJudgeNetworkPolicy(t *testing.T) {
+	t.Cleanup(func() { judge.SetEgress(judge.Egress{AllowPrivate: true, AllowLoopback: true}) })
+	dsn := dbtest.DSN(t, models.SQLite)
+	var refusing atomic.Bool
+	refusing.Store(true)
+	var mu sync.Mutex
+	target := ""
+	fj := newFaultJudge(t, func(w http.ResponseWriter, r *http.Request, n int, rq request) bool {
+		mu.Lock()
+		if target == "" && !rq.probe {
+			target = rq.key
+		}
+		hit := rq.key == target
+		mu.Unlock()
+		if hit && refusing.Load() {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			fmt.Fprint(w, `{"error":{"message":"refused"}}`)
+			return true
+		}
+		return false
+	})
+	base := map[string]string{"BATCHEVAL_DB": dsn, "BATCHEVAL_LOG_LEVEL": "warn"}
+	envWith := func(extra map[string]string) func(string) string {
+		return func(k string) string {
+			if v, ok := extra[k]; ok {
+				return v
+			}
+			return base[k]
+		}
+	}
+	noLoopback := envWith(map[string]string{"BATCHEVAL_JUDGE_ALLOW_LOOPBACK": "false"})
+
+	// run, loopback refused by the environment: nothing reaches the judge.
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), runArgs(t, fj.URL()), noLoopback, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "loopback addresses are off") {
+		t.Errorf("run with BATCHEVAL_JUDGE_ALLOW_LOOPBACK=false: %v, want the judge refused\n%s", err, errOut.String())
+	}
+	if n := len(fj.requests(true)); n != 0 {
+		t.Fatalf("run with BATCHEVAL_JUDGE_ALLOW_LOOPBACK=false sent the judge %d requests, want none", n)
+	}
+
+	// A run with one gap, under the default policy.
+	if err := run(context.Background(), runArgs(t, fj.URL()), envWith(nil), &out, &errOut); err != nil {
+		t.Fatalf("batcheval run: %v\n%s", err, errOut.String())
+	}
+	db := openDSN(t, dsn)
+	var first models.Run
+	var runs []models.Run
+	if err := db.Gorm.Order("id").Find(&runs).Error; err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if r.BatchesFailed == 1 {
+			first = r
+		}
+	}
+	if first.ID == 0 || !first.Resumable() {
+		t.Fatalf("no resumable run with one gap among %d runs", len(runs))
+	}
+	refusing.Store(false)
+
+	// resume, loopback refused, by the environment and by the flag.
+	for _, tc := range []struct {
+		name string
+		env  func(string) string
+		args []string
+	}{
+		{"BATCHEVAL_JUDGE_ALLOW_LOOPBACK=false", noLoopback, nil},
+		{"--judge-allow-loopback=false", envWith(nil), []string{"--judge-allow-loopback=false"}},
+	} {
+		sentBefore := len(fj.requests(true))
+		args := append(append([]string{"resume"}, tc.args...), fmt.Sprint(first.ID))
+		err := run(context.Background(), args, tc.env, &out, &errOut)
+		if err == nil || !strings.Contains(err.Error(), "loopback addresses are off") {
+			t.Errorf("resume with %s: %v, want the judge refused", tc.name, err)
+		}
+		if sent := len(fj.requests(true)) - sentBefore; sent != 0 {
+			t.Errorf("resume with %s sent the judge %d requests, want none", tc.name, sent)
+		}
+	}
+
+	// The default policy: the gap is sent and the run completes.
+	sentBefore := len(fj.requests(false))
+	out.Reset()
+	if err := run(context.Background(), []string{"resume", fmt.Sprint(first.ID)}, envWith(nil), &out, &errOut); err != nil {
+		t.Fatalf("batcheval resume: %v\n%s", err, errOut.String())
+	}
+	if sent := len(fj.requests(false)) - sentBefore; sent != 1 {
+		t.Errorf("resume sent %d requests, want 1 (the gap)", sent)
 	}
 }

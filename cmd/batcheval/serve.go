@@ -14,7 +14,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/handlers"
 	"github.com/batcheval/batcheval/models"
@@ -77,11 +76,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return fmt.Errorf("start simulated judge: %w", err)
 	}
 	defer sim.Close()
-	egress, err := c.Egress(sim.URL)
-	if err != nil {
+	if err := c.applyJudgeEgress(sim.URL); err != nil {
 		return err
 	}
-	judge.SetEgress(egress)
 
 	work := !web || !*noWork
 	rc.DB, rc.Log, rc.Work, rc.SimulatedURL, rc.Getenv = db, log, work, sim.URL, getenv
