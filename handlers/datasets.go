@@ -651,8 +651,9 @@ func mappingFromForm(c echo.Context, t *dataimport.Table) dataimport.Mapping {
 	return m
 }
 
-// defaultLabel is the label of a column nobody labelled: its own name.
-func defaultLabel(col string) string { return col }
+// defaultLabel is the label of a column nobody labelled: the one
+// SuggestMapping offers (dataimport.SuggestedLabel), ticked or not.
+func defaultLabel(col string) string { return dataimport.SuggestedLabel(col) }
 
 // importProblem words one mapping problem for the problems table.
 func importProblem(pe dataimport.ParseError) web.ImportProblem {

@@ -581,8 +581,8 @@ var idNames = []string{"id", "uuid", "guid", "_id", "key", "sample_id", "item_id
 
 // SuggestMapping guesses a mapping for the person to confirm: an id column
 // with a familiar name (id, uuid...) whose values are present and unique;
-// text-like columns (words, many distinct values) as fields labelled in
-// Title Case; numeric columns (every non-empty value a finite number, in
+// text-like columns (words, many distinct values, or sentences even when
+// repeated) as fields labelled as SuggestedLabel says; numeric columns (every non-empty value a finite number, in
 // more than half of the rows) as ratings.
 func SuggestMapping(t *Table) Mapping {
 	var m Mapping
@@ -617,7 +617,7 @@ func SuggestMapping(t *Table) Mapping {
 			}
 		default:
 			if s.textLike(len(t.Records)) {
-				m.Fields = append(m.Fields, evaluator.Field{Column: c, Label: titleLabel(c)})
+				m.Fields = append(m.Fields, evaluator.Field{Column: c, Label: SuggestedLabel(c)})
 			}
 			// A column of mostly numbers with a stray word ("good", "n/a")
 			// is a rating column with a typo: showing it to the judge would
@@ -631,7 +631,7 @@ func SuggestMapping(t *Table) Mapping {
 		}
 	}
 	if len(m.Fields) == 0 && longest != "" {
-		m.Fields = []evaluator.Field{{Column: longest, Label: titleLabel(longest)}}
+		m.Fields = []evaluator.Field{{Column: longest, Label: SuggestedLabel(longest)}}
 	}
 	return m
 }
@@ -794,18 +794,21 @@ func looksLikeID(col string) bool {
 	return c == "id" || c == "index" || c == "idx" || c == "row" || strings.HasSuffix(c, "_id") || strings.HasSuffix(c, " id")
 }
 
-// titleLabel turns a column name into a label: "system_response" and
-// "system.response" become "System Response".
-func titleLabel(col string) string {
+// SuggestedLabel is the label a column is offered under, ticked or not:
+// the header as its author wrote it, with its separators tidied
+// ("system_response" and "system.response" become "System response") and
+// its first letter a capital, the rest of its case kept ("Bot answer"
+// stays "Bot answer", "GPT answer" stays "GPT answer"). Title Case for
+// ticked columns only gave "Bot Answer" beside an unticked "Customer
+// question".
+func SuggestedLabel(col string) string {
 	words := strings.FieldsFunc(col, func(r rune) bool {
 		return r == '_' || r == '-' || r == '.' || unicode.IsSpace(r)
 	})
-	for i, w := range words {
-		r, size := utf8.DecodeRuneInString(w)
-		words[i] = string(unicode.ToUpper(r)) + w[size:]
-	}
 	if len(words) == 0 {
 		return col
 	}
-	return strings.Join(words, " ")
+	label := strings.Join(words, " ")
+	r, size := utf8.DecodeRuneInString(label)
+	return string(unicode.ToUpper(r)) + label[size:]
 }

@@ -22,7 +22,7 @@ func mustParse(t *testing.T, f Format, input string) *Table {
 func fields(cols ...string) []evaluator.Field {
 	var fs []evaluator.Field
 	for _, c := range cols {
-		fs = append(fs, evaluator.Field{Column: c, Label: titleLabel(c)})
+		fs = append(fs, evaluator.Field{Column: c, Label: SuggestedLabel(c)})
 	}
 	return fs
 }
@@ -296,17 +296,25 @@ func TestSuggestMapping(t *testing.T) {
 	}
 }
 
-func TestTitleLabel(t *testing.T) {
+// TestSuggestedLabel: one rule for every column's label, ticked or not
+// (QA: "Bot answer" was offered as "Bot Answer" beside "Customer
+// question" kept as written): separators tidied, the first letter a
+// capital, the rest as the header has it.
+func TestSuggestedLabel(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"context", "Context"},
-		{"system_response", "System Response"},
+		{"system_response", "System response"},
 		{"scores.Coherent", "Scores Coherent"},
-		{"état-civil", "État Civil"},
+		{"état-civil", "État civil"},
+		{"Bot answer", "Bot answer"},
+		{"Customer question", "Customer question"},
+		{"GPT  answer", "GPT answer"},
+		{" bot_answer ", "Bot answer"},
 		{"__", "__"},
 	}
 	for _, tt := range tests {
-		if got := titleLabel(tt.in); got != tt.want {
-			t.Errorf("titleLabel(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := SuggestedLabel(tt.in); got != tt.want {
+			t.Errorf("SuggestedLabel(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
