@@ -436,6 +436,9 @@ func mappingView(c echo.Context, p models.Project, u models.PendingUpload, s upl
 		if !mc.Rating {
 			mc.RatingNote = dataimport.WhyNotRating(t, col)
 		}
+		if !mc.Show && col != m.IDColumn {
+			mc.ShowNote = dataimport.WhyNotShown(t, col)
+		}
 		v.Columns = append(v.Columns, mc)
 	}
 	for _, rec := range t.Preview(previewRows) {

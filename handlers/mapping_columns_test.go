@@ -76,3 +76,41 @@ func TestMappingLabelsFollowTheHeader(t *testing.T) {
 		}
 	})
 }
+
+// TestMappingTicksRepeatedQuestions: a column of questions asked several
+// times (6 values over 14 rows) is ticked for the judge, which would
+// otherwise score answers without seeing what they reply to (QA: it was
+// taken for a category, unticked, and nothing said why); a real category
+// of short values stays unticked, and the page says why, as it does for
+// rating columns.
+func TestMappingTicksRepeatedQuestions(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		token := env.uploadToken("support.csv", supportCSV)
+		cols := mappingColumns(t, env.get(env.mapPath()+"?token="+token).Body.String())
+		for _, tc := range []struct {
+			col   string
+			shown bool
+			note  string // what the note says ("" none)
+		}{
+			{"Customer question", true, ""},
+			{"Bot answer", true, ""},
+			{"support_channel", false, `Not ticked: its 14 rows hold only 2 different short values (e.g. "web chat"), so it reads as a category`},
+			{"id", false, ""},
+			{"quality", false, ""},
+		} {
+			c, ok := cols[tc.col]
+			if !ok {
+				t.Fatalf("no row for column %q: %v", tc.col, cols)
+			}
+			if c.shown != tc.shown {
+				t.Errorf("column %q: judge sees it %v, want %v", tc.col, c.shown, tc.shown)
+			}
+			if (tc.note == "") != (c.showNote == "") || !strings.Contains(c.showNote, tc.note) {
+				t.Errorf("column %q: note %q, want %q", tc.col, c.showNote, tc.note)
+			}
+		}
+		if note := cols["support_channel"].showNote; !strings.Contains(note, "Tick it if the judge needs it") {
+			t.Errorf("the note does not say what to do: %q", note)
+		}
+	})
+}

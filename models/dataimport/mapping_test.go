@@ -285,6 +285,26 @@ func TestSuggestMapping(t *testing.T) {
 				Fields:   []evaluator.Field{{Column: "context", Label: "Context"}},
 			},
 		},
+		{
+			// QA: six questions over fourteen rows were taken for a
+			// category, so the judge scored answers without the
+			// questions. Sentences are text even when repeated; short
+			// repeated values ("web chat") stay a category.
+			name: "repeated questions are text, a repeated channel is not",
+			input: "id,question,answer,channel\n" +
+				"1,How do I reset my password?,Open Settings.,web chat\n" +
+				"2,How do I reset my password?,No idea.,phone call\n" +
+				"3,Where is my order?,On its way.,web chat\n" +
+				"4,Where is my order?,Ask the courier.,web chat\n" +
+				"5,Can I pay by bank transfer instead,Yes you can.,phone call\n" +
+				"6,Can I pay by bank transfer instead,No.,web chat\n" +
+				"7,Where is my order?,Track it online.,phone call\n" +
+				"8,How do I reset my password?,Use the link.,web chat\n",
+			want: Mapping{
+				IDColumn: "id",
+				Fields:   []evaluator.Field{{Column: "question", Label: "Question"}, {Column: "answer", Label: "Answer"}},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
