@@ -429,10 +429,49 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 			v.AgreementReading = agreementReading(v.Agreement, cmp.a.Name, cmp.b.Name)
 		}
 	}
+	if why := unscoredRunReading(cmp, m); why != "" {
+		// Not "a run or the humans gave every sample the same score": a
+		// run without a score has nothing to correlate.
+		if v.HasHuman && !v.DifferentCriteria {
+			v.AgreementReading = why
+		}
+		if cmp.Mismatch == "" {
+			v.Reading = why
+		}
+	}
 	if v.HasHuman && v.DifferentCriteria {
 		v.AgreementReading = differentCriteriaReading
 	}
 	return v, nil
+}
+
+// unscoredRunReading says which of the compared runs has no score on the
+// criterion, naming it, and whether one may still come (a run still going)
+// or not (a finished run whose calls failed or whose answers could not be
+// read); "" when both runs have scores.
+func unscoredRunReading(cmp comparison, m *matchedSamples) string {
+	scoredA, scoredB := false, false
+	for _, r := range m.rows {
+		scoredA = scoredA || r.a != nil
+		scoredB = scoredB || r.b != nil
+	}
+	none := func(which string, run models.Run) string {
+		if !run.Finished() {
+			return fmt.Sprintf("Run %s, %q, has no scores yet: it is still %s. Its figures are compared once it has scored samples.",
+				which, run.Name, models.RunStatusLabel(run.Status))
+		}
+		return fmt.Sprintf("Run %s, %q, has no scores at all: it ended (%s) before scoring a sample, as its page explains, so there is nothing of it to compare.",
+			which, run.Name, models.RunStatusLabel(run.Status))
+	}
+	switch {
+	case !scoredA && !scoredB:
+		return none("A", cmp.a) + " " + none("B", cmp.b)
+	case !scoredA:
+		return none("A", cmp.a)
+	case !scoredB:
+		return none("B", cmp.b)
+	}
+	return ""
 }
 
 // mismatchReading is the reading of how closely two runs' scores agree

@@ -436,6 +436,9 @@ func mappingView(c echo.Context, p models.Project, u models.PendingUpload, s upl
 		if !mc.Rating {
 			mc.RatingNote = dataimport.WhyNotRating(t, col)
 		}
+		if !mc.Show && col != m.IDColumn {
+			mc.ShowNote = dataimport.WhyNotShown(t, col)
+		}
 		v.Columns = append(v.Columns, mc)
 	}
 	for _, rec := range t.Preview(previewRows) {
@@ -651,8 +654,9 @@ func mappingFromForm(c echo.Context, t *dataimport.Table) dataimport.Mapping {
 	return m
 }
 
-// defaultLabel is the label of a column nobody labelled: its own name.
-func defaultLabel(col string) string { return col }
+// defaultLabel is the label of a column nobody labelled: the one
+// SuggestMapping offers (dataimport.SuggestedLabel), ticked or not.
+func defaultLabel(col string) string { return dataimport.SuggestedLabel(col) }
 
 // importProblem words one mapping problem for the problems table.
 func importProblem(pe dataimport.ParseError) web.ImportProblem {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -512,7 +513,11 @@ func (h *Handlers) checkJudge(ctx context.Context, j models.Judge) web.JudgeTest
 	resp, err := client.ScoreCheck(ctx)
 	if err != nil {
 		res.Error = plainJudgeError(err)
-		if hint := baseURLHint(ctx, cfg, err); hint != "" {
+		hint := baseURLHint(ctx, cfg, err)
+		if hint == "" {
+			hint = modelNameHint(ctx, client, cfg, err)
+		}
+		if hint != "" {
 			res.Error += ". " + hint
 		}
 		return res
@@ -656,6 +661,54 @@ func baseURLHint(ctx context.Context, cfg judge.Config, err error) string {
 		return ""
 	}
 	return fmt.Sprintf("%s answers: set the base URL to that (add /v1)", judge.RedactURL(cfg.BaseURL))
+}
+
+// maxModelsNamed is how many of the endpoint's models a 404's hint lists
+// when none is close to the judge's model: a local server's few, not a
+// router's hundreds.
+const maxModelsNamed = 5
+
+// modelNameHint names the model a test call's 404 most likely meant, from
+// the endpoint's model list: "did you mean "gpt-4o-mini"?" for the judge's
+// "gpt-4o-mnii" (judge.ClosestModels), the list itself when it is short
+// and nothing is close, or that the model is listed (the address is then
+// what to check). Without a list to read it says nothing, and it never
+// names a model the list does not hold. Listed names are the endpoint's
+// text: quoted, on one line and cut short.
+func modelNameHint(ctx context.Context, client *judge.Client, cfg judge.Config, err error) string {
+	var je *judge.Error
+	if !errors.As(err, &je) || je.Kind != judge.KindNotFound {
+		return ""
+	}
+	names, lerr := client.ModelNames(ctx)
+	if cfg.APIKey != "" {
+		// An endpoint that echoes the key back must not show it.
+		names = slices.DeleteFunc(names, func(n string) bool { return strings.Contains(n, cfg.APIKey) })
+	}
+	if lerr != nil || len(names) == 0 {
+		return ""
+	}
+	model := cfg.Model
+	quote := func(ns []string) string {
+		q := make([]string, len(ns))
+		for i, n := range ns {
+			q[i] = strconv.Quote(excerpt.Line(n, 80))
+		}
+		if len(q) < 2 {
+			return strings.Join(q, "")
+		}
+		return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+	}
+	if slices.Contains(names, model) {
+		return fmt.Sprintf("The endpoint's model list has %q, so the model name is right: check the base URL", excerpt.Line(model, 80))
+	}
+	if near := judge.ClosestModels(model, names); len(near) > 0 {
+		return fmt.Sprintf("The endpoint's model list has no model named %q: did you mean %s? Correct the model on the judge's page", excerpt.Line(model, 80), quote(near))
+	}
+	if len(names) <= maxModelsNamed {
+		return fmt.Sprintf("The endpoint's model list has no model named %q; it lists %s", excerpt.Line(model, 80), quote(names))
+	}
+	return fmt.Sprintf("The endpoint's model list has no model named %q, nor one close to it (it lists %d models)", excerpt.Line(model, 80), len(names))
 }
 
 // showJudge answers a judge's bare address (the id /metrics labels it by)

@@ -82,7 +82,7 @@ const maxOffScaleNamed = 5
 // entry. It reads the dataset's ratings only when a criterion needs them.
 func (h *Handlers) offScaleRatings(ctx context.Context, d models.Dataset, crits []evaluator.Criterion) (map[int]string, error) {
 	type found struct {
-		rows     []string // "r3" (-1)
+		rows     []string // row "r3": rating -1
 		n        int
 		rated    int     // ratings the column holds, within the scale or not
 		lo, hi   float64 // the column's lowest and highest ratings
@@ -114,7 +114,9 @@ func (h *Handlers) offScaleRatings(ctx context.Context, d models.Dataset, crits 
 			}
 			f.n++
 			if len(f.rows) < maxOffScaleNamed {
-				f.rows = append(f.rows, fmt.Sprintf("%s (%s)", strconv.Quote(id), formatNumber(*v)))
+				// The id, then the rating, each named: `"1" (4)` read as
+				// a rating of 1 beside a count of 4.
+				f.rows = append(f.rows, fmt.Sprintf("row %s: rating %s", strconv.Quote(id), formatNumber(*v)))
 			}
 		}
 		return nil

@@ -17,7 +17,8 @@ import (
 // on the launch form and on the rubric's page where the column is chosen,
 // with what the report does with them (QA: nothing said so, and the run
 // page silently mapped -1..10 onto 1..5 for the errors). Ratings within
-// the scale raise no warning. One such rating is "it"; a column mostly
+// the scale raise no warning. Each is written `row "r3": rating -1`
+// (QA: `"1" (4)` read as a rating of 1 beside a count). One such rating is "it"; a column mostly
 // outside the scale is said to be on another scale.
 func TestOffScaleRatingsAreNamed(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
@@ -47,7 +48,7 @@ func TestOffScaleRatingsAreNamed(t *testing.T) {
 		if err := env.db.SaveRubric(ctx, &rubric); err != nil {
 			t.Fatal(err)
 		}
-		wants := []string{`Dataset "typos" has 2 ratings outside "Quality"'s scale of 1 to 5 in rating column "quality": "r3" (-1), "r7" (10).`,
+		wants := []string{`Dataset "typos" has 2 ratings outside "Quality"'s scale of 1 to 5 in rating column "quality": row "r3": rating -1, row "r7": rating 10.`,
 			"If they are typos, correct them in the file", "correlations count them as given", "from its lowest and highest (-1 to 10)"}
 		warning := func(body, testid string) string {
 			body = html.UnescapeString(body)
@@ -67,7 +68,7 @@ func TestOffScaleRatingsAreNamed(t *testing.T) {
 			{"ratings within the scale", clean, nil, nil},
 			// One rating is "a typo", "it" (QA: "If it is a typo typos,
 			// correct them").
-			{"one rating outside the scale", one, []string{`has 1 rating outside`, `"r5" (50). If it is a typo, correct it in the file`,
+			{"one rating outside the scale", one, []string{`has 1 rating outside`, `row "r5": rating 50. If it is a typo, correct it in the file`,
 				"report keeps it: its correlations count it as given", "this one rating moves every error"}, []string{"typo typos", "them", "another scale"}},
 			// Most of the column outside: the scale is what to check.
 			{"most ratings outside the scale", tenPoint, []string{"has 4 ratings outside",

@@ -446,6 +446,22 @@ func (r Run) StoppedByJudgeSettings() bool {
 	return r.Status == RunFailed && (strings.HasPrefix(r.Error, JudgeSettingsStop) || strings.HasPrefix(r.Error, judgeSettingsStopBefore))
 }
 
+// JudgeAddressProblem says why the judge address the run started with
+// cannot be called at all ("the base URL must start with http:// or
+// https://: write http://localhost:11434/v1"): a judge saved before base
+// URLs were checked. A run keeps the address it started with, so resuming
+// it can only fail; the judge must be corrected and a new run launched.
+// "" for an address that can be called, and for the simulated judge.
+func (r Run) JudgeAddressProblem() string {
+	if r.JudgeSnapshot.Simulated {
+		return ""
+	}
+	if err := CheckJudgeBaseURL(r.JudgeSnapshot.BaseURL); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
 // EveryBatchAnswered reports whether the run planned its batches and every
 // one of them has an answer: none failed, none is still to be sent. Its
 // missing scores, if any, are ones the judge's answers did not give in a

@@ -581,8 +581,8 @@ var idNames = []string{"id", "uuid", "guid", "_id", "key", "sample_id", "item_id
 
 // SuggestMapping guesses a mapping for the person to confirm: an id column
 // with a familiar name (id, uuid...) whose values are present and unique;
-// text-like columns (words, many distinct values) as fields labelled in
-// Title Case; numeric columns (every non-empty value a finite number, in
+// text-like columns (words, many distinct values, or sentences even when
+// repeated) as fields labelled as SuggestedLabel says; numeric columns (every non-empty value a finite number, in
 // more than half of the rows) as ratings.
 func SuggestMapping(t *Table) Mapping {
 	var m Mapping
@@ -617,7 +617,7 @@ func SuggestMapping(t *Table) Mapping {
 			}
 		default:
 			if s.textLike(len(t.Records)) {
-				m.Fields = append(m.Fields, evaluator.Field{Column: c, Label: titleLabel(c)})
+				m.Fields = append(m.Fields, evaluator.Field{Column: c, Label: SuggestedLabel(c)})
 			}
 			// A column of mostly numbers with a stray word ("good", "n/a")
 			// is a rating column with a typo: showing it to the judge would
@@ -631,7 +631,7 @@ func SuggestMapping(t *Table) Mapping {
 		}
 	}
 	if len(m.Fields) == 0 && longest != "" {
-		m.Fields = []evaluator.Field{{Column: longest, Label: titleLabel(longest)}}
+		m.Fields = []evaluator.Field{{Column: longest, Label: SuggestedLabel(longest)}}
 	}
 	return m
 }
@@ -670,6 +670,28 @@ func WhyNotRating(t *Table, col string) string {
 		return fmt.Sprintf("Not ticked: only %d of %d rows have a number in it.", s.numbers, rows)
 	}
 	return ""
+}
+
+// WhyNotShown says why SuggestMapping did not tick a column of words for
+// the judge to read: its values are a few short ones repeated over many
+// rows, so it reads as a category (QA: a "Customer question" column of six
+// questions over fourteen rows was left unticked without a word, and the
+// judge scored answers without seeing the questions; questions now read as
+// sentences and are ticked). "" for a column it ticks or would tick, for
+// numbers (WhyNotRating speaks of those) and for columns of single words.
+func WhyNotShown(t *Table, col string) string {
+	s := statsOf(t, col)
+	rows := len(t.Records)
+	if !s.words || s.textLike(rows) || s.mostlyNumbers() {
+		return ""
+	}
+	values := "values"
+	if s.distinct == 1 {
+		values = "value"
+	}
+	return fmt.Sprintf("Not ticked: its %d rows hold only %d different short %s (e.g. %s), so it reads as a category, such as a channel or a system's name, "+
+		"rather than text to judge. Tick it if the judge needs it to judge, e.g. the question the answers reply to.",
+		rows, s.distinct, values, strconv.Quote(firstRunes(s.example, 30)))
 }
 
 // writtenRatingsNote says that a column's ratings are written in a way
@@ -725,13 +747,15 @@ func plainRating(v string) (plain string, ok bool) {
 
 // columnStats summarises one column for SuggestMapping.
 type columnStats struct {
-	filled         int  // non-empty cells
-	numbers        int  // non-empty cells that are finite numbers
-	numeric        bool // every non-empty cell is a finite number
-	words          bool // some cell has a space or a line break
-	distinct       int  // distinct non-empty values
-	totalLen       int  // characters over non-empty cells
-	uniqueComplete bool // every row has a value and no value repeats
+	filled         int    // non-empty cells
+	numbers        int    // non-empty cells that are finite numbers
+	numeric        bool   // every non-empty cell is a finite number
+	words          bool   // some cell has a space or a line break
+	distinct       int    // distinct non-empty values
+	totalLen       int    // characters over non-empty cells
+	uniqueComplete bool   // every row has a value and no value repeats
+	sentenceValues int    // distinct values that read as sentences (sentenceLike)
+	example        string // the first non-empty value
 }
 
 // mostlyNumbers reports a column at least half of whose values are numbers.
@@ -747,16 +771,38 @@ func (s columnStats) meanLen() float64 {
 }
 
 // textLike tells prose from labels: a column of words whose values are
-// mostly different. A handful of values repeated across many rows (a system
-// name, a category) is a label, not something to judge.
+// mostly different, or read as sentences. A handful of short values
+// repeated across many rows (a system name, a category) is a label, not
+// something to judge; a handful of questions repeated across many rows
+// (several answers to each) is what the answers reply to, and the judge
+// needs it.
 func (s columnStats) textLike(rows int) bool {
 	if !s.words {
 		return false
 	}
-	// Twenty distinct values repeated over more than twice as many rows is
-	// a category; more variety than that is text.
-	categorical := s.distinct <= 20 && s.distinct*2 < rows
-	return !categorical
+	return !s.categorical(rows) || s.sentences()
+}
+
+// categorical reports a column of few values repeated over many rows:
+// twenty distinct values or fewer over more than twice as many rows. More
+// variety than that is text.
+func (s columnStats) categorical(rows int) bool {
+	return s.distinct <= 20 && s.distinct*2 < rows
+}
+
+// sentences reports a column at least half of whose distinct values read
+// as sentences (sentenceLike).
+func (s columnStats) sentences() bool {
+	return s.distinct > 0 && s.sentenceValues*2 >= s.distinct
+}
+
+// sentenceLike tells a sentence from a label: five words or more ("Open
+// Settings and choose Reset"), or three or more ending as a sentence ends
+// ("Where is my order?"). Categories and names are a word or a few
+// without a full stop ("web chat", "Llama 3.1 8B Instruct").
+func sentenceLike(v string) bool {
+	n := len(strings.Fields(v))
+	return n >= 5 || (n >= 3 && strings.ContainsAny(v[len(v)-1:], ".?!"))
 }
 
 func statsOf(t *Table, col string) columnStats {
@@ -768,6 +814,9 @@ func statsOf(t *Table, col string) columnStats {
 		if v == "" {
 			empty = true
 			continue
+		}
+		if s.filled == 0 {
+			s.example = v
 		}
 		s.filled++
 		s.totalLen += utf8.RuneCountInString(v)
@@ -782,6 +831,11 @@ func statsOf(t *Table, col string) columnStats {
 		values[v] = true
 	}
 	s.distinct = len(values)
+	for v := range values {
+		if sentenceLike(v) {
+			s.sentenceValues++
+		}
+	}
 	s.numeric = s.numeric && s.filled > 0
 	s.uniqueComplete = !empty && s.filled > 0 && s.distinct == s.filled
 	return s
@@ -794,18 +848,21 @@ func looksLikeID(col string) bool {
 	return c == "id" || c == "index" || c == "idx" || c == "row" || strings.HasSuffix(c, "_id") || strings.HasSuffix(c, " id")
 }
 
-// titleLabel turns a column name into a label: "system_response" and
-// "system.response" become "System Response".
-func titleLabel(col string) string {
+// SuggestedLabel is the label a column is offered under, ticked or not:
+// the header as its author wrote it, with its separators tidied
+// ("system_response" and "system.response" become "System response") and
+// its first letter a capital, the rest of its case kept ("Bot answer"
+// stays "Bot answer", "GPT answer" stays "GPT answer"). Title Case for
+// ticked columns only gave "Bot Answer" beside an unticked "Customer
+// question".
+func SuggestedLabel(col string) string {
 	words := strings.FieldsFunc(col, func(r rune) bool {
 		return r == '_' || r == '-' || r == '.' || unicode.IsSpace(r)
 	})
-	for i, w := range words {
-		r, size := utf8.DecodeRuneInString(w)
-		words[i] = string(unicode.ToUpper(r)) + w[size:]
-	}
 	if len(words) == 0 {
 		return col
 	}
-	return strings.Join(words, " ")
+	label := strings.Join(words, " ")
+	r, size := utf8.DecodeRuneInString(label)
+	return string(unicode.ToUpper(r)) + label[size:]
 }
