@@ -185,9 +185,9 @@ func newSessionManager(db *models.DB) *scs.SessionManager {
 	// No sm.IdleTimeout: the library would then save the session on every
 	// request to move its expiry, a write per page that on SQLite waits
 	// behind run writes. touchSession keeps the idle limit instead.
-	// The library hashes tokens before they reach the store, so a copy of
-	// the sessions table does not hold usable cookies.
-	sm.HashTokenInStore = true
+	// The store keeps only a hash of each token (models.SessionStore), so
+	// a copy of the sessions table holds no usable cookie. The library's
+	// own hashing (HashTokenInStore) stays off: it would hash twice.
 	sm.Cookie.Name = "batcheval_session"
 	sm.Cookie.HttpOnly = true
 	sm.Cookie.SameSite = http.SameSiteLaxMode

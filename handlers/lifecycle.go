@@ -172,7 +172,11 @@ func (h *Handlers) renderDelete(c echo.Context, status int, k models.Kind, id in
 // without confirm=yes goes to the confirmation page instead. Unfinished
 // runs among what goes are cancelled first: a run in the trash must not
 // keep calling (and paying) the judge, and refusing would only send the
-// person to cancel each run by hand.
+// person to cancel each run by hand. Only what the confirmation page
+// listed (its hidden "listed", TrashPlan.Listing) is cancelled and moved:
+// when more would go now (a run launched since), nothing is, and the page
+// comes back (409) with the list as it is now. A post without the field
+// (a page from before it) checks nothing, as a form without its revision.
 func (h *Handlers) deleteObject(k models.Kind) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := paramID(c, "id")
@@ -188,10 +192,17 @@ func (h *Handlers) deleteObject(k models.Kind) echo.HandlerFunc {
 		if c.FormValue("confirm") != "yes" {
 			return c.Redirect(http.StatusSeeOther, lifecycleBase(k, id)+"/delete")
 		}
+		// What the confirmation page listed: nothing else is cancelled or
+		// moved (a run launched after the page was shown is not lost).
+		listing := c.FormValue("listed")
 		plan, err := h.DB.PlanTrash(ctx, ws, k, id)
 		if err != nil {
 			return err
 		}
+		if err := plan.CheckListed(listing); err != nil {
+			return h.renderDelete(c, http.StatusConflict, k, id, moreToDelete(err, false))
+		}
+		cancelled := false
 		for _, runID := range plan.Unfinished {
 			if _, err := h.Runner.Cancel(ctx, ws, runID); err != nil {
 				if models.ErrorCode(err) == models.EConflict {
@@ -199,10 +210,15 @@ func (h *Handlers) deleteObject(k models.Kind) echo.HandlerFunc {
 				}
 				return err
 			}
+			cancelled = true
 			h.audit(c, models.AuditRunCancelled, auditTarget(models.KindRun, runID), "before deleting "+auditTarget(k, id))
 		}
 		p := principalOf(ctx)
-		e, plan, err := h.DB.Trash(ctx, ws, k, id, models.Actor{UserID: p.userID(), Label: p.ActorLabel()})
+		e, plan, err := h.DB.TrashIf(ctx, ws, k, id, models.Actor{UserID: p.userID(), Label: p.ActorLabel()}, listing)
+		if models.ErrorCode(err) == models.EChanged {
+			// More came between the check above and the move.
+			return h.renderDelete(c, http.StatusConflict, k, id, moreToDelete(err, cancelled))
+		}
 		if models.ErrorCode(err) == models.EConflict {
 			return h.renderDelete(c, http.StatusConflict, k, id, models.ErrorMessage(err))
 		}
@@ -220,6 +236,17 @@ func (h *Handlers) deleteObject(k models.Kind) echo.HandlerFunc {
 		}
 		return redirect(c, o.after, msg+". It can be restored from the Trash page for 30 days.")
 	}
+}
+
+// moreToDelete words a deletion refused because more would go than its
+// confirmation page listed; cancelled says the runs that page listed as
+// cancelled first were cancelled before the refusal.
+func moreToDelete(err error, cancelled bool) string {
+	msg := "Nothing was moved to the trash: " + models.ErrorMessage(err) + "."
+	if cancelled {
+		msg += " The runs the page said would be cancelled first were cancelled."
+	}
+	return msg + " The list below is as it is now: confirm again to delete all of it, or keep it."
 }
 
 // showTrash lists the workspace's trash.

@@ -11,38 +11,81 @@ import (
 
 // showWebhook shows the workspace's webhook settings (owners).
 func (h *Handlers) showWebhook(c echo.Context) error {
-	return h.renderWebhook(c, http.StatusOK, nil, "", "")
+	v, err := h.webhookView(c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.WebhookPage(v))
 }
 
-func (h *Handlers) renderWebhook(c echo.Context, status int, typed *models.Webhook, problem, testResult string) error {
-	v := web.WebhookView{Page: page(c, "Webhook"), Problem: problem, TestResult: testResult}
+// webhookView is the settings page over the stored webhook: its form
+// filled from it and carrying its revision (NoWebhookRevision when none
+// is set), so that a save applies only over what the page showed.
+func (h *Handlers) webhookView(c echo.Context) (web.WebhookView, error) {
+	v := web.WebhookView{Page: page(c, "Webhook"), Revision: models.NoWebhookRevision}
 	wh, err := h.DB.FindWebhook(c.Request().Context(), h.workspaceID(c))
 	switch models.ErrorCode(err) {
 	case "":
-		v.Hook, v.Exists = wh, true
+		v.Hook, v.Exists, v.Revision = wh, true, wh.Revision()
 	case models.ENotFound:
 	default:
-		return err
+		return v, err
 	}
-	if typed != nil {
-		v.Hook = *typed
-	}
-	return render(c, status, web.WebhookPage(v))
+	return v, nil
 }
 
-// saveWebhook sets the workspace's webhook.
+// showTyped puts the settings the person posted in the form, keeping the
+// stored delivery outcome shown beside it.
+func showTyped(v *web.WebhookView, typed models.Webhook) {
+	typed.LastStatus, typed.LastSentAt = v.Hook.LastStatus, v.Hook.LastSentAt
+	v.Hook, v.Typed = typed, true
+}
+
+// saveWebhook sets the workspace's webhook, over the state the form was
+// opened on (its hidden revision).
 func (h *Handlers) saveWebhook(c echo.Context) error {
 	w := models.Webhook{WorkspaceID: h.workspaceID(c), URL: c.FormValue("url"), BaseURL: c.FormValue("base_url"),
 		OnFinished: c.FormValue("on_finished") != "", OnFailed: c.FormValue("on_failed") != ""}
-	saved, err := h.DB.SaveWebhook(c.Request().Context(), w)
-	if models.ErrorCode(err) == models.EInvalid {
-		return h.renderWebhook(c, http.StatusUnprocessableEntity, &w, models.ErrorMessage(err), "")
-	}
-	if err != nil {
+	revision := c.FormValue("revision")
+	saved, err := h.DB.SaveWebhookIf(c.Request().Context(), w, expectRevision(revision))
+	switch models.ErrorCode(err) {
+	case "":
+	case models.EInvalid:
+		v, verr := h.webhookView(c)
+		if verr != nil {
+			return verr
+		}
+		// Shown again to be fixed: still a save over what was opened.
+		showTyped(&v, w)
+		v.Problem, v.Revision = models.ErrorMessage(err), revision
+		return render(c, http.StatusUnprocessableEntity, web.WebhookPage(v))
+	case models.EChanged:
+		return h.webhookSavedMeanwhile(c, w)
+	default:
 		return err
 	}
 	h.audit(c, models.AuditWebhookChanged, "webhook", "set to "+saved.URL)
 	return redirect(c, "/settings/webhook", "Webhook saved.")
+}
+
+// webhookSavedMeanwhile answers a save refused because another owner
+// saved or removed the webhook after the form was opened: the form again
+// with the person's settings kept, what the other owner left stored, and
+// that state's revision, so that saving again replaces it knowingly.
+func (h *Handlers) webhookSavedMeanwhile(c echo.Context, typed models.Webhook) error {
+	v, err := h.webhookView(c)
+	if err != nil {
+		return err
+	}
+	if v.Exists {
+		stored := v.Hook
+		v.SavedMeanwhile = &stored
+		v.Problem = "Not saved: another owner saved the webhook after you opened this page. Here is what they saved; your settings are kept in the form. Save again to replace theirs with yours."
+	} else {
+		v.Problem = "Not saved: another owner removed the webhook after you opened this page. Your settings are kept in the form: save again to set it anew."
+	}
+	showTyped(&v, typed)
+	return render(c, http.StatusConflict, web.WebhookPage(v))
 }
 
 // removeWebhook stops the workspace's notifications.
@@ -61,5 +104,10 @@ func (h *Handlers) testWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.renderWebhook(c, http.StatusOK, nil, "", status)
+	v, err := h.webhookView(c)
+	if err != nil {
+		return err
+	}
+	v.TestResult = status
+	return render(c, http.StatusOK, web.WebhookPage(v))
 }

@@ -258,6 +258,88 @@ func (p TrashPlan) Summary() string {
 	return strings.Join(parts, ", ")
 }
 
+// Listing names what a confirmation of the plan shows, to be posted back
+// with it: the object, each object going with it, and each run cancelled
+// first ("dataset:3 run:7 run:9 cancel:9"). The deletion then acts only
+// on what was shown (CheckListed, TrashIf). It is never empty.
+func (p TrashPlan) Listing() string {
+	parts := []string{listingKey(p.Kind, p.ID)}
+	for _, it := range p.With {
+		parts = append(parts, listingKey(it.Kind, it.ID))
+	}
+	for _, id := range p.Unfinished {
+		parts = append(parts, "cancel:"+strconv.FormatInt(id, 10))
+	}
+	return strings.Join(parts, " ")
+}
+
+func listingKey(k Kind, id int64) string { return string(k) + ":" + strconv.FormatInt(id, 10) }
+
+// maxUnlistedNamed is how many unlisted objects a refusal names before
+// counting the rest: enough to recognise them, not a page of names.
+const maxUnlistedNamed = 10
+
+// CheckListed says whether the plan does no more than listing (a Listing
+// shown earlier, "" for none to check) named: an object that would now go
+// with it (a run launched since the page was shown), or a run that would
+// now be cancelled first (restarted since), makes it an EChanged error
+// naming them. What was listed and is gone or finished since is no
+// reason to refuse: the deletion does less than was confirmed.
+func (p TrashPlan) CheckListed(listing string) error {
+	if listing == "" {
+		return nil
+	}
+	listed := map[string]bool{}
+	for _, f := range strings.Fields(listing) {
+		listed[f] = true
+	}
+	var more []string
+	if !listed[listingKey(p.Kind, p.ID)] {
+		more = append(more, fmt.Sprintf("%s “%s” itself (the page was for another object)", p.Kind, p.Name))
+	}
+	unlisted := map[int64]bool{} // runs named as new already
+	for _, it := range p.With {
+		if !listed[listingKey(it.Kind, it.ID)] {
+			more = append(more, describeItem(it))
+			if it.Kind == KindRun {
+				unlisted[it.ID] = true
+			}
+		}
+	}
+	for _, id := range p.Unfinished {
+		if listed["cancel:"+strconv.FormatInt(id, 10)] || unlisted[id] {
+			continue
+		}
+		name := fmt.Sprintf("run “%s”", p.Name) // the object itself, a run
+		for _, it := range p.With {
+			if it.Kind == KindRun && it.ID == id {
+				name = describeItem(it)
+			}
+		}
+		more = append(more, name+" would now be cancelled first")
+	}
+	if len(more) == 0 {
+		return nil
+	}
+	if len(more) > maxUnlistedNamed {
+		more = append(more[:maxUnlistedNamed], fmt.Sprintf("%d more", len(more)-maxUnlistedNamed))
+	}
+	return &Error{Code: EChanged, Message: "since the confirmation page was shown, more would go with " + string(p.Kind) +
+		" “" + p.Name + "”: " + strings.Join(more, "; ")}
+}
+
+// describeItem names an object going with another, a run with its status.
+func describeItem(it TrashItem) string {
+	s := fmt.Sprintf("%s “%s”", it.Kind, it.Name)
+	if it.Name == "" {
+		s = fmt.Sprintf("%s %d", it.Kind, it.ID)
+	}
+	if it.Status != "" {
+		s += " (" + it.Status + ")"
+	}
+	return s
+}
+
 // dependents is, for each kind, which other tables' live rows go to the
 // trash with it, by which column.
 var dependents = map[Kind][]struct {
@@ -350,6 +432,15 @@ type Actor struct {
 // first (the job engine is the runner's), and a judge that unfinished runs
 // call is refused: both are conflicts.
 func (db *DB) Trash(ctx context.Context, wsID int64, k Kind, id int64, by Actor) (TrashEntry, TrashPlan, error) {
+	return db.TrashIf(ctx, wsID, k, id, by, "")
+}
+
+// TrashIf is Trash for a deletion confirmed on a page that listed what
+// goes (listing: the plan's Listing then; "" checks nothing): when more
+// would go now, or another run would need cancelling, nothing is moved
+// and the error's code is EChanged (see CheckListed). It is checked in
+// the moving transaction, so a run launched after the check is not taken.
+func (db *DB) TrashIf(ctx context.Context, wsID int64, k Kind, id int64, by Actor, listing string) (TrashEntry, TrashPlan, error) {
 	var (
 		e    TrashEntry
 		plan TrashPlan
@@ -357,6 +448,9 @@ func (db *DB) Trash(ctx context.Context, wsID int64, k Kind, id int64, by Actor)
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
 		if plan, err = planTrash(tx, wsID, k, id); err != nil {
+			return err
+		}
+		if err := plan.CheckListed(listing); err != nil {
 			return err
 		}
 		if len(plan.Unfinished) > 0 {

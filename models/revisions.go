@@ -29,6 +29,16 @@ func (j Judge) Revision() string {
 	return "judge-" + revisionTime(j.UpdatedAt)
 }
 
+// NoWebhookRevision is the revision of a workspace without a webhook: a
+// form opened then expects that none was set meanwhile.
+const NoWebhookRevision = "webhook-none"
+
+// Revision names the webhook's stored settings. A delivery is no change
+// of settings and keeps it (RecordWebhookDelivery leaves updated_at).
+func (w Webhook) Revision() string {
+	return "webhook-" + revisionTime(w.UpdatedAt)
+}
+
 // revisionTime writes a stored time in UTC nanoseconds.
 func revisionTime(t time.Time) string {
 	return strconv.FormatInt(t.UTC().UnixNano(), 36)

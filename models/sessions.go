@@ -2,13 +2,16 @@ package models
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"time"
 
 	"gorm.io/gorm"
 )
 
-// sessionRow is one stored session of the session library.
+// sessionRow is one stored session of the session library. Token is the
+// SHA-256 of the session's cookie (sessionKey), never the cookie itself.
 type sessionRow struct {
 	Token  string `gorm:"primaryKey"`
 	Data   []byte
@@ -23,12 +26,29 @@ func (sessionRow) TableName() string { return "sessions" }
 // without this package importing it. (The library's own sqlite3store is
 // written for the cgo driver; one GORM-backed store serves both dialects
 // with the driver already linked.)
+//
+// The tokens it is given are the session cookies; it stores and looks
+// them up by their hash (sessionKey), as every other token of the product
+// is stored, so a copy of the database or a backup holds no live session.
+// The session manager must hand it the cookie as is (its own
+// HashTokenInStore off): the store hashes, whoever configures the manager.
 type SessionStore struct{ DB *DB }
+
+// sessionKey is the stored form of a session token: its SHA-256 in
+// unpadded base64url. It is the form the session library's own
+// HashTokenInStore wrote, with which every session stored before this
+// store hashed was made: those rows stay valid, nobody is signed out, and
+// no migration is needed. A fast hash is enough: a token has 256 random
+// bits, so there is nothing to brute-force.
+func sessionKey(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
 
 // FindCtx returns a live session's data.
 func (s SessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
 	var row sessionRow
-	err := s.DB.Reader(ctx).Where("token = ? AND expiry > ?", token, time.Now().UTC()).First(&row).Error
+	err := s.DB.Reader(ctx).Where("token = ? AND expiry > ?", sessionKey(token), time.Now().UTC()).First(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, false, nil
 	}
@@ -40,17 +60,18 @@ func (s SessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, 
 
 // CommitCtx stores (or replaces) a session.
 func (s SessionStore) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
+	key := sessionKey(token)
 	return s.DB.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Where("token = ?", token).Delete(&sessionRow{}).Error; err != nil {
+		if err := tx.Where("token = ?", key).Delete(&sessionRow{}).Error; err != nil {
 			return err
 		}
-		return tx.Create(&sessionRow{Token: token, Data: b, Expiry: expiry.UTC()}).Error
+		return tx.Create(&sessionRow{Token: key, Data: b, Expiry: expiry.UTC()}).Error
 	})
 }
 
 // DeleteCtx removes a session; a missing one is not an error.
 func (s SessionStore) DeleteCtx(ctx context.Context, token string) error {
-	return s.DB.Gorm.WithContext(ctx).Where("token = ?", token).Delete(&sessionRow{}).Error
+	return s.DB.Gorm.WithContext(ctx).Where("token = ?", sessionKey(token)).Delete(&sessionRow{}).Error
 }
 
 // Find is FindCtx without a context.

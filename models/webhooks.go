@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -85,16 +86,48 @@ func (db *DB) FindWebhook(ctx context.Context, wsID int64) (Webhook, error) {
 
 // SaveWebhook sets (or replaces) the workspace's webhook.
 func (db *DB) SaveWebhook(ctx context.Context, w Webhook) (Webhook, error) {
+	return db.SaveWebhookIf(ctx, w, nil)
+}
+
+// SaveWebhookIf is SaveWebhook for a writer who read the webhook at a
+// revision (Webhook.Revision, or NoWebhookRevision when there was none):
+// when expect is not met (another save or a removal came since), nothing
+// is written and the error's code is EChanged. A nil expect saves over
+// any state.
+func (db *DB) SaveWebhookIf(ctx context.Context, w Webhook, expect Expectation) (Webhook, error) {
 	if err := w.Validate(); err != nil {
 		return w, err
 	}
-	w.UpdatedAt = time.Now().UTC()
 	// New settings have no delivery yet: the last outcome is forgotten.
 	w.LastStatus, w.LastSentAt = "", nil
-	err := db.Gorm.WithContext(ctx).Clauses(clause.OnConflict{
-		Columns:   []clause.Column{{Name: "workspace_id"}},
-		DoUpdates: clause.AssignmentColumns([]string{"url", "base_url", "on_finished", "on_failed", "updated_at", "last_status", "last_sent_at"}),
-	}).Create(&w).Error
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if expect != nil {
+			// The workspace's row stays locked until the save commits
+			// (PostgreSQL; SQLite's immediate transaction holds the whole
+			// database), so no other save or removal comes between the
+			// check and the write, a first webhook included (no webhook
+			// row to lock yet).
+			if err := lockWorkspace(tx, db.Dialect, w.WorkspaceID); err != nil {
+				return err
+			}
+			var cur []Webhook
+			if err := tx.Where("workspace_id = ?", w.WorkspaceID).Limit(1).Find(&cur).Error; err != nil {
+				return fmt.Errorf("read the webhook of workspace %d: %w", w.WorkspaceID, err)
+			}
+			revision := NoWebhookRevision
+			if len(cur) > 0 {
+				revision = cur[0].Revision()
+			}
+			if !expect.met(revision) {
+				return &Error{Code: EChanged, Message: "the webhook was changed since you read it (another owner saved or removed it); nothing was saved"}
+			}
+		}
+		w.UpdatedAt = time.Now().UTC()
+		return tx.Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "workspace_id"}},
+			DoUpdates: clause.AssignmentColumns([]string{"url", "base_url", "on_finished", "on_failed", "updated_at", "last_status", "last_sent_at"}),
+		}).Create(&w).Error
+	})
 	return w, err
 }
 
@@ -103,11 +136,14 @@ func (db *DB) DeleteWebhook(ctx context.Context, wsID int64) error {
 	return db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID).Delete(&Webhook{}).Error
 }
 
-// RecordWebhookDelivery keeps the outcome of the last delivery.
+// RecordWebhookDelivery keeps the outcome of the last delivery. A delivery
+// is no change of settings: updated_at, and so the webhook's revision,
+// stays (UpdateColumns; GORM's Updates would move it, and every finished
+// run would then refuse an owner's open settings form).
 func (db *DB) RecordWebhookDelivery(ctx context.Context, wsID int64, status string) error {
 	now := time.Now().UTC()
 	return db.Gorm.WithContext(ctx).Model(&Webhook{}).Where("workspace_id = ?", wsID).
-		Updates(map[string]any{"last_status": clip(status, 300), "last_sent_at": now}).Error
+		UpdateColumns(map[string]any{"last_status": clip(status, 300), "last_sent_at": now}).Error
 }
 
 // AuditWebhookChanged is the audit action of setting or removing a
