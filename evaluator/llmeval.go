@@ -107,11 +107,14 @@ type jsonPair struct {
 // criterion, so code fences, text around them and objects that name none
 // (an echo of the format such as {"criterion": "score"}) are passed over.
 // An object that names no criterion is opened to look for ones that do
-// inside it, at any depth: {"scores": {...}, "reasons": {...}}. When some of
-// the objects found hold a score under a criterion's key, the others
-// (reasons keyed by criterion, {"Coherence": "fluent"}) are dropped. Keys
-// match criterion names ignoring case, spaces, underscores and hyphens;
-// keys that match no criterion are ignored.
+// inside it, at any depth: {"scores": {...}, "reasons": {...}}. An object
+// under a reason key ("reasons", "explanations", ...; reasonKey) whose
+// criterion keys hold text, not scores, gives each criterion's reason, as
+// a per-criterion object's does. When some of the other objects found
+// hold a score under a criterion's key, those that do not (text keyed by
+// criterion outside a reason key, which may be an echo of the format) are
+// dropped. Keys match criterion names ignoring case, spaces, underscores
+// and hyphens; keys that match no criterion are ignored.
 //
 // A criterion's key holds a JSON number, or an object with the number
 // under a score key and, optionally, the judge's reason (a common judge
@@ -127,7 +130,7 @@ type jsonPair struct {
 func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*float64, reasons []string, problems []string) {
 	scores = make([]*float64, len(r.Criteria))
 	reasons = make([]string, len(r.Criteria))
-	pairs, problem := findScoreObjects(text, r)
+	pairs, reasonPairs, problem := findScoreObjects(text, r)
 	if problem != "" {
 		return scores, reasons, []string{problem}
 	}
@@ -151,6 +154,15 @@ func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*fl
 			}
 			if !slices.Contains(values, cv.score) {
 				values, raws = append(values, cv.score), append(raws, cv.raw)
+			}
+		}
+		// Reasons given apart from the scores ({"reasons": {...}}).
+		for _, p := range reasonPairs {
+			var s string
+			if normKey(p.key) == want && json.Unmarshal(p.value, &s) == nil {
+				if s = strings.TrimSpace(s); s != "" && !slices.Contains(why, s) {
+					why = append(why, s)
+				}
 			}
 		}
 		// The judge's words are kept even when its score is not: they
@@ -269,17 +281,19 @@ func readNestedScore(raw string) criterionValue {
 
 // findScoreObjects returns the keys and values of every JSON object in
 // text that names a criterion of r (see ParseLLMEvalAnswer), in the order
-// written, or a problem line when there is none: that no object decodes,
-// the first decoding error when one did not (the likeliest place of a
-// broken answer), or that the objects found name no criterion.
-func findScoreObjects(text string, r Rubric) ([]jsonPair, string) {
+// written: those read for scores, and apart those of the objects under a
+// reason key that hold no score (reasons). Or a problem line when there is
+// none: that no object decodes, the first decoding error when one did not
+// (the likeliest place of a broken answer), or that the objects found name
+// no criterion.
+func findScoreObjects(text string, r Rubric) (pairs, reasons []jsonPair, problem string) {
 	names := make(map[string]bool, len(r.Criteria))
 	for _, c := range r.Criteria {
 		names[normKey(c.Name)] = true
 	}
 	firstErr := ""
 	decoded := false
-	var found [][]jsonPair
+	var found []criterionObject
 	for i := 0; i < len(text); i++ {
 		if text[i] != '{' {
 			continue
@@ -292,50 +306,71 @@ func findScoreObjects(text string, r Rubric) ([]jsonPair, string) {
 			continue
 		}
 		decoded = true
-		found = append(found, criterionObjects(pairs, names)...)
+		found = append(found, criterionObjects(pairs, "", names)...)
 		i += n - 1 // the objects inside were looked at by criterionObjects
 	}
 	if len(found) == 0 {
 		switch {
 		case firstErr != "":
-			return nil, "the JSON object in the answer is not valid JSON: " + firstErr
+			return nil, nil, "the JSON object in the answer is not valid JSON: " + firstErr
 		case decoded:
 			crits := make([]string, len(r.Criteria))
 			for i, c := range r.Criteria {
 				crits[i] = c.Name
 			}
-			return nil, "no JSON object in the answer names a criterion (" + strings.Join(crits, ", ") + ")"
+			return nil, nil, "no JSON object in the answer names a criterion (" + strings.Join(crits, ", ") + ")"
 		default:
-			return nil, "no JSON object found in the answer"
+			return nil, nil, "no JSON object found in the answer"
 		}
 	}
-	// Reasons keyed by criterion name are not scores: when some object
-	// holds a number under a criterion, keep only those that do.
-	numeric := slices.ContainsFunc(found, func(o []jsonPair) bool { return holdsScore(o, names) })
-	var pairs []jsonPair
+	// Text keyed by criterion name is not a score: under a reason key it
+	// is the judge's reasons; elsewhere, when some object holds a number
+	// under a criterion, it is dropped (it may echo the format).
+	numeric := slices.ContainsFunc(found, func(o criterionObject) bool { return holdsScore(o.pairs, names) })
 	for _, o := range found {
-		if !numeric || holdsScore(o, names) {
-			pairs = append(pairs, o...)
+		switch {
+		case holdsScore(o.pairs, names):
+			pairs = append(pairs, o.pairs...)
+		case reasonKey(o.under):
+			reasons = append(reasons, o.pairs...)
+		case !numeric:
+			pairs = append(pairs, o.pairs...)
 		}
 	}
-	return pairs, ""
+	return pairs, reasons, ""
 }
 
-// criterionObjects returns pairs when one of its keys names a criterion,
-// else the objects inside its values that do, at any depth, in order.
-func criterionObjects(pairs []jsonPair, names map[string]bool) [][]jsonPair {
+// criterionObject is a JSON object one of whose keys names a criterion,
+// with the key it is the value of (under, as normKey folds it; "" for an
+// object not inside another).
+type criterionObject struct {
+	pairs []jsonPair
+	under string
+}
+
+// criterionObjects returns pairs (the value of the key under) when one of
+// its keys names a criterion, else the objects inside its values that do,
+// at any depth, in order.
+func criterionObjects(pairs []jsonPair, under string, names map[string]bool) []criterionObject {
 	if slices.ContainsFunc(pairs, func(p jsonPair) bool { return names[normKey(p.key)] }) {
-		return [][]jsonPair{pairs}
+		return []criterionObject{{pairs: pairs, under: under}}
 	}
-	var out [][]jsonPair
+	var out []criterionObject
 	for _, p := range pairs {
 		if v := bytes.TrimSpace(p.value); len(v) > 0 && v[0] == '{' {
 			if inner, _, err := decodeObjectAt(string(v)); err == nil {
-				out = append(out, criterionObjects(inner, names)...)
+				out = append(out, criterionObjects(inner, normKey(p.key), names)...)
 			}
 		}
 	}
 	return out
+}
+
+// reasonKey reports whether key (as normKey folds it) names the judge's
+// reasons: a reason key of a per-criterion object (nestedReasonKeys), or
+// its plural ("reasons", "explanations", "analyses").
+func reasonKey(key string) bool {
+	return slices.Contains(nestedReasonKeys, key) || slices.Contains(nestedReasonKeys, strings.TrimSuffix(key, "s")) || key == "analyses"
 }
 
 // holdsScore reports whether a criterion's key holds a score in pairs: a

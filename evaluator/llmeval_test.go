@@ -118,10 +118,6 @@ func TestParseLLMEvalAnswer(t *testing.T) {
 			"3.1 4 2", ""},
 		{"prompt's template echoed before the answer", `Template: {"Engagingness": <score>, "Grammar": <score>}` + "\n" + `{"Engagingness": 60, "Factual consistency": 70, "Grammar": 80}`, LLMEvalHundred,
 			"60 70 80", ""},
-		{"scores and reasons wrapped side by side", `{"scores": {"Engagingness": 3, "Factual consistency": 2.5, "Grammar": 5}, "reasons": {"Engagingness": "dull", "Grammar": "fine"}}`, LLMEvalFive,
-			"3 2.5 5", ""},
-		{"reasons before scores in the wrapper", `{"reasons": {"Engagingness": "dull"}, "scores": {"Engagingness": 1, "Factual consistency": 2, "Grammar": 3}}`, LLMEvalFive,
-			"1 2 3", ""},
 		{"wrapped two levels deep", `{"evaluation": {"scores": {"Engagingness": 1, "Factual consistency": 2, "Grammar": 3}, "note": "ok"}}`, LLMEvalFive,
 			"1 2 3", ""},
 		{"reasons as their own object before the scores", "{\"Engagingness\": \"lively\"}\n{\"Engagingness\": 4, \"Factual consistency\": 4, \"Grammar\": 4}", LLMEvalFive,
@@ -183,6 +179,25 @@ func TestParseLLMEvalAnswer(t *testing.T) {
 			LLMEvalFive, "3 2 1", "", []string{"ok", "", ""}},
 		{"nested answers that disagree", `{"Engagingness": {"score": 3}, "Factual consistency": {"score": 2}, "Grammar": {"score": 1}} {"Engagingness": {"score": 4}}`,
 			LLMEvalFive, "- 2 1", "Engagingness: given 2 different scores (3, 4); none kept", nil},
+
+		// Scores and reasons given as separate objects: the reasons were
+		// dropped; each is now kept as its criterion's, as a
+		// per-criterion object's is.
+		{"scores and reasons wrapped side by side", `{"scores": {"Engagingness": 3, "Factual consistency": 2.5, "Grammar": 5}, "reasons": {"Engagingness": "dull", "Grammar": "fine"}}`,
+			LLMEvalFive, "3 2.5 5", "", []string{"dull", "", "fine"}},
+		{"reasons before scores in the wrapper", `{"reasons": {"Engagingness": "dull"}, "scores": {"Engagingness": 1, "Factual consistency": 2, "Grammar": 3}}`,
+			LLMEvalFive, "1 2 3", "", []string{"dull", "", ""}},
+		{"explanations two levels deep, any case of key", `{"evaluation": {"Scores": {"Engagingness": 60, "Factual consistency": 70, "Grammar": 80}, "Explanations": {"engagingness": " asks back ", "Factual_Consistency": "matches"}}}`,
+			LLMEvalHundred, "60 70 80", "", []string{"asks back", "matches", ""}},
+		{"a reason given apart and in a per-criterion object", `{"scores": {"Engagingness": {"score": 2, "reason": "flat"}, "Factual consistency": 3, "Grammar": 4}, "rationale": {"Engagingness": "no question back", "Grammar": ""}}`,
+			LLMEvalFive, "2 3 4", "", []string{"flat\n\nno question back", "", ""}},
+		{"a reason kept when its score is not", `{"scores": {"Engagingness": 9, "Factual consistency": 3, "Grammar": 4}, "reasons": {"Engagingness": "superb"}}`,
+			LLMEvalFive, "- 3 4", "Engagingness: 9 is outside [0, 5]", []string{"superb", "", ""}},
+		{"reasons without scores: missing, the reasons kept", `{"reasons": {"Engagingness": "dull", "Factual consistency": "fine", "Grammar": "clean"}}`,
+			LLMEvalFive, "- - -", "Engagingness: missing from the JSON answer | Factual consistency: missing from the JSON answer | Grammar: missing from the JSON answer",
+			[]string{"dull", "fine", "clean"}},
+		{"text keyed by criterion outside a reason key is not a reason", `{"format": {"Engagingness": "a number from 0 to 5"}, "scores": {"Engagingness": 1, "Factual consistency": 2, "Grammar": 3}}`,
+			LLMEvalFive, "1 2 3", "", nil},
 	}
 	for _, tt := range nested {
 		checkLLMEvalAnswer(t, tt.name, tt.text, tt.scale, tt.scores, tt.problems, tt.reasons)

@@ -207,7 +207,7 @@ type alignmentPlan struct {
 // disagreements; only their rows' text is read. With full, the samples
 // come from the run's full report (alignSamplesOf).
 func (h *Handlers) planAlignment(ctx context.Context, run models.Run, ci int, seed int64, share float64, full bool) (alignmentPlan, error) {
-	as, err := h.alignSamplesOf(ctx, run, ci, false, full)
+	as, err := h.alignSamplesOf(ctx, run, ci, false, full, h.newRunReviews())
 	if err != nil {
 		return alignmentPlan{}, err
 	}
@@ -377,7 +377,9 @@ func (h *Handlers) alignmentViewWith(c echo.Context, a models.Alignment, run mod
 	if v.Accepted {
 		v.Examples = f.examples
 	}
-	as, err := h.alignSamplesOf(ctx, run, a.CriterionIndex, true, full)
+	// Each run's browser reviews are read once for the page (runReviews).
+	rr := h.newRunReviews()
+	as, err := h.alignSamplesOf(ctx, run, a.CriterionIndex, true, full, rr)
 	if p := preparingOf(err); p != nil {
 		// The split and the draft are stored; the disagreements and the
 		// held-out ids show once the run's results are stored again (its
@@ -413,15 +415,16 @@ func (h *Handlers) alignmentViewWith(c echo.Context, a models.Alignment, run mod
 	if !v.Accepted {
 		return v, nil
 	}
-	if err := h.fillHeldOut(ctx, &v, a, full); err != nil {
+	if err := h.fillHeldOut(ctx, &v, a, full, rr); err != nil {
 		return v, err
 	}
 	return v, nil
 }
 
 // fillHeldOut adds the held-out runs and, once both went through every
-// sample, the before/after comparison of each correlation measure.
-func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a models.Alignment, full bool) error {
+// sample, the before/after comparison of each correlation measure. The
+// runs' browser reviews are read once, through rr.
+func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a models.Alignment, full bool, rr *runReviews) error {
 	ws := workspaceOf(ctx)
 	var runs [2]*models.Run
 	for i, id := range []*int64{a.BeforeRunID, a.AfterRunID} {
@@ -475,7 +478,7 @@ func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a mode
 	samples := len(a.HeldOutRowIDs)
 	if !full {
 		for _, r := range runs {
-			sum, err := h.storedResults(ctx, *r)
+			sum, err := h.storedResults(ctx, *r, rr)
 			if p := preparingOf(err); p != nil {
 				v.CompareNote = heldOutPreparingNote(p)
 				return nil
@@ -493,7 +496,8 @@ func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a mode
 		// the request, and the page shows the rest meanwhile.
 		before, after := *runs[0], *runs[1]
 		failed := h.pairInBackground(ctx, fmt.Sprintf("heldout\x00%+v", key), func(ctx context.Context) error {
-			_, err := h.heldOutComparisonsOf(ctx, a, before, after, key, false)
+			// Detached from the request: it reads the reviews itself.
+			_, err := h.heldOutComparisonsOf(ctx, a, before, after, key, false, nil)
 			return err
 		})
 		v.CompareNote = fmt.Sprintf("The held-out runs have finished: the paired tests over their %s samples are being computed once (a bootstrap and a permutation test for each coefficient), which can take a few minutes; the rest of the page is complete. Reload the page to see the comparison.", web.Count(samples))
@@ -502,7 +506,7 @@ func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a mode
 		}
 		return nil
 	}
-	cs, err := h.heldOutComparisonsOf(ctx, a, *runs[0], *runs[1], key, full)
+	cs, err := h.heldOutComparisonsOf(ctx, a, *runs[0], *runs[1], key, full, rr)
 	if p := preparingOf(err); p != nil {
 		v.CompareNote = heldOutPreparingNote(p)
 		return nil
@@ -525,12 +529,12 @@ func heldOutPreparingNote(p *preparingError) string {
 // when both runs are still as key names them after their scores were
 // read: a new choice of human ratings made meanwhile changes the scores
 // read, and they must not be kept under the previous choice's key.
-func (h *Handlers) heldOutComparisonsOf(ctx context.Context, a models.Alignment, beforeRun, afterRun models.Run, key heldOutKey, full bool) ([]web.AlignComparison, error) {
-	before, err := h.alignSamplesOf(ctx, beforeRun, 0, false, full)
+func (h *Handlers) heldOutComparisonsOf(ctx context.Context, a models.Alignment, beforeRun, afterRun models.Run, key heldOutKey, full bool, rr *runReviews) ([]web.AlignComparison, error) {
+	before, err := h.alignSamplesOf(ctx, beforeRun, 0, false, full, rr)
 	if err != nil {
 		return nil, err
 	}
-	after, err := h.alignSamplesOf(ctx, afterRun, 0, false, full)
+	after, err := h.alignSamplesOf(ctx, afterRun, 0, false, full, rr)
 	if err != nil {
 		return nil, err
 	}

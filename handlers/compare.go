@@ -808,6 +808,9 @@ func (h *Handlers) compareSample(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := h.sayWhyCompareHumanMissing(c.Request().Context(), cmp, &v, readerMember); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, web.CompareSamplePage(v))
 }
 

@@ -18,17 +18,74 @@ import (
 // computes every statistic (a minute and gigabytes at 100,000 samples).
 // A run still going has nothing stored: it gets its full report, as before.
 
+// runReviews are the browser reviews of the runs one request reads the
+// reports of, read once per run and passed to each read of its report
+// (report.Options.Reviews, report.StoredSamplesCurrent), where the
+// summary's key, its build and the stored-samples check each read them
+// again. A nil *runReviews reads none: each report reads its own (work
+// done after the request, such as a build in the background).
+type runReviews struct {
+	db    *models.DB
+	byRun map[int64]*report.BrowserReviews
+	// every marks the runs whose reviews were read whatever their human
+	// source (every).
+	every map[int64]bool
+}
+
+// newRunReviews is a request's runReviews, with nothing read yet.
+func (h *Handlers) newRunReviews() *runReviews {
+	return &runReviews{db: h.DB, byRun: map[int64]*report.BrowserReviews{}, every: map[int64]bool{}}
+}
+
+// of is the run's reviews as its reports read them
+// (report.ReadChosenReviews: nil, reading none, under the imported
+// ratings), read on the first ask.
+func (rr *runReviews) of(ctx context.Context, run models.Run) (*report.BrowserReviews, error) {
+	if rr == nil {
+		return nil, nil
+	}
+	if pre, ok := rr.byRun[run.ID]; ok {
+		return pre, nil
+	}
+	pre, err := report.ReadChosenReviews(ctx, rr.db, run)
+	if err != nil {
+		return nil, err
+	}
+	rr.byRun[run.ID] = pre
+	return pre, nil
+}
+
+// everyOf is the run's reviews whatever its human source
+// (report.ReadBrowserReviews), for a page that shows them as well as
+// reading the run's report (the review queue), read on the first ask.
+func (rr *runReviews) everyOf(ctx context.Context, run models.Run) (*report.BrowserReviews, error) {
+	if pre := rr.byRun[run.ID]; pre != nil || rr.every[run.ID] {
+		return pre, nil
+	}
+	pre, err := report.ReadBrowserReviews(ctx, rr.db, run)
+	if err != nil {
+		return nil, err
+	}
+	rr.byRun[run.ID], rr.every[run.ID] = pre, true
+	return pre, nil
+}
+
 // storedResults returns a finished run's summary when its stored
 // per-sample results are the run's current ones (its human source as
 // chosen now), nil when the full report must be built instead: a run still
 // going, or stored results racing a change of human source. A large
 // finished run whose summary is not stored yet gives the *preparingError
-// of runSummary (its build goes on in the background).
-func (h *Handlers) storedResults(ctx context.Context, run models.Run) (*report.Report, error) {
+// of runSummary (its build goes on in the background). The run's browser
+// reviews are read once, through rr.
+func (h *Handlers) storedResults(ctx context.Context, run models.Run, rr *runReviews) (*report.Report, error) {
 	if !run.Finished() {
 		return nil, nil
 	}
-	sum, err := h.runSummary(ctx, run.ID, report.Options{})
+	pre, err := rr.of(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := h.runSummary(ctx, run.ID, report.Options{Reviews: pre})
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +94,7 @@ func (h *Handlers) storedResults(ctx context.Context, run models.Run) (*report.R
 	}
 	// The summary alone cannot tell: it may have been read just before a
 	// human source was chosen again.
-	if err := report.StoredSamplesCurrent(ctx, h.DB, sum.Run); err != nil {
+	if err := report.StoredSamplesCurrent(ctx, h.DB, sum.Run, pre); err != nil {
 		if errors.Is(err, report.ErrSamplesNotStored) {
 			return nil, nil
 		}
@@ -49,13 +106,14 @@ func (h *Handlers) storedResults(ctx context.Context, run models.Run) (*report.R
 // criterionSource chooses where criterion ci of run is read from: the
 // run's summary when its stored results can be read (storedResults, and
 // not full), otherwise the criterion's samples from the run's full report.
-// A criterion the run does not have is an EInvalid error.
-func (h *Handlers) criterionSource(ctx context.Context, run models.Run, ci int, full bool) (*report.Report, []report.SampleResult, error) {
+// A criterion the run does not have is an EInvalid error. The run's
+// browser reviews are read once, through rr.
+func (h *Handlers) criterionSource(ctx context.Context, run models.Run, ci int, full bool, rr *runReviews) (*report.Report, []report.SampleResult, error) {
 	var crits []report.CriterionReport
 	var sum *report.Report
 	if !full {
 		var err error
-		if sum, err = h.storedResults(ctx, run); err != nil {
+		if sum, err = h.storedResults(ctx, run, rr); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -63,8 +121,11 @@ func (h *Handlers) criterionSource(ctx context.Context, run models.Run, ci int, 
 	if sum != nil {
 		crits = sum.Criteria
 	} else {
-		var err error
-		if rep, err = h.buildReport(ctx, run.ID, ""); err != nil {
+		pre, err := rr.of(ctx, run)
+		if err != nil {
+			return nil, nil, err
+		}
+		if rep, err = h.buildReportWith(ctx, run.ID, report.Options{Reviews: pre}); err != nil {
 			return nil, nil, err
 		}
 		crits = rep.Criteria
@@ -89,8 +150,8 @@ type criterionSamples struct {
 // queueSamples reads criterion ci of run for the review queue: from the
 // stored results of a finished run, otherwise (or with full, which tests
 // use to compare) from the run's full report.
-func (h *Handlers) queueSamples(ctx context.Context, run models.Run, ci int, full bool) (criterionSamples, error) {
-	sum, samples, err := h.criterionSource(ctx, run, ci, full)
+func (h *Handlers) queueSamples(ctx context.Context, run models.Run, ci int, full bool, rr *runReviews) (criterionSamples, error) {
+	sum, samples, err := h.criterionSource(ctx, run, ci, full, rr)
 	if err != nil {
 		return criterionSamples{}, err
 	}
@@ -136,8 +197,8 @@ type alignSamples struct {
 // run's full report, whose human ratings are those the stored results
 // hold: the alignment sees exactly the human ratings the report uses (so
 // when reviewers' browser ratings join the report, they join here too).
-func (h *Handlers) alignSamplesOf(ctx context.Context, run models.Run, ci int, externalIDs, full bool) (alignSamples, error) {
-	sum, samples, err := h.criterionSource(ctx, run, ci, full)
+func (h *Handlers) alignSamplesOf(ctx context.Context, run models.Run, ci int, externalIDs, full bool, rr *runReviews) (alignSamples, error) {
+	sum, samples, err := h.criterionSource(ctx, run, ci, full, rr)
 	if err != nil {
 		return alignSamples{}, err
 	}

@@ -569,16 +569,21 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	}
 	v.Run, v.Criterion = run, q.Criterion
 	crit := run.RubricSnapshot.Criteria[q.Criterion]
-	scale, refused, err := h.humanScaleOf(ctx, run, q.Criterion)
+	// The run's browser reviews with its human scales, read once: the
+	// queue's counts and the run's report (its summary's key, its build,
+	// the stored-samples check) use them.
+	rr := h.newRunReviews()
+	pre, err := rr.everyOf(ctx, run)
 	if err != nil {
 		return err
 	}
-	if refused != "" {
-		v.Refused = refused
+	if e := pre.Refused[q.Criterion]; e != nil {
+		v.Refused = models.ErrorMessage(e)
 		return render(c, http.StatusOK, web.ReviewQueuePage(v))
 	}
+	scale := *pre.Scales[q.Criterion]
 	v.Lo, v.Hi = scale.Lo, scale.Hi
-	qs, err := h.queueSamples(ctx, run, q.Criterion, full)
+	qs, err := h.queueSamples(ctx, run, q.Criterion, full, rr)
 	if p := preparingOf(err); p != nil {
 		// A large run that just finished: its results are stored in the
 		// background, and the queue is ordered from them once they are.
@@ -591,10 +596,7 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	samples := qs.outcomes
 	order := queueOrder(samples, q.Order, q.Seed)
 	v.OrderNote = queueOrderNote(samples, q.Order)
-	byRow, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name, scale)
-	if err != nil {
-		return err
-	}
+	byRow := splitReviews(pre.ByName[crit.Name], scale)
 	reviews := byRow.current
 	me := h.reviewerKey(c)
 	rated := func(rowID int64) bool {

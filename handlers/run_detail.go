@@ -202,8 +202,10 @@ func (h *Handlers) reportHumans(ctx context.Context, run models.Run, ids []int64
 	for _, id := range ids {
 		want[id] = true
 	}
+	// The run's browser reviews, read once for every criterion.
+	rr := h.newRunReviews()
 	for ci := range out.byCriterion {
-		sum, samples, err := h.criterionSource(ctx, run, ci, false)
+		sum, samples, err := h.criterionSource(ctx, run, ci, false, rr)
 		if preparingOf(err) != nil {
 			// A large run's results are being stored again for the new
 			// ratings: no rating is shown until they are, rather than the

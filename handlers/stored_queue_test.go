@@ -103,15 +103,15 @@ func queueQueries(run models.Run, n int) []string {
 func compareQueues(t *testing.T, env *testEnv, stage string, ds models.Dataset, run models.Run, n int) {
 	t.Helper()
 	ctx := env.localCtx()
-	if sum, err := env.h.storedResults(ctx, run); err != nil || sum == nil {
+	if sum, err := env.h.storedResults(ctx, run, nil); err != nil || sum == nil {
 		t.Fatalf("%s: the stored results would not be read (%v): the comparison below would compare the full path with itself", stage, err)
 	}
 	for ci := range run.RubricSnapshot.Criteria {
-		stored, err := env.h.queueSamples(ctx, run, ci, false)
+		stored, err := env.h.queueSamples(ctx, run, ci, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		full, err := env.h.queueSamples(ctx, run, ci, true)
+		full, err := env.h.queueSamples(ctx, run, ci, true, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +203,7 @@ func TestQueueFollowsANewReview(t *testing.T) {
 		}
 		run = rereadRun(t, env, run)
 		place := fmt.Sprintf("run=%d&criterion=0&order=disagreement&i=0&blind=off", run.ID)
-		qs, err := env.h.queueSamples(ctx, run, 0, false)
+		qs, err := env.h.queueSamples(ctx, run, 0, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +223,7 @@ func TestQueueFollowsANewReview(t *testing.T) {
 			t.Fatalf("rating: %d %s", rec.Code, rec.Body.String())
 		}
 		// Not chosen yet: the report and the queue keep the ratings chosen.
-		if now, err := env.h.queueSamples(ctx, run, 0, false); err != nil || !reflect.DeepEqual(now.outcomes, qs.outcomes) {
+		if now, err := env.h.queueSamples(ctx, run, 0, false, nil); err != nil || !reflect.DeepEqual(now.outcomes, qs.outcomes) {
 			t.Errorf("before the recompute the queue's results changed (%v)", err)
 		}
 		if _, now := renderQueue(t, env, ds, place, "Cy", false); !strings.Contains(now, fmt.Sprintf("/samples/%d\"", top.RowID)) ||
@@ -234,7 +234,7 @@ func TestQueueFollowsANewReview(t *testing.T) {
 			t.Fatalf("recompute: %d %s", rec.Code, rec.Body.String())
 		}
 		run = rereadRun(t, env, run)
-		qs, err = env.h.queueSamples(ctx, run, 0, false)
+		qs, err = env.h.queueSamples(ctx, run, 0, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,7 +301,7 @@ func TestStoredAlignmentIsTheFullReportsAlignment(t *testing.T) {
 				run, before = rereadRun(t, env, run), rereadRun(t, env, before)
 			}
 			for _, r := range []models.Run{run, before, after} {
-				if sum, err := env.h.storedResults(ctx, r); err != nil || sum == nil {
+				if sum, err := env.h.storedResults(ctx, r, nil); err != nil || sum == nil {
 					t.Fatalf("source %q: run %d's stored results would not be read (%v)", src, r.ID, err)
 				}
 			}

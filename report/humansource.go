@@ -92,6 +92,22 @@ func ReadBrowserReviews(ctx context.Context, db *models.DB, run models.Run) (*Br
 	return readBrowserReviews(ctx, db, run, choice.UptoRatingID, 0)
 }
 
+// ReadChosenReviews is ReadBrowserReviews for a request that needs the
+// reviews only as the run's reports read them: nil, with no review read,
+// when the run's human ratings are the imported ones or no browser rating
+// was made before they were chosen (a report then reads none; one whose
+// choice changes meanwhile reads its own).
+func ReadChosenReviews(ctx context.Context, db *models.DB, run models.Run) (*BrowserReviews, error) {
+	choice, err := db.FindRunHumanSource(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	if choice.Source == models.HumansImported || choice.Source == "" || choice.UptoRatingID == 0 {
+		return nil, nil
+	}
+	return readBrowserReviews(ctx, db, run, choice.UptoRatingID, 0)
+}
+
 // readBrowserReviews reads the run's browser reviews (with an id up to
 // only, when only > 0) as read under the cut-off upto.
 func readBrowserReviews(ctx context.Context, db *models.DB, run models.Run, upto, only int64) (*BrowserReviews, error) {

@@ -18,8 +18,10 @@ var ErrSamplesNotStored = errors.New("the run's per-sample results are not store
 // StoredSamplesCurrent checks that a finished run's stored per-sample
 // results (run_sample_results) were computed from its current inputs (the
 // run as finished, the human ratings chosen now), reading none of them:
-// the error wraps ErrSamplesNotStored when they were not.
-func StoredSamplesCurrent(ctx context.Context, db *models.DB, run models.Run) error {
+// the error wraps ErrSamplesNotStored when they were not. pre are the
+// run's browser reviews when the request has read them already
+// (ReadBrowserReviews), nil to read them here if the check needs them.
+func StoredSamplesCurrent(ctx context.Context, db *models.DB, run models.Run, pre *BrowserReviews) error {
 	if !run.Finished() {
 		return models.Errorf(models.EConflict, "run %d is not finished: its samples are not stored", run.ID)
 	}
@@ -34,7 +36,7 @@ func StoredSamplesCurrent(ctx context.Context, db *models.DB, run models.Run) er
 	if !found {
 		return fmt.Errorf("read the samples of run %d: %w", run.ID, ErrSamplesNotStored)
 	}
-	ratings, err := usedRatingsKey(ctx, db, run, choice, nil)
+	ratings, err := usedRatingsKey(ctx, db, run, choice, pre)
 	if err != nil {
 		return err
 	}
@@ -57,7 +59,7 @@ func StoredSamplesCurrent(ctx context.Context, db *models.DB, run models.Run) er
 // stored results are not the run's current ones. sum is not changed.
 func WithStoredScores(ctx context.Context, db *models.DB, sum *Report, externalIDs bool, criteria ...int) (*Report, error) {
 	run := sum.Run
-	if err := StoredSamplesCurrent(ctx, db, run); err != nil {
+	if err := StoredSamplesCurrent(ctx, db, run, nil); err != nil {
 		return nil, err
 	}
 	out := *sum

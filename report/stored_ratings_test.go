@@ -51,7 +51,7 @@ func TestStoredSummaryFollowsTheRatingsUsed(t *testing.T) {
 		// bob's reviews were in fact given on LLM-Eval's 0-5: the rule
 		// now leaves them out of this 1-5 criterion.
 		must(t, db.Gorm.Model(&models.ReviewRating{}).Where("id IN ?", bobIDs).Updates(map[string]any{"lo": 0, "hi": 5}).Error)
-		if err := StoredSamplesCurrent(ctx, db, run); !errors.Is(err, ErrSamplesNotStored) {
+		if err := StoredSamplesCurrent(ctx, db, run, nil); !errors.Is(err, ErrSamplesNotStored) {
 			t.Errorf("stored per-sample results computed with bob's ratings still current: %v", err)
 		}
 		after, err := LoadSummary(ctx, db, wsID, runID, Options{})
@@ -67,6 +67,6 @@ func TestStoredSummaryFollowsTheRatingsUsed(t *testing.T) {
 		if before.Criteria[0].Pearson.Coef == full.Criteria[0].Pearson.Coef {
 			t.Errorf("bob's ratings did not move Pearson: the test proves nothing")
 		}
-		must(t, StoredSamplesCurrent(ctx, db, run))
+		must(t, StoredSamplesCurrent(ctx, db, run, nil))
 	})
 }

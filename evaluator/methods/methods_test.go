@@ -307,6 +307,49 @@ func TestLLMEvalKeepsTheJudgesReasons(t *testing.T) {
 	}
 }
 
+// TestLLMEvalKeepsReasonsGivenApart: an answer giving the scores and the
+// reasons as separate objects ({"scores": {...}, "reasons": {"Coherence":
+// "..."}}) had its scores read and its reasons dropped; each reason is now
+// kept as its criterion's analysis, as TestLLMEvalKeepsTheJudgesReasons
+// has it for per-criterion objects.
+func TestLLMEvalKeepsReasonsGivenApart(t *testing.T) {
+	rub := evaluator.Rubric{Criteria: []evaluator.Criterion{{Name: "Coherence", Lo: 1, Hi: 3}, {Name: "Fluency", Lo: 1, Hi: 3}, {Name: "Overall", Lo: 1, Hi: 5}}}
+	tests := []struct {
+		name, answer string
+		analyses     []string
+	}{
+		{"reasons after the scores", `{"scores": {"Coherence": 3.5, "Fluency": 4, "Overall": 2}, "reasons": {"Coherence": "Stays on topic.", "Overall": "Too short."}}`,
+			[]string{"Stays on topic.", "", "Too short."}},
+		{"explanations first, wrapped", "```json\n" + `{"result": {"explanations": {"fluency": "Reads well."}, "scores": {"Coherence": 3.5, "Fluency": 4, "Overall": 2}}}` + "\n```",
+			[]string{"", "Reads well.", ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &completer{fn: func(judge.Request) (judge.Response, error) {
+				return judge.Response{Choices: []judge.Choice{{Text: tt.answer}}, Attempts: 1}, nil
+			}}
+			r := Run{Settings: evaluator.DefaultSettings(), MethodSettings: evaluator.DefaultMethodSettings(), Rubric: rub}
+			if err := (LLMEval{}).Prepare(&r); err != nil {
+				t.Fatal(err)
+			}
+			o := LLMEval{}.Judge(context.Background(), c, Unit{Run: r, Criteria: []int{0, 1, 2}, Samples: []evaluator.Sample{{}}, Memo: NewMemo(nil)})
+			if o.Failed || len(o.Scores) != 3 || len(o.Problems) != 0 {
+				t.Fatalf("failed %v, %d scores, problems %q: %+v", o.Failed, len(o.Scores), o.Problems, o)
+			}
+			for i, want := range []float64{3.5, 4, 2} {
+				sc := o.Scores[i]
+				got := "missing"
+				if sc.Value != nil {
+					got = strconv.FormatFloat(*sc.Value, 'g', -1, 64)
+				}
+				if sc.Criterion != i || sc.Value == nil || *sc.Value != want || sc.Analysis != tt.analyses[i] {
+					t.Errorf("%s: criterion %d, score %s, analysis %q; want %g, %q", rub.Criteria[i].Name, sc.Criterion, got, sc.Analysis, want, tt.analyses[i])
+				}
+			}
+		})
+	}
+}
+
 // TestPackageImportsNoStorage keeps the README's rule: evaluator packages
 // import neither storage, handlers nor web.
 func TestPackageImportsNoStorage(t *testing.T) {

@@ -1,0 +1,156 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"gorm.io/gorm"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// TestReviewQueueAndAlignmentReadReviewsOnce: a view of the review queue
+// or of an alignment of a run whose report counts browser ratings reads
+// the reviews once, in one query for all the run's criteria, and passes
+// them along (report.ReadBrowserReviews), as the run page does
+// (TestRunPageReadsReviewsOnce), whether the run's summary is stored,
+// built by the view or in memory. The old code read them to key the
+// summary, again to check that the stored samples are current
+// (report.StoredSamplesCurrent), and the queue once more for its own
+// counts: up to three reads.
+func TestReviewQueueAndAlignmentReadReviewsOnce(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		if len(d.rubric.Criteria) < 2 {
+			t.Fatalf("%d criteria: the test needs several", len(d.rubric.Criteria))
+		}
+		run := env.waitRun(env.launch(d.launchForm("2", "10")), 60*time.Second)
+		// The alignment is split while the report has the imported ratings
+		// (every sample rated); then the reviewers' ratings join them.
+		rec := env.postForm(fmt.Sprintf("/runs/%d/align", run.ID), url.Values{"criterion": {"0"}, "seed": {"3"}, "held_out_percent": {"50"}})
+		if rec.Code != http.StatusSeeOther || !strings.HasPrefix(rec.Header().Get("Location"), "/alignments/") {
+			t.Fatalf("start the alignment: %d %s", rec.Code, rec.Body.String())
+		}
+		alignment := rec.Header().Get("Location")
+		rows, err := env.db.ListDatasetRows(ctx, d.dataset.ID, 0, 0)
+		must(t, err)
+		for _, crit := range d.rubric.Criteria {
+			for _, r := range rows[:4] {
+				v := crit.Lo
+				_, err := env.db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: d.dataset.ID, RowID: r.ID,
+					Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: "Ann", RunID: &run.ID, Score: &v, Lo: crit.Lo, Hi: crit.Hi})
+				must(t, err)
+			}
+		}
+		queue := "/datasets/" + strconv.FormatInt(d.dataset.ID, 10) + "/review?run=" + strconv.FormatInt(run.ID, 10) + "&criterion=1"
+		pages := []struct {
+			name, path, shows string
+		}{
+			{"review queue", queue, `data-testid="review-form"`},
+			{"alignment", alignment, `data-testid="draft-form"`},
+		}
+		// The first view stores the summary: wait until a view finds it.
+		waitStored := func(t *testing.T) {
+			for _, p := range pages {
+				for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+					rec := env.get(p.path)
+					if rec.Code != http.StatusOK {
+						t.Fatalf("GET %s: %d", p.path, rec.Code)
+					}
+					if !strings.Contains(rec.Body.String(), "being prepared") {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("GET %s: the results were still being prepared after a minute", p.path)
+					}
+				}
+			}
+		}
+
+		var mu sync.Mutex
+		var reads []string
+		for _, g := range []*gorm.DB{env.db.Gorm, env.db.Read} {
+			if g == nil {
+				continue
+			}
+			must(t, g.Callback().Query().After("gorm:query").Register("test:count_queue_review_reads", func(tx *gorm.DB) {
+				// Only the request's own reads: the runner and earlier
+				// requests' background work share these handles.
+				if tx.Statement.Context == nil || tx.Statement.Context.Value(countedRequest{}) == nil {
+					return
+				}
+				if q := tx.Statement.SQL.String(); strings.Contains(q, "review_ratings") {
+					mu.Lock()
+					reads = append(reads, q)
+					mu.Unlock()
+				}
+			}))
+			t.Cleanup(func() { _ = g.Callback().Query().Remove("test:count_queue_review_reads") })
+		}
+		// Under the imported ratings the queue reads the reviews for its
+		// counts and the alignment none; with browser ratings counted, each
+		// reads them once.
+		for _, src := range []struct {
+			source string
+			reads  map[string]int
+		}{
+			{"imported", map[string]int{"review queue": 1, "alignment": 0}},
+			{"both", map[string]int{"review queue": 1, "alignment": 1}},
+		} {
+			if src.source != "imported" {
+				if rec := env.postForm(fmt.Sprintf("/runs/%d/humans", run.ID), url.Values{"source": {src.source}}); rec.Code != http.StatusSeeOther {
+					t.Fatalf("recompute: %d %s", rec.Code, rec.Body.String())
+				}
+			}
+			waitStored(t)
+			for _, p := range pages {
+				t.Run(src.source+" ratings, "+p.name, func(t *testing.T) {
+					// Views by other server processes (nothing of the run in
+					// their memory) and a second view by the last one.
+					_, stored := newTestHandlers(t, env.db, env.runner, env.ws, env.sim.URL)
+					_, built := newTestHandlers(t, env.db, env.runner, env.ws, env.sim.URL)
+					for _, view := range []struct {
+						name   string
+						e      *echo.Echo
+						before func()
+					}{
+						{"summary stored", stored, func() {}},
+						{"summary built by the view", built, func() {
+							must(t, env.db.Gorm.Where("run_id = ?", run.ID).Delete(&models.RunSummary{}).Error)
+						}},
+						{"summary in memory", built, func() {}},
+					} {
+						view.before()
+						mu.Lock()
+						reads = nil
+						mu.Unlock()
+						rec := httptest.NewRecorder()
+						req := httptest.NewRequest(http.MethodGet, p.path, nil)
+						view.e.ServeHTTP(rec, req.WithContext(context.WithValue(req.Context(), countedRequest{}, true)))
+						if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), p.shows) {
+							t.Fatalf("%s: GET %s: %d, want the page showing %s:\n%s", view.name, p.path, rec.Code, p.shows, rec.Body.String())
+						}
+						mu.Lock()
+						got := slices.Clone(reads)
+						mu.Unlock()
+						if want := src.reads[p.name]; len(got) != want || (want > 0 && !strings.Contains(got[0], "criterion IN (")) {
+							t.Errorf("%s: the %s read the reviews in %d queries, want %d (all %d criteria at once):\n%s",
+								view.name, p.name, len(got), want, len(d.rubric.Criteria), strings.Join(got, "\n"))
+						}
+					}
+				})
+			}
+		}
+	})
+}
