@@ -1077,6 +1077,9 @@ func (h *Handlers) apiSaveRubric(c echo.Context, r models.Rubric, status int) er
 		if expect, err = ifMatch(c); err != nil {
 			return err
 		}
+		if err := staleRead(expect, r.Revision(), "rubric", "/api/v1/rubrics/"+strconv.FormatInt(r.ID, 10)); err != nil {
+			return err
+		}
 	}
 	var in APIRubricInput
 	if err := decodeJSON(c, &in); err != nil {
@@ -1328,6 +1331,9 @@ func (h *Handlers) apiUpdateJudge(c echo.Context) error {
 	}
 	expect, err := ifMatch(c)
 	if err != nil {
+		return err
+	}
+	if err := staleRead(expect, j.Revision(), "judge", "/api/v1/judges/"+strconv.FormatInt(j.ID, 10)); err != nil {
 		return err
 	}
 	var in APIJudgeInput

@@ -125,3 +125,48 @@ func TestOpenAPIDescribesEndedStatusesAndErrorCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestAPIStalePutAnswers412BeforeCheckingTheBody: a PUT whose If-Match
+// names a state saved over since is answered 412 "changed" (GET it again)
+// even when its body would be refused, as preconditions come before the
+// request content (RFC 9110 §13.2.1). (QA: a stale PUT with a body
+// written against the old state got 422 about the body, and only after
+// fixing it learned that the object had changed.)
+func TestAPIStalePutAnswers412BeforeCheckingTheBody(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		a := newAPIClient(t, env)
+		owner := env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
+		_, tok := env.apiToken(env.ws.ID, owner.ID)
+		rubric := decode[APIRubric](t, a.json(http.MethodPost, fmt.Sprintf("/api/v1/projects/%d/rubrics", env.project.ID), tok,
+			map[string]any{"name": "R", "task": "a reply", "criteria": []map[string]any{{"name": "Good", "lo": 1, "hi": 5}}}), http.StatusCreated)
+		judge := decode[APIJudge](t, a.json(http.MethodPost, "/api/v1/judges", tok,
+			map[string]any{"name": "J", "base_url": "https://judge.example/v1", "model": "m"}), http.StatusCreated)
+		for _, tc := range []struct {
+			kind, address  string
+			valid, refused map[string]any
+		}{
+			{"rubric", fmt.Sprintf("/api/v1/rubrics/%d", rubric.ID),
+				map[string]any{"name": "R2", "task": "a reply", "criteria": []map[string]any{{"name": "Good", "lo": 1, "hi": 5}}},
+				map[string]any{"name": "R3", "task": "a reply", "criteria": []map[string]any{}}},
+			{"judge", fmt.Sprintf("/api/v1/judges/%d", judge.ID),
+				map[string]any{"name": "J2", "base_url": "https://judge.example/v1", "model": "m"},
+				map[string]any{"name": "J3"}},
+		} {
+			read := a.get(tc.address, tok)
+			stale := read.Header().Get("ETag")
+			a.header = http.Header{"If-Match": {stale}}
+			if rec := a.json(http.MethodPut, tc.address, tok, tc.valid); rec.Code != http.StatusOK {
+				t.Fatalf("%s: first PUT = %d %.300s", tc.kind, rec.Code, rec.Body)
+			}
+			rec := a.json(http.MethodPut, tc.address, tok, tc.refused)
+			a.header = nil
+			if rec.Code != http.StatusPreconditionFailed || errorCode(t, rec) != models.EChanged || !strings.Contains(rec.Body.String(), tc.address) {
+				t.Errorf("%s: stale PUT with a refused body = %d %.300s; want 412 changed saying to GET %s again", tc.kind, rec.Code, rec.Body, tc.address)
+			}
+			// Without If-Match the same body is checked and refused.
+			if rec := a.json(http.MethodPut, tc.address, tok, tc.refused); rec.Code != http.StatusUnprocessableEntity {
+				t.Errorf("%s: unconditional PUT with a refused body = %d, want 422", tc.kind, rec.Code)
+			}
+		}
+	})
+}
