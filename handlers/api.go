@@ -1212,7 +1212,9 @@ func (h *Handlers) apiRubricFields(ctx context.Context, ws, projectID int64, in 
 			return nil, models.Errorf(models.EInvalid, "field %d names no column: give the dataset column the judge reads", i+1)
 		}
 		if f.Label == "" {
-			f.Label = defaultLabel(f.Column)
+			// A rubric's blank label is the column's name, as documented
+			// (README, OpenAPI), not the mapping step's suggested label.
+			f.Label = f.Column
 		}
 		if len(datasets) > 0 && !columns[f.Column] {
 			return nil, models.Errorf(models.EInvalid, "field %d: the column %q is in none of this project's datasets; use one of %s", i+1, f.Column, strings.Join(names, ", "))
