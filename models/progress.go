@@ -123,15 +123,6 @@ func (db *DB) RunningLeases(ctx context.Context) ([]RunLease, error) {
 	return out, rows.Err()
 }
 
-// OrphanedRuns lists running runs whose lease has expired by the
-// database's clock: their worker died, or gave the run up and stopped
-// before River noted the job's state.
-func (db *DB) OrphanedRuns(ctx context.Context) ([]Run, error) {
-	var rs []Run
-	err := db.Gorm.WithContext(ctx).Where("status = ? AND lease_until IS NOT NULL AND lease_until < "+dbNowSQL(db.Dialect), RunRunning).Find(&rs).Error
-	return rs, err
-}
-
 // RequeueJob makes a job that River still believes running available
 // again. River's own rescuer waits hours (it cannot tell a dead worker from
 // a slow one); our run leases can, so we rescue earlier. This is the one
