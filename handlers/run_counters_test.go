@@ -66,7 +66,12 @@ func TestRunWithUncallableJudgeAddressSaysFixItFirst(t *testing.T) {
 				"resuming this one can only fail", fmt.Sprintf(`href="/judges/%d"`, j.ID), "launch a new run"},
 			"progress-none-done": {"Batches not planned: the run stopped before planning them"},
 		})
-		for _, not := range []string{"Resuming starts it", `data-testid="resume-form"`, "0 / 0"} {
+		// Its error reads without the judge client's code-path prefix
+		// (QA: "This run failed: judge: base URL ... is not an http(s) URL").
+		if strings.HasPrefix(run.Error, "judge: ") || !strings.Contains(body, `This run failed: base URL "localhost:11434/v1" is not an http(s) URL`) {
+			t.Errorf("the run's error %q is not shown as it should read", run.Error)
+		}
+		for _, not := range []string{"Resuming starts it", `data-testid="resume-form"`, "0 / 0", "failed: judge: "} {
 			if strings.Contains(body, not) {
 				t.Errorf("the run page says %q", not)
 			}
