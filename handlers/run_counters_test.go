@@ -27,6 +27,8 @@ func TestRunStoppedBeforeAnyBatchCounters(t *testing.T) {
 		checkExplained(t, body, map[string][]string{
 			"progress-none-done": {fmt.Sprintf("None of the %d batches done: the run stopped before its first answer", run.BatchesTotal)},
 			"failed-none-done":   {"none done"},
+			// QA: "Calls 0" though a call was sent and refused.
+			"calls-stop-note": {"not counting the calls refused or failed as the run stopped"},
 		})
 		for _, not := range []string{`data-field="failed"`, fmt.Sprintf("/ <span data-field=\"batches_total\">%d", run.BatchesTotal)} {
 			if strings.Contains(body, not) {
@@ -36,7 +38,7 @@ func TestRunStoppedBeforeAnyBatchCounters(t *testing.T) {
 		// A run with batches done keeps its counters.
 		ok := env.waitRun(env.launch(env.demo().launchForm("1", "10")), 30*time.Second)
 		body = env.get(fmt.Sprintf("/runs/%d", ok.ID)).Body.String()
-		if !strings.Contains(body, `data-field="failed"`) || strings.Contains(body, "none done") {
+		if !strings.Contains(body, `data-field="failed"`) || strings.Contains(body, "none done") || strings.Contains(body, `data-testid="calls-stop-note"`) {
 			t.Errorf("a run with batches done lost its counters")
 		}
 	})
