@@ -378,7 +378,7 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 	}
 	c, err := judge.New(r.guardJudge(ctx, run, cfg, b)) // fencing, circuit breaker, metrics (guard.go)
 	if err != nil {
-		return nil, err
+		return nil, &judgeSetupError{err: err}
 	}
 	// The shared limits and the spending cap wrap the real client only: an
 	// answer from the cache takes no call slot, no tokens of the judge's
@@ -1180,6 +1180,19 @@ func (e *judgeUnusable) Error() string {
 }
 
 func (e *judgeUnusable) Unwrap() error { return e.err }
+
+// judgeSetupError is why no judge client could be made from the run's
+// judge settings (a base URL that is not http(s), no model). Its text is
+// what the run page says after "This run failed:", so it drops the
+// client's "judge: " prefix, as judgeUnusable does ("This run failed:
+// judge: base URL ..." read as a code path).
+type judgeSetupError struct{ err error }
+
+func (e *judgeSetupError) Error() string {
+	return strings.TrimPrefix(e.err.Error(), "judge: ")
+}
+
+func (e *judgeSetupError) Unwrap() error { return e.err }
 
 // runLevel returns the error that stops or pauses the whole run, or nil
 // when the failure only concerns this batch.
