@@ -89,6 +89,7 @@ func TestAPIBodiesRefuseRepeatedAndMiscasedKeys(t *testing.T) {
 		}
 		// Routes taking no JSON body (a file, or none at all).
 		noBody := map[string]bool{"POST /api/v1/projects/:id/uploads": true, "POST /api/v1/runs/:id/cancel": true,
+			"POST /api/v1/runs/:id/pause": true, "POST /api/v1/runs/:id/continue": true,
 			"POST /api/v1/shares/:id/revoke": true, "POST /api/v1/tokens/:id/revoke": true}
 		covered := map[string]bool{}
 		for _, tc := range cases {
