@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/batcheval/batcheval/evaluator/judge"
@@ -676,6 +678,23 @@ func (g *callGuard) countProbe(ctx context.Context, resp judge.Response, je *jud
 	}
 }
 
+// ping sends one probe and reports whether it was sent: its request was
+// written out whole, or the endpoint answered. A probe the egress policy
+// refused in the dialer was never sent and costs nothing; one sent and
+// then cut short (the execution ended) may be billed.
+func (g *callGuard) ping(probe *judge.Client) (resp judge.Response, sent bool, err error) {
+	var wrote atomic.Bool
+	ctx := httptrace.WithClientTrace(g.ctx, &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
+		if w.Err == nil {
+			wrote.Store(true)
+		}
+	}})
+	resp, err = probe.Ping(ctx)
+	var je *judge.Error
+	answered := err == nil || (errors.As(err, &je) && (je.Status != 0 || je.PromptTokens > 0 || je.CompletionTokens > 0))
+	return resp, wrote.Load() || answered, err
+}
+
 // probeLoop runs while the breaker is open: it records the wait on the
 // run, probes the judge until it answers, then closes the breaker. It
 // also ends (releasing the waiting calls, whose fence then refuses them)
@@ -735,14 +754,17 @@ func (g *callGuard) probeLoop(open chan struct{}, lastErr string) {
 		// as a timeout. A deadline of our own here, of the same length,
 		// ended the probe first as "cancelled", read below as an answer:
 		// a judge that hangs closed the breaker at every probe.
-		resp, err := probe.Ping(g.ctx)
+		resp, sent, err := g.ping(probe)
 		var je *judge.Error
-		if errors.As(err, &je) && je.Kind == judge.KindCancelled {
+		errors.As(err, &je)
+		if sent {
+			g.countProbe(wctx, resp, je)
+		}
+		if je != nil && je.Kind == judge.KindCancelled {
 			// The execution ended (the select above says how), or the
 			// probe was never sent: neither says the judge answers.
 			continue
 		}
-		g.countProbe(wctx, resp, je)
 		if err == nil || (je != nil && !breaks(je)) {
 			// Any answer, even a refusal of the tiny probe, means the
 			// judge is reachable again.
