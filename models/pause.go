@@ -63,17 +63,9 @@ func (db *DB) ContinueRun(ctx context.Context, wsID, runID int64, enqueue func(c
 		// A paused run holds no place under the workspace's run limit, so
 		// queuing it again takes one, as a launch does: pausing runs,
 		// launching others and continuing the paused ones passed it.
-		if limit := db.MaxActiveRunsPerWorkspace; limit > 0 {
-			if err := lockWorkspace(tx, db.Dialect, wsID); err != nil {
-				return err
-			}
-			active, err := activeRuns(tx, wsID)
-			if err != nil {
-				return err
-			}
-			if active >= int64(limit) {
-				return Errorf(EConflict, "this workspace already has %d runs queued or running, the most it may have at once (BATCHEVAL_MAX_RUNS_PER_WORKSPACE): run %d stays paused; wait for a run to finish or cancel one, then continue it", active, runID)
-			}
+		if err := takeRunPlace(tx, db.Dialect, wsID, db.MaxActiveRunsPerWorkspace,
+			fmt.Sprintf("run %d stays paused; wait for a run to finish or cancel one, then continue it", runID)); err != nil {
+			return err
 		}
 		// The lease is kept: the execution that paused may still be
 		// storing answers that were on their way, and a new one claims

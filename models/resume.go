@@ -42,6 +42,13 @@ func (db *DB) ReopenRun(ctx context.Context, wsID, runID int64, enqueue func(ctx
 		return run, Errorf(EConflict, "%s", run.judgeAddressRefusal(problem))
 	}
 	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// A finished run holds no place under the workspace's run limit,
+		// so queuing it again takes one, as a launch does: resuming failed
+		// runs passed it.
+		if err := takeRunPlace(tx, db.Dialect, wsID, db.MaxActiveRunsPerWorkspace,
+			fmt.Sprintf("run %d keeps its gaps; wait for a run to finish or cancel one, then resume it", runID)); err != nil {
+			return err
+		}
 		var failed []int64
 		if err := tx.Model(&RunBatch{}).Where("run_id = ? AND status = ?", runID, BatchFailed).Pluck("id", &failed).Error; err != nil {
 			return err

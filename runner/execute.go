@@ -376,7 +376,11 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 			cfg.APIKey = key
 		}
 	}
-	c, err := judge.New(r.guardJudge(ctx, run, cfg, b)) // fencing, circuit breaker, metrics (guard.go)
+	spend, err := r.newSpendCap(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	c, err := judge.New(r.guardJudge(ctx, run, cfg, b, spend)) // fencing, circuit breaker, metrics (guard.go)
 	if err != nil {
 		return nil, &judgeSetupError{err: err}
 	}
@@ -384,10 +388,6 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 	// answer from the cache takes no call slot, no tokens of the judge's
 	// budget and costs nothing.
 	limited := b.wrap(c)
-	spend, err := r.newSpendCap(ctx, run)
-	if err != nil {
-		return nil, err
-	}
 	if spend != nil {
 		// Outside the budget: a call waiting for the cap holds no slot.
 		limited = capped{c: limited, cap: spend, r: r}
