@@ -1021,7 +1021,9 @@ func (h *Handlers) apiCreateDataset(c echo.Context) error {
 			Fields: in.Mapping.Fields, RatingColumns: in.Mapping.RatingColumns}
 		for i, f := range m.Fields {
 			if strings.TrimSpace(f.Label) == "" {
-				m.Fields[i].Label = defaultLabel(f.Column)
+				// The API's documented rule: a blank label is the column's
+				// name (the browser offers SuggestedLabel instead).
+				m.Fields[i].Label = f.Column
 			}
 		}
 	}
@@ -1212,9 +1214,7 @@ func (h *Handlers) apiRubricFields(ctx context.Context, ws, projectID int64, in 
 			return nil, models.Errorf(models.EInvalid, "field %d names no column: give the dataset column the judge reads", i+1)
 		}
 		if f.Label == "" {
-			// A rubric's blank label is the column's name, as documented
-			// (README, OpenAPI), not the mapping step's suggested label.
-			f.Label = f.Column
+			f.Label = f.Column // the API's documented rule (openapi.yaml)
 		}
 		if len(datasets) > 0 && !columns[f.Column] {
 			return nil, models.Errorf(models.EInvalid, "field %d: the column %q is in none of this project's datasets; use one of %s", i+1, f.Column, strings.Join(names, ", "))

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -446,7 +447,7 @@ func (h *Handlers) testJudge(c echo.Context) error {
 	errText := ""
 	switch {
 	case !res.OK:
-		errText = excerpt.Line(res.Error, maxTestErrorLength)
+		errText = testErrorLine(res.Error, res.Hint)
 	case res.ScoreProblem != "":
 		errText = excerpt.Line(res.ScoreProblem, maxTestErrorLength)
 	}
@@ -469,6 +470,31 @@ func (h *Handlers) testJudge(c echo.Context) error {
 		msg += " " + res.ContextHint
 	}
 	return redirect(c, "/judges", msg)
+}
+
+// testErrorLine is a failed test's error as kept with the judge: one line
+// of at most maxTestErrorLength characters. A hint that ends it (hint, the
+// closest model name or the base URL to write) is what the launch form's
+// warning most needs, so the endpoint's own text before it is shortened
+// and the hint kept whole; only a hint too long to leave room for the
+// start of the error is cut too.
+func testErrorLine(msg, hint string) string {
+	line := excerpt.Line(msg, maxTestErrorLength)
+	hint = strings.Join(strings.Fields(hint), " ")
+	if hint == "" || line == strings.Join(strings.Fields(msg), " ") {
+		return line
+	}
+	head := strings.TrimSuffix(strings.TrimSpace(strings.TrimSuffix(msg, hint)), ".")
+	// The start of the error ("the endpoint answered 404 Not Found ...")
+	// keeps at least this many characters beside a long hint.
+	const minHead = 100
+	room := max(maxTestErrorLength-utf8.RuneCountInString(hint)-2, minHead)
+	head = excerpt.Line(head, room)
+	sep := ". "
+	if strings.HasSuffix(head, excerpt.Ellipsis) {
+		sep = " " // "... access tiers in the… The endpoint's model list ..."
+	}
+	return excerpt.Line(head+sep+hint, maxTestErrorLength)
 }
 
 // maxTestAnswerExcerpt bounds the judge's answer quoted when no score could
@@ -518,7 +544,7 @@ func (h *Handlers) checkJudge(ctx context.Context, j models.Judge) web.JudgeTest
 			hint = modelNameHint(ctx, client, cfg, err)
 		}
 		if hint != "" {
-			res.Error += ". " + hint
+			res.Error, res.Hint = strings.TrimSuffix(res.Error, ".")+". "+hint, hint
 		}
 		return res
 	}

@@ -50,6 +50,7 @@ func runProgress(run models.Run, noAnswer int, now time.Time) web.RunProgress {
 	p.TokensText, p.CallsText, p.StatusClass = web.Count(p.Tokens), web.Count(p.Calls), run.Status
 	p.Short, p.Sampling = run.ShortScores, methods.SamplesAnswers(methods.For(run.Method))
 	p.Probes = runProbesText(run)
+	p.StoppedByJudge = run.StoppedByJudgeSettings()
 	p.Unreadable = max(run.MissingScores-noAnswer, 0)
 	p.NoAnswer = run.MissingScores - p.Unreadable
 	if run.WaitingForJudge() {

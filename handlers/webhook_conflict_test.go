@@ -129,3 +129,77 @@ func storedWebhookURL(t *testing.T, env *testEnv) string {
 	}
 	return wh.URL
 }
+
+// TestWebhookRemovalChecksItsRevision: "Remove the webhook" posts the
+// revision its page was opened on, and removes only that webhook. When
+// another owner saved new settings meanwhile, nothing is removed: the
+// page comes back (409) showing what they saved, with its revision, so
+// that removing again removes it knowingly. A webhook already removed
+// meanwhile is simply gone. (Before, removal was unconditional while
+// saving checked the revision: an owner removing an old address deleted
+// the new one another owner had just set.)
+func TestWebhookRemovalChecksItsRevision(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		const (
+			first  = "https://hooks.example.test/first"
+			theirs = "https://hooks.example.test/theirs"
+		)
+		cases := []struct {
+			name      string
+			meanwhile func(t *testing.T)
+			want      int
+			stored    string // the address stored after the removal ("": none)
+		}{
+			{"nothing happened", func(t *testing.T) {}, http.StatusSeeOther, ""},
+			{"a delivery was recorded", func(t *testing.T) {
+				if err := env.db.RecordWebhookDelivery(ctx, env.ws.ID, "200 OK"); err != nil {
+					t.Fatal(err)
+				}
+			}, http.StatusSeeOther, ""},
+			{"another owner saved", func(t *testing.T) { setWebhook(t, env, theirs, false) }, http.StatusConflict, theirs},
+			{"another owner removed it", func(t *testing.T) {
+				if err := env.db.DeleteWebhook(ctx, env.ws.ID); err != nil {
+					t.Fatal(err)
+				}
+			}, http.StatusSeeOther, ""},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				setWebhook(t, env, first, true)
+				page := env.get("/settings/webhook").Body.String()
+				remove := page[max(strings.Index(page, `action="/settings/webhook/remove"`), 0):]
+				opened := revisionIn(remove)
+				if opened == "" {
+					t.Fatal("the remove form carries no revision")
+				}
+				tc.meanwhile(t)
+				rec := env.postForm("/settings/webhook/remove", url.Values{"revision": {opened}})
+				if rec.Code != tc.want {
+					t.Fatalf("remove = %d, want %d: %.600s", rec.Code, tc.want, rec.Body.String())
+				}
+				if got := storedWebhookURL(t, env); got != tc.stored {
+					t.Errorf("stored %q after the removal, want %q", got, tc.stored)
+				}
+				if tc.want != http.StatusConflict {
+					return
+				}
+				body := rec.Body.String()
+				if !strings.Contains(body, "Not removed: another owner saved the webhook after you opened this page") ||
+					!strings.Contains(body, `data-testid="saved-meanwhile"`) {
+					t.Errorf("the conflict page does not say why nor show what they saved: %.1500s", body)
+				}
+				again := revisionIn(body[max(strings.Index(body, `action="/settings/webhook/remove"`), 0):])
+				if again == "" || again == opened {
+					t.Fatalf("the conflict page's remove form has revision %q: want the stored state's, not %q", again, opened)
+				}
+				if rec := env.postForm("/settings/webhook/remove", url.Values{"revision": {again}}); rec.Code != http.StatusSeeOther {
+					t.Fatalf("removing again over what was shown = %d, want 303", rec.Code)
+				}
+				if got := storedWebhookURL(t, env); got != "" {
+					t.Errorf("stored %q after removing again, want none", got)
+				}
+			})
+		}
+	})
+}

@@ -88,9 +88,26 @@ func (h *Handlers) webhookSavedMeanwhile(c echo.Context, typed models.Webhook) e
 	return render(c, http.StatusConflict, web.WebhookPage(v))
 }
 
-// removeWebhook stops the workspace's notifications.
+// removeWebhook stops the workspace's notifications: those of the webhook
+// its page showed (the form's hidden revision), as saving does. When
+// another owner saved new settings meanwhile, nothing is removed and the
+// page shows what they saved, with its revision, to remove knowingly.
 func (h *Handlers) removeWebhook(c echo.Context) error {
-	if err := h.DB.DeleteWebhook(c.Request().Context(), h.workspaceID(c)); err != nil {
+	err := h.DB.DeleteWebhookIf(c.Request().Context(), h.workspaceID(c), expectRevision(c.FormValue("revision")))
+	switch models.ErrorCode(err) {
+	case "":
+	case models.EChanged:
+		v, verr := h.webhookView(c)
+		if verr != nil {
+			return verr
+		}
+		if v.Exists {
+			stored := v.Hook
+			v.SavedMeanwhile = &stored
+		}
+		v.Problem = "Not removed: another owner saved the webhook after you opened this page. Here is what they saved; remove it again if it should go."
+		return render(c, http.StatusConflict, web.WebhookPage(v))
+	default:
 		return err
 	}
 	h.audit(c, models.AuditWebhookChanged, "webhook", "removed")

@@ -78,9 +78,10 @@ type DB struct {
 	Retry RetryPolicy
 	// Clock is this process's wall clock (time.Now when nil): what the
 	// process stamps its own records with, such as when a run started.
-	// Run leases never follow it: they are written and compared with the
-	// database's clock (dbclock.go), so workers whose clocks disagree
-	// still agree on whose lease has lapsed. Tests skew it.
+	// Run leases and the judges' shared slots and buckets never follow
+	// it: they are written and compared with the database's clock
+	// (dbclock.go), so workers whose clocks disagree still agree on whose
+	// lease has lapsed. Tests skew it.
 	Clock func() time.Time
 }
 

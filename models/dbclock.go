@@ -67,3 +67,14 @@ func (t *dbTime) Scan(src any) error {
 	}
 	return fmt.Errorf("read the database's clock: cannot read %q", s)
 }
+
+// dbNowMSSQL is the database's clock (as dbNowSQL) in milliseconds since
+// the Unix epoch: the judges' shared slots and per-minute buckets
+// (judgelimits.go) keep their times as such integers. SQLite's julianday
+// is a float64 of days, exact to well under a millisecond today.
+func dbNowMSSQL(d Dialect) string {
+	if d == Postgres {
+		return "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
+	}
+	return "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+}

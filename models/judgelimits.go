@@ -99,8 +99,7 @@ func setJudgeLimitsIfChanged(tx *gorm.DB, l JudgeLimits) error {
 func setJudgeLimitsTx(tx *gorm.DB, l JudgeLimits) error {
 	row := JudgeLimits{JudgeID: l.JudgeID, RequestsPerMinute: l.RequestsPerMinute, TokensPerMinute: l.TokensPerMinute,
 		MaxConcurrency: l.MaxConcurrency, SlowMS: l.SlowMS, AdaptiveLimit: l.MaxConcurrency,
-		RequestMilli: bucketCapacity(l.RequestsPerMinute), TokenMilli: bucketCapacity(l.TokensPerMinute),
-		RefilledMS: time.Now().UnixMilli()}
+		RequestMilli: bucketCapacity(l.RequestsPerMinute), TokenMilli: bucketCapacity(l.TokensPerMinute)}
 	if err := tx.Where("judge_id = ?", l.JudgeID).Delete(&JudgeLimits{}).Error; err != nil {
 		return err
 	}
@@ -108,6 +107,11 @@ func setJudgeLimitsTx(tx *gorm.DB, l JudgeLimits) error {
 		return tx.Exec("DELETE FROM judge_slots WHERE judge_id = ?", l.JudgeID).Error
 	}
 	if err := tx.Create(&row).Error; err != nil {
+		return err
+	}
+	// The buckets are full as of now by the database's clock, the one
+	// TakeJudgeBudget refills them by.
+	if err := tx.Exec("UPDATE judge_limits SET refilled_ms = "+dbNowMSSQL(Dialect(tx.Dialector.Name()))+" WHERE judge_id = ?", l.JudgeID).Error; err != nil {
 		return err
 	}
 	// Slots above the limit go once free; held ones end with their call.
@@ -133,28 +137,38 @@ func bucketCapacity(perMinute int) int64 {
 	return max(int64(perMinute)*1000/60, 1000)
 }
 
+// Judge slots, buckets and cuts keep their times by the database's clock
+// (dbNowMSSQL), never a worker's, as run leases do (dbclock.go): a worker
+// whose clock ran ahead saw the slots other workers hold as expired and
+// took them, so the judge had more calls in flight than its shared limit;
+// one whose clock ran behind wrote leases that had already lapsed for the
+// others. The buckets refilled by whichever clock read them last.
+
 // AcquireJudgeSlot leases one of the judge's free slots (below its current
-// adaptive limit) to holder until untilMS. It reports false when none is
-// free. Every worker acquires through this one conditional UPDATE, so two
-// never hold one slot.
-func (db *DB) AcquireJudgeSlot(ctx context.Context, judgeID int64, holder string, nowMS, untilMS int64) (bool, error) {
-	res := db.Gorm.WithContext(ctx).Exec(`UPDATE judge_slots SET holder = ?, expires_ms = ?
-WHERE judge_id = ? AND (holder = '' OR expires_ms < ?) AND slot = (
+// adaptive limit) to holder for lease, by the database's clock. It reports
+// false when none is free. Every worker acquires through this one
+// conditional UPDATE, so two never hold one slot.
+func (db *DB) AcquireJudgeSlot(ctx context.Context, judgeID int64, holder string, lease time.Duration) (bool, error) {
+	now := dbNowMSSQL(db.Dialect)
+	res := db.Gorm.WithContext(ctx).Exec(`UPDATE judge_slots SET holder = ?, expires_ms = `+now+` + ?
+WHERE judge_id = ? AND (holder = '' OR expires_ms < `+now+`) AND slot = (
   SELECT s.slot FROM judge_slots s JOIN judge_limits l ON l.judge_id = s.judge_id
-  WHERE s.judge_id = ? AND s.slot < l.adaptive_limit AND (s.holder = '' OR s.expires_ms < ?)
-  ORDER BY s.slot LIMIT 1)`, holder, untilMS, judgeID, nowMS, judgeID, nowMS)
+  WHERE s.judge_id = ? AND s.slot < l.adaptive_limit AND (s.holder = '' OR s.expires_ms < `+now+`)
+  ORDER BY s.slot LIMIT 1)`, holder, lease.Milliseconds(), judgeID, judgeID)
 	if res.Error != nil {
 		return false, res.Error
 	}
 	return res.RowsAffected == 1, nil
 }
 
-// RenewJudgeSlots extends the leases of the slots holders hold.
-func (db *DB) RenewJudgeSlots(ctx context.Context, judgeID int64, holders []string, untilMS int64) error {
+// RenewJudgeSlots extends the leases of the slots holders hold to lease
+// from now, by the database's clock.
+func (db *DB) RenewJudgeSlots(ctx context.Context, judgeID int64, holders []string, lease time.Duration) error {
 	if len(holders) == 0 {
 		return nil
 	}
-	return db.Gorm.WithContext(ctx).Exec("UPDATE judge_slots SET expires_ms = ? WHERE judge_id = ? AND holder IN ?", untilMS, judgeID, holders).Error
+	return db.Gorm.WithContext(ctx).Exec("UPDATE judge_slots SET expires_ms = "+dbNowMSSQL(db.Dialect)+" + ? WHERE judge_id = ? AND holder IN ?",
+		lease.Milliseconds(), judgeID, holders).Error
 }
 
 // ReleaseJudgeSlot frees the slot holder holds, if it still does.
@@ -162,10 +176,11 @@ func (db *DB) ReleaseJudgeSlot(ctx context.Context, judgeID int64, holder string
 	return db.Gorm.WithContext(ctx).Exec("UPDATE judge_slots SET holder = '', expires_ms = 0 WHERE judge_id = ? AND holder = ?", judgeID, holder).Error
 }
 
-// JudgeSlotsHeld counts the judge's slots leased and not expired at nowMS.
-func (db *DB) JudgeSlotsHeld(ctx context.Context, judgeID, nowMS int64) (int, error) {
+// JudgeSlotsHeld counts the judge's slots leased and not expired, by the
+// database's clock.
+func (db *DB) JudgeSlotsHeld(ctx context.Context, judgeID int64) (int, error) {
 	var n int64
-	err := db.Gorm.WithContext(ctx).Table("judge_slots").Where("judge_id = ? AND holder <> '' AND expires_ms >= ?", judgeID, nowMS).Count(&n).Error
+	err := db.Gorm.WithContext(ctx).Table("judge_slots").Where("judge_id = ? AND holder <> '' AND expires_ms >= "+dbNowMSSQL(db.Dialect), judgeID).Count(&n).Error
 	return int(n), err
 }
 
@@ -174,26 +189,35 @@ func (db *DB) JudgeSlotsHeld(ctx context.Context, judgeID, nowMS int64) (int, er
 var errBucketRace = errors.New("judge limits changed concurrently")
 
 // TakeJudgeBudget takes one request and tokens tokens from the judge's
-// per-minute buckets at nowMS. When they hold too little it takes nothing
-// and returns how long to wait before trying again. The buckets are read,
-// refilled and written back with a conditional UPDATE on their version, so
-// concurrent workers never both spend the same budget.
-func (db *DB) TakeJudgeBudget(ctx context.Context, judgeID int64, tokens int, nowMS int64) (time.Duration, error) {
+// per-minute buckets, refilled up to now by the database's clock. When
+// they hold too little it takes nothing and returns how long to wait
+// before trying again. The buckets are read, refilled and written back
+// with a conditional UPDATE on their version, so concurrent workers never
+// both spend the same budget.
+func (db *DB) TakeJudgeBudget(ctx context.Context, judgeID int64, tokens int) (time.Duration, error) {
 	for range 50 {
-		wait, err := db.takeJudgeBudget(ctx, judgeID, tokens, nowMS)
+		wait, err := db.takeJudgeBudget(ctx, judgeID, tokens)
 		if !errors.Is(err, errBucketRace) {
 			return wait, err
 		}
-		nowMS = time.Now().UnixMilli()
 	}
 	return 10 * time.Millisecond, nil
 }
 
-func (db *DB) takeJudgeBudget(ctx context.Context, judgeID int64, tokens int, nowMS int64) (time.Duration, error) {
-	l, err := db.FindJudgeLimits(ctx, judgeID)
+// judgeLimitsNow is a judge's limits read with the database's clock.
+type judgeLimitsNow struct {
+	JudgeLimits `gorm:"embedded"`
+	DBNowMS     int64
+}
+
+func (db *DB) takeJudgeBudget(ctx context.Context, judgeID int64, tokens int) (time.Duration, error) {
+	var ln judgeLimitsNow
+	err := db.Gorm.WithContext(ctx).Table("judge_limits").Select("*, "+dbNowMSSQL(db.Dialect)+" AS db_now_ms").
+		Where("judge_id = ?", judgeID).Limit(1).Scan(&ln).Error
 	if err != nil {
 		return 0, err
 	}
+	l, nowMS := ln.JudgeLimits, ln.DBNowMS
 	if l.RequestsPerMinute <= 0 && l.TokensPerMinute <= 0 {
 		return 0, nil
 	}
@@ -254,12 +278,13 @@ WHERE judge_id = ? AND tokens_per_minute > 0`, int64(delta)*1000, judgeID).Error
 const judgeCutPause = time.Second
 
 // CutJudgeConcurrency halves the judge's adaptive concurrency (at least 1),
-// unless it was cut less than a second ago; it returns the new limit.
-func (db *DB) CutJudgeConcurrency(ctx context.Context, judgeID int64, nowMS int64) error {
+// unless it was cut less than a second ago by the database's clock.
+func (db *DB) CutJudgeConcurrency(ctx context.Context, judgeID int64) error {
+	now := dbNowMSSQL(db.Dialect)
 	return db.Gorm.WithContext(ctx).Exec(`UPDATE judge_limits SET
   adaptive_limit = CASE WHEN adaptive_limit / 2 < 1 THEN 1 ELSE adaptive_limit / 2 END,
-  successes = 0, last_cut_ms = ?
-WHERE judge_id = ? AND max_concurrency > 0 AND last_cut_ms <= ?`, nowMS, judgeID, nowMS-judgeCutPause.Milliseconds()).Error
+  successes = 0, last_cut_ms = `+now+`
+WHERE judge_id = ? AND max_concurrency > 0 AND last_cut_ms <= `+now+` - ?`, judgeID, judgeCutPause.Milliseconds()).Error
 }
 
 // GrowJudgeConcurrency counts a success; after as many successes in a row

@@ -31,28 +31,43 @@ func newLimitedJudge(t *testing.T, db *models.DB, l models.JudgeLimits) int64 {
 	return j.ID
 }
 
+// letPass makes ms milliseconds pass for the judge's stored times (slot
+// expiries, the last cut, the last refill), which follow the database's
+// clock: it moves them back rather than the clock forward.
+func letPass(t *testing.T, db *models.DB, judgeID, ms int64) {
+	t.Helper()
+	if err := db.Gorm.Exec("UPDATE judge_slots SET expires_ms = expires_ms - ? WHERE judge_id = ? AND holder <> ''", ms, judgeID).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Gorm.Exec("UPDATE judge_limits SET last_cut_ms = last_cut_ms - ?, refilled_ms = refilled_ms - ? WHERE judge_id = ?", ms, ms, judgeID).Error; err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestJudgeSlots(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
 		ctx := context.Background()
 		id := newLimitedJudge(t, db, models.JudgeLimits{MaxConcurrency: 2})
-		now := time.Now().UnixMilli()
-		until := now + 30_000
+		const lease = 30 * time.Second
 		steps := []struct {
 			name   string
 			do     func() (bool, error)
 			want   bool
 			wantIn int
 		}{
-			{"first slot", func() (bool, error) { return db.AcquireJudgeSlot(ctx, id, "a", now, until) }, true, 1},
-			{"second slot", func() (bool, error) { return db.AcquireJudgeSlot(ctx, id, "b", now, until) }, true, 2},
-			{"no third", func() (bool, error) { return db.AcquireJudgeSlot(ctx, id, "c", now, until) }, false, 2},
+			{"first slot", func() (bool, error) { return db.AcquireJudgeSlot(ctx, id, "a", lease) }, true, 1},
+			{"second slot", func() (bool, error) { return db.AcquireJudgeSlot(ctx, id, "b", lease) }, true, 2},
+			{"no third", func() (bool, error) { return db.AcquireJudgeSlot(ctx, id, "c", lease) }, false, 2},
 			{"release a", func() (bool, error) { return true, db.ReleaseJudgeSlot(ctx, id, "a") }, true, 1},
-			{"c takes the freed slot", func() (bool, error) { return db.AcquireJudgeSlot(ctx, id, "c", now, until) }, true, 2},
+			{"c takes the freed slot", func() (bool, error) { return db.AcquireJudgeSlot(ctx, id, "c", lease) }, true, 2},
 			// A worker that died holding its slots gives them back when
-			// their lease runs out.
+			// their lease runs out (b's and c's both have; d holds one).
 			{"expired leases are taken over", func() (bool, error) {
-				return db.AcquireJudgeSlot(ctx, id, "d", until+1, until+30_000)
-			}, true, 2},
+				letPass(t, db, id, lease.Milliseconds()+1)
+				return db.AcquireJudgeSlot(ctx, id, "d", lease)
+			}, true, 1},
+			{"and so is the other", func() (bool, error) { return db.AcquireJudgeSlot(ctx, id, "e", lease) }, true, 2},
+			{"none is left", func() (bool, error) { return db.AcquireJudgeSlot(ctx, id, "f", lease) }, false, 2},
 		}
 		for _, s := range steps {
 			got, err := s.do()
@@ -62,7 +77,7 @@ func TestJudgeSlots(t *testing.T) {
 			if got != s.want {
 				t.Errorf("%s: got %v, want %v", s.name, got, s.want)
 			}
-			if n, _ := db.JudgeSlotsHeld(ctx, id, now); n != s.wantIn {
+			if n, _ := db.JudgeSlotsHeld(ctx, id); n != s.wantIn {
 				t.Errorf("%s: %d slots held, want %d", s.name, n, s.wantIn)
 			}
 		}
@@ -80,21 +95,24 @@ func TestJudgeAdaptiveConcurrency(t *testing.T) {
 			}
 			return l.AdaptiveLimit
 		}
-		now := time.Now().UnixMilli()
+		cut := func(after time.Duration) error {
+			letPass(t, db, id, after.Milliseconds())
+			return db.CutJudgeConcurrency(ctx, id)
+		}
 		steps := []struct {
 			name string
 			do   func() error
 			want int
 		}{
 			{"starts at the maximum", func() error { return nil }, 8},
-			{"a 429 halves it", func() error { return db.CutJudgeConcurrency(ctx, id, now) }, 4},
-			{"429s within a second count once", func() error { return db.CutJudgeConcurrency(ctx, id, now+500) }, 4},
-			{"a later one halves again", func() error { return db.CutJudgeConcurrency(ctx, id, now+1500) }, 2},
+			{"a 429 halves it", func() error { return cut(0) }, 4},
+			{"429s within a second count once", func() error { return cut(500 * time.Millisecond) }, 4},
+			{"a later one halves again", func() error { return cut(time.Second) }, 2},
 			{"one success is not a streak", func() error { return db.GrowJudgeConcurrency(ctx, id) }, 2},
 			{"a streak as long as the limit adds one", func() error { return db.GrowJudgeConcurrency(ctx, id) }, 3},
 			{"never below one", func() error {
-				for k := range 5 {
-					if err := db.CutJudgeConcurrency(ctx, id, now+int64(3000+2000*k)); err != nil {
+				for range 5 {
+					if err := cut(2 * time.Second); err != nil {
 						return err
 					}
 				}
@@ -119,22 +137,18 @@ func TestJudgeAdaptiveConcurrency(t *testing.T) {
 		}
 		// Slots follow the adaptive limit: with it cut to 1, a second
 		// call waits even though 8 slots exist.
-		if err := db.CutJudgeConcurrency(ctx, id, now+100_000); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.CutJudgeConcurrency(ctx, id, now+200_000); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.CutJudgeConcurrency(ctx, id, now+300_000); err != nil {
-			t.Fatal(err)
+		for range 3 {
+			if err := cut(100 * time.Second); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if got := limit(); got != 1 {
 			t.Fatalf("limit %d after three cuts from 8, want 1", got)
 		}
-		if ok, err := db.AcquireJudgeSlot(ctx, id, "a", now, now+30_000); err != nil || !ok {
+		if ok, err := db.AcquireJudgeSlot(ctx, id, "a", 30*time.Second); err != nil || !ok {
 			t.Fatalf("first slot: %v %v", ok, err)
 		}
-		if ok, err := db.AcquireJudgeSlot(ctx, id, "b", now, now+30_000); err != nil || ok {
+		if ok, err := db.AcquireJudgeSlot(ctx, id, "b", 30*time.Second); err != nil || ok {
 			t.Fatalf("second slot under a limit of 1: got %v (%v), want none", ok, err)
 		}
 	})
@@ -146,15 +160,14 @@ func TestJudgeBudgetBuckets(t *testing.T) {
 		// 120 requests a minute: the bucket holds one second's worth (2).
 		// 6000 tokens a minute: 100 a second.
 		id := newLimitedJudge(t, db, models.JudgeLimits{RequestsPerMinute: 120, TokensPerMinute: 6000})
-		l, err := db.FindJudgeLimits(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t0 := l.RefilledMS
+		// The steps' times follow the database's clock, which runs on
+		// between them too: by a few milliseconds, less than any step's
+		// answer depends on (1/500 of a request, one token a millisecond).
+		var at int64
 		steps := []struct {
 			name     string
 			tokens   int
-			at       int64 // ms after t0
+			at       int64 // ms after the buckets were filled
 			wantWait bool
 		}{
 			{"first request", 40, 0, false},
@@ -167,7 +180,9 @@ func TestJudgeBudgetBuckets(t *testing.T) {
 			{"and leaves the bucket in debt", 10, 2100, true},
 		}
 		for _, s := range steps {
-			wait, err := db.TakeJudgeBudget(ctx, id, s.tokens, t0+s.at)
+			letPass(t, db, id, s.at-at)
+			at = s.at
+			wait, err := db.TakeJudgeBudget(ctx, id, s.tokens)
 			if err != nil {
 				t.Fatalf("%s: %v", s.name, err)
 			}
@@ -212,8 +227,7 @@ func TestJudgeSlotsAcrossHandles(t *testing.T) {
 						for k := range 5 {
 							holder := fmt.Sprintf("w%d/g%d/%d", w, g, k)
 							for {
-								now := time.Now()
-								ok, err := db.AcquireJudgeSlot(ctx, id, holder, now.UnixMilli(), now.Add(time.Minute).UnixMilli())
+								ok, err := db.AcquireJudgeSlot(ctx, id, holder, time.Minute)
 								if err != nil {
 									errs <- err
 									return

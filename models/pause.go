@@ -60,6 +60,13 @@ func (db *DB) ContinueRun(ctx context.Context, wsID, runID int64, enqueue func(c
 		return run, Errorf(EConflict, "run %d has %s: only a paused run can be continued", runID, RunStatusLabel(run.Status))
 	}
 	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// A paused run holds no place under the workspace's run limit, so
+		// queuing it again takes one, as a launch does: pausing runs,
+		// launching others and continuing the paused ones passed it.
+		if err := takeRunPlace(tx, db.Dialect, wsID, db.MaxActiveRunsPerWorkspace,
+			fmt.Sprintf("run %d stays paused; wait for a run to finish or cancel one, then continue it", runID)); err != nil {
+			return err
+		}
 		// The lease is kept: the execution that paused may still be
 		// storing answers that were on their way, and a new one claims
 		// the run only once it has let go (or its lease has lapsed).

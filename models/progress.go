@@ -54,6 +54,21 @@ func (db *DB) RenewLease(ctx context.Context, runID int64, owner string, ttl tim
 	return res.RowsAffected == 1, nil
 }
 
+// HoldLease extends the lease, as RenewLease, of an execution that sends
+// no new call but still waits for calls already sent: its run may have
+// been paused (or paused and continued: queued again) meanwhile, and the
+// lease keeps the next execution from claiming the run, and sending those
+// calls' batches a second time, before their answers are stored. False
+// means the lease is no longer owner's or the run has ended.
+func (db *DB) HoldLease(ctx context.Context, runID int64, owner string, ttl time.Duration) (bool, error) {
+	res := db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET lease_until = `+dbLaterSQL(db.Dialect)+` WHERE id = ? AND lease_owner = ? AND status IN (?, ?, ?)`,
+		leaseSeconds(ttl), runID, owner, RunQueued, RunRunning, RunPaused)
+	if res.Error != nil {
+		return false, fmt.Errorf("hold lease of run %d: %w", runID, res.Error)
+	}
+	return res.RowsAffected == 1, nil
+}
+
 // releaseGrace is how long after a release the sweeper leaves a run alone.
 const releaseGrace = 10 * time.Second
 
@@ -121,15 +136,6 @@ func (db *DB) RunningLeases(ctx context.Context) ([]RunLease, error) {
 		out = append(out, l)
 	}
 	return out, rows.Err()
-}
-
-// OrphanedRuns lists running runs whose lease has expired by the
-// database's clock: their worker died, or gave the run up and stopped
-// before River noted the job's state.
-func (db *DB) OrphanedRuns(ctx context.Context) ([]Run, error) {
-	var rs []Run
-	err := db.Gorm.WithContext(ctx).Where("status = ? AND lease_until IS NOT NULL AND lease_until < "+dbNowSQL(db.Dialect), RunRunning).Find(&rs).Error
-	return rs, err
 }
 
 // RequeueJob makes a job that River still believes running available

@@ -36,7 +36,19 @@ func (db *DB) ReopenRun(ctx context.Context, wsID, runID int64, enqueue func(ctx
 		}
 		return run, Errorf(EConflict, "run %d has %s with no gaps: there is nothing to resume", runID, run.Status)
 	}
+	if problem := run.JudgeAddressProblem(); problem != "" {
+		// The run page offers no resume then; a form from an older page,
+		// the command line or a script is told the same.
+		return run, Errorf(EConflict, "%s", run.judgeAddressRefusal(problem))
+	}
 	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// A finished run holds no place under the workspace's run limit,
+		// so queuing it again takes one, as a launch does: resuming failed
+		// runs passed it.
+		if err := takeRunPlace(tx, db.Dialect, wsID, db.MaxActiveRunsPerWorkspace,
+			fmt.Sprintf("run %d keeps its gaps; wait for a run to finish or cancel one, then resume it", runID)); err != nil {
+			return err
+		}
 		var failed []int64
 		if err := tx.Model(&RunBatch{}).Where("run_id = ? AND status = ?", runID, BatchFailed).Pluck("id", &failed).Error; err != nil {
 			return err
@@ -162,4 +174,18 @@ func (db *DB) CountJobsByState(ctx context.Context, kind string) (map[string]int
 		out[r.State] = r.N
 	}
 	return out, err
+}
+
+// judgeAddressRefusal says why a run whose judge address cannot be called
+// is not resumed, as its page does: the judge to correct (by name and
+// page) and that a new run is the way on, since a run keeps the address
+// it started with.
+func (r Run) judgeAddressRefusal(problem string) string {
+	judge := "the judge's page (/judges)"
+	if r.JudgeID != nil {
+		judge = fmt.Sprintf("the page of judge %q (/judges/%d)", r.JudgeSnapshot.Name, *r.JudgeID)
+	}
+	return fmt.Sprintf("Fix the judge's base URL first. No call of run %d could be sent: the judge's address was saved before addresses had to start with http:// or https://, and %s. "+
+		"A run keeps the address it started with, so resuming it can only fail the same way. Correct the base URL on %s (Test connection checks it), then launch a new run.",
+		r.ID, problem, judge)
 }

@@ -23,8 +23,36 @@ func runLimitError(active int64, adding, limit int) error {
 		return Errorf(EConflict, "this workspace has %d runs queued or running and these %d would pass its limit of %d at once (BATCHEVAL_MAX_RUNS_PER_WORKSPACE): "+
 			"wait for some to finish or cancel some, then launch again", active, adding, limit)
 	}
-	return Errorf(EConflict, "this workspace already has %d runs queued or running, the most it may have at once (BATCHEVAL_MAX_RUNS_PER_WORKSPACE): "+
-		"wait for one to finish or cancel one, then launch again", active)
+	return atRunLimit(active, "wait for one to finish or cancel one, then launch again")
+}
+
+// atRunLimit says the workspace has as many runs as it may have at once,
+// then what the refused caller should do.
+func atRunLimit(active int64, then string) error {
+	return Errorf(EConflict, "this workspace already has %d runs queued or running, the most it may have at once (BATCHEVAL_MAX_RUNS_PER_WORKSPACE): %s", active, then)
+}
+
+// takeRunPlace checks, in tx, that the workspace has a place under its run
+// limit (0: none) for one more queued run: a launch, and a paused or
+// finished run queued again (continue, resume), which held no place. On
+// PostgreSQL it locks the workspace until tx ends, so that two of them
+// cannot both take its last place. When it is full it refuses with a
+// conflict naming the setting, followed by then (what to do).
+func takeRunPlace(tx *gorm.DB, d Dialect, wsID int64, limit int, then string) error {
+	if limit <= 0 {
+		return nil
+	}
+	if err := lockWorkspace(tx, d, wsID); err != nil {
+		return err
+	}
+	active, err := activeRuns(tx, wsID)
+	if err != nil {
+		return err
+	}
+	if active >= int64(limit) {
+		return atRunLimit(active, then)
+	}
+	return nil
 }
 
 // CheckRunCapacity reports whether n more runs may be launched in the

@@ -58,20 +58,26 @@ func (s SessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, 
 	return row.Data, true, nil
 }
 
-// CommitCtx stores (or replaces) a session.
+// CommitCtx stores (or replaces) a session, unless the session was ended
+// (DeleteCtx): a request that loaded the session before another one ended
+// it, and changed it (a touch, a flash), would otherwise bring it back to
+// life when it saves. One statement, so a save racing an end cannot slip
+// between a check and a write on either database.
 func (s SessionStore) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
-	key := sessionKey(token)
-	return s.DB.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Where("token = ?", key).Delete(&sessionRow{}).Error; err != nil {
-			return err
-		}
-		return tx.Create(&sessionRow{Token: key, Data: b, Expiry: expiry.UTC()}).Error
-	})
+	return s.DB.Gorm.WithContext(ctx).Exec(
+		`INSERT INTO sessions (token, data, expiry) VALUES (?, ?, ?)
+		 ON CONFLICT (token) DO UPDATE SET data = excluded.data, expiry = excluded.expiry
+		 WHERE length(sessions.data) > 0`,
+		sessionKey(token), b, expiry.UTC()).Error
 }
 
-// DeleteCtx removes a session; a missing one is not an error.
+// DeleteCtx ends a session; a missing one is not an error. The row stays
+// for a while as a tombstone (no data, expired) so that a request still
+// holding the session cannot save it back (CommitCtx);
+// DeleteExpiredSessions clears it later.
 func (s SessionStore) DeleteCtx(ctx context.Context, token string) error {
-	return s.DB.Gorm.WithContext(ctx).Where("token = ?", sessionKey(token)).Delete(&sessionRow{}).Error
+	return s.DB.Gorm.WithContext(ctx).Model(&sessionRow{}).Where("token = ?", sessionKey(token)).
+		Updates(map[string]any{"data": []byte{}, "expiry": time.Now().UTC()}).Error
 }
 
 // Find is FindCtx without a context.
@@ -88,10 +94,16 @@ func (s SessionStore) Commit(token string, b []byte, expiry time.Time) error {
 func (s SessionStore) Delete(token string) error { return s.DeleteCtx(context.Background(), token) }
 
 // DeleteExpiredSessions clears sessions past their expiry (called now and
-// then, e.g. at each sign-in, so no sweeper is needed).
+// then, e.g. at each sign-in, so no sweeper is needed), once they have
+// been expired for endedSessionKept: an ended session's tombstone must
+// outlive the requests that still held it.
 func (db *DB) DeleteExpiredSessions(ctx context.Context) error {
-	return db.Gorm.WithContext(ctx).Where("expiry <= ?", time.Now().UTC()).Delete(&sessionRow{}).Error
+	return db.Gorm.WithContext(ctx).Where("expiry <= ?", time.Now().UTC().Add(-endedSessionKept)).Delete(&sessionRow{}).Error
 }
+
+// endedSessionKept is how long an ended session's tombstone is kept: far
+// longer than any request that loaded the session before it ended.
+const endedSessionKept = 10 * time.Minute
 
 // LoginAttempt is one sign-in try, kept for rate limiting.
 type LoginAttempt struct {

@@ -59,3 +59,44 @@ func TestSessionStoreKeepsOnlyHashes(t *testing.T) {
 		}
 	})
 }
+
+// TestEndedSessionStaysEnded: a request that loaded a session before
+// another request ended it, and then saves it (a touch of its last-seen
+// time, a flash), must not bring it back (full suite: a burst of wrong
+// current passwords ended the session, and a racing request's save made
+// it live again). The tombstone outlives the requests that may still hold
+// the session, and is cleared with age.
+func TestEndedSessionStaysEnded(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		s := models.SessionStore{DB: db}
+		live := time.Now().Add(time.Hour)
+		if err := s.Commit("tok", []byte("data"), live); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Commit("tok", []byte("data2"), live); err != nil {
+			t.Fatal(err)
+		}
+		if b, found, _ := s.Find("tok"); !found || string(b) != "data2" {
+			t.Fatalf("a saved session reads %q (found %v), want the latest save", b, found)
+		}
+		if err := s.Delete("tok"); err != nil {
+			t.Fatal(err)
+		}
+		// The racing request saves what it loaded.
+		if err := s.Commit("tok", []byte("data2"), live); err != nil {
+			t.Fatalf("saving an ended session: %v, want it ignored without an error", err)
+		}
+		if _, found, _ := s.Find("tok"); found {
+			t.Fatal("an ended session came back when a request that held it saved it")
+		}
+		if err := db.DeleteExpiredSessions(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Commit("tok", []byte("data3"), live); err != nil {
+			t.Fatal(err)
+		}
+		if _, found, _ := s.Find("tok"); found {
+			t.Fatal("an ended session came back after a cleanup right after it ended")
+		}
+	})
+}

@@ -14,6 +14,10 @@ type RunSpend struct {
 	Calls, CachedCalls int
 	// CapUSD is the run's spending cap; nil for none.
 	CapUSD *float64
+	// ProbePromptTokens and ProbeCompletionTokens are the tokens of the
+	// run's probes of a judge that was down (Run.ProbeCalls): not part of
+	// CostUSD, but money spent all the same, so the cap counts them.
+	ProbePromptTokens, ProbeCompletionTokens int
 }
 
 // FindRunSpend reads a run's cost so far, its calls and its cap, fresh
@@ -22,10 +26,11 @@ func (db *DB) FindRunSpend(ctx context.Context, runID int64) (RunSpend, error) {
 	var sp RunSpend
 	err := db.retry(ctx, "read the run's spending", func() error {
 		var r Run
-		if err := db.Reader(ctx).Select("cost_usd", "calls", "cached_calls", "settings").Where("id = ?", runID).Take(&r).Error; err != nil {
+		if err := db.Reader(ctx).Select("cost_usd", "calls", "cached_calls", "settings", "probe_prompt_tokens", "probe_completion_tokens").Where("id = ?", runID).Take(&r).Error; err != nil {
 			return notFound(err, "run", runID)
 		}
-		sp = RunSpend{CostUSD: r.CostUSD, Calls: r.Calls, CachedCalls: r.CachedCalls, CapUSD: r.Settings.SpendCapUSD}
+		sp = RunSpend{CostUSD: r.CostUSD, Calls: r.Calls, CachedCalls: r.CachedCalls, CapUSD: r.Settings.SpendCapUSD,
+			ProbePromptTokens: r.ProbePromptTokens, ProbeCompletionTokens: r.ProbeCompletionTokens}
 		return nil
 	})
 	return sp, err

@@ -574,17 +574,8 @@ func (db *DB) CreateRun(ctx context.Context, r *Run, enqueue func(ctx context.Co
 // limit (0: none).
 func (db *DB) createRunTx(ctx context.Context, tx *gorm.DB, r *Run, enqueue func(ctx context.Context, tx *sql.Tx, r *Run) (int64, error), limit int) error {
 	r.Status = RunQueued
-	if limit > 0 {
-		if err := lockWorkspace(tx, db.Dialect, r.WorkspaceID); err != nil {
-			return err
-		}
-		active, err := activeRuns(tx, r.WorkspaceID)
-		if err != nil {
-			return err
-		}
-		if active >= int64(limit) {
-			return runLimitError(active, 1, limit)
-		}
+	if err := takeRunPlace(tx, db.Dialect, r.WorkspaceID, limit, "wait for one to finish or cancel one, then launch again"); err != nil {
+		return err
 	}
 	if err := tx.Create(r).Error; err != nil {
 		return fmt.Errorf("create run: %w", err)

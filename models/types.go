@@ -461,9 +461,10 @@ func (r Run) StoppedByJudgeSettings() bool {
 // https://: write http://localhost:11434/v1"): a judge saved before base
 // URLs were checked. A run keeps the address it started with, so resuming
 // it can only fail; the judge must be corrected and a new run launched.
-// "" for an address that can be called, and for the simulated judge.
+// "" for an address that can be called, for the simulated judge, and for
+// a run that recorded no address (nothing to judge it by).
 func (r Run) JudgeAddressProblem() string {
-	if r.JudgeSnapshot.Simulated {
+	if r.JudgeSnapshot.Simulated || strings.TrimSpace(r.JudgeSnapshot.BaseURL) == "" {
 		return ""
 	}
 	if err := CheckJudgeBaseURL(r.JudgeSnapshot.BaseURL); err != nil {

@@ -133,7 +133,35 @@ func (db *DB) SaveWebhookIf(ctx context.Context, w Webhook, expect Expectation) 
 
 // DeleteWebhook removes the workspace's webhook (no error when none).
 func (db *DB) DeleteWebhook(ctx context.Context, wsID int64) error {
-	return db.Gorm.WithContext(ctx).Where("workspace_id = ?", wsID).Delete(&Webhook{}).Error
+	return db.DeleteWebhookIf(ctx, wsID, nil)
+}
+
+// DeleteWebhookIf is DeleteWebhook for an owner who read the webhook at a
+// revision (Webhook.Revision): when another save came since, nothing is
+// removed and the error's code is EChanged, as SaveWebhookIf does. A
+// webhook already removed is no error (what was asked for is done). A nil
+// expect removes any webhook.
+func (db *DB) DeleteWebhookIf(ctx context.Context, wsID int64, expect Expectation) error {
+	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if expect != nil {
+			// As in SaveWebhookIf: no save comes between the check and
+			// the removal.
+			if err := lockWorkspace(tx, db.Dialect, wsID); err != nil {
+				return err
+			}
+			var cur []Webhook
+			if err := tx.Where("workspace_id = ?", wsID).Limit(1).Find(&cur).Error; err != nil {
+				return fmt.Errorf("read the webhook of workspace %d: %w", wsID, err)
+			}
+			if len(cur) == 0 {
+				return nil
+			}
+			if !expect.met(cur[0].Revision()) {
+				return &Error{Code: EChanged, Message: "the webhook was changed since you read it (another owner saved it); nothing was removed"}
+			}
+		}
+		return tx.Where("workspace_id = ?", wsID).Delete(&Webhook{}).Error
+	})
 }
 
 // RecordWebhookDelivery keeps the outcome of the last delivery. A delivery

@@ -2,8 +2,10 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -98,6 +100,180 @@ func TestLeasesFollowTheDatabaseClock(t *testing.T) {
 				if got.Status != models.RunSucceeded || fj.Total() != 3 || got.Calls != 3 {
 					t.Errorf("run %s after %d requests, %d calls counted (error %q); want succeeded after 3, each batch sent once",
 						got.Status, fj.Total(), got.Calls, got.Error)
+				}
+			})
+		}
+	}
+}
+
+// TestJudgeSlotsFollowTheDatabaseClock: two workers share a database and a
+// judge limited to two calls at once, and one worker's wall clock is two
+// minutes off (more than a slot's lease). Slot leases used to be written
+// and compared with each worker's own clock: a worker whose clock runs
+// ahead saw the slots another worker held as expired and took them, and
+// one whose clock runs behind wrote leases that had lapsed for everyone
+// else, so the judge had four calls in flight. With the database's clock
+// it never has more than two, and both runs finish.
+func TestJudgeSlotsFollowTheDatabaseClock(t *testing.T) {
+	t.Parallel()
+	const limit = 2
+	const skew = 4 * slotLease
+	cases := []struct {
+		name              string
+		holder, contender time.Duration // how far each worker's clock is off
+	}{
+		{name: "the other worker's clock runs ahead", contender: skew},
+		{name: "the holder's clock runs behind", holder: -skew},
+	}
+	for _, d := range dbtest.Dialects {
+		for _, tc := range cases {
+			t.Run(string(d)+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				dsn := dbtest.DSN(t, d)
+				holderDB := dbtest.OpenDSN(t, dsn, migrateJobs)
+				contenderDB := dbtest.OpenDSN(t, dsn, migrateJobs)
+				contenderDB.Secrets = holderDB.Secrets
+				holderDB.Clock = func() time.Time { return time.Now().Add(tc.holder) }
+				contenderDB.Clock = func() time.Time { return time.Now().Add(tc.contender) }
+				env := newTestEnv(t, holderDB)
+
+				var fj *fakeJudge
+				fj = newFakeJudge(t, simjudge.Options{Seed: 11}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+					return fj.hang(r) // held until released, then answered
+				})
+				judgeID := limitedJudge(t, env, fj.URL(), models.JudgeLimits{MaxConcurrency: limit})
+				// Both runs are stored by a runner that works no jobs; each
+				// worker executes its own, as its job would.
+				var ids []int64
+				for k := range 2 {
+					spec := env.newRun(fj.URL(), 1, 8, 30)
+					spec.Name = fmt.Sprintf("shared key %d", k)
+					spec.JudgeID = &judgeID
+					spec.Settings.BatchSize = 5 // 6 batches: more than the limit
+					ids = append(ids, env.launch(env.jobs, spec).ID)
+				}
+				var workers []*Runner
+				for _, db := range []*models.DB{holderDB, contenderDB} {
+					w, err := New(Config{DB: db, Log: testLog(), JudgeTuning: fastTuning})
+					if err != nil {
+						t.Fatal(err)
+					}
+					workers = append(workers, w)
+				}
+				var peak atomic.Int64
+				watchCtx, stopWatch := context.WithCancel(context.Background())
+				var wg sync.WaitGroup
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for watchCtx.Err() == nil {
+						if n := int64(fj.InFlight()); n > peak.Load() {
+							peak.Store(n)
+						}
+						time.Sleep(200 * time.Microsecond)
+					}
+				}()
+				execErrs := make([]error, 2)
+				execute := func(k int) {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						execErrs[k] = workers[k].Execute(context.Background(), ids[k])
+					}()
+				}
+				t.Cleanup(func() { fj.releaseHeld(); stopWatch(); wg.Wait() })
+
+				// The holder takes both slots; its calls stay out.
+				execute(0)
+				env.waitRun(ids[0], 15*time.Second, "the holder's calls out", func(models.Run) bool { return fj.InFlight() >= limit })
+				// The other worker wants slots for its own run meanwhile.
+				execute(1)
+				time.Sleep(time.Second)
+				fj.releaseHeld()
+				for k, id := range ids {
+					if got := env.waitFinished(id, 30*time.Second); got.Status != models.RunSucceeded {
+						t.Errorf("run %d (worker %d) ended %s (%s)", id, k, got.Status, got.Error)
+					}
+				}
+				stopWatch()
+				wg.Wait()
+				for k, err := range execErrs {
+					if err != nil {
+						t.Errorf("worker %d: %v", k, err)
+					}
+				}
+				if p := peak.Load(); p > limit {
+					t.Errorf("the judge had up to %d calls in flight; want at most the shared limit %d", p, limit)
+				}
+				if n, err := holderDB.JudgeSlotsHeld(context.Background(), judgeID); err != nil || n != 0 {
+					t.Errorf("%d slots still held after both runs ended (%v)", n, err)
+				}
+			})
+		}
+	}
+}
+
+// TestJudgeBudgetFollowsTheDatabaseClock: two workers share a judge
+// limited to 240 requests a minute, and one worker's wall clock is two
+// minutes off. The bucket used to be refilled by each worker's own clock:
+// one whose clock runs ahead refilled it fully and stamped the refill two
+// minutes ahead, and one whose clock runs behind found the last refill in
+// its future; either way a worker saw no refill for two minutes and its
+// run stalled. With the database's clock both runs share the rate and
+// finish in seconds.
+func TestJudgeBudgetFollowsTheDatabaseClock(t *testing.T) {
+	t.Parallel()
+	const skew = 2 * time.Minute
+	cases := []struct {
+		name         string
+		first, other time.Duration // how far each worker's clock is off
+	}{
+		{name: "the other worker's clock runs ahead", other: skew},
+		{name: "the other worker's clock runs behind", other: -skew},
+	}
+	for _, d := range dbtest.Dialects {
+		for _, tc := range cases {
+			t.Run(string(d)+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				dsn := dbtest.DSN(t, d)
+				firstDB := dbtest.OpenDSN(t, dsn, migrateJobs)
+				otherDB := dbtest.OpenDSN(t, dsn, migrateJobs)
+				otherDB.Secrets = firstDB.Secrets
+				firstDB.Clock = func() time.Time { return time.Now().Add(tc.first) }
+				otherDB.Clock = func() time.Time { return time.Now().Add(tc.other) }
+				env := newTestEnv(t, firstDB)
+				fj := newFakeJudge(t, simjudge.Options{Seed: 12}, nil)
+				// 240 a minute: a bucket of 4 requests, 4 more a second.
+				judgeID := limitedJudge(t, env, fj.URL(), models.JudgeLimits{RequestsPerMinute: 240})
+				var ids []int64
+				for k := range 2 {
+					spec := env.newRun(fj.URL(), 1, 2, 30)
+					spec.Name = fmt.Sprintf("shared key %d", k)
+					spec.JudgeID = &judgeID
+					spec.Settings.BatchSize = 5 // 6 calls each: 12 take about 2 s
+					ids = append(ids, env.launch(env.jobs, spec).ID)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				var wg sync.WaitGroup
+				t.Cleanup(func() { cancel(); wg.Wait() })
+				for k, db := range []*models.DB{firstDB, otherDB} {
+					w, err := New(Config{DB: db, Log: testLog(), JudgeTuning: fastTuning})
+					if err != nil {
+						t.Fatal(err)
+					}
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						if err := w.Execute(ctx, ids[k]); err != nil && ctx.Err() == nil {
+							t.Errorf("worker %d: %v", k, err)
+						}
+					}()
+				}
+				for k, id := range ids {
+					if got := env.waitFinished(id, 20*time.Second); got.Status != models.RunSucceeded || got.Calls != 6 {
+						t.Errorf("run %d (worker %d) ended %s after %d calls (%s); want succeeded after 6 within 20 s",
+							id, k, got.Status, got.Calls, got.Error)
+					}
 				}
 			})
 		}

@@ -529,7 +529,7 @@ func TestLapsedLeaseIsNotRenewed(t *testing.T) {
 				work, stop := context.WithCancelCause(ctx)
 				defer stop(nil)
 				done := make(chan struct{})
-				go func() { defer close(done); r.keepLease(work, stop, run.ID, "holder", claimed) }()
+				go func() { defer close(done); r.keepLease(work, stop, work.Done(), run.ID, "holder", claimed) }()
 				if tc.hold > 0 {
 					// Another writer holds the run's row (SQLite: the write
 					// lock) while a renewal is due.

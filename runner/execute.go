@@ -91,18 +91,29 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	// job is cancelled; calls already sent are allowed to finish then.
 	work, stopWork := context.WithCancelCause(ctx)
 	defer stopWork(nil)
+	// settled is closed once every call this execution sent has its
+	// answer stored: until then the lease is kept, even after work was
+	// stopped (a pause, a cancelled job), so that no other execution
+	// claims the run and sends those calls' batches again.
+	settled := make(chan struct{})
+	settle := sync.OnceFunc(func() { close(settled) })
 	leaseDone := make(chan struct{})
 	go func() {
 		defer close(leaseDone)
-		r.keepLease(work, stopWork, runID, owner, claimed)
+		r.keepLease(work, stopWork, settled, runID, owner, claimed)
 	}()
-	defer func() { stopWork(nil); <-leaseDone }()
+	defer func() { stopWork(nil); settle(); <-leaseDone }()
 
 	end, err := r.execute(ctx, work, run, log)
 	// The answers queued for the cache (a unit left pending for the
 	// resume has its answered calls there) are written before the run
 	// ends or pauses: its resume, here or in another process, finds them.
 	r.flushSaves(ctx)
+	// execute waited for the calls on their way; their answers are
+	// stored. The lease is no longer needed to guard them: it is given
+	// up, or the run ended, below.
+	settle()
+	<-leaseDone
 	switch {
 	case err == nil:
 		// The workspace's webhook, if it wants this end, is told by a job
@@ -180,9 +191,14 @@ var errLeaseLost = errors.New("could not renew the run's lease in time")
 // lease (tests use 2 s).
 const leaseRetryPause = 50 * time.Millisecond
 
-// keepLease renews the run's lease until work ends; if the run was
-// cancelled or taken over, it stops the work. claimed is when the lease's
-// current expiry was computed (its claim).
+// keepLease renews the run's lease until settled is closed: until the
+// execution has stored the answers of every call it sent. If the run was
+// cancelled, paused or taken over, it stops the work (no new call starts)
+// but, unless the lease is gone, keeps renewing it for the calls still on
+// their way: a run paused and continued while a call was on its way for
+// longer than a lease was claimed by the continuing execution, which sent
+// that call's batch again, and the batch was paid twice. claimed is when
+// the lease's current expiry was computed (its claim).
 //
 // A lease that lapsed is lost for good, even if no other worker has
 // claimed the run yet: the process may have been frozen (SIGSTOP, a paused
@@ -191,7 +207,7 @@ const leaseRetryPause = 50 * time.Millisecond
 // fact used to let a thawed worker carry on sending calls whenever it
 // renewed before its successor claimed the run (a SQLite write lock held by
 // the frozen worker made that the usual order).
-func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, runID int64, owner string, claimed time.Time) {
+func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, settled <-chan struct{}, runID int64, owner string, claimed time.Time) {
 	t := time.NewTicker(r.cfg.LeaseTTL / 3)
 	defer t.Stop()
 	// validFrom is, on this process's monotonic clock, a moment before the
@@ -199,9 +215,20 @@ func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, r
 	// on): the lease holds at least until validFrom+TTL.
 	validFrom := claimed
 	lapsed := func() bool { return time.Since(validFrom) >= r.cfg.LeaseTTL }
+	// The renewals outlive work (a paused run's job is cancelled, and its
+	// calls on their way still need the lease), not settled.
+	db, cancelDB := context.WithCancel(context.WithoutCancel(work))
+	defer cancelDB()
+	go func() {
+		select {
+		case <-settled:
+			cancelDB()
+		case <-db.Done():
+		}
+	}()
 	for {
 		select {
-		case <-work.Done():
+		case <-settled:
 			return
 		case <-t.C:
 		}
@@ -210,16 +237,25 @@ func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, r
 			return
 		}
 		started := time.Now()
-		ok, err := r.db.RenewLease(work, runID, owner, r.cfg.LeaseTTL)
+		renew := func() (bool, error) {
+			if work.Err() != nil {
+				// Stopping: only the calls on their way are guarded,
+				// whatever the run's status meanwhile.
+				return r.db.HoldLease(db, runID, owner, r.cfg.LeaseTTL)
+			}
+			return r.db.RenewLease(db, runID, owner, r.cfg.LeaseTTL)
+		}
+		ok, err := renew()
 		// A transient error (a pooled connection the server dropped) is
 		// tried again at once on a new connection, not a tick later, while
 		// the lease still holds.
-		for err != nil && models.IsTransient(err) && !lapsed() && work.Err() == nil {
+		for err != nil && models.IsTransient(err) && !lapsed() {
 			select {
-			case <-work.Done():
+			case <-settled:
+				return
 			case <-time.After(leaseRetryPause):
 			}
-			ok, err = r.db.RenewLease(work, runID, owner, r.cfg.LeaseTTL)
+			ok, err = renew()
 		}
 		if err != nil {
 			// A passing database error: the next tick tries again. But once
@@ -231,9 +267,22 @@ func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, r
 			}
 			continue
 		}
-		if !ok {
+		if !ok && work.Err() == nil {
+			// Cancelled, paused or taken: no new call. A paused run's
+			// lease is still ours, and is held for the calls on their way.
 			stop(errCancelled)
-			return
+			ok, err = r.db.HoldLease(db, runID, owner, r.cfg.LeaseTTL)
+		}
+		if err != nil || !ok {
+			if err == nil {
+				stop(errCancelled)
+				return // the lease is no longer ours to keep
+			}
+			if lapsed() {
+				stop(errLeaseLost)
+				return
+			}
+			continue
 		}
 		if lapsed() {
 			// Renewed, but only after the old expiry had passed.
@@ -327,18 +376,18 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 			cfg.APIKey = key
 		}
 	}
-	c, err := judge.New(r.guardJudge(ctx, run, cfg, b)) // fencing, circuit breaker, metrics (guard.go)
+	spend, err := r.newSpendCap(ctx, run)
 	if err != nil {
 		return nil, err
+	}
+	c, err := judge.New(r.guardJudge(ctx, run, cfg, b, spend)) // fencing, circuit breaker, metrics (guard.go)
+	if err != nil {
+		return nil, &judgeSetupError{err: err}
 	}
 	// The shared limits and the spending cap wrap the real client only: an
 	// answer from the cache takes no call slot, no tokens of the judge's
 	// budget and costs nothing.
 	limited := b.wrap(c)
-	spend, err := r.newSpendCap(ctx, run)
-	if err != nil {
-		return nil, err
-	}
 	if spend != nil {
 		// Outside the budget: a call waiting for the cap holds no slot.
 		limited = capped{c: limited, cap: spend, r: r}
@@ -1131,6 +1180,19 @@ func (e *judgeUnusable) Error() string {
 }
 
 func (e *judgeUnusable) Unwrap() error { return e.err }
+
+// judgeSetupError is why no judge client could be made from the run's
+// judge settings (a base URL that is not http(s), no model). Its text is
+// what the run page says after "This run failed:", so it drops the
+// client's "judge: " prefix, as judgeUnusable does ("This run failed:
+// judge: base URL ..." read as a code path).
+type judgeSetupError struct{ err error }
+
+func (e *judgeSetupError) Error() string {
+	return strings.TrimPrefix(e.err.Error(), "judge: ")
+}
+
+func (e *judgeSetupError) Unwrap() error { return e.err }
 
 // runLevel returns the error that stops or pauses the whole run, or nil
 // when the failure only concerns this batch.

@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/batcheval/batcheval/evaluator/judge"
@@ -62,13 +64,14 @@ func leaseLost(work context.Context, err error) bool {
 // guardJudge installs the fence, the breaker and the metrics on cfg, the
 // judge configuration of one execution of run. ctx carries the execution's
 // lease owner (models.WithLeaseOwner); without one nothing is fenced.
-func (r *Runner) guardJudge(ctx context.Context, run models.Run, cfg judge.Config, b *budget) judge.Config {
+// spend is the run's spending cap (nil: none), which its probes draw on.
+func (r *Runner) guardJudge(ctx context.Context, run models.Run, cfg judge.Config, b *budget, spend *spendCap) judge.Config {
 	if cfg.TimeoutRetries == 0 {
 		cfg.TimeoutRetries = r.cfg.JudgeTuning.TimeoutRetries
 	}
 	name := judgeName(run.JudgeSnapshot)
 	g := &callGuard{r: r, runID: run.ID, owner: models.LeaseOwnerFrom(ctx), news: leaseNewsFrom(ctx), judge: judgeMetricLabel(run),
-		log: r.log.With("run", run.ID, "judge", name), ctx: ctx, budget: b}
+		log: r.log.With("run", run.ID, "judge", name), ctx: ctx, budget: b, spend: spend}
 	probeCfg := cfg
 	probeCfg.MaxAttempts = 1
 	g.probeCfg = probeCfg
@@ -161,6 +164,9 @@ type callGuard struct {
 	breaker  BreakerConfig
 	// budget learns from every attempt (adaptive concurrency); may be nil.
 	budget *budget
+	// spend is the run's spending cap; may be nil. The breaker's probes
+	// are money spent too: each asks it first and is counted on it.
+	spend *spendCap
 	// maxAttempts and maxRetryAfter are the judge client's: a rate-limited
 	// attempt before the last, with a Retry-After up to maxRetryAfter, is
 	// retried after a sleep inside the call (rateWait).
@@ -187,6 +193,9 @@ type callGuard struct {
 	fails   int           // consecutive breaker-relevant failures
 	open    chan struct{} // non-nil while the breaker is open; closed when it closes
 	last    string        // the error that opened the breaker, then the last probe's
+	// capped is set when the spending cap refused a probe: the breaker
+	// closed, and every attempt is refused with it, which stops the run.
+	capped error
 }
 
 // before runs right before each HTTP attempt.
@@ -210,6 +219,12 @@ func (g *callGuard) before(ctx context.Context) error {
 		if err := g.r.stopping(ctx); err != nil {
 			return err
 		}
+	}
+	g.mu.Lock()
+	capped := g.capped
+	g.mu.Unlock()
+	if capped != nil {
+		return capped
 	}
 	g.rateGoesOn(false)
 	return g.fence(ctx)
@@ -655,9 +670,29 @@ func (g *callGuard) countProbe(ctx context.Context, resp judge.Response, je *jud
 	if je != nil {
 		prompt, completion = je.PromptTokens, je.CompletionTokens
 	}
+	if g.spend != nil {
+		g.spend.probed(prompt, completion)
+	}
 	if err := g.r.db.AddRunProbe(ctx, g.runID, prompt, completion); err != nil {
 		g.log.Warn("count a probe of the judge", "err", err)
 	}
+}
+
+// ping sends one probe and reports whether it was sent: its request was
+// written out whole, or the endpoint answered. A probe the egress policy
+// refused in the dialer was never sent and costs nothing; one sent and
+// then cut short (the execution ended) may be billed.
+func (g *callGuard) ping(probe *judge.Client) (resp judge.Response, sent bool, err error) {
+	var wrote atomic.Bool
+	ctx := httptrace.WithClientTrace(g.ctx, &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
+		if w.Err == nil {
+			wrote.Store(true)
+		}
+	}})
+	resp, err = probe.Ping(ctx)
+	var je *judge.Error
+	answered := err == nil || (errors.As(err, &je) && (je.Status != 0 || je.PromptTokens > 0 || je.CompletionTokens > 0))
+	return resp, wrote.Load() || answered, err
 }
 
 // probeLoop runs while the breaker is open: it records the wait on the
@@ -703,18 +738,33 @@ func (g *callGuard) probeLoop(open chan struct{}, lastErr string) {
 			closeBreaker("run no longer ours while waiting for the judge")
 			return
 		}
+		if g.spend != nil {
+			if err := g.spend.admitProbe(); err != nil {
+				// Probing on would pass the cap: the calls waiting for
+				// the judge are refused with why, and the run stops as
+				// for any call the cap refuses.
+				g.mu.Lock()
+				g.capped = err
+				g.mu.Unlock()
+				closeBreaker("spending cap reached while waiting for the judge")
+				return
+			}
+		}
 		// The client bounds the probe by the judge's timeout and reports it
 		// as a timeout. A deadline of our own here, of the same length,
 		// ended the probe first as "cancelled", read below as an answer:
 		// a judge that hangs closed the breaker at every probe.
-		resp, err := probe.Ping(g.ctx)
+		resp, sent, err := g.ping(probe)
 		var je *judge.Error
-		if errors.As(err, &je) && je.Kind == judge.KindCancelled {
+		errors.As(err, &je)
+		if sent {
+			g.countProbe(wctx, resp, je)
+		}
+		if je != nil && je.Kind == judge.KindCancelled {
 			// The execution ended (the select above says how), or the
 			// probe was never sent: neither says the judge answers.
 			continue
 		}
-		g.countProbe(wctx, resp, je)
 		if err == nil || (je != nil && !breaks(je)) {
 			// Any answer, even a refusal of the tiny probe, means the
 			// judge is reachable again.

@@ -24,7 +24,9 @@ import (
 // Every call of the run, setup calls included, goes through budget.wrap.
 
 // Slot leases: a worker that dies holding slots gives them back when their
-// lease runs out; live ones renew theirs.
+// lease runs out; live ones renew theirs. Their expiry, like the buckets'
+// refills, is kept by the database's clock (models.AcquireJudgeSlot), so
+// workers whose clocks disagree still share one limit.
 const (
 	slotLease      = 30 * time.Second
 	slotRenewEvery = slotLease / 3
@@ -99,7 +101,7 @@ func (b *budget) renew() {
 			holders = append(holders, h)
 		}
 		b.mu.Unlock()
-		if err := b.r.db.RenewJudgeSlots(context.Background(), b.judge, holders, time.Now().Add(slotLease).UnixMilli()); err != nil {
+		if err := b.r.db.RenewJudgeSlots(context.Background(), b.judge, holders, slotLease); err != nil {
 			b.r.log.Warn("renew judge slots", "judge", b.judge, "err", err)
 		}
 	}
@@ -157,7 +159,7 @@ func (b *budget) acquire(ctx context.Context, req judge.Request) (release func()
 	if b.lim.RequestsPerMinute > 0 || b.lim.TokensPerMinute > 0 {
 		est = estimateTokens(req)
 		for {
-			wait, err := b.r.db.TakeJudgeBudget(ctx, b.judge, est, time.Now().UnixMilli())
+			wait, err := b.r.db.TakeJudgeBudget(ctx, b.judge, est)
 			if err != nil {
 				local()
 				return nil, 0, fmt.Errorf("take from the judge's rate limit: %w", err)
@@ -177,8 +179,7 @@ func (b *budget) acquire(ctx context.Context, req judge.Request) (release func()
 	holder := fmt.Sprintf("%s/%d", b.owner, b.seq.Add(1))
 	pause := 2 * time.Millisecond
 	for {
-		now := time.Now()
-		ok, err := b.r.db.AcquireJudgeSlot(ctx, b.judge, holder, now.UnixMilli(), now.Add(slotLease).UnixMilli())
+		ok, err := b.r.db.AcquireJudgeSlot(ctx, b.judge, holder, slotLease)
 		if err != nil {
 			local()
 			return nil, 0, fmt.Errorf("lease a slot of the judge's concurrency: %w", err)
@@ -227,7 +228,7 @@ func (b *budget) observe(a judge.AttemptInfo) {
 	switch {
 	case a.Err != nil && a.Err.Kind == judge.KindRateLimited,
 		a.Err == nil && b.lim.SlowMS > 0 && a.Latency.Milliseconds() > b.lim.SlowMS:
-		err = b.r.db.CutJudgeConcurrency(ctx, b.judge, time.Now().UnixMilli())
+		err = b.r.db.CutJudgeConcurrency(ctx, b.judge)
 	case a.Err == nil:
 		err = b.r.db.GrowJudgeConcurrency(ctx, b.judge)
 	}

@@ -137,7 +137,7 @@ func TestJudgeConnectionsReused(t *testing.T) {
 	cs := newCompletionServer(t, 5*time.Millisecond)
 	r := &Runner{log: testLog(), draining: make(chan struct{}), metrics: newMetrics(nil, testLog())}
 	run := models.Run{JudgeSnapshot: models.JudgeSnapshot{Name: "fake", MaxConcurrency: c}}
-	cfg := r.guardJudge(context.Background(), run, judge.Config{BaseURL: cs.srv.URL + "/v1", Model: "m", MaxAttempts: 1}, nil)
+	cfg := r.guardJudge(context.Background(), run, judge.Config{BaseURL: cs.srv.URL + "/v1", Model: "m", MaxAttempts: 1}, nil, nil)
 	client, err := judge.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +182,7 @@ func TestRunJudgeRedirectNotFollowed(t *testing.T) {
 	t.Cleanup(redirector.Close)
 	r := &Runner{log: testLog(), draining: make(chan struct{}), metrics: newMetrics(nil, testLog())}
 	run := models.Run{JudgeSnapshot: models.JudgeSnapshot{Name: "fake", MaxConcurrency: 1}}
-	cfg := r.guardJudge(context.Background(), run, judge.Config{BaseURL: redirector.URL + "/v1", Model: "m", MaxAttempts: 1}, nil)
+	cfg := r.guardJudge(context.Background(), run, judge.Config{BaseURL: redirector.URL + "/v1", Model: "m", MaxAttempts: 1}, nil, nil)
 	client, err := judge.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +265,7 @@ func TestSharedJudgeLimit(t *testing.T) {
 		if p := peak.Load(); p > limit || p < 2 {
 			t.Errorf("the judge had up to %d calls in flight; want at most the shared limit %d (and more than 1)", p, limit)
 		}
-		if n, err := env.db.JudgeSlotsHeld(context.Background(), judgeID, time.Now().UnixMilli()); err != nil || n != 0 {
+		if n, err := env.db.JudgeSlotsHeld(context.Background(), judgeID); err != nil || n != 0 {
 			t.Errorf("%d slots still held after every run ended (%v)", n, err)
 		}
 	})
@@ -321,7 +321,7 @@ func TestJudge429HalvesConcurrency(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer b.close()
-		cfg := r.guardJudge(context.Background(), run, judge.Config{BaseURL: cs.srv.URL + "/v1", Model: "m", MaxAttempts: 1}, b)
+		cfg := r.guardJudge(context.Background(), run, judge.Config{BaseURL: cs.srv.URL + "/v1", Model: "m", MaxAttempts: 1}, b, nil)
 		c, err := judge.New(cfg)
 		if err != nil {
 			t.Fatal(err)

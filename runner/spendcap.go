@@ -88,6 +88,14 @@ type spendCap struct {
 	calls int
 	// out is the calls let through that have not answered yet.
 	out int
+	// probeSpent is what the run's probes of a judge that was down cost,
+	// in earlier executions and this one (models.AddRunProbe): money
+	// spent, so bounded by the cap, though not calls, so no part of a
+	// call's estimate. dearestProbe is what this execution's dearest probe
+	// cost, the next one's estimate (a probe that failed costs nothing, one
+	// answered does: the estimate is for the answer).
+	probeSpent   float64
+	dearestProbe float64
 	// answered is closed, and replaced, whenever a call under way answers.
 	answered chan struct{}
 }
@@ -113,6 +121,9 @@ func spendCapFrom(prices models.JudgeSnapshot, sp models.RunSpend) *spendCap {
 		return nil
 	}
 	c := &spendCap{capUSD: *sp.CapUSD, prices: prices, answered: make(chan struct{})}
+	if cost := Cost(prices, sp.ProbePromptTokens, sp.ProbeCompletionTokens); cost != nil {
+		c.probeSpent = *cost
+	}
 	if sp.CostUSD != nil && *sp.CostUSD > 0 {
 		// The stored calls count the answer cache's too, which cost
 		// nothing; failed calls (also counted) still thin the estimate
@@ -139,12 +150,12 @@ func (c *spendCap) admit(ctx context.Context, draining <-chan struct{}) error {
 			wait = c.answered
 		default:
 			next := c.spent / float64(c.calls)
-			if c.spent+float64(c.out+1)*next <= c.capUSD {
+			if c.spent+c.probeSpent+float64(c.out+1)*next <= c.capUSD {
 				break
 			}
 			if c.out == 0 {
 				c.mu.Unlock()
-				return &SpendCapError{CapUSD: c.capUSD, SpentUSD: c.spent, NextUSD: next}
+				return &SpendCapError{CapUSD: c.capUSD, SpentUSD: c.spent + c.probeSpent, NextUSD: next}
 			}
 			wait = c.answered
 		}
@@ -195,6 +206,41 @@ func (c *spendCap) replayed(resp judge.Response) {
 	c.calls++
 	close(c.answered)
 	c.answered = make(chan struct{})
+}
+
+// admitProbe lets one probe of the judge go (the circuit breaker's, while
+// the judge is down) when it keeps the run within its cap: the spending
+// known so far, the estimate of every call let through (they wait for the
+// judge to answer) and the probe's. A probe's estimate is what this
+// execution's dearest probe cost; before one cost anything, a call's mean
+// cost (a probe is far smaller, so this errs on the cap's side), or
+// nothing before any call has answered. Probes go one at a time.
+func (c *spendCap) admitProbe() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var call float64
+	if c.calls > 0 {
+		call = c.spent / float64(c.calls)
+	}
+	probe := call
+	if c.dearestProbe > 0 {
+		probe = c.dearestProbe
+	}
+	if spent := c.spent + c.probeSpent; spent+float64(c.out)*call+probe > c.capUSD {
+		return &SpendCapError{CapUSD: c.capUSD, SpentUSD: spent, NextUSD: probe}
+	}
+	return nil
+}
+
+// probed counts a probe that was sent, with the tokens the endpoint
+// reported for it.
+func (c *spendCap) probed(promptTokens, completionTokens int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cost := Cost(c.prices, promptTokens, completionTokens); cost != nil {
+		c.dearestProbe = max(c.dearestProbe, *cost)
+		c.probeSpent += *cost
+	}
 }
 
 // capped makes every call of c wait for the spending cap's leave (admit).

@@ -287,6 +287,9 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return fmt.Errorf("%w (run %d is stored; `batcheval serve` resumes it)", werr, run.ID)
 	}
+	if final.Paused() {
+		return &pausedError{run: final}
+	}
 	fmt.Fprintln(stderr, runSummaryLine(final))
 	// The report only reads; a dropped connection is worth another try.
 	rep, err := backoff.Retry(ctx, func() (*report.Report, error) {
@@ -362,14 +365,33 @@ func (e *spendCapStopError) Error() string {
 		"(or raise the cap and resume it on the run's page in the dashboard)", e.runID, e.why, e.runID)
 }
 
+// exitPaused is the exit status of a command whose run was paused (from
+// the dashboard or the API) while the command waited for it: the run is
+// not finished nor failed, and goes on only when someone continues it.
+const exitPaused = 4
+
+// pausedError ends a command whose run was paused while it waited. The
+// command does not wait on: Continue queues the run for the dashboard's
+// workers, not for this process.
+type pausedError struct{ run models.Run }
+
+func (e *pausedError) Error() string {
+	return fmt.Sprintf("run %d was paused (from the dashboard or the API) with %d of %d batches answered; its answers are stored.\n"+
+		"To go on, press Continue on the run's page (or POST /api/v1/runs/%d/continue): `batcheval serve` or `batcheval worker` then finishes it, "+
+		"sending only the batches without an answer", e.run.ID, e.run.BatchesDone, e.run.BatchesTotal, e.run.ID)
+}
+
 // exitStatus is the process's exit status for what run returned.
 func exitStatus(err error) int {
 	var cs *spendCapStopError
+	var pe *pausedError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &cs):
 		return exitSpendCap
+	case errors.As(err, &pe):
+		return exitPaused
 	}
 	return 1
 }
@@ -397,7 +419,8 @@ func waitFinished(ctx context.Context, db *models.DB, wsID, runID int64, progres
 			progress.unit = u
 		}
 		progress.update(run.BatchesDone, run.BatchesTotal)
-		if run.Finished() {
+		if run.Finished() || run.Paused() {
+			// Paused: the caller says so and exits (pausedError).
 			progress.done()
 			return run, nil
 		}

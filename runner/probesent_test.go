@@ -1,0 +1,113 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/judge"
+	"github.com/batcheval/batcheval/models"
+)
+
+// probeRouter sends the breaker's probes through probes and every other
+// request through calls, counting the probes it is handed.
+type probeRouter struct {
+	probes, calls http.RoundTripper
+	tried         atomic.Int64
+}
+
+func (p *probeRouter) RoundTrip(req *http.Request) (*http.Response, error) {
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	if strings.Contains(string(body), "Reply with the single word OK.") {
+		p.tried.Add(1)
+		return p.probes.RoundTrip(req)
+	}
+	return p.calls.RoundTrip(req)
+}
+
+// TestProbesCountedWhenSent: the run counts exactly the probes that were
+// sent. A probe the network policy refused before sending it cost nothing
+// and was counted as a call; one sent and then cut short because the
+// execution ended (it may be billed) was not counted.
+func TestProbesCountedWhenSent(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		// refused: the egress policy refuses the probe's connection;
+		// otherwise the judge holds the probe until the execution ends.
+		refused   bool
+		wantProbe int
+	}{
+		{name: "refused before sending", refused: true, wantProbe: 0},
+		{name: "sent, then cancelled", refused: false, wantProbe: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eachDB(t, func(t *testing.T, env *testEnv) {
+				held := make(chan struct{})
+				var once sync.Once
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					body, _ := io.ReadAll(r.Body)
+					if strings.Contains(string(body), "Reply with the single word OK.") {
+						once.Do(func() { close(held) })
+						<-r.Context().Done()
+						return
+					}
+					writeAPIError(w, http.StatusServiceUnavailable, nil, "upstream down")
+				}))
+				t.Cleanup(srv.Close)
+				router := &probeRouter{probes: http.DefaultTransport, calls: http.DefaultTransport}
+				if tc.refused {
+					router.probes = judge.Egress{}.Transport(0, nil) // loopback refused
+				}
+				run := env.newRun(srv.URL+"/v1", 1, 1, 30)
+				if err := env.db.CreateRun(context.Background(), &run, nil); err != nil {
+					t.Fatal(err)
+				}
+				r := &Runner{log: testLog(), draining: make(chan struct{}), metrics: newMetrics(nil, testLog()), db: env.db,
+					cfg: Config{Breaker: BreakerConfig{Threshold: 3, ProbeInterval: 10 * time.Millisecond}}}
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				cfg := r.guardJudge(ctx, run, judge.Config{BaseURL: srv.URL + "/v1", Model: "m", MaxAttempts: 1,
+					HTTPClient: &http.Client{Transport: router}}, nil, nil)
+				client, err := judge.New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Three failures open the breaker; its probes begin.
+				for range 3 {
+					if _, err := client.Complete(ctx, judge.Request{Messages: []evaluator.Message{{Role: "user", Content: "hi"}}}); err == nil {
+						t.Fatal("the judge that is down answered")
+					}
+				}
+				if tc.refused {
+					env.waitRun(run.ID, 10*time.Second, "a probe refused", func(models.Run) bool { return router.tried.Load() > 0 })
+				} else {
+					select {
+					case <-held:
+					case <-time.After(10 * time.Second):
+						t.Fatal("no probe reached the judge")
+					}
+					cancel() // the execution ends while the probe is out
+				}
+				// The breaker closes (the refusal reads as an answer; the
+				// execution ended) once the probe is counted or not.
+				got := env.waitRun(run.ID, 10*time.Second, "the run no longer waiting", func(r models.Run) bool { return r.WaitingSince == nil })
+				if got.ProbeCalls != tc.wantProbe {
+					t.Errorf("the run counts %d probe calls, want %d", got.ProbeCalls, tc.wantProbe)
+				}
+			})
+		})
+	}
+}
