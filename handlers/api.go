@@ -1079,6 +1079,9 @@ func (h *Handlers) apiSaveRubric(c echo.Context, r models.Rubric, status int) er
 		if expect, err = ifMatch(c); err != nil {
 			return err
 		}
+		if err := staleRead(expect, r.Revision(), "rubric", "/api/v1/rubrics/"+strconv.FormatInt(r.ID, 10)); err != nil {
+			return err
+		}
 	}
 	var in APIRubricInput
 	if err := decodeJSON(c, &in); err != nil {
@@ -1332,6 +1335,9 @@ func (h *Handlers) apiUpdateJudge(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := staleRead(expect, j.Revision(), "judge", "/api/v1/judges/"+strconv.FormatInt(j.ID, 10)); err != nil {
+		return err
+	}
 	var in APIJudgeInput
 	if err := decodeJSON(c, &in); err != nil {
 		return err
@@ -1373,7 +1379,11 @@ func (h *Handlers) apiUpdateJudge(c echo.Context) error {
 }
 
 // apiPlanLaunch reads a launch body and plans it as the launch form would.
-func (h *Handlers) apiPlanLaunch(c echo.Context) (launchInput, *launchPlan, error) {
+// An experiment (all is true) launches every method, so a method other
+// than the default (batcheval, which a body shared with POST .../runs may
+// name) is refused rather than ignored: the caller meant that method's one
+// run and would otherwise start every method's runs.
+func (h *Handlers) apiPlanLaunch(c echo.Context, all bool) (launchInput, *launchPlan, error) {
 	p, err := h.findProject(c)
 	if err != nil {
 		return launchInput{}, nil, err
@@ -1384,6 +1394,11 @@ func (h *Handlers) apiPlanLaunch(c echo.Context) (launchInput, *launchPlan, erro
 	}
 	if l.DatasetID == 0 || l.RubricID == 0 || l.JudgeID == 0 {
 		return launchInput{}, nil, models.Errorf(models.EInvalid, "a launch names its dataset_id, rubric_id and judge_id")
+	}
+	if all && l.Method != "" && l.Method != models.MethodBatchEval {
+		return launchInput{}, nil, models.Errorf(models.EInvalid,
+			"nothing was launched: an experiment launches every method, so it takes no \"method\" but the default (here %q): leave it out, or launch that one method with POST /api/v1/projects/%d/runs",
+			l.Method, p.ID)
 	}
 	in := parseLaunchInput(l.formValues())
 	pl, err := h.planLaunch(c.Request().Context(), p.ID, in)
@@ -1411,7 +1426,7 @@ func (h *Handlers) apiLaunchRun(c echo.Context) error {
 	if done || err != nil {
 		return err
 	}
-	in, pl, err := h.apiPlanLaunch(c)
+	in, pl, err := h.apiPlanLaunch(c, false)
 	if err != nil {
 		return err
 	}
@@ -1439,7 +1454,7 @@ func (h *Handlers) apiLaunchExperiment(c echo.Context) error {
 	if done || err != nil {
 		return err
 	}
-	in, pl, err := h.apiPlanLaunch(c)
+	in, pl, err := h.apiPlanLaunch(c, true)
 	if err != nil {
 		return err
 	}

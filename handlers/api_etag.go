@@ -71,7 +71,7 @@ func ifMatch(c echo.Context) (models.Expectation, error) {
 		tag := strings.TrimPrefix(part, "W/")
 		if len(tag) < 2 || tag[0] != '"' || tag[len(tag)-1] != '"' || strings.Contains(tag[1:len(tag)-1], `"`) {
 			return nil, echo.NewHTTPError(http.StatusBadRequest, "If-Match must be * or the ETag header of a GET answer exactly as sent, "+
-				"quotes included (If-Match: \"rubric-3-…\"); got "+strconv.Quote(raw))
+				"quotes included (If-Match: \"…\"); got "+strconv.Quote(raw))
 		}
 		listed = true
 		if !weak {
@@ -99,6 +99,19 @@ func changedSinceRead(err error, what, address string) error {
 	}
 	return models.Errorf(models.EChanged, "this %s was changed since you read it (its ETag is no longer the one in If-Match), "+
 		"so nothing was saved: GET %s again, make your change to what it holds now, and send it with the new ETag in If-Match", what, address)
+}
+
+// staleRead answers 412 (changed) at once when If-Match names another
+// state than the stored revision, before the body is read or checked: a
+// precondition is evaluated ahead of the request content (RFC 9110
+// §13.2.1), so a stale edit hears "read it again" rather than a complaint
+// about a body written against what is no longer stored. The save checks
+// again in its transaction, for a change made after this read.
+func staleRead(expect models.Expectation, revision, what, address string) error {
+	if expect == nil || expect(revision) {
+		return nil
+	}
+	return changedSinceRead(models.Errorf(models.EChanged, "%s changed", what), what, address)
 }
 
 // expectRevision is what a browser form's save expects of the stored

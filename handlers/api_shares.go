@@ -149,6 +149,13 @@ func (h *Handlers) apiRevokeShare(c echo.Context) error {
 			}
 		}
 	}
+	if models.ErrorCode(err) == models.ENotFound {
+		// The store's message allows for a link already revoked, which
+		// the API answers as it is (above): here the link is not there.
+		if id, perr := paramID(c, "id"); perr == nil {
+			return models.Errorf(models.ENotFound, "share link %d does not exist (or is not in this workspace)", id)
+		}
+	}
 	if err != nil {
 		return err
 	}

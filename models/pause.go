@@ -24,7 +24,7 @@ func (db *DB) RequestPause(ctx context.Context, wsID, id int64) (Run, error) {
 	case r.Paused():
 		return r, Errorf(EConflict, "run %d is already paused: continue it to go on", id)
 	case !r.Pausable():
-		return r, Errorf(EConflict, "run %d has already %s: only a queued or running run can be paused", id, RunStatusLabel(r.Status))
+		return r, Errorf(EConflict, "run %d %s: only a queued or running run can be paused", id, hasEnded(r.Status))
 	}
 	res := db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ? AND status IN ?", id, []string{RunQueued, RunRunning}).
 		Updates(map[string]any{"status": RunPaused, "waiting_since": nil, "waiting_error": ""})

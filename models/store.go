@@ -663,7 +663,7 @@ func (db *DB) RequestCancel(ctx context.Context, wsID, id int64) (Run, error) {
 		return r, err
 	}
 	if r.Finished() {
-		return r, Errorf(EConflict, "run %d has already %s", id, r.Status)
+		return r, Errorf(EConflict, "run %d %s: only a queued, running or paused run can be cancelled", id, hasEnded(r.Status))
 	}
 	now := time.Now().UTC()
 	err = db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ? AND status IN ?", id, []string{RunQueued, RunRunning, RunPaused}).

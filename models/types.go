@@ -280,6 +280,16 @@ func RunStatusLabel(status string) string {
 	return status
 }
 
+// hasEnded says how a finished run ended, as the predicate of a sentence
+// about it ("run 4 has already been cancelled"): the statuses are not all
+// verbs ("cancelled" is a participle, "finished_with_gaps" a label).
+func hasEnded(status string) string {
+	if status == RunCancelled {
+		return "has already been cancelled"
+	}
+	return "has already " + RunStatusLabel(status)
+}
+
 // Methods (see evaluator.Method).
 const (
 	MethodBatchEval  = string(evaluator.MethodBatchEval)

@@ -471,6 +471,11 @@ func (r *Report) Export() JSONExport {
 			Decomposition: JSONDecomposition{jsonFloat(c.Decomposition.EnsembleErr), jsonFloat(c.Decomposition.MeanRoundErr),
 				jsonFloat(c.Decomposition.MeanVariance), c.Decomposition.N, c.DecompositionNote}}
 		jcr.UnreadableRate = jsonFloat(c.UnreadableRate)
+		if c.Scored+c.Missing == 0 {
+			// No score asked for yet (a run cancelled or read before its
+			// first answer): the share is undefined, null, never 0.
+			jcr.UnreadableRate = jsonFloat(math.NaN())
+		}
 		for _, b := range c.Histogram {
 			jcr.Histogram = append(jcr.Histogram, JSONBin{Lo: b.Lo, Hi: b.Hi, Count: b.Count})
 		}

@@ -511,3 +511,30 @@ func TestCorrelationTableWithoutReadableScores(t *testing.T) {
 		})
 	}
 }
+
+// TestExportUnreadableRateUndefinedWithoutScores: a criterion with no score
+// asked for yet (a run cancelled before its first answer) exports its
+// unreadable_rate as null, not 0; with scores it is unreadable / all.
+// (QA: GET /api/v1/runs/{id}/results of such a run said 0.)
+func TestExportUnreadableRateUndefinedWithoutScores(t *testing.T) {
+	for _, tc := range []struct {
+		scored, missing int
+		want            any
+	}{
+		{0, 0, nil},
+		{3, 1, 0.25},
+		{4, 0, 0.0},
+	} {
+		r := gevalFixture()
+		r.Criteria[0].Scored, r.Criteria[0].Missing = tc.scored, tc.missing
+		r.Criteria[0].UnreadableRate = 0
+		if all := tc.scored + tc.missing; all > 0 {
+			r.Criteria[0].UnreadableRate = float64(tc.missing) / float64(all)
+		}
+		_, doc := exportJSON(t, r)
+		got := doc.(map[string]any)["report"].(map[string]any)["criteria"].([]any)[0].(map[string]any)["unreadable_rate"]
+		if got != tc.want {
+			t.Errorf("scored %d, unreadable %d: unreadable_rate = %v, want %v", tc.scored, tc.missing, got, tc.want)
+		}
+	}
+}
