@@ -246,20 +246,24 @@ func (p Egress) Transport(concurrency int, wrap func(net.Conn) net.Conn) *http.T
 }
 
 // ClientFor returns a client under the egress policy set by SetEgress (the
-// permissive one before), never following redirects, whose transport is
-// Transport(concurrency, wrap): for callers that need their own
-// connections (the runner fences each run's writes), without ever losing
-// the policy.
+// safe default one before, see defaultEgress), never following redirects,
+// whose transport is Transport(concurrency, wrap): for callers that need
+// their own connections (the runner fences each run's writes), without
+// ever losing the policy.
 func ClientFor(concurrency int, wrap func(net.Conn) net.Conn) *http.Client {
-	p := permissiveEgress
-	if cur := currentPolicy.Load(); cur != nil {
-		p = *cur
-	}
-	return &http.Client{Transport: p.Transport(concurrency, wrap), CheckRedirect: noRedirects}
+	return &http.Client{Transport: policy().Transport(concurrency, wrap), CheckRedirect: noRedirects}
 }
 
 // currentPolicy is the policy last set by SetEgress.
 var currentPolicy atomic.Pointer[Egress]
+
+// policy is the policy set by SetEgress, or defaultEgress before.
+func policy() Egress {
+	if cur := currentPolicy.Load(); cur != nil {
+		return *cur
+	}
+	return defaultEgress
+}
 
 // defaultClient is the client of every judge built without its own: set
 // once at start-up by SetEgress, read by New. Process-wide on purpose: a
@@ -267,10 +271,14 @@ var currentPolicy atomic.Pointer[Egress]
 // command line), and none of them may forget the policy.
 var defaultClient atomic.Pointer[http.Client]
 
-// permissiveEgress is the policy until SetEgress is called (tests and
-// library use): loopback and private allowed, link-local and metadata
-// refused all the same.
-var permissiveEgress = Egress{AllowPrivate: true, AllowLoopback: true}
+// defaultEgress is the policy until SetEgress is called: the safe one, as
+// a server with no setting has it. Loopback and private addresses are
+// refused (link-local and metadata ones always are), so a command, test or
+// library user that forgets SetEgress cannot be turned into a way into the
+// networks it can reach; each opens what it needs with SetEgress (the
+// commands from the operator's settings, tests with local fakes with
+// AllowLoopback), or gives a judge its own Config.HTTPClient.
+var defaultEgress = Egress{}
 
 // SetEgress sets the policy of every judge client built afterwards without
 // its own Config.HTTPClient.
@@ -283,7 +291,7 @@ func egressClient() *http.Client {
 	if c := defaultClient.Load(); c != nil {
 		return c
 	}
-	c := permissiveEgress.HTTPClient()
+	c := policy().HTTPClient()
 	if defaultClient.CompareAndSwap(nil, c) {
 		return c
 	}
