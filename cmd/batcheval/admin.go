@@ -30,7 +30,7 @@ func createUser(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	role, err := models.ParseRole(*roleName)
 	if err != nil {
-		return err
+		return fmt.Errorf("--role: %w", err)
 	}
 	if *email == "" || *name == "" {
 		return errors.New("admin create-user needs --email and --name")

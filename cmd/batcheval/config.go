@@ -137,21 +137,12 @@ func (c *Config) rangeErrs(given map[string]string) []error {
 		written, isGiven := given[rc.flag]
 		switch {
 		case rc.flag != "" && isGiven:
-			errs = append(errs, fmt.Errorf("--%s=%s cannot be used: write %s", rc.flag, shownValue(written), rc.want))
+			errs = append(errs, fmt.Errorf("--%s=%q cannot be used: write %s", rc.flag, written, rc.want))
 		case rc.key != "" && c.getenv != nil && c.getenv(rc.key) != "":
 			errs = append(errs, fmt.Errorf("%s=%q cannot be used: write %s, or unset it for the default", rc.key, c.getenv(rc.key), rc.want))
 		}
 	}
 	return errs
-}
-
-// shownValue is a flag's value as an error quotes it: quoted when it is
-// empty or has spaces, so that nothing looks left out.
-func shownValue(v string) string {
-	if v == "" || strings.TrimSpace(v) != v || strings.ContainsAny(v, " \t") {
-		return strconv.Quote(v)
-	}
-	return v
 }
 
 // listenAddrOK reports whether addr is host:port with a port number from
@@ -176,7 +167,7 @@ type envErr struct {
 // parse parses a command's flags, then refuses the settings that could not
 // be read (settingsErr), before the command opens anything.
 func (c *Config) parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	return c.settingsErr(writtenFlags(fs, args))
@@ -362,9 +353,9 @@ func (c *Config) runnerConfig() (runner.Config, error) {
 func checkRescueAfter(d time.Duration, written string) error {
 	switch {
 	case d <= 0:
-		return fmt.Errorf("%s is not a positive duration: write how long a webhook delivery may stay running before it is retried, e.g. %s (the default)", written, runner.DefaultRescueAfter)
+		return fmt.Errorf("%s is not a positive duration: write how long a webhook delivery may stay running before it is retried, e.g. %s (the default)", written, humanDuration(runner.DefaultRescueAfter))
 	case d < runner.MinRescueAfter():
-		return fmt.Errorf("%s is shorter than a webhook delivery attempt may last (%s), so it would not take effect: a running delivery is never retried before its attempt could have ended; use %s or more", written, runner.MinRescueAfter(), runner.MinRescueAfter())
+		return fmt.Errorf("%s is shorter than a webhook delivery attempt may last (%s), so it would not take effect: a running delivery is never retried before its attempt could have ended; use %s or more", written, humanDuration(runner.MinRescueAfter()), humanDuration(runner.MinRescueAfter()))
 	}
 	return nil
 }
@@ -378,7 +369,7 @@ func (c *Config) bindRescueAfter(fs *flag.FlagSet, getenv func(string) string) {
 	if v := getenv("BATCHEVAL_RESCUE_AFTER"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
-			err = fmt.Errorf("cannot be read: write a duration with its unit, e.g. %s (the default)", runner.DefaultRescueAfter)
+			err = fmt.Errorf("cannot be read: write a duration with its unit, e.g. %s (the default)", humanDuration(runner.DefaultRescueAfter))
 		} else {
 			err = checkRescueAfter(d, v)
 		}
@@ -388,10 +379,10 @@ func (c *Config) bindRescueAfter(fs *flag.FlagSet, getenv func(string) string) {
 		c.RescueAfter = d
 	}
 	fs.Func("rescue-after", fmt.Sprintf("how long (a `duration`) a webhook delivery may stay running before it is taken for left by a crashed process and retried, at least %s (default %s; env BATCHEVAL_RESCUE_AFTER)",
-		runner.MinRescueAfter(), runner.DefaultRescueAfter), func(v string) error {
+		humanDuration(runner.MinRescueAfter()), humanDuration(runner.DefaultRescueAfter)), func(v string) error {
 		d, err := time.ParseDuration(v)
 		if err != nil {
-			return fmt.Errorf("not a duration: write it like %s", runner.DefaultRescueAfter)
+			return fmt.Errorf("cannot be read: write a duration with its unit, e.g. %s (the default)", humanDuration(runner.DefaultRescueAfter))
 		}
 		if err := checkRescueAfter(d, v); err != nil {
 			return err
@@ -429,11 +420,11 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 		fs.DurationVar(&c.DBRetryFor, "db-retry-for", r.duration("db-retry-for", "BATCHEVAL_DB_RETRY_FOR", models.DefaultRetryFor), "how long a run's writes are retried through database errors before the run pauses (env BATCHEVAL_DB_RETRY_FOR)")
 		// The runner reads a zero lease, probe interval or retry time as
 		// its default, so only a positive one means what it says.
-		c.require("lease", "BATCHEVAL_LEASE", func() bool { return c.Lease > 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default)", runner.DefaultLeaseTTL))
-		c.require("shutdown-grace", "BATCHEVAL_SHUTDOWN_GRACE", func() bool { return c.ShutdownGrace >= 0 }, fmt.Sprintf("0 (do not wait) or a positive duration, e.g. %s (the default)", defaultShutdownGrace))
+		c.require("lease", "BATCHEVAL_LEASE", func() bool { return c.Lease > 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default)", humanDuration(runner.DefaultLeaseTTL)))
+		c.require("shutdown-grace", "BATCHEVAL_SHUTDOWN_GRACE", func() bool { return c.ShutdownGrace >= 0 }, fmt.Sprintf("0 (do not wait) or a positive duration, e.g. %s (the default)", humanDuration(defaultShutdownGrace)))
 		c.require("timeout-retries", "BATCHEVAL_TIMEOUT_RETRIES", func() bool { return c.TimeoutRetries >= 0 }, "0 (no retry) or more, e.g. 1 (the default)")
-		c.require("probe-interval", "BATCHEVAL_PROBE_INTERVAL", func() bool { return c.ProbeInterval > 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default)", runner.DefaultProbeInterval))
-		c.require("db-retry-for", "BATCHEVAL_DB_RETRY_FOR", func() bool { return c.DBRetryFor > 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default)", models.DefaultRetryFor))
+		c.require("probe-interval", "BATCHEVAL_PROBE_INTERVAL", func() bool { return c.ProbeInterval > 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default)", humanDuration(runner.DefaultProbeInterval)))
+		c.require("db-retry-for", "BATCHEVAL_DB_RETRY_FOR", func() bool { return c.DBRetryFor > 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default)", humanDuration(models.DefaultRetryFor)))
 		c.bindJudgeNetwork(fs, r)
 	}
 	if !server {
@@ -507,7 +498,7 @@ func (c *Config) requireServer() {
 		{"sim-latency", "BATCHEVAL_SIM_LATENCY", func() bool { return c.SimLatency >= 0 }, "0 or a positive duration, e.g. 250ms (the default)"},
 		{"upload-quota-mb", "BATCHEVAL_UPLOAD_QUOTA_MB", func() bool { return c.UploadQuotaMB >= 0 }, "a whole number of MiB, e.g. 200 (the default), or 0 for no quota"},
 		{"max-runs-per-workspace", "BATCHEVAL_MAX_RUNS_PER_WORKSPACE", func() bool { return c.MaxRunsPerWorkspace >= 0 }, "a whole number, e.g. 20 (the default), or 0 for no limit"},
-		{"park-after", "BATCHEVAL_PARK_AFTER", func() bool { return c.ParkAfter >= 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default), or 0 to never park", defaultParkAfter)},
+		{"park-after", "BATCHEVAL_PARK_AFTER", func() bool { return c.ParkAfter >= 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default), or 0 to never park", humanDuration(defaultParkAfter))},
 	} {
 		c.checks = append(c.checks, rc)
 	}
@@ -578,7 +569,8 @@ func (c *Config) bindJudgeNetwork(fs *flag.FlagSet, r envReader) {
 // applyJudgeEgress sets the judge network policy (Egress) of every judge
 // client this process builds; simURL is the in-process simulated judge.
 // Every command that calls a judge calls it before its first call: until
-// then the judge package allows loopback and private addresses.
+// then the judge package refuses loopback and private addresses (its safe
+// default), so the simulated judge and a local judge would be refused.
 func (c *Config) applyJudgeEgress(simURL string) error {
 	p, err := c.Egress(simURL)
 	if err != nil {
@@ -743,6 +735,7 @@ func openDB(ctx context.Context, c *Config, log *slog.Logger) (*models.DB, error
 func newCommand(name string, getenv func(string) string, stderr io.Writer) (*flag.FlagSet, *Config) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = commandUsage(stderr, fs)
 	server := name == "serve" || name == "worker"
 	return fs, bindConfig(fs, getenv, server, server || name == "run" || name == "resume")
 }

@@ -190,7 +190,7 @@ func TestRescueAfter(t *testing.T) {
 		env  string
 		args []string
 		want time.Duration
-		// bad is a part of the error; "flag provided" when the command
+		// bad is a part of the error; "has no flag" when the command
 		// has no such flag.
 		bad string
 	}{
@@ -198,13 +198,13 @@ func TestRescueAfter(t *testing.T) {
 		{cmd: "worker", env: "5m", want: 5 * time.Minute},
 		{cmd: "run", env: "5m", args: []string{"--rescue-after", "90s"}, want: 90 * time.Second},
 		{cmd: "resume", args: []string{"--rescue-after=1h"}, want: time.Hour},
-		{cmd: "worker", args: []string{"--rescue-after", "soon"}, bad: "not a duration"},
+		{cmd: "worker", args: []string{"--rescue-after", "soon"}, bad: `--rescue-after="soon" cannot be read: write a duration with its unit, e.g. 2m (the default)`},
 		{cmd: "worker", args: []string{"--rescue-after", "0"}, bad: "not a positive duration"},
 		{cmd: "serve", args: []string{"--rescue-after", "5s"}, bad: "shorter than a webhook delivery attempt may last"},
 		{cmd: "worker", env: "-1m", bad: "BATCHEVAL_RESCUE_AFTER=\"-1m\": -1m is not a positive duration"},
 		{cmd: "serve", env: "2 minutes", bad: "BATCHEVAL_RESCUE_AFTER=\"2 minutes\""},
 		{cmd: "worker", env: "2 minutes", args: []string{"--rescue-after", "3m"}, want: 3 * time.Minute},
-		{cmd: "migrate", args: []string{"--rescue-after", "3m"}, bad: "flag provided but not defined"},
+		{cmd: "migrate", args: []string{"--rescue-after", "3m"}, bad: "batcheval migrate has no flag --rescue-after"},
 	} {
 		name := fmt.Sprintf("%s env %q args %v", tc.cmd, tc.env, tc.args)
 		fs, c := newCommand(tc.cmd, func(k string) string {
@@ -213,7 +213,7 @@ func TestRescueAfter(t *testing.T) {
 			}
 			return ""
 		}, io.Discard)
-		err := fs.Parse(tc.args)
+		err := parseFlags(fs, tc.args) // as every command parses its flags
 		var rc runner.Config
 		if err == nil {
 			rc, err = c.runnerConfig()

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -229,7 +231,8 @@ func TestRunFlagsOutOfRangeRefused(t *testing.T) {
 		db := filepath.Join(dir, "sub"+string(rune('a'+i)), "t.db")
 		err := run(context.Background(), []string{"run", "--db", db, "--data", wide, "--rubric", rubric, "--simulated", "--rounds", "1", bad},
 			func(string) string { return "" }, io.Discard, io.Discard)
-		if err == nil || !strings.Contains(err.Error(), bad+" cannot be used: write ") {
+		name, value, _ := strings.Cut(bad, "=")
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%s=%q cannot be used: write ", name, value)) {
 			t.Errorf("%s: error %v, want it refused naming the flag, its value and what to write", bad, err)
 		}
 		if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
@@ -250,8 +253,8 @@ func TestServeRefusesSettingsBeforeOpeningTheDatabase(t *testing.T) {
 		want string
 	}{
 		{env: map[string]string{"BATCHEVAL_JUDGE_ALLOW_LOOPBACK": "yes"}, want: `BATCHEVAL_JUDGE_ALLOW_LOOPBACK="yes" cannot be used: write true or false`},
-		{args: []string{"--judge-allow-loopback", "maybe"}, want: "--judge-allow-loopback=maybe cannot be used"},
-		{args: []string{"--addr", "127.0.0.1:65536"}, want: "--addr=127.0.0.1:65536 cannot be used: write host:port"},
+		{args: []string{"--judge-allow-loopback", "maybe"}, want: `--judge-allow-loopback="maybe" cannot be used`},
+		{args: []string{"--addr", "127.0.0.1:65536"}, want: `--addr="127.0.0.1:65536" cannot be used: write host:port`},
 		{env: map[string]string{"BATCHEVAL_MAX_RUNS": "0"}, want: `BATCHEVAL_MAX_RUNS="0" cannot be used`},
 	} {
 		db := filepath.Join(dir, "sub"+string(rune('a'+i)), "t.db")
@@ -288,31 +291,60 @@ func TestFlagErrorsNameTheFlagAndQuoteWhatWasWritten(t *testing.T) {
 		want string
 		not  string // Go's rewriting of the value, which must not show
 	}{
-		{"run", []string{"--rounds=0"}, "--rounds=0 cannot be used: write a whole number from 1 to 50", ""},
-		{"run", []string{"--rounds", "51"}, "--rounds=51 cannot be used: write a whole number from 1 to 50", ""},
-		{"run", []string{"--batch-size=0"}, "--batch-size=0 cannot be used: write a whole number from 1 to 100", ""},
-		{"run", []string{"--batch-size=101"}, "--batch-size=101 cannot be used", ""},
-		{"run", []string{"--temperature=2.5"}, "--temperature=2.5 cannot be used: write a number from 0 to 2", ""},
-		{"run", []string{"--top-p=0"}, "--top-p=0 cannot be used: write a number above 0, at most 1", ""},
-		{"run", []string{"--samples=101"}, "--samples=101 cannot be used: write a whole number from 1 to 100", ""},
-		{"run", []string{"--sample-temperature=3"}, "--sample-temperature=3 cannot be used: write a number from 0 to 2", ""},
-		{"run", []string{"--timeout=-1m"}, "--timeout=-1m cannot be used", "-1m0s"},
-		{"run", []string{"--timeout", "0.5s"}, "--timeout=0.5s cannot be used", "500ms"},
-		{"run", []string{"--simulated", "--lease=-90s"}, "--lease=-90s cannot be used", "-1m30s"},
-		{"run", []string{"--rescue-after=-90s"}, `invalid value "-90s" for flag -rescue-after: -90s is not a positive duration`, "-1m30s"},
-		{"serve", []string{"--park-after", "-90s"}, "--park-after=-90s cannot be used", "-1m30s"},
+		{"run", []string{"--rounds=0"}, `--rounds="0" cannot be used: write a whole number from 1 to 50`, ""},
+		{"run", []string{"--rounds", "51"}, `--rounds="51" cannot be used: write a whole number from 1 to 50`, ""},
+		{"run", []string{"--batch-size=0"}, `--batch-size="0" cannot be used: write a whole number from 1 to 100`, ""},
+		{"run", []string{"--batch-size=101"}, `--batch-size="101" cannot be used`, ""},
+		{"run", []string{"--temperature=2.5"}, `--temperature="2.5" cannot be used: write a number from 0 to 2`, ""},
+		{"run", []string{"--top-p=0"}, `--top-p="0" cannot be used: write a number above 0, at most 1`, ""},
+		{"run", []string{"--samples=101"}, `--samples="101" cannot be used: write a whole number from 1 to 100`, ""},
+		{"run", []string{"--sample-temperature=3"}, `--sample-temperature="3" cannot be used: write a number from 0 to 2`, ""},
+		{"run", []string{"--timeout=-1m"}, `--timeout="-1m" cannot be used`, "-1m0s"},
+		{"run", []string{"--timeout", "0.5s"}, `--timeout="0.5s" cannot be used`, "500ms"},
+		{"run", []string{"--simulated", "--lease=-90s"}, `--lease="-90s" cannot be used`, "-1m30s"},
+		{"run", []string{"--rescue-after=-90s"}, `--rescue-after="-90s": -90s is not a positive duration`, "-1m30s"},
+		{"serve", []string{"--park-after", "-90s"}, `--park-after="-90s" cannot be used`, "-1m30s"},
+		// Words and numbers a flag cannot take at all: the flag named with
+		// two dashes, the value quoted, the accepted values listed (before,
+		// "unknown procedure", or Go's "invalid value ... for flag -rounds:
+		// parse error" after the whole help).
+		{"run", []string{"--procedure=four"}, `--procedure="four" cannot be used: write one, two or three`, ""},
+		{"run", []string{"--composition", "mixed"}, `--composition="mixed" cannot be used: write heterogeneous, random or homogeneous`, ""},
+		{"run", []string{"--scoring=float"}, `--scoring="float" cannot be used: write decimal or integer`, ""},
+		{"run", []string{"--sort-key=last"}, `--sort-key="last" cannot be used: write previous or mean`, ""},
+		{"run", []string{"--method=g-eval"}, `--method="g-eval" cannot be used: write batcheval, geval, llmeval or closerlook`, ""},
+		{"run", []string{"--llmeval-scale=1-10"}, `--llmeval-scale="1-10" cannot be used: write 0-5 or 0-100`, ""},
+		{"run", []string{"--rounds=five"}, `--rounds="five" cannot be read: write a whole number, e.g. 5 (the default)`, "parse error"},
+		{"run", []string{"--temperature", "hot"}, `--temperature="hot" cannot be read: write a number, e.g. 0.2 (the default)`, "parse error"},
+		{"run", []string{"--timeout=90"}, `--timeout="90" cannot be read: write a duration with its unit, e.g. 2m (the default)`, "2m0s"},
+		{"run", []string{"--simulated=yes"}, `--simulated="yes" cannot be read: write true or false`, ""},
+		{"serve", []string{"--max-runs"}, `--max-runs needs a value`, ""},
+		{"run", []string{"--round=3"}, `batcheval run has no flag --round: "batcheval run --help" lists its flags`, ""},
+		{"serve", []string{"--max-runs=four"}, `--max-runs="four" cannot be read: write a whole number, e.g. 4 (the default)`, ""},
+		{"worker", []string{"--shutdown-grace=-1m"}, `--shutdown-grace="-1m" cannot be used: write 0 (do not wait) or a positive duration, e.g. 2m (the default)`, "2m0s"},
+		{"migrate", []string{"--log-format=yaml"}, `--log-format="yaml" cannot be read: write text or json`, ""},
+		{"resume", []string{"--queue-only=maybe", "1"}, `--queue-only="maybe" cannot be read: write true or false`, ""},
+		{"admin", []string{"create-user", "--role=boss", "--email=a@b.c", "--name=A"}, `--role: "boss" is not a role: choose owner, editor or viewer`, ""},
 	} {
 		db := filepath.Join(dir, "sub"+string(rune('a'+i)), "t.db")
 		args := append([]string{tc.cmd, "--db", db}, tc.args...)
 		if tc.cmd == "run" {
 			args = append(args, "--data", wide, "--rubric", rubric, "--simulated")
 		}
-		err := run(context.Background(), args, func(string) string { return "" }, io.Discard, io.Discard)
+		if tc.cmd == "admin" {
+			args = append([]string{"admin"}, append(tc.args, "--db", db)...)
+		}
+		var stderr strings.Builder
+		err := run(context.Background(), args, func(string) string { return "" }, io.Discard, &stderr)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || (tc.not != "" && strings.Contains(err.Error(), tc.not)) {
 			t.Errorf("%s %v: error %v, want it to say %q (and not %q)", tc.cmd, tc.args, err, tc.want, tc.not)
 		}
 		if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s %v: the database %s was created (stat: %v)", tc.cmd, tc.args, db, err)
+		}
+		// The error is said once, not after a dump of every flag.
+		if strings.Contains(stderr.String(), "--db") || strings.Contains(stderr.String(), "-db string") {
+			t.Errorf("%s %v: the help was printed with the error:\n%s", tc.cmd, tc.args, stderr.String())
 		}
 	}
 	// The variable's value is quoted as written in what follows it, too.
@@ -320,5 +352,52 @@ func TestFlagErrorsNameTheFlagAndQuoteWhatWasWritten(t *testing.T) {
 	err := c.parse(fs, nil)
 	if err == nil || !strings.Contains(err.Error(), `BATCHEVAL_RESCUE_AFTER="-90s": -90s is not a positive duration`) || strings.Contains(err.Error(), "-1m30s") {
 		t.Errorf("BATCHEVAL_RESCUE_AFTER=-90s: %v, want it quoted as written", err)
+	}
+}
+
+// TestHelpShowsDefaultsAsTyped: every command's -h lists its flags with two
+// dashes and their defaults as one would type them ("2m", "5m", "250ms",
+// data/batcheval.db), never Go's spelling ("2m0s", quoted strings), lists
+// the words an enum flag takes, and ends without an error (serve -h used to
+// end in "flag: help requested").
+func TestHelpShowsDefaultsAsTyped(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "-h"}, []string{
+			"--timeout duration\n    \tjudge request timeout per attempt (default 2m)\n",
+			"--shutdown-grace duration\n", "(default 2m)\n",
+			"--procedure one|two|three\n", "(default two)\n",
+			"--method batcheval|geval|llmeval|closerlook\n",
+			"--project string\n    \tproject the run is stored under (default \"Command-line runs\")\n",
+			"--db string\n", "(default data/batcheval.db)\n",
+			"at least 40s (default 2m; env BATCHEVAL_RESCUE_AFTER)",
+			"--spend-cap-usd USD\n",
+		}},
+		{[]string{"serve", "--help"}, []string{"Usage: batcheval serve [flags]", "--park-after duration\n", "(default 5m)\n", "(default 250ms)\n", "(default 127.0.0.1:8080)\n", "--seed-demo\n"}},
+		{[]string{"worker", "-h"}, []string{"Usage: batcheval worker [flags]", "--shutdown-grace duration\n"}},
+		{[]string{"migrate", "-h"}, []string{"Usage: batcheval migrate [flags]", "(default info)\n"}},
+		{[]string{"resume", "-h"}, []string{"Usage: batcheval resume [flags] RUN_ID", "--queue-only\n"}},
+		{[]string{"admin", "create-user", "-h"}, []string{"--role string\n", "(default default)\n"}},
+	} {
+		var stderr strings.Builder
+		if err := run(context.Background(), tc.args, func(string) string { return "" }, io.Discard, &stderr); err != nil {
+			t.Errorf("%v: %v, want the help and no error", tc.args, err)
+		}
+		help := stderr.String()
+		for _, w := range tc.want {
+			if !strings.Contains(help, w) {
+				t.Errorf("%v: the help does not say %q:\n%s", tc.args, w, help)
+			}
+		}
+		if goStyle := regexp.MustCompile(`\n  -[a-z]`).FindString(help); goStyle != "" {
+			t.Errorf("%v: the help names a flag with one dash (%q)", tc.args, goStyle)
+		}
+		for _, bad := range []string{"m0s", "h0m", "(default \"data", "(default \"text", "(default \"two"} {
+			if strings.Contains(help, bad) {
+				t.Errorf("%v: the help says %q, Go's spelling:\n%s", tc.args, bad, help)
+			}
+		}
 	}
 }

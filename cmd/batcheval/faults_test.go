@@ -31,6 +31,7 @@ import (
 	"github.com/prometheus/common/model"
 	"gorm.io/gorm"
 
+	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dbtest"
@@ -76,7 +77,15 @@ func binary(t *testing.T) string {
 	return binPath
 }
 
+// testEgress is the judge network policy of this package's tests (see
+// TestMain).
+var testEgress = judge.Egress{AllowLoopback: true}
+
 func TestMain(m *testing.M) {
+	// Tests that build judges or runners of their own (not through a
+	// command, which sets the policy from its settings) call fakes on
+	// loopback: they opt in, as the judge package refuses it by default.
+	judge.SetEgress(testEgress)
 	code := m.Run()
 	stopBrowser() // the browser tests' shared Chromium (browser_test.go)
 	if binPath != "" {

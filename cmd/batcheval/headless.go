@@ -62,7 +62,7 @@ Flags:
 // headless implements `batcheval run`.
 func headless(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs, c := newCommand("run", getenv, stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
+	fs.Usage = func() { fmt.Fprint(stderr, runUsage); printFlags(stderr, fs) }
 	def := evaluator.DefaultSettings()
 	var (
 		dataPath    = fs.String("data", "", "data file: CSV with a header, JSON Lines, or a JSON array (required)")
@@ -79,19 +79,19 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		concurrency = fs.Int("concurrency", 4, "judge calls in flight at once")
 		temperature = fs.Float64("temperature", def.Temperature, "sampling temperature")
 		topP        = fs.Float64("top-p", def.TopP, "nucleus sampling top_p")
-		procedure   = fs.String("procedure", string(def.Procedure), "one, two or three stage prompt")
-		composition = fs.String("composition", string(def.Composition), "heterogeneous, random or homogeneous batches")
-		sortKey     = fs.String("sort-key", string(def.SortKey), "score that orders samples when composing the next round's batches: previous (the last round's, as in the paper) or mean (the running mean of the rounds so far)")
+		procedure   = enumFlag(fs, "procedure", string(def.Procedure), words(evaluator.OneStage, evaluator.TwoStage, evaluator.ThreeStage), "one, two or three stage prompt")
+		composition = enumFlag(fs, "composition", string(def.Composition), words(evaluator.Heterogeneous, evaluator.Random, evaluator.Homogeneous), "heterogeneous, random or homogeneous batches")
+		sortKey     = enumFlag(fs, "sort-key", string(def.SortKey), words(evaluator.SortByPrevious, evaluator.SortByMean), "score that orders samples when composing the next round's batches: previous (the last round's, as in the paper) or mean (the running mean of the rounds so far)")
 		annotator   = fs.String("annotator-column", "", "column naming the annotator, for files with one row per annotator and sample (rows sharing an id are averaged)")
 		groupCol    = fs.String("group-column", "", "column grouping the samples (e.g. the dialogue or source document each reply belongs to): the result adds each criterion's correlation within groups, averaged over them, as the dashboard does for a dataset's group column")
-		scoring     = fs.String("scoring", string(def.Scoring), "decimal or integer scores")
+		scoring     = enumFlag(fs, "scoring", string(def.Scoring), words(evaluator.Decimal, evaluator.Integer), "decimal or integer scores")
 		timeout     = fs.Duration("timeout", 2*time.Minute, "judge request timeout per attempt")
-		method      = fs.String("method", "batcheval", "batcheval, geval, llmeval or closerlook")
+		method      = enumFlag(fs, "method", "batcheval", methodNames(), "judging method: "+orList(methodNames()))
 		nSamples    = fs.Int("samples", 20, "geval/closerlook: n sampled completions per sample")
 		noLogprobs  = fs.Bool("no-logprobs", false, "geval: estimate score probabilities by sampling even if the endpoint returns logprobs")
 		noCache     = fs.Bool("no-cache", false, "ask the judge for every request, even one answered before by the same judge, model and seed (by default identical answers are reused at no cost)")
 		sampleTemp  = fs.Float64("sample-temperature", 1, "geval/closerlook: temperature of the sampled completions")
-		llmScale    = fs.String("llmeval-scale", "0-5", "llmeval: 0-5 (one decimal) or 0-100 (integers)")
+		llmScale    = enumFlag(fs, "llmeval-scale", string(evaluator.LLMEvalFive), words(evaluator.LLMEvalFive, evaluator.LLMEvalHundred), "llmeval: 0-5 (one decimal) or 0-100 (integers)")
 		out         = fs.String("out", "", "write the JSON result to this file")
 		project     = fs.String("project", "Command-line runs", "project the run is stored under")
 		spendCap    = fs.String("spend-cap-usd", "", "spending cap in `USD`, e.g. 2.50: no new judge call starts once the run's cost so far plus the next call's estimate would pass it; the run then stops, and batcheval resume --spend-cap-usd with a higher cap finishes it. Needs the judge's prices (--prices)")
@@ -558,4 +558,22 @@ func runCostLine(run models.Run) string {
 		cost += fmt.Sprintf(" paid; %d of %d calls answered from the answer cache at no cost", run.CachedCalls, run.Calls)
 	}
 	return cost
+}
+
+// words are a flag's allowed values, from the named values they take.
+func words[T ~string](values ...T) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// methodNames are the judging methods --method takes.
+func methodNames() []string {
+	var out []string
+	for _, m := range methods.All() {
+		out = append(out, string(m.Name()))
+	}
+	return out
 }

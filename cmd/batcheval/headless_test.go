@@ -149,7 +149,7 @@ func TestHeadlessRunRejectsBadInput(t *testing.T) {
 		{"no judge", []string{"run", "--data", data, "--rubric", good}, "--judge-url"},
 		{"bad rubric", []string{"run", "--data", data, "--rubric", bad, "--simulated"}, "range"},
 		{"duplicate id", []string{"run", "--data", data, "--rubric", good, "--simulated"}, "line 2"},
-		{"bad batch size", []string{"run", "--data", data, "--rubric", good, "--simulated", "--batch-size", "0"}, "--batch-size=0 cannot be used"},
+		{"bad batch size", []string{"run", "--data", data, "--rubric", good, "--simulated", "--batch-size", "0"}, `--batch-size="0" cannot be used`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -32,7 +32,7 @@ Flags:
 // resume implements `batcheval resume`.
 func resume(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs, c := newCommand("resume", getenv, stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, resumeUsage); fs.PrintDefaults() }
+	fs.Usage = func() { fmt.Fprint(stderr, resumeUsage); printFlags(stderr, fs) }
 	queueOnly := fs.Bool("queue-only", false, "queue the run for the serve and worker processes and exit")
 	spendCap := fs.String("spend-cap-usd", "", "the run's new spending cap in `USD`, e.g. 5, set before it resumes (absent: the run keeps its own)")
 	if err := c.parse(fs, args); err != nil {

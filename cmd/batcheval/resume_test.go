@@ -71,13 +71,14 @@ func TestResumeCommand(t *testing.T) {
 // TestRunAndResumeApplyTheJudgeNetworkPolicy: `batcheval resume` applies
 // the judge network policy as serve does (it applied none, so the
 // permissive default let a run's judge reach loopback and private
-// addresses whatever the operator said), and `batcheval run` reads
+// addresses whatever the operator said; the judge package's default is
+// now the safe policy), and `batcheval run` reads
 // BATCHEVAL_JUDGE_ALLOW_LOOPBACK (it ignored it). A judge on a loopback
 // port that the policy refuses gets no request at all; with the default
 // policy (loopback allowed while BATCHEVAL_ADDR is loopback) the same
 // resume finishes the run.
 func TestRunAndResumeApplyTheJudgeNetworkPolicy(t *testing.T) {
-	t.Cleanup(func() { judge.SetEgress(judge.Egress{AllowPrivate: true, AllowLoopback: true}) })
+	t.Cleanup(func() { judge.SetEgress(testEgress) })
 	dsn := dbtest.DSN(t, models.SQLite)
 	var refusing atomic.Bool
 	refusing.Store(true)

@@ -75,14 +75,62 @@ var (
 	nat64Local     = netip.MustParsePrefix("64:ff9b:1::/48")
 )
 
-// nat64Target is the IPv4 address a NAT64 translator connects to for ip,
-// when ip is under the well-known prefix.
-func nat64Target(ip netip.Addr) (netip.Addr, bool) {
-	if !nat64WellKnown.Contains(ip) {
-		return netip.Addr{}, false
+// Other IPv6 forms that carry an IPv4 address a connection may end up at:
+//   - IPv4-compatible ::a.b.c.d (RFC 4291, deprecated): still parsed by
+//     every resolver and URL parser, and sent as IPv4 by stacks with an
+//     automatic tunnel;
+//   - IPv4-translated ::ffff:0:a.b.c.d (RFC 2765, SIIT): a translator
+//     connects to a.b.c.d;
+//   - 6to4 2002:AABB:CCDD::/48 (RFC 3056): relays send the packets to the
+//     IPv4 host AA.BB.CC.DD;
+//   - Teredo 2001:0:SSSS:SSSS:flags:port:CCCC:CCCC (RFC 4380): relays
+//     reach the client at the inverted CCCC:CCCC, through the server at
+//     SSSS:SSSS.
+var (
+	ipv4Compatible = netip.MustParsePrefix("::/96")
+	ipv4Translated = netip.MustParsePrefix("::ffff:0:0:0/96")
+	sixToFour      = netip.MustParsePrefix("2002::/16")
+	teredo         = netip.MustParsePrefix("2001::/32")
+)
+
+// embeddedV4 is an IPv4 address an IPv6 address leads to, and how.
+type embeddedV4 struct {
+	addr netip.Addr
+	via  string
+}
+
+// embeddedIPv4 are the IPv4 addresses a connection to ip may reach, by the
+// IPv6 forms that carry one: each is held to the same rules as if it had
+// been named directly. None for a plain IPv6 address.
+func embeddedIPv4(ip netip.Addr) []embeddedV4 {
+	if !ip.Is6() || ip.Is4In6() {
+		return nil
 	}
 	b := ip.As16()
-	return netip.AddrFrom4([4]byte(b[12:])), true
+	v4 := func(from int, invert bool) netip.Addr {
+		var a [4]byte
+		copy(a[:], b[from:from+4])
+		if invert {
+			for i := range a {
+				a[i] ^= 0xff
+			}
+		}
+		return netip.AddrFrom4(a)
+	}
+	switch {
+	case nat64WellKnown.Contains(ip):
+		return []embeddedV4{{v4(12, false), "a NAT64 translator (64:ff9b::/96)"}}
+	case ipv4Translated.Contains(ip):
+		return []embeddedV4{{v4(12, false), "an IPv4-translated address (::ffff:0:a.b.c.d)"}}
+	case ipv4Compatible.Contains(ip) && ip != netip.IPv6Unspecified() && ip != netip.IPv6Loopback():
+		// :: and ::1 are IPv6's own unspecified and loopback addresses.
+		return []embeddedV4{{v4(12, false), "an IPv4-compatible address (::a.b.c.d)"}}
+	case sixToFour.Contains(ip):
+		return []embeddedV4{{v4(2, false), "6to4 (2002::/16)"}}
+	case teredo.Contains(ip):
+		return []embeddedV4{{v4(12, true), "Teredo (2001::/32)"}, {v4(4, false), "Teredo (2001::/32), as its server"}}
+	}
+	return nil
 }
 
 // EgressError says a judge call was refused before any byte was sent.
@@ -100,12 +148,12 @@ func (p Egress) Check(addr netip.AddrPort) error {
 	ip := addr.Addr().Unmap()
 	addr = netip.AddrPortFrom(ip, addr.Port())
 	refuse := func(reason string) error { return &EgressError{Addr: addr, Reason: reason} }
-	if v4, ok := nat64Target(ip); ok {
-		// The translator connects to v4: the address it reaches is held
-		// to the same rules as if it had been named directly.
+	for _, v4 := range embeddedIPv4(ip) {
+		// A translator, relay or tunnel connects to v4: the address it
+		// reaches is held to the same rules as if it had been named.
 		var e *EgressError
-		if errors.As(p.Check(netip.AddrPortFrom(v4, addr.Port())), &e) {
-			return refuse("it reaches " + v4.String() + " through a NAT64 translator (64:ff9b::/96), and " + e.Reason)
+		if errors.As(p.Check(netip.AddrPortFrom(v4.addr, addr.Port())), &e) {
+			return refuse("it reaches " + v4.addr.String() + " through " + v4.via + ", and " + e.Reason)
 		}
 	}
 	switch {
@@ -198,20 +246,24 @@ func (p Egress) Transport(concurrency int, wrap func(net.Conn) net.Conn) *http.T
 }
 
 // ClientFor returns a client under the egress policy set by SetEgress (the
-// permissive one before), never following redirects, whose transport is
-// Transport(concurrency, wrap): for callers that need their own
-// connections (the runner fences each run's writes), without ever losing
-// the policy.
+// safe default one before, see defaultEgress), never following redirects,
+// whose transport is Transport(concurrency, wrap): for callers that need
+// their own connections (the runner fences each run's writes), without
+// ever losing the policy.
 func ClientFor(concurrency int, wrap func(net.Conn) net.Conn) *http.Client {
-	p := permissiveEgress
-	if cur := currentPolicy.Load(); cur != nil {
-		p = *cur
-	}
-	return &http.Client{Transport: p.Transport(concurrency, wrap), CheckRedirect: noRedirects}
+	return &http.Client{Transport: policy().Transport(concurrency, wrap), CheckRedirect: noRedirects}
 }
 
 // currentPolicy is the policy last set by SetEgress.
 var currentPolicy atomic.Pointer[Egress]
+
+// policy is the policy set by SetEgress, or defaultEgress before.
+func policy() Egress {
+	if cur := currentPolicy.Load(); cur != nil {
+		return *cur
+	}
+	return defaultEgress
+}
 
 // defaultClient is the client of every judge built without its own: set
 // once at start-up by SetEgress, read by New. Process-wide on purpose: a
@@ -219,10 +271,14 @@ var currentPolicy atomic.Pointer[Egress]
 // command line), and none of them may forget the policy.
 var defaultClient atomic.Pointer[http.Client]
 
-// permissiveEgress is the policy until SetEgress is called (tests and
-// library use): loopback and private allowed, link-local and metadata
-// refused all the same.
-var permissiveEgress = Egress{AllowPrivate: true, AllowLoopback: true}
+// defaultEgress is the policy until SetEgress is called: the safe one, as
+// a server with no setting has it. Loopback and private addresses are
+// refused (link-local and metadata ones always are), so a command, test or
+// library user that forgets SetEgress cannot be turned into a way into the
+// networks it can reach; each opens what it needs with SetEgress (the
+// commands from the operator's settings, tests with local fakes with
+// AllowLoopback), or gives a judge its own Config.HTTPClient.
+var defaultEgress = Egress{}
 
 // SetEgress sets the policy of every judge client built afterwards without
 // its own Config.HTTPClient.
@@ -235,7 +291,7 @@ func egressClient() *http.Client {
 	if c := defaultClient.Load(); c != nil {
 		return c
 	}
-	c := permissiveEgress.HTTPClient()
+	c := policy().HTTPClient()
 	if defaultClient.CompareAndSwap(nil, c) {
 		return c
 	}

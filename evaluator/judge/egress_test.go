@@ -48,6 +48,34 @@ func TestEgressCheck(t *testing.T) {
 		{"[64:ff9b::0.0.0.0]:80", false, false, "not a single host"},
 		{"[64:ff9b::5db8:d822]:443", true, true, ""}, // 93.184.216.34, public
 		{"[64:ff9b:1::a00:5]:443", false, true, "private"},
+		// IPv4-compatible addresses (::a.b.c.d, deprecated but still
+		// accepted by resolvers and URL parsers) reach a.b.c.d.
+		{"[::127.0.0.1]:11434", false, true, "127.0.0.1 through an IPv4-compatible address (::a.b.c.d), and loopback"},
+		{"[::10.0.0.1]:8000", false, true, "10.0.0.1 through an IPv4-compatible"},
+		{"[::169.254.169.254]:80", false, false, "169.254.169.254 through an IPv4-compatible address (::a.b.c.d), and link-local"},
+		{"[::100.100.100.200]:80", false, false, "metadata"},
+		{"[::5db8:d822]:443", true, true, ""}, // 93.184.216.34, public
+		// IPv4-translated addresses (::ffff:0:a.b.c.d, SIIT).
+		{"[::ffff:0:127.0.0.1]:11434", false, true, "127.0.0.1 through an IPv4-translated address"},
+		{"[::ffff:0:169.254.169.254]:80", false, false, "link-local"},
+		{"[::ffff:0:10.0.0.1]:80", false, true, "private"},
+		{"[::ffff:0:93.184.216.34]:443", true, true, ""},
+		// 6to4 (2002:AABB:CCDD::/48 is reached through the IPv4 host AA.BB.CC.DD).
+		{"[2002:7f00:0001::1]:11434", false, true, "127.0.0.1 through 6to4 (2002::/16), and loopback"},
+		{"[2002:a9fe:a9fe::]:80", false, false, "169.254.169.254 through 6to4"},
+		{"[2002:0a00:0001::5]:8000", false, true, "10.0.0.1 through 6to4"},
+		{"[2002:c0a8:0101::1]:8000", false, true, "192.168.1.1 through 6to4"},
+		{"[2002:5db8:d822::1]:443", true, true, ""}, // 93.184.216.34, public
+		// Teredo (2001:0:SERVER:flags:port:~CLIENT): the client's IPv4
+		// address is stored inverted, the server's as is; both are reached.
+		{"[2001:0:5db8:d822:0:0:80ff:fffe]:11434", false, true, "127.0.0.1 through Teredo (2001::/32), and loopback"},
+		{"[2001:0:5db8:d822:0:0:5601:5601]:80", false, false, "169.254.169.254 through Teredo"},
+		{"[2001:0:5db8:d822:0:0:f5ff:fffe]:8000", false, true, "10.0.0.1 through Teredo"},
+		{"[2001:0:0a00:0001:0:0:a247:27dd]:8000", false, true, "10.0.0.1 through Teredo"}, // the server's address
+		{"[2001:0:5db8:d822:8000:63bf:a247:27dd]:443", true, true, ""},                    // server and client 93.184.216.34, public
+		// ::1 is IPv6's own loopback, not 0.0.0.1; :: stays "not a host".
+		{"[::1]:80", false, true, "loopback addresses are off"},
+		{"[::]:80", false, false, "not a single host"},
 	} {
 		addr := netip.MustParseAddrPort(tc.addr)
 		err := strict.Check(addr)
@@ -109,6 +137,11 @@ func TestEgressRefusedBeforeConnect(t *testing.T) {
 		{"private when off", "http://10.255.255.1:9/v1", Egress{AllowLoopback: true}, "private-network addresses are off"},
 		{"loopback when off", other.srv.URL + "/v1", Egress{AllowPrivate: true}, "loopback addresses are off"},
 		{"loopback by name when off", "http://localhost:" + u.Port() + "/v1", Egress{}, "loopback addresses are off"},
+		// IPv6 forms that carry an IPv4 address, typed as the judge's URL.
+		{"IPv4-compatible loopback", "http://[::127.0.0.1]:" + u.Port() + "/v1", Egress{AllowPrivate: true}, "127.0.0.1 through an IPv4-compatible address"},
+		{"IPv4-compatible metadata", "http://[::169.254.169.254]/latest/v1", Egress{AllowPrivate: true, AllowLoopback: true}, "link-local"},
+		{"6to4 loopback", "http://[2002:7f00:1::]:" + u.Port() + "/v1", Egress{AllowPrivate: true}, "127.0.0.1 through 6to4"},
+		{"6to4 metadata", "http://[2002:a9fe:a9fe::]/v1", Egress{AllowPrivate: true, AllowLoopback: true}, "link-local"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := tc.policy
