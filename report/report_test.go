@@ -75,8 +75,10 @@ func TestComputeFinalScoresAndMissing(t *testing.T) {
 	if c.Pearson.N != 3 || c.Pearson.Missing != 1 {
 		t.Errorf("pearson n/missing = %d/%d, want 3/1", c.Pearson.N, c.Pearson.Missing)
 	}
-	if !(c.Pearson.Coef > 0.9) || math.IsNaN(c.Pearson.CILow) {
-		t.Errorf("pearson = %+v, want a strong positive value with an interval", c.Pearson)
+	// Three pairs: a coefficient and p, but no bootstrap interval (every
+	// resample is the sample itself or two distinct points).
+	if !(c.Pearson.Coef > 0.9) || math.IsNaN(c.Pearson.P) || !math.IsNaN(c.Pearson.CILow) || !math.IsNaN(c.Pearson.CIHigh) {
+		t.Errorf("pearson = %+v, want a strong positive value with p and no interval on 3 pairs", c.Pearson)
 	}
 }
 

@@ -13,6 +13,15 @@ import (
 // few hundred samples still takes well under a second.
 const DefaultResamples = 1000
 
+// minBootstrapPairs is the fewest pairs a bootstrap interval is given for.
+// On exactly minPairs (three) pairs every resample either repeats a pair,
+// and is then a correlation of two distinct points (±1, or undefined: what
+// Correlate itself calls too few to say), or redraws the sample itself,
+// so the percentile interval only says "r to 1" (a Spearman ρ of 1 on
+// three samples, exact p = 0.33, came out as "95% interval 1.00 to 1.00").
+// FisherInterval has no interval there either (n − 3 = 0).
+const minBootstrapPairs = minPairs + 1
+
 // bootstrapStream is PCG's second seed word. Fixing it keeps the public
 // seed a single number while the generator still depends on all of it.
 const bootstrapStream = 0x62617463686576 // "batchev" in ASCII
@@ -25,10 +34,11 @@ const bootstrapStream = 0x62617463686576 // "batchev" in ASCII
 // undefined (e.g. every drawn pair has the same human score) are skipped.
 // The same seed gives the same interval, so a report can be reproduced.
 // The interval stays NaN when the point estimate is undefined, when
-// resamples < 1, or when no resample gave a coefficient.
+// resamples < 1, when no resample gave a coefficient, or on exactly
+// minPairs pairs (see minBootstrapPairs).
 func WithBootstrap(m Method, x, y []float64, resamples int, seed uint64) Correlation {
 	c := Correlate(m, x, y)
-	if math.IsNaN(c.Coef) || resamples < 1 {
+	if math.IsNaN(c.Coef) || resamples < 1 || c.N < minBootstrapPairs {
 		return c
 	}
 	xs, ys, _ := finitePairs(x, y)

@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -88,5 +89,33 @@ func TestQuantile(t *testing.T) {
 		if got := quantile(xs, tt.q); math.Abs(got-tt.want) > 1e-12 {
 			t.Errorf("quantile(%g) = %g, want %g", tt.q, got, tt.want)
 		}
+	}
+}
+
+// On three pairs the bootstrap cannot measure spread: each resample is the
+// sample itself or two distinct points (±1), so the percentile interval was
+// [r, 1], e.g. "95% interval 1.00 to 1.00" for a Spearman ρ of 1 whose
+// exact p is 1/3. The interval is undefined there; the coefficient and p
+// stay, and four pairs get an interval again.
+func TestWithBootstrapNoIntervalOnThreePairs(t *testing.T) {
+	x := []float64{2.1, 3.4, 4.0}
+	y := []float64{40, 70, 100}
+	for _, m := range []Method{MethodPearson, MethodSpearman, MethodKendall} {
+		c := WithBootstrap(m, x, y, DefaultResamples, 7)
+		if c.N != 3 || math.IsNaN(c.Coef) || math.IsNaN(c.P) {
+			t.Fatalf("%v: want a coefficient and p on 3 pairs, got %+v", m, c)
+		}
+		if !math.IsNaN(c.CILow) || !math.IsNaN(c.CIHigh) {
+			t.Errorf("%v on 3 pairs: interval %v to %v, want undefined (NaN)", m, c.CILow, c.CIHigh)
+		}
+		four := WithBootstrap(m, append(x, 3.0), append(y, 60), DefaultResamples, 7)
+		if math.IsNaN(four.CILow) || math.IsNaN(four.CIHigh) || four.CILow > four.Coef || four.CIHigh < four.Coef {
+			t.Errorf("%v on 4 pairs: interval %v to %v around %v, want a defined interval holding the estimate", m, four.CILow, four.CIHigh, four.Coef)
+		}
+	}
+	// The reading then rests on the p-value, not on a [1, 1] interval.
+	c := WithBootstrap(MethodPearson, []float64{1, 2, 3}, []float64{10, 20.1, 30}, DefaultResamples, 7)
+	if got := Interpret(c); strings.Contains(got, "interval") || !strings.Contains(got, "unlikely to be chance") {
+		t.Errorf("reading on 3 pairs still quotes an interval: %q", got)
 	}
 }
