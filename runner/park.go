@@ -347,23 +347,18 @@ func (r *Runner) dueIn(ctx context.Context) (wait time.Duration, any bool, err e
 const (
 	dueInSQLite = `SELECT MIN(d) * 86400.0 FROM (
 		SELECT julianday(MIN(scheduled_at)) - julianday('now') AS d FROM river_job
-			WHERE state IN ('available', 'scheduled', 'retryable') AND queue = ?1 AND kind IN (` + knownKindsSQL + `)
+			WHERE state IN ('available', 'scheduled', 'retryable') AND queue = ?1
 		UNION ALL
 		SELECT julianday(MIN(attempted_at)) + ?2 / 86400.0 - julianday('now') FROM river_job
 			WHERE state = 'running' AND queue = ?1 AND kind = '` + webhookKind + `')`
 	dueInPostgres = `SELECT EXTRACT(EPOCH FROM LEAST(
-		(SELECT MIN(scheduled_at) FROM river_job WHERE state IN ('available', 'scheduled', 'retryable') AND queue = $1 AND kind IN (` + knownKindsSQL + `)),
+		(SELECT MIN(scheduled_at) FROM river_job WHERE state IN ('available', 'scheduled', 'retryable') AND queue = $1),
 		(SELECT MIN(attempted_at) FROM river_job WHERE state = 'running' AND queue = $1 AND kind = '` + webhookKind + `')
 			+ make_interval(secs => $2)) - now())::float8`
 )
 
 // webhookKind is WebhookArgs' Kind, for the queries above.
 const webhookKind = "batcheval_webhook"
-
-// knownKindsSQL lists the job kinds this build works, for the queries
-// above: a job of a newer build's kind is left to a worker that knows it
-// (Config.FetchOnlyKnownKinds), so it must not keep this one awake.
-const knownKindsSQL = `'batcheval_run', '` + webhookKind + `'`
 
 // webhookRescueWait is how long after its attempt started a webhook
 // delivery still marked running is rescued: River's rescuer waits for

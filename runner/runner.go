@@ -255,7 +255,9 @@ func New(cfg Config) (*Runner, error) {
 		// with growing waits, until River discarded it and the run sat
 		// queued for ever. (River's rescuer still discards such a job if
 		// it is left running past RescueAfter; Sweep requeues the run's
-		// job then, see models.DB.RequeueJob.)
+		// job then, see models.DB.RequeueJob. An idle worker's parking
+		// still counts such a job as due, so it stays awake, polling,
+		// while one waits: its query keeps to River's covering index.)
 		FetchOnlyKnownKinds: true,
 	}
 	if cfg.Work {
