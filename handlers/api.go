@@ -661,6 +661,19 @@ type APIRun struct {
 	CreatedAt        time.Time   `json:"created_at"`
 	StartedAt        *time.Time  `json:"started_at"`
 	FinishedAt       *time.Time  `json:"finished_at"`
+	// Events are what happened to the run's execution that its counters
+	// do not show (a worker lost its lease, another took the run over),
+	// oldest first; only GET /api/v1/runs/{id} lists them.
+	Events *[]APIRunEvent `json:"events,omitempty"`
+}
+
+// APIRunEvent is one of a run's events: kind is lease_lost, taken_over
+// or resumed; worker the worker (lease owner) it is about.
+type APIRunEvent struct {
+	At      time.Time `json:"at"`
+	Kind    string    `json:"kind"`
+	Worker  string    `json:"worker"`
+	Message string    `json:"message"`
 }
 
 func apiRun(r models.Run) APIRun {
@@ -1512,7 +1525,17 @@ func (h *Handlers) apiGetRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, apiRun(run))
+	evs, err := h.DB.RunEvents(c.Request().Context(), run.ID)
+	if err != nil {
+		return err
+	}
+	out := apiRun(run)
+	list := make([]APIRunEvent, 0, len(evs))
+	for _, ev := range evs {
+		list = append(list, APIRunEvent{At: ev.At.UTC(), Kind: ev.Kind, Worker: ev.Worker, Message: ev.Message})
+	}
+	out.Events = &list
+	return c.JSON(http.StatusOK, out)
 }
 
 func (h *Handlers) apiCancelRun(c echo.Context) error {

@@ -136,6 +136,9 @@ func (h *Handlers) showRun(c echo.Context) error {
 	if p, err := h.DB.FindProject(ctx, h.workspaceID(c), run.ProjectID); err == nil {
 		v.Project = p.Name
 	}
+	if v.Events, err = h.DB.RunEvents(ctx, run.ID); err != nil {
+		return err
+	}
 	if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID); err == nil {
 		v.Dataset, v.DatasetID = d.Name, d.ID
 	}

@@ -653,6 +653,7 @@ func purgeEntry(tx *gorm.DB, wsID, entryID int64) (PurgeCounts, error) {
 	}{
 		{"run_scores", "run_id", runs, &n.Scores},
 		{"run_batches", "run_id", runs, &n.Batches},
+		{"run_events", "run_id", runs, nil},
 		{"runs", "id", runs, nil},
 		{"experiments", "id", experiments, nil},
 		{"dataset_rows", "dataset_id", datasets, &n.Rows},

@@ -138,14 +138,24 @@ func (db *DB) RunningLeases(ctx context.Context) ([]RunLease, error) {
 	return out, rows.Err()
 }
 
-// RequeueJob makes a job that River still believes running available
+// RequeueJob makes the job of a running run whose lease lapsed available
 // again. River's own rescuer waits hours (it cannot tell a dead worker from
 // a slow one); our run leases can, so we rescue earlier. This is the one
 // place the product writes River's table.
+//
+// A discarded job is requeued too: during a rolling deploy River's rescuer
+// in an older worker discards a job of a kind it does not know once it
+// has run for RescueAfter, even while a newer worker is judging its run.
+// If that worker then stops, the run would be left running with no job
+// for ever; it gets one more attempt instead (and is fetched only by a
+// worker that knows its kind). The lapsed lease is what tells that the
+// run still needs its job: a run that ended is not running.
 func (db *DB) RequeueJob(ctx context.Context, jobID int64) (bool, error) {
 	// The default queue: a job from a private queue (a command-line run
 	// whose process died) is resumed by the shared workers.
-	res := db.Gorm.WithContext(ctx).Exec(`UPDATE river_job SET state = 'available', queue = 'default' WHERE id = ? AND state = 'running'`, jobID)
+	res := db.Gorm.WithContext(ctx).Exec(`UPDATE river_job SET state = 'available', queue = 'default', finalized_at = NULL,
+		max_attempts = CASE WHEN max_attempts <= attempt THEN attempt + 1 ELSE max_attempts END
+		WHERE id = ? AND state IN ('running', 'discarded')`, jobID)
 	if res.Error != nil {
 		return false, fmt.Errorf("requeue job %d: %w", jobID, res.Error)
 	}

@@ -66,7 +66,7 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	// lease, written with the database's clock, holds at least until
 	// claimed+TTL (keepLease).
 	claimed := time.Now()
-	ok, err := r.db.ClaimRun(ctx, runID, owner, r.cfg.LeaseTTL)
+	ok, prev, err := r.db.ClaimRunFrom(ctx, runID, owner, r.cfg.LeaseTTL)
 	if err != nil {
 		return err
 	}
@@ -86,6 +86,7 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	// fence (guard.go).
 	ctx = withLeaseNews(ctx, &leaseNews{})
 	log.Info("run started", "worker", owner)
+	r.noteTakeover(ctx, runID, owner, prev, log)
 
 	// work is cancelled when the run is cancelled, the lease is lost or the
 	// job is cancelled; calls already sent are allowed to finish then.
@@ -133,6 +134,7 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 		return river.JobSnooze(time.Second)
 	case leaseLost(work, err):
 		log.Warn("run paused: its lease could not be renewed; it resumes when claimed again")
+		r.noteLeaseLost(ctx, runID, owner, context.Cause(work), err, log)
 		return river.JobSnooze(r.cfg.LeaseTTL)
 	case errors.Is(context.Cause(work), errCancelled) || errors.Is(err, errCancelled):
 		// Cancelled or paused: the answers that were on their way are
@@ -215,6 +217,10 @@ func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, s
 	// on): the lease holds at least until validFrom+TTL.
 	validFrom := claimed
 	lapsed := func() bool { return time.Since(validFrom) >= r.cfg.LeaseTTL }
+	// lastErr is the last renewal's error, for the run's events: why the
+	// lease could not be kept.
+	var lastErr error
+	lose := func() { stop(&leaseLostError{at: validFrom.Add(r.cfg.LeaseTTL), err: lastErr}) }
 	// The renewals outlive work (a paused run's job is cancelled, and its
 	// calls on their way still need the lease), not settled.
 	db, cancelDB := context.WithCancel(context.WithoutCancel(work))
@@ -233,7 +239,7 @@ func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, s
 		case <-t.C:
 		}
 		if lapsed() {
-			stop(errLeaseLost)
+			lose()
 			return
 		}
 		started := time.Now()
@@ -246,6 +252,9 @@ func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, s
 			return r.db.RenewLease(db, runID, owner, r.cfg.LeaseTTL)
 		}
 		ok, err := renew()
+		if err != nil {
+			lastErr = err
+		}
 		// A transient error (a pooled connection the server dropped) is
 		// tried again at once on a new connection, not a tick later, while
 		// the lease still holds.
@@ -256,13 +265,16 @@ func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, s
 			case <-time.After(leaseRetryPause):
 			}
 			ok, err = renew()
+			if err != nil {
+				lastErr = err
+			}
 		}
 		if err != nil {
 			// A passing database error: the next tick tries again. But once
 			// the lease may have lapsed, another worker may own the run:
 			// stop sending calls rather than risk sending them twice.
 			if lapsed() {
-				stop(errLeaseLost)
+				lose()
 				return
 			}
 			continue
@@ -279,17 +291,17 @@ func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, s
 				return // the lease is no longer ours to keep
 			}
 			if lapsed() {
-				stop(errLeaseLost)
+				lose()
 				return
 			}
 			continue
 		}
 		if lapsed() {
 			// Renewed, but only after the old expiry had passed.
-			stop(errLeaseLost)
+			lose()
 			return
 		}
-		validFrom = started
+		validFrom, lastErr = started, nil
 	}
 }
 

@@ -100,7 +100,11 @@ var fastTuning = JudgeTuning{MinBackoff: time.Millisecond, MaxBackoff: 5 * time.
 // any) runs on the runner before it starts.
 func (env *testEnv) startRunner(cfg Config, setup ...func(*Runner)) *Runner {
 	env.t.Helper()
-	cfg.DB = env.db
+	if cfg.DB == nil {
+		// A runner given its own handle (otherHandle) keeps it: its pool
+		// stands for another process's.
+		cfg.DB = env.db
+	}
 	cfg.Work = true
 	if cfg.Log == nil {
 		cfg.Log = testLog()

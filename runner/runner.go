@@ -248,6 +248,17 @@ func New(cfg Config) (*Runner, error) {
 		FetchCooldown:        minDur(cfg.PollInterval, fetchCooldown),
 		FetchPollInterval:    cfg.PollInterval,
 		MaxAttempts:          25,
+		// A job of a kind this build does not know (queued by a newer
+		// server during a rolling deploy) is left available for a worker
+		// that knows it. Without this an older worker fetched it, failed
+		// it with River's UnknownJobKindError and used up its attempts
+		// with growing waits, until River discarded it and the run sat
+		// queued for ever. (River's rescuer still discards such a job if
+		// it is left running past RescueAfter; Sweep requeues the run's
+		// job then, see models.DB.RequeueJob. An idle worker's parking
+		// still counts such a job as due, so it stays awake, polling,
+		// while one waits: its query keeps to River's covering index.)
+		FetchOnlyKnownKinds: true,
 	}
 	if cfg.Work {
 		workers := river.NewWorkers()

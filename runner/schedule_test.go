@@ -245,7 +245,8 @@ func TestSharedJudgeLimit(t *testing.T) {
 		judgeID := limitedJudge(t, env, fj.URL(), models.JudgeLimits{MaxConcurrency: limit})
 		var runners []*Runner
 		for range 4 {
-			runners = append(runners, env.startRunner(Config{DB: otherHandle(t, env.db)}))
+			// One run each: one runner would otherwise take all four.
+			runners = append(runners, env.startRunner(Config{DB: otherHandle(t, env.db), MaxRuns: 1}))
 		}
 		var ids []int64
 		for k := range 4 {
@@ -262,6 +263,26 @@ func TestSharedJudgeLimit(t *testing.T) {
 		}
 		close(stop)
 		watch.Wait()
+		// The runs were worked by several of the runners, each on its own
+		// pool: the limit held between them through the database alone.
+		workers := map[string]bool{}
+		for _, id := range ids {
+			run, err := env.db.GetRun(context.Background(), id)
+			if err != nil || run.JobID == nil {
+				t.Fatalf("run %d: %v", id, err)
+			}
+			job, err := env.jobs.river.JobGet(context.Background(), *run.JobID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range job.AttemptedBy {
+				workers[w] = true
+			}
+		}
+		if len(workers) < 2 {
+			t.Errorf("the runs were worked by %d runner(s); the test needs several", len(workers))
+		}
+		t.Logf("peak %d calls in flight; runs worked by %d runners", peak.Load(), len(workers))
 		if p := peak.Load(); p > limit || p < 2 {
 			t.Errorf("the judge had up to %d calls in flight; want at most the shared limit %d (and more than 1)", p, limit)
 		}

@@ -1,0 +1,62 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// TestRunPageAndAPIShowLostLeases: the events a worker records when it
+// loses its lease on a run, and when another takes the run over, are on
+// the run page (escaped: a worker's error text is untrusted) and in
+// GET /api/v1/runs/{id}, oldest first. Before, nothing told reviewers why
+// a run's progress had a gap.
+func TestRunPageAndAPIShowLostLeases(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		runID := env.launch(env.demo().launchForm("1", "10"))
+		env.waitRun(runID, 30*time.Second)
+		ctx := t.Context()
+		rec := env.get(fmt.Sprintf("/api/v1/runs/%d", runID))
+		got := decode[map[string]any](t, rec, http.StatusOK)
+		if evs, ok := got["events"].([]any); !ok || len(evs) != 0 {
+			t.Fatalf("events of a run nothing happened to: %#v, want []", got["events"])
+		}
+		if body := env.get(fmt.Sprintf("/runs/%d", runID)).Body.String(); strings.Contains(body, `data-testid="run-events"`) {
+			t.Error("the run page lists worker events for a run that had none")
+		}
+
+		lostAt := time.Date(2026, 3, 4, 10, 0, 2, 0, time.UTC)
+		must(t, env.db.AddRunEvent(ctx, models.RunEvent{RunID: runID, At: lostAt.Add(3 * time.Second), Kind: models.RunEventTakenOver,
+			Worker: "host-b/1", Message: "Worker host-b took the run over at 2026-03-04 10:00:05 UTC from worker host-a."}))
+		must(t, env.db.AddRunEvent(ctx, models.RunEvent{RunID: runID, At: lostAt, Kind: models.RunEventLeaseLost,
+			Worker: "host-a/3", Message: "Worker host-a lost its lease on the run at 2026-03-04 10:00:02 UTC: <b>db down</b>."}))
+
+		rec = env.get(fmt.Sprintf("/api/v1/runs/%d", runID))
+		type apiEvents struct {
+			Events []APIRunEvent `json:"events"`
+		}
+		run := decode[apiEvents](t, rec, http.StatusOK)
+		if len(run.Events) != 2 || run.Events[0].Kind != models.RunEventLeaseLost || run.Events[0].Worker != "host-a/3" ||
+			!run.Events[0].At.Equal(lostAt) || run.Events[1].Kind != models.RunEventTakenOver {
+			t.Fatalf("API events %+v; want the lost lease (host-a/3 at %s), then the takeover", run.Events, lostAt)
+		}
+
+		body := env.get(fmt.Sprintf("/runs/%d", runID)).Body.String()
+		i := strings.Index(body, "Worker host-a lost its lease on the run at 2026-03-04 10:00:02 UTC: &lt;b&gt;db down&lt;/b&gt;.")
+		j := strings.Index(body, "Worker host-b took the run over at 2026-03-04 10:00:05 UTC from worker host-a.")
+		if i < 0 || j < 0 || j < i {
+			t.Errorf("the run page does not list the lost lease, then the takeover, escaped (at %d and %d)", i, j)
+		}
+		if strings.Contains(body, "<b>db down</b>") {
+			t.Error("the run page shows an event's text unescaped")
+		}
+		// The runs list is not burdened with them.
+		if list := env.get("/api/v1/runs").Body.String(); strings.Contains(list, `"events"`) {
+			t.Error("the runs list carries events; only a run's own GET should")
+		}
+	})
+}

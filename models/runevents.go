@@ -1,0 +1,93 @@
+package models
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// Kinds of run events.
+const (
+	// RunEventLeaseLost: a worker could not keep its lease on the run (it
+	// could not renew it in time, e.g. the database was unreachable for
+	// longer than the lease) and stopped sending calls.
+	RunEventLeaseLost = "lease_lost"
+	// RunEventTakenOver: a worker claimed the run after another worker's
+	// lease on it ran out (that worker crashed, froze or was cut off).
+	RunEventTakenOver = "taken_over"
+	// RunEventResumed: the worker whose lease ran out claimed the run
+	// again itself.
+	RunEventResumed = "resumed"
+)
+
+// RunEvent is one thing that happened to a run's execution that its
+// counters do not show: a lost lease, a takeover. The run page and the API
+// list them, oldest first.
+type RunEvent struct {
+	ID    int64
+	RunID int64
+	At    time.Time
+	Kind  string
+	// Worker is the worker the event is about (a lease owner, as the
+	// run's lease_owner names it).
+	Worker  string
+	Message string
+}
+
+// TableName is run_events.
+func (RunEvent) TableName() string { return "run_events" }
+
+// AddRunEvent records an event on a run, retried through transient
+// database errors (it is written just after the database came back).
+func (db *DB) AddRunEvent(ctx context.Context, ev RunEvent) error {
+	ev.ID = 0
+	ev.At = ev.At.UTC()
+	err := db.retry(ctx, "record run event", func() error {
+		ev.ID = 0
+		return db.Gorm.WithContext(ctx).Create(&ev).Error
+	})
+	if err != nil {
+		return fmt.Errorf("record %s on run %d: %w", ev.Kind, ev.RunID, err)
+	}
+	return nil
+}
+
+// RunEvents lists a run's events, oldest first.
+func (db *DB) RunEvents(ctx context.Context, runID int64) ([]RunEvent, error) {
+	out := []RunEvent{}
+	if err := db.Gorm.WithContext(ctx).Where("run_id = ?", runID).Order("at, id").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("list events of run %d: %w", runID, err)
+	}
+	return out, nil
+}
+
+// ClaimRunFrom is ClaimRun, also returning the run's lease as it was just
+// before the claim: a claim that follows a lease which ran out (not one
+// given up) is a takeover the run's events should tell.
+func (db *DB) ClaimRunFrom(ctx context.Context, runID int64, owner string, ttl time.Duration) (bool, RunLease, error) {
+	prev := RunLease{RunID: runID}
+	err := db.retry(ctx, "read run lease", func() error {
+		var until sql.NullTime
+		var lapsed int64
+		err := db.SQL.QueryRowContext(ctx, rebind(db.Dialect, "SELECT lease_owner, lease_until, CASE WHEN lease_until < "+dbNowSQL(db.Dialect)+" THEN 1 ELSE 0 END FROM runs WHERE id = ?"), runID).
+			Scan(&prev.Owner, &until, &lapsed)
+		if err == sql.ErrNoRows {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		prev.Until, prev.Lapsed = nil, lapsed == 1
+		if until.Valid {
+			t := until.Time
+			prev.Until = &t
+		}
+		return nil
+	})
+	if err != nil {
+		return false, prev, fmt.Errorf("claim run %d: %w", runID, err)
+	}
+	ok, err := db.ClaimRun(ctx, runID, owner, ttl)
+	return ok, prev, err
+}

@@ -1,0 +1,95 @@
+package runner
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/evaluator/simjudge"
+	"github.com/batcheval/batcheval/models"
+)
+
+// TestLostLeaseIsRecordedOnTheRun: worker A's database stops answering it
+// for longer than its lease (the run's row is held, so A's renewals and
+// writes wait: the fault TestFaultFrozenWorker injects "in a write"). A
+// stops working the run and the run goes on under a new claim, by worker
+// B (a process of its own, with its own pool) or by A again. Once the
+// database answers again, the run's events say that A lost its lease, when
+// and why, and then who took the run on and when; the run ends complete,
+// with every request the judge answered counted once. Before, nothing on
+// the run told the gap in its progress.
+func TestLostLeaseIsRecordedOnTheRun(t *testing.T) {
+	t.Parallel()
+	const ttl = 2 * time.Second
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		fj := newFakeJudge(t, simjudge.Options{Seed: 23, Latency: 150 * time.Millisecond}, nil)
+		a := env.startRunner(Config{DB: otherHandle(t, env.db), LeaseTTL: ttl, MaxRuns: 1})
+		spec := env.newRun(fj.URL(), 2, 1, 30)
+		spec.Settings.BatchSize = 3 // 20 batches, one at a time
+		run := env.launch(env.jobs, spec)
+		mid := env.waitRun(run.ID, 30*time.Second, "a few batches answered", func(r models.Run) bool {
+			return r.LeaseOwner != "" && r.BatchesDone >= 2
+		})
+		if !strings.HasPrefix(mid.LeaseOwner, a.ID()+"/") {
+			t.Fatalf("run leased by %q, want worker A (%s)", mid.LeaseOwner, a.ID())
+		}
+		b := env.startRunner(Config{DB: otherHandle(t, env.db), LeaseTTL: ttl, MaxRuns: 1})
+		// The database stops answering worker A for longer than its lease.
+		hold := env.db.Gorm.Begin()
+		t.Cleanup(func() { hold.Rollback() })
+		if err := hold.Exec(`UPDATE runs SET name = name WHERE id = ?`, run.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(ttl + ttl/2)
+		if err := hold.Commit().Error; err != nil {
+			t.Fatal(err)
+		}
+		got := env.waitFinished(run.ID, 60*time.Second)
+		if got.Status != models.RunSucceeded || got.MissingScores != 0 {
+			t.Fatalf("run %s with %d missing scores (%s), want succeeded complete", got.Status, got.MissingScores, got.Error)
+		}
+		if got.Calls != fj.Answered() {
+			t.Errorf("the run counts %d calls, the judge answered %d requests (%d received): paid calls lost or counted twice", got.Calls, fj.Answered(), fj.Total())
+		}
+
+		var evs []models.RunEvent
+		eventually(t, "the lost lease and what followed on the run", func() bool {
+			var err error
+			evs, err = env.db.RunEvents(ctx, run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(evs) >= 2
+		})
+		lost := evs[0]
+		if lost.Kind != models.RunEventLeaseLost || lost.Worker != mid.LeaseOwner {
+			t.Fatalf("first event %s by %q (%s), want %s by worker A (%s)", lost.Kind, lost.Worker, lost.Message, models.RunEventLeaseLost, mid.LeaseOwner)
+		}
+		if !strings.Contains(lost.Message, "Worker "+a.ID()+" lost its lease on the run at "+eventTime(lost.At)) {
+			t.Errorf("lost-lease message %q does not name worker A and when", lost.Message)
+		}
+		next := evs[1]
+		switch next.Kind {
+		case models.RunEventTakenOver:
+			if !strings.HasPrefix(next.Worker, b.ID()+"/") || !strings.Contains(next.Message, "Worker "+b.ID()+" took the run over at ") ||
+				!strings.Contains(next.Message, "from worker "+a.ID()) {
+				t.Errorf("takeover by %q: %q; want worker B (%s) taking it from A (%s)", next.Worker, next.Message, b.ID(), a.ID())
+			}
+		case models.RunEventResumed:
+			if !strings.HasPrefix(next.Worker, a.ID()+"/") || next.Worker == lost.Worker || !strings.Contains(next.Message, "Worker "+a.ID()+" resumed the run at ") {
+				t.Errorf("resume by %q: %q; want a new execution of worker A (%s)", next.Worker, next.Message, a.ID())
+			}
+		default:
+			t.Fatalf("second event %s (%s), want taken_over or resumed", next.Kind, next.Message)
+		}
+		if next.At.Before(lost.At) {
+			t.Errorf("the run was taken on at %s, before the lease was lost at %s", next.At, lost.At)
+		}
+		for _, ev := range evs[2:] {
+			t.Errorf("unexpected further event %s: %s", ev.Kind, ev.Message)
+		}
+		t.Logf("events: %q / %q", lost.Message, next.Message)
+	})
+}
