@@ -105,9 +105,11 @@ type scoreHit struct {
 // ParseBatchAnswer reads the scores and the per-sample analyses of a judge's
 // answer to a batch prompt of n samples scored on criterion c.
 //
-// Scores are matched to samples by their labels, never by position. The
-// score list is the one after the last "Scores:" marker ("Float Scores",
-// "Integer Scores", ...) that holds at least one score; brackets, "Sample 3",
+// Scores are matched to samples by their labels, never by position. A
+// score list follows a "Scores:" marker ("Float Scores", "Integer Scores",
+// ...) and holds at least one score; when the answer has several, they are
+// read together and a sample they score differently keeps none
+// (findScoreList). Brackets, "Sample 3",
 // markdown bold, "Sample3 = 2.5", "2.5/3", one score per line and text after
 // the list are all accepted. Without such a list, one-stage lines ("Score of
 // Sample3: 2.5") are used, and as a last resort "Sample3: 2.5" pairs anywhere
@@ -121,7 +123,7 @@ func ParseBatchAnswer(text string, n int, c Criterion) BatchAnswer {
 	a := BatchAnswer{Scores: make([]*float64, max(n, 0)), Analyses: make([]string, max(n, 0))}
 	clean := newFoldText(cleanMarkdown(text))
 
-	hits, listStart, found := findScoreList(clean)
+	hits, listStart, found, listsProblem := findScoreList(clean, n)
 	analysisEnd := listStart
 	if !found {
 		analysisEnd = len(clean.s)
@@ -133,23 +135,71 @@ func ParseBatchAnswer(text string, n int, c Criterion) BatchAnswer {
 	if len(hits) == 0 {
 		a.Problems = append(a.Problems, "no scores found in the answer")
 	}
+	if listsProblem != "" {
+		a.Problems = append(a.Problems, listsProblem)
+	}
 	a.Problems = append(a.Problems, assignScores(a.Scores, hits, n, c)...)
 	fillAnalyses(a.Analyses, clean.slice(0, analysisEnd))
 	return a
 }
 
-// findScoreList looks for the last score-list marker followed by at least
-// one label. It returns the labels and scores of that list, where the list
-// begins (the end of the analysis part) and whether one was found.
-func findScoreList(t foldText) ([]scoreHit, int, bool) {
+// findScoreList reads every score list of the answer: each score-list
+// marker followed by at least one label with a readable score. It returns
+// their labels and scores, where the first of them begins (the end of the
+// analysis part), whether one was found, and a problem line when the lists
+// disagree.
+//
+// An answer usually has one list. When it has several (the judge gives its
+// scores and then an invented example, "a response would read Scores:
+// [Sample1:1, ...]", or corrects itself), which one is meant cannot be told
+// from the text, so none is preferred: the hits of all of them are read
+// together, and a sample given different scores by two lists keeps none,
+// as when one list gives a label twice (assignScores). Where the lists agree,
+// or only one gives a sample, that score stands.
+func findScoreList(t foldText, n int) ([]scoreHit, int, bool, string) {
 	marks := wordMatches(t, "core", matchScoresMarker) // scoresMarker over t
-	for i := len(marks) - 1; i >= 0; i-- {
+	var lists [][]scoreHit
+	start := len(t.s)
+	for i := range marks {
 		region := listRegion(t.slice(marks[i][1], len(t.s)))
 		if hits := readLabels(region); hasScore(hits) {
-			return hits, listIntro(t.s, lineStart(t.s, marks[i][0])), true
+			if len(lists) == 0 {
+				start = listIntro(t.s, lineStart(t.s, marks[i][0]))
+			}
+			lists = append(lists, hits)
 		}
 	}
-	return nil, len(t.s), false
+	if len(lists) == 0 {
+		return nil, len(t.s), false, ""
+	}
+	if len(lists) == 1 {
+		return lists[0], start, true, ""
+	}
+	return slices.Concat(lists...), start, true, listsDisagree(lists, n)
+}
+
+// listsDisagree returns the problem line for score lists of one answer
+// where a later list gives one of the n samples a score that an earlier one
+// did not give it, or "" when they agree. A label given twice within one
+// list is assignScores' to report.
+func listsDisagree(lists [][]scoreHit, n int) string {
+	given := make([][]float64, n+1) // given[label]: the scores of earlier lists
+	for k, hits := range lists {
+		var mine []scoreHit
+		for _, h := range hits {
+			if !h.ok || h.label < 1 || h.label > n {
+				continue
+			}
+			if k > 0 && len(given[h.label]) > 0 && !slices.Contains(given[h.label], h.value) {
+				return fmt.Sprintf("the answer has %d score lists that disagree (an example or a correction?); a sample they score differently keeps no score", len(lists))
+			}
+			mine = append(mine, h)
+		}
+		for _, h := range mine {
+			given[h.label] = append(given[h.label], h.value)
+		}
+	}
+	return ""
 }
 
 // listRegion cuts the score list off the text that follows a marker: the

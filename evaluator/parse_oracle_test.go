@@ -81,7 +81,7 @@ func oracleParseBatchAnswer(text string, n int, c Criterion) BatchAnswer {
 	a := BatchAnswer{Scores: make([]*float64, max(n, 0)), Analyses: make([]string, max(n, 0))}
 	clean := oracleCleanMarkdown(text)
 
-	hits, listStart, found := oracleFindScoreList(clean)
+	hits, listStart, found, listsProblem := oracleFindScoreList(clean, n)
 	analysisEnd := listStart
 	if !found {
 		analysisEnd = len(clean)
@@ -93,23 +93,65 @@ func oracleParseBatchAnswer(text string, n int, c Criterion) BatchAnswer {
 	if len(hits) == 0 {
 		a.Problems = append(a.Problems, "no scores found in the answer")
 	}
+	if listsProblem != "" {
+		a.Problems = append(a.Problems, listsProblem)
+	}
 	a.Problems = append(a.Problems, oracleAssignScores(a.Scores, hits, n, c)...)
 	oracleFillAnalyses(a.Analyses, clean[:analysisEnd])
 	return a
 }
 
-// oracleFindScoreList looks for the last score-list marker followed by at least
-// one label. It returns the labels and scores of that list, where the list
-// begins (the end of the analysis part) and whether one was found.
-func oracleFindScoreList(text string) ([]oracleScoreHit, int, bool) {
+// oracleFindScoreList reads every score list: each marker followed by at
+// least one readable score. It returns their labels and scores, where the
+// first begins (the end of the analysis part), whether one was found and
+// the problem line when two lists score one of the n samples differently.
+//
+// Changed with the production parser (fix-parse27): it used to return only
+// the last such list, so an invented example list after the real one won.
+// The lists are now read together, as findScoreList does; how each list is
+// found and read is unchanged.
+func oracleFindScoreList(text string, n int) ([]oracleScoreHit, int, bool, string) {
 	marks := oracleScoresMarker.FindAllStringIndex(text, -1)
-	for i := len(marks) - 1; i >= 0; i-- {
+	var all []oracleScoreHit
+	var listOf []int // listOf[i]: which list all[i] came from
+	lists := 0
+	start := len(text)
+	for i := range marks {
 		region := oracleListRegion(text[marks[i][1]:])
 		if hits := oracleReadLabels(region); oracleHasScore(hits) {
-			return hits, oracleListIntro(text, oracleLineStart(text, marks[i][0])), true
+			if lists == 0 {
+				start = oracleListIntro(text, oracleLineStart(text, marks[i][0]))
+			}
+			for range hits {
+				listOf = append(listOf, lists)
+			}
+			lists++
+			all = append(all, hits...)
 		}
 	}
-	return nil, len(text), false
+	if lists == 0 {
+		return nil, len(text), false, ""
+	}
+	// Disagreement: a later list gives a sample a score that no earlier
+	// list gave it, where an earlier list gave it one.
+	problem := ""
+	for i, h := range all {
+		if !h.ok || h.label < 1 || h.label > n {
+			continue
+		}
+		earlier, same := false, false
+		for j := range i {
+			if g := all[j]; g.ok && g.label == h.label && listOf[j] < listOf[i] {
+				earlier = true
+				same = same || g.value == h.value
+			}
+		}
+		if earlier && !same {
+			problem = fmt.Sprintf("the answer has %d score lists that disagree (an example or a correction?); a sample they score differently keeps no score", lists)
+			break
+		}
+	}
+	return all, start, true, problem
 }
 
 // oracleListRegion cuts the score list off the text that follows a marker: the

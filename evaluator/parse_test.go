@@ -111,10 +111,41 @@ func TestParseBatchAnswer(t *testing.T) {
 			text:   "Float Scores: [Sample1:2, Sample2:1.5, Sample2:1.50]",
 			scores: "2 1.5",
 		},
+		// Two score lists in one answer: which one the judge meant cannot be
+		// told from the text, so a sample they score differently keeps no
+		// score (the repair request then asks for it again); the last list
+		// used to win, so an invented example after the real list was
+		// recorded as the scores.
 		{
-			name: "the last list wins", n: 2, c: c13,
-			text:   "Draft scores: [Sample1:1, Sample2:1]\nOn reflection:\nFloat Scores: [Sample1:2.5, Sample2:1.5]\nThanks for reading my scores: they are final.",
-			scores: "2.5 1.5",
+			name: "an example list after the real one is not taken for the scores", n: 3, c: c13,
+			text:     "Sample1: lively\nSample2: flat\nSample3: fine\nFloat Scores: [Sample1:2.5, Sample2:1, Sample3:2.2]\nFor example, a response would read Scores: [Sample1:1, Sample2:1, Sample3:1]",
+			scores:   "- 1 -",
+			problems: []string{"the answer has 2 score lists that disagree (an example or a correction?); a sample they score differently keeps no score", "Sample1: given 2 different scores (2.5, 1); none kept", "Sample3: given 2 different scores (2.2, 1); none kept"},
+			analyses: map[int]string{3: "fine"},
+			notIn:    map[int]string{3: "Scores"},
+		},
+		{
+			name: "a draft list and a corrected one that disagree: no guess", n: 2, c: c13,
+			text:     "Draft scores: [Sample1:1, Sample2:1]\nOn reflection:\nFloat Scores: [Sample1:2.5, Sample2:1.5]\nThanks for reading my scores: they are final.",
+			scores:   "- -",
+			problems: []string{"the answer has 2 score lists that disagree (an example or a correction?); a sample they score differently keeps no score", "Sample1: given 2 different scores (1, 2.5); none kept", "Sample2: given 2 different scores (1, 1.5); none kept"},
+		},
+		{
+			name: "two lists that agree are read as one", n: 3, c: c13,
+			text:   "Sample1: a\nSample2: b\nSample3: c\nFloat Scores: [Sample1:2.5, Sample2:1, Sample3:2]\nTo repeat, Scores: [Sample1:2.5, Sample2:1.0, Sample3:2]",
+			scores: "2.5 1 2",
+			notIn:  map[int]string{3: "Scores"},
+		},
+		{
+			name: "a later list that names only some samples leaves the others alone", n: 3, c: c13,
+			text:     "Float Scores: [Sample1:2.5, Sample2:1.5, Sample3:2]\nA weak answer would read Scores: [Sample1:1]",
+			scores:   "- 1.5 2",
+			problems: []string{"the answer has 2 score lists that disagree (an example or a correction?); a sample they score differently keeps no score", "Sample1: given 2 different scores (2.5, 1); none kept"},
+		},
+		{
+			name: "an example without labels is no list", n: 3, c: c13,
+			text:   "Float Scores: [Sample1:2.5, Sample2:1.5, Sample3:2]\nFor example, a response would read Scores: [1, 1, 1]",
+			scores: "2.5 1.5 2",
 		},
 		{
 			name: "one missing label does not shift the others", n: 4, c: c13,
