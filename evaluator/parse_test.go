@@ -142,6 +142,39 @@ func TestParseBatchAnswer(t *testing.T) {
 			scores:   "- 1.5 2",
 			problems: []string{"the answer has 2 score lists that disagree (an example or a correction?); a sample they score differently keeps no score", "Sample1: given 2 different scores (2.5, 1); none kept"},
 		},
+		// A number that opens a range or a choice, or is out of another
+		// maximum, is not the sample's score: it was read as its first
+		// number, on the criterion's scale ("4/5" on 1-10 as 4).
+		{
+			name: "a range or a choice is not one score", n: 4, c: Criterion{Name: "Overall", Lo: 1, Hi: 10},
+			text:   "Float Scores: [Sample1:3-4, Sample2:7 to 8, Sample3:6 or 7, Sample4:5–6]",
+			scores: "- - - -",
+			problems: []string{`Sample1: "3-4" gives two numbers (a range or a choice), not one score`, `Sample2: "7 to 8" gives two numbers (a range or a choice), not one score`,
+				`Sample3: "6 or 7" gives two numbers (a range or a choice), not one score`, `Sample4: "5–6" gives two numbers (a range or a choice), not one score`},
+		},
+		{
+			name: "a score out of another maximum is missing", n: 4, c: Criterion{Name: "Overall", Lo: 1, Hi: 10},
+			text:     "Float Scores: [Sample1:4/5, Sample2:8/10, Sample3:4 out of 5, Sample4: 7 out of 10]",
+			scores:   "- 8 - 7",
+			problems: []string{`Sample1: "4/5" is a score out of 5, not on the scale [1, 10]`, `Sample3: "4 out of 5" is a score out of 5, not on the scale [1, 10]`},
+		},
+		{
+			name: "one stage: a score out of another maximum is missing", n: 2, c: c15,
+			text:     "Sample1: fine.\nScore of Sample1: 4/10\nSample2: dull.\nScore of Sample2: 2/5",
+			scores:   "- 2",
+			problems: []string{`Sample1: "4/10" is a score out of 10, not on the scale [1, 5]`},
+		},
+		{
+			name: "loose pairs: a score out of another maximum is missing", n: 2, c: c13,
+			text:     "Sample1: 2/5\nSample2: 2.5/3",
+			scores:   "- 2.5",
+			problems: []string{`Sample1: "2/5" is a score out of 5, not on the scale [1, 3]`},
+		},
+		{
+			name: "a range in a later list does not make the lists disagree", n: 2, c: c13,
+			text:   "Float Scores: [Sample1:2, Sample2:3]\nScores: [Sample1:1-2]",
+			scores: "2 3",
+		},
 		{
 			name: "an example without labels is no list", n: 3, c: c13,
 			text:   "Float Scores: [Sample1:2.5, Sample2:1.5, Sample3:2]\nFor example, a response would read Scores: [1, 1, 1]",
