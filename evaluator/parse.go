@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // BatchAnswer is what could be read from a judge's answer to a batch prompt.
@@ -125,6 +126,12 @@ var (
 // [1, 10]) is on another scale, where reading 4 as 4 of 10 would be wrong.
 // "2.5/3" on [1, 3] is the score 2.5.
 func scoreAside(raw, after string, c Criterion) string {
+	// Almost every score is followed by ",", "]" or a line end: skip the
+	// patterns unless the first character after the blanks can start one
+	// ("-", "–", "—", "/", "to", "or", "out of").
+	if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(after, " \t")); !strings.ContainsRune("-–—/tToO", r) {
+		return ""
+	}
 	if m := asideRangeRE.FindString(after); m != "" {
 		return fmt.Sprintf("%q gives two numbers (a range or a choice), not one score", raw+m)
 	}
@@ -217,7 +224,7 @@ func findScoreList(t foldText, n int, c Criterion) ([]scoreHit, int, bool, strin
 // did not give it, or "" when they agree. A label given twice within one
 // list is assignScores' to report.
 func listsDisagree(lists [][]scoreHit, n int) string {
-	given := make([][]float64, n+1) // given[label]: the scores of earlier lists
+	given := make([][]float64, max(n, 0)+1) // given[label]: the scores of earlier lists
 	for k, hits := range lists {
 		var mine []scoreHit
 		for _, h := range hits {
