@@ -82,7 +82,9 @@ var (
 // 1-3", "Rating: 1 means dull, 3 means lively"), as a judge may write
 // after its rating, is passed over, since its number is never the rating;
 // analysis is the text before that label's line. A rating
-// outside [c.Lo, c.Hi], an unreadable one and a missing one give a nil
+// outside [c.Lo, c.Hi], one that is one of a choice ("3 or 4") or out of
+// another maximum than c.Hi ("4/5" on [1, 10]; scoreAside), an unreadable
+// one and a missing one give a nil
 // score and a plain-English problem; analysis is then the answer's text up
 // to the label, or all of it when there is no label.
 func ParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string, problem string) {
@@ -97,12 +99,12 @@ func ParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string
 	}
 	// The last label with a number wins; rating labels before score labels.
 	var label span
-	var raw string
+	var raw, after string
 	for _, group := range [][]span{ratings, scores} {
 		for i := len(group) - 1; i >= 0 && raw == ""; i-- {
 			rest := clean[group[i][4]:group[i][5]]
 			if n := ratingNumberRE.FindStringSubmatch(rest); n != nil && !scaleAfterRE.MatchString(rest[len(n[0]):]) {
-				label, raw = group[i], n[1]
+				label, raw, after = group[i], n[1], rest[len(n[0]):]
 			}
 		}
 		if raw != "" {
@@ -120,6 +122,9 @@ func ParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string
 	v, err := strconv.ParseFloat(raw, 64)
 	if err != nil {
 		return nil, analysis, "the rating could not be read as a number"
+	}
+	if why := scoreAside(raw, after, c); why != "" {
+		return nil, analysis, "the rating " + why
 	}
 	if v < c.Lo || v > c.Hi {
 		return nil, analysis, fmt.Sprintf("the rating %s is outside [%s, %s]", raw, formatNumber(c.Lo), formatNumber(c.Hi))

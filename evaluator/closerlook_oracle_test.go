@@ -3,8 +3,10 @@ package evaluator
 // The regexp-based ParseAnalyzeRate exactly as it was before the keyword
 // scanner (ratingLines), under "oracle" names, for the equivalence tests.
 // Do not change it, except to follow a deliberate change of what the parser
-// reads (so far one: a label line that describes the scale, "Rating: 1-3",
-// is not a rating; see oracleScaleAfterRE).
+// reads (so far two: a label line that describes the scale, "Rating: 1-3",
+// is not a rating, see oracleScaleAfterRE; and a rating that is one of a
+// choice, "3 or 4", or out of another maximum, "4/5" on [1, 10], is
+// missing, see scoreAside).
 
 import (
 	"fmt"
@@ -44,12 +46,12 @@ func oracleParseAnalyzeRate(text string, c Criterion) (score *float64, analysis 
 	}
 	// The last label with a number wins; rating labels before score labels.
 	var label []int
-	var raw string
+	var raw, after string
 	for _, group := range [][][]int{ratings, scores} {
 		for i := len(group) - 1; i >= 0 && raw == ""; i-- {
 			rest := clean[group[i][4]:group[i][5]]
 			if n := oracleRatingNumberRE.FindStringSubmatch(rest); n != nil && !oracleScaleAfterRE.MatchString(rest[len(n[0]):]) {
-				label, raw = group[i], n[1]
+				label, raw, after = group[i], n[1], rest[len(n[0]):]
 			}
 		}
 		if raw != "" {
@@ -67,6 +69,9 @@ func oracleParseAnalyzeRate(text string, c Criterion) (score *float64, analysis 
 	v, err := strconv.ParseFloat(raw, 64)
 	if err != nil {
 		return nil, analysis, "the rating could not be read as a number"
+	}
+	if why := scoreAside(raw, after, c); why != "" {
+		return nil, analysis, "the rating " + why
 	}
 	if v < c.Lo || v > c.Hi {
 		return nil, analysis, fmt.Sprintf("the rating %s is outside [%s, %s]", raw, formatNumber(c.Lo), formatNumber(c.Hi))

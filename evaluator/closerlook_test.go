@@ -56,6 +56,12 @@ func TestParseAnalyzeRate(t *testing.T) {
 		{"rating missing", "The response is engaging and invites a reply.", c, "-", "The response is engaging and invites a reply.", `no "Rating:" line found`},
 		{"a score in prose is not a rating", "I would score it highly.", c, "-", "I would score it highly.", `no "Rating:" line found`},
 		{"empty", "", c, "-", "", `no "Rating:" line found`},
+		// Regression: a rating out of another maximum was read as on the
+		// criterion's scale, and a choice as its first number.
+		{"a rating out of another maximum is missing", "Good.\nRating: 4/5", Criterion{Lo: 1, Hi: 10}, "-", "Good.", `the rating "4/5" is a score out of 5, not on the scale [1, 10]`},
+		{"a rating out of another maximum, in words", "Good.\nRating: 4 out of 5", Criterion{Lo: 1, Hi: 10}, "-", "Good.", `the rating "4 out of 5" is a score out of 5, not on the scale [1, 10]`},
+		{"a rating out of the scale's maximum is read", "Good.\nRating: 8 out of 10", Criterion{Lo: 1, Hi: 10}, "8", "Good.", ""},
+		{"a choice of two ratings is missing", "Hard to say.\nRating: 2 or 3", c, "-", "Hard to say.", `the rating "2 or 3" gives two numbers (a range or a choice), not one score`},
 		// Regression: a description of the scale written after the rating
 		// was read as the rating (its lowest level).
 		{"the scale restated after the rating", "Lively.\nRating: 3\nRating: 1 means dull, 3 means lively.", c, "3", "Lively.", ""},

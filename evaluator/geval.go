@@ -274,6 +274,10 @@ func GEvalFromLogprobs(tokens []TokenAlternatives, c Criterion, minMass float64)
 		}
 		return e
 	}
+	if why := formScoreAside(tokens, c, lo, hi); why != "" {
+		e.Problem = "the judge's answer " + why
+		return e
+	}
 	_, generatedAllowed := readScoreToken(tokens[pos].Token, lo, hi)
 	mass := map[int]float64{}
 	for _, lp := range scoreCandidates(tokens[pos], lo, hi) {
@@ -429,13 +433,32 @@ func scorePosition(tokens []TokenAlternatives, c Criterion) int {
 	return -1
 }
 
+// formScoreAside is why the score of a form answer written token by token
+// is not one score on the form's scale (lo to hi): "3 or 4", "4/10" on 1
+// to 5 (scoreAside); or "".
+func formScoreAside(tokens []TokenAlternatives, c Criterion, lo, hi int) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteString(t.Token)
+	}
+	text := b.String()
+	i, j := formScore(text, formNameRE(c))
+	if i < 0 {
+		return ""
+	}
+	after, _, _ := strings.Cut(text[j:], "\n")
+	return scoreAside(text[i:j], after, Criterion{Lo: float64(lo), Hi: float64(hi)})
+}
+
 // GEvalFromSamples estimates the score from n sampled form answers. Each
 // answer's score is the number formScore finds: the first number after
 // "<criterion name> ...:" on a line ("- Coherence: 2", "Coherence (1-3):
 // 2"), or else after "Score ...:" ("Score (1-3): 2"), or else the first
 // number in the answer ("3", "3/5"), never an end of a range such as
 // "1-3". An answer whose number is not an allowed integer score (out of
-// range, 2.5) or that has no number does not count; p(s) is the share of
+// range, 2.5), is one of a choice ("3 or 4"), is out of another maximum
+// than the form's ("4/10" on 1 to 5; scoreAside) or that has no number
+// does not count; p(s) is the share of
 // the usable answers that gave s.
 func GEvalFromSamples(texts []string, c Criterion) GEvalEstimate {
 	e := GEvalEstimate{Source: GEvalSourceSamples, Total: len(texts)}
@@ -450,12 +473,19 @@ func GEvalFromSamples(texts []string, c Criterion) GEvalEstimate {
 	}
 	lo, hi := allowed[0], allowed[len(allowed)-1]
 	named := formNameRE(c)
+	// The form asks for one integer from lo to hi: a score out of another
+	// maximum is on another scale.
+	formScale := Criterion{Lo: float64(lo), Hi: float64(hi)}
 	counts := map[int]int{}
 	for _, t := range texts {
 		t = cleanMarkdown(t)
 		var raw string
 		if i, j := formScore(t, named); i >= 0 {
 			raw = t[i:j]
+			after, _, _ := strings.Cut(t[j:], "\n")
+			if scoreAside(raw, after, formScale) != "" {
+				continue // "3 or 4", "4/10": not one score on the form's scale
+			}
 		}
 		v, err := strconv.ParseFloat(raw, 64)
 		if err != nil || v != math.Trunc(v) || v < float64(lo) || v > float64(hi) {

@@ -172,6 +172,20 @@ func TestGEvalFromLogprobs(t *testing.T) {
 		{"negative range", []TokenAlternatives{
 			{Token: "-1", Logprob: ln(0.5), Top: []TokenProb{{"-1", ln(0.5)}, {"1", ln(0.5)}}},
 		}, Criterion{Name: "Sentiment", Lo: -1, Hi: 1}, "0 [-1:0.5 0:0 1:0.5] logprobs 1/1"},
+		// Regression: a score out of another maximum was read as on the
+		// form's scale ("2/5" on 1 to 3 gave about 2).
+		{"a score out of another maximum is no score", []TokenAlternatives{
+			{Token: "Coherence", Logprob: 0},
+			{Token: ":", Logprob: 0},
+			{Token: " 2", Logprob: ln(0.8), Top: []TokenProb{{" 2", ln(0.8)}, {" 3", ln(0.2)}}},
+			{Token: "/", Logprob: 0},
+			{Token: "5", Logprob: 0},
+		}, c13, "- logprobs 0/1: the judge's answer \"2/5\" is a score out of 5, not on the scale [1, 3]"},
+		{"a score out of the form's maximum is read", []TokenAlternatives{
+			{Token: " 2", Logprob: ln(0.8), Top: []TokenProb{{" 2", ln(0.8)}, {" 3", ln(0.2)}}},
+			{Token: "/", Logprob: 0},
+			{Token: "3", Logprob: 0},
+		}, c13, "2.2 [1:0 2:0.8 3:0.2] logprobs 1/1"},
 		{"no numeric token", []TokenAlternatives{
 			{Token: "Good", Logprob: ln(0.7), Top: []TokenProb{{"Good", ln(0.7)}, {"Fine", ln(0.2)}}},
 		}, c13, "- logprobs 0/1: no generated token is a number, so the score's position is unknown (expected an integer from 1 to 3)"},
@@ -229,8 +243,13 @@ func TestGEvalFromSamples(t *testing.T) {
 		want  string
 	}{
 		{"bare integers", []string{"3", "2", "2", "3"}, c13, "2.5 [1:0 2:0.5 3:0.5] samples 4/4"},
-		{"tolerated forms", []string{"Coherence: 3", "- Coherence: 2", "3/5", "**Coherence**: 1", " 2\n", "Coherence (1-3): 2", "2.0"}, c13,
+		{"tolerated forms", []string{"Coherence: 3", "- Coherence: 2", "3/3", "**Coherence**: 1", " 2\n", "Coherence (1-3): 2", "2.0"}, c13,
 			"2.14 [1:0.143 2:0.571 3:0.286] samples 7/7"},
+		// Regression: a score out of another maximum was counted as if on
+		// the form's scale ("3/5" on 1 to 3 counted as a 3, the top), and
+		// a choice as its first number.
+		{"a score out of another maximum or a choice is no score", []string{"3/5", "Coherence: 2 out of 5", "Coherence: 2 or 3", "2", "Coherence: 3 / 3", "1 out of 3"}, c13,
+			"2 [1:0.333 2:0.333 3:0.333] samples 3/6"},
 		{"unusable answers do not count", []string{"3", "7", "2.5", "I cannot rate this.", "", "0", "Coherence: high"}, c13,
 			"3 [1:0 2:0 3:1] samples 1/7"},
 		{"negative range", []string{"-2", "Sentiment: -1", "2"}, Criterion{Name: "Sentiment", Lo: -2, Hi: 2},

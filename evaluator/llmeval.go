@@ -110,7 +110,9 @@ type jsonPair struct {
 // inside it, at any depth: {"scores": {...}, "reasons": {...}}. An object
 // under a reason key ("reasons", "explanations", ...; reasonKey) whose
 // criterion keys hold text, not scores, gives each criterion's reason, as
-// a per-criterion object's does. When some of the other objects found
+// a per-criterion object's does; so does one beside the scores
+// ({"Coherence": 4, "reasons": {"Coherence": "..."}}), and a criterion's
+// key there may hold an object with the text under a reason key. When some of the other objects found
 // hold a score under a criterion's key, those that do not (text keyed by
 // criterion outside a reason key, which may be an echo of the format) are
 // dropped. Keys match criterion names ignoring case, spaces, underscores
@@ -158,11 +160,11 @@ func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*fl
 		}
 		// Reasons given apart from the scores ({"reasons": {...}}).
 		for _, p := range reasonPairs {
-			var s string
-			if normKey(p.key) == want && json.Unmarshal(p.value, &s) == nil {
-				if s = strings.TrimSpace(s); s != "" && !slices.Contains(why, s) {
-					why = append(why, s)
-				}
+			if normKey(p.key) != want {
+				continue
+			}
+			if s := reasonText(p.value); s != "" && !slices.Contains(why, s) {
+				why = append(why, s)
 			}
 		}
 		// The judge's words are kept even when its score is not: they
@@ -348,12 +350,42 @@ type criterionObject struct {
 	under string
 }
 
+// reasonText is the judge's reason under a criterion's key of a reasons
+// object: the text itself ({"reasons": {"Coherence": "..."}}), or the text
+// under the reason keys of an object ({"reasons": {"Coherence": {"reason":
+// "..."}}}), joined by a blank line; "" when there is none.
+func reasonText(value json.RawMessage) string {
+	var s string
+	if json.Unmarshal(value, &s) == nil {
+		return strings.TrimSpace(s)
+	}
+	if raw := strings.TrimSpace(string(value)); strings.HasPrefix(raw, "{") {
+		return readNestedScore(raw).reason
+	}
+	return ""
+}
+
 // criterionObjects returns pairs (the value of the key under) when one of
 // its keys names a criterion, else the objects inside its values that do,
-// at any depth, in order.
+// at any depth, in order. Beside an object that names a criterion, only
+// its values under reason keys are looked into ({"Coherence": 4,
+// "reasons": {"Coherence": "..."}}): an object under another key, such as
+// "example", is not the answer.
 func criterionObjects(pairs []jsonPair, under string, names map[string]bool) []criterionObject {
 	if slices.ContainsFunc(pairs, func(p jsonPair) bool { return names[normKey(p.key)] }) {
-		return []criterionObject{{pairs: pairs, under: under}}
+		out := []criterionObject{{pairs: pairs, under: under}}
+		for _, p := range pairs {
+			key := normKey(p.key)
+			if names[key] || !reasonKey(key) {
+				continue
+			}
+			if v := bytes.TrimSpace(p.value); len(v) > 0 && v[0] == '{' {
+				if inner, _, err := decodeObjectAt(string(v)); err == nil {
+					out = append(out, criterionObjects(inner, key, names)...)
+				}
+			}
+		}
+		return out
 	}
 	var out []criterionObject
 	for _, p := range pairs {

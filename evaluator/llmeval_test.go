@@ -196,6 +196,16 @@ func TestParseLLMEvalAnswer(t *testing.T) {
 		{"reasons without scores: missing, the reasons kept", `{"reasons": {"Engagingness": "dull", "Factual consistency": "fine", "Grammar": "clean"}}`,
 			LLMEvalFive, "- - -", "Engagingness: missing from the JSON answer | Factual consistency: missing from the JSON answer | Grammar: missing from the JSON answer",
 			[]string{"dull", "fine", "clean"}},
+		// Reasons given beside top-level scores, and reasons given as
+		// objects: the scores were read and the reasons dropped.
+		{"reasons beside top-level scores", `{"Engagingness": 3, "Factual consistency": 2.5, "Grammar": 5, "reasons": {"Engagingness": "dull", "Grammar": "fine"}}`,
+			LLMEvalFive, "3 2.5 5", "", []string{"dull", "", "fine"}},
+		{"reasons beside top-level per-criterion objects", `{"Engagingness": {"score": 3, "reason": "flat"}, "Factual consistency": 2, "Grammar": 4, "Explanations": {"engagingness": "no question back"}}`,
+			LLMEvalFive, "3 2 4", "", []string{"flat\n\nno question back", "", ""}},
+		{"reasons as objects under a reason key", `{"scores": {"Engagingness": 3, "Factual consistency": 2, "Grammar": 4}, "reasons": {"Engagingness": {"reason": "dull"}, "Grammar": {"explanation": "clean", "comment": "one typo"}}}`,
+			LLMEvalFive, "3 2 4", "", []string{"dull", "", "clean\n\none typo"}},
+		{"an example object beside the scores is not read", `{"Engagingness": 3, "Factual consistency": 2, "Grammar": 4, "example": {"Engagingness": 1}}`,
+			LLMEvalFive, "3 2 4", "", nil},
 		{"text keyed by criterion outside a reason key is not a reason", `{"format": {"Engagingness": "a number from 0 to 5"}, "scores": {"Engagingness": 1, "Factual consistency": 2, "Grammar": 3}}`,
 			LLMEvalFive, "1 2 3", "", nil},
 	}

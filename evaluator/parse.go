@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // BatchAnswer is what could be read from a judge's answer to a batch prompt.
@@ -100,14 +101,56 @@ type scoreHit struct {
 	value float64
 	ok    bool   // false when the label had no readable number after it
 	raw   string // the number as written
+	// why, when not "", says why the number read is not the sample's score
+	// on the criterion's scale: it opens a range ("3-4") or is out of
+	// another maximum ("4/5" on [1, 10]); see scoreAside.
+	why string
+}
+
+var (
+	// asideRangeRE is a second number right after a score, making it a
+	// range or a choice: "3-4", "3 – 4", "3 to 4", "3 or 4". A hyphen
+	// between spaces is not taken for one ("1 - 3 points off"), as
+	// CloserLook's scaleAfterRE does not.
+	asideRangeRE = regexp.MustCompile(`(?i)^(?:-\d+(?:\.\d+)?|[ \t]*(?:[–—]|to\b|or\b)[ \t]*-?\d+(?:\.\d+)?)`)
+	// asideOutOfRE is the maximum a score is given out of: "/5", " / 10",
+	// " out of 5". Group 1 is the maximum.
+	asideOutOfRE = regexp.MustCompile(`(?i)^[ \t]*(?:/|out[ \t]+of\b)[ \t]*(\d+(?:\.\d+)?)`)
+)
+
+// scoreAside returns why the number raw, followed by the text after, is
+// not a score on c's scale, or "" when nothing after it says so. A number
+// that opens a range or a choice ("3-4", "3 or 4") is not one score, and
+// guessing its lower end would record a score the judge did not give; a
+// number out of another maximum than c.Hi ("4/5" or "4 out of 5" on
+// [1, 10]) is on another scale, where reading 4 as 4 of 10 would be wrong.
+// "2.5/3" on [1, 3] is the score 2.5.
+func scoreAside(raw, after string, c Criterion) string {
+	// Almost every score is followed by ",", "]" or a line end: skip the
+	// patterns unless the first character after the blanks can start one
+	// ("-", "–", "—", "/", "to", "or", "out of").
+	if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(after, " \t")); !strings.ContainsRune("-–—/tToO", r) {
+		return ""
+	}
+	if m := asideRangeRE.FindString(after); m != "" {
+		return fmt.Sprintf("%q gives two numbers (a range or a choice), not one score", raw+m)
+	}
+	if m := asideOutOfRE.FindStringSubmatch(after); m != nil {
+		if hi, err := strconv.ParseFloat(m[1], 64); err == nil && hi != c.Hi {
+			return fmt.Sprintf("%q is a score out of %s, not on the scale [%s, %s]", raw+m[0], m[1], formatNumber(c.Lo), formatNumber(c.Hi))
+		}
+	}
+	return ""
 }
 
 // ParseBatchAnswer reads the scores and the per-sample analyses of a judge's
 // answer to a batch prompt of n samples scored on criterion c.
 //
-// Scores are matched to samples by their labels, never by position. The
-// score list is the one after the last "Scores:" marker ("Float Scores",
-// "Integer Scores", ...) that holds at least one score; brackets, "Sample 3",
+// Scores are matched to samples by their labels, never by position. A
+// score list follows a "Scores:" marker ("Float Scores", "Integer Scores",
+// ...) and holds at least one score; when the answer has several, they are
+// read together and a sample they score differently keeps none
+// (findScoreList). Brackets, "Sample 3",
 // markdown bold, "Sample3 = 2.5", "2.5/3", one score per line and text after
 // the list are all accepted. Without such a list, one-stage lines ("Score of
 // Sample3: 2.5") are used, and as a last resort "Sample3: 2.5" pairs anywhere
@@ -121,35 +164,83 @@ func ParseBatchAnswer(text string, n int, c Criterion) BatchAnswer {
 	a := BatchAnswer{Scores: make([]*float64, max(n, 0)), Analyses: make([]string, max(n, 0))}
 	clean := newFoldText(cleanMarkdown(text))
 
-	hits, listStart, found := findScoreList(clean)
+	hits, listStart, found, listsProblem := findScoreList(clean, n, c)
 	analysisEnd := listStart
 	if !found {
 		analysisEnd = len(clean.s)
-		hits = readHits(clean, "core", matchScoreOf) // scoreOfRE
+		hits = readHits(clean, c, "core", matchScoreOf) // scoreOfRE
 		if len(hits) == 0 {
-			hits = readHits(clean, "ample", regexpAt(strictPairAt)) // strictPair
+			hits = readHits(clean, c, "ample", regexpAt(strictPairAt)) // strictPair
 		}
 	}
 	if len(hits) == 0 {
 		a.Problems = append(a.Problems, "no scores found in the answer")
+	}
+	if listsProblem != "" {
+		a.Problems = append(a.Problems, listsProblem)
 	}
 	a.Problems = append(a.Problems, assignScores(a.Scores, hits, n, c)...)
 	fillAnalyses(a.Analyses, clean.slice(0, analysisEnd))
 	return a
 }
 
-// findScoreList looks for the last score-list marker followed by at least
-// one label. It returns the labels and scores of that list, where the list
-// begins (the end of the analysis part) and whether one was found.
-func findScoreList(t foldText) ([]scoreHit, int, bool) {
+// findScoreList reads every score list of the answer: each score-list
+// marker followed by at least one label with a readable score. It returns
+// their labels and scores, where the first of them begins (the end of the
+// analysis part), whether one was found, and a problem line when the lists
+// disagree.
+//
+// An answer usually has one list. When it has several (the judge gives its
+// scores and then an invented example, "a response would read Scores:
+// [Sample1:1, ...]", or corrects itself), which one is meant cannot be told
+// from the text, so none is preferred: the hits of all of them are read
+// together, and a sample given different scores by two lists keeps none,
+// as when one list gives a label twice (assignScores). Where the lists agree,
+// or only one gives a sample, that score stands.
+func findScoreList(t foldText, n int, c Criterion) ([]scoreHit, int, bool, string) {
 	marks := wordMatches(t, "core", matchScoresMarker) // scoresMarker over t
-	for i := len(marks) - 1; i >= 0; i-- {
+	var lists [][]scoreHit
+	start := len(t.s)
+	for i := range marks {
 		region := listRegion(t.slice(marks[i][1], len(t.s)))
-		if hits := readLabels(region); hasScore(hits) {
-			return hits, listIntro(t.s, lineStart(t.s, marks[i][0])), true
+		if hits := readLabels(region, c); hasScore(hits) {
+			if len(lists) == 0 {
+				start = listIntro(t.s, lineStart(t.s, marks[i][0]))
+			}
+			lists = append(lists, hits)
 		}
 	}
-	return nil, len(t.s), false
+	if len(lists) == 0 {
+		return nil, len(t.s), false, ""
+	}
+	if len(lists) == 1 {
+		return lists[0], start, true, ""
+	}
+	return slices.Concat(lists...), start, true, listsDisagree(lists, n)
+}
+
+// listsDisagree returns the problem line for score lists of one answer
+// where a later list gives one of the n samples a score that an earlier one
+// did not give it, or "" when they agree. A label given twice within one
+// list is assignScores' to report.
+func listsDisagree(lists [][]scoreHit, n int) string {
+	given := make([][]float64, max(n, 0)+1) // given[label]: the scores of earlier lists
+	for k, hits := range lists {
+		var mine []scoreHit
+		for _, h := range hits {
+			if !h.ok || h.why != "" || h.label < 1 || h.label > n {
+				continue
+			}
+			if k > 0 && len(given[h.label]) > 0 && !slices.Contains(given[h.label], h.value) {
+				return fmt.Sprintf("the answer has %d score lists that disagree (an example or a correction?); a sample they score differently keeps no score", len(lists))
+			}
+			mine = append(mine, h)
+		}
+		for _, h := range mine {
+			given[h.label] = append(given[h.label], h.value)
+		}
+	}
+	return ""
 }
 
 // listRegion cuts the score list off the text that follows a marker: the
@@ -203,7 +294,7 @@ func listRegion(t foldText) string {
 }
 
 // readLabels reads every label in a score list and the number right after it.
-func readLabels(region string) []scoreHit {
+func readLabels(region string, c Criterion) []scoreHit {
 	locs := wordMatches(newFoldText(region), "ample", matchLabel) // labelRE over region
 	hits := make([]scoreHit, 0, len(locs))
 	for i, loc := range locs {
@@ -216,9 +307,11 @@ func readLabels(region string) []scoreHit {
 			end = locs[i+1][0]
 		}
 		h := scoreHit{label: label}
-		if raw, ok := matchScoreAfter(region[loc[1]:end]); ok { // scoreAfterLabel
-			if v, err := strconv.ParseFloat(raw, 64); err == nil {
-				h.value, h.ok, h.raw = v, true, raw
+		seg := region[loc[1]:end]
+		if s, e, ok := matchScoreAfterSpan(seg); ok { // scoreAfterLabel
+			if v, err := strconv.ParseFloat(seg[s:e], 64); err == nil {
+				h.value, h.ok, h.raw = v, true, seg[s:e]
+				h.why = scoreAside(h.raw, seg[e:], c)
 			}
 		}
 		hits = append(hits, h)
@@ -229,14 +322,18 @@ func readLabels(region string) []scoreHit {
 // readHits reads label-score pairs matched anywhere in t by a pattern of
 // two groups, label and number, that starts with \b and a word beginning
 // with s; tail and match are as for wordMatches.
-func readHits(t foldText, tail string, match func(s string, q int) (span, bool)) []scoreHit {
+func readHits(t foldText, c Criterion, tail string, match func(s string, q int) (span, bool)) []scoreHit {
 	var hits []scoreHit
 	for _, m := range wordMatches(t, tail, match) {
 		raw := t.s[m[4]:m[5]]
 		label, err1 := strconv.Atoi(t.s[m[2]:m[3]])
 		v, err2 := strconv.ParseFloat(raw, 64)
 		if err1 == nil && err2 == nil {
-			hits = append(hits, scoreHit{label: label, value: v, ok: true, raw: raw})
+			after := t.s[m[5]:]
+			if j := strings.IndexByte(after, '\n'); j >= 0 {
+				after = after[:j]
+			}
+			hits = append(hits, scoreHit{label: label, value: v, ok: true, raw: raw, why: scoreAside(raw, after, c)})
 		}
 	}
 	return hits
@@ -259,6 +356,7 @@ func assignScores(scores []*float64, hits []scoreHit, n int, c Criterion) []stri
 	}
 	kept := make([]float64, n) // the scores kept, which Scores points into
 	unreadable := make([]bool, n)
+	aside := make([]string, n) // why a number given is not the score (scoreAside)
 	outside := map[int]bool{}
 	var outsideOrder []int
 	for _, h := range hits {
@@ -272,6 +370,12 @@ func assignScores(scores []*float64, hits []scoreHit, n int, c Criterion) []stri
 		i := h.label - 1
 		if !h.ok {
 			unreadable[i] = true
+			continue
+		}
+		if h.why != "" {
+			if aside[i] == "" {
+				aside[i] = h.why
+			}
 			continue
 		}
 		if !slices.Contains(numbers[i], h.value) {
@@ -291,6 +395,8 @@ func assignScores(scores []*float64, hits []scoreHit, n int, c Criterion) []stri
 			}
 			kept[i] = v
 			scores[i] = &kept[i]
+		case aside[i] != "":
+			problems = append(problems, fmt.Sprintf("%s: %s", sampleLabel(i+1), aside[i]))
 		case unreadable[i]:
 			problems = append(problems, fmt.Sprintf("%s: the score could not be read as a number", sampleLabel(i+1)))
 		default:

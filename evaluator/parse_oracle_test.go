@@ -4,6 +4,11 @@ package evaluator
 // the fast scanners of parse.go, under "oracle" names, so that tests and the
 // fuzzer can check that the production parser returns the same BatchAnswer
 // for every input. Do not "improve" it: its value is that it is unchanged.
+// Its patterns and scanning are; two reading rules were changed in it and
+// in parse.go alike (fix-parse27), so that both still read the same: all
+// score lists are read together (oracleFindScoreList), and a number that
+// opens a range or is out of another maximum is not a score (scoreAside,
+// shared).
 
 import (
 	"fmt"
@@ -60,6 +65,7 @@ type oracleScoreHit struct {
 	value float64
 	ok    bool   // false when the label had no readable number after it
 	raw   string // the number as written
+	why   string // why the number is not the score (scoreAside), or ""
 }
 
 // oracleParseBatchAnswer reads the scores and the per-sample analyses of a judge's
@@ -81,35 +87,77 @@ func oracleParseBatchAnswer(text string, n int, c Criterion) BatchAnswer {
 	a := BatchAnswer{Scores: make([]*float64, max(n, 0)), Analyses: make([]string, max(n, 0))}
 	clean := oracleCleanMarkdown(text)
 
-	hits, listStart, found := oracleFindScoreList(clean)
+	hits, listStart, found, listsProblem := oracleFindScoreList(clean, n, c)
 	analysisEnd := listStart
 	if !found {
 		analysisEnd = len(clean)
-		hits = oracleReadHits(clean, oracleScoreOfRE)
+		hits = oracleReadHits(clean, c, oracleScoreOfRE)
 		if len(hits) == 0 {
-			hits = oracleReadHits(clean, oracleStrictPair)
+			hits = oracleReadHits(clean, c, oracleStrictPair)
 		}
 	}
 	if len(hits) == 0 {
 		a.Problems = append(a.Problems, "no scores found in the answer")
+	}
+	if listsProblem != "" {
+		a.Problems = append(a.Problems, listsProblem)
 	}
 	a.Problems = append(a.Problems, oracleAssignScores(a.Scores, hits, n, c)...)
 	oracleFillAnalyses(a.Analyses, clean[:analysisEnd])
 	return a
 }
 
-// oracleFindScoreList looks for the last score-list marker followed by at least
-// one label. It returns the labels and scores of that list, where the list
-// begins (the end of the analysis part) and whether one was found.
-func oracleFindScoreList(text string) ([]oracleScoreHit, int, bool) {
+// oracleFindScoreList reads every score list: each marker followed by at
+// least one readable score. It returns their labels and scores, where the
+// first begins (the end of the analysis part), whether one was found and
+// the problem line when two lists score one of the n samples differently.
+//
+// Changed with the production parser (fix-parse27): it used to return only
+// the last such list, so an invented example list after the real one won.
+// The lists are now read together, as findScoreList does; how each list is
+// found is unchanged.
+func oracleFindScoreList(text string, n int, c Criterion) ([]oracleScoreHit, int, bool, string) {
 	marks := oracleScoresMarker.FindAllStringIndex(text, -1)
-	for i := len(marks) - 1; i >= 0; i-- {
+	var all []oracleScoreHit
+	var listOf []int // listOf[i]: which list all[i] came from
+	lists := 0
+	start := len(text)
+	for i := range marks {
 		region := oracleListRegion(text[marks[i][1]:])
-		if hits := oracleReadLabels(region); oracleHasScore(hits) {
-			return hits, oracleListIntro(text, oracleLineStart(text, marks[i][0])), true
+		if hits := oracleReadLabels(region, c); oracleHasScore(hits) {
+			if lists == 0 {
+				start = oracleListIntro(text, oracleLineStart(text, marks[i][0]))
+			}
+			for range hits {
+				listOf = append(listOf, lists)
+			}
+			lists++
+			all = append(all, hits...)
 		}
 	}
-	return nil, len(text), false
+	if lists == 0 {
+		return nil, len(text), false, ""
+	}
+	// Disagreement: a later list gives a sample a score that no earlier
+	// list gave it, where an earlier list gave it one.
+	problem := ""
+	for i, h := range all {
+		if !h.ok || h.why != "" || h.label < 1 || h.label > n {
+			continue
+		}
+		earlier, same := false, false
+		for j := range i {
+			if g := all[j]; g.ok && g.why == "" && g.label == h.label && listOf[j] < listOf[i] {
+				earlier = true
+				same = same || g.value == h.value
+			}
+		}
+		if earlier && !same {
+			problem = fmt.Sprintf("the answer has %d score lists that disagree (an example or a correction?); a sample they score differently keeps no score", lists)
+			break
+		}
+	}
+	return all, start, true, problem
 }
 
 // oracleListRegion cuts the score list off the text that follows a marker: the
@@ -151,7 +199,7 @@ func oracleListRegion(after string) string {
 }
 
 // oracleReadLabels reads every label in a score list and the number right after it.
-func oracleReadLabels(region string) []oracleScoreHit {
+func oracleReadLabels(region string, c Criterion) []oracleScoreHit {
 	var hits []oracleScoreHit
 	locs := oracleLabelRE.FindAllStringSubmatchIndex(region, -1)
 	for i, loc := range locs {
@@ -164,9 +212,11 @@ func oracleReadLabels(region string) []oracleScoreHit {
 			end = locs[i+1][0]
 		}
 		h := oracleScoreHit{label: label}
-		if m := oracleScoreAfterLabel.FindStringSubmatch(region[loc[1]:end]); m != nil {
-			if v, err := strconv.ParseFloat(m[1], 64); err == nil {
-				h.value, h.ok, h.raw = v, true, m[1]
+		seg := region[loc[1]:end]
+		if m := oracleScoreAfterLabel.FindStringSubmatchIndex(seg); m != nil {
+			if v, err := strconv.ParseFloat(seg[m[2]:m[3]], 64); err == nil {
+				h.value, h.ok, h.raw = v, true, seg[m[2]:m[3]]
+				h.why = scoreAside(h.raw, seg[m[3]:], c)
 			}
 		}
 		hits = append(hits, h)
@@ -175,13 +225,15 @@ func oracleReadLabels(region string) []oracleScoreHit {
 }
 
 // oracleReadHits reads label-score pairs matched by re anywhere in text.
-func oracleReadHits(text string, re *regexp.Regexp) []oracleScoreHit {
+func oracleReadHits(text string, c Criterion, re *regexp.Regexp) []oracleScoreHit {
 	var hits []oracleScoreHit
-	for _, m := range re.FindAllStringSubmatch(text, -1) {
-		label, err1 := strconv.Atoi(m[1])
-		v, err2 := strconv.ParseFloat(m[2], 64)
+	for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
+		label, err1 := strconv.Atoi(text[m[2]:m[3]])
+		raw := text[m[4]:m[5]]
+		v, err2 := strconv.ParseFloat(raw, 64)
 		if err1 == nil && err2 == nil {
-			hits = append(hits, oracleScoreHit{label: label, value: v, ok: true, raw: m[2]})
+			after, _, _ := strings.Cut(text[m[5]:], "\n")
+			hits = append(hits, oracleScoreHit{label: label, value: v, ok: true, raw: raw, why: scoreAside(raw, after, c)})
 		}
 	}
 	return hits
@@ -197,6 +249,7 @@ func oracleAssignScores(scores []*float64, hits []oracleScoreHit, n int, c Crite
 	values := make([][]string, n) // the distinct numbers given per label, as written
 	numbers := make([][]float64, n)
 	unreadable := make([]bool, n)
+	aside := make([]string, n)
 	outside := map[int]bool{}
 	var outsideOrder []int
 	for _, h := range hits {
@@ -210,6 +263,12 @@ func oracleAssignScores(scores []*float64, hits []oracleScoreHit, n int, c Crite
 		i := h.label - 1
 		if !h.ok {
 			unreadable[i] = true
+			continue
+		}
+		if h.why != "" {
+			if aside[i] == "" {
+				aside[i] = h.why
+			}
 			continue
 		}
 		if !slices.Contains(numbers[i], h.value) {
@@ -229,6 +288,8 @@ func oracleAssignScores(scores []*float64, hits []oracleScoreHit, n int, c Crite
 				continue
 			}
 			scores[i] = &v
+		case aside[i] != "":
+			problems = append(problems, fmt.Sprintf("%s: %s", label, aside[i]))
 		case unreadable[i]:
 			problems = append(problems, fmt.Sprintf("%s: the score could not be read as a number", label))
 		default:

@@ -111,10 +111,74 @@ func TestParseBatchAnswer(t *testing.T) {
 			text:   "Float Scores: [Sample1:2, Sample2:1.5, Sample2:1.50]",
 			scores: "2 1.5",
 		},
+		// Two score lists in one answer: which one the judge meant cannot be
+		// told from the text, so a sample they score differently keeps no
+		// score (the repair request then asks for it again); the last list
+		// used to win, so an invented example after the real list was
+		// recorded as the scores.
 		{
-			name: "the last list wins", n: 2, c: c13,
-			text:   "Draft scores: [Sample1:1, Sample2:1]\nOn reflection:\nFloat Scores: [Sample1:2.5, Sample2:1.5]\nThanks for reading my scores: they are final.",
-			scores: "2.5 1.5",
+			name: "an example list after the real one is not taken for the scores", n: 3, c: c13,
+			text:     "Sample1: lively\nSample2: flat\nSample3: fine\nFloat Scores: [Sample1:2.5, Sample2:1, Sample3:2.2]\nFor example, a response would read Scores: [Sample1:1, Sample2:1, Sample3:1]",
+			scores:   "- 1 -",
+			problems: []string{"the answer has 2 score lists that disagree (an example or a correction?); a sample they score differently keeps no score", "Sample1: given 2 different scores (2.5, 1); none kept", "Sample3: given 2 different scores (2.2, 1); none kept"},
+			analyses: map[int]string{3: "fine"},
+			notIn:    map[int]string{3: "Scores"},
+		},
+		{
+			name: "a draft list and a corrected one that disagree: no guess", n: 2, c: c13,
+			text:     "Draft scores: [Sample1:1, Sample2:1]\nOn reflection:\nFloat Scores: [Sample1:2.5, Sample2:1.5]\nThanks for reading my scores: they are final.",
+			scores:   "- -",
+			problems: []string{"the answer has 2 score lists that disagree (an example or a correction?); a sample they score differently keeps no score", "Sample1: given 2 different scores (1, 2.5); none kept", "Sample2: given 2 different scores (1, 1.5); none kept"},
+		},
+		{
+			name: "two lists that agree are read as one", n: 3, c: c13,
+			text:   "Sample1: a\nSample2: b\nSample3: c\nFloat Scores: [Sample1:2.5, Sample2:1, Sample3:2]\nTo repeat, Scores: [Sample1:2.5, Sample2:1.0, Sample3:2]",
+			scores: "2.5 1 2",
+			notIn:  map[int]string{3: "Scores"},
+		},
+		{
+			name: "a later list that names only some samples leaves the others alone", n: 3, c: c13,
+			text:     "Float Scores: [Sample1:2.5, Sample2:1.5, Sample3:2]\nA weak answer would read Scores: [Sample1:1]",
+			scores:   "- 1.5 2",
+			problems: []string{"the answer has 2 score lists that disagree (an example or a correction?); a sample they score differently keeps no score", "Sample1: given 2 different scores (2.5, 1); none kept"},
+		},
+		// A number that opens a range or a choice, or is out of another
+		// maximum, is not the sample's score: it was read as its first
+		// number, on the criterion's scale ("4/5" on 1-10 as 4).
+		{
+			name: "a range or a choice is not one score", n: 4, c: Criterion{Name: "Overall", Lo: 1, Hi: 10},
+			text:   "Float Scores: [Sample1:3-4, Sample2:7 to 8, Sample3:6 or 7, Sample4:5–6]",
+			scores: "- - - -",
+			problems: []string{`Sample1: "3-4" gives two numbers (a range or a choice), not one score`, `Sample2: "7 to 8" gives two numbers (a range or a choice), not one score`,
+				`Sample3: "6 or 7" gives two numbers (a range or a choice), not one score`, `Sample4: "5–6" gives two numbers (a range or a choice), not one score`},
+		},
+		{
+			name: "a score out of another maximum is missing", n: 4, c: Criterion{Name: "Overall", Lo: 1, Hi: 10},
+			text:     "Float Scores: [Sample1:4/5, Sample2:8/10, Sample3:4 out of 5, Sample4: 7 out of 10]",
+			scores:   "- 8 - 7",
+			problems: []string{`Sample1: "4/5" is a score out of 5, not on the scale [1, 10]`, `Sample3: "4 out of 5" is a score out of 5, not on the scale [1, 10]`},
+		},
+		{
+			name: "one stage: a score out of another maximum is missing", n: 2, c: c15,
+			text:     "Sample1: fine.\nScore of Sample1: 4/10\nSample2: dull.\nScore of Sample2: 2/5",
+			scores:   "- 2",
+			problems: []string{`Sample1: "4/10" is a score out of 10, not on the scale [1, 5]`},
+		},
+		{
+			name: "loose pairs: a score out of another maximum is missing", n: 2, c: c13,
+			text:     "Sample1: 2/5\nSample2: 2.5/3",
+			scores:   "- 2.5",
+			problems: []string{`Sample1: "2/5" is a score out of 5, not on the scale [1, 3]`},
+		},
+		{
+			name: "a range in a later list does not make the lists disagree", n: 2, c: c13,
+			text:   "Float Scores: [Sample1:2, Sample2:3]\nScores: [Sample1:1-2]",
+			scores: "2 3",
+		},
+		{
+			name: "an example without labels is no list", n: 3, c: c13,
+			text:   "Float Scores: [Sample1:2.5, Sample2:1.5, Sample3:2]\nFor example, a response would read Scores: [1, 1, 1]",
+			scores: "2.5 1.5 2",
 		},
 		{
 			name: "one missing label does not shift the others", n: 4, c: c13,

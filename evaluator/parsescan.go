@@ -460,6 +460,13 @@ func isWordByte(c byte) bool {
 // nor a number, and [ \t*_]* can only retake it). The number's own choices
 // are made by matchNumber.
 func matchScoreAfter(r string) (string, bool) {
+	start, end, ok := matchScoreAfterSpan(r)
+	return r[start:end], ok
+}
+
+// matchScoreAfterSpan is matchScoreAfter giving where the number starts and
+// ends in r, so that what follows it can be read (scoreAside).
+func matchScoreAfterSpan(r string) (int, int, bool) {
 	i := 0
 	for i < len(r) && strings.IndexByte(" \t*_()]", r[i]) >= 0 {
 		i++
@@ -480,13 +487,13 @@ func matchScoreAfter(r string) (string, bool) {
 			k++
 		}
 		if end := matchNumber(r, k); end >= 0 {
-			return r[k:end], true
+			return k, end, true
 		}
 	}
 	if end := matchNumber(r, i); end >= 0 {
-		return r[i:end], true
+		return i, end, true
 	}
-	return "", false
+	return 0, 0, false
 }
 
 // matchNumber is (-?\d+(?:\.\d+)?|-?\.\d+)\b at k of r: the end of the

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/excerpt"
@@ -22,20 +23,38 @@ import (
 )
 
 // SafeCell defuses spreadsheet formulas: a text cell starting with = + - @
-// or a tab/CR is prefixed with a quote so spreadsheets show it as text.
-// Every CSV the product writes from uploaded or typed text goes through it
-// (the run export here, the dataset export in handlers), so a cell like
-// =HYPERLINK(...) from an upload never runs in the spreadsheet of whoever
-// opens the export.
+// or a tab/CR is prefixed with a quote so spreadsheets show it as text. So
+// is one where such a character follows leading blanks (" =1+1", "\n@x",
+// "\u00a0+1"), because spreadsheets trim those on import and then run the
+// rest. Every CSV the product writes from uploaded or typed text goes
+// through it (the run export here, the dataset export in handlers), so a
+// cell like =HYPERLINK(...) from an upload never runs in the spreadsheet
+// of whoever opens the export. Numeric columns do not go through it: a
+// score of -0.5 stays a number.
 func SafeCell(s string) string {
 	if s == "" {
 		return s
 	}
 	switch s[0] {
-	case '=', '+', '-', '@', '\t', '\r':
+	case '\t', '\r':
+		return "'" + s
+	}
+	rest := strings.TrimLeftFunc(s, blankRune)
+	if rest == "" {
+		return s
+	}
+	switch rest[0] {
+	case '=', '+', '-', '@':
 		return "'" + s
 	}
 	return s
+}
+
+// blankRune reports whether a spreadsheet may drop r from the start of a
+// cell before reading it: Unicode white space (space, tab, line breaks,
+// no-break space...) and the invisible byte-order mark and zero-width space.
+func blankRune(r rune) bool {
+	return unicode.IsSpace(r) || r == '\ufeff' || r == '\u200b'
 }
 
 // csvDecimals is how many decimals a score or rating gets in the CSV: four
