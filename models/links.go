@@ -24,6 +24,9 @@ type Invite struct {
 	// without signing in, with that account's address (AnswerInvite). Only
 	// that account may then join with it, once signed in.
 	ClaimedBy *int64
+	// ClaimedEmail is the address of the ClaimedBy account (filled by
+	// ListOpenInvites): the address that was typed to answer the invite.
+	ClaimedEmail string `gorm:"-" json:"-"`
 }
 
 // PasswordReset is a single-use link, issued by an owner, that sets a new
@@ -132,12 +135,40 @@ var inviteMakerOwns = `(invites.created_by IS NULL OR EXISTS (SELECT 1 FROM memb
 	WHERE mk.workspace_id = invites.workspace_id AND mk.user_id = invites.created_by AND mk.role = '` + string(RoleOwner) + `'))`
 
 // ListOpenInvites lists a workspace's unused, unexpired invites whose maker
-// is still an owner (the others no longer work).
+// is still an owner (the others no longer work). An invite answered with
+// the address of an existing account (ClaimedBy) is listed with that
+// address (ClaimedEmail): it waits for that account to sign in and join,
+// and opens for nobody else.
 func (db *DB) ListOpenInvites(ctx context.Context, wsID int64) ([]Invite, error) {
 	var is []Invite
 	err := db.Reader(ctx).Where("workspace_id = ? AND used_at IS NULL AND expires_at > ?", wsID, time.Now().UTC()).
 		Where(inviteMakerOwns).Order("id DESC").Find(&is).Error
-	return is, err
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	for _, inv := range is {
+		if inv.ClaimedBy != nil {
+			ids = append(ids, *inv.ClaimedBy)
+		}
+	}
+	if len(ids) == 0 {
+		return is, nil
+	}
+	var us []User
+	if err := db.Reader(ctx).Where("id IN ?", ids).Find(&us).Error; err != nil {
+		return nil, fmt.Errorf("read who answered the invites of workspace %d: %w", wsID, err)
+	}
+	emails := make(map[int64]string, len(us))
+	for _, u := range us {
+		emails[u.ID] = u.Email
+	}
+	for i, inv := range is {
+		if inv.ClaimedBy != nil {
+			is[i].ClaimedEmail = emails[*inv.ClaimedBy]
+		}
+	}
+	return is, nil
 }
 
 // CountOpenInvitesBy counts the open invites a member made in a workspace
