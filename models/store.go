@@ -577,6 +577,9 @@ func (db *DB) createRunTx(ctx context.Context, tx *gorm.DB, r *Run, enqueue func
 	if err := takeRunPlace(tx, db.Dialect, r.WorkspaceID, limit, "wait for one to finish or cancel one, then launch again"); err != nil {
 		return err
 	}
+	if err := checkLaunchable(tx, db.Dialect, r); err != nil {
+		return err
+	}
 	if err := tx.Create(r).Error; err != nil {
 		return fmt.Errorf("create run: %w", err)
 	}
