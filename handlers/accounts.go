@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"errors"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -538,6 +540,12 @@ func (h *Handlers) createInvite(c echo.Context) error {
 		by = p.User.ID
 	}
 	inv, token, err := h.DB.CreateInvite(ctx, p.Workspace.ID, role, by, models.InviteTTL)
+	var limited *models.InviteLimitError
+	if errors.As(err, &limited) {
+		wait := int(math.Ceil(time.Until(limited.RetryAt).Seconds()))
+		c.Response().Header().Set("Retry-After", strconv.Itoa(max(wait, 1)))
+		return h.renderMembers(c, http.StatusTooManyRequests, "", "", limited.Error())
+	}
 	if err != nil {
 		return err
 	}

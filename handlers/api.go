@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -366,11 +367,19 @@ func apiRubric(r models.Rubric) APIRubric {
 // storedNameNote is what an answer says of a stored name with line breaks
 // (saved before names had to be one line): it is kept while sent back
 // unchanged, and a new name must be one line. "" for a name of one line.
+//
+// A stored name longer than models.MaxNameLength (saved before the limit)
+// gets the same kind of note.
 func storedNameNote(name string) string {
-	if !models.HasLineBreak(name) {
-		return ""
+	var notes []string
+	if models.HasLineBreak(name) {
+		notes = append(notes, "The stored name has line breaks (it was saved before names had to be one line). Sent back unchanged it is kept; a new name must be one line.")
 	}
-	return "The stored name has line breaks (it was saved before names had to be one line). Sent back unchanged it is kept; a new name must be one line."
+	if n := utf8.RuneCountInString(name); n > models.MaxNameLength {
+		notes = append(notes, fmt.Sprintf("The stored name is %d characters long (it was saved before names were limited to %d). "+
+			"Sent back unchanged it is kept; a new name must be at most %d characters.", n, models.MaxNameLength, models.MaxNameLength))
+	}
+	return strings.Join(notes, " ")
 }
 
 // APIRubricInput creates or replaces a rubric. It takes every key of an

@@ -446,6 +446,9 @@ func (db *DB) TrashIf(ctx context.Context, wsID int64, k Kind, id int64, by Acto
 		plan TrashPlan
 	)
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := lockProjectOf(tx, db.Dialect, wsID, k, id); err != nil {
+			return err
+		}
 		var err error
 		if plan, err = planTrash(tx, wsID, k, id); err != nil {
 			return err
@@ -487,6 +490,75 @@ func (db *DB) TrashIf(ctx context.Context, wsID int64, k Kind, id int64, by Acto
 		return nil
 	})
 	return e, plan, err
+}
+
+// lockProjectOf locks, on PostgreSQL, the row of the project an object
+// belongs to (the project itself; none for a judge) until the transaction
+// ends. A launch locks the same row (createRunTx), so a deletion and a
+// launch in one project take turns: a run launched while its project (or
+// dataset, or experiment) was being moved to the trash either commits
+// first, and the deletion's plan then sees it unfinished and refuses, or
+// waits, and then finds what it runs on in the trash and is refused. (Each
+// read its own snapshot: the launch's run was not in the deletion's plan,
+// and a live run was left in a trashed project.) SQLite's immediate
+// transactions already hold the whole database.
+func lockProjectOf(tx *gorm.DB, d Dialect, wsID int64, k Kind, id int64) error {
+	if d != Postgres || k == KindJudge || !k.Valid() {
+		return nil
+	}
+	projectID := id
+	if k != KindProject {
+		var ids []int64
+		if err := tx.Table(k.table()).Where("workspace_id = ? AND id = ?", wsID, id).Limit(1).Pluck("project_id", &ids).Error; err != nil {
+			return fmt.Errorf("find the project of %s %d: %w", k, id, err)
+		}
+		if len(ids) == 0 {
+			return nil // planTrash says it does not exist
+		}
+		projectID = ids[0]
+	}
+	if err := tx.Exec("SELECT id FROM projects WHERE workspace_id = ? AND id = ? FOR UPDATE", wsID, projectID).Error; err != nil {
+		return fmt.Errorf("lock project %d: %w", projectID, err)
+	}
+	return nil
+}
+
+// checkLaunchable locks the run's project (lockProjectOf) and checks, in
+// the launch's transaction, that the project, dataset and experiment the
+// run is made in are still live: one moved to the trash since the launch
+// form was read refuses the launch, and nothing is written.
+func checkLaunchable(tx *gorm.DB, d Dialect, r *Run) error {
+	if r.ProjectID == 0 {
+		return nil
+	}
+	if err := lockProjectOf(tx, d, r.WorkspaceID, KindProject, r.ProjectID); err != nil {
+		return err
+	}
+	check := func(k Kind, id int64) error {
+		var n int64
+		if err := tx.Table(k.table()).Where("workspace_id = ? AND id = ?", r.WorkspaceID, id).Scopes(live).Count(&n).Error; err != nil {
+			return fmt.Errorf("check %s %d: %w", k, id, err)
+		}
+		if n == 0 {
+			return Errorf(EConflict, "the %s of this run (%s %d) was moved to the trash or no longer exists: nothing was launched. "+
+				"Restore it from the trash to launch there", k, k, id)
+		}
+		return nil
+	}
+	if err := check(KindProject, r.ProjectID); err != nil {
+		return err
+	}
+	if r.DatasetID != 0 {
+		if err := check(KindDataset, r.DatasetID); err != nil {
+			return err
+		}
+	}
+	if r.ExperimentID != nil {
+		if err := check(KindExperiment, *r.ExperimentID); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func joinIDs(ids []int64) string {

@@ -103,12 +103,23 @@ func HasLineBreak(s string) bool { return strings.ContainsAny(s, lineBreaks) }
 // sent back exactly as stored is taken with its line breaks (stored before
 // names had to be one line; a client that reads an object and sends it
 // back unchanged did not write them), while a new name must be one line.
-// Its length is checked either way.
+//
+// The same holds for a name longer than limit: one stored before the
+// limit existed is taken when sent back exactly as stored (a client that
+// reads an object and sends it back did not make it long), while a new
+// name longer than limit is refused.
 func checkKeptName(field, value, stored string, limit int) error {
 	if value == stored {
-		return checkLength(field, value, limit)
+		return nil
 	}
 	return checkName(field, value, limit)
+}
+
+// NameKeptOnlyUnchanged reports whether a stored name would be refused as
+// a new one (a line break, or longer than limit): it was saved before the
+// rule, and is kept only while sent back unchanged (checkKeptName).
+func NameKeptOnlyUnchanged(name string, limit int) bool {
+	return HasLineBreak(name) || utf8.RuneCountInString(name) > limit
 }
 
 // checkNames applies checkName to (field, value, limit) triples in order.
@@ -209,12 +220,11 @@ func validateRubricLengths(r *Rubric) error {
 	// A stored rubric's name is checked against the stored one when it
 	// is saved (storeRubricTx): one with line breaks from before names
 	// had to be one line is kept when sent back unchanged.
-	nameCheck := checkName
-	if r.ID != 0 {
-		nameCheck = func(field, value string, limit int) error { return checkLength(field, value, limit) }
-	}
-	if err := nameCheck("rubric name", r.Name, MaxNameLength); err != nil {
-		return err
+	// The same for one longer than today's limit, stored before it.
+	if r.ID == 0 {
+		if err := checkName("rubric name", r.Name, MaxNameLength); err != nil {
+			return err
+		}
 	}
 	checks := []lengthCheck{{"rubric task", r.Task, MaxRubricTextLength}}
 	for i, f := range r.Fields {

@@ -24,6 +24,9 @@ type Invite struct {
 	// without signing in, with that account's address (AnswerInvite). Only
 	// that account may then join with it, once signed in.
 	ClaimedBy *int64
+	// ClaimedEmail is the address of the ClaimedBy account (filled by
+	// ListOpenInvites): the address that was typed to answer the invite.
+	ClaimedEmail string `gorm:"-" json:"-"`
 }
 
 // PasswordReset is a single-use link, issued by an owner, that sets a new
@@ -45,8 +48,45 @@ const (
 	ResetTTL  = 24 * time.Hour
 )
 
+// InvitesPerHour is how many invite links one workspace may make in an
+// hour (InviteWindow). Each invite can be answered once, and how an answer
+// ends (a new member, or the invite kept for an account) tells its maker
+// whether the address typed had an account: without a bound, an owner
+// could make links and answer them with address after address to learn
+// which have accounts here. A team joining at once fits in the bound; a
+// larger one waits for the hour to pass.
+const InvitesPerHour = 30
+
+// InviteWindow is the time over which InvitesPerHour is counted.
+const InviteWindow = time.Hour
+
+// InviteLimitError refuses an invite over InvitesPerHour; RetryAt is when
+// the workspace may make the next one.
+type InviteLimitError struct {
+	RetryAt time.Time
+}
+
+func (e *InviteLimitError) Error() string {
+	wait := time.Until(e.RetryAt)
+	minutes := int((wait + time.Minute - 1) / time.Minute)
+	if minutes < 1 {
+		minutes = 1
+	}
+	unit := "minutes"
+	if minutes == 1 {
+		unit = "minute"
+	}
+	return fmt.Sprintf("This workspace made %d invite links in the last hour, the most it may: no link was made. "+
+		"Try again in %d %s (after %s UTC). Revoked invites count too.",
+		InvitesPerHour, minutes, unit, e.RetryAt.UTC().Format("15:04"))
+}
+
 // CreateInvite stores an invite and returns it with its token (the only
-// time the token exists outside the visitor's browser).
+// time the token exists outside the visitor's browser). A workspace that
+// made InvitesPerHour invites in the last InviteWindow (revoked ones
+// included: a revoked invite keeps its row) is refused with an
+// *InviteLimitError. The count and the write happen under the workspace's
+// lock, so invites asked for at the same moment count each other.
 func (db *DB) CreateInvite(ctx context.Context, wsID int64, role Role, by int64, ttl time.Duration) (Invite, string, error) {
 	if role.Rank() == 0 {
 		return Invite{}, "", Errorf(EInvalid, "%q is not a role", role)
@@ -55,12 +95,32 @@ func (db *DB) CreateInvite(ctx context.Context, wsID int64, role Role, by int64,
 	if err != nil {
 		return Invite{}, "", err
 	}
-	now := time.Now().UTC()
-	inv := Invite{WorkspaceID: wsID, Role: role, TokenHash: hash, CreatedAt: now, ExpiresAt: now.Add(ttl)}
-	if by != 0 {
-		inv.CreatedBy = &by
+	var inv Invite
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := lockWorkspace(tx, db.Dialect, wsID); err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		var made []time.Time
+		if err := tx.Model(&Invite{}).Where("workspace_id = ? AND created_at > ?", wsID, now.Add(-InviteWindow)).
+			Order("created_at").Pluck("created_at", &made).Error; err != nil {
+			return fmt.Errorf("count the invites of workspace %d: %w", wsID, err)
+		}
+		if len(made) >= InvitesPerHour {
+			// Room for one more when all but InvitesPerHour-1 of them
+			// have left the window.
+			return &InviteLimitError{RetryAt: made[len(made)-InvitesPerHour].Add(InviteWindow)}
+		}
+		inv = Invite{WorkspaceID: wsID, Role: role, TokenHash: hash, CreatedAt: now, ExpiresAt: now.Add(ttl)}
+		if by != 0 {
+			inv.CreatedBy = &by
+		}
+		return tx.Create(&inv).Error
+	})
+	if err != nil {
+		return Invite{}, "", err
 	}
-	return inv, token, db.Gorm.WithContext(ctx).Create(&inv).Error
+	return inv, token, nil
 }
 
 // inviteMakerOwns is the condition, on a row of invites, that whoever made
@@ -75,12 +135,40 @@ var inviteMakerOwns = `(invites.created_by IS NULL OR EXISTS (SELECT 1 FROM memb
 	WHERE mk.workspace_id = invites.workspace_id AND mk.user_id = invites.created_by AND mk.role = '` + string(RoleOwner) + `'))`
 
 // ListOpenInvites lists a workspace's unused, unexpired invites whose maker
-// is still an owner (the others no longer work).
+// is still an owner (the others no longer work). An invite answered with
+// the address of an existing account (ClaimedBy) is listed with that
+// address (ClaimedEmail): it waits for that account to sign in and join,
+// and opens for nobody else.
 func (db *DB) ListOpenInvites(ctx context.Context, wsID int64) ([]Invite, error) {
 	var is []Invite
 	err := db.Reader(ctx).Where("workspace_id = ? AND used_at IS NULL AND expires_at > ?", wsID, time.Now().UTC()).
 		Where(inviteMakerOwns).Order("id DESC").Find(&is).Error
-	return is, err
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	for _, inv := range is {
+		if inv.ClaimedBy != nil {
+			ids = append(ids, *inv.ClaimedBy)
+		}
+	}
+	if len(ids) == 0 {
+		return is, nil
+	}
+	var us []User
+	if err := db.Reader(ctx).Where("id IN ?", ids).Find(&us).Error; err != nil {
+		return nil, fmt.Errorf("read who answered the invites of workspace %d: %w", wsID, err)
+	}
+	emails := make(map[int64]string, len(us))
+	for _, u := range us {
+		emails[u.ID] = u.Email
+	}
+	for i, inv := range is {
+		if inv.ClaimedBy != nil {
+			is[i].ClaimedEmail = emails[*inv.ClaimedBy]
+		}
+	}
+	return is, nil
 }
 
 // CountOpenInvitesBy counts the open invites a member made in a workspace
@@ -92,14 +180,19 @@ func (db *DB) CountOpenInvitesBy(ctx context.Context, wsID, userID int64) (int64
 	return n, err
 }
 
-// RevokeInvite deletes an invite of the workspace.
+// RevokeInvite ends an open invite of the workspace: it expires now. Its
+// row is kept so that it still counts toward InvitesPerHour (deleted, a
+// revoked invite would make room for another, and making, answering and
+// revoking links would have no bound).
 func (db *DB) RevokeInvite(ctx context.Context, wsID, id int64) error {
-	res := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ? AND used_at IS NULL", wsID, id).Delete(&Invite{})
+	now := time.Now().UTC()
+	res := db.Gorm.WithContext(ctx).Model(&Invite{}).Where("workspace_id = ? AND id = ? AND used_at IS NULL AND expires_at > ?", wsID, id, now).
+		Update("expires_at", now)
 	if res.Error != nil {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
-		return Errorf(ENotFound, "invite %d does not exist or was already used", id)
+		return Errorf(ENotFound, "invite %d does not exist, was already used, or has already ended", id)
 	}
 	return nil
 }

@@ -411,12 +411,11 @@ func (db *DB) SaveJudgeWithLimitsIf(ctx context.Context, j *Judge, lim *JudgeLim
 	// A stored judge's name is checked against the stored one in the
 	// saving transaction (checkKeptName): one with line breaks from
 	// before names had to be one line is kept when sent back unchanged.
-	if j.ID != 0 && HasLineBreak(j.Name) {
-		if err := checkLength("judge name", j.Name, MaxNameLength); err != nil {
+	// The same for one longer than today's limit, stored before it.
+	if j.ID == 0 || !NameKeptOnlyUnchanged(j.Name, MaxNameLength) {
+		if err := checkName("judge name", j.Name, MaxNameLength); err != nil {
 			return err
 		}
-	} else if err := checkName("judge name", j.Name, MaxNameLength); err != nil {
-		return err
 	}
 	if err := checkNames(lengthCheck{"base URL", j.BaseURL, MaxSettingLength},
 		lengthCheck{"model name", j.Model, MaxSettingLength}, lengthCheck{"key variable", j.APIKeyEnv, MaxSettingLength},
@@ -466,7 +465,7 @@ func (db *DB) SaveJudgeWithLimitsIf(ctx context.Context, j *Judge, lim *JudgeLim
 	}
 	j.UpdatedAt = time.Now().UTC()
 	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if expect != nil || HasLineBreak(j.Name) {
+		if expect != nil || NameKeptOnlyUnchanged(j.Name, MaxNameLength) {
 			// The row stays locked until the update commits (PostgreSQL;
 			// SQLite's immediate transaction holds the whole database):
 			// no other save comes between the check and the write.
@@ -575,6 +574,9 @@ func (db *DB) CreateRun(ctx context.Context, r *Run, enqueue func(ctx context.Co
 func (db *DB) createRunTx(ctx context.Context, tx *gorm.DB, r *Run, enqueue func(ctx context.Context, tx *sql.Tx, r *Run) (int64, error), limit int) error {
 	r.Status = RunQueued
 	if err := takeRunPlace(tx, db.Dialect, r.WorkspaceID, limit, "wait for one to finish or cancel one, then launch again"); err != nil {
+		return err
+	}
+	if err := checkLaunchable(tx, db.Dialect, r); err != nil {
 		return err
 	}
 	if err := tx.Create(r).Error; err != nil {

@@ -321,7 +321,7 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 	}
 	if baseURL != "" {
 		// Slack's link syntax; other receivers read run.url.
-		fmt.Fprintf(&b, " <%s|Open the run>", url)
+		fmt.Fprintf(&b, " <%s|Open the run>", slackLinkURL(url))
 	} else {
 		fmt.Fprintf(&b, " Run page: %s", url)
 	}
@@ -342,6 +342,17 @@ var slackMarkup = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 // beside the real one. Escaped, they read as the characters typed; the
 // structured fields (run.name, criteria) keep the text as it is.
 func slackText(s string) string { return slackMarkup.Replace(s) }
+
+// slackLinkURL writes an address (the dashboard's, set by an owner) for
+// the URL part of Slack's <url|label> link. "|" would end the URL part
+// there, and the rest of the address would become the label: it is
+// written percent-encoded (%7C), which a browser reads as the same
+// address. "&", "<" and ">" are written as the entities Slack's
+// documentation asks for, so the link cannot be closed early or a
+// mention or second link be put in after it.
+func slackLinkURL(u string) string {
+	return slackMarkup.Replace(strings.ReplaceAll(u, "|", "%7C"))
+}
 
 // deliver posts the message with retries and returns the outcome.
 func (r *Runner) deliver(ctx context.Context, url string, msg WebhookMessage) string {

@@ -59,3 +59,45 @@ func TestWebhookTextEscapesSlackMarkup(t *testing.T) {
 		t.Errorf("slackText = %q, want %q", got, want)
 	}
 }
+
+// TestWebhookLinkEscapesTheDashboardAddress: the dashboard's address an
+// owner set reaches Slack's <url|label> link with "&", "<" and ">" as
+// entities and "|" percent-encoded, so the link is the one address and
+// its label stays "Open the run". Regression: the address went in as
+// typed; "https://eval.example.test/x|<!channel>" ended the URL at "|"
+// and put a mention of the whole channel in the label, and an "&" in a
+// query was read as the start of an entity.
+func TestWebhookLinkEscapesTheDashboardAddress(t *testing.T) {
+	cases := []struct {
+		name, base, wantLink string
+	}{
+		{"bar and mention", "https://eval.example.test/x|<!channel>",
+			"<https://eval.example.test/x%7C&lt;!channel&gt;/runs/7|Open the run>"},
+		{"ampersand in a query-like path", "https://eval.example.test/a&b=c",
+			"<https://eval.example.test/a&amp;b=c/runs/7|Open the run>"},
+		{"closing bracket", "https://eval.example.test/p>q",
+			"<https://eval.example.test/p&gt;q/runs/7|Open the run>"},
+	}
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				run := models.Run{ID: 7, Name: "FED", Status: models.RunSucceeded}
+				m := env.jobs.runMessage(context.Background(), run, tc.base)
+				if !strings.HasSuffix(m.Text, " "+tc.wantLink) {
+					t.Fatalf("text %q does not end with the link %q", m.Text, tc.wantLink)
+				}
+				// One "|" in the text: the one between the link's URL and label.
+				if n := strings.Count(m.Text, "|"); n != 1 {
+					t.Errorf("text %q holds %d \"|\", want the link's one", m.Text, n)
+				}
+				if rest := strings.TrimSuffix(m.Text, tc.wantLink); strings.ContainsAny(rest, "<>") {
+					t.Errorf("text %q holds markup besides the run's link", m.Text)
+				}
+				// The structured field keeps the address as it is.
+				if want := tc.base + "/runs/7"; m.Run.URL != want {
+					t.Errorf("run.url = %q, want %q", m.Run.URL, want)
+				}
+			})
+		}
+	})
+}
