@@ -1545,13 +1545,31 @@ func (h *Handlers) apiPauseRun(c echo.Context) error {
 	return c.JSON(http.StatusOK, apiRun(run))
 }
 
+// APIContinue is the optional body of POST /api/v1/runs/{id}/continue.
+type APIContinue struct {
+	// SpendCapUSD, when given, is the run's new spending cap, saved only
+	// if the run is continued; absent, the run keeps its cap.
+	SpendCapUSD *float64 `json:"spend_cap_usd"`
+}
+
 // apiContinueRun queues a paused run again (continueRun).
 func (h *Handlers) apiContinueRun(c echo.Context) error {
 	id, err := paramID(c, "id")
 	if err != nil {
 		return err
 	}
-	run, err := h.Runner.Continue(c.Request().Context(), h.workspaceID(c), id)
+	// The body is optional: none, or {}, continues with the run's cap.
+	var in APIContinue
+	data, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, apiMaxJSONBody))
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, "the request body could not be read; send it again")
+	}
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := decodeJSONValue(data, &in, ""); err != nil {
+			return err
+		}
+	}
+	run, err := h.Runner.Continue(c.Request().Context(), h.workspaceID(c), id, models.Requeue{SpendCapUSD: in.SpendCapUSD})
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -51,6 +52,10 @@ func runProgress(run models.Run, noAnswer int, now time.Time) web.RunProgress {
 	p.Short, p.Sampling = run.ShortScores, methods.SamplesAnswers(methods.For(run.Method))
 	p.Probes = runProbesText(run)
 	p.StoppedByJudge = run.StoppedByJudgeSettings()
+	p.CapCanBind = run.JudgeSnapshot.Simulated || run.JudgeSnapshot.Cost(0, 0) != nil
+	if c := run.Settings.SpendCapUSD; c != nil {
+		p.SpendCap = strconv.FormatFloat(*c, 'f', -1, 64)
+	}
 	p.Unreadable = max(run.MissingScores-noAnswer, 0)
 	p.NoAnswer = run.MissingScores - p.Unreadable
 	if run.WaitingForJudge() {
