@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -661,6 +662,11 @@ type APIRun struct {
 	CreatedAt        time.Time   `json:"created_at"`
 	StartedAt        *time.Time  `json:"started_at"`
 	FinishedAt       *time.Time  `json:"finished_at"`
+	// ElapsedSeconds is how long the run has been going (null before it
+	// started): paused time, and time finished before a resume, left out;
+	// PausedSeconds is that time.
+	ElapsedSeconds *float64 `json:"elapsed_seconds"`
+	PausedSeconds  float64  `json:"paused_seconds"`
 }
 
 func apiRun(r models.Run) APIRun {
@@ -679,6 +685,12 @@ func apiRun(r models.Run) APIRun {
 	if r.WaitingForJudge() {
 		out.WaitingForJudge, out.WaitingError = true, r.WaitingError
 	}
+	now := time.Now()
+	if d, ok := r.Elapsed(now); ok {
+		secs := math.Round(d.Seconds()*1000) / 1000
+		out.ElapsedSeconds = &secs
+	}
+	out.PausedSeconds = math.Round(r.PausedFor(now).Seconds()*1000) / 1000
 	for _, c := range r.RubricSnapshot.Criteria {
 		out.Criteria = append(out.Criteria, c.Name)
 		out.LabelledExamples += len(c.Examples)

@@ -26,7 +26,7 @@ func (db *DB) RequestPause(ctx context.Context, wsID, id int64) (Run, error) {
 		return r, Errorf(EConflict, "run %d %s: only a queued or running run can be paused", id, hasEnded(r.Status))
 	}
 	res := db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ? AND status IN ?", id, []string{RunQueued, RunRunning}).
-		Updates(map[string]any{"status": RunPaused, "waiting_since": nil, "waiting_error": ""})
+		Updates(map[string]any{"status": RunPaused, "waiting_since": nil, "waiting_error": "", "paused_at": db.Now()})
 	if res.Error != nil {
 		return r, fmt.Errorf("pause run %d: %w", id, res.Error)
 	}
@@ -75,7 +75,8 @@ func (db *DB) ContinueRun(ctx context.Context, wsID, runID int64, req Requeue, e
 		// storing answers that were on their way, and a new one claims
 		// the run only once it has let go (or its lease has lapsed).
 		res := tx.Model(&Run{}).Where("id = ? AND status = ?", runID, RunPaused).
-			Updates(map[string]any{"status": RunQueued, "error": "", "waiting_since": nil, "waiting_error": ""})
+			Updates(map[string]any{"status": RunQueued, "error": "", "waiting_since": nil, "waiting_error": "",
+				"paused_at": nil, "stopped_ms": gorm.Expr("stopped_ms + ?", run.stoppedSince(run.PausedAt, db.Now()))})
 		if res.Error != nil {
 			return res.Error
 		}

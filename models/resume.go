@@ -81,6 +81,8 @@ func (db *DB) ReopenRun(ctx context.Context, wsID, runID int64, req Requeue, enq
 			"batches_failed": gorm.Expr("batches_failed - ?", len(failed)),
 			"missing_scores": gorm.Expr("missing_scores - ?", missing),
 			"resumes":        gorm.Expr("resumes + 1"),
+			// The time it stood finished is no part of its elapsed time.
+			"stopped_ms": gorm.Expr("stopped_ms + ?", run.stoppedSince(run.FinishedAt, db.Now())),
 		})
 		if res.Error != nil {
 			return res.Error
