@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -670,6 +671,11 @@ type APIRun struct {
 	CreatedAt        time.Time   `json:"created_at"`
 	StartedAt        *time.Time  `json:"started_at"`
 	FinishedAt       *time.Time  `json:"finished_at"`
+	// ElapsedSeconds is how long the run has been going (null before it
+	// started): paused time, and time finished before a resume, left out;
+	// PausedSeconds is that time.
+	ElapsedSeconds *float64 `json:"elapsed_seconds"`
+	PausedSeconds  float64  `json:"paused_seconds"`
 	// Events are what happened to the run's execution that its counters
 	// do not show (a worker lost its lease, another took the run over),
 	// oldest first; only GET /api/v1/runs/{id} lists them.
@@ -701,6 +707,12 @@ func apiRun(r models.Run) APIRun {
 	if r.WaitingForJudge() {
 		out.WaitingForJudge, out.WaitingError = true, r.WaitingError
 	}
+	now := time.Now()
+	if d, ok := r.Elapsed(now); ok {
+		secs := math.Round(d.Seconds()*1000) / 1000
+		out.ElapsedSeconds = &secs
+	}
+	out.PausedSeconds = math.Round(r.PausedFor(now).Seconds()*1000) / 1000
 	for _, c := range r.RubricSnapshot.Criteria {
 		out.Criteria = append(out.Criteria, c.Name)
 		out.LabelledExamples += len(c.Examples)
@@ -1577,13 +1589,31 @@ func (h *Handlers) apiPauseRun(c echo.Context) error {
 	return c.JSON(http.StatusOK, apiRun(run))
 }
 
+// APIContinue is the optional body of POST /api/v1/runs/{id}/continue.
+type APIContinue struct {
+	// SpendCapUSD, when given, is the run's new spending cap, saved only
+	// if the run is continued; absent, the run keeps its cap.
+	SpendCapUSD *float64 `json:"spend_cap_usd"`
+}
+
 // apiContinueRun queues a paused run again (continueRun).
 func (h *Handlers) apiContinueRun(c echo.Context) error {
 	id, err := paramID(c, "id")
 	if err != nil {
 		return err
 	}
-	run, err := h.Runner.Continue(c.Request().Context(), h.workspaceID(c), id)
+	// The body is optional: none, or {}, continues with the run's cap.
+	var in APIContinue
+	data, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, apiMaxJSONBody))
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, "the request body could not be read; send it again")
+	}
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := decodeJSONValue(data, &in, ""); err != nil {
+			return err
+		}
+	}
+	run, err := h.Runner.Continue(c.Request().Context(), h.workspaceID(c), id, models.Requeue{SpendCapUSD: in.SpendCapUSD})
 	if err != nil {
 		return err
 	}

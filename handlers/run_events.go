@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -51,6 +52,10 @@ func runProgress(run models.Run, noAnswer int, now time.Time) web.RunProgress {
 	p.Short, p.Sampling = run.ShortScores, methods.SamplesAnswers(methods.For(run.Method))
 	p.Probes = runProbesText(run)
 	p.StoppedByJudge = run.StoppedByJudgeSettings()
+	p.CapCanBind = run.JudgeSnapshot.Simulated || run.JudgeSnapshot.Cost(0, 0) != nil
+	if c := run.Settings.SpendCapUSD; c != nil {
+		p.SpendCap = strconv.FormatFloat(*c, 'f', -1, 64)
+	}
 	p.Unreadable = max(run.MissingScores-noAnswer, 0)
 	p.NoAnswer = run.MissingScores - p.Unreadable
 	if run.WaitingForJudge() {
@@ -67,13 +72,13 @@ func runProgress(run models.Run, noAnswer int, now time.Time) web.RunProgress {
 	if run.Completed() {
 		p.Percent = 100
 	}
-	if run.StartedAt != nil {
-		end := now
-		if run.FinishedAt != nil {
-			end = *run.FinishedAt
-		}
-		elapsed := end.Sub(*run.StartedAt)
+	if elapsed, ok := run.Elapsed(now); ok {
+		// Only the time the run was going: a run paused overnight read
+		// as if it had run all night. The time left out is said apart.
 		p.Elapsed = durationText(elapsed)
+		if paused := run.PausedFor(now); paused >= time.Second {
+			p.Elapsed += " (not counting " + durationText(paused) + " paused or stopped)"
+		}
 		// Time left from the rate so far: batches are alike in size, so
 		// the average pace is a fair guess for the rest.
 		if !p.Finished && run.BatchesDone > 0 && run.BatchesTotal > run.BatchesDone {

@@ -497,8 +497,10 @@ func (h *Handlers) continueRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.Runner.Continue(c.Request().Context(), h.workspaceID(c), id); err != nil {
-		if models.ErrorCode(err) != models.EConflict {
+	// A paused run continues with a new spending cap, if given.
+	req := models.Requeue{SpendCapUSD: formSpendCap(c)}
+	if _, err := h.Runner.Continue(c.Request().Context(), h.workspaceID(c), id, req); err != nil {
+		if code := models.ErrorCode(err); code != models.EInvalid && code != models.EConflict {
 			return err
 		}
 		setFlash(c, "error", models.ErrorMessage(err))
@@ -515,22 +517,11 @@ func (h *Handlers) resumeRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// A run stopped by its spending cap resumes with a new cap, if given.
-	if v := strings.TrimSpace(c.FormValue("spend_cap_usd")); v != "" {
-		x, perr := strconv.ParseFloat(v, 64)
-		if perr != nil {
-			x = math.NaN() // refused below with the cap's own message
-		}
-		if _, err := h.DB.SetRunSpendCap(c.Request().Context(), h.workspaceID(c), id, &x); err != nil {
-			if code := models.ErrorCode(err); code != models.EInvalid && code != models.EConflict {
-				return err
-			}
-			setFlash(c, "error", models.ErrorMessage(err))
-			return c.Redirect(http.StatusSeeOther, runURL(id))
-		}
-	}
-	if _, err := h.Runner.Resume(c.Request().Context(), h.workspaceID(c), id); err != nil {
-		if models.ErrorCode(err) != models.EConflict {
+	// A run stopped by its spending cap resumes with a new cap, if given:
+	// saved with the resume, so a refused resume leaves the cap as it was.
+	req := models.Requeue{SpendCapUSD: formSpendCap(c)}
+	if _, err := h.Runner.Resume(c.Request().Context(), h.workspaceID(c), id, req); err != nil {
+		if code := models.ErrorCode(err); code != models.EInvalid && code != models.EConflict {
 			return err
 		}
 		setFlash(c, "error", models.ErrorMessage(err))
@@ -538,6 +529,21 @@ func (h *Handlers) resumeRun(c echo.Context) error {
 	}
 	h.audit(c, models.AuditRunResumed, "run "+strconv.FormatInt(id, 10), "")
 	return redirect(c, runURL(id), "Run resumed: only the batches without an answer are sent.")
+}
+
+// formSpendCap is the new spending cap of a Resume or Continue form: nil
+// when the field is blank (the run keeps its cap), NaN when it is not a
+// number, which the resume or continue refuses with the cap's own message.
+func formSpendCap(c echo.Context) *float64 {
+	v := strings.TrimSpace(c.FormValue("spend_cap_usd"))
+	if v == "" {
+		return nil
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		x = math.NaN()
+	}
+	return &x
 }
 
 // runListItems are the rows of a runs table: each run with its dataset's

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -85,28 +88,103 @@ func TestSpendCapNeedsPrices(t *testing.T) {
 	})
 }
 
-// TestResumeRaisesSpendCap: the resume form may carry a new cap, stored on
-// the stopped run before it resumes; a bad amount changes nothing.
-func TestResumeRaisesSpendCap(t *testing.T) {
+// TestResumeAndContinueSetTheSpendCapOnlyWhenDone: the Resume form, the
+// Continue form and POST /api/v1/runs/{id}/continue may carry a new cap,
+// saved with the resume or continue: a refused one (the workspace's run
+// limit, a bad amount, a cap not above what the run has spent) leaves the
+// cap as it was. The Resume form used to save the cap before the resume
+// was refused (a run with nothing to resume, or at the run limit, had its
+// cap changed), and Continue took no cap at all.
+func TestResumeAndContinueSetTheSpendCapOnlyWhenDone(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := t.Context()
 		form := env.demo().launchForm("1", "10")
 		form.Set("spend_cap_usd", "1")
 		run := env.waitRun(env.launch(form), 60*time.Second)
-		for _, tc := range []struct {
-			typed string
-			want  float64
-		}{
-			{"abc", 1},
-			{"-3", 1},
-			{"7.5", 7.5},
-		} {
-			rec := env.postForm(fmt.Sprintf("/runs/%d/resume", run.ID), url.Values{"spend_cap_usd": {tc.typed}})
-			if rec.Code != http.StatusSeeOther {
-				t.Errorf("resume with cap %q = %d", tc.typed, rec.Code)
+		other := env.waitRun(env.launch(env.demo().launchForm("1", "10")), 60*time.Second)
+		runPath := fmt.Sprintf("/runs/%d", run.ID)
+		capIs := func(step string, want float64) {
+			t.Helper()
+			got, err := env.db.GetRun(ctx, run.ID)
+			if err != nil || got.Settings.SpendCapUSD == nil || *got.Settings.SpendCapUSD != want {
+				t.Errorf("%s: cap %v (%v), want %g", step, got.Settings.SpendCapUSD, err, want)
 			}
-			got, err := env.db.GetRun(t.Context(), run.ID)
-			if err != nil || got.Settings.SpendCapUSD == nil || *got.Settings.SpendCapUSD != tc.want {
-				t.Errorf("after resume with cap %q: cap %v (%v), want %g", tc.typed, got.Settings.SpendCapUSD, err, tc.want)
+		}
+		flash := func(step string, rec *httptest.ResponseRecorder, want string) {
+			t.Helper()
+			if got := rec.Header().Get("Set-Cookie"); rec.Code != http.StatusSeeOther || !strings.Contains(got, want) {
+				t.Errorf("%s: %d, flash %q; want 303 with %q", step, rec.Code, got, want)
+			}
+		}
+		atLimit := func(on bool) {
+			t.Helper()
+			env.db.MaxActiveRunsPerWorkspace = map[bool]int{true: 1, false: 0}[on]
+			status := map[bool]string{true: models.RunRunning, false: models.RunSucceeded}[on]
+			must(t, env.db.Gorm.Exec(`UPDATE runs SET status = ? WHERE id = ?`, status, other.ID).Error)
+		}
+
+		// A complete run has nothing to resume: the cap stays.
+		flash("resume a complete run with a cap of $7.50", env.postForm(runPath+"/resume", url.Values{"spend_cap_usd": {"7.5"}}), "error:")
+		capIs("refused resume of a complete run", 1)
+
+		// One batch left without an answer, as a stop at the cap leaves it.
+		bs, err := env.db.ListBatches(ctx, run.ID)
+		if err != nil || len(bs) == 0 {
+			t.Fatalf("batches: %v (%d)", err, len(bs))
+		}
+		must(t, env.db.Gorm.Exec(`UPDATE run_batches SET status = ? WHERE id = ?`, models.BatchFailed, bs[0].ID).Error)
+		must(t, env.db.Gorm.Exec(`UPDATE runs SET status = ?, batches_failed = 1, error = 'spending cap reached' WHERE id = ?`, models.RunFailed, run.ID).Error)
+		atLimit(true)
+		flash("resume at the run limit", env.postForm(runPath+"/resume", url.Values{"spend_cap_usd": {"7.5"}}), "error:")
+		capIs("resume refused at the run limit", 1)
+		atLimit(false)
+		for _, typed := range []string{"abc", "-3"} {
+			flash("resume with cap "+typed, env.postForm(runPath+"/resume", url.Values{"spend_cap_usd": {typed}}), "error:")
+			capIs("resume with cap "+typed, 1)
+		}
+		flash("resume with a cap of $7.50", env.postForm(runPath+"/resume", url.Values{"spend_cap_usd": {"7.5"}}), "ok:")
+		capIs("resumed with a cap of $7.50", 7.5)
+		env.waitRun(run.ID, 60*time.Second)
+
+		// Paused, having spent $2.
+		pause := func() {
+			t.Helper()
+			must(t, env.db.Gorm.Exec(`UPDATE runs SET status = ?, finished_at = NULL, cost_usd = 2 WHERE id = ?`, models.RunPaused, run.ID).Error)
+		}
+		pause()
+		if body := env.get(runPath).Body.String(); !strings.Contains(body, `data-testid="continue-spend-cap"`) || !strings.Contains(body, `value="7.5"`) {
+			t.Errorf("a paused run's Continue form offers no spending cap filled with the run's $7.50")
+		}
+		atLimit(true)
+		flash("continue at the run limit", env.postForm(runPath+"/continue", url.Values{"spend_cap_usd": {"9"}}), "error:")
+		capIs("continue refused at the run limit", 7.5)
+		atLimit(false)
+		rec := env.postForm(runPath+"/continue", url.Values{"spend_cap_usd": {"1.5"}})
+		flash("continue with a cap below the $2 spent", rec, "error:")
+		capIs("continue with a cap below what was spent", 7.5)
+		flash("continue with a cap of $9", env.postForm(runPath+"/continue", url.Values{"spend_cap_usd": {"9"}}), "ok:")
+		capIs("continued with a cap of $9", 9)
+		env.waitRun(run.ID, 60*time.Second)
+
+		api := fmt.Sprintf("/api/v1/runs/%d/continue", run.ID)
+		for _, tc := range []struct {
+			name, body string
+			code       int
+			cap        float64
+		}{
+			{"unknown field", `{"spend_cap": 12}`, http.StatusBadRequest, 9},
+			{"cap below what was spent", `{"spend_cap_usd": 1}`, http.StatusUnprocessableEntity, 9},
+			{"new cap", `{"spend_cap_usd": 12}`, http.StatusOK, 12},
+			{"no body", ``, http.StatusOK, 12},
+		} {
+			pause()
+			rec := env.do(http.MethodPost, api, strings.NewReader(tc.body), echo.MIMEApplicationJSON)
+			if rec.Code != tc.code {
+				t.Errorf("API continue, %s: %d %s, want %d", tc.name, rec.Code, rec.Body, tc.code)
+			}
+			capIs("API continue, "+tc.name, tc.cap)
+			if rec.Code == http.StatusOK {
+				env.waitRun(run.ID, 60*time.Second)
 			}
 		}
 	})

@@ -43,7 +43,7 @@ func TestContinueKeepsTheRunsPerWorkspaceLimit(t *testing.T) {
 		}
 		other := launch() // the paused run freed its place
 
-		run, err := db.ContinueRun(ctx, ws.ID, paused.ID, enqueue)
+		run, err := db.ContinueRun(ctx, ws.ID, paused.ID, models.Requeue{}, enqueue)
 		if models.ErrorCode(err) != models.EConflict || !strings.Contains(models.ErrorMessage(err), "BATCHEVAL_MAX_RUNS_PER_WORKSPACE") {
 			t.Fatalf("continuing past the limit: %v, want a conflict naming the setting", err)
 		}
@@ -57,7 +57,7 @@ func TestContinueKeepsTheRunsPerWorkspaceLimit(t *testing.T) {
 		if err := db.Gorm.Model(&models.Run{}).Where("id = ?", other.ID).Update("status", models.RunSucceeded).Error; err != nil {
 			t.Fatal(err)
 		}
-		if run, err = db.ContinueRun(ctx, ws.ID, paused.ID, enqueue); err != nil || run.Status != models.RunQueued || queued != 1 {
+		if run, err = db.ContinueRun(ctx, ws.ID, paused.ID, models.Requeue{}, enqueue); err != nil || run.Status != models.RunQueued || queued != 1 {
 			t.Errorf("continuing with a place free: %v, run %s, %d jobs queued", err, run.Status, queued)
 		}
 	})

@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"gorm.io/gorm"
@@ -27,7 +26,7 @@ func (db *DB) RequestPause(ctx context.Context, wsID, id int64) (Run, error) {
 		return r, Errorf(EConflict, "run %d %s: only a queued or running run can be paused", id, hasEnded(r.Status))
 	}
 	res := db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ? AND status IN ?", id, []string{RunQueued, RunRunning}).
-		Updates(map[string]any{"status": RunPaused, "waiting_since": nil, "waiting_error": ""})
+		Updates(map[string]any{"status": RunPaused, "waiting_since": nil, "waiting_error": "", "paused_at": db.Now()})
 	if res.Error != nil {
 		return r, fmt.Errorf("pause run %d: %w", id, res.Error)
 	}
@@ -37,12 +36,12 @@ func (db *DB) RequestPause(ctx context.Context, wsID, id int64) (Run, error) {
 	return db.FindRun(ctx, wsID, id)
 }
 
-// ContinueRun queues a paused run again; enqueue queues its job in the
-// same transaction. The run goes on where it stopped: the batches with a
+// ContinueRun queues a paused run again, with the new spending cap req
+// gives, if any; enqueue queues its job in the same transaction. The run goes on where it stopped: the batches with a
 // stored answer are kept and never sent again, the ones without are sent
 // (and the rounds not reached yet), composed exactly as an uninterrupted
 // run composes them. A cancelled run is not continued: cancelling is final.
-func (db *DB) ContinueRun(ctx context.Context, wsID, runID int64, enqueue func(ctx context.Context, tx *sql.Tx, r *Run) (int64, error)) (Run, error) {
+func (db *DB) ContinueRun(ctx context.Context, wsID, runID int64, req Requeue, enqueue EnqueueRun) (Run, error) {
 	run, err := db.FindRun(ctx, wsID, runID)
 	if err != nil {
 		return run, err
@@ -59,6 +58,11 @@ func (db *DB) ContinueRun(ctx context.Context, wsID, runID int64, enqueue func(c
 		}
 		return run, Errorf(EConflict, "run %d has %s: only a paused run can be continued", runID, RunStatusLabel(run.Status))
 	}
+	if req.SpendCapUSD != nil {
+		if err := run.checkNewSpendCap(*req.SpendCapUSD); err != nil {
+			return run, err
+		}
+	}
 	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// A paused run holds no place under the workspace's run limit, so
 		// queuing it again takes one, as a launch does: pausing runs,
@@ -71,22 +75,15 @@ func (db *DB) ContinueRun(ctx context.Context, wsID, runID int64, enqueue func(c
 		// storing answers that were on their way, and a new one claims
 		// the run only once it has let go (or its lease has lapsed).
 		res := tx.Model(&Run{}).Where("id = ? AND status = ?", runID, RunPaused).
-			Updates(map[string]any{"status": RunQueued, "error": "", "waiting_since": nil, "waiting_error": ""})
+			Updates(map[string]any{"status": RunQueued, "error": "", "waiting_since": nil, "waiting_error": "",
+				"paused_at": nil, "stopped_ms": gorm.Expr("stopped_ms + ?", run.stoppedSince(run.PausedAt, db.Now()))})
 		if res.Error != nil {
 			return res.Error
 		}
 		if res.RowsAffected != 1 {
 			return Errorf(EConflict, "run %d changed while it was being continued; look at it again", runID)
 		}
-		stx, err := SQLTx(tx)
-		if err != nil {
-			return err
-		}
-		jobID, err := enqueue(ctx, stx, &run)
-		if err != nil {
-			return fmt.Errorf("queue run %d: %w", runID, err)
-		}
-		return tx.Model(&Run{}).Where("id = ?", runID).Update("job_id", jobID).Error
+		return queueRunJob(ctx, tx, &run, req, enqueue)
 	})
 	if err != nil {
 		return run, err

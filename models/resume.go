@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -11,10 +10,12 @@ import (
 
 // ReopenRun prepares a finished run with gaps to be resumed: its failed
 // batches become pending again (their empty scores are removed and the
-// run's counters corrected), the run is queued again, and enqueue queues
-// its job in the same transaction. Answers already stored, and what they
-// cost, are kept: a resume sends only what has no answer.
-func (db *DB) ReopenRun(ctx context.Context, wsID, runID int64, enqueue func(ctx context.Context, tx *sql.Tx, r *Run) (int64, error)) (Run, error) {
+// run's counters corrected), the run is queued again with the new spending
+// cap req gives, if any, and enqueue queues its job in the same
+// transaction: a refused resume changes nothing, its cap included. Answers
+// already stored, and what they cost, are kept: a resume sends only what
+// has no answer.
+func (db *DB) ReopenRun(ctx context.Context, wsID, runID int64, req Requeue, enqueue EnqueueRun) (Run, error) {
 	run, err := db.FindRun(ctx, wsID, runID)
 	if err != nil {
 		return run, err
@@ -40,6 +41,11 @@ func (db *DB) ReopenRun(ctx context.Context, wsID, runID int64, enqueue func(ctx
 		// The run page offers no resume then; a form from an older page,
 		// the command line or a script is told the same.
 		return run, Errorf(EConflict, "%s", run.judgeAddressRefusal(problem))
+	}
+	if req.SpendCapUSD != nil {
+		if err := run.checkNewSpendCap(*req.SpendCapUSD); err != nil {
+			return run, err
+		}
 	}
 	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// A finished run holds no place under the workspace's run limit,
@@ -75,6 +81,8 @@ func (db *DB) ReopenRun(ctx context.Context, wsID, runID int64, enqueue func(ctx
 			"batches_failed": gorm.Expr("batches_failed - ?", len(failed)),
 			"missing_scores": gorm.Expr("missing_scores - ?", missing),
 			"resumes":        gorm.Expr("resumes + 1"),
+			// The time it stood finished is no part of its elapsed time.
+			"stopped_ms": gorm.Expr("stopped_ms + ?", run.stoppedSince(run.FinishedAt, db.Now())),
 		})
 		if res.Error != nil {
 			return res.Error
@@ -82,15 +90,7 @@ func (db *DB) ReopenRun(ctx context.Context, wsID, runID int64, enqueue func(ctx
 		if res.RowsAffected != 1 {
 			return Errorf(EConflict, "run %d changed while it was being resumed; try again", runID)
 		}
-		stx, err := SQLTx(tx)
-		if err != nil {
-			return err
-		}
-		jobID, err := enqueue(ctx, stx, &run)
-		if err != nil {
-			return fmt.Errorf("queue run %d: %w", runID, err)
-		}
-		return tx.Model(&Run{}).Where("id = ?", runID).Update("job_id", jobID).Error
+		return queueRunJob(ctx, tx, &run, req, enqueue)
 	})
 	if err != nil {
 		return run, err

@@ -48,7 +48,7 @@ func TestResumeKeepsTheRunsPerWorkspaceLimit(t *testing.T) {
 			}
 			other := launch()
 
-			_, err := db.ReopenRun(ctx, ws.ID, gappy.ID, enqueue)
+			_, err := db.ReopenRun(ctx, ws.ID, gappy.ID, models.Requeue{}, enqueue)
 			if models.ErrorCode(err) != models.EConflict || !strings.Contains(models.ErrorMessage(err), "BATCHEVAL_MAX_RUNS_PER_WORKSPACE") {
 				t.Fatalf("%s: resuming past the limit: %v, want a conflict naming the setting", tc.status, err)
 			}
@@ -64,7 +64,7 @@ func TestResumeKeepsTheRunsPerWorkspaceLimit(t *testing.T) {
 			if err := db.Gorm.Model(&models.Run{}).Where("id = ?", other.ID).Update("status", models.RunSucceeded).Error; err != nil {
 				t.Fatal(err)
 			}
-			if run, err = db.ReopenRun(ctx, ws.ID, gappy.ID, enqueue); err != nil || run.Status != models.RunQueued || queued != 1 {
+			if run, err = db.ReopenRun(ctx, ws.ID, gappy.ID, models.Requeue{}, enqueue); err != nil || run.Status != models.RunQueued || queued != 1 {
 				t.Errorf("%s: resuming with a place free: %v, run %s, %d jobs queued", tc.status, err, run.Status, queued)
 			}
 			// Free its place for the next case.

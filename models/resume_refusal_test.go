@@ -39,7 +39,7 @@ func TestReopenRunRefusalSaysWhy(t *testing.T) {
 				tc.status, tc.done, time.Now().UTC(), r.ID).Error; err != nil {
 				t.Fatal(err)
 			}
-			_, err := db.ReopenRun(ctx, w.ws.ID, r.ID, nil)
+			_, err := db.ReopenRun(ctx, w.ws.ID, r.ID, models.Requeue{}, nil)
 			if models.ErrorCode(err) != models.EConflict {
 				t.Fatalf("%s: resume answered %v, want a conflict", tc.name, err)
 			}

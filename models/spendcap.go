@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"math"
 )
 
 // RunSpend is what a run has spent so far and the cap it may not pass.
@@ -34,24 +33,4 @@ func (db *DB) FindRunSpend(ctx context.Context, runID int64) (RunSpend, error) {
 		return nil
 	})
 	return sp, err
-}
-
-// SetRunSpendCap changes the spending cap of a finished run of the
-// workspace (nil removes it), so that it can be resumed past the old cap.
-// A run still going keeps its cap: cancel it first.
-func (db *DB) SetRunSpendCap(ctx context.Context, wsID, runID int64, capUSD *float64) (Run, error) {
-	run, err := db.FindRun(ctx, wsID, runID)
-	if err != nil {
-		return run, err
-	}
-	if capUSD != nil && !(*capUSD > 0 && !math.IsInf(*capUSD, 0)) {
-		return run, Errorf(EInvalid, "the spending cap must be a positive amount of US dollars")
-	}
-	if !run.Finished() {
-		return run, Errorf(EConflict, "run %d is still %s: its spending cap changes once it has stopped", runID, run.Status)
-	}
-	run.Settings.SpendCapUSD = capUSD
-	err = db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ? AND workspace_id = ?", runID, wsID).
-		Update("settings", jsonValue(run.Settings)).Error
-	return run, err
 }

@@ -401,6 +401,11 @@ type Run struct {
 	CreatedAt     time.Time
 	StartedAt     *time.Time
 	FinishedAt    *time.Time
+	// PausedAt is when the run was paused (RequestPause); Continue clears
+	// it. StoppedMS is the milliseconds the run, once started, spent
+	// paused or finished before a resume: not part of its elapsed time.
+	PausedAt  *time.Time
+	StoppedMS int64
 	// ArchivedAt is set while the object is archived: hidden from default
 	// lists, still readable by its address. TrashID is set while it is in
 	// the trash (lifecycle.go): every lookup then treats it as absent.
@@ -412,6 +417,51 @@ type Run struct {
 // answers again (shown as the status "waiting for judge").
 func (r Run) WaitingForJudge() bool {
 	return r.Status == RunRunning && r.WaitingSince != nil
+}
+
+// Elapsed is how long the run has been going at now: from its start to
+// its end (now while it goes), less the time it was paused or finished
+// before a resume (PausedFor). ok is false before it started.
+func (r Run) Elapsed(now time.Time) (d time.Duration, ok bool) {
+	if r.StartedAt == nil {
+		return 0, false
+	}
+	end := now
+	if r.FinishedAt != nil {
+		end = *r.FinishedAt
+	}
+	if r.PausedAt != nil && r.PausedAt.Before(end) {
+		// Paused (and perhaps cancelled since): the clock stopped then.
+		end = *r.PausedAt
+	}
+	return max(end.Sub(*r.StartedAt)-time.Duration(r.StoppedMS)*time.Millisecond, 0), true
+}
+
+// PausedFor is how long the started run has spent paused, or finished
+// before a resume, at now: the time Elapsed leaves out.
+func (r Run) PausedFor(now time.Time) time.Duration {
+	if r.StartedAt == nil {
+		return 0
+	}
+	d := time.Duration(r.StoppedMS) * time.Millisecond
+	if r.PausedAt != nil {
+		end := now
+		if r.FinishedAt != nil {
+			end = *r.FinishedAt
+		}
+		d += max(end.Sub(*r.PausedAt), 0)
+	}
+	return d
+}
+
+// stoppedSince is the milliseconds from since to now that the run spent
+// stopped (paused, or finished before a resume), counted only once it had
+// started: before its start nothing of its elapsed time is left out.
+func (r Run) stoppedSince(since *time.Time, now time.Time) int64 {
+	if r.StartedAt == nil || since == nil {
+		return 0
+	}
+	return max(now.Sub(*since).Milliseconds(), 0)
 }
 
 // Paused reports whether the run is paused (RunPaused).

@@ -286,11 +286,11 @@ func TestResumeSendsOnlyTheGaps(t *testing.T) {
 			t.Fatalf("first pass: %s, %d failed, %d missing, resumable %v; want one failed batch", run.Status, run.BatchesFailed, run.MissingScores, run.Resumable())
 		}
 		resumed.Store(true)
-		if _, err := r.Resume(context.Background(), env.ws.ID, run.ID); err != nil {
+		if _, err := r.Resume(context.Background(), env.ws.ID, run.ID, models.Requeue{}); err != nil {
 			close(release)
 			t.Fatalf("resume: %v", err)
 		}
-		if _, err := r.Resume(context.Background(), env.ws.ID, run.ID); models.ErrorCode(err) != models.EConflict {
+		if _, err := r.Resume(context.Background(), env.ws.ID, run.ID, models.Requeue{}); models.ErrorCode(err) != models.EConflict {
 			t.Errorf("second resume while queued or running: %v, want a conflict", err)
 		}
 		close(release)
@@ -312,7 +312,7 @@ func TestResumeSendsOnlyTheGaps(t *testing.T) {
 		if n := len(env.scores(run.ID)); n != 30 {
 			t.Errorf("%d scores stored, want 30 (one per row)", n)
 		}
-		if _, err := r.Resume(context.Background(), env.ws.ID, run.ID); models.ErrorCode(err) != models.EConflict {
+		if _, err := r.Resume(context.Background(), env.ws.ID, run.ID, models.Requeue{}); models.ErrorCode(err) != models.EConflict {
 			t.Errorf("resume of a complete run: %v, want a conflict", err)
 		}
 	})

@@ -48,7 +48,7 @@ func TestContinueWaitsForCallsOnTheirWay(t *testing.T) {
 		time.Sleep(leaseTTL + leaseTTL/2)
 		// ...then Continue is pressed, with a second worker ready too.
 		b := env.startRunner(Config{LeaseTTL: leaseTTL})
-		if _, err := b.Continue(context.Background(), env.ws.ID, run.ID); err != nil {
+		if _, err := b.Continue(context.Background(), env.ws.ID, run.ID, models.Requeue{}); err != nil {
 			t.Fatalf("continue: %v", err)
 		}
 		// Long enough for either worker to claim the run and send a call.

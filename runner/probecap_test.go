@@ -117,3 +117,45 @@ func TestOutageProbesStayWithinTheSpendCap(t *testing.T) {
 		}
 	})
 }
+
+// TestNoCallPastTheCapAfterProbes: when the probes of a judge that was
+// down have brought the run's spending to its cap before any call has
+// answered, the first call after the judge is back is refused (it used to
+// go alone, unestimated, past the cap), and a call waiting for the judge
+// is reckoned at least a probe's cost, so that the probes leave room for
+// it (they used to take the whole cap). The stop says what the probes
+// cost. At $1 per million tokens, a probe of 900,000 tokens costs $0.90.
+func TestNoCallPastTheCapAfterProbes(t *testing.T) {
+	t.Parallel()
+	one, capUSD := 1.0, 2.0
+	prices := models.JudgeSnapshot{PriceInputPerMTok: &one, PriceOutputPerMTok: &one}
+
+	c := spendCapFrom(prices, models.RunSpend{CapUSD: &capUSD})
+	c.probed(900_000, 0)
+	c.probed(900_000, 0) // $1.80 of the $2 spent on probes, no call answered
+	err := c.admit(context.Background(), nil)
+	var capErr *SpendCapError
+	if !errors.As(err, &capErr) {
+		t.Fatalf("the first call after $1.80 of probes under a $2 cap: %v, want refused at the cap", err)
+	}
+	if msg := capErr.Error(); !strings.Contains(msg, "spending cap reached") || !strings.Contains(msg, "of which $1.8000 was spent on checks whether the judge was back") {
+		t.Errorf("the stop says %q; want it to say what the probes cost", msg)
+	}
+
+	// One call let through before the judge went down waits for it; a
+	// $0.90 probe was sent. A second probe would leave $0.20 for it.
+	c = spendCapFrom(prices, models.RunSpend{CapUSD: &capUSD})
+	if err := c.admit(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	c.probed(900_000, 0)
+	if err := c.admitProbe(); !errors.As(err, &capErr) {
+		t.Errorf("a probe leaving $0.20 for the call waiting for the judge: %v, want refused at the cap", err)
+	}
+
+	// Without probes the first call still goes alone, as in a new run.
+	c = spendCapFrom(prices, models.RunSpend{CapUSD: &capUSD})
+	if err := c.admit(context.Background(), nil); err != nil {
+		t.Errorf("the first call of a run without probes: %v, want it sent", err)
+	}
+}

@@ -231,7 +231,7 @@ func TestPausedRunMatchesUninterruptedRun(t *testing.T) {
 			t.Fatalf("after a restart the run is %s, want it still paused", now.Status)
 		}
 
-		if _, err := b.Continue(context.Background(), env.ws.ID, run.ID); err != nil {
+		if _, err := b.Continue(context.Background(), env.ws.ID, run.ID, models.Requeue{}); err != nil {
 			t.Fatalf("continue: %v", err)
 		}
 		done := env.waitFinished(run.ID, 90*time.Second, func() { b.Sweep(context.Background()) })
@@ -246,7 +246,7 @@ func TestPausedRunMatchesUninterruptedRun(t *testing.T) {
 				done.Calls, done.PromptTokens, done.CompletionTokens, whole.Calls, whole.PromptTokens, whole.CompletionTokens)
 		}
 		sameFiguresAsUninterrupted(t, env, whole.ID, run.ID, "after a pause and continue")
-		if _, err := b.Continue(context.Background(), env.ws.ID, run.ID); models.ErrorCode(err) != models.EConflict {
+		if _, err := b.Continue(context.Background(), env.ws.ID, run.ID, models.Requeue{}); models.ErrorCode(err) != models.EConflict {
 			t.Errorf("continuing a finished run: %v, want a conflict", err)
 		}
 	})

@@ -323,9 +323,11 @@ func sweepInterval(lease time.Duration) time.Duration {
 func (r *Runner) Metrics() *Metrics { return r.metrics }
 
 // Resume re-opens a finished run with gaps and queues it: only batches
-// without an answer (failed ones, and rounds never reached) are sent.
-func (r *Runner) Resume(ctx context.Context, wsID, runID int64) (models.Run, error) {
-	run, err := r.db.ReopenRun(ctx, wsID, runID, r.enqueue)
+// without an answer (failed ones, and rounds never reached) are sent. req
+// may give the run a new spending cap, saved only if the resume is not
+// refused.
+func (r *Runner) Resume(ctx context.Context, wsID, runID int64, req models.Requeue) (models.Run, error) {
+	run, err := r.db.ReopenRun(ctx, wsID, runID, req, r.enqueue)
 	if err == nil {
 		r.wakeUp()
 		r.log.Info("run resumed", "run", runID, "judge", judgeName(run.JudgeSnapshot))
@@ -463,9 +465,10 @@ func (r *Runner) Pause(ctx context.Context, wsID, runID int64) (models.Run, erro
 }
 
 // Continue queues a paused run again: it goes on where it stopped, and
-// sends no batch that has an answer.
-func (r *Runner) Continue(ctx context.Context, wsID, runID int64) (models.Run, error) {
-	run, err := r.db.ContinueRun(ctx, wsID, runID, r.enqueue)
+// sends no batch that has an answer. req may give the run a new spending
+// cap, saved only if the continue is not refused.
+func (r *Runner) Continue(ctx context.Context, wsID, runID int64, req models.Requeue) (models.Run, error) {
+	run, err := r.db.ContinueRun(ctx, wsID, runID, req, r.enqueue)
 	if err == nil {
 		r.wakeUp()
 		r.log.Info("run continued", "run", runID, "judge", judgeName(run.JudgeSnapshot))

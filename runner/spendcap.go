@@ -33,13 +33,20 @@ import (
 // the cap is raised: its unanswered calls are sent then.
 type SpendCapError struct {
 	CapUSD, SpentUSD, NextUSD float64
+	// ProbeUSD is the part of SpentUSD the probes of a judge that was
+	// down cost: said apart, since no call's answer came of it.
+	ProbeUSD float64
 }
 
 func (e *SpendCapError) Error() string {
+	var probes string
+	if e.ProbeUSD > 0 {
+		probes = fmt.Sprintf(" (of which $%s was spent on checks whether the judge was back)", capAmount(e.ProbeUSD))
+	}
 	// The cap as it was set: %.4f showed a cap below a hundredth of a
 	// cent as $0.0000.
-	return fmt.Sprintf(spendCapReached+": the run has spent $%s of its $%s cap and its next call would cost about $%s; "+
-		"no new call was sent (raise the cap and resume the run to finish it)", capAmount(e.SpentUSD), strconv.FormatFloat(e.CapUSD, 'f', -1, 64), capAmount(e.NextUSD))
+	return fmt.Sprintf(spendCapReached+": the run has spent $%s%s of its $%s cap and its next call would cost about $%s; "+
+		"no new call was sent (raise the cap and resume the run to finish it)", capAmount(e.SpentUSD), probes, strconv.FormatFloat(e.CapUSD, 'f', -1, 64), capAmount(e.NextUSD))
 }
 
 // capAmount writes an amount of the cap's message with four decimals, and
@@ -146,6 +153,14 @@ func (c *spendCap) admit(ctx context.Context, draining <-chan struct{}) error {
 		var wait chan struct{}
 		switch {
 		case c.calls == 0 && c.out == 0:
+			// No call's cost is known yet, so the first goes alone,
+			// unless the probes of a judge that was down have left less
+			// of the cap than one of them cost: a call is no smaller
+			// than a probe, and it used to go past the cap then.
+			if spent := c.spent + c.probeSpent; spent > 0 && (spent >= c.capUSD || spent+c.dearestProbe > c.capUSD) {
+				c.mu.Unlock()
+				return &SpendCapError{CapUSD: c.capUSD, SpentUSD: spent, NextUSD: c.dearestProbe, ProbeUSD: c.probeSpent}
+			}
 		case c.calls == 0:
 			wait = c.answered
 		default:
@@ -155,7 +170,7 @@ func (c *spendCap) admit(ctx context.Context, draining <-chan struct{}) error {
 			}
 			if c.out == 0 {
 				c.mu.Unlock()
-				return &SpendCapError{CapUSD: c.capUSD, SpentUSD: c.spent + c.probeSpent, NextUSD: next}
+				return &SpendCapError{CapUSD: c.capUSD, SpentUSD: c.spent + c.probeSpent, NextUSD: next, ProbeUSD: c.probeSpent}
 			}
 			wait = c.answered
 		}
@@ -214,7 +229,10 @@ func (c *spendCap) replayed(resp judge.Response) {
 // judge to answer) and the probe's. A probe's estimate is what this
 // execution's dearest probe cost; before one cost anything, a call's mean
 // cost (a probe is far smaller, so this errs on the cap's side), or
-// nothing before any call has answered. Probes go one at a time.
+// nothing before any call has answered. A call waiting for the judge is
+// reckoned at no less than a probe: before any call has answered its cost
+// is unknown, and the probes used to take the whole cap, the waiting call
+// then going out past it once the judge was back. Probes go one at a time.
 func (c *spendCap) admitProbe() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -226,8 +244,8 @@ func (c *spendCap) admitProbe() error {
 	if c.dearestProbe > 0 {
 		probe = c.dearestProbe
 	}
-	if spent := c.spent + c.probeSpent; spent+float64(c.out)*call+probe > c.capUSD {
-		return &SpendCapError{CapUSD: c.capUSD, SpentUSD: spent, NextUSD: probe}
+	if spent := c.spent + c.probeSpent; spent+float64(c.out)*max(call, probe)+probe > c.capUSD {
+		return &SpendCapError{CapUSD: c.capUSD, SpentUSD: spent, NextUSD: probe, ProbeUSD: c.probeSpent}
 	}
 	return nil
 }

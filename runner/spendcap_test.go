@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"net/http"
 	"strings"
@@ -57,10 +56,7 @@ func TestSpendingCap(t *testing.T) {
 					t.Errorf("capped run: error %q, cost %v", run.Error, run.CostUSD)
 				}
 				// Raised cap: the run resumes and sends only what is left.
-				if _, err := env.db.SetRunSpendCap(context.Background(), env.ws.ID, run.ID, &ample); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := r.Resume(context.Background(), env.ws.ID, run.ID); err != nil {
+				if _, err := r.Resume(context.Background(), env.ws.ID, run.ID, models.Requeue{SpendCapUSD: &ample}); err != nil {
 					t.Fatalf("resume: %v", err)
 				}
 				run = env.waitFinished(run.ID, 20*time.Second)
@@ -71,27 +67,6 @@ func TestSpendingCap(t *testing.T) {
 			})
 		})
 	}
-}
-
-// TestSetRunSpendCap: the cap of a run still going cannot change; a bad
-// amount is refused.
-func TestSetRunSpendCap(t *testing.T) {
-	t.Parallel()
-	eachDB(t, func(t *testing.T, env *testEnv) {
-		ctx := context.Background()
-		spec := env.newRun("http://127.0.0.1:1/v1", 1, 1, 30)
-		noJob := func(context.Context, *sql.Tx, *models.Run) (int64, error) { return 0, nil }
-		if err := env.db.CreateRun(ctx, &spec, noJob); err != nil {
-			t.Fatal(err)
-		}
-		one, neg := 1.0, -1.0
-		if _, err := env.db.SetRunSpendCap(ctx, env.ws.ID, spec.ID, &one); models.ErrorCode(err) != models.EConflict {
-			t.Errorf("cap of a queued run: %v, want a conflict", err)
-		}
-		if _, err := env.db.SetRunSpendCap(ctx, env.ws.ID, spec.ID, &neg); models.ErrorCode(err) != models.EInvalid {
-			t.Errorf("negative cap: %v, want invalid", err)
-		}
-	})
 }
 
 // TestSpendCapRules: the cap lets a call go only when the cost known so far
@@ -336,10 +311,7 @@ func TestSpendCapRefusedRepairIsSentOnResume(t *testing.T) {
 				t.Errorf("batch %d is %s (problems %v), want pending", b.ID, b.Status, b.Problems)
 			}
 		}
-		if _, err := env.db.SetRunSpendCap(context.Background(), env.ws.ID, run.ID, &ample); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := r.Resume(context.Background(), env.ws.ID, run.ID); err != nil {
+		if _, err := r.Resume(context.Background(), env.ws.ID, run.ID, models.Requeue{SpendCapUSD: &ample}); err != nil {
 			t.Fatalf("resume: %v", err)
 		}
 		run = env.waitFinished(run.ID, 20*time.Second)

@@ -59,12 +59,9 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	defer db.Close()
-	if capUSD != nil {
-		// As the run page's resume form does: the new cap, then the resume.
-		if _, err := db.SetRunSpendCap(ctx, ws.ID, runID, capUSD); err != nil {
-			return fmt.Errorf("--spend-cap-usd: %w", err)
-		}
-	}
+	// As the run page's resume form does: the new cap is saved with the
+	// resume, so a refused resume leaves the run's cap as it was.
+	req := models.Requeue{SpendCapUSD: capUSD}
 
 	rc, err := c.runnerConfig()
 	if err != nil {
@@ -76,7 +73,7 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 		if err != nil {
 			return err
 		}
-		run, err := r.Resume(ctx, ws.ID, runID)
+		run, err := r.Resume(ctx, ws.ID, runID, req)
 		if err != nil {
 			return err
 		}
@@ -100,7 +97,7 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	run, err := r.Resume(ctx, ws.ID, runID)
+	run, err := r.Resume(ctx, ws.ID, runID, req)
 	if err != nil {
 		return err
 	}
