@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/batcheval/batcheval/evaluator/judge"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -59,6 +60,10 @@ func init() {
 // SIGTERM.
 func serveTestWorker(dsn string) int {
 	ctx := context.Background()
+	// This runs from init, before TestMain's policy: like `batcheval
+	// worker`, the process sets its own (the parent's fake judge is on
+	// loopback).
+	judge.SetEgress(judge.Egress{AllowLoopback: true})
 	if path := os.Getenv(workerProfileEnv); path != "" {
 		f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid()))
 		if err == nil && pprof.StartCPUProfile(f) == nil {
