@@ -292,6 +292,10 @@ func (db *DB) CreateWorkspace(ctx context.Context, name string, ownerID int64) (
 		if err := tx.Create(&ws).Error; err != nil {
 			return err
 		}
+		// The simulated judge is built into every workspace.
+		if _, err := ensureSimulatedJudgeTx(tx, ws.ID); err != nil {
+			return err
+		}
 		return tx.Create(&Membership{WorkspaceID: ws.ID, UserID: ownerID, Role: RoleOwner, CreatedAt: now}).Error
 	})
 	return ws, err

@@ -100,8 +100,9 @@ func TestFieldLengthLimits(t *testing.T) {
 		if rs, _ := db.ListRubrics(ctx, ws.ID, p.ID); len(rs) != 0 {
 			t.Errorf("%d rubrics stored, want 0", len(rs))
 		}
-		if js, _ := db.ListJudges(ctx, ws.ID); len(js) != 0 {
-			t.Errorf("%d judges stored, want 0", len(js))
+		// The workspace's built-in simulated judge is not one of them.
+		if js, _ := db.ListJudges(ctx, ws.ID); len(js) != 1 || !js[0].Simulated {
+			t.Errorf("judges stored: %+v, want only the simulated judge", js)
 		}
 	})
 }

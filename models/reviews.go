@@ -609,13 +609,154 @@ func AnnotatorColumns(human string, explicit []string, rows []DatasetRow) []stri
 //     current ratings; the annotators are those reviewers.
 //   - both: the annotators are the imported ones (or, without any, the
 //     imported rating as one annotator) and the browser reviewers; the
-//     human rating is the mean of the annotators who rated the sample.
+//     human rating is the mean of the annotators who rated the sample,
+//     once the imported ratings are on the browser ratings' scale (the
+//     rubric's; see ImportedOnScale).
 //
-// reviews are the criterion's browser reviews (CurrentReviews is applied
-// here); those without a score are skipped.
+// reviews are the criterion's browser reviews, all on one scale (OnScale;
+// CurrentReviews is applied here); those without a score are skipped.
 func MergeHumanRatings(rows []DatasetRow, crit evaluator.Criterion, source HumanSource, reviews []ReviewRating) ([]DatasetRow, evaluator.Criterion) {
+	out, c, _ := MergeHumanRatingsOn(rows, crit, source, reviews, nil)
+	return out, c
+}
+
+// ImportedSpan is the lowest and highest imported rating of a criterion
+// that a merge under "both" averages (Seen false when there is none).
+type ImportedSpan struct {
+	Seen   bool
+	Lo, Hi float64
+}
+
+// Add widens the span to hold v.
+func (s *ImportedSpan) Add(v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return
+	}
+	if !s.Seen {
+		s.Seen, s.Lo, s.Hi = true, v, v
+		return
+	}
+	s.Lo, s.Hi = min(s.Lo, v), max(s.Hi, v)
+}
+
+// Join widens the span to hold o.
+func (s *ImportedSpan) Join(o ImportedSpan) {
+	if o.Seen {
+		s.Add(o.Lo)
+		s.Add(o.Hi)
+	}
+}
+
+// ImportedRatingSpan is the span of the imported ratings that merging
+// rows under "both" averages with browser ratings: every imported
+// annotator's rating (or, without annotators, the imported column's),
+// and the imported column's where no annotator rated the sample (there
+// the column is the human rating). A span over part of the rows, joined
+// over every part, is the span over all of them.
+func ImportedRatingSpan(crit evaluator.Criterion, rows []DatasetRow) ImportedSpan {
+	var sp ImportedSpan
+	if crit.HumanColumn == "" {
+		return sp
+	}
+	cols := importedAnnotators(crit, rows)
+	for _, r := range rows {
+		rated := false
+		for _, c := range cols {
+			if v := r.Ratings[c]; v != nil && !math.IsNaN(*v) {
+				sp.Add(*v)
+				rated = true
+			}
+		}
+		if !rated {
+			if v := r.Ratings[crit.HumanColumn]; v != nil {
+				sp.Add(*v)
+			}
+		}
+	}
+	return sp
+}
+
+// ImportedOnScale says how a criterion's imported ratings were put on the
+// browser ratings' scale (the rubric's) before the two were averaged,
+// by the rule the reports use for imported ratings outside the rubric's
+// range: ratings within the scale are taken as given; ratings outside it
+// are mapped linearly from their lowest and highest values onto it; when
+// those are one value, no mapping exists and the two are not averaged.
+type ImportedOnScale struct {
+	// Criterion is the criterion's name.
+	Criterion string
+	// Span is the imported ratings' lowest and highest values.
+	Span ImportedSpan
+	// Scale is the browser ratings' scale.
+	Scale evaluator.Scale
+	// Mapped: the imported ratings were mapped from Span onto Scale.
+	Mapped bool
+	// Apart: the imported ratings could not be put on the scale, so no
+	// sample's human rating was combined (it is missing) and only the
+	// browser reviewers count as annotators.
+	Apart bool
+}
+
+// Note says in words what was done, "" when the imported ratings were
+// taken as given (nothing to say).
+func (m ImportedOnScale) Note() string {
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+	scale := num(m.Scale.Lo) + " to " + num(m.Scale.Hi)
+	switch {
+	case m.Mapped:
+		return fmt.Sprintf("%s: the imported ratings (%s to %s) lie outside the rubric's %s, the browser ratings' scale, so before the two were averaged the imported ones were mapped linearly from their lowest and highest values onto it (%s becomes %s, %s becomes %s).",
+			m.Criterion, num(m.Span.Lo), num(m.Span.Hi), scale, num(m.Span.Lo), num(m.Scale.Lo), num(m.Span.Hi), num(m.Scale.Hi))
+	case m.Apart:
+		return fmt.Sprintf("%s: the imported ratings (all %s) lie outside the rubric's %s, the browser ratings' scale, and one value cannot be mapped onto it, so they were not averaged with the browser ratings and the combined human rating is missing: recompute with the imported column or the browser ratings alone.",
+			m.Criterion, num(m.Span.Lo), scale)
+	}
+	return ""
+}
+
+// DecideImportedOnScale applies ImportedOnScale's rule to a criterion's
+// imported ratings spanning sp (over every row) and its browser reviews
+// (all on one scale, OnScale): zero, nothing averaged, without a browser
+// rating or an imported column.
+func DecideImportedOnScale(crit evaluator.Criterion, sp ImportedSpan, reviews []ReviewRating) ImportedOnScale {
+	var m ImportedOnScale
+	if crit.HumanColumn == "" {
+		return m
+	}
+	for _, r := range CurrentReviews(reviews) {
+		if r.Score != nil {
+			m = ImportedOnScale{Criterion: crit.Name, Span: sp, Scale: evaluator.Scale{Lo: r.Lo, Hi: r.Hi}}
+			break
+		}
+	}
+	if m.Criterion == "" || !sp.Seen || (sp.Lo >= m.Scale.Lo-1e-9 && sp.Hi <= m.Scale.Hi+1e-9) {
+		return m
+	}
+	if sp.Hi > sp.Lo {
+		m.Mapped = true
+	} else {
+		m.Apart = true
+	}
+	return m
+}
+
+// on puts an imported rating on the scale.
+func (m ImportedOnScale) on(v float64) float64 {
+	if !m.Mapped {
+		return v
+	}
+	return m.Scale.Lo + (v-m.Span.Lo)*(m.Scale.Hi-m.Scale.Lo)/(m.Span.Hi-m.Span.Lo)
+}
+
+// MergeHumanRatingsOn is MergeHumanRatings with the decision how the
+// imported ratings are put on the browser ratings' scale given (a merge
+// of one page of rows at a time must decide as a merge of all of them:
+// DecideImportedOnScale over every row and review; nil: decided here
+// from rows and reviews), and says that decision (zero when nothing was
+// averaged: another source, no browser or no imported rating).
+func MergeHumanRatingsOn(rows []DatasetRow, crit evaluator.Criterion, source HumanSource, reviews []ReviewRating, pinned *ImportedOnScale) ([]DatasetRow, evaluator.Criterion, ImportedOnScale) {
+	var onScale ImportedOnScale
 	if source != HumansBrowser && source != HumansBoth {
-		return rows, crit
+		return rows, crit, onScale
 	}
 	key := HumanKey(crit)
 	var cols []string // the annotators' keys
@@ -645,6 +786,23 @@ func MergeHumanRatings(rows []DatasetRow, crit evaluator.Criterion, source Human
 		}
 		byRow[r.RowID][keyOf[r.ReviewerKey()]] = *r.Score
 	}
+	// Imported and browser ratings are averaged only on one scale: the
+	// browser ratings' (the rubric's, OnScale). Without browser ratings
+	// nothing is averaged and the imported ratings stay as they are.
+	if source == HumansBoth {
+		if pinned != nil {
+			onScale = *pinned
+		} else {
+			onScale = DecideImportedOnScale(crit, ImportedRatingSpan(crit, rows), scored)
+		}
+		if onScale.Apart {
+			cols = cols[len(imported):] // the reviewers alone are annotators
+		}
+	}
+	isImported := make(map[string]bool, len(imported))
+	for _, c := range imported {
+		isImported[c] = true
+	}
 	cols = append(cols, reviewers...)
 
 	out := make([]DatasetRow, len(rows))
@@ -655,10 +813,14 @@ func MergeHumanRatings(rows []DatasetRow, crit evaluator.Criterion, source Human
 			if source == HumansBrowser && strings.HasPrefix(k, key+"@") {
 				continue
 			}
+			if onScale.Mapped && v != nil && (isImported[k] || k == key) {
+				m := onScale.on(*v)
+				v = &m
+			}
 			ratings[k] = v
 		}
 		if importedAlone != "" {
-			ratings[importedAlone] = row.Ratings[crit.HumanColumn]
+			ratings[importedAlone] = ratings[key]
 		}
 		for _, k := range reviewers {
 			if v, ok := byRow[row.ID][k]; ok {
@@ -674,6 +836,10 @@ func MergeHumanRatings(rows []DatasetRow, crit evaluator.Criterion, source Human
 			}
 		}
 		switch {
+		case onScale.Apart:
+			// Two scales and no sound mapping between them: no combined
+			// rating (each stays under its own key).
+			ratings[key] = nil
 		case k > 0:
 			mean := sum / float64(k)
 			ratings[key] = &mean
@@ -690,7 +856,7 @@ func MergeHumanRatings(rows []DatasetRow, crit evaluator.Criterion, source Human
 		// look for "<column>@" keys again.
 		crit.AnnotatorColumns = []string{}
 	}
-	return out, crit
+	return out, crit, onScale
 }
 
 // HumanRating is one sample's human rating of a criterion.

@@ -123,8 +123,9 @@ func TestNoSecretKeyRefusesToStore(t *testing.T) {
 		if models.ErrorCode(err) != models.EInvalid || !strings.Contains(models.ErrorMessage(err), "BATCHEVAL_SECRET_KEY") {
 			t.Fatalf("SaveJudge without a secret key = %v, want an invalid error naming BATCHEVAL_SECRET_KEY", err)
 		}
-		if js, _ := db.ListJudges(ctx, ws.ID); len(js) != 0 {
-			t.Errorf("%d judges stored", len(js))
+		// The workspace's built-in simulated judge is not one of them.
+		if js, _ := db.ListJudges(ctx, ws.ID); len(js) != 1 || !js[0].Simulated {
+			t.Errorf("judges stored: %+v, want only the simulated judge", js)
 		}
 		// Without a key to store, a judge is saved all the same.
 		j.APIKey = ""

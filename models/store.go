@@ -58,6 +58,9 @@ func (db *DB) EnsureDefaultWorkspace(ctx context.Context) (Workspace, error) {
 	if err != nil {
 		return ws, fmt.Errorf("ensure default workspace: %w", err)
 	}
+	if err := db.EnsureSimulatedJudges(ctx); err != nil {
+		return ws, err
+	}
 	return ws, nil
 }
 
@@ -532,12 +535,46 @@ func (db *DB) ListJudges(ctx context.Context, wsID int64, opts ...ListOption) ([
 
 // EnsureSimulatedJudge returns the workspace's simulated judge, creating it once.
 func (db *DB) EnsureSimulatedJudge(ctx context.Context, wsID int64) (Judge, error) {
-	return ensureSimulatedJudgeTx(db.Gorm.WithContext(ctx), wsID)
+	var j Judge
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		j, err = ensureSimulatedJudgeTx(tx, wsID)
+		return err
+	})
+	return j, err
 }
 
-// ensureSimulatedJudgeTx is EnsureSimulatedJudge in tx.
+// EnsureSimulatedJudges gives every workspace its simulated judge (the
+// product's promise: it is built into every workspace), creating only the
+// missing ones. Every process calls it at start (EnsureDefaultWorkspace),
+// so a workspace made before the judge was made with it, or a dashboard
+// started without the demo, has one too.
+func (db *DB) EnsureSimulatedJudges(ctx context.Context) error {
+	var ids []int64
+	err := db.Gorm.WithContext(ctx).Model(&Workspace{}).
+		Where("NOT EXISTS (SELECT 1 FROM judges WHERE judges.workspace_id = workspaces.id AND judges.simulated = ? AND judges.trash_id IS NULL)", true).
+		Order("id").Pluck("id", &ids).Error
+	if err != nil {
+		return fmt.Errorf("find workspaces without the simulated judge: %w", err)
+	}
+	for _, id := range ids {
+		if _, err := db.EnsureSimulatedJudge(ctx, id); err != nil {
+			return fmt.Errorf("give workspace %d its simulated judge: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// ensureSimulatedJudgeTx is EnsureSimulatedJudge in tx. It first writes
+// the workspace's row (a change to nothing) so that of two transactions
+// ensuring the judge at once (processes starting together), the second
+// waits for the first and then finds its judge: a row lock on PostgreSQL,
+// the database's write lock on SQLite.
 func ensureSimulatedJudgeTx(tx *gorm.DB, wsID int64) (Judge, error) {
 	var j Judge
+	if err := tx.Exec("UPDATE workspaces SET id = id WHERE id = ?", wsID).Error; err != nil {
+		return j, err
+	}
 	err := tx.Where("workspace_id = ? AND simulated = ?", wsID, true).Scopes(live).First(&j).Error
 	if err == nil {
 		return j, nil

@@ -281,6 +281,10 @@ type (
 		UptoRatingID int64      `json:"upto_rating_id"`
 		AsOf         *time.Time `json:"as_of"`
 		ChosenBy     string     `json:"chosen_by"`
+		// ScaleNotes say how imported ratings were put on the browser
+		// ratings' scale before averaging, or why they were not (empty
+		// when nothing needed saying).
+		ScaleNotes []string `json:"scale_notes"`
 	}
 	// JSONJudge is the judge that answered.
 	JSONJudge struct {
@@ -663,7 +667,7 @@ func exportHumanUse(u HumanUse) JSONHumanRatings {
 		src = models.HumansImported
 	}
 	out := JSONHumanRatings{Source: string(src), Label: src.Label(), BrowserRatings: u.BrowserRatings,
-		UptoRatingID: u.UptoRatingID, ChosenBy: u.ChosenBy}
+		UptoRatingID: u.UptoRatingID, ChosenBy: u.ChosenBy, ScaleNotes: append([]string{}, u.ScaleNotes...)}
 	if u.AsOf != nil {
 		t := u.AsOf.UTC()
 		out.AsOf = &t

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -28,6 +29,10 @@ type HumanUse struct {
 	// BrowserRatings counts the browser reviewers' current ratings (with a
 	// score) the report read, over all criteria.
 	BrowserRatings int
+	// ScaleNotes say, per criterion where it applies, how the imported
+	// ratings were put on the browser ratings' scale before the two were
+	// averaged, or why they were not (models.ImportedOnScale).
+	ScaleNotes []string
 }
 
 // Text says in words which human ratings were used.
@@ -44,7 +49,18 @@ func (u HumanUse) Text() string {
 		}
 		s += ")"
 	}
+	if len(u.ScaleNotes) > 0 {
+		s += ". " + strings.Join(u.ScaleNotes, " ")
+	}
 	return s
+}
+
+// noteScale keeps the note of how a criterion's imported ratings were put
+// on the browser ratings' scale, when there is one.
+func (u *HumanUse) noteScale(m models.ImportedOnScale) {
+	if n := m.Note(); n != "" {
+		u.ScaleNotes = append(u.ScaleNotes, n)
+	}
 }
 
 // HumanSourceText says which human ratings the report used.
@@ -184,7 +200,9 @@ func applyHumanSource(ctx context.Context, db *models.DB, wsID int64, run models
 	}
 	crits := append(run.RubricSnapshot.Criteria[:0:0], run.RubricSnapshot.Criteria...)
 	for i, crit := range crits {
-		rows, crits[i] = models.MergeHumanRatings(rows, crit, use.Source, reviews[i])
+		var m models.ImportedOnScale
+		rows, crits[i], m = models.MergeHumanRatingsOn(rows, crit, use.Source, reviews[i], nil)
+		use.noteScale(m)
 	}
 	run.RubricSnapshot.Criteria = crits
 	return run, rows, use, nil
@@ -203,6 +221,10 @@ func usedRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice m
 		return "", err
 	}
 	h := sha256.New()
+	// How the ratings are combined: imported-on-scale-1, imported ratings
+	// outside the browser ratings' scale are put on it before averaging
+	// (models.MergeHumanRatingsOn), so summaries stored before are stale.
+	fmt.Fprint(h, "imported-on-scale-1;")
 	for ci, rs := range reviews {
 		fmt.Fprintf(h, "criterion %d:", ci)
 		for _, r := range rs {

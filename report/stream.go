@@ -52,6 +52,11 @@ type exportSource struct {
 	merged []evaluator.Criterion
 	// reviews are each criterion's current browser reviews, by row.
 	reviews []map[int64][]models.ReviewRating
+	// onScale are each criterion's decision how its imported ratings are
+	// put on the browser ratings' scale, taken over every row where
+	// merging averages the two (nil elsewhere), so that a page is merged
+	// as all rows are.
+	onScale []*models.ImportedOnScale
 	// pageRows and onPage are for tests: the page size (0: streamPageRows)
 	// and a hook called with every page of rows read.
 	pageRows int
@@ -106,7 +111,8 @@ func (x *exportSource) needsAnnotatorScan(crit evaluator.Criterion) bool {
 // pass over the ratings column, only for the "both" source) and sets
 // pinned and merged.
 func (x *exportSource) pinAnnotators(ctx context.Context) error {
-	x.pinned, x.merged = nil, nil
+	x.pinned, x.merged, x.onScale = nil, nil, nil
+	x.use.ScaleNotes = nil
 	for i, crit := range x.crits {
 		p := crit
 		if x.needsAnnotatorScan(crit) {
@@ -117,10 +123,51 @@ func (x *exportSource) pinAnnotators(ctx context.Context) error {
 			p.AnnotatorColumns = keys
 		}
 		x.pinned = append(x.pinned, p)
-		_, m := models.MergeHumanRatings(nil, p, x.source, x.pageReviews(i, nil, true))
+		var pin *models.ImportedOnScale
+		if x.averagesImported(i, p) {
+			sp, err := x.importedSpan(ctx, p)
+			if err != nil {
+				return err
+			}
+			on := models.DecideImportedOnScale(p, sp, x.pageReviews(i, nil, true))
+			pin = &on
+		}
+		x.onScale = append(x.onScale, pin)
+		_, m, on := models.MergeHumanRatingsOn(nil, p, x.source, x.pageReviews(i, nil, true), pin)
 		x.merged = append(x.merged, m)
+		x.use.noteScale(on)
 	}
 	return nil
+}
+
+// averagesImported says whether merging criterion ci's human ratings
+// averages imported ratings with browser ones: under "both", with an
+// imported column and a browser rating.
+func (x *exportSource) averagesImported(ci int, crit evaluator.Criterion) bool {
+	if x.source != models.HumansBoth || crit.HumanColumn == "" {
+		return false
+	}
+	for _, r := range x.pageReviews(ci, nil, true) {
+		if r.Score != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// importedSpan is the criterion's imported ratings' span over every row
+// (models.ImportedRatingSpan), reading the ratings column page by page.
+func (x *exportSource) importedSpan(ctx context.Context, crit evaluator.Criterion) (models.ImportedSpan, error) {
+	var sp models.ImportedSpan
+	size := x.pageRows
+	if size <= 0 {
+		size = streamPageRows
+	}
+	err := x.db.EachDatasetRowChunk(ctx, x.ds.ID, size, "id, dataset_id, position, external_id, ratings", func(page []models.DatasetRow) error {
+		sp.Join(models.ImportedRatingSpan(crit, page))
+		return nil
+	})
+	return sp, err
 }
 
 // pageReviews are criterion ci's reviews of rows (all of them with all).
@@ -281,7 +328,7 @@ func (x *exportSource) eachSample(ctx context.Context, cis []int, withData bool,
 		// merges them over every row.
 		humans := make([][]*float64, len(cis))
 		for k, ci := range cis {
-			merged, crit := models.MergeHumanRatings(page, x.pinned[ci], x.source, x.pageReviews(ci, page, false))
+			merged, crit, _ := models.MergeHumanRatingsOn(page, x.pinned[ci], x.source, x.pageReviews(ci, page, false), x.onScale[ci])
 			humans[k] = make([]*float64, len(page))
 			if crit.HumanColumn == "" {
 				continue

@@ -168,6 +168,9 @@ var (
 		Examples: []evaluator.Example{{SampleID: "x", Score: 2}}}
 	critN    = evaluator.Criterion{Name: "N", Lo: 0, Hi: 2, HumanColumn: "n<&>/"}
 	critQone = evaluator.Criterion{Name: "Q", Lo: 1, Hi: 5, HumanColumn: "h", AnnotatorColumns: []string{"h@r1"}}
+	// Q's browser reviews (1 to 5) with "g" (0.33 to 2.33) as the imported
+	// column: under "both" it is mapped onto 1 to 5 over every row.
+	critQg = evaluator.Criterion{Name: "Q", Lo: 1, Hi: 5, HumanColumn: "g"}
 )
 
 var streamCases = []streamCase{
@@ -182,6 +185,7 @@ var streamCases = []streamCase{
 	{"geval escaped column imported", models.MethodGEval, 1, []evaluator.Criterion{critN, critQ}, "", everyScore},
 	{"batcheval escaped column both", models.MethodBatchEval, 2, []evaluator.Criterion{critN}, models.HumansBoth, everyScore},
 	{"llmeval browser explicit annotators", models.MethodLLMEval, 1, []evaluator.Criterion{critQex}, models.HumansBrowser, everyScore},
+	{"batcheval both imported column mapped", models.MethodBatchEval, 1, []evaluator.Criterion{critQg}, models.HumansBoth, everyScore},
 }
 
 // TestStreamedExportsMatchBuiltReport: for every run shape, the streamed
@@ -229,7 +233,8 @@ func TestStreamedExportsMatchBuiltReport(t *testing.T) {
 		}
 		// The cases cover what they claim: ceiling annotators imported and
 		// merged with browser reviewers, browser ratings counted.
-		for _, want := range []string{"annotators h@r1, h@r2", "(6 browser ratings", "(8 browser ratings", "annotators h@r2, h@r1, h@browser:ann", "N=n<&>/ (annotators n<&>/@x, n<&>/@y)"} {
+		for _, want := range []string{"annotators h@r1, h@r2", "(6 browser ratings", "(8 browser ratings", "annotators h@r2, h@r1, h@browser:ann", "N=n<&>/ (annotators n<&>/@x, n<&>/@y)",
+			"Q: the imported ratings (0 to 3) lie outside the rubric's 1 to 5", "Q: the imported ratings (0.3333 to 2.333) lie outside the rubric's 1 to 5"} {
 			if !strings.Contains(all, want) {
 				t.Errorf("no export says %q: the cases miss a shape", want)
 			}
