@@ -53,10 +53,12 @@ func (db *DB) AddRunEvent(ctx context.Context, ev RunEvent) error {
 	return nil
 }
 
-// RunEvents lists a run's events, oldest first.
+// RunEvents lists a run's events, oldest first. It reads through the
+// read pool: the run page shows them, and pages never wait for a write
+// connection (TestPagesReadWithoutTheWritePool).
 func (db *DB) RunEvents(ctx context.Context, runID int64) ([]RunEvent, error) {
 	out := []RunEvent{}
-	if err := db.Gorm.WithContext(ctx).Where("run_id = ?", runID).Order("at, id").Find(&out).Error; err != nil {
+	if err := db.Reader(ctx).Where("run_id = ?", runID).Order("at, id").Find(&out).Error; err != nil {
 		return nil, fmt.Errorf("list events of run %d: %w", runID, err)
 	}
 	return out, nil
