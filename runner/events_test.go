@@ -42,6 +42,13 @@ func TestLostLeaseIsRecordedOnTheRun(t *testing.T) {
 		if err := hold.Exec(`UPDATE runs SET name = name WHERE id = ?`, run.ID).Error; err != nil {
 			t.Fatal(err)
 		}
+		var status string
+		if err := hold.Raw(`SELECT status FROM runs WHERE id = ?`, run.ID).Scan(&status).Error; err != nil {
+			t.Fatal(err)
+		}
+		if status != string(models.RunRunning) {
+			t.Fatalf("the run was %s before the row was held; it must still be running for this test", status)
+		}
 		time.Sleep(ttl + ttl/2)
 		if err := hold.Commit().Error; err != nil {
 			t.Fatal(err)
@@ -97,5 +104,74 @@ func TestLostLeaseIsRecordedOnTheRun(t *testing.T) {
 			t.Errorf("unexpected further event %s: %s", ev.Kind, ev.Message)
 		}
 		t.Logf("events: %q / %q", lost.Message, next.Message)
+	})
+}
+
+// TestLeaseLostToAClaimMadeWhileTheRenewalWaited: worker A's renewal waits
+// behind a held row for longer than its lease, and by the time it gets the
+// row another execution has claimed the run. A lost its lease (the run's
+// events say so, and A takes the run on again once that claim lapses).
+// Before, A read the renewal's "not yours" as a cancel: it ended its job
+// quietly, recorded nothing and left the run to whoever had claimed it.
+func TestLeaseLostToAClaimMadeWhileTheRenewalWaited(t *testing.T) {
+	t.Parallel()
+	const ttl = 2 * time.Second
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		fj := newFakeJudge(t, simjudge.Options{Seed: 29, Latency: 150 * time.Millisecond}, nil)
+		a := env.startRunner(Config{DB: otherHandle(t, env.db), LeaseTTL: ttl, MaxRuns: 1})
+		spec := env.newRun(fj.URL(), 2, 1, 30)
+		spec.Settings.BatchSize = 3
+		run := env.launch(env.jobs, spec)
+		mid := env.waitRun(run.ID, 30*time.Second, "a few batches answered", func(r models.Run) bool {
+			return r.LeaseOwner != "" && r.BatchesDone >= 2
+		})
+		if !strings.HasPrefix(mid.LeaseOwner, a.ID()+"/") {
+			t.Fatalf("run leased by %q, want worker A (%s)", mid.LeaseOwner, a.ID())
+		}
+		// Another execution claims the run while A's renewal waits for the
+		// row: its claim lands first, and A's lease has run out by then.
+		hold := env.db.Gorm.Begin()
+		t.Cleanup(func() { hold.Rollback() })
+		if err := hold.Exec(`UPDATE runs SET lease_owner = ? WHERE id = ?`, "elsewhere/1", run.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		var status string
+		if err := hold.Raw(`SELECT status FROM runs WHERE id = ?`, run.ID).Scan(&status).Error; err != nil {
+			t.Fatal(err)
+		}
+		if status != string(models.RunRunning) {
+			t.Fatalf("the run was %s before the row was held; it must still be running for this test", status)
+		}
+		time.Sleep(ttl + ttl/2)
+		if err := hold.Commit().Error; err != nil {
+			t.Fatal(err)
+		}
+		var evs []models.RunEvent
+		eventually(t, "the lost lease on the run", func() bool {
+			var err error
+			evs, err = env.db.RunEvents(ctx, run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(evs) >= 1
+		})
+		if lost := evs[0]; lost.Kind != models.RunEventLeaseLost || lost.Worker != mid.LeaseOwner {
+			t.Fatalf("first event %s by %q (%s), want %s by worker A (%s)", lost.Kind, lost.Worker, lost.Message, models.RunEventLeaseLost, mid.LeaseOwner)
+		}
+		// The claim that won was nobody's work: once it lapses, A takes
+		// the run on again and finishes it.
+		got := env.waitFinished(run.ID, 60*time.Second)
+		if got.Status != models.RunSucceeded || got.MissingScores != 0 {
+			t.Fatalf("run %s with %d missing scores (%s), want succeeded complete", got.Status, got.MissingScores, got.Error)
+		}
+		evs, err := env.db.RunEvents(ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) < 2 || evs[1].Kind != models.RunEventTakenOver || !strings.HasPrefix(evs[1].Worker, a.ID()+"/") ||
+			!strings.Contains(evs[1].Message, "from worker elsewhere") {
+			t.Errorf("events after the lost lease: %+v; want worker A taking the run over from the claim that won", evs[1:])
+		}
 	})
 }

@@ -279,6 +279,15 @@ func (r *Runner) keepLease(work context.Context, stop context.CancelCauseFunc, s
 			}
 			continue
 		}
+		if !ok && lapsed() {
+			// The renewal waited past the lease (a row held by another
+			// transaction) and meanwhile the run was claimed by another
+			// execution: that is a lost lease, not a cancel, and the run's
+			// events must say so. Taken for a cancel, the execution ended
+			// its job quietly and the run showed no gap in its progress.
+			lose()
+			return
+		}
 		if !ok && work.Err() == nil {
 			// Cancelled, paused or taken: no new call. A paused run's
 			// lease is still ours, and is held for the calls on their way.

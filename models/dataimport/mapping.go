@@ -606,6 +606,10 @@ func SuggestMapping(t *Table) Mapping {
 		s := stats[c]
 		switch {
 		case c == m.IDColumn || s.filled == 0:
+		case looksLikeID(c):
+			// An identifier (system_id, context_id) is metadata, kept in
+			// the sample's data: shown to the judge, a system's name
+			// ("Original Ground Truth") tells it what it is scoring.
 		case s.numeric:
 			// Only a column most rows have a number in is taken for the
 			// humans' ratings: rating a subset leaves gaps, but a key

@@ -269,6 +269,32 @@ func TestSuggestMapping(t *testing.T) {
 			},
 		},
 		{
+			// CI: the Topical-Chat file gained a system_id column whose
+			// values read as sentences ("Nucleus Decoding (p = 0.3)"), and
+			// it was ticked as text for the judge: the judge would have
+			// read which system wrote the response it scores. A column
+			// named as an identifier is metadata, never text to judge.
+			name: "a column named as an id is never text for the judge",
+			input: "id,system_id,response\n" +
+				"r1,Nucleus Decoding (p = 0.3),I like that film a lot\n" +
+				"r2,Original Ground Truth written here,They sound great to me\n" +
+				"r3,Nucleus Decoding (p = 0.3),No idea what you mean\n" +
+				"r4,Original Ground Truth written here,Maybe we could go there\n" +
+				"r5,Nucleus Decoding (p = 0.3),That was a long trip\n",
+			want: Mapping{
+				IDColumn: "id",
+				Fields:   []evaluator.Field{{Column: "response", Label: "Response"}},
+			},
+		},
+		{
+			name:  "an id-named column is not the fallback text either",
+			input: "key,system_id,word\nk1,Nucleus Decoding (p = 0.3) long,a\nk2,Original Ground Truth,b\n",
+			want: Mapping{
+				IDColumn: "key",
+				Fields:   []evaluator.Field{{Column: "word", Label: "Word"}},
+			},
+		},
+		{
 			name:  "repeated id is no id; single words fall back to the longest column",
 			input: "id,word,short\n1,alpha,a\n1,beta,b\n",
 			want: Mapping{
