@@ -422,7 +422,9 @@ func (db *DB) saveFenced(ctx context.Context, r BatchResult, onLease func(LeaseS
 // write. When the new holder has answered the batch meanwhile, it fails
 // with EConflict: nothing of it is stored, but what it cost is counted on
 // the run in the same transaction (countRefused); when the run has ended,
-// with ErrLeaseLost.
+// with ErrLeaseLost, and it is counted all the same if its batch was
+// answered (the run was stopped or finished while the call was out: it
+// was paid for).
 func (db *DB) SaveLateBatchResult(ctx context.Context, r BatchResult) error {
 	if r.Batch.Status != BatchDone {
 		return Errorf(EInvalid, "batch %d: only a complete late answer is stored", r.Batch.ID)
@@ -432,7 +434,7 @@ func (db *DB) SaveLateBatchResult(ctx context.Context, r BatchResult) error {
 	missing, _ := r.counts()
 	// The late writer holds no lease: this condition replaces the fence.
 	g := runGuard{name: "going", cond: " AND status IN (?, ?, ?)", args: []any{RunQueued, RunRunning, RunPaused},
-		err: fmt.Errorf("run %d has ended: %w", b.RunID, ErrLeaseLost)}
+		err: fmt.Errorf("run %d has ended: %w", b.RunID, ErrLeaseLost), countEnded: true}
 	return db.retry(ctx, "store late answer", func() error {
 		return db.saveBatchResult(ctx, r, b, now, missing, 0, g)
 	})
@@ -450,6 +452,10 @@ type runGuard struct {
 	// the lease as the counters' update found it.
 	owner   string
 	onLease func(LeaseState)
+	// countEnded counts an answer refused because its batch was answered
+	// when the run also fails the condition (a late answer to a run that
+	// has ended): it was paid for, and no later write will count it.
+	countEnded bool
 	// batchFence puts the fence on owner in the batch's update instead
 	// (cond is then empty): a refused answer writes nothing at all, so a
 	// group's transaction can go on with its other answers.
@@ -501,7 +507,7 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if !ok && !g.countEnded {
 			return g.err
 		}
 		// Refused, but paid for: counted here, in the transaction that
@@ -511,6 +517,9 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 		}
 		if err := tx.Commit(); err != nil {
 			return err
+		}
+		if !ok {
+			return g.err
 		}
 		return Errorf(EConflict, "batch %d already has an answer", b.ID)
 	}
