@@ -35,7 +35,7 @@ func answerSQLPG(fenced bool) string {
 		}
 		return `WITH f AS (SELECT status, lease_until, lease_owner FROM runs WHERE id = ? FOR UPDATE),
  b AS (UPDATE run_batches SET status = ?, request = ?, response = ?, repair_request = ?, repair_response = ?, problems = ?,
- prompt_tokens = ?, completion_tokens = ?, latency_ms = ?, attempts = ?, calls = ?, error = ?, error_kind = ?, done_at = ?, details = ?
+ prompt_tokens = ?, completion_tokens = ?, latency_ms = ?, attempts = ?, calls = ?, error = ?, error_kind = ?, done_at = ?, details = ?, paid_calls = ?
  WHERE id = ? AND status = ? AND EXISTS (SELECT 1 FROM f` + cond + `) RETURNING id),
  s AS (INSERT INTO run_scores (run_id, batch_id, criterion_index, "round", row_id, label, score, analysis)
  SELECT ?, b.id, u.c, u.r, u.row_id, u.label, u.score, u.analysis FROM b,
@@ -88,7 +88,7 @@ func (db *DB) storeAnswerPG(ctx context.Context, r BatchResult, owner string, on
 	args := make([]any, 0, 48)
 	args = append(args, b.RunID, b.Status, b.Request, b.Response, b.RepairRequest, b.RepairResponse, jsonValue(b.Problems),
 		b.PromptTokens, b.CompletionTokens, b.LatencyMS, b.Attempts, b.Calls, b.Error, b.ErrorKind, now,
-		jsonValue(detailsOrEmpty(b.Details)), b.ID, BatchPending)
+		jsonValue(detailsOrEmpty(b.Details)), r.paidColumn(), b.ID, BatchPending)
 	if owner != "" {
 		args = append(args, owner)
 	}
@@ -131,8 +131,8 @@ func (db *DB) storeAnswerPG(ctx context.Context, r BatchResult, owner string, on
 			// transaction that finds the conflict again and counts it
 			// in the same breath (countRefused): this statement read the
 			// batch as of its start, possibly before the answer that
-			// beat it, and cannot tell whether that answer is this one
-			// replayed. Nothing is lost if the process dies in between:
+			// beat it, and cannot tell which of this one's calls that
+			// answer counted already (a replay of them). Nothing is lost if the process dies in between:
 			// nothing of this answer was stored or counted yet.
 			var g runGuard
 			if owner != "" {

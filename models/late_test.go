@@ -38,6 +38,12 @@ func TestSaveLateBatchResult(t *testing.T) {
 			want: func(err error) bool { return err == nil }, stored: true},
 		{name: "run cancelled", runStatus: models.RunCancelled, status: models.BatchDone,
 			want: func(err error) bool { return errors.Is(err, models.ErrLeaseLost) }},
+		// The run was stopped, or finished, while the call was out: the
+		// answer was paid for and is counted (it used to be dropped).
+		{name: "run cancelled after the new holder answered", runStatus: models.RunCancelled, answered: true, status: models.BatchDone,
+			want: func(err error) bool { return errors.Is(err, models.ErrLeaseLost) }, counted: true},
+		{name: "run finished after the new holder answered", runStatus: models.RunSucceeded, answered: true, status: models.BatchDone,
+			want: func(err error) bool { return errors.Is(err, models.ErrLeaseLost) }, counted: true},
 		{name: "failed answer left to the new holder", runStatus: models.RunRunning, status: models.BatchFailed,
 			want: func(err error) bool { return models.ErrorCode(err) == models.EInvalid }},
 	}

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -350,6 +352,32 @@ type BatchResult struct {
 	// ShortScores is how many of Scores were computed from fewer sampled
 	// answers than asked (Run.ShortScores).
 	ShortScores int
+	// Paid are the answer's paid calls with their identities, as the
+	// answer cache gave them (judge.PaidCall): stored with the batch,
+	// they tell a refused answer which of its calls the stored one
+	// counted already (countRefused).
+	Paid []PaidCall
+}
+
+// PaidCall is one paid call of an answer: its identity (judge.PaidCall.ID,
+// "" when unknown), its tokens and its cost (nil when the price is
+// unknown).
+type PaidCall struct {
+	ID                             string
+	PromptTokens, CompletionTokens int
+	Cost                           *float64
+}
+
+// paidColumn is what run_batches.paid_calls stores for r: the identities
+// of its paid calls, space-separated ("" when it has none known).
+func (r BatchResult) paidColumn() string {
+	var ids []string
+	for _, c := range r.Paid {
+		if c.ID != "" {
+			ids = append(ids, c.ID)
+		}
+	}
+	return strings.Join(ids, " ")
 }
 
 // SaveBatchResult stores a batch's answer, its scores and the run's
@@ -394,7 +422,9 @@ func (db *DB) saveFenced(ctx context.Context, r BatchResult, onLease func(LeaseS
 // write. When the new holder has answered the batch meanwhile, it fails
 // with EConflict: nothing of it is stored, but what it cost is counted on
 // the run in the same transaction (countRefused); when the run has ended,
-// with ErrLeaseLost.
+// with ErrLeaseLost, and it is counted all the same if its batch was
+// answered (the run was stopped or finished while the call was out: it
+// was paid for).
 func (db *DB) SaveLateBatchResult(ctx context.Context, r BatchResult) error {
 	if r.Batch.Status != BatchDone {
 		return Errorf(EInvalid, "batch %d: only a complete late answer is stored", r.Batch.ID)
@@ -404,7 +434,7 @@ func (db *DB) SaveLateBatchResult(ctx context.Context, r BatchResult) error {
 	missing, _ := r.counts()
 	// The late writer holds no lease: this condition replaces the fence.
 	g := runGuard{name: "going", cond: " AND status IN (?, ?, ?)", args: []any{RunQueued, RunRunning, RunPaused},
-		err: fmt.Errorf("run %d has ended: %w", b.RunID, ErrLeaseLost)}
+		err: fmt.Errorf("run %d has ended: %w", b.RunID, ErrLeaseLost), countEnded: true}
 	return db.retry(ctx, "store late answer", func() error {
 		return db.saveBatchResult(ctx, r, b, now, missing, 0, g)
 	})
@@ -422,6 +452,10 @@ type runGuard struct {
 	// the lease as the counters' update found it.
 	owner   string
 	onLease func(LeaseState)
+	// countEnded counts an answer refused because its batch was answered
+	// when the run also fails the condition (a late answer to a run that
+	// has ended): it was paid for, and no later write will count it.
+	countEnded bool
 	// batchFence puts the fence on owner in the batch's update instead
 	// (cond is then empty): a refused answer writes nothing at all, so a
 	// group's transaction can go on with its other answers.
@@ -473,7 +507,7 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if !ok && !g.countEnded {
 			return g.err
 		}
 		// Refused, but paid for: counted here, in the transaction that
@@ -484,6 +518,9 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 		if err := tx.Commit(); err != nil {
 			return err
 		}
+		if !ok {
+			return g.err
+		}
 		return Errorf(EConflict, "batch %d already has an answer", b.ID)
 	}
 	return tx.Commit()
@@ -492,13 +529,82 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 // countRefused counts on its run an answer refused because another
 // execution answered its batch first: it was paid for all the same, so its
 // calls, tokens and cost (when known) are added to the run's, in tx, the
-// transaction that found the conflict. Not when the batch's stored answer
-// is this very answer (the same response, repair response, calls and
-// tokens): the answer cache gives an answer paid for but never counted
-// back to the unit's next execution as the paid call it was, and then
-// either the stored answer is that replay (which counted it) or this one
-// is (and the stored original counted it). A paid answer counts once.
+// transaction that found the conflict. Not the calls the stored answer
+// counted already: the answer cache gives an answer paid for but never
+// counted back to the unit's next execution as the paid call it was, with
+// the identity the call was given when the judge answered it
+// (BatchResult.Paid, stored in paid_calls), so a call of r whose identity
+// the stored answer has is that same call, counted once. Two calls the
+// judge answered alike (a seeded judge answers the same request the same)
+// have two identities and are both counted. A paid answer counts once.
+//
+// An answer stored before identities were kept (paid_calls NULL), or a
+// replay of a cache entry that has none, is compared by content instead:
+// not counted when the stored answer has the same response, repair
+// response, calls and tokens.
 func (db *DB) countRefused(ctx context.Context, tx *answerTx, r BatchResult) error {
+	b := r.Batch
+	q := hotSQL.get(db.Dialect, "refused answer's batch", 0, func() string {
+		return "SELECT paid_calls FROM run_batches WHERE id = ? AND run_id = ?"
+	})
+	var stored sql.NullString
+	err := db.hotQueryRow(ctx, db.answers(), tx, q, b.ID, b.RunID).Scan(&stored)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("count the refused answer of batch %d: %w", b.ID, err)
+	}
+	unknown := !stored.Valid
+	for _, c := range r.Paid {
+		if c.ID == "" {
+			unknown = true
+		}
+	}
+	if unknown {
+		return db.countRefusedByContent(ctx, tx, r)
+	}
+	counted := strings.Fields(stored.String)
+	calls, prompt, completion, cost := b.Calls, b.PromptTokens, b.CompletionTokens, r.Cost
+	for _, c := range r.Paid {
+		if !slices.Contains(counted, c.ID) {
+			continue
+		}
+		calls, prompt, completion = calls-1, prompt-c.PromptTokens, completion-c.CompletionTokens
+		if cost != nil && c.Cost != nil {
+			left := *cost - *c.Cost
+			cost = &left
+		}
+	}
+	calls, prompt, completion = max(calls, 0), max(prompt, 0), max(completion, 0)
+	if calls == 0 && prompt == 0 && completion == 0 {
+		return nil
+	}
+	if cost != nil && *cost < 0 {
+		zero := 0.0
+		cost = &zero
+	}
+	withCost := cost != nil
+	q = hotSQL.get(db.Dialect, "count refused calls "+strconv.FormatBool(withCost), 0, func() string {
+		c := ""
+		if withCost {
+			c = ", cost_usd = " + addCostSQL
+		}
+		return `UPDATE runs SET calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?` + c + ` WHERE id = ?`
+	})
+	args := []any{calls, prompt, completion}
+	if withCost {
+		args = append(args, *cost)
+	}
+	args = append(args, b.RunID)
+	if _, err := db.hotExec(ctx, db.answers(), tx, q, args...); err != nil {
+		return fmt.Errorf("count the refused answer of batch %d: %w", b.ID, err)
+	}
+	return nil
+}
+
+// countRefusedByContent is countRefused for an answer whose calls cannot
+// be told by identity: it is counted whole unless the batch's stored
+// answer is this very answer (the same response, repair response, calls
+// and tokens), which is then taken for its replay or its original.
+func (db *DB) countRefusedByContent(ctx context.Context, tx *answerTx, r BatchResult) error {
 	b := r.Batch
 	withCost := r.Cost != nil
 	q := hotSQL.get(db.Dialect, "count refused answer "+strconv.FormatBool(withCost), 0, func() string {
@@ -555,12 +661,12 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchR
 			fence = " AND EXISTS (SELECT 1 FROM runs WHERE id = ? AND lease_owner = ?)"
 		}
 		return `UPDATE run_batches SET status = ?, request = ?, response = ?, repair_request = ?, repair_response = ?, problems = ?,
- prompt_tokens = ?, completion_tokens = ?, latency_ms = ?, attempts = ?, calls = ?, error = ?, error_kind = ?, done_at = ?, details = ?
+ prompt_tokens = ?, completion_tokens = ?, latency_ms = ?, attempts = ?, calls = ?, error = ?, error_kind = ?, done_at = ?, details = ?, paid_calls = ?
  WHERE id = ? AND status = ?` + fence
 	})
 	bargs := []any{b.Status, b.Request, b.Response, b.RepairRequest, b.RepairResponse, jsonValue(b.Problems),
 		b.PromptTokens, b.CompletionTokens, b.LatencyMS, b.Attempts, b.Calls, b.Error, b.ErrorKind, now,
-		jsonValue(detailsOrEmpty(b.Details)), b.ID, BatchPending}
+		jsonValue(detailsOrEmpty(b.Details)), r.paidColumn(), b.ID, BatchPending}
 	if g.batchFence {
 		bargs = append(bargs, b.RunID, g.owner)
 	}

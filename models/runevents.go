@@ -39,13 +39,24 @@ type RunEvent struct {
 func (RunEvent) TableName() string { return "run_events" }
 
 // AddRunEvent records an event on a run, retried through transient
-// database errors (it is written just after the database came back).
+// database errors (it is written just after the database came back). An
+// execution has at most one event of a kind on a run (it loses its lease
+// once, it claims the run once): when the run has one already by the same
+// worker and of the same kind, nothing is written. So a retry after a
+// commit whose acknowledgement was lost, or a lost lease written again
+// later (the runner keeps trying while the database is down), does not
+// tell the same fact twice.
 func (db *DB) AddRunEvent(ctx context.Context, ev RunEvent) error {
-	ev.ID = 0
 	ev.At = ev.At.UTC()
+	// PostgreSQL types a SELECT list's parameters as text unless told.
+	values := "?, ?, ?, ?, ?"
+	if db.Dialect == Postgres {
+		values = "CAST(? AS BIGINT), CAST(? AS TIMESTAMPTZ), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT)"
+	}
+	q := `INSERT INTO run_events (run_id, at, kind, worker, message) SELECT ` + values +
+		` WHERE NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = ? AND kind = ? AND worker = ?)`
 	err := db.retry(ctx, "record run event", func() error {
-		ev.ID = 0
-		return db.Gorm.WithContext(ctx).Create(&ev).Error
+		return db.Gorm.WithContext(ctx).Exec(q, ev.RunID, ev.At, ev.Kind, ev.Worker, ev.Message, ev.RunID, ev.Kind, ev.Worker).Error
 	})
 	if err != nil {
 		return fmt.Errorf("record %s on run %d: %w", ev.Kind, ev.RunID, err)

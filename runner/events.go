@@ -37,8 +37,11 @@ func workerName(owner string) string {
 // noteLeaseLost records on the run, once its execution has stopped and
 // stored what it could, that this worker lost its lease and why. cause is
 // the work context's cause, err what the execution returned. It is
-// written once the database answers again (retried for DBRetryFor); if it
-// never does, the successor's claim still records the takeover.
+// written once the database answers again: tried for DBRetryFor here,
+// then, while the database stays down, again in the background for up to
+// Config.EventRetryFor (keepNoting), as only this worker knows why it
+// lost the lease. The successor's claim records the takeover meanwhile;
+// the lost lease, written later, still comes first on the run (by when).
 func (r *Runner) noteLeaseLost(ctx context.Context, runID int64, owner string, cause, err error, log *slog.Logger) {
 	at := time.Now()
 	why := "another worker holds the run now"
@@ -57,9 +60,61 @@ func (r *Runner) noteLeaseLost(ctx context.Context, runID int64, owner string, c
 		"answers to calls it had already sent were kept (they were paid for). The run goes on with the next worker to claim it.",
 		workerName(owner), eventTime(at), why)
 	ev := models.RunEvent{RunID: runID, At: at, Kind: models.RunEventLeaseLost, Worker: owner, Message: msg}
-	if err := r.db.AddRunEvent(context.WithoutCancel(ctx), ev); err != nil {
-		log.Warn("could not record the lost lease on the run", "err", err)
+	if err := r.addEvent(context.WithoutCancel(ctx), ev); err != nil {
+		if !models.IsTransient(err) {
+			log.Warn("could not record the lost lease on the run", "err", err)
+			return
+		}
+		log.Warn("could not record the lost lease on the run yet; trying again while the database is down", "err", err, "for", r.cfg.EventRetryFor)
+		r.keepNoting(ev, log)
 	}
+}
+
+// DefaultEventRetryFor is how long a lost lease the database would not
+// take is still tried (Config.EventRetryFor): longer than any outage a
+// run rides out, short enough not to keep a goroutine for ever.
+const DefaultEventRetryFor = time.Hour
+
+// addEvent writes a run event (tests stand in for the database).
+func (r *Runner) addEvent(ctx context.Context, ev models.RunEvent) error {
+	if r.eventWriter != nil {
+		return r.eventWriter(ctx, ev)
+	}
+	return r.db.AddRunEvent(ctx, ev)
+}
+
+// keepNoting writes ev in the background, trying again after each
+// transient failure (each try itself retried for DBRetryFor), until it is
+// written, Config.EventRetryFor has passed, or the runner stops (Stop and
+// Kill end it). A try whose commit was written but not acknowledged does
+// not write the event twice (AddRunEvent).
+func (r *Runner) keepNoting(ev models.RunEvent, log *slog.Logger) {
+	r.notes.Add(1)
+	go func() {
+		defer r.notes.Done()
+		deadline := time.Now().Add(r.cfg.EventRetryFor)
+		wait := min(time.Second, r.cfg.EventRetryFor/20)
+		for {
+			t := time.NewTimer(wait)
+			select {
+			case <-r.notesCtx.Done():
+				t.Stop()
+				log.Warn("the lost lease was not recorded on the run: the worker stopped before the database answered")
+				return
+			case <-t.C:
+			}
+			err := r.addEvent(r.notesCtx, ev)
+			if err == nil {
+				log.Info("recorded the lost lease on the run once the database answered again")
+				return
+			}
+			if !models.IsTransient(err) || time.Now().After(deadline) {
+				log.Warn("gave up recording the lost lease on the run", "err", err)
+				return
+			}
+			wait = min(2*wait, 30*time.Second)
+		}
+	}()
 }
 
 // noteTakeover records, when owner has just claimed the run after another

@@ -712,6 +712,8 @@ func (r *Runner) planRound(ctx context.Context, m methods.Method, mrun methods.R
 type pendingRetry struct {
 	batch models.RunBatch
 	first methods.Outcome
+	// firstPaid are first's paid calls (judge.PaidLog).
+	firstPaid []judge.PaidCall
 }
 
 // runRound judges a round's pending units concurrently, then tries the
@@ -744,12 +746,16 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 				calls = withRound(withTurn(calls, tn), t.batch.Round)
 				// A batch never stored has counted nothing: answers the
 				// run stored for it before a crash are its paid calls.
-				calls = judge.WithUnit(calls, judge.Unit{ID: t.batch.ID, Uncounted: t.batch.Calls == 0})
+				// The answer cache notes the unit's paid calls with their
+				// identities, stored with its answer (countRefused).
+				paidLog := &judge.PaidLog{}
+				calls = judge.WithUnit(calls, judge.Unit{ID: t.batch.ID, Uncounted: t.batch.Calls == 0, Paid: paidLog})
 				u := methods.Unit{Run: mrun, Criteria: pass, Round: t.batch.Round, Memo: memo}
 				for _, id := range t.batch.RowIDs {
 					u.Samples = append(u.Samples, samples[index[id]])
 				}
 				o := m.Judge(calls, client, u)
+				paid := append(slices.Clip(t.firstPaid), paidLog.Calls()...)
 				if o.Answered == 0 && errors.Is(o.Err, errRoundHalted) {
 					// Never called: the unit that halted the round says
 					// why, and this one stays pending (with what its
@@ -780,7 +786,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 						o = retried(t.first, o)
 					}
 					mu.Lock()
-					retries = append(retries, pendingRetry{batch: t.batch, first: o})
+					retries = append(retries, pendingRetry{batch: t.batch, first: o, firstPaid: paid})
 					mu.Unlock()
 					return nil
 				}
@@ -792,7 +798,9 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 					failed++
 					mu.Unlock()
 				}
-				return r.store(context.WithoutCancel(ctx), run, r.result(run, t.batch, pass, o), nil)
+				res := r.result(run, t.batch, pass, o)
+				res.Paid = paidCalls(run, paid)
+				return r.store(context.WithoutCancel(ctx), run, res, nil)
 			})
 		}
 		if err := g.Wait(); err != nil {
@@ -853,6 +861,20 @@ func (r *Runner) leavePending(ctx context.Context, run models.Run, t pendingRetr
 func (r *Runner) countPaid(ctx context.Context, run models.Run, b models.RunBatch, o methods.Outcome) error {
 	return r.db.AddUnitSpend(ctx, run.ID, b.ID, o.Answered, o.PromptTokens, o.CompletionTokens,
 		Cost(run.JudgeSnapshot, o.PromptTokens, o.CompletionTokens))
+}
+
+// paidCalls are a unit's paid calls as its stored answer keeps them,
+// each priced as the run prices its calls.
+func paidCalls(run models.Run, calls []judge.PaidCall) []models.PaidCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]models.PaidCall, len(calls))
+	for i, c := range calls {
+		out[i] = models.PaidCall{ID: c.ID, PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens,
+			Cost: Cost(run.JudgeSnapshot, c.PromptTokens, c.CompletionTokens)}
+	}
+	return out
 }
 
 // retried merges the failed first try of a unit into its retry: every

@@ -94,7 +94,12 @@ func TestAnswerAlreadyStoredIsStillCounted(t *testing.T) {
 // used to lose the count, made in a transaction of its own by the
 // runner); and a paid answer counts once, also when the answer cache
 // replayed it as paid to the unit's next execution, which stored it first
-// or was refused after it (it used to count twice).
+// or was refused after it (it used to count twice). Calls are told apart
+// by the identity each was given when the judge answered it, not by
+// their content: a seeded judge answers the same request alike, and two
+// such paid calls count twice (one of them used to go uncounted, taken
+// for a replay); an answer stored before identities were kept is still
+// compared by content.
 func TestRefusedAnswerCountedOnce(t *testing.T) {
 	t.Parallel()
 	type store func(ctx context.Context, env *testEnv, r *Runner, run models.Run, res, other models.BatchResult) error
@@ -106,6 +111,9 @@ func TestRefusedAnswerCountedOnce(t *testing.T) {
 	cases := []struct {
 		name      string
 		replayed  bool // the stored answer and the refused one are the same paid call
+		alike     bool // the stored answer has the refused one's content, from calls of its own
+		partly    bool // the stored answer replayed the refused one's first call and made a second of its own
+		legacy    bool // the stored answer was stored before identities were kept
 		group     bool // the other batch's answer is stored with it
 		refuse    store
 		wantCount bool // the refused answer adds its calls, tokens and cost
@@ -128,6 +136,11 @@ func TestRefusedAnswerCountedOnce(t *testing.T) {
 			}},
 		{name: "the replay was stored, the late original is refused", replayed: true, refuse: fenced("old")},
 		{name: "the original was stored, its replay is refused", replayed: true, refuse: fenced("new")},
+		{name: "a seeded judge answered two paid calls alike, both count", alike: true, refuse: fenced("old"), wantCount: true},
+		{name: "a seeded judge answered alike, the lease holder's is refused", alike: true, refuse: fenced("new"), wantCount: true},
+		{name: "the stored answer replayed one of the refused answer's calls", partly: true, refuse: fenced("old")},
+		{name: "stored before identities were kept, the replay matched by content", replayed: true, legacy: true, refuse: fenced("old")},
+		{name: "stored before identities were kept, another answer counts", legacy: true, refuse: fenced("old"), wantCount: true},
 	}
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		r, err := New(Config{DB: env.db, Log: testLog()})
@@ -149,25 +162,47 @@ func TestRefusedAnswerCountedOnce(t *testing.T) {
 				if ok, err := env.db.ClaimRun(ctx, run.ID, "new", time.Minute); err != nil || !ok {
 					t.Fatalf("claim: %v %v", ok, err)
 				}
-				answer := func(b models.RunBatch, text string, calls, prompt, completion int, latency int64) models.BatchResult {
+				answer := func(b models.RunBatch, text string, calls, prompt, completion int, latency int64, paid ...models.PaidCall) models.BatchResult {
 					b.Status, b.Calls, b.Attempts, b.PromptTokens, b.CompletionTokens, b.LatencyMS = models.BatchDone, calls, calls, prompt, completion, latency
 					b.Response = text
-					res := models.BatchResult{Batch: b, Cost: Cost(run.JudgeSnapshot, prompt, completion)}
+					res := models.BatchResult{Batch: b, Cost: Cost(run.JudgeSnapshot, prompt, completion), Paid: paid}
 					for i, id := range b.RowIDs {
 						x := 1 + float64(i)
 						res.Scores = append(res.Scores, models.RunScore{RunID: run.ID, BatchID: b.ID, RowID: id, Label: i + 1, Score: &x})
 					}
 					return res
 				}
-				paid := answer(bs[0], "the paid answer", 2, 3000, 300, 900)
-				first := answer(bs[0], "another execution's answer", 1, 1000, 100, 700)
-				if tc.replayed {
+				call := func(id string, prompt, completion int) models.PaidCall {
+					return models.PaidCall{ID: id, PromptTokens: prompt, CompletionTokens: completion, Cost: Cost(run.JudgeSnapshot, prompt, completion)}
+				}
+				// The refused answer: two paid calls (an answer and its
+				// repair), as the answer cache named them.
+				p1, p2 := call("paid-1", 2000, 200), call("paid-2", 1000, 100)
+				paid := answer(bs[0], "the paid answer", 2, 3000, 300, 900, p1, p2)
+				first := answer(bs[0], "another execution's answer", 1, 1000, 100, 700, call("other-1", 1000, 100))
+				switch {
+				case tc.replayed:
 					// The cache gives the paid answer back as it was paid
-					// for, without latency.
-					first = answer(bs[0], paid.Batch.Response, 2, 3000, 300, 0)
+					// for, without latency, with its calls' identities.
+					first = answer(bs[0], paid.Batch.Response, 2, 3000, 300, 0, p1, p2)
+				case tc.alike:
+					// The same answer from two calls of its own.
+					first = answer(bs[0], paid.Batch.Response, 2, 3000, 300, 800, call("again-1", 2000, 200), call("again-2", 1000, 100))
+				case tc.partly:
+					// The first call replayed, the repair made again.
+					first = answer(bs[0], "a replayed answer, repaired again", 2, 3500, 350, 300, p1, call("again-2", 1500, 150))
+				}
+				if tc.legacy {
+					// Stored by a worker that kept no identities.
+					first.Paid = nil
 				}
 				if err := env.db.SaveBatchResult(models.WithLeaseOwner(ctx, "new"), first); err != nil {
 					t.Fatal(err)
+				}
+				if tc.legacy {
+					if err := env.db.Gorm.Exec("UPDATE run_batches SET paid_calls = NULL WHERE id = ?", bs[0].ID).Error; err != nil {
+						t.Fatal(err)
+					}
 				}
 				before := env.getRun(run.ID)
 				other := answer(bs[1], "the other batch's answer", 1, 10, 1, 5)
@@ -185,6 +220,11 @@ func TestRefusedAnswerCountedOnce(t *testing.T) {
 				if tc.wantCount {
 					wantCalls, wantPrompt, wantCompletion = wantCalls+2, wantPrompt+3000, wantCompletion+300
 					wantCost += (3000*1 + 300*2) / 1e6 // newRun's prices: $1 and $2 per million
+				}
+				if tc.partly {
+					// Only the call the stored answer did not count.
+					wantCalls, wantPrompt, wantCompletion = wantCalls+1, wantPrompt+1000, wantCompletion+100
+					wantCost += (1000*1 + 100*2) / 1e6
 				}
 				if after.Calls != wantCalls || after.PromptTokens != wantPrompt || after.CompletionTokens != wantCompletion {
 					t.Errorf("run counts %d calls, %d+%d tokens; want %d, %d+%d", after.Calls, after.PromptTokens, after.CompletionTokens, wantCalls, wantPrompt, wantCompletion)

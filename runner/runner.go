@@ -74,6 +74,10 @@ type Config struct {
 	// idle worker's CPU, and starts again when work may exist (park.go).
 	// 0 never parks.
 	IdleAfter time.Duration
+	// EventRetryFor is how long a lost lease that the database would not
+	// take (it stayed down past DBRetryFor) is still tried in the
+	// background before it is given up (0: DefaultEventRetryFor).
+	EventRetryFor time.Duration
 	// RescueAfter is how long a job other than a run may stay running
 	// before River takes it for left by a dead process and retries it
 	// (DefaultRescueAfter when zero). Only webhook deliveries are such
@@ -126,6 +130,14 @@ type Runner struct {
 	// computed (afterFinish); statsSlots bounds them.
 	finishing  sync.WaitGroup
 	statsSlots chan struct{}
+	// notes counts the lost leases being written in the background
+	// (keepNoting); stopNotes ends them (Stop, Kill).
+	notes     sync.WaitGroup
+	notesCtx  context.Context
+	stopNotes context.CancelFunc
+	// eventWriter, set by tests before Start, stands for the database's
+	// AddRunEvent (to make it fail as a database that is down).
+	eventWriter func(ctx context.Context, ev models.RunEvent) error
 	// riverCtx is what River's client is (re)started with.
 	riverCtx context.Context
 	// onBudget, set by tests before Start, sees each execution's budget
@@ -210,6 +222,9 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.RescueAfter <= 0 {
 		cfg.RescueAfter = DefaultRescueAfter
 	}
+	if cfg.EventRetryFor <= 0 {
+		cfg.EventRetryFor = DefaultEventRetryFor
+	}
 	host, _ := os.Hostname()
 	r := &Runner{
 		cfg:        cfg,
@@ -221,6 +236,7 @@ func New(cfg Config) (*Runner, error) {
 		statsSlots: make(chan struct{}, statsAtOnce),
 		flights:    judge.NewFlights(),
 	}
+	r.notesCtx, r.stopNotes = context.WithCancel(context.Background())
 	r.metrics = newMetrics(cfg.DB, r.log)
 	if cfg.DBRetryFor > 0 {
 		cfg.DB.Retry.For = cfg.DBRetryFor
@@ -383,7 +399,15 @@ func (r *Runner) Stop(ctx context.Context) error {
 	r.flushSaves(ctx)
 	// Finished runs' statistics being computed: kept if they end in time.
 	r.waitFinishing(ctx)
+	r.endNotes()
 	return err
+}
+
+// endNotes stops the background writes of lost leases (keepNoting) and
+// waits for them to return.
+func (r *Runner) endNotes() {
+	r.stopNotes()
+	r.notes.Wait()
 }
 
 // Kill stops at once, cancelling in-flight calls, as a crash would (tests).
@@ -397,6 +421,7 @@ func (r *Runner) Kill(ctx context.Context) error {
 	// Kill stands for a crash of the jobs, not of this process's memory:
 	// cached answers already queued are written as a live process would.
 	r.flushSaves(ctx)
+	r.endNotes()
 	return err
 }
 

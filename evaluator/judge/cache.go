@@ -2,6 +2,7 @@ package judge
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -128,6 +129,9 @@ type storedAnswer struct {
 	CompletionTokens int      `json:"completion_tokens"`
 	Run              int64    `json:"run,omitempty"`
 	Unit             int64    `json:"unit,omitempty"`
+	// Paid is the identity the call was given when the judge answered it
+	// (PaidCall.ID); empty for answers stored before identities were kept.
+	Paid string `json:"paid,omitempty"`
 }
 
 // Unit is the call unit a call is made for, as the runner knows it.
@@ -138,7 +142,54 @@ type Unit struct {
 	// yet (its batch was never stored): an answer the run stored for it
 	// before is replayed as a paid call, with its tokens.
 	Uncounted bool
+	// Paid, when set, collects the unit's paid calls as the cache sees
+	// them: each call the judge answered, and each answer replayed as
+	// the paid call it was (with the original's identity).
+	Paid *PaidLog
 }
+
+// PaidCall is one call a unit paid for. Its ID is made when the judge
+// answers the call and is kept with the answer in the store, so that an
+// answer replayed as a paid call (Unit.Uncounted) is known as the same
+// paid call, and two calls that the judge answered alike (a seeded or
+// deterministic judge) are known as two.
+type PaidCall struct {
+	// ID is random, unique to the call; empty for a replay of an answer
+	// stored before identities were kept (unknown).
+	ID                             string
+	PromptTokens, CompletionTokens int
+	// Replayed says the answer came from the store, as the call the run
+	// paid for before, rather than from the judge now.
+	Replayed bool
+}
+
+// PaidLog collects a unit's paid calls; it is safe for concurrent use.
+type PaidLog struct {
+	mu    sync.Mutex
+	calls []PaidCall
+}
+
+func (l *PaidLog) add(c PaidCall) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.calls = append(l.calls, c)
+	l.mu.Unlock()
+}
+
+// Calls returns the calls collected so far, in the order they were made.
+func (l *PaidLog) Calls() []PaidCall {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]PaidCall(nil), l.calls...)
+}
+
+// newPaidID is a new paid call's identity.
+func newPaidID() string { return rand.Text() }
 
 type unitKey struct{}
 
@@ -195,7 +246,13 @@ type Hit struct {
 func (c *Cache) Complete(ctx context.Context, r Request) (Response, error) {
 	hash, err := RequestHash(c.baseURL, c.model, r)
 	if err != nil {
-		return c.inner.Complete(ctx, r)
+		resp, err := c.inner.Complete(ctx, r)
+		if err == nil {
+			if u, ok := unitFrom(ctx); ok {
+				u.Paid.add(PaidCall{ID: newPaidID(), PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens})
+			}
+		}
+		return resp, err
 	}
 	if c.Private {
 		sum := sha256.Sum256([]byte(hash + "/run/" + strconv.FormatInt(c.Run, 10)))
@@ -215,6 +272,7 @@ func (c *Cache) Complete(ctx context.Context, r Request) (Response, error) {
 				// it costs what it cost then.
 				resp := Response{Choices: a.Choices, Model: a.Model, PromptTokens: a.PromptTokens,
 					CompletionTokens: a.CompletionTokens, Attempts: 1}
+				unit.Paid.add(PaidCall{ID: a.Paid, PromptTokens: a.PromptTokens, CompletionTokens: a.CompletionTokens, Replayed: true})
 				if c.OnReplay != nil {
 					c.OnReplay(ctx, resp)
 				}
@@ -254,8 +312,10 @@ func (c *Cache) Complete(ctx context.Context, r Request) (Response, error) {
 	if err != nil {
 		return resp, err
 	}
+	paid := newPaidID()
+	unit.Paid.add(PaidCall{ID: paid, PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens})
 	if b, err := json.Marshal(storedAnswer{Choices: resp.Choices, Model: resp.Model,
-		PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens, Run: c.Run, Unit: unit.ID}); err == nil {
+		PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens, Run: c.Run, Unit: unit.ID, Paid: paid}); err == nil {
 		// The answer is the caller's whatever happens to the store; a
 		// context already done (a run stopping) must not lose it either.
 		_ = c.store.SaveAnswer(context.WithoutCancel(ctx), hash, occurrence, b)

@@ -230,6 +230,55 @@ func TestCacheReplaysAUnitsOwnAnswersAsPaid(t *testing.T) {
 	}
 }
 
+// TestCachePaidCallsKeepTheirIdentity: each call the judge answers is
+// noted on its unit with an identity of its own, also when a seeded judge
+// answers two calls alike; an answer replayed as the paid call it was
+// (the unit's next execution) is noted with the original's identity and
+// tokens; a free hit is not noted (nothing was paid for it).
+func TestCachePaidCallsKeepTheirIdentity(t *testing.T) {
+	req := Request{Messages: []evaluator.Message{{Role: "user", Content: "rate these"}}}
+	complete := func(c *Cache, u Unit) []PaidCall {
+		t.Helper()
+		log := &PaidLog{}
+		u.Paid = log
+		if _, err := c.Complete(WithUnit(context.Background(), u), req); err != nil {
+			t.Fatal(err)
+		}
+		return log.Calls()
+	}
+	store := &memStore{answers: map[AnswerKey][]byte{}}
+	first := NewCache(&tokenJudge{}, store, "http://judge", "m")
+	first.Run = 1
+	orig := complete(first, Unit{ID: 5, Uncounted: true})
+	if len(orig) != 1 || orig[0].ID == "" || orig[0].Replayed || orig[0].PromptTokens != 100 || orig[0].CompletionTokens != 7 {
+		t.Fatalf("paid calls noted %+v, want one answered call with an identity and 100+7 tokens", orig)
+	}
+
+	// The unit's next execution: the stored answer is replayed as paid.
+	again := NewCache(&tokenJudge{}, store, "http://judge", "m")
+	again.Run = 1
+	replay := complete(again, Unit{ID: 5, Uncounted: true})
+	if len(replay) != 1 || replay[0].ID != orig[0].ID || !replay[0].Replayed || replay[0].PromptTokens != 100 {
+		t.Errorf("replay noted %+v, want the original call %q with its tokens", replay, orig[0].ID)
+	}
+
+	// Another execution asks the judge itself (the original's answer was
+	// not in the store yet): the same answer, another paid call.
+	other := NewCache(&tokenJudge{}, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
+	other.Run = 1
+	fresh := complete(other, Unit{ID: 5, Uncounted: true})
+	if len(fresh) != 1 || fresh[0].ID == "" || fresh[0].ID == orig[0].ID || fresh[0].Replayed {
+		t.Errorf("a second paid call noted %+v, want an identity of its own (not %q)", fresh, orig[0].ID)
+	}
+
+	// A free hit (the unit's calls are counted already) is no paid call.
+	hit := NewCache(&tokenJudge{}, store, "http://judge", "m")
+	hit.Run = 1
+	if free := complete(hit, Unit{ID: 5}); len(free) != 0 {
+		t.Errorf("a free hit noted %+v as paid", free)
+	}
+}
+
 // gateJudge answers after gate closes, counting its calls, each answer
 // numbered so that two calls give different answers.
 type gateJudge struct {
