@@ -99,12 +99,14 @@ func ParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string
 	}
 	// The last label with a number wins; rating labels before score labels.
 	var label span
-	var raw, after string
+	var raw, after, dashWhy string
 	for _, group := range [][]span{ratings, scores} {
 		for i := len(group) - 1; i >= 0 && raw == ""; i-- {
 			rest := clean[group[i][4]:group[i][5]]
-			if n := ratingNumberRE.FindStringSubmatch(rest); n != nil && !scaleAfterRE.MatchString(rest[len(n[0]):]) {
-				label, raw, after = group[i], n[1], rest[len(n[0]):]
+			if n := ratingNumberRE.FindStringSubmatchIndex(rest); n != nil && !scaleAfterRE.MatchString(rest[n[1]:]) {
+				// "Rating -2" is -2 (dashSign).
+				raw, dashWhy = dashSign(clean, group[i][3], group[i][4]+n[2], group[i][4]+n[3], c)
+				label, after = group[i], rest[n[1]:]
 			}
 		}
 		if raw != "" {
@@ -122,6 +124,9 @@ func ParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string
 	v, err := strconv.ParseFloat(raw, 64)
 	if err != nil {
 		return nil, analysis, "the rating could not be read as a number"
+	}
+	if dashWhy != "" {
+		return nil, analysis, "the rating " + dashWhy
 	}
 	if why := scoreAside(raw, after, c); why != "" {
 		return nil, analysis, "the rating " + why

@@ -3,10 +3,11 @@ package evaluator
 // The regexp-based ParseAnalyzeRate exactly as it was before the keyword
 // scanner (ratingLines), under "oracle" names, for the equivalence tests.
 // Do not change it, except to follow a deliberate change of what the parser
-// reads (so far two: a label line that describes the scale, "Rating: 1-3",
-// is not a rating, see oracleScaleAfterRE; and a rating that is one of a
+// reads (so far three: a label line that describes the scale, "Rating: 1-3",
+// is not a rating, see oracleScaleAfterRE; a rating that is one of a
 // choice, "3 or 4", or out of another maximum, "4/5" on [1, 10], is
-// missing, see scoreAside).
+// missing, see scoreAside; and a dash written against the rating's digits,
+// "Rating -2", is its minus sign, see dashSign).
 
 import (
 	"fmt"
@@ -46,12 +47,14 @@ func oracleParseAnalyzeRate(text string, c Criterion) (score *float64, analysis 
 	}
 	// The last label with a number wins; rating labels before score labels.
 	var label []int
-	var raw, after string
+	var raw, after, dashWhy string
 	for _, group := range [][][]int{ratings, scores} {
 		for i := len(group) - 1; i >= 0 && raw == ""; i-- {
 			rest := clean[group[i][4]:group[i][5]]
-			if n := oracleRatingNumberRE.FindStringSubmatch(rest); n != nil && !oracleScaleAfterRE.MatchString(rest[len(n[0]):]) {
-				label, raw, after = group[i], n[1], rest[len(n[0]):]
+			if n := oracleRatingNumberRE.FindStringSubmatchIndex(rest); n != nil && !oracleScaleAfterRE.MatchString(rest[n[1]:]) {
+				// "Rating -2" is -2 (dashSign).
+				raw, dashWhy = dashSign(clean, group[i][3], group[i][4]+n[2], group[i][4]+n[3], c)
+				label, after = group[i], rest[n[1]:]
 			}
 		}
 		if raw != "" {
@@ -69,6 +72,9 @@ func oracleParseAnalyzeRate(text string, c Criterion) (score *float64, analysis 
 	v, err := strconv.ParseFloat(raw, 64)
 	if err != nil {
 		return nil, analysis, "the rating could not be read as a number"
+	}
+	if dashWhy != "" {
+		return nil, analysis, "the rating " + dashWhy
 	}
 	if why := scoreAside(raw, after, c); why != "" {
 		return nil, analysis, "the rating " + why

@@ -143,6 +143,56 @@ func scoreAside(raw, after string, c Criterion) string {
 	return ""
 }
 
+// A dash between a label and a number can be a separator or a minus sign.
+// The rule, for every reader (the score lists and "Score of" lines of
+// ParseBatchAnswer, CloserLook's "Rating:" line):
+//
+//   - a dash with a blank (or a markdown mark) after it is a separator:
+//     "Sample3 - 2", "Rating - 2" are 2, as are bullets ("- Sample3: 2");
+//   - a dash written against the digits, with something between it and
+//     the label (a blank, ":", "=", ")"), is the number's minus sign:
+//     "Sample3 -2", "Sample3: -2", "Rating -2" are -2, and on a scale such
+//     as [0, 10] they are out of range, never 3 or 2;
+//   - a dash against both the label and the digits ("Sample3-2",
+//     "Rating-2") can be either: the score is the reading that lies on
+//     the scale, and none when both do (on [-2, 2], 2 and -2); when
+//     neither does, it is read as a separator, as before, and reported as
+//     out of range.
+//
+// A number followed by another ("3-4", "3 - 4" in a rating's place) is a
+// range and is not read (scoreAside). An en or em dash is always a
+// separator: judges write minus signs as "-" or "−" (U+2212, which
+// cleanMarkdown turns into "-").
+
+// dashSign applies that rule to the number text[start:end], read after a
+// label that ends at labelEnd, on c's scale. It returns the number as
+// written with its sign, and why it cannot be told when the dash can be
+// read both ways on the scale ("" otherwise).
+func dashSign(text string, labelEnd, start, end int, c Criterion) (raw, why string) {
+	raw = text[start:end]
+	dash := start - 1
+	if dash < labelEnd || text[dash] != '-' || raw == "" || raw[0] == '-' {
+		return raw, ""
+	}
+	if dash > labelEnd {
+		return "-" + raw, "" // "Sample3 -2": a minus sign
+	}
+	// "Sample3-2": against the label and the digits.
+	v, err := strconv.ParseFloat(raw, 64)
+	if err != nil {
+		return raw, ""
+	}
+	plus, minus := v >= c.Lo && v <= c.Hi, -v >= c.Lo && -v <= c.Hi
+	switch {
+	case plus && minus && v != 0:
+		return raw, fmt.Sprintf("%q follows the label with no space, so it may be -%s or %s (a dash or a minus), both on the scale [%s, %s]",
+			"-"+raw, raw, raw, formatNumber(c.Lo), formatNumber(c.Hi))
+	case minus && !plus:
+		return "-" + raw, ""
+	}
+	return raw, ""
+}
+
 // ParseBatchAnswer reads the scores and the per-sample analyses of a judge's
 // answer to a batch prompt of n samples scored on criterion c.
 //
@@ -309,9 +359,12 @@ func readLabels(region string, c Criterion) []scoreHit {
 		h := scoreHit{label: label}
 		seg := region[loc[1]:end]
 		if s, e, ok := matchScoreAfterSpan(seg); ok { // scoreAfterLabel
-			if v, err := strconv.ParseFloat(seg[s:e], 64); err == nil {
-				h.value, h.ok, h.raw = v, true, seg[s:e]
-				h.why = scoreAside(h.raw, seg[e:], c)
+			raw, why := dashSign(seg, 0, s, e, c)
+			if v, err := strconv.ParseFloat(raw, 64); err == nil {
+				h.value, h.ok, h.raw = v, true, raw
+				if h.why = why; why == "" {
+					h.why = scoreAside(h.raw, seg[e:], c)
+				}
 			}
 		}
 		hits = append(hits, h)
@@ -325,7 +378,7 @@ func readLabels(region string, c Criterion) []scoreHit {
 func readHits(t foldText, c Criterion, tail string, match func(s string, q int) (span, bool)) []scoreHit {
 	var hits []scoreHit
 	for _, m := range wordMatches(t, tail, match) {
-		raw := t.s[m[4]:m[5]]
+		raw, why := dashSign(t.s, m[3], m[4], m[5], c)
 		label, err1 := strconv.Atoi(t.s[m[2]:m[3]])
 		v, err2 := strconv.ParseFloat(raw, 64)
 		if err1 == nil && err2 == nil {
@@ -333,7 +386,10 @@ func readHits(t foldText, c Criterion, tail string, match func(s string, q int) 
 			if j := strings.IndexByte(after, '\n'); j >= 0 {
 				after = after[:j]
 			}
-			hits = append(hits, scoreHit{label: label, value: v, ok: true, raw: raw, why: scoreAside(raw, after, c)})
+			if why == "" {
+				why = scoreAside(raw, after, c)
+			}
+			hits = append(hits, scoreHit{label: label, value: v, ok: true, raw: raw, why: why})
 		}
 	}
 	return hits
