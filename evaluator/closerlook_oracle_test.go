@@ -3,11 +3,13 @@ package evaluator
 // The regexp-based ParseAnalyzeRate exactly as it was before the keyword
 // scanner (ratingLines), under "oracle" names, for the equivalence tests.
 // Do not change it, except to follow a deliberate change of what the parser
-// reads (so far three: a label line that describes the scale, "Rating: 1-3",
+// reads (so far four: a label line that describes the scale, "Rating: 1-3",
 // is not a rating, see oracleScaleAfterRE; a rating that is one of a
 // choice, "3 or 4", or out of another maximum, "4/5" on [1, 10], is
-// missing, see scoreAside; and a dash written against the rating's digits,
-// "Rating -2", is its minus sign, see dashSign).
+// missing, see scoreAside; a dash written against the rating's digits,
+// "Rating -2", is its minus sign, see dashSign; and two labels giving
+// different ratings leave none, where the last used to win, see
+// ratingsDisagree).
 
 import (
 	"fmt"
@@ -48,13 +50,17 @@ func oracleParseAnalyzeRate(text string, c Criterion) (score *float64, analysis 
 	// The last label with a number wins; rating labels before score labels.
 	var label []int
 	var raw, after, dashWhy string
+	var given []string // every rating of the label's kind, as read, last first
 	for _, group := range [][][]int{ratings, scores} {
-		for i := len(group) - 1; i >= 0 && raw == ""; i-- {
+		for i := len(group) - 1; i >= 0; i-- {
 			rest := clean[group[i][4]:group[i][5]]
 			if n := oracleRatingNumberRE.FindStringSubmatchIndex(rest); n != nil && !oracleScaleAfterRE.MatchString(rest[n[1]:]) {
 				// "Rating -2" is -2 (dashSign).
-				raw, dashWhy = dashSign(clean, group[i][3], group[i][4]+n[2], group[i][4]+n[3], c)
-				label, after = group[i], rest[n[1]:]
+				r, why := dashSign(clean, group[i][3], group[i][4]+n[2], group[i][4]+n[3], c)
+				if raw == "" {
+					raw, dashWhy, label, after = r, why, group[i], rest[n[1]:]
+				}
+				given = append(given, r)
 			}
 		}
 		if raw != "" {
@@ -72,6 +78,9 @@ func oracleParseAnalyzeRate(text string, c Criterion) (score *float64, analysis 
 	v, err := strconv.ParseFloat(raw, 64)
 	if err != nil {
 		return nil, analysis, "the rating could not be read as a number"
+	}
+	if why := ratingsDisagree(given); why != "" {
+		return nil, analysis, why
 	}
 	if dashWhy != "" {
 		return nil, analysis, "the rating " + dashWhy
