@@ -278,6 +278,14 @@ func GEvalFromLogprobs(tokens []TokenAlternatives, c Criterion, minMass float64)
 		e.Problem = "the judge's answer " + why
 		return e
 	}
+	var text strings.Builder
+	for _, t := range tokens {
+		text.WriteString(t.Token)
+	}
+	if why := formScoresDisagree(text.String(), formNameRE(c)); why != "" {
+		e.Problem = "the judge's answer " + why + "; none kept"
+		return e
+	}
 	_, generatedAllowed := readScoreToken(tokens[pos].Token, lo, hi)
 	mass := map[int]float64{}
 	for _, lp := range scoreCandidates(tokens[pos], lo, hi) {
@@ -411,6 +419,42 @@ func formScore(t string, named *regexp.Regexp) (int, int) {
 	return -1, -1
 }
 
+// formScoresDisagree says how the form answer t gives its criterion two
+// different scores, or "". It looks where formScore finds the score: at
+// every number written after the criterion's name and a colon (named), or,
+// when there is none, after a "Score" or "Rating" label, ends of ranges
+// left out. "- Coherence: 2 ... Coherence: 3" cannot be read as one score
+// (a correction, or an example?), so the answer is not used, as BatchEval
+// and CloserLook do with disagreeing scores; the same number written twice
+// is no conflict. A bare number found anywhere (formScore's last resort)
+// is not compared: prose numbers would make every chatty answer conflict.
+func formScoresDisagree(t string, named *regexp.Regexp) string {
+	ranges := rangeRE.FindAllStringIndex(t, -1)
+	for _, re := range []*regexp.Regexp{named, scoreLabelRE} {
+		if re == nil {
+			continue
+		}
+		var raws []string
+		var values []float64
+		for _, m := range re.FindAllStringSubmatchIndex(t, -1) {
+			if slices.ContainsFunc(ranges, func(r []int) bool { return r[0] <= m[2] && m[2] < r[1] }) {
+				continue
+			}
+			raw := t[m[2]:m[3]]
+			if v, err := strconv.ParseFloat(raw, 64); err == nil && !slices.Contains(values, v) {
+				values, raws = append(values, v), append(raws, raw)
+			}
+		}
+		if len(raws) > 1 {
+			return fmt.Sprintf("gives %d different scores (%s)", len(raws), strings.Join(raws, ", "))
+		}
+		if len(raws) == 1 {
+			return ""
+		}
+	}
+	return ""
+}
+
 // scorePosition is the index of the token that holds the score of a form
 // answer written token by token: the first generated number that does not
 // end before the place formScore finds in the whole text, or -1.
@@ -459,7 +503,8 @@ func formScoreAside(tokens []TokenAlternatives, c Criterion, lo, hi int) string 
 // range, 2.5), is one of a choice ("3 or 4"), is out of another maximum
 // than the form's ("4/10" on 1 to 5; scoreAside) or that has no number
 // does not count; p(s) is the share of
-// the usable answers that gave s.
+// the usable answers that gave s. Nor does an answer that gives the
+// criterion two different scores (formScoresDisagree).
 func GEvalFromSamples(texts []string, c Criterion) GEvalEstimate {
 	e := GEvalEstimate{Source: GEvalSourceSamples, Total: len(texts)}
 	allowed := GEvalScores(c)
@@ -479,6 +524,9 @@ func GEvalFromSamples(texts []string, c Criterion) GEvalEstimate {
 	counts := map[int]int{}
 	for _, t := range texts {
 		t = cleanMarkdown(t)
+		if formScoresDisagree(t, named) != "" {
+			continue // "Coherence: 2 ... Coherence: 3": which is meant cannot be told
+		}
 		var raw string
 		if i, j := formScore(t, named); i >= 0 {
 			raw = t[i:j]
