@@ -514,16 +514,29 @@ func fillAnalyses(analyses []string, t foldText) {
 
 // cleanMarkdown drops the emphasis and code marks that judges wrap around
 // labels and numbers ("**Sample1**: `2.5`"), and normalises line ends.
+//
+// It also writes numbers in ASCII, so that every reader sees the number
+// the judge wrote: the minus sign U+2212 ("−2") becomes "-" (it is a
+// minus: left alone, "−2" was unreadable in a score list and read as 2 by
+// G-Eval's form), and full-width digits, minus, full stop and colon
+// ("１２", "Sample1：２") their ASCII forms (left alone, "1２" was read as
+// 1). The analyses shown are cut from this text, so they show the ASCII
+// forms too.
 func cleanMarkdown(s string) string {
 	// A text with none of the strings replaced comes out unchanged: skip
-	// the copy.
-	if !strings.ContainsAny(s, "\r`") && !strings.Contains(s, "**") && !strings.Contains(s, "__") {
+	// the copy. "\xef\xbc" starts every rune from U+FF00 to U+FF3F, the
+	// block of the full-width forms replaced.
+	if !strings.ContainsAny(s, "\r`") && !strings.Contains(s, "**") && !strings.Contains(s, "__") &&
+		!strings.Contains(s, "\u2212") && !strings.Contains(s, "\xef\xbc") {
 		return s
 	}
 	return markdownMarks.Replace(s)
 }
 
-var markdownMarks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "**", "", "__", "", "`", "")
+var markdownMarks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "**", "", "__", "", "`", "",
+	"\u2212", "-", "\uff0d", "-", "\uff0e", ".", "\uff1a", ":",
+	"\uff10", "0", "\uff11", "1", "\uff12", "2", "\uff13", "3", "\uff14", "4",
+	"\uff15", "5", "\uff16", "6", "\uff17", "7", "\uff18", "8", "\uff19", "9")
 
 // tidy trims an analysis and drops separator lines such as "---".
 func tidy(s string) string {

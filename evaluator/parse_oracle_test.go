@@ -9,7 +9,8 @@ package evaluator
 // score lists are read together (oracleFindScoreList), and a number that
 // opens a range or is out of another maximum is not a score (scoreAside,
 // shared). A third (fix-parse28): a dash written against a score's digits
-// is its minus sign, as dashSign (shared) decides.
+// is its minus sign, as dashSign (shared) decides; and a fourth: the minus
+// sign U+2212 and full-width digits are read as ASCII (oracleCleanMarkdown).
 
 import (
 	"fmt"
@@ -354,8 +355,14 @@ func oracleFillAnalyses(analyses []string, part string) {
 
 // oracleCleanMarkdown drops the emphasis and code marks that judges wrap around
 // labels and numbers ("**Sample1**: `2.5`"), and normalises line ends.
+//
+// Changed with the production parser (fix-parse28): the minus sign U+2212
+// and full-width digits, minus, full stop and colon are written in ASCII.
 func oracleCleanMarkdown(s string) string {
-	return strings.NewReplacer("\r\n", "\n", "\r", "\n", "**", "", "__", "", "`", "").Replace(s)
+	return strings.NewReplacer("\r\n", "\n", "\r", "\n", "**", "", "__", "", "`", "",
+		"\u2212", "-", "\uff0d", "-", "\uff0e", ".", "\uff1a", ":",
+		"\uff10", "0", "\uff11", "1", "\uff12", "2", "\uff13", "3", "\uff14", "4",
+		"\uff15", "5", "\uff16", "6", "\uff17", "7", "\uff18", "8", "\uff19", "9").Replace(s)
 }
 
 // oracleTidy trims an analysis and drops separator lines such as "---".

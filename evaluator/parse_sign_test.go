@@ -89,3 +89,36 @@ func TestNegativeScoresKeepTheirSign(t *testing.T) {
 		t.Errorf("LLM-Eval: %s %q", formatScores(s), p)
 	}
 }
+
+// Regression (fix-parse28): the minus sign U+2212 ("−2") was unreadable in
+// score lists and CloserLook ratings, and G-Eval's form read "Sentiment:
+// −2" as 2; a full-width digit after an ASCII one ("1２") was read as 1.
+// Both are now read as the number written.
+func TestUnicodeMinusAndFullWidthDigits(t *testing.T) {
+	neg := Criterion{Name: "Sentiment", Lo: -2, Hi: 2}
+	ten := Criterion{Name: "Quality", Lo: 0, Hi: 20}
+	a := ParseBatchAnswer("Sample1 is cold.\nFloat Scores: [Sample1: −2, Sample2: −0.5, Sample3 −1]", 3, neg)
+	if got := formatScores(a.Scores); got != "-2 -0.5 -1" || len(a.Problems) != 0 {
+		t.Errorf("U+2212 in a score list: %s %q, want -2 -0.5 -1", got, a.Problems)
+	}
+	a = ParseBatchAnswer("Scores:\nSample1：１２\nSample2: 1２\nSample３: ７.５", 3, ten)
+	if got := formatScores(a.Scores); got != "12 12 7.5" || len(a.Problems) != 0 {
+		t.Errorf("full-width digits: %s %q, want 12 12 7.5", got, a.Problems)
+	}
+	a = ParseBatchAnswer("Scores:\nSample1: −3\nSample2: 4\nSample3: 5", 3, ten)
+	if got := formatScores(a.Scores); got != "- 4 5" || !slices.Equal(a.Problems, []string{"Sample1: -3 is outside [0, 20]"}) {
+		t.Errorf("U+2212 on [0, 20]: %s %q", got, a.Problems)
+	}
+	if s, _, p := ParseAnalyzeRate("Hostile.\nRating: −2", neg); s == nil || *s != -2 {
+		t.Errorf("CloserLook U+2212: %s %q, want -2", formatScores([]*float64{s}), p)
+	}
+	if s, _, p := ParseAnalyzeRate("Good.\nRating: 1２", ten); s == nil || *s != 12 {
+		t.Errorf("CloserLook 1２: %s %q, want 12", formatScores([]*float64{s}), p)
+	}
+	if e := GEvalFromSamples([]string{"Sentiment: −2", "−1"}, neg); e.Score == nil || *e.Score != -1.5 {
+		t.Errorf("G-Eval U+2212: %s %q, want -1.5", formatScores([]*float64{e.Score}), e.Problem)
+	}
+	if e := GEvalFromSamples([]string{"Quality: 1２"}, ten); e.Score == nil || *e.Score != 12 {
+		t.Errorf("G-Eval 1２: %s %q, want 12", formatScores([]*float64{e.Score}), e.Problem)
+	}
+}
