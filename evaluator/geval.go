@@ -247,7 +247,9 @@ var generatedNumberRE = regexp.MustCompile(`^\s*[-+]?\d+(?:\.\d+)?\s*$`)
 // and the generated token), renormalised over the allowed scores. When the
 // generated number is not an allowed score, the allowed scores must hold
 // at least minMass of the probability there (GEvalMinAllowedMass when
-// minMass is 0), else there is no estimate. Sums run in a fixed order
+// minMass is 0), else there is no estimate. A minus sign generated as a
+// token of its own ("-", "2") is read with the digits after it
+// (minusToken, signedMass), never dropped. Sums run in a fixed order
 // (ascending score, then token), so the same probabilities give the same
 // bits whatever order the endpoint listed them in.
 func GEvalFromLogprobs(tokens []TokenAlternatives, c Criterion, minMass float64) GEvalEstimate {
@@ -288,21 +290,37 @@ func GEvalFromLogprobs(tokens []TokenAlternatives, c Criterion, minMass float64)
 	}
 	_, generatedAllowed := readScoreToken(tokens[pos].Token, lo, hi)
 	mass := map[int]float64{}
-	for _, lp := range scoreCandidates(tokens[pos], lo, hi) {
-		mass[lp.score] += math.Exp(lp.logprob)
+	sign, problem := minusToken(tokens, pos, c)
+	switch {
+	case problem != "":
+		e.Problem = problem
+		return e
+	case sign >= 0:
+		// "-" and "2" came as two tokens: the scores' probabilities are
+		// spread over both positions (minusToken).
+		_, generatedAllowed = readScoreToken("-"+strings.TrimSpace(tokens[pos].Token), lo, hi)
+		mass = signedMass(tokens[sign], tokens[pos], lo, hi)
+	default:
+		for _, lp := range scoreCandidates(tokens[pos], lo, hi) {
+			mass[lp.score] += math.Exp(lp.logprob)
+		}
 	}
 	total := 0.0
 	for _, s := range allowed {
 		total += mass[s]
 	}
 	e.Mass = total
+	written := strings.TrimSpace(tokens[pos].Token)
+	if sign >= 0 {
+		written = "-" + written
+	}
 	if !(total > 0) {
-		e.Problem = fmt.Sprintf("the judge wrote %q and gave the allowed scores (%d to %d) no probability at that position", strings.TrimSpace(tokens[pos].Token), lo, hi)
+		e.Problem = fmt.Sprintf("the judge wrote %q and gave the allowed scores (%d to %d) no probability at that position", written, lo, hi)
 		return e
 	}
 	if !generatedAllowed && total < threshold {
 		e.Problem = fmt.Sprintf("the judge wrote %q, not an allowed score, and gave the allowed scores (%d to %d) only %.3f of the probability at that position (at least %.2f needed)",
-			strings.TrimSpace(tokens[pos].Token), lo, hi, total, threshold)
+			written, lo, hi, total, threshold)
 		return e
 	}
 	e.Used = 1
@@ -312,6 +330,68 @@ func GEvalFromLogprobs(tokens []TokenAlternatives, c Criterion, minMass float64)
 	}
 	e.Score = weightedScore(allowed, e.Probs)
 	return e
+}
+
+// minusToken returns the index of the token that holds the minus sign of
+// the score at pos when the judge wrote it as a token of its own ("-",
+// then "2": GPT tokenizers split " -2" so), or -1 when the score carries
+// no minus or carries it itself ("-2"). The number formScore reads decides
+// whether there is a minus. When the minus came with other text in one
+// token (": -"), the probabilities of the scores cannot be read, and the
+// problem says so. Before fix-parse28 the minus was dropped: "-2" was read
+// from the "2" token's alternatives as the scores 1, 2, ...
+func minusToken(tokens []TokenAlternatives, pos int, c Criterion) (int, string) {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteString(t.Token)
+	}
+	text := strings.ReplaceAll(b.String(), "\u2212", "-")
+	i, _ := formScore(text, formNameRE(c))
+	if i < 0 || text[i] != '-' || strings.ContainsAny(tokens[pos].Token, "-\u2212") || pos == 0 {
+		return -1, ""
+	}
+	prev := strings.TrimSpace(tokens[pos-1].Token)
+	if isMinusToken(prev) {
+		return pos - 1, ""
+	}
+	return -1, fmt.Sprintf("the judge wrote the score's minus sign in one token with other text (%q), so the probabilities of the scores cannot be read from the log-probabilities (sampling can)", tokens[pos-1].Token)
+}
+
+func isMinusToken(tok string) bool {
+	t := strings.TrimSpace(tok)
+	return t == "-" || t == "\u2212"
+}
+
+// signedMass is the probability of each score in [lo, hi] when the minus
+// sign is the token at one position (sign) and the digits the next (num):
+// at sign, the judge chose between the minus (p) and a score written
+// without one (its probability there); at num, having written the minus,
+// between the digits k, so -k has p·p(k). Sums run in a fixed order
+// (ascending score, then token), as in GEvalFromLogprobs.
+func signedMass(sign, num TokenAlternatives, lo, hi int) map[int]float64 {
+	mass := map[int]float64{}
+	for _, lp := range scoreCandidates(sign, max(lo, 0), hi) {
+		mass[lp.score] += math.Exp(lp.logprob)
+	}
+	var minus []TokenProb
+	seen := map[string]bool{}
+	for _, alt := range append(slices.Clone(sign.Top), TokenProb{sign.Token, sign.Logprob}) {
+		if isMinusToken(alt.Token) && !seen[alt.Token] && !math.IsNaN(alt.Logprob) {
+			seen[alt.Token] = true
+			minus = append(minus, alt)
+		}
+	}
+	slices.SortFunc(minus, func(a, b TokenProb) int { return strings.Compare(a.Token, b.Token) })
+	p := 0.0
+	for _, m := range minus {
+		p += math.Exp(math.Min(m.Logprob, 0))
+	}
+	if lo < 0 {
+		for _, lp := range scoreCandidates(num, 1, -lo) {
+			mass[-lp.score] += p * math.Exp(lp.logprob)
+		}
+	}
+	return mass
 }
 
 // HasTopLogprobs reports whether any position carries top alternatives:

@@ -225,6 +225,23 @@ func TestGEvalFromLogprobs(t *testing.T) {
 			{Token: "\nScore", Logprob: 0}, {Token: ":", Logprob: 0}, {Token: " 3", Logprob: 0, Top: []TokenProb{{" 3", 0}}},
 			{Token: "\nCoherence", Logprob: 0}, {Token: ":", Logprob: 0}, {Token: " 2", Logprob: 0, Top: []TokenProb{{" 2", 0}}},
 		}, c13, "2.3 [1:0 2:0.7 3:0.3] logprobs 1/1"},
+		// Regression (fix-parse28): with the minus as a token of its own
+		// ("-", "2"), "-2" was read from the "2" token's alternatives as
+		// 2 and 1. Now the minus's position gives p(minus) and the scores
+		// written without one; the next, the digits after the minus.
+		{"the minus sign as a token of its own", []TokenAlternatives{
+			{Token: "Sentiment", Logprob: 0}, {Token: ":", Logprob: 0},
+			{Token: " -", Logprob: ln(0.6), Top: []TokenProb{{" -", ln(0.6)}, {" 1", ln(0.3)}, {" 0", ln(0.1)}}},
+			{Token: "2", Logprob: ln(0.7), Top: []TokenProb{{"2", ln(0.7)}, {"1", ln(0.3)}}},
+		}, Criterion{Name: "Sentiment", Lo: -2, Hi: 2}, "-0.72 [-2:0.42 -1:0.18 0:0.1 1:0.3 2:0] logprobs 1/1"},
+		{"the minus sign glued to other text", []TokenAlternatives{
+			{Token: "Sentiment", Logprob: 0}, {Token: ": -", Logprob: 0},
+			{Token: "2", Logprob: ln(0.7), Top: []TokenProb{{"2", ln(0.7)}, {"1", ln(0.3)}}},
+		}, Criterion{Name: "Sentiment", Lo: -2, Hi: 2}, "- logprobs 0/1: the judge wrote the score's minus sign in one token with other text (\": -\"), so the probabilities of the scores cannot be read from the log-probabilities (sampling can)"},
+		{"a split minus on a scale without negatives", []TokenAlternatives{
+			{Token: "-", Logprob: ln(0.9), Top: []TokenProb{{"-", ln(0.9)}, {"1", ln(0.1)}}},
+			{Token: "2", Logprob: 0, Top: []TokenProb{{"2", 0}}},
+		}, c13, "- logprobs 0/1: the judge wrote \"-2\", not an allowed score, and gave the allowed scores (1 to 3) only 0.100 of the probability at that position (at least 0.50 needed)"},
 		{"no logprobs at all", nil, c13,
 			"- logprobs 0/1: the answer came without token log-probabilities (the endpoint may not support logprobs)"},
 		{"range without integers", []TokenAlternatives{{Token: "1", Top: []TokenProb{{"1", 0}}}}, Criterion{Name: "X", Lo: 0.2, Hi: 0.8},
