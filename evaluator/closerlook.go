@@ -110,6 +110,9 @@ func ParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string
 				r, why := dashSign(clean, group[i][3], group[i][4]+n[2], group[i][4]+n[3], c)
 				if raw == "" {
 					raw, dashWhy, label, after = r, why, group[i], rest[n[1]:]
+					if why == "" {
+						dashWhy = ratingList(rest, n)
+					}
 				}
 				given = append(given, r)
 			}
@@ -143,6 +146,25 @@ func ParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string
 		return nil, analysis, fmt.Sprintf("the rating %s is outside [%s, %s]", raw, formatNumber(c.Lo), formatNumber(c.Hi))
 	}
 	return &v, analysis, ""
+}
+
+// ratingListRE is what follows the first number of a bracketed list of
+// numbers: "[-1, 0, 2]" after "[-1".
+var ratingListRE = regexp.MustCompile(`^[ \t]*[,;][ \t]*-?\.?\d`)
+
+// ratingList returns why the rating rest[n[2]:n[3]] (n from ratingNumberRE
+// on the rest of a rating line) is not one rating: it opens a bracketed
+// list of numbers ("Rating: [-1, 0, 2]", which used to be read as -1), or
+// "". "Rating: [2]" is the rating 2.
+func ratingList(rest string, n []int) string {
+	if n[2] == n[0] || !ratingListRE.MatchString(rest[n[1]:]) {
+		return ""
+	}
+	list := rest[n[0]:]
+	if j := strings.IndexByte(list, ']'); j >= 0 {
+		list = list[:j+1]
+	}
+	return fmt.Sprintf("%q is a list of numbers, not one rating", list)
 }
 
 // ratingsDisagree returns the problem line when the ratings an answer

@@ -3,13 +3,15 @@ package evaluator
 // The regexp-based ParseAnalyzeRate exactly as it was before the keyword
 // scanner (ratingLines), under "oracle" names, for the equivalence tests.
 // Do not change it, except to follow a deliberate change of what the parser
-// reads (so far four: a label line that describes the scale, "Rating: 1-3",
+// reads (so far six: a label line that describes the scale, "Rating: 1-3",
 // is not a rating, see oracleScaleAfterRE; a rating that is one of a
 // choice, "3 or 4", or out of another maximum, "4/5" on [1, 10], is
 // missing, see scoreAside; a dash written against the rating's digits,
-// "Rating -2", is its minus sign, see dashSign; and two labels giving
+// "Rating -2", is its minus sign, see dashSign; two labels giving
 // different ratings leave none, where the last used to win, see
-// ratingsDisagree).
+// ratingsDisagree; a rating that opens a bracketed list, "[-1, 0, 2]", is
+// none, see ratingList; and one followed by a revision, "2, revised: 1",
+// is none, see scoreAside).
 
 import (
 	"fmt"
@@ -59,6 +61,9 @@ func oracleParseAnalyzeRate(text string, c Criterion) (score *float64, analysis 
 				r, why := dashSign(clean, group[i][3], group[i][4]+n[2], group[i][4]+n[3], c)
 				if raw == "" {
 					raw, dashWhy, label, after = r, why, group[i], rest[n[1]:]
+					if why == "" {
+						dashWhy = ratingList(rest, n)
+					}
 				}
 				given = append(given, r)
 			}

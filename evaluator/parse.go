@@ -116,6 +116,12 @@ var (
 	// asideOutOfRE is the maximum a score is given out of: "/5", " / 10",
 	// " out of 5". Group 1 is the maximum.
 	asideOutOfRE = regexp.MustCompile(`(?i)^[ \t]*(?:/|out[ \t]+of\b)[ \t]*(\d+(?:\.\d+)?)`)
+	// asideRevisedRE is a second score that the judge says replaces the
+	// first, right after it: "2, revised: 1", "2 (corrected to 1)",
+	// "2; updated score = 1", "2 -> 1", "2 → 1". Group 1 is the second
+	// score. Only these words and arrows count, so that a number in a
+	// remark ("2 (the final turn has 3 errors)") is not taken for one.
+	asideRevisedRE = regexp.MustCompile(`(?i)^[ \t]*(?:(?:[,;(]|\band\b)[ \t]*)?(?:(?:revised|corrected|updated|adjusted|changed|amended)(?:[ \t]+(?:score|rating))?[ \t]*(?:to\b|:|=)?|->|→|=>)[ \t]*(-?\d+(?:\.\d+)?)`)
 )
 
 // scoreAside returns why the number raw, followed by the text after, is
@@ -124,13 +130,24 @@ var (
 // guessing its lower end would record a score the judge did not give; a
 // number out of another maximum than c.Hi ("4/5" or "4 out of 5" on
 // [1, 10]) is on another scale, where reading 4 as 4 of 10 would be wrong.
-// "2.5/3" on [1, 3] is the score 2.5.
+// "2.5/3" on [1, 3] is the score 2.5. A score followed by a different one
+// that is said to replace it ("2, revised: 1"; asideRevisedRE) is not one
+// score either: which the judge stands by is a guess (fix-parse28; the
+// first used to be read).
 func scoreAside(raw, after string, c Criterion) string {
-	// Almost every score is followed by ",", "]" or a line end: skip the
-	// patterns unless the first character after the blanks can start one
-	// ("-", "–", "—", "/", "to", "or", "out of").
-	if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(after, " \t")); !strings.ContainsRune("-–—/tToO", r) {
+	// Almost every score is followed by "]" or a line end, or by "," in a
+	// list: skip the patterns unless the first character after the blanks
+	// can start one ("-", "–", "—", "/", "to", "or", "out of"; ",", ";",
+	// "(", "and", "→", "=>" for a revision).
+	if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(after, " \t")); !strings.ContainsRune("-–—/tToO,;(aAcCrRuU→=", r) {
 		return ""
+	}
+	if m := asideRevisedRE.FindStringSubmatch(after); m != nil {
+		first, err1 := strconv.ParseFloat(raw, 64)
+		second, err2 := strconv.ParseFloat(m[1], 64)
+		if err1 == nil && err2 == nil && first != second {
+			return fmt.Sprintf("%q gives a second score after the first, so which one stands cannot be told", raw+m[0])
+		}
 	}
 	if m := asideRangeRE.FindString(after); m != "" {
 		return fmt.Sprintf("%q gives two numbers (a range or a choice), not one score", raw+m)

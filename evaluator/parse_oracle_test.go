@@ -10,7 +10,9 @@ package evaluator
 // opens a range or is out of another maximum is not a score (scoreAside,
 // shared). A third (fix-parse28): a dash written against a score's digits
 // is its minus sign, as dashSign (shared) decides; and a fourth: the minus
-// sign U+2212 and full-width digits are read as ASCII (oracleCleanMarkdown).
+// sign U+2212 and full-width digits are read as ASCII (oracleCleanMarkdown);
+// a fifth: a score followed by a revision, "2, revised: 1", is none
+// (scoreAside).
 
 import (
 	"fmt"

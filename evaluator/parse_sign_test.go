@@ -122,3 +122,46 @@ func TestUnicodeMinusAndFullWidthDigits(t *testing.T) {
 		t.Errorf("G-Eval 1２: %s %q, want 12", formatScores([]*float64{e.Score}), e.Problem)
 	}
 }
+
+// Regression (fix-parse28): a score followed by a different one said to
+// replace it ("Score: 2, revised: 1") was read as the first, and
+// CloserLook read "Rating: [-1, 0, 2]" as -1. Which one the judge stands
+// by cannot be told: the score is missing, with the reason. A remark with
+// a number in it, or the same score restated, is not a revision.
+func TestRevisedOrListedScoresAreNotRead(t *testing.T) {
+	neg := Criterion{Name: "Sentiment", Lo: -2, Hi: 2}
+	c13 := Criterion{Name: "Coherence", Lo: 1, Hi: 3}
+	a := ParseBatchAnswer("Scores:\nSample1: 2, revised: 1\nSample2: 3 (corrected to 2)\nSample3: 2 -> 1\nSample4: 2 (the last turn has 3 errors)\nSample5: 2 (revised: 2)", 5, c13)
+	wantProblems := []string{
+		`Sample1: "2, revised: 1" gives a second score after the first, so which one stands cannot be told`,
+		`Sample2: "3 (corrected to 2" gives a second score after the first, so which one stands cannot be told`,
+		`Sample3: "2 -> 1" gives a second score after the first, so which one stands cannot be told`,
+	}
+	if got := formatScores(a.Scores); got != "- - - 2 2" || !slices.Equal(a.Problems, wantProblems) {
+		t.Errorf("BatchEval: %s %q, want - - - 2 2 %q", got, a.Problems, wantProblems)
+	}
+	a = ParseBatchAnswer("Float Scores: [Sample1: 2, Sample2: 1, Sample3: 3]", 3, c13)
+	if got := formatScores(a.Scores); got != "2 1 3" || len(a.Problems) != 0 {
+		t.Errorf("a plain list: %s %q", got, a.Problems)
+	}
+
+	rate := []struct {
+		text, score, problem string
+	}{
+		{"Fine.\nScore: 2, revised: 1", "-", `the rating "2, revised: 1" gives a second score after the first, so which one stands cannot be told`},
+		{"Fine.\nRating: 2 → 1", "-", `the rating "2 → 1" gives a second score after the first, so which one stands cannot be told`},
+		{"Mixed.\nRating: [-1, 0, 2]", "-", `the rating "[-1, 0, 2]" is a list of numbers, not one rating`},
+		{"Mixed.\nRating: [-1]", "-1", ""},
+		{"Fine.\nRating: 2 (the last turn has 3 errors)", "2", ""},
+	}
+	for _, tt := range rate {
+		score, _, problem := ParseAnalyzeRate(tt.text, neg)
+		if got := formatScores([]*float64{score}); got != tt.score || problem != tt.problem {
+			t.Errorf("CloserLook %q: %s %q, want %s %q", tt.text, got, problem, tt.score, tt.problem)
+		}
+	}
+
+	if e := GEvalFromSamples([]string{"Coherence: 2, revised: 1", "Score: 3 -> 2", "Coherence: 3"}, c13); e.Score == nil || *e.Score != 3 || e.Used != 1 {
+		t.Errorf("G-Eval: %s used %d, want 3 from 1", formatScores([]*float64{e.Score}), e.Used)
+	}
+}
