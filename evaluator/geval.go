@@ -570,8 +570,25 @@ func formScoreAside(tokens []TokenAlternatives, c Criterion, lo, hi int) string 
 	if i < 0 {
 		return ""
 	}
+	if why := formListed(text, i, j); why != "" {
+		return why
+	}
 	after, _, _ := strings.Cut(text[j:], "\n")
 	return scoreAside(text[i:j], after, Criterion{Lo: float64(lo), Hi: float64(hi)})
+}
+
+// formListed says why the score t[i:j] of a form answer is not one score
+// when it opens a bracketed list of numbers ("[-1, 0, 2]", which used to
+// be read as -1), as CloserLook's ratingList does, or "".
+func formListed(t string, i, j int) string {
+	if i == 0 || t[i-1] != '[' || !ratingListRE.MatchString(t[j:]) {
+		return ""
+	}
+	list := t[i-1:]
+	if k := strings.IndexByte(list, ']'); k >= 0 {
+		list = list[:k+1]
+	}
+	return fmt.Sprintf("%q is a list of numbers, not one score", list)
 }
 
 // GEvalFromSamples estimates the score from n sampled form answers. Each
@@ -611,8 +628,8 @@ func GEvalFromSamples(texts []string, c Criterion) GEvalEstimate {
 		if i, j := formScore(t, named); i >= 0 {
 			raw = t[i:j]
 			after, _, _ := strings.Cut(t[j:], "\n")
-			if scoreAside(raw, after, formScale) != "" {
-				continue // "3 or 4", "4/10": not one score on the form's scale
+			if scoreAside(raw, after, formScale) != "" || formListed(t, i, j) != "" {
+				continue // "3 or 4", "4/10", "[1, 2]": not one score on the form's scale
 			}
 		}
 		v, err := strconv.ParseFloat(raw, 64)

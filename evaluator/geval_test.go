@@ -242,6 +242,9 @@ func TestGEvalFromLogprobs(t *testing.T) {
 			{Token: "-", Logprob: ln(0.9), Top: []TokenProb{{"-", ln(0.9)}, {"1", ln(0.1)}}},
 			{Token: "2", Logprob: 0, Top: []TokenProb{{"2", 0}}},
 		}, c13, "- logprobs 0/1: the judge wrote \"-2\", not an allowed score, and gave the allowed scores (1 to 3) only 0.100 of the probability at that position (at least 0.50 needed)"},
+		{"a list of numbers", []TokenAlternatives{
+			{Token: "[", Logprob: 0}, {Token: "-1", Logprob: 0, Top: []TokenProb{{"-1", 0}}}, {Token: ", 0, 2]", Logprob: 0},
+		}, Criterion{Name: "Sentiment", Lo: -2, Hi: 2}, "- logprobs 0/1: the judge's answer \"[-1, 0, 2]\" is a list of numbers, not one score"},
 		{"no logprobs at all", nil, c13,
 			"- logprobs 0/1: the answer came without token log-probabilities (the endpoint may not support logprobs)"},
 		{"range without integers", []TokenAlternatives{{Token: "1", Top: []TokenProb{{"1", 0}}}}, Criterion{Name: "X", Lo: 0.2, Hi: 0.8},
@@ -288,6 +291,9 @@ func TestGEvalFromSamples(t *testing.T) {
 		// the criterion was counted.
 		{"an answer with two different scores does not count", []string{"Coherence: 2\nCoherence: 3", "Score: 1\nRating: 3",
 			"Coherence: 2\nOn reflection, Coherence: 2", "Coherence: 3\nScore: 1", "3"}, c13, "2.67 [1:0 2:0.333 3:0.667] samples 3/5"},
+		// Regression (fix-parse28): a list of numbers was counted as its first.
+		{"a list of numbers is no score", []string{"[1, 2, 3]", "Coherence: [2, 3]", "[2]", "Coherence: 3"}, c13,
+			"2.5 [1:0 2:0.5 3:0.5] samples 2/4"},
 		{"nothing usable", []string{"good", "10"}, c13,
 			"- samples 0/2: none of the 2 sampled answers held a readable integer score from 1 to 3"},
 		{"no samples", nil, c13, "- samples 0/0: no sampled answers to count"},
