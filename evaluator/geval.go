@@ -573,6 +573,15 @@ func formScoreAside(tokens []TokenAlternatives, c Criterion, lo, hi int) string 
 	if why := formListed(text, i, j); why != "" {
 		return why
 	}
+	// An en or em dash against the digits ("Coherence: –2"): by the scale,
+	// as dashSign reads it. A reading as a negative score cannot be taken
+	// from the digit's log-probabilities.
+	formScale := Criterion{Lo: float64(lo), Hi: float64(hi)}
+	if raw, why := dashSign(text, 0, i, j, formScale); why != "" {
+		return why
+	} else if raw != text[i:j] {
+		return fmt.Sprintf("%q has a dash against the digits, read as a minus, which the log-probabilities of the digits cannot give", text[max(i-len("–"), 0):j])
+	}
 	after, _, _ := strings.Cut(text[j:], "\n")
 	return scoreAside(text[i:j], after, Criterion{Lo: float64(lo), Hi: float64(hi)})
 }
@@ -626,9 +635,12 @@ func GEvalFromSamples(texts []string, c Criterion) GEvalEstimate {
 		}
 		var raw string
 		if i, j := formScore(t, named); i >= 0 {
-			raw = t[i:j]
+			// "–2" (an en dash against the digits) is read by the scale,
+			// and not at all when -2 and 2 are both on it (dashSign).
+			var why string
+			raw, why = dashSign(t, 0, i, j, formScale)
 			after, _, _ := strings.Cut(t[j:], "\n")
-			if scoreAside(raw, after, formScale) != "" || formListed(t, i, j) != "" {
+			if why != "" || scoreAside(t[i:j], after, formScale) != "" || formListed(t, i, j) != "" {
 				continue // "3 or 4", "4/10", "[1, 2]": not one score on the form's scale
 			}
 		}

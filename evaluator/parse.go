@@ -177,9 +177,11 @@ func scoreAside(raw, after string, c Criterion) string {
 //     out of range.
 //
 // A number followed by another ("3-4", "3 - 4" in a rating's place) is a
-// range and is not read (scoreAside). An en or em dash is always a
-// separator: judges write minus signs as "-" or "−" (U+2212, which
-// cleanMarkdown turns into "-").
+// range and is not read (scoreAside). Judges write minus signs as "-" or
+// "−" (U+2212, which cleanMarkdown turns into "-"); an en or em dash is a
+// separator ("Sample3 – 2"), except that one against the digits
+// ("Sample3 –2", "Rating: –2" is unreadable anyway) is read as
+// "Sample3-2" is: by the scale.
 
 // dashSign applies that rule to the number text[start:end], read after a
 // label that ends at labelEnd, on c's scale. It returns the number as
@@ -187,14 +189,21 @@ func scoreAside(raw, after string, c Criterion) string {
 // read both ways on the scale ("" otherwise).
 func dashSign(text string, labelEnd, start, end int, c Criterion) (raw, why string) {
 	raw = text[start:end]
-	dash := start - 1
-	if dash < labelEnd || text[dash] != '-' || raw == "" || raw[0] == '-' {
+	if raw == "" || raw[0] == '-' {
 		return raw, ""
 	}
-	if dash > labelEnd {
+	var written, where string
+	switch dash := start - 1; {
+	case dash >= labelEnd && text[dash] == '-' && dash > labelEnd:
 		return "-" + raw, "" // "Sample3 -2": a minus sign
+	case dash >= labelEnd && text[dash] == '-':
+		written, where = "-", "follows the label with no space" // "Sample3-2"
+	case start-len("–") >= labelEnd && (text[start-len("–"):start] == "–" || text[start-len("—"):start] == "—"):
+		// "Sample3 –2": an en or em dash against the digits.
+		written, where = text[start-len("–"):start], "has a dash against the digits"
+	default:
+		return raw, ""
 	}
-	// "Sample3-2": against the label and the digits.
 	v, err := strconv.ParseFloat(raw, 64)
 	if err != nil {
 		return raw, ""
@@ -202,8 +211,8 @@ func dashSign(text string, labelEnd, start, end int, c Criterion) (raw, why stri
 	plus, minus := v >= c.Lo && v <= c.Hi, -v >= c.Lo && -v <= c.Hi
 	switch {
 	case plus && minus && v != 0:
-		return raw, fmt.Sprintf("%q follows the label with no space, so it may be -%s or %s (a dash or a minus), both on the scale [%s, %s]",
-			"-"+raw, raw, raw, formatNumber(c.Lo), formatNumber(c.Hi))
+		return raw, fmt.Sprintf("%q %s, so it may be -%s or %s (a dash or a minus), both on the scale [%s, %s]",
+			written+raw, where, raw, raw, formatNumber(c.Lo), formatNumber(c.Hi))
 	case minus && !plus:
 		return "-" + raw, ""
 	}

@@ -165,3 +165,41 @@ func TestRevisedOrListedScoresAreNotRead(t *testing.T) {
 		t.Errorf("G-Eval: %s used %d, want 3 from 1", formatScores([]*float64{e.Score}), e.Used)
 	}
 }
+
+// Regression (fix-parse28): an en or em dash written against the digits
+// ("Sample1 –2", "Rating –2", G-Eval's "Sentiment: –2") was read as a
+// separator, so on [-2, 2] a judge who meant -2 got 2. It may be either,
+// so it is read only when one reading is on the scale; with blanks around
+// it, it is a separator as before.
+func TestEnDashAgainstDigits(t *testing.T) {
+	neg := Criterion{Name: "Sentiment", Lo: -2, Hi: 2}
+	c13 := Criterion{Name: "Sentiment", Lo: 1, Hi: 3}
+	a := ParseBatchAnswer("Scores:\nSample1 –2\nSample2 – 2\nSample3—1", 3, neg)
+	want := []string{
+		`Sample1: "–2" has a dash against the digits, so it may be -2 or 2 (a dash or a minus), both on the scale [-2, 2]`,
+		`Sample3: "—1" has a dash against the digits, so it may be -1 or 1 (a dash or a minus), both on the scale [-2, 2]`,
+	}
+	if got := formatScores(a.Scores); got != "- 2 -" || !slices.Equal(a.Problems, want) {
+		t.Errorf("BatchEval on [-2, 2]: %s %q, want - 2 - %q", got, a.Problems, want)
+	}
+	if a := ParseBatchAnswer("Scores:\nSample1 –2\nSample2 – 2\nSample3—1", 3, c13); formatScores(a.Scores) != "2 2 1" || len(a.Problems) != 0 {
+		t.Errorf("BatchEval on [1, 3]: %s %q, want 2 2 1", formatScores(a.Scores), a.Problems)
+	}
+	if s, _, p := ParseAnalyzeRate("Cold.\nRating –2", neg); s != nil || p != `the rating "–2" has a dash against the digits, so it may be -2 or 2 (a dash or a minus), both on the scale [-2, 2]` {
+		t.Errorf("CloserLook on [-2, 2]: %s %q", formatScores([]*float64{s}), p)
+	}
+	if s, _, p := ParseAnalyzeRate("Warm.\nRating – 2", neg); s == nil || *s != 2 {
+		t.Errorf("CloserLook separator: %s %q, want 2", formatScores([]*float64{s}), p)
+	}
+	if e := GEvalFromSamples([]string{"Sentiment: –2", "–1", "Sentiment – 2"}, neg); e.Score == nil || *e.Score != 2 || e.Used != 1 {
+		t.Errorf("G-Eval on [-2, 2]: %s used %d, want 2 from 1", formatScores([]*float64{e.Score}), e.Used)
+	}
+	if e := GEvalFromSamples([]string{"Sentiment: –2", "–1"}, c13); e.Score == nil || *e.Score != 1.5 || e.Used != 2 {
+		t.Errorf("G-Eval on [1, 3]: %s used %d, want 1.5 from 2", formatScores([]*float64{e.Score}), e.Used)
+	}
+	tokens := []TokenAlternatives{{Token: "Sentiment"}, {Token: ":"}, {Token: " –"}, {Token: "2", Top: []TokenProb{{"2", 0}}}}
+	if e := GEvalFromLogprobs(tokens, neg, 0); e.Score != nil ||
+		e.Problem != `the judge's answer "–2" has a dash against the digits, so it may be -2 or 2 (a dash or a minus), both on the scale [-2, 2]` {
+		t.Errorf("G-Eval logprobs on [-2, 2]: %s %q", formatScores([]*float64{e.Score}), e.Problem)
+	}
+}
