@@ -203,3 +203,18 @@ func TestEnDashAgainstDigits(t *testing.T) {
 		t.Errorf("G-Eval logprobs on [-2, 2]: %s %q", formatScores([]*float64{e.Score}), e.Problem)
 	}
 }
+
+// Regression (fix-parse28): a typeset minus sign in LLM-Eval's JSON
+// ({"Coherence": −1}) made the whole answer invalid JSON, so every
+// criterion was lost. It is a minus: -1 is out of LLM-Eval's range, and
+// the other criteria are read.
+func TestLLMEvalTypesetMinus(t *testing.T) {
+	r := Rubric{Criteria: []Criterion{{Name: "Coherence"}, {Name: "Fluency"}}}
+	s, reasons, p := ParseLLMEvalAnswer(`{"Coherence": −1, "Fluency": {"score": 4.5, "reason": "reads well, −2 for typos"}}`, r, LLMEvalFive)
+	if got := formatScores(s); got != "- 4.5" || !slices.Equal(p, []string{"Coherence: -1 is outside [0, 5]"}) {
+		t.Errorf("scores %s, problems %q; want - 4.5 and Coherence: -1 is outside [0, 5]", got, p)
+	}
+	if reasons[1] != "reads well, −2 for typos" { // a reason's text is left as written
+		t.Errorf("reason %q", reasons[1])
+	}
+}
