@@ -79,7 +79,8 @@ var (
 // the number after the "Rating:" labels (bold, "Rating - 3" and
 // "Rating (1-3): 2" accepted), or, when there is none, after the "Score:"
 // labels; when they give different numbers there is none
-// (ratingsDisagree), and the same number given twice is that rating; a label line that describes the scale instead ("Rating:
+// (ratingsDisagree), and the same number given twice is that rating. A
+// label line that describes the scale instead ("Rating:
 // 1-3", "Rating: 1 means dull, 3 means lively"), as a judge may write
 // after its rating, is passed over, since its number is never the rating;
 // analysis is the text before that label's line. A rating
@@ -98,7 +99,9 @@ func ParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string
 			scores = append(scores, m)
 		}
 	}
-	// The last label with a number wins; rating labels before score labels.
+	// Rating labels before score labels. Of the kind used, every label
+	// with a number is compared (ratingsDisagree); the last one's line
+	// ends the analysis.
 	var label span
 	var raw, after, dashWhy string
 	var given []string // every rating of the label's kind, as read, last first
@@ -173,8 +176,8 @@ func ratingList(rest string, n []int) string {
 // Why none is kept: a judge that writes "Rating: 2" and later "Rating: 3"
 // has corrected itself, or given an example, or rated two things, and the
 // text does not say which. Taking the last (the rule until fix-parse28)
-// guessed; a missing rating is counted and asked for again, a wrong one is
-// averaged in unseen. This is the rule of BatchEval's score lists
+// guessed; a missing rating is counted and shown, a wrong one is averaged
+// in unseen. This is the rule of BatchEval's score lists
 // (listsDisagree) and LLM-Eval's keys. Repeating one rating is no conflict.
 func ratingsDisagree(given []string) string {
 	var distinct []string

@@ -49,7 +49,9 @@ func oracleParseAnalyzeRate(text string, c Criterion) (score *float64, analysis 
 			scores = append(scores, m)
 		}
 	}
-	// The last label with a number wins; rating labels before score labels.
+	// Rating labels before score labels. Of the kind used, every label
+	// with a number is compared (ratingsDisagree); the last one's line
+	// ends the analysis.
 	var label []int
 	var raw, after, dashWhy string
 	var given []string // every rating of the label's kind, as read, last first
