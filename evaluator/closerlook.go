@@ -76,9 +76,11 @@ var (
 )
 
 // ParseAnalyzeRate reads an answer to BuildAnalyzeRatePrompt. The rating is
-// the number after the last "Rating:" label (bold, "Rating - 3" and
-// "Rating (1-3): 2" accepted), or, when there is none, after the last
-// "Score:" label; a label line that describes the scale instead ("Rating:
+// the number after the "Rating:" labels (bold, "Rating - 3" and
+// "Rating (1-3): 2" accepted), or, when there is none, after the "Score:"
+// labels; when they give different numbers there is none
+// (ratingsDisagree), and the same number given twice is that rating. A
+// label line that describes the scale instead ("Rating:
 // 1-3", "Rating: 1 means dull, 3 means lively"), as a judge may write
 // after its rating, is passed over, since its number is never the rating;
 // analysis is the text before that label's line. A rating
@@ -97,14 +99,25 @@ func ParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string
 			scores = append(scores, m)
 		}
 	}
-	// The last label with a number wins; rating labels before score labels.
+	// Rating labels before score labels. Of the kind used, every label
+	// with a number is compared (ratingsDisagree); the last one's line
+	// ends the analysis.
 	var label span
-	var raw, after string
+	var raw, after, dashWhy string
+	var given []string // every rating of the label's kind, as read, last first
 	for _, group := range [][]span{ratings, scores} {
-		for i := len(group) - 1; i >= 0 && raw == ""; i-- {
+		for i := len(group) - 1; i >= 0; i-- {
 			rest := clean[group[i][4]:group[i][5]]
-			if n := ratingNumberRE.FindStringSubmatch(rest); n != nil && !scaleAfterRE.MatchString(rest[len(n[0]):]) {
-				label, raw, after = group[i], n[1], rest[len(n[0]):]
+			if n := ratingNumberRE.FindStringSubmatchIndex(rest); n != nil && !scaleAfterRE.MatchString(rest[n[1]:]) {
+				// "Rating -2" is -2 (dashSign).
+				r, why := dashSign(clean, group[i][3], group[i][4]+n[2], group[i][4]+n[3], c)
+				if raw == "" {
+					raw, dashWhy, label, after = r, why, group[i], rest[n[1]:]
+					if why == "" {
+						dashWhy = ratingList(rest, n)
+					}
+				}
+				given = append(given, r)
 			}
 		}
 		if raw != "" {
@@ -123,6 +136,12 @@ func ParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string
 	if err != nil {
 		return nil, analysis, "the rating could not be read as a number"
 	}
+	if why := ratingsDisagree(given); why != "" {
+		return nil, analysis, why
+	}
+	if dashWhy != "" {
+		return nil, analysis, "the rating " + dashWhy
+	}
 	if why := scoreAside(raw, after, c); why != "" {
 		return nil, analysis, "the rating " + why
 	}
@@ -130,6 +149,50 @@ func ParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string
 		return nil, analysis, fmt.Sprintf("the rating %s is outside [%s, %s]", raw, formatNumber(c.Lo), formatNumber(c.Hi))
 	}
 	return &v, analysis, ""
+}
+
+// ratingListRE is what follows the first number of a bracketed list of
+// numbers: "[-1, 0, 2]" after "[-1".
+var ratingListRE = regexp.MustCompile(`^[ \t]*[,;][ \t]*-?\.?\d`)
+
+// ratingList returns why the rating rest[n[2]:n[3]] (n from ratingNumberRE
+// on the rest of a rating line) is not one rating: it opens a bracketed
+// list of numbers ("Rating: [-1, 0, 2]", which used to be read as -1), or
+// "". "Rating: [2]" is the rating 2.
+func ratingList(rest string, n []int) string {
+	if n[2] == n[0] || !ratingListRE.MatchString(rest[n[1]:]) {
+		return ""
+	}
+	list := rest[n[0]:]
+	if j := strings.IndexByte(list, ']'); j >= 0 {
+		list = list[:j+1]
+	}
+	return fmt.Sprintf("%q is a list of numbers, not one rating", list)
+}
+
+// ratingsDisagree returns the problem line when the ratings an answer
+// gives, as read (last first), are not all the same number, or "".
+//
+// Why none is kept: a judge that writes "Rating: 2" and later "Rating: 3"
+// has corrected itself, or given an example, or rated two things, and the
+// text does not say which. Taking the last (the rule until fix-parse28)
+// guessed; a missing rating is counted and shown, a wrong one is averaged
+// in unseen. This is the rule of BatchEval's score lists
+// (listsDisagree) and LLM-Eval's keys. Repeating one rating is no conflict.
+func ratingsDisagree(given []string) string {
+	var distinct []string
+	var values []float64
+	for i := len(given) - 1; i >= 0; i-- { // in the order written
+		v, err := strconv.ParseFloat(given[i], 64)
+		if err != nil || slices.Contains(values, v) {
+			continue
+		}
+		values, distinct = append(values, v), append(distinct, given[i])
+	}
+	if len(distinct) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("the answer gives %d different ratings (%s); none kept", len(distinct), strings.Join(distinct, ", "))
 }
 
 // analysisBefore is the analysis that precedes a rating label at i: the

@@ -3,10 +3,15 @@ package evaluator
 // The regexp-based ParseAnalyzeRate exactly as it was before the keyword
 // scanner (ratingLines), under "oracle" names, for the equivalence tests.
 // Do not change it, except to follow a deliberate change of what the parser
-// reads (so far two: a label line that describes the scale, "Rating: 1-3",
-// is not a rating, see oracleScaleAfterRE; and a rating that is one of a
+// reads (so far six: a label line that describes the scale, "Rating: 1-3",
+// is not a rating, see oracleScaleAfterRE; a rating that is one of a
 // choice, "3 or 4", or out of another maximum, "4/5" on [1, 10], is
-// missing, see scoreAside).
+// missing, see scoreAside; a dash written against the rating's digits,
+// "Rating -2", is its minus sign, see dashSign; two labels giving
+// different ratings leave none, where the last used to win, see
+// ratingsDisagree; a rating that opens a bracketed list, "[-1, 0, 2]", is
+// none, see ratingList; and one followed by a revision, "2, revised: 1",
+// is none, see scoreAside).
 
 import (
 	"fmt"
@@ -44,14 +49,25 @@ func oracleParseAnalyzeRate(text string, c Criterion) (score *float64, analysis 
 			scores = append(scores, m)
 		}
 	}
-	// The last label with a number wins; rating labels before score labels.
+	// Rating labels before score labels. Of the kind used, every label
+	// with a number is compared (ratingsDisagree); the last one's line
+	// ends the analysis.
 	var label []int
-	var raw, after string
+	var raw, after, dashWhy string
+	var given []string // every rating of the label's kind, as read, last first
 	for _, group := range [][][]int{ratings, scores} {
-		for i := len(group) - 1; i >= 0 && raw == ""; i-- {
+		for i := len(group) - 1; i >= 0; i-- {
 			rest := clean[group[i][4]:group[i][5]]
-			if n := oracleRatingNumberRE.FindStringSubmatch(rest); n != nil && !oracleScaleAfterRE.MatchString(rest[len(n[0]):]) {
-				label, raw, after = group[i], n[1], rest[len(n[0]):]
+			if n := oracleRatingNumberRE.FindStringSubmatchIndex(rest); n != nil && !oracleScaleAfterRE.MatchString(rest[n[1]:]) {
+				// "Rating -2" is -2 (dashSign).
+				r, why := dashSign(clean, group[i][3], group[i][4]+n[2], group[i][4]+n[3], c)
+				if raw == "" {
+					raw, dashWhy, label, after = r, why, group[i], rest[n[1]:]
+					if why == "" {
+						dashWhy = ratingList(rest, n)
+					}
+				}
+				given = append(given, r)
 			}
 		}
 		if raw != "" {
@@ -69,6 +85,12 @@ func oracleParseAnalyzeRate(text string, c Criterion) (score *float64, analysis 
 	v, err := strconv.ParseFloat(raw, 64)
 	if err != nil {
 		return nil, analysis, "the rating could not be read as a number"
+	}
+	if why := ratingsDisagree(given); why != "" {
+		return nil, analysis, why
+	}
+	if dashWhy != "" {
+		return nil, analysis, "the rating " + dashWhy
 	}
 	if why := scoreAside(raw, after, c); why != "" {
 		return nil, analysis, "the rating " + why

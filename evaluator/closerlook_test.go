@@ -47,8 +47,14 @@ func TestParseAnalyzeRate(t *testing.T) {
 		{"dash separator", "Dull.\nRating - 1", c, "1", "Dull.", ""},
 		{"score label", "Somewhat engaging.\nScore: 2", c, "2", "Somewhat engaging.", ""},
 		{"range note and out-of", "Good.\nFinal rating (1-3): 2.8/3", c, "2.8", "Good.", ""},
-		{"the last rating wins; the rating beats a later score", "Rating: 1 at first sight.\nOn reflection it is better.\nRating: 2\nScore: 3", c,
-			"2", "Rating: 1 at first sight.\nOn reflection it is better.", ""},
+		// Changed (fix-parse28): the last of two disagreeing ratings used to
+		// win. Which one the judge meant cannot be told, so none is kept,
+		// as BatchEval does with disagreeing score lists.
+		{"two different ratings leave none", "Rating: 1 at first sight.\nOn reflection it is better.\nRating: 2\nScore: 3", c,
+			"-", "Rating: 1 at first sight.\nOn reflection it is better.", "the answer gives 2 different ratings (1, 2); none kept"},
+		{"a rating repeated is that rating", "Rating: 2\nIt keeps the talk going.\nRating: 2.0", c, "2", "Rating: 2\nIt keeps the talk going.", ""},
+		{"the rating beats a later score", "On topic.\nRating: 2\nScore: 3", c, "2", "On topic.", ""},
+		{"two different scores leave none", "On topic.\nScore: 3\nScore: 2.5", c, "-", "On topic.\nScore: 3", "the answer gives 2 different ratings (3, 2.5); none kept"},
 		{"rating on the analysis line", "It is on topic. Rating: 2.", c, "2", "It is on topic.", ""},
 		{"negative range", "Negative tone.\nRating: -1.5", Criterion{Lo: -2, Hi: 2}, "-1.5", "Negative tone.", ""},
 		{"out of range", "Excellent.\nRating: 4", c, "-", "Excellent.", "the rating 4 is outside [1, 3]"},

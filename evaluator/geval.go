@@ -247,7 +247,9 @@ var generatedNumberRE = regexp.MustCompile(`^\s*[-+]?\d+(?:\.\d+)?\s*$`)
 // and the generated token), renormalised over the allowed scores. When the
 // generated number is not an allowed score, the allowed scores must hold
 // at least minMass of the probability there (GEvalMinAllowedMass when
-// minMass is 0), else there is no estimate. Sums run in a fixed order
+// minMass is 0), else there is no estimate. A minus sign generated as a
+// token of its own ("-", "2") is read with the digits after it
+// (minusToken, signedMass), never dropped. Sums run in a fixed order
 // (ascending score, then token), so the same probabilities give the same
 // bits whatever order the endpoint listed them in.
 func GEvalFromLogprobs(tokens []TokenAlternatives, c Criterion, minMass float64) GEvalEstimate {
@@ -278,23 +280,47 @@ func GEvalFromLogprobs(tokens []TokenAlternatives, c Criterion, minMass float64)
 		e.Problem = "the judge's answer " + why
 		return e
 	}
+	var text strings.Builder
+	for _, t := range tokens {
+		text.WriteString(t.Token)
+	}
+	if why := formScoresDisagree(text.String(), formNameRE(c)); why != "" {
+		e.Problem = "the judge's answer " + why + "; none kept"
+		return e
+	}
 	_, generatedAllowed := readScoreToken(tokens[pos].Token, lo, hi)
 	mass := map[int]float64{}
-	for _, lp := range scoreCandidates(tokens[pos], lo, hi) {
-		mass[lp.score] += math.Exp(lp.logprob)
+	sign, problem := minusToken(tokens, pos, c)
+	switch {
+	case problem != "":
+		e.Problem = problem
+		return e
+	case sign >= 0:
+		// "-" and "2" came as two tokens: the scores' probabilities are
+		// spread over both positions (minusToken).
+		_, generatedAllowed = readScoreToken("-"+strings.TrimSpace(tokens[pos].Token), lo, hi)
+		mass = signedMass(tokens[sign], tokens[pos], lo, hi)
+	default:
+		for _, lp := range scoreCandidates(tokens[pos], lo, hi) {
+			mass[lp.score] += math.Exp(lp.logprob)
+		}
 	}
 	total := 0.0
 	for _, s := range allowed {
 		total += mass[s]
 	}
 	e.Mass = total
+	written := strings.TrimSpace(tokens[pos].Token)
+	if sign >= 0 {
+		written = "-" + written
+	}
 	if !(total > 0) {
-		e.Problem = fmt.Sprintf("the judge wrote %q and gave the allowed scores (%d to %d) no probability at that position", strings.TrimSpace(tokens[pos].Token), lo, hi)
+		e.Problem = fmt.Sprintf("the judge wrote %q and gave the allowed scores (%d to %d) no probability at that position", written, lo, hi)
 		return e
 	}
 	if !generatedAllowed && total < threshold {
 		e.Problem = fmt.Sprintf("the judge wrote %q, not an allowed score, and gave the allowed scores (%d to %d) only %.3f of the probability at that position (at least %.2f needed)",
-			strings.TrimSpace(tokens[pos].Token), lo, hi, total, threshold)
+			written, lo, hi, total, threshold)
 		return e
 	}
 	e.Used = 1
@@ -304,6 +330,68 @@ func GEvalFromLogprobs(tokens []TokenAlternatives, c Criterion, minMass float64)
 	}
 	e.Score = weightedScore(allowed, e.Probs)
 	return e
+}
+
+// minusToken returns the index of the token that holds the minus sign of
+// the score at pos when the judge wrote it as a token of its own ("-",
+// then "2": GPT tokenizers split " -2" so), or -1 when the score carries
+// no minus or carries it itself ("-2"). The number formScore reads decides
+// whether there is a minus. When the minus came with other text in one
+// token (": -"), the probabilities of the scores cannot be read, and the
+// problem says so. Before fix-parse28 the minus was dropped: "-2" was read
+// from the "2" token's alternatives as the scores 1, 2, ...
+func minusToken(tokens []TokenAlternatives, pos int, c Criterion) (int, string) {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteString(t.Token)
+	}
+	text := strings.ReplaceAll(b.String(), "\u2212", "-")
+	i, _ := formScore(text, formNameRE(c))
+	if i < 0 || text[i] != '-' || strings.ContainsAny(tokens[pos].Token, "-\u2212") || pos == 0 {
+		return -1, ""
+	}
+	prev := strings.TrimSpace(tokens[pos-1].Token)
+	if isMinusToken(prev) {
+		return pos - 1, ""
+	}
+	return -1, fmt.Sprintf("the judge wrote the score's minus sign in one token with other text (%q), so the probabilities of the scores cannot be read from the log-probabilities (sampling can)", tokens[pos-1].Token)
+}
+
+func isMinusToken(tok string) bool {
+	t := strings.TrimSpace(tok)
+	return t == "-" || t == "\u2212"
+}
+
+// signedMass is the probability of each score in [lo, hi] when the minus
+// sign is the token at one position (sign) and the digits the next (num):
+// at sign, the judge chose between the minus (p) and a score written
+// without one (its probability there); at num, having written the minus,
+// between the digits k, so -k has p·p(k). Sums run in a fixed order
+// (ascending score, then token), as in GEvalFromLogprobs.
+func signedMass(sign, num TokenAlternatives, lo, hi int) map[int]float64 {
+	mass := map[int]float64{}
+	for _, lp := range scoreCandidates(sign, max(lo, 0), hi) {
+		mass[lp.score] += math.Exp(lp.logprob)
+	}
+	var minus []TokenProb
+	seen := map[string]bool{}
+	for _, alt := range append(slices.Clone(sign.Top), TokenProb{sign.Token, sign.Logprob}) {
+		if isMinusToken(alt.Token) && !seen[alt.Token] && !math.IsNaN(alt.Logprob) {
+			seen[alt.Token] = true
+			minus = append(minus, alt)
+		}
+	}
+	slices.SortFunc(minus, func(a, b TokenProb) int { return strings.Compare(a.Token, b.Token) })
+	p := 0.0
+	for _, m := range minus {
+		p += math.Exp(math.Min(m.Logprob, 0))
+	}
+	if lo < 0 {
+		for _, lp := range scoreCandidates(num, 1, -lo) {
+			mass[-lp.score] += p * math.Exp(lp.logprob)
+		}
+	}
+	return mass
 }
 
 // HasTopLogprobs reports whether any position carries top alternatives:
@@ -411,6 +499,42 @@ func formScore(t string, named *regexp.Regexp) (int, int) {
 	return -1, -1
 }
 
+// formScoresDisagree says how the form answer t gives its criterion two
+// different scores, or "". It looks where formScore finds the score: at
+// every number written after the criterion's name and a colon (named), or,
+// when there is none, after a "Score" or "Rating" label, ends of ranges
+// left out. "- Coherence: 2 ... Coherence: 3" cannot be read as one score
+// (a correction, or an example?), so the answer is not used, as BatchEval
+// and CloserLook do with disagreeing scores; the same number written twice
+// is no conflict. A bare number found anywhere (formScore's last resort)
+// is not compared: prose numbers would make every chatty answer conflict.
+func formScoresDisagree(t string, named *regexp.Regexp) string {
+	ranges := rangeRE.FindAllStringIndex(t, -1)
+	for _, re := range []*regexp.Regexp{named, scoreLabelRE} {
+		if re == nil {
+			continue
+		}
+		var raws []string
+		var values []float64
+		for _, m := range re.FindAllStringSubmatchIndex(t, -1) {
+			if slices.ContainsFunc(ranges, func(r []int) bool { return r[0] <= m[2] && m[2] < r[1] }) {
+				continue
+			}
+			raw := t[m[2]:m[3]]
+			if v, err := strconv.ParseFloat(raw, 64); err == nil && !slices.Contains(values, v) {
+				values, raws = append(values, v), append(raws, raw)
+			}
+		}
+		if len(raws) > 1 {
+			return fmt.Sprintf("gives %d different scores (%s)", len(raws), strings.Join(raws, ", "))
+		}
+		if len(raws) == 1 {
+			return ""
+		}
+	}
+	return ""
+}
+
 // scorePosition is the index of the token that holds the score of a form
 // answer written token by token: the first generated number that does not
 // end before the place formScore finds in the whole text, or -1.
@@ -446,8 +570,34 @@ func formScoreAside(tokens []TokenAlternatives, c Criterion, lo, hi int) string 
 	if i < 0 {
 		return ""
 	}
+	if why := formListed(text, i, j); why != "" {
+		return why
+	}
+	// An en or em dash against the digits ("Coherence: –2"): by the scale,
+	// as dashSign reads it. A reading as a negative score cannot be taken
+	// from the digit's log-probabilities.
+	formScale := Criterion{Lo: float64(lo), Hi: float64(hi)}
+	if raw, why := dashSign(text, 0, i, j, formScale); why != "" {
+		return why
+	} else if raw != text[i:j] {
+		return fmt.Sprintf("%q has a dash against the digits, read as a minus, which the log-probabilities of the digits cannot give", text[max(i-len("–"), 0):j])
+	}
 	after, _, _ := strings.Cut(text[j:], "\n")
 	return scoreAside(text[i:j], after, Criterion{Lo: float64(lo), Hi: float64(hi)})
+}
+
+// formListed says why the score t[i:j] of a form answer is not one score
+// when it opens a bracketed list of numbers ("[-1, 0, 2]", which used to
+// be read as -1), as CloserLook's ratingList does, or "".
+func formListed(t string, i, j int) string {
+	if i == 0 || t[i-1] != '[' || !ratingListRE.MatchString(t[j:]) {
+		return ""
+	}
+	list := t[i-1:]
+	if k := strings.IndexByte(list, ']'); k >= 0 {
+		list = list[:k+1]
+	}
+	return fmt.Sprintf("%q is a list of numbers, not one score", list)
 }
 
 // GEvalFromSamples estimates the score from n sampled form answers. Each
@@ -459,7 +609,8 @@ func formScoreAside(tokens []TokenAlternatives, c Criterion, lo, hi int) string 
 // range, 2.5), is one of a choice ("3 or 4"), is out of another maximum
 // than the form's ("4/10" on 1 to 5; scoreAside) or that has no number
 // does not count; p(s) is the share of
-// the usable answers that gave s.
+// the usable answers that gave s. Nor does an answer that gives the
+// criterion two different scores (formScoresDisagree).
 func GEvalFromSamples(texts []string, c Criterion) GEvalEstimate {
 	e := GEvalEstimate{Source: GEvalSourceSamples, Total: len(texts)}
 	allowed := GEvalScores(c)
@@ -479,12 +630,18 @@ func GEvalFromSamples(texts []string, c Criterion) GEvalEstimate {
 	counts := map[int]int{}
 	for _, t := range texts {
 		t = cleanMarkdown(t)
+		if formScoresDisagree(t, named) != "" {
+			continue // "Coherence: 2 ... Coherence: 3": which is meant cannot be told
+		}
 		var raw string
 		if i, j := formScore(t, named); i >= 0 {
-			raw = t[i:j]
+			// "–2" (an en dash against the digits) is read by the scale,
+			// and not at all when -2 and 2 are both on it (dashSign).
+			var why string
+			raw, why = dashSign(t, 0, i, j, formScale)
 			after, _, _ := strings.Cut(t[j:], "\n")
-			if scoreAside(raw, after, formScale) != "" {
-				continue // "3 or 4", "4/10": not one score on the form's scale
+			if why != "" || scoreAside(t[i:j], after, formScale) != "" || formListed(t, i, j) != "" {
+				continue // "3 or 4", "4/10", "[1, 2]": not one score on the form's scale
 			}
 		}
 		v, err := strconv.ParseFloat(raw, 64)

@@ -212,6 +212,39 @@ func TestGEvalFromLogprobs(t *testing.T) {
 		{"only a range", []TokenAlternatives{
 			{Token: "1", Logprob: 0, Top: []TokenProb{{"1", 0}}}, {Token: " to ", Logprob: 0}, {Token: "3", Logprob: 0, Top: []TokenProb{{"3", 0}}},
 		}, c13, "- logprobs 0/1: the only numbers the judge wrote are the ends of a range (such as \"1-5\"), so the score's position is unknown (expected an integer from 1 to 3)"},
+		// Regression (fix-parse28): the first of two different scores for
+		// the criterion was read; which one is meant cannot be told.
+		{"two different scores for the criterion", []TokenAlternatives{
+			{Token: "Coherence", Logprob: 0}, {Token: ":", Logprob: 0},
+			{Token: " 2", Logprob: ln(0.7), Top: []TokenProb{{" 2", ln(0.7)}, {" 3", ln(0.3)}}},
+			{Token: "\nCoherence", Logprob: 0}, {Token: ":", Logprob: 0}, {Token: " 3", Logprob: 0, Top: []TokenProb{{" 3", 0}}},
+		}, c13, "- logprobs 0/1: the judge's answer gives 2 different scores (2, 3); none kept"},
+		{"one score written twice", []TokenAlternatives{
+			{Token: "Coherence", Logprob: 0}, {Token: ":", Logprob: 0},
+			{Token: " 2", Logprob: ln(0.7), Top: []TokenProb{{" 2", ln(0.7)}, {" 3", ln(0.3)}}},
+			{Token: "\nScore", Logprob: 0}, {Token: ":", Logprob: 0}, {Token: " 3", Logprob: 0, Top: []TokenProb{{" 3", 0}}},
+			{Token: "\nCoherence", Logprob: 0}, {Token: ":", Logprob: 0}, {Token: " 2", Logprob: 0, Top: []TokenProb{{" 2", 0}}},
+		}, c13, "2.3 [1:0 2:0.7 3:0.3] logprobs 1/1"},
+		// Regression (fix-parse28): with the minus as a token of its own
+		// ("-", "2"), "-2" was read from the "2" token's alternatives as
+		// 2 and 1. Now the minus's position gives p(minus) and the scores
+		// written without one; the next, the digits after the minus.
+		{"the minus sign as a token of its own", []TokenAlternatives{
+			{Token: "Sentiment", Logprob: 0}, {Token: ":", Logprob: 0},
+			{Token: " -", Logprob: ln(0.6), Top: []TokenProb{{" -", ln(0.6)}, {" 1", ln(0.3)}, {" 0", ln(0.1)}}},
+			{Token: "2", Logprob: ln(0.7), Top: []TokenProb{{"2", ln(0.7)}, {"1", ln(0.3)}}},
+		}, Criterion{Name: "Sentiment", Lo: -2, Hi: 2}, "-0.72 [-2:0.42 -1:0.18 0:0.1 1:0.3 2:0] logprobs 1/1"},
+		{"the minus sign glued to other text", []TokenAlternatives{
+			{Token: "Sentiment", Logprob: 0}, {Token: ": -", Logprob: 0},
+			{Token: "2", Logprob: ln(0.7), Top: []TokenProb{{"2", ln(0.7)}, {"1", ln(0.3)}}},
+		}, Criterion{Name: "Sentiment", Lo: -2, Hi: 2}, "- logprobs 0/1: the judge wrote the score's minus sign in one token with other text (\": -\"), so the probabilities of the scores cannot be read from the log-probabilities (sampling can)"},
+		{"a split minus on a scale without negatives", []TokenAlternatives{
+			{Token: "-", Logprob: ln(0.9), Top: []TokenProb{{"-", ln(0.9)}, {"1", ln(0.1)}}},
+			{Token: "2", Logprob: 0, Top: []TokenProb{{"2", 0}}},
+		}, c13, "- logprobs 0/1: the judge wrote \"-2\", not an allowed score, and gave the allowed scores (1 to 3) only 0.100 of the probability at that position (at least 0.50 needed)"},
+		{"a list of numbers", []TokenAlternatives{
+			{Token: "[", Logprob: 0}, {Token: "-1", Logprob: 0, Top: []TokenProb{{"-1", 0}}}, {Token: ", 0, 2]", Logprob: 0},
+		}, Criterion{Name: "Sentiment", Lo: -2, Hi: 2}, "- logprobs 0/1: the judge's answer \"[-1, 0, 2]\" is a list of numbers, not one score"},
 		{"no logprobs at all", nil, c13,
 			"- logprobs 0/1: the answer came without token log-probabilities (the endpoint may not support logprobs)"},
 		{"range without integers", []TokenAlternatives{{Token: "1", Top: []TokenProb{{"1", 0}}}}, Criterion{Name: "X", Lo: 0.2, Hi: 0.8},
@@ -254,6 +287,13 @@ func TestGEvalFromSamples(t *testing.T) {
 			"3 [1:0 2:0 3:1] samples 1/7"},
 		{"negative range", []string{"-2", "Sentiment: -1", "2"}, Criterion{Name: "Sentiment", Lo: -2, Hi: 2},
 			"-0.333 [-2:0.333 -1:0.333 0:0 1:0 2:0.333] samples 3/3"},
+		// Regression (fix-parse28): the first of two different scores for
+		// the criterion was counted.
+		{"an answer with two different scores does not count", []string{"Coherence: 2\nCoherence: 3", "Score: 1\nRating: 3",
+			"Coherence: 2\nOn reflection, Coherence: 2", "Coherence: 3\nScore: 1", "3"}, c13, "2.67 [1:0 2:0.333 3:0.667] samples 3/5"},
+		// Regression (fix-parse28): a list of numbers was counted as its first.
+		{"a list of numbers is no score", []string{"[1, 2, 3]", "Coherence: [2, 3]", "[2]", "Coherence: 3"}, c13,
+			"2.5 [1:0 2:0.5 3:0.5] samples 2/4"},
 		{"nothing usable", []string{"good", "10"}, c13,
 			"- samples 0/2: none of the 2 sampled answers held a readable integer score from 1 to 3"},
 		{"no samples", nil, c13, "- samples 0/0: no sampled answers to count"},

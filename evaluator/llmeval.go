@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -132,6 +133,9 @@ type jsonPair struct {
 func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*float64, reasons []string, problems []string) {
 	scores = make([]*float64, len(r.Criteria))
 	reasons = make([]string, len(r.Criteria))
+	if strings.Contains(text, "\u2212") {
+		text = jsonMinus.ReplaceAllString(text, "${1}-${2}")
+	}
 	pairs, reasonPairs, problem := findScoreObjects(text, r)
 	if problem != "" {
 		return scores, reasons, []string{problem}
@@ -186,6 +190,13 @@ func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*fl
 	}
 	return scores, reasons, problems
 }
+
+// jsonMinus finds a typeset minus sign (U+2212) opening a number after a
+// key's colon: {"Coherence": −1}. JSON has no such minus, so the whole
+// answer failed to decode and every criterion was lost; it is a minus
+// (fix-parse28). Only the place of a value is rewritten, so a reason's
+// text keeps its "−" except after a colon and before a digit.
+var jsonMinus = regexp.MustCompile(`(:[ \t\r\n]*)\x{2212}([0-9])`)
 
 // criterionValue is what one criterion's key holds, read: its score and
 // the score's JSON text (raw), the judge's reason, or why no score could

@@ -116,6 +116,12 @@ var (
 	// asideOutOfRE is the maximum a score is given out of: "/5", " / 10",
 	// " out of 5". Group 1 is the maximum.
 	asideOutOfRE = regexp.MustCompile(`(?i)^[ \t]*(?:/|out[ \t]+of\b)[ \t]*(\d+(?:\.\d+)?)`)
+	// asideRevisedRE is a second score that the judge says replaces the
+	// first, right after it: "2, revised: 1", "2 (corrected to 1)",
+	// "2; updated score = 1", "2 -> 1", "2 → 1". Group 1 is the second
+	// score. Only these words and arrows count, so that a number in a
+	// remark ("2 (the final turn has 3 errors)") is not taken for one.
+	asideRevisedRE = regexp.MustCompile(`(?i)^[ \t]*(?:(?:[,;(]|\band\b)[ \t]*)?(?:(?:revised|corrected|updated|adjusted|changed|amended)(?:[ \t]+(?:score|rating))?[ \t]*(?:to\b|:|=)?|->|→|=>)[ \t]*(-?\d+(?:\.\d+)?)`)
 )
 
 // scoreAside returns why the number raw, followed by the text after, is
@@ -124,13 +130,24 @@ var (
 // guessing its lower end would record a score the judge did not give; a
 // number out of another maximum than c.Hi ("4/5" or "4 out of 5" on
 // [1, 10]) is on another scale, where reading 4 as 4 of 10 would be wrong.
-// "2.5/3" on [1, 3] is the score 2.5.
+// "2.5/3" on [1, 3] is the score 2.5. A score followed by a different one
+// that is said to replace it ("2, revised: 1"; asideRevisedRE) is not one
+// score either: which the judge stands by is a guess (fix-parse28; the
+// first used to be read).
 func scoreAside(raw, after string, c Criterion) string {
-	// Almost every score is followed by ",", "]" or a line end: skip the
-	// patterns unless the first character after the blanks can start one
-	// ("-", "–", "—", "/", "to", "or", "out of").
-	if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(after, " \t")); !strings.ContainsRune("-–—/tToO", r) {
+	// Almost every score is followed by "]" or a line end, or by "," in a
+	// list: skip the patterns unless the first character after the blanks
+	// can start one ("-", "–", "—", "/", "to", "or", "out of"; ",", ";",
+	// "(", "and", "→", "=>" for a revision).
+	if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(after, " \t")); !strings.ContainsRune("-–—/tToO,;(aAcCrRuU→=", r) {
 		return ""
+	}
+	if m := asideRevisedRE.FindStringSubmatch(after); m != nil {
+		first, err1 := strconv.ParseFloat(raw, 64)
+		second, err2 := strconv.ParseFloat(m[1], 64)
+		if err1 == nil && err2 == nil && first != second {
+			return fmt.Sprintf("%q gives a second score after the first, so which one stands cannot be told", raw+m[0])
+		}
 	}
 	if m := asideRangeRE.FindString(after); m != "" {
 		return fmt.Sprintf("%q gives two numbers (a range or a choice), not one score", raw+m)
@@ -141,6 +158,65 @@ func scoreAside(raw, after string, c Criterion) string {
 		}
 	}
 	return ""
+}
+
+// A dash between a label and a number can be a separator or a minus sign.
+// The rule, for every reader (the score lists and "Score of" lines of
+// ParseBatchAnswer, CloserLook's "Rating:" line):
+//
+//   - a dash with a blank (or a markdown mark) after it is a separator:
+//     "Sample3 - 2", "Rating - 2" are 2, as are bullets ("- Sample3: 2");
+//   - a dash written against the digits, with something between it and
+//     the label (a blank, ":", "=", ")"), is the number's minus sign:
+//     "Sample3 -2", "Sample3: -2", "Rating -2" are -2, and on a scale such
+//     as [0, 10] they are out of range, never 3 or 2;
+//   - a dash against both the label and the digits ("Sample3-2",
+//     "Rating-2") can be either: the score is the reading that lies on
+//     the scale, and none when both do (on [-2, 2], 2 and -2); when
+//     neither does, it is read as a separator, as before, and reported as
+//     out of range.
+//
+// A number followed by another ("3-4", "3 - 4" in a rating's place) is a
+// range and is not read (scoreAside). Judges write minus signs as "-" or
+// "−" (U+2212, which cleanMarkdown turns into "-"); an en or em dash is a
+// separator ("Sample3 – 2"), except that one against the digits
+// ("Sample3 –2", "Rating: –2" is unreadable anyway) is read as
+// "Sample3-2" is: by the scale.
+
+// dashSign applies that rule to the number text[start:end], read after a
+// label that ends at labelEnd, on c's scale. It returns the number as
+// written with its sign, and why it cannot be told when the dash can be
+// read both ways on the scale ("" otherwise).
+func dashSign(text string, labelEnd, start, end int, c Criterion) (raw, why string) {
+	raw = text[start:end]
+	if raw == "" || raw[0] == '-' {
+		return raw, ""
+	}
+	var written, where string
+	switch dash := start - 1; {
+	case dash >= labelEnd && text[dash] == '-' && dash > labelEnd:
+		return "-" + raw, "" // "Sample3 -2": a minus sign
+	case dash >= labelEnd && text[dash] == '-':
+		written, where = "-", "follows the label with no space" // "Sample3-2"
+	case start-len("–") >= labelEnd && (text[start-len("–"):start] == "–" || text[start-len("—"):start] == "—"):
+		// "Sample3 –2": an en or em dash against the digits.
+		written, where = text[start-len("–"):start], "has a dash against the digits"
+	default:
+		return raw, ""
+	}
+	v, err := strconv.ParseFloat(raw, 64)
+	if err != nil {
+		return raw, ""
+	}
+	plus, minus := v >= c.Lo && v <= c.Hi, -v >= c.Lo && -v <= c.Hi
+	switch {
+	case plus && minus && v != 0:
+		return raw, fmt.Sprintf("%q %s, so it may be -%s or %s (a dash or a minus), both on the scale [%s, %s]",
+			written+raw, where, raw, raw, formatNumber(c.Lo), formatNumber(c.Hi))
+	case minus && !plus:
+		return "-" + raw, ""
+	}
+	return raw, ""
 }
 
 // ParseBatchAnswer reads the scores and the per-sample analyses of a judge's
@@ -309,9 +385,12 @@ func readLabels(region string, c Criterion) []scoreHit {
 		h := scoreHit{label: label}
 		seg := region[loc[1]:end]
 		if s, e, ok := matchScoreAfterSpan(seg); ok { // scoreAfterLabel
-			if v, err := strconv.ParseFloat(seg[s:e], 64); err == nil {
-				h.value, h.ok, h.raw = v, true, seg[s:e]
-				h.why = scoreAside(h.raw, seg[e:], c)
+			raw, why := dashSign(seg, 0, s, e, c)
+			if v, err := strconv.ParseFloat(raw, 64); err == nil {
+				h.value, h.ok, h.raw = v, true, raw
+				if h.why = why; why == "" {
+					h.why = scoreAside(h.raw, seg[e:], c)
+				}
 			}
 		}
 		hits = append(hits, h)
@@ -325,7 +404,7 @@ func readLabels(region string, c Criterion) []scoreHit {
 func readHits(t foldText, c Criterion, tail string, match func(s string, q int) (span, bool)) []scoreHit {
 	var hits []scoreHit
 	for _, m := range wordMatches(t, tail, match) {
-		raw := t.s[m[4]:m[5]]
+		raw, why := dashSign(t.s, m[3], m[4], m[5], c)
 		label, err1 := strconv.Atoi(t.s[m[2]:m[3]])
 		v, err2 := strconv.ParseFloat(raw, 64)
 		if err1 == nil && err2 == nil {
@@ -333,7 +412,10 @@ func readHits(t foldText, c Criterion, tail string, match func(s string, q int) 
 			if j := strings.IndexByte(after, '\n'); j >= 0 {
 				after = after[:j]
 			}
-			hits = append(hits, scoreHit{label: label, value: v, ok: true, raw: raw, why: scoreAside(raw, after, c)})
+			if why == "" {
+				why = scoreAside(raw, after, c)
+			}
+			hits = append(hits, scoreHit{label: label, value: v, ok: true, raw: raw, why: why})
 		}
 	}
 	return hits
@@ -458,16 +540,29 @@ func fillAnalyses(analyses []string, t foldText) {
 
 // cleanMarkdown drops the emphasis and code marks that judges wrap around
 // labels and numbers ("**Sample1**: `2.5`"), and normalises line ends.
+//
+// It also writes numbers in ASCII, so that every reader sees the number
+// the judge wrote: the minus sign U+2212 ("−2") becomes "-" (it is a
+// minus: left alone, "−2" was unreadable in a score list and read as 2 by
+// G-Eval's form), and full-width digits, minus, full stop and colon
+// ("１２", "Sample1：２") their ASCII forms (left alone, "1２" was read as
+// 1). The analyses shown are cut from this text, so they show the ASCII
+// forms too.
 func cleanMarkdown(s string) string {
 	// A text with none of the strings replaced comes out unchanged: skip
-	// the copy.
-	if !strings.ContainsAny(s, "\r`") && !strings.Contains(s, "**") && !strings.Contains(s, "__") {
+	// the copy. "\xef\xbc" starts every rune from U+FF00 to U+FF3F, the
+	// block of the full-width forms replaced.
+	if !strings.ContainsAny(s, "\r`") && !strings.Contains(s, "**") && !strings.Contains(s, "__") &&
+		!strings.Contains(s, "\u2212") && !strings.Contains(s, "\xef\xbc") {
 		return s
 	}
 	return markdownMarks.Replace(s)
 }
 
-var markdownMarks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "**", "", "__", "", "`", "")
+var markdownMarks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "**", "", "__", "", "`", "",
+	"\u2212", "-", "\uff0d", "-", "\uff0e", ".", "\uff1a", ":",
+	"\uff10", "0", "\uff11", "1", "\uff12", "2", "\uff13", "3", "\uff14", "4",
+	"\uff15", "5", "\uff16", "6", "\uff17", "7", "\uff18", "8", "\uff19", "9")
 
 // tidy trims an analysis and drops separator lines such as "---".
 func tidy(s string) string {

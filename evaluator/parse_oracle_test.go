@@ -8,7 +8,11 @@ package evaluator
 // in parse.go alike (fix-parse27), so that both still read the same: all
 // score lists are read together (oracleFindScoreList), and a number that
 // opens a range or is out of another maximum is not a score (scoreAside,
-// shared).
+// shared). A third (fix-parse28): a dash written against a score's digits
+// is its minus sign, as dashSign (shared) decides; and a fourth: the minus
+// sign U+2212 and full-width digits are read as ASCII (oracleCleanMarkdown);
+// a fifth: a score followed by a revision, "2, revised: 1", is none
+// (scoreAside).
 
 import (
 	"fmt"
@@ -214,9 +218,12 @@ func oracleReadLabels(region string, c Criterion) []oracleScoreHit {
 		h := oracleScoreHit{label: label}
 		seg := region[loc[1]:end]
 		if m := oracleScoreAfterLabel.FindStringSubmatchIndex(seg); m != nil {
-			if v, err := strconv.ParseFloat(seg[m[2]:m[3]], 64); err == nil {
-				h.value, h.ok, h.raw = v, true, seg[m[2]:m[3]]
-				h.why = scoreAside(h.raw, seg[m[3]:], c)
+			raw, why := dashSign(seg, 0, m[2], m[3], c)
+			if v, err := strconv.ParseFloat(raw, 64); err == nil {
+				h.value, h.ok, h.raw = v, true, raw
+				if h.why = why; why == "" {
+					h.why = scoreAside(h.raw, seg[m[3]:], c)
+				}
 			}
 		}
 		hits = append(hits, h)
@@ -229,11 +236,14 @@ func oracleReadHits(text string, c Criterion, re *regexp.Regexp) []oracleScoreHi
 	var hits []oracleScoreHit
 	for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
 		label, err1 := strconv.Atoi(text[m[2]:m[3]])
-		raw := text[m[4]:m[5]]
+		raw, why := dashSign(text, m[3], m[4], m[5], c)
 		v, err2 := strconv.ParseFloat(raw, 64)
 		if err1 == nil && err2 == nil {
 			after, _, _ := strings.Cut(text[m[5]:], "\n")
-			hits = append(hits, oracleScoreHit{label: label, value: v, ok: true, raw: raw, why: scoreAside(raw, after, c)})
+			if why == "" {
+				why = scoreAside(raw, after, c)
+			}
+			hits = append(hits, oracleScoreHit{label: label, value: v, ok: true, raw: raw, why: why})
 		}
 	}
 	return hits
@@ -347,8 +357,14 @@ func oracleFillAnalyses(analyses []string, part string) {
 
 // oracleCleanMarkdown drops the emphasis and code marks that judges wrap around
 // labels and numbers ("**Sample1**: `2.5`"), and normalises line ends.
+//
+// Changed with the production parser (fix-parse28): the minus sign U+2212
+// and full-width digits, minus, full stop and colon are written in ASCII.
 func oracleCleanMarkdown(s string) string {
-	return strings.NewReplacer("\r\n", "\n", "\r", "\n", "**", "", "__", "", "`", "").Replace(s)
+	return strings.NewReplacer("\r\n", "\n", "\r", "\n", "**", "", "__", "", "`", "",
+		"\u2212", "-", "\uff0d", "-", "\uff0e", ".", "\uff1a", ":",
+		"\uff10", "0", "\uff11", "1", "\uff12", "2", "\uff13", "3", "\uff14", "4",
+		"\uff15", "5", "\uff16", "6", "\uff17", "7", "\uff18", "8", "\uff19", "9").Replace(s)
 }
 
 // oracleTidy trims an analysis and drops separator lines such as "---".
