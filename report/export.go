@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,6 +49,24 @@ func SafeCell(s string) string {
 		return "'" + s
 	}
 	return s
+}
+
+// plainNumber is a number as a rating cell holds it: digits with an
+// optional sign, decimal point and exponent, and nothing a spreadsheet
+// could read as a name or a formula (not even -Inf).
+var plainNumber = regexp.MustCompile(`^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$`)
+
+// RatingCell writes a cell of a human-rating column as it was imported:
+// a number, with the blanks a file may pad it with dropped (" 4", "3.5 ",
+// "\u00a0-2" are written 4, 3.5, -2), so a spreadsheet reads a number and
+// the file imports again; -2 stays minus two, not a formula. Anything else
+// in a rating cell is text and goes through SafeCell. The dataset's CSV
+// export (handlers) writes its rating columns with it.
+func RatingCell(s string) string {
+	if t := strings.TrimFunc(s, blankRune); plainNumber.MatchString(t) {
+		return t
+	}
+	return SafeCell(s)
 }
 
 // blankRune reports whether a spreadsheet may drop r from the start of a
