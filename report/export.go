@@ -260,6 +260,11 @@ type (
 		ExperimentID *int64     `json:"experiment_id"`
 		CreatedAt    time.Time  `json:"created_at"`
 		FinishedAt   *time.Time `json:"finished_at"`
+		// ElapsedSeconds is how long the run was going (null before it
+		// started), paused time and time finished before a resume left
+		// out; PausedSeconds is that time. As the API's run says them.
+		ElapsedSeconds *float64 `json:"elapsed_seconds"`
+		PausedSeconds  float64  `json:"paused_seconds"`
 	}
 	// JSONReport is what the run found, with what produced it.
 	JSONReport struct {
@@ -501,6 +506,8 @@ func (r *Report) Export() JSONExport {
 				PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, CostUSD: USDOf(run.CostUSD),
 				BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores, ShortScores: run.ShortScores},
 			Criteria: []JSONCriterion{}}}
+	// Times, not results: in the envelope, outside the reproducible report.
+	out.Envelope.ElapsedSeconds, out.Envelope.PausedSeconds = RunSeconds(run, time.Now())
 	if run.ProbeCalls > 0 {
 		out.Report.Run.Probes = &JSONProbes{Calls: run.ProbeCalls, PromptTokens: run.ProbePromptTokens,
 			CompletionTokens: run.ProbeCompletionTokens, CostUSD: USDOf(run.ProbeCostUSD())}
