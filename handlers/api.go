@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -707,12 +706,7 @@ func apiRun(r models.Run) APIRun {
 	if r.WaitingForJudge() {
 		out.WaitingForJudge, out.WaitingError = true, r.WaitingError
 	}
-	now := time.Now()
-	if d, ok := r.Elapsed(now); ok {
-		secs := math.Round(d.Seconds()*1000) / 1000
-		out.ElapsedSeconds = &secs
-	}
-	out.PausedSeconds = math.Round(r.PausedFor(now).Seconds()*1000) / 1000
+	out.ElapsedSeconds, out.PausedSeconds = report.RunSeconds(r, time.Now())
 	for _, c := range r.RubricSnapshot.Criteria {
 		out.Criteria = append(out.Criteria, c.Name)
 		out.LabelledExamples += len(c.Examples)

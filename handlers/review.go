@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -1062,8 +1061,9 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 	// file is made to be opened in a spreadsheet: a cell such as
 	// =HYPERLINK(...) or -2+3 would run there as a formula. Each goes through
 	// the run export's report.SafeCell, which makes it text with a leading
-	// quote; only a rating column's plain number (-2, 3.5) is kept as it is,
-	// as the run export writes ratings, so the file imports again.
+	// quote; a rating column's number (-2, 3.5, " 4" padded with blanks) is
+	// written as a number (report.RatingCell), as the run export writes
+	// ratings, so the file imports again.
 	header := append(append(append([]string{}, ds.Columns...), extra...), reviewCols...)
 	for i := range header {
 		header[i] = report.SafeCell(header[i])
@@ -1075,7 +1075,7 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 		if v == nil || math.IsNaN(*v) {
 			return ""
 		}
-		return ratingCell(strconv.FormatFloat(*v, 'g', -1, 64))
+		return report.RatingCell(strconv.FormatFloat(*v, 'g', -1, 64))
 	}
 	rated := map[string]bool{}
 	for _, col := range ds.RatingColumns {
@@ -1085,7 +1085,7 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 		rec := make([]string, 0, len(header))
 		for _, col := range ds.Columns {
 			if rated[col] {
-				rec = append(rec, ratingCell(r.Data[col]))
+				rec = append(rec, report.RatingCell(r.Data[col]))
 			} else {
 				rec = append(rec, report.SafeCell(r.Data[col]))
 			}
@@ -1175,21 +1175,6 @@ func (h *Handlers) exportedReviews(ctx context.Context, ds models.Dataset) ([]mo
 		}
 	}
 	return out, nil
-}
-
-// plainNumber is a number as a rating cell holds it: digits with an
-// optional sign, decimal point and exponent, and nothing a spreadsheet
-// could read as a name or a formula (not even -Inf).
-var plainNumber = regexp.MustCompile(`^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$`)
-
-// ratingCell writes a rating column's cell: a plain number as it is (a
-// spreadsheet reads -2 as minus two, not as a formula), anything else
-// defused like text.
-func ratingCell(s string) string {
-	if plainNumber.MatchString(s) {
-		return s
-	}
-	return report.SafeCell(s)
 }
 
 // datasetOfParam is the dataset named by the route's :id, in the caller's

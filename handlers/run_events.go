@@ -75,10 +75,7 @@ func runProgress(run models.Run, noAnswer int, now time.Time) web.RunProgress {
 	if elapsed, ok := run.Elapsed(now); ok {
 		// Only the time the run was going: a run paused overnight read
 		// as if it had run all night. The time left out is said apart.
-		p.Elapsed = durationText(elapsed)
-		if paused := run.PausedFor(now); paused >= time.Second {
-			p.Elapsed += " (not counting " + durationText(paused) + " paused or stopped)"
-		}
+		p.Elapsed = elapsedText(run, now)
 		// Time left from the rate so far: batches are alike in size, so
 		// the average pace is a fair guess for the rest.
 		if !p.Finished && run.BatchesDone > 0 && run.BatchesTotal > run.BatchesDone {
@@ -90,6 +87,23 @@ func runProgress(run models.Run, noAnswer int, now time.Time) web.RunProgress {
 		p.ETA = "—"
 	}
 	return p
+}
+
+// elapsedText is how long the started run has been going at now, as its
+// page and its report say it: "10m 00s", with the time left out said
+// apart, "10m 00s (not counting 14h 00m paused or stopped)"; "" before it
+// started. Only the time the run was going counts: a run paused overnight
+// read as if it had run all night.
+func elapsedText(run models.Run, now time.Time) string {
+	elapsed, ok := run.Elapsed(now)
+	if !ok {
+		return ""
+	}
+	text := durationText(elapsed)
+	if paused := run.PausedFor(now); paused >= time.Second {
+		text += " (not counting " + durationText(paused) + " paused or stopped)"
+	}
+	return text
 }
 
 // durationText is "45s", "3m 05s" or "2h 07m".

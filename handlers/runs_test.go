@@ -132,7 +132,7 @@ func TestRunLifecycleOnSimulatedJudge(t *testing.T) {
 		}{
 			{"run page", runPath, []string{"&lt;script&gt;alert", env.project.Name, "simulated judge", "No language model read these samples", "<svg",
 				`href="` + runPath + `/samples/`, "Pearson r", "Spearman ρ", "Kendall τ", pearson,
-				templ.EscapeString(rep.Criteria[0].Reading), "Average batch bias", "export.csv", "Intervals: bootstrap (1000 resamples)."}},
+				templ.EscapeString(rep.Criteria[0].Reading), "Average batch bias", "export.csv", templ.EscapeString("Intervals: " + rep.Criteria[0].IntervalLabel() + ".")}},
 			{"run page sorted by difference", runPath + "?criterion=1&sort=diff&dir=desc", []string{"|Difference| ▼", "Coherent"}},
 			{"run page, only unreadable", runPath + "?only=missing", []string{"0 of 30 samples"}},
 			{"run page filtered", runPath + "?q=" + url.QueryEscape(sample.ExternalID), []string{"1 of 30 samples", sample.ExternalID}},

@@ -328,7 +328,7 @@ func rubricLabel(run models.Run) string {
 func (h *Handlers) reportFacts(ctx context.Context, run models.Run) (web.ReportFacts, error) {
 	wsID := workspaceOf(ctx)
 	f := web.ReportFacts{Run: run, Dataset: "(deleted dataset)", Rubric: rubricLabel(run),
-		MethodLabel: methods.Label(run.Method), Cost: runCostText(run)}
+		MethodLabel: methods.Label(run.Method), Cost: runCostText(run), Elapsed: elapsedText(run, time.Now())}
 	if p, err := h.DB.FindProject(ctx, wsID, run.ProjectID); err == nil {
 		f.Project = p.Name
 	}

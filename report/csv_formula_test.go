@@ -104,3 +104,30 @@ func TestCSVExportDefusesIndentedFormulas(t *testing.T) {
 		}
 	})
 }
+
+// TestRatingCellWritesNumbersBare: a rating padded with blanks is written
+// as the bare number (the dataset export wrote " 4" as quoted text), and a
+// rating cell holding anything but a number is still defused like text.
+func TestRatingCellWritesNumbersBare(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"4", "4"},
+		{" 4", "4"},
+		{"3.5 ", "3.5"},
+		{"\t-2\t", "-2"},
+		{"\u00a0-0.5", "-0.5"},
+		{"\ufeff1e2", "1e2"},
+		{"+3", "+3"},
+		{"", ""},
+		{"  ", "  "},
+		{" =1+1", "' =1+1"},
+		{"-2+3", "'-2+3"},
+		{" -Inf", "' -Inf"},
+		{"4 stars", "4 stars"},
+		{"\t4 stars", "'\t4 stars"},
+	}
+	for _, c := range cases {
+		if got := RatingCell(c.in); got != c.want {
+			t.Errorf("RatingCell(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

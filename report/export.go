@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,6 +49,24 @@ func SafeCell(s string) string {
 		return "'" + s
 	}
 	return s
+}
+
+// plainNumber is a number as a rating cell holds it: digits with an
+// optional sign, decimal point and exponent, and nothing a spreadsheet
+// could read as a name or a formula (not even -Inf).
+var plainNumber = regexp.MustCompile(`^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$`)
+
+// RatingCell writes a cell of a human-rating column as it was imported:
+// a number, with the blanks a file may pad it with dropped (" 4", "3.5 ",
+// "\u00a0-2" are written 4, 3.5, -2), so a spreadsheet reads a number and
+// the file imports again; -2 stays minus two, not a formula. Anything else
+// in a rating cell is text and goes through SafeCell. The dataset's CSV
+// export (handlers) writes its rating columns with it.
+func RatingCell(s string) string {
+	if t := strings.TrimFunc(s, blankRune); plainNumber.MatchString(t) {
+		return t
+	}
+	return SafeCell(s)
 }
 
 // blankRune reports whether a spreadsheet may drop r from the start of a
@@ -241,6 +260,11 @@ type (
 		ExperimentID *int64     `json:"experiment_id"`
 		CreatedAt    time.Time  `json:"created_at"`
 		FinishedAt   *time.Time `json:"finished_at"`
+		// ElapsedSeconds is how long the run was going (null before it
+		// started), paused time and time finished before a resume left
+		// out; PausedSeconds is that time. As the API's run says them.
+		ElapsedSeconds *float64 `json:"elapsed_seconds"`
+		PausedSeconds  float64  `json:"paused_seconds"`
 	}
 	// JSONReport is what the run found, with what produced it.
 	JSONReport struct {
@@ -482,6 +506,8 @@ func (r *Report) Export() JSONExport {
 				PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, CostUSD: USDOf(run.CostUSD),
 				BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores, ShortScores: run.ShortScores},
 			Criteria: []JSONCriterion{}}}
+	// Times, not results: in the envelope, outside the reproducible report.
+	out.Envelope.ElapsedSeconds, out.Envelope.PausedSeconds = RunSeconds(run, time.Now())
 	if run.ProbeCalls > 0 {
 		out.Report.Run.Probes = &JSONProbes{Calls: run.ProbeCalls, PromptTokens: run.ProbePromptTokens,
 			CompletionTokens: run.ProbeCompletionTokens, CostUSD: USDOf(run.ProbeCostUSD())}

@@ -23,8 +23,10 @@ import (
 // on few pairs (stats.ExactPermutationMax), the system level's above all.
 // stats-4: the samples' differences take human ratings within the
 // criterion's range as given (humanOnJudgeScale), no longer stretched
-// from their lowest and highest values.
-const statsVersion = "stats-4"
+// from their lowest and highest values. stats-5: correlation intervals on
+// fewer than stats.SmallSampleBelow pairs by the small-sample rule
+// (stats.IntervalSmallSample).
+const statsVersion = "stats-5"
 
 // criterionStats are the figures of a criterion worth storing: the
 // correlations with their bootstrap intervals and the system-level

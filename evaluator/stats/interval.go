@@ -25,6 +25,11 @@ const (
 	IntervalBootstrap IntervalMethod = "bootstrap"
 	// IntervalFisherZ is the large-sample interval on Fisher's z scale.
 	IntervalFisherZ IntervalMethod = "fisher-z"
+	// IntervalSmallSample is the rule below SmallSampleBelow complete
+	// pairs: Pearson's interval on Fisher's z scale, Spearman's and
+	// Kendall's the percentile bootstrap from RankBootstrapMin pairs and
+	// none below (see CorrelationInterval).
+	IntervalSmallSample IntervalMethod = "small-sample"
 	// IntervalTwoStageNormal is the system-level two-stage bootstrap whose
 	// second stage draws each large system's mean from its normal
 	// approximation (see SystemCorrelation).
@@ -40,6 +45,9 @@ func (im IntervalMethod) Label(resamples int) string {
 		return "two-stage bootstrap, normal within large systems"
 	case IntervalBootstrap:
 		return "bootstrap (" + strconv.Itoa(resamples) + " resamples)"
+	case IntervalSmallSample:
+		return "Pearson's on Fisher's z scale (few samples); Spearman's and Kendall's by bootstrap (" + strconv.Itoa(resamples) +
+			" resamples), none below " + strconv.Itoa(RankBootstrapMin) + " samples"
 	}
 	return ""
 }
@@ -82,9 +90,36 @@ func FisherInterval(m Method, r float64, n int) (lo, hi float64) {
 	return fisherBounds(r, se)
 }
 
-// CorrelationInterval is Correlate plus a 95% interval, chosen by size:
-// the bootstrap of WithBootstrap (byte for byte) up to AnalyticAbove
-// complete pairs, an interval on Fisher's z scale above: FisherInterval
+// SmallSampleBelow and RankBootstrapMin make the small-sample rule of
+// CorrelationInterval, chosen by the coverage study of coverage_test.go
+// (bivariate normal pairs with rho 0, 0.3, 0.6 and 0.9; figures in
+// BENCHMARKS.md, "Correlation intervals on few samples"). On 4 to 15
+// pairs the percentile bootstrap of Pearson's r held the true correlation
+// in only about 85–92% of data sets, down to 77% at rho 0.9 on 4 pairs,
+// where Fisher's interval held it in 93–97% at every size; the bootstrap
+// stayed below 93% up to 30 pairs (90.5–92.5%) and reached about 93% from
+// 40 to 50 pairs (92.6–93.8%; 94% on 125): below SmallSampleBelow pairs
+// Pearson's interval is Fisher's. The paper's data (125 and 360 pairs)
+// keep their bootstrap intervals, bit for bit. Spearman's and
+// Kendall's bootstrap held the truth at least about 93% of the time from
+// 8 pairs; below, on few pairs, their coefficient is often exactly ±1 and
+// no interval (bootstrap, Fisher's with the 1.06 variance factor,
+// Bonett–Wright's) came near: at rho 0.9 about 58–72% on 4 and 5 pairs
+// and 90% on 6. Skipping resamples of fewer than three distinct pairs made
+// every interval worse (58% at rho 0 on 4 pairs). So their interval is
+// left undefined below RankBootstrapMin pairs.
+const (
+	SmallSampleBelow = 50
+	RankBootstrapMin = 8
+)
+
+// CorrelationInterval is Correlate plus a 95% interval, chosen by size.
+// Below SmallSampleBelow complete pairs (IntervalSmallSample): Pearson's
+// is FisherInterval (from 4 pairs), Spearman's and Kendall's the
+// bootstrap of WithBootstrap from RankBootstrapMin pairs and undefined
+// below. From SmallSampleBelow up to AnalyticAbove complete pairs, the
+// bootstrap of WithBootstrap (byte for byte) for all three; above, an
+// interval on Fisher's z scale: FisherInterval
 // for Pearson and Spearman; for Kendall the z-scale error is tau's
 // U-statistic standard error (kendallSE) over 1−tau², because the
 // Fieller–Hartley–Pearson error of FisherInterval assumes untied scores
@@ -96,6 +131,19 @@ func CorrelationInterval(m Method, x, y []float64, resamples int, seed uint64) (
 		if finite(x[i]) && finite(y[i]) {
 			n++
 		}
+	}
+	if n < SmallSampleBelow {
+		switch m {
+		case MethodPearson:
+			c := Correlate(m, x, y)
+			c.CILow, c.CIHigh = FisherInterval(m, c.Coef, c.N)
+			return c, IntervalSmallSample
+		case MethodSpearman, MethodKendall:
+			if n >= RankBootstrapMin {
+				return WithBootstrap(m, x, y, resamples, seed), IntervalSmallSample
+			}
+		}
+		return Correlate(m, x, y), IntervalSmallSample
 	}
 	if n <= AnalyticAbove {
 		return WithBootstrap(m, x, y, resamples, seed), IntervalBootstrap
