@@ -144,6 +144,9 @@ func (h *Handlers) showShared(c echo.Context) error {
 		if err != nil {
 			return err
 		}
+		if err := h.sayWhyCompareRowsMissing(ctx, cmp, &v, readerOutside); err != nil {
+			return err
+		}
 		sp.Title = cmp.a.Name + " and " + cmp.b.Name
 		return render(c, http.StatusOK, web.SharedComparePage(web.SharedCompareView{SharedPage: sp, Compare: v}))
 	}

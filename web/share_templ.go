@@ -1456,7 +1456,7 @@ func sharedRunEvents(events []models.RunEvent) templ.Component {
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
 		if len(events) > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 107, "<section class=\"card\" id=\"run-events\" data-testid=\"run-events\"><h2>Workers</h2><p class=\"small muted\">The run was carried out by workers; when one loses its hold (its lease) on the run, progress pauses until another worker, or the same one, takes it on. Nothing is judged twice.</p><ul>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 107, "<section class=\"card\" id=\"run-events\" data-testid=\"run-events\"><h2>Workers</h2><p class=\"small muted\">The run was carried out by workers; when one loses its hold (its lease) on the run, progress pauses until another worker, or the same one, takes it on.</p><ul>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
