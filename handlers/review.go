@@ -488,6 +488,9 @@ type humanReasons struct {
 	// apart are the criteria whose combined ratings are all missing
 	// (apartOf).
 	apart map[string]*models.ImportedOnScale
+	// read, when set, are the run's browser reviews as the request already
+	// read them (every review, report.ReadBrowserReviews): why reads none.
+	read *report.BrowserReviews
 }
 
 // humanReasonsOf reads what saying why a run's human ratings are missing
@@ -530,8 +533,11 @@ func (hr *humanReasons) why(ctx context.Context, missing []roundKey) (map[roundK
 			rows = append(rows, k.row)
 		}
 	}
-	byName, err := hr.db.ListRowsCriteriaReviews(ctx, hr.run.WorkspaceID, hr.run.DatasetID, names, rows)
-	if err != nil {
+	var byName map[string][]models.ReviewRating
+	var err error
+	if hr.read != nil {
+		byName = hr.read.ByName
+	} else if byName, err = hr.db.ListRowsCriteriaReviews(ctx, hr.run.WorkspaceID, hr.run.DatasetID, names, rows); err != nil {
 		return nil, err
 	}
 	split := map[int]sampleReviews{}

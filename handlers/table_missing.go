@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/report"
 	"github.com/batcheval/batcheval/web"
 )
 
@@ -24,9 +25,9 @@ func tableFinalMissing(run models.Run, missing int) string {
 
 // sayWhyTableMissing gives each shown sample of the run page's table
 // without a human rating its reason, in the sample page's words
-// (humanMissingReason, read for the shown rows in one query), and each
-// without a final score its own (tableFinalMissing).
-func (h *Handlers) sayWhyTableMissing(ctx context.Context, run models.Run, t *web.RunSampleTable) error {
+// (humanMissingReason, from the run's reviews the page read already, pre),
+// and each without a final score its own (tableFinalMissing).
+func (h *Handlers) sayWhyTableMissing(ctx context.Context, run models.Run, pre *report.BrowserReviews, t *web.RunSampleTable) error {
 	var missing []roundKey
 	t.HumanMissing, t.FinalMissing = map[int64]string{}, map[int64]string{}
 	for _, s := range t.Rows {
@@ -44,6 +45,7 @@ func (h *Handlers) sayWhyTableMissing(ctx context.Context, run models.Run, t *we
 	if err != nil {
 		return err
 	}
+	hr.read = pre
 	why, err := hr.why(ctx, missing)
 	if err != nil {
 		return err
