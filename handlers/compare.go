@@ -363,6 +363,9 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := h.sayWhyCompareRowsMissing(c.Request().Context(), cmp, &v, readerMember); err != nil {
+		return err
+	}
 	v.Page = page(c, "Compare runs")
 	return render(c, http.StatusOK, web.ComparePage(v))
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/csv"
+	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -343,14 +344,20 @@ const (
 )
 
 // humanMissingReason says why a sample has no human rating in a run's
-// report, whose human ratings come from src: the dataset has none for it
+// report, whose human ratings come from src: the imported ratings of the
+// criterion could not be put on the browser ratings' scale, so no sample
+// has a combined rating (apart, the report's decision, apartOf; nil when
+// they could), the dataset has none for it
 // (or the rubric names no column), nobody has rated it in the browser yet,
 // its browser rating was withdrawn (withdrawn, withdrawnRatings; when is
 // the withdrawal's time), or its browser rating came after the report's
 // ratings were read, which recomputing the report mends: who can do that
 // is said to a reader outside the workspace. It names no reviewer: a
 // share link shows it too.
-func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, reviews, withdrawn []models.ReviewRating, reader humanReader) string {
+func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, apart *models.ImportedOnScale, reviews, withdrawn []models.ReviewRating, reader humanReader) string {
+	if src.Source == models.HumansBoth && apart != nil {
+		return importedApartReason(*apart, reader)
+	}
 	dataset := "no human rating in the dataset for this sample"
 	if crit.HumanColumn == "" && len(crit.AnnotatorColumns) == 0 {
 		dataset = "the rubric names no human-rating column for this criterion"
@@ -392,6 +399,46 @@ func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, rev
 		return dataset + ", and " + browser
 	}
 	return dataset
+}
+
+// importedApartReason says why no sample has a combined human rating of a
+// criterion whose imported ratings could not be put on the browser
+// ratings' scale (models.ImportedOnScale.Apart), in the words of the
+// report's note, and what mends it: choosing one source alone, which
+// takes an editor of the run's workspace (said to a reader outside it).
+func importedApartReason(m models.ImportedOnScale, reader humanReader) string {
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+	mend := "recompute the report with the imported column or the browser ratings alone"
+	if reader == readerOutside {
+		mend = "an editor of the run's workspace can recompute the report with the imported column or the browser ratings alone"
+	}
+	return fmt.Sprintf("the imported ratings (all %s) lie outside the rubric's %s to %s, the browser ratings' scale, and one value cannot be put on it, "+
+		"so no sample's imported and browser ratings were averaged: %s", num(m.Span.Lo), num(m.Scale.Lo), num(m.Scale.Hi), mend)
+}
+
+// apartOf is, for a run whose report averages the imported column with
+// the browser ratings, the criteria (by name) whose imported ratings the
+// report could not put on the browser ratings' scale
+// (report.HumanUse.Apart), read from the run's summary: every sample's
+// combined rating of those is missing. Nil under another source, and
+// while a large run's figures are being prepared (the reasons are then
+// the general ones).
+func (h *Handlers) apartOf(ctx context.Context, run models.Run, src models.RunHumanSource) (map[string]*models.ImportedOnScale, error) {
+	if src.Source != models.HumansBoth {
+		return nil, nil
+	}
+	rep, err := h.runSummary(ctx, run.ID, report.Options{})
+	if preparingOf(err) != nil {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*models.ImportedOnScale{}
+	for i := range rep.Humans.Apart {
+		out[rep.Humans.Apart[i].Criterion] = &rep.Humans.Apart[i]
+	}
+	return out, nil
 }
 
 // sayWhyHumansMissing gives each criterion of a sample page without a
@@ -437,6 +484,12 @@ type humanReasons struct {
 	scales   []evaluator.Scale
 	refusals []string
 	reader   humanReader
+	// apart are the criteria whose combined ratings are all missing
+	// (apartOf).
+	apart map[string]*models.ImportedOnScale
+	// read, when set, are the run's browser reviews as the request already
+	// read them (every review, report.ReadBrowserReviews): why reads none.
+	read *report.BrowserReviews
 }
 
 // humanReasonsOf reads what saying why a run's human ratings are missing
@@ -450,7 +503,11 @@ func (h *Handlers) humanReasonsOf(ctx context.Context, run models.Run, reader hu
 	if err != nil {
 		return nil, err
 	}
-	return &humanReasons{db: h.DB, run: run, src: src, scales: scales, refusals: refusals, reader: reader}, nil
+	apart, err := h.apartOf(ctx, run, src)
+	if err != nil {
+		return nil, err
+	}
+	return &humanReasons{db: h.DB, run: run, src: src, scales: scales, refusals: refusals, reader: reader, apart: apart}, nil
 }
 
 // why says why each sample and criterion (its index in the run's rubric)
@@ -475,8 +532,11 @@ func (hr *humanReasons) why(ctx context.Context, missing []roundKey) (map[roundK
 			rows = append(rows, k.row)
 		}
 	}
-	byName, err := hr.db.ListRowsCriteriaReviews(ctx, hr.run.WorkspaceID, hr.run.DatasetID, names, rows)
-	if err != nil {
+	var byName map[string][]models.ReviewRating
+	var err error
+	if hr.read != nil {
+		byName = hr.read.ByName
+	} else if byName, err = hr.db.ListRowsCriteriaReviews(ctx, hr.run.WorkspaceID, hr.run.DatasetID, names, rows); err != nil {
 		return nil, err
 	}
 	split := map[int]sampleReviews{}
@@ -495,7 +555,7 @@ func (hr *humanReasons) why(ctx context.Context, missing []roundKey) (map[roundK
 			}
 			current, withdrawn = r.current[k.row], r.withdrawn[k.row]
 		}
-		out[k] = humanMissingReason(crit, hr.src, current, withdrawn, hr.reader)
+		out[k] = humanMissingReason(crit, hr.src, hr.apart[crit.Name], current, withdrawn, hr.reader)
 	}
 	return out, nil
 }
@@ -654,7 +714,11 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		if err != nil {
 			return err
 		}
-		sv.HumanMissing = humanMissingReason(crit, src, reviews[s.RowID], byRow.withdrawn[s.RowID], readerMember)
+		apart, err := h.apartOf(ctx, run, src)
+		if err != nil {
+			return err
+		}
+		sv.HumanMissing = humanMissingReason(crit, src, apart[crit.Name], reviews[s.RowID], byRow.withdrawn[s.RowID], readerMember)
 	}
 	if !sv.Hidden {
 		scores, err := h.DB.ListRowScores(ctx, run.ID, s.RowID)
@@ -844,6 +908,7 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 	// A missing human rating says why, in the queue's words
 	// (humanMissingReason); the run's human source is read only then.
 	var src *models.RunHumanSource
+	var apart map[string]*models.ImportedOnScale
 	sayWhyMissing := func(ci int, crit evaluator.Criterion, reviews, withdrawn []models.ReviewRating) error {
 		if ci >= len(page.Criteria) || page.Criteria[ci].HumanPending {
 			return nil
@@ -857,8 +922,11 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 				return err
 			}
 			src = &s
+			if apart, err = h.apartOf(ctx, run, s); err != nil {
+				return err
+			}
 		}
-		page.Criteria[ci].HumanMissing = humanMissingReason(crit, *src, reviews, withdrawn, readerMember)
+		page.Criteria[ci].HumanMissing = humanMissingReason(crit, *src, apart[crit.Name], reviews, withdrawn, readerMember)
 		return nil
 	}
 	for ci, crit := range run.RubricSnapshot.Criteria {

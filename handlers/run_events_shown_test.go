@@ -46,8 +46,8 @@ func TestRunPageAndAPIShowLostLeases(t *testing.T) {
 		}
 
 		body := env.get(fmt.Sprintf("/runs/%d", runID)).Body.String()
-		i := strings.Index(body, "Worker host-a lost its lease on the run at 2026-03-04 10:00:02 UTC: &lt;b&gt;db down&lt;/b&gt;.")
-		j := strings.Index(body, "Worker host-b took the run over at 2026-03-04 10:00:05 UTC from worker host-a.")
+		i := strings.Index(body, "Worker host-a lost its lease on the run: &lt;b&gt;db down&lt;/b&gt;.")
+		j := strings.Index(body, "Worker host-b took the run over from worker host-a.")
 		if i < 0 || j < 0 || j < i {
 			t.Errorf("the run page does not list the lost lease, then the takeover, escaped (at %d and %d)", i, j)
 		}
@@ -57,6 +57,49 @@ func TestRunPageAndAPIShowLostLeases(t *testing.T) {
 		// The runs list is not burdened with them.
 		if list := env.get("/api/v1/runs").Body.String(); strings.Contains(list, `"events"`) {
 			t.Error("the runs list carries events; only a run's own GET should")
+		}
+	})
+}
+
+// TestRunEventTimeShownOnce: the Workers card showed an event's time and
+// then its message, which says the same time again ("10:00:02 UTC: Worker
+// w lost its lease on the run at 2026-03-04 10:00:02 UTC: ..."). The card
+// now says the time once, before the message; the API's events[].message
+// stays self-contained, with its time, as the runner wrote it.
+func TestRunEventTimeShownOnce(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		runID := env.launch(env.demo().launchForm("1", "10"))
+		env.waitRun(runID, 30*time.Second)
+		ctx := t.Context()
+		lostAt := time.Date(2026, 3, 4, 10, 0, 2, 0, time.UTC)
+		tookAt := lostAt.Add(9 * time.Second)
+		// As runner.noteLeaseLost and runner.noteTakeover word them.
+		lost := "Worker host-a lost its lease on the run at 2026-03-04 10:00:02 UTC: its renewal was held up past the lease. It sent no new calls from then on."
+		took := "Worker host-b took the run over at 2026-03-04 10:00:11 UTC from worker host-a (its lease had run out by 2026-03-04 10:00:08 UTC). Batches already answered were not sent again."
+		must(t, env.db.AddRunEvent(ctx, models.RunEvent{RunID: runID, At: lostAt, Kind: models.RunEventLeaseLost, Worker: "host-a/3", Message: lost}))
+		must(t, env.db.AddRunEvent(ctx, models.RunEvent{RunID: runID, At: tookAt, Kind: models.RunEventTakenOver, Worker: "host-b/1", Message: took}))
+
+		body := env.get(fmt.Sprintf("/runs/%d", runID)).Body.String()
+		for _, want := range []string{
+			`<time datetime="2026-03-04T10:00:02Z">2026-03-04 10:00:02 UTC</time>: Worker host-a lost its lease on the run: its renewal was held up past the lease.`,
+			`<time datetime="2026-03-04T10:00:11Z">2026-03-04 10:00:11 UTC</time>: Worker host-b took the run over from worker host-a (its lease had run out by 2026-03-04 10:00:08 UTC).`,
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("the Workers card does not say, once:\n%s", want)
+			}
+		}
+		for _, at := range []string{"2026-03-04 10:00:02 UTC", "2026-03-04 10:00:11 UTC"} {
+			if n := strings.Count(body, at); n != 1 {
+				t.Errorf("the run page says %q %d times, want once", at, n)
+			}
+		}
+
+		type apiEvents struct {
+			Events []APIRunEvent `json:"events"`
+		}
+		run := decode[apiEvents](t, env.get(fmt.Sprintf("/api/v1/runs/%d", runID)), http.StatusOK)
+		if len(run.Events) != 2 || run.Events[0].Message != lost || run.Events[1].Message != took {
+			t.Errorf("API events %+v; want the messages as stored, each with its time", run.Events)
 		}
 	})
 }

@@ -112,6 +112,10 @@ func (h *Handlers) showShared(c echo.Context) error {
 		}
 		v.SharedPage, v.ReportFacts = sp, facts
 		v.Title = run.Name
+		// Read-only, in words that name no worker (web.SharedRunEventText).
+		if v.Events, err = h.DB.RunEvents(ctx, run.ID); err != nil {
+			return err
+		}
 		return render(c, http.StatusOK, web.SharedRunPage(v))
 	case models.ShareExperiment:
 		e, err := h.DB.FindExperiment(ctx, link.WorkspaceID, id64(link.ExperimentID))
@@ -138,6 +142,9 @@ func (h *Handlers) showShared(c echo.Context) error {
 			v.Preparing = preparingView(p)
 		}
 		if err != nil {
+			return err
+		}
+		if err := h.sayWhyCompareRowsMissing(ctx, cmp, &v, readerOutside); err != nil {
 			return err
 		}
 		sp.Title = cmp.a.Name + " and " + cmp.b.Name

@@ -33,6 +33,11 @@ type HumanUse struct {
 	// ratings were put on the browser ratings' scale before the two were
 	// averaged, or why they were not (models.ImportedOnScale).
 	ScaleNotes []string
+	// Apart are the decisions (models.ImportedOnScale) of the criteria
+	// whose imported ratings could not be put on the browser ratings'
+	// scale: their combined human rating is missing for every sample,
+	// which a page says where it says why a sample's rating is missing.
+	Apart []models.ImportedOnScale
 }
 
 // Text says in words which human ratings were used.
@@ -60,6 +65,9 @@ func (u HumanUse) Text() string {
 func (u *HumanUse) noteScale(m models.ImportedOnScale) {
 	if n := m.Note(); n != "" {
 		u.ScaleNotes = append(u.ScaleNotes, n)
+	}
+	if m.Apart {
+		u.Apart = append(u.Apart, m)
 	}
 }
 
@@ -224,7 +232,9 @@ func usedRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice m
 	// How the ratings are combined: imported-on-scale-1, imported ratings
 	// outside the browser ratings' scale are put on it before averaging
 	// (models.MergeHumanRatingsOn), so summaries stored before are stale.
-	fmt.Fprint(h, "imported-on-scale-1;")
+	// imported-on-scale-2: the summary keeps the criteria whose imported
+	// ratings stood apart (HumanUse.Apart), which those stored before lack.
+	fmt.Fprint(h, "imported-on-scale-2;")
 	for ci, rs := range reviews {
 		fmt.Fprintf(h, "criterion %d:", ci)
 		for _, r := range rs {

@@ -112,7 +112,7 @@ func (x *exportSource) needsAnnotatorScan(crit evaluator.Criterion) bool {
 // pinned and merged.
 func (x *exportSource) pinAnnotators(ctx context.Context) error {
 	x.pinned, x.merged, x.onScale = nil, nil, nil
-	x.use.ScaleNotes = nil
+	x.use.ScaleNotes, x.use.Apart = nil, nil
 	for i, crit := range x.crits {
 		p := crit
 		if x.needsAnnotatorScan(crit) {

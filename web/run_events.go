@@ -1,0 +1,38 @@
+package web
+
+import (
+	"strings"
+	"time"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// runEventTime is how a run's events write a time, on pages as in the
+// messages the runner stores (runner.eventTime).
+func runEventTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+
+// RunEventText is an event's message as a list of events shows it, just
+// after the event's time: without the message's own " at <time>" of that
+// moment, which would say the time twice. The stored message keeps it, so
+// it reads alone where it is shown alone (the API's events[].message); a
+// message without that time is shown as it is.
+func RunEventText(ev models.RunEvent) string {
+	return strings.Replace(ev.Message, " at "+runEventTime(ev.At), "", 1)
+}
+
+// SharedRunEventText is an event as a share link's reader sees it: what
+// happened to the run's execution, naming no worker and quoting no error.
+// A worker's name holds its server's host name and process id, and a lost
+// lease's message may quote the database's error (its address): both are
+// the workspace's own, not the report's.
+func SharedRunEventText(ev models.RunEvent) string {
+	switch ev.Kind {
+	case models.RunEventLeaseLost:
+		return "A worker lost its hold (lease) on the run and sent no new calls from then on; answers to calls it had already sent were kept."
+	case models.RunEventTakenOver:
+		return "Another worker took the run over. Batches already answered were not sent again."
+	case models.RunEventResumed:
+		return "The same worker took the run on again. Batches already answered were not sent again."
+	}
+	return "The run moved from one worker to another."
+}
