@@ -693,7 +693,7 @@ type APIRunEvent struct {
 func apiRun(r models.Run) APIRun {
 	out := APIRun{ID: r.ID, ProjectID: r.ProjectID, DatasetID: r.DatasetID, RubricID: r.RubricID, JudgeID: r.JudgeID,
 		ExperimentID: r.ExperimentID, ParentRunID: r.ParentRunID, Variant: r.Variant, Name: r.Name, Method: r.Method,
-		Status: r.Status, Finished: r.Finished(), Simulated: r.Simulated, Error: r.Error, Settings: report.SettingsJSON(r),
+		Status: r.Status, Finished: r.Finished(), Simulated: r.Simulated, Error: r.ShownError(), Settings: report.SettingsJSON(r),
 		MethodSettings: report.RunMethodSettingsJSON(r), Criteria: []string{}, Judge: r.JudgeSnapshot.Shown(), BatchesTotal: r.BatchesTotal,
 		BatchesDone: r.BatchesDone, BatchesFailed: r.BatchesFailed, MissingScores: r.MissingScores, ShortScores: r.ShortScores, Calls: r.Calls,
 		CachedCalls: r.CachedCalls, Retries: r.Retries, CachedPromptTokens: r.CachedPromptTokens, CachedCompletionTokens: r.CachedCompletionTokens, RubricVersion: r.RubricVersion,

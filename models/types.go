@@ -498,6 +498,23 @@ const JudgeSettingsStop = "the run stopped, since no call can succeed until the 
 // API key..."): only those kinds of judge error stopped a run so.
 const judgeSettingsStopBefore = "stopping the run: judge: "
 
+// judgeCodePrefix opened the judge client's errors as runs stored them
+// before the runner dropped it ("judge: base URL ... is not an http(s)
+// URL"): a code path, not something a reader needs.
+const judgeCodePrefix = "judge: "
+
+// ShownError is the run's error as every page, the API, exports and
+// webhooks show it. Old runs stored it with the judge client's code-path
+// prefix ("judge: ...", or "stopping the run: judge: ..." for a run its
+// judge's settings stopped); it reads as a new run's does, the stored text
+// untouched.
+func (r Run) ShownError() string {
+	if rest, ok := strings.CutPrefix(r.Error, judgeSettingsStopBefore); ok {
+		return JudgeSettingsStop + ": " + rest
+	}
+	return strings.TrimPrefix(r.Error, judgeCodePrefix)
+}
+
 // StoppedByJudgeSettings reports whether the run stopped because no call
 // can succeed with its judge's settings. Resuming it sends the same calls
 // (the address and model it started with, the judge's current key), so it

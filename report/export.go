@@ -502,7 +502,7 @@ func (r *Report) Export() JSONExport {
 		Envelope: JSONEnvelope{RunID: run.ID, RunName: run.Name, ParentRunID: run.ParentRunID, ExperimentID: run.ExperimentID,
 			CreatedAt: run.CreatedAt, FinishedAt: run.FinishedAt},
 		Report: JSONReport{Provenance: exportProvenance(r.Provenance()),
-			Run: JSONRun{Status: run.Status, StatusReason: run.Error, Dataset: r.Dataset.Name, Task: run.RubricSnapshot.Task, Calls: run.Calls, CachedCalls: run.CachedCalls,
+			Run: JSONRun{Status: run.Status, StatusReason: run.ShownError(), Dataset: r.Dataset.Name, Task: run.RubricSnapshot.Task, Calls: run.Calls, CachedCalls: run.CachedCalls,
 				PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, CostUSD: USDOf(run.CostUSD),
 				BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores, ShortScores: run.ShortScores},
 			Criteria: []JSONCriterion{}}}
@@ -780,7 +780,7 @@ func (r *Report) NoScoresRead() (why string, none bool) {
 	case answered <= 0:
 		why = fmt.Sprintf("every judge call failed (%d of %d %s)", run.BatchesFailed, run.BatchesTotal, units)
 		if run.Error != "" {
-			why += ": " + run.Error
+			why += ": " + run.ShownError()
 		}
 		return why, true
 	}

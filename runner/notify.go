@@ -279,7 +279,7 @@ func (r *Runner) SendTestWebhook(ctx context.Context, wsID int64) (string, error
 func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string) WebhookMessage {
 	url := baseURL + "/runs/" + strconv.FormatInt(run.ID, 10)
 	m := WebhookMessage{Event: EventRunFinished, Run: WebhookRun{ID: run.ID, Name: run.Name, Status: run.Status,
-		Method: run.Method, Simulated: run.Simulated, Error: run.Error, BatchesDone: run.BatchesDone,
+		Method: run.Method, Simulated: run.Simulated, Error: run.ShownError(), BatchesDone: run.BatchesDone,
 		BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores, ShortScores: run.ShortScores, URL: url, Criteria: []WebhookCriterion{}}}
 	if run.Status == models.RunFailed {
 		m.Event = EventRunFailed
@@ -298,7 +298,7 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "BatchEval run “%s” (%s)", slackText(models.OneLine(run.Name)), methods.Label(run.Method))
 	if run.Status == models.RunFailed {
-		fmt.Fprintf(&b, " failed: %s", slackText(run.Error))
+		fmt.Fprintf(&b, " failed: %s", slackText(run.ShownError()))
 	} else {
 		b.WriteString(" finished.")
 		for _, c := range m.Run.Criteria {

@@ -6,6 +6,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -118,7 +119,10 @@ type Runner struct {
 	executions atomic.Int64
 	// live holds the lease owners of this process's executions still under
 	// way: Sweep leaves their runs alone (see Sweep).
-	live      sync.Map
+	live sync.Map
+	// lostAgain holds the jobs of queued runs lost again after their one
+	// requeue, already logged (requeueLostJobs).
+	lostAgain sync.Map
 	sweepDone chan struct{}
 	// slots wakes calls waiting for a judge's shared slot (limits.go).
 	slots slotWaits
@@ -571,7 +575,74 @@ func (r *Runner) Sweep(ctx context.Context) int {
 			r.log.Info("resuming run left by a stopped worker", "run", l.RunID, "judge", r.judgeOf(ctx, l.RunID), "previous_worker", l.Owner)
 		}
 	}
+	r.requeueLostJobs(ctx)
 	return len(leases)
+}
+
+// requeueLostJobs gives a queued run whose job no worker will take (River
+// discarded it: an older build fetched a kind it did not know and used up
+// its attempts; or it was cancelled, or deleted since) a new job on the
+// shared queue, once, with an event on the run. Before, such a run stayed
+// queued for ever: the sweep looked only at running runs. The job is
+// taken as lost a lease after it ended (a hand-over cancels a job just
+// before it records the next one). A run whose new job is lost again is
+// only logged, once per process: pausing and continuing it queues it anew.
+func (r *Runner) requeueLostJobs(ctx context.Context) {
+	lost, err := r.db.QueuedRunsWithLostJobs(ctx, r.cfg.LeaseTTL)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.log.Warn("look for queued runs with lost jobs", "err", err)
+		}
+		return
+	}
+	for _, l := range lost {
+		how := "was " + l.State
+		if l.State == "" {
+			how = "is gone from the job table"
+		}
+		if l.Requeued {
+			if _, seen := r.lostAgain.LoadOrStore(l.JobID, struct{}{}); !seen {
+				r.log.Warn("queued run's job lost again after it was requeued once; pause and continue the run to queue it again",
+					"run", l.RunID, "judge", r.judgeOf(ctx, l.RunID), "job", l.JobID, "job_state", cmp.Or(l.State, "deleted"))
+			}
+			continue
+		}
+		var newJob int64
+		errStale := errors.New("run no longer queued on the lost job")
+		err := r.db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			stx, err := models.SQLTx(tx)
+			if err != nil {
+				return err
+			}
+			res, err := r.river.InsertTx(ctx, stx, RunArgs{RunID: l.RunID}, &river.InsertOpts{Queue: river.QueueDefault})
+			if err != nil {
+				return fmt.Errorf("queue run %d: %w", l.RunID, err)
+			}
+			newJob = res.Job.ID
+			ev := models.RunEvent{At: time.Now(), Message: fmt.Sprintf("The run's job (%d) %s while the run was still queued, so no worker would have taken it; it was queued again at %s as job %d.",
+				l.JobID, how, eventTime(time.Now()), newJob)}
+			ok, err := models.ReplaceLostJob(tx, l, newJob, ev)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errStale
+			}
+			return nil
+		})
+		switch {
+		case errors.Is(err, errStale):
+			// Another process requeued it, or the run moved on.
+		case err != nil:
+			if ctx.Err() == nil {
+				r.log.Warn("requeue queued run with a lost job", "run", l.RunID, "judge", r.judgeOf(ctx, l.RunID), "job", l.JobID, "err", err)
+			}
+		default:
+			r.wakeUp()
+			r.log.Info("queued run's job was lost; queued it again", "run", l.RunID, "judge", r.judgeOf(ctx, l.RunID),
+				"lost_job", l.JobID, "job_state", cmp.Or(l.State, "deleted"), "job", newJob)
+		}
+	}
 }
 
 // judgeOf names a run's judge for a log line ("" when the run cannot be

@@ -222,26 +222,38 @@ func (c *Config) settingsErr(given map[string]string) error {
 		errs = append(errs, c.rescueAfterErr)
 	}
 	errs = append(errs, c.rangeErrs(given)...)
-	// The log settings are words, read as given by the flag or the
-	// variable; the logger would take an unknown one for info or text.
-	var lv slog.Level
+	// The log settings are words; the logger would take an unknown one for
+	// info or text. A flag given was checked when parsed (and replaces
+	// the variable); the variable is checked here, in the same words.
 	for _, s := range []struct {
-		flag, key, value, want string
-		ok                     bool
+		flag, key, value string
+		want             []string
+		ok               func(string) bool
 	}{
-		{"log-level", "BATCHEVAL_LOG_LEVEL", c.LogLevel, "debug, info, warn or error", lv.UnmarshalText([]byte(c.LogLevel)) == nil},
-		{"log-format", "BATCHEVAL_LOG_FORMAT", c.LogFormat, "text or json", strings.EqualFold(c.LogFormat, "text") || strings.EqualFold(c.LogFormat, "json")},
+		{"log-level", "BATCHEVAL_LOG_LEVEL", c.LogLevel, logLevels, logLevelOK},
+		{"log-format", "BATCHEVAL_LOG_FORMAT", c.LogFormat, logFormats, logFormatOK},
 	} {
-		_, isGiven := given[s.flag]
-		switch {
-		case s.ok:
-		case isGiven:
-			errs = append(errs, fmt.Errorf("--%s=%q cannot be read: write %s", s.flag, s.value, s.want))
-		default:
-			errs = append(errs, fmt.Errorf("%s=%q cannot be read: write %s, or unset it for the default", s.key, s.value, s.want))
+		if _, isGiven := given[s.flag]; !isGiven && !s.ok(s.value) {
+			errs = append(errs, fmt.Errorf("%s=%q cannot be used: write %s, or unset it for the default", s.key, s.value, orList(s.want)))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// The log levels and formats, as help and refusals list them; either is
+// read in any case (WARN), a level also with slog's offset (debug+2).
+var (
+	logLevels  = []string{"debug", "info", "warn", "error"}
+	logFormats = []string{"text", "json"}
+)
+
+func logLevelOK(s string) bool {
+	var lv slog.Level
+	return lv.UnmarshalText([]byte(s)) == nil
+}
+
+func logFormatOK(s string) bool {
+	return slices.ContainsFunc(logFormats, func(f string) bool { return strings.EqualFold(s, f) })
 }
 
 // envReader reads a command's settings from the environment, noting each
@@ -403,8 +415,10 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 	fs.StringVar(&c.SQLitePath, "db", env("BATCHEVAL_DB", "data/batcheval.db"), "SQLite file when no PostgreSQL URL is set (env BATCHEVAL_DB)")
 	c.require("db", "BATCHEVAL_DB", func() bool { return c.DatabaseURL != "" || strings.TrimSpace(c.SQLitePath) != "" },
 		"the SQLite file's path, e.g. data/batcheval.db (the default), or give a PostgreSQL URL with --database-url or DATABASE_URL")
-	fs.StringVar(&c.LogLevel, "log-level", env("BATCHEVAL_LOG_LEVEL", "info"), "debug, info, warn or error (env BATCHEVAL_LOG_LEVEL)")
-	fs.StringVar(&c.LogFormat, "log-format", env("BATCHEVAL_LOG_FORMAT", "text"), "text or json (env BATCHEVAL_LOG_FORMAT)")
+	// Words, refused as the other word flags are; the variables' values
+	// are checked by settingsErr (a flag given replaces them).
+	wordsFlag(fs, &c.LogLevel, "log-level", env("BATCHEVAL_LOG_LEVEL", "info"), logLevels, logLevelOK, "how much is logged (env BATCHEVAL_LOG_LEVEL)")
+	wordsFlag(fs, &c.LogFormat, "log-format", env("BATCHEVAL_LOG_FORMAT", "text"), logFormats, logFormatOK, "text, or json for structured logs (env BATCHEVAL_LOG_FORMAT)")
 	// The runner's durability knobs, wherever runs are worked (serve,
 	// worker and run); the defaults suit production, tests shorten them.
 	if works {

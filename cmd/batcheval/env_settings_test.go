@@ -322,7 +322,13 @@ func TestFlagErrorsNameTheFlagAndQuoteWhatWasWritten(t *testing.T) {
 		{"run", []string{"--round=3"}, `batcheval run has no flag --round: "batcheval run --help" lists its flags`, ""},
 		{"serve", []string{"--max-runs=four"}, `--max-runs="four" cannot be read: write a whole number, e.g. 4 (the default)`, ""},
 		{"worker", []string{"--shutdown-grace=-1m"}, `--shutdown-grace="-1m" cannot be used: write 0 (do not wait) or a positive duration, e.g. 2m (the default)`, "2m0s"},
-		{"migrate", []string{"--log-format=yaml"}, `--log-format="yaml" cannot be read: write text or json`, ""},
+		// The log and key-header words, in the words of the other word
+		// flags (they said "cannot be read", and --key-header: the key
+		// header "x" is not one of "bearer" (...) and "api-key" (...)).
+		{"migrate", []string{"--log-format=yaml"}, `--log-format="yaml" cannot be used: write text or json`, ""},
+		{"serve", []string{"--log-level", "verbose"}, `--log-level="verbose" cannot be used: write debug, info, warn or error`, ""},
+		{"worker", []string{"--log-level="}, `--log-level="" cannot be used: write debug, info, warn or error`, ""},
+		{"run", []string{"--key-header=x-api-key"}, `--key-header="x-api-key" cannot be used: write bearer or api-key`, "is not one of"},
 		{"resume", []string{"--queue-only=maybe", "1"}, `--queue-only="maybe" cannot be read: write true or false`, ""},
 		{"admin", []string{"create-user", "--role=boss", "--email=a@b.c", "--name=A"}, `--role: "boss" is not a role: choose owner, editor or viewer`, ""},
 	} {
@@ -352,6 +358,34 @@ func TestFlagErrorsNameTheFlagAndQuoteWhatWasWritten(t *testing.T) {
 	err := c.parse(fs, nil)
 	if err == nil || !strings.Contains(err.Error(), `BATCHEVAL_RESCUE_AFTER="-90s": -90s is not a positive duration`) || strings.Contains(err.Error(), "-1m30s") {
 		t.Errorf("BATCHEVAL_RESCUE_AFTER=-90s: %v, want it quoted as written", err)
+	}
+}
+
+// TestWordFlagsReadAsBefore: --log-level, --log-format and --key-header,
+// refused now as the other word flags are, still take their words in any
+// case (and a level with slog's offset), list them in help as the others
+// do, and their variables are refused in the same words.
+func TestWordFlagsReadAsBefore(t *testing.T) {
+	fs, c := newCommand("serve", func(string) string { return "" }, io.Discard)
+	if err := c.parse(fs, []string{"--log-level=WARN", "--log-format", "JSON"}); err != nil || c.LogLevel != "WARN" || c.LogFormat != "JSON" {
+		t.Errorf("--log-level=WARN --log-format JSON: %v, level %q, format %q", err, c.LogLevel, c.LogFormat)
+	}
+	fs, c = newCommand("worker", func(string) string { return "" }, io.Discard)
+	if err := c.parse(fs, []string{"--log-level=debug+2"}); err != nil || c.LogLevel != "debug+2" {
+		t.Errorf("--log-level=debug+2: %v, level %q", err, c.LogLevel)
+	}
+	fs, c = newCommand("migrate", func(k string) string { return map[string]string{"BATCHEVAL_LOG_FORMAT": "yaml"}[k] }, io.Discard)
+	if err := c.parse(fs, nil); err == nil || err.Error() != `BATCHEVAL_LOG_FORMAT="yaml" cannot be used: write text or json, or unset it for the default` {
+		t.Errorf("BATCHEVAL_LOG_FORMAT=yaml: %v", err)
+	}
+	var help strings.Builder
+	if err := run(context.Background(), []string{"run", "-h"}, func(string) string { return "" }, io.Discard, &help); err != nil {
+		t.Fatalf("run -h: %v", err)
+	}
+	for _, want := range []string{"--key-header bearer|api-key\n", "--log-level debug|info|warn|error\n", "--log-format text|json\n", "(default bearer)\n", "(env BATCHEVAL_LOG_LEVEL) (default info)\n", "(env BATCHEVAL_LOG_FORMAT) (default text)\n"} {
+		if !strings.Contains(help.String(), want) {
+			t.Errorf("run -h does not show %q:\n%s", want, help.String())
+		}
 	}
 }
 

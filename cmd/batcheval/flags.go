@@ -22,6 +22,9 @@ import (
 type enumValue struct {
 	p       *string
 	allowed []string
+	// accepts, when set, decides instead of an exact match: for words
+	// read in any case (WARN, API-KEY), as their setting always has.
+	accepts func(string) bool
 }
 
 // enumFlag registers a flag taking one of allowed (def first among them
@@ -33,6 +36,14 @@ func enumFlag(fs *flag.FlagSet, name, def string, allowed []string, usage string
 	return p
 }
 
+// wordsFlag is enumFlag for a word that accepts reads (in any case, say),
+// refused otherwise with the same words: allowed are what help and the
+// refusal list.
+func wordsFlag(fs *flag.FlagSet, p *string, name, def string, allowed []string, accepts func(string) bool, usage string) {
+	*p = def
+	fs.Var(&enumValue{p: p, allowed: allowed, accepts: accepts}, name, usage)
+}
+
 func (e *enumValue) String() string {
 	if e == nil || e.p == nil {
 		return ""
@@ -41,6 +52,13 @@ func (e *enumValue) String() string {
 }
 
 func (e *enumValue) Set(v string) error {
+	if e.accepts != nil {
+		if !e.accepts(v) {
+			return errors.New("cannot be used: write " + orList(e.allowed))
+		}
+		*e.p = v
+		return nil
+	}
 	for _, a := range e.allowed {
 		if v == a {
 			*e.p = v

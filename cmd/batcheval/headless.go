@@ -71,7 +71,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		judgeURL    = fs.String("judge-url", "", "OpenAI-compatible base URL, e.g. http://localhost:11434/v1")
 		model       = fs.String("model", "", "model name at the judge")
 		keyEnv      = fs.String("api-key-env", "", "environment variable holding the API key (e.g. OPENAI_API_KEY)")
-		keyHeader   = fs.String("key-header", string(judge.KeyBearer), "how the key is sent: bearer (Authorization: Bearer) or api-key (the api-key header of Azure OpenAI's per-deployment URLs, .../openai/deployments/NAME?api-version=...)")
+		keyHeader   = new(string)
 		simulated   = fs.Bool("simulated", false, "use the built-in simulated judge (offline; not a language model)")
 		rounds      = fs.Int("rounds", def.Rounds, "rounds N: each sample is scored N times in different batches")
 		batchSize   = fs.Int("batch-size", def.BatchSize, "batch size B: samples per judge call")
@@ -96,6 +96,11 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		project     = fs.String("project", "Command-line runs", "project the run is stored under")
 		spendCap    = fs.String("spend-cap-usd", "", "spending cap in `USD`, e.g. 2.50: no new judge call starts once the run's cost so far plus the next call's estimate would pass it; the run then stops, and batcheval resume --spend-cap-usd with a higher cap finishes it. Needs the judge's prices (--prices)")
 	)
+	// The key's header is a word read in any case, as saving a judge
+	// reads it; refused as the other word flags are.
+	wordsFlag(fs, keyHeader, "key-header", string(judge.KeyBearer), words(judge.KeyBearer, judge.KeyAPIKey),
+		func(s string) bool { _, err := judge.ParseKeyHeader(s); return err == nil },
+		"how the key is sent: bearer (Authorization: Bearer) or api-key (the api-key header of Azure OpenAI's per-deployment URLs, .../openai/deployments/NAME?api-version=...)")
 	// Readable but senseless values are refused with the settings, before
 	// anything is read or opened (a zero concurrency or timeout used to be
 	// taken for the default in silence).

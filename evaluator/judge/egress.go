@@ -65,6 +65,12 @@ func metadataHost(host string) bool {
 // cgnat is the shared address space (RFC 6598), private in all but name.
 var cgnat = netip.MustParsePrefix("100.64.0.0/10")
 
+// thisNetwork is 0.0.0.0/8, "this host on this network" (RFC 1122): never a
+// valid destination (RFC 6890), yet Linux connects to it, 0.0.0.0 on this
+// machine and (since 5.3) the rest on the local network. It is also where
+// the IPv4-compatible ::2 to ::ff:ffff lead.
+var thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
+
 // NAT64 prefixes: on an IPv6-only network, a translator turns a connection
 // to 64:ff9b::a.b.c.d (RFC 6052's well-known prefix) into one to the IPv4
 // address a.b.c.d, which may be on loopback, the private network or a
@@ -166,6 +172,8 @@ func (p Egress) Check(addr netip.AddrPort) error {
 	case ip.IsMulticast() || ip.IsUnspecified() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
 		// 0.0.0.0 and :: would reach this machine: not a host to name.
 		return refuse("it is not a single host")
+	case thisNetwork.Contains(ip):
+		return refuse(`0.0.0.0/8 is "this network", never a destination: Linux sends it to this machine or the local network`)
 	case ip.IsLoopback():
 		if !p.AllowLoopback {
 			return refuse("loopback addresses are off on this server (" + cmp.Or(p.LoopbackSetting, "BATCHEVAL_JUDGE_ALLOW_LOOPBACK") + ")")

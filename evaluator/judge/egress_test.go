@@ -76,6 +76,9 @@ func TestEgressCheck(t *testing.T) {
 		// ::1 is IPv6's own loopback, not 0.0.0.1; :: stays "not a host".
 		{"[::1]:80", false, true, "loopback addresses are off"},
 		{"[::]:80", false, false, "not a single host"},
+		// 0.0.0.0/8 ("this network") and the IPv6 forms that lead there.
+		{"0.1.2.3:80", false, false, `0.0.0.0/8 is "this network"`},
+		{"[::2]:80", false, false, "0.0.0.2 through an IPv4-compatible"},
 	} {
 		addr := netip.MustParseAddrPort(tc.addr)
 		err := strict.Check(addr)
@@ -88,6 +91,52 @@ func TestEgressCheck(t *testing.T) {
 		// Even an explicit allowance cannot open metadata or link-local.
 		if err := open.Check(addr); (err == nil) != tc.open {
 			t.Errorf("open policy, %s: %v, want allowed=%v", tc.addr, err, tc.open)
+		}
+	}
+}
+
+// TestEgressRefusesThisNetwork: the addresses of 0.0.0.0/8 other than
+// 0.0.0.0 ("this network": Linux connects to them, on this machine or the
+// local network), and every IPv6 form that leads to one (IPv4-compatible
+// ::2 to ::ff:ffff, IPv4-mapped, IPv4-translated, NAT64, 6to4, Teredo), are
+// refused under every policy, the error naming the address and the rule.
+func TestEgressRefusesThisNetwork(t *testing.T) {
+	const rule = `0.0.0.0/8 is "this network", never a destination`
+	for _, tc := range []struct{ addr, named, via string }{
+		{"0.1.2.3:80", "0.1.2.3:80", ""},
+		{"0.0.0.1:11434", "0.0.0.1:11434", ""},
+		{"0.255.255.255:443", "0.255.255.255:443", ""},
+		{"[::ffff:0.1.2.3]:80", "0.1.2.3:80", ""}, // IPv4-mapped: the IPv4 address itself
+		{"[::2]:80", "[::2]:80", "it reaches 0.0.0.2 through an IPv4-compatible address (::a.b.c.d), and "},
+		{"[::ff:ffff]:80", "[::ff:ffff]:80", "it reaches 0.255.255.255 through an IPv4-compatible address"},
+		{"[::0.1.2.3]:80", "[::1:203]:80", "it reaches 0.1.2.3 through an IPv4-compatible address"},
+		{"[::ffff:0:0.1.2.3]:80", "[::ffff:0:1:203]:80", "it reaches 0.1.2.3 through an IPv4-translated address"},
+		{"[64:ff9b::0.1.2.3]:80", "[64:ff9b::1:203]:80", "it reaches 0.1.2.3 through a NAT64 translator (64:ff9b::/96), and "},
+		{"[2002:0001:0203::1]:80", "[2002:1:203::1]:80", "it reaches 0.1.2.3 through 6to4 (2002::/16), and "},
+		{"[2001:0:5db8:d822:0:0:fffe:fdfc]:80", "[2001:0:5db8:d822::fffe:fdfc]:80", "it reaches 0.1.2.3 through Teredo (2001::/32), and "},
+	} {
+		for name, p := range map[string]Egress{
+			"strict": {},
+			"open":   {AllowPrivate: true, AllowLoopback: true},
+		} {
+			err := p.Check(netip.MustParseAddrPort(tc.addr))
+			var e *EgressError
+			if !errors.As(err, &e) {
+				t.Errorf("%s policy, %s: %v, want a refusal", name, tc.addr, err)
+				continue
+			}
+			if want := "connecting to " + tc.named + " is not allowed: " + tc.via; !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("%s policy, %s: %q does not start %q", name, tc.addr, err, want)
+			}
+			if !strings.Contains(err.Error(), rule) {
+				t.Errorf("%s policy, %s: %q does not name the rule %q", name, tc.addr, err, rule)
+			}
+		}
+	}
+	// :: and ::1 are IPv6's own, not 0.0.0.0/8; 0.0.0.0 stays "not a host".
+	for addr, want := range map[string]string{"[::]:80": "not a single host", "[::1]:80": "loopback addresses are off", "0.0.0.0:80": "not a single host"} {
+		if err := (Egress{}).Check(netip.MustParseAddrPort(addr)); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "this network") {
+			t.Errorf("%s: %v, want %q", addr, err, want)
 		}
 	}
 }
@@ -142,6 +191,9 @@ func TestEgressRefusedBeforeConnect(t *testing.T) {
 		{"IPv4-compatible metadata", "http://[::169.254.169.254]/latest/v1", Egress{AllowPrivate: true, AllowLoopback: true}, "link-local"},
 		{"6to4 loopback", "http://[2002:7f00:1::]:" + u.Port() + "/v1", Egress{AllowPrivate: true}, "127.0.0.1 through 6to4"},
 		{"6to4 metadata", "http://[2002:a9fe:a9fe::]/v1", Egress{AllowPrivate: true, AllowLoopback: true}, "link-local"},
+		// 0.0.0.0/8 is never a destination, whatever the settings.
+		{"this network", "http://0.1.2.3:" + u.Port() + "/v1", Egress{AllowPrivate: true, AllowLoopback: true}, `0.1.2.3:` + u.Port() + ` is not allowed: 0.0.0.0/8 is "this network"`},
+		{"IPv4-compatible this network", "http://[::2]:" + u.Port() + "/v1", Egress{AllowPrivate: true, AllowLoopback: true}, "it reaches 0.0.0.2 through an IPv4-compatible address"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := tc.policy
