@@ -163,3 +163,15 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMessagesJSON measures the stored form of a request's messages,
+// written once per call (the batch's stored request).
+func BenchmarkMessagesJSON(b *testing.B) {
+	msgs := benchPrompt().Messages
+	b.ReportAllocs()
+	for b.Loop() {
+		if MessagesJSON(msgs) == "" {
+			b.Fatal("empty")
+		}
+	}
+}

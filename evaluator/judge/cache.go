@@ -226,9 +226,10 @@ func RequestHash(baseURL, model string, r Request) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// keyBufs holds the buffers cache keys are written into: a key is hashed
-// and dropped, and allocating a prompt-sized buffer per call (the prompt
-// is most of the key) cost more than writing it.
+// keyBufs holds the buffers cache keys (and the stored messages,
+// MessagesJSON) are written into: a key is hashed and dropped, and
+// allocating a prompt-sized buffer per call (the prompt is most of the
+// key) cost more than writing it.
 var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
 // maxPooledKey keeps a rare huge prompt's buffer out of the pool.

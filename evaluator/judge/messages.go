@@ -10,12 +10,18 @@ import (
 // decode them). Every call stores one, so it is written without
 // reflection, as the request body is (jsonenc.go).
 func MessagesJSON(msgs []evaluator.Message) string {
-	n := 2
-	for _, m := range msgs {
-		n += len(m.Role) + len(m.Content) + 24
+	// Written into a pooled buffer and copied out once, at its exact size:
+	// sized from the text, the buffer grew when the text needed escapes, and
+	// the string was a second copy of the buffer (two or three prompt-sized
+	// allocations a call instead of one).
+	bp := keyBufs.Get().(*[]byte)
+	b := appendMessages((*bp)[:0], msgs)
+	s := string(b)
+	if cap(b) <= maxPooledKey {
+		*bp = b[:0]
+		keyBufs.Put(bp)
 	}
-	// A little room for escapes, so that most prompts fit at once.
-	return string(appendMessages(make([]byte, 0, n+n/16), msgs))
+	return s
 }
 
 // appendMessages appends msgs as json.Marshal writes a []evaluator.Message

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -40,4 +41,20 @@ func FuzzMessagesJSONIsMarshal(f *testing.F) {
 			t.Errorf("MessagesJSON(%q)\n got %s\nwant %s", msgs, got, want)
 		}
 	})
+}
+
+// TestMessagesJSONAllocatesOnce: the stored messages cost one allocation,
+// the string itself, whatever escapes the text needs (a growing buffer
+// and then a copy of it were three prompt-sized allocations a call).
+func TestMessagesJSONAllocatesOnce(t *testing.T) {
+	msgs := []evaluator.Message{{Role: "system", Content: "You are a careful judge."},
+		{Role: "user", Content: strings.Repeat("Sample1: <b>\"quoted\" & 'tabbed'</b>\n", 200)}}
+	want := MessagesJSON(msgs)
+	if got := testing.AllocsPerRun(50, func() {
+		if MessagesJSON(msgs) != want {
+			t.Fatal("MessagesJSON changed between calls")
+		}
+	}); got != 1 {
+		t.Errorf("MessagesJSON allocates %v times a call, want 1", got)
+	}
 }
