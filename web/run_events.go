@@ -33,6 +33,8 @@ func SharedRunEventText(ev models.RunEvent) string {
 		return "Another worker took the run over. Batches already answered were not sent again."
 	case models.RunEventResumed:
 		return "The same worker took the run on again. Batches already answered were not sent again."
+	case models.RunEventRequeued:
+		return "The run's place in the queue was lost, so it was queued again. Nothing had been sent to the judge yet."
 	}
 	return "The run moved from one worker to another."
 }
