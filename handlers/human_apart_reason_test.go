@@ -23,8 +23,12 @@ func TestPagesSayImportedRatingsStandApart(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		ctx := t.Context()
 		d := env.demo()
-		run := env.waitRun(env.launch(d.launchForm("1", "5")), 60*time.Second)
-		crit := run.RubricSnapshot.Criteria[0]
+		// The ratings are edited before the launch: the runner stores the
+		// finished run's figures in the background, and an edit after the
+		// run ended could land after that computation read the ratings, so
+		// the stored figures (and the pages' reasons) came from before it;
+		// under load the sample page then gave the general reason.
+		crit := d.rubric.Criteria[0]
 		if crit.HumanColumn == "" {
 			t.Fatal("the demo rubric's first criterion has no human column")
 		}
@@ -40,6 +44,10 @@ func TestPagesSayImportedRatingsStandApart(t *testing.T) {
 			}
 			r.Ratings[crit.HumanColumn] = &off
 			must(t, env.db.Gorm.Model(&models.DatasetRow{ID: r.ID}).Select("ratings").Updates(models.DatasetRow{Ratings: r.Ratings}).Error)
+		}
+		run := env.waitRun(env.launch(d.launchForm("1", "5")), 60*time.Second)
+		if got := run.RubricSnapshot.Criteria[0]; got.Name != crit.Name || got.HumanColumn != crit.HumanColumn || got.Lo != crit.Lo || got.Hi != crit.Hi {
+			t.Fatalf("the run's first criterion %+v is not the rubric's %+v", got, crit)
 		}
 		rated := rows[0] // imported and browser ratings, still no combined one
 		score := crit.Lo

@@ -353,6 +353,11 @@ type leaseNews struct {
 	st      models.LeaseState
 	writing int           // writes registered whose read is not told yet
 	told    chan struct{} // closed when a write tells or ends; nil when nobody waits
+	// wait is how long a fence waits for a write under way to read the
+	// lease: leaseNewsFresh when zero. Tests that check the waiting itself
+	// set it long, so a loaded machine cannot turn the check into a race
+	// against the timer.
+	wait time.Duration
 }
 
 type leaseNewsKey struct{}
@@ -461,7 +466,11 @@ func (n *leaseNews) lease(ctx context.Context, started time.Time) (models.LeaseS
 		told := n.told
 		n.mu.Unlock()
 		if timeout == nil {
-			t := time.NewTimer(leaseNewsFresh)
+			wait := n.wait
+			if wait == 0 {
+				wait = leaseNewsFresh
+			}
+			t := time.NewTimer(wait)
 			defer t.Stop()
 			timeout = t.C
 		}
