@@ -681,8 +681,9 @@ type APIRun struct {
 	Events *[]APIRunEvent `json:"events,omitempty"`
 }
 
-// APIRunEvent is one of a run's events: kind is lease_lost, taken_over
-// or resumed; worker the worker (lease owner) it is about.
+// APIRunEvent is one of a run's events: kind is lease_lost, taken_over,
+// resumed, requeued or late_count (a call's answer or failure counted
+// after the run ended); worker the worker (lease owner) it is about.
 type APIRunEvent struct {
 	At      time.Time `json:"at"`
 	Kind    string    `json:"kind"`

@@ -95,6 +95,12 @@ func (db *DB) storeAnswerPG(ctx context.Context, r BatchResult, owner string, on
 	args = append(args, b.RunID, crit, round, rowIDs, labels, scores, analyses,
 		failed, missing, r.ShortScores, b.Calls, b.PromptTokens, b.CompletionTokens, cost, cost, b.RunID)
 	args = append(args, cachedArgs(cached)...)
+	if r.replays() {
+		// It may replay paid calls an earlier count of its pending batch
+		// counted already (AddUnitSpend): the transaction reads them
+		// (writeBatchResultCounts). Rare: only a unit cut short replays.
+		return db.storeReplayPG(ctx, r, owner, onLease, cached)
+	}
 	q := answerSQLPG(owner != "")
 	return db.retry(ctx, "store answer", func() error {
 		st := LeaseState{Began: time.Now()}
@@ -175,4 +181,27 @@ func (db *DB) saveEachPG(ctx context.Context, items []BatchSave) []error {
 		errs[i] = db.saveOne(ctx, BatchSave{Cached: &cached[k]})
 	}
 	return errs
+}
+
+// storeReplayPG is storeAnswerPG for an answer with a replayed paid call,
+// as a transaction: the cached answers first (paid for, kept whatever
+// happens to the answer), then the answer as SaveBatchResult's
+// transaction stores it.
+func (db *DB) storeReplayPG(ctx context.Context, r BatchResult, owner string, onLease func(LeaseState), cached []CachedAnswer) error {
+	for _, a := range cached {
+		if _, err := db.hotExec(ctx, db.SQL, nil, saveAnswerSQL(db.Dialect), a.args()...); err != nil {
+			return fmt.Errorf("store a judge answer in the answer cache: %w", err)
+		}
+	}
+	b := r.Batch
+	now := time.Now().UTC()
+	missing, failed := r.counts()
+	var g runGuard
+	if owner != "" {
+		g = runGuard{name: "fenced", cond: " AND lease_owner = ?", args: []any{owner},
+			err: fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost), owner: owner, onLease: onLease}
+	}
+	return db.retry(ctx, "store answer", func() error {
+		return db.saveBatchResult(ctx, r, b, now, missing, failed, g)
+	})
 }

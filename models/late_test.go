@@ -3,6 +3,8 @@ package models_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,6 +27,9 @@ func TestSaveLateBatchResult(t *testing.T) {
 		// counted: refused, but its calls and tokens count on the run
 		// (it was paid for), in the transaction that refused it
 		counted bool
+		// event: the count landed after the run ended, and the run's
+		// events say so (once)
+		event bool
 	}{
 		{name: "still pending", runStatus: models.RunRunning, status: models.BatchDone,
 			want: func(err error) bool { return err == nil }, stored: true},
@@ -36,14 +41,22 @@ func TestSaveLateBatchResult(t *testing.T) {
 		// must not pay for that batch again.
 		{name: "run paused", runStatus: models.RunPaused, status: models.BatchDone,
 			want: func(err error) bool { return err == nil }, stored: true},
+		// Its batch still pending when the run ended (cancelled, failed,
+		// or finished without it): not stored, but paid for, so counted
+		// (it used to be dropped uncounted), and the run's events say its
+		// figures changed after its end.
 		{name: "run cancelled", runStatus: models.RunCancelled, status: models.BatchDone,
-			want: func(err error) bool { return errors.Is(err, models.ErrLeaseLost) }},
+			want: func(err error) bool { return errors.Is(err, models.ErrLeaseLost) }, counted: true, event: true},
+		{name: "run failed", runStatus: models.RunFailed, status: models.BatchDone,
+			want: func(err error) bool { return errors.Is(err, models.ErrLeaseLost) }, counted: true, event: true},
+		{name: "run finished with gaps", runStatus: models.RunFinishedWithGaps, status: models.BatchDone,
+			want: func(err error) bool { return errors.Is(err, models.ErrLeaseLost) }, counted: true, event: true},
 		// The run was stopped, or finished, while the call was out: the
 		// answer was paid for and is counted (it used to be dropped).
 		{name: "run cancelled after the new holder answered", runStatus: models.RunCancelled, answered: true, status: models.BatchDone,
-			want: func(err error) bool { return errors.Is(err, models.ErrLeaseLost) }, counted: true},
+			want: func(err error) bool { return errors.Is(err, models.ErrLeaseLost) }, counted: true, event: true},
 		{name: "run finished after the new holder answered", runStatus: models.RunSucceeded, answered: true, status: models.BatchDone,
-			want: func(err error) bool { return errors.Is(err, models.ErrLeaseLost) }, counted: true},
+			want: func(err error) bool { return errors.Is(err, models.ErrLeaseLost) }, counted: true, event: true},
 		{name: "failed answer left to the new holder", runStatus: models.RunRunning, status: models.BatchFailed,
 			want: func(err error) bool { return models.ErrorCode(err) == models.EInvalid }},
 	}
@@ -78,6 +91,10 @@ func TestSaveLateBatchResult(t *testing.T) {
 					b := bs[0]
 					b.Status, b.Calls, b.Attempts, b.PromptTokens = status, calls, calls, 100*calls
 					res := models.BatchResult{Batch: b}
+					// Each call has its identity, as the answer cache names it.
+					for k := range calls {
+						res.Paid = append(res.Paid, models.PaidCall{ID: fmt.Sprintf("%s-%g-%d", strings.ReplaceAll(tc.name, " ", "_"), v, k), PromptTokens: 100})
+					}
 					for i, id := range ids {
 						var sc *float64
 						if status == models.BatchDone {
@@ -105,6 +122,31 @@ func TestSaveLateBatchResult(t *testing.T) {
 				err = db.SaveLateBatchResult(oldCtx, late)
 				if !tc.want(err) {
 					t.Fatalf("late write: %v", err)
+				}
+				if tc.counted {
+					// Written again (a retry whose commit was not
+					// acknowledged): it counts nothing more.
+					if err := db.SaveLateBatchResult(oldCtx, late); !tc.want(err) {
+						t.Fatalf("late write again: %v", err)
+					}
+				}
+				evs, err := db.RunEvents(ctx, r.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var lates []models.RunEvent
+				for _, ev := range evs {
+					if ev.Kind == models.RunEventLateCount {
+						lates = append(lates, ev)
+					}
+				}
+				switch {
+				case tc.event && len(lates) != 1:
+					t.Errorf("%d late-count events, want 1: %+v", len(lates), evs)
+				case tc.event && (!strings.Contains(lates[0].Message, "2 calls, 200 prompt") || lates[0].Worker != "old"):
+					t.Errorf("late-count event %+v, want it to name worker old and the 2 calls, 200 prompt tokens added", lates[0])
+				case !tc.event && len(lates) != 0:
+					t.Errorf("late-count events %+v on a run still going, want none", lates)
 				}
 				after, err := db.GetRun(ctx, r.ID)
 				if err != nil {

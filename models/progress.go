@@ -366,6 +366,26 @@ type PaidCall struct {
 	ID                             string
 	PromptTokens, CompletionTokens int
 	Cost                           *float64
+	// Replayed: the answer cache gave this call back as the paid call it
+	// was (its unit's earlier execution paid for it), so an earlier count
+	// of the unit (AddUnitSpend) may have counted it already.
+	Replayed bool
+}
+
+// replays reports whether r has a call replayed from the answer cache.
+func (r BatchResult) replays() bool {
+	for _, c := range r.Paid {
+		if c.Replayed {
+			return true
+		}
+	}
+	return false
+}
+
+// Spend is what r counts on its run when it is stored: its calls, tokens
+// and cost, and its paid calls.
+func (r BatchResult) Spend() UnitSpend {
+	return UnitSpend{Calls: r.Batch.Calls, PromptTokens: r.Batch.PromptTokens, CompletionTokens: r.Batch.CompletionTokens, Cost: r.Cost, Paid: r.Paid}
 }
 
 // paidColumn is what run_batches.paid_calls stores for r: the identities
@@ -422,9 +442,10 @@ func (db *DB) saveFenced(ctx context.Context, r BatchResult, onLease func(LeaseS
 // write. When the new holder has answered the batch meanwhile, it fails
 // with EConflict: nothing of it is stored, but what it cost is counted on
 // the run in the same transaction (countRefused); when the run has ended,
-// with ErrLeaseLost, and it is counted all the same if its batch was
-// answered (the run was stopped or finished while the call was out: it
-// was paid for).
+// with ErrLeaseLost, and it is counted all the same, once, whether its
+// batch was answered or is still pending (the run was stopped, failed or
+// finished while the call was out: it was paid for), and the run's events
+// say its figures changed after its end (RunEventLateCount).
 func (db *DB) SaveLateBatchResult(ctx context.Context, r BatchResult) error {
 	if r.Batch.Status != BatchDone {
 		return Errorf(EInvalid, "batch %d: only a complete late answer is stored", r.Batch.ID)
@@ -434,7 +455,7 @@ func (db *DB) SaveLateBatchResult(ctx context.Context, r BatchResult) error {
 	missing, _ := r.counts()
 	// The late writer holds no lease: this condition replaces the fence.
 	g := runGuard{name: "going", cond: " AND status IN (?, ?, ?)", args: []any{RunQueued, RunRunning, RunPaused},
-		err: fmt.Errorf("run %d has ended: %w", b.RunID, ErrLeaseLost), countEnded: true}
+		err: fmt.Errorf("run %d has ended: %w", b.RunID, ErrLeaseLost), countEnded: true, owner: LeaseOwnerFrom(ctx)}
 	return db.retry(ctx, "store late answer", func() error {
 		return db.saveBatchResult(ctx, r, b, now, missing, 0, g)
 	})
@@ -496,6 +517,25 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 		}
 	}()
 	r.Batch = b
+	if g.countEnded {
+		// A late answer to a run that has ended is not stored, but it was
+		// paid for: it is counted (once), whether its batch is still
+		// pending or was answered meanwhile, and the run's events say its
+		// figures changed after its end.
+		ok, err := db.holds(ctx, tx, b.RunID, g)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if err := db.countEndedLate(ctx, tx, r, g.owner); err != nil {
+				return err
+			}
+			if err := tx.Commit(); err != nil {
+				return err
+			}
+			return g.err
+		}
+	}
 	stored, err := db.writeBatchResultCounts(ctx, tx, r, now, missing, failed, g)
 	if err != nil {
 		return err
@@ -512,7 +552,7 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 		}
 		// Refused, but paid for: counted here, in the transaction that
 		// found the conflict, so no crash comes between the two.
-		if err := db.countRefused(ctx, tx, r); err != nil {
+		if _, err := db.countRefused(ctx, tx, r); err != nil {
 			return err
 		}
 		if err := tx.Commit(); err != nil {
@@ -524,6 +564,32 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 		return Errorf(EConflict, "batch %d already has an answer", b.ID)
 	}
 	return tx.Commit()
+}
+
+// countEndedLate counts, in tx, late answer r to a run that has ended
+// (its writer, owner, lost the run's lease): as spend on its batch when
+// the batch is still pending, as a refused answer when it was answered.
+func (db *DB) countEndedLate(ctx context.Context, tx *answerTx, r BatchResult, owner string) error {
+	b := r.Batch
+	q := hotSQL.get(db.Dialect, "late answer's batch", 0, func() string {
+		return "SELECT status FROM run_batches WHERE id = ? AND run_id = ?" + forUpdate(db.Dialect)
+	})
+	var status string
+	err := db.hotQueryRow(ctx, db.answers(), tx, q, b.ID, b.RunID).Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("count the late answer of batch %d: %w", b.ID, err)
+	}
+	if status == BatchPending {
+		return db.spendTx(ctx, tx, b.RunID, b.ID, r.Spend(), owner)
+	}
+	add, err := db.countRefused(ctx, tx, r)
+	if err != nil || add.Empty() {
+		return err
+	}
+	return db.noteLateCount(ctx, tx, b.RunID, b.ID, owner, add)
 }
 
 // countRefused counts on its run an answer refused because another
@@ -542,7 +608,7 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 // replay of a cache entry that has none, is compared by content instead:
 // not counted when the stored answer has the same response, repair
 // response, calls and tokens.
-func (db *DB) countRefused(ctx context.Context, tx *answerTx, r BatchResult) error {
+func (db *DB) countRefused(ctx context.Context, tx *answerTx, r BatchResult) (UnitSpend, error) {
 	b := r.Batch
 	q := hotSQL.get(db.Dialect, "refused answer's batch", 0, func() string {
 		return "SELECT paid_calls FROM run_batches WHERE id = ? AND run_id = ?"
@@ -550,7 +616,7 @@ func (db *DB) countRefused(ctx context.Context, tx *answerTx, r BatchResult) err
 	var stored sql.NullString
 	err := db.hotQueryRow(ctx, db.answers(), tx, q, b.ID, b.RunID).Scan(&stored)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("count the refused answer of batch %d: %w", b.ID, err)
+		return UnitSpend{}, fmt.Errorf("count the refused answer of batch %d: %w", b.ID, err)
 	}
 	unknown := !stored.Valid
 	for _, c := range r.Paid {
@@ -562,26 +628,11 @@ func (db *DB) countRefused(ctx context.Context, tx *answerTx, r BatchResult) err
 		return db.countRefusedByContent(ctx, tx, r)
 	}
 	counted := strings.Fields(stored.String)
-	calls, prompt, completion, cost := b.Calls, b.PromptTokens, b.CompletionTokens, r.Cost
-	for _, c := range r.Paid {
-		if !slices.Contains(counted, c.ID) {
-			continue
-		}
-		calls, prompt, completion = calls-1, prompt-c.PromptTokens, completion-c.CompletionTokens
-		if cost != nil && c.Cost != nil {
-			left := *cost - *c.Cost
-			cost = &left
-		}
+	add, ids := r.Spend().without(counted)
+	if add.Empty() {
+		return UnitSpend{}, nil
 	}
-	calls, prompt, completion = max(calls, 0), max(prompt, 0), max(completion, 0)
-	if calls == 0 && prompt == 0 && completion == 0 {
-		return nil
-	}
-	if cost != nil && *cost < 0 {
-		zero := 0.0
-		cost = &zero
-	}
-	withCost := cost != nil
+	withCost := add.Cost != nil
 	q = hotSQL.get(db.Dialect, "count refused calls "+strconv.FormatBool(withCost), 0, func() string {
 		c := ""
 		if withCost {
@@ -589,22 +640,32 @@ func (db *DB) countRefused(ctx context.Context, tx *answerTx, r BatchResult) err
 		}
 		return `UPDATE runs SET calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?` + c + ` WHERE id = ?`
 	})
-	args := []any{calls, prompt, completion}
+	args := []any{add.Calls, add.PromptTokens, add.CompletionTokens}
 	if withCost {
-		args = append(args, *cost)
+		args = append(args, *add.Cost)
 	}
 	args = append(args, b.RunID)
 	if _, err := db.hotExec(ctx, db.answers(), tx, q, args...); err != nil {
-		return fmt.Errorf("count the refused answer of batch %d: %w", b.ID, err)
+		return UnitSpend{}, fmt.Errorf("count the refused answer of batch %d: %w", b.ID, err)
 	}
-	return nil
+	// The calls now counted join those the batch counted: the same
+	// refused answer written again (a retry) counts nothing more.
+	if len(ids) > 0 {
+		q = hotSQL.get(db.Dialect, "spend on answered batch", 0, func() string {
+			return `UPDATE run_batches SET paid_calls = ? WHERE id = ?`
+		})
+		if _, err := db.hotExec(ctx, db.answers(), tx, q, strings.Join(append(counted, ids...), " "), b.ID); err != nil {
+			return UnitSpend{}, fmt.Errorf("count the refused answer of batch %d: %w", b.ID, err)
+		}
+	}
+	return add, nil
 }
 
 // countRefusedByContent is countRefused for an answer whose calls cannot
 // be told by identity: it is counted whole unless the batch's stored
 // answer is this very answer (the same response, repair response, calls
 // and tokens), which is then taken for its replay or its original.
-func (db *DB) countRefusedByContent(ctx context.Context, tx *answerTx, r BatchResult) error {
+func (db *DB) countRefusedByContent(ctx context.Context, tx *answerTx, r BatchResult) (UnitSpend, error) {
 	b := r.Batch
 	withCost := r.Cost != nil
 	q := hotSQL.get(db.Dialect, "count refused answer "+strconv.FormatBool(withCost), 0, func() string {
@@ -621,10 +682,14 @@ func (db *DB) countRefusedByContent(ctx context.Context, tx *answerTx, r BatchRe
 		args = append(args, *r.Cost)
 	}
 	args = append(args, b.RunID, b.ID, b.RunID, b.Response, b.RepairResponse, b.Calls, b.PromptTokens, b.CompletionTokens)
-	if _, err := db.hotExec(ctx, db.answers(), tx, q, args...); err != nil {
-		return fmt.Errorf("count the refused answer of batch %d: %w", b.ID, err)
+	res, err := db.hotExec(ctx, db.answers(), tx, q, args...)
+	if err != nil {
+		return UnitSpend{}, fmt.Errorf("count the refused answer of batch %d: %w", b.ID, err)
 	}
-	return nil
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return UnitSpend{}, err
+	}
+	return r.Spend(), nil
 }
 
 // writeBatchResult writes one answer in tx with the counters it implies:
@@ -655,6 +720,32 @@ func (r BatchResult) counts() (missing, failed int) {
 // run that fails g's condition gives g.err (and the caller rolls back).
 func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchResult, now time.Time, missing, failed int, g runGuard) (bool, error) {
 	b := r.Batch
+	// What the answer adds to the run: all of it, but for the paid calls
+	// an earlier count of its pending batch counted already (AddUnitSpend:
+	// its unit was left pending, or its late failure counted, and this
+	// answer replays those calls from the answer cache). Only an answer
+	// with a replayed call can have any, so only it reads them.
+	add, paidColumn := r.Spend(), r.paidColumn()
+	if r.replays() {
+		q := hotSQL.get(db.Dialect, "answer's counted calls", 0, func() string {
+			return "SELECT paid_calls FROM run_batches WHERE id = ? AND status = ?" + forUpdate(db.Dialect)
+		})
+		var prior sql.NullString
+		err := db.hotQueryRow(ctx, db.answers(), tx, q, b.ID, BatchPending).Scan(&prior)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return false, fmt.Errorf("save batch %d: %w", b.ID, err)
+		}
+		if counted := strings.Fields(prior.String); len(counted) > 0 {
+			var ids []string
+			add, ids = add.without(counted)
+			for _, id := range ids {
+				if !slices.Contains(counted, id) {
+					counted = append(counted, id)
+				}
+			}
+			paidColumn = strings.Join(counted, " ")
+		}
+	}
 	q := hotSQL.get(db.Dialect, "save batch "+strconv.FormatBool(g.batchFence), 0, func() string {
 		fence := ""
 		if g.batchFence {
@@ -666,7 +757,7 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchR
 	})
 	bargs := []any{b.Status, b.Request, b.Response, b.RepairRequest, b.RepairResponse, jsonValue(b.Problems),
 		b.PromptTokens, b.CompletionTokens, b.LatencyMS, b.Attempts, b.Calls, b.Error, b.ErrorKind, now,
-		jsonValue(detailsOrEmpty(b.Details)), r.paidColumn(), b.ID, BatchPending}
+		jsonValue(detailsOrEmpty(b.Details)), paidColumn, b.ID, BatchPending}
 	if g.batchFence {
 		bargs = append(bargs, b.RunID, g.owner)
 	}
@@ -696,7 +787,7 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchR
 			return false, fmt.Errorf("save scores of batch %d: %w", b.ID, err)
 		}
 	}
-	withCost := r.Cost != nil
+	withCost := add.Cost != nil
 	returning := g.onLease != nil
 	q = hotSQL.get(db.Dialect, "count answer "+g.name+strconv.FormatBool(withCost)+strconv.FormatBool(returning), 0, func() string {
 		cost, ret := "", ""
@@ -710,9 +801,9 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchR
  short_scores = short_scores + ?, calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?` + cost +
 			" WHERE id = ?" + g.cond + ret
 	})
-	args := []any{failed, missing, r.ShortScores, b.Calls, b.PromptTokens, b.CompletionTokens}
+	args := []any{failed, missing, r.ShortScores, add.Calls, add.PromptTokens, add.CompletionTokens}
 	if withCost {
-		args = append(args, *r.Cost)
+		args = append(args, *add.Cost)
 	}
 	args = append(append(args, b.RunID), g.args...)
 	if returning {
@@ -857,7 +948,7 @@ func (db *DB) saveBatchGroup(ctx context.Context, items []BatchSave, now time.Ti
 		}
 		errs[i] = Errorf(EConflict, "batch %d already has an answer", b.ID)
 		if it.Owner == "" {
-			if err := db.countRefused(ctx, tx, it.Result); err != nil {
+			if _, err := db.countRefused(ctx, tx, it.Result); err != nil {
 				return err
 			}
 			continue
@@ -883,7 +974,7 @@ func (db *DB) saveBatchGroup(ctx context.Context, items []BatchSave, now time.Ti
 			errs[i] = fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost)
 			continue
 		}
-		if err := db.countRefused(ctx, tx, it.Result); err != nil {
+		if _, err := db.countRefused(ctx, tx, it.Result); err != nil {
 			return err
 		}
 	}
@@ -980,29 +1071,6 @@ func detailsOrEmpty(d map[string]any) map[string]any {
 		return map[string]any{}
 	}
 	return d
-}
-
-// AddUnitSpend counts calls the run paid for whose answers are not stored:
-// a unit cut short and left pending for the resume (batchID). The calls,
-// their tokens and, when known, their cost are added to the run's
-// counters and to the batch's (which stays pending: a batch with calls
-// counted tells the resume that its answers were paid for already). Only
-// the lease holder named in ctx may count.
-func (db *DB) AddUnitSpend(ctx context.Context, runID, batchID int64, calls, promptTokens, completionTokens int, cost *float64) error {
-	return db.retry(ctx, "count calls", func() error {
-		return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			res := fenced(ctx, tx.Model(&Run{}).Where("id = ?", runID)).Updates(spendUpdates(calls, promptTokens, completionTokens, cost))
-			if res.Error != nil {
-				return res.Error
-			}
-			if res.RowsAffected == 0 {
-				return fmt.Errorf("run %d: %w", runID, ErrLeaseLost)
-			}
-			// A batch has no cost column: its cost follows from its tokens.
-			return tx.Model(&RunBatch{}).Where("id = ? AND run_id = ? AND status = ?", batchID, runID, BatchPending).
-				Updates(spendUpdates(calls, promptTokens, completionTokens, nil)).Error
-		})
-	})
 }
 
 // addCostSQL adds a call's cost to a run's cost, which is NULL while no

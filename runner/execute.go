@@ -734,7 +734,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 		for _, t := range todo {
 			g.Go(func() error {
 				if err := r.stopping(gctx); err != nil {
-					r.leavePending(ctx, run, t, methods.Outcome{})
+					r.leavePending(ctx, run, t, methods.Outcome{}, t.firstPaid)
 					return err
 				}
 				// Was context.WithoutCancel(gctx): then Kill, and Stop
@@ -760,7 +760,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 					// Never called: the unit that halted the round says
 					// why, and this one stays pending (with what its
 					// first try, or a billed failed call, cost counted).
-					r.leavePending(ctx, run, t, o)
+					r.leavePending(ctx, run, t, o, paid)
 					return nil
 				}
 				if o.Err != nil {
@@ -776,7 +776,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 						// cost, and its failed first try's, is counted
 						// now (a resume replays their answers from the
 						// answer cache at no cost).
-						r.leavePending(ctx, run, t, o)
+						r.leavePending(ctx, run, t, o, paid)
 						return fatal
 					}
 				}
@@ -822,7 +822,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 	// what its failed try paid for is counted now.
 	leaveRetries := func() {
 		for _, p := range retries {
-			r.leavePending(ctx, run, pendingRetry{batch: p.batch}, p.first)
+			r.leavePending(ctx, run, pendingRetry{batch: p.batch}, p.first, p.firstPaid)
 		}
 	}
 	if err := judgeAll(todo, failedUnitRetries == 0); err != nil {
@@ -840,27 +840,35 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 }
 
 // leavePending counts on the run what a unit left pending for the resume
-// paid for (its answer is not stored, so the store counts nothing): o,
-// the try that met the stop (zero when it never called), together with
-// its failed first try, t.first, which waited for the end-of-round retry.
-// Every paid answer reaches the run once: here, or with the stored answer.
-func (r *Runner) leavePending(ctx context.Context, run models.Run, t pendingRetry, o methods.Outcome) {
+// made (its answer is not stored, so the store counts nothing): o, the try
+// that met the stop (zero when it never called), together with its failed
+// first try, t.first, which waited for the end-of-round retry; paid are
+// the calls of both that went out (judge.PaidLog: the answered ones, the
+// answers replayed as paid, and those that failed after they were sent).
+// The run counts those calls, their tokens and cost, and the calls the
+// answer cache answered (free, counted as cached calls as they came) as
+// the store counts them; a call that never went out (refused before it
+// was sent) is not counted. Every paid call reaches the run once: here,
+// or with the stored answer. It is counted even when this execution has
+// lost the run's lease meanwhile: the money was spent all the same, and
+// the count is kept by the calls' identities, so the successor's answer
+// replaying those calls does not count them again (models.AddUnitSpend).
+func (r *Runner) leavePending(ctx context.Context, run models.Run, t pendingRetry, o methods.Outcome, paid []judge.PaidCall) {
 	if t.first.Calls > 0 {
 		o = retried(t.first, o)
 	}
-	if o.Answered == 0 && o.PromptTokens+o.CompletionTokens == 0 {
-		return
+	s := models.SpendOf(paidCalls(run, paid))
+	// The answered calls that are not in paid came from the answer cache.
+	answered := 0
+	for _, c := range paid {
+		if !c.Failed {
+			answered++
+		}
 	}
-	if err := r.countPaid(context.WithoutCancel(ctx), run, t.batch, o); err != nil {
-		r.log.Warn("count the answered calls of a unit left for the resume", "run", run.ID, "batch", t.batch.ID, "err", err)
+	s.Calls += max(o.Answered-answered, 0)
+	if err := r.db.AddUnitSpend(context.WithoutCancel(ctx), run.ID, t.batch.ID, s); err != nil {
+		r.log.Warn("count the paid calls of a unit left for the resume", "run", run.ID, "batch", t.batch.ID, "err", err)
 	}
-}
-
-// countPaid counts on the run what the answered calls of o cost, for a
-// unit left pending (its answer is not stored): calls, tokens and cost.
-func (r *Runner) countPaid(ctx context.Context, run models.Run, b models.RunBatch, o methods.Outcome) error {
-	return r.db.AddUnitSpend(ctx, run.ID, b.ID, o.Answered, o.PromptTokens, o.CompletionTokens,
-		Cost(run.JudgeSnapshot, o.PromptTokens, o.CompletionTokens))
 }
 
 // paidCalls are a unit's paid calls as its stored answer keeps them,
@@ -872,7 +880,7 @@ func paidCalls(run models.Run, calls []judge.PaidCall) []models.PaidCall {
 	out := make([]models.PaidCall, len(calls))
 	for i, c := range calls {
 		out[i] = models.PaidCall{ID: c.ID, PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens,
-			Cost: Cost(run.JudgeSnapshot, c.PromptTokens, c.CompletionTokens)}
+			Cost: Cost(run.JudgeSnapshot, c.PromptTokens, c.CompletionTokens), Replayed: c.Replayed}
 	}
 	return out
 }
@@ -1278,6 +1286,19 @@ func (r *Runner) store(ctx context.Context, run models.Run, res models.BatchResu
 	if res.Batch.Status != "" {
 		name := judgeName(run.JudgeSnapshot)
 		serr := r.saveResult(ctx, res)
+		if errors.Is(serr, models.ErrLeaseLost) && res.Batch.Status != models.BatchDone {
+			// A failure that came back after this worker lost the run is
+			// not stored (the batch is left for whoever holds the run to
+			// try again), but its calls may be paid for: they are
+			// counted, once, as the store counts a failed unit's (its
+			// calls, and the tokens the endpoint billed); this worker
+			// stops all the same.
+			if lerr := r.db.AddUnitSpend(ctx, run.ID, res.Batch.ID, res.Spend()); lerr != nil {
+				r.log.Warn("count the paid calls of a failure that came back after the lease was lost", "run", res.Batch.RunID, "judge", name, "batch", res.Batch.ID, "err", lerr)
+			} else {
+				r.log.Info("late failure counted after the lease was lost", "run", res.Batch.RunID, "judge", name, "batch", res.Batch.ID)
+			}
+		}
 		if errors.Is(serr, models.ErrLeaseLost) && res.Batch.Status == models.BatchDone {
 			// The answer came back after this worker lost the run: it is
 			// paid for, so keep it if the batch still has none (the new

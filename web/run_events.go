@@ -35,6 +35,8 @@ func SharedRunEventText(ev models.RunEvent) string {
 		return "The same worker took the run on again. Batches already answered were not sent again."
 	case models.RunEventRequeued:
 		return "The run's place in the queue was lost, so it was queued again. Nothing had been sent to the judge yet."
+	case models.RunEventLateCount:
+		return "A judge call sent before the run ended came back after it ended. It was paid for, so it was added to the run's calls, tokens and cost; reports downloaded before then do not include it."
 	}
 	return "The run moved from one worker to another."
 }

@@ -16,7 +16,7 @@ func TestSharedRunEventTextNamesEveryKind(t *testing.T) {
 	at := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	fallback := SharedRunEventText(models.RunEvent{Kind: "something-new", At: at})
 	seen := map[string]string{}
-	for _, kind := range []string{models.RunEventLeaseLost, models.RunEventTakenOver, models.RunEventResumed, models.RunEventRequeued} {
+	for _, kind := range []string{models.RunEventLeaseLost, models.RunEventTakenOver, models.RunEventResumed, models.RunEventRequeued, models.RunEventLateCount} {
 		ev := models.RunEvent{Kind: kind, At: at, Message: "worker host-1:42 at " + runEventTime(at) + ": dial tcp 10.0.0.5:5432"}
 		got := SharedRunEventText(ev)
 		if got == fallback {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"sync"
 )
@@ -161,6 +162,30 @@ type PaidCall struct {
 	// Replayed says the answer came from the store, as the call the run
 	// paid for before, rather than from the judge now.
 	Replayed bool
+	// Failed says the call was sent but brought no answer (a judge
+	// error, a timeout after the request went out): it may be billed
+	// all the same, and its tokens are those the endpoint billed
+	// (BilledOf). No answer of it is stored, so it is never replayed.
+	Failed bool
+}
+
+// sentFailure logs, for unit u, a call that failed after it went out:
+// one the endpoint billed (tokens for answers it could not use), or one
+// with at least one HTTP attempt made that the endpoint took (a judge
+// error, a timeout after the request was sent), as the store counts the
+// calls of a failed unit. Not logged: a call refused before it was sent
+// (the lease fence, the spending cap: no attempt), one the endpoint turned
+// away with a rate limit (not billed), and one this process abandoned on
+// its way (ctx ended: a hard stop cancels the calls in flight).
+func sentFailure(ctx context.Context, u Unit, err error) {
+	p, c := BilledOf(err)
+	if p+c == 0 {
+		var e *Error
+		if AttemptsOf(err) == 0 || ctx.Err() != nil || (errors.As(err, &e) && e.Kind == KindRateLimited) {
+			return
+		}
+	}
+	u.Paid.add(PaidCall{ID: newPaidID(), PromptTokens: p, CompletionTokens: c, Failed: true})
 }
 
 // PaidLog collects a unit's paid calls; it is safe for concurrent use.
@@ -248,8 +273,10 @@ func (c *Cache) Complete(ctx context.Context, r Request) (Response, error) {
 	hash, err := RequestHash(c.baseURL, c.model, r)
 	if err != nil {
 		resp, err := c.inner.Complete(ctx, r)
-		if err == nil {
-			if u, ok := unitFrom(ctx); ok {
+		if u, ok := unitFrom(ctx); ok {
+			if err != nil {
+				sentFailure(ctx, u, err)
+			} else {
 				u.Paid.add(PaidCall{ID: newPaidID(), PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens})
 			}
 		}
@@ -311,6 +338,9 @@ func (c *Cache) Complete(ctx context.Context, r Request) (Response, error) {
 		c.Flights.end(fk, fl, resp, err)
 	}
 	if err != nil {
+		if inUnit {
+			sentFailure(ctx, unit, err)
+		}
 		return resp, err
 	}
 	paid := newPaidID()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -374,5 +375,59 @@ func TestRequestHashNamesTheWholeEndpoint(t *testing.T) {
 		if got, _ := RequestHash(other, "gpt-4o", r); got == want {
 			t.Errorf("%s hashes as %s", other, base)
 		}
+	}
+}
+
+// failJudge fails every call with err.
+type failJudge struct{ err error }
+
+func (f failJudge) Complete(context.Context, Request) (Response, error) { return Response{}, f.err }
+
+// TestCacheLogsFailedCallsThatWentOut: a call that failed after it was
+// sent (an HTTP attempt was made: a judge error, a timeout, a billed
+// answer that could not be read) is a paid call of its unit, with what
+// the endpoint billed and an identity of its own; a call refused before
+// it was sent (no attempt) is not (regression: only answered calls were
+// logged, so a failed call of a unit cut short was never counted).
+func TestCacheLogsFailedCallsThatWentOut(t *testing.T) {
+	req := Request{Messages: []evaluator.Message{{Role: "user", Content: "rate these"}}}
+	cases := []struct {
+		name string
+		err  error
+		want []PaidCall // IDs not compared
+	}{
+		{"judge error", &Error{Kind: KindServer, Status: 500, Attempts: 3}, []PaidCall{{Failed: true}}},
+		{"billed unreadable answer", &Error{Kind: KindMalformed, Attempts: 1, PromptTokens: 70, CompletionTokens: 3},
+			[]PaidCall{{PromptTokens: 70, CompletionTokens: 3, Failed: true}}},
+		{"timeout after sending", &Error{Kind: KindTimeout, Attempts: 1}, []PaidCall{{Failed: true}}},
+		{"server error, then the retry refused before sending", &Error{Kind: KindCancelled, Attempts: 1, Message: "lease lost"}, []PaidCall{{Failed: true}}},
+		{"refused before sending", &Error{Kind: KindCancelled, Message: "lease lost"}, nil},
+		{"rate limited", &Error{Kind: KindRateLimited, Status: 429, Attempts: 1}, nil},
+		{"abandoned on its way by a hard stop", &Error{Kind: KindCancelled, Attempts: 1}, nil},
+		{"not a judge error", fmt.Errorf("spending cap reached"), nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewCache(failJudge{tc.err}, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
+			c.Run = 1
+			log := &PaidLog{}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if strings.HasPrefix(tc.name, "abandoned") {
+				cancel() // the caller gave up on the call while it was out
+			}
+			if _, err := c.Complete(WithUnit(ctx, Unit{ID: 5, Uncounted: true, Paid: log}), req); err == nil {
+				t.Fatal("a failing judge's call returned no error")
+			}
+			got := log.Calls()
+			if len(got) != len(tc.want) {
+				t.Fatalf("paid calls %+v, want %d", got, len(tc.want))
+			}
+			for i, w := range tc.want {
+				if got[i].ID == "" || got[i].PromptTokens != w.PromptTokens || got[i].CompletionTokens != w.CompletionTokens || got[i].Failed != w.Failed || got[i].Replayed {
+					t.Errorf("paid call %+v, want a failed call with an identity and %d+%d tokens", got[i], w.PromptTokens, w.CompletionTokens)
+				}
+			}
+		})
 	}
 }

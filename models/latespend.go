@@ -1,0 +1,238 @@
+package models
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RunEventLateCount: a judge call sent before the run ended came back
+// (answered or failed) after it ended, and what it was paid for was added
+// to the run's calls, tokens and cost then: a report downloaded before
+// that moment shows less.
+const RunEventLateCount = "late_count"
+
+// UnitSpend is what calls of one unit paid for whose answer is not stored
+// by the run: a unit left pending (its answer comes with the resume), or a
+// late answer or failure that its run no longer takes. Calls, tokens and
+// cost are the totals; Paid names the calls among them that have an
+// identity (judge.PaidCall), so that a call counted once already (by an
+// earlier count of the unit, or by the answer stored for its batch) is not
+// counted again.
+type UnitSpend struct {
+	Calls, PromptTokens, CompletionTokens int
+	Cost                                  *float64 // nil when the price is unknown
+	Paid                                  []PaidCall
+}
+
+// Empty reports whether s counts nothing.
+func (s UnitSpend) Empty() bool {
+	return s.Calls == 0 && s.PromptTokens == 0 && s.CompletionTokens == 0
+}
+
+// SpendOf is the spend of paid calls, each priced already (PaidCall.Cost):
+// one call each.
+func SpendOf(paid []PaidCall) UnitSpend {
+	s := UnitSpend{Calls: len(paid), Paid: paid}
+	for _, c := range paid {
+		s.PromptTokens += c.PromptTokens
+		s.CompletionTokens += c.CompletionTokens
+		if c.Cost != nil {
+			v := *c.Cost
+			if s.Cost != nil {
+				v += *s.Cost
+			}
+			s.Cost = &v
+		}
+	}
+	return s
+}
+
+// without is s less the calls whose identities are in counted, and the
+// identities it still counts.
+func (s UnitSpend) without(counted []string) (UnitSpend, []string) {
+	out := s
+	var ids []string
+	for _, c := range s.Paid {
+		if c.ID == "" || !slices.Contains(counted, c.ID) {
+			if c.ID != "" {
+				ids = append(ids, c.ID)
+			}
+			continue
+		}
+		out.Calls, out.PromptTokens, out.CompletionTokens = out.Calls-1, out.PromptTokens-c.PromptTokens, out.CompletionTokens-c.CompletionTokens
+		if out.Cost != nil && c.Cost != nil {
+			left := *out.Cost - *c.Cost
+			out.Cost = &left
+		}
+	}
+	out.Calls, out.PromptTokens, out.CompletionTokens = max(out.Calls, 0), max(out.PromptTokens, 0), max(out.CompletionTokens, 0)
+	if out.Cost != nil && *out.Cost < 0 {
+		zero := 0.0
+		out.Cost = &zero
+	}
+	return out, ids
+}
+
+// AddUnitSpend counts on the run what a unit's calls paid for when its
+// answer is not stored by the run: a unit cut short and left pending for
+// the resume, or a late answer or failure its run no longer takes. The
+// calls, their tokens and, when known, their cost are added to the run's
+// counters, and to the batch's while it is pending (a batch with calls
+// counted tells the resume that its answers were paid for already).
+//
+// Spend is a fact about money spent, not about who holds the run: it is
+// counted whether or not ctx's lease owner still holds it, and after the
+// run has ended. It is counted once: the identities of the calls counted
+// are kept with the batch (paid_calls), and a call counted already, here
+// or by the answer stored for the batch, is not counted again (a retry,
+// or the successor's answer replaying the same paid call). When it lands
+// on a run that has ended and that ctx's owner does not hold, the run's
+// events say so (RunEventLateCount), in the same transaction.
+func (db *DB) AddUnitSpend(ctx context.Context, runID, batchID int64, s UnitSpend) error {
+	if s.Empty() {
+		return nil
+	}
+	owner := LeaseOwnerFrom(ctx)
+	return db.retry(ctx, "count calls", func() (err error) {
+		tx, err := db.beginAnswers(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				_ = tx.Rollback()
+			}
+		}()
+		if err := db.spendTx(ctx, tx, runID, batchID, s, owner); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
+}
+
+// forUpdate locks a row read in a transaction that writes it next on
+// PostgreSQL (SQLite's transaction holds the write lock already).
+func forUpdate(d Dialect) string {
+	if d == Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// spendTx is AddUnitSpend in tx.
+func (db *DB) spendTx(ctx context.Context, tx *answerTx, runID, batchID int64, s UnitSpend, owner string) error {
+	q := hotSQL.get(db.Dialect, "spend's batch", 0, func() string {
+		return "SELECT status, paid_calls FROM run_batches WHERE id = ? AND run_id = ?" + forUpdate(db.Dialect)
+	})
+	var status string
+	var paid sql.NullString
+	err := db.hotQueryRow(ctx, db.answers(), tx, q, batchID, runID).Scan(&status, &paid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // the run was deleted: nothing left to count on
+	}
+	if err != nil {
+		return fmt.Errorf("count the calls of batch %d: %w", batchID, err)
+	}
+	counted := strings.Fields(paid.String)
+	add, ids := s.without(counted)
+	if add.Empty() {
+		return nil
+	}
+	withCost := add.Cost != nil
+	q = hotSQL.get(db.Dialect, "spend on run "+strconv.FormatBool(withCost), 0, func() string {
+		c := ""
+		if withCost {
+			c = ", cost_usd = " + addCostSQL
+		}
+		return `UPDATE runs SET calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?` + c + ` WHERE id = ?`
+	})
+	args := []any{add.Calls, add.PromptTokens, add.CompletionTokens}
+	if withCost {
+		args = append(args, *add.Cost)
+	}
+	if _, err := db.hotExec(ctx, db.answers(), tx, q, append(args, runID)...); err != nil {
+		return fmt.Errorf("count the calls of batch %d: %w", batchID, err)
+	}
+	column := strings.Join(append(counted, ids...), " ")
+	if status == BatchPending {
+		// A batch has no cost column: its cost follows from its tokens.
+		q = hotSQL.get(db.Dialect, "spend on pending batch", 0, func() string {
+			return `UPDATE run_batches SET calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, paid_calls = ? WHERE id = ?`
+		})
+		_, err = db.hotExec(ctx, db.answers(), tx, q, add.Calls, add.PromptTokens, add.CompletionTokens, column, batchID)
+	} else {
+		// Answered: its figures are its answer's; only the calls now
+		// counted are noted, so they are never counted twice.
+		q = hotSQL.get(db.Dialect, "spend on answered batch", 0, func() string {
+			return `UPDATE run_batches SET paid_calls = ? WHERE id = ?`
+		})
+		_, err = db.hotExec(ctx, db.answers(), tx, q, column, batchID)
+	}
+	if err != nil {
+		return fmt.Errorf("count the calls of batch %d: %w", batchID, err)
+	}
+	return db.noteLateCount(ctx, tx, runID, batchID, owner, add)
+}
+
+// noteLateCount records on the run, in tx, that add was counted after the
+// run ended, when it has ended and owner (the counting worker, "" for
+// none) does not hold it: the run's figures changed after its end, and a
+// report downloaded before shows less. The holder's own calls settling
+// just after a cancel are not late: they are the end's.
+func (db *DB) noteLateCount(ctx context.Context, tx *answerTx, runID, batchID int64, owner string, add UnitSpend) error {
+	q := hotSQL.get(db.Dialect, "late count's run", 0, func() string {
+		return "SELECT status, lease_owner FROM runs WHERE id = ?"
+	})
+	var status, holder string
+	if err := db.hotQueryRow(ctx, db.answers(), tx, q, runID).Scan(&status, &holder); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return fmt.Errorf("read run %d: %w", runID, err)
+	}
+	if !(Run{Status: status}).Finished() || (owner != "" && holder == owner) {
+		return nil
+	}
+	at := time.Now().UTC()
+	q = hotSQL.get(db.Dialect, "late count event", 0, func() string {
+		return `INSERT INTO run_events (run_id, at, kind, worker, message) VALUES (?, ?, ?, ?, ?)`
+	})
+	if _, err := db.hotExec(ctx, db.answers(), tx, q, runID, at, RunEventLateCount, owner, lateCountMessage(owner, batchID, add, at)); err != nil {
+		return fmt.Errorf("record the late count on run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// lateCountMessage words a late count for the run's events.
+func lateCountMessage(owner string, batchID int64, add UnitSpend, at time.Time) string {
+	who := "A judge call"
+	if owner != "" {
+		w := owner
+		if i := strings.LastIndexByte(w, '/'); i > 0 {
+			w = w[:i]
+		}
+		who = "A judge call of worker " + w
+	}
+	return fmt.Sprintf("%s, sent before the run ended, came back at %s, after the run ended (batch %d). It was paid for, so it was added to the run's figures: %s. "+
+		"Reports and exports downloaded before then do not include it.", who, at.Format("2006-01-02 15:04:05 UTC"), batchID, SpendWords(add))
+}
+
+// SpendWords says what a spend added: "1 call, 120 tokens, $0.000140"
+// (cost unknown when the judge's price is).
+func SpendWords(s UnitSpend) string {
+	calls := "1 call"
+	if s.Calls != 1 {
+		calls = strconv.Itoa(s.Calls) + " calls"
+	}
+	cost := "cost unknown (the judge has no price)"
+	if s.Cost != nil {
+		cost = fmt.Sprintf("$%.6f", *s.Cost)
+	}
+	return fmt.Sprintf("%s, %d prompt and %d completion tokens, %s", calls, s.PromptTokens, s.CompletionTokens, cost)
+}

@@ -1,0 +1,397 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/evaluator/simjudge"
+	"github.com/batcheval/batcheval/models"
+)
+
+// billing sums the usage of every answer a fake judge sent, as the
+// provider bills it.
+type billing struct {
+	mu                 sync.Mutex
+	prompt, completion int
+}
+
+func (b *billing) add(p, c int) {
+	b.mu.Lock()
+	b.prompt, b.completion = b.prompt+p, b.completion+c
+	b.mu.Unlock()
+}
+
+func (b *billing) get() (int, int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.prompt, b.completion
+}
+
+// serveBilled answers r with the simulated judge, noting its usage.
+func serveBilled(t *testing.T, fj *fakeJudge, bill *billing, w http.ResponseWriter, r *http.Request) {
+	rec := httptest.NewRecorder()
+	fj.inner.ServeHTTP(rec, r)
+	var body struct {
+		Usage struct {
+			PromptTokens     int `json:"prompt_tokens"`
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Errorf("simulated answer: %v", err)
+	}
+	bill.add(body.Usage.PromptTokens, body.Usage.CompletionTokens)
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+// heldRun is a run whose first judge call is out when the test takes the
+// run from its worker: the judge answers that call (with late) only once
+// the test lets it go; every other call the simulated judge answers, and
+// every answer's usage is billed.
+type heldRun struct {
+	env  *testEnv
+	fj   *fakeJudge
+	r    *Runner
+	run  models.Run
+	bill *billing
+	go_  chan struct{}
+}
+
+// startHeld launches the run. late answers the held call after the test
+// let it go, billing what it bills; it returns after the held call is out.
+// timeoutSeconds is the judge's timeout.
+func startHeld(t *testing.T, env *testEnv, timeoutSeconds int, late func(w http.ResponseWriter, r *http.Request, h *heldRun)) *heldRun {
+	t.Helper()
+	h := &heldRun{env: &testEnv{}, bill: &billing{}, go_: make(chan struct{})}
+	// The subtest's env: its failures are the subtest's.
+	*h.env = *env
+	h.env.t = t
+	env = h.env
+	var held atomic.Bool
+	out := make(chan struct{})
+	h.fj = newFakeJudge(t, simjudge.Options{Seed: 9}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+		if held.CompareAndSwap(false, true) {
+			close(out)
+			select {
+			case <-h.go_:
+			case <-h.fj.release:
+				return true
+			}
+			late(w, r, h)
+			return true
+		}
+		serveBilled(t, h.fj, h.bill, w, r)
+		return true
+	})
+	h.r = env.startRunner(Config{LeaseTTL: 2 * time.Second})
+	t.Cleanup(h.fj.releaseHeld)
+	h.run = env.launch(h.r, env.newRun(h.fj.URL(), 1, 1, timeoutSeconds))
+	select {
+	case <-out:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the run sent no call")
+	}
+	return h
+}
+
+// takeOver gives the run to another worker while the call is out: one
+// whose lease lapses soon after (as if it died; the run goes on) when end
+// is "", or one that ended the run with status end, the call's batch
+// still pending (cancelled, failed, or finished without it).
+func (h *heldRun) takeOver(end string) {
+	h.env.t.Helper()
+	var err error
+	if end == "" {
+		err = h.env.db.Gorm.Exec(`UPDATE runs SET lease_owner = 'successor', lease_until = ? WHERE id = ?`,
+			time.Now().UTC().Add(1500*time.Millisecond), h.run.ID).Error
+	} else {
+		err = h.env.db.Gorm.Exec(`UPDATE runs SET lease_owner = '', lease_until = NULL, status = ?, finished_at = ? WHERE id = ?`,
+			end, time.Now().UTC(), h.run.ID).Error
+	}
+	if err != nil {
+		h.env.t.Fatal(err)
+	}
+	if end != "" {
+		// The worker notices (its renewal every TTL/3) and stops sending.
+		time.Sleep(time.Second)
+	} else {
+		// The answer comes back before the worker's renewal notices: its
+		// store, or the fence of its next call, finds the lease lost, and
+		// the worker snoozes its job to claim the run again once the
+		// successor's lease has lapsed (as TestLateAnswerAfterLeaseLossIsKept).
+		time.Sleep(100 * time.Millisecond)
+	}
+	close(h.go_)
+}
+
+// lateEvents are the run's late-count events.
+func (env *testEnv) lateEvents(runID int64) []models.RunEvent {
+	env.t.Helper()
+	evs, err := env.db.RunEvents(context.Background(), runID)
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	var out []models.RunEvent
+	for _, ev := range evs {
+		if ev.Kind == models.RunEventLateCount {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// wantBilled checks that the run counts calls calls sent to the judge and
+// exactly the tokens the judge billed, priced as newRun prices them.
+func (h *heldRun) wantBilled(t *testing.T, got models.Run, calls int) {
+	t.Helper()
+	prompt, completion := h.bill.get()
+	// Calls less those the answer cache answered: the calls sent.
+	if got.PaidCalls() != calls || got.PromptTokens != prompt || got.CompletionTokens != completion {
+		t.Errorf("run counts %d calls (%d from the answer cache), %d+%d tokens; the judge was sent %d calls and billed %d+%d tokens",
+			got.Calls, got.CachedCalls, got.PromptTokens, got.CompletionTokens, calls, prompt, completion)
+	}
+	// newRun's prices: $1 and $2 per million.
+	want := (float64(prompt)*1 + float64(completion)*2) / 1e6
+	if got.CostUSD == nil || math.Abs(*got.CostUSD-want) > 1e-9 {
+		t.Errorf("run cost %v, want %g", orNilCost(got.CostUSD), want)
+	}
+}
+
+// wantEndedCount checks a run that ended while its one call was out: the
+// call is counted, once, its batch left pending, and the run's events say
+// that its figures changed after it ended.
+func (h *heldRun) wantEndedCount(t *testing.T, end string) {
+	t.Helper()
+	env := h.env
+	got := env.waitRun(h.run.ID, 15*time.Second, "counting the call that came back late", func(r models.Run) bool { return r.Calls > 0 })
+	time.Sleep(300 * time.Millisecond) // anything counted twice would be by now
+	got = env.getRun(h.run.ID)
+	if n := h.fj.Total(); n != 1 {
+		t.Errorf("the judge was sent %d calls, want the held one only", n)
+	}
+	h.wantBilled(t, got, 1)
+	if got.Status != end || got.BatchesDone != 0 || len(env.scores(h.run.ID)) != 0 {
+		t.Errorf("run %s with %d batches done, %d scores; want %s with none (its end stands)", got.Status, got.BatchesDone, len(env.scores(h.run.ID)), end)
+	}
+	evs := env.lateEvents(h.run.ID)
+	if len(evs) != 1 {
+		t.Fatalf("%d late-count events, want 1", len(evs))
+	}
+	if !strings.Contains(evs[0].Message, "after the run ended") || !strings.Contains(evs[0].Message, "1 call,") || evs[0].Worker == "" {
+		t.Errorf("late-count event %+v: want it to say that 1 call was added after the run ended, and by which worker", evs[0])
+	}
+}
+
+// TestLateAnswerCountedWhenRunEndedWithBatchPending: a worker loses the
+// run while one of its calls is out, and the run ends (cancelled, failed,
+// or finished without that batch) before the answer comes back. The
+// answer is not stored (the run's end stands), but it was paid for: its
+// call, tokens and cost are counted on the run, once, and the run's events
+// say that the figures changed after the run ended (regression: the late
+// answer of a batch still pending was dropped uncounted).
+func TestLateAnswerCountedWhenRunEndedWithBatchPending(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		for _, end := range []string{models.RunCancelled, models.RunFailed, models.RunSucceeded} {
+			t.Run(end, func(t *testing.T) {
+				h := startHeld(t, env, 30, func(w http.ResponseWriter, r *http.Request, h *heldRun) {
+					serveBilled(t, h.fj, h.bill, w, r)
+				})
+				h.takeOver(end)
+				h.wantEndedCount(t, end)
+			})
+		}
+	})
+}
+
+// lateFailures are the ways a call that went out can fail after the
+// worker lost the run: each is paid for (or may be), as a call.
+var lateFailures = []struct {
+	name    string
+	timeout int // the judge's timeout, seconds
+	// quick: the failure comes back before the worker's renewal notices
+	// the lost lease (see takeOver), so the run can go on with it
+	quick  bool
+	answer func(w http.ResponseWriter, r *http.Request, h *heldRun)
+}{
+	{"judge error", 30, true, func(w http.ResponseWriter, r *http.Request, h *heldRun) {
+		writeAPIError(w, http.StatusBadRequest, nil, "the model does not take this request")
+	}},
+	{"unreadable answer that was billed", 30, true, func(w http.ResponseWriter, r *http.Request, h *heldRun) {
+		h.bill.add(70, 3)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id":"x","object":"chat.completion","choices":[],"usage":{"prompt_tokens":70,"completion_tokens":3,"total_tokens":73}}`))
+	}},
+	{"timeout after the request was sent", 1, false, func(w http.ResponseWriter, r *http.Request, h *heldRun) {
+		<-r.Context().Done() // the client gives up
+	}},
+}
+
+// TestLateFailureCountedAfterLeaseLoss: a call already out when its
+// worker lost the run comes back failed (a judge error, a billed answer
+// that cannot be read, a timeout after the request was sent). It went
+// out, so it counts as the normal path counts a failed call: one call,
+// and what the endpoint billed for it, once, also when the run has ended
+// meanwhile (then the run's events say so) and when the run goes on with
+// its successor, which tries the batch again (regression: the failure's
+// call was dropped, so the run counted fewer calls than the judge was
+// sent, and its billed tokens were dropped with the lost lease).
+func TestLateFailureCountedAfterLeaseLoss(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		for _, f := range lateFailures {
+			t.Run(f.name+", run ended", func(t *testing.T) {
+				h := startHeld(t, env, f.timeout, f.answer)
+				h.takeOver(models.RunCancelled)
+				h.wantEndedCount(t, models.RunCancelled)
+			})
+			if !f.quick {
+				continue
+			}
+			t.Run(f.name+", run goes on", func(t *testing.T) {
+				h := startHeld(t, env, f.timeout, f.answer)
+				h.takeOver("")
+				got := h.env.waitFinished(h.run.ID, 60*time.Second)
+				if got.Status != models.RunSucceeded {
+					t.Fatalf("run %s (%s), want succeeded once resumed", got.Status, got.Error)
+				}
+				h.wantBilled(t, got, h.fj.Total())
+				if evs := h.env.lateEvents(h.run.ID); len(evs) != 0 {
+					t.Errorf("late-count events %+v on a run that had not ended, want none", evs)
+				}
+			})
+		}
+	})
+}
+
+// TestLateAnswerLeftPendingCountedAfterLeaseLoss: the held call is
+// answered without scores after the worker lost the run, so its unit
+// needs a repair call, which the lost lease stops: the unit is left
+// pending with its answered call counted (leavePending). That count is
+// about money spent, not about who holds the run: it is made without the
+// lease (regression: fenced on the lease, it was dropped, and when the
+// run had ended the paid call never reached its figures), once: the
+// resume that answers the batch does not count the call again.
+func TestLateAnswerLeftPendingCountedAfterLeaseLoss(t *testing.T) {
+	t.Parallel()
+	noScores := func(w http.ResponseWriter, r *http.Request, h *heldRun) {
+		h.bill.add(100, 20) // writeCompletion's usage
+		writeCompletion(w, "I cannot score these samples.")
+	}
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		t.Run("run ended", func(t *testing.T) {
+			h := startHeld(t, env, 30, noScores)
+			h.takeOver(models.RunCancelled)
+			h.wantEndedCount(t, models.RunCancelled)
+			calls := 0
+			for _, b := range h.env.batches(h.run.ID) {
+				calls += b.Calls
+				if b.Status != models.BatchPending {
+					t.Errorf("batch %d is %s, want pending", b.ID, b.Status)
+				}
+			}
+			if calls != 1 {
+				t.Errorf("the run's batches count %d calls, want the unit's answered call on its pending batch", calls)
+			}
+		})
+		t.Run("run goes on", func(t *testing.T) {
+			h := startHeld(t, env, 30, noScores)
+			h.takeOver("")
+			got := h.env.waitFinished(h.run.ID, 60*time.Second)
+			if !got.Finished() || got.Status == models.RunFailed {
+				t.Fatalf("run %s (%s), want it finished", got.Status, got.Error)
+			}
+			h.wantBilled(t, got, h.fj.Total())
+		})
+	})
+}
+
+// TestLateFailureStoreCountsItsPaidCalls: the last retry of a unit fails
+// after its worker lost the run. Its failure is not stored (the batch is
+// left for the run's holder), but the calls of it that went out are
+// counted, once: a second store of the same failure (a retry) adds
+// nothing, and the holder's answer that replays a paid call counted so
+// does not count it again.
+func TestLateFailureStoreCountsItsPaidCalls(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		r, err := New(Config{DB: env.db, Log: testLog()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		run, bs := env.storedRun(env.newRun("http://127.0.0.1:1/v1", 1, 1, 30), 1)
+		if ok, err := env.db.ClaimRun(ctx, run.ID, "new", time.Minute); err != nil || !ok {
+			t.Fatalf("claim: %v %v", ok, err)
+		}
+		call := func(id string, prompt, completion int, replayed bool) models.PaidCall {
+			return models.PaidCall{ID: id, PromptTokens: prompt, CompletionTokens: completion, Cost: Cost(run.JudgeSnapshot, prompt, completion), Replayed: replayed}
+		}
+		// An answer without scores (paid), then a repair that failed after
+		// it was sent, billed.
+		b := bs[0]
+		b.Status, b.Calls, b.Attempts, b.PromptTokens, b.CompletionTokens = models.BatchFailed, 2, 2, 1070, 103
+		failed := models.BatchResult{Batch: b, Cost: Cost(run.JudgeSnapshot, 1070, 103),
+			Paid: []models.PaidCall{call("answered", 1000, 100, false), call("repair", 70, 3, false)}}
+		failed.Scores = []models.RunScore{{RunID: run.ID, BatchID: b.ID, RowID: b.RowIDs[0], Label: 1}}
+		old := models.WithLeaseOwner(ctx, "old")
+		for range 2 {
+			if err := r.store(old, run, failed, nil); err == nil {
+				t.Fatal("a late failure's store returned no error: its worker must stop")
+			}
+		}
+		got := env.getRun(run.ID)
+		if got.Calls != 2 || got.PromptTokens != 1070 || got.CompletionTokens != 103 {
+			t.Errorf("run counts %d calls, %d+%d tokens; want the late failure's 2 calls, 1070+103, once", got.Calls, got.PromptTokens, got.CompletionTokens)
+		}
+		if pb := env.batches(run.ID)[0]; pb.Status != models.BatchPending || pb.Calls != 2 {
+			t.Errorf("batch %s with %d calls, want pending (for the holder) with the 2 calls counted", pb.Status, pb.Calls)
+		}
+		// The holder's answer replays the paid answer (its unit started
+		// before the count) and makes a repair of its own.
+		b = bs[0]
+		b.Status, b.Calls, b.Attempts, b.PromptTokens, b.CompletionTokens = models.BatchDone, 2, 2, 1500, 150
+		score := 3.0
+		answer := models.BatchResult{Batch: b, Cost: Cost(run.JudgeSnapshot, 1500, 150),
+			Paid:   []models.PaidCall{call("answered", 1000, 100, true), call("repair-2", 500, 50, false)},
+			Scores: []models.RunScore{{RunID: run.ID, BatchID: b.ID, RowID: b.RowIDs[0], Label: 1, Score: &score}}}
+		if err := r.store(models.WithLeaseOwner(ctx, "new"), run, answer, nil); err != nil {
+			t.Fatal(err)
+		}
+		r.flushSaves(ctx)
+		got = env.getRun(run.ID)
+		if got.Calls != 3 || got.PromptTokens != 1570 || got.CompletionTokens != 153 {
+			t.Errorf("run counts %d calls, %d+%d tokens; want 3 calls, 1570+153 (the replayed answer counted once)", got.Calls, got.PromptTokens, got.CompletionTokens)
+		}
+		want := (1570*1 + 153*2) / 1e6
+		if got.CostUSD == nil || math.Abs(*got.CostUSD-want) > 1e-12 {
+			t.Errorf("run cost %v, want %g", orNilCost(got.CostUSD), want)
+		}
+		if got.BatchesDone != 1 || got.MissingScores != 0 {
+			t.Errorf("run counts %d done, %d missing; want the holder's answer stored", got.BatchesDone, got.MissingScores)
+		}
+		// The late failure's count, written again after the answer (a
+		// retry): nothing more.
+		if err := r.store(old, run, failed, nil); err == nil {
+			t.Fatal("a late failure's store returned no error")
+		}
+		if again := env.getRun(run.ID); again.Calls != got.Calls || again.PromptTokens != got.PromptTokens {
+			t.Errorf("run counts %d calls, %d tokens after the late failure was counted again; want %d, %d", again.Calls, again.PromptTokens, got.Calls, got.PromptTokens)
+		}
+		if evs := env.lateEvents(run.ID); len(evs) != 0 {
+			t.Errorf("late-count events %+v on a run still going, want none", evs)
+		}
+	})
+}
