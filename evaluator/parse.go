@@ -230,7 +230,12 @@ func dashSign(text string, labelEnd, start, end int, c Criterion) (raw, why stri
 // markdown bold, "Sample3 = 2.5", "2.5/3", one score per line and text after
 // the list are all accepted. Without such a list, one-stage lines ("Score of
 // Sample3: 2.5") are used, and as a last resort "Sample3: 2.5" pairs anywhere
-// in the answer.
+// in the answer. An answer with both one-stage lines and a list (the judge
+// scored in its analysis, which the two-stage prompt asks it not to, and
+// then listed the scores) is read from both: a sample they score
+// differently keeps no score, with a problem naming both numbers, as with
+// two lists; where they agree, or only one scores a sample, that score
+// stands.
 //
 // Each failure is confined to its sample and reported in Problems: a label
 // with no readable number, a number outside [c.Lo, c.Hi], a label given
@@ -242,18 +247,31 @@ func ParseBatchAnswer(text string, n int, c Criterion) BatchAnswer {
 
 	hits, listStart, found, listsProblem := findScoreList(clean, n, c)
 	analysisEnd := listStart
+	lines := readHits(clean, c, "core", matchScoreOf) // scoreOfRE
+	linesProblem := ""
 	if !found {
 		analysisEnd = len(clean.s)
-		hits = readHits(clean, c, "core", matchScoreOf) // scoreOfRE
+		hits = lines
 		if len(hits) == 0 {
 			hits = readHits(clean, c, "ample", regexpAt(strictPairAt)) // strictPair
 		}
+	} else if len(lines) > 0 {
+		// "Score of" lines and a score list in one answer: read together,
+		// so that a sample they score differently keeps none (fix-parse29;
+		// the list used to win unseen).
+		if hitsDisagree(lines, hits, n) {
+			linesProblem = `the answer's "Score of" lines and its score list disagree; a sample they score differently keeps no score`
+		}
+		hits = slices.Concat(lines, hits)
 	}
 	if len(hits) == 0 {
 		a.Problems = append(a.Problems, "no scores found in the answer")
 	}
 	if listsProblem != "" {
 		a.Problems = append(a.Problems, listsProblem)
+	}
+	if linesProblem != "" {
+		a.Problems = append(a.Problems, linesProblem)
 	}
 	a.Problems = append(a.Problems, assignScores(a.Scores, hits, n, c)...)
 	fillAnalyses(a.Analyses, clean.slice(0, analysisEnd))
@@ -317,6 +335,30 @@ func listsDisagree(lists [][]scoreHit, n int) string {
 		}
 	}
 	return ""
+}
+
+// hitsDisagree reports whether later gives one of the n samples a score
+// that earlier gives it none of, where earlier gives it one: the "Score
+// of" lines of an answer against its score lists. Numbers that are not
+// the sample's score (why) and unreadable ones are left out, as in
+// listsDisagree.
+func hitsDisagree(earlier, later []scoreHit, n int) bool {
+	usable := func(h scoreHit) bool { return h.ok && h.why == "" && h.label >= 1 && h.label <= n }
+	for _, h := range later {
+		if !usable(h) {
+			continue
+		}
+		given, same := false, false
+		for _, g := range earlier {
+			if usable(g) && g.label == h.label {
+				given, same = true, same || g.value == h.value
+			}
+		}
+		if given && !same {
+			return true
+		}
+	}
+	return false
 }
 
 // listRegion cuts the score list off the text that follows a marker: the

@@ -12,7 +12,8 @@ package evaluator
 // is its minus sign, as dashSign (shared) decides; and a fourth: the minus
 // sign U+2212 and full-width digits are read as ASCII (oracleCleanMarkdown);
 // a fifth: a score followed by a revision, "2, revised: 1", is none
-// (scoreAside).
+// (scoreAside). A sixth (fix-parse29): "Score of" lines are read together
+// with the score lists, when there are lists.
 
 import (
 	"fmt"
@@ -93,18 +94,38 @@ func oracleParseBatchAnswer(text string, n int, c Criterion) BatchAnswer {
 
 	hits, listStart, found, listsProblem := oracleFindScoreList(clean, n, c)
 	analysisEnd := listStart
+	linesProblem := ""
 	if !found {
 		analysisEnd = len(clean)
 		hits = oracleReadHits(clean, c, oracleScoreOfRE)
 		if len(hits) == 0 {
 			hits = oracleReadHits(clean, c, oracleStrictPair)
 		}
+	} else if lines := oracleReadHits(clean, c, oracleScoreOfRE); len(lines) > 0 {
+		// Changed with the production parser (fix-parse29): "Score of"
+		// lines are read with the lists, and a sample they score
+		// differently from the lists keeps none.
+		byLabel := map[int][]float64{}
+		for _, h := range lines {
+			if h.ok && h.why == "" && h.label >= 1 && h.label <= n {
+				byLabel[h.label] = append(byLabel[h.label], h.value)
+			}
+		}
+		for _, h := range hits {
+			if h.ok && h.why == "" && len(byLabel[h.label]) > 0 && !slices.Contains(byLabel[h.label], h.value) {
+				linesProblem = `the answer's "Score of" lines and its score list disagree; a sample they score differently keeps no score`
+			}
+		}
+		hits = append(lines, hits...)
 	}
 	if len(hits) == 0 {
 		a.Problems = append(a.Problems, "no scores found in the answer")
 	}
 	if listsProblem != "" {
 		a.Problems = append(a.Problems, listsProblem)
+	}
+	if linesProblem != "" {
+		a.Problems = append(a.Problems, linesProblem)
 	}
 	a.Problems = append(a.Problems, oracleAssignScores(a.Scores, hits, n, c)...)
 	oracleFillAnalyses(a.Analyses, clean[:analysisEnd])
