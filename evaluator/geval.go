@@ -453,15 +453,15 @@ func readScoreToken(tok string, lo, hi int) (int, bool) {
 
 // sampleNumberRE finds a number that is not part of a word or a range's
 // second end: "3", "-2", "3.0".
-var sampleNumberRE = regexp.MustCompile(`(?:^|[^\w.\-])(-?\d+(?:\.\d+)?)`)
+var sampleNumberRE = regexp.MustCompile(`(?:^|[^\w.\-+])([-+]?\d+(?:\.\d+)?)`)
 
 // scoreLabelRE finds a number written right after a "Score" or "Rating"
 // label on its line: "Score: 3", "Final rating (1-5): 4".
-var scoreLabelRE = regexp.MustCompile(`(?im)\b(?:score|rating)[^:\n]{0,30}:[ \t]*(-?\d+(?:\.\d+)?)`)
+var scoreLabelRE = regexp.MustCompile(`(?im)\b(?:score|rating)[^:\n]{0,30}:[ \t]*([-+]?\d+(?:\.\d+)?)`)
 
 // rangeRE finds a range of numbers, "1-5", "1 – 5", "1 to 5", "-2 to 2":
 // an echo of the scale, whose ends are never the score.
-var rangeRE = regexp.MustCompile(`(?i)-?\d+(?:\.\d+)?[ \t]*(?:[-–—]|\bto\b)[ \t]*-?\d+(?:\.\d+)?`)
+var rangeRE = regexp.MustCompile(`(?i)[-+]?\d+(?:\.\d+)?[ \t]*(?:[-–—]|\bto\b)[ \t]*[-+]?\d+(?:\.\d+)?`)
 
 // formNameRE finds a number written right after criterion c's name on its
 // line ("- Coherence: 2", "Coherence (1-3): 2"), or is nil for a criterion
@@ -471,7 +471,7 @@ func formNameRE(c Criterion) *regexp.Regexp {
 	if name == "" {
 		return nil
 	}
-	return regexp.MustCompile(`(?im)` + regexp.QuoteMeta(name) + `[^:\n]{0,30}:[ \t]*(-?\d+(?:\.\d+)?)`)
+	return regexp.MustCompile(`(?im)` + regexp.QuoteMeta(name) + `[^:\n]{0,30}:[ \t]*([-+]?\d+(?:\.\d+)?)`)
 }
 
 // formScore finds the score in the text of a form answer and returns where

@@ -136,6 +136,9 @@ func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*fl
 	if strings.Contains(text, "\u2212") {
 		text = jsonMinus.ReplaceAllString(text, "${1}-${2}")
 	}
+	if strings.Contains(text, "+") {
+		text = jsonPlus.ReplaceAllString(text, "${1}${2}")
+	}
 	pairs, reasonPairs, problem := findScoreObjects(text, r)
 	if problem != "" {
 		return scores, reasons, []string{problem}
@@ -197,6 +200,12 @@ func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*fl
 // (fix-parse28). Only the place of a value is rewritten, so a reason's
 // text keeps its "−" except after a colon and before a digit.
 var jsonMinus = regexp.MustCompile(`(:[ \t\r\n]*)\x{2212}([0-9])`)
+
+// jsonPlus finds an explicit plus sign opening a number after a key's
+// colon: {"Coherence": +3}. JSON has no plus sign, so the whole answer
+// failed to decode and every criterion was lost; "+3" is 3 (fix-parse29).
+// As with jsonMinus, only a value's place is rewritten.
+var jsonPlus = regexp.MustCompile(`(:[ \t\r\n]*)\+([0-9.])`)
 
 // criterionValue is what one criterion's key holds, read: its score and
 // the score's JSON text (raw), the judge's reason, or why no score could

@@ -48,11 +48,11 @@ const (
 	// item (end of line, comma or semicolon), for the last-resort search of
 	// the whole answer, where looser forms would catch numbers in the prose
 	// ("Sample1: 3 of its 5 sentences...").
-	strictPairBody = `sample\s*#?\s*(\d+)[ \t*_)]*[:=][ \t*_]*(-?\d+(?:\.\d+)?)(?:[ \t]*/[ \t]*\d+(?:\.\d+)?)?[ \t*_]*(?:[,;]|\.?[ \t]*$)`
+	strictPairBody = `sample\s*#?\s*(\d+)[ \t*_)]*[:=][ \t*_]*([-+]?\d+(?:\.\d+)?)(?:[ \t]*/[ \t]*\d+(?:\.\d+)?)?[ \t*_]*(?:[,;]|\.?[ \t]*$)`
 
 	// scoreOfRE reads one-stage score lines: "Score of Sample3: 2.5",
 	// "Score for Sample 3 = 2".
-	scoreOfBody = `score\s+(?:of|for)\s+sample\s*#?\s*(\d+)[ \t*_)]*[:=\-–—]?[ \t*_]*(-?\d+(?:\.\d+)?)\b`
+	scoreOfBody = `score\s+(?:of|for)\s+sample\s*#?\s*(\d+)[ \t*_)]*[:=\-–—]?[ \t*_]*([-+]?\d+(?:\.\d+)?)\b`
 
 	// scoreOfLine finds a one-stage score line, to end a sample's analysis.
 	scoreOfLineBody = `[^\n]*\bscore\s+(?:of|for)\s+sample\s*#?\s*\d+[^\n]*$`
@@ -88,7 +88,7 @@ var (
 	// "Sample3: 2.5", "Sample3 = 2.5", "Sample3 - 2.5", "Sample3): 2.5",
 	// "Sample3 is 2.5", "Sample3: 2.5/3". Group 1 is the number. It is the
 	// specification of matchScoreAfter.
-	scoreAfterLabel = regexp.MustCompile(`^[ \t*_()\]]*(?:[:=\-–—]|\bis\b)?[ \t*_]*(-?\d+(?:\.\d+)?|-?\.\d+)\b`)
+	scoreAfterLabel = regexp.MustCompile(`^[ \t*_()\]]*(?:[:=\-–—]|\bis\b)?[ \t*_]*([-+]?\d+(?:\.\d+)?|[-+]?\.\d+)\b`)
 
 	// listItemRE is a line of a score list written one per line: it starts
 	// with a label, after any bullet or number ("- Sample1: 2", "2. Sample2 = 1").
@@ -112,7 +112,7 @@ var (
 	// range or a choice: "3-4", "3 – 4", "3 to 4", "3 or 4". A hyphen
 	// between spaces is not taken for one ("1 - 3 points off"), as
 	// CloserLook's scaleAfterRE does not.
-	asideRangeRE = regexp.MustCompile(`(?i)^(?:-\d+(?:\.\d+)?|[ \t]*(?:[–—]|to\b|or\b)[ \t]*-?\d+(?:\.\d+)?)`)
+	asideRangeRE = regexp.MustCompile(`(?i)^(?:-\d+(?:\.\d+)?|[ \t]*(?:[–—]|to\b|or\b)[ \t]*[-+]?\d+(?:\.\d+)?)`)
 	// asideOutOfRE is the maximum a score is given out of: "/5", " / 10",
 	// " out of 5". Group 1 is the maximum.
 	asideOutOfRE = regexp.MustCompile(`(?i)^[ \t]*(?:/|out[ \t]+of\b)[ \t]*(\d+(?:\.\d+)?)`)
@@ -121,7 +121,7 @@ var (
 	// "2; updated score = 1", "2 -> 1", "2 → 1". Group 1 is the second
 	// score. Only these words and arrows count, so that a number in a
 	// remark ("2 (the final turn has 3 errors)") is not taken for one.
-	asideRevisedRE = regexp.MustCompile(`(?i)^[ \t]*(?:(?:[,;(]|\band\b)[ \t]*)?(?:(?:revised|corrected|updated|adjusted|changed|amended)(?:[ \t]+(?:score|rating))?[ \t]*(?:to\b|:|=)?|->|→|=>)[ \t]*(-?\d+(?:\.\d+)?)`)
+	asideRevisedRE = regexp.MustCompile(`(?i)^[ \t]*(?:(?:[,;(]|\band\b)[ \t]*)?(?:(?:revised|corrected|updated|adjusted|changed|amended)(?:[ \t]+(?:score|rating))?[ \t]*(?:to\b|:|=)?|->|→|=>)[ \t]*([-+]?\d+(?:\.\d+)?)`)
 )
 
 // scoreAside returns why the number raw, followed by the text after, is
@@ -181,7 +181,9 @@ func scoreAside(raw, after string, c Criterion) string {
 // "−" (U+2212, which cleanMarkdown turns into "-"); an en or em dash is a
 // separator ("Sample3 – 2"), except that one against the digits
 // ("Sample3 –2", "Rating: –2" is unreadable anyway) is read as
-// "Sample3-2" is: by the scale.
+// "Sample3-2" is: by the scale. An explicit plus sign is read wherever a
+// minus is ("Sample3: +1", "Rating: +0", "Sentiment: +2"): "+1" is 1 on
+// any scale (fix-parse29; it used to be unreadable).
 
 // dashSign applies that rule to the number text[start:end], read after a
 // label that ends at labelEnd, on c's scale. It returns the number as
@@ -189,8 +191,8 @@ func scoreAside(raw, after string, c Criterion) string {
 // read both ways on the scale ("" otherwise).
 func dashSign(text string, labelEnd, start, end int, c Criterion) (raw, why string) {
 	raw = text[start:end]
-	if raw == "" || raw[0] == '-' {
-		return raw, ""
+	if raw == "" || raw[0] == '-' || raw[0] == '+' {
+		return raw, "" // "+2" is 2: a plus is never a separator
 	}
 	var written, where string
 	switch dash := start - 1; {

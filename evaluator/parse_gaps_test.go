@@ -55,3 +55,82 @@ func TestScoreOfLinesAndListMustAgree(t *testing.T) {
 		t.Errorf("2.50 and 2.5: %s %q", got, a.Problems)
 	}
 }
+
+// Regression (fix-parse29): a score written with an explicit plus sign
+// ("+1") was unreadable in BatchEval's score lists and "Score of" lines,
+// in CloserLook's ratings and in LLM-Eval's JSON (which failed to decode,
+// losing every criterion), and G-Eval's form read "Sentiment: +1" only as
+// a bare number, so a second "Sentiment: 2" was not seen to disagree. A
+// scale note "-2 to +2" was not seen as a range, so "Rating: -2 to +2"
+// after the rating was read as a second rating, -2. "+1" is 1 and "+0"
+// is 0 on any scale, wherever a minus is read.
+func TestExplicitPlusSign(t *testing.T) {
+	neg := Criterion{Name: "Sentiment", Lo: -2, Hi: 2}
+	c13 := Criterion{Name: "Coherence", Lo: 1, Hi: 3}
+	batch := []struct {
+		name, text string
+		c          Criterion
+		scores     string
+		problems   []string
+	}{
+		{"bracket list", "Float Scores: [Sample1: +1, Sample2: +0, Sample3: -1.5]", neg, "1 0 -1.5", nil},
+		{"one per line", "Scores:\nSample1 +2\nSample2 = +0.5\nSample3: +2/2", neg, "2 0.5 2", nil},
+		{"one-stage lines", "Warm.\nScore of Sample1: +2\nCold.\nScore of Sample2 +0\nFlat.\nScore of Sample3: -1", neg, "2 0 -1", nil},
+		{"pairs in prose", "Sample1: +1,\nSample2: +0;\nSample3: -2.", neg, "1 0 -2", nil},
+		{"out of range", "Scores:\nSample1: +4\nSample2: +3\nSample3: 1", c13, "- 3 1", []string{"Sample1: +4 is outside [1, 3]"}},
+		{"a plus and a plain number agree", "Score of Sample1: +2\nScore of Sample2: 1\nScore of Sample3: 3\nScores: [Sample1: 2, Sample2: +1, Sample3: 3]", c13, "2 1 3", nil},
+		{"a range to a plus", "Scores:\nSample1: -1 to +1\nSample2: +1 or +2\nSample3: 0", neg, "- - 0",
+			[]string{`Sample1: "-1 to +1" gives two numbers (a range or a choice), not one score`, `Sample2: "+1 or +2" gives two numbers (a range or a choice), not one score`}},
+		{"a revision to a plus", "Scores:\nSample1: -1 -> +1\nSample2: 1\nSample3: 0", neg, "- 1 0",
+			[]string{`Sample1: "-1 -> +1" gives a second score after the first, so which one stands cannot be told`}},
+	}
+	for _, tt := range batch {
+		a := ParseBatchAnswer(tt.text, 3, tt.c)
+		if got := formatScores(a.Scores); got != tt.scores || !slices.Equal(a.Problems, tt.problems) {
+			t.Errorf("BatchEval %s: %s %q, want %s %q", tt.name, got, a.Problems, tt.scores, tt.problems)
+		}
+		if o := oracleParseBatchAnswer(tt.text, 3, tt.c); formatScores(o.Scores) != tt.scores {
+			t.Errorf("oracle %s: %s %q", tt.name, formatScores(o.Scores), o.Problems)
+		}
+	}
+
+	rate := []struct {
+		text, score, problem string
+	}{
+		{"Warm.\nRating: +1", "1", ""},
+		{"Neutral.\nRating: +0", "0", ""},
+		{"Warm.\nRating +2", "2", ""},
+		{"Warm.\nRating: 1\nRating: -2 to +2", "1", ""},
+		{"Warm.\nRating: +1\nRating: 1", "1", ""},
+		{"Warm.\nRating: +1 or +2", "-", `the rating "+1 or +2" gives two numbers (a range or a choice), not one score`},
+	}
+	for _, tt := range rate {
+		score, _, problem := ParseAnalyzeRate(tt.text, neg)
+		if got := formatScores([]*float64{score}); got != tt.score || problem != tt.problem {
+			t.Errorf("CloserLook %q: %s %q, want %s %q", tt.text, got, problem, tt.score, tt.problem)
+		}
+	}
+
+	if e := GEvalFromSamples([]string{"- Sentiment: +1", "+2", "Score: +0", "Sentiment: +1"}, neg); e.Score == nil || *e.Score != 1 || e.Used != 4 {
+		t.Errorf("G-Eval: %s used %d, want 1 from 4 (%q)", formatScores([]*float64{e.Score}), e.Used, e.Problem)
+	}
+	if e := GEvalFromSamples([]string{"- Sentiment: +1\nSentiment: 2", "Sentiment: 2"}, neg); e.Score == nil || *e.Score != 2 || e.Used != 1 {
+		t.Errorf("G-Eval disagreeing: %s used %d, want 2 from 1", formatScores([]*float64{e.Score}), e.Used)
+	}
+	if e := GEvalFromSamples([]string{"Sentiment (-2 to +2): 1"}, neg); e.Score == nil || *e.Score != 1 {
+		t.Errorf("G-Eval scale echo: %s %q, want 1", formatScores([]*float64{e.Score}), e.Problem)
+	}
+	if e := GEvalFromSamples([]string{"Score (-2 to +2): -1"}, neg); e.Score == nil || *e.Score != -1 {
+		t.Errorf("G-Eval scale echo after Score: %s %q, want -1", formatScores([]*float64{e.Score}), e.Problem)
+	}
+
+	r := Rubric{Criteria: []Criterion{{Name: "Coherence"}, {Name: "Fluency"}}}
+	s, _, p := ParseLLMEvalAnswer(`{"Coherence": +3, "Fluency": {"score": +4.5, "reason": "ok, +1 for style"}}`, r, LLMEvalFive)
+	if got := formatScores(s); got != "3 4.5" || len(p) != 0 {
+		t.Errorf("LLM-Eval: %s %q, want 3 4.5", got, p)
+	}
+	s, _, p = ParseLLMEvalAnswer(`{"Coherence": +7, "Fluency": +0}`, r, LLMEvalFive)
+	if got := formatScores(s); got != "- 0" || !slices.Equal(p, []string{"Coherence: 7 is outside [0, 5]"}) {
+		t.Errorf("LLM-Eval out of range: %s %q", got, p)
+	}
+}

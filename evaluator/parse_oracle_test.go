@@ -13,7 +13,8 @@ package evaluator
 // sign U+2212 and full-width digits are read as ASCII (oracleCleanMarkdown);
 // a fifth: a score followed by a revision, "2, revised: 1", is none
 // (scoreAside). A sixth (fix-parse29): "Score of" lines are read together
-// with the score lists, when there are lists.
+// with the score lists, when there are lists; a seventh: an explicit plus
+// sign is read, "+1" is 1 (the number patterns take [-+]?).
 
 import (
 	"fmt"
@@ -34,7 +35,7 @@ var (
 	// oracleScoreAfterLabel reads the score that directly follows a label:
 	// "Sample3: 2.5", "Sample3 = 2.5", "Sample3 - 2.5", "Sample3): 2.5",
 	// "Sample3 is 2.5", "Sample3: 2.5/3". Group 1 is the number.
-	oracleScoreAfterLabel = regexp.MustCompile(`^[ \t*_()\]]*(?:[:=\-–—]|\bis\b)?[ \t*_]*(-?\d+(?:\.\d+)?|-?\.\d+)\b`)
+	oracleScoreAfterLabel = regexp.MustCompile(`^[ \t*_()\]]*(?:[:=\-–—]|\bis\b)?[ \t*_]*([-+]?\d+(?:\.\d+)?|[-+]?\.\d+)\b`)
 
 	// oracleListItemRE is a line of a score list written one per line: it starts
 	// with a label, after any bullet or number ("- Sample1: 2", "2. Sample2 = 1").
@@ -44,11 +45,11 @@ var (
 	// item (end of line, comma or semicolon), for the last-resort search of
 	// the whole answer, where looser forms would catch numbers in the prose
 	// ("Sample1: 3 of its 5 sentences...").
-	oracleStrictPair = regexp.MustCompile(`(?im)\bsample\s*#?\s*(\d+)[ \t*_)]*[:=][ \t*_]*(-?\d+(?:\.\d+)?)(?:[ \t]*/[ \t]*\d+(?:\.\d+)?)?[ \t*_]*(?:[,;]|\.?[ \t]*$)`)
+	oracleStrictPair = regexp.MustCompile(`(?im)\bsample\s*#?\s*(\d+)[ \t*_)]*[:=][ \t*_]*([-+]?\d+(?:\.\d+)?)(?:[ \t]*/[ \t]*\d+(?:\.\d+)?)?[ \t*_]*(?:[,;]|\.?[ \t]*$)`)
 
 	// oracleScoreOfRE reads one-stage score lines: "Score of Sample3: 2.5",
 	// "Score for Sample 3 = 2".
-	oracleScoreOfRE = regexp.MustCompile(`(?i)\bscore\s+(?:of|for)\s+sample\s*#?\s*(\d+)[ \t*_)]*[:=\-–—]?[ \t*_]*(-?\d+(?:\.\d+)?)\b`)
+	oracleScoreOfRE = regexp.MustCompile(`(?i)\bscore\s+(?:of|for)\s+sample\s*#?\s*(\d+)[ \t*_)]*[:=\-–—]?[ \t*_]*([-+]?\d+(?:\.\d+)?)\b`)
 
 	// oracleScoreOfLine finds a one-stage score line, to end a sample's analysis.
 	oracleScoreOfLine = regexp.MustCompile(`(?im)^[^\n]*\bscore\s+(?:of|for)\s+sample\s*#?\s*\d+[^\n]*$`)

@@ -449,7 +449,7 @@ func isWordByte(c byte) bool {
 
 // matchScoreAfter is scoreAfterLabel on r, written out:
 //
-//	^[ \t*_()\]]*(?:[:=\-–—]|\bis\b)?[ \t*_]*(-?\d+(?:\.\d+)?|-?\.\d+)\b
+//	^[ \t*_()\]]*(?:[:=\-–—]|\bis\b)?[ \t*_]*([-+]?\d+(?:\.\d+)?|[-+]?\.\d+)\b
 //
 // It returns the number (group 1) and whether there was a match.
 //
@@ -496,14 +496,14 @@ func matchScoreAfterSpan(r string) (int, int, bool) {
 	return 0, 0, false
 }
 
-// matchNumber is (-?\d+(?:\.\d+)?|-?\.\d+)\b at k of r: the end of the
-// number, or -1. A "-" is taken when there is one (without it the number
-// would have to start at the "-"); \d+ runs are taken whole (\b cannot
+// matchNumber is ([-+]?\d+(?:\.\d+)?|[-+]?\.\d+)\b at k of r: the end of the
+// number, or -1. A "-" or "+" is taken when there is one (without it the
+// number would have to start at the sign); \d+ runs are taken whole (\b cannot
 // hold between two digits); the fraction is dropped when \b fails after
 // it, since "." is not a word character and \b then holds before it.
 func matchNumber(r string, k int) int {
 	j := k
-	if j < len(r) && r[j] == '-' {
+	if j < len(r) && (r[j] == '-' || r[j] == '+') {
 		j++
 	}
 	if d := skipDigits(r, j); d > j {
@@ -654,7 +654,7 @@ func matchScoreChain(s string, c int) int {
 
 // matchScoreOf is scoreOfRE's match without its \b, at q of s:
 //
-//	score\s+(?:of|for)\s+sample\s*#?\s*(\d+)[ \t*_)]*[:=\-–—]?[ \t*_]*(-?\d+(?:\.\d+)?)\b
+//	score\s+(?:of|for)\s+sample\s*#?\s*(\d+)[ \t*_)]*[:=\-–—]?[ \t*_]*([-+]?\d+(?:\.\d+)?)\b
 //
 // It returns nil or {start, end, label start, label end, number start,
 // number end}.
@@ -704,11 +704,11 @@ func matchScoreOf(s string, q int) (span, bool) {
 	return span{}, false
 }
 
-// matchSignedNumber is -?\d+(?:\.\d+)?\b at k of s: the first
+// matchSignedNumber is [-+]?\d+(?:\.\d+)?\b at k of s: the first
 // alternative of matchNumber.
 func matchSignedNumber(s string, k int) int {
 	j := k
-	if j < len(s) && s[j] == '-' {
+	if j < len(s) && (s[j] == '-' || s[j] == '+') {
 		j++
 	}
 	d := skipDigits(s, j)
