@@ -603,10 +603,18 @@ func cleanMarkdown(s string) string {
 	return markdownMarks.Replace(s)
 }
 
-var markdownMarks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "**", "", "__", "", "`", "",
-	"\u2212", "-", "\uff0d", "-", "\uff0e", ".", "\uff1a", ":",
+var markdownMarks = strings.NewReplacer(append([]string{"\r\n", "\n", "\r", "\n", "**", "", "__", "", "`", ""}, numberFormPairs...)...)
+
+// numberFormPairs are the typeset minus and the full-width digits, signs,
+// full stop and colon, each followed by its ASCII form: what cleanMarkdown
+// and asciiNumberTokens write in ASCII. The full-width plus is read since
+// fix-parse29, with the plus sign.
+var numberFormPairs = []string{"\u2212", "-", "\uff0d", "-", "\uff0b", "+", "\uff0e", ".", "\uff1a", ":",
 	"\uff10", "0", "\uff11", "1", "\uff12", "2", "\uff13", "3", "\uff14", "4",
-	"\uff15", "5", "\uff16", "6", "\uff17", "7", "\uff18", "8", "\uff19", "9")
+	"\uff15", "5", "\uff16", "6", "\uff17", "7", "\uff18", "8", "\uff19", "9"}
+
+// numberForms writes numberFormPairs in ASCII.
+var numberForms = strings.NewReplacer(numberFormPairs...)
 
 // tidy trims an analysis and drops separator lines such as "---".
 func tidy(s string) string {

@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 )
@@ -132,5 +133,68 @@ func TestExplicitPlusSign(t *testing.T) {
 	s, _, p = ParseLLMEvalAnswer(`{"Coherence": +7, "Fluency": +0}`, r, LLMEvalFive)
 	if got := formatScores(s); got != "- 0" || !slices.Equal(p, []string{"Coherence: 7 is outside [0, 5]"}) {
 		t.Errorf("LLM-Eval out of range: %s %q", got, p)
+	}
+}
+
+// Regression (fix-parse29): G-Eval's log-probability estimate did not
+// read a score written as one token with a typeset minus ("−2", U+2212),
+// in full-width digits ("２") or with a full-width minus: the generated
+// token was not taken for a number, or such an alternative was not
+// counted. Nor, when the minus came as a token of its own, did it count
+// the one-token negative scores ("-1", "−1") among that position's
+// alternatives, which are scores the judge could have written there just
+// as it could have written "1" (signedMass). A plus sign as a token of its
+// own ("+", "2") is read as the minus is: p(+)·p(k) from the digits after
+// it, with the scores written in one token at its position.
+func TestGEvalLogprobsReadSignedAndFullWidthTokens(t *testing.T) {
+	neg := Criterion{Name: "Sentiment", Lo: -2, Hi: 2}
+	c13 := Criterion{Name: "Coherence", Lo: 1, Hi: 3}
+	ln := math.Log
+	tests := []struct {
+		name   string
+		tokens []TokenAlternatives
+		c      Criterion
+		want   string
+	}{
+		{"a typeset minus glued to the digit", []TokenAlternatives{
+			{Token: "Sentiment"}, {Token: ":"},
+			{Token: " −2", Logprob: ln(0.6), Top: []TokenProb{{" −2", ln(0.6)}, {" -1", ln(0.3)}, {" 0", ln(0.1)}}},
+		}, neg, "-1.5 [-2:0.6 -1:0.3 0:0.1 1:0 2:0] logprobs 1/1"},
+		{"a typeset minus among the alternatives of an ASCII one", []TokenAlternatives{
+			{Token: "Sentiment"}, {Token: ":"},
+			{Token: " -1", Logprob: ln(0.5), Top: []TokenProb{{" -1", ln(0.5)}, {" −2", ln(0.25)}, {"−1", ln(0.25)}}},
+		}, neg, "-1.25 [-2:0.25 -1:0.75 0:0 1:0 2:0] logprobs 1/1"},
+		{"one-token negative scores beside a split minus", []TokenAlternatives{
+			{Token: "Sentiment"}, {Token: ":"},
+			{Token: " -", Logprob: ln(0.5), Top: []TokenProb{{" -", ln(0.5)}, {" -1", ln(0.2)}, {" −2", ln(0.1)}, {" 1", ln(0.2)}}},
+			{Token: "2", Logprob: 0, Top: []TokenProb{{"2", 0}}},
+		}, neg, "-1.2 [-2:0.6 -1:0.2 0:0 1:0.2 2:0] logprobs 1/1"},
+		{"a split typeset minus", []TokenAlternatives{
+			{Token: "Sentiment"}, {Token: ":"},
+			{Token: " −", Logprob: ln(0.8), Top: []TokenProb{{" −", ln(0.8)}, {" 1", ln(0.2)}}},
+			{Token: "1", Logprob: ln(0.5), Top: []TokenProb{{"1", ln(0.5)}, {"２", ln(0.5)}}},
+		}, neg, "-1 [-2:0.4 -1:0.4 0:0 1:0.2 2:0] logprobs 1/1"},
+		{"full-width digits", []TokenAlternatives{
+			{Token: "Coherence"}, {Token: "："},
+			{Token: "２", Logprob: ln(0.5), Top: []TokenProb{{"２", ln(0.5)}, {"3", ln(0.25)}, {"３", ln(0.25)}}},
+		}, c13, "2.5 [1:0 2:0.5 3:0.5] logprobs 1/1"},
+		{"a full-width minus", []TokenAlternatives{
+			{Token: "Sentiment"}, {Token: ":"},
+			{Token: "－１", Logprob: ln(0.5), Top: []TokenProb{{"－１", ln(0.5)}, {"0", ln(0.5)}}},
+		}, neg, "-0.5 [-2:0 -1:0.5 0:0.5 1:0 2:0] logprobs 1/1"},
+		{"a plus glued to the digit", []TokenAlternatives{
+			{Token: "Sentiment"}, {Token: ":"},
+			{Token: " +1", Logprob: ln(0.5), Top: []TokenProb{{" +1", ln(0.5)}, {" +2", ln(0.25)}, {" 2", ln(0.25)}}},
+		}, neg, "1.5 [-2:0 -1:0 0:0 1:0.5 2:0.5] logprobs 1/1"},
+		{"a split plus", []TokenAlternatives{
+			{Token: "Sentiment"}, {Token: ":"},
+			{Token: " +", Logprob: ln(0.5), Top: []TokenProb{{" +", ln(0.5)}, {" -", ln(0.3)}, {" 0", ln(0.2)}}},
+			{Token: "2", Logprob: ln(0.6), Top: []TokenProb{{"2", ln(0.6)}, {"1", ln(0.4)}}},
+		}, neg, "1.14 [-2:0 -1:0 0:0.286 1:0.286 2:0.429] logprobs 1/1"},
+	}
+	for _, tt := range tests {
+		if got := formatEstimate(GEvalFromLogprobs(tt.tokens, tt.c, 0)); got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }

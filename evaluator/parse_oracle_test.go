@@ -384,7 +384,7 @@ func oracleFillAnalyses(analyses []string, part string) {
 // and full-width digits, minus, full stop and colon are written in ASCII.
 func oracleCleanMarkdown(s string) string {
 	return strings.NewReplacer("\r\n", "\n", "\r", "\n", "**", "", "__", "", "`", "",
-		"\u2212", "-", "\uff0d", "-", "\uff0e", ".", "\uff1a", ":",
+		"\u2212", "-", "\uff0d", "-", "\uff0b", "+", "\uff0e", ".", "\uff1a", ":",
 		"\uff10", "0", "\uff11", "1", "\uff12", "2", "\uff13", "3", "\uff14", "4",
 		"\uff15", "5", "\uff16", "6", "\uff17", "7", "\uff18", "8", "\uff19", "9").Replace(s)
 }
