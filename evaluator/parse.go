@@ -114,8 +114,19 @@ var (
 	// CloserLook's scaleAfterRE does not.
 	asideRangeRE = regexp.MustCompile(`(?i)^(?:-\d+(?:\.\d+)?|[ \t]*(?:[–—]|to\b|or\b)[ \t]*[-+]?\d+(?:\.\d+)?)`)
 	// asideOutOfRE is the maximum a score is given out of: "/5", " / 10",
-	// " out of 5". Group 1 is the maximum.
-	asideOutOfRE = regexp.MustCompile(`(?i)^[ \t]*(?:/|out[ \t]+of\b)[ \t]*(\d+(?:\.\d+)?)`)
+	// " out of 5", " of 5", " (out of 5)". Group 1 is the maximum. The
+	// last three were read as scores on the criterion's scale until
+	// fix-parse29 ("4 (out of 5)" on [1, 10] was 4).
+	asideOutOfRE = regexp.MustCompile(`(?i)^[ \t]*(?:\([ \t]*)?(?:/|(?:out[ \t]+)?of\b)[ \t]*(\d+(?:\.\d+)?)`)
+	// asideCommaRE is a comma between digits right after a score: "2,5"
+	// (a decimal comma), "1,000" (a thousands separator), "2,3" (two
+	// numbers). Which is meant cannot be told; the first digits used to be
+	// read as the score (fix-parse29).
+	asideCommaRE = regexp.MustCompile(`^,\d+`)
+	// asideGradeRE is a plus or minus sign right after a score that is not
+	// a range: "3+", "4-" (a grade: more or less than the number). It used
+	// to be read as the number (fix-parse29).
+	asideGradeRE = regexp.MustCompile(`^(?:\+|-(?:[^\d.]|$))`)
 	// asideRevisedRE is a second score that the judge says replaces the
 	// first, right after it: "2, revised: 1", "2 (corrected to 1)",
 	// "2; updated score = 1", "2 -> 1", "2 → 1". Group 1 is the second
@@ -133,14 +144,20 @@ var (
 // "2.5/3" on [1, 3] is the score 2.5. A score followed by a different one
 // that is said to replace it ("2, revised: 1"; asideRevisedRE) is not one
 // score either: which the judge stands by is a guess (fix-parse28; the
-// first used to be read).
+// first used to be read). Nor is a number with a comma and digits after
+// it ("2,5": a decimal comma, "1,000", or two numbers) or a sign after it
+// ("3+", "4-": a grade), and "4 of 5", "4 (out of 5)" are out of 5 as
+// "4/5" is (fix-parse29; the first number used to be read in all three).
 func scoreAside(raw, after string, c Criterion) string {
 	// Almost every score is followed by "]" or a line end, or by "," in a
 	// list: skip the patterns unless the first character after the blanks
 	// can start one ("-", "–", "—", "/", "to", "or", "out of"; ",", ";",
 	// "(", "and", "→", "=>" for a revision).
-	if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(after, " \t")); !strings.ContainsRune("-–—/tToO,;(aAcCrRuU→=", r) {
+	if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(after, " \t")); !strings.ContainsRune("-–—/tToO,;(aAcCrRuU→=+", r) {
 		return ""
+	}
+	if m := asideCommaRE.FindString(after); m != "" {
+		return fmt.Sprintf("%q has a comma between digits (a decimal comma, a thousands separator or two numbers), so which number is meant cannot be told", raw+m)
 	}
 	if m := asideRevisedRE.FindStringSubmatch(after); m != nil {
 		first, err1 := strconv.ParseFloat(raw, 64)
@@ -154,8 +171,15 @@ func scoreAside(raw, after string, c Criterion) string {
 	}
 	if m := asideOutOfRE.FindStringSubmatch(after); m != nil {
 		if hi, err := strconv.ParseFloat(m[1], 64); err == nil && hi != c.Hi {
-			return fmt.Sprintf("%q is a score out of %s, not on the scale [%s, %s]", raw+m[0], m[1], formatNumber(c.Lo), formatNumber(c.Hi))
+			written := raw + m[0]
+			if strings.Contains(m[0], "(") && strings.HasPrefix(strings.TrimLeft(after[len(m[0]):], " \t"), ")") {
+				written += ")" // "4 (out of 5)", not "4 (out of 5"
+			}
+			return fmt.Sprintf("%q is a score out of %s, not on the scale [%s, %s]", written, m[1], formatNumber(c.Lo), formatNumber(c.Hi))
 		}
+	}
+	if asideGradeRE.MatchString(after) {
+		return fmt.Sprintf("%q has a sign after the number (a grade such as 3+ or 4-), not one score", raw+after[:1])
 	}
 	return ""
 }

@@ -198,3 +198,56 @@ func TestGEvalLogprobsReadSignedAndFullWidthTokens(t *testing.T) {
 		}
 	}
 }
+
+// Regression (fix-parse29): numbers that are not one score on the
+// criterion's scale were read as their first digits: "2,5" (a decimal
+// comma; "1,000", "2,3") as 2, a grade "3+" or "4-" as 3 or 4, and a
+// score out of another maximum written "4 of 5" or "4 (out of 5)" as 4 on
+// [1, 10] ("4/5" and "4 out of 5" were already caught). Each is now
+// missing, with the reason, in BatchEval's lists, CloserLook's ratings
+// and G-Eval's forms; a maximum equal to the scale's, a separator with
+// blanks and a list without blanks still read.
+func TestUncertainNumbersAreNotRead(t *testing.T) {
+	c10 := Criterion{Name: "Quality", Lo: 1, Hi: 10}
+	a := ParseBatchAnswer("Scores:\nSample1: 2,5\nSample2: 3+\nSample3: 4-\nSample4: 4 of 5\nSample5: 4 (out of 5)\n"+
+		"Sample6: 7 (out of 10)\nSample7: 6 of 10\nSample8: 5 - solid\nSample9: 3 (of the 5 answers, the best)\nSample10: 1,000", 10, c10)
+	want := []string{
+		`Sample1: "2,5" has a comma between digits (a decimal comma, a thousands separator or two numbers), so which number is meant cannot be told`,
+		`Sample2: "3+" has a sign after the number (a grade such as 3+ or 4-), not one score`,
+		`Sample3: "4-" has a sign after the number (a grade such as 3+ or 4-), not one score`,
+		`Sample4: "4 of 5" is a score out of 5, not on the scale [1, 10]`,
+		`Sample5: "4 (out of 5)" is a score out of 5, not on the scale [1, 10]`,
+		`Sample10: "1,000" has a comma between digits (a decimal comma, a thousands separator or two numbers), so which number is meant cannot be told`,
+	}
+	if got := formatScores(a.Scores); got != "- - - - - 7 6 5 3 -" || !slices.Equal(a.Problems, want) {
+		t.Errorf("BatchEval: %s %q\nwant - - - - - 7 6 5 3 - %q", got, a.Problems, want)
+	}
+	a = ParseBatchAnswer("Float Scores: [Sample1:2,Sample2:3,5, Sample3: 4]", 3, c10)
+	if got := formatScores(a.Scores); got != "2 - 4" || len(a.Problems) != 1 {
+		t.Errorf("bracket list: %s %q, want 2 - 4 and one problem", got, a.Problems)
+	}
+
+	rate := []struct{ text, score, problem string }{
+		{"Fine.\nRating: 2,5", "-", `the rating "2,5" has a comma between digits (a decimal comma, a thousands separator or two numbers), so which number is meant cannot be told`},
+		{"Fine.\nRating: 3+", "-", `the rating "3+" has a sign after the number (a grade such as 3+ or 4-), not one score`},
+		{"Fine.\nRating: 4 (out of 5)", "-", `the rating "4 (out of 5)" is a score out of 5, not on the scale [1, 10]`},
+		{"Fine.\nRating: 4 (out of 10)", "4", ""},
+		{"Fine.\nRating: 4 - good", "4", ""},
+	}
+	for _, tt := range rate {
+		score, _, problem := ParseAnalyzeRate(tt.text, c10)
+		if got := formatScores([]*float64{score}); got != tt.score || problem != tt.problem {
+			t.Errorf("CloserLook %q: %s %q, want %s %q", tt.text, got, problem, tt.score, tt.problem)
+		}
+	}
+
+	c5 := Criterion{Name: "Quality", Lo: 1, Hi: 5}
+	if e := GEvalFromSamples([]string{"Quality: 2,5", "Quality: 3+", "4 of 10", "Quality: 4 (out of 10)", "Quality: 4 (out of 5)", "Quality: 2"}, c5); e.Score == nil || *e.Score != 3 || e.Used != 2 {
+		t.Errorf("G-Eval samples: %s used %d, want 3 from 2", formatScores([]*float64{e.Score}), e.Used)
+	}
+	tokens := []TokenAlternatives{{Token: "Quality"}, {Token: ":"}, {Token: " 2", Top: []TokenProb{{" 2", math.Log(0.5)}, {" 3", math.Log(0.5)}}}, {Token: ","}, {Token: "5"}}
+	if e := GEvalFromLogprobs(tokens, c5, 0); e.Score != nil ||
+		e.Problem != `the judge's answer "2,5" has a comma between digits (a decimal comma, a thousands separator or two numbers), so which number is meant cannot be told` {
+		t.Errorf("G-Eval logprobs: %s %q", formatScores([]*float64{e.Score}), e.Problem)
+	}
+}
