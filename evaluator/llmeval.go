@@ -199,13 +199,18 @@ func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*fl
 // answer failed to decode and every criterion was lost; it is a minus
 // (fix-parse28). Only the place of a value is rewritten, so a reason's
 // text keeps its "−" except after a colon and before a digit.
-var jsonMinus = regexp.MustCompile(`(:[ \t\r\n]*)\x{2212}([0-9])`)
+//
+// Since fix-parse29 the number must also end where a value ends (at a
+// comma, brace or bracket), so that a reason's "tone: −2 for typos" is
+// left as written.
+var jsonMinus = regexp.MustCompile(`(:[ \t\r\n]*)\x{2212}([0-9][0-9.eE+\-]*[ \t\r\n]*[,}\]])`)
 
 // jsonPlus finds an explicit plus sign opening a number after a key's
 // colon: {"Coherence": +3}. JSON has no plus sign, so the whole answer
 // failed to decode and every criterion was lost; "+3" is 3 (fix-parse29).
-// As with jsonMinus, only a value's place is rewritten.
-var jsonPlus = regexp.MustCompile(`(:[ \t\r\n]*)\+([0-9.])`)
+// As with jsonMinus, only a value's place is rewritten: "style: +1 for
+// rhythm" in a reason is left alone.
+var jsonPlus = regexp.MustCompile(`(:[ \t\r\n]*)\+([0-9.][0-9.eE+\-]*[ \t\r\n]*[,}\]])`)
 
 // criterionValue is what one criterion's key holds, read: its score and
 // the score's JSON text (raw), the judge's reason, or why no score could

@@ -251,3 +251,19 @@ func TestUncertainNumbersAreNotRead(t *testing.T) {
 		t.Errorf("G-Eval logprobs: %s %q", formatScores([]*float64{e.Score}), e.Problem)
 	}
 }
+
+// Regression (fix-parse29): rewriting a typeset minus or a plus sign in
+// LLM-Eval's JSON ({"Coherence": −1}, {"Coherence": +3}) also rewrote a
+// reason's text wherever a colon came before the sign ("tone: −2 for
+// typos" was shown as "tone: -2 for typos"). Only a value's place, a
+// number that a comma or brace ends, is rewritten now.
+func TestLLMEvalSignRewriteKeepsReasons(t *testing.T) {
+	r := Rubric{Criteria: []Criterion{{Name: "Coherence"}, {Name: "Fluency"}}}
+	s, reasons, p := ParseLLMEvalAnswer("{\"Coherence\": +3,\n \"Fluency\": {\"score\": \u22121, \"reason\": \"style: +1 for rhythm, tone: \u22122 for typos\"}}", r, LLMEvalFive)
+	if got := formatScores(s); got != "3 -" || !slices.Equal(p, []string{"Fluency: -1 is outside [0, 5]"}) {
+		t.Errorf("scores %s %q, want 3 - and Fluency: -1 is outside [0, 5]", got, p)
+	}
+	if want := "style: +1 for rhythm, tone: \u22122 for typos"; reasons[1] != want {
+		t.Errorf("reason %q, want %q", reasons[1], want)
+	}
+}
