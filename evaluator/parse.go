@@ -129,10 +129,11 @@ var (
 	asideGradeRE = regexp.MustCompile(`^(?:\+|-(?:[^\d.]|$))`)
 	// asideRevisedRE is a second score that the judge says replaces the
 	// first, right after it: "2, revised: 1", "2 (corrected to 1)",
-	// "2; updated score = 1", "2 -> 1", "2 → 1". Group 1 is the second
+	// "2; updated score = 1", "2 -> 1", "2 → 1", "2.5 (rounded to 3)"
+	// (a rounding, since fix-parse29). Group 1 is the second
 	// score. Only these words and arrows count, so that a number in a
 	// remark ("2 (the final turn has 3 errors)") is not taken for one.
-	asideRevisedRE = regexp.MustCompile(`(?i)^[ \t]*(?:(?:[,;(]|\band\b)[ \t]*)?(?:(?:revised|corrected|updated|adjusted|changed|amended)(?:[ \t]+(?:score|rating))?[ \t]*(?:to\b|:|=)?|->|→|=>)[ \t]*([-+]?\d+(?:\.\d+)?)`)
+	asideRevisedRE = regexp.MustCompile(`(?i)^[ \t]*(?:(?:[,;(]|\band\b)[ \t]*)?(?:(?:revised|corrected|updated|adjusted|changed|amended|rounded(?:[ \t]+(?:up|down))?)(?:[ \t]+(?:score|rating))?[ \t]*(?:to\b|:|=)?|->|→|=>)[ \t]*([-+]?\d+(?:\.\d+)?)`)
 )
 
 // scoreAside returns why the number raw, followed by the text after, is

@@ -267,3 +267,24 @@ func TestLLMEvalSignRewriteKeepsReasons(t *testing.T) {
 		t.Errorf("reason %q, want %q", reasons[1], want)
 	}
 }
+
+// Regression (fix-parse29): a score followed by its rounding ("2.5
+// (rounded to 3)", "3.4, rounded down: 3") was read as the first number,
+// though the judge gives two and which it stands by cannot be told (on an
+// integer scale, likely the second). It is a revision, as "2, revised: 1"
+// is; the same number restated is none.
+func TestRoundedScoreIsARevision(t *testing.T) {
+	c13 := Criterion{Name: "Coherence", Lo: 1, Hi: 3}
+	a := ParseBatchAnswer("Scores:\nSample1: 2.5 (rounded to 3)\nSample2: 1.6, rounded up: 2\nSample3: 2 (rounded: 2)", 3, c13)
+	want := []string{
+		`Sample1: "2.5 (rounded to 3" gives a second score after the first, so which one stands cannot be told`,
+		`Sample2: "1.6, rounded up: 2" gives a second score after the first, so which one stands cannot be told`,
+	}
+	if got := formatScores(a.Scores); got != "- - 2" || !slices.Equal(a.Problems, want) {
+		t.Errorf("BatchEval: %s %q, want - - 2 %q", got, a.Problems, want)
+	}
+	if s, _, p := ParseAnalyzeRate("Fine.\nRating: 2.4, rounded down to 2", c13); s != nil ||
+		p != `the rating "2.4, rounded down to 2" gives a second score after the first, so which one stands cannot be told` {
+		t.Errorf("CloserLook: %s %q", formatScores([]*float64{s}), p)
+	}
+}
