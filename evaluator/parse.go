@@ -52,7 +52,7 @@ const (
 
 	// scoreOfRE reads one-stage score lines: "Score of Sample3: 2.5",
 	// "Score for Sample 3 = 2".
-	scoreOfBody = `score\s+(?:of|for)\s+sample\s*#?\s*(\d+)[ \t*_)]*[:=\-–—]?[ \t*_]*([-+]?\d+(?:\.\d+)?)\b`
+	scoreOfBody = `score\s+(?:of|for)\s+sample\s*#?\s*(\d+)\b[ \t*_)]*[:=\-–—]?[ \t*_]*([-+]?\d+(?:\.\d+)?)\b`
 
 	// scoreOfLine finds a one-stage score line, to end a sample's analysis.
 	scoreOfLineBody = `[^\n]*\bscore\s+(?:of|for)\s+sample\s*#?\s*\d+[^\n]*$`
@@ -118,6 +118,10 @@ var (
 	// last three were read as scores on the criterion's scale until
 	// fix-parse29 ("4 (out of 5)" on [1, 10] was 4).
 	asideOutOfRE = regexp.MustCompile(`(?i)^[ \t]*(?:\([ \t]*)?(?:/|(?:out[ \t]+)?of\b)[ \t]*(\d+(?:\.\d+)?)`)
+	// asideLabelRangeRE is a colon or "=" and a number right after a
+	// number: "Sample1-3: 2" gives samples 1 to 3 one score, and was read
+	// as Sample1 scored 3 (fix-parse29).
+	asideLabelRangeRE = regexp.MustCompile(`^[ \t]*[:=][ \t*_]*[-+]?\.?\d+`)
 	// asideCommaRE is a comma between digits right after a score: "2,5"
 	// (a decimal comma), "1,000" (a thousands separator), "2,3" (two
 	// numbers). Which is meant cannot be told; the first digits used to be
@@ -154,8 +158,11 @@ func scoreAside(raw, after string, c Criterion) string {
 	// list: skip the patterns unless the first character after the blanks
 	// can start one ("-", "–", "—", "/", "to", "or", "out of"; ",", ";",
 	// "(", "and", "→", "=>" for a revision).
-	if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(after, " \t")); !strings.ContainsRune("-–—/tToO,;(aAcCrRuU→=+", r) {
+	if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(after, " \t")); !strings.ContainsRune("-–—/tToO,;(aAcCrRuU→=+:", r) {
 		return ""
+	}
+	if m := asideLabelRangeRE.FindString(after); m != "" {
+		return fmt.Sprintf("%q is followed by another number after a colon (a range of samples given one score?), so which score is meant cannot be told", raw+m)
 	}
 	if m := asideCommaRE.FindString(after); m != "" {
 		return fmt.Sprintf("%q has a comma between digits (a decimal comma, a thousands separator or two numbers), so which number is meant cannot be told", raw+m)

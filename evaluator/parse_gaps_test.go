@@ -288,3 +288,33 @@ func TestRoundedScoreIsARevision(t *testing.T) {
 		t.Errorf("CloserLook: %s %q", formatScores([]*float64{s}), p)
 	}
 }
+
+// Regression (fix-parse29): "Score of Sample12" with no score after it (a
+// sentence: "the score of Sample12 stands") was read as Sample1 scored 2,
+// the pattern giving back the label's last digit as the score; in a
+// one-stage answer that was a silent wrong score, and now that "Score of"
+// lines are compared with the list it would make a false conflict. And a
+// line giving a range of samples one score ("Sample1-3: 2", "Sample 1–3:
+// 2") was read as Sample1 scored 3. Neither is read now: the first is no
+// score line, the second is reported.
+func TestLabelDigitsAreNotScores(t *testing.T) {
+	c13 := Criterion{Name: "Coherence", Lo: 1, Hi: 3}
+	a := ParseBatchAnswer("Sample1: good\nFloat Scores: [Sample1: 2.5, Sample2: 1.5, Sample3: 3]\nThe score of Sample12 stands.", 3, c13)
+	if got := formatScores(a.Scores); got != "2.5 1.5 3" || len(a.Problems) != 0 {
+		t.Errorf("prose after a list: %s %q, want 2.5 1.5 3", got, a.Problems)
+	}
+	a = ParseBatchAnswer("Good.\nScore of Sample1: 2\nThe score of Sample21 is next.\nScore of Sample2: 3\nScore of Sample3: 1", 3, c13)
+	if got := formatScores(a.Scores); got != "2 3 1" || len(a.Problems) != 0 {
+		t.Errorf("one stage: %s %q, want 2 3 1", got, a.Problems)
+	}
+	a = ParseBatchAnswer("Scores:\nSample1-3: 2\nSample4: 1", 4, c13)
+	want := []string{`Sample1: "3: 2" is followed by another number after a colon (a range of samples given one score?), so which score is meant cannot be told`,
+		"Sample2: no score found", "Sample3: no score found"}
+	if got := formatScores(a.Scores); got != "- - - 1" || !slices.Equal(a.Problems, want) {
+		t.Errorf("a range of labels: %s %q, want - - - 1 %q", got, a.Problems, want)
+	}
+	a = ParseBatchAnswer("Scores:\nSample 1–3: 2\nSample4 = 1", 4, c13)
+	if got := formatScores(a.Scores); got != "- - - 1" {
+		t.Errorf("a range of labels with an en dash: %s %q, want - - - 1", got, a.Problems)
+	}
+}

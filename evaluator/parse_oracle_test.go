@@ -14,7 +14,9 @@ package evaluator
 // a fifth: a score followed by a revision, "2, revised: 1", is none
 // (scoreAside). A sixth (fix-parse29): "Score of" lines are read together
 // with the score lists, when there are lists; a seventh: an explicit plus
-// sign is read, "+1" is 1 (the number patterns take [-+]?).
+// sign is read, "+1" is 1 (the number patterns take [-+]?); an eighth:
+// a "Score of" line's label digits are taken whole (oracleScoreOfRE has
+// \b after them), so "Score of Sample12" is no longer Sample1 scored 2.
 
 import (
 	"fmt"
@@ -49,7 +51,7 @@ var (
 
 	// oracleScoreOfRE reads one-stage score lines: "Score of Sample3: 2.5",
 	// "Score for Sample 3 = 2".
-	oracleScoreOfRE = regexp.MustCompile(`(?i)\bscore\s+(?:of|for)\s+sample\s*#?\s*(\d+)[ \t*_)]*[:=\-–—]?[ \t*_]*([-+]?\d+(?:\.\d+)?)\b`)
+	oracleScoreOfRE = regexp.MustCompile(`(?i)\bscore\s+(?:of|for)\s+sample\s*#?\s*(\d+)\b[ \t*_)]*[:=\-–—]?[ \t*_]*([-+]?\d+(?:\.\d+)?)\b`)
 
 	// oracleScoreOfLine finds a one-stage score line, to end a sample's analysis.
 	oracleScoreOfLine = regexp.MustCompile(`(?im)^[^\n]*\bscore\s+(?:of|for)\s+sample\s*#?\s*\d+[^\n]*$`)

@@ -654,24 +654,27 @@ func matchScoreChain(s string, c int) int {
 
 // matchScoreOf is scoreOfRE's match without its \b, at q of s:
 //
-//	score\s+(?:of|for)\s+sample\s*#?\s*(\d+)[ \t*_)]*[:=\-–—]?[ \t*_]*([-+]?\d+(?:\.\d+)?)\b
+//	score\s+(?:of|for)\s+sample\s*#?\s*(\d+)\b[ \t*_)]*[:=\-–—]?[ \t*_]*([-+]?\d+(?:\.\d+)?)\b
 //
 // It returns nil or {start, end, label start, label end, number start,
 // number end}.
 //
-// Why it is the same: the regexp first takes all the label's digits and
-// reads the score after them as matchScoreAfter does (the separator at the
-// end of the [ \t*_)] run, then the number; else the number at that end).
-// Only when that fails does it give back label digits; then the number
-// starts inside the digits, with nothing between, and since the number
-// runs to the same place whatever its start, only the first choice (one
-// digit given back) can be the match.
+// Why it is the same: the label's digits must be taken whole (\b cannot
+// hold between two digits) and be followed by a non-word character; then
+// the regexp reads the score after them as matchScoreAfter does (the
+// separator at the end of the [ \t*_)] run, then the number; else the
+// number at that end). Until fix-parse29 the pattern had no \b there and
+// gave back the label's last digit as the score ("Score of Sample12" was
+// Sample1 scored 2).
 func matchScoreOf(s string, q int) (span, bool) {
 	ds := matchScoreChain(s, q)
 	if ds < 0 {
 		return span{}, false
 	}
 	de := skipDigits(s, ds)
+	if !wordEnds(s, de) {
+		return span{}, false
+	}
 	i := de
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '*' || s[i] == '_' || s[i] == ')') {
 		i++
@@ -695,11 +698,6 @@ func matchScoreOf(s string, q int) (span, bool) {
 	}
 	if end := matchSignedNumber(s, i); end >= 0 {
 		return span{q, end, ds, de, i, end}, true
-	}
-	if de-ds > 1 {
-		if end := matchSignedNumber(s, de-1); end >= 0 {
-			return span{q, end, ds, de - 1, de - 1, end}, true
-		}
 	}
 	return span{}, false
 }
