@@ -156,8 +156,9 @@ var (
 func scoreAside(raw, after string, c Criterion) string {
 	// Almost every score is followed by "]" or a line end, or by "," in a
 	// list: skip the patterns unless the first character after the blanks
-	// can start one ("-", "–", "—", "/", "to", "or", "out of"; ",", ";",
-	// "(", "and", "→", "=>" for a revision).
+	// can start one ("-", "–", "—", "/", "to", "or", "out of", "of", "(";
+	// ",", ";", "(", "and", "→", "=>", "rounded" for a revision; ":", "="
+	// for a range of labels; "," for a comma; "+", "-" for a grade).
 	if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(after, " \t")); !strings.ContainsRune("-–—/tToO,;(aAcCrRuU→=+:", r) {
 		return ""
 	}
