@@ -148,6 +148,7 @@ func ParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string
 	if v < c.Lo || v > c.Hi {
 		return nil, analysis, fmt.Sprintf("the rating %s is outside [%s, %s]", raw, formatNumber(c.Lo), formatNumber(c.Hi))
 	}
+	v += 0 // "-0" is the rating 0, not negative zero (fix-parse29)
 	return &v, analysis, ""
 }
 

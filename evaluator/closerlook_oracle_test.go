@@ -99,6 +99,7 @@ func oracleParseAnalyzeRate(text string, c Criterion) (score *float64, analysis 
 	if v < c.Lo || v > c.Hi {
 		return nil, analysis, fmt.Sprintf("the rating %s is outside [%s, %s]", raw, formatNumber(c.Lo), formatNumber(c.Hi))
 	}
+	v += 0 // changed with the production parser (fix-parse29): "-0" is 0
 	return &v, analysis, ""
 }
 

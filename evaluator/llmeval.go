@@ -183,7 +183,7 @@ func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*fl
 		case len(values) == 1 && (values[0] < lo || values[0] > hi):
 			problems = append(problems, fmt.Sprintf("%s: %s is outside [%s, %s]", c.Name, raws[0], formatNumber(lo), formatNumber(hi)))
 		case len(values) == 1:
-			v := values[0]
+			v := values[0] + 0 // "-0" is the score 0, not negative zero (fix-parse29)
 			scores[i] = &v
 		case bad != "":
 			problems = append(problems, bad)

@@ -552,7 +552,7 @@ func assignScores(scores []*float64, hits []scoreHit, n int, c Criterion) []stri
 				problems = append(problems, fmt.Sprintf("%s: %s is outside [%s, %s]", sampleLabel(i+1), values[i][0], formatNumber(c.Lo), formatNumber(c.Hi)))
 				continue
 			}
-			kept[i] = v
+			kept[i] = v + 0 // "-0" is the score 0, not negative zero (fix-parse29)
 			scores[i] = &kept[i]
 		case aside[i] != "":
 			problems = append(problems, fmt.Sprintf("%s: %s", sampleLabel(i+1), aside[i]))

@@ -318,3 +318,30 @@ func TestLabelDigitsAreNotScores(t *testing.T) {
 		t.Errorf("a range of labels with an en dash: %s %q, want - - - 1", got, a.Problems)
 	}
 }
+
+// Regression (fix-parse29): a score written "-0" was kept as negative
+// zero, shown to reviewers as "-0" and stored with its sign bit. "-0" and
+// "+0" are the score 0 in every reader.
+func TestNegativeZeroIsZero(t *testing.T) {
+	c03 := Criterion{Name: "Coherence", Lo: 0, Hi: 3}
+	isZero := func(v *float64) bool { return v != nil && *v == 0 && !math.Signbit(*v) }
+	a := ParseBatchAnswer("Float Scores: [Sample1: -0, Sample2: +0, Sample3: -0.0]", 3, c03)
+	for i, s := range a.Scores {
+		if !isZero(s) {
+			t.Errorf("BatchEval Sample%d: %s (sign bit %v), want 0", i+1, formatScores(a.Scores[i:i+1]), s != nil && math.Signbit(*s))
+		}
+	}
+	if o := oracleParseBatchAnswer("Float Scores: [Sample1: -0]", 1, c03); !isZero(o.Scores[0]) {
+		t.Errorf("oracle: -0 kept its sign")
+	}
+	if s, _, p := ParseAnalyzeRate("Flat.\nRating: -0", c03); !isZero(s) {
+		t.Errorf("CloserLook: %s %q, want 0", formatScores([]*float64{s}), p)
+	}
+	if s, _, _ := oracleParseAnalyzeRate("Flat.\nRating: -0", c03); !isZero(s) {
+		t.Errorf("CloserLook oracle: -0 kept its sign")
+	}
+	r := Rubric{Criteria: []Criterion{{Name: "Coherence"}}}
+	if s, _, p := ParseLLMEvalAnswer(`{"Coherence": -0}`, r, LLMEvalFive); !isZero(s[0]) {
+		t.Errorf("LLM-Eval: %s %q, want 0", formatScores(s), p)
+	}
+}

@@ -321,6 +321,7 @@ func oracleAssignScores(scores []*float64, hits []oracleScoreHit, n int, c Crite
 				problems = append(problems, fmt.Sprintf("%s: %s is outside [%s, %s]", label, values[i][0], formatNumber(c.Lo), formatNumber(c.Hi)))
 				continue
 			}
+			v += 0 // changed with the production parser (fix-parse29): "-0" is 0
 			scores[i] = &v
 		case aside[i] != "":
 			problems = append(problems, fmt.Sprintf("%s: %s", label, aside[i]))
