@@ -58,7 +58,7 @@ func BuildAnalyzeRatePrompt(r Rubric, c Criterion, s Sample, sc Scoring) []Messa
 	return []Message{{Role: "system", Content: sampleSystemPrompt}, {Role: "user", Content: b.String()}}
 }
 
-const ratingLineBody = `(rating|score)\b[ \t*_]*(?:\([^)\n]*\))?[ \t*_]*[:=\-–—][ \t*_]*(.*)$`
+const ratingLineBody = `(rating|score)\b[ \t*_]*(?:\([^)\n]*\))?[ \t*_]*[:=\-–—+][ \t*_]*(.*)$`
 
 var (
 	// ratingLineRE finds a rating label and what follows it on its line:
@@ -68,11 +68,11 @@ var (
 	ratingLineRE = regexp.MustCompile(`(?im)\b` + ratingLineBody)
 	ratingLineAt = regexp.MustCompile(`(?im)\A` + ratingLineBody)
 	// ratingNumberRE reads the number that opens the rest of a rating line.
-	ratingNumberRE = regexp.MustCompile(`^\[*(-?\d+(?:\.\d+)?|-?\.\d+)\b`)
+	ratingNumberRE = regexp.MustCompile(`^\[*([-+]?\d+(?:\.\d+)?|[-+]?\.\d+)\b`)
 	// scaleAfterRE recognises what follows the number of a line that
 	// describes the scale rather than rates: the rest of a range ("1-3",
 	// "1 – 3", "1 to 3") or a level's meaning ("1 means dull").
-	scaleAfterRE = regexp.MustCompile(`(?i)^(?:-\d|[ \t]*(?:[–—]|\bto\b)[ \t]*-?\d|[ \t]+means\b)`)
+	scaleAfterRE = regexp.MustCompile(`(?i)^(?:-\d|[ \t]*(?:[–—]|\bto\b)[ \t]*[-+]?\d|[ \t]+means\b)`)
 )
 
 // ParseAnalyzeRate reads an answer to BuildAnalyzeRatePrompt. The rating is
@@ -148,12 +148,13 @@ func ParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string
 	if v < c.Lo || v > c.Hi {
 		return nil, analysis, fmt.Sprintf("the rating %s is outside [%s, %s]", raw, formatNumber(c.Lo), formatNumber(c.Hi))
 	}
+	v += 0 // "-0" is the rating 0, not negative zero (fix-parse29)
 	return &v, analysis, ""
 }
 
 // ratingListRE is what follows the first number of a bracketed list of
 // numbers: "[-1, 0, 2]" after "[-1".
-var ratingListRE = regexp.MustCompile(`^[ \t]*[,;][ \t]*-?\.?\d`)
+var ratingListRE = regexp.MustCompile(`^[ \t]*[,;][ \t]*[-+]?\.?\d`)
 
 // ratingList returns why the rating rest[n[2]:n[3]] (n from ratingNumberRE
 // on the rest of a rating line) is not one rating: it opens a bracketed

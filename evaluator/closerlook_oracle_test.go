@@ -3,7 +3,7 @@ package evaluator
 // The regexp-based ParseAnalyzeRate exactly as it was before the keyword
 // scanner (ratingLines), under "oracle" names, for the equivalence tests.
 // Do not change it, except to follow a deliberate change of what the parser
-// reads (so far six: a label line that describes the scale, "Rating: 1-3",
+// reads (so far seven: a label line that describes the scale, "Rating: 1-3",
 // is not a rating, see oracleScaleAfterRE; a rating that is one of a
 // choice, "3 or 4", or out of another maximum, "4/5" on [1, 10], is
 // missing, see scoreAside; a dash written against the rating's digits,
@@ -11,7 +11,8 @@ package evaluator
 // different ratings leave none, where the last used to win, see
 // ratingsDisagree; a rating that opens a bracketed list, "[-1, 0, 2]", is
 // none, see ratingList; and one followed by a revision, "2, revised: 1",
-// is none, see scoreAside).
+// is none, see scoreAside; and an explicit plus sign is read, "Rating: +1"
+// and "Rating +1" are 1, fix-parse29).
 
 import (
 	"fmt"
@@ -24,12 +25,12 @@ var (
 	// oracleRatingLineRE finds a rating label and what follows it on its line:
 	// "Rating: 2.5", "Final rating - 3", "Rating (1-3): 2". Group 1 is the
 	// label word, group 2 the rest of the line.
-	oracleRatingLineRE = regexp.MustCompile(`(?im)\b(rating|score)\b[ \t*_]*(?:\([^)\n]*\))?[ \t*_]*[:=\-–—][ \t*_]*(.*)$`)
+	oracleRatingLineRE = regexp.MustCompile(`(?im)\b(rating|score)\b[ \t*_]*(?:\([^)\n]*\))?[ \t*_]*[:=\-–—+][ \t*_]*(.*)$`)
 	// oracleRatingNumberRE reads the number that opens the rest of a rating line.
-	oracleRatingNumberRE = regexp.MustCompile(`^\[*(-?\d+(?:\.\d+)?|-?\.\d+)\b`)
+	oracleRatingNumberRE = regexp.MustCompile(`^\[*([-+]?\d+(?:\.\d+)?|[-+]?\.\d+)\b`)
 	// oracleScaleAfterRE follows what comes after the number of a line
 	// that describes the scale: the rest of a range or a level's meaning.
-	oracleScaleAfterRE = regexp.MustCompile(`(?i)^(?:-\d|[ \t]*(?:[–—]|\bto\b)[ \t]*-?\d|[ \t]+means\b)`)
+	oracleScaleAfterRE = regexp.MustCompile(`(?i)^(?:-\d|[ \t]*(?:[–—]|\bto\b)[ \t]*[-+]?\d|[ \t]+means\b)`)
 )
 
 // oracleParseAnalyzeRate reads an answer to BuildAnalyzeRatePrompt. The rating is
@@ -98,6 +99,7 @@ func oracleParseAnalyzeRate(text string, c Criterion) (score *float64, analysis 
 	if v < c.Lo || v > c.Hi {
 		return nil, analysis, fmt.Sprintf("the rating %s is outside [%s, %s]", raw, formatNumber(c.Lo), formatNumber(c.Hi))
 	}
+	v += 0 // changed with the production parser (fix-parse29): "-0" is 0
 	return &v, analysis, ""
 }
 

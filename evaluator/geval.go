@@ -249,7 +249,9 @@ var generatedNumberRE = regexp.MustCompile(`^\s*[-+]?\d+(?:\.\d+)?\s*$`)
 // at least minMass of the probability there (GEvalMinAllowedMass when
 // minMass is 0), else there is no estimate. A minus sign generated as a
 // token of its own ("-", "2") is read with the digits after it
-// (minusToken, signedMass), never dropped. Sums run in a fixed order
+// (signToken, signedMass), never dropped; so is a plus sign. A score
+// written with a typeset minus ("−2") or full-width digits ("２") is read
+// as the sampled reader reads it. Sums run in a fixed order
 // (ascending score, then token), so the same probabilities give the same
 // bits whatever order the endpoint listed them in.
 func GEvalFromLogprobs(tokens []TokenAlternatives, c Criterion, minMass float64) GEvalEstimate {
@@ -268,38 +270,44 @@ func GEvalFromLogprobs(tokens []TokenAlternatives, c Criterion, minMass float64)
 		return e
 	}
 	lo, hi := allowed[0], allowed[len(allowed)-1]
-	pos := scorePosition(tokens, c)
+	// The answer's text is read in ASCII; the candidates' probabilities
+	// are read from the tokens as sent, each token read in ASCII
+	// (readScoreToken), so that "２" and "2" stay two candidates.
+	text := asciiNumberTokens(tokens)
+	pos := scorePosition(text, c)
 	if pos < 0 {
 		e.Problem = fmt.Sprintf("no generated token is a number, so the score's position is unknown (expected an integer from %d to %d)", lo, hi)
-		if slices.ContainsFunc(tokens, func(t TokenAlternatives) bool { return generatedNumberRE.MatchString(t.Token) }) {
+		if slices.ContainsFunc(text, func(t TokenAlternatives) bool { return generatedNumberRE.MatchString(t.Token) }) {
 			e.Problem = fmt.Sprintf("the only numbers the judge wrote are the ends of a range (such as \"1-5\"), so the score's position is unknown (expected an integer from %d to %d)", lo, hi)
 		}
 		return e
 	}
-	if why := formScoreAside(tokens, c, lo, hi); why != "" {
+	if why := formScoreAside(text, c, lo, hi); why != "" {
 		e.Problem = "the judge's answer " + why
 		return e
 	}
-	var text strings.Builder
-	for _, t := range tokens {
-		text.WriteString(t.Token)
+	var whole strings.Builder
+	for _, t := range text {
+		whole.WriteString(t.Token)
 	}
-	if why := formScoresDisagree(text.String(), formNameRE(c)); why != "" {
+	if why := formScoresDisagree(whole.String(), formNameRE(c)); why != "" {
 		e.Problem = "the judge's answer " + why + "; none kept"
 		return e
 	}
 	_, generatedAllowed := readScoreToken(tokens[pos].Token, lo, hi)
 	mass := map[int]float64{}
-	sign, problem := minusToken(tokens, pos, c)
+	written := strings.TrimSpace(text[pos].Token)
+	sign, signChar, problem := signToken(text, pos, c)
 	switch {
 	case problem != "":
 		e.Problem = problem
 		return e
 	case sign >= 0:
-		// "-" and "2" came as two tokens: the scores' probabilities are
-		// spread over both positions (minusToken).
-		_, generatedAllowed = readScoreToken("-"+strings.TrimSpace(tokens[pos].Token), lo, hi)
-		mass = signedMass(tokens[sign], tokens[pos], lo, hi)
+		// "-" (or "+") and "2" came as two tokens: the scores'
+		// probabilities are spread over both positions (signToken).
+		written = signChar + written
+		_, generatedAllowed = readScoreToken(written, lo, hi)
+		mass = signedMass(tokens[sign], tokens[pos], lo, hi, signChar)
 	default:
 		for _, lp := range scoreCandidates(tokens[pos], lo, hi) {
 			mass[lp.score] += math.Exp(lp.logprob)
@@ -310,10 +318,6 @@ func GEvalFromLogprobs(tokens []TokenAlternatives, c Criterion, minMass float64)
 		total += mass[s]
 	}
 	e.Mass = total
-	written := strings.TrimSpace(tokens[pos].Token)
-	if sign >= 0 {
-		written = "-" + written
-	}
 	if !(total > 0) {
 		e.Problem = fmt.Sprintf("the judge wrote %q and gave the allowed scores (%d to %d) no probability at that position", written, lo, hi)
 		return e
@@ -332,66 +336,110 @@ func GEvalFromLogprobs(tokens []TokenAlternatives, c Criterion, minMass float64)
 	return e
 }
 
-// minusToken returns the index of the token that holds the minus sign of
-// the score at pos when the judge wrote it as a token of its own ("-",
-// then "2": GPT tokenizers split " -2" so), or -1 when the score carries
-// no minus or carries it itself ("-2"). The number formScore reads decides
-// whether there is a minus. When the minus came with other text in one
-// token (": -"), the probabilities of the scores cannot be read, and the
-// problem says so. Before fix-parse28 the minus was dropped: "-2" was read
-// from the "2" token's alternatives as the scores 1, 2, ...
-func minusToken(tokens []TokenAlternatives, pos int, c Criterion) (int, string) {
+// signToken returns the index of the token that holds the sign of the
+// score at pos when the judge wrote it as a token of its own ("-", then
+// "2": GPT tokenizers split " -2" so; or "+", then "2"), and the sign; or
+// -1 when the score carries no sign or carries it itself ("-2", "+2").
+// The number formScore reads decides whether there is a sign. When the
+// sign came with other text in one token (": -"), the probabilities of the
+// scores cannot be read, and the problem says so. Before fix-parse28 the
+// minus was dropped: "-2" was read from the "2" token's alternatives as
+// the scores 1, 2, ...; the plus is read so since fix-parse29.
+func signToken(tokens []TokenAlternatives, pos int, c Criterion) (int, string, string) {
 	var b strings.Builder
 	for _, t := range tokens {
 		b.WriteString(t.Token)
 	}
-	text := strings.ReplaceAll(b.String(), "\u2212", "-")
+	text := b.String()
 	i, _ := formScore(text, formNameRE(c))
-	if i < 0 || text[i] != '-' || strings.ContainsAny(tokens[pos].Token, "-\u2212") || pos == 0 {
-		return -1, ""
+	if i < 0 || (text[i] != '-' && text[i] != '+') || pos == 0 {
+		return -1, "", ""
 	}
-	prev := strings.TrimSpace(tokens[pos-1].Token)
-	if isMinusToken(prev) {
-		return pos - 1, ""
+	sign := text[i : i+1]
+	if strings.Contains(tokens[pos].Token, sign) {
+		return -1, "", ""
 	}
-	return -1, fmt.Sprintf("the judge wrote the score's minus sign in one token with other text (%q), so the probabilities of the scores cannot be read from the log-probabilities (sampling can)", tokens[pos-1].Token)
+	if strings.TrimSpace(tokens[pos-1].Token) == sign {
+		return pos - 1, sign, ""
+	}
+	what := "minus"
+	if sign == "+" {
+		what = "plus"
+	}
+	return -1, "", fmt.Sprintf("the judge wrote the score's %s sign in one token with other text (%q), so the probabilities of the scores cannot be read from the log-probabilities (sampling can)", what, tokens[pos-1].Token)
 }
 
-func isMinusToken(tok string) bool {
-	t := strings.TrimSpace(tok)
-	return t == "-" || t == "\u2212"
-}
-
-// signedMass is the probability of each score in [lo, hi] when the minus
-// sign is the token at one position (sign) and the digits the next (num):
-// at sign, the judge chose between the minus (p) and a score written
-// without one (its probability there); at num, having written the minus,
-// between the digits k, so -k has p·p(k). Sums run in a fixed order
-// (ascending score, then token), as in GEvalFromLogprobs.
-func signedMass(sign, num TokenAlternatives, lo, hi int) map[int]float64 {
+// signedMass is the probability of each score in [lo, hi] when the sign
+// (sign, "-" or "+") is the token at one position (at) and the digits the
+// next (num): at at, the judge chose between the sign (p) and a score
+// written whole in one token, "1", "-1" or "+1" (its probability there);
+// at num, having written the sign, between the digits k, so the score
+// sign·k has p·p(k). The other sign's branch at at, whose digits were
+// not generated, is not counted. Sums run in a fixed order (ascending
+// score, then token), as in GEvalFromLogprobs. Tokens are read in ASCII
+// ("−" is "-", "２" is 2).
+func signedMass(at, num TokenAlternatives, lo, hi int, sign string) map[int]float64 {
 	mass := map[int]float64{}
-	for _, lp := range scoreCandidates(sign, max(lo, 0), hi) {
+	for _, lp := range scoreCandidates(at, lo, hi) {
 		mass[lp.score] += math.Exp(lp.logprob)
 	}
-	var minus []TokenProb
+	var signs []TokenProb
 	seen := map[string]bool{}
-	for _, alt := range append(slices.Clone(sign.Top), TokenProb{sign.Token, sign.Logprob}) {
-		if isMinusToken(alt.Token) && !seen[alt.Token] && !math.IsNaN(alt.Logprob) {
+	for _, alt := range append(slices.Clone(at.Top), TokenProb{at.Token, at.Logprob}) {
+		if asciiNumber(strings.TrimSpace(alt.Token)) == sign && !seen[alt.Token] && !math.IsNaN(alt.Logprob) {
 			seen[alt.Token] = true
-			minus = append(minus, alt)
+			signs = append(signs, alt)
 		}
 	}
-	slices.SortFunc(minus, func(a, b TokenProb) int { return strings.Compare(a.Token, b.Token) })
+	slices.SortFunc(signs, func(a, b TokenProb) int { return strings.Compare(a.Token, b.Token) })
 	p := 0.0
-	for _, m := range minus {
+	for _, m := range signs {
 		p += math.Exp(math.Min(m.Logprob, 0))
 	}
-	if lo < 0 {
+	// The digits after the sign: "2", not "-2" or "+2", which would make
+	// "--2" or "+-2".
+	digits := func(lp scoredToken) bool { return isDigit(asciiNumber(strings.TrimSpace(lp.token))[0]) }
+	switch {
+	case sign == "-" && lo < 0:
 		for _, lp := range scoreCandidates(num, 1, -lo) {
-			mass[-lp.score] += p * math.Exp(lp.logprob)
+			if digits(lp) {
+				mass[-lp.score] += p * math.Exp(lp.logprob)
+			}
+		}
+	case sign == "+" && hi >= 0:
+		for _, lp := range scoreCandidates(num, max(lo, 0), hi) {
+			if digits(lp) {
+				mass[lp.score] += p * math.Exp(lp.logprob)
+			}
 		}
 	}
 	return mass
+}
+
+// asciiNumber is s with numberForms written in ASCII; s itself, without
+// a copy, when it has none (the usual token).
+func asciiNumber(s string) string {
+	if !strings.Contains(s, "\u2212") && !strings.Contains(s, "\xef\xbc") {
+		return s
+	}
+	return numberForms.Replace(s)
+}
+
+// asciiNumberTokens returns tokens with the generated tokens' typeset
+// minus and full-width digits and signs written in ASCII (numberForms), as
+// the sampled reader sees them through cleanMarkdown, so that the answer's
+// text reads "−2" as -2 and "２" as 2 (fix-parse29; they used to be no
+// number at all). The alternatives are left as sent. tokens itself is
+// returned when no generated token needs it.
+func asciiNumberTokens(tokens []TokenAlternatives) []TokenAlternatives {
+	if !slices.ContainsFunc(tokens, func(t TokenAlternatives) bool { return asciiNumber(t.Token) != t.Token }) {
+		return tokens
+	}
+	out := slices.Clone(tokens)
+	for i := range out {
+		out[i].Token = asciiNumber(out[i].Token)
+	}
+	return out
 }
 
 // HasTopLogprobs reports whether any position carries top alternatives:
@@ -442,9 +490,11 @@ func scoreCandidates(t TokenAlternatives, lo, hi int) []scoredToken {
 	return out
 }
 
-// readScoreToken reads a token such as "3" or " 3" as an integer in [lo, hi].
+// readScoreToken reads a token such as "3", " 3", "-2", "+1", "−2" or "２"
+// as an integer in [lo, hi], in ASCII (numberForms) as cleanMarkdown
+// writes the sampled answers.
 func readScoreToken(tok string, lo, hi int) (int, bool) {
-	s, err := strconv.Atoi(strings.TrimSpace(tok))
+	s, err := strconv.Atoi(strings.TrimSpace(asciiNumber(tok)))
 	if err != nil || s < lo || s > hi {
 		return 0, false
 	}
@@ -453,15 +503,15 @@ func readScoreToken(tok string, lo, hi int) (int, bool) {
 
 // sampleNumberRE finds a number that is not part of a word or a range's
 // second end: "3", "-2", "3.0".
-var sampleNumberRE = regexp.MustCompile(`(?:^|[^\w.\-])(-?\d+(?:\.\d+)?)`)
+var sampleNumberRE = regexp.MustCompile(`(?:^|[^\w.\-+])([-+]?\d+(?:\.\d+)?)`)
 
 // scoreLabelRE finds a number written right after a "Score" or "Rating"
 // label on its line: "Score: 3", "Final rating (1-5): 4".
-var scoreLabelRE = regexp.MustCompile(`(?im)\b(?:score|rating)[^:\n]{0,30}:[ \t]*(-?\d+(?:\.\d+)?)`)
+var scoreLabelRE = regexp.MustCompile(`(?im)\b(?:score|rating)[^:\n]{0,30}:[ \t]*([-+]?\d+(?:\.\d+)?)`)
 
 // rangeRE finds a range of numbers, "1-5", "1 – 5", "1 to 5", "-2 to 2":
 // an echo of the scale, whose ends are never the score.
-var rangeRE = regexp.MustCompile(`(?i)-?\d+(?:\.\d+)?[ \t]*(?:[-–—]|\bto\b)[ \t]*-?\d+(?:\.\d+)?`)
+var rangeRE = regexp.MustCompile(`(?i)[-+]?\d+(?:\.\d+)?[ \t]*(?:[-–—]|\bto\b)[ \t]*[-+]?\d+(?:\.\d+)?`)
 
 // formNameRE finds a number written right after criterion c's name on its
 // line ("- Coherence: 2", "Coherence (1-3): 2"), or is nil for a criterion
@@ -471,7 +521,7 @@ func formNameRE(c Criterion) *regexp.Regexp {
 	if name == "" {
 		return nil
 	}
-	return regexp.MustCompile(`(?im)` + regexp.QuoteMeta(name) + `[^:\n]{0,30}:[ \t]*(-?\d+(?:\.\d+)?)`)
+	return regexp.MustCompile(`(?im)` + regexp.QuoteMeta(name) + `[^:\n]{0,30}:[ \t]*([-+]?\d+(?:\.\d+)?)`)
 }
 
 // formScore finds the score in the text of a form answer and returns where

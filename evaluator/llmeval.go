@@ -136,6 +136,9 @@ func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*fl
 	if strings.Contains(text, "\u2212") {
 		text = jsonMinus.ReplaceAllString(text, "${1}-${2}")
 	}
+	if strings.Contains(text, "+") {
+		text = jsonPlus.ReplaceAllString(text, "${1}${2}")
+	}
 	pairs, reasonPairs, problem := findScoreObjects(text, r)
 	if problem != "" {
 		return scores, reasons, []string{problem}
@@ -180,7 +183,7 @@ func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*fl
 		case len(values) == 1 && (values[0] < lo || values[0] > hi):
 			problems = append(problems, fmt.Sprintf("%s: %s is outside [%s, %s]", c.Name, raws[0], formatNumber(lo), formatNumber(hi)))
 		case len(values) == 1:
-			v := values[0]
+			v := values[0] + 0 // "-0" is the score 0, not negative zero (fix-parse29)
 			scores[i] = &v
 		case bad != "":
 			problems = append(problems, bad)
@@ -196,7 +199,18 @@ func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*fl
 // answer failed to decode and every criterion was lost; it is a minus
 // (fix-parse28). Only the place of a value is rewritten, so a reason's
 // text keeps its "−" except after a colon and before a digit.
-var jsonMinus = regexp.MustCompile(`(:[ \t\r\n]*)\x{2212}([0-9])`)
+//
+// Since fix-parse29 the number must also end where a value ends (at a
+// comma, brace or bracket), so that a reason's "tone: −2 for typos" is
+// left as written.
+var jsonMinus = regexp.MustCompile(`(:[ \t\r\n]*)\x{2212}([0-9][0-9.eE+\-]*[ \t\r\n]*[,}\]])`)
+
+// jsonPlus finds an explicit plus sign opening a number after a key's
+// colon: {"Coherence": +3}. JSON has no plus sign, so the whole answer
+// failed to decode and every criterion was lost; "+3" is 3 (fix-parse29).
+// As with jsonMinus, only a value's place is rewritten: "style: +1 for
+// rhythm" in a reason is left alone.
+var jsonPlus = regexp.MustCompile(`(:[ \t\r\n]*)\+([0-9.][0-9.eE+\-]*[ \t\r\n]*[,}\]])`)
 
 // criterionValue is what one criterion's key holds, read: its score and
 // the score's JSON text (raw), the judge's reason, or why no score could

@@ -48,11 +48,11 @@ const (
 	// item (end of line, comma or semicolon), for the last-resort search of
 	// the whole answer, where looser forms would catch numbers in the prose
 	// ("Sample1: 3 of its 5 sentences...").
-	strictPairBody = `sample\s*#?\s*(\d+)[ \t*_)]*[:=][ \t*_]*(-?\d+(?:\.\d+)?)(?:[ \t]*/[ \t]*\d+(?:\.\d+)?)?[ \t*_]*(?:[,;]|\.?[ \t]*$)`
+	strictPairBody = `sample\s*#?\s*(\d+)[ \t*_)]*[:=][ \t*_]*([-+]?\d+(?:\.\d+)?)(?:[ \t]*/[ \t]*\d+(?:\.\d+)?)?[ \t*_]*(?:[,;]|\.?[ \t]*$)`
 
 	// scoreOfRE reads one-stage score lines: "Score of Sample3: 2.5",
 	// "Score for Sample 3 = 2".
-	scoreOfBody = `score\s+(?:of|for)\s+sample\s*#?\s*(\d+)[ \t*_)]*[:=\-–—]?[ \t*_]*(-?\d+(?:\.\d+)?)\b`
+	scoreOfBody = `score\s+(?:of|for)\s+sample\s*#?\s*(\d+)\b[ \t*_)]*[:=\-–—]?[ \t*_]*([-+]?\d+(?:\.\d+)?)\b`
 
 	// scoreOfLine finds a one-stage score line, to end a sample's analysis.
 	scoreOfLineBody = `[^\n]*\bscore\s+(?:of|for)\s+sample\s*#?\s*\d+[^\n]*$`
@@ -88,7 +88,7 @@ var (
 	// "Sample3: 2.5", "Sample3 = 2.5", "Sample3 - 2.5", "Sample3): 2.5",
 	// "Sample3 is 2.5", "Sample3: 2.5/3". Group 1 is the number. It is the
 	// specification of matchScoreAfter.
-	scoreAfterLabel = regexp.MustCompile(`^[ \t*_()\]]*(?:[:=\-–—]|\bis\b)?[ \t*_]*(-?\d+(?:\.\d+)?|-?\.\d+)\b`)
+	scoreAfterLabel = regexp.MustCompile(`^[ \t*_()\]]*(?:[:=\-–—]|\bis\b)?[ \t*_]*([-+]?\d+(?:\.\d+)?|[-+]?\.\d+)\b`)
 
 	// listItemRE is a line of a score list written one per line: it starts
 	// with a label, after any bullet or number ("- Sample1: 2", "2. Sample2 = 1").
@@ -112,16 +112,32 @@ var (
 	// range or a choice: "3-4", "3 – 4", "3 to 4", "3 or 4". A hyphen
 	// between spaces is not taken for one ("1 - 3 points off"), as
 	// CloserLook's scaleAfterRE does not.
-	asideRangeRE = regexp.MustCompile(`(?i)^(?:-\d+(?:\.\d+)?|[ \t]*(?:[–—]|to\b|or\b)[ \t]*-?\d+(?:\.\d+)?)`)
+	asideRangeRE = regexp.MustCompile(`(?i)^(?:-\d+(?:\.\d+)?|[ \t]*(?:[–—]|to\b|or\b)[ \t]*[-+]?\d+(?:\.\d+)?)`)
 	// asideOutOfRE is the maximum a score is given out of: "/5", " / 10",
-	// " out of 5". Group 1 is the maximum.
-	asideOutOfRE = regexp.MustCompile(`(?i)^[ \t]*(?:/|out[ \t]+of\b)[ \t]*(\d+(?:\.\d+)?)`)
+	// " out of 5", " of 5", " (out of 5)". Group 1 is the maximum. The
+	// last three were read as scores on the criterion's scale until
+	// fix-parse29 ("4 (out of 5)" on [1, 10] was 4).
+	asideOutOfRE = regexp.MustCompile(`(?i)^[ \t]*(?:\([ \t]*)?(?:/|(?:out[ \t]+)?of\b)[ \t]*(\d+(?:\.\d+)?)`)
+	// asideLabelRangeRE is a colon or "=" and a number right after a
+	// number: "Sample1-3: 2" gives samples 1 to 3 one score, and was read
+	// as Sample1 scored 3 (fix-parse29).
+	asideLabelRangeRE = regexp.MustCompile(`^[ \t]*[:=][ \t*_]*[-+]?\.?\d+`)
+	// asideCommaRE is a comma between digits right after a score: "2,5"
+	// (a decimal comma), "1,000" (a thousands separator), "2,3" (two
+	// numbers). Which is meant cannot be told; the first digits used to be
+	// read as the score (fix-parse29).
+	asideCommaRE = regexp.MustCompile(`^,\d+`)
+	// asideGradeRE is a plus or minus sign right after a score that is not
+	// a range: "3+", "4-" (a grade: more or less than the number). It used
+	// to be read as the number (fix-parse29).
+	asideGradeRE = regexp.MustCompile(`^(?:\+|-(?:[^\d.]|$))`)
 	// asideRevisedRE is a second score that the judge says replaces the
 	// first, right after it: "2, revised: 1", "2 (corrected to 1)",
-	// "2; updated score = 1", "2 -> 1", "2 → 1". Group 1 is the second
+	// "2; updated score = 1", "2 -> 1", "2 → 1", "2.5 (rounded to 3)"
+	// (a rounding, since fix-parse29). Group 1 is the second
 	// score. Only these words and arrows count, so that a number in a
 	// remark ("2 (the final turn has 3 errors)") is not taken for one.
-	asideRevisedRE = regexp.MustCompile(`(?i)^[ \t]*(?:(?:[,;(]|\band\b)[ \t]*)?(?:(?:revised|corrected|updated|adjusted|changed|amended)(?:[ \t]+(?:score|rating))?[ \t]*(?:to\b|:|=)?|->|→|=>)[ \t]*(-?\d+(?:\.\d+)?)`)
+	asideRevisedRE = regexp.MustCompile(`(?i)^[ \t]*(?:(?:[,;(]|\band\b)[ \t]*)?(?:(?:revised|corrected|updated|adjusted|changed|amended|rounded(?:[ \t]+(?:up|down))?)(?:[ \t]+(?:score|rating))?[ \t]*(?:to\b|:|=)?|->|→|=>)[ \t]*([-+]?\d+(?:\.\d+)?)`)
 )
 
 // scoreAside returns why the number raw, followed by the text after, is
@@ -133,14 +149,24 @@ var (
 // "2.5/3" on [1, 3] is the score 2.5. A score followed by a different one
 // that is said to replace it ("2, revised: 1"; asideRevisedRE) is not one
 // score either: which the judge stands by is a guess (fix-parse28; the
-// first used to be read).
+// first used to be read). Nor is a number with a comma and digits after
+// it ("2,5": a decimal comma, "1,000", or two numbers) or a sign after it
+// ("3+", "4-": a grade), and "4 of 5", "4 (out of 5)" are out of 5 as
+// "4/5" is (fix-parse29; the first number used to be read in all three).
 func scoreAside(raw, after string, c Criterion) string {
 	// Almost every score is followed by "]" or a line end, or by "," in a
 	// list: skip the patterns unless the first character after the blanks
-	// can start one ("-", "–", "—", "/", "to", "or", "out of"; ",", ";",
-	// "(", "and", "→", "=>" for a revision).
-	if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(after, " \t")); !strings.ContainsRune("-–—/tToO,;(aAcCrRuU→=", r) {
+	// can start one ("-", "–", "—", "/", "to", "or", "out of", "of", "(";
+	// ",", ";", "(", "and", "→", "=>", "rounded" for a revision; ":", "="
+	// for a range of labels; "," for a comma; "+", "-" for a grade).
+	if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(after, " \t")); !strings.ContainsRune("-–—/tToO,;(aAcCrRuU→=+:", r) {
 		return ""
+	}
+	if m := asideLabelRangeRE.FindString(after); m != "" {
+		return fmt.Sprintf("%q is followed by another number after a colon (a range of samples given one score?), so which score is meant cannot be told", raw+m)
+	}
+	if m := asideCommaRE.FindString(after); m != "" {
+		return fmt.Sprintf("%q has a comma between digits (a decimal comma, a thousands separator or two numbers), so which number is meant cannot be told", raw+m)
 	}
 	if m := asideRevisedRE.FindStringSubmatch(after); m != nil {
 		first, err1 := strconv.ParseFloat(raw, 64)
@@ -154,8 +180,15 @@ func scoreAside(raw, after string, c Criterion) string {
 	}
 	if m := asideOutOfRE.FindStringSubmatch(after); m != nil {
 		if hi, err := strconv.ParseFloat(m[1], 64); err == nil && hi != c.Hi {
-			return fmt.Sprintf("%q is a score out of %s, not on the scale [%s, %s]", raw+m[0], m[1], formatNumber(c.Lo), formatNumber(c.Hi))
+			written := raw + m[0]
+			if strings.Contains(m[0], "(") && strings.HasPrefix(strings.TrimLeft(after[len(m[0]):], " \t"), ")") {
+				written += ")" // "4 (out of 5)", not "4 (out of 5"
+			}
+			return fmt.Sprintf("%q is a score out of %s, not on the scale [%s, %s]", written, m[1], formatNumber(c.Lo), formatNumber(c.Hi))
 		}
+	}
+	if asideGradeRE.MatchString(after) {
+		return fmt.Sprintf("%q has a sign after the number (a grade such as 3+ or 4-), not one score", raw+after[:1])
 	}
 	return ""
 }
@@ -181,7 +214,9 @@ func scoreAside(raw, after string, c Criterion) string {
 // "−" (U+2212, which cleanMarkdown turns into "-"); an en or em dash is a
 // separator ("Sample3 – 2"), except that one against the digits
 // ("Sample3 –2", "Rating: –2" is unreadable anyway) is read as
-// "Sample3-2" is: by the scale.
+// "Sample3-2" is: by the scale. An explicit plus sign is read wherever a
+// minus is ("Sample3: +1", "Rating: +0", "Sentiment: +2"): "+1" is 1 on
+// any scale (fix-parse29; it used to be unreadable).
 
 // dashSign applies that rule to the number text[start:end], read after a
 // label that ends at labelEnd, on c's scale. It returns the number as
@@ -189,8 +224,8 @@ func scoreAside(raw, after string, c Criterion) string {
 // read both ways on the scale ("" otherwise).
 func dashSign(text string, labelEnd, start, end int, c Criterion) (raw, why string) {
 	raw = text[start:end]
-	if raw == "" || raw[0] == '-' {
-		return raw, ""
+	if raw == "" || raw[0] == '-' || raw[0] == '+' {
+		return raw, "" // "+2" is 2: a plus is never a separator
 	}
 	var written, where string
 	switch dash := start - 1; {
@@ -230,7 +265,12 @@ func dashSign(text string, labelEnd, start, end int, c Criterion) (raw, why stri
 // markdown bold, "Sample3 = 2.5", "2.5/3", one score per line and text after
 // the list are all accepted. Without such a list, one-stage lines ("Score of
 // Sample3: 2.5") are used, and as a last resort "Sample3: 2.5" pairs anywhere
-// in the answer.
+// in the answer. An answer with both one-stage lines and a list (the judge
+// scored in its analysis, which the two-stage prompt asks it not to, and
+// then listed the scores) is read from both: a sample they score
+// differently keeps no score, with a problem naming both numbers, as with
+// two lists; where they agree, or only one scores a sample, that score
+// stands.
 //
 // Each failure is confined to its sample and reported in Problems: a label
 // with no readable number, a number outside [c.Lo, c.Hi], a label given
@@ -242,18 +282,31 @@ func ParseBatchAnswer(text string, n int, c Criterion) BatchAnswer {
 
 	hits, listStart, found, listsProblem := findScoreList(clean, n, c)
 	analysisEnd := listStart
+	lines := readHits(clean, c, "core", matchScoreOf) // scoreOfRE
+	linesProblem := ""
 	if !found {
 		analysisEnd = len(clean.s)
-		hits = readHits(clean, c, "core", matchScoreOf) // scoreOfRE
+		hits = lines
 		if len(hits) == 0 {
 			hits = readHits(clean, c, "ample", regexpAt(strictPairAt)) // strictPair
 		}
+	} else if len(lines) > 0 {
+		// "Score of" lines and a score list in one answer: read together,
+		// so that a sample they score differently keeps none (fix-parse29;
+		// the list used to win unseen).
+		if hitsDisagree(lines, hits, n) {
+			linesProblem = `the answer's "Score of" lines and its score list disagree; a sample they score differently keeps no score`
+		}
+		hits = slices.Concat(lines, hits)
 	}
 	if len(hits) == 0 {
 		a.Problems = append(a.Problems, "no scores found in the answer")
 	}
 	if listsProblem != "" {
 		a.Problems = append(a.Problems, listsProblem)
+	}
+	if linesProblem != "" {
+		a.Problems = append(a.Problems, linesProblem)
 	}
 	a.Problems = append(a.Problems, assignScores(a.Scores, hits, n, c)...)
 	fillAnalyses(a.Analyses, clean.slice(0, analysisEnd))
@@ -317,6 +370,30 @@ func listsDisagree(lists [][]scoreHit, n int) string {
 		}
 	}
 	return ""
+}
+
+// hitsDisagree reports whether later gives one of the n samples a score
+// that earlier gives it none of, where earlier gives it one: the "Score
+// of" lines of an answer against its score lists. Numbers that are not
+// the sample's score (why) and unreadable ones are left out, as in
+// listsDisagree.
+func hitsDisagree(earlier, later []scoreHit, n int) bool {
+	usable := func(h scoreHit) bool { return h.ok && h.why == "" && h.label >= 1 && h.label <= n }
+	for _, h := range later {
+		if !usable(h) {
+			continue
+		}
+		given, same := false, false
+		for _, g := range earlier {
+			if usable(g) && g.label == h.label {
+				given, same = true, same || g.value == h.value
+			}
+		}
+		if given && !same {
+			return true
+		}
+	}
+	return false
 }
 
 // listRegion cuts the score list off the text that follows a marker: the
@@ -475,7 +552,7 @@ func assignScores(scores []*float64, hits []scoreHit, n int, c Criterion) []stri
 				problems = append(problems, fmt.Sprintf("%s: %s is outside [%s, %s]", sampleLabel(i+1), values[i][0], formatNumber(c.Lo), formatNumber(c.Hi)))
 				continue
 			}
-			kept[i] = v
+			kept[i] = v + 0 // "-0" is the score 0, not negative zero (fix-parse29)
 			scores[i] = &kept[i]
 		case aside[i] != "":
 			problems = append(problems, fmt.Sprintf("%s: %s", sampleLabel(i+1), aside[i]))
@@ -559,10 +636,18 @@ func cleanMarkdown(s string) string {
 	return markdownMarks.Replace(s)
 }
 
-var markdownMarks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "**", "", "__", "", "`", "",
-	"\u2212", "-", "\uff0d", "-", "\uff0e", ".", "\uff1a", ":",
+var markdownMarks = strings.NewReplacer(append([]string{"\r\n", "\n", "\r", "\n", "**", "", "__", "", "`", ""}, numberFormPairs...)...)
+
+// numberFormPairs are the typeset minus and the full-width digits, signs,
+// full stop and colon, each followed by its ASCII form: what cleanMarkdown
+// and asciiNumberTokens write in ASCII. The full-width plus is read since
+// fix-parse29, with the plus sign.
+var numberFormPairs = []string{"\u2212", "-", "\uff0d", "-", "\uff0b", "+", "\uff0e", ".", "\uff1a", ":",
 	"\uff10", "0", "\uff11", "1", "\uff12", "2", "\uff13", "3", "\uff14", "4",
-	"\uff15", "5", "\uff16", "6", "\uff17", "7", "\uff18", "8", "\uff19", "9")
+	"\uff15", "5", "\uff16", "6", "\uff17", "7", "\uff18", "8", "\uff19", "9"}
+
+// numberForms writes numberFormPairs in ASCII.
+var numberForms = strings.NewReplacer(numberFormPairs...)
 
 // tidy trims an analysis and drops separator lines such as "---".
 func tidy(s string) string {

@@ -84,6 +84,15 @@ func checkSame(t *testing.T, text string, n int, c Criterion) {
 // \s, \d and \b, line ends, markers and labels split across lines.
 var equivEdgeCases = []string{
 	"",
+	// Plus signs (fix-parse29): before digits, a point, another sign, a
+	// word; in lists, "Score of" lines, pairs and ratings.
+	"Float Scores: [Sample1:+2.5, Sample2: +1, Sample3:+.5, Sample4: +-1, Sample5: -+1, Sample6 +x]",
+	"Score of Sample1: +2\nScore of Sample2 +3.5\nScore of Sample12+\nScore of Sample3 -+1\nFloat Scores: [Sample1: 2, Sample2: +3.5]",
+	"Sample1: +1,\nSample2:+0;\nSample3: ++2\nRating +2\nRating: +1 or +2\nRating: -2 to +2\nScore+ 1",
+	// Label digits are never a score (fix-parse29): "Score of Sample12"
+	// is no score line; a label range "Sample1-3: 2" is reported.
+	"Score of Sample12\nScore of Sample1_2: 3\nScore of Sample3a 2\nScore of Sample45 stands\nScore of Sample6 7",
+	"Scores:\nSample1-3: 2\nSample 4–5: 1\nSample6 = 2 = 3\nSample7: 2:30",
 	"\n",
 	"Float Scores: [Sample1:2.5, Sample2:1]",
 	"Float Scores: [Sample1:2.5, Sample2:1",

@@ -12,7 +12,11 @@ package evaluator
 // is its minus sign, as dashSign (shared) decides; and a fourth: the minus
 // sign U+2212 and full-width digits are read as ASCII (oracleCleanMarkdown);
 // a fifth: a score followed by a revision, "2, revised: 1", is none
-// (scoreAside).
+// (scoreAside). A sixth (fix-parse29): "Score of" lines are read together
+// with the score lists, when there are lists; a seventh: an explicit plus
+// sign is read, "+1" is 1 (the number patterns take [-+]?); an eighth:
+// a "Score of" line's label digits are taken whole (oracleScoreOfRE has
+// \b after them), so "Score of Sample12" is no longer Sample1 scored 2.
 
 import (
 	"fmt"
@@ -33,7 +37,7 @@ var (
 	// oracleScoreAfterLabel reads the score that directly follows a label:
 	// "Sample3: 2.5", "Sample3 = 2.5", "Sample3 - 2.5", "Sample3): 2.5",
 	// "Sample3 is 2.5", "Sample3: 2.5/3". Group 1 is the number.
-	oracleScoreAfterLabel = regexp.MustCompile(`^[ \t*_()\]]*(?:[:=\-–—]|\bis\b)?[ \t*_]*(-?\d+(?:\.\d+)?|-?\.\d+)\b`)
+	oracleScoreAfterLabel = regexp.MustCompile(`^[ \t*_()\]]*(?:[:=\-–—]|\bis\b)?[ \t*_]*([-+]?\d+(?:\.\d+)?|[-+]?\.\d+)\b`)
 
 	// oracleListItemRE is a line of a score list written one per line: it starts
 	// with a label, after any bullet or number ("- Sample1: 2", "2. Sample2 = 1").
@@ -43,11 +47,11 @@ var (
 	// item (end of line, comma or semicolon), for the last-resort search of
 	// the whole answer, where looser forms would catch numbers in the prose
 	// ("Sample1: 3 of its 5 sentences...").
-	oracleStrictPair = regexp.MustCompile(`(?im)\bsample\s*#?\s*(\d+)[ \t*_)]*[:=][ \t*_]*(-?\d+(?:\.\d+)?)(?:[ \t]*/[ \t]*\d+(?:\.\d+)?)?[ \t*_]*(?:[,;]|\.?[ \t]*$)`)
+	oracleStrictPair = regexp.MustCompile(`(?im)\bsample\s*#?\s*(\d+)[ \t*_)]*[:=][ \t*_]*([-+]?\d+(?:\.\d+)?)(?:[ \t]*/[ \t]*\d+(?:\.\d+)?)?[ \t*_]*(?:[,;]|\.?[ \t]*$)`)
 
 	// oracleScoreOfRE reads one-stage score lines: "Score of Sample3: 2.5",
 	// "Score for Sample 3 = 2".
-	oracleScoreOfRE = regexp.MustCompile(`(?i)\bscore\s+(?:of|for)\s+sample\s*#?\s*(\d+)[ \t*_)]*[:=\-–—]?[ \t*_]*(-?\d+(?:\.\d+)?)\b`)
+	oracleScoreOfRE = regexp.MustCompile(`(?i)\bscore\s+(?:of|for)\s+sample\s*#?\s*(\d+)\b[ \t*_)]*[:=\-–—]?[ \t*_]*([-+]?\d+(?:\.\d+)?)\b`)
 
 	// oracleScoreOfLine finds a one-stage score line, to end a sample's analysis.
 	oracleScoreOfLine = regexp.MustCompile(`(?im)^[^\n]*\bscore\s+(?:of|for)\s+sample\s*#?\s*\d+[^\n]*$`)
@@ -93,18 +97,38 @@ func oracleParseBatchAnswer(text string, n int, c Criterion) BatchAnswer {
 
 	hits, listStart, found, listsProblem := oracleFindScoreList(clean, n, c)
 	analysisEnd := listStart
+	linesProblem := ""
 	if !found {
 		analysisEnd = len(clean)
 		hits = oracleReadHits(clean, c, oracleScoreOfRE)
 		if len(hits) == 0 {
 			hits = oracleReadHits(clean, c, oracleStrictPair)
 		}
+	} else if lines := oracleReadHits(clean, c, oracleScoreOfRE); len(lines) > 0 {
+		// Changed with the production parser (fix-parse29): "Score of"
+		// lines are read with the lists, and a sample they score
+		// differently from the lists keeps none.
+		byLabel := map[int][]float64{}
+		for _, h := range lines {
+			if h.ok && h.why == "" && h.label >= 1 && h.label <= n {
+				byLabel[h.label] = append(byLabel[h.label], h.value)
+			}
+		}
+		for _, h := range hits {
+			if h.ok && h.why == "" && len(byLabel[h.label]) > 0 && !slices.Contains(byLabel[h.label], h.value) {
+				linesProblem = `the answer's "Score of" lines and its score list disagree; a sample they score differently keeps no score`
+			}
+		}
+		hits = append(lines, hits...)
 	}
 	if len(hits) == 0 {
 		a.Problems = append(a.Problems, "no scores found in the answer")
 	}
 	if listsProblem != "" {
 		a.Problems = append(a.Problems, listsProblem)
+	}
+	if linesProblem != "" {
+		a.Problems = append(a.Problems, linesProblem)
 	}
 	a.Problems = append(a.Problems, oracleAssignScores(a.Scores, hits, n, c)...)
 	oracleFillAnalyses(a.Analyses, clean[:analysisEnd])
@@ -297,6 +321,7 @@ func oracleAssignScores(scores []*float64, hits []oracleScoreHit, n int, c Crite
 				problems = append(problems, fmt.Sprintf("%s: %s is outside [%s, %s]", label, values[i][0], formatNumber(c.Lo), formatNumber(c.Hi)))
 				continue
 			}
+			v += 0 // changed with the production parser (fix-parse29): "-0" is 0
 			scores[i] = &v
 		case aside[i] != "":
 			problems = append(problems, fmt.Sprintf("%s: %s", label, aside[i]))
@@ -362,7 +387,7 @@ func oracleFillAnalyses(analyses []string, part string) {
 // and full-width digits, minus, full stop and colon are written in ASCII.
 func oracleCleanMarkdown(s string) string {
 	return strings.NewReplacer("\r\n", "\n", "\r", "\n", "**", "", "__", "", "`", "",
-		"\u2212", "-", "\uff0d", "-", "\uff0e", ".", "\uff1a", ":",
+		"\u2212", "-", "\uff0d", "-", "\uff0b", "+", "\uff0e", ".", "\uff1a", ":",
 		"\uff10", "0", "\uff11", "1", "\uff12", "2", "\uff13", "3", "\uff14", "4",
 		"\uff15", "5", "\uff16", "6", "\uff17", "7", "\uff18", "8", "\uff19", "9").Replace(s)
 }

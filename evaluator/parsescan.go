@@ -449,7 +449,7 @@ func isWordByte(c byte) bool {
 
 // matchScoreAfter is scoreAfterLabel on r, written out:
 //
-//	^[ \t*_()\]]*(?:[:=\-–—]|\bis\b)?[ \t*_]*(-?\d+(?:\.\d+)?|-?\.\d+)\b
+//	^[ \t*_()\]]*(?:[:=\-–—]|\bis\b)?[ \t*_]*([-+]?\d+(?:\.\d+)?|[-+]?\.\d+)\b
 //
 // It returns the number (group 1) and whether there was a match.
 //
@@ -496,14 +496,14 @@ func matchScoreAfterSpan(r string) (int, int, bool) {
 	return 0, 0, false
 }
 
-// matchNumber is (-?\d+(?:\.\d+)?|-?\.\d+)\b at k of r: the end of the
-// number, or -1. A "-" is taken when there is one (without it the number
-// would have to start at the "-"); \d+ runs are taken whole (\b cannot
+// matchNumber is ([-+]?\d+(?:\.\d+)?|[-+]?\.\d+)\b at k of r: the end of the
+// number, or -1. A "-" or "+" is taken when there is one (without it the
+// number would have to start at the sign); \d+ runs are taken whole (\b cannot
 // hold between two digits); the fraction is dropped when \b fails after
 // it, since "." is not a word character and \b then holds before it.
 func matchNumber(r string, k int) int {
 	j := k
-	if j < len(r) && r[j] == '-' {
+	if j < len(r) && (r[j] == '-' || r[j] == '+') {
 		j++
 	}
 	if d := skipDigits(r, j); d > j {
@@ -654,24 +654,27 @@ func matchScoreChain(s string, c int) int {
 
 // matchScoreOf is scoreOfRE's match without its \b, at q of s:
 //
-//	score\s+(?:of|for)\s+sample\s*#?\s*(\d+)[ \t*_)]*[:=\-–—]?[ \t*_]*(-?\d+(?:\.\d+)?)\b
+//	score\s+(?:of|for)\s+sample\s*#?\s*(\d+)\b[ \t*_)]*[:=\-–—]?[ \t*_]*([-+]?\d+(?:\.\d+)?)\b
 //
 // It returns nil or {start, end, label start, label end, number start,
 // number end}.
 //
-// Why it is the same: the regexp first takes all the label's digits and
-// reads the score after them as matchScoreAfter does (the separator at the
-// end of the [ \t*_)] run, then the number; else the number at that end).
-// Only when that fails does it give back label digits; then the number
-// starts inside the digits, with nothing between, and since the number
-// runs to the same place whatever its start, only the first choice (one
-// digit given back) can be the match.
+// Why it is the same: the label's digits must be taken whole (\b cannot
+// hold between two digits) and be followed by a non-word character; then
+// the regexp reads the score after them as matchScoreAfter does (the
+// separator at the end of the [ \t*_)] run, then the number; else the
+// number at that end). Until fix-parse29 the pattern had no \b there and
+// gave back the label's last digit as the score ("Score of Sample12" was
+// Sample1 scored 2).
 func matchScoreOf(s string, q int) (span, bool) {
 	ds := matchScoreChain(s, q)
 	if ds < 0 {
 		return span{}, false
 	}
 	de := skipDigits(s, ds)
+	if !wordEnds(s, de) {
+		return span{}, false
+	}
 	i := de
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '*' || s[i] == '_' || s[i] == ')') {
 		i++
@@ -696,19 +699,14 @@ func matchScoreOf(s string, q int) (span, bool) {
 	if end := matchSignedNumber(s, i); end >= 0 {
 		return span{q, end, ds, de, i, end}, true
 	}
-	if de-ds > 1 {
-		if end := matchSignedNumber(s, de-1); end >= 0 {
-			return span{q, end, ds, de - 1, de - 1, end}, true
-		}
-	}
 	return span{}, false
 }
 
-// matchSignedNumber is -?\d+(?:\.\d+)?\b at k of s: the first
+// matchSignedNumber is [-+]?\d+(?:\.\d+)?\b at k of s: the first
 // alternative of matchNumber.
 func matchSignedNumber(s string, k int) int {
 	j := k
-	if j < len(s) && s[j] == '-' {
+	if j < len(s) && (s[j] == '-' || s[j] == '+') {
 		j++
 	}
 	d := skipDigits(s, j)
