@@ -112,10 +112,6 @@ func (h *Handlers) showShared(c echo.Context) error {
 		}
 		v.SharedPage, v.ReportFacts = sp, facts
 		v.Title = run.Name
-		// Read-only, in words that name no worker (web.SharedRunEventText).
-		if v.Events, err = h.DB.RunEvents(ctx, run.ID); err != nil {
-			return err
-		}
 		return render(c, http.StatusOK, web.SharedRunPage(v))
 	case models.ShareExperiment:
 		e, err := h.DB.FindExperiment(ctx, link.WorkspaceID, id64(link.ExperimentID))
@@ -339,6 +335,12 @@ func (h *Handlers) reportFacts(ctx context.Context, run models.Run) (web.ReportF
 	if p, err := h.DB.FindProject(ctx, wsID, run.ProjectID); err == nil {
 		f.Project = p.Name
 	}
+	// Read-only, in words that name no worker (web.SharedRunEventText).
+	events, err := h.DB.RunEvents(ctx, run.ID)
+	if err != nil {
+		return f, err
+	}
+	f.Events = events
 	if d, err := h.DB.FindDataset(ctx, wsID, run.DatasetID); err == nil {
 		f.Dataset = d.Name
 	}
