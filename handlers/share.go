@@ -111,6 +111,10 @@ func (h *Handlers) showShared(c echo.Context) error {
 			return err
 		}
 		v.SharedPage, v.ReportFacts = sp, facts
+		// A missing value in the samples table says why.
+		if v.Missing, err = h.sayWhyReportSamplesMissing(ctx, run, v.Report); err != nil {
+			return err
+		}
 		v.Title = run.Name
 		return render(c, http.StatusOK, web.SharedRunPage(v))
 	case models.ShareExperiment:
