@@ -27,6 +27,8 @@ func TestMoreTablesSayWhyAValueIsMissing(t *testing.T) {
 		runLink := env.createShareVia(url.Values{"kind": {"run"}, "run_id": {strconv.FormatInt(a.ID, 10)}, "expires": {"7d"}})
 		cmpLink := env.createShareVia(url.Values{"kind": {"compare"}, "run_id": {strconv.FormatInt(a.ID, 10)},
 			"other_run_id": {strconv.FormatInt(b.ID, 10)}, "expires": {"7d"}})
+		// A finished run, whose page reads its stored per-sample results.
+		done := env.waitRun(env.launch(d.launchForm("2", "5")), 60*time.Second)
 		rows, err := env.db.ListDatasetRows(ctx, d.dataset.ID, 0, 0)
 		must(t, err)
 		crit := a.RubricSnapshot.Criteria[0]
@@ -44,6 +46,11 @@ func TestMoreTablesSayWhyAValueIsMissing(t *testing.T) {
 			must(t, env.db.Gorm.Model(&models.Run{}).Where("id = ?", run.ID).Update("status", models.RunRunning).Error)
 			env.h.forgetReports(run.ID)
 		}
+
+		must(t, env.db.Gorm.Exec(`UPDATE run_scores SET score = NULL WHERE run_id = ? AND row_id = ? AND criterion_index = 0 AND round = 1`, done.ID, oneRound.ID).Error)
+		// A later finishing time makes the stored results out of date.
+		must(t, env.db.Gorm.Model(&models.Run{}).Where("id = ?", done.ID).Update("finished_at", done.FinishedAt.Add(time.Second)).Error)
+		env.h.forgetReports(done.ID)
 
 		cell := func(word, why, testID string) string {
 			why = escapeText(why)
@@ -68,6 +75,10 @@ func TestMoreTablesSayWhyAValueIsMissing(t *testing.T) {
 				cell("not rated", "no difference without both a score and a rating: no human rating ("+humanWhy+")", "diff-missing-short"): 1,
 				cell("no score", "no difference without both a score and a rating: no final score ("+finalWhy+")", "diff-missing-short"):   1,
 			}},
+			// Its stored results know the round was answered: not "the run
+			// ended before it".
+			{"finished run's page", fmt.Sprintf("/runs/%d?criterion=0", done.ID), false, map[string]int{
+				cell("no score", roundWhy, "round-missing-short"): 1}},
 			{"share link's samples table", runLink, true, map[string]int{notRated: 1, noFinal: 1}},
 			{"share link's comparison", cmpLink + "?criterion=0", true, map[string]int{notRated: 1,
 				cell("no score", cmpWhy, "a-missing-short"): 1, cell("no score", cmpWhy, "b-missing-short"): 1, noDiff: 1}},
