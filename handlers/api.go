@@ -705,7 +705,7 @@ func apiRun(r models.Run) APIRun {
 		out.Method = models.MethodBatchEval
 	}
 	if r.WaitingForJudge() {
-		out.WaitingForJudge, out.WaitingError = true, r.WaitingError
+		out.WaitingForJudge, out.WaitingError = true, r.ShownWaitingError()
 	}
 	out.ElapsedSeconds, out.PausedSeconds = report.RunSeconds(r, time.Now())
 	for _, c := range r.RubricSnapshot.Criteria {

@@ -16,7 +16,10 @@ func TestAPIRunSaysWhyItWaits(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		runID := env.launch(env.demo().launchForm("1", "10"))
 		env.waitRun(runID, 30*time.Second)
+		// Stored with the judge client's code-path prefix, as the runner
+		// writes it; shown without (models.ShownJudgeText).
 		const why = "judge: the endpoint is rate limiting (HTTP 429). The run waits 10m0s, as the judge asked"
+		const shown = "the endpoint is rate limiting (HTTP 429). The run waits 10m0s, as the judge asked"
 		tests := []struct {
 			name        string
 			sql         string
@@ -35,7 +38,7 @@ func TestAPIRunSaysWhyItWaits(t *testing.T) {
 				name:        "waiting for its judge",
 				sql:         `UPDATE runs SET status = ?, finished_at = NULL, waiting_since = ?, waiting_error = ?, retries = 5 WHERE id = ?`,
 				args:        []any{models.RunRunning, time.Now().UTC(), why, runID},
-				wantWaiting: true, wantError: why, wantRetries: 5,
+				wantWaiting: true, wantError: shown, wantRetries: 5,
 			},
 			{
 				// A finished run waits for nothing, whatever was left.

@@ -354,7 +354,12 @@ const (
 // ratings were read, which recomputing the report mends: who can do that
 // is said to a reader outside the workspace. It names no reviewer: a
 // share link shows it too.
-func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, apart *models.ImportedOnScale, reviews, withdrawn []models.ReviewRating, reader humanReader) string {
+//
+// A sample whose browser ratings were all given on another scale than the
+// one the report reads (offScale, splitReviews; scale, the criterion's
+// human scale) was rated, but none of its ratings counts: it says so, and
+// what mends it (rating again on the scale), rather than "not rated yet".
+func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, apart *models.ImportedOnScale, reviews, withdrawn, offScale []models.ReviewRating, scale evaluator.Scale, reader humanReader) string {
 	if src.Source == models.HumansBoth && apart != nil {
 		return importedApartReason(*apart, reader)
 	}
@@ -382,6 +387,9 @@ func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, apa
 			}
 		}
 	}
+	if len(withdrawn) == 0 && len(offScale) > 0 {
+		browser = browserOffScaleReason(offScale, scale, reader)
+	}
 	for _, r := range reviews {
 		if r.Score != nil && r.ID > src.UptoRatingID {
 			browser = "rated in the browser after the report read its ratings: recompute the report to use it"
@@ -399,6 +407,32 @@ func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, apa
 		return dataset + ", and " + browser
 	}
 	return dataset
+}
+
+// browserOffScaleReason says why a sample rated in the browser only on
+// another scale (off, the reviewers' current ratings off the scale) than
+// the criterion's human scale has no browser rating in the report: a
+// rating on another scale is not one on this scale (models.OnScale), so
+// none counts until someone rates it on the scale. Which scale each was
+// given on is said; who rated, not (a share link shows it too).
+func browserOffScaleReason(off []models.ReviewRating, scale evaluator.Scale, reader humanReader) string {
+	var given []string
+	for _, r := range off {
+		g := scaleEnd(r.Lo) + " to " + scaleEnd(r.Hi)
+		if !slices.Contains(given, g) {
+			given = append(given, g)
+		}
+	}
+	on := scaleEnd(scale.Lo) + " to " + scaleEnd(scale.Hi)
+	mend := "rate it again on " + on
+	if reader == readerOutside {
+		mend = "someone of the run's workspace can rate it again on " + on
+	}
+	what := "its browser rating was given on " + strings.Join(given, " and ") + ", not on the rubric's " + on + " that the report reads, so it does not count"
+	if len(off) > 1 {
+		what = "its browser ratings were all given on " + strings.Join(given, " and ") + ", not on the rubric's " + on + " that the report reads, so none counts"
+	}
+	return what + ": " + mend
 }
 
 // importedApartReason says why no sample has a combined human rating of a
@@ -546,16 +580,17 @@ func (hr *humanReasons) why(ctx context.Context, missing []roundKey) (map[roundK
 			continue
 		}
 		crit := crits[k.ci]
-		var current, withdrawn []models.ReviewRating
+		var current, withdrawn, offScale []models.ReviewRating
+		var scale evaluator.Scale
 		if hr.refusals[k.ci] == "" {
 			r, ok := split[k.ci]
 			if !ok {
 				r = splitReviews(byName[crit.Name], hr.scales[k.ci])
 				split[k.ci] = r
 			}
-			current, withdrawn = r.current[k.row], r.withdrawn[k.row]
+			current, withdrawn, offScale, scale = r.current[k.row], r.withdrawn[k.row], r.offScale[k.row], hr.scales[k.ci]
 		}
-		out[k] = humanMissingReason(crit, hr.src, hr.apart[crit.Name], current, withdrawn, hr.reader)
+		out[k] = humanMissingReason(crit, hr.src, hr.apart[crit.Name], current, withdrawn, offScale, scale, hr.reader)
 	}
 	return out, nil
 }
@@ -718,7 +753,7 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		if err != nil {
 			return err
 		}
-		sv.HumanMissing = humanMissingReason(crit, src, apart[crit.Name], reviews[s.RowID], byRow.withdrawn[s.RowID], readerMember)
+		sv.HumanMissing = humanMissingReason(crit, src, apart[crit.Name], reviews[s.RowID], byRow.withdrawn[s.RowID], byRow.offScale[s.RowID], scale, readerMember)
 	}
 	if !sv.Hidden {
 		scores, err := h.DB.ListRowScores(ctx, run.ID, s.RowID)
@@ -909,7 +944,7 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 	// (humanMissingReason); the run's human source is read only then.
 	var src *models.RunHumanSource
 	var apart map[string]*models.ImportedOnScale
-	sayWhyMissing := func(ci int, crit evaluator.Criterion, reviews, withdrawn []models.ReviewRating) error {
+	sayWhyMissing := func(ci int, crit evaluator.Criterion, reviews, withdrawn, offScale []models.ReviewRating, scale evaluator.Scale) error {
 		if ci >= len(page.Criteria) || page.Criteria[ci].HumanPending {
 			return nil
 		}
@@ -926,7 +961,7 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 				return err
 			}
 		}
-		page.Criteria[ci].HumanMissing = humanMissingReason(crit, *src, apart[crit.Name], reviews, withdrawn, readerMember)
+		page.Criteria[ci].HumanMissing = humanMissingReason(crit, *src, apart[crit.Name], reviews, withdrawn, offScale, scale, readerMember)
 		return nil
 	}
 	for ci, crit := range run.RubricSnapshot.Criteria {
@@ -935,14 +970,14 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 		if refusals[ci] != "" {
 			sc.Refused = refusals[ci]
 			v.Criteria = append(v.Criteria, sc)
-			if err := sayWhyMissing(ci, crit, nil, nil); err != nil {
+			if err := sayWhyMissing(ci, crit, nil, nil, nil, evaluator.Scale{}); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		reviews := splitReviews(byName[crit.Name], scales[ci])
 		sc.Reviews, sc.OffScale = reviews.current[rowID], reviews.offScale[rowID]
-		if err := sayWhyMissing(ci, crit, sc.Reviews, reviews.withdrawn[rowID]); err != nil {
+		if err := sayWhyMissing(ci, crit, sc.Reviews, reviews.withdrawn[rowID], reviews.offScale[rowID], scales[ci]); err != nil {
 			return nil, err
 		}
 		if v.CanRate {

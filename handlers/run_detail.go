@@ -469,7 +469,7 @@ func unitCriterion(run models.Run, m methods.Method, ci int) string {
 func unreadableReason(b models.RunBatch, label int) string {
 	own := fmt.Sprintf("Sample%d: ", label)
 	var parts []string
-	for _, p := range b.Problems {
+	for _, p := range b.ShownProblems() {
 		switch {
 		case strings.HasPrefix(p, own):
 			parts = append(parts, strings.TrimPrefix(p, own))
@@ -480,7 +480,7 @@ func unreadableReason(b models.RunBatch, label int) string {
 		}
 	}
 	if b.Error != "" {
-		parts = append(parts, "the judge's call failed: "+b.Error)
+		parts = append(parts, "the judge's call failed: "+b.ShownError())
 	}
 	// A repair that answered (even emptily) left this score missing; one
 	// that failed is among the problems already.

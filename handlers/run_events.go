@@ -59,7 +59,7 @@ func runProgress(run models.Run, noAnswer int, now time.Time) web.RunProgress {
 	p.Unreadable = max(run.MissingScores-noAnswer, 0)
 	p.NoAnswer = run.MissingScores - p.Unreadable
 	if run.WaitingForJudge() {
-		p.Status, p.Waiting, p.StatusClass = models.StatusWaitingForJudge, run.WaitingError, "waiting"
+		p.Status, p.Waiting, p.StatusClass = models.StatusWaitingForJudge, run.ShownWaitingError(), "waiting"
 	}
 	if run.StartedAt != nil {
 		// Shown 1-based; before the first batch is planned there is nothing

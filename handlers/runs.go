@@ -610,6 +610,8 @@ func (h *Handlers) runFailures(ctx context.Context, run models.Run) (map[int]int
 func failureViews(runID int64, causes []models.FailureCause) []web.RunFailureCause {
 	out := make([]web.RunFailureCause, 0, len(causes))
 	for _, c := range causes {
+		// The example is a call's stored error: shown as the call's is.
+		c.Example = models.ShownJudgeText(c.Example)
 		out = append(out, web.RunFailureCause{FailureCause: c, Label: web.FailureLabel(c.Kind), Href: web.RunFailedCallsURL(runID, c.Kind, c.Kind == "")})
 	}
 	return out

@@ -111,11 +111,11 @@ func (h *Handlers) showShared(c echo.Context) error {
 			return err
 		}
 		v.SharedPage, v.ReportFacts = sp, facts
-		v.Title = run.Name
-		// Read-only, in words that name no worker (web.SharedRunEventText).
-		if v.Events, err = h.DB.RunEvents(ctx, run.ID); err != nil {
+		// A missing value in the samples table says why.
+		if v.Missing, err = h.sayWhyReportSamplesMissing(ctx, run, v.Report); err != nil {
 			return err
 		}
+		v.Title = run.Name
 		return render(c, http.StatusOK, web.SharedRunPage(v))
 	case models.ShareExperiment:
 		e, err := h.DB.FindExperiment(ctx, link.WorkspaceID, id64(link.ExperimentID))
@@ -339,6 +339,12 @@ func (h *Handlers) reportFacts(ctx context.Context, run models.Run) (web.ReportF
 	if p, err := h.DB.FindProject(ctx, wsID, run.ProjectID); err == nil {
 		f.Project = p.Name
 	}
+	// Read-only, in words that name no worker (web.SharedRunEventText).
+	events, err := h.DB.RunEvents(ctx, run.ID)
+	if err != nil {
+		return f, err
+	}
+	f.Events = events
 	if d, err := h.DB.FindDataset(ctx, wsID, run.DatasetID); err == nil {
 		f.Dataset = d.Name
 	}

@@ -515,6 +515,36 @@ func (r Run) ShownError() string {
 	return strings.TrimPrefix(r.Error, judgeCodePrefix)
 }
 
+// ShownJudgeText is a text quoting the judge client's error as a user
+// sees it: without the client's code-path prefix "judge: " (a wrapping
+// artefact, not something a reader needs), at its start ("judge: the
+// endpoint is rate limiting...") or after a label that quotes the error
+// ("repair request failed: judge: ..."). The runner stores the text with
+// it, and rows stored by older builds have it too; the stored text is
+// untouched.
+func ShownJudgeText(s string) string {
+	s = strings.TrimPrefix(s, judgeCodePrefix)
+	return strings.ReplaceAll(s, ": "+judgeCodePrefix, ": ")
+}
+
+// ShownWaitingError is WaitingError as the run page and the API show it
+// (ShownJudgeText).
+func (r Run) ShownWaitingError() string { return ShownJudgeText(r.WaitingError) }
+
+// ShownError is the batch's error as every page shows it
+// (ShownJudgeText).
+func (b RunBatch) ShownError() string { return ShownJudgeText(b.Error) }
+
+// ShownProblems are the batch's problems as every page shows them
+// (ShownJudgeText: a failed repair quotes the judge client's error).
+func (b RunBatch) ShownProblems() []string {
+	out := make([]string, len(b.Problems))
+	for i, p := range b.Problems {
+		out[i] = ShownJudgeText(p)
+	}
+	return out
+}
+
 // StoppedByJudgeSettings reports whether the run stopped because no call
 // can succeed with its judge's settings. Resuming it sends the same calls
 // (the address and model it started with, the judge's current key), so it

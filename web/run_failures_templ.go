@@ -685,9 +685,9 @@ func RunBatchesPage(v RunBatchesView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var34 string
-					templ_7745c5c3_Var34, templ_7745c5c3_Err = templ.JoinStringErrs(RunExcerpt(r.Batch.Error, 160))
+					templ_7745c5c3_Var34, templ_7745c5c3_Err = templ.JoinStringErrs(RunExcerpt(r.Batch.ShownError(), 160))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/run_failures.templ`, Line: 190, Col: 58}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/run_failures.templ`, Line: 190, Col: 65}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var34))
 					if templ_7745c5c3_Err != nil {
@@ -846,7 +846,7 @@ func NewUnreadableAnswer(run models.Run, b models.RunBatch, href templ.SafeURL, 
 		where += fmt.Sprintf(", %s %d", w.Unit, b.BatchIndex+1)
 	}
 	u := UnreadableAnswer{Where: where, Href: href}
-	for i, p := range b.Problems {
+	for i, p := range b.ShownProblems() {
 		if i == unreadableProblems {
 			u.MoreProblems = len(b.Problems) - i
 			break
