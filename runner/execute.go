@@ -413,7 +413,9 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 		// Outside the budget: a call waiting for the cap holds no slot.
 		limited = capped{c: limited, cap: spend, r: r}
 	}
-	limited = turnTaking{limited}
+	// A unit's first call waits for its turn and its slot as one wait,
+	// unless the spending cap, which sits between them, may hold it.
+	limited = turnTaking{c: limited, sem: b.sem, withSlot: spend == nil}
 	return cachedJudge(r.db, answerStore{r.db.ResponseCache(run.WorkspaceID), r}, run, limited, cfg.BaseURL, spend, r.flights), nil
 }
 
@@ -730,7 +732,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 		// turns keep the calls within the concurrency. They run on the
 		// execution's kept goroutines (workers.go).
 		g, gctx := workers.group(work, concurrency+unitLookahead)
-		turns := &unitTurns{slots: make(chan struct{}, concurrency), stop: gctx, r: r, halted: make(chan struct{})}
+		turns := newUnitTurns(concurrency, gctx, r)
 		for _, t := range todo {
 			g.Go(func() error {
 				if err := r.stopping(gctx); err != nil {

@@ -148,9 +148,12 @@ func estimateTokens(req judge.Request) int {
 func (b *budget) acquire(ctx context.Context, req judge.Request) (release func(), est int, err error) {
 	// Waiting for room stops when the process starts shutting down: no
 	// new call would be sent then anyway. A free slot goes to the call of
-	// the criterion furthest behind (prio.go).
-	if err := b.sem.acquire(ctx, roundOf(ctx), b.r.draining); err != nil {
-		return nil, 0, err
+	// the criterion furthest behind (prio.go). A unit's first call may
+	// hold one already, taken with its turn (lookahead.go).
+	if !claimHeldSlot(ctx) {
+		if err := b.sem.acquire(ctx, roundOf(ctx), b.r.draining); err != nil {
+			return nil, 0, err
+		}
 	}
 	local := b.sem.release
 	if b.judge == 0 {

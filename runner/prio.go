@@ -44,13 +44,117 @@ type prioritySlots struct {
 
 func newPrioritySlots(n int) *prioritySlots { return &prioritySlots{free: n} }
 
-// slotWaiter is one call waiting for a slot.
+// slotWaiter is one call waiting for a slot, or a unit waiting for its
+// turn (turnGate) and then, without waking in between, for a slot.
 type slotWaiter struct {
 	prio    int
 	seq     uint64
-	ready   chan struct{} // closed when the slot is granted
+	ready   chan struct{} // closed when the slot (or the turn alone) is granted
 	granted bool          // set with ready closed, under the lock
 	index   int           // in the queue; -1 once out of it
+	// A unit's wait for its turn: gate is the round's turns; inGate while
+	// it waits in gate's queue; slot when the turn's grant goes on to a
+	// wait for a slot rather than waking the unit.
+	gate   *turnGate
+	inGate bool
+	slot   bool
+}
+
+// turnGate is a round's turns (lookahead.go's unitTurns), kept under the
+// lock of the run's slots: a unit whose turn comes while every slot is
+// held is moved into the slots' queue by the unit that gave the turn
+// back, and is woken once, with its turn and its slot. Woken for its
+// turn only to queue for a slot at once, it cost a goroutine wake-up
+// (a thread's, on an idle core) a call at concurrency 1 with a run's
+// criteria side by side (BENCHMARKS.md, "Run speed, eleventh pass").
+type turnGate struct {
+	n, held int
+	queue   []*slotWaiter // first come first served
+}
+
+// enterGate claims a turn of g for a unit of priority prio and, when slot
+// is set, a slot for its first call along with it. It returns the waiter
+// and whether all it asked for is held already; otherwise the caller
+// waits for w.ready, or, giving up, calls leaveGate.
+func (s *prioritySlots) enterGate(g *turnGate, prio int, slot bool) (w *slotWaiter, now bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w = &slotWaiter{prio: prio, gate: g, slot: slot, index: -1}
+	if g.held < g.n {
+		g.held++
+		if !slot {
+			return w, true
+		}
+		if s.free > 0 {
+			s.free--
+			return w, true
+		}
+		w.ready = make(chan struct{})
+		s.seq++
+		w.seq = s.seq
+		heap.Push(&s.wait, w)
+		return w, false
+	}
+	w.ready = make(chan struct{})
+	w.inGate = true
+	g.queue = append(g.queue, w)
+	return w, false
+}
+
+// leaveGate takes w, whose wait ended before its grant, out of the
+// queues, and says what it holds already: its turn (it was in the slots'
+// queue, or granted) and its slot (granted). The caller gives them back.
+func (s *prioritySlots) leaveGate(w *slotWaiter) (turn, slot bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case w.inGate:
+		q := w.gate.queue
+		for i, o := range q {
+			if o == w {
+				copy(q[i:], q[i+1:])
+				q[len(q)-1] = nil
+				w.gate.queue = q[:len(q)-1]
+				break
+			}
+		}
+		w.inGate = false
+		return false, false
+	case w.granted:
+		return true, w.slot
+	default:
+		if w.index >= 0 {
+			heap.Remove(&s.wait, w.index)
+		}
+		return true, false
+	}
+}
+
+// turnDone gives a turn of g back: to the first unit waiting for one,
+// which then holds it while it waits for a slot, if it wants one and none
+// is free (it is not woken in between).
+func (s *prioritySlots) turnDone(g *turnGate) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(g.queue) == 0 {
+		g.held--
+		return
+	}
+	w := g.queue[0]
+	g.queue[0] = nil
+	g.queue = g.queue[1:]
+	w.inGate = false
+	if w.slot && s.free == 0 {
+		s.seq++
+		w.seq = s.seq
+		heap.Push(&s.wait, w)
+		return
+	}
+	if w.slot {
+		s.free--
+	}
+	w.granted = true
+	close(w.ready)
 }
 
 // acquire takes a slot for a call of priority prio (lower is more urgent),
