@@ -126,3 +126,67 @@ func TestJSONExportListsRunEvents(t *testing.T) {
 		}
 	})
 }
+
+// TestExportCountsLateCallsAfterItWasRead: a call sent before a run ended
+// that came back after it adds its calls, tokens and cost to the finished
+// run, and its late_count event says reports downloaded before then do not
+// include it. But a JSON export downloaded after it still stated the old
+// calls and tokens when the run's report had been read before (the
+// server's cache of finished runs' reports kept the run as it was then);
+// the API's run stated the new ones. The export now states what the
+// API's run does.
+func TestExportCountsLateCallsAfterItWasRead(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := t.Context()
+		d := env.ratedDataset("Late spend", 3)
+		run := env.storedRun(d, "Late", d.human, nil)
+		owner := env.createUser(env.ws.ID, "ow@a.test", models.RoleOwner)
+		session := env.sessionCookie(owner)
+		_, token := env.apiToken(env.ws.ID, owner.ID)
+		api := newAPIClient(t, env)
+		type counts struct {
+			Calls            int `json:"calls"`
+			PromptTokens     int `json:"prompt_tokens"`
+			CompletionTokens int `json:"completion_tokens"`
+		}
+		exported := func(rec *httptest.ResponseRecorder) counts {
+			t.Helper()
+			if rec.Code != http.StatusOK {
+				t.Fatalf("export: %d %.300s", rec.Code, rec.Body)
+			}
+			var doc struct {
+				Report struct {
+					Run counts `json:"run"`
+				} `json:"report"`
+			}
+			must(t, json.Unmarshal(rec.Body.Bytes(), &doc))
+			return doc.Report.Run
+		}
+		page := func() counts {
+			return exported(env.send(http.MethodGet, fmt.Sprintf("/runs/%d/export.json", run.ID), nil, "", session))
+		}
+		results := func() counts { return exported(api.get(fmt.Sprintf("/api/v1/runs/%d/results", run.ID), token)) }
+		if got := page(); got != (counts{}) {
+			t.Fatalf("before the late call: %+v, want no calls", got)
+		}
+		results()
+
+		batches, err := env.db.RoundBatches(ctx, run.ID, 0, 0)
+		must(t, err)
+		late := models.UnitSpend{Calls: 1, PromptTokens: 120, CompletionTokens: 8, Paid: []models.PaidCall{{ID: "late-call-1", PromptTokens: 120, CompletionTokens: 8}}}
+		must(t, env.db.AddUnitSpend(models.WithLeaseOwner(ctx, "build-host-7-4242-abc/3"), run.ID, batches[0].ID, late))
+
+		var fromAPI counts
+		must(t, json.Unmarshal(api.get(fmt.Sprintf("/api/v1/runs/%d", run.ID), token).Body.Bytes(), &fromAPI))
+		want := counts{Calls: 1, PromptTokens: 120, CompletionTokens: 8}
+		if fromAPI != want {
+			t.Fatalf("fixture: the API's run states %+v, want %+v", fromAPI, want)
+		}
+		if got := page(); got != want {
+			t.Errorf("the run page's export after the late call: %+v, want %+v as the API's run", got, want)
+		}
+		if got := results(); got != want {
+			t.Errorf("the API's results after the late call: %+v, want %+v as the API's run", got, want)
+		}
+	})
+}
