@@ -137,6 +137,18 @@ var (
 	// (a rounding, since fix-parse29). Group 1 is the second
 	// score. Only these words and arrows count, so that a number in a
 	// remark ("2 (the final turn has 3 errors)") is not taken for one.
+	// asideDotsRE is a second decimal point right after a score, with
+	// digits after it: "1.5.2" (a version or section number, or a typo),
+	// "1..5" (a range, or 1.5 mistyped). Which number is meant cannot be
+	// told; the digits before the second point used to be read as the
+	// score ("1.5.2" was 1.5, "1..5" was 1; fix-read30). A point that ends
+	// a sentence ("3.", "1.5.") is not one: nothing but a point follows.
+	asideDotsRE = regexp.MustCompile(`^\.+\d+(?:\.+\d+)*`)
+	// asideQueriedRE is a question mark right after a score, after any
+	// exclamation marks, or in brackets: "3?", "3??", "3?!", "3!?",
+	// "3 (?)", "4/5?". The judge doubts the number; it used to be read as
+	// the score (fix-read30). "3!" is emphasis and is read.
+	asideQueriedRE = regexp.MustCompile(`^[ \t]*(?:!*[?？][?？!]*|\([ \t]*[?？][ \t]*\))`)
 	asideRevisedRE = regexp.MustCompile(`(?i)^[ \t]*(?:(?:[,;(]|\band\b)[ \t]*)?(?:(?:revised|corrected|updated|adjusted|changed|amended|rounded(?:[ \t]+(?:up|down))?)(?:[ \t]+(?:score|rating))?[ \t]*(?:to\b|:|=)?|->|→|=>)[ \t]*([-+]?\d+(?:\.\d+)?)`)
 )
 
@@ -153,14 +165,22 @@ var (
 // it ("2,5": a decimal comma, "1,000", or two numbers) or a sign after it
 // ("3+", "4-": a grade), and "4 of 5", "4 (out of 5)" are out of 5 as
 // "4/5" is (fix-parse29; the first number used to be read in all three).
+// A number with a second decimal point and digits after it ("1.5.2",
+// "1..5") is not one number, and one with a question mark after it ("3?",
+// "3?!", "3 (?)", "4/5?" on [1, 5]) is one the judge doubts (fix-read30;
+// both used to be read as the digits before the mark).
 func scoreAside(raw, after string, c Criterion) string {
 	// Almost every score is followed by "]" or a line end, or by "," in a
 	// list: skip the patterns unless the first character after the blanks
 	// can start one ("-", "–", "—", "/", "to", "or", "out of", "of", "(";
 	// ",", ";", "(", "and", "→", "=>", "rounded" for a revision; ":", "="
-	// for a range of labels; "," for a comma; "+", "-" for a grade).
-	if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(after, " \t")); !strings.ContainsRune("-–—/tToO,;(aAcCrRuU→=+:", r) {
+	// for a range of labels; "," for a comma; "+", "-" for a grade; "." for
+	// a second decimal point; "?", "!" for a doubt).
+	if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(after, " \t")); !strings.ContainsRune("-–—/tToO,;(aAcCrRuU→=+:.?？!", r) {
 		return ""
+	}
+	if m := asideDotsRE.FindString(after); m != "" {
+		return fmt.Sprintf("%q has more than one decimal point (a version or section number, or a typo), so which number is meant cannot be told", raw+m)
 	}
 	if m := asideLabelRangeRE.FindString(after); m != "" {
 		return fmt.Sprintf("%q is followed by another number after a colon (a range of samples given one score?), so which score is meant cannot be told", raw+m)
@@ -178,14 +198,19 @@ func scoreAside(raw, after string, c Criterion) string {
 	if m := asideRangeRE.FindString(after); m != "" {
 		return fmt.Sprintf("%q gives two numbers (a range or a choice), not one score", raw+m)
 	}
+	written, rest := raw, after // the score as written, with "/5" when out of c.Hi, and what follows
 	if m := asideOutOfRE.FindStringSubmatch(after); m != nil {
+		written, rest = raw+m[0], after[len(m[0]):]
+		if strings.Contains(m[0], "(") && strings.HasPrefix(strings.TrimLeft(rest, " \t"), ")") {
+			written += ")" // "4 (out of 5)", not "4 (out of 5"
+			rest = strings.TrimLeft(rest, " \t")[1:]
+		}
 		if hi, err := strconv.ParseFloat(m[1], 64); err == nil && hi != c.Hi {
-			written := raw + m[0]
-			if strings.Contains(m[0], "(") && strings.HasPrefix(strings.TrimLeft(after[len(m[0]):], " \t"), ")") {
-				written += ")" // "4 (out of 5)", not "4 (out of 5"
-			}
 			return fmt.Sprintf("%q is a score out of %s, not on the scale [%s, %s]", written, m[1], formatNumber(c.Lo), formatNumber(c.Hi))
 		}
+	}
+	if m := asideQueriedRE.FindString(rest); m != "" {
+		return fmt.Sprintf("%q has a question mark after it (the judge is unsure of it), not one score", written+m)
 	}
 	if asideGradeRE.MatchString(after) {
 		return fmt.Sprintf("%q has a sign after the number (a grade such as 3+ or 4-), not one score", raw+after[:1])

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -343,5 +344,113 @@ func TestNegativeZeroIsZero(t *testing.T) {
 	r := Rubric{Criteria: []Criterion{{Name: "Coherence"}}}
 	if s, _, p := ParseLLMEvalAnswer(`{"Coherence": -0}`, r, LLMEvalFive); !isZero(s[0]) {
 		t.Errorf("LLM-Eval: %s %q, want 0", formatScores(s), p)
+	}
+}
+
+// Regression (fix-read30): a score the judge questions ("3?", "3??",
+// "3?!", "3 (?)", "4/5?") was read as the number, and one with a second
+// decimal point ("1.5.2", "1..5", "1.2.3") as the digits before it (1.5,
+// 1). Each is now missing with its reason in BatchEval's lists and "Score
+// of" lines, CloserLook's rating and G-Eval's form (sampled and
+// logprobs); LLM-Eval's JSON never read them. A sentence's full stop
+// ("3.", "3.0", "1.5.") and an exclamation ("3!") still read.
+func TestQueriedAndDottedNumbersAreNotRead(t *testing.T) {
+	const queried = "has a question mark after it (the judge is unsure of it), not one score"
+	const dotted = "has more than one decimal point (a version or section number, or a typo), so which number is meant cannot be told"
+	tests := []struct {
+		written string
+		hi      float64 // the scale is [1, hi]
+		score   string  // "-" when missing
+		why     string  // the reason, after the number as quoted; "" when read
+	}{
+		{"3?", 5, "-", `"3?" ` + queried},
+		{"3??", 5, "-", `"3??" ` + queried},
+		{"3?!", 5, "-", `"3?!" ` + queried},
+		{"3!?", 5, "-", `"3!?" ` + queried},
+		{"3 ?", 5, "-", `"3 ?" ` + queried},
+		{"3 (?)", 5, "-", `"3 (?)" ` + queried},
+		{"3?.", 5, "-", `"3?" ` + queried},
+		{"3/5?", 5, "-", `"3/5?" ` + queried},
+		{"3 (out of 5)?", 5, "-", `"3 (out of 5)?" ` + queried},
+		{"1.5.2", 5, "-", `"1.5.2" ` + dotted},
+		{"1.5.2.", 5, "-", `"1.5.2" ` + dotted},
+		{"1..5", 5, "-", `"1..5" ` + dotted},
+		{"1.2.3", 5, "-", `"1.2.3" ` + dotted},
+		{"3/5?", 10, "-", `"3/5" is a score out of 5, not on the scale [1, 10]`},
+		{"3", 5, "3", ""},
+		{"3.", 5, "3", ""},
+		{"3.0", 5, "3", ""},
+		{"3.0.", 5, "3", ""},
+		{"1.5.", 5, "1.5", ""},
+		{"3!", 5, "3", ""},
+		{"3/5.", 5, "3", ""},
+		{"3. Fluent and clear.", 5, "3", ""},
+	}
+	for _, tt := range tests {
+		c := Criterion{Name: "Quality", Lo: 1, Hi: tt.hi}
+		want := []string{}
+		if tt.why != "" {
+			want = []string{"Sample1: " + tt.why}
+		}
+		for _, answer := range []string{
+			"Scores:\nSample1: " + tt.written + "\nSample2: 2",
+			"Float Scores: [Sample1: " + tt.written + ", Sample2: 2]",
+			"Score of Sample1: " + tt.written + "\nScore of Sample2: 2",
+		} {
+			a := ParseBatchAnswer(answer, 2, c)
+			if got := formatScores(a.Scores); got != tt.score+" 2" || !slices.Equal(append([]string{}, a.Problems...), want) {
+				t.Errorf("BatchEval %q on [1, %g]: %s %q, want %s 2 %q", answer, tt.hi, got, a.Problems, tt.score, want)
+			}
+		}
+
+		score, _, problem := ParseAnalyzeRate("Fine.\nRating: "+tt.written, c)
+		wantProblem := ""
+		if tt.why != "" {
+			wantProblem = "the rating " + tt.why
+		}
+		if got := formatScores([]*float64{score}); got != tt.score || problem != wantProblem {
+			t.Errorf("CloserLook %q on [1, %g]: %s %q, want %s %q", tt.written, tt.hi, got, problem, tt.score, wantProblem)
+		}
+
+		// G-Eval asks for an integer: a sampled answer that is not one
+		// does not count, and only the whole numbers are read at all.
+		integer := tt.score == "-" || !strings.Contains(tt.score, ".")
+		if e := GEvalFromSamples([]string{"Quality: " + tt.written, "Quality: 2"}, c); integer && (tt.score == "-") != (e.Used == 1) {
+			t.Errorf("G-Eval samples %q on [1, %g]: used %d of 2, want the first answer used: %v", tt.written, tt.hi, e.Used, tt.score != "-")
+		}
+	}
+
+	// G-Eval's logprobs reader reads the same text around the score token.
+	c5 := Criterion{Name: "Quality", Lo: 1, Hi: 5}
+	top := []TokenProb{{" 3", math.Log(0.5)}, {" 4", math.Log(0.5)}}
+	logprobs := []struct {
+		after   []string
+		problem string
+	}{
+		{[]string{"?"}, `the judge's answer "3?" ` + queried},
+		{[]string{"?!"}, `the judge's answer "3?!" ` + queried},
+		{[]string{"/", "5", "?"}, `the judge's answer "3/5?" ` + queried},
+		{[]string{".", "5", ".", "2"}, `the judge's answer "3.5.2" ` + dotted},
+		{[]string{"..", "5"}, `the judge's answer "3..5" ` + dotted},
+		{[]string{"."}, ""},
+		{[]string{"!"}, ""},
+	}
+	for _, tt := range logprobs {
+		tokens := []TokenAlternatives{{Token: "Quality"}, {Token: ":"}, {Token: " 3", Logprob: math.Log(0.5), Top: top}}
+		for _, s := range tt.after {
+			tokens = append(tokens, TokenAlternatives{Token: s})
+		}
+		e := GEvalFromLogprobs(tokens, c5, 0)
+		if tt.problem == "" && (e.Score == nil || *e.Score != 3.5) || tt.problem != "" && (e.Score != nil || e.Problem != tt.problem) {
+			t.Errorf("G-Eval logprobs 3 then %q: %s", tt.after, formatEstimate(e))
+		}
+	}
+
+	// LLM-Eval reads JSON numbers only: none of these is one.
+	r := Rubric{Criteria: []Criterion{{Name: "Quality"}}}
+	for _, written := range []string{"3?", "1.5.2", "1..5", `"3?"`} {
+		if s, _, p := ParseLLMEvalAnswer(`{"Quality": `+written+`}`, r, LLMEvalFive); s[0] != nil || len(p) != 1 {
+			t.Errorf("LLM-Eval %s: %s %q, want missing with one problem", written, formatScores(s), p)
+		}
 	}
 }

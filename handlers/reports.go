@@ -254,12 +254,20 @@ func (h *Handlers) cacheReport(key reportKey, rep *report.Report) {
 // sameRun tells whether a cached report's run is still the stored run:
 // a finished run's scores are fixed, but it can be renamed or put into an
 // experiment afterwards, and the human ratings its report uses can be
-// chosen again, through any server process (HumansVersion).
+// chosen again, through any server process (HumansVersion). Nor is its
+// spend fixed: a call sent before the run ended that comes back after it
+// adds its calls, tokens and cost to the finished run (models.AddUnitSpend,
+// RunEventLateCount), which the exports and reports state; a cached report
+// kept the run as it was, so they stated the old counts (fix-read30).
 func sameRun(a, b models.Run) bool {
 	same := func(x, y *int64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	sameCost := func(x, y *float64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
 	return a.Status == b.Status && a.Name == b.Name && same(a.ExperimentID, b.ExperimentID) &&
 		a.FinishedAt != nil && b.FinishedAt != nil && a.FinishedAt.Equal(*b.FinishedAt) &&
-		a.HumansVersion == b.HumansVersion
+		a.HumansVersion == b.HumansVersion &&
+		a.Calls == b.Calls && a.PromptTokens == b.PromptTokens && a.CompletionTokens == b.CompletionTokens && sameCost(a.CostUSD, b.CostUSD) &&
+		a.CachedCalls == b.CachedCalls && a.CachedPromptTokens == b.CachedPromptTokens && a.CachedCompletionTokens == b.CachedCompletionTokens &&
+		a.ProbeCalls == b.ProbeCalls && a.ProbePromptTokens == b.ProbePromptTokens && a.ProbeCompletionTokens == b.ProbeCompletionTokens
 }
 
 // pairLiveSamples bounds the samples per criterion of a pair of finished

@@ -359,7 +359,13 @@ const (
 // one the report reads (offScale, splitReviews; scale, the criterion's
 // human scale) was rated, but none of its ratings counts: it says so, and
 // what mends it (rating again on the scale), rather than "not rated yet".
-func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, apart *models.ImportedOnScale, reviews, withdrawn, offScale []models.ReviewRating, scale evaluator.Scale, reader humanReader) string {
+//
+// A criterion whose human scale the run cannot say (scaleUnknown: an old
+// LLM-Eval run that records neither the rubric's scale nor its rubric
+// version, models.RunHumanScale) counts no browser rating at all, rated or
+// not: it says so and what mends it (browserScaleUnknownReason), where it
+// used to say "not rated yet in the browser" of a sample rated many times.
+func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, apart *models.ImportedOnScale, reviews, withdrawn, offScale []models.ReviewRating, scale evaluator.Scale, scaleUnknown bool, reader humanReader) string {
 	if src.Source == models.HumansBoth && apart != nil {
 		return importedApartReason(*apart, reader)
 	}
@@ -389,6 +395,9 @@ func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, apa
 	}
 	if len(withdrawn) == 0 && len(offScale) > 0 {
 		browser = browserOffScaleReason(offScale, scale, reader)
+	}
+	if scaleUnknown {
+		browser = browserScaleUnknownReason(crit, reader)
 	}
 	for _, r := range reviews {
 		if r.Score != nil && r.ID > src.UptoRatingID {
@@ -433,6 +442,24 @@ func browserOffScaleReason(off []models.ReviewRating, scale evaluator.Scale, rea
 		what = "its browser ratings were all given on " + strings.Join(given, " and ") + ", not on the rubric's " + on + " that the report reads, so none counts"
 	}
 	return what + ": " + mend
+}
+
+// browserScaleUnknownReason says why no sample has a browser rating of
+// criterion crit in a run that cannot say the scale people rate it on: an
+// LLM-Eval run stored before runs kept the rubric's scale beside the
+// method's own (crit.Lo to crit.Hi) and without its rubric version
+// (models.RunHumanScale). A browser rating is given on a scale, and which
+// scale would be this run's rubric's cannot be told, so the report counts
+// none for the criterion, whoever rated. Launching the run again records
+// the rubric's scale, and the ratings given on it then count.
+func browserScaleUnknownReason(crit evaluator.Criterion, reader humanReader) string {
+	mend := "launch the LLM-Eval run again to use them"
+	if reader == readerOutside {
+		mend = "someone of the run's workspace can launch the LLM-Eval run again to use them"
+	}
+	return "no browser rating of " + crit.Name + " counts in this run, rated or not: it is an LLM-Eval run that scored on its own " +
+		scaleEnd(crit.Lo) + " to " + scaleEnd(crit.Hi) + " scale and does not record the rubric's scale (it was launched before runs kept it), " +
+		"so which scale the ratings should be on cannot be told: " + mend
 }
 
 // importedApartReason says why no sample has a combined human rating of a
@@ -590,7 +617,7 @@ func (hr *humanReasons) why(ctx context.Context, missing []roundKey) (map[roundK
 			}
 			current, withdrawn, offScale, scale = r.current[k.row], r.withdrawn[k.row], r.offScale[k.row], hr.scales[k.ci]
 		}
-		out[k] = humanMissingReason(crit, hr.src, hr.apart[crit.Name], current, withdrawn, offScale, scale, hr.reader)
+		out[k] = humanMissingReason(crit, hr.src, hr.apart[crit.Name], current, withdrawn, offScale, scale, hr.refusals[k.ci] != "", hr.reader)
 	}
 	return out, nil
 }
@@ -753,7 +780,7 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		if err != nil {
 			return err
 		}
-		sv.HumanMissing = humanMissingReason(crit, src, apart[crit.Name], reviews[s.RowID], byRow.withdrawn[s.RowID], byRow.offScale[s.RowID], scale, readerMember)
+		sv.HumanMissing = humanMissingReason(crit, src, apart[crit.Name], reviews[s.RowID], byRow.withdrawn[s.RowID], byRow.offScale[s.RowID], scale, false, readerMember)
 	}
 	if !sv.Hidden {
 		scores, err := h.DB.ListRowScores(ctx, run.ID, s.RowID)
@@ -944,7 +971,7 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 	// (humanMissingReason); the run's human source is read only then.
 	var src *models.RunHumanSource
 	var apart map[string]*models.ImportedOnScale
-	sayWhyMissing := func(ci int, crit evaluator.Criterion, reviews, withdrawn, offScale []models.ReviewRating, scale evaluator.Scale) error {
+	sayWhyMissing := func(ci int, crit evaluator.Criterion, reviews, withdrawn, offScale []models.ReviewRating, scale evaluator.Scale, scaleUnknown bool) error {
 		if ci >= len(page.Criteria) || page.Criteria[ci].HumanPending {
 			return nil
 		}
@@ -961,7 +988,7 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 				return err
 			}
 		}
-		page.Criteria[ci].HumanMissing = humanMissingReason(crit, *src, apart[crit.Name], reviews, withdrawn, offScale, scale, readerMember)
+		page.Criteria[ci].HumanMissing = humanMissingReason(crit, *src, apart[crit.Name], reviews, withdrawn, offScale, scale, scaleUnknown, readerMember)
 		return nil
 	}
 	for ci, crit := range run.RubricSnapshot.Criteria {
@@ -970,14 +997,14 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 		if refusals[ci] != "" {
 			sc.Refused = refusals[ci]
 			v.Criteria = append(v.Criteria, sc)
-			if err := sayWhyMissing(ci, crit, nil, nil, nil, evaluator.Scale{}); err != nil {
+			if err := sayWhyMissing(ci, crit, nil, nil, nil, evaluator.Scale{}, true); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		reviews := splitReviews(byName[crit.Name], scales[ci])
 		sc.Reviews, sc.OffScale = reviews.current[rowID], reviews.offScale[rowID]
-		if err := sayWhyMissing(ci, crit, sc.Reviews, reviews.withdrawn[rowID], reviews.offScale[rowID], scales[ci]); err != nil {
+		if err := sayWhyMissing(ci, crit, sc.Reviews, reviews.withdrawn[rowID], reviews.offScale[rowID], scales[ci], false); err != nil {
 			return nil, err
 		}
 		if v.CanRate {

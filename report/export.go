@@ -265,6 +265,21 @@ type (
 		// out; PausedSeconds is that time. As the API's run says them.
 		ElapsedSeconds *float64 `json:"elapsed_seconds"`
 		PausedSeconds  float64  `json:"paused_seconds"`
+		// Events are what happened to the run's execution that its
+		// counters do not show, oldest first, as the API's run lists them
+		// to the workspace's members: stored-run facts, so in the
+		// envelope, not the reproducible report. An empty list when none.
+		Events []JSONRunEvent `json:"events"`
+	}
+	// JSONRunEvent is one of a run's events: kind is lease_lost,
+	// taken_over, resumed, requeued or late_count; worker the worker
+	// (lease owner) it is about; message the stored sentence that tells
+	// it. The same fields as the API's events[].
+	JSONRunEvent struct {
+		At      time.Time `json:"at"`
+		Kind    string    `json:"kind"`
+		Worker  string    `json:"worker"`
+		Message string    `json:"message"`
 	}
 	// JSONReport is what the run found, with what produced it.
 	JSONReport struct {
@@ -508,6 +523,10 @@ func (r *Report) Export() JSONExport {
 			Criteria: []JSONCriterion{}}}
 	// Times, not results: in the envelope, outside the reproducible report.
 	out.Envelope.ElapsedSeconds, out.Envelope.PausedSeconds = RunSeconds(run, time.Now())
+	out.Envelope.Events = make([]JSONRunEvent, 0, len(r.Events))
+	for _, ev := range r.Events {
+		out.Envelope.Events = append(out.Envelope.Events, JSONRunEvent{At: ev.At.UTC(), Kind: ev.Kind, Worker: ev.Worker, Message: ev.Message})
+	}
 	if run.ProbeCalls > 0 {
 		out.Report.Run.Probes = &JSONProbes{Calls: run.ProbeCalls, PromptTokens: run.ProbePromptTokens,
 			CompletionTokens: run.ProbeCompletionTokens, CostUSD: USDOf(run.ProbeCostUSD())}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/stats"
@@ -39,7 +40,11 @@ func gevalFixture() *Report {
 	for i := range rows {
 		rows[i].Data["system"] = []string{"s1", "s2", "s3", "s3"}[i]
 	}
-	return Compute(run, ds, rows, batches, scores)
+	rep := Compute(run, ds, rows, batches, scores)
+	// A run event, so the walks below reach envelope.events' fields.
+	rep.Events = []models.RunEvent{{RunID: run.ID, At: time.Date(2026, 3, 4, 10, 0, 11, 0, time.UTC), Kind: models.RunEventTakenOver,
+		Worker: "host-2-77/1", Message: "Worker host-2-77 took the run over at 2026-03-04 10:00:11 UTC from worker host-1-42."}}
+	return rep
 }
 
 var snakeKey = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
@@ -84,7 +89,7 @@ func TestExportJSONKeysAreSnakeCase(t *testing.T) {
 		}
 	})
 	// The walk must have reached the sections that used other conventions.
-	for _, k := range []string{"lo", "hi", "count", "geval_steps", "krippendorff_alpha", "position_effect", "grouped", "system_level", "systems", "schema_version"} {
+	for _, k := range []string{"lo", "hi", "count", "geval_steps", "krippendorff_alpha", "position_effect", "grouped", "system_level", "systems", "schema_version", "events", "worker"} {
 		if !seen[k] {
 			t.Errorf("the export has no %q key: the walk missed a section", k)
 		}

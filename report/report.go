@@ -37,6 +37,11 @@ type Report struct {
 	Criteria  []CriterionReport
 	// Humans says which human ratings the report used (humansource.go).
 	Humans HumanUse
+	// Events are what happened to the run's execution that its counters
+	// do not show (a lost lease, a takeover, a late count), oldest first:
+	// the JSON export's envelope.events. StreamJSON reads them; a report
+	// built without them exports none.
+	Events []models.RunEvent
 }
 
 // CriterionReport holds one criterion's results and meta-evaluation.

@@ -471,13 +471,22 @@ const sampleIndent = "          "
 // from a built report): the envelope, provenance and each criterion's
 // figures come from summary, a report of the run whose Criteria carry
 // every figure (their Samples are not read); each criterion's samples are
-// read from the database page by page and written as they come.
+// read from the database page by page and written as they come. The
+// run's events (envelope.events) are read from the database too: a run
+// has a handful (at most one of a kind per worker, and a late count per
+// answer that came back after the end), so they are read at once.
 func StreamJSON(ctx context.Context, db *models.DB, summary *Report, w io.Writer) error {
 	x, err := openExport(ctx, db, summary.Run.WorkspaceID, summary.Run.ID)
 	if err != nil {
 		return err
 	}
-	return x.writeJSON(ctx, summary, w)
+	events, err := db.RunEvents(ctx, summary.Run.ID)
+	if err != nil {
+		return err
+	}
+	withEvents := *summary
+	withEvents.Events = events
+	return x.writeJSON(ctx, &withEvents, w)
 }
 
 func (x *exportSource) writeJSON(ctx context.Context, summary *Report, w io.Writer) error {
