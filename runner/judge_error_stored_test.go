@@ -57,6 +57,18 @@ func TestJudgeErrorsStoredWithoutCodePrefix(t *testing.T) {
 			}
 		}
 	}
+	// runOn runs one round on a judge answering through f until the run
+	// is what cond says (what), and gives what it stored, checked for
+	// the prefix.
+	runOn := func(t *testing.T, env *testEnv, cfg Config, f fault, what string, cond func(models.Run) bool) storedRun {
+		t.Helper()
+		fj := newFakeJudge(t, simjudge.Options{Seed: 5}, f)
+		run := env.launch(env.startRunner(cfg), env.newRun(fj.URL(), 1, 3, 30))
+		env.waitRun(run.ID, 30*time.Second, what, cond)
+		s := stored(t, env, run.ID)
+		noPrefix(t, s)
+		return s
+	}
 	noScores := readTestdata(t, "answer_no_scores.txt")
 
 	t.Run("failed repair and failed batch", func(t *testing.T) {
@@ -65,19 +77,14 @@ func TestJudgeErrorsStoredWithoutCodePrefix(t *testing.T) {
 			// The first batch seen is refused; every other answer lacks
 			// its scores, and every repair is refused.
 			tg := &target{}
-			fj := newFakeJudge(t, simjudge.Options{Seed: 5}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+			s := runOn(t, env, Config{}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
 				if c.Repair || tg.is(c) {
 					writeAPIError(w, http.StatusUnprocessableEntity, nil, "unsupported parameter")
 				} else {
 					writeCompletion(w, noScores)
 				}
 				return true
-			})
-			r := env.startRunner(Config{})
-			run := env.launch(r, env.newRun(fj.URL(), 1, 3, 30))
-			env.waitFinished(run.ID, 30*time.Second)
-			s := stored(t, env, run.ID)
-			noPrefix(t, s)
+			}, "finished", models.Run.Finished)
 			const refused = "the endpoint rejected the request (HTTP 422)"
 			if !strings.Contains(s.problems, "repair request failed: "+refused) {
 				t.Errorf("stored problems %q do not quote the refused repair as %q", s.problems, "repair request failed: "+refused)
@@ -98,56 +105,45 @@ func TestJudgeErrorsStoredWithoutCodePrefix(t *testing.T) {
 		})
 	})
 
-	t.Run("rate-limited run waits", func(t *testing.T) {
-		t.Parallel()
-		eachDB(t, func(t *testing.T, env *testEnv) {
-			fj := newFakeJudge(t, simjudge.Options{}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
-				// Above the client's 120s ceiling: the run is put aside.
-				writeAPIError(w, http.StatusTooManyRequests, map[string]string{"Retry-After": "300"}, "quota exceeded")
-				return true
+	// A judge that refuses every call for a while: the run waits for it,
+	// and says why in its waiting message.
+	waits := []struct {
+		name   string
+		status int
+		header map[string]string
+		cfg    Config
+		want   string // how the stored waiting message opens
+	}{
+		// Above the client's 120s ceiling: the run is put aside.
+		{"rate-limited run waits", http.StatusTooManyRequests, map[string]string{"Retry-After": "300"}, Config{},
+			"the endpoint is rate limiting (HTTP 429). The run waits 5m0s"},
+		{"unreachable judge: run waits", http.StatusServiceUnavailable, nil,
+			Config{Breaker: BreakerConfig{Threshold: 2, ProbeInterval: time.Hour},
+				JudgeTuning: JudgeTuning{MaxAttempts: 2, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}},
+			"the endpoint failed (HTTP 503)"},
+	}
+	for _, tc := range waits {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			eachDB(t, func(t *testing.T, env *testEnv) {
+				s := runOn(t, env, tc.cfg, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+					writeAPIError(w, tc.status, tc.header, "not now")
+					return true
+				}, "waiting for its judge", models.Run.WaitingForJudge)
+				if !strings.HasPrefix(s.waiting, tc.want) {
+					t.Errorf("stored waiting error %q, want it to open with %q", s.waiting, tc.want)
+				}
 			})
-			r := env.startRunner(Config{})
-			run := env.launch(r, env.newRun(fj.URL(), 1, 3, 30))
-			env.waitRun(run.ID, 15*time.Second, "waiting for its judge", models.Run.WaitingForJudge)
-			s := stored(t, env, run.ID)
-			noPrefix(t, s)
-			if want := "the endpoint is rate limiting (HTTP 429). The run waits 5m0s"; !strings.HasPrefix(s.waiting, want) {
-				t.Errorf("stored waiting error %q, want it to open with %q", s.waiting, want)
-			}
 		})
-	})
-
-	t.Run("unreachable judge: run waits", func(t *testing.T) {
-		t.Parallel()
-		eachDB(t, func(t *testing.T, env *testEnv) {
-			fj := newFakeJudge(t, simjudge.Options{}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
-				writeAPIError(w, http.StatusServiceUnavailable, nil, "upstream down")
-				return true
-			})
-			r := env.startRunner(Config{Breaker: BreakerConfig{Threshold: 2, ProbeInterval: time.Hour},
-				JudgeTuning: JudgeTuning{MaxAttempts: 2, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}})
-			run := env.launch(r, env.newRun(fj.URL(), 1, 3, 30))
-			env.waitRun(run.ID, 15*time.Second, "waiting for its judge", models.Run.WaitingForJudge)
-			s := stored(t, env, run.ID)
-			noPrefix(t, s)
-			if want := "the endpoint failed (HTTP 503)"; !strings.HasPrefix(s.waiting, want) {
-				t.Errorf("stored waiting error %q, want it to open with %q", s.waiting, want)
-			}
-		})
-	})
+	}
 
 	t.Run("judge refuses the key: run fails", func(t *testing.T) {
 		t.Parallel()
 		eachDB(t, func(t *testing.T, env *testEnv) {
-			fj := newFakeJudge(t, simjudge.Options{}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+			s := runOn(t, env, Config{}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
 				writeAPIError(w, http.StatusUnauthorized, nil, "Incorrect API key provided")
 				return true
-			})
-			r := env.startRunner(Config{})
-			run := env.launch(r, env.newRun(fj.URL(), 1, 3, 30))
-			env.waitFinished(run.ID, 20*time.Second)
-			s := stored(t, env, run.ID)
-			noPrefix(t, s)
+			}, "finished", models.Run.Finished)
 			if want := models.JudgeSettingsStop + ": the endpoint refused the API key (HTTP 401)"; !strings.HasPrefix(s.runError, want) {
 				t.Errorf("stored run error %q, want it to open with %q", s.runError, want)
 			}
