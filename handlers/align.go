@@ -285,7 +285,7 @@ func (h *Handlers) draftAlignment(ctx context.Context, run models.Run, crit eval
 	defer cancel()
 	resp, err := client.Complete(ctx, judge.Request{Messages: align.BuildDraftPrompt(run.RubricSnapshot, crit, worst), Temperature: 0})
 	if err != nil {
-		return fallback(plainJudgeError(err))
+		return fallback(err.Error())
 	}
 	d, err := align.ParseDraft(resp.Text(), crit, worst)
 	if err != nil {

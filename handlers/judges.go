@@ -531,14 +531,14 @@ func (h *Handlers) checkJudge(ctx context.Context, j models.Judge) web.JudgeTest
 	}
 	client, err := judge.New(cfg)
 	if err != nil {
-		res.Error = plainJudgeError(err)
+		res.Error = err.Error()
 		return res
 	}
 	ctx, cancel := context.WithTimeout(ctx, judgeTestTimeout)
 	defer cancel()
 	resp, err := client.ScoreCheck(ctx)
 	if err != nil {
-		res.Error = plainJudgeError(err)
+		res.Error = err.Error()
 		hint := baseURLHint(ctx, cfg, err)
 		if hint == "" {
 			hint = modelNameHint(ctx, client, cfg, err)
@@ -615,12 +615,6 @@ func (h *Handlers) contextHint(ctx context.Context, client *judge.Client, j mode
 			web.Count(tokens), j.Model, web.Count(*j.ContextTokens))
 	}
 	return ""
-}
-
-// plainJudgeError drops the "judge: " prefix the client's errors carry;
-// on the page it is obvious what failed.
-func plainJudgeError(err error) string {
-	return strings.TrimPrefix(err.Error(), "judge: ")
 }
 
 // findJudge loads the judge named by :id.

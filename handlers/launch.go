@@ -1040,7 +1040,7 @@ func (h *Handlers) generateGEvalSteps(c echo.Context) error {
 	}
 	client, err := h.judgeClient(c.Request().Context(), *pl.judge)
 	if err != nil {
-		v.Errors = append(v.Errors, pl.judge.Name+": "+plainJudgeError(err))
+		v.Errors = append(v.Errors, pl.judge.Name+": "+err.Error())
 		return render(c, http.StatusBadGateway, web.RunLaunchPage(*v))
 	}
 	ctx := c.Request().Context()
@@ -1084,7 +1084,7 @@ func askGEvalSteps(ctx context.Context, client *judge.Client, rub evaluator.Rubr
 	defer cancel()
 	resp, err := client.Complete(ctx, judge.Request{Messages: evaluator.BuildGEvalStepsPrompt(rub, crit), Temperature: 0})
 	if err != nil {
-		return "", errors.New(plainJudgeError(err))
+		return "", err
 	}
 	steps, err := evaluator.ParseGEvalSteps(resp.Text())
 	if err != nil {

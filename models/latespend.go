@@ -125,6 +125,39 @@ func forUpdate(d Dialect) string {
 	return ""
 }
 
+// addRunSpendTx adds add's calls and tokens to run runID's counters in
+// tx, and its cost when known: a cost that is not known leaves the run's
+// as it is (NULL while no priced call was counted; unknown is never $0).
+// Every count of calls paid for outside an answer (AddUnitSpend, a refused
+// answer) adds to the run through it.
+func (db *DB) addRunSpendTx(ctx context.Context, tx *answerTx, runID int64, add UnitSpend) error {
+	withCost := add.Cost != nil
+	q := hotSQL.get(db.Dialect, "spend on run "+strconv.FormatBool(withCost), 0, func() string {
+		c := ""
+		if withCost {
+			c = ", cost_usd = " + addCostSQL
+		}
+		return `UPDATE runs SET calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?` + c + ` WHERE id = ?`
+	})
+	args := []any{add.Calls, add.PromptTokens, add.CompletionTokens}
+	if withCost {
+		args = append(args, *add.Cost)
+	}
+	_, err := db.hotExec(ctx, db.answers(), tx, q, append(args, runID)...)
+	return err
+}
+
+// setPaidCallsTx stores, in tx, the identities of the paid calls counted
+// for batch batchID (its paid_calls column, space-separated), so that none
+// is counted again.
+func (db *DB) setPaidCallsTx(ctx context.Context, tx *answerTx, batchID int64, column string) error {
+	q := hotSQL.get(db.Dialect, "spend on answered batch", 0, func() string {
+		return `UPDATE run_batches SET paid_calls = ? WHERE id = ?`
+	})
+	_, err := db.hotExec(ctx, db.answers(), tx, q, column, batchID)
+	return err
+}
+
 // spendTx is AddUnitSpend in tx.
 func (db *DB) spendTx(ctx context.Context, tx *answerTx, runID, batchID int64, s UnitSpend, owner string) error {
 	q := hotSQL.get(db.Dialect, "spend's batch", 0, func() string {
@@ -144,19 +177,7 @@ func (db *DB) spendTx(ctx context.Context, tx *answerTx, runID, batchID int64, s
 	if add.Empty() {
 		return nil
 	}
-	withCost := add.Cost != nil
-	q = hotSQL.get(db.Dialect, "spend on run "+strconv.FormatBool(withCost), 0, func() string {
-		c := ""
-		if withCost {
-			c = ", cost_usd = " + addCostSQL
-		}
-		return `UPDATE runs SET calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?` + c + ` WHERE id = ?`
-	})
-	args := []any{add.Calls, add.PromptTokens, add.CompletionTokens}
-	if withCost {
-		args = append(args, *add.Cost)
-	}
-	if _, err := db.hotExec(ctx, db.answers(), tx, q, append(args, runID)...); err != nil {
+	if err := db.addRunSpendTx(ctx, tx, runID, add); err != nil {
 		return fmt.Errorf("count the calls of batch %d: %w", batchID, err)
 	}
 	column := strings.Join(append(counted, ids...), " ")
@@ -169,10 +190,7 @@ func (db *DB) spendTx(ctx context.Context, tx *answerTx, runID, batchID int64, s
 	} else {
 		// Answered: its figures are its answer's; only the calls now
 		// counted are noted, so they are never counted twice.
-		q = hotSQL.get(db.Dialect, "spend on answered batch", 0, func() string {
-			return `UPDATE run_batches SET paid_calls = ? WHERE id = ?`
-		})
-		_, err = db.hotExec(ctx, db.answers(), tx, q, column, batchID)
+		err = db.setPaidCallsTx(ctx, tx, batchID, column)
 	}
 	if err != nil {
 		return fmt.Errorf("count the calls of batch %d: %w", batchID, err)

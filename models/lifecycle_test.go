@@ -63,16 +63,24 @@ func newWorld(t *testing.T, db *models.DB) *world {
 	return w
 }
 
+// newRun stores a queued BatchEval run of the world's dataset, rubric and
+// judge, without batches.
+func (w *world) newRun(t *testing.T, name string) models.Run {
+	t.Helper()
+	r := models.Run{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, DatasetID: w.dataset.ID, RubricID: &w.rubric.ID,
+		JudgeID: &w.judge.ID, Name: name, Method: models.MethodBatchEval, RubricSnapshot: w.rubric.Evaluator(),
+		JudgeSnapshot: w.judge.Snapshot(), CreatedAt: time.Now()}
+	if err := w.db.CreateRun(context.Background(), &r, nil); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // finishedRun stores a succeeded run with one batch and a score per row.
 func (w *world) finishedRun(t *testing.T, name string) models.Run {
 	t.Helper()
 	ctx := context.Background()
-	r := models.Run{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, DatasetID: w.dataset.ID, RubricID: &w.rubric.ID,
-		JudgeID: &w.judge.ID, Name: name, Method: models.MethodBatchEval, RubricSnapshot: w.rubric.Evaluator(),
-		JudgeSnapshot: w.judge.Snapshot(), CreatedAt: time.Now()}
-	if err := w.db.CreateRun(ctx, &r, nil); err != nil {
-		t.Fatal(err)
-	}
+	r := w.newRun(t, name)
 	rows, err := w.db.ListDatasetRows(ctx, w.dataset.ID, 0, 3)
 	if err != nil || len(rows) < 3 {
 		t.Fatalf("rows: %v", err)

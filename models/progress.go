@@ -632,29 +632,13 @@ func (db *DB) countRefused(ctx context.Context, tx *answerTx, r BatchResult) (Un
 	if add.Empty() {
 		return UnitSpend{}, nil
 	}
-	withCost := add.Cost != nil
-	q = hotSQL.get(db.Dialect, "count refused calls "+strconv.FormatBool(withCost), 0, func() string {
-		c := ""
-		if withCost {
-			c = ", cost_usd = " + addCostSQL
-		}
-		return `UPDATE runs SET calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?` + c + ` WHERE id = ?`
-	})
-	args := []any{add.Calls, add.PromptTokens, add.CompletionTokens}
-	if withCost {
-		args = append(args, *add.Cost)
-	}
-	args = append(args, b.RunID)
-	if _, err := db.hotExec(ctx, db.answers(), tx, q, args...); err != nil {
+	if err := db.addRunSpendTx(ctx, tx, b.RunID, add); err != nil {
 		return UnitSpend{}, fmt.Errorf("count the refused answer of batch %d: %w", b.ID, err)
 	}
 	// The calls now counted join those the batch counted: the same
 	// refused answer written again (a retry) counts nothing more.
 	if len(ids) > 0 {
-		q = hotSQL.get(db.Dialect, "spend on answered batch", 0, func() string {
-			return `UPDATE run_batches SET paid_calls = ? WHERE id = ?`
-		})
-		if _, err := db.hotExec(ctx, db.answers(), tx, q, strings.Join(append(counted, ids...), " "), b.ID); err != nil {
+		if err := db.setPaidCallsTx(ctx, tx, b.ID, strings.Join(append(counted, ids...), " ")); err != nil {
 			return UnitSpend{}, fmt.Errorf("count the refused answer of batch %d: %w", b.ID, err)
 		}
 	}

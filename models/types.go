@@ -498,9 +498,10 @@ const JudgeSettingsStop = "the run stopped, since no call can succeed until the 
 // API key..."): only those kinds of judge error stopped a run so.
 const judgeSettingsStopBefore = "stopping the run: judge: "
 
-// judgeCodePrefix opened the judge client's errors as runs stored them
-// before the runner dropped it ("judge: base URL ... is not an http(s)
-// URL"): a code path, not something a reader needs.
+// judgeCodePrefix opened the judge client's errors as older builds stored
+// them ("judge: base URL ... is not an http(s) URL", "repair request
+// failed: judge: the endpoint timed out"): a code path, not something a
+// reader needs. The client no longer writes it; rows from before keep it.
 const judgeCodePrefix = "judge: "
 
 // ShownError is the run's error as every page, the API, exports and
@@ -512,16 +513,14 @@ func (r Run) ShownError() string {
 	if rest, ok := strings.CutPrefix(r.Error, judgeSettingsStopBefore); ok {
 		return JudgeSettingsStop + ": " + rest
 	}
-	return strings.TrimPrefix(r.Error, judgeCodePrefix)
+	return ShownJudgeText(r.Error)
 }
 
 // ShownJudgeText is a text quoting the judge client's error as a user
-// sees it: without the client's code-path prefix "judge: " (a wrapping
-// artefact, not something a reader needs), at its start ("judge: the
-// endpoint is rate limiting...") or after a label that quotes the error
-// ("repair request failed: judge: ..."). The runner stores the text with
-// it, and rows stored by older builds have it too; the stored text is
-// untouched.
+// sees it: without the code-path prefix "judge: " that older builds
+// stored, at its start ("judge: the endpoint is rate limiting...") or
+// after a label that quotes the error ("repair request failed: judge:
+// ..."). Rows written now never have it; the stored text is untouched.
 func ShownJudgeText(s string) string {
 	s = strings.TrimPrefix(s, judgeCodePrefix)
 	return strings.ReplaceAll(s, ": "+judgeCodePrefix, ": ")

@@ -344,7 +344,7 @@ func rateLimitWait(je *judge.Error, who string, after time.Duration, then string
 		status = http.StatusTooManyRequests
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "judge: the endpoint is rate limiting (HTTP %d). %s (%s), %s at %s.", status, who, asked, then,
+	fmt.Fprintf(&b, "the endpoint is rate limiting (HTTP %d). %s (%s), %s at %s.", status, who, asked, then,
 		now.Add(after).UTC().Format("2006-01-02 15:04:05 UTC"))
 	if je.Message != "" {
 		b.WriteString(" Details: ")
@@ -403,7 +403,7 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 	}
 	c, err := judge.New(r.guardJudge(ctx, run, cfg, b, spend)) // fencing, circuit breaker, metrics (guard.go)
 	if err != nil {
-		return nil, &judgeSetupError{err: err}
+		return nil, err
 	}
 	// The shared limits and the spending cap wrap the real client only: an
 	// answer from the cache takes no call slot, no tokens of the judge's
@@ -1228,24 +1228,10 @@ func Cost(j models.JudgeSnapshot, promptTokens, completionTokens int) *float64 {
 type judgeUnusable struct{ err *judge.Error }
 
 func (e *judgeUnusable) Error() string {
-	return models.JudgeSettingsStop + ": " +
-		strings.TrimPrefix(e.err.Error(), "judge: ")
+	return models.JudgeSettingsStop + ": " + e.err.Error()
 }
 
 func (e *judgeUnusable) Unwrap() error { return e.err }
-
-// judgeSetupError is why no judge client could be made from the run's
-// judge settings (a base URL that is not http(s), no model). Its text is
-// what the run page says after "This run failed:", so it drops the
-// client's "judge: " prefix, as judgeUnusable does ("This run failed:
-// judge: base URL ..." read as a code path).
-type judgeSetupError struct{ err error }
-
-func (e *judgeSetupError) Error() string {
-	return strings.TrimPrefix(e.err.Error(), "judge: ")
-}
-
-func (e *judgeSetupError) Unwrap() error { return e.err }
 
 // runLevel returns the error that stops or pauses the whole run, or nil
 // when the failure only concerns this batch.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -390,9 +391,19 @@ func TestKillBetweenAUnitsCallsPaysNothingTwice(t *testing.T) {
 			eachDB(t, func(t *testing.T, env *testEnv) {
 				var holding atomic.Bool
 				holding.Store(true)
+				// heldRepair is closed when the judge starts holding the
+				// first repair request: the state the kill is meant for.
+				// Waiting for "one call out after two" instead could match
+				// a main call: the batch that takes the first turn is up to
+				// the scheduler, and one batch's first answer has every
+				// score (no repair), so the call out after it was the next
+				// batch's first call.
+				heldRepair := make(chan struct{})
+				var holdOnce sync.Once
 				var fj *fakeJudge
 				fj = newFakeJudge(t, simjudge.Options{Seed: 7, MissRate: 0.5}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
 					if c.Repair && holding.Load() {
+						holdOnce.Do(func() { close(heldRepair) })
 						fj.hang(r)
 						return true
 					}
@@ -403,7 +414,11 @@ func TestKillBetweenAUnitsCallsPaysNothingTwice(t *testing.T) {
 				spec := env.newRun(fj.URL(), 1, 1, 30) // 3 batches, one call at a time
 				spec.Settings.NoCache = noCache
 				run := env.launch(a, spec)
-				env.waitRun(run.ID, 15*time.Second, "a repair request out", func(models.Run) bool { return fj.InFlight() == 1 && fj.Total() >= 2 })
+				select {
+				case <-heldRepair:
+				case <-time.After(15 * time.Second):
+					t.Fatalf("no repair request came in 15s; the judge saw %d requests", fj.Total())
+				}
 				kctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
 				if err := a.Kill(kctx); err != nil {

@@ -54,10 +54,11 @@ type Error struct {
 	limit time.Duration
 }
 
-// Error says in plain English what went wrong and what to check.
+// Error says in plain English what went wrong and what to check. It is
+// the text users read (runs, batches and waits store it as it is), so it
+// opens with what happened, never with a code path such as "judge: ".
 func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString("judge: ")
 	b.WriteString(e.summary())
 	if e.Message != "" {
 		b.WriteString(". Details: ")

@@ -152,19 +152,21 @@ type Client struct {
 }
 
 // New checks cfg and builds a client. The base URL must be an absolute
-// http or https URL and the model must be named.
+// http or https URL and the model must be named. Its errors, like
+// Error's, are sentences a user reads as they are (a run that cannot
+// start stores one), without a "judge: " code-path prefix.
 func New(cfg Config) (*Client, error) {
 	cfg.BaseURL = strings.TrimSpace(cfg.BaseURL)
 	cfg.Model = strings.TrimSpace(cfg.Model)
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("judge: base URL %q is not an http(s) URL: use e.g. https://api.openai.com/v1 or http://localhost:11434/v1", RedactURL(cfg.BaseURL))
+		return nil, fmt.Errorf("base URL %q is not an http(s) URL: use e.g. https://api.openai.com/v1 or http://localhost:11434/v1", RedactURL(cfg.BaseURL))
 	}
 	if cfg.Model == "" {
-		return nil, errors.New("judge: no model named: set the model (for Azure, the deployment name)")
+		return nil, errors.New("no model named: set the model (for Azure, the deployment name)")
 	}
 	if cfg.KeyHeader, err = ParseKeyHeader(string(cfg.KeyHeader)); err != nil {
-		return nil, fmt.Errorf("judge: %w", err)
+		return nil, err
 	}
 	if metadataHost(u.Hostname()) {
 		return nil, &Error{Kind: KindRefused, Message: fmt.Sprintf("%s is a cloud metadata service, never a judge", u.Hostname())}
@@ -173,7 +175,7 @@ func New(cfg Config) (*Client, error) {
 
 	endpoint, err := endpointURL(u)
 	if err != nil {
-		return nil, fmt.Errorf("judge: base URL %q cannot take the chat completions path: %s", RedactURL(cfg.BaseURL), RedactURLIn(err.Error(), cfg.BaseURL))
+		return nil, fmt.Errorf("base URL %q cannot take the chat completions path: %s", RedactURL(cfg.BaseURL), RedactURLIn(err.Error(), cfg.BaseURL))
 	}
 	// Only what is listed here is sent: no OPENAI_* environment variable
 	// is read (the SDK's client read OPENAI_API_KEY, which an endpoint
