@@ -27,8 +27,12 @@ func cachedJudge(db *models.DB, store judge.AnswerStore, run models.Run, client 
 	// run paid for instead of paying again.
 	c.Run, c.Private = run.ID, run.Settings.NoCache
 	c.Flights, c.Scope = flights, strconv.FormatInt(run.WorkspaceID, 10)
+	if run.Settings.HedgeSlowCalls {
+		c.Hedge = judge.NewHedger()
+	}
 	if spend != nil {
 		c.OnReplay = func(_ context.Context, resp judge.Response) { spend.replayed(resp) }
+		c.OnAssumedLoss = func(_ context.Context, p, cp int) { spend.assumed(p, cp) }
 	}
 	c.OnHit = func(ctx context.Context, paid judge.Hit) {
 		// A counter lost to a database error only understates the cached

@@ -244,6 +244,10 @@ type Response struct {
 	Latency time.Duration
 	// Model is the model that answered, as the endpoint names it.
 	Model string
+	// ExtraCalls counts the paid calls behind this answer beyond the one
+	// that gave it: a hedged copy that lost (hedge.go), whose tokens are
+	// in PromptTokens and CompletionTokens and whose attempts in Attempts.
+	ExtraCalls int
 }
 
 // Text returns the first choice's text, or "" when there is none.
@@ -317,6 +321,7 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 			}
 		}
 		attempts++
+		attemptStarted(ctx) // a hedged call's clock (hedge.go)
 		started := time.Now()
 		resp, e := c.attempt(ctx, body, encErr)
 		var ns *NotSent
