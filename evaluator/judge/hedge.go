@@ -2,6 +2,7 @@ package judge
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -129,6 +130,7 @@ type hedgeCall struct {
 
 	mu       sync.Mutex
 	origDone bool
+	origOK   bool // the original answered (origDone)
 	timer    *time.Timer
 	launched bool
 	copyWon  bool // the copy answered before the original
@@ -144,8 +146,9 @@ type hedgeResult struct {
 }
 
 // attemptHook is told of every HTTP attempt of a call made under its
-// context (Client.complete), before it is sent.
-type attemptHook func()
+// context (Client.complete), just before it is sent; an error stops the
+// call without sending it.
+type attemptHook func() error
 
 type attemptHookKey struct{}
 
@@ -153,16 +156,22 @@ func withAttemptHook(ctx context.Context, f attemptHook) context.Context {
 	return context.WithValue(ctx, attemptHookKey{}, f)
 }
 
-// attemptStarted tells ctx's hook, if any, that an attempt is being sent.
-func attemptStarted(ctx context.Context) {
+// attemptStarting tells ctx's hook, if any, that an attempt is about to be
+// sent, and returns its veto.
+func attemptStarting(ctx context.Context) error {
 	if f, ok := ctx.Value(attemptHookKey{}).(attemptHook); ok {
-		f()
+		return f()
 	}
+	return nil
 }
+
+// errHedgeNotNeeded stops a copy whose original answered while the copy
+// waited for its slot: it is not sent.
+var errHedgeNotNeeded = errors.New("the original call answered before its copy was sent")
 
 // sent starts the call's clock at its first attempt: the wait for a slot
 // or a turn is not the judge's slowness, and a copy would wait as long.
-func (hc *hedgeCall) sent() {
+func (hc *hedgeCall) sent() error {
 	hc.sentOnce.Do(func() {
 		h := hc.h
 		h.mu.Lock()
@@ -180,6 +189,7 @@ func (hc *hedgeCall) sent() {
 			h.waiting[hc] = struct{}{}
 		}
 	})
+	return nil
 }
 
 // fire sends the copy, unless the original is back or the cap is reached.
@@ -218,10 +228,27 @@ func (hc *hedgeCall) fire() {
 	}()
 }
 
-// copySent counts the copy as re-sent at its first attempt.
+// copySent counts the copy as re-sent at its first attempt, unless the
+// original has answered meanwhile (its slot came as the original's was
+// freed): then the copy is not sent at all.
 func (hc *hedgeCall) copySent() attemptHook {
 	var once sync.Once
-	return func() { once.Do(func() { hc.h.resent.Add(1) }) }
+	return func() error {
+		hc.mu.Lock()
+		// A copy of an original that failed is still sent: it is the
+		// call's last chance of an answer.
+		done := hc.origDone && hc.origOK && !hc.copyWon
+		hc.mu.Unlock()
+		var err error
+		once.Do(func() {
+			if done {
+				err = errHedgeNotNeeded
+				return
+			}
+			hc.h.resent.Add(1)
+		})
+		return err
+	}
 }
 
 // complete makes the call of r, hedged: the result is the answer that came
@@ -237,7 +264,7 @@ func (h *Hedger) complete(ctx context.Context, inner completer, r Request) (resp
 	h.mu.Lock()
 	delete(h.waiting, hc)
 	hc.mu.Lock()
-	hc.origDone = true
+	hc.origDone, hc.origOK = true, err == nil
 	if hc.timer != nil {
 		hc.timer.Stop()
 	}

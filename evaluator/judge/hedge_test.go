@@ -13,11 +13,14 @@ import (
 
 // hedgeStep is how the fake judge treats one call: it answers (or fails
 // with err) after delay; notSent waits, never sending, until the call is
-// cancelled (a copy that never got a slot).
+// cancelled (a copy that never got a slot); slotAfterOriginal waits until
+// the first call of its text has returned, then tries to send (a copy
+// whose slot is the one the original frees).
 type hedgeStep struct {
-	delay   time.Duration
-	err     *Error
-	notSent bool
+	delay             time.Duration
+	err               *Error
+	notSent           bool
+	slotAfterOriginal bool
 }
 
 // hedgeJudge is a fake inner judge for the hedge: the k-th call (from 0)
@@ -29,6 +32,7 @@ type hedgeJudge struct {
 	mu        sync.Mutex
 	seen      map[string]int
 	calls     int
+	returned  map[string]chan struct{} // text -> closed when its first call returned
 	cancelled []string // "text#k" of the calls whose context we ended
 }
 
@@ -44,6 +48,18 @@ func (j *hedgeJudge) Complete(ctx context.Context, r Request) (Response, error) 
 		s = j.plan(text, k)
 	}
 	name := fmt.Sprintf("%s#%d", text, k)
+	j.mu.Lock()
+	if j.returned == nil {
+		j.returned = map[string]chan struct{}{}
+	}
+	if j.returned[text] == nil {
+		j.returned[text] = make(chan struct{})
+	}
+	back := j.returned[text]
+	j.mu.Unlock()
+	if k == 0 {
+		defer close(back)
+	}
 	cancelled := func(attempts int) (Response, error) {
 		j.mu.Lock()
 		j.cancelled = append(j.cancelled, name)
@@ -54,7 +70,13 @@ func (j *hedgeJudge) Complete(ctx context.Context, r Request) (Response, error) 
 		<-ctx.Done()
 		return cancelled(0)
 	}
-	attemptStarted(ctx)
+	if s.slotAfterOriginal {
+		<-back
+		time.Sleep(20 * time.Millisecond) // the hedger has the original's answer
+	}
+	if err := attemptStarting(ctx); err != nil {
+		return cancelled(0)
+	}
 	select {
 	case <-time.After(s.delay):
 	case <-ctx.Done():
@@ -134,6 +156,9 @@ func TestHedgedSlowCalls(t *testing.T) {
 		{name: "on, a copy never sent (no slot): not counted", hedge: true, warm: 10,
 			orig: hedgeStep{delay: 150 * time.Millisecond}, copy: hedgeStep{notSent: true}, answer: "answer slow#0",
 			paid: []PaidCall{{PromptTokens: 100, CompletionTokens: 7}}, resent: 0, calls: 12, cancelled: "slow#1"},
+		{name: "on, a copy whose slot comes as the original answers: not sent, not counted", hedge: true, warm: 10,
+			orig: hedgeStep{delay: 150 * time.Millisecond}, copy: hedgeStep{slotAfterOriginal: true}, answer: "answer slow#0",
+			paid: []PaidCall{{PromptTokens: 100, CompletionTokens: 7}}, resent: 0, calls: 12},
 		{name: "on, the original fails while the copy is out: the copy's answer", hedge: true, warm: 10,
 			orig: hedgeStep{delay: 60 * time.Millisecond, err: &Error{Kind: KindServer, Status: 500}},
 			copy: hedgeStep{delay: 150 * time.Millisecond}, answer: "answer slow#1",

@@ -320,8 +320,12 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 				return Response{}, backoff.Permanent(&Error{Kind: KindCancelled, Message: err.Error(), Err: err})
 			}
 		}
+		// A hedged call's clock starts, and its copy is not sent once
+		// the original has answered (hedge.go).
+		if err := attemptStarting(ctx); err != nil {
+			return Response{}, backoff.Permanent(&Error{Kind: KindCancelled, Message: err.Error(), Err: err})
+		}
 		attempts++
-		attemptStarted(ctx) // a hedged call's clock (hedge.go)
 		started := time.Now()
 		resp, e := c.attempt(ctx, body, encErr)
 		var ns *NotSent
