@@ -33,7 +33,7 @@ type hedgeJudge struct {
 	seen      map[string]int
 	calls     int
 	returned  map[string]chan struct{} // text -> closed when its first call returned
-	cancelled []string // "text#k" of the calls whose context we ended
+	cancelled []string                 // "text#k" of the calls whose context we ended
 }
 
 func (j *hedgeJudge) Complete(ctx context.Context, r Request) (Response, error) {
