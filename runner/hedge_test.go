@@ -138,3 +138,16 @@ func TestHedgedRunMatchesPlainRun(t *testing.T) {
 		}
 	})
 }
+
+// TestSpendCapCountsAssumedLoss: a hedged copy cancelled while it was out
+// reported no usage, so the cap's settle counted nothing for it; the run
+// counts it at the winner's prompt tokens, and so does the cap (assumed),
+// without taking it as a call of the mean estimate.
+func TestSpendCapCountsAssumedLoss(t *testing.T) {
+	in, out, capUSD := 2.0, 4.0, 10.0
+	c := spendCapFrom(models.JudgeSnapshot{PriceInputPerMTok: &in, PriceOutputPerMTok: &out}, models.RunSpend{CapUSD: &capUSD})
+	c.assumed(500_000, 0)
+	if c.spent != 1.0 || c.calls != 0 {
+		t.Errorf("after a lost copy of 500k prompt tokens at $2/M: spent %v over %d calls, want $1 over 0", c.spent, c.calls)
+	}
+}

@@ -140,6 +140,9 @@ func TestHedgedSlowCalls(t *testing.T) {
 		resent, calls int // re-sends counted, calls the fake judge got
 		extra         int // ExtraCalls of the answer or the error
 		cancelled     string
+		// assumed is the prompt tokens OnAssumedLoss is told of (a copy
+		// cancelled while out, counted at the winner's prompt), 0: never.
+		assumed int
 	}{
 		{name: "off: a slow call is never re-sent", hedge: false, warm: 10, orig: hedgeStep{delay: 150 * time.Millisecond},
 			answer: "answer slow#0", paid: []PaidCall{{PromptTokens: 100, CompletionTokens: 7}}, calls: 11},
@@ -148,11 +151,11 @@ func TestHedgedSlowCalls(t *testing.T) {
 		{name: "on, a slow call: the fast copy's answer, the original cancelled and counted once", hedge: true, warm: 10,
 			orig: slow, copy: fast, answer: "answer slow#1",
 			paid:   []PaidCall{{PromptTokens: 100, CompletionTokens: 7}, {PromptTokens: 100, Failed: true}},
-			resent: 1, calls: 12, extra: 1, cancelled: "slow#0"},
+			resent: 1, calls: 12, extra: 1, cancelled: "slow#0", assumed: 100},
 		{name: "on, the original answers first: the copy cancelled and counted once", hedge: true, warm: 10,
 			orig: hedgeStep{delay: 60 * time.Millisecond}, copy: slow, answer: "answer slow#0",
 			paid:   []PaidCall{{PromptTokens: 100, CompletionTokens: 7}, {PromptTokens: 100, Failed: true}},
-			resent: 1, calls: 12, extra: 1, cancelled: "slow#1"},
+			resent: 1, calls: 12, extra: 1, cancelled: "slow#1", assumed: 100},
 		{name: "on, a copy never sent (no slot): not counted", hedge: true, warm: 10,
 			orig: hedgeStep{delay: 150 * time.Millisecond}, copy: hedgeStep{notSent: true}, answer: "answer slow#0",
 			paid: []PaidCall{{PromptTokens: 100, CompletionTokens: 7}}, resent: 0, calls: 12, cancelled: "slow#1"},
@@ -186,6 +189,8 @@ func TestHedgedSlowCalls(t *testing.T) {
 			if tc.hedge {
 				c.Hedge = NewHedger()
 			}
+			var assumed []int
+			c.OnAssumedLoss = func(_ context.Context, p, cp int) { assumed = append(assumed, p, cp) }
 			warmUp(t, c, tc.warm)
 			log := &PaidLog{}
 			started := time.Now()
@@ -235,6 +240,9 @@ func TestHedgedSlowCalls(t *testing.T) {
 			}
 			if n := c.Hedge.Resent(); n != tc.resent {
 				t.Errorf("Resent() = %d, want %d", n, tc.resent)
+			}
+			if want := []int{tc.assumed, 0}; (tc.assumed == 0 && len(assumed) != 0) || (tc.assumed != 0 && fmt.Sprint(assumed) != fmt.Sprint(want)) {
+				t.Errorf("OnAssumedLoss was told %v, want %v", assumed, map[bool]any{true: want, false: "nothing"}[tc.assumed != 0])
 			}
 			j.mu.Lock()
 			calls := j.calls
