@@ -70,7 +70,7 @@ func (r *Runner) noteResent(ctx context.Context, run models.Run, h *judge.Hedger
 	owner := models.LeaseOwnerFrom(ctx)
 	now := time.Now()
 	ev := models.RunEvent{RunID: run.ID, At: now, Kind: models.RunEventResent, Worker: owner,
-		Message: fmt.Sprintf("Re-sent %d slow judge %s (the run's setting \"re-send slow calls\"): each went out a second time "+
+		Message: fmt.Sprintf("Re-sent %d slow judge %s (the run's setting \"Re-send slow judge calls\"): each went out a second time "+
 			"after taking much longer than the run's other calls, and the first answer was used. Each re-send is a paid call, "+
 			"counted in the run's calls, tokens and cost.", n, calls)}
 	if err := r.addEvent(context.WithoutCancel(ctx), ev); err != nil {

@@ -40,7 +40,7 @@ func TestSharedRunEventTextNamesEveryKind(t *testing.T) {
 // that each was paid for; a message without a count reads without one.
 func TestSharedResentEventSaysHowMany(t *testing.T) {
 	ev := models.RunEvent{Kind: models.RunEventResent, Worker: "host-1:42/3",
-		Message: `Re-sent 5 slow judge calls (the run's setting "re-send slow calls"): each went out a second time.`}
+		Message: `Re-sent 5 slow judge calls (the run's setting "Re-send slow judge calls"): each went out a second time.`}
 	got := SharedRunEventText(ev)
 	if !strings.HasPrefix(got, "Re-sent 5 slow judge calls because") || !strings.Contains(got, "paid call") || strings.Contains(got, "host-1") {
 		t.Errorf("shared text %q, want the count of 5 re-sent calls, that each is paid, and no worker", got)

@@ -28,13 +28,15 @@ import (
 // tokens and cost, count it once.
 
 // hedgeFactor: a copy is sent once a call has been out this many times the
-// median answer of the run. Why 2: the answers of one run are alike (same
-// prompt template, same batch size), so a call out twice as long as the
-// median is in the tail rather than the bulk (on the judges measured in
-// BENCHMARKS.md the slowest ordinary answers took under 1.6x the median),
-// and waiting for 2x keeps the copies to the truly slow calls, while the
-// copy, answering in about one median, still ends the call near 3x the
-// median instead of the slow call's 5x or more.
+// median answer of the run. Why 2: the calls of one run are alike (same
+// prompt template, same batch size), so their answers take about as long;
+// one out twice the median is in the tail, not the bulk, and a lower
+// factor would re-send ordinary calls and pay for them (at 20 ms, where
+// the runner's own CPU makes ordinary calls vary, 2x already re-sends
+// 8-10 calls of 260 at C = 32: BENCHMARKS.md, "Hedged slow calls"). A
+// higher one helps less: the copy, answering in about one median, ends
+// the call near (factor + 1) medians, against the 5x slow answer of the
+// issue's benchmark, so at 2x it ends near 3x.
 const hedgeFactor = 2
 
 // hedgeMinAnswers is how many answers the run must have had before any
