@@ -17,7 +17,11 @@ import (
 // the first call of its text has returned, then tries to send (a copy
 // whose slot is the one the original frees).
 type hedgeStep struct {
-	delay             time.Duration
+	delay time.Duration
+	// latency is the latency the answer reports (delay when 0): warm-up
+	// answers report more than they take, so that a loaded machine
+	// delaying one of them does not get it hedged.
+	latency           time.Duration
 	err               *Error
 	notSent           bool
 	slotAfterOriginal bool
@@ -43,7 +47,7 @@ func (j *hedgeJudge) Complete(ctx context.Context, r Request) (Response, error) 
 	j.seen[text]++
 	j.calls++
 	j.mu.Unlock()
-	s := hedgeStep{delay: 10 * time.Millisecond}
+	s := warmStep
 	if j.plan != nil {
 		s = j.plan(text, k)
 	}
@@ -87,8 +91,12 @@ func (j *hedgeJudge) Complete(ctx context.Context, r Request) (Response, error) 
 		e.Attempts = 1
 		return Response{}, &e
 	}
+	lat := s.latency
+	if lat == 0 {
+		lat = s.delay
+	}
 	return Response{Choices: []Choice{{Text: "answer " + name}}, Model: "m", PromptTokens: 100, CompletionTokens: 7,
-		Attempts: 1, Latency: s.delay}, nil
+		Attempts: 1, Latency: lat}, nil
 }
 
 func (j *hedgeJudge) wasCancelled(name string) bool {
@@ -106,8 +114,12 @@ func textRequest(s string) Request {
 	return Request{Messages: []evaluator.Message{{Role: "user", Content: s}}}
 }
 
-// warmUp has the cache answer n quick calls (10 ms each), so the median
-// of the run's record is 10 ms and the hedge's threshold 20 ms.
+// warmStep is how the warm-up calls are answered: at once, reporting
+// 40 ms, so the median of the run's record is 40 ms and the hedge's
+// threshold 80 ms.
+var warmStep = hedgeStep{delay: time.Millisecond, latency: 40 * time.Millisecond}
+
+// warmUp has the cache answer n quick calls (warmStep).
 func warmUp(t *testing.T, c *Cache, n int) {
 	t.Helper()
 	for i := range n {
@@ -153,22 +165,22 @@ func TestHedgedSlowCalls(t *testing.T) {
 			paid:   []PaidCall{{PromptTokens: 100, CompletionTokens: 7}, {PromptTokens: 100, Failed: true}},
 			resent: 1, calls: 12, extra: 1, cancelled: "slow#0", assumed: 100},
 		{name: "on, the original answers first: the copy cancelled and counted once", hedge: true, warm: 10,
-			orig: hedgeStep{delay: 60 * time.Millisecond}, copy: slow, answer: "answer slow#0",
+			orig: hedgeStep{delay: 200 * time.Millisecond}, copy: slow, answer: "answer slow#0",
 			paid:   []PaidCall{{PromptTokens: 100, CompletionTokens: 7}, {PromptTokens: 100, Failed: true}},
 			resent: 1, calls: 12, extra: 1, cancelled: "slow#1", assumed: 100},
 		{name: "on, a copy never sent (no slot): not counted", hedge: true, warm: 10,
-			orig: hedgeStep{delay: 150 * time.Millisecond}, copy: hedgeStep{notSent: true}, answer: "answer slow#0",
+			orig: hedgeStep{delay: 300 * time.Millisecond}, copy: hedgeStep{notSent: true}, answer: "answer slow#0",
 			paid: []PaidCall{{PromptTokens: 100, CompletionTokens: 7}}, resent: 0, calls: 12, cancelled: "slow#1"},
 		{name: "on, a copy whose slot comes as the original answers: not sent, not counted", hedge: true, warm: 10,
-			orig: hedgeStep{delay: 150 * time.Millisecond}, copy: hedgeStep{slotAfterOriginal: true}, answer: "answer slow#0",
+			orig: hedgeStep{delay: 300 * time.Millisecond}, copy: hedgeStep{slotAfterOriginal: true}, answer: "answer slow#0",
 			paid: []PaidCall{{PromptTokens: 100, CompletionTokens: 7}}, resent: 0, calls: 12},
 		{name: "on, the original fails while the copy is out: the copy's answer", hedge: true, warm: 10,
-			orig: hedgeStep{delay: 60 * time.Millisecond, err: &Error{Kind: KindServer, Status: 500}},
+			orig: hedgeStep{delay: 150 * time.Millisecond, err: &Error{Kind: KindServer, Status: 500}},
 			copy: hedgeStep{delay: 150 * time.Millisecond}, answer: "answer slow#1",
 			paid:   []PaidCall{{PromptTokens: 100, CompletionTokens: 7}, {Failed: true}},
 			resent: 1, calls: 12, extra: 1},
 		{name: "on, both fail: the original's error", hedge: true, warm: 10,
-			orig: hedgeStep{delay: 150 * time.Millisecond, err: &Error{Kind: KindServer, Status: 500}},
+			orig: hedgeStep{delay: 300 * time.Millisecond, err: &Error{Kind: KindServer, Status: 500}},
 			copy: hedgeStep{delay: 20 * time.Millisecond, err: &Error{Kind: KindTimeout}}, errIs: KindServer,
 			paid:   []PaidCall{{Failed: true}, {Failed: true}},
 			resent: 1, calls: 12, extra: 1},
@@ -178,7 +190,7 @@ func TestHedgedSlowCalls(t *testing.T) {
 			j := &hedgeJudge{seen: map[string]int{}, plan: func(text string, k int) hedgeStep {
 				switch {
 				case text != "slow":
-					return fast
+					return warmStep
 				case k == 0:
 					return tc.orig
 				}
@@ -273,7 +285,7 @@ func TestHedgeWaitsForTheRecord(t *testing.T) {
 		if text == "slow" && k == 0 {
 			return hedgeStep{delay: 5 * time.Second}
 		}
-		return hedgeStep{delay: 10 * time.Millisecond}
+		return warmStep
 	}}
 	c := NewCache(j, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
 	c.Hedge = NewHedger()
@@ -283,7 +295,7 @@ func TestHedgeWaitsForTheRecord(t *testing.T) {
 		resp, _ := c.Complete(WithUnit(context.Background(), Unit{ID: 5, Paid: &PaidLog{}}), textRequest("slow"))
 		done <- resp
 	}()
-	time.Sleep(100 * time.Millisecond) // the slow call is out past 20 ms
+	time.Sleep(150 * time.Millisecond) // the slow call is out past 80 ms
 	select {
 	case <-done:
 		t.Fatal("the slow call came back before the record had 10 answers")
@@ -314,7 +326,7 @@ func TestHedgeCap(t *testing.T) {
 				if k == 0 && len(text) > 4 && text[:4] == "slow" {
 					return hedgeStep{delay: 400 * time.Millisecond}
 				}
-				return hedgeStep{delay: 10 * time.Millisecond}
+				return warmStep
 			}}
 			c := NewCache(j, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
 			c.Hedge = NewHedger()
