@@ -280,6 +280,11 @@ type Settings struct {
 	// False (the default, "reuse identical judge answers") is left out of
 	// the JSON, so runs export exactly as before.
 	NoCache bool `json:"no_cache,omitempty"`
+	// HedgeSlowCalls re-sends a judge call that has been out much longer
+	// than the run's other calls, and takes whichever copy answers first
+	// (judge.Hedger). Each re-send is a paid call. False (the default) is
+	// left out of the JSON, so runs without it export exactly as before.
+	HedgeSlowCalls bool `json:"hedge_slow_calls,omitempty"`
 }
 
 // DefaultSettings are the paper's defaults: N=5 rounds, B=10, temperature

@@ -534,6 +534,9 @@ type APILaunchSettings struct {
 	// NoCache asks the judge every time, even for requests answered
 	// before (absent or false: identical answers are reused).
 	NoCache bool `json:"no_cache"`
+	// HedgeSlowCalls re-sends a call much slower than the run's others
+	// (absent or false: never); each re-send is a paid call.
+	HedgeSlowCalls bool `json:"hedge_slow_calls"`
 }
 
 // formValues writes the launch as the launch form would post it, so the
@@ -590,6 +593,9 @@ func (l APILaunch) formValues() url.Values {
 	}
 	if s.NoCache {
 		v.Set("reuse_answers_shown", "1") // the box shown and left unticked
+	}
+	if s.HedgeSlowCalls {
+		v.Set("hedge_slow_calls", "on")
 	}
 	for key, val := range map[string]string{"procedure": s.Procedure, "composition": s.Composition, "sort_key": s.SortKey,
 		"scoring": s.Scoring, "llmeval_scale": s.LLMEvalScale} {
@@ -682,8 +688,9 @@ type APIRun struct {
 }
 
 // APIRunEvent is one of a run's events: kind is lease_lost, taken_over,
-// resumed, requeued or late_count (a call's answer or failure counted
-// after the run ended); worker the worker (lease owner) it is about.
+// resumed, requeued, late_count (a call's answer or failure counted
+// after the run ended) or resent_slow_calls (slow calls the run re-sent,
+// Settings.HedgeSlowCalls); worker the worker (lease owner) it is about.
 type APIRunEvent struct {
 	At      time.Time `json:"at"`
 	Kind    string    `json:"kind"`

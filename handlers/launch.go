@@ -226,6 +226,8 @@ func parseLaunchInput(vals url.Values) launchInput {
 	// (reuse_answers_shown) comes back without it ticked; a post without
 	// the checkbox at all (a script) keeps the default, on.
 	s.NoCache = vals.Get("reuse_answers_shown") != "" && vals.Get("reuse_answers") == ""
+	// Re-sending slow calls is off unless the box came back ticked.
+	s.HedgeSlowCalls = vals.Get("hedge_slow_calls") != ""
 	if v := vals.Get("procedure"); v != "" {
 		s.Procedure = evaluator.Procedure(v)
 	}
@@ -451,6 +453,7 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 	}
 	v.SpendCapUSD = in.raw["spend_cap_usd"]
 	v.ReuseAnswers = !in.Settings.NoCache
+	v.HedgeSlowCalls = in.Settings.HedgeSlowCalls
 	// Show the temperature and top_p the run would get (the method's and
 	// the judge's defaults unless the person typed others); remember them,
 	// so that the next post can tell whether the person changed them.

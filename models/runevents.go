@@ -19,6 +19,11 @@ const (
 	// RunEventResumed: the worker whose lease ran out claimed the run
 	// again itself.
 	RunEventResumed = "resumed"
+	// RunEventResent: an execution of a run that asked for it
+	// (Settings.HedgeSlowCalls) re-sent judge calls much slower than the
+	// run's others; each re-send is a paid call, counted in the run's
+	// calls, tokens and cost.
+	RunEventResent = "resent_slow_calls"
 )
 
 // RunEvent is one thing that happened to a run's execution that its

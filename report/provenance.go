@@ -153,9 +153,11 @@ func (r *Report) Provenance() Provenance {
 // evaluation steps are long texts and left to the JSON export. Method
 // settings a method records when it runs (G-Eval's min_allowed_mass,
 // CloserLook's top_p) are left out when empty: another method's. A
-// spending cap is stated when the run has one ("spend_cap_usd=2.5").
+// spending cap is stated when the run has one ("spend_cap_usd=2.5"), and
+// re-sent slow calls when the run asked for them ("hedge_slow_calls=true"):
+// runs without them read as before.
 func (p Provenance) SettingsText() string {
-	parts := fieldPairs(p.Settings, p.Unread, false)
+	parts := slices.DeleteFunc(fieldPairs(p.Settings, p.Unread, false), func(s string) bool { return s == "hedge_slow_calls=false" })
 	if c := p.Settings.SpendCapUSD; c != nil {
 		parts = append(parts, "spend_cap_usd="+strconv.FormatFloat(*c, 'f', -1, 64))
 	}

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/models"
@@ -17,7 +19,7 @@ import (
 //
 // spend, when not nil, is the run's spending cap: answers replayed as paid
 // calls count on it, as the calls they were.
-func cachedJudge(db *models.DB, store judge.AnswerStore, run models.Run, client Completer, baseURL string, spend *spendCap, flights *judge.Flights) Completer {
+func cachedJudge(db *models.DB, store judge.AnswerStore, run models.Run, client Completer, baseURL string, spend *spendCap, flights *judge.Flights) *judge.Cache {
 	if run.JudgeSnapshot.Simulated {
 		baseURL = "simulated:" + run.JudgeSnapshot.BaseURL
 	}
@@ -27,8 +29,12 @@ func cachedJudge(db *models.DB, store judge.AnswerStore, run models.Run, client 
 	// run paid for instead of paying again.
 	c.Run, c.Private = run.ID, run.Settings.NoCache
 	c.Flights, c.Scope = flights, strconv.FormatInt(run.WorkspaceID, 10)
+	if run.Settings.HedgeSlowCalls {
+		c.Hedge = judge.NewHedger()
+	}
 	if spend != nil {
 		c.OnReplay = func(_ context.Context, resp judge.Response) { spend.replayed(resp) }
+		c.OnAssumedLoss = func(_ context.Context, p, cp int) { spend.assumed(p, cp) }
 	}
 	c.OnHit = func(ctx context.Context, paid judge.Hit) {
 		// A counter lost to a database error only understates the cached
@@ -47,4 +53,27 @@ type answerStore struct {
 
 func (s answerStore) SaveAnswer(ctx context.Context, requestHash string, occurrence int, answer []byte) error {
 	return s.r.saveAnswer(ctx, s.ResponseCache, requestHash, occurrence, answer)
+}
+
+// noteResent records on the run how many slow calls this execution
+// re-sent (judge.Hedger), when it re-sent any: the run's calls count them
+// with the others, and the event says how many of them were re-sends.
+func (r *Runner) noteResent(ctx context.Context, run models.Run, h *judge.Hedger, log interface{ Warn(string, ...any) }) {
+	n := h.Resent()
+	if n == 0 {
+		return
+	}
+	calls := "calls"
+	if n == 1 {
+		calls = "call"
+	}
+	owner := models.LeaseOwnerFrom(ctx)
+	now := time.Now()
+	ev := models.RunEvent{RunID: run.ID, At: now, Kind: models.RunEventResent, Worker: owner,
+		Message: fmt.Sprintf("Re-sent %d slow judge %s (the run's setting \"Re-send slow judge calls\"): each went out a second time "+
+			"after taking much longer than the run's other calls, and the first answer was used. Each re-send is a paid call, "+
+			"counted in the run's calls, tokens and cost.", n, calls)}
+	if err := r.addEvent(context.WithoutCancel(ctx), ev); err != nil {
+		log.Warn("could not record the re-sent slow calls on the run", "err", err)
+	}
 }

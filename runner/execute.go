@@ -476,6 +476,15 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 	if err != nil {
 		return outcome{}, err
 	}
+	noteResent := func() {}
+	if c, ok := client.(*judge.Cache); ok && c.Hedge != nil {
+		// Written when the execution's calls are over: before the run's
+		// end is stored (conclude), or on the way out of a run that
+		// stopped.
+		var once sync.Once
+		noteResent = func() { once.Do(func() { r.noteResent(ctx, run, c.Hedge, log) }) }
+		defer noteResent()
+	}
 	mrun := methods.Run{Settings: run.Settings, MethodSettings: run.MethodSettings, Rubric: run.RubricSnapshot}
 	index := make(map[int64]int, len(rows))
 	samples := make([]evaluator.Sample, len(rows))
@@ -514,6 +523,7 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 	if err := g.Wait(); err != nil {
 		return outcome{}, err
 	}
+	noteResent()
 	return r.conclude(ctx, run.ID, words)
 }
 

@@ -421,14 +421,22 @@ func scheduleFloor(rounds, criteria, callsPerRound, c int, latency, slow time.Du
 // launch to the run's end ("cpu-ms/call"; target <= 1); the statistics
 // computed once after the end are reported apart ("stats-cpu-ms/run").
 // "floor-x-min" is the least ratio any schedule could reach
-// (scheduleFloor): the slow case at C = 32 cannot go below 1.3.
+// (scheduleFloor): the slow case at C = 32 cannot go below 1.3 without
+// hedging. "slow-hedged" is the slow case with the run's setting
+// HedgeSlowCalls on, which re-sends a call out twice the median answer
+// (the floor does not apply to it: the copy answers in one latency);
+// "resent-calls" is how many paid calls it added to the run's 260.
 func BenchmarkFEDSchedule(b *testing.B) {
 	rub := fedRubric4()
 	benchLatency := benchLatencyOf(b)
-	for _, slow := range []bool{false, true} {
+	for _, v := range []struct{ slow, hedge bool }{{false, false}, {true, false}, {true, true}} {
+		slow := v.slow
 		for _, c := range benchConcurrencies(b) {
 			name := "C=" + strconv.Itoa(c)
-			if slow {
+			switch {
+			case v.hedge:
+				name = "slow-hedged/" + name
+			case slow:
 				name = "slow/" + name
 			}
 			b.Run(name, func(b *testing.B) {
@@ -442,11 +450,16 @@ func BenchmarkFEDSchedule(b *testing.B) {
 				min := judgeBound(benchRounds, perRound, c, benchLatency)
 				var wall, cpu, stats time.Duration
 				calls, csw := 0, int64(0)
+				// extra are the calls beyond the 260 the run needs: its
+				// re-sent slow calls (slow-hedged), each a paid call.
+				extra := 0
 				b.ResetTimer()
 				var last models.Run
 				for range b.N {
 					start, sw := processCPU(b), proccpu.Now(b).Switches
-					run, took, ended := l.runToEnd(b, l.fedRun(rub, url, c, benchRounds))
+					spec := l.fedRun(rub, url, c, benchRounds)
+					spec.Settings.HedgeSlowCalls = v.hedge
+					run, took, ended := l.runToEnd(b, spec)
 					csw += proccpu.Now(b).Switches - sw
 					cpu += ended - start
 					last = run
@@ -457,6 +470,7 @@ func BenchmarkFEDSchedule(b *testing.B) {
 					stats += processCPU(b) - ended
 					wall += took
 					calls += run.Calls
+					extra += run.Calls - benchRounds*perRound
 				}
 				b.ReportMetric(float64(wall)/float64(b.N)/float64(min), "x-min")
 				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(calls), "cpu-ms/call")
@@ -470,6 +484,9 @@ func BenchmarkFEDSchedule(b *testing.B) {
 					b.ReportMetric(float64(cpu.Microseconds())/1000/float64(calls)-float64(floor.Microseconds())/1000, "app-cpu-ms/call")
 				}
 				b.ReportMetric(float64(stats.Microseconds())/1000/float64(b.N), "stats-cpu-ms/run")
+				if v.hedge {
+					b.ReportMetric(float64(extra)/float64(b.N), "resent-calls")
+				}
 				b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "wall-ms")
 				b.ReportMetric(float64(min.Milliseconds()), "min-ms")
 				floor := scheduleFloor(benchRounds, len(rub.Criteria), perRound, c, benchLatency, slowLatency)

@@ -223,6 +223,18 @@ func (c *spendCap) replayed(resp judge.Response) {
 	c.answered = make(chan struct{})
 }
 
+// assumed counts the cost of a hedged copy that lost, cancelled while it
+// was out: settle saw it cost nothing (the endpoint reported no usage), but
+// it is counted at the winner's prompt tokens (judge.Hedger), as the run
+// counts it. It is not a call of the mean estimate: one was settled.
+func (c *spendCap) assumed(promptTokens, completionTokens int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cost := Cost(c.prices, promptTokens, completionTokens); cost != nil {
+		c.spent += *cost
+	}
+}
+
 // admitProbe lets one probe of the judge go (the circuit breaker's, while
 // the judge is down) when it keeps the run within its cap: the spending
 // known so far, the estimate of every call let through (they wait for the

@@ -35,8 +35,28 @@ func SharedRunEventText(ev models.RunEvent) string {
 		return "The same worker took the run on again. Batches already answered were not sent again."
 	case models.RunEventRequeued:
 		return "The run's place in the queue was lost, so it was queued again. Nothing had been sent to the judge yet."
+	case models.RunEventResent:
+		// The count is the event's own (its message says it).
+		if n := resentCount(ev.Message); n != "" {
+			return "Re-sent " + n + " because they took much longer than the run's other calls; the first answer was used. Each re-send is a paid call, counted in the run's calls, tokens and cost."
+		}
+		return "Re-sent slow judge calls; the first answer was used. Each re-send is a paid call, counted in the run's calls, tokens and cost."
 	case models.RunEventLateCount:
 		return "A judge call sent before the run ended came back after it ended. It was paid for, so it was added to the run's calls, tokens and cost; reports downloaded before then do not include it."
 	}
 	return "The run moved from one worker to another."
+}
+
+// resentCount is "N slow judge calls" as a re-sent event's message says
+// it ("Re-sent N slow judge calls ..."), or "" when it does not.
+func resentCount(msg string) string {
+	rest, ok := strings.CutPrefix(msg, "Re-sent ")
+	if !ok {
+		return ""
+	}
+	n, _, ok := strings.Cut(rest, " (")
+	if !ok || n == "" || n[0] < '0' || n[0] > '9' {
+		return ""
+	}
+	return n
 }

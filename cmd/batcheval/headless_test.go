@@ -321,3 +321,48 @@ func TestRunCommandPricesItsJudge(t *testing.T) {
 		t.Errorf("summary lacks %q:\n%s", line, stderr.String())
 	}
 }
+
+// TestRunCommandHedgeSlowCalls: `batcheval run --hedge-slow-calls` runs
+// with the setting on, and its result says so in the run's settings; a
+// run without the flag has it off and its result does not mention it.
+func TestRunCommandHedgeSlowCalls(t *testing.T) {
+	dir := t.TempDir()
+	rubric := filepath.Join(dir, "fed.yaml")
+	if err := os.WriteFile(rubric, []byte(fedRubric), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := sharedDataset(t, "fed-dialog.jsonl")
+	for _, hedge := range []bool{true, false} {
+		out := filepath.Join(dir, fmt.Sprintf("result-%v.json", hedge))
+		args := []string{"run", "--data", data, "--rubric", rubric, "--simulated", "--rounds", "1", "--batch-size", "25",
+			"--seed", "3", "--out", out, "--db", filepath.Join(dir, fmt.Sprintf("t-%v.db", hedge))}
+		if hedge {
+			args = append(args, "--hedge-slow-calls")
+		}
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); err != nil {
+			t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Report struct {
+				Provenance struct {
+					Settings map[string]any `json:"settings"`
+				} `json:"provenance"`
+			} `json:"report"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		v, ok := doc.Report.Provenance.Settings["hedge_slow_calls"]
+		if hedge && v != true {
+			t.Errorf("--hedge-slow-calls: the result's settings %v, want hedge_slow_calls true", doc.Report.Provenance.Settings)
+		}
+		if !hedge && ok {
+			t.Errorf("a run without --hedge-slow-calls states hedge_slow_calls=%v in its settings", v)
+		}
+	}
+}

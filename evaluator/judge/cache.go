@@ -88,6 +88,15 @@ type Cache struct {
 	// reuse identical answers): its keys are salted with Run, so no other
 	// run's answer is found, and its own are still there for a resume.
 	Private bool
+	// Hedge, when set, sends a copy of a unit's call that is much slower
+	// than the run's others (the run asked for it: hedge.go). Nil, the
+	// default, calls the judge once, with no timer and no goroutine.
+	Hedge *Hedger
+	// OnAssumedLoss, if set, is called for each hedged copy that lost,
+	// cancelled while it was out, with the tokens it is counted at
+	// though the endpoint reported none (the winner's prompt tokens): the
+	// runner's spending cap, which saw that copy cost nothing, counts it.
+	OnAssumedLoss func(ctx context.Context, promptTokens, completionTokens int)
 
 	mu   sync.Mutex
 	seen map[string]int // request hash -> identical requests sent so far
@@ -333,13 +342,24 @@ func (c *Cache) Complete(ctx context.Context, r Request) (Response, error) {
 			}
 		}
 	}
-	resp, err := c.inner.Complete(ctx, r)
+	var resp Response
+	var lost *lostCall
+	if c.Hedge != nil && inUnit {
+		// Only a unit's calls are hedged: their paid calls are logged
+		// (Unit.Paid) and counted with the unit's answer.
+		resp, err, lost = c.Hedge.complete(ctx, c.inner, r)
+	} else {
+		resp, err = c.inner.Complete(ctx, r)
+	}
 	if fl != nil {
 		c.Flights.end(fk, fl, resp, err)
 	}
 	if err != nil {
 		if inUnit {
 			sentFailure(ctx, unit, err)
+		}
+		if lost != nil {
+			err = c.hedgeLost(ctx, unit, *lost, nil, err)
 		}
 		return resp, err
 	}
@@ -351,7 +371,39 @@ func (c *Cache) Complete(ctx context.Context, r Request) (Response, error) {
 		// context already done (a run stopping) must not lose it either.
 		_ = c.store.SaveAnswer(context.WithoutCancel(ctx), hash, occurrence, b)
 	}
+	if lost != nil {
+		c.hedgeLost(ctx, unit, *lost, &resp, nil)
+	}
 	return resp, nil
+}
+
+// hedgeLost logs the hedged copy that lost as a paid call of the unit, and
+// counts it in what the call returns: in resp when it was answered (the
+// winner's own tokens are what the store keeps and replays), or in err
+// when both copies failed (the returned error is then a copy of err's
+// *Error with the call added).
+func (c *Cache) hedgeLost(ctx context.Context, unit Unit, lost lostCall, resp *Response, err error) error {
+	unit.Paid.add(lost.PaidCall)
+	if lost.assumed && c.OnAssumedLoss != nil {
+		c.OnAssumedLoss(ctx, lost.PromptTokens, lost.CompletionTokens)
+	}
+	if resp != nil {
+		resp.ExtraCalls++
+		resp.Attempts += lost.attempts
+		resp.PromptTokens += lost.PromptTokens
+		resp.CompletionTokens += lost.CompletionTokens
+		return nil
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	folded := *e
+	folded.ExtraCalls++
+	folded.Attempts += lost.attempts
+	folded.PromptTokens += lost.PromptTokens
+	folded.CompletionTokens += lost.CompletionTokens
+	return &folded
 }
 
 // load looks one request up. With a BatchLoader store, calls that arrive

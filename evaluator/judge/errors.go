@@ -48,6 +48,11 @@ type Error struct {
 	// (a 200 with usage and no choices), summed over the call's attempts. The caller counts
 	// them in the run's tokens and cost: the provider charged them.
 	PromptTokens, CompletionTokens int
+	// ExtraCalls counts the paid calls behind this failure beyond the
+	// call itself: a hedged copy that failed too (hedge.go), whose tokens
+	// are in PromptTokens and CompletionTokens and whose attempts in
+	// Attempts.
+	ExtraCalls int
 
 	// limit is the per-attempt timeout or the Retry-After ceiling that was
 	// hit, used only to word Error().
@@ -182,6 +187,16 @@ func BilledOf(err error) (prompt, completion int) {
 		return e.PromptTokens, e.CompletionTokens
 	}
 	return 0, 0
+}
+
+// ExtraCallsOf returns the paid calls a failure counts beyond the call
+// itself (Error.ExtraCalls); 0 when err is not a judge error.
+func ExtraCallsOf(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.ExtraCalls
+	}
+	return 0
 }
 
 // AttemptsOf returns how many HTTP attempts the failed call made; 0 when

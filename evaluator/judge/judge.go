@@ -246,6 +246,10 @@ type Response struct {
 	Latency time.Duration
 	// Model is the model that answered, as the endpoint names it.
 	Model string
+	// ExtraCalls counts the paid calls behind this answer beyond the one
+	// that gave it: a hedged copy that lost (hedge.go), whose tokens are
+	// in PromptTokens and CompletionTokens and whose attempts in Attempts.
+	ExtraCalls int
 }
 
 // Text returns the first choice's text, or "" when there is none.
@@ -317,6 +321,11 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 				// Nothing was sent: this is not an attempt.
 				return Response{}, backoff.Permanent(&Error{Kind: KindCancelled, Message: err.Error(), Err: err})
 			}
+		}
+		// A hedged call's clock starts, and its copy is not sent once
+		// the original has answered (hedge.go).
+		if err := attemptStarting(ctx); err != nil {
+			return Response{}, backoff.Permanent(&Error{Kind: KindCancelled, Message: err.Error(), Err: err})
 		}
 		attempts++
 		started := time.Now()

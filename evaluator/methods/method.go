@@ -202,6 +202,7 @@ type Outcome struct {
 func (o *Outcome) count(resp judge.Response, err error) {
 	o.Calls++
 	if err != nil {
+		o.Calls += judge.ExtraCallsOf(err)
 		o.Attempts += judge.AttemptsOf(err)
 		p, c := judge.BilledOf(err)
 		o.PromptTokens += p
@@ -209,6 +210,8 @@ func (o *Outcome) count(resp judge.Response, err error) {
 		return
 	}
 	o.Answered++
+	// A hedged copy that lost is a call paid for, not one answered.
+	o.Calls += resp.ExtraCalls
 	o.Attempts += resp.Attempts
 	o.PromptTokens += resp.PromptTokens
 	o.CompletionTokens += resp.CompletionTokens
