@@ -15,7 +15,7 @@ import (
 
 // TestJSONExportListsRunEvents: the run's JSON export said nothing of its
 // events (a worker lost its lease, another took the run over, a call's
-// answer counted after the run ended), which the run page's Workers card,
+// answer counted after the run ended), which the run page's Run history card,
 // the API's run, share links and the HTML report show, so a reader of the
 // file could not tell why the run's figures grew after it ended. The
 // export's envelope now lists them, oldest first, with the fields the

@@ -61,7 +61,7 @@ func TestRunPageAndAPIShowLostLeases(t *testing.T) {
 	})
 }
 
-// TestRunEventTimeShownOnce: the Workers card showed an event's time and
+// TestRunEventTimeShownOnce: the Run history card (once "Workers") showed an event's time and
 // then its message, which says the same time again ("10:00:02 UTC: Worker
 // w lost its lease on the run at 2026-03-04 10:00:02 UTC: ..."). The card
 // now says the time once, before the message; the API's events[].message
@@ -85,8 +85,13 @@ func TestRunEventTimeShownOnce(t *testing.T) {
 			`<time datetime="2026-03-04T10:00:11Z">2026-03-04 10:00:11 UTC</time>: Worker host-b took the run over from worker host-a (its lease had run out by 2026-03-04 10:00:08 UTC).`,
 		} {
 			if !strings.Contains(body, want) {
-				t.Errorf("the Workers card does not say, once:\n%s", want)
+				t.Errorf("the Run history card does not say, once:\n%s", want)
 			}
+		}
+		// The card lists more than workers' leases (requeues, re-sent
+		// calls, late counts): it is headed for what it holds.
+		if !strings.Contains(body, "<h2>Run history</h2>") || strings.Contains(body, "<h2>Workers</h2>") {
+			t.Errorf("the run events card is not headed \"Run history\"")
 		}
 		for _, at := range []string{"2026-03-04 10:00:02 UTC", "2026-03-04 10:00:11 UTC"} {
 			if n := strings.Count(body, at); n != 1 {

@@ -12,7 +12,7 @@ import (
 )
 
 // TestSharedRunPageShowsRunEvents: a shared run's report said nothing of
-// the lost leases and takeovers the run page's Workers card lists, so its
+// the lost leases and takeovers the run page's Run history card lists, so its
 // reader could not tell why the run took as long as it did. The share page
 // now lists them, oldest first, each with its time, in words that name no
 // worker (its name holds the server's host name) and quote no error text

@@ -1516,7 +1516,7 @@ func SharedRunPage(v SharedRunView) templ.Component {
 }
 
 // sharedRunEvents lists, read-only, what happened to a shared run's
-// execution that explains a gap in it (the run page's Workers card), in
+// execution that explains a gap in it (the run page's Run history card), in
 // words that name no worker (SharedRunEventText).
 func sharedRunEvents(events []models.RunEvent) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
@@ -1536,7 +1536,7 @@ func sharedRunEvents(events []models.RunEvent) templ.Component {
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
 		if len(events) > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 114, "<section class=\"card\" id=\"run-events\" data-testid=\"run-events\"><h2>Workers</h2><p class=\"small muted\">The run was carried out by workers; when one loses its hold (its lease) on the run, progress pauses until another worker, or the same one, takes it on.</p><ul>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 114, "<section class=\"card\" id=\"run-events\" data-testid=\"run-events\"><h2>Run history</h2><p class=\"small muted\">What happened while the run was carried out that its figures do not show: progress paused when a worker lost its hold (its lease) on the run until another, or the same one, took it on; a place in the queue lost; calls re-sent or counted late.</p><ul>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
