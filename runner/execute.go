@@ -793,7 +793,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 					}
 				}
 				if o.Failed && !last {
-					if t.first.Calls > 0 {
+					if t.first.Calls > 0 || t.first.Attempts > 0 {
 						// Not the last retry: the next one counts both.
 						o = retried(t.first, o)
 					}
@@ -802,7 +802,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 					mu.Unlock()
 					return nil
 				}
-				if t.first.Calls > 0 {
+				if t.first.Calls > 0 || t.first.Attempts > 0 {
 					o = retried(t.first, o)
 				}
 				if o.Failed {
@@ -866,7 +866,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 // the count is kept by the calls' identities, so the successor's answer
 // replaying those calls does not count them again (models.AddUnitSpend).
 func (r *Runner) leavePending(ctx context.Context, run models.Run, t pendingRetry, o methods.Outcome, paid []judge.PaidCall) {
-	if t.first.Calls > 0 {
+	if t.first.Calls > 0 || t.first.Attempts > 0 {
 		o = retried(t.first, o)
 	}
 	s := models.SpendOf(paidCalls(run, paid))

@@ -183,14 +183,16 @@ type PaidCall struct {
 // with at least one HTTP attempt made that the endpoint took (a judge
 // error, a timeout after the request was sent), as the store counts the
 // calls of a failed unit. Not logged: a call refused before it was sent
-// (the lease fence, the spending cap: no attempt), one the endpoint turned
+// (the lease fence, the spending cap: no attempt), one whose attempts
+// never wrote their request out (the endpoint could not be reached:
+// Error.NeverSent), one the endpoint turned
 // away with a rate limit (not billed), and one this process abandoned on
 // its way (ctx ended: a hard stop cancels the calls in flight).
 func sentFailure(ctx context.Context, u Unit, err error) {
 	p, c := BilledOf(err)
 	if p+c == 0 {
 		var e *Error
-		if AttemptsOf(err) == 0 || ctx.Err() != nil || (errors.As(err, &e) && e.Kind == KindRateLimited) {
+		if AttemptsOf(err) == 0 || NeverSentOf(err) || ctx.Err() != nil || (errors.As(err, &e) && e.Kind == KindRateLimited) {
 			return
 		}
 	}

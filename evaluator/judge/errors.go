@@ -53,6 +53,12 @@ type Error struct {
 	// are in PromptTokens and CompletionTokens and whose attempts in
 	// Attempts.
 	ExtraCalls int
+	// NeverSent is set when attempts were made but none of them wrote its
+	// request out (the connection could not be opened, or the call ended
+	// while it was being opened): the endpoint never saw the call, so it
+	// is not a paid call. Set by Client; an Error built elsewhere leaves
+	// it false and counts as sent, the safe side for the run's spend.
+	NeverSent bool
 
 	// limit is the per-attempt timeout or the Retry-After ceiling that was
 	// hit, used only to word Error().
@@ -187,6 +193,13 @@ func BilledOf(err error) (prompt, completion int) {
 		return e.PromptTokens, e.CompletionTokens
 	}
 	return 0, 0
+}
+
+// NeverSentOf reports whether err is a judge call that never reached the
+// endpoint (Error.NeverSent).
+func NeverSentOf(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.NeverSent
 }
 
 // ExtraCallsOf returns the paid calls a failure counts beyond the call

@@ -72,7 +72,9 @@ type Hedger struct {
 // NewHedger returns a Hedger with an empty record.
 func NewHedger() *Hedger { return &Hedger{waiting: map[*hedgeCall]struct{}{}} }
 
-// Resent is how many copies were sent (an HTTP attempt made).
+// Resent is how many copies were sent: an HTTP attempt made that wrote
+// its request out (a copy stopped while its connection was being opened
+// reached no endpoint).
 func (h *Hedger) Resent() int {
 	if h == nil {
 		return 0
@@ -218,6 +220,11 @@ func (hc *hedgeCall) fire() {
 	hc.mu.Unlock()
 	go func() {
 		resp, err := hc.inner.Complete(ctx, hc.req)
+		if err == nil || (AttemptsOf(err) > 0 && !NeverSentOf(err)) {
+			// Counted once the endpoint has seen it: not when it
+			// was stopped before its request went out.
+			h.resent.Add(1)
+		}
 		hc.mu.Lock()
 		hc.copyRes = hedgeResult{resp, err}
 		if err == nil && !hc.origDone {
@@ -230,9 +237,9 @@ func (hc *hedgeCall) fire() {
 	}()
 }
 
-// copySent counts the copy as re-sent at its first attempt, unless the
-// original has answered meanwhile (its slot came as the original's was
-// freed): then the copy is not sent at all.
+// copySent stops the copy at its first attempt when the original has
+// answered meanwhile (its slot came as the original's was freed): then
+// the copy is not sent at all.
 func (hc *hedgeCall) copySent() attemptHook {
 	var once sync.Once
 	return func() error {
@@ -245,9 +252,7 @@ func (hc *hedgeCall) copySent() attemptHook {
 		once.Do(func() {
 			if done {
 				err = errHedgeNotNeeded
-				return
 			}
-			hc.h.resent.Add(1)
 		})
 		return err
 	}
@@ -304,7 +309,8 @@ func (h *Hedger) complete(ctx context.Context, inner completer, r Request) (resp
 
 // loserCall is the paid call of the copy that lost (l), or nil when it is
 // not one: never sent (no HTTP attempt: cancelled while it waited for a
-// slot, refused by the spending cap). A copy that finished with usage
+// slot, refused by the spending cap; or attempts whose request was never
+// written out: cancelled while its connection was being opened). A copy that finished with usage
 // (an answer, or a billed failure) counts what it was billed. One we
 // cancelled (cancelledByUs) while it was out counts the winner's prompt
 // tokens: the same request, whose prompt a provider may bill though the
@@ -317,7 +323,9 @@ func loserCall(ctx context.Context, l hedgeResult, winner Response, cancelledByU
 			attempts: l.resp.Attempts}
 	}
 	n := AttemptsOf(l.err)
-	if n == 0 {
+	if n == 0 || NeverSentOf(l.err) {
+		// Never sent, or sent nowhere: cancelled while it waited for a
+		// slot, or while its connection was being opened.
 		return nil
 	}
 	if p, c := BilledOf(l.err); p+c > 0 {

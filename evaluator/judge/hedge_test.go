@@ -25,6 +25,9 @@ type hedgeStep struct {
 	err               *Error
 	notSent           bool
 	slotAfterOriginal bool
+	// connecting makes an attempt that never writes its request out (its
+	// connection is still being opened) until the call is cancelled.
+	connecting bool
 }
 
 // hedgeJudge is a fake inner judge for the hedge: the k-th call (from 0)
@@ -80,6 +83,12 @@ func (j *hedgeJudge) Complete(ctx context.Context, r Request) (Response, error) 
 	}
 	if err := attemptStarting(ctx); err != nil {
 		return cancelled(0)
+	}
+	if s.connecting {
+		<-ctx.Done()
+		_, err := cancelled(1)
+		err.(*Error).NeverSent = true
+		return Response{}, err
 	}
 	select {
 	case <-time.After(s.delay):
@@ -170,6 +179,9 @@ func TestHedgedSlowCalls(t *testing.T) {
 			resent: 1, calls: 12, extra: 1, cancelled: "slow#1", assumed: 100},
 		{name: "on, a copy never sent (no slot): not counted", hedge: true, warm: 10,
 			orig: hedgeStep{delay: 300 * time.Millisecond}, copy: hedgeStep{notSent: true}, answer: "answer slow#0",
+			paid: []PaidCall{{PromptTokens: 100, CompletionTokens: 7}}, resent: 0, calls: 12, cancelled: "slow#1"},
+		{name: "on, a copy cancelled while its connection opens: not re-sent, not counted", hedge: true, warm: 10,
+			orig: hedgeStep{delay: 300 * time.Millisecond}, copy: hedgeStep{connecting: true}, answer: "answer slow#0",
 			paid: []PaidCall{{PromptTokens: 100, CompletionTokens: 7}}, resent: 0, calls: 12, cancelled: "slow#1"},
 		{name: "on, a copy whose slot comes as the original answers: not sent, not counted", hedge: true, warm: 10,
 			orig: hedgeStep{delay: 300 * time.Millisecond}, copy: hedgeStep{slotAfterOriginal: true}, answer: "answer slow#0",

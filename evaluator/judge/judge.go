@@ -18,8 +18,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
@@ -309,6 +311,18 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 		return Response{}, &Error{Kind: KindCancelled, Err: context.Cause(ctx)}
 	}
 
+	// wrote is set once an attempt has written its request out: until
+	// then the endpoint has seen nothing and a failure costs nothing
+	// (Error.NeverSent). The trace is per call, not per attempt.
+	var wrote atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+		if i.Err == nil {
+			wrote.Store(true)
+		}
+	}})
+	neverSent := func(e *Error) bool {
+		return e.Attempts > 0 && !wrote.Load() && e.Status == 0 && e.PromptTokens+e.CompletionTokens == 0
+	}
 	attempts, timeouts := 0, 0
 	// billed sums what the attempts whose answers could not be used were
 	// billed (Error.PromptTokens): a retry that succeeds carries it in its
@@ -398,6 +412,7 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 			ce.Status = last.Status
 			ce.Message = "last failure: " + last.summary()
 		}
+		ce.NeverSent = neverSent(ce)
 		return Response{}, ce
 	}
 	var e *Error
@@ -407,6 +422,7 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 	}
 	e.Attempts = attempts
 	e.PromptTokens, e.CompletionTokens = billedPrompt, billedCompletion
+	e.NeverSent = neverSent(e)
 	return Response{}, e
 }
 

@@ -198,10 +198,15 @@ type Outcome struct {
 
 // count adds a call's cost to o: its attempts (from the response or the
 // error), tokens and latency. A failed call's tokens are those the endpoint
-// billed for answers that could not be used (judge.BilledOf).
+// billed for answers that could not be used (judge.BilledOf). A call that
+// never reached the judge (judge.NeverSentOf: nothing listened, or it was
+// cancelled while its connection was being opened) is not one of the
+// unit's calls, though its attempts are counted.
 func (o *Outcome) count(resp judge.Response, err error) {
-	o.Calls++
 	if err != nil {
+		if !judge.NeverSentOf(err) {
+			o.Calls++
+		}
 		o.Calls += judge.ExtraCallsOf(err)
 		o.Attempts += judge.AttemptsOf(err)
 		p, c := judge.BilledOf(err)
@@ -209,6 +214,7 @@ func (o *Outcome) count(resp judge.Response, err error) {
 		o.CompletionTokens += c
 		return
 	}
+	o.Calls++
 	o.Answered++
 	// A hedged copy that lost is a call paid for, not one answered.
 	o.Calls += resp.ExtraCalls

@@ -103,3 +103,33 @@ func TestFailedCallsCountBilledTokens(t *testing.T) {
 		t.Errorf("G-Eval steps: %d+%d tokens (%v); want 280+12 billed tokens and the error", res.PromptTokens, res.CompletionTokens, err)
 	}
 }
+
+// TestCallsThatNeverReachedTheJudgeAreNotCounted: a unit whose call failed
+// without its request ever being written out (nothing listened at the
+// judge's address, judge.Error.NeverSent) counts its attempts but no call
+// (regression: a judge that was down added a call per unit to the run's
+// "Judge calls"); a call that reached the judge and failed is counted.
+func TestCallsThatNeverReachedTheJudgeAreNotCounted(t *testing.T) {
+	rub := evaluator.Rubric{Criteria: []evaluator.Criterion{{Name: "Coherence", Lo: 1, Hi: 3}}}
+	run := Run{Settings: evaluator.DefaultSettings(), MethodSettings: evaluator.DefaultMethodSettings(), Rubric: rub}
+	for _, tc := range []struct {
+		name  string
+		err   *judge.Error
+		calls int
+	}{
+		{"nothing listened", &judge.Error{Kind: judge.KindNetwork, Attempts: 3, NeverSent: true}, 0},
+		{"the judge failed", &judge.Error{Kind: judge.KindServer, Status: http.StatusBadGateway, Attempts: 3}, 1},
+	} {
+		c := &completer{fn: func(judge.Request) (judge.Response, error) { return judge.Response{}, tc.err }}
+		for _, m := range []Method{BatchEval{}, LLMEval{}, CloserLook{}} {
+			r := run
+			if err := m.Prepare(&r); err != nil {
+				t.Fatal(err)
+			}
+			o := m.Judge(context.Background(), c, Unit{Run: r, Criteria: []int{0}, Samples: []evaluator.Sample{{}}, Memo: NewMemo(nil)})
+			if !o.Failed || o.Calls != tc.calls || o.Attempts != 3 {
+				t.Errorf("%s, %s: failed %v, %d calls, %d attempts; want failed, %d calls, 3 attempts", tc.name, m.Name(), o.Failed, o.Calls, o.Attempts, tc.calls)
+			}
+		}
+	}
+}
