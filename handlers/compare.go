@@ -458,21 +458,28 @@ func unscoredRunReading(cmp comparison, m *matchedSamples) string {
 		scoredA = scoredA || r.a != nil
 		scoredB = scoredB || r.b != nil
 	}
-	none := func(which string, run models.Run) string {
+	none := func(which string, run models.Run, crit evaluator.Criterion) string {
 		if !run.Finished() {
 			return fmt.Sprintf("Run %s, %q, has no scores yet: it is still %s. Its figures are compared once it has scored samples.",
 				which, run.Name, models.RunStatusLabel(run.Status))
+		}
+		if run.BatchesDone > run.BatchesFailed {
+			// It has answers, on other criteria or unreadable ones: "no
+			// scores at all" would be untrue of a run cancelled after
+			// scoring another criterion (explore31).
+			return fmt.Sprintf("Run %s, %q, has no score on %s: it ended (%s) before a sample was scored on it, as its page explains, so there is nothing of it to compare on this criterion.",
+				which, run.Name, crit.Name, models.RunStatusLabel(run.Status))
 		}
 		return fmt.Sprintf("Run %s, %q, has no scores at all: it ended (%s) before scoring a sample, as its page explains, so there is nothing of it to compare.",
 			which, run.Name, models.RunStatusLabel(run.Status))
 	}
 	switch {
 	case !scoredA && !scoredB:
-		return none("A", cmp.a) + " " + none("B", cmp.b)
+		return none("A", cmp.a, cmp.critA) + " " + none("B", cmp.b, cmp.critB)
 	case !scoredA:
-		return none("A", cmp.a)
+		return none("A", cmp.a, cmp.critA)
 	case !scoredB:
-		return none("B", cmp.b)
+		return none("B", cmp.b, cmp.critB)
 	}
 	return ""
 }

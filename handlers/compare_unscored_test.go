@@ -49,3 +49,38 @@ func TestCompareNamesTheRunWithoutScores(t *testing.T) {
 		}
 	})
 }
+
+// A run cancelled after scoring one criterion but before the other
+// (explore31: a run cancelled mid-way with its first answers on the
+// second criterion) has scores: comparing on the criterion it did not
+// reach says it has none on that criterion, not "no scores at all ...
+// before scoring a sample", which its page and exports contradict.
+func TestCompareRunCancelledBeforeOneCriterion(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.demo()
+		scored := env.waitRun(env.launch(d.launchForm("1", "10")), 30*time.Second)
+		form := d.launchForm("1", "10")
+		form.Set("name", "Cut short")
+		cut := env.waitRun(env.launch(form), 30*time.Second)
+		// As the run stands when it is cancelled with only the second
+		// criterion's batches answered.
+		var first int
+		must(t, env.db.Gorm.Raw(`SELECT COUNT(*) FROM run_batches WHERE run_id = ? AND criterion_index = 0`, cut.ID).Scan(&first).Error)
+		must(t, env.db.Gorm.Exec(`DELETE FROM run_scores WHERE run_id = ? AND criterion_index = 0`, cut.ID).Error)
+		must(t, env.db.Gorm.Exec(`UPDATE run_batches SET status = 'pending' WHERE run_id = ? AND criterion_index = 0`, cut.ID).Error)
+		must(t, env.db.Gorm.Exec(`UPDATE runs SET status = 'cancelled', batches_done = batches_done - ? WHERE id = ?`, first, cut.ID).Error)
+
+		crit := d.rubric.Criteria[0].Name
+		body := html.UnescapeString(env.get(fmt.Sprintf("/compare?a=%d&b=%d&criterion=0", scored.ID, cut.ID)).Body.String())
+		want := fmt.Sprintf(`Run B, %q, has no score on %s: it ended (cancelled) before a sample was scored on it`, "Cut short", crit)
+		for _, id := range []string{"agreement-reading", "runs-reading"} {
+			got := testidBlock(body, id)
+			if !strings.Contains(got, want) {
+				t.Errorf("%s lacks %q: %s", id, want, got)
+			}
+			if strings.Contains(got, "no scores at all") {
+				t.Errorf("%s says the run has no scores at all, though it scored %s: %s", id, d.rubric.Criteria[1].Name, got)
+			}
+		}
+	})
+}

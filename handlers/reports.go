@@ -87,11 +87,15 @@ type heldOutKey struct {
 	pairKey
 }
 
-// pairKey names a comparison of two finished runs as they finished, with
-// the human ratings they used then.
+// pairKey names a comparison of two finished runs as stored, with the
+// human ratings they used then. A run's end alone does not name its
+// scores: a cancelled run stores the answers of the calls that were out
+// when it was cancelled as they arrive, after its end, so the key holds
+// the answers stored too (BatchesDone).
 type pairKey struct {
 	a, b         int64
 	aEnd, bEnd   int64 // FinishedAt in Unix nanoseconds
+	aDone, bDone int   // BatchesDone
 	aHum, bHum   int   // HumansVersion
 	sameDatasets bool
 }
@@ -106,7 +110,7 @@ type averagePairKey struct {
 // finishedPairKey is the pairKey of two finished runs a and b.
 func finishedPairKey(a, b models.Run, sameDatasets bool) pairKey {
 	return pairKey{a: a.ID, b: b.ID, aEnd: a.FinishedAt.UnixNano(), bEnd: b.FinishedAt.UnixNano(),
-		aHum: a.HumansVersion, bHum: b.HumansVersion, sameDatasets: sameDatasets}
+		aDone: a.BatchesDone, bDone: b.BatchesDone, aHum: a.HumansVersion, bHum: b.HumansVersion, sameDatasets: sameDatasets}
 }
 
 // putBounded stores v under k in a cache of comparisons, which starts
@@ -302,7 +306,7 @@ func pairPending(lastFailed bool) error {
 
 // compareAverage is report.CompareAverage of two runs (over the criteria
 // given, all both have when nil), from the cache when
-// both runs have finished (their scores no longer change); otherwise on
+// both runs have finished (keyed by the answers stored: pairKey); otherwise on
 // their per-sample scores read through scores. For a pair of large
 // finished runs not yet in the cache the comparison is started in the
 // background and the error is errPairPending.
