@@ -202,6 +202,14 @@ func NeverSentOf(err error) bool {
 	return errors.As(err, &e) && e.NeverSent
 }
 
+// Reached reports whether the failed call err reached the endpoint: an
+// attempt was made and wrote its request out (not Error.NeverSent). Such a
+// call is one of the run's judge calls, paid for or not; one refused
+// before it was sent, or that never got a connection, is not.
+func Reached(err error) bool {
+	return AttemptsOf(err) > 0 && !NeverSentOf(err)
+}
+
 // ExtraCallsOf returns the paid calls a failure counts beyond the call
 // itself (Error.ExtraCalls); 0 when err is not a judge error.
 func ExtraCallsOf(err error) int {

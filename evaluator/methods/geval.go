@@ -110,9 +110,15 @@ func (GEval) Setup(ctx context.Context, j Completer, r *Run, pass []int) (SetupO
 	msgs := evaluator.BuildGEvalStepsPrompt(r.Rubric, crit)
 	resp, err := j.Complete(ctx, judge.Request{Messages: msgs, Temperature: 0})
 	if err != nil {
-		// Answers billed but unusable (judge.BilledOf) are counted too.
+		// A call that reached the judge is one of the run's calls, as
+		// a unit's failed call is (Outcome.count); answers billed but
+		// unusable (judge.BilledOf) are counted too.
 		p, c := judge.BilledOf(err)
-		return SetupOutcome{PromptTokens: p, CompletionTokens: c}, fmt.Errorf("generate G-Eval steps for %q: %w", crit.Name, err)
+		calls := 0
+		if judge.Reached(err) {
+			calls = 1
+		}
+		return SetupOutcome{Calls: calls, PromptTokens: p, CompletionTokens: c}, fmt.Errorf("generate G-Eval steps for %q: %w", crit.Name, err)
 	}
 	steps, err := evaluator.ParseGEvalSteps(resp.Text())
 	if err != nil {

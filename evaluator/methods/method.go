@@ -123,9 +123,11 @@ func DefaultTemperature(m Method, otherwise float64) float64 {
 // SetupOutcome is what a Setup call cost and whether it changed the run's
 // method settings (which the caller then stores).
 //
-// Calls and tokens count the calls that were answered, also when Setup
-// fails afterwards (an answer that could not be read was paid for); a
-// call that failed has no Calls but its billed tokens (judge.BilledOf).
+// Calls and tokens count the calls that reached the judge, also when
+// Setup fails afterwards (an answer that could not be read was paid for):
+// a call that failed counts when it reached the judge (judge.Reached),
+// with its billed tokens (judge.BilledOf); one that never did counts
+// nothing.
 type SetupOutcome struct {
 	Changed          bool
 	Calls            int
@@ -204,7 +206,7 @@ type Outcome struct {
 // unit's calls, though its attempts are counted.
 func (o *Outcome) count(resp judge.Response, err error) {
 	if err != nil {
-		if !judge.NeverSentOf(err) {
+		if judge.Reached(err) {
 			o.Calls++
 		}
 		o.Calls += judge.ExtraCallsOf(err)

@@ -249,7 +249,7 @@ func TestLLMEvalRemembersTheMode(t *testing.T) {
 	rub := evaluator.Rubric{Criteria: []evaluator.Criterion{{Name: "Coherence", Lo: 0, Hi: 5}}}
 	c := &completer{fn: func(r judge.Request) (judge.Response, error) {
 		if r.JSONSchema != nil {
-			return judge.Response{}, &judge.Error{Kind: judge.KindBadRequest, Status: http.StatusBadRequest, Message: "no json_schema"}
+			return judge.Response{}, &judge.Error{Kind: judge.KindBadRequest, Status: http.StatusBadRequest, Attempts: 1, Message: "no json_schema"}
 		}
 		return judge.Response{Choices: []judge.Choice{{Text: `{"Coherence": 3.5}`}}, Attempts: 1}, nil
 	}}

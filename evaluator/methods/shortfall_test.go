@@ -19,8 +19,8 @@ import (
 // instead of storing it short; with fewer than half the unit fails.
 func TestSampledShortfallOutcome(t *testing.T) {
 	rub := evaluator.Rubric{Criteria: []evaluator.Criterion{{Name: "Coherence", Lo: 1, Hi: 3}}}
-	rateLimited := &judge.Error{Kind: judge.KindRateLimited, Status: http.StatusTooManyRequests, Message: "slow down"}
-	server := &judge.Error{Kind: judge.KindServer, Status: http.StatusBadGateway, Message: "bad gateway"}
+	rateLimited := &judge.Error{Kind: judge.KindRateLimited, Status: http.StatusTooManyRequests, Attempts: 1, Message: "slow down"}
+	server := &judge.Error{Kind: judge.KindServer, Status: http.StatusBadGateway, Attempts: 1, Message: "bad gateway"}
 	tests := []struct {
 		name       string
 		method     Method
@@ -108,7 +108,8 @@ func TestFailedCallsCountBilledTokens(t *testing.T) {
 // without its request ever being written out (nothing listened at the
 // judge's address, judge.Error.NeverSent) counts its attempts but no call
 // (regression: a judge that was down added a call per unit to the run's
-// "Judge calls"); a call that reached the judge and failed is counted.
+// "Judge calls"); a call that reached the judge and failed is counted, by
+// a unit and by G-Eval's steps call alike.
 func TestCallsThatNeverReachedTheJudgeAreNotCounted(t *testing.T) {
 	rub := evaluator.Rubric{Criteria: []evaluator.Criterion{{Name: "Coherence", Lo: 1, Hi: 3}}}
 	run := Run{Settings: evaluator.DefaultSettings(), MethodSettings: evaluator.DefaultMethodSettings(), Rubric: rub}
@@ -130,6 +131,13 @@ func TestCallsThatNeverReachedTheJudgeAreNotCounted(t *testing.T) {
 			if !o.Failed || o.Calls != tc.calls || o.Attempts != 3 {
 				t.Errorf("%s, %s: failed %v, %d calls, %d attempts; want failed, %d calls, 3 attempts", tc.name, m.Name(), o.Failed, o.Calls, o.Attempts, tc.calls)
 			}
+		}
+		// G-Eval's steps call: counted when it reached the judge
+		// (regression: a failed one was never counted).
+		r := run
+		res, err := GEval{}.Setup(context.Background(), c, &r, []int{0})
+		if err == nil || res.Calls != tc.calls {
+			t.Errorf("%s, G-Eval steps: %d calls (%v), want %d and the error", tc.name, res.Calls, err, tc.calls)
 		}
 	}
 }
