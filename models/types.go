@@ -546,8 +546,9 @@ func (b RunBatch) ShownProblems() []string {
 
 // StoppedByJudgeSettings reports whether the run stopped because no call
 // can succeed with its judge's settings. Resuming it sends the same calls
-// (the address and model it started with, the judge's current key), so it
-// fails again until the judge answers them.
+// (the address and model it started with, the judge's current key while
+// the judge keeps that endpoint), so it fails again until the judge
+// answers them.
 func (r Run) StoppedByJudgeSettings() bool {
 	return r.Status == RunFailed && (strings.HasPrefix(r.Error, JudgeSettingsStop) || strings.HasPrefix(r.Error, judgeSettingsStopBefore))
 }
