@@ -516,6 +516,20 @@ func (r Run) ShownError() string {
 	return ShownJudgeText(r.Error)
 }
 
+// SharedError is a failed run's reason as a report read outside the run's
+// page gives it (a share link's page, the downloadable report): the
+// product's own words, without what the judge client quotes after them
+// ("Details: ..."): the transport's or the endpoint's text, which names
+// the judge's address and host, and this server's network settings, that
+// only members of the workspace read. The run's page keeps it whole.
+func (r Run) SharedError() string {
+	s := r.ShownError()
+	if i := strings.Index(s, " Details: "); i >= 0 {
+		s = strings.TrimRight(strings.TrimSpace(s[:i]), ".") + " (the judge's own message is on the run's page, for members of its workspace)"
+	}
+	return s
+}
+
 // ShownJudgeText is a text quoting the judge client's error as a user
 // sees it: without the code-path prefix "judge: " that older builds
 // stored, at its start ("judge: the endpoint is rate limiting...") or
@@ -546,8 +560,9 @@ func (b RunBatch) ShownProblems() []string {
 
 // StoppedByJudgeSettings reports whether the run stopped because no call
 // can succeed with its judge's settings. Resuming it sends the same calls
-// (the address and model it started with, the judge's current key), so it
-// fails again until the judge answers them.
+// (the address and model it started with, the judge's current key while
+// the judge keeps that endpoint), so it fails again until the judge
+// answers them.
 func (r Run) StoppedByJudgeSettings() bool {
 	return r.Status == RunFailed && (strings.HasPrefix(r.Error, JudgeSettingsStop) || strings.HasPrefix(r.Error, judgeSettingsStopBefore))
 }

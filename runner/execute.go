@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -358,6 +359,32 @@ func rateLimitWait(je *judge.Error, who string, after time.Duration, then string
 // breaking, metrics) changes every call at once.
 type Completer = methods.Completer
 
+// sameEndpoint reports whether two judge base URLs name the same
+// endpoint: the same scheme, host and port (a default port written out or
+// not). The path and query may differ: they choose a route of the same
+// server (Azure's deployments), which the key is for alike. An address
+// that does not parse is no endpoint.
+func sameEndpoint(a, b string) bool {
+	ua, errA := url.Parse(strings.TrimSpace(a))
+	ub, errB := url.Parse(strings.TrimSpace(b))
+	if errA != nil || errB != nil || ua.Host == "" || ub.Host == "" {
+		return false
+	}
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		switch strings.ToLower(u.Scheme) {
+		case "http":
+			return "80"
+		case "https":
+			return "443"
+		}
+		return ""
+	}
+	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Hostname(), ub.Hostname()) && port(ua) == port(ub)
+}
+
 // Every call goes through b, the execution's budget of calls (limits.go),
 // which also learns from every attempt's outcome.
 func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Completer, error) {
@@ -377,8 +404,14 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 		}
 		cfg.BaseURL = r.cfg.SimulatedURL
 	} else {
+		// The judge's key (stored, or its key variable) goes only to the
+		// endpoint the judge has now: once an owner moved the judge to
+		// another endpoint, a run still holding the old address (resumed,
+		// continued, taken over) must not hand that endpoint a key chosen
+		// for the new one. Such a run falls back to the key variable it
+		// started with, if any.
 		if run.JudgeID != nil {
-			if j, err := r.db.FindJudge(ctx, run.WorkspaceID, *run.JudgeID); err == nil {
+			if j, err := r.db.FindJudge(ctx, run.WorkspaceID, *run.JudgeID); err == nil && sameEndpoint(j.BaseURL, snap.BaseURL) {
 				cfg.APIKey = j.APIKey
 				if cfg.APIKey == "" && j.APIKeyEnv != "" {
 					key, err := models.KeyFromEnv(r.cfg.Getenv, j.APIKeyEnv)

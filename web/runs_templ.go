@@ -2514,7 +2514,7 @@ func runNoScoresCard(v RunView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if runResumeOffered(v) {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 146, "resume this run (below), which sends its calls to the address and model it started with, with the judge's current key, or ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 146, "resume this run (below), which sends its calls to the address and model it started with, with the judge's current key if the judge still has that endpoint, or ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
