@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/runner"
 	"github.com/batcheval/batcheval/web"
 )
 
@@ -22,7 +23,7 @@ func (h *Handlers) showWebhook(c echo.Context) error {
 // filled from it and carrying its revision (NoWebhookRevision when none
 // is set), so that a save applies only over what the page showed.
 func (h *Handlers) webhookView(c echo.Context) (web.WebhookView, error) {
-	v := web.WebhookView{Page: page(c, "Webhook"), Revision: models.NoWebhookRevision}
+	v := web.WebhookView{Page: page(c, "Webhook"), Revision: models.NoWebhookRevision, Attempts: runner.DefaultWebhookAttempts}
 	wh, err := h.DB.FindWebhook(c.Request().Context(), h.workspaceID(c))
 	switch models.ErrorCode(err) {
 	case "":

@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/runner"
 )
 
 // TestWebhookSettingsPage: owners set, test and remove the webhook; a bad
@@ -48,6 +50,10 @@ func TestWebhookSettingsPage(t *testing.T) {
 		page := env.get("/settings/webhook").Body.String()
 		if !strings.Contains(page, recv.URL+"/hook") || !strings.Contains(page, "refused") {
 			t.Errorf("settings page: %.600s", page)
+		}
+		// It states the runner's attempts (it said "three times" of 8).
+		if want := "tried up to " + strconv.Itoa(runner.DefaultWebhookAttempts) + " times"; !strings.Contains(page, want) {
+			t.Errorf("settings page does not say %q", want)
 		}
 		if rec := env.postForm("/settings/webhook/remove", nil); rec.Code != http.StatusSeeOther {
 			t.Fatalf("remove: %d", rec.Code)

@@ -35,12 +35,19 @@ type WebhookConfig struct {
 	AllowLoopback, AllowPrivate bool
 	// Timeout bounds one delivery attempt (10 s when zero).
 	Timeout time.Duration
-	// Attempts is how many times a delivery is tried (8 when zero); Backoff
+	// Attempts is how many times a delivery is tried
+	// (DefaultWebhookAttempts when zero); Backoff
 	// is the wait before the second attempt, doubled after each (10 s
 	// when zero), never more than maxWebhookBackoff.
 	Attempts int
 	Backoff  time.Duration
 }
+
+// DefaultWebhookAttempts is how many times a webhook delivery is tried
+// by default. With the default backoff the attempts span about 20
+// minutes: a receiver restarted or redeployed meanwhile still gets the
+// message. The webhook page states it.
+const DefaultWebhookAttempts = 8
 
 func (w WebhookConfig) withDefaults() WebhookConfig {
 	if w.Timeout <= 0 {
@@ -49,9 +56,7 @@ func (w WebhookConfig) withDefaults() WebhookConfig {
 		w.Timeout = 10 * time.Second
 	}
 	if w.Attempts <= 0 {
-		// With the backoff below, the attempts span about 20 minutes: a
-		// receiver restarted or redeployed meanwhile still gets the message.
-		w.Attempts = 8
+		w.Attempts = DefaultWebhookAttempts
 	}
 	if w.Backoff <= 0 {
 		w.Backoff = 10 * time.Second
