@@ -84,7 +84,7 @@ func TestSaveLateBatchResult(t *testing.T) {
 					t.Fatalf("claim: %v %v", ok, err)
 				}
 				// The run is taken over: another worker holds it now.
-				if err := db.Gorm.Exec(`UPDATE runs SET lease_owner = 'new', status = ? WHERE id = ?`, tc.runStatus, r.ID).Error; err != nil {
+				if err := db.Gorm.Exec(`UPDATE runs SET lease_owner = 'new' WHERE id = ?`, r.ID).Error; err != nil {
 					t.Fatal(err)
 				}
 				result := func(v float64, calls int, status string) models.BatchResult {
@@ -109,6 +109,11 @@ func TestSaveLateBatchResult(t *testing.T) {
 					if err := db.SaveBatchResult(models.WithLeaseOwner(ctx, "new"), result(1, 1, models.BatchDone)); err != nil {
 						t.Fatal(err)
 					}
+				}
+				// Then the run is in the state the late answer finds (the
+				// new holder answered while it was still going).
+				if err := db.Gorm.Exec(`UPDATE runs SET status = ? WHERE id = ?`, tc.runStatus, r.ID).Error; err != nil {
+					t.Fatal(err)
 				}
 				before, err := db.GetRun(ctx, r.ID)
 				if err != nil {
@@ -349,4 +354,38 @@ func TestAnswerStoredAfterRunEndedHasLateCount(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestStoredLateCountWrittenOnceOnPostgres: on PostgreSQL the event of an
+// answer stored after its run ended is a write of its own, after the
+// answer's statement; written again (a retry whose commit was not
+// acknowledged), it is not written twice.
+func TestStoredLateCountWrittenOnceOnPostgres(t *testing.T) {
+	db := dbtest.Open(t, models.Postgres)
+	w := newWorld(t, db)
+	ctx := context.Background()
+	r := models.Run{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, DatasetID: w.dataset.ID, RubricID: &w.rubric.ID,
+		JudgeID: &w.judge.ID, Name: "cancelled", Method: models.MethodBatchEval, RubricSnapshot: w.rubric.Evaluator(),
+		JudgeSnapshot: w.judge.Snapshot(), CreatedAt: time.Now()}
+	if err := db.CreateRun(ctx, &r, nil); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	add := models.UnitSpend{Calls: 1, PromptTokens: 100, CompletionTokens: 10}
+	for range 2 {
+		if err := db.WriteStoredLateCountPG(ctx, r.ID, 7, "holder/1", models.RunCancelled, add, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another answer's, at the same moment: an event of its own.
+	if err := db.WriteStoredLateCountPG(ctx, r.ID, 8, "holder/1", models.RunCancelled, add, at); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := db.RunEvents(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 || !strings.Contains(evs[0].Message, "(batch 7)") || !strings.Contains(evs[1].Message, "(batch 8)") {
+		t.Errorf("events %+v, want one for batch 7 and one for batch 8", evs)
+	}
 }
