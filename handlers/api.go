@@ -688,8 +688,8 @@ type APIRun struct {
 }
 
 // APIRunEvent is one of a run's events: kind is lease_lost, taken_over,
-// resumed, requeued, late_count (a call's answer or failure counted
-// after the run ended) or resent_slow_calls (slow calls the run re-sent,
+// resumed, requeued, late_count (a call's answer or failure counted,
+// or stored, after the run ended) or resent_slow_calls (slow calls the run re-sent,
 // Settings.HedgeSlowCalls); worker the worker (lease owner) it is about.
 type APIRunEvent struct {
 	At      time.Time `json:"at"`

@@ -68,6 +68,9 @@ func cachedArgs(answers []CachedAnswer) []any {
 // ("" for none), and the cached answers with it, in one statement. The
 // cached answers are stored even when the answer is refused (its lease
 // lost, its batch answered already); when the statement fails, neither is.
+// An answer stored on a run that has ended (the statement returns the
+// run's status) has its late count's event written next, in a statement
+// of its own (writeLateCountOncePG).
 func (db *DB) storeAnswerPG(ctx context.Context, r BatchResult, owner string, onLease func(LeaseState), cached []CachedAnswer) error {
 	b := r.Batch
 	now := time.Now().UTC()
@@ -102,7 +105,9 @@ func (db *DB) storeAnswerPG(ctx context.Context, r BatchResult, owner string, on
 		return db.storeReplayPG(ctx, r, owner, onLease, cached)
 	}
 	q := answerSQLPG(owner != "")
-	return db.retry(ctx, "store answer", func() error {
+	var late *lateCount
+	err := db.retry(ctx, "store answer", func() error {
+		late = nil
 		st := LeaseState{Began: time.Now()}
 		var found, stored int64
 		var status, holder sql.NullString
@@ -147,8 +152,40 @@ func (db *DB) storeAnswerPG(ctx context.Context, r BatchResult, owner string, on
 			}
 			return db.saveBatchResult(ctx, r, b, now, missing, failed, g)
 		}
+		if (Run{Status: status.String}).Finished() {
+			// Stored after the run ended (its holder's call still out
+			// when it was cancelled, or a write without a lease).
+			late = &lateCount{runID: b.RunID, batchID: b.ID, owner: owner, holds: owner != "" && holder.String == owner,
+				status: status.String, stored: true, add: r.Spend(), at: now.Truncate(time.Microsecond)}
+		}
 		return nil
 	})
+	if err != nil || late == nil {
+		return err
+	}
+	// Its event, in a write of its own: only an answer stored on a run
+	// that has ended pays for it, not the answers of a run still going.
+	// A crash in between loses the event (not the answer, nor its count);
+	// a retry of a write whose commit was not acknowledged finds its
+	// event there and writes no other.
+	if err := db.retry(ctx, "record the late count", func() error { return db.writeLateCountOncePG(ctx, *late) }); err != nil {
+		return fmt.Errorf("the answer of batch %d is stored, but not the event saying it came after its run ended: %w", b.ID, err)
+	}
+	return nil
+}
+
+// writeLateCountOncePG is writeLateCount on PostgreSQL outside a
+// transaction, for an answer its single statement stored: the event is
+// written unless the same event (its run, time and words) is there
+// already. l.at must be a time PostgreSQL keeps as it is (microseconds).
+func (db *DB) writeLateCountOncePG(ctx context.Context, l lateCount) error {
+	q := hotSQL.get(Postgres, "late count event once", 0, func() string {
+		return `INSERT INTO run_events (run_id, at, kind, worker, message) SELECT ?, ?, ?, ?, ?
+ WHERE NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = ? AND kind = ? AND at = ? AND message = ?)`
+	})
+	msg := l.message()
+	_, err := db.hotExec(ctx, db.SQL, nil, q, l.runID, l.at, RunEventLateCount, l.owner, msg, l.runID, RunEventLateCount, l.at, msg)
+	return err
 }
 
 // saveEachPG is SaveBatchResults on PostgreSQL: each answer in a statement

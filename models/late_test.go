@@ -84,7 +84,7 @@ func TestSaveLateBatchResult(t *testing.T) {
 					t.Fatalf("claim: %v %v", ok, err)
 				}
 				// The run is taken over: another worker holds it now.
-				if err := db.Gorm.Exec(`UPDATE runs SET lease_owner = 'new', status = ? WHERE id = ?`, tc.runStatus, r.ID).Error; err != nil {
+				if err := db.Gorm.Exec(`UPDATE runs SET lease_owner = 'new' WHERE id = ?`, r.ID).Error; err != nil {
 					t.Fatal(err)
 				}
 				result := func(v float64, calls int, status string) models.BatchResult {
@@ -109,6 +109,11 @@ func TestSaveLateBatchResult(t *testing.T) {
 					if err := db.SaveBatchResult(models.WithLeaseOwner(ctx, "new"), result(1, 1, models.BatchDone)); err != nil {
 						t.Fatal(err)
 					}
+				}
+				// Then the run is in the state the late answer finds (the
+				// new holder answered while it was still going).
+				if err := db.Gorm.Exec(`UPDATE runs SET status = ? WHERE id = ?`, tc.runStatus, r.ID).Error; err != nil {
+					t.Fatal(err)
 				}
 				before, err := db.GetRun(ctx, r.ID)
 				if err != nil {
@@ -188,4 +193,199 @@ func TestSaveLateBatchResult(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestAnswerStoredAfterRunEndedHasLateCount: an answer stored on a run
+// that has ended adds its calls, tokens, cost and scores to the run's
+// figures after its end, whoever stores it: above all the worker that
+// still holds a cancelled run (a cancel keeps the lease; its calls out
+// come back and are stored under it). Its run's events say so, once
+// (kind late_count), as for a late count by another worker, so that a
+// report downloaded before is explained (regression: the holder's answers
+// changed a cancelled run's figures with no event). An answer stored on a
+// run still going writes none.
+func TestAnswerStoredAfterRunEndedHasLateCount(t *testing.T) {
+	type save func(ctx context.Context, db *models.DB, r models.BatchResult) error
+	fenced := func(ctx context.Context, db *models.DB, r models.BatchResult) error {
+		return db.SaveBatchResult(models.WithLeaseOwner(ctx, "holder/1"), r)
+	}
+	// As the runner stores it: in a group, with the lease handed on.
+	group := func(ctx context.Context, db *models.DB, r models.BatchResult) error {
+		return db.SaveBatchResults(ctx, []models.BatchSave{{Result: r, Owner: "holder/1", OnLease: func(models.LeaseState) {}}})[0]
+	}
+	unfenced := func(ctx context.Context, db *models.DB, r models.BatchResult) error {
+		return db.SaveBatchResult(ctx, r)
+	}
+	cases := []struct {
+		name      string
+		runStatus string
+		save      save
+		replayed  bool // the answer replays its first call from the answer cache
+		answered  bool // the batch has an answer already: this one is refused, and counted
+		event     bool
+		words     string // the event's message says so
+	}{
+		{name: "holder, run cancelled", runStatus: models.RunCancelled, save: fenced, event: true, words: "still out when the run was cancelled"},
+		{name: "holder in a group, run cancelled", runStatus: models.RunCancelled, save: group, event: true, words: "still out when the run was cancelled"},
+		{name: "holder replaying a paid call, run cancelled", runStatus: models.RunCancelled, save: fenced, replayed: true, event: true, words: "still out when the run was cancelled"},
+		{name: "holder, answered already, run cancelled", runStatus: models.RunCancelled, save: fenced, answered: true, event: true, words: "It was paid for"},
+		{name: "no lease, run failed", runStatus: models.RunFailed, save: unfenced, event: true, words: "after the run ended"},
+		{name: "no lease, run finished", runStatus: models.RunSucceeded, save: unfenced, event: true, words: "after the run ended"},
+		{name: "holder, run going", runStatus: models.RunRunning, save: fenced},
+		{name: "holder in a group, run going", runStatus: models.RunRunning, save: group},
+		{name: "holder, answered already, run going", runStatus: models.RunRunning, save: fenced, answered: true},
+	}
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		w := newWorld(t, db)
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				ctx := context.Background()
+				r := models.Run{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, DatasetID: w.dataset.ID, RubricID: &w.rubric.ID,
+					JudgeID: &w.judge.ID, Name: tc.name, Method: models.MethodBatchEval, RubricSnapshot: w.rubric.Evaluator(),
+					JudgeSnapshot: w.judge.Snapshot(), CreatedAt: time.Now()}
+				if err := db.CreateRun(ctx, &r, nil); err != nil {
+					t.Fatal(err)
+				}
+				rows, err := db.ListDatasetRows(ctx, w.dataset.ID, 0, 2)
+				if err != nil || len(rows) < 2 {
+					t.Fatalf("rows: %v", err)
+				}
+				ids := []int64{rows[0].ID, rows[1].ID}
+				bs, err := db.CreateRoundBatches(ctx, r.ID, 0, 0, [][]int64{ids})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok, err := db.ClaimRun(ctx, r.ID, "holder/1", time.Minute); err != nil || !ok {
+					t.Fatalf("claim: %v %v", ok, err)
+				}
+				tag := strings.ReplaceAll(tc.name, " ", "_")
+				result := func(v float64, calls int, paid ...models.PaidCall) models.BatchResult {
+					b := bs[0]
+					b.Status, b.Calls, b.Attempts, b.PromptTokens, b.CompletionTokens = models.BatchDone, calls, calls, 100*calls, 10*calls
+					b.Response = fmt.Sprintf("answer %g", v)
+					cost := 0.001 * float64(calls)
+					res := models.BatchResult{Batch: b, Cost: &cost, Paid: paid}
+					for i, id := range ids {
+						x := v + float64(i)
+						res.Scores = append(res.Scores, models.RunScore{RunID: r.ID, BatchID: b.ID, RowID: id, Label: i + 1, Score: &x})
+					}
+					return res
+				}
+				call := func(id string, replayed bool) models.PaidCall {
+					c := 0.001
+					return models.PaidCall{ID: tag + "-" + id, PromptTokens: 100, CompletionTokens: 10, Cost: &c, Replayed: replayed}
+				}
+				if tc.answered {
+					if err := fenced(ctx, db, result(1, 1, call("first", false))); err != nil {
+						t.Fatal(err)
+					}
+				}
+				// The run ends as the product ends it (a cancel keeps its
+				// lease: the holder's calls out are still stored).
+				if tc.runStatus == models.RunCancelled {
+					if _, err := db.RequestCancel(ctx, w.ws.ID, r.ID); err != nil {
+						t.Fatal(err)
+					}
+				} else if tc.runStatus != models.RunRunning {
+					if err := db.FinishRun(models.WithLeaseOwner(ctx, "holder/1"), r.ID, tc.runStatus, ""); err != nil {
+						t.Fatal(err)
+					}
+				}
+				before, err := db.GetRun(ctx, r.ID)
+				if err != nil || before.Status != tc.runStatus {
+					t.Fatalf("run %s (%v), want %s", before.Status, err, tc.runStatus)
+				}
+				late := result(4, 2, call("a", tc.replayed), call("b", false))
+				if tc.replayed {
+					// Its first call was counted already, on its pending
+					// batch, by the unit's earlier execution.
+					if err := db.AddUnitSpend(models.WithLeaseOwner(ctx, "earlier/1"), r.ID, bs[0].ID, models.SpendOf(late.Paid[:1])); err != nil {
+						t.Fatal(err)
+					}
+					before, _ = db.GetRun(ctx, r.ID)
+					if err := db.Gorm.Where("run_id = ? AND kind = ?", r.ID, models.RunEventLateCount).Delete(&models.RunEvent{}).Error; err != nil {
+						t.Fatal(err)
+					}
+				}
+				for range 2 {
+					// Written again (a retry whose commit was not
+					// acknowledged): nothing more, no second event.
+					err := tc.save(ctx, db, late)
+					if tc.answered || err != nil {
+						if models.ErrorCode(err) != models.EConflict {
+							t.Fatalf("store: %v", err)
+						}
+					}
+				}
+				after, err := db.GetRun(ctx, r.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantCalls, wantPrompt, words := 2, 200, "2 calls, 200 prompt and 20 completion tokens, $0.002000"
+				if tc.replayed {
+					wantCalls, wantPrompt, words = 1, 100, "1 call, 100 prompt and 10 completion tokens, $0.001000"
+				}
+				if after.Calls != before.Calls+wantCalls || after.PromptTokens != before.PromptTokens+wantPrompt {
+					t.Errorf("run counts %d calls, %d prompt tokens; want %d, %d (the answer counted once)",
+						after.Calls, after.PromptTokens, before.Calls+wantCalls, before.PromptTokens+wantPrompt)
+				}
+				evs, err := db.RunEvents(ctx, r.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var lates []models.RunEvent
+				for _, ev := range evs {
+					if ev.Kind == models.RunEventLateCount {
+						lates = append(lates, ev)
+					}
+				}
+				switch {
+				case !tc.event && len(lates) != 0:
+					t.Errorf("late-count events %+v on a run still going, want none", lates)
+				case tc.event && len(lates) != 1:
+					t.Fatalf("%d late-count events, want 1: %+v", len(lates), evs)
+				case tc.event && (!strings.Contains(lates[0].Message, words) || !strings.Contains(lates[0].Message, tc.words) ||
+					!strings.Contains(lates[0].Message, "downloaded before then do not include it")):
+					t.Errorf("late-count event %q, want it to say %q and %q, and that reports downloaded before do not include it", lates[0].Message, tc.words, words)
+				}
+				if tc.event && strings.Contains(tc.name, "holder") && lates[0].Worker != "holder/1" {
+					t.Errorf("late-count event by worker %q, want holder/1", lates[0].Worker)
+				}
+			})
+		}
+	})
+}
+
+// TestStoredLateCountWrittenOnceOnPostgres: on PostgreSQL the event of an
+// answer stored after its run ended is a write of its own, after the
+// answer's statement; written again (a retry whose commit was not
+// acknowledged), it is not written twice.
+func TestStoredLateCountWrittenOnceOnPostgres(t *testing.T) {
+	db := dbtest.Open(t, models.Postgres)
+	w := newWorld(t, db)
+	ctx := context.Background()
+	r := models.Run{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, DatasetID: w.dataset.ID, RubricID: &w.rubric.ID,
+		JudgeID: &w.judge.ID, Name: "cancelled", Method: models.MethodBatchEval, RubricSnapshot: w.rubric.Evaluator(),
+		JudgeSnapshot: w.judge.Snapshot(), CreatedAt: time.Now()}
+	if err := db.CreateRun(ctx, &r, nil); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	add := models.UnitSpend{Calls: 1, PromptTokens: 100, CompletionTokens: 10}
+	for range 2 {
+		if err := db.WriteStoredLateCountPG(ctx, r.ID, 7, "holder/1", models.RunCancelled, add, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another answer's, at the same moment: an event of its own.
+	if err := db.WriteStoredLateCountPG(ctx, r.ID, 8, "holder/1", models.RunCancelled, add, at); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := db.RunEvents(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 || !strings.Contains(evs[0].Message, "(batch 7)") || !strings.Contains(evs[1].Message, "(batch 8)") {
+		t.Errorf("events %+v, want one for batch 7 and one for batch 8", evs)
+	}
 }

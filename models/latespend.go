@@ -13,8 +13,9 @@ import (
 
 // RunEventLateCount: a judge call sent before the run ended came back
 // (answered or failed) after it ended, and what it was paid for was added
-// to the run's calls, tokens and cost then: a report downloaded before
-// that moment shows less.
+// to the run's calls, tokens and cost then (its answer and scores too,
+// when the run stored it: its holder's call still out when it was
+// cancelled): a report downloaded before that moment shows less.
 const RunEventLateCount = "late_count"
 
 // UnitSpend is what calls of one unit paid for whose answer is not stored
@@ -92,8 +93,9 @@ func (s UnitSpend) without(counted []string) (UnitSpend, []string) {
 // are kept with the batch (paid_calls), and a call counted already, here
 // or by the answer stored for the batch, is not counted again (a retry,
 // or the successor's answer replaying the same paid call). When it lands
-// on a run that has ended and that ctx's owner does not hold, the run's
-// events say so (RunEventLateCount), in the same transaction.
+// on a run that has ended, whoever counts it (its holder too: a cancel
+// keeps the lease), the run's events say so (RunEventLateCount), in the
+// same transaction.
 func (db *DB) AddUnitSpend(ctx context.Context, runID, batchID int64, s UnitSpend) error {
 	if s.Empty() {
 		return nil
@@ -199,10 +201,13 @@ func (db *DB) spendTx(ctx context.Context, tx *answerTx, runID, batchID int64, s
 }
 
 // noteLateCount records on the run, in tx, that add was counted after the
-// run ended, when it has ended and owner (the counting worker, "" for
-// none) does not hold it: the run's figures changed after its end, and a
-// report downloaded before shows less. The holder's own calls settling
-// just after a cancel are not late: they are the end's.
+// run ended, when it has ended (cancelled, failed or finished): the run's
+// figures changed after its end, and a report downloaded before shows
+// less. Whoever counted it: owner is the counting worker ("" for none),
+// the run's holder too (a cancel keeps the lease, and the holder's calls
+// still out come back and are counted after the run ended, as anyone's).
+// It reads the run's status; the answer store, whose count reads it back
+// already, calls writeLateCount.
 func (db *DB) noteLateCount(ctx context.Context, tx *answerTx, runID, batchID int64, owner string, add UnitSpend) error {
 	q := hotSQL.get(db.Dialect, "late count's run", 0, func() string {
 		return "SELECT status, lease_owner FROM runs WHERE id = ?"
@@ -214,31 +219,77 @@ func (db *DB) noteLateCount(ctx context.Context, tx *answerTx, runID, batchID in
 		}
 		return fmt.Errorf("read run %d: %w", runID, err)
 	}
-	if !(Run{Status: status}).Finished() || (owner != "" && holder == owner) {
+	return db.writeLateCount(ctx, tx, lateCount{runID: runID, batchID: batchID, owner: owner, holds: owner != "" && holder == owner, status: status, add: add})
+}
+
+// lateCount is what a count on a run that may have ended added, and who
+// counted it.
+type lateCount struct {
+	runID, batchID int64
+	owner          string // the counting worker, "" for none
+	holds          bool   // owner holds the run's lease (a cancel keeps it)
+	status         string // the run's status as the count found it
+	// stored: an answer was stored on the run, its scores with it; else
+	// only the paid calls were counted.
+	stored bool
+	add    UnitSpend
+	at     time.Time // when; zero for now
+}
+
+// writeLateCount writes l's event on its run in tx when the run had ended
+// (RunEventLateCount); a run still going (queued, running, paused) gets
+// none.
+func (db *DB) writeLateCount(ctx context.Context, tx *answerTx, l lateCount) error {
+	if !(Run{Status: l.status}).Finished() {
 		return nil
 	}
-	at := time.Now().UTC()
-	q = hotSQL.get(db.Dialect, "late count event", 0, func() string {
+	if l.at.IsZero() {
+		l.at = time.Now().UTC()
+	}
+	q := hotSQL.get(db.Dialect, "late count event", 0, func() string {
 		return `INSERT INTO run_events (run_id, at, kind, worker, message) VALUES (?, ?, ?, ?, ?)`
 	})
-	if _, err := db.hotExec(ctx, db.answers(), tx, q, runID, at, RunEventLateCount, owner, lateCountMessage(owner, batchID, add, at)); err != nil {
-		return fmt.Errorf("record the late count on run %d: %w", runID, err)
+	if _, err := db.hotExec(ctx, db.answers(), tx, q, l.runID, l.at, RunEventLateCount, l.owner, l.message()); err != nil {
+		return fmt.Errorf("record the late count on run %d: %w", l.runID, err)
 	}
 	return nil
 }
 
-// lateCountMessage words a late count for the run's events.
-func lateCountMessage(owner string, batchID int64, add UnitSpend, at time.Time) string {
+// message words a late count for the run's events.
+func (l lateCount) message() string {
 	who := "A judge call"
-	if owner != "" {
-		w := owner
+	if l.owner != "" {
+		w := l.owner
 		if i := strings.LastIndexByte(w, '/'); i > 0 {
 			w = w[:i]
 		}
 		who = "A judge call of worker " + w
 	}
-	return fmt.Sprintf("%s, sent before the run ended, came back at %s, after the run ended (batch %d). It was paid for, so it was added to the run's figures: %s. "+
-		"Reports and exports downloaded before then do not include it.", who, at.Format("2006-01-02 15:04:05 UTC"), batchID, SpendWords(add))
+	at := l.at.Format("2006-01-02 15:04:05 UTC")
+	when := fmt.Sprintf("%s, sent before the run ended, came back at %s, after the run ended (batch %d).", who, at, l.batchID)
+	if l.holds {
+		// The holder's call was still out when the run was stopped under
+		// it: say how it ended.
+		when = fmt.Sprintf("%s that was still out when the run %s came back at %s (batch %d).", who, endWords(l.status), at, l.batchID)
+	}
+	what := "It was paid for, so it was added to the run's figures: "
+	if l.stored {
+		what = "Its answer was stored, with its scores, and added to the run's figures: "
+	}
+	return when + " " + what + SpendWords(l.add) + ". Reports and exports downloaded before then do not include it."
+}
+
+// endWords says how a run with status ended, after "the run".
+func endWords(status string) string {
+	switch status {
+	case RunCancelled:
+		return "was cancelled"
+	case RunFailed:
+		return "failed"
+	case RunSucceeded, RunFinishedWithGaps:
+		return "finished"
+	}
+	return "ended"
 }
 
 // SpendWords says what a spend added: "1 call, 120 tokens, $0.000140"

@@ -406,7 +406,10 @@ func (r BatchResult) paidColumn() string {
 // still holds the run's lease: the write fails with ErrLeaseLost. When the
 // batch has an answer already (another execution's), it fails with
 // EConflict: the answer is not stored, but what it cost is counted on the
-// run in the same transaction (countRefused).
+// run in the same transaction (countRefused). An answer stored or counted
+// on a run that has ended (its holder's call still out when the run was
+// cancelled: a cancel keeps the lease) changes the run's figures after its
+// end, and the run's events say so (RunEventLateCount).
 func (db *DB) SaveBatchResult(ctx context.Context, r BatchResult) error {
 	return db.saveFenced(ctx, r, nil)
 }
@@ -552,7 +555,7 @@ func (db *DB) saveBatchResult(ctx context.Context, r BatchResult, b RunBatch, no
 		}
 		// Refused, but paid for: counted here, in the transaction that
 		// found the conflict, so no crash comes between the two.
-		if _, err := db.countRefused(ctx, tx, r); err != nil {
+		if err := db.countRefusedLate(ctx, tx, r, g.owner); err != nil {
 			return err
 		}
 		if err := tx.Commit(); err != nil {
@@ -585,11 +588,7 @@ func (db *DB) countEndedLate(ctx context.Context, tx *answerTx, r BatchResult, o
 	if status == BatchPending {
 		return db.spendTx(ctx, tx, b.RunID, b.ID, r.Spend(), owner)
 	}
-	add, err := db.countRefused(ctx, tx, r)
-	if err != nil || add.Empty() {
-		return err
-	}
-	return db.noteLateCount(ctx, tx, b.RunID, b.ID, owner, add)
+	return db.countRefusedLate(ctx, tx, r, owner)
 }
 
 // countRefused counts on its run an answer refused because another
@@ -643,6 +642,17 @@ func (db *DB) countRefused(ctx context.Context, tx *answerTx, r BatchResult) (Un
 		}
 	}
 	return add, nil
+}
+
+// countRefusedLate is countRefused by owner's write ("" for none), with
+// the late count's event when what it counted landed on a run that has
+// ended (noteLateCount).
+func (db *DB) countRefusedLate(ctx context.Context, tx *answerTx, r BatchResult, owner string) error {
+	add, err := db.countRefused(ctx, tx, r)
+	if err != nil || add.Empty() {
+		return err
+	}
+	return db.noteLateCount(ctx, tx, r.Batch.RunID, r.Batch.ID, owner, add)
 }
 
 // countRefusedByContent is countRefused for an answer whose calls cannot
@@ -772,51 +782,64 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchR
 		}
 	}
 	withCost := add.Cost != nil
-	returning := g.onLease != nil
-	q = hotSQL.get(db.Dialect, "count answer "+g.name+strconv.FormatBool(withCost)+strconv.FormatBool(returning), 0, func() string {
+	lease := g.onLease != nil
+	q = hotSQL.get(db.Dialect, "count answer "+g.name+strconv.FormatBool(withCost)+strconv.FormatBool(lease), 0, func() string {
 		cost, ret := "", ""
 		if withCost {
 			cost = ", cost_usd = " + addCostSQL
 		}
-		if returning {
-			ret = " RETURNING status, lease_until, " + dbNowSQL(db.Dialect)
+		if lease {
+			ret = ", lease_until, " + dbNowSQL(db.Dialect)
 		}
+		// The run's status and holder come back with the count, so that
+		// an answer stored after the run ended is told (below) without
+		// another statement for the answers of a run still going.
 		return `UPDATE runs SET batches_done = batches_done + 1, batches_failed = batches_failed + ?, missing_scores = missing_scores + ?,
  short_scores = short_scores + ?, calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?` + cost +
-			" WHERE id = ?" + g.cond + ret
+			" WHERE id = ?" + g.cond + " RETURNING status, lease_owner" + ret
 	})
 	args := []any{failed, missing, r.ShortScores, add.Calls, add.PromptTokens, add.CompletionTokens}
 	if withCost {
 		args = append(args, *add.Cost)
 	}
 	args = append(append(args, b.RunID), g.args...)
-	if returning {
-		// The fence's read of the lease, from the update itself.
-		st := LeaseState{Owner: g.owner, Began: time.Now()}
-		var until sql.NullTime
-		var now dbTime
-		err := db.hotQueryRow(ctx, db.answers(), tx, q, args...).Scan(&st.Status, &until, &now)
-		if errors.Is(err, sql.ErrNoRows) {
-			return false, g.err
-		} else if err != nil {
-			return false, err
-		}
+	// With a lease wanted, the fence's read of the lease, from the update
+	// itself.
+	var st LeaseState
+	if lease {
+		st = LeaseState{Owner: g.owner, Began: time.Now()}
+	}
+	var holder string
+	var until sql.NullTime
+	var dbNow dbTime
+	dest := []any{&st.Status, &holder}
+	if lease {
+		dest = append(dest, &until, &dbNow)
+	}
+	err = db.hotQueryRow(ctx, db.answers(), tx, q, args...).Scan(dest...)
+	switch {
+	case errors.Is(err, sql.ErrNoRows) && (lease || g.cond != ""):
+		return false, g.err
+	case errors.Is(err, sql.ErrNoRows):
+		return true, nil // the run was deleted: nothing left to count on
+	case err != nil:
+		return false, err
+	}
+	if lease {
 		if until.Valid {
 			u := until.Time
 			st.Until = &u
 		}
-		st.Now = now.t
+		st.Now = dbNow.t
 		g.onLease(st)
-		return true, nil
 	}
-	res, err = db.hotExec(ctx, db.answers(), tx, q, args...)
-	if err != nil {
+	// Stored after the run ended (its holder's call still out when it was
+	// cancelled, or a write without a lease): the run's figures changed
+	// after its end, and its events say so.
+	l := lateCount{runID: b.RunID, batchID: b.ID, owner: g.owner, holds: g.owner != "" && holder == g.owner,
+		status: st.Status, stored: true, add: add, at: now}
+	if err := db.writeLateCount(ctx, tx, l); err != nil {
 		return false, err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return false, err
-	} else if n == 0 && g.cond != "" {
-		return false, g.err
 	}
 	return true, nil
 }
@@ -932,7 +955,7 @@ func (db *DB) saveBatchGroup(ctx context.Context, items []BatchSave, now time.Ti
 		}
 		errs[i] = Errorf(EConflict, "batch %d already has an answer", b.ID)
 		if it.Owner == "" {
-			if _, err := db.countRefused(ctx, tx, it.Result); err != nil {
+			if err := db.countRefusedLate(ctx, tx, it.Result, ""); err != nil {
 				return err
 			}
 			continue
@@ -958,7 +981,7 @@ func (db *DB) saveBatchGroup(ctx context.Context, items []BatchSave, now time.Ti
 			errs[i] = fmt.Errorf("run %d: %w", b.RunID, ErrLeaseLost)
 			continue
 		}
-		if _, err := db.countRefused(ctx, tx, it.Result); err != nil {
+		if err := db.countRefusedLate(ctx, tx, it.Result, it.Owner); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -393,5 +394,65 @@ func TestLateFailureStoreCountsItsPaidCalls(t *testing.T) {
 		if evs := env.lateEvents(run.ID); len(evs) != 0 {
 			t.Errorf("late-count events %+v on a run still going, want none", evs)
 		}
+	})
+}
+
+// TestAnswerAfterCancelHasLateCount: a run is cancelled (as the run page
+// and the API cancel it) while its worker's judge call is out. The worker
+// still holds the run (a cancel keeps the lease), so the answer that comes
+// back is stored, with its calls, tokens, cost and scores, after the run
+// ended: a report downloaded right after the cancel shows less than one
+// downloaded a moment later. The run's events say so, once (kind
+// late_count), by how many calls and tokens (regression: the holder's
+// answer changed the cancelled run's figures with no event). A run that
+// finishes normally has no late count.
+func TestAnswerAfterCancelHasLateCount(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		t.Run("cancelled while the call is out", func(t *testing.T) {
+			h := startHeld(t, env, 30, func(w http.ResponseWriter, r *http.Request, h *heldRun) {
+				serveBilled(t, h.fj, h.bill, w, r)
+			})
+			cancelled, err := h.r.Cancel(context.Background(), h.env.ws.ID, h.run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cancelled.Status != models.RunCancelled || cancelled.FinishedAt == nil || cancelled.Calls != 0 {
+				t.Fatalf("run %s finished at %v with %d calls after the cancel, want cancelled with none", cancelled.Status, cancelled.FinishedAt, cancelled.Calls)
+			}
+			close(h.go_)
+			h.env.waitRun(h.run.ID, 15*time.Second, "counting the call that came back after the cancel", func(r models.Run) bool { return r.Calls > 0 })
+			time.Sleep(300 * time.Millisecond) // anything counted twice would be by now
+			got := h.env.getRun(h.run.ID)
+			if got.Status != models.RunCancelled {
+				t.Fatalf("run %s, want its cancel to stand", got.Status)
+			}
+			if n := h.fj.Total(); n != 1 {
+				t.Errorf("the judge was sent %d calls, want the held one only", n)
+			}
+			h.wantBilled(t, got, 1)
+			evs := h.env.lateEvents(h.run.ID)
+			if len(evs) != 1 {
+				t.Fatalf("%d late-count events, want 1: the answer changed the cancelled run's figures", len(evs))
+			}
+			tokens := fmt.Sprintf("1 call, %d prompt and %d completion tokens", got.PromptTokens, got.CompletionTokens)
+			if !strings.Contains(evs[0].Message, tokens) || !strings.Contains(evs[0].Message, "cancelled") || evs[0].Worker == "" || evs[0].At.Before(*cancelled.FinishedAt) {
+				t.Errorf("late-count event %+v: want it to say that %s came back after the run was cancelled, by which worker, and when", evs[0], tokens)
+			}
+		})
+		t.Run("finished normally", func(t *testing.T) {
+			h := startHeld(t, env, 30, func(w http.ResponseWriter, r *http.Request, h *heldRun) {
+				serveBilled(t, h.fj, h.bill, w, r)
+			})
+			close(h.go_)
+			got := h.env.waitFinished(h.run.ID, 60*time.Second)
+			if got.Status != models.RunSucceeded {
+				t.Fatalf("run %s (%s), want succeeded", got.Status, got.Error)
+			}
+			h.wantBilled(t, got, h.fj.Total())
+			if evs := h.env.lateEvents(h.run.ID); len(evs) != 0 {
+				t.Errorf("late-count events %+v on a run that finished normally, want none", evs)
+			}
+		})
 	})
 }

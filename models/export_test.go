@@ -1,0 +1,13 @@
+package models
+
+import (
+	"context"
+	"time"
+)
+
+// WriteStoredLateCountPG writes, as PostgreSQL's answer store does after
+// its statement stored an answer on a run that has ended, the event that
+// the answer's spend add came after the run (status) ended.
+func (db *DB) WriteStoredLateCountPG(ctx context.Context, runID, batchID int64, owner, status string, add UnitSpend, at time.Time) error {
+	return db.writeLateCountOncePG(ctx, lateCount{runID: runID, batchID: batchID, owner: owner, holds: owner != "", status: status, stored: true, add: add, at: at})
+}
