@@ -65,24 +65,7 @@ func TestSaveLateBatchResult(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				ctx := context.Background()
-				r := models.Run{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, DatasetID: w.dataset.ID, RubricID: &w.rubric.ID,
-					JudgeID: &w.judge.ID, Name: tc.name, Method: models.MethodBatchEval, RubricSnapshot: w.rubric.Evaluator(),
-					JudgeSnapshot: w.judge.Snapshot(), CreatedAt: time.Now()}
-				if err := db.CreateRun(ctx, &r, nil); err != nil {
-					t.Fatal(err)
-				}
-				rows, err := db.ListDatasetRows(ctx, w.dataset.ID, 0, 2)
-				if err != nil || len(rows) < 2 {
-					t.Fatalf("rows: %v", err)
-				}
-				ids := []int64{rows[0].ID, rows[1].ID}
-				bs, err := db.CreateRoundBatches(ctx, r.ID, 0, 0, [][]int64{ids})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if ok, err := db.ClaimRun(ctx, r.ID, "old", time.Minute); err != nil || !ok {
-					t.Fatalf("claim: %v %v", ok, err)
-				}
+				r, bs, ids := claimedRun(t, db, w, tc.name, "old")
 				// The run is taken over: another worker holds it now.
 				if err := db.Gorm.Exec(`UPDATE runs SET lease_owner = 'new' WHERE id = ?`, r.ID).Error; err != nil {
 					t.Fatal(err)
@@ -240,24 +223,7 @@ func TestAnswerStoredAfterRunEndedHasLateCount(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				ctx := context.Background()
-				r := models.Run{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, DatasetID: w.dataset.ID, RubricID: &w.rubric.ID,
-					JudgeID: &w.judge.ID, Name: tc.name, Method: models.MethodBatchEval, RubricSnapshot: w.rubric.Evaluator(),
-					JudgeSnapshot: w.judge.Snapshot(), CreatedAt: time.Now()}
-				if err := db.CreateRun(ctx, &r, nil); err != nil {
-					t.Fatal(err)
-				}
-				rows, err := db.ListDatasetRows(ctx, w.dataset.ID, 0, 2)
-				if err != nil || len(rows) < 2 {
-					t.Fatalf("rows: %v", err)
-				}
-				ids := []int64{rows[0].ID, rows[1].ID}
-				bs, err := db.CreateRoundBatches(ctx, r.ID, 0, 0, [][]int64{ids})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if ok, err := db.ClaimRun(ctx, r.ID, "holder/1", time.Minute); err != nil || !ok {
-					t.Fatalf("claim: %v %v", ok, err)
-				}
+				r, bs, ids := claimedRun(t, db, w, tc.name, "holder/1")
 				tag := strings.ReplaceAll(tc.name, " ", "_")
 				result := func(v float64, calls int, paid ...models.PaidCall) models.BatchResult {
 					b := bs[0]
@@ -388,4 +354,31 @@ func TestStoredLateCountWrittenOnceOnPostgres(t *testing.T) {
 	if len(evs) != 2 || !strings.Contains(evs[0].Message, "(batch 7)") || !strings.Contains(evs[1].Message, "(batch 8)") {
 		t.Errorf("events %+v, want one for batch 7 and one for batch 8", evs)
 	}
+}
+
+// claimedRun makes a BatchEval run named name with one batch of two
+// samples (its round 0), claimed by owner; it returns the run, its
+// batches and the batch's row ids.
+func claimedRun(t *testing.T, db *models.DB, w *world, name, owner string) (models.Run, []models.RunBatch, []int64) {
+	t.Helper()
+	ctx := context.Background()
+	r := models.Run{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, DatasetID: w.dataset.ID, RubricID: &w.rubric.ID,
+		JudgeID: &w.judge.ID, Name: name, Method: models.MethodBatchEval, RubricSnapshot: w.rubric.Evaluator(),
+		JudgeSnapshot: w.judge.Snapshot(), CreatedAt: time.Now()}
+	if err := db.CreateRun(ctx, &r, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.ListDatasetRows(ctx, w.dataset.ID, 0, 2)
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("rows: %v", err)
+	}
+	ids := []int64{rows[0].ID, rows[1].ID}
+	bs, err := db.CreateRoundBatches(ctx, r.ID, 0, 0, [][]int64{ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := db.ClaimRun(ctx, r.ID, owner, time.Minute); err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	return r, bs, ids
 }
