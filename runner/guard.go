@@ -8,10 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/batcheval/batcheval/evaluator/judge"
@@ -687,21 +685,14 @@ func (g *callGuard) countProbe(ctx context.Context, resp judge.Response, je *jud
 	}
 }
 
-// ping sends one probe and reports whether it was sent: its request was
-// written out whole, or the endpoint answered. A probe the egress policy
-// refused in the dialer was never sent and costs nothing; one sent and
-// then cut short (the execution ended) may be billed.
+// ping sends one probe and reports whether it was sent: it was answered,
+// or its request was written out whole (judge.Reached). A probe the egress
+// policy refused in the dialer, or that never got a connection, was never
+// sent and costs nothing; one sent and then cut short (the execution
+// ended) may be billed.
 func (g *callGuard) ping(probe *judge.Client) (resp judge.Response, sent bool, err error) {
-	var wrote atomic.Bool
-	ctx := httptrace.WithClientTrace(g.ctx, &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
-		if w.Err == nil {
-			wrote.Store(true)
-		}
-	}})
-	resp, err = probe.Ping(ctx)
-	var je *judge.Error
-	answered := err == nil || (errors.As(err, &je) && (je.Status != 0 || je.PromptTokens > 0 || je.CompletionTokens > 0))
-	return resp, wrote.Load() || answered, err
+	resp, err = probe.Ping(g.ctx)
+	return resp, err == nil || judge.Reached(err), err
 }
 
 // probeLoop runs while the breaker is open: it records the wait on the
