@@ -620,8 +620,8 @@ const judgeConnIdle = 30 * time.Second
 // before every write.
 func fencedClient(g *callGuard, concurrency int) *http.Client {
 	hc := judge.ClientFor(concurrency, func(c net.Conn) net.Conn { return &fencedConn{Conn: c, g: g} })
-	if tr, ok := hc.Transport.(*http.Transport); ok {
-		tr.IdleConnTimeout = judgeConnIdle
+	if tr, ok := hc.Transport.(interface{ SetIdleConnTimeout(time.Duration) }); ok {
+		tr.SetIdleConnTimeout(judgeConnIdle)
 	}
 	return hc
 }

@@ -210,7 +210,25 @@ const (
 // It ignores HTTP_PROXY/HTTPS_PROXY: through a proxy the dialer would see
 // the proxy's address and not the judge's, and the check would mean nothing.
 func (p Egress) HTTPClient() *http.Client {
-	return &http.Client{Transport: p.Transport(0, nil), CheckRedirect: noRedirects}
+	return &http.Client{Transport: p.roundTripper(0, nil), CheckRedirect: noRedirects}
+}
+
+// roundTripper is Transport(concurrency, wrap) for HTTPS, and for plain
+// HTTP an exchange on the calling goroutine over the same policy's
+// connections (h1Transport).
+func (p Egress) roundTripper(concurrency int, wrap func(net.Conn) net.Conn) *h1Transport {
+	dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive, Control: p.control}
+	dial := func(ctx context.Context, addr string) (net.Conn, net.Conn, error) {
+		raw, err := dialer.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, nil, err
+		}
+		if wrap != nil {
+			return raw, wrap(raw), nil
+		}
+		return raw, raw, nil
+	}
+	return newH1Transport(p.Transport(concurrency, wrap), dial, max(concurrency, http.DefaultMaxIdleConnsPerHost))
 }
 
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
@@ -259,7 +277,7 @@ func (p Egress) Transport(concurrency int, wrap func(net.Conn) net.Conn) *http.T
 // their own connections (the runner fences each run's writes), without
 // ever losing the policy.
 func ClientFor(concurrency int, wrap func(net.Conn) net.Conn) *http.Client {
-	return &http.Client{Transport: policy().Transport(concurrency, wrap), CheckRedirect: noRedirects}
+	return &http.Client{Transport: policy().roundTripper(concurrency, wrap), CheckRedirect: noRedirects}
 }
 
 // currentPolicy is the policy last set by SetEgress.

@@ -1,0 +1,386 @@
+package judge
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+	"time"
+)
+
+// h1Transport sends a judge call to a plain-HTTP endpoint (a local vLLM,
+// Ollama or llama.cpp server, a fake in the tests) on the calling
+// goroutine: it writes the request and reads the answer itself, over a
+// kept-alive HTTP/1.1 connection, with net/http's own wire code
+// (Request.Write, ReadResponse). net/http's transport hands each exchange
+// to two goroutines per connection (a read loop and a write loop): six of
+// the ten goroutine wake-ups of a call at concurrency 1, each a thread
+// wake-up that, on a small virtual machine, costs more CPU than the work
+// it passes on (BENCHMARKS.md, "Run speed, thirteenth pass").
+//
+// Everything else goes to net/http's transport (next): HTTPS, where
+// HTTP/2 and TLS are worth its machinery and a remote judge's latency
+// dwarfs its cost. Plain HTTP is HTTP/1.1 there as well (net/http speaks
+// HTTP/2 without TLS only when asked), so nothing is lost.
+type h1Transport struct {
+	next *http.Transport
+	// dial opens a connection that the egress policy allows; raw is the
+	// socket itself (for the liveness check of a kept connection), conn
+	// what the exchange writes to and reads from (the runner's fence).
+	dial    func(ctx context.Context, addr string) (raw, conn net.Conn, err error)
+	maxIdle int
+
+	mu   sync.Mutex
+	idle map[string][]*h1Conn // per host:port, most recently used last
+	// idleTimeout closes a connection kept unused for longer: at its next
+	// use, or by sweep, a timer armed while connections are kept (each
+	// run has its transport, dropped at its end with what it kept).
+	idleTimeout time.Duration
+	sweeping    bool
+}
+
+// h1Conn is one kept-alive connection.
+type h1Conn struct {
+	raw, conn net.Conn
+	br        *bufio.Reader
+	bw        *bufio.Writer
+	idleSince time.Time
+}
+
+func newH1Transport(next *http.Transport, dial func(ctx context.Context, addr string) (net.Conn, net.Conn, error), maxIdle int) *h1Transport {
+	return &h1Transport{next: next, dial: dial, maxIdle: maxIdle, idle: map[string][]*h1Conn{}, idleTimeout: next.IdleConnTimeout}
+}
+
+// SetIdleConnTimeout sets how long a connection may stay unused before it
+// is closed, on both paths.
+func (t *h1Transport) SetIdleConnTimeout(d time.Duration) {
+	t.mu.Lock()
+	t.idleTimeout = d
+	t.mu.Unlock()
+	t.next.IdleConnTimeout = d
+}
+
+// CloseIdleConnections closes the kept connections (http.Client calls it).
+func (t *h1Transport) CloseIdleConnections() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle = map[string][]*h1Conn{}
+	t.mu.Unlock()
+	for _, cs := range idle {
+		for _, c := range cs {
+			c.conn.Close()
+		}
+	}
+	t.next.CloseIdleConnections()
+}
+
+// RoundTrip sends req. Only plain-HTTP requests without an upgrade take
+// the calling goroutine's path.
+func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" || req.Header.Get("Upgrade") != "" {
+		return t.next.RoundTrip(req)
+	}
+	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	addr := hostPort(req.URL.Host)
+	c, reused, err := t.get(ctx, addr)
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	res, err := t.exchange(ctx, req, addr, c)
+	if err != nil && reused && errors.Is(err, errNothingWritten) && req.GetBody != nil {
+		// A kept connection the endpoint had closed, found out at the
+		// write: nothing reached the endpoint, so a new one is safe.
+		body, gerr := req.GetBody()
+		if gerr != nil {
+			return nil, err
+		}
+		req.Body = body
+		if c, _, err = t.get(ctx, addr); err != nil {
+			closeBody(req)
+			return nil, err
+		}
+		res, err = t.exchange(ctx, req, addr, c)
+	}
+	return res, err
+}
+
+// errNothingWritten marks a write that failed before any byte went out.
+var errNothingWritten = errors.New("nothing written")
+
+// exchange writes req on c and reads the answer's head; the body is read
+// by the caller, and c goes back to the pool once it has been read to its
+// end (h1Body).
+func (t *h1Transport) exchange(ctx context.Context, req *http.Request, addr string, c *h1Conn) (*http.Response, error) {
+	// Cancellation (a hard stop, the attempt's timeout, a hedged copy
+	// that lost) unblocks the connection's reads and writes: a deadline
+	// in the past, set by the context itself, no goroutine needed.
+	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Unix(1, 0)) })
+	fail := func(err error) (*http.Response, error) {
+		stop()
+		c.conn.Close()
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, err
+	}
+	trace := httptrace.ContextClientTrace(ctx)
+	cw := &countingWriter{w: c.conn}
+	c.bw.Reset(cw)
+	wreq, gz := req, false
+	if req.Header.Get("Accept-Encoding") == "" && req.Header.Get("Range") == "" && req.Method != http.MethodHead {
+		// Asked for as net/http's transport asks, and undone for the
+		// caller as it does: the wire is the same on both paths.
+		wreq, gz = new(http.Request), true
+		*wreq = *req
+		wreq.Header = req.Header.Clone()
+		wreq.Header.Set("Accept-Encoding", "gzip")
+	}
+	err := wreq.Write(c.bw)
+	if err == nil {
+		err = c.bw.Flush()
+	}
+	if trace != nil && trace.WroteRequest != nil {
+		trace.WroteRequest(httptrace.WroteRequestInfo{Err: err})
+	}
+	if err != nil {
+		if cw.n == 0 {
+			var ns *NotSent
+			if errors.As(err, &ns) {
+				return fail(err)
+			}
+			return fail(fmt.Errorf("%w: %w", errNothingWritten, err))
+		}
+		return fail(err)
+	}
+	var res *http.Response
+	for {
+		res, err = http.ReadResponse(c.br, req)
+		if err != nil {
+			return fail(err)
+		}
+		// An interim answer (100 Continue, 103 Early Hints) is followed
+		// by the real one.
+		if res.StatusCode >= 200 || res.StatusCode == http.StatusSwitchingProtocols {
+			break
+		}
+		res.Body.Close()
+	}
+	res.Request = req
+	keep := !res.Close && !req.Close && res.StatusCode != http.StatusSwitchingProtocols
+	b := &h1Body{rc: res.Body, t: t, addr: addr, c: c, keep: keep, stop: stop, ctx: ctx}
+	if res.Body == http.NoBody {
+		b.release(true)
+		return res, nil
+	}
+	res.Body = b
+	if gz && res.Header.Get("Content-Encoding") == "gzip" {
+		res.Header.Del("Content-Encoding")
+		res.Header.Del("Content-Length")
+		res.ContentLength = -1
+		res.Uncompressed = true
+		res.Body = &gzipBody{body: b}
+	}
+	return res, nil
+}
+
+// get takes a kept connection to addr that is still open, or dials one.
+func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, bool, error) {
+	now := time.Now()
+	for {
+		t.mu.Lock()
+		cs := t.idle[addr]
+		if len(cs) == 0 {
+			t.mu.Unlock()
+			break
+		}
+		c := cs[len(cs)-1]
+		t.idle[addr] = cs[:len(cs)-1]
+		timeout := t.idleTimeout
+		t.mu.Unlock()
+		if timeout > 0 && now.Sub(c.idleSince) > timeout || !connAlive(c.raw) {
+			c.conn.Close()
+			continue
+		}
+		return c, true, nil
+	}
+	raw, conn, err := t.dial(ctx, addr)
+	if err != nil {
+		return nil, false, err
+	}
+	return &h1Conn{raw: raw, conn: conn, br: bufio.NewReaderSize(conn, 16<<10), bw: bufio.NewWriterSize(conn, 16<<10)}, false, nil
+}
+
+// put keeps c for the next call to addr, if there is room.
+func (t *h1Transport) put(addr string, c *h1Conn) {
+	c.idleSince = time.Now()
+	c.bw.Reset(nil)
+	t.mu.Lock()
+	if len(t.idle[addr]) < t.maxIdle {
+		t.idle[addr] = append(t.idle[addr], c)
+		c = nil
+		if !t.sweeping && t.idleTimeout > 0 {
+			t.sweeping = true
+			time.AfterFunc(t.idleTimeout, t.sweep)
+		}
+	}
+	t.mu.Unlock()
+	if c != nil {
+		c.conn.Close()
+	}
+}
+
+// sweep closes the connections kept unused for longer than idleTimeout,
+// and comes back when the next of those left is due.
+func (t *h1Transport) sweep() {
+	now := time.Now()
+	var old []*h1Conn
+	t.mu.Lock()
+	next := time.Duration(0)
+	for addr, cs := range t.idle {
+		kept := cs[:0]
+		for _, c := range cs {
+			if left := t.idleTimeout - now.Sub(c.idleSince); t.idleTimeout > 0 && left <= 0 {
+				old = append(old, c)
+			} else {
+				kept = append(kept, c)
+				if next == 0 || left < next {
+					next = left
+				}
+			}
+		}
+		clear(cs[len(kept):])
+		t.idle[addr] = kept
+	}
+	t.sweeping = next > 0
+	if t.sweeping {
+		time.AfterFunc(next, t.sweep)
+	}
+	t.mu.Unlock()
+	for _, c := range old {
+		c.conn.Close()
+	}
+}
+
+// h1Body is an answer's body: read to its end, it hands its connection
+// back to the pool; closed before, it closes the connection (what is left
+// of the answer would have to be read first).
+type h1Body struct {
+	rc   io.ReadCloser
+	t    *h1Transport
+	addr string
+	c    *h1Conn
+	keep bool
+	stop func() bool
+	ctx  context.Context
+	done bool
+}
+
+func (b *h1Body) Read(p []byte) (int, error) {
+	if b.done {
+		return 0, io.EOF
+	}
+	n, err := b.rc.Read(p)
+	switch {
+	case err == io.EOF:
+		b.release(true)
+	case err != nil:
+		b.release(false)
+		if b.ctx.Err() != nil {
+			err = context.Cause(b.ctx)
+		}
+	}
+	return n, err
+}
+
+func (b *h1Body) Close() error {
+	if !b.done {
+		b.release(false)
+	}
+	return nil
+}
+
+// release ends the exchange: the connection goes back to the pool if the
+// answer was read whole and both sides keep it alive, and is closed
+// otherwise (or if the call was cancelled meanwhile: its deadline is set).
+func (b *h1Body) release(whole bool) {
+	b.done = true
+	if b.stop() && whole && b.keep && b.c.br.Buffered() == 0 {
+		b.c.conn.SetDeadline(time.Time{})
+		b.t.put(b.addr, b.c)
+		return
+	}
+	b.c.conn.Close()
+}
+
+// gzipBody reads a gzipped answer's body, opening the gzip stream at the
+// first read (an empty or failed answer may never be read).
+type gzipBody struct {
+	body *h1Body
+	zr   *gzip.Reader
+	err  error
+}
+
+func (g *gzipBody) Read(p []byte) (int, error) {
+	if g.zr == nil && g.err == nil {
+		g.zr, g.err = gzip.NewReader(g.body)
+	}
+	if g.err != nil {
+		return 0, g.err
+	}
+	n, err := g.zr.Read(p)
+	if err == io.EOF && !g.body.done {
+		// The gzip stream ended: what follows it must be the body's end
+		// for the connection to be kept.
+		var one [1]byte
+		if m, _ := g.body.Read(one[:]); m > 0 || !g.body.done {
+			g.body.Close()
+		}
+	}
+	return n, err
+}
+
+func (g *gzipBody) Close() error { return g.body.Close() }
+
+// countingWriter counts the bytes that went out.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	w.n += n
+	return n, err
+}
+
+// hostPort adds HTTP's default port to a URL's host if it has none.
+func hostPort(host string) string {
+	if _, _, err := net.SplitHostPort(host); err == nil {
+		return host
+	}
+	return net.JoinHostPort(trimBrackets(host), "80")
+}
+
+func trimBrackets(h string) string {
+	if len(h) > 1 && h[0] == '[' && h[len(h)-1] == ']' {
+		return h[1 : len(h)-1]
+	}
+	return h
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}

@@ -1,0 +1,274 @@
+package judge
+
+import (
+	"compress/gzip"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// connCounter is a fake judge that counts the connections opened to it
+// and the requests it received.
+type connCounter struct {
+	srv            *httptest.Server
+	conns, reqs    atomic.Int64
+	mu             sync.Mutex
+	acceptEncoding []string
+}
+
+func newConnCounter(t *testing.T, idle time.Duration, handle func(w http.ResponseWriter, r *http.Request, n int64)) *connCounter {
+	t.Helper()
+	cc := &connCounter{}
+	cc.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		n := cc.reqs.Add(1)
+		cc.mu.Lock()
+		cc.acceptEncoding = append(cc.acceptEncoding, r.Header.Get("Accept-Encoding"))
+		cc.mu.Unlock()
+		handle(w, r, n)
+	}))
+	cc.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			cc.conns.Add(1)
+		}
+	}
+	cc.srv.Config.IdleTimeout = idle
+	cc.srv.Start()
+	t.Cleanup(cc.srv.Close)
+	return cc
+}
+
+func writeOK(w http.ResponseWriter, text string) {
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, okBody(text))
+}
+
+// TestPlainHTTPExchange: calls to a plain-HTTP judge are written and read
+// on the calling goroutine (h1Transport) and keep what net/http's
+// transport gave them: one kept-alive connection for calls one after
+// another, a new one when the endpoint closed the kept one (the call is
+// sent once, on the new connection, and takes one attempt) or asked for
+// it to be closed, gzipped and chunked answers read whole, and a
+// connection whose answer was not read to its end never reused.
+func TestPlainHTTPExchange(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("x", maxErrorBody*2)
+	cases := []struct {
+		name   string
+		handle func(w http.ResponseWriter, r *http.Request, n int64)
+		// idle is the server's keep-alive limit; pause the wait between calls.
+		idle, pause time.Duration
+		calls       int
+		wantConns   int64
+		wantErrs    int // calls that fail (each on the first attempt)
+	}{
+		{name: "calls one after another share a connection", calls: 5, wantConns: 1,
+			handle: func(w http.ResponseWriter, _ *http.Request, n int64) { writeOK(w, "Score: 4") }},
+		{name: "the endpoint closed the kept connection", calls: 3, wantConns: 3, idle: 30 * time.Millisecond, pause: 200 * time.Millisecond,
+			handle: func(w http.ResponseWriter, _ *http.Request, n int64) { writeOK(w, "Score: 4") }},
+		{name: "the endpoint asks to close", calls: 3, wantConns: 3,
+			handle: func(w http.ResponseWriter, _ *http.Request, n int64) {
+				w.Header().Set("Connection", "close")
+				writeOK(w, "Score: 4")
+			}},
+		{name: "gzipped answer", calls: 3, wantConns: 1,
+			handle: func(w http.ResponseWriter, r *http.Request, n int64) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Encoding", "gzip")
+				zw := gzip.NewWriter(w)
+				io.WriteString(zw, okBody("Score: 4"))
+				zw.Close()
+			}},
+		{name: "chunked answer", calls: 3, wantConns: 1,
+			handle: func(w http.ResponseWriter, _ *http.Request, n int64) {
+				w.Header().Set("Content-Type", "application/json")
+				body := okBody("Score: 4")
+				for i := 0; i < len(body); i += 7 {
+					io.WriteString(w, body[i:min(i+7, len(body))])
+					w.(http.Flusher).Flush()
+				}
+			}},
+		{name: "an error answer longer than what is read of it", calls: 3, wantConns: 2, wantErrs: 1,
+			handle: func(w http.ResponseWriter, _ *http.Request, n int64) {
+				if n == 2 {
+					w.WriteHeader(http.StatusBadRequest)
+					io.WriteString(w, `{"error":{"message":"`+big+`"}}`)
+					return
+				}
+				writeOK(w, "Score: 4")
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cc := newConnCounter(t, tc.idle, tc.handle)
+			cfg := Config{BaseURL: cc.srv.URL + "/v1", Model: "judge-model", Timeout: 5 * time.Second, MaxAttempts: 1}
+			cfg.HTTPClient = ClientFor(4, nil)
+			if _, ok := cfg.HTTPClient.Transport.(*h1Transport); !ok {
+				t.Fatalf("judge client's transport is %T, want *h1Transport", cfg.HTTPClient.Transport)
+			}
+			c := mustNew(t, cfg)
+			errs := 0
+			for i := range tc.calls {
+				if i > 0 {
+					time.Sleep(tc.pause)
+				}
+				resp, err := c.Complete(context.Background(), simpleRequest())
+				if err != nil {
+					errs++
+					var e *Error
+					if !errors.As(err, &e) || e.Attempts != 1 {
+						t.Errorf("call %d: %v", i, err)
+					}
+					continue
+				}
+				if resp.Text() != "Score: 4" || resp.Attempts != 1 {
+					t.Errorf("call %d: text %q in %d attempts, want %q in 1", i, resp.Text(), resp.Attempts, "Score: 4")
+				}
+			}
+			if errs != tc.wantErrs {
+				t.Errorf("%d calls failed, want %d", errs, tc.wantErrs)
+			}
+			if got := cc.reqs.Load(); got != int64(tc.calls) {
+				t.Errorf("the endpoint received %d requests for %d calls", got, tc.calls)
+			}
+			if got := cc.conns.Load(); got != tc.wantConns {
+				t.Errorf("%d connections opened, want %d", got, tc.wantConns)
+			}
+			cc.mu.Lock()
+			defer cc.mu.Unlock()
+			for i, ae := range cc.acceptEncoding {
+				if ae != "gzip" {
+					t.Errorf("request %d: Accept-Encoding %q, want gzip (as net/http's transport asks)", i, ae)
+				}
+			}
+		})
+	}
+}
+
+// TestPlainHTTPCancelClosesTheConnection: a call cancelled while its
+// answer is awaited returns at once as cancelled, and its connection is
+// closed (the endpoint sees the request end) rather than kept with an
+// answer still to come on it. The next call opens a new connection.
+func TestPlainHTTPCancelClosesTheConnection(t *testing.T) {
+	t.Parallel()
+	arrived, ended := make(chan struct{}, 1), make(chan struct{}, 1)
+	cc := newConnCounter(t, 0, func(w http.ResponseWriter, r *http.Request, n int64) {
+		if n == 1 {
+			arrived <- struct{}{}
+			<-r.Context().Done()
+			ended <- struct{}{}
+			return
+		}
+		writeOK(w, "Score: 2")
+	})
+	cfg := Config{BaseURL: cc.srv.URL + "/v1", Model: "judge-model", Timeout: time.Minute, MaxAttempts: 1, HTTPClient: ClientFor(2, nil)}
+	c := mustNew(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-arrived
+		cancel()
+	}()
+	start := time.Now()
+	_, err := c.Complete(ctx, simpleRequest())
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != KindCancelled || e.NeverSent {
+		t.Fatalf("cancelled call: %v, want a cancelled call that reached the judge", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the cancelled call took %v to return", d)
+	}
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the endpoint never saw the cancelled call's connection close")
+	}
+	resp, err := c.Complete(context.Background(), simpleRequest())
+	if err != nil || resp.Text() != "Score: 2" {
+		t.Fatalf("call after the cancel: %q, %v", resp.Text(), err)
+	}
+	if got := cc.conns.Load(); got != 2 {
+		t.Errorf("%d connections opened, want 2 (the cancelled one is not reused)", got)
+	}
+}
+
+// TestPlainHTTPTimeout: an attempt that runs out of time is a timeout
+// (retried as one), not a network failure, on the calling goroutine's
+// path as on net/http's.
+func TestPlainHTTPTimeout(t *testing.T) {
+	t.Parallel()
+	cc := newConnCounter(t, 0, func(w http.ResponseWriter, r *http.Request, n int64) {
+		if n == 1 {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
+			return
+		}
+		writeOK(w, "Score: 3")
+	})
+	cfg := Config{BaseURL: cc.srv.URL + "/v1", Model: "judge-model", Timeout: 100 * time.Millisecond, MaxAttempts: 2,
+		TimeoutRetries: 1, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond, HTTPClient: ClientFor(2, nil)}
+	resp, err := mustNew(t, cfg).Complete(context.Background(), simpleRequest())
+	if err != nil || resp.Text() != "Score: 3" || resp.Attempts != 2 {
+		t.Fatalf("got %q in %d attempts, %v; want the second attempt's answer", resp.Text(), resp.Attempts, err)
+	}
+}
+
+// TestHTTPSGoesToNetHTTP: only plain HTTP takes the calling goroutine's
+// path; HTTPS (TLS, HTTP/2 where offered) stays with net/http's
+// transport, and never dials through the plain path.
+func TestHTTPSGoesToNetHTTP(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeOK(w, "tls") }))
+	t.Cleanup(srv.Close)
+	var dialed atomic.Int64
+	tr := newH1Transport(srv.Client().Transport.(*http.Transport).Clone(), func(context.Context, string) (net.Conn, net.Conn, error) {
+		dialed.Add(1)
+		return nil, nil, errors.New("the plain path dialed")
+	}, 2)
+	cfg := Config{BaseURL: srv.URL + "/v1", Model: "judge-model", Timeout: 5 * time.Second, MaxAttempts: 1, HTTPClient: &http.Client{Transport: tr}}
+	resp, err := mustNew(t, cfg).Complete(context.Background(), simpleRequest())
+	if err != nil || resp.Text() != "tls" {
+		t.Fatalf("HTTPS call: %q, %v", resp.Text(), err)
+	}
+	if n := dialed.Load(); n != 0 {
+		t.Errorf("the plain path dialed %d times for an HTTPS call", n)
+	}
+}
+
+// TestPlainHTTPIdleConnectionsClosed: a kept connection unused for longer
+// than the idle limit is closed without waiting for a next call (a run's
+// transport is dropped at its end with what it kept; net/http's closed
+// its idle connections on a timer, and so must this path).
+func TestPlainHTTPIdleConnectionsClosed(t *testing.T) {
+	t.Parallel()
+	closed := make(chan struct{}, 4)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeOK(w, "Score: 1") }))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			closed <- struct{}{}
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	hc := ClientFor(2, nil)
+	hc.Transport.(*h1Transport).SetIdleConnTimeout(50 * time.Millisecond)
+	c := mustNew(t, Config{BaseURL: srv.URL + "/v1", Model: "judge-model", Timeout: 5 * time.Second, MaxAttempts: 1, HTTPClient: hc})
+	if _, err := c.Complete(context.Background(), simpleRequest()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the idle connection was still open 5 s after its 50 ms idle limit")
+	}
+}
