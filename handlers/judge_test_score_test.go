@@ -28,11 +28,12 @@ func TestJudgeTestReadsAScore(t *testing.T) {
 		// The fake judge answers by model name; it records the max_tokens
 		// and the number of each chat request.
 		answers := map[string]struct{ content, finish string }{
-			"says-ok":    {"ok", "stop"},
-			"says-html":  {"<b>Hello</b> there, how can I help?", "stop"},
-			"says-empty": {"", "length"},
-			"scores":     {"Float Scores: [Sample1:4.5]", "stop"},
-			"echoes-key": {"Your key is ", "stop"}, // followed by the key it was sent
+			"says-ok":     {"ok", "stop"},
+			"says-html":   {"<b>Hello</b> there, how can I help?", "stop"},
+			"says-empty":  {"", "length"},
+			"scores":      {"Float Scores: [Sample1:4.5]", "stop"},
+			"echoes-key":  {"Your key is ", "stop"},     // followed by the key it was sent
+			"echoes-part": {"Your key starts ", "stop"}, // followed by the key's first 12 characters and "..."
 		}
 		var mu sync.Mutex
 		calls := map[string]int{}
@@ -58,6 +59,9 @@ func TestJudgeTestReadsAScore(t *testing.T) {
 			if req.Model == "echoes-key" {
 				a.content += strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 			}
+			if req.Model == "echoes-part" {
+				a.content += strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")[:12] + "..."
+			}
 			content, _ := json.Marshal(a.content)
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"id":"x","object":"chat.completion","model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%s},"finish_reason":%q}],"usage":{"prompt_tokens":60,"completion_tokens":3,"total_tokens":63}}`,
@@ -76,6 +80,8 @@ func TestJudgeTestReadsAScore(t *testing.T) {
 			{"says-empty", false, []string{"flash warning", "&#34;&#34; (cut off at the test&#39;s limit of 30 tokens)"}, []string{"flash ok"}},
 			// The quoted answer is kept and shown to everyone who launches: never the key.
 			{"echoes-key", false, []string{"flash warning", "&#34;Your key is [redacted]&#34;"}, []string{echoedKey}},
+			// Nor a part of it (judge.RedactKey).
+			{"echoes-part", false, []string{"flash warning", "&#34;Your key starts [redacted]&#34;"}, []string{echoedKey[:12], "echoed-5f"}},
 			{"scores", true, []string{"flash ok", "with a score the product can read (4.5 on clarity, 1 to 5)"}, []string{"flash warning"}},
 		}
 		for _, tt := range tests {

@@ -550,11 +550,9 @@ func (h *Handlers) checkJudge(ctx context.Context, j models.Judge) web.JudgeTest
 	}
 	res.OK, res.LatencyMS, res.Model = true, resp.Latency.Milliseconds(), resp.Model
 	// The answer is quoted, and kept with the judge when it holds no score:
-	// an endpoint that echoes the key back must not show it.
-	answer := strings.TrimSpace(resp.Text())
-	if cfg.APIKey != "" {
-		answer = strings.ReplaceAll(answer, cfg.APIKey, "[redacted]")
-	}
+	// an endpoint that echoes the key back, or a part of it, must not show
+	// it (judge.RedactKey).
+	answer := judge.RedactKey(strings.TrimSpace(resp.Text()), cfg.APIKey)
 	res.Reply = shortenText(answer, 200)
 	c := evaluator.ScoreCheckCriterion
 	res.Scale = fmt.Sprintf("%s, %s to %s", c.Name, formatNumber(c.Lo), formatNumber(c.Hi))

@@ -21,15 +21,21 @@ import (
 // read as an internal trace); the stored row stays as it was.
 func TestOldRunErrorReadsWithoutTheCodePrefix(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
-		const detail = "the endpoint refused the API key (HTTP 401): check the judge's key. Details: Incorrect API key provided"
+		// The judge client's own words (judge.OwnWords): a share link
+		// keeps them, without the details.
+		const detail = "the endpoint refused the API key (HTTP 401): check the key. Details: Incorrect API key provided"
 		for _, tc := range []struct {
 			name, stored, shown string
 			stoppedBySettings   bool
+			// shared is what a share link says, when it does not keep
+			// the words shown (TestSharedFailedRunQuotesNoInternalError).
+			shared string
 		}{
-			{"judge client error", "judge: " + detail, detail, false},
-			{"stopped by its judge's settings", "stopping the run: judge: " + detail, models.JudgeSettingsStop + ": " + detail, true},
+			{"judge client error", "judge: " + detail, detail, false, ""},
+			{"stopped by its judge's settings", "stopping the run: judge: " + detail, models.JudgeSettingsStop + ": " + detail, true, ""},
 			// Only a leading prefix is the code path's.
-			{"new-style error", "the run's spend cap was reached; judge: none", "the run's spend cap was reached; judge: none", false},
+			{"new-style error", "the run's spend cap was reached; judge: none", "the run's spend cap was reached; judge: none", false,
+				"the run stopped on an internal error (the error itself is on the run's page"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				// A run of its own: reports are cached by the run's state,
@@ -57,6 +63,9 @@ func TestOldRunErrorReadsWithoutTheCodePrefix(t *testing.T) {
 						// A share link quotes none of the judge's details
 						// (TestSharedFailedRunQuotesNoJudgeDetails).
 						want = strings.TrimSuffix(want[:i], ".") + " (the judge's own message is on the run's page"
+					}
+					if tc.shared != "" && what == "share page" {
+						want = tc.shared
 					}
 					if rec.Code != http.StatusOK || !strings.Contains(body, "This run failed: "+want) {
 						t.Errorf("%s (%s): %d, does not say %q", what, path, rec.Code, "This run failed: "+want)

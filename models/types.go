@@ -517,18 +517,15 @@ func (r Run) ShownError() string {
 }
 
 // SharedError is a failed run's reason as a report read outside the run's
-// page gives it (a share link's page, the downloadable report): the
-// product's own words, without what the judge client quotes after them
-// ("Details: ..."): the transport's or the endpoint's text, which names
-// the judge's address and host, and this server's network settings, that
-// only members of the workspace read. The run's page keeps it whole.
-func (r Run) SharedError() string {
-	s := r.ShownError()
-	if i := strings.Index(s, " Details: "); i >= 0 {
-		s = strings.TrimRight(strings.TrimSpace(s[:i]), ".") + " (the judge's own message is on the run's page, for members of its workspace)"
-	}
-	return s
-}
+// workspace gives it (a share link's page, the downloadable report): only
+// the product's own words (sharedReason, sharederror.go). What the judge
+// client quotes after them ("Details: ...", the endpoint's or the
+// transport's text, which names the judge's address and host and this
+// server's network settings) is left out, and a failure outside the judge
+// client (reading the dataset, the database) is given as an internal
+// error, with what the run was doing when it is known: its raw text may
+// name files, SQL, addresses and ids. The run's page keeps it whole.
+func (r Run) SharedError() string { return sharedReason(r.ShownError()) }
 
 // ShownJudgeText is a text quoting the judge client's error as a user
 // sees it: without the code-path prefix "judge: " that older builds

@@ -311,14 +311,12 @@ func truncate(s string) string {
 	return s
 }
 
-// redact removes the API key, and the credentials a base URL stored
-// before they were refused holds, from text that came from outside, in
-// case an endpoint or transport error echoes them back (the HTTP client
-// names the address it called, user name included).
+// redact removes the API key, and whatever the text quotes of it
+// (RedactKey: "Incorrect API key provided: sk-abc1****wxyz", its first
+// characters), and the credentials a base URL stored before they were
+// refused holds, from text that came from outside, in case an endpoint or
+// transport error echoes them back (the HTTP client names the address it
+// called, user name included).
 func (c *Client) redact(s string) string {
-	s = RedactURLIn(s, c.cfg.BaseURL)
-	if c.cfg.APIKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.cfg.APIKey, "[redacted]")
+	return RedactKey(RedactURLIn(s, c.cfg.BaseURL), c.cfg.APIKey)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -129,6 +130,61 @@ func (e *Error) summary() string {
 		return "the request was cancelled"
 	}
 	return "the judge call failed"
+}
+
+// summaryForms match, whole, every summary an Error opens with (summary):
+// its formats, a status or count for %d and a duration for %s.
+var summaryForms = func() []*regexp.Regexp {
+	const duration = `(?:[0-9.]+(?:h|m|s|ms|µs|us|ns))+`
+	var out []*regexp.Regexp
+	for _, f := range []string{
+		"the endpoint is rate limiting (HTTP 429) and asked to wait %s, longer than the %s we wait for: try again later or lower the request rate",
+		"the endpoint is rate limiting (HTTP 429): lower the concurrency or request rate, or check the account's quota",
+		"the endpoint refused access (HTTP 403): check the API key has access to this model",
+		"the endpoint refused the API key (HTTP %d): check the key",
+		"the judge request is invalid",
+		"the prompt and its answer do not fit the model's context window (HTTP %d): lower the batch size or max tokens, shorten the longest texts, or use a model with a longer context",
+		"the endpoint rejected the request (HTTP %d): check the model name and that the model supports the parameters sent (logprobs, seed, response_format, n)",
+		"the endpoint answered 404 Not Found: check the base URL (it usually ends in /v1) and the model name",
+		"the endpoint failed (HTTP %d): it may be overloaded or down; try again later",
+		"the endpoint timed out (HTTP 408): it may be overloaded; try again later",
+		"the endpoint did not answer within %s: raise the timeout or check the server is not overloaded",
+		"the endpoint did not answer in time: raise the timeout or check the server is not overloaded",
+		"could not reach the endpoint: check the base URL and that the server is running",
+		"the endpoint's answer is not a usable chat completion: check the base URL points at an OpenAI-compatible API",
+		"the endpoint answered with a redirect (HTTP %d), and judge calls never follow redirects: use the address it redirects to as the base URL",
+		"this server does not call judges at that address",
+		"the caller's deadline passed before the judge answered",
+		"the request was cancelled",
+		"the judge call failed",
+	} {
+		q := regexp.QuoteMeta(f)
+		q = strings.ReplaceAll(q, "%d", `\d{1,3}`)
+		q = strings.ReplaceAll(q, "%s", duration)
+		out = append(out, regexp.MustCompile("^"+q+"$"))
+	}
+	return out
+}()
+
+// OwnWords returns the client's own words that open text, an Error's
+// message (Error) or a text that ends with one: what happened and what to
+// check, without the details behind it (the endpoint's or the transport's
+// text, which may name the judge's address, its host and this server's
+// network settings) and the count of attempts. ok is false when text does
+// not open with them.
+func OwnWords(text string) (words string, ok bool) {
+	head := text
+	if i := strings.Index(head, ". Details: "); i >= 0 {
+		head = head[:i]
+	} else if i := strings.Index(head, "; gave up after "); i >= 0 {
+		head = head[:i]
+	}
+	for _, re := range summaryForms {
+		if re.MatchString(head) {
+			return head, true
+		}
+	}
+	return "", false
 }
 
 // ContextOverflow reports whether the endpoint refused the request for

@@ -118,14 +118,16 @@ func RedactURL(raw string) string {
 // HTTP client names the address it called), the base URL's user name and
 // password, the values of its credential parameters and its fragment by
 // Redacted. Only the written forms are replaced (user:password@,
-// name=value, #fragment), so a short secret does not blank out unrelated
-// words.
+// name=value, #fragment), and, of a password or credential value, what
+// RedactKey would hide of a key (the value where it stands as a word, and
+// fragments of a long one), so a short secret does not blank out
+// unrelated words.
 func RedactURLIn(text, baseURL string) string {
 	u, err := url.Parse(strings.TrimSpace(baseURL))
 	if err != nil {
 		return text
 	}
-	var pairs []string
+	var pairs, secrets []string
 	// The whole fragment first, as written and unescaped: at the same
 	// place, the replacer takes the pair given first.
 	if f := u.EscapedFragment(); f != "" {
@@ -144,16 +146,30 @@ func RedactURLIn(text, baseURL string) string {
 				pairs = append(pairs, s+"@", Redacted+"@")
 			}
 		}
+		if pw, ok := u.User.Password(); ok {
+			secrets = append(secrets, pw)
+		}
 	}
 	for _, p := range append(queryParts(u.RawQuery), fragmentParts(u.EscapedFragment())...) {
 		if CredentialParam(p.name) && p.value != "" {
 			pairs = append(pairs, p.raw, p.rawName+"="+Redacted)
+			secrets = append(secrets, p.value)
+			if v, err := url.QueryUnescape(p.value); err == nil && v != p.value {
+				secrets = append(secrets, v)
+			}
 		}
 	}
 	if len(pairs) == 0 {
 		return text
 	}
-	return strings.NewReplacer(pairs...).Replace(text)
+	text = strings.NewReplacer(pairs...).Replace(text)
+	// What the text quotes of a password or key otherwise: the part an
+	// endpoint echoes ("API key not valid: AIzaSyD3****wxyz"), as
+	// RedactKey finds it in a key.
+	for _, s := range secrets {
+		text = redactSecret(text, s, Redacted)
+	}
+	return text
 }
 
 // queryPart is one name=value of a raw query or fragment: as written,
