@@ -287,9 +287,9 @@ func TestAnswerStoredAfterRunEndedHasLateCount(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				wantCalls, wantPrompt, words := 2, 200, "2 calls, 200 prompt and 20 completion tokens, $0.002000"
+				wantCalls, wantPrompt, words := 2, 200, "2 calls, 200 prompt and 20 completion tokens, $0.002."
 				if tc.replayed {
-					wantCalls, wantPrompt, words = 1, 100, "1 call, 100 prompt and 10 completion tokens, $0.001000"
+					wantCalls, wantPrompt, words = 1, 100, "1 call, 100 prompt and 10 completion tokens, $0.001."
 				}
 				if after.Calls != before.Calls+wantCalls || after.PromptTokens != before.PromptTokens+wantPrompt {
 					t.Errorf("run counts %d calls, %d prompt tokens; want %d, %d (the answer counted once)",

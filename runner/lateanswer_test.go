@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/simjudge"
+	"github.com/batcheval/batcheval/internal/money"
 	"github.com/batcheval/batcheval/models"
 )
 
@@ -454,5 +456,70 @@ func TestAnswerAfterCancelHasLateCount(t *testing.T) {
 				t.Errorf("late-count events %+v on a run that finished normally, want none", evs)
 			}
 		})
+	})
+}
+
+// TestStepsCallAfterCancelHasLateCount: a G-Eval run is cancelled while
+// the call writing its evaluation steps (the method's set-up call, before
+// any sample is judged) is out. That call comes back after the cancel and
+// is counted on the run (calls, tokens, cost): the run's events say so,
+// once (regression: the steps call changed the cancelled run's figures
+// with no event).
+func TestStepsCallAfterCancelHasLateCount(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		var held atomic.Bool
+		out, release := make(chan struct{}), make(chan struct{})
+		var fj *fakeJudge
+		fj = newFakeJudge(t, simjudge.Options{Seed: 9}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+			if held.CompareAndSwap(false, true) {
+				close(out)
+				select {
+				case <-release:
+				case <-fj.release:
+					return true
+				}
+			}
+			return false // the simulated judge answers
+		})
+		r := env.startRunner(Config{LeaseTTL: 2 * time.Second})
+		t.Cleanup(fj.releaseHeld)
+		run := env.newRun(fj.URL(), 1, 1, 30)
+		run.Method = string(evaluator.MethodGEval)
+		run.MethodSettings = evaluator.MethodSettings{Samples: 1, SampleTemperature: 1}
+		run = env.launch(r, run)
+		select {
+		case <-out:
+		case <-time.After(15 * time.Second):
+			t.Fatal("the run sent no call")
+		}
+		cancelled, err := r.Cancel(context.Background(), env.ws.ID, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cancelled.Status != models.RunCancelled || cancelled.Calls != 0 {
+			t.Fatalf("run %s with %d calls after the cancel, want cancelled with none", cancelled.Status, cancelled.Calls)
+		}
+		close(release)
+		env.waitRun(run.ID, 15*time.Second, "counting the steps call that came back after the cancel", func(r models.Run) bool { return r.Calls > 0 })
+		time.Sleep(300 * time.Millisecond) // anything counted twice would be by now
+		got := env.getRun(run.ID)
+		if got.Status != models.RunCancelled || got.Calls != 1 || got.PromptTokens == 0 {
+			t.Fatalf("run %s with %d calls, %d prompt tokens; want cancelled, with the steps call counted", got.Status, got.Calls, got.PromptTokens)
+		}
+		if n := fj.Total(); n != 1 {
+			t.Errorf("the judge was sent %d calls, want the steps call only", n)
+		}
+		evs := env.lateEvents(run.ID)
+		if len(evs) != 1 {
+			t.Fatalf("%d late-count events, want 1: the steps call changed the cancelled run's figures", len(evs))
+		}
+		// newRun's prices: $1 and $2 per million.
+		cost := money.Text((float64(got.PromptTokens)*1 + float64(got.CompletionTokens)*2) / 1e6)
+		words := fmt.Sprintf("1 call, %d prompt and %d completion tokens, %s.", got.PromptTokens, got.CompletionTokens, cost)
+		if msg := evs[0].Message; !strings.Contains(msg, "G-Eval's evaluation steps") || !strings.Contains(msg, "still out when the run was cancelled") ||
+			!strings.Contains(msg, words) || evs[0].Worker == "" {
+			t.Errorf("late-count event %+v: want it to say that the steps call, %s, came back after the run was cancelled, and by which worker", evs[0], words)
+		}
 	})
 }
