@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dbtest"
@@ -33,36 +32,17 @@ var lateJudges = []struct {
 var sixDecimals = regexp.MustCompile(`\$[0-9]+\.[0-9]{6}\b`)
 
 // runOnJudge makes a BatchEval run named name with one batch of two
-// samples on a judge of lateJudges[j], claimed by owner.
+// samples on a judge of lateJudges[j], claimed by owner (claimedRun).
 func runOnJudge(t *testing.T, db *models.DB, w *world, name string, j int, owner string) (models.Run, []models.RunBatch, []int64) {
 	t.Helper()
-	ctx := context.Background()
-	snap := w.judge.Snapshot()
-	snap.Simulated = lateJudges[j].simulated
-	snap.PriceInputPerMTok, snap.PriceOutputPerMTok = nil, nil
-	if p := lateJudges[j].prices; p != nil {
-		in, out := p[0], p[1]
-		snap.PriceInputPerMTok, snap.PriceOutputPerMTok = &in, &out
-	}
-	r := models.Run{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, DatasetID: w.dataset.ID, RubricID: &w.rubric.ID,
-		JudgeID: &w.judge.ID, Name: name, Method: models.MethodBatchEval, RubricSnapshot: w.rubric.Evaluator(),
-		JudgeSnapshot: snap, Simulated: lateJudges[j].simulated, CreatedAt: time.Now()}
-	if err := db.CreateRun(ctx, &r, nil); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := db.ListDatasetRows(ctx, w.dataset.ID, 0, 2)
-	if err != nil || len(rows) < 2 {
-		t.Fatalf("rows: %v", err)
-	}
-	ids := []int64{rows[0].ID, rows[1].ID}
-	bs, err := db.CreateRoundBatches(ctx, r.ID, 0, 0, [][]int64{ids})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := db.ClaimRun(ctx, r.ID, owner, time.Minute); err != nil || !ok {
-		t.Fatalf("claim: %v %v", ok, err)
-	}
-	return r, bs, ids
+	return claimedRunWith(t, db, w, name, owner, func(r *models.Run) {
+		r.Simulated, r.JudgeSnapshot.Simulated = lateJudges[j].simulated, lateJudges[j].simulated
+		r.JudgeSnapshot.PriceInputPerMTok, r.JudgeSnapshot.PriceOutputPerMTok = nil, nil
+		if p := lateJudges[j].prices; p != nil {
+			in, out := p[0], p[1]
+			r.JudgeSnapshot.PriceInputPerMTok, r.JudgeSnapshot.PriceOutputPerMTok = &in, &out
+		}
+	})
 }
 
 // lateCounts are the run's late-count events.

@@ -55,42 +55,11 @@ func TestProbesCountedWhenSent(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			eachDB(t, func(t *testing.T, env *testEnv) {
-				held := make(chan struct{})
-				var once sync.Once
-				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					body, _ := io.ReadAll(r.Body)
-					if strings.Contains(string(body), "Reply with the single word OK.") {
-						once.Do(func() { close(held) })
-						<-r.Context().Done()
-						return
-					}
-					writeAPIError(w, http.StatusServiceUnavailable, nil, "upstream down")
-				}))
-				t.Cleanup(srv.Close)
 				router := &probeRouter{probes: http.DefaultTransport, calls: http.DefaultTransport}
 				if tc.refused {
 					router.probes = judge.Egress{}.Transport(0, nil) // loopback refused
 				}
-				run := env.newRun(srv.URL+"/v1", 1, 1, 30)
-				if err := env.db.CreateRun(context.Background(), &run, nil); err != nil {
-					t.Fatal(err)
-				}
-				r := &Runner{log: testLog(), draining: make(chan struct{}), metrics: newMetrics(nil, testLog()), db: env.db,
-					cfg: Config{Breaker: BreakerConfig{Threshold: 3, ProbeInterval: 10 * time.Millisecond}}}
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				cfg := r.guardJudge(ctx, run, judge.Config{BaseURL: srv.URL + "/v1", Model: "m", MaxAttempts: 1,
-					HTTPClient: &http.Client{Transport: router}}, nil, nil)
-				client, err := judge.New(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				// Three failures open the breaker; its probes begin.
-				for range 3 {
-					if _, err := client.Complete(ctx, judge.Request{Messages: []evaluator.Message{{Role: "user", Content: "hi"}}}); err == nil {
-						t.Fatal("the judge that is down answered")
-					}
-				}
+				run, held, cancel := probing(t, env, router)
 				if tc.refused {
 					env.waitRun(run.ID, 10*time.Second, "a probe refused", func(models.Run) bool { return router.tried.Load() > 0 })
 				} else {
@@ -120,37 +89,7 @@ func TestProbesCountedWhenSent(t *testing.T) {
 func TestProbeAfterCancelHasLateCount(t *testing.T) {
 	t.Parallel()
 	eachDB(t, func(t *testing.T, env *testEnv) {
-		held := make(chan struct{})
-		var once sync.Once
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, _ := io.ReadAll(r.Body)
-			if strings.Contains(string(body), "Reply with the single word OK.") {
-				once.Do(func() { close(held) })
-				<-r.Context().Done()
-				return
-			}
-			writeAPIError(w, http.StatusServiceUnavailable, nil, "upstream down")
-		}))
-		t.Cleanup(srv.Close)
-		run := env.newRun(srv.URL+"/v1", 1, 1, 30)
-		if err := env.db.CreateRun(context.Background(), &run, nil); err != nil {
-			t.Fatal(err)
-		}
-		r := &Runner{log: testLog(), draining: make(chan struct{}), metrics: newMetrics(nil, testLog()), db: env.db,
-			cfg: Config{Breaker: BreakerConfig{Threshold: 3, ProbeInterval: 10 * time.Millisecond}}}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		cfg := r.guardJudge(ctx, run, judge.Config{BaseURL: srv.URL + "/v1", Model: "m", MaxAttempts: 1}, nil, nil)
-		client, err := judge.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Three failures open the breaker; its probes begin.
-		for range 3 {
-			if _, err := client.Complete(ctx, judge.Request{Messages: []evaluator.Message{{Role: "user", Content: "hi"}}}); err == nil {
-				t.Fatal("the judge that is down answered")
-			}
-		}
+		run, held, cancel := probing(t, env, nil)
 		select {
 		case <-held:
 		case <-time.After(10 * time.Second):
@@ -173,4 +112,47 @@ func TestProbeAfterCancelHasLateCount(t *testing.T) {
 			t.Errorf("late-count event %q: want it to say that a probe was counted after the run ended", msg)
 		}
 	})
+}
+
+// probing opens the breaker of an execution of a new run whose judge is
+// down: its calls fail, and it holds each probe until the execution ends.
+// held is closed when the first probe reaches the judge; cancel ends the
+// execution. router, when not nil, carries the execution's requests.
+func probing(t *testing.T, env *testEnv, router *probeRouter) (run models.Run, held <-chan struct{}, cancel context.CancelFunc) {
+	t.Helper()
+	arrived := make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), "Reply with the single word OK.") {
+			once.Do(func() { close(arrived) })
+			<-r.Context().Done()
+			return
+		}
+		writeAPIError(w, http.StatusServiceUnavailable, nil, "upstream down")
+	}))
+	t.Cleanup(srv.Close)
+	run = env.newRun(srv.URL+"/v1", 1, 1, 30)
+	if err := env.db.CreateRun(context.Background(), &run, nil); err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{log: testLog(), draining: make(chan struct{}), metrics: newMetrics(nil, testLog()), db: env.db,
+		cfg: Config{Breaker: BreakerConfig{Threshold: 3, ProbeInterval: 10 * time.Millisecond}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	jc := judge.Config{BaseURL: srv.URL + "/v1", Model: "m", MaxAttempts: 1}
+	if router != nil {
+		jc.HTTPClient = &http.Client{Transport: router}
+	}
+	client, err := judge.New(r.guardJudge(ctx, run, jc, nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three failures open the breaker; its probes begin.
+	for range 3 {
+		if _, err := client.Complete(ctx, judge.Request{Messages: []evaluator.Message{{Role: "user", Content: "hi"}}}); err == nil {
+			t.Fatal("the judge that is down answered")
+		}
+	}
+	return run, arrived, cancel
 }
