@@ -412,16 +412,23 @@ func callsWords(n int, one string) string {
 const lateReturning = " RETURNING status, lease_owner, simulated"
 
 // countOnRun runs q, an UPDATE of run runID's counters that ends with
-// lateReturning, through transient errors (what names it), and when the
-// run had ended (cancelled, failed or finished) writes the event that
-// says what l counted (RunEventLateCount), once: the run's figures
-// changed after its end. A run still going gets no event and costs no
-// statement more. The counting worker is ctx's lease owner.
+// lateReturning, through transient errors when what names the count (""
+// for one try), and when the run had ended (cancelled, failed or
+// finished) writes the event that says what l counted
+// (RunEventLateCount), once: the run's figures changed after its end. A
+// run still going gets no event and costs no statement more. The
+// counting worker is ctx's lease owner.
 func (db *DB) countOnRun(ctx context.Context, what string, runID int64, q string, args []any, l lateCount) error {
 	var holder string
-	err := db.retry(ctx, what, func() error {
+	count := func() error {
 		return db.hotQueryRow(ctx, db.SQL, nil, q, args...).Scan(&l.status, &holder, &l.simulated)
-	})
+	}
+	var err error
+	if what == "" {
+		err = count()
+	} else {
+		err = db.retry(ctx, what, count)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // the run was deleted: nothing left to count on
 	}
