@@ -689,7 +689,8 @@ type APIRun struct {
 
 // APIRunEvent is one of a run's events: kind is lease_lost, taken_over,
 // resumed, requeued, late_count (a call's answer or failure counted,
-// or stored, after the run ended) or resent_slow_calls (slow calls the run re-sent,
+// or stored, after the run ended; also G-Eval's steps call, a call
+// answered from the answer cache, a probe or a failed attempt) or resent_slow_calls (slow calls the run re-sent,
 // Settings.HedgeSlowCalls); worker the worker (lease owner) it is about.
 type APIRunEvent struct {
 	At      time.Time `json:"at"`

@@ -190,3 +190,75 @@ func TestExportCountsLateCallsAfterItWasRead(t *testing.T) {
 		}
 	})
 }
+
+// TestLateCountCostAgreesWithTheCounters: a late count's cost reads as the
+// run's counters read it, on the run page (Run history beside the Cost
+// counter), in the API's run and in the JSON export: "$0 (simulated
+// judge)" for the built-in simulated judge (regression: "$0.000000", or
+// "cost unknown" when its calls came without a price), "unknown" for a
+// judge without prices, and a priced judge's amount written as every page
+// writes money (regression: six decimals, "$0.001360").
+func TestLateCountCostAgreesWithTheCounters(t *testing.T) {
+	in, out := 1.0, 2.0
+	judges := []struct {
+		name   string
+		change func(*models.Run)
+		cost   string // the late count's cost, as the run's Cost counter says it
+	}{
+		{"simulated judge", nil, "$0 (simulated judge)"},
+		{"judge without prices", func(r *models.Run) { r.Simulated = false }, "cost unknown (the judge has no price)"},
+		{"priced judge", func(r *models.Run) {
+			r.Simulated = false
+			r.JudgeSnapshot = models.JudgeSnapshot{Name: "priced", Model: "m", PriceInputPerMTok: &in, PriceOutputPerMTok: &out}
+		}, "$0.00136"},
+	}
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := t.Context()
+		d := env.ratedDataset("Late cost", 3)
+		owner := env.createUser(env.ws.ID, "ow@a.test", models.RoleOwner)
+		session := env.sessionCookie(owner)
+		_, token := env.apiToken(env.ws.ID, owner.ID)
+		api := newAPIClient(t, env)
+		for _, j := range judges {
+			t.Run(j.name, func(t *testing.T) {
+				run := env.storedRun(d, j.name, d.human, j.change)
+				batches, err := env.db.RoundBatches(ctx, run.ID, 0, 0)
+				must(t, err)
+				// A call out when the run ended: 1200 prompt and 80
+				// completion tokens, $0.00136 at $1 and $2 per million.
+				late := models.SpendOf([]models.PaidCall{{ID: "late-" + j.name, PromptTokens: 1200, CompletionTokens: 80, Cost: run.JudgeSnapshot.Cost(1200, 80)}})
+				must(t, env.db.AddUnitSpend(models.WithLeaseOwner(ctx, "host-1-2-abc/1"), run.ID, batches[0].ID, late))
+				words := "1 call, 1200 prompt and 80 completion tokens, " + j.cost + "."
+
+				rec := env.send(http.MethodGet, fmt.Sprintf("/runs/%d", run.ID), nil, "", session)
+				if rec.Code != http.StatusOK {
+					t.Fatalf("run page: %d", rec.Code)
+				}
+				if body := rec.Body.String(); !strings.Contains(body, words) || strings.Contains(body, "0.001360") || strings.Contains(body, "$0.000000") {
+					t.Errorf("the run page's Run history does not say %q (or writes a six-decimal amount)", words)
+				}
+				if j.change != nil && strings.Contains(j.name, "priced") && !strings.Contains(rec.Body.String(), ">"+j.cost+"<") {
+					t.Errorf("the run page's Cost counter does not read %q as the event does", j.cost)
+				}
+				var fromAPI struct {
+					Events []struct {
+						Kind, Message string
+					} `json:"events"`
+				}
+				must(t, json.Unmarshal(api.get(fmt.Sprintf("/api/v1/runs/%d", run.ID), token).Body.Bytes(), &fromAPI))
+				if len(fromAPI.Events) != 1 || !strings.Contains(fromAPI.Events[0].Message, words) {
+					t.Errorf("the API's events %+v, want one late count saying %q", fromAPI.Events, words)
+				}
+				var doc struct {
+					Envelope struct {
+						Events []struct{ Message string } `json:"events"`
+					} `json:"envelope"`
+				}
+				must(t, json.Unmarshal(api.get(fmt.Sprintf("/api/v1/runs/%d/export.json", run.ID), token).Body.Bytes(), &doc))
+				if len(doc.Envelope.Events) != 1 || !strings.Contains(doc.Envelope.Events[0].Message, words) {
+					t.Errorf("the JSON export's events %+v, want one late count saying %q", doc.Envelope.Events, words)
+				}
+			})
+		}
+	})
+}

@@ -33,7 +33,7 @@ func answerSQLPG(fenced bool) string {
 		if fenced {
 			cond = " WHERE f.lease_owner = ?"
 		}
-		return `WITH f AS (SELECT status, lease_until, lease_owner FROM runs WHERE id = ? FOR UPDATE),
+		return `WITH f AS (SELECT status, lease_until, lease_owner, simulated FROM runs WHERE id = ? FOR UPDATE),
  b AS (UPDATE run_batches SET status = ?, request = ?, response = ?, repair_request = ?, repair_response = ?, problems = ?,
  prompt_tokens = ?, completion_tokens = ?, latency_ms = ?, attempts = ?, calls = ?, error = ?, error_kind = ?, done_at = ?, details = ?, paid_calls = ?
  WHERE id = ? AND status = ? AND EXISTS (SELECT 1 FROM f` + cond + `) RETURNING id),
@@ -47,7 +47,7 @@ func answerSQLPG(fenced bool) string {
  k AS (INSERT INTO judge_response_cache (workspace_id, request_hash, occurrence, response, created_at)
  SELECT * FROM unnest(?::bigint[], ?::text[], ?::int[], ?::text[], ?::timestamptz[])
  ON CONFLICT (workspace_id, request_hash, occurrence) DO NOTHING)
-SELECT (SELECT COUNT(*) FROM f), (SELECT COUNT(*) FROM b), (SELECT status FROM f), (SELECT lease_until FROM f), (SELECT lease_owner FROM f), clock_timestamp()`
+SELECT (SELECT COUNT(*) FROM f), (SELECT COUNT(*) FROM b), (SELECT status FROM f), (SELECT lease_until FROM f), (SELECT lease_owner FROM f), (SELECT simulated FROM f), clock_timestamp()`
 	})
 }
 
@@ -70,7 +70,7 @@ func cachedArgs(answers []CachedAnswer) []any {
 // lost, its batch answered already); when the statement fails, neither is.
 // An answer stored on a run that has ended (the statement returns the
 // run's status) has its late count's event written next, in a statement
-// of its own (writeLateCountOncePG).
+// of its own (writeLateCountOnce).
 func (db *DB) storeAnswerPG(ctx context.Context, r BatchResult, owner string, onLease func(LeaseState), cached []CachedAnswer) error {
 	b := r.Batch
 	now := time.Now().UTC()
@@ -112,8 +112,9 @@ func (db *DB) storeAnswerPG(ctx context.Context, r BatchResult, owner string, on
 		var found, stored int64
 		var status, holder sql.NullString
 		var until sql.NullTime
+		var simulated sql.NullBool
 		var dbNow dbTime
-		if err := db.hotQueryRow(ctx, db.SQL, nil, q, args...).Scan(&found, &stored, &status, &until, &holder, &dbNow); err != nil {
+		if err := db.hotQueryRow(ctx, db.SQL, nil, q, args...).Scan(&found, &stored, &status, &until, &holder, &simulated, &dbNow); err != nil {
 			return fmt.Errorf("store the answer of batch %d: %w", b.ID, err)
 		}
 		if found == 0 {
@@ -156,7 +157,7 @@ func (db *DB) storeAnswerPG(ctx context.Context, r BatchResult, owner string, on
 			// Stored after the run ended (its holder's call still out
 			// when it was cancelled, or a write without a lease).
 			late = &lateCount{runID: b.RunID, batchID: b.ID, owner: owner, holds: owner != "" && holder.String == owner,
-				status: status.String, stored: true, add: r.Spend(), at: now.Truncate(time.Microsecond)}
+				status: status.String, simulated: simulated.Bool, what: lateStored, add: r.Spend(), at: now.Truncate(time.Microsecond)}
 		}
 		return nil
 	})
@@ -168,24 +169,10 @@ func (db *DB) storeAnswerPG(ctx context.Context, r BatchResult, owner string, on
 	// A crash in between loses the event (not the answer, nor its count);
 	// a retry of a write whose commit was not acknowledged finds its
 	// event there and writes no other.
-	if err := db.retry(ctx, "record the late count", func() error { return db.writeLateCountOncePG(ctx, *late) }); err != nil {
+	if err := db.writeLateCountOnce(ctx, *late); err != nil {
 		return fmt.Errorf("the answer of batch %d is stored, but not the event saying it came after its run ended: %w", b.ID, err)
 	}
 	return nil
-}
-
-// writeLateCountOncePG is writeLateCount on PostgreSQL outside a
-// transaction, for an answer its single statement stored: the event is
-// written unless the same event (its run, time and words) is there
-// already. l.at must be a time PostgreSQL keeps as it is (microseconds).
-func (db *DB) writeLateCountOncePG(ctx context.Context, l lateCount) error {
-	q := hotSQL.get(Postgres, "late count event once", 0, func() string {
-		return `INSERT INTO run_events (run_id, at, kind, worker, message) SELECT ?, ?, ?, ?, ?
- WHERE NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = ? AND kind = ? AND at = ? AND message = ?)`
-	})
-	msg := l.message()
-	_, err := db.hotExec(ctx, db.SQL, nil, q, l.runID, l.at, RunEventLateCount, l.owner, msg, l.runID, RunEventLateCount, l.at, msg)
-	return err
 }
 
 // saveEachPG is SaveBatchResults on PostgreSQL: each answer in a statement

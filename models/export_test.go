@@ -9,5 +9,5 @@ import (
 // its statement stored an answer on a run that has ended, the event that
 // the answer's spend add came after the run (status) ended.
 func (db *DB) WriteStoredLateCountPG(ctx context.Context, runID, batchID int64, owner, status string, add UnitSpend, at time.Time) error {
-	return db.writeLateCountOncePG(ctx, lateCount{runID: runID, batchID: batchID, owner: owner, holds: owner != "", status: status, stored: true, add: add, at: at})
+	return db.writeLateCountOnce(ctx, lateCount{runID: runID, batchID: batchID, owner: owner, holds: owner != "", status: status, what: lateStored, add: add, at: at})
 }

@@ -118,19 +118,10 @@ func TestSaveLateBatchResult(t *testing.T) {
 						t.Fatalf("late write again: %v", err)
 					}
 				}
-				evs, err := db.RunEvents(ctx, r.ID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var lates []models.RunEvent
-				for _, ev := range evs {
-					if ev.Kind == models.RunEventLateCount {
-						lates = append(lates, ev)
-					}
-				}
+				lates := lateCounts(t, db, r.ID)
 				switch {
 				case tc.event && len(lates) != 1:
-					t.Errorf("%d late-count events, want 1: %+v", len(lates), evs)
+					t.Errorf("%d late-count events, want 1: %+v", len(lates), lates)
 				case tc.event && (!strings.Contains(lates[0].Message, "2 calls, 200 prompt") || lates[0].Worker != "old"):
 					t.Errorf("late-count event %+v, want it to name worker old and the 2 calls, 200 prompt tokens added", lates[0])
 				case !tc.event && len(lates) != 0:
@@ -287,29 +278,20 @@ func TestAnswerStoredAfterRunEndedHasLateCount(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				wantCalls, wantPrompt, words := 2, 200, "2 calls, 200 prompt and 20 completion tokens, $0.002000"
+				wantCalls, wantPrompt, words := 2, 200, "2 calls, 200 prompt and 20 completion tokens, $0.002."
 				if tc.replayed {
-					wantCalls, wantPrompt, words = 1, 100, "1 call, 100 prompt and 10 completion tokens, $0.001000"
+					wantCalls, wantPrompt, words = 1, 100, "1 call, 100 prompt and 10 completion tokens, $0.001."
 				}
 				if after.Calls != before.Calls+wantCalls || after.PromptTokens != before.PromptTokens+wantPrompt {
 					t.Errorf("run counts %d calls, %d prompt tokens; want %d, %d (the answer counted once)",
 						after.Calls, after.PromptTokens, before.Calls+wantCalls, before.PromptTokens+wantPrompt)
 				}
-				evs, err := db.RunEvents(ctx, r.ID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var lates []models.RunEvent
-				for _, ev := range evs {
-					if ev.Kind == models.RunEventLateCount {
-						lates = append(lates, ev)
-					}
-				}
+				lates := lateCounts(t, db, r.ID)
 				switch {
 				case !tc.event && len(lates) != 0:
 					t.Errorf("late-count events %+v on a run still going, want none", lates)
 				case tc.event && len(lates) != 1:
-					t.Fatalf("%d late-count events, want 1: %+v", len(lates), evs)
+					t.Fatalf("%d late-count events, want 1: %+v", len(lates), lates)
 				case tc.event && (!strings.Contains(lates[0].Message, words) || !strings.Contains(lates[0].Message, tc.words) ||
 					!strings.Contains(lates[0].Message, "downloaded before then do not include it")):
 					t.Errorf("late-count event %q, want it to say %q and %q, and that reports downloaded before do not include it", lates[0].Message, tc.words, words)
@@ -361,10 +343,20 @@ func TestStoredLateCountWrittenOnceOnPostgres(t *testing.T) {
 // batches and the batch's row ids.
 func claimedRun(t *testing.T, db *models.DB, w *world, name, owner string) (models.Run, []models.RunBatch, []int64) {
 	t.Helper()
+	return claimedRunWith(t, db, w, name, owner, nil)
+}
+
+// claimedRunWith is claimedRun with change, when not nil, made to the run
+// before it is stored (its judge, say).
+func claimedRunWith(t *testing.T, db *models.DB, w *world, name, owner string, change func(*models.Run)) (models.Run, []models.RunBatch, []int64) {
+	t.Helper()
 	ctx := context.Background()
 	r := models.Run{WorkspaceID: w.ws.ID, ProjectID: w.project.ID, DatasetID: w.dataset.ID, RubricID: &w.rubric.ID,
 		JudgeID: &w.judge.ID, Name: name, Method: models.MethodBatchEval, RubricSnapshot: w.rubric.Evaluator(),
 		JudgeSnapshot: w.judge.Snapshot(), CreatedAt: time.Now()}
+	if change != nil {
+		change(&r)
+	}
 	if err := db.CreateRun(ctx, &r, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -9,13 +9,18 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/batcheval/batcheval/internal/money"
 )
 
 // RunEventLateCount: a judge call sent before the run ended came back
 // (answered or failed) after it ended, and what it was paid for was added
 // to the run's calls, tokens and cost then (its answer and scores too,
 // when the run stored it: its holder's call still out when it was
-// cancelled): a report downloaded before that moment shows less.
+// cancelled): a report downloaded before that moment shows less. So does
+// every other count that lands after the end: G-Eval's steps call, a call
+// answered from the answer cache, a probe of the breaker, a failed
+// attempt (retries). One event per count.
 const RunEventLateCount = "late_count"
 
 // UnitSpend is what calls of one unit paid for whose answer is not stored
@@ -210,37 +215,65 @@ func (db *DB) spendTx(ctx context.Context, tx *answerTx, runID, batchID int64, s
 // already, calls writeLateCount.
 func (db *DB) noteLateCount(ctx context.Context, tx *answerTx, runID, batchID int64, owner string, add UnitSpend) error {
 	q := hotSQL.get(db.Dialect, "late count's run", 0, func() string {
-		return "SELECT status, lease_owner FROM runs WHERE id = ?"
+		return "SELECT status, lease_owner, simulated FROM runs WHERE id = ?"
 	})
 	var status, holder string
-	if err := db.hotQueryRow(ctx, db.answers(), tx, q, runID).Scan(&status, &holder); err != nil {
+	var simulated bool
+	if err := db.hotQueryRow(ctx, db.answers(), tx, q, runID).Scan(&status, &holder, &simulated); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
 		return fmt.Errorf("read run %d: %w", runID, err)
 	}
-	return db.writeLateCount(ctx, tx, lateCount{runID: runID, batchID: batchID, owner: owner, holds: owner != "" && holder == owner, status: status, add: add})
+	return db.writeLateCount(ctx, tx, lateCount{runID: runID, batchID: batchID, owner: owner, holds: owner != "" && holder == owner,
+		status: status, simulated: simulated, add: add})
 }
+
+// lateWhat is what a late count counted on its run.
+type lateWhat int
+
+const (
+	// latePaid: paid calls of a unit whose answer the run did not store
+	// (left pending, refused, or come back after the run ended).
+	latePaid lateWhat = iota
+	// lateStored: an answer stored on the run, its scores with it.
+	lateStored
+	// lateSteps: the call that wrote G-Eval's evaluation steps (a
+	// method's once-per-pass set-up call, SaveRunMethodSettings).
+	lateSteps
+	// lateCached: a call answered from the answer cache (AddCachedCall):
+	// the run's cached calls and the tokens they cost when first paid for.
+	lateCached
+	// lateProbe: a probe of the breaker (AddRunProbe).
+	lateProbe
+	// lateRetry: failed judge attempts worth trying again (AddRunRetries).
+	lateRetry
+)
 
 // lateCount is what a count on a run that may have ended added, and who
 // counted it.
 type lateCount struct {
-	runID, batchID int64
+	runID, batchID int64  // batchID 0: a count of no batch
 	owner          string // the counting worker, "" for none
 	holds          bool   // owner holds the run's lease (a cancel keeps it)
 	status         string // the run's status as the count found it
-	// stored: an answer was stored on the run, its scores with it; else
-	// only the paid calls were counted.
-	stored bool
-	add    UnitSpend
-	at     time.Time // when; zero for now
+	// simulated: the run's judge is the built-in simulated judge, which
+	// has no price (its cost reads as the run's counters say it).
+	simulated bool
+	what      lateWhat
+	add       UnitSpend // for lateRetry, Calls is the attempts counted
+	at        time.Time // when; zero for now
 }
+
+// ended reports whether the count landed on a run that had ended: it
+// needs an event.
+func (l lateCount) ended() bool { return (Run{Status: l.status}).Finished() }
 
 // writeLateCount writes l's event on its run in tx when the run had ended
 // (RunEventLateCount); a run still going (queued, running, paused) gets
 // none.
 func (db *DB) writeLateCount(ctx context.Context, tx *answerTx, l lateCount) error {
-	if !(Run{Status: l.status}).Finished() {
+	if !l.ended() {
 		return nil
 	}
 	if l.at.IsZero() {
@@ -255,28 +288,75 @@ func (db *DB) writeLateCount(ctx context.Context, tx *answerTx, l lateCount) err
 	return nil
 }
 
+// writeLateCountOnce is writeLateCount outside a transaction, for a count
+// a single statement made (an answer on PostgreSQL, a cached call, a
+// probe, a retry): the event is written unless the same event (its run,
+// time and words) is there already, so a retry of a write whose commit was
+// not acknowledged writes no other. l.at must be set, to a time the
+// database keeps as it is (microseconds). A crash between the count and
+// its event loses the event (not the count).
+func (db *DB) writeLateCountOnce(ctx context.Context, l lateCount) error {
+	q := hotSQL.get(db.Dialect, "late count event once", 0, func() string {
+		return `INSERT INTO run_events (run_id, at, kind, worker, message) SELECT ?, ?, ?, ?, ?
+ WHERE NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = ? AND kind = ? AND at = ? AND message = ?)`
+	})
+	msg := l.message()
+	return db.retry(ctx, "record the late count", func() error {
+		_, err := db.hotExec(ctx, db.SQL, nil, q, l.runID, l.at, RunEventLateCount, l.owner, msg, l.runID, RunEventLateCount, l.at, msg)
+		return err
+	})
+}
+
 // message words a late count for the run's events.
 func (l lateCount) message() string {
-	who := "A judge call"
+	worker := ""
 	if l.owner != "" {
 		w := l.owner
 		if i := strings.LastIndexByte(w, '/'); i > 0 {
 			w = w[:i]
 		}
-		who = "A judge call of worker " + w
+		worker = " of worker " + w
 	}
 	at := l.at.Format("2006-01-02 15:04:05 UTC")
-	when := fmt.Sprintf("%s, sent before the run ended, came back at %s, after the run ended (batch %d).", who, at, l.batchID)
+	batch := ""
+	if l.batchID != 0 {
+		batch = fmt.Sprintf(" (batch %d)", l.batchID)
+	}
+	var who, came string
+	switch l.what {
+	case lateSteps:
+		who, came = "The call writing G-Eval's evaluation steps"+worker, "came back"
+	case lateCached:
+		who, came = "A judge call"+worker, "was answered from the answer cache"
+	case lateProbe:
+		who, came = "A probe of the judge"+worker+" (a tiny request sent while the run waited for its judge to answer again)", "came back"
+	case lateRetry:
+		who, came = "A judge attempt"+worker, "failed with an error worth trying again"
+	default:
+		who, came = "A judge call"+worker, "came back"
+	}
+	when := fmt.Sprintf("%s, sent before the run ended, %s at %s, after the run ended%s.", who, came, at, batch)
 	if l.holds {
 		// The holder's call was still out when the run was stopped under
 		// it: say how it ended.
-		when = fmt.Sprintf("%s that was still out when the run %s came back at %s (batch %d).", who, endWords(l.status), at, l.batchID)
+		when = fmt.Sprintf("%s that was still out when the run %s %s at %s%s.", who, endWords(l.status), came, at, batch)
 	}
-	what := "It was paid for, so it was added to the run's figures: "
-	if l.stored {
-		what = "Its answer was stored, with its scores, and added to the run's figures: "
+	var what string
+	switch l.what {
+	case lateStored:
+		what = "Its answer was stored, with its scores, and added to the run's figures: " + SpendWords(l.add, l.simulated)
+	case lateCached:
+		what = fmt.Sprintf("It was added to the run's calls answered from the answer cache, which cost nothing: %s, which used %d prompt and %d completion tokens when first paid for",
+			callsWords(l.add.Calls, "call"), l.add.PromptTokens, l.add.CompletionTokens)
+	case lateProbe:
+		what = fmt.Sprintf("It was added to the run's probes: %s, %d prompt and %d completion tokens, %s",
+			callsWords(l.add.Calls, "probe"), l.add.PromptTokens, l.add.CompletionTokens, costWords(l.add.Cost, l.simulated))
+	case lateRetry:
+		what = "It was added to the run's retries: " + callsWords(l.add.Calls, "failed attempt")
+	default:
+		what = "It was paid for, so it was added to the run's figures: " + SpendWords(l.add, l.simulated)
 	}
-	return when + " " + what + SpendWords(l.add) + ". Reports and exports downloaded before then do not include it."
+	return when + " " + what + ". Reports and exports downloaded before then do not include it."
 }
 
 // endWords says how a run with status ended, after "the run".
@@ -292,16 +372,83 @@ func endWords(status string) string {
 	return "ended"
 }
 
-// SpendWords says what a spend added: "1 call, 120 tokens, $0.000140"
-// (cost unknown when the judge's price is).
-func SpendWords(s UnitSpend) string {
-	calls := "1 call"
-	if s.Calls != 1 {
-		calls = strconv.Itoa(s.Calls) + " calls"
+// SpendWords says what a spend added: "1 call, 120 prompt and 20
+// completion tokens, $0.00016". Its cost reads as the run's counters say
+// it: as money is shown everywhere (money.Text); "$0 (simulated judge)"
+// for the built-in simulated judge, which has no price; unknown when the
+// judge's price is (never a $0 that would read as free).
+func SpendWords(s UnitSpend, simulated bool) string {
+	return fmt.Sprintf("%s, %d prompt and %d completion tokens, %s", callsWords(s.Calls, "call"), s.PromptTokens, s.CompletionTokens, costWords(s.Cost, simulated))
+}
+
+// costWords is a cost as SpendWords says it.
+func costWords(cost *float64, simulated bool) string {
+	switch {
+	case simulated:
+		return SimulatedCostText
+	case cost == nil:
+		return "cost unknown (the judge has no price)"
 	}
-	cost := "cost unknown (the judge has no price)"
-	if s.Cost != nil {
-		cost = fmt.Sprintf("$%.6f", *s.Cost)
+	return money.Text(*cost)
+}
+
+// SimulatedCostText is the cost of calls to the built-in simulated judge,
+// as a run's counters and its events say it: it has no price, and its $0
+// is said to be the simulated judge's, not a free judge's.
+const SimulatedCostText = "$0 (simulated judge)"
+
+// callsWords is "1 call", "3 calls" (one's plural adds an s).
+func callsWords(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
 	}
-	return fmt.Sprintf("%s, %d prompt and %d completion tokens, %s", calls, s.PromptTokens, s.CompletionTokens, cost)
+	return strconv.Itoa(n) + " " + one + "s"
+}
+
+// lateReturning ends an UPDATE of a run's counters made by one statement
+// outside an answer (a cached call, a probe, retries): what the count
+// reads back to tell, without another statement, whether it landed on a
+// run that has ended (countOnRun).
+const lateReturning = " RETURNING status, lease_owner, simulated"
+
+// countOnRun runs q, an UPDATE of run runID's counters that ends with
+// lateReturning, through transient errors when what names the count (""
+// for one try), and when the run had ended (cancelled, failed or
+// finished) writes the event that says what l counted
+// (RunEventLateCount), once: the run's figures changed after its end. A
+// run still going gets no event and costs no statement more. The
+// counting worker is ctx's lease owner.
+func (db *DB) countOnRun(ctx context.Context, what string, runID int64, q string, args []any, l lateCount) error {
+	var holder string
+	count := func() error {
+		return db.hotQueryRow(ctx, db.SQL, nil, q, args...).Scan(&l.status, &holder, &l.simulated)
+	}
+	var err error
+	if what == "" {
+		err = count()
+	} else {
+		err = db.retry(ctx, what, count)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // the run was deleted: nothing left to count on
+	}
+	if err != nil {
+		return err
+	}
+	if !l.ended() {
+		return nil
+	}
+	l.runID, l.owner = runID, LeaseOwnerFrom(ctx)
+	l.holds = l.owner != "" && holder == l.owner
+	l.at = time.Now().UTC().Truncate(time.Microsecond)
+	if l.what == lateProbe && !l.simulated {
+		// A probe's cost is not among the run's: priced at the run's
+		// prices, as its counters price its probes (Run.ProbeCostUSD).
+		r, err := db.GetRun(ctx, runID)
+		if err != nil {
+			return err
+		}
+		l.add.Cost = r.JudgeSnapshot.Cost(l.add.PromptTokens, l.add.CompletionTokens)
+	}
+	return db.writeLateCountOnce(ctx, l)
 }

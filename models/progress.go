@@ -791,12 +791,13 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchR
 		if lease {
 			ret = ", lease_until, " + dbNowSQL(db.Dialect)
 		}
-		// The run's status and holder come back with the count, so that
-		// an answer stored after the run ended is told (below) without
-		// another statement for the answers of a run still going.
+		// The run's status, holder and judge (simulated or not) come back
+		// with the count, so that an answer stored after the run ended is
+		// told (below), its cost worded as the run's counters word it,
+		// without another statement for the answers of a run still going.
 		return `UPDATE runs SET batches_done = batches_done + 1, batches_failed = batches_failed + ?, missing_scores = missing_scores + ?,
  short_scores = short_scores + ?, calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?` + cost +
-			" WHERE id = ?" + g.cond + " RETURNING status, lease_owner" + ret
+			" WHERE id = ?" + g.cond + " RETURNING status, lease_owner, simulated" + ret
 	})
 	args := []any{failed, missing, r.ShortScores, add.Calls, add.PromptTokens, add.CompletionTokens}
 	if withCost {
@@ -810,9 +811,10 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchR
 		st = LeaseState{Owner: g.owner, Began: time.Now()}
 	}
 	var holder string
+	var simulated bool
 	var until sql.NullTime
 	var dbNow dbTime
-	dest := []any{&st.Status, &holder}
+	dest := []any{&st.Status, &holder, &simulated}
 	if lease {
 		dest = append(dest, &until, &dbNow)
 	}
@@ -837,7 +839,7 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchR
 	// cancelled, or a write without a lease): the run's figures changed
 	// after its end, and its events say so.
 	l := lateCount{runID: b.RunID, batchID: b.ID, owner: g.owner, holds: g.owner != "" && holder == g.owner,
-		status: st.Status, stored: true, add: add, at: now}
+		status: st.Status, simulated: simulated, what: lateStored, add: add, at: now}
 	if err := db.writeLateCount(ctx, tx, l); err != nil {
 		return false, err
 	}
@@ -1111,18 +1113,37 @@ func (db *DB) UpdateRunMethodSettings(ctx context.Context, runID int64, ms any) 
 }
 
 // SaveRunMethodSettings stores generated method settings (G-Eval's steps)
-// and counts the call that produced them.
+// and counts the call that produced them. Counted on a run that has ended
+// (the steps call was out when the run was cancelled: a cancel keeps the
+// lease), the run's events say so (RunEventLateCount), in the same
+// transaction.
 func (db *DB) SaveRunMethodSettings(ctx context.Context, runID int64, ms any, promptTokens, completionTokens int, cost *float64) error {
 	upd := spendUpdates(1, promptTokens, completionTokens, cost)
 	upd["method_settings"] = jsonValue(ms)
+	owner := LeaseOwnerFrom(ctx)
 	return db.retry(ctx, "store method settings", func() error {
-		res := fenced(ctx, db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ?", runID)).Updates(upd)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return checkFence(ctx, db.Gorm.WithContext(ctx), runID)
-		}
-		return nil
+		return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			res := fenced(ctx, tx.Model(&Run{}).Where("id = ?", runID)).Updates(upd)
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected == 0 {
+				return checkFence(ctx, tx, runID)
+			}
+			var run struct {
+				Status, LeaseOwner string
+				Simulated          bool
+			}
+			if err := tx.Raw("SELECT status, lease_owner, simulated FROM runs WHERE id = ?", runID).Scan(&run).Error; err != nil {
+				return err
+			}
+			l := lateCount{runID: runID, owner: owner, holds: owner != "" && run.LeaseOwner == owner, status: run.Status, simulated: run.Simulated,
+				what: lateSteps, add: UnitSpend{Calls: 1, PromptTokens: promptTokens, CompletionTokens: completionTokens, Cost: cost}}
+			if !l.ended() {
+				return nil
+			}
+			l.at = time.Now().UTC().Truncate(time.Microsecond)
+			return tx.Create(&RunEvent{RunID: runID, At: l.at, Kind: RunEventLateCount, Worker: owner, Message: l.message()}).Error
+		})
 	})
 }

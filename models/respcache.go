@@ -160,11 +160,17 @@ func saveAnswerSQL(d Dialect) string {
 // AddCachedCall counts one call of a run answered from the cache, with
 // the tokens its answer cost when it was paid for: with them, a run
 // answered from the cache still tells what it would have cost without.
+// Counted on a run that has ended (a call still out at a cancel, answered
+// by another run's request), the run's events say so (RunEventLateCount);
+// the count reads the run's status back, so a run still going pays no
+// statement more for it.
 func (db *DB) AddCachedCall(ctx context.Context, runID int64, promptTokens, completionTokens int) error {
 	q := hotSQL.get(db.Dialect, "cached call", 0, func() string {
 		return `UPDATE runs SET cached_calls = cached_calls + 1, cached_prompt_tokens = cached_prompt_tokens + ?,
- cached_completion_tokens = cached_completion_tokens + ? WHERE id = ?`
+ cached_completion_tokens = cached_completion_tokens + ? WHERE id = ?` + lateReturning
 	})
-	_, err := db.hotExec(ctx, db.SQL, nil, q, promptTokens, completionTokens, runID)
-	return err
+	// One try, as before it told a late count: the callers drop a count
+	// the database refused (it only understates the cached calls).
+	return db.countOnRun(ctx, "", runID, q, []any{promptTokens, completionTokens, runID},
+		lateCount{what: lateCached, add: UnitSpend{Calls: 1, PromptTokens: promptTokens, CompletionTokens: completionTokens}})
 }

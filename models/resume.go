@@ -116,22 +116,29 @@ func (db *DB) SetRunWaiting(ctx context.Context, runID int64, since *time.Time, 
 // tokens the endpoint reported for it, at once. It is not fenced: the
 // probe was sent, and paid for if answered, whoever holds the run now.
 // The run's calls, tokens and cost, the batches' figures, are unchanged.
+// Counted on a run that has ended (a probe out at a cancel), the run's
+// events say so (RunEventLateCount).
 func (db *DB) AddRunProbe(ctx context.Context, runID int64, promptTokens, completionTokens int) error {
-	return db.retry(ctx, "count a probe", func() error {
-		return db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET probe_calls = probe_calls + 1, probe_prompt_tokens = probe_prompt_tokens + ?,
- probe_completion_tokens = probe_completion_tokens + ? WHERE id = ?`, promptTokens, completionTokens, runID).Error
+	q := hotSQL.get(db.Dialect, "probe", 0, func() string {
+		return `UPDATE runs SET probe_calls = probe_calls + 1, probe_prompt_tokens = probe_prompt_tokens + ?,
+ probe_completion_tokens = probe_completion_tokens + ? WHERE id = ?` + lateReturning
 	})
+	return db.countOnRun(ctx, "count a probe", runID, q, []any{promptTokens, completionTokens, runID},
+		lateCount{what: lateProbe, add: UnitSpend{Calls: 1, PromptTokens: promptTokens, CompletionTokens: completionTokens}})
 }
 
 // AddRunRetries counts n failed judge attempts on the run, at once: a
 // count kept in memory until the unit's answer is stored was lost with
 // every attempt of a unit that never was (a run paused by a rate limit
 // again and again, a crash). Not fenced: the attempts were made whoever
-// holds the run now.
+// holds the run now. Counted on a run that has ended (an attempt out at a
+// cancel), the run's events say so (RunEventLateCount); the count reads
+// the run's status back, so a run still going pays no statement more.
 func (db *DB) AddRunRetries(ctx context.Context, runID int64, n int) error {
-	return db.retry(ctx, "count retries", func() error {
-		return db.Gorm.WithContext(ctx).Exec(`UPDATE runs SET retries = retries + ? WHERE id = ?`, n, runID).Error
+	q := hotSQL.get(db.Dialect, "retries", 0, func() string {
+		return `UPDATE runs SET retries = retries + ? WHERE id = ?` + lateReturning
 	})
+	return db.countOnRun(ctx, "count retries", runID, q, []any{n, runID}, lateCount{what: lateRetry, add: UnitSpend{Calls: n}})
 }
 
 // CountRunsByStatus counts every run by status, "waiting for judge" apart

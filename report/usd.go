@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/batcheval/batcheval/internal/money"
 )
 
 // Decimal places of exported amounts. Stored costs are sums of per-call
@@ -53,30 +55,11 @@ func USDPerSampleOf(v *float64) *USDPerSample {
 	return &u
 }
 
-// usdSignificant is how many significant digits of a summed cost are
-// kept before it is rounded for display. A float64 holds about 16; the
-// sum of a run's per-call costs, added in the order the answers arrived,
-// is off by a few units of the last one or two, and 12 leave that noise
-// out for sums of millions of calls while keeping every micro-dollar of
-// any cost below a million dollars.
-const usdSignificant = 12
-
-// SettledUSD is a summed cost without its float noise: v to usdSignificant
-// significant digits. The same calls' costs added in another order (the
-// answers of a run arrive in any order) give the same value, so a cost
-// that lies on a rounding boundary, such as 0.1183275, rounds the same way
-// whichever order it was summed in, instead of to 0.118328 one time and
-// 0.118327 the next. NaN and infinities are returned as they are.
-func SettledUSD(v float64) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) || v == 0 {
-		return v
-	}
-	s, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', usdSignificant, 64), 64)
-	if err != nil {
-		return v
-	}
-	return s
-}
+// SettledUSD is a summed cost without its float noise (money.Settled):
+// the same calls' costs added in another order give the same value, so a
+// cost on a rounding boundary rounds the same way whichever order it was
+// summed in. NaN and infinities are returned as they are.
+func SettledUSD(v float64) float64 { return money.Settled(v) }
 
 // roundedUSD formats v with places decimals and trims the zeros that
 // follow the last significant one; v is settled first (SettledUSD).

@@ -680,7 +680,7 @@ func (r *Runner) setup(ctx, work context.Context, su methods.Setupper, client Co
 			// not be used: the call is counted (and its cost) with the
 			// settings as they were.
 			sh.mu.Lock()
-			cerr := r.db.SaveRunMethodSettings(ctx, runID, sh.run.MethodSettings, res.PromptTokens, res.CompletionTokens, Cost(js, res.PromptTokens, res.CompletionTokens))
+			cerr := r.db.SaveRunMethodSettings(context.WithoutCancel(ctx), runID, sh.run.MethodSettings, res.PromptTokens, res.CompletionTokens, Cost(js, res.PromptTokens, res.CompletionTokens))
 			sh.mu.Unlock()
 			if cerr != nil {
 				r.log.Warn("count a setup call", "run", runID, "err", cerr)
@@ -706,7 +706,10 @@ func (r *Runner) setup(ctx, work context.Context, su methods.Setupper, client Co
 			sh.run.MethodSettings.GEvalSteps[name] = steps
 		}
 	}
-	return r.db.SaveRunMethodSettings(ctx, runID, sh.run.MethodSettings, res.PromptTokens, res.CompletionTokens, Cost(js, res.PromptTokens, res.CompletionTokens))
+	// The call was made and paid for: it is counted (and its steps kept)
+	// also when the run was cancelled while it was out, which cancels the
+	// job's context (the run's events then say so: a late count).
+	return r.db.SaveRunMethodSettings(context.WithoutCancel(ctx), runID, sh.run.MethodSettings, res.PromptTokens, res.CompletionTokens, Cost(js, res.PromptTokens, res.CompletionTokens))
 }
 
 // planRound asks the method for a round's units and turns them into row ids.

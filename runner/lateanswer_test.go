@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/simjudge"
+	"github.com/batcheval/batcheval/internal/money"
 	"github.com/batcheval/batcheval/models"
 )
 
@@ -172,8 +174,10 @@ func (h *heldRun) wantBilled(t *testing.T, got models.Run, calls int) {
 
 // wantEndedCount checks a run that ended while its one call was out: the
 // call is counted, once, its batch left pending, and the run's events say
-// that its figures changed after it ended.
-func (h *heldRun) wantEndedCount(t *testing.T, end string) {
+// that its figures changed after it ended: one event for the call, and one
+// for each of retried failed attempts (worth trying again) it counted
+// among the run's retries after the end.
+func (h *heldRun) wantEndedCount(t *testing.T, end string, retried int) {
 	t.Helper()
 	env := h.env
 	got := env.waitRun(h.run.ID, 15*time.Second, "counting the call that came back late", func(r models.Run) bool { return r.Calls > 0 })
@@ -186,9 +190,19 @@ func (h *heldRun) wantEndedCount(t *testing.T, end string) {
 	if got.Status != end || got.BatchesDone != 0 || len(env.scores(h.run.ID)) != 0 {
 		t.Errorf("run %s with %d batches done, %d scores; want %s with none (its end stands)", got.Status, got.BatchesDone, len(env.scores(h.run.ID)), end)
 	}
-	evs := env.lateEvents(h.run.ID)
+	var evs, retries []models.RunEvent
+	for _, ev := range env.lateEvents(h.run.ID) {
+		if strings.Contains(ev.Message, "added to the run's retries: 1 failed attempt") {
+			retries = append(retries, ev)
+			continue
+		}
+		evs = append(evs, ev)
+	}
+	if len(retries) != retried || got.Retries != retried {
+		t.Errorf("%d late-count events for a retry, the run counts %d retries; want %d of each", len(retries), got.Retries, retried)
+	}
 	if len(evs) != 1 {
-		t.Fatalf("%d late-count events, want 1", len(evs))
+		t.Fatalf("%d late-count events for the call, want 1", len(evs))
 	}
 	if !strings.Contains(evs[0].Message, "after the run ended") || !strings.Contains(evs[0].Message, "1 call,") || evs[0].Worker == "" {
 		t.Errorf("late-count event %+v: want it to say that 1 call was added after the run ended, and by which worker", evs[0])
@@ -211,7 +225,7 @@ func TestLateAnswerCountedWhenRunEndedWithBatchPending(t *testing.T) {
 					serveBilled(t, h.fj, h.bill, w, r)
 				})
 				h.takeOver(end)
-				h.wantEndedCount(t, end)
+				h.wantEndedCount(t, end, 0)
 			})
 		}
 	})
@@ -224,18 +238,21 @@ var lateFailures = []struct {
 	timeout int // the judge's timeout, seconds
 	// quick: the failure comes back before the worker's renewal notices
 	// the lost lease (see takeOver), so the run can go on with it
-	quick  bool
-	answer func(w http.ResponseWriter, r *http.Request, h *heldRun)
+	quick bool
+	// retried: the failure is worth trying again, so it counts among
+	// the run's retries (at once, after the run ended)
+	retried int
+	answer  func(w http.ResponseWriter, r *http.Request, h *heldRun)
 }{
-	{"judge error", 30, true, func(w http.ResponseWriter, r *http.Request, h *heldRun) {
+	{"judge error", 30, true, 0, func(w http.ResponseWriter, r *http.Request, h *heldRun) {
 		writeAPIError(w, http.StatusBadRequest, nil, "the model does not take this request")
 	}},
-	{"unreadable answer that was billed", 30, true, func(w http.ResponseWriter, r *http.Request, h *heldRun) {
+	{"unreadable answer that was billed", 30, true, 1, func(w http.ResponseWriter, r *http.Request, h *heldRun) {
 		h.bill.add(70, 3)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"id":"x","object":"chat.completion","choices":[],"usage":{"prompt_tokens":70,"completion_tokens":3,"total_tokens":73}}`))
 	}},
-	{"timeout after the request was sent", 1, false, func(w http.ResponseWriter, r *http.Request, h *heldRun) {
+	{"timeout after the request was sent", 1, false, 1, func(w http.ResponseWriter, r *http.Request, h *heldRun) {
 		<-r.Context().Done() // the client gives up
 	}},
 }
@@ -256,7 +273,7 @@ func TestLateFailureCountedAfterLeaseLoss(t *testing.T) {
 			t.Run(f.name+", run ended", func(t *testing.T) {
 				h := startHeld(t, env, f.timeout, f.answer)
 				h.takeOver(models.RunCancelled)
-				h.wantEndedCount(t, models.RunCancelled)
+				h.wantEndedCount(t, models.RunCancelled, f.retried)
 			})
 			if !f.quick {
 				continue
@@ -295,7 +312,7 @@ func TestLateAnswerLeftPendingCountedAfterLeaseLoss(t *testing.T) {
 		t.Run("run ended", func(t *testing.T) {
 			h := startHeld(t, env, 30, noScores)
 			h.takeOver(models.RunCancelled)
-			h.wantEndedCount(t, models.RunCancelled)
+			h.wantEndedCount(t, models.RunCancelled, 0)
 			calls := 0
 			for _, b := range h.env.batches(h.run.ID) {
 				calls += b.Calls
@@ -454,5 +471,70 @@ func TestAnswerAfterCancelHasLateCount(t *testing.T) {
 				t.Errorf("late-count events %+v on a run that finished normally, want none", evs)
 			}
 		})
+	})
+}
+
+// TestStepsCallAfterCancelHasLateCount: a G-Eval run is cancelled while
+// the call writing its evaluation steps (the method's set-up call, before
+// any sample is judged) is out. That call comes back after the cancel and
+// is counted on the run (calls, tokens, cost): the run's events say so,
+// once (regression: the steps call changed the cancelled run's figures
+// with no event).
+func TestStepsCallAfterCancelHasLateCount(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		var held atomic.Bool
+		out, release := make(chan struct{}), make(chan struct{})
+		var fj *fakeJudge
+		fj = newFakeJudge(t, simjudge.Options{Seed: 9}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+			if held.CompareAndSwap(false, true) {
+				close(out)
+				select {
+				case <-release:
+				case <-fj.release:
+					return true
+				}
+			}
+			return false // the simulated judge answers
+		})
+		r := env.startRunner(Config{LeaseTTL: 2 * time.Second})
+		t.Cleanup(fj.releaseHeld)
+		run := env.newRun(fj.URL(), 1, 1, 30)
+		run.Method = string(evaluator.MethodGEval)
+		run.MethodSettings = evaluator.MethodSettings{Samples: 1, SampleTemperature: 1}
+		run = env.launch(r, run)
+		select {
+		case <-out:
+		case <-time.After(15 * time.Second):
+			t.Fatal("the run sent no call")
+		}
+		cancelled, err := r.Cancel(context.Background(), env.ws.ID, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cancelled.Status != models.RunCancelled || cancelled.Calls != 0 {
+			t.Fatalf("run %s with %d calls after the cancel, want cancelled with none", cancelled.Status, cancelled.Calls)
+		}
+		close(release)
+		env.waitRun(run.ID, 15*time.Second, "counting the steps call that came back after the cancel", func(r models.Run) bool { return r.Calls > 0 })
+		time.Sleep(300 * time.Millisecond) // anything counted twice would be by now
+		got := env.getRun(run.ID)
+		if got.Status != models.RunCancelled || got.Calls != 1 || got.PromptTokens == 0 {
+			t.Fatalf("run %s with %d calls, %d prompt tokens; want cancelled, with the steps call counted", got.Status, got.Calls, got.PromptTokens)
+		}
+		if n := fj.Total(); n != 1 {
+			t.Errorf("the judge was sent %d calls, want the steps call only", n)
+		}
+		evs := env.lateEvents(run.ID)
+		if len(evs) != 1 {
+			t.Fatalf("%d late-count events, want 1: the steps call changed the cancelled run's figures", len(evs))
+		}
+		// newRun's prices: $1 and $2 per million.
+		cost := money.Text((float64(got.PromptTokens)*1 + float64(got.CompletionTokens)*2) / 1e6)
+		words := fmt.Sprintf("1 call, %d prompt and %d completion tokens, %s.", got.PromptTokens, got.CompletionTokens, cost)
+		if msg := evs[0].Message; !strings.Contains(msg, "G-Eval's evaluation steps") || !strings.Contains(msg, "still out when the run was cancelled") ||
+			!strings.Contains(msg, words) || evs[0].Worker == "" {
+			t.Errorf("late-count event %+v: want it to say that the steps call, %s, came back after the run was cancelled, and by which worker", evs[0], words)
+		}
 	})
 }

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/batcheval/batcheval/report"
+	"github.com/batcheval/batcheval/internal/money"
 )
 
 // Minus gives a number written by strconv or fmt ("-0.122", "1e-05") the
@@ -47,49 +47,12 @@ func Signed(v float64, digits int) string {
 }
 
 // Money writes an amount of US dollars the one way the product shows
-// money: always two decimals ("$0.50", "$12.00"), and below a dollar as
-// many more as three significant digits need ("$0.0123", "$0.000457"),
-// so small per-sample costs and per-token prices stay tellable apart.
-func Money(usd float64) string {
-	if math.IsNaN(usd) || math.IsInf(usd, 0) {
-		return "—"
-	}
-	// A run's cost is a sum in the order its answers arrived: settled, it
-	// shows the same digits whatever that order was.
-	usd = report.SettledUSD(usd)
-	sign := ""
-	if usd < 0 {
-		sign, usd = Minus("-"), -usd
-	}
-	digits := 2
-	if usd > 0 && usd < 1 {
-		// Three significant digits: 0.0123 has its first at the 2nd decimal.
-		// Counted on the amount rounded to three digits, so 0.0099996
-		// (shown as 0.0100) does not get a fourth.
-		rounded, _ := strconv.ParseFloat(strconv.FormatFloat(usd, 'e', 2, 64), 64)
-		digits = max(2, 3-int(math.Floor(math.Log10(rounded)))-1)
-	}
-	s := strconv.FormatFloat(usd, 'f', digits, 64)
-	if digits > 2 && exactly(s, usd) {
-		// Zeros past the second decimal of an exact amount (a price such as
-		// $0.075, or $0.500) say nothing. A rounded one keeps them: $0.0100
-		// for 0.0100135 shows its three digits like $0.00774 beside it.
-		whole, frac, _ := strings.Cut(s, ".")
-		frac = strings.TrimRight(frac, "0")
-		for len(frac) < 2 {
-			frac += "0"
-		}
-		s = whole + "." + frac
-	}
-	return sign + "$" + s
-}
-
-// exactly reports whether the written amount s is usd itself, not a
-// rounding of it (up to float noise from adding prices).
-func exactly(s string, usd float64) bool {
-	v, err := strconv.ParseFloat(s, 64)
-	return err == nil && math.Abs(v-usd) <= 1e-9*usd
-}
+// money (money.Text): always two decimals ("$0.50", "$12.00"), and below
+// a dollar as many more as three significant digits need ("$0.0123",
+// "$0.000457"), so small per-sample costs and per-token prices stay
+// tellable apart. The run events the models write (a late count's cost)
+// use the same words.
+func Money(usd float64) string { return money.Text(usd) }
 
 // Count writes a whole number with thousands separators ("12,345").
 func Count(n int) string { return runCount(n) }

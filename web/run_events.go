@@ -42,7 +42,7 @@ func SharedRunEventText(ev models.RunEvent) string {
 		}
 		return "Re-sent slow judge calls; the first answer was used. Each re-send is a paid call, counted in the run's calls, tokens and cost."
 	case models.RunEventLateCount:
-		return "A judge call sent before the run ended came back after it ended. It was paid for, so it was added to the run's calls, tokens and cost (and its scores, when its answer was stored on the run); reports downloaded before then do not include it."
+		return "A judge call sent before the run ended came back after it ended. It was added to the run's figures then (its calls, tokens and cost, or, for a call answered from the answer cache, a probe of the judge or a failed attempt, those counts; its scores too, when its answer was stored on the run); reports downloaded before then do not include it."
 	}
 	return "The run moved from one worker to another."
 }

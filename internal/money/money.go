@@ -1,0 +1,82 @@
+// Package money writes amounts of US dollars the one way the product shows
+// them. It sits below models, report and web, so that text stored by the
+// models (a run event's words) and the pages format a cost alike.
+package money
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// settledSignificant is how many significant digits of a summed cost are
+// kept before it is rounded for display. A float64 holds about 16; the
+// sum of a run's per-call costs, added in the order the answers arrived,
+// is off by a few units of the last one or two, and 12 leave that noise
+// out for sums of millions of calls while keeping every micro-dollar of
+// any cost below a million dollars.
+const settledSignificant = 12
+
+// Settled is a summed cost without its float noise: v to 12 significant
+// digits. The same calls' costs added in another order (the answers of a
+// run arrive in any order) give the same value, so a cost that lies on a
+// rounding boundary, such as 0.1183275, rounds the same way whichever
+// order it was summed in, instead of to 0.118328 one time and 0.118327 the
+// next. NaN and infinities are returned as they are.
+func Settled(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v == 0 {
+		return v
+	}
+	s, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', settledSignificant, 64), 64)
+	if err != nil {
+		return v
+	}
+	return s
+}
+
+// Text writes an amount of US dollars the one way the product shows
+// money: always two decimals ("$0.50", "$12.00"), and below a dollar as
+// many more as three significant digits need ("$0.0123", "$0.000457"),
+// so small per-sample costs and per-token prices stay tellable apart. A
+// negative amount has the true minus sign (U+2212), as pages sign numbers;
+// an amount that is not a number is "—".
+func Text(usd float64) string {
+	if math.IsNaN(usd) || math.IsInf(usd, 0) {
+		return "—"
+	}
+	// A run's cost is a sum in the order its answers arrived: settled, it
+	// shows the same digits whatever that order was.
+	usd = Settled(usd)
+	sign := ""
+	if usd < 0 {
+		sign, usd = "\u2212", -usd
+	}
+	digits := 2
+	if usd > 0 && usd < 1 {
+		// Three significant digits: 0.0123 has its first at the 2nd decimal.
+		// Counted on the amount rounded to three digits, so 0.0099996
+		// (shown as 0.0100) does not get a fourth.
+		rounded, _ := strconv.ParseFloat(strconv.FormatFloat(usd, 'e', 2, 64), 64)
+		digits = max(2, 3-int(math.Floor(math.Log10(rounded)))-1)
+	}
+	s := strconv.FormatFloat(usd, 'f', digits, 64)
+	if digits > 2 && exactly(s, usd) {
+		// Zeros past the second decimal of an exact amount (a price such as
+		// $0.075, or $0.500) say nothing. A rounded one keeps them: $0.0100
+		// for 0.0100135 shows its three digits like $0.00774 beside it.
+		whole, frac, _ := strings.Cut(s, ".")
+		frac = strings.TrimRight(frac, "0")
+		for len(frac) < 2 {
+			frac += "0"
+		}
+		s = whole + "." + frac
+	}
+	return sign + "$" + s
+}
+
+// exactly reports whether the written amount s is usd itself, not a
+// rounding of it (up to float noise from adding prices).
+func exactly(s string, usd float64) bool {
+	v, err := strconv.ParseFloat(s, 64)
+	return err == nil && math.Abs(v-usd) <= 1e-9*usd
+}
