@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"bufio"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -270,5 +271,46 @@ func TestPlainHTTPIdleConnectionsClosed(t *testing.T) {
 	case <-closed:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the idle connection was still open 5 s after its 50 ms idle limit")
+	}
+}
+
+// TestPlainHTTPOneZeroServer: an endpoint that answers in HTTP/1.0 without
+// a length and closes the connection (Python's http.server, by default)
+// is read to the connection's end, and every call opens its own.
+func TestPlainHTTPOneZeroServer(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var conns atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() {
+				defer c.Close()
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, req.Body)
+				io.WriteString(c, "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n"+okBody("Score: 5"))
+			}()
+		}
+	}()
+	c := mustNew(t, Config{BaseURL: "http://" + ln.Addr().String() + "/v1", Model: "judge-model", Timeout: 5 * time.Second, MaxAttempts: 1, HTTPClient: ClientFor(2, nil)})
+	for i := range 3 {
+		resp, err := c.Complete(context.Background(), simpleRequest())
+		if err != nil || resp.Text() != "Score: 5" {
+			t.Fatalf("call %d: %q, %v", i, resp.Text(), err)
+		}
+	}
+	if n := conns.Load(); n != 3 {
+		t.Errorf("%d connections for 3 calls to an HTTP/1.0 endpoint, want 3", n)
 	}
 }
