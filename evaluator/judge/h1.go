@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -48,6 +49,7 @@ type h1Transport struct {
 // h1Conn is one kept-alive connection.
 type h1Conn struct {
 	raw, conn net.Conn
+	head      *headLimit // bounds the answer's head as br reads it
 	br        *bufio.Reader
 	bw        *bufio.Writer
 	idleSince time.Time
@@ -165,8 +167,15 @@ func (t *h1Transport) exchange(ctx context.Context, req *http.Request, addr stri
 	}
 	var res *http.Response
 	for {
+		// A head is read under net/http's limit (MaxResponseHeaderBytes'
+		// default): an endpoint that sends one without end fails the call
+		// instead of filling the memory.
+		c.head.n = maxResponseHead
 		res, err = http.ReadResponse(c.br, req)
 		if err != nil {
+			if c.head.n <= 0 {
+				err = errHeadTooLong
+			}
 			return fail(err)
 		}
 		// An interim answer (100 Continue, 103 Early Hints) is followed
@@ -176,6 +185,7 @@ func (t *h1Transport) exchange(ctx context.Context, req *http.Request, addr stri
 		}
 		res.Body.Close()
 	}
+	c.head.n = math.MaxInt64
 	res.Request = req
 	keep := !res.Close && !req.Close && res.StatusCode != http.StatusSwitchingProtocols
 	b := &h1Body{rc: res.Body, t: t, addr: addr, c: c, keep: keep, stop: stop, ctx: ctx}
@@ -218,7 +228,8 @@ func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, bool, erro
 	if err != nil {
 		return nil, false, err
 	}
-	return &h1Conn{raw: raw, conn: conn, br: bufio.NewReaderSize(conn, 16<<10), bw: bufio.NewWriterSize(conn, 16<<10)}, false, nil
+	head := &headLimit{r: conn, n: math.MaxInt64}
+	return &h1Conn{raw: raw, conn: conn, head: head, br: bufio.NewReaderSize(head, 16<<10), bw: bufio.NewWriterSize(conn, 16<<10)}, false, nil
 }
 
 // put keeps c for the next call to addr, if there is room.
@@ -351,6 +362,31 @@ func (g *gzipBody) Read(p []byte) (int, error) {
 }
 
 func (g *gzipBody) Close() error { return g.body.Close() }
+
+// maxResponseHead bounds an answer's head, as net/http's transport does
+// by default (Transport.MaxResponseHeaderBytes).
+const maxResponseHead = 10 << 20
+
+var errHeadTooLong = fmt.Errorf("the endpoint's answer headers exceeded %d bytes; aborted", maxResponseHead)
+
+// headLimit is a connection's reader that lets at most n bytes through
+// (the rest of a head being read), then fails.
+type headLimit struct {
+	r io.Reader
+	n int64
+}
+
+func (l *headLimit) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, errHeadTooLong
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
 
 // countingWriter counts the bytes that went out.
 type countingWriter struct {

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -312,5 +313,61 @@ func TestPlainHTTPOneZeroServer(t *testing.T) {
 	}
 	if n := conns.Load(); n != 3 {
 		t.Errorf("%d connections for 3 calls to an HTTP/1.0 endpoint, want 3", n)
+	}
+}
+
+// rawJudge is a fake endpoint that speaks over a bare TCP connection, for
+// answers net/http's server would not give.
+func rawJudge(t *testing.T, serve func(c net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() { defer c.Close(); serve(c) })
+		}
+	})
+	return "http://" + ln.Addr().String() + "/v1"
+}
+
+// TestPlainHTTPHeadBounded: an endpoint whose answer's head never ends
+// fails the call once net/http's limit (10 MiB) is read, as on net/http's
+// transport, instead of being read into memory without end.
+func TestPlainHTTPHeadBounded(t *testing.T) {
+	t.Parallel()
+	var sent atomic.Int64
+	url := rawJudge(t, func(c net.Conn) {
+		http.ReadRequest(bufio.NewReader(c))
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Endless: ")
+		chunk := []byte(strings.Repeat("a", 1<<20))
+		for range 200 {
+			n, err := c.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/chat/completions", strings.NewReader("{}"))
+	res, err := ClientFor(1, nil).Transport.RoundTrip(req)
+	if err == nil {
+		res.Body.Close()
+		t.Fatal("an endless head was taken as an answer")
+	}
+	if !strings.Contains(fmt.Sprint(err), "exceeded") {
+		t.Errorf("err = %v, want the head's limit", err)
+	}
+	if n := sent.Load(); n > 64<<20 {
+		t.Errorf("the head was read on to %d MiB, far past the limit", n>>20)
 	}
 }
