@@ -148,6 +148,7 @@ func (t *h1Transport) exchange(ctx context.Context, req *http.Request, addr stri
 		wreq.Header = req.Header.Clone()
 		wreq.Header.Set("Accept-Encoding", "gzip")
 	}
+	var writeErr error // the write's failure, when an answer came all the same
 	err := wreq.Write(c.bw)
 	if err == nil {
 		err = c.bw.Flush()
@@ -163,7 +164,20 @@ func (t *h1Transport) exchange(ctx context.Context, req *http.Request, addr stri
 			}
 			return fail(fmt.Errorf("%w: %w", errNothingWritten, err))
 		}
-		return fail(err)
+		if ctx.Err() != nil {
+			return fail(err)
+		}
+		// The endpoint answered (and closed) before it had read the whole
+		// request: a 413 for a prompt too long, a 401 from a proxy. Its
+		// answer, if it came, says why, as net/http's transport gives it;
+		// the write error only says the connection broke.
+		c.conn.SetReadDeadline(time.Now().Add(earlyAnswerWait))
+		if ctx.Err() != nil {
+			// Cancelled as the deadline was set: the cancellation's
+			// deadline may have been overwritten.
+			return fail(err)
+		}
+		writeErr = err
 	}
 	var res *http.Response
 	for {
@@ -176,6 +190,9 @@ func (t *h1Transport) exchange(ctx context.Context, req *http.Request, addr stri
 			if c.head.n <= 0 {
 				err = errHeadTooLong
 			}
+			if writeErr != nil {
+				err = writeErr
+			}
 			return fail(err)
 		}
 		// An interim answer (100 Continue, 103 Early Hints) is followed
@@ -187,7 +204,7 @@ func (t *h1Transport) exchange(ctx context.Context, req *http.Request, addr stri
 	}
 	c.head.n = math.MaxInt64
 	res.Request = req
-	keep := !res.Close && !req.Close && res.StatusCode != http.StatusSwitchingProtocols
+	keep := !res.Close && !req.Close && res.StatusCode != http.StatusSwitchingProtocols && writeErr == nil
 	b := &h1Body{rc: res.Body, t: t, addr: addr, c: c, keep: keep, stop: stop, ctx: ctx}
 	if res.Body == http.NoBody {
 		b.release(true)
@@ -362,6 +379,11 @@ func (g *gzipBody) Read(p []byte) (int, error) {
 }
 
 func (g *gzipBody) Close() error { return g.body.Close() }
+
+// earlyAnswerWait is how long an answer is waited for after the request's
+// write failed part way: one sent before the endpoint closed is already
+// on its way.
+const earlyAnswerWait = time.Second
 
 // maxResponseHead bounds an answer's head, as net/http's transport does
 // by default (Transport.MaxResponseHeaderBytes).

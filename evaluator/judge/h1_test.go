@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -369,5 +370,48 @@ func TestPlainHTTPHeadBounded(t *testing.T) {
 	}
 	if n := sent.Load(); n > 64<<20 {
 		t.Errorf("the head was read on to %d MiB, far past the limit", n>>20)
+	}
+}
+
+// TestPlainHTTPEarlyAnswer: an endpoint that refuses a request before it
+// has read all of it (a 413 for a prompt too long) and closes gives the
+// call its answer, as net/http's transport does, not the write's "broken
+// pipe": the product reports the refusal in the endpoint's words and does
+// not send the call again.
+func TestPlainHTTPEarlyAnswer(t *testing.T) {
+	t.Parallel()
+	var reqs atomic.Int64
+	url := rawJudge(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			l, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if l == "\r\n" {
+				break
+			}
+		}
+		reqs.Add(1)
+		m := `{"error":{"message":"the prompt is too long for this model"}}`
+		io.WriteString(c, "HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(m))+"\r\n\r\n"+m)
+		c.(*net.TCPConn).CloseWrite()
+		time.Sleep(50 * time.Millisecond)
+		// Closed with the request's body unread: a reset.
+	})
+	cfg := Config{BaseURL: url, Model: "judge-model", Timeout: 10 * time.Second, MaxAttempts: 3,
+		MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond, HTTPClient: ClientFor(1, nil)}
+	r := simpleRequest()
+	r.Messages[len(r.Messages)-1].Content = strings.Repeat("a long prompt ", 1<<20)
+	_, err := mustNew(t, cfg).Complete(context.Background(), r)
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("err = %v, want a judge error", err)
+	}
+	if e.Status != http.StatusRequestEntityTooLarge || !strings.Contains(e.Message, "too long") {
+		t.Errorf("status %d, message %q: want the endpoint's 413 and its words", e.Status, e.Message)
+	}
+	if n := reqs.Load(); n != 1 {
+		t.Errorf("the endpoint received %d requests, want 1 (a 413 is not retried)", n)
 	}
 }
