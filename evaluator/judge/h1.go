@@ -68,6 +68,12 @@ func (t *h1Transport) SetIdleConnTimeout(d time.Duration) {
 	t.next.IdleConnTimeout = d
 }
 
+// HTTPTransport is net/http's transport that HTTPS takes. Its settings
+// are the client's: DisableKeepAlives holds on the plain-HTTP path too
+// (each request then asks the endpoint to close, and no connection is
+// kept).
+func (t *h1Transport) HTTPTransport() *http.Transport { return t.next }
+
 // CloseIdleConnections closes the kept connections (http.Client calls it).
 func (t *h1Transport) CloseIdleConnections() {
 	t.mu.Lock()
@@ -139,14 +145,21 @@ func (t *h1Transport) exchange(ctx context.Context, req *http.Request, addr stri
 	trace := httptrace.ContextClientTrace(ctx)
 	cw := &countingWriter{w: c.conn}
 	c.bw.Reset(cw)
+	// gzip is asked for as net/http's transport asks, and undone for the
+	// caller as it does; without keep-alives the request says so, as
+	// net/http's does: the wire is the same on both paths.
+	askGzip := req.Header.Get("Accept-Encoding") == "" && req.Header.Get("Range") == "" && req.Method != http.MethodHead
+	noKeep := t.next.DisableKeepAlives && !req.Close
 	wreq, gz := req, false
-	if req.Header.Get("Accept-Encoding") == "" && req.Header.Get("Range") == "" && req.Method != http.MethodHead {
-		// Asked for as net/http's transport asks, and undone for the
-		// caller as it does: the wire is the same on both paths.
-		wreq, gz = new(http.Request), true
+	if askGzip || noKeep {
+		wreq = new(http.Request)
 		*wreq = *req
 		wreq.Header = req.Header.Clone()
-		wreq.Header.Set("Accept-Encoding", "gzip")
+		if askGzip {
+			wreq.Header.Set("Accept-Encoding", "gzip")
+			gz = true
+		}
+		wreq.Close = wreq.Close || noKeep
 	}
 	var writeErr error // the write's failure, when an answer came all the same
 	err := wreq.Write(c.bw)
@@ -204,7 +217,7 @@ func (t *h1Transport) exchange(ctx context.Context, req *http.Request, addr stri
 	}
 	c.head.n = math.MaxInt64
 	res.Request = req
-	keep := !res.Close && !req.Close && res.StatusCode != http.StatusSwitchingProtocols && writeErr == nil
+	keep := !res.Close && !wreq.Close && res.StatusCode != http.StatusSwitchingProtocols && writeErr == nil
 	b := &h1Body{rc: res.Body, t: t, addr: addr, c: c, keep: keep, stop: stop, ctx: ctx}
 	if res.Body == http.NoBody {
 		b.release(true)

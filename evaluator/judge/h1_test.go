@@ -415,3 +415,33 @@ func TestPlainHTTPEarlyAnswer(t *testing.T) {
 		t.Errorf("the endpoint received %d requests, want 1 (a 413 is not retried)", n)
 	}
 }
+
+// TestPlainHTTPNoKeepAlives: a client whose transport has keep-alives
+// off (the webhooks') keeps none on the plain-HTTP path either: every
+// request asks the endpoint to close, as net/http's does, and goes out on
+// a connection of its own.
+func TestPlainHTTPNoKeepAlives(t *testing.T) {
+	t.Parallel()
+	var asked atomic.Int64
+	cc := newConnCounter(t, 0, func(w http.ResponseWriter, r *http.Request, n int64) {
+		if r.Close {
+			asked.Add(1)
+		}
+		writeOK(w, "Score: 4")
+	})
+	hc := ClientFor(2, nil)
+	hc.Transport.(*h1Transport).next.DisableKeepAlives = true
+	cfg := Config{BaseURL: cc.srv.URL + "/v1", Model: "judge-model", Timeout: 10 * time.Second, MaxAttempts: 1, HTTPClient: hc}
+	c := mustNew(t, cfg)
+	for range 3 {
+		if _, err := c.Complete(context.Background(), simpleRequest()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := cc.conns.Load(); got != 3 {
+		t.Errorf("%d connections for 3 calls, want 3 (none kept)", got)
+	}
+	if got := asked.Load(); got != 3 {
+		t.Errorf("%d of 3 requests said Connection: close", got)
+	}
+}
