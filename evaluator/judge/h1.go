@@ -166,18 +166,28 @@ func (t *h1Transport) exchange(ctx context.Context, req *http.Request, addr stri
 	if err == nil {
 		err = c.bw.Flush()
 	}
+	if err != nil && cw.err != nil {
+		// The connection's own failure: Request.Write reports one met
+		// while copying the body as the body's (an unexported wrapper
+		// that hides it, the runner's NotSent included), which
+		// net/http's transport unwraps as well.
+		err = cw.err
+	}
 	if trace != nil && trace.WroteRequest != nil {
 		trace.WroteRequest(httptrace.WroteRequestInfo{Err: err})
 	}
 	if err != nil {
+		var ns *NotSent
+		notSent := errors.As(err, &ns)
 		if cw.n == 0 {
-			var ns *NotSent
-			if errors.As(err, &ns) {
+			if notSent {
 				return fail(err)
 			}
 			return fail(fmt.Errorf("%w: %w", errNothingWritten, err))
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || notSent {
+			// Cancelled, or stopped by the fence part way: the endpoint
+			// has an unfinished request and no answer to give.
 			return fail(err)
 		}
 		// The endpoint answered (and closed) before it had read the whole
@@ -423,15 +433,20 @@ func (l *headLimit) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// countingWriter counts the bytes that went out.
+// countingWriter counts the bytes that went out, and keeps the first
+// write error.
 type countingWriter struct {
-	w io.Writer
-	n int
+	w   io.Writer
+	n   int
+	err error
 }
 
 func (w *countingWriter) Write(p []byte) (int, error) {
 	n, err := w.w.Write(p)
 	w.n += n
+	if err != nil && w.err == nil {
+		w.err = err
+	}
 	return n, err
 }
 

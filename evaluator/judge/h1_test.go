@@ -445,3 +445,42 @@ func TestPlainHTTPNoKeepAlives(t *testing.T) {
 		t.Errorf("%d of 3 requests said Connection: close", got)
 	}
 }
+
+// stopAfterFirstWrite lets one write through, then refuses as the
+// runner's fence does once the run's lease is lost.
+type stopAfterFirstWrite struct {
+	net.Conn
+	writes atomic.Int64
+}
+
+func (c *stopAfterFirstWrite) Write(p []byte) (int, error) {
+	if c.writes.Add(1) > 1 {
+		return 0, &NotSent{Err: errors.New("the run's lease was lost")}
+	}
+	return c.Conn.Write(p)
+}
+
+// TestPlainHTTPFencedPartWay: a request the fence stops part way (a
+// prompt longer than the 16 KiB write buffer goes out in pieces) fails at
+// once as not sent, as on net/http's transport: not as a network failure
+// (an attempt that counts, and toward the judge's breaker), nor after
+// waiting for an answer from an endpoint that holds half a request.
+func TestPlainHTTPFencedPartWay(t *testing.T) {
+	t.Parallel()
+	url := rawJudge(t, func(c net.Conn) {
+		io.Copy(io.Discard, c) // the head and what came of the body, until the call closes
+	})
+	hc := ClientFor(1, func(c net.Conn) net.Conn { return &stopAfterFirstWrite{Conn: c} })
+	cfg := Config{BaseURL: url, Model: "judge-model", Timeout: 10 * time.Second, MaxAttempts: 1, HTTPClient: hc}
+	r := simpleRequest()
+	r.Messages[len(r.Messages)-1].Content = strings.Repeat("a long prompt ", 1<<14)
+	start := time.Now()
+	_, err := mustNew(t, cfg).Complete(context.Background(), r)
+	var ns *NotSent
+	if !errors.As(err, &ns) {
+		t.Fatalf("err = %v, want not sent", err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("the fenced call took %v to fail", d)
+	}
+}
