@@ -443,7 +443,13 @@ func shortNetError(err error) string {
 func webhookClient(cfg WebhookConfig) *http.Client {
 	c := webhookEgress(cfg).HTTPClient()
 	c.Timeout = cfg.Timeout
-	if tr, ok := c.Transport.(*http.Transport); ok {
+	tr, ok := c.Transport.(*http.Transport)
+	if h, isH1 := c.Transport.(interface{ HTTPTransport() *http.Transport }); isH1 {
+		// Plain HTTP goes out on the calling goroutine, HTTPS through
+		// this transport; its settings hold on both paths.
+		tr, ok = h.HTTPTransport(), true
+	}
+	if ok {
 		tr.TLSHandshakeTimeout, tr.ResponseHeaderTimeout = cfg.Timeout, cfg.Timeout
 		tr.DisableKeepAlives = true // one message now and then
 	}

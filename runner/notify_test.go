@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -338,4 +339,26 @@ func TestWebhookQueuedWithTheFinish(t *testing.T) {
 			t.Errorf("last delivery %q (%v), want 200 OK", wh.LastStatus, err)
 		}
 	})
+}
+
+// TestWebhookKeepsNoConnection: a delivery to a plain-HTTP receiver asks
+// it to close and keeps no connection open, as the webhook client's
+// settings say (one message now and then). The settings were set on
+// net/http's transport only, which plain HTTP no longer takes.
+func TestWebhookKeepsNoConnection(t *testing.T) {
+	var closing, reqs atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqs.Add(1)
+		if r.Close {
+			closing.Add(1)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	cfg := WebhookConfig{AllowLoopback: true, Timeout: time.Second, Attempts: 1, Backoff: time.Millisecond}
+	for range 2 {
+		deliverWith(context.Background(), cfg, srv.URL, WebhookMessage{Text: "x"})
+	}
+	if reqs.Load() != 2 || closing.Load() != 2 {
+		t.Errorf("%d of %d deliveries asked the receiver to close, want every one", closing.Load(), reqs.Load())
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -48,6 +49,7 @@ type h1Transport struct {
 // h1Conn is one kept-alive connection.
 type h1Conn struct {
 	raw, conn net.Conn
+	head      *headLimit // bounds the answer's head as br reads it
 	br        *bufio.Reader
 	bw        *bufio.Writer
 	idleSince time.Time
@@ -65,6 +67,12 @@ func (t *h1Transport) SetIdleConnTimeout(d time.Duration) {
 	t.mu.Unlock()
 	t.next.IdleConnTimeout = d
 }
+
+// HTTPTransport is net/http's transport that HTTPS takes. Its settings
+// are the client's: DisableKeepAlives holds on the plain-HTTP path too
+// (each request then asks the endpoint to close, and no connection is
+// kept).
+func (t *h1Transport) HTTPTransport() *http.Transport { return t.next }
 
 // CloseIdleConnections closes the kept connections (http.Client calls it).
 func (t *h1Transport) CloseIdleConnections() {
@@ -137,36 +145,77 @@ func (t *h1Transport) exchange(ctx context.Context, req *http.Request, addr stri
 	trace := httptrace.ContextClientTrace(ctx)
 	cw := &countingWriter{w: c.conn}
 	c.bw.Reset(cw)
+	// gzip is asked for as net/http's transport asks, and undone for the
+	// caller as it does; without keep-alives the request says so, as
+	// net/http's does: the wire is the same on both paths.
+	askGzip := req.Header.Get("Accept-Encoding") == "" && req.Header.Get("Range") == "" && req.Method != http.MethodHead
+	noKeep := t.next.DisableKeepAlives && !req.Close
 	wreq, gz := req, false
-	if req.Header.Get("Accept-Encoding") == "" && req.Header.Get("Range") == "" && req.Method != http.MethodHead {
-		// Asked for as net/http's transport asks, and undone for the
-		// caller as it does: the wire is the same on both paths.
-		wreq, gz = new(http.Request), true
+	if askGzip || noKeep {
+		wreq = new(http.Request)
 		*wreq = *req
 		wreq.Header = req.Header.Clone()
-		wreq.Header.Set("Accept-Encoding", "gzip")
+		if askGzip {
+			wreq.Header.Set("Accept-Encoding", "gzip")
+			gz = true
+		}
+		wreq.Close = wreq.Close || noKeep
 	}
+	var writeErr error // the write's failure, when an answer came all the same
 	err := wreq.Write(c.bw)
 	if err == nil {
 		err = c.bw.Flush()
+	}
+	if err != nil && cw.err != nil {
+		// The connection's own failure: Request.Write reports one met
+		// while copying the body as the body's (an unexported wrapper
+		// that hides it, the runner's NotSent included), which
+		// net/http's transport unwraps as well.
+		err = cw.err
 	}
 	if trace != nil && trace.WroteRequest != nil {
 		trace.WroteRequest(httptrace.WroteRequestInfo{Err: err})
 	}
 	if err != nil {
+		var ns *NotSent
+		notSent := errors.As(err, &ns)
 		if cw.n == 0 {
-			var ns *NotSent
-			if errors.As(err, &ns) {
+			if notSent {
 				return fail(err)
 			}
 			return fail(fmt.Errorf("%w: %w", errNothingWritten, err))
 		}
-		return fail(err)
+		if ctx.Err() != nil || notSent {
+			// Cancelled, or stopped by the fence part way: the endpoint
+			// has an unfinished request and no answer to give.
+			return fail(err)
+		}
+		// The endpoint answered (and closed) before it had read the whole
+		// request: a 413 for a prompt too long, a 401 from a proxy. Its
+		// answer, if it came, says why, as net/http's transport gives it;
+		// the write error only says the connection broke.
+		c.conn.SetReadDeadline(time.Now().Add(earlyAnswerWait))
+		if ctx.Err() != nil {
+			// Cancelled as the deadline was set: the cancellation's
+			// deadline may have been overwritten.
+			return fail(err)
+		}
+		writeErr = err
 	}
 	var res *http.Response
 	for {
+		// A head is read under net/http's limit (MaxResponseHeaderBytes'
+		// default): an endpoint that sends one without end fails the call
+		// instead of filling the memory.
+		c.head.n = maxResponseHead
 		res, err = http.ReadResponse(c.br, req)
 		if err != nil {
+			if c.head.n <= 0 {
+				err = errHeadTooLong
+			}
+			if writeErr != nil {
+				err = writeErr
+			}
 			return fail(err)
 		}
 		// An interim answer (100 Continue, 103 Early Hints) is followed
@@ -176,8 +225,9 @@ func (t *h1Transport) exchange(ctx context.Context, req *http.Request, addr stri
 		}
 		res.Body.Close()
 	}
+	c.head.n = math.MaxInt64
 	res.Request = req
-	keep := !res.Close && !req.Close && res.StatusCode != http.StatusSwitchingProtocols
+	keep := !res.Close && !wreq.Close && res.StatusCode != http.StatusSwitchingProtocols && writeErr == nil
 	b := &h1Body{rc: res.Body, t: t, addr: addr, c: c, keep: keep, stop: stop, ctx: ctx}
 	if res.Body == http.NoBody {
 		b.release(true)
@@ -218,7 +268,8 @@ func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, bool, erro
 	if err != nil {
 		return nil, false, err
 	}
-	return &h1Conn{raw: raw, conn: conn, br: bufio.NewReaderSize(conn, 16<<10), bw: bufio.NewWriterSize(conn, 16<<10)}, false, nil
+	head := &headLimit{r: conn, n: math.MaxInt64}
+	return &h1Conn{raw: raw, conn: conn, head: head, br: bufio.NewReaderSize(head, 16<<10), bw: bufio.NewWriterSize(conn, 16<<10)}, false, nil
 }
 
 // put keeps c for the next call to addr, if there is room.
@@ -352,15 +403,50 @@ func (g *gzipBody) Read(p []byte) (int, error) {
 
 func (g *gzipBody) Close() error { return g.body.Close() }
 
-// countingWriter counts the bytes that went out.
+// earlyAnswerWait is how long an answer is waited for after the request's
+// write failed part way: one sent before the endpoint closed is already
+// on its way.
+const earlyAnswerWait = time.Second
+
+// maxResponseHead bounds an answer's head, as net/http's transport does
+// by default (Transport.MaxResponseHeaderBytes).
+const maxResponseHead = 10 << 20
+
+var errHeadTooLong = fmt.Errorf("the endpoint's answer headers exceeded %d bytes; aborted", maxResponseHead)
+
+// headLimit is a connection's reader that lets at most n bytes through
+// (the rest of a head being read), then fails.
+type headLimit struct {
+	r io.Reader
+	n int64
+}
+
+func (l *headLimit) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, errHeadTooLong
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
+
+// countingWriter counts the bytes that went out, and keeps the first
+// write error.
 type countingWriter struct {
-	w io.Writer
-	n int
+	w   io.Writer
+	n   int
+	err error
 }
 
 func (w *countingWriter) Write(p []byte) (int, error) {
 	n, err := w.w.Write(p)
 	w.n += n
+	if err != nil && w.err == nil {
+		w.err = err
+	}
 	return n, err
 }
 

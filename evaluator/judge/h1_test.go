@@ -5,10 +5,12 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -312,5 +314,173 @@ func TestPlainHTTPOneZeroServer(t *testing.T) {
 	}
 	if n := conns.Load(); n != 3 {
 		t.Errorf("%d connections for 3 calls to an HTTP/1.0 endpoint, want 3", n)
+	}
+}
+
+// rawJudge is a fake endpoint that speaks over a bare TCP connection, for
+// answers net/http's server would not give.
+func rawJudge(t *testing.T, serve func(c net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() { defer c.Close(); serve(c) })
+		}
+	})
+	return "http://" + ln.Addr().String() + "/v1"
+}
+
+// TestPlainHTTPHeadBounded: an endpoint whose answer's head never ends
+// fails the call once net/http's limit (10 MiB) is read, as on net/http's
+// transport, instead of being read into memory without end.
+func TestPlainHTTPHeadBounded(t *testing.T) {
+	t.Parallel()
+	var sent atomic.Int64
+	url := rawJudge(t, func(c net.Conn) {
+		http.ReadRequest(bufio.NewReader(c))
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Endless: ")
+		chunk := []byte(strings.Repeat("a", 1<<20))
+		for range 200 {
+			n, err := c.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/chat/completions", strings.NewReader("{}"))
+	res, err := ClientFor(1, nil).Transport.RoundTrip(req)
+	if err == nil {
+		res.Body.Close()
+		t.Fatal("an endless head was taken as an answer")
+	}
+	if !strings.Contains(fmt.Sprint(err), "exceeded") {
+		t.Errorf("err = %v, want the head's limit", err)
+	}
+	if n := sent.Load(); n > 64<<20 {
+		t.Errorf("the head was read on to %d MiB, far past the limit", n>>20)
+	}
+}
+
+// TestPlainHTTPEarlyAnswer: an endpoint that refuses a request before it
+// has read all of it (a 413 for a prompt too long) and closes gives the
+// call its answer, as net/http's transport does, not the write's "broken
+// pipe": the product reports the refusal in the endpoint's words and does
+// not send the call again.
+func TestPlainHTTPEarlyAnswer(t *testing.T) {
+	t.Parallel()
+	var reqs atomic.Int64
+	url := rawJudge(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			l, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if l == "\r\n" {
+				break
+			}
+		}
+		reqs.Add(1)
+		m := `{"error":{"message":"the prompt is too long for this model"}}`
+		io.WriteString(c, "HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(m))+"\r\n\r\n"+m)
+		c.(*net.TCPConn).CloseWrite()
+		time.Sleep(50 * time.Millisecond)
+		// Closed with the request's body unread: a reset.
+	})
+	cfg := Config{BaseURL: url, Model: "judge-model", Timeout: 10 * time.Second, MaxAttempts: 3,
+		MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond, HTTPClient: ClientFor(1, nil)}
+	r := simpleRequest()
+	r.Messages[len(r.Messages)-1].Content = strings.Repeat("a long prompt ", 1<<20)
+	_, err := mustNew(t, cfg).Complete(context.Background(), r)
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("err = %v, want a judge error", err)
+	}
+	if e.Status != http.StatusRequestEntityTooLarge || !strings.Contains(e.Message, "too long") {
+		t.Errorf("status %d, message %q: want the endpoint's 413 and its words", e.Status, e.Message)
+	}
+	if n := reqs.Load(); n != 1 {
+		t.Errorf("the endpoint received %d requests, want 1 (a 413 is not retried)", n)
+	}
+}
+
+// TestPlainHTTPNoKeepAlives: a client whose transport has keep-alives
+// off (the webhooks') keeps none on the plain-HTTP path either: every
+// request asks the endpoint to close, as net/http's does, and goes out on
+// a connection of its own.
+func TestPlainHTTPNoKeepAlives(t *testing.T) {
+	t.Parallel()
+	var asked atomic.Int64
+	cc := newConnCounter(t, 0, func(w http.ResponseWriter, r *http.Request, n int64) {
+		if r.Close {
+			asked.Add(1)
+		}
+		writeOK(w, "Score: 4")
+	})
+	hc := ClientFor(2, nil)
+	hc.Transport.(*h1Transport).next.DisableKeepAlives = true
+	cfg := Config{BaseURL: cc.srv.URL + "/v1", Model: "judge-model", Timeout: 10 * time.Second, MaxAttempts: 1, HTTPClient: hc}
+	c := mustNew(t, cfg)
+	for range 3 {
+		if _, err := c.Complete(context.Background(), simpleRequest()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := cc.conns.Load(); got != 3 {
+		t.Errorf("%d connections for 3 calls, want 3 (none kept)", got)
+	}
+	if got := asked.Load(); got != 3 {
+		t.Errorf("%d of 3 requests said Connection: close", got)
+	}
+}
+
+// stopAfterFirstWrite lets one write through, then refuses as the
+// runner's fence does once the run's lease is lost.
+type stopAfterFirstWrite struct {
+	net.Conn
+	writes atomic.Int64
+}
+
+func (c *stopAfterFirstWrite) Write(p []byte) (int, error) {
+	if c.writes.Add(1) > 1 {
+		return 0, &NotSent{Err: errors.New("the run's lease was lost")}
+	}
+	return c.Conn.Write(p)
+}
+
+// TestPlainHTTPFencedPartWay: a request the fence stops part way (a
+// prompt longer than the 16 KiB write buffer goes out in pieces) fails at
+// once as not sent, as on net/http's transport: not as a network failure
+// (an attempt that counts, and toward the judge's breaker), nor after
+// waiting for an answer from an endpoint that holds half a request.
+func TestPlainHTTPFencedPartWay(t *testing.T) {
+	t.Parallel()
+	url := rawJudge(t, func(c net.Conn) {
+		io.Copy(io.Discard, c) // the head and what came of the body, until the call closes
+	})
+	hc := ClientFor(1, func(c net.Conn) net.Conn { return &stopAfterFirstWrite{Conn: c} })
+	cfg := Config{BaseURL: url, Model: "judge-model", Timeout: 10 * time.Second, MaxAttempts: 1, HTTPClient: hc}
+	r := simpleRequest()
+	r.Messages[len(r.Messages)-1].Content = strings.Repeat("a long prompt ", 1<<14)
+	start := time.Now()
+	_, err := mustNew(t, cfg).Complete(context.Background(), r)
+	var ns *NotSent
+	if !errors.As(err, &ns) {
+		t.Fatalf("err = %v, want not sent", err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("the fenced call took %v to fail", d)
 	}
 }
