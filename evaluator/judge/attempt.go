@@ -151,6 +151,8 @@ func (c *Client) transportError(actx context.Context, err error, gotResponse boo
 	switch {
 	case errors.As(err, &ns):
 		return &Error{Kind: KindCancelled, Message: ns.Err.Error(), Err: ns}
+	case errors.Is(err, errAnswerTooLarge):
+		return &Error{Kind: KindMalformed, Message: errAnswerTooLarge.Error(), Err: err}
 	case errors.Is(actx.Err(), context.DeadlineExceeded):
 		return &Error{Kind: KindTimeout, limit: c.cfg.Timeout, Err: err}
 	case errors.As(err, &netErr) && netErr.Timeout():

@@ -204,10 +204,22 @@ func (c *Client) send(ctx context.Context, body []byte) (res *http.Response, raw
 // header cannot make us allocate more than a real answer needs.
 const maxPrealloc = 1 << 20
 
+// maxAnswerBody bounds a successful answer's body. A chat completion is
+// text: even G-Eval's 20 sampled answers with their token probabilities
+// come to a few MiB. Without a bound an endpoint answering without end
+// (or a 100 MB mistake) held that much memory per call in flight.
+const maxAnswerBody = 32 << 20
+
+// errAnswerTooLarge is an answer body over maxAnswerBody.
+var errAnswerTooLarge = fmt.Errorf("the answer is over %d MiB, more than any chat completion needs; check that the base URL is the judge's chat completions endpoint", maxAnswerBody>>20)
+
 // readBody is io.ReadAll starting from a buffer of the announced length
 // (+1 to see the end without growing): one allocation instead of the
-// doublings from 512 bytes.
+// doublings from 512 bytes. It stops at maxAnswerBody.
 func readBody(res *http.Response) ([]byte, error) {
+	if res.ContentLength > maxAnswerBody {
+		return nil, errAnswerTooLarge
+	}
 	size := int64(512)
 	if n := res.ContentLength; n >= 0 {
 		size = min(n, maxPrealloc) + 1
@@ -219,6 +231,9 @@ func readBody(res *http.Response) ([]byte, error) {
 		}
 		n, err := res.Body.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
+		if len(b) > maxAnswerBody {
+			return nil, errAnswerTooLarge
+		}
 		if err == io.EOF {
 			return b, nil
 		}
