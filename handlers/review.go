@@ -801,7 +801,7 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 				BatchURL: "/runs/" + strconv.FormatInt(run.ID, 10) + "/batches/" + strconv.FormatInt(b.ID, 10)}
 			if sc.Score == nil {
 				// Why, in the sample page's words (unreadableReason).
-				r.Missing = cmp.Or(unreadableReason(b, sc.Label), "not readable")
+				r.Missing = cmp.Or(unreadableReason(b, sc.Label, false), "not readable")
 				if b.Error != "" {
 					failed++
 				}

@@ -36,7 +36,7 @@ func (h *Handlers) showRunSample(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.runSampleView(c, run, rowID)
+	v, err := h.runSampleView(c, run, rowID, false)
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,11 @@ func (h *Handlers) showRunSample(c echo.Context) error {
 
 // runSampleView gathers one sample of a run as its page shows it (the run
 // page's and the share link's sample pages).
-func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64) (web.RunSampleView, error) {
+//
+// outside is for readers outside the run's workspace (a share link's
+// sample page): what the page quotes of the judge's errors is what they
+// may read (unreadableReason).
+func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64, outside bool) (web.RunSampleView, error) {
 	ctx := c.Request().Context()
 	rows, err := h.DB.FindDatasetRows(ctx, run.DatasetID, []int64{rowID})
 	if err != nil {
@@ -135,7 +139,7 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64) (w
 			r := web.RunSampleRound{Round: s.Round + 1, Score: s.Score, Analysis: s.Analysis, BatchID: b.ID, BatchIndex: b.BatchIndex, Label: s.Label,
 				Response: b.Response, BatchSize: len(b.RowIDs)}
 			if s.Score == nil {
-				r.Unreadable = unreadableReason(b, s.Label)
+				r.Unreadable = unreadableReason(b, s.Label, outside)
 			}
 			if asked, answered, ok := sampledAnswers(b.Details); ok && answered < asked {
 				r.Sampled = web.SampledText(asked, answered)
@@ -466,10 +470,18 @@ func unitCriterion(run models.Run, m methods.Method, ci int) string {
 // which the page shows beside) and those of the whole answer, then
 // whether the repair request was tried. Empty when nothing was recorded
 // (a batch not judged yet). The batch page lists the same problems.
-func unreadableReason(b models.RunBatch, label int) string {
+//
+// outside is for readers outside the run's workspace (a share link): the
+// judge client's errors are given in its own words only, without the
+// details members see (the address it called, this server's network).
+func unreadableReason(b models.RunBatch, label int, outside bool) string {
 	own := fmt.Sprintf("Sample%d: ", label)
 	var parts []string
-	for _, p := range b.ShownProblems() {
+	problems := b.ShownProblems()
+	if outside {
+		problems = b.SharedProblems()
+	}
+	for _, p := range problems {
 		switch {
 		case strings.HasPrefix(p, own):
 			parts = append(parts, strings.TrimPrefix(p, own))
@@ -479,8 +491,14 @@ func unreadableReason(b models.RunBatch, label int) string {
 			parts = append(parts, p)
 		}
 	}
-	if b.Error != "" {
+	switch {
+	case b.Error == "":
+	case !outside:
 		parts = append(parts, "the judge's call failed: "+b.ShownError())
+	case b.SharedError() != "":
+		parts = append(parts, "the judge's call failed: "+b.SharedError())
+	default:
+		parts = append(parts, "the judge's call failed"+models.SharedJudgeDetailsNote)
 	}
 	// A repair that answered (even emptily) left this score missing; one
 	// that failed is among the problems already.

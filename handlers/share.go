@@ -184,7 +184,7 @@ func (h *Handlers) showSharedSample(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		v, err := h.runSampleView(c, run, rowID)
+		v, err := h.runSampleView(c, run, rowID, true)
 		if err != nil {
 			return err
 		}

@@ -10,13 +10,17 @@ import (
 // Notes that end a shared reason whose rest was left out: the run's page
 // has it, for members of the run's workspace.
 const (
-	judgeDetailsNote = " (the judge's own message is on the run's page, for members of its workspace)"
+	judgeDetailsNote = SharedJudgeDetailsNote
 	errorDetailsNote = " (the error itself is on the run's page, for members of its workspace)"
 )
 
 // SharedInternalError opens the shared reason of a run that failed
 // outside the judge client.
 const SharedInternalError = "the run stopped on an internal error"
+
+// SharedJudgeDetailsNote ends what a share link says of a judge's error
+// whose details it leaves out.
+const SharedJudgeDetailsNote = " (the judge's own message is on the run's page, for members of its workspace)"
 
 // criterionQuote is a criterion's name as the runner quotes it (%q).
 const criterionQuote = `"(?:[^"\\]|\\.)*"`
@@ -133,4 +137,44 @@ func withNote(w, rest, note string) string {
 		return w
 	}
 	return strings.TrimRight(strings.TrimSpace(w), ".") + note
+}
+
+// SharedError is the batch's error as readers outside the run's workspace
+// may read it (a share link's sample page): the judge client's own words
+// without its details (the address it called, this server's network), or
+// "" when none can be shown.
+func (b RunBatch) SharedError() string {
+	return sharedJudgeText(b.ShownError())
+}
+
+// SharedProblems are the batch's problems as readers outside the run's
+// workspace may read them: a failed repair quotes the judge client's own
+// words only (sharedJudgeText); the others are the product's words about
+// the answer, shown as they are.
+func (b RunBatch) SharedProblems() []string {
+	out := b.ShownProblems()
+	for i, p := range out {
+		if rest, ok := strings.CutPrefix(p, repairFailedPrefix); ok {
+			out[i] = strings.TrimSuffix(repairFailedPrefix, ": ")
+			if w := sharedJudgeText(rest); w != "" {
+				out[i] += ": " + w
+			} else {
+				out[i] += judgeDetailsNote
+			}
+		}
+	}
+	return out
+}
+
+// repairFailedPrefix opens the problem of a repair request that failed,
+// which quotes the judge client's error (evaluator/methods).
+const repairFailedPrefix = "repair request failed: "
+
+// sharedJudgeText is a judge client's error in its own words, with a note
+// when its details were left out; "" when it is not in the client's words.
+func sharedJudgeText(s string) string {
+	if w, ok := judge.OwnWords(s); ok {
+		return withNote(w, s[len(w):], judgeDetailsNote)
+	}
+	return ""
 }
