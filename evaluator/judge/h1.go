@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"slices"
 	"sync"
 	"time"
 )
@@ -44,10 +45,18 @@ type h1Transport struct {
 	// run has its transport, dropped at its end with what it kept).
 	idleTimeout time.Duration
 	sweeping    bool
+	// open counts the connections open to each host:port, capped at
+	// next.MaxConnsPerHost (the run's concurrency) as net/http's
+	// transport caps them: a call that finds none free waits in waiters
+	// for one handed back (put) or a slot freed (closeConn, nil).
+	open    map[string]int
+	waiters map[string][]chan *h1Conn
 }
 
 // h1Conn is one kept-alive connection.
 type h1Conn struct {
+	addr      string
+	closed    bool // by its one owner at a time: a call, or the pool
 	raw, conn net.Conn
 	head      *headLimit // bounds the answer's head as br reads it
 	br        *bufio.Reader
@@ -56,7 +65,8 @@ type h1Conn struct {
 }
 
 func newH1Transport(next *http.Transport, dial func(ctx context.Context, addr string) (net.Conn, net.Conn, error), maxIdle int) *h1Transport {
-	return &h1Transport{next: next, dial: dial, maxIdle: maxIdle, idle: map[string][]*h1Conn{}, idleTimeout: next.IdleConnTimeout}
+	return &h1Transport{next: next, dial: dial, maxIdle: maxIdle, idle: map[string][]*h1Conn{}, idleTimeout: next.IdleConnTimeout,
+		open: map[string]int{}, waiters: map[string][]chan *h1Conn{}}
 }
 
 // SetIdleConnTimeout sets how long a connection may stay unused before it
@@ -82,7 +92,7 @@ func (t *h1Transport) CloseIdleConnections() {
 	t.mu.Unlock()
 	for _, cs := range idle {
 		for _, c := range cs {
-			c.conn.Close()
+			t.closeConn(c)
 		}
 	}
 	t.next.CloseIdleConnections()
@@ -136,7 +146,7 @@ func (t *h1Transport) exchange(ctx context.Context, req *http.Request, addr stri
 	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Unix(1, 0)) })
 	fail := func(err error) (*http.Response, error) {
 		stop()
-		c.conn.Close()
+		t.closeConn(c)
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
@@ -244,32 +254,108 @@ func (t *h1Transport) exchange(ctx context.Context, req *http.Request, addr stri
 	return res, nil
 }
 
-// get takes a kept connection to addr that is still open, or dials one.
+// get takes a kept connection to addr that is still open, or dials one;
+// with next.MaxConnsPerHost connections open already, it waits for one.
 func (t *h1Transport) get(ctx context.Context, addr string) (*h1Conn, bool, error) {
 	now := time.Now()
 	for {
 		t.mu.Lock()
-		cs := t.idle[addr]
-		if len(cs) == 0 {
+		if cs := t.idle[addr]; len(cs) > 0 {
+			c := cs[len(cs)-1]
+			t.idle[addr] = cs[:len(cs)-1]
+			timeout := t.idleTimeout
 			t.mu.Unlock()
-			break
+			if timeout > 0 && now.Sub(c.idleSince) > timeout || !connAlive(c.raw) {
+				t.closeConn(c)
+				continue
+			}
+			return c, true, nil
 		}
-		c := cs[len(cs)-1]
-		t.idle[addr] = cs[:len(cs)-1]
-		timeout := t.idleTimeout
+		if limit := t.next.MaxConnsPerHost; limit <= 0 || t.open[addr] < limit {
+			t.open[addr]++
+			t.mu.Unlock()
+			raw, conn, err := t.dial(ctx, addr)
+			if err != nil {
+				t.freeSlot(addr)
+				return nil, false, err
+			}
+			head := &headLimit{r: conn, n: math.MaxInt64}
+			return &h1Conn{addr: addr, raw: raw, conn: conn, head: head, br: bufio.NewReaderSize(head, 16<<10), bw: bufio.NewWriterSize(conn, 16<<10)}, false, nil
+		}
+		w := make(chan *h1Conn, 1)
+		t.waiters[addr] = append(t.waiters[addr], w)
 		t.mu.Unlock()
-		if timeout > 0 && now.Sub(c.idleSince) > timeout || !connAlive(c.raw) {
-			c.conn.Close()
-			continue
+		select {
+		case c := <-w:
+			if c == nil {
+				continue // a slot was freed
+			}
+			return c, true, nil // handed back by a call that just used it
+		case <-ctx.Done():
+			t.mu.Lock()
+			ws := t.waiters[addr]
+			k := slices.Index(ws, w)
+			if k >= 0 {
+				t.waiters[addr] = slices.Delete(ws, k, k+1)
+			}
+			t.mu.Unlock()
+			if k < 0 {
+				// Taken off the queue to be handed something, which
+				// comes: passed on.
+				if c := <-w; c != nil {
+					t.put(addr, c)
+				} else {
+					t.passWake(addr)
+				}
+			}
+			return nil, false, context.Cause(ctx)
 		}
-		return c, true, nil
 	}
-	raw, conn, err := t.dial(ctx, addr)
-	if err != nil {
-		return nil, false, err
+}
+
+// nextWaiter takes the first call waiting for a connection to addr, if
+// any; t.mu is held.
+func (t *h1Transport) nextWaiter(addr string) chan *h1Conn {
+	ws := t.waiters[addr]
+	if len(ws) == 0 {
+		return nil
 	}
-	head := &headLimit{r: conn, n: math.MaxInt64}
-	return &h1Conn{raw: raw, conn: conn, head: head, br: bufio.NewReaderSize(head, 16<<10), bw: bufio.NewWriterSize(conn, 16<<10)}, false, nil
+	w := ws[0]
+	t.waiters[addr] = ws[1:]
+	return w
+}
+
+// freeSlot gives up a connection slot of addr (a dial failed, or its
+// connection closed) and wakes the first call waiting for one.
+func (t *h1Transport) freeSlot(addr string) {
+	t.mu.Lock()
+	t.open[addr]--
+	w := t.nextWaiter(addr)
+	t.mu.Unlock()
+	if w != nil {
+		w <- nil
+	}
+}
+
+// passWake passes a wake-up on to the next waiting call (its receiver
+// gave up waiting): the slot it announced is still free.
+func (t *h1Transport) passWake(addr string) {
+	t.mu.Lock()
+	w := t.nextWaiter(addr)
+	t.mu.Unlock()
+	if w != nil {
+		w <- nil
+	}
+}
+
+// closeConn closes c and frees its slot.
+func (t *h1Transport) closeConn(c *h1Conn) {
+	if c.closed {
+		return
+	}
+	c.closed = true
+	c.conn.Close()
+	t.freeSlot(c.addr)
 }
 
 // put keeps c for the next call to addr, if there is room.
@@ -277,6 +363,11 @@ func (t *h1Transport) put(addr string, c *h1Conn) {
 	c.idleSince = time.Now()
 	c.bw.Reset(nil)
 	t.mu.Lock()
+	if w := t.nextWaiter(addr); w != nil {
+		t.mu.Unlock()
+		w <- c
+		return
+	}
 	if len(t.idle[addr]) < t.maxIdle {
 		t.idle[addr] = append(t.idle[addr], c)
 		c = nil
@@ -287,7 +378,7 @@ func (t *h1Transport) put(addr string, c *h1Conn) {
 	}
 	t.mu.Unlock()
 	if c != nil {
-		c.conn.Close()
+		t.closeConn(c)
 	}
 }
 
@@ -319,7 +410,7 @@ func (t *h1Transport) sweep() {
 	}
 	t.mu.Unlock()
 	for _, c := range old {
-		c.conn.Close()
+		t.closeConn(c)
 	}
 }
 
@@ -371,7 +462,7 @@ func (b *h1Body) release(whole bool) {
 		b.t.put(b.addr, b.c)
 		return
 	}
-	b.c.conn.Close()
+	b.t.closeConn(b.c)
 }
 
 // gzipBody reads a gzipped answer's body, opening the gzip stream at the

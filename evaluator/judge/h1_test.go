@@ -484,3 +484,92 @@ func TestPlainHTTPFencedPartWay(t *testing.T) {
 		t.Errorf("the fenced call took %v to fail", d)
 	}
 }
+
+// TestPlainHTTPConnectionsCapped: the plain-HTTP path keeps a run's
+// connections within its concurrency, as net/http's transport does
+// (MaxConnsPerHost): calls beyond it wait for a connection handed back,
+// or for a slot freed when one closes, and a call that gives up waiting
+// (its context ends) leaves the others theirs. Before, it opened one
+// connection per call in flight (8 for a client of concurrency 2).
+func TestPlainHTTPConnectionsCapped(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		close bool // the endpoint closes each connection after its answer
+	}{
+		{name: "connections handed back"},
+		{name: "connections closed after each answer", close: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var inFlight, peak atomic.Int64
+			cc := newConnCounter(t, 0, func(w http.ResponseWriter, r *http.Request, n int64) {
+				now := inFlight.Add(1)
+				for {
+					p := peak.Load()
+					if now <= p || peak.CompareAndSwap(p, now) {
+						break
+					}
+				}
+				time.Sleep(30 * time.Millisecond)
+				inFlight.Add(-1)
+				if tc.close {
+					w.Header().Set("Connection", "close")
+				}
+				writeOK(w, "Score: 2")
+			})
+			c := mustNew(t, Config{BaseURL: cc.srv.URL + "/v1", Model: "judge-model", Timeout: 10 * time.Second, MaxAttempts: 1, HTTPClient: ClientFor(2, nil)})
+			// The last call starts once the others hold both connections,
+			// and gives up while waiting for one.
+			gaveUp := make(chan error, 1)
+			var wg sync.WaitGroup
+			for i := range 8 {
+				if i == 7 {
+					for deadline := time.Now().Add(5 * time.Second); inFlight.Load() < 2 && time.Now().Before(deadline); {
+						time.Sleep(time.Millisecond)
+					}
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ctx := context.Background()
+					if i == 7 {
+						var cancel context.CancelFunc
+						ctx, cancel = context.WithTimeout(ctx, 10*time.Millisecond)
+						defer cancel()
+					}
+					resp, err := c.Complete(ctx, simpleRequest())
+					if i == 7 {
+						gaveUp <- err
+						return
+					}
+					if err != nil || resp.Text() != "Score: 2" {
+						t.Errorf("call %d: %q, %v", i, resp.Text(), err)
+					}
+				}()
+			}
+			wg.Wait()
+			if got := peak.Load(); got > 2 {
+				t.Errorf("the endpoint had %d calls at once from a client of concurrency 2", got)
+			}
+			wantConns := int64(2)
+			if tc.close {
+				wantConns = cc.reqs.Load()
+			}
+			if got := cc.conns.Load(); got != wantConns {
+				t.Errorf("%d connections opened, want %d", got, wantConns)
+			}
+			var e *Error
+			if err := <-gaveUp; !errors.As(err, &e) || e.Kind != KindCancelled || !e.NeverSent {
+				t.Errorf("the call that gave up waiting for a connection: %v, want cancelled before anything was sent", err)
+			}
+			// Nothing is left holding a slot: the next calls go through.
+			for i := range 3 {
+				if _, err := c.Complete(context.Background(), simpleRequest()); err != nil {
+					t.Fatalf("call %d after the burst: %v", i, err)
+				}
+			}
+		})
+	}
+}
