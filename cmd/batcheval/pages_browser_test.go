@@ -21,10 +21,26 @@ type browserSteps struct {
 
 func (b browserSteps) do(name string, actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	if err := chromedp.Do(b.ctx, actions...); err != nil {
+	// A step bounded on its own: one that waits for an element that never
+	// comes (a click lost on a busy machine) fails with its name, instead
+	// of holding the package for the tab's 25 minutes.
+	// The tab is opened first on the tab's own context: chromedp ties a
+	// tab to the context of the first Run on it, and the step's would
+	// close it at the step's end.
+	if c := chromedp.FromContext(b.ctx); c != nil && c.Target == nil {
+		if err := chromedp.Do(b.ctx); err != nil {
+			b.t.Fatalf("%s: open the tab: %v", name, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, browserStepTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
 		b.t.Fatalf("%s: %v", name, err)
 	}
 }
+
+// browserStepTimeout bounds one step of a browser test.
+const browserStepTimeout = 2 * time.Minute
 
 func (b browserSteps) text(sel string) string {
 	b.t.Helper()
