@@ -330,15 +330,12 @@ func (t *h1Transport) nextWaiter(addr string) chan *h1Conn {
 func (t *h1Transport) freeSlot(addr string) {
 	t.mu.Lock()
 	t.open[addr]--
-	w := t.nextWaiter(addr)
 	t.mu.Unlock()
-	if w != nil {
-		w <- nil
-	}
+	t.passWake(addr)
 }
 
-// passWake passes a wake-up on to the next waiting call (its receiver
-// gave up waiting): the slot it announced is still free.
+// passWake tells the next call waiting for a connection to addr that a
+// slot is free (one was freed, or the call it was meant for gave up).
 func (t *h1Transport) passWake(addr string) {
 	t.mu.Lock()
 	w := t.nextWaiter(addr)
