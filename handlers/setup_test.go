@@ -127,6 +127,13 @@ func (env *testEnv) waitRun(runID int64, within time.Duration) models.Run {
 			env.t.Fatal(err)
 		}
 		if run.Finished() {
+			// And its statistics, stored after the end: a test changing
+			// the run's scores next would otherwise race with them.
+			if env.runner != nil {
+				ctx, cancel := context.WithDeadline(context.Background(), deadline)
+				env.runner.WaitStats(ctx)
+				cancel()
+			}
 			return run
 		}
 		if time.Now().After(deadline) {

@@ -120,7 +120,12 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 	case err == nil:
 		// The workspace's webhook, if it wants this end, is told by a job
 		// queued with the end itself (notify.go).
+		// The statistics computed after the end (afterFinish) are counted
+		// before the end is written: whoever sees the run finished and
+		// waits for them (WaitStats) waits for this run's too.
+		r.finishing.Add(1)
 		if ferr := r.db.FinishRunNotify(context.WithoutCancel(ctx), runID, end.status, end.reason, r.queueWebhook); ferr != nil {
+			r.finishing.Done()
 			return ferr
 		}
 		log.Info("run finished", "status", end.status, "reason", end.reason)
@@ -1378,9 +1383,9 @@ const statsAtOnce = 2
 // run, does not wait for a finished run's figures (tens of milliseconds
 // for a small run, a minute for a million samples). Stop waits for it
 // within its deadline; a failure, or a process that dies first, only
-// means that the first page to need the figures computes them.
+// means that the first page to need the figures computes them. The
+// caller has counted it in r.finishing.
 func (r *Runner) afterFinish(wsID, runID int64, log *slog.Logger) {
-	r.finishing.Add(1)
 	go func() {
 		defer r.finishing.Done()
 		store := r.storeStats
@@ -1406,9 +1411,12 @@ func (r *Runner) afterFinish(wsID, runID int64, log *slog.Logger) {
 	}()
 }
 
-// waitFinishing waits for the statistics being computed (afterFinish),
-// until ctx ends.
-func (r *Runner) waitFinishing(ctx context.Context) {
+// WaitStats waits, until ctx ends, for the statistics of finished runs
+// being computed in the background (afterFinish): of every run this
+// process has shown as finished. A reader that changes a finished run's
+// stored scores (a test, a tool) waits first, or the figures computed from
+// the scores before its change may be stored after it.
+func (r *Runner) WaitStats(ctx context.Context) {
 	done := make(chan struct{})
 	go func() {
 		r.finishing.Wait()

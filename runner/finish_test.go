@@ -163,3 +163,42 @@ func hookedReceiver(t *testing.T, env *testEnv) *receiver {
 	}
 	return rc
 }
+
+// TestWaitStatsCoversARunSeenFinished: whoever sees a run finished and
+// then waits for the statistics (WaitStats) waits for that run's. They
+// used to be counted only after the end was written, so a test that saw
+// the run finished, waited, and changed its scores could have the
+// statistics of the scores before its change stored after it (a shared
+// comparison then read Pearson 1.000 where it had to say "undefined").
+func TestWaitStatsCoversARunSeenFinished(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		fj := newFakeJudge(t, simjudge.Options{Seed: 5}, nil)
+		waited := make(chan error, 1)
+		r := env.startRunner(Config{MaxRuns: 1}, func(r *Runner) {
+			// Called once the end is written and before the statistics
+			// start: the run reads finished from here on.
+			r.onFinished = func(int64) {
+				ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+				defer cancel()
+				r.WaitStats(ctx)
+				waited <- ctx.Err()
+			}
+		})
+		run := env.launch(r, env.newRun(fj.URL(), 1, 2, 10))
+		if run = env.waitFinished(run.ID, 30*time.Second); run.Status != models.RunSucceeded {
+			t.Fatalf("run ended %s: %s", run.Status, run.Error)
+		}
+		if err := <-waited; err == nil {
+			t.Fatal("WaitStats returned before the statistics of a run that read finished were computed")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		r.WaitStats(ctx)
+		if ctx.Err() != nil {
+			t.Fatal("the statistics never ended")
+		}
+		if st, err := env.db.ListRunStats(context.Background(), run.ID); err != nil || len(st) == 0 {
+			t.Errorf("no statistics stored after WaitStats (%v)", err)
+		}
+	})
+}

@@ -402,7 +402,7 @@ func (r *Runner) Stop(ctx context.Context) error {
 	// Cached answers still queued for a group commit (saveAnswer).
 	r.flushSaves(ctx)
 	// Finished runs' statistics being computed: kept if they end in time.
-	r.waitFinishing(ctx)
+	r.WaitStats(ctx)
 	r.endNotes()
 	return err
 }
