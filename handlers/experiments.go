@@ -430,6 +430,17 @@ func robustnessLine(f runFigures, parent *report.Report, kept []int, names []str
 		}
 		return pearson(parent, k)
 	}
+	// Correlations with other human ratings do not compare: a parent
+	// recomputed with browser ratings read as a gain or loss of its noisy
+	// copy, whose report still reads the imported column.
+	if parent != nil && f.rep != nil && !report.SameHumans(f.rep, parent) {
+		what := fmt.Sprintf("this run is measured against %s, run %d against %s; recompute one of them with the same human ratings",
+			f.rep.Humans.Short(), parentID, parent.Humans.Short())
+		if f.run.Variant == runner.VariantReseed {
+			return fmt.Sprintf("reseed of run %d: no comparison (%s)", parentID, what)
+		}
+		return fmt.Sprintf("%s: no comparison with run %d (%s)", f.run.Variant, parentID, what)
+	}
 	candidates := kept
 	if candidates == nil {
 		for k := range names {
