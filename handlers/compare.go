@@ -387,6 +387,7 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 	}
 	v := compareShell(cmp)
 	v.HumanA, v.HumanB, v.Unmatched = m.humanA, m.humanB, m.unmatched
+	v.HumansNote = m.humansNote
 	v.Total = len(m.rows)
 	v.Offset, v.PageSize = min(max(offset, 0), v.Total), limit
 	fields := map[int64][]evaluator.Text{}
@@ -512,6 +513,10 @@ type matchedSamples struct {
 	// repA and repB are the reports paired (B's criterion aligned), kept
 	// only for the request that paired them: the paired tests read them.
 	repA, repB *report.Report
+	// humansNote says that the two reports read different human ratings
+	// (report.SameHumans), so the paired figures, which measure both runs
+	// against A's, are not B's own; "" when they read the same.
+	humansNote string
 }
 
 // matchedRow is one matched sample: A's row and id (the id is empty when
@@ -585,6 +590,12 @@ func (h *Handlers) compareReports(ctx context.Context, cmp comparison) (repA, re
 func matchSamples(repA, repB *report.Report, cmp comparison, same bool) *matchedSamples {
 	criterion := cmp.criterion
 	m := &matchedSamples{humanA: humanFigures(repA, criterion), humanB: humanFigures(repB, criterion), repA: repA, repB: repB}
+	if !report.SameHumans(repA, repB) {
+		m.humansNote = fmt.Sprintf("The two runs' reports read different human ratings: A reads %s, B reads %s. "+
+			"The paired figures here measure both runs against run A's ratings, so B's differ from its own on its card above. "+
+			"To compare the runs' own figures, recompute one of them with the same human ratings (on its page, under Human ratings).",
+			repA.Humans.Short(), repB.Humans.Short())
+	}
 	// report.SampleKey's pairing, keyed without building its strings: on
 	// the same dataset by row, otherwise by sample id (the last of B's
 	// samples with a key wins, as in report.PairScores).

@@ -1,0 +1,70 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/a-h/templ"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// TestCompareSaysWhenTheRunsReadOtherHumans: with run A recomputed with
+// browser ratings and run B on the imported column, the compare page's
+// card gave B's own Pearson (against the imported column) and its paired
+// table another one for B (against A's ratings), without a word; the
+// verdict's sign could flip with the order of the runs. The page now says
+// the reports read different human ratings and which the paired figures
+// use; with both on the imported column it says nothing of the kind.
+func TestCompareSaysWhenTheRunsReadOtherHumans(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		x := env.demoExperiment()
+		a, b := x.batchEval, x.gEval
+		page := func(a, b models.Run) string {
+			rec := env.get(fmt.Sprintf("/compare?a=%d&b=%d&criterion=0", a.ID, b.ID))
+			if rec.Code != http.StatusOK {
+				t.Fatalf("compare %d with %d: %d", a.ID, b.ID, rec.Code)
+			}
+			return rec.Body.String()
+		}
+		if body := page(a, b); strings.Contains(body, `data-testid="humans-note"`) {
+			t.Error("both runs read the imported column, yet the compare page says they read different human ratings")
+		}
+
+		rows, err := env.db.ListDatasetRows(ctx, a.DatasetID, 0, 0)
+		must(t, err)
+		crit := a.RubricSnapshot.Criteria[0]
+		for _, row := range rows[:8] {
+			far := crit.Lo
+			if v := row.Ratings[crit.HumanColumn]; v != nil && *v < (crit.Lo+crit.Hi)/2 {
+				far = crit.Hi
+			}
+			_, err := env.db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: a.DatasetID, RowID: row.ID,
+				Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: "Ann", RunID: &a.ID, Lo: crit.Lo, Hi: crit.Hi, Score: &far})
+			must(t, err)
+		}
+		if rec := env.postForm(fmt.Sprintf("/runs/%d/humans", a.ID), url.Values{"source": {"both"}}); rec.Code != http.StatusSeeOther {
+			t.Fatalf("recompute: %d", rec.Code)
+		}
+		for _, tt := range []struct {
+			name         string
+			a, b         models.Run
+			readA, readB string
+		}{
+			{"recomputed run as A", a, b, "the imported column and browser ratings (8 browser ratings)", "the imported column"},
+			{"recomputed run as B", b, a, "the imported column", "the imported column and browser ratings (8 browser ratings)"},
+		} {
+			body := page(tt.a, tt.b)
+			want := templ.EscapeString(fmt.Sprintf("The two runs' reports read different human ratings: A reads %s, B reads %s. "+
+				"The paired figures here measure both runs against run A's ratings", tt.readA, tt.readB))
+			if !strings.Contains(body, `data-testid="humans-note"`) || !strings.Contains(body, want) {
+				t.Errorf("%s: the compare page does not say %q", tt.name, want)
+			}
+		}
+	})
+}
