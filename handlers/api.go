@@ -1527,6 +1527,12 @@ func (h *Handlers) apiListRuns(c echo.Context) error {
 		if err != nil || n <= 0 {
 			return models.Errorf(models.EInvalid, "project_id %q is not a project id", q)
 		}
+		// A project that does not exist (a typo, another workspace's, one
+		// in the trash) is a 404, not an empty list a script reads as "no
+		// runs yet".
+		if _, err := h.DB.FindProject(c.Request().Context(), h.workspaceID(c), n); err != nil {
+			return err
+		}
 		project = n
 	}
 	runs, err := h.DB.ListRuns(c.Request().Context(), h.workspaceID(c), project)
