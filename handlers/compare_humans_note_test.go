@@ -68,3 +68,43 @@ func TestCompareSaysWhenTheRunsReadOtherHumans(t *testing.T) {
 		}
 	})
 }
+
+// TestExperimentSaysWhenTheRunsReadOtherHumans: the experiment table set
+// a run recomputed with browser ratings beside runs on the imported
+// column, marking the best of each column and naming a best run, with no
+// word that their correlations are with different human ratings. The page
+// now says so and which run reads which.
+func TestExperimentSaysWhenTheRunsReadOtherHumans(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		x := env.demoExperiment()
+		a := x.batchEval
+		page := func() string {
+			rec := env.get(fmt.Sprintf("/experiments/%d", x.exp.ID))
+			if rec.Code != http.StatusOK {
+				t.Fatalf("experiment page: %d", rec.Code)
+			}
+			return rec.Body.String()
+		}
+		if strings.Contains(page(), `data-testid="humans-note"`) {
+			t.Error("every run reads the imported column, yet the experiment page says they read different human ratings")
+		}
+		rows, err := env.db.ListDatasetRows(ctx, a.DatasetID, 0, 0)
+		must(t, err)
+		crit := a.RubricSnapshot.Criteria[0]
+		for _, row := range rows[:6] {
+			score := crit.Hi
+			_, err := env.db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: a.DatasetID, RowID: row.ID,
+				Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: "Ann", RunID: &a.ID, Lo: crit.Lo, Hi: crit.Hi, Score: &score})
+			must(t, err)
+		}
+		if rec := env.postForm(fmt.Sprintf("/runs/%d/humans", a.ID), url.Values{"source": {"browser"}}); rec.Code != http.StatusSeeOther {
+			t.Fatalf("recompute: %d", rec.Code)
+		}
+		want := templ.EscapeString(fmt.Sprintf("These runs are measured against different human ratings: %q against the browser ratings (6 browser ratings); %q against the imported column.",
+			a.Name, x.gEval.Name))
+		if body := page(); !strings.Contains(body, `data-testid="humans-note"`) || !strings.Contains(body, want) {
+			t.Errorf("the experiment page does not say %q", want)
+		}
+	})
+}
