@@ -106,5 +106,16 @@ func TestExperimentSaysWhenTheRunsReadOtherHumans(t *testing.T) {
 		if body := page(); !strings.Contains(body, `data-testid="humans-note"`) || !strings.Contains(body, want) {
 			t.Errorf("the experiment page does not say %q", want)
 		}
+		// So do its share link and its downloaded report.
+		link := env.createShareVia(url.Values{"kind": {"experiment"}, "experiment_id": {fmt.Sprint(x.exp.ID)}, "expires": {"7d"}})
+		for _, path := range []string{link, fmt.Sprintf("/experiments/%d/report.html", x.exp.ID)} {
+			rec := env.get(path)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("%s: %d", path, rec.Code)
+			}
+			if !strings.Contains(rec.Body.String(), want) {
+				t.Errorf("%s does not say %q", path, want)
+			}
+		}
 	})
 }
