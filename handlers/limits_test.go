@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -242,6 +243,57 @@ func TestUploadRoutesSkipTheFormLimit(t *testing.T) {
 			if uploadRoute(route) {
 				t.Errorf("%s is exempt from the 1 MiB limit", route)
 			}
+		}
+	})
+}
+
+// TestVariantsRefusedAtRunLimit: with the workspace at its limit of runs
+// at once, "Make a noisy copy and run on it" was refused with a bare
+// "Conflict" page after it had stored the noisy copy of the dataset and
+// an experiment around the run: each try left another copy in the project.
+// Every variant is now refused on the variants form with the reason,
+// leaving no dataset, experiment or run behind.
+func TestVariantsRefusedAtRunLimit(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := t.Context()
+		d := env.demo()
+		parent := env.waitRun(env.launch(d.launchForm("1", "10")), 60*time.Second)
+		if parent.Status != models.RunSucceeded {
+			t.Fatalf("parent run %s (%s)", parent.Status, parent.Error)
+		}
+		env.db.MaxActiveRunsPerWorkspace = 1
+		// A queued run with no job: it stays queued.
+		blocker := models.Run{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: d.dataset.ID, Name: "blocker", Method: "batcheval"}
+		must(t, env.db.CreateRun(ctx, &blocker, nil))
+		datasets, _ := env.db.ListDatasets(ctx, env.ws.ID, env.project.ID)
+		runs, _ := env.db.ListRuns(ctx, env.ws.ID, env.project.ID)
+		reword := rewordForm(parent.RubricSnapshot)
+		reword.Set("task", "Judge the assistant's next reply in the light of the conversation.")
+		base := fmt.Sprintf("/runs/%d", parent.ID)
+		for _, tt := range []struct {
+			name, path string
+			form       url.Values
+		}{
+			{"noise", "/noise", url.Values{"delete_percent": {"5"}, "replace_percent": {"5"}, "seed": {"1"}}},
+			{"reseed", "/reseed", url.Values{"seed": {"2"}}},
+			{"reword", "/reword", reword},
+		} {
+			rec := env.postForm(base+tt.path, tt.form)
+			if rec.Code != http.StatusConflict {
+				t.Errorf("%s: %d, want 409", tt.name, rec.Code)
+			}
+			if missing := bodyLacks(rec.Body.String(), "BATCHEVAL_MAX_RUNS_PER_WORKSPACE", `action="`+base+tt.path+`"`); len(missing) > 0 {
+				t.Errorf("%s: the variants form lacks %q", tt.name, missing)
+			}
+		}
+		if after, _ := env.db.ListDatasets(ctx, env.ws.ID, env.project.ID); len(after) != len(datasets) {
+			t.Errorf("refused variants left datasets: %d -> %d", len(datasets), len(after))
+		}
+		if after, _ := env.db.ListRuns(ctx, env.ws.ID, env.project.ID); len(after) != len(runs) {
+			t.Errorf("refused variants left runs: %d -> %d", len(runs), len(after))
+		}
+		if es, _ := env.db.ListExperiments(ctx, env.ws.ID, env.project.ID); len(es) != 0 {
+			t.Errorf("refused variants left %d experiments", len(es))
 		}
 	})
 }
