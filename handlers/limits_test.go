@@ -297,3 +297,51 @@ func TestVariantsRefusedAtRunLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestHeldOutRunsRefusedAtRunLimit: with the workspace at its limit of
+// runs at once, accepting an alignment's draft says on its page that the
+// held-out runs could not be launched and offers "Launch the held-out
+// runs"; that button answered a bare "Conflict" page, away from the
+// alignment. It now comes back to the alignment's page with the reason.
+func TestHeldOutRunsRefusedAtRunLimit(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := t.Context()
+		d := env.demo()
+		src := env.waitRun(env.launch(d.launchForm("2", "10")), 60*time.Second)
+		if src.Status != models.RunSucceeded {
+			t.Fatalf("source run %s (%s)", src.Status, src.Error)
+		}
+		rec := env.postForm(fmt.Sprintf("/runs/%d/align", src.ID), url.Values{"criterion": {"0"}, "seed": {"3"}, "held_out_percent": {"50"}})
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("start: %d", rec.Code)
+		}
+		page := rec.Header().Get("Location")
+		var aID int64
+		if _, err := fmt.Sscanf(page, "/alignments/%d", &aID); err != nil {
+			t.Fatalf("start went to %q", page)
+		}
+		a, err := env.db.FindAlignment(ctx, env.ws.ID, aID)
+		must(t, err)
+		env.db.MaxActiveRunsPerWorkspace = 1
+		blocker := models.Run{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: d.dataset.ID, Name: "blocker", Method: "batcheval"}
+		must(t, env.db.CreateRun(ctx, &blocker, nil))
+
+		rec = env.postForm(page+"/accept", draftFormValues(a.Draft, "Lively and specific."))
+		if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != page {
+			t.Fatalf("accept at the limit: %d to %q, want back to %s", rec.Code, rec.Header().Get("Location"), page)
+		}
+		if msg := flashText(t, rec); !strings.Contains(msg, "BATCHEVAL_MAX_RUNS_PER_WORKSPACE") {
+			t.Errorf("accept at the limit says %q, want the limit named", msg)
+		}
+		rec = env.postForm(page+"/heldout", url.Values{})
+		if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != page {
+			t.Fatalf("launch the held-out runs at the limit: %d to %q, want back to %s\n%s", rec.Code, rec.Header().Get("Location"), page, rec.Body.String())
+		}
+		if msg := flashText(t, rec); !strings.Contains(msg, "held-out runs could not be launched") || !strings.Contains(msg, "BATCHEVAL_MAX_RUNS_PER_WORKSPACE") {
+			t.Errorf("launch the held-out runs at the limit says %q, want why, with the limit named", msg)
+		}
+		if a, _ := env.db.FindAlignment(ctx, env.ws.ID, aID); a.BeforeRunID != nil || a.AfterRunID != nil {
+			t.Errorf("refused held-out runs recorded: %v %v", a.BeforeRunID, a.AfterRunID)
+		}
+	})
+}
