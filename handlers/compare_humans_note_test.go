@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -60,10 +61,18 @@ func TestCompareSaysWhenTheRunsReadOtherHumans(t *testing.T) {
 			{"recomputed run as B", b, a, "the imported column", "the imported column and browser ratings (8 browser ratings)"},
 		} {
 			body := page(tt.a, tt.b)
-			want := templ.EscapeString(fmt.Sprintf("The two runs' reports read different human ratings: A reads %s, B reads %s. "+
-				"The paired figures here measure both runs against run A's ratings", tt.readA, tt.readB))
-			if !strings.Contains(body, `data-testid="humans-note"`) || !strings.Contains(body, want) {
-				t.Errorf("%s: the compare page does not say %q", tt.name, want)
+			plain := fmt.Sprintf("The two runs' reports read different human ratings: A reads %s, B reads %s. "+
+				"The paired figures here measure both runs against run A's ratings", tt.readA, tt.readB)
+			if !strings.Contains(body, `data-testid="humans-note"`) || !strings.Contains(body, templ.EscapeString(plain)) {
+				t.Errorf("%s: the compare page does not say %q", tt.name, plain)
+			}
+			// The API's comparison says it too.
+			rec := env.get(fmt.Sprintf("/api/v1/compare?a=%d&b=%d&criterion=0", tt.a.ID, tt.b.ID))
+			var out struct {
+				Agreement APIAgreement `json:"agreement"`
+			}
+			if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &out) != nil || !strings.HasPrefix(out.Agreement.HumansNote, plain) {
+				t.Errorf("%s: the API's agreement.humans_note is %q (status %d), want it to start %q", tt.name, out.Agreement.HumansNote, rec.Code, plain)
 			}
 		}
 	})
