@@ -52,6 +52,14 @@ func TestCompareSaysWhenTheRunsReadOtherHumans(t *testing.T) {
 		if rec := env.postForm(fmt.Sprintf("/runs/%d/humans", a.ID), url.Values{"source": {"both"}}); rec.Code != http.StatusSeeOther {
 			t.Fatalf("recompute: %d", rec.Code)
 		}
+		// The reviews rate the first criterion only: on the second, both
+		// reports hold the same ratings, and nothing is said.
+		if len(a.RubricSnapshot.Criteria) > 1 {
+			rec := env.get(fmt.Sprintf("/compare?a=%d&b=%d&criterion=1", a.ID, b.ID))
+			if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `data-testid="humans-note"`) {
+				t.Errorf("criterion 2, which no review rates: status %d, and the page says the runs read different human ratings", rec.Code)
+			}
+		}
 		for _, tt := range []struct {
 			name         string
 			a, b         models.Run
@@ -61,7 +69,7 @@ func TestCompareSaysWhenTheRunsReadOtherHumans(t *testing.T) {
 			{"recomputed run as B", b, a, "the imported column", "the imported column and browser ratings (8 browser ratings)"},
 		} {
 			body := page(tt.a, tt.b)
-			plain := fmt.Sprintf("The two runs' reports read different human ratings: A reads %s, B reads %s. "+
+			plain := fmt.Sprintf("The two runs' reports read different human ratings: A reads %s, B reads %s, which differ on 8 of the 30 samples compared. "+
 				"The paired figures here measure both runs against run A's ratings", tt.readA, tt.readB)
 			if !strings.Contains(body, `data-testid="humans-note"`) || !strings.Contains(body, templ.EscapeString(plain)) {
 				t.Errorf("%s: the compare page does not say %q", tt.name, plain)
