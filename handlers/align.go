@@ -753,7 +753,13 @@ func (h *Handlers) relaunchHeldOut(c echo.Context) error {
 		}
 	}
 	if _, _, err := h.Runner.LaunchHeldOut(ctx, ws, &a, after); err != nil {
-		return err
+		if models.ErrorCode(err) != models.EConflict {
+			return err
+		}
+		// The workspace's limit of runs at once: said on the alignment's
+		// page, where the button is, as accepting says it.
+		setFlash(c, "error", fmt.Sprintf("The held-out runs could not be launched: %s. Launch them again from this page.", models.ErrorMessage(err)))
+		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/alignments/%d", a.ID))
 	}
 	return redirect(c, fmt.Sprintf("/alignments/%d", a.ID), "Launched the held-out runs of both versions.")
 }

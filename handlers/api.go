@@ -811,11 +811,14 @@ const (
 // Williams' t on Pearson's r, and says when Zou's interval reads the
 // other way); null while pending.
 type APIAgreement struct {
-	Status            string                   `json:"status"`
-	Reading           *string                  `json:"reading"`
-	RetryAfterSeconds *int                     `json:"retry_after_seconds"`
-	LastAttemptFailed bool                     `json:"last_attempt_failed"`
-	Differences       []APIAgreementDifference `json:"differences"`
+	Status            string  `json:"status"`
+	Reading           *string `json:"reading"`
+	RetryAfterSeconds *int    `json:"retry_after_seconds"`
+	LastAttemptFailed bool    `json:"last_attempt_failed"`
+	// HumansNote is the compare page's note that the two reports read
+	// different human ratings; absent when they read the same.
+	HumansNote  string                   `json:"humans_note,omitempty"`
+	Differences []APIAgreementDifference `json:"differences"`
 }
 
 // APIAgreementDifference is one coefficient's paired comparison of the two
@@ -843,6 +846,9 @@ type APIPairedTest struct {
 // apiAgreement turns the compare page's agreement into its API shape.
 func apiAgreement(v web.CompareView) APIAgreement {
 	out := APIAgreement{Differences: []APIAgreementDifference{}}
+	if v.HasHuman && !v.DifferentCriteria {
+		out.HumansNote = v.HumansNote
+	}
 	reading := func(s string) *string { return &s }
 	switch {
 	case !v.HasHuman:
@@ -1526,6 +1532,12 @@ func (h *Handlers) apiListRuns(c echo.Context) error {
 		n, err := strconv.ParseInt(q, 10, 64)
 		if err != nil || n <= 0 {
 			return models.Errorf(models.EInvalid, "project_id %q is not a project id", q)
+		}
+		// A project that does not exist (a typo, another workspace's, one
+		// in the trash) is a 404, not an empty list a script reads as "no
+		// runs yet".
+		if _, err := h.DB.FindProject(c.Request().Context(), h.workspaceID(c), n); err != nil {
+			return err
 		}
 		project = n
 	}

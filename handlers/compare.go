@@ -387,6 +387,7 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 	}
 	v := compareShell(cmp)
 	v.HumanA, v.HumanB, v.Unmatched = m.humanA, m.humanB, m.unmatched
+	v.HumansNote = m.humansNote
 	v.Total = len(m.rows)
 	v.Offset, v.PageSize = min(max(offset, 0), v.Total), limit
 	fields := map[int64][]evaluator.Text{}
@@ -512,6 +513,10 @@ type matchedSamples struct {
 	// repA and repB are the reports paired (B's criterion aligned), kept
 	// only for the request that paired them: the paired tests read them.
 	repA, repB *report.Report
+	// humansNote says that the two reports read different human ratings
+	// (report.SameHumans), so the paired figures, which measure both runs
+	// against A's, are not B's own; "" when they read the same.
+	humansNote string
 }
 
 // matchedRow is one matched sample: A's row and id (the id is empty when
@@ -563,6 +568,38 @@ func (h *Handlers) matchedOf(ctx context.Context, cmp comparison) (*matchedSampl
 	return m, nil
 }
 
+// sameRating reports whether two human ratings are the same: both
+// missing, or equal up to floating-point noise.
+func sameRating(a, b *float64) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return math.Abs(*a-*b) <= 1e-9*math.Max(1, math.Max(math.Abs(*a), math.Abs(*b)))
+}
+
+// compareHumansNote says that run B's report holds other human ratings than run
+// A's for some of the matched samples (differ of matched), while the
+// paired figures measure both runs against A's: B's paired figure is then
+// not its own. "" when every matched sample has the same rating in both.
+func compareHumansNote(repA, repB *report.Report, cmp comparison, differ, matched int) string {
+	if differ == 0 {
+		return ""
+	}
+	var why string
+	switch {
+	case !report.SameHumans(repA, repB):
+		why = fmt.Sprintf("The two runs' reports read different human ratings: A reads %s, B reads %s", repA.Humans.Short(), repB.Humans.Short())
+	case cmp.critA.HumanColumn != cmp.critB.HumanColumn:
+		why = fmt.Sprintf("The two runs read their human ratings from different columns: A from %q, B from %q", cmp.critA.HumanColumn, cmp.critB.HumanColumn)
+	default:
+		why = "The two runs' reports hold different human ratings"
+	}
+	return fmt.Sprintf("%s, which differ on %s of the %s samples compared. "+
+		"The paired figures here measure both runs against run A's ratings, so B's differ from its own on its card above. "+
+		"To compare the runs' own figures, recompute one of them with the same human ratings (on its page, under Human ratings).",
+		why, runCount(differ), runCount(matched))
+}
+
 // compareReports are the two runs' reports as the compare page reads them
 // (compareReport), B's criterion aligned with A's.
 func (h *Handlers) compareReports(ctx context.Context, cmp comparison) (repA, repB *report.Report, err error) {
@@ -609,6 +646,7 @@ func matchSamples(repA, repB *report.Report, cmp comparison, same bool) *matched
 	}
 	var xs, ys []*float64
 	var diffs []*float64
+	otherHumans := 0 // matched samples whose human rating differs in B's report
 	if criterion < len(repA.Criteria) {
 		ss := repA.Criteria[criterion].Samples
 		m.rows = make([]matchedRow, 0, len(ss))
@@ -628,8 +666,12 @@ func matchSamples(repA, repB *report.Report, cmp comparison, same bool) *matched
 			xs, ys = append(xs, s.Final), append(ys, sb.Final)
 			m.rows = append(m.rows, matchedRow{rowID: s.RowID, externalID: s.ExternalID, human: s.Human, a: s.Final, b: sb.Final, fields: s.Fields})
 			diffs = append(diffs, d)
+			if !sameRating(s.Human, sb.Human) {
+				otherHumans++
+			}
 		}
 	}
+	m.humansNote = compareHumansNote(repA, repB, cmp, otherHumans, len(m.rows))
 	// Largest disagreement first; samples missing a score on either side
 	// last; ties keep A's order (a stable sort on |A − B|, as the page
 	// always sorted).

@@ -396,6 +396,7 @@ func (h *Handlers) experimentView(c echo.Context, e models.Experiment, verdict b
 		}
 	}
 	v.CachedNote = cachedNote(figs)
+	v.HumansNote = humansNote(figs)
 	v.SimulatedNote = simulatedProcedureNote(figs)
 	v.Summary = experimentSummary(figs)
 	v.Chart, v.ChartNote = experimentChart(figs)
@@ -429,6 +430,17 @@ func robustnessLine(f runFigures, parent *report.Report, kept []int, names []str
 			}
 		}
 		return pearson(parent, k)
+	}
+	// Correlations with other human ratings do not compare: a parent
+	// recomputed with browser ratings read as a gain or loss of its noisy
+	// copy, whose report still reads the imported column.
+	if parent != nil && f.rep != nil && !report.SameHumans(f.rep, parent) {
+		what := fmt.Sprintf("this run is measured against %s, run %d against %s; recompute one of them with the same human ratings",
+			f.rep.Humans.Short(), parentID, parent.Humans.Short())
+		if f.run.Variant == runner.VariantReseed {
+			return fmt.Sprintf("reseed of run %d: no comparison (%s)", parentID, what)
+		}
+		return fmt.Sprintf("%s: no comparison with run %d (%s)", f.run.Variant, parentID, what)
 	}
 	candidates := kept
 	if candidates == nil {
@@ -704,6 +716,47 @@ func cachedNote(figs []runFigures) string {
 		note += `"as if every call were paid": the run's calls answered from the answer cache are counted with the tokens they used when first paid for, at the run's own prices, so its tokens and cost are its method's and compare with the others.`
 	}
 	return note
+}
+
+// humansNote says that the experiment's runs are measured against
+// different human ratings (report.SameHumans: one recomputed with browser
+// ratings, others on the imported column), naming which runs read which;
+// "" when every run with figures reads the same. Their correlation
+// columns then differ partly by the ratings, and the headline's paired
+// tests measure every run against the best run's ratings.
+func humansNote(figs []runFigures) string {
+	type group struct {
+		rep   *report.Report
+		names []string
+	}
+	var groups []*group
+	for _, f := range figs {
+		if f.rep == nil {
+			continue
+		}
+		var g *group
+		for _, x := range groups {
+			if report.SameHumans(x.rep, f.rep) {
+				g = x
+				break
+			}
+		}
+		if g == nil {
+			g = &group{rep: f.rep}
+			groups = append(groups, g)
+		}
+		g.names = append(g.names, strconv.Quote(f.run.Name))
+	}
+	if len(groups) < 2 {
+		return ""
+	}
+	parts := make([]string, len(groups))
+	for i, g := range groups {
+		parts[i] = joinNames(g.names) + " against " + g.rep.Humans.Short()
+	}
+	return "These runs are measured against different human ratings: " + strings.Join(parts, "; ") + ". " +
+		"Their correlations then differ partly because of the ratings, not the judges, and the headline's paired tests measure every run against the ratings of the run it names best. " +
+		"To compare them, recompute the runs with the same human ratings (on each run's page, under Human ratings)."
 }
 
 // cacheShareText says how many of a run's calls the answer cache answered.

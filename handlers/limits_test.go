@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -242,6 +243,105 @@ func TestUploadRoutesSkipTheFormLimit(t *testing.T) {
 			if uploadRoute(route) {
 				t.Errorf("%s is exempt from the 1 MiB limit", route)
 			}
+		}
+	})
+}
+
+// TestVariantsRefusedAtRunLimit: with the workspace at its limit of runs
+// at once, "Make a noisy copy and run on it" was refused with a bare
+// "Conflict" page after it had stored the noisy copy of the dataset and
+// an experiment around the run: each try left another copy in the project.
+// Every variant is now refused on the variants form with the reason,
+// leaving no dataset, experiment or run behind.
+func TestVariantsRefusedAtRunLimit(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := t.Context()
+		d := env.demo()
+		parent := env.waitRun(env.launch(d.launchForm("1", "10")), 60*time.Second)
+		if parent.Status != models.RunSucceeded {
+			t.Fatalf("parent run %s (%s)", parent.Status, parent.Error)
+		}
+		env.db.MaxActiveRunsPerWorkspace = 1
+		// A queued run with no job: it stays queued.
+		blocker := models.Run{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: d.dataset.ID, Name: "blocker", Method: "batcheval"}
+		must(t, env.db.CreateRun(ctx, &blocker, nil))
+		datasets, _ := env.db.ListDatasets(ctx, env.ws.ID, env.project.ID)
+		runs, _ := env.db.ListRuns(ctx, env.ws.ID, env.project.ID)
+		reword := rewordForm(parent.RubricSnapshot)
+		reword.Set("task", "Judge the assistant's next reply in the light of the conversation.")
+		base := fmt.Sprintf("/runs/%d", parent.ID)
+		for _, tt := range []struct {
+			name, path string
+			form       url.Values
+		}{
+			{"noise", "/noise", url.Values{"delete_percent": {"5"}, "replace_percent": {"5"}, "seed": {"1"}}},
+			{"reseed", "/reseed", url.Values{"seed": {"2"}}},
+			{"reword", "/reword", reword},
+		} {
+			rec := env.postForm(base+tt.path, tt.form)
+			if rec.Code != http.StatusConflict {
+				t.Errorf("%s: %d, want 409", tt.name, rec.Code)
+			}
+			if missing := bodyLacks(rec.Body.String(), "BATCHEVAL_MAX_RUNS_PER_WORKSPACE", `action="`+base+tt.path+`"`); len(missing) > 0 {
+				t.Errorf("%s: the variants form lacks %q", tt.name, missing)
+			}
+		}
+		if after, _ := env.db.ListDatasets(ctx, env.ws.ID, env.project.ID); len(after) != len(datasets) {
+			t.Errorf("refused variants left datasets: %d -> %d", len(datasets), len(after))
+		}
+		if after, _ := env.db.ListRuns(ctx, env.ws.ID, env.project.ID); len(after) != len(runs) {
+			t.Errorf("refused variants left runs: %d -> %d", len(runs), len(after))
+		}
+		if es, _ := env.db.ListExperiments(ctx, env.ws.ID, env.project.ID); len(es) != 0 {
+			t.Errorf("refused variants left %d experiments", len(es))
+		}
+	})
+}
+
+// TestHeldOutRunsRefusedAtRunLimit: with the workspace at its limit of
+// runs at once, accepting an alignment's draft says on its page that the
+// held-out runs could not be launched and offers "Launch the held-out
+// runs"; that button answered a bare "Conflict" page, away from the
+// alignment. It now comes back to the alignment's page with the reason.
+func TestHeldOutRunsRefusedAtRunLimit(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := t.Context()
+		d := env.demo()
+		src := env.waitRun(env.launch(d.launchForm("2", "10")), 60*time.Second)
+		if src.Status != models.RunSucceeded {
+			t.Fatalf("source run %s (%s)", src.Status, src.Error)
+		}
+		rec := env.postForm(fmt.Sprintf("/runs/%d/align", src.ID), url.Values{"criterion": {"0"}, "seed": {"3"}, "held_out_percent": {"50"}})
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("start: %d", rec.Code)
+		}
+		page := rec.Header().Get("Location")
+		var aID int64
+		if _, err := fmt.Sscanf(page, "/alignments/%d", &aID); err != nil {
+			t.Fatalf("start went to %q", page)
+		}
+		a, err := env.db.FindAlignment(ctx, env.ws.ID, aID)
+		must(t, err)
+		env.db.MaxActiveRunsPerWorkspace = 1
+		blocker := models.Run{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: d.dataset.ID, Name: "blocker", Method: "batcheval"}
+		must(t, env.db.CreateRun(ctx, &blocker, nil))
+
+		rec = env.postForm(page+"/accept", draftFormValues(a.Draft, "Lively and specific."))
+		if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != page {
+			t.Fatalf("accept at the limit: %d to %q, want back to %s", rec.Code, rec.Header().Get("Location"), page)
+		}
+		if msg := flashText(t, rec); !strings.Contains(msg, "BATCHEVAL_MAX_RUNS_PER_WORKSPACE") {
+			t.Errorf("accept at the limit says %q, want the limit named", msg)
+		}
+		rec = env.postForm(page+"/heldout", url.Values{})
+		if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != page {
+			t.Fatalf("launch the held-out runs at the limit: %d to %q, want back to %s\n%s", rec.Code, rec.Header().Get("Location"), page, rec.Body.String())
+		}
+		if msg := flashText(t, rec); !strings.Contains(msg, "held-out runs could not be launched") || !strings.Contains(msg, "BATCHEVAL_MAX_RUNS_PER_WORKSPACE") {
+			t.Errorf("launch the held-out runs at the limit says %q, want why, with the limit named", msg)
+		}
+		if a, _ := env.db.FindAlignment(ctx, env.ws.ID, aID); a.BeforeRunID != nil || a.AfterRunID != nil {
+			t.Errorf("refused held-out runs recorded: %v %v", a.BeforeRunID, a.AfterRunID)
 		}
 	})
 }

@@ -819,10 +819,19 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	if v.CanRate {
 		f := h.reviewForm(c, ds, run, q.Criterion, scale, s.RowID, q.url(ds.ID, q.Index), mine)
 		f.RatingOnly = sv.Hidden
-		f.AboutScore = !sv.Hidden && !slices.ContainsFunc(sv.Rounds, func(r web.ReviewRound) bool { return r.Analysis != "" })
+		f.AboutScore = !sv.Hidden && (!writesAnalysis(run) || !slices.ContainsFunc(sv.Rounds, func(r web.ReviewRound) bool { return r.Analysis != "" }))
 		v.Form = &f
 	}
 	return render(c, http.StatusOK, web.ReviewQueuePage(v))
+}
+
+// writesAnalysis reports whether the run's judge writes an analysis of
+// each sample. G-Eval's judge fills in a score form and writes none: the
+// line stored beside its scores ("Probability-weighted score from
+// logprobs.") is the product's note on how the score was read, so a
+// reviewer is asked about the judge's score, not about an analysis.
+func writesAnalysis(run models.Run) bool {
+	return run.Method != string(evaluator.MethodGEval)
 }
 
 // finalMissing says in a few words why a final score is missing: no
@@ -1011,7 +1020,7 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 			f := h.reviewForm(c, ds, run, ci, scales[ci], rowID, back, mineOf(reviews.current[rowID], me))
 			// As the queue asks: about the score when no round shows an
 			// analysis ("The judge wrote no analysis of this sample").
-			f.AboutScore = ci >= len(page.Criteria) ||
+			f.AboutScore = ci >= len(page.Criteria) || !writesAnalysis(run) ||
 				!slices.ContainsFunc(page.Criteria[ci].Rounds, func(r web.RunSampleRound) bool { return r.Analysis != "" })
 			sc.Form = &f
 		}

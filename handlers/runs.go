@@ -656,8 +656,33 @@ func (h *Handlers) listRunBatches(c echo.Context) error {
 	v := web.RunBatchesView{Page: page(c, run.Name+": calls"), Run: run, Failed: f.Failed, Cause: f.Kind, Causes: failureViews(run.ID, causes),
 		Total: total, At: at, Pages: max(1, (total+batchesPerPage-1)/batchesPerPage)}
 	m := methods.For(run.Method)
+	// A sample-wise method's unit is one sample: the list names it by its
+	// id, as its page does ("Sample tc-000"), not by the unit's number,
+	// which restarts with each criterion and matches no id in the data.
+	ids := map[int64]string{}
+	if m.Words().Unit == "sample" {
+		var rowIDs []int64
+		for _, b := range bs {
+			if len(b.RowIDs) == 1 {
+				rowIDs = append(rowIDs, b.RowIDs[0])
+			}
+		}
+		if len(rowIDs) > 0 {
+			rows, err := h.DB.FindDatasetRows(ctx, run.DatasetID, rowIDs)
+			if err != nil {
+				return err
+			}
+			for id, r := range rows {
+				ids[id] = r.ExternalID
+			}
+		}
+	}
 	for _, b := range bs {
-		v.Rows = append(v.Rows, web.RunBatchRow{Batch: b, Criterion: unitCriterion(run, m, b.CriterionIndex)})
+		row := web.RunBatchRow{Batch: b, Criterion: unitCriterion(run, m, b.CriterionIndex)}
+		if len(b.RowIDs) == 1 {
+			row.SampleID = ids[b.RowIDs[0]]
+		}
+		v.Rows = append(v.Rows, row)
 	}
 	return render(c, http.StatusOK, web.RunBatchesPage(v))
 }

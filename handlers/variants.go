@@ -103,10 +103,17 @@ func (h *Handlers) readVariantForm(c echo.Context) (models.Run, url.Values, vari
 // variantFailed re-renders the page with the form's messages, or returns
 // err when it is not the person's to fix.
 func (h *Handlers) variantFailed(c echo.Context, run models.Run, f variantForms, err error) error {
-	if err != nil && models.ErrorCode(err) != models.EInvalid {
+	status := http.StatusUnprocessableEntity
+	switch code := models.ErrorCode(err); {
+	case err == nil || code == models.EInvalid:
+	case code == models.EConflict:
+		// The workspace's limit of runs at once: the form, with what to
+		// do, rather than a bare error page.
+		status = http.StatusConflict
+	default:
 		return err
 	}
-	return render(c, http.StatusUnprocessableEntity, web.RunVariantsPage(h.variantsView(c, run, f)))
+	return render(c, status, web.RunVariantsPage(h.variantsView(c, run, f)))
 }
 
 // reseedRun launches the run's setup again with another seed.

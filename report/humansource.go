@@ -60,6 +60,49 @@ func (u HumanUse) Text() string {
 	return s
 }
 
+// SameHumans reports whether two reports measured agreement against the
+// same human ratings, so that their correlations can be set against each
+// other: both read the imported column (a noisy copy carries its parent's
+// ratings; "both" with no browser rating is the imported column as it
+// is), or both read browser ratings of the same dataset chosen up to the
+// same rating. A report recomputed with browser ratings beside one that
+// was not measures its judge against other targets: the difference of
+// their correlations is then partly the ratings', not the judges'.
+func SameHumans(a, b *Report) bool {
+	if a == nil || b == nil {
+		return true
+	}
+	ua, ub := a.Humans.effective(), b.Humans.effective()
+	if ua != ub {
+		return false
+	}
+	if ua == models.HumansImported {
+		return true
+	}
+	return a.Run.DatasetID == b.Run.DatasetID && a.Humans.UptoRatingID == b.Humans.UptoRatingID &&
+		a.Humans.BrowserRatings == b.Humans.BrowserRatings
+}
+
+// Short names the human ratings the report read, in a few words: "the
+// imported column", or the source with its count of browser ratings.
+func (u HumanUse) Short() string {
+	src := u.effective()
+	if src == models.HumansImported {
+		return "the " + src.Label()
+	}
+	return fmt.Sprintf("the %s (%d browser ratings)", src.Label(), u.BrowserRatings)
+}
+
+// effective is the source whose ratings the report really read: the
+// imported column when none was chosen, and when imported and browser
+// ratings were chosen but there was no browser rating to add.
+func (u HumanUse) effective() models.HumanSource {
+	if u.Source == "" || u.Source == models.HumansImported || (u.Source == models.HumansBoth && u.BrowserRatings == 0) {
+		return models.HumansImported
+	}
+	return u.Source
+}
+
 // noteScale keeps the note of how a criterion's imported ratings were put
 // on the browser ratings' scale, when there is one.
 func (u *HumanUse) noteScale(m models.ImportedOnScale) {

@@ -32,6 +32,13 @@ func (r *Runner) derive(ctx context.Context, wsID, parentID int64, variant strin
 			return parent, err
 		}
 	}
+	// A workspace at its limit of runs at once refuses the variant's
+	// launch: refused here, before the experiment around the parent and a
+	// noisy copy of its dataset are stored, it leaves neither behind.
+	// (Launch checks again when it stores the run.)
+	if err := r.db.CheckRunCapacity(ctx, wsID, 1); err != nil {
+		return parent, err
+	}
 	if parent.ExperimentID == nil {
 		e := models.Experiment{WorkspaceID: wsID, ProjectID: parent.ProjectID, DatasetID: parent.DatasetID, RubricID: parent.RubricID,
 			Name: models.ComposeName(models.MaxNameFor(models.KindExperiment), fmt.Sprintf("Around run %d: ", parent.ID), models.OneLine(parent.Name), "")}
