@@ -1449,10 +1449,16 @@ func (h *Handlers) apiPlanLaunch(c echo.Context, all bool) (launchInput, *launch
 		return in, pl, err
 	}
 	// The form can only tick criteria that exist; a script can name any.
+	seen := map[int]bool{}
 	for _, k := range l.Criteria {
 		if k < 0 || k >= len(pl.rubric.Criteria) {
 			return in, pl, models.Errorf(models.EInvalid, "criterion %d does not exist: rubric %q has criteria 0 to %d", k, pl.rubric.Name, len(pl.rubric.Criteria)-1)
 		}
+		if seen[k] {
+			return in, pl, models.Errorf(models.EInvalid, "nothing was launched: \"criteria\" lists criterion %d (%q) more than once; list each criterion once",
+				k, pl.rubric.Criteria[k].Name)
+		}
+		seen[k] = true
 	}
 	return in, pl, nil
 }
