@@ -219,6 +219,11 @@ func (h *Handlers) reviewForm(c echo.Context, ds models.Dataset, run models.Run,
 		Criterion: crit.Name, Lo: scale.Lo, Hi: scale.Hi, Levels: integerLevels(scale.Lo, scale.Hi), Reviewer: name,
 		NeedName: need, Local: principalOf(c.Request().Context()).Kind == LocalUser, Mine: mine,
 		Description: strings.TrimSpace(crit.Description)}
+	// "Rating as" names an account by its display name, as the pages'
+	// header does; its reviews are still keyed and stored by account.
+	if p := principalOf(c.Request().Context()); (p.Kind == Account || p.Kind == Token) && strings.TrimSpace(p.User.Name) != "" {
+		f.Reviewer = strings.TrimSpace(p.User.Name)
+	}
 	// The levels the rubric words, at the ends and the middle of the scale
 	// people rate on (the rubric's, as the prompt words them on the judge's).
 	for _, a := range []web.ReviewAnchor{{At: scale.Lo, Text: crit.Levels.Low}, {At: (scale.Lo + scale.Hi) / 2, Text: crit.Levels.Middle},
