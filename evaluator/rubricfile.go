@@ -28,7 +28,7 @@ func ParseRubricFile(b []byte) (Rubric, error) {
 		return r, fmt.Errorf("the file is larger than %d KiB: a rubric file is a few kilobytes", MaxRubricFileBytes>>10)
 	}
 	if err := yaml.UnmarshalWithOptions(b, &r, yaml.Strict()); err != nil {
-		return Rubric{}, fmt.Errorf("%s", yamlProblem(err))
+		return Rubric{}, errors.New(rubricFileProblem(b, err))
 	}
 	if err := r.Validate(); err != nil {
 		return Rubric{}, err

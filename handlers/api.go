@@ -263,6 +263,10 @@ type APIDataset struct {
 	RatingColumns  []string          `json:"rating_columns"`
 	GroupColumn    string            `json:"group_column"`
 	CreatedAt      time.Time         `json:"created_at"`
+	// ImportNotes, only in the answer that created the dataset, say what
+	// the browser's import says beside "Imported N rows" (rows with an
+	// empty field the judge sees); absent when there is nothing to say.
+	ImportNotes []string `json:"import_notes,omitempty"`
 }
 
 func apiDataset(d models.Dataset) APIDataset {
@@ -1073,7 +1077,7 @@ func (h *Handlers) apiCreateDataset(c echo.Context) error {
 	if in.GroupColumn != "" && groupColumn(in.GroupColumn, t.Table) == "" {
 		return models.Errorf(models.EInvalid, "group_column %q is not a column of the upload", in.GroupColumn)
 	}
-	ds, err := h.importUpload(c.Request().Context(), p, u, t, strings.TrimSpace(in.Name), m, in.GroupColumn)
+	ds, empties, err := h.importUpload(c.Request().Context(), p, u, t, strings.TrimSpace(in.Name), m, in.GroupColumn)
 	if err != nil {
 		var ve *dataimport.ValidationError
 		if errors.As(err, &ve) {
@@ -1081,7 +1085,9 @@ func (h *Handlers) apiCreateDataset(c echo.Context) error {
 		}
 		return err
 	}
-	return apiCreated(c, "/api/v1/datasets/"+strconv.FormatInt(ds.ID, 10), apiDataset(ds))
+	out := apiDataset(ds)
+	out.ImportNotes = emptyFieldNotes(empties, m.AnnotatorColumn != "")
+	return apiCreated(c, "/api/v1/datasets/"+strconv.FormatInt(ds.ID, 10), out)
 }
 
 func (h *Handlers) apiGetDataset(c echo.Context) error {
@@ -1449,10 +1455,16 @@ func (h *Handlers) apiPlanLaunch(c echo.Context, all bool) (launchInput, *launch
 		return in, pl, err
 	}
 	// The form can only tick criteria that exist; a script can name any.
+	seen := map[int]bool{}
 	for _, k := range l.Criteria {
 		if k < 0 || k >= len(pl.rubric.Criteria) {
 			return in, pl, models.Errorf(models.EInvalid, "criterion %d does not exist: rubric %q has criteria 0 to %d", k, pl.rubric.Name, len(pl.rubric.Criteria)-1)
 		}
+		if seen[k] {
+			return in, pl, models.Errorf(models.EInvalid, "nothing was launched: \"criteria\" lists criterion %d (%q) more than once; list each criterion once",
+				k, pl.rubric.Criteria[k].Name)
+		}
+		seen[k] = true
 	}
 	return in, pl, nil
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dataimport"
-	"github.com/batcheval/batcheval/models/demo"
 	"github.com/batcheval/batcheval/web"
 )
 
@@ -539,7 +538,7 @@ func (h *Handlers) importDataset(c echo.Context) error {
 	if name == "" {
 		return again(func(v *web.DatasetMappingView) { v.Error = "Give the dataset a name." })
 	}
-	ds, err := h.importUpload(c.Request().Context(), p, u, t, name, m, groupColumn(c.FormValue("group_column"), t.Table))
+	ds, empties, err := h.importUpload(c.Request().Context(), p, u, t, name, m, groupColumn(c.FormValue("group_column"), t.Table))
 	if err != nil {
 		var ve *dataimport.ValidationError
 		switch {
@@ -555,7 +554,56 @@ func (h *Handlers) importDataset(c echo.Context) error {
 		}
 		return err
 	}
-	return redirect(c, datasetPath(ds.ID), fmt.Sprintf("Imported %d rows into %q. Next: write a rubric for this project, then launch a run with this dataset (both linked under Next steps below).", ds.RowCount, ds.Name))
+	msg := fmt.Sprintf("Imported %d rows into %q.", ds.RowCount, ds.Name)
+	// The message travels in a cookie: a few fields' notes, then a count.
+	notes := emptyFieldNotes(empties, m.AnnotatorColumn != "")
+	for i, n := range notes {
+		if i == maxFlashNotes {
+			msg += fmt.Sprintf(" %d more fields the judge sees are empty in some rows too.", len(notes)-i)
+			break
+		}
+		msg += " " + n
+	}
+	return redirect(c, datasetPath(ds.ID), msg+" Next: write a rubric for this project, then launch a run with this dataset (both linked under Next steps below).")
+}
+
+// maxFlashNotes caps the empty-field notes after "Imported N rows".
+const maxFlashNotes = 3
+
+// emptyFieldNotes say, for each field the judge sees that is empty in
+// some rows, how many and which first, so that the person can fill them
+// in the file: the rows are imported, but the judge reads nothing there.
+// perAnnotator files name lines only (their records are not the rows).
+func emptyFieldNotes(empties []dataimport.EmptyField, perAnnotator bool) []string {
+	var out []string
+	for _, e := range empties {
+		what := fmt.Sprintf("%q", e.Label)
+		if e.Label != e.Column {
+			what += fmt.Sprintf(" (column %q)", e.Column)
+		}
+		var rows, lines []string
+		unit := "line"
+		for _, p := range e.First {
+			rows = append(rows, strconv.Itoa(p.Record))
+			lines = append(lines, strconv.Itoa(p.Line))
+			if p.Item {
+				unit = "item"
+			}
+		}
+		if more := e.Rows - len(e.First); more > 0 {
+			lines = append(lines, fmt.Sprintf("%d more", more))
+			rows = append(rows, fmt.Sprintf("%d more", more))
+		}
+		where := fmt.Sprintf("%s %s of the file", plural(e.Rows, unit, unit+"s"), joinNames(lines))
+		if !perAnnotator && unit == "line" {
+			where = fmt.Sprintf("%s %s (%s %s of the file)", plural(e.Rows, "row", "rows"), joinNames(rows), plural(e.Rows, unit, unit+"s"), joinNames(lines))
+		} else if !perAnnotator {
+			where = fmt.Sprintf("%s %s", plural(e.Rows, "row", "rows"), joinNames(rows))
+		}
+		out = append(out, fmt.Sprintf("%d %s an empty %s, which the judge sees: %s. The judge reads nothing there for it: fill %s in the file and upload it again, unless empty is meant.",
+			e.Rows, plural(e.Rows, "row has", "rows have"), what, where, plural(e.Rows, "it", "them")))
+	}
+	return out
 }
 
 // importUpload applies a column mapping to a pending upload and stores the
@@ -566,9 +614,9 @@ func (h *Handlers) importDataset(c echo.Context) error {
 // read as a stream and its rows stored in chunks in one transaction, so
 // memory follows a chunk, not the file; only a file with one row per
 // annotator, whose rows merge into samples, is read whole.
-func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.PendingUpload, s uploadSample, name string, m dataimport.Mapping, group string) (models.Dataset, error) {
+func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.PendingUpload, s uploadSample, name string, m dataimport.Mapping, group string) (models.Dataset, []dataimport.EmptyField, error) {
 	if name == "" {
-		return models.Dataset{}, models.Errorf(models.EInvalid, "Give the dataset a name.")
+		return models.Dataset{}, nil, models.Errorf(models.EInvalid, "Give the dataset a name.")
 	}
 	// Stored as JSON in NOT NULL columns: an absent list must be [], not
 	// null (the dataset row is written before its rows are checked).
@@ -585,15 +633,22 @@ func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.
 	}
 	format := dataimport.Format(u.Format)
 	opt := dataimport.Options{MaxBytes: h.MaxUploadBytes, MaxRows: h.MaxUploadRows, NoHeader: s.Generated}
-	var err error
+	var (
+		err     error
+		empties []dataimport.EmptyField
+	)
 	if m.AnnotatorColumn != "" {
 		var t *dataimport.Table
 		if t, err = dataimport.Parse(h.DB.OpenPendingUpload(ctx, u), format, opt); err != nil {
-			return ds, models.Errorf(models.EInvalid, "the uploaded file can no longer be read (%v): upload it again", err)
+			return ds, nil, models.Errorf(models.EInvalid, "the uploaded file can no longer be read (%v): upload it again", err)
 		}
-		var rows []models.DatasetRow
-		if rows, err = demo.ImportRows(t, m); err != nil {
-			return ds, err
+		var applied []dataimport.Row
+		if applied, empties, err = t.ApplyNoting(m); err != nil {
+			return ds, nil, err
+		}
+		rows := make([]models.DatasetRow, len(applied))
+		for i, r := range applied {
+			rows[i] = models.DatasetRow{Position: r.Position, ExternalID: r.ExternalID, Data: r.Data, Ratings: r.Ratings}
 		}
 		err = h.DB.CreateDataset(ctx, &ds, rows)
 	} else {
@@ -621,17 +676,21 @@ func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.
 				}
 				return err
 			}
-			return a.Finish()
+			if err := a.Finish(); err != nil {
+				return err
+			}
+			empties = a.EmptyFields()
+			return nil
 		})
 	}
 	if err != nil {
-		return ds, err
+		return ds, nil, err
 	}
 	if err := h.DB.DeletePendingUpload(ctx, u.ID); err != nil {
 		// The dataset is stored; a leftover upload expires by itself.
 		h.Log.Warn("delete pending upload", "id", u.ID, "err", err)
 	}
-	return ds, nil
+	return ds, empties, nil
 }
 
 // mappingFromForm reads the mapping form: show_N, label_N and rating_N

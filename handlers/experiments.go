@@ -396,7 +396,7 @@ func (h *Handlers) experimentView(c echo.Context, e models.Experiment, verdict b
 		}
 	}
 	v.CachedNote = cachedNote(figs)
-	v.HumansNote = humansNote(figs)
+	v.HumansNote = humansNote(figs, verdict)
 	v.SimulatedNote = simulatedProcedureNote(figs)
 	v.Summary = experimentSummary(figs)
 	v.Chart, v.ChartNote = experimentChart(figs)
@@ -723,8 +723,11 @@ func cachedNote(figs []runFigures) string {
 // ratings, others on the imported column), naming which runs read which;
 // "" when every run with figures reads the same. Their correlation
 // columns then differ partly by the ratings, and the headline's paired
-// tests measure every run against the best run's ratings.
-func humansNote(figs []runFigures) string {
+// tests measure every run against the best run's ratings. Without the
+// headline (verdict false: the share link and the downloaded report,
+// read by people who may have no account) it names no paired tests and
+// no recompute button, only who can make the runs comparable.
+func humansNote(figs []runFigures, verdict bool) string {
 	type group struct {
 		rep   *report.Report
 		names []string
@@ -754,7 +757,12 @@ func humansNote(figs []runFigures) string {
 	for i, g := range groups {
 		parts[i] = joinNames(g.names) + " against " + g.rep.Humans.Short()
 	}
-	return "These runs are measured against different human ratings: " + strings.Join(parts, "; ") + ". " +
+	lead := "These runs are measured against different human ratings: " + strings.Join(parts, "; ") + ". "
+	if !verdict {
+		return lead + "Their correlations then differ partly because of the ratings, not the judges, so this table does not compare the judges alone. " +
+			"To compare them, whoever runs this experiment in BatchEval can recompute the runs with the same human ratings and share it again."
+	}
+	return lead +
 		"Their correlations then differ partly because of the ratings, not the judges, and the headline's paired tests measure every run against the ratings of the run it names best. " +
 		"To compare them, recompute the runs with the same human ratings (on each run's page, under Human ratings)."
 }

@@ -39,7 +39,7 @@ func readExportedHumans(t *testing.T, env *testEnv, jsonBody, csvBody string, ci
 	out := exportedHumans{source: hr.Source, label: hr.Label, browserRatings: hr.BrowserRatings, asOf: hr.AsOf,
 		pearsonN: doc.Report.Criteria[ci].Pearson.N}
 	for _, s := range doc.Report.Criteria[ci].Samples {
-		out.humans = append(out.humans, s.Human)
+		out.humans = append(out.humans, (*float64)(s.Human))
 	}
 	recs, err := csv.NewReader(strings.NewReader(csvBody)).ReadAll()
 	if err != nil || len(recs) < 2 {

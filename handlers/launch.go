@@ -327,10 +327,18 @@ func (pl *launchPlan) criteriaProblems(in launchInput) []fieldError {
 			pl.rubric.Name, pl.rubric.Name), field: "criteria"}}
 	}
 	var out []fieldError
+	seen := map[int]bool{}
 	for _, k := range in.Criteria {
-		if k < 0 || k >= len(pl.rubric.Criteria) {
+		switch {
+		case k < 0 || k >= len(pl.rubric.Criteria):
 			out = append(out, fieldError{text: fmt.Sprintf("Criteria: rubric %q has no criterion number %d.", pl.rubric.Name, k+1), field: "criteria"})
+		case seen[k]:
+			// A post can name a criterion twice (the form's boxes cannot):
+			// the run would judge it once, not what was asked.
+			out = append(out, fieldError{text: fmt.Sprintf("Criteria: criterion number %d (%q) is chosen more than once; choose each criterion once.",
+				k+1, pl.rubric.Criteria[k].Name), field: "criteria"})
 		}
+		seen[k] = true
 	}
 	if len(out) == 0 && len(pl.chosen) == 0 {
 		out = append(out, fieldError{text: "Choose at least one criterion.", field: "criteria"})

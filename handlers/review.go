@@ -219,6 +219,11 @@ func (h *Handlers) reviewForm(c echo.Context, ds models.Dataset, run models.Run,
 		Criterion: crit.Name, Lo: scale.Lo, Hi: scale.Hi, Levels: integerLevels(scale.Lo, scale.Hi), Reviewer: name,
 		NeedName: need, Local: principalOf(c.Request().Context()).Kind == LocalUser, Mine: mine,
 		Description: strings.TrimSpace(crit.Description)}
+	// "Rating as" names an account by its display name, as the pages'
+	// header does; its reviews are still keyed and stored by account.
+	if p := principalOf(c.Request().Context()); (p.Kind == Account || p.Kind == Token) && strings.TrimSpace(p.User.Name) != "" {
+		f.Reviewer = strings.TrimSpace(p.User.Name)
+	}
 	// The levels the rubric words, at the ends and the middle of the scale
 	// people rate on (the rubric's, as the prompt words them on the judge's).
 	for _, a := range []web.ReviewAnchor{{At: scale.Lo, Text: crit.Levels.Low}, {At: (scale.Lo + scale.Hi) / 2, Text: crit.Levels.Middle},
@@ -905,7 +910,7 @@ func (h *Handlers) saveReview(c echo.Context) error {
 	if s := strings.TrimSpace(c.FormValue("score")); s != "" && !withdraw {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			setFlash(c, "error", "The rating must be a number from "+scaleEnd(scale.Lo)+" to "+scaleEnd(scale.Hi)+".")
+			setFlash(c, "error", flashProblem(models.RatingScaleError(scale.Lo, scale.Hi)))
 			return c.Redirect(http.StatusSeeOther, back)
 		}
 		r.Score = &v
@@ -938,12 +943,19 @@ func (h *Handlers) saveReview(c echo.Context) error {
 	}
 	if _, err := h.DB.AddReviewRating(ctx, r); err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
-			setFlash(c, "error", models.ErrorMessage(err))
+			setFlash(c, "error", flashProblem(err))
 			return c.Redirect(http.StatusSeeOther, back)
 		}
 		return err
 	}
 	return redirect(c, back, "Review of "+crit.Name+" saved as "+name+".")
+}
+
+// flashProblem is a refusal of the models as the browser's messages read:
+// a sentence ("The rating must be a number from 1 to 5."), where the API
+// keeps the message as it is.
+func flashProblem(err error) string {
+	return upperFirst(models.ErrorMessage(err)) + "."
 }
 
 // sampleReviewPanel is the review part of a run's sample page: per

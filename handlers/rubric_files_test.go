@@ -152,6 +152,10 @@ func TestRubricImportErrors(t *testing.T) {
 			{"range not a number", "task: t\ncriteria:\n  - name: A\n    lo: one\n    hi: 3\n", "lo"},
 			{"no task", "criteria:\n  - name: A\n    lo: 1\n    hi: 3\n", "task description is empty"},
 			{"duplicate criterion", "task: t\ncriteria:\n  - {name: A, lo: 1, hi: 3}\n  - {name: a, lo: 1, hi: 3}\n", `criterion &#34;a&#34; appears twice`},
+			// In the product's words, with the line (not "[5:9] sequence end token ']' not found").
+			{"list not closed", "task: t\ncriteria:\n  - name: A\n    lo: 1\n    hi: [3\n", `line 5: a list opened with &#34;[&#34; is not closed`},
+			{"level key on the criterion", "task: t\ncriteria:\n  - name: A\n    lo: 1\n    hi: 3\n    low: bad\n",
+				`line 6, criterion 1 (&#34;A&#34;): &#34;low&#34; is not a criterion field; the fields of a criterion are name, description`},
 		}
 		before, _ := env.db.ListRubrics(ctx, env.ws.ID, env.project.ID)
 		for _, tc := range cases {

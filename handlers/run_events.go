@@ -81,6 +81,9 @@ func runProgress(run models.Run, noAnswer int, now time.Time) web.RunProgress {
 		if !p.Finished && run.BatchesDone > 0 && run.BatchesTotal > run.BatchesDone {
 			left := time.Duration(float64(elapsed) / float64(run.BatchesDone) * float64(run.BatchesTotal-run.BatchesDone))
 			p.ETA = "about " + durationText(left)
+			if left < time.Second {
+				p.ETA = durationText(left) // not "about under 1s"
+			}
 		}
 	}
 	if p.Finished || p.Paused {
@@ -106,10 +109,11 @@ func elapsedText(run models.Run, now time.Time) string {
 	return text
 }
 
-// durationText is "45s", "3m 05s" or "2h 07m".
+// durationText is "under 1s", "45s", "3m 05s" or "2h 07m". Under a
+// second is said so: the demo run, over in 0.3 s, read "Took 0s".
 func durationText(d time.Duration) string {
-	if d < 0 {
-		d = 0
+	if d < time.Second {
+		return "under 1s"
 	}
 	s := int(d.Round(time.Second).Seconds())
 	switch {

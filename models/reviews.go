@@ -58,6 +58,13 @@ const (
 	maxReviewerName   = 100
 )
 
+// RatingScaleError refuses a rating that is not a number on the scale lo
+// to hi: the one wording of the API, the browser's form (which also says
+// it of a rating that is not a number at all) and the checks here.
+func RatingScaleError(lo, hi float64) error {
+	return Errorf(EInvalid, "the rating must be a number from %g to %g", lo, hi)
+}
+
 // Validate reports the first problem of a review.
 func (r ReviewRating) Validate() error {
 	switch {
@@ -68,7 +75,7 @@ func (r ReviewRating) Validate() error {
 	case strings.TrimSpace(r.Criterion) == "":
 		return Errorf(EInvalid, "the review names no criterion")
 	case r.Score != nil && (math.IsNaN(*r.Score) || *r.Score < r.Lo || *r.Score > r.Hi):
-		return Errorf(EInvalid, "the rating must be a number from %g to %g", r.Lo, r.Hi)
+		return RatingScaleError(r.Lo, r.Hi)
 	case r.Agree == nil && strings.TrimSpace(r.Reason) != "":
 		return Errorf(EInvalid, "a reason goes with agreeing or disagreeing: choose one")
 	case utf8.RuneCountInString(r.Reason) > maxReviewText || utf8.RuneCountInString(r.Comment) > maxReviewText:

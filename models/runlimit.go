@@ -20,8 +20,8 @@ func activeRuns(tx *gorm.DB, wsID int64) (int64, error) {
 // runLimitError says the workspace has as many runs as it may have at once.
 func runLimitError(active int64, adding, limit int) error {
 	if adding > 1 {
-		return Errorf(EConflict, "this workspace has %d runs queued or running and these %d would pass its limit of %d at once (BATCHEVAL_MAX_RUNS_PER_WORKSPACE): "+
-			"wait for some to finish or cancel some, then launch again", active, adding, limit)
+		return Errorf(EConflict, "this workspace has %s queued or running and these %d would pass its limit of %d at once (BATCHEVAL_MAX_RUNS_PER_WORKSPACE): "+
+			"wait for some to finish or cancel some, then launch again", runsText(active), adding, limit)
 	}
 	return atRunLimit(active, "wait for one to finish or cancel one, then launch again")
 }
@@ -29,7 +29,15 @@ func runLimitError(active int64, adding, limit int) error {
 // atRunLimit says the workspace has as many runs as it may have at once,
 // then what the refused caller should do.
 func atRunLimit(active int64, then string) error {
-	return Errorf(EConflict, "this workspace already has %d runs queued or running, the most it may have at once (BATCHEVAL_MAX_RUNS_PER_WORKSPACE): %s", active, then)
+	return Errorf(EConflict, "this workspace already has %s queued or running, the most it may have at once (BATCHEVAL_MAX_RUNS_PER_WORKSPACE): %s", runsText(active), then)
+}
+
+// runsText is "1 run", "0 runs", "3 runs".
+func runsText(n int64) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
 }
 
 // takeRunPlace checks, in tx, that the workspace has a place under its run

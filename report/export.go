@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"math/big"
 	"reflect"
 	"regexp"
 	"slices"
@@ -79,7 +80,8 @@ func blankRune(r rune) bool {
 // csvDecimals is how many decimals a score or rating gets in the CSV: four
 // keep the thirds and quarters of averaged human ratings apart (2.3333,
 // 2.25) and hide binary floating-point noise (3.0799999999999996 is
-// written 3.08). The JSON export keeps full precision.
+// written 3.08). The JSON export keeps full precision, but for the noise of
+// its means (FinalNumber, MeanNumber).
 const csvDecimals = 4
 
 // num writes a score for the CSV; a missing score is an empty cell, never 0.
@@ -218,6 +220,115 @@ func (f jsonFloat) MarshalJSON() ([]byte, error) {
 		return []byte("null"), nil
 	}
 	return []byte(strconv.FormatFloat(float64(f), 'g', -1, 64)), nil
+}
+
+// JSONMean is a computed mean (an averaged human rating, a mean error, a
+// batch bias...) in the JSON export: written as the shortest decimal that
+// differs from it only by floating-point noise (MeanNumber), so that
+// (2.1 + 2.2) / 2 reads 2.15, not 2.1500000000000004. NaN is null.
+type JSONMean float64
+
+func (f JSONMean) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return []byte("null"), nil
+	}
+	return []byte(MeanNumber(float64(f))), nil
+}
+
+// JSONScore is a score in the JSON export: its shortest decimal that
+// reads back as the same 64-bit float. A sample's final is made one by
+// FinalNumber. NaN is null.
+type JSONScore float64
+
+func (f JSONScore) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return []byte("null"), nil
+	}
+	return []byte(strconv.FormatFloat(float64(f), 'g', -1, 64)), nil
+}
+
+// meanNoiseULPs is how many units in the last place a decimal may lie
+// from a computed mean and still be taken as that mean: summing a few
+// dozen figures and dividing errs by a few, and no score or rating means
+// anything at the sixteenth digit.
+const meanNoiseULPs = 64
+
+// maxMeanDecimals bounds the decimals MeanNumber looks for: a mean with
+// no shorter decimal (a third, 2.3333333333333335) keeps every digit.
+const maxMeanDecimals = 10
+
+// withinNoise reports whether x is v but for floating-point noise.
+func withinNoise(x, v float64) bool {
+	a := math.Abs(v)
+	return math.Abs(x-v) <= meanNoiseULPs*(math.Nextafter(a, math.Inf(1))-a)
+}
+
+// MeanNumber writes a computed mean as the shortest decimal, of at most
+// maxMeanDecimals places, within floating-point noise of it (2.15 for
+// 2.1500000000000004, 2 for 2.0000000000000004); a value without one
+// keeps full precision (the shortest decimal that reads back as the same
+// 64-bit float). It changes how a figure is printed, not the figure.
+func MeanNumber(v float64) string {
+	full := strconv.FormatFloat(v, 'g', -1, 64)
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return full
+	}
+	for d := 0; d <= maxMeanDecimals; d++ {
+		s := strconv.FormatFloat(v, 'f', d, 64)
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			break
+		}
+		if withinNoise(x, v) {
+			if len(s) > len(full) {
+				return full // 1e+21, not its 22 digits
+			}
+			return s
+		}
+	}
+	return full
+}
+
+// FinalNumber is a sample's final score as the export writes it: the mean
+// of its readable rounds is worked out in decimals from the rounds as the
+// export writes them, and when that mean is a decimal of at most 17
+// places and the stored final is it but for floating-point noise, the
+// final is that decimal: the mean of 1.01 and 2.63 is 1.82, not
+// 1.8199999999999998. A mean without such a decimal (a third) and a
+// final that is not the rounds' mean are the stored value as it is, so a
+// score is never changed: one round's final is that round's score.
+func FinalNumber(final *float64, rounds []*float64) *float64 {
+	if final == nil || math.IsNaN(*final) || math.IsInf(*final, 0) {
+		return final
+	}
+	sum, n := new(big.Rat), 0
+	for _, r := range rounds {
+		if r == nil || math.IsNaN(*r) || math.IsInf(*r, 0) {
+			continue
+		}
+		x, ok := new(big.Rat).SetString(strconv.FormatFloat(*r, 'g', -1, 64))
+		if !ok {
+			return final
+		}
+		sum.Add(sum, x)
+		n++
+	}
+	if n == 0 {
+		return final
+	}
+	mean := sum.Quo(sum, new(big.Rat).SetInt64(int64(n)))
+	for d := 0; d <= 17; d++ {
+		s := mean.FloatString(d)
+		if back, ok := new(big.Rat).SetString(s); !ok || back.Cmp(mean) != 0 {
+			continue
+		}
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil || !withinNoise(x, *final) {
+			return final
+		}
+		return &x
+	}
+	return final
 }
 
 type jsonCorrelation struct {
@@ -415,7 +526,7 @@ type (
 		IntervalMethod string            `json:"interval_method,omitempty"`
 		Reading        string            `json:"reading"`
 		Entropy        jsonFloat         `json:"entropy_bits"`
-		MeanBatchBias  jsonFloat         `json:"mean_batch_bias"`
+		MeanBatchBias  JSONMean          `json:"mean_batch_bias"`
 		Rounds         []JSONRound       `json:"rounds"`
 		Decomposition  JSONDecomposition `json:"ensemble_decomposition"`
 		Histogram      []JSONBin         `json:"histogram"`
@@ -474,26 +585,26 @@ type (
 	}
 	// JSONPosition is the mean score and error at one batch position.
 	JSONPosition struct {
-		Position      int       `json:"position"`
-		N             int       `json:"n"`
-		MeanScore     jsonFloat `json:"mean_score"`
-		MeanAbsErr    jsonFloat `json:"mean_abs_error"`
-		MeanSignedErr jsonFloat `json:"mean_signed_error"`
+		Position      int      `json:"position"`
+		N             int      `json:"n"`
+		MeanScore     JSONMean `json:"mean_score"`
+		MeanAbsErr    JSONMean `json:"mean_abs_error"`
+		MeanSignedErr JSONMean `json:"mean_signed_error"`
 	}
 	// JSONRound is one round's figures.
 	JSONRound struct {
 		Round     int             `json:"round"`
 		Single    jsonCorrelation `json:"single_round_pearson"`
 		Ensemble  jsonCorrelation `json:"ensemble_pearson"`
-		BatchBias jsonFloat       `json:"batch_bias"`
+		BatchBias JSONMean        `json:"batch_bias"`
 	}
 	// JSONDecomposition is Err(mean,y) = Err(S,y) - Var(S).
 	JSONDecomposition struct {
-		EnsembleErr  jsonFloat `json:"ensemble_error"`
-		MeanRoundErr jsonFloat `json:"mean_round_error"`
-		MeanVariance jsonFloat `json:"mean_variance"`
-		N            int       `json:"n"`
-		Note         string    `json:"note"`
+		EnsembleErr  JSONMean `json:"ensemble_error"`
+		MeanRoundErr JSONMean `json:"mean_round_error"`
+		MeanVariance JSONMean `json:"mean_variance"`
+		N            int      `json:"n"`
+		Note         string   `json:"note"`
 	}
 	// JSONBin is one histogram bin: [lo, hi), the last bin also holding hi.
 	JSONBin struct {
@@ -504,11 +615,16 @@ type (
 	// JSONSample is one sample's scores.
 	JSONSample struct {
 		ID     string     `json:"id"`
-		Final  *float64   `json:"final"`
+		Final  *JSONScore `json:"final"`
 		Rounds []*float64 `json:"rounds"`
-		Human  *float64   `json:"human"`
+		Human  *JSONMean  `json:"human"`
 	}
 )
+
+// NewJSONSample is a sample of the JSON export.
+func NewJSONSample(id string, final *float64, rounds []*float64, human *float64) JSONSample {
+	return JSONSample{ID: id, Final: (*JSONScore)(FinalNumber(final, rounds)), Rounds: rounds, Human: (*JSONMean)(human)}
+}
 
 // Export builds the JSON export value.
 func (r *Report) Export() JSONExport {
@@ -534,10 +650,10 @@ func (r *Report) Export() JSONExport {
 	for _, c := range r.Criteria {
 		jcr := JSONCriterion{Name: c.Criterion.Name, Lo: c.Criterion.Lo, Hi: c.Criterion.Hi, HumanColumn: c.Criterion.HumanColumn,
 			Pearson: jc(c.Pearson), Spearman: jc(c.Spearman), Kendall: jc(c.Kendall), IntervalMethod: string(c.Interval), Reading: c.Reading,
-			Entropy: jsonFloat(c.Entropy), MeanBatchBias: jsonFloat(c.MeanBatchBias), Histogram: []JSONBin{},
+			Entropy: jsonFloat(c.Entropy), MeanBatchBias: JSONMean(c.MeanBatchBias), Histogram: []JSONBin{},
 			Scored: c.Scored, Unreadable: c.Missing,
-			Decomposition: JSONDecomposition{jsonFloat(c.Decomposition.EnsembleErr), jsonFloat(c.Decomposition.MeanRoundErr),
-				jsonFloat(c.Decomposition.MeanVariance), c.Decomposition.N, c.DecompositionNote}}
+			Decomposition: JSONDecomposition{JSONMean(c.Decomposition.EnsembleErr), JSONMean(c.Decomposition.MeanRoundErr),
+				JSONMean(c.Decomposition.MeanVariance), c.Decomposition.N, c.DecompositionNote}}
 		jcr.UnreadableRate = jsonFloat(c.UnreadableRate)
 		if c.Scored+c.Missing == 0 {
 			// No score asked for yet (a run cancelled or read before its
@@ -566,13 +682,13 @@ func (r *Report) Export() JSONExport {
 		}
 		jcr.HumanScaleNote = c.HumanScaleNote
 		for _, p := range c.Positions {
-			jcr.Positions = append(jcr.Positions, JSONPosition{p.Position, p.N, jsonFloat(p.MeanScore), jsonFloat(p.MeanAbsErr), jsonFloat(p.MeanSignedErr)})
+			jcr.Positions = append(jcr.Positions, JSONPosition{p.Position, p.N, JSONMean(p.MeanScore), JSONMean(p.MeanAbsErr), JSONMean(p.MeanSignedErr)})
 		}
 		for _, rs := range c.Rounds {
-			jcr.Rounds = append(jcr.Rounds, JSONRound{rs.Round, jc(rs.Single), jc(rs.Ensemble), jsonFloat(rs.BatchBias)})
+			jcr.Rounds = append(jcr.Rounds, JSONRound{rs.Round, jc(rs.Single), jc(rs.Ensemble), JSONMean(rs.BatchBias)})
 		}
 		for _, s := range c.Samples {
-			jcr.Samples = append(jcr.Samples, JSONSample{ID: s.ExternalID, Final: s.Final, Rounds: s.Rounds, Human: s.Human})
+			jcr.Samples = append(jcr.Samples, NewJSONSample(s.ExternalID, s.Final, s.Rounds, s.Human))
 		}
 		out.Report.Criteria = append(out.Report.Criteria, jcr)
 	}

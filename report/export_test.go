@@ -148,6 +148,8 @@ func TestExportMethodSettingsCarryEveryField(t *testing.T) {
 func TestExportPrecision(t *testing.T) {
 	r := gevalFixture()
 	raw, doc := exportJSON(t, r)
+	// A score is written as stored, and a final of one round is that
+	// round's score (FinalNumber); a third keeps every digit.
 	for _, want := range []string{`3.0799999999999996`, `2.3333333333333335`} {
 		if !bytes.Contains(raw, []byte(want)) {
 			t.Errorf("JSON lost precision: %s is not in it", want)

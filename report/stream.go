@@ -516,7 +516,7 @@ func (x *exportSource) writeJSON(ctx context.Context, summary *Report, w io.Writ
 		n := 0
 		err := x.eachSample(ctx, []int{ci}, false, func(s streamRow) error {
 			r := s.results[0]
-			el, err := json.MarshalIndent(JSONSample{ID: r.ExternalID, Final: r.Final, Rounds: r.Rounds, Human: r.Human}, sampleIndent, "  ")
+			el, err := json.MarshalIndent(NewJSONSample(r.ExternalID, r.Final, r.Rounds, r.Human), sampleIndent, "  ")
 			if err != nil {
 				return err
 			}

@@ -121,6 +121,13 @@ func (p *problems) errors() []ParseError {
 // numbers, and shown columns that are empty in every row. An empty rating
 // cell is not a problem: it becomes a nil rating.
 func (t *Table) Apply(m Mapping) ([]Row, error) {
+	rows, _, err := t.ApplyNoting(m)
+	return rows, err
+}
+
+// ApplyNoting is Apply that also returns the fields the judge sees that are
+// empty in some records (Applier.EmptyFields).
+func (t *Table) ApplyNoting(m Mapping) ([]Row, []EmptyField, error) {
 	a := NewApplier(t.Columns, t.Format, m, func(fn func(Record) error) error {
 		for _, rec := range t.Records {
 			if err := fn(rec); err != nil {
@@ -134,7 +141,7 @@ func (t *Table) Apply(m Mapping) ([]Row, error) {
 		rows = append(rows, a.Add(rec))
 	}
 	if err := a.finish(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if m.AnnotatorColumn != "" && a.exists[m.AnnotatorColumn] && a.idOK {
 		rows = mergeAnnotators(rows, t, m, a.fieldCols, a.ratingCols, &a.probs, a.item)
@@ -142,9 +149,9 @@ func (t *Table) Apply(m Mapping) ([]Row, error) {
 		a.missingColumn("annotator", m.AnnotatorColumn)
 	}
 	if err := a.err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return rows, nil
+	return rows, a.EmptyFields(), nil
 }
 
 // Applier applies a mapping one record at a time, for imports that stream
@@ -167,6 +174,7 @@ type Applier struct {
 	ratingCols []string
 	probs      problems
 	nonEmpty   map[string]bool
+	empty      emptyTally
 	n          int // records added
 
 	reread func(fn func(Record) error) error
@@ -299,7 +307,9 @@ func (a *Applier) Add(rec Record) Row {
 		}
 	}
 	for _, c := range a.fieldCols {
-		if !a.nonEmpty[c] && strings.TrimSpace(rec.Values[c]) != "" {
+		if strings.TrimSpace(rec.Values[c]) == "" {
+			a.empty.note(c, Place{Record: a.n, Line: rec.Line, Item: a.item})
+		} else if !a.nonEmpty[c] {
 			a.nonEmpty[c] = true
 		}
 	}
@@ -450,6 +460,67 @@ func (a *Applier) err() error {
 		return &ValidationError{Problems: a.probs.errors(), More: a.probs.more}
 	}
 	return nil
+}
+
+// EmptyFields lists, for each field the judge sees, the records added so
+// far whose value is empty (or only spaces), in field order; a field
+// empty nowhere is left out. Such rows are imported (the file may mean
+// it), but the judge reads nothing there, so the import says so.
+func (a *Applier) EmptyFields() []EmptyField {
+	return a.empty.list(a.m.Fields, a.fieldCols)
+}
+
+// EmptyField is a field the judge sees that is empty in some rows.
+type EmptyField struct {
+	Column, Label string
+	Rows          int     // records with an empty value
+	First         []Place // the first of them, at most MaxEmptyShown
+}
+
+// MaxEmptyShown caps the rows an EmptyField names: a few to find the
+// pattern, the count for the size.
+const MaxEmptyShown = 5
+
+// Place is where a record is: its 1-based position among the records (the
+// dataset's row number when rows are not per annotator) and its line in
+// the file (its item, for a JSON array).
+type Place struct {
+	Record, Line int
+	Item         bool
+}
+
+// emptyTally counts the empty values of each field the judge sees.
+type emptyTally struct {
+	rows  map[string]int
+	first map[string][]Place
+}
+
+func (e *emptyTally) note(col string, p Place) {
+	if e.rows == nil {
+		e.rows, e.first = map[string]int{}, map[string][]Place{}
+	}
+	e.rows[col]++
+	if len(e.first[col]) < MaxEmptyShown {
+		e.first[col] = append(e.first[col], p)
+	}
+}
+
+func (e *emptyTally) list(fields []evaluator.Field, cols []string) []EmptyField {
+	var out []EmptyField
+	for _, c := range cols {
+		if e.rows[c] == 0 {
+			continue
+		}
+		f := EmptyField{Column: c, Label: c, Rows: e.rows[c], First: e.first[c]}
+		for _, mf := range fields {
+			if mf.Column == c && strings.TrimSpace(mf.Label) != "" {
+				f.Label = mf.Label
+				break
+			}
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // Finish ends the file: nil when every record fitted the mapping, else a

@@ -1,0 +1,91 @@
+package handlers
+
+import (
+	"encoding/base64"
+	"fmt"
+	"html"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// emptyAnswersCSV has an answer (shown to the judge) empty on rows 2 and
+// 4, the second of them blank but for spaces, and a quality rating.
+const emptyAnswersCSV = "id,question,answer,quality\n" +
+	"q1,What is the capital of France?,Paris is the capital.,4\n" +
+	"q2,How many legs has a spider?,,3\n" +
+	"q3,Who wrote Hamlet?,William Shakespeare wrote it.,2\n" +
+	"q4,What is 2+2?,   ,1\n"
+
+// TestImportSaysWhichRowsAreEmpty: a dataset whose text cell, in a field
+// the judge sees, was empty on some rows was imported without a word, and
+// the judge then read nothing there. The import is not refused, but its
+// message (the browser's, shown on the dataset page, and the API's
+// import_notes) says how many rows and which, with their lines in the
+// file, so that the person can fill them in.
+func TestImportSaysWhichRowsAreEmpty(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		want := `2 rows have an empty "Answer" (column "answer"), which the judge sees: rows 2 and 4 (lines 3 and 5 of the file).`
+		t.Run("browser", func(t *testing.T) {
+			token := env.uploadToken("qa.csv", emptyAnswersCSV)
+			rec := env.postForm(env.mapPath(), url.Values{"token": {token}, "name": {"Quiz answers"}, "id_column": {"id"},
+				"show_1": {"1"}, "label_1": {"Question"}, "show_2": {"1"}, "label_2": {"Answer"}, "rating_3": {"1"}})
+			if rec.Code != http.StatusSeeOther {
+				t.Fatalf("import = %d, want 303 (imported): %s", rec.Code, rec.Body)
+			}
+			var flash string
+			for _, ck := range rec.Result().Cookies() {
+				if ck.Name == flashCookie {
+					_, enc, _ := strings.Cut(ck.Value, ":")
+					b, _ := base64.RawURLEncoding.DecodeString(enc)
+					flash = string(b)
+				}
+			}
+			for _, w := range []string{`Imported 4 rows into "Quiz answers".`, want, "fill them in the file and upload it again", "Next: write a rubric"} {
+				if !strings.Contains(flash, w) {
+					t.Errorf("the import message lacks %q:\n%s", w, flash)
+				}
+			}
+			if strings.Contains(flash, `"Question"`) {
+				t.Errorf("the import message names the question, which no row lacks:\n%s", flash)
+			}
+			// Shown on the dataset page the import leads to.
+			flashCk := &http.Cookie{Name: flashCookie}
+			for _, ck := range rec.Result().Cookies() {
+				if ck.Name == flashCookie {
+					flashCk = ck
+				}
+			}
+			page := env.send(http.MethodGet, rec.Header().Get("Location"), nil, "", flashCk)
+			if body := html.UnescapeString(page.Body.String()); !strings.Contains(body, want) {
+				t.Errorf("the dataset page does not show %q", want)
+			}
+		})
+		t.Run("API", func(t *testing.T) {
+			a := newAPIClient(t, env)
+			owner := env.createUser(env.ws.ID, "owner@empty.test", models.RoleOwner)
+			_, tok := env.apiToken(env.ws.ID, owner.ID)
+			up := decode[APIUpload](t, a.upload(fmt.Sprintf("/api/v1/projects/%d/uploads", env.project.ID), tok, "qa.csv", emptyAnswersCSV), http.StatusCreated)
+			mapping := map[string]any{"id_column": "id", "fields": []map[string]string{{"column": "question", "label": "Question"}, {"column": "answer", "label": "Answer"}},
+				"rating_columns": []string{"quality"}}
+			ds := decode[APIDataset](t, a.json(http.MethodPost, fmt.Sprintf("/api/v1/projects/%d/datasets", env.project.ID), tok,
+				map[string]any{"upload_token": up.Token, "name": "Quiz answers 2", "mapping": mapping}), http.StatusCreated)
+			if ds.RowCount != 4 {
+				t.Errorf("%d rows imported, want 4", ds.RowCount)
+			}
+			if len(ds.ImportNotes) != 1 || !strings.Contains(ds.ImportNotes[0], want) {
+				t.Errorf("import_notes = %q, want one saying %q", ds.ImportNotes, want)
+			}
+			// A file without empty fields has no notes.
+			up = decode[APIUpload](t, a.upload(fmt.Sprintf("/api/v1/projects/%d/uploads", env.project.ID), tok, "good.csv", goodCSV), http.StatusCreated)
+			rec := a.json(http.MethodPost, fmt.Sprintf("/api/v1/projects/%d/datasets", env.project.ID), tok,
+				map[string]any{"upload_token": up.Token, "name": "Good", "mapping": mapping})
+			if ds := decode[APIDataset](t, rec, http.StatusCreated); len(ds.ImportNotes) != 0 || strings.Contains(rec.Body.String(), "import_notes") {
+				t.Errorf("a file without empty fields has import notes: %s", rec.Body)
+			}
+		})
+	})
+}
