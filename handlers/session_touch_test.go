@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,23 +75,39 @@ func TestSessionSavedOnlyEveryTouch(t *testing.T) {
 }
 
 // A session idle for longer than sessionIdle is signed out; one in use is
-// kept past sessionIdle by its recorded activity.
+// kept past sessionIdle by its recorded activity. The session's clock is
+// the test's: on the wall clock, with pages 150 ms apart against an idle
+// limit of 400 ms, a loaded machine that took 250 ms more between two
+// pages signed out the session in use.
 func TestIdleSessionSignedOut(t *testing.T) {
-	oldIdle, oldTouch := sessionIdle, sessionTouch
-	sessionIdle, sessionTouch = 400*time.Millisecond, 0
-	t.Cleanup(func() { sessionIdle, sessionTouch = oldIdle, oldTouch })
+	oldNow := sessionNow
+	var mu sync.Mutex
+	now := time.Now()
+	sessionNow = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	after := func(d time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(d)
+	}
+	t.Cleanup(func() { sessionNow = oldNow })
 	env := newTestEnv(t, dbtest.Open(t, models.SQLite))
 	u := env.createUser(env.ws.ID, "owner@example.test", models.RoleOwner)
 	ck := env.sessionCookie(u)
 
-	// In use: a page every 150 ms for longer than the idle limit.
-	for i := range 5 {
+	// In use: a page every half idle limit (each saves its activity, being
+	// more than sessionTouch after the last), for longer than the limit.
+	gap := sessionIdle / 2
+	for i := range 4 {
 		if rec := env.send(http.MethodGet, "/", nil, "", ck); rec.Code != http.StatusOK {
-			t.Fatalf("page %d of a session in use: %d", i, rec.Code)
+			t.Fatalf("page %d of a session in use (%s after the first): %d", i, time.Duration(i)*gap, rec.Code)
 		}
-		time.Sleep(150 * time.Millisecond)
+		after(gap)
 	}
-	time.Sleep(600 * time.Millisecond)
+	after(sessionIdle + time.Second)
 	rec := env.send(http.MethodGet, "/", nil, "", ck)
 	if rec.Code == http.StatusOK {
 		t.Fatalf("a session idle for longer than %s still opens pages", sessionIdle)

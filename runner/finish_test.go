@@ -109,6 +109,11 @@ func TestStatisticsPanicKeepsTheWorker(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatal("the webhook deliveries behind the statistics never ended")
 		}
+		// The statistics run in the background (afterFinish), apart from
+		// the job and its webhook: the last run's may not have started yet.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		r.WaitStats(ctx)
 		if n := calls.Load(); n != int64(len(runs)) {
 			t.Errorf("statistics computed %d times, want %d", n, len(runs))
 		}

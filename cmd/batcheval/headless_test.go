@@ -208,26 +208,45 @@ func TestHeadlessRunJudgesOnlyItsOwnRunAndHandsOver(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The command line, interrupted mid-run.
-	cctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+	// The command line, interrupted mid-run: once its run has a batch
+	// stored (a fixed 1.5 s could come before that on a slow machine:
+	// the start, the import and the first answer).
+	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var so, se bytes.Buffer
 	args := []string{"run", "--data", sharedDataset(t, "fed-dialog.jsonl"), "--rubric", rubric, "--judge-url", slow.URL + "/v1",
 		"--model", "m", "--rounds", "2", "--concurrency", "2", "--db", dbPath}
-	err = run(cctx, args, func(string) string { return "" }, &so, &se)
-	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+	ended := make(chan error, 1)
+	go func() { ended <- run(cctx, args, func(string) string { return "" }, &so, &se) }()
+	cliRun := func() models.Run {
+		runs, _ := db.ListRuns(ctx, ws.ID, 0)
+		for _, r := range runs {
+			if strings.HasPrefix(r.Name, "BatchEval (CLI)") {
+				return r
+			}
+		}
+		return models.Run{}
+	}
+	for deadline := time.Now().Add(60 * time.Second); cliRun().BatchesDone == 0; time.Sleep(20 * time.Millisecond) {
+		select {
+		case err := <-ended:
+			t.Fatalf("run ended (%v) before its run stored a batch\nstderr:\n%s", err, se.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			<-ended
+			t.Fatalf("the command line's run stored no batch in 60 s\nstderr:\n%s", se.String())
+		}
+	}
+	cancel()
+	if err := <-ended; err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("run = %v, want interrupted", err)
 	}
 	if got, _ := db.GetRun(ctx, other.ID); got.Status != models.RunQueued {
 		t.Errorf("the dashboard's run is %s, want still queued: the command line must judge only its own", got.Status)
 	}
-	runs, _ := db.ListRuns(ctx, ws.ID, 0)
-	var mine models.Run
-	for _, r := range runs {
-		if strings.HasPrefix(r.Name, "BatchEval (CLI)") {
-			mine = r
-		}
-	}
+	mine := cliRun()
 	if mine.ID == 0 || mine.Finished() || mine.BatchesDone == 0 {
 		t.Fatalf("command-line run = %+v, want unfinished with some batches stored", mine)
 	}
