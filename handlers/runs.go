@@ -659,23 +659,9 @@ func (h *Handlers) listRunBatches(c echo.Context) error {
 	// A sample-wise method's unit is one sample: the list names it by its
 	// id, as its page does ("Sample tc-000"), not by the unit's number,
 	// which restarts with each criterion and matches no id in the data.
-	ids := map[int64]string{}
-	if m.Words().Unit == "sample" {
-		var rowIDs []int64
-		for _, b := range bs {
-			if len(b.RowIDs) == 1 {
-				rowIDs = append(rowIDs, b.RowIDs[0])
-			}
-		}
-		if len(rowIDs) > 0 {
-			rows, err := h.DB.FindDatasetRows(ctx, run.DatasetID, rowIDs)
-			if err != nil {
-				return err
-			}
-			for id, r := range rows {
-				ids[id] = r.ExternalID
-			}
-		}
+	ids, err := h.unitSampleIDs(ctx, run, bs)
+	if err != nil {
+		return err
 	}
 	for _, b := range bs {
 		row := web.RunBatchRow{Batch: b, Criterion: unitCriterion(run, m, b.CriterionIndex)}
@@ -685,4 +671,31 @@ func (h *Handlers) listRunBatches(c echo.Context) error {
 		v.Rows = append(v.Rows, row)
 	}
 	return render(c, http.StatusOK, web.RunBatchesPage(v))
+}
+
+// unitSampleIDs maps the row of each of bs judged alone to its sample's
+// id, for a method that judges samples one by one (its unit is named by
+// its sample); empty for a batched method, whose units have numbers.
+func (h *Handlers) unitSampleIDs(ctx context.Context, run models.Run, bs []models.RunBatch) (map[int64]string, error) {
+	ids := map[int64]string{}
+	if methods.For(run.Method).Batched() {
+		return ids, nil
+	}
+	var rowIDs []int64
+	for _, b := range bs {
+		if len(b.RowIDs) == 1 {
+			rowIDs = append(rowIDs, b.RowIDs[0])
+		}
+	}
+	if len(rowIDs) == 0 {
+		return ids, nil
+	}
+	rows, err := h.DB.FindDatasetRows(ctx, run.DatasetID, rowIDs)
+	if err != nil {
+		return nil, err
+	}
+	for id, r := range rows {
+		ids[id] = r.ExternalID
+	}
+	return ids, nil
 }

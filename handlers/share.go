@@ -380,23 +380,9 @@ func (h *Handlers) unreadableExamples(ctx context.Context, run models.Run, links
 		return nil, err
 	}
 	// A method judging samples one by one names a unit by its sample.
-	ids := map[int64]string{}
-	if !methods.For(run.Method).Batched() {
-		var rowIDs []int64
-		for _, b := range bs {
-			if len(b.RowIDs) == 1 {
-				rowIDs = append(rowIDs, b.RowIDs[0])
-			}
-		}
-		if len(rowIDs) > 0 {
-			rows, err := h.DB.FindDatasetRows(ctx, run.DatasetID, rowIDs)
-			if err != nil {
-				return nil, err
-			}
-			for id, r := range rows {
-				ids[id] = r.ExternalID
-			}
-		}
+	ids, err := h.unitSampleIDs(ctx, run, bs)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]web.UnreadableAnswer, len(bs))
 	for i, b := range bs {
