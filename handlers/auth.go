@@ -462,7 +462,7 @@ func (h *Handlers) require(a Access) echo.MiddlewareFunc {
 			}
 			if need := a.role(); need != "" {
 				if p.Workspace.ID == 0 {
-					return echo.NewHTTPError(http.StatusForbidden, "You are not a member of any workspace yet: ask an owner for an invite.")
+					return echo.NewHTTPError(http.StatusForbidden, "You are not a member of any workspace yet: ask an owner of one for an invite, or create a workspace of your own on Your account.")
 				}
 				if !p.Role.AtLeast(need) {
 					return echo.NewHTTPError(http.StatusForbidden, "Your role in this workspace ("+string(p.Role)+") does not allow this: it needs "+string(need)+".")

@@ -209,7 +209,20 @@ func (h *Handlers) ErrorHandler(err error, c echo.Context) {
 		_ = c.JSON(status, APIError{Error: APIErrorBody{Code: errorCodeFor(status, err), Message: msg}})
 		return
 	}
-	_ = render(c, status, web.ErrorPage(web.Page{Title: http.StatusText(status)}, status, msg))
+	_ = render(c, status, web.ErrorPage(errorPage(c, status), status, msg))
+}
+
+// errorPage is the layout of an error page: a signed-in person (or the
+// local user) keeps the header, with their account, Sign out and the
+// workspace switcher, and their colour theme, so a refusal is not a dead
+// end. A share link's visitor and an anonymous one get no navigation:
+// share pages link nowhere outside their link.
+func errorPage(c echo.Context, status int) web.Page {
+	p := web.Page{Title: http.StatusText(status), Theme: themeOf(c), Path: pagePath(c)}
+	if pr := principalOf(c.Request().Context()); pr.Kind == Account || pr.Kind == LocalUser {
+		p.Nav = navFor(pr)
+	}
+	return p
 }
 
 // APIError is the one shape of every error answered as JSON (under /api/,

@@ -779,8 +779,8 @@ func runCostText(run models.Run) string {
 		}
 		return fmt.Sprintf("cached (all %s calls answered from the answer cache)", runCount(run.Calls))
 	case run.PartlyCached():
-		paid := costText(false, run.CostUSD)
-		if run.CostUSD != nil {
+		paid := costText(false, run.CostSoFar())
+		if run.CostSoFar() != nil {
 			paid += " paid"
 		}
 		if without != "" {
@@ -788,7 +788,7 @@ func runCostText(run models.Run) string {
 		}
 		return paid + "; " + cacheShareText(run)
 	}
-	return costText(false, run.CostUSD)
+	return costText(false, run.CostSoFar())
 }
 
 func (h *Handlers) showLaunchForm(c echo.Context) error {

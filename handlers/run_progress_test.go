@@ -65,7 +65,7 @@ func TestRunProgressBlockSaysWhatIsTrue(t *testing.T) {
 			}
 			p := runProgress(run, 0, finished)
 			var buf bytes.Buffer
-			if err := web.RunProgressBlock(run.ID, p, tt.status == models.RunRunning, false).Render(context.Background(), &buf); err != nil {
+			if err := web.RunProgressBlock(run.ID, p, tt.status == models.RunRunning, false, false).Render(context.Background(), &buf); err != nil {
 				t.Fatal(err)
 			}
 			got := buf.String()

@@ -422,7 +422,9 @@ func (h *Handlers) renderShares(c echo.Context, status int, newLink, problem str
 	if err != nil {
 		return err
 	}
-	runs, err := h.DB.ListRuns(ctx, wsID, 0)
+	// Archived runs and experiments still open their links: the list names
+	// them; only active ones are offered for new links.
+	runs, err := h.DB.ListRuns(ctx, wsID, 0, models.WithArchived())
 	if err != nil {
 		return err
 	}
@@ -434,7 +436,9 @@ func (h *Handlers) renderShares(c echo.Context, status int, newLink, problem str
 	runNames := map[int64]string{}
 	for _, r := range runs {
 		runNames[r.ID] = r.Name
-		v.Runs = append(v.Runs, web.ShareChoice{ID: r.ID, Name: r.Name})
+		if r.ArchivedAt == nil {
+			v.Runs = append(v.Runs, web.ShareChoice{ID: r.ID, Name: r.Name})
+		}
 	}
 	expNames := map[int64]string{}
 	projects, err := h.DB.ListProjects(ctx, wsID)
@@ -442,13 +446,15 @@ func (h *Handlers) renderShares(c echo.Context, status int, newLink, problem str
 		return err
 	}
 	for _, p := range projects {
-		es, err := h.DB.ListExperiments(ctx, wsID, p.ID)
+		es, err := h.DB.ListExperiments(ctx, wsID, p.ID, models.WithArchived())
 		if err != nil {
 			return err
 		}
 		for _, e := range es {
 			expNames[e.ID] = e.Name
-			v.Experiments = append(v.Experiments, web.ShareChoice{ID: e.ID, Name: e.Name})
+			if e.ArchivedAt == nil {
+				v.Experiments = append(v.Experiments, web.ShareChoice{ID: e.ID, Name: e.Name})
+			}
 		}
 	}
 	members, err := h.DB.ListMembers(ctx, wsID)
@@ -461,24 +467,32 @@ func (h *Handlers) renderShares(c echo.Context, status int, newLink, problem str
 	}
 	for _, l := range links {
 		it := web.ShareItem{Link: l, Active: l.Active(v.Now), MakerGone: l.CreatedBy != nil && !isMember[*l.CreatedBy]}
+		// Each report is named with its id, as the choices above are (runs
+		// often share a name); one that is deleted (in the trash, or
+		// purged) opens nothing, whatever the link's own state.
+		var gone []string
+		named := func(names map[int64]string, id int64, what string) string {
+			n, ok := names[id]
+			if !ok {
+				gone = append(gone, what+" "+strconv.FormatInt(id, 10))
+				return what + " " + strconv.FormatInt(id, 10)
+			}
+			return n + " (" + what + " " + strconv.FormatInt(id, 10) + ")"
+		}
 		switch l.Kind {
 		case models.ShareRun:
-			it.What = "Run " + nameOr(runNames, id64(l.RunID), "run")
+			it.What = "Run " + named(runNames, id64(l.RunID), "run")
 		case models.ShareExperiment:
-			it.What = "Experiment " + nameOr(expNames, id64(l.ExperimentID), "experiment")
+			it.What = "Experiment " + named(expNames, id64(l.ExperimentID), "experiment")
 		case models.ShareCompare:
-			it.What = "Comparison of " + nameOr(runNames, id64(l.RunID), "run") + " and " + nameOr(runNames, id64(l.OtherRunID), "run")
+			it.What = "Comparison of " + named(runNames, id64(l.RunID), "run") + " and " + named(runNames, id64(l.OtherRunID), "run")
+		}
+		if len(gone) > 0 {
+			it.Deleted = strings.Join(gone, " and ")
 		}
 		v.Links = append(v.Links, it)
 	}
 	return render(c, status, web.SharesPage(v))
-}
-
-func nameOr(names map[int64]string, id int64, what string) string {
-	if n, ok := names[id]; ok {
-		return n
-	}
-	return what + " " + strconv.FormatInt(id, 10)
 }
 
 // createShare makes a link and shows it once.

@@ -94,7 +94,7 @@ func sharedReason(s string) string {
 	}
 	for _, re := range sharedWhole {
 		if re.MatchString(s) {
-			return s
+			return withoutMembersPointer(s)
 		}
 	}
 	if loc := spendCapStop.FindStringIndex(s); loc != nil {
@@ -128,6 +128,29 @@ func sharedReason(s string) string {
 	}
 	return SharedInternalError + errorDetailsNote
 }
+
+// membersPointer is what the runner's own reasons say to look at for the
+// judge's errors: "see the batches for its errors", "; see the batches for
+// what the judge said". A shared report and the standalone file have no
+// batches, nor the judge's errors: they say where those are instead.
+var membersPointer = regexp.MustCompile(`(?: \(see the [a-z ]+ for its errors\)|; see the [a-z ]+ for what the judge said\))$`)
+
+// withoutMembersPointer is s with its pointer to the run's batches
+// (membersPointer) replaced by where the judge's errors are.
+func withoutMembersPointer(s string) string {
+	loc := membersPointer.FindStringIndex(s)
+	if loc == nil {
+		return s
+	}
+	if strings.HasPrefix(s[loc[0]:], ";") {
+		return s[:loc[0]] + "; what the judge said is on the run's page, for members of its workspace)"
+	}
+	return s[:loc[0]] + membersErrorsNote
+}
+
+// membersErrorsNote ends a shared reason whose pointer to the batches was
+// left out.
+const membersErrorsNote = " (the judge's errors are on the run's page, for members of its workspace)"
 
 // withNote is the judge client's words w, ended by note when what was
 // left out after them (rest) held its details; the count of attempts

@@ -45,10 +45,12 @@ func TestSharedErrorQuotesNoInternalError(t *testing.T) {
 			"the judge's base URL is not an http(s) URL: it must be corrected in the judge's settings", []string{"corp.internal"}},
 
 		// The product's own reasons: as they are.
+		// ... without their pointer to the batches, which a shared report
+		// does not have (TestSharedReasonPointsAtNothingHidden).
 		{"no score", "no score could be read: all 20 scores are missing (failed calls or unreadable answers; see the batches for what the judge said)",
-			"no score could be read: all 20 scores are missing (failed calls or unreadable answers; see the batches for what the judge said)", nil},
+			"no score could be read: all 20 scores are missing (failed calls or unreadable answers; what the judge said is on the run's page, for members of its workspace)", nil},
 		{"every unit failed", `every batch of round 2 of "clarity" failed, even when tried again: the judge is not answering usefully (see the batches for its errors)`,
-			`every batch of round 2 of "clarity" failed, even when tried again: the judge is not answering usefully (see the batches for its errors)`, nil},
+			`every batch of round 2 of "clarity" failed, even when tried again: the judge is not answering usefully` + " (the judge's errors are on the run's page, for members of its workspace)", nil},
 		{"no rows", "the dataset has no rows", "the dataset has no rows", nil},
 		{"spending cap, wrapped", `generate G-Eval steps for "clarity": spending cap reached: the run has spent $0.0123 of its $0.01 cap and its next call would cost about $0.0004; no new call was sent (raise the cap and resume the run to finish it)`,
 			"spending cap reached: the run has spent $0.0123 of its $0.01 cap and its next call would cost about $0.0004; no new call was sent (raise the cap and resume the run to finish it)", nil},
@@ -77,5 +79,29 @@ func TestSharedErrorQuotesNoInternalError(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSharedReasonPointsAtNothingHidden: a failed run's reason on a share
+// link and in the standalone report said "see the batches for its errors"
+// (or "for what the judge said"), but neither has batches nor the judge's
+// errors; they say the errors are on the run's page for members instead.
+func TestSharedReasonPointsAtNothingHidden(t *testing.T) {
+	for _, tc := range []struct{ stored, want string }{
+		{`every batch of round 1 of "Engaging" failed, even when tried again: the judge is not answering usefully (see the batches for its errors)`,
+			`every batch of round 1 of "Engaging" failed, even when tried again: the judge is not answering usefully (the judge's errors are on the run's page, for members of its workspace)`},
+		{`every sample of "Engaging" failed, even when tried again: the judge is not answering usefully (see the samples for its errors)`,
+			`every sample of "Engaging" failed, even when tried again: the judge is not answering usefully (the judge's errors are on the run's page, for members of its workspace)`},
+		{"no score could be read: all 30 scores are missing (failed calls or unreadable answers; see the batches for what the judge said)",
+			"no score could be read: all 30 scores are missing (failed calls or unreadable answers; what the judge said is on the run's page, for members of its workspace)"},
+		{"3 of 30 scores are missing (failed calls or unreadable answers)", "3 of 30 scores are missing (failed calls or unreadable answers)"},
+	} {
+		got := sharedReason(tc.stored)
+		if got != tc.want {
+			t.Errorf("shared reason of %q\n = %q\nwant %q", tc.stored, got, tc.want)
+		}
+		if strings.Contains(got, "see the") {
+			t.Errorf("shared reason %q points at what a share link does not show", got)
+		}
 	}
 }

@@ -621,6 +621,18 @@ func (r Run) WhollyCached() bool {
 	return r.CachedCalls > 0 && r.CachedCalls >= r.Calls
 }
 
+// CostSoFar is what the run's batches have cost: CostUSD, which stays nil
+// until the first paid call is counted, or $0 while none has been when the
+// run's judge has prices (as ProbeCostUSD prices no probes). Nil only when
+// the prices are unknown: a priced judge's run that has paid for nothing
+// yet did not cost an unknown amount.
+func (r Run) CostSoFar() *float64 {
+	if r.CostUSD != nil {
+		return r.CostUSD
+	}
+	return r.JudgeSnapshot.Cost(0, 0)
+}
+
 // ProbeCostUSD is what the run's probes cost at the run's prices (nil
 // when they are unknown): not part of CostUSD, the batches' cost.
 func (r Run) ProbeCostUSD() *float64 {
