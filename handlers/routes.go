@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -19,10 +20,11 @@ func (h *Handlers) Register(e *echo.Echo) {
 	e.Use(middleware.Recover())
 	e.Use(h.guardNetwork) // Host allowlist, trusted proxies, Referrer-Policy (hosts.go)
 	e.Use(h.limitBodies)  // 1 MiB bodies except dataset uploads (limits.go)
-	// Refuse cross-site form posts (CSRF): the dashboard has no accounts yet
-	// and listens on loopback, so without this any web page a user visits
-	// could launch paid runs through their browser. The standard library's
-	// check reads Sec-Fetch-Site / Origin; tokens can come with accounts.
+	// Refuse cross-site form posts (CSRF): a session cookie, or being the
+	// local user of a loopback server, would otherwise let any web page a
+	// person visits launch paid runs through their browser. The standard
+	// library's check reads Sec-Fetch-Site / Origin; crossOriginCheck adds
+	// the Referer when a request has neither.
 	e.Use(crossOriginCheck(http.NewCrossOriginProtection()))
 	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
 		XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "DENY",
@@ -97,9 +99,37 @@ func crossOriginCheck(cop *http.CrossOriginProtection) echo.MiddlewareFunc {
 			if err := cop.Check(req); err != nil {
 				return echo.NewHTTPError(http.StatusForbidden, "Cross-site request refused: "+err.Error()+".")
 			}
+			if crossSiteReferer(req) {
+				return echo.NewHTTPError(http.StatusForbidden, "Cross-site request refused: the request came from a page of another site (its Referer).")
+			}
 			return next(c)
 		}
 	}
+}
+
+// crossSiteReferer reports whether a write that says nothing of its
+// origin (no Sec-Fetch-Site, no Origin: the standard library's check lets
+// it through, as from a client that is not a browser) names in its Referer
+// a page of another host. Browsers send Origin with a form post today, but
+// older ones and some privacy settings send only the Referer; a client
+// that sends neither is let through, as before.
+func crossSiteReferer(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	if req.Header.Get("Sec-Fetch-Site") != "" || req.Header.Get("Origin") != "" {
+		return false
+	}
+	ref := req.Header.Get("Referer")
+	if ref == "" {
+		return false
+	}
+	u, err := url.Parse(ref)
+	if err != nil || u.Host == "" {
+		return true // not a page of this server's
+	}
+	return !strings.EqualFold(u.Host, req.Host)
 }
 
 // route is one entry of the route table: the rule sits next to the
