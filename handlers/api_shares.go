@@ -33,13 +33,27 @@ type APIShareLink struct {
 	RevokedAt    *time.Time `json:"revoked_at"`
 	LastOpenedAt *time.Time `json:"last_opened_at"`
 	Active       bool       `json:"active"`
-	URL          string     `json:"url,omitempty"`
+	// ReportDeleted: a report of the link is in the trash (or purged), so
+	// the link opens nothing, whatever its own state, until it is restored.
+	ReportDeleted bool   `json:"report_deleted"`
+	URL           string `json:"url,omitempty"`
 }
 
-func apiShareLink(l models.ShareLink, now time.Time) APIShareLink {
+// apiShareLink is l as the API lists it; gone names its deleted reports
+// (shareTargets.missing), which make it inactive.
+func apiShareLink(l models.ShareLink, now time.Time, gone []string) APIShareLink {
 	return APIShareLink{ID: l.ID, Kind: string(l.Kind), RunID: l.RunID, OtherRunID: l.OtherRunID, ExperimentID: l.ExperimentID,
 		Label: l.Label, CreatedBy: l.CreatedByName, CreatedAt: l.CreatedAt, ExpiresAt: l.ExpiresAt, RevokedAt: l.RevokedAt,
-		LastOpenedAt: l.LastOpenedAt, Active: l.Active(now)}
+		LastOpenedAt: l.LastOpenedAt, Active: l.Active(now) && len(gone) == 0, ReportDeleted: len(gone) > 0}
+}
+
+// apiShareLinkNow is l as the API answers it alone (made or revoked).
+func (h *Handlers) apiShareLinkNow(c echo.Context, l models.ShareLink) (APIShareLink, error) {
+	t, err := h.shareTargetsOf(c.Request().Context(), h.workspaceID(c))
+	if err != nil {
+		return APIShareLink{}, err
+	}
+	return apiShareLink(l, time.Now(), t.missing(l)), nil
 }
 
 // APINewShareLink asks for a link to a run, an experiment or a comparison.
@@ -59,10 +73,14 @@ func (h *Handlers) apiListShares(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	t, err := h.shareTargetsOf(c.Request().Context(), h.workspaceID(c))
+	if err != nil {
+		return err
+	}
 	now := time.Now()
 	out := make([]APIShareLink, 0, len(links))
 	for _, l := range ascendingByID(links, func(l models.ShareLink) int64 { return l.ID }) {
-		out = append(out, apiShareLink(l, now))
+		out = append(out, apiShareLink(l, now, t.missing(l)))
 	}
 	page, err := paginate(c, out, func(l APIShareLink) int64 { return l.ID })
 	if err != nil {
@@ -99,7 +117,10 @@ func (h *Handlers) apiCreateShare(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := apiShareLink(link, time.Now())
+	out, err := h.apiShareLinkNow(c, link)
+	if err != nil {
+		return err
+	}
 	out.URL = absoluteURL(c, shareBase(token))
 	// The answer holds the only copy of the link.
 	c.Response().Header().Set("Cache-Control", "no-store")
@@ -159,5 +180,9 @@ func (h *Handlers) apiRevokeShare(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, apiShareLink(link, time.Now()))
+	out, err := h.apiShareLinkNow(c, link)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
 }

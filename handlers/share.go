@@ -422,9 +422,7 @@ func (h *Handlers) renderShares(c echo.Context, status int, newLink, problem str
 	if err != nil {
 		return err
 	}
-	// Archived runs and experiments still open their links: the list names
-	// them; only active ones are offered for new links.
-	runs, err := h.DB.ListRuns(ctx, wsID, 0, models.WithArchived())
+	t, err := h.shareTargetsOf(ctx, wsID)
 	if err != nil {
 		return err
 	}
@@ -433,28 +431,15 @@ func (h *Handlers) renderShares(c echo.Context, status int, newLink, problem str
 	if c.Request().Method == http.MethodPost {
 		v.Kind, v.RunID, v.OtherRunID, v.ExperimentID = c.FormValue("kind"), c.FormValue("run_id"), c.FormValue("other_run_id"), c.FormValue("experiment_id")
 	}
-	runNames := map[int64]string{}
-	for _, r := range runs {
-		runNames[r.ID] = r.Name
+	// Only active runs and experiments are offered for new links.
+	for _, r := range t.runs {
 		if r.ArchivedAt == nil {
 			v.Runs = append(v.Runs, web.ShareChoice{ID: r.ID, Name: r.Name})
 		}
 	}
-	expNames := map[int64]string{}
-	projects, err := h.DB.ListProjects(ctx, wsID)
-	if err != nil {
-		return err
-	}
-	for _, p := range projects {
-		es, err := h.DB.ListExperiments(ctx, wsID, p.ID, models.WithArchived())
-		if err != nil {
-			return err
-		}
-		for _, e := range es {
-			expNames[e.ID] = e.Name
-			if e.ArchivedAt == nil {
-				v.Experiments = append(v.Experiments, web.ShareChoice{ID: e.ID, Name: e.Name})
-			}
+	for _, e := range t.exps {
+		if e.ArchivedAt == nil {
+			v.Experiments = append(v.Experiments, web.ShareChoice{ID: e.ID, Name: e.Name})
 		}
 	}
 	members, err := h.DB.ListMembers(ctx, wsID)
@@ -470,29 +455,83 @@ func (h *Handlers) renderShares(c echo.Context, status int, newLink, problem str
 		// Each report is named with its id, as the choices above are (runs
 		// often share a name); one that is deleted (in the trash, or
 		// purged) opens nothing, whatever the link's own state.
-		var gone []string
 		named := func(names map[int64]string, id int64, what string) string {
-			n, ok := names[id]
-			if !ok {
-				gone = append(gone, what+" "+strconv.FormatInt(id, 10))
-				return what + " " + strconv.FormatInt(id, 10)
+			if n, ok := names[id]; ok {
+				return n + " (" + what + " " + strconv.FormatInt(id, 10) + ")"
 			}
-			return n + " (" + what + " " + strconv.FormatInt(id, 10) + ")"
+			return what + " " + strconv.FormatInt(id, 10)
 		}
 		switch l.Kind {
 		case models.ShareRun:
-			it.What = "Run " + named(runNames, id64(l.RunID), "run")
+			it.What = "Run " + named(t.runNames, id64(l.RunID), "run")
 		case models.ShareExperiment:
-			it.What = "Experiment " + named(expNames, id64(l.ExperimentID), "experiment")
+			it.What = "Experiment " + named(t.expNames, id64(l.ExperimentID), "experiment")
 		case models.ShareCompare:
-			it.What = "Comparison of " + named(runNames, id64(l.RunID), "run") + " and " + named(runNames, id64(l.OtherRunID), "run")
+			it.What = "Comparison of " + named(t.runNames, id64(l.RunID), "run") + " and " + named(t.runNames, id64(l.OtherRunID), "run")
 		}
-		if len(gone) > 0 {
+		if gone := t.missing(l); len(gone) > 0 {
 			it.Deleted = strings.Join(gone, " and ")
 		}
 		v.Links = append(v.Links, it)
 	}
 	return render(c, status, web.SharesPage(v))
+}
+
+// shareTargets are the workspace's runs and experiments a link can name,
+// archived ones included (their links still open); a report in the trash,
+// or purged, is not among them: its links open nothing.
+type shareTargets struct {
+	runs               []models.Run
+	exps               []models.Experiment
+	runNames, expNames map[int64]string
+}
+
+func (h *Handlers) shareTargetsOf(ctx context.Context, wsID int64) (shareTargets, error) {
+	t := shareTargets{runNames: map[int64]string{}, expNames: map[int64]string{}}
+	runs, err := h.DB.ListRuns(ctx, wsID, 0, models.WithArchived())
+	if err != nil {
+		return t, err
+	}
+	t.runs = runs
+	for _, r := range runs {
+		t.runNames[r.ID] = r.Name
+	}
+	projects, err := h.DB.ListProjects(ctx, wsID)
+	if err != nil {
+		return t, err
+	}
+	for _, p := range projects {
+		es, err := h.DB.ListExperiments(ctx, wsID, p.ID, models.WithArchived())
+		if err != nil {
+			return t, err
+		}
+		t.exps = append(t.exps, es...)
+		for _, e := range es {
+			t.expNames[e.ID] = e.Name
+		}
+	}
+	return t, nil
+}
+
+// missing names the reports of l that are deleted ("run 3"): nil when the
+// link's reports are all there.
+func (t shareTargets) missing(l models.ShareLink) []string {
+	var gone []string
+	check := func(names map[int64]string, id int64, what string) {
+		if _, ok := names[id]; !ok {
+			gone = append(gone, what+" "+strconv.FormatInt(id, 10))
+		}
+	}
+	switch l.Kind {
+	case models.ShareRun:
+		check(t.runNames, id64(l.RunID), "run")
+	case models.ShareExperiment:
+		check(t.expNames, id64(l.ExperimentID), "experiment")
+	case models.ShareCompare:
+		check(t.runNames, id64(l.RunID), "run")
+		check(t.runNames, id64(l.OtherRunID), "run")
+	}
+	return gone
 }
 
 // createShare makes a link and shows it once.

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -43,7 +44,8 @@ func TestShareListNamesEachReport(t *testing.T) {
 		if _, err := env.db.SetArchived(ctx, env.ws.ID, models.KindRun, archived.ID, true); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := env.db.Trash(ctx, env.ws.ID, models.KindRun, binned.ID, models.Actor{Label: "test"}); err != nil {
+		entry, _, err := env.db.Trash(ctx, env.ws.ID, models.KindRun, binned.ID, models.Actor{Label: "test"})
+		if err != nil {
 			t.Fatal(err)
 		}
 		// What the links open, as the list must say.
@@ -83,6 +85,44 @@ func TestShareListNamesEachReport(t *testing.T) {
 		// The form offers only active runs for a new link.
 		if strings.Contains(body, fmt.Sprintf(`<option value="%d"`, archived.ID)) {
 			t.Errorf("the new-link form offers the archived run")
+		}
+
+		// The API says the same: a link to a run in the trash is not
+		// active, and says why, until the run is restored. QA: the API
+		// listed it "active": true while the link answered 404.
+		apiState := func() map[int64][2]bool {
+			rec := env.get("/api/v1/shares")
+			var page struct {
+				Items []APIShareLink `json:"items"`
+			}
+			if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &page) != nil || len(page.Items) == 0 {
+				t.Fatalf("GET /api/v1/shares = %d: %s", rec.Code, rec.Body)
+			}
+			out := map[int64][2]bool{}
+			for _, l := range page.Items {
+				if l.RunID != nil && l.Kind == string(models.ShareRun) {
+					out[*l.RunID] = [2]bool{l.Active, l.ReportDeleted}
+				}
+			}
+			return out
+		}
+		st := apiState()
+		if got := st[binned.ID]; got != [2]bool{false, true} {
+			t.Errorf("API: link to a run in the trash is active=%v report_deleted=%v, want false and true", got[0], got[1])
+		}
+		for _, id := range []int64{a.ID, archived.ID} {
+			if got := st[id]; got != [2]bool{true, false} {
+				t.Errorf("API: link to run %d is active=%v report_deleted=%v, want true and false", id, got[0], got[1])
+			}
+		}
+		if _, err := env.db.Restore(ctx, env.ws.ID, entry.ID); err != nil {
+			t.Fatal(err)
+		}
+		if got := apiState()[binned.ID]; got != [2]bool{true, false} {
+			t.Errorf("API: link to a restored run is active=%v report_deleted=%v, want true and false", got[0], got[1])
+		}
+		if rec := env.get("/s/" + tokens["binned"]); rec.Code != http.StatusOK {
+			t.Errorf("the link to the restored run opens with %d", rec.Code)
 		}
 	})
 }
