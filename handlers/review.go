@@ -221,9 +221,7 @@ func (h *Handlers) reviewForm(c echo.Context, ds models.Dataset, run models.Run,
 		Description: strings.TrimSpace(crit.Description)}
 	// "Rating as" names an account by its display name, as the pages'
 	// header does; its reviews are still keyed and stored by account.
-	if p := principalOf(c.Request().Context()); (p.Kind == Account || p.Kind == Token) && strings.TrimSpace(p.User.Name) != "" {
-		f.Reviewer = strings.TrimSpace(p.User.Name)
-	}
+	f.Reviewer = reviewerShown(c, name)
 	// The levels the rubric words, at the ends and the middle of the scale
 	// people rate on (the rubric's, as the prompt words them on the judge's).
 	for _, a := range []web.ReviewAnchor{{At: scale.Lo, Text: crit.Levels.Low}, {At: (scale.Lo + scale.Hi) / 2, Text: crit.Levels.Middle},
@@ -948,7 +946,17 @@ func (h *Handlers) saveReview(c echo.Context) error {
 		}
 		return err
 	}
-	return redirect(c, back, "Review of "+crit.Name+" saved as "+name+".")
+	return redirect(c, back, "Review of "+crit.Name+" saved as "+reviewerShown(c, name)+".")
+}
+
+// reviewerShown is how the review pages name the reviewer keyed name: a
+// signed-in account by its display name (its email only when it has
+// none), as the pages' header does.
+func reviewerShown(c echo.Context, name string) string {
+	if p := principalOf(c.Request().Context()); (p.Kind == Account || p.Kind == Token) && strings.TrimSpace(p.User.Name) != "" {
+		return strings.TrimSpace(p.User.Name)
+	}
+	return name
 }
 
 // flashProblem is a refusal of the models as the browser's messages read:

@@ -2,8 +2,10 @@ package handlers
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +44,29 @@ func TestReviewFormNamesTheAccount(t *testing.T) {
 				i := strings.Index(body, "Rating as")
 				t.Errorf("%s: want %s, the form says %.120s", tc.who.Email, tc.want, body[max(i, 0):])
 			}
+		}
+		// The message after saving names the account as the form did; it
+		// said "saved as editor@example.com".
+		crit := run.RubricSnapshot.Criteria[0]
+		var rowID int64
+		must(t, env.db.Gorm.Raw(`SELECT MIN(id) FROM dataset_rows WHERE dataset_id = ?`, d.dataset.ID).Scan(&rowID).Error)
+		form := url.Values{"run": {fmt.Sprint(run.ID)}, "row": {fmt.Sprint(rowID)}, "criterion": {crit.Name},
+			"score": {"2"}, "back": {place}}
+		rec := env.send(http.MethodPost, fmt.Sprintf("/datasets/%d/review", d.dataset.ID), form, "", env.sessionCookie(named))
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("saving a review: %d %s", rec.Code, rec.Body)
+		}
+		var flash string
+		for _, ck := range rec.Result().Cookies() {
+			if ck.Name == flashCookie {
+				_, enc, _ := strings.Cut(ck.Value, ":")
+				b, err := base64.RawURLEncoding.DecodeString(enc)
+				must(t, err)
+				flash = string(b)
+			}
+		}
+		if want := "Review of " + crit.Name + " saved as Edith Tor."; flash != want {
+			t.Errorf("after saving: %q, want %q", flash, want)
 		}
 	})
 }
