@@ -17,6 +17,19 @@ const (
 	auditTokenRevoked = "api-token-revoked"
 )
 
+// tokenTTLs are the expiry choices of the tokens form (web.TokenExpiries
+// names them); "never" is for automation that must not stop on a date.
+var tokenTTLs = map[string]time.Duration{
+	"30d":   30 * 24 * time.Hour,
+	"90d":   90 * 24 * time.Hour,
+	"1y":    365 * 24 * time.Hour,
+	"never": 0,
+}
+
+// defaultTokenExpiry is the form's preselected choice, and the one used
+// when a form sends none.
+const defaultTokenExpiry = "30d"
+
 // showTokens lists the person's API tokens in the current workspace.
 func (h *Handlers) showTokens(c echo.Context) error {
 	return h.renderTokens(c, http.StatusOK, web.TokensView{})
@@ -26,6 +39,10 @@ func (h *Handlers) renderTokens(c echo.Context, status int, v web.TokensView) er
 	ctx := c.Request().Context()
 	p := principalOf(ctx)
 	v.Page, v.Workspace, v.Role = page(c, "API tokens"), p.Workspace.Name, string(p.Role)
+	v.Now = time.Now().UTC()
+	if v.Expires == "" {
+		v.Expires = defaultTokenExpiry
+	}
 	if p.Kind != Account {
 		v.NeedsAccount = true
 		return render(c, status, web.TokensPage(v))
@@ -57,15 +74,23 @@ func (h *Handlers) createToken(c echo.Context) error {
 	if p.Kind != Account {
 		return models.Errorf(models.EInvalid, "API tokens belong to an account: create one at /setup first")
 	}
-	t, secret, err := h.DB.CreateAPIToken(c.Request().Context(), p.Workspace.ID, p.User.ID, c.FormValue("name"))
+	expires := c.FormValue("expires")
+	if expires == "" {
+		expires = defaultTokenExpiry
+	}
+	ttl, ok := tokenTTLs[expires]
+	if !ok {
+		return h.renderTokens(c, http.StatusUnprocessableEntity, web.TokensView{Error: "Choose an expiry from the list.", Name: c.FormValue("name")})
+	}
+	t, secret, err := h.DB.CreateExpiringAPIToken(c.Request().Context(), p.Workspace.ID, p.User.ID, c.FormValue("name"), ttl)
 	if err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
-			return h.renderTokens(c, http.StatusUnprocessableEntity, web.TokensView{Error: models.ErrorMessage(err), Name: c.FormValue("name")})
+			return h.renderTokens(c, http.StatusUnprocessableEntity, web.TokensView{Error: models.ErrorMessage(err), Name: c.FormValue("name"), Expires: expires})
 		}
 		return err
 	}
-	h.audit(c, auditTokenCreated, "API token "+t.Prefix+"… ("+t.Name+")", "")
-	return h.renderTokens(c, http.StatusCreated, web.TokensView{NewToken: secret, NewTokenName: t.Name})
+	h.audit(c, auditTokenCreated, "API token "+t.Prefix+"… ("+t.Name+")", web.TokenExpiry(t.ExpiresAt, time.Now()))
+	return h.renderTokens(c, http.StatusCreated, web.TokensView{NewToken: secret, NewTokenName: t.Name, NewTokenExpires: t.ExpiresAt})
 }
 
 // revokeToken revokes one of the person's own tokens in this workspace,
@@ -119,13 +144,15 @@ type APIToken struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	LastUsedAt *time.Time `json:"last_used_at"`
 	RevokedAt  *time.Time `json:"revoked_at"`
+	// ExpiresAt is when the token stops working; null never expires.
+	ExpiresAt *time.Time `json:"expires_at"`
 	// Current is true for the token this request was made with.
 	Current bool `json:"current"`
 }
 
 func apiToken(t models.APIToken, userName string, current int64) APIToken {
 	return APIToken{ID: t.ID, Name: t.Name, Prefix: t.Prefix, UserID: t.UserID, UserName: userName, CreatedAt: t.CreatedAt,
-		LastUsedAt: t.LastUsedAt, RevokedAt: t.RevokedAt, Current: t.ID == current}
+		LastUsedAt: t.LastUsedAt, RevokedAt: t.RevokedAt, ExpiresAt: t.ExpiresAt, Current: t.ID == current}
 }
 
 // apiListTokens lists the caller's tokens in this workspace; an owner's

@@ -25,6 +25,14 @@ type APIToken struct {
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
 	RevokedAt  *time.Time
+	// ExpiresAt is when the token stops working; nil never expires (the
+	// choice for automation, and every token made before expiries existed).
+	ExpiresAt *time.Time
+}
+
+// Expired reports whether the token had expired at t.
+func (t *APIToken) Expired(at time.Time) bool {
+	return t.ExpiresAt != nil && !at.Before(*t.ExpiresAt)
 }
 
 // TokenPrefix starts every personal access token, so a leaked one is easy
@@ -42,9 +50,19 @@ const maxTokenName = 100
 // per token, so a script polling a run does not write on every request.
 const lastUsedResolution = time.Minute
 
-// CreateAPIToken makes a token for a member of a workspace and returns it
-// with the token itself, which exists nowhere else afterwards.
+// CreateAPIToken makes a token that never expires for a member of a
+// workspace and returns it with the token itself, which exists nowhere
+// else afterwards.
 func (db *DB) CreateAPIToken(ctx context.Context, wsID, userID int64, name string) (APIToken, string, error) {
+	return db.CreateExpiringAPIToken(ctx, wsID, userID, name, 0)
+}
+
+// CreateExpiringAPIToken makes a token that works for ttl from now (0:
+// until revoked) and returns it with the token itself.
+func (db *DB) CreateExpiringAPIToken(ctx context.Context, wsID, userID int64, name string, ttl time.Duration) (APIToken, string, error) {
+	if ttl < 0 {
+		return APIToken{}, "", Errorf(EInvalid, "the expiry must be in the future")
+	}
 	name = strings.TrimSpace(name)
 	switch {
 	case name == "":
@@ -66,6 +84,10 @@ func (db *DB) CreateAPIToken(ctx context.Context, wsID, userID int64, name strin
 	token := TokenPrefix + raw
 	t := APIToken{WorkspaceID: wsID, UserID: userID, Name: name, Prefix: token[:tokenPrefixShown],
 		TokenHash: HashLinkToken(token), CreatedAt: time.Now().UTC()}
+	if ttl > 0 {
+		exp := t.CreatedAt.Add(ttl)
+		t.ExpiresAt = &exp
+	}
 	return t, token, db.Gorm.WithContext(ctx).Create(&t).Error
 }
 
@@ -98,10 +120,20 @@ func (db *DB) RevokeAPIToken(ctx context.Context, wsID, userID, id int64) (APITo
 // so a caller learns nothing about which tokens exist.
 var errTokenUnusable = Errorf(EUnauthorized, "this access token is not valid: it is unknown, was revoked, or its owner left the workspace")
 
+// ExpiredTokenMessage is the answer to a token used after its expiry: the
+// caller holds the token, so saying when it stopped tells them nothing
+// they could not know, and tells them what to do.
+func ExpiredTokenMessage(expiresAt time.Time) string {
+	return "this access token expired on " + expiresAt.UTC().Format("2006-01-02") +
+		" (UTC): make a new one on the API tokens page (/tokens)"
+}
+
 // AuthenticateAPIToken finds the live token, its person and their role in
 // the token's workspace now, and notes the time of use. Unknown and revoked
 // tokens, and tokens of people no longer in the workspace, are refused with
-// EUnauthorized.
+// EUnauthorized; so is an expired token, with a message saying when it
+// expired. Expiry is judged by the server's clock (UTC), as share links'
+// is (OpenShareLink).
 func (db *DB) AuthenticateAPIToken(ctx context.Context, token string) (APIToken, User, Workspace, Role, error) {
 	var (
 		t  APIToken
@@ -118,6 +150,10 @@ func (db *DB) AuthenticateAPIToken(ctx context.Context, token string) (APIToken,
 		}
 		return t, u, ws, "", err
 	}
+	now := time.Now().UTC()
+	if t.Expired(now) {
+		return t, u, ws, "", Errorf(EUnauthorized, "%s", ExpiredTokenMessage(*t.ExpiresAt))
+	}
 	role, err := db.MemberRole(ctx, t.WorkspaceID, t.UserID)
 	if err != nil {
 		if ErrorCode(err) == ENotFound {
@@ -131,7 +167,6 @@ func (db *DB) AuthenticateAPIToken(ctx context.Context, token string) (APIToken,
 	if err = db.Reader(ctx).First(&ws, t.WorkspaceID).Error; err != nil {
 		return t, u, ws, "", notFound(err, "workspace", t.WorkspaceID)
 	}
-	now := time.Now().UTC()
 	if t.LastUsedAt == nil || now.Sub(*t.LastUsedAt) >= lastUsedResolution {
 		err = db.Gorm.WithContext(ctx).Model(&APIToken{}).Where("id = ?", t.ID).Update("last_used_at", now).Error
 		if err != nil {
