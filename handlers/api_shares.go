@@ -47,7 +47,7 @@ func apiShareLink(l models.ShareLink, now time.Time, gone []string) APIShareLink
 		LastOpenedAt: l.LastOpenedAt, Active: l.Active(now) && len(gone) == 0, ReportDeleted: len(gone) > 0}
 }
 
-// apiShareLinkNow is l as the API answers it alone (made or revoked).
+// apiShareLinkNow is l as the API answers it alone (revoked).
 func (h *Handlers) apiShareLinkNow(c echo.Context, l models.ShareLink) (APIShareLink, error) {
 	t, err := h.shareTargetsOf(c.Request().Context(), h.workspaceID(c))
 	if err != nil {
@@ -117,10 +117,8 @@ func (h *Handlers) apiCreateShare(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := h.apiShareLinkNow(c, link)
-	if err != nil {
-		return err
-	}
+	// Its reports were found when it was made (CreateShareLink).
+	out := apiShareLink(link, time.Now(), nil)
 	out.URL = absoluteURL(c, shareBase(token))
 	// The answer holds the only copy of the link.
 	c.Response().Header().Set("Cache-Control", "no-store")

@@ -21,6 +21,7 @@ import (
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dataimport"
+	"github.com/batcheval/batcheval/models/demo"
 	"github.com/batcheval/batcheval/web"
 )
 
@@ -646,11 +647,7 @@ func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.
 		if applied, empties, err = t.ApplyNoting(m); err != nil {
 			return ds, nil, err
 		}
-		rows := make([]models.DatasetRow, len(applied))
-		for i, r := range applied {
-			rows[i] = models.DatasetRow{Position: r.Position, ExternalID: r.ExternalID, Data: r.Data, Ratings: r.Ratings}
-		}
-		err = h.DB.CreateDataset(ctx, &ds, rows)
+		err = h.DB.CreateDataset(ctx, &ds, demo.DatasetRows(applied))
 	} else {
 		err = h.DB.ImportDataset(ctx, &ds, func(put func(models.DatasetRow) error) error {
 			// put encodes a row before it returns, and the applier keeps

@@ -20,11 +20,16 @@ func ImportRows(t *dataimport.Table, m dataimport.Mapping) ([]models.DatasetRow,
 	if err != nil {
 		return nil, err
 	}
+	return DatasetRows(rows), nil
+}
+
+// DatasetRows are mapped rows as a dataset stores them.
+func DatasetRows(rows []dataimport.Row) []models.DatasetRow {
 	out := make([]models.DatasetRow, len(rows))
 	for i, r := range rows {
 		out[i] = models.DatasetRow{Position: r.Position, ExternalID: r.ExternalID, Data: r.Data, Ratings: r.Ratings}
 	}
-	return out, nil
+	return out
 }
 
 // Seed creates the demo project (dataset, rubric, simulated judge) in the
