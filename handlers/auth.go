@@ -82,7 +82,7 @@ func (a Access) role() models.Role {
 // PrincipalKind says how a request is identified.
 type PrincipalKind int
 
-// Principal kinds. Share links and API tokens will add theirs.
+// Principal kinds.
 const (
 	Anonymous PrincipalKind = iota
 	// LocalUser is the single user of a loopback server with no accounts:
@@ -402,11 +402,20 @@ func (h *Handlers) apiPrincipalFor(c echo.Context) (Principal, error) {
 		if err != nil {
 			return Principal{}, err
 		}
+		if t.ExpiresAt != nil {
+			// Every answer to an expiring token says when it stops, so a
+			// script can warn its owner before it is refused.
+			c.Response().Header().Set(TokenExpiresHeader, t.ExpiresAt.UTC().Format(time.RFC3339))
+		}
 		return Principal{Kind: Token, User: u, TokenName: t.Name, TokenID: t.ID, Workspace: ws, Role: role,
 			Workspaces: []models.WorkspaceRole{{Workspace: ws, Role: role}}}, nil
 	}
 	return h.localPrincipal(ctx)
 }
+
+// TokenExpiresHeader carries, on every API answer to a token that
+// expires, when it stops working (RFC 3339, UTC).
+const TokenExpiresHeader = "BatchEval-Token-Expires"
 
 // apiPrefix is where the JSON API lives.
 const apiPrefix = "/api/"

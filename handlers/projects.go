@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -56,7 +57,15 @@ func (h *Handlers) renderProjects(c echo.Context, status int, form web.ProjectFo
 			}
 		}
 	}
-	return render(c, status, web.ProjectsPage(web.ProjectsView{Page: page(c, "Projects"), Projects: sums, Form: form, Show: show, Guide: guide}))
+	now := time.Now()
+	var expiring []models.APIToken
+	if p := principalOf(ctx); p.Kind == Account {
+		if expiring, err = h.DB.ExpiringAPITokens(ctx, ws, p.User.ID, now); err != nil {
+			return err
+		}
+	}
+	return render(c, status, web.ProjectsPage(web.ProjectsView{Page: page(c, "Projects"), Projects: sums, Form: form, Show: show, Guide: guide,
+		ExpiringTokens: expiring, Now: now}))
 }
 
 // guideCookie remembers that this browser hid the start guide.

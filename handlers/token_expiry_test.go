@@ -201,3 +201,68 @@ func TestTokensListExpiryWording(t *testing.T) {
 		}
 	})
 }
+
+// TestExpiringTokensPointedOut: a token that stops working within a week
+// is pointed out to its owner on the home page (its name escaped) and
+// worded "in N days" in the list; every API answer to an expiring token
+// carries its expiry, and none to a token that never expires.
+func TestExpiringTokensPointedOut(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		a := newAPIClient(t, env)
+		alice := env.createUser(env.ws.ID, "alice@a.test", models.RoleEditor)
+		bob := env.createUser(env.ws.ID, "bob@a.test", models.RoleOwner)
+		as := env.sessionCookie(alice)
+		soonTok, soonID := env.tokenFromPage(as, "<b>nightly</b>")
+		_, laterID := env.tokenFromPage(as, "weekly")
+		_, pastID := env.tokenFromPage(as, "old")
+		_, revokedID := env.tokenFromPage(as, "revoked")
+		rec := env.send(http.MethodPost, "/tokens", url.Values{"name": {"automation"}, "expires": {"never"}}, "", as)
+		never := regexp.MustCompile(`class="once-link">(bev_[A-Za-z0-9_-]+)<`).FindStringSubmatch(rec.Body.String())[1]
+
+		now := time.Now().UTC()
+		set := func(id int64, col string, at time.Time) {
+			t.Helper()
+			if err := env.db.Gorm.Model(&models.APIToken{}).Where("id = ?", id).Update(col, at).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		soon := now.Add(3*24*time.Hour + time.Hour)
+		set(soonID, "expires_at", soon)
+		set(laterID, "expires_at", now.Add(10*24*time.Hour))
+		set(pastID, "expires_at", now.Add(-time.Hour))
+		set(revokedID, "expires_at", now.Add(2*24*time.Hour))
+		set(revokedID, "revoked_at", now)
+
+		home := env.send(http.MethodGet, "/", nil, "", as).Body.String()
+		notice := regexp.MustCompile(`(?s)<div class="flash warning" data-testid="expiring-tokens">(.*?)</div>`).FindStringSubmatch(home)
+		if notice == nil {
+			t.Fatalf("the home page does not point out the token expiring in 3 days")
+		}
+		for _, w := range []string{"&lt;b&gt;nightly&lt;/b&gt;", "expires " + soon.Format("2006-01-02") + ", in 3 days", `href="/tokens"`} {
+			if !strings.Contains(notice[1], w) {
+				t.Errorf("the notice lacks %q: %s", w, notice[1])
+			}
+		}
+		for _, w := range []string{"weekly", "old", "revoked", "automation", "<b>nightly"} {
+			if strings.Contains(notice[1], w) {
+				t.Errorf("the notice names %q: %s", w, notice[1])
+			}
+		}
+		// Another member's home page says nothing of alice's tokens.
+		if strings.Contains(env.send(http.MethodGet, "/", nil, "", env.sessionCookie(bob)).Body.String(), "expiring-tokens") {
+			t.Errorf("bob's home page points out alice's token")
+		}
+		list := env.send(http.MethodGet, "/tokens", nil, "", as).Body.String()
+		if !strings.Contains(list, "expires "+soon.Format("2006-01-02")+", in 3 days") {
+			t.Errorf("the tokens list does not say how soon the token expires")
+		}
+
+		got := a.get("/api/v1/projects", soonTok)
+		if h := got.Header().Get(TokenExpiresHeader); h != soon.Format(time.RFC3339) {
+			t.Errorf("%s = %q, want %q", TokenExpiresHeader, h, soon.Format(time.RFC3339))
+		}
+		if h := a.get("/api/v1/projects", never).Header().Get(TokenExpiresHeader); h != "" {
+			t.Errorf("a token that never expires is answered with %s %q", TokenExpiresHeader, h)
+		}
+	})
+}

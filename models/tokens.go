@@ -99,6 +99,20 @@ func (db *DB) ListAPITokens(ctx context.Context, wsID, userID int64) ([]APIToken
 	return ts, err
 }
 
+// TokenExpiryWarning is how long before its expiry a token is pointed
+// out to its owner: on the home page, and in the tokens list's wording.
+const TokenExpiryWarning = 7 * 24 * time.Hour
+
+// ExpiringAPITokens lists a person's tokens in a workspace that still work
+// at now and stop working within the warning time, soonest first.
+func (db *DB) ExpiringAPITokens(ctx context.Context, wsID, userID int64, now time.Time) ([]APIToken, error) {
+	var ts []APIToken
+	now = now.UTC()
+	err := db.Reader(ctx).Where("workspace_id = ? AND user_id = ? AND revoked_at IS NULL AND expires_at > ? AND expires_at <= ?",
+		wsID, userID, now, now.Add(TokenExpiryWarning)).Order("expires_at, id").Find(&ts).Error
+	return ts, err
+}
+
 // RevokeAPIToken revokes one of a person's tokens in a workspace; a token
 // of someone else, or of another workspace, is not found.
 func (db *DB) RevokeAPIToken(ctx context.Context, wsID, userID, id int64) (APIToken, error) {
