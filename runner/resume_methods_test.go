@@ -109,3 +109,66 @@ func TestKilledSampleWiseRunMatchesUninterruptedRun(t *testing.T) {
 		})
 	}
 }
+
+// TestCachedRerunOfEachMethodMatches is TestIdenticalRerunIsAnsweredFrom-
+// TheCache for the three sample-wise methods: an identical re-run sends the
+// judge nothing, counts every call as cached, and reports the same figures
+// and CSV as the run that paid for the answers.
+func TestCachedRerunOfEachMethodMatches(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		method evaluator.Method
+		ms     evaluator.MethodSettings
+		fault  fault
+		// probes is how many requests the re-run may send: G-Eval asks
+		// one sample's log-probabilities to learn whether the endpoint
+		// gives them, and with two units started at once either may be
+		// the one that asks, so the re-run's probe may be for another
+		// sample than the first run's (not in the cache).
+		probes int
+	}{
+		{"geval logprobs", evaluator.MethodGEval, evaluator.MethodSettings{Samples: 20, UseLogprobs: true, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive}, nil, 0},
+		{"geval sampling", evaluator.MethodGEval, evaluator.MethodSettings{Samples: 20, UseLogprobs: true, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive}, stripLogprobs, 1},
+		{"geval endpoint ignoring n", evaluator.MethodGEval, evaluator.MethodSettings{Samples: 5, UseLogprobs: false, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive}, ignoreN, 0},
+		{"llmeval", evaluator.MethodLLMEval, evaluator.MethodSettings{Samples: 1, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalHundred}, nil, 0},
+		{"closerlook", evaluator.MethodCloserLook, evaluator.MethodSettings{Samples: 20, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive}, nil, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			eachDB(t, func(t *testing.T, env *testEnv) {
+				fj := newFakeJudge(t, simjudge.Options{Seed: 5, MissRate: 0.1}, tc.fault)
+				r := env.startRunner(Config{})
+				finish := func() models.Run {
+					run := env.newRun(fj.URL(), 1, 2, 30)
+					run.Method = string(tc.method)
+					run.MethodSettings = tc.ms
+					run = env.waitFinished(env.launch(r, run).ID, 60*time.Second)
+					if !run.Finished() || run.BatchesDone != 30 {
+						t.Fatalf("run %d %s with %d units done: %s", run.ID, run.Status, run.BatchesDone, run.Error)
+					}
+					return run
+				}
+				first := finish()
+				sent := fj.Total()
+				second := finish()
+				if got := fj.Total() - sent; got > tc.probes {
+					t.Errorf("the judge saw %d more requests for the identical re-run, want at most %d", got, tc.probes)
+				}
+				if second.Calls != first.Calls || second.CachedCalls < second.Calls-tc.probes || (tc.probes == 0 && second.PromptTokens != 0) {
+					t.Errorf("re-run: %d calls, %d cached, %d prompt tokens; want %d calls, all but %d cached", second.Calls, second.CachedCalls, second.PromptTokens, first.Calls, tc.probes)
+				}
+				if second.Status != first.Status || second.MissingScores != first.MissingScores {
+					t.Errorf("re-run %s with %d missing, first %s with %d", second.Status, second.MissingScores, first.Status, first.MissingScores)
+				}
+				a, b := exportWithoutCounters(t, env, first.ID), exportWithoutCounters(t, env, second.ID)
+				if !bytes.Equal(a.json, b.json) {
+					t.Errorf("the re-run's report differs from the first run's:\nre-run: %.800s\nfirst:  %.800s", b.json, a.json)
+				}
+				if !bytes.Equal(a.csv, b.csv) {
+					t.Errorf("the re-run's CSV differs from the first run's")
+				}
+			})
+		})
+	}
+}
