@@ -172,3 +172,43 @@ func TestCachedRerunOfEachMethodMatches(t *testing.T) {
 		})
 	}
 }
+
+// TestRunTakenOverAfterALostLeaseMatchesUninterruptedRun: a BatchEval run
+// whose worker loses its lease in the middle of round 1 (another worker
+// takes it over, then dies: its lease lapses) is resumed by a worker
+// sweeping for lapsed leases, and ends with the batches, scores and
+// figures of the same run nobody interrupted.
+func TestRunTakenOverAfterALostLeaseMatchesUninterruptedRun(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		fj := newFakeJudge(t, simjudge.Options{Seed: 9, Latency: 50 * time.Millisecond}, nil)
+		newRun := func() models.Run {
+			r := env.newRun(fj.URL(), 3, 1, 30)
+			r.Settings.Seed = 11
+			r.Settings.NoCache = true
+			r.Settings.Composition = evaluator.Heterogeneous
+			return r
+		}
+		a := env.startRunner(Config{LeaseTTL: 2 * time.Second})
+		whole := env.waitFinished(env.launch(a, newRun()).ID, 90*time.Second)
+		if whole.Status != models.RunSucceeded {
+			t.Fatalf("uninterrupted run %s (%s)", whole.Status, whole.Error)
+		}
+
+		run := env.launch(a, newRun())
+		env.waitRun(run.ID, 15*time.Second, "two batches stored", func(r models.Run) bool { return r.BatchesDone >= 2 })
+		if err := env.db.Gorm.Exec(`UPDATE runs SET lease_owner = 'successor', lease_until = ? WHERE id = ?`,
+			time.Now().UTC().Add(time.Second), run.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		if got := env.getRun(run.ID); got.Finished() {
+			t.Fatalf("the run finished before its lease was taken: nothing was resumed")
+		}
+		b := env.startRunner(Config{LeaseTTL: 2 * time.Second})
+		resumed := env.waitFinished(run.ID, 90*time.Second, func() { b.Sweep(context.Background()) })
+		if resumed.Status != models.RunSucceeded {
+			t.Fatalf("resumed run %s (%s)", resumed.Status, resumed.Error)
+		}
+		sameFiguresAsUninterrupted(t, env, whole.ID, resumed.ID, "after the takeover")
+	})
+}
