@@ -1073,7 +1073,11 @@ func f3(v float64) string {
 	if math.IsNaN(v) {
 		return undefinedText
 	}
-	return strconv.FormatFloat(v, 'f', 3, 64)
+	s := strconv.FormatFloat(v, 'f', 3, 64)
+	if s == "-0.000" {
+		return "0.000" // a coefficient just below zero, as the pages print it
+	}
+	return s
 }
 
 // fp writes a p-value by the pages' one rule (stats.PCell), as one

@@ -47,6 +47,16 @@ func TestDecimal(t *testing.T) {
 			t.Errorf("Decimal(%v) = %q, want a dash", v, got)
 		}
 	}
+	// A coefficient just below zero prints without a sign.
+	if got := CoefText(-0.0004, 3); got != "0.000" {
+		t.Errorf("CoefText(-0.0004) = %q, want 0.000", got)
+	}
+	if got := runFloat(-0.0004, 3); got != "0.000" {
+		t.Errorf("runFloat(-0.0004) = %q, want 0.000", got)
+	}
+	if got := CoefText(-0.0006, 3); got != "−0.001" {
+		t.Errorf("CoefText(-0.0006) = %q, want −0.001", got)
+	}
 	// Signed rounds the same way.
 	if got := Signed(sum(2.2, 2.2, 2.1, 2.2)-2, 2); got != "+0.18" {
 		t.Errorf("Signed(0.175) = %q, want +0.18", got)

@@ -475,7 +475,7 @@ func runFloat(v float64, digits int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "—"
 	}
-	return Minus(strconv.FormatFloat(v, 'f', digits, 64))
+	return Minus(noNegativeZero(strconv.FormatFloat(v, 'f', digits, 64)))
 }
 
 func runCI(c stats.Correlation) string {
