@@ -59,16 +59,20 @@ func (h *Handlers) listExperiments(c echo.Context) error {
 
 // runFigures is what the comparison table needs of one run.
 type runFigures struct {
-	run     models.Run
-	rep     *report.Report // nil before the first answer
-	rows    int
-	avgP    float64
-	avgS    float64
-	tokens  float64  // per sample; NaN without rows
-	cost    *float64 // per sample; nil when the price is unknown
-	calls   int
-	failed  int // failed batches + unreadable scores
-	partial bool
+	run    models.Run
+	rep    *report.Report // nil before the first answer
+	rows   int
+	avgP   float64
+	avgS   float64
+	tokens float64  // per sample; NaN without rows
+	cost   *float64 // per sample; nil when the price is unknown
+	calls  int
+	failed int // failed batches + unreadable scores
+	// unreadable are the run's missing scores whose judge answered: its
+	// MissingScores less those of its failed calls, which the failed
+	// batches already count.
+	unreadable int
+	partial    bool
 	// cached is set when some of the run's calls were answered from the
 	// answer cache: those calls cost nothing and their batches keep no
 	// token counts, so what the run paid understates what the method
@@ -91,7 +95,18 @@ type runFigures struct {
 // figures (rep nil) and the *preparingError.
 func (h *Handlers) figuresOf(ctx context.Context, run models.Run) (runFigures, error) {
 	f := runFigures{run: run, avgP: math.NaN(), avgS: math.NaN(), tokens: math.NaN(), calls: run.Calls,
-		failed: run.BatchesFailed + run.MissingScores, partial: !run.Finished()}
+		unreadable: run.MissingScores, partial: !run.Finished()}
+	if run.BatchesFailed > 0 {
+		// A failed batch's scores are missing too (Run.MissingScores),
+		// but they are that batch's failure, not unreadable answers:
+		// counting both counted one failure twice.
+		noAnswer, err := h.DB.NoAnswerScores(ctx, run.ID)
+		if err != nil {
+			return f, err
+		}
+		f.unreadable = max(0, run.MissingScores-sumCounts(noAnswer))
+	}
+	f.failed = run.BatchesFailed + f.unreadable
 	if ds, err := h.DB.FindDataset(ctx, workspaceOf(ctx), run.DatasetID); err == nil {
 		f.rows = ds.RowCount
 	}
@@ -651,7 +666,7 @@ func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 		}
 		r.Calls = web.ExperimentCell{Text: runCount(f.calls), Best: bCalls[i]}
 		r.Failures = web.ExperimentCell{Text: strconv.Itoa(f.failed), Best: bF[i],
-			Title: fmt.Sprintf("%d failed batches + %d unreadable scores", f.run.BatchesFailed, f.run.MissingScores)}
+			Title: fmt.Sprintf("%d failed batches + %d unreadable scores", f.run.BatchesFailed, f.unreadable)}
 	}
 	return rows
 }

@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -23,7 +24,25 @@ import (
 
 // fedDialogPath is the shared FED dialogue-level export (125 dialogues,
 // human ratings only), relative to this package's directory.
-const fedDialogPath = "../../shared/datasets/fed-dialog.jsonl"
+var fedDialogPath = sharedDatasetPath("fed-dialog.jsonl")
+
+// sharedDatasetPath is the path of a file of the shared data sets: in the
+// folder BATCHEVAL_SHARED_DATASETS names, else shared/datasets beside the
+// repository (../../shared) or beside the folder of worktrees that holds it (../../../shared),
+// the first that has it. Tests skip when none has: in a worktree they
+// used to look beside the worktree only, found nothing and skipped.
+func sharedDatasetPath(name string) string {
+	dirs := []string{"../../shared/datasets", "../../../shared/datasets"}
+	if d := os.Getenv("BATCHEVAL_SHARED_DATASETS"); d != "" {
+		dirs = append([]string{d}, dirs...)
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, name)); err == nil {
+			return filepath.Join(d, name)
+		}
+	}
+	return filepath.Join(dirs[len(dirs)-1], name)
+}
 
 // fedCriteria are the four qualities the BatchEval paper evaluates on FED.
 var fedCriteria = []string{"Coherent", "Likeable", "Understanding", "Overall"}

@@ -28,6 +28,9 @@ const runDeadline = 2 * time.Minute
 func sharedDataset(tb testing.TB, name string) string {
 	tb.Helper()
 	dir := sharedDir
+	if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+		dir = filepath.Join("..", sharedDir) // a worktree inside a folder beside shared/
+	}
 	if d := os.Getenv("BATCHEVAL_SHARED_DATASETS"); d != "" {
 		dir = d // a worktree elsewhere than beside shared/
 	}

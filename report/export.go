@@ -192,7 +192,9 @@ func csvScoreCells(line []string, cs SampleResult) []string {
 	for _, v := range cs.Rounds {
 		line = append(line, num(v))
 	}
-	return append(line, strconv.Itoa(cs.Missing))
+	// Unreadable rounds only: a round whose call failed got no answer to
+	// read (its cell is empty all the same).
+	return append(line, strconv.Itoa(cs.Missing-cs.NoAnswer))
 }
 
 // rubricVersionCell writes the rubric version for the CSV; empty when
@@ -659,6 +661,7 @@ type (
 		Histogram      []JSONBin         `json:"histogram"`
 		Scored         int               `json:"scored"`
 		Unreadable     int               `json:"unreadable"`
+		NoAnswer       int               `json:"no_answer"`
 		UnreadableRate jsonFloat         `json:"unreadable_rate"`
 		Grouped        *JSONGrouped      `json:"grouped,omitempty"`
 		SystemLevel    *JSONSystemLevel  `json:"system_level,omitempty"`
@@ -778,13 +781,14 @@ func (r *Report) Export() JSONExport {
 		jcr := JSONCriterion{Name: c.Criterion.Name, Lo: c.Criterion.Lo, Hi: c.Criterion.Hi, HumanColumn: c.Criterion.HumanColumn,
 			Pearson: jc(c.Pearson), Spearman: jc(c.Spearman), Kendall: jc(c.Kendall), IntervalMethod: string(c.Interval), Reading: c.Reading,
 			Entropy: jsonFloat(c.Entropy), MeanBatchBias: JSONMean(c.MeanBatchBias), Histogram: []JSONBin{},
-			Scored: c.Scored, Unreadable: c.Missing,
+			Scored: c.Scored, Unreadable: c.Unreadable(), NoAnswer: c.NoAnswer,
 			Decomposition: JSONDecomposition{JSONMean(c.Decomposition.EnsembleErr), JSONMean(c.Decomposition.MeanRoundErr),
 				JSONMean(c.Decomposition.MeanVariance), c.Decomposition.N, c.DecompositionNote}}
 		jcr.UnreadableRate = jsonFloat(c.UnreadableRate)
-		if c.Scored+c.Missing == 0 {
-			// No score asked for yet (a run cancelled or read before its
-			// first answer): the share is undefined, null, never 0.
+		if c.Scored+c.Unreadable() == 0 {
+			// No answer yet (a run cancelled or read before its first
+			// answer, or every call failed): the share is undefined,
+			// null, never 0.
 			jcr.UnreadableRate = jsonFloat(math.NaN())
 		}
 		for _, b := range c.Histogram {
@@ -1014,9 +1018,17 @@ func (r *Report) writeCorrelationRows(b *strings.Builder) {
 		}
 	}
 	for _, c := range r.Criteria {
-		if c.Missing > 0 {
+		if c.Unreadable() > 0 {
 			fmt.Fprintf(b, "unreadable answers of %s: %d of %d answered round scores could not be read from the judge's answers.\n",
-				c.Criterion.Name, c.Missing, c.Scored+c.Missing)
+				c.Criterion.Name, c.Unreadable(), c.Scored+c.Unreadable())
+		}
+		if c.NoAnswer > 0 {
+			scores := "scores"
+			if c.NoAnswer == 1 {
+				scores = "score"
+			}
+			fmt.Fprintf(b, "no answer for %s: %d round %s got no answer: the judge call failed.\n",
+				c.Criterion.Name, c.NoAnswer, scores)
 		}
 	}
 }
@@ -1061,7 +1073,11 @@ func f3(v float64) string {
 	if math.IsNaN(v) {
 		return undefinedText
 	}
-	return strconv.FormatFloat(v, 'f', 3, 64)
+	s := strconv.FormatFloat(v, 'f', 3, 64)
+	if s == "-0.000" {
+		return "0.000" // a coefficient just below zero, as the pages print it
+	}
+	return s
 }
 
 // fp writes a p-value by the pages' one rule (stats.PCell), as one

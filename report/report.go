@@ -74,8 +74,14 @@ type CriterionReport struct {
 	// its human axis over it, so that its ends line up with the judge's.
 	HumanScale      HumanScale
 	Scored, Missing int
-	// UnreadableRate is the share of round scores the judge's answers did
-	// not yield (missing / all), itself a quality metric of the judge.
+	// NoAnswer are the Missing round scores whose judge call failed: no
+	// answer came, so none could be read. The rest of Missing are
+	// unreadable answers (Unreadable).
+	NoAnswer int
+	// UnreadableRate is the share of the answered round scores that the
+	// judge's answers did not yield (unreadable / (scored + unreadable)),
+	// itself a quality metric of the judge; a failed call is no answer and
+	// counts in neither part, as on the run page.
 	UnreadableRate float64
 	// GroupColumn and Grouped: correlation computed within each group of
 	// the column (e.g. per source document) and averaged.
@@ -109,6 +115,10 @@ type CriterionReport struct {
 	Scatter *ScatterDigest
 }
 
+// Unreadable is the number of round scores whose judge's answer came but
+// could not be read: Missing less NoAnswer.
+func (c CriterionReport) Unreadable() int { return c.Missing - c.NoAnswer }
+
 // RoundStat compares one round alone with the ensemble of rounds so far.
 type RoundStat struct {
 	Round     int // 1-based
@@ -129,7 +139,9 @@ type SampleResult struct {
 	// AbsDiff is |final - human|, the human rating put on the criterion's
 	// scale as CriterionReport.HumanScaleNote says (humanOnJudgeScale).
 	AbsDiff *float64
-	Missing int
+	// Missing counts the rounds without a score, NoAnswer those of them
+	// whose call failed (the rest are unreadable answers).
+	Missing, NoAnswer int
 }
 
 // Options change what a report computes.
@@ -290,11 +302,20 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 	}
 	n := run.Settings.Rounds
 	method := methods.For(run.Method)
+	// A score row of a failed batch got no answer: its call failed.
+	failed := map[int64]bool{}
+	for _, b := range batches {
+		if b.Status == models.BatchFailed {
+			failed[b.ID] = true
+		}
+	}
 	for ci, crit := range run.RubricSnapshot.Criteria {
 		// grid[rowID][round]; judged marks rounds that have an answer, so
 		// rounds not yet judged are not counted as unreadable.
+		// unanswered marks those whose call failed.
 		grid := map[int64][]*float64{}
 		judged := map[int64][]bool{}
+		unanswered := map[int64][]bool{}
 		for _, s := range scores {
 			if s.CriterionIndex != ci || s.Round >= n {
 				continue
@@ -304,9 +325,11 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 				g = make([]*float64, n)
 				grid[s.RowID] = g
 				judged[s.RowID] = make([]bool, n)
+				unanswered[s.RowID] = make([]bool, n)
 			}
 			g[s.Round] = s.Score
 			judged[s.RowID][s.Round] = true
+			unanswered[s.RowID][s.Round] = s.Score == nil && failed[s.BatchID]
 		}
 		cr := CriterionReport{Index: ci, Criterion: crit}
 		for _, row := range rows {
@@ -321,6 +344,9 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 					k++
 				case judged[row.ID] != nil && judged[row.ID][r]:
 					sr.Missing++
+					if unanswered[row.ID][r] {
+						sr.NoAnswer++
+					}
 				}
 			}
 			// The method says how rounds make a final score (every method
@@ -334,6 +360,7 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 			}
 			cr.Scored += k
 			cr.Missing += sr.Missing
+			cr.NoAnswer += sr.NoAnswer
 			cr.Samples = append(cr.Samples, sr)
 		}
 		key := statsKey{ci, system}
@@ -680,8 +707,8 @@ func deref(v *float64) (float64, bool) {
 // fillExtras adds the unreadable rate, grouped correlation, the human
 // ceiling and the position effect.
 func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow, scores []models.RunScore) {
-	if all := cr.Scored + cr.Missing; all > 0 {
-		cr.UnreadableRate = float64(cr.Missing) / float64(all)
+	if answered := cr.Scored + cr.Unreadable(); answered > 0 {
+		cr.UnreadableRate = float64(cr.Unreadable()) / float64(answered)
 	}
 	if ds.GroupColumn != "" && cr.HasHuman {
 		cr.GroupColumn = ds.GroupColumn

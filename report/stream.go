@@ -291,6 +291,17 @@ func (x *exportSource) eachSample(ctx context.Context, cis []int, withData bool,
 	for r := range rounds {
 		rounds[r] = r
 	}
+	// The run's failed batches: their rounds got no answer (NoAnswer),
+	// as ComputeWith counts them. A run has few batches beside its scores.
+	var failedIDs []int64
+	if err := x.db.Reader(ctx).Model(&models.RunBatch{}).Where("run_id = ? AND status = ?", x.run.ID, models.BatchFailed).
+		Pluck("id", &failedIDs).Error; err != nil {
+		return fmt.Errorf("read the failed batches of run %d: %w", x.run.ID, err)
+	}
+	failed := make(map[int64]bool, len(failedIDs))
+	for _, id := range failedIDs {
+		failed[id] = true
+	}
 	return x.db.EachDatasetRowChunk(ctx, x.ds.ID, size, cols, func(page []models.DatasetRow) error {
 		if x.onPage != nil {
 			x.onPage(len(page))
@@ -302,8 +313,8 @@ func (x *exportSource) eachSample(ctx context.Context, cis []int, withData bool,
 			crit, rnd int
 		}
 		type cell struct {
-			score  *float64
-			judged bool
+			score            *float64
+			judged, noAnswer bool
 		}
 		grid := map[place]cell{}
 		if x.rounds > 0 && len(cis) > 0 {
@@ -315,13 +326,13 @@ func (x *exportSource) eachSample(ctx context.Context, cis []int, withData bool,
 				ids[i] = strconv.FormatInt(r.ID, 10)
 			}
 			var scores []models.RunScore
-			if err := x.db.Reader(ctx).Select("row_id, criterion_index, round, score").
+			if err := x.db.Reader(ctx).Select("row_id, criterion_index, round, score, batch_id").
 				Where("run_id = ? AND criterion_index IN ? AND round IN ? AND row_id IN ("+strings.Join(ids, ",")+")", x.run.ID, cis, rounds).
 				Find(&scores).Error; err != nil {
 				return fmt.Errorf("read the scores of run %d: %w", x.run.ID, err)
 			}
 			for _, s := range scores {
-				grid[place{s.RowID, s.CriterionIndex, s.Round}] = cell{s.Score, true}
+				grid[place{s.RowID, s.CriterionIndex, s.Round}] = cell{s.Score, true, s.Score == nil && failed[s.BatchID]}
 			}
 		}
 		// Human ratings of the page, merged per criterion as the report
@@ -349,6 +360,9 @@ func (x *exportSource) eachSample(ctx context.Context, cis []int, withData bool,
 					s.Rounds[r] = c.score
 					if c.judged && c.score == nil {
 						s.Missing++
+						if c.noAnswer {
+							s.NoAnswer++
+						}
 					}
 				}
 				s.Final = x.method.Final(s.Rounds)

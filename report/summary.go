@@ -34,7 +34,9 @@ import (
 // rule (stats.PText: 0.0995 to 0.1 printed "p = 0.100", now "p = 0.10").
 // summary-6: a criterion without any human rating counts every sample as
 // missing from its correlations (n 0, missing = the samples), not 0.
-const summaryVersion = "summary-6"
+// summary-7: a criterion counts apart the round scores whose call failed
+// (NoAnswer): they are no longer unreadable in the exports and their rate.
+const summaryVersion = "summary-7"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).

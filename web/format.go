@@ -2,11 +2,13 @@ package web
 
 import (
 	"math"
+	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/batcheval/batcheval/internal/money"
+	"github.com/batcheval/batcheval/report"
 )
 
 // Minus gives a number written by strconv or fmt ("-0.122", "1e-05") the
@@ -31,14 +33,15 @@ func ReadingText(s string) string {
 }
 
 // Signed writes a change with its sign: "+0.120", "−0.050", and "±0.000"
-// for one that rounds to zero; a dash when it is not a number.
+// for one that rounds to zero; a dash when it is not a number. It rounds
+// as Decimal does.
 func Signed(v float64, digits int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "—"
 	}
-	s := strconv.FormatFloat(math.Abs(v), 'f', digits, 64)
+	s := Decimal(math.Abs(v), digits)
 	switch {
-	case math.Round(v*math.Pow10(digits)) == 0:
+	case strings.Trim(s, "0.") == "":
 		return "±" + s
 	case v < 0:
 		return Minus("-" + s)
@@ -56,3 +59,40 @@ func Money(usd float64) string { return money.Text(usd) }
 
 // Count writes a whole number with thousands separators ("12,345").
 func Count(n int) string { return runCount(n) }
+
+// Decimal writes a score, a human rating, or a mean or difference of them
+// with digits decimals, the one way pages round such figures: the value is
+// first read as the decimal the JSON export writes for it
+// (report.MeanNumber: 2.175 for 2.1750000000000003 as for 2.175, which the
+// same four rounds give when summed in another order), and that decimal is
+// rounded half away from zero (2.175 and 2.1750000000000003 both show
+// 2.18, 2.125 shows 2.13), as someone rounding the exported figure would.
+// Rounding the float directly showed one final of 2.175 as 2.17 and another
+// as 2.18, and 2.125 as 2.12 beside 2.375 as 2.38. NaN and infinities are a
+// dash. The result keeps the ASCII hyphen; pages pass it through Minus.
+func Decimal(v float64, digits int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	short := strconv.FormatFloat(v, 'f', -1, 64)
+	if i := strings.IndexByte(short, '.'); i < 0 || len(short)-i-1 <= digits {
+		// No more decimals than shown (3, 2.5, 2.25): nothing to round,
+		// and no decimal to find, the common case kept cheap.
+		return noNegativeZero(strconv.FormatFloat(v, 'f', digits, 64))
+	}
+	r, ok := new(big.Rat).SetString(report.MeanNumber(v))
+	if !ok {
+		return noNegativeZero(strconv.FormatFloat(v, 'f', digits, 64))
+	}
+	// big.Rat.FloatString rounds halves away from zero.
+	return noNegativeZero(r.FloatString(digits))
+}
+
+// noNegativeZero writes a figure that rounds to zero without a sign: a
+// score of -0.001 shown with two decimals is 0.00, not -0.00.
+func noNegativeZero(s string) string {
+	if strings.Trim(s, "-0.") == "" && strings.HasPrefix(s, "-") {
+		return s[1:]
+	}
+	return s
+}
