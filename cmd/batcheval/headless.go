@@ -225,7 +225,16 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	ds := models.Dataset{WorkspaceID: ws.ID, ProjectID: proj.ID, Name: models.OneLine(filepath.Base(*dataPath)), SourceFilename: filepath.Base(*dataPath),
 		Format: string(table.Format), IDColumn: mapping.IDColumn, Columns: table.Columns, Fields: rub.Fields, RatingColumns: mapping.RatingColumns,
 		GroupColumn: *groupCol}
-	if err := db.CreateDataset(ctx, &ds, rows); err != nil {
+	// The same file judged again judges the dataset it made before, so
+	// that the runs compare as runs on the same samples (and share the
+	// reviews given to them in the browser).
+	if same, found, err := db.FindSameDataset(ctx, ds, rows); err != nil {
+		return err
+	} else if found {
+		ds = same
+		fmt.Fprintf(stderr, "note: %s holds the same rows as dataset %d of project %q, which this run judges again (its runs compare with this one)\n",
+			*dataPath, ds.ID, proj.Name)
+	} else if err := db.CreateDataset(ctx, &ds, rows); err != nil {
 		return err
 	}
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batcheval/batcheval/models"
 )
 
 // annotatedRubric rates one criterion whose human rating is the mean of
@@ -436,5 +438,62 @@ func TestRunGroupColumn(t *testing.T) {
 				t.Fatalf("grouped = %+v, want the correlation within the 4 dialogues", g)
 			}
 		})
+	}
+}
+
+// TestRunJudgesTheSameFileAsOneDataset: the same file run twice into one
+// database judges one dataset, so the two runs compare as runs on the
+// same samples; a file changed in one rating is a dataset of its own.
+func TestRunJudgesTheSameFileAsOneDataset(t *testing.T) {
+	dir := t.TempDir()
+	wide, _ := writeAnnotated(t, dir)
+	rubric := writeFile(t, filepath.Join(dir, "r.yaml"), annotatedRubric)
+	dbPath := filepath.Join(dir, "t.db")
+	cli := func(seed string) string {
+		t.Helper()
+		_, stderr, err := runCLI(t, "run", "--data", wide, "--rubric", rubric, "--simulated", "--rounds", "1", "--batch-size", "4",
+			"--seed", seed, "--db", dbPath)
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, stderr)
+		}
+		return stderr
+	}
+	if first := cli("1"); strings.Contains(first, "holds the same rows") {
+		t.Errorf("the first run says it reuses a dataset:\n%s", first)
+	}
+	if second := cli("2"); !strings.Contains(second, "holds the same rows as dataset 1 ") {
+		t.Errorf("the second run of the same file does not say it judges the first one's dataset:\n%s", second)
+	}
+	b, err := os.ReadFile(wide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(b), `"rater_a":1`, `"rater_a":2`, 1)
+	if changed == string(b) {
+		t.Fatal("the test's change did not apply")
+	}
+	writeFile(t, wide, changed)
+	cli("3")
+
+	ctx := context.Background()
+	db, err := models.Open(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var runs []models.Run
+	if err := db.Gorm.Order("id").Find(&runs).Error; err != nil {
+		t.Fatal(err)
+	}
+	var datasets int64
+	if err := db.Gorm.Model(&models.Dataset{}).Count(&datasets).Error; err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 3 || datasets != 2 {
+		t.Fatalf("%d runs on %d datasets, want 3 runs on 2", len(runs), datasets)
+	}
+	if runs[0].DatasetID != runs[1].DatasetID || runs[2].DatasetID == runs[0].DatasetID {
+		t.Errorf("datasets of the runs: %d, %d, %d; want the first two the same and the third another",
+			runs[0].DatasetID, runs[1].DatasetID, runs[2].DatasetID)
 	}
 }
