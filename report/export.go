@@ -31,8 +31,9 @@ import (
 // rest. Every CSV the product writes from uploaded or typed text goes
 // through it (the run export here, the dataset export in handlers), so a
 // cell like =HYPERLINK(...) from an upload never runs in the spreadsheet
-// of whoever opens the export. Numeric columns do not go through it: a
-// score of -0.5 stays a number.
+// of whoever opens the export. A cell that is a signed number and nothing
+// else (-0.5, +3, " -2") is no formula and is left as it is; numeric
+// columns do not go through it: a score of -0.5 stays a number.
 func SafeCell(s string) string {
 	if s == "" {
 		return s
@@ -46,7 +47,15 @@ func SafeCell(s string) string {
 		return s
 	}
 	switch rest[0] {
-	case '=', '+', '-', '@':
+	case '+', '-':
+		// A signed number (-0.5, +3, -1e-3) is a number to a spreadsheet,
+		// never a formula: it stays one, as a score does, so an id or a
+		// field of -1 reads and imports again as -1, not '-1.
+		if plainNumber.MatchString(strings.TrimRightFunc(rest, blankRune)) {
+			return s
+		}
+		return "'" + s
+	case '=', '@':
 		return "'" + s
 	}
 	return s
