@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -63,7 +64,7 @@ func (h *Handlers) login(c echo.Context) error {
 	email := strings.ToLower(strings.TrimSpace(c.FormValue("email")))
 	password := c.FormValue("password")
 	next := safeNext(c.FormValue("next"))
-	addr := c.RealIP()
+	addr := loginClient(c.RealIP())
 	fail := func(status int, msg string) error {
 		return render(c, status, web.LoginPage(web.LoginView{Page: page(c, "Sign in"), Email: email, Next: next, Error: msg}))
 	}
@@ -118,6 +119,23 @@ func (h *Handlers) login(c echo.Context) error {
 	}
 	h.auditUserWorkspaces(c, u, Principal{Kind: Account, User: u}, models.AuditSignIn, "")
 	return c.Redirect(http.StatusSeeOther, next)
+}
+
+// loginClient is the client a failed sign-in is counted against: its IPv4
+// address, or the /64 network of an IPv6 one. A single IPv6 subscriber or
+// server is given at least a /64 and picks any address in it, so counted
+// one address at a time, each of 2^64 addresses had its own 20 failures
+// and the per-client limit stopped no one guessing across accounts.
+func loginClient(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	a = a.Unmap()
+	if a.Is6() {
+		return netip.PrefixFrom(a.WithZone(""), 64).Masked().String()
+	}
+	return a.String()
 }
 
 // loginPausedMessage says when sign-ins paused until `until` may be tried
