@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -86,4 +87,34 @@ func TestCSVExportKeepsSignedIDsAndFields(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestIsPlainNumberIsThePattern: the hand-written check accepts exactly
+// what the plainNumber pattern does, on every string of up to 5 characters
+// over the characters that matter and on random longer ones.
+func TestIsPlainNumberIsThePattern(t *testing.T) {
+	const alphabet = "+-.eE09x "
+	var walk func(prefix string, n int)
+	walk = func(prefix string, n int) {
+		if got, want := isPlainNumber(prefix), plainNumber.MatchString(prefix); got != want {
+			t.Errorf("isPlainNumber(%q) = %v, the pattern says %v", prefix, got, want)
+		}
+		if n == 0 {
+			return
+		}
+		for i := range len(alphabet) {
+			walk(prefix+alphabet[i:i+1], n-1)
+		}
+	}
+	walk("", 5)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		b := make([]byte, 6+rng.IntN(10))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		if got, want := isPlainNumber(string(b)), plainNumber.MatchString(string(b)); got != want {
+			t.Fatalf("isPlainNumber(%q) = %v, the pattern says %v", b, got, want)
+		}
+	}
 }
