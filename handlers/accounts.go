@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -26,6 +27,9 @@ const (
 	maxFailsPerAddress  = 20
 	maxLoginFieldLength = 1024
 )
+
+// loginNow is the clock sign-in tries are counted on; a test sets its own.
+var loginNow = time.Now
 
 // navFor builds the header's account part from the principal.
 func navFor(p Principal) *web.Nav {
@@ -60,7 +64,7 @@ func (h *Handlers) login(c echo.Context) error {
 	email := strings.ToLower(strings.TrimSpace(c.FormValue("email")))
 	password := c.FormValue("password")
 	next := safeNext(c.FormValue("next"))
-	addr := c.RealIP()
+	addr := loginClient(c.RealIP())
 	fail := func(status int, msg string) error {
 		return render(c, status, web.LoginPage(web.LoginView{Page: page(c, "Sign in"), Email: email, Next: next, Error: msg}))
 	}
@@ -70,11 +74,13 @@ func (h *Handlers) login(c echo.Context) error {
 	// The try is recorded as failed first and then counted with the
 	// others, itself included: tries sent at the same moment see each
 	// other, so a burst of guesses meets the same limit as a sequence.
-	attempt, err := h.DB.BeginLoginAttempt(ctx, email, addr)
+	now := loginNow()
+	attempt, err := h.DB.BeginLoginAttempt(ctx, email, addr, now)
 	if err != nil {
 		return err
 	}
-	byAccount, byAddress, err := h.DB.RecentLoginFailures(ctx, email, addr, time.Now().Add(-loginWindow))
+	since := now.Add(-loginWindow)
+	byAccount, byAddress, err := h.DB.RecentLoginFailures(ctx, email, addr, since)
 	if err != nil {
 		return err
 	}
@@ -82,8 +88,18 @@ func (h *Handlers) login(c echo.Context) error {
 		if err := h.DB.EndLoginAttempt(ctx, attempt.ID, false); err != nil {
 			return err
 		}
-		c.Response().Header().Set("Retry-After", strconv.Itoa(int(loginWindow.Seconds())))
-		return fail(http.StatusTooManyRequests, "Too many failed sign-ins: wait 15 minutes and try again, or ask an owner for a password reset link.")
+		// The pause ends when enough of the failures leave the window,
+		// not a whole window after this refused try (which is not kept).
+		until, err := h.DB.LoginPausedUntil(ctx, email, addr, since, loginWindow, maxFailsPerAccount, maxFailsPerAddress)
+		if err != nil {
+			return err
+		}
+		if !until.After(now) {
+			until = now.Add(loginWindow) // failures made as this was counted
+		}
+		wait := until.Sub(now)
+		c.Response().Header().Set("Retry-After", strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10))
+		return fail(http.StatusTooManyRequests, loginPausedMessage(now, until))
 	}
 	u, err := h.DB.Authenticate(ctx, email, password)
 	if err != nil {
@@ -103,6 +119,39 @@ func (h *Handlers) login(c echo.Context) error {
 	}
 	h.auditUserWorkspaces(c, u, Principal{Kind: Account, User: u}, models.AuditSignIn, "")
 	return c.Redirect(http.StatusSeeOther, next)
+}
+
+// loginClient is the client a failed sign-in is counted against: its IPv4
+// address, or the /64 network of an IPv6 one. A single IPv6 subscriber or
+// server is given at least a /64 and picks any address in it, so counted
+// one address at a time, each of 2^64 addresses had its own 20 failures
+// and the per-client limit stopped no one guessing across accounts.
+func loginClient(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	a = a.Unmap()
+	if a.Is6() {
+		return netip.PrefixFrom(a.WithZone(""), 64).Masked().String()
+	}
+	return a.String()
+}
+
+// loginPausedMessage says when sign-ins paused until `until` may be tried
+// again: the minute from which they work (rounded up, in UTC as the
+// product's other times) and how long that is from now.
+func loginPausedMessage(now, until time.Time) string {
+	from := until.UTC().Truncate(time.Minute)
+	if from.Before(until) {
+		from = from.Add(time.Minute)
+	}
+	mins := int64((from.Sub(now) + time.Minute - 1) / time.Minute)
+	in := "1 minute"
+	if mins > 1 {
+		in = strconv.FormatInt(mins, 10) + " minutes"
+	}
+	return "Too many failed sign-ins: try again from " + from.Format("15:04") + " UTC (in " + in + "), or ask an owner for a password reset link."
 }
 
 // startSession signs u in: a new session id (no fixation), the account

@@ -214,11 +214,24 @@ func (h *Handlers) secureRequest(c echo.Context) bool {
 // that setCookie, called from handlers without the Handlers, follows it.
 const secureKey = "batcheval.secure"
 
-// markSecure records secureRequest for setCookie. It runs after
-// guardNetwork, which drops an untrusted peer's X-Forwarded-Proto.
+// hsts is the Strict-Transport-Security of an answer sent over HTTPS: a
+// year, OWASP's advice, for this host name only (a team's other hosts
+// under the same domain are not this server's to decide).
+const hsts = "max-age=31536000"
+
+// markSecure records secureRequest for setCookie, and answers a secure
+// request with Strict-Transport-Security, so a browser that has been here
+// over HTTPS never again sends the session cookie's address in clear (a
+// typed http:// address, a downgraded link). It runs after guardNetwork,
+// which drops an untrusted peer's X-Forwarded-Proto. Browsers ignore the
+// header on plain HTTP.
 func (h *Handlers) markSecure(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		c.Set(secureKey, h.secureRequest(c))
+		secure := h.secureRequest(c)
+		c.Set(secureKey, secure)
+		if secure {
+			c.Response().Header().Set("Strict-Transport-Security", hsts)
+		}
 		return next(c)
 	}
 }

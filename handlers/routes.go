@@ -18,6 +18,14 @@ func (h *Handlers) Register(e *echo.Echo) {
 	e.Pre(routeHeadAsGet)
 	e.Use(restoreHead)
 	e.Use(middleware.Recover())
+	// The security headers go on first, so that every answer has them,
+	// the refusals of the checks below included: a 403 for a cross-site
+	// post or a 413 was a page of this site (its header's theme form
+	// included) that any site could frame.
+	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
+		XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "DENY",
+		ContentSecurityPolicy: contentSecurityPolicy,
+	}))
 	e.Use(h.guardNetwork) // Host allowlist, trusted proxies, Referrer-Policy (hosts.go)
 	e.Use(h.limitBodies)  // 1 MiB bodies except dataset uploads (limits.go)
 	// Refuse cross-site form posts (CSRF): a session cookie, or being the
@@ -26,10 +34,6 @@ func (h *Handlers) Register(e *echo.Echo) {
 	// library's check reads Sec-Fetch-Site / Origin; crossOriginCheck adds
 	// the Referer when a request has neither.
 	e.Use(crossOriginCheck(http.NewCrossOriginProtection()))
-	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
-		XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "DENY",
-		ContentSecurityPolicy: contentSecurityPolicy,
-	}))
 
 	// Sessions, then who is asking; each route then checks its own rule.
 	// markSecure first: every cookie's Secure flag follows one rule.

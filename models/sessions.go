@@ -119,8 +119,8 @@ type LoginAttempt struct {
 // counted only after the check, a burst of guesses all passed the limit.
 // The caller then counts (RecentLoginFailures, which includes this try)
 // and marks the try as succeeded or drops it (a refused try).
-func (db *DB) BeginLoginAttempt(ctx context.Context, email, address string) (LoginAttempt, error) {
-	now := time.Now().UTC()
+func (db *DB) BeginLoginAttempt(ctx context.Context, email, address string, now time.Time) (LoginAttempt, error) {
+	now = now.UTC()
 	db.Gorm.WithContext(ctx).Where("created_at < ?", now.Add(-24*time.Hour)).Delete(&LoginAttempt{})
 	a := LoginAttempt{Email: clip(email, 254), Address: clip(address, 100), CreatedAt: now}
 	return a, db.Gorm.WithContext(ctx).Create(&a).Error
@@ -149,6 +149,36 @@ func (db *DB) RecentLoginFailures(ctx context.Context, email, address string, si
 	}
 	err = q().Where("address = ?", address).Count(&byAddress).Error
 	return
+}
+
+// LoginPausedUntil is when sign-ins for an address typed (email) and from
+// a client address stop being paused: the first moment at which the
+// failures since `since` (the window's start) that still count number
+// fewer than the limit of each (maxAccount, maxAddress), the next try
+// being counted with them. It is the zero time when neither is over its
+// limit. window is the window's length.
+func (db *DB) LoginPausedUntil(ctx context.Context, email, address string, since time.Time, window time.Duration, maxAccount, maxAddress int) (time.Time, error) {
+	var until time.Time
+	for _, k := range []struct {
+		column, value string
+		limit         int
+	}{{"email", email, maxAccount}, {"address", address, maxAddress}} {
+		var times []time.Time
+		err := db.Gorm.WithContext(ctx).Model(&LoginAttempt{}).Where("succeeded = ? AND created_at > ? AND "+k.column+" = ?", false, since.UTC(), k.value).
+			Order("created_at").Pluck("created_at", &times).Error
+		if err != nil {
+			return time.Time{}, err
+		}
+		if len(times) < k.limit || k.limit <= 0 {
+			continue
+		}
+		// Once this failure leaves the window, limit-1 remain: a try is
+		// then let through.
+		if t := times[len(times)-k.limit].Add(window); t.After(until) {
+			until = t
+		}
+	}
+	return until, nil
 }
 
 // CurrentPasswordTry is one try at the current password made to change

@@ -32,7 +32,8 @@ var indentedFormulas = []struct{ in, want string }{
 func TestSafeCellDefusesFormulasAfterLeadingBlanks(t *testing.T) {
 	cases := append(slices.Clone(indentedFormulas), []struct{ in, want string }{
 		{"=1+1", "'=1+1"},
-		{"-0.5", "'-0.5"}, // a text cell: numeric columns never come here
+		{"-2+3", "'-2+3"},
+		{"-", "'-"},
 		{"\tplain", "'\tplain"},
 		{"\rplain", "'\rplain"},
 		{" plain = text", " plain = text"},

@@ -31,8 +31,9 @@ import (
 // rest. Every CSV the product writes from uploaded or typed text goes
 // through it (the run export here, the dataset export in handlers), so a
 // cell like =HYPERLINK(...) from an upload never runs in the spreadsheet
-// of whoever opens the export. Numeric columns do not go through it: a
-// score of -0.5 stays a number.
+// of whoever opens the export. A cell that is a signed number and nothing
+// else (-0.5, +3, " -2") is no formula and is left as it is; numeric
+// columns do not go through it: a score of -0.5 stays a number.
 func SafeCell(s string) string {
 	if s == "" {
 		return s
@@ -46,7 +47,15 @@ func SafeCell(s string) string {
 		return s
 	}
 	switch rest[0] {
-	case '=', '+', '-', '@':
+	case '+', '-':
+		// A signed number (-0.5, +3, -1e-3) is a number to a spreadsheet,
+		// never a formula: it stays one, as a score does, so an id or a
+		// field of -1 reads and imports again as -1, not '-1.
+		if isPlainNumber(strings.TrimRightFunc(rest, blankRune)) {
+			return s
+		}
+		return "'" + s
+	case '=', '@':
 		return "'" + s
 	}
 	return s
@@ -56,6 +65,44 @@ func SafeCell(s string) string {
 // optional sign, decimal point and exponent, and nothing a spreadsheet
 // could read as a name or a formula (not even -Inf).
 var plainNumber = regexp.MustCompile(`^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$`)
+
+// isPlainNumber is plainNumber.MatchString without the regular
+// expression, which cost SafeCell about 100 ns a signed cell (BENCHMARKS.md,
+// "CSV cells that are signed numbers"): an optional sign, digits with an
+// optional decimal point (or a point and digits), an optional exponent.
+func isPlainNumber(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	whole := digits()
+	frac := 0
+	if i < len(s) && s[i] == '.' {
+		i++
+		frac = digits()
+	}
+	if whole == 0 && frac == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}
 
 // RatingCell writes a cell of a human-rating column as it was imported:
 // a number, with the blanks a file may pad it with dropped (" 4", "3.5 ",

@@ -459,7 +459,7 @@ func webhookClient(cfg WebhookConfig) *http.Client {
 // webhookEgress is the egress policy of webhook deliveries.
 func webhookEgress(cfg WebhookConfig) judge.Egress {
 	return judge.Egress{AllowLoopback: cfg.AllowLoopback, AllowPrivate: cfg.AllowPrivate,
-		LoopbackSetting: "allowed only for a server on loopback", PrivateSetting: "BATCHEVAL_WEBHOOK_ALLOW_PRIVATE"}
+		LoopbackSetting: "allowed only in local mode or with BATCHEVAL_WEBHOOK_ALLOW_LOOPBACK", PrivateSetting: "BATCHEVAL_WEBHOOK_ALLOW_PRIVATE"}
 }
 
 // checkEgress decides whether a webhook may connect to address (ip:port).

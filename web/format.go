@@ -96,3 +96,12 @@ func noNegativeZero(s string) string {
 	}
 	return s
 }
+
+// StandaloneCSP is the Content-Security-Policy a downloaded report carries
+// in its own head: a file opened from disk or a mail has no server to send
+// one. It holds its style inline and nothing else (no script, no image or
+// font fetched): so no text of a dataset or a judge, were it ever written
+// unescaped, could run a script in the file's origin or fetch an address
+// that tells a third party who opened the report and when. Links still
+// open when followed, without a Referer (the meta referrer beside it).
+const StandaloneCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"

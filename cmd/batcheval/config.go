@@ -71,6 +71,10 @@ type Config struct {
 	// WebhookAllowPrivate lets workspace webhooks reach private address
 	// ranges (a chat server on the office network); off by default.
 	WebhookAllowPrivate bool
+	// WebhookAllowLoopback is "true", "false" or "" (on in local mode
+	// only), as JudgeAllowLoopback: a worker listens nowhere, so only this
+	// says that its webhook deliveries must not reach its loopback.
+	WebhookAllowLoopback string
 	// Durability knobs; the defaults suit production, tests shorten them.
 	Lease          time.Duration // run lease (runner.DefaultLeaseTTL)
 	ShutdownGrace  time.Duration // how long a stop waits for calls in flight
@@ -351,10 +355,23 @@ func (c *Config) runnerConfig() (runner.Config, error) {
 	}
 	return runner.Config{
 		MaxRuns: c.MaxRuns, LeaseTTL: c.Lease, DBRetryFor: c.DBRetryFor, IdleAfter: c.ParkAfter, RescueAfter: c.RescueAfter,
-		Webhooks:    runner.WebhookConfig{AllowLoopback: c.LocalMode(), AllowPrivate: c.WebhookAllowPrivate},
+		Webhooks:    runner.WebhookConfig{AllowLoopback: c.webhookLoopback(), AllowPrivate: c.WebhookAllowPrivate},
 		JudgeTuning: runner.JudgeTuning{TimeoutRetries: timeoutRetries},
 		Breaker:     runner.BreakerConfig{ProbeInterval: c.ProbeInterval},
 	}, nil
+}
+
+// webhookLoopback is whether webhook deliveries may reach this machine's
+// loopback: as BATCHEVAL_WEBHOOK_ALLOW_LOOPBACK says, else in local mode
+// only. A worker has no listener, so its BATCHEVAL_ADDR is the loopback
+// default and it counts as local mode: a worker beside a team's dashboard
+// posted a workspace's webhook to its own loopback (its /metrics, a
+// database's admin port) where the dashboard refused the same address.
+func (c *Config) webhookLoopback() bool {
+	if allow, err := parseAllowLoopback(c.WebhookAllowLoopback); err == nil && allow != nil {
+		return *allow
+	}
+	return c.LocalMode()
 }
 
 // checkRescueAfter refuses a webhook rescue time the runner would not keep:
@@ -440,6 +457,11 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 		c.require("probe-interval", "BATCHEVAL_PROBE_INTERVAL", func() bool { return c.ProbeInterval > 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default)", humanDuration(runner.DefaultProbeInterval)))
 		c.require("db-retry-for", "BATCHEVAL_DB_RETRY_FOR", func() bool { return c.DBRetryFor > 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default)", humanDuration(models.DefaultRetryFor)))
 		c.bindJudgeNetwork(fs, r)
+		// Webhooks are delivered by whichever process works the queue's
+		// job, a worker included: each of them reads the setting.
+		fs.StringVar(&c.WebhookAllowLoopback, "webhook-allow-loopback", r.str("BATCHEVAL_WEBHOOK_ALLOW_LOOPBACK", ""), "let workspace webhooks reach this machine's loopback: true or false; empty: only in local mode, while BATCHEVAL_ADDR is a loopback address (env BATCHEVAL_WEBHOOK_ALLOW_LOOPBACK)")
+		c.require("webhook-allow-loopback", "BATCHEVAL_WEBHOOK_ALLOW_LOOPBACK", func() bool { _, err := parseAllowLoopback(c.WebhookAllowLoopback); return err == nil },
+			"true or false, or nothing to allow loopback webhooks in local mode only")
 	}
 	if !server {
 		// Commands without a listener (run, migrate, admin) still follow
