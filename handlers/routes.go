@@ -37,7 +37,7 @@ func (h *Handlers) Register(e *echo.Echo) {
 
 	// Sessions, then who is asking; each route then checks its own rule.
 	// markSecure first: every cookie's Secure flag follows one rule.
-	e.Use(h.markSecure, h.loadSession, h.identify)
+	e.Use(h.markSecure, h.loadSession, h.identify, keepPrivatePagesOffDisk)
 	h.pages = newPageGate(pageConcurrencyOf(h.PageConcurrency))
 	for _, r := range h.routes() {
 		// Pages wait for their turn after the access check, so a request
@@ -45,6 +45,24 @@ func (h *Handlers) Register(e *echo.Echo) {
 		// No part of the address, and after the access check no field,
 		// may hold NUL or another control character (controlchars.go).
 		e.Add(r.Method, r.Path, h.admitPages(r.Method, r.Path, r.Handler), refuseControlsInAddress, h.require(r.Access), refuseControlCharacters)
+	}
+}
+
+// keepPrivatePagesOffDisk asks browsers not to store what a signed-in
+// person is shown (their workspace's datasets, judge answers, reports,
+// members), nor the invitation and password-reset pages whose address is
+// a secret: on a shared computer, a browser's disk cache would keep them
+// after sign-out for the next person to read. The site's own files and the
+// API (scripts, with ETags) keep their caching; a handler that says
+// otherwise has the last word.
+func keepPrivatePagesOffDisk(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		path := c.Request().URL.Path
+		if !strings.HasPrefix(path, "/static/") && !isAPIPath(path) &&
+			(principalOf(c.Request().Context()).Kind == Account || strings.HasPrefix(path, "/invites/") || strings.HasPrefix(path, "/reset/")) {
+			c.Response().Header().Set(echo.HeaderCacheControl, "private, no-store")
+		}
+		return next(c)
 	}
 }
 
