@@ -28,6 +28,7 @@ func (h *Handlers) webhookView(c echo.Context) (web.WebhookView, error) {
 	switch models.ErrorCode(err) {
 	case "":
 		v.Hook, v.Exists, v.Revision = wh, true, wh.Revision()
+		v.Problem = wh.URLProblem
 	case models.ENotFound:
 	default:
 		return v, err
@@ -65,7 +66,9 @@ func (h *Handlers) saveWebhook(c echo.Context) error {
 	default:
 		return err
 	}
-	h.audit(c, models.AuditWebhookChanged, "webhook", "set to "+saved.URL)
+	// The audit log names the receiving site only: the rest of such an
+	// address is often its secret.
+	h.audit(c, models.AuditWebhookChanged, "webhook", "set to "+models.WebhookSite(saved.URL))
 	return redirect(c, "/settings/webhook", "Webhook saved.")
 }
 

@@ -85,18 +85,26 @@ func ReadSecretKeyFile(path string) (*Sealer, error) {
 // ID names the key (a prefix of a hash of it), as written in sealed values.
 func (s *Sealer) ID() string { return s.id }
 
+// webhookAAD binds a sealed webhook address to its purpose: it cannot be
+// opened as a judge key, nor a judge key as an address.
+var webhookAAD = []byte("batcheval webhook url")
+
 // Seal encrypts a judge key.
-func (s *Sealer) Seal(plain string) (string, error) {
+func (s *Sealer) Seal(plain string) (string, error) { return s.sealFor(plain, sealAAD) }
+
+// Open decrypts a sealed judge key.
+func (s *Sealer) Open(sealed string) (string, error) { return s.openFor(sealed, sealAAD) }
+
+func (s *Sealer) sealFor(plain string, aad []byte) (string, error) {
 	nonce := make([]byte, s.aead.NonceSize())
 	if _, err := rand.Read(nonce); err != nil {
 		return "", err
 	}
-	ct := s.aead.Seal(nonce, nonce, []byte(plain), sealAAD)
+	ct := s.aead.Seal(nonce, nonce, []byte(plain), aad)
 	return sealedPrefix + s.id + ":" + base64.RawStdEncoding.EncodeToString(ct), nil
 }
 
-// Open decrypts a sealed judge key.
-func (s *Sealer) Open(sealed string) (string, error) {
+func (s *Sealer) openFor(sealed string, aad []byte) (string, error) {
 	rest, ok := strings.CutPrefix(sealed, sealedPrefix)
 	id, data, ok2 := strings.Cut(rest, ":")
 	if !ok || !ok2 {
@@ -109,7 +117,7 @@ func (s *Sealer) Open(sealed string) (string, error) {
 	if err != nil || len(ct) < s.aead.NonceSize() {
 		return "", errors.New("the stored key is damaged")
 	}
-	plain, err := s.aead.Open(nil, ct[:s.aead.NonceSize()], ct[s.aead.NonceSize():], sealAAD)
+	plain, err := s.aead.Open(nil, ct[:s.aead.NonceSize()], ct[s.aead.NonceSize():], aad)
 	if err != nil {
 		return "", errors.New("the stored key cannot be decrypted with this server's secret key (wrong key, or damaged)")
 	}
@@ -261,7 +269,21 @@ func (db *DB) SealStoredKeys(ctx context.Context) (int, error) {
 			}
 			n++
 		}
-		return nil
+		// Webhook addresses stored in plaintext (before they were sealed,
+		// or saved while the server had no secret key) are sealed once a
+		// key exists; without one they stay readable, as they were.
+		sealer, err := db.Secrets.Sealer(false)
+		if err != nil {
+			return nil
+		}
+		m, err := resealWebhooks(tx, func(stored string) (string, error) {
+			if IsSealed(stored) {
+				return stored, nil
+			}
+			return sealer.sealFor(stored, webhookAAD)
+		})
+		_ = m
+		return err
 	})
 	return n, err
 }
@@ -293,7 +315,45 @@ func (db *DB) RotateSecretKey(ctx context.Context, old, new *Sealer) (int, error
 			}
 			n++
 		}
-		return nil
+		m, err := resealWebhooks(tx, func(stored string) (string, error) {
+			plain := stored
+			if IsSealed(stored) {
+				var err error
+				if plain, err = old.openFor(stored, webhookAAD); err != nil {
+					return "", err
+				}
+			}
+			return new.sealFor(plain, webhookAAD)
+		})
+		n += m
+		return err
 	})
 	return n, err
+}
+
+// resealWebhooks rewrites every stored webhook address through reseal,
+// in tx; it returns how many it rewrote.
+func resealWebhooks(tx *gorm.DB, reseal func(stored string) (string, error)) (int, error) {
+	var hooks []struct {
+		WorkspaceID int64
+		URL         string
+	}
+	if err := tx.Table("webhooks").Select("workspace_id, url").Order("workspace_id").Find(&hooks).Error; err != nil {
+		return 0, err
+	}
+	for i, h := range hooks {
+		v, err := reseal(h.URL)
+		if err != nil {
+			return i, fmt.Errorf("the webhook of workspace %d: %w; nothing was changed", h.WorkspaceID, err)
+		}
+		if v == h.URL {
+			continue
+		}
+		// A column update: the webhook's settings, and so its revision
+		// (updated_at), are unchanged.
+		if err := tx.Table("webhooks").Where("workspace_id = ?", h.WorkspaceID).UpdateColumn("url", v).Error; err != nil {
+			return i, err
+		}
+	}
+	return len(hooks), nil
 }

@@ -17,7 +17,17 @@ import (
 // {"text": ...}) understand.
 type Webhook struct {
 	WorkspaceID int64 `gorm:"primaryKey;autoIncrement:false"`
-	URL         string
+	// URL is the address messages are posted to. It is often a secret
+	// itself (a chat's incoming-webhook address lets anyone post there),
+	// so it is stored sealed as judge keys are (StoredURL) whenever the
+	// server has a secret key; FindWebhook opens it.
+	URL string `gorm:"-"`
+	// StoredURL is the address as stored: sealed, or plaintext when the
+	// server had no secret key (SealStoredKeys seals it once one exists).
+	StoredURL string `gorm:"column:url" json:"-"`
+	// URLProblem says why a sealed address could not be opened (another
+	// secret key); URL is then empty and nothing is delivered.
+	URLProblem string `gorm:"-"`
 	// BaseURL is the dashboard's address as people reach it; the message
 	// links to the run under it. Empty sends the run's path alone.
 	BaseURL    string
@@ -37,6 +47,17 @@ func (w Webhook) Wants(status string) bool {
 		return w.OnFailed
 	}
 	return w.OnFinished
+}
+
+// WebhookSite is what the audit log says of a webhook address: its scheme
+// and host, the rest elided ("https://hooks.slack.com/…"), since the path
+// of a chat's incoming-webhook address is the secret that lets anyone post.
+func WebhookSite(addr string) string {
+	u, err := url.Parse(addr)
+	if err != nil || u.Host == "" {
+		return "an address"
+	}
+	return u.Scheme + "://" + u.Host + "/…"
 }
 
 // maxWebhookURL bounds the stored addresses (a URL, not a document).
@@ -81,7 +102,39 @@ func (db *DB) FindWebhook(ctx context.Context, wsID int64) (Webhook, error) {
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return w, Errorf(ENotFound, "this workspace has no webhook")
 	}
+	db.openWebhookURL(&w)
 	return w, err
+}
+
+// openWebhookURL fills w.URL from the stored address.
+func (db *DB) openWebhookURL(w *Webhook) {
+	if !IsSealed(w.StoredURL) {
+		w.URL = w.StoredURL
+		return
+	}
+	sealer, err := db.Secrets.Sealer(false)
+	if err == nil {
+		w.URL, err = sealer.openFor(w.StoredURL, webhookAAD)
+	}
+	if err != nil {
+		w.URL, w.URLProblem = "", "the stored webhook address cannot be read: "+ErrorMessage(err)+
+			" (it was encrypted with another secret key: configure that key, or enter the address again)"
+	}
+}
+
+// sealWebhookURL sets w.StoredURL from w.URL: sealed when the server has
+// a secret key (one is made in local mode, as for judge keys), plaintext
+// when it has none, so that a webhook works on every server.
+func (db *DB) sealWebhookURL(w *Webhook) error {
+	sealer, err := db.Secrets.Sealer(true)
+	if err == errNoSecretKey {
+		w.StoredURL = w.URL
+		return nil
+	} else if err != nil {
+		return err
+	}
+	w.StoredURL, err = sealer.sealFor(w.URL, webhookAAD)
+	return err
 }
 
 // SaveWebhook sets (or replaces) the workspace's webhook.
@@ -99,7 +152,10 @@ func (db *DB) SaveWebhookIf(ctx context.Context, w Webhook, expect Expectation) 
 		return w, err
 	}
 	// New settings have no delivery yet: the last outcome is forgotten.
-	w.LastStatus, w.LastSentAt = "", nil
+	w.LastStatus, w.LastSentAt, w.URLProblem = "", nil, ""
+	if err := db.sealWebhookURL(&w); err != nil {
+		return w, fmt.Errorf("encrypt the webhook address: %w", err)
+	}
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if expect != nil {
 			// The workspace's row stays locked until the save commits

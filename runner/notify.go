@@ -159,6 +159,16 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[WebhookArgs]) e
 	if !wh.Wants(run.Status) {
 		return nil // turned off since
 	}
+	if wh.URLProblem != "" {
+		// No attempt can succeed until an owner acts: said where they
+		// look (the settings page's last outcome), not tried again.
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer rcancel()
+		if err := r.db.RecordWebhookDelivery(rctx, run.WorkspaceID, fmt.Sprintf("not sent: %s (run %d)", wh.URLProblem, run.ID)); err != nil {
+			r.log.Warn("record the webhook's outcome", "err", err)
+		}
+		return river.JobCancel(errors.New(wh.URLProblem))
+	}
 	msg := r.runMessage(ctx, run, wh.BaseURL)
 	msg.ID, msg.Attempt = deliveryID(job.ID), job.Attempt
 	cfg := r.cfg.Webhooks.withDefaults()
@@ -267,6 +277,9 @@ func (r *Runner) SendTestWebhook(ctx context.Context, wsID int64) (string, error
 	wh, err := r.db.FindWebhook(ctx, wsID)
 	if err != nil {
 		return "", err
+	}
+	if wh.URLProblem != "" {
+		return "not sent: " + wh.URLProblem, nil
 	}
 	msg := WebhookMessage{ID: "test-" + strconv.FormatInt(time.Now().UnixNano(), 36), Event: EventRunFinished, Test: true,
 		Run:  WebhookRun{Name: "Test message", Status: models.RunSucceeded, Method: models.MethodBatchEval, URL: wh.BaseURL + "/runs"},

@@ -362,3 +362,68 @@ func TestWebhookKeepsNoConnection(t *testing.T) {
 		t.Errorf("%d of %d deliveries asked the receiver to close, want every one", closing.Load(), reqs.Load())
 	}
 }
+
+// TestWebhookUnderAnotherKeyIsNotSent: a webhook address sealed with a
+// secret key this server lacks is not posted anywhere; the settings page's
+// last outcome says why, and the test message says the same.
+func TestWebhookUnderAnotherKeyIsNotSent(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		rc := newReceiver(t)
+		sealer := func() *models.Sealer {
+			key := make([]byte, models.SecretKeySize)
+			for i := range key {
+				key[i] = byte(i*7 + len(env.ws.Name))
+			}
+			s, err := models.NewSealer(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		env.db.Secrets = models.NewSecrets(sealer(), "")
+		if _, err := env.db.SaveWebhook(ctx, models.Webhook{WorkspaceID: env.ws.ID, URL: rc.srv.URL + "/hook", OnFinished: true, OnFailed: true}); err != nil {
+			t.Fatal(err)
+		}
+		other := make([]byte, models.SecretKeySize)
+		other[0] = 1
+		otherSealer, err := models.NewSealer(other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.db.Secrets = models.NewSecrets(otherSealer, "")
+		t.Cleanup(func() { env.db.Secrets = nil })
+
+		fj := newFakeJudge(t, simjudge.Options{Seed: 3}, nil)
+		r := env.startRunner(Config{Webhooks: WebhookConfig{AllowLoopback: true, Backoff: 5 * time.Millisecond, Timeout: 5 * time.Second}})
+		t.Cleanup(func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = r.Stop(sctx)
+		})
+		run := env.waitFinished(env.launch(r, env.newRun(fj.URL(), 1, 2, 10)).ID, 60*time.Second)
+		env.waitJobDone(run)
+		r.WaitNotifications()
+		deadline := time.Now().Add(10 * time.Second)
+		var wh models.Webhook
+		for {
+			if wh, err = env.db.FindWebhook(ctx, env.ws.ID); err != nil {
+				t.Fatal(err)
+			}
+			if wh.LastSentAt != nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n := len(rc.messages()); n != 0 {
+			t.Errorf("%d messages posted with an address this server cannot read", n)
+		}
+		if !strings.HasPrefix(wh.LastStatus, "not sent: the stored webhook address cannot be read") || !strings.Contains(wh.LastStatus, fmt.Sprintf("run %d", run.ID)) {
+			t.Errorf("recorded outcome %q", wh.LastStatus)
+		}
+		status, err := r.SendTestWebhook(ctx, env.ws.ID)
+		if err != nil || !strings.HasPrefix(status, "not sent: ") {
+			t.Errorf("test message: %q, %v", status, err)
+		}
+	})
+}

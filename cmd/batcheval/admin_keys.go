@@ -75,7 +75,7 @@ func rotateKey(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "re-encrypted %d judge keys from secret key %s to %s.\n"+
+	fmt.Fprintf(stdout, "re-encrypted %d stored secret(s) (judge keys and webhook addresses) from secret key %s to %s.\n"+
 		"Now give every server and worker the new key (BATCHEVAL_SECRET_KEY_FILE=%s, or its content in BATCHEVAL_SECRET_KEY",
 		n, old.ID(), newKey.ID(), *newFile)
 	if c.LocalMode() {

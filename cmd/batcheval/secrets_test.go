@@ -79,7 +79,7 @@ func TestRotateKeyCommand(t *testing.T) {
 	var out, errOut bytes.Buffer
 	getenv := func(string) string { return "" }
 	err := run(context.Background(), []string{"admin", "rotate-key", "--db", dbPath, "--old-key-file", oldKey, "--new-key-file", newKey}, getenv, &out, &errOut)
-	if err != nil || !strings.Contains(out.String(), "re-encrypted 1 judge keys") {
+	if err != nil || !strings.Contains(out.String(), "re-encrypted 1 stored secret(s)") {
 		t.Fatalf("rotate-key: %v\n%s%s", err, out.String(), errOut.String())
 	}
 	j, raw := readJudgeKey(t, &Config{Addr: "0.0.0.0:8080", SQLitePath: dbPath, SecretKeyFile: newKey}, id)
