@@ -135,6 +135,11 @@ func (db *DB) CreateDataset(ctx context.Context, d *Dataset, rows []DatasetRow) 
 
 // createDatasetTx is CreateDataset's writes, in tx, once checked.
 func createDatasetTx(tx *gorm.DB, d *Dataset, rows []DatasetRow) error {
+	var stats RatingStats
+	for _, r := range rows {
+		stats.Add(r.Ratings)
+	}
+	d.RatingStats = stats.storable()
 	if err := tx.Create(d).Error; err != nil {
 		return fmt.Errorf("create dataset: %w", err)
 	}
