@@ -3,7 +3,9 @@ package models
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
+	"slices"
 )
 
 // RatingStats summarises a dataset's human ratings, column by column: what
@@ -17,7 +19,9 @@ import (
 // (DB.DatasetRatingStats).
 type RatingStats struct {
 	// Columns by rating key: the mapped rating columns and any annotator's
-	// key the rows' ratings hold. A key no row rates is absent.
+	// key the rows' ratings hold, rated or not (a key held only empty has
+	// N = 0: the dataset export still writes its column). A key no row
+	// holds is absent.
 	Columns map[string]ColumnRatingStats `json:"columns"`
 }
 
@@ -64,16 +68,25 @@ func (s *RatingStats) Column(key string) ColumnRatingStats {
 	return s.Columns[key]
 }
 
+// Keys are the rating keys the rows hold, in no order.
+func (s *RatingStats) Keys() []string {
+	if s == nil {
+		return nil
+	}
+	return slices.Collect(maps.Keys(s.Columns))
+}
+
 // Add counts one row's ratings.
 func (s *RatingStats) Add(ratings map[string]*float64) {
 	for key, v := range ratings {
-		if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
-			continue
-		}
 		if s.Columns == nil {
 			s.Columns = map[string]ColumnRatingStats{}
 		}
 		c := s.Columns[key]
+		if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+			s.Columns[key] = c
+			continue
+		}
 		x := *v
 		if c.N == 0 {
 			c.Min, c.Max = x, x

@@ -38,9 +38,8 @@ func TestRatingStatsMatchDescribe(t *testing.T) {
 			var s models.RatingStats
 			var vals []float64
 			for _, v := range tc.values {
-				ratings := map[string]*float64{"other": f(1)}
+				ratings := map[string]*float64{"other": f(1), "q": v}
 				if v != nil {
-					ratings["q"] = v
 					vals = append(vals, *v)
 				}
 				s.Add(ratings)
@@ -59,6 +58,9 @@ func TestRatingStatsMatchDescribe(t *testing.T) {
 			}
 			if o := s.Column("other"); o.N != len(tc.values) {
 				t.Errorf("another key counted %d ratings, want %d", o.N, len(tc.values))
+			}
+			if keys := s.Keys(); len(keys) != 2 {
+				t.Errorf("keys = %q, want q and other (q even when no row rates it)", keys)
 			}
 		})
 	}
