@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"gorm.io/gorm"
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/models"
@@ -178,5 +181,124 @@ func TestPurgedDatasetLeavesNoScores(t *testing.T) {
 		if n := count("SELECT COUNT(*) FROM run_scores s WHERE ? > 0 AND NOT EXISTS (SELECT 1 FROM dataset_rows r WHERE r.id = s.row_id)"); n != 0 {
 			t.Errorf("%d scores left on rows that are gone", n)
 		}
+	})
+}
+
+// TestPurgeDeletesBulkRowsInChunks: a purge deletes a run's scores and
+// batches and a dataset's rows a chunk at a time, no statement deleting
+// more than a chunk, so other writers wait at most a chunk's time (the old
+// purge deleted each table's rows in one statement, all in one
+// transaction: tens of seconds of SQLite's write lock for a run of
+// 1,000,000 samples). A purge cut short leaves its entry marked: it can
+// no longer be restored, and the next sweep finishes it.
+func TestPurgeDeletesBulkRowsInChunks(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := context.Background()
+		const chunk = 2
+		db.PurgeChunkRows = chunk
+		count := func(table string) int64 {
+			var n int64
+			if err := db.Gorm.Raw("SELECT COUNT(*) FROM " + table).Scan(&n).Error; err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		type deletion struct {
+			sql  string
+			rows int64
+		}
+		var mu sync.Mutex
+		var deletes []deletion
+		var onDelete func()
+		name := "test:purge_deletes"
+		if err := db.Gorm.Callback().Raw().After("gorm:raw").Register(name, func(tx *gorm.DB) {
+			q := strings.ToLower(tx.Statement.SQL.String())
+			if !strings.HasPrefix(q, "delete from") {
+				return
+			}
+			mu.Lock()
+			deletes = append(deletes, deletion{q, tx.Statement.RowsAffected})
+			f := onDelete
+			mu.Unlock()
+			if f != nil {
+				f()
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Gorm.Callback().Raw().Remove(name) })
+
+		w := newWorld(t, db)
+		t.Run("cut short, then swept", func(t *testing.T) {
+			e, _, err := db.Trash(ctx, w.ws.ID, models.KindRun, w.runs[1].ID, local)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cctx, cancel := context.WithCancel(ctx)
+			mu.Lock()
+			onDelete = cancel // the first chunk deleted, the process dies
+			mu.Unlock()
+			_, _, err = db.Purge(cctx, w.ws.ID, e.ID)
+			mu.Lock()
+			onDelete = nil
+			mu.Unlock()
+			if err == nil {
+				t.Fatal("the purge cut short reported no error")
+			}
+			if _, err := db.Restore(ctx, w.ws.ID, e.ID); models.ErrorCode(err) != models.EConflict || !strings.Contains(models.ErrorMessage(err), "being deleted for good") {
+				t.Errorf("restore of a purge cut short = %v, want a conflict saying it is being deleted for good", err)
+			}
+			// Not due for weeks, but its purge began: the sweep finishes it.
+			done, err := db.SweepTrash(ctx, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(done) != 1 || done[0].ID != e.ID {
+				t.Errorf("sweep purged %v, want entry %d", done, e.ID)
+			}
+			var left int64
+			if err := db.Gorm.Raw("SELECT COUNT(*) FROM run_scores WHERE run_id = ?", w.runs[1].ID).Scan(&left).Error; err != nil || left != 0 {
+				t.Errorf("%d scores of the purged run left (%v)", left, err)
+			}
+			if _, err := db.FindRun(ctx, w.ws.ID, w.runs[0].ID); err != nil {
+				t.Errorf("the other run: %v", err)
+			}
+		})
+		t.Run("chunks", func(t *testing.T) {
+			scores, batches := count("run_scores"), count("run_batches")
+			rows := int64(w.dataset.RowCount)
+			if scores <= chunk || rows <= chunk {
+				t.Fatalf("%d scores, %d rows: the test needs more than a chunk of each", scores, rows)
+			}
+			e, _, err := db.Trash(ctx, w.ws.ID, models.KindDataset, w.dataset.ID, local)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			deletes = nil
+			mu.Unlock()
+			_, n, err := db.Purge(ctx, w.ws.ID, e.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n.Scores != scores || n.Batches != batches || n.Rows != rows {
+				t.Errorf("purge counted %d scores, %d batches, %d rows; want %d, %d, %d", n.Scores, n.Batches, n.Rows, scores, batches, rows)
+			}
+			for _, table := range []string{"run_scores", "run_batches", "dataset_rows"} {
+				if c := count(table); c != 0 {
+					t.Errorf("%d rows left in %s", c, table)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, d := range deletes {
+				for _, table := range []string{"run_scores", "run_batches", "dataset_rows", "run_sample_results"} {
+					if strings.HasPrefix(d.sql, "delete from "+table+" ") && d.rows > chunk {
+						t.Errorf("one statement deleted %d rows (a chunk is %d): %s", d.rows, chunk, d.sql)
+					}
+				}
+			}
+		})
+
 	})
 }
