@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -18,7 +19,6 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/excerpt"
-	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dataimport"
 	"github.com/batcheval/batcheval/models/demo"
@@ -743,26 +743,17 @@ func (h *Handlers) showDataset(c echo.Context) error {
 		return err
 	}
 	v := web.DatasetView{Page: page(c, ds.Name), Project: p, Dataset: ds, Manage: manageFor(c, models.KindDataset, ds.ID, ds.Name, ds.ArchivedAt)}
-	// The summaries need every rating, read without the texts; the table
-	// reads only the page it shows.
-	vals := make([][]float64, len(ds.RatingColumns))
-	missing := make([]int, len(ds.RatingColumns))
-	err = h.DB.EachDatasetRatings(ctx, ds.ID, func(r map[string]*float64) error {
-		for i, col := range ds.RatingColumns {
-			if x := r[col]; x != nil {
-				vals[i] = append(vals[i], *x)
-			} else {
-				missing[i]++
-			}
-		}
-		return nil
-	})
+	// The summaries come from the dataset's stored summary of its ratings
+	// (counted when the rows were stored); the table reads only the page
+	// it shows.
+	rs, err := h.DB.DatasetRatingStats(ctx, ds)
 	if err != nil {
 		return err
 	}
-	for i, col := range ds.RatingColumns {
-		s := stats.Describe(vals[i])
-		v.Summaries = append(v.Summaries, web.RatingSummary{Column: col, N: s.N, Missing: missing[i], Mean: s.Mean, SD: s.SD, Min: s.Min, Max: s.Max})
+	for _, col := range ds.RatingColumns {
+		s := rs.Column(col)
+		v.Summaries = append(v.Summaries, web.RatingSummary{Column: col, N: s.N, Missing: ds.RowCount - s.N, Mean: s.Mean(), SD: s.SD(),
+			Min: orNaN(s.N > 0, s.Min), Max: orNaN(s.N > 0, s.Max)})
 	}
 	v.Pages = max(1, (ds.RowCount+datasetPageSize-1)/datasetPageSize)
 	v.PageNum, _ = strconv.Atoi(c.QueryParam("page"))
@@ -782,6 +773,14 @@ func (h *Handlers) showDataset(c echo.Context) error {
 		v.Rows = append(v.Rows, rv)
 	}
 	return render(c, http.StatusOK, web.DatasetPage(v))
+}
+
+// orNaN is x when ok, else NaN (a figure not defined).
+func orNaN(ok bool, x float64) float64 {
+	if !ok {
+		return math.NaN()
+	}
+	return x
 }
 
 func datasetPath(id int64) string { return "/datasets/" + strconv.FormatInt(id, 10) }

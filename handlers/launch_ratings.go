@@ -97,7 +97,24 @@ func (h *Handlers) offScaleRatings(ctx context.Context, d models.Dataset, crits 
 	if len(checks) == 0 {
 		return nil, nil
 	}
-	err := h.DB.EachDatasetRowRatings(ctx, d.ID, func(id string, ratings map[string]*float64) error {
+	// The dataset's stored summary holds each column's lowest and highest
+	// rating: when they lie within the scale, no rating is outside it and
+	// the rows are not read. Only a column with a rating outside it is
+	// read, to name its rows.
+	rs, err := h.DB.DatasetRatingStats(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	for i := range checks {
+		c, s := rs.Column(crits[i].HumanColumn), crits[i].HumanScale()
+		if c.N == 0 || (c.Min >= s.Lo-1e-9 && c.Max <= s.Hi+1e-9) {
+			delete(checks, i)
+		}
+	}
+	if len(checks) == 0 {
+		return nil, nil
+	}
+	err = h.DB.EachDatasetRowRatings(ctx, d.ID, func(id string, ratings map[string]*float64) error {
 		for i, f := range checks {
 			v := ratings[crits[i].HumanColumn]
 			if v == nil || math.IsNaN(*v) {

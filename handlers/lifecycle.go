@@ -312,7 +312,10 @@ func (h *Handlers) purgeTrash(c echo.Context) error {
 	if c.FormValue("confirm") != "yes" {
 		return render(c, http.StatusOK, web.PurgePage(web.PurgeView{Page: page(c, "Delete for good"), Entry: e}))
 	}
-	_, n, err := h.DB.Purge(c.Request().Context(), h.workspaceID(c), e.ID)
+	// A large run's purge takes a while, a chunk at a time: it finishes
+	// even if the browser stops waiting (a purge cut short is finished by
+	// the next sweep anyway).
+	_, n, err := h.DB.Purge(context.WithoutCancel(c.Request().Context()), h.workspaceID(c), e.ID)
 	if err != nil {
 		return err
 	}

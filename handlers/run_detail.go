@@ -271,6 +271,17 @@ func (h *Handlers) showRunBatch(c echo.Context) error {
 	if humans.byCriterion != nil && crit != "All criteria" && b.CriterionIndex < len(humans.byCriterion) {
 		v.HasHuman = true // browser ratings count without an imported column
 	}
+	// The batch's scores in one read (by its id); by criterion, so a
+	// sample's last criterion's score is the one shown, as when each
+	// sample's scores were read on their own.
+	batchScores, err := h.DB.ListBatchScores(ctx, run.ID, b.ID)
+	if err != nil {
+		return err
+	}
+	scoreOf := make(map[int64]models.RunScore, len(b.RowIDs))
+	for _, sc := range batchScores {
+		scoreOf[sc.RowID] = sc
+	}
 	for k, id := range b.RowIDs {
 		s := web.RunBatchSample{Label: k + 1, RowID: id, ExternalID: fmt.Sprintf("#%d", id)}
 		if r, ok := rows[id]; ok {
@@ -282,16 +293,8 @@ func (h *Handlers) showRunBatch(c echo.Context) error {
 				s.Human = r.Ratings[human]
 			}
 		}
-		// A batch holds at most 100 samples (Settings.Validate), so reading
-		// each sample's few scores stays cheap.
-		scores, err := h.DB.ListRowScores(ctx, run.ID, id)
-		if err != nil {
-			return err
-		}
-		for _, sc := range scores {
-			if sc.BatchID == b.ID {
-				s.Score, s.Analysis = sc.Score, sc.Analysis
-			}
+		if sc, ok := scoreOf[id]; ok {
+			s.Score, s.Analysis = sc.Score, sc.Analysis
 		}
 		v.Samples = append(v.Samples, s)
 	}

@@ -73,6 +73,10 @@ type DB struct {
 	// statement; 0 takes the dialect's default (rows.go). Tests set it
 	// small to cross many chunk boundaries with few rows.
 	ImportChunkRows int
+	// PurgeChunkRows is how many rows one statement of a purge's first
+	// stage deletes; 0 takes purgeChunkRows (lifecycle.go). Tests set it
+	// small.
+	PurgeChunkRows int
 	// Retry is how run-state writes ride out transient database errors
 	// (set before use; zero fields take defaults).
 	Retry RetryPolicy

@@ -197,6 +197,10 @@ type TrashEntry struct {
 	DeletedByUserID *int64
 	DeletedBy       string
 	DeletedAt       time.Time
+	// PurgingAt is set once a purge of the entry has begun (Purge): its
+	// bulk rows may be partly gone, so it can no longer be restored, and a
+	// purge cut short is finished by the next sweep.
+	PurgingAt *time.Time
 }
 
 // PurgeAt is when the sweeper removes the entry for good.
@@ -607,6 +611,9 @@ func (db *DB) Restore(ctx context.Context, wsID, entryID int64) (TrashEntry, err
 		if err := tx.Where("workspace_id = ? AND id = ?", wsID, entryID).First(&e).Error; err != nil {
 			return notFound(err, "trash entry", entryID)
 		}
+		if e.PurgingAt != nil {
+			return Errorf(EConflict, "%s %q is being deleted for good and can no longer be restored", e.Kind, e.Name)
+		}
 		for _, l := range parentLinks {
 			var blocking []int64
 			err := tx.Table(l.parent.table()+" AS p").
@@ -641,16 +648,57 @@ type PurgeCounts struct {
 	Rows, Batches, Scores                                  int64
 }
 
-// Purge removes for good, in one transaction, everything a trash entry
-// took and everything that stood on it (scores, batches, dataset rows,
-// and objects deleted separately inside a purged project or dataset),
-// then the entry and any entry left with nothing to restore.
+// Purge removes for good everything a trash entry took and everything
+// that stood on it (scores, batches, dataset rows, and objects deleted
+// separately inside a purged project or dataset), then the entry and any
+// entry left with nothing to restore.
+//
+// It goes in three stages, so that no writer waits behind it for long:
+// the entry is marked as being purged (it can no longer be restored); the
+// bulk rows (a run's scores, stored sample results and batches, a
+// dataset's rows: millions for a large run) are deleted a chunk at a
+// time, each chunk its own short transaction; then everything else goes
+// in one transaction, as before. In one transaction, a run of 1,000,000
+// samples held SQLite's write lock for tens of seconds and every other
+// write failed after the busy timeout. A purge cut short (a crash) leaves
+// the entry marked and its objects in the trash, hidden as before; the
+// next sweep (SweepTrash) finishes it.
 func (db *DB) Purge(ctx context.Context, wsID, entryID int64) (TrashEntry, PurgeCounts, error) {
-	var (
-		e TrashEntry
-		n PurgeCounts
-	)
-	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	var e TrashEntry
+	g := db.Gorm.WithContext(ctx)
+	if err := g.Where("workspace_id = ? AND id = ?", wsID, entryID).First(&e).Error; err != nil {
+		return e, PurgeCounts{}, notFound(err, "trash entry", entryID)
+	}
+	if e.PurgingAt == nil {
+		now := db.Now().UTC()
+		res := g.Model(&TrashEntry{}).Where("id = ? AND purging_at IS NULL", e.ID).Update("purging_at", now)
+		if res.Error != nil {
+			return e, PurgeCounts{}, fmt.Errorf("mark trash entry %d as being purged: %w", e.ID, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			// Restored or purged meanwhile, or marked by another purge.
+			if err := g.Where("workspace_id = ? AND id = ?", wsID, entryID).First(&e).Error; err != nil {
+				return e, PurgeCounts{}, notFound(err, "trash entry", entryID)
+			}
+		} else {
+			e.PurgingAt = &now
+		}
+	}
+	var sets purgeSets
+	err := g.Transaction(func(tx *gorm.DB) error {
+		var err error
+		sets, err = collectPurge(tx, wsID, e.ID)
+		return err
+	})
+	if err != nil {
+		return e, PurgeCounts{}, err
+	}
+	bulk, err := db.purgeBulk(ctx, sets)
+	if err != nil {
+		return e, bulk, err
+	}
+	var n PurgeCounts
+	err = g.Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("workspace_id = ? AND id = ?", wsID, entryID).First(&e).Error; err != nil {
 			return notFound(err, "trash entry", entryID)
 		}
@@ -658,56 +706,136 @@ func (db *DB) Purge(ctx context.Context, wsID, entryID int64) (TrashEntry, Purge
 		n, err = purgeEntry(tx, wsID, e.ID)
 		return err
 	})
+	n.Scores += bulk.Scores
+	n.Batches += bulk.Batches
+	n.Rows += bulk.Rows
 	return e, n, err
 }
 
-func purgeEntry(tx *gorm.DB, wsID, entryID int64) (PurgeCounts, error) {
+// purgeChunkRows is how many rows one statement of a purge's bulk stage
+// deletes. The costliest rows set it: 5,000 stored sample results (nine
+// indexes each) or batches (their prompts and answers) held SQLite's write
+// lock for about 1.5 s; 1,000 keep a waiting writer under half a second.
+const purgeChunkRows = 1000
+
+// purgeBulk deletes the bulk rows of what a purge removes, a chunk at a
+// time, each chunk in its own transaction: the runs' scores, stored sample
+// results and batches, then the datasets' rows. Every row it deletes
+// belongs to an object in the trash entry being purged, which nothing
+// reads and which can no longer be restored.
+func (db *DB) purgeBulk(ctx context.Context, sets purgeSets) (PurgeCounts, error) {
 	var n PurgeCounts
+	size := db.PurgeChunkRows
+	if size <= 0 {
+		size = purgeChunkRows
+	}
+	// A row's own address, for a table without an id column.
+	key := "rowid"
+	if db.Dialect == Postgres {
+		key = "ctid"
+	}
+	chunks := func(table, column string, id int64) (int64, error) {
+		var total int64
+		q := "DELETE FROM " + table + " WHERE " + key + " IN (SELECT " + key + " FROM " + table + " WHERE " + column + " = ? LIMIT ?)"
+		for {
+			if err := ctx.Err(); err != nil {
+				return total, err
+			}
+			res := db.Gorm.WithContext(ctx).Exec(q, id, size)
+			if res.Error != nil {
+				return total, fmt.Errorf("purge %s: %w", table, res.Error)
+			}
+			total += res.RowsAffected
+			if res.RowsAffected < int64(size) {
+				return total, nil
+			}
+		}
+	}
+	for _, run := range sets.runs {
+		steps := []struct {
+			table string
+			count *int64
+		}{{"run_scores", &n.Scores}, {"run_sample_results", nil}, {"run_batches", &n.Batches}}
+		for _, s := range steps {
+			c, err := chunks(s.table, "run_id", run)
+			if s.count != nil {
+				*s.count += c
+			}
+			if err != nil {
+				return n, err
+			}
+		}
+	}
+	for _, ds := range sets.datasets {
+		c, err := chunks("dataset_rows", "dataset_id", ds)
+		n.Rows += c
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// purgeSets are the ids of everything a purge removes, by kind.
+type purgeSets struct {
+	projects, datasets, rubrics, experiments, runs, judges []int64
+}
+
+// collectPurge finds everything a trash entry's purge removes: what the
+// entry took, and what stands in a purged project or on a purged dataset
+// (also objects deleted separately, under other entries).
+func collectPurge(tx *gorm.DB, wsID, entryID int64) (purgeSets, error) {
+	var s purgeSets
 	ids := func(k Kind, cond string, args ...any) ([]int64, error) {
 		var out []int64
 		err := tx.Table(k.table()).Where("workspace_id = ?", wsID).Where(cond, args...).Pluck("id", &out).Error
 		return out, err
 	}
 	// Collect first, delete after: later sets depend on earlier ones.
-	projects, err := ids(KindProject, "trash_id = ?", entryID)
-	if err != nil {
-		return n, err
+	var err error
+	if s.projects, err = ids(KindProject, "trash_id = ?", entryID); err != nil {
+		return s, err
 	}
 	under := func(k Kind) ([]int64, error) {
-		if len(projects) == 0 {
+		if len(s.projects) == 0 {
 			return ids(k, "trash_id = ?", entryID)
 		}
-		return ids(k, "trash_id = ? OR project_id IN ?", entryID, projects)
+		return ids(k, "trash_id = ? OR project_id IN ?", entryID, s.projects)
 	}
-	datasets, err := under(KindDataset)
-	if err != nil {
-		return n, err
+	if s.datasets, err = under(KindDataset); err != nil {
+		return s, err
 	}
-	rubrics, err := under(KindRubric)
-	if err != nil {
-		return n, err
+	if s.rubrics, err = under(KindRubric); err != nil {
+		return s, err
 	}
 	onData := func(k Kind) ([]int64, error) {
 		switch {
-		case len(projects) > 0 && len(datasets) > 0:
-			return ids(k, "trash_id = ? OR project_id IN ? OR dataset_id IN ?", entryID, projects, datasets)
-		case len(datasets) > 0:
-			return ids(k, "trash_id = ? OR dataset_id IN ?", entryID, datasets)
+		case len(s.projects) > 0 && len(s.datasets) > 0:
+			return ids(k, "trash_id = ? OR project_id IN ? OR dataset_id IN ?", entryID, s.projects, s.datasets)
+		case len(s.datasets) > 0:
+			return ids(k, "trash_id = ? OR dataset_id IN ?", entryID, s.datasets)
 		}
 		return under(k)
 	}
-	experiments, err := onData(KindExperiment)
+	if s.experiments, err = onData(KindExperiment); err != nil {
+		return s, err
+	}
+	if s.runs, err = onData(KindRun); err != nil {
+		return s, err
+	}
+	if s.judges, err = ids(KindJudge, "trash_id = ?", entryID); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+func purgeEntry(tx *gorm.DB, wsID, entryID int64) (PurgeCounts, error) {
+	var n PurgeCounts
+	sets, err := collectPurge(tx, wsID, entryID)
 	if err != nil {
 		return n, err
 	}
-	runs, err := onData(KindRun)
-	if err != nil {
-		return n, err
-	}
-	judges, err := ids(KindJudge, "trash_id = ?", entryID)
-	if err != nil {
-		return n, err
-	}
+	projects, datasets, rubrics, experiments, runs, judges := sets.projects, sets.datasets, sets.rubrics, sets.experiments, sets.runs, sets.judges
 	del := func(table, column string, list []int64) (int64, error) {
 		if len(list) == 0 {
 			return 0, nil
@@ -761,11 +889,13 @@ func purgeEntry(tx *gorm.DB, wsID, entryID int64) (PurgeCounts, error) {
 }
 
 // SweepTrash purges every trash entry, of every workspace, deleted before
-// now minus TrashRetention, oldest first, each in its own transaction. It
-// returns the entries it purged.
+// now minus TrashRetention, and every entry whose purge began and did not
+// finish (a crash), oldest first, each on its own (Purge). It returns the
+// entries it purged.
 func (db *DB) SweepTrash(ctx context.Context, now time.Time) ([]TrashEntry, error) {
 	var due []TrashEntry
-	err := db.Gorm.WithContext(ctx).Where("deleted_at < ?", now.UTC().Add(-TrashRetention)).Order("deleted_at, id").Find(&due).Error
+	// With the entries whose purge began and was cut short.
+	err := db.Gorm.WithContext(ctx).Where("deleted_at < ? OR purging_at IS NOT NULL", now.UTC().Add(-TrashRetention)).Order("deleted_at, id").Find(&due).Error
 	if err != nil {
 		return nil, fmt.Errorf("find expired trash: %w", err)
 	}

@@ -1,8 +1,10 @@
 package models
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 
 	"gorm.io/gorm"
 )
@@ -38,9 +40,23 @@ func (db *DB) NeighbourRows(ctx context.Context, datasetID int64, position int) 
 	return prev, next, nil
 }
 
-// ListBatchScores returns every score stored from one batch of a run.
+// ListBatchScores returns every score stored from one batch of a run, by
+// criterion and label.
+//
+// The scores are read by batch_id alone (a batch's id is unique across
+// runs), through run_scores_batch, and kept when they are the run's. With
+// run_id in the WHERE and the ORDER BY on criterion_index, SQLite's
+// planner (it has no statistics) chose run_scores_place for run_id and
+// read every score of the run to keep a batch's ten: 0.3-0.4 s a batch at
+// 100,000 samples, and a sample page reads one batch a round.
 func (db *DB) ListBatchScores(ctx context.Context, runID, batchID int64) ([]RunScore, error) {
 	var ss []RunScore
-	err := db.Reader(ctx).Where("run_id = ? AND batch_id = ?", runID, batchID).Order("criterion_index, label").Find(&ss).Error
-	return ss, err
+	if err := db.Reader(ctx).Where("batch_id = ?", batchID).Find(&ss).Error; err != nil {
+		return nil, err
+	}
+	ss = slices.DeleteFunc(ss, func(s RunScore) bool { return s.RunID != runID })
+	slices.SortFunc(ss, func(a, b RunScore) int {
+		return cmp.Or(cmp.Compare(a.CriterionIndex, b.CriterionIndex), cmp.Compare(a.Label, b.Label), cmp.Compare(a.ID, b.ID))
+	})
+	return ss, nil
 }

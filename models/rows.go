@@ -72,10 +72,12 @@ func (db *DB) ImportDataset(ctx context.Context, d *Dataset, fill func(put func(
 				return fmt.Errorf("create dataset: %w", err)
 			}
 			w := &rowWriter{ctx: ctx, tx: tx, conn: conn, dialect: db.Dialect, datasetID: d.ID, size: db.importChunkRows()}
+			var stats RatingStats
 			put := func(r DatasetRow) error {
 				if err := w.add(&r); err != nil {
 					return err
 				}
+				stats.Add(r.Ratings)
 				d.RowCount++
 				if w.n == w.size {
 					return w.flush(d.RowCount)
@@ -94,7 +96,8 @@ func (db *DB) ImportDataset(ctx context.Context, d *Dataset, fill func(put func(
 			if d.Columns == nil {
 				d.Columns = []string{}
 			}
-			return tx.Model(d).Select("row_count", "columns").Updates(d).Error
+			d.RatingStats = stats.storable()
+			return tx.Model(d).Select("row_count", "columns", "rating_stats").Updates(d).Error
 		})
 	}
 	g := db.Gorm.WithContext(ctx)

@@ -135,6 +135,11 @@ func (db *DB) CreateDataset(ctx context.Context, d *Dataset, rows []DatasetRow) 
 
 // createDatasetTx is CreateDataset's writes, in tx, once checked.
 func createDatasetTx(tx *gorm.DB, d *Dataset, rows []DatasetRow) error {
+	var stats RatingStats
+	for _, r := range rows {
+		stats.Add(r.Ratings)
+	}
+	d.RatingStats = stats.storable()
 	if err := tx.Create(d).Error; err != nil {
 		return fmt.Errorf("create dataset: %w", err)
 	}
@@ -748,10 +753,46 @@ func (db *DB) ScoreCounts(ctx context.Context, runID int64) (total, missing int6
 	return total, total - readable, err
 }
 
-// ListRowScores returns every score of one sample in a run.
+// ListRowScores returns every score of one sample in a run, by criterion
+// and round.
+//
+// The only index with row_id, run_scores_place, has it last, after
+// (run_id, criterion_index, round): a WHERE on run_id and row_id alone
+// uses the index's first column only and reads every score of the run
+// (200,000 for a run of 100,000 samples and 2 rounds: 0.1-0.3 s, and a
+// sample page read it twice). So the run's criteria and rounds are found
+// first, each largest one by a seek at the end of the index, and the
+// scores are read with every (criterion, round) named: one seek each.
+// No index is added for it: every stored answer would pay for one more.
 func (db *DB) ListRowScores(ctx context.Context, runID, rowID int64) ([]RunScore, error) {
+	r := db.Reader(ctx)
+	var maxCriterion sql.NullInt64
+	if err := r.Raw("SELECT MAX(criterion_index) FROM run_scores WHERE run_id = ?", runID).Scan(&maxCriterion).Error; err != nil {
+		return nil, fmt.Errorf("read the criteria of run %d: %w", runID, err)
+	}
+	if !maxCriterion.Valid {
+		return nil, nil // no score yet
+	}
+	criteria := make([]int64, 0, maxCriterion.Int64+1)
+	var rounds int64
+	for ci := range maxCriterion.Int64 + 1 {
+		var maxRound sql.NullInt64
+		err := r.Raw("SELECT MAX(round) FROM run_scores WHERE run_id = ? AND criterion_index = ?", runID, ci).Scan(&maxRound).Error
+		if err != nil {
+			return nil, fmt.Errorf("read the rounds of run %d: %w", runID, err)
+		}
+		if maxRound.Valid {
+			criteria = append(criteria, ci)
+			rounds = max(rounds, maxRound.Int64+1)
+		}
+	}
+	roundList := make([]int64, rounds)
+	for i := range roundList {
+		roundList[i] = int64(i)
+	}
 	var ss []RunScore
-	err := db.Reader(ctx).Where("run_id = ? AND row_id = ?", runID, rowID).Order("criterion_index, round").Find(&ss).Error
+	err := r.Where("run_id = ? AND criterion_index IN ? AND round IN ? AND row_id = ?", runID, criteria, roundList, rowID).
+		Order("criterion_index, round").Find(&ss).Error
 	return ss, err
 }
 

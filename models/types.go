@@ -60,6 +60,10 @@ type Dataset struct {
 	// GroupColumn optionally names a column for grouped correlation (e.g.
 	// the source document or dialogue context of each sample).
 	GroupColumn string
+	// RatingStats summarises the rows' ratings, counted when they were
+	// stored (ratingstats.go); nil for a dataset stored before 00036 until
+	// a page counts it (DB.DatasetRatingStats).
+	RatingStats *RatingStats `gorm:"serializer:json"`
 	CreatedAt   time.Time
 	// ArchivedAt is set while the object is archived: hidden from default
 	// lists, still readable by its address. TrashID is set while it is in

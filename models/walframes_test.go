@@ -205,6 +205,9 @@ func TestRunScoresMigrationKeepsScores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Today's code seeds the demo: it writes datasets.rating_stats (00036),
+	// which this schema does not have yet (the column plays no part here).
+	exec(`ALTER TABLE datasets ADD COLUMN rating_stats TEXT`)
 	p, err := demo.Seed(ctx, raw, ws)
 	if err != nil {
 		t.Fatal(err)
@@ -290,5 +293,23 @@ func TestRunScoresMigrationKeepsScores(t *testing.T) {
 	}
 	if got := read(); len(got) != 2 || got[0].ID != 41 {
 		t.Errorf("after 00033's down: %v, want the two scores kept", got)
+	}
+	// 00035 copies run_scores again, without the reference of row_id:
+	// the scores are kept, ids and all, and deleting a batch still
+	// deletes its scores.
+	if _, err := prov.UpTo(ctx, 35); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); len(got) != 2 || got[0].ID != 41 || got[1].RowID != rows[2].ID {
+		t.Errorf("after 00035: %v, want the two scores kept", got)
+	}
+	var refs int
+	if err := raw.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_foreign_key_list('run_scores') WHERE "from" = 'row_id'`).Scan(&refs); err != nil || refs != 0 {
+		t.Errorf("run_scores.row_id still has %d references (%v)", refs, err)
+	}
+	exec(`PRAGMA foreign_keys = ON`)
+	exec(`DELETE FROM run_batches WHERE id = ?`, bs[1].ID)
+	if got := read(); len(got) != 0 {
+		t.Errorf("after 00035, deleting the batch of both scores left: %v, want them gone", got)
 	}
 }
