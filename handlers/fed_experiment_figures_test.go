@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/batcheval/batcheval/internal/shareddata"
 	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -24,25 +24,7 @@ import (
 
 // fedDialogPath is the shared FED dialogue-level export (125 dialogues,
 // human ratings only), relative to this package's directory.
-var fedDialogPath = sharedDatasetPath("fed-dialog.jsonl")
-
-// sharedDatasetPath is the path of a file of the shared data sets: in the
-// folder BATCHEVAL_SHARED_DATASETS names, else shared/datasets beside the
-// repository (../../shared) or beside the folder of worktrees that holds it (../../../shared),
-// the first that has it. Tests skip when none has: in a worktree they
-// used to look beside the worktree only, found nothing and skipped.
-func sharedDatasetPath(name string) string {
-	dirs := []string{"../../shared/datasets", "../../../shared/datasets"}
-	if d := os.Getenv("BATCHEVAL_SHARED_DATASETS"); d != "" {
-		dirs = append([]string{d}, dirs...)
-	}
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, name)); err == nil {
-			return filepath.Join(d, name)
-		}
-	}
-	return filepath.Join(dirs[len(dirs)-1], name)
-}
+var fedDialogPath, _ = shareddata.Path("fed-dialog.jsonl")
 
 // fedCriteria are the four qualities the BatchEval paper evaluates on FED.
 var fedCriteria = []string{"Coherent", "Likeable", "Understanding", "Overall"}

@@ -2,6 +2,7 @@ package paper
 
 import (
 	"context"
+	"github.com/batcheval/batcheval/internal/shareddata"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,9 +17,6 @@ import (
 	"github.com/batcheval/batcheval/runner"
 )
 
-// sharedDir is where the shared data sets live, relative to this package.
-const sharedDir = "../../shared/datasets"
-
 // runDeadline bounds one run: the longest here (CloserLook with n = 20 on
 // 125 dialogues) takes seconds; a minute means something is stuck.
 const runDeadline = 2 * time.Minute
@@ -27,15 +25,8 @@ const runDeadline = 2 * time.Minute
 // data sets are not checked out beside the repository.
 func sharedDataset(tb testing.TB, name string) string {
 	tb.Helper()
-	dir := sharedDir
-	if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-		dir = filepath.Join("..", sharedDir) // a worktree inside a folder beside shared/
-	}
-	if d := os.Getenv("BATCHEVAL_SHARED_DATASETS"); d != "" {
-		dir = d // a worktree elsewhere than beside shared/
-	}
-	p := filepath.Join(dir, name)
-	if _, err := os.Stat(p); err != nil {
+	p, ok := shareddata.Path(name)
+	if !ok {
 		tb.Skipf("shared data set %s not found (expected at %s): the paper reproductions need it", name, p)
 	}
 	return p

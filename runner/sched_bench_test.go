@@ -6,12 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/batcheval/batcheval/internal/shareddata"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,19 +111,11 @@ var fedCriteria = []string{"Coherent", "Understanding", "Likeable", "Informative
 
 func fedPath(b *testing.B) string {
 	b.Helper()
-	var dirs []string
-	if d := os.Getenv("BATCHEVAL_SHARED_DATASETS"); d != "" {
-		dirs = append(dirs, d)
+	p, ok := shareddata.Path("fed-dialog.jsonl")
+	if !ok {
+		b.Skip("fed-dialog.jsonl not found (set BATCHEVAL_SHARED_DATASETS to the shared datasets folder)")
 	}
-	dirs = append(dirs, "../../shared/datasets", "../../../shared/datasets")
-	for _, d := range dirs {
-		p := filepath.Join(d, "fed-dialog.jsonl")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	b.Skip("fed-dialog.jsonl not found (set BATCHEVAL_SHARED_DATASETS to the shared datasets folder)")
-	return ""
+	return p
 }
 
 func fedRubric4() evaluator.Rubric {

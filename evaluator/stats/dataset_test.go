@@ -4,34 +4,16 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"github.com/batcheval/batcheval/internal/shareddata"
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"testing"
 )
 
 // topicalChatPath is the shared USR Topical-Chat export (360 responses,
 // human ratings only), relative to this package's directory.
-var topicalChatPath = sharedDatasetPath("topical-chat-usr.jsonl")
-
-// sharedDatasetPath is the path of a file of the shared data sets: in the
-// folder BATCHEVAL_SHARED_DATASETS names, else shared/datasets beside the
-// repository (../../../shared) or beside the folder of worktrees that holds it (../../../../shared),
-// the first that has it. Tests skip when none has: in a worktree they
-// used to look beside the worktree only, found nothing and skipped.
-func sharedDatasetPath(name string) string {
-	dirs := []string{"../../../shared/datasets", "../../../../shared/datasets"}
-	if d := os.Getenv("BATCHEVAL_SHARED_DATASETS"); d != "" {
-		dirs = append([]string{d}, dirs...)
-	}
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, name)); err == nil {
-			return filepath.Join(d, name)
-		}
-	}
-	return filepath.Join(dirs[len(dirs)-1], name)
-}
+var topicalChatPath, _ = shareddata.Path("topical-chat-usr.jsonl")
 
 // loadHumanScores returns one slice per score key, nil where a row lacks it.
 func loadHumanScores(t *testing.T, path string, keys ...string) map[string][]*float64 {

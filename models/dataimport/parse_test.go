@@ -3,6 +3,7 @@ package dataimport
 import (
 	"errors"
 	"fmt"
+	"github.com/batcheval/batcheval/internal/shareddata"
 	"os"
 	"reflect"
 	"strings"
@@ -323,14 +324,11 @@ func TestPreview(t *testing.T) {
 // this checkout does not have them.
 func openDataset(t *testing.T, name string) *os.File {
 	t.Helper()
-	f, err := os.Open("../../../shared/datasets/" + name)
-	if errors.Is(err, os.ErrNotExist) {
-		// A worktree inside a folder beside shared/.
-		f, err = os.Open("../../../../shared/datasets/" + name)
+	p, ok := shareddata.Path(name)
+	if !ok {
+		t.Skipf("real data set %s not found (expected at %s): skipping", name, p)
 	}
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("real data set %s not found next to the repository (../../../shared/datasets/): skipping", name)
-	}
+	f, err := os.Open(p)
 	if err != nil {
 		t.Fatal(err)
 	}
