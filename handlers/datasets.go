@@ -247,9 +247,13 @@ func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.Pendin
 	sample, err := h.scanUpload(io.NewSectionReader(tmp, 0, size), format, form.NoHeader, hint)
 	if err != nil {
 		cancel()
-		if <-saved == nil {
-			// Stored before the problem was found: drop it.
-			if derr := h.DB.DeletePendingUpload(context.WithoutCancel(req.Context()), u.ID); derr != nil {
+		<-saved
+		if u.ID != 0 {
+			// Stored before the problem was found, or perhaps stored: the
+			// cancel can reach PostgreSQL's commit after the server made it,
+			// and the save then reports an error for a stored upload. Drop
+			// whatever is there (nothing, when it was rolled back).
+			if derr := h.DB.DropRefusedUpload(context.WithoutCancel(req.Context()), u); derr != nil {
 				h.Log.Warn("delete refused upload", "id", u.ID, "err", derr)
 			}
 		}

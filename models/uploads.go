@@ -183,6 +183,16 @@ func (db *DB) DeletePendingUpload(ctx context.Context, id int64) error {
 	return db.Gorm.WithContext(ctx).Delete(&PendingUpload{}, id).Error
 }
 
+// DropRefusedUpload deletes an upload whose save may or may not have
+// committed (its context was cancelled while it was being stored). It
+// matches the upload by its workspace, file name and size as well as its
+// id: an id handed out by a save that was rolled back can be handed out
+// again, on SQLite, to another upload.
+func (db *DB) DropRefusedUpload(ctx context.Context, u PendingUpload) error {
+	return db.Gorm.WithContext(ctx).Where("id = ? AND workspace_id = ? AND filename = ? AND size_bytes = ?",
+		u.ID, u.WorkspaceID, u.Filename, u.SizeBytes).Delete(&PendingUpload{}).Error
+}
+
 // lockWorkspace serialises quota checks of one workspace until the
 // transaction ends. SQLite transactions take the write lock up front, so
 // only PostgreSQL needs the row lock.
