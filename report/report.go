@@ -163,6 +163,12 @@ type Options struct {
 
 	// memo carries stored statistics in and fresh ones out (BuildWith).
 	memo *statsMemo
+	// figuresOnly builds the report without the samples' texts
+	// (SampleResult.Fields nil): BuildWith reads of the rows only what the
+	// figures need (models.ListDatasetRowFigures). storeSummary sets it:
+	// neither the summary nor the stored per-sample results hold texts,
+	// and a large run's texts were most of the memory its figures took.
+	figuresOnly bool
 }
 
 // NoSystem as Options.SystemColumn computes no system-level correlation.
@@ -205,7 +211,15 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.ListDatasetRows(ctx, ds.ID, 0, 0)
+	if opt.GroupColumn != "" {
+		ds.GroupColumn = opt.GroupColumn
+	}
+	var rows []models.DatasetRow
+	if opt.figuresOnly {
+		rows, err = db.ListDatasetRowFigures(ctx, ds.ID, []string{ds.GroupColumn, systemColumn(opt, ds)})
+	} else {
+		rows, err = db.ListDatasetRows(ctx, ds.ID, 0, 0)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -217,9 +231,6 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	batches, err := db.ListBatchLayout(ctx, run.ID)
 	if err != nil {
 		return nil, err
-	}
-	if opt.GroupColumn != "" {
-		ds.GroupColumn = opt.GroupColumn
 	}
 	run, rows, use, err := applyHumanSource(ctx, db, wsID, run, rows, opt.Reviews)
 	if err != nil {
@@ -280,6 +291,18 @@ func withRubricScales(ctx context.Context, db *models.DB, run models.Run) (model
 	return run, nil
 }
 
+// systemColumn is the column a report of ds with opt reads each sample's
+// system from; "" for none.
+func systemColumn(opt Options, ds models.Dataset) string {
+	switch opt.SystemColumn {
+	case "":
+		return DefaultSystemColumn(ds.Columns)
+	case NoSystem:
+		return ""
+	}
+	return opt.SystemColumn
+}
+
 // Compute builds the report from loaded data (no database access).
 func Compute(run models.Run, ds models.Dataset, rows []models.DatasetRow, batches []models.RunBatch, scores []models.RunScore) *Report {
 	return ComputeWith(run, ds, rows, batches, scores, Options{})
@@ -288,13 +311,7 @@ func Compute(run models.Run, ds models.Dataset, rows []models.DatasetRow, batche
 // ComputeWith is Compute with options; the group column is the dataset's
 // (BuildWith applies Options.GroupColumn to it).
 func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, batches []models.RunBatch, scores []models.RunScore, opt Options) *Report {
-	system := opt.SystemColumn
-	switch system {
-	case "":
-		system = DefaultSystemColumn(ds.Columns)
-	case NoSystem:
-		system = ""
-	}
+	system := systemColumn(opt, ds)
 	rep := &Report{Run: run, Dataset: ds, Simulated: run.Simulated}
 	fields := run.RubricSnapshot.Fields
 	if len(fields) == 0 {
@@ -331,9 +348,12 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 			judged[s.RowID][s.Round] = true
 			unanswered[s.RowID][s.Round] = s.Score == nil && failed[s.BatchID]
 		}
-		cr := CriterionReport{Index: ci, Criterion: crit}
+		cr := CriterionReport{Index: ci, Criterion: crit, Samples: make([]SampleResult, 0, len(rows))}
 		for _, row := range rows {
-			sr := SampleResult{RowID: row.ID, ExternalID: row.ExternalID, Position: row.Position, Fields: row.Sample(fields).Fields, Rounds: make([]*float64, n)}
+			sr := SampleResult{RowID: row.ID, ExternalID: row.ExternalID, Position: row.Position, Rounds: make([]*float64, n)}
+			if !opt.figuresOnly {
+				sr.Fields = row.Sample(fields).Fields
+			}
 			if g := grid[row.ID]; g != nil {
 				copy(sr.Rounds, g)
 			}
