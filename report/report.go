@@ -327,26 +327,29 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 		}
 	}
 	for ci, crit := range run.RubricSnapshot.Criteria {
-		// grid[rowID][round]; judged marks rounds that have an answer, so
+		// at[rowID] is the row's place k in grid, whose rounds are
+		// grid[k*n:(k+1)*n]; judged marks rounds that have an answer, so
 		// rounds not yet judged are not counted as unreadable.
-		// unanswered marks those whose call failed.
-		grid := map[int64][]*float64{}
-		judged := map[int64][]bool{}
-		unanswered := map[int64][]bool{}
+		// unanswered marks those whose call failed. Flat, not a slice a
+		// row: a million-sample run's figures hold them all at once.
+		at := make(map[int64]int, len(rows))
+		var grid []*float64
+		var judged, unanswered []bool
 		for _, s := range scores {
 			if s.CriterionIndex != ci || s.Round >= n {
 				continue
 			}
-			g := grid[s.RowID]
-			if g == nil {
-				g = make([]*float64, n)
-				grid[s.RowID] = g
-				judged[s.RowID] = make([]bool, n)
-				unanswered[s.RowID] = make([]bool, n)
+			k, ok := at[s.RowID]
+			if !ok {
+				k = len(at)
+				at[s.RowID] = k
+				grid = append(grid, make([]*float64, n)...)
+				judged = append(judged, make([]bool, n)...)
+				unanswered = append(unanswered, make([]bool, n)...)
 			}
-			g[s.Round] = s.Score
-			judged[s.RowID][s.Round] = true
-			unanswered[s.RowID][s.Round] = s.Score == nil && failed[s.BatchID]
+			grid[k*n+s.Round] = s.Score
+			judged[k*n+s.Round] = true
+			unanswered[k*n+s.Round] = s.Score == nil && failed[s.BatchID]
 		}
 		cr := CriterionReport{Index: ci, Criterion: crit, Samples: make([]SampleResult, 0, len(rows))}
 		for _, row := range rows {
@@ -354,17 +357,18 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 			if !opt.figuresOnly {
 				sr.Fields = row.Sample(fields).Fields
 			}
-			if g := grid[row.ID]; g != nil {
-				copy(sr.Rounds, g)
+			g, ok := at[row.ID]
+			if ok {
+				copy(sr.Rounds, grid[g*n:(g+1)*n])
 			}
 			k := 0 // readable rounds
 			for r, v := range sr.Rounds {
 				switch {
 				case v != nil:
 					k++
-				case judged[row.ID] != nil && judged[row.ID][r]:
+				case ok && judged[g*n+r]:
 					sr.Missing++
-					if unanswered[row.ID][r] {
+					if unanswered[g*n+r] {
 						sr.NoAnswer++
 					}
 				}
@@ -492,17 +496,11 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 	}
 
 	// Per round: single round vs running ensemble, and batch bias.
-	means := map[int64]float64{}
-	for _, s := range cr.Samples {
-		if s.Final != nil {
-			means[s.RowID] = *s.Final
-		}
-	}
-	scoreAt := map[[2]int64]*float64{} // (rowID, round) -> score
-	for _, s := range cr.Samples {
-		for r, v := range s.Rounds {
-			scoreAt[[2]int64{s.RowID, int64(r)}] = v
-		}
+	// place[rowID] is the row's sample in cr.Samples: its rounds' scores
+	// and their mean.
+	place := make(map[int64]int, len(cr.Samples))
+	for i, s := range cr.Samples {
+		place[s.RowID] = i
 	}
 	var allBias []stats.BatchScores
 	for r := 0; r < n; r++ {
@@ -539,13 +537,16 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 			}
 			var bs stats.BatchScores
 			for _, id := range b.RowIDs {
-				v := scoreAt[[2]int64{id, int64(r)}]
-				m, ok := means[id]
-				if v == nil || !ok {
+				i, ok := place[id]
+				if !ok {
+					continue
+				}
+				v, m := cr.Samples[i].Rounds[r], cr.Samples[i].Final
+				if v == nil || m == nil {
 					continue
 				}
 				bs.Scores = append(bs.Scores, *v)
-				bs.Means = append(bs.Means, m)
+				bs.Means = append(bs.Means, *m)
 			}
 			if len(bs.Scores) > 0 {
 				roundBias = append(roundBias, bs)
