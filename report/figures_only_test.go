@@ -52,5 +52,21 @@ func TestStoredFiguresComputedWithoutTexts(t *testing.T) {
 			must(t, err)
 			assertSameValue(t, name+": first page", page, full.Criteria[0].Samples[:10])
 		}
+
+		// A run still going: its summary is built afresh at each read,
+		// without texts too, and has the full build's figures.
+		must(t, db.Gorm.Model(&models.Run{}).Where("id = ?", runID).Update("status", models.RunRunning).Error)
+		sum, err := LoadSummary(ctx, db, wsID, runID, Options{})
+		must(t, err)
+		full, err := BuildWith(ctx, db, wsID, runID, Options{})
+		must(t, err)
+		if full.Run.Finished() || len(full.Criteria[0].Samples[0].Fields) == 0 {
+			t.Fatalf("the run is not going again, or its full build has no texts")
+		}
+		for ci := range full.Criteria {
+			want := full.Criteria[ci]
+			want.Samples = nil
+			assertSameValue(t, fmt.Sprintf("running: Criteria[%d]", ci), sum.Criteria[ci], want)
+		}
 	})
 }

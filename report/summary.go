@@ -131,6 +131,7 @@ func LoadSummary(ctx context.Context, db *models.DB, wsID, runID int64, opt Opti
 		return nil, err
 	}
 	if !look.Run.Finished() {
+		opt.figuresOnly = true // its samples are dropped: no texts
 		rep, err := BuildWith(ctx, db, wsID, runID, opt)
 		if err != nil {
 			return nil, err
