@@ -3,8 +3,10 @@ package models
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -298,4 +300,97 @@ func insertSQL(table string, columns []string, rows int, d Dialect) string {
 		b.WriteByte(')')
 	}
 	return b.String()
+}
+
+// ListDatasetRowFigures returns every row of the dataset in file order as
+// a run's figures read them: id, position, id in the file and ratings, and
+// of the texts only the given columns (a system or group column; Data is
+// nil when none is given or the row has none of them). It reads row by row
+// from one cursor and keeps no other text, so that computing the figures
+// of a large run does not hold the dataset's texts. Rows with the same
+// values in those columns share one Data map (a system column has a few
+// values for many rows): callers must not change it.
+func (db *DB) ListDatasetRowFigures(ctx context.Context, datasetID int64, columns []string) ([]DatasetRow, error) {
+	var keep []string
+	for _, c := range columns {
+		if c != "" && !slices.Contains(keep, c) {
+			keep = append(keep, c)
+		}
+	}
+	cols := "id, position, external_id, ratings"
+	if len(keep) > 0 {
+		cols += ", data"
+	}
+	var n int64
+	if err := db.Reader(ctx).Model(&DatasetRow{}).Where("dataset_id = ?", datasetID).Count(&n).Error; err != nil {
+		return nil, fmt.Errorf("count rows of dataset %d: %w", datasetID, err)
+	}
+	rows, err := db.Reader(ctx).Model(&DatasetRow{}).Select(cols).Where("dataset_id = ?", datasetID).Order("position").Rows()
+	if err != nil {
+		return nil, fmt.Errorf("read rows of dataset %d: %w", datasetID, err)
+	}
+	defer rows.Close()
+	out := make([]DatasetRow, 0, n)
+	shared := dataMaps{}
+	var ratings, data []byte
+	for rows.Next() {
+		r := DatasetRow{DatasetID: datasetID}
+		dest := []any{&r.ID, &r.Position, &r.ExternalID, &ratings}
+		if len(keep) > 0 {
+			dest = append(dest, &data)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("read rows of dataset %d: %w", datasetID, err)
+		}
+		if len(ratings) > 0 {
+			if err := json.Unmarshal(ratings, &r.Ratings); err != nil {
+				return nil, fmt.Errorf("read ratings of row %d: %w", r.ID, err)
+			}
+		}
+		if len(keep) > 0 && len(data) > 0 {
+			var all map[string]string
+			if err := json.Unmarshal(data, &all); err != nil {
+				return nil, fmt.Errorf("read data of row %d: %w", r.ID, err)
+			}
+			r.Data = shared.of(keep, all)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// dataMaps hands out one map per distinct set of kept column values
+// (ListDatasetRowFigures), so that rows of the same system share it.
+type dataMaps map[string]map[string]string
+
+// of is the shared map holding all's values of the keep columns; nil when
+// all has none of them.
+func (m dataMaps) of(keep []string, all map[string]string) map[string]string {
+	var key []byte
+	found := false
+	for _, c := range keep {
+		v, ok := all[c]
+		if !ok {
+			key = append(key, 0)
+			continue
+		}
+		found = true
+		key = append(key, 1)
+		key = binary.AppendUvarint(key, uint64(len(v)))
+		key = append(key, v...)
+	}
+	if !found {
+		return nil
+	}
+	if d, ok := m[string(key)]; ok {
+		return d
+	}
+	d := make(map[string]string, len(keep))
+	for _, c := range keep {
+		if v, ok := all[c]; ok {
+			d[c] = v
+		}
+	}
+	m[string(key)] = d
+	return d
 }

@@ -163,6 +163,12 @@ type Options struct {
 
 	// memo carries stored statistics in and fresh ones out (BuildWith).
 	memo *statsMemo
+	// figuresOnly builds the report without the samples' texts
+	// (SampleResult.Fields nil): BuildWith reads of the rows only what the
+	// figures need (models.ListDatasetRowFigures). storeSummary sets it:
+	// neither the summary nor the stored per-sample results hold texts,
+	// and a large run's texts were most of the memory its figures took.
+	figuresOnly bool
 }
 
 // NoSystem as Options.SystemColumn computes no system-level correlation.
@@ -205,7 +211,15 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.ListDatasetRows(ctx, ds.ID, 0, 0)
+	if opt.GroupColumn != "" {
+		ds.GroupColumn = opt.GroupColumn
+	}
+	var rows []models.DatasetRow
+	if opt.figuresOnly {
+		rows, err = db.ListDatasetRowFigures(ctx, ds.ID, []string{ds.GroupColumn, systemColumn(opt, ds)})
+	} else {
+		rows, err = db.ListDatasetRows(ctx, ds.ID, 0, 0)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -217,9 +231,6 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	batches, err := db.ListBatchLayout(ctx, run.ID)
 	if err != nil {
 		return nil, err
-	}
-	if opt.GroupColumn != "" {
-		ds.GroupColumn = opt.GroupColumn
 	}
 	run, rows, use, err := applyHumanSource(ctx, db, wsID, run, rows, opt.Reviews)
 	if err != nil {
@@ -280,6 +291,18 @@ func withRubricScales(ctx context.Context, db *models.DB, run models.Run) (model
 	return run, nil
 }
 
+// systemColumn is the column a report of ds with opt reads each sample's
+// system from; "" for none.
+func systemColumn(opt Options, ds models.Dataset) string {
+	switch opt.SystemColumn {
+	case "":
+		return DefaultSystemColumn(ds.Columns)
+	case NoSystem:
+		return ""
+	}
+	return opt.SystemColumn
+}
+
 // Compute builds the report from loaded data (no database access).
 func Compute(run models.Run, ds models.Dataset, rows []models.DatasetRow, batches []models.RunBatch, scores []models.RunScore) *Report {
 	return ComputeWith(run, ds, rows, batches, scores, Options{})
@@ -288,13 +311,7 @@ func Compute(run models.Run, ds models.Dataset, rows []models.DatasetRow, batche
 // ComputeWith is Compute with options; the group column is the dataset's
 // (BuildWith applies Options.GroupColumn to it).
 func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, batches []models.RunBatch, scores []models.RunScore, opt Options) *Report {
-	system := opt.SystemColumn
-	switch system {
-	case "":
-		system = DefaultSystemColumn(ds.Columns)
-	case NoSystem:
-		system = ""
-	}
+	system := systemColumn(opt, ds)
 	rep := &Report{Run: run, Dataset: ds, Simulated: run.Simulated}
 	fields := run.RubricSnapshot.Fields
 	if len(fields) == 0 {
@@ -310,41 +327,48 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 		}
 	}
 	for ci, crit := range run.RubricSnapshot.Criteria {
-		// grid[rowID][round]; judged marks rounds that have an answer, so
+		// at[rowID] is the row's place k in grid, whose rounds are
+		// grid[k*n:(k+1)*n]; judged marks rounds that have an answer, so
 		// rounds not yet judged are not counted as unreadable.
-		// unanswered marks those whose call failed.
-		grid := map[int64][]*float64{}
-		judged := map[int64][]bool{}
-		unanswered := map[int64][]bool{}
+		// unanswered marks those whose call failed. Flat, not a slice a
+		// row: a million-sample run's figures hold them all at once.
+		at := make(map[int64]int, len(rows))
+		var grid []*float64
+		var judged, unanswered []bool
 		for _, s := range scores {
 			if s.CriterionIndex != ci || s.Round >= n {
 				continue
 			}
-			g := grid[s.RowID]
-			if g == nil {
-				g = make([]*float64, n)
-				grid[s.RowID] = g
-				judged[s.RowID] = make([]bool, n)
-				unanswered[s.RowID] = make([]bool, n)
+			k, ok := at[s.RowID]
+			if !ok {
+				k = len(at)
+				at[s.RowID] = k
+				grid = append(grid, make([]*float64, n)...)
+				judged = append(judged, make([]bool, n)...)
+				unanswered = append(unanswered, make([]bool, n)...)
 			}
-			g[s.Round] = s.Score
-			judged[s.RowID][s.Round] = true
-			unanswered[s.RowID][s.Round] = s.Score == nil && failed[s.BatchID]
+			grid[k*n+s.Round] = s.Score
+			judged[k*n+s.Round] = true
+			unanswered[k*n+s.Round] = s.Score == nil && failed[s.BatchID]
 		}
-		cr := CriterionReport{Index: ci, Criterion: crit}
+		cr := CriterionReport{Index: ci, Criterion: crit, Samples: make([]SampleResult, 0, len(rows))}
 		for _, row := range rows {
-			sr := SampleResult{RowID: row.ID, ExternalID: row.ExternalID, Position: row.Position, Fields: row.Sample(fields).Fields, Rounds: make([]*float64, n)}
-			if g := grid[row.ID]; g != nil {
-				copy(sr.Rounds, g)
+			sr := SampleResult{RowID: row.ID, ExternalID: row.ExternalID, Position: row.Position, Rounds: make([]*float64, n)}
+			if !opt.figuresOnly {
+				sr.Fields = row.Sample(fields).Fields
+			}
+			g, ok := at[row.ID]
+			if ok {
+				copy(sr.Rounds, grid[g*n:(g+1)*n])
 			}
 			k := 0 // readable rounds
 			for r, v := range sr.Rounds {
 				switch {
 				case v != nil:
 					k++
-				case judged[row.ID] != nil && judged[row.ID][r]:
+				case ok && judged[g*n+r]:
 					sr.Missing++
-					if unanswered[row.ID][r] {
+					if unanswered[g*n+r] {
 						sr.NoAnswer++
 					}
 				}
@@ -472,17 +496,11 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 	}
 
 	// Per round: single round vs running ensemble, and batch bias.
-	means := map[int64]float64{}
-	for _, s := range cr.Samples {
-		if s.Final != nil {
-			means[s.RowID] = *s.Final
-		}
-	}
-	scoreAt := map[[2]int64]*float64{} // (rowID, round) -> score
-	for _, s := range cr.Samples {
-		for r, v := range s.Rounds {
-			scoreAt[[2]int64{s.RowID, int64(r)}] = v
-		}
+	// place[rowID] is the row's sample in cr.Samples: its rounds' scores
+	// and their mean.
+	place := make(map[int64]int, len(cr.Samples))
+	for i, s := range cr.Samples {
+		place[s.RowID] = i
 	}
 	var allBias []stats.BatchScores
 	for r := 0; r < n; r++ {
@@ -519,13 +537,16 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 			}
 			var bs stats.BatchScores
 			for _, id := range b.RowIDs {
-				v := scoreAt[[2]int64{id, int64(r)}]
-				m, ok := means[id]
-				if v == nil || !ok {
+				i, ok := place[id]
+				if !ok {
+					continue
+				}
+				v, m := cr.Samples[i].Rounds[r], cr.Samples[i].Final
+				if v == nil || m == nil {
 					continue
 				}
 				bs.Scores = append(bs.Scores, *v)
-				bs.Means = append(bs.Means, m)
+				bs.Means = append(bs.Means, *m)
 			}
 			if len(bs.Scores) > 0 {
 				roundBias = append(roundBias, bs)

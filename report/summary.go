@@ -131,6 +131,7 @@ func LoadSummary(ctx context.Context, db *models.DB, wsID, runID int64, opt Opti
 		return nil, err
 	}
 	if !look.Run.Finished() {
+		opt.figuresOnly = true // its samples are dropped: no texts
 		rep, err := BuildWith(ctx, db, wsID, runID, opt)
 		if err != nil {
 			return nil, err
@@ -225,6 +226,7 @@ func withoutSamples(rep *Report) *Report {
 // opt's variant and, unless current, its per-sample results, and returns
 // the summary.
 func storeSummary(ctx context.Context, db *models.DB, wsID int64, run models.Run, ds models.Dataset, choice models.RunHumanSource, ratings string, opt Options) (*Report, error) {
+	opt.figuresOnly = true // nothing stored or returned here holds texts
 	rep, err := BuildWith(ctx, db, wsID, run.ID, opt)
 	if err != nil {
 		return nil, err
@@ -270,6 +272,9 @@ var sampleSorts = []string{"position", "score", "human", "diff", "missing"}
 // rank in every order of the results page (SortSamples's orders).
 func sampleRows(runID int64, rep *Report) []models.RunSampleResult {
 	var out []models.RunSampleResult
+	if len(rep.Criteria) > 0 {
+		out = make([]models.RunSampleResult, 0, len(rep.Criteria)*len(rep.Criteria[0].Samples))
+	}
 	for _, c := range rep.Criteria {
 		base := len(out)
 		for _, s := range c.Samples {

@@ -524,15 +524,11 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 		defer noteResent()
 	}
 	mrun := methods.Run{Settings: run.Settings, MethodSettings: run.MethodSettings, Rubric: run.RubricSnapshot}
-	index := make(map[int64]int, len(rows))
-	samples := make([]evaluator.Sample, len(rows))
-	for i, row := range rows {
-		index[row.ID] = i
-		samples[i] = row.Sample(fields)
-	}
+	// rows is not used past this: the run holds what runRows keeps.
+	ids, index, samples := runRows(rows, fields)
 	passes := m.Passes(mrun.Rubric)
 	rounds := m.Rounds(mrun)
-	perRound := (len(rows) + s.BatchSize - 1) / s.BatchSize
+	perRound := (len(ids) + s.BatchSize - 1) / s.BatchSize
 	total := perRound * rounds * len(passes)
 	memo := methods.NewMemo(run.MethodSettings.Learned)
 	words := m.Words()
@@ -551,7 +547,7 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 	var g errgroup.Group
 	for _, pass := range passes {
 		g.Go(func() error {
-			err := r.runPass(ctx, passWork, m, client, run, sh, pass, rounds, total, rows, samples, index, memo, words, workers)
+			err := r.runPass(ctx, passWork, m, client, run, sh, pass, rounds, total, ids, samples, index, memo, words, workers)
 			if err != nil {
 				stopPasses(err)
 			}
@@ -585,10 +581,28 @@ func (sh *sharedSettings) snapshot() methods.Run {
 	return c
 }
 
+// runRows is what a run holds of its dataset's rows while it goes: their
+// ids in file order, each id's place in it, and each row as the judge sees
+// it through the fields. The rows themselves are not kept: their maps (the
+// texts of every column, the ratings) were a large part of a server's
+// memory during a million-sample run, and the run reads only the fields'
+// texts.
+func runRows(rows []models.DatasetRow, fields []evaluator.Field) (ids []int64, index map[int64]int, samples []evaluator.Sample) {
+	ids = make([]int64, len(rows))
+	index = make(map[int64]int, len(rows))
+	samples = make([]evaluator.Sample, len(rows))
+	for i, row := range rows {
+		ids[i] = row.ID
+		index[row.ID] = i
+		samples[i] = row.Sample(fields)
+	}
+	return ids, index, samples
+}
+
 // runPass judges one pass (one criterion, or all of them for methods that
 // judge every criterion in one call) through all its rounds.
 func (r *Runner) runPass(ctx, work context.Context, m methods.Method, client Completer, run models.Run, sh *sharedSettings,
-	pass []int, rounds, total int, rows []models.DatasetRow, samples []evaluator.Sample, index map[int64]int, memo *methods.Memo, words methods.Words,
+	pass []int, rounds, total int, ids []int64, samples []evaluator.Sample, index map[int64]int, memo *methods.Memo, words methods.Words,
 	workers *unitWorkers) error {
 	ci := pass[0]
 	mrun := sh.snapshot()
@@ -612,7 +626,7 @@ func (r *Runner) runPass(ctx, work context.Context, m methods.Method, client Com
 			return err
 		}
 		if len(batches) == 0 {
-			plan, err := r.planRound(ctx, m, mrun, run.ID, ci, round, rows, index, &known)
+			plan, err := r.planRound(ctx, m, mrun, run.ID, ci, round, ids, index, &known)
 			if err != nil {
 				return err
 			}
@@ -718,7 +732,7 @@ func (r *Runner) setup(ctx, work context.Context, su methods.Setupper, client Co
 }
 
 // planRound asks the method for a round's units and turns them into row ids.
-func (r *Runner) planRound(ctx context.Context, m methods.Method, mrun methods.Run, runID int64, ci, round int, rows []models.DatasetRow, index map[int64]int, known *[][]float64) ([][]int64, error) {
+func (r *Runner) planRound(ctx context.Context, m methods.Method, mrun methods.Run, runID int64, ci, round int, ids []int64, index map[int64]int, known *[][]float64) ([][]int64, error) {
 	past := func() ([][]float64, error) {
 		// The rounds before this one are finished, so their scores no
 		// longer change: *known keeps those read for earlier rounds of
@@ -729,7 +743,7 @@ func (r *Runner) planRound(ctx context.Context, m methods.Method, mrun methods.R
 				return nil, err
 			}
 			for k := from; k < round; k++ {
-				col := make([]float64, len(rows))
+				col := make([]float64, len(ids))
 				for i := range col {
 					col[i] = math.NaN()
 				}
@@ -747,14 +761,14 @@ func (r *Runner) planRound(ctx context.Context, m methods.Method, mrun methods.R
 		}
 		return out, nil
 	}
-	idx, err := m.Plan(methods.Plan{Run: mrun, Criterion: ci, Round: round, N: len(rows), Past: past})
+	idx, err := m.Plan(methods.Plan{Run: mrun, Criterion: ci, Round: round, N: len(ids), Past: past})
 	if err != nil {
 		return nil, err
 	}
 	out := make([][]int64, len(idx))
 	for b, members := range idx {
 		for _, i := range members {
-			out[b] = append(out[b], rows[i].ID)
+			out[b] = append(out[b], ids[i])
 		}
 	}
 	return out, nil
