@@ -255,13 +255,13 @@ type queueIndex struct {
 
 // queueIndexOf is criterion ci of run's review queue in order (seeded with
 // seed when random) for the reviewer who rated the rows rated. A finished
-// run ordered by disagreement or at random reads it from its stored
-// results through their ranks (storedQueueIndex): the rated rows' ranks and
-// the one sample shown, never every stored result. The order by spread
-// between rounds, a run still going and full (tests) order every sample's
-// outcome as queueOrder does.
+// run reads it from its stored results through their ranks
+// (storedQueueIndex): the rated rows' ranks and the one sample shown, never
+// every stored result. A run still going, full (tests) and the order by
+// spread of results stored before it was ranked (00038) order every
+// sample's outcome as queueOrder does.
 func (h *Handlers) queueIndexOf(ctx context.Context, run models.Run, ci int, order string, seed int64, full bool, rr *runReviews, rated []int64) (queueIndex, error) {
-	if !full && order != orderUncertain {
+	if !full {
 		sum, err := h.storedResults(ctx, run, rr)
 		if err != nil {
 			return queueIndex{}, err
@@ -270,7 +270,10 @@ func (h *Handlers) queueIndexOf(ctx context.Context, run models.Run, ci int, ord
 			if ci < 0 || ci >= len(sum.Criteria) {
 				return queueIndex{}, models.Errorf(models.EInvalid, "run %d has no criterion %d", run.ID, ci+1)
 			}
-			return h.storedQueueIndex(ctx, sum, ci, order, seed, rated)
+			qi, ranked, err := h.storedQueueIndex(ctx, sum, ci, order, seed, rated)
+			if err != nil || ranked {
+				return qi, err
+			}
 		}
 	}
 	return h.outcomesQueueIndex(ctx, run, ci, order, seed, full, rr, rated)
@@ -305,20 +308,25 @@ func (h *Handlers) outcomesQueueIndex(ctx context.Context, run models.Run, ci in
 	return qi, nil
 }
 
-// storedQueueIndex is the queue of criterion ci of a finished run by
-// disagreement or at random, read from the stored results' ranks. The
-// queue by disagreement is the results table sorted by difference, largest
-// first (rank_diff_desc: the differences are never negative, those missing
-// last, ties in dataset order, as queueOrder sorts); the random queue is
-// the seeded shuffle of the dataset order (rank_position). A place is one
-// row of the order's index; the rated rows are looked up by key.
-func (h *Handlers) storedQueueIndex(ctx context.Context, sum *report.Report, ci int, order string, seed int64, rated []int64) (queueIndex, error) {
+// storedQueueIndex is the queue of criterion ci of a finished run, read
+// from the stored results' ranks. The queue by disagreement is the results
+// table sorted by difference, largest first (rank_diff_desc: the
+// differences are never negative, those missing last, ties in dataset
+// order, as queueOrder sorts); the queue by spread is rank_spread_desc
+// (report.SpreadOrder, queueOrder's); the random queue is the seeded
+// shuffle of the dataset order (rank_position). A place is one row of the
+// order's index; the rated rows are looked up by key. ranked is false when
+// the stored results have no ranks by spread (stored before 00038).
+func (h *Handlers) storedQueueIndex(ctx context.Context, sum *report.Report, ci int, order string, seed int64, rated []int64) (qi queueIndex, ranked bool, err error) {
 	c := sum.Criteria[ci]
 	sortKey, dir := "diff", "desc"
 	var perm []int // the random queue's places, as ranks in dataset order
-	if order == orderRandom {
+	switch order {
+	case orderRandom:
 		sortKey, dir = "position", "asc"
 		perm = randomOrder(c.SampleCount, seed)
+	case orderUncertain:
+		sortKey = "spread"
 	}
 	rank := func(k int) int {
 		if perm != nil {
@@ -335,11 +343,57 @@ func (h *Handlers) storedQueueIndex(ctx context.Context, sum *report.Report, ci 
 		}
 		return rows[0], true, nil
 	}
+	// sample reads the stored result at one rank with its text.
+	sample := func(ctx context.Context, r int) (report.SampleResult, error) {
+		res, found, err := row(ctx, r)
+		if err != nil {
+			return report.SampleResult{}, err
+		}
+		if !found {
+			return report.SampleResult{}, fmt.Errorf("run %d, criterion %d: no stored result at rank %d by %s", sum.Run.ID, c.Index, r, sortKey)
+		}
+		rows, err := report.LoadSampleRows(ctx, h.DB, sum, ci, []int64{res.RowID})
+		if err != nil {
+			return report.SampleResult{}, err
+		}
+		if len(rows) != 1 {
+			return report.SampleResult{}, fmt.Errorf("run %d, criterion %d: the stored result of row %d is gone", sum.Run.ID, c.Index, res.RowID)
+		}
+		return rows[0], nil
+	}
+	qi = queueIndex{total: c.SampleCount}
+	if qi.total > 0 {
+		// The first place says whether the order ranks any sample: the
+		// largest difference or spread comes first.
+		first, found, err := row(ctx, 0)
+		if err != nil {
+			return queueIndex{}, false, err
+		}
+		if !found {
+			return queueIndex{}, false, nil // not ranked by spread
+		}
+		switch order {
+		case orderDisagreement:
+			if first.AbsDiff == nil {
+				qi.note = unrankedNote(order)
+			}
+		case orderUncertain:
+			s, err := sample(ctx, 0)
+			if err != nil {
+				return queueIndex{}, false, err
+			}
+			if _, ok := report.RoundSpread(s.Rounds); !ok {
+				qi.note = unrankedNote(order)
+			}
+		}
+	} else {
+		qi.note = unrankedNote(order)
+	}
 	ranks, err := h.DB.ListRunSampleRanks(ctx, sum.Run.ID, c.Index, sortKey, dir, rated)
 	if err != nil {
-		return queueIndex{}, err
+		return queueIndex{}, false, err
 	}
-	qi := queueIndex{total: c.SampleCount, ratedByMe: len(ranks)}
+	qi.ratedByMe = len(ranks)
 	taken := make(map[int]bool, len(ranks))
 	for _, r := range ranks {
 		taken[r.Rank] = true
@@ -350,32 +404,6 @@ func (h *Handlers) storedQueueIndex(ctx context.Context, sum *report.Report, ci 
 			break
 		}
 	}
-	if order == orderDisagreement {
-		// The largest difference comes first: none there, none at all.
-		first, found, err := row(ctx, 0)
-		if err != nil {
-			return queueIndex{}, err
-		}
-		if !found || first.AbsDiff == nil {
-			qi.note = unrankedNote(order)
-		}
-	}
-	qi.at = func(ctx context.Context, k int) (report.SampleResult, error) {
-		r, found, err := row(ctx, rank(k))
-		if err != nil {
-			return report.SampleResult{}, err
-		}
-		if !found {
-			return report.SampleResult{}, fmt.Errorf("run %d, criterion %d: no stored result at place %d of the queue", sum.Run.ID, c.Index, k)
-		}
-		rows, err := report.LoadSampleRows(ctx, h.DB, sum, ci, []int64{r.RowID})
-		if err != nil {
-			return report.SampleResult{}, err
-		}
-		if len(rows) != 1 {
-			return report.SampleResult{}, fmt.Errorf("run %d, criterion %d: the stored result of row %d is gone", sum.Run.ID, c.Index, r.RowID)
-		}
-		return rows[0], nil
-	}
-	return qi, nil
+	qi.at = func(ctx context.Context, k int) (report.SampleResult, error) { return sample(ctx, rank(k)) }
+	return qi, true, nil
 }

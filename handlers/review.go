@@ -92,16 +92,10 @@ func (q queueQuery) url(datasetID int64, index int) string {
 	return "/datasets/" + strconv.FormatInt(datasetID, 10) + "/review?" + v.Encode()
 }
 
-// roundSpread is the spread between a sample's readable rounds (highest
-// minus lowest); ok is false with fewer than two, which no spread ranks.
+// roundSpread is the spread between a sample's readable rounds
+// (report.RoundSpread, which also orders the stored results by it).
 func roundSpread(s models.SampleOutcome) (spread float64, ok bool) {
-	lo, hi, n := math.Inf(1), math.Inf(-1), 0
-	for _, v := range s.Rounds {
-		if v != nil {
-			lo, hi, n = math.Min(lo, *v), math.Max(hi, *v), n+1
-		}
-	}
-	return hi - lo, n >= 2
+	return report.RoundSpread(s.Rounds)
 }
 
 // queueOrderNote says why the order ranks none of the samples, which then

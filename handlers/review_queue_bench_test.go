@@ -22,9 +22,10 @@ import (
 // 10,000 by default) synthesized as BenchmarkReviewAndAlignPages does, with
 // a reviewer who rated 20 samples, in the same process both ways: the
 // queue read from every stored outcome of the criterion and ordered in Go
-// (outcomesQueueIndex, the path before; the order by spread between rounds
-// still takes it), and from the stored ranks (queueIndexOf: the rated
-// rows' ranks and the one row shown). Each is the median of three of
+// (outcomesQueueIndex, the path before, which results stored before 00038
+// still take for the order by spread), and from the stored ranks
+// (queueIndexOf: the rated rows' ranks and the one row shown), in each
+// order. Each is the median of three of
 // reading the queue's place of the first unrated sample and that sample;
 // then the whole page is timed the new way. The ratio is before over
 // after. Run with -benchtime=1x.
@@ -72,7 +73,7 @@ func BenchmarkReviewQueueFromRanks(b *testing.B) {
 				slices.Sort(took)
 				return took[1]
 			}
-			for _, order := range []string{orderDisagreement, orderRandom} {
+			for _, order := range []string{orderDisagreement, orderUncertain, orderRandom} {
 				var shown [2]int64
 				read := func(k int, index func(context.Context, models.Run, int, string, int64, bool, *runReviews, []int64) (queueIndex, error)) func() {
 					return func() {
