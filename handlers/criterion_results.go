@@ -242,3 +242,168 @@ func (h *Handlers) alignSamplesOf(ctx context.Context, run models.Run, ci int, e
 		return m, nil
 	}}, nil
 }
+
+// queueIndex is a criterion's review queue as its page reads it: how many
+// samples it has, the note on an order that ranks none, how many of them
+// the reviewer rated, the first place whose sample they have not (0 when
+// they rated every one), and a way to read the sample at a place.
+type queueIndex struct {
+	total, ratedByMe, firstUnrated int
+	note                           string
+	at                             func(ctx context.Context, k int) (report.SampleResult, error)
+}
+
+// queueIndexOf is criterion ci of run's review queue in order (seeded with
+// seed when random) for the reviewer who rated the rows rated. A finished
+// run reads it from its stored results through their ranks
+// (storedQueueIndex): the rated rows' ranks and the one sample shown, never
+// every stored result. A run still going, full (tests) and the order by
+// spread of results stored before it was ranked (00038) order every
+// sample's outcome as queueOrder does.
+func (h *Handlers) queueIndexOf(ctx context.Context, run models.Run, ci int, order string, seed int64, full bool, rr *runReviews, rated []int64) (queueIndex, error) {
+	if !full {
+		sum, err := h.storedResults(ctx, run, rr)
+		if err != nil {
+			return queueIndex{}, err
+		}
+		if sum != nil {
+			if ci < 0 || ci >= len(sum.Criteria) {
+				return queueIndex{}, models.Errorf(models.EInvalid, "run %d has no criterion %d", run.ID, ci+1)
+			}
+			qi, ranked, err := h.storedQueueIndex(ctx, sum, ci, order, seed, rated)
+			if err != nil || ranked {
+				return qi, err
+			}
+		}
+	}
+	return h.outcomesQueueIndex(ctx, run, ci, order, seed, full, rr, rated)
+}
+
+// outcomesQueueIndex is queueIndexOf from every sample's outcome
+// (queueSamples: the stored results of a finished run, unless full, else
+// the full report), ordered by queueOrder.
+func (h *Handlers) outcomesQueueIndex(ctx context.Context, run models.Run, ci int, order string, seed int64, full bool, rr *runReviews, rated []int64) (queueIndex, error) {
+	qs, err := h.queueSamples(ctx, run, ci, full, rr)
+	if err != nil {
+		return queueIndex{}, err
+	}
+	mine := make(map[int64]bool, len(rated))
+	for _, id := range rated {
+		mine[id] = true
+	}
+	ord := queueOrder(qs.outcomes, order, seed)
+	qi := queueIndex{total: len(ord), note: queueOrderNote(qs.outcomes, order)}
+	for _, s := range qs.outcomes {
+		if mine[s.RowID] {
+			qi.ratedByMe++
+		}
+	}
+	for k, i := range ord {
+		if !mine[qs.outcomes[i].RowID] {
+			qi.firstUnrated = k
+			break
+		}
+	}
+	qi.at = func(ctx context.Context, k int) (report.SampleResult, error) { return qs.sample(ctx, ord[k]) }
+	return qi, nil
+}
+
+// storedQueueIndex is the queue of criterion ci of a finished run, read
+// from the stored results' ranks. The queue by disagreement is the results
+// table sorted by difference, largest first (rank_diff_desc: the
+// differences are never negative, those missing last, ties in dataset
+// order, as queueOrder sorts); the queue by spread is rank_spread_desc
+// (report.SpreadOrder, queueOrder's); the random queue is the seeded
+// shuffle of the dataset order (rank_position). A place is one row of the
+// order's index; the rated rows are looked up by key. ranked is false when
+// the stored results have no ranks by spread (stored before 00038).
+func (h *Handlers) storedQueueIndex(ctx context.Context, sum *report.Report, ci int, order string, seed int64, rated []int64) (qi queueIndex, ranked bool, err error) {
+	c := sum.Criteria[ci]
+	sortKey, dir := "diff", "desc"
+	var perm []int // the random queue's places, as ranks in dataset order
+	switch order {
+	case orderRandom:
+		sortKey, dir = "position", "asc"
+		perm = randomOrder(c.SampleCount, seed)
+	case orderUncertain:
+		sortKey = "spread"
+	}
+	rank := func(k int) int {
+		if perm != nil {
+			return perm[k]
+		}
+		return k
+	}
+	// row reads the stored result at one rank of the order.
+	row := func(ctx context.Context, r int) (models.RunSampleResult, bool, error) {
+		rows, err := h.DB.ListRunSampleResults(ctx, models.SampleResultPage{RunID: sum.Run.ID, Criterion: c.Index, Sort: sortKey, Dir: dir,
+			Offset: r, Limit: 1, Total: c.SampleCount})
+		if err != nil || len(rows) == 0 {
+			return models.RunSampleResult{}, false, err
+		}
+		return rows[0], true, nil
+	}
+	// sample reads the stored result at one rank with its text.
+	sample := func(ctx context.Context, r int) (report.SampleResult, error) {
+		res, found, err := row(ctx, r)
+		if err != nil {
+			return report.SampleResult{}, err
+		}
+		if !found {
+			return report.SampleResult{}, fmt.Errorf("run %d, criterion %d: no stored result at rank %d by %s", sum.Run.ID, c.Index, r, sortKey)
+		}
+		rows, err := report.LoadSampleRows(ctx, h.DB, sum, ci, []int64{res.RowID})
+		if err != nil {
+			return report.SampleResult{}, err
+		}
+		if len(rows) != 1 {
+			return report.SampleResult{}, fmt.Errorf("run %d, criterion %d: the stored result of row %d is gone", sum.Run.ID, c.Index, res.RowID)
+		}
+		return rows[0], nil
+	}
+	qi = queueIndex{total: c.SampleCount}
+	if qi.total > 0 {
+		// The first place says whether the order ranks any sample: the
+		// largest difference or spread comes first.
+		first, found, err := row(ctx, 0)
+		if err != nil {
+			return queueIndex{}, false, err
+		}
+		if !found {
+			return queueIndex{}, false, nil // not ranked by spread
+		}
+		switch order {
+		case orderDisagreement:
+			if first.AbsDiff == nil {
+				qi.note = unrankedNote(order)
+			}
+		case orderUncertain:
+			s, err := sample(ctx, 0)
+			if err != nil {
+				return queueIndex{}, false, err
+			}
+			if _, ok := report.RoundSpread(s.Rounds); !ok {
+				qi.note = unrankedNote(order)
+			}
+		}
+	} else {
+		qi.note = unrankedNote(order)
+	}
+	ranks, err := h.DB.ListRunSampleRanks(ctx, sum.Run.ID, c.Index, sortKey, dir, rated)
+	if err != nil {
+		return queueIndex{}, false, err
+	}
+	qi.ratedByMe = len(ranks)
+	taken := make(map[int]bool, len(ranks))
+	for _, r := range ranks {
+		taken[r.Rank] = true
+	}
+	for k := range qi.total {
+		if !taken[rank(k)] {
+			qi.firstUnrated = k
+			break
+		}
+	}
+	qi.at = func(ctx context.Context, k int) (report.SampleResult, error) { return sample(ctx, rank(k)) }
+	return qi, true, nil
+}

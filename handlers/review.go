@@ -92,16 +92,10 @@ func (q queueQuery) url(datasetID int64, index int) string {
 	return "/datasets/" + strconv.FormatInt(datasetID, 10) + "/review?" + v.Encode()
 }
 
-// roundSpread is the spread between a sample's readable rounds (highest
-// minus lowest); ok is false with fewer than two, which no spread ranks.
+// roundSpread is the spread between a sample's readable rounds
+// (report.RoundSpread, which also orders the stored results by it).
 func roundSpread(s models.SampleOutcome) (spread float64, ok bool) {
-	lo, hi, n := math.Inf(1), math.Inf(-1), 0
-	for _, v := range s.Rounds {
-		if v != nil {
-			lo, hi, n = math.Min(lo, *v), math.Max(hi, *v), n+1
-		}
-	}
-	return hi - lo, n >= 2
+	return report.RoundSpread(s.Rounds)
 }
 
 // queueOrderNote says why the order ranks none of the samples, which then
@@ -116,14 +110,23 @@ func queueOrderNote(samples []models.SampleOutcome, order string) string {
 				return ""
 			}
 		}
-		return "No sample of this run has two readable scores (a method that judges each sample once has no rounds to differ), " +
-			"so there is no spread to order by: the samples come in dataset order. Order by the largest disagreement or at random instead."
 	case orderDisagreement:
 		for _, s := range samples {
 			if s.AbsDiff != nil {
 				return ""
 			}
 		}
+	}
+	return unrankedNote(order)
+}
+
+// unrankedNote is queueOrderNote when the order ranks none of the samples.
+func unrankedNote(order string) string {
+	switch order {
+	case orderUncertain:
+		return "No sample of this run has two readable scores (a method that judges each sample once has no rounds to differ), " +
+			"so there is no spread to order by: the samples come in dataset order. Order by the largest disagreement or at random instead."
+	case orderDisagreement:
 		return "No sample of this run has both a judge score and a human rating, so there is no disagreement to order by: " +
 			"the samples come in dataset order."
 	}
@@ -141,9 +144,7 @@ func queueOrder(samples []models.SampleOutcome, order string, seed int64) []int 
 	}
 	switch order {
 	case orderRandom:
-		r := rand.New(rand.NewPCG(uint64(seed), uint64(seed)^0x9e3779b97f4a7c15))
-		r.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
-		return idx
+		return randomOrder(len(samples), seed)
 	case orderUncertain:
 		key := make([]float64, len(samples))
 		for i, s := range samples {
@@ -163,6 +164,18 @@ func queueOrder(samples []models.SampleOutcome, order string, seed int64) []int 
 		}
 		sort.SliceStable(idx, func(a, b int) bool { return key[idx[a]] > key[idx[b]] })
 	}
+	return idx
+}
+
+// randomOrder is the queue's seeded shuffle of n samples: the indexes, in
+// dataset order, of the samples in queue order.
+func randomOrder(n int, seed int64) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	r := rand.New(rand.NewPCG(uint64(seed), uint64(seed)^0x9e3779b97f4a7c15))
+	r.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
 	return idx
 }
 
@@ -707,7 +720,20 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	}
 	scale := *pre.Scales[q.Criterion]
 	v.Lo, v.Hi = scale.Lo, scale.Hi
-	qs, err := h.queueSamples(ctx, run, q.Criterion, full, rr)
+	byRow := splitReviews(pre.ByName[crit.Name], scale)
+	reviews := byRow.current
+	me := h.reviewerKey(c)
+	rated := func(rowID int64) bool {
+		m := mineOf(reviews[rowID], me)
+		return m != nil && m.Score != nil
+	}
+	var ratedRows []int64 // the rows the reviewer rated, in no order
+	for rowID := range reviews {
+		if rated(rowID) {
+			ratedRows = append(ratedRows, rowID)
+		}
+	}
+	qi, err := h.queueIndexOf(ctx, run, q.Criterion, q.Order, q.Seed, full, rr, ratedRows)
 	if p := preparingOf(err); p != nil {
 		// A large run that just finished: its results are stored in the
 		// background, and the queue is ordered from them once they are.
@@ -717,39 +743,18 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	if err != nil {
 		return err
 	}
-	samples := qs.outcomes
-	order := queueOrder(samples, q.Order, q.Seed)
-	v.OrderNote = queueOrderNote(samples, q.Order)
-	byRow := splitReviews(pre.ByName[crit.Name], scale)
-	reviews := byRow.current
-	me := h.reviewerKey(c)
-	rated := func(rowID int64) bool {
-		m := mineOf(reviews[rowID], me)
-		return m != nil && m.Score != nil
-	}
-	for _, s := range samples {
-		if rated(s.RowID) {
-			v.RatedByMe++
-		}
-	}
-	v.Total = len(order)
+	v.OrderNote, v.RatedByMe, v.Total = qi.note, qi.ratedByMe, qi.total
 	if v.Total == 0 {
 		return render(c, http.StatusOK, web.ReviewQueuePage(v))
 	}
 	if q.Index < 0 {
-		q.Index = 0
-		for k, i := range order {
-			if !rated(samples[i].RowID) {
-				q.Index = k
-				break
-			}
-		}
+		q.Index = qi.firstUnrated
 	}
 	if q.Index >= v.Total {
 		q.Index = v.Total - 1
 	}
 	v.Index = q.Index
-	s, err := qs.sample(ctx, order[q.Index])
+	s, err := qi.at(ctx, q.Index)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -527,6 +528,84 @@ func TestDraftFromFormReadsOnlyItsExamples(t *testing.T) {
 			if i == 1 && (gotErr != nil || len(got.Examples) != 2 || len(got.Examples[1].Fields) == 0) {
 				t.Errorf("calibration examples: %+v (%v), want both with their text", got, gotErr)
 			}
+		}
+	})
+}
+
+// TestStoredQueueReadsOnlyItsPlace: the review queue of a finished run, in
+// each order, reads of the criterion's stored results the ranks of the rows
+// the reviewer rated and the sample it shows, never the others (a
+// million-sample run took seconds to read them all): with every other
+// stored result's rounds made unreadable, each place of the queue is the
+// page it was, for a reviewer with ratings and one without. Results stored
+// before they were ranked by spread (00038: NULL) are ordered by spread
+// from every result, as before: the same pages while the rounds are
+// readable, and an error once they are not.
+func TestStoredQueueReadsOnlyItsPlace(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		const n = 60
+		ds, _, run := reviewedSynthRun(t, env, n)
+		shownRow := regexp.MustCompile(`/runs/\d+/samples/(\d+)"`)
+		type place struct{ q, reviewer, body string }
+		var places []place
+		shown := map[int64]bool{}
+		for _, o := range []string{"order=disagreement", "order=uncertain", "order=random&seed=42"} {
+			for _, i := range []string{"", "&i=0", "&i=5", fmt.Sprintf("&i=%d", n-1)} {
+				for _, reviewer := range []string{"Ann", "Cy"} {
+					q := fmt.Sprintf("run=%d&criterion=0&%s%s&blind=off", run.ID, o, i)
+					code, body := renderQueue(t, env, ds, q, reviewer, false)
+					m := shownRow.FindStringSubmatch(body)
+					if code != http.StatusOK || m == nil {
+						t.Fatalf("?%s as %s: %d, no sample shown", q, reviewer, code)
+					}
+					id, _ := strconv.ParseInt(m[1], 10, 64)
+					shown[id] = true
+					places = append(places, place{q, reviewer, body})
+				}
+			}
+		}
+		if !strings.Contains(places[0].body, `data-testid="review-rated">`) {
+			t.Fatalf("the page shows no count of the reviewer's ratings")
+		}
+		// Results stored before 00038, then ranked again.
+		type spreadRank struct {
+			RowID          int64
+			CriterionIndex int
+			RankSpreadDesc *int
+		}
+		var ranks []spreadRank
+		must(t, env.db.Gorm.Raw(`SELECT row_id, criterion_index, rank_spread_desc FROM run_sample_results WHERE run_id = ?`, run.ID).Scan(&ranks).Error)
+		if len(ranks) != 2*n || ranks[0].RankSpreadDesc == nil {
+			t.Fatalf("%d stored results, the first ranked %v: want %d, ranked", len(ranks), ranks[0].RankSpreadDesc, 2*n)
+		}
+		must(t, env.db.Gorm.Exec(`UPDATE run_sample_results SET rank_spread_desc = NULL WHERE run_id = ?`, run.ID).Error)
+		for _, p := range places {
+			if code, body := renderQueue(t, env, ds, p.q, p.reviewer, false); code != http.StatusOK || body != p.body {
+				t.Errorf("?%s as %s, results not ranked by spread: the page changed (status %d)", p.q, p.reviewer, code)
+			}
+		}
+		for _, r := range ranks {
+			must(t, env.db.Gorm.Exec(`UPDATE run_sample_results SET rank_spread_desc = ? WHERE run_id = ? AND criterion_index = ? AND row_id = ?`,
+				*r.RankSpreadDesc, run.ID, r.CriterionIndex, r.RowID).Error)
+		}
+
+		var keep []int64
+		for id := range shown {
+			keep = append(keep, id)
+		}
+		must(t, env.db.Gorm.Exec(`UPDATE run_sample_results SET rounds = 'unreadable' WHERE run_id = ? AND row_id NOT IN ?`, run.ID, keep).Error)
+		for _, p := range places {
+			if code, body := renderQueue(t, env, ds, p.q, p.reviewer, false); code != http.StatusOK || body != p.body {
+				t.Errorf("?%s as %s: with the other stored results unreadable the page changed (status %d)", p.q, p.reviewer, code)
+			}
+		}
+		must(t, env.db.Gorm.Exec(`UPDATE run_sample_results SET rank_spread_desc = NULL WHERE run_id = ?`, run.ID).Error)
+		req := httptest.NewRequest(http.MethodGet, fmt.Sprintf("/datasets/%d/review?run=%d&criterion=0&order=uncertain&i=0", ds.ID, run.ID), nil).WithContext(env.localCtx())
+		c := env.e.NewContext(req, httptest.NewRecorder())
+		c.SetParamNames("id")
+		c.SetParamValues(strconv.FormatInt(ds.ID, 10))
+		if err := env.h.reviewQueue(c, false); err == nil {
+			t.Errorf("the queue by spread of results not ranked by it read no unreadable rounds: it did not read every result, or the stored results were not changed")
 		}
 	})
 }

@@ -54,7 +54,7 @@ func (db *DB) FailureCauses(ctx context.Context, runID int64) ([]FailureCause, e
 	}
 	err := db.Reader(ctx).Model(&RunBatch{}).
 		Select("error_kind, COUNT(*) AS n, MAX(id) AS last_id").
-		Where("run_id = ? AND status = ?", runID, BatchFailed).
+		Where("run_id = ? AND "+failedBatch, runID).
 		Group("error_kind").Order("n DESC, error_kind").Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("list failure causes of run %d: %w", runID, err)
@@ -69,6 +69,11 @@ func (db *DB) FailureCauses(ctx context.Context, runID int64) ([]FailureCause, e
 	}
 	return out, nil
 }
+
+// failedBatch selects a run's failed calls as the partial index
+// run_batches_failed (00039) holds them: the status as a literal, which a
+// planner matches to the index's condition (a bound parameter it cannot).
+const failedBatch = "status = '" + BatchFailed + "'"
 
 // BatchFilter selects a run's batches for the batch list.
 type BatchFilter struct {
@@ -86,7 +91,7 @@ type BatchFilter struct {
 func (db *DB) ListBatchSummaries(ctx context.Context, runID int64, f BatchFilter) ([]RunBatch, int, error) {
 	q := db.Reader(ctx).Model(&RunBatch{}).Where("run_id = ?", runID)
 	if f.Failed {
-		q = q.Where("status = ?", BatchFailed)
+		q = q.Where(failedBatch)
 		if f.Kind != "" {
 			q = q.Where("error_kind = ?", f.Kind)
 		}

@@ -60,6 +60,10 @@ type RunSampleResult struct {
 	RankDiffDesc    int
 	RankMissingAsc  int
 	RankMissingDesc int
+	// RankSpreadDesc is the place in the review queue's order by the
+	// spread between rounds (report.SpreadOrder); nil for results stored
+	// before migration 00038.
+	RankSpreadDesc *int
 }
 
 // TableName is run_sample_results.
@@ -160,6 +164,9 @@ var sampleOrders = map[[2]string]string{
 	{"human", "asc"}: "rank_human_asc", {"human", "desc"}: "rank_human_desc",
 	{"diff", "asc"}: "rank_diff_asc", {"diff", "desc"}: "rank_diff_desc",
 	{"missing", "asc"}: "rank_missing_asc", {"missing", "desc"}: "rank_missing_desc",
+	// The review queue's order by spread between rounds (not the results
+	// page's: NULL in results stored before 00038).
+	{"spread", "desc"}: "rank_spread_desc",
 }
 
 // SampleResultPage asks for one page of a run's stored sample results on

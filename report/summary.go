@@ -8,6 +8,7 @@ import (
 	"encoding/gob"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"net/url"
 	"sort"
 	"strconv"
@@ -312,8 +313,39 @@ func sampleRows(runID int64, rep *Report) []models.RunSampleResult {
 				}
 			}
 		}
+		for rank, i := range SpreadOrder(c.Samples) {
+			rows[i].RankSpreadDesc = &rank
+		}
 	}
 	return out
+}
+
+// RoundSpread is the spread between a sample's readable rounds (highest
+// minus lowest); ok is false with fewer than two, which no spread ranks.
+func RoundSpread(rounds []*float64) (spread float64, ok bool) {
+	lo, hi, n := math.Inf(1), math.Inf(-1), 0
+	for _, v := range rounds {
+		if v != nil {
+			lo, hi, n = math.Min(lo, *v), math.Max(hi, *v), n+1
+		}
+	}
+	return hi - lo, n >= 2
+}
+
+// SpreadOrder is the review queue's order by the spread between rounds:
+// the samples' indexes, largest spread first, those RoundSpread cannot
+// rank last, ties in the samples' order.
+func SpreadOrder(ss []SampleResult) []int {
+	idx := make([]int, len(ss))
+	key := make([]float64, len(ss))
+	for i := range ss {
+		idx[i], key[i] = i, -1
+		if spread, ok := RoundSpread(ss[i].Rounds); ok {
+			key[i] = spread
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return key[idx[a]] > key[idx[b]] })
+	return idx
 }
 
 // encodeRounds writes round scores as stored: comma-separated, exact
