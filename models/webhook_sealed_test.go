@@ -90,6 +90,13 @@ func TestWebhookAddressSealedAtRest(t *testing.T) {
 			t.Errorf("under the old key after rotation: URL %q, problem %q", w.URL, w.URLProblem)
 		}
 
+		// A server with no secret key says which settings would open it.
+		db.Secrets = nil
+		if w := read(); w.URL != "" || !strings.Contains(w.URLProblem, "BATCHEVAL_SECRET_KEY") {
+			t.Errorf("with no secret key: URL %q, problem %q", w.URL, w.URLProblem)
+		}
+		db.Secrets = models.NewSecrets(first, "")
+
 		// A judge key sealed by the same key is not a webhook address.
 		judgeKey, err := first.Seal(addr)
 		if err != nil {

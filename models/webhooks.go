@@ -113,7 +113,12 @@ func (db *DB) openWebhookURL(w *Webhook) {
 		return
 	}
 	sealer, err := db.Secrets.Sealer(false)
-	if err == nil {
+	switch {
+	case err == errNoSecretKey:
+		w.URL, w.URLProblem = "", "the stored webhook address is encrypted and this server has no secret key: "+
+			"configure the key it was encrypted with (BATCHEVAL_SECRET_KEY or BATCHEVAL_SECRET_KEY_FILE), or enter the address again"
+		return
+	case err == nil:
 		w.URL, err = sealer.openFor(w.StoredURL, webhookAAD)
 	}
 	if err != nil {
