@@ -150,7 +150,7 @@ func ExpiringTokens(ts []models.APIToken, now time.Time) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, " (UTC). Scripts that use it will then be refused: make a new one on the <a href=\"/tokens\">API tokens</a> page and put it in their place.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, ". Scripts that use it will then be refused: make a new one on the <a href=\"/tokens\">API tokens</a> page and put it in their place.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
