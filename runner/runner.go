@@ -176,9 +176,11 @@ func driverFor(db *models.DB) riverdriver.Driver[*sql.Tx] {
 // sqliteDriver is River's SQLite driver without its stand-in for LISTEN/
 // NOTIFY, which reads a notification table every 50 ms: that was most of
 // an idle worker's CPU (about 25 ms a second). Without a listener River
-// polls for jobs every PollInterval, and a run launched through this
-// process's runner is fetched at once (River wakes its own producers on
-// insert when the driver has no listener).
+// polls for jobs every PollInterval. River wakes its own producers only for
+// jobs inserted outside a transaction, and a run's job is queued in the
+// run's own transaction, so an awake worker fetches a run launched through
+// it at its next poll (up to PollInterval later), and a parked one at once,
+// as its wake starts River's client (BenchmarkWakeFromParked).
 type sqliteDriver struct{ *riversqlite.Driver }
 
 func (sqliteDriver) SupportsListener() bool     { return false }

@@ -145,6 +145,13 @@ type benchLab struct {
 
 func newBenchLab(b *testing.B, d models.Dialect, rub evaluator.Rubric) *benchLab {
 	b.Helper()
+	return newBenchLabWith(b, d, rub, nil)
+}
+
+// newBenchLabWith is newBenchLab with the runner's configuration changed by
+// tune (when not nil) before the runner starts.
+func newBenchLabWith(b *testing.B, d models.Dialect, rub evaluator.Rubric, tune func(*Config)) *benchLab {
+	b.Helper()
 	ctx := context.Background()
 	db := dbtest.Open(b, d, migrateJobs)
 	ws, err := db.EnsureDefaultWorkspace(ctx)
@@ -180,8 +187,12 @@ func newBenchLab(b *testing.B, d models.Dialect, rub evaluator.Rubric) *benchLab
 	// The production polling interval: a launch through this runner is
 	// fetched at once anyway, and a faster poll would be counted as the
 	// run's CPU.
-	r, err := New(Config{DB: db, Log: testLog(), Work: true, MaxRuns: 4, PollInterval: time.Second,
-		JudgeTuning: fastTuning})
+	cfg := Config{DB: db, Log: testLog(), Work: true, MaxRuns: 4, PollInterval: time.Second,
+		JudgeTuning: fastTuning}
+	if tune != nil {
+		tune(&cfg)
+	}
+	r, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

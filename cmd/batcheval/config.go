@@ -340,7 +340,7 @@ func (r envReader) address(flagName, key, def string) string {
 }
 
 // defaultParkAfter is --park-after's default (see the flag).
-const defaultParkAfter = 5 * time.Minute
+const defaultParkAfter = time.Minute
 
 // runnerConfig is the part of a runner's configuration that comes from
 // the command line and environment. It refuses a setting the runner could not keep (a rescue time that is
@@ -502,11 +502,16 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 	fs.IntVar(&c.MaxRunsPerWorkspace, "max-runs-per-workspace", r.integer("max-runs-per-workspace", "BATCHEVAL_MAX_RUNS_PER_WORKSPACE", 20), "most runs a workspace may have queued or running at once; 0: no limit (env BATCHEVAL_MAX_RUNS_PER_WORKSPACE)")
 	c.SecretKey = getenv("BATCHEVAL_SECRET_KEY")
 	fs.StringVar(&c.SecretKeyFile, "secret-key-file", env("BATCHEVAL_SECRET_KEY_FILE", ""), "file holding the base64 key that encrypts stored judge keys; or set BATCHEVAL_SECRET_KEY (env BATCHEVAL_SECRET_KEY_FILE)")
-	// On by default after 5 minutes idle: a parked worker notices a run
+	// On by default after a minute idle: a parked worker notices a run
 	// queued by another process as soon as River's own poll would (SQLite:
 	// a one-query look a second) or sooner (PostgreSQL: LISTEN), and one
 	// queued through this process at once; while parked it costs almost no
-	// CPU. Five minutes keeps a worker that is used on and off awake.
+	// CPU. Why a minute, not longer: waking costs about as much CPU as one
+	// second of an idle started River (7 ms), and a run launched through a
+	// parked worker starts no later than through an awake one
+	// (BENCHMARKS.md, "Parking after a minute"); a minute still leaves
+	// River's leader time for its maintenance (cleaning finished jobs)
+	// after each burst of work.
 	fs.DurationVar(&c.ParkAfter, "park-after", r.duration("park-after", "BATCHEVAL_PARK_AFTER", defaultParkAfter),
 		"stop the job engine after this long with no run to work, cutting an idle worker's CPU to almost nothing; "+
 			"runs queued through this process wake it at once, runs queued by another process within a fraction of a second on PostgreSQL "+

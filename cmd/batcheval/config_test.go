@@ -129,7 +129,7 @@ func TestMaxUploadRows(t *testing.T) {
 	}
 }
 
-// TestParkAfter: serve and worker park an idle worker after 5 minutes
+// TestParkAfter: serve and worker park an idle worker after a minute
 // unless told otherwise (--park-after or BATCHEVAL_PARK_AFTER, the flag
 // winning; 0 never parks), and the setting
 // reaches the runner; headless commands have no such flag.
@@ -141,8 +141,8 @@ func TestParkAfter(t *testing.T) {
 		want time.Duration
 		bad  bool // the flag does not exist for this command
 	}{
-		{cmd: "serve", want: 5 * time.Minute},
-		{cmd: "worker", want: 5 * time.Minute},
+		{cmd: "serve", want: time.Minute},
+		{cmd: "worker", want: time.Minute},
 		{cmd: "serve", env: "0", want: 0},
 		{cmd: "worker", env: "30s", want: 30 * time.Second},
 		{cmd: "worker", env: "30s", args: []string{"--park-after", "2m"}, want: 2 * time.Minute},

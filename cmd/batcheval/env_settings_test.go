@@ -409,7 +409,7 @@ func TestHelpShowsDefaultsAsTyped(t *testing.T) {
 			"at least 40s (default 2m; env BATCHEVAL_RESCUE_AFTER)",
 			"--spend-cap-usd USD\n",
 		}},
-		{[]string{"serve", "--help"}, []string{"Usage: batcheval serve [flags]", "--park-after duration\n", "(default 5m)\n", "(default 250ms)\n", "(default 127.0.0.1:8080)\n", "--seed-demo\n"}},
+		{[]string{"serve", "--help"}, []string{"Usage: batcheval serve [flags]", "--park-after duration\n", "(default 1m)\n", "(default 250ms)\n", "(default 127.0.0.1:8080)\n", "--seed-demo\n"}},
 		{[]string{"worker", "-h"}, []string{"Usage: batcheval worker [flags]", "--shutdown-grace duration\n"}},
 		{[]string{"migrate", "-h"}, []string{"Usage: batcheval migrate [flags]", "(default info)\n"}},
 		{[]string{"resume", "-h"}, []string{"Usage: batcheval resume [flags] RUN_ID", "--queue-only\n"}},
