@@ -319,7 +319,7 @@ func (h *Handlers) purgeTrash(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h.audit(c, models.AuditPurged, auditTarget(e.Kind, e.ObjectID), fmt.Sprintf("%s; removed %d runs (%d scores, %d batches), %d datasets (%d rows)",
-		trashDetail(e), n.Runs, n.Scores, n.Batches, n.Datasets, n.Rows))
+	h.audit(c, models.AuditPurged, auditTarget(e.Kind, e.ObjectID), fmt.Sprintf("%s; removed %d runs (%d scores, %d batches, %d cached judge answers), %d datasets (%d rows)",
+		trashDetail(e), n.Runs, n.Scores, n.Batches, n.CachedAnswers, n.Datasets, n.Rows))
 	return redirect(c, "/trash", fmt.Sprintf("%s “%s” is deleted for good.", e.Kind, e.Name))
 }

@@ -44,8 +44,8 @@ func answerSQLPG(fenced bool) string {
  short_scores = short_scores + ?, calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,
  cost_usd = CASE WHEN ?::float8 IS NULL THEN cost_usd ELSE COALESCE(cost_usd, 0) + ?::float8 END
  WHERE id = ? AND EXISTS (SELECT 1 FROM b)),
- k AS (INSERT INTO judge_response_cache (workspace_id, request_hash, occurrence, response, created_at)
- SELECT * FROM unnest(?::bigint[], ?::text[], ?::int[], ?::text[], ?::timestamptz[])
+ k AS (INSERT INTO judge_response_cache (workspace_id, request_hash, occurrence, response, created_at, run_id)
+ SELECT * FROM unnest(?::bigint[], ?::text[], ?::int[], ?::text[], ?::timestamptz[], ?::bigint[])
  ON CONFLICT (workspace_id, request_hash, occurrence) DO NOTHING)
 SELECT (SELECT COUNT(*) FROM f), (SELECT COUNT(*) FROM b), (SELECT status FROM f), (SELECT lease_until FROM f), (SELECT lease_owner FROM f), (SELECT simulated FROM f), clock_timestamp()`
 	})
@@ -58,10 +58,11 @@ func cachedArgs(answers []CachedAnswer) []any {
 	occ := make([]int64, len(answers))
 	texts := make([]string, len(answers))
 	at := make([]time.Time, len(answers))
+	runs := make([]*int64, len(answers))
 	for i, a := range answers {
-		ws[i], hashes[i], occ[i], texts[i], at[i] = a.WorkspaceID, a.Hash, int64(a.Occurrence), string(a.Answer), a.At
+		ws[i], hashes[i], occ[i], texts[i], at[i], runs[i] = a.WorkspaceID, a.Hash, int64(a.Occurrence), string(a.Answer), a.At, a.run()
 	}
-	return []any{ws, hashes, occ, texts, at}
+	return []any{ws, hashes, occ, texts, at, runs}
 }
 
 // storeAnswerPG stores answer r as SaveBatchResult does, fenced on owner

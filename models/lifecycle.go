@@ -646,6 +646,9 @@ func (db *DB) Restore(ctx context.Context, wsID, entryID int64) (TrashEntry, err
 type PurgeCounts struct {
 	Projects, Datasets, Rubrics, Judges, Runs, Experiments int
 	Rows, Batches, Scores                                  int64
+	// CachedAnswers are the judge's answers the purged runs paid for,
+	// deleted from the answer cache.
+	CachedAnswers int64
 }
 
 // Purge removes for good everything a trash entry took and everything
@@ -708,6 +711,7 @@ func (db *DB) Purge(ctx context.Context, wsID, entryID int64) (TrashEntry, Purge
 	})
 	n.Scores += bulk.Scores
 	n.Batches += bulk.Batches
+	n.CachedAnswers += bulk.CachedAnswers
 	n.Rows += bulk.Rows
 	return e, n, err
 }
@@ -755,7 +759,10 @@ func (db *DB) purgeBulk(ctx context.Context, sets purgeSets) (PurgeCounts, error
 		steps := []struct {
 			table string
 			count *int64
-		}{{"run_scores", &n.Scores}, {"run_sample_results", nil}, {"run_batches", &n.Batches}}
+		}{{"run_scores", &n.Scores}, {"run_sample_results", nil}, {"run_batches", &n.Batches},
+			// The judge's answers the run paid for: they often quote
+			// the samples they judged.
+			{"judge_response_cache", &n.CachedAnswers}}
 		for _, s := range steps {
 			c, err := chunks(s.table, "run_id", run)
 			if s.count != nil {
@@ -853,6 +860,9 @@ func purgeEntry(tx *gorm.DB, wsID, entryID int64) (PurgeCounts, error) {
 	}{
 		{"run_scores", "run_id", runs, &n.Scores},
 		{"run_batches", "run_id", runs, &n.Batches},
+		// Answers stored after the bulk stage (a late answer of a run
+		// cancelled as it went to the trash).
+		{"judge_response_cache", "run_id", runs, &n.CachedAnswers},
 		{"run_events", "run_id", runs, nil},
 		{"runs", "id", runs, nil},
 		{"experiments", "id", experiments, nil},

@@ -18,6 +18,9 @@ type cachedAnswer struct {
 	Occurrence  int    `gorm:"primaryKey;autoIncrement:false"`
 	Response    string
 	CreatedAt   time.Time
+	// RunID is the run that paid for the answer (nil before migration
+	// 00044): a purge of the run deletes it (purgeBulk).
+	RunID *int64
 }
 
 func (cachedAnswer) TableName() string { return "judge_response_cache" }
@@ -29,11 +32,21 @@ func (cachedAnswer) TableName() string { return "judge_response_cache" }
 type ResponseCache struct {
 	db          *DB
 	workspaceID int64
+	// runID is the run whose calls store answers through this cache (0:
+	// none); the answers are deleted with it when it is purged.
+	runID int64
 }
 
 // ResponseCache returns the judge answer cache of a workspace.
 func (db *DB) ResponseCache(workspaceID int64) *ResponseCache {
 	return &ResponseCache{db: db, workspaceID: workspaceID}
+}
+
+// ForRun is the cache as the calls of run runID use it: answers are found
+// as before (any of the workspace's runs may have paid for them), and
+// those stored are the run's, deleted when the run is purged.
+func (c *ResponseCache) ForRun(runID int64) *ResponseCache {
+	return &ResponseCache{db: c.db, workspaceID: c.workspaceID, runID: runID}
 }
 
 // LoadAnswer returns the stored answer of the occurrence-th request with
@@ -137,22 +150,32 @@ type CachedAnswer struct {
 	Occurrence  int
 	Answer      []byte
 	At          time.Time
+	// RunID is the run that paid for the answer, 0 for none.
+	RunID int64
 }
 
 // Answer is the answer SaveAnswer would store now.
 func (c *ResponseCache) Answer(requestHash string, occurrence int, answer []byte) CachedAnswer {
-	return CachedAnswer{WorkspaceID: c.workspaceID, Hash: requestHash, Occurrence: occurrence, Answer: answer, At: time.Now().UTC()}
+	return CachedAnswer{WorkspaceID: c.workspaceID, Hash: requestHash, Occurrence: occurrence, Answer: answer, At: time.Now().UTC(), RunID: c.runID}
 }
 
 func (a *CachedAnswer) args() []any {
-	return []any{a.WorkspaceID, a.Hash, a.Occurrence, string(a.Answer), a.At}
+	return []any{a.WorkspaceID, a.Hash, a.Occurrence, string(a.Answer), a.At, a.run()}
+}
+
+// run is the answer's run_id: NULL for none.
+func (a *CachedAnswer) run() *int64 {
+	if a.RunID == 0 {
+		return nil
+	}
+	return &a.RunID
 }
 
 // saveAnswerSQL stores a CachedAnswer; when one is already stored under
 // the same hash and occurrence (two runs raced), the first stays.
 func saveAnswerSQL(d Dialect) string {
 	return hotSQL.get(d, "save answer", 0, func() string {
-		return `INSERT INTO judge_response_cache (workspace_id, request_hash, occurrence, response, created_at) VALUES (?, ?, ?, ?, ?)
+		return `INSERT INTO judge_response_cache (workspace_id, request_hash, occurrence, response, created_at, run_id) VALUES (?, ?, ?, ?, ?, ?)
  ON CONFLICT (workspace_id, request_hash, occurrence) DO NOTHING`
 	})
 }

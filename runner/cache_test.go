@@ -38,6 +38,23 @@ func TestIdenticalRerunIsAnsweredFromTheCache(t *testing.T) {
 			t.Fatalf("first run: %d calls, %d cached, judge saw %d; want calls = requests > 0 and none cached", first.Calls, first.CachedCalls, sent)
 		}
 
+		// Each answer the run paid for is stored as that run's, to go
+		// with it when it is deleted for good (migration 00044).
+		cachedOf := func(runID int64) (n int64) {
+			t.Helper()
+			if err := env.db.Gorm.Raw("SELECT COUNT(*) FROM judge_response_cache WHERE run_id = ?", runID).Scan(&n).Error; err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		var noRun int64
+		if err := env.db.Gorm.Raw("SELECT COUNT(*) FROM judge_response_cache WHERE run_id IS NULL").Scan(&noRun).Error; err != nil {
+			t.Fatal(err)
+		}
+		if got := cachedOf(first.ID); got != int64(sent) || noRun != 0 {
+			t.Errorf("first run: %d cached answers stored as its own and %d with no run, want %d and 0", got, noRun, sent)
+		}
+
 		// The statistics are stored when the run finishes (just after its
 		// status is written, hence the wait).
 		deadline := time.Now().Add(10 * time.Second)
@@ -73,7 +90,14 @@ func TestIdenticalRerunIsAnsweredFromTheCache(t *testing.T) {
 			t.Errorf("the re-run's JSON export does not show its cached calls")
 		}
 
+		if got := cachedOf(second.ID); got != 0 {
+			t.Errorf("the re-run answered from the cache stored %d answers as its own, want 0", got)
+		}
+
 		third := finish(true)
+		if got := cachedOf(third.ID); got != int64(third.Calls) {
+			t.Errorf("the run with the cache off stored %d answers as its own, want its %d calls", got, third.Calls)
+		}
 		if got := fj.Total(); got != 2*sent {
 			t.Errorf("with the cache off the judge saw %d requests in all, want %d", got, 2*sent)
 		}

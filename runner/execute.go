@@ -454,7 +454,7 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 	// A unit's first call waits for its turn and its slot as one wait,
 	// unless the spending cap, which sits between them, may hold it.
 	limited = turnTaking{c: limited, sem: b.sem, withSlot: spend == nil}
-	return cachedJudge(r.db, answerStore{r.db.ResponseCache(run.WorkspaceID), r}, run, limited, cfg.BaseURL, spend, r.flights), nil
+	return cachedJudge(r.db, answerStore{r.db.ResponseCache(run.WorkspaceID).ForRun(run.ID), r}, run, limited, cfg.BaseURL, spend, r.flights), nil
 }
 
 // failedUnitRetries is how many times a call unit whose calls failed (after
