@@ -17,7 +17,7 @@ import (
 // the id, position, id in the file and ratings ListDatasetRows gives, and
 // of the texts only the columns asked for: rows of one system share one
 // map, a row without the column has none, and no column asked reads no
-// text at all.
+// text at all; rows with the same ratings share one map of them.
 func TestDatasetRowFiguresKeepOnlyTheirColumns(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
 		ctx := context.Background()
@@ -97,6 +97,27 @@ func TestDatasetRowFiguresKeepOnlyTheirColumns(t *testing.T) {
 			if len(cols) == 1 && cols[0] == "system" && len(bySystem) != 2 {
 				t.Errorf("%d systems, want 2", len(bySystem))
 			}
+			// Rows rated alike share one map of ratings (a million rows of
+			// 1-5 ratings hold a few maps, not a million).
+			byRatings := map[string]map[string]*float64{}
+			for i, r := range got {
+				k := fmt.Sprint(full[i].Ratings["q"] != nil, ratingOf(full[i].Ratings["q"]), ratingOf(full[i].Ratings["q@ann"]))
+				if m, ok := byRatings[k]; ok && reflect.ValueOf(m).Pointer() != reflect.ValueOf(r.Ratings).Pointer() {
+					t.Fatalf("columns %q, row %d: rows rated %s do not share their ratings", cols, i, k)
+				}
+				byRatings[k] = r.Ratings
+			}
+			if len(byRatings) != 15 {
+				t.Errorf("%d distinct ratings, want 15", len(byRatings))
+			}
 		}
 	})
+}
+
+// ratingOf is a rating's value, -1 for none.
+func ratingOf(v *float64) float64 {
+	if v == nil {
+		return -1
+	}
+	return *v
 }

@@ -309,7 +309,8 @@ func insertSQL(table string, columns []string, rows int, d Dialect) string {
 // from one cursor and keeps no other text, so that computing the figures
 // of a large run does not hold the dataset's texts. Rows with the same
 // values in those columns share one Data map (a system column has a few
-// values for many rows): callers must not change it.
+// values for many rows), and rows with the same stored ratings one
+// Ratings map and its values: callers must change neither.
 func (db *DB) ListDatasetRowFigures(ctx context.Context, datasetID int64, columns []string) ([]DatasetRow, error) {
 	var keep []string
 	for _, c := range columns {
@@ -332,6 +333,7 @@ func (db *DB) ListDatasetRowFigures(ctx context.Context, datasetID int64, column
 	defer rows.Close()
 	out := make([]DatasetRow, 0, n)
 	shared := dataMaps{}
+	sharedRatings := ratingMaps{}
 	var ratings, data []byte
 	for rows.Next() {
 		r := DatasetRow{DatasetID: datasetID}
@@ -343,7 +345,7 @@ func (db *DB) ListDatasetRowFigures(ctx context.Context, datasetID int64, column
 			return nil, fmt.Errorf("read rows of dataset %d: %w", datasetID, err)
 		}
 		if len(ratings) > 0 {
-			if err := json.Unmarshal(ratings, &r.Ratings); err != nil {
+			if r.Ratings, err = sharedRatings.of(ratings); err != nil {
 				return nil, fmt.Errorf("read ratings of row %d: %w", r.ID, err)
 			}
 		}
@@ -357,6 +359,34 @@ func (db *DB) ListDatasetRowFigures(ctx context.Context, datasetID int64, column
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// maxSharedRatings bounds the distinct ratings ratingMaps keeps to hand out
+// again: ratings of a few values (1 to 5 on one or two columns) come back
+// for many rows, and past this many distinct ones the ratings are likely
+// continuous and each row's its own.
+const maxSharedRatings = 1 << 14
+
+// ratingMaps hands out one map per distinct stored ratings text
+// (ListDatasetRowFigures), so that rows rated alike share it: a map of
+// one rating is about 300 bytes a row, most of what a million-sample
+// run's rows held while its figures were computed.
+type ratingMaps map[string]map[string]*float64
+
+// of is the decoded ratings of the stored text raw (as the rows' JSON
+// serializer decodes it), shared with every row whose text is the same.
+func (m ratingMaps) of(raw []byte) (map[string]*float64, error) {
+	if r, ok := m[string(raw)]; ok {
+		return r, nil
+	}
+	var r map[string]*float64
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, err
+	}
+	if len(m) < maxSharedRatings {
+		m[string(raw)] = r
+	}
+	return r, nil
 }
 
 // dataMaps hands out one map per distinct set of kept column values

@@ -1,6 +1,9 @@
 package models
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // batchLayoutColumns are what reports need of a batch: where it sits and
 // which samples it held, not its prompts, answers or problems (which are
@@ -14,8 +17,12 @@ var scoreValueColumns = []string{"id", "run_id", "batch_id", "criterion_index", 
 // layout (ids, criterion, round, index, samples, status): the prompts and
 // answers are left in the database.
 func (db *DB) ListBatchLayout(ctx context.Context, runID int64) ([]RunBatch, error) {
-	var bs []RunBatch
-	err := db.Reader(ctx).Select(batchLayoutColumns).Where("run_id = ?", runID).
+	n, err := db.countOfRun(ctx, &RunBatch{}, runID)
+	if err != nil {
+		return nil, err
+	}
+	bs := make([]RunBatch, 0, n)
+	err = db.Reader(ctx).Select(batchLayoutColumns).Where("run_id = ?", runID).
 		Order("criterion_index, round, batch_index").Find(&bs).Error
 	return bs, err
 }
@@ -23,8 +30,26 @@ func (db *DB) ListBatchLayout(ctx context.Context, runID int64) ([]RunBatch, err
 // ListScoreValues returns every score of a run, as ListScores does, but
 // without the judge's analysis text.
 func (db *DB) ListScoreValues(ctx context.Context, runID int64) ([]RunScore, error) {
-	var ss []RunScore
-	err := db.Reader(ctx).Select(scoreValueColumns).Where("run_id = ?", runID).
+	n, err := db.countOfRun(ctx, &RunScore{}, runID)
+	if err != nil {
+		return nil, err
+	}
+	ss := make([]RunScore, 0, n)
+	err = db.Reader(ctx).Select(scoreValueColumns).Where("run_id = ?", runID).
 		Order("criterion_index, round, row_id").Find(&ss).Error
 	return ss, err
+}
+
+// countOfRun counts a run's rows of model's table, so that a list of them
+// is allocated once at its size: grown by appending, a million-sample
+// run's two million scores took up to twice their size while read, and
+// kept the unused half of the last array for as long as they were held
+// (its figures' computation). Rows added between the count and the read
+// (a run still going) are appended as before.
+func (db *DB) countOfRun(ctx context.Context, model any, runID int64) (int, error) {
+	var n int64
+	if err := db.Reader(ctx).Model(model).Where("run_id = ?", runID).Count(&n).Error; err != nil {
+		return 0, fmt.Errorf("count the rows of run %d: %w", runID, err)
+	}
+	return int(n), nil
 }

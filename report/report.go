@@ -755,7 +755,7 @@ func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow
 
 	// Position effect: label k in a batch is position k. Human ratings are
 	// put on the criterion's scale as everywhere else (humanOnJudgeScale).
-	human := map[int64]float64{}
+	human := make(map[int64]float64, len(cr.Samples))
 	hlo, hhi := math.Inf(1), math.Inf(-1)
 	for _, s := range cr.Samples {
 		if s.Human != nil {
@@ -764,8 +764,16 @@ func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow
 		}
 	}
 	onScale, _ := humanOnJudgeScale(hlo, hhi, cr.Criterion)
-	var pos []int
-	var sc, hs []float64
+	// Allocated at their size: at a million samples these are two million
+	// values each, and grown by appending they took about twice that.
+	k := 0
+	for _, s := range scores {
+		if s.CriterionIndex == cr.Index && s.Score != nil {
+			k++
+		}
+	}
+	pos := make([]int, 0, k)
+	sc, hs := make([]float64, 0, k), make([]float64, 0, k)
 	for _, s := range scores {
 		if s.CriterionIndex != cr.Index || s.Score == nil {
 			continue

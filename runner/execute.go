@@ -491,16 +491,18 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 	if err != nil {
 		return outcome{}, err
 	}
-	rows, err := r.db.ListDatasetRows(ctx, ds.ID, 0, 0)
-	if err != nil {
-		return outcome{}, fmt.Errorf("load dataset rows: %w", err)
-	}
-	if len(rows) == 0 {
-		return outcome{}, errors.New("the dataset has no rows")
-	}
 	fields := run.RubricSnapshot.Fields
 	if len(fields) == 0 {
 		fields = ds.Fields
+	}
+	// What the run holds of its rows: ids, places and the judge's samples,
+	// read a chunk at a time with only the fields' columns.
+	ids, index, samples, err := loadRunRows(ctx, r.db, ds.ID, fields, models.RowTextsChunk)
+	if err != nil {
+		return outcome{}, fmt.Errorf("load dataset rows: %w", err)
+	}
+	if len(ids) == 0 {
+		return outcome{}, errors.New("the dataset has no rows")
 	}
 	// The budget of calls to the judge (limits.go): one for every
 	// criterion of the run, and the judge's limits shared with every
@@ -524,8 +526,6 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 		defer noteResent()
 	}
 	mrun := methods.Run{Settings: run.Settings, MethodSettings: run.MethodSettings, Rubric: run.RubricSnapshot}
-	// rows is not used past this: the run holds what runRows keeps.
-	ids, index, samples := runRows(rows, fields)
 	passes := m.Passes(mrun.Rubric)
 	rounds := m.Rounds(mrun)
 	perRound := (len(ids) + s.BatchSize - 1) / s.BatchSize
@@ -581,22 +581,53 @@ func (sh *sharedSettings) snapshot() methods.Run {
 	return c
 }
 
-// runRows is what a run holds of its dataset's rows while it goes: their
-// ids in file order, each id's place in it, and each row as the judge sees
-// it through the fields. The rows themselves are not kept: their maps (the
-// texts of every column, the ratings) were a large part of a server's
-// memory during a million-sample run, and the run reads only the fields'
-// texts.
-func runRows(rows []models.DatasetRow, fields []evaluator.Field) (ids []int64, index map[int64]int, samples []evaluator.Sample) {
-	ids = make([]int64, len(rows))
-	index = make(map[int64]int, len(rows))
-	samples = make([]evaluator.Sample, len(rows))
-	for i, row := range rows {
-		ids[i] = row.ID
-		index[row.ID] = i
-		samples[i] = row.Sample(fields)
+// loadRunRows is what a run holds of its dataset's rows while it goes:
+// their ids in file order, each id's place in it, and each row as the
+// judge sees it through the fields (DatasetRow.Sample). Only the rows'
+// ids and the fields' columns are read, chunk rows a query
+// (models.EachDatasetRowTexts): reading every row with its maps (the
+// texts of every column, the ratings) at the run's start, to keep only
+// this, was the largest part of a server's memory as a million-sample run
+// began. The samples' texts share one backing array.
+func loadRunRows(ctx context.Context, db *models.DB, datasetID int64, fields []evaluator.Field, chunk int) (ids []int64, index map[int64]int, samples []evaluator.Sample, err error) {
+	n, err := db.CountDatasetRows(ctx, datasetID)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	return ids, index, samples
+	columns := make([]string, len(fields))
+	for i, f := range fields {
+		columns[i] = f.Column
+	}
+	ids = make([]int64, 0, n)
+	index = make(map[int64]int, n)
+	samples = make([]evaluator.Sample, 0, n)
+	var texts []evaluator.Text
+	if len(fields) > 0 {
+		texts = make([]evaluator.Text, 0, n*len(fields))
+	}
+	err = db.EachDatasetRowTexts(ctx, datasetID, columns, chunk, func(r models.RowTexts) error {
+		index[r.ID] = len(ids)
+		ids = append(ids, r.ID)
+		s := evaluator.Sample{ID: r.ExternalID}
+		if len(fields) > 0 {
+			if len(texts)+len(fields) > cap(texts) {
+				// More rows than counted (rows added since): a new array
+				// for the rest; the samples before keep theirs.
+				texts = make([]evaluator.Text, 0, max(len(fields)*chunk, cap(texts)/2))
+			}
+			start := len(texts)
+			for i, f := range fields {
+				texts = append(texts, evaluator.Text{Label: f.Label, Value: r.Texts[i]})
+			}
+			s.Fields = texts[start:len(texts):len(texts)]
+		}
+		samples = append(samples, s)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return ids, index, samples, nil
 }
 
 // runPass judges one pass (one criterion, or all of them for methods that

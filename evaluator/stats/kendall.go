@@ -113,7 +113,7 @@ func kendallSE(xs, ys []float64) float64 {
 		return math.NaN()
 	}
 	// Ranks of y among its distinct values, 1-based for the tree.
-	uy := slices.Sorted(slices.Values(ys))
+	uy := sortedCopy(ys)
 	uy = slices.Compact(uy)
 	ry := make([]int, n)
 	for i, v := range ys {

@@ -63,12 +63,12 @@ func PositionEffect(positions []int, scores []float64, human []float64) []Positi
 	for _, p := range slices.Sorted(maps.Keys(byPos)) {
 		a := byPos[p]
 		st := PositionStat{
-			Position: p, N: len(a.scores), MeanScore: orderFreeSum(a.scores) / float64(len(a.scores)),
+			Position: p, N: len(a.scores), MeanScore: sortedSum(a.scores) / float64(len(a.scores)),
 			MeanAbsErr: math.NaN(), MeanSignedErr: math.NaN(),
 		}
 		if k := len(a.absErr); k > 0 {
-			st.MeanAbsErr = orderFreeSum(a.absErr) / float64(k)
-			st.MeanSignedErr = orderFreeSum(a.signedErr) / float64(k)
+			st.MeanAbsErr = sortedSum(a.absErr) / float64(k)
+			st.MeanSignedErr = sortedSum(a.signedErr) / float64(k)
 		}
 		out = append(out, st)
 	}
@@ -79,8 +79,16 @@ func PositionEffect(positions []int, scores []float64, human []float64) []Positi
 // any order give the same bits (floating-point addition is not
 // associative). It does not change xs.
 func orderFreeSum(xs []float64) float64 {
+	return sortedSum(slices.Clone(xs))
+}
+
+// sortedSum is orderFreeSum sorting xs in place: for values collected to
+// be summed (PositionEffect's, a run's every round score at once), not a
+// second copy of them.
+func sortedSum(xs []float64) float64 {
+	slices.Sort(xs)
 	var sum float64
-	for _, v := range slices.Sorted(slices.Values(xs)) {
+	for _, v := range xs {
 		sum += v
 	}
 	return sum

@@ -1,0 +1,84 @@
+package models_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dbtest"
+)
+
+// TestRunFigureListsAtTheirSize: a run's scores and batch layout, as its
+// figures read them, come in order, each list in an array of its size
+// (grown by appending, a million-sample run's two million scores took up
+// to twice their size and kept the unused part while held), and only the
+// run's own.
+func TestRunFigureListsAtTheirSize(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := context.Background()
+		w := newWorld(t, db)
+		rows, err := db.ListDatasetRows(ctx, w.dataset.ID, 0, 6)
+		if err != nil || len(rows) < 6 {
+			t.Fatalf("rows: %d, %v", len(rows), err)
+		}
+		var runs []models.Run
+		for _, name := range []string{"mine", "other"} {
+			r := w.newRun(t, name)
+			runs = append(runs, r)
+			for ci := range 2 {
+				for round := range 2 {
+					groups := [][]int64{{rows[0].ID, rows[1].ID}, {rows[2].ID, rows[3].ID}, {rows[4].ID, rows[5].ID}}
+					bs, err := db.CreateRoundBatches(ctx, r.ID, ci, round, groups)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, b := range bs {
+						res := models.BatchResult{Batch: b}
+						res.Batch.Status = models.BatchDone
+						for k, id := range b.RowIDs {
+							v := float64(k + round + 1)
+							res.Scores = append(res.Scores, models.RunScore{RunID: r.ID, BatchID: b.ID, CriterionIndex: ci, Round: round, RowID: id, Label: k + 1, Score: &v})
+						}
+						if err := db.SaveBatchResult(ctx, res); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+		}
+		scores, err := db.ListScoreValues(ctx, runs[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(scores) != 24 || cap(scores) != len(scores) {
+			t.Errorf("%d scores in an array of %d, want 24 in 24", len(scores), cap(scores))
+		}
+		for i, s := range scores {
+			if s.RunID != runs[0].ID || s.Score == nil || s.Analysis != "" {
+				t.Fatalf("score %d: %+v", i, s)
+			}
+			if i > 0 {
+				p := scores[i-1]
+				if slices.Compare([]int64{int64(p.CriterionIndex), int64(p.Round), p.RowID}, []int64{int64(s.CriterionIndex), int64(s.Round), s.RowID}) > 0 {
+					t.Fatalf("scores %d and %d out of order: %+v, %+v", i-1, i, p, s)
+				}
+			}
+		}
+		layout, err := db.ListBatchLayout(ctx, runs[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(layout) != 12 || cap(layout) != len(layout) {
+			t.Errorf("%d batches in an array of %d, want 12 in 12", len(layout), cap(layout))
+		}
+		for i, b := range layout {
+			if b.RunID != runs[0].ID || len(b.RowIDs) != 2 || b.Status != models.BatchDone {
+				t.Fatalf("batch %d: %+v", i, b)
+			}
+			if want := [3]int{i / 6, i / 3 % 2, i % 3}; [3]int{b.CriterionIndex, b.Round, b.BatchIndex} != want {
+				t.Fatalf("batch %d is criterion %d, round %d, index %d; want %v", i, b.CriterionIndex, b.Round, b.BatchIndex, want)
+			}
+		}
+	})
+}
