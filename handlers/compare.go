@@ -332,6 +332,12 @@ func alignedCriterion(rep *report.Report, i, j int) *report.Report {
 	cp.Criteria = make([]report.CriterionReport, max(i+1, len(rep.Criteria)))
 	copy(cp.Criteria, rep.Criteria)
 	cp.Criteria[i] = rep.Criteria[j]
+	// The ratings read on criterion j travel with it (report.CriterionShort).
+	if j < len(rep.Humans.Criteria) {
+		cp.Humans.Criteria = make([]report.CriterionHumans, max(i+1, len(rep.Humans.Criteria)))
+		copy(cp.Humans.Criteria, rep.Humans.Criteria)
+		cp.Humans.Criteria[i] = rep.Humans.Criteria[j]
+	}
 	return &cp
 }
 
@@ -587,8 +593,8 @@ func compareHumansNote(repA, repB *report.Report, cmp comparison, differ, matche
 	}
 	var why string
 	switch {
-	case !report.SameHumans(repA, repB):
-		why = fmt.Sprintf("The two runs' reports read different human ratings: A reads %s, B reads %s", repA.Humans.Short(), repB.Humans.Short())
+	case !report.SameCriterionHumans(repA, cmp.criterion, repB, cmp.criterion):
+		why = fmt.Sprintf("The two runs' reports read different human ratings: A reads %s, B reads %s", repA.CriterionShort(cmp.criterion), repB.CriterionShort(cmp.criterion))
 	case cmp.critA.HumanColumn != cmp.critB.HumanColumn:
 		why = fmt.Sprintf("The two runs read their human ratings from different columns: A from %q, B from %q", cmp.critA.HumanColumn, cmp.critB.HumanColumn)
 	default:

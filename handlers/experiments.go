@@ -411,7 +411,7 @@ func (h *Handlers) experimentView(c echo.Context, e models.Experiment, verdict b
 		}
 	}
 	v.CachedNote = cachedNote(figs)
-	v.HumansNote = humansNote(figs, verdict)
+	v.HumansNote = humansNote(figs, v.Criteria, verdict)
 	v.SimulatedNote = simulatedProcedureNote(figs)
 	v.Summary = experimentSummary(figs)
 	v.Chart, v.ChartNote = experimentChart(figs)
@@ -742,37 +742,63 @@ func cachedNote(figs []runFigures) string {
 // headline (verdict false: the share link and the downloaded report,
 // read by people who may have no account) it names no paired tests and
 // no recompute button, only who can make the runs comparable.
-func humansNote(figs []runFigures, verdict bool) string {
+func humansNote(figs []runFigures, names []string, verdict bool) string {
+	// Per criterion (the table's columns, by position as its cells are):
+	// the runs grouped by the ratings they read on it, runs without any
+	// rating on it left out (they have no correlation to set against the
+	// others'). A criterion is named when two groups read ratings.
 	type group struct {
 		rep   *report.Report
 		names []string
 	}
-	var groups []*group
-	for _, f := range figs {
-		if f.rep == nil {
+	var described []string // how the runs differ on a criterion, once per wording
+	var crits [][]string   // the criteria described alike
+	for ci, name := range names {
+		var groups []*group
+		for _, f := range figs {
+			if f.rep == nil || !f.rep.CriterionHasHumans(ci) {
+				continue
+			}
+			var g *group
+			for _, x := range groups {
+				if report.SameCriterionHumans(x.rep, ci, f.rep, ci) {
+					g = x
+					break
+				}
+			}
+			if g == nil {
+				g = &group{rep: f.rep}
+				groups = append(groups, g)
+			}
+			g.names = append(g.names, strconv.Quote(f.run.Name))
+		}
+		if len(groups) < 2 {
 			continue
 		}
-		var g *group
-		for _, x := range groups {
-			if report.SameHumans(x.rep, f.rep) {
-				g = x
-				break
-			}
+		parts := make([]string, len(groups))
+		for i, g := range groups {
+			parts[i] = joinNames(g.names) + " against " + g.rep.CriterionShort(ci)
 		}
-		if g == nil {
-			g = &group{rep: f.rep}
-			groups = append(groups, g)
+		d := strings.Join(parts, "; ")
+		if k := slices.Index(described, d); k >= 0 {
+			crits[k] = append(crits[k], name)
+			continue
 		}
-		g.names = append(g.names, strconv.Quote(f.run.Name))
+		described, crits = append(described, d), append(crits, []string{name})
 	}
-	if len(groups) < 2 {
+	if len(described) == 0 {
 		return ""
 	}
-	parts := make([]string, len(groups))
-	for i, g := range groups {
-		parts[i] = joinNames(g.names) + " against " + g.rep.Humans.Short()
+	lead := "These runs are measured against different human ratings"
+	for i, d := range described {
+		if i > 0 {
+			lead += " On"
+		} else {
+			lead += " on"
+		}
+		lead += " " + joinNames(crits[i]) + ": " + d + "."
 	}
-	lead := "These runs are measured against different human ratings: " + strings.Join(parts, "; ") + ". "
+	lead += " "
 	if !verdict {
 		return lead + "Their correlations then differ partly because of the ratings, not the judges, so this table does not compare the judges alone. " +
 			"To compare them, whoever runs this experiment in BatchEval can recompute the runs with the same human ratings and share it again."
