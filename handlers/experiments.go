@@ -829,11 +829,15 @@ func perSampleCost(f runFigures) string {
 // (web.Money: three significant digits below a dollar).
 func dollars(v float64) string { return web.Money(v) }
 
+// fmtNum writes a figure of the experiment page's sentences, titles and
+// chart (a coefficient, its interval, an average) as its table does
+// (web.CoefText): a figure just below zero is 0.000, not "−0.000"; a dash
+// when it is not a number.
 func fmtNum(v float64, digits int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "—"
 	}
-	return web.Minus(strconv.FormatFloat(v, 'f', digits, 64))
+	return web.CoefText(v, digits)
 }
 
 func ciTitle(c stats.Correlation) string {
