@@ -446,17 +446,6 @@ func robustnessLine(f runFigures, parent *report.Report, kept []int, names []str
 		}
 		return pearson(parent, k)
 	}
-	// Correlations with other human ratings do not compare: a parent
-	// recomputed with browser ratings read as a gain or loss of its noisy
-	// copy, whose report still reads the imported column.
-	if parent != nil && f.rep != nil && !report.SameHumans(f.rep, parent) {
-		what := fmt.Sprintf("this run is measured against %s, run %d against %s; recompute one of them with the same human ratings",
-			f.rep.Humans.Short(), parentID, parent.Humans.Short())
-		if f.run.Variant == runner.VariantReseed {
-			return fmt.Sprintf("reseed of run %d: no comparison (%s)", parentID, what)
-		}
-		return fmt.Sprintf("%s: no comparison with run %d (%s)", f.run.Variant, parentID, what)
-	}
 	candidates := kept
 	if candidates == nil {
 		for k := range names {
@@ -464,16 +453,47 @@ func robustnessLine(f runFigures, parent *report.Report, kept []int, names []str
 		}
 	}
 	defined := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	var over []string
+	// Correlations with other human ratings do not compare: a parent
+	// recomputed with browser ratings read as a gain or loss of its noisy
+	// copy, whose report still reads the imported column. Decided per
+	// criterion: a criterion with no browser rating reads the same
+	// ratings in both and still compares.
+	var over, otherHumans, why []string
 	var own, theirs float64
 	for _, k := range candidates {
 		a, b := pearson(f.rep, k), parentPearson(k)
 		if !defined(a) || !defined(b) {
 			continue
 		}
+		if j := parentIndex(parent, names[k], k); !report.SameCriterionHumans(f.rep, k, parent, j) {
+			otherHumans = append(otherHumans, names[k])
+			w := fmt.Sprintf("this run is measured against %s, run %d against %s", f.rep.CriterionShort(k), parentID, parent.CriterionShort(j))
+			if !slices.Contains(why, w) {
+				why = append(why, w)
+			}
+			continue
+		}
 		own += a
 		theirs += b
 		over = append(over, names[k])
+	}
+	humansWhy := strings.Join(why, "; ")
+	if len(why) > 1 {
+		// Say which criterion each description is of.
+		why = why[:0]
+		for _, k := range candidates {
+			if j := parentIndex(parent, names[k], k); slices.Contains(otherHumans, names[k]) {
+				why = append(why, fmt.Sprintf("on %s, this run is measured against %s, run %d against %s", names[k], f.rep.CriterionShort(k), parentID, parent.CriterionShort(j)))
+			}
+		}
+		humansWhy = strings.Join(why, "; ")
+	}
+	if len(over) == 0 && len(otherHumans) > 0 {
+		what := humansWhy + "; recompute one of them with the same human ratings"
+		if f.run.Variant == runner.VariantReseed {
+			return fmt.Sprintf("reseed of run %d: no comparison (%s)", parentID, what)
+		}
+		return fmt.Sprintf("%s: no comparison with run %d (%s)", f.run.Variant, parentID, what)
 	}
 	if len(over) == 0 {
 		what := "no criterion has a Pearson r for both this run and run " + strconv.FormatInt(parentID, 10)
@@ -493,8 +513,22 @@ func robustnessLine(f runFigures, parent *report.Report, kept []int, names []str
 			left = append(left, n)
 		}
 	}
+	var others, unmeasured []string
+	for _, n := range left {
+		if slices.Contains(otherHumans, n) {
+			others = append(others, n)
+		} else {
+			unmeasured = append(unmeasured, n)
+		}
+	}
 	note := ""
-	if len(left) > 0 {
+	switch {
+	case len(others) > 0 && len(unmeasured) > 0:
+		note = fmt.Sprintf("; both averaged over %s, leaving out %s, which not every run compared has a Pearson r for, and %s, measured against other human ratings (%s)",
+			joinNames(over), joinNames(unmeasured), joinNames(others), humansWhy)
+	case len(others) > 0:
+		note = fmt.Sprintf("; both averaged over %s, leaving out %s, measured against other human ratings (%s)", joinNames(over), joinNames(others), humansWhy)
+	case len(left) > 0:
 		note = fmt.Sprintf("; both averaged over %s, leaving out %s, which not every run compared has a Pearson r for", joinNames(over), joinNames(left))
 	}
 	if f.run.Variant == runner.VariantReseed {
@@ -507,6 +541,19 @@ func robustnessLine(f runFigures, parent *report.Report, kept []int, names []str
 		line += " (" + note[2:] + ")"
 	}
 	return line
+}
+
+// parentIndex is the index of the parent's criterion named name (k, the
+// table's column, when it has none of that name or cannot be read).
+func parentIndex(parent *report.Report, name string, k int) int {
+	if parent != nil {
+		for j, c := range parent.Criteria {
+			if c.Criterion.Name == name {
+				return j
+			}
+		}
+	}
+	return k
 }
 
 func isRobustnessVariant(v string) bool {
