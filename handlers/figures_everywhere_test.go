@@ -193,8 +193,11 @@ func TestCorrelationsAgreeEverywhere(t *testing.T) {
 		for ci := range 2 {
 			var cmp APIComparison
 			getJSON(fmt.Sprintf("/api/v1/compare?a=%d&b=%d&criterion=%d", a.ID, b.ID, ci), &cmp)
-			var ha, hb, hh []float64
+			var ra, rb, ha, hb, hh []float64
 			for _, r := range cmp.Rows {
+				if r.A != nil && r.B != nil {
+					ra, rb = append(ra, *r.A), append(rb, *r.B)
+				}
 				if r.A != nil && r.B != nil && r.Human != nil {
 					ha, hb, hh = append(ha, *r.A), append(hb, *r.B), append(hh, *r.Human)
 				}
@@ -229,6 +232,13 @@ func TestCorrelationsAgreeEverywhere(t *testing.T) {
 				t.Errorf("criterion %d: A's export gives Pearson r %v, its paired figure %v on the same %d samples", ci, *ex.Pearson.Coef, rA, n)
 			}
 			body := page(fmt.Sprintf("/compare?a=%d&b=%d&criterion=%d", a.ID, b.ID, ci))
+			// The two runs' agreement with each other.
+			if cmp.Pearson.Coef == nil || math.Abs(*cmp.Pearson.Coef-textbookPearson(ra, rb)) > 1e-12 || cmp.Pearson.N != len(ra) {
+				t.Errorf("criterion %d: the runs' Pearson r with each other %v on %d; recomputed %v on %d", ci, exportedOrNil(cmp.Pearson.Coef), cmp.Pearson.N,
+					textbookPearson(ra, rb), len(ra))
+			} else if got := cells(body, "runs-pearson"); len(got) != 1 || got[0] != web.CoefText(*cmp.Pearson.Coef, 3) {
+				t.Errorf("criterion %d: the compare page shows the runs' Pearson r as %v; the API's, rounded: %s", ci, got, web.CoefText(*cmp.Pearson.Coef, 3))
+			}
 			row := body[strings.Index(body, `data-testid="agreement-pearson"`):]
 			row = row[:strings.Index(row, "</tr>")]
 			nums := regexp.MustCompile(`<td class="num"[^>]*>([^<]*)<`).FindAllStringSubmatch(row, -1)
