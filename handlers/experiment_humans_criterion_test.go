@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -23,7 +24,8 @@ import (
 // with browser ratings on Engaging only, was said to be measured against
 // them on Coherent too, where it reads the imported column like the
 // other run. The note now names the criteria whose ratings differ, with
-// each run's ratings on that criterion.
+// each run's ratings on that criterion; the API's experiment, which said
+// nothing of it, gives it as humans_note.
 func TestExperimentHumansNotePerCriterion(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
@@ -67,9 +69,21 @@ func TestExperimentHumansNotePerCriterion(t *testing.T) {
 		// column like B.
 		rate(0, 6, "Ann")
 		recompute(a, "both")
+		apiNote := func() string {
+			var out APIExperiment
+			rec := env.get(fmt.Sprintf("/api/v1/experiments/%d", x.exp.ID))
+			if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &out) != nil {
+				t.Fatalf("experiment API: %d", rec.Code)
+			}
+			return out.HumansNote
+		}
 		got := note()
-		want := templ.EscapeString(fmt.Sprintf("These runs are measured against different human ratings on %s: %q against the imported column and browser ratings (6 browser ratings); %q against the imported column.",
-			crits[0].Name, a.Name, b.Name))
+		plain := fmt.Sprintf("These runs are measured against different human ratings on %s: %q against the imported column and browser ratings (6 browser ratings); %q against the imported column.",
+			crits[0].Name, a.Name, b.Name)
+		want := templ.EscapeString(plain)
+		if api := apiNote(); !strings.HasPrefix(api, plain) {
+			t.Errorf("the API's experiment humans_note is %q, want it to start %q", api, plain)
+		}
 		if !strings.Contains(got, want) {
 			t.Errorf("the note does not say which criterion differs and how:\n got %s\nwant %s", got, want)
 		}
@@ -85,6 +99,9 @@ func TestExperimentHumansNotePerCriterion(t *testing.T) {
 		recompute(b, "browser")
 		if got := note(); got != "" {
 			t.Errorf("runs reading the same ratings on every criterion both have ratings on are said to differ:\n%s", got)
+		}
+		if api := apiNote(); api != "" {
+			t.Errorf("the API's experiment says %q of runs reading the same ratings", api)
 		}
 	})
 }

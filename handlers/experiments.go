@@ -781,15 +781,33 @@ func cachedNote(figs []runFigures) string {
 }
 
 // humansNote says that the experiment's runs are measured against
-// different human ratings (report.SameHumans: one recomputed with browser
-// ratings, others on the imported column), naming which runs read which;
-// "" when every run with figures reads the same. Their correlation
+// different human ratings on some criteria (report.SameCriterionHumans:
+// one recomputed with browser ratings, others on the imported column),
+// naming the criteria and which runs read which there; "" when every run
+// with figures reads the same on every criterion it has ratings on. Their correlation
 // columns then differ partly by the ratings, and the headline's paired
 // tests measure every run against the best run's ratings. Without the
 // headline (verdict false: the share link and the downloaded report,
 // read by people who may have no account) it names no paired tests and
 // no recompute button, only who can make the runs comparable.
 func humansNote(figs []runFigures, names []string, verdict bool) string {
+	lead := humansNoteLead(figs, names)
+	if lead == "" {
+		return ""
+	}
+	if !verdict {
+		return lead + "Their correlations then differ partly because of the ratings, not the judges, so this table does not compare the judges alone. " +
+			"To compare them, whoever runs this experiment in BatchEval can recompute the runs with the same human ratings and share it again."
+	}
+	return lead +
+		"Their correlations then differ partly because of the ratings, not the judges, and the headline's paired tests measure every run against the ratings of the run it names best. " +
+		"To compare them, recompute the runs with the same human ratings (on each run's page, under Human ratings)."
+}
+
+// humansNoteLead is the note's first sentences: on which criteria the runs
+// read different human ratings, and which each reads there; "" when they
+// read the same on every criterion they have ratings on.
+func humansNoteLead(figs []runFigures, names []string) string {
 	// Per criterion (the table's columns, by position as its cells are):
 	// the runs grouped by the ratings they read on it, runs without any
 	// rating on it left out (they have no correlation to set against the
@@ -846,13 +864,7 @@ func humansNote(figs []runFigures, names []string, verdict bool) string {
 		lead += " " + joinNames(crits[i]) + ": " + d + "."
 	}
 	lead += " "
-	if !verdict {
-		return lead + "Their correlations then differ partly because of the ratings, not the judges, so this table does not compare the judges alone. " +
-			"To compare them, whoever runs this experiment in BatchEval can recompute the runs with the same human ratings and share it again."
-	}
-	return lead +
-		"Their correlations then differ partly because of the ratings, not the judges, and the headline's paired tests measure every run against the ratings of the run it names best. " +
-		"To compare them, recompute the runs with the same human ratings (on each run's page, under Human ratings)."
+	return lead
 }
 
 // cacheShareText says how many of a run's calls the answer cache answered.
