@@ -155,6 +155,7 @@ func TestCorrelationsAgreeEverywhere(t *testing.T) {
 		getJSON(fmt.Sprintf("/api/v1/experiments/%d", x.exp.ID), &apiExp)
 		expPage := page(fmt.Sprintf("/experiments/%d", x.exp.ID))
 		expReport := page(fmt.Sprintf("/experiments/%d/report.html", x.exp.ID))
+		expShared := page(env.createShareVia(url.Values{"kind": {"experiment"}, "experiment_id": {fmt.Sprint(x.exp.ID)}, "expires": {"7d"}}))
 		var wantP, wantS, wantAvg []string
 		for _, row := range apiExp.Runs {
 			crits := exports[row.Run.ID]
@@ -176,7 +177,7 @@ func TestCorrelationsAgreeEverywhere(t *testing.T) {
 				wantAvg = append(wantAvg, coef(row.AveragePearson))
 			}
 		}
-		for _, p := range []struct{ name, body string }{{"experiment page", expPage}, {"experiment report", expReport}} {
+		for _, p := range []struct{ name, body string }{{"experiment page", expPage}, {"experiment report", expReport}, {"experiment share link", expShared}} {
 			for _, c := range []struct {
 				testid string
 				want   []string
@@ -238,6 +239,12 @@ func TestCorrelationsAgreeEverywhere(t *testing.T) {
 					textbookPearson(ra, rb), len(ra))
 			} else if got := cells(body, "runs-pearson"); len(got) != 1 || got[0] != web.CoefText(*cmp.Pearson.Coef, 3) {
 				t.Errorf("criterion %d: the compare page shows the runs' Pearson r as %v; the API's, rounded: %s", ci, got, web.CoefText(*cmp.Pearson.Coef, 3))
+			} else if ci == 0 {
+				// The comparison's share link (on the first criterion).
+				shared := page(env.createShareVia(url.Values{"kind": {"compare"}, "run_id": {fmt.Sprint(a.ID)}, "other_run_id": {fmt.Sprint(b.ID)}, "expires": {"7d"}}))
+				if got := cells(shared, "agreement-pearson"); len(got) != 1 || got[0] != web.CoefText(*cmp.Pearson.Coef, 3) {
+					t.Errorf("the comparison's share link shows the runs' Pearson r as %v; the API's, rounded: %s", got, web.CoefText(*cmp.Pearson.Coef, 3))
+				}
 			}
 			row := body[strings.Index(body, `data-testid="agreement-pearson"`):]
 			row = row[:strings.Index(row, "</tr>")]
