@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/batcheval/batcheval/evaluator/stats"
@@ -38,5 +39,22 @@ func TestExperimentSentencesSignFiguresAsTheTable(t *testing.T) {
 	c := stats.Correlation{Coef: 0.01, CILow: -0.0003, CIHigh: 0.2, N: 30}
 	if got, want := ciTitle(c), "95% interval 0.000 to 0.200 over 30 samples"; got != want {
 		t.Errorf("ciTitle = %q, want %q", got, want)
+	}
+}
+
+// TestExperimentIntervalTitleRoundsAsTheRunPage: a correlation's 95%
+// interval is printed on the run page (and the compare page) by
+// web.Signed, which rounds the decimal the JSON export writes half away
+// from zero, but in the experiment table's cell title by the float's own
+// rounding: a bound of 0.12349999999999998 (exported 0.1235) read +0.124
+// on the run page and 0.123 in the title. The title now rounds as the run
+// page does.
+func TestExperimentIntervalTitleRoundsAsTheRunPage(t *testing.T) {
+	lo, hi := 0.12349999999999998, -0.0004999999999999999
+	for _, v := range []float64{lo, hi} {
+		page := strings.TrimPrefix(web.Signed(v, 3), "+")
+		if !strings.Contains(ciTitle(stats.Correlation{CILow: v, CIHigh: 0.9, N: 40}), "interval "+page+" to") {
+			t.Errorf("bound %v: the run page prints %s, the experiment title %q", v, web.Signed(v, 3), ciTitle(stats.Correlation{CILow: v, CIHigh: 0.9, N: 40}))
+		}
 	}
 }

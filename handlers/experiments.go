@@ -903,7 +903,10 @@ func ciTitle(c stats.Correlation) string {
 	if math.IsNaN(c.CILow) || math.IsNaN(c.CIHigh) {
 		return "no 95% interval"
 	}
-	return fmt.Sprintf("95%% interval %s to %s over %d samples", fmtNum(c.CILow, 3), fmtNum(c.CIHigh, 3), c.N)
+	// The bounds as the run page prints them (web.Signed's rounding,
+	// web.Decimal), without its plus sign.
+	bound := func(v float64) string { return web.Minus(web.Decimal(v, 3)) }
+	return fmt.Sprintf("95%% interval %s to %s over %d samples", bound(c.CILow), bound(c.CIHigh), c.N)
 }
 
 // runCount writes an integer with thousands separators.
