@@ -589,9 +589,11 @@ func heldOutComparisons(a models.Alignment, before, after []models.SampleScore) 
 	return cs
 }
 
-// formatScore shows a final score with two decimals at most.
+// formatScore shows a final score or a human rating as the run page does
+// (two decimals, rounded by web.Decimal), so a sample's figures here match
+// its row there and the gap beside them (web.Signed, the same rounding).
 func formatScore(x float64) string {
-	return web.Minus(strconv.FormatFloat(math.Round(x*100)/100, 'f', -1, 64))
+	return web.Minus(web.Decimal(x, 2))
 }
 
 // fieldsExcerpt shows the sample's fields on one line, cut at a word.

@@ -738,8 +738,13 @@ type APIExperiment struct {
 	// AverageNote says which criteria the runs' averages leave out and
 	// why (every run is averaged over the criteria all finished runs have
 	// a Pearson r for); "" when none is left out.
-	AverageNote string             `json:"average_note"`
-	Runs        []APIExperimentRun `json:"runs"`
+	AverageNote string `json:"average_note"`
+	// HumansNote says on which criteria the runs' correlations are with
+	// different human ratings (a run recomputed with browser ratings) and
+	// which each reads there, as the experiment page does; absent when
+	// they read the same.
+	HumansNote string             `json:"humans_note,omitempty"`
+	Runs       []APIExperimentRun `json:"runs"`
 }
 
 // APIExperimentRun is one row of the experiment table. Figures that cannot
@@ -1704,6 +1709,10 @@ func (h *Handlers) apiExperiment(c echo.Context, e models.Experiment) (APIExperi
 	}
 	// The averages of the page's table: over the same criteria for every run.
 	out.AverageNote = alignAverages(figs, out.Criteria).note
+	if lead := humansNoteLead(figs, out.Criteria); lead != "" {
+		out.HumansNote = lead + "Their correlations then differ partly because of the ratings, not the judges: " +
+			"recompute the runs with the same human ratings to compare the judges alone."
+	}
 	for _, f := range figs {
 		r := f.run
 		row := APIExperimentRun{Run: apiRun(r), Pearson: make([]*float64, len(out.Criteria)), Spearman: make([]*float64, len(out.Criteria)),

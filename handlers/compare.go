@@ -332,6 +332,12 @@ func alignedCriterion(rep *report.Report, i, j int) *report.Report {
 	cp.Criteria = make([]report.CriterionReport, max(i+1, len(rep.Criteria)))
 	copy(cp.Criteria, rep.Criteria)
 	cp.Criteria[i] = rep.Criteria[j]
+	// The ratings read on criterion j travel with it (report.CriterionShort).
+	if j < len(rep.Humans.Criteria) {
+		cp.Humans.Criteria = make([]report.CriterionHumans, max(i+1, len(rep.Humans.Criteria)))
+		copy(cp.Humans.Criteria, rep.Humans.Criteria)
+		cp.Humans.Criteria[i] = rep.Humans.Criteria[j]
+	}
 	return &cp
 }
 
@@ -587,8 +593,8 @@ func compareHumansNote(repA, repB *report.Report, cmp comparison, differ, matche
 	}
 	var why string
 	switch {
-	case !report.SameHumans(repA, repB):
-		why = fmt.Sprintf("The two runs' reports read different human ratings: A reads %s, B reads %s", repA.Humans.Short(), repB.Humans.Short())
+	case !report.SameCriterionHumans(repA, cmp.criterion, repB, cmp.criterion):
+		why = fmt.Sprintf("The two runs' reports read different human ratings: A reads %s, B reads %s", repA.CriterionShort(cmp.criterion), repB.CriterionShort(cmp.criterion))
 	case cmp.critA.HumanColumn != cmp.critB.HumanColumn:
 		why = fmt.Sprintf("The two runs read their human ratings from different columns: A from %q, B from %q", cmp.critA.HumanColumn, cmp.critB.HumanColumn)
 	default:
@@ -815,7 +821,7 @@ func agreementReading(ds []stats.Difference, nameA, nameB string) string {
 	pText := web.PValueText(p)
 	// The interval is read as printed (three decimals), so a bound shown
 	// as ±0.000 counts as touching 0.
-	lo, hi := math.Round(d.CILow*1000)/1000, math.Round(d.CIHigh*1000)/1000
+	lo, hi := asPrinted(d.CILow), asPrinted(d.CIHigh)
 	noInterval := math.IsNaN(lo) || math.IsNaN(hi)
 	excludes := !noInterval && (lo > 0 || hi < 0)
 	ci := fmt.Sprintf("95%% interval %s to %s", web.Signed(d.CILow, 3), web.Signed(d.CIHigh, 3))
@@ -836,6 +842,21 @@ func agreementReading(ds []stats.Difference, nameA, nameB string) string {
 	}
 	return fmt.Sprintf("The data cannot tell the two runs apart: A − B in Pearson r is %s (%s, %s), within what chance alone gives on these samples.",
 		diff, ci, pText)
+}
+
+// asPrinted is a difference or an interval bound as pages print it
+// (web.Signed: three decimals, rounded by web.Decimal), so that a sentence
+// reads the interval its reader sees: a bound of 0.0004999999999999999,
+// printed +0.001, is above 0. NaN when it is not a number.
+func asPrinted(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return math.NaN()
+	}
+	x, err := strconv.ParseFloat(web.Decimal(v, 3), 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return x
 }
 
 func lastField(fs []evaluator.Text) string {

@@ -411,7 +411,7 @@ func (h *Handlers) experimentView(c echo.Context, e models.Experiment, verdict b
 		}
 	}
 	v.CachedNote = cachedNote(figs)
-	v.HumansNote = humansNote(figs, verdict)
+	v.HumansNote = humansNote(figs, v.Criteria, verdict)
 	v.SimulatedNote = simulatedProcedureNote(figs)
 	v.Summary = experimentSummary(figs)
 	v.Chart, v.ChartNote = experimentChart(figs)
@@ -446,17 +446,6 @@ func robustnessLine(f runFigures, parent *report.Report, kept []int, names []str
 		}
 		return pearson(parent, k)
 	}
-	// Correlations with other human ratings do not compare: a parent
-	// recomputed with browser ratings read as a gain or loss of its noisy
-	// copy, whose report still reads the imported column.
-	if parent != nil && f.rep != nil && !report.SameHumans(f.rep, parent) {
-		what := fmt.Sprintf("this run is measured against %s, run %d against %s; recompute one of them with the same human ratings",
-			f.rep.Humans.Short(), parentID, parent.Humans.Short())
-		if f.run.Variant == runner.VariantReseed {
-			return fmt.Sprintf("reseed of run %d: no comparison (%s)", parentID, what)
-		}
-		return fmt.Sprintf("%s: no comparison with run %d (%s)", f.run.Variant, parentID, what)
-	}
 	candidates := kept
 	if candidates == nil {
 		for k := range names {
@@ -464,16 +453,47 @@ func robustnessLine(f runFigures, parent *report.Report, kept []int, names []str
 		}
 	}
 	defined := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	var over []string
+	// Correlations with other human ratings do not compare: a parent
+	// recomputed with browser ratings read as a gain or loss of its noisy
+	// copy, whose report still reads the imported column. Decided per
+	// criterion: a criterion with no browser rating reads the same
+	// ratings in both and still compares.
+	var over, otherHumans, why []string
 	var own, theirs float64
 	for _, k := range candidates {
 		a, b := pearson(f.rep, k), parentPearson(k)
 		if !defined(a) || !defined(b) {
 			continue
 		}
+		if j := parentIndex(parent, names[k], k); !report.SameCriterionHumans(f.rep, k, parent, j) {
+			otherHumans = append(otherHumans, names[k])
+			w := fmt.Sprintf("this run is measured against %s, run %d against %s", f.rep.CriterionShort(k), parentID, parent.CriterionShort(j))
+			if !slices.Contains(why, w) {
+				why = append(why, w)
+			}
+			continue
+		}
 		own += a
 		theirs += b
 		over = append(over, names[k])
+	}
+	humansWhy := strings.Join(why, "; ")
+	if len(why) > 1 {
+		// Say which criterion each description is of.
+		why = why[:0]
+		for _, k := range candidates {
+			if j := parentIndex(parent, names[k], k); slices.Contains(otherHumans, names[k]) {
+				why = append(why, fmt.Sprintf("on %s, this run is measured against %s, run %d against %s", names[k], f.rep.CriterionShort(k), parentID, parent.CriterionShort(j)))
+			}
+		}
+		humansWhy = strings.Join(why, "; ")
+	}
+	if len(over) == 0 && len(otherHumans) > 0 {
+		what := humansWhy + "; recompute one of them with the same human ratings"
+		if f.run.Variant == runner.VariantReseed {
+			return fmt.Sprintf("reseed of run %d: no comparison (%s)", parentID, what)
+		}
+		return fmt.Sprintf("%s: no comparison with run %d (%s)", f.run.Variant, parentID, what)
 	}
 	if len(over) == 0 {
 		what := "no criterion has a Pearson r for both this run and run " + strconv.FormatInt(parentID, 10)
@@ -493,8 +513,22 @@ func robustnessLine(f runFigures, parent *report.Report, kept []int, names []str
 			left = append(left, n)
 		}
 	}
+	var others, unmeasured []string
+	for _, n := range left {
+		if slices.Contains(otherHumans, n) {
+			others = append(others, n)
+		} else {
+			unmeasured = append(unmeasured, n)
+		}
+	}
 	note := ""
-	if len(left) > 0 {
+	switch {
+	case len(others) > 0 && len(unmeasured) > 0:
+		note = fmt.Sprintf("; both averaged over %s, leaving out %s, which not every run compared has a Pearson r for, and %s, measured against other human ratings (%s)",
+			joinNames(over), joinNames(unmeasured), joinNames(others), humansWhy)
+	case len(others) > 0:
+		note = fmt.Sprintf("; both averaged over %s, leaving out %s, measured against other human ratings (%s)", joinNames(over), joinNames(others), humansWhy)
+	case len(left) > 0:
 		note = fmt.Sprintf("; both averaged over %s, leaving out %s, which not every run compared has a Pearson r for", joinNames(over), joinNames(left))
 	}
 	if f.run.Variant == runner.VariantReseed {
@@ -507,6 +541,19 @@ func robustnessLine(f runFigures, parent *report.Report, kept []int, names []str
 		line += " (" + note[2:] + ")"
 	}
 	return line
+}
+
+// parentIndex is the index of the parent's criterion named name (k, the
+// table's column, when it has none of that name or cannot be read).
+func parentIndex(parent *report.Report, name string, k int) int {
+	if parent != nil {
+		for j, c := range parent.Criteria {
+			if c.Criterion.Name == name {
+				return j
+			}
+		}
+	}
+	return k
 }
 
 func isRobustnessVariant(v string) bool {
@@ -734,45 +781,20 @@ func cachedNote(figs []runFigures) string {
 }
 
 // humansNote says that the experiment's runs are measured against
-// different human ratings (report.SameHumans: one recomputed with browser
-// ratings, others on the imported column), naming which runs read which;
-// "" when every run with figures reads the same. Their correlation
+// different human ratings on some criteria (report.SameCriterionHumans:
+// one recomputed with browser ratings, others on the imported column),
+// naming the criteria and which runs read which there; "" when every run
+// with figures reads the same on every criterion it has ratings on. Their correlation
 // columns then differ partly by the ratings, and the headline's paired
 // tests measure every run against the best run's ratings. Without the
 // headline (verdict false: the share link and the downloaded report,
 // read by people who may have no account) it names no paired tests and
 // no recompute button, only who can make the runs comparable.
-func humansNote(figs []runFigures, verdict bool) string {
-	type group struct {
-		rep   *report.Report
-		names []string
-	}
-	var groups []*group
-	for _, f := range figs {
-		if f.rep == nil {
-			continue
-		}
-		var g *group
-		for _, x := range groups {
-			if report.SameHumans(x.rep, f.rep) {
-				g = x
-				break
-			}
-		}
-		if g == nil {
-			g = &group{rep: f.rep}
-			groups = append(groups, g)
-		}
-		g.names = append(g.names, strconv.Quote(f.run.Name))
-	}
-	if len(groups) < 2 {
+func humansNote(figs []runFigures, names []string, verdict bool) string {
+	lead := humansNoteLead(figs, names)
+	if lead == "" {
 		return ""
 	}
-	parts := make([]string, len(groups))
-	for i, g := range groups {
-		parts[i] = joinNames(g.names) + " against " + g.rep.Humans.Short()
-	}
-	lead := "These runs are measured against different human ratings: " + strings.Join(parts, "; ") + ". "
 	if !verdict {
 		return lead + "Their correlations then differ partly because of the ratings, not the judges, so this table does not compare the judges alone. " +
 			"To compare them, whoever runs this experiment in BatchEval can recompute the runs with the same human ratings and share it again."
@@ -780,6 +802,69 @@ func humansNote(figs []runFigures, verdict bool) string {
 	return lead +
 		"Their correlations then differ partly because of the ratings, not the judges, and the headline's paired tests measure every run against the ratings of the run it names best. " +
 		"To compare them, recompute the runs with the same human ratings (on each run's page, under Human ratings)."
+}
+
+// humansNoteLead is the note's first sentences: on which criteria the runs
+// read different human ratings, and which each reads there; "" when they
+// read the same on every criterion they have ratings on.
+func humansNoteLead(figs []runFigures, names []string) string {
+	// Per criterion (the table's columns, by position as its cells are):
+	// the runs grouped by the ratings they read on it, runs without any
+	// rating on it left out (they have no correlation to set against the
+	// others'). A criterion is named when two groups read ratings.
+	type group struct {
+		rep   *report.Report
+		names []string
+	}
+	var described []string // how the runs differ on a criterion, once per wording
+	var crits [][]string   // the criteria described alike
+	for ci, name := range names {
+		var groups []*group
+		for _, f := range figs {
+			if f.rep == nil || !f.rep.CriterionHasHumans(ci) {
+				continue
+			}
+			var g *group
+			for _, x := range groups {
+				if report.SameCriterionHumans(x.rep, ci, f.rep, ci) {
+					g = x
+					break
+				}
+			}
+			if g == nil {
+				g = &group{rep: f.rep}
+				groups = append(groups, g)
+			}
+			g.names = append(g.names, strconv.Quote(f.run.Name))
+		}
+		if len(groups) < 2 {
+			continue
+		}
+		parts := make([]string, len(groups))
+		for i, g := range groups {
+			parts[i] = joinNames(g.names) + " against " + g.rep.CriterionShort(ci)
+		}
+		d := strings.Join(parts, "; ")
+		if k := slices.Index(described, d); k >= 0 {
+			crits[k] = append(crits[k], name)
+			continue
+		}
+		described, crits = append(described, d), append(crits, []string{name})
+	}
+	if len(described) == 0 {
+		return ""
+	}
+	lead := "These runs are measured against different human ratings"
+	for i, d := range described {
+		if i > 0 {
+			lead += " On"
+		} else {
+			lead += " on"
+		}
+		lead += " " + joinNames(crits[i]) + ": " + d + "."
+	}
+	lead += " "
+	return lead
 }
 
 // cacheShareText says how many of a run's calls the answer cache answered.
@@ -803,18 +888,25 @@ func perSampleCost(f runFigures) string {
 // (web.Money: three significant digits below a dollar).
 func dollars(v float64) string { return web.Money(v) }
 
+// fmtNum writes a figure of the experiment page's sentences, titles and
+// chart (a coefficient, its interval, an average) as its table does
+// (web.CoefText): a figure just below zero is 0.000, not "−0.000"; a dash
+// when it is not a number.
 func fmtNum(v float64, digits int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "—"
 	}
-	return web.Minus(strconv.FormatFloat(v, 'f', digits, 64))
+	return web.CoefText(v, digits)
 }
 
 func ciTitle(c stats.Correlation) string {
 	if math.IsNaN(c.CILow) || math.IsNaN(c.CIHigh) {
 		return "no 95% interval"
 	}
-	return fmt.Sprintf("95%% interval %s to %s over %d samples", fmtNum(c.CILow, 3), fmtNum(c.CIHigh, 3), c.N)
+	// The bounds as the run page prints them (web.Signed's rounding,
+	// web.Decimal), without its plus sign.
+	bound := func(v float64) string { return web.Minus(web.Decimal(v, 3)) }
+	return fmt.Sprintf("95%% interval %s to %s over %d samples", bound(c.CILow), bound(c.CIHigh), c.N)
 }
 
 // runCount writes an integer with thousands separators.

@@ -212,7 +212,7 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 		// The verdict follows the test whose p it quotes; its interval,
 		// computed otherwise, can still include 0, and is then not left
 		// to contradict "significantly better" unsaid.
-		if lo, hi := math.Round(next.test.CILow*1000)/1000, math.Round(next.test.CIHigh*1000)/1000; lo <= 0 && hi >= 0 {
+		if lo, hi := asPrinted(next.test.CILow), asPrinted(next.test.CIHigh); lo <= 0 && hi >= 0 {
 			v.Text += fmt.Sprintf(" Its 95%% interval (%s to %s) still includes no difference, though: the evidence is borderline, and more samples would settle it.",
 				web.Signed(next.test.CILow, 3), web.Signed(next.test.CIHigh, 3))
 		}

@@ -38,6 +38,20 @@ type HumanUse struct {
 	// scale: their combined human rating is missing for every sample,
 	// which a page says where it says why a sample's rating is missing.
 	Apart []models.ImportedOnScale
+	// Criteria are, by the run's criterion index, the browser ratings the
+	// report read on each criterion: what BrowserRatings sums, and which
+	// ratings they are. Nil under the imported source.
+	Criteria []CriterionHumans
+}
+
+// CriterionHumans are the browser ratings a report read on one criterion.
+type CriterionHumans struct {
+	// Ratings counts the browser reviewers' current ratings with a score.
+	Ratings int
+	// Key hashes those ratings (each one's id, row, score, scale and
+	// reviewer): two reports of one dataset with the same key read the
+	// same ratings. "" when there are none.
+	Key string
 }
 
 // Text says in words which human ratings were used.
@@ -81,6 +95,91 @@ func SameHumans(a, b *Report) bool {
 	}
 	return a.Run.DatasetID == b.Run.DatasetID && a.Humans.UptoRatingID == b.Humans.UptoRatingID &&
 		a.Humans.BrowserRatings == b.Humans.BrowserRatings
+}
+
+// criterionSource is the source whose ratings the report read on its
+// criterion i, with those browser ratings: the imported column under the
+// imported source, and under imported and browser ratings on a criterion
+// without a browser rating; "" under browser ratings on a criterion
+// without one, and on a criterion without any human rating.
+func (r *Report) criterionSource(i int) (models.HumanSource, CriterionHumans) {
+	if i < 0 || i >= len(r.Criteria) || !r.Criteria[i].HasHuman {
+		return "", CriterionHumans{}
+	}
+	u := r.Humans
+	if u.Source == "" || u.Source == models.HumansImported {
+		return models.HumansImported, CriterionHumans{}
+	}
+	var c CriterionHumans
+	if i < len(u.Criteria) {
+		c = u.Criteria[i]
+	}
+	switch {
+	case c.Ratings > 0:
+		return u.Source, c
+	case u.Source == models.HumansBoth:
+		return models.HumansImported, c
+	}
+	return "", c
+}
+
+// CriterionHasHumans reports whether the report read any human rating on
+// its criterion i.
+func (r *Report) CriterionHasHumans(i int) bool {
+	src, _ := r.criterionSource(i)
+	return src != ""
+}
+
+// SameCriterionHumans reports whether report a's criterion ia and report
+// b's criterion ib were measured against the same human ratings: both
+// read the same imported column (a noisy copy carries its parent's
+// ratings), or both read the same browser ratings of the same dataset
+// under the same source (and column, beside imported ones). Two reports
+// without any rating on the criteria are alike too. SameHumans decides
+// it for a whole report, from its source and newest rating: two reports
+// that read the same ratings on one criterion may differ on another.
+func SameCriterionHumans(a *Report, ia int, b *Report, ib int) bool {
+	if a == nil || b == nil {
+		return true
+	}
+	sa, ca := a.criterionSource(ia)
+	sb, cb := b.criterionSource(ib)
+	if sa != sb {
+		return false
+	}
+	switch sa {
+	case "":
+		return true
+	case models.HumansBrowser:
+		return a.Run.DatasetID == b.Run.DatasetID && ca.Key == cb.Key
+	}
+	if a.Criteria[ia].Criterion.HumanColumn != b.Criteria[ib].Criterion.HumanColumn {
+		return false
+	}
+	return sa == models.HumansImported || (a.Run.DatasetID == b.Run.DatasetID && ca.Key == cb.Key)
+}
+
+// CriterionShort names, in a few words, the human ratings the report read
+// on its criterion i, as Short does for the whole report: "the imported
+// column", the source with the count of browser ratings on that
+// criterion, or "no human ratings".
+func (r *Report) CriterionShort(i int) string {
+	src, c := r.criterionSource(i)
+	switch src {
+	case "":
+		return "no human ratings"
+	case models.HumansImported:
+		return "the " + src.Label()
+	}
+	return fmt.Sprintf("the %s (%s)", src.Label(), ratingsCount(c.Ratings))
+}
+
+// ratingsCount is "1 browser rating", "6 browser ratings".
+func ratingsCount(n int) string {
+	if n == 1 {
+		return "1 browser rating"
+	}
+	return fmt.Sprintf("%d browser ratings", n)
 }
 
 // Short names the human ratings the report read, in a few words: "the
@@ -227,15 +326,23 @@ func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.
 			return use, nil, err
 		}
 	}
+	use.Criteria = make([]CriterionHumans, len(run.RubricSnapshot.Criteria))
 	for i, crit := range run.RubricSnapshot.Criteria {
 		if pre.Scales[i] == nil {
 			continue
 		}
 		reviews[i] = models.OnScale(upTo(pre.ByName[crit.Name], choice.UptoRatingID), *pre.Scales[i])
+		h := sha256.New()
 		for _, r := range models.CurrentReviews(reviews[i]) {
 			if r.Score != nil {
 				use.BrowserRatings++
+				use.Criteria[i].Ratings++
+				who := r.ReviewerKey()
+				fmt.Fprintf(h, "%d,%d,%s,%g,%g,%d:%s;", r.ID, r.RowID, strconv.FormatFloat(*r.Score, 'g', -1, 64), r.Lo, r.Hi, len(who), who)
 			}
+		}
+		if use.Criteria[i].Ratings > 0 {
+			use.Criteria[i].Key = hex.EncodeToString(h.Sum(nil))
 		}
 	}
 	return use, reviews, nil

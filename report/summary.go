@@ -37,7 +37,10 @@ import (
 // missing from its correlations (n 0, missing = the samples), not 0.
 // summary-7: a criterion counts apart the round scores whose call failed
 // (NoAnswer): they are no longer unreadable in the exports and their rate.
-const summaryVersion = "summary-7"
+// summary-8: the human ratings keep, per criterion, the browser ratings
+// read (HumanUse.Criteria), which the notes on different human ratings
+// decide per criterion from.
+const summaryVersion = "summary-8"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).

@@ -1,0 +1,60 @@
+package handlers
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/batcheval/batcheval/evaluator/stats"
+	"github.com/batcheval/batcheval/web"
+)
+
+// TestExperimentSentencesSignFiguresAsTheTable: an average Pearson r of
+// −0.0004 showed 0.000 in the experiment table (web.CoefText) and
+// "−0.000" in the chart's title, "−0.00" in the cost and verdict
+// sentences, and an interval bound of −0.0003 "−0.000" in a cell's title
+// where the run page shows 0.000: one figure, two signs. fmtNum, which
+// writes those, now signs as the table does.
+func TestExperimentSentencesSignFiguresAsTheTable(t *testing.T) {
+	for _, tc := range []struct {
+		v      float64
+		digits int
+		want   string
+	}{
+		{-0.0004, 3, "0.000"},
+		{-0.004, 2, "0.00"},
+		{-0.0005001, 3, "\u22120.001"},
+		{0.8125, 3, web.CoefText(0.8125, 3)},
+		{-0.25, 2, "\u22120.25"},
+		{math.NaN(), 3, "—"},
+		{12.6, 0, "13"},
+	} {
+		if got := fmtNum(tc.v, tc.digits); got != tc.want {
+			t.Errorf("fmtNum(%v, %d) = %q, want %q", tc.v, tc.digits, got, tc.want)
+		}
+		if !math.IsNaN(tc.v) && fmtNum(tc.v, tc.digits) != web.CoefText(tc.v, tc.digits) {
+			t.Errorf("fmtNum(%v, %d) = %q, the table's web.CoefText %q", tc.v, tc.digits, fmtNum(tc.v, tc.digits), web.CoefText(tc.v, tc.digits))
+		}
+	}
+	c := stats.Correlation{Coef: 0.01, CILow: -0.0003, CIHigh: 0.2, N: 30}
+	if got, want := ciTitle(c), "95% interval 0.000 to 0.200 over 30 samples"; got != want {
+		t.Errorf("ciTitle = %q, want %q", got, want)
+	}
+}
+
+// TestExperimentIntervalTitleRoundsAsTheRunPage: a correlation's 95%
+// interval is printed on the run page (and the compare page) by
+// web.Signed, which rounds the decimal the JSON export writes half away
+// from zero, but in the experiment table's cell title by the float's own
+// rounding: a bound of 0.12349999999999998 (exported 0.1235) read +0.124
+// on the run page and 0.123 in the title. The title now rounds as the run
+// page does.
+func TestExperimentIntervalTitleRoundsAsTheRunPage(t *testing.T) {
+	lo, hi := 0.12349999999999998, -0.0004999999999999999
+	for _, v := range []float64{lo, hi} {
+		page := strings.TrimPrefix(web.Signed(v, 3), "+")
+		if !strings.Contains(ciTitle(stats.Correlation{CILow: v, CIHigh: 0.9, N: 40}), "interval "+page+" to") {
+			t.Errorf("bound %v: the run page prints %s, the experiment title %q", v, web.Signed(v, 3), ciTitle(stats.Correlation{CILow: v, CIHigh: 0.9, N: 40}))
+		}
+	}
+}
