@@ -67,6 +67,10 @@ type reportCache struct {
 	// build builds and stores a summary; nil is report.LoadSummary. Tests
 	// set it to count, hold or fail builds.
 	build summaryBuilder
+	// storing says whether this process's runner is storing a finished
+	// run's statistics and summary (runner.Runner.StoringStats); nil asks
+	// the runner. Tests set it.
+	storing func(runID int64) bool
 	// settling counts the summary builds requests started and have not
 	// seen end, so a test can wait for the background ones.
 	settling sync.WaitGroup

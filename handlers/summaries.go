@@ -27,6 +27,8 @@ import (
 // the background and the request answers at once that the results are
 // being prepared.
 //
+// While the runner of the same process is storing a large run's summary,
+// readers wait for it (runnerStoring) instead of building it beside it.
 // If the runner is storing the same summary in another process at the
 // same time, both store it: the two writes hold the same figures from the
 // same inputs (report.LoadSummary's store is idempotent), so whichever
@@ -102,6 +104,15 @@ func (h *Handlers) finishedSummary(ctx context.Context, look report.SummaryLooku
 		// core and holds one of the background slots.
 		return nil, &preparingError{runID: run.ID, samples: look.Samples, lastFailed: true}
 	}
+	if large && h.runnerStoring(run.ID) {
+		// The runner of this process is computing the same run's figures
+		// right after its end (a browser left on the run page reloads as
+		// it ends): a second build beside it would hold as much memory
+		// again (at a million samples, 2.3 GB became 3.6). The page
+		// reloads until they are stored; a summary of other options than
+		// the runner's is built on a reload after that.
+		return nil, &preparingError{runID: run.ID, samples: look.Samples, lastFailed: failed}
+	}
 	rc.settling.Add(1)
 	ch := rc.flights.DoChan(flight, func() (any, error) {
 		return h.buildSummary(bctx, run, flight, cacheKey, opt, large)
@@ -123,6 +134,15 @@ func (h *Handlers) finishedSummary(ctx context.Context, look report.SummaryLooku
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// runnerStoring says whether this process's runner is storing run runID's
+// statistics and summary now.
+func (h *Handlers) runnerStoring(runID int64) bool {
+	if f := h.reports.storing; f != nil {
+		return f(runID)
+	}
+	return h.Runner.StoringStats(runID)
 }
 
 // buildSummary builds and stores one summary (the body of a shared

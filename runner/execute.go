@@ -124,7 +124,11 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 		// before the end is written: whoever sees the run finished and
 		// waits for them (WaitStats) waits for this run's too.
 		r.finishing.Add(1)
+		// Marked before the end is written, so a page that sees the run
+		// finished also sees its statistics on their way (StoringStats).
+		r.storing.Store(runID, struct{}{})
 		if ferr := r.db.FinishRunNotify(context.WithoutCancel(ctx), runID, end.status, end.reason, r.queueWebhook); ferr != nil {
+			r.storing.Delete(runID)
 			r.finishing.Done()
 			return ferr
 		}
@@ -1433,6 +1437,7 @@ const statsAtOnce = 2
 func (r *Runner) afterFinish(wsID, runID int64, log *slog.Logger) {
 	go func() {
 		defer r.finishing.Done()
+		defer r.storing.Delete(runID)
 		store := r.storeStats
 		if store == nil {
 			store = report.StoreStats
@@ -1454,6 +1459,19 @@ func (r *Runner) afterFinish(wsID, runID int64, log *slog.Logger) {
 			log.Warn("run statistics not stored", "err", serr)
 		}
 	}()
+}
+
+// StoringStats says whether this process is computing the statistics and
+// summary of finished run runID (afterFinish), or about to: a reader that
+// finds no stored summary of a large run waits for them rather than
+// building the same figures a second time beside them (at a million
+// samples, another 1.5 GB of memory at once).
+func (r *Runner) StoringStats(runID int64) bool {
+	if r == nil {
+		return false
+	}
+	_, ok := r.storing.Load(runID)
+	return ok
 }
 
 // WaitStats waits, until ctx ends, for the statistics of finished runs

@@ -207,3 +207,44 @@ func TestWaitStatsCoversARunSeenFinished(t *testing.T) {
 		}
 	})
 }
+
+// TestStoringStatsWhileTheyAreComputed: StoringStats says a finished run's
+// statistics are under way from the moment its end can be read until they
+// are stored, and not after, for a reader to wait for them instead of
+// computing them a second time.
+func TestStoringStatsWhileTheyAreComputed(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		fj := newFakeJudge(t, simjudge.Options{Seed: 5}, nil)
+		release := make(chan struct{})
+		var seenAtEnd atomic.Bool
+		var r *Runner
+		r = env.startRunner(Config{}, func(r2 *Runner) {
+			r2.storeStats = func(ctx context.Context, db *models.DB, wsID, runID int64) error {
+				<-release
+				return report.StoreStats(ctx, db, wsID, runID)
+			}
+			r2.onFinished = func(runID int64) { seenAtEnd.Store(r2.StoringStats(runID)) }
+		})
+		run := env.launch(r, env.newRun(fj.URL(), 1, 2, 10))
+		run = env.waitFinished(run.ID, 30*time.Second)
+		if run.Status != models.RunSucceeded {
+			t.Fatalf("run %s: %s", run.Status, run.Error)
+		}
+		if !r.StoringStats(run.ID) {
+			t.Error("a finished run whose statistics are held is not reported as being stored")
+		}
+		if r.StoringStats(run.ID + 1000) {
+			t.Error("a run this process never finished is reported as being stored")
+		}
+		close(release)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		r.WaitStats(ctx)
+		if r.StoringStats(run.ID) {
+			t.Error("the run is still reported as being stored after its statistics were")
+		}
+		if !seenAtEnd.Load() {
+			t.Error("when the run's end was written, its statistics were not yet reported as on their way")
+		}
+	})
+}

@@ -134,6 +134,9 @@ type Runner struct {
 	// computed (afterFinish); statsSlots bounds them.
 	finishing  sync.WaitGroup
 	statsSlots chan struct{}
+	// storing holds the ids of the finished runs whose statistics this
+	// process is computing or about to (StoringStats).
+	storing sync.Map
 	// notes counts the lost leases being written in the background
 	// (keepNoting); stopNotes ends them (Stop, Kill).
 	notes     sync.WaitGroup
