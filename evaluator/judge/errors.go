@@ -60,6 +60,12 @@ type Error struct {
 	// is not a paid call. Set by Client; an Error built elsewhere leaves
 	// it false and counts as sent, the safe side for the run's spend.
 	NeverSent bool
+	// Cached is set on a refusal given back by the answer cache: an
+	// identical request was refused before, and the caller asked for
+	// refusals to be kept (KeepRefusal). The call never reached the
+	// endpoint (Attempts is 0); it is one of the run's calls, answered
+	// from the cache like a stored answer.
+	Cached bool
 
 	// limit is the per-attempt timeout or the Retry-After ceiling that was
 	// hit, used only to word Error().
@@ -264,6 +270,13 @@ func NeverSentOf(err error) bool {
 // before it was sent, or that never got a connection, is not.
 func Reached(err error) bool {
 	return AttemptsOf(err) > 0 && !NeverSentOf(err)
+}
+
+// CachedOf reports whether the failed call err was refused from the
+// answer cache (Error.Cached).
+func CachedOf(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Cached
 }
 
 // ExtraCallsOf returns the paid calls a failure counts beyond the call
