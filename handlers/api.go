@@ -264,16 +264,17 @@ type APIDataset struct {
 	RatingColumns  []string          `json:"rating_columns"`
 	GroupColumn    string            `json:"group_column"`
 	CreatedAt      stamp.Time        `json:"created_at"`
-	// ImportNotes, only in the answer that created the dataset, say what
-	// the browser's import says beside "Imported N rows" (rows with an
-	// empty field the judge sees); absent when there is nothing to say.
+	// ImportNotes say what the import found in the file (rows with an
+	// empty field the judge sees), as the dataset's page says them: stored
+	// with the dataset; absent when there is nothing to say (or for a
+	// dataset imported before the notes were kept).
 	ImportNotes []string `json:"import_notes,omitempty"`
 }
 
 func apiDataset(d models.Dataset) APIDataset {
 	return APIDataset{ID: d.ID, ProjectID: d.ProjectID, Name: d.Name, SourceFilename: d.SourceFilename, Format: d.Format,
 		RowCount: d.RowCount, IDColumn: d.IDColumn, Columns: nonNil(d.Columns), Fields: nonNil(d.Fields),
-		RatingColumns: nonNil(d.RatingColumns), GroupColumn: d.GroupColumn, CreatedAt: stamp.Of(d.CreatedAt)}
+		RatingColumns: nonNil(d.RatingColumns), GroupColumn: d.GroupColumn, CreatedAt: stamp.Of(d.CreatedAt), ImportNotes: d.ImportNotes}
 }
 
 // nonNil makes an absent list [] in JSON, never null.
@@ -1078,7 +1079,7 @@ func (h *Handlers) apiCreateDataset(c echo.Context) error {
 	if in.GroupColumn != "" && groupColumn(in.GroupColumn, t.Table) == "" {
 		return models.Errorf(models.EInvalid, "group_column %q is not a column of the upload", in.GroupColumn)
 	}
-	ds, empties, err := h.importUpload(c.Request().Context(), p, u, t, strings.TrimSpace(in.Name), m, in.GroupColumn)
+	ds, _, err := h.importUpload(c.Request().Context(), p, u, t, strings.TrimSpace(in.Name), m, in.GroupColumn)
 	if err != nil {
 		var ve *dataimport.ValidationError
 		if errors.As(err, &ve) {
@@ -1087,7 +1088,6 @@ func (h *Handlers) apiCreateDataset(c echo.Context) error {
 		return err
 	}
 	out := apiDataset(ds)
-	out.ImportNotes = emptyFieldNotes(empties, m.AnnotatorColumn != "")
 	return apiCreated(c, "/api/v1/datasets/"+strconv.FormatInt(ds.ID, 10), out)
 }
 
