@@ -67,6 +67,11 @@ type Error struct {
 	// from the cache like a stored answer.
 	Cached bool
 
+	// redirectRefused is set on a redirect whose target this server would
+	// refuse to call (refusedRedirect): the error then says the redirect
+	// is refused instead of offering the target as the base URL.
+	redirectRefused bool
+
 	// limit is the per-attempt timeout or the Retry-After ceiling that was
 	// hit, used only to word Error().
 	limit time.Duration
@@ -125,6 +130,9 @@ func (e *Error) summary() string {
 	case KindMalformed:
 		return "the endpoint's answer is not a usable chat completion: check the base URL points at an OpenAI-compatible API"
 	case KindRefused:
+		if e.Status >= 300 && e.Status < 400 && e.redirectRefused {
+			return fmt.Sprintf("the endpoint answered with a redirect (HTTP %d) to an address this server refuses to call, so the redirect is refused: its target is no base URL to use; check the base URL with whoever runs the endpoint", e.Status)
+		}
 		if e.Status >= 300 && e.Status < 400 {
 			return fmt.Sprintf("the endpoint answered with a redirect (HTTP %d), and judge calls never follow redirects: use the address it redirects to as the base URL", e.Status)
 		}
@@ -159,6 +167,7 @@ var summaryForms = func() []*regexp.Regexp {
 		"could not reach the endpoint: check the base URL and that the server is running",
 		"the endpoint's answer is not a usable chat completion: check the base URL points at an OpenAI-compatible API",
 		"the endpoint answered with a redirect (HTTP %d), and judge calls never follow redirects: use the address it redirects to as the base URL",
+		"the endpoint answered with a redirect (HTTP %d) to an address this server refuses to call, so the redirect is refused: its target is no base URL to use; check the base URL with whoever runs the endpoint",
 		"this server does not call judges at that address",
 		"the caller's deadline passed before the judge answered",
 		"the request was cancelled",
