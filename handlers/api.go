@@ -20,6 +20,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/internal/stamp"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dataimport"
 	"github.com/batcheval/batcheval/report"
@@ -231,15 +232,15 @@ func jsonValue(v string) string {
 
 // APIProject is a project.
 type APIProject struct {
-	ID          int64     `json:"id"`
-	Name        string    `json:"name"`
-	Description string    `json:"description"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          int64      `json:"id"`
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	CreatedAt   stamp.Time `json:"created_at"`
+	UpdatedAt   stamp.Time `json:"updated_at"`
 }
 
 func apiProject(p models.Project) APIProject {
-	return APIProject{ID: p.ID, Name: p.Name, Description: p.Description, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
+	return APIProject{ID: p.ID, Name: p.Name, Description: p.Description, CreatedAt: stamp.Of(p.CreatedAt), UpdatedAt: stamp.Of(p.UpdatedAt)}
 }
 
 // APIProjectDetail is a project with its datasets and rubrics.
@@ -262,17 +263,18 @@ type APIDataset struct {
 	Fields         []evaluator.Field `json:"fields"`
 	RatingColumns  []string          `json:"rating_columns"`
 	GroupColumn    string            `json:"group_column"`
-	CreatedAt      time.Time         `json:"created_at"`
-	// ImportNotes, only in the answer that created the dataset, say what
-	// the browser's import says beside "Imported N rows" (rows with an
-	// empty field the judge sees); absent when there is nothing to say.
+	CreatedAt      stamp.Time        `json:"created_at"`
+	// ImportNotes say what the import found in the file (rows with an
+	// empty field the judge sees), as the dataset's page says them: stored
+	// with the dataset; absent when there is nothing to say (or for a
+	// dataset imported before the notes were kept).
 	ImportNotes []string `json:"import_notes,omitempty"`
 }
 
 func apiDataset(d models.Dataset) APIDataset {
 	return APIDataset{ID: d.ID, ProjectID: d.ProjectID, Name: d.Name, SourceFilename: d.SourceFilename, Format: d.Format,
 		RowCount: d.RowCount, IDColumn: d.IDColumn, Columns: nonNil(d.Columns), Fields: nonNil(d.Fields),
-		RatingColumns: nonNil(d.RatingColumns), GroupColumn: d.GroupColumn, CreatedAt: d.CreatedAt}
+		RatingColumns: nonNil(d.RatingColumns), GroupColumn: d.GroupColumn, CreatedAt: stamp.Of(d.CreatedAt), ImportNotes: d.ImportNotes}
 }
 
 // nonNil makes an absent list [] in JSON, never null.
@@ -356,8 +358,8 @@ type APIRubric struct {
 	Task      string                `json:"task"`
 	Fields    []evaluator.Field     `json:"fields"`
 	Criteria  []evaluator.Criterion `json:"criteria"`
-	CreatedAt time.Time             `json:"created_at"`
-	UpdatedAt time.Time             `json:"updated_at"`
+	CreatedAt stamp.Time            `json:"created_at"`
+	UpdatedAt stamp.Time            `json:"updated_at"`
 	// NameNote says that the stored name has line breaks (see
 	// storedNameNote); absent otherwise.
 	NameNote string `json:"name_note,omitempty"`
@@ -365,7 +367,7 @@ type APIRubric struct {
 
 func apiRubric(r models.Rubric) APIRubric {
 	return APIRubric{ID: r.ID, ProjectID: r.ProjectID, Name: r.Name, Task: r.Task, Fields: nonNil(r.Fields),
-		Criteria: nonNil(r.Criteria), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, NameNote: storedNameNote(r.Name)}
+		Criteria: nonNil(r.Criteria), CreatedAt: stamp.Of(r.CreatedAt), UpdatedAt: stamp.Of(r.UpdatedAt), NameNote: storedNameNote(r.Name)}
 }
 
 // storedNameNote is what an answer says of a stored name with line breaks
@@ -430,10 +432,10 @@ type APIJudge struct {
 	ContextTokens      *int     `json:"context_tokens"`
 	// LastTestAt is when "Test connection" last ran on the judge page
 	// (absent: never); LastTestError its error, "" when the judge answered.
-	LastTestAt    *time.Time `json:"last_test_at,omitempty"`
-	LastTestError string     `json:"last_test_error,omitempty"`
-	CreatedAt     time.Time  `json:"created_at"`
-	UpdatedAt     time.Time  `json:"updated_at"`
+	LastTestAt    *stamp.Time `json:"last_test_at,omitempty"`
+	LastTestError string      `json:"last_test_error,omitempty"`
+	CreatedAt     stamp.Time  `json:"created_at"`
+	UpdatedAt     stamp.Time  `json:"updated_at"`
 	// BaseURLNote, in the answer to a create or update only, says that the
 	// base_url sent ended in an endpoint path (/chat/completions), which
 	// every call adds itself, and was saved without it.
@@ -447,8 +449,8 @@ func apiJudge(j models.Judge) APIJudge {
 	return APIJudge{ID: j.ID, Name: j.Name, Simulated: j.Simulated, BaseURL: j.ShownBaseURL(), Model: j.Model, APIKeyEnv: j.APIKeyEnv,
 		KeyHeader: string(j.SendsKeyAs()), HasStoredKey: j.HasStoredKey(), Temperature: j.Temperature, TopP: j.TopP, MaxConcurrency: j.MaxConcurrency,
 		TimeoutSeconds: j.TimeoutSeconds, PriceInputPerMTok: j.PriceInputPerMTok, PriceOutputPerMTok: j.PriceOutputPerMTok,
-		ContextTokens: j.ContextTokens, LastTestAt: j.LastTestAt, LastTestError: j.LastTestError,
-		CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, NameNote: storedNameNote(j.Name)}
+		ContextTokens: j.ContextTokens, LastTestAt: stamp.OfPtr(j.LastTestAt), LastTestError: j.LastTestError,
+		CreatedAt: stamp.Of(j.CreatedAt), UpdatedAt: stamp.Of(j.UpdatedAt), NameNote: storedNameNote(j.Name)}
 }
 
 // APIJudgeInput creates or updates a judge. APIKey is write-only: stored
@@ -677,9 +679,9 @@ type APIRun struct {
 	PromptTokens     int         `json:"prompt_tokens"`
 	CompletionTokens int         `json:"completion_tokens"`
 	CostUSD          *report.USD `json:"cost_usd"`
-	CreatedAt        time.Time   `json:"created_at"`
-	StartedAt        *time.Time  `json:"started_at"`
-	FinishedAt       *time.Time  `json:"finished_at"`
+	CreatedAt        stamp.Time  `json:"created_at"`
+	StartedAt        *stamp.Time `json:"started_at"`
+	FinishedAt       *stamp.Time `json:"finished_at"`
 	// ElapsedSeconds is how long the run has been going (null before it
 	// started): paused time, and time finished before a resume, left out;
 	// PausedSeconds is that time.
@@ -697,10 +699,10 @@ type APIRun struct {
 // answered from the answer cache, a probe or a failed attempt) or resent_slow_calls (slow calls the run re-sent,
 // Settings.HedgeSlowCalls); worker the worker (lease owner) it is about.
 type APIRunEvent struct {
-	At      time.Time `json:"at"`
-	Kind    string    `json:"kind"`
-	Worker  string    `json:"worker"`
-	Message string    `json:"message"`
+	At      stamp.Time `json:"at"`
+	Kind    string     `json:"kind"`
+	Worker  string     `json:"worker"`
+	Message string     `json:"message"`
 }
 
 func apiRun(r models.Run) APIRun {
@@ -710,8 +712,8 @@ func apiRun(r models.Run) APIRun {
 		MethodSettings: report.RunMethodSettingsJSON(r), Criteria: []string{}, Judge: r.JudgeSnapshot.Shown(), BatchesTotal: r.BatchesTotal,
 		BatchesDone: r.BatchesDone, BatchesFailed: r.BatchesFailed, MissingScores: r.MissingScores, ShortScores: r.ShortScores, Calls: r.Calls,
 		CachedCalls: r.CachedCalls, Retries: r.Retries, CachedPromptTokens: r.CachedPromptTokens, CachedCompletionTokens: r.CachedCompletionTokens, RubricVersion: r.RubricVersion,
-		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: report.USDOf(r.CostUSD), CreatedAt: r.CreatedAt,
-		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, ProbeCalls: r.ProbeCalls, ProbePromptTokens: r.ProbePromptTokens,
+		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: report.USDOf(r.CostUSD), CreatedAt: stamp.Of(r.CreatedAt),
+		StartedAt: stamp.OfPtr(r.StartedAt), FinishedAt: stamp.OfPtr(r.FinishedAt), ProbeCalls: r.ProbeCalls, ProbePromptTokens: r.ProbePromptTokens,
 		ProbeCompletionTokens: r.ProbeCompletionTokens, ProbeCostUSD: report.USDOf(r.ProbeCostUSD())}
 	if out.Method == "" {
 		out.Method = models.MethodBatchEval
@@ -729,12 +731,12 @@ func apiRun(r models.Run) APIRun {
 
 // APIExperiment is an experiment with one summary per run.
 type APIExperiment struct {
-	ID        int64     `json:"id"`
-	ProjectID int64     `json:"project_id"`
-	DatasetID int64     `json:"dataset_id"`
-	Name      string    `json:"name"`
-	CreatedAt time.Time `json:"created_at"`
-	Criteria  []string  `json:"criteria"`
+	ID        int64      `json:"id"`
+	ProjectID int64      `json:"project_id"`
+	DatasetID int64      `json:"dataset_id"`
+	Name      string     `json:"name"`
+	CreatedAt stamp.Time `json:"created_at"`
+	Criteria  []string   `json:"criteria"`
 	// AverageNote says which criteria the runs' averages leave out and
 	// why (every run is averaged over the criteria all finished runs have
 	// a Pearson r for); "" when none is left out.
@@ -1082,7 +1084,7 @@ func (h *Handlers) apiCreateDataset(c echo.Context) error {
 	if in.GroupColumn != "" && groupColumn(in.GroupColumn, t.Table) == "" {
 		return models.Errorf(models.EInvalid, "group_column %q is not a column of the upload", in.GroupColumn)
 	}
-	ds, empties, err := h.importUpload(c.Request().Context(), p, u, t, strings.TrimSpace(in.Name), m, in.GroupColumn)
+	ds, _, err := h.importUpload(c.Request().Context(), p, u, t, strings.TrimSpace(in.Name), m, in.GroupColumn)
 	if err != nil {
 		var ve *dataimport.ValidationError
 		if errors.As(err, &ve) {
@@ -1091,7 +1093,6 @@ func (h *Handlers) apiCreateDataset(c echo.Context) error {
 		return err
 	}
 	out := apiDataset(ds)
-	out.ImportNotes = emptyFieldNotes(empties, m.AnnotatorColumn != "")
 	return apiCreated(c, "/api/v1/datasets/"+strconv.FormatInt(ds.ID, 10), out)
 }
 
@@ -1585,7 +1586,7 @@ func (h *Handlers) apiGetRun(c echo.Context) error {
 	out := apiRun(run)
 	list := make([]APIRunEvent, 0, len(evs))
 	for _, ev := range evs {
-		list = append(list, APIRunEvent{At: ev.At.UTC(), Kind: ev.Kind, Worker: ev.Worker, Message: ev.Message})
+		list = append(list, APIRunEvent{At: stamp.Of(ev.At), Kind: ev.Kind, Worker: ev.Worker, Message: ev.Message})
 	}
 	out.Events = &list
 	return c.JSON(http.StatusOK, out)
@@ -1689,7 +1690,7 @@ func (h *Handlers) apiExperiment(c echo.Context, e models.Experiment) (APIExperi
 	if err != nil {
 		return APIExperiment{}, err
 	}
-	out := APIExperiment{ID: e.ID, ProjectID: e.ProjectID, DatasetID: e.DatasetID, Name: e.Name, CreatedAt: e.CreatedAt,
+	out := APIExperiment{ID: e.ID, ProjectID: e.ProjectID, DatasetID: e.DatasetID, Name: e.Name, CreatedAt: stamp.Of(e.CreatedAt),
 		Criteria: []string{}, Runs: []APIExperimentRun{}}
 	for _, r := range runs {
 		if len(r.RubricSnapshot.Criteria) > len(out.Criteria) {

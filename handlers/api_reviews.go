@@ -3,10 +3,10 @@ package handlers
 import (
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/batcheval/batcheval/internal/stamp"
 	"github.com/batcheval/batcheval/models"
 )
 
@@ -32,20 +32,20 @@ type APIReview struct {
 	Hi     float64  `json:"hi"`
 	// Agree: true agrees with the judge's analysis, false disagrees, nil
 	// did not say.
-	Agree     *bool     `json:"agree"`
-	Reason    string    `json:"reason"`
-	Comment   string    `json:"comment"`
-	Tags      []string  `json:"tags"`
-	CreatedAt time.Time `json:"created_at"`
+	Agree     *bool      `json:"agree"`
+	Reason    string     `json:"reason"`
+	Comment   string     `json:"comment"`
+	Tags      []string   `json:"tags"`
+	CreatedAt stamp.Time `json:"created_at"`
 }
 
 func apiReview(r models.ReviewRating, sampleID string) APIReview {
 	return APIReview{ID: r.ID, DatasetID: r.DatasetID, Reviewer: r.Reviewer, UserID: r.UserID, Criterion: r.Criterion,
 		HumanColumn: r.HumanColumn, SampleID: sampleID, RowID: r.RowID, RunID: r.RunID, Rating: r.Score, Lo: r.Lo, Hi: r.Hi,
 		Agree: r.Agree, Reason: r.Reason, Comment: r.Comment, Tags: nonNil(r.Tags),
-		// Microseconds: what PostgreSQL keeps, so the answer to a post
-		// and the list show the same time.
-		CreatedAt: r.CreatedAt.UTC().Truncate(time.Microsecond)}
+		// Microseconds (package stamp): what PostgreSQL keeps, so the
+		// answer to a post and the list show the same time.
+		CreatedAt: stamp.Of(r.CreatedAt)}
 }
 
 // APIReviewInput is a review posted through the API. The run names the

@@ -99,7 +99,7 @@ func TestAPIReviews(t *testing.T) {
 		}
 		for i := range made {
 			if g, w := page.Items[i], made[i]; !reflect.DeepEqual(g.Tags, w.Tags) || g.ID != w.ID || g.SampleID != w.SampleID || g.Comment != w.Comment ||
-				(g.Rating == nil) != (w.Rating == nil) || !g.CreatedAt.Equal(w.CreatedAt) {
+				(g.Rating == nil) != (w.Rating == nil) || !g.CreatedAt.Time().Equal(w.CreatedAt.Time()) {
 				t.Errorf("listed review %d: %+v, posted %+v", i, g, w)
 			}
 		}

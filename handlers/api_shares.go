@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/batcheval/batcheval/internal/stamp"
 	"github.com/batcheval/batcheval/models"
 )
 
@@ -21,18 +22,18 @@ const apiMaxShareDays = 365
 // APIShareLink is a share link as the API lists it. URL (the link itself)
 // is only in the answer that made it: only its hash is stored.
 type APIShareLink struct {
-	ID           int64      `json:"id"`
-	Kind         string     `json:"kind"`
-	RunID        *int64     `json:"run_id"`
-	OtherRunID   *int64     `json:"other_run_id"`
-	ExperimentID *int64     `json:"experiment_id"`
-	Label        string     `json:"label"`
-	CreatedBy    string     `json:"created_by"`
-	CreatedAt    time.Time  `json:"created_at"`
-	ExpiresAt    *time.Time `json:"expires_at"`
-	RevokedAt    *time.Time `json:"revoked_at"`
-	LastOpenedAt *time.Time `json:"last_opened_at"`
-	Active       bool       `json:"active"`
+	ID           int64       `json:"id"`
+	Kind         string      `json:"kind"`
+	RunID        *int64      `json:"run_id"`
+	OtherRunID   *int64      `json:"other_run_id"`
+	ExperimentID *int64      `json:"experiment_id"`
+	Label        string      `json:"label"`
+	CreatedBy    string      `json:"created_by"`
+	CreatedAt    stamp.Time  `json:"created_at"`
+	ExpiresAt    *stamp.Time `json:"expires_at"`
+	RevokedAt    *stamp.Time `json:"revoked_at"`
+	LastOpenedAt *stamp.Time `json:"last_opened_at"`
+	Active       bool        `json:"active"`
 	// ReportDeleted: a report of the link is in the trash (or purged), so
 	// the link opens nothing, whatever its own state, until it is restored.
 	ReportDeleted bool   `json:"report_deleted"`
@@ -43,8 +44,8 @@ type APIShareLink struct {
 // (shareTargets.missing), which make it inactive.
 func apiShareLink(l models.ShareLink, now time.Time, gone []string) APIShareLink {
 	return APIShareLink{ID: l.ID, Kind: string(l.Kind), RunID: l.RunID, OtherRunID: l.OtherRunID, ExperimentID: l.ExperimentID,
-		Label: l.Label, CreatedBy: l.CreatedByName, CreatedAt: l.CreatedAt, ExpiresAt: l.ExpiresAt, RevokedAt: l.RevokedAt,
-		LastOpenedAt: l.LastOpenedAt, Active: l.Active(now) && len(gone) == 0, ReportDeleted: len(gone) > 0}
+		Label: l.Label, CreatedBy: l.CreatedByName, CreatedAt: stamp.Of(l.CreatedAt), ExpiresAt: stamp.OfPtr(l.ExpiresAt), RevokedAt: stamp.OfPtr(l.RevokedAt),
+		LastOpenedAt: stamp.OfPtr(l.LastOpenedAt), Active: l.Active(now) && len(gone) == 0, ReportDeleted: len(gone) > 0}
 }
 
 // apiShareLinkNow is l as the API answers it alone (revoked).

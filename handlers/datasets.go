@@ -560,20 +560,14 @@ func (h *Handlers) importDataset(c echo.Context) error {
 		return err
 	}
 	msg := fmt.Sprintf("Imported %d rows into %q.", ds.RowCount, ds.Name)
-	// The message travels in a cookie: a few fields' notes, then a count.
-	notes := emptyFieldNotes(empties, m.AnnotatorColumn != "")
-	for i, n := range notes {
-		if i == maxFlashNotes {
-			msg += fmt.Sprintf(" %d more fields the judge sees are empty in some rows too.", len(notes)-i)
-			break
-		}
-		msg += " " + n
+	if len(empties) > 0 {
+		// The notes themselves are stored with the dataset: its page,
+		// where this leads, shows them in full, now and later.
+		msg += fmt.Sprintf(" %s the judge sees %s empty in some rows: see \"Import notes\" below.",
+			plural(len(empties), "One field", strconv.Itoa(len(empties))+" fields"), plural(len(empties), "is", "are"))
 	}
 	return redirect(c, datasetPath(ds.ID), msg+" Next: write a rubric for this project, then launch a run with this dataset (both linked under Next steps below).")
 }
-
-// maxFlashNotes caps the empty-field notes after "Imported N rows".
-const maxFlashNotes = 3
 
 // emptyFieldNotes say, for each field the judge sees that is empty in
 // some rows, how many and which first, so that the person can fill them
@@ -651,6 +645,9 @@ func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.
 		if applied, empties, err = t.ApplyNoting(m); err != nil {
 			return ds, nil, err
 		}
+		// Stored with the dataset, in its transaction: its page says
+		// them for good.
+		ds.ImportNotes = emptyFieldNotes(empties, true)
 		err = h.DB.CreateDataset(ctx, &ds, demo.DatasetRows(applied))
 	} else {
 		err = h.DB.ImportDataset(ctx, &ds, func(put func(models.DatasetRow) error) error {
@@ -681,6 +678,9 @@ func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.
 				return err
 			}
 			empties = a.EmptyFields()
+			// Stored with the dataset, in the import's transaction
+			// (models.DB.ImportDataset): its page says them for good.
+			ds.ImportNotes = emptyFieldNotes(empties, false)
 			return nil
 		})
 	}

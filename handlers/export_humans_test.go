@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batcheval/batcheval/internal/stamp"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
 )
@@ -21,7 +22,7 @@ import (
 type exportedHumans struct {
 	source, label  string
 	browserRatings int
-	asOf           *time.Time
+	asOf           *stamp.Time
 	humans         []*float64
 	pearsonN       int
 	csvUsed        string

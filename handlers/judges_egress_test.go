@@ -17,7 +17,10 @@ import (
 // TestJudgeTestConnectionShowsNoBody: "Test connection" against whatever
 // answers the judge's URL shows a parsed, escaped, short error and never
 // the body of a service that is not a chat API; a redirect is reported,
-// not followed.
+// not followed, and its target is offered as the base URL only when this
+// server would call it (regression: a redirect to the cloud metadata
+// address was answered "use the address it redirects to as the base URL.
+// Details: it points to http://169.254.169.254").
 func TestJudgeTestConnectionShowsNoBody(t *testing.T) {
 	const secret = "internal-admin-secret-7731"
 	var followed int
@@ -35,6 +38,8 @@ func TestJudgeTestConnectionShowsNoBody(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
 			io.WriteString(w, `{"error":{"type":"invalid_request_error","message":"<script>alert(1)</script> `+strings.Repeat("x", 500)+`"}}`)
+		case strings.HasPrefix(r.URL.Path, "/redirect-metadata"):
+			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusFound)
 		case strings.HasPrefix(r.URL.Path, "/redirect"):
 			http.Redirect(w, r, target.URL+"/v1/chat/completions", http.StatusFound)
 		}
@@ -47,7 +52,8 @@ func TestJudgeTestConnectionShowsNoBody(t *testing.T) {
 		}{
 			{"/plain/v1", []string{"HTTP 500"}, []string{secret, "root:x"}},
 			{"/json/v1", []string{"HTTP 400", "invalid_request_error: &lt;script&gt;", "…"}, []string{"<script>alert", strings.Repeat("x", 301)}},
-			{"/redirect/v1", []string{"HTTP 302", "never follow redirects"}, []string{secret}},
+			{"/redirect/v1", []string{"HTTP 302", "never follow redirects", "use the address it redirects to"}, []string{secret}},
+			{"/redirect-metadata/v1", []string{"HTTP 302", "the redirect is refused", "link-local"}, []string{"169.254.169.254", "use the address it redirects to"}},
 		} {
 			j := models.Judge{WorkspaceID: env.ws.ID, Name: "Probe " + tc.path, BaseURL: internal.URL + tc.path, Model: "m", TimeoutSeconds: 5}
 			if err := env.db.SaveJudge(context.Background(), &j); err != nil {

@@ -41,7 +41,7 @@ func TestRunPageAndAPIShowLostLeases(t *testing.T) {
 		}
 		run := decode[apiEvents](t, rec, http.StatusOK)
 		if len(run.Events) != 2 || run.Events[0].Kind != models.RunEventLeaseLost || run.Events[0].Worker != "host-a/3" ||
-			!run.Events[0].At.Equal(lostAt) || run.Events[1].Kind != models.RunEventTakenOver {
+			!run.Events[0].At.Time().Equal(lostAt) || run.Events[1].Kind != models.RunEventTakenOver {
 			t.Fatalf("API events %+v; want the lost lease (host-a/3 at %s), then the takeover", run.Events, lostAt)
 		}
 

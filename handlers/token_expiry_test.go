@@ -117,7 +117,7 @@ func TestExpiredTokenRefused(t *testing.T) {
 		for _, it := range list.Items {
 			s := byID[it.ID]
 			switch {
-			case it.ID == id && (it.ExpiresAt == nil || s.ExpiresAt == nil || it.ExpiresAt.Sub(*s.ExpiresAt).Abs() > time.Millisecond):
+			case it.ID == id && (it.ExpiresAt == nil || s.ExpiresAt == nil || it.ExpiresAt.Time().Sub(*s.ExpiresAt).Abs() > time.Millisecond):
 				t.Errorf("the 30-day token lists expires_at %v, stored %v", it.ExpiresAt, s.ExpiresAt)
 			case it.ID != id && it.ExpiresAt != nil:
 				t.Errorf("the never-expiring token lists expires_at %v, want null", it.ExpiresAt)

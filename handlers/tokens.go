@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/batcheval/batcheval/internal/stamp"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/web"
 )
@@ -136,23 +137,23 @@ func (h *Handlers) revokeTokenByID(c echo.Context) (models.APIToken, error) {
 
 // APIToken is an access token as the API lists it (never the token itself).
 type APIToken struct {
-	ID         int64      `json:"id"`
-	Name       string     `json:"name"`
-	Prefix     string     `json:"prefix"`
-	UserID     int64      `json:"user_id"`
-	UserName   string     `json:"user_name"`
-	CreatedAt  time.Time  `json:"created_at"`
-	LastUsedAt *time.Time `json:"last_used_at"`
-	RevokedAt  *time.Time `json:"revoked_at"`
+	ID         int64       `json:"id"`
+	Name       string      `json:"name"`
+	Prefix     string      `json:"prefix"`
+	UserID     int64       `json:"user_id"`
+	UserName   string      `json:"user_name"`
+	CreatedAt  stamp.Time  `json:"created_at"`
+	LastUsedAt *stamp.Time `json:"last_used_at"`
+	RevokedAt  *stamp.Time `json:"revoked_at"`
 	// ExpiresAt is when the token stops working; null never expires.
-	ExpiresAt *time.Time `json:"expires_at"`
+	ExpiresAt *stamp.Time `json:"expires_at"`
 	// Current is true for the token this request was made with.
 	Current bool `json:"current"`
 }
 
 func apiToken(t models.APIToken, userName string, current int64) APIToken {
-	return APIToken{ID: t.ID, Name: t.Name, Prefix: t.Prefix, UserID: t.UserID, UserName: userName, CreatedAt: t.CreatedAt,
-		LastUsedAt: t.LastUsedAt, RevokedAt: t.RevokedAt, ExpiresAt: t.ExpiresAt, Current: t.ID == current}
+	return APIToken{ID: t.ID, Name: t.Name, Prefix: t.Prefix, UserID: t.UserID, UserName: userName, CreatedAt: stamp.Of(t.CreatedAt),
+		LastUsedAt: stamp.OfPtr(t.LastUsedAt), RevokedAt: stamp.OfPtr(t.RevokedAt), ExpiresAt: stamp.OfPtr(t.ExpiresAt), Current: t.ID == current}
 }
 
 // apiListTokens lists the caller's tokens in this workspace; an owner's

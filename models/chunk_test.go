@@ -3,6 +3,7 @@ package models_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,8 +104,9 @@ func TestBulkInsertsPassParameterLimits(t *testing.T) {
 }
 
 // TestImportDatasetStreams stores rows handed over one at a time in
-// chunks, and stores nothing when the producer fails half-way (after
-// several chunks were written) or gives no rows.
+// chunks, with the import notes the producer sets at its end, and stores
+// nothing when the producer fails half-way (after several chunks were
+// written) or gives no rows.
 func TestImportDatasetStreams(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
 		w := newWorld(t, db)
@@ -135,6 +137,7 @@ func TestImportDatasetStreams(t *testing.T) {
 						}
 					}
 					ds.Columns = []string{"text"}
+					ds.ImportNotes = []string{`2 rows have an empty "<b>Text</b>"`}
 					return nil
 				})
 				if tc.wantErr != "" {
@@ -158,6 +161,9 @@ func TestImportDatasetStreams(t *testing.T) {
 				}
 				if got := count(t, db, "dataset_rows", "dataset_id = ?", ds.ID); got != int64(tc.rows) {
 					t.Errorf("stored %d rows, want %d", got, tc.rows)
+				}
+				if want := []string{`2 rows have an empty "<b>Text</b>"`}; !slices.Equal(stored.ImportNotes, want) {
+					t.Errorf("stored import notes %q, want %q", stored.ImportNotes, want)
 				}
 			})
 		}

@@ -54,7 +54,9 @@ func (db *DB) EachDatasetRowRatings(ctx context.Context, datasetID int64, fn fun
 // stream holds one chunk at a time, not the dataset; put encodes a row at
 // once, so the caller may reuse the row's maps after put returns. fill may
 // change d's Columns until it returns (a streamed JSON file reveals its
-// columns as it goes); RowCount is counted here. An error from fill, or no
+// columns as it goes), and set its ImportNotes (what reading the file
+// found), which are stored in the same transaction; RowCount is counted
+// here. An error from fill, or no
 // rows at all, stores nothing.
 //
 // The rows are written without GORM's reflection: their JSON is encoded
@@ -99,7 +101,7 @@ func (db *DB) ImportDataset(ctx context.Context, d *Dataset, fill func(put func(
 				d.Columns = []string{}
 			}
 			d.RatingStats = stats.storable()
-			return tx.Model(d).Select("row_count", "columns", "rating_stats").Updates(d).Error
+			return tx.Model(d).Select("row_count", "columns", "rating_stats", "import_notes").Updates(d).Error
 		})
 	}
 	g := db.Gorm.WithContext(ctx)

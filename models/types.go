@@ -64,6 +64,11 @@ type Dataset struct {
 	// stored (ratingstats.go); nil for a dataset stored before 00036 until
 	// a page counts it (DB.DatasetRatingStats).
 	RatingStats *RatingStats `gorm:"serializer:json"`
+	// ImportNotes are what the import said about the file (fields the
+	// judge sees that are empty in some rows, and which), stored with the
+	// dataset in the import's transaction (migration 00042); nil when
+	// there was nothing to say, or for a dataset imported before.
+	ImportNotes []string `gorm:"serializer:json"`
 	CreatedAt   time.Time
 	// ArchivedAt is set while the object is archived: hidden from default
 	// lists, still readable by its address. TrashID is set while it is in

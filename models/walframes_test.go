@@ -205,9 +205,11 @@ func TestRunScoresMigrationKeepsScores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Today's code seeds the demo: it writes datasets.rating_stats (00036),
-	// which this schema does not have yet (the column plays no part here).
+	// Today's code seeds the demo: it writes datasets.rating_stats (00036)
+	// and import_notes (00042), which this schema does not have yet (the
+	// columns play no part here).
 	exec(`ALTER TABLE datasets ADD COLUMN rating_stats TEXT`)
+	exec(`ALTER TABLE datasets ADD COLUMN import_notes TEXT`) // and 00042's
 	p, err := demo.Seed(ctx, raw, ws)
 	if err != nil {
 		t.Fatal(err)

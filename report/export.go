@@ -21,6 +21,7 @@ import (
 	"github.com/batcheval/batcheval/evaluator/excerpt"
 	"github.com/batcheval/batcheval/evaluator/methods"
 	"github.com/batcheval/batcheval/evaluator/stats"
+	"github.com/batcheval/batcheval/internal/stamp"
 	"github.com/batcheval/batcheval/models"
 )
 
@@ -541,12 +542,12 @@ type (
 	// JSONEnvelope identifies the stored run: ids, name and times, which
 	// differ between two runs of the same inputs by nature.
 	JSONEnvelope struct {
-		RunID        int64      `json:"run_id"`
-		RunName      string     `json:"run_name"`
-		ParentRunID  *int64     `json:"parent_run_id"`
-		ExperimentID *int64     `json:"experiment_id"`
-		CreatedAt    time.Time  `json:"created_at"`
-		FinishedAt   *time.Time `json:"finished_at"`
+		RunID        int64       `json:"run_id"`
+		RunName      string      `json:"run_name"`
+		ParentRunID  *int64      `json:"parent_run_id"`
+		ExperimentID *int64      `json:"experiment_id"`
+		CreatedAt    stamp.Time  `json:"created_at"`
+		FinishedAt   *stamp.Time `json:"finished_at"`
 		// ElapsedSeconds is how long the run was going (null before it
 		// started), paused time and time finished before a resume left
 		// out; PausedSeconds is that time. As the API's run says them.
@@ -563,10 +564,10 @@ type (
 	// (lease owner) it is about; message the stored sentence that tells
 	// it. The same fields as the API's events[].
 	JSONRunEvent struct {
-		At      time.Time `json:"at"`
-		Kind    string    `json:"kind"`
-		Worker  string    `json:"worker"`
-		Message string    `json:"message"`
+		At      stamp.Time `json:"at"`
+		Kind    string     `json:"kind"`
+		Worker  string     `json:"worker"`
+		Message string     `json:"message"`
 	}
 	// JSONReport is what the run found, with what produced it.
 	JSONReport struct {
@@ -604,9 +605,9 @@ type (
 		BrowserRatings int `json:"browser_ratings"`
 		// UptoRatingID is the newest browser rating that may be read; 0
 		// for the imported column.
-		UptoRatingID int64      `json:"upto_rating_id"`
-		AsOf         *time.Time `json:"as_of"`
-		ChosenBy     string     `json:"chosen_by"`
+		UptoRatingID int64       `json:"upto_rating_id"`
+		AsOf         *stamp.Time `json:"as_of"`
+		ChosenBy     string      `json:"chosen_by"`
 		// ScaleNotes say how imported ratings were put on the browser
 		// ratings' scale before averaging, or why they were not (empty
 		// when nothing needed saying).
@@ -808,7 +809,7 @@ func (r *Report) Export() JSONExport {
 	run := r.Run
 	out := JSONExport{SchemaVersion: ExportSchemaVersion,
 		Envelope: JSONEnvelope{RunID: run.ID, RunName: run.Name, ParentRunID: run.ParentRunID, ExperimentID: run.ExperimentID,
-			CreatedAt: run.CreatedAt, FinishedAt: run.FinishedAt},
+			CreatedAt: stamp.Of(run.CreatedAt), FinishedAt: stamp.OfPtr(run.FinishedAt)},
 		Report: JSONReport{Provenance: exportProvenance(r.Provenance()),
 			Run: JSONRun{Status: run.Status, StatusReason: run.ShownError(), Dataset: r.Dataset.Name, Task: run.RubricSnapshot.Task, Calls: run.Calls, CachedCalls: run.CachedCalls,
 				PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, CostUSD: USDOf(run.CostUSD),
@@ -818,7 +819,7 @@ func (r *Report) Export() JSONExport {
 	out.Envelope.ElapsedSeconds, out.Envelope.PausedSeconds = RunSeconds(run, time.Now())
 	out.Envelope.Events = make([]JSONRunEvent, 0, len(r.Events))
 	for _, ev := range r.Events {
-		out.Envelope.Events = append(out.Envelope.Events, JSONRunEvent{At: ev.At.UTC(), Kind: ev.Kind, Worker: ev.Worker, Message: ev.Message})
+		out.Envelope.Events = append(out.Envelope.Events, JSONRunEvent{At: stamp.Of(ev.At), Kind: ev.Kind, Worker: ev.Worker, Message: ev.Message})
 	}
 	if run.ProbeCalls > 0 {
 		out.Report.Run.Probes = &JSONProbes{Calls: run.ProbeCalls, PromptTokens: run.ProbePromptTokens,
@@ -1007,10 +1008,7 @@ func exportHumanUse(u HumanUse) JSONHumanRatings {
 	}
 	out := JSONHumanRatings{Source: string(src), Label: src.Label(), BrowserRatings: u.BrowserRatings,
 		UptoRatingID: u.UptoRatingID, ChosenBy: u.ChosenBy, ScaleNotes: append([]string{}, u.ScaleNotes...)}
-	if u.AsOf != nil {
-		t := u.AsOf.UTC()
-		out.AsOf = &t
-	}
+	out.AsOf = stamp.OfPtr(u.AsOf)
 	return out
 }
 

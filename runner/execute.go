@@ -535,6 +535,13 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 	perRound := (len(ids) + s.BatchSize - 1) / s.BatchSize
 	total := perRound * rounds * len(passes)
 	memo := methods.NewMemo(run.MethodSettings.Learned)
+	// What the method finds out about the endpoint (G-Eval: whether it
+	// gives log-probabilities) is found out by the first pending unit of
+	// the first pass, the same in every identical run, so that a re-run
+	// sends the probe the run before it paid for, which the answer cache
+	// holds. Before, the first unit to ask probed, whichever it was.
+	memo.StartLead()
+	defer memo.EndLead()
 	words := m.Words()
 
 	// Every criterion's rounds run side by side under the one budget: a
@@ -549,9 +556,9 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 	workers := &unitWorkers{}
 	defer workers.close()
 	var g errgroup.Group
-	for _, pass := range passes {
+	for i, pass := range passes {
 		g.Go(func() error {
-			err := r.runPass(ctx, passWork, m, client, run, sh, pass, rounds, total, ids, samples, index, memo, words, workers)
+			err := r.runPass(ctx, passWork, m, client, run, sh, pass, i == 0, rounds, total, ids, samples, index, memo, words, workers)
 			if err != nil {
 				stopPasses(err)
 			}
@@ -635,10 +642,15 @@ func loadRunRows(ctx context.Context, db *models.DB, datasetID int64, fields []e
 }
 
 // runPass judges one pass (one criterion, or all of them for methods that
-// judge every criterion in one call) through all its rounds.
+// judge every criterion in one call) through all its rounds. The lead
+// pass's first pending unit is the memo's lead unit (Memo.StartLead).
 func (r *Runner) runPass(ctx, work context.Context, m methods.Method, client Completer, run models.Run, sh *sharedSettings,
-	pass []int, rounds, total int, ids []int64, samples []evaluator.Sample, index map[int64]int, memo *methods.Memo, words methods.Words,
+	pass []int, lead bool, rounds, total int, ids []int64, samples []evaluator.Sample, index map[int64]int, memo *methods.Memo, words methods.Words,
 	workers *unitWorkers) error {
+	if lead {
+		// However the pass ends, the other passes' units stop waiting.
+		defer memo.EndLead()
+	}
 	ci := pass[0]
 	mrun := sh.snapshot()
 	// known holds the pass's finished rounds' scores once planRound has
@@ -669,7 +681,10 @@ func (r *Runner) runPass(ctx, work context.Context, m methods.Method, client Com
 				return err
 			}
 		}
-		failed, err := r.runRound(ctx, work, m, client, run, mrun, pass, batches, samples, index, memo, workers)
+		failed, err := r.runRound(ctx, work, m, client, run, mrun, pass, lead && round == 0, batches, samples, index, memo, workers)
+		if lead {
+			memo.EndLead()
+		}
 		if serr := r.recordLearned(ctx, run.ID, sh, memo); serr != nil && err == nil {
 			err = serr
 		}
@@ -820,21 +835,31 @@ type pendingRetry struct {
 
 // runRound judges a round's pending units concurrently, then tries the
 // failed ones again, and returns how many of the round's units ended failed.
+// With lead, its first pending unit is the memo's lead unit.
 func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Completer, run models.Run, mrun methods.Run,
-	pass []int, batches []models.RunBatch, samples []evaluator.Sample, index map[int64]int, memo *methods.Memo, workers *unitWorkers) (int, error) {
+	pass []int, lead bool, batches []models.RunBatch, samples []evaluator.Sample, index map[int64]int, memo *methods.Memo, workers *unitWorkers) (int, error) {
 	concurrency := max(1, run.JudgeSnapshot.MaxConcurrency)
 	var mu sync.Mutex
 	failed := 0
 	var retries []pendingRetry
-	judgeAll := func(todo []pendingRetry, last bool) error {
+	judgeAll := func(todo []pendingRetry, last, lead bool) error {
+		if lead && len(todo) == 0 {
+			memo.EndLead()
+		}
 		// Units start ahead of their turn to call the judge, so that
 		// their cache lookups are made together (lookahead.go); the
 		// turns keep the calls within the concurrency. They run on the
 		// execution's kept goroutines (workers.go).
 		g, gctx := workers.group(work, concurrency+unitLookahead)
 		turns := newUnitTurns(concurrency, gctx, r)
-		for _, t := range todo {
+		for k, t := range todo {
+			isLead := lead && k == 0
 			g.Go(func() error {
+				if isLead {
+					// The others wait for the lead only until it has
+					// judged (or never will).
+					defer memo.EndLead()
+				}
 				if err := r.stopping(gctx); err != nil {
 					r.leavePending(ctx, run, t, methods.Outcome{}, t.firstPaid)
 					return err
@@ -852,7 +877,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 				// identities, stored with its answer (countRefused).
 				paidLog := &judge.PaidLog{}
 				calls = judge.WithUnit(calls, judge.Unit{ID: t.batch.ID, Uncounted: t.batch.Calls == 0, Paid: paidLog})
-				u := methods.Unit{Run: mrun, Criteria: pass, Round: t.batch.Round, Memo: memo}
+				u := methods.Unit{Run: mrun, Criteria: pass, Round: t.batch.Round, Memo: memo, Lead: isLead}
 				for _, id := range t.batch.RowIDs {
 					u.Samples = append(u.Samples, samples[index[id]])
 				}
@@ -927,13 +952,13 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 			r.leavePending(ctx, run, pendingRetry{batch: p.batch}, p.first, p.firstPaid)
 		}
 	}
-	if err := judgeAll(todo, failedUnitRetries == 0); err != nil {
+	if err := judgeAll(todo, failedUnitRetries == 0, lead); err != nil {
 		leaveRetries()
 		return 0, err
 	}
 	for attempt := 1; attempt <= failedUnitRetries && len(retries) > 0; attempt++ {
 		todo, retries = retries, nil
-		if err := judgeAll(todo, attempt == failedUnitRetries); err != nil {
+		if err := judgeAll(todo, attempt == failedUnitRetries, false); err != nil {
 			leaveRetries()
 			return 0, err
 		}

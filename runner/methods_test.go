@@ -31,6 +31,21 @@ func stripLogprobs(w http.ResponseWriter, r *http.Request, _ judgeCall) bool {
 	return false
 }
 
+// refuseLogprobs answers 400 to requests that ask for log-probabilities,
+// as endpoints without logprobs support do.
+func refuseLogprobs(w http.ResponseWriter, r *http.Request, _ judgeCall) bool {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var req map[string]any
+	if json.Unmarshal(body, &req) == nil && req["logprobs"] == true {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"error":{"message":"logprobs is not supported by this model","type":"invalid_request_error"}}`))
+		return true
+	}
+	return false
+}
+
 // refuseSchema answers 400 to structured-output requests, as endpoints
 // without json_schema support do.
 func refuseSchema(w http.ResponseWriter, r *http.Request, _ judgeCall) bool {

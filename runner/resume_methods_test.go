@@ -121,17 +121,19 @@ func TestCachedRerunOfEachMethodMatches(t *testing.T) {
 		method evaluator.Method
 		ms     evaluator.MethodSettings
 		fault  fault
-		// probes is how many requests the re-run may send: G-Eval asks
-		// one sample's log-probabilities to learn whether the endpoint
-		// gives them, and with two units started at once either may be
-		// the one that asks, so the re-run's probe may be for another
-		// sample than the first run's (not in the cache).
+		// probes is how many requests the re-run may send. Regression:
+		// G-Eval's one probe of whether the endpoint gives
+		// log-probabilities was sent again (for whichever of the units
+		// started at once asked first, or because the endpoint's refusal
+		// was not kept): a re-run is now wholly answered from the cache.
 		probes int
 	}{
 		{"geval logprobs", evaluator.MethodGEval, evaluator.MethodSettings{Samples: 20, UseLogprobs: true, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive}, nil, 0},
-		{"geval sampling", evaluator.MethodGEval, evaluator.MethodSettings{Samples: 20, UseLogprobs: true, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive}, stripLogprobs, 1},
+		{"geval sampling", evaluator.MethodGEval, evaluator.MethodSettings{Samples: 20, UseLogprobs: true, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive}, stripLogprobs, 0},
+		{"geval logprobs refused", evaluator.MethodGEval, evaluator.MethodSettings{Samples: 20, UseLogprobs: true, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive}, refuseLogprobs, 0},
 		{"geval endpoint ignoring n", evaluator.MethodGEval, evaluator.MethodSettings{Samples: 5, UseLogprobs: false, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive}, ignoreN, 0},
 		{"llmeval", evaluator.MethodLLMEval, evaluator.MethodSettings{Samples: 1, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalHundred}, nil, 0},
+		{"llmeval schema refused", evaluator.MethodLLMEval, evaluator.MethodSettings{Samples: 1, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalHundred}, refuseSchema, 0},
 		{"closerlook", evaluator.MethodCloserLook, evaluator.MethodSettings{Samples: 20, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive}, nil, 0},
 	}
 	for _, tc := range cases {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -102,7 +103,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, encErr error) (Respon
 	case httpResp != nil && httpResp.StatusCode >= 400:
 		return Response{}, c.statusError(httpResp, raw)
 	case httpResp != nil && httpResp.StatusCode >= 300:
-		return Response{}, redirectError(httpResp)
+		return Response{}, redirectError(actx, httpResp)
 	case err != nil:
 		return Response{}, c.transportError(actx, err, httpResp != nil)
 	}
@@ -132,13 +133,75 @@ func (c *Client) statusError(res *http.Response, body []byte) *Error {
 
 // redirectError reports a 3xx answer: redirects are not followed, since an
 // allowed endpoint could otherwise send the call (and its key) anywhere.
-// Only the scheme and host of the target are told, to help fix the URL.
-func redirectError(res *http.Response) *Error {
+// Only the scheme and host of the target are told, to help fix the URL,
+// and only when this server would call it (refusedRedirect): a target it
+// refuses (a cloud metadata address, loopback when loopback judges are
+// off, plain http from an https base URL) is never offered as the base
+// URL to use; the error says the redirect is refused, and why.
+func redirectError(ctx context.Context, res *http.Response) *Error {
 	e := &Error{Kind: KindRefused, Status: res.StatusCode}
-	if u, err := url.Parse(res.Header.Get("Location")); err == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https") {
-		e.Message = "it points to " + cleanText(u.Scheme+"://"+u.Host)
+	u, err := url.Parse(res.Header.Get("Location"))
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return e
 	}
+	var from *url.URL
+	if res.Request != nil {
+		from = res.Request.URL
+	}
+	if why := refusedRedirect(ctx, policy(), from, u, net.DefaultResolver.LookupNetIP); why != "" {
+		e.redirectRefused = true
+		e.Message = "the redirect is refused: " + why
+		return e
+	}
+	e.Message = "it points to " + cleanText(u.Scheme+"://"+u.Host)
 	return e
+}
+
+// redirectLookupTimeout bounds the name lookup of a redirect's target.
+const redirectLookupTimeout = 2 * time.Second
+
+// refusedRedirect says why this server would refuse to call to, the target
+// of a redirect answered to a request for from, under the policy p; ""
+// when it would call it. It refuses what it would refuse as a base URL (the
+// dialer's check, Egress.Check, on the target's addresses: its literal
+// address, localhost's loopback, or what lookup finds for a name within
+// redirectLookupTimeout; a name that does not resolve is not refused
+// here), a cloud metadata service's name, and a downgrade from https to
+// plain http, which would send the call and its API key unencrypted. The
+// reasons never name the target.
+func refusedRedirect(ctx context.Context, p Egress, from, to *url.URL, lookup func(context.Context, string, string) ([]netip.Addr, error)) string {
+	if from != nil && strings.EqualFold(from.Scheme, "https") && strings.EqualFold(to.Scheme, "http") {
+		return "it leads from https to plain http, which would send the calls and the API key unencrypted"
+	}
+	host := strings.TrimSuffix(strings.ToLower(to.Hostname()), ".")
+	if metadataHost(host) {
+		return "it leads to a cloud metadata service, which judge calls never reach"
+	}
+	port := uint16(80)
+	if strings.EqualFold(to.Scheme, "https") {
+		port = 443
+	}
+	if n, err := strconv.ParseUint(to.Port(), 10, 16); err == nil {
+		port = uint16(n)
+	}
+	var addrs []netip.Addr
+	switch ip, err := netip.ParseAddr(host); {
+	case err == nil:
+		addrs = []netip.Addr{ip.WithZone("")}
+	case host == "localhost" || strings.HasSuffix(host, ".localhost"):
+		addrs = []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()}
+	case lookup != nil:
+		lctx, cancel := context.WithTimeout(ctx, redirectLookupTimeout)
+		addrs, _ = lookup(lctx, "ip", host)
+		cancel()
+	}
+	for _, a := range addrs {
+		var ee *EgressError
+		if errors.As(p.Check(netip.AddrPortFrom(a, port)), &ee) {
+			return "it leads to an address this server does not call judges at: " + ee.Reason
+		}
+	}
+	return ""
 }
 
 func (c *Client) transportError(actx context.Context, err error, gotResponse bool) *Error {

@@ -53,8 +53,10 @@ type completer interface {
 // query string included, so two api-versions (or deployments) of an Azure
 // resource never share answers. How the key is sent (KeyHeader) is not
 // part of it, as the key is not: both say who calls, not what is asked,
-// and a call the endpoint refuses stores no answer. An answer from the store costs nothing: it
-// comes back with no tokens, no attempts and no latency.
+// and a call the endpoint refuses stores no answer (but a caller probing
+// what the endpoint supports can keep its refusal: KeepRefusal). An answer
+// from the store costs nothing: it comes back with no tokens, no attempts
+// and no latency.
 //
 // Identical requests within one Cache (one run) are numbered, so the k-th
 // of them is matched with the k-th stored answer: a unit tried again after
@@ -142,6 +144,44 @@ type storedAnswer struct {
 	// Paid is the identity the call was given when the judge answered it
 	// (PaidCall.ID); empty for answers stored before identities were kept.
 	Paid string `json:"paid,omitempty"`
+	// Refusal, when set, is the endpoint's refusal of the request, kept
+	// because the caller asked (KeepRefusal); Choices is then empty.
+	Refusal *storedRefusal `json:"refusal,omitempty"`
+}
+
+// storedRefusal is an endpoint's refusal of a request (HTTP 4xx, Kind
+// KindBadRequest) as the store keeps it.
+type storedRefusal struct {
+	Status  int    `json:"status"`
+	Message string `json:"message,omitempty"`
+}
+
+type keepRefusalKey struct{}
+
+// KeepRefusal marks ctx's calls as probes of what the endpoint supports
+// (G-Eval's request for log-probabilities): the endpoint's refusal of such
+// a request (an HTTP 4xx answer of kind KindBadRequest) says that it does
+// not, as surely as an answer would say that it does. It is stored as the
+// request's answer, and an identical request later is refused from the
+// store, counted as a cached call (Error.Cached), without reaching the
+// endpoint: an identical re-run then costs nothing. Other failures are
+// never stored, and refusals of calls not so marked are not either.
+func KeepRefusal(ctx context.Context) context.Context {
+	return context.WithValue(ctx, keepRefusalKey{}, true)
+}
+
+func keepsRefusal(ctx context.Context) bool {
+	keep, _ := ctx.Value(keepRefusalKey{}).(bool)
+	return keep
+}
+
+// refusalOf returns err as a refusal to keep (KeepRefusal), or nil.
+func refusalOf(ctx context.Context, err error) *storedRefusal {
+	var e *Error
+	if !keepsRefusal(ctx) || !errors.As(err, &e) || e.Kind != KindBadRequest || e.Status < 400 || e.Status > 499 || e.ExtraCalls > 0 {
+		return nil
+	}
+	return &storedRefusal{Status: e.Status, Message: e.Message}
 }
 
 // Unit is the call unit a call is made for, as the runner knows it.
@@ -187,16 +227,19 @@ type PaidCall struct {
 // never wrote their request out (the endpoint could not be reached:
 // Error.NeverSent), one the endpoint turned
 // away with a rate limit (not billed), and one this process abandoned on
-// its way (ctx ended: a hard stop cancels the calls in flight).
-func sentFailure(ctx context.Context, u Unit, err error) {
+// its way (ctx ended: a hard stop cancels the calls in flight). It returns
+// the logged call's identity, "" when none was logged.
+func sentFailure(ctx context.Context, u Unit, err error) (id string) {
 	p, c := BilledOf(err)
 	if p+c == 0 {
 		var e *Error
 		if AttemptsOf(err) == 0 || NeverSentOf(err) || ctx.Err() != nil || (errors.As(err, &e) && e.Kind == KindRateLimited) {
-			return
+			return ""
 		}
 	}
-	u.Paid.add(PaidCall{ID: newPaidID(), PromptTokens: p, CompletionTokens: c, Failed: true})
+	id = newPaidID()
+	u.Paid.add(PaidCall{ID: id, PromptTokens: p, CompletionTokens: c, Failed: true})
+	return id
 }
 
 // PaidLog collects a unit's paid calls; it is safe for concurrent use.
@@ -305,7 +348,21 @@ func (c *Cache) Complete(ctx context.Context, r Request) (Response, error) {
 	unit, inUnit := unitFrom(ctx)
 	if b, ok, err := c.load(ctx, AnswerKey{Hash: hash, Occurrence: occurrence}); err == nil && ok {
 		var a storedAnswer
-		if json.Unmarshal(b, &a) == nil && len(a.Choices) > 0 {
+		if json.Unmarshal(b, &a) == nil && a.Refusal != nil && keepsRefusal(ctx) {
+			refused := &Error{Kind: KindBadRequest, Status: a.Refusal.Status, Message: a.Refusal.Message, Cached: true}
+			if c.Run != 0 && a.Run == c.Run && inUnit && a.Unit == unit.ID && unit.Uncounted {
+				// This unit's own refusal, sent and never counted: the
+				// call it was (unbilled), not a cached one.
+				unit.Paid.add(PaidCall{ID: a.Paid, Failed: true, Replayed: true})
+				refused.Cached, refused.Attempts = false, 1
+				return Response{}, refused
+			}
+			if c.OnHit != nil {
+				c.OnHit(ctx, Hit{})
+			}
+			return Response{}, refused
+		}
+		if a.Refusal == nil && len(a.Choices) > 0 {
 			if c.Run != 0 && a.Run == c.Run && inUnit && a.Unit == unit.ID && unit.Uncounted {
 				// This unit's own answer, paid for and never counted:
 				// it costs what it cost then.
@@ -357,11 +414,17 @@ func (c *Cache) Complete(ctx context.Context, r Request) (Response, error) {
 		c.Flights.end(fk, fl, resp, err)
 	}
 	if err != nil {
+		paid := ""
 		if inUnit {
-			sentFailure(ctx, unit, err)
+			paid = sentFailure(ctx, unit, err)
 		}
 		if lost != nil {
 			err = c.hedgeLost(ctx, unit, *lost, nil, err)
+		}
+		if ref := refusalOf(ctx, err); ref != nil {
+			if b, merr := json.Marshal(storedAnswer{Refusal: ref, Run: c.Run, Unit: unit.ID, Paid: paid}); merr == nil {
+				_ = c.store.SaveAnswer(context.WithoutCancel(ctx), hash, occurrence, b)
+			}
 		}
 		return resp, err
 	}

@@ -3,6 +3,7 @@ package judge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -430,4 +431,97 @@ func TestCacheLogsFailedCallsThatWentOut(t *testing.T) {
 			}
 		})
 	}
+}
+
+// countingFailJudge fails every call with err and counts them.
+type countingFailJudge struct {
+	err   error
+	calls int
+}
+
+func (f *countingFailJudge) Complete(context.Context, Request) (Response, error) {
+	f.calls++
+	return Response{}, f.err
+}
+
+// TestCacheKeepsRefusalsOfProbes: a call marked KeepRefusal that the
+// endpoint refuses (HTTP 4xx, bad request) stores the refusal, and an
+// identical call of a later run is refused from the store, as a cached
+// call, without reaching the endpoint (regression: G-Eval's logprobs
+// probe was sent again by every identical re-run). Other failures, and
+// refusals of calls not so marked, are not stored; the unit that was
+// refused and never counted gets its refusal back as the call it was.
+func TestCacheKeepsRefusalsOfProbes(t *testing.T) {
+	req := Request{Messages: []evaluator.Message{{Role: "user", Content: "score this"}}, Logprobs: true, TopLogprobs: 5}
+	refused := &Error{Kind: KindBadRequest, Status: 400, Attempts: 1, Message: "logprobs is not supported by this model"}
+	cases := []struct {
+		name string
+		err  error
+		keep bool
+		// wantCalls is how many calls the endpoint sees in both runs.
+		wantCalls int
+	}{
+		{"refusal of a probe is kept", refused, true, 1},
+		{"refusal of a call not marked is not kept", refused, false, 2},
+		{"server error of a probe is not kept", &Error{Kind: KindServer, Status: 500, Attempts: 3}, true, 2},
+		{"rate limit of a probe is not kept", &Error{Kind: KindRateLimited, Status: 429, Attempts: 1}, true, 2},
+		{"invalid request never sent is not kept", &Error{Kind: KindBadRequest, Message: "messages are empty"}, true, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &memStore{answers: map[AnswerKey][]byte{}}
+			j := &countingFailJudge{err: tc.err}
+			ctx := context.Background()
+			if tc.keep {
+				ctx = KeepRefusal(ctx)
+			}
+			hits := 0
+			for run := int64(1); run <= 2; run++ {
+				c := NewCache(j, store, "http://judge", "m")
+				c.Run = run
+				c.OnHit = func(context.Context, Hit) { hits++ }
+				_, err := c.Complete(WithUnit(ctx, Unit{ID: 10 * run, Uncounted: true, Paid: &PaidLog{}}), req)
+				var e *Error
+				if !errors.As(err, &e) || e.Kind != tc.err.(*Error).Kind {
+					t.Fatalf("run %d: error %v, want a %s error", run, err, tc.err.(*Error).Kind)
+				}
+				if run == 2 && tc.wantCalls == 1 {
+					if !e.Cached || e.Attempts != 0 || e.Error() != refused.Error() || !CachedOf(err) {
+						t.Errorf("the re-run's refusal %+v (%q): want it cached, with no attempt and the same words as %q", e, e.Error(), refused.Error())
+					}
+				}
+			}
+			if j.calls != tc.wantCalls {
+				t.Errorf("the endpoint saw %d calls, want %d", j.calls, tc.wantCalls)
+			}
+			if wantHits := 2 - tc.wantCalls; hits != wantHits {
+				t.Errorf("%d calls counted as cached, want %d", hits, wantHits)
+			}
+		})
+	}
+	t.Run("the refused unit's own refusal replays as its call", func(t *testing.T) {
+		store := &memStore{answers: map[AnswerKey][]byte{}}
+		j := &countingFailJudge{err: refused}
+		ctx := KeepRefusal(context.Background())
+		first := &PaidLog{}
+		c := NewCache(j, store, "http://judge", "m")
+		c.Run = 7
+		_, _ = c.Complete(WithUnit(ctx, Unit{ID: 3, Uncounted: true, Paid: first}), req)
+		// The execution crashed before the unit was stored: a resume
+		// (a new Cache of the same run) replays the refusal as that call.
+		again := &PaidLog{}
+		c = NewCache(j, store, "http://judge", "m")
+		c.Run = 7
+		c.OnHit = func(context.Context, Hit) { t.Error("the unit's own uncounted refusal was counted as a cached call") }
+		_, err := c.Complete(WithUnit(ctx, Unit{ID: 3, Uncounted: true, Paid: again}), req)
+		if !Reached(err) || CachedOf(err) {
+			t.Errorf("replayed refusal %+v: want it counted as the call that was sent", err)
+		}
+		if f, a := first.Calls(), again.Calls(); len(f) != 1 || len(a) != 1 || a[0].ID != f[0].ID || !a[0].Failed || !a[0].Replayed {
+			t.Errorf("paid calls %+v then %+v: want the same failed call, replayed", f, a)
+		}
+		if j.calls != 1 {
+			t.Errorf("the endpoint saw %d calls, want 1", j.calls)
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -283,5 +284,103 @@ func TestRefusedDialOpensNoConnection(t *testing.T) {
 	case <-accepted:
 	case <-time.After(2 * time.Second):
 		t.Fatal("the allowed dial never connected: the check proves nothing")
+	}
+}
+
+// TestRedirectAdviceNeverOffersARefusedTarget: a redirect's target is
+// offered as the base URL to use only when this server would call it;
+// otherwise the error says the redirect is refused, and why, without
+// naming the target (regression: "use the address it redirects to as the
+// base URL. Details: it points to http://169.254.169.254" advised a cloud
+// metadata address, loopback on a server with loopback judges off, and
+// plain http from an https base URL).
+func TestRedirectAdviceNeverOffersARefusedTarget(t *testing.T) {
+	strict := Egress{LoopbackSetting: "BATCHEVAL_JUDGE_ALLOW_LOOPBACK"}
+	local := Egress{AllowLoopback: true}
+	// lookup resolves the test's names without the network.
+	lookup := func(_ context.Context, _, host string) ([]netip.Addr, error) {
+		switch host {
+		case "metadata.attacker.example":
+			return []netip.Addr{netip.MustParseAddr("169.254.169.254")}, nil
+		case "public.example":
+			return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
+		}
+		return nil, errors.New("no such host")
+	}
+	for _, tc := range []struct {
+		name, from, to string
+		policy         Egress
+		refused        string // part of the reason; "" when offered
+	}{
+		{"public https", "https://api.example/v1", "https://api2.example:8443/v1", strict, ""},
+		{"public by name", "https://api.example/v1", "https://public.example/v1", strict, ""},
+		{"http to https", "http://api.example/v1", "https://api.example/v1", strict, ""},
+		{"metadata address", "http://api.example/v1", "http://169.254.169.254/latest", local, "link-local"},
+		{"metadata address, https base", "https://api.example/v1", "https://169.254.169.254/latest", local, "link-local"},
+		{"metadata name", "http://api.example/v1", "http://metadata.google.internal/v1", local, "cloud metadata service"},
+		{"name resolving to metadata", "http://api.example/v1", "http://metadata.attacker.example/v1", local, "link-local"},
+		{"metadata through NAT64", "http://api.example/v1", "http://[64:ff9b::a9fe:a9fe]/v1", local, "link-local"},
+		{"Alibaba metadata", "http://api.example/v1", "http://100.100.100.200/v1", local, "metadata"},
+		{"loopback, loopback off", "http://api.example/v1", "http://127.0.0.1:11434/v1", strict, "loopback addresses are off on this server (BATCHEVAL_JUDGE_ALLOW_LOOPBACK)"},
+		{"localhost, loopback off", "http://api.example/v1", "http://localhost:11434/v1", strict, "loopback addresses are off"},
+		{"loopback in local mode", "http://127.0.0.1:8000/v1", "http://127.0.0.1:11434/v1", local, ""},
+		{"private, private off", "http://api.example/v1", "http://10.0.0.5:8000/v1", strict, "private-network addresses are off"},
+		{"https to http", "https://api.example/v1", "http://api.example/v1", local, "from https to plain http"},
+		{"https to http on loopback in local mode", "https://127.0.0.1:8443/v1", "http://127.0.0.1:8000/v1", local, "from https to plain http"},
+		{"unresolvable name", "http://api.example/v1", "http://nowhere.example/v1", strict, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			from, _ := url.Parse(tc.from)
+			to, _ := url.Parse(tc.to)
+			why := refusedRedirect(t.Context(), tc.policy, from, to, lookup)
+			if tc.refused == "" && why != "" {
+				t.Fatalf("refused (%s), want the target offered", why)
+			}
+			if tc.refused != "" && !strings.Contains(why, tc.refused) {
+				t.Fatalf("reason %q, want one saying %q", why, tc.refused)
+			}
+			if why != "" && strings.Contains(why, to.Hostname()) && to.Hostname() != "localhost" {
+				t.Errorf("the reason %q names the refused target", why)
+			}
+		})
+	}
+}
+
+// TestRefusedRedirectSaysSo: a call redirected to a cloud metadata address
+// fails with an error that says the redirect is refused and does not offer
+// the address, in full and in the client's own words; one redirected to
+// an address this server calls still offers it.
+func TestRefusedRedirectSaysSo(t *testing.T) {
+	for _, tc := range []struct {
+		location string
+		refused  bool
+	}{
+		{"http://169.254.169.254/latest/meta-data/", true},
+		{"http://metadata.google.internal/computeMetadata/v1/", true},
+		{"https://elsewhere.example:8443/v1/chat/completions", false},
+	} {
+		t.Run(tc.location, func(t *testing.T) {
+			redirector := newFake(t, reply{status: http.StatusMovedPermanently, header: map[string]string{"Location": tc.location}})
+			_, err := mustNew(t, testConfig(redirector)).Complete(t.Context(), simpleRequest())
+			e := judgeError(t, err)
+			text := e.Error()
+			own, ok := OwnWords(text)
+			if e.Kind != KindRefused || e.Status != http.StatusMovedPermanently || !ok {
+				t.Fatalf("error %+v (%q), want refused, 301, in the client's own words", e, text)
+			}
+			target, _ := url.Parse(tc.location)
+			if tc.refused {
+				if strings.Contains(text, target.Hostname()) || strings.Contains(text, "use the address it redirects to") {
+					t.Errorf("the error %q offers the refused target", text)
+				}
+				if !strings.Contains(own, "the redirect is refused") || !strings.Contains(text, "Details: the redirect is refused: it leads to") {
+					t.Errorf("the error %q does not say the redirect is refused and why", text)
+				}
+				return
+			}
+			if !strings.Contains(text, "use the address it redirects to") || !strings.Contains(text, "it points to https://elsewhere.example:8443") {
+				t.Errorf("the error %q does not offer the allowed target", text)
+			}
+		})
 	}
 }

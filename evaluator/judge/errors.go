@@ -60,6 +60,17 @@ type Error struct {
 	// is not a paid call. Set by Client; an Error built elsewhere leaves
 	// it false and counts as sent, the safe side for the run's spend.
 	NeverSent bool
+	// Cached is set on a refusal given back by the answer cache: an
+	// identical request was refused before, and the caller asked for
+	// refusals to be kept (KeepRefusal). The call never reached the
+	// endpoint (Attempts is 0); it is one of the run's calls, answered
+	// from the cache like a stored answer.
+	Cached bool
+
+	// redirectRefused is set on a redirect whose target this server would
+	// refuse to call (refusedRedirect): the error then says the redirect
+	// is refused instead of offering the target as the base URL.
+	redirectRefused bool
 
 	// limit is the per-attempt timeout or the Retry-After ceiling that was
 	// hit, used only to word Error().
@@ -119,6 +130,9 @@ func (e *Error) summary() string {
 	case KindMalformed:
 		return "the endpoint's answer is not a usable chat completion: check the base URL points at an OpenAI-compatible API"
 	case KindRefused:
+		if e.Status >= 300 && e.Status < 400 && e.redirectRefused {
+			return fmt.Sprintf("the endpoint answered with a redirect (HTTP %d) to an address this server refuses to call, so the redirect is refused: its target is no base URL to use; check the base URL with whoever runs the endpoint", e.Status)
+		}
 		if e.Status >= 300 && e.Status < 400 {
 			return fmt.Sprintf("the endpoint answered with a redirect (HTTP %d), and judge calls never follow redirects: use the address it redirects to as the base URL", e.Status)
 		}
@@ -153,6 +167,7 @@ var summaryForms = func() []*regexp.Regexp {
 		"could not reach the endpoint: check the base URL and that the server is running",
 		"the endpoint's answer is not a usable chat completion: check the base URL points at an OpenAI-compatible API",
 		"the endpoint answered with a redirect (HTTP %d), and judge calls never follow redirects: use the address it redirects to as the base URL",
+		"the endpoint answered with a redirect (HTTP %d) to an address this server refuses to call, so the redirect is refused: its target is no base URL to use; check the base URL with whoever runs the endpoint",
 		"this server does not call judges at that address",
 		"the caller's deadline passed before the judge answered",
 		"the request was cancelled",
@@ -264,6 +279,13 @@ func NeverSentOf(err error) bool {
 // before it was sent, or that never got a connection, is not.
 func Reached(err error) bool {
 	return AttemptsOf(err) > 0 && !NeverSentOf(err)
+}
+
+// CachedOf reports whether the failed call err was refused from the
+// answer cache (Error.Cached).
+func CachedOf(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Cached
 }
 
 // ExtraCallsOf returns the paid calls a failure counts beyond the call

@@ -155,7 +155,7 @@ func (GEval) Judge(ctx context.Context, j Completer, u Unit) Outcome {
 
 	var est evaluator.GEvalEstimate
 	if ms.UseLogprobs {
-		state, mine, err := u.Memo.Await(ctx, memoLogprobs)
+		state, mine, err := u.Memo.AwaitAs(ctx, memoLogprobs, u.Lead)
 		if err != nil {
 			return o.fail(err)
 		}
@@ -164,7 +164,10 @@ func (GEval) Judge(ctx context.Context, j Completer, u Unit) Outcome {
 		} else {
 			// Greedy, a few tokens: the score's own position carries the
 			// distribution.
-			resp, err := j.Complete(ctx, judge.Request{Messages: msgs, Temperature: 0, MaxTokens: gevalFormMaxTokens, Logprobs: true, TopLogprobs: gevalTopLogprobs, Seed: &seed})
+			// A refusal (HTTP 400) is this request's answer as much as
+			// an answer is: the answer cache keeps it, so that an
+			// identical re-run learns it again without calling.
+			resp, err := j.Complete(judge.KeepRefusal(ctx), judge.Request{Messages: msgs, Temperature: 0, MaxTokens: gevalFormMaxTokens, Logprobs: true, TopLogprobs: gevalTopLogprobs, Seed: &seed})
 			o.count(resp, err)
 			var je *judge.Error
 			switch {

@@ -111,7 +111,7 @@ func (LLMEval) Judge(ctx context.Context, j Completer, u Unit) Outcome {
 	seed := u.Run.Settings.Seed
 	o := Outcome{Request: EncodeMessages(msgs), Details: map[string]any{"method": string(evaluator.MethodLLMEval)}}
 
-	known, mine, err := u.Memo.Await(ctx, memoLLMEvalMode)
+	known, mine, err := u.Memo.AwaitAs(ctx, memoLLMEvalMode, u.Lead)
 	if err != nil {
 		return o.fail(err)
 	}
@@ -130,7 +130,14 @@ func (LLMEval) Judge(ctx context.Context, j Completer, u Unit) Outcome {
 		case modeJSONObject:
 			req.JSONMode = true
 		}
-		resp, err = j.Complete(ctx, req)
+		cctx := ctx
+		if m != modeNone {
+			// A refusal of a structured-output mode says the endpoint
+			// lacks it: the answer cache keeps it, so that an identical
+			// re-run learns it again without calling.
+			cctx = judge.KeepRefusal(ctx)
+		}
+		resp, err = j.Complete(cctx, req)
 		o.count(resp, err)
 		var je *judge.Error
 		if err == nil || !errors.As(err, &je) || je.Kind != judge.KindBadRequest || m == modeNone {

@@ -158,6 +158,10 @@ type Unit struct {
 	// about the endpoint (a structured-output mode, whether it returns
 	// log-probabilities). Never nil when the runner calls Judge.
 	Memo *Memo
+	// Lead says this unit finds out first what the memo does not know
+	// (Memo.StartLead): the same unit in every identical run, so that a
+	// re-run probes the endpoint with the request the answer cache holds.
+	Lead bool
 }
 
 // Score is one sample's score on one criterion.
@@ -206,7 +210,9 @@ type Outcome struct {
 // unit's calls, though its attempts are counted.
 func (o *Outcome) count(resp judge.Response, err error) {
 	if err != nil {
-		if judge.Reached(err) {
+		// A refusal from the answer cache is a call of the unit, as a
+		// cached answer is.
+		if judge.Reached(err) || judge.CachedOf(err) {
 			o.Calls++
 		}
 		o.Calls += judge.ExtraCallsOf(err)

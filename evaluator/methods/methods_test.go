@@ -232,6 +232,77 @@ func TestMemoDecidesOnce(t *testing.T) {
 	}
 }
 
+// TestMemoLeadFindsOutFirst: with a lead unit named (StartLead), the
+// lead probes even when other units ask first, so that identical runs
+// probe with the same request (regression: whichever unit asked first
+// probed, and an identical re-run's probe missed the answer cache). The
+// others get the lead's answer; when the lead learned nothing, or has
+// judged without asking (EndLead), the next unit to ask probes.
+func TestMemoLeadFindsOutFirst(t *testing.T) {
+	for _, settle := range []string{"absent", ""} {
+		t.Run("lead settles "+strconv.Quote(settle), func(t *testing.T) {
+			m := NewMemo(nil)
+			m.StartLead()
+			type got struct {
+				v    string
+				mine bool
+			}
+			others := make(chan got, 5)
+			for range 5 {
+				go func() {
+					v, mine, err := m.Await(context.Background(), "logprobs")
+					if err != nil {
+						t.Error(err)
+					}
+					if mine {
+						m.Settle("logprobs", "available")
+					}
+					others <- got{v, mine}
+				}()
+			}
+			time.Sleep(30 * time.Millisecond) // the others ask first
+			select {
+			case g := <-others:
+				t.Fatalf("a unit that is not the lead went on (%+v) before the lead asked", g)
+			default:
+			}
+			v, mine, err := m.AwaitAs(context.Background(), "logprobs", true)
+			if err != nil || !mine || v != "" {
+				t.Fatalf("the lead got %q, mine %v, %v: want to find out", v, mine, err)
+			}
+			m.Settle("logprobs", settle)
+			m.EndLead()
+			probed := 0
+			for range 5 {
+				g := <-others
+				if g.mine {
+					probed++
+				} else if want := map[string]string{"absent": "absent", "": "available"}[settle]; g.v != want {
+					t.Errorf("a unit got %q, want %q", g.v, want)
+				}
+			}
+			if want := map[string]int{"absent": 0, "": 1}[settle]; probed != want {
+				t.Errorf("%d other units probed, want %d", probed, want)
+			}
+		})
+	}
+	t.Run("the lead judges without asking", func(t *testing.T) {
+		m := NewMemo(nil)
+		m.StartLead()
+		done := make(chan bool)
+		go func() {
+			_, mine, _ := m.Await(context.Background(), "k")
+			done <- mine
+		}()
+		time.Sleep(20 * time.Millisecond)
+		m.EndLead()
+		m.EndLead() // twice is harmless
+		if !<-done {
+			t.Error("after the lead ended, the waiting unit did not find out")
+		}
+	})
+}
+
 // completer answers from a function, counting calls.
 type completer struct {
 	calls atomic.Int32
