@@ -43,18 +43,23 @@ func TestExperimentSentencesSignFiguresAsTheTable(t *testing.T) {
 }
 
 // TestExperimentIntervalTitleRoundsAsTheRunPage: a correlation's 95%
-// interval is printed on the run page (and the compare page) by
-// web.Signed, which rounds the decimal the JSON export writes half away
-// from zero, but in the experiment table's cell title by the float's own
-// rounding: a bound of 0.12349999999999998 (exported 0.1235) read +0.124
-// on the run page and 0.123 in the title. The title now rounds as the run
-// page does.
+// interval is printed in the experiment table's cell title as on the run
+// page (and the compare page), web.SignedCoef's rounding of the float the
+// export gives: a bound of 0.12349999999999998 reads 0.123 in both, and
+// one of -0.0004999999999999999 reads 0.000 (the run page's ±0.000), not
+// −0.000. (Once the run page read the first as the decimal 0.1235 and
+// showed +0.124, and the title 0.123.)
 func TestExperimentIntervalTitleRoundsAsTheRunPage(t *testing.T) {
-	lo, hi := 0.12349999999999998, -0.0004999999999999999
-	for _, v := range []float64{lo, hi} {
-		page := strings.TrimPrefix(web.Signed(v, 3), "+")
-		if !strings.Contains(ciTitle(stats.Correlation{CILow: v, CIHigh: 0.9, N: 40}), "interval "+page+" to") {
-			t.Errorf("bound %v: the run page prints %s, the experiment title %q", v, web.Signed(v, 3), ciTitle(stats.Correlation{CILow: v, CIHigh: 0.9, N: 40}))
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{{0.12349999999999998, "0.123"}, {-0.0004999999999999999, "0.000"}, {-0.2346, "−0.235"}} {
+		page := strings.TrimLeft(web.SignedCoef(tc.v, 3), "+±")
+		if page != tc.want {
+			t.Errorf("bound %v: the run page prints %s, want %s", tc.v, web.SignedCoef(tc.v, 3), tc.want)
+		}
+		if title := ciTitle(stats.Correlation{CILow: tc.v, CIHigh: 0.9, N: 40}); !strings.Contains(title, "interval "+page+" to") {
+			t.Errorf("bound %v: the run page prints %s, the experiment title %q", tc.v, web.SignedCoef(tc.v, 3), title)
 		}
 	}
 }

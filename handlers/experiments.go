@@ -536,7 +536,7 @@ func robustnessLine(f runFigures, parent *report.Report, kept []int, names []str
 		// band of its setup, not a gain or loss.
 		return fmt.Sprintf("reseed of run %d: average Pearson %s (the run itself: %s%s)", parentID, fmtNum(own, 3), fmtNum(theirs, 3), note)
 	}
-	line := fmt.Sprintf("%s: %s vs run %d", f.run.Variant, web.Signed(own-theirs, 3), parentID)
+	line := fmt.Sprintf("%s: %s vs run %d", f.run.Variant, web.SignedCoef(own-theirs, 3), parentID)
 	if note != "" {
 		line += " (" + note[2:] + ")"
 	}
@@ -903,9 +903,9 @@ func ciTitle(c stats.Correlation) string {
 	if math.IsNaN(c.CILow) || math.IsNaN(c.CIHigh) {
 		return "no 95% interval"
 	}
-	// The bounds as the run page prints them (web.Signed's rounding,
-	// web.Decimal), without its plus sign.
-	bound := func(v float64) string { return web.Minus(web.Decimal(v, 3)) }
+	// The bounds as the run page prints them (web.SignedCoef's rounding,
+	// the float's own), without its sign for positive figures.
+	bound := func(v float64) string { return web.CoefText(v, 3) }
 	return fmt.Sprintf("95%% interval %s to %s over %d samples", bound(c.CILow), bound(c.CIHigh), c.N)
 }
 

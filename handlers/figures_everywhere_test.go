@@ -249,7 +249,7 @@ func TestCorrelationsAgreeEverywhere(t *testing.T) {
 			row := body[strings.Index(body, `data-testid="agreement-pearson"`):]
 			row = row[:strings.Index(row, "</tr>")]
 			nums := regexp.MustCompile(`<td class="num"[^>]*>([^<]*)<`).FindAllStringSubmatch(row, -1)
-			want := []string{web.CoefText(*d.A, 3), web.CoefText(*d.B, 3), web.Signed(*d.Diff, 3), web.Signed(*d.CILow, 3) + " to " + web.Signed(*d.CIHigh, 3), fmt.Sprint(n)}
+			want := []string{web.CoefText(*d.A, 3), web.CoefText(*d.B, 3), web.SignedCoef(*d.Diff, 3), web.SignedCoef(*d.CILow, 3) + " to " + web.SignedCoef(*d.CIHigh, 3), fmt.Sprint(n)}
 			var got []string
 			for _, m := range nums {
 				got = append(got, m[1])
@@ -274,7 +274,7 @@ func TestCorrelationsAgreeEverywhere(t *testing.T) {
 					t.Errorf("criterion %d: p %v and an interval %v to %v across 0, yet the reading is %q", ci, p, lo, hi, reading)
 				}
 			}
-			if !strings.Contains(body, templateText(web.ReadingText(reading))) {
+			if !strings.Contains(body, templateText(signedAsOnPages(reading))) {
 				t.Errorf("criterion %d: the compare page does not give the API's reading %q", ci, reading)
 			}
 		}
@@ -325,4 +325,10 @@ func textbookZou(r12, r13, r23 float64, n int) (float64, float64) {
 	lo := r12 - r13 - math.Sqrt((r12-l1)*(r12-l1)+(u2-r13)*(u2-r13)-2*c*(r12-l1)*(u2-r13))
 	hi := r12 - r13 + math.Sqrt((u1-r12)*(u1-r12)+(r13-l2)*(r13-l2)-2*c*(u1-r12)*(r13-l2))
 	return lo, hi
+}
+
+// signedAsOnPages is a reading sentence as pages print it: each number
+// signed with a true minus sign (web's ReadingText, unexported for tests).
+func signedAsOnPages(s string) string {
+	return regexp.MustCompile(`(^|[\s(])-([0-9])`).ReplaceAllString(s, "${1}\u2212${2}")
 }

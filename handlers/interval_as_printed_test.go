@@ -12,16 +12,22 @@ import (
 
 // TestIntervalReadAsPrinted: the compare page's reading and the experiment
 // verdict decide whether the 95% interval of a difference includes 0 "as
-// printed", but rounded the bound themselves (math.Round(x·1000)/1000)
-// where the page prints it with web.Signed, which reads a bound a few
-// units in the last place below 0.0005 as the 0.0005 it is and shows
-// +0.001. The sentence then said the interval "+0.001 to +0.300" still
-// includes no difference, or that the data cannot tell the runs apart
-// beside an interval clear of 0. A bound is now read as it is printed.
+// printed", but rounded the bound themselves (math.Round(x·1000)/1000),
+// which can differ from the page's printing in the last place: the
+// sentence then said the interval "+0.001 to +0.300" still includes no
+// difference, or that the data cannot tell the runs apart beside an
+// interval clear of 0. A bound is now read as it is printed
+// (web.SignedCoef), whichever way a bound at the edge goes: one just
+// above 0.0005 is shown +0.001 and read as clear of 0, one just below is
+// shown ±0.000 and read as touching it.
 func TestIntervalReadAsPrinted(t *testing.T) {
-	justBelow := math.Nextafter(0.0005, 0) // shown +0.001
-	if got := web.Signed(justBelow, 3); got != "+0.001" {
-		t.Fatalf("web.Signed(%v, 3) = %q, want +0.001", justBelow, got)
+	justAbove := math.Nextafter(0.0005, 1) // shown +0.001
+	if got := web.SignedCoef(justAbove, 3); got != "+0.001" {
+		t.Fatalf("web.SignedCoef(%v, 3) = %q, want +0.001", justAbove, got)
+	}
+	justBelow := math.Nextafter(0.0005, 0) // shown ±0.000
+	if got := web.SignedCoef(justBelow, 3); got != "±0.000" {
+		t.Fatalf("web.SignedCoef(%v, 3) = %q, want ±0.000", justBelow, got)
 	}
 	pearson := func(diff, lo, hi, p float64) stats.Difference {
 		return stats.Difference{Method: stats.MethodPearson, A: 0.5 + diff/2, B: 0.5 - diff/2, Diff: diff, CILow: lo, CIHigh: hi,
@@ -32,15 +38,17 @@ func TestIntervalReadAsPrinted(t *testing.T) {
 		d        stats.Difference
 		say, not string
 	}{
-		{"A ahead, low bound shown +0.001", pearson(0.15, justBelow, 0.3, 0.01),
+		{"A ahead, low bound shown +0.001", pearson(0.15, justAbove, 0.3, 0.01),
 			"Run A agrees better with the humans than Run B: A − B in Pearson r is +0.150 (95% interval +0.001 to +0.300, p = 0.010).", "includes no difference"},
-		{"B ahead, high bound shown −0.001", pearson(-0.15, -0.3, -justBelow, 0.01),
+		{"B ahead, high bound shown −0.001", pearson(-0.15, -0.3, -justAbove, 0.01),
 			"Run B agrees better with the humans than Run A: A − B in Pearson r is −0.150 (95% interval −0.300 to −0.001, p = 0.010).", "includes no difference"},
-		{"p above 5%, interval shown clear of 0", pearson(0.15, justBelow, 0.3, 0.2),
+		{"p above 5%, interval shown clear of 0", pearson(0.15, justAbove, 0.3, 0.2),
 			"lies entirely on one side of 0", "cannot tell"},
+		{"A ahead, low bound shown ±0.000", pearson(0.15, justBelow, 0.3, 0.01),
+			"still includes no difference", "(95% interval"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := web.ReadingText(agreementReading([]stats.Difference{tt.d}, "Run A", "Run B"))
+			got := signedAsOnPages(agreementReading([]stats.Difference{tt.d}, "Run A", "Run B"))
 			if !strings.Contains(got, tt.say) || strings.Contains(got, tt.not) {
 				t.Errorf("reading %q\nwant it to say %q and not %q", got, tt.say, tt.not)
 			}
@@ -51,7 +59,7 @@ func TestIntervalReadAsPrinted(t *testing.T) {
 		return models.Run{ID: id, Name: name, Status: models.RunSucceeded}
 	}
 	best := contender{fig: runFigures{run: run(1, "BatchEval"), avgP: 0.412}}
-	test := stats.AveragedDifference{A: 0.412, B: 0.371, Diff: 0.041, CILow: justBelow, CIHigh: 0.086, P: 0.02}
+	test := stats.AveragedDifference{A: 0.412, B: 0.371, Diff: 0.041, CILow: justAbove, CIHigh: 0.086, P: 0.02}
 	other := contender{fig: runFigures{run: run(2, "G-Eval"), avgP: 0.371}, test: test, adjP: test.P}
 	v := verdictOf([]contender{best, other}, nil)
 	if v.Kind != web.VerdictBetter || strings.Contains(v.Text, "still includes no difference") {

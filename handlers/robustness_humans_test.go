@@ -99,7 +99,7 @@ func TestRobustnessLineNeedsTheSameHumans(t *testing.T) {
 			pearson[r.Run.ID] = *r.Pearson[1]
 		}
 		want := fmt.Sprintf("noise: %s vs run %d (both averaged over %s, leaving out %s, measured against other human ratings (this run is measured against the imported column, run %d against the imported column and browser ratings (10 browser ratings)))",
-			web.Signed(pearson[noisy.ID]-pearson[parent.ID], 3), parent.ID, crits[1].Name, crits[0].Name, parent.ID)
+			web.SignedCoef(pearson[noisy.ID]-pearson[parent.ID], 3), parent.ID, crits[1].Name, crits[0].Name, parent.ID)
 		if got := robustness(); got != templ.EscapeString(want) {
 			t.Errorf("reviews on %s only: robustness line\n %q, want\n %q", crits[0].Name, got, templ.EscapeString(want))
 		}

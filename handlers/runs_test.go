@@ -528,7 +528,7 @@ func TestRunPageExtras(t *testing.T) {
 				`data-testid="ceiling"`, templ.EscapeString(eng.Ceiling.Reading), "Krippendorff",
 				fmt.Sprintf(`data-testid="ceiling-loo">%.3f<`, eng.Ceiling.LeaveOneOut),
 				`data-testid="positions"`, "Mean signed error",
-				`data-testid="derived-row"`, "reseed: " + web.Signed(delta, 3), `data-testid="repeatability"`,
+				`data-testid="derived-row"`, "reseed: " + web.SignedCoef(delta, 3), `data-testid="repeatability"`,
 				fmt.Sprintf(`<option value="%d">`, reseed.ID), "Topics &lt;run&gt;"}, []string{"Topics <run>"}},
 			{"dataset without a group column", runPath, []string{`<option value="-" selected>`, unreadable}, []string{grouped}},
 			{"unknown column falls back", runPath + "?group=nope", nil, []string{grouped}},

@@ -180,7 +180,7 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 	}
 	for _, c := range cs[1:] {
 		line := fmt.Sprintf("%s − %s: %s in average Pearson (95%% interval %s to %s, permutation %s, Holm-adjusted %s)",
-			best.fig.run.Name, c.fig.run.Name, web.Signed(c.test.Diff, 3), web.Signed(c.test.CILow, 3), web.Signed(c.test.CIHigh, 3),
+			best.fig.run.Name, c.fig.run.Name, web.SignedCoef(c.test.Diff, 3), web.SignedCoef(c.test.CILow, 3), web.SignedCoef(c.test.CIHigh, 3),
 			web.PValueText(c.test.P), web.PValueText(c.adjP))
 		if pairedDiffers(best, c) {
 			// A run with unreadable scores is averaged in the table over
@@ -198,14 +198,14 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 		c := reversed[0]
 		v.Text = fmt.Sprintf("On your data, no run can be named best: %s has the highest average Pearson in the table (%s), but %s agrees better than %s on the samples both runs scored (%s against %s; difference %s, Holm-adjusted %s). The table averages each run over the samples it has figures for, the test over those both runs share.",
 			best.fig.run.Name, fmtNum(best.fig.avgP, 2), c.fig.run.Name, best.fig.run.Name,
-			fmtNum(c.test.B, 3), fmtNum(c.test.A, 3), web.Signed(-c.test.Diff, 3), web.PValueText(c.adjP))
+			fmtNum(c.test.B, 3), fmtNum(c.test.A, 3), web.SignedCoef(-c.test.Diff, 3), web.PValueText(c.adjP))
 		return v
 	}
 	if len(tied) == 1 {
 		next := cs[1]
 		v.Kind = web.VerdictBetter
 		v.Text = fmt.Sprintf("On your data, %s agrees best with your ratings (average Pearson %s): significantly better than the next, %s (%s; difference %s, Holm-adjusted %s).",
-			best.fig.run.Name, fmtNum(best.fig.avgP, 2), next.fig.run.Name, fmtNum(next.fig.avgP, 2), web.Signed(next.test.Diff, 3), web.PValueText(next.adjP))
+			best.fig.run.Name, fmtNum(best.fig.avgP, 2), next.fig.run.Name, fmtNum(next.fig.avgP, 2), web.SignedCoef(next.test.Diff, 3), web.PValueText(next.adjP))
 		if noise > 0 {
 			v.Text += fmt.Sprintf(" The difference is larger than the spread across seeds (%s).", fmtNum(noise, 3))
 		}
@@ -214,7 +214,7 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 		// to contradict "significantly better" unsaid.
 		if lo, hi := asPrinted(next.test.CILow), asPrinted(next.test.CIHigh); lo <= 0 && hi >= 0 {
 			v.Text += fmt.Sprintf(" Its 95%% interval (%s to %s) still includes no difference, though: the evidence is borderline, and more samples would settle it.",
-				web.Signed(next.test.CILow, 3), web.Signed(next.test.CIHigh, 3))
+				web.SignedCoef(next.test.CILow, 3), web.SignedCoef(next.test.CIHigh, 3))
 		}
 		return v
 	}

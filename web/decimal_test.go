@@ -87,3 +87,29 @@ func BenchmarkDecimal(b *testing.B) {
 		})
 	}
 }
+
+// TestSignedCoef: a figure made of correlation coefficients is rounded from
+// its float, as CoefText rounds a coefficient and as someone rounding the
+// exported float reads it (0.12349999999999998 is 0.123; Signed reads it
+// as the decimal 0.1235 and shows 0.124), signed, with ± for a figure
+// that shows as zero and a dash for one that is not a number.
+func TestSignedCoef(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{
+		{0.12349999999999998, "+0.123"},
+		{-0.12349999999999998, "−0.123"},
+		{0.4567, "+0.457"},
+		{-0.0004, "±0.000"},
+		{0.0004, "±0.000"},
+		{0, "±0.000"},
+		{1, "+1.000"},
+		{math.NaN(), "—"},
+		{math.Inf(-1), "—"},
+	} {
+		if got := SignedCoef(tc.v, 3); got != tc.want {
+			t.Errorf("SignedCoef(%v, 3) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}

@@ -49,6 +49,27 @@ func Signed(v float64, digits int) string {
 	return "+" + s
 }
 
+// SignedCoef writes a figure made of correlation coefficients (a
+// coefficient's interval bound, a difference of two coefficients and its
+// interval) with digits decimals and a sign, as Signed does, but rounding
+// the float itself, as CoefText does a coefficient: the JSON export and
+// the API give these figures as the computed floats (not as decimals, as
+// they give means), so someone rounding the exported 0.12349999999999998
+// reads 0.123; Signed read it as the decimal 0.1235 and showed +0.124.
+func SignedCoef(v float64, digits int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	s := strconv.FormatFloat(math.Abs(v), 'f', digits, 64)
+	switch {
+	case strings.Trim(s, "0.") == "":
+		return "±" + s
+	case v < 0:
+		return Minus("-" + s)
+	}
+	return "+" + s
+}
+
 // Money writes an amount of US dollars the one way the product shows
 // money (money.Text): always two decimals ("$0.50", "$12.00"), and below
 // a dollar as many more as three significant digits need ("$0.0123",
