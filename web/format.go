@@ -36,17 +36,7 @@ func ReadingText(s string) string {
 // for one that rounds to zero; a dash when it is not a number. It rounds
 // as Decimal does.
 func Signed(v float64, digits int) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "—"
-	}
-	s := Decimal(math.Abs(v), digits)
-	switch {
-	case strings.Trim(s, "0.") == "":
-		return "±" + s
-	case v < 0:
-		return Minus("-" + s)
-	}
-	return "+" + s
+	return withSign(v, func(abs float64) string { return Decimal(abs, digits) })
 }
 
 // SignedCoef writes a figure made of correlation coefficients (a
@@ -57,10 +47,17 @@ func Signed(v float64, digits int) string {
 // they give means), so someone rounding the exported 0.12349999999999998
 // reads 0.123; Signed read it as the decimal 0.1235 and showed +0.124.
 func SignedCoef(v float64, digits int) string {
+	return withSign(v, func(abs float64) string { return strconv.FormatFloat(abs, 'f', digits, 64) })
+}
+
+// withSign writes v's magnitude as text writes it, signed: "±" when it
+// shows as zero, the true minus sign below zero, "+" above; a dash when v
+// is not a number.
+func withSign(v float64, text func(abs float64) string) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "—"
 	}
-	s := strconv.FormatFloat(math.Abs(v), 'f', digits, 64)
+	s := text(math.Abs(v))
 	switch {
 	case strings.Trim(s, "0.") == "":
 		return "±" + s
