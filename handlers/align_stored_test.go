@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/batcheval/batcheval/evaluator/align"
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dbtest"
 	"github.com/batcheval/batcheval/web"
 )
 
@@ -126,4 +129,46 @@ func TestAlignmentPageReadsOnlyTheRowsItShows(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestAlignmentHeldOutListInPages: a split of more than heldOutPageSize
+// held-out samples lists them a page at a time; the first page links the
+// next, the next links back to the first, and the pages together are the
+// whole list the full report gives, in dataset order.
+func TestAlignmentHeldOutListInPages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("synthesizes a run of 2,100 samples")
+	}
+	env := newTestEnv(t, dbtest.Open(t, models.SQLite))
+	ctx := env.localCtx()
+	_, _, run := reviewedSynthRun(t, env, 2*heldOutPageSize+100)
+	plan, err := env.h.planAlignment(ctx, run, 0, 11, 0.5, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.heldOut) <= heldOutPageSize {
+		t.Fatalf("%d held out; the test needs more than a page", len(plan.heldOut))
+	}
+	a := models.Alignment{ID: 1, WorkspaceID: env.ws.ID, SourceRunID: run.ID, Seed: 11, CalibrationRowIDs: plan.calibration,
+		HeldOutRowIDs: plan.heldOut, BaseVersion: 1, Status: models.AlignmentDrafted, Draft: align.TemplateDraft(run.RubricSnapshot.Criteria[0], plan.worst)}
+	full, _ := renderAlignment(t, env, a, run, true)
+	first, page := renderAlignmentQuery(t, env, a, run, "")
+	if len(first.HeldOutIDs) != heldOutPageSize || first.HeldOutFirstURL != "" || first.HeldOutNextURL == "" ||
+		!strings.Contains(page, `data-testid="held-out-next"`) || !strings.Contains(page, fmt.Sprintf("%d of the %d held-out samples", heldOutPageSize, len(plan.heldOut))) {
+		t.Fatalf("first page: %d ids, first %q, next %q", len(first.HeldOutIDs), first.HeldOutFirstURL, first.HeldOutNextURL)
+	}
+	u, err := url.Parse(first.HeldOutNextURL)
+	if err != nil || u.Path != "/alignments/1" {
+		t.Fatalf("next page link %q", first.HeldOutNextURL)
+	}
+	second, page := renderAlignmentQuery(t, env, a, run, u.RawQuery)
+	if second.HeldOutNextURL != "" || second.HeldOutFirstURL != "/alignments/1#held-out-ids" || !strings.Contains(page, `id="held-out-ids" open`) {
+		t.Errorf("second page: next %q, first %q", second.HeldOutNextURL, second.HeldOutFirstURL)
+	}
+	if got := append(slices.Clone(first.HeldOutIDs), second.HeldOutIDs...); !slices.Equal(got, full.HeldOutIDs) {
+		t.Errorf("the two pages hold %d ids, not the %d of the whole list in order", len(got), len(full.HeldOutIDs))
+	}
+	if !slices.Equal(first.Worst, full.Worst) {
+		t.Errorf("disagreements %v, want %v", first.Worst, full.Worst)
+	}
 }
