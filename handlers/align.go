@@ -379,6 +379,25 @@ func (h *Handlers) alignmentViewWith(c echo.Context, a models.Alignment, run mod
 	}
 	// Each run's browser reviews are read once for the page (runReviews).
 	rr := h.newRunReviews()
+	if !full {
+		sum, err := h.storedResults(ctx, run, rr)
+		if p := preparingOf(err); p != nil {
+			v.Preparing = preparingView(p)
+			return v, nil
+		}
+		if err != nil {
+			return v, err
+		}
+		if sum != nil && storedAlignable(sum, a.CriterionIndex) {
+			if err := h.fillStoredCases(c, &v, sum, a); err != nil {
+				return v, err
+			}
+			if !v.Accepted {
+				return v, nil
+			}
+			return v, h.fillHeldOut(ctx, &v, a, full, rr)
+		}
+	}
 	as, err := h.alignSamplesOf(ctx, run, a.CriterionIndex, true, full, rr)
 	if p := preparingOf(err); p != nil {
 		// The split and the draft are stored; the disagreements and the

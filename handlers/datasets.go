@@ -265,6 +265,16 @@ func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.Pendin
 		}
 		return u, form, sample, err
 	}
+	// The mapping page shows the count: kept, it is not counted again by
+	// reading the whole file on each view. Without it the page reads the
+	// file, as before.
+	scan := models.UploadScan{NoHeader: form.NoHeader, Rows: sample.Rows, Skipped: sample.Skipped,
+		Columns: sample.Table.Columns, Generated: sample.Table.Generated}
+	if err := h.DB.SetUploadScan(context.WithoutCancel(req.Context()), u.ID, scan); err != nil {
+		h.Log.Warn("keep upload scan", "id", u.ID, "err", err)
+	} else {
+		u.Scan = &scan
+	}
 	return u, form, sample, nil
 }
 
@@ -312,6 +322,13 @@ var errSampled = errors.New("sampled")
 // the rest adds nothing before an import, which reads it all anyway), and
 // Rows is left at -1, unknown.
 func (h *Handlers) scanUploadHead(r io.Reader, format dataimport.Format, noHeader, headOnly bool, hint string) (uploadSample, error) {
+	return h.scanRecords(r, format, noHeader, headOnly && format == dataimport.CSV, hint)
+}
+
+// scanRecords is scanUploadHead; with stop, a file of any format is read
+// only as far as its first sampleRows records (the caller knows its
+// columns and rows from elsewhere: JSON records may add columns later).
+func (h *Handlers) scanRecords(r io.Reader, format dataimport.Format, noHeader, stop bool, hint string) (uploadSample, error) {
 	t := &dataimport.Table{Format: format}
 	// Only the kept records need maps of their own.
 	opt := dataimport.Options{MaxBytes: h.MaxUploadBytes, MaxRows: h.MaxUploadRows, NoHeader: noHeader, ReuseValues: true, HeaderHint: hint}
@@ -321,7 +338,7 @@ func (h *Handlers) scanUploadHead(r io.Reader, format dataimport.Format, noHeade
 			t.Records = append(t.Records, rec)
 			return nil
 		}
-		if headOnly && format == dataimport.CSV {
+		if stop {
 			return errSampled
 		}
 		return nil
@@ -349,6 +366,15 @@ func (h *Handlers) pendingTable(c echo.Context, token string, noHeader, headOnly
 	u, err := h.DB.FindPendingUpload(ctx, h.workspaceID(c), token)
 	if err != nil {
 		return u, uploadSample{}, err
+	}
+	if sc := u.Scan; sc != nil && sc.NoHeader == noHeader && u.SizeBytes <= h.MaxUploadBytes && (h.MaxUploadRows <= 0 || sc.Rows <= h.MaxUploadRows) {
+		// Counted at upload, read the same way and within today's limits:
+		// the first rows are all that is left to read.
+		s, err := h.scanRecords(h.DB.OpenPendingUpload(ctx, u), dataimport.Format(u.Format), noHeader, true, "")
+		if err == nil {
+			s.Columns, s.Generated, s.Rows, s.Skipped = slices.Clone(sc.Columns), sc.Generated, sc.Rows, sc.Skipped
+			return u, s, nil
+		}
 	}
 	s, err := h.scanUploadHead(h.DB.OpenPendingUpload(ctx, u), dataimport.Format(u.Format), noHeader, headOnly, "")
 	if err != nil {

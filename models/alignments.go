@@ -34,8 +34,8 @@ type Alignment struct {
 	Seed           int64
 	// CalibrationRowIDs and HeldOutRowIDs are dataset row ids of the
 	// source run's dataset, sorted.
-	CalibrationRowIDs []int64 `gorm:"serializer:json"`
-	HeldOutRowIDs     []int64 `gorm:"serializer:json"`
+	CalibrationRowIDs []int64 `gorm:"serializer:int64s"`
+	HeldOutRowIDs     []int64 `gorm:"serializer:int64s"`
 	// BaseVersion is the rubric version the source run used (the
 	// rubric's version at drafting time for runs from before versions).
 	BaseVersion int

@@ -79,3 +79,42 @@ func (db *DB) FindDatasetRowByExternalID(ctx context.Context, datasetID int64, e
 	}
 	return row, true, nil
 }
+
+// ListRowIDsByPosition returns the rows of a run's stored results on one
+// criterion whose places in dataset order (rank_position) are from to
+// from+limit-1, in that order: one range of the order's index, no other
+// column read.
+func (db *DB) ListRowIDsByPosition(ctx context.Context, runID int64, criterion, from, limit int) ([]int64, error) {
+	var ids []int64
+	err := db.Reader(ctx).Model(&RunSampleResult{}).Where("run_id = ? AND criterion_index = ? AND rank_position BETWEEN ? AND ?",
+		runID, criterion, from, from+limit-1).Order("rank_position").Pluck("row_id", &ids).Error
+	if err != nil {
+		return nil, fmt.Errorf("read the rows of run %d, criterion %d in dataset order: %w", runID, criterion, err)
+	}
+	return ids, nil
+}
+
+// ListExternalIDs returns the ids in the file of the given dataset rows,
+// keyed by row id (a row stored without one maps to "").
+func (db *DB) ListExternalIDs(ctx context.Context, rowIDs []int64) (map[int64]string, error) {
+	out := make(map[int64]string, len(rowIDs))
+	const chunk = 500 // ids per IN list, far under either dialect's parameter limit
+	for start := 0; start < len(rowIDs); start += chunk {
+		var part []struct {
+			ID         int64
+			ExternalID *string
+		}
+		if err := db.Reader(ctx).Table("dataset_rows").Select("id, external_id").
+			Where("id IN ?", rowIDs[start:min(start+chunk, len(rowIDs))]).Scan(&part).Error; err != nil {
+			return nil, fmt.Errorf("read the ids of dataset rows: %w", err)
+		}
+		for _, p := range part {
+			if p.ExternalID != nil {
+				out[p.ID] = *p.ExternalID
+			} else {
+				out[p.ID] = ""
+			}
+		}
+	}
+	return out, nil
+}

@@ -232,15 +232,22 @@ func (db *DB) LongestDatasetRows(ctx context.Context, datasetID int64, n int) ([
 	return rows, nil
 }
 
-// FindDatasetRows returns the rows with the given ids, keyed by id.
+// FindDatasetRows returns the rows of dataset datasetID with the given ids,
+// keyed by id. The rows are read by their keys alone and those of another
+// dataset dropped here: with "dataset_id = ?" in the query SQLite's planner
+// took the dataset's index (dataset_rows_length) and read every row of the
+// dataset to find a page's 50 (the run page's samples, 90% of its time at
+// a million rows).
 func (db *DB) FindDatasetRows(ctx context.Context, datasetID int64, ids []int64) (map[int64]DatasetRow, error) {
 	var rows []DatasetRow
-	if err := db.Reader(ctx).Where("dataset_id = ? AND id IN ?", datasetID, ids).Find(&rows).Error; err != nil {
+	if err := db.Reader(ctx).Where("id IN ?", ids).Find(&rows).Error; err != nil {
 		return nil, err
 	}
 	m := make(map[int64]DatasetRow, len(rows))
 	for _, r := range rows {
-		m[r.ID] = r
+		if r.DatasetID == datasetID {
+			m[r.ID] = r
+		}
 	}
 	return m, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,7 +27,34 @@ type PendingUpload struct {
 	Content []byte
 	// SizeBytes is the file's size, kept so quotas need not read the files.
 	SizeBytes int64
+	// Scan is what the upload's streaming pass counted (SetUploadScan),
+	// nil for an upload stored before it was kept (00040) or not scanned.
+	Scan      *UploadScan `gorm:"serializer:json"`
 	CreatedAt time.Time
+}
+
+// UploadScan is what one streaming pass over an upload counted, read the
+// way it was read (NoHeader: a CSV file's first row as data). The mapping
+// page shows the count; keeping it spares reading the whole file on each
+// view of the page.
+type UploadScan struct {
+	NoHeader  bool     `json:"no_header"`
+	Rows      int      `json:"rows"`
+	Skipped   int      `json:"skipped"`
+	Columns   []string `json:"columns"`
+	Generated bool     `json:"generated"`
+}
+
+// SetUploadScan keeps what the streaming pass over upload id counted.
+func (db *DB) SetUploadScan(ctx context.Context, id int64, s UploadScan) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	if err := db.Gorm.WithContext(ctx).Exec("UPDATE pending_uploads SET scan = ? WHERE id = ?", string(b), id).Error; err != nil {
+		return fmt.Errorf("keep the scan of upload %d: %w", id, err)
+	}
+	return nil
 }
 
 // UploadTTL is how long an unfinished upload is kept: long enough to
