@@ -249,10 +249,10 @@ func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.Pendin
 		cancel()
 		<-saved
 		if u.ID != 0 {
-			// Stored before the problem was found, or perhaps stored: the
-			// cancel can reach PostgreSQL's commit after the server made it,
-			// and the save then reports an error for a stored upload. Drop
-			// whatever is there (nothing, when it was rolled back).
+			// Stored before the problem was found (the save stops only
+			// between parts, so it reports what it did: stored, or rolled
+			// back). Drop whatever is there (nothing, when it was rolled
+			// back).
 			if derr := h.DB.DropRefusedUpload(context.WithoutCancel(req.Context()), u); derr != nil {
 				h.Log.Warn("delete refused upload", "id", u.ID, "err", derr)
 			}

@@ -78,13 +78,24 @@ const uploadPartSize = 1 << 20
 // in parts so that neither writing nor reading it holds the whole file in
 // memory. Quota as for SavePendingUpload. A reader that gives more or
 // fewer than size bytes stores nothing.
+//
+// ctx stops the save between two parts, never inside a statement: the
+// save then rolls back and reports ctx's error, or, once every part is
+// stored, commits and reports success. A cancel that reached a statement
+// (the commit) in flight made the client report an error while PostgreSQL
+// went on to commit: the caller, told nothing was stored, left a stored
+// upload behind (TestCancelledUploadSaveEndsOneWay).
 func (db *DB) SavePendingUploadFrom(ctx context.Context, u *PendingUpload, r io.Reader, size, quota int64) error {
 	u.Content = []byte{}
 	u.SizeBytes = size
-	return db.savePendingUpload(ctx, u, quota, func(tx *gorm.DB) error {
+	stop := ctx
+	return db.savePendingUpload(context.WithoutCancel(ctx), u, quota, func(tx *gorm.DB) error {
 		buf := make([]byte, uploadPartSize)
 		var total int64
 		for seq := 0; ; seq++ {
+			if err := stop.Err(); err != nil {
+				return err
+			}
 			n, err := io.ReadFull(r, buf)
 			if n > 0 {
 				total += int64(n)
