@@ -586,11 +586,22 @@ func (h *Handlers) importDataset(c echo.Context) error {
 		return err
 	}
 	msg := fmt.Sprintf("Imported %d rows into %q.", ds.RowCount, ds.Name)
-	if len(empties) > 0 {
-		// The notes themselves are stored with the dataset: its page,
-		// where this leads, shows them in full, now and later.
+	fields, ratings := 0, 0
+	for _, e := range empties {
+		if e.Rating {
+			ratings++
+		} else {
+			fields++
+		}
+	}
+	// The notes themselves are stored with the dataset: its page, where
+	// this leads, shows them in full, now and later.
+	switch {
+	case fields > 0:
 		msg += fmt.Sprintf(" %s the judge sees %s empty in some rows: see \"Import notes\" below.",
-			plural(len(empties), "One field", strconv.Itoa(len(empties))+" fields"), plural(len(empties), "is", "are"))
+			plural(fields, "One field", strconv.Itoa(fields)+" fields"), plural(fields, "is", "are"))
+	case ratings > 0:
+		msg += " Some rows have no human rating: see \"Import notes\" below."
 	}
 	return redirect(c, datasetPath(ds.ID), msg+" Next: write a rubric for this project, then launch a run with this dataset (both linked under Next steps below).")
 }
@@ -624,6 +635,12 @@ func emptyFieldNotes(empties []dataimport.EmptyField, perAnnotator bool) []strin
 			where = fmt.Sprintf("%s %s (%s %s of the file)", plural(e.Rows, "row", "rows"), joinNames(rows), plural(e.Rows, unit, unit+"s"), joinNames(lines))
 		} else if !perAnnotator {
 			where = fmt.Sprintf("%s %s", plural(e.Rows, "row", "rows"), joinNames(rows))
+		}
+		if e.Rating {
+			out = append(out, fmt.Sprintf("%d %s no human rating in column %q: %s. %s missing from every comparison with the human ratings of that column: fill %s in the file and upload it again, unless %s not rated.",
+				e.Rows, plural(e.Rows, "row has", "rows have"), e.Column, where, plural(e.Rows, "That sample is", "Those samples are"),
+				plural(e.Rows, "it", "them"), plural(e.Rows, "it was", "they were")))
+			continue
 		}
 		out = append(out, fmt.Sprintf("%d %s an empty %s, which the judge sees: %s. The judge reads nothing there for it: fill %s in the file and upload it again, unless empty is meant.",
 			e.Rows, plural(e.Rows, "row has", "rows have"), what, where, plural(e.Rows, "it", "them")))

@@ -116,12 +116,23 @@ func TestImportSaysWhichRowsAreEmpty(t *testing.T) {
 			if !slices.Equal(again.ImportNotes, ds.ImportNotes) {
 				t.Errorf("GET's import_notes = %q, want those of the creation %q", again.ImportNotes, ds.ImportNotes)
 			}
-			// A file without empty fields has no notes.
+			// A file whose only empty cell is a human rating (q2's) has one
+			// note, naming that row (they were not named at all before:
+			// the dataset page said "Missing 1").
 			up = decode[APIUpload](t, a.upload(fmt.Sprintf("/api/v1/projects/%d/uploads", env.project.ID), tok, "good.csv", goodCSV), http.StatusCreated)
 			rec := a.json(http.MethodPost, fmt.Sprintf("/api/v1/projects/%d/datasets", env.project.ID), tok,
 				map[string]any{"upload_token": up.Token, "name": "Good", "mapping": mapping})
+			wantRating := `1 row has no human rating in column "quality": row 2 (line 3 of the file). That sample is missing from every comparison with the human ratings of that column`
+			if ds := decode[APIDataset](t, rec, http.StatusCreated); len(ds.ImportNotes) != 1 || !strings.Contains(ds.ImportNotes[0], wantRating) {
+				t.Errorf("a file with one empty rating: import notes %q, want one saying %q", ds.ImportNotes, wantRating)
+			}
+			// A file without empty cells has no notes.
+			complete := strings.Replace(goodCSV, "Eight legs.,\n", "Eight legs.,3\n", 1)
+			up = decode[APIUpload](t, a.upload(fmt.Sprintf("/api/v1/projects/%d/uploads", env.project.ID), tok, "complete.csv", complete), http.StatusCreated)
+			rec = a.json(http.MethodPost, fmt.Sprintf("/api/v1/projects/%d/datasets", env.project.ID), tok,
+				map[string]any{"upload_token": up.Token, "name": "Complete", "mapping": mapping})
 			if ds := decode[APIDataset](t, rec, http.StatusCreated); len(ds.ImportNotes) != 0 || strings.Contains(rec.Body.String(), "import_notes") {
-				t.Errorf("a file without empty fields has import notes: %s", rec.Body)
+				t.Errorf("a file without empty cells has import notes: %s", rec.Body)
 			}
 		})
 	})

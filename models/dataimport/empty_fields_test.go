@@ -32,6 +32,11 @@ func TestEmptyFieldsAreNoted(t *testing.T) {
 		{"more than are named", CSV, "q,a\n" + strings.Repeat("x,\nx,y\n", 7),
 			Mapping{Fields: []evaluator.Field{{Column: "q", Label: "Q"}, {Column: "a", Label: "A"}}},
 			[]EmptyField{{Column: "a", Label: "A", Rows: 7, First: []Place{{1, 2, false}, {3, 4, false}, {5, 6, false}, {7, 8, false}, {9, 10, false}}}}},
+		{"an empty human rating, after the empty fields", CSV, "id,question,answer,q,r\na,q1,,4,\nb,q2,r2,,\nc,q3,r3,2,1\n",
+			Mapping{IDColumn: "id", Fields: shown, RatingColumns: []string{"q", "r"}},
+			[]EmptyField{{Column: "answer", Label: "Answer", Rows: 1, First: []Place{{1, 2, false}}},
+				{Column: "q", Label: "q", Rows: 1, First: []Place{{2, 3, false}}, Rating: true},
+				{Column: "r", Label: "r", Rows: 2, First: []Place{{1, 2, false}, {2, 3, false}}, Rating: true}}},
 		{"JSON items, a key missing", JSON, `[{"question": "q1", "answer": "r1"}, {"question": "", "answer": "r2"}, {"answer": "r3"}]`,
 			Mapping{Fields: shown},
 			[]EmptyField{{Column: "question", Label: "Question", Rows: 2, First: []Place{{2, 2, true}, {3, 3, true}}}}},
@@ -68,5 +73,20 @@ func TestEmptyFieldsAreNoted(t *testing.T) {
 				t.Errorf("empty fields (streamed) = %+v\nwant %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestEmptyRatingsOfAnnotatorRowsAreNotNoted: in a file with one row per
+// annotator, an empty rating is an annotator who did not rate that
+// criterion, not a sample without a rating: nothing is noted.
+func TestEmptyRatingsOfAnnotatorRowsAreNotNoted(t *testing.T) {
+	table := mustParse(t, CSV, "id,text,who,q\na,t1,ann1,3\na,t1,ann2,\nb,t2,ann1,2\n")
+	_, got, err := table.ApplyNoting(Mapping{IDColumn: "id", AnnotatorColumn: "who",
+		Fields: []evaluator.Field{{Column: "text", Label: "Text"}}, RatingColumns: []string{"q"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Errorf("empty fields = %+v, want none", got)
 	}
 }

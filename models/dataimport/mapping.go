@@ -175,7 +175,11 @@ type Applier struct {
 	probs      problems
 	nonEmpty   map[string]bool
 	empty      emptyTally
-	n          int // records added
+	// unrated counts the empty rating cells of records that are samples
+	// (not of a file with one row per annotator, where an annotator may
+	// leave a criterion unrated).
+	unrated emptyTally
+	n       int // records added
 
 	reread func(fn func(Record) error) error
 	hash   func(id string) uint64 // maphash by a seed of its own; tests force collisions
@@ -317,6 +321,8 @@ func (a *Applier) Add(rec Record) Row {
 		v, msg := parseRating(rec.Values[c])
 		if msg != "" {
 			a.probs.addAt(ParseError{Line: rec.Line, Item: a.item, Column: c, Msg: msg}, a.n, i+1)
+		} else if v == nil && a.m.AnnotatorColumn == "" {
+			a.unrated.note(c, Place{Record: a.n, Line: rec.Line, Item: a.item})
 		}
 		row.Ratings[c] = v
 	}
@@ -465,16 +471,26 @@ func (a *Applier) err() error {
 // EmptyFields lists, for each field the judge sees, the records added so
 // far whose value is empty (or only spaces), in field order; a field
 // empty nowhere is left out. Such rows are imported (the file may mean
-// it), but the judge reads nothing there, so the import says so.
+// it), but the judge reads nothing there, so the import says so. Then,
+// marked Rating, each human-rating column with empty cells, in rating
+// order: those samples count as missing in every comparison with the
+// humans (not listed for a file with one row per annotator).
 func (a *Applier) EmptyFields() []EmptyField {
-	return a.empty.list(a.m.Fields, a.fieldCols)
+	out := a.empty.list(a.m.Fields, a.fieldCols)
+	for _, f := range a.unrated.list(nil, a.ratingCols) {
+		f.Rating = true
+		out = append(out, f)
+	}
+	return out
 }
 
-// EmptyField is a field the judge sees that is empty in some rows.
+// EmptyField is a field the judge sees that is empty in some rows, or
+// (Rating) a human-rating column with no rating in some rows.
 type EmptyField struct {
 	Column, Label string
 	Rows          int     // records with an empty value
 	First         []Place // the first of them, at most MaxEmptyShown
+	Rating        bool
 }
 
 // MaxEmptyShown caps the rows an EmptyField names: a few to find the
@@ -489,7 +505,8 @@ type Place struct {
 	Item         bool
 }
 
-// emptyTally counts the empty values of each field the judge sees.
+// emptyTally counts the empty values of each field the judge sees (or of
+// each rating column).
 type emptyTally struct {
 	rows  map[string]int
 	first map[string][]Place
