@@ -40,18 +40,25 @@ func TestIdenticalRerunIsAnsweredFromTheCache(t *testing.T) {
 
 		// Each answer the run paid for is stored as that run's, to go
 		// with it when it is deleted for good (migration 00044).
-		cachedOf := func(runID int64) (n int64) {
+		// An answer is written with its call's result, or up to
+		// answerLinger later when no result follows it at once: wait that
+		// long for the count to settle at want.
+		cachedOf := func(runID, want int64) (n int64) {
 			t.Helper()
-			if err := env.db.Gorm.Raw("SELECT COUNT(*) FROM judge_response_cache WHERE run_id = ?", runID).Scan(&n).Error; err != nil {
-				t.Fatal(err)
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if err := env.db.Gorm.Raw("SELECT COUNT(*) FROM judge_response_cache WHERE run_id = ?", runID).Scan(&n).Error; err != nil {
+					t.Fatal(err)
+				}
+				if n == want || time.Now().After(deadline) {
+					return n
+				}
 			}
-			return n
 		}
 		var noRun int64
 		if err := env.db.Gorm.Raw("SELECT COUNT(*) FROM judge_response_cache WHERE run_id IS NULL").Scan(&noRun).Error; err != nil {
 			t.Fatal(err)
 		}
-		if got := cachedOf(first.ID); got != int64(sent) || noRun != 0 {
+		if got := cachedOf(first.ID, int64(sent)); got != int64(sent) || noRun != 0 {
 			t.Errorf("first run: %d cached answers stored as its own and %d with no run, want %d and 0", got, noRun, sent)
 		}
 
@@ -90,12 +97,12 @@ func TestIdenticalRerunIsAnsweredFromTheCache(t *testing.T) {
 			t.Errorf("the re-run's JSON export does not show its cached calls")
 		}
 
-		if got := cachedOf(second.ID); got != 0 {
+		if got := cachedOf(second.ID, 0); got != 0 {
 			t.Errorf("the re-run answered from the cache stored %d answers as its own, want 0", got)
 		}
 
 		third := finish(true)
-		if got := cachedOf(third.ID); got != int64(third.Calls) {
+		if got := cachedOf(third.ID, int64(third.Calls)); got != int64(third.Calls) {
 			t.Errorf("the run with the cache off stored %d answers as its own, want its %d calls", got, third.Calls)
 		}
 		if got := fj.Total(); got != 2*sent {
