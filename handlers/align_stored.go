@@ -168,18 +168,7 @@ func (h *Handlers) fillStoredCases(c echo.Context, v *web.AlignmentView, sum *re
 	if err != nil {
 		return err
 	}
-	ci := a.CriterionIndex
-	texts := alignSamples{texts: func(ctx context.Context, ids []int64) (map[int64]report.SampleResult, error) {
-		rows, err := report.LoadSampleRows(ctx, h.DB, sum, ci, ids)
-		if err != nil {
-			return nil, err
-		}
-		m := make(map[int64]report.SampleResult, len(rows))
-		for _, r := range rows {
-			m[r.RowID] = r
-		}
-		return m, nil
-	}}
+	texts := alignSamples{texts: h.storedSampleTexts(sum, a.CriterionIndex)}
 	worst, err = withTexts(ctx, texts, worst[:min(len(worst), align.DraftCases)])
 	if err != nil {
 		return err

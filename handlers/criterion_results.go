@@ -230,7 +230,13 @@ func (h *Handlers) alignSamplesOf(ctx context.Context, run models.Run, ci int, e
 	if len(out) != c.SampleCount {
 		return alignSamples{}, fmt.Errorf("run %d, criterion %d: %d stored results, the summary counts %d", run.ID, c.Index, len(out), c.SampleCount)
 	}
-	return alignSamples{scores: out, texts: func(ctx context.Context, ids []int64) (map[int64]report.SampleResult, error) {
+	return alignSamples{scores: out, texts: h.storedSampleTexts(sum, ci)}, nil
+}
+
+// storedSampleTexts reads the stored results of criterion ci of a run's
+// stored summary, with their samples' text, by row id.
+func (h *Handlers) storedSampleTexts(sum *report.Report, ci int) func(ctx context.Context, ids []int64) (map[int64]report.SampleResult, error) {
+	return func(ctx context.Context, ids []int64) (map[int64]report.SampleResult, error) {
 		rows, err := report.LoadSampleRows(ctx, h.DB, sum, ci, ids)
 		if err != nil {
 			return nil, err
@@ -240,7 +246,7 @@ func (h *Handlers) alignSamplesOf(ctx context.Context, run models.Run, ci int, e
 			m[r.RowID] = r
 		}
 		return m, nil
-	}}, nil
+	}
 }
 
 // queueIndex is a criterion's review queue as its page reads it: how many
