@@ -324,9 +324,9 @@ func (db *DB) ListDatasetRowFigures(ctx context.Context, datasetID int64, column
 	if len(keep) > 0 {
 		cols += ", data"
 	}
-	var n int64
-	if err := db.Reader(ctx).Model(&DatasetRow{}).Where("dataset_id = ?", datasetID).Count(&n).Error; err != nil {
-		return nil, fmt.Errorf("count rows of dataset %d: %w", datasetID, err)
+	n, err := db.CountDatasetRows(ctx, datasetID)
+	if err != nil {
+		return nil, err
 	}
 	rows, err := db.Reader(ctx).Model(&DatasetRow{}).Select(cols).Where("dataset_id = ?", datasetID).Order("position").Rows()
 	if err != nil {
