@@ -148,12 +148,20 @@ func redirectError(ctx context.Context, res *http.Response) *Error {
 	if res.Request != nil {
 		from = res.Request.URL
 	}
-	if why := refusedRedirect(ctx, policy(), from, u, net.DefaultResolver.LookupNetIP); why != "" {
-		e.redirectRefused = true
+	why, resolved := refusedRedirect(ctx, policy(), from, u, net.DefaultResolver.LookupNetIP)
+	switch {
+	case why != "":
+		e.redirect = redirectRefused
 		e.Message = "the redirect is refused: " + why
-		return e
+	case !resolved:
+		// Not checked, so not offered: the name may resolve later to an
+		// address this server refuses, and a base URL that cannot be
+		// reached is no advice either.
+		e.redirect = redirectUnresolved
+		e.Message = "it points to " + cleanText(u.Scheme+"://"+u.Host) + ", a name this server cannot resolve"
+	default:
+		e.Message = "it points to " + cleanText(u.Scheme+"://"+u.Host)
 	}
-	e.Message = "it points to " + cleanText(u.Scheme+"://"+u.Host)
 	return e
 }
 
@@ -165,17 +173,19 @@ const redirectLookupTimeout = 2 * time.Second
 // when it would call it. It refuses what it would refuse as a base URL (the
 // dialer's check, Egress.Check, on the target's addresses: its literal
 // address, localhost's loopback, or what lookup finds for a name within
-// redirectLookupTimeout; a name that does not resolve is not refused
-// here), a cloud metadata service's name, and a downgrade from https to
-// plain http, which would send the call and its API key unencrypted. The
-// reasons never name the target.
-func refusedRedirect(ctx context.Context, p Egress, from, to *url.URL, lookup func(context.Context, string, string) ([]netip.Addr, error)) string {
+// redirectLookupTimeout), a cloud metadata service's name, and a
+// downgrade from https to plain http, which would send the call and its
+// API key unencrypted. The reasons never name the target. resolved is
+// false when the target is a name that lookup could not resolve (and no
+// reason refused it before the lookup): it is neither refused nor
+// checked, so it must not be offered as a base URL either.
+func refusedRedirect(ctx context.Context, p Egress, from, to *url.URL, lookup func(context.Context, string, string) ([]netip.Addr, error)) (why string, resolved bool) {
 	if from != nil && strings.EqualFold(from.Scheme, "https") && strings.EqualFold(to.Scheme, "http") {
-		return "it leads from https to plain http, which would send the calls and the API key unencrypted"
+		return "it leads from https to plain http, which would send the calls and the API key unencrypted", true
 	}
 	host := strings.TrimSuffix(strings.ToLower(to.Hostname()), ".")
 	if metadataHost(host) {
-		return "it leads to a cloud metadata service, which judge calls never reach"
+		return "it leads to a cloud metadata service, which judge calls never reach", true
 	}
 	port := uint16(80)
 	if strings.EqualFold(to.Scheme, "https") {
@@ -198,10 +208,10 @@ func refusedRedirect(ctx context.Context, p Egress, from, to *url.URL, lookup fu
 	for _, a := range addrs {
 		var ee *EgressError
 		if errors.As(p.Check(netip.AddrPortFrom(a, port)), &ee) {
-			return "it leads to an address this server does not call judges at: " + ee.Reason
+			return "it leads to an address this server does not call judges at: " + ee.Reason, true
 		}
 	}
-	return ""
+	return "", len(addrs) > 0
 }
 
 func (c *Client) transportError(actx context.Context, err error, gotResponse bool) *Error {

@@ -302,7 +302,7 @@ func TestRedirectAdviceNeverOffersARefusedTarget(t *testing.T) {
 		switch host {
 		case "metadata.attacker.example":
 			return []netip.Addr{netip.MustParseAddr("169.254.169.254")}, nil
-		case "public.example":
+		case "public.example", "api.example", "api2.example":
 			return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
 		}
 		return nil, errors.New("no such host")
@@ -311,28 +311,33 @@ func TestRedirectAdviceNeverOffersARefusedTarget(t *testing.T) {
 		name, from, to string
 		policy         Egress
 		refused        string // part of the reason; "" when offered
+		unresolved     bool   // a name that does not resolve: neither refused nor offered
 	}{
-		{"public https", "https://api.example/v1", "https://api2.example:8443/v1", strict, ""},
-		{"public by name", "https://api.example/v1", "https://public.example/v1", strict, ""},
-		{"http to https", "http://api.example/v1", "https://api.example/v1", strict, ""},
-		{"metadata address", "http://api.example/v1", "http://169.254.169.254/latest", local, "link-local"},
-		{"metadata address, https base", "https://api.example/v1", "https://169.254.169.254/latest", local, "link-local"},
-		{"metadata name", "http://api.example/v1", "http://metadata.google.internal/v1", local, "cloud metadata service"},
-		{"name resolving to metadata", "http://api.example/v1", "http://metadata.attacker.example/v1", local, "link-local"},
-		{"metadata through NAT64", "http://api.example/v1", "http://[64:ff9b::a9fe:a9fe]/v1", local, "link-local"},
-		{"Alibaba metadata", "http://api.example/v1", "http://100.100.100.200/v1", local, "metadata"},
-		{"loopback, loopback off", "http://api.example/v1", "http://127.0.0.1:11434/v1", strict, "loopback addresses are off on this server (BATCHEVAL_JUDGE_ALLOW_LOOPBACK)"},
-		{"localhost, loopback off", "http://api.example/v1", "http://localhost:11434/v1", strict, "loopback addresses are off"},
-		{"loopback in local mode", "http://127.0.0.1:8000/v1", "http://127.0.0.1:11434/v1", local, ""},
-		{"private, private off", "http://api.example/v1", "http://10.0.0.5:8000/v1", strict, "private-network addresses are off"},
-		{"https to http", "https://api.example/v1", "http://api.example/v1", local, "from https to plain http"},
-		{"https to http on loopback in local mode", "https://127.0.0.1:8443/v1", "http://127.0.0.1:8000/v1", local, "from https to plain http"},
-		{"unresolvable name", "http://api.example/v1", "http://nowhere.example/v1", strict, ""},
+		{"public https", "https://api.example/v1", "https://api2.example:8443/v1", strict, "", false},
+		{"public by name", "https://api.example/v1", "https://public.example/v1", strict, "", false},
+		{"http to https", "http://api.example/v1", "https://api.example/v1", strict, "", false},
+		{"metadata address", "http://api.example/v1", "http://169.254.169.254/latest", local, "link-local", false},
+		{"metadata address, https base", "https://api.example/v1", "https://169.254.169.254/latest", local, "link-local", false},
+		{"metadata name", "http://api.example/v1", "http://metadata.google.internal/v1", local, "cloud metadata service", false},
+		{"name resolving to metadata", "http://api.example/v1", "http://metadata.attacker.example/v1", local, "link-local", false},
+		{"metadata through NAT64", "http://api.example/v1", "http://[64:ff9b::a9fe:a9fe]/v1", local, "link-local", false},
+		{"Alibaba metadata", "http://api.example/v1", "http://100.100.100.200/v1", local, "metadata", false},
+		{"loopback, loopback off", "http://api.example/v1", "http://127.0.0.1:11434/v1", strict, "loopback addresses are off on this server (BATCHEVAL_JUDGE_ALLOW_LOOPBACK)", false},
+		{"localhost, loopback off", "http://api.example/v1", "http://localhost:11434/v1", strict, "loopback addresses are off", false},
+		{"loopback in local mode", "http://127.0.0.1:8000/v1", "http://127.0.0.1:11434/v1", local, "", false},
+		{"private, private off", "http://api.example/v1", "http://10.0.0.5:8000/v1", strict, "private-network addresses are off", false},
+		{"https to http", "https://api.example/v1", "http://api.example/v1", local, "from https to plain http", false},
+		{"https to http on loopback in local mode", "https://127.0.0.1:8443/v1", "http://127.0.0.1:8000/v1", local, "from https to plain http", false},
+		{"unresolvable name", "http://api.example/v1", "http://nowhere.example/v1", strict, "", true},
+		{"unresolvable name, https downgrade", "https://api.example/v1", "http://nowhere.example/v1", strict, "from https to plain http", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			from, _ := url.Parse(tc.from)
 			to, _ := url.Parse(tc.to)
-			why := refusedRedirect(t.Context(), tc.policy, from, to, lookup)
+			why, resolved := refusedRedirect(t.Context(), tc.policy, from, to, lookup)
+			if why == "" && resolved == tc.unresolved {
+				t.Fatalf("resolved %v, want %v", resolved, !tc.unresolved)
+			}
 			if tc.refused == "" && why != "" {
 				t.Fatalf("refused (%s), want the target offered", why)
 			}
@@ -349,15 +354,21 @@ func TestRedirectAdviceNeverOffersARefusedTarget(t *testing.T) {
 // TestRefusedRedirectSaysSo: a call redirected to a cloud metadata address
 // fails with an error that says the redirect is refused and does not offer
 // the address, in full and in the client's own words; one redirected to
-// an address this server calls still offers it.
+// an address this server calls still offers it; one redirected to a name
+// that does not resolve names it without offering it (regression: "use the
+// address it redirects to as the base URL" for a name the connection
+// check could not look up, which might later resolve to a refused address).
 func TestRefusedRedirectSaysSo(t *testing.T) {
 	for _, tc := range []struct {
-		location string
-		refused  bool
+		location   string
+		refused    bool
+		unresolved bool
 	}{
-		{"http://169.254.169.254/latest/meta-data/", true},
-		{"http://metadata.google.internal/computeMetadata/v1/", true},
-		{"https://elsewhere.example:8443/v1/chat/completions", false},
+		{"http://169.254.169.254/latest/meta-data/", true, false},
+		{"http://metadata.google.internal/computeMetadata/v1/", true, false},
+		{"https://93.184.216.34:8443/v1/chat/completions", false, false},
+		// .invalid never resolves (RFC 6761).
+		{"https://judge.nowhere.invalid/v1/chat/completions", false, true},
 	} {
 		t.Run(tc.location, func(t *testing.T) {
 			redirector := newFake(t, reply{status: http.StatusMovedPermanently, header: map[string]string{"Location": tc.location}})
@@ -378,7 +389,16 @@ func TestRefusedRedirectSaysSo(t *testing.T) {
 				}
 				return
 			}
-			if !strings.Contains(text, "use the address it redirects to") || !strings.Contains(text, "it points to https://elsewhere.example:8443") {
+			if tc.unresolved {
+				if strings.Contains(text, "use the address it redirects to") || strings.Contains(text, "is refused") {
+					t.Errorf("the error %q offers or refuses a target it could not check", text)
+				}
+				if !strings.Contains(own, "to a name this server cannot resolve") || !strings.Contains(text, "it points to https://judge.nowhere.invalid, a name this server cannot resolve") {
+					t.Errorf("the error %q does not say the target's name does not resolve", text)
+				}
+				return
+			}
+			if !strings.Contains(text, "use the address it redirects to") || !strings.Contains(text, "it points to https://93.184.216.34:8443") {
 				t.Errorf("the error %q does not offer the allowed target", text)
 			}
 		})

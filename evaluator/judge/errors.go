@@ -67,10 +67,11 @@ type Error struct {
 	// from the cache like a stored answer.
 	Cached bool
 
-	// redirectRefused is set on a redirect whose target this server would
-	// refuse to call (refusedRedirect): the error then says the redirect
-	// is refused instead of offering the target as the base URL.
-	redirectRefused bool
+	// redirect says what this server makes of a redirect's target
+	// (refusedRedirect): only a target it would call is offered as the
+	// base URL; a refused one is said to be refused, and one whose name
+	// does not resolve is named but not offered.
+	redirect redirectTarget
 
 	// limit is the per-attempt timeout or the Retry-After ceiling that was
 	// hit, used only to word Error().
@@ -130,8 +131,11 @@ func (e *Error) summary() string {
 	case KindMalformed:
 		return "the endpoint's answer is not a usable chat completion: check the base URL points at an OpenAI-compatible API"
 	case KindRefused:
-		if e.Status >= 300 && e.Status < 400 && e.redirectRefused {
+		if e.Status >= 300 && e.Status < 400 && e.redirect == redirectRefused {
 			return fmt.Sprintf("the endpoint answered with a redirect (HTTP %d) to an address this server refuses to call, so the redirect is refused: its target is no base URL to use; check the base URL with whoever runs the endpoint", e.Status)
+		}
+		if e.Status >= 300 && e.Status < 400 && e.redirect == redirectUnresolved {
+			return fmt.Sprintf("the endpoint answered with a redirect (HTTP %d) to a name this server cannot resolve, and judge calls never follow redirects: check the base URL with whoever runs the endpoint", e.Status)
 		}
 		if e.Status >= 300 && e.Status < 400 {
 			return fmt.Sprintf("the endpoint answered with a redirect (HTTP %d), and judge calls never follow redirects: use the address it redirects to as the base URL", e.Status)
@@ -145,6 +149,15 @@ func (e *Error) summary() string {
 	}
 	return "the judge call failed"
 }
+
+// redirectTarget is what a redirect's target is to this server.
+type redirectTarget uint8
+
+const (
+	redirectCallable   redirectTarget = iota // would be called: offered as the base URL
+	redirectRefused                          // refused: never offered, never named
+	redirectUnresolved                       // a name that did not resolve: named, not offered
+)
 
 // summaryForms match, whole, every summary an Error opens with (summary):
 // its formats, a status or count for %d and a duration for %s.
@@ -168,6 +181,7 @@ var summaryForms = func() []*regexp.Regexp {
 		"the endpoint's answer is not a usable chat completion: check the base URL points at an OpenAI-compatible API",
 		"the endpoint answered with a redirect (HTTP %d), and judge calls never follow redirects: use the address it redirects to as the base URL",
 		"the endpoint answered with a redirect (HTTP %d) to an address this server refuses to call, so the redirect is refused: its target is no base URL to use; check the base URL with whoever runs the endpoint",
+		"the endpoint answered with a redirect (HTTP %d) to a name this server cannot resolve, and judge calls never follow redirects: check the base URL with whoever runs the endpoint",
 		"this server does not call judges at that address",
 		"the caller's deadline passed before the judge answered",
 		"the request was cancelled",
