@@ -193,9 +193,13 @@ func (h *Handlers) startAlignment(c echo.Context) error {
 // calibration disagreements a draft starts from.
 type alignmentPlan struct {
 	calibration, heldOut []int64
-	// heldRated counts the held-out samples with a human rating, items
-	// the calibration samples with both a judge score and a human rating,
-	// rated every sample with a human rating.
+	// rated counts the samples with a human rating, heldRated the
+	// held-out ones among them, items the calibration samples with both a
+	// judge score and a human rating. They are counted as far as the
+	// start's checks need: from a finished run's stored results rated
+	// and heldRated stop at align.MinHeldOut held-out rated samples (exact
+	// below it) and items at the disagreements read (0 only when there is
+	// none); read from every score (planFromScores) they are exact.
 	heldRated, items, rated int
 	// worst are the align.DraftCases largest calibration disagreements,
 	// with their samples' ids and text.
@@ -204,10 +208,30 @@ type alignmentPlan struct {
 
 // planAlignment splits criterion ci of run by seed into calibration and
 // held-out parts (share held out) and finds the largest calibration
-// disagreements; only their rows' text is read. With full, the samples
-// come from the run's full report (alignSamplesOf).
+// disagreements; only their rows' text is read. From a finished run's
+// stored results (storedPlan) it reads the ids of the samples, the rated
+// samples down the order by human rating until the checks are met, and
+// the disagreements down the order by difference: never every stored
+// result. Otherwise, and with full (the run's full report, which tests
+// compare), every sample's score is read (planFromScores).
 func (h *Handlers) planAlignment(ctx context.Context, run models.Run, ci int, seed int64, share float64, full bool) (alignmentPlan, error) {
-	as, err := h.alignSamplesOf(ctx, run, ci, false, full, h.newRunReviews())
+	rr := h.newRunReviews()
+	if !full {
+		sum, err := h.storedResults(ctx, run, rr)
+		if err != nil {
+			return alignmentPlan{}, err
+		}
+		if sum != nil && storedAlignable(sum, ci) {
+			return h.storedPlan(ctx, sum, ci, seed, share)
+		}
+	}
+	return h.planFromScores(ctx, run, ci, seed, share, full, rr)
+}
+
+// planFromScores is planAlignment from every sample's score (alignSamplesOf:
+// the stored results of a finished run, unless full, else the full report).
+func (h *Handlers) planFromScores(ctx context.Context, run models.Run, ci int, seed int64, share float64, full bool, rr *runReviews) (alignmentPlan, error) {
+	as, err := h.alignSamplesOf(ctx, run, ci, false, full, rr)
 	if err != nil {
 		return alignmentPlan{}, err
 	}

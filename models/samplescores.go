@@ -66,6 +66,32 @@ func (db *DB) ListRunSampleScores(ctx context.Context, runID int64, criterion in
 	return out, nil
 }
 
+// ListRunSampleRowIDs returns the rows of a run's stored sample results on
+// one criterion, in ascending row id: the primary key's index alone
+// (run_id, criterion_index, row_id), which holds every column asked, so no
+// stored result itself is read. It is what an alignment's split is drawn
+// from (align.Split reads the set of ids alone).
+func (db *DB) ListRunSampleRowIDs(ctx context.Context, runID int64, criterion int) ([]int64, error) {
+	rows, err := db.Reader(ctx).Raw("SELECT row_id FROM run_sample_results WHERE run_id = ? AND criterion_index = ? ORDER BY row_id",
+		runID, criterion).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("read the stored rows of run %d, criterion %d: %w", runID, criterion, err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("read the stored rows of run %d, criterion %d: %w", runID, criterion, err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the stored rows of run %d, criterion %d: %w", runID, criterion, err)
+	}
+	return ids, nil
+}
+
 // FindDatasetRowByExternalID returns the row of a dataset with the given
 // sample id (unique within a dataset: dataset_rows_external), through the
 // index; found is false when the dataset has no such sample.
