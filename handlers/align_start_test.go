@@ -202,7 +202,8 @@ func TestAlignmentStartReadsOnlyWhatItNeeds(t *testing.T) {
 // held-out part has enough: 30 of 150 samples rated, so a fifth held out
 // has fewer than align.MinHeldOut of them (the message names how many),
 // the run has fewer than align.MinHeldOut rated samples once only 7 are,
-// and half held out is enough.
+// and half held out is enough; the same with sample ids that are not
+// consecutive (read one by one rather than made from their two ends).
 func TestAlignmentStartCountsFewRatedSamples(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		const n = 150
@@ -210,16 +211,32 @@ func TestAlignmentStartCountsFewRatedSamples(t *testing.T) {
 		for _, tc := range []struct {
 			rated, percent int
 			want           func(old alignmentPlan) string // "" for a start that succeeds
+			// gapped moves the ids of the second half of the dataset's
+			// rows up by 1,000: the samples' ids are not one run of
+			// consecutive integers, and are read one by one.
+			gapped bool
 		}{
 			{30, 20, func(old alignmentPlan) string {
 				return fmt.Sprintf("The held-out part would have %d samples with a human rating; at least %d are needed", old.heldRated, align.MinHeldOut)
-			}},
+			}, false},
 			{7, 50, func(old alignmentPlan) string {
 				return fmt.Sprintf("This run has %d samples with a human rating on Coherence; the held-out part alone needs at least %d", old.rated, align.MinHeldOut)
-			}},
-			{30, 50, func(alignmentPlan) string { return "" }},
+			}, false},
+			{30, 50, func(alignmentPlan) string { return "" }, false},
+			{30, 50, func(alignmentPlan) string { return "" }, true},
+			{30, 20, func(old alignmentPlan) string {
+				return fmt.Sprintf("The held-out part would have %d samples with a human rating; at least %d are needed", old.heldRated, align.MinHeldOut)
+			}, true},
 		} {
 			ds, ids := synthDataset(t, env.db, env.project, n)
+			if tc.gapped {
+				if err := env.db.Gorm.Exec("UPDATE dataset_rows SET id = id + 1000 WHERE dataset_id = ? AND position >= ?", ds.ID, n/2).Error; err != nil {
+					t.Fatal(err)
+				}
+				for i := n / 2; i < n; i++ {
+					ids[i] += 1000
+				}
+			}
 			if err := env.db.Gorm.Exec("UPDATE dataset_rows SET ratings = '{}' WHERE dataset_id = ? AND position >= ?", ds.ID, tc.rated).Error; err != nil {
 				t.Fatal(err)
 			}

@@ -92,14 +92,15 @@ func (h *Handlers) storedWorstCases(ctx context.Context, sum *report.Report, ci 
 // storedPlan is planAlignment from the stored results sum of a finished
 // run, for a criterion whose disagreements the order by difference gives
 // (storedAlignable). The split is align.Split over the criterion's row ids,
-// read from the results' primary key alone (the same set of ids every
-// score gave, so the same split for the same seed and share). The rated
+// read from the results' primary key alone (ListRunSampleRowIDs: for the
+// rows of a dataset imported at once, its two ends; the same set of ids
+// every score gave, so the same split for the same seed and share). The rated
 // samples are read down the order by human rating (rank_human_asc: those
 // without one come last) until align.MinHeldOut of them are held out, or
 // the unrated ones begin; the disagreements are storedWorstCases'.
 func (h *Handlers) storedPlan(ctx context.Context, sum *report.Report, ci int, seed int64, share float64) (alignmentPlan, error) {
 	c := sum.Criteria[ci]
-	ids, err := h.DB.ListRunSampleRowIDs(ctx, sum.Run.ID, c.Index)
+	ids, err := h.DB.ListRunSampleRowIDs(ctx, sum.Run.ID, c.Index, c.SampleCount)
 	if err != nil {
 		return alignmentPlan{}, err
 	}
