@@ -18,6 +18,7 @@ import (
 	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/report"
 	"github.com/batcheval/batcheval/web"
 )
 
@@ -193,9 +194,13 @@ func (h *Handlers) startAlignment(c echo.Context) error {
 // calibration disagreements a draft starts from.
 type alignmentPlan struct {
 	calibration, heldOut []int64
-	// heldRated counts the held-out samples with a human rating, items
-	// the calibration samples with both a judge score and a human rating,
-	// rated every sample with a human rating.
+	// rated counts the samples with a human rating, heldRated the
+	// held-out ones among them, items the calibration samples with both a
+	// judge score and a human rating. They are counted as far as the
+	// start's checks need: from a finished run's stored results rated
+	// and heldRated stop at align.MinHeldOut held-out rated samples (exact
+	// below it) and items at the disagreements read (0 only when there is
+	// none); read from every score (planFromScores) they are exact.
 	heldRated, items, rated int
 	// worst are the align.DraftCases largest calibration disagreements,
 	// with their samples' ids and text.
@@ -204,10 +209,30 @@ type alignmentPlan struct {
 
 // planAlignment splits criterion ci of run by seed into calibration and
 // held-out parts (share held out) and finds the largest calibration
-// disagreements; only their rows' text is read. With full, the samples
-// come from the run's full report (alignSamplesOf).
+// disagreements; only their rows' text is read. From a finished run's
+// stored results (storedPlan) it reads the ids of the samples, the rated
+// samples down the order by human rating until the checks are met, and
+// the disagreements down the order by difference: never every stored
+// result. Otherwise, and with full (the run's full report, which tests
+// compare), every sample's score is read (planFromScores).
 func (h *Handlers) planAlignment(ctx context.Context, run models.Run, ci int, seed int64, share float64, full bool) (alignmentPlan, error) {
-	as, err := h.alignSamplesOf(ctx, run, ci, false, full, h.newRunReviews())
+	rr := h.newRunReviews()
+	if !full {
+		sum, err := h.storedResults(ctx, run, rr)
+		if err != nil {
+			return alignmentPlan{}, err
+		}
+		if sum != nil && storedAlignable(sum, ci) {
+			return h.storedPlan(ctx, sum, ci, seed, share)
+		}
+	}
+	return h.planFromScores(ctx, run, ci, seed, share, full, rr)
+}
+
+// planFromScores is planAlignment from every sample's score (alignSamplesOf:
+// the stored results of a finished run, unless full, else the full report).
+func (h *Handlers) planFromScores(ctx context.Context, run models.Run, ci int, seed int64, share float64, full bool, rr *runReviews) (alignmentPlan, error) {
+	as, err := h.alignSamplesOf(ctx, run, ci, false, full, rr)
 	if err != nil {
 		return alignmentPlan{}, err
 	}
@@ -485,10 +510,10 @@ func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a mode
 	if cacheable {
 		key = heldOutKey{alignment: a.ID, seed: a.Seed, pairKey: finishedPairKey(*runs[0], *runs[1], true)}
 		rc.mu.Lock()
-		cs, ok := rc.heldOut[key]
+		res, ok := rc.heldOut[key]
 		rc.mu.Unlock()
 		if ok {
-			v.Comparisons = cs
+			v.Comparisons, v.HumansNote = res.comparisons, res.humansNote
 			return nil
 		}
 	}
@@ -525,7 +550,7 @@ func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a mode
 		}
 		return nil
 	}
-	cs, err := h.heldOutComparisonsOf(ctx, a, *runs[0], *runs[1], key, full, rr)
+	res, err := h.heldOutComparisonsOf(ctx, a, *runs[0], *runs[1], key, full, rr)
 	if p := preparingOf(err); p != nil {
 		v.CompareNote = heldOutPreparingNote(p)
 		return nil
@@ -533,7 +558,7 @@ func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a mode
 	if err != nil {
 		return err
 	}
-	v.Comparisons = cs
+	v.Comparisons, v.HumansNote = res.comparisons, res.humansNote
 	return nil
 }
 
@@ -543,45 +568,92 @@ func heldOutPreparingNote(p *preparingError) string {
 	return fmt.Sprintf("The held-out runs have finished: their results (%s samples) are being computed and stored, and the comparison appears here when they are. Reload the page in a few seconds.", web.Count(p.samples))
 }
 
+// heldOutResult is an alignment's held-out comparison as its page shows
+// it: each measure's before/after figures, and the note saying that the
+// after run's report reads other human ratings than the before run's,
+// which both are measured against ("" when they read the same).
+type heldOutResult struct {
+	comparisons []web.AlignComparison
+	humansNote  string
+}
+
 // heldOutComparisonsOf reads the held-out runs' scores and compares them
 // (heldOutComparisons). Unless full, the comparisons are cached under key
 // when both runs are still as key names them after their scores were
 // read: a new choice of human ratings made meanwhile changes the scores
 // read, and they must not be kept under the previous choice's key.
-func (h *Handlers) heldOutComparisonsOf(ctx context.Context, a models.Alignment, beforeRun, afterRun models.Run, key heldOutKey, full bool, rr *runReviews) ([]web.AlignComparison, error) {
+func (h *Handlers) heldOutComparisonsOf(ctx context.Context, a models.Alignment, beforeRun, afterRun models.Run, key heldOutKey, full bool, rr *runReviews) (heldOutResult, error) {
 	before, err := h.alignSamplesOf(ctx, beforeRun, 0, false, full, rr)
 	if err != nil {
-		return nil, err
+		return heldOutResult{}, err
 	}
 	after, err := h.alignSamplesOf(ctx, afterRun, 0, false, full, rr)
 	if err != nil {
-		return nil, err
+		return heldOutResult{}, err
 	}
 	rc := h.reports
 	compare := heldOutComparisons
 	if rc != nil && rc.compareHeldOut != nil {
 		compare = rc.compareHeldOut
 	}
-	cs := compare(a, before.scores, after.scores)
+	res := heldOutResult{comparisons: compare(a, before.scores, after.scores), humansNote: heldOutHumansNote(beforeRun, afterRun, before, after)}
 	if full || rc == nil || beforeRun.FinishedAt == nil || afterRun.FinishedAt == nil {
-		return cs, nil
+		return res, nil
 	}
 	ws := workspaceOf(ctx)
 	nowBefore, err := h.DB.FindRun(ctx, ws, beforeRun.ID)
 	if err != nil {
-		return nil, err
+		return heldOutResult{}, err
 	}
 	nowAfter, err := h.DB.FindRun(ctx, ws, afterRun.ID)
 	if err != nil {
-		return nil, err
+		return heldOutResult{}, err
 	}
 	if nowBefore.Finished() && nowAfter.Finished() && nowBefore.FinishedAt != nil && nowAfter.FinishedAt != nil &&
 		finishedPairKey(nowBefore, nowAfter, true) == key.pairKey {
 		rc.mu.Lock()
-		putBounded(rc.heldOut, key, cs)
+		putBounded(rc.heldOut, key, res)
 		rc.mu.Unlock()
 	}
-	return cs, nil
+	return res, nil
+}
+
+// heldOutHumansNote says that the held-out runs' reports hold different
+// human ratings for some of the samples compared, "" when every one has
+// the same in both. The comparison measures both versions against the
+// before run's ratings (heldOutComparisons: a paired test needs one
+// target, as the compare page measures both runs against run A's); each
+// run chooses its own on its page, so the after run may read others, and
+// its own figures then differ from the after column.
+func heldOutHumansNote(beforeRun, afterRun models.Run, before, after alignSamples) string {
+	afterByRow := make(map[int64]*float64, len(after.scores))
+	for _, s := range after.scores {
+		afterByRow[s.RowID] = s.Human
+	}
+	matched, differ := 0, 0
+	for _, s := range before.scores {
+		hum, ok := afterByRow[s.RowID]
+		if !ok {
+			continue
+		}
+		matched++
+		if !sameRating(s.Human, hum) {
+			differ++
+		}
+	}
+	if differ == 0 {
+		return ""
+	}
+	why := "The held-out runs' reports hold different human ratings"
+	if before.rep != nil && after.rep != nil && !report.SameCriterionHumans(before.rep, 0, after.rep, 0) {
+		why = fmt.Sprintf("The held-out runs read different human ratings: the before run (run %d) reads %s, the after run (run %d) reads %s",
+			beforeRun.ID, before.rep.CriterionShort(0), afterRun.ID, after.rep.CriterionShort(0))
+	}
+	return fmt.Sprintf("%s, which differ on %s of the %s held-out samples compared. "+
+		"Both versions are measured here against the before run's ratings, so that the paired tests have one target; "+
+		"the after column therefore differs from the after run's own figures on its page. "+
+		"To measure both on other ratings, choose the same human ratings on both runs (on each run's page, under Human ratings).",
+		why, runCount(differ), runCount(matched))
 }
 
 // heldOutComparisons compares the held-out runs' agreement with the

@@ -89,6 +89,59 @@ func (h *Handlers) storedWorstCases(ctx context.Context, sum *report.Report, ci 
 	return align.Disagreements(items), nil
 }
 
+// storedPlan is planAlignment from the stored results sum of a finished
+// run, for a criterion whose disagreements the order by difference gives
+// (storedAlignable). The split is align.Split over the criterion's row ids,
+// read from the results' primary key alone (ListRunSampleRowIDs: for the
+// rows of a dataset imported at once, its two ends; the same set of ids
+// every score gave, so the same split for the same seed and share). The rated
+// samples are read down the order by human rating (rank_human_asc: those
+// without one come last) until align.MinHeldOut of them are held out, or
+// the unrated ones begin; the disagreements are storedWorstCases'.
+func (h *Handlers) storedPlan(ctx context.Context, sum *report.Report, ci int, seed int64, share float64) (alignmentPlan, error) {
+	c := sum.Criteria[ci]
+	ids, err := h.DB.ListRunSampleRowIDs(ctx, sum.Run.ID, c.Index, c.SampleCount)
+	if err != nil {
+		return alignmentPlan{}, err
+	}
+	if len(ids) != c.SampleCount {
+		return alignmentPlan{}, fmt.Errorf("run %d, criterion %d: %d stored results, the summary counts %d", sum.Run.ID, c.Index, len(ids), c.SampleCount)
+	}
+	var p alignmentPlan
+	p.calibration, p.heldOut = align.Split(ids, seed, share)
+	held := rowSet(p.heldOut)
+rated:
+	for from := 0; from < c.SampleCount; from += alignCasesChunk {
+		rows, err := h.DB.ListRunSampleResults(ctx, models.SampleResultPage{RunID: sum.Run.ID, Criterion: c.Index, Sort: "human", Dir: "asc",
+			Offset: from, Limit: alignCasesChunk, Total: c.SampleCount})
+		if err != nil {
+			return alignmentPlan{}, err
+		}
+		for _, r := range rows {
+			if r.Human == nil {
+				break rated
+			}
+			p.rated++
+			if held(r.RowID) {
+				p.heldRated++
+			}
+			if p.heldRated >= align.MinHeldOut {
+				break rated
+			}
+		}
+		if len(rows) < alignCasesChunk {
+			break
+		}
+	}
+	worst, err := h.storedWorstCases(ctx, sum, ci, rowSet(p.calibration))
+	if err != nil {
+		return alignmentPlan{}, err
+	}
+	p.items = len(worst)
+	p.worst, err = withTexts(ctx, alignSamples{texts: h.storedSampleTexts(sum, ci)}, worst[:min(len(worst), align.DraftCases)])
+	return p, err
+}
+
 // storedHeldOutPage is a page of the held-out samples' ids of criterion ci
 // of a finished run, in dataset order, from the place from of that order:
 // at most size ids (heldOutPageSize), and the place to read the next page

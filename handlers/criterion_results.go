@@ -109,12 +109,19 @@ func (h *Handlers) storedResults(ctx context.Context, run models.Run, rr *runRev
 // A criterion the run does not have is an EInvalid error. The run's
 // browser reviews are read once, through rr.
 func (h *Handlers) criterionSource(ctx context.Context, run models.Run, ci int, full bool, rr *runReviews) (*report.Report, []report.SampleResult, error) {
+	sum, samples, _, err := h.criterionReport(ctx, run, ci, full, rr)
+	return sum, samples, err
+}
+
+// criterionReport is criterionSource with the report read: the summary,
+// or the full report whose criterion's samples are given.
+func (h *Handlers) criterionReport(ctx context.Context, run models.Run, ci int, full bool, rr *runReviews) (*report.Report, []report.SampleResult, *report.Report, error) {
 	var crits []report.CriterionReport
 	var sum *report.Report
 	if !full {
 		var err error
 		if sum, err = h.storedResults(ctx, run, rr); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	var rep *report.Report
@@ -123,20 +130,20 @@ func (h *Handlers) criterionSource(ctx context.Context, run models.Run, ci int, 
 	} else {
 		pre, err := rr.of(ctx, run)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if rep, err = h.buildReportWith(ctx, run.ID, report.Options{Reviews: pre}); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		crits = rep.Criteria
 	}
 	if ci < 0 || ci >= len(crits) {
-		return nil, nil, models.Errorf(models.EInvalid, "run %d has no criterion %d", run.ID, ci+1)
+		return nil, nil, nil, models.Errorf(models.EInvalid, "run %d has no criterion %d", run.ID, ci+1)
 	}
 	if sum != nil {
-		return sum, nil, nil
+		return sum, nil, sum, nil
 	}
-	return nil, rep.Criteria[ci].Samples, nil
+	return nil, rep.Criteria[ci].Samples, rep, nil
 }
 
 // criterionSamples are one criterion's samples of a run, in dataset order,
@@ -190,6 +197,9 @@ func (h *Handlers) queueSamples(ctx context.Context, run models.Run, ci int, ful
 type alignSamples struct {
 	scores []models.SampleScore
 	texts  func(ctx context.Context, ids []int64) (map[int64]report.SampleResult, error)
+	// rep is the report the scores were read from (the run's summary or
+	// its full report), which says which human ratings they hold.
+	rep *report.Report
 }
 
 // alignSamplesOf reads criterion ci of run for the alignment: from the
@@ -198,7 +208,7 @@ type alignSamples struct {
 // hold: the alignment sees exactly the human ratings the report uses (so
 // when reviewers' browser ratings join the report, they join here too).
 func (h *Handlers) alignSamplesOf(ctx context.Context, run models.Run, ci int, externalIDs, full bool, rr *runReviews) (alignSamples, error) {
-	sum, samples, err := h.criterionSource(ctx, run, ci, full, rr)
+	sum, samples, rep, err := h.criterionReport(ctx, run, ci, full, rr)
 	if err != nil {
 		return alignSamples{}, err
 	}
@@ -220,7 +230,7 @@ func (h *Handlers) alignSamplesOf(ctx context.Context, run models.Run, ci int, e
 				}
 			}
 			return m, nil
-		}}, nil
+		}, rep: rep}, nil
 	}
 	c := sum.Criteria[ci]
 	out, err := h.DB.ListRunSampleScores(ctx, run.ID, c.Index, externalIDs)
@@ -230,7 +240,7 @@ func (h *Handlers) alignSamplesOf(ctx context.Context, run models.Run, ci int, e
 	if len(out) != c.SampleCount {
 		return alignSamples{}, fmt.Errorf("run %d, criterion %d: %d stored results, the summary counts %d", run.ID, c.Index, len(out), c.SampleCount)
 	}
-	return alignSamples{scores: out, texts: h.storedSampleTexts(sum, ci)}, nil
+	return alignSamples{scores: out, texts: h.storedSampleTexts(sum, ci), rep: sum}, nil
 }
 
 // storedSampleTexts reads the stored results of criterion ci of a run's

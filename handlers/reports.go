@@ -51,7 +51,7 @@ type reportCache struct {
 	// heldOut holds the alignment page's before/after comparisons of an
 	// alignment's two held-out runs (align.go), which cost about a minute
 	// at 100,000 samples.
-	heldOut map[heldOutKey][]web.AlignComparison
+	heldOut map[heldOutKey]heldOutResult
 	// compareHeldOut computes an alignment's held-out comparisons; nil is
 	// heldOutComparisons. Tests set it to count or hold the computations.
 	compareHeldOut func(a models.Alignment, before, after []models.SampleScore) []web.AlignComparison
@@ -153,7 +153,7 @@ type reportKey struct {
 func newReportCache() *reportCache {
 	return &reportCache{items: map[reportKey]*report.Report{}, pairs: map[averagePairKey]stats.AveragedDifference{},
 		criterionPairs: map[criterionPairKey][]stats.Difference{}, matched: map[criterionPairKey]*matchedSamples{},
-		heldOut: map[heldOutKey][]web.AlignComparison{}, slots: make(chan struct{}, backgroundSummaryBuilds),
+		heldOut: map[heldOutKey]heldOutResult{}, slots: make(chan struct{}, backgroundSummaryBuilds),
 		failedBuilds: map[string]time.Time{}}
 }
 

@@ -319,8 +319,10 @@ func TestStoredAlignmentIsTheFullReportsAlignment(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if !reflect.DeepEqual(stored, full) {
-						t.Fatalf("source %q, criterion %d, split %+v: the stored plan differs from the full report's:\nstored %+v\nfull   %+v", src, ci, split, stored, full)
+					// The stored plan counts rated samples only as far as
+					// the start's checks need (alignmentPlan).
+					if d := samePlan(stored, full); d != "" {
+						t.Fatalf("source %q, criterion %d, split %+v: the stored plan differs from the full report's: %s", src, ci, split, d)
 					}
 					if len(stored.worst) != min(stored.items, align.DraftCases) || len(stored.worst) == 0 || stored.worst[0].SampleID == "" || len(stored.worst[0].Fields) == 0 {
 						t.Fatalf("plan %+v: want the worst cases with their ids and text", stored)

@@ -66,6 +66,60 @@ func (db *DB) ListRunSampleScores(ctx context.Context, runID int64, criterion in
 	return out, nil
 }
 
+// ListRunSampleRowIDs returns the rows of a run's stored sample results on
+// one criterion, in ascending row id, given their count (the run's
+// summary's, stored with them in one transaction). It reads the results'
+// primary key alone (run_id, criterion_index, row_id), never a stored
+// result: first its smallest and largest row on the criterion (a seek to
+// each end of the key's range); when those span exactly count ids, as the
+// rows of a dataset imported at once do, the ids are every integer between
+// them and nothing else is read; otherwise every id is read from the key.
+// It is what an alignment's split is drawn from (align.Split reads the set
+// of ids alone).
+func (db *DB) ListRunSampleRowIDs(ctx context.Context, runID int64, criterion, count int) ([]int64, error) {
+	fail := func(err error) ([]int64, error) {
+		return nil, fmt.Errorf("read the stored rows of run %d, criterion %d: %w", runID, criterion, err)
+	}
+	// Two statements: SQLite reads MIN or MAX alone from one end of the
+	// index, both in one statement from every entry.
+	var lo, hi sql.NullInt64
+	if err := db.Reader(ctx).Raw("SELECT MIN(row_id) FROM run_sample_results WHERE run_id = ? AND criterion_index = ?", runID, criterion).Row().Scan(&lo); err != nil {
+		return fail(err)
+	}
+	if err := db.Reader(ctx).Raw("SELECT MAX(row_id) FROM run_sample_results WHERE run_id = ? AND criterion_index = ?", runID, criterion).Row().Scan(&hi); err != nil {
+		return fail(err)
+	}
+	if !lo.Valid || !hi.Valid {
+		return []int64{}, nil
+	}
+	if hi.Int64-lo.Int64+1 == int64(count) {
+		// The key is unique: count distinct ids between lo and hi are all of them.
+		ids := make([]int64, count)
+		for i := range ids {
+			ids[i] = lo.Int64 + int64(i)
+		}
+		return ids, nil
+	}
+	rows, err := db.Reader(ctx).Raw("SELECT row_id FROM run_sample_results WHERE run_id = ? AND criterion_index = ? ORDER BY row_id",
+		runID, criterion).Rows()
+	if err != nil {
+		return fail(err)
+	}
+	defer rows.Close()
+	ids := make([]int64, 0, count)
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return fail(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return fail(err)
+	}
+	return ids, nil
+}
+
 // FindDatasetRowByExternalID returns the row of a dataset with the given
 // sample id (unique within a dataset: dataset_rows_external), through the
 // index; found is false when the dataset has no such sample.

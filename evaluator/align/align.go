@@ -56,11 +56,29 @@ func Split(ids []int64, seed int64, share float64) (calibration, heldOut []int64
 	} else {
 		k = 0 // one sample cannot be split: it is all calibration
 	}
+	// The shuffle's swaps depend on n and the seed alone, not on what is
+	// swapped: shuffling the places 0..n-1 of the sorted ids puts first the
+	// places of the ids a shuffle of the ids would put first. Read in
+	// order, those places give each part already sorted, with no sort of
+	// half a million ids at a million samples.
+	places := make([]int, n)
+	for i := range places {
+		places[i] = i
+	}
 	rng := rand.New(rand.NewPCG(uint64(seed), splitStream))
-	rng.Shuffle(n, func(i, j int) { all[i], all[j] = all[j], all[i] })
-	heldOut, calibration = slices.Clone(all[:k]), slices.Clone(all[k:])
-	slices.Sort(heldOut)
-	slices.Sort(calibration)
+	rng.Shuffle(n, func(i, j int) { places[i], places[j] = places[j], places[i] })
+	held := make([]bool, n)
+	for _, p := range places[:k] {
+		held[p] = true
+	}
+	heldOut, calibration = make([]int64, 0, k), make([]int64, 0, n-k)
+	for i, id := range all {
+		if held[i] {
+			heldOut = append(heldOut, id)
+		} else {
+			calibration = append(calibration, id)
+		}
+	}
 	return calibration, heldOut
 }
 
