@@ -130,7 +130,12 @@ func (db *DB) CreateDataset(ctx context.Context, d *Dataset, rows []DatasetRow) 
 		return Errorf(EInvalid, "the dataset has no rows")
 	}
 	d.RowCount = len(rows)
-	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return createDatasetTx(tx, d, rows) })
+	// ctx stops the import before it starts, never inside a statement (the
+	// commit): see ImportDataset.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return db.Gorm.WithContext(context.WithoutCancel(ctx)).Transaction(func(tx *gorm.DB) error { return createDatasetTx(tx, d, rows) })
 }
 
 // createDatasetTx is CreateDataset's writes, in tx, once checked.
