@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -215,3 +216,56 @@ func timeAnswer(b *testing.B, e *echo.Echo, h *Handlers, d models.Dialect, n int
 	b.ReportMetric(float64(warm[1].Microseconds())/1000, fmt.Sprintf("%s-%s-ms", d, name))
 }
 
+// BenchmarkRunsListGrowth times, on SQLite, the lists of a workspace's
+// runs for workspaces of 200 and 2,000 small finished runs (their figures
+// stored; BATCHEVAL_BENCH_RUNS_LIST lists other counts): the runs list
+// (its first and its 40th page), the project page, the projects list and
+// the API's first page of 200, each the median of five views after a
+// first, with its ratio to the smallest workspace's. Run with
+// -benchtime=1x.
+func BenchmarkRunsListGrowth(b *testing.B) {
+	counts := []int{200, 2000}
+	if v := os.Getenv("BATCHEVAL_BENCH_RUNS_LIST"); v != "" {
+		counts = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n <= 0 {
+				b.Fatalf("BATCHEVAL_BENCH_RUNS_LIST=%q: %q is not a count", v, f)
+			}
+			counts = append(counts, n)
+		}
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		base := map[string]time.Duration{}
+		for _, n := range counts {
+			e, h, p := benchServer(b, models.SQLite)
+			small, ids := synthDataset(b, h.DB, p, 10)
+			for range n {
+				id := synthRunOn(b, h.DB, p, small, ids, 0)
+				mustB(b, report.StoreStats(ctx, h.DB, p.WorkspaceID, id))
+			}
+			for _, pg := range []struct{ name, path string }{
+				{"runs", "/runs"},
+				{"runs-page-40", "/runs?page=40"},
+				{"project", fmt.Sprintf("/projects/%d", p.ID)},
+				{"projects", "/"},
+				{"api-runs", "/api/v1/runs?limit=200"},
+			} {
+				servePage(b, e, pg.path)
+				var took []time.Duration
+				for range 5 {
+					took = append(took, servePage(b, e, pg.path))
+				}
+				slices.Sort(took)
+				med := took[2]
+				if _, ok := base[pg.name]; !ok {
+					base[pg.name] = med
+				}
+				b.Logf("%s, %d runs: median %v (x%.2f the %d runs')", pg.name, n, med.Round(100*time.Microsecond),
+					med.Seconds()/base[pg.name].Seconds(), counts[0])
+				b.ReportMetric(float64(med.Microseconds())/1000, fmt.Sprintf("%s-%d-ms", pg.name, n))
+			}
+		}
+	}
+}
