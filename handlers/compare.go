@@ -550,8 +550,10 @@ const matchLiveSamples = 20_000
 
 // matchWait is how long a view of such a pair waits for its background
 // pairing before it shows "Preparing" (and reloads): a pair only a little
-// over matchLiveSamples is shown at once.
-const matchWait = 150 * time.Millisecond
+// over matchLiveSamples is shown at once. With 150 ms the first views of
+// 100,000-sample pairs took 165-227 ms on a loaded machine, past a page's
+// 200 ms.
+const matchWait = 100 * time.Millisecond
 
 // matchRetrySeconds is how soon a view of a pair being paired reloads
 // (and the API's Retry-After): a pairing takes about a second.
