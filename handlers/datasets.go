@@ -730,8 +730,11 @@ func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.
 	if err != nil {
 		return ds, nil, err
 	}
-	if err := h.DB.DeletePendingUpload(ctx, u.ID); err != nil {
-		// The dataset is stored; a leftover upload expires by itself.
+	// The dataset is stored, even when the request was cancelled during
+	// the commit: its upload goes too, so a retry of a request that lost
+	// its answer cannot import the file a second time.
+	if err := h.DB.DeletePendingUpload(context.WithoutCancel(ctx), u.ID); err != nil {
+		// A leftover upload expires by itself.
 		h.Log.Warn("delete pending upload", "id", u.ID, "err", err)
 	}
 	return ds, empties, nil

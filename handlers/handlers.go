@@ -73,6 +73,8 @@ type Handlers struct {
 	reports   *reportCache
 	pages     *pageGate
 	haveUsers atomic.Bool
+	// matchLiveSamples, when above 0, replaces matchLiveSamples (tests).
+	matchLiveSamples int
 }
 
 // Price is a model's price in US dollars per million tokens.

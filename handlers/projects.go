@@ -42,18 +42,21 @@ func (h *Handlers) renderProjects(c echo.Context, status int, form web.ProjectFo
 		if err != nil {
 			return err
 		}
-		runs, err := h.DB.ListRuns(ctx, ws, p.ID)
+		// Counted, not read: a project may hold thousands of runs.
+		runs, err := h.DB.CountRuns(ctx, ws, models.RunFilter{ProjectID: p.ID})
 		if err != nil {
 			return err
 		}
-		sums[i] = web.ProjectSummary{Project: p, Datasets: len(ds), Rubrics: len(rs), Runs: len(runs)}
+		sums[i] = web.ProjectSummary{Project: p, Datasets: len(ds), Rubrics: len(rs), Runs: runs}
 		if guide != nil && p.Name == demo.ProjectName {
 			guide.DemoProjectID = p.ID
 			// The seeded run is the demo's oldest run of that name.
-			for _, r := range runs {
-				if r.Name == demo.FirstRunName {
-					guide.DemoRunID, guide.DemoRunName, guide.DemoRunStatus = r.ID, r.Name, string(r.Status)
-				}
+			first, err := h.DB.ListRunsAfter(ctx, ws, models.RunFilter{ProjectID: p.ID, Name: demo.FirstRunName}, 0, 1)
+			if err != nil {
+				return err
+			}
+			for _, r := range first {
+				guide.DemoRunID, guide.DemoRunName, guide.DemoRunStatus = r.ID, r.Name, string(r.Status)
 			}
 		}
 	}
@@ -128,13 +131,13 @@ func (h *Handlers) showProject(c echo.Context) error {
 	if v.Rubrics, err = h.DB.ListRubrics(ctx, ws, p.ID, filter); err != nil {
 		return err
 	}
-	runs, err := h.DB.ListRuns(ctx, ws, p.ID, filter)
+	// The project page shows the latest runs; the runs page has them all.
+	const recentRuns = 20
+	runs, err := h.DB.ListRunsPage(ctx, ws, models.RunFilter{ProjectID: p.ID}, 0, recentRuns, filter)
 	if err != nil {
 		return err
 	}
-	// The project page shows the latest runs; the runs page has them all.
-	const recentRuns = 20
-	if v.Runs, err = h.runListItems(ctx, runs[:min(len(runs), recentRuns)], map[int64]string{}); err != nil {
+	if v.Runs, err = h.runListItems(ctx, runs, map[int64]string{}); err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, web.ProjectPage(v))

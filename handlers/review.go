@@ -652,17 +652,16 @@ func mineOf(reviews []models.ReviewRating, who string) *models.ReviewRating {
 
 // datasetRuns lists the dataset's runs with judged samples, newest first.
 func (h *Handlers) datasetRuns(ctx context.Context, ds models.Dataset) ([]models.Run, error) {
-	runs, err := h.DB.ListRuns(ctx, ds.WorkspaceID, ds.ProjectID)
+	runs, err := h.DB.ListRunsPage(ctx, ds.WorkspaceID, models.RunFilter{ProjectID: ds.ProjectID, DatasetID: ds.ID, Judged: true}, 0, 0)
 	if err != nil {
 		return nil, err
 	}
 	var out []models.Run
 	for _, r := range runs {
-		if r.DatasetID == ds.ID && r.BatchesDone > 0 && len(r.RubricSnapshot.Criteria) > 0 {
+		if len(r.RubricSnapshot.Criteria) > 0 {
 			out = append(out, r)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
 	return out, nil
 }
 

@@ -60,11 +60,8 @@ var runStatuses = []string{models.RunQueued, models.RunRunning, models.RunPaused
 
 func (h *Handlers) listRuns(c echo.Context) error {
 	ctx := c.Request().Context()
+	ws := h.workspaceID(c)
 	show, filter := showFilter(c)
-	runs, err := h.DB.ListRuns(ctx, h.workspaceID(c), 0, filter)
-	if err != nil {
-		return err
-	}
 	f := web.RunsFilter{Show: show, Status: c.QueryParam("status"), Method: c.QueryParam("method")}
 	if !slices.Contains(runStatuses, f.Status) {
 		f.Status = ""
@@ -82,30 +79,43 @@ func (h *Handlers) listRuns(c echo.Context) error {
 	for _, m := range methods.All() {
 		v.Methods = append(v.Methods, web.RunsOption{Value: string(m.Name()), Label: m.Label()})
 	}
+	// The filters and the page are read in the database: a workspace of
+	// thousands of runs reads the page's runs, not every run
+	// (TestRunsListReadsItsPage).
+	dsIDs, err := h.DB.RunDatasetIDs(ctx, ws, models.RunFilter{}, filter)
+	if err != nil {
+		return err
+	}
 	names := map[int64]string{}
-	var kept []models.Run
-	for _, r := range runs {
-		if _, ok := names[r.DatasetID]; !ok {
-			name := "(deleted dataset)"
-			if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), r.DatasetID); err == nil {
-				name = d.Name
-			}
-			names[r.DatasetID] = name
-			v.Datasets = append(v.Datasets, web.RunsOption{Value: strconv.FormatInt(r.DatasetID, 10), Label: name})
+	for _, id := range dsIDs {
+		name := "(deleted dataset)"
+		if d, err := h.DB.FindDataset(ctx, ws, id); err == nil {
+			name = d.Name
 		}
-		if (f.Status == "" || r.Status == f.Status) && (f.Method == "" || r.Method == f.Method) && (f.Dataset == 0 || r.DatasetID == f.Dataset) {
-			kept = append(kept, r)
-		}
+		names[id] = name
+		v.Datasets = append(v.Datasets, web.RunsOption{Value: strconv.FormatInt(id, 10), Label: name})
 	}
 	slices.SortStableFunc(v.Datasets, func(a, b web.RunsOption) int { return strings.Compare(a.Label, b.Label) })
-	v.Total, v.All = len(kept), len(runs)
-	v.Pages = max(1, (len(kept)+runsPerPage-1)/runsPerPage)
+	if v.All, err = h.DB.CountRuns(ctx, ws, models.RunFilter{}, filter); err != nil {
+		return err
+	}
+	kept := models.RunFilter{Status: f.Status, Method: f.Method, DatasetID: f.Dataset}
+	v.Total = v.All
+	if kept != (models.RunFilter{}) {
+		if v.Total, err = h.DB.CountRuns(ctx, ws, kept, filter); err != nil {
+			return err
+		}
+	}
+	v.Pages = max(1, (v.Total+runsPerPage-1)/runsPerPage)
 	v.At = 1
 	if p, err := strconv.Atoi(c.QueryParam("page")); err == nil && p > 1 {
 		v.At = min(p, v.Pages)
 	}
-	from := (v.At - 1) * runsPerPage
-	if v.Runs, err = h.runListItems(ctx, kept[from:min(from+runsPerPage, len(kept))], names); err != nil {
+	runs, err := h.DB.ListRunsPage(ctx, ws, kept, (v.At-1)*runsPerPage, runsPerPage, filter)
+	if err != nil {
+		return err
+	}
+	if v.Runs, err = h.runListItems(ctx, runs, names); err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, web.RunsPage(v))

@@ -63,11 +63,30 @@ type preparingError struct {
 	// lastFailed is set when the previous build of this summary failed
 	// (it was logged); this request started it again.
 	lastFailed bool
+	// otherRunID is set when what is prepared is the pairing of runID's
+	// samples with this run's (a comparison of two large runs), not a
+	// run's figures.
+	otherRunID int64
+	// retry is the seconds to wait before asking again;
+	// 0 is preparingRetrySeconds.
+	retry int
 }
 
 func (e *preparingError) Error() string {
+	if e.otherRunID != 0 {
+		return fmt.Sprintf("the comparison of runs %d and %d (%s samples) is being computed now; try again in %d seconds",
+			e.runID, e.otherRunID, web.Count(e.samples), e.retrySeconds())
+	}
 	return fmt.Sprintf("the results of run %d (%s samples) are being computed now; try again in %d seconds",
-		e.runID, web.Count(e.samples), preparingRetrySeconds)
+		e.runID, web.Count(e.samples), e.retrySeconds())
+}
+
+// retrySeconds is how soon to ask again.
+func (e *preparingError) retrySeconds() int {
+	if e.retry > 0 {
+		return e.retry
+	}
+	return preparingRetrySeconds
 }
 
 // preparingOf is the preparingError in err's chain, or nil.
@@ -191,12 +210,12 @@ func answerPreparing(c echo.Context, err error) error {
 	}
 	hdr := c.Response().Header()
 	hdr.Del(echo.HeaderContentDisposition) // not a download: an error
-	hdr.Set("Retry-After", strconv.Itoa(preparingRetrySeconds))
+	hdr.Set("Retry-After", strconv.Itoa(p.retrySeconds()))
 	hdr.Set(echo.HeaderCacheControl, "no-store")
 	return c.JSON(http.StatusServiceUnavailable, APIError{Error: APIErrorBody{Code: "preparing", Message: p.Error()}})
 }
 
 // preparingView is the run page's "Preparing results" card of p.
 func preparingView(p *preparingError) *web.ResultsPreparing {
-	return &web.ResultsPreparing{Samples: p.samples, RefreshSeconds: preparingRetrySeconds, LastFailed: p.lastFailed}
+	return &web.ResultsPreparing{Samples: p.samples, RefreshSeconds: p.retrySeconds(), LastFailed: p.lastFailed, Pairing: p.otherRunID != 0}
 }

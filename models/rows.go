@@ -62,10 +62,20 @@ func (db *DB) EachDatasetRowRatings(ctx context.Context, datasetID int64, fn fun
 // The rows are written without GORM's reflection: their JSON is encoded
 // by hand (rowjson.go), and a chunk goes to SQLite as one multi-row INSERT
 // and to PostgreSQL as one COPY.
+//
+// ctx stops the import between two chunks (and fill, which reads with it),
+// never inside a statement: the import then rolls back and reports ctx's
+// error, or, once fill has handed over every row, commits and reports
+// success. A cancel that reached a statement in flight (the commit) made
+// the client report the cancel while PostgreSQL went on to commit: the
+// caller, told nothing was stored, kept the upload for a retry that
+// imported the dataset twice (TestCancelledImportEndsOneWay).
 func (db *DB) ImportDataset(ctx context.Context, d *Dataset, fill func(put func(DatasetRow) error) error) error {
 	if err := checkDataset(d); err != nil {
 		return err
 	}
+	stop := ctx
+	ctx = context.WithoutCancel(ctx)
 	store := func(g *gorm.DB, conn *sql.Conn) error {
 		return g.Transaction(func(tx *gorm.DB) error {
 			d.RowCount = 0
@@ -84,6 +94,9 @@ func (db *DB) ImportDataset(ctx context.Context, d *Dataset, fill func(put func(
 				stats.Add(r.Ratings)
 				d.RowCount++
 				if w.n == w.size {
+					if err := stop.Err(); err != nil {
+						return err
+					}
 					return w.flush(d.RowCount)
 				}
 				return nil

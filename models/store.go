@@ -130,7 +130,12 @@ func (db *DB) CreateDataset(ctx context.Context, d *Dataset, rows []DatasetRow) 
 		return Errorf(EInvalid, "the dataset has no rows")
 	}
 	d.RowCount = len(rows)
-	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return createDatasetTx(tx, d, rows) })
+	// ctx stops the import before it starts, never inside a statement (the
+	// commit): see ImportDataset.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return db.Gorm.WithContext(context.WithoutCancel(ctx)).Transaction(func(tx *gorm.DB) error { return createDatasetTx(tx, d, rows) })
 }
 
 // createDatasetTx is CreateDataset's writes, in tx, once checked.
@@ -678,6 +683,84 @@ func (db *DB) ListRuns(ctx context.Context, wsID, projectID int64, opts ...ListO
 	}
 	err := q.Order("id DESC").Find(&rs).Error
 	return rs, err
+}
+
+// RunFilter narrows a listing of a workspace's runs (CountRuns,
+// ListRunsPage, ListRunsAfter, RunDatasetIDs) in the database, so that a
+// page of a long list reads its own runs only: a zero field narrows
+// nothing.
+type RunFilter struct {
+	ProjectID, DatasetID int64
+	Status, Method, Name string
+	// Judged keeps the runs with at least one finished batch.
+	Judged bool
+}
+
+// runsOf is the statement over the runs f keeps, opts saying which of the
+// live ones (active unless they say otherwise).
+func (db *DB) runsOf(ctx context.Context, wsID int64, f RunFilter, opts []ListOption) *gorm.DB {
+	q := db.Reader(ctx).Model(&Run{}).Where("workspace_id = ?", wsID).Scopes(listScope(opts))
+	if f.ProjectID != 0 {
+		q = q.Where("project_id = ?", f.ProjectID)
+	}
+	if f.DatasetID != 0 {
+		q = q.Where("dataset_id = ?", f.DatasetID)
+	}
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.Method != "" {
+		q = q.Where("method = ?", f.Method)
+	}
+	if f.Name != "" {
+		q = q.Where("name = ?", f.Name)
+	}
+	if f.Judged {
+		q = q.Where("batches_done > 0")
+	}
+	return q
+}
+
+// CountRuns counts the runs f keeps.
+func (db *DB) CountRuns(ctx context.Context, wsID int64, f RunFilter, opts ...ListOption) (int, error) {
+	var n int64
+	err := db.runsOf(ctx, wsID, f, opts).Count(&n).Error
+	return int(n), err
+}
+
+// ListRunsPage returns the runs f keeps, newest first, limit of them
+// (every one when limit is 0) from the offset-th.
+func (db *DB) ListRunsPage(ctx context.Context, wsID int64, f RunFilter, offset, limit int, opts ...ListOption) ([]Run, error) {
+	var rs []Run
+	q := db.runsOf(ctx, wsID, f, opts).Order("id DESC")
+	if limit > 0 {
+		q = q.Limit(limit)
+	}
+	if offset > 0 {
+		q = q.Offset(offset)
+	}
+	err := q.Find(&rs).Error
+	return rs, err
+}
+
+// ListRunsAfter returns up to limit active runs f keeps with ids above
+// afterID, oldest first: a page of a walk through the list by cursor.
+func (db *DB) ListRunsAfter(ctx context.Context, wsID int64, f RunFilter, afterID int64, limit int) ([]Run, error) {
+	var rs []Run
+	err := db.runsOf(ctx, wsID, f, nil).Where("id > ?", afterID).Order("id").Limit(limit).Find(&rs).Error
+	return rs, err
+}
+
+// RunDatasetIDs returns the datasets of the runs f keeps, each once, the
+// newest run's first.
+func (db *DB) RunDatasetIDs(ctx context.Context, wsID int64, f RunFilter, opts ...ListOption) ([]int64, error) {
+	var rows []struct{ DatasetID int64 }
+	err := db.runsOf(ctx, wsID, f, opts).Select("dataset_id, MAX(id) AS newest").Group("dataset_id").Order("newest DESC").Scan(&rows).Error
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.DatasetID
+	}
+	return ids, err
 }
 
 // ListSameSampleRuns returns the live runs of a project (archived ones
