@@ -904,7 +904,7 @@ func ciTitle(c stats.Correlation) string {
 		return "no 95% interval"
 	}
 	// The bounds as the run page prints them (web.SignedCoef's rounding,
-	// the float's own), without its sign for positive figures.
+	// stats.CoefDecimal), without its sign for positive figures.
 	bound := func(v float64) string { return web.CoefText(v, 3) }
 	return fmt.Sprintf("95%% interval %s to %s over %d samples", bound(c.CILow), bound(c.CIHigh), c.N)
 }

@@ -482,7 +482,7 @@ func runCI(c stats.Correlation) string {
 	if math.IsNaN(c.CILow) || math.IsNaN(c.CIHigh) {
 		return "—"
 	}
-	return runFloat(c.CILow, 3) + " to " + runFloat(c.CIHigh, 3)
+	return coefFixed(c.CILow, 3) + " to " + coefFixed(c.CIHigh, 3)
 }
 
 // runCount writes an integer with thin thousands separators.
@@ -4493,9 +4493,9 @@ func roundCoefCell(c report.CriterionReport, r stats.Correlation) templ.Componen
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var176 string
-			templ_7745c5c3_Var176, templ_7745c5c3_Err = templ.JoinStringErrs(runFloat(r.Coef, 3))
+			templ_7745c5c3_Var176, templ_7745c5c3_Err = templ.JoinStringErrs(coefFixed(r.Coef, 3))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/runs.templ`, Line: 1613, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/runs.templ`, Line: 1613, Col: 40}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var176))
 			if templ_7745c5c3_Err != nil {
@@ -4905,9 +4905,9 @@ func runCeiling(c report.CriterionReport) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var197 string
-		templ_7745c5c3_Var197, templ_7745c5c3_Err = templ.JoinStringErrs(runFloat(c.Ceiling.Alpha, 3))
+		templ_7745c5c3_Var197, templ_7745c5c3_Err = templ.JoinStringErrs(coefFixed(c.Ceiling.Alpha, 3))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/runs.templ`, Line: 1709, Col: 96}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/runs.templ`, Line: 1709, Col: 97}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var197))
 		if templ_7745c5c3_Err != nil {
@@ -4918,9 +4918,9 @@ func runCeiling(c report.CriterionReport) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var198 string
-		templ_7745c5c3_Var198, templ_7745c5c3_Err = templ.JoinStringErrs(runFloat(c.Ceiling.LeaveOneOut, 3))
+		templ_7745c5c3_Var198, templ_7745c5c3_Err = templ.JoinStringErrs(coefFixed(c.Ceiling.LeaveOneOut, 3))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/runs.templ`, Line: 1710, Col: 126}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/runs.templ`, Line: 1710, Col: 127}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var198))
 		if templ_7745c5c3_Err != nil {

@@ -135,11 +135,12 @@ func PCell(p float64) string {
 	return strings.TrimPrefix(s, "p ")
 }
 
-// hundredths rounds v to the two decimals the sentences print, without a
-// negative zero (a coefficient or bound just below 0 prints "0.00", not
-// "-0.00"). NaN stays NaN.
+// hundredths rounds v to the two decimals the sentences print
+// (CoefDecimal: 0.285 prints 0.29, as a reader of the exported 0.285
+// rounds it), without a negative zero (a coefficient or bound just below
+// 0 prints "0.00", not "-0.00"). NaN stays NaN.
 func hundredths(v float64) float64 {
-	return math.Round(v*100)/100 + 0
+	return coefHundredths(v)
 }
 
 func missingNote(missing int) string {
