@@ -1,0 +1,42 @@
+package web
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/batcheval/batcheval/report"
+)
+
+// TestPercentRoundsTheExportedShare: a share shown as a percentage is the
+// exported share (its shortest decimal) moved two places and rounded half
+// away from zero, as a reader of the export rounds it, on both sides of a
+// half. Rounding the float share × 100 gave 12% for 1 of 8 (12.5 to even)
+// beside 38% for 3 of 8, and 14% for 0.145 (14.499999999999998).
+func TestPercentRoundsTheExportedShare(t *testing.T) {
+	for _, tc := range []struct {
+		share float64
+		want  string
+	}{
+		{1.0 / 8, "13%"}, // was 12%
+		{3.0 / 8, "38%"},
+		{0.145, "15%"},                    // was 14%
+		{math.Nextafter(0.125, 0), "12%"}, // exported 0.12499999999999999
+		{math.Nextafter(0.145, 0), "14%"}, // exported 0.14499999999999996
+		{0.00125, "0.1%"},                 // 0.125%
+		{0.00375, "0.4%"},                 // 0.375%
+		{0.0095, "1.0%"},                  // 0.95% is below 1%: one decimal
+		{1, "100%"},
+		{0, "0%"},
+		{math.NaN(), "—"},
+	} {
+		if got := runPercent(tc.share); got != tc.want {
+			t.Errorf("runPercent(%v) = %q, want %q", tc.share, got, tc.want)
+		}
+	}
+	// The run page's sentence: 10 of 80 answered round scores unreadable.
+	c := report.CriterionReport{Scored: 70, Missing: 10}
+	if got := runUnreadable(c, 0, "round "); !strings.Contains(got, "(13%)") {
+		t.Errorf("runUnreadable: %q, want 10 of 80 said as 13%%", got)
+	}
+}
