@@ -108,8 +108,10 @@ func PText(p float64) string {
 	}
 	// The value as three decimals print it (p*1000 rounded in floating
 	// point can fall on the other side: 0.0995 prints 0.100, but
-	// math.Round(0.0995*1000) is 99).
-	three := strconv.FormatFloat(p, 'f', 3, 64)
+	// math.Round(0.0995*1000) is 99), rounded as coefficients are
+	// (CoefDecimal: the exported 0.0445 prints 0.045, as its reader
+	// rounds it, not 0.044 as its float, 0.04449999…, rounded).
+	three := CoefDecimal(p, 3)
 	printed, _ := strconv.ParseFloat(three, 64)
 	switch {
 	case p < 0.001:
@@ -119,7 +121,7 @@ func PText(p float64) string {
 	case printed < 0.1:
 		return "p = " + three
 	default:
-		return "p = " + strconv.FormatFloat(p, 'f', 2, 64)
+		return "p = " + CoefDecimal(p, 2)
 	}
 }
 
