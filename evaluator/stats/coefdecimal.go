@@ -1,10 +1,10 @@
 package stats
 
 import (
+	"bytes"
 	"math"
 	"math/big"
 	"strconv"
-	"strings"
 )
 
 // CoefDecimal writes a correlation coefficient, or a figure made of
@@ -23,8 +23,9 @@ func CoefDecimal(v float64, digits int) string {
 	if digits < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
-	short := strconv.FormatFloat(v, 'f', -1, 64)
-	dot := strings.IndexByte(short, '.')
+	var buf [32]byte // the shortest decimal, on the stack
+	short := strconv.AppendFloat(buf[:0], v, 'f', -1, 64)
+	dot := bytes.IndexByte(short, '.')
 	// Rounding the float and rounding its shortest decimal part ways only
 	// when that decimal lies exactly half-way at the shown digits (its
 	// decimals past them are one 5): were a half-way point strictly
@@ -33,7 +34,7 @@ func CoefDecimal(v float64, digits int) string {
 	if dot < 0 || len(short)-dot-1 != digits+1 || short[len(short)-1] != '5' {
 		return strconv.FormatFloat(v, 'f', digits, 64)
 	}
-	r, ok := new(big.Rat).SetString(short)
+	r, ok := new(big.Rat).SetString(string(short))
 	if !ok {
 		return strconv.FormatFloat(v, 'f', digits, 64)
 	}

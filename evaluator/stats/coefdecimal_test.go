@@ -83,3 +83,25 @@ func TestSentencesRoundTheExportedDecimal(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCoefDecimal: CoefDecimal against the float rounding it
+// replaces (strconv's 'f' with three decimals), on a typical coefficient
+// and on one half-way at the shown digits (the only case that goes
+// through big.Rat).
+func BenchmarkCoefDecimal(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"typical", 0.7318422019}, {"half-way", 0.1235}} {
+		b.Run(c.name+"/strconv", func(b *testing.B) {
+			for b.Loop() {
+				_ = strconv.FormatFloat(c.v, 'f', 3, 64)
+			}
+		})
+		b.Run(c.name+"/CoefDecimal", func(b *testing.B) {
+			for b.Loop() {
+				_ = CoefDecimal(c.v, 3)
+			}
+		})
+	}
+}
