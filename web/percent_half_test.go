@@ -40,3 +40,19 @@ func TestPercentRoundsTheExportedShare(t *testing.T) {
 		t.Errorf("runUnreadable: %q, want 10 of 80 said as 13%%", got)
 	}
 }
+
+// TestRatingSummaryRoundsHalfAway: the dataset page's mean (and SD, min,
+// max) of a rating column rounds as a mean of ratings is rounded
+// elsewhere (Decimal): 1.125, the mean of 1 and 1.25, shows 1.13 as
+// someone averaging the exported ratings rounds it, where the float
+// rounded to even showed 1.12; 2.675 (its float 2.67499999…) shows 2.68.
+func TestRatingSummaryRoundsHalfAway(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{{1.125, "1.13"}, {2.675, "2.68"}, {2.674, "2.67"}, {-1.125, "−1.13"}, {-0.001, "0.00"}, {math.NaN(), "—"}} {
+		if got := statText(tc.v); got != tc.want {
+			t.Errorf("statText(%v) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}
