@@ -56,3 +56,29 @@ func TestRatingSummaryRoundsHalfAway(t *testing.T) {
 		}
 	}
 }
+
+// TestRunFiguresRoundTheExportedDecimal: the run page's other figures
+// exported as floats (batch bias, the decomposition's errors, entropy)
+// round as a reader of the export rounds them: 0.0445 shows 0.045, where
+// the float (0.04449999…) showed 0.044; the decomposition's note on
+// figures rounded apart reads them as shown.
+func TestRunFiguresRoundTheExportedDecimal(t *testing.T) {
+	for _, tc := range []struct {
+		v      float64
+		digits int
+		want   string
+	}{{0.0445, 3, "0.045"}, {math.Nextafter(0.0445, 0), 3, "0.044"}, {-0.0445, 3, "−0.045"}, {-0.0004, 3, "0.000"},
+		{2.5, -1, "2.5"}, {12.5, 0, "13"}, {math.NaN(), 3, "—"}} {
+		if got := runFloat(tc.v, tc.digits); got != tc.want {
+			t.Errorf("runFloat(%v, %d) = %q, want %q", tc.v, tc.digits, got, tc.want)
+		}
+	}
+	// Shown 0.045 = 0.091 − 0.046: adds up as shown, no note; shown
+	// 0.045 = 0.091 − 0.047, it does not, and the note says so.
+	if got := roundedApart(0.0445, 0.0905, 0.046); got != "" {
+		t.Errorf("roundedApart: %q for figures shown 0.045 = 0.091 − 0.046", got)
+	}
+	if got := roundedApart(0.0445, 0.0905, 0.0465); got == "" {
+		t.Errorf("roundedApart: no note for figures shown 0.045 = 0.091 − 0.047")
+	}
+}
