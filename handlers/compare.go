@@ -910,7 +910,7 @@ func agreementReading(ds []stats.Difference, nameA, nameB string) string {
 }
 
 // asPrinted is a difference or an interval bound as pages print it
-// (web.SignedCoef: the float rounded to three decimals), so that a
+// (web.SignedCoef: stats.CoefDecimal's three decimals), so that a
 // sentence reads the interval its reader sees: a bound of 0.0005000000001,
 // printed +0.001, is above 0, and one of 0.0004999999999999999, printed
 // ±0.000, is not. NaN when it is not a number.
@@ -918,7 +918,7 @@ func asPrinted(v float64) float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return math.NaN()
 	}
-	x, err := strconv.ParseFloat(strconv.FormatFloat(v, 'f', 3, 64), 64)
+	x, err := strconv.ParseFloat(stats.CoefDecimal(v, 3), 64)
 	if err != nil {
 		return math.NaN()
 	}

@@ -210,6 +210,10 @@ func TestPerSampleCostAndSummary(t *testing.T) {
 			{run: done("G-Eval", "geval", false), avgP: 0.61, tokens: 500},
 			{run: done("BatchEval", "batcheval", false), avgP: 0.70, tokens: 250},
 		}, "Cost: BatchEval (average Pearson 0.70) uses 250 tokens per sample (cost unknown: the judge has no prices); G-Eval (average Pearson 0.61) uses 2.0× as many tokens per sample."},
+		{"a ratio half-way at its decimal", []runFigures{
+			{run: done("G-Eval", "geval", false), avgP: 0.61, tokens: 500},
+			{run: done("BatchEval", "batcheval", false), avgP: 0.70, tokens: 400},
+		}, "Cost: BatchEval (average Pearson 0.70) uses 400 tokens per sample (cost unknown: the judge has no prices); G-Eval (average Pearson 0.61) uses 1.3× as many tokens per sample."},
 		{"no finished run", []runFigures{{run: models.Run{Name: "x", Status: models.RunRunning}, avgP: 0.9, tokens: 10}}, ""},
 		{"a cached run is left out, and said to be", []runFigures{
 			{run: done("BatchEval again", "batcheval", false), avgP: 0.75, tokens: math.NaN(), cached: true},

@@ -12,7 +12,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -203,7 +202,7 @@ func TestExperimentAveragePearsonOnFEDRecomputed(t *testing.T) {
 			run  models.Run
 			want float64
 		}{{sharp, wantSharp}, {flat, wantFlat}} {
-			if got, want := cell(c.run), strconv.FormatFloat(c.want, 'f', 3, 64); got != want {
+			if got, want := cell(c.run), readerRounds(c.want, 3, false); got != want {
 				t.Errorf("%s's average Pearson on the page %s, recomputed %s", c.run.Name, got, want)
 			}
 		}
@@ -232,7 +231,7 @@ func TestExperimentAveragePearsonOnFEDRecomputed(t *testing.T) {
 		if line == nil {
 			t.Fatalf("the page has no test line %s − %s", best.Name, other.Name)
 		}
-		if want := "+" + strconv.FormatFloat(diff, 'f', 3, 64); line[1] != want {
+		if want := readerRounds(diff, 3, true); line[1] != want {
 			t.Errorf("headline's difference %s − %s = %s, recomputed %s", best.Name, other.Name, line[1], want)
 		}
 		if !strings.Contains(body, "Left out: Likeable (Flat: the scores or the ratings do not vary, so no Pearson r)") {

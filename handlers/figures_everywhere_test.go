@@ -4,26 +4,29 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/batcheval/batcheval/report"
-	"github.com/batcheval/batcheval/web"
 )
 
 // The API and the JSON export give a figure at full precision (the float
 // the product computed); every page, the standalone and shared reports and
-// the command line's summary show it rounded to three decimals by one rule:
-// web.CoefText for a coefficient (the float rounded correctly, a figure
-// just below zero shown as 0.000) and web.Signed for a difference or an
-// interval bound. TestCorrelationsAgreeEverywhere reads one experiment's
-// figures in every place and fails when a place shows anything but the
-// API's float rounded by that rule; it also recomputes the correlations
+// the command line's summary show it rounded to three decimals by one rule,
+// the one a reader of the export follows: the number exported (the
+// float's shortest decimal) rounded half away from zero (readerRounds,
+// independent of web's stats.CoefDecimal), a figure just below zero shown
+// as 0.000 (signed ±0.000 for a difference or an interval bound).
+// TestCorrelationsAgreeEverywhere reads one experiment's figures in every
+// place and fails when a place shows anything but the API's number
+// rounded by that rule; it also recomputes the correlations
 // and the compare page's paired figures from the exported scores, by their
 // textbook formulas, independently of evaluator/stats.
 
@@ -75,7 +78,7 @@ func TestCorrelationsAgreeEverywhere(t *testing.T) {
 			if v == nil {
 				return "undefined"
 			}
-			return web.CoefText(*v, 3)
+			return readerRounds(*v, 3, false)
 		}
 		type export struct {
 			Report struct {
@@ -237,19 +240,20 @@ func TestCorrelationsAgreeEverywhere(t *testing.T) {
 			if cmp.Pearson.Coef == nil || math.Abs(*cmp.Pearson.Coef-textbookPearson(ra, rb)) > 1e-12 || cmp.Pearson.N != len(ra) {
 				t.Errorf("criterion %d: the runs' Pearson r with each other %v on %d; recomputed %v on %d", ci, exportedOrNil(cmp.Pearson.Coef), cmp.Pearson.N,
 					textbookPearson(ra, rb), len(ra))
-			} else if got := cells(body, "runs-pearson"); len(got) != 1 || got[0] != web.CoefText(*cmp.Pearson.Coef, 3) {
-				t.Errorf("criterion %d: the compare page shows the runs' Pearson r as %v; the API's, rounded: %s", ci, got, web.CoefText(*cmp.Pearson.Coef, 3))
+			} else if got := cells(body, "runs-pearson"); len(got) != 1 || got[0] != readerRounds(*cmp.Pearson.Coef, 3, false) {
+				t.Errorf("criterion %d: the compare page shows the runs' Pearson r as %v; the API's, rounded: %s", ci, got, readerRounds(*cmp.Pearson.Coef, 3, false))
 			} else if ci == 0 {
 				// The comparison's share link (on the first criterion).
 				shared := page(env.createShareVia(url.Values{"kind": {"compare"}, "run_id": {fmt.Sprint(a.ID)}, "other_run_id": {fmt.Sprint(b.ID)}, "expires": {"7d"}}))
-				if got := cells(shared, "agreement-pearson"); len(got) != 1 || got[0] != web.CoefText(*cmp.Pearson.Coef, 3) {
-					t.Errorf("the comparison's share link shows the runs' Pearson r as %v; the API's, rounded: %s", got, web.CoefText(*cmp.Pearson.Coef, 3))
+				if got := cells(shared, "agreement-pearson"); len(got) != 1 || got[0] != readerRounds(*cmp.Pearson.Coef, 3, false) {
+					t.Errorf("the comparison's share link shows the runs' Pearson r as %v; the API's, rounded: %s", got, readerRounds(*cmp.Pearson.Coef, 3, false))
 				}
 			}
 			row := body[strings.Index(body, `data-testid="agreement-pearson"`):]
 			row = row[:strings.Index(row, "</tr>")]
 			nums := regexp.MustCompile(`<td class="num"[^>]*>([^<]*)<`).FindAllStringSubmatch(row, -1)
-			want := []string{web.CoefText(*d.A, 3), web.CoefText(*d.B, 3), web.SignedCoef(*d.Diff, 3), web.SignedCoef(*d.CILow, 3) + " to " + web.SignedCoef(*d.CIHigh, 3), fmt.Sprint(n)}
+			want := []string{readerRounds(*d.A, 3, false), readerRounds(*d.B, 3, false), readerRounds(*d.Diff, 3, true),
+				readerRounds(*d.CILow, 3, true) + " to " + readerRounds(*d.CIHigh, 3, true), fmt.Sprint(n)}
 			var got []string
 			for _, m := range nums {
 				got = append(got, m[1])
@@ -279,6 +283,33 @@ func TestCorrelationsAgreeEverywhere(t *testing.T) {
 			}
 		}
 	})
+}
+
+// readerRounds is v as a reader of the JSON export rounds it to digits
+// decimals: the number the export writes (the shortest decimal that reads
+// back as v) rounded half away from zero, with a page's minus sign and no
+// negative zero; signed, with "+" above zero and "±" for a figure shown as
+// zero.
+func readerRounds(v float64, digits int, signed bool) string {
+	r, ok := new(big.Rat).SetString(strconv.FormatFloat(v, 'g', -1, 64))
+	if !ok {
+		return "not a number"
+	}
+	s := r.FloatString(digits) // halves away from zero
+	zero := strings.Trim(s, "-0.") == ""
+	if zero {
+		s = strings.TrimPrefix(s, "-")
+	}
+	s = strings.ReplaceAll(s, "-", "−")
+	switch {
+	case !signed:
+		return s
+	case zero:
+		return "±" + s
+	case v > 0:
+		return "+" + s
+	}
+	return s
 }
 
 // templateText is s as a templ page writes it.

@@ -46,6 +46,12 @@ func TestIntervalReadAsPrinted(t *testing.T) {
 			"lies entirely on one side of 0", "cannot tell"},
 		{"A ahead, low bound shown ±0.000", pearson(0.15, justBelow, 0.3, 0.01),
 			"still includes no difference", "(95% interval"},
+		// Figures half-way at the third decimal as exported (0.1235, whose
+		// float lies just below; 0.0625, exactly): shown as a reader of
+		// the export rounds them, half away from zero, not +0.123 and
+		// +0.062 as the float rounded gave.
+		{"half-way figures", pearson(0.1235, 0.0625, 0.2345, 0.01),
+			"A − B in Pearson r is +0.124 (95% interval +0.063 to +0.235, p = 0.010).", "+0.123"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := signedAsOnPages(agreementReading([]stats.Difference{tt.d}, "Run A", "Run B"))

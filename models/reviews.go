@@ -618,7 +618,8 @@ func AnnotatorColumns(human string, explicit []string, rows []DatasetRow) []stri
 //     imported rating as one annotator) and the browser reviewers; the
 //     human rating is the mean of the annotators who rated the sample,
 //     once the imported ratings are on the browser ratings' scale (the
-//     rubric's; see ImportedOnScale).
+//     rubric's; see ImportedOnScale). Without a browser rating of the
+//     criterion, unchanged: the imported column as under imported.
 //
 // reviews are the criterion's browser reviews, all on one scale (OnScale;
 // CurrentReviews is applied here); those without a score are skipped.
@@ -784,6 +785,15 @@ func MergeHumanRatingsOn(rows []DatasetRow, crit evaluator.Criterion, source Hum
 		if r.Score != nil {
 			scored = append(scored, r)
 		}
+	}
+	if source == HumansBoth && crit.HumanColumn != "" && len(scored) == 0 && (pinned == nil || pinned.Criterion == "") {
+		// No reviewer rated the criterion (on any row: a decision pinned
+		// over every row names the criterion when one did): its imported
+		// ratings stay exactly as they are, the column as imported
+		// (which the report and every comparison say it read), not the
+		// mean of its imported annotators, which the column need not be
+		// (a median, a mean rounded when released).
+		return rows, crit, onScale
 	}
 	reviewers, keyOf := BrowserAnnotatorKeys(key, scored, imported)
 	byRow := map[int64]map[string]float64{} // by row and annotator key

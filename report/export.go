@@ -1114,11 +1114,13 @@ func (r *Report) NoScoresRead() (why string, none bool) {
 // measured (a correlation of constant scores, its p-value), as the pages do.
 const undefinedText = "undefined"
 
+// f3 writes a coefficient with three decimals as the pages round it
+// (stats.CoefDecimal).
 func f3(v float64) string {
 	if math.IsNaN(v) {
 		return undefinedText
 	}
-	s := strconv.FormatFloat(v, 'f', 3, 64)
+	s := stats.CoefDecimal(v, 3)
 	if s == "-0.000" {
 		return "0.000" // a coefficient just below zero, as the pages print it
 	}

@@ -384,7 +384,10 @@ func usedRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice m
 	// (models.MergeHumanRatingsOn), so summaries stored before are stale.
 	// imported-on-scale-2: the summary keeps the criteria whose imported
 	// ratings stood apart (HumanUse.Apart), which those stored before lack.
-	fmt.Fprint(h, "imported-on-scale-2;")
+	// imported-on-scale-3: a criterion without a browser rating reads its
+	// imported column as it is, where those stored before read the mean
+	// of its imported annotators.
+	fmt.Fprint(h, "imported-on-scale-3;")
 	for ci, rs := range reviews {
 		fmt.Fprintf(h, "criterion %d:", ci)
 		for _, r := range rs {

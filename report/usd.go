@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -62,12 +63,19 @@ func USDPerSampleOf(v *float64) *USDPerSample {
 func SettledUSD(v float64) float64 { return money.Settled(v) }
 
 // roundedUSD formats v with places decimals and trims the zeros that
-// follow the last significant one; v is settled first (SettledUSD).
+// follow the last significant one; v is settled first (SettledUSD), and
+// its shortest decimal rounded half away from zero, as the pages round
+// money (money.Text): 0.0001235 is 0.000124 here as on the run page,
+// where rounding the float (0.00012349999…) wrote 0.000123.
 func roundedUSD(v float64, places int) []byte {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return []byte("null")
 	}
-	s := strconv.FormatFloat(SettledUSD(v), 'f', places, 64)
+	exact, ok := new(big.Rat).SetString(strconv.FormatFloat(SettledUSD(v), 'g', -1, 64))
+	if !ok {
+		return []byte("null")
+	}
+	s := exact.FloatString(places) // big.Rat rounds halves away from zero
 	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	if s == "-0" {
 		// A tiny negative correction rounds to zero, not to "minus zero".

@@ -24,6 +24,12 @@ func TestUSDRoundsForExport(t *testing.T) {
 		{"unknown", USDOf(nil), "null"},
 		{"per sample keeps nano-dollars", USDPerSample(0.0000034567891), "0.000003457"},
 		{"per sample noise", USDPerSample(noisy / 3), "0.1"},
+		// Half-way at the sixth decimal: half away from zero, as the run
+		// page's money (0.0001235 wrote 0.000123, its float lying just
+		// below the half, beside the page's $0.000124).
+		{"half a micro-dollar", USD(0.0001235), "0.000124"},
+		{"half a micro-dollar, negative", USD(-0.0001235), "-0.000124"},
+		{"just below half a micro-dollar", USD(0.00012349), "0.000123"},
 	} {
 		b, err := json.Marshal(tc.v)
 		if err != nil || string(b) != tc.want {

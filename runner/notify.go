@@ -22,6 +22,7 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/evaluator/methods"
+	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
 )
@@ -321,7 +322,9 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 		b.WriteString(" finished.")
 		for _, c := range m.Run.Criteria {
 			if c.Pearson != nil {
-				fmt.Fprintf(&b, " %s: Pearson %.3f.", slackText(c.Name), *c.Pearson)
+				// Rounded as the pages round it (stats.CoefDecimal): the
+				// message's own pearson, 0.1235, reads 0.124 here too.
+				fmt.Fprintf(&b, " %s: Pearson %s.", slackText(c.Name), stats.CoefDecimal(*c.Pearson, 3))
 			}
 		}
 		if run.MissingScores > 0 {

@@ -18,6 +18,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/batcheval/batcheval/evaluator/simjudge"
+	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 )
 
@@ -162,6 +163,10 @@ func TestWebhookOnRunEnd(t *testing.T) {
 				if !tc.fail {
 					if len(m.Run.Criteria) != 1 || m.Run.Criteria[0].Pearson == nil {
 						t.Errorf("criteria: %+v", m.Run.Criteria)
+					} else if w := "Pearson " + stats.CoefDecimal(*m.Run.Criteria[0].Pearson, 3) + "."; !strings.Contains(m.Text, w) {
+						// The text rounds the message's own figure as the
+						// pages do.
+						t.Errorf("text %q lacks %q (pearson %v)", m.Text, w, *m.Run.Criteria[0].Pearson)
 					}
 				}
 				if !strings.HasPrefix(wh.LastStatus, tc.wantStatus) || wh.LastSentAt == nil {

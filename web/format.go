@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/internal/money"
 	"github.com/batcheval/batcheval/report"
 )
@@ -42,12 +43,26 @@ func Signed(v float64, digits int) string {
 // SignedCoef writes a figure made of correlation coefficients (a
 // coefficient's interval bound, a difference of two coefficients and its
 // interval) with digits decimals and a sign, as Signed does, but rounding
-// the float itself, as CoefText does a coefficient: the JSON export and
-// the API give these figures as the computed floats (not as decimals, as
-// they give means), so someone rounding the exported 0.12349999999999998
-// reads 0.123; Signed read it as the decimal 0.1235 and showed +0.124.
+// as CoefText does a coefficient (stats.CoefDecimal): the JSON export and
+// the API give these figures as the computed floats (not as decimals
+// within noise, as they give means), so someone rounding the exported
+// 0.12349999999999998 reads 0.123 (Signed read it as the decimal 0.1235
+// and showed +0.124), and the exported 0.1235 reads 0.124 (rounding the
+// float, 0.12349999999999999866…, showed +0.123).
 func SignedCoef(v float64, digits int) string {
-	return withSign(v, func(abs float64) string { return strconv.FormatFloat(abs, 'f', digits, 64) })
+	return withSign(v, func(abs float64) string { return stats.CoefDecimal(abs, digits) })
+}
+
+// coefFixed writes a coefficient or a figure made of coefficients with
+// digits decimals as stats.CoefDecimal rounds it, with a page's minus sign
+// and no negative zero (a coefficient just below zero, -0.0004, is 0.000
+// as printed, not "−0.000", which reads as a disagreement); a dash when
+// it is not a number.
+func coefFixed(v float64, digits int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	return Minus(noNegativeZero(stats.CoefDecimal(v, digits)))
 }
 
 // withSign writes v's magnitude as text writes it, signed: "±" when it

@@ -1,6 +1,9 @@
 package web
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestMoney(t *testing.T) {
 	tests := []struct {
@@ -25,6 +28,16 @@ func TestMoney(t *testing.T) {
 		{0.120004, "$0.120"},
 		{0.0099996, "$0.0100"},
 		{0.1 + 0.05, "$0.15"}, // float noise of a sum is still exact
+		// Half-way at the shown digits: rounded as a reader of the
+		// exported amount rounds it, half away from zero, whichever side
+		// of the half the float lies.
+		{1.125, "$1.13"},                      // was $1.12 (an exact binary half, to even)
+		{2.675, "$2.68"},                      // was $2.67 (its float is 2.67499999…)
+		{0.1235, "$0.124"},                    // was $0.123 (its float is 0.12349999…)
+		{math.Nextafter(0.1235, 0), "$0.124"}, // settled to 0.1235, as the export writes it
+		{0.12349, "$0.123"},
+		{0.009995, "$0.0100"}, // three significant digits of the rounded amount
+		{0.0009995, "$0.00100"},
 	}
 	for _, tt := range tests {
 		if got := Money(tt.in); got != tt.want {

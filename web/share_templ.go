@@ -784,9 +784,9 @@ func ReportCriterion(run models.Run, c report.CriterionReport, noAnswer int, hre
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var29 string
-					templ_7745c5c3_Var29, templ_7745c5c3_Err = templ.JoinStringErrs(runFloat(runDatasetCoef(c, m), 3))
+					templ_7745c5c3_Var29, templ_7745c5c3_Err = templ.JoinStringErrs(coefFixed(runDatasetCoef(c, m), 3))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 336, Col: 91}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 336, Col: 92}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var29))
 					if templ_7745c5c3_Err != nil {
@@ -797,9 +797,9 @@ func ReportCriterion(run models.Run, c report.CriterionReport, noAnswer int, hre
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var30 string
-					templ_7745c5c3_Var30, templ_7745c5c3_Err = templ.JoinStringErrs(runFloat(g.Coef, 3))
+					templ_7745c5c3_Var30, templ_7745c5c3_Err = templ.JoinStringErrs(coefFixed(g.Coef, 3))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 336, Col: 135}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 336, Col: 137}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var30))
 					if templ_7745c5c3_Err != nil {
@@ -812,7 +812,7 @@ func ReportCriterion(run models.Run, c report.CriterionReport, noAnswer int, hre
 					var templ_7745c5c3_Var31 string
 					templ_7745c5c3_Var31, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(g.Groups))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 336, Col: 182}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 336, Col: 184}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var31))
 					if templ_7745c5c3_Err != nil {

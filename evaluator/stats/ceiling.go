@@ -28,11 +28,11 @@ func InterpretCeiling(judge, ceiling float64) string {
 	case jNaN && cNaN:
 		return "The judge cannot be compared with the humans: neither the judge's agreement nor the agreement among humans could be measured."
 	case jNaN:
-		return fmt.Sprintf("The judge cannot be compared with the humans: its agreement could not be measured (humans agree with each other at %.2f).", ceiling)
+		return fmt.Sprintf("The judge cannot be compared with the humans: its agreement could not be measured (humans agree with each other at %.2f).", hundredths(ceiling))
 	case cNaN:
-		return fmt.Sprintf("The judge cannot be compared with the humans: their agreement with each other could not be measured (it needs several ratings per sample; the judge's agreement is %.2f).", judge)
+		return fmt.Sprintf("The judge cannot be compared with the humans: their agreement with each other could not be measured (it needs several ratings per sample; the judge's agreement is %.2f).", hundredths(judge))
 	}
-	j, c := math.Round(judge*100), math.Round(ceiling*100)
+	j, c := math.Round(hundredths(judge)*100), math.Round(hundredths(ceiling)*100)
 	how := "about as well as"
 	switch {
 	case j-c > ceilingBand:
@@ -58,8 +58,8 @@ func InterpretCeilingWithAlpha(judge, ceiling, alpha float64, items int) string 
 		return InterpretCeiling(judge, ceiling)
 	}
 	if !finite(judge) {
-		return fmt.Sprintf("The judge cannot be compared with the humans: its agreement could not be measured (the humans agree with each other at Krippendorff's α %.2f).", alpha+0)
+		return fmt.Sprintf("The judge cannot be compared with the humans: its agreement could not be measured (the humans agree with each other at Krippendorff's α %.2f).", hundredths(alpha))
 	}
 	return fmt.Sprintf("The judge cannot be compared with the humans yet: the humans agree with each other at Krippendorff's α %.2f over %d samples rated by two or more, but the figure set against the judge's (%.2f) is one human's correlation with the others, and that needs at least %d such samples with ratings that vary.",
-		alpha+0, items, judge+0, minPairs)
+		hundredths(alpha), items, hundredths(judge), minPairs)
 }

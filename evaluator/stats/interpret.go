@@ -108,8 +108,10 @@ func PText(p float64) string {
 	}
 	// The value as three decimals print it (p*1000 rounded in floating
 	// point can fall on the other side: 0.0995 prints 0.100, but
-	// math.Round(0.0995*1000) is 99).
-	three := strconv.FormatFloat(p, 'f', 3, 64)
+	// math.Round(0.0995*1000) is 99), rounded as coefficients are
+	// (CoefDecimal: the exported 0.0445 prints 0.045, as its reader
+	// rounds it, not 0.044 as its float, 0.04449999…, rounded).
+	three := CoefDecimal(p, 3)
 	printed, _ := strconv.ParseFloat(three, 64)
 	switch {
 	case p < 0.001:
@@ -119,7 +121,7 @@ func PText(p float64) string {
 	case printed < 0.1:
 		return "p = " + three
 	default:
-		return "p = " + strconv.FormatFloat(p, 'f', 2, 64)
+		return "p = " + CoefDecimal(p, 2)
 	}
 }
 
@@ -135,11 +137,12 @@ func PCell(p float64) string {
 	return strings.TrimPrefix(s, "p ")
 }
 
-// hundredths rounds v to the two decimals the sentences print, without a
-// negative zero (a coefficient or bound just below 0 prints "0.00", not
-// "-0.00"). NaN stays NaN.
+// hundredths rounds v to the two decimals the sentences print
+// (CoefDecimal: 0.285 prints 0.29, as a reader of the exported 0.285
+// rounds it), without a negative zero (a coefficient or bound just below
+// 0 prints "0.00", not "-0.00"). NaN stays NaN.
 func hundredths(v float64) float64 {
-	return math.Round(v*100)/100 + 0
+	return coefHundredths(v)
 }
 
 func missingNote(missing int) string {

@@ -32,6 +32,13 @@ func TestPValuesPrintByOneRule(t *testing.T) {
 		{0.25, "p = 0.25"},
 		{0.5, "p = 0.50"},
 		{1, "p = 1.00"},
+		// Half-way as exported: rounded as a reader of the export does,
+		// half away from zero, whichever side of the half the float lies.
+		{0.0445, "p = 0.045"}, // its float is 0.04449999…: printed 0.044
+		{math.Nextafter(0.0445, 0), "p = 0.044"},
+		{0.285, "p = 0.29"}, // its float is 0.28499999…: printed 0.28
+		{math.Nextafter(0.285, 0), "p = 0.28"},
+		{0.125, "p = 0.13"}, // exactly a half: printed 0.12 (to even)
 	} {
 		if got := PText(tt.p); got != tt.want {
 			t.Errorf("PText(%g) = %q, want %q", tt.p, got, tt.want)

@@ -5,6 +5,7 @@ package money
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 )
@@ -51,15 +52,25 @@ func Text(usd float64) string {
 	if usd < 0 {
 		sign, usd = "\u2212", -usd
 	}
+	// The amount is rounded as its reader rounds the number an export
+	// writes: its shortest decimal, half away from zero ($1.125 is $1.13
+	// and $0.1235 is $0.124, where rounding the float gave $1.12, to even,
+	// and $0.123, its float lying just below the half).
+	exact, ok := new(big.Rat).SetString(strconv.FormatFloat(usd, 'g', -1, 64))
+	if !ok {
+		return "—"
+	}
 	digits := 2
 	if usd > 0 && usd < 1 {
 		// Three significant digits: 0.0123 has its first at the 2nd decimal.
 		// Counted on the amount rounded to three digits, so 0.0099996
 		// (shown as 0.0100) does not get a fourth.
-		rounded, _ := strconv.ParseFloat(strconv.FormatFloat(usd, 'e', 2, 64), 64)
-		digits = max(2, 3-int(math.Floor(math.Log10(rounded)))-1)
+		digits = sigDigits(usd)
+		if r, err := strconv.ParseFloat(exact.FloatString(digits), 64); err == nil && r > 0 {
+			digits = min(digits, sigDigits(r))
+		}
 	}
-	s := strconv.FormatFloat(usd, 'f', digits, 64)
+	s := exact.FloatString(digits) // big.Rat rounds halves away from zero
 	if digits > 2 && exactly(s, usd) {
 		// Zeros past the second decimal of an exact amount (a price such as
 		// $0.075, or $0.500) say nothing. A rounded one keeps them: $0.0100
@@ -72,6 +83,12 @@ func Text(usd float64) string {
 		s = whole + "." + frac
 	}
 	return sign + "$" + s
+}
+
+// sigDigits is how many decimals show three significant digits of a
+// positive amount below a dollar, two at least.
+func sigDigits(usd float64) int {
+	return max(2, 3-int(math.Floor(math.Log10(usd)))-1)
 }
 
 // exactly reports whether the written amount s is usd itself, not a
