@@ -1321,7 +1321,7 @@ func MembersPage(v MembersView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 100, "</tbody></table><h2>Invite someone</h2><form class=\"card\" method=\"post\" action=\"/members/invites\" data-testid=\"new-invite\"><label for=\"invite-role\">Role</label> <select id=\"invite-role\" name=\"role\"><option value=\"viewer\">viewer: reads</option> <option value=\"editor\" selected>editor: creates and launches</option> <option value=\"owner\">owner: also manages members, judges and keys</option></select> <button type=\"submit\">Make an invite link</button><p class=\"muted\" data-testid=\"invite-rules\">The link works once and expires in 7 days, or sooner if you stop being an owner of this workspace. Send it yourself: the server sends no mail.</p></form>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 100, "</tbody></table><h2>Invite someone</h2><form class=\"card\" method=\"post\" action=\"/members/invites\" data-testid=\"new-invite\"><label for=\"invite-role\">Role</label> <select id=\"invite-role\" name=\"role\"><option value=\"viewer\">viewer: reads, cannot rate samples</option> <option value=\"editor\" selected>editor: creates, launches and rates samples</option> <option value=\"owner\">owner: also manages members, judges and keys</option></select> <button type=\"submit\">Make an invite link</button><p class=\"muted\" data-testid=\"invite-rules\">The link works once and expires in 7 days, or sooner if you stop being an owner of this workspace. Send it yourself: the server sends no mail.</p></form>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
