@@ -585,7 +585,7 @@ func (h *Handlers) importDataset(c echo.Context) error {
 		}
 		return err
 	}
-	msg := fmt.Sprintf("Imported %d rows into %q.", ds.RowCount, ds.Name)
+	msg := fmt.Sprintf("Imported %s into %q.", rowsWord(ds.RowCount), ds.Name)
 	fields, ratings := 0, 0
 	for _, e := range empties {
 		if e.Rating {
@@ -846,6 +846,14 @@ func sizeText(n int64) string {
 		return strconv.FormatFloat(float64(n)/mib, 'f', -1, 64) + " MiB"
 	}
 	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// rowsWord is a count of rows in words: "1 row", "3 rows".
+func rowsWord(n int) string {
+	if n == 1 {
+		return "1 row"
+	}
+	return fmt.Sprintf("%d rows", n)
 }
 
 // groupColumn reads the optional group column (for grouped correlation),

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -181,7 +182,9 @@ func (h *Handlers) ErrorHandler(err error, c echo.Context) {
 	switch {
 	case errors.As(err, &he):
 		status = he.Code
-		if m, ok := he.Message.(string); ok {
+		if m, ok := unroutedMessage(c, err); ok {
+			msg = m
+		} else if m, ok := he.Message.(string); ok {
 			msg = m
 		} else {
 			msg = http.StatusText(status)
@@ -212,6 +215,47 @@ func (h *Handlers) ErrorHandler(err error, c echo.Context) {
 		return
 	}
 	_ = render(c, status, web.ErrorPage(errorPage(c, status), status, msg))
+}
+
+// unroutedMessage says what to do at an address no route answers, or that
+// answers other methods, where Echo's own messages were the bare "Not
+// Found" and "Method Not Allowed": a mistyped or outdated address, or a
+// button's address opened (or reloaded) as a page.
+func unroutedMessage(c echo.Context, err error) (string, bool) {
+	r := c.Request()
+	api := isAPIPath(r.URL.Path)
+	switch {
+	case errors.Is(err, echo.ErrNotFound):
+		if api {
+			return fmt.Sprintf("there is no endpoint at %s %s: the API's endpoints are listed in /api/v1/openapi.json", r.Method, r.URL.Path), true
+		}
+		return "There is no page at this address: check it for a typo, or start again from the projects.", true
+	case errors.Is(err, echo.ErrMethodNotAllowed):
+		allow := methodsAllowed(c.Response().Header().Get(echo.HeaderAllow))
+		if api {
+			return fmt.Sprintf("%s %s is not an endpoint: this address takes %s (see /api/v1/openapi.json)", r.Method, r.URL.Path, allow), true
+		}
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			return "This address is a button's, not a page: it is sent by a form's button (" + allow + "), so opening or reloading it does nothing. Go back to the page and use its button.", true
+		}
+		return fmt.Sprintf("This address does not take %s, only %s.", r.Method, allow), true
+	}
+	return "", false
+}
+
+// methodsAllowed lists an Allow header's methods without OPTIONS, which
+// every route answers: "POST", or "GET or POST".
+func methodsAllowed(header string) string {
+	var ms []string
+	for _, m := range strings.Split(header, ",") {
+		if m = strings.TrimSpace(m); m != "" && m != http.MethodOptions {
+			ms = append(ms, m)
+		}
+	}
+	if len(ms) == 0 {
+		return "other methods"
+	}
+	return strings.Join(ms, " or ")
 }
 
 // errorPage is the layout of an error page: a signed-in person (or the

@@ -617,7 +617,11 @@ func datasetOptions(datasets []models.Dataset) []web.RunOption {
 	})
 	out := make([]web.RunOption, 0, len(sorted))
 	for _, d := range sorted {
-		o := web.RunOption{ID: d.ID, Label: fmt.Sprintf("%s (%d samples)", d.Name, d.RowCount)}
+		samples := fmt.Sprintf("%d samples", d.RowCount)
+		if d.RowCount == 1 {
+			samples = "1 sample"
+		}
+		o := web.RunOption{ID: d.ID, Label: d.Name + " (" + samples + ")"}
 		if d.ParentDatasetID != nil {
 			parent, ok := names[*d.ParentDatasetID]
 			if !ok {

@@ -137,7 +137,34 @@ func (h *Handlers) experimentVerdict(ctx context.Context, figs []runFigures, cri
 		// names no winner until they all are.
 		return web.ExperimentVerdict{TestsPending: true, TestsRetried: retried, RefreshSeconds: preparingRetrySeconds}, nil
 	}
-	return verdictOf(cs, repeatBands(figs)), nil
+	v := verdictOf(cs, repeatBands(figs))
+	if v.Kind == web.VerdictAlone {
+		v.Text = aloneBesideRobustness(v.Text, cs[0], figs)
+	}
+	return v, nil
+}
+
+// aloneBesideRobustness rewords the headline of an experiment whose only
+// ranked run has finished robustness runs beside it (a reseed, a noisy
+// copy, a reworded rubric): "the only finished run with figures to
+// compare" read as if those runs had none. They are read against their
+// parent in the table, not ranked with it.
+func aloneBesideRobustness(text string, only contender, figs []runFigures) string {
+	n := 0
+	for _, f := range figs {
+		if f.run.Completed() && f.rep != nil && !math.IsNaN(f.avgP) && !isContender(f) {
+			n++
+		}
+	}
+	if n == 0 {
+		return text
+	}
+	runs := "the robustness run beside it is"
+	if n > 1 {
+		runs = fmt.Sprintf("the %d robustness runs beside it are", n)
+	}
+	return fmt.Sprintf("%s (average Pearson %s) is the only finished setup ranked here: %s read as a change from the run it repeats (the table's robustness line), not ranked with it. Run another setup to see whether it does better.",
+		only.fig.run.Name, fmtNum(only.fig.avgP, 2), runs)
 }
 
 // verdictOf words the headline from ranked contenders and the

@@ -62,7 +62,11 @@ func (u HumanUse) Text() string {
 	}
 	s := src.Label()
 	if src != models.HumansImported {
-		s += fmt.Sprintf(" (%d browser ratings", u.BrowserRatings)
+		if u.BrowserRatings == 1 {
+			s += " (1 browser rating"
+		} else {
+			s += fmt.Sprintf(" (%d browser ratings", u.BrowserRatings)
+		}
 		if u.AsOf != nil {
 			s += " made up to " + u.AsOf.UTC().Format("2006-01-02 15:04:05 UTC")
 		}

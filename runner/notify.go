@@ -327,7 +327,10 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 				fmt.Fprintf(&b, " %s: Pearson %s.", slackText(c.Name), stats.CoefDecimal(*c.Pearson, 3))
 			}
 		}
-		if run.MissingScores > 0 {
+		switch {
+		case run.MissingScores == 1:
+			b.WriteString(" 1 score could not be read.")
+		case run.MissingScores > 1:
 			fmt.Fprintf(&b, " %d scores could not be read.", run.MissingScores)
 		}
 		switch {
