@@ -123,13 +123,13 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 		// The statistics computed after the end (afterFinish) are counted
 		// before the end is written: whoever sees the run finished and
 		// waits for them (WaitStats) waits for this run's too.
-		r.finishing.Add(1)
+		r.finishing.add()
 		// Marked before the end is written, so a page that sees the run
 		// finished also sees its statistics on their way (StoringStats).
 		r.storing.Store(runID, struct{}{})
 		if ferr := r.db.FinishRunNotify(context.WithoutCancel(ctx), runID, end.status, end.reason, r.queueWebhook); ferr != nil {
 			r.storing.Delete(runID)
-			r.finishing.Done()
+			r.finishing.done()
 			return ferr
 		}
 		log.Info("run finished", "status", end.status, "reason", end.reason)
@@ -1461,7 +1461,7 @@ const statsAtOnce = 2
 // caller has counted it in r.finishing.
 func (r *Runner) afterFinish(wsID, runID int64, log *slog.Logger) {
 	go func() {
-		defer r.finishing.Done()
+		defer r.finishing.done()
 		defer r.storing.Delete(runID)
 		store := r.storeStats
 		if store == nil {
@@ -1505,13 +1505,5 @@ func (r *Runner) StoringStats(runID int64) bool {
 // stored scores (a test, a tool) waits first, or the figures computed from
 // the scores before its change may be stored after it.
 func (r *Runner) WaitStats(ctx context.Context) {
-	done := make(chan struct{})
-	go func() {
-		r.finishing.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
+	r.finishing.wait(ctx)
 }

@@ -132,7 +132,7 @@ type Runner struct {
 	park parking
 	// finishing counts the finished runs whose statistics are being
 	// computed (afterFinish); statsSlots bounds them.
-	finishing  sync.WaitGroup
+	finishing  pending
 	statsSlots chan struct{}
 	// storing holds the ids of the finished runs whose statistics this
 	// process is computing or about to (StoringStats).
