@@ -481,14 +481,14 @@ func (h *Handlers) renderShares(c echo.Context, status int, newLink, problem str
 // archived ones included (their links still open); a report in the trash,
 // or purged, is not among them: its links open nothing.
 type shareTargets struct {
-	runs               []models.Run
+	runs               []models.RunName
 	exps               []models.Experiment
 	runNames, expNames map[int64]string
 }
 
 func (h *Handlers) shareTargetsOf(ctx context.Context, wsID int64) (shareTargets, error) {
 	t := shareTargets{runNames: map[int64]string{}, expNames: map[int64]string{}}
-	runs, err := h.DB.ListRuns(ctx, wsID, 0, models.WithArchived())
+	runs, err := h.DB.ListRunNames(ctx, wsID, models.WithArchived())
 	if err != nil {
 		return t, err
 	}

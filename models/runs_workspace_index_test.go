@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dbtest"
@@ -56,4 +57,60 @@ func TestWorkspaceRunsReadThroughTheirIndex(t *testing.T) {
 			t.Errorf("%s\nreads the runs by %q, not through runs_workspace", s.sql, plan)
 		}
 	}
+}
+
+// TestRunNamesAreTheRunsListed: ListRunNames gives the runs ListRuns gives,
+// archived ones included when asked, with their ids, names and archive
+// dates, and its statement reads those columns only (regression: the share
+// links' page read every run of the workspace whole, rubric, settings and
+// judge decoded, to offer their names: 63-92 ms at 2,000 runs).
+func TestRunNamesAreTheRunsListed(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := context.Background()
+		w := newWorld(t, db)
+		w.runs = append(w.runs, w.finishedRun(t, "archived <b>run</b>"))
+		now := time.Now().UTC()
+		if err := db.Gorm.Model(&models.Run{}).Where("id = ?", w.runs[2].ID).Update("archived_at", now).Error; err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var sqls []string
+		const hook = "test:run_names"
+		if err := db.Gorm.Callback().Query().After("gorm:query").Register(hook, func(tx *gorm.DB) {
+			mu.Lock()
+			sqls = append(sqls, tx.Statement.SQL.String())
+			mu.Unlock()
+		}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Gorm.Callback().Query().Remove(hook) })
+		for _, opts := range [][]models.ListOption{nil, {models.WithArchived()}} {
+			mu.Lock()
+			sqls = nil
+			mu.Unlock()
+			names, err := db.ListRunNames(ctx, w.ws.ID, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			read := strings.Join(sqls, "; ")
+			mu.Unlock()
+			if strings.Contains(read, "*") || strings.Contains(read, "rubric") || strings.Contains(read, "settings") {
+				t.Errorf("ListRunNames read more than the names: %s", read)
+			}
+			runs, err := db.ListRuns(ctx, w.ws.ID, 0, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(names) != len(runs) {
+				t.Fatalf("%d names, %d runs listed", len(names), len(runs))
+			}
+			for i, r := range runs {
+				n := names[i]
+				if n.ID != r.ID || n.Name != r.Name || (n.ArchivedAt == nil) != (r.ArchivedAt == nil) {
+					t.Errorf("name %d is %+v, want run %d %q archived %v", i, n, r.ID, r.Name, r.ArchivedAt)
+				}
+			}
+		}
+	})
 }

@@ -685,6 +685,26 @@ func (db *DB) ListRuns(ctx context.Context, wsID, projectID int64, opts ...ListO
 	return rs, err
 }
 
+// RunName is a run as a list of choices names it.
+type RunName struct {
+	ID         int64
+	Name       string
+	ArchivedAt *time.Time
+}
+
+// ListRunNames returns the id, name and archive date of a workspace's runs
+// that opts keep, newest first: what the share links' page offers and
+// names its links by. It reads those three columns only, not each run's
+// rubric, settings and judge, which ListRuns decodes for every run.
+func (db *DB) ListRunNames(ctx context.Context, wsID int64, opts ...ListOption) ([]RunName, error) {
+	out := []RunName{}
+	err := db.runsOf(ctx, wsID, RunFilter{}, opts).Select("id", "name", "archived_at").Order("id DESC").Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("list the names of workspace %d's runs: %w", wsID, err)
+	}
+	return out, nil
+}
+
 // RunFilter narrows a listing of a workspace's runs (CountRuns,
 // ListRunsPage, ListRunsAfter, RunDatasetIDs) in the database, so that a
 // page of a long list reads its own runs only: a zero field narrows
