@@ -554,8 +554,13 @@ func TestRunPageExtras(t *testing.T) {
 			}
 		}
 		// Batches of 5: positions 1 to 5 on each of the two criteria.
-		if got := strings.Count(env.get(runPath).Body.String(), `data-testid="position-row"`); got != 10 {
+		page := env.get(runPath).Body.String()
+		if got := strings.Count(page, `data-testid="position-row"`); got != 10 {
 			t.Errorf("position table has %d rows, want 2 criteria × 5 positions", got)
+		}
+		// Each position says over how many rated samples its errors are.
+		if got := strings.Count(page, `data-testid="position-rated"`); got != 10 || !strings.Contains(page, ">With a human rating</th>") {
+			t.Errorf("position table has %d counts of rated samples, want 10 under a heading that says what they are", got)
 		}
 	})
 }

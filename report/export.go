@@ -765,6 +765,7 @@ type (
 	JSONPosition struct {
 		Position      int      `json:"position"`
 		N             int      `json:"n"`
+		Rated         int      `json:"n_rated"`
 		MeanScore     JSONMean `json:"mean_score"`
 		MeanAbsErr    JSONMean `json:"mean_abs_error"`
 		MeanSignedErr JSONMean `json:"mean_signed_error"`
@@ -861,7 +862,7 @@ func (r *Report) Export() JSONExport {
 		}
 		jcr.HumanScaleNote = c.HumanScaleNote
 		for _, p := range c.Positions {
-			jcr.Positions = append(jcr.Positions, JSONPosition{p.Position, p.N, JSONMean(p.MeanScore), JSONMean(p.MeanAbsErr), JSONMean(p.MeanSignedErr)})
+			jcr.Positions = append(jcr.Positions, JSONPosition{p.Position, p.N, p.Rated, JSONMean(p.MeanScore), JSONMean(p.MeanAbsErr), JSONMean(p.MeanSignedErr)})
 		}
 		for _, rs := range c.Rounds {
 			jcr.Rounds = append(jcr.Rounds, JSONRound{rs.Round, jc(rs.Single), jc(rs.Ensemble), JSONMean(rs.BatchBias)})

@@ -39,8 +39,12 @@ import (
 // (NoAnswer): they are no longer unreadable in the exports and their rate.
 // summary-8: the human ratings keep, per criterion, the browser ratings
 // read (HumanUse.Criteria), which the notes on different human ratings
-// decide per criterion from.
-const summaryVersion = "summary-8"
+// decide per criterion from. summary-9: each position of the batch counts
+// its scores with a human rating (PositionStat.Rated), the samples its
+// error means are over; and the stored reading sentences print their
+// figures as the export's decimals rounded half away from zero
+// (stats.CoefDecimal), as the pages now do.
+const summaryVersion = "summary-9"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).

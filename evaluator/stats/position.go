@@ -14,6 +14,9 @@ type PositionStat struct {
 	Position int
 	// N is the number of finite scores at this position.
 	N int
+	// Rated is how many of them have a finite human value: the samples
+	// the two error means are over (at most N).
+	Rated int
 	// MeanScore is the mean judge score at this position.
 	MeanScore float64
 	// MeanAbsErr is the mean |score - human| over the samples at this
@@ -66,6 +69,7 @@ func PositionEffect(positions []int, scores []float64, human []float64) []Positi
 			Position: p, N: len(a.scores), MeanScore: sortedSum(a.scores) / float64(len(a.scores)),
 			MeanAbsErr: math.NaN(), MeanSignedErr: math.NaN(),
 		}
+		st.Rated = len(a.absErr)
 		if k := len(a.absErr); k > 0 {
 			st.MeanAbsErr = sortedSum(a.absErr) / float64(k)
 			st.MeanSignedErr = sortedSum(a.signedErr) / float64(k)

@@ -26,9 +26,9 @@ func TestPositionEffect(t *testing.T) {
 			scores:    []float64{2, 4, 3, 5, 5, 1},
 			human:     []float64{3, 3, 3, nan, 5, 2},
 			want: []PositionStat{
-				{Position: 1, N: 2, MeanScore: 4.5, MeanAbsErr: 0.5, MeanSignedErr: 0.5},
-				{Position: 2, N: 3, MeanScore: 2, MeanAbsErr: 2.0 / 3, MeanSignedErr: -2.0 / 3},
-				{Position: 3, N: 1, MeanScore: 5, MeanAbsErr: nan, MeanSignedErr: nan},
+				{Position: 1, N: 2, Rated: 2, MeanScore: 4.5, MeanAbsErr: 0.5, MeanSignedErr: 0.5},
+				{Position: 2, N: 3, Rated: 3, MeanScore: 2, MeanAbsErr: 2.0 / 3, MeanSignedErr: -2.0 / 3},
+				{Position: 3, N: 1, Rated: 0, MeanScore: 5, MeanAbsErr: nan, MeanSignedErr: nan},
 			},
 		},
 		{
@@ -41,6 +41,20 @@ func TestPositionEffect(t *testing.T) {
 			want: []PositionStat{
 				{Position: 1, N: 1, MeanScore: 2, MeanAbsErr: nan, MeanSignedErr: nan},
 				{Position: 3, N: 2, MeanScore: 2, MeanAbsErr: nan, MeanSignedErr: nan},
+			},
+		},
+		{
+			// The error means are over the rated samples only, and say
+			// how many (regression: the page showed "Scores 8" beside
+			// errors over 6, unlabelled): position 1 has three scores,
+			// two rated (errors +1 and -1); position 2 one score, rated.
+			name:      "fewer rated than scored",
+			positions: []int{1, 1, 1, 2},
+			scores:    []float64{4, 2, 3, 3},
+			human:     []float64{3, nan, 4, 1},
+			want: []PositionStat{
+				{Position: 1, N: 3, Rated: 2, MeanScore: 3, MeanAbsErr: 1, MeanSignedErr: 0},
+				{Position: 2, N: 1, Rated: 1, MeanScore: 3, MeanAbsErr: 2, MeanSignedErr: 2},
 			},
 		},
 		{name: "empty", want: []PositionStat{}},
@@ -56,7 +70,7 @@ func TestPositionEffect(t *testing.T) {
 			}
 			for i, w := range tt.want {
 				g := got[i]
-				if g.Position != w.Position || g.N != w.N || !same(g.MeanScore, w.MeanScore) ||
+				if g.Position != w.Position || g.N != w.N || g.Rated != w.Rated || !same(g.MeanScore, w.MeanScore) ||
 					!same(g.MeanAbsErr, w.MeanAbsErr) || !same(g.MeanSignedErr, w.MeanSignedErr) {
 					t.Errorf("row %d = %+v, want %+v", i, g, w)
 				}
