@@ -39,8 +39,10 @@ import (
 // (NoAnswer): they are no longer unreadable in the exports and their rate.
 // summary-8: the human ratings keep, per criterion, the browser ratings
 // read (HumanUse.Criteria), which the notes on different human ratings
-// decide per criterion from.
-const summaryVersion = "summary-8"
+// decide per criterion from. summary-9: a sample whose group value is
+// empty or only whitespace belongs to no group (stats.Grouped.Ungrouped),
+// where the empty value was one group of its own.
+const summaryVersion = "summary-9"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).
