@@ -90,6 +90,9 @@ func TestRunLifecycleOnSimulatedJudge(t *testing.T) {
 		formula, script := "=1+2 is not a reply", `<script>alert("owned")</script> fine, thanks`
 		rows[0].Data["response"] = formula
 		rows[1].Data["response"] = script
+		// The run page's excerpt is the first field with text, the
+		// conversation: the script opens it too, to be escaped there.
+		rows[1].Data["context"] = script + "\n" + rows[1].Data["context"]
 		for i := range rows {
 			if err := env.db.Gorm.Save(&rows[i]).Error; err != nil {
 				t.Fatal(err)

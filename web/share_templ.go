@@ -195,7 +195,7 @@ func reportRows(rep *report.Report) []reportRow {
 			if !ok {
 				k = len(rows)
 				index[s.RowID] = k
-				rows = append(rows, reportRow{RowID: s.RowID, ExternalID: s.ExternalID, Excerpt: RunExcerpt(runLastField(s.Fields), 110),
+				rows = append(rows, reportRow{RowID: s.RowID, ExternalID: s.ExternalID, Excerpt: RunExcerpt(ExcerptField(s.Fields), 110),
 					Human: make([]*float64, len(rep.Criteria)), Final: make([]*float64, len(rep.Criteria))})
 			}
 			rows[k].Human[ci], rows[k].Final[ci] = s.Human, s.Final
@@ -3835,7 +3835,7 @@ func StandaloneTableRows(samples []StandaloneSample) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var180 string
-			templ_7745c5c3_Var180, templ_7745c5c3_Err = templ.JoinStringErrs(RunExcerpt(runLastField(s.Fields), 110))
+			templ_7745c5c3_Var180, templ_7745c5c3_Err = templ.JoinStringErrs(RunExcerpt(ExcerptField(s.Fields), 110))
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 968, Col: 62}
 			}
