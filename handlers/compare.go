@@ -851,7 +851,7 @@ func (h *Handlers) compareRowText(ctx context.Context, cmp comparison, rows []we
 		}
 	}
 	for i := range rows {
-		rows[i].Excerpt = web.RunExcerpt(lastField(fields[rows[i].RowID]), 110)
+		rows[i].Excerpt = web.RunExcerpt(web.ExcerptField(fields[rows[i].RowID]), 110)
 	}
 	return nil
 }
@@ -923,13 +923,6 @@ func asPrinted(v float64) float64 {
 		return math.NaN()
 	}
 	return x
-}
-
-func lastField(fs []evaluator.Text) string {
-	if len(fs) == 0 {
-		return ""
-	}
-	return fs[len(fs)-1].Value
 }
 
 // compareSample shows one sample as both runs judged it: the text, the

@@ -601,12 +601,14 @@ func bestOf(vals []float64, eligible []bool, digits int, higher bool) []bool {
 
 // experimentRows formats the table and marks the best of each column among
 // the runs that succeeded (a running run's partial tokens and failures
-// would otherwise win unfairly).
+// would otherwise win unfairly) and compete in the headline's ranking.
 func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 	eligible := make([]bool, len(figs))
 	for i, f := range figs {
-		// Reseeds measure the spread of their setup: never marked best.
-		eligible[i] = f.run.Completed() && f.rep != nil && f.run.Variant != runner.VariantReseed
+		// Reseeds measure the spread of their setup and robustness runs
+		// judge altered samples or an altered rubric: as in the ranking
+		// (isContender), neither is marked best.
+		eligible[i] = f.run.Completed() && f.rep != nil && ownSetup(f)
 	}
 	column := func(of func(runFigures) float64) []float64 {
 		out := make([]float64, len(figs))
@@ -931,8 +933,7 @@ func runCount(n int) string {
 // says so when it agreed better than the run named.
 func experimentSummary(figs []runFigures) string {
 	counts := func(f runFigures) bool {
-		return f.run.Completed() && !math.IsNaN(f.avgP) &&
-			!(f.run.ParentRunID != nil && isRobustnessVariant(f.run.Variant))
+		return f.run.Completed() && !math.IsNaN(f.avgP) && ownSetup(f)
 	}
 	ok := func(f runFigures) bool { return counts(f) && !f.cached }
 	best := -1

@@ -17,6 +17,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
 	"github.com/batcheval/batcheval/web"
@@ -89,6 +90,9 @@ func TestRunLifecycleOnSimulatedJudge(t *testing.T) {
 		formula, script := "=1+2 is not a reply", `<script>alert("owned")</script> fine, thanks`
 		rows[0].Data["response"] = formula
 		rows[1].Data["response"] = script
+		// The run page's excerpt is the first field with text, the
+		// conversation: the script opens it too, to be escaped there.
+		rows[1].Data["context"] = script + "\n" + rows[1].Data["context"]
 		for i := range rows {
 			if err := env.db.Gorm.Save(&rows[i]).Error; err != nil {
 				t.Fatal(err)
@@ -455,16 +459,22 @@ func firstProgressEvent(t *testing.T, url string) map[string]any {
 // "engaging" rating the rubric maps.
 func (env *testEnv) topicDataset() models.Dataset {
 	env.t.Helper()
+	return env.topicDatasetOf("Dialogues by topic", []string{"hobbies", "travel", "food"})
+}
+
+// topicDatasetOf is topicDataset with the topics given, row i taking
+// topics[i%len(topics)].
+func (env *testEnv) topicDatasetOf(name string, topics []string) models.Dataset {
+	env.t.Helper()
 	ctx := context.Background()
 	demo := env.demo().dataset
 	rows, err := env.db.ListDatasetRows(ctx, demo.ID, 0, 0)
 	if err != nil {
 		env.t.Fatal(err)
 	}
-	topics := []string{"hobbies", "travel", "food"}
 	copies := make([]models.DatasetRow, len(rows))
 	for i, r := range rows {
-		data := map[string]string{"topic": topics[i%3]}
+		data := map[string]string{"topic": topics[i%len(topics)]}
 		for k, v := range r.Data {
 			data[k] = v
 		}
@@ -480,12 +490,59 @@ func (env *testEnv) topicDataset() models.Dataset {
 		}
 		copies[i] = models.DatasetRow{Position: r.Position, ExternalID: r.ExternalID, Data: data, Ratings: ratings}
 	}
-	ds := models.Dataset{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, Name: "Dialogues by topic", SourceFilename: "topics.jsonl", Format: demo.Format,
+	ds := models.Dataset{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, Name: name, SourceFilename: "topics.jsonl", Format: demo.Format,
 		IDColumn: demo.IDColumn, Columns: append([]string{"topic"}, demo.Columns...), Fields: demo.Fields, RatingColumns: demo.RatingColumns}
 	if err := env.db.CreateDataset(ctx, &ds, copies); err != nil {
 		env.t.Fatal(err)
 	}
 	return ds
+}
+
+// A sample whose group value is empty or only whitespace belongs to no
+// group: the run page and the JSON export leave it out of the correlation
+// within groups and count it as without a group, where the empty value was
+// once a group of its own (the only one used on a small dataset).
+func TestRunPageGroupLeavesOutEmptyValues(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		ds := env.topicDatasetOf("Dialogues, some without a topic", []string{"", "travel", " "})
+		run := env.startRun(ds, "Empty topics", models.MethodBatchEval, func(r *models.Run) { r.Settings.BatchSize = 3 })
+		if got := env.waitRun(run.ID, 60*time.Second); got.Status != models.RunSucceeded {
+			t.Fatalf("run %s (%s), want succeeded", got.Status, got.Error)
+		}
+		rep, err := report.BuildWith(ctx, env.db, env.ws.ID, run.ID, report.Options{GroupColumn: "topic"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := env.db.ListDatasetRows(ctx, ds.ID, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		topic := map[string]string{}
+		for _, r := range rows {
+			topic[r.ExternalID] = r.Data["topic"]
+		}
+		eng := rep.Criteria[0]
+		without := 0
+		for _, s := range eng.Samples {
+			if s.Final != nil && s.Human != nil && strings.TrimSpace(topic[s.ExternalID]) == "" {
+				without++
+			}
+		}
+		if without == 0 {
+			t.Fatal("no sample without a topic has both scores: the test shows nothing")
+		}
+		g := eng.Grouped[stats.MethodPearson]
+		if g.Groups > 1 || g.Groups+g.Skipped != 1 || g.Ungrouped != without {
+			t.Errorf("grouped = %+v, want the one topic \"travel\" (used or skipped) and %d samples without a group", g, without)
+		}
+		body := env.get(fmt.Sprintf("/runs/%d?group=topic", run.ID)).Body.String()
+		for _, w := range []string{fmt.Sprintf(`data-testid="grouped-groups">%d<`, g.Groups), fmt.Sprintf(`data-testid="grouped-ungrouped">%d<`, without), "Samples without a group"} {
+			if !strings.Contains(body, w) {
+				t.Errorf("run page lacks %q", w)
+			}
+		}
+	})
 }
 
 func TestRunPageExtras(t *testing.T) {

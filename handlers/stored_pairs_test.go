@@ -163,7 +163,7 @@ func oldCompareView(repA, repB *report.Report, cmp comparison, offset, limit int
 			v.Unmatched++
 			continue
 		}
-		row := web.CompareRow{RowID: s.RowID, ExternalID: s.ExternalID, Excerpt: web.RunExcerpt(lastField(s.Fields), 110),
+		row := web.CompareRow{RowID: s.RowID, ExternalID: s.ExternalID, Excerpt: web.RunExcerpt(web.ExcerptField(s.Fields), 110),
 			Human: s.Human, A: s.Final, B: sb.Final, UnitA: unit(s.Final, cmp.critA), UnitB: unit(sb.Final, cmp.critB)}
 		if row.UnitA != nil && row.UnitB != nil {
 			d := *row.UnitA - *row.UnitB

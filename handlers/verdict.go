@@ -48,8 +48,14 @@ func (b repeatBand) width() float64 { return b.max - b.min }
 func isContender(f runFigures) bool {
 	// Every finished run the table ranks, gaps or not (QA: a run that
 	// finished with gaps was bold in the table and absent here).
-	return f.run.Completed() && f.rep != nil && !math.IsNaN(f.avgP) &&
-		!(f.run.ParentRunID != nil && isRobustnessVariant(f.run.Variant))
+	return f.run.Completed() && f.rep != nil && !math.IsNaN(f.avgP) && ownSetup(f)
+}
+
+// ownSetup tells whether a row is a run of its own setup, not a reseed or
+// robustness variant (noisy copy, reworded rubric) of a run: only those
+// compete, for the headline, the cost sentence and the table's bold.
+func ownSetup(f runFigures) bool {
+	return !(f.run.ParentRunID != nil && isRobustnessVariant(f.run.Variant))
 }
 
 // repeatBands collects, per run with succeeded reseeds in the experiment,

@@ -729,6 +729,9 @@ type (
 		Kendall  jsonFloat `json:"kendall"`
 		Groups   int       `json:"groups"`
 		Skipped  int       `json:"skipped_groups"`
+		// Ungrouped is the samples with both scores but no group value
+		// (empty or whitespace), which belong to no group and are left out.
+		Ungrouped int `json:"samples_without_group"`
 	}
 	// JSONSystemLevel is the correlation of per-system mean judge scores
 	// with per-system mean human ratings, for datasets whose rows name the
@@ -847,7 +850,7 @@ func (r *Report) Export() JSONExport {
 			g := c.Grouped
 			jcr.Grouped = &JSONGrouped{Column: c.GroupColumn, Pearson: jsonFloat(g[stats.MethodPearson].Coef),
 				Spearman: jsonFloat(g[stats.MethodSpearman].Coef), Kendall: jsonFloat(g[stats.MethodKendall].Coef),
-				Groups: g[stats.MethodPearson].Groups, Skipped: g[stats.MethodPearson].Skipped}
+				Groups: g[stats.MethodPearson].Groups, Skipped: g[stats.MethodPearson].Skipped, Ungrouped: g[stats.MethodPearson].Ungrouped}
 		}
 		if c.SystemColumn != "" {
 			sc := func(m stats.Method) JSONSystemCorrelation {

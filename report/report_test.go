@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 )
 
@@ -112,6 +113,27 @@ func TestComputeExtras(t *testing.T) {
 	}
 	if got := c.Positions[0].MeanScore; math.Abs(got-(1.0+2.5+1.4)/3) > 1e-12 {
 		t.Errorf("position 1 mean = %v", got)
+	}
+}
+
+// Samples with an empty or whitespace-only group value belong to no group:
+// the three here (a, b, c, every sample with both scores) once formed one
+// group of their own, the only one used.
+func TestComputeGroupedLeavesOutEmptyGroupValues(t *testing.T) {
+	run, ds, rows, batches, scores := fixture()
+	rows[0].Data["g"], rows[1].Data["g"], rows[2].Data["g"] = "", "", ""
+	rep := Compute(run, ds, rows, batches, scores)
+	g := rep.Criteria[0].Grouped[stats.MethodPearson]
+	if g.Groups != 0 || !math.IsNaN(g.Coef) || g.Ungrouped != 3 {
+		t.Errorf("grouped = %+v, want no group used, an undefined mean and 3 samples without a group", g)
+	}
+	j := rep.Export().Report.Criteria[0].Grouped
+	if j == nil || j.Groups != 0 || j.Ungrouped != 3 {
+		t.Fatalf("exported grouped = %+v, want 0 groups and 3 samples without a group", j)
+	}
+	b, err := json.Marshal(j)
+	if err != nil || !strings.Contains(string(b), `"samples_without_group":3`) || !strings.Contains(string(b), `"pearson":null`) {
+		t.Errorf("exported grouped JSON = %s (%v)", b, err)
 	}
 }
 

@@ -41,9 +41,11 @@ import (
 // read (HumanUse.Criteria), which the notes on different human ratings
 // decide per criterion from. summary-9: each position of the batch counts
 // its scores with a human rating (PositionStat.Rated), the samples its
-// error means are over; and the stored reading sentences print their
-// figures as the export's decimals rounded half away from zero
-// (stats.CoefDecimal), as the pages now do.
+// error means are over; the stored reading sentences print their figures
+// as the export's decimals rounded half away from zero (stats.CoefDecimal),
+// as the pages now do; and a sample whose group value is empty or only
+// whitespace belongs to no group (stats.Grouped.Ungrouped), where the
+// empty value was one group of its own.
 const summaryVersion = "summary-9"
 
 // storedSummary is a finished run's report without its samples, as stored

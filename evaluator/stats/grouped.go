@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"slices"
+	"strings"
 )
 
 // Grouped is a correlation computed separately inside each group of
@@ -25,6 +26,10 @@ type Grouped struct {
 	Skipped int
 	// N is the number of complete pairs inside the groups that were used.
 	N int
+	// Ungrouped is the number of complete pairs left out because their
+	// group value is empty (or only whitespace): a sample that names no
+	// group belongs to none, rather than to one group of all such samples.
+	Ungrouped int
 }
 
 // GroupedCorrelation computes the coefficient named by m between x and y
@@ -33,7 +38,9 @@ type Grouped struct {
 // before the groups are measured, so a group with two complete pairs is
 // skipped. Per-group p-values are not combined: the groups are small and
 // a mean of p-values has no meaning; use the pooled Correlate for
-// significance. An unknown method skips every group.
+// significance. A sample whose group value is empty or only whitespace
+// belongs to no group: it is left out, and counted in Ungrouped when its
+// pair is complete. An unknown method skips every group.
 // It panics if x, y and groups differ in length.
 func GroupedCorrelation(m Method, x, y []float64, groups []string) Grouped {
 	mustSameLen(len(x), len(y))
@@ -44,7 +51,14 @@ func GroupedCorrelation(m Method, x, y []float64, groups []string) Grouped {
 	// on the order the samples were listed in.
 	var order []string
 	byGroup := map[string]*series{}
+	ungrouped := 0
 	for i, g := range groups {
+		if strings.TrimSpace(g) == "" {
+			if finite(x[i]) && finite(y[i]) {
+				ungrouped++
+			}
+			continue
+		}
 		s, ok := byGroup[g]
 		if !ok {
 			s = &series{}
@@ -57,7 +71,7 @@ func GroupedCorrelation(m Method, x, y []float64, groups []string) Grouped {
 		}
 	}
 	slices.Sort(order)
-	out := Grouped{Coef: math.NaN()}
+	out := Grouped{Coef: math.NaN(), Ungrouped: ungrouped}
 	var sum float64
 	for _, g := range order {
 		s := byGroup[g]

@@ -63,6 +63,26 @@ func TestGroupedCorrelation(t *testing.T) {
 	}
 }
 
+// A sample with an empty (or whitespace-only) group value belongs to no
+// group: the three such samples here would otherwise form a group of their
+// own with r = 1 and be the only one used.
+func TestGroupedCorrelationLeavesOutEmptyGroups(t *testing.T) {
+	nan := math.NaN()
+	x := []float64{1, 2, 3, 1, 2, 1, 2, 3, 4}
+	y := []float64{1, 2, 3, 2, 1, 1, 2, nan, 4}
+	g := []string{"", " ", "\t", "a", "a", "b", "b", "  ", "\n"}
+	got := GroupedCorrelation(MethodPearson, x, y, g)
+	if !math.IsNaN(got.Coef) || got.Groups != 0 || got.N != 0 {
+		t.Errorf("Coef, Groups, N = %g, %d, %d; want NaN, 0, 0 (no group has three pairs)", got.Coef, got.Groups, got.N)
+	}
+	if got.Skipped != 2 {
+		t.Errorf("Skipped = %d, want 2 (a and b; the empty values are no group)", got.Skipped)
+	}
+	if got.Ungrouped != 4 {
+		t.Errorf("Ungrouped = %d, want 4 (the complete pairs without a group)", got.Ungrouped)
+	}
+}
+
 // Inside each group the judge orders the samples exactly as humans do, but
 // the groups sit at different levels in opposite directions, so the pooled
 // correlation is negative while every within-group one is +1. This is the
