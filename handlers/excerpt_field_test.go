@@ -14,12 +14,12 @@ import (
 	"github.com/batcheval/batcheval/web"
 )
 
-// TestSampleTablesExcerptTheFirstNonEmptyField: the run and compare tables
+// TestSampleTablesExcerptTheLastNonEmptyField: the run and compare tables
 // showed each sample's last mapped field as its excerpt, which was empty
-// when that field was (here a "note" column left blank) and the wrong
-// column when the text rated came first. They now show the first field,
-// in the rubric's order, that is not empty: here the response.
-func TestSampleTablesExcerptTheFirstNonEmptyField(t *testing.T) {
+// when that field was (here a "note" column left blank, mapped after the
+// response). They now show the last field, in the rubric's order, that is
+// not empty: here the response, not the conversation before it.
+func TestSampleTablesExcerptTheLastNonEmptyField(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
 		demo := env.demo().dataset
@@ -35,8 +35,8 @@ func TestSampleTablesExcerptTheFirstNonEmptyField(t *testing.T) {
 			}
 			copies[i] = models.DatasetRow{Position: r.Position, ExternalID: r.ExternalID, Data: data, Ratings: r.Ratings}
 		}
-		fields := []evaluator.Field{{Column: "response", Label: "Response"}, {Column: "context", Label: "Conversation history"}, {Column: "note", Label: "Note"}}
-		ds := models.Dataset{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, Name: "Responses first, blank notes", SourceFilename: "notes.jsonl",
+		fields := []evaluator.Field{{Column: "context", Label: "Conversation history"}, {Column: "response", Label: "Response"}, {Column: "note", Label: "Note"}}
+		ds := models.Dataset{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, Name: "Blank notes after the responses", SourceFilename: "notes.jsonl",
 			Format: demo.Format, IDColumn: demo.IDColumn, Columns: append(append([]string{}, demo.Columns...), "note"), Fields: fields, RatingColumns: demo.RatingColumns}
 		if err := env.db.CreateDataset(ctx, &ds, copies); err != nil {
 			t.Fatal(err)
