@@ -479,7 +479,7 @@ func TestFEDRunPageFiguresRecomputed(t *testing.T) {
 					posText := card[strings.Index(card, "Position Scores Mean score"):]
 					for p := 1; p <= batchSize; p++ {
 						w := positions[p]
-						m := regexp.MustCompile(fmt.Sprintf(` %d (\d+) (\S+) (\S+) (\S+)`, p)).FindStringSubmatch(posText)
+						m := regexp.MustCompile(fmt.Sprintf(` %d (\d+) (\S+) (\d+) (\S+) (\S+)`, p)).FindStringSubmatch(posText)
 						if w == nil || m == nil {
 							t.Errorf("%s: position %d: page %v, recomputed %+v", name, p, m, w)
 							continue
@@ -488,8 +488,13 @@ func TestFEDRunPageFiguresRecomputed(t *testing.T) {
 							t.Errorf("%s: position %d has %s scores on the page, recomputed %v", name, p, m[1], w.n)
 						}
 						shown(t, fmt.Sprintf("%s position %d mean score", name, p), m[2], w.score/w.n, 2)
-						shown(t, fmt.Sprintf("%s position %d mean |error|", name, p), m[3], w.abs/w.rated, 2)
-						shown(t, fmt.Sprintf("%s position %d mean signed error", name, p), m[4], w.signed/w.rated, 2)
+						// The error means are over the rated samples, and the
+						// table says how many.
+						if m[3] != strconv.Itoa(int(w.rated)) {
+							t.Errorf("%s: position %d has %s scores with a human rating on the page, recomputed %v", name, p, m[3], w.rated)
+						}
+						shown(t, fmt.Sprintf("%s position %d mean |error|", name, p), m[4], w.abs/w.rated, 2)
+						shown(t, fmt.Sprintf("%s position %d mean signed error", name, p), m[5], w.signed/w.rated, 2)
 					}
 
 					// The system level: each system's mean final and mean human
