@@ -56,7 +56,30 @@ func (h *Handlers) showLogin(c echo.Context) error {
 	if principalOf(c.Request().Context()).Kind != Anonymous {
 		return c.Redirect(http.StatusSeeOther, "/")
 	}
-	return render(c, http.StatusOK, web.LoginPage(web.LoginView{Page: page(c, "Sign in"), Next: safeNext(c.QueryParam("next"))}))
+	next := safeNext(c.QueryParam("next"))
+	return render(c, http.StatusOK, web.LoginPage(web.LoginView{Page: page(c, "Sign in"), Email: h.inviteLoginEmail(c, next), Next: next}))
+}
+
+// inviteLoginEmail is the address to fill in on the sign-in page that
+// answering an invite without signing in leads to (next is the invite's
+// link): the one the answer's message names, as the invite's account has
+// it. Only for the invite this browser answered (sessInviteAnswered), so
+// another token, or the same link opened elsewhere, shows no address.
+func (h *Handlers) inviteLoginEmail(c echo.Context, next string) string {
+	ctx := c.Request().Context()
+	token, ok := strings.CutPrefix(next, "/invites/")
+	if !ok || token == "" || strings.ContainsAny(token, "/?#") {
+		return ""
+	}
+	if h.Sessions.GetString(ctx, sessInviteAnswered) != models.HashLinkToken(token) {
+		return ""
+	}
+	email, err := h.DB.InviteAnswerEmail(ctx, token)
+	if err != nil {
+		h.Log.Warn("read the address an invite was answered with", "err", err)
+		return ""
+	}
+	return email
 }
 
 func (h *Handlers) login(c echo.Context) error {
@@ -327,6 +350,7 @@ func (h *Handlers) answerInvite(c echo.Context, token string, inv models.Invite,
 	if made.ID != 0 {
 		h.auditIn(c, ws.ID, Principal{Kind: Account, User: made}, models.AuditMemberJoined, made.Email, "as "+string(inv.Role)+" by invite")
 	}
+	h.Sessions.Put(ctx, sessInviteAnswered, models.HashLinkToken(token))
 	email := strings.ToLower(strings.TrimSpace(n.Email))
 	return redirect(c, "/login?next="+url.QueryEscape("/invites/"+token),
 		"Now sign in as "+email+" to join "+ws.Name+": with the password you just chose, or, if that address already had an account here, with that account's own password (nothing about it was changed).")

@@ -164,6 +164,10 @@ const (
 	// sessSeen is the session's last activity (Unix milliseconds), saved
 	// at most every sessionTouch (touchSession).
 	sessSeen = "seen"
+	// sessInviteAnswered is the hash of the invite link this browser last
+	// answered without signing in (answerInvite): the sign-in page it is
+	// sent to shows the address answered with (inviteLoginEmail).
+	sessInviteAnswered = "invite_answered"
 )
 
 // sessionLifetime: a working week; sessionIdle: a day away signs you out.

@@ -148,11 +148,17 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64, ou
 				if id == rowID {
 					continue
 				}
-				ms := mateScores[b.ID][id]
+				ms, stored := mateScores[b.ID][id]
 				mate := web.RunSampleMate{RowID: id, ExternalID: fmt.Sprintf("#%d", id), Label: ms.Label, Score: ms.Score}
 				if m, ok := mates[id]; ok {
 					mate.ExternalID = m.ExternalID
 					mate.Human = humanOf(m)
+				}
+				if web.IsMissing(mate.Score) {
+					mate.ScoreMissing = mateScoreMissing(run, b, ms, stored, outside)
+				}
+				if web.IsMissing(mate.Human) && humans.pending {
+					mate.HumanMissing = "the report's human ratings are being prepared"
 				}
 				r.Mates = append(r.Mates, mate)
 			}
@@ -168,7 +174,77 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64, ou
 		}
 		v.Criteria = append(v.Criteria, sc)
 	}
+	if err := h.sayWhyMatesHumansMissing(ctx, run, &v, outside); err != nil {
+		return web.RunSampleView{}, err
+	}
 	return v, nil
+}
+
+// mateScoreMissing says why a batch mate has no score in batch b (ms, its
+// stored score there, stored when there is one): the judge's answer about
+// it could not be read or the call failed, in the batch's words as the
+// mate's own page says them (unreadableReason), or nothing was stored for
+// it yet.
+func mateScoreMissing(run models.Run, b models.RunBatch, ms models.RunScore, stored, outside bool) string {
+	if stored {
+		if why := unreadableReason(b, ms.Label, outside); why != "" {
+			return why
+		}
+		return "the judge's answer about it could not be read (its page says more)"
+	}
+	if b.Error != "" {
+		return unreadableReason(b, ms.Label, outside)
+	}
+	if !run.Finished() {
+		return "not judged yet"
+	}
+	return "not judged: the run ended before this call was answered"
+}
+
+// sayWhyMatesHumansMissing gives each batch mate of a sample page without
+// a human rating its reason, in the words of the run page's samples table
+// (humanMissingReason): one reading of the reviews for every mate and
+// criterion. A share link's sample page (outside) lists its mates without
+// their ratings, so nothing is read for it.
+func (h *Handlers) sayWhyMatesHumansMissing(ctx context.Context, run models.Run, v *web.RunSampleView, outside bool) error {
+	if outside {
+		return nil
+	}
+	var missing []roundKey
+	for ci := range v.Criteria {
+		if v.Criteria[ci].HumanPending {
+			continue
+		}
+		for _, r := range v.Criteria[ci].Rounds {
+			for _, m := range r.Mates {
+				if web.IsMissing(m.Human) {
+					missing = append(missing, roundKey{m.RowID, ci})
+				}
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	hr, err := h.humanReasonsOf(ctx, run, readerMember)
+	if err != nil {
+		return err
+	}
+	why, err := hr.why(ctx, missing)
+	if err != nil {
+		return err
+	}
+	for ci := range v.Criteria {
+		for ri := range v.Criteria[ci].Rounds {
+			mates := v.Criteria[ci].Rounds[ri].Mates
+			for mi := range mates {
+				if web.IsMissing(mates[mi].Human) {
+					mates[mi].HumanMissing = why[roundKey{mates[mi].RowID, ci}]
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // sampleHumans are the human ratings a run's report uses, read for a few

@@ -224,6 +224,29 @@ func (db *DB) FindOpenInvite(ctx context.Context, token string, userID int64) (I
 	return inv, ws, notFound(err, "workspace", inv.WorkspaceID)
 }
 
+// InviteAnswerEmail is the address an invite was answered with, read from
+// the account it made (UsedBy) or is kept for (ClaimedBy), so that the
+// sign-in page the answer leads to can show it; "" when the token opens no
+// invite or nobody answered it yet.
+func (db *DB) InviteAnswerEmail(ctx context.Context, token string) (string, error) {
+	var invs []Invite
+	if err := db.Reader(ctx).Where("token_hash = ?", HashLinkToken(token)).Limit(1).Find(&invs).Error; err != nil || len(invs) == 0 {
+		return "", err
+	}
+	id := invs[0].ClaimedBy
+	if invs[0].UsedBy != nil {
+		id = invs[0].UsedBy
+	}
+	if id == nil {
+		return "", nil
+	}
+	var users []User
+	if err := db.Reader(ctx).Where("id = ?", *id).Limit(1).Find(&users).Error; err != nil || len(users) == 0 {
+		return "", err
+	}
+	return users[0].Email, nil
+}
+
 // FindInviteJoinedBy finds the invite a token opened for userID, who joined
 // its workspace with it and is still a member: an account made by
 // answering the invite joins at once, and the person then signs in and
