@@ -504,6 +504,14 @@ func BrowserAnnotatorKey(key, reviewer string) string {
 	return key + "@" + browserAnnotatorPrefix + reviewer
 }
 
+// SplitBrowserAnnotatorKey splits an annotator key made by
+// BrowserAnnotatorKey (or BrowserAnnotatorKeys) into the criterion's key
+// and the reviewer as shown (with its "(account)" or "(typed name)" mark
+// when it has one); ok is false for an imported annotator's column.
+func SplitBrowserAnnotatorKey(annotator string) (key, reviewer string, ok bool) {
+	return strings.Cut(annotator, "@"+browserAnnotatorPrefix)
+}
+
 // BrowserAnnotatorKeys names the reviewers of reviews as annotators of the
 // criterion whose human ratings live under key, one per reviewer as
 // ReviewerKey identifies them (an account, whatever its email is now, or a

@@ -10,6 +10,7 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/methods"
+	"github.com/batcheval/batcheval/models"
 )
 
 // version is the product version, stamped at build time:
@@ -183,6 +184,38 @@ func (p Provenance) HumanColumnsText() string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// WithoutReviewerNames is p for readers outside the workspace (a share
+// link's pages and report): each browser reviewer among the annotators is
+// named "reviewer 1", "reviewer 2"... in the order they first appear,
+// the same number for the same reviewer on every criterion, instead of by
+// the account's email or the name typed, which the workspace's own pages
+// show. Imported annotators' columns are the dataset's, shown as they are.
+func (p Provenance) WithoutReviewerNames() Provenance {
+	number := map[string]int{}
+	cols := make([]HumanColumns, len(p.HumanColumns))
+	for i, h := range p.HumanColumns {
+		cols[i] = h
+		if len(h.AnnotatorColumns) == 0 {
+			continue
+		}
+		cols[i].AnnotatorColumns = make([]string, len(h.AnnotatorColumns))
+		for j, a := range h.AnnotatorColumns {
+			key, reviewer, ok := models.SplitBrowserAnnotatorKey(a)
+			if ok {
+				n, seen := number[reviewer]
+				if !seen {
+					n = len(number) + 1
+					number[reviewer] = n
+				}
+				a = models.BrowserAnnotatorKey(key, "reviewer "+strconv.Itoa(n))
+			}
+			cols[i].AnnotatorColumns[j] = a
+		}
+	}
+	p.HumanColumns = cols
+	return p
 }
 
 // JudgeText is the judge model, marked when it is the simulated judge.

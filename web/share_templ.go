@@ -1521,7 +1521,7 @@ func SharedRunPage(v SharedRunView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = RunProvenance(v.Report.Provenance()).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = RunProvenance(v.Report.Provenance().WithoutReviewerNames()).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -3501,7 +3501,7 @@ func StandaloneRunReport(v StandaloneRunView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = RunProvenance(v.Report.Provenance()).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = RunProvenance(v.Report.Provenance().WithoutReviewerNames()).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -3761,7 +3761,7 @@ func StandaloneRunFrame(v StandaloneRunView, rows, sections templ.Component) tem
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = RunProvenance(v.Report.Provenance()).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = RunProvenance(v.Report.Provenance().WithoutReviewerNames()).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
