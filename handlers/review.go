@@ -533,14 +533,7 @@ func (h *Handlers) sayWhyHumansMissing(ctx context.Context, run models.Run, rowI
 			missing = append(missing, roundKey{rowID, ci})
 		}
 	}
-	if len(missing) == 0 {
-		return nil
-	}
-	hr, err := h.humanReasonsOf(ctx, run, readerOutside)
-	if err != nil {
-		return err
-	}
-	why, err := hr.why(ctx, missing)
+	why, err := h.humanWhy(ctx, run, readerOutside, missing)
 	if err != nil {
 		return err
 	}
@@ -567,6 +560,20 @@ type humanReasons struct {
 	// read, when set, are the run's browser reviews as the request already
 	// read them (every review, report.ReadBrowserReviews): why reads none.
 	read *report.BrowserReviews
+}
+
+// humanWhy says, for reader, why each of missing (the run's samples and
+// criteria without a human rating) has none; nil when missing is empty,
+// with nothing read.
+func (h *Handlers) humanWhy(ctx context.Context, run models.Run, reader humanReader, missing []roundKey) (map[roundKey]string, error) {
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	hr, err := h.humanReasonsOf(ctx, run, reader)
+	if err != nil {
+		return nil, err
+	}
+	return hr.why(ctx, missing)
 }
 
 // humanReasonsOf reads what saying why a run's human ratings are missing

@@ -226,11 +226,7 @@ func (h *Handlers) sayWhyMatesHumansMissing(ctx context.Context, run models.Run,
 	if len(missing) == 0 {
 		return nil
 	}
-	hr, err := h.humanReasonsOf(ctx, run, readerMember)
-	if err != nil {
-		return err
-	}
-	why, err := hr.why(ctx, missing)
+	why, err := h.humanWhy(ctx, run, readerMember, missing)
 	if err != nil {
 		return err
 	}

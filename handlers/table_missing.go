@@ -171,14 +171,7 @@ func (h *Handlers) sayWhyCompareRowsMissing(ctx context.Context, cmp comparison,
 			r.DiffMissing = compareDiffMissing(cmp.a.Name, r.AMissing, cmp.b.Name, r.BMissing)
 		}
 	}
-	if len(missing) == 0 {
-		return nil
-	}
-	hr, err := h.humanReasonsOf(ctx, cmp.a, reader)
-	if err != nil {
-		return err
-	}
-	why, err := hr.why(ctx, missing)
+	why, err := h.humanWhy(ctx, cmp.a, reader, missing)
 	if err != nil {
 		return err
 	}
@@ -221,14 +214,7 @@ func (h *Handlers) sayWhyReportSamplesMissing(ctx context.Context, run models.Ru
 			}
 		}
 	}
-	if len(missing) == 0 {
-		return miss, nil
-	}
-	hr, err := h.humanReasonsOf(ctx, run, readerOutside)
-	if err != nil {
-		return miss, err
-	}
-	why, err := hr.why(ctx, missing)
+	why, err := h.humanWhy(ctx, run, readerOutside, missing)
 	if err != nil {
 		return miss, err
 	}
