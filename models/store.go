@@ -677,11 +677,7 @@ func (db *DB) GetRun(ctx context.Context, id int64) (Run, error) {
 // projectID is 0; active runs unless the options say otherwise).
 func (db *DB) ListRuns(ctx context.Context, wsID, projectID int64, opts ...ListOption) ([]Run, error) {
 	var rs []Run
-	q := db.Reader(ctx).Where("workspace_id = ?", wsID).Scopes(listScope(opts))
-	if projectID != 0 {
-		q = q.Where("project_id = ?", projectID)
-	}
-	err := q.Order("id DESC").Find(&rs).Error
+	err := db.runsOf(ctx, wsID, RunFilter{ProjectID: projectID}, opts).Order("id DESC").Find(&rs).Error
 	return rs, err
 }
 
