@@ -68,9 +68,11 @@ type parking struct {
 // of work (see Config.IdleAfter).
 func (r *Runner) Parked() bool { return r.park.parked.Load() }
 
-// wakeUp tells a parked (or parking) worker that work may exist. Call it
-// after the transaction that queued the work has committed.
+// wakeUp tells a parked (or parking) worker that work may exist, and an
+// awake one's River producer to look for it now (fetchNow). Call it after
+// the transaction that queued the work has committed.
 func (r *Runner) wakeUp() {
+	r.fetchNow()
 	r.park.idleSince.Store(time.Now().UnixNano())
 	select {
 	case r.park.wake <- struct{}{}:
@@ -276,7 +278,7 @@ func (r *Runner) unpark(ctx context.Context) bool {
 		if ctx.Err() != nil {
 			return false // stopped while waking: the client stays stopped
 		}
-		err := r.river.Start(r.riverCtx)
+		err := r.startRiver()
 		if err == nil {
 			r.park.idleSince.Store(time.Now().UnixNano())
 			r.setParked(false)

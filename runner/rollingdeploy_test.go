@@ -69,7 +69,7 @@ func TestUnknownJobKindWaitsForAWorkerThatKnowsIt(t *testing.T) {
 		fw := &futureWorker{}
 		workers := river.NewWorkers()
 		river.AddWorker(workers, fw)
-		newer, err := river.NewClient(driverFor(env.db), &river.Config{
+		newer, err := river.NewClient(driverFor(env.db, nil), &river.Config{
 			Logger: testLog(), Workers: workers, FetchPollInterval: 20 * time.Millisecond, FetchCooldown: 10 * time.Millisecond,
 			Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}},
 		})

@@ -23,6 +23,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
 	"gorm.io/gorm"
 
 	"github.com/batcheval/batcheval/evaluator/judge"
@@ -130,6 +131,8 @@ type Runner struct {
 	saves saveQueue
 	// park stops River's client while there is no work (park.go).
 	park parking
+	// fetch wakes River's producer after a launch (fetchnow.go).
+	fetch fetching
 	// finishing counts the finished runs whose statistics are being
 	// computed (afterFinish); statsSlots bounds them.
 	finishing  pending
@@ -165,15 +168,16 @@ type Runner struct {
 // notifications on a connection of db's pgx pool (LISTEN/NOTIFY): a run
 // queued by any process (the dashboard, another worker) is fetched by an
 // idle worker at once instead of at its next poll (up to PollInterval
-// later), and a cancel reaches the worker running the job at once.
-func driverFor(db *models.DB) riverdriver.Driver[*sql.Tx] {
+// later), and a cancel reaches the worker running the job at once. On
+// SQLite, pilot (when not nil) is the driver's River pilot (fetchnow.go).
+func driverFor(db *models.DB, pilot *fetchPilot) riverdriver.Driver[*sql.Tx] {
 	if db.Dialect == models.Postgres {
 		if db.Pool != nil {
 			return riverdatabasesql.NewWithPgxListener(db.SQL, db.Pool)
 		}
 		return riverdatabasesql.New(db.SQL)
 	}
-	return sqliteDriver{riversqlite.New(db.SQL)}
+	return sqliteDriver{riversqlite.New(db.SQL), pilot}
 }
 
 // sqliteDriver is River's SQLite driver without its stand-in for LISTEN/
@@ -181,17 +185,21 @@ func driverFor(db *models.DB) riverdriver.Driver[*sql.Tx] {
 // an idle worker's CPU (about 25 ms a second). Without a listener River
 // polls for jobs every PollInterval. River wakes its own producers only for
 // jobs inserted outside a transaction, and a run's job is queued in the
-// run's own transaction, so an awake worker fetches a run launched through
-// it at its next poll (up to PollInterval later), and a parked one at once,
-// as its wake starts River's client (BenchmarkWakeFromParked).
-type sqliteDriver struct{ *riversqlite.Driver }
+// run's own transaction; the driver's pilot lets a worker fetch a run
+// launched through it at once all the same (fetchnow.go), and a parked one
+// fetches it as its wake starts River's client. A run queued by another
+// process waits for the next poll (up to PollInterval).
+type sqliteDriver struct {
+	*riversqlite.Driver
+	pilot *fetchPilot
+}
 
 func (sqliteDriver) SupportsListener() bool     { return false }
 func (sqliteDriver) SupportsListenNotify() bool { return false }
 
 // Migrate applies River's schema migrations to the database.
 func Migrate(ctx context.Context, db *models.DB, log *slog.Logger) error {
-	m, err := rivermigrate.New(driverFor(db), &rivermigrate.Config{Logger: slog.New(levelFilter{quiet(log).Handler(), slog.LevelWarn})})
+	m, err := rivermigrate.New(driverFor(db, nil), &rivermigrate.Config{Logger: slog.New(levelFilter{quiet(log).Handler(), slog.LevelWarn})})
 	if err != nil {
 		return fmt.Errorf("prepare job engine migrations: %w", err)
 	}
@@ -292,11 +300,16 @@ func New(cfg Config) (*Runner, error) {
 		rc.Workers = workers
 		rc.Queues = map[string]river.QueueConfig{cfg.Queue: {MaxWorkers: cfg.MaxRuns}}
 	}
-	client, err := river.NewClient(driverFor(cfg.DB), rc)
+	pilot := &fetchPilot{}
+	client, err := river.NewClient(driverFor(cfg.DB, pilot), rc)
 	if err != nil {
 		return nil, fmt.Errorf("create job client: %w", err)
 	}
 	r.river = client
+	if notify := pilot.notify; cfg.Work && notify != nil && cfg.DB.Dialect != models.Postgres {
+		queued := []*rivertype.JobInsertResult{{Job: &rivertype.JobRow{Queue: cfg.Queue}}}
+		r.fetch.wake = func(ctx context.Context) { notify(ctx, queued) }
+	}
 	return r, nil
 }
 
@@ -373,7 +386,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	// stop counted as a failed attempt, with River's growing backoff). Stop
 	// drains instead.
 	r.riverCtx = context.WithoutCancel(ctx)
-	if err := r.river.Start(r.riverCtx); err != nil {
+	if err := r.startRiver(); err != nil {
 		return fmt.Errorf("start job workers: %w", err)
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))

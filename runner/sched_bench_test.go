@@ -149,8 +149,8 @@ func newBenchLab(b *testing.B, d models.Dialect, rub evaluator.Rubric) *benchLab
 }
 
 // newBenchLabWith is newBenchLab with the runner's configuration changed by
-// tune (when not nil) before the runner starts.
-func newBenchLabWith(b *testing.B, d models.Dialect, rub evaluator.Rubric, tune func(*Config)) *benchLab {
+// tune (when not nil), and setup run on the runner, before it starts.
+func newBenchLabWith(b *testing.B, d models.Dialect, rub evaluator.Rubric, tune func(*Config), setup ...func(*Runner)) *benchLab {
 	b.Helper()
 	ctx := context.Background()
 	db := dbtest.Open(b, d, migrateJobs)
@@ -198,6 +198,9 @@ func newBenchLabWith(b *testing.B, d models.Dialect, rub evaluator.Rubric, tune 
 	}
 	finished := make(chan runEnd, 1)
 	r.onFinished = func(runID int64) { finished <- runEnd{runID: runID, cpu: processCPU(b)} }
+	for _, f := range setup {
+		f(r)
+	}
 	if err := r.Start(ctx); err != nil {
 		b.Fatal(err)
 	}
