@@ -392,6 +392,9 @@ func (h *Handlers) alignmentViewWith(c echo.Context, a models.Alignment, run mod
 	if r, err := h.DB.FindRubric(ctx, ws, a.RubricID); err == nil {
 		v.RubricName, v.Revision = r.Name, r.Revision()
 	}
+	if err := h.fillAlignmentHumans(ctx, &v, a, run); err != nil {
+		return v, err
+	}
 	if a.NewVersion != nil {
 		v.NewVersion = *a.NewVersion
 	}
@@ -513,7 +516,7 @@ func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a mode
 		res, ok := rc.heldOut[key]
 		rc.mu.Unlock()
 		if ok {
-			v.Comparisons, v.HumansNote = res.comparisons, res.humansNote
+			v.Comparisons, v.HumansNote, v.BeforeHumansNote = res.comparisons, res.humansNote, res.beforeNote
 			return nil
 		}
 	}
@@ -558,7 +561,7 @@ func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a mode
 	if err != nil {
 		return err
 	}
-	v.Comparisons, v.HumansNote = res.comparisons, res.humansNote
+	v.Comparisons, v.HumansNote, v.BeforeHumansNote = res.comparisons, res.humansNote, res.beforeNote
 	return nil
 }
 
@@ -575,6 +578,9 @@ func heldOutPreparingNote(p *preparingError) string {
 type heldOutResult struct {
 	comparisons []web.AlignComparison
 	humansNote  string
+	// beforeNote says that the before run reads other ratings than the
+	// held-out copy's column (beforeHumansNote), "" when it reads it.
+	beforeNote string
 }
 
 // heldOutComparisonsOf reads the held-out runs' scores and compares them
@@ -596,7 +602,8 @@ func (h *Handlers) heldOutComparisonsOf(ctx context.Context, a models.Alignment,
 	if rc != nil && rc.compareHeldOut != nil {
 		compare = rc.compareHeldOut
 	}
-	res := heldOutResult{comparisons: compare(a, before.scores, after.scores), humansNote: heldOutHumansNote(beforeRun, afterRun, before, after)}
+	res := heldOutResult{comparisons: compare(a, before.scores, after.scores), humansNote: heldOutHumansNote(beforeRun, afterRun, before, after),
+		beforeNote: beforeHumansNote(a.SourceRunID, beforeRun, before)}
 	if full || rc == nil || beforeRun.FinishedAt == nil || afterRun.FinishedAt == nil {
 		return res, nil
 	}
@@ -778,7 +785,7 @@ func (h *Handlers) acceptAlignment(c echo.Context) error {
 		return err
 	}
 	after := draft.Apply(crit)
-	before, afterRun, err := h.Runner.LaunchHeldOut(ctx, ws, &a, after)
+	before, afterRun, err := h.launchHeldOut(ctx, ws, &a, run, after)
 	if err != nil {
 		setFlash(c, "error", fmt.Sprintf("Version %d of the rubric is saved, but the held-out runs could not be launched: %s. Launch them again from this page.",
 			rubric.Version, models.ErrorMessage(err)))
@@ -819,7 +826,7 @@ func (h *Handlers) rubricSavedBeforeAccept(c echo.Context, a models.Alignment, r
 func (h *Handlers) relaunchHeldOut(c echo.Context) error {
 	ctx := c.Request().Context()
 	ws := h.workspaceID(c)
-	a, _, crit, err := h.alignmentParts(c)
+	a, run, crit, err := h.alignmentParts(c)
 	if err != nil {
 		return err
 	}
@@ -845,7 +852,7 @@ func (h *Handlers) relaunchHeldOut(c echo.Context) error {
 			after = vc
 		}
 	}
-	if _, _, err := h.Runner.LaunchHeldOut(ctx, ws, &a, after); err != nil {
+	if _, _, err := h.launchHeldOut(ctx, ws, &a, run, after); err != nil {
 		if models.ErrorCode(err) != models.EConflict {
 			return err
 		}

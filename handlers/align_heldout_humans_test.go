@@ -60,6 +60,9 @@ func TestHeldOutComparisonSaysWhenTheRunsReadOtherHumans(t *testing.T) {
 			if i < 0 {
 				t.Fatalf("full %v: the after run reads the browser ratings and the before run the imported column; the page does not say so", full)
 			}
+			if strings.Contains(page, `data-testid="before-humans-note"`) {
+				t.Errorf("full %v: the before run reads the held-out samples' column, yet the page says it reads other ratings", full)
+			}
 			said := page[i:min(len(page), i+900)]
 			for _, want := range []string{
 				fmt.Sprintf("run %d) reads the imported column", *a.BeforeRunID),
@@ -77,6 +80,13 @@ func TestHeldOutComparisonSaysWhenTheRunsReadOtherHumans(t *testing.T) {
 		browser, page := render(false)
 		if strings.Contains(page, note) {
 			t.Errorf("both runs read the same browser ratings, yet the page notes different ratings")
+		}
+		// Both read other ratings than the column the held-out samples
+		// carry (the source run's): the page says the comparison is not
+		// measured against those.
+		if i := strings.Index(page, `data-testid="before-humans-note"`); i < 0 ||
+			!strings.Contains(page[i:], fmt.Sprintf("The before run (run %d) reads the browser ratings", *a.BeforeRunID)) {
+			t.Errorf("the before run reads browser ratings, not the held-out samples' column; the page does not say so")
 		}
 		if browser == imported {
 			t.Errorf("both runs read the browser ratings, yet the comparison is the imported column's")

@@ -275,7 +275,9 @@ type APIDataset struct {
 	// ImportNotes say what the import found in the file (rows with an
 	// empty field the judge sees), as the dataset's page says them: stored
 	// with the dataset; absent when there is nothing to say (or for a
-	// dataset imported before the notes were kept).
+	// dataset imported before the notes were kept). On an alignment's
+	// held-out copy they say where its human ratings come from when the
+	// copying replaced the imported ones (runner.HeldOutHumans).
 	ImportNotes []string `json:"import_notes,omitempty"`
 }
 

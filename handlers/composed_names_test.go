@@ -142,7 +142,7 @@ func TestComposedNamesFitTheirLimit(t *testing.T) {
 		if err := env.db.CreateAlignment(ctx, &al); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := env.runner.LaunchHeldOut(ctx, env.ws.ID, &al, parent.RubricSnapshot.Criteria[0]); err != nil {
+		if _, _, err := env.runner.LaunchHeldOut(ctx, env.ws.ID, &al, parent.RubricSnapshot.Criteria[0], nil); err != nil {
 			t.Fatalf("held-out runs of a dataset with a long name: %v", err)
 		}
 		held, err := env.db.FindDataset(ctx, env.ws.ID, *al.HeldOutDatasetID)

@@ -110,3 +110,53 @@ func TestDatasetRowsFoundByKey(t *testing.T) {
 		}
 	})
 }
+
+// TestFindDatasetRowsOfManyIDs: FindDatasetRows reads any number of ids.
+// An alignment's held-out part of a large run asks for its every sample
+// (half of them by default) and one IN list of more than SQLite's 32,766
+// parameters (PostgreSQL's 65,535) failed ("too many SQL variables"), so
+// the held-out runs of a run of 65,534 samples or more never launched.
+func TestFindDatasetRowsOfManyIDs(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := context.Background()
+		ws, err := db.EnsureDefaultWorkspace(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := models.Project{WorkspaceID: ws.ID, Name: "p"}
+		if err := db.CreateProject(ctx, &p); err != nil {
+			t.Fatal(err)
+		}
+		ds := models.Dataset{WorkspaceID: ws.ID, ProjectID: p.ID, Name: "d", Columns: []string{"text"},
+			Fields: []evaluator.Field{{Column: "text", Label: "Text"}}, RatingColumns: []string{}}
+		rows := []models.DatasetRow{{Position: 0, ExternalID: "a", Data: map[string]string{"text": "a"}, Ratings: map[string]*float64{}}, {Position: 1, ExternalID: "b", Data: map[string]string{"text": "b"}, Ratings: map[string]*float64{}}}
+		if err := db.CreateDataset(ctx, &ds, rows); err != nil {
+			t.Fatal(err)
+		}
+		stored, err := db.ListDatasetRows(ctx, ds.ID, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{0, 1, 9999, 10000, 10001, 70000} {
+			// The stored rows' ids at both ends of n ids, unknown ids between.
+			var ids []int64
+			if n > 0 {
+				ids = append(ids, stored[0].ID)
+			}
+			for k := 1; k < n-1; k++ {
+				ids = append(ids, int64(1<<40+k))
+			}
+			if n > 1 {
+				ids = append(ids, stored[1].ID)
+			}
+			got, err := db.FindDatasetRows(ctx, ds.ID, ids)
+			if err != nil {
+				t.Fatalf("%d ids: %v", n, err)
+			}
+			want := min(n, 2)
+			if len(got) != want || (n > 1 && got[stored[1].ID].ExternalID != "b") || (n > 0 && got[stored[0].ID].ExternalID != "a") {
+				t.Errorf("%d ids: %d rows (%v), want %d", n, len(got), got, want)
+			}
+		}
+	})
+}

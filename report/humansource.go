@@ -127,6 +127,15 @@ func (r *Report) criterionSource(i int) (models.HumanSource, CriterionHumans) {
 	return "", c
 }
 
+// CriterionReadsImported reports whether the report read the imported
+// column as it is on its criterion i: under the imported source, and
+// under imported and browser ratings on a criterion without a browser
+// rating.
+func (r *Report) CriterionReadsImported(i int) bool {
+	src, _ := r.criterionSource(i)
+	return src == models.HumansImported
+}
+
 // CriterionHasHumans reports whether the report read any human rating on
 // its criterion i.
 func (r *Report) CriterionHasHumans(i int) bool {

@@ -3,7 +3,10 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -16,6 +19,19 @@ const (
 	VariantHeldOutAfter  = "held-out after"  // the accepted version on the same samples
 )
 
+// HeldOutHumans are the human ratings of the aligned criterion that the
+// held-out copy carries in place of the imported ones, when the source
+// run's report read others (browser ratings, or imported and browser
+// ratings averaged): the source run's own rating of each sample, as its
+// report used it and the draft was made from, by the source dataset's row
+// id (nil, or absent, where the run read none).
+type HeldOutHumans struct {
+	ByRow map[int64]*float64
+	// Note says where they came from, for the copy's page; it names no
+	// reviewer.
+	Note string
+}
+
 // LaunchHeldOut measures an accepted alignment: it copies the held-out
 // samples of the source run's dataset into a dataset of their own and
 // launches the source run's setup on it twice, in one new experiment, on
@@ -23,7 +39,13 @@ const (
 // used it (the old version) and once as after (the accepted version). Both
 // runs share method, settings, seed and judge, so the criterion's wording
 // is the only difference. a's held-out dataset and runs are set.
-func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignment, after evaluator.Criterion) (before, afterRun models.Run, err error) {
+//
+// With humans (nil: the copy keeps the imported ratings, which the source
+// run read), the copy's human column of the criterion holds those ratings
+// instead (withHumans), so that both runs are measured against the human
+// ratings the draft was made from; the copy is stored with them in one
+// transaction, the note among its notes.
+func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignment, after evaluator.Criterion, humans *HeldOutHumans) (before, afterRun models.Run, err error) {
 	parent, err := r.db.FindRun(ctx, wsID, a.SourceRunID)
 	if err != nil {
 		return before, afterRun, err
@@ -42,9 +64,17 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 	if err != nil {
 		return before, afterRun, err
 	}
+	crit := parent.RubricSnapshot.Criteria[a.CriterionIndex]
+	if humans != nil && crit.HumanColumn == "" {
+		return before, afterRun, models.Errorf(models.EInvalid, "run %d's %s has no human rating column to carry the ratings in", parent.ID, crit.Name)
+	}
 	rows := make([]models.DatasetRow, 0, len(found))
 	for _, row := range found {
-		rows = append(rows, models.DatasetRow{Position: row.Position, ExternalID: row.ExternalID, Data: row.Data, Ratings: row.Ratings})
+		out := models.DatasetRow{Position: row.Position, ExternalID: row.ExternalID, Data: row.Data, Ratings: row.Ratings}
+		if humans != nil {
+			out = withHumans(out, row, crit, humans.ByRow)
+		}
+		rows = append(rows, out)
 	}
 	slices.SortFunc(rows, func(x, y models.DatasetRow) int { return x.Position - y.Position })
 	for i := range rows {
@@ -56,6 +86,12 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 			fmt.Sprintf(" (held-out part of alignment %d: %d samples, seed %d)", a.ID, len(rows), a.Seed)),
 		SourceFilename: ds.SourceFilename, Format: ds.Format, IDColumn: ds.IDColumn, Columns: ds.Columns, Fields: ds.Fields,
 		RatingColumns: ds.RatingColumns, ParentDatasetID: &parentDS, GroupColumn: ds.GroupColumn, CreatedAt: time.Now().UTC()}
+	if humans != nil {
+		held.ImportNotes = []string{humans.Note}
+		// The per-annotator ratings are not copied (withHumans): the
+		// criterion of the runs names none, so none is looked for.
+		crit.AnnotatorColumns = nil
+	}
 	if err := r.db.CreateDataset(ctx, &held, rows); err != nil {
 		return before, afterRun, err
 	}
@@ -72,7 +108,6 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 	if err := r.db.CreateExperiment(ctx, &e); err != nil {
 		return before, afterRun, err
 	}
-	crit := parent.RubricSnapshot.Criteria[a.CriterionIndex]
 	base, next := a.BaseVersion, 0
 	if a.NewVersion != nil {
 		next = *a.NewVersion
@@ -99,4 +134,36 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 	}
 	a.AfterRunID = &afterRun.ID
 	return before, afterRun, nil
+}
+
+// withHumans is the held-out copy of a row (out, made from the source
+// dataset's row src) whose human rating of crit is the source run's,
+// byRow[src.ID] (none when absent), in the rating and in the column's
+// text, as an import of a file holding it would store it. The imported
+// annotators' ratings of the criterion (its annotator columns, and every
+// "<column>@..." key) are left out, ratings and text: the human rating is
+// not their mean, and the browser reviewers behind it are not copied (the
+// copy names no reviewer), so a report of the copy computes no
+// agreement between annotators from ratings the runs are not measured
+// against. The source row's maps are not changed.
+func withHumans(out, src models.DatasetRow, crit evaluator.Criterion, byRow map[int64]*float64) models.DatasetRow {
+	col := crit.HumanColumn
+	annotator := func(k string) bool { return strings.HasPrefix(k, col+"@") || slices.Contains(crit.AnnotatorColumns, k) }
+	out.Ratings = maps.Clone(src.Ratings)
+	if out.Ratings == nil {
+		out.Ratings = map[string]*float64{}
+	}
+	maps.DeleteFunc(out.Ratings, func(k string, _ *float64) bool { return annotator(k) })
+	out.Data = maps.Clone(src.Data)
+	if out.Data == nil {
+		out.Data = map[string]string{}
+	}
+	maps.DeleteFunc(out.Data, func(k string, _ string) bool { return annotator(k) })
+	if v := byRow[src.ID]; v != nil {
+		x := *v
+		out.Ratings[col], out.Data[col] = &x, strconv.FormatFloat(x, 'g', -1, 64)
+	} else {
+		out.Ratings[col], out.Data[col] = nil, ""
+	}
+	return out
 }
