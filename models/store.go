@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -688,18 +689,52 @@ type RunName struct {
 	ArchivedAt *time.Time
 }
 
+// RunNameSearch narrows ListRunNames in the database, so that a list of
+// choices stays as short as its page shows, however many runs the
+// workspace has. A zero field narrows nothing.
+type RunNameSearch struct {
+	// Match keeps the runs whose name contains it, in any case, and the run
+	// whose id it is.
+	Match string
+	// IDs keeps these runs only (a nil slice keeps all, an empty one none).
+	IDs []int64
+	// Limit keeps the newest Limit runs.
+	Limit int
+}
+
 // ListRunNames returns the id, name and archive date of a workspace's runs
-// that opts keep, newest first: what the share links' page offers and
+// that s and opts keep, newest first: what the share links' page offers and
 // names its links by. It reads those three columns only, not each run's
 // rubric, settings and judge, which ListRuns decodes for every run.
-func (db *DB) ListRunNames(ctx context.Context, wsID int64, opts ...ListOption) ([]RunName, error) {
+func (db *DB) ListRunNames(ctx context.Context, wsID int64, s RunNameSearch, opts ...ListOption) ([]RunName, error) {
 	out := []RunName{}
-	err := db.runsOf(ctx, wsID, RunFilter{}, opts).Select("id", "name", "archived_at").Order("id DESC").Scan(&out).Error
-	if err != nil {
+	if s.IDs != nil && len(s.IDs) == 0 {
+		return out, nil
+	}
+	q := db.runsOf(ctx, wsID, RunFilter{}, opts).Select("id", "name", "archived_at").Order("id DESC")
+	if s.IDs != nil {
+		q = q.Where("id IN ?", s.IDs)
+	}
+	if m := strings.TrimSpace(s.Match); m != "" {
+		pattern := "%" + likeEscaper.Replace(strings.ToLower(m)) + "%"
+		if id, err := strconv.ParseInt(strings.TrimPrefix(m, "#"), 10, 64); err == nil {
+			q = q.Where(`(LOWER(name) LIKE ? ESCAPE '\' OR id = ?)`, pattern, id)
+		} else {
+			q = q.Where(`LOWER(name) LIKE ? ESCAPE '\'`, pattern)
+		}
+	}
+	if s.Limit > 0 {
+		q = q.Limit(s.Limit)
+	}
+	if err := q.Scan(&out).Error; err != nil {
 		return nil, fmt.Errorf("list the names of workspace %d's runs: %w", wsID, err)
 	}
 	return out, nil
 }
+
+// likeEscaper escapes what LIKE reads as wildcards (and its escape
+// character), so a searched "50%" finds names containing "50%" only.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // RunFilter narrows a listing of a workspace's runs (CountRuns,
 // ListRunsPage, ListRunsAfter, RunDatasetIDs) in the database, so that a
