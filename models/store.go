@@ -184,6 +184,28 @@ func (db *DB) FindDataset(ctx context.Context, wsID, id int64) (Dataset, error) 
 	return d, notFound(err, "dataset", id)
 }
 
+// DatasetNames returns the names of the live datasets among ids, read in
+// one statement (id and name only): the datasets of a page of runs. A
+// dataset in the trash, purged or of another workspace has none.
+func (db *DB) DatasetNames(ctx context.Context, wsID int64, ids []int64) (map[int64]string, error) {
+	names := make(map[int64]string, len(ids))
+	if len(ids) == 0 {
+		return names, nil
+	}
+	var rows []struct {
+		ID   int64
+		Name string
+	}
+	err := db.Reader(ctx).Model(&Dataset{}).Select("id", "name").Where("workspace_id = ? AND id IN ?", wsID, ids).Scopes(live).Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("read the names of %d datasets: %w", len(ids), err)
+	}
+	for _, r := range rows {
+		names[r.ID] = r.Name
+	}
+	return names, nil
+}
+
 // ListDatasets lists a project's datasets, newest first (active ones
 // unless the options say otherwise).
 func (db *DB) ListDatasets(ctx context.Context, wsID, projectID int64, opts ...ListOption) ([]Dataset, error) {
