@@ -609,33 +609,10 @@ func (h *Handlers) createShare(c echo.Context) error {
 	case "":
 	case models.EInvalid:
 		return h.renderShares(c, http.StatusUnprocessableEntity, "", models.ErrorMessage(err))
-	case models.ENotFound:
-		// A run no longer there, or an id typed into the address: the form
-		// says which of its fields named it, instead of a page not found.
-		return h.renderShares(c, http.StatusUnprocessableEntity, "", h.shareNotFound(ctx, n, err))
 	default:
 		return err
 	}
 	return h.renderShares(c, http.StatusOK, absoluteURL(c, shareBase(token)), "")
-}
-
-// shareNotFound says which field of the new-link form names a report that
-// is not in the workspace (err), and what to do.
-func (h *Handlers) shareNotFound(ctx context.Context, n models.NewShareLink, err error) string {
-	field, id := "Run", n.RunID
-	switch n.Kind {
-	case models.ShareExperiment:
-		field, id = "Experiment", n.ExperimentID
-	case models.ShareCompare:
-		field = "First run"
-		if _, e := h.DB.FindRun(ctx, n.WorkspaceID, n.RunID); e == nil {
-			field, id = "Second run", n.OtherRunID
-		}
-	}
-	if id <= 0 {
-		return field + ": choose one from the list."
-	}
-	return field + ": " + models.ErrorMessage(err) + ". Choose one from the list (search for a run by its name or id), or share it from its own page."
 }
 
 // makeShare checks and stores a link and writes it to the audit log; the
