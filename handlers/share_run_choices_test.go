@@ -34,6 +34,7 @@ func TestShareFormOffersBoundedRuns(t *testing.T) {
 		}
 		oldest := create("The oldest <b>run</b>")
 		sure := create("100% sure")
+		accented := create("Évaluation à part")
 		for i := range shareRunChoices + 5 {
 			create(fmt.Sprintf("Run %02d", i))
 		}
@@ -67,6 +68,7 @@ func TestShareFormOffersBoundedRuns(t *testing.T) {
 			{"found by name, any case", "/shares?q=" + url.QueryEscape("OLDEST <b>"), []int64{oldest.ID}, []int64{sure.ID}, 0},
 			{"found by id", "/shares?q=" + strconv.FormatInt(oldest.ID, 10), []int64{oldest.ID}, nil, 0},
 			{"a wildcard is a character", "/shares?q=" + url.QueryEscape("%"), []int64{sure.ID}, []int64{oldest.ID}, 0},
+			{"found by a name beyond ASCII, as typed", "/shares?q=" + url.QueryEscape("Évaluation"), []int64{accented.ID}, []int64{oldest.ID}, 0},
 			{"preselected from its page", fmt.Sprintf("/shares?kind=run&run=%d", oldest.ID), []int64{oldest.ID}, nil, oldest.ID},
 		} {
 			form, ids, selected := offered(tc.path)

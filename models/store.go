@@ -738,12 +738,15 @@ func (db *DB) ListRunNames(ctx context.Context, wsID int64, s RunNameSearch, opt
 		q = q.Where("id IN ?", s.IDs)
 	}
 	if m := strings.TrimSpace(s.Match); m != "" {
-		pattern := "%" + likeEscaper.Replace(strings.ToLower(m)) + "%"
-		if id, err := strconv.ParseInt(strings.TrimPrefix(m, "#"), 10, 64); err == nil {
-			q = q.Where(`(LOWER(name) LIKE ? ESCAPE '\' OR id = ?)`, pattern, id)
-		} else {
-			q = q.Where(`LOWER(name) LIKE ? ESCAPE '\'`, pattern)
+		// SQLite's LOWER folds ASCII letters only: a name matches as typed
+		// too, so "Évaluation" finds "Évaluation" on both databases.
+		lower := "%" + likeEscaper.Replace(strings.ToLower(m)) + "%"
+		typed := "%" + likeEscaper.Replace(m) + "%"
+		id, err := strconv.ParseInt(strings.TrimPrefix(m, "#"), 10, 64)
+		if err != nil {
+			id = 0
 		}
+		q = q.Where(`(LOWER(name) LIKE ? ESCAPE '\' OR name LIKE ? ESCAPE '\' OR id = ?)`, lower, typed, id)
 	}
 	if s.Limit > 0 {
 		q = q.Limit(s.Limit)
