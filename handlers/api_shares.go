@@ -50,7 +50,7 @@ func apiShareLink(l models.ShareLink, now time.Time, gone []string) APIShareLink
 
 // apiShareLinkNow is l as the API answers it alone (revoked).
 func (h *Handlers) apiShareLinkNow(c echo.Context, l models.ShareLink) (APIShareLink, error) {
-	t, err := h.shareTargetsOf(c.Request().Context(), h.workspaceID(c))
+	t, err := h.shareTargetsOf(c.Request().Context(), h.workspaceID(c), []models.ShareLink{l})
 	if err != nil {
 		return APIShareLink{}, err
 	}
@@ -74,7 +74,7 @@ func (h *Handlers) apiListShares(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.shareTargetsOf(c.Request().Context(), h.workspaceID(c))
+	t, err := h.shareTargetsOf(c.Request().Context(), h.workspaceID(c), links)
 	if err != nil {
 		return err
 	}

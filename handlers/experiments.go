@@ -886,9 +886,10 @@ func perSampleCost(f runFigures) string {
 	return dollars(*f.cost)
 }
 
-// dollars shows small amounts with enough digits to tell setups apart
-// (web.Money: three significant digits below a dollar).
-func dollars(v float64) string { return web.Money(v) }
+// dollars shows a cost per sample with enough digits to tell setups apart
+// (web.MoneyPerSample: three significant digits below a dollar of the
+// amount the exports write, to the nano-dollar).
+func dollars(v float64) string { return web.MoneyPerSample(v) }
 
 // fmtNum writes a figure of the experiment page's sentences, titles and
 // chart (a coefficient, its interval, an average) as its table does

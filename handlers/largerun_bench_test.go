@@ -231,7 +231,7 @@ func timeAnswer(b *testing.B, e *echo.Echo, h *Handlers, d models.Dialect, n int
 // stored; BATCHEVAL_BENCH_RUNS_LIST lists other counts): the runs list
 // (its first and its 40th page), the project page, the projects list and
 // the API's first page of 200 and the share links' page (whose form
-// offers every run), each the median of five views after a
+// offers the newest runs), each the median of five views after a
 // first, with its ratio to the smallest workspace's. Run with
 // -benchtime=1x.
 func BenchmarkRunsListGrowth(b *testing.B) {

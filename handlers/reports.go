@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -406,41 +405,24 @@ func (h *Handlers) compareCriterion(ctx context.Context, a, b models.Run, sample
 
 // pairInBackground runs compute (which caches its result) once per flight
 // and process, detached from the request and in one of the background
-// slots summaries use. A failure is logged, and not retried by the
+// slots summaries use (sharedBuild, as summaries are built). A failure is
+// logged, and not retried by the
 // readers of the next failedBuildPause. It reports whether the previous
 // attempt failed (read before this one starts, which may end and clear the
 // mark before the page is drawn), for the page to say so.
 func (h *Handlers) pairInBackground(ctx context.Context, flight string, compute func(ctx context.Context) error) (lastFailed bool) {
-	rc := h.reports
-	rc.mu.Lock()
-	failedAt, failed := rc.failedBuilds[flight]
-	rc.mu.Unlock()
-	if failed && time.Since(failedAt) < failedBuildPause {
+	b := h.sharedBuildOf(flight, "a paired comparison")
+	if b.paused() {
 		return true
 	}
-	bctx := context.WithoutCancel(ctx)
-	rc.settling.Add(1)
-	ch := rc.flights.DoChan(flight, func() (_ any, err error) {
-		rc.slots <- struct{}{}
-		defer func() { <-rc.slots }()
-		defer func() {
-			if p := recover(); p != nil {
-				err = fmt.Errorf("paired comparison panicked: %v", p)
-				h.Log.Error("a paired comparison panicked", "pair", flight, "panic", p, "stack", string(debug.Stack()))
-			}
-			rc.noteBuild(flight, err)
-		}()
-		if err := compute(bctx); err != nil {
+	b.inBackground(ctx, func(ctx context.Context) (any, error) {
+		if err := compute(ctx); err != nil {
 			h.Log.Error("a paired comparison failed; the next reader tries again", "pair", flight, "err", err)
 			return nil, err
 		}
 		return nil, nil
 	})
-	go func() {
-		<-ch
-		rc.settling.Done()
-	}()
-	return failed
+	return b.failed
 }
 
 // pairedScores reads, once per request and run, what pairing a run's

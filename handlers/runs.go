@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -86,14 +87,13 @@ func (h *Handlers) listRuns(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	names := map[int64]string{}
+	// Their names in one statement, not one a dataset.
+	names, err := h.datasetNames(ctx, ws, dsIDs)
+	if err != nil {
+		return err
+	}
 	for _, id := range dsIDs {
-		name := "(deleted dataset)"
-		if d, err := h.DB.FindDataset(ctx, ws, id); err == nil {
-			name = d.Name
-		}
-		names[id] = name
-		v.Datasets = append(v.Datasets, web.RunsOption{Value: strconv.FormatInt(id, 10), Label: name})
+		v.Datasets = append(v.Datasets, web.RunsOption{Value: strconv.FormatInt(id, 10), Label: names[id]})
 	}
 	slices.SortStableFunc(v.Datasets, func(a, b web.RunsOption) int { return strings.Compare(a.Label, b.Label) })
 	if v.All, err = h.DB.CountRuns(ctx, ws, models.RunFilter{}, filter); err != nil {
@@ -560,18 +560,40 @@ func formSpendCap(c echo.Context) *float64 {
 	return &x
 }
 
+// datasetNames are the names of the datasets ids, read in one statement;
+// one deleted (in the trash, or purged) is "(deleted dataset)".
+func (h *Handlers) datasetNames(ctx context.Context, wsID int64, ids []int64) (map[int64]string, error) {
+	names, err := h.DB.DatasetNames(ctx, wsID, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if _, ok := names[id]; !ok {
+			names[id] = "(deleted dataset)"
+		}
+	}
+	return names, nil
+}
+
 // runListItems are the rows of a runs table: each run with its dataset's
-// name (from names, filled as needed), cost and, once finished, its
-// agreement with the human ratings.
+// name (from names, those missing read in one statement), cost and, once
+// finished, its agreement with the human ratings.
 func (h *Handlers) runListItems(ctx context.Context, runs []models.Run, names map[int64]string) ([]web.RunListItem, error) {
+	var missing []int64
+	for _, r := range runs {
+		if _, ok := names[r.DatasetID]; !ok && !slices.Contains(missing, r.DatasetID) {
+			missing = append(missing, r.DatasetID)
+		}
+	}
+	if len(missing) > 0 {
+		read, err := h.datasetNames(ctx, workspaceOf(ctx), missing)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(names, read)
+	}
 	items := make([]web.RunListItem, 0, len(runs))
 	for _, r := range runs {
-		if _, ok := names[r.DatasetID]; !ok {
-			names[r.DatasetID] = "(deleted dataset)"
-			if d, err := h.DB.FindDataset(ctx, workspaceOf(ctx), r.DatasetID); err == nil {
-				names[r.DatasetID] = d.Name
-			}
-		}
 		it := web.RunListItem{Run: r, DatasetName: names[r.DatasetID], Cost: runCostText(r), Agreement: math.NaN()}
 		// Agreement of finished runs only: their reports are cached and
 		// their figures final.

@@ -422,20 +422,19 @@ func (h *Handlers) renderShares(c echo.Context, status int, newLink, problem str
 	if err != nil {
 		return err
 	}
-	t, err := h.shareTargetsOf(ctx, wsID)
+	t, err := h.shareTargetsOf(ctx, wsID, links)
 	if err != nil {
 		return err
 	}
 	v := web.SharesView{Page: page(c, "Share links"), NewLink: newLink, NewLinkHost: thisComputerHost(newLink), Problem: problem, Now: time.Now(),
-		Kind: c.QueryParam("kind"), RunID: c.QueryParam("run"), OtherRunID: c.QueryParam("other"), ExperimentID: c.QueryParam("experiment")}
+		Kind: c.QueryParam("kind"), RunID: c.QueryParam("run"), OtherRunID: c.QueryParam("other"), ExperimentID: c.QueryParam("experiment"),
+		RunQuery: strings.TrimSpace(c.QueryParam("q")), RunLimit: shareRunChoices}
 	if c.Request().Method == http.MethodPost {
 		v.Kind, v.RunID, v.OtherRunID, v.ExperimentID = c.FormValue("kind"), c.FormValue("run_id"), c.FormValue("other_run_id"), c.FormValue("experiment_id")
 	}
 	// Only active runs and experiments are offered for new links.
-	for _, r := range t.runs {
-		if r.ArchivedAt == nil {
-			v.Runs = append(v.Runs, web.ShareChoice{ID: r.ID, Name: r.Name})
-		}
+	if v.Runs, v.MoreRuns, err = h.shareRunChoicesOf(ctx, wsID, v.RunQuery, v.RunID, v.OtherRunID); err != nil {
+		return err
 	}
 	for _, e := range t.exps {
 		if e.ArchivedAt == nil {
@@ -477,22 +476,75 @@ func (h *Handlers) renderShares(c echo.Context, status int, newLink, problem str
 	return render(c, status, web.SharesPage(v))
 }
 
-// shareTargets are the workspace's runs and experiments a link can name,
-// archived ones included (their links still open); a report in the trash,
-// or purged, is not among them: its links open nothing.
+// shareRunChoices is how many runs the new-link forms offer at most: the
+// newest, or the newest whose name or id matches the search. An older run
+// is found by searching for it, or shared from its own page.
+const shareRunChoices = 50
+
+// shareRunChoicesOf are the active runs the new-link forms offer: the
+// newest shareRunChoices of those matching query (all when it is empty),
+// and the runs preselected (?run=, ?other=, or the form just sent) even
+// when older; more says further runs match query. Each is read in one
+// bounded statement, whatever the size of the workspace.
+func (h *Handlers) shareRunChoicesOf(ctx context.Context, wsID int64, query string, selected ...string) (choices []web.ShareChoice, more bool, err error) {
+	runs, err := h.DB.ListRunNames(ctx, wsID, models.RunNameSearch{Match: query, Limit: shareRunChoices + 1})
+	if err != nil {
+		return nil, false, err
+	}
+	if len(runs) > shareRunChoices {
+		runs, more = runs[:shareRunChoices], true
+	}
+	offered := map[int64]bool{}
+	for _, r := range runs {
+		offered[r.ID] = true
+	}
+	var missing []int64
+	for _, s := range selected {
+		if id, err := strconv.ParseInt(s, 10, 64); err == nil && id > 0 && !offered[id] {
+			missing = append(missing, id)
+			offered[id] = true
+		}
+	}
+	if len(missing) > 0 {
+		picked, err := h.DB.ListRunNames(ctx, wsID, models.RunNameSearch{IDs: missing})
+		if err != nil {
+			return nil, false, err
+		}
+		runs = append(picked, runs...)
+	}
+	for _, r := range runs {
+		choices = append(choices, web.ShareChoice{ID: r.ID, Name: r.Name})
+	}
+	return choices, more, nil
+}
+
+// shareTargets are the names of the runs the links name and of the
+// workspace's experiments, archived ones included (their links still
+// open); a report in the trash, or purged, is not among them: its links
+// open nothing.
 type shareTargets struct {
-	runs               []models.RunName
 	exps               []models.Experiment
 	runNames, expNames map[int64]string
 }
 
-func (h *Handlers) shareTargetsOf(ctx context.Context, wsID int64) (shareTargets, error) {
+// shareTargetsOf reads the names of the runs links name, not those of every
+// run of the workspace, and the workspace's experiments.
+func (h *Handlers) shareTargetsOf(ctx context.Context, wsID int64, links []models.ShareLink) (shareTargets, error) {
 	t := shareTargets{runNames: map[int64]string{}, expNames: map[int64]string{}}
-	runs, err := h.DB.ListRunNames(ctx, wsID, models.WithArchived())
+	ids := []int64{}
+	seen := map[int64]bool{}
+	for _, l := range links {
+		for _, id := range []*int64{l.RunID, l.OtherRunID} {
+			if id != nil && !seen[*id] {
+				seen[*id] = true
+				ids = append(ids, *id)
+			}
+		}
+	}
+	runs, err := h.DB.ListRunNames(ctx, wsID, models.RunNameSearch{IDs: ids}, models.WithArchived())
 	if err != nil {
 		return t, err
 	}
-	t.runs = runs
 	for _, r := range runs {
 		t.runNames[r.ID] = r.Name
 	}

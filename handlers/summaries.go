@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -104,23 +103,13 @@ func preparingOf(err error) *preparingError {
 // its build starts in the background (or is already under way) and a
 // *preparingError is returned. rc must not be nil.
 func (h *Handlers) finishedSummary(ctx context.Context, look report.SummaryLookup, cacheKey reportKey, opt report.Options) (*report.Report, error) {
-	rc := h.reports
 	flight := strconv.FormatInt(look.Run.ID, 10) + "\x00" + look.InputKey
 	large := look.Samples > liveReportSamples
 	run := look.Run
-	// Detached from the request: a reader that leaves (or gets its 503 at
-	// once) does not stop a build others wait for or will read.
-	bctx := context.WithoutCancel(ctx)
-	// Whether the previous build failed is read before this request starts
-	// another: the new build may end (and clear the mark) before the page
-	// is drawn, and the page must still say why it is preparing again.
-	rc.mu.Lock()
-	failedAt, failed := rc.failedBuilds[flight]
-	rc.mu.Unlock()
-	if large && failed && time.Since(failedAt) < failedBuildPause {
+	b := h.sharedBuildOf(flight, fmt.Sprintf("building the summary of run %d", run.ID))
+	if large && b.paused() {
 		// A build that failed is not started again at every reload of
-		// the page (every few seconds): a large build is seconds of a
-		// core and holds one of the background slots.
+		// the page.
 		return nil, &preparingError{runID: run.ID, samples: look.Samples, lastFailed: true}
 	}
 	if large && h.runnerStoring(run.ID) {
@@ -130,29 +119,18 @@ func (h *Handlers) finishedSummary(ctx context.Context, look report.SummaryLooku
 		// again (at a million samples, 2.3 GB became 3.6). The page
 		// reloads until they are stored; a summary of other options than
 		// the runner's is built on a reload after that.
-		return nil, &preparingError{runID: run.ID, samples: look.Samples, lastFailed: failed}
+		return nil, &preparingError{runID: run.ID, samples: look.Samples, lastFailed: b.failed}
 	}
-	rc.settling.Add(1)
-	ch := rc.flights.DoChan(flight, func() (any, error) {
-		return h.buildSummary(bctx, run, flight, cacheKey, opt, large)
-	})
+	build := func(ctx context.Context) (any, error) { return h.buildSummary(ctx, run, cacheKey, opt, large) }
 	if large {
-		go func() {
-			<-ch
-			rc.settling.Done()
-		}()
-		return nil, &preparingError{runID: run.ID, samples: look.Samples, lastFailed: failed}
+		b.inBackground(ctx, build)
+		return nil, &preparingError{runID: run.ID, samples: look.Samples, lastFailed: b.failed}
 	}
-	defer rc.settling.Done()
-	select {
-	case res := <-ch:
-		if res.Err != nil {
-			return nil, res.Err
-		}
-		return res.Val.(*report.Report), nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	rep, err := b.await(ctx, build)
+	if err != nil {
+		return nil, err
 	}
+	return rep.(*report.Report), nil
 }
 
 // runnerStoring says whether this process's runner is storing run runID's
@@ -164,30 +142,15 @@ func (h *Handlers) runnerStoring(runID int64) bool {
 	return h.Runner.StoringStats(runID)
 }
 
-// buildSummary builds and stores one summary (the body of a shared
-// build): large builds wait for one of backgroundSummaryBuilds slots, and
-// log their failure, which no request sees; the built summary is kept in
-// the report cache.
-func (h *Handlers) buildSummary(ctx context.Context, run models.Run, flight string, cacheKey reportKey, opt report.Options, large bool) (rep *report.Report, err error) {
-	rc := h.reports
-	if large {
-		rc.slots <- struct{}{}
-		defer func() { <-rc.slots }()
-	}
-	defer func() {
-		// A panic in a background build would end the process (no request
-		// recovers it): it fails this build instead.
-		if p := recover(); p != nil {
-			h.Log.Error("building a run's summary panicked", "run", run.ID, "panic", p, "stack", string(debug.Stack()))
-			rep, err = nil, fmt.Errorf("building the summary of run %d panicked: %v", run.ID, p)
-		}
-		rc.noteBuild(flight, err)
-	}()
-	build := rc.build
+// buildSummary builds and stores one summary (the work of a shared build,
+// sharedBuild): a large build's failure, which no request sees, is logged;
+// the built summary is kept in the report cache.
+func (h *Handlers) buildSummary(ctx context.Context, run models.Run, cacheKey reportKey, opt report.Options, large bool) (*report.Report, error) {
+	build := h.reports.build
 	if build == nil {
 		build = report.LoadSummary
 	}
-	rep, err = build(ctx, h.DB, run.WorkspaceID, run.ID, opt)
+	rep, err := build(ctx, h.DB, run.WorkspaceID, run.ID, opt)
 	if err != nil {
 		if large {
 			h.Log.Error("building a finished run's summary failed; the next reader tries again", "run", run.ID, "err", err)

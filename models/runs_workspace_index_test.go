@@ -88,7 +88,7 @@ func TestRunNamesAreTheRunsListed(t *testing.T) {
 			mu.Lock()
 			sqls = nil
 			mu.Unlock()
-			names, err := db.ListRunNames(ctx, w.ws.ID, opts...)
+			names, err := db.ListRunNames(ctx, w.ws.ID, models.RunNameSearch{}, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -181,6 +182,28 @@ func (db *DB) FindDataset(ctx context.Context, wsID, id int64) (Dataset, error) 
 	var d Dataset
 	err := db.Reader(ctx).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).First(&d).Error
 	return d, notFound(err, "dataset", id)
+}
+
+// DatasetNames returns the names of the live datasets among ids, read in
+// one statement (id and name only): the datasets of a page of runs. A
+// dataset in the trash, purged or of another workspace has none.
+func (db *DB) DatasetNames(ctx context.Context, wsID int64, ids []int64) (map[int64]string, error) {
+	names := make(map[int64]string, len(ids))
+	if len(ids) == 0 {
+		return names, nil
+	}
+	var rows []struct {
+		ID   int64
+		Name string
+	}
+	err := db.Reader(ctx).Model(&Dataset{}).Select("id", "name").Where("workspace_id = ? AND id IN ?", wsID, ids).Scopes(live).Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("read the names of %d datasets: %w", len(ids), err)
+	}
+	for _, r := range rows {
+		names[r.ID] = r.Name
+	}
+	return names, nil
 }
 
 // ListDatasets lists a project's datasets, newest first (active ones
@@ -700,18 +723,55 @@ type RunName struct {
 	ArchivedAt *time.Time
 }
 
+// RunNameSearch narrows ListRunNames in the database, so that a list of
+// choices stays as short as its page shows, however many runs the
+// workspace has. A zero field narrows nothing.
+type RunNameSearch struct {
+	// Match keeps the runs whose name contains it, in any case, and the run
+	// whose id it is.
+	Match string
+	// IDs keeps these runs only (a nil slice keeps all, an empty one none).
+	IDs []int64
+	// Limit keeps the newest Limit runs.
+	Limit int
+}
+
 // ListRunNames returns the id, name and archive date of a workspace's runs
-// that opts keep, newest first: what the share links' page offers and
+// that s and opts keep, newest first: what the share links' page offers and
 // names its links by. It reads those three columns only, not each run's
 // rubric, settings and judge, which ListRuns decodes for every run.
-func (db *DB) ListRunNames(ctx context.Context, wsID int64, opts ...ListOption) ([]RunName, error) {
+func (db *DB) ListRunNames(ctx context.Context, wsID int64, s RunNameSearch, opts ...ListOption) ([]RunName, error) {
 	out := []RunName{}
-	err := db.runsOf(ctx, wsID, RunFilter{}, opts).Select("id", "name", "archived_at").Order("id DESC").Scan(&out).Error
-	if err != nil {
+	if s.IDs != nil && len(s.IDs) == 0 {
+		return out, nil
+	}
+	q := db.runsOf(ctx, wsID, RunFilter{}, opts).Select("id", "name", "archived_at").Order("id DESC")
+	if s.IDs != nil {
+		q = q.Where("id IN ?", s.IDs)
+	}
+	if m := strings.TrimSpace(s.Match); m != "" {
+		// SQLite's LOWER folds ASCII letters only: a name matches as typed
+		// too, so "Évaluation" finds "Évaluation" on both databases.
+		lower := "%" + likeEscaper.Replace(strings.ToLower(m)) + "%"
+		typed := "%" + likeEscaper.Replace(m) + "%"
+		id, err := strconv.ParseInt(strings.TrimPrefix(m, "#"), 10, 64)
+		if err != nil {
+			id = 0
+		}
+		q = q.Where(`(LOWER(name) LIKE ? ESCAPE '\' OR name LIKE ? ESCAPE '\' OR id = ?)`, lower, typed, id)
+	}
+	if s.Limit > 0 {
+		q = q.Limit(s.Limit)
+	}
+	if err := q.Scan(&out).Error; err != nil {
 		return nil, fmt.Errorf("list the names of workspace %d's runs: %w", wsID, err)
 	}
 	return out, nil
 }
+
+// likeEscaper escapes what LIKE reads as wildcards (and its escape
+// character), so a searched "50%" finds names containing "50%" only.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // RunFilter narrows a listing of a workspace's runs (CountRuns,
 // ListRunsPage, ListRunsAfter, RunDatasetIDs) in the database, so that a

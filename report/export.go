@@ -758,11 +758,18 @@ type (
 	}
 	// JSONCeiling is the inter-annotator agreement.
 	JSONCeiling struct {
-		Annotators  int       `json:"annotators"`
-		Items       int       `json:"items"`
-		Alpha       jsonFloat `json:"krippendorff_alpha"`
-		LeaveOneOut jsonFloat `json:"leave_one_out_pearson"`
-		Reading     string    `json:"reading"`
+		Annotators int `json:"annotators"`
+		// Items are the samples rated by two or more annotators, which the
+		// humans' figures are over; JudgeSamples those the judge's
+		// correlation with the average human is over (its n), and
+		// SamplesInBoth those in both: the two are compared over different
+		// samples unless the three are one number.
+		Items         int       `json:"items"`
+		JudgeSamples  int       `json:"judge_samples"`
+		SamplesInBoth int       `json:"samples_in_both"`
+		Alpha         jsonFloat `json:"krippendorff_alpha"`
+		LeaveOneOut   jsonFloat `json:"leave_one_out_pearson"`
+		Reading       string    `json:"reading"`
 	}
 	// JSONPosition is the mean score and error at one batch position.
 	JSONPosition struct {
@@ -861,7 +868,8 @@ func (r *Report) Export() JSONExport {
 				Spearman: sc(stats.MethodSpearman), Kendall: sc(stats.MethodKendall)}
 		}
 		if c.Ceiling != nil {
-			jcr.HumanCeiling = &JSONCeiling{c.Ceiling.Annotators, c.Ceiling.Items, jsonFloat(c.Ceiling.Alpha), jsonFloat(c.Ceiling.LeaveOneOut), c.Ceiling.Reading}
+			jcr.HumanCeiling = &JSONCeiling{Annotators: c.Ceiling.Annotators, Items: c.Ceiling.Items, JudgeSamples: c.Ceiling.Judged, SamplesInBoth: c.Ceiling.Both,
+				Alpha: jsonFloat(c.Ceiling.Alpha), LeaveOneOut: jsonFloat(c.Ceiling.LeaveOneOut), Reading: c.Ceiling.Reading}
 		}
 		jcr.HumanScaleNote = c.HumanScaleNote
 		for _, p := range c.Positions {
@@ -1042,8 +1050,8 @@ func (r *Report) CorrelationTable() string {
 		if c.Ceiling == nil {
 			continue
 		}
-		fmt.Fprintf(&b, "human ceiling of %s: Krippendorff's alpha %s, leave-one-annotator-out pearson %s (%d annotators, %d samples rated by two or more). %s\n",
-			c.Criterion.Name, f3(c.Ceiling.Alpha), f3(c.Ceiling.LeaveOneOut), c.Ceiling.Annotators, c.Ceiling.Items, c.Ceiling.Reading)
+		fmt.Fprintf(&b, "human ceiling of %s: Krippendorff's alpha %s, leave-one-annotator-out pearson %s (%d annotators, %d samples rated by two or more; the judge's pearson is over %d samples, %d of them in both). %s\n",
+			c.Criterion.Name, f3(c.Ceiling.Alpha), f3(c.Ceiling.LeaveOneOut), c.Ceiling.Annotators, c.Ceiling.Items, c.Ceiling.Judged, c.Ceiling.Both, c.Ceiling.Reading)
 	}
 	return b.String()
 }

@@ -11,7 +11,14 @@ import (
 // best agreement a judge can be expected to reach with their average.
 type Ceiling struct {
 	Annotators int
-	Items      int
+	// Items are the samples rated by two or more annotators: those the
+	// humans' agreement (Alpha, LeaveOneOut) is over.
+	Items int
+	// Judged are the samples the judge's correlation with the average
+	// human is over (its n), and Both those of them among Items: the two
+	// figures the ceiling compares are over different samples unless
+	// Both, Judged and Items are one number.
+	Judged, Both int
 	// Alpha is Krippendorff's alpha (interval metric).
 	Alpha float64
 	// LeaveOneOut is the mean correlation (Pearson) of each annotator with
@@ -22,12 +29,14 @@ type Ceiling struct {
 }
 
 // ceilingOf computes the human ceiling, nil when fewer than two annotators.
-func ceilingOf(cols []string, rows []models.DatasetRow, judge float64) *Ceiling {
+// samples are the criterion's, one a row, and judge its correlation with
+// the average human.
+func ceilingOf(cols []string, rows []models.DatasetRow, samples []SampleResult, judge stats.Correlation) *Ceiling {
 	if len(cols) < 2 {
 		return nil
 	}
 	ratings := make([][]float64, len(rows))
-	items := 0
+	items, both := 0, 0
 	for i, r := range rows {
 		ratings[i] = make([]float64, len(cols))
 		n := 0
@@ -40,12 +49,23 @@ func ceilingOf(cols []string, rows []models.DatasetRow, judge float64) *Ceiling 
 		}
 		if n >= 2 {
 			items++
+			if i < len(samples) && paired(samples[i]) {
+				both++
+			}
 		}
 	}
 	loo, _ := stats.LeaveOneOutCorrelation(stats.MethodPearson, ratings)
 	alpha := stats.KrippendorffAlphaInterval(ratings)
 	// The reading is shown beside alpha: it must not call the humans'
 	// agreement unmeasured when alpha measured it.
-	return &Ceiling{Annotators: len(cols), Items: items, Alpha: alpha,
-		LeaveOneOut: loo, Reading: stats.InterpretCeilingWithAlpha(judge, loo, alpha, items)}
+	return &Ceiling{Annotators: len(cols), Items: items, Judged: judge.N, Both: both, Alpha: alpha,
+		LeaveOneOut: loo, Reading: stats.InterpretCeilingWithAlpha(judge.Coef, loo, alpha, items)}
+}
+
+// paired reports whether s is among the pairs of the judge's correlation
+// with the average human (stats.Pairs): a final score and a human rating,
+// both finite.
+func paired(s SampleResult) bool {
+	return s.Final != nil && s.Human != nil && !math.IsNaN(*s.Final) && !math.IsInf(*s.Final, 0) &&
+		!math.IsNaN(*s.Human) && !math.IsInf(*s.Human, 0)
 }

@@ -748,7 +748,7 @@ func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow
 		}
 	}
 	cols := models.AnnotatorColumns(cr.Criterion.HumanColumn, cr.Criterion.AnnotatorColumns, rows)
-	cr.Ceiling = ceilingOf(cols, rows, cr.Pearson.Coef)
+	cr.Ceiling = ceilingOf(cols, rows, cr.Samples, cr.Pearson)
 	if cr.Ceiling != nil {
 		cr.AnnotatorColumns = cols
 	}

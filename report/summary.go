@@ -45,8 +45,10 @@ import (
 // as the export's decimals rounded half away from zero (stats.CoefDecimal),
 // as the pages now do; and a sample whose group value is empty or only
 // whitespace belongs to no group (stats.Grouped.Ungrouped), where the
-// empty value was one group of its own.
-const summaryVersion = "summary-9"
+// empty value was one group of its own. summary-10: the human ceiling
+// keeps the samples the judge's correlation is over and how many of them
+// are rated by two or more annotators (Ceiling.Judged, Ceiling.Both).
+const summaryVersion = "summary-10"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).

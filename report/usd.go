@@ -1,25 +1,14 @@
 package report
 
-import (
-	"math"
-	"math/big"
-	"strconv"
-	"strings"
+import "github.com/batcheval/batcheval/internal/money"
 
-	"github.com/batcheval/batcheval/internal/money"
-)
-
-// Decimal places of exported amounts. Stored costs are sums of per-call
-// floats, so they carry noise such as 0.30000000000000004; exports write
-// them rounded, so the same cost always gives the same bytes.
+// Decimal places of exported amounts (money.Places, money.PerSamplePlaces).
+// Stored costs are sums of per-call floats, so they carry noise such as
+// 0.30000000000000004; exports write them rounded, so the same cost always
+// gives the same bytes, and the pages show that rounded amount (money.Text).
 const (
-	// usdPlaces rounds a run's cost to the micro-dollar, far finer than
-	// any judge bills.
-	usdPlaces = 6
-	// usdPerSamplePlaces rounds a cost per sample to the nano-dollar: a
-	// cheap judge's cost per sample is a few micro-dollars, which six
-	// places would leave with one or two digits (or none).
-	usdPerSamplePlaces = 9
+	usdPlaces          = money.Places
+	usdPerSamplePlaces = money.PerSamplePlaces
 )
 
 // USD is an amount of US dollars as exports write it: rounded to six
@@ -62,24 +51,13 @@ func USDPerSampleOf(v *float64) *USDPerSample {
 // summed in. NaN and infinities are returned as they are.
 func SettledUSD(v float64) float64 { return money.Settled(v) }
 
-// roundedUSD formats v with places decimals and trims the zeros that
-// follow the last significant one; v is settled first (SettledUSD), and
-// its shortest decimal rounded half away from zero, as the pages round
-// money (money.Text): 0.0001235 is 0.000124 here as on the run page,
-// where rounding the float (0.00012349999…) wrote 0.000123.
+// roundedUSD is v as an export writes it (money.Decimal): settled, rounded
+// half away from zero to places decimals, its trailing zeros dropped; null
+// when it is not a number.
 func roundedUSD(v float64, places int) []byte {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	s := money.Decimal(v, places)
+	if s == "" {
 		return []byte("null")
-	}
-	exact, ok := new(big.Rat).SetString(strconv.FormatFloat(SettledUSD(v), 'g', -1, 64))
-	if !ok {
-		return []byte("null")
-	}
-	s := exact.FloatString(places) // big.Rat rounds halves away from zero
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	if s == "-0" {
-		// A tiny negative correction rounds to zero, not to "minus zero".
-		s = "0"
 	}
 	return []byte(s)
 }

@@ -87,8 +87,13 @@ func withSign(v float64, text func(abs float64) string) string {
 // a dollar as many more as three significant digits need ("$0.0123",
 // "$0.000457"), so small per-sample costs and per-token prices stay
 // tellable apart. The run events the models write (a late count's cost)
-// use the same words.
+// use the same words. It is the amount the exports write (to the
+// micro-dollar) rounded, as a reader of the export rounds it.
 func Money(usd float64) string { return money.Text(usd) }
+
+// MoneyPerSample is Money for a cost per sample, which the exports write
+// to the nano-dollar (money.PerSampleText).
+func MoneyPerSample(usd float64) string { return money.PerSampleText(usd) }
 
 // Count writes a whole number with thousands separators ("12,345").
 func Count(n int) string { return runCount(n) }

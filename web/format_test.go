@@ -38,10 +38,35 @@ func TestMoney(t *testing.T) {
 		{0.12349, "$0.123"},
 		{0.009995, "$0.0100"}, // three significant digits of the rounded amount
 		{0.0009995, "$0.00100"},
+		// More than six decimals: the export writes 0.12349951 as 0.1235,
+		// which its reader rounds to $0.124; the page showed $0.123 from
+		// the unrounded amount.
+		{0.12349951, "$0.124"},
+		{-0.12349951, "−$0.124"},
+		{0.00012349951, "$0.000123"}, // exported as 0.000123
+		{3e-7, "$0.00"},              // exported as 0
 	}
 	for _, tt := range tests {
 		if got := Money(tt.in); got != tt.want {
 			t.Errorf("Money(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestMoneyPerSample: a cost per sample is exported to the nano-dollar, so
+// the page rounds that decimal: a few micro-dollars keep three digits, and
+// a half-way amount past the ninth decimal rounds as its export does.
+func TestMoneyPerSample(t *testing.T) {
+	for _, tt := range []struct {
+		in   float64
+		want string
+	}{
+		{0.0000034567891, "$0.00000346"},
+		{0.00012349999951, "$0.000124"}, // exported as 0.0001235
+		{0.12349951, "$0.123"},          // exported as 0.12349951
+	} {
+		if got := MoneyPerSample(tt.in); got != tt.want {
+			t.Errorf("MoneyPerSample(%v) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -35,13 +35,53 @@ func Settled(v float64) float64 {
 	return s
 }
 
+// Decimal places of an exported amount: a run's cost (and any other
+// total) to the micro-dollar, far finer than any judge bills; a cost per
+// sample to the nano-dollar, since a cheap judge's cost per sample is a
+// few micro-dollars, which six places would leave with one or two digits.
+const (
+	Places          = 6
+	PerSamplePlaces = 9
+)
+
+// Decimal writes usd as the exports write an amount: settled (Settled),
+// its shortest decimal rounded half away from zero to places decimals,
+// the zeros after the last significant digit dropped (0.3, 0.001234, 5);
+// "" when it is not a number. 0.0001235 is 0.000124, where rounding the
+// float (0.00012349999…) gave 0.000123.
+func Decimal(usd float64, places int) string {
+	if math.IsNaN(usd) || math.IsInf(usd, 0) {
+		return ""
+	}
+	exact, ok := new(big.Rat).SetString(strconv.FormatFloat(Settled(usd), 'g', -1, 64))
+	if !ok {
+		return ""
+	}
+	s := exact.FloatString(places) // big.Rat rounds halves away from zero
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if s == "-0" {
+		// A tiny negative correction rounds to zero, not to "minus zero".
+		s = "0"
+	}
+	return s
+}
+
 // Text writes an amount of US dollars the one way the product shows
 // money: always two decimals ("$0.50", "$12.00"), and below a dollar as
 // many more as three significant digits need ("$0.0123", "$0.000457"),
 // so small per-sample costs and per-token prices stay tellable apart. A
 // negative amount has the true minus sign (U+2212), as pages sign numbers;
-// an amount that is not a number is "—".
-func Text(usd float64) string {
+// an amount that is not a number is "—". What is shown is the amount the
+// exports write (Decimal to Places), rounded: a reader of the export
+// rounding its number gets the page's figure.
+func Text(usd float64) string { return text(usd, Places) }
+
+// PerSampleText is Text for a cost per sample, which the exports write to
+// PerSamplePlaces decimals.
+func PerSampleText(usd float64) string { return text(usd, PerSamplePlaces) }
+
+// text is Text of the amount as exported with places decimals.
+func text(usd float64, places int) string {
 	if math.IsNaN(usd) || math.IsInf(usd, 0) {
 		return "—"
 	}
@@ -53,19 +93,23 @@ func Text(usd float64) string {
 		sign, usd = "\u2212", -usd
 	}
 	// The amount is rounded as its reader rounds the number an export
-	// writes: its shortest decimal, half away from zero ($1.125 is $1.13
+	// writes: the exported decimal, half away from zero ($1.125 is $1.13
 	// and $0.1235 is $0.124, where rounding the float gave $1.12, to even,
-	// and $0.123, its float lying just below the half).
-	exact, ok := new(big.Rat).SetString(strconv.FormatFloat(usd, 'g', -1, 64))
+	// and $0.123, its float lying just below the half). 0.12349951 is
+	// exported as 0.1235, so it shows $0.124, not the $0.123 of the
+	// unrounded amount.
+	exported := Decimal(usd, places)
+	exact, ok := new(big.Rat).SetString(exported)
 	if !ok {
 		return "—"
 	}
+	shown, _ := exact.Float64()
 	digits := 2
-	if usd > 0 && usd < 1 {
+	if shown > 0 && shown < 1 {
 		// Three significant digits: 0.0123 has its first at the 2nd decimal.
 		// Counted on the amount rounded to three digits, so 0.0099996
 		// (shown as 0.0100) does not get a fourth.
-		digits = sigDigits(usd)
+		digits = sigDigits(shown)
 		if r, err := strconv.ParseFloat(exact.FloatString(digits), 64); err == nil && r > 0 {
 			digits = min(digits, sigDigits(r))
 		}
@@ -81,6 +125,10 @@ func Text(usd float64) string {
 			frac += "0"
 		}
 		s = whole + "." + frac
+	}
+	if s == "0.00" {
+		// An amount exported as 0 shows no minus sign.
+		sign = ""
 	}
 	return sign + "$" + s
 }
