@@ -1085,6 +1085,33 @@ func checkTCExperiment(t *testing.T, env *testEnv, e models.Experiment, runs []m
 		if strings.TrimSuffix(line[4], ")") != pText(c.p) || strings.TrimSuffix(line[5], ")") != pText(adj[k]) {
 			t.Errorf("%s − %s: permutation %s, Holm-adjusted %s; recomputed %v (%s) and %v (%s)", best.Name, c.run.Name, line[4], line[5], c.p, pText(c.p), adj[k], pText(adj[k]))
 		}
+		// Where the samples both runs scored give other averages than the
+		// table's (at its three decimals), the line says them.
+		both := regexp.MustCompile(regexp.QuoteMeta(line[0]) + `; on the samples both runs scored, (\S+) against (\S+) \(`).FindStringSubmatch(text)
+		differs := readerRounds(c.a, 3, false) != readerRounds(avgP[best.ID], 3, false) || readerRounds(c.b, 3, false) != readerRounds(avgP[c.run.ID], 3, false)
+		if differs != (both != nil) {
+			t.Errorf("%s − %s: the line gives the shared samples' averages: %v; they differ from the table's: %v (%v, %v)", best.Name, c.run.Name, both != nil, differs, c.a, c.b)
+		} else if both != nil {
+			shown(t, best.Name+" on the samples both scored", both[1], c.a, 3)
+			shown(t, c.run.Name+" on the samples both scored", both[2], c.b, 3)
+		}
+	}
+	// The cost line sets the best run against the next best (every run
+	// is of another method): its cost per sample and how many times as
+	// much the other's is, one decimal.
+	if next := order[1]; !best.Simulated {
+		m := regexp.MustCompile(`Cost: ` + regexp.QuoteMeta(best.Name) + ` \(average Pearson (\S+)\) costs (\$\S+) per sample; ` + regexp.QuoteMeta(next.Name) +
+			` \(average Pearson (\S+)\) costs (\S+)× as much per sample\.`).FindStringSubmatch(text)
+		if m == nil {
+			t.Errorf("the experiment page has no cost line for %s against %s", best.Name, next.Name)
+		} else {
+			shown(t, "the cost line's average Pearson of "+best.Name, m[1], avgP[best.ID], 2)
+			shown(t, "the cost line's average Pearson of "+next.Name, m[3], avgP[next.ID], 2)
+			if !sameMoney(m[2], *best.CostUSD/float64(len(tc))) {
+				t.Errorf("the cost line says %s per sample, recomputed %v", m[2], *best.CostUSD/float64(len(tc)))
+			}
+			shown(t, "the cost line's ratio", m[4], *next.CostUSD / *best.CostUSD, 1)
+		}
 	}
 	// The headline: the best is named only when it is significantly
 	// better (Holm-adjusted p below 0.05) than every other row.
