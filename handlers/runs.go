@@ -158,6 +158,13 @@ func (h *Handlers) showRun(c echo.Context) error {
 		}
 	}
 	v.MethodLabel = methods.Label(run.Method)
+	if run.Method == models.MethodGEval {
+		src, err := h.DB.GEvalSourcesOf(ctx, run.ID)
+		if err != nil {
+			return err
+		}
+		v.GEvalSources = &src
+	}
 	if v.Unreadable, err = h.unreadableExamples(ctx, run, true); err != nil {
 		return err
 	}

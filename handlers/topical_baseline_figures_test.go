@@ -554,6 +554,18 @@ func checkTCRun(t *testing.T, env *testEnv, run models.Run, fj *tcFakeJudge, tc 
 	if fj != nil && run.Method == models.MethodGEval && (paths["logprobs"] == 0 || paths["logprobs, written off the scale"] == 0 || paths["sampled"] == 0) {
 		t.Errorf("%s: the judge's answers did not take every path: %v", run.Name, paths)
 	}
+	// The page says which way G-Eval's scores were estimated (method.md:
+	// "report which way was used"), and how many each way.
+	if run.Method == models.MethodGEval {
+		want := fmt.Sprintf("Every score (%d) was estimated from the endpoint's log-probabilities.", len(tc)*nc)
+		if fj != nil {
+			lp := paths["logprobs"] + paths["logprobs, written off the scale"]
+			want = fmt.Sprintf("Scores estimated from the endpoint's log-probabilities: %d of %d; from 20 sampled answers: %d,", lp, len(tc)*nc, paths["sampled"])
+		}
+		if page := pageText(env.get(fmt.Sprintf("/runs/%d", run.ID)).Body.String()); !strings.Contains(page, want) {
+			t.Errorf("%s: the run page does not say %q", run.Name, want)
+		}
+	}
 	for ci, c := range tcCriteria {
 		for i := range tc {
 			g, w := got[ci][i], want[ci][i]
