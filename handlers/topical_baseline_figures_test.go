@@ -565,6 +565,21 @@ func checkTCRun(t *testing.T, env *testEnv, run models.Run, fj *tcFakeJudge, tc 
 		if page := pageText(env.get(fmt.Sprintf("/runs/%d", run.ID)).Body.String()); !strings.Contains(page, want) {
 			t.Errorf("%s: the run page does not say %q", run.Name, want)
 		}
+		var export struct {
+			Report struct {
+				Run struct {
+					GEvalSources *struct{ Logprobs, Samples int } `json:"geval_sources"`
+				} `json:"run"`
+			} `json:"report"`
+		}
+		must(t, json.Unmarshal(env.get(fmt.Sprintf("/runs/%d/export.json", run.ID)).Body.Bytes(), &export))
+		lp, sampled := len(tc)*nc, 0
+		if fj != nil {
+			lp, sampled = paths["logprobs"]+paths["logprobs, written off the scale"], paths["sampled"]
+		}
+		if g := export.Report.Run.GEvalSources; g == nil || g.Logprobs != lp || g.Samples != sampled {
+			t.Errorf("%s: the export's geval_sources %+v, recomputed %d from log-probabilities and %d sampled", run.Name, g, lp, sampled)
+		}
 	}
 	for ci, c := range tcCriteria {
 		for i := range tc {

@@ -679,6 +679,15 @@ type (
 		// judge to answer again, outside Calls, the tokens and CostUSD
 		// (the batches' figures); left out when none.
 		Probes *JSONProbes `json:"probes,omitempty"`
+		// GEvalSources says how a G-Eval run's scores were estimated;
+		// left out for other methods.
+		GEvalSources *JSONGEvalSources `json:"geval_sources,omitempty"`
+	}
+	// JSONGEvalSources counts a G-Eval run's scored units by the way
+	// their score was estimated (method.md: "report which way was used").
+	JSONGEvalSources struct {
+		Logprobs int `json:"logprobs"`
+		Samples  int `json:"samples"`
 	}
 	// JSONProbes counts a run's probes of its judge: how many were sent,
 	// the tokens the endpoint reported for them and what they cost at the
@@ -824,6 +833,9 @@ func (r *Report) Export() JSONExport {
 	out.Envelope.Events = make([]JSONRunEvent, 0, len(r.Events))
 	for _, ev := range r.Events {
 		out.Envelope.Events = append(out.Envelope.Events, JSONRunEvent{At: stamp.Of(ev.At), Kind: ev.Kind, Worker: ev.Worker, Message: ev.Message})
+	}
+	if g := r.GEvalSources; g != nil {
+		out.Report.Run.GEvalSources = &JSONGEvalSources{Logprobs: g.Logprobs, Samples: g.Samples}
 	}
 	if run.ProbeCalls > 0 {
 		out.Report.Run.Probes = &JSONProbes{Calls: run.ProbeCalls, PromptTokens: run.ProbePromptTokens,

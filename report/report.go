@@ -42,6 +42,11 @@ type Report struct {
 	// the JSON export's envelope.events. StreamJSON reads them; a report
 	// built without them exports none.
 	Events []models.RunEvent
+	// GEvalSources counts how a G-Eval run's scores were estimated (from
+	// log-probabilities or sampled answers): the JSON export's
+	// run.geval_sources. StreamJSON reads them for G-Eval runs; nil
+	// otherwise, and the export leaves the key out.
+	GEvalSources *models.GEvalSources
 }
 
 // CriterionReport holds one criterion's results and meta-evaluation.

@@ -500,6 +500,13 @@ func StreamJSON(ctx context.Context, db *models.DB, summary *Report, w io.Writer
 	}
 	withEvents := *summary
 	withEvents.Events = events
+	if summary.Run.Method == models.MethodGEval {
+		src, err := db.GEvalSourcesOf(ctx, summary.Run.ID)
+		if err != nil {
+			return err
+		}
+		withEvents.GEvalSources = &src
+	}
 	return x.writeJSON(ctx, &withEvents, w)
 }
 
