@@ -165,6 +165,11 @@ func (h *Handlers) showRun(c echo.Context) error {
 		}
 		v.GEvalSources = &src
 	}
+	if methods.SamplesAnswers(methods.For(run.Method)) {
+		if v.SampledAnswers, err = h.DB.SampledAnswersOf(ctx, run.ID); err != nil {
+			return err
+		}
+	}
 	if v.Unreadable, err = h.unreadableExamples(ctx, run, true); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -459,6 +460,9 @@ func checkTCRun(t *testing.T, env *testEnv, run models.Run, fj *tcFakeJudge, tc 
 		return out
 	}
 	paths := map[string]int{} // how the judge over HTTP's G-Eval scores were formed
+	// sampled[ci] counts the sampled answers behind criterion ci's scores
+	// and the unreadable ones among them.
+	sampled := make([][2]int, nc)
 	for _, b := range batches {
 		if len(b.RowIDs) != 1 || b.Status != models.BatchDone {
 			t.Errorf("%s: unit %d holds %d samples, status %s", run.Name, b.ID, len(b.RowIDs), b.Status)
@@ -510,6 +514,7 @@ func checkTCRun(t *testing.T, env *testEnv, run models.Run, fj *tcFakeJudge, tc 
 					}
 				}
 				want[ci][i] = mean(vs)
+				sampled[ci][0], sampled[ci][1] = sampled[ci][0]+len(texts), sampled[ci][1]+len(texts)-len(vs)
 			default:
 				// The built-in judge's probabilities, as stored: one per
 				// allowed score, summing to 1.
@@ -542,6 +547,7 @@ func checkTCRun(t *testing.T, env *testEnv, run models.Run, fj *tcFakeJudge, tc 
 				}
 			}
 			want[ci][i] = mean(vs)
+			sampled[ci][0], sampled[ci][1] = sampled[ci][0]+len(texts), sampled[ci][1]+len(texts)-len(vs)
 		case models.MethodLLMEval:
 			if fj != nil && b.Response != fj.texts["llmeval"][""][i][0] {
 				t.Errorf("%s %s: stored answer %q, the judge sent %q", run.Name, tc[i].ID, b.Response, fj.texts["llmeval"][""][i])
@@ -588,6 +594,26 @@ func checkTCRun(t *testing.T, env *testEnv, run models.Run, fj *tcFakeJudge, tc 
 				t.Errorf("%s %s %s: stored score %v, recomputed %v", run.Name, tc[i].ID, c.name, exportedOrNil(g), exportedOrNil(w))
 			}
 		}
+	}
+	// Each criterion says how many of the sampled answers behind its
+	// scores could not be read.
+	cards := strings.Split(env.get(fmt.Sprintf("/runs/%d", run.ID)).Body.String(), `data-testid="criterion-card"`)[1:]
+	for ci, c := range tcCriteria {
+		if ci >= len(cards) || sampled[ci][0] == 0 {
+			continue
+		}
+		share, _ := new(big.Rat).SetString(strconv.FormatFloat(float64(sampled[ci][1])/float64(sampled[ci][0]), 'g', -1, 64))
+		share.Mul(share, big.NewRat(100, 1))
+		pct := share.FloatString(0) // one decimal below 1%, as the page writes shares
+		if share.Sign() > 0 && share.Cmp(big.NewRat(1, 1)) < 0 {
+			pct = share.FloatString(1)
+		}
+		if w := fmt.Sprintf("Of the %s sampled answers these scores were computed from, %s (%s%%) could not be read;", groupThousands(sampled[ci][0]), groupThousands(sampled[ci][1]), pct); !strings.Contains(pageText(cards[ci]), w) {
+			t.Errorf("%s %s: the page does not say %q", run.Name, c.name, w)
+		}
+	}
+	if fj != nil && run.Method == models.MethodCloserLook && sampled[0][1] == 0 {
+		t.Errorf("%s: every sampled rating was readable; the test needs some that are not", run.Name)
 	}
 	checkTCRunFigures(t, env, run, batches, want, fj, tc, priceIn, priceOut)
 	return want

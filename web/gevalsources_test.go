@@ -31,3 +31,21 @@ func TestGEvalSourcesText(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSampledUnreadable: a criterion of a sampling method says how many
+// of the sampled answers behind its scores could not be read.
+func TestRunSampledUnreadable(t *testing.T) {
+	for _, tc := range []struct {
+		a    models.SampledAnswers
+		want string
+	}{
+		{models.SampledAnswers{}, ""},
+		{models.SampledAnswers{Answers: 1200}, "Of the 1,200 sampled answers these scores were computed from, 0 (0%) could not be read; a score is computed from its sample's readable answers only."},
+		{models.SampledAnswers{Answers: 1200, Unreadable: 171}, "Of the 1,200 sampled answers these scores were computed from, 171 (14%) could not be read; a score is computed from its sample's readable answers only."},
+		{models.SampledAnswers{Answers: 2000, Unreadable: 3}, "Of the 2,000 sampled answers these scores were computed from, 3 (0.2%) could not be read; a score is computed from its sample's readable answers only."},
+	} {
+		if got := runSampledUnreadable(tc.a); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.a, got, tc.want)
+		}
+	}
+}
