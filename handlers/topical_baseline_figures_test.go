@@ -612,6 +612,20 @@ func checkTCRun(t *testing.T, env *testEnv, run models.Run, fj *tcFakeJudge, tc 
 			t.Errorf("%s %s: the page does not say %q", run.Name, c.name, w)
 		}
 	}
+	var sampledExport struct {
+		Report struct {
+			Criteria []struct {
+				SampledAnswers *struct{ Answers, Unreadable int } `json:"sampled_answers"`
+			} `json:"criteria"`
+		} `json:"report"`
+	}
+	must(t, json.Unmarshal(env.get(fmt.Sprintf("/runs/%d/export.json", run.ID)).Body.Bytes(), &sampledExport))
+	for ci, c := range tcCriteria {
+		got := sampledExport.Report.Criteria[ci].SampledAnswers
+		if sampled[ci][0] == 0 && got != nil || sampled[ci][0] > 0 && (got == nil || got.Answers != sampled[ci][0] || got.Unreadable != sampled[ci][1]) {
+			t.Errorf("%s %s: the export's sampled answers %+v, recomputed %d of which %d unreadable", run.Name, c.name, got, sampled[ci][0], sampled[ci][1])
+		}
+	}
 	if fj != nil && run.Method == models.MethodCloserLook && sampled[0][1] == 0 {
 		t.Errorf("%s: every sampled rating was readable; the test needs some that are not", run.Name)
 	}

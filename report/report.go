@@ -47,6 +47,11 @@ type Report struct {
 	// run.geval_sources. StreamJSON reads them for G-Eval runs; nil
 	// otherwise, and the export leaves the key out.
 	GEvalSources *models.GEvalSources
+	// SampledAnswers counts, per criterion index, the sampled answers
+	// behind the scores of a method that samples (CloserLook, G-Eval's
+	// sampling) and the unreadable ones: the JSON export's
+	// criteria[].sampled_answers. StreamJSON reads them; nil otherwise.
+	SampledAnswers map[int]models.SampledAnswers
 }
 
 // CriterionReport holds one criterion's results and meta-evaluation.

@@ -507,6 +507,11 @@ func StreamJSON(ctx context.Context, db *models.DB, summary *Report, w io.Writer
 		}
 		withEvents.GEvalSources = &src
 	}
+	if methods.SamplesAnswers(methods.For(summary.Run.Method)) {
+		if withEvents.SampledAnswers, err = db.SampledAnswersOf(ctx, summary.Run.ID); err != nil {
+			return err
+		}
+	}
 	return x.writeJSON(ctx, &withEvents, w)
 }
 
