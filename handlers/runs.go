@@ -158,16 +158,14 @@ func (h *Handlers) showRun(c echo.Context) error {
 		}
 	}
 	v.MethodLabel = methods.Label(run.Method)
-	if run.Method == models.MethodGEval {
-		src, err := h.DB.GEvalSourcesOf(ctx, run.ID)
+	if methods.SamplesAnswers(methods.For(run.Method)) {
+		counts, err := h.sampleWiseCounts(ctx, run)
 		if err != nil {
 			return err
 		}
-		v.GEvalSources = &src
-	}
-	if methods.SamplesAnswers(methods.For(run.Method)) {
-		if v.SampledAnswers, err = h.DB.SampledAnswersOf(ctx, run.ID); err != nil {
-			return err
+		v.SampledAnswers = counts.Answers
+		if run.Method == models.MethodGEval {
+			v.GEvalSources = &counts.Sources
 		}
 	}
 	if v.Unreadable, err = h.unreadableExamples(ctx, run, true); err != nil {

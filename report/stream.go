@@ -500,16 +500,14 @@ func StreamJSON(ctx context.Context, db *models.DB, summary *Report, w io.Writer
 	}
 	withEvents := *summary
 	withEvents.Events = events
-	if summary.Run.Method == models.MethodGEval {
-		src, err := db.GEvalSourcesOf(ctx, summary.Run.ID)
+	if methods.SamplesAnswers(methods.For(summary.Run.Method)) {
+		counts, err := db.SampleWiseCountsOf(ctx, summary.Run.ID)
 		if err != nil {
 			return err
 		}
-		withEvents.GEvalSources = &src
-	}
-	if methods.SamplesAnswers(methods.For(summary.Run.Method)) {
-		if withEvents.SampledAnswers, err = db.SampledAnswersOf(ctx, summary.Run.ID); err != nil {
-			return err
+		withEvents.SampledAnswers = counts.Answers
+		if summary.Run.Method == models.MethodGEval {
+			withEvents.GEvalSources = &counts.Sources
 		}
 	}
 	return x.writeJSON(ctx, &withEvents, w)
