@@ -251,6 +251,9 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	}
 	rep := ComputeWith(run, ds, rows, batches, scores, opt)
 	rep.Humans = use
+	if err := withSampleWiseCounts(ctx, db, rep); err != nil {
+		return nil, err
+	}
 	// Only a finished run's figures are stored: a running run's change
 	// with every answer. The stored figures carry the hash of the ratings
 	// they came from, so a change of human source computes them again.
