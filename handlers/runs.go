@@ -158,6 +158,16 @@ func (h *Handlers) showRun(c echo.Context) error {
 		}
 	}
 	v.MethodLabel = methods.Label(run.Method)
+	if methods.SamplesAnswers(methods.For(run.Method)) {
+		counts, err := h.sampleWiseCounts(ctx, run)
+		if err != nil {
+			return err
+		}
+		v.SampledAnswers = counts.Answers
+		if run.Method == models.MethodGEval {
+			v.GEvalSources = &counts.Sources
+		}
+	}
 	if v.Unreadable, err = h.unreadableExamples(ctx, run, true); err != nil {
 		return err
 	}

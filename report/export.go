@@ -679,6 +679,22 @@ type (
 		// judge to answer again, outside Calls, the tokens and CostUSD
 		// (the batches' figures); left out when none.
 		Probes *JSONProbes `json:"probes,omitempty"`
+		// GEvalSources says how a G-Eval run's scores were estimated;
+		// left out for other methods.
+		GEvalSources *JSONGEvalSources `json:"geval_sources,omitempty"`
+	}
+	// JSONSampledAnswers counts the sampled answers behind a criterion's
+	// scores (CloserLook's ratings, G-Eval's sampled answers) and those
+	// that could not be read: a score is computed from the readable ones.
+	JSONSampledAnswers struct {
+		Answers    int `json:"answers"`
+		Unreadable int `json:"unreadable"`
+	}
+	// JSONGEvalSources counts a G-Eval run's scored units by the way
+	// their score was estimated (method.md: "report which way was used").
+	JSONGEvalSources struct {
+		Logprobs int `json:"logprobs"`
+		Samples  int `json:"samples"`
 	}
 	// JSONProbes counts a run's probes of its judge: how many were sent,
 	// the tokens the endpoint reported for them and what they cost at the
@@ -711,10 +727,14 @@ type (
 		Unreadable     int               `json:"unreadable"`
 		NoAnswer       int               `json:"no_answer"`
 		UnreadableRate jsonFloat         `json:"unreadable_rate"`
-		Grouped        *JSONGrouped      `json:"grouped,omitempty"`
-		SystemLevel    *JSONSystemLevel  `json:"system_level,omitempty"`
-		HumanCeiling   *JSONCeiling      `json:"human_ceiling,omitempty"`
-		Positions      []JSONPosition    `json:"position_effect,omitempty"`
+		// SampledAnswers counts the sampled answers behind the scores of
+		// a method that samples, and the unreadable ones; absent for
+		// methods that do not sample.
+		SampledAnswers *JSONSampledAnswers `json:"sampled_answers,omitempty"`
+		Grouped        *JSONGrouped        `json:"grouped,omitempty"`
+		SystemLevel    *JSONSystemLevel    `json:"system_level,omitempty"`
+		HumanCeiling   *JSONCeiling        `json:"human_ceiling,omitempty"`
+		Positions      []JSONPosition      `json:"position_effect,omitempty"`
 		// HumanScaleNote says how the human ratings were put on the
 		// criterion's scale for every error (position_effect, the
 		// decomposition, the samples' differences); absent without them.
@@ -832,6 +852,9 @@ func (r *Report) Export() JSONExport {
 	for _, ev := range r.Events {
 		out.Envelope.Events = append(out.Envelope.Events, JSONRunEvent{At: stamp.Of(ev.At), Kind: ev.Kind, Worker: ev.Worker, Message: ev.Message})
 	}
+	if g := r.GEvalSources; g != nil {
+		out.Report.Run.GEvalSources = &JSONGEvalSources{Logprobs: g.Logprobs, Samples: g.Samples}
+	}
 	if run.ProbeCalls > 0 {
 		out.Report.Run.Probes = &JSONProbes{Calls: run.ProbeCalls, PromptTokens: run.ProbePromptTokens,
 			CompletionTokens: run.ProbeCompletionTokens, CostUSD: USDOf(run.ProbeCostUSD())}
@@ -849,6 +872,9 @@ func (r *Report) Export() JSONExport {
 			// answer, or every call failed): the share is undefined,
 			// null, never 0.
 			jcr.UnreadableRate = jsonFloat(math.NaN())
+		}
+		if a, ok := r.SampledAnswers[c.Index]; ok {
+			jcr.SampledAnswers = &JSONSampledAnswers{Answers: a.Answers, Unreadable: a.Unreadable}
 		}
 		for _, b := range c.Histogram {
 			jcr.Histogram = append(jcr.Histogram, JSONBin{Lo: b.Lo, Hi: b.Hi, Count: b.Count})

@@ -42,6 +42,16 @@ type Report struct {
 	// the JSON export's envelope.events. StreamJSON reads them; a report
 	// built without them exports none.
 	Events []models.RunEvent
+	// GEvalSources counts how a G-Eval run's scores were estimated (from
+	// log-probabilities or sampled answers): the JSON export's
+	// run.geval_sources. StreamJSON reads them for G-Eval runs; nil
+	// otherwise, and the export leaves the key out.
+	GEvalSources *models.GEvalSources
+	// SampledAnswers counts, per criterion index, the sampled answers
+	// behind the scores of a method that samples (CloserLook, G-Eval's
+	// sampling) and the unreadable ones: the JSON export's
+	// criteria[].sampled_answers. StreamJSON reads them; nil otherwise.
+	SampledAnswers map[int]models.SampledAnswers
 }
 
 // CriterionReport holds one criterion's results and meta-evaluation.
@@ -241,6 +251,9 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	}
 	rep := ComputeWith(run, ds, rows, batches, scores, opt)
 	rep.Humans = use
+	if err := withSampleWiseCounts(ctx, db, rep); err != nil {
+		return nil, err
+	}
 	// Only a finished run's figures are stored: a running run's change
 	// with every answer. The stored figures carry the hash of the ratings
 	// they came from, so a change of human source computes them again.

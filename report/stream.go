@@ -500,7 +500,28 @@ func StreamJSON(ctx context.Context, db *models.DB, summary *Report, w io.Writer
 	}
 	withEvents := *summary
 	withEvents.Events = events
+	if err := withSampleWiseCounts(ctx, db, &withEvents); err != nil {
+		return err
+	}
 	return x.writeJSON(ctx, &withEvents, w)
+}
+
+// withSampleWiseCounts fills the report's counts of a sample-wise run's
+// units (G-Eval's sources, the sampled answers behind each criterion's
+// scores) from storage; a run of another method keeps none.
+func withSampleWiseCounts(ctx context.Context, db *models.DB, r *Report) error {
+	if !methods.SamplesAnswers(methods.For(r.Run.Method)) {
+		return nil
+	}
+	counts, err := db.SampleWiseCountsOf(ctx, r.Run.ID)
+	if err != nil {
+		return err
+	}
+	r.SampledAnswers = counts.Answers
+	if r.Run.Method == models.MethodGEval {
+		r.GEvalSources = &counts.Sources
+	}
+	return nil
 }
 
 func (x *exportSource) writeJSON(ctx context.Context, summary *Report, w io.Writer) error {
