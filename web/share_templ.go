@@ -742,7 +742,7 @@ func ReportCriterion(run models.Run, c report.CriterionReport, noAnswer int, hre
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "</tbody></table></div><p class=\"small muted\">Pearson compares the scores' values, Spearman and Kendall only their order. The 95% interval is the range the agreement would likely fall in on another sample of the same kind.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "</tbody></table></div><p class=\"small muted\">Pearson compares the scores' values, Spearman and Kendall only their order (Kendall's τ-b, which allows for tied scores and ratings). The 95% interval is the range the agreement would likely fall in on another sample of the same kind.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
