@@ -51,10 +51,6 @@ type reportCache struct {
 	// alignment's two held-out runs (align.go), which cost about a minute
 	// at 100,000 samples.
 	heldOut map[heldOutKey]heldOutResult
-	// sampleWise holds finished sample-wise runs' counts of their units'
-	// details (sampleWiseCounts): one scan of every unit's JSON, about
-	// 0.1 s at 30,000 units, not repeated at each view of the run page.
-	sampleWise map[sampleWiseKey]models.SampleWiseCounts
 	// compareHeldOut computes an alignment's held-out comparisons; nil is
 	// heldOutComparisons. Tests set it to count or hold the computations.
 	compareHeldOut func(a models.Alignment, before, after []models.SampleScore) []web.AlignComparison
@@ -156,8 +152,7 @@ type reportKey struct {
 func newReportCache() *reportCache {
 	return &reportCache{items: map[reportKey]*report.Report{}, pairs: map[averagePairKey]stats.AveragedDifference{},
 		criterionPairs: map[criterionPairKey][]stats.Difference{}, matched: map[criterionPairKey]*matchedSamples{},
-		sampleWise: map[sampleWiseKey]models.SampleWiseCounts{},
-		heldOut:    map[heldOutKey]heldOutResult{}, slots: make(chan struct{}, backgroundSummaryBuilds),
+		heldOut: map[heldOutKey]heldOutResult{}, slots: make(chan struct{}, backgroundSummaryBuilds),
 		failedBuilds: map[string]time.Time{}}
 }
 
@@ -480,35 +475,4 @@ func (h *Handlers) scoresReport(ctx context.Context, run models.Run, sum *report
 		return h.buildReport(ctx, run.ID, "")
 	}
 	return rep, err
-}
-
-// sampleWiseKey names a finished run's unit counts: a resume changes its
-// end and its units.
-type sampleWiseKey struct {
-	run, end int64
-	done     int
-}
-
-// sampleWiseCounts is DB.SampleWiseCountsOf of run, kept for a finished
-// run (its units no longer change until it is resumed).
-func (h *Handlers) sampleWiseCounts(ctx context.Context, run models.Run) (models.SampleWiseCounts, error) {
-	rc := h.reports
-	if rc == nil || !run.Finished() || run.FinishedAt == nil {
-		return h.DB.SampleWiseCountsOf(ctx, run.ID)
-	}
-	key := sampleWiseKey{run: run.ID, end: run.FinishedAt.UnixNano(), done: run.BatchesDone}
-	rc.mu.Lock()
-	c, ok := rc.sampleWise[key]
-	rc.mu.Unlock()
-	if ok {
-		return c, nil
-	}
-	c, err := h.DB.SampleWiseCountsOf(ctx, run.ID)
-	if err != nil {
-		return c, err
-	}
-	rc.mu.Lock()
-	putBounded(rc.sampleWise, key, c)
-	rc.mu.Unlock()
-	return c, nil
 }

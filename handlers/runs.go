@@ -158,16 +158,6 @@ func (h *Handlers) showRun(c echo.Context) error {
 		}
 	}
 	v.MethodLabel = methods.Label(run.Method)
-	if methods.SamplesAnswers(methods.For(run.Method)) {
-		counts, err := h.sampleWiseCounts(ctx, run)
-		if err != nil {
-			return err
-		}
-		v.SampledAnswers = counts.Answers
-		if run.Method == models.MethodGEval {
-			v.GEvalSources = &counts.Sources
-		}
-	}
 	if v.Unreadable, err = h.unreadableExamples(ctx, run, true); err != nil {
 		return err
 	}
@@ -191,6 +181,13 @@ func (h *Handlers) showRun(c echo.Context) error {
 			// reload once built.
 			v.Preparing = preparingView(p)
 		}
+	}
+	if rep := v.Report; rep != nil {
+		// A sample-wise run's unit counts come with its figures (stored
+		// with a finished run's summary): a run too large to show its
+		// figures while it runs, or whose figures are being prepared,
+		// says them once they show.
+		v.SampledAnswers, v.GEvalSources = rep.SampledAnswers, rep.GEvalSources
 	}
 	if err := h.relatedRuns(ctx, run, &v); err != nil {
 		return err

@@ -508,20 +508,31 @@ func StreamJSON(ctx context.Context, db *models.DB, summary *Report, w io.Writer
 
 // withSampleWiseCounts fills the report's counts of a sample-wise run's
 // units (G-Eval's sources, the sampled answers behind each criterion's
-// scores) from storage; a run of another method keeps none.
+// scores) from storage, unless it has them (a stored summary keeps them);
+// a run of another method keeps none.
 func withSampleWiseCounts(ctx context.Context, db *models.DB, r *Report) error {
-	if !methods.SamplesAnswers(methods.For(r.Run.Method)) {
+	if !methods.SamplesAnswers(methods.For(r.Run.Method)) || r.SampledAnswers != nil {
 		return nil
 	}
 	counts, err := db.SampleWiseCountsOf(ctx, r.Run.ID)
 	if err != nil {
 		return err
 	}
-	r.SampledAnswers = counts.Answers
-	if r.Run.Method == models.MethodGEval {
-		r.GEvalSources = &counts.Sources
-	}
+	r.setSampleWiseCounts(counts)
 	return nil
+}
+
+// setSampleWiseCounts puts a sample-wise run's unit counts on the report:
+// SampledAnswers is never nil after it (it says the counts were read).
+func (r *Report) setSampleWiseCounts(c models.SampleWiseCounts) {
+	r.SampledAnswers = c.Answers
+	if r.SampledAnswers == nil {
+		r.SampledAnswers = map[int]models.SampledAnswers{}
+	}
+	if r.Run.Method == models.MethodGEval {
+		src := c.Sources
+		r.GEvalSources = &src
+	}
 }
 
 func (x *exportSource) writeJSON(ctx context.Context, summary *Report, w io.Writer) error {

@@ -48,7 +48,11 @@ import (
 // empty value was one group of its own. summary-10: the human ceiling
 // keeps the samples the judge's correlation is over and how many of them
 // are rated by two or more annotators (Ceiling.Judged, Ceiling.Both).
-const summaryVersion = "summary-10"
+// summary-11: a sample-wise run's unit counts (G-Eval's sources, the
+// sampled answers behind each criterion's scores) are stored with its
+// figures (storedSummary.SampleWise), so that its pages and exports do not
+// scan every unit's details at each view.
+const summaryVersion = "summary-11"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).
@@ -61,6 +65,9 @@ type storedSummary struct {
 	RubricCriteria []evaluator.Criterion
 	GroupColumn    string
 	Humans         HumanUse
+	// SampleWise are a sample-wise run's unit counts (Report.GEvalSources,
+	// Report.SampledAnswers); nil for the other methods.
+	SampleWise *models.SampleWiseCounts
 }
 
 // humanChoiceKey normalises a run's human-source choice as a report uses it.
@@ -220,7 +227,11 @@ func LookupSummary(ctx context.Context, db *models.DB, wsID, runID int64, opt Op
 func summaryReport(run models.Run, ds models.Dataset, s storedSummary) *Report {
 	run.RubricSnapshot.Criteria = s.RubricCriteria
 	ds.GroupColumn = s.GroupColumn
-	return &Report{Run: run, Dataset: ds, Simulated: run.Simulated, Criteria: s.Criteria, Humans: s.Humans}
+	rep := &Report{Run: run, Dataset: ds, Simulated: run.Simulated, Criteria: s.Criteria, Humans: s.Humans}
+	if c := s.SampleWise; c != nil {
+		rep.setSampleWiseCounts(*c)
+	}
+	return rep
 }
 
 // withoutSamples is rep with its criteria's samples dropped (a copy).
@@ -248,8 +259,16 @@ func storeSummary(ctx context.Context, db *models.DB, wsID int64, run models.Run
 		return withoutSamples(rep), nil
 	}
 	sum := withoutSamples(rep)
-	enc, err := encodeSummary(storedSummary{Criteria: sum.Criteria, RubricCriteria: rep.Run.RubricSnapshot.Criteria,
-		GroupColumn: rep.Dataset.GroupColumn, Humans: rep.Humans})
+	stored := storedSummary{Criteria: sum.Criteria, RubricCriteria: rep.Run.RubricSnapshot.Criteria,
+		GroupColumn: rep.Dataset.GroupColumn, Humans: rep.Humans}
+	if rep.SampledAnswers != nil {
+		c := models.SampleWiseCounts{Answers: rep.SampledAnswers}
+		if rep.GEvalSources != nil {
+			c.Sources = *rep.GEvalSources
+		}
+		stored.SampleWise = &c
+	}
+	enc, err := encodeSummary(stored)
 	if err != nil {
 		return nil, err
 	}
