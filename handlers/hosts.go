@@ -183,6 +183,13 @@ func (h *Handlers) guardNetwork(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		c.Response().Header().Set("Referrer-Policy", referrerPolicy)
+		if strings.HasPrefix(req.URL.Path, shareBase("")) {
+			// Every answer under a share link's address, not only its
+			// pages: a refusal (a wrong host name, a busy server, an
+			// address the routes do not know, such as the link with a
+			// slash a chat app added) has the token in its address too.
+			keepShareAddressPrivate(c.Response().Header())
+		}
 		if !h.Network.trustedPeer(req.RemoteAddr) {
 			for _, name := range forwardedHeaders {
 				if req.Header.Get(name) != "" {

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -21,6 +22,10 @@ const (
 	// progressPoll is how often the stream re-reads the run: fast enough to
 	// feel live, slow enough to cost the database nothing noticeable.
 	progressPoll = 500 * time.Millisecond
+	// accessRecheck is how often a stream checks that whoever opened it may
+	// still read the workspace: a member removed, or whose sessions were
+	// signed out (a password change or reset), stops receiving within it.
+	accessRecheck = 2 * time.Second
 	// keepAliveEvery sends a comment so proxies that drop idle connections
 	// (often after 30-60 s) keep a slow run's stream open.
 	keepAliveEvery = 15 * time.Second
@@ -150,6 +155,7 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 	// The unanswered scores are counted again only when the run's failed
 	// calls changed, not on every poll.
 	noAnswer, failedSeen := 0, -1
+	reader, checked := principalOf(ctx), time.Now()
 	for {
 		if run.BatchesFailed != failedSeen {
 			counts, _, err := h.runFailures(ctx, run)
@@ -188,6 +194,14 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 			continue
 		case <-poll.C:
 		}
+		if time.Since(checked) >= accessRecheck {
+			if !h.mayStillRead(ctx, reader) {
+				// The stream ends; the browser's reconnection is refused
+				// as any request of theirs now is.
+				return nil
+			}
+			checked = time.Now()
+		}
 		next, err := h.DB.FindRun(ctx, h.workspaceID(c), run.ID)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -197,4 +211,22 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 		}
 		run = next
 	}
+}
+
+// mayStillRead reports whether the person a long-lived answer was opened
+// for (a progress stream, which can stay open for the hours a run takes)
+// may still read its workspace, as their next request would be checked:
+// still a member, and their session not signed out since (a password
+// change, a reset, "sign out my other sessions" move the account's session
+// epoch). The local user of a loopback server always may.
+func (h *Handlers) mayStillRead(ctx context.Context, p Principal) bool {
+	if p.Kind != Account {
+		return p.Kind == LocalUser
+	}
+	u, err := h.DB.FindUser(ctx, p.User.ID)
+	if err != nil || u.SessionEpoch != p.User.SessionEpoch {
+		return false
+	}
+	_, err = h.DB.MemberRole(ctx, p.Workspace.ID, u.ID)
+	return err == nil
 }

@@ -28,12 +28,7 @@ func shareBase(token string) string { return "/s/" + token }
 // route's :token, whatever session the request carries: the page shows the
 // shared report and nothing of the signed-in person's workspace.
 func (h *Handlers) asShareVisitor(c echo.Context, next echo.HandlerFunc) error {
-	hd := c.Response().Header()
-	// The token is in the address: keep it out of Referer headers, shared
-	// caches and search engines.
-	hd.Set("Referrer-Policy", "no-referrer")
-	hd.Set("Cache-Control", "private, no-store")
-	hd.Set("X-Robots-Tag", "noindex, nofollow")
+	keepShareAddressPrivate(c.Response().Header())
 	req := c.Request()
 	link, err := h.DB.OpenShareLink(req.Context(), c.Param("token"))
 	if err != nil {
@@ -45,6 +40,15 @@ func (h *Handlers) asShareVisitor(c echo.Context, next echo.HandlerFunc) error {
 		return h.sharedError(c, err)
 	}
 	return nil
+}
+
+// keepShareAddressPrivate sets the headers of an answer whose address
+// holds a share link's token: keep it out of Referer headers, shared
+// caches and search engines.
+func keepShareAddressPrivate(hd http.Header) {
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Cache-Control", "private, no-store")
+	hd.Set("X-Robots-Tag", "noindex, nofollow")
 }
 
 // sharedError answers an error under a share link with a page that has

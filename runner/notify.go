@@ -297,8 +297,15 @@ func (r *Runner) SendTestWebhook(ctx context.Context, wsID int64) (string, error
 // runMessage composes the message of a finished or failed run.
 func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string) WebhookMessage {
 	url := baseURL + "/runs/" + strconv.FormatInt(run.ID, 10)
+	// A chat channel may be wider than the workspace: a failed run's
+	// reason goes as a share link gives it, in the product's own words,
+	// without what the judge client quotes after them (the judge's address,
+	// this server's network settings) or the raw text of an internal error
+	// (files, SQL, database addresses). The run's page, which the message
+	// links to, gives it whole to members.
+	reason := run.SharedError()
 	m := WebhookMessage{Event: EventRunFinished, Run: WebhookRun{ID: run.ID, Name: run.Name, Status: run.Status,
-		Method: run.Method, Simulated: run.Simulated, Error: run.ShownError(), BatchesDone: run.BatchesDone,
+		Method: run.Method, Simulated: run.Simulated, Error: reason, BatchesDone: run.BatchesDone,
 		BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores, ShortScores: run.ShortScores, URL: url, Criteria: []WebhookCriterion{}}}
 	if run.Status == models.RunFailed {
 		m.Event = EventRunFailed
@@ -317,7 +324,7 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "BatchEval run “%s” (%s)", slackText(models.OneLine(run.Name)), methods.Label(run.Method))
 	if run.Status == models.RunFailed {
-		fmt.Fprintf(&b, " failed: %s", slackText(run.ShownError()))
+		fmt.Fprintf(&b, " failed: %s", slackText(reason))
 	} else {
 		b.WriteString(" finished.")
 		for _, c := range m.Run.Criteria {

@@ -28,9 +28,10 @@ func TestWebhookTextEscapesSlackMarkup(t *testing.T) {
 		{"link under another label in the name",
 			models.Run{ID: 7, Name: "Q&A <https://elsewhere.example/login|Open the run>", Status: models.RunSucceeded},
 			"“Q&amp;A &lt;https://elsewhere.example/login|Open the run&gt;”"},
-		{"mention of a person in the judge's error",
-			models.Run{ID: 7, Name: "FED", Status: models.RunFailed, Error: "judge said: <@U024BE7LH> <!here>"},
-			"failed: judge said: &lt;@U024BE7LH&gt; &lt;!here&gt;"},
+		{"mention in a criterion's name in the error",
+			models.Run{ID: 7, Name: "FED", Status: models.RunFailed,
+				Error: `every batch of "<@U024BE7LH> <!here>" failed, even when tried again: the judge is not answering usefully (see the batches for its errors)`},
+			"failed: every batch of \"&lt;@U024BE7LH&gt; &lt;!here&gt;\" failed"},
 	}
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		for _, tc := range cases {

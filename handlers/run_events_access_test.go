@@ -1,0 +1,78 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// TestProgressStreamEndsWhenAccessEnds: the progress stream of a run
+// still going ends within a few seconds of its reader losing access to the
+// workspace (removed, or signed out everywhere by a password change),
+// while a member's stream goes on. Regression: it went on sending the
+// run's progress (and, while the run waited, the judge's error) to a
+// removed member until the run ended, hours later for a large run.
+func TestProgressStreamEndsWhenAccessEnds(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.ratedDataset("streamed", 10)
+		run := env.storedRun(d, "still going", d.human, nil)
+		must(t, env.db.Gorm.Exec(`UPDATE runs SET status = ?, finished_at = NULL WHERE id = ?`, models.RunRunning, run.ID).Error)
+		env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
+		for _, tc := range []struct {
+			name string
+			end  func(u models.User) // nil: access goes on
+		}{
+			{"member stays", nil},
+			{"member removed", func(u models.User) {
+				if _, err := env.db.RemoveMember(ctx, env.ws.ID, u.ID, false); err != nil {
+					t.Fatal(err)
+				}
+			}},
+			{"sessions signed out", func(u models.User) {
+				if _, err := env.db.EndOtherSessions(ctx, u.ID); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				u := env.createUser(env.ws.ID, strings.ReplaceAll(tc.name, " ", "-")+"@a.test", models.RoleViewer)
+				req := httptest.NewRequest(http.MethodGet, fmt.Sprintf("/runs/%d/events", run.ID), nil)
+				req.AddCookie(env.sessionCookie(u))
+				rctx, cancel := context.WithTimeout(ctx, 3*accessRecheck+2*time.Second)
+				defer cancel()
+				rec := httptest.NewRecorder()
+				done := make(chan struct{})
+				go func() {
+					env.e.ServeHTTP(rec, req.WithContext(rctx))
+					close(done)
+				}()
+				time.Sleep(progressPoll + 200*time.Millisecond)
+				if tc.end != nil {
+					tc.end(u)
+				}
+				select {
+				case <-done:
+					if tc.end == nil {
+						t.Errorf("the stream of a member ended early")
+					}
+				case <-time.After(accessRecheck + 2*progressPoll + time.Second):
+					if tc.end != nil {
+						t.Errorf("the stream still runs %s after its reader lost access", accessRecheck+2*progressPoll+time.Second)
+					}
+					cancel()
+					<-done
+				}
+				if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "event: progress") {
+					t.Errorf("the stream opened with %d %.200q, want 200 and a first progress event", rec.Code, rec.Body.String())
+				}
+			})
+		}
+	})
+}
