@@ -183,11 +183,12 @@ func (h *Handlers) guardNetwork(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		c.Response().Header().Set("Referrer-Policy", referrerPolicy)
-		if strings.HasPrefix(req.URL.Path, shareBase("")) {
-			// Every answer under a share link's address, not only its
-			// pages: a refusal (a wrong host name, a busy server, an
-			// address the routes do not know, such as the link with a
-			// slash a chat app added) has the token in its address too.
+		if tokenInAddress(req.URL.Path) {
+			// Every answer under a share link's, an invite's or a
+			// password reset's address, not only its pages: a refusal (a
+			// wrong host name, a busy server, an address the routes do
+			// not know, such as the link with a slash a chat app added)
+			// has the token in its address too.
 			keepShareAddressPrivate(c.Response().Header())
 		}
 		if !h.Network.trustedPeer(req.RemoteAddr) {
@@ -209,4 +210,16 @@ func (h *Handlers) guardNetwork(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// tokenInAddress says whether an address holds a secret token: a share
+// link's, an invite's or a password reset's (sent by email or chat, and
+// worth a workspace's reports or an account to whoever reads it).
+func tokenInAddress(path string) bool {
+	for _, base := range []string{shareBase(""), "/invites/", "/reset/"} {
+		if strings.HasPrefix(path, base) {
+			return true
+		}
+	}
+	return false
 }

@@ -43,8 +43,9 @@ func (h *Handlers) asShareVisitor(c echo.Context, next echo.HandlerFunc) error {
 }
 
 // keepShareAddressPrivate sets the headers of an answer whose address
-// holds a share link's token: keep it out of Referer headers, shared
-// caches and search engines.
+// holds a token (a share link's, an invite's, a password reset's:
+// tokenInAddress): keep it out of Referer headers, shared caches and
+// search engines.
 func keepShareAddressPrivate(hd http.Header) {
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("Cache-Control", "private, no-store")
