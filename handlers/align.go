@@ -796,7 +796,7 @@ func (h *Handlers) acceptAlignment(c echo.Context) error {
 	before, afterRun, started, err := h.launchHeldOutFor(c, a, run, after, rubric.Version)
 	if err != nil {
 		setFlash(c, "error", fmt.Sprintf("Version %d of the rubric is saved, but the held-out runs could not be launched: %s. Launch them again from this page.",
-			rubric.Version, models.ErrorMessage(err)))
+			rubric.Version, errorClause(err)))
 		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/alignments/%d", a.ID))
 	}
 	if started {
@@ -869,7 +869,7 @@ func (h *Handlers) relaunchHeldOut(c echo.Context) error {
 		}
 		// The workspace's limit of runs at once: said on the alignment's
 		// page, where the button is, as accepting says it.
-		setFlash(c, "error", fmt.Sprintf("The held-out runs could not be launched: %s. Launch them again from this page.", models.ErrorMessage(err)))
+		setFlash(c, "error", fmt.Sprintf("The held-out runs could not be launched: %s. Launch them again from this page.", errorClause(err)))
 		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/alignments/%d", a.ID))
 	}
 	if started {

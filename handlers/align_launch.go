@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -94,7 +95,7 @@ func (h *Handlers) launchHeldOutFor(c echo.Context, a models.Alignment, run mode
 		l := heldOutLaunch{at: time.Now().UTC()}
 		if err != nil {
 			h.Log.Error("launch held-out runs", "alignment", a.ID, "err", err)
-			l.failed = models.ErrorMessage(err)
+			l.failed = errorClause(err)
 		} else {
 			audit(ctx, before, afterRun)
 		}
@@ -119,7 +120,15 @@ func (h *Handlers) preparingHeldOutNote(a models.Alignment) (note string, refres
 		return fmt.Sprintf("Preparing the held-out runs: the %s held-out samples are being copied into a dataset of their own (since %s), and both runs are launched on it as soon as it is stored. This page reloads itself every %d seconds.",
 			web.Count(len(a.HeldOutRowIDs)), stampText(l.at), preparingRetrySeconds), true, false
 	case l.failed != "":
-		return fmt.Sprintf("The held-out runs could not be prepared (on %s): %s. Nothing of the copy was kept; launch them again below.", stampText(l.at), l.failed), false, true
+		return fmt.Sprintf("The held-out runs could not be prepared (on %s): %s. Launch them again below.", stampText(l.at), l.failed), false, true
 	}
 	return "", false, false
+}
+
+// errorClause is err's message as a page says it (models.ErrorMessage)
+// without its closing full stop, for a sentence that goes on after it:
+// "could not be launched: Something went wrong on our side. The details
+// are in the server log.. Launch them again" had two.
+func errorClause(err error) string {
+	return strings.TrimSuffix(models.ErrorMessage(err), ".")
 }

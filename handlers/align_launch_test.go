@@ -150,3 +150,47 @@ func TestLargeHeldOutPartPreparedInTheBackground(t *testing.T) {
 		}
 	})
 }
+
+// TestHeldOutLaunchFailureSaysOneSentence: when the held-out runs cannot
+// be launched for a reason of the server's own (here the jobs' table is
+// gone), the accept's message (launched in the request) and the page's
+// note (in the background) say so in sentences that end once: the flash
+// read "...The details are in the server log.. Launch them again from
+// this page."
+func TestHeldOutLaunchFailureSaysOneSentence(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		inline int
+	}{{"in the request", heldOutInlineSamples}, {"in the background", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			eachDB(t, func(t *testing.T, env *testEnv) {
+				ctx := context.Background()
+				src := alignDemoRun(t, env, "imported")
+				was := heldOutInlineSamples
+				heldOutInlineSamples = tc.inline
+				t.Cleanup(func() { heldOutInlineSamples = was })
+				rec := env.postForm(fmt.Sprintf("/runs/%d/align", src.ID), url.Values{"criterion": {"0"}, "seed": {"3"}, "held_out_percent": {"50"}})
+				if rec.Code != http.StatusSeeOther {
+					t.Fatalf("start: %d", rec.Code)
+				}
+				id, _ := strconv.ParseInt(strings.TrimPrefix(rec.Header().Get("Location"), "/alignments/"), 10, 64)
+				a, err := env.db.FindAlignment(ctx, env.ws.ID, id)
+				mustB(t, err)
+				mustB(t, env.db.Gorm.Exec("DROP TABLE river_job").Error)
+				rec = env.postForm(fmt.Sprintf("/alignments/%d/accept", a.ID), draftFormValues(a.Draft, "New high."))
+				env.h.reports.settling.Wait()
+				said := flashOf(rec)
+				if tc.inline == 0 {
+					said = env.get(fmt.Sprintf("/alignments/%d", a.ID)).Body.String()
+				}
+				const want = "Something went wrong on our side. The details are in the server log"
+				if !strings.Contains(said, want) {
+					t.Fatalf("the failure is not said (%q):\n%.2000s", want, said)
+				}
+				if strings.Contains(said, "log..") {
+					t.Errorf("a sentence ends twice: %.300s", said[strings.Index(said, want):])
+				}
+			})
+		})
+	}
+}
