@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batcheval/batcheval/evaluator/align"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
+	"github.com/batcheval/batcheval/runner"
 )
 
 // BenchmarkAlignmentAccept times, on SQLite, accepting an alignment's
@@ -54,6 +56,8 @@ func BenchmarkAlignmentAccept(b *testing.B) {
 	for b.Loop() {
 		for _, n := range sizes {
 			e, h, p := benchServer(b, models.SQLite)
+			// The runs' jobs are queued (no worker takes them).
+			mustB(b, runner.Migrate(ctx, h.DB, nil))
 			start := time.Now()
 			ds, ids := synthDataset(b, h.DB, p, n)
 			src := synthRunOn(b, h.DB, p, ds, ids, 0)
@@ -76,59 +80,135 @@ func BenchmarkAlignmentAccept(b *testing.B) {
 			mustB(b, report.StoreStats(ctx, h.DB, p.WorkspaceID, src))
 			b.Logf("%d samples: synthesized, rated and stored in %v", n, time.Since(start).Round(time.Millisecond))
 
-			var accepts, relaunches, acceptsDone, relaunchesDone []time.Duration
+			reps := 3
+			if v, err := strconv.Atoi(os.Getenv("BATCHEVAL_BENCH_ACCEPT_REPS")); err == nil && v > 0 {
+				reps = v
+			}
+			// The copy alone, the way before (every held-out row read
+			// into a map, written from a slice of them all) and now
+			// (streamed), on the held-out part of the first alignment.
+			run, err = h.DB.FindRun(ctx, p.WorkspaceID, src)
+			mustB(b, err)
+			_, held := align.Split(ids, 1, align.DefaultHeldOutShare)
+			median := func(fn func()) time.Duration {
+				var took []time.Duration
+				for range reps {
+					t0 := time.Now()
+					fn()
+					took = append(took, time.Since(t0))
+				}
+				slices.Sort(took)
+				return took[len(took)/2]
+			}
+			copyBefore := median(func() { benchCopyMaterialised(b, h.DB, ds, held) })
+			copyAfter := median(func() { benchCopyStreamed(b, h.DB, ds, held) })
+			b.Logf("%d samples, %d held out: the copy alone, every row held then written %v, streamed %v (%.2fx; medians of %d)",
+				n, len(held), copyBefore.Round(time.Millisecond), copyAfter.Round(time.Millisecond), float64(copyBefore)/float64(copyAfter), reps)
+			b.ReportMetric(float64(copyBefore)/float64(copyAfter), fmt.Sprintf("%dk-copy-before/after", n/1000))
+
 			stopProfile := startBenchProfile(b, os.Getenv("BATCHEVAL_BENCH_ACCEPT_PROFILE"))
-			for range 3 {
-				rec := post(e, fmt.Sprintf("/runs/%d/align", src), url.Values{"criterion": {"0"}, "seed": {"1"}, "held_out_percent": {"50"}})
-				if rec.Code != http.StatusSeeOther {
-					b.Fatalf("start: %d %.500s", rec.Code, rec.Body)
+			was := heldOutInlineSamples
+			for _, mode := range []struct {
+				name   string
+				inline int
+			}{{"in the request", 1 << 40}, {"as served now", was}} {
+				heldOutInlineSamples = mode.inline
+				var accepts, relaunches, acceptsDone, relaunchesDone []time.Duration
+				for range reps {
+					rec := post(e, fmt.Sprintf("/runs/%d/align", src), url.Values{"criterion": {"0"}, "seed": {"1"}, "held_out_percent": {"50"}})
+					if rec.Code != http.StatusSeeOther {
+						b.Fatalf("start: %d %.500s", rec.Code, rec.Body)
+					}
+					page := rec.Header().Get("Location")
+					aID, _ := strconv.ParseInt(strings.TrimPrefix(page, "/alignments/"), 10, 64)
+					a, err := h.DB.FindAlignment(ctx, p.WorkspaceID, aID)
+					mustB(b, err)
+					form := url.Values{"low": {a.Draft.Levels.Low}, "middle": {a.Draft.Levels.Middle}, "high": {"New high."}}
+					for _, ex := range a.Draft.Examples {
+						form.Add("example_id", ex.SampleID)
+						form.Add("example_score", strconv.FormatFloat(ex.Score, 'f', -1, 64))
+						form.Add("example_reason", ex.Reason)
+					}
+					t0 := time.Now()
+					rec = post(e, page+"/accept", form)
+					accepts = append(accepts, time.Since(t0))
+					if rec.Code != http.StatusSeeOther || strings.Contains(flashOf(rec), "could not") {
+						b.Fatalf("accept: %d %.500s %s", rec.Code, rec.Body, flashOf(rec))
+					}
+					heldOutLaunched(b, h, p.WorkspaceID, aID, len(held))
+					acceptsDone = append(acceptsDone, time.Since(t0))
+					a, err = h.DB.FindAlignment(ctx, p.WorkspaceID, aID)
+					mustB(b, err)
+					// The runs deleted (and the workspace's places freed):
+					// the page offers to launch them again.
+					mustB(b, h.DB.Gorm.Exec("DELETE FROM runs WHERE id IN ?", []int64{*a.BeforeRunID, *a.AfterRunID}).Error)
+					t0 = time.Now()
+					rec = post(e, page+"/heldout", url.Values{})
+					relaunches = append(relaunches, time.Since(t0))
+					if rec.Code != http.StatusSeeOther || strings.Contains(flashOf(rec), "could not") {
+						b.Fatalf("launch again: %d %.500s %s", rec.Code, rec.Body, flashOf(rec))
+					}
+					heldOutLaunched(b, h, p.WorkspaceID, aID, len(held))
+					relaunchesDone = append(relaunchesDone, time.Since(t0))
 				}
-				page := rec.Header().Get("Location")
-				aID, _ := strconv.ParseInt(strings.TrimPrefix(page, "/alignments/"), 10, 64)
-				a, err := h.DB.FindAlignment(ctx, p.WorkspaceID, aID)
-				mustB(b, err)
-				form := url.Values{"low": {a.Draft.Levels.Low}, "middle": {a.Draft.Levels.Middle}, "high": {"New high."}}
-				for _, ex := range a.Draft.Examples {
-					form.Add("example_id", ex.SampleID)
-					form.Add("example_score", strconv.FormatFloat(ex.Score, 'f', -1, 64))
-					form.Add("example_reason", ex.Reason)
+				for _, d := range [][]time.Duration{accepts, relaunches, acceptsDone, relaunchesDone} {
+					slices.Sort(d)
 				}
-				t0 := time.Now()
-				rec = post(e, page+"/accept", form)
-				accepts = append(accepts, time.Since(t0))
-				if rec.Code != http.StatusSeeOther {
-					b.Fatalf("accept: %d %.500s", rec.Code, rec.Body)
-				}
-				a, err = h.DB.FindAlignment(ctx, p.WorkspaceID, aID)
-				mustB(b, err)
-				heldOutLaunched(b, h, p.WorkspaceID, aID, len(a.HeldOutRowIDs))
-				acceptsDone = append(acceptsDone, time.Since(t0))
-				a, err = h.DB.FindAlignment(ctx, p.WorkspaceID, aID)
-				mustB(b, err)
-				// The runs deleted (and the workspace's places freed): the
-				// page offers to launch them again.
-				mustB(b, h.DB.Gorm.Exec("DELETE FROM runs WHERE id IN ?", []int64{*a.BeforeRunID, *a.AfterRunID}).Error)
-				t0 = time.Now()
-				rec = post(e, page+"/heldout", url.Values{})
-				relaunches = append(relaunches, time.Since(t0))
-				if rec.Code != http.StatusSeeOther {
-					b.Fatalf("launch again: %d %.500s", rec.Code, rec.Body)
-				}
-				heldOutLaunched(b, h, p.WorkspaceID, aID, len(a.HeldOutRowIDs))
-				relaunchesDone = append(relaunchesDone, time.Since(t0))
+				m := len(accepts) / 2
+				b.Logf("%d samples, %d held out, launched %s: accept served in %v, its runs launched %v after it was sent; launch again served in %v, its runs launched %v after (medians of %d; all %v, %v, %v, %v)",
+					n, len(held), mode.name, accepts[m].Round(time.Millisecond), acceptsDone[m].Round(time.Millisecond), relaunches[m].Round(time.Millisecond),
+					relaunchesDone[m].Round(time.Millisecond), reps, accepts, acceptsDone, relaunches, relaunchesDone)
+				b.ReportMetric(float64(accepts[m].Milliseconds()), fmt.Sprintf("%dk-accept-ms(%s)", n/1000, strings.ReplaceAll(mode.name, " ", "-")))
+				b.ReportMetric(float64(relaunches[m].Milliseconds()), fmt.Sprintf("%dk-again-ms(%s)", n/1000, strings.ReplaceAll(mode.name, " ", "-")))
+				b.ReportMetric(float64(acceptsDone[m].Milliseconds()), fmt.Sprintf("%dk-launched-ms(%s)", n/1000, strings.ReplaceAll(mode.name, " ", "-")))
 			}
+			heldOutInlineSamples = was
 			stopProfile()
-			for _, d := range [][]time.Duration{accepts, relaunches, acceptsDone, relaunchesDone} {
-				slices.Sort(d)
-			}
-			b.Logf("%d samples, %d held out: accept served in %v, its runs launched %v after it was sent; launch again served in %v, its runs launched after %v (medians of 3; all %v, %v, %v, %v)",
-				n, n/2, accepts[1].Round(time.Millisecond), acceptsDone[1].Round(time.Millisecond), relaunches[1].Round(time.Millisecond),
-				relaunchesDone[1].Round(time.Millisecond), accepts, acceptsDone, relaunches, relaunchesDone)
-			b.ReportMetric(float64(accepts[1].Milliseconds()), fmt.Sprintf("%dk-accept-ms", n/1000))
-			b.ReportMetric(float64(relaunches[1].Milliseconds()), fmt.Sprintf("%dk-again-ms", n/1000))
-			b.ReportMetric(float64(acceptsDone[1].Milliseconds()), fmt.Sprintf("%dk-launched-ms", n/1000))
 		}
 	}
+}
+
+// benchCopyMaterialised copies rows ids of ds into a dataset of their own
+// as launching held-out runs did before: every row read into a map
+// (FindDatasetRows), sorted, and written from one slice (CreateDataset).
+func benchCopyMaterialised(b *testing.B, db *models.DB, ds models.Dataset, ids []int64) {
+	ctx := context.Background()
+	found, err := db.FindDatasetRows(ctx, ds.ID, ids)
+	mustB(b, err)
+	rows := make([]models.DatasetRow, 0, len(found))
+	for _, r := range found {
+		rows = append(rows, models.DatasetRow{Position: r.Position, ExternalID: r.ExternalID, Data: r.Data, Ratings: r.Ratings})
+	}
+	slices.SortFunc(rows, func(x, y models.DatasetRow) int { return x.Position - y.Position })
+	for i := range rows {
+		rows[i].Position = i
+	}
+	held := benchCopyOf(ds, "materialised")
+	mustB(b, db.CreateDataset(ctx, &held, rows))
+}
+
+// benchCopyStreamed is benchCopyMaterialised as runner.LaunchHeldOut
+// copies now: the rows' places in file order, then the rows a chunk at a
+// time into ImportDataset.
+func benchCopyStreamed(b *testing.B, db *models.DB, ds models.Dataset, ids []int64) {
+	ctx := context.Background()
+	order, err := db.DatasetRowsInFileOrder(ctx, ds.ID, ids)
+	mustB(b, err)
+	held := benchCopyOf(ds, "streamed")
+	mustB(b, db.ImportDataset(ctx, &held, func(put func(models.DatasetRow) error) error {
+		position := 0
+		return db.EachDatasetRowByID(ctx, ds.ID, order, func(r models.DatasetRow) error {
+			position++
+			return put(models.DatasetRow{Position: position - 1, ExternalID: r.ExternalID, Data: r.Data, Ratings: r.Ratings})
+		})
+	}))
+}
+
+// benchCopyOf is a dataset to copy ds's rows into.
+func benchCopyOf(ds models.Dataset, how string) models.Dataset {
+	parent := ds.ID
+	return models.Dataset{WorkspaceID: ds.WorkspaceID, ProjectID: ds.ProjectID, Name: ds.Name + " " + how, Format: ds.Format, IDColumn: ds.IDColumn,
+		Columns: ds.Columns, Fields: ds.Fields, RatingColumns: ds.RatingColumns, ParentDatasetID: &parent, CreatedAt: time.Now().UTC()}
 }
 
 // heldOutLaunched waits until alignment aID of workspace ws has both
@@ -151,7 +231,7 @@ func heldOutLaunched(b *testing.B, h *Handlers, ws, aID int64, held int) {
 			}
 		}
 		if time.Now().After(deadline) {
-			b.Fatalf("alignment %d: no held-out runs after 10 minutes: %+v", aID, a)
+			b.Fatalf("alignment %d: no held-out runs after 10 minutes (dataset %v, runs %v and %v)", aID, a.HeldOutDatasetID, a.BeforeRunID, a.AfterRunID)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -18,7 +18,7 @@ import (
 // a dataset of their own (one transaction: all of them or none) and reads
 // the source run's human rating of each when it reads browser ratings:
 // seconds at 100,000 samples, tens of seconds at a million. A held-out part
-// of up to heldOutInlineSamples samples is copied and launched in the
+// of up to heldOutInlineSamples samples (10,000) is copied and launched in the
 // request (accept, launch again), which redirects to the alignment's page
 // with its runs; a larger one in the background, in one of the background
 // slots (background.go), once per alignment and process: the request
@@ -29,9 +29,9 @@ import (
 // part of it; the alignment records the dataset and runs only once made.
 
 // heldOutInlineSamples is the largest held-out part launched in the
-// request (a variable so tests can lower it): 20,000 samples take about a
-// second on a small server (BenchmarkAlignmentAccept).
-var heldOutInlineSamples = 20000
+// request (a variable so tests can lower it): 10,000 samples take under a
+// second on a small server, 50,000 about 4 s (BenchmarkAlignmentAccept).
+var heldOutInlineSamples = 10000
 
 // heldOutLaunch is how the last background launch of an alignment's
 // held-out runs in this process stands: under way, or failed with the
