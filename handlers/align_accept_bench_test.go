@@ -100,10 +100,21 @@ func BenchmarkAlignmentAccept(b *testing.B) {
 				slices.Sort(took)
 				return took[len(took)/2]
 			}
-			copyBefore := median(func() { benchCopyMaterialised(b, h.DB, ds, held) })
-			copyAfter := median(func() { benchCopyStreamed(b, h.DB, ds, held) })
-			b.Logf("%d samples, %d held out: the copy alone, every row held then written %v, streamed %v (%.2fx; medians of %d)",
-				n, len(held), copyBefore.Round(time.Millisecond), copyAfter.Round(time.Millisecond), float64(copyBefore)/float64(copyAfter), reps)
+			var heapBefore, heapAfter uint64
+			peakOf := func(peak *uint64, fn func()) func() {
+				return func() {
+					p := startHeapPeak()
+					fn()
+					*peak = max(*peak, p.Stop())
+				}
+			}
+			copyBefore := median(peakOf(&heapBefore, func() { benchCopyMaterialised(b, h.DB, ds, held) }))
+			copyAfter := median(peakOf(&heapAfter, func() { benchCopyStreamed(b, h.DB, ds, held) }))
+			b.Logf("%d samples, %d held out: the copy alone, every row held then written %v (peak heap %d MB), streamed %v (%d MB) (%.2fx; medians of %d)",
+				n, len(held), copyBefore.Round(time.Millisecond), heapBefore>>20, copyAfter.Round(time.Millisecond), heapAfter>>20,
+				float64(copyBefore)/float64(copyAfter), reps)
+			b.ReportMetric(float64(heapBefore>>20), fmt.Sprintf("%dk-copy-heap-MB-before", n/1000))
+			b.ReportMetric(float64(heapAfter>>20), fmt.Sprintf("%dk-copy-heap-MB-after", n/1000))
 			b.ReportMetric(float64(copyBefore)/float64(copyAfter), fmt.Sprintf("%dk-copy-before/after", n/1000))
 
 			stopProfile := startBenchProfile(b, os.Getenv("BATCHEVAL_BENCH_ACCEPT_PROFILE"))
