@@ -497,8 +497,16 @@ func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a mode
 		}
 	}
 	if runs[0] == nil || runs[1] == nil {
-		v.CompareNote = "The held-out runs were not launched (or were deleted). Launch them again to compare the versions."
-		v.CanRelaunch = true
+		note, refresh, failed := h.preparingHeldOutNote(a)
+		switch {
+		case refresh:
+			v.CompareNote, v.HeldOutPreparing = note, true
+		case failed:
+			v.CompareNote, v.CanRelaunch = note, true
+		default:
+			v.CompareNote = "The held-out runs were not launched (or were deleted). Launch them again to compare the versions."
+			v.CanRelaunch = true
+		}
 		return nil
 	}
 	if !runs[0].Completed() || !runs[1].Completed() {
@@ -785,14 +793,16 @@ func (h *Handlers) acceptAlignment(c echo.Context) error {
 		return err
 	}
 	after := draft.Apply(crit)
-	before, afterRun, err := h.launchHeldOut(ctx, ws, &a, run, after)
+	before, afterRun, started, err := h.launchHeldOutFor(c, a, run, after, rubric.Version)
 	if err != nil {
 		setFlash(c, "error", fmt.Sprintf("Version %d of the rubric is saved, but the held-out runs could not be launched: %s. Launch them again from this page.",
-			rubric.Version, models.ErrorMessage(err)))
+			rubric.Version, errorClause(err)))
 		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/alignments/%d", a.ID))
 	}
-	h.audit(c, models.AuditRunLaunched, runTarget(before), fmt.Sprintf("held-out run of alignment %d, rubric version %d", a.ID, a.BaseVersion))
-	h.audit(c, models.AuditRunLaunched, runTarget(afterRun), fmt.Sprintf("held-out run of alignment %d, rubric version %d", a.ID, rubric.Version))
+	if started {
+		return redirect(c, fmt.Sprintf("/alignments/%d", a.ID), fmt.Sprintf("Saved as version %d of %s. The held-out runs of versions %d and %d are being prepared: the %d held-out samples are being copied, and this page shows the runs once they are launched.",
+			rubric.Version, rubric.Name, a.BaseVersion, rubric.Version, len(a.HeldOutRowIDs)))
+	}
 	return redirect(c, fmt.Sprintf("/alignments/%d", a.ID), fmt.Sprintf("Saved as version %d of %s. Runs %d (version %d) and %d (version %d) judge the %d held-out samples.",
 		rubric.Version, rubric.Name, before.ID, a.BaseVersion, afterRun.ID, rubric.Version, len(a.HeldOutRowIDs)))
 }
@@ -852,14 +862,18 @@ func (h *Handlers) relaunchHeldOut(c echo.Context) error {
 			after = vc
 		}
 	}
-	if _, _, err := h.launchHeldOut(ctx, ws, &a, run, after); err != nil {
+	_, _, started, err := h.launchHeldOutFor(c, a, run, after, *a.NewVersion)
+	if err != nil {
 		if models.ErrorCode(err) != models.EConflict {
 			return err
 		}
 		// The workspace's limit of runs at once: said on the alignment's
 		// page, where the button is, as accepting says it.
-		setFlash(c, "error", fmt.Sprintf("The held-out runs could not be launched: %s. Launch them again from this page.", models.ErrorMessage(err)))
+		setFlash(c, "error", fmt.Sprintf("The held-out runs could not be launched: %s. Launch them again from this page.", errorClause(err)))
 		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/alignments/%d", a.ID))
+	}
+	if started {
+		return redirect(c, fmt.Sprintf("/alignments/%d", a.ID), fmt.Sprintf("The held-out runs of both versions are being prepared: the %d held-out samples are being copied, and this page shows the runs once they are launched.", len(a.HeldOutRowIDs)))
 	}
 	return redirect(c, fmt.Sprintf("/alignments/%d", a.ID), "Launched the held-out runs of both versions.")
 }

@@ -60,7 +60,10 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 	if err != nil {
 		return before, afterRun, err
 	}
-	found, err := r.db.FindDatasetRows(ctx, ds.ID, a.HeldOutRowIDs)
+	// The held-out rows in file order, their ids and positions alone: the
+	// copy's rows are then read, rewritten and stored a chunk at a time
+	// in one transaction (ImportDataset), never all held at once.
+	order, err := r.db.DatasetRowsInFileOrder(ctx, ds.ID, a.HeldOutRowIDs)
 	if err != nil {
 		return before, afterRun, err
 	}
@@ -68,22 +71,13 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 	if humans != nil && crit.HumanColumn == "" {
 		return before, afterRun, models.Errorf(models.EInvalid, "run %d's %s has no human rating column to carry the ratings in", parent.ID, crit.Name)
 	}
-	rows := make([]models.DatasetRow, 0, len(found))
-	for _, row := range found {
-		out := models.DatasetRow{Position: row.Position, ExternalID: row.ExternalID, Data: row.Data, Ratings: row.Ratings}
-		if humans != nil {
-			out = withHumans(out, row, crit, humans.ByRow)
-		}
-		rows = append(rows, out)
-	}
-	slices.SortFunc(rows, func(x, y models.DatasetRow) int { return x.Position - y.Position })
-	for i := range rows {
-		rows[i].Position = i
+	if len(order) == 0 {
+		return before, afterRun, models.Errorf(models.EInvalid, "none of the %d held-out samples of alignment %d is left in dataset %d", len(a.HeldOutRowIDs), a.ID, ds.ID)
 	}
 	parentDS := ds.ID
 	held := models.Dataset{WorkspaceID: wsID, ProjectID: ds.ProjectID,
 		Name: models.ComposeName(models.MaxNameFor(models.KindDataset), "", models.OneLine(ds.Name),
-			fmt.Sprintf(" (held-out part of alignment %d: %d samples, seed %d)", a.ID, len(rows), a.Seed)),
+			fmt.Sprintf(" (held-out part of alignment %d: %d samples, seed %d)", a.ID, len(order), a.Seed)),
 		SourceFilename: ds.SourceFilename, Format: ds.Format, IDColumn: ds.IDColumn, Columns: ds.Columns, Fields: ds.Fields,
 		RatingColumns: ds.RatingColumns, ParentDatasetID: &parentDS, GroupColumn: ds.GroupColumn, CreatedAt: time.Now().UTC()}
 	if humans != nil {
@@ -92,7 +86,19 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 		// criterion of the runs names none, so none is looked for.
 		crit.AnnotatorColumns = nil
 	}
-	if err := r.db.CreateDataset(ctx, &held, rows); err != nil {
+	src := parent.RubricSnapshot.Criteria[a.CriterionIndex]
+	err = r.db.ImportDataset(ctx, &held, func(put func(models.DatasetRow) error) error {
+		position := 0
+		return r.db.EachDatasetRowByID(ctx, ds.ID, order, func(row models.DatasetRow) error {
+			out := models.DatasetRow{Position: position, ExternalID: row.ExternalID, Data: row.Data, Ratings: row.Ratings}
+			if humans != nil {
+				out = withHumans(out, row, src, humans.ByRow)
+			}
+			position++
+			return put(out)
+		})
+	})
+	if err != nil {
 		return before, afterRun, err
 	}
 	a.HeldOutDatasetID = &held.ID
