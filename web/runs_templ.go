@@ -5091,7 +5091,7 @@ func runCeiling(c report.CriterionReport) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 380, "</p><p class=\"small muted\">Krippendorff's α is 1 when the annotators always agree and 0 when they agree no more than chance would. The second figure correlates each annotator with the average of the others: the agreement a judge can hope to reach with the average human.</p></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 380, "</p><p class=\"small muted\">Krippendorff's α is 1 when the annotators always agree and 0 when they agree no more than chance would. “One human against the others” correlates each annotator with the average of the other annotators: the agreement a judge can hope to reach with the average human.</p></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -5107,7 +5107,7 @@ func ceilingSamplesText(c report.Ceiling) string {
 	}
 	return "The two figures are over different samples: the humans' agreement over the " + samplesCount(c.Items) +
 		" rated by two or more annotators, the judge's correlation over the " + samplesCount(c.Judged) +
-		" with a judge score and a human rating (" + Count(c.Both) + " in both), so they compare only roughly."
+		" with a judge score and a human rating (" + Count(c.Both) + " of them in both), so they compare only roughly."
 }
 
 // samplesCount is "1 sample" or "1,234 samples".
