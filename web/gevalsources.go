@@ -24,6 +24,6 @@ func gevalSourcesText(run models.Run, s *models.GEvalSources) string {
 	case s.Logprobs == 0:
 		return fmt.Sprintf("Every score (%d) was estimated from %d sampled answers: the endpoint gave no log-probabilities that could be read.", s.Samples, n)
 	}
-	return fmt.Sprintf("Scores estimated from the endpoint's log-probabilities: %d of %d; from %d sampled answers: %d, whose answer came without log-probabilities or with none that could be read (each sample's page says why).",
+	return fmt.Sprintf("Scores estimated from the endpoint's log-probabilities: %d of %d; from %d sampled answers: %d, whose answer came without log-probabilities or with none that could be read (the judge's calls for each sample, linked from its page, say why).",
 		s.Logprobs, s.Logprobs+s.Samples, n, s.Samples)
 }
