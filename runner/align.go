@@ -78,7 +78,7 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 	}
 	slices.SortFunc(rows, func(x, y models.DatasetRow) int { return x.Position - y.Position })
 	for i := range rows {
-		rows[i].Position = i
+		rows[i].Position = i + 1 // from 1, as an upload and every other copy number their rows
 	}
 	parentDS := ds.ID
 	held := models.Dataset{WorkspaceID: wsID, ProjectID: ds.ProjectID,
