@@ -45,3 +45,37 @@ func TestSampledUnreadableOnEveryReport(t *testing.T) {
 		}
 	})
 }
+
+// TestGEvalSourcesOnEveryReport: the run page of a G-Eval run says how its
+// scores were estimated (method.md: "report which way was used"), from
+// the endpoint's log-probabilities or from sampled answers; its share link
+// and the downloaded HTML reports did not say it.
+func TestGEvalSourcesOnEveryReport(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.ratedDataset("G-Eval sampled", 12)
+		run := env.storedRun(d, "G-Eval", noisy(d.human, 0.5, 4), func(r *models.Run) {
+			r.Method = models.MethodGEval
+			r.MethodSettings.Samples = 20
+		})
+		must(t, env.db.Gorm.Exec(`UPDATE run_batches SET details = ? WHERE run_id = ?`,
+			`{"method":"geval","source":"samples","probabilities":{"3":1},"used":20,"total":20,"asked":20,"answered":20}`, run.ID).Error)
+		want := "Every score (1) was estimated from 20 sampled answers (log-probabilities were not asked for)."
+		_, token, err := env.db.CreateShareLink(ctx, models.NewShareLink{WorkspaceID: env.ws.ID, Kind: models.ShareRun, RunID: run.ID})
+		must(t, err)
+		link := "/s/" + token
+		for _, page := range []string{fmt.Sprintf("/runs/%d", run.ID), fmt.Sprintf("/runs/%d/report.html", run.ID), link, link + "/report.html"} {
+			rec := env.get(page)
+			if rec.Code != 200 {
+				t.Errorf("%s: %d", page, rec.Code)
+				continue
+			}
+			if !strings.Contains(rec.Body.String(), want) {
+				t.Errorf("%s does not say %q", page, want)
+			}
+			if page != fmt.Sprintf("/runs/%d", run.ID) && strings.Contains(rec.Body.String(), "the judge's calls for each sample") {
+				t.Errorf("%s points to the judge's calls, which a read-only report does not show", page)
+			}
+		}
+	})
+}
