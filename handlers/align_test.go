@@ -339,7 +339,7 @@ func TestRealJudgeDraftsItself(t *testing.T) {
 				for _, ex := range d.Examples {
 					ids = append(ids, ex.SampleID)
 				}
-				if source != tc.wantSource || d.Levels.High != tc.wantHigh && !strings.HasPrefix(d.Levels.High, tc.wantHigh+" ") ||
+				if source != tc.wantSource || d.Levels.High != tc.wantHigh && !strings.HasPrefix(d.Levels.High, tc.wantHigh+". ") ||
 					!strings.Contains(d.Notes, tc.wantNote) || fmt.Sprint(ids) != fmt.Sprint(tc.wantIDs) {
 					t.Errorf("draft by %q: high %q, notes %q, examples %v", source, d.Levels.High, d.Notes, ids)
 				}

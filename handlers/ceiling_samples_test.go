@@ -64,8 +64,14 @@ func TestCeilingCountsItsSamplesSideBySide(t *testing.T) {
 				t.Errorf("%s: the judge's figure is over %q samples, want %d (shown beside the humans')", where, got, n)
 			}
 			want := fmt.Sprintf("over different samples: the humans&#39; agreement over the %d samples rated by two or more annotators, the judge&#39;s correlation over the %d samples", twice, n)
-			if got := get("ceiling-samples"); !strings.Contains(got, want) {
-				t.Errorf("%s: the sentence on the samples is %q, want it to say %q", where, got, want)
+			if got := get("ceiling-samples"); !strings.Contains(got, want) || !strings.Contains(got, fmt.Sprintf("(%d of them in both)", twice)) {
+				t.Errorf("%s: the sentence on the samples is %q, want it to say %q and how many of them are in both", where, got, want)
+			}
+			// The note under the table names the figure it explains by its
+			// row: the table's second row is the judge's correlation, which
+			// "The second figure" (written before the table) seemed to mean.
+			if strings.Contains(body, "The second figure") || !strings.Contains(body, "“One human against the others” correlates each annotator with the average of the other annotators") {
+				t.Errorf("%s: the note under the ceiling's table does not name the row it explains", where)
 			}
 		}
 		check("run page", env.get(fmt.Sprintf("/runs/%d", run.ID)).Body.String())

@@ -495,10 +495,28 @@ func gevalDetails(details map[string]any) ([]web.ScoreProbability, string) {
 		if asked, answered, ok := sampledAnswers(details); ok && answered < asked {
 			source = fmt.Sprintf("%d sampled answers (%s): the share of answers giving each score (%d of %d could be read)", total, web.SampledText(asked, answered), used, total)
 		}
+		source += gevalSampledWhy(details)
 	case "":
 		source = "not recorded"
 	}
 	return out, source
+}
+
+// gevalSampledWhy says why a G-Eval sample that asked for log-probabilities
+// was scored from sampled answers instead, as the run page's count of
+// sampled scores promises: the endpoint gave none (in this answer, or in an
+// earlier one, after which the run stops asking), or those it gave could
+// not be used. "" when log-probabilities were not asked for.
+func gevalSampledWhy(details map[string]any) string {
+	var problem string
+	if detailAs(details, "logprobs_unreadable", &problem) && problem != "" {
+		return "; sampled because the log-probabilities could not be used: " + problem
+	}
+	var absent bool
+	if detailAs(details, "logprobs_unavailable", &absent) && absent {
+		return "; sampled because the endpoint gave no log-probabilities (for this sample, or for an earlier one of the run, after which the run stops asking for them)"
+	}
+	return ""
 }
 
 // sampledAnswers returns how many sampled answers a unit of G-Eval's

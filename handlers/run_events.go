@@ -131,6 +131,11 @@ func durationText(d time.Duration) string {
 	}
 }
 
+// streamEndedNoAccess is the "ended" event's data when the reader lost
+// access to the workspace while the stream was open: app.js shows its
+// message where the live progress was.
+const streamEndedNoAccess = `{"message":"Live progress stopped: you no longer have access to this workspace (you were removed from it, or your sessions were signed out). The figures above are as they were then; sign in again to see the run."}`
+
 // streamRunEvents sends the run's progress as server-sent events: a
 // "progress" event whenever something changed, a comment every 15 s so the
 // connection stays open, and a last event with finished (or paused) true.
@@ -196,8 +201,12 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 		}
 		if time.Since(checked) >= accessRecheck {
 			if !h.mayStillRead(ctx, reader) {
-				// The stream ends; the browser's reconnection is refused
-				// as any request of theirs now is.
+				// The stream ends, saying so: the browser's reconnection
+				// is refused as any request of theirs now is, and the page
+				// would otherwise go on showing the last progress as if
+				// the run had stalled there.
+				fmt.Fprintf(w, "event: ended\ndata: %s\n\n", streamEndedNoAccess)
+				w.Flush()
 				return nil
 			}
 			checked = time.Now()

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -71,6 +72,19 @@ func TestProgressStreamEndsWhenAccessEnds(t *testing.T) {
 				}
 				if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "event: progress") {
 					t.Errorf("the stream opened with %d %.200q, want 200 and a first progress event", rec.Code, rec.Body.String())
+				}
+				// The stream says why it ends, for the page to show: it
+				// ended silently, and the page went on showing the last
+				// progress as if the run had stalled there.
+				ended := strings.HasSuffix(rec.Body.String(), "event: ended\ndata: "+streamEndedNoAccess+"\n\n")
+				if tc.end != nil && !ended {
+					t.Errorf("the stream ended without an ended event: %.300q", rec.Body.String()[max(0, rec.Body.Len()-300):])
+				}
+				if tc.end == nil && strings.Contains(rec.Body.String(), "event: ended") {
+					t.Errorf("a member's stream says it ended")
+				}
+				if !json.Valid([]byte(streamEndedNoAccess)) {
+					t.Errorf("the ended event's data is not JSON: %s", streamEndedNoAccess)
 				}
 			})
 		}

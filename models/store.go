@@ -754,7 +754,7 @@ func (db *DB) ListRunNames(ctx context.Context, wsID int64, s RunNameSearch, opt
 		// too, so "Évaluation" finds "Évaluation" on both databases.
 		lower := "%" + likeEscaper.Replace(strings.ToLower(m)) + "%"
 		typed := "%" + likeEscaper.Replace(m) + "%"
-		id, err := strconv.ParseInt(strings.TrimPrefix(m, "#"), 10, 64)
+		id, err := strconv.ParseInt(runIDQuery(m), 10, 64)
 		if err != nil {
 			id = 0
 		}
@@ -767,6 +767,16 @@ func (db *DB) ListRunNames(ctx context.Context, wsID int64, s RunNameSearch, opt
 		return nil, fmt.Errorf("list the names of workspace %d's runs: %w", wsID, err)
 	}
 	return out, nil
+}
+
+// runIDQuery is the id a search for a run may be written as: "7", "#7", or
+// as the lists of choices name a run, "run 7" or "(run 7)" (any case).
+func runIDQuery(m string) string {
+	m = strings.TrimSuffix(strings.TrimPrefix(m, "("), ")")
+	if len(m) > 4 && strings.EqualFold(m[:4], "run ") {
+		m = strings.TrimSpace(m[4:])
+	}
+	return strings.TrimPrefix(m, "#")
 }
 
 // likeEscaper escapes what LIKE reads as wildcards (and its escape

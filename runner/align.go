@@ -90,11 +90,11 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 	err = r.db.ImportDataset(ctx, &held, func(put func(models.DatasetRow) error) error {
 		position := 0
 		return r.db.EachDatasetRowByID(ctx, ds.ID, order, func(row models.DatasetRow) error {
+			position++ // from 1, as an upload and every other copy number their rows
 			out := models.DatasetRow{Position: position, ExternalID: row.ExternalID, Data: row.Data, Ratings: row.Ratings}
 			if humans != nil {
 				out = withHumans(out, row, src, humans.ByRow)
 			}
-			position++
 			return put(out)
 		})
 	})

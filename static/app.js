@@ -22,7 +22,24 @@
       if (bar && d.percent !== undefined) bar.style.width = d.percent + "%";
       if (d.finished || d.paused) { es.close(); window.location.reload(); }
     });
-    es.onerror = function () { /* the browser reconnects by itself */ };
+    var ended = el.querySelector("[data-stream-ended]");
+    var stopped = function (message) {
+      if (!ended || !ended.hidden) return;
+      ended.textContent = message;
+      ended.hidden = false;
+    };
+    // The server ends the stream saying why (the reader lost access).
+    es.addEventListener("ended", function (ev) {
+      es.close();
+      stopped(JSON.parse(ev.data).message);
+    });
+    es.onerror = function () {
+      // The browser reconnects by itself after a dropped connection; it
+      // gives up (CLOSED) when the reconnection is refused.
+      if (es.readyState === EventSource.CLOSED) {
+        stopped("Live progress stopped: the server refused to go on sending it. Reload the page to see where the run is.");
+      }
+    };
   });
   // The theme toggle posts a form (it works without script); here it acts
   // at once: set the cookie the server reads, mark <html>, relabel itself.

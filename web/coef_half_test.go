@@ -51,7 +51,7 @@ func TestCoefficientsRoundTheExportedDecimal(t *testing.T) {
 	}{
 		{"run page", run, want},
 		// The shared page shows no rounds table.
-		{"shared page and HTML report", ReportCriterion(models.Run{}, c, 0, nil), append(want[:6:6], want[8:]...)},
+		{"shared page and HTML report", ReportCriterion(models.Run{}, c, 0, models.SampledAnswers{}, nil), append(want[:6:6], want[8:]...)},
 	} {
 		var buf bytes.Buffer
 		if err := tt.page.Render(context.Background(), &buf); err != nil {

@@ -24,7 +24,7 @@ func TestGEvalSourcesText(t *testing.T) {
 		{"all from log-probabilities", run, &models.GEvalSources{Logprobs: 12}, "Every score (12) was estimated from the endpoint's log-probabilities."},
 		{"none given", run, &models.GEvalSources{Samples: 12}, "Every score (12) was estimated from 20 sampled answers: the endpoint gave no log-probabilities that could be read."},
 		{"none asked", noLogprobs, &models.GEvalSources{Samples: 12}, "Every score (12) was estimated from 20 sampled answers (log-probabilities were not asked for)."},
-		{"mixed", run, &models.GEvalSources{Logprobs: 9, Samples: 3}, "Scores estimated from the endpoint's log-probabilities: 9 of 12; from 20 sampled answers: 3, whose answer came without log-probabilities or with none that could be read (each sample's page says why)."},
+		{"mixed", run, &models.GEvalSources{Logprobs: 9, Samples: 3}, "Scores estimated from the endpoint's log-probabilities: 9 of 12; from 20 sampled answers: 3, whose answer came without log-probabilities or with none that could be read (the judge's calls for each sample, linked from its page, say why)."},
 	} {
 		if got := gevalSourcesText(tc.run, tc.s); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)

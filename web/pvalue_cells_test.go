@@ -44,7 +44,7 @@ func TestPValueCellsFollowTheReadingsRule(t *testing.T) {
 		page templ.Component
 	}{
 		{"run page", rows},
-		{"shared page and HTML report", ReportCriterion(models.Run{}, c, 0, nil)},
+		{"shared page and HTML report", ReportCriterion(models.Run{}, c, 0, models.SampledAnswers{}, nil)},
 	} {
 		var buf bytes.Buffer
 		if err := tt.page.Render(context.Background(), &buf); err != nil {

@@ -29,7 +29,7 @@ func TestReadingSentencesUseTheTrueMinus(t *testing.T) {
 	pearson := stats.Correlation{Coef: -0.214, P: 0.09, N: 64, CILow: math.NaN(), CIHigh: math.NaN()}
 	c := report.CriterionReport{Criterion: evaluator.Criterion{Name: "Coherent", Lo: 1, Hi: 3}, HasHuman: true,
 		Pearson: pearson, Spearman: pearson, Kendall: pearson, Reading: stats.Interpret(pearson)}
-	html := renderString(t, ReportCriterion(models.Run{ID: 1, Method: models.MethodBatchEval}, c, 0, nil))
+	html := renderString(t, ReportCriterion(models.Run{ID: 1, Method: models.MethodBatchEval}, c, 0, models.SampledAnswers{}, nil))
 	if !strings.Contains(html, "Weak disagreement (−0.21)") {
 		t.Errorf("report criterion lacks the reading with a true minus:\n%.2000s", html)
 	}

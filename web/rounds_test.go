@@ -51,7 +51,7 @@ func TestRoundsTableMarksMissingValuesOneWay(t *testing.T) {
 				c.Rounds[i].Single.Coef, c.Rounds[i].Ensemble.Coef = nan, nan
 			}
 		}
-		for page, html := range map[string]string{"run page": render(runRounds(c)), "shared report": render(ReportCriterion(run, c, 0, nil))} {
+		for page, html := range map[string]string{"run page": render(runRounds(c)), "shared report": render(ReportCriterion(run, c, 0, models.SampledAnswers{}, nil))} {
 			i := strings.Index(html, `data-testid="rounds"`)
 			if i < 0 {
 				t.Fatalf("%s, %s: no rounds table", page, tc.name)

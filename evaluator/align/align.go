@@ -177,6 +177,12 @@ func joinSentence(text, add string) string {
 	if strings.Contains(text, add) {
 		return text
 	}
+	// A level is often a few words ("often incoherent"): it ends its
+	// sentence before the added one begins, which otherwise read "no Keep
+	// the bottom of the scale...".
+	if !strings.ContainsAny(text[len(text)-1:], ".!?…:;") {
+		text += "."
+	}
 	return text + " " + add
 }
 

@@ -92,7 +92,7 @@ func TestTemplateDraftLabelsWorstWithHumanRatings(t *testing.T) {
 		t.Errorf("example fields not carried: %+v", d.Examples[0].Fields)
 	}
 	// b, c, d: gaps +4, +2, −2, mean +4/3 on a span of 4: the judge is too high.
-	if !strings.HasPrefix(d.Levels.High, "right ") || !strings.Contains(d.Levels.High, "Keep the top of the scale") || d.Levels.Low != "wrong" {
+	if !strings.HasPrefix(d.Levels.High, "right. ") || !strings.Contains(d.Levels.High, "Keep the top of the scale") || d.Levels.Low != "wrong" {
 		t.Errorf("levels = %+v: want the high end tightened and the low end kept", d.Levels)
 	}
 	if !strings.Contains(d.Notes, "too high") {
@@ -204,5 +204,24 @@ func TestCompareIsAfterMinusBeforeWithInterval(t *testing.T) {
 	}
 	if !(got.CILow <= got.Diff && got.Diff <= got.CIHigh) || got.Interval != "Zou (2007)" {
 		t.Errorf("interval [%g, %g] (%s) does not hold the difference %g", got.CILow, got.CIHigh, got.Interval, got.Diff)
+	}
+}
+
+// TestJoinSentenceEndsTheLevel: the template's draft adds a sentence to a
+// criterion's level description; a level of a few words ("no", "often
+// incoherent") ran into it ("no Keep the bottom of the scale...").
+func TestJoinSentenceEndsTheLevel(t *testing.T) {
+	const add = "Keep the bottom of the scale."
+	for _, tc := range []struct{ level, want string }{
+		{"no", "no. Keep the bottom of the scale."},
+		{"often incoherent ", "often incoherent. Keep the bottom of the scale."},
+		{"Plainly fails.", "Plainly fails. Keep the bottom of the scale."},
+		{"Is it true?", "Is it true? Keep the bottom of the scale."},
+		{"", add},
+		{"no. Keep the bottom of the scale.", "no. Keep the bottom of the scale."},
+	} {
+		if got := joinSentence(tc.level, add); got != tc.want {
+			t.Errorf("joinSentence(%q) = %q, want %q", tc.level, got, tc.want)
+		}
 	}
 }
