@@ -89,3 +89,20 @@ func schemaOf(t *testing.T, db *models.DB) []string {
 	slices.Sort(out)
 	return out
 }
+
+// BenchmarkOpen: a test's database migrated anew (the old way, still what
+// DSN and OpenDSN give) against copied from the template (Open).
+func BenchmarkOpen(b *testing.B) {
+	for _, d := range Dialects {
+		b.Run(string(d)+"/migrated", func(b *testing.B) {
+			for b.Loop() {
+				OpenDSN(b, DSN(b, d))
+			}
+		})
+		b.Run(string(d)+"/copied", func(b *testing.B) {
+			for b.Loop() {
+				Open(b, d)
+			}
+		})
+	}
+}
