@@ -184,10 +184,15 @@ func (r *Runner) wakeFileLoop(ctx context.Context, w *fsnotify.Watcher) {
 			if !ok {
 				return
 			}
-			// A lost event (the queue overflowed) may have been a wake.
 			if !errors.Is(err, fsnotify.ErrEventOverflow) {
-				r.log.Warn("wake file: watch", "path", r.wake.path, "err", err)
+				// A read of the watch failed: it may fail again at
+				// once, and a loop of wakes would cost more than the poll.
+				r.pollInstead(err)
+				r.wakeHere()
+				return
 			}
+			// Events were lost (the queue overflowed); one may have been
+			// a wake.
 		}
 		for more := true; more; {
 			select {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/models"
@@ -254,4 +257,54 @@ func TestHandOverWakesSharedWorkers(t *testing.T) {
 			t.Fatalf("run %s (error %q), want succeeded", got.Status, got.Error)
 		}
 	})
+}
+
+// TestWakeFileWatchErrors: events lost to an overflowing queue wake the
+// worker (one may have been a wake) and the watch goes on; any other error
+// of the watch wakes it once and leaves it to its poll, with a log line,
+// rather than looping on an error that may come back at once.
+func TestWakeFileWatchErrors(t *testing.T) {
+	t.Parallel()
+	db := dbtest.Open(t, models.SQLite, migrateJobs)
+	for _, tc := range []struct {
+		name      string
+		err       error
+		goesOn    bool
+		logPrefix string
+	}{
+		{"overflow", fsnotify.ErrEventOverflow, true, ""},
+		{"read error", errors.New("read: input/output error"), false, "wake file: cannot watch it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log logLines
+			r, err := New(Config{DB: db, Log: slog.New(&log), Work: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := &fsnotify.Watcher{Events: make(chan fsnotify.Event), Errors: make(chan error)}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan struct{})
+			go func() { defer close(done); r.wakeFileLoop(ctx, w) }()
+			w.Errors <- tc.err
+			select {
+			case <-r.park.wake:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the error did not wake the worker")
+			}
+			select {
+			case <-done:
+				if tc.goesOn {
+					t.Fatal("the watch ended")
+				}
+			case <-time.After(200 * time.Millisecond):
+				if !tc.goesOn {
+					t.Fatal("the watch went on")
+				}
+			}
+			if tc.logPrefix != "" && log.count(tc.logPrefix) != 1 {
+				t.Errorf("logged %q %d times, want once; lines %q", tc.logPrefix, log.count(tc.logPrefix), log.all())
+			}
+		})
+	}
 }
