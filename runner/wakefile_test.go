@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -145,8 +146,9 @@ func TestWakeFileUnusable(t *testing.T) {
 }
 
 // TestWakeFileOnlyBesideASQLiteFile: the wake file is named after the
-// file SQLite opened, "<file>-wake", and there is none for PostgreSQL or
-// a database in memory.
+// file SQLite opened, "<file>-wake", and made with the database file's mode
+// (0600 as the product creates it: the folder's other users may not touch
+// it either); there is none for PostgreSQL or a database in memory.
 func TestWakeFileOnlyBesideASQLiteFile(t *testing.T) {
 	t.Parallel()
 	memory, err := models.Open(context.Background(), ":memory:")
@@ -155,9 +157,10 @@ func TestWakeFileOnlyBesideASQLiteFile(t *testing.T) {
 	}
 	t.Cleanup(func() { memory.Close() })
 	for _, tc := range []struct {
-		name string
-		db   func(t *testing.T) *models.DB
-		want func(t *testing.T, db *models.DB) string
+		name     string
+		db       func(t *testing.T) *models.DB
+		want     func(t *testing.T, db *models.DB) string
+		wantMode fs.FileMode
 	}{
 		{"sqlite file", func(t *testing.T) *models.DB { return dbtest.Open(t, models.SQLite) }, func(t *testing.T, db *models.DB) string {
 			file, err := mainDatabaseFile(context.Background(), db.SQL)
@@ -165,18 +168,18 @@ func TestWakeFileOnlyBesideASQLiteFile(t *testing.T) {
 				t.Fatalf("the database's file: %q, %v", file, err)
 			}
 			return file + "-wake"
-		}},
-		{"sqlite in memory", func(*testing.T) *models.DB { return memory }, func(*testing.T, *models.DB) string { return "" }},
-		{"postgres", func(t *testing.T) *models.DB { return dbtest.Open(t, models.Postgres) }, func(*testing.T, *models.DB) string { return "" }},
+		}, 0o600},
+		{"sqlite in memory", func(*testing.T) *models.DB { return memory }, func(*testing.T, *models.DB) string { return "" }, 0},
+		{"postgres", func(t *testing.T) *models.DB { return dbtest.Open(t, models.Postgres) }, func(*testing.T, *models.DB) string { return "" }, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := tc.db(t)
-			path, _, err := wakeFileOf(context.Background(), db)
+			path, mode, err := wakeFileOf(context.Background(), db)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := tc.want(t, db); path != want {
-				t.Fatalf("wake file %q, want %q", path, want)
+			if want := tc.want(t, db); path != want || mode != tc.wantMode {
+				t.Fatalf("wake file %q, mode %v; want %q, %v", path, mode, want, tc.wantMode)
 			}
 		})
 	}
