@@ -477,11 +477,16 @@ func (r *Runner) Launch(ctx context.Context, run *models.Run) error {
 func (r *Runner) PrepareRun(run *models.Run) error { return PrepareRun(run) }
 
 // Enqueue queues a stored run's job in tx, the transaction that stores
-// the run, as Launch does; once tx has committed, a worker that is
-// started fetches it at its next poll (Launch wakes it at once).
+// the run, as Launch does; once tx has committed, call Queued, or the
+// workers find it at their next poll (Launch does both).
 func (r *Runner) Enqueue(ctx context.Context, tx *sql.Tx, run *models.Run) (int64, error) {
 	return r.enqueue(ctx, tx, run)
 }
+
+// Queued wakes the workers for runs queued with Enqueue, once their
+// transaction has committed: this process's (if it works jobs) and, on a
+// SQLite file, those of other processes (the wake file, wakefile.go).
+func (r *Runner) Queued() { r.wakeUp() }
 
 func (r *Runner) enqueue(ctx context.Context, tx *sql.Tx, run *models.Run) (int64, error) {
 	res, err := r.river.InsertTx(ctx, tx, RunArgs{RunID: run.ID}, &river.InsertOpts{Queue: r.cfg.Queue})

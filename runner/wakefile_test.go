@@ -311,3 +311,26 @@ func TestWakeFileWatchErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestQueuedWakesWorkers: a run stored and queued in a transaction of the
+// caller's (Enqueue, as the demo's first run at `serve`'s start) starts at
+// once in a worker of another pool on the file (its poll is an hour) once
+// Queued is called after the commit.
+func TestQueuedWakesWorkers(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, dbtest.Open(t, models.SQLite, migrateJobs))
+	fj := newFakeJudge(t, simjudge.Options{Seed: 38}, nil)
+	env.startRunner(Config{DB: otherHandle(t, env.db), PollInterval: time.Hour})
+	time.Sleep(500 * time.Millisecond) // past the worker's first fetch
+	run := env.newRun(fj.URL(), 1, 3, 30)
+	if err := env.jobs.PrepareRun(&run); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.db.CreateRun(context.Background(), &run, env.jobs.Enqueue); err != nil {
+		t.Fatal(err)
+	}
+	env.jobs.Queued()
+	if got := env.waitFinished(run.ID, 30*time.Second); got.Status != models.RunSucceeded {
+		t.Fatalf("run %s (error %q), want succeeded", got.Status, got.Error)
+	}
+}
