@@ -24,24 +24,27 @@ import (
 // parked: up to a second before the run's first judge call. So a process
 // that commits a job for the shared queue then writes one byte to a small
 // file beside the database, "<database>-wake" (wakeOthers), and every
-// working process on that database watches the file with inotify
-// (fsnotify) and, on any change, wakes as a launch through it would
-// (wakeHere: River's producer fetches at once, a parked worker starts its
-// client). Every worker on the file wakes; River's locked fetch decides
-// which takes the job, as a poll would. Waiting on inotify costs nothing
-// while no one writes, so an idle worker's CPU is unchanged
-// (BenchmarkIdleCPU), and its poll goes on as before: a backstop for jobs
-// coming due (retries, snoozes) and for inserts that write no wake file.
+// worker of the shared queue on that database watches the file with
+// inotify (fsnotify) and, on any change, wakes as a launch through it
+// would (wakeHere: River's producer fetches at once, a parked worker
+// starts its client). Every worker on the file wakes, the launching one
+// too (one fetch more); River's locked fetch decides which takes the job,
+// as a poll would. Waiting on inotify is a read blocked in Go's netpoller,
+// so an idle worker's CPU is unchanged (BenchmarkIdleCPU), and its poll
+// goes on as before: a backstop for jobs coming due (retries, snoozes) and
+// for inserts that write no wake file. (Watching the database's own -wal
+// file would wake every worker at every write of every run; PRAGMA
+// data_version is a poll again.)
 //
 // The file holds one byte and means nothing but its changes: it is
-// created with the database file's mode when first needed. Removed or renamed while watched, it is made again
-// and watched again, and the worker wakes once, since a write made
-// between the two would go unseen. Where it cannot be made or watched (a
-// read-only folder without the file, no inotify, no watches left), the
-// worker logs that once and keeps to its poll; a process that cannot
-// write it logs that once, and its runs start at the workers' next poll.
-// inotify sees writes made on this machine only, as SQLite's own locking
-// needs anyway.
+// created with the database file's mode when first needed. Removed or
+// renamed while watched, it is made again and watched again, and the
+// worker wakes once, since a write made between the two would go unseen.
+// Where it cannot be made or watched (a read-only folder without the file,
+// no inotify, no instances left), the worker logs that once and keeps to
+// its poll; a process that cannot write it logs that once, and its runs
+// start at the workers' next poll. inotify sees the writes of this
+// machine only, as SQLite's own locking needs anyway.
 
 // wakeFile is a runner's wake file.
 type wakeFile struct {
