@@ -30,11 +30,11 @@ import (
 // the commit, wakeUp calls it for the runner's queue: this process's
 // producer fetches through its own fetch limiter (at most once every
 // FetchCooldown), with River's own query and locking, so which worker
-// takes a job is decided exactly as before. Nothing reaches other
-// processes: a worker elsewhere still finds the job at its next poll, and
-// a launch through a process that does not work jobs (an insert-only
-// `serve`) wakes nobody (River ignores the call in a client without
-// workers). On PostgreSQL the driver has a listener, River's insert
+// takes a job is decided exactly as before. This wakes this process's
+// producer only (River ignores the call in a client without workers, an
+// insert-only `serve`); the workers of other processes on the file are
+// woken through the wake file (wakefile.go), whose watch calls this same
+// path. On PostgreSQL the driver has a listener, River's insert
 // notification wakes every worker, and no pilot is installed.
 //
 // River marks the pilot API unstable: an upgrade that changes it fails to

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -68,10 +69,32 @@ type parking struct {
 // of work (see Config.IdleAfter).
 func (r *Runner) Parked() bool { return r.park.parked.Load() }
 
-// wakeUp tells a parked (or parking) worker that work may exist, and an
-// awake one's River producer to look for it now (fetchNow). Call it after
-// the transaction that queued the work has committed.
+// wakeUp tells this process's worker that work was queued in its queue
+// (wakeHere) and, when that is the shared queue, the workers of other
+// processes on a SQLite file (wakeOthers, wakefile.go). Call it after the
+// transaction that queued the work has committed.
 func (r *Runner) wakeUp() {
+	r.wakeHere()
+	if r.cfg.Queue == river.QueueDefault {
+		r.wakeOthers()
+	}
+}
+
+// wakeShared is wakeUp for work queued in the shared queue by a runner
+// that may have a private one (the command line's): only the workers of
+// the shared queue are woken.
+func (r *Runner) wakeShared() {
+	if r.cfg.Queue == river.QueueDefault {
+		r.wakeUp()
+		return
+	}
+	r.wakeOthers()
+}
+
+// wakeHere tells a parked (or parking) worker of this process that work
+// may exist, and an awake one's River producer to look for it now
+// (fetchNow).
+func (r *Runner) wakeHere() {
 	r.fetchNow()
 	r.park.idleSince.Store(time.Now().UnixNano())
 	select {

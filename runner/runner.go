@@ -133,6 +133,9 @@ type Runner struct {
 	park parking
 	// fetch wakes River's producer after a launch (fetchnow.go).
 	fetch fetching
+	// wake wakes the workers of other processes on a SQLite file, and
+	// this one for theirs (wakefile.go).
+	wake wakeFile
 	// finishing counts the finished runs whose statistics are being
 	// computed (afterFinish); statsSlots bounds them.
 	finishing  pending
@@ -188,7 +191,8 @@ func driverFor(db *models.DB, pilot *fetchPilot) riverdriver.Driver[*sql.Tx] {
 // run's own transaction; the driver's pilot lets a worker fetch a run
 // launched through it at once all the same (fetchnow.go), and a parked one
 // fetches it as its wake starts River's client. A run queued by another
-// process waits for the next poll (up to PollInterval).
+// process wakes it through the wake file beside the database (wakefile.go),
+// or failing that waits for the next poll (up to PollInterval).
 type sqliteDriver struct {
 	*riversqlite.Driver
 	pilot *fetchPilot
@@ -310,6 +314,11 @@ func New(cfg Config) (*Runner, error) {
 		queued := []*rivertype.JobInsertResult{{Job: &rivertype.JobRow{Queue: cfg.Queue}}}
 		r.fetch.wake = func(ctx context.Context) { notify(ctx, queued) }
 	}
+	r.wake.path, r.wake.mode, err = wakeFileOf(context.Background(), cfg.DB)
+	if err != nil {
+		// The poll still finds every job.
+		r.log.Warn("wake file: cannot name it; runs queued by other processes start at the next poll", "err", err)
+	}
 	return r, nil
 }
 
@@ -393,6 +402,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	r.stopSweep = cancel
 	r.sweepDone = make(chan struct{})
 	go r.sweepLoop(sctx)
+	r.watchWakeFile()
 	r.startParking(ctx)
 	return nil
 }
@@ -411,6 +421,7 @@ func (r *Runner) Stop(ctx context.Context) error {
 	}
 	// The client is ours from here whatever parking left it as: running,
 	// stopping (then Stop waits for that stop), or stopped (Stop returns).
+	r.stopWatchingWakeFile()
 	r.stopParking(ctx)
 	err := r.river.Stop(ctx)
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
@@ -438,6 +449,7 @@ func (r *Runner) Kill(ctx context.Context) error {
 		r.stopSweep()
 		<-r.sweepDone
 	}
+	r.stopWatchingWakeFile()
 	r.stopParking(ctx)
 	err := r.river.StopAndCancel(ctx)
 	// Kill stands for a crash of the jobs, not of this process's memory:
@@ -465,11 +477,16 @@ func (r *Runner) Launch(ctx context.Context, run *models.Run) error {
 func (r *Runner) PrepareRun(run *models.Run) error { return PrepareRun(run) }
 
 // Enqueue queues a stored run's job in tx, the transaction that stores
-// the run, as Launch does; once tx has committed, a worker that is
-// started fetches it at its next poll (Launch wakes it at once).
+// the run, as Launch does; once tx has committed, call Queued, or the
+// workers find it at their next poll (Launch does both).
 func (r *Runner) Enqueue(ctx context.Context, tx *sql.Tx, run *models.Run) (int64, error) {
 	return r.enqueue(ctx, tx, run)
 }
+
+// Queued wakes the workers for runs queued with Enqueue, once their
+// transaction has committed: this process's (if it works jobs) and, on a
+// SQLite file, those of other processes (the wake file, wakefile.go).
+func (r *Runner) Queued() { r.wakeUp() }
 
 func (r *Runner) enqueue(ctx context.Context, tx *sql.Tx, run *models.Run) (int64, error) {
 	res, err := r.river.InsertTx(ctx, tx, RunArgs{RunID: run.ID}, &river.InsertOpts{Queue: r.cfg.Queue})
@@ -589,7 +606,10 @@ func (r *Runner) Sweep(ctx context.Context) int {
 			continue
 		}
 		if ok {
-			r.wakeUp()
+			// The job is in this runner's queue or, when this one is a
+			// command line's private queue, most likely the shared one.
+			r.wakeHere()
+			r.wakeOthers()
 			r.log.Info("resuming run left by a stopped worker", "run", l.RunID, "judge", r.judgeOf(ctx, l.RunID), "previous_worker", l.Owner)
 		}
 	}
@@ -656,7 +676,7 @@ func (r *Runner) requeueLostJobs(ctx context.Context) {
 				r.log.Warn("requeue queued run with a lost job", "run", l.RunID, "judge", r.judgeOf(ctx, l.RunID), "job", l.JobID, "err", err)
 			}
 		default:
-			r.wakeUp()
+			r.wakeShared()
 			r.log.Info("queued run's job was lost; queued it again", "run", l.RunID, "judge", r.judgeOf(ctx, l.RunID),
 				"lost_job", l.JobID, "job_state", cmp.Or(l.State, "deleted"), "job", newJob)
 		}
@@ -708,11 +728,11 @@ func (r *Runner) HandOver(ctx context.Context, wsID, runID int64) error {
 		}
 		return tx.Model(&models.Run{}).Where("id = ?", runID).Update("job_id", res.Job.ID).Error
 	})
-	if err == nil && r.cfg.Queue == river.QueueDefault {
+	if err == nil {
 		// Only a worker of the shared queue can take the job: a parked
 		// private one woken here would find nothing and keep River's
 		// client running until it parks again.
-		r.wakeUp()
+		r.wakeShared()
 	}
 	return err
 }

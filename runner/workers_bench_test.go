@@ -35,15 +35,19 @@ import (
 // lives in the parent, which counts the calls it has in flight at once.
 
 // workerChildEnv makes the test binary a worker process: its value is the
-// database URL; workerMaxRunsEnv is the worker's MaxRuns; workerPollEnv
-// overrides its poll interval (tests); workerProfileEnv, when set in the
-// benchmark's environment, makes each worker process write its CPU profile
-// to that path plus its process id.
+// database URL (or SQLite file); workerMaxRunsEnv is the worker's MaxRuns;
+// workerPollEnv overrides its poll interval (tests); workerParkEnv is its
+// IdleAfter (none when unset); workerNoWakeFileEnv, when set, keeps it from
+// watching the SQLite wake file (the behaviour before it, for benchmarks);
+// workerProfileEnv, when set in the benchmark's environment, makes each
+// worker process write its CPU profile to that path plus its process id.
 const (
-	workerChildEnv   = "BATCHEVAL_TEST_WORKER_DSN"
-	workerMaxRunsEnv = "BATCHEVAL_TEST_WORKER_MAX_RUNS"
-	workerPollEnv    = "BATCHEVAL_TEST_WORKER_POLL"
-	workerProfileEnv = "BATCHEVAL_WORKER_CPUPROFILE"
+	workerChildEnv      = "BATCHEVAL_TEST_WORKER_DSN"
+	workerMaxRunsEnv    = "BATCHEVAL_TEST_WORKER_MAX_RUNS"
+	workerPollEnv       = "BATCHEVAL_TEST_WORKER_POLL"
+	workerParkEnv       = "BATCHEVAL_TEST_WORKER_PARK_AFTER"
+	workerNoWakeFileEnv = "BATCHEVAL_TEST_WORKER_NO_WAKE_FILE"
+	workerProfileEnv    = "BATCHEVAL_WORKER_CPUPROFILE"
 )
 
 func init() {
@@ -78,10 +82,14 @@ func serveTestWorker(dsn string) int {
 	defer db.Close()
 	maxRuns, _ := strconv.Atoi(os.Getenv(workerMaxRunsEnv))
 	poll, _ := time.ParseDuration(os.Getenv(workerPollEnv))
-	r, err := New(Config{DB: db, Log: testLog(), Work: true, MaxRuns: maxRuns, PollInterval: poll})
+	park, _ := time.ParseDuration(os.Getenv(workerParkEnv))
+	r, err := New(Config{DB: db, Log: testLog(), Work: true, MaxRuns: maxRuns, PollInterval: poll, IdleAfter: park})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1
+	}
+	if os.Getenv(workerNoWakeFileEnv) != "" {
+		r.wake.path = ""
 	}
 	if err := r.Start(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
@@ -213,9 +221,9 @@ func newCountingJudge(tb testing.TB, latency time.Duration) *countingJudge {
 
 func (cj *countingJudge) URL() string { return cj.srv.URL + "/v1" }
 
-// workersLab is a fresh PostgreSQL database holding the demo project and a
-// dataset of 40 samples, its
-// URL (for worker processes) and an insert-only runner to launch runs.
+// workersLab is a fresh database holding the demo project and a dataset
+// of 40 samples, its URL or file (for worker processes) and an
+// insert-only runner to launch runs.
 type workersLab struct {
 	db      *models.DB
 	dsn     string
@@ -226,19 +234,20 @@ type workersLab struct {
 	jobs    *Runner
 }
 
+// newWorkersLab is a workersLab on PostgreSQL.
 func newWorkersLab(tb testing.TB) *workersLab {
 	tb.Helper()
+	return newWorkersLabOn(tb, models.Postgres)
+}
+
+func newWorkersLabOn(tb testing.TB, d models.Dialect) *workersLab {
+	tb.Helper()
 	ctx := context.Background()
-	db := dbtest.Open(tb, models.Postgres, migrateJobs)
-	var name string
-	if err := db.SQL.QueryRowContext(ctx, "SELECT current_database()").Scan(&name); err != nil {
-		tb.Fatal(err)
-	}
-	u, err := url.Parse(os.Getenv("TEST_DATABASE_URL"))
+	db := dbtest.Open(tb, d, migrateJobs)
+	dsn, err := workersDSN(ctx, db)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	u.Path = "/" + name
 	ws, err := db.EnsureDefaultWorkspace(ctx)
 	if err != nil {
 		tb.Fatal(err)
@@ -276,7 +285,25 @@ func newWorkersLab(tb testing.TB) *workersLab {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &workersLab{db: db, dsn: u.String(), ws: ws, project: p, dataset: ds, rubric: rub, jobs: jobs}
+	return &workersLab{db: db, dsn: dsn, ws: ws, project: p, dataset: ds, rubric: rub, jobs: jobs}
+}
+
+// workersDSN is where worker processes find db: its SQLite file, or the
+// URL of its PostgreSQL database.
+func workersDSN(ctx context.Context, db *models.DB) (string, error) {
+	if db.Dialect == models.SQLite {
+		return mainDatabaseFile(ctx, db.SQL)
+	}
+	var name string
+	if err := db.SQL.QueryRowContext(ctx, "SELECT current_database()").Scan(&name); err != nil {
+		return "", err
+	}
+	u, err := url.Parse(os.Getenv("TEST_DATABASE_URL"))
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	return u.String(), nil
 }
 
 // limitedJudge stores a judge on url whose calls, across every worker,

@@ -90,8 +90,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		// A fresh demo comes with a finished result: its first run, queued
 		// with it in one transaction, is judged by the simulated judge as
 		// soon as a worker is free.
-		if _, _, err := demo.SeedProject(ctx, db, ws, r); err != nil {
+		_, created, err := demo.SeedProject(ctx, db, ws, r)
+		if err != nil {
 			return fmt.Errorf("seed demo project: %w", err)
+		}
+		if created {
+			// Workers in other processes (`serve --no-worker` beside
+			// `batcheval worker`) take the first run at once.
+			r.Queued()
 		}
 	}
 	if err := r.Start(ctx); err != nil {
