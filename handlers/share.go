@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -599,6 +600,11 @@ func (h *Handlers) createShare(c echo.Context) error {
 	if !ok {
 		return h.renderShares(c, http.StatusUnprocessableEntity, "", "Choose an expiry from the list.")
 	}
+	// The form calls the link's label its note: a refusal names it so
+	// (the model's check, shared with the API, calls it the label).
+	if err := checkShareNote(c.FormValue("label")); err != nil {
+		return h.renderShares(c, http.StatusUnprocessableEntity, "", models.ErrorMessage(err))
+	}
 	formID := func(name string) int64 {
 		n, _ := strconv.ParseInt(c.FormValue(name), 10, 64)
 		return n
@@ -618,6 +624,19 @@ func (h *Handlers) createShare(c echo.Context) error {
 		return err
 	}
 	return h.renderShares(c, http.StatusOK, absoluteURL(c, shareBase(token)), "")
+}
+
+// checkShareNote refuses a note the link could not keep (a line break, or
+// longer than models.MaxShareLabel characters), in the form's words.
+func checkShareNote(note string) error {
+	note = strings.TrimSpace(note)
+	if err := models.CheckOneLine("note", note); err != nil {
+		return err
+	}
+	if n := utf8.RuneCountInString(note); n > models.MaxShareLabel {
+		return models.Errorf(models.EInvalid, "The note is %d characters long; a note holds at most %d: shorten it and share again.", n, models.MaxShareLabel)
+	}
+	return nil
 }
 
 // makeShare checks and stores a link and writes it to the audit log; the
