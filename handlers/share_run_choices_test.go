@@ -67,8 +67,9 @@ func TestShareFormOffersBoundedRuns(t *testing.T) {
 			{"the newest", "/shares", nil, []int64{oldest.ID, sure.ID}, 0},
 			{"found by name, any case", "/shares?q=" + url.QueryEscape("OLDEST <b>"), []int64{oldest.ID}, []int64{sure.ID}, 0},
 			{"found by id", "/shares?q=" + strconv.FormatInt(oldest.ID, 10), []int64{oldest.ID}, nil, 0},
-			// The lists name a run "The oldest <b>run</b> (run 1)": the id as
-			// written there finds it too.
+			// The lists name a run "run 1 · The oldest...", the links list
+			// "The oldest <b>run</b> (run 1)": the id as written there finds
+			// it too.
 			{"found by id as the lists write it", "/shares?q=" + url.QueryEscape(fmt.Sprintf(" Run %d ", oldest.ID)), []int64{oldest.ID}, nil, 0},
 			{"found by id as the lists write it, in brackets", "/shares?q=" + url.QueryEscape(fmt.Sprintf("(run %d)", oldest.ID)), []int64{oldest.ID}, nil, 0},
 			{"a wildcard is a character", "/shares?q=" + url.QueryEscape("%"), []int64{sure.ID}, []int64{oldest.ID}, 0},
