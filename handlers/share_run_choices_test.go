@@ -74,6 +74,7 @@ func TestShareFormOffersBoundedRuns(t *testing.T) {
 			{"found by id as the lists write it, in brackets", "/shares?q=" + url.QueryEscape(fmt.Sprintf("(run %d)", oldest.ID)), []int64{oldest.ID}, nil, 0},
 			{"a wildcard is a character", "/shares?q=" + url.QueryEscape("%"), []int64{sure.ID}, []int64{oldest.ID}, 0},
 			{"found by a name beyond ASCII, as typed", "/shares?q=" + url.QueryEscape("Évaluation"), []int64{accented.ID}, []int64{oldest.ID}, 0},
+			{"found by a name beyond ASCII, in any case and without its accents", "/shares?q=" + url.QueryEscape("EVALUATION A"), []int64{accented.ID}, []int64{oldest.ID}, 0},
 			{"preselected from its page", fmt.Sprintf("/shares?kind=run&run=%d", oldest.ID), []int64{oldest.ID}, nil, oldest.ID},
 		} {
 			form, ids, selected := offered(tc.path)

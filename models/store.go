@@ -750,15 +750,11 @@ func (db *DB) ListRunNames(ctx context.Context, wsID int64, s RunNameSearch, opt
 		q = q.Where("id IN ?", s.IDs)
 	}
 	if m := strings.TrimSpace(s.Match); m != "" {
-		// SQLite's LOWER folds ASCII letters only: a name matches as typed
-		// too, so "Évaluation" finds "Évaluation" on both databases.
-		lower := "%" + likeEscaper.Replace(strings.ToLower(m)) + "%"
-		typed := "%" + likeEscaper.Replace(m) + "%"
 		id, err := strconv.ParseInt(runIDQuery(m), 10, 64)
 		if err != nil {
 			id = 0
 		}
-		q = q.Where(`(LOWER(name) LIKE ? ESCAPE '\' OR name LIKE ? ESCAPE '\' OR id = ?)`, lower, typed, id)
+		q = q.Where(`(`+foldedNameLike+` OR id = ?)`, foldedPattern(m), id)
 	}
 	if s.Limit > 0 {
 		q = q.Limit(s.Limit)
@@ -778,6 +774,15 @@ func runIDQuery(m string) string {
 	}
 	return strings.TrimPrefix(m, "#")
 }
+
+// foldedNameLike keeps the rows whose folded name (FoldName) contains a
+// folded search (foldedPattern), the same way on both databases: the
+// search neither SQLite's LIKE (ASCII letters only) nor PostgreSQL's
+// collation folds.
+const foldedNameLike = `name_folded LIKE ? ESCAPE '\'`
+
+// foldedPattern is the LIKE pattern of a search for names containing m.
+func foldedPattern(m string) string { return "%" + likeEscaper.Replace(FoldName(m)) + "%" }
 
 // likeEscaper escapes what LIKE reads as wildcards (and its escape
 // character), so a searched "50%" finds names containing "50%" only.
