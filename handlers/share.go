@@ -714,7 +714,12 @@ func (h *Handlers) revokeShare(c echo.Context) error {
 	if _, err := h.revokeShareByID(c); err != nil {
 		return err
 	}
-	return redirect(c, "/shares", "Share link revoked: it no longer opens anything.")
+	// Back to the page of links the link was revoked on.
+	to := "/shares"
+	if n, err := strconv.Atoi(c.FormValue("page")); err == nil && n > 1 {
+		to += "?page=" + strconv.Itoa(n)
+	}
+	return redirect(c, to, "Share link revoked: it no longer opens anything.")
 }
 
 // revokeShareByID revokes the workspace's link named by :id (page and API).

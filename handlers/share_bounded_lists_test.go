@@ -12,6 +12,7 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dbtest"
 )
 
 // TestShareExperimentsAndLinksAreBounded: the share links page offered
@@ -137,4 +138,40 @@ func TestShareExperimentsAndLinksAreBounded(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestRevokeKeepsThePageOfLinks: revoking a link on the second page of
+// links went back to the first, away from the links being looked through.
+// A revoke form of a later page sends that page, and the answer goes back
+// to it.
+func TestRevokeKeepsThePageOfLinks(t *testing.T) {
+	env := newTestEnv(t, dbtest.Open(t, models.SQLite))
+	ctx := context.Background()
+	d := env.ratedDataset("Revoked", 3)
+	run := models.Run{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: d.ds.ID, Name: "Shared run", Method: models.MethodBatchEval,
+		Settings: evaluator.DefaultSettings(), Simulated: true, RubricSnapshot: evaluator.Rubric{Task: "Rate the samples.",
+			Criteria: []evaluator.Criterion{{Name: "Quality", Lo: 1, Hi: 5, HumanColumn: "q"}}}}
+	must(t, env.db.CreateRun(ctx, &run, nil))
+	var oldest models.ShareLink
+	for i := range shareLinksPerPage + 1 {
+		l, _, err := env.db.CreateShareLink(ctx, models.NewShareLink{WorkspaceID: env.ws.ID, Kind: models.ShareRun, RunID: run.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			oldest = l
+		}
+	}
+	body := env.get("/shares?page=2").Body.String()
+	form := regexp.MustCompile(fmt.Sprintf(`(?s)<form method="post" action="/shares/%d/revoke".*?</form>`, oldest.ID)).FindString(body)
+	if !strings.Contains(form, `<input type="hidden" name="page" value="2">`) {
+		t.Errorf("the revoke form of page 2 does not send its page: %q", form)
+	}
+	rec := env.postForm(fmt.Sprintf("/shares/%d/revoke", oldest.ID), url.Values{"page": {"2"}})
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/shares?page=2" {
+		t.Errorf("revoking on page 2: %d to %q, want 303 to /shares?page=2", rec.Code, rec.Header().Get("Location"))
+	}
+	if rec := env.postForm(fmt.Sprintf("/shares/%d/revoke", oldest.ID+1), url.Values{"page": {"/evil"}}); rec.Header().Get("Location") != "/shares" {
+		t.Errorf("a page that is no number goes to %q, want /shares", rec.Header().Get("Location"))
+	}
 }
