@@ -72,6 +72,7 @@ func TestShareFormOffersBoundedRuns(t *testing.T) {
 			// it too.
 			{"found by id as the lists write it", "/shares?q=" + url.QueryEscape(fmt.Sprintf(" Run %d ", oldest.ID)), []int64{oldest.ID}, nil, 0},
 			{"found by id as the lists write it, in brackets", "/shares?q=" + url.QueryEscape(fmt.Sprintf("(run %d)", oldest.ID)), []int64{oldest.ID}, nil, 0},
+			{"found by a whole choice pasted", "/shares?q=" + url.QueryEscape(fmt.Sprintf("run %d · The oldest <b>run</b>", oldest.ID)), []int64{oldest.ID}, nil, 0},
 			{"a wildcard is a character", "/shares?q=" + url.QueryEscape("%"), []int64{sure.ID}, []int64{oldest.ID}, 0},
 			{"found by a name beyond ASCII, as typed", "/shares?q=" + url.QueryEscape("Évaluation"), []int64{accented.ID}, []int64{oldest.ID}, 0},
 			{"found by a name beyond ASCII, in any case and without its accents", "/shares?q=" + url.QueryEscape("EVALUATION A"), []int64{accented.ID}, []int64{oldest.ID}, 0},

@@ -777,9 +777,10 @@ func (db *DB) ListRunNames(ctx context.Context, wsID int64, s RunNameSearch, opt
 }
 
 // idQuery is the id a search for a run (word "run") or an experiment
-// may be written as: "7", "#7", or as the lists name it, "run 7" or
-// "(run 7)" (any case).
+// may be written as: "7", "#7", or as the lists name it, "run 7",
+// "(run 7)" or a whole choice pasted, "run 7 · <name>" (any case).
 func idQuery(m, word string) string {
+	m, _, _ = strings.Cut(m, " · ")
 	m = strings.TrimSuffix(strings.TrimPrefix(m, "("), ")")
 	if p := word + " "; len(m) > len(p) && strings.EqualFold(m[:len(p)], p) {
 		m = strings.TrimSpace(m[len(p):])
