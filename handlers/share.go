@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -423,28 +424,39 @@ func (h *Handlers) listShares(c echo.Context) error {
 func (h *Handlers) renderShares(c echo.Context, status int, newLink, problem string) error {
 	ctx := c.Request().Context()
 	wsID := h.workspaceID(c)
-	links, err := h.DB.ListShareLinks(ctx, wsID)
+	v := web.SharesView{Page: page(c, "Share links"), NewLink: newLink, NewLinkHost: thisComputerHost(newLink), Problem: problem, Now: time.Now(),
+		Kind: c.QueryParam("kind"), RunID: c.QueryParam("run"), OtherRunID: c.QueryParam("other"), ExperimentID: c.QueryParam("experiment"),
+		RunQuery: strings.TrimSpace(c.QueryParam("q")), RunLimit: shareRunChoices,
+		ExperimentQuery: strings.TrimSpace(c.QueryParam("eq")), ExperimentLimit: shareExperimentChoices}
+	if c.Request().Method == http.MethodPost {
+		v.Kind, v.RunID, v.OtherRunID, v.ExperimentID = c.FormValue("kind"), c.FormValue("run_id"), c.FormValue("other_run_id"), c.FormValue("experiment_id")
+	}
+	total, err := h.DB.CountShareLinks(ctx, wsID)
 	if err != nil {
 		return err
+	}
+	// A page past the last (links revoked meanwhile) shows the last.
+	v.LinksTotal, v.LinksPages = total, max(1, (total+shareLinksPerPage-1)/shareLinksPerPage)
+	v.LinksPage, _ = strconv.Atoi(c.QueryParam("page"))
+	v.LinksPage = min(max(v.LinksPage, 1), v.LinksPages)
+	links, err := h.DB.ListShareLinksPage(ctx, wsID, (v.LinksPage-1)*shareLinksPerPage, shareLinksPerPage)
+	if err != nil {
+		return err
+	}
+	if len(links) > 0 {
+		v.LinksFrom = (v.LinksPage-1)*shareLinksPerPage + 1
+		v.LinksTo = v.LinksFrom + len(links) - 1
 	}
 	t, err := h.shareTargetsOf(ctx, wsID, links)
 	if err != nil {
 		return err
 	}
-	v := web.SharesView{Page: page(c, "Share links"), NewLink: newLink, NewLinkHost: thisComputerHost(newLink), Problem: problem, Now: time.Now(),
-		Kind: c.QueryParam("kind"), RunID: c.QueryParam("run"), OtherRunID: c.QueryParam("other"), ExperimentID: c.QueryParam("experiment"),
-		RunQuery: strings.TrimSpace(c.QueryParam("q")), RunLimit: shareRunChoices}
-	if c.Request().Method == http.MethodPost {
-		v.Kind, v.RunID, v.OtherRunID, v.ExperimentID = c.FormValue("kind"), c.FormValue("run_id"), c.FormValue("other_run_id"), c.FormValue("experiment_id")
-	}
 	// Only active runs and experiments are offered for new links.
 	if v.Runs, v.MoreRuns, err = h.shareRunChoicesOf(ctx, wsID, v.RunQuery, v.RunID, v.OtherRunID); err != nil {
 		return err
 	}
-	for _, e := range t.exps {
-		if e.ArchivedAt == nil {
-			v.Experiments = append(v.Experiments, web.ShareChoice{ID: e.ID, Name: e.Name})
-		}
+	if v.Experiments, v.MoreExperiments, err = h.shareExperimentChoicesOf(ctx, wsID, v.ExperimentQuery, v.ExperimentID); err != nil {
+		return err
 	}
 	members, err := h.DB.ListMembers(ctx, wsID)
 	if err != nil {
@@ -486,6 +498,14 @@ func (h *Handlers) renderShares(c echo.Context, status int, newLink, problem str
 // is found by searching for it, or shared from its own page.
 const shareRunChoices = 50
 
+// shareExperimentChoices is how many experiments the experiment form
+// offers at most, as shareRunChoices for runs.
+const shareExperimentChoices = 50
+
+// shareLinksPerPage is how many links a page of the list shows: the
+// newest first, the older on the next pages.
+const shareLinksPerPage = 50
+
 // shareRunChoicesOf are the active runs the new-link forms offer: the
 // newest shareRunChoices of those matching query (all when it is empty),
 // and the runs preselected (?run=, ?other=, or the form just sent) even
@@ -496,26 +516,11 @@ func (h *Handlers) shareRunChoicesOf(ctx context.Context, wsID int64, query stri
 	if err != nil {
 		return nil, false, err
 	}
-	if len(runs) > shareRunChoices {
-		runs, more = runs[:shareRunChoices], true
-	}
-	offered := map[int64]bool{}
-	for _, r := range runs {
-		offered[r.ID] = true
-	}
-	var missing []int64
-	for _, s := range selected {
-		if id, err := strconv.ParseInt(s, 10, 64); err == nil && id > 0 && !offered[id] {
-			missing = append(missing, id)
-			offered[id] = true
-		}
-	}
-	if len(missing) > 0 {
-		picked, err := h.DB.ListRunNames(ctx, wsID, models.RunNameSearch{IDs: missing})
-		if err != nil {
-			return nil, false, err
-		}
-		runs = append(picked, runs...)
+	runs, more, err = boundChoices(runs, shareRunChoices, func(r models.RunName) int64 { return r.ID }, selected, func(ids []int64) ([]models.RunName, error) {
+		return h.DB.ListRunNames(ctx, wsID, models.RunNameSearch{IDs: ids})
+	})
+	if err != nil {
+		return nil, false, err
 	}
 	for _, r := range runs {
 		choices = append(choices, web.ShareChoice{ID: r.ID, Name: r.Name})
@@ -523,49 +528,93 @@ func (h *Handlers) shareRunChoicesOf(ctx context.Context, wsID int64, query stri
 	return choices, more, nil
 }
 
-// shareTargets are the names of the runs the links name and of the
-// workspace's experiments, archived ones included (their links still
-// open); a report in the trash, or purged, is not among them: its links
-// open nothing.
+// shareExperimentChoicesOf are the active experiments the experiment form
+// offers, as shareRunChoicesOf the runs: the newest shareExperimentChoices
+// matching query, and the one preselected (?experiment=) even when older.
+func (h *Handlers) shareExperimentChoicesOf(ctx context.Context, wsID int64, query, selected string) (choices []web.ShareChoice, more bool, err error) {
+	exps, err := h.DB.ListExperimentNames(ctx, wsID, models.NameSearch{Match: query, Limit: shareExperimentChoices + 1})
+	if err != nil {
+		return nil, false, err
+	}
+	exps, more, err = boundChoices(exps, shareExperimentChoices, func(e models.ExperimentName) int64 { return e.ID }, []string{selected}, func(ids []int64) ([]models.ExperimentName, error) {
+		return h.DB.ListExperimentNames(ctx, wsID, models.NameSearch{IDs: ids})
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	for _, e := range exps {
+		choices = append(choices, web.ShareChoice{ID: e.ID, Name: e.Name})
+	}
+	return choices, more, nil
+}
+
+// boundChoices cuts found (the newest limit+1 that match, newest first)
+// to limit, more saying it was cut, and puts first the ones selected
+// (ids as the form or the address gives them) that are not among them,
+// read by pick; an id that names nothing is left out.
+func boundChoices[T any](found []T, limit int, id func(T) int64, selected []string, pick func([]int64) ([]T, error)) (choices []T, more bool, err error) {
+	if len(found) > limit {
+		found, more = found[:limit], true
+	}
+	offered := map[int64]bool{}
+	for _, f := range found {
+		offered[id(f)] = true
+	}
+	var missing []int64
+	for _, s := range selected {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 && !offered[n] {
+			missing = append(missing, n)
+			offered[n] = true
+		}
+	}
+	if len(missing) == 0 {
+		return found, more, nil
+	}
+	picked, err := pick(missing)
+	if err != nil {
+		return nil, false, err
+	}
+	return append(picked, found...), more, nil
+}
+
+// shareTargets are the names of the runs and experiments links name,
+// archived ones included (their links still open); a report in the trash,
+// or purged, is not among them: its links open nothing.
 type shareTargets struct {
-	exps               []models.Experiment
 	runNames, expNames map[int64]string
 }
 
-// shareTargetsOf reads the names of the runs links name, not those of every
-// run of the workspace, and the workspace's experiments.
+// shareTargetsOf reads the names of the runs and experiments links name,
+// not those of every run and experiment of the workspace: two statements
+// however many the workspace has.
 func (h *Handlers) shareTargetsOf(ctx context.Context, wsID int64, links []models.ShareLink) (shareTargets, error) {
 	t := shareTargets{runNames: map[int64]string{}, expNames: map[int64]string{}}
-	ids := []int64{}
+	runIDs, expIDs := []int64{}, []int64{}
 	seen := map[int64]bool{}
 	for _, l := range links {
 		for _, id := range []*int64{l.RunID, l.OtherRunID} {
 			if id != nil && !seen[*id] {
 				seen[*id] = true
-				ids = append(ids, *id)
+				runIDs = append(runIDs, *id)
 			}
 		}
+		if l.ExperimentID != nil && !slices.Contains(expIDs, *l.ExperimentID) {
+			expIDs = append(expIDs, *l.ExperimentID)
+		}
 	}
-	runs, err := h.DB.ListRunNames(ctx, wsID, models.RunNameSearch{IDs: ids}, models.WithArchived())
+	runs, err := h.DB.ListRunNames(ctx, wsID, models.NameSearch{IDs: runIDs}, models.WithArchived())
 	if err != nil {
 		return t, err
 	}
 	for _, r := range runs {
 		t.runNames[r.ID] = r.Name
 	}
-	projects, err := h.DB.ListProjects(ctx, wsID)
+	exps, err := h.DB.ListExperimentNames(ctx, wsID, models.NameSearch{IDs: expIDs}, models.WithArchived())
 	if err != nil {
 		return t, err
 	}
-	for _, p := range projects {
-		es, err := h.DB.ListExperiments(ctx, wsID, p.ID, models.WithArchived())
-		if err != nil {
-			return t, err
-		}
-		t.exps = append(t.exps, es...)
-		for _, e := range es {
-			t.expNames[e.ID] = e.Name
-		}
+	for _, e := range exps {
+		t.expNames[e.ID] = e.Name
 	}
 	return t, nil
 }
@@ -599,6 +648,11 @@ func (h *Handlers) createShare(c echo.Context) error {
 	if !ok {
 		return h.renderShares(c, http.StatusUnprocessableEntity, "", "Choose an expiry from the list.")
 	}
+	// The form calls the link's label its note: a refusal names it so
+	// (the model's check, shared with the API, calls it the label).
+	if err := checkShareNote(c.FormValue("label")); err != nil {
+		return h.renderShares(c, http.StatusUnprocessableEntity, "", models.ErrorMessage(err))
+	}
 	formID := func(name string) int64 {
 		n, _ := strconv.ParseInt(c.FormValue(name), 10, 64)
 		return n
@@ -618,6 +672,19 @@ func (h *Handlers) createShare(c echo.Context) error {
 		return err
 	}
 	return h.renderShares(c, http.StatusOK, absoluteURL(c, shareBase(token)), "")
+}
+
+// checkShareNote refuses a note the link could not keep (a line break, or
+// longer than models.MaxShareLabel characters), in the form's words.
+func checkShareNote(note string) error {
+	note = strings.TrimSpace(note)
+	if err := models.CheckOneLine("note", note); err != nil {
+		return err
+	}
+	if n := utf8.RuneCountInString(note); n > models.MaxShareLabel {
+		return models.Errorf(models.EInvalid, "The note is %d characters long; a note holds at most %d: shorten it and share again.", n, models.MaxShareLabel)
+	}
+	return nil
 }
 
 // makeShare checks and stores a link and writes it to the audit log; the
@@ -647,7 +714,12 @@ func (h *Handlers) revokeShare(c echo.Context) error {
 	if _, err := h.revokeShareByID(c); err != nil {
 		return err
 	}
-	return redirect(c, "/shares", "Share link revoked: it no longer opens anything.")
+	// Back to the page of links the link was revoked on.
+	to := "/shares"
+	if n, err := strconv.Atoi(c.FormValue("page")); err == nil && n > 1 {
+		to += "?page=" + strconv.Itoa(n)
+	}
+	return redirect(c, to, "Share link revoked: it no longer opens anything.")
 }
 
 // revokeShareByID revokes the workspace's link named by :id (page and API).

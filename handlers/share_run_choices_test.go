@@ -67,12 +67,15 @@ func TestShareFormOffersBoundedRuns(t *testing.T) {
 			{"the newest", "/shares", nil, []int64{oldest.ID, sure.ID}, 0},
 			{"found by name, any case", "/shares?q=" + url.QueryEscape("OLDEST <b>"), []int64{oldest.ID}, []int64{sure.ID}, 0},
 			{"found by id", "/shares?q=" + strconv.FormatInt(oldest.ID, 10), []int64{oldest.ID}, nil, 0},
-			// The lists name a run "The oldest <b>run</b> (run 1)": the id as
-			// written there finds it too.
+			// The lists name a run "run 1 · The oldest...", the links list
+			// "The oldest <b>run</b> (run 1)": the id as written there finds
+			// it too.
 			{"found by id as the lists write it", "/shares?q=" + url.QueryEscape(fmt.Sprintf(" Run %d ", oldest.ID)), []int64{oldest.ID}, nil, 0},
 			{"found by id as the lists write it, in brackets", "/shares?q=" + url.QueryEscape(fmt.Sprintf("(run %d)", oldest.ID)), []int64{oldest.ID}, nil, 0},
+			{"found by a whole choice pasted", "/shares?q=" + url.QueryEscape(fmt.Sprintf("run %d · The oldest <b>run</b>", oldest.ID)), []int64{oldest.ID}, nil, 0},
 			{"a wildcard is a character", "/shares?q=" + url.QueryEscape("%"), []int64{sure.ID}, []int64{oldest.ID}, 0},
 			{"found by a name beyond ASCII, as typed", "/shares?q=" + url.QueryEscape("Évaluation"), []int64{accented.ID}, []int64{oldest.ID}, 0},
+			{"found by a name beyond ASCII, in any case and without its accents", "/shares?q=" + url.QueryEscape("EVALUATION A"), []int64{accented.ID}, []int64{oldest.ID}, 0},
 			{"preselected from its page", fmt.Sprintf("/shares?kind=run&run=%d", oldest.ID), []int64{oldest.ID}, nil, oldest.ID},
 		} {
 			form, ids, selected := offered(tc.path)

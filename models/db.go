@@ -324,6 +324,13 @@ func (db *DB) MigrateSchema(ctx context.Context, log *slog.Logger) error {
 			log.Info("applied migration", "version", r.Source.Version, "file", r.Source.Path, "took", r.Duration)
 		}
 	}
+	folded, err := db.FoldStoredNames(ctx)
+	if err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
+	}
+	if log != nil && folded > 0 {
+		log.Info("stored the folded names of runs and experiments for searches", "names", folded)
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 )
@@ -47,6 +48,28 @@ func (db *DB) ListExperiments(ctx context.Context, wsID, projectID int64, opts .
 	var es []Experiment
 	err := db.Reader(ctx).Where("workspace_id = ? AND project_id = ?", wsID, projectID).Scopes(listScope(opts)).Order("id DESC").Find(&es).Error
 	return es, err
+}
+
+// ExperimentName is an experiment as a list of choices names it.
+type ExperimentName struct {
+	ID         int64
+	Name       string
+	ArchivedAt *time.Time
+}
+
+// ListExperimentNames returns the id, name and archive date of a
+// workspace's experiments that s and opts keep, newest first, whatever
+// their project: what the share links' page offers and names its links by.
+func (db *DB) ListExperimentNames(ctx context.Context, wsID int64, s NameSearch, opts ...ListOption) ([]ExperimentName, error) {
+	out := []ExperimentName{}
+	if s.IDs != nil && len(s.IDs) == 0 {
+		return out, nil
+	}
+	q := db.Reader(ctx).Model(&Experiment{}).Where("workspace_id = ?", wsID).Scopes(listScope(opts)).Select("id", "name", "archived_at")
+	if err := s.where(q, KindExperiment).Scan(&out).Error; err != nil {
+		return nil, fmt.Errorf("list the names of workspace %d's experiments: %w", wsID, err)
+	}
+	return out, nil
 }
 
 // ListExperimentRuns lists the runs of an experiment in launch order,

@@ -129,6 +129,9 @@ func (db *DB) RenameIf(ctx context.Context, wsID int64, k Kind, id int64, name, 
 			return &Error{Code: EChanged, Message: fmt.Sprintf("this %s was renamed %q after you opened the page (it was %q then); nothing was saved", k, old, was)}
 		}
 		upd := map[string]any{"name": name}
+		if k == KindRun || k == KindExperiment {
+			upd["name_folded"] = FoldName(name)
+		}
 		if k == KindProject || k == KindRubric || k == KindJudge {
 			upd["updated_at"] = time.Now().UTC()
 		}

@@ -161,6 +161,22 @@ func (db *DB) ListShareLinks(ctx context.Context, wsID int64) ([]ShareLink, erro
 	return ls, err
 }
 
+// CountShareLinks counts a workspace's links, revoked and expired ones
+// included.
+func (db *DB) CountShareLinks(ctx context.Context, wsID int64) (int, error) {
+	var n int64
+	err := db.Reader(ctx).Model(&ShareLink{}).Where("workspace_id = ?", wsID).Count(&n).Error
+	return int(n), err
+}
+
+// ListShareLinksPage is a page of ListShareLinks: limit links, newest
+// first, after skipping the offset newest (through share_links_workspace).
+func (db *DB) ListShareLinksPage(ctx context.Context, wsID int64, offset, limit int) ([]ShareLink, error) {
+	var ls []ShareLink
+	err := db.Reader(ctx).Where("workspace_id = ?", wsID).Order("id DESC").Offset(offset).Limit(limit).Find(&ls).Error
+	return ls, err
+}
+
 // FindShareLink reads one of the workspace's links, revoked and expired
 // ones included.
 func (db *DB) FindShareLink(ctx context.Context, wsID, id int64) (ShareLink, error) {

@@ -723,17 +723,41 @@ type RunName struct {
 	ArchivedAt *time.Time
 }
 
-// RunNameSearch narrows ListRunNames in the database, so that a list of
-// choices stays as short as its page shows, however many runs the
-// workspace has. A zero field narrows nothing.
-type RunNameSearch struct {
-	// Match keeps the runs whose name contains it, in any case, and the run
-	// whose id it is.
+// NameSearch narrows a list of names (ListRunNames, ListExperimentNames)
+// in the database, so that a list of choices stays as short as its page
+// shows, however many runs or experiments the workspace has. A zero field
+// narrows nothing.
+type NameSearch struct {
+	// Match keeps those whose name contains it, compared folded (FoldName:
+	// in any case, without Latin and Greek accents), and the one whose id
+	// it is ("7", "#7", "run 7").
 	Match string
-	// IDs keeps these runs only (a nil slice keeps all, an empty one none).
+	// IDs keeps these only (a nil slice keeps all, an empty one none).
 	IDs []int64
-	// Limit keeps the newest Limit runs.
+	// Limit keeps the newest Limit.
 	Limit int
+}
+
+// RunNameSearch narrows ListRunNames (NameSearch).
+type RunNameSearch = NameSearch
+
+// where narrows q, a statement over the table of kind k, as s says.
+func (s NameSearch) where(q *gorm.DB, k Kind) *gorm.DB {
+	q = q.Order("id DESC")
+	if s.IDs != nil {
+		q = q.Where("id IN ?", s.IDs)
+	}
+	if m := strings.TrimSpace(s.Match); m != "" {
+		id, err := strconv.ParseInt(idQuery(m, string(k)), 10, 64)
+		if err != nil {
+			id = 0
+		}
+		q = q.Where(`(`+foldedNameLike+` OR id = ?)`, foldedPattern(m), id)
+	}
+	if s.Limit > 0 {
+		q = q.Limit(s.Limit)
+	}
+	return q
 }
 
 // ListRunNames returns the id, name and archive date of a workspace's runs
@@ -745,39 +769,33 @@ func (db *DB) ListRunNames(ctx context.Context, wsID int64, s RunNameSearch, opt
 	if s.IDs != nil && len(s.IDs) == 0 {
 		return out, nil
 	}
-	q := db.runsOf(ctx, wsID, RunFilter{}, opts).Select("id", "name", "archived_at").Order("id DESC")
-	if s.IDs != nil {
-		q = q.Where("id IN ?", s.IDs)
-	}
-	if m := strings.TrimSpace(s.Match); m != "" {
-		// SQLite's LOWER folds ASCII letters only: a name matches as typed
-		// too, so "Évaluation" finds "Évaluation" on both databases.
-		lower := "%" + likeEscaper.Replace(strings.ToLower(m)) + "%"
-		typed := "%" + likeEscaper.Replace(m) + "%"
-		id, err := strconv.ParseInt(runIDQuery(m), 10, 64)
-		if err != nil {
-			id = 0
-		}
-		q = q.Where(`(LOWER(name) LIKE ? ESCAPE '\' OR name LIKE ? ESCAPE '\' OR id = ?)`, lower, typed, id)
-	}
-	if s.Limit > 0 {
-		q = q.Limit(s.Limit)
-	}
+	q := s.where(db.runsOf(ctx, wsID, RunFilter{}, opts).Select("id", "name", "archived_at"), KindRun)
 	if err := q.Scan(&out).Error; err != nil {
 		return nil, fmt.Errorf("list the names of workspace %d's runs: %w", wsID, err)
 	}
 	return out, nil
 }
 
-// runIDQuery is the id a search for a run may be written as: "7", "#7", or
-// as the lists of choices name a run, "run 7" or "(run 7)" (any case).
-func runIDQuery(m string) string {
+// idQuery is the id a search for a run (word "run") or an experiment
+// may be written as: "7", "#7", or as the lists name it, "run 7",
+// "(run 7)" or a whole choice pasted, "run 7 · <name>" (any case).
+func idQuery(m, word string) string {
+	m, _, _ = strings.Cut(m, " · ")
 	m = strings.TrimSuffix(strings.TrimPrefix(m, "("), ")")
-	if len(m) > 4 && strings.EqualFold(m[:4], "run ") {
-		m = strings.TrimSpace(m[4:])
+	if p := word + " "; len(m) > len(p) && strings.EqualFold(m[:len(p)], p) {
+		m = strings.TrimSpace(m[len(p):])
 	}
 	return strings.TrimPrefix(m, "#")
 }
+
+// foldedNameLike keeps the rows whose folded name (FoldName) contains a
+// folded search (foldedPattern), the same way on both databases: the
+// search neither SQLite's LIKE (ASCII letters only) nor PostgreSQL's
+// collation folds.
+const foldedNameLike = `name_folded LIKE ? ESCAPE '\'`
+
+// foldedPattern is the LIKE pattern of a search for names containing m.
+func foldedPattern(m string) string { return "%" + likeEscaper.Replace(FoldName(m)) + "%" }
 
 // likeEscaper escapes what LIKE reads as wildcards (and its escape
 // character), so a searched "50%" finds names containing "50%" only.

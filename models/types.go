@@ -316,7 +316,10 @@ type Experiment struct {
 	DatasetID   int64
 	RubricID    *int64
 	Name        string
-	CreatedAt   time.Time
+	// NameFolded is Name as a search compares it (FoldName), stored with
+	// it (BeforeSave).
+	NameFolded string `json:"-"`
+	CreatedAt  time.Time
 	// ArchivedAt is set while the object is archived: hidden from default
 	// lists, still readable by its address. TrashID is set while it is in
 	// the trash (lifecycle.go): every lookup then treats it as absent.
@@ -338,9 +341,12 @@ type Run struct {
 	RubricVersion *int
 	JudgeID       *int64
 	Name          string
-	Method        string
-	Status        string
-	Settings      evaluator.Settings `gorm:"serializer:json"`
+	// NameFolded is Name as a search compares it (FoldName), stored with
+	// it (BeforeSave).
+	NameFolded string `json:"-"`
+	Method     string
+	Status     string
+	Settings   evaluator.Settings `gorm:"serializer:json"`
 	// MethodSettings hold the baselines' settings (n, logprobs, scale, G-Eval steps).
 	MethodSettings evaluator.MethodSettings `gorm:"serializer:json"`
 	ExperimentID   *int64

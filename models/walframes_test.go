@@ -210,6 +210,8 @@ func TestRunScoresMigrationKeepsScores(t *testing.T) {
 	// columns play no part here).
 	exec(`ALTER TABLE datasets ADD COLUMN rating_stats TEXT`)
 	exec(`ALTER TABLE datasets ADD COLUMN import_notes TEXT`) // and 00042's
+	exec(`ALTER TABLE runs ADD COLUMN name_folded TEXT`)      // and 00050's
+	exec(`ALTER TABLE experiments ADD COLUMN name_folded TEXT`)
 	p, err := demo.Seed(ctx, raw, ws)
 	if err != nil {
 		t.Fatal(err)

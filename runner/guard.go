@@ -707,7 +707,7 @@ func (g *callGuard) probeLoop(open chan struct{}, lastErr string) {
 	if err := g.r.db.SetRunWaiting(wctx, g.runID, &since, lastErr); err != nil {
 		g.log.Warn("record that the run waits for its judge", "err", err)
 	}
-	closeBreaker := func(reason string) {
+	closeBreakerAt := func(level slog.Level, reason string, attrs ...any) {
 		g.mu.Lock()
 		g.open, g.fails = nil, 0
 		g.mu.Unlock()
@@ -715,8 +715,9 @@ func (g *callGuard) probeLoop(open chan struct{}, lastErr string) {
 		if err := g.r.db.SetRunWaiting(wctx, g.runID, nil, ""); err != nil && !errors.Is(err, models.ErrLeaseLost) {
 			g.log.Warn("record that the run goes on", "err", err)
 		}
-		g.log.Info(reason, "waited", time.Since(since).Round(time.Millisecond))
+		g.log.Log(wctx, level, reason, append(attrs, "waited", time.Since(since).Round(time.Millisecond))...)
 	}
+	closeBreaker := func(reason string) { closeBreakerAt(slog.LevelInfo, reason) }
 	probe, err := judge.New(g.probeCfg)
 	if err != nil {
 		closeBreaker("judge client unusable: breaker closed")
@@ -767,8 +768,21 @@ func (g *callGuard) probeLoop(open chan struct{}, lastErr string) {
 		}
 		if err == nil || (je != nil && !breaks(je)) {
 			// Any answer, even a refusal of the tiny probe, means the
-			// judge is reachable again.
-			closeBreaker("judge answers again: run goes on")
+			// judge is reachable again. The log says what comes of it: a
+			// refusal no call can get past (a 401 or 403, a wrong model
+			// or URL: runLevel) stops the run at its next call, which
+			// "run goes on" said just before the run failed.
+			var unusable *judgeUnusable
+			switch {
+			case err == nil:
+				closeBreaker("judge answers again: run goes on")
+			case errors.As(runLevel(je), &unusable):
+				closeBreakerAt(slog.LevelWarn, "judge answers again but refuses the run's calls: run stops", "err", err)
+			case je.Kind == judge.KindRateLimited:
+				closeBreakerAt(slog.LevelInfo, "judge answers again but rate-limits: run goes on as its limit allows", "err", err)
+			default:
+				closeBreakerAt(slog.LevelInfo, "judge answers again (it refused the probe): run goes on", "err", err)
+			}
 			return
 		}
 		g.mu.Lock()
