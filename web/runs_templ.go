@@ -699,7 +699,7 @@ func runGroupLabel(col, def string) string {
 	return col
 }
 
-var runCoefNames = map[stats.Method]string{stats.MethodPearson: "Pearson r", stats.MethodSpearman: "Spearman ρ", stats.MethodKendall: "Kendall τ"}
+var runCoefNames = map[stats.Method]string{stats.MethodPearson: "Pearson r", stats.MethodSpearman: "Spearman ρ", stats.MethodKendall: "Kendall τ-b"}
 
 // runDatasetCoef is the dataset-level coefficient of a method.
 func runDatasetCoef(c report.CriterionReport, m stats.Method) float64 {
@@ -3921,7 +3921,7 @@ func runCriterionCard(v RunView, c report.CriterionReport) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = runCorrelationRow("Kendall τ", c.Kendall).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = runCorrelationRow("Kendall τ-b", c.Kendall).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -782,7 +782,7 @@ func ReportCriterion(run models.Run, c report.CriterionReport, noAnswer int, sam
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = runCorrelationRow("Kendall τ", c.Kendall).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = runCorrelationRow("Kendall τ-b", c.Kendall).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
