@@ -542,6 +542,9 @@ type APILaunchSettings struct {
 	SampleTemperature *float64 `json:"sample_temperature"`
 	LLMEvalScale      string   `json:"llmeval_scale"`
 	UseLogprobs       *bool    `json:"use_logprobs"`
+	// MinReadableShare is the fewest readable answers for a sampled
+	// score, as a share (0 to 1) of the answers asked for (absent: a half).
+	MinReadableShare *float64 `json:"min_readable_share"`
 	// GEvalSteps are G-Eval's evaluation steps by criterion index ("0",
 	// "1", ...); absent ones are generated when the run starts.
 	GEvalSteps map[string]string `json:"geval_steps"`
@@ -600,6 +603,9 @@ func (l APILaunch) formValues() url.Values {
 	num("top_p", s.TopP)
 	if s.SampleTemperature != nil {
 		v.Set("sample_temperature", strconv.FormatFloat(*s.SampleTemperature, 'g', -1, 64))
+	}
+	if s.MinReadableShare != nil {
+		v.Set("min_readable_share", strconv.FormatFloat(*s.MinReadableShare, 'g', -1, 64))
 	}
 	if s.Seed != nil {
 		v.Set("seed", strconv.FormatInt(*s.Seed, 10))

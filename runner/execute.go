@@ -1069,9 +1069,15 @@ func (r *Runner) result(run models.Run, b models.RunBatch, pass []int, o methods
 		return out
 	}
 	short := o.Received < o.Asked
+	tooFew, _ := o.Details["too_few_readable"].(bool)
 	for _, sc := range o.Scores {
 		if sc.Sample >= 0 && sc.Sample < len(b.RowIDs) {
 			score(sc.Criterion, sc.Sample, sc.Value, sc.Analysis)
+			if tooFew && sc.Value == nil {
+				// Left missing for too few readable answers: counted
+				// apart from the unreadable ones (among the missing).
+				out.TooFewScores++
+			}
 			if short && sc.Value != nil {
 				// Scored from fewer sampled answers than asked: counted
 				// on the run (a missing score is counted as missing).
