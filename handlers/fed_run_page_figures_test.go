@@ -345,7 +345,7 @@ func TestFEDRunPageFiguresRecomputed(t *testing.T) {
 					share, _ := new(big.Rat).SetString(strconv.FormatFloat(float64(unreadable)/float64(rounds*len(fed)), 'g', -1, 64))
 					pct := share.Mul(share, big.NewRat(100, 1)).FloatString(0)
 					if ex.Scored != scored || ex.Unreadable != unreadable ||
-						!strings.Contains(card, fmt.Sprintf("Unreadable answers: %d of %d answered round scores (%s%%)", unreadable, rounds*len(fed), pct)) {
+						!strings.Contains(card, fmt.Sprintf("Unreadable scores: %d of %d answered round scores (%s%%)", unreadable, rounds*len(fed), pct)) {
 						t.Errorf("%s: the export's scored %d unreadable %d; want %d and %d, said on the page (%s%%)", name, ex.Scored, ex.Unreadable, scored, unreadable, pct)
 					}
 					bins := map[int]int{}

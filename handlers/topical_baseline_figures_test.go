@@ -735,7 +735,7 @@ func checkTCRunFigures(t *testing.T, env *testEnv, run models.Run, batches []mod
 			}
 		}
 	}
-	if ex.MissingScores != missingAll || !strings.Contains(text, fmt.Sprintf("Unreadable answers %d ", missingAll)) {
+	if ex.MissingScores != missingAll || !strings.Contains(text, fmt.Sprintf("Unreadable scores %d ", missingAll)) {
 		t.Errorf("%s: export's missing scores %d, recomputed %d (also on the page as unreadable answers)", run.Name, ex.MissingScores, missingAll)
 	}
 
@@ -825,7 +825,7 @@ func checkTCRunFigures(t *testing.T, env *testEnv, run models.Run, batches []mod
 		// is an unreadable answer.
 		pct := readerRounds(100*float64(missing)/float64(len(tc)), 0, false)
 		if ec.Scored != n || ec.Unreadable != missing || math.Abs(ec.UnreadableRate-float64(missing)/float64(len(tc))) > 1e-15 ||
-			!strings.Contains(card, fmt.Sprintf("Unreadable answers: %d of %d answered scores (%s%%)", missing, len(tc), pct)) {
+			!strings.Contains(card, fmt.Sprintf("Unreadable scores: %d of %d answered scores (%s%%)", missing, len(tc), pct)) {
 			t.Errorf("%s: the export's scored %d unreadable %d (%v); want %d and %d, said on the page (%s%%)", name, ec.Scored, ec.Unreadable, ec.UnreadableRate, n, missing, pct)
 		}
 
