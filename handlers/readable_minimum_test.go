@@ -114,6 +114,13 @@ func TestFewestReadableAnswersForAScore(t *testing.T) {
 		if p := fresh.MethodSettings.MinReadableShare; p == nil || *p != 0.5 {
 			t.Fatalf("the new run stored the fewest readable answers %v, want a half", p)
 		}
+		// The status's reason names every cause of the missing scores.
+		if want := "20 of 40 scores are missing (failed calls, unreadable answers or too few readable answers)"; fresh.Error != want {
+			t.Errorf("the new run's reason %q, want %q", fresh.Error, want)
+		}
+		if want := "10 of 40 scores are missing (failed calls or unreadable answers)"; old.Error != want {
+			t.Errorf("the old run's reason %q, want %q", old.Error, want)
+		}
 		if old.MethodSettings.MinReadableShare != nil {
 			t.Fatalf("the old run has a fewest readable answers stored: %v", *old.MethodSettings.MinReadableShare)
 		}
