@@ -210,6 +210,8 @@ func TestRunScoresMigrationKeepsScores(t *testing.T) {
 	// columns play no part here).
 	exec(`ALTER TABLE datasets ADD COLUMN rating_stats TEXT`)
 	exec(`ALTER TABLE datasets ADD COLUMN import_notes TEXT`) // and 00042's
+	// It stores runs with runs.too_few_scores (00048) too.
+	exec(`ALTER TABLE runs ADD COLUMN too_few_scores INTEGER NOT NULL DEFAULT 0`)
 	p, err := demo.Seed(ctx, raw, ws)
 	if err != nil {
 		t.Fatal(err)
