@@ -259,6 +259,20 @@ func TestFewestReadableAnswersForAScore(t *testing.T) {
 					}
 				}
 
+				// The samples table of every report says what a missing
+				// score may mean: too few readable answers among it.
+				// (The HTML reports give no missing score a reason of its
+				// own, whatever the cause: their counts say them.)
+				cause := "too few of them could be read (fewer than the run&#39;s fewest readable answers for a score)"
+				for _, p := range pages {
+					if strings.HasSuffix(p, "report.html") {
+						continue
+					}
+					if has := strings.Contains(env.get(p).Body.String(), cause); has != (tc.need == 2) {
+						t.Errorf("%s: a missing score's reason names too few readable answers: %v, want %v", p, has, tc.need == 2)
+					}
+				}
+
 				// The sample page of a sample with one readable rating of
 				// four: missing for that reason (new run), or scored from
 				// it (old run).
