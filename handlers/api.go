@@ -668,7 +668,11 @@ type APIRun struct {
 	// ShortScores are the scores computed from fewer sampled answers than
 	// asked (G-Eval's sampling, CloserLook), counted within the scores.
 	ShortScores int `json:"short_scores"`
-	Calls       int `json:"calls"`
+	// TooFewScores are the scores left missing because too few of their
+	// sampled answers could be read (a run with a fewest readable answers
+	// for a score), counted within the missing scores.
+	TooFewScores int `json:"too_few_scores"`
+	Calls        int `json:"calls"`
 	// CachedCalls are the calls answered from the judge answer cache (no
 	// request sent, no cost), counted within Calls.
 	CachedCalls int `json:"cached_calls"`
@@ -726,7 +730,7 @@ func apiRun(r models.Run) APIRun {
 		ExperimentID: r.ExperimentID, ParentRunID: r.ParentRunID, Variant: r.Variant, Name: r.Name, Method: r.Method,
 		Status: r.Status, Finished: r.Finished(), Simulated: r.Simulated, Error: r.ShownError(), Settings: report.SettingsJSON(r),
 		MethodSettings: report.RunMethodSettingsJSON(r), Criteria: []string{}, Judge: r.JudgeSnapshot.Shown(), BatchesTotal: r.BatchesTotal,
-		BatchesDone: r.BatchesDone, BatchesFailed: r.BatchesFailed, MissingScores: r.MissingScores, ShortScores: r.ShortScores, Calls: r.Calls,
+		BatchesDone: r.BatchesDone, BatchesFailed: r.BatchesFailed, MissingScores: r.MissingScores, ShortScores: r.ShortScores, TooFewScores: r.TooFewScores, Calls: r.Calls,
 		CachedCalls: r.CachedCalls, Retries: r.Retries, CachedPromptTokens: r.CachedPromptTokens, CachedCompletionTokens: r.CachedCompletionTokens, RubricVersion: r.RubricVersion,
 		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: report.USDOf(r.CostUSD), CreatedAt: stamp.Of(r.CreatedAt),
 		StartedAt: stamp.OfPtr(r.StartedAt), FinishedAt: stamp.OfPtr(r.FinishedAt), ProbeCalls: r.ProbeCalls, ProbePromptTokens: r.ProbePromptTokens,
