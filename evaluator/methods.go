@@ -1,6 +1,9 @@
 package evaluator
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Method names an evaluation method. BatchEval is the product's default;
 // the others are the baselines of the BatchEval paper, run on the same
@@ -62,6 +65,15 @@ type MethodSettings struct {
 	// top_p and decimal ratings).
 	CloserLookTopP    float64 `json:"closerlook_top_p,omitempty"`
 	CloserLookScoring Scoring `json:"closerlook_scoring,omitempty"`
+	// MinReadableShare is the fewest readable answers a sampled score
+	// (CloserLook's ratings, G-Eval's counted answers) rests on, as a
+	// share of the answers asked for (n): a unit whose readable answers
+	// are fewer leaves its score missing, with that reason. nil in runs
+	// stored before it existed: they scored from any one readable answer
+	// and keep doing so (MinReadable). A new run gets
+	// DefaultMinReadableShare unless it chose another share (0 is a
+	// chosen "no minimum").
+	MinReadableShare *float64 `json:"min_readable_share,omitempty"`
 	// Learned records what the run found out about the endpoint, once
 	// for the run: "geval_logprobs" (available or absent),
 	// "llmeval_structured_output" (json_schema, json_object or none). A
@@ -73,6 +85,30 @@ type MethodSettings struct {
 // nucleus truncation, so n samples spread over the judge's whole
 // distribution.
 const CloserLookDefaultTopP = 1.0
+
+// DefaultMinReadableShare is the share of the n answers asked for that
+// must be readable for a sampled score, on new runs. Why one half: the
+// same bar as the answers that must arrive at all (methods.sampledEnough):
+// a mean or a share over k readable answers has a standard error growing
+// as 1/sqrt(k), so at half of n = 20 it is 1.4 times the one the run's n
+// promises, still a usable score; below it the score is a coarser
+// estimate than the method the run names (one readable rating of twenty
+// is one rating, not a mean of twenty).
+const DefaultMinReadableShare = 0.5
+
+// MinReadable is the fewest readable answers of asked that make a sampled
+// score under these settings: the share's part of asked, rounded up, and
+// never less than one (a mean needs a value). With no share stored (runs
+// from before it existed) or a share of 0 it is one.
+func (m MethodSettings) MinReadable(asked int) int {
+	if m.MinReadableShare == nil || *m.MinReadableShare <= 0 {
+		return 1
+	}
+	// Rounded up on the exact product: a half of 20 is 10, of 5 is 3. The
+	// small tolerance keeps 0.3*10 (2.9999999999999996) at 3.
+	need := int(math.Ceil(*m.MinReadableShare*float64(asked) - 1e-9))
+	return max(need, 1)
+}
 
 // DefaultMethodSettings follow the papers: n = 20 samples at temperature 1,
 // log-probabilities when available, LLM-Eval on 0-5.
@@ -100,6 +136,9 @@ func (m MethodSettings) Validate() error {
 	}
 	if m.MinAllowedMass < 0 || m.MinAllowedMass > 1 {
 		return fmt.Errorf("G-Eval's minimum probability on allowed scores must be between 0 and 1, got %g", m.MinAllowedMass)
+	}
+	if p := m.MinReadableShare; p != nil && (math.IsNaN(*p) || *p < 0 || *p > 1) {
+		return fmt.Errorf("the fewest readable answers for a score must be a share between 0 and 1 of the answers asked for, got %g", *p)
 	}
 	switch m.CloserLookScoring {
 	case "", Decimal, Integer:

@@ -542,6 +542,9 @@ type APILaunchSettings struct {
 	SampleTemperature *float64 `json:"sample_temperature"`
 	LLMEvalScale      string   `json:"llmeval_scale"`
 	UseLogprobs       *bool    `json:"use_logprobs"`
+	// MinReadableShare is the fewest readable answers for a sampled
+	// score, as a share (0 to 1) of the answers asked for (absent: a half).
+	MinReadableShare *float64 `json:"min_readable_share"`
 	// GEvalSteps are G-Eval's evaluation steps by criterion index ("0",
 	// "1", ...); absent ones are generated when the run starts.
 	GEvalSteps map[string]string `json:"geval_steps"`
@@ -600,6 +603,9 @@ func (l APILaunch) formValues() url.Values {
 	num("top_p", s.TopP)
 	if s.SampleTemperature != nil {
 		v.Set("sample_temperature", strconv.FormatFloat(*s.SampleTemperature, 'g', -1, 64))
+	}
+	if s.MinReadableShare != nil {
+		v.Set("min_readable_share", strconv.FormatFloat(*s.MinReadableShare, 'g', -1, 64))
 	}
 	if s.Seed != nil {
 		v.Set("seed", strconv.FormatInt(*s.Seed, 10))
@@ -662,7 +668,11 @@ type APIRun struct {
 	// ShortScores are the scores computed from fewer sampled answers than
 	// asked (G-Eval's sampling, CloserLook), counted within the scores.
 	ShortScores int `json:"short_scores"`
-	Calls       int `json:"calls"`
+	// TooFewScores are the scores left missing because too few of their
+	// sampled answers could be read (a run with a fewest readable answers
+	// for a score), counted within the missing scores.
+	TooFewScores int `json:"too_few_scores"`
+	Calls        int `json:"calls"`
 	// CachedCalls are the calls answered from the judge answer cache (no
 	// request sent, no cost), counted within Calls.
 	CachedCalls int `json:"cached_calls"`
@@ -720,7 +730,7 @@ func apiRun(r models.Run) APIRun {
 		ExperimentID: r.ExperimentID, ParentRunID: r.ParentRunID, Variant: r.Variant, Name: r.Name, Method: r.Method,
 		Status: r.Status, Finished: r.Finished(), Simulated: r.Simulated, Error: r.ShownError(), Settings: report.SettingsJSON(r),
 		MethodSettings: report.RunMethodSettingsJSON(r), Criteria: []string{}, Judge: r.JudgeSnapshot.Shown(), BatchesTotal: r.BatchesTotal,
-		BatchesDone: r.BatchesDone, BatchesFailed: r.BatchesFailed, MissingScores: r.MissingScores, ShortScores: r.ShortScores, Calls: r.Calls,
+		BatchesDone: r.BatchesDone, BatchesFailed: r.BatchesFailed, MissingScores: r.MissingScores, ShortScores: r.ShortScores, TooFewScores: r.TooFewScores, Calls: r.Calls,
 		CachedCalls: r.CachedCalls, Retries: r.Retries, CachedPromptTokens: r.CachedPromptTokens, CachedCompletionTokens: r.CachedCompletionTokens, RubricVersion: r.RubricVersion,
 		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: report.USDOf(r.CostUSD), CreatedAt: stamp.Of(r.CreatedAt),
 		StartedAt: stamp.OfPtr(r.StartedAt), FinishedAt: stamp.OfPtr(r.FinishedAt), ProbeCalls: r.ProbeCalls, ProbePromptTokens: r.ProbePromptTokens,

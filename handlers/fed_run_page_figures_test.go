@@ -298,7 +298,7 @@ func TestFEDRunPageFiguresRecomputed(t *testing.T) {
 					figs := []fig{
 						{"Pearson r", r, tTestP(r, n), rlo, rhi, ex.Pearson.Coef, ex.Pearson.P, ex.Pearson.CILow, ex.Pearson.CIHigh, ex.Pearson.N, ex.Pearson.Missing},
 						{"Spearman ρ", rho, tTestP(rho, n), slo, shi, ex.Spearman.Coef, ex.Spearman.P, ex.Spearman.CILow, ex.Spearman.CIHigh, ex.Spearman.N, ex.Spearman.Missing},
-						{"Kendall τ", tau, textbookKendallP(xs, ys), klo, khi, ex.Kendall.Coef, ex.Kendall.P, ex.Kendall.CILow, ex.Kendall.CIHigh, ex.Kendall.N, ex.Kendall.Missing},
+						{"Kendall τ-b", tau, textbookKendallP(xs, ys), klo, khi, ex.Kendall.Coef, ex.Kendall.P, ex.Kendall.CILow, ex.Kendall.CIHigh, ex.Kendall.N, ex.Kendall.Missing},
 					}
 					for _, g := range figs {
 						for _, v := range []struct {
@@ -345,7 +345,7 @@ func TestFEDRunPageFiguresRecomputed(t *testing.T) {
 					share, _ := new(big.Rat).SetString(strconv.FormatFloat(float64(unreadable)/float64(rounds*len(fed)), 'g', -1, 64))
 					pct := share.Mul(share, big.NewRat(100, 1)).FloatString(0)
 					if ex.Scored != scored || ex.Unreadable != unreadable ||
-						!strings.Contains(card, fmt.Sprintf("Unreadable answers: %d of %d answered round scores (%s%%)", unreadable, rounds*len(fed), pct)) {
+						!strings.Contains(card, fmt.Sprintf("Unreadable scores: %d of %d answered round scores (%s%%)", unreadable, rounds*len(fed), pct)) {
 						t.Errorf("%s: the export's scored %d unreadable %d; want %d and %d, said on the page (%s%%)", name, ex.Scored, ex.Unreadable, scored, unreadable, pct)
 					}
 					bins := map[int]int{}
@@ -531,7 +531,7 @@ func TestFEDRunPageFiguresRecomputed(t *testing.T) {
 						{"Pearson r", textbookPearson(sx, sy), tTestP(textbookPearson(sx, sy), len(sx))},
 						{"Spearman ρ", textbookPearson(averageRanks(sx), averageRanks(sy)),
 							exactP(sx, sy, func(a, b []float64) float64 { return textbookPearson(averageRanks(a), averageRanks(b)) })},
-						{"Kendall τ", textbookTauB(sx, sy), exactP(sx, sy, textbookTauB)},
+						{"Kendall τ-b", textbookTauB(sx, sy), exactP(sx, sy, textbookTauB)},
 					} {
 						m := regexp.MustCompile(regexp.QuoteMeta(c.name) + ` \S+ — (\S+) \S+ to \S+ (\S+) (\d+)`).FindStringSubmatch(sysText)
 						if m == nil {

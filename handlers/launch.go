@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -182,6 +183,22 @@ func parseLaunchInput(vals url.Values) launchInput {
 				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %g is out of range; use %s.", f.label, x, rng), f.key, key})
 			}
 			*f.dst = x
+		}
+	}
+	// The fewest readable answers for a sampled score, a share of those
+	// asked for; absent (a form that never showed it, a script) leaves
+	// it to the method's default (methods.prepareSampleWise).
+	if v := strings.TrimSpace(vals.Get("min_readable_share")); v != "" {
+		key := string(methods.SettingMinReadableShare)
+		in.raw[key] = v
+		x, err := strconv.ParseFloat(v, 64)
+		switch {
+		case err != nil || math.IsNaN(x):
+			in.errs = append(in.errs, fieldError{fmt.Sprintf("Fewest readable answers for a score: %q is not a share; choose one of the listed shares (0 to 1 of the answers asked for).", v), methods.SettingMinReadableShare, key})
+		case x < 0 || x > 1:
+			in.errs = append(in.errs, fieldError{fmt.Sprintf("Fewest readable answers for a score: %g is out of range; use a share from 0 (any one readable answer) to 1 (all of them).", x), methods.SettingMinReadableShare, key})
+		default:
+			ms.MinReadableShare = &x
 		}
 	}
 	// The temperature field is "untouched" when blank or equal to what the
@@ -399,6 +416,7 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 		v.AllSetups = append(v.AllSetups, su.Name)
 	}
 	v.Samples, v.SampleTemperature = in.raw["samples"], in.raw["sample_temperature"]
+	v.MinReadableShare = cmp.Or(in.raw[string(methods.SettingMinReadableShare)], formatNumber(evaluator.DefaultMinReadableShare))
 	v.UseLogprobs, v.LLMEvalScale = in.MethodSettings.UseLogprobs, string(in.MethodSettings.LLMEvalScale)
 
 	v.Datasets = datasetOptions(datasets)

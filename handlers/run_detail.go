@@ -568,6 +568,10 @@ func unitCriterion(run models.Run, m methods.Method, ci int) string {
 // judge client's errors are given in its own words only, without the
 // details members see (the address it called, this server's network).
 func unreadableReason(b models.RunBatch, label int, outside bool) string {
+	if readable, asked, need, ok := b.TooFewReadable(); ok {
+		// Answers came and some were read: not unreadable, too few.
+		return "too few readable answers: " + methods.TooFewReadableText(readable, asked, need)
+	}
 	own := fmt.Sprintf("Sample%d: ", label)
 	var parts []string
 	problems := b.ShownProblems()

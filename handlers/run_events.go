@@ -61,8 +61,11 @@ func runProgress(run models.Run, noAnswer int, now time.Time) web.RunProgress {
 	if c := run.Settings.SpendCapUSD; c != nil {
 		p.SpendCap = strconv.FormatFloat(*c, 'f', -1, 64)
 	}
-	p.Unreadable = max(run.MissingScores-noAnswer, 0)
-	p.NoAnswer = run.MissingScores - p.Unreadable
+	// Scores, each: missing for too few readable answers, for no answer
+	// (a failed call), or unreadable (the rest).
+	p.TooFew = min(max(run.TooFewScores, 0), run.MissingScores)
+	p.Unreadable = max(run.MissingScores-noAnswer-p.TooFew, 0)
+	p.NoAnswer = max(run.MissingScores-p.Unreadable-p.TooFew, 0)
 	if run.WaitingForJudge() {
 		p.Status, p.Waiting, p.StatusClass = models.StatusWaitingForJudge, run.ShownWaitingError(), "waiting"
 	}

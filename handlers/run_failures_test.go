@@ -151,10 +151,10 @@ func TestDeadJudgeRunPage(t *testing.T) {
 					}
 					unr := metricText(rep, "report-unreadable")
 					if tt.unreadable {
-						if !strings.HasPrefix(unr, "Unreadable answers: 1 of ") {
+						if !strings.HasPrefix(unr, "Unreadable scores: 1 of ") {
 							t.Errorf("report's unreadable answers read %q, want 1 unreadable", unr)
 						}
-					} else if strings.Contains(unr, "could not be read") || !strings.HasPrefix(unr, "Unreadable answers: ") {
+					} else if strings.Contains(unr, "could not be read") || !strings.HasPrefix(unr, "Unreadable scores: ") {
 						t.Errorf("report's unreadable answers read %q, though the judge never answered", unr)
 					}
 				}

@@ -188,6 +188,16 @@ func (h *Handlers) showRun(c echo.Context) error {
 		// figures while it runs, or whose figures are being prepared,
 		// says them once they show.
 		v.SampledAnswers, v.GEvalSources = rep.SampledAnswers, rep.GEvalSources
+		if run.Finished() && rep.SampledAnswers != nil {
+			// The status card counts scores; beside them, once the run
+			// has finished, the answers behind them (which the stream
+			// does not update while it runs).
+			v.Progress.SampledKnown = true
+			for _, a := range rep.SampledAnswers {
+				v.Progress.SampledAnswers += a.Answers
+				v.Progress.SampledUnreadable += a.Unreadable
+			}
+		}
 	}
 	if err := h.relatedRuns(ctx, run, &v); err != nil {
 		return err

@@ -135,7 +135,7 @@ func TestRunLifecycleOnSimulatedJudge(t *testing.T) {
 			want       []string
 		}{
 			{"run page", runPath, []string{"&lt;script&gt;alert", env.project.Name, "simulated judge", "No language model read these samples", "<svg",
-				`href="` + runPath + `/samples/`, "Pearson r", "Spearman ρ", "Kendall τ", pearson,
+				`href="` + runPath + `/samples/`, "Pearson r", "Spearman ρ", "Kendall τ-b", pearson,
 				templ.EscapeString(rep.Criteria[0].Reading), "Average batch bias", "export.csv", templ.EscapeString("Intervals: " + rep.Criteria[0].IntervalLabel() + ".")}},
 			{"run page sorted by difference", runPath + "?criterion=1&sort=diff&dir=desc", []string{"|Difference| ▼", "Coherent"}},
 			{"run page, only unreadable", runPath + "?only=missing", []string{"0 of 30 samples"}},

@@ -553,7 +553,7 @@ func TestUnreadableRateInTheMethodsWords(t *testing.T) {
 				}
 				for name, body := range pages {
 					if !strings.Contains(body, tt.want) {
-						i := strings.Index(body, "Unreadable answers:")
+						i := strings.Index(body, "Unreadable scores:")
 						t.Errorf("%s: no %q in %q", name, tt.want, body[max(i, 0):min(max(i, 0)+200, len(body))])
 					}
 				}

@@ -22,6 +22,10 @@ func tableFinalMissing(run models.Run, missing int) string {
 		}
 		return "not judged yet, or no round gave a readable score (the sample's page says which)"
 	}
+	if run.MethodSettings.MinReadableShare != nil && methods.SamplesAnswers(methods.For(run.Method)) {
+		// A run with a fewest readable answers for a score: a third cause.
+		return "no score: the judge's answers could not be read, too few of them could be read (fewer than the run's fewest readable answers for a score), or its call failed (the sample's page says which)"
+	}
 	return "no round gave a readable score: the judge's answer could not be read or its call failed (the sample's page says which)"
 }
 

@@ -735,7 +735,7 @@ func checkTCRunFigures(t *testing.T, env *testEnv, run models.Run, batches []mod
 			}
 		}
 	}
-	if ex.MissingScores != missingAll || !strings.Contains(text, fmt.Sprintf("Unreadable answers %d ", missingAll)) {
+	if ex.MissingScores != missingAll || !strings.Contains(text, fmt.Sprintf("Unreadable scores %d ", missingAll)) {
 		t.Errorf("%s: export's missing scores %d, recomputed %d (also on the page as unreadable answers)", run.Name, ex.MissingScores, missingAll)
 	}
 
@@ -794,7 +794,7 @@ func checkTCRunFigures(t *testing.T, env *testEnv, run models.Run, batches []mod
 			}
 		}
 		for _, g := range []fig{{"Pearson r", r, tTestP(r, n), rlo, rhi, ec.Pearson}, {"Spearman ρ", rho, tTestP(rho, n), slo, shi, ec.Spearman},
-			{"Kendall τ", tau, textbookKendallP(xs, ys), klo, khi, ec.Kendall}} {
+			{"Kendall τ-b", tau, textbookKendallP(xs, ys), klo, khi, ec.Kendall}} {
 			for _, v := range []struct {
 				what      string
 				got       *float64
@@ -825,7 +825,7 @@ func checkTCRunFigures(t *testing.T, env *testEnv, run models.Run, batches []mod
 		// is an unreadable answer.
 		pct := readerRounds(100*float64(missing)/float64(len(tc)), 0, false)
 		if ec.Scored != n || ec.Unreadable != missing || math.Abs(ec.UnreadableRate-float64(missing)/float64(len(tc))) > 1e-15 ||
-			!strings.Contains(card, fmt.Sprintf("Unreadable answers: %d of %d answered scores (%s%%)", missing, len(tc), pct)) {
+			!strings.Contains(card, fmt.Sprintf("Unreadable scores: %d of %d answered scores (%s%%)", missing, len(tc), pct)) {
 			t.Errorf("%s: the export's scored %d unreadable %d (%v); want %d and %d, said on the page (%s%%)", name, ec.Scored, ec.Unreadable, ec.UnreadableRate, n, missing, pct)
 		}
 
@@ -858,7 +858,7 @@ func checkTCRunFigures(t *testing.T, env *testEnv, run models.Run, batches []mod
 			name string
 			coef func(a, b []float64) float64
 			ex   float64
-		}{{"Pearson r", textbookPearson, ec.Grouped.Pearson}, {"Spearman ρ", rank, ec.Grouped.Spearman}, {"Kendall τ", textbookTauB, ec.Grouped.Kendall}} {
+		}{{"Pearson r", textbookPearson, ec.Grouped.Pearson}, {"Spearman ρ", rank, ec.Grouped.Spearman}, {"Kendall τ-b", textbookTauB, ec.Grouped.Kendall}} {
 			v, used, skipped := gcoef(w.coef)
 			if math.Abs(w.ex-v) > 1e-12 || ec.Grouped.Groups != used || ec.Grouped.Skipped != skipped {
 				t.Errorf("%s: the export's within-context %s %v over %d groups (%d skipped), recomputed %v over %d (%d)", name, w.name, w.ex, ec.Grouped.Groups, ec.Grouped.Skipped, v, used, skipped)
@@ -907,7 +907,7 @@ func checkTCRunFigures(t *testing.T, env *testEnv, run models.Run, batches []mod
 		}{
 			{"Pearson r", textbookPearson(sx, sy), tTestP(textbookPearson(sx, sy), len(sx)), ec.SystemLevel.Pearson},
 			{"Spearman ρ", rank(sx, sy), exactP(sx, sy, rank), ec.SystemLevel.Spearman},
-			{"Kendall τ", textbookTauB(sx, sy), exactP(sx, sy, textbookTauB), ec.SystemLevel.Kendall},
+			{"Kendall τ-b", textbookTauB(sx, sy), exactP(sx, sy, textbookTauB), ec.SystemLevel.Kendall},
 		} {
 			if math.Abs(w.ex.Coef-w.coef) > 1e-12 || math.Abs(w.ex.P-w.p) > 1e-9 || w.ex.Systems != len(sx) {
 				t.Errorf("%s: the export's system-level %s %+v, recomputed %v (p %v) over %d systems", name, w.name, w.ex, w.coef, w.p, len(sx))

@@ -41,7 +41,7 @@ func answerSQLPG(fenced bool) string {
  SELECT ?, b.id, u.c, u.r, u.row_id, u.label, u.score, u.analysis FROM b,
  unnest(?::int[], ?::int[], ?::bigint[], ?::int[], ?::float8[], ?::text[]) AS u(c, r, row_id, label, score, analysis)),
  c AS (UPDATE runs SET batches_done = batches_done + 1, batches_failed = batches_failed + ?, missing_scores = missing_scores + ?,
- short_scores = short_scores + ?, calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,
+ short_scores = short_scores + ?, too_few_scores = too_few_scores + ?, calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,
  cost_usd = CASE WHEN ?::float8 IS NULL THEN cost_usd ELSE COALESCE(cost_usd, 0) + ?::float8 END
  WHERE id = ? AND EXISTS (SELECT 1 FROM b)),
  k AS (INSERT INTO judge_response_cache (workspace_id, request_hash, occurrence, response, created_at, run_id)
@@ -97,7 +97,7 @@ func (db *DB) storeAnswerPG(ctx context.Context, r BatchResult, owner string, on
 		args = append(args, owner)
 	}
 	args = append(args, b.RunID, crit, round, rowIDs, labels, scores, analyses,
-		failed, missing, r.ShortScores, b.Calls, b.PromptTokens, b.CompletionTokens, cost, cost, b.RunID)
+		failed, missing, r.ShortScores, r.TooFewScores, b.Calls, b.PromptTokens, b.CompletionTokens, cost, cost, b.RunID)
 	args = append(args, cachedArgs(cached)...)
 	if r.replays() {
 		// It may replay paid calls an earlier count of its pending batch

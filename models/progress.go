@@ -352,6 +352,9 @@ type BatchResult struct {
 	// ShortScores is how many of Scores were computed from fewer sampled
 	// answers than asked (Run.ShortScores).
 	ShortScores int
+	// TooFewScores is how many of Scores are missing because too few of
+	// their sampled answers could be read (Run.TooFewScores).
+	TooFewScores int
 	// Paid are the answer's paid calls with their identities, as the
 	// answer cache gave them (judge.PaidCall): stored with the batch,
 	// they tell a refused answer which of its calls the stored one
@@ -796,10 +799,10 @@ func (db *DB) writeBatchResultCounts(ctx context.Context, tx *answerTx, r BatchR
 		// told (below), its cost worded as the run's counters word it,
 		// without another statement for the answers of a run still going.
 		return `UPDATE runs SET batches_done = batches_done + 1, batches_failed = batches_failed + ?, missing_scores = missing_scores + ?,
- short_scores = short_scores + ?, calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?` + cost +
+ short_scores = short_scores + ?, too_few_scores = too_few_scores + ?, calls = calls + ?, prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?` + cost +
 			" WHERE id = ?" + g.cond + " RETURNING status, lease_owner, simulated" + ret
 	})
-	args := []any{failed, missing, r.ShortScores, add.Calls, add.PromptTokens, add.CompletionTokens}
+	args := []any{failed, missing, r.ShortScores, r.TooFewScores, add.Calls, add.PromptTokens, add.CompletionTokens}
 	if withCost {
 		args = append(args, *add.Cost)
 	}

@@ -82,3 +82,36 @@ func (db *DB) SampleWiseCountsOf(ctx context.Context, runID int64) (SampleWiseCo
 	}
 	return out, nil
 }
+
+// TooFewReadableUnits are the ids of a run's answered units whose score is
+// missing because too few of their sampled answers could be read (their
+// details say "too_few_readable": methods.enoughReadable), matched in the
+// JSON text as SampleWiseCountsOf matches the sources.
+func (db *DB) TooFewReadableUnits(ctx context.Context, runID int64) ([]int64, error) {
+	var ids []int64
+	err := db.Reader(ctx).Model(&RunBatch{}).Where("run_id = ? AND status = ? AND details LIKE ?", runID, BatchDone, `%"too_few_readable":true%`).
+		Order("id").Pluck("id", &ids).Error
+	if err != nil {
+		return nil, fmt.Errorf("read the units of run %d scored from too few readable answers: %w", runID, err)
+	}
+	return ids, nil
+}
+
+// TooFewReadable reports whether the unit's score was left missing because
+// too few of its sampled answers could be read, with the counts its
+// details keep: readable of asked could be read, need were asked for.
+func (b RunBatch) TooFewReadable() (readable, asked, need int, ok bool) {
+	if v, _ := b.Details["too_few_readable"].(bool); !v {
+		return 0, 0, 0, false
+	}
+	num := func(key string) int {
+		switch v := b.Details[key].(type) {
+		case float64: // as read back from JSON
+			return int(v)
+		case int:
+			return v
+		}
+		return 0
+	}
+	return num("readable"), num("asked"), num("min_readable"), true
+}

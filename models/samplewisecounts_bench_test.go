@@ -16,7 +16,10 @@ import (
 // page's existing query of the same run's units (an indexed lookup of the
 // failed ones), on a CloserLook-shaped run of 30,000 units (10,000
 // samples, three criteria; 20 ratings each). Compare the ratios, not the
-// times.
+// times. TooFewReadableUnits, the scan a report build of a run with a
+// fewest readable answers adds (one unit in ten left missing for too few
+// readable answers), is measured beside ListBatchLayout, which every
+// report build reads already.
 func BenchmarkSampleWiseCountsOf(b *testing.B) {
 	const units = 30_000
 	for _, d := range dbtest.Dialects {
@@ -48,6 +51,10 @@ func BenchmarkSampleWiseCountsOf(b *testing.B) {
 			for i := range batches {
 				batches[i] = models.RunBatch{RunID: r.ID, CriterionIndex: i % 3, BatchIndex: i / 3, RowIDs: []int64{int64(i)}, Status: models.BatchDone, Problems: []string{},
 					Details: map[string]any{"method": "closerlook", "asked": 20, "answered": 20, "ratings": ratings, "unreadable": 2}}
+				if i%10 == 0 {
+					batches[i].Details = map[string]any{"method": "closerlook", "asked": 20, "answered": 20, "ratings": ratings[:1], "unreadable": 19,
+						"readable": 1, "min_readable": 10, "too_few_readable": true}
+				}
 			}
 			if err := db.Gorm.CreateInBatches(batches, 500).Error; err != nil {
 				b.Fatal(err)
@@ -59,8 +66,18 @@ func BenchmarkSampleWiseCountsOf(b *testing.B) {
 				{"FailureCauses", func() error { _, err := db.FailureCauses(ctx, r.ID); return err }},
 				{"SampleWiseCountsOf", func() error {
 					got, err := db.SampleWiseCountsOf(ctx, r.ID)
-					if err == nil && got.Answers[0] != (models.SampledAnswers{Answers: 20 * units / 3, Unreadable: 2 * units / 3}) {
+					// A tenth of the units (every 30th of criterion 0) read
+					// 1 of 20: 17 more unreadable answers each.
+					if err == nil && got.Answers[0] != (models.SampledAnswers{Answers: 20 * units / 3, Unreadable: 2*units/3 + 17*units/30}) {
 						b.Fatalf("counted %+v", got)
+					}
+					return err
+				}},
+				{"ListBatchLayout", func() error { _, err := db.ListBatchLayout(ctx, r.ID); return err }},
+				{"TooFewReadableUnits", func() error {
+					got, err := db.TooFewReadableUnits(ctx, r.ID)
+					if err == nil && len(got) != units/10 {
+						b.Fatalf("found %d units, want %d", len(got), units/10)
 					}
 					return err
 				}},

@@ -30,8 +30,8 @@ const criterionQuote = `"(?:[^"\\]|\\.)*"`
 // names of the rubric's criteria (which the shared report shows): shared
 // as they are.
 var sharedWhole = []*regexp.Regexp{
-	regexp.MustCompile(`^no score could be read: all \d+ scores are missing \(failed calls or unreadable answers; see the [a-z ]+ for what the judge said\)$`),
-	regexp.MustCompile(`^\d+ of \d+ scores are missing \(failed calls or unreadable answers\)$`),
+	regexp.MustCompile(`^no score could be read: all \d+ scores are missing \(failed calls(?: or unreadable answers|, unreadable answers or too few readable answers); see the [a-z ]+ for what the judge said\)$`),
+	regexp.MustCompile(`^\d+ of \d+ scores are missing \(failed calls(?: or unreadable answers|, unreadable answers or too few readable answers)\)$`),
 	regexp.MustCompile(`^every [a-z ]+?(?: of [a-z ]+ \d+)? of ` + criterionQuote + ` failed, even when tried again: the judge is not answering usefully \(see the [a-z ]+ for its errors\)$`),
 	regexp.MustCompile(`^the dataset has no rows$`),
 	regexp.MustCompile(`^this run uses the simulated judge, but it is not running in this process$`),

@@ -95,6 +95,9 @@ func TestSharedReasonPointsAtNothingHidden(t *testing.T) {
 		{"no score could be read: all 30 scores are missing (failed calls or unreadable answers; see the batches for what the judge said)",
 			"no score could be read: all 30 scores are missing (failed calls or unreadable answers; what the judge said is on the run's page, for members of its workspace)"},
 		{"3 of 30 scores are missing (failed calls or unreadable answers)", "3 of 30 scores are missing (failed calls or unreadable answers)"},
+		{"3 of 30 scores are missing (failed calls, unreadable answers or too few readable answers)", "3 of 30 scores are missing (failed calls, unreadable answers or too few readable answers)"},
+		{"no score could be read: all 30 scores are missing (failed calls, unreadable answers or too few readable answers; see the samples for what the judge said)",
+			"no score could be read: all 30 scores are missing (failed calls, unreadable answers or too few readable answers; what the judge said is on the run's page, for members of its workspace)"},
 	} {
 		got := sharedReason(tc.stored)
 		if got != tc.want {

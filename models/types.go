@@ -366,7 +366,13 @@ type Run struct {
 	// than the method asked for (G-Eval's sampling, CloserLook): some of
 	// their calls failed, at least half the answers came. Each unit says
 	// so in its problems and its details ("asked", "answered").
-	ShortScores      int
+	ShortScores int
+	// TooFewScores counts the scores left missing because some of their
+	// sampled answers could be read but fewer than the run's fewest
+	// readable answers for a score (MethodSettings.MinReadableShare);
+	// they are among MissingScores. Each unit says so in its details
+	// ("too_few_readable").
+	TooFewScores     int
 	Calls            int
 	PromptTokens     int
 	CompletionTokens int

@@ -212,6 +212,8 @@ func TestRunScoresMigrationKeepsScores(t *testing.T) {
 	exec(`ALTER TABLE datasets ADD COLUMN import_notes TEXT`) // and 00042's
 	exec(`ALTER TABLE runs ADD COLUMN name_folded TEXT`)      // and 00050's
 	exec(`ALTER TABLE experiments ADD COLUMN name_folded TEXT`)
+	// It stores runs with runs.too_few_scores (00048) too.
+	exec(`ALTER TABLE runs ADD COLUMN too_few_scores INTEGER NOT NULL DEFAULT 0`)
 	p, err := demo.Seed(ctx, raw, ws)
 	if err != nil {
 		t.Fatal(err)

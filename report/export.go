@@ -174,7 +174,8 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	if len(r.Criteria[0].Samples) > 0 {
 		labels = r.Criteria[0].Samples[0].Fields
 	}
-	if err := cw.Write(csvHeader(labels, names, r.Run.Settings.Rounds)); err != nil {
+	tooFew := hasReadableMinimum(r.Run)
+	if err := cw.Write(csvHeader(labels, names, r.Run.Settings.Rounds, tooFew)); err != nil {
 		return err
 	}
 	provCells := csvProvenanceCells(r.Provenance())
@@ -182,7 +183,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	for i, s := range r.Criteria[0].Samples {
 		line = csvSampleCells(line[:0], s)
 		for _, c := range r.Criteria {
-			line = csvScoreCells(line, c.Samples[i])
+			line = csvScoreCells(line, c.Samples[i], tooFew)
 		}
 		line = append(line, provCells...)
 		if err := cw.Write(line); err != nil {
@@ -199,7 +200,13 @@ var errNoCriteria = fmt.Errorf("the run has no criteria")
 // csvHeader is the CSV's first line: the id, the labels of the fields the
 // judge saw (none for a run without samples), per criterion its human,
 // final, round and unreadable-count columns, then the provenance columns.
-func csvHeader(fields []evaluator.Text, criteria []string, rounds int) []string {
+//
+// With tooFew (a run with a fewest readable answers for a score:
+// hasReadableMinimum), each criterion also has a "too few readable"
+// column after its unreadable count: the rounds left missing because too
+// few of their sampled answers could be read. Runs without the setting
+// keep the columns they had.
+func csvHeader(fields []evaluator.Text, criteria []string, rounds int, tooFew bool) []string {
 	head := []string{"id"}
 	for _, f := range fields {
 		head = append(head, SafeCell(f.Label))
@@ -211,6 +218,9 @@ func csvHeader(fields []evaluator.Text, criteria []string, rounds int) []string 
 			head = append(head, fmt.Sprintf("%s round %d", name, k+1))
 		}
 		head = append(head, name+" unreadable rounds")
+		if tooFew {
+			head = append(head, name+" too few readable")
+		}
 	}
 	return append(head, csvProvenanceHeader...)
 }
@@ -234,15 +244,28 @@ func csvSampleCells(line []string, s SampleResult) []string {
 
 // csvScoreCells appends one criterion's cells of a sample to line: the
 // human rating, the final score, each round's score and the count of
-// unreadable rounds.
-func csvScoreCells(line []string, cs SampleResult) []string {
+// unreadable rounds (and, with tooFew, of the rounds with too few readable
+// answers: csvHeader).
+func csvScoreCells(line []string, cs SampleResult, tooFew bool) []string {
 	line = append(line, num(cs.Human), num(cs.Final))
 	for _, v := range cs.Rounds {
 		line = append(line, num(v))
 	}
 	// Unreadable rounds only: a round whose call failed got no answer to
-	// read (its cell is empty all the same).
-	return append(line, strconv.Itoa(cs.Missing-cs.NoAnswer))
+	// read (its cell is empty all the same); nor is a round whose unit
+	// read too few of its sampled answers.
+	line = append(line, strconv.Itoa(cs.Missing-cs.NoAnswer-cs.TooFew))
+	if tooFew {
+		line = append(line, strconv.Itoa(cs.TooFew))
+	}
+	return line
+}
+
+// hasReadableMinimum reports whether run's sampled scores rest on a stored
+// fewest readable answers (evaluator.MethodSettings.MinReadableShare): a
+// run of a sampling method launched since it existed.
+func hasReadableMinimum(run models.Run) bool {
+	return run.MethodSettings.MinReadableShare != nil && methods.SamplesAnswers(methods.For(run.Method))
 }
 
 // rubricVersionCell writes the rubric version for the CSV; empty when
@@ -627,10 +650,14 @@ type (
 		GEvalSteps        []JSONGEvalSteps `json:"geval_steps"`
 		// MinAllowedMass is G-Eval's threshold of probability on allowed
 		// scores (null in runs stored before it was recorded).
-		MinAllowedMass    *float64      `json:"min_allowed_mass"`
-		CloserLookTopP    *float64      `json:"closerlook_top_p"`
-		CloserLookScoring string        `json:"closerlook_scoring"`
-		Learned           []JSONLearned `json:"learned"`
+		MinAllowedMass    *float64 `json:"min_allowed_mass"`
+		CloserLookTopP    *float64 `json:"closerlook_top_p"`
+		CloserLookScoring string   `json:"closerlook_scoring"`
+		// MinReadableShare is the fewest readable answers a sampled
+		// score rests on, as a share of the answers asked for (null in
+		// runs stored before it existed: no minimum but one).
+		MinReadableShare *float64      `json:"min_readable_share"`
+		Learned          []JSONLearned `json:"learned"`
 		// unread are the keys left out: the settings the run's method
 		// does not read (Provenance.Unread).
 		unread []methods.Setting
@@ -726,7 +753,12 @@ type (
 		Scored         int               `json:"scored"`
 		Unreadable     int               `json:"unreadable"`
 		NoAnswer       int               `json:"no_answer"`
-		UnreadableRate jsonFloat         `json:"unreadable_rate"`
+		// TooFewReadable are the round scores left missing because too
+		// few of their unit's sampled answers could be read (fewer than
+		// the run's min_readable_share of those asked for); absent for
+		// runs without that setting.
+		TooFewReadable *int      `json:"too_few_readable,omitempty"`
+		UnreadableRate jsonFloat `json:"unreadable_rate"`
 		// SampledAnswers counts the sampled answers behind the scores of
 		// a method that samples, and the unreadable ones; absent for
 		// methods that do not sample.
@@ -873,6 +905,10 @@ func (r *Report) Export() JSONExport {
 			// null, never 0.
 			jcr.UnreadableRate = jsonFloat(math.NaN())
 		}
+		if hasReadableMinimum(run) {
+			n := c.TooFew
+			jcr.TooFewReadable = &n
+		}
 		if a, ok := r.SampledAnswers[c.Index]; ok {
 			jcr.SampledAnswers = &JSONSampledAnswers{Answers: a.Answers, Unreadable: a.Unreadable}
 		}
@@ -1016,6 +1052,10 @@ func exportProvenance(p Provenance) JSONProvenance {
 			v := ms.CloserLookTopP
 			out.MethodSettings.CloserLookTopP = &v
 		}
+		if ms.MinReadableShare != nil {
+			v := *ms.MinReadableShare
+			out.MethodSettings.MinReadableShare = &v
+		}
 		for _, k := range slices.Sorted(maps.Keys(ms.Learned)) {
 			out.MethodSettings.Learned = append(out.MethodSettings.Learned, JSONLearned{Key: k, Value: ms.Learned[k]})
 		}
@@ -1112,6 +1152,14 @@ func (r *Report) writeCorrelationRows(b *strings.Builder) {
 			}
 			fmt.Fprintf(b, "no answer for %s: %d round %s got no answer: the judge call failed.\n",
 				c.Criterion.Name, c.NoAnswer, scores)
+		}
+		if c.TooFew > 0 {
+			scores := "scores were"
+			if c.TooFew == 1 {
+				scores = "score was"
+			}
+			fmt.Fprintf(b, "too few readable answers for %s: %d %s left missing: some of the sampled answers could be read, but fewer than the run's fewest readable answers for a score.\n",
+				c.Criterion.Name, c.TooFew, scores)
 		}
 	}
 }

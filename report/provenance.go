@@ -164,6 +164,11 @@ func (p Provenance) SettingsText() string {
 	}
 	if p.MethodSettings != nil {
 		parts = append(parts, fieldPairs(*p.MethodSettings, p.Unread, true)...)
+		// A share behind a pointer (fieldPairs leaves pointers out): stated
+		// when the run stored one; older runs read as before.
+		if v := p.MethodSettings.MinReadableShare; v != nil && !slices.Contains(p.Unread, methods.SettingMinReadableShare) {
+			parts = append(parts, "min_readable_share="+strconv.FormatFloat(*v, 'g', -1, 64))
+		}
 	}
 	return strings.Join(parts, "; ")
 }

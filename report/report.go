@@ -88,6 +88,12 @@ type CriterionReport struct {
 	// answer came, so none could be read. The rest of Missing are
 	// unreadable answers (Unreadable).
 	NoAnswer int
+	// TooFew are the Missing round scores of a sampling method's units
+	// whose readable answers were some but fewer than the run's fewest
+	// readable answers for a score (evaluator.MethodSettings.MinReadable):
+	// answers came and some were read, but too few to score from. Counted
+	// apart from NoAnswer and Unreadable.
+	TooFew int
 	// UnreadableRate is the share of the answered round scores that the
 	// judge's answers did not yield (unreadable / (scored + unreadable)),
 	// itself a quality metric of the judge; a failed call is no answer and
@@ -126,8 +132,8 @@ type CriterionReport struct {
 }
 
 // Unreadable is the number of round scores whose judge's answer came but
-// could not be read: Missing less NoAnswer.
-func (c CriterionReport) Unreadable() int { return c.Missing - c.NoAnswer }
+// could not be read: Missing less NoAnswer and TooFew.
+func (c CriterionReport) Unreadable() int { return c.Missing - c.NoAnswer - c.TooFew }
 
 // RoundStat compares one round alone with the ensemble of rounds so far.
 type RoundStat struct {
@@ -150,8 +156,10 @@ type SampleResult struct {
 	// scale as CriterionReport.HumanScaleNote says (humanOnJudgeScale).
 	AbsDiff *float64
 	// Missing counts the rounds without a score, NoAnswer those of them
-	// whose call failed (the rest are unreadable answers).
-	Missing, NoAnswer int
+	// whose call failed, TooFew those whose unit read too few of its
+	// sampled answers (CriterionReport.TooFew); the rest are unreadable
+	// answers.
+	Missing, NoAnswer, TooFew int
 }
 
 // Options change what a report computes.
@@ -173,6 +181,10 @@ type Options struct {
 
 	// memo carries stored statistics in and fresh ones out (BuildWith).
 	memo *statsMemo
+	// tooFew are the run's units whose score is missing for too few
+	// readable answers (models.TooFewReadableUnits), by batch id; BuildWith
+	// reads them.
+	tooFew map[int64]bool
 	// figuresOnly builds the report without the samples' texts
 	// (SampleResult.Fields nil): BuildWith reads of the rows only what the
 	// figures need (models.ListDatasetRowFigures). storeSummary sets it:
@@ -240,6 +252,9 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	}
 	batches, err := db.ListBatchLayout(ctx, run.ID)
 	if err != nil {
+		return nil, err
+	}
+	if opt.tooFew, err = tooFewUnits(ctx, db, run); err != nil {
 		return nil, err
 	}
 	run, rows, use, err := applyHumanSource(ctx, db, wsID, run, rows, opt.Reviews)
@@ -316,6 +331,24 @@ func systemColumn(opt Options, ds models.Dataset) string {
 	return opt.SystemColumn
 }
 
+// tooFewUnits are run's units whose score was left missing for too few
+// readable answers, by id; nil for a run that stored no minimum (every
+// run from before the setting, every method that does not sample).
+func tooFewUnits(ctx context.Context, db *models.DB, run models.Run) (map[int64]bool, error) {
+	if run.MethodSettings.MinReadableShare == nil || !methods.SamplesAnswers(methods.For(run.Method)) {
+		return nil, nil
+	}
+	ids, err := db.TooFewReadableUnits(ctx, run.ID)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	out := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, nil
+}
+
 // Compute builds the report from loaded data (no database access).
 func Compute(run models.Run, ds models.Dataset, rows []models.DatasetRow, batches []models.RunBatch, scores []models.RunScore) *Report {
 	return ComputeWith(run, ds, rows, batches, scores, Options{})
@@ -347,7 +380,7 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 		// row: a million-sample run's figures hold them all at once.
 		at := make(map[int64]int, len(rows))
 		var grid []*float64
-		var judged, unanswered []bool
+		var judged, unanswered, short []bool
 		for _, s := range scores {
 			if s.CriterionIndex != ci || s.Round >= n {
 				continue
@@ -359,10 +392,12 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 				grid = append(grid, make([]*float64, n)...)
 				judged = append(judged, make([]bool, n)...)
 				unanswered = append(unanswered, make([]bool, n)...)
+				short = append(short, make([]bool, n)...)
 			}
 			grid[k*n+s.Round] = s.Score
 			judged[k*n+s.Round] = true
 			unanswered[k*n+s.Round] = s.Score == nil && failed[s.BatchID]
+			short[k*n+s.Round] = s.Score == nil && opt.tooFew[s.BatchID]
 		}
 		cr := CriterionReport{Index: ci, Criterion: crit, Samples: make([]SampleResult, 0, len(rows))}
 		for _, row := range rows {
@@ -381,8 +416,11 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 					k++
 				case ok && judged[g*n+r]:
 					sr.Missing++
-					if unanswered[g*n+r] {
+					switch {
+					case unanswered[g*n+r]:
 						sr.NoAnswer++
+					case short[g*n+r]:
+						sr.TooFew++
 					}
 				}
 			}
@@ -398,6 +436,7 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 			cr.Scored += k
 			cr.Missing += sr.Missing
 			cr.NoAnswer += sr.NoAnswer
+			cr.TooFew += sr.TooFew
 			cr.Samples = append(cr.Samples, sr)
 		}
 		key := statsKey{ci, system}

@@ -302,6 +302,11 @@ func (x *exportSource) eachSample(ctx context.Context, cis []int, withData bool,
 	for _, id := range failedIDs {
 		failed[id] = true
 	}
+	// Its units scored from too few readable answers (TooFew), likewise.
+	short, err := tooFewUnits(ctx, x.db, x.run)
+	if err != nil {
+		return err
+	}
 	return x.db.EachDatasetRowChunk(ctx, x.ds.ID, size, cols, func(page []models.DatasetRow) error {
 		if x.onPage != nil {
 			x.onPage(len(page))
@@ -313,8 +318,8 @@ func (x *exportSource) eachSample(ctx context.Context, cis []int, withData bool,
 			crit, rnd int
 		}
 		type cell struct {
-			score            *float64
-			judged, noAnswer bool
+			score                    *float64
+			judged, noAnswer, tooFew bool
 		}
 		grid := map[place]cell{}
 		if x.rounds > 0 && len(cis) > 0 {
@@ -332,7 +337,7 @@ func (x *exportSource) eachSample(ctx context.Context, cis []int, withData bool,
 				return fmt.Errorf("read the scores of run %d: %w", x.run.ID, err)
 			}
 			for _, s := range scores {
-				grid[place{s.RowID, s.CriterionIndex, s.Round}] = cell{s.Score, true, s.Score == nil && failed[s.BatchID]}
+				grid[place{s.RowID, s.CriterionIndex, s.Round}] = cell{s.Score, true, s.Score == nil && failed[s.BatchID], s.Score == nil && short[s.BatchID]}
 			}
 		}
 		// Human ratings of the page, merged per criterion as the report
@@ -360,8 +365,11 @@ func (x *exportSource) eachSample(ctx context.Context, cis []int, withData bool,
 					s.Rounds[r] = c.score
 					if c.judged && c.score == nil {
 						s.Missing++
-						if c.noAnswer {
+						switch {
+						case c.noAnswer:
 							s.NoAnswer++
+						case c.tooFew:
+							s.TooFew++
 						}
 					}
 				}
@@ -429,7 +437,8 @@ func (x *exportSource) writeCSV(ctx context.Context, w io.Writer) error {
 	if len(probe) > 0 {
 		labels = models.DatasetRow{}.Sample(x.fields).Fields
 	}
-	if err := cw.Write(csvHeader(labels, names, x.rounds)); err != nil {
+	tooFew := hasReadableMinimum(x.run)
+	if err := cw.Write(csvHeader(labels, names, x.rounds, tooFew)); err != nil {
 		return err
 	}
 	cw.Flush()
@@ -452,7 +461,7 @@ func (x *exportSource) writeCSV(ctx context.Context, w io.Writer) error {
 		sr.Fields = s.row.Sample(x.fields).Fields
 		line = csvSampleCells(line[:0], sr)
 		for _, cs := range s.results {
-			line = csvScoreCells(line, cs)
+			line = csvScoreCells(line, cs, tooFew)
 		}
 		line = append(line, provCells...)
 		if err := cw.Write(line); err != nil {

@@ -51,8 +51,11 @@ import (
 // summary-11: a sample-wise run's unit counts (G-Eval's sources, the
 // sampled answers behind each criterion's scores) are stored with its
 // figures (storedSummary.SampleWise), so that its pages and exports do not
-// scan every unit's details at each view.
-const summaryVersion = "summary-11"
+// scan every unit's details at each view. summary-12: a sampling run with
+// a fewest readable answers for a score counts apart, per criterion and
+// per sample, the scores left missing for too few readable answers
+// (CriterionReport.TooFew), which are no longer unreadable.
+const summaryVersion = "summary-12"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).

@@ -569,7 +569,7 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 		return outcome{}, err
 	}
 	noteResent()
-	return r.conclude(ctx, run.ID, words)
+	return r.conclude(ctx, run.ID, words, run.MethodSettings.MinReadableShare != nil && methods.SamplesAnswers(m))
 }
 
 // sharedSettings is the run's method settings as every pass sees them:
@@ -718,17 +718,23 @@ func (r *Runner) recordLearned(ctx context.Context, runID int64, sh *sharedSetti
 
 // conclude decides how a run that went through every unit ends, from its
 // stored scores: failed when none could be read, finished with gaps when
-// some are missing, succeeded otherwise.
-func (r *Runner) conclude(ctx context.Context, runID int64, words methods.Words) (outcome, error) {
+// some are missing, succeeded otherwise. tooFew says the run's scores may
+// also be missing for too few readable answers (a sampling run with a
+// fewest readable answers for a score), which its reason then names.
+func (r *Runner) conclude(ctx context.Context, runID int64, words methods.Words, tooFew bool) (outcome, error) {
 	total, missing, err := r.db.ScoreCounts(ctx, runID)
 	if err != nil {
 		return outcome{}, err
 	}
+	why := "failed calls or unreadable answers"
+	if tooFew {
+		why = "failed calls, unreadable answers or too few readable answers"
+	}
 	switch {
 	case total == 0 || missing == total:
-		return outcome{status: models.RunFailed, reason: fmt.Sprintf("no score could be read: all %d scores are missing (failed calls or unreadable answers; see the %s for what the judge said)", total, words.Units)}, nil
+		return outcome{status: models.RunFailed, reason: fmt.Sprintf("no score could be read: all %d scores are missing (%s; see the %s for what the judge said)", total, why, words.Units)}, nil
 	case missing > 0:
-		return outcome{status: models.RunFinishedWithGaps, reason: fmt.Sprintf("%d of %d scores are missing (failed calls or unreadable answers)", missing, total)}, nil
+		return outcome{status: models.RunFinishedWithGaps, reason: fmt.Sprintf("%d of %d scores are missing (%s)", missing, total, why)}, nil
 	}
 	return outcome{status: models.RunSucceeded}, nil
 }
@@ -1069,9 +1075,15 @@ func (r *Runner) result(run models.Run, b models.RunBatch, pass []int, o methods
 		return out
 	}
 	short := o.Received < o.Asked
+	tooFew, _ := o.Details["too_few_readable"].(bool)
 	for _, sc := range o.Scores {
 		if sc.Sample >= 0 && sc.Sample < len(b.RowIDs) {
 			score(sc.Criterion, sc.Sample, sc.Value, sc.Analysis)
+			if tooFew && sc.Value == nil {
+				// Left missing for too few readable answers: counted
+				// apart from the unreadable ones (among the missing).
+				out.TooFewScores++
+			}
 			if short && sc.Value != nil {
 				// Scored from fewer sampled answers than asked: counted
 				// on the run (a missing score is counted as missing).

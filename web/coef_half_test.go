@@ -37,7 +37,7 @@ func TestCoefficientsRoundTheExportedDecimal(t *testing.T) {
 	wrong := []string{">0.1235<", ">−0.062<", "+0.345<", "+0.062 ", "−0.234 ", ">0.678<", ">0.801<", ">0.512<"}
 	run := templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
 		for _, r := range []templ.Component{runCorrelationRow("Pearson r", c.Pearson), runCorrelationRow("Spearman ρ", c.Spearman),
-			runCorrelationRow("Kendall τ", c.Kendall), roundsTable(c), runCeiling(c)} {
+			runCorrelationRow("Kendall τ-b", c.Kendall), roundsTable(c), runCeiling(c)} {
 			if err := r.Render(ctx, w); err != nil {
 				return err
 			}

@@ -32,7 +32,7 @@ func TestPValueCellsFollowTheReadingsRule(t *testing.T) {
 		c.System[m] = stats.SystemLevel{Coef: 0.8, P: system, CILow: 0.2, CIHigh: 0.9, Systems: 4}
 	}
 	rows := templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
-		for _, r := range []templ.Component{runCorrelationRow("Pearson r", c.Pearson), runCorrelationRow("Spearman ρ", c.Spearman), runCorrelationRow("Kendall τ", c.Kendall), runSystem(RunView{}, c)} {
+		for _, r := range []templ.Component{runCorrelationRow("Pearson r", c.Pearson), runCorrelationRow("Spearman ρ", c.Spearman), runCorrelationRow("Kendall τ-b", c.Kendall), runSystem(RunView{}, c)} {
 			if err := r.Render(ctx, w); err != nil {
 				return err
 			}

@@ -81,13 +81,13 @@ func (m CloserLook) Summary(r Run) Summary {
 	if m.scoring(r) == evaluator.Integer {
 		kind = "integer ratings are whole numbers only"
 	}
-	return Summary{
+	return readableSummary(Summary{
 		explained(fmt.Sprintf("mean of %d sampled %s ratings", ms.Samples, m.scoring(r)),
 			Term{"Sampled ratings", fmt.Sprintf("each sample is judged alone: the judge first analyses it, then rates it. The same request is answered %d times and the score is the mean of the ratings that could be read, so one answer's luck weighs little (%s).", ms.Samples, kind)}),
 		explained(fmt.Sprintf("temperature %g", ms.SampleTemperature), temperatureTerm(true, true)),
 		plain(fmt.Sprintf("top_p %g", m.topP(r))),
 		explained(fmt.Sprintf("seed %d", r.Settings.Seed), seedTerm(false)),
-	}
+	}, ms)
 }
 
 // Judge implements Method.
@@ -127,7 +127,11 @@ func (m CloserLook) Judge(ctx context.Context, j Completer, u Unit) Outcome {
 		}
 	}
 	o.Details["ratings"], o.Details["unreadable"] = read, unreadable
-	o.Scores = []Score{{Criterion: ci, Sample: 0, Value: meanOf(ratings), Analysis: analysis}}
+	value := meanOf(ratings)
+	if !enoughReadable(&o, ms, len(read), ms.Samples) {
+		value = nil
+	}
+	o.Scores = []Score{{Criterion: ci, Sample: 0, Value: value, Analysis: analysis}}
 	return o
 }
 
@@ -140,7 +144,7 @@ func (CloserLook) Note() string {
 // rating format are the original's (Prepare), not the form's, recorded in
 // the run's method settings.
 func (CloserLook) Reads() []Setting {
-	return []Setting{SettingSeed, SettingSamples, SettingSampleTemperature, SettingMaxTokens, SettingCloserLookTopP, SettingCloserLookScoring}
+	return []Setting{SettingSeed, SettingSamples, SettingSampleTemperature, SettingMaxTokens, SettingCloserLookTopP, SettingCloserLookScoring, SettingMinReadableShare}
 }
 
 // ReadsRun is Reads for a stored run: a run stored before CloserLook

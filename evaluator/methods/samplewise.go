@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/judge"
@@ -23,9 +24,9 @@ import (
 // settings: unknown LLM-Eval scale".
 func prepareSampleWise(r *Run, m Method) error {
 	if ms := r.MethodSettings; ms.Samples == 0 && ms.SampleTemperature == 0 && ms.LLMEvalScale == "" {
-		steps := r.MethodSettings.GEvalSteps
+		steps, share := r.MethodSettings.GEvalSteps, r.MethodSettings.MinReadableShare
 		r.MethodSettings = evaluator.DefaultMethodSettings()
-		r.MethodSettings.GEvalSteps = steps
+		r.MethodSettings.GEvalSteps, r.MethodSettings.MinReadableShare = steps, share
 	}
 	reads := m.Reads()
 	unread := func(s Setting) bool { return !slices.Contains(reads, s) }
@@ -41,6 +42,15 @@ func prepareSampleWise(r *Run, m Method) error {
 	}
 	if unread(SettingMinAllowedMass) {
 		ms.MinAllowedMass = 0
+	}
+	switch {
+	case unread(SettingMinReadableShare):
+		ms.MinReadableShare = nil
+	case ms.MinReadableShare == nil:
+		// A new run not told otherwise: the default. (A stored run keeps
+		// what it has: Prepare runs only at a launch.)
+		share := evaluator.DefaultMinReadableShare
+		ms.MinReadableShare = &share
 	}
 	if err := r.MethodSettings.Validate(); err != nil {
 		return fmt.Errorf("%s settings: %w", m.Label(), err)
@@ -131,6 +141,80 @@ func takeSamples(o *Outcome, asked int, texts []string, err error) bool {
 	o.Err = err
 	o.Problems = append(o.Problems, fmt.Sprintf("%d of %d asked answers came (%s); the score is computed from the %d that came", len(texts), asked, why, len(texts)))
 	return true
+}
+
+// enoughReadable applies the run's fewest readable answers for a score
+// (evaluator.MethodSettings.MinReadable) to a unit that sampled asked
+// answers of which readable could be read: with at least that many, or
+// with none (no score either way: the answers are unreadable, as before
+// there was a minimum), it returns true and the score stands as computed.
+// With some but fewer it records why the score is missing (its details
+// "too_few_readable", "readable" and "min_readable", a problem) and
+// returns false: the caller leaves the score missing. A run stored before
+// the setting existed has no minimum but the one readable answer a mean
+// needs, and keeps its scores.
+func enoughReadable(o *Outcome, ms evaluator.MethodSettings, readable, asked int) bool {
+	need := ms.MinReadable(asked)
+	if ms.MinReadableShare != nil {
+		o.Details["readable"], o.Details["min_readable"] = readable, need
+	}
+	if readable == 0 || readable >= need {
+		return true
+	}
+	o.Details["too_few_readable"] = true
+	o.Problems = append(o.Problems, TooFewReadableText(readable, asked, need))
+	return false
+}
+
+// TooFewReadableText says why a sampled score is missing when readable of
+// the asked answers could be read and the run asks for need.
+func TooFewReadableText(readable, asked, need int) string {
+	return fmt.Sprintf("only %d of the %d answers asked for could be read, fewer than the %d this run asks for (its fewest readable answers for a score): the score is left missing rather than resting on so few", readable, asked, need)
+}
+
+// ReadableShares are the fewest readable answers for a score a launch
+// offers, as shares of the answers asked for: none beyond the one a mean
+// needs (as runs scored before the setting existed), a quarter, a half
+// (evaluator.DefaultMinReadableShare), three quarters, all of them.
+var ReadableShares = []float64{0, 0.25, evaluator.DefaultMinReadableShare, 0.75, 1}
+
+// ShareWords words a share of the answers asked for ("a half").
+func ShareWords(share float64) string {
+	switch share {
+	case 0:
+		return "any one"
+	case 0.25:
+		return "a quarter"
+	case 0.5:
+		return "a half"
+	case 0.75:
+		return "three quarters"
+	case 1:
+		return "all"
+	}
+	return strconv.FormatFloat(share*100, 'f', -1, 64) + "%"
+}
+
+// readableTerm explains the fewest readable answers for a score.
+var readableTerm = Term{"Fewest readable answers for a score", "a sampled score is computed from the answers the judge wrote that could be read. When fewer of the answers asked for could be read than this share, the score is left missing and counted under \"too few readable answers\", rather than resting on one or two answers. Runs launched before this setting existed score from any one readable answer and keep their scores."}
+
+// readableSummary adds to sum the run's fewest readable answers for a
+// score, a share of the n answers asked for; runs stored before it existed
+// (which score from any one readable answer) read as before, without it.
+func readableSummary(sum Summary, ms evaluator.MethodSettings) Summary {
+	if ms.MinReadableShare == nil {
+		return sum
+	}
+	return append(sum, readablePart(ms))
+}
+
+func readablePart(ms evaluator.MethodSettings) SummaryPart {
+	p := ms.MinReadableShare
+	switch {
+	case *p == 0:
+		return explained("a score from any one readable answer (no fewest readable answers)", readableTerm)
+	}
+	return explained(fmt.Sprintf("a score needs %s of the %d answers readable (at least %d)", ShareWords(*p), ms.Samples, ms.MinReadable(ms.Samples)), readableTerm)
 }
 
 // Sampler is a method that may score a sample from n sampled answers to

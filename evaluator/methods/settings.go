@@ -33,6 +33,10 @@ const (
 	SettingUseLogprobs       Setting = "use_logprobs"
 	SettingLLMEvalScale      Setting = "llmeval_scale"
 	SettingGEvalSteps        Setting = "steps"
+	// SettingMinReadableShare is the fewest readable answers a sampled
+	// score rests on, as a share of the answers asked for (G-Eval's
+	// sampling, CloserLook).
+	SettingMinReadableShare Setting = "min_readable_share"
 
 	// Settings a method records in a run's evaluator.MethodSettings when
 	// it starts (not fields of the launch form): G-Eval's least share on
@@ -44,7 +48,7 @@ const (
 
 // methodSettings are the settings kept in a run's evaluator.MethodSettings.
 var methodSettings = []Setting{SettingSamples, SettingSampleTemperature, SettingUseLogprobs, SettingLLMEvalScale, SettingGEvalSteps,
-	SettingMinAllowedMass, SettingCloserLookTopP, SettingCloserLookScoring}
+	SettingMinReadableShare, SettingMinAllowedMass, SettingCloserLookTopP, SettingCloserLookScoring}
 
 // SettingOfKey is the setting a JSON key of evaluator.Settings or
 // evaluator.MethodSettings holds: the key itself, except G-Eval's steps
