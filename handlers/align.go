@@ -497,7 +497,10 @@ func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a mode
 		}
 	}
 	if runs[0] == nil || runs[1] == nil {
-		note, refresh, failed := h.preparingHeldOutNote(a)
+		note, refresh, failed, err := h.preparingHeldOutNote(ctx, a)
+		if err != nil {
+			return err
+		}
 		switch {
 		case refresh:
 			v.CompareNote, v.HeldOutPreparing = note, true
@@ -866,6 +869,12 @@ func (h *Handlers) relaunchHeldOut(c echo.Context) error {
 	if err != nil {
 		if models.ErrorCode(err) != models.EConflict {
 			return err
+		}
+		if errors.Is(err, models.ErrHeldOutPreparing) || errors.Is(err, models.ErrHeldOutLaunched) {
+			// Under way (here or in another server process), or done
+			// meanwhile: nothing to launch again.
+			setFlash(c, "error", upperFirst(models.ErrorMessage(err))+".")
+			return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/alignments/%d", a.ID))
 		}
 		// The workspace's limit of runs at once: said on the alignment's
 		// page, where the button is, as accepting says it.

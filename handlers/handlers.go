@@ -76,6 +76,8 @@ type Handlers struct {
 	haveUsers atomic.Bool
 	// matchLiveSamples, when above 0, replaces matchLiveSamples (tests).
 	matchLiveSamples int
+	// heldOutLease, when above 0, replaces defaultHeldOutLease (tests).
+	heldOutLease time.Duration
 }
 
 // Price is a model's price in US dollars per million tokens.

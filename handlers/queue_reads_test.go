@@ -79,24 +79,38 @@ func TestReviewQueueAndAlignmentReadReviewsOnce(t *testing.T) {
 		}
 
 		var mu sync.Mutex
-		var reads []string
+		// reads are the reads of every review of the run's dataset;
+		// sampleReads those of the shown sample's (the queue's, whole).
+		var reads, sampleReads []string
+		count := func(tx *gorm.DB) {
+			// Only the request's own reads: the runner and earlier
+			// requests' background work share these handles.
+			if tx.Statement.Context == nil || tx.Statement.Context.Value(countedRequest{}) == nil {
+				return
+			}
+			q := tx.Statement.SQL.String()
+			if !strings.Contains(q, "review_ratings") {
+				return
+			}
+			mu.Lock()
+			if strings.Contains(q, "row_id IN (") {
+				sampleReads = append(sampleReads, q)
+			} else {
+				reads = append(reads, q)
+			}
+			mu.Unlock()
+		}
 		for _, g := range []*gorm.DB{env.db.Gorm, env.db.Read} {
 			if g == nil {
 				continue
 			}
-			must(t, g.Callback().Query().After("gorm:query").Register("test:count_queue_review_reads", func(tx *gorm.DB) {
-				// Only the request's own reads: the runner and earlier
-				// requests' background work share these handles.
-				if tx.Statement.Context == nil || tx.Statement.Context.Value(countedRequest{}) == nil {
-					return
-				}
-				if q := tx.Statement.SQL.String(); strings.Contains(q, "review_ratings") {
-					mu.Lock()
-					reads = append(reads, q)
-					mu.Unlock()
-				}
-			}))
-			t.Cleanup(func() { _ = g.Callback().Query().Remove("test:count_queue_review_reads") })
+			// Queries, and the rows read by hand (models.ListCriteriaRatings).
+			must(t, g.Callback().Query().After("gorm:query").Register("test:count_queue_review_reads", count))
+			must(t, g.Callback().Row().After("gorm:row").Register("test:count_queue_review_reads", count))
+			t.Cleanup(func() {
+				_ = g.Callback().Query().Remove("test:count_queue_review_reads")
+				_ = g.Callback().Row().Remove("test:count_queue_review_reads")
+			})
 		}
 		// Under the imported ratings the queue reads the reviews for its
 		// counts and the alignment none; with browser ratings counted, each
@@ -133,7 +147,7 @@ func TestReviewQueueAndAlignmentReadReviewsOnce(t *testing.T) {
 					} {
 						view.before()
 						mu.Lock()
-						reads = nil
+						reads, sampleReads = nil, nil
 						mu.Unlock()
 						rec := httptest.NewRecorder()
 						req := httptest.NewRequest(http.MethodGet, p.path, nil)
@@ -142,8 +156,13 @@ func TestReviewQueueAndAlignmentReadReviewsOnce(t *testing.T) {
 							t.Fatalf("%s: GET %s: %d, want the page showing %s:\n%s", view.name, p.path, rec.Code, p.shows, rec.Body.String())
 						}
 						mu.Lock()
-						got := slices.Clone(reads)
+						got, gotSample := slices.Clone(reads), slices.Clone(sampleReads)
 						mu.Unlock()
+						// The queue reads its shown sample's reviews whole,
+						// once; the alignment shows none.
+						if want := map[string]int{"review queue": 1}[p.name]; len(gotSample) != want {
+							t.Errorf("%s: the %s read a sample's reviews in %d queries, want %d:\n%s", view.name, p.name, len(gotSample), want, strings.Join(gotSample, "\n"))
+						}
 						if want := src.reads[p.name]; len(got) != want || (want > 0 && !strings.Contains(got[0], "criterion IN (")) {
 							t.Errorf("%s: the %s read the reviews in %d queries, want %d (all %d criteria at once):\n%s",
 								view.name, p.name, len(got), want, len(d.rubric.Criteria), strings.Join(got, "\n"))

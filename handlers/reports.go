@@ -51,9 +51,6 @@ type reportCache struct {
 	// alignment's two held-out runs (align.go), which cost about a minute
 	// at 100,000 samples.
 	heldOut map[heldOutKey]heldOutResult
-	// launches says how the last background launch of each alignment's
-	// held-out runs stands (align_launch.go), by alignment.
-	launches map[int64]heldOutLaunch
 	// compareHeldOut computes an alignment's held-out comparisons; nil is
 	// heldOutComparisons. Tests set it to count or hold the computations.
 	compareHeldOut func(a models.Alignment, before, after []models.SampleScore) []web.AlignComparison
@@ -156,7 +153,7 @@ func newReportCache() *reportCache {
 	return &reportCache{items: map[reportKey]*report.Report{}, pairs: map[averagePairKey]stats.AveragedDifference{},
 		criterionPairs: map[criterionPairKey][]stats.Difference{}, matched: map[criterionPairKey]*matchedSamples{},
 		heldOut: map[heldOutKey]heldOutResult{}, slots: make(chan struct{}, backgroundSummaryBuilds),
-		failedBuilds: map[string]time.Time{}, launches: map[int64]heldOutLaunch{}}
+		failedBuilds: map[string]time.Time{}}
 }
 
 // buildReport returns the report of a run (grouped by group when set),

@@ -557,9 +557,6 @@ type humanReasons struct {
 	// apart are the criteria whose combined ratings are all missing
 	// (apartOf).
 	apart map[string]*models.ImportedOnScale
-	// read, when set, are the run's browser reviews as the request already
-	// read them (every review, report.ReadBrowserReviews): why reads none.
-	read *report.BrowserReviews
 }
 
 // humanWhy says, for reader, why each of missing (the run's samples and
@@ -616,11 +613,10 @@ func (hr *humanReasons) why(ctx context.Context, missing []roundKey) (map[roundK
 			rows = append(rows, k.row)
 		}
 	}
-	var byName map[string][]models.ReviewRating
-	var err error
-	if hr.read != nil {
-		byName = hr.read.ByName
-	} else if byName, err = hr.db.ListRowsCriteriaReviews(ctx, hr.run.WorkspaceID, hr.run.DatasetID, names, rows); err != nil {
+	// Whole reviews (the time of a withdrawal, the names of who rated off
+	// the scale), of these samples only.
+	byName, err := hr.db.ListRowsCriteriaReviews(ctx, hr.run.WorkspaceID, hr.run.DatasetID, names, rows)
+	if err != nil {
 		return nil, err
 	}
 	split := map[int]sampleReviews{}
@@ -777,6 +773,14 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		oq.Order = o
 		v.OrderURLs[o] = oq.url(ds.ID, -1)
 	}
+	// The shown sample's reviews whole (pre holds their ratings only): the
+	// form's own review, the others', why a rating is missing.
+	shown, err := h.DB.ListRowsCriteriaReviews(ctx, ds.WorkspaceID, ds.ID, []string{crit.Name}, []int64{s.RowID})
+	if err != nil {
+		return err
+	}
+	byRow = splitReviews(shown[crit.Name], scale)
+	reviews = byRow.current
 	mine := mineOf(reviews[s.RowID], me)
 	sv := web.ReviewSample{RowID: s.RowID, ExternalID: s.ExternalID, Fields: s.Fields, Final: s.Final, Human: s.Human,
 		Rated: mine != nil && mine.Score != nil, SampleURL: "/runs/" + strconv.FormatInt(run.ID, 10) + "/samples/" + strconv.FormatInt(s.RowID, 10)}
@@ -1002,8 +1006,8 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 			names = append(names, crit.Name)
 		}
 	}
-	// Every criterion's reviews in one query.
-	byName, err := h.DB.ListCriteriaReviews(ctx, ds.WorkspaceID, ds.ID, names, 0)
+	// Every criterion's reviews of this sample in one query.
+	byName, err := h.DB.ListRowsCriteriaReviews(ctx, ds.WorkspaceID, ds.ID, names, []int64{rowID})
 	if err != nil {
 		return nil, err
 	}

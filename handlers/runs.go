@@ -261,7 +261,7 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 	v.Table.Group = q.Get("group")
 	v.Table.ShowRounds = methods.For(run.Method).Words().Round != ""
 	// A missing value says why (a short word, the reason in its title).
-	if err := h.sayWhyTableMissing(ctx, run, opt.Reviews, &v.Table); err != nil {
+	if err := h.sayWhyTableMissing(ctx, run, &v.Table); err != nil {
 		return err
 	}
 	return nil

@@ -69,11 +69,11 @@ func tableDiffMissing(finalWhy, humanWhy string) string {
 
 // sayWhyTableMissing gives each shown sample of the run page's table
 // without a human rating its reason, in the sample page's words
-// (humanMissingReason, from the run's reviews the page read already, pre),
+// (humanMissingReason, from the shown samples' reviews),
 // each without a final score or a round's score its own
 // (tableFinalMissing, tableRoundMissing), and each without a difference
 // the reasons of the values it lacks (tableDiffMissing).
-func (h *Handlers) sayWhyTableMissing(ctx context.Context, run models.Run, pre *report.BrowserReviews, t *web.RunSampleTable) error {
+func (h *Handlers) sayWhyTableMissing(ctx context.Context, run models.Run, t *web.RunSampleTable) error {
 	var missing []roundKey
 	t.HumanMissing, t.FinalMissing = map[int64]string{}, map[int64]string{}
 	t.RoundMissing, t.DiffMissing = map[int64][]string{}, map[int64]string{}
@@ -104,7 +104,7 @@ func (h *Handlers) sayWhyTableMissing(ctx context.Context, run models.Run, pre *
 			t.RoundMissing[s.RowID] = why
 		}
 	}
-	if err := h.sayWhyTableHumansMissing(ctx, run, pre, t, missing); err != nil {
+	if err := h.sayWhyTableHumansMissing(ctx, run, t, missing); err != nil {
 		return err
 	}
 	for _, s := range t.Rows {
@@ -117,7 +117,7 @@ func (h *Handlers) sayWhyTableMissing(ctx context.Context, run models.Run, pre *
 
 // sayWhyTableHumansMissing gives the table's samples of missing their
 // human rating's reason (humanMissingReason).
-func (h *Handlers) sayWhyTableHumansMissing(ctx context.Context, run models.Run, pre *report.BrowserReviews, t *web.RunSampleTable, missing []roundKey) error {
+func (h *Handlers) sayWhyTableHumansMissing(ctx context.Context, run models.Run, t *web.RunSampleTable, missing []roundKey) error {
 	if len(missing) == 0 {
 		return nil
 	}
@@ -125,7 +125,6 @@ func (h *Handlers) sayWhyTableHumansMissing(ctx context.Context, run models.Run,
 	if err != nil {
 		return err
 	}
-	hr.read = pre
 	why, err := hr.why(ctx, missing)
 	if err != nil {
 		return err

@@ -1,10 +1,13 @@
 package models
 
 import (
+	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -155,35 +158,83 @@ func (db *DB) ListReviewRatings(ctx context.Context, wsID, datasetID int64, crit
 	return rs, db.withCurrentReviewers(ctx, rs)
 }
 
-// ListCriteriaReviews returns every review of the dataset's named criteria,
-// oldest first, by criterion name, in one query (and one more for the
-// reviewers' current emails), where reading them criterion by criterion
-// took a query each; uptoID > 0 keeps those with an id up to it.
-func (db *DB) ListCriteriaReviews(ctx context.Context, wsID, datasetID int64, criteria []string, uptoID int64) (map[string][]ReviewRating, error) {
+// ListCriteriaRatings returns the ratings of every review of the
+// dataset's named criteria, oldest first, by criterion name, in one query
+// (and one more for the reviewers' current emails); uptoID > 0 keeps those
+// with an id up to it. Only what reading human ratings needs is read and
+// set: the id, sample, criterion, human column, reviewer (name and
+// account), rating and scale; the review's run, agreement, reason,
+// comment, tags and time are not (ListRowsCriteriaReviews reads whole
+// reviews, of the samples a page shows). A report, a run's page and an
+// alignment read every rating of a run's dataset: at 100,000 reviews,
+// reading whole reviews through GORM's struct scan was most of their time
+// (BENCHMARKS.md, "Browser ratings read by their columns").
+func (db *DB) ListCriteriaRatings(ctx context.Context, wsID, datasetID int64, criteria []string, uptoID int64) (map[string][]ReviewRating, error) {
 	out := map[string][]ReviewRating{}
 	if len(criteria) == 0 {
 		return out, nil
 	}
-	q := db.Reader(ctx).Where("workspace_id = ? AND dataset_id = ? AND criterion IN ?", wsID, datasetID, criteria)
+	q := "SELECT id, row_id, criterion, human_column, reviewer, user_id, score, lo, hi FROM review_ratings WHERE workspace_id = ? AND dataset_id = ? AND criterion IN ?"
+	args := []any{wsID, datasetID, criteria}
 	if uptoID > 0 {
-		q = q.Where("id <= ?", uptoID)
+		q += " AND id <= ?"
+		args = append(args, uptoID)
 	}
-	var rs []ReviewRating
-	if err := q.Order("id").Find(&rs).Error; err != nil {
-		return nil, err
+	// In no order: the index the query reads gives them by criterion and
+	// sample, and sorting them by id in SQL (SQLite's sorter) cost more
+	// than sorting each criterion's here.
+	rows, err := db.Reader(ctx).Raw(q, args...).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("read the ratings of dataset %d: %w", datasetID, err)
 	}
-	if err := db.withCurrentReviewers(ctx, rs); err != nil {
-		return nil, err
+	defer rows.Close()
+	// The criterion, column and reviewer texts repeat from review to
+	// review: each is kept once (a lookup by the scanned bytes allocates
+	// nothing), where scanning them as strings made three each.
+	texts := map[string]string{}
+	text := func(b sql.RawBytes) string {
+		if t, ok := texts[string(b)]; ok {
+			return t
+		}
+		t := string(b)
+		texts[t] = t
+		return t
 	}
-	for _, r := range rs {
+	var crit, col, who sql.RawBytes
+	var user sql.NullInt64
+	var score sql.NullFloat64
+	for rows.Next() {
+		r := ReviewRating{WorkspaceID: wsID, DatasetID: datasetID}
+		if err := rows.Scan(&r.ID, &r.RowID, &crit, &col, &who, &user, &score, &r.Lo, &r.Hi); err != nil {
+			return nil, fmt.Errorf("read the ratings of dataset %d: %w", datasetID, err)
+		}
+		r.Criterion, r.HumanColumn, r.Reviewer = text(crit), text(col), text(who)
+		if user.Valid {
+			id := user.Int64
+			r.UserID = &id
+		}
+		if score.Valid {
+			x := score.Float64
+			r.Score = &x
+		}
 		out[r.Criterion] = append(out[r.Criterion], r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the ratings of dataset %d: %w", datasetID, err)
+	}
+	for _, rs := range out {
+		slices.SortFunc(rs, func(a, b ReviewRating) int { return cmp.Compare(a.ID, b.ID) })
+		if err := db.withCurrentReviewers(ctx, rs); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
 
-// ListRowsCriteriaReviews is ListCriteriaReviews for some of the dataset's
-// samples only (rowIDs, at most a chunk of rows: a report written a chunk
-// at a time reads the reviews of each chunk, not the dataset's every one).
+// ListRowsCriteriaReviews returns the whole reviews of the dataset's named
+// criteria on some of its samples only (rowIDs, at most a chunk of rows: a
+// report written a chunk at a time reads the reviews of each chunk, and a
+// page those of the samples it shows), oldest first, by criterion name.
 func (db *DB) ListRowsCriteriaReviews(ctx context.Context, wsID, datasetID int64, criteria []string, rowIDs []int64) (map[string][]ReviewRating, error) {
 	out := map[string][]ReviewRating{}
 	if len(criteria) == 0 || len(rowIDs) == 0 {

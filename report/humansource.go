@@ -257,7 +257,9 @@ type BrowserReviews struct {
 	// nil where Refused[i] says why the run cannot tell it.
 	Scales  []*evaluator.Scale
 	Refused []error
-	// ByName are the reviews by criterion name, oldest first.
+	// ByName are the reviews by criterion name, oldest first, with their
+	// ratings' fields only (models.ListCriteriaRatings): a page showing
+	// reviews reads those of its samples whole.
 	ByName map[string][]models.ReviewRating
 }
 
@@ -303,8 +305,8 @@ func readBrowserReviews(ctx context.Context, db *models.DB, run models.Run, upto
 		pre.Scales[i] = &all[i]
 		names = append(names, crit.Name)
 	}
-	// Every criterion's reviews in one query.
-	if pre.ByName, err = db.ListCriteriaReviews(ctx, run.WorkspaceID, run.DatasetID, names, only); err != nil {
+	// Every criterion's ratings in one query.
+	if pre.ByName, err = db.ListCriteriaRatings(ctx, run.WorkspaceID, run.DatasetID, names, only); err != nil {
 		return nil, err
 	}
 	return pre, nil

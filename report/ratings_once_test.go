@@ -52,8 +52,13 @@ func TestUsedRatingsKeyReadsEveryCriterionAtOnce(t *testing.T) {
 			if g == nil {
 				continue
 			}
+			// Queries, and the rows read by hand (models.ListCriteriaRatings).
 			must(t, g.Callback().Query().After("gorm:query").Register("test:count_reviews", count))
-			t.Cleanup(func() { _ = g.Callback().Query().Remove("test:count_reviews") })
+			must(t, g.Callback().Row().After("gorm:row").Register("test:count_reviews", count))
+			t.Cleanup(func() {
+				_ = g.Callback().Query().Remove("test:count_reviews")
+				_ = g.Callback().Row().Remove("test:count_reviews")
+			})
 		}
 		key, err := usedRatingsKey(ctx, db, run, choice, nil)
 		must(t, err)
