@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,6 +34,16 @@ func TestServeOnABusyAddressSaysHowToChooseAnother(t *testing.T) {
 	for _, want := range []string{"already uses this address", "--addr " + next, "BATCHEVAL_ADDR=" + next + " make run"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error lacks %q: %v", want, err)
+		}
+	}
+	// A serve that failed has stopped its workers: they went on taking
+	// runs and watching the SQLite wake file (which they make again when
+	// it is removed, so the test's temp dir could not be removed).
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	for _, f := range []string{"(*Runner).wakeFileLoop", "(*Runner).sweepLoop"} {
+		if strings.Contains(stacks, f) {
+			t.Errorf("%s still runs after serve failed to start", f)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -104,13 +105,20 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	go sweepUploads(ctx, db, log, uploadSweepInterval)
+	var stopOnce sync.Once
 	stopRunner := func() {
-		sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownGrace)
-		defer cancel()
-		if err := r.Stop(sctx); err != nil {
-			log.Warn("stopping workers", "err", err)
-		}
+		stopOnce.Do(func() {
+			sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownGrace)
+			defer cancel()
+			if err := r.Stop(sctx); err != nil {
+				log.Warn("stopping workers", "err", err)
+			}
+		})
 	}
+	// Every return from here stops the workers, a failed start too (a busy
+	// address, a bad setting): they would otherwise go on taking runs, and
+	// watching the wake file, after serve has said it failed.
+	defer stopRunner()
 	if !web {
 		if c.MetricsAddr != "" {
 			stopMetrics, err := serveMetrics(c.MetricsAddr, metricsToken, r, log, stdout)
