@@ -439,7 +439,7 @@ func (h *Handlers) renderShares(c echo.Context, status int, newLink, problem str
 	v.LinksTotal, v.LinksPages = total, max(1, (total+shareLinksPerPage-1)/shareLinksPerPage)
 	v.LinksPage, _ = strconv.Atoi(c.QueryParam("page"))
 	v.LinksPage = min(max(v.LinksPage, 1), v.LinksPages)
-	links, err := h.DB.ListShareLinksPage(ctx, wsID, (v.LinksPage-1)*shareLinksPerPage, shareLinksPerPage)
+	links, err := h.DB.ListShareLinksPage(ctx, wsID, models.ShareLinkPage{Offset: (v.LinksPage - 1) * shareLinksPerPage, Limit: shareLinksPerPage})
 	if err != nil {
 		return err
 	}

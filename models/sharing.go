@@ -169,11 +169,31 @@ func (db *DB) CountShareLinks(ctx context.Context, wsID int64) (int, error) {
 	return int(n), err
 }
 
-// ListShareLinksPage is a page of ListShareLinks: limit links, newest
-// first, after skipping the offset newest (through share_links_workspace).
-func (db *DB) ListShareLinksPage(ctx context.Context, wsID int64, offset, limit int) ([]ShareLink, error) {
+// ShareLinkPage says which page of a workspace's links ListShareLinksPage
+// reads.
+type ShareLinkPage struct {
+	// Limit is how many links the page holds at most.
+	Limit int
+	// Offset skips the Offset newest links: the share links page's
+	// numbered pages, newest first.
+	Offset int
+	// Oldest reads the links with ids above After instead, oldest first:
+	// the API's walk by cursor (Offset is not used).
+	Oldest bool
+	After  int64
+}
+
+// ListShareLinksPage is a page of ListShareLinks, read in the database
+// (through share_links_workspace), as p says.
+func (db *DB) ListShareLinksPage(ctx context.Context, wsID int64, p ShareLinkPage) ([]ShareLink, error) {
 	var ls []ShareLink
-	err := db.Reader(ctx).Where("workspace_id = ?", wsID).Order("id DESC").Offset(offset).Limit(limit).Find(&ls).Error
+	q := db.Reader(ctx).Where("workspace_id = ?", wsID)
+	if p.Oldest {
+		q = q.Where("id > ?", p.After).Order("id")
+	} else {
+		q = q.Order("id DESC").Offset(p.Offset)
+	}
+	err := q.Limit(p.Limit).Find(&ls).Error
 	return ls, err
 }
 

@@ -127,7 +127,7 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 		// Marked before the end is written, so a page that sees the run
 		// finished also sees its statistics on their way (StoringStats).
 		r.storing.Store(runID, struct{}{})
-		if ferr := r.db.FinishRunNotify(context.WithoutCancel(ctx), runID, end.status, end.reason, r.queueWebhook); ferr != nil {
+		if ferr := r.finishRun(context.WithoutCancel(ctx), runID, end.status, end.reason); ferr != nil {
 			r.storing.Delete(runID)
 			r.finishing.done()
 			return ferr
@@ -174,7 +174,7 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 			return river.JobSnooze(rl.after)
 		}
 		log.Error("run failed", "err", err)
-		if ferr := r.db.FinishRunNotify(context.WithoutCancel(ctx), runID, models.RunFailed, err.Error(), r.queueWebhook); ferr != nil {
+		if ferr := r.finishRun(context.WithoutCancel(ctx), runID, models.RunFailed, err.Error()); ferr != nil {
 			return ferr
 		}
 		return river.JobCancel(err)

@@ -105,6 +105,26 @@ func (r *Runner) queueWebhook(ctx context.Context, tx *sql.Tx, end models.RunEnd
 	return err
 }
 
+// finishRun stores the run's end (models.FinishRunNotify) with the
+// delivery to its webhook queued in the same transaction, and, once that
+// transaction has committed, wakes the workers of the shared queue
+// (wakeShared): on SQLite River wakes none for a job inserted in a
+// transaction, and the delivery went out at their next poll. A finish
+// whose transaction was tried again may wake them once for nothing: one
+// fetch more.
+func (r *Runner) finishRun(ctx context.Context, runID int64, status, reason string) error {
+	queued := false
+	err := r.db.FinishRunNotify(ctx, runID, status, reason, func(ctx context.Context, tx *sql.Tx, end models.RunEnd) error {
+		err := r.queueWebhook(ctx, tx, end)
+		queued = queued || err == nil
+		return err
+	})
+	if err == nil && queued {
+		r.wakeShared()
+	}
+	return err
+}
+
 type webhookWorker struct {
 	river.WorkerDefaults[WebhookArgs]
 	r *Runner
