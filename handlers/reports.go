@@ -173,7 +173,7 @@ func (h *Handlers) buildReportWith(ctx context.Context, runID int64, opt report.
 		return nil, err
 	}
 	key := reportKey{runID: runID, group: opt.GroupColumn, system: opt.SystemColumn}
-	if rep, ok := h.cachedReport(key, run); ok {
+	if rep, ok := h.cachedReport(ctx, key, run); ok {
 		return rep, nil
 	}
 	rep, err := report.BuildWith(ctx, h.DB, workspaceOf(ctx), runID, opt)
@@ -202,7 +202,7 @@ func (h *Handlers) runSummary(ctx context.Context, runID int64, opt report.Optio
 		return nil, err
 	}
 	key := reportKey{runID: runID, group: opt.GroupColumn, system: opt.SystemColumn, summary: true}
-	if rep, ok := h.cachedReport(key, run); ok {
+	if rep, ok := h.cachedReport(ctx, key, run); ok {
 		return rep, nil
 	}
 	if run.Finished() && h.reports != nil {
@@ -227,8 +227,10 @@ func (h *Handlers) runSummary(ctx context.Context, runID int64, opt report.Optio
 }
 
 // cachedReport is the cached report of key when run has finished and is
-// unchanged since it was cached.
-func (h *Handlers) cachedReport(key reportKey, run models.Run) (*report.Report, bool) {
+// unchanged since it was cached. Its dataset may have been renamed since,
+// through any server process: the report then states the name it has now
+// (as a report built afresh does), not the one it had when cached.
+func (h *Handlers) cachedReport(ctx context.Context, key reportKey, run models.Run) (*report.Report, bool) {
 	rc := h.reports
 	if !run.Finished() || rc == nil {
 		return nil, false
@@ -236,10 +238,20 @@ func (h *Handlers) cachedReport(key reportKey, run models.Run) (*report.Report, 
 	rc.mu.Lock()
 	rep, ok := rc.items[key]
 	rc.mu.Unlock()
-	if ok && sameRun(rep.Run, run) {
-		return rep, true
+	if !ok || !sameRun(rep.Run, run) {
+		return nil, false
 	}
-	return nil, false
+	names, err := h.DB.DatasetNames(ctx, run.WorkspaceID, []int64{run.DatasetID})
+	if err != nil {
+		return nil, false
+	}
+	if name, found := names[run.DatasetID]; found && name != rep.Dataset.Name {
+		renamed := *rep
+		renamed.Dataset.Name = name
+		h.cacheReport(key, &renamed)
+		return &renamed, true
+	}
+	return rep, true
 }
 
 // cacheReport keeps a finished run's report, dropping the oldest past
