@@ -173,8 +173,8 @@ func (h *Handlers) buildReportWith(ctx context.Context, runID int64, opt report.
 		return nil, err
 	}
 	key := reportKey{runID: runID, group: opt.GroupColumn, system: opt.SystemColumn}
-	if rep, ok := h.cachedReport(ctx, key, run); ok {
-		return rep, nil
+	if rep, ok := h.cachedReport(key, run); ok {
+		return h.withCurrentDatasetName(ctx, rep), nil
 	}
 	rep, err := report.BuildWith(ctx, h.DB, workspaceOf(ctx), runID, opt)
 	if err != nil || !rep.Run.Finished() {
@@ -202,7 +202,7 @@ func (h *Handlers) runSummary(ctx context.Context, runID int64, opt report.Optio
 		return nil, err
 	}
 	key := reportKey{runID: runID, group: opt.GroupColumn, system: opt.SystemColumn, summary: true}
-	if rep, ok := h.cachedReport(ctx, key, run); ok {
+	if rep, ok := h.cachedReport(key, run); ok {
 		return rep, nil
 	}
 	if run.Finished() && h.reports != nil {
@@ -227,10 +227,8 @@ func (h *Handlers) runSummary(ctx context.Context, runID int64, opt report.Optio
 }
 
 // cachedReport is the cached report of key when run has finished and is
-// unchanged since it was cached. Its dataset may have been renamed since,
-// through any server process: the report then states the name it has now
-// (as a report built afresh does), not the one it had when cached.
-func (h *Handlers) cachedReport(ctx context.Context, key reportKey, run models.Run) (*report.Report, bool) {
+// unchanged since it was cached.
+func (h *Handlers) cachedReport(key reportKey, run models.Run) (*report.Report, bool) {
 	rc := h.reports
 	if !run.Finished() || rc == nil {
 		return nil, false
@@ -238,20 +236,32 @@ func (h *Handlers) cachedReport(ctx context.Context, key reportKey, run models.R
 	rc.mu.Lock()
 	rep, ok := rc.items[key]
 	rc.mu.Unlock()
-	if !ok || !sameRun(rep.Run, run) {
-		return nil, false
+	if ok && sameRun(rep.Run, run) {
+		return rep, true
 	}
-	names, err := h.DB.DatasetNames(ctx, run.WorkspaceID, []int64{run.DatasetID})
+	return nil, false
+}
+
+// withCurrentDatasetName is rep stating its dataset's name as it is now:
+// a finished run's report is cached (and its summary stored) with the
+// name its dataset had then, and the dataset may have been renamed since,
+// through any server process. Reports that state the name (the JSON
+// export, the full reports) ask; the pages that read only figures (the
+// runs list, a project's runs) do not, so they read no dataset per run.
+func (h *Handlers) withCurrentDatasetName(ctx context.Context, rep *report.Report) *report.Report {
+	if rep == nil || rep.Dataset.ID == 0 {
+		return rep
+	}
+	names, err := h.DB.DatasetNames(ctx, rep.Run.WorkspaceID, []int64{rep.Dataset.ID})
 	if err != nil {
-		return nil, false
+		return rep
 	}
-	if name, found := names[run.DatasetID]; found && name != rep.Dataset.Name {
+	if name, found := names[rep.Dataset.ID]; found && name != rep.Dataset.Name {
 		renamed := *rep
 		renamed.Dataset.Name = name
-		h.cacheReport(key, &renamed)
-		return &renamed, true
+		return &renamed
 	}
-	return rep, true
+	return rep
 }
 
 // cacheReport keeps a finished run's report, dropping the oldest past
