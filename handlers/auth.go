@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -115,6 +116,12 @@ type Principal struct {
 	Workspaces []models.WorkspaceRole
 	// Share is the link a ShareVisitor came through.
 	Share *models.ShareLink
+	// Left names the workspace the session had chosen when the account is
+	// no longer a member of it (an owner removed it, through any server
+	// process): the request then works in Workspace instead (or none), and
+	// a form posted from a page of the workspace left is refused (require)
+	// rather than answered "not found" from the other workspace.
+	Left string
 }
 
 // ActorLabel names the principal in the audit log.
@@ -386,8 +393,18 @@ func (h *Handlers) principalFor(ctx context.Context) (Principal, error) {
 				p.Workspace, p.Role = w.Workspace, w.Role
 			}
 		}
+		if p.Workspace.ID == 0 && want != 0 {
+			// The chosen workspace is no longer the account's: say which it
+			// was, and move the session on, so that the next page's forms
+			// work where the person now is.
+			if p.Left, err = h.DB.WorkspaceName(ctx, want); err != nil {
+				return Principal{}, err
+			}
+			sm.Remove(ctx, sessWorkspaceID)
+		}
 		if p.Workspace.ID == 0 && len(wss) > 0 {
 			p.Workspace, p.Role = wss[0].Workspace, wss[0].Role
+			sm.Put(ctx, sessWorkspaceID, p.Workspace.ID)
 		}
 		return p, nil
 	}
@@ -487,6 +504,9 @@ func (h *Handlers) require(a Access) echo.MiddlewareFunc {
 				return echo.NewHTTPError(http.StatusUnauthorized, "Sign in first.")
 			}
 			if need := a.role(); need != "" {
+				if p.Left != "" && (p.Workspace.ID == 0 || !safeMethod(c.Request().Method)) {
+					return echo.NewHTTPError(http.StatusForbidden, leftWorkspaceText(p, true))
+				}
 				if p.Workspace.ID == 0 {
 					return echo.NewHTTPError(http.StatusForbidden, "You are not a member of any workspace yet: ask an owner of one for an invite, or create a workspace of your own on Your account.")
 				}
@@ -515,4 +535,22 @@ func (h *Handlers) auditIn(c echo.Context, wsID int64, p Principal, action, targ
 	if err != nil {
 		h.Log.Error("write audit log", "action", action, "err", err)
 	}
+}
+
+// safeMethod reports whether an HTTP method only reads.
+func safeMethod(m string) bool { return m == http.MethodGet || m == http.MethodHead }
+
+// leftWorkspaceText tells a person that they are no longer a member of the
+// workspace their session had chosen (p.Left), and where they work now;
+// refused says that what they sent (a form of a page of that workspace)
+// was not saved.
+func leftWorkspaceText(p Principal, refused bool) string {
+	text := fmt.Sprintf("You are no longer a member of workspace %q: an owner removed you.", p.Left)
+	if refused {
+		text += " Nothing you sent from its pages was saved."
+	}
+	if p.Workspace.ID != 0 {
+		return text + fmt.Sprintf(" You now work in workspace %q.", p.Workspace.Name)
+	}
+	return text + " Ask an owner of a workspace for an invite, or create a workspace of your own on Your account."
 }

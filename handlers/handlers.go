@@ -114,8 +114,13 @@ func setFlash(c echo.Context, kind, text string) {
 		SameSite: http.SameSiteLaxMode, MaxAge: 60})
 }
 
-// popFlash reads and clears the flash message.
+// popFlash reads and clears the flash message. A person whose session's
+// workspace is no longer theirs (Principal.Left) is told so first, on the
+// page itself.
 func popFlash(c echo.Context) *web.Flash {
+	if p := principalOf(c.Request().Context()); p.Left != "" {
+		return &web.Flash{Kind: "error", Text: leftWorkspaceText(p, false)}
+	}
 	ck, err := c.Cookie(flashCookie)
 	if err != nil || ck.Value == "" {
 		return nil

@@ -171,7 +171,7 @@ func (h *Handlers) buildReportWith(ctx context.Context, runID int64, opt report.
 	}
 	key := reportKey{runID: runID, group: opt.GroupColumn, system: opt.SystemColumn}
 	if rep, ok := h.cachedReport(key, run); ok {
-		return rep, nil
+		return h.withCurrentDatasetName(ctx, rep), nil
 	}
 	rep, err := report.BuildWith(ctx, h.DB, workspaceOf(ctx), runID, opt)
 	if err != nil || !rep.Run.Finished() {
@@ -237,6 +237,28 @@ func (h *Handlers) cachedReport(key reportKey, run models.Run) (*report.Report, 
 		return rep, true
 	}
 	return nil, false
+}
+
+// withCurrentDatasetName is rep stating its dataset's name as it is now:
+// a finished run's report is cached (and its summary stored) with the
+// name its dataset had then, and the dataset may have been renamed since,
+// through any server process. Reports that state the name (the JSON
+// export, the full reports) ask; the pages that read only figures (the
+// runs list, a project's runs) do not, so they read no dataset per run.
+func (h *Handlers) withCurrentDatasetName(ctx context.Context, rep *report.Report) *report.Report {
+	if rep == nil || rep.Dataset.ID == 0 {
+		return rep
+	}
+	names, err := h.DB.DatasetNames(ctx, rep.Run.WorkspaceID, []int64{rep.Dataset.ID})
+	if err != nil {
+		return rep
+	}
+	if name, found := names[rep.Dataset.ID]; found && name != rep.Dataset.Name {
+		renamed := *rep
+		renamed.Dataset.Name = name
+		return &renamed
+	}
+	return rep
 }
 
 // cacheReport keeps a finished run's report, dropping the oldest past

@@ -222,6 +222,21 @@ func integerLevels(lo, hi float64) []float64 {
 	return out
 }
 
+// reviewLevels are the choices of a rating form on scale: its whole
+// numbers when they are few (integerLevels), and its middle too when the
+// rubric words the middle (middle) and it falls between two of them (0.5
+// on 0 to 1, 2.5 on 1 to 4): the form shows what that rating means, so it
+// offers it (no key rates it). nil: the rating is typed in a field.
+func reviewLevels(scale evaluator.Scale, middle string) []float64 {
+	levels := integerLevels(scale.Lo, scale.Hi)
+	mid := (scale.Lo + scale.Hi) / 2
+	if len(levels) == 0 || strings.TrimSpace(middle) == "" || mid == math.Trunc(mid) {
+		return levels
+	}
+	i, _ := slices.BinarySearch(levels, mid)
+	return slices.Insert(levels, i, mid)
+}
+
 // reviewForm builds the rating form of one sample and criterion, on the
 // criterion's human scale (the rubric's range, whatever scale the run's
 // method judged on).
@@ -229,7 +244,7 @@ func (h *Handlers) reviewForm(c echo.Context, ds models.Dataset, run models.Run,
 	crit := run.RubricSnapshot.Criteria[ci]
 	name, _, need := h.reviewer(c)
 	f := web.ReviewForm{Action: "/datasets/" + strconv.FormatInt(ds.ID, 10) + "/review", Back: back, RunID: run.ID, RowID: rowID,
-		Criterion: crit.Name, Lo: scale.Lo, Hi: scale.Hi, Levels: integerLevels(scale.Lo, scale.Hi), Reviewer: name,
+		Criterion: crit.Name, Lo: scale.Lo, Hi: scale.Hi, Levels: reviewLevels(scale, crit.Levels.Middle), Reviewer: name,
 		NeedName: need, Local: principalOf(c.Request().Context()).Kind == LocalUser, Mine: mine,
 		Description: strings.TrimSpace(crit.Description)}
 	// "Rating as" names an account by its display name, as the pages'

@@ -415,7 +415,11 @@ func (h *Handlers) writeRunJSON(ctx context.Context, run models.Run, w io.Writer
 // grow with the run. A large finished run whose summary is still being
 // built gives a *preparingError (answerPreparing).
 func (h *Handlers) summaryForExport(ctx context.Context, runID int64) (*report.Report, error) {
-	return h.runSummary(ctx, runID, report.Options{})
+	sum, err := h.runSummary(ctx, runID, report.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return h.withCurrentDatasetName(ctx, sum), nil
 }
 
 // exportRun sends a run's export as a download, written straight to the

@@ -139,6 +139,12 @@ func durationText(d time.Duration) string {
 // message where the live progress was.
 const streamEndedNoAccess = `{"message":"Live progress stopped: you no longer have access to this workspace (you were removed from it, or your sessions were signed out). The figures above are as they were then; sign in again to see the run."}`
 
+// streamEndedTrashed is the "ended" event's data when the run could no
+// longer be read while its stream was open: someone moved it (or its
+// dataset or project) to the trash, through any server process, which
+// cancels a run still going first.
+const streamEndedTrashed = `{"message":"Live progress stopped: this run is no longer there. Someone moved it (or its dataset or project) to the trash, which cancels a run still going, or deleted it for good. The figures above are as they were then; the Trash page lists what can still be restored."}`
+
 // streamRunEvents sends the run's progress as server-sent events: a
 // "progress" event whenever something changed, a comment every 15 s so the
 // connection stays open, and a last event with finished (or paused) true.
@@ -215,6 +221,11 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 			checked = time.Now()
 		}
 		next, err := h.DB.FindRun(ctx, h.workspaceID(c), run.ID)
+		if models.ErrorCode(err) == models.ENotFound {
+			fmt.Fprintf(w, "event: ended\ndata: %s\n\n", streamEndedTrashed)
+			w.Flush()
+			return nil
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				h.Log.Warn("progress stream stopped", "run", run.ID, "err", err)

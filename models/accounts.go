@@ -272,6 +272,16 @@ func (db *DB) ListUserWorkspaces(ctx context.Context, userID int64) ([]Workspace
 	return out, err
 }
 
+// WorkspaceName is the name of workspace id ("" when there is none).
+func (db *DB) WorkspaceName(ctx context.Context, id int64) (string, error) {
+	var names []string
+	err := db.Reader(ctx).Table("workspaces").Where("id = ?", id).Limit(1).Pluck("name", &names).Error
+	if err != nil || len(names) == 0 {
+		return "", err
+	}
+	return names[0], nil
+}
+
 // CreateWorkspace makes a workspace with its creator as owner.
 func (db *DB) CreateWorkspace(ctx context.Context, name string, ownerID int64) (Workspace, error) {
 	name = strings.TrimSpace(name)

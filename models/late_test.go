@@ -374,3 +374,52 @@ func claimedRunWith(t *testing.T, db *models.DB, w *world, name, owner string, c
 	}
 	return r, bs, ids
 }
+
+// TestLateCountNamesBatchAsPagesDo: a run cancelled from one server process
+// while another held it: the holder's calls still out came back and the
+// Run history said so "(batch 473)", the batch's database id, where the
+// run's batches list numbers that batch "Batch 2, round 2" of its
+// criterion. The event now names the batch as the pages do, whichever way
+// the answer was counted (stored, or refused as answered already and
+// counted as paid).
+func TestLateCountNamesBatchAsPagesDo(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		w := newWorld(t, db)
+		for _, answered := range []bool{false, true} {
+			t.Run(fmt.Sprintf("answered already %v", answered), func(t *testing.T) {
+				ctx := models.WithLeaseOwner(context.Background(), "holder/1")
+				r, bs, ids := claimedRun(t, db, w, fmt.Sprintf("cancelled %v", answered), "holder/1")
+				result := func(v float64, id string) models.BatchResult {
+					b := bs[0]
+					b.Status, b.Calls, b.Attempts, b.PromptTokens, b.CompletionTokens = models.BatchDone, 1, 1, 100, 10
+					c := 0.001
+					res := models.BatchResult{Batch: b, Cost: &c, Paid: []models.PaidCall{{ID: fmt.Sprintf("%d-%s", r.ID, id), PromptTokens: 100, CompletionTokens: 10, Cost: &c}}}
+					for i, row := range ids {
+						x := v + float64(i)
+						res.Scores = append(res.Scores, models.RunScore{RunID: r.ID, BatchID: b.ID, RowID: row, Label: i + 1, Score: &x})
+					}
+					return res
+				}
+				if answered {
+					if err := db.SaveBatchResult(ctx, result(1, "first")); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, err := db.RequestCancel(context.Background(), w.ws.ID, r.ID); err != nil {
+					t.Fatal(err)
+				}
+				if err := db.SaveBatchResult(ctx, result(2, "late")); err != nil && models.ErrorCode(err) != models.EConflict {
+					t.Fatal(err)
+				}
+				lates := lateCounts(t, db, r.ID)
+				if len(lates) != 1 {
+					t.Fatalf("%d late-count events, want 1: %+v", len(lates), lates)
+				}
+				want := fmt.Sprintf("(batch 1 of round 1, criterion %q)", r.RubricSnapshot.Criteria[0].Name)
+				if msg := lates[0].Message; !strings.Contains(msg, want) || strings.Contains(msg, fmt.Sprintf("(batch %d)", bs[0].ID)) {
+					t.Errorf("late-count event %q, want it to name the batch %s, not by its id %d", msg, want, bs[0].ID)
+				}
+			})
+		}
+	})
+}

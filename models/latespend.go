@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -263,6 +264,30 @@ type lateCount struct {
 	what      lateWhat
 	add       UnitSpend // for lateRetry, Calls is the attempts counted
 	at        time.Time // when; zero for now
+	// place names the batch as the run's batches list does (batchPlace);
+	// "" words it by its id.
+	place string
+}
+
+// batchPlace names batch id as the run's pages number it ("batch 2 of
+// round 3, criterion Overall"), from 1 as the batches list shows them,
+// not by its database id, which no page shows beside it; "" when the
+// batch is not found.
+func (db *DB) batchPlace(ctx context.Context, h *sql.DB, tx *answerTx, id int64) string {
+	q := hotSQL.get(db.Dialect, "late count's batch", 0, func() string {
+		return "SELECT b.criterion_index, b.round, b.batch_index, r.rubric_snapshot FROM run_batches b JOIN runs r ON r.id = b.run_id WHERE b.id = ?"
+	})
+	var ci, round, index int
+	var rubric string
+	if err := db.hotQueryRow(ctx, h, tx, q, id).Scan(&ci, &round, &index, &rubric); err != nil {
+		return ""
+	}
+	criterion := fmt.Sprintf("criterion %d", ci+1)
+	var r struct{ Criteria []struct{ Name string } }
+	if json.Unmarshal([]byte(rubric), &r) == nil && ci < len(r.Criteria) && r.Criteria[ci].Name != "" {
+		criterion = "criterion " + strconv.Quote(r.Criteria[ci].Name)
+	}
+	return fmt.Sprintf("batch %d of round %d, %s", index+1, round+1, criterion)
 }
 
 // ended reports whether the count landed on a run that had ended: it
@@ -278,6 +303,9 @@ func (db *DB) writeLateCount(ctx context.Context, tx *answerTx, l lateCount) err
 	}
 	if l.at.IsZero() {
 		l.at = time.Now().UTC()
+	}
+	if l.batchID != 0 && l.place == "" {
+		l.place = db.batchPlace(ctx, db.answers(), tx, l.batchID)
 	}
 	q := hotSQL.get(db.Dialect, "late count event", 0, func() string {
 		return `INSERT INTO run_events (run_id, at, kind, worker, message) VALUES (?, ?, ?, ?, ?)`
@@ -300,6 +328,9 @@ func (db *DB) writeLateCountOnce(ctx context.Context, l lateCount) error {
 		return `INSERT INTO run_events (run_id, at, kind, worker, message) SELECT ?, ?, ?, ?, ?
  WHERE NOT EXISTS (SELECT 1 FROM run_events WHERE run_id = ? AND kind = ? AND at = ? AND message = ?)`
 	})
+	if l.batchID != 0 && l.place == "" {
+		l.place = db.batchPlace(ctx, db.SQL, nil, l.batchID)
+	}
 	msg := l.message()
 	return db.retry(ctx, "record the late count", func() error {
 		_, err := db.hotExec(ctx, db.SQL, nil, q, l.runID, l.at, RunEventLateCount, l.owner, msg, l.runID, RunEventLateCount, l.at, msg)
@@ -319,7 +350,10 @@ func (l lateCount) message() string {
 	}
 	at := l.at.Format("2006-01-02 15:04:05 UTC")
 	batch := ""
-	if l.batchID != 0 {
+	switch {
+	case l.place != "":
+		batch = " (" + l.place + ")"
+	case l.batchID != 0:
 		batch = fmt.Sprintf(" (batch %d)", l.batchID)
 	}
 	var who, came string

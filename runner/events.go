@@ -138,8 +138,13 @@ func (r *Runner) noteTakeover(ctx context.Context, runID int64, owner string, pr
 			workerName(owner), eventTime(now), ranOut)
 	} else {
 		ev.Kind = models.RunEventTakenOver
-		ev.Message = fmt.Sprintf("Worker %s took the run over at %s from worker %s (%s). Batches already answered were not sent again.",
-			workerName(owner), eventTime(now), workerName(prev.Owner), ranOut)
+		// The taker cannot tell a crashed worker from one cut off from the
+		// database: only the latter still stores (and counts) the answers
+		// to the calls it had out, so the line says what a crash costs.
+		ev.Message = fmt.Sprintf("Worker %s took the run over at %s from worker %s (%s). Batches already answered were not sent again; "+
+			"the calls worker %s had sent and not yet stored were sent again, each a paid call. Had that worker stopped (a crash), "+
+			"what their first copies cost is not in the run's calls, tokens or cost: the judge endpoint's usage page has it.",
+			workerName(owner), eventTime(now), workerName(prev.Owner), ranOut, workerName(prev.Owner))
 	}
 	if err := r.db.AddRunEvent(context.WithoutCancel(ctx), ev); err != nil {
 		log.Warn("could not record the takeover on the run", "err", err)

@@ -258,3 +258,40 @@ func TestLostLeaseWrittenAfterALongOutage(t *testing.T) {
 		}
 	})
 }
+
+// TestTakeoverSaysInFlightCallsWereResent: a run taken over from a worker
+// whose lease ran out (kill -9 of one of two server processes) had a Run
+// history line saying only "Batches already answered were not sent
+// again", while the calls that worker had out were sent again and, had it
+// crashed, their first copies were paid for without being in the run's
+// calls, tokens or cost (README, "A worker crashes"). The line now says
+// so, beside the cost it qualifies.
+func TestTakeoverSaysInFlightCallsWereResent(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		r, err := New(Config{DB: env.db, Log: testLog()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := env.newRun("http://127.0.0.1:1/v1", 1, 4, 30)
+		if err := env.db.CreateRun(ctx, &run, nil); err != nil {
+			t.Fatal(err)
+		}
+		until := time.Now().Add(-2 * time.Second)
+		r.noteTakeover(ctx, run.ID, "host-b:2/1", models.RunLease{RunID: run.ID, Owner: "host-a:1/3", Until: &until, Lapsed: true}, testLog())
+		evs, err := env.db.RunEvents(ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != 1 || evs[0].Kind != models.RunEventTakenOver {
+			t.Fatalf("events %+v, want one takeover", evs)
+		}
+		for _, want := range []string{"Batches already answered were not sent again",
+			"calls worker host-a:1 had sent and not yet stored were sent again",
+			"not in the run's calls, tokens or cost"} {
+			if !strings.Contains(evs[0].Message, want) {
+				t.Errorf("takeover message %q does not say %q", evs[0].Message, want)
+			}
+		}
+	})
+}

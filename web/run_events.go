@@ -30,7 +30,7 @@ func SharedRunEventText(ev models.RunEvent) string {
 	case models.RunEventLeaseLost:
 		return "A worker lost its hold (lease) on the run and sent no new calls from then on; answers to calls it had already sent were kept."
 	case models.RunEventTakenOver:
-		return "Another worker took the run over. Batches already answered were not sent again."
+		return "Another worker took the run over. Batches already answered were not sent again; the calls the previous worker had sent and not yet stored were sent again, each a paid call. Had that worker stopped (a crash), what their first copies cost is not in the run's calls, tokens or cost."
 	case models.RunEventResumed:
 		return "The same worker took the run on again. Batches already answered were not sent again."
 	case models.RunEventRequeued:
