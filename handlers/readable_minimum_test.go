@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"html"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -259,17 +260,29 @@ func TestFewestReadableAnswersForAScore(t *testing.T) {
 					}
 				}
 
-				// The samples table of every report says what a missing
-				// score may mean: too few readable answers among it.
-				// (The HTML reports give no missing score a reason of its
-				// own, whatever the cause: their counts say them.)
+				// The samples table of every report, the HTML reports'
+				// included, says what a missing score may mean: too few
+				// readable answers among it. The HTML reports give each
+				// missing score that reason (the samples table's,
+				// tableFinalMissing) in their table and in the sample's
+				// section.
 				cause := "too few of them could be read (fewer than the run&#39;s fewest readable answers for a score)"
+				reason := html.EscapeString(tableFinalMissing(tc.run, -1))
 				for _, p := range pages {
-					if strings.HasSuffix(p, "report.html") {
+					body := env.get(p).Body.String()
+					if has := strings.Contains(body, cause); has != (tc.need == 2) {
+						t.Errorf("%s: a missing score's reason names too few readable answers: %v, want %v", p, has, tc.need == 2)
+					}
+					if !strings.HasSuffix(p, "report.html") {
 						continue
 					}
-					if has := strings.Contains(env.get(p).Body.String(), cause); has != (tc.need == 2) {
-						t.Errorf("%s: a missing score's reason names too few readable answers: %v, want %v", p, has, tc.need == 2)
+					short := `title="` + reason + `" data-testid="final-missing-short">no score`
+					if got := strings.Count(body, short); got != n-scored {
+						t.Errorf("%s: %d missing scores in the samples table with their reason %q, want %d", p, got, reason, n-scored)
+					}
+					section := `data-testid="final-missing">(judge: ` + reason + `)`
+					if got := strings.Count(body, section); got != n-scored {
+						t.Errorf("%s: %d samples' sections give a missing score its reason, want %d", p, got, n-scored)
 					}
 				}
 
