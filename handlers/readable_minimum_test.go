@@ -142,10 +142,11 @@ func TestFewestReadableAnswersForAScore(t *testing.T) {
 			t.Run(tc.run.Name, func(t *testing.T) {
 				// Recomputed here from what the judge wrote.
 				var finals, xs, ys []float64
-				var scored, unreadable, tooFew int
+				var scored, unreadable, tooFew, unreadableAnswers int
 				finals = make([]float64, n)
 				for i := range n {
 					k := readableOf(i)
+					unreadableAnswers += 4 - k
 					finals[i] = math.NaN()
 					switch {
 					case k == 0:
@@ -250,8 +251,15 @@ func TestFewestReadableAnswersForAScore(t *testing.T) {
 				if tc.run.ID == fresh.ID {
 					pages = append(pages, link, link+"/report.html")
 				}
+				// The sampled answers' sentence counts every answer
+				// sampled, those of the missing scores' samples included
+				// (4 of each of the n samples), and says so.
+				answersLine := fmt.Sprintf("Of the %d answers sampled for this criterion, those of its missing scores included, %d (%s) could not be read", 4*n, unreadableAnswers, pct(unreadableAnswers, 4*n))
 				for _, p := range pages {
 					body := env.get(p).Body.String()
+					if !strings.Contains(body, answersLine) {
+						t.Errorf("%s does not say %q", p, answersLine)
+					}
 					if !strings.Contains(body, unreadableLine) {
 						t.Errorf("%s does not say %q", p, unreadableLine)
 					}
