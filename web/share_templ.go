@@ -598,9 +598,9 @@ func reportHeading(f ReportFacts, rep *report.Report) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var20 string
-			templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(runSettings(f.Run).Line())
+			templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(runSettings(f.Run, nil).Line())
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 303, Col: 53}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 303, Col: 58}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var20))
 			if templ_7745c5c3_Err != nil {
@@ -610,7 +610,7 @@ func reportHeading(f ReportFacts, rep *report.Report) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = settingsHelp(runSettings(f.Run)).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = settingsHelp(runSettings(f.Run, nil)).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
