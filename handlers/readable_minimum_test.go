@@ -311,6 +311,20 @@ func TestFewestReadableAnswersForAScore(t *testing.T) {
 			})
 		}
 
+		// The experiment page counts each run's too-few scores apart
+		// from its unreadable ones in its failures (10 and 10 of the new
+		// run's 40; the old run's 10 are all unreadable), the total the
+		// same.
+		exp := models.Experiment{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: d.ds.ID, Name: "Readable"}
+		must(t, env.db.CreateExperiment(ctx, &exp))
+		must(t, env.db.Gorm.Model(&models.Run{}).Where("id IN ?", []int64{fresh.ID, old.ID}).Update("experiment_id", exp.ID).Error)
+		body := env.get(fmt.Sprintf("/experiments/%d", exp.ID)).Body.String()
+		for _, w := range []string{`title="0 failed batches + 10 unreadable scores + 10 with too few readable answers" data-testid="failures">20<`, `title="0 failed batches + 10 unreadable scores" data-testid="failures">10<`} {
+			if !strings.Contains(body, w) {
+				t.Errorf("the experiment page's failures do not say %q (they say %q)", w, regexp.MustCompile(`\d+ failed batches[^"]*`).FindAllString(body, -1))
+			}
+		}
+
 		// The launch form offers the setting, a half chosen, and names
 		// it when its value is not a share.
 		form := env.get(fmt.Sprintf("/projects/%d/runs/new", env.project.ID)).Body.String()
