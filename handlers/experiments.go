@@ -67,12 +67,16 @@ type runFigures struct {
 	tokens float64  // per sample; NaN without rows
 	cost   *float64 // per sample; nil when the price is unknown
 	calls  int
-	failed int // failed batches + unreadable scores
+	failed int // failed batches + unreadable scores + too few readable
 	// unreadable are the run's missing scores whose judge answered: its
 	// MissingScores less those of its failed calls, which the failed
-	// batches already count.
+	// batches already count, and less tooFew.
 	unreadable int
-	partial    bool
+	// tooFew are the run's scores left missing because too few of their
+	// sampled answers could be read (Run.TooFewScores), counted apart
+	// from the unreadable ones as the run page counts them.
+	tooFew  int
+	partial bool
 	// cached is set when some of the run's calls were answered from the
 	// answer cache: those calls cost nothing and their batches keep no
 	// token counts, so what the run paid understates what the method
@@ -106,7 +110,9 @@ func (h *Handlers) figuresOf(ctx context.Context, run models.Run) (runFigures, e
 		}
 		f.unreadable = max(0, run.MissingScores-sumCounts(noAnswer))
 	}
-	f.failed = run.BatchesFailed + f.unreadable
+	f.tooFew = min(max(run.TooFewScores, 0), f.unreadable)
+	f.unreadable -= f.tooFew
+	f.failed = run.BatchesFailed + f.unreadable + f.tooFew
 	if ds, err := h.DB.FindDataset(ctx, workspaceOf(ctx), run.DatasetID); err == nil {
 		f.rows = ds.RowCount
 	}
@@ -715,9 +721,20 @@ func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 		}
 		r.Calls = web.ExperimentCell{Text: runCount(f.calls), Best: bCalls[i]}
 		r.Failures = web.ExperimentCell{Text: strconv.Itoa(f.failed), Best: bF[i],
-			Title: fmt.Sprintf("%d failed batches + %d unreadable scores", f.run.BatchesFailed, f.unreadable)}
+			Title: failuresTitle(f)}
 	}
 	return rows
+}
+
+// failuresTitle says what a run's failures are made of: its failed
+// batches, unreadable scores and, when it has any, scores missing for too
+// few readable answers.
+func failuresTitle(f runFigures) string {
+	t := fmt.Sprintf("%d failed batches + %d unreadable scores", f.run.BatchesFailed, f.unreadable)
+	if f.tooFew > 0 {
+		t += fmt.Sprintf(" + %d with too few readable answers", f.tooFew)
+	}
+	return t
 }
 
 // simulatedProcedureNote says, when the simulated judge's BatchEval runs

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"html"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -141,10 +142,11 @@ func TestFewestReadableAnswersForAScore(t *testing.T) {
 			t.Run(tc.run.Name, func(t *testing.T) {
 				// Recomputed here from what the judge wrote.
 				var finals, xs, ys []float64
-				var scored, unreadable, tooFew int
+				var scored, unreadable, tooFew, unreadableAnswers int
 				finals = make([]float64, n)
 				for i := range n {
 					k := readableOf(i)
+					unreadableAnswers += 4 - k
 					finals[i] = math.NaN()
 					switch {
 					case k == 0:
@@ -249,8 +251,15 @@ func TestFewestReadableAnswersForAScore(t *testing.T) {
 				if tc.run.ID == fresh.ID {
 					pages = append(pages, link, link+"/report.html")
 				}
+				// The sampled answers' sentence counts every answer
+				// sampled, those of the missing scores' samples included
+				// (4 of each of the n samples), and says so.
+				answersLine := fmt.Sprintf("Of the %d answers sampled for this criterion, those of its missing scores included, %d (%s) could not be read", 4*n, unreadableAnswers, pct(unreadableAnswers, 4*n))
 				for _, p := range pages {
 					body := env.get(p).Body.String()
+					if !strings.Contains(body, answersLine) {
+						t.Errorf("%s does not say %q", p, answersLine)
+					}
 					if !strings.Contains(body, unreadableLine) {
 						t.Errorf("%s does not say %q", p, unreadableLine)
 					}
@@ -259,17 +268,29 @@ func TestFewestReadableAnswersForAScore(t *testing.T) {
 					}
 				}
 
-				// The samples table of every report says what a missing
-				// score may mean: too few readable answers among it.
-				// (The HTML reports give no missing score a reason of its
-				// own, whatever the cause: their counts say them.)
+				// The samples table of every report, the HTML reports'
+				// included, says what a missing score may mean: too few
+				// readable answers among it. The HTML reports give each
+				// missing score that reason (the samples table's,
+				// tableFinalMissing) in their table and in the sample's
+				// section.
 				cause := "too few of them could be read (fewer than the run&#39;s fewest readable answers for a score)"
+				reason := html.EscapeString(tableFinalMissing(tc.run, -1))
 				for _, p := range pages {
-					if strings.HasSuffix(p, "report.html") {
+					body := env.get(p).Body.String()
+					if has := strings.Contains(body, cause); has != (tc.need == 2) {
+						t.Errorf("%s: a missing score's reason names too few readable answers: %v, want %v", p, has, tc.need == 2)
+					}
+					if !strings.HasSuffix(p, "report.html") {
 						continue
 					}
-					if has := strings.Contains(env.get(p).Body.String(), cause); has != (tc.need == 2) {
-						t.Errorf("%s: a missing score's reason names too few readable answers: %v, want %v", p, has, tc.need == 2)
+					short := `title="` + reason + `" data-testid="final-missing-short">no score`
+					if got := strings.Count(body, short); got != n-scored {
+						t.Errorf("%s: %d missing scores in the samples table with their reason %q, want %d", p, got, reason, n-scored)
+					}
+					section := `data-testid="final-missing">(judge: ` + reason + `)`
+					if got := strings.Count(body, section); got != n-scored {
+						t.Errorf("%s: %d samples' sections give a missing score its reason, want %d", p, got, n-scored)
 					}
 				}
 
@@ -288,6 +309,20 @@ func TestFewestReadableAnswersForAScore(t *testing.T) {
 					}
 				}
 			})
+		}
+
+		// The experiment page counts each run's too-few scores apart
+		// from its unreadable ones in its failures (10 and 10 of the new
+		// run's 40; the old run's 10 are all unreadable), the total the
+		// same.
+		exp := models.Experiment{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: d.ds.ID, Name: "Readable"}
+		must(t, env.db.CreateExperiment(ctx, &exp))
+		must(t, env.db.Gorm.Model(&models.Run{}).Where("id IN ?", []int64{fresh.ID, old.ID}).Update("experiment_id", exp.ID).Error)
+		body := env.get(fmt.Sprintf("/experiments/%d", exp.ID)).Body.String()
+		for _, w := range []string{`title="0 failed batches + 10 unreadable scores + 10 with too few readable answers" data-testid="failures">20<`, `title="0 failed batches + 10 unreadable scores" data-testid="failures">10<`} {
+			if !strings.Contains(body, w) {
+				t.Errorf("the experiment page's failures do not say %q (they say %q)", w, regexp.MustCompile(`\d+ failed batches[^"]*`).FindAllString(body, -1))
+			}
 		}
 
 		// The launch form offers the setting, a half chosen, and names

@@ -31,7 +31,7 @@ func TestSampledUnreadableOnEveryReport(t *testing.T) {
 			t.Fatalf("the stored unit counts %+v, want 240 answers and 24 unreadable", got)
 		}
 		// After the unreadable scores sentence, a space apart.
-		want := regexp.MustCompile(`answers\.\s+<span data-testid="(report-)?sampled-unreadable">Of the 240 sampled answers these scores were computed from, 24 \(10%\) could not be read`)
+		want := regexp.MustCompile(`answers\.\s+<span data-testid="(report-)?sampled-unreadable">Of the 240 answers sampled for this criterion, those of its missing scores included, 24 \(10%\) could not be read`)
 		_, token, err := env.db.CreateShareLink(ctx, models.NewShareLink{WorkspaceID: env.ws.ID, Kind: models.ShareRun, RunID: run.ID})
 		must(t, err)
 		link := "/s/" + token

@@ -23,7 +23,7 @@ func TestSampleWiseCountsServedFromTheStoredSummary(t *testing.T) {
 		ctx := context.Background()
 		d := env.demo()
 		for _, m := range []struct{ method, samples, want string }{
-			{"closerlook", "3", "sampled answers these scores were computed from"},
+			{"closerlook", "3", "answers sampled for this criterion, those of its missing scores included"},
 			{"geval", "3", "was estimated from"},
 		} {
 			run := env.waitRun(env.launch(d.methodForm(m.method, map[string]string{"samples": m.samples})), 60*time.Second)

@@ -84,12 +84,14 @@ func (h *Handlers) standalonePage(ctx context.Context, run models.Run, generated
 	}
 	rows := templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
 		return chunks(ctx, false, func(ss []web.StandaloneSample) error {
+			sayWhyStandaloneFinalMissing(run, ss)
 			return web.StandaloneTableRows(ss).Render(ctx, w)
 		})
 	})
 	sayWhy := h.standaloneHumanReasons(run, v.Report.Criteria)
 	sections := templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
 		return chunks(ctx, true, func(ss []web.StandaloneSample) error {
+			sayWhyStandaloneFinalMissing(run, ss)
 			if err := sayWhy(ctx, ss); err != nil {
 				return err
 			}
@@ -271,6 +273,20 @@ func (h *Handlers) standaloneHumanReasons(run models.Run, crits []report.Criteri
 			c.HumanMissing = why[k]
 		}
 		return nil
+	}
+}
+
+// sayWhyStandaloneFinalMissing gives each of the samples' criteria
+// without a final score its reason, in the run page's samples table's
+// words (tableFinalMissing; the rows do not say which rounds were
+// answered, so a run still going says both causes).
+func sayWhyStandaloneFinalMissing(run models.Run, ss []web.StandaloneSample) {
+	for i := range ss {
+		for j := range ss[i].Criteria {
+			if c := &ss[i].Criteria[j]; web.IsMissing(c.Final) {
+				c.FinalMissing = tableFinalMissing(run, -1)
+			}
+		}
 	}
 }
 

@@ -36,6 +36,8 @@ func oldStandalone(t testing.TB, h *Handlers, ctx context.Context, run models.Ru
 		if v.Samples, err = oldStandaloneSamples(ctx, h, run, v.Report); err != nil {
 			t.Fatal(err)
 		}
+		// Why final scores are missing, as the stream says it.
+		sayWhyStandaloneFinalMissing(run, v.Samples)
 		// Why human ratings are missing, as the stream says it.
 		if err := h.standaloneHumanReasons(run, v.Report.Criteria)(ctx, v.Samples); err != nil {
 			t.Fatal(err)

@@ -61,7 +61,7 @@ func TestStatusCardCountsScoresAndAnswers(t *testing.T) {
 			fmt.Sprintf("Scores with too few readable answers %d ", tooFew),
 			fmt.Sprintf("Unreadable sampled answers %d of %d ", unreadableAnswers, answers),
 			fmt.Sprintf("Unreadable scores: %d of %d answered scores", unreadableScores, n),
-			fmt.Sprintf("Of the %d sampled answers these scores were computed from, %d (%s) could not be read", answers, unreadableAnswers, pct(unreadableAnswers, answers)),
+			fmt.Sprintf("Of the %d answers sampled for this criterion, those of its missing scores included, %d (%s) could not be read", answers, unreadableAnswers, pct(unreadableAnswers, answers)),
 		} {
 			if !strings.Contains(text, want) {
 				t.Errorf("the run page does not say %q", want)

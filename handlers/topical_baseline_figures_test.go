@@ -608,7 +608,7 @@ func checkTCRun(t *testing.T, env *testEnv, run models.Run, fj *tcFakeJudge, tc 
 		if share.Sign() > 0 && share.Cmp(big.NewRat(1, 1)) < 0 {
 			pct = share.FloatString(1)
 		}
-		if w := fmt.Sprintf("Of the %s sampled answers these scores were computed from, %s (%s%%) could not be read;", groupThousands(sampled[ci][0]), groupThousands(sampled[ci][1]), pct); !strings.Contains(pageText(cards[ci]), w) {
+		if w := fmt.Sprintf("Of the %s answers sampled for this criterion, those of its missing scores included, %s (%s%%) could not be read;", groupThousands(sampled[ci][0]), groupThousands(sampled[ci][1]), pct); !strings.Contains(pageText(cards[ci]), w) {
 			t.Errorf("%s %s: the page does not say %q", run.Name, c.name, w)
 		}
 	}

@@ -710,9 +710,10 @@ type (
 		// left out for other methods.
 		GEvalSources *JSONGEvalSources `json:"geval_sources,omitempty"`
 	}
-	// JSONSampledAnswers counts the sampled answers behind a criterion's
-	// scores (CloserLook's ratings, G-Eval's sampled answers) and those
-	// that could not be read: a score is computed from the readable ones.
+	// JSONSampledAnswers counts every answer sampled for a criterion
+	// (CloserLook's ratings, G-Eval's sampled answers), those of units
+	// whose score is missing included, and those that could not be read:
+	// a score is computed from the readable ones.
 	JSONSampledAnswers struct {
 		Answers    int `json:"answers"`
 		Unreadable int `json:"unreadable"`

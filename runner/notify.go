@@ -272,8 +272,12 @@ type WebhookRun struct {
 	MissingScores int    `json:"missing_scores"`
 	// ShortScores are the scores computed from fewer sampled answers than
 	// asked (G-Eval's sampling, CloserLook), as the API's run object says.
-	ShortScores int                `json:"short_scores"`
-	Criteria    []WebhookCriterion `json:"criteria"`
+	ShortScores int `json:"short_scores"`
+	// TooFewScores are the missing scores (counted in MissingScores) left
+	// so because too few of their sampled answers could be read, as the
+	// API's run object says.
+	TooFewScores int                `json:"too_few_scores"`
+	Criteria     []WebhookCriterion `json:"criteria"`
 	// URL is the run's page on the dashboard (sign-in needed), absolute
 	// when the webhook names the dashboard's address.
 	URL string `json:"url"`
@@ -326,7 +330,7 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 	reason := run.SharedError()
 	m := WebhookMessage{Event: EventRunFinished, Run: WebhookRun{ID: run.ID, Name: run.Name, Status: run.Status,
 		Method: run.Method, Simulated: run.Simulated, Error: reason, BatchesDone: run.BatchesDone,
-		BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores, ShortScores: run.ShortScores, URL: url, Criteria: []WebhookCriterion{}}}
+		BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores, ShortScores: run.ShortScores, TooFewScores: run.TooFewScores, URL: url, Criteria: []WebhookCriterion{}}}
 	if run.Status == models.RunFailed {
 		m.Event = EventRunFailed
 	}
@@ -354,11 +358,20 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 				fmt.Fprintf(&b, " %s: Pearson %s.", slackText(c.Name), stats.CoefDecimal(*c.Pearson, 3))
 			}
 		}
-		switch {
-		case run.MissingScores == 1:
+		// The scores missing for too few readable answers are among the
+		// missing ones, said apart: some of their answers were read.
+		tooFew := min(max(run.TooFewScores, 0), run.MissingScores)
+		switch unread := run.MissingScores - tooFew; {
+		case unread == 1:
 			b.WriteString(" 1 score could not be read.")
-		case run.MissingScores > 1:
-			fmt.Fprintf(&b, " %d scores could not be read.", run.MissingScores)
+		case unread > 1:
+			fmt.Fprintf(&b, " %d scores could not be read.", unread)
+		}
+		switch {
+		case tooFew == 1:
+			b.WriteString(" 1 score is missing for too few readable answers.")
+		case tooFew > 1:
+			fmt.Fprintf(&b, " %d scores are missing for too few readable answers.", tooFew)
 		}
 		switch {
 		case run.ShortScores == 1:

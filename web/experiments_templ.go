@@ -879,7 +879,7 @@ func ExperimentPage(v ExperimentView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "<th colspan=\"2\" class=\"num\">Average</th><th rowspan=\"2\" class=\"num\" title=\"prompt + completion tokens divided by the number of samples\">Tokens per sample</th><th rowspan=\"2\" class=\"num\">Cost per sample</th><th rowspan=\"2\" class=\"num\">Calls</th><th rowspan=\"2\" class=\"num\" title=\"failed batches + scores that could not be read\">Failures</th></tr><tr>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "<th colspan=\"2\" class=\"num\">Average</th><th rowspan=\"2\" class=\"num\" title=\"prompt + completion tokens divided by the number of samples\">Tokens per sample</th><th rowspan=\"2\" class=\"num\">Cost per sample</th><th rowspan=\"2\" class=\"num\">Calls</th><th rowspan=\"2\" class=\"num\" title=\"failed batches + scores that could not be read + scores with too few readable answers\">Failures</th></tr><tr>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -40,9 +40,9 @@ func TestRunSampledUnreadable(t *testing.T) {
 		want string
 	}{
 		{models.SampledAnswers{}, ""},
-		{models.SampledAnswers{Answers: 1200}, "Of the 1,200 sampled answers these scores were computed from, 0 (0%) could not be read; a score is computed from its sample's readable answers only."},
-		{models.SampledAnswers{Answers: 1200, Unreadable: 171}, "Of the 1,200 sampled answers these scores were computed from, 171 (14%) could not be read; a score is computed from its sample's readable answers only."},
-		{models.SampledAnswers{Answers: 2000, Unreadable: 3}, "Of the 2,000 sampled answers these scores were computed from, 3 (0.2%) could not be read; a score is computed from its sample's readable answers only."},
+		{models.SampledAnswers{Answers: 1200}, "Of the 1,200 answers sampled for this criterion, those of its missing scores included, 0 (0%) could not be read; a score is computed from its sample's readable answers only."},
+		{models.SampledAnswers{Answers: 1200, Unreadable: 171}, "Of the 1,200 answers sampled for this criterion, those of its missing scores included, 171 (14%) could not be read; a score is computed from its sample's readable answers only."},
+		{models.SampledAnswers{Answers: 2000, Unreadable: 3}, "Of the 2,000 answers sampled for this criterion, those of its missing scores included, 3 (0.2%) could not be read; a score is computed from its sample's readable answers only."},
 	} {
 		if got := runSampledUnreadable(tc.a); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.a, got, tc.want)

@@ -102,7 +102,7 @@ func TestRunSettingsLine(t *testing.T) {
 			if tt.ms != nil {
 				tt.ms(&ms)
 			}
-			sum := runSettings(models.Run{Method: string(tt.method), Settings: s, MethodSettings: ms})
+			sum := runSettings(models.Run{Method: string(tt.method), Settings: s, MethodSettings: ms}, nil)
 			if got := sum.Line(); got != tt.line {
 				t.Errorf("line\n got %q\nwant %q", got, tt.line)
 			}

@@ -535,23 +535,33 @@ func withKeyVar(getenv func(string) string, name string) func(string) string {
 
 // runSummaryLine is what a finished run cost in calls, every retry
 // counted, and the scores computed from fewer sampled answers than asked
-// when there are any (the run page shows the same figures).
+// and those left missing for too few readable answers when there are any
+// (the run page shows the same figures).
 func runSummaryLine(run models.Run) string {
 	return fmt.Sprintf("run %d: %d judge calls, %d judge retries, %d prompt + %d completion tokens, %s%s",
 		run.ID, run.Calls, run.Retries, run.PromptTokens, run.CompletionTokens, runCostLine(run), shortScoresNote(run))
 }
 
 // shortScoresNote says how many of a run's scores were computed from fewer
-// sampled answers than asked (G-Eval's sampling, CloserLook), for the
-// command line's summary lines; "" when none was.
+// sampled answers than asked (G-Eval's sampling, CloserLook) and how many
+// were left missing because fewer of their sampled answers could be read
+// than the run's fewest readable answers for a score (Run.TooFewScores),
+// for the command line's summary lines; "" when neither happened.
 func shortScoresNote(run models.Run) string {
+	var note string
 	switch {
 	case run.ShortScores == 1:
-		return "; 1 score computed from fewer sampled answers than asked"
+		note = "; 1 score computed from fewer sampled answers than asked"
 	case run.ShortScores > 1:
-		return fmt.Sprintf("; %d scores computed from fewer sampled answers than asked", run.ShortScores)
+		note = fmt.Sprintf("; %d scores computed from fewer sampled answers than asked", run.ShortScores)
 	}
-	return ""
+	switch {
+	case run.TooFewScores == 1:
+		note += "; 1 score missing for too few readable answers"
+	case run.TooFewScores > 1:
+		note += fmt.Sprintf("; %d scores missing for too few readable answers", run.TooFewScores)
+	}
+	return note
 }
 
 // runCostLine is what a finished run paid, for its summary line: the

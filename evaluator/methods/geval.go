@@ -83,14 +83,14 @@ func (GEval) Summary(r Run) Summary {
 		from = "the odds the endpoint reports for each score it could write (its log-probabilities) when it reports them, else from " + from
 	}
 	share := strconv.FormatFloat(minMass(ms), 'g', -1, 64)
-	return readableSummary(Summary{
+	return gevalReadableSummary(Summary{
 		explained(fmt.Sprintf("probability-weighted form score from %s%d samples at temperature %g", src, ms.Samples, ms.SampleTemperature),
 			Term{"Probability-weighted form score", "the judge fills in a short form that asks for the score alone, in whole numbers. Instead of the one number it writes, each allowed score counts as much as the judge was likely to give it (60% on 4 and 40% on 3 gives 3.6), so the scores spread finely and ties are rare. How likely each score is comes from " + from + "."},
 			temperatureTerm(true, false)),
 		explained(fmt.Sprintf("seed %d", r.Settings.Seed), seedTerm(false)),
 		explained("at least "+share+" of the probability on allowed scores when the written score is not one",
 			Term{"Least probability on allowed scores", "when the judge writes a score outside the scale (say 6 on a 1 to 5 scale), its odds are still used if the allowed scores together got at least " + share + " of the odds at that place (1 would be all of them); below that the sample is scored from sampled answers instead."}),
-	}, ms)
+	}, ms, r.Estimated)
 }
 
 func minMass(ms evaluator.MethodSettings) float64 {

@@ -43,6 +43,16 @@ type Run struct {
 	Settings       evaluator.Settings
 	MethodSettings evaluator.MethodSettings
 	Rubric         evaluator.Rubric
+	// Estimated counts a G-Eval run's scored units by how their score was
+	// estimated, for its settings' account (GEval.Summary); nil when not
+	// known (a run not scored yet, other methods).
+	Estimated *Estimated
+}
+
+// Estimated counts units scored from log-probabilities and from sampled
+// answers.
+type Estimated struct {
+	Logprobs, Samples int
 }
 
 // Method is one evaluation method.

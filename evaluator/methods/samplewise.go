@@ -205,16 +205,37 @@ func readableSummary(sum Summary, ms evaluator.MethodSettings) Summary {
 	if ms.MinReadableShare == nil {
 		return sum
 	}
-	return append(sum, readablePart(ms))
+	return append(sum, readablePart(ms, ""))
 }
 
-func readablePart(ms evaluator.MethodSettings) SummaryPart {
+// readablePart is the fewest readable answers for a score, said of the
+// scores that where (prefix, "" for every score) it applies.
+func readablePart(ms evaluator.MethodSettings, where string) SummaryPart {
 	p := ms.MinReadableShare
 	switch {
 	case *p == 0:
-		return explained("a score from any one readable answer (no fewest readable answers)", readableTerm)
+		return explained(where+"a score from any one readable answer (no fewest readable answers)", readableTerm)
 	}
-	return explained(fmt.Sprintf("a score needs %s of the %d answers readable (at least %d)", ShareWords(*p), ms.Samples, ms.MinReadable(ms.Samples)), readableTerm)
+	return explained(fmt.Sprintf("%sa score needs %s of the %d answers readable (at least %d)", where, ShareWords(*p), ms.Samples, ms.MinReadable(ms.Samples)), readableTerm)
+}
+
+// gevalReadableSummary adds to a G-Eval run's sum its fewest readable
+// answers for a score where it applies: to the scores it sampled. A run
+// that reads log-probabilities says it of the sampled scores only, or
+// not at all when it sampled none (est, when known).
+func gevalReadableSummary(sum Summary, ms evaluator.MethodSettings, est *Estimated) Summary {
+	if ms.MinReadableShare == nil {
+		return sum
+	}
+	switch {
+	case !ms.UseLogprobs || est != nil && est.Samples > 0 && est.Logprobs == 0:
+		return append(sum, readablePart(ms, ""))
+	case est == nil || est.Samples+est.Logprobs == 0:
+		return append(sum, readablePart(ms, "where it samples instead of reading log-probabilities, "))
+	case est.Samples == 0:
+		return sum // every score from log-probabilities: it never applied
+	}
+	return append(sum, readablePart(ms, fmt.Sprintf("for the %d sampled scores (the other %d from log-probabilities), ", est.Samples, est.Logprobs)))
 }
 
 // Sampler is a method that may score a sample from n sampled answers to
