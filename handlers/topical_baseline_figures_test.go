@@ -912,15 +912,20 @@ func checkTCRunFigures(t *testing.T, env *testEnv, run models.Run, batches []mod
 			if math.Abs(w.ex.Coef-w.coef) > 1e-12 || math.Abs(w.ex.P-w.p) > 1e-9 || w.ex.Systems != len(sx) {
 				t.Errorf("%s: the export's system-level %s %+v, recomputed %v (p %v) over %d systems", name, w.name, w.ex, w.coef, w.p, len(sx))
 			}
-			m := regexp.MustCompile(regexp.QuoteMeta(w.name) + ` \S+ \S+ (\S+) \S+ to \S+ (\S+) (\d+)`).FindStringSubmatch(sysText)
+			m := regexp.MustCompile(regexp.QuoteMeta(w.name) + ` \S+ \S+ (\S+) (\S+ to \S+|undefined) (\S+) (\d+)`).FindStringSubmatch(sysText)
 			if m == nil {
 				t.Errorf("%s: no system-level %s on the page", name, w.name)
 				continue
 			}
 			shown(t, name+" system-level "+w.name, m[1], w.coef, 3)
-			shownP(t, name+" system-level "+w.name+" p-value", m[2], w.p)
-			if m[3] != strconv.Itoa(len(sx)) {
-				t.Errorf("%s: %s systems on the page, recomputed %d", name, m[3], len(sx))
+			// A rank coefficient over fewer than 8 systems has no
+			// interval (stats.RankBootstrapMin), as over fewer samples.
+			if undefined, want := m[2] == "undefined", w.name != "Pearson r" && len(sx) < 8; undefined != want {
+				t.Errorf("%s: system-level %s interval %q over %d systems; want undefined %v", name, w.name, m[2], len(sx), want)
+			}
+			shownP(t, name+" system-level "+w.name+" p-value", m[3], w.p)
+			if m[4] != strconv.Itoa(len(sx)) {
+				t.Errorf("%s: %s systems on the page, recomputed %d", name, m[4], len(sx))
 			}
 		}
 	}

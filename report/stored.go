@@ -25,8 +25,10 @@ import (
 // criterion's range as given (humanOnJudgeScale), no longer stretched
 // from their lowest and highest values. stats-5: correlation intervals on
 // fewer than stats.SmallSampleBelow pairs by the small-sample rule
-// (stats.IntervalSmallSample).
-const statsVersion = "stats-5"
+// (stats.IntervalSmallSample). stats-6: the same rule for the system
+// level's rank coefficients: no interval below stats.RankBootstrapMin
+// systems.
+const statsVersion = "stats-6"
 
 // criterionStats are the figures of a criterion worth storing: the
 // correlations with their bootstrap intervals and the system-level
