@@ -224,8 +224,20 @@ func (h *Handlers) logout(c echo.Context) error {
 // setupOpen reports whether the first-owner page may be used.
 func (h *Handlers) setupOpen(c echo.Context) (bool, error) {
 	exist, err := h.usersExist(c.Request().Context())
+	if err == nil && !exist && h.Network.relayed(c) {
+		// Whoever sets up owns the server: only a person at this machine,
+		// not a visitor of a proxy in front of it.
+		return false, errSetupRelayed
+	}
 	return !exist, err
 }
+
+// errSetupRelayed refuses the first setup to a request a proxy relayed
+// from elsewhere (NetworkPolicy.relayed).
+var errSetupRelayed = echo.NewHTTPError(http.StatusForbidden, "The first setup is open only on the server's own machine, "+
+	"and this request came through a proxy from elsewhere. Open /setup on the server's machine (http://127.0.0.1:<port>/setup), "+
+	"or create the first owner with `batcheval admin create-user --email you@example.com --name \"Your Name\" --role owner` "+
+	"against the same database.")
 
 var errSetupClosed = models.Errorf(models.ENotFound, "Setup is done: an account exists. Sign in, or ask an owner for an invite.")
 

@@ -360,7 +360,7 @@ func (h *Handlers) identify(next echo.HandlerFunc) echo.HandlerFunc {
 		if isAPIPath(c.Request().URL.Path) {
 			p, err = h.apiPrincipalFor(c)
 		} else {
-			p, err = h.principalFor(ctx)
+			p, err = h.principalFor(c)
 		}
 		if err != nil {
 			return err
@@ -370,7 +370,8 @@ func (h *Handlers) identify(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func (h *Handlers) principalFor(ctx context.Context) (Principal, error) {
+func (h *Handlers) principalFor(c echo.Context) (Principal, error) {
+	ctx := c.Request().Context()
 	sm := h.Sessions
 	if uid := sm.GetInt64(ctx, sessUserID); uid != 0 {
 		u, err := h.DB.FindUser(ctx, uid)
@@ -408,13 +409,17 @@ func (h *Handlers) principalFor(ctx context.Context) (Principal, error) {
 		}
 		return p, nil
 	}
-	return h.localPrincipal(ctx)
+	return h.localPrincipal(c)
 }
 
 // localPrincipal is the local user of a loopback server while no account
-// exists (owner of the default workspace), and anonymous otherwise.
-func (h *Handlers) localPrincipal(ctx context.Context) (Principal, error) {
-	if !h.LocalMode {
+// exists (owner of the default workspace), and anonymous otherwise. A
+// request a proxy relayed for someone elsewhere is anonymous too
+// (NetworkPolicy.relayed): only a person at this machine is the local
+// user.
+func (h *Handlers) localPrincipal(c echo.Context) (Principal, error) {
+	ctx := c.Request().Context()
+	if !h.LocalMode || h.Network.relayed(c) {
 		return Principal{}, nil
 	}
 	exist, err := h.usersExist(ctx)
@@ -444,7 +449,7 @@ func (h *Handlers) apiPrincipalFor(c echo.Context) (Principal, error) {
 		return Principal{Kind: Token, User: u, TokenName: t.Name, TokenID: t.ID, Workspace: ws, Role: role,
 			Workspaces: []models.WorkspaceRole{{Workspace: ws, Role: role}}}, nil
 	}
-	return h.localPrincipal(ctx)
+	return h.localPrincipal(c)
 }
 
 // TokenExpiresHeader carries, on every API answer to a token that

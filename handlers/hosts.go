@@ -117,6 +117,30 @@ func (p NetworkPolicy) localClient(c echo.Context) bool {
 	return loopbackAddr(c.Request().RemoteAddr) && loopbackAddr(c.RealIP())
 }
 
+// relayed reports whether a proxy forwarded the request for a client
+// elsewhere: it names a client (X-Forwarded-For, X-Real-IP, Forwarded),
+// and that client is not on this machine as a trusted proxy tells it (a
+// proxy nobody listed is not believed: whoever it speaks for, it is not
+// the person at this machine). Such a request is never the local user's
+// (localPrincipal) and cannot make the first owner (setup): a loopback
+// listener behind a reverse proxy on the same machine is reachable from
+// wherever the proxy is. A proxy that names no client cannot be told from
+// a browser on this machine.
+func (p NetworkPolicy) relayed(c echo.Context) bool {
+	if named, _ := c.Get(clientNamedKey).(bool); !named {
+		return false
+	}
+	return !p.trustedPeer(c.Request().RemoteAddr) || !loopbackAddr(c.RealIP())
+}
+
+// clientNamedKey marks (in the Echo context) a request with a header
+// naming the client a proxy forwarded it for (clientHeaders), trusted or
+// not.
+const clientNamedKey = "forwarded-for-client"
+
+// clientHeaders are the forwarding headers that name a client.
+var clientHeaders = []string{echo.HeaderXForwardedFor, echo.HeaderXRealIP, "Forwarded"}
+
 // loopbackAddr reports whether an address ("127.0.0.1:5555", "::1") is a
 // loopback address.
 func loopbackAddr(addr string) bool {
@@ -190,6 +214,11 @@ func (h *Handlers) guardNetwork(next echo.HandlerFunc) echo.HandlerFunc {
 			// not know, such as the link with a slash a chat app added)
 			// has the token in its address too.
 			keepShareAddressPrivate(c.Response().Header())
+		}
+		for _, name := range clientHeaders {
+			if req.Header.Get(name) != "" {
+				c.Set(clientNamedKey, true)
+			}
 		}
 		if !h.Network.trustedPeer(req.RemoteAddr) {
 			for _, name := range forwardedHeaders {

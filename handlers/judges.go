@@ -518,7 +518,7 @@ func (h *Handlers) checkJudge(ctx context.Context, j models.Judge) web.JudgeTest
 		res.Error = j.KeyProblem + ": enter the key again"
 		return res
 	} else if cfg.APIKey == "" && j.APIKeyEnv != "" {
-		key, err := h.DB.KeyFromEnv(j.APIKeyEnv)
+		key, err := h.DB.KeyFromEnv(ctx, j.WorkspaceID, j.APIKeyEnv)
 		if err != nil {
 			res.Error = models.ErrorMessage(err)
 			return res

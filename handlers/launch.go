@@ -1152,7 +1152,7 @@ func (h *Handlers) judgeClient(ctx context.Context, j models.Judge) (*judge.Clie
 		}
 		cfg.BaseURL, cfg.APIKey = h.SimulatedURL, ""
 	} else if cfg.APIKey == "" && j.APIKeyEnv != "" {
-		key, err := h.DB.KeyFromEnv(j.APIKeyEnv)
+		key, err := h.DB.KeyFromEnv(ctx, j.WorkspaceID, j.APIKeyEnv)
 		if err != nil {
 			return nil, err
 		}

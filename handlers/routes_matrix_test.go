@@ -213,6 +213,8 @@ type matrixFixture struct {
 	trashEntry                      models.TrashEntry // a spare rubric in A's trash
 	target                          models.User       // a spare member of A that member routes act on
 	share                           models.ShareLink  // a link to run, revoked by the editor's walk
+	alignment                       models.Alignment  // an alignment of run's rubric, drafted from run
+	upload                          string            // a pending upload's token, for the mapping page
 	viewer, editor, owner, outsider models.User
 	workspaceB                      models.Workspace
 	// tokens are each caller's API token (the outsider's in workspace B);
@@ -227,6 +229,8 @@ func newMatrixFixture(t *testing.T, env *testEnv) *matrixFixture {
 	t.Helper()
 	ctx := context.Background()
 	f := &matrixFixture{env: env}
+	// Uploaded while the server is still in local mode (no account yet).
+	f.upload = env.uploadToken("matrix.csv", "id,text\n1,hello\n2,world\n")
 	id := env.launch(env.demo().launchForm("1", "10"))
 	f.run = env.waitRun(id, 60*time.Second)
 	id2 := env.launch(env.demo().launchForm("1", "10"))
@@ -297,6 +301,11 @@ func newMatrixFixture(t *testing.T, env *testEnv) *matrixFixture {
 	if f.share, _, err = env.db.CreateShareLink(ctx, models.NewShareLink{WorkspaceID: env.ws.ID, Kind: models.ShareRun, RunID: f.run.ID}); err != nil {
 		t.Fatal(err)
 	}
+	f.alignment = models.Alignment{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, RubricID: f.rubric.ID, SourceRunID: f.run.ID,
+		BaseVersion: 1, CalibrationRowIDs: []int64{f.rowID}, HeldOutRowIDs: []int64{}, DraftSource: "template"}
+	if err := env.db.CreateAlignment(ctx, &f.alignment); err != nil {
+		t.Fatal(err)
+	}
 	return f
 }
 
@@ -346,11 +355,13 @@ func (f *matrixFixture) request(method, path string) (*http.Request, bool) {
 		ids = []string{":id", i(f.target.ID)}
 	case strings.HasPrefix(path, "/shares/"):
 		ids = []string{":id", i(f.share.ID)}
+	case strings.HasPrefix(path, "/alignments/"):
+		ids = []string{":id", i(f.alignment.ID)}
 	case strings.HasPrefix(path, "/s/"):
 		// An unknown token: share_test.go walks real links.
 		ids = []string{":rowID", i(f.rowID)}
 	}
-	ids = append(ids, ":token", "no-such-link-token", ":name", "app.css")
+	ids = append(ids, ":token", "no-such-link-token", ":name", "app.css", ":version", "1")
 	target := prefix + strings.NewReplacer(ids...).Replace(path)
 	form := url.Values{}
 	switch path {
@@ -365,6 +376,10 @@ func (f *matrixFixture) request(method, path string) (*http.Request, bool) {
 			form.Set("kind", string(models.ShareRun))
 			form.Set("run_id", i(f.run.ID))
 			objectOfA = true
+		}
+	case "/projects/:id/datasets/map":
+		if method == http.MethodGet {
+			target += "?token=" + f.upload
 		}
 	case "/account/workspace":
 		form.Set("workspace_id", i(env.ws.ID))
@@ -519,6 +534,12 @@ func TestRouteMatrix(t *testing.T) {
 				default:
 					if denied || got == http.StatusUnauthorized || got == http.StatusForbidden {
 						fail("allowed")
+					}
+					// A page the role may read opens: a handler's own check
+					// that refused a role its rule allows would otherwise
+					// pass as "not refused" with a 404.
+					if method == http.MethodGet && got >= 400 {
+						fail("the page (below 400)")
 					}
 				}
 			}

@@ -105,9 +105,18 @@ func (db *DB) getenv(name string) string {
 	return os.Getenv(name)
 }
 
-// KeyFromEnv reads a judge's key from the environment variable it names,
-// if the operator lists that name (see KeyVarsSetting).
-func (db *DB) KeyFromEnv(name string) (string, error) { return KeyFromEnv(db.getenv, name) }
+// KeyFromEnv reads the key of a judge of workspace wsID from the
+// environment variable it names, if the operator lists that name (see
+// KeyVarsSetting) and the workspace is the default one (KeyEnvAllowedIn).
+func (db *DB) KeyFromEnv(ctx context.Context, wsID int64, name string) (string, error) {
+	if name == "" {
+		return "", nil
+	}
+	if err := db.KeyEnvAllowedIn(ctx, wsID); err != nil {
+		return "", err
+	}
+	return KeyFromEnv(db.getenv, name)
+}
 
 // Open connects to PostgreSQL when dsn starts with postgres:// or
 // postgresql://, and otherwise treats dsn as a SQLite file path (created if

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"regexp"
@@ -86,4 +87,26 @@ func KeyFromEnv(getenv func(string) string, name string) (string, error) {
 		return "", err
 	}
 	return getenv(name), nil
+}
+
+// errKeyEnvOutsideDefault refuses a key variable to a judge of a workspace
+// other than the default one (KeyEnvAllowedIn).
+var errKeyEnvOutsideDefault = Errorf(EInvalid, "a judge reads its key from the server's environment ("+KeyVarsSetting+
+	") only in the default workspace, which the server's operator set up: anyone signed in can make a workspace of their own, "+
+	"and the operator's key would go wherever its judges point. Store the key with the judge instead (API key)")
+
+// KeyEnvAllowedIn reports whether judges of workspace wsID may read their
+// key from an environment variable: only the default workspace's. The
+// variables are the operator's, and anyone signed in can make a workspace
+// of their own and own it: outside the default workspace a key variable
+// would hand the operator's key to the endpoint of anyone's choosing.
+func (db *DB) KeyEnvAllowedIn(ctx context.Context, wsID int64) error {
+	var ws Workspace
+	if err := db.Reader(ctx).Select("id", "slug").Where("id = ?", wsID).First(&ws).Error; err != nil {
+		return notFound(err, "workspace", wsID)
+	}
+	if ws.Slug != DefaultWorkspaceSlug {
+		return errKeyEnvOutsideDefault
+	}
+	return nil
 }

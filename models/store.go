@@ -480,6 +480,11 @@ func (db *DB) SaveJudgeWithLimitsIf(ctx context.Context, j *Judge, lim *JudgeLim
 	if err := ValidateKeyEnv(db.getenv, j.APIKeyEnv); err != nil {
 		return err
 	}
+	if j.APIKeyEnv != "" {
+		if err := db.KeyEnvAllowedIn(ctx, j.WorkspaceID); err != nil {
+			return err
+		}
+	}
 	if !j.Simulated {
 		if err := CheckJudgeBaseURL(j.BaseURL); err != nil {
 			return err

@@ -423,6 +423,9 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 			if j, err := r.db.FindJudge(ctx, run.WorkspaceID, *run.JudgeID); err == nil && sameEndpoint(j.BaseURL, snap.BaseURL) {
 				cfg.APIKey = j.APIKey
 				if cfg.APIKey == "" && j.APIKeyEnv != "" {
+					if err := r.db.KeyEnvAllowedIn(ctx, run.WorkspaceID); err != nil {
+						return nil, err
+					}
 					key, err := models.KeyFromEnv(r.cfg.Getenv, j.APIKeyEnv)
 					if err != nil {
 						return nil, err
@@ -432,6 +435,11 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 			}
 		}
 		if cfg.APIKey == "" && snap.APIKeyEnv != "" {
+			// The operator's variables serve the default workspace only
+			// (models.KeyEnvAllowedIn), a run recorded before included.
+			if err := r.db.KeyEnvAllowedIn(ctx, run.WorkspaceID); err != nil {
+				return nil, err
+			}
 			key, err := models.KeyFromEnv(r.cfg.Getenv, snap.APIKeyEnv)
 			if err != nil {
 				return nil, err
