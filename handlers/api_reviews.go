@@ -160,12 +160,8 @@ func (h *Handlers) apiCreateReview(c echo.Context) error {
 	score := in.Rating
 	if score == nil && !in.ClearRating {
 		// What the reviewer's current review of the sample rated, kept.
-		cur, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name, scale)
-		if err != nil {
+		if score, err = h.keptRating(ctx, ds, crit.Name, scale, rowID, models.ReviewerKeyOf(name, userID)); err != nil {
 			return err
-		}
-		if mine := mineOf(cur.current[rowID], models.ReviewerKeyOf(name, userID)); mine != nil && mine.Score != nil {
-			score = mine.Score
 		}
 	}
 	tags := models.ParseReviewTags(strings.Join(in.Tags, ","))

@@ -982,10 +982,14 @@ func (db *DB) HumanRatings(ctx context.Context, wsID, datasetID int64, crit eval
 	}
 	var reviews []ReviewRating
 	if source != HumansImported {
-		if reviews, err = db.ListReviewRatings(ctx, wsID, datasetID, crit.Name, uptoID); err != nil {
+		// The ratings' columns only (ListCriteriaRatings): what merging
+		// them needs; whole reviews through GORM were most of the read
+		// (TestHumanRatingsReadTheRatingsColumns).
+		byName, err := db.ListCriteriaRatings(ctx, wsID, datasetID, []string{crit.Name}, uptoID)
+		if err != nil {
 			return nil, err
 		}
-		reviews = OnScale(reviews, crit.HumanScale())
+		reviews = OnScale(byName[crit.Name], crit.HumanScale())
 	}
 	rows, crit = MergeHumanRatings(rows, crit, source, reviews)
 	cols := importedAnnotators(crit, rows)
