@@ -84,24 +84,20 @@ func pageParams(c echo.Context) (limit int, after int64, err error) {
 	return limit, after, nil
 }
 
-// paginate cuts one page out of items sorted by ascending id.
-func paginate[T any](c echo.Context, items []T, idOf func(T) int64) (Page[T], error) {
-	limit, after, err := pageParams(c)
-	if err != nil {
-		return Page[T]{}, err
+// keysetPage is the API page of rows, read in the database as the
+// contract asks: ascending ids above the cursor, the page's limit and one
+// more, which says there is a next page (then next_cursor is the last id
+// listed). conv turns a row into its item.
+func keysetPage[R, T any](rows []R, limit int, idOf func(R) int64, conv func(R) T) Page[T] {
+	out := Page[T]{Items: make([]T, 0, min(len(rows), limit))}
+	if len(rows) > limit {
+		rows = rows[:limit]
+		out.NextCursor = strconv.FormatInt(idOf(rows[limit-1]), 10)
 	}
-	out := Page[T]{Items: []T{}}
-	for _, it := range items {
-		if idOf(it) <= after {
-			continue
-		}
-		if len(out.Items) == limit {
-			out.NextCursor = strconv.FormatInt(idOf(out.Items[len(out.Items)-1]), 10)
-			break
-		}
-		out.Items = append(out.Items, it)
+	for _, r := range rows {
+		out.Items = append(out.Items, conv(r))
 	}
-	return out, nil
+	return out
 }
 
 // ascendingByID returns a copy of items sorted by id (the stores list
@@ -942,20 +938,19 @@ func apiCreated(c echo.Context, location string, v any) error {
 	return c.JSON(http.StatusCreated, v)
 }
 
+// apiListProjects lists the workspace's active projects, oldest first: the
+// page's projects and one more are read in the database, not every project
+// of the workspace (TestAPIListsReadTheirPage).
 func (h *Handlers) apiListProjects(c echo.Context) error {
-	ps, err := h.DB.ListProjects(c.Request().Context(), h.workspaceID(c))
+	limit, after, err := pageParams(c)
 	if err != nil {
 		return err
 	}
-	out := make([]APIProject, 0, len(ps))
-	for _, p := range ascendingByID(ps, func(p models.Project) int64 { return p.ID }) {
-		out = append(out, apiProject(p))
-	}
-	page, err := paginate(c, out, func(p APIProject) int64 { return p.ID })
+	ps, err := h.DB.ListProjectsAfter(c.Request().Context(), h.workspaceID(c), after, limit+1)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, page)
+	return c.JSON(http.StatusOK, keysetPage(ps, limit, func(p models.Project) int64 { return p.ID }, apiProject))
 }
 
 func (h *Handlers) apiCreateProject(c echo.Context) error {
@@ -1310,20 +1305,19 @@ func (h *Handlers) apiGetRubric(c echo.Context) error {
 	return c.JSON(http.StatusOK, apiRubric(r))
 }
 
+// apiListJudges lists the workspace's active judges, oldest first (the
+// simulated one in its place by id): the page's judges and one more are
+// read in the database (TestAPIListsReadTheirPage).
 func (h *Handlers) apiListJudges(c echo.Context) error {
-	js, err := h.DB.ListJudges(c.Request().Context(), h.workspaceID(c))
+	limit, after, err := pageParams(c)
 	if err != nil {
 		return err
 	}
-	out := make([]APIJudge, 0, len(js))
-	for _, j := range ascendingByID(js, func(j models.Judge) int64 { return j.ID }) {
-		out = append(out, apiJudge(j))
-	}
-	page, err := paginate(c, out, func(j APIJudge) int64 { return j.ID })
+	js, err := h.DB.ListJudgesAfter(c.Request().Context(), h.workspaceID(c), after, limit+1)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, page)
+	return c.JSON(http.StatusOK, keysetPage(js, limit, func(j models.Judge) int64 { return j.ID }, apiJudge))
 }
 
 func (h *Handlers) apiGetJudge(c echo.Context) error {

@@ -77,19 +77,18 @@ func (h *Handlers) apiListReviews(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var all []models.ReviewRating
-	if crit := c.QueryParam("criterion"); crit != "" {
-		all, err = h.DB.ListReviewRatings(ctx, ds.WorkspaceID, ds.ID, crit, 0)
-	} else {
-		all, err = h.DB.ListDatasetReviews(ctx, ds.WorkspaceID, ds.ID)
-	}
+	limit, after, err := pageParams(c)
 	if err != nil {
 		return err
 	}
-	page, err := paginate(c, all, func(r models.ReviewRating) int64 { return r.ID })
+	// The page's reviews and one more, read in the database: a dataset of
+	// 100,000 reviews reads a page, not every review
+	// (TestAPIListsReadTheirPage).
+	rs, err := h.DB.ListReviewsAfter(ctx, ds.WorkspaceID, ds.ID, c.QueryParam("criterion"), after, limit+1)
 	if err != nil {
 		return err
 	}
+	page := keysetPage(rs, limit, func(r models.ReviewRating) int64 { return r.ID }, func(r models.ReviewRating) models.ReviewRating { return r })
 	// Sample ids of this page's rows only.
 	var rowIDs []int64
 	for _, r := range page.Items {
@@ -161,12 +160,8 @@ func (h *Handlers) apiCreateReview(c echo.Context) error {
 	score := in.Rating
 	if score == nil && !in.ClearRating {
 		// What the reviewer's current review of the sample rated, kept.
-		cur, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name, scale)
-		if err != nil {
+		if score, err = h.keptRating(ctx, ds, crit.Name, scale, rowID, models.ReviewerKeyOf(name, userID)); err != nil {
 			return err
-		}
-		if mine := mineOf(cur.current[rowID], models.ReviewerKeyOf(name, userID)); mine != nil && mine.Score != nil {
-			score = mine.Score
 		}
 	}
 	tags := models.ParseReviewTags(strings.Join(in.Tags, ","))

@@ -300,18 +300,25 @@ type sampleReviews struct {
 	withdrawn map[int64][]models.ReviewRating
 }
 
-// currentReviews returns the reviews of a criterion of a dataset by
-// sample, on the scale and off it.
-func (h *Handlers) currentReviews(ctx context.Context, wsID, datasetID int64, criterion string, scale evaluator.Scale) (sampleReviews, error) {
-	all, err := h.DB.ListReviewRatings(ctx, wsID, datasetID, criterion, 0)
+// keptRating is the rating a review saved without one keeps (the form's
+// and the API's rule): the reviewer's (who, a models.ReviewerKeyOf)
+// current rating of the sample on the scale, nil when they have none (never
+// rated it, withdrew it, or rated on another scale). It reads the reviews
+// of that sample only, where it read every review of the criterion
+// (TestRatinglessReviewReadsItsSample).
+func (h *Handlers) keptRating(ctx context.Context, ds models.Dataset, criterion string, scale evaluator.Scale, rowID int64, who string) (*float64, error) {
+	rs, err := h.DB.ListRowsCriteriaReviews(ctx, ds.WorkspaceID, ds.ID, []string{criterion}, []int64{rowID})
 	if err != nil {
-		return sampleReviews{}, err
+		return nil, err
 	}
-	return splitReviews(all, scale), nil
+	if mine := mineOf(splitReviews(rs[criterion], scale).current[rowID], who); mine != nil {
+		return mine.Score, nil
+	}
+	return nil, nil
 }
 
-// splitReviews sorts a criterion's reviews (all of them, oldest first) by
-// sample, on the scale and off it, as currentReviews returns them.
+// splitReviews sorts a criterion's reviews (all of them, or all of some
+// samples, oldest first) by sample, on the scale and off it.
 func splitReviews(all []models.ReviewRating, scale evaluator.Scale) sampleReviews {
 	out := sampleReviews{current: map[int64][]models.ReviewRating{}, offScale: map[int64][]models.ReviewRating{},
 		withdrawn: map[int64][]models.ReviewRating{}}
@@ -953,12 +960,8 @@ func (h *Handlers) saveReview(c echo.Context) error {
 		// A review without a rating (an emptied number field: a comment
 		// added later) keeps the reviewer's current rating of the sample,
 		// as the API does; "withdraw my rating" is the way to drop it.
-		cur, err := h.currentReviews(ctx, ds.WorkspaceID, ds.ID, crit.Name, scale)
-		if err != nil {
+		if r.Score, err = h.keptRating(ctx, ds, crit.Name, scale, rowID, models.ReviewerKeyOf(name, userID)); err != nil {
 			return err
-		}
-		if mine := mineOf(cur.current[rowID], models.ReviewerKeyOf(name, userID)); mine != nil {
-			r.Score = mine.Score
 		}
 	}
 	switch c.FormValue("agree") {

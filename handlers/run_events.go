@@ -55,7 +55,7 @@ func runProgress(run models.Run, noAnswer int, now time.Time) web.RunProgress {
 	}
 	p.TokensText, p.CallsText, p.StatusClass = web.Count(p.Tokens), web.Count(p.Calls), run.Status
 	p.Short, p.Sampling = run.ShortScores, methods.SamplesAnswers(methods.For(run.Method))
-	p.Probes = runProbesText(run)
+	p.Probes, p.ProbesText = run.ProbeCalls, runProbesText(run)
 	p.StoppedByJudge = run.StoppedByJudgeSettings()
 	p.CapCanBind = run.JudgeSnapshot.Simulated || run.JudgeSnapshot.Cost(0, 0) != nil
 	if c := run.Settings.SpendCapUSD; c != nil {

@@ -161,32 +161,32 @@ func apiToken(t models.APIToken, userName string, current int64) APIToken {
 func (h *Handlers) apiListTokens(c echo.Context) error {
 	ctx := c.Request().Context()
 	p := principalOf(ctx)
-	out := []APIToken{}
+	limit, after, err := pageParams(c)
+	if err != nil {
+		return err
+	}
+	// The page's tokens and one more, read in the database
+	// (TestAPIListsReadTheirPage).
+	idOf := func(t models.MemberAPIToken) int64 { return t.ID }
+	conv := func(t models.MemberAPIToken) APIToken { return apiToken(t.APIToken, t.UserName, p.TokenID) }
+	var ts []models.MemberAPIToken
 	switch {
 	case p.Kind != Token:
 		// The local user has no tokens.
 	case p.Role.AtLeast(models.RoleOwner):
-		ts, err := h.DB.ListWorkspaceAPITokens(ctx, p.Workspace.ID)
-		if err != nil {
+		if ts, err = h.DB.ListWorkspaceAPITokensAfter(ctx, p.Workspace.ID, after, limit+1); err != nil {
 			return err
-		}
-		for _, t := range ts {
-			out = append(out, apiToken(t.APIToken, t.UserName, p.TokenID))
 		}
 	default:
-		ts, err := h.DB.ListAPITokens(ctx, p.Workspace.ID, p.User.ID)
+		mine, err := h.DB.ListAPITokensAfter(ctx, p.Workspace.ID, p.User.ID, after, limit+1)
 		if err != nil {
 			return err
 		}
-		for _, t := range ts {
-			out = append(out, apiToken(t, p.User.Name, p.TokenID))
+		for _, t := range mine {
+			ts = append(ts, models.MemberAPIToken{APIToken: t, UserName: p.User.Name})
 		}
 	}
-	page, err := paginate(c, ascendingByID(out, func(t APIToken) int64 { return t.ID }), func(t APIToken) int64 { return t.ID })
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, page)
+	return c.JSON(http.StatusOK, keysetPage(ts, limit, idOf, conv))
 }
 
 // apiRevokeToken revokes a token (the caller's own, or as owner any of the

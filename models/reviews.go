@@ -240,11 +240,16 @@ func (db *DB) ListRowsCriteriaReviews(ctx context.Context, wsID, datasetID int64
 	if len(criteria) == 0 || len(rowIDs) == 0 {
 		return out, nil
 	}
+	// Sorted by id here, not in SQL: asked for in id order, SQLite reads
+	// them through an index in id order (review_ratings_dataset), every
+	// review of the dataset, where review_ratings_sample finds the rows'
+	// own (TestRowsReviewsReadThroughTheirSamples).
 	var rs []ReviewRating
 	if err := db.Reader(ctx).Where("workspace_id = ? AND dataset_id = ? AND criterion IN ? AND row_id IN ?", wsID, datasetID, criteria, rowIDs).
-		Order("id").Find(&rs).Error; err != nil {
+		Find(&rs).Error; err != nil {
 		return nil, err
 	}
+	slices.SortFunc(rs, func(a, b ReviewRating) int { return cmp.Compare(a.ID, b.ID) })
 	if err := db.withCurrentReviewers(ctx, rs); err != nil {
 		return nil, err
 	}
@@ -259,6 +264,23 @@ func (db *DB) ListRowsCriteriaReviews(ctx context.Context, wsID, datasetID int64
 func (db *DB) ListDatasetReviews(ctx context.Context, wsID, datasetID int64) ([]ReviewRating, error) {
 	var rs []ReviewRating
 	if err := db.Reader(ctx).Where("workspace_id = ? AND dataset_id = ?", wsID, datasetID).Order("id").Find(&rs).Error; err != nil {
+		return nil, err
+	}
+	return rs, db.withCurrentReviewers(ctx, rs)
+}
+
+// ListReviewsAfter is a page of a dataset's reviews, oldest first, each
+// whole: at most limit of those with an id above afterID, of one criterion
+// (or every criterion when criterion is ""), read in the database (through
+// review_ratings_dataset, skipping other criteria's), as the API's keyset
+// pages ask; ListDatasetReviews and ListReviewRatings read them all.
+func (db *DB) ListReviewsAfter(ctx context.Context, wsID, datasetID int64, criterion string, afterID int64, limit int) ([]ReviewRating, error) {
+	q := db.Reader(ctx).Where("workspace_id = ? AND dataset_id = ?", wsID, datasetID)
+	if criterion != "" {
+		q = q.Where("criterion = ?", criterion)
+	}
+	var rs []ReviewRating
+	if err := q.Where("id > ?", afterID).Order("id").Limit(limit).Find(&rs).Error; err != nil {
 		return nil, err
 	}
 	return rs, db.withCurrentReviewers(ctx, rs)
@@ -960,10 +982,14 @@ func (db *DB) HumanRatings(ctx context.Context, wsID, datasetID int64, crit eval
 	}
 	var reviews []ReviewRating
 	if source != HumansImported {
-		if reviews, err = db.ListReviewRatings(ctx, wsID, datasetID, crit.Name, uptoID); err != nil {
+		// The ratings' columns only (ListCriteriaRatings): what merging
+		// them needs; whole reviews through GORM were most of the read
+		// (TestHumanRatingsReadTheRatingsColumns).
+		byName, err := db.ListCriteriaRatings(ctx, wsID, datasetID, []string{crit.Name}, uptoID)
+		if err != nil {
 			return nil, err
 		}
-		reviews = OnScale(reviews, crit.HumanScale())
+		reviews = OnScale(byName[crit.Name], crit.HumanScale())
 	}
 	rows, crit = MergeHumanRatings(rows, crit, source, reviews)
 	cols := importedAnnotators(crit, rows)

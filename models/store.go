@@ -112,6 +112,15 @@ func (db *DB) ListProjects(ctx context.Context, wsID int64, opts ...ListOption) 
 	return ps, err
 }
 
+// ListProjectsAfter is a page of the workspace's active projects, oldest
+// first: at most limit of those with an id above afterID, read in the
+// database (through projects_workspace), as the API's keyset pages ask.
+func (db *DB) ListProjectsAfter(ctx context.Context, wsID, afterID int64, limit int) ([]Project, error) {
+	var ps []Project
+	err := db.Reader(ctx).Where("workspace_id = ? AND id > ?", wsID, afterID).Scopes(listScope(nil)).Order("id").Limit(limit).Find(&ps).Error
+	return ps, err
+}
+
 // FindProject finds a project in the workspace.
 func (db *DB) FindProject(ctx context.Context, wsID, id int64) (Project, error) {
 	var p Project
@@ -587,6 +596,16 @@ func (db *DB) FindJudge(ctx context.Context, wsID, id int64) (Judge, error) {
 func (db *DB) ListJudges(ctx context.Context, wsID int64, opts ...ListOption) ([]Judge, error) {
 	var js []Judge
 	err := db.Reader(ctx).Where("workspace_id = ?", wsID).Scopes(listScope(opts)).Order("simulated DESC, id").Find(&js).Error
+	return js, err
+}
+
+// ListJudgesAfter is a page of the workspace's active judges, oldest first
+// (the simulated one in its place by id, not first as in ListJudges): at
+// most limit of those with an id above afterID, read in the database
+// (through judges_workspace), as the API's keyset pages ask.
+func (db *DB) ListJudgesAfter(ctx context.Context, wsID, afterID int64, limit int) ([]Judge, error) {
+	var js []Judge
+	err := db.Reader(ctx).Where("workspace_id = ? AND id > ?", wsID, afterID).Scopes(listScope(nil)).Order("id").Limit(limit).Find(&js).Error
 	return js, err
 }
 

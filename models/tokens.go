@@ -99,6 +99,15 @@ func (db *DB) ListAPITokens(ctx context.Context, wsID, userID int64) ([]APIToken
 	return ts, err
 }
 
+// ListAPITokensAfter is a page of ListAPITokens, oldest first: at most
+// limit of the person's tokens with an id above afterID, read in the
+// database (through api_tokens_user), as the API's keyset pages ask.
+func (db *DB) ListAPITokensAfter(ctx context.Context, wsID, userID, afterID int64, limit int) ([]APIToken, error) {
+	var ts []APIToken
+	err := db.Reader(ctx).Where("workspace_id = ? AND user_id = ? AND id > ?", wsID, userID, afterID).Order("id").Limit(limit).Find(&ts).Error
+	return ts, err
+}
+
 // TokenExpiryWarning is how long before its expiry a token is pointed
 // out to its owner: on the home page, and in the tokens list's wording.
 const TokenExpiryWarning = 7 * 24 * time.Hour
@@ -207,6 +216,18 @@ func (db *DB) ListWorkspaceAPITokens(ctx context.Context, wsID int64) ([]MemberA
 		Select("api_tokens.*, users.name AS user_name, users.email AS user_email").
 		Joins("JOIN users ON users.id = api_tokens.user_id").
 		Where("api_tokens.workspace_id = ?", wsID).Order("api_tokens.id DESC").Scan(&ts).Error
+	return ts, err
+}
+
+// ListWorkspaceAPITokensAfter is a page of ListWorkspaceAPITokens, oldest
+// first: at most limit of the workspace's tokens with an id above afterID,
+// read in the database (through api_tokens_workspace), with their people.
+func (db *DB) ListWorkspaceAPITokensAfter(ctx context.Context, wsID, afterID int64, limit int) ([]MemberAPIToken, error) {
+	var ts []MemberAPIToken
+	err := db.Reader(ctx).Table("api_tokens").
+		Select("api_tokens.*, users.name AS user_name, users.email AS user_email").
+		Joins("JOIN users ON users.id = api_tokens.user_id").
+		Where("api_tokens.workspace_id = ? AND api_tokens.id > ?", wsID, afterID).Order("api_tokens.id").Limit(limit).Find(&ts).Error
 	return ts, err
 }
 
