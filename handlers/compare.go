@@ -394,6 +394,7 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 	}
 	v := compareShell(cmp)
 	v.HumanA, v.HumanB, v.Unmatched = m.humanA, m.humanB, m.unmatched
+	v.MissingA, v.MissingB = m.missingA, m.missingB
 	v.HumansNote = m.humansNote
 	v.Total = len(m.rows)
 	v.Offset, v.PageSize = min(max(offset, 0), v.Total), limit
@@ -517,6 +518,9 @@ type matchedSamples struct {
 	// humanA and humanB are each run's agreement with the humans (nil
 	// without ratings), without samples.
 	humanA, humanB *report.CriterionReport
+	// missingA and missingB are each run's missing scores on the
+	// criterion.
+	missingA, missingB web.CompareMissing
 	// repA and repB are the reports paired (B's criterion aligned), kept
 	// only for the request that paired them: the paired tests read them.
 	repA, repB *report.Report
@@ -692,7 +696,8 @@ func (h *Handlers) compareReports(ctx context.Context, cmp comparison) (repA, re
 // score on either side last).
 func matchSamples(repA, repB *report.Report, cmp comparison, same bool) *matchedSamples {
 	criterion := cmp.criterion
-	m := &matchedSamples{humanA: humanFigures(repA, criterion), humanB: humanFigures(repB, criterion), repA: repA, repB: repB}
+	m := &matchedSamples{humanA: humanFigures(repA, criterion), humanB: humanFigures(repB, criterion), repA: repA, repB: repB,
+		missingA: missingScores(repA, criterion), missingB: missingScores(repB, criterion)}
 	// report.SampleKey's pairing, keyed without building its strings: on
 	// the same dataset by row, otherwise by sample id (the last of B's
 	// samples with a key wins, as in report.PairScores).
@@ -782,6 +787,33 @@ func matchSamples(repA, repB *report.Report, cmp comparison, same bool) *matched
 	px, py, missing := stats.Pairs(xs, ys)
 	m.pearson, m.spearman = stats.Pearson(px, py), stats.Spearman(px, py)
 	m.pearson.Missing, m.spearman.Missing = missing, missing
+	return m
+}
+
+// missingScores is a report's criterion's missing scores: its round-score
+// counts, its samples without a final score and, while its run is going,
+// those of them not judged yet (no round answered). Zero when the report
+// has no such criterion.
+func missingScores(rep *report.Report, criterion int) web.CompareMissing {
+	if criterion >= len(rep.Criteria) {
+		return web.CompareMissing{}
+	}
+	c := rep.Criteria[criterion]
+	m := web.CompareMissing{Known: true, Samples: len(c.Samples)}
+	going := !rep.Run.Finished()
+	for _, s := range c.Samples {
+		if s.Final != nil {
+			continue
+		}
+		m.NoFinal++
+		// A report built while the run goes counts each sample's missing
+		// rounds (a stored one does not, and its run has ended).
+		if going && s.Missing == 0 {
+			m.Pending++
+		}
+	}
+	c.Samples = nil
+	m.Counts = c
 	return m
 }
 
@@ -1074,7 +1106,9 @@ func compareCostOf(run models.Run, samples int) web.CompareCost {
 	}
 	switch {
 	case run.Simulated:
-		cc.PerSample = "$0 (simulated judge)"
+		// The cost line says "$0 (simulated judge)" once (cc.Cost).
+		cc.Simulated = true
+		cc.PerSample = "$0"
 	case run.WhollyCached() && !full:
 		cc.PerSample = "cached"
 	case cost == nil || samples <= 0:
