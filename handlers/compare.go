@@ -402,6 +402,15 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 	for _, r := range m.rows[v.Offset:min(len(m.rows), v.Offset+limit)] {
 		row := web.CompareRow{RowID: r.rowID, ExternalID: r.externalID, Human: r.human, A: r.a, B: r.b,
 			UnitA: unit(r.a, cmp.critA), UnitB: unit(r.b, cmp.critB)}
+		// A run still going says of each sample without a score whether
+		// it is not judged yet or its answered rounds gave none, as its
+		// page's table does (the others: sayWhyCompareRowsMissing).
+		if r.a == nil && r.missA >= 0 {
+			row.AMissing = tableFinalMissing(cmp.a, r.missA)
+		}
+		if r.b == nil && r.missB >= 0 {
+			row.BMissing = tableFinalMissing(cmp.b, r.missB)
+		}
 		if row.UnitA != nil && row.UnitB != nil {
 			d := *row.UnitA - *row.UnitB
 			row.Diff = &d
@@ -538,6 +547,11 @@ type matchedRow struct {
 	externalID  string
 	human, a, b *float64
 	fields      []evaluator.Text
+	// missA and missB are the sample's judged rounds without a score in
+	// each run while it is going (the report built whole counts them), -1
+	// once it has ended (a stored report does not count them, and the
+	// reason no longer depends on them: tableFinalMissing).
+	missA, missB int
 }
 
 // matchedCacheSize bounds the pairings kept: each holds every matched
@@ -740,7 +754,14 @@ func matchSamples(repA, repB *report.Report, cmp comparison, same bool) *matched
 				d = &x
 			}
 			xs, ys = append(xs, s.Final), append(ys, sb.Final)
-			m.rows = append(m.rows, matchedRow{rowID: s.RowID, externalID: s.ExternalID, human: s.Human, a: s.Final, b: sb.Final, fields: s.Fields})
+			row := matchedRow{rowID: s.RowID, externalID: s.ExternalID, human: s.Human, a: s.Final, b: sb.Final, fields: s.Fields, missA: -1, missB: -1}
+			if !repA.Run.Finished() {
+				row.missA = s.Missing
+			}
+			if !repB.Run.Finished() {
+				row.missB = sb.Missing
+			}
+			m.rows = append(m.rows, row)
 			diffs = append(diffs, d)
 			if !sameRating(s.Human, sb.Human) {
 				otherHumans++

@@ -144,3 +144,31 @@ func TestCompareSimulatedCostSaidOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestCompareRowsSayWhichScoresArePending: on the compare page, a run
+// still going gave each of its samples without a score the same reason,
+// "not judged yet, or no round gave a readable score", where its run
+// page's table says which; each row now says "not judged yet" of a pending
+// call and the unreadable reason of an answered one.
+func TestCompareRowsSayWhichScoresArePending(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.ratedDataset("Twelve rated", 12)
+		a := env.storedRun(d, "Every score", d.human, nil)
+		// Sample 2's answer unreadable; samples 9 to 12 not judged yet.
+		b := env.partialRun(d, "Still going", 1, false)
+		body := env.get(fmt.Sprintf("/compare?a=%d&b=%d", a.ID, b.ID)).Body.String()
+		for _, tc := range []struct {
+			why  string
+			want int
+		}{
+			{tableFinalMissing(b, 0), 4},
+			{tableFinalMissing(b, 1), 1},
+			{tableFinalMissing(b, -1), 0},
+		} {
+			cell := `title="` + html.EscapeString(tc.why) + `" data-testid="b-missing-short">`
+			if got := strings.Count(body, cell); got != tc.want {
+				t.Errorf("%d of run B's missing scores say %q, want %d", got, tc.why, tc.want)
+			}
+		}
+	})
+}
