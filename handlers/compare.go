@@ -394,6 +394,7 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 	}
 	v := compareShell(cmp)
 	v.HumanA, v.HumanB, v.Unmatched = m.humanA, m.humanB, m.unmatched
+	v.MissingA, v.MissingB = m.missingA, m.missingB
 	v.HumansNote = m.humansNote
 	v.Total = len(m.rows)
 	v.Offset, v.PageSize = min(max(offset, 0), v.Total), limit
@@ -401,6 +402,15 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 	for _, r := range m.rows[v.Offset:min(len(m.rows), v.Offset+limit)] {
 		row := web.CompareRow{RowID: r.rowID, ExternalID: r.externalID, Human: r.human, A: r.a, B: r.b,
 			UnitA: unit(r.a, cmp.critA), UnitB: unit(r.b, cmp.critB)}
+		// A run still going says of each sample without a score whether
+		// it is not judged yet or its answered rounds gave none, as its
+		// page's table does (the others: sayWhyCompareRowsMissing).
+		if r.a == nil && r.missA >= 0 {
+			row.AMissing = tableFinalMissing(cmp.a, r.missA)
+		}
+		if r.b == nil && r.missB >= 0 {
+			row.BMissing = tableFinalMissing(cmp.b, r.missB)
+		}
 		if row.UnitA != nil && row.UnitB != nil {
 			d := *row.UnitA - *row.UnitB
 			row.Diff = &d
@@ -517,6 +527,9 @@ type matchedSamples struct {
 	// humanA and humanB are each run's agreement with the humans (nil
 	// without ratings), without samples.
 	humanA, humanB *report.CriterionReport
+	// missingA and missingB are each run's missing scores on the
+	// criterion.
+	missingA, missingB web.CompareMissing
 	// repA and repB are the reports paired (B's criterion aligned), kept
 	// only for the request that paired them: the paired tests read them.
 	repA, repB *report.Report
@@ -534,6 +547,11 @@ type matchedRow struct {
 	externalID  string
 	human, a, b *float64
 	fields      []evaluator.Text
+	// missA and missB are the sample's judged rounds without a score in
+	// each run while it is going (the report built whole counts them), -1
+	// once it has ended (a stored report does not count them, and the
+	// reason no longer depends on them: tableFinalMissing).
+	missA, missB int
 }
 
 // matchedCacheSize bounds the pairings kept: each holds every matched
@@ -692,7 +710,8 @@ func (h *Handlers) compareReports(ctx context.Context, cmp comparison) (repA, re
 // score on either side last).
 func matchSamples(repA, repB *report.Report, cmp comparison, same bool) *matchedSamples {
 	criterion := cmp.criterion
-	m := &matchedSamples{humanA: humanFigures(repA, criterion), humanB: humanFigures(repB, criterion), repA: repA, repB: repB}
+	m := &matchedSamples{humanA: humanFigures(repA, criterion), humanB: humanFigures(repB, criterion), repA: repA, repB: repB,
+		missingA: missingScores(repA, criterion), missingB: missingScores(repB, criterion)}
 	// report.SampleKey's pairing, keyed without building its strings: on
 	// the same dataset by row, otherwise by sample id (the last of B's
 	// samples with a key wins, as in report.PairScores).
@@ -735,7 +754,14 @@ func matchSamples(repA, repB *report.Report, cmp comparison, same bool) *matched
 				d = &x
 			}
 			xs, ys = append(xs, s.Final), append(ys, sb.Final)
-			m.rows = append(m.rows, matchedRow{rowID: s.RowID, externalID: s.ExternalID, human: s.Human, a: s.Final, b: sb.Final, fields: s.Fields})
+			row := matchedRow{rowID: s.RowID, externalID: s.ExternalID, human: s.Human, a: s.Final, b: sb.Final, fields: s.Fields, missA: -1, missB: -1}
+			if !repA.Run.Finished() {
+				row.missA = s.Missing
+			}
+			if !repB.Run.Finished() {
+				row.missB = sb.Missing
+			}
+			m.rows = append(m.rows, row)
 			diffs = append(diffs, d)
 			if !sameRating(s.Human, sb.Human) {
 				otherHumans++
@@ -782,6 +808,33 @@ func matchSamples(repA, repB *report.Report, cmp comparison, same bool) *matched
 	px, py, missing := stats.Pairs(xs, ys)
 	m.pearson, m.spearman = stats.Pearson(px, py), stats.Spearman(px, py)
 	m.pearson.Missing, m.spearman.Missing = missing, missing
+	return m
+}
+
+// missingScores is a report's criterion's missing scores: its round-score
+// counts, its samples without a final score and, while its run is going,
+// those of them not judged yet (no round answered). Zero when the report
+// has no such criterion.
+func missingScores(rep *report.Report, criterion int) web.CompareMissing {
+	if criterion >= len(rep.Criteria) {
+		return web.CompareMissing{}
+	}
+	c := rep.Criteria[criterion]
+	m := web.CompareMissing{Known: true, Samples: len(c.Samples)}
+	going := !rep.Run.Finished()
+	for _, s := range c.Samples {
+		if s.Final != nil {
+			continue
+		}
+		m.NoFinal++
+		// A report built while the run goes counts each sample's missing
+		// rounds (a stored one does not, and its run has ended).
+		if going && s.Missing == 0 {
+			m.Pending++
+		}
+	}
+	c.Samples = nil
+	m.Counts = c
 	return m
 }
 
@@ -1074,7 +1127,9 @@ func compareCostOf(run models.Run, samples int) web.CompareCost {
 	}
 	switch {
 	case run.Simulated:
-		cc.PerSample = "$0 (simulated judge)"
+		// The cost line says "$0 (simulated judge)" once (cc.Cost).
+		cc.Simulated = true
+		cc.PerSample = "$0"
 	case run.WhollyCached() && !full:
 		cc.PerSample = "cached"
 	case cost == nil || samples <= 0:

@@ -539,11 +539,7 @@ func TestFEDRunPageFiguresRecomputed(t *testing.T) {
 							continue
 						}
 						shown(t, name+" system-level "+c.name, m[1], c.coef, 3)
-						// A rank coefficient over fewer than 8 systems has
-						// no interval (stats.RankBootstrapMin).
-						if undefined, want := m[2] == "undefined", c.name != "Pearson r" && len(sx) < 8; undefined != want {
-							t.Errorf("%s: system-level %s interval %q over %d systems; want undefined %v", name, c.name, m[2], len(sx), want)
-						}
+						systemIntervalShown(t, name+" system-level "+c.name, m[2], c.name == "Pearson r", c.coef, len(sx))
 						shownP(t, name+" system-level "+c.name+" p-value", m[3], c.p)
 						if m[4] != strconv.Itoa(len(sx)) {
 							t.Errorf("%s: %s systems on the page, recomputed %d", name, m[4], len(sx))
@@ -572,6 +568,37 @@ func shown(t *testing.T, what, text string, want float64, digits int) {
 	if err != nil || math.Abs(got-want) > 0.5*math.Pow(10, -float64(digits))+1e-9 || len(text)-strings.IndexByte(text, '.')-1 != digits {
 		t.Errorf("%s: the page shows %q, recomputed %v (%d decimals)", what, text, want, digits)
 	}
+}
+
+// systemIntervalShown checks a system-level 95% interval cell ("a to b"
+// or "undefined") of coefficient coef over k systems: Pearson's is
+// Fisher's over the systems' means, tanh(atanh(r) ± 1.96/√(k−3)), and
+// undefined below 4 systems (stats.IntervalSystemFisherZ); a rank
+// coefficient's is undefined below 8 systems (stats.RankBootstrapMin),
+// its bootstrap bounds are not recomputed here.
+func systemIntervalShown(t *testing.T, what, text string, pearson bool, coef float64, k int) {
+	t.Helper()
+	want := k < 8
+	if pearson {
+		want = k < 4
+	}
+	if undefined := text == "undefined"; undefined != want {
+		t.Errorf("%s: interval %q over %d systems; want undefined %v", what, text, k, want)
+		return
+	}
+	if !pearson || want {
+		return
+	}
+	lo, hi, ok := strings.Cut(text, "to")
+	if !ok {
+		t.Errorf("%s: interval %q, want \"a to b\"", what, text)
+		return
+	}
+	const z975 = 1.959963984540054
+	se := 1 / math.Sqrt(float64(k-3))
+	lo, hi = strings.TrimSpace(lo), strings.TrimSpace(hi)
+	shown(t, what+" interval's lower bound", lo, math.Tanh(math.Atanh(coef)-z975*se), 3)
+	shown(t, what+" interval's upper bound", hi, math.Tanh(math.Atanh(coef)+z975*se), 3)
 }
 
 // shownP checks a p-value cell: "< 0.001" below it, three decimals below

@@ -68,6 +68,9 @@ func (h *Handlers) standalonePage(ctx context.Context, run models.Run, generated
 		return web.StandaloneRunFrame(v, templ.NopComponent, templ.NopComponent), nil
 	}
 	var chunks sampleChunks
+	// missing are the built report's samples' missing round counts (nil
+	// for stored results, which do not keep them).
+	var missing map[roundKey]int
 	if run.Finished() {
 		if v.Report, err = h.runSummary(ctx, run.ID, report.Options{}); err != nil {
 			return nil, err
@@ -81,17 +84,18 @@ func (h *Handlers) standalonePage(ctx context.Context, run models.Run, generated
 			return nil, err
 		}
 		chunks = h.builtSampleChunks(v.Report)
+		missing = builtMissing(v.Report)
 	}
 	rows := templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
 		return chunks(ctx, false, func(ss []web.StandaloneSample) error {
-			sayWhyStandaloneFinalMissing(run, ss)
+			sayWhyStandaloneFinalMissing(run, ss, missing)
 			return web.StandaloneTableRows(ss).Render(ctx, w)
 		})
 	})
 	sayWhy := h.standaloneHumanReasons(run, v.Report.Criteria)
 	sections := templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
 		return chunks(ctx, true, func(ss []web.StandaloneSample) error {
-			sayWhyStandaloneFinalMissing(run, ss)
+			sayWhyStandaloneFinalMissing(run, ss, missing)
 			if err := sayWhy(ctx, ss); err != nil {
 				return err
 			}
@@ -278,16 +282,37 @@ func (h *Handlers) standaloneHumanReasons(run models.Run, crits []report.Criteri
 
 // sayWhyStandaloneFinalMissing gives each of the samples' criteria
 // without a final score its reason, in the run page's samples table's
-// words (tableFinalMissing; the rows do not say which rounds were
-// answered, so a run still going says both causes).
-func sayWhyStandaloneFinalMissing(run models.Run, ss []web.StandaloneSample) {
+// words (tableFinalMissing). missing are the samples' missing round
+// counts by row and criterion (its place in the report) when the report
+// was built whole (builtMissing): a run still going then says of each
+// sample whether it is not judged yet or its answered rounds gave no
+// readable score, as its page's table does. Stored results do not keep
+// them (their run has ended, where the reason does not depend on them).
+func sayWhyStandaloneFinalMissing(run models.Run, ss []web.StandaloneSample, missing map[roundKey]int) {
 	for i := range ss {
 		for j := range ss[i].Criteria {
 			if c := &ss[i].Criteria[j]; web.IsMissing(c.Final) {
-				c.FinalMissing = tableFinalMissing(run, -1)
+				n, ok := missing[roundKey{ss[i].RowID, j}]
+				if !ok {
+					n = -1
+				}
+				c.FinalMissing = tableFinalMissing(run, n)
 			}
 		}
 	}
+}
+
+// builtMissing is a report's samples' missing round counts (judged rounds
+// without a score) by row and criterion, the criterion by its place in
+// the report.
+func builtMissing(rep *report.Report) map[roundKey]int {
+	out := map[roundKey]int{}
+	for ci, c := range rep.Criteria {
+		for _, s := range c.Samples {
+			out[roundKey{s.RowID, ci}] = s.Missing
+		}
+	}
+	return out
 }
 
 // standaloneCriterion is one criterion of a sample of the standalone

@@ -37,7 +37,7 @@ func oldStandalone(t testing.TB, h *Handlers, ctx context.Context, run models.Ru
 			t.Fatal(err)
 		}
 		// Why final scores are missing, as the stream says it.
-		sayWhyStandaloneFinalMissing(run, v.Samples)
+		sayWhyStandaloneFinalMissing(run, v.Samples, builtMissing(v.Report))
 		// Why human ratings are missing, as the stream says it.
 		if err := h.standaloneHumanReasons(run, v.Report.Criteria)(ctx, v.Samples); err != nil {
 			t.Fatal(err)

@@ -146,6 +146,8 @@ func oldFiguresOf(t *testing.T, db *models.DB, full fullReports, run models.Run)
 func oldCompareView(repA, repB *report.Report, cmp comparison, offset, limit int) web.CompareView {
 	repB = alignedCriterion(repB, cmp.criterion, cmp.criterionB)
 	v := compareShell(cmp)
+	// Each run's missing scores, from its full report.
+	v.MissingA, v.MissingB = missingScores(repA, cmp.criterion), missingScores(repB, cmp.criterion)
 	if cmp.criterion < len(repA.Criteria) && repA.Criteria[cmp.criterion].HasHuman {
 		v.HumanA = &repA.Criteria[cmp.criterion]
 	}

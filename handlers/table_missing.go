@@ -155,7 +155,8 @@ func compareDiffMissing(a, aWhy, b, bWhy string) string {
 // sayWhyCompareRowsMissing gives each shown sample of a comparison
 // without a human rating its reason, as run A's report has it
 // (humanMissingReason, to reader), and each without run A's or run B's
-// final score its own (tableFinalMissing), and each without a difference
+// final score its own (tableFinalMissing; a running run's rows have theirs
+// from compareView), and each without a difference
 // which run's score it lacks (compareDiffMissing).
 func (h *Handlers) sayWhyCompareRowsMissing(ctx context.Context, cmp comparison, v *web.CompareView, reader humanReader) error {
 	var missing []roundKey
@@ -164,10 +165,11 @@ func (h *Handlers) sayWhyCompareRowsMissing(ctx context.Context, cmp comparison,
 		if web.IsMissing(r.Human) {
 			missing = append(missing, roundKey{r.RowID, cmp.criterion})
 		}
-		if web.IsMissing(r.A) {
+		// A running run's rows already say which (compareView).
+		if web.IsMissing(r.A) && r.AMissing == "" {
 			r.AMissing = tableFinalMissing(cmp.a, -1)
 		}
-		if web.IsMissing(r.B) {
+		if web.IsMissing(r.B) && r.BMissing == "" {
 			r.BMissing = tableFinalMissing(cmp.b, -1)
 		}
 		if web.IsMissing(r.Diff) {

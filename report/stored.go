@@ -27,12 +27,13 @@ import (
 // fewer than stats.SmallSampleBelow pairs by the small-sample rule
 // (stats.IntervalSmallSample). stats-6: the same rule for the system
 // level's rank coefficients: no interval below stats.RankBootstrapMin
-// systems.
-const statsVersion = "stats-6"
+// systems. stats-7: the system level's Pearson interval is Fisher's over
+// the systems' means (stats.IntervalSystemFisherZ), none below 4 systems.
+const statsVersion = "stats-7"
 
 // criterionStats are the figures of a criterion worth storing: the
 // correlations with their bootstrap intervals and the system-level
-// correlations (two-stage bootstrap), which make most of a large run's
+// correlations (two-stage bootstrap for the rank coefficients), which make most of a large run's
 // report time. Everything else in a report is cheap and computed on read.
 type criterionStats struct {
 	Pearson, Spearman, Kendall stats.Correlation

@@ -86,7 +86,8 @@ func exportBytes(t *testing.T, r *Report) []byte {
 
 // TestStoredStatsIntervalMethod: a run at or below stats.AnalyticAbove
 // samples gets bootstrap intervals, a larger one Fisher-z intervals and
-// the normal second stage at system level; the method is stored with the
+// the normal second stage at system level (Spearman and Kendall; Pearson's
+// is Fisher's over the systems at any size); the method is stored with the
 // figures and served with them, so a page read from storage can say it.
 func TestStoredStatsIntervalMethod(t *testing.T) {
 	cases := []struct {
@@ -121,8 +122,13 @@ func TestStoredStatsIntervalMethod(t *testing.T) {
 					if jc.IntervalMethod != string(c.want) {
 						t.Errorf("export %s: interval_method %q, want %q", jc.Name, jc.IntervalMethod, c.want)
 					}
-					if jc.SystemLevel != nil && jc.SystemLevel.Pearson.IntervalMethod != string(c.system) {
-						t.Errorf("export %s: system-level interval_method %q, want %q", jc.Name, jc.SystemLevel.Pearson.IntervalMethod, c.system)
+					// Pearson's system-level interval is Fisher's over the
+					// systems' means at any size; the rank coefficients' the
+					// two-stage bootstrap.
+					if jc.SystemLevel != nil && (jc.SystemLevel.Pearson.IntervalMethod != string(stats.IntervalSystemFisherZ) ||
+						jc.SystemLevel.Spearman.IntervalMethod != string(c.system) || jc.SystemLevel.Kendall.IntervalMethod != string(c.system)) {
+						t.Errorf("export %s: system-level interval_method %q, %q, %q; want %q, then %q", jc.Name, jc.SystemLevel.Pearson.IntervalMethod,
+							jc.SystemLevel.Spearman.IntervalMethod, jc.SystemLevel.Kendall.IntervalMethod, stats.IntervalSystemFisherZ, c.system)
 					}
 				}
 				for _, cr := range rep.Criteria {
@@ -135,8 +141,12 @@ func TestStoredStatsIntervalMethod(t *testing.T) {
 						}
 					}
 					for m, sl := range cr.System {
-						if sl.Interval != c.system {
-							t.Errorf("%s %s: system-level interval %q, want %q", cr.Criterion.Name, m, sl.Interval, c.system)
+						want := c.system
+						if m == stats.MethodPearson {
+							want = stats.IntervalSystemFisherZ
+						}
+						if sl.Interval != want {
+							t.Errorf("%s %s: system-level interval %q, want %q", cr.Criterion.Name, m, sl.Interval, want)
 						}
 					}
 				}

@@ -4965,14 +4965,14 @@ func runSystem(v RunView, c report.CriterionReport) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 370, " gets the mean of its samples' judge scores and the mean of their human ratings; the table correlates those means. This is the question a leaderboard asks: does the judge put the systems in the humans' order? The interval resamples the systems and then the samples within each (1000 resamples); with few systems it is wide and the p-value rests on few points. Spearman's and Kendall's coefficients get no interval below ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 370, " gets the mean of its samples' judge scores and the mean of their human ratings; the table correlates those means. This is the question a leaderboard asks: does the judge put the systems in the humans' order? Pearson's interval is Fisher's over the systems' means (none below 4 systems); Spearman's and Kendall's resample the systems and then the samples within each (1000 resamples). With few systems the intervals are wide and the p-value rests on few points. Spearman's and Kendall's coefficients get no interval below ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var194 string
 			templ_7745c5c3_Var194, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(stats.RankBootstrapMin))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/runs.templ`, Line: 1787, Col: 530}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/runs.templ`, Line: 1787, Col: 632}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var194))
 			if templ_7745c5c3_Err != nil {

@@ -34,6 +34,9 @@ const (
 	// second stage draws each large system's mean from its normal
 	// approximation (see SystemCorrelation).
 	IntervalTwoStageNormal IntervalMethod = "two-stage-normal"
+	// IntervalSystemFisherZ is the system-level Pearson interval:
+	// Fisher's z over the systems' means (see SystemCorrelation).
+	IntervalSystemFisherZ IntervalMethod = "fisher-z-systems"
 )
 
 // Label is the interval method in words, for pages and exports.
@@ -43,6 +46,8 @@ func (im IntervalMethod) Label(resamples int) string {
 		return "Fisher z (large sample)"
 	case IntervalTwoStageNormal:
 		return "two-stage bootstrap, normal within large systems"
+	case IntervalSystemFisherZ:
+		return "Fisher z over the systems' means"
 	case IntervalBootstrap:
 		return "bootstrap (" + strconv.Itoa(resamples) + " resamples)"
 	case IntervalSmallSample:

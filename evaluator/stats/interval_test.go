@@ -143,6 +143,7 @@ func TestIntervalLabel(t *testing.T) {
 		{IntervalBootstrap, "bootstrap (1000 resamples)"},
 		{IntervalFisherZ, "Fisher z (large sample)"},
 		{IntervalTwoStageNormal, "two-stage bootstrap, normal within large systems"},
+		{IntervalSystemFisherZ, "Fisher z over the systems' means"},
 		{"", ""},
 	}
 	for _, c := range cases {
