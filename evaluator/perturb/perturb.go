@@ -86,6 +86,8 @@ func Text(s string, lex Lexicon, opt Options, rng *rand.Rand) (string, Stats) {
 	var st Stats
 	lines := strings.Split(s, "\n")
 	kept := make([][]string, len(lines))
+	var known []bool // by kept word, in order: the lexicon knows it
+	nKnown := 0
 	for li, line := range lines {
 		words := strings.Fields(line)
 		st.Words += len(words)
@@ -99,29 +101,28 @@ func Text(s string, lex Lexicon, opt Options, rng *rand.Rand) (string, Stats) {
 				continue
 			}
 			out = append(out, w)
+			k := opt.ReplaceRate > 0 && knows(w, lex)
+			known = append(known, k)
+			if k {
+				nKnown++
+			}
 		}
 		kept[li] = out
 	}
-	known := 0
-	for _, words := range kept {
-		for _, w := range words {
-			if knows(w, lex) {
-				known++
-			}
-		}
-	}
 	q := 0.0
-	if known > 0 {
-		q = min(1, opt.ReplaceRate*float64(st.Words)/float64(known))
+	if nKnown > 0 {
+		q = min(1, opt.ReplaceRate*float64(st.Words)/float64(nKnown))
 	}
+	at := 0
 	for li, words := range kept {
 		for i, w := range words {
-			if q > 0 && knows(w, lex) && rng.Float64() < q {
+			if known[at] && rng.Float64() < q {
 				if r, ok := replace(w, lex, rng); ok {
 					st.Replaced++
 					words[i] = r
 				}
 			}
+			at++
 		}
 		lines[li] = strings.Join(words, " ")
 	}
@@ -142,7 +143,14 @@ func core(w string) (string, int, int) {
 // knows reports whether the lexicon has a synonym for w's core.
 func knows(w string, lex Lexicon) bool {
 	c, _, _ := core(w)
-	return c != "" && len(lex[strings.ToLower(c)]) > 0
+	if c == "" {
+		return false
+	}
+	// Most words are lower case already: no copy for them.
+	if strings.IndexFunc(c, unicode.IsUpper) >= 0 {
+		c = strings.ToLower(c)
+	}
+	return len(lex[c]) > 0
 }
 
 // replace swaps the word core (letters) for a synonym, keeping punctuation
