@@ -275,6 +275,23 @@ func alignRecomputed(t *testing.T, env *testEnv, ds models.Dataset, src models.R
 	if before.Status != models.RunSucceeded || after.Status != models.RunSucceeded {
 		t.Fatalf("held-out runs %s and %s", before.Status, after.Status)
 	}
+	// The after run's prompts show the first example scored on the scale
+	// they ask for: as stored (the rubric's range) when it is the judge's,
+	// else mapped onto the judge's, to one decimal.
+	batches, err := env.db.ListBatches(ctx, after.ID)
+	must(t, err)
+	if len(batches) == 0 {
+		t.Fatal("the after run has no batches")
+	}
+	score := a.Draft.Examples[0].Score
+	if jlo != c.lo || jhi != c.hi {
+		score = math.Round((jlo+(score-c.lo)/(c.hi-c.lo)*(jhi-jlo))*10) / 10
+	}
+	want := strconv.FormatFloat(score, 'f', -1, 64)
+	if !strings.Contains(batches[0].Request, "Example 1, scored "+want+":") {
+		i := strings.Index(batches[0].Request, "Example 1, scored ")
+		t.Errorf("the after run's prompt does not show example 1 scored %s (%v on the rubric's %g to %g): %.40q", want, a.Draft.Examples[0].Score, c.lo, c.hi, batches[0].Request[max(i, 0):])
+	}
 	bf, af := storedFinals(t, env, before.ID, 0), storedFinals(t, env, after.ID, 0)
 	var xb, xa, ys []float64
 	for _, id := range a.HeldOutRowIDs {
