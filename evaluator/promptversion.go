@@ -15,7 +15,10 @@ const (
 	// GEvalPromptVersion covers BuildGEvalStepsPrompt and BuildGEvalFormPrompt.
 	GEvalPromptVersion = "geval/2026-12-01.examples"
 	// LLMEvalPromptVersion covers BuildLLMEvalPrompt and LLMEvalSchema.
-	LLMEvalPromptVersion = "llmeval/2026-12-01.examples"
+	// ".example-scale": a run's examples are mapped from the rubric's range
+	// onto LLM-Eval's scale (writeExamples); before, a prepared run wrote
+	// them with the rubric's numbers.
+	LLMEvalPromptVersion = "llmeval/2026-12-05.example-scale"
 	// CloserLookPromptVersion covers BuildAnalyzeRatePrompt.
 	CloserLookPromptVersion = "closerlook/2026-12-01.examples"
 )

@@ -178,6 +178,7 @@ func (h *Handlers) startAlignment(c echo.Context) error {
 		return failed("No calibration sample has both a judge score and a human rating: there is nothing to draft from.")
 	}
 	draft, source := h.draftAlignment(ctx, run, crit, worst)
+	draft = examplesOnRubricScale(draft, crit)
 	base := rubric.Version
 	if run.RubricVersion != nil {
 		base = *run.RubricVersion
@@ -243,6 +244,7 @@ func (h *Handlers) planFromScores(ctx context.Context, run models.Run, ci int, s
 	var p alignmentPlan
 	p.calibration, p.heldOut = align.Split(ids, seed, share)
 	held := idSet(p.heldOut)
+	onScale, _ := humansOnJudgeScale(as.rep, ci, run.RubricSnapshot.Criteria[ci])
 	var items []align.Item
 	for _, s := range as.scores {
 		if s.Human != nil {
@@ -256,13 +258,66 @@ func (h *Handlers) planFromScores(ctx context.Context, run models.Run, ci int, s
 		case s.Final != nil && s.Human != nil:
 			// The order of disagreements reads the scores and rows alone:
 			// the text is read for the few the draft shows.
-			items = append(items, align.Item{RowID: s.RowID, Judge: *s.Final, Human: *s.Human})
+			items = append(items, align.Item{RowID: s.RowID, Judge: *s.Final, Human: onScale(*s.Human)})
 		}
 	}
 	p.items = len(items)
 	worst := align.Disagreements(items)
 	p.worst, err = withTexts(ctx, as, worst[:min(len(worst), align.DraftCases)])
 	return p, err
+}
+
+// humansOnJudgeScale puts criterion ci's human ratings on the judge's
+// scale (crit's range) as rep, the run's report, does for its errors
+// (report.HumanScale): as given, or mapped linearly from the span it names.
+// The disagreements are judge − humans on one scale, and a draft's
+// examples are labelled with the humans' rating on the criterion's range
+// (examplesOnRubricScale), which the accept requires (align.CheckExamples). Before, ratings on
+// another scale were taken as given: on FED's Overall (0.4 to 4) judged on
+// the paper's 1 to 3, the largest "disagreements" were the scales' offset
+// and the draft's examples (scores 0.4 and 4) could not be accepted. The
+// note says how they are shown, "" when as given.
+func humansOnJudgeScale(rep *report.Report, ci int, crit evaluator.Criterion) (func(float64) float64, string) {
+	asGiven := func(h float64) float64 { return h }
+	if rep == nil || ci < 0 || ci >= len(rep.Criteria) {
+		return asGiven, ""
+	}
+	hs := rep.Criteria[ci].HumanScale
+	if !hs.Mapped || !(hs.Hi > hs.Lo) {
+		return asGiven, ""
+	}
+	// Rounded to four decimals (rescale): an example's score reads 1.1111,
+	// not 1.1111111111111112.
+	return func(h float64) float64 { return rescale(h, hs.Lo, hs.Hi, crit.Lo, crit.Hi) },
+		fmt.Sprintf("The human ratings are shown on the judge's scale, %s: they are mapped linearly from %s, as the run's report compares them (%s becomes %s, %s becomes %s). The examples' scores are the same ratings on the rubric's %s.",
+			rangeText(crit.Lo, crit.Hi), hs.Name, formatNumber(hs.Lo), formatNumber(crit.Lo), formatNumber(hs.Hi), formatNumber(crit.Hi),
+			scaleText(onRubricScale(crit)))
+}
+
+// onRubricScale is crit on the rubric's range (Criterion.HumanScale), the
+// range its labelled examples are scored on and stored with: a method with
+// a scale of its own (LLM-Eval's 0 to 5) judged it on another, and its
+// prompts map the examples' scores onto that.
+func onRubricScale(crit evaluator.Criterion) evaluator.Criterion {
+	hs := crit.HumanScale()
+	crit.Lo, crit.Hi, crit.RubricScale = hs.Lo, hs.Hi, nil
+	return crit
+}
+
+// examplesOnRubricScale moves a draft's example scores, the humans'
+// ratings on the judge's scale (humansOnJudgeScale), onto the rubric's
+// range, where the new version stores them (unchanged when the judge's
+// scale is the rubric's).
+func examplesOnRubricScale(d align.Draft, crit evaluator.Criterion) align.Draft {
+	hs := crit.HumanScale()
+	if (hs.Lo == crit.Lo && hs.Hi == crit.Hi) || !(crit.Hi > crit.Lo) {
+		return d
+	}
+	d.Examples = slices.Clone(d.Examples)
+	for i := range d.Examples {
+		d.Examples[i].Score = rescale(d.Examples[i].Score, crit.Lo, crit.Hi, hs.Lo, hs.Hi)
+	}
+	return d
 }
 
 // withTexts gives items their samples' ids and text.
@@ -385,7 +440,7 @@ func (h *Handlers) alignmentViewWith(c echo.Context, a models.Alignment, run mod
 	ctx := c.Request().Context()
 	ws := h.workspaceID(c)
 	v := web.AlignmentView{Page: page(c, fmt.Sprintf("Alignment %d", a.ID)), ID: a.ID, RunID: run.ID, RunName: run.Name,
-		RubricID: a.RubricID, Criterion: crit.Name, Range: scaleText(crit), Seed: a.Seed,
+		RubricID: a.RubricID, Criterion: crit.Name, Range: scaleText(onRubricScale(crit)), Seed: a.Seed,
 		CalibrationN: len(a.CalibrationRowIDs), HeldOutN: len(a.HeldOutRowIDs), BaseVersion: a.BaseVersion, Status: a.Status,
 		Accepted: a.Status == models.AlignmentAccepted, DraftSource: a.DraftSource, Notes: a.Draft.Notes, Simulated: run.Simulated,
 		Low: f.low, Middle: f.middle, High: f.high, Errors: errs}
@@ -444,10 +499,12 @@ func (h *Handlers) alignmentViewWith(c echo.Context, a models.Alignment, run mod
 		}
 	}
 	cal := idSet(a.CalibrationRowIDs)
+	onScale, scaleNote := humansOnJudgeScale(as.rep, a.CriterionIndex, crit)
+	v.HumanScaleNote = scaleNote
 	var items []align.Item
 	for _, s := range as.scores {
 		if cal[s.RowID] && s.Final != nil && s.Human != nil {
-			items = append(items, align.Item{RowID: s.RowID, SampleID: s.ExternalID, Judge: *s.Final, Human: *s.Human})
+			items = append(items, align.Item{RowID: s.RowID, SampleID: s.ExternalID, Judge: *s.Final, Human: onScale(*s.Human)})
 		}
 	}
 	worst := align.Disagreements(items)
@@ -932,7 +989,7 @@ func (h *Handlers) draftFromForm(ctx context.Context, a models.Alignment, run mo
 			e.Fields = row.Sample(fields).Fields
 		}
 	}
-	if err := align.CheckExamples(crit, d.Examples, cal, held); err != nil {
+	if err := align.CheckExamples(onRubricScale(crit), d.Examples, cal, held); err != nil {
 		return d, errors.New(upperFirst(err.Error()) + ".")
 	}
 	return d, nil

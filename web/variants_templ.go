@@ -326,7 +326,7 @@ func RunVariantsPage(v RunVariantsView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, " common English words). A word it does not know is never replaced, so fewer words may be replaced than asked; the message after launching says how many were. The last word of a line is never deleted.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, " common English words). A word it does not know is never replaced: the words replaced are drawn among those it knows, so that the share asked is replaced; a text with fewer known words than that has all of them replaced, and the message after launching says how many were. The last word of a line is never deleted.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
