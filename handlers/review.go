@@ -430,8 +430,24 @@ func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, apa
 	if scaleUnknown {
 		browser = browserScaleUnknownReason(crit, reader)
 	}
+	counted, excluded := 0, 0
 	for _, r := range reviews {
-		if r.Score != nil && r.ID > src.UptoRatingID {
+		if r.Score == nil {
+			continue
+		}
+		if r.Excluded {
+			excluded++
+		} else {
+			counted++
+		}
+	}
+	if counted == 0 && excluded > 0 && !scaleUnknown {
+		// Marked by raterMarks: an owner excluded these reviewers'
+		// ratings, which no report reads (models.SetRatingsExcluded).
+		browser = "rated in the browser only by people whose ratings an owner excluded"
+	}
+	for _, r := range reviews {
+		if r.Score != nil && !r.Excluded && r.ID > src.UptoRatingID {
 			browser = "rated in the browser after the report read its ratings: recompute the report to use it"
 			if reader == readerOutside {
 				// Recomputing takes an editor's role (routes.go); the
@@ -572,6 +588,8 @@ type humanReasons struct {
 	// apart are the criteria whose combined ratings are all missing
 	// (apartOf).
 	apart map[string]*models.ImportedOnScale
+	// marks say whose ratings an owner excluded.
+	marks raterMarks
 }
 
 // humanWhy says, for reader, why each of missing (the run's samples and
@@ -603,7 +621,11 @@ func (h *Handlers) humanReasonsOf(ctx context.Context, run models.Run, reader hu
 	if err != nil {
 		return nil, err
 	}
-	return &humanReasons{db: h.DB, run: run, src: src, scales: scales, refusals: refusals, reader: reader, apart: apart}, nil
+	marks, err := h.raterMarksOf(ctx, run.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	return &humanReasons{db: h.DB, run: run, src: src, scales: scales, refusals: refusals, reader: reader, apart: apart, marks: marks}, nil
 }
 
 // why says why each sample and criterion (its index in the run's rubric)
@@ -633,6 +655,9 @@ func (hr *humanReasons) why(ctx context.Context, missing []roundKey) (map[roundK
 	byName, err := hr.db.ListRowsCriteriaReviews(ctx, hr.run.WorkspaceID, hr.run.DatasetID, names, rows)
 	if err != nil {
 		return nil, err
+	}
+	for _, rs := range byName {
+		hr.marks.mark(rs)
 	}
 	split := map[int]sampleReviews{}
 	out := make(map[roundKey]string, len(missing))
@@ -750,6 +775,12 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 			ratedRows = append(ratedRows, rowID)
 		}
 	}
+	// A reviewer whose ratings an owner excluded still sees what they rated.
+	for rowID, rs := range splitReviews(pre.Excluded[crit.Name], scale).current {
+		if m := mineOf(rs, me); m != nil && m.Score != nil {
+			ratedRows = append(ratedRows, rowID)
+		}
+	}
 	qi, err := h.queueIndexOf(ctx, run, q.Criterion, q.Order, q.Seed, full, rr, ratedRows)
 	if p := preparingOf(err); p != nil {
 		// A large run that just finished: its results are stored in the
@@ -794,6 +825,11 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	if err != nil {
 		return err
 	}
+	marks, err := h.raterMarksOf(ctx, ds.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	marks.mark(shown[crit.Name])
 	byRow = splitReviews(shown[crit.Name], scale)
 	reviews = byRow.current
 	mine := mineOf(reviews[s.RowID], me)
@@ -847,6 +883,7 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 				sv.Others = append(sv.Others, r)
 			}
 		}
+
 	}
 	v.Sample = &sv
 	if v.CanRate {
@@ -1025,6 +1062,13 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 	byName, err := h.DB.ListRowsCriteriaReviews(ctx, ds.WorkspaceID, ds.ID, names, []int64{rowID})
 	if err != nil {
 		return nil, err
+	}
+	marks, err := h.raterMarksOf(ctx, ds.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	for _, rs := range byName {
+		marks.mark(rs)
 	}
 	// A missing human rating says why, in the queue's words
 	// (humanMissingReason); the run's human source is read only then.
@@ -1317,8 +1361,9 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 // them (models.OnScale, then CurrentReviews). A rating given on another
 // scale (an LLM-Eval queue's 0 to 5 before reviews were asked for on the
 // rubric's scale, or an older rubric version's range) is left out rather
-// than written under the column's scale, and a withdrawn rating is not
-// written; the API's review list keeps every review with its scale.
+// than written under the column's scale, a withdrawn rating is not
+// written, nor are the ratings of people an owner excluded; the API's
+// review list keeps every review with its scale, marked.
 //
 // The criterion's scale is the one the review queue asks for through the
 // dataset's newest run of the criterion that can tell it
@@ -1330,6 +1375,13 @@ func (h *Handlers) exportedReviews(ctx context.Context, ds models.Dataset) ([]mo
 	if err != nil {
 		return nil, err
 	}
+	// The ratings of people an owner excluded are not written, as no
+	// report reads them (models.SetRatingsExcluded).
+	excluded, err := h.DB.ExcludedRaters(ctx, ds.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	all, _ = models.WithoutExcluded(all, excluded)
 	byCriterion := map[string][]models.ReviewRating{}
 	var names []string
 	for _, r := range all {
