@@ -250,6 +250,10 @@ func (h *Handlers) reviewForm(c echo.Context, ds models.Dataset, run models.Run,
 	// "Rating as" names an account by its display name, as the pages'
 	// header does; its reviews are still keyed and stored by account.
 	f.Reviewer = reviewerShown(c, name)
+	// A refused review of this sample and criterion comes back as typed.
+	if t, ok := c.Get(reviewTypedKey).(*reviewTyped); ok && t.review.RowID == rowID && t.review.Criterion == crit.Name && t.review.RunID != nil && *t.review.RunID == run.ID {
+		f.Typed, f.Problem = &t.review, t.problem
+	}
 	// The levels the rubric words, at the ends and the middle of the scale
 	// people rate on (the rubric's, as the prompt words them on the judge's).
 	for _, a := range []web.ReviewAnchor{{At: scale.Lo, Text: crit.Levels.Low}, {At: (scale.Lo + scale.Hi) / 2, Text: crit.Levels.Middle},
@@ -971,12 +975,19 @@ func (h *Handlers) saveReview(c echo.Context) error {
 	r := models.ReviewRating{WorkspaceID: ds.WorkspaceID, DatasetID: ds.ID, RowID: rowID, Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: name,
 		UserID: userID, RunID: &run.ID, Lo: scale.Lo, Hi: scale.Hi, Reason: c.FormValue("reason"), Comment: c.FormValue("comment"),
 		Tags: models.ParseReviewTags(c.FormValue("tags"))}
+	switch c.FormValue("agree") {
+	case "agree":
+		t := true
+		r.Agree = &t
+	case "disagree":
+		f := false
+		r.Agree = &f
+	}
 	withdraw := c.FormValue("clear_rating") != ""
 	if s := strings.TrimSpace(c.FormValue("score")); s != "" && !withdraw {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			setFlash(c, "error", flashProblem(models.RatingScaleError(scale.Lo, scale.Hi)))
-			return c.Redirect(http.StatusSeeOther, back)
+			return h.reviewRefused(c, ds, back, r, flashProblem(models.RatingScaleError(scale.Lo, scale.Hi)))
 		}
 		r.Score = &v
 	}
@@ -984,8 +995,7 @@ func (h *Handlers) saveReview(c echo.Context) error {
 	case withdraw && strings.TrimSpace(r.Comment) == "" && len(r.Tags) == 0 && c.FormValue("agree") == "":
 		// As the API asks (clear_rating): the withdrawal is kept with the
 		// other reviews, and says why.
-		setFlash(c, "error", "Withdrawing your rating: say why in the comment.")
-		return c.Redirect(http.StatusSeeOther, back)
+		return h.reviewRefused(c, ds, back, r, "Withdrawing your rating: say why in the comment.")
 	case r.Score == nil && !withdraw:
 		// A review without a rating (an emptied number field: a comment
 		// added later) keeps the reviewer's current rating of the sample,
@@ -998,22 +1008,69 @@ func (h *Handlers) saveReview(c echo.Context) error {
 			r.Score = mine.Score
 		}
 	}
-	switch c.FormValue("agree") {
-	case "agree":
-		t := true
-		r.Agree = &t
-	case "disagree":
-		f := false
-		r.Agree = &f
-	}
 	if _, err := h.DB.AddReviewRating(ctx, r); err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
-			setFlash(c, "error", flashProblem(err))
-			return c.Redirect(http.StatusSeeOther, back)
+			return h.reviewRefused(c, ds, back, r, flashProblem(err))
 		}
 		return err
 	}
 	return redirect(c, back, "Review of "+crit.Name+" saved as "+reviewerShown(c, name)+".")
+}
+
+// reviewTypedKey keeps, in a request's context, a review the form sent
+// and the server refused (reviewRefused), for the form to show again.
+const reviewTypedKey = "review-typed"
+
+// reviewTyped is a refused review as typed, and why it was refused.
+type reviewTyped struct {
+	review  models.ReviewRating
+	problem string
+}
+
+// reviewRefused answers a review the server refused (a tag too long, a
+// reason without agreeing or disagreeing, a rating off the scale) with
+// the page the form was sent from, its form holding what the reviewer
+// typed (rating, agreement, reason, comment, tags) and the problem beside
+// it, with 422. Redirecting with a message lost all of it, a long comment
+// included. A form sent from anywhere else gets the message and a
+// redirect, as before.
+func (h *Handlers) reviewRefused(c echo.Context, ds models.Dataset, back string, typed models.ReviewRating, problem string) error {
+	u, err := url.Parse(back)
+	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+	var show func(echo.Context) error
+	var names, values []string
+	switch {
+	case err != nil:
+	case len(parts) == 3 && parts[0] == "datasets" && parts[2] == "review" && parts[1] == strconv.FormatInt(ds.ID, 10):
+		names, values, show = []string{"id"}, parts[1:2], h.showReviewQueue
+	case len(parts) == 4 && parts[0] == "runs" && parts[2] == "samples":
+		names, values, show = []string{"id", "rowID"}, []string{parts[1], parts[3]}, h.showRunSample
+	}
+	if show == nil {
+		setFlash(c, "error", problem)
+		return c.Redirect(http.StatusSeeOther, back)
+	}
+	// The page's own request: its address and query (the context keeps
+	// the query it read first, so it is reset), as the same principal.
+	req := c.Request().Clone(c.Request().Context())
+	req.Method, req.URL.Path, req.URL.RawQuery = http.MethodGet, u.Path, u.RawQuery
+	route := c.Path()
+	kept := map[string]any{}
+	for _, k := range []string{secureKey, forwardedByUntrustedKey} {
+		if v := c.Get(k); v != nil {
+			kept[k] = v
+		}
+	}
+	c.Reset(req, c.Response().Writer)
+	c.SetPath(route)
+	for k, v := range kept {
+		c.Set(k, v)
+	}
+	c.SetParamNames(names...)
+	c.SetParamValues(values...)
+	c.Set(reviewTypedKey, &reviewTyped{review: typed, problem: problem})
+	c.Set(renderStatusKey, http.StatusUnprocessableEntity)
+	return show(c)
 }
 
 // reviewerShown is how the review pages name the reviewer keyed name: a
