@@ -887,7 +887,6 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 				sv.Others = append(sv.Others, r)
 			}
 		}
-
 	}
 	v.Sample = &sv
 	if v.CanRate {
