@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -602,10 +603,14 @@ func (h *Handlers) renderMembers(c echo.Context, status int, onceLink, onceWhat,
 	if err != nil {
 		return err
 	}
+	raters, err := h.DB.ListRaters(ctx, p.Workspace.ID)
+	if err != nil {
+		return err
+	}
 	// One-time links must not be cached anywhere on the way back.
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return render(c, status, web.MembersPage(web.MembersView{Page: page(c, "Members"), Members: ms, Invites: invs,
-		OnceLink: onceLink, OnceLinkWhat: onceWhat, Error: errText, MeID: p.User.ID, LiveShares: shares}))
+		OnceLink: onceLink, OnceLinkWhat: onceWhat, Error: errText, MeID: p.User.ID, LiveShares: shares, Raters: raters}))
 }
 
 // absoluteURL makes a link to paste into a message.
@@ -750,8 +755,58 @@ func (h *Handlers) removeMember(c echo.Context) error {
 		detail += "; " + invitesEnded(invites)
 		msg += " " + invitesEndedSentence(invites)
 	}
+	raters, err := h.DB.ListRaters(ctx, h.workspaceID(c))
+	if err != nil {
+		return err
+	}
+	for _, r := range raters {
+		if r.User.ID == u.ID && r.Ratings > 0 && r.Excluded == nil {
+			// Their ratings stay (models.SetRatingsExcluded says why).
+			msg += " Their " + web.Count(int(r.Ratings)) + " browser " + plural(int(r.Ratings), "rating", "ratings") + " still " + plural(int(r.Ratings), "counts", "count") +
+				" in the human ratings, marked as by someone no longer a member: to leave them out, exclude them under Browser ratings by person."
+		}
+	}
 	h.audit(c, models.AuditMemberRemoved, u.Email, detail)
 	return redirect(c, "/members", msg)
+}
+
+// setRatingsExcluded excludes a person's browser ratings from the
+// workspace's human ratings, or counts them again (exclude=1 or 0): a
+// former member's as well as a member's (models.SetRatingsExcluded).
+func (h *Handlers) setRatingsExcluded(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	raters, err := h.DB.ListRaters(ctx, h.workspaceID(c))
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(raters, func(r models.Rater) bool { return r.User.ID == id })
+	if i < 0 {
+		// Only someone who rated here: any other account, of this
+		// workspace or another, is not found.
+		return models.Errorf(models.ENotFound, "no one who rated in this workspace has the id %d", id)
+	}
+	u := raters[i].User
+	var exclude bool
+	switch c.FormValue("exclude") {
+	case "1":
+		exclude = true
+	case "0":
+	default:
+		return models.Errorf(models.EInvalid, "exclude is 1 (leave the person's ratings out) or 0 (count them again), not %q", c.FormValue("exclude"))
+	}
+	if err := h.DB.SetRatingsExcluded(ctx, h.workspaceID(c), u.ID, exclude, principalOf(ctx).ActorLabel()); err != nil {
+		return err
+	}
+	action, msg := models.AuditRatingsCounted, "The browser ratings of "+u.Name+" count again in every report, the alignment, the exports and the API."
+	if exclude {
+		action, msg = models.AuditRatingsExcluded, "The browser ratings of "+u.Name+" are left out of every report, the alignment, the exports and the API; their reviews stay listed, marked as excluded."
+	}
+	h.audit(c, action, u.Email, "")
+	return redirect(c, "/members#ratings", msg)
 }
 
 func (h *Handlers) issueReset(c echo.Context) error {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -37,12 +38,19 @@ type APIReview struct {
 	Comment   string     `json:"comment"`
 	Tags      []string   `json:"tags"`
 	CreatedAt stamp.Time `json:"created_at"`
+	// FormerMember: the review's account is no longer a member of the
+	// workspace; its ratings still count unless Excluded.
+	FormerMember bool `json:"former_member"`
+	// Excluded: an owner excluded the account's ratings, which no report,
+	// alignment or export reads.
+	Excluded bool `json:"excluded"`
 }
 
-func apiReview(r models.ReviewRating, sampleID string) APIReview {
+func apiReview(r models.ReviewRating, sampleID string, marks raterMarks) APIReview {
+	former, excluded := marks.of(r)
 	return APIReview{ID: r.ID, DatasetID: r.DatasetID, Reviewer: r.Reviewer, UserID: r.UserID, Criterion: r.Criterion,
 		HumanColumn: r.HumanColumn, SampleID: sampleID, RowID: r.RowID, RunID: r.RunID, Rating: r.Score, Lo: r.Lo, Hi: r.Hi,
-		Agree: r.Agree, Reason: r.Reason, Comment: r.Comment, Tags: nonNil(r.Tags),
+		Agree: r.Agree, Reason: r.Reason, Comment: r.Comment, Tags: nonNil(r.Tags), FormerMember: former, Excluded: excluded,
 		// Microseconds (package stamp): what PostgreSQL keeps, so the
 		// answer to a post and the list show the same time.
 		CreatedAt: stamp.Of(r.CreatedAt)}
@@ -100,9 +108,13 @@ func (h *Handlers) apiListReviews(c echo.Context) error {
 			return err
 		}
 	}
+	marks, err := h.raterMarksOf(ctx, ds.WorkspaceID)
+	if err != nil {
+		return err
+	}
 	out := Page[APIReview]{Items: []APIReview{}, NextCursor: page.NextCursor}
 	for _, r := range page.Items {
-		out.Items = append(out.Items, apiReview(r, rows[r.RowID].ExternalID))
+		out.Items = append(out.Items, apiReview(r, rows[r.RowID].ExternalID, marks))
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -171,7 +183,11 @@ func (h *Handlers) apiCreateReview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, apiReview(r, sampleID))
+	marks, err := h.raterMarksOf(ctx, ds.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, apiReview(r, sampleID, marks))
 }
 
 // apiReviewRow finds the reviewed sample of the dataset by its sample id
@@ -204,4 +220,40 @@ func (h *Handlers) apiReviewRow(c echo.Context, ds models.Dataset, in APIReviewI
 		return 0, "", models.Errorf(models.EInvalid, "sample_id %q is row %d, not row %d", in.SampleID, r.ID, in.RowID)
 	}
 	return r.ID, r.ExternalID, nil
+}
+
+// raterMarks say of a review's account whether it is still a member of
+// the workspace and whether an owner excluded its ratings
+// (models.SetRatingsExcluded), for the pages and answers that list
+// reviews.
+type raterMarks struct {
+	members, excluded map[int64]bool
+}
+
+// raterMarksOf reads the workspace's members and excluded raters.
+func (h *Handlers) raterMarksOf(ctx context.Context, wsID int64) (raterMarks, error) {
+	members, err := h.DB.MemberIDs(ctx, wsID)
+	if err != nil {
+		return raterMarks{}, err
+	}
+	excluded, err := h.DB.ExcludedRaters(ctx, wsID)
+	return raterMarks{members: members, excluded: excluded}, err
+}
+
+// of says whether the review's account left the workspace and whether its
+// ratings are excluded; a review without an account (a name typed in
+// local mode) is neither.
+func (m raterMarks) of(r models.ReviewRating) (former, excluded bool) {
+	if r.UserID == nil {
+		return false, false
+	}
+	return !m.members[*r.UserID], m.excluded[*r.UserID]
+}
+
+// mark sets the reviews' FormerMember and Excluded, for a page that lists
+// them.
+func (m raterMarks) mark(rs []models.ReviewRating) {
+	for i := range rs {
+		rs[i].FormerMember, rs[i].Excluded = m.of(rs[i])
+	}
 }

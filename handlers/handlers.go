@@ -98,7 +98,15 @@ func New(db *models.DB, r *runner.Runner, log *slog.Logger, ws models.Workspace)
 
 // render writes a templ component with a status, buffered so a render
 // error becomes a proper error page rather than half a page.
+// renderStatusKey, set in a request's context, is the status render
+// answers a page with instead of 200.
+const renderStatusKey = "render-status"
+
 func render(c echo.Context, status int, comp templ.Component) error {
+	if s, ok := c.Get(renderStatusKey).(int); ok && status == http.StatusOK {
+		// A page shown again for a refused form (reviewRefused).
+		status = s
+	}
 	var buf bytes.Buffer
 	if err := comp.Render(c.Request().Context(), &buf); err != nil {
 		return err
@@ -120,6 +128,12 @@ func setFlash(c echo.Context, kind, text string) {
 func popFlash(c echo.Context) *web.Flash {
 	if p := principalOf(c.Request().Context()); p.Left != "" {
 		return &web.Flash{Kind: "error", Text: leftWorkspaceText(p, false)}
+	}
+	if t, ok := c.Get(reviewTypedKey).(*reviewTyped); ok {
+		// A page shown again for a refused review says why on top, as a
+		// redirect's message would, also when its form is of another
+		// sample than the one the review was of.
+		return &web.Flash{Kind: "error", Text: t.problem}
 	}
 	ck, err := c.Cookie(flashCookie)
 	if err != nil || ck.Value == "" {

@@ -250,6 +250,10 @@ func (h *Handlers) reviewForm(c echo.Context, ds models.Dataset, run models.Run,
 	// "Rating as" names an account by its display name, as the pages'
 	// header does; its reviews are still keyed and stored by account.
 	f.Reviewer = reviewerShown(c, name)
+	// A refused review of this sample and criterion comes back as typed.
+	if t, ok := c.Get(reviewTypedKey).(*reviewTyped); ok && t.review.RowID == rowID && t.review.Criterion == crit.Name && t.review.RunID != nil && *t.review.RunID == run.ID {
+		f.Typed, f.Problem = &t.review, t.problem
+	}
 	// The levels the rubric words, at the ends and the middle of the scale
 	// people rate on (the rubric's, as the prompt words them on the judge's).
 	for _, a := range []web.ReviewAnchor{{At: scale.Lo, Text: crit.Levels.Low}, {At: (scale.Lo + scale.Hi) / 2, Text: crit.Levels.Middle},
@@ -437,8 +441,24 @@ func humanMissingReason(crit evaluator.Criterion, src models.RunHumanSource, apa
 	if scaleUnknown {
 		browser = browserScaleUnknownReason(crit, reader)
 	}
+	counted, excluded := 0, 0
 	for _, r := range reviews {
-		if r.Score != nil && r.ID > src.UptoRatingID {
+		if r.Score == nil {
+			continue
+		}
+		if r.Excluded {
+			excluded++
+		} else {
+			counted++
+		}
+	}
+	if counted == 0 && excluded > 0 && !scaleUnknown {
+		// Marked by raterMarks: an owner excluded these reviewers'
+		// ratings, which no report reads (models.SetRatingsExcluded).
+		browser = "rated in the browser only by people whose ratings an owner excluded"
+	}
+	for _, r := range reviews {
+		if r.Score != nil && !r.Excluded && r.ID > src.UptoRatingID {
 			browser = "rated in the browser after the report read its ratings: recompute the report to use it"
 			if reader == readerOutside {
 				// Recomputing takes an editor's role (routes.go); the
@@ -579,6 +599,8 @@ type humanReasons struct {
 	// apart are the criteria whose combined ratings are all missing
 	// (apartOf).
 	apart map[string]*models.ImportedOnScale
+	// marks say whose ratings an owner excluded.
+	marks raterMarks
 }
 
 // humanWhy says, for reader, why each of missing (the run's samples and
@@ -610,7 +632,11 @@ func (h *Handlers) humanReasonsOf(ctx context.Context, run models.Run, reader hu
 	if err != nil {
 		return nil, err
 	}
-	return &humanReasons{db: h.DB, run: run, src: src, scales: scales, refusals: refusals, reader: reader, apart: apart}, nil
+	marks, err := h.raterMarksOf(ctx, run.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	return &humanReasons{db: h.DB, run: run, src: src, scales: scales, refusals: refusals, reader: reader, apart: apart, marks: marks}, nil
 }
 
 // why says why each sample and criterion (its index in the run's rubric)
@@ -640,6 +666,9 @@ func (hr *humanReasons) why(ctx context.Context, missing []roundKey) (map[roundK
 	byName, err := hr.db.ListRowsCriteriaReviews(ctx, hr.run.WorkspaceID, hr.run.DatasetID, names, rows)
 	if err != nil {
 		return nil, err
+	}
+	for _, rs := range byName {
+		hr.marks.mark(rs)
 	}
 	split := map[int]sampleReviews{}
 	out := make(map[roundKey]string, len(missing))
@@ -757,6 +786,12 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 			ratedRows = append(ratedRows, rowID)
 		}
 	}
+	// A reviewer whose ratings an owner excluded still sees what they rated.
+	for rowID, rs := range splitReviews(pre.Excluded[crit.Name], scale).current {
+		if m := mineOf(rs, me); m != nil && m.Score != nil {
+			ratedRows = append(ratedRows, rowID)
+		}
+	}
 	qi, err := h.queueIndexOf(ctx, run, q.Criterion, q.Order, q.Seed, full, rr, ratedRows)
 	if p := preparingOf(err); p != nil {
 		// A large run that just finished: its results are stored in the
@@ -801,6 +836,11 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	if err != nil {
 		return err
 	}
+	marks, err := h.raterMarksOf(ctx, ds.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	marks.mark(shown[crit.Name])
 	byRow = splitReviews(shown[crit.Name], scale)
 	reviews = byRow.current
 	mine := mineOf(reviews[s.RowID], me)
@@ -941,29 +981,6 @@ func (h *Handlers) saveReview(c echo.Context) error {
 	r := models.ReviewRating{WorkspaceID: ds.WorkspaceID, DatasetID: ds.ID, RowID: rowID, Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: name,
 		UserID: userID, RunID: &run.ID, Lo: scale.Lo, Hi: scale.Hi, Reason: c.FormValue("reason"), Comment: c.FormValue("comment"),
 		Tags: models.ParseReviewTags(c.FormValue("tags"))}
-	withdraw := c.FormValue("clear_rating") != ""
-	if s := strings.TrimSpace(c.FormValue("score")); s != "" && !withdraw {
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			setFlash(c, "error", flashProblem(models.RatingScaleError(scale.Lo, scale.Hi)))
-			return c.Redirect(http.StatusSeeOther, back)
-		}
-		r.Score = &v
-	}
-	switch {
-	case withdraw && strings.TrimSpace(r.Comment) == "" && len(r.Tags) == 0 && c.FormValue("agree") == "":
-		// As the API asks (clear_rating): the withdrawal is kept with the
-		// other reviews, and says why.
-		setFlash(c, "error", "Withdrawing your rating: say why in the comment.")
-		return c.Redirect(http.StatusSeeOther, back)
-	case r.Score == nil && !withdraw:
-		// A review without a rating (an emptied number field: a comment
-		// added later) keeps the reviewer's current rating of the sample,
-		// as the API does; "withdraw my rating" is the way to drop it.
-		if r.Score, err = h.keptRating(ctx, ds, crit.Name, scale, rowID, models.ReviewerKeyOf(name, userID)); err != nil {
-			return err
-		}
-	}
 	switch c.FormValue("agree") {
 	case "agree":
 		t := true
@@ -972,14 +989,90 @@ func (h *Handlers) saveReview(c echo.Context) error {
 		f := false
 		r.Agree = &f
 	}
+	withdraw := c.FormValue("clear_rating") != ""
+	if s := strings.TrimSpace(c.FormValue("score")); s != "" && !withdraw {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return h.reviewRefused(c, ds, back, r, flashProblem(models.RatingScaleError(scale.Lo, scale.Hi)))
+		}
+		r.Score = &v
+	}
+	switch {
+	case withdraw && strings.TrimSpace(r.Comment) == "" && len(r.Tags) == 0 && c.FormValue("agree") == "":
+		// As the API asks (clear_rating): the withdrawal is kept with the
+		// other reviews, and says why.
+		return h.reviewRefused(c, ds, back, r, "Withdrawing your rating: say why in the comment.")
+	case r.Score == nil && !withdraw:
+		// A review without a rating (an emptied number field: a comment
+		// added later) keeps the reviewer's current rating of the sample,
+		// as the API does; "withdraw my rating" is the way to drop it.
+		if r.Score, err = h.keptRating(ctx, ds, crit.Name, scale, rowID, models.ReviewerKeyOf(name, userID)); err != nil {
+			return err
+		}
+	}
 	if _, err := h.DB.AddReviewRating(ctx, r); err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
-			setFlash(c, "error", flashProblem(err))
-			return c.Redirect(http.StatusSeeOther, back)
+			return h.reviewRefused(c, ds, back, r, flashProblem(err))
 		}
 		return err
 	}
 	return redirect(c, back, "Review of "+crit.Name+" saved as "+reviewerShown(c, name)+".")
+}
+
+// reviewTypedKey keeps, in a request's context, a review the form sent
+// and the server refused (reviewRefused), for the form to show again.
+const reviewTypedKey = "review-typed"
+
+// reviewTyped is a refused review as typed, and why it was refused.
+type reviewTyped struct {
+	review  models.ReviewRating
+	problem string
+}
+
+// reviewRefused answers a review the server refused (a tag too long, a
+// reason without agreeing or disagreeing, a rating off the scale) with
+// the page the form was sent from, its form holding what the reviewer
+// typed (rating, agreement, reason, comment, tags) and the problem beside
+// it, with 422. Redirecting with a message lost all of it, a long comment
+// included. A form sent from anywhere else gets the message and a
+// redirect, as before.
+func (h *Handlers) reviewRefused(c echo.Context, ds models.Dataset, back string, typed models.ReviewRating, problem string) error {
+	u, err := url.Parse(back)
+	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+	var show func(echo.Context) error
+	var names, values []string
+	switch {
+	case err != nil:
+	case len(parts) == 3 && parts[0] == "datasets" && parts[2] == "review" && parts[1] == strconv.FormatInt(ds.ID, 10):
+		names, values, show = []string{"id"}, parts[1:2], h.showReviewQueue
+	case len(parts) == 4 && parts[0] == "runs" && parts[2] == "samples":
+		names, values, show = []string{"id", "rowID"}, []string{parts[1], parts[3]}, h.showRunSample
+	}
+	if show == nil {
+		setFlash(c, "error", problem)
+		return c.Redirect(http.StatusSeeOther, back)
+	}
+	// The page's own request: its address and query (the context keeps
+	// the query it read first, so it is reset), as the same principal.
+	req := c.Request().Clone(c.Request().Context())
+	req.Method, req.URL.Path, req.URL.RawQuery = http.MethodGet, u.Path, u.RawQuery
+	route := c.Path()
+	kept := map[string]any{}
+	for _, k := range []string{secureKey, forwardedByUntrustedKey} {
+		if v := c.Get(k); v != nil {
+			kept[k] = v
+		}
+	}
+	c.Reset(req, c.Response().Writer)
+	c.SetPath(route)
+	for k, v := range kept {
+		c.Set(k, v)
+	}
+	c.SetParamNames(names...)
+	c.SetParamValues(values...)
+	c.Set(reviewTypedKey, &reviewTyped{review: typed, problem: problem})
+	c.Set(renderStatusKey, http.StatusUnprocessableEntity)
+	return show(c)
 }
 
 // reviewerShown is how the review pages name the reviewer keyed name: a
@@ -1028,6 +1121,13 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 	byName, err := h.DB.ListRowsCriteriaReviews(ctx, ds.WorkspaceID, ds.ID, names, []int64{rowID})
 	if err != nil {
 		return nil, err
+	}
+	marks, err := h.raterMarksOf(ctx, ds.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	for _, rs := range byName {
+		marks.mark(rs)
 	}
 	// A missing human rating says why, in the queue's words
 	// (humanMissingReason); the run's human source is read only then.
@@ -1320,8 +1420,9 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 // them (models.OnScale, then CurrentReviews). A rating given on another
 // scale (an LLM-Eval queue's 0 to 5 before reviews were asked for on the
 // rubric's scale, or an older rubric version's range) is left out rather
-// than written under the column's scale, and a withdrawn rating is not
-// written; the API's review list keeps every review with its scale.
+// than written under the column's scale, a withdrawn rating is not
+// written, nor are the ratings of people an owner excluded; the API's
+// review list keeps every review with its scale, marked.
 //
 // The criterion's scale is the one the review queue asks for through the
 // dataset's newest run of the criterion that can tell it
@@ -1333,6 +1434,13 @@ func (h *Handlers) exportedReviews(ctx context.Context, ds models.Dataset) ([]mo
 	if err != nil {
 		return nil, err
 	}
+	// The ratings of people an owner excluded are not written, as no
+	// report reads them (models.SetRatingsExcluded).
+	excluded, err := h.DB.ExcludedRaters(ctx, ds.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	all, _ = models.WithoutExcluded(all, excluded)
 	byCriterion := map[string][]models.ReviewRating{}
 	var names []string
 	for _, r := range all {

@@ -196,7 +196,9 @@ func TestCommentOnlyReviewKeepsTheRating(t *testing.T) {
 
 		// Withdrawing: refused without a reason, then done (the checked
 		// radio's score is sent too and does not win).
-		post(with(with(form, "score", "3"), "clear_rating", "on"))
+		if rec := env.send(http.MethodPost, queue, with(with(form, "score", "3"), "clear_rating", "on"), "", ann); rec.Code != http.StatusUnprocessableEntity {
+			t.Fatalf("a withdrawal without a reason: %d, want 422 (refused, the queue shown again)", rec.Code)
+		}
 		if r := current(); r.Score == nil {
 			t.Fatalf("a withdrawal without a reason was stored")
 		}

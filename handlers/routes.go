@@ -205,6 +205,7 @@ func (h *Handlers) routes() []route {
 		{post, "/members/:id/role", h.changeRole, Owner},
 		{post, "/members/:id/remove", h.removeMember, Owner},
 		{post, "/members/:id/reset", h.issueReset, Owner},
+		{post, "/members/:id/ratings", h.setRatingsExcluded, Owner},
 		{get, "/audit", h.showAudit, Owner},
 
 		// Projects, datasets, rubrics.

@@ -48,6 +48,7 @@ var wantAccess = map[string]Access{
 	"POST /members/:id/role":              Owner,
 	"POST /members/:id/remove":            Owner,
 	"POST /members/:id/reset":             Owner,
+	"POST /members/:id/ratings":           Owner,
 	"GET /audit":                          Owner,
 	"GET /":                               Viewer,
 	"POST /guide":                         Viewer,

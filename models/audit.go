@@ -38,6 +38,11 @@ const (
 	AuditShareCreated    = "share-link-created"
 	AuditShareRevoked    = "share-link-revoked"
 	AuditWorkspaceCreate = "workspace-created"
+	// AuditRatingsExcluded and AuditRatingsCounted: an owner left a
+	// person's browser ratings out of the human ratings, or counted them
+	// again (models.SetRatingsExcluded).
+	AuditRatingsExcluded = "ratings-excluded"
+	AuditRatingsCounted  = "ratings-counted-again"
 )
 
 // Audit actions of a person's own account page: their password changed, a

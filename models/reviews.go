@@ -50,6 +50,12 @@ type ReviewRating struct {
 	Comment   string
 	Tags      []string `gorm:"serializer:json"`
 	CreatedAt time.Time
+	// FormerMember and Excluded are set by the pages that list reviews,
+	// never stored: the reviewer's account is no longer a member of the
+	// workspace (its ratings still count), and an owner excluded its
+	// ratings (SetRatingsExcluded), which then count nowhere.
+	FormerMember bool `gorm:"-"`
+	Excluded     bool `gorm:"-"`
 }
 
 // Limits of the review form: a reason and a comment are notes, not
@@ -971,7 +977,8 @@ type HumanRating struct {
 
 // HumanRatings returns every sample's human rating of a criterion of a
 // dataset from the source, in dataset order, with the browser ratings
-// stored up to uptoID (0: all of them). It is what a report reads.
+// stored up to uptoID (0: all of them), without those of the people an
+// owner excluded (SetRatingsExcluded). It is what a report reads.
 func (db *DB) HumanRatings(ctx context.Context, wsID, datasetID int64, crit evaluator.Criterion, source HumanSource, uptoID int64) ([]HumanRating, error) {
 	if _, err := db.FindDataset(ctx, wsID, datasetID); err != nil {
 		return nil, err
@@ -989,7 +996,12 @@ func (db *DB) HumanRatings(ctx context.Context, wsID, datasetID int64, crit eval
 		if err != nil {
 			return nil, err
 		}
-		reviews = OnScale(byName[crit.Name], crit.HumanScale())
+		excluded, err := db.ExcludedRaters(ctx, wsID)
+		if err != nil {
+			return nil, err
+		}
+		reviews, _ = WithoutExcluded(byName[crit.Name], excluded)
+		reviews = OnScale(reviews, crit.HumanScale())
 	}
 	rows, crit = MergeHumanRatings(rows, crit, source, reviews)
 	cols := importedAnnotators(crit, rows)

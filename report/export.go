@@ -635,6 +635,11 @@ type (
 		// ratings' scale before averaging, or why they were not (empty
 		// when nothing needed saying).
 		ScaleNotes []string `json:"scale_notes"`
+		// ExcludedRatings counts the browser ratings left out because an
+		// owner excluded their reviewers, ExcludedPeople those reviewers
+		// (0 when none).
+		ExcludedRatings int `json:"excluded_ratings"`
+		ExcludedPeople  int `json:"excluded_people"`
 	}
 	// JSONJudge is the judge that answered.
 	JSONJudge struct {
@@ -1088,7 +1093,8 @@ func exportHumanUse(u HumanUse) JSONHumanRatings {
 		src = models.HumansImported
 	}
 	out := JSONHumanRatings{Source: string(src), Label: src.Label(), BrowserRatings: u.BrowserRatings,
-		UptoRatingID: u.UptoRatingID, ChosenBy: u.ChosenBy, ScaleNotes: append([]string{}, u.ScaleNotes...)}
+		UptoRatingID: u.UptoRatingID, ChosenBy: u.ChosenBy, ScaleNotes: append([]string{}, u.ScaleNotes...),
+		ExcludedRatings: u.ExcludedRatings, ExcludedPeople: u.ExcludedPeople}
 	out.AsOf = stamp.OfPtr(u.AsOf)
 	return out
 }

@@ -42,6 +42,10 @@ type HumanUse struct {
 	// report read on each criterion: what BrowserRatings sums, and which
 	// ratings they are. Nil under the imported source.
 	Criteria []CriterionHumans
+	// ExcludedRatings counts the ratings the report would have read but
+	// left out because an owner excluded their reviewers
+	// (models.SetRatingsExcluded), and ExcludedPeople those reviewers.
+	ExcludedRatings, ExcludedPeople int
 }
 
 // CriterionHumans are the browser ratings a report read on one criterion.
@@ -71,6 +75,9 @@ func (u HumanUse) Text() string {
 			s += " made up to " + u.AsOf.UTC().Format("2006-01-02 15:04:05 UTC")
 		}
 		s += ")"
+		if u.ExcludedRatings > 0 {
+			s += fmt.Sprintf(", leaving out %s by %s whose ratings an owner excluded", plural(u.ExcludedRatings, "rating", "ratings"), plural(u.ExcludedPeople, "person", "people"))
+		}
 	}
 	if len(u.ScaleNotes) > 0 {
 		s += ". " + strings.Join(u.ScaleNotes, " ")
@@ -259,8 +266,11 @@ type BrowserReviews struct {
 	Refused []error
 	// ByName are the reviews by criterion name, oldest first, with their
 	// ratings' fields only (models.ListCriteriaRatings): a page showing
-	// reviews reads those of its samples whole.
-	ByName map[string][]models.ReviewRating
+	// reviews reads those of its samples whole. The reviews of people
+	// whose ratings an owner excluded are not among them: they are in
+	// Excluded, by criterion name, for a report to say what it left out.
+	ByName   map[string][]models.ReviewRating
+	Excluded map[string][]models.ReviewRating
 }
 
 // ReadBrowserReviews reads the browser reviews of the run's criteria in
@@ -309,6 +319,24 @@ func readBrowserReviews(ctx context.Context, db *models.DB, run models.Run, upto
 	if pre.ByName, err = db.ListCriteriaRatings(ctx, run.WorkspaceID, run.DatasetID, names, only); err != nil {
 		return nil, err
 	}
+	// Ratings of people an owner excluded count nowhere.
+	excluded, err := db.ExcludedRaters(ctx, run.WorkspaceID)
+	if err != nil || len(excluded) == 0 {
+		return pre, err
+	}
+	pre.Excluded = map[string][]models.ReviewRating{}
+	for name, rs := range pre.ByName {
+		kept, _ := models.WithoutExcluded(rs, excluded)
+		if len(kept) == len(rs) {
+			continue
+		}
+		for _, r := range rs {
+			if r.UserID != nil && excluded[*r.UserID] {
+				pre.Excluded[name] = append(pre.Excluded[name], r)
+			}
+		}
+		pre.ByName[name] = kept
+	}
 	return pre, nil
 }
 
@@ -342,6 +370,7 @@ func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.
 		}
 	}
 	use.Criteria = make([]CriterionHumans, len(run.RubricSnapshot.Criteria))
+	excludedPeople := map[string]bool{}
 	for i, crit := range run.RubricSnapshot.Criteria {
 		if pre.Scales[i] == nil {
 			continue
@@ -359,7 +388,14 @@ func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.
 		if use.Criteria[i].Ratings > 0 {
 			use.Criteria[i].Key = hex.EncodeToString(h.Sum(nil))
 		}
+		for _, r := range models.CurrentReviews(models.OnScale(upTo(pre.Excluded[crit.Name], choice.UptoRatingID), *pre.Scales[i])) {
+			if r.Score != nil {
+				use.ExcludedRatings++
+				excludedPeople[r.ReviewerKey()] = true
+			}
+		}
 	}
+	use.ExcludedPeople = len(excludedPeople)
 	return use, reviews, nil
 }
 
@@ -425,4 +461,12 @@ func usedRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice m
 func upTo(rs []models.ReviewRating, upto int64) []models.ReviewRating {
 	n := sort.Search(len(rs), func(i int) bool { return rs[i].ID > upto })
 	return rs[:n:n]
+}
+
+// plural is "1 rating", "12 ratings".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
