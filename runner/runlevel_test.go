@@ -25,6 +25,9 @@ func TestRunLevel(t *testing.T) {
 		{judge.KindAuth, true, false},
 		{judge.KindNotFound, true, false},
 		{judge.KindRefused, true, false},
+		// Out of credits (OpenRouter's 402): every later batch is refused
+		// the same way until the account is topped up.
+		{judge.KindPayment, true, false},
 		{judge.KindRateLimited, false, true},
 		{judge.KindTimeout, false, false},
 		{judge.KindServer, false, false},

@@ -1,0 +1,46 @@
+package judge
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestOutOfCreditsIsNoBadRequest: OpenRouter answers a key out of credits
+// with HTTP 402 and a JSON error (regression: it was a bad request, so the
+// run page told the user to check the model name and the parameters sent,
+// G-Eval took it for a refusal of logprobs and kept it in the answer
+// cache, and the run went on sending every batch). It is its own kind, not
+// retried, says to add credits and quotes the endpoint's message.
+func TestOutOfCreditsIsNoBadRequest(t *testing.T) {
+	f := newFake(t, reply{status: http.StatusPaymentRequired, body: `{"error":{"message":"This request requires more credits, or fewer max_tokens. You requested up to 1024 tokens, but can only afford 12.","code":402,"metadata":{"provider_name":null}},"user_id":"user_2x"}`})
+	c := mustNew(t, testConfig(f))
+	_, err := c.Complete(context.Background(), simpleRequest())
+	var je *Error
+	if !errors.As(err, &je) {
+		t.Fatalf("err %v, want a judge error", err)
+	}
+	if je.Kind != KindPayment || je.Status != http.StatusPaymentRequired {
+		t.Errorf("kind %q status %d, want %q 402", je.Kind, je.Status, KindPayment)
+	}
+	if f.hits() != 1 {
+		t.Errorf("%d requests, want 1: a 402 is not retried", f.hits())
+	}
+	msg := err.Error()
+	for _, want := range []string{"HTTP 402", "out of credits", "add credits", "can only afford 12"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "check the model name") {
+		t.Errorf("message %q sends the user to the model name", msg)
+	}
+	if words, ok := OwnWords(msg); !ok || !strings.Contains(words, "out of credits") {
+		t.Errorf("OwnWords(%q) = %q, %v: want the client's own words recognised", msg, words, ok)
+	}
+	if r := refusalOf(KeepRefusal(context.Background()), err); r != nil {
+		t.Errorf("a 402 is kept as the endpoint's refusal of the request: %+v", r)
+	}
+}
