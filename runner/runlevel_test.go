@@ -28,6 +28,10 @@ func TestRunLevel(t *testing.T) {
 		// Out of credits (OpenRouter's 402): every later batch is refused
 		// the same way until the account is topped up.
 		{judge.KindPayment, true, false},
+		// A base URL that answers with a web page (a chat front end's
+		// own address, a sign-in page) answers every batch so.
+		{judge.KindNotAPI, true, false},
+		{judge.KindMalformed, false, false},
 		{judge.KindRateLimited, false, true},
 		{judge.KindTimeout, false, false},
 		{judge.KindServer, false, false},

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"math"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -245,6 +247,16 @@ func (c *Client) transportError(actx context.Context, err error, gotResponse boo
 
 // decode turns a 2xx body into a Response; anything unusable is malformed.
 func (c *Client) decode(raw []byte) (Response, *Error) {
+	if page, title := htmlPage(raw); page {
+		// A web page with a success status: the web interface of a
+		// chat front end, a sign-in page or a proxy, never the API.
+		// Asking again gets the same page.
+		msg := "the body is a web page, not JSON"
+		if title != "" {
+			msg = fmt.Sprintf("the body is a web page titled %q, not JSON", title)
+		}
+		return Response{}, &Error{Kind: KindNotAPI, Message: c.redact(msg)}
+	}
 	if !validJSON(raw) {
 		// Only to word the error as before: encoding/json's syntax error.
 		err := json.Unmarshal(raw, new(struct{}))
@@ -278,6 +290,35 @@ func (c *Client) decode(raw []byte) (Response, *Error) {
 	}
 	return resp, nil
 }
+
+// htmlPage reports whether a body is an HTML page rather than JSON, and
+// its title (whitespace collapsed, cut to 80 characters; empty when it has
+// none).
+func htmlPage(raw []byte) (bool, string) {
+	head := strings.TrimSpace(strings.TrimPrefix(string(raw[:min(len(raw), 4096)]), "\ufeff"))
+	start := strings.ToLower(head[:min(len(head), 14)])
+	page := false
+	for _, p := range []string{"<!doctype html", "<html", "<head", "<body", "<!--"} {
+		if strings.HasPrefix(start, p) {
+			page = true
+		}
+	}
+	if !page {
+		return false, ""
+	}
+	m := htmlTitle.FindStringSubmatch(head)
+	if m == nil {
+		return true, ""
+	}
+	title := strings.Join(strings.Fields(html.UnescapeString(m[1])), " ")
+	if r := []rune(title); len(r) > 80 {
+		title = string(r[:80]) + "…"
+	}
+	return true, title
+}
+
+// htmlTitle finds a page's title in its first bytes.
+var htmlTitle = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title`)
 
 // maxRetryAfter caps a parsed Retry-After so absurd values cannot overflow
 // a Duration; anything this long is "too long" under any sane ceiling.

@@ -25,6 +25,7 @@ const (
 	KindTimeout     ErrorKind = "timeout"      // no answer within Config.Timeout, or HTTP 408
 	KindNetwork     ErrorKind = "network"      // the endpoint could not be reached
 	KindMalformed   ErrorKind = "malformed"    // the answer is not a usable chat completion
+	KindNotAPI      ErrorKind = "not_api"      // a 2xx answer that is a web page (HTML): the base URL is no API
 	KindCancelled   ErrorKind = "cancelled"    // the caller's context ended
 	KindRefused     ErrorKind = "refused"      // the egress policy forbids the address, or the endpoint redirected
 )
@@ -131,6 +132,8 @@ func (e *Error) summary() string {
 		return "the endpoint did not answer in time: raise the timeout or check the server is not overloaded"
 	case KindNetwork:
 		return "could not reach the endpoint: check the base URL and that the server is running"
+	case KindNotAPI:
+		return "the address answers with a web page (HTML), not an OpenAI-compatible API: check the base URL (it usually ends in /v1); a sign-in page or a proxy in the way answers so too"
 	case KindMalformed:
 		return "the endpoint's answer is not a usable chat completion: check the base URL points at an OpenAI-compatible API"
 	case KindRefused:
@@ -183,6 +186,7 @@ var summaryForms = func() []*regexp.Regexp {
 		"the endpoint did not answer in time: raise the timeout or check the server is not overloaded",
 		"could not reach the endpoint: check the base URL and that the server is running",
 		"the endpoint's answer is not a usable chat completion: check the base URL points at an OpenAI-compatible API",
+		"the address answers with a web page (HTML), not an OpenAI-compatible API: check the base URL (it usually ends in /v1); a sign-in page or a proxy in the way answers so too",
 		"the endpoint answered with a redirect (HTTP %d), and judge calls never follow redirects: use the address it redirects to as the base URL",
 		"the endpoint answered with a redirect (HTTP %d) to an address this server refuses to call, so the redirect is refused: its target is no base URL to use; check the base URL with whoever runs the endpoint",
 		"the endpoint answered with a redirect (HTTP %d) to a name this server cannot resolve, and judge calls never follow redirects: check the base URL with whoever runs the endpoint",
