@@ -38,7 +38,7 @@ var failureLabels = map[string]string{
 	"rate_limited": "the judge was rate limiting (HTTP 429)",
 	"server":       "the judge's server failed (HTTP 5xx)",
 	"not_found":    "wrong address or model name (HTTP 404)",
-	"payment":      "the judge's account is out of credits (HTTP 402)",
+	"payment":      "the judge's account is out of credits (HTTP 402, or 429 insufficient_quota)",
 	"bad_request":  "the judge rejected the request (HTTP 4xx)",
 	"malformed":    "the endpoint answered something that is not a chat completion",
 	"not_api":      "the address answers with a web page, not the judge's API",

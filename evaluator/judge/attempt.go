@@ -125,12 +125,34 @@ const maxErrorBody = 64 << 10
 // error body, nil when it could not be read.
 func (c *Client) statusError(res *http.Response, body []byte) *Error {
 	kind, _ := kindForStatus(res.StatusCode)
+	if kind == KindRateLimited && outOfQuota(body) {
+		// OpenAI answers an account without credit 429 too: waiting
+		// does not help, adding credit does.
+		kind = KindPayment
+	}
 	return &Error{
 		Kind:       kind,
 		Status:     res.StatusCode,
 		RetryAfter: parseRetryAfter(res.Header, time.Now()),
 		Message:    c.redact(errorMessage(body)),
 	}
+}
+
+// outOfQuota reports whether an error body is OpenAI's answer to an account
+// out of credit (HTTP 429, error code or type "insufficient_quota"), as
+// opposed to a rate limit that passes.
+func outOfQuota(body []byte) bool {
+	var v struct {
+		Error struct {
+			Code any    `json:"code"`
+			Type string `json:"type"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return false
+	}
+	code, _ := v.Error.Code.(string)
+	return code == "insufficient_quota" || v.Error.Type == "insufficient_quota"
 }
 
 // redirectError reports a 3xx answer: redirects are not followed, since an

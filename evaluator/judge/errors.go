@@ -20,7 +20,7 @@ const (
 	KindAuth        ErrorKind = "auth"         // HTTP 401/403: the key is wrong or lacks access
 	KindBadRequest  ErrorKind = "bad_request"  // HTTP 400/422 and other 4xx, or an invalid Request
 	KindNotFound    ErrorKind = "not_found"    // HTTP 404: wrong base URL or model name
-	KindPayment     ErrorKind = "payment"      // HTTP 402: the account is out of credits
+	KindPayment     ErrorKind = "payment"      // HTTP 402, or OpenAI's 429 insufficient_quota: the account is out of credits
 	KindServer      ErrorKind = "server"       // HTTP 5xx and 409: the endpoint failed
 	KindTimeout     ErrorKind = "timeout"      // no answer within Config.Timeout, or HTTP 408
 	KindNetwork     ErrorKind = "network"      // the endpoint could not be reached
@@ -117,7 +117,7 @@ func (e *Error) summary() string {
 		}
 		return fmt.Sprintf("the endpoint rejected the request (HTTP %d): check the model name and that the model supports the parameters sent (logprobs, seed, response_format, n)", e.Status)
 	case KindPayment:
-		return "the endpoint refused to answer for payment (HTTP 402): the account behind the API key is out of credits or over its spending limit; add credits (or raise the key's limit) with the provider, then resume the run"
+		return fmt.Sprintf("the endpoint refused to answer for payment (HTTP %d): the account behind the API key is out of credits or over its spending limit; add credits (or raise the key's limit) with the provider, then resume the run", e.Status)
 	case KindNotFound:
 		return "the endpoint answered 404 Not Found: check the base URL (it usually ends in /v1) and the model name"
 	case KindServer:
@@ -178,7 +178,7 @@ var summaryForms = func() []*regexp.Regexp {
 		"the judge request is invalid",
 		"the prompt and its answer do not fit the model's context window (HTTP %d): lower the batch size or max tokens, shorten the longest texts, or use a model with a longer context",
 		"the endpoint rejected the request (HTTP %d): check the model name and that the model supports the parameters sent (logprobs, seed, response_format, n)",
-		"the endpoint refused to answer for payment (HTTP 402): the account behind the API key is out of credits or over its spending limit; add credits (or raise the key's limit) with the provider, then resume the run",
+		"the endpoint refused to answer for payment (HTTP %d): the account behind the API key is out of credits or over its spending limit; add credits (or raise the key's limit) with the provider, then resume the run",
 		"the endpoint answered 404 Not Found: check the base URL (it usually ends in /v1) and the model name",
 		"the endpoint failed (HTTP %d): it may be overloaded or down; try again later",
 		"the endpoint timed out (HTTP 408): it may be overloaded; try again later",

@@ -44,3 +44,41 @@ func TestOutOfCreditsIsNoBadRequest(t *testing.T) {
 		t.Errorf("a 402 is kept as the endpoint's refusal of the request: %+v", r)
 	}
 }
+
+// TestInsufficientQuotaIsOutOfCredits: OpenAI answers an account without
+// credit HTTP 429 with code insufficient_quota (regression: it was a rate
+// limit, retried with backoff, and the run waited a minute at a time,
+// "waiting for judge", for ever). It is an account out of credits, not
+// retried; a 429 that is a rate limit stays one.
+func TestInsufficientQuotaIsOutOfCredits(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		want       ErrorKind
+		wantHits   int
+	}{
+		{"insufficient_quota", `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`, KindPayment, 1},
+		{"rate limit", `{"error":{"message":"Rate limit reached for gpt-4o-mini on requests per min (RPM): Limit 3.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, KindRateLimited, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, reply{status: http.StatusTooManyRequests, body: tc.body})
+			c := mustNew(t, testConfig(f))
+			_, err := c.Complete(context.Background(), simpleRequest())
+			var je *Error
+			if !errors.As(err, &je) || je.Kind != tc.want {
+				t.Fatalf("err %v, want kind %q", err, tc.want)
+			}
+			if f.hits() != tc.wantHits {
+				t.Errorf("%d requests, want %d", f.hits(), tc.wantHits)
+			}
+			if tc.want == KindPayment {
+				msg := err.Error()
+				if !strings.Contains(msg, "HTTP 429") || !strings.Contains(msg, "add credits") || !strings.Contains(msg, "exceeded your current quota") {
+					t.Errorf("message %q: want the status, what to do and the endpoint's words", msg)
+				}
+				if _, ok := OwnWords(msg); !ok {
+					t.Errorf("OwnWords does not recognise %q", msg)
+				}
+			}
+		})
+	}
+}
