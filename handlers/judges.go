@@ -606,6 +606,8 @@ func (h *Handlers) contextHint(ctx context.Context, client *judge.Client, j mode
 		h.Log.Debug("read the judge's model list", "judge", j.ID, "err", err)
 	}
 	switch {
+	case !found && j.ContextTokens == nil && client.IsOllama(ctx):
+		return ollamaContextHint
 	case !found:
 		return ""
 	case j.ContextTokens == nil:
@@ -617,6 +619,12 @@ func (h *Handlers) contextHint(ctx context.Context, client *judge.Client, j mode
 	}
 	return ""
 }
+
+// ollamaContextHint is Test connection's word on an Ollama judge with no
+// context window set: Ollama cuts an over-long prompt without an error,
+// so a batch longer than its context is scored unread, and its model list
+// states no window for the product to check against.
+const ollamaContextHint = "This is an Ollama server: it cuts a prompt longer than the model's context length without an error, and the judge then scores text it never read, and its model list does not state that length. Enter it under Context window on the judge's page (ollama show MODEL prints the model's; the server uses a few thousand tokens unless OLLAMA_CONTEXT_LENGTH sets more), and launches will check that prompts fit."
 
 // findJudge loads the judge named by :id.
 func (h *Handlers) findJudge(c echo.Context) (models.Judge, error) {
