@@ -64,8 +64,8 @@ func prepareSampleWise(r *Run, m Method) error {
 // collect asks for n completions, topping up with further calls when the
 // endpoint returns fewer choices than asked (Ollama ignores n). An endpoint
 // that refuses n above 1 (llama.cpp's server: HTTP 400 "Only one completion
-// choice is allowed") is asked for one answer a call instead, after that
-// refusal. At most n calls that answer are made in all; each call, the
+// choice is allowed") to the first call is asked for one answer a call
+// instead, after that refusal. At most n calls that answer are made in all; each call, the
 // refused one included, is counted on o.
 func collect(ctx context.Context, j Completer, req judge.Request, n int, o *Outcome) ([]string, error) {
 	var texts []string
@@ -83,8 +83,12 @@ func collect(ctx context.Context, j Completer, req judge.Request, n int, o *Outc
 			s := *base + int64(calls)
 			req.Seed = &s
 		}
+		// Only the first call can tell that the endpoint refuses n above
+		// 1: one that answered several choices takes n, and a later
+		// refusal is about something else.
+		first := len(texts) == 0 && !single && req.N > 1
 		callCtx := ctx
-		if req.N > 1 {
+		if first {
 			// A refusal of several choices is the request's answer: the
 			// answer cache keeps it, so an identical re-run learns it
 			// again without calling.
@@ -92,7 +96,7 @@ func collect(ctx context.Context, j Completer, req judge.Request, n int, o *Outc
 		}
 		resp, err := j.Complete(callCtx, req)
 		o.count(resp, err)
-		if err != nil && req.N > 1 && refusesChoices(err) {
+		if err != nil && first && refusesChoices(err) {
 			single = true
 			o.Details["n_refused"] = true
 			o.Problems = append(o.Problems, fmt.Sprintf("the endpoint refused a request for %d answers at once (%s); asked for one answer a call instead", req.N, err.Error()))
