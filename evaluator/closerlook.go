@@ -90,6 +90,10 @@ var (
 // score and a plain-English problem; analysis is then the answer's text up
 // to the label, or all of it when there is no label.
 func ParseAnalyzeRate(text string, c Criterion) (score *float64, analysis string, problem string) {
+	text, only := StripReasoning(text)
+	if only {
+		return nil, "", reasoningOnlyProblem
+	}
 	clean := cleanMarkdown(text)
 	var ratings, scores []span
 	for _, m := range ratingLines(newFoldText(clean)) {

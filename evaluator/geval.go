@@ -114,6 +114,7 @@ var (
 // bulleted list is accepted when there is no numbered one. It returns an
 // error when no step is found.
 func ParseGEvalSteps(text string) (string, error) {
+	text, _ = StripReasoning(text)
 	clean := cleanMarkdown(text)
 	titles := stepsTitleRE.FindAllStringIndex(clean, -1)
 	for i := len(titles) - 1; i >= 0; i-- {
@@ -679,6 +680,10 @@ func GEvalFromSamples(texts []string, c Criterion) GEvalEstimate {
 	formScale := Criterion{Lo: float64(lo), Hi: float64(hi)}
 	counts := map[int]int{}
 	for _, t := range texts {
+		t, only := StripReasoning(t)
+		if only {
+			continue // all thinking, cut off before the form was filled
+		}
 		t = cleanMarkdown(t)
 		if formScoresDisagree(t, named) != "" {
 			continue // "Coherence: 2 ... Coherence: 3": which is meant cannot be told

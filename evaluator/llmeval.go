@@ -133,6 +133,10 @@ type jsonPair struct {
 func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*float64, reasons []string, problems []string) {
 	scores = make([]*float64, len(r.Criteria))
 	reasons = make([]string, len(r.Criteria))
+	text, only := StripReasoning(text)
+	if only {
+		return scores, reasons, []string{reasoningOnlyProblem}
+	}
 	if strings.Contains(text, "\u2212") {
 		text = jsonMinus.ReplaceAllString(text, "${1}-${2}")
 	}

@@ -303,6 +303,11 @@ func dashSign(text string, labelEnd, start, end int, c Criterion) (raw, why stri
 // Labels outside 1..n are ignored and reported.
 func ParseBatchAnswer(text string, n int, c Criterion) BatchAnswer {
 	a := BatchAnswer{Scores: make([]*float64, max(n, 0)), Analyses: make([]string, max(n, 0))}
+	text, only := StripReasoning(text)
+	if only {
+		a.Problems = append(a.Problems, reasoningOnlyProblem)
+		return a
+	}
 	clean := newFoldText(cleanMarkdown(text))
 
 	hits, listStart, found, listsProblem := findScoreList(clean, n, c)

@@ -539,7 +539,10 @@ func (h *Handlers) checkJudge(ctx context.Context, j models.Judge) web.JudgeTest
 	resp, err := client.ScoreCheck(ctx)
 	if err != nil {
 		res.Error = err.Error()
-		hint := baseURLHint(ctx, cfg, err)
+		hint := azureDeploymentHint(cfg, err)
+		if hint == "" {
+			hint = baseURLHint(ctx, cfg, err)
+		}
 		if hint == "" {
 			hint = modelNameHint(ctx, client, cfg, err)
 		}
@@ -603,6 +606,8 @@ func (h *Handlers) contextHint(ctx context.Context, client *judge.Client, j mode
 		h.Log.Debug("read the judge's model list", "judge", j.ID, "err", err)
 	}
 	switch {
+	case !found && j.ContextTokens == nil && client.IsOllama(ctx):
+		return ollamaContextHint
 	case !found:
 		return ""
 	case j.ContextTokens == nil:
@@ -614,6 +619,12 @@ func (h *Handlers) contextHint(ctx context.Context, client *judge.Client, j mode
 	}
 	return ""
 }
+
+// ollamaContextHint is Test connection's word on an Ollama judge with no
+// context window set: Ollama cuts an over-long prompt without an error,
+// so a batch longer than its context is scored unread, and its model list
+// states no window for the product to check against.
+const ollamaContextHint = "This is an Ollama server: it cuts a prompt longer than the model's context length without an error, and the judge then scores text it never read, and its model list does not state that length. Enter it under Context window on the judge's page (ollama show MODEL prints the model's; the server uses a few thousand tokens unless OLLAMA_CONTEXT_LENGTH sets more), and launches will check that prompts fit."
 
 // findJudge loads the judge named by :id.
 func (h *Handlers) findJudge(c echo.Context) (models.Judge, error) {
@@ -641,6 +652,38 @@ func keyAuditDetail(typedKey bool, oldEnv, newEnv string) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// azureDeploymentHint names the fix when a test call to an Azure OpenAI
+// per-deployment address (…/openai/deployments/NAME) was refused for the
+// two slips its address and key allow: the ?api-version= left off (Azure
+// answers 404 "Resource not found", or 400), and the key sent as a Bearer
+// token (Azure answers 401 as to a wrong key: a per-deployment address
+// takes an API key only in the api-key header). "" otherwise.
+func azureDeploymentHint(cfg judge.Config, err error) string {
+	var je *judge.Error
+	if !errors.As(err, &je) {
+		return ""
+	}
+	u, perr := url.Parse(strings.TrimSpace(cfg.BaseURL))
+	if perr != nil || !strings.Contains(strings.ToLower(u.Path), "/openai/deployments/") {
+		return ""
+	}
+	switch {
+	case (je.Kind == judge.KindNotFound || je.Kind == judge.KindBadRequest) && !u.Query().Has("api-version"):
+		v := *u
+		q := v.Query()
+		q.Set("api-version", azureAPIVersion)
+		v.RawQuery = q.Encode()
+		return fmt.Sprintf("This Azure OpenAI per-deployment address has no ?api-version=, without which Azure refuses every call: set the base URL to %s (or the API version your resource uses)", judge.RedactURL(v.String()))
+	case je.Kind == judge.KindAuth && je.Status == http.StatusUnauthorized && cfg.KeyHeader != judge.KeyAPIKey:
+		return `An Azure OpenAI per-deployment address takes its API key in the api-key header, not as a Bearer token: on the judge's page, set "Send the key as" to the api-key header`
+	}
+	return ""
+}
+
+// azureAPIVersion is the API version the per-deployment hint suggests:
+// the generally available one the Azure preset uses.
+const azureAPIVersion = "2024-10-21"
 
 // baseURLHint names the fix when a test call answered 404 for the two
 // usual slips in a base URL: the whole endpoint pasted (…/chat/completions,

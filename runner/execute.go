@@ -1388,10 +1388,12 @@ func runLevel(err error) error {
 	switch je.Kind {
 	case judge.KindCancelled:
 		return err
-	case judge.KindAuth, judge.KindNotFound, judge.KindRefused:
-		// Bad credentials, a wrong model or URL, or an address the egress
-		// policy refuses (or a redirect): no retry or later batch can
-		// succeed, so the run stops instead of failing every batch.
+	case judge.KindAuth, judge.KindNotFound, judge.KindRefused, judge.KindPayment, judge.KindNotAPI:
+		// Bad credentials, a wrong model or URL (or one that answers
+		// with a web page), an address the egress policy refuses (or a
+		// redirect), or an account out of credits:
+		// no retry or later batch can succeed, so the run stops instead
+		// of failing every batch.
 		return &judgeUnusable{err: je}
 	case judge.KindRateLimited:
 		after := je.RetryAfter

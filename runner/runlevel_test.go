@@ -25,6 +25,13 @@ func TestRunLevel(t *testing.T) {
 		{judge.KindAuth, true, false},
 		{judge.KindNotFound, true, false},
 		{judge.KindRefused, true, false},
+		// Out of credits (OpenRouter's 402): every later batch is refused
+		// the same way until the account is topped up.
+		{judge.KindPayment, true, false},
+		// A base URL that answers with a web page (a chat front end's
+		// own address, a sign-in page) answers every batch so.
+		{judge.KindNotAPI, true, false},
+		{judge.KindMalformed, false, false},
 		{judge.KindRateLimited, false, true},
 		{judge.KindTimeout, false, false},
 		{judge.KindServer, false, false},

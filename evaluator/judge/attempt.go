@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"math"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -123,12 +125,34 @@ const maxErrorBody = 64 << 10
 // error body, nil when it could not be read.
 func (c *Client) statusError(res *http.Response, body []byte) *Error {
 	kind, _ := kindForStatus(res.StatusCode)
+	if kind == KindRateLimited && outOfQuota(body) {
+		// OpenAI answers an account without credit 429 too: waiting
+		// does not help, adding credit does.
+		kind = KindPayment
+	}
 	return &Error{
 		Kind:       kind,
 		Status:     res.StatusCode,
 		RetryAfter: parseRetryAfter(res.Header, time.Now()),
 		Message:    c.redact(errorMessage(body)),
 	}
+}
+
+// outOfQuota reports whether an error body is OpenAI's answer to an account
+// out of credit (HTTP 429, error code or type "insufficient_quota"), as
+// opposed to a rate limit that passes.
+func outOfQuota(body []byte) bool {
+	var v struct {
+		Error struct {
+			Code any    `json:"code"`
+			Type string `json:"type"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return false
+	}
+	code, _ := v.Error.Code.(string)
+	return code == "insufficient_quota" || v.Error.Type == "insufficient_quota"
 }
 
 // redirectError reports a 3xx answer: redirects are not followed, since an
@@ -245,6 +269,16 @@ func (c *Client) transportError(actx context.Context, err error, gotResponse boo
 
 // decode turns a 2xx body into a Response; anything unusable is malformed.
 func (c *Client) decode(raw []byte) (Response, *Error) {
+	if page, title := htmlPage(raw); page {
+		// A web page with a success status: the web interface of a
+		// chat front end, a sign-in page or a proxy, never the API.
+		// Asking again gets the same page.
+		msg := "the body is a web page, not JSON"
+		if title != "" {
+			msg = fmt.Sprintf("the body is a web page titled %q, not JSON", title)
+		}
+		return Response{}, &Error{Kind: KindNotAPI, Message: c.redact(msg)}
+	}
 	if !validJSON(raw) {
 		// Only to word the error as before: encoding/json's syntax error.
 		err := json.Unmarshal(raw, new(struct{}))
@@ -278,6 +312,35 @@ func (c *Client) decode(raw []byte) (Response, *Error) {
 	}
 	return resp, nil
 }
+
+// htmlPage reports whether a body is an HTML page rather than JSON, and
+// its title (whitespace collapsed, cut to 80 characters; empty when it has
+// none).
+func htmlPage(raw []byte) (bool, string) {
+	head := strings.TrimSpace(strings.TrimPrefix(string(raw[:min(len(raw), 4096)]), "\ufeff"))
+	start := strings.ToLower(head[:min(len(head), 14)])
+	page := false
+	for _, p := range []string{"<!doctype html", "<html", "<head", "<body", "<!--"} {
+		if strings.HasPrefix(start, p) {
+			page = true
+		}
+	}
+	if !page {
+		return false, ""
+	}
+	m := htmlTitle.FindStringSubmatch(head)
+	if m == nil {
+		return true, ""
+	}
+	title := strings.Join(strings.Fields(html.UnescapeString(m[1])), " ")
+	if r := []rune(title); len(r) > 80 {
+		title = string(r[:80]) + "…"
+	}
+	return true, title
+}
+
+// htmlTitle finds a page's title in its first bytes.
+var htmlTitle = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title`)
 
 // maxRetryAfter caps a parsed Retry-After so absurd values cannot overflow
 // a Duration; anything this long is "too long" under any sane ceiling.

@@ -20,10 +20,12 @@ const (
 	KindAuth        ErrorKind = "auth"         // HTTP 401/403: the key is wrong or lacks access
 	KindBadRequest  ErrorKind = "bad_request"  // HTTP 400/422 and other 4xx, or an invalid Request
 	KindNotFound    ErrorKind = "not_found"    // HTTP 404: wrong base URL or model name
+	KindPayment     ErrorKind = "payment"      // HTTP 402, or OpenAI's 429 insufficient_quota: the account is out of credits
 	KindServer      ErrorKind = "server"       // HTTP 5xx and 409: the endpoint failed
 	KindTimeout     ErrorKind = "timeout"      // no answer within Config.Timeout, or HTTP 408
 	KindNetwork     ErrorKind = "network"      // the endpoint could not be reached
 	KindMalformed   ErrorKind = "malformed"    // the answer is not a usable chat completion
+	KindNotAPI      ErrorKind = "not_api"      // a 2xx answer that is a web page (HTML): the base URL is no API
 	KindCancelled   ErrorKind = "cancelled"    // the caller's context ended
 	KindRefused     ErrorKind = "refused"      // the egress policy forbids the address, or the endpoint redirected
 )
@@ -114,6 +116,8 @@ func (e *Error) summary() string {
 			return fmt.Sprintf("the prompt and its answer do not fit the model's context window (HTTP %d): lower the batch size or max tokens, shorten the longest texts, or use a model with a longer context", e.Status)
 		}
 		return fmt.Sprintf("the endpoint rejected the request (HTTP %d): check the model name and that the model supports the parameters sent (logprobs, seed, response_format, n)", e.Status)
+	case KindPayment:
+		return fmt.Sprintf("the endpoint refused to answer for payment (HTTP %d): the account behind the API key is out of credits or over its spending limit; add credits (or raise the key's limit) with the provider, then resume the run", e.Status)
 	case KindNotFound:
 		return "the endpoint answered 404 Not Found: check the base URL (it usually ends in /v1) and the model name"
 	case KindServer:
@@ -128,6 +132,8 @@ func (e *Error) summary() string {
 		return "the endpoint did not answer in time: raise the timeout or check the server is not overloaded"
 	case KindNetwork:
 		return "could not reach the endpoint: check the base URL and that the server is running"
+	case KindNotAPI:
+		return "the address answers with a web page (HTML), not an OpenAI-compatible API: check the base URL (it usually ends in /v1); a sign-in page or a proxy in the way answers so too"
 	case KindMalformed:
 		return "the endpoint's answer is not a usable chat completion: check the base URL points at an OpenAI-compatible API"
 	case KindRefused:
@@ -172,6 +178,7 @@ var summaryForms = func() []*regexp.Regexp {
 		"the judge request is invalid",
 		"the prompt and its answer do not fit the model's context window (HTTP %d): lower the batch size or max tokens, shorten the longest texts, or use a model with a longer context",
 		"the endpoint rejected the request (HTTP %d): check the model name and that the model supports the parameters sent (logprobs, seed, response_format, n)",
+		"the endpoint refused to answer for payment (HTTP %d): the account behind the API key is out of credits or over its spending limit; add credits (or raise the key's limit) with the provider, then resume the run",
 		"the endpoint answered 404 Not Found: check the base URL (it usually ends in /v1) and the model name",
 		"the endpoint failed (HTTP %d): it may be overloaded or down; try again later",
 		"the endpoint timed out (HTTP 408): it may be overloaded; try again later",
@@ -179,6 +186,7 @@ var summaryForms = func() []*regexp.Regexp {
 		"the endpoint did not answer in time: raise the timeout or check the server is not overloaded",
 		"could not reach the endpoint: check the base URL and that the server is running",
 		"the endpoint's answer is not a usable chat completion: check the base URL points at an OpenAI-compatible API",
+		"the address answers with a web page (HTML), not an OpenAI-compatible API: check the base URL (it usually ends in /v1); a sign-in page or a proxy in the way answers so too",
 		"the endpoint answered with a redirect (HTTP %d), and judge calls never follow redirects: use the address it redirects to as the base URL",
 		"the endpoint answered with a redirect (HTTP %d) to an address this server refuses to call, so the redirect is refused: its target is no base URL to use; check the base URL with whoever runs the endpoint",
 		"the endpoint answered with a redirect (HTTP %d) to a name this server cannot resolve, and judge calls never follow redirects: check the base URL with whoever runs the endpoint",
@@ -338,8 +346,13 @@ func kindForStatus(status int) (kind ErrorKind, retry bool) {
 		return KindAuth, false
 	case status == http.StatusNotFound:
 		return KindNotFound, false
+	case status == http.StatusPaymentRequired:
+		// Out of credits (OpenRouter, prepaid accounts): no request can
+		// succeed until the account is topped up, and the request itself
+		// is not at fault (it is no refusal of logprobs, n or a schema).
+		return KindPayment, false
 	default:
-		// 400, 422 and the rest of 4xx (402 no credit, 413 too large...):
+		// 400, 422 and the rest of 4xx (413 too large...):
 		// sending the same request again cannot help.
 		return KindBadRequest, false
 	}

@@ -95,7 +95,7 @@ func TestKindForStatus(t *testing.T) {
 		{503, KindServer, true},
 		{400, KindBadRequest, false},
 		{401, KindAuth, false},
-		{402, KindBadRequest, false},
+		{402, KindPayment, false},
 		{403, KindAuth, false},
 		{404, KindNotFound, false},
 		{422, KindBadRequest, false},

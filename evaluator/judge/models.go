@@ -110,6 +110,31 @@ func (c *Client) ContextWindow(ctx context.Context) (tokens int, found bool, err
 	return 0, false, nil
 }
 
+// IsOllama reports whether the endpoint is an Ollama server: the root of
+// its address answers "Ollama is running", as Ollama's does. One GET, with
+// the client's timeout and egress rules and without the key (the root
+// needs none), no retry; any failure is false.
+func (c *Client) IsOllama(ctx context.Context) bool {
+	u, err := c.endpoint.Parse("/")
+	if err != nil {
+		return false
+	}
+	u.RawQuery = ""
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return false
+	}
+	res, err := c.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer res.Body.Close()
+	head, _ := io.ReadAll(io.LimitReader(res.Body, 64))
+	return res.StatusCode == http.StatusOK && strings.HasPrefix(strings.TrimSpace(string(head)), "Ollama is running")
+}
+
 // ModelNames are the model ids the endpoint's model list holds, in its
 // order; an error when there is no list to read (the endpoint has none,
 // refuses it or answers something else).

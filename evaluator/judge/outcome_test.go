@@ -137,7 +137,7 @@ func outcomeCases() []outcomeCase {
 		{name: "409", status: 409, body: `{"error":{"message":"conflict"}}`},
 		{name: "413", status: 413, body: `{"error":{"message":"too large"}}`},
 		{name: "422 vllm", status: 422, body: `{"object":"error","message":"bad schema","type":"BadRequestError","code":422}`},
-		{name: "429 long retry-after", status: 429, header: map[string]string{"Retry-After": "3600"}, body: `{"error":{"message":"quota","type":"insufficient_quota"}}`},
+		{name: "429 long retry-after", status: 429, header: map[string]string{"Retry-After": "3600"}, body: `{"error":{"message":"quota","type":"tokens"}}`},
 		{name: "429 retry-after-ms", status: 429, header: map[string]string{"retry-after-ms": "1500"}, body: `{"error":{"message":"slow down"}}`},
 		{name: "429 error is a number", status: 429, body: `{"error":5}`},
 		{name: "429 invalid JSON", status: 429, body: `{"error":`},

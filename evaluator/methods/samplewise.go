@@ -2,7 +2,9 @@ package methods
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 
@@ -60,13 +62,20 @@ func prepareSampleWise(r *Run, m Method) error {
 }
 
 // collect asks for n completions, topping up with further calls when the
-// endpoint returns fewer choices than asked (Ollama ignores n). At most n
-// calls are made in all; each is counted on o.
+// endpoint returns fewer choices than asked (Ollama ignores n). An endpoint
+// that refuses n above 1 (llama.cpp's server: HTTP 400 "Only one completion
+// choice is allowed") to the first call is asked for one answer a call
+// instead, after that refusal. At most n calls that answer are made in all; each call, the
+// refused one included, is counted on o.
 func collect(ctx context.Context, j Completer, req judge.Request, n int, o *Outcome) ([]string, error) {
 	var texts []string
 	base := req.Seed
+	single := false
 	for calls := 0; len(texts) < n && calls < n; calls++ {
 		req.N = n - len(texts)
+		if single {
+			req.N = 1
+		}
 		if base != nil && calls > 0 {
 			// A top-up call needs its own seed: an endpoint that ignores n
 			// but honours seed (Ollama) would otherwise answer the same
@@ -74,8 +83,26 @@ func collect(ctx context.Context, j Completer, req judge.Request, n int, o *Outc
 			s := *base + int64(calls)
 			req.Seed = &s
 		}
-		resp, err := j.Complete(ctx, req)
+		// Only the first call can tell that the endpoint refuses n above
+		// 1: one that answered several choices takes n, and a later
+		// refusal is about something else.
+		first := len(texts) == 0 && !single && req.N > 1
+		callCtx := ctx
+		if first {
+			// A refusal of several choices is the request's answer: the
+			// answer cache keeps it, so an identical re-run learns it
+			// again without calling.
+			callCtx = judge.KeepRefusal(ctx)
+		}
+		resp, err := j.Complete(callCtx, req)
 		o.count(resp, err)
+		if err != nil && first && refusesChoices(err) {
+			single = true
+			o.Details["n_refused"] = true
+			o.Problems = append(o.Problems, fmt.Sprintf("the endpoint refused a request for %d answers at once (%s); asked for one answer a call instead", req.N, err.Error()))
+			calls-- // the refused call answered nothing: it takes no place among the n
+			continue
+		}
 		if err != nil {
 			return texts, err
 		}
@@ -84,6 +111,19 @@ func collect(ctx context.Context, j Completer, req judge.Request, n int, o *Outc
 		}
 	}
 	return texts, nil
+}
+
+// refusesChoices reports whether err is the endpoint's refusal of a request
+// (HTTP 400 or 422) that may be its refusal of n above 1. A refusal for
+// another reason is refused again when one answer is asked for, and that
+// error is the one the unit keeps. A prompt too long for the model is not
+// asked again.
+func refusesChoices(err error) bool {
+	var je *judge.Error
+	if !errors.As(err, &je) || je.Kind != judge.KindBadRequest || je.ContextOverflow() {
+		return false
+	}
+	return je.Status == http.StatusBadRequest || je.Status == http.StatusUnprocessableEntity
 }
 
 // A score computed from fewer sampled answers than asked is kept when at

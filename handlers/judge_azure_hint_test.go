@@ -1,0 +1,60 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/a-h/templ"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// TestJudgeTestNamesAzureDeploymentSlips: Test connection on an Azure
+// OpenAI per-deployment address said "the endpoint refused the API key
+// (HTTP 401): check the key" to a right key sent as a Bearer token, and
+// "check the base URL (it usually ends in /v1) and the model name" to an
+// address without its ?api-version= (found as a newcomer saving the judge
+// from the form). It now names the field to change and the value.
+func TestJudgeTestNamesAzureDeploymentSlips(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		const key, version = "az-s3cret-key-91", "2024-10-21"
+		azure, _ := fakeAzureJudge(t, "judge-4o", version, key)
+		noVersion := strings.TrimSuffix(azure, "?api-version="+version)
+		for _, tc := range []struct {
+			name, baseURL, keyHeader string
+			want, notWant            string
+		}{
+			{"key as a Bearer token", azure, "bearer", `set "Send the key as" to the api-key header`, ""},
+			{"no api-version", noVersion, "api-key", "set the base URL to " + noVersion + "?api-version=2024-10-21", "it usually ends in /v1"},
+			{"both right", azure, "api-key", "", "per-deployment address"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				j := models.Judge{WorkspaceID: env.ws.ID, Name: "Azure " + tc.name, BaseURL: tc.baseURL, Model: "judge-4o", APIKey: key, KeyHeader: tc.keyHeader,
+					TimeoutSeconds: 5, Temperature: 0.2, TopP: 0.9, MaxConcurrency: 2}
+				must(t, env.db.SaveJudge(context.Background(), &j))
+				req := httptest.NewRequest(http.MethodPost, fmt.Sprintf("/judges/%d/test", j.ID), nil)
+				req.Header.Set("X-Requested-With", "fetch")
+				rec := httptest.NewRecorder()
+				env.e.ServeHTTP(rec, req)
+				body := rec.Body.String()
+				if tc.want == "" {
+					if !strings.Contains(body, "flash ok") {
+						t.Fatalf("the test failed: %.600s", body)
+					}
+				} else if !strings.Contains(body, templ.EscapeString(tc.want)) {
+					t.Errorf("the result lacks %q: %.800s", tc.want, body)
+				}
+				if tc.notWant != "" && strings.Contains(body, templ.EscapeString(tc.notWant)) {
+					t.Errorf("the result says %q: %.800s", tc.notWant, body)
+				}
+				if strings.Contains(body, key) {
+					t.Errorf("the result shows the key")
+				}
+			})
+		}
+	})
+}
