@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"math"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -29,9 +30,11 @@ func TestProgressStreamCountsProbes(t *testing.T) {
 		for _, tc := range []struct {
 			name                       string
 			probes, prompt, completion int
+			large                      bool // counts of four digits and more, a share done with a tenth
 		}{
-			{"probed through an outage", 4, 40, 8},
-			{"never waited", 0, 0, 0},
+			{"probed through an outage", 4, 40, 8, false},
+			{"never waited", 0, 0, 0, false},
+			{"thousands of batches", 1200, 48000, 9600, true},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				run := env.storedRun(d, tc.name, d.human, func(r *models.Run) {
@@ -39,6 +42,16 @@ func TestProgressStreamCountsProbes(t *testing.T) {
 					r.JudgeSnapshot.PriceInputPerMTok, r.JudgeSnapshot.PriceOutputPerMTok = &in, &out
 					r.ProbeCalls, r.ProbePromptTokens, r.ProbeCompletionTokens = tc.probes, tc.prompt, tc.completion
 				})
+				if tc.large {
+					// The page grouped some counts' thousands ("1,500") and
+					// not others (batches, retries), and showed the share
+					// done whole where the stream sends a tenth: the live
+					// page rewrote them as "1500" and "24.7". A paused run,
+					// for its batches' line (its stream ends).
+					must(t, env.db.Gorm.Model(&models.Run{}).Where("id = ?", run.ID).Updates(map[string]any{
+						"status": models.RunPaused, "finished_at": nil, "batches_done": 1234, "batches_total": 5000,
+						"batches_failed": 1500, "cached_calls": 2500, "retries": 12345}).Error)
+				}
 				rec := env.get(fmt.Sprintf("/runs/%d/events", run.ID))
 				m := regexp.MustCompile(`event: progress\ndata: (.*)\n`).FindStringSubmatch(rec.Body.String())
 				if rec.Code != http.StatusOK || m == nil {
@@ -68,7 +81,7 @@ func TestProgressStreamCountsProbes(t *testing.T) {
 					var live string
 					switch v := v.(type) {
 					case float64:
-						live = strconv.FormatFloat(v, 'f', -1, 64) // JavaScript's String(number), for these
+						live = jsEnglishNumber(v)
 					case string:
 						live = v
 					default:
@@ -79,10 +92,42 @@ func TestProgressStreamCountsProbes(t *testing.T) {
 						t.Errorf("the page shows %s as %q; the stream would make it %q", f[1], shown, live)
 					}
 				}
+				if tc.large {
+					for _, f := range []string{"batches_done", "batches_total", "percent", "failed", "cached", "retries"} {
+						if !filled[f] {
+							t.Errorf("the stream fills %v of the page's fields: want %s among them", filled, f)
+						}
+					}
+				}
 				if !filled["probes_text"] || !filled["calls_text"] {
 					t.Errorf("the stream fills %v of the page's fields: want probes_text and calls_text among them", filled)
 				}
 			})
 		}
 	})
+}
+
+// jsEnglishNumber writes v as static/app.js writes a number it is sent:
+// toLocaleString("en-US", {maximumFractionDigits: 1}), thousands grouped
+// with commas and at most one decimal, no trailing zero.
+func jsEnglishNumber(v float64) string {
+	s := strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
+	whole, frac, _ := strings.Cut(s, ".")
+	neg := strings.HasPrefix(whole, "-")
+	whole = strings.TrimPrefix(whole, "-")
+	var b strings.Builder
+	for i, r := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	out := b.String()
+	if neg {
+		out = "-" + out
+	}
+	if frac != "" {
+		out += "." + frac
+	}
+	return out
 }

@@ -8,7 +8,9 @@
       var d = JSON.parse(ev.data);
       Object.keys(d).forEach(function (k) {
         var t = el.querySelector('[data-field="' + k + '"]');
-        if (t) t.textContent = d[k];
+        // Numbers as the page writes them: thousands grouped ("1,500"),
+        // at most one decimal (the share done).
+        if (t) t.textContent = typeof d[k] === "number" ? d[k].toLocaleString("en-US", { maximumFractionDigits: 1 }) : d[k];
       });
       // The header's status badge lives outside the progress block.
       document.querySelectorAll("[data-run-status]").forEach(function (b) {
