@@ -33,9 +33,11 @@ import (
 // starts its client). Every worker on the file wakes, the launching one
 // too (one fetch more); River's locked fetch decides which takes the job,
 // as a poll would. Waiting on inotify is a read blocked in Go's netpoller,
-// so an idle worker's CPU is unchanged (BenchmarkIdleCPU), and its poll
-// goes on as before: a backstop for jobs coming due (retries, snoozes) and
-// for inserts that write no wake file. (Watching the database's own -wal
+// so it costs no CPU while nothing changes, and it lets a parked worker
+// look for due jobs every 5 s instead of every second (parkedPoll): its
+// poll is then a backstop for jobs coming due (retries, snoozes) and for
+// inserts that write no wake file. An awake worker's River keeps its own
+// poll (PollInterval). (Watching the database's own -wal
 // file would wake every worker at every write of every run; PRAGMA
 // data_version is a poll again.)
 //
@@ -46,7 +48,7 @@ import (
 // Where it cannot be made or watched (a read-only folder without the file,
 // no inotify, none of the user's instances left: the log line says which
 // limit and how to raise it), the worker logs that once and keeps to its
-// poll; a process that cannot write it logs that once, and
+// 1 s poll, parked too; a process that cannot write it logs that once, and
 // its runs start at the workers' next poll. One process opens one inotify
 // instance, shared by its runners (wakeWatch). inotify sees the writes of this
 // machine only, as SQLite's own locking needs anyway.
@@ -61,7 +63,8 @@ type wakeFile struct {
 	mode fs.FileMode
 	// warned is set once a failed write of the file has been logged.
 	warned atomic.Bool
-	// watched is set while this worker watches the file (wakeWatch).
+	// watched is set while this worker watches the file (wakeWatch): its
+	// poll while parked is then only a backstop (parkedPoll).
 	watched atomic.Bool
 }
 
@@ -124,7 +127,7 @@ func (r *Runner) wakeOthers() {
 		}
 	}
 	if err != nil && r.wake.warned.CompareAndSwap(false, true) {
-		r.log.Warn("wake file: cannot write it; runs queued here start in other worker processes at their next poll (a second by default)",
+		r.log.Warn("wake file: cannot write it; runs queued here start in other worker processes at their next poll (a second by default; up to 5 s in a parked worker)",
 			"path", r.wake.path, "err", err)
 	}
 }

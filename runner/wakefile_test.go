@@ -316,7 +316,7 @@ func TestWakeFileWatchErrors(t *testing.T) {
 			if tc.logPrefix != "" && log.count(tc.logPrefix) != 1 {
 				t.Errorf("logged %q %d times, want once; lines %q", tc.logPrefix, log.count(tc.logPrefix), log.all())
 			}
-			// Left to its poll.
+			// Left to its poll, the worker polls every second, parked too.
 			if r.wake.watched.Load() != tc.goesOn {
 				t.Errorf("watched = %v after the error, want %v", r.wake.watched.Load(), tc.goesOn)
 			}
@@ -462,6 +462,49 @@ func TestWatchFailureSaysWhichLimit(t *testing.T) {
 			}
 			if tc.want == nil && strings.Contains(lines[0], "sysctl") {
 				t.Errorf("the line %q names a limit for %v", lines[0], tc.err)
+			}
+		})
+	}
+}
+
+// TestParkedPollIsABackstopWhenWoken: a parked worker looks for due jobs
+// every PollInterval (1 s by default) only where nothing else wakes it for
+// another process's run: on SQLite without its wake file watched. Watched
+// (or on PostgreSQL, where River's insert notification wakes it), it looks
+// as often as its idle lease sweep, 5 s by default. Before, a parked
+// SQLite worker looked every second with its wake file watched.
+func TestParkedPollIsABackstopWhenWoken(t *testing.T) {
+	t.Parallel()
+	unusable := func(t *testing.T, db *models.DB) {
+		file, err := mainDatabaseFile(context.Background(), db.SQL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(file+wakePathSuffix, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		dialect models.Dialect
+		prepare func(*testing.T, *models.DB)
+		want    time.Duration
+	}{
+		{"sqlite, wake file watched", models.SQLite, nil, 5 * time.Second},
+		{"sqlite, wake file unusable", models.SQLite, unusable, time.Second},
+		{"postgres", models.Postgres, nil, 5 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			db := dbtest.Open(t, tc.dialect, migrateJobs)
+			if tc.prepare != nil {
+				tc.prepare(t, db)
+			}
+			env := newTestEnv(t, db)
+			// The production poll and lease.
+			r := env.startRunner(Config{PollInterval: time.Second, LeaseTTL: DefaultLeaseTTL, Log: slog.New(&logLines{})})
+			if got := r.parkedPoll(); got != tc.want {
+				t.Errorf("a parked worker looks every %s, want %s", got, tc.want)
 			}
 		})
 	}
