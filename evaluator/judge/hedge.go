@@ -49,7 +49,8 @@ const hedgeRecord = 100
 
 // hedgeEvery caps the copies: at most one per hedgeEvery calls the run has
 // sent so far, plus one, so a run whose every call is slow (the judge as a
-// whole slowed down) does not double its bill.
+// whole slowed down) does not double its bill. A copy never sent (its
+// original answered while it waited for a slot) does not count.
 const hedgeEvery = 20
 
 // Hedger sends a copy of a slow call; one serves one execution of a run
@@ -64,7 +65,8 @@ type Hedger struct {
 	// their timers are set once it has (record), rather than polling.
 	waiting map[*hedgeCall]struct{}
 	// sent counts the calls whose first attempt went out, launched the
-	// copies started (the cap counts those).
+	// copies started, less those that ended without being sent (the cap
+	// counts these).
 	sent, launched int
 	resent         atomic.Int64
 }
@@ -224,6 +226,14 @@ func (hc *hedgeCall) fire() {
 			// Counted once the endpoint has seen it: not when it
 			// was stopped before its request went out.
 			h.resent.Add(1)
+		} else {
+			// Never sent, so never paid: its place under the cap is
+			// given back. Kept, a copy stopped while it waited for a
+			// slot (its original answered meanwhile) left a later slow
+			// call of a small run without one.
+			h.mu.Lock()
+			h.launched--
+			h.mu.Unlock()
 		}
 		hc.mu.Lock()
 		hc.copyRes = hedgeResult{resp, err}
