@@ -395,3 +395,44 @@ func TestHedgeCapCountsCopiesSent(t *testing.T) {
 		t.Errorf("Resent() = %d, want 1", n)
 	}
 }
+
+// TestHedgeCapPlaceGivenBack: a slow call whose copy the cap refused
+// because another call's copy was pending gets its copy once that copy
+// ends unsent (its original answered while it waited for a slot). Before,
+// a call refused by the cap never got one: two calls of a small run slow
+// at once (a loaded machine) left the slower without its copy.
+func TestHedgeCapPlaceGivenBack(t *testing.T) {
+	j := &hedgeJudge{seen: map[string]int{}, plan: func(text string, k int) hedgeStep {
+		switch {
+		case text == "first" && k == 0:
+			return hedgeStep{delay: 250 * time.Millisecond}
+		case text == "first":
+			return hedgeStep{delay: time.Millisecond, slotAfterOriginal: true}
+		case text == "second" && k == 0:
+			return hedgeStep{delay: 5 * time.Second}
+		}
+		return warmStep
+	}}
+	c := NewCache(j, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
+	c.Hedge = NewHedger()
+	warmUp(t, c, 10)
+	first := make(chan error, 1)
+	go func() {
+		_, err := c.Complete(WithUnit(context.Background(), Unit{ID: 1, Paid: &PaidLog{}}), textRequest("first"))
+		first <- err
+	}()
+	// The first's copy is launched at 80 ms and waits until 270 ms; the
+	// second's timer fires at 120 ms, while it waits.
+	time.Sleep(40 * time.Millisecond)
+	start := time.Now()
+	resp, err := c.Complete(WithUnit(context.Background(), Unit{ID: 2, Paid: &PaidLog{}}), textRequest("second"))
+	if err != nil || resp.Text() != "answer second#1" {
+		t.Errorf("the second slow call: %q, %v after %s; want its copy's answer", resp.Text(), err, time.Since(start).Round(time.Millisecond))
+	}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Hedge.Resent(); n != 1 {
+		t.Errorf("Resent() = %d, want 1 (the second's copy)", n)
+	}
+}
