@@ -38,7 +38,11 @@ import (
 // process ended (a crash, a restart) is not resumed (its copy was rolled
 // back with its transaction, and its requester is gone): once its lease
 // lapses, at most heldOutLease after its last renewal, every page says it
-// stopped and offers to launch the runs again.
+// stopped and offers to launch the runs again. On a SQLite file the
+// launch also holds a lock of the operating system's, which its process's
+// end lets go (models' heldoutlock.go): there a lapsed lease counts only
+// once that lock is free too, since a copy holding SQLite's write lock
+// longer than the lease keeps the renewals from being written.
 
 // heldOutInlineSamples is the largest held-out part launched in the
 // request (a variable so tests can lower it): 10,000 samples take under a

@@ -234,8 +234,9 @@ func TestHeldOutPreparationStoppedWithItsProcess(t *testing.T) {
 // TestHeldOutLaunchClaimedOnce: launches of one alignment's held-out runs
 // claimed at once from two server processes (two stores on one database)
 // are one claim: the others are refused as under way. A claim whose lease
-// lapsed is taken over, after which its first owner neither renews nor
-// ends it; one ended is claimed again.
+// lapsed after its process ended (its store closed) is taken over, after
+// which its first owner neither renews nor ends it; one ended is claimed
+// again.
 func TestHeldOutLaunchClaimedOnce(t *testing.T) {
 	for _, d := range dbtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
@@ -270,9 +271,16 @@ func TestHeldOutLaunchClaimedOnce(t *testing.T) {
 				t.Fatalf("the claim is not under way: %+v", l)
 			}
 
-			// A lease that lapses: taken over.
-			mustB(t, env.db.EndHeldOutLaunch(ctx, a.ID, l.Owner, ""))
-			mustB(t, env.db.ClaimHeldOutLaunch(ctx, a, "first", time.Second))
+			// Ended by its own process (on SQLite that lets its lock go).
+			var winner int
+			if _, err := fmt.Sscanf(l.Owner, "owner-%d", &winner); err != nil {
+				t.Fatalf("owner %q: %v", l.Owner, err)
+			}
+			mustB(t, stores[winner%2].EndHeldOutLaunch(ctx, a.ID, l.Owner, ""))
+			// A lease that lapses, its process gone: taken over.
+			crashed := openStore(t, dsn)
+			mustB(t, crashed.ClaimHeldOutLaunch(ctx, a, "first", time.Second))
+			crashed.Close()
 			time.Sleep(1500 * time.Millisecond)
 			if l, _, err := env.db.FindHeldOutLaunch(ctx, a.ID); err != nil || !l.Stopped() {
 				t.Fatalf("a lapsed lease is not seen stopped: %+v %v", l, err)
@@ -292,4 +300,62 @@ func TestHeldOutLaunchClaimedOnce(t *testing.T) {
 			mustB(t, env.db.ClaimHeldOutLaunch(ctx, a, "third", time.Minute))
 		})
 	}
+}
+
+// TestHeldOutLaunchLiveAfterItsLeaseLapses: on a SQLite file a launch
+// whose lease lapsed unrenewed while its process lives (its renewals
+// waiting, as they do while its copy holds SQLite's write lock for longer
+// than the lease) is still under way: the pages of every process say it
+// is being prepared, not that it stopped, and a launch from another
+// process is refused rather than taking it over; its owner renews it
+// again. Once its process ends (its store closed), the lapsed lease is
+// seen stopped and taken over. Before, the second process took it over as
+// soon as the lease lapsed. A 300 ms lease here (2 minutes in production).
+func TestHeldOutLaunchLiveAfterItsLeaseLapses(t *testing.T) {
+	ctx := context.Background()
+	dsn := dbtest.DSN(t, models.SQLite)
+	env := newTestEnv(t, openStore(t, dsn))
+	other := openStore(t, dsn)
+	a := startAlignment(t, env, alignDemoRun(t, env, "imported"), 3)
+	const lease = 300 * time.Millisecond
+
+	// Claimed by this process, which then holds SQLite's write lock past
+	// the lease (a long copy): no renewal can be written meanwhile. The
+	// pages read the launch meanwhile, and once the copy has committed.
+	mustB(t, env.db.ClaimHeldOutLaunch(ctx, a, "working", lease))
+	tx, err := env.db.SQL.BeginTx(ctx, nil)
+	mustB(t, err)
+	_, err = tx.ExecContext(ctx, "UPDATE heldout_launches SET failed = '' WHERE alignment_id = ?", a.ID)
+	mustB(t, err)
+	time.Sleep(3 * lease)
+	for _, when := range []string{"during the copy", "after it"} {
+		if when == "after it" {
+			mustB(t, tx.Commit())
+		}
+		for i, st := range []*models.DB{env.db, other} {
+			l, ok, err := st.FindHeldOutLaunch(ctx, a.ID)
+			mustB(t, err)
+			if !ok || !l.Preparing() || l.Stopped() || l.Now.Before(*l.LeaseUntil) {
+				t.Errorf("%s, process %d: a live launch whose lease lapsed: preparing %v, stopped %v (%+v), want preparing", when, i+1, l.Preparing(), l.Stopped(), l)
+			}
+		}
+	}
+	if err := other.ClaimHeldOutLaunch(ctx, a, "taker", time.Minute); !errors.Is(err, models.ErrHeldOutPreparing) {
+		t.Fatalf("another process's claim of a live launch whose lease lapsed: %v, want %v", err, models.ErrHeldOutPreparing)
+	}
+	if held, err := env.db.RenewHeldOutLaunch(ctx, a.ID, "working", lease); err != nil || !held {
+		t.Fatalf("the live launch's renewal after its lease lapsed: held %v, %v; want held", held, err)
+	}
+
+	// Its process ends without ending it: stopped once the lease lapses,
+	// and taken over.
+	mustB(t, env.db.Close())
+	time.Sleep(2 * lease)
+	l, _, err := other.FindHeldOutLaunch(ctx, a.ID)
+	mustB(t, err)
+	if !l.Stopped() || l.Preparing() {
+		t.Errorf("a launch whose process ended: preparing %v, stopped %v, want stopped", l.Preparing(), l.Stopped())
+	}
+	mustB(t, other.ClaimHeldOutLaunch(ctx, a, "taker", time.Minute))
+	mustB(t, other.EndHeldOutLaunch(ctx, a.ID, "taker", ""))
 }

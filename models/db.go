@@ -66,6 +66,9 @@ type DB struct {
 	// Secrets is the secret key judge keys are sealed with; nil: none, and
 	// keys cannot be stored.
 	Secrets *Secrets
+	// heldOut holds the locks of the held-out launches this handle works
+	// on a SQLite file (heldoutlock.go).
+	heldOut heldOutLocks
 	// MaxActiveRunsPerWorkspace bounds the runs a workspace may have queued
 	// or running at once; 0 means no limit.
 	MaxActiveRunsPerWorkspace int
@@ -282,6 +285,8 @@ func (db *DB) Reader(ctx context.Context) *gorm.DB {
 
 // Close releases the connections.
 func (db *DB) Close() error {
+	// A closed handle's launches are over, as its process's would be.
+	db.unlockAllHeldOut()
 	err := db.SQL.Close()
 	if db.readSQL != nil {
 		db.readSQL.Close()

@@ -46,24 +46,55 @@ type HeldOutLaunch struct {
 	// Now is the database's clock when read, the clock LeaseUntil was
 	// written with.
 	Now time.Time
+
+	// Locked says, on a SQLite file, that a live process holds the
+	// launch's lock (heldoutlock.go): it is under way even if its lease
+	// lapsed unrenewed (its renewals waiting for SQLite's write lock).
+	// Only looked at once the lease has lapsed.
+	Locked bool
 }
 
-// Preparing says the launch is under way: its lease is live.
-func (l HeldOutLaunch) Preparing() bool { return l.LeaseUntil != nil && l.LeaseUntil.After(l.Now) }
+// Preparing says the launch is under way: its lease is live, or its
+// process holds its lock.
+func (l HeldOutLaunch) Preparing() bool {
+	return l.LeaseUntil != nil && (l.LeaseUntil.After(l.Now) || l.Locked)
+}
 
 // Stopped says the launch's process ended before it did: its lease
-// lapsed, never renewed nor ended. Nothing of its copy was kept (the copy
-// is one transaction), and it can be launched again.
-func (l HeldOutLaunch) Stopped() bool { return l.LeaseUntil != nil && !l.LeaseUntil.After(l.Now) }
+// lapsed, never renewed nor ended, and no process holds its lock. Nothing
+// of its copy was kept (the copy is one transaction), and it can be
+// launched again.
+func (l HeldOutLaunch) Stopped() bool {
+	return l.LeaseUntil != nil && !l.LeaseUntil.After(l.Now) && !l.Locked
+}
 
 // ClaimHeldOutLaunch claims the launch of accepted alignment a's held-out
 // runs for owner, with a lease of the given length: refused (EConflict,
 // wrapping ErrHeldOutPreparing) while another launch's lease is live,
 // wherever it runs, and refused (EConflict) when the alignment's runs are
 // no longer those a holds (another launch recorded its runs since a was
-// read). A claim whose lease lapsed (its process ended) is taken over.
-func (db *DB) ClaimHeldOutLaunch(ctx context.Context, a Alignment, owner string, lease time.Duration) error {
+// read). A claim whose lease lapsed (its process ended) is taken over;
+// on a SQLite file only when no process holds its lock (heldoutlock.go),
+// which a claim takes first and EndHeldOutLaunch lets go.
+func (db *DB) ClaimHeldOutLaunch(ctx context.Context, a Alignment, owner string, lease time.Duration) (err error) {
 	d := db.Dialect
+	locked, err := db.lockHeldOutLaunch(ctx, a.ID, owner)
+	if err != nil {
+		return err
+	}
+	if !locked {
+		// Another launch is alive, whatever its lease says.
+		since := "a moment ago"
+		if l, ok, err := db.FindHeldOutLaunch(ctx, a.ID); err == nil && ok {
+			since = "since " + l.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
+		}
+		return heldOutPreparing(a.ID, since)
+	}
+	defer func() {
+		if err != nil {
+			db.unlockHeldOutLaunch(owner)
+		}
+	}()
 	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// One statement: of two processes claiming at once, one inserts
 		// or takes over the row and the other finds its lease live.
@@ -85,8 +116,7 @@ func (db *DB) ClaimHeldOutLaunch(ctx context.Context, a Alignment, owner string,
 			if ok {
 				since = "since " + l.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
 			}
-			return &Error{Code: EConflict, Err: ErrHeldOutPreparing,
-				Message: fmt.Sprintf("the held-out runs of alignment %d are being prepared (%s): they are not launched twice; the alignment's page shows them once they are launched", a.ID, since)}
+			return heldOutPreparing(a.ID, since)
 		}
 		// Claimed after any launch before it ended, which records its runs
 		// first: they are read here, after the claim.
@@ -100,6 +130,13 @@ func (db *DB) ClaimHeldOutLaunch(ctx context.Context, a Alignment, owner string,
 		}
 		return nil
 	})
+}
+
+// heldOutPreparing refuses a launch of alignment id's held-out runs while
+// another is under way (since says since when).
+func heldOutPreparing(id int64, since string) error {
+	return &Error{Code: EConflict, Err: ErrHeldOutPreparing,
+		Message: fmt.Sprintf("the held-out runs of alignment %d are being prepared (%s): they are not launched twice; the alignment's page shows them once they are launched", id, since)}
 }
 
 func sameID(x, y *int64) bool {
@@ -128,7 +165,9 @@ func (db *DB) RenewHeldOutLaunch(ctx context.Context, id int64, owner string, le
 // EndHeldOutLaunch ends owner's launch of alignment id's held-out runs:
 // failed says why it failed, "" when the runs were launched (and recorded
 // on the alignment). A launch owner no longer holds is left as it is.
+// Its lock is let go whatever the update did: the launch is over.
 func (db *DB) EndHeldOutLaunch(ctx context.Context, id int64, owner, failed string) error {
+	defer db.unlockHeldOutLaunch(owner)
 	err := db.Gorm.WithContext(ctx).Exec(`UPDATE heldout_launches SET lease_until = NULL, ended_at = `+dbNowSQL(db.Dialect)+`, failed = ?
 		WHERE alignment_id = ? AND owner = ?`, failed, id, owner).Error
 	if err != nil {
@@ -140,7 +179,11 @@ func (db *DB) EndHeldOutLaunch(ctx context.Context, id int64, owner, failed stri
 // FindHeldOutLaunch reads the last launch of alignment id's held-out runs;
 // ok is false when there was none.
 func (db *DB) FindHeldOutLaunch(ctx context.Context, id int64) (l HeldOutLaunch, ok bool, err error) {
-	return findHeldOutLaunch(ctx, db.Gorm.WithContext(ctx), db.Dialect, id)
+	l, ok, err = findHeldOutLaunch(ctx, db.Gorm.WithContext(ctx), db.Dialect, id)
+	if err == nil && ok && l.LeaseUntil != nil && !l.LeaseUntil.After(l.Now) {
+		l.Locked, err = db.heldOutLaunchLocked(ctx, id)
+	}
+	return l, ok, err
 }
 
 func findHeldOutLaunch(ctx context.Context, g *gorm.DB, d Dialect, id int64) (HeldOutLaunch, bool, error) {

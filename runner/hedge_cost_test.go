@@ -2,6 +2,8 @@ package runner
 
 import (
 	"math"
+	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,11 +17,25 @@ import (
 // counted tokens at its prices, so that the cost a page shows and the
 // tokens beside it agree; and the plain run of the same inputs, which
 // re-sends nothing, makes fewer calls and tokens and costs less.
+//
+// The run's one slow call is its first request after four rounds (twelve
+// answers, more than the Hedger needs to time a call), and in the hedged
+// run it is held until the runner gives up on it (its copy answered): a
+// machine so loaded that its ordinary answers take as long as the slow
+// one's old fixed delay (1.5 s) still re-sends it (the test failed once in
+// a fresh-clone CI at load 13, nothing re-sent).
 func TestHedgedRunCostIsItsTokensAtItsPrices(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
-		const rounds = 4
+		const rounds = 5
 		run := func(hedge bool) models.Run {
-			fj := newFakeJudge(t, simjudge.Options{Seed: 4}, slowFirstOfSeed(20*time.Millisecond, 1500*time.Millisecond))
+			// The plain run has no copy to wait for: its slow call answers
+			// after 1.5 s. The hedged run's waits for its copy, at most 25 s
+			// (the call's timeout is 30): a copy never sent fails the test.
+			hold := 1500 * time.Millisecond
+			if hedge {
+				hold = 25 * time.Second
+			}
+			fj := newFakeJudge(t, simjudge.Options{Seed: 4}, heldAfter(hedgeCostLatency, 4*3, hold))
 			r := env.startRunner(Config{})
 			spec := env.newRun(fj.URL(), rounds, 3, 30)
 			spec.Settings.Seed = 77
@@ -47,4 +63,30 @@ func TestHedgedRunCostIsItsTokensAtItsPrices(t *testing.T) {
 				hedged.Calls, hedged.PromptTokens, *hedged.CostUSD, plain.Calls, plain.PromptTokens, *plain.CostUSD)
 		}
 	})
+}
+
+// hedgeCostLatency is how long the fake judge takes to answer an ordinary
+// call in the hedge tests (a variable, so that a loaded machine's slow
+// answers can be imitated by setting it higher: at 800 ms the tests'
+// former 1.5 s slow calls were re-sent no more).
+var hedgeCostLatency = 20 * time.Millisecond
+
+// heldAfter is a fault that delays every request by latency, except the
+// first request that arrives after the first `after` ones: that one is
+// held until the runner gives it up (its context ends: a copy of it
+// answered first) or for hold, whichever comes first. Its copy (the same
+// batch again) is an ordinary request.
+func heldAfter(latency time.Duration, after int, hold time.Duration) fault {
+	var taken atomic.Bool
+	return func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+		wait := latency
+		if c.Total > after && !c.Repair && !c.Probe && taken.CompareAndSwap(false, true) {
+			wait = hold
+		}
+		select {
+		case <-time.After(wait):
+		case <-r.Context().Done():
+		}
+		return false
+	}
 }

@@ -1,14 +1,9 @@
 package runner
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,41 +11,12 @@ import (
 	"github.com/batcheval/batcheval/models"
 )
 
-// slowFirstOfSeed is a fault that delays every request by latency, and
-// the first request of each seed (one a round: BatchEval seeds each round
-// of its own) by slow instead, then lets the simulated judge answer.
-func slowFirstOfSeed(latency, slow time.Duration) fault {
-	var mu sync.Mutex
-	seen := map[string]bool{}
-	return func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		var req struct {
-			Seed *int64 `json:"seed"`
-		}
-		_ = json.Unmarshal(body, &req)
-		key := "none"
-		if req.Seed != nil {
-			key = fmt.Sprint(*req.Seed)
-		}
-		wait := latency
-		mu.Lock()
-		if !seen[key] {
-			seen[key] = true
-			wait = slow
-		}
-		mu.Unlock()
-		select {
-		case <-time.After(wait):
-		case <-r.Context().Done():
-		}
-		return false
-	}
-}
-
 // TestHedgedRunMatchesPlainRun: a run that re-sends its slow calls
-// (Settings.HedgeSlowCalls) against a judge whose first request of each
-// round is slow ends with the same scores as the same run without the
+// (Settings.HedgeSlowCalls) against a judge with one slow call (heldAfter:
+// in the hedged run held until its copy answered, so that a loaded machine
+// whose ordinary answers are slow still re-sends it; it was 1.5 s, the
+// first request of each round, which the Hedger's median could reach on
+// a loaded machine) ends with the same scores as the same run without the
 // setting (the simulated judge answers a request alike whichever copy
 // carries it), re-sends some slow calls, and counts each re-send once:
 // its calls are the plain run's plus the re-sends, its tokens more, and an
@@ -60,7 +26,11 @@ func TestHedgedRunMatchesPlainRun(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		const rounds = 8
 		run := func(hedge bool) (models.Run, int) {
-			fj := newFakeJudge(t, simjudge.Options{Seed: 4}, slowFirstOfSeed(20*time.Millisecond, 1500*time.Millisecond))
+			hold := 1500 * time.Millisecond
+			if hedge {
+				hold = 25 * time.Second
+			}
+			fj := newFakeJudge(t, simjudge.Options{Seed: 4}, heldAfter(hedgeCostLatency, 4*3, hold))
 			r := env.startRunner(Config{})
 			spec := env.newRun(fj.URL(), rounds, 3, 30)
 			spec.Settings.Seed = 77

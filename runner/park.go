@@ -28,10 +28,13 @@ import (
 //   - on PostgreSQL, River's insert notification, LISTENed for on one
 //     connection of the pgx pool, wakes it when another process queues a
 //     run in this runner's queue;
-//   - a cheap indexed query (dueIn) every PollInterval on SQLite, which
-//     has no notifications, and as a backstop on PostgreSQL (missed
-//     notifications, retried or snoozed jobs coming due) every
-//     PollInterval or half a lease, whichever is longer.
+//   - on SQLite, a change of the wake file (wakefile.go) that another
+//     process writes when it queues a run;
+//   - a cheap indexed query (dueIn) as a backstop (missed notifications,
+//     a process that queued without waking, retried or snoozed jobs coming
+//     due) every PollInterval or half a lease, whichever is longer; every
+//     PollInterval on SQLite when the wake file is not watched
+//     (parkedPoll).
 
 // parking is a runner's parking state.
 type parking struct {
@@ -316,12 +319,18 @@ func (r *Runner) unpark(ctx context.Context) bool {
 	}
 }
 
-// parkedPoll is how often a parked worker looks for due jobs: every
-// PollInterval on SQLite (no notifications: this bounds how soon another
-// process's run starts); on PostgreSQL, where notifications wake it, only
-// as a backstop, as often as the idle lease sweep looks (5 s by default).
+// parkedPoll is how often a parked worker looks for due jobs. Where
+// another process's run wakes it (River's insert notification on
+// PostgreSQL, the wake file it watches on SQLite), only as a backstop, as
+// often as the idle lease sweep looks (5 s by default): for a process that
+// queues without waking it (one that cannot write the wake file, a build
+// older than the wake file), and for the jobs its look has seen coming due
+// it sets its timer to their time. Otherwise (SQLite without the watch:
+// no inotify, none of the user's instances left, a folder it cannot make
+// the file in) every PollInterval, which then bounds how soon another
+// process's run starts.
 func (r *Runner) parkedPoll() time.Duration {
-	if r.db.Dialect == models.Postgres && r.db.Pool != nil {
+	if (r.db.Dialect == models.Postgres && r.db.Pool != nil) || r.wake.watched.Load() {
 		return max(r.cfg.PollInterval, idleSweepInterval(r.cfg.LeaseTTL))
 	}
 	return r.cfg.PollInterval

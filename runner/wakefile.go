@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/riverqueue/river"
@@ -30,9 +33,11 @@ import (
 // starts its client). Every worker on the file wakes, the launching one
 // too (one fetch more); River's locked fetch decides which takes the job,
 // as a poll would. Waiting on inotify is a read blocked in Go's netpoller,
-// so an idle worker's CPU is unchanged (BenchmarkIdleCPU), and its poll
-// goes on as before: a backstop for jobs coming due (retries, snoozes) and
-// for inserts that write no wake file. (Watching the database's own -wal
+// so it costs no CPU while nothing changes, and it lets a parked worker
+// look for due jobs every 5 s instead of every second (parkedPoll): its
+// poll is then a backstop for jobs coming due (retries, snoozes) and for
+// inserts that write no wake file. An awake worker's River keeps its own
+// poll (PollInterval). (Watching the database's own -wal
 // file would wake every worker at every write of every run; PRAGMA
 // data_version is a poll again.)
 //
@@ -41,9 +46,11 @@ import (
 // renamed while watched, it is made again and watched again, and the
 // worker wakes once, since a write made between the two would go unseen.
 // Where it cannot be made or watched (a read-only folder without the file,
-// no inotify, no instances left), the worker logs that once and keeps to
-// its poll; a process that cannot write it logs that once, and its runs
-// start at the workers' next poll. inotify sees the writes of this
+// no inotify, none of the user's instances left: the log line says which
+// limit and how to raise it), the worker logs that once and keeps to its
+// 1 s poll, parked too; a process that cannot write it logs that once, and
+// its runs start at the workers' next poll. One process opens one inotify
+// instance, shared by its runners (wakeWatch). inotify sees the writes of this
 // machine only, as SQLite's own locking needs anyway.
 
 // wakeFile is a runner's wake file.
@@ -56,10 +63,9 @@ type wakeFile struct {
 	mode fs.FileMode
 	// warned is set once a failed write of the file has been logged.
 	warned atomic.Bool
-	// stop ends the watch started by Start; done is closed once it has
-	// ended. Both nil when nothing is watched.
-	stop context.CancelFunc
-	done chan struct{}
+	// watched is set while this worker watches the file (wakeWatch): its
+	// poll while parked is then only a backstop (parkedPoll).
+	watched atomic.Bool
 }
 
 // wakePathSuffix is added to the database file's path to name its wake
@@ -121,7 +127,7 @@ func (r *Runner) wakeOthers() {
 		}
 	}
 	if err != nil && r.wake.warned.CompareAndSwap(false, true) {
-		r.log.Warn("wake file: cannot write it; runs queued here start in other worker processes at their next poll (a second by default)",
+		r.log.Warn("wake file: cannot write it; runs queued here start in other worker processes at their next poll (a second by default; up to 5 s in a parked worker)",
 			"path", r.wake.path, "err", err)
 	}
 }
@@ -133,69 +139,130 @@ func (r *Runner) watchWakeFile() {
 	if r.wake.path == "" || r.fetch.wake == nil || r.cfg.Queue != river.QueueDefault {
 		return
 	}
-	w, err := fsnotify.NewWatcher()
-	if err == nil {
-		if err = r.armWakeFile(w); err != nil {
-			_ = w.Close()
-		}
-	}
-	if err != nil {
+	if err := processWakeWatch.add(r); err != nil {
 		r.pollInstead(err)
+	}
+}
+
+// stopWatchingWakeFile ends this runner's watch: no wake from the wake
+// file reaches it once this returns.
+func (r *Runner) stopWatchingWakeFile() { processWakeWatch.remove(r) }
+
+// processWakeWatch is this process's one watcher of wake files.
+var processWakeWatch wakeWatch
+
+// wakeWatch watches the wake files of a process's workers through one
+// inotify instance (an fsnotify.Watcher) that all of its runners share,
+// whatever files they are on: a user may open only
+// fs.inotify.max_user_instances of them (128 by default), across all of
+// its processes, and a worker that finds none left keeps to its 1 s poll.
+// (A process has one worker runner; tests make many.) The watcher is
+// opened for the first runner and closed after the last.
+type wakeWatch struct {
+	mu sync.Mutex
+	// w is the watcher, nil while no runner watches; subs holds the
+	// runners woken by each watched wake file.
+	w    *fsnotify.Watcher
+	subs map[string]map[*Runner]struct{}
+	// done is closed when w's loop has ended.
+	done chan struct{}
+}
+
+// add starts waking r at each change of its wake file.
+func (ww *wakeWatch) add(r *Runner) error {
+	ww.mu.Lock()
+	defer ww.mu.Unlock()
+	if ww.w == nil {
+		w, err := fsnotify.NewWatcher()
+		if err != nil {
+			return err
+		}
+		ww.start(w)
+	}
+	subs := ww.subs[r.wake.path]
+	if subs == nil {
+		if err := armWakeFile(ww.w, r.wake.path, r.wake.mode); err != nil {
+			ww.closeIfUnusedLocked()
+			return err
+		}
+		subs = map[*Runner]struct{}{}
+		ww.subs[r.wake.path] = subs
+	}
+	subs[r] = struct{}{}
+	r.wake.watched.Store(true)
+	return nil
+}
+
+// start makes w the watcher and starts its loop. ww.mu is held (or ww is
+// not shared yet).
+func (ww *wakeWatch) start(w *fsnotify.Watcher) {
+	ww.w, ww.subs, ww.done = w, map[string]map[*Runner]struct{}{}, make(chan struct{})
+	go ww.loop(w, ww.done)
+}
+
+// remove stops waking r; the watcher is closed after its last runner.
+func (ww *wakeWatch) remove(r *Runner) {
+	ww.mu.Lock()
+	subs, ok := ww.subs[r.wake.path]
+	if _, in := subs[r]; !ok || !in {
+		ww.mu.Unlock()
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r.wake.stop, r.wake.done = cancel, make(chan struct{})
-	go func() {
-		defer close(r.wake.done)
-		defer w.Close()
-		r.wakeFileLoop(ctx, w)
-	}()
-}
-
-// armWakeFile makes the wake file if it is absent and watches it.
-func (r *Runner) armWakeFile(w *fsnotify.Watcher) error {
-	f, err := os.OpenFile(r.wake.path, os.O_RDONLY|os.O_CREATE, r.wake.mode)
-	if err != nil {
-		return err
+	delete(subs, r)
+	r.wake.watched.Store(false)
+	if len(subs) == 0 {
+		delete(ww.subs, r.wake.path)
+		// Fails when the file is gone, its watch with it.
+		_ = ww.w.Remove(r.wake.path)
 	}
-	if err := f.Close(); err != nil {
-		return err
+	done := ww.closeIfUnusedLocked()
+	ww.mu.Unlock()
+	if done != nil {
+		<-done
 	}
-	return w.Add(r.wake.path)
 }
 
-func (r *Runner) pollInstead(err error) {
-	r.log.Warn("wake file: cannot watch it; runs queued by other processes start at this worker's next poll",
-		"path", r.wake.path, "err", err, "poll", r.cfg.PollInterval)
+// closeIfUnusedLocked closes the watcher when no file is watched any
+// more, and returns what its loop closes when it ends (nil when nothing
+// was closed). ww.mu is held.
+func (ww *wakeWatch) closeIfUnusedLocked() chan struct{} {
+	if ww.w == nil || len(ww.subs) > 0 {
+		return nil
+	}
+	_ = ww.w.Close()
+	done := ww.done
+	ww.w, ww.subs, ww.done = nil, nil, nil
+	return done
 }
 
-// wakeFileLoop wakes this worker for each change of the wake file, until
-// ctx ends or the file can no longer be watched. Changes that arrive
-// together wake it once.
-func (r *Runner) wakeFileLoop(ctx context.Context, w *fsnotify.Watcher) {
+// loop wakes the runners of each wake file that changes, until w is
+// closed or can no longer be read. Changes that arrive together wake each
+// runner once.
+func (ww *wakeWatch) loop(w *fsnotify.Watcher, done chan struct{}) {
+	defer close(done)
 	for {
-		var rearm bool
+		changed, rearm := map[string]bool{}, map[string]bool{}
+		var all bool
+		var failed error
 		select {
-		case <-ctx.Done():
-			return
 		case ev, ok := <-w.Events:
 			if !ok {
 				return
 			}
-			rearm = gone(ev)
+			changed[ev.Name], rearm[ev.Name] = true, gone(ev)
 		case err, ok := <-w.Errors:
 			if !ok {
 				return
 			}
-			if !errors.Is(err, fsnotify.ErrEventOverflow) {
-				// A read of the watch failed: it may fail again at
-				// once, and a loop of wakes would cost more than the poll.
-				r.pollInstead(err)
-				r.wakeHere()
-				return
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				// Events were lost (the queue overflowed); any may have
+				// been a wake.
+				all = true
+			} else {
+				// A read of the watch failed: it may fail again at once,
+				// and a loop of wakes would cost more than the poll.
+				failed = err
 			}
-			// Events were lost (the queue overflowed); one may have been
-			// a wake.
 		}
 		for more := true; more; {
 			select {
@@ -203,31 +270,114 @@ func (r *Runner) wakeFileLoop(ctx context.Context, w *fsnotify.Watcher) {
 				if !ok {
 					return
 				}
-				rearm = rearm || gone(ev)
+				changed[ev.Name], rearm[ev.Name] = true, rearm[ev.Name] || gone(ev)
 			default:
 				more = false
 			}
 		}
-		if rearm {
-			if err := r.armWakeFile(w); err != nil {
-				r.pollInstead(err)
-				r.wakeHere()
-				return
+		if !ww.dispatch(w, changed, rearm, all, failed) {
+			return
+		}
+	}
+}
+
+// dispatch wakes the runners of the changed files (of all files when all
+// is set), watching again the files in rearm first; when failed is set
+// the watch has ended, and every runner is woken once and left to its
+// poll. False when w is no longer the watcher.
+func (ww *wakeWatch) dispatch(w *fsnotify.Watcher, changed, rearm map[string]bool, all bool, failed error) bool {
+	ww.mu.Lock()
+	defer ww.mu.Unlock()
+	if ww.w != w {
+		return false // closed after its last runner left
+	}
+	if failed != nil {
+		for path, subs := range ww.subs {
+			ww.dropLocked(path, subs, failed)
+		}
+		_ = w.Close()
+		ww.w, ww.subs, ww.done = nil, nil, nil
+		return false
+	}
+	for path, subs := range ww.subs {
+		if !all && !changed[path] {
+			continue
+		}
+		if rearm[path] {
+			var mode fs.FileMode
+			for r := range subs {
+				mode = r.wake.mode
+				break
+			}
+			if err := armWakeFile(w, path, mode); err != nil {
+				ww.dropLocked(path, subs, err)
+				continue
 			}
 		}
+		for r := range subs {
+			r.wakeHere()
+		}
+	}
+	return true
+}
+
+// dropLocked stops watching path for its runners after err: each says so,
+// and wakes once (a change may have gone unseen). ww.mu is held.
+func (ww *wakeWatch) dropLocked(path string, subs map[*Runner]struct{}, err error) {
+	delete(ww.subs, path)
+	_ = ww.w.Remove(path)
+	for r := range subs {
+		r.wake.watched.Store(false)
+		r.pollInstead(err)
 		r.wakeHere()
 	}
+}
+
+// armWakeFile makes the wake file if it is absent and watches it.
+func armWakeFile(w *fsnotify.Watcher, path string, mode fs.FileMode) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, mode)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return w.Add(path)
 }
 
 // gone says the watched file was removed or renamed: its watch has ended.
 func gone(ev fsnotify.Event) bool { return ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) }
 
-// stopWatchingWakeFile ends the watch and waits for it.
-func (r *Runner) stopWatchingWakeFile() {
-	if r.wake.stop == nil {
-		return
+// pollInstead says that this worker cannot watch its wake file, why, and,
+// when a limit of inotify's stood in the way, how to raise it.
+func (r *Runner) pollInstead(err error) {
+	msg := "wake file: cannot watch it; runs queued by other processes start at this worker's next poll"
+	if why, fix := watchLimit(err); why != "" {
+		msg = "wake file: cannot watch it: " + why + "; runs queued by other processes start at this worker's next poll. " + fix
 	}
-	r.wake.stop()
-	<-r.wake.done
-	r.wake.stop = nil
+	r.log.Warn(msg, "path", r.wake.path, "err", err, "poll", r.cfg.PollInterval)
+}
+
+// inotifyLimits is where Linux shows inotify's per-user limits.
+const inotifyLimits = "/proc/sys/fs/inotify/"
+
+// watchLimit names the inotify limit behind err, if one is, with its
+// current value, and how to raise it; "" otherwise.
+func watchLimit(err error) (why, fix string) {
+	var name, what string
+	switch {
+	case errors.Is(err, syscall.EMFILE):
+		// inotify_init1: the user's instances, or this process's files.
+		name, what = "max_user_instances", "this user's inotify instances are all in use (at most %s, across all of the user's processes) or this process has as many files open as it may (ulimit -n)"
+	case errors.Is(err, syscall.ENOSPC):
+		// inotify_add_watch: the user's watches.
+		name, what = "max_user_watches", "this user's inotify watches are all in use (at most %s, across all of the user's processes)"
+	default:
+		return "", ""
+	}
+	limit := "?"
+	if b, err := os.ReadFile(inotifyLimits + name); err == nil {
+		limit = strings.TrimSpace(string(b))
+	}
+	return fmt.Sprintf(what, limit), fmt.Sprintf("To raise the limit, as root: `sysctl -w fs.inotify.%s=<higher>` (and a line `fs.inotify.%s = <higher>` in /etc/sysctl.d/ to keep it after a restart), then restart this worker", name, name)
 }

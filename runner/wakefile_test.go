@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -284,11 +285,18 @@ func TestWakeFileWatchErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w := &fsnotify.Watcher{Events: make(chan fsnotify.Event), Errors: make(chan error)}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			done := make(chan struct{})
-			go func() { defer close(done); r.wakeFileLoop(ctx, w) }()
+			// A watcher of the test's own, not the process's.
+			ww := &wakeWatch{}
+			w, err := fsnotify.NewWatcher()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ww.start(w)
+			done := ww.done
+			if err := ww.add(r); err != nil {
+				t.Fatal(err)
+			}
+			defer ww.remove(r)
 			w.Errors <- tc.err
 			select {
 			case <-r.park.wake:
@@ -307,6 +315,10 @@ func TestWakeFileWatchErrors(t *testing.T) {
 			}
 			if tc.logPrefix != "" && log.count(tc.logPrefix) != 1 {
 				t.Errorf("logged %q %d times, want once; lines %q", tc.logPrefix, log.count(tc.logPrefix), log.all())
+			}
+			// Left to its poll, the worker polls every second, parked too.
+			if r.wake.watched.Load() != tc.goesOn {
+				t.Errorf("watched = %v after the error, want %v", r.wake.watched.Load(), tc.goesOn)
 			}
 		})
 	}
@@ -332,5 +344,168 @@ func TestQueuedWakesWorkers(t *testing.T) {
 	env.jobs.Queued()
 	if got := env.waitFinished(run.ID, 30*time.Second); got.Status != models.RunSucceeded {
 		t.Fatalf("run %s (error %q), want succeeded", got.Status, got.Error)
+	}
+}
+
+// TestOneInotifyInstancePerProcess: a user may open 128 inotify instances
+// (fs.inotify.max_user_instances), across all of its processes, and a
+// worker that finds none left keeps to its 1 s poll; so the workers of one
+// process share one, whatever files they are on, and it is closed after
+// the last. Before, each worker opened its own. Three workers here: two on
+// one file (through their own pools), one on another; each is woken
+// through the shared watch. (Not parallel: it counts this process's
+// instances, and parallel tests start after it.)
+func TestOneInotifyInstancePerProcess(t *testing.T) {
+	if _, err := os.ReadDir("/proc/self/fd"); err != nil {
+		t.Skip("no /proc/self/fd to count inotify instances in:", err)
+	}
+	before := inotifyInstances(t)
+	envA := newTestEnv(t, dbtest.Open(t, models.SQLite, migrateJobs))
+	envB := newTestEnv(t, dbtest.Open(t, models.SQLite, migrateJobs))
+	fj := newFakeJudge(t, simjudge.Options{Seed: 39}, nil)
+	var workers []*Runner
+	for _, c := range []struct {
+		env *testEnv
+		db  *models.DB
+	}{{envA, envA.db}, {envA, otherHandle(t, envA.db)}, {envB, envB.db}} {
+		r, err := New(Config{DB: c.db, Log: testLog(), Work: true, PollInterval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		workers = append(workers, r)
+		stop := func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = r.Stop(ctx)
+		}
+		t.Cleanup(stop)
+		if !r.wake.watched.Load() {
+			t.Fatalf("worker %d does not watch its wake file", len(workers))
+		}
+	}
+	if n := inotifyInstances(t); n != before+1 {
+		t.Errorf("%d inotify instances open with %d workers, %d before: want one more, shared", n, len(workers), before)
+	}
+	time.Sleep(300 * time.Millisecond) // past the workers' first fetch
+	for i, env := range []*testEnv{envA, envB} {
+		other := insertOnlyRunner(t, otherHandle(t, env.db), testLog())
+		spec := env.newRun(fj.URL(), 1, 3, 30)
+		spec.Settings.Seed = int64(500 + i)
+		run := env.launch(other, spec)
+		if got := env.waitFinished(run.ID, 30*time.Second); got.Status != models.RunSucceeded {
+			t.Fatalf("run on file %d: %s (error %q), want succeeded", i+1, got.Status, got.Error)
+		}
+	}
+	for _, r := range workers {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := r.Stop(ctx); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+		cancel()
+	}
+	if n := inotifyInstances(t); n != before {
+		t.Errorf("%d inotify instances open after the workers stopped, want %d as before", n, before)
+	}
+}
+
+// inotifyInstances counts this process's open inotify instances.
+func inotifyInstances(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if dest, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && dest == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestWatchFailureSaysWhichLimit: a worker that cannot watch its wake file
+// because of one of inotify's per-user limits says which, and how to raise
+// it; other failures say only that it polls.
+func TestWatchFailureSaysWhichLimit(t *testing.T) {
+	t.Parallel()
+	db := dbtest.Open(t, models.SQLite, migrateJobs)
+	for _, tc := range []struct {
+		name string
+		err  error
+		want []string
+	}{
+		// As fsnotify.NewWatcher and Watcher.Add return them.
+		{"no instances left", fmt.Errorf("couldn't initialize inotify: %w", syscall.EMFILE),
+			[]string{"inotify instances are all in use", "sysctl -w fs.inotify.max_user_instances=", "/etc/sysctl.d/"}},
+		{"no watches left", syscall.ENOSPC, []string{"inotify watches are all in use", "sysctl -w fs.inotify.max_user_watches="}},
+		{"other", syscall.EACCES, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log logLines
+			r, err := New(Config{DB: db, Log: slog.New(&log), Work: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.pollInstead(tc.err)
+			lines := log.all()
+			if len(lines) != 1 || !strings.Contains(lines[0], "wake file: cannot watch it") || !strings.Contains(lines[0], "next poll") {
+				t.Fatalf("logged %q, want one line saying the worker polls", lines)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(lines[0], w) {
+					t.Errorf("the line %q does not say %q", lines[0], w)
+				}
+			}
+			if tc.want == nil && strings.Contains(lines[0], "sysctl") {
+				t.Errorf("the line %q names a limit for %v", lines[0], tc.err)
+			}
+		})
+	}
+}
+
+// TestParkedPollIsABackstopWhenWoken: a parked worker looks for due jobs
+// every PollInterval (1 s by default) only where nothing else wakes it for
+// another process's run: on SQLite without its wake file watched. Watched
+// (or on PostgreSQL, where River's insert notification wakes it), it looks
+// as often as its idle lease sweep, 5 s by default. Before, a parked
+// SQLite worker looked every second with its wake file watched.
+func TestParkedPollIsABackstopWhenWoken(t *testing.T) {
+	t.Parallel()
+	unusable := func(t *testing.T, db *models.DB) {
+		file, err := mainDatabaseFile(context.Background(), db.SQL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(file+wakePathSuffix, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		dialect models.Dialect
+		prepare func(*testing.T, *models.DB)
+		want    time.Duration
+	}{
+		{"sqlite, wake file watched", models.SQLite, nil, 5 * time.Second},
+		{"sqlite, wake file unusable", models.SQLite, unusable, time.Second},
+		{"postgres", models.Postgres, nil, 5 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			db := dbtest.Open(t, tc.dialect, migrateJobs)
+			if tc.prepare != nil {
+				tc.prepare(t, db)
+			}
+			env := newTestEnv(t, db)
+			// The production poll and lease.
+			r := env.startRunner(Config{PollInterval: time.Second, LeaseTTL: DefaultLeaseTTL, Log: slog.New(&logLines{})})
+			if got := r.parkedPoll(); got != tc.want {
+				t.Errorf("a parked worker looks every %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

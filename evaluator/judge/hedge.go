@@ -49,7 +49,8 @@ const hedgeRecord = 100
 
 // hedgeEvery caps the copies: at most one per hedgeEvery calls the run has
 // sent so far, plus one, so a run whose every call is slow (the judge as a
-// whole slowed down) does not double its bill.
+// whole slowed down) does not double its bill. A copy never sent (its
+// original answered while it waited for a slot) does not count.
 const hedgeEvery = 20
 
 // Hedger sends a copy of a slow call; one serves one execution of a run
@@ -63,14 +64,20 @@ type Hedger struct {
 	// waiting are the calls sent before the record had hedgeMinAnswers:
 	// their timers are set once it has (record), rather than polling.
 	waiting map[*hedgeCall]struct{}
+	// capped are the calls out whose copy the cap refused: a place given
+	// back (a copy that ended unsent) goes to one of them.
+	capped map[*hedgeCall]struct{}
 	// sent counts the calls whose first attempt went out, launched the
-	// copies started (the cap counts those).
+	// copies started, less those that ended without being sent (the cap
+	// counts these).
 	sent, launched int
 	resent         atomic.Int64
 }
 
 // NewHedger returns a Hedger with an empty record.
-func NewHedger() *Hedger { return &Hedger{waiting: map[*hedgeCall]struct{}{}} }
+func NewHedger() *Hedger {
+	return &Hedger{waiting: map[*hedgeCall]struct{}{}, capped: map[*hedgeCall]struct{}{}}
+}
 
 // Resent is how many copies were sent: an HTTP attempt made that wrote
 // its request out (a copy stopped while its connection was being opened
@@ -202,6 +209,9 @@ func (hc *hedgeCall) fire() {
 	h.mu.Lock()
 	hc.mu.Lock()
 	if hc.origDone || hc.launched || h.launched >= h.sent/hedgeEvery+1 {
+		if !hc.origDone && !hc.launched {
+			h.capped[hc] = struct{}{}
+		}
 		hc.mu.Unlock()
 		h.mu.Unlock()
 		return
@@ -224,6 +234,25 @@ func (hc *hedgeCall) fire() {
 			// Counted once the endpoint has seen it: not when it
 			// was stopped before its request went out.
 			h.resent.Add(1)
+		} else {
+			// Never sent, so never paid: its place under the cap is
+			// given back. Kept, a copy stopped while it waited for a
+			// slot (its original answered meanwhile) left a later slow
+			// call of a small run without one.
+			h.mu.Lock()
+			h.launched--
+			var next *hedgeCall
+			for c := range h.capped {
+				next = c
+				delete(h.capped, c)
+				break
+			}
+			h.mu.Unlock()
+			if next != nil {
+				// Refused by the cap while this copy waited: its turn
+				// now (fire looks again whether it is still out).
+				go next.fire()
+			}
 		}
 		hc.mu.Lock()
 		hc.copyRes = hedgeResult{resp, err}
@@ -270,6 +299,7 @@ func (h *Hedger) complete(ctx context.Context, inner completer, r Request) (resp
 
 	h.mu.Lock()
 	delete(h.waiting, hc)
+	delete(h.capped, hc)
 	hc.mu.Lock()
 	hc.origDone, hc.origOK = true, err == nil
 	if hc.timer != nil {

@@ -356,3 +356,83 @@ func TestHedgeCap(t *testing.T) {
 		})
 	}
 }
+
+// TestHedgeCapCountsCopiesSent: a copy that was never sent (its original
+// answered while it waited for its slot) costs nothing and leaves its
+// place under the cap to a later slow call. Before, it used the place up:
+// in a run of a few calls the cap (one copy until 20 calls) was spent, and
+// the later slow call got no copy (TestHedgedRunCostIsItsTokensAtItsPrices
+// in the runner, on a loaded machine whose ordinary answers were slow
+// enough to be hedged).
+func TestHedgeCapCountsCopiesSent(t *testing.T) {
+	j := &hedgeJudge{seen: map[string]int{}, plan: func(text string, k int) hedgeStep {
+		switch {
+		case text == "first" && k == 0:
+			return hedgeStep{delay: 200 * time.Millisecond} // past the 80 ms threshold
+		case text == "first":
+			return hedgeStep{delay: time.Millisecond, slotAfterOriginal: true}
+		case text == "second" && k == 0:
+			return hedgeStep{delay: 5 * time.Second}
+		}
+		return warmStep
+	}}
+	c := NewCache(j, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
+	c.Hedge = NewHedger()
+	warmUp(t, c, 10)
+	resp, err := c.Complete(WithUnit(context.Background(), Unit{ID: 1, Paid: &PaidLog{}}), textRequest("first"))
+	if err != nil || resp.Text() != "answer first#0" {
+		t.Fatalf("the first slow call: %q, %v; want its own answer", resp.Text(), err)
+	}
+	if n := c.Hedge.Resent(); n != 0 {
+		t.Fatalf("Resent() = %d after a copy that was never sent, want 0", n)
+	}
+	start := time.Now()
+	resp, err = c.Complete(WithUnit(context.Background(), Unit{ID: 2, Paid: &PaidLog{}}), textRequest("second"))
+	if err != nil || resp.Text() != "answer second#1" {
+		t.Errorf("the second slow call: %q, %v after %s; want its copy's answer", resp.Text(), err, time.Since(start).Round(time.Millisecond))
+	}
+	if n := c.Hedge.Resent(); n != 1 {
+		t.Errorf("Resent() = %d, want 1", n)
+	}
+}
+
+// TestHedgeCapPlaceGivenBack: a slow call whose copy the cap refused
+// because another call's copy was pending gets its copy once that copy
+// ends unsent (its original answered while it waited for a slot). Before,
+// a call refused by the cap never got one: two calls of a small run slow
+// at once (a loaded machine) left the slower without its copy.
+func TestHedgeCapPlaceGivenBack(t *testing.T) {
+	j := &hedgeJudge{seen: map[string]int{}, plan: func(text string, k int) hedgeStep {
+		switch {
+		case text == "first" && k == 0:
+			return hedgeStep{delay: 250 * time.Millisecond}
+		case text == "first":
+			return hedgeStep{delay: time.Millisecond, slotAfterOriginal: true}
+		case text == "second" && k == 0:
+			return hedgeStep{delay: 5 * time.Second}
+		}
+		return warmStep
+	}}
+	c := NewCache(j, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
+	c.Hedge = NewHedger()
+	warmUp(t, c, 10)
+	first := make(chan error, 1)
+	go func() {
+		_, err := c.Complete(WithUnit(context.Background(), Unit{ID: 1, Paid: &PaidLog{}}), textRequest("first"))
+		first <- err
+	}()
+	// The first's copy is launched at 80 ms and waits until 270 ms; the
+	// second's timer fires at 120 ms, while it waits.
+	time.Sleep(40 * time.Millisecond)
+	start := time.Now()
+	resp, err := c.Complete(WithUnit(context.Background(), Unit{ID: 2, Paid: &PaidLog{}}), textRequest("second"))
+	if err != nil || resp.Text() != "answer second#1" {
+		t.Errorf("the second slow call: %q, %v after %s; want its copy's answer", resp.Text(), err, time.Since(start).Round(time.Millisecond))
+	}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Hedge.Resent(); n != 1 {
+		t.Errorf("Resent() = %d, want 1 (the second's copy)", n)
+	}
+}
