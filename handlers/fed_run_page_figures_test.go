@@ -539,7 +539,7 @@ func TestFEDRunPageFiguresRecomputed(t *testing.T) {
 							continue
 						}
 						shown(t, name+" system-level "+c.name, m[1], c.coef, 3)
-						systemIntervalShown(t, name+" system-level "+c.name, m[2], c.name == "Pearson r", c.coef, len(sx))
+						systemIntervalShown(t, name+" system-level "+c.name, m[2], c.name, c.coef, len(sx))
 						shownP(t, name+" system-level "+c.name+" p-value", m[3], c.p)
 						if m[4] != strconv.Itoa(len(sx)) {
 							t.Errorf("%s: %s systems on the page, recomputed %d", name, m[4], len(sx))
@@ -571,13 +571,18 @@ func shown(t *testing.T, what, text string, want float64, digits int) {
 }
 
 // systemIntervalShown checks a system-level 95% interval cell ("a to b"
-// or "undefined") of coefficient coef over k systems: Pearson's is
+// or "undefined") of coefficient coef ("Pearson r", "Spearman ρ" or
+// "Kendall τ-b", as the page names it) over k systems. Pearson's is
 // Fisher's over the systems' means, tanh(atanh(r) ± 1.96/√(k−3)), and
-// undefined below 4 systems (stats.IntervalSystemFisherZ); a rank
-// coefficient's is undefined below 8 systems (stats.RankBootstrapMin),
-// its bootstrap bounds are not recomputed here.
-func systemIntervalShown(t *testing.T, what, text string, pearson bool, coef float64, k int) {
+// undefined below 4 systems; Spearman's Fisher's with Bonett and Wright's
+// error, tanh(atanh(r) ± 1.96·√((1+r²/2)/(k−3))) (both
+// stats.IntervalSystemFisherZ); Kendall's the bootstrap over the means
+// (stats.IntervalSystemBootstrap), whose bounds are not recomputed here.
+// A rank coefficient's is undefined below 8 systems
+// (stats.RankBootstrapMin).
+func systemIntervalShown(t *testing.T, what, text, coefName string, coef float64, k int) {
 	t.Helper()
+	pearson := coefName == "Pearson r"
 	want := k < 8
 	if pearson {
 		want = k < 4
@@ -586,7 +591,15 @@ func systemIntervalShown(t *testing.T, what, text string, pearson bool, coef flo
 		t.Errorf("%s: interval %q over %d systems; want undefined %v", what, text, k, want)
 		return
 	}
-	if !pearson || want {
+	var se float64
+	switch {
+	case want:
+		return
+	case pearson:
+		se = 1 / math.Sqrt(float64(k-3))
+	case coefName == "Spearman ρ":
+		se = math.Sqrt((1 + coef*coef/2) / float64(k-3))
+	default:
 		return
 	}
 	lo, hi, ok := strings.Cut(text, "to")
@@ -595,7 +608,6 @@ func systemIntervalShown(t *testing.T, what, text string, pearson bool, coef flo
 		return
 	}
 	const z975 = 1.959963984540054
-	se := 1 / math.Sqrt(float64(k-3))
 	lo, hi = strings.TrimSpace(lo), strings.TrimSpace(hi)
 	shown(t, what+" interval's lower bound", lo, math.Tanh(math.Atanh(coef)-z975*se), 3)
 	shown(t, what+" interval's upper bound", hi, math.Tanh(math.Atanh(coef)+z975*se), 3)

@@ -918,10 +918,11 @@ func checkTCRunFigures(t *testing.T, env *testEnv, run models.Run, batches []mod
 				continue
 			}
 			shown(t, name+" system-level "+w.name, m[1], w.coef, 3)
-			// Pearson's interval is Fisher's over the systems' means; a
-			// rank coefficient over fewer than 8 systems has none
-			// (stats.RankBootstrapMin), as over fewer samples.
-			systemIntervalShown(t, name+" system-level "+w.name, m[2], w.name == "Pearson r", w.coef, len(sx))
+			// Pearson's and Spearman's intervals are Fisher's over the
+			// systems' means; a rank coefficient over fewer than 8
+			// systems has none (stats.RankBootstrapMin), as over fewer
+			// samples.
+			systemIntervalShown(t, name+" system-level "+w.name, m[2], w.name, w.coef, len(sx))
 			shownP(t, name+" system-level "+w.name+" p-value", m[3], w.p)
 			if m[4] != strconv.Itoa(len(sx)) {
 				t.Errorf("%s: %s systems on the page, recomputed %d", name, m[4], len(sx))

@@ -801,9 +801,9 @@ type (
 		Kendall  JSONSystemCorrelation `json:"kendall"`
 	}
 	// JSONSystemCorrelation is one system-level coefficient with its p-value
-	// and its 95% interval (Pearson: Fisher's over the systems' means;
-	// Spearman and Kendall: the two-stage bootstrap, systems then samples
-	// within each); null when it cannot be measured.
+	// and its 95% interval over the systems' means (Pearson and Spearman:
+	// Fisher's z; Kendall: the bootstrap over the means); null when it
+	// cannot be measured.
 	JSONSystemCorrelation struct {
 		Coef    jsonFloat `json:"coef"`
 		P       jsonFloat `json:"p"`
@@ -811,9 +811,8 @@ type (
 		CIHigh  jsonFloat `json:"ci_high"`
 		Systems int       `json:"systems"`
 		N       int       `json:"n"`
-		// IntervalMethod: "fisher-z-systems" (Pearson), "bootstrap"
-		// (two-stage) or "two-stage-normal" (large systems' means drawn
-		// from their normal approximation).
+		// IntervalMethod: "fisher-z-systems" (Pearson, Spearman) or
+		// "bootstrap-systems" (Kendall).
 		IntervalMethod string `json:"interval_method,omitempty"`
 	}
 	// JSONCeiling is the inter-annotator agreement.

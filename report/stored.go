@@ -29,11 +29,15 @@ import (
 // level's rank coefficients: no interval below stats.RankBootstrapMin
 // systems. stats-7: the system level's Pearson interval is Fisher's over
 // the systems' means (stats.IntervalSystemFisherZ), none below 4 systems.
-const statsVersion = "stats-7"
+// stats-8: the system level's Spearman interval is Fisher's over the
+// systems' means too (Bonett–Wright's error), Kendall's the bootstrap over
+// the means (stats.IntervalSystemBootstrap); the two-stage bootstrap and
+// its normal second stage in large runs are gone.
+const statsVersion = "stats-8"
 
 // criterionStats are the figures of a criterion worth storing: the
 // correlations with their bootstrap intervals and the system-level
-// correlations (two-stage bootstrap for the rank coefficients), which make most of a large run's
+// correlations, which make most of a large run's
 // report time. Everything else in a report is cheap and computed on read.
 type criterionStats struct {
 	Pearson, Spearman, Kendall stats.Correlation
@@ -90,7 +94,6 @@ func criterionInputs(cr *CriterionReport, system string, rows []models.DatasetRo
 	writeInt(h, stats.DefaultResamples)
 	writeInt(h, bootstrapSeed)
 	writeInt(h, stats.AnalyticAbove)
-	writeInt(h, stats.SystemNormalAbove)
 	writeInt(h, stats.ExactPermutationMax)
 	h.Write([]byte(system))
 	h.Write([]byte{0})

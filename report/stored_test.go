@@ -85,9 +85,11 @@ func exportBytes(t *testing.T, r *Report) []byte {
 }
 
 // TestStoredStatsIntervalMethod: a run at or below stats.AnalyticAbove
-// samples gets bootstrap intervals, a larger one Fisher-z intervals and
-// the normal second stage at system level (Spearman and Kendall; Pearson's
-// is Fisher's over the systems at any size); the method is stored with the
+// samples gets bootstrap intervals, a larger one Fisher-z intervals; at
+// system level every coefficient's interval is over the systems' means at
+// any size (stats-8: Fisher's for Pearson and Spearman, the bootstrap for
+// Kendall; the rank coefficients' was a two-stage bootstrap,
+// "two-stage-normal" in large runs); the method is stored with the
 // figures and served with them, so a page read from storage can say it.
 func TestStoredStatsIntervalMethod(t *testing.T) {
 	cases := []struct {
@@ -95,11 +97,10 @@ func TestStoredStatsIntervalMethod(t *testing.T) {
 		n         int
 		want      stats.IntervalMethod
 		wantLabel string
-		system    stats.IntervalMethod
 	}{
-		{"small run", 300, stats.IntervalBootstrap, "bootstrap (1000 resamples)", stats.IntervalBootstrap},
+		{"small run", 300, stats.IntervalBootstrap, "bootstrap (1000 resamples)"},
 		// 8 systems of about 1,125 samples, 49 in 50 scores readable.
-		{"large run", 9_000, stats.IntervalFisherZ, "Fisher z (large sample)", stats.IntervalTwoStageNormal},
+		{"large run", 9_000, stats.IntervalFisherZ, "Fisher z (large sample)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -122,13 +123,12 @@ func TestStoredStatsIntervalMethod(t *testing.T) {
 					if jc.IntervalMethod != string(c.want) {
 						t.Errorf("export %s: interval_method %q, want %q", jc.Name, jc.IntervalMethod, c.want)
 					}
-					// Pearson's system-level interval is Fisher's over the
-					// systems' means at any size; the rank coefficients' the
-					// two-stage bootstrap.
+					// Every system-level interval is over the systems'
+					// means, whatever the run's size.
 					if jc.SystemLevel != nil && (jc.SystemLevel.Pearson.IntervalMethod != string(stats.IntervalSystemFisherZ) ||
-						jc.SystemLevel.Spearman.IntervalMethod != string(c.system) || jc.SystemLevel.Kendall.IntervalMethod != string(c.system)) {
-						t.Errorf("export %s: system-level interval_method %q, %q, %q; want %q, then %q", jc.Name, jc.SystemLevel.Pearson.IntervalMethod,
-							jc.SystemLevel.Spearman.IntervalMethod, jc.SystemLevel.Kendall.IntervalMethod, stats.IntervalSystemFisherZ, c.system)
+						jc.SystemLevel.Spearman.IntervalMethod != string(stats.IntervalSystemFisherZ) || jc.SystemLevel.Kendall.IntervalMethod != string(stats.IntervalSystemBootstrap)) {
+						t.Errorf("export %s: system-level interval_method %q, %q, %q; want %q, %q, %q", jc.Name, jc.SystemLevel.Pearson.IntervalMethod,
+							jc.SystemLevel.Spearman.IntervalMethod, jc.SystemLevel.Kendall.IntervalMethod, stats.IntervalSystemFisherZ, stats.IntervalSystemFisherZ, stats.IntervalSystemBootstrap)
 					}
 				}
 				for _, cr := range rep.Criteria {
@@ -141,9 +141,9 @@ func TestStoredStatsIntervalMethod(t *testing.T) {
 						}
 					}
 					for m, sl := range cr.System {
-						want := c.system
-						if m == stats.MethodPearson {
-							want = stats.IntervalSystemFisherZ
+						want := stats.IntervalSystemFisherZ
+						if m == stats.MethodKendall {
+							want = stats.IntervalSystemBootstrap
 						}
 						if sl.Interval != want {
 							t.Errorf("%s %s: system-level interval %q, want %q", cr.Criterion.Name, m, sl.Interval, want)

@@ -4985,7 +4985,7 @@ func runSystem(v RunView, c report.CriterionReport) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 371, " gets the mean of its samples' judge scores and the mean of their human ratings; the table correlates those means. This is the question a leaderboard asks: does the judge put the systems in the humans' order? Pearson's interval is Fisher's over the systems' means (none below 4 systems); Spearman's and Kendall's resample the systems and then the samples within each (1000 resamples). With few systems the intervals are wide and the p-value rests on few points. Spearman's and Kendall's coefficients get no interval below ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 371, " gets the mean of its samples' judge scores and the mean of their human ratings; the table correlates those means. This is the question a leaderboard asks: does the judge put the systems in the humans' order? Every interval is over the systems' means: Pearson's and Spearman's on Fisher's z scale (Pearson's none below 4 systems), Kendall's by resampling the systems (1000 resamples). With few systems the intervals are wide and the p-value rests on few points. Spearman's and Kendall's coefficients get no interval below ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -30,13 +30,14 @@ const (
 	// Kendall's the percentile bootstrap from RankBootstrapMin pairs and
 	// none below (see CorrelationInterval).
 	IntervalSmallSample IntervalMethod = "small-sample"
-	// IntervalTwoStageNormal is the system-level two-stage bootstrap whose
-	// second stage draws each large system's mean from its normal
-	// approximation (see SystemCorrelation).
-	IntervalTwoStageNormal IntervalMethod = "two-stage-normal"
-	// IntervalSystemFisherZ is the system-level Pearson interval:
-	// Fisher's z over the systems' means (see SystemCorrelation).
+	// IntervalSystemFisherZ is the system-level interval of Pearson and
+	// Spearman: Fisher's z over the systems' means (see
+	// SystemCorrelation).
 	IntervalSystemFisherZ IntervalMethod = "fisher-z-systems"
+	// IntervalSystemBootstrap is the system-level interval of Kendall:
+	// the percentile bootstrap over the systems' means (see
+	// SystemCorrelation).
+	IntervalSystemBootstrap IntervalMethod = "bootstrap-systems"
 )
 
 // Label is the interval method in words, for pages and exports.
@@ -44,10 +45,10 @@ func (im IntervalMethod) Label(resamples int) string {
 	switch im {
 	case IntervalFisherZ:
 		return "Fisher z (large sample)"
-	case IntervalTwoStageNormal:
-		return "two-stage bootstrap, normal within large systems"
 	case IntervalSystemFisherZ:
 		return "Fisher z over the systems' means"
+	case IntervalSystemBootstrap:
+		return "bootstrap over the systems' means (" + strconv.Itoa(resamples) + " resamples)"
 	case IntervalBootstrap:
 		return "bootstrap (" + strconv.Itoa(resamples) + " resamples)"
 	case IntervalSmallSample:

@@ -142,8 +142,8 @@ func TestIntervalLabel(t *testing.T) {
 	}{
 		{IntervalBootstrap, "bootstrap (1000 resamples)"},
 		{IntervalFisherZ, "Fisher z (large sample)"},
-		{IntervalTwoStageNormal, "two-stage bootstrap, normal within large systems"},
 		{IntervalSystemFisherZ, "Fisher z over the systems' means"},
+		{IntervalSystemBootstrap, "bootstrap over the systems' means (1000 resamples)"},
 		{"", ""},
 	}
 	for _, c := range cases {
