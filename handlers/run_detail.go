@@ -387,10 +387,52 @@ func (h *Handlers) showRunBatch(c echo.Context) error {
 // exportRunCSV downloads one line per sample with every round's score,
 // streamed from the database (report.StreamCSV): no statistics are
 // computed, and memory does not grow with the run.
+// With ?excel=1 it is the same file for Excel on Windows (excelCSV): a
+// UTF-8 byte order mark first, so that Excel reads the text as UTF-8
+// instead of the system's code page, and CRLF line ends.
 func (h *Handlers) exportRunCSV(c echo.Context) error {
-	return h.exportRun(c, "csv", "text/csv; charset=utf-8", func(ctx context.Context, run models.Run, w io.Writer) error {
+	ext := "csv"
+	excel := c.QueryParam("excel") == "1"
+	if excel {
+		ext = "excel.csv"
+	}
+	return h.exportRun(c, ext, "text/csv; charset=utf-8", func(ctx context.Context, run models.Run, w io.Writer) error {
+		if excel {
+			w = &excelCSV{w: w}
+		}
 		return report.StreamCSV(ctx, h.DB, run.WorkspaceID, run.ID, w)
 	})
+}
+
+// excelCSV passes a CSV file on to w with a UTF-8 byte order mark before
+// its first byte and every line feed not already after a carriage return
+// written as CRLF (line breaks inside quoted cells too, as Excel writes
+// them). Nothing reaches w before the first Write, so an export that
+// fails before its first byte still gets its own status.
+type excelCSV struct {
+	w       io.Writer
+	started bool
+	lastCR  bool   // the last byte passed on was '\r'
+	buf     []byte // reused between writes
+}
+
+func (x *excelCSV) Write(p []byte) (int, error) {
+	x.buf = x.buf[:0]
+	if !x.started {
+		x.started = true
+		x.buf = append(x.buf, 0xEF, 0xBB, 0xBF)
+	}
+	for _, b := range p {
+		if b == '\n' && !x.lastCR {
+			x.buf = append(x.buf, '\r')
+		}
+		x.buf = append(x.buf, b)
+		x.lastCR = b == '\r'
+	}
+	if _, err := x.w.Write(x.buf); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // exportRunJSON downloads the whole report with its statistics, the

@@ -353,9 +353,7 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 		b.WriteString(" finished.")
 		for _, c := range m.Run.Criteria {
 			if c.Pearson != nil {
-				// Rounded as the pages round it (stats.CoefDecimal): the
-				// message's own pearson, 0.1235, reads 0.124 here too.
-				fmt.Fprintf(&b, " %s: Pearson %s.", slackText(c.Name), stats.CoefDecimal(*c.Pearson, 3))
+				fmt.Fprintf(&b, " %s: Pearson %s.", slackText(c.Name), pageCoef(*c.Pearson))
 			}
 		}
 		// The scores missing for too few readable answers are among the
@@ -391,6 +389,19 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 	}
 	m.Text = b.String()
 	return m
+}
+
+// pageCoef writes a coefficient for the message's text as the pages write
+// it (web's coefFixed): rounded as stats.CoefDecimal rounds (the
+// message's own pearson, 0.1235, reads 0.124 here too) to 3 decimals, with
+// the true minus sign U+2212 ("−0.062", not "-0.062") and no negative
+// zero (-0.0004 is 0.000). The JSON's pearson field stays a number.
+func pageCoef(v float64) string {
+	s := stats.CoefDecimal(v, 3)
+	if strings.Trim(s, "-0.") == "" {
+		return strings.TrimPrefix(s, "-")
+	}
+	return strings.ReplaceAll(s, "-", "\u2212")
 }
 
 // slackMarkup are the characters Slack reads as markup in a message's

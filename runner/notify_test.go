@@ -163,7 +163,7 @@ func TestWebhookOnRunEnd(t *testing.T) {
 				if !tc.fail {
 					if len(m.Run.Criteria) != 1 || m.Run.Criteria[0].Pearson == nil {
 						t.Errorf("criteria: %+v", m.Run.Criteria)
-					} else if w := "Pearson " + stats.CoefDecimal(*m.Run.Criteria[0].Pearson, 3) + "."; !strings.Contains(m.Text, w) {
+					} else if w := "Pearson " + strings.Replace(stats.CoefDecimal(*m.Run.Criteria[0].Pearson, 3), "-", "\u2212", 1) + "."; !strings.Contains(m.Text, w) {
 						// The text rounds the message's own figure as the
 						// pages do.
 						t.Errorf("text %q lacks %q (pearson %v)", m.Text, w, *m.Run.Criteria[0].Pearson)

@@ -254,7 +254,7 @@ func DatasetUploadPage(v DatasetUploadView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, ":</p><ul><li><strong>CSV</strong> (.csv): UTF-8 text, comma-separated, with a header row naming every column. Excel users: save as \"CSV UTF-8 (Comma delimited)\".</li><li><strong>JSON Lines</strong> (.jsonl): one JSON object per line.</li><li><strong>JSON</strong> (.json): one array of objects, like <code>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, ":</p><ul><li><strong>CSV</strong> (.csv): UTF-8 text, comma- or semicolon-separated, with a header row naming every column. Excel users: save as \"CSV UTF-8\"; a file Excel saved with semicolons and decimal commas (3,5) is read as it is.</li><li><strong>JSON Lines</strong> (.jsonl): one JSON object per line.</li><li><strong>JSON</strong> (.json): one array of objects, like <code>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -280,7 +280,7 @@ func DatasetUploadPage(v DatasetUploadView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "</code> gives a column <code>scores.Coherent</code>. A list of strings becomes one cell with a line per item.</p><p class=\"muted small\">Refused: files with other endings (a comma-separated .txt file: rename it to .csv), saved web pages, Excel or LibreOffice workbooks (.xlsx, .xls, .ods), tab- or semicolon-separated files, text in another encoding than UTF-8 (Latin-1, UTF-16…), empty files or files with only a header, rows with more or fewer fields than the header, and invalid JSON. The message names the line to fix.</p></div><form class=\"card\" method=\"post\" enctype=\"multipart/form-data\" action=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "</code> gives a column <code>scores.Coherent</code>. A list of strings becomes one cell with a line per item.</p><p class=\"muted small\">Refused: files with other endings (a comma-separated .txt file: rename it to .csv), saved web pages, Excel or LibreOffice workbooks (.xlsx, .xls, .ods), tab-separated files, a header with both commas and semicolons between its names, text in another encoding than UTF-8 (Latin-1, UTF-16…), empty files or files with only a header, rows with more or fewer fields than the header, and invalid JSON. The message names the line to fix.</p></div><form class=\"card\" method=\"post\" enctype=\"multipart/form-data\" action=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -118,6 +118,9 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 	if final.Paused() {
 		return &pausedError{run: final}
 	}
+	// The same summary as `batcheval run` (calls, tokens and cost), where
+	// run prints it; then the line of batches scripts read.
+	fmt.Fprintln(stderr, runSummaryLine(final))
 	fmt.Fprintf(stdout, "run %d %s: %d/%d batches, %d failed, %d scores missing, %d judge retries%s\n",
 		final.ID, final.Status, final.BatchesDone, final.BatchesTotal, final.BatchesFailed, final.MissingScores, final.Retries, shortScoresNote(final))
 	if why, capped := runner.SpendCapStop(final); capped {

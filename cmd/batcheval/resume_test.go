@@ -53,11 +53,20 @@ func TestResumeCommand(t *testing.T) {
 	refusing.Store(false)
 	sentBefore := len(fj.requests(false))
 	out.Reset()
+	errOut.Reset()
 	if err := run(context.Background(), []string{"resume", fmt.Sprint(first.ID)}, env, &out, &errOut); err != nil {
 		t.Fatalf("batcheval resume: %v\n%s", err, errOut.String())
 	}
 	if want := fmt.Sprintf("run %d succeeded: %d/%d batches, 0 failed, 0 scores missing", first.ID, faultBatches, faultBatches); !strings.Contains(out.String(), want) {
 		t.Errorf("resume printed %q, want %q", out.String(), want)
+	}
+	// The summary `batcheval run` prints, with the resumed run's calls,
+	// tokens and cost (resume printed only batches and retries).
+	resumed := theRun(t, db, 0, models.Run.Finished)
+	want := fmt.Sprintf("run %d: %d judge calls, %d judge retries, %d prompt + %d completion tokens, cost ",
+		resumed.ID, resumed.Calls, resumed.Retries, resumed.PromptTokens, resumed.CompletionTokens)
+	if resumed.Calls == 0 || !strings.Contains(errOut.String(), want) || !strings.Contains(errOut.String(), runSummaryLine(resumed)+"\n") {
+		t.Errorf("resume's summary lacks %q (run's line %q); it printed:\n%s", want, runSummaryLine(resumed), errOut.String())
 	}
 	if sent := len(fj.requests(false)) - sentBefore; sent != 1 {
 		t.Errorf("resume sent %d requests, want 1 (the gap)", sent)

@@ -186,16 +186,23 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 	}
 	opt = opt.withDefaults()
 	limited := &limitReader{r: r, max: opt.MaxBytes}
-	br := bufio.NewReader(limited)
+	br := bufio.NewReaderSize(limited, headerPeek)
 	if err := skipBOM(br); err != nil {
 		return Summary{}, readFailure(limited, nil, err)
+	}
+	comma := ','
+	if f == CSV {
+		var err error
+		if comma, err = csvDelimiter(br, opt.NoHeader); err != nil {
+			return Summary{}, readFailure(limited, nil, err)
+		}
 	}
 	checked := &utf8Checker{r: br, line: 1}
 	p := &parser{table: &Table{Format: f}, seen: map[string]bool{}, maxRows: opt.MaxRows, maxColumns: opt.MaxColumns, emit: fn, reuse: opt.ReuseValues}
 	var err error
 	switch f {
 	case CSV:
-		err = p.parseCSV(checked, opt.NoHeader, opt.HeaderHint)
+		err = p.parseCSV(checked, comma, opt.NoHeader, opt.HeaderHint)
 	case JSONL:
 		err = p.parseJSONL(checked)
 	case JSON:
@@ -429,10 +436,83 @@ func firstRunes(s string, n int) string {
 	return s
 }
 
-// parseCSV reads comma-separated values with a header row, or without one
-// when noHeader is set; hint ends a refused header's message.
-func (p *parser) parseCSV(r io.Reader, noHeader bool, hint string) error {
+// headerPeek is how much of a file's start is read ahead to find the
+// separator of a CSV file: a header longer than that is read as
+// comma-separated.
+const headerPeek = 64 << 10
+
+// csvDelimiter finds the separator of a CSV file from its first line (the
+// header, or the first row with noHeader), looking only at characters
+// outside double quotes: ';' when that line has semicolons and no comma, as
+// Excel saves "CSV" in locales with a decimal comma; ',' otherwise. A
+// header with both is refused as ambiguous; in a first row of data a comma
+// between digits is taken for a decimal comma, and a row that has both
+// otherwise is read as comma-separated (its text may hold semicolons).
+func csvDelimiter(br *bufio.Reader, noHeader bool) (rune, error) {
+	head, err := br.Peek(headerPeek)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return 0, err
+	}
+	digit := func(i int) bool { return i >= 0 && i < len(head) && head[i] >= '0' && head[i] <= '9' }
+	commas, semicolons, quoted := 0, 0, false
+scan:
+	for i, b := range head {
+		switch {
+		case b == '"':
+			quoted = !quoted
+		case quoted:
+		case b == '\n':
+			break scan
+		case b == ',' && noHeader && digit(i-1) && digit(i+1):
+			// A decimal comma in a row of data, not a separator.
+		case b == ',':
+			commas++
+		case b == ';':
+			semicolons++
+		}
+	}
+	switch {
+	case semicolons == 0 || (commas > 0 && noHeader):
+		return ',', nil
+	case commas == 0:
+		return ';', nil
+	}
+	return 0, &ParseError{Line: 1, Msg: "the header has both commas and semicolons between its names, so the columns cannot be told apart: separate them with one of the two, " +
+		`and put a name that contains the other in double quotes (or ` + msgSaveAsCSV + ")"}
+}
+
+// decimalComma reads a cell of a semicolon-separated file that is a number
+// written with a decimal comma ("3,5", "-0,25") and gives it with a dot;
+// ok is false for any other cell, which is kept as it is.
+func decimalComma(v string) (string, bool) {
+	t := strings.TrimSpace(v)
+	sign := ""
+	if t != "" && (t[0] == '-' || t[0] == '+') {
+		sign, t = t[:1], t[1:]
+	}
+	whole, frac, found := strings.Cut(t, ",")
+	if !found || !digitsOnly(whole) || !digitsOnly(frac) {
+		return "", false
+	}
+	return sign + whole + "." + frac, true
+}
+
+func digitsOnly(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// parseCSV reads values separated by comma (',' or ';', see csvDelimiter)
+// with a header row, or without one when noHeader is set; hint ends a
+// refused header's message. In a semicolon-separated file a cell that is
+// a number with a decimal comma is read with a dot ("3,5" is 3.5).
+func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) error {
 	cr := csv.NewReader(r)
+	cr.Comma = comma
 	cr.FieldsPerRecord = -1 // checked here, for a friendlier message
 	cr.LazyQuotes = false
 	cr.ReuseRecord = true // each field is copied into the record's map
@@ -508,9 +588,13 @@ func (p *parser) parseCSV(r io.Reader, noHeader bool, hint string) error {
 				p.skipped++
 				continue // a line of spaces only
 			}
+			sep, seps := "comma", "commas"
+			if comma == ';' {
+				sep, seps = "semicolon", "semicolons"
+			}
 			return &ParseError{Line: line, Msg: fmt.Sprintf(
-				"this row has %d fields but the header has %d columns; check for an unquoted comma or a missing quote (put a field containing commas in double quotes)",
-				len(fields), width)}
+				"this row has %d fields but the header has %d columns; check for an unquoted %s or a missing quote (put a field containing %s in double quotes)",
+				len(fields), width, sep, seps)}
 		}
 		if len(named) < width {
 			if err := unnamedEmpty(fields, named, line, hint); err != nil {
@@ -525,7 +609,13 @@ func (p *parser) parseCSV(r io.Reader, noHeader bool, hint string) error {
 			values = make(map[string]string, len(names))
 		}
 		for k, name := range names {
-			values[name] = fields[named[k]]
+			v := fields[named[k]]
+			if comma == ';' {
+				if d, ok := decimalComma(v); ok {
+					v = d
+				}
+			}
+			values[name] = v
 		}
 		if err := p.add(Record{Line: line, Values: values}, names, false); err != nil {
 			return err
@@ -565,8 +655,6 @@ func csvHeader(header []string, hint string) ([]string, error) {
 		switch {
 		case strings.Contains(name, "\t"):
 			return nil, &ParseError{Line: 1, Msg: "the header contains tabs: the file looks tab-separated; " + msgTabs}
-		case strings.Contains(name, ";"):
-			return nil, &ParseError{Line: 1, Msg: "the header contains ';': the file looks semicolon-separated; only commas separate columns: " + msgSaveAsCSV}
 		case name == "":
 			continue
 		}

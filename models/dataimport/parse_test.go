@@ -113,7 +113,10 @@ func TestParseErrors(t *testing.T) {
 		{"csv header without names", CSV, ",,\n1,2,3\n", Options{}, 1, false, "", "line 1: the header row has no column names"},
 		{"csv row longer than the unnamed columns", CSV, "id,text,,\n1,a,,,\n", Options{}, 2, false, "", "this row has 5 fields but the header has 4 columns"},
 		{"csv duplicate column", CSV, "id,text,id\n1,2,3\n", Options{}, 1, false, "id", `line 1, column "id": columns 1 and 3 have the same name`},
-		{"csv semicolons", CSV, "id;text\n1;hi\n", Options{}, 1, false, "", "semicolon-separated"},
+		// Semicolon-separated files are read (csvDelimiter); a header with
+		// both separators is still refused.
+		{"csv header with commas and semicolons", CSV, "id;text,rating\n1;hi,3\n", Options{}, 1, false, "", "line 1: the header has both commas and semicolons"},
+		{"csv semicolons too few fields", CSV, "id;text\r\n1;hi\r\n2\r\n", Options{}, 3, false, "", "line 3: this row has 1 fields but the header has 2 columns; check for an unquoted semicolon"},
 		{"csv tabs", CSV, "id\ttext\n1\thi\n", Options{}, 1, false, "", "tab-separated"},
 		{"csv too few fields", CSV, "id,text\n1,hi\n2\n", Options{}, 3, false, "", "line 3: this row has 1 fields but the header has 2 columns"},
 		{"csv too many fields after a multi-line field", CSV, "id,text\n1,\"two\nlines\"\n2,a,b\n", Options{}, 4, false, "", "line 4: this row has 3 fields"},
