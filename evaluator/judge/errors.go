@@ -75,6 +75,11 @@ type Error struct {
 	// does not resolve is named but not offered.
 	redirect redirectTarget
 
+	// webPage is set on an HTTP error status (403, 5xx) whose body is a
+	// web page (HTML) rather than the API's JSON error: something in
+	// front of the API answered. Used only to word Error().
+	webPage bool
+
 	// limit is the per-attempt timeout or the Retry-After ceiling that was
 	// hit, used only to word Error().
 	limit time.Duration
@@ -121,6 +126,9 @@ func (e *Error) summary() string {
 	case KindNotFound:
 		return "the endpoint answered 404 Not Found: check the base URL (it usually ends in /v1) and the model name"
 	case KindServer:
+		if e.webPage {
+			return fmt.Sprintf("the endpoint failed (HTTP %d) with a web page (HTML), not the API's JSON: a proxy or gateway in front of the API answered for it, and the API behind it may be down or overloaded; try again later, and if it lasts check the base URL with whoever runs the endpoint", e.Status)
+		}
 		return fmt.Sprintf("the endpoint failed (HTTP %d): it may be overloaded or down; try again later", e.Status)
 	case KindTimeout:
 		if e.Status == http.StatusRequestTimeout {
@@ -133,6 +141,9 @@ func (e *Error) summary() string {
 	case KindNetwork:
 		return "could not reach the endpoint: check the base URL and that the server is running"
 	case KindNotAPI:
+		if e.webPage && e.Status == http.StatusForbidden {
+			return "the endpoint refused access (HTTP 403) with a web page (HTML), not the API's JSON: a proxy, firewall or sign-in page in front of the API refused the call before the API saw the key; check the base URL, and that this server may pass that proxy, with whoever runs the endpoint"
+		}
 		return "the address answers with a web page (HTML), not an OpenAI-compatible API: check the base URL (it usually ends in /v1); a sign-in page or a proxy in the way answers so too"
 	case KindMalformed:
 		return "the endpoint's answer is not a usable chat completion: check the base URL points at an OpenAI-compatible API"
@@ -181,6 +192,8 @@ var summaryForms = func() []*regexp.Regexp {
 		"the endpoint refused to answer for payment (HTTP %d): the account behind the API key is out of credits or over its spending limit; add credits (or raise the key's limit) with the provider, then resume the run",
 		"the endpoint answered 404 Not Found: check the base URL (it usually ends in /v1) and the model name",
 		"the endpoint failed (HTTP %d): it may be overloaded or down; try again later",
+		"the endpoint failed (HTTP %d) with a web page (HTML), not the API's JSON: a proxy or gateway in front of the API answered for it, and the API behind it may be down or overloaded; try again later, and if it lasts check the base URL with whoever runs the endpoint",
+		"the endpoint refused access (HTTP 403) with a web page (HTML), not the API's JSON: a proxy, firewall or sign-in page in front of the API refused the call before the API saw the key; check the base URL, and that this server may pass that proxy, with whoever runs the endpoint",
 		"the endpoint timed out (HTTP 408): it may be overloaded; try again later",
 		"the endpoint did not answer within %s: raise the timeout or check the server is not overloaded",
 		"the endpoint did not answer in time: raise the timeout or check the server is not overloaded",
