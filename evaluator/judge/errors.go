@@ -88,9 +88,20 @@ type Error struct {
 // Error says in plain English what went wrong and what to check. It is
 // the text users read (runs, batches and waits store it as it is), so it
 // opens with what happened, never with a code path such as "judge: ".
-func (e *Error) Error() string {
+func (e *Error) Error() string { return e.text(false) }
+
+// InRun is Error worded for the error of a run the failure stopped: where
+// Error says what to do in words that fit wherever it shows (Test
+// connection too, where there is no run), InRun names the run's next step
+// (an account out of credits: add credits, then resume the run).
+func (e *Error) InRun() string { return e.text(true) }
+
+func (e *Error) text(inRun bool) string {
 	var b strings.Builder
 	b.WriteString(e.summary())
+	if inRun && e.Kind == KindPayment {
+		b.WriteString(", then resume the run")
+	}
 	if e.Message != "" {
 		b.WriteString(". Details: ")
 		b.WriteString(e.Message)
@@ -122,7 +133,7 @@ func (e *Error) summary() string {
 		}
 		return fmt.Sprintf("the endpoint rejected the request (HTTP %d): check the model name and that the model supports the parameters sent (logprobs, seed, response_format, n)", e.Status)
 	case KindPayment:
-		return fmt.Sprintf("the endpoint refused to answer for payment (HTTP %d): the account behind the API key is out of credits or over its spending limit; add credits (or raise the key's limit) with the provider, then resume the run", e.Status)
+		return fmt.Sprintf("the endpoint refused to answer for payment (HTTP %d): the account behind the API key is out of credits or over its spending limit; add credits (or raise the key's limit) with the provider", e.Status)
 	case KindNotFound:
 		return "the endpoint answered 404 Not Found: check the base URL (it usually ends in /v1) and the model name"
 	case KindServer:
@@ -189,7 +200,10 @@ var summaryForms = func() []*regexp.Regexp {
 		"the judge request is invalid",
 		"the prompt and its answer do not fit the model's context window (HTTP %d): lower the batch size or max tokens, shorten the longest texts, or use a model with a longer context",
 		"the endpoint rejected the request (HTTP %d): check the model name and that the model supports the parameters sent (logprobs, seed, response_format, n)",
+		// The run's wording (InRun), which every run's error stored
+		// before it had, then Error's.
 		"the endpoint refused to answer for payment (HTTP %d): the account behind the API key is out of credits or over its spending limit; add credits (or raise the key's limit) with the provider, then resume the run",
+		"the endpoint refused to answer for payment (HTTP %d): the account behind the API key is out of credits or over its spending limit; add credits (or raise the key's limit) with the provider",
 		"the endpoint answered 404 Not Found: check the base URL (it usually ends in /v1) and the model name",
 		"the endpoint failed (HTTP %d): it may be overloaded or down; try again later",
 		"the endpoint failed (HTTP %d) with a web page (HTML), not the API's JSON: a proxy or gateway in front of the API answered for it, and the API behind it may be down or overloaded; try again later, and if it lasts check the base URL with whoever runs the endpoint",
