@@ -17,7 +17,7 @@ type ErrorKind string
 // The kinds of judge failure.
 const (
 	KindRateLimited ErrorKind = "rate_limited" // HTTP 429: slow down or wait RetryAfter
-	KindAuth        ErrorKind = "auth"         // HTTP 401/403: the key is wrong or lacks access
+	KindAuth        ErrorKind = "auth"         // HTTP 401/403 (not a web page): the key is wrong or lacks access
 	KindBadRequest  ErrorKind = "bad_request"  // HTTP 400/422 and other 4xx, or an invalid Request
 	KindNotFound    ErrorKind = "not_found"    // HTTP 404: wrong base URL or model name
 	KindPayment     ErrorKind = "payment"      // HTTP 402, or OpenAI's 429 insufficient_quota: the account is out of credits
@@ -25,7 +25,7 @@ const (
 	KindTimeout     ErrorKind = "timeout"      // no answer within Config.Timeout, or HTTP 408
 	KindNetwork     ErrorKind = "network"      // the endpoint could not be reached
 	KindMalformed   ErrorKind = "malformed"    // the answer is not a usable chat completion
-	KindNotAPI      ErrorKind = "not_api"      // a 2xx answer that is a web page (HTML): the base URL is no API
+	KindNotAPI      ErrorKind = "not_api"      // a 2xx or 403 answer that is a web page (HTML): the base URL is no API, or a proxy in front of it refuses
 	KindCancelled   ErrorKind = "cancelled"    // the caller's context ended
 	KindRefused     ErrorKind = "refused"      // the egress policy forbids the address, or the endpoint redirected
 )
