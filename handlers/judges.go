@@ -133,35 +133,35 @@ func setLimitsForm(f *web.JudgeForm, l models.JudgeLimits) {
 	}
 }
 
-// judgeLimitsOf reads the shared limits typed in the form.
+// judgeLimitsOf reads the shared limits typed in the form; the error
+// names every limit that is not valid (judgeFormError).
 func judgeLimitsOf(f web.JudgeForm) (models.JudgeLimits, error) {
-	whole := func(field, what, s string) (int, error) {
+	var errs []error
+	whole := func(field, what, s string) int {
 		if s == "" {
-			return 0, nil
+			return 0
 		}
 		v, err := strconv.Atoi(s)
 		if err != nil || v < 0 {
-			return 0, judgeFieldErrorf(field, "%s must be a whole number, 0 or more (empty: no limit)", what)
+			errs = append(errs, judgeFieldErrorf(field, "%s must be a whole number, 0 or more (empty: no limit)", what))
+			return 0
 		}
-		return v, nil
+		return v
 	}
 	var l models.JudgeLimits
-	var err error
-	if l.MaxConcurrency, err = whole("judge-shared-concurrency", "the calls at once of all runs", f.SharedConcurrency); err != nil {
-		return l, err
-	}
-	if l.RequestsPerMinute, err = whole("judge-rpm", "the requests per minute", f.RequestsPerMinute); err != nil {
-		return l, err
-	}
-	if l.TokensPerMinute, err = whole("judge-tpm", "the tokens per minute", f.TokensPerMinute); err != nil {
-		return l, err
-	}
+	l.MaxConcurrency = whole("judge-shared-concurrency", "the calls at once of all runs", f.SharedConcurrency)
+	l.RequestsPerMinute = whole("judge-rpm", "the requests per minute", f.RequestsPerMinute)
+	l.TokensPerMinute = whole("judge-tpm", "the tokens per minute", f.TokensPerMinute)
 	if f.SlowSeconds != "" {
 		v, perr := strconv.ParseFloat(f.SlowSeconds, 64)
 		if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return l, judgeFieldErrorf("judge-slow", "the slow threshold %q must be a number of seconds%s (empty: off)", f.SlowSeconds, decimalCommaHint(f.SlowSeconds, "e.g. 30"))
+			errs = append(errs, judgeFieldErrorf("judge-slow", "the slow threshold %q must be a number of seconds%s (empty: off)", f.SlowSeconds, decimalCommaHint(f.SlowSeconds, "e.g. 30")))
+		} else {
+			l.SlowMS = int64(v * 1000)
 		}
-		l.SlowMS = int64(v * 1000)
+	}
+	if len(errs) > 0 {
+		return l, joinJudgeFieldErrors(errs...)
 	}
 	if err := models.CheckJudgeLimits(l); err != nil {
 		return l, &judgeFieldError{Field: "judge-shared-concurrency", Err: err}
@@ -186,11 +186,65 @@ func judgeFieldErrorf(field, format string, args ...any) error {
 	return &judgeFieldError{Field: field, Err: models.Errorf(models.EInvalid, format, args...)}
 }
 
-// judgeFieldErrors is the form's message by input id, when err belongs to
-// one input (nil otherwise: it shows at the top only).
+// judgeFormError is every invalid value of the judge form at once, each
+// with its input's id, so that the form shows them all, each beside its
+// input, and not one a save.
+type judgeFormError struct {
+	Fields []*judgeFieldError
+	// Err says them all, for the top of the form.
+	Err error
+}
+
+func (e *judgeFormError) Error() string { return e.Err.Error() }
+
+// Unwrap gives the *models.Error, so the error's code is still read.
+func (e *judgeFormError) Unwrap() error { return e.Err }
+
+// joinJudgeFieldErrors gathers the judge form's errors (nil ones are
+// skipped; a judgeFormError gives its fields): nil when there are none,
+// the one error when there is one, a judgeFormError otherwise. An error
+// of no input (not expected) is returned alone.
+func joinJudgeFieldErrors(errs ...error) error {
+	var fields []*judgeFieldError
+	for _, err := range errs {
+		var fe *judgeFieldError
+		var all *judgeFormError
+		switch {
+		case err == nil:
+		case errors.As(err, &all):
+			fields = append(fields, all.Fields...)
+		case errors.As(err, &fe):
+			fields = append(fields, fe)
+		default:
+			return err
+		}
+	}
+	switch len(fields) {
+	case 0:
+		return nil
+	case 1:
+		return fields[0]
+	}
+	msgs := make([]string, len(fields))
+	for i, fe := range fields {
+		msgs[i] = models.ErrorMessage(fe.Err)
+	}
+	return &judgeFormError{Fields: fields, Err: models.Errorf(models.EInvalid, "%d values need correcting: %s", len(fields), strings.Join(msgs, "; "))}
+}
+
+// judgeFieldErrors is the form's message by input id, for every input err
+// names (nil otherwise: it shows at the top only).
 func judgeFieldErrors(err error) map[string]string {
+	var all *judgeFormError
 	var fe *judgeFieldError
-	if errors.As(err, &fe) {
+	switch {
+	case errors.As(err, &all):
+		out := make(map[string]string, len(all.Fields))
+		for _, f := range all.Fields {
+			out[f.Field] = upperFirst(models.ErrorMessage(f.Err)) + "."
+		}
+		return out
+	case errors.As(err, &fe):
 		return map[string]string{fe.Field: upperFirst(models.ErrorMessage(fe.Err)) + "."}
 	}
 	return nil
@@ -243,11 +297,8 @@ func judgeFormOf(j models.Judge) web.JudgeForm {
 func (h *Handlers) createJudge(c echo.Context) error {
 	f := judgeFormFromRequest(c)
 	j := models.Judge{WorkspaceID: h.workspaceID(c), APIKey: strings.TrimSpace(c.FormValue("api_key"))}
-	err := applyJudgeForm(&j, f)
-	var lim models.JudgeLimits
-	if err == nil {
-		lim, err = judgeLimitsOf(f)
-	}
+	lim, lerr := judgeLimitsOf(f)
+	err := joinJudgeFieldErrors(applyJudgeForm(&j, f), lerr)
 	note := ""
 	if err == nil {
 		note = shortenPastedEndpoint(&j)
@@ -283,11 +334,8 @@ func (h *Handlers) updateJudge(c echo.Context) error {
 		j.APIKey = strings.TrimSpace(c.FormValue("api_key"))
 	}
 	typedKey, oldKeyEnv := j.APIKey != "", j.APIKeyEnv
-	err = applyJudgeForm(&j, f)
-	var lim models.JudgeLimits
-	if err == nil {
-		lim, err = judgeLimitsOf(f)
-	}
+	lim, lerr := judgeLimitsOf(f)
+	err = joinJudgeFieldErrors(applyJudgeForm(&j, f), lerr)
 	note := ""
 	if err == nil {
 		note = shortenPastedEndpoint(&j)
@@ -369,54 +417,70 @@ func judgeFormFromRequest(c echo.Context) web.JudgeForm {
 	}
 }
 
-// applyJudgeForm checks the typed settings and copies them onto j.
+// applyJudgeForm checks the typed settings and, when every one is valid,
+// copies them onto j. The error names every invalid one, in the form's
+// order (judgeFormError).
 func applyJudgeForm(j *models.Judge, f web.JudgeForm) error {
-	temp, err := strconv.ParseFloat(f.Temperature, 64)
-	// NaN compares false with everything: test it explicitly.
-	if err != nil || math.IsNaN(temp) || temp < 0 || temp > 2 {
-		return judgeFieldErrorf("judge-temperature", "the temperature must be a number from 0 to 2%s", decimalCommaHint(f.Temperature, "e.g. 0.2"))
-	}
-	topP, err := strconv.ParseFloat(f.TopP, 64)
-	if err != nil || math.IsNaN(topP) || topP <= 0 || topP > 1 {
-		return judgeFieldErrorf("judge-top-p", "top p must be a number above 0 and at most 1%s", decimalCommaHint(f.TopP, "e.g. 0.9"))
-	}
-	conc, err := strconv.Atoi(f.MaxConcurrency)
-	if err != nil || conc < 1 || conc > maxJudgeConcurrency {
-		return judgeFieldErrorf("judge-concurrency", "the maximum concurrent calls must be a whole number from 1 to %d", maxJudgeConcurrency)
-	}
-	timeout, err := strconv.Atoi(f.TimeoutSeconds)
-	if err != nil || timeout < 1 {
-		return judgeFieldErrorf("judge-timeout", "the timeout must be a whole number of seconds, at least 1")
-	}
-	in, err := parsePrice("input", "judge-price-in", f.PriceInput)
-	if err != nil {
-		return err
-	}
-	out, err := parsePrice("output", "judge-price-out", f.PriceOutput)
-	if err != nil {
-		return err
+	var errs []error
+	if !j.Simulated {
+		// Said beside their fields; saving checks them again for the API.
+		if f.Name == "" {
+			errs = append(errs, judgeFieldErrorf("judge-name", "the judge needs a name"))
+		}
+		switch {
+		case f.BaseURL == "":
+			errs = append(errs, judgeFieldErrorf("judge-base-url", "the judge needs a base URL (e.g. https://api.openai.com/v1)"))
+		default:
+			if err := models.CheckJudgeBaseURL(f.BaseURL); err != nil {
+				errs = append(errs, &judgeFieldError{Field: "judge-base-url", Err: err})
+			} else if err := models.CheckBaseURLCredentials(f.BaseURL); err != nil {
+				errs = append(errs, &judgeFieldError{Field: "judge-base-url", Err: err})
+			}
+		}
+		if f.Model == "" {
+			errs = append(errs, judgeFieldErrorf("judge-model", "the judge needs a model name (for Azure, the deployment name)"))
+		}
 	}
 	keyHeader, err := judge.ParseKeyHeader(f.KeyHeader)
 	if err != nil {
-		return &judgeFieldError{Field: "judge-key-header", Err: models.Errorf(models.EInvalid, "%s", err.Error())}
+		errs = append(errs, &judgeFieldError{Field: "judge-key-header", Err: models.Errorf(models.EInvalid, "%s", err.Error())})
 	}
-	if !j.Simulated && f.BaseURL != "" {
-		// Said beside the field; saving checks it again for the API.
-		if err := models.CheckJudgeBaseURL(f.BaseURL); err != nil {
-			return &judgeFieldError{Field: "judge-base-url", Err: err}
+	temp, err := strconv.ParseFloat(f.Temperature, 64)
+	// NaN compares false with everything: test it explicitly.
+	if err != nil || math.IsNaN(temp) || temp < 0 || temp > 2 {
+		errs = append(errs, judgeFieldErrorf("judge-temperature", "the temperature must be a number from 0 to 2%s", decimalCommaHint(f.Temperature, "e.g. 0.2")))
+	}
+	topP, err := strconv.ParseFloat(f.TopP, 64)
+	if err != nil || math.IsNaN(topP) || topP <= 0 || topP > 1 {
+		errs = append(errs, judgeFieldErrorf("judge-top-p", "top p must be a number above 0 and at most 1%s", decimalCommaHint(f.TopP, "e.g. 0.9")))
+	}
+	timeout, err := strconv.Atoi(f.TimeoutSeconds)
+	if err != nil || timeout < 1 {
+		errs = append(errs, judgeFieldErrorf("judge-timeout", "the timeout must be a whole number of seconds, at least 1"))
+	}
+	var window *int
+	if f.ContextTokens != "" {
+		cw, err := strconv.Atoi(f.ContextTokens)
+		if err != nil || cw < 1 {
+			errs = append(errs, judgeFieldErrorf("judge-context", "the context window %q is not a whole number of tokens (e.g. 8192); leave it empty if you do not know it", f.ContextTokens))
 		}
+		window = &cw
+	}
+	in, err := parsePrice("input", "judge-price-in", f.PriceInput)
+	errs = append(errs, err)
+	out, err := parsePrice("output", "judge-price-out", f.PriceOutput)
+	errs = append(errs, err)
+	conc, err := strconv.Atoi(f.MaxConcurrency)
+	if err != nil || conc < 1 || conc > maxJudgeConcurrency {
+		errs = append(errs, judgeFieldErrorf("judge-concurrency", "the maximum concurrent calls must be a whole number from 1 to %d", maxJudgeConcurrency))
+	}
+	if err := joinJudgeFieldErrors(errs...); err != nil {
+		return err
 	}
 	j.Name, j.BaseURL, j.Model, j.APIKeyEnv, j.KeyHeader = f.Name, f.BaseURL, f.Model, f.APIKeyEnv, string(keyHeader)
 	j.Temperature, j.TopP, j.MaxConcurrency, j.TimeoutSeconds = temp, topP, conc, timeout
 	j.PriceInputPerMTok, j.PriceOutputPerMTok = in, out
-	j.ContextTokens = nil
-	if f.ContextTokens != "" {
-		cw, err := strconv.Atoi(f.ContextTokens)
-		if err != nil || cw < 1 {
-			return judgeFieldErrorf("judge-context", "the context window %q is not a whole number of tokens (e.g. 8192); leave it empty if you do not know it", f.ContextTokens)
-		}
-		j.ContextTokens = &cw
-	}
+	j.ContextTokens = window
 	return nil
 }
 

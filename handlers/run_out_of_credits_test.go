@@ -34,6 +34,9 @@ func TestRunOutOfCreditsSaysToAddCredits(t *testing.T) {
 				if run.Status != models.RunFailed || !run.StoppedByJudgeSettings() {
 					t.Fatalf("run %s (%q): want failed, stopped", run.Status, run.Error)
 				}
+				if got := strings.Contains(run.Error, "then resume the run"); got != tc.credits {
+					t.Errorf("the run's error %q says to resume it = %v, want %v", run.Error, got, tc.credits)
+				}
 				body := env.get(fmt.Sprintf("/runs/%d", run.ID)).Body.String()
 				if !strings.Contains(body, `data-testid="no-scores-fix-first"`) {
 					t.Fatalf("no fix-first advice: %.600s", body)

@@ -508,10 +508,13 @@ func (r Run) Resumable() bool {
 }
 
 // JudgeSettingsStop opens the error of a run its runner stopped because
-// no call can succeed with the judge as it is set up: the endpoint refused
-// the key, has no such model or address, or is an address this server does
-// not call (evaluator/judge kinds auth, not_found, refused). The runner
-// writes it; the run page reads it to put fixing the judge before Resume.
+// no call can succeed with the judge as it is: the endpoint refused the
+// key, has no such model or address, is an address this server does not
+// call, answers with a web page instead of the API (its address, or a
+// proxy in front of it refusing access), or its account is out of credits
+// (evaluator/judge kinds auth, not_found, refused, not_api and payment:
+// runner's runLevel). The runner writes it; the run page reads it to put
+// fixing the judge (or, out of credits, adding credits) before Resume.
 const JudgeSettingsStop = "the run stopped, since no call can succeed until the judge's settings are corrected"
 
 // judgeSettingsStopBefore is how such runs were stopped before

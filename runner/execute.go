@@ -1373,7 +1373,7 @@ func Cost(j models.JudgeSnapshot, promptTokens, completionTokens int) *float64 {
 type judgeUnusable struct{ err *judge.Error }
 
 func (e *judgeUnusable) Error() string {
-	return models.JudgeSettingsStop + ": " + e.err.Error()
+	return models.JudgeSettingsStop + ": " + e.err.InRun()
 }
 
 func (e *judgeUnusable) Unwrap() error { return e.err }

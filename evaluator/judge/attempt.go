@@ -130,12 +130,27 @@ func (c *Client) statusError(res *http.Response, body []byte) *Error {
 		// does not help, adding credit does.
 		kind = KindPayment
 	}
-	return &Error{
+	e := &Error{
 		Kind:       kind,
 		Status:     res.StatusCode,
 		RetryAfter: parseRetryAfter(res.Header, time.Now()),
 		Message:    c.redact(errorMessage(body)),
 	}
+	if page, title := htmlPage(body); page && (res.StatusCode == http.StatusForbidden || res.StatusCode >= 500) {
+		// An API answers its errors in JSON: a web page comes from
+		// something in front of it (a proxy, firewall, gateway or
+		// sign-in page). A 403 page is that thing refusing the call,
+		// not the API refusing the key (the base URL is no way to the
+		// API from here, as for a 2xx page); a 5xx page is a gateway
+		// that got no answer from the API, which may come back, so it
+		// stays a retried server failure.
+		e.webPage = true
+		e.Message = c.redact(webPageMessage(title))
+		if res.StatusCode == http.StatusForbidden {
+			e.Kind = KindNotAPI
+		}
+	}
+	return e
 }
 
 // outOfQuota reports whether an error body is OpenAI's answer to an account
@@ -273,11 +288,7 @@ func (c *Client) decode(raw []byte) (Response, *Error) {
 		// A web page with a success status: the web interface of a
 		// chat front end, a sign-in page or a proxy, never the API.
 		// Asking again gets the same page.
-		msg := "the body is a web page, not JSON"
-		if title != "" {
-			msg = fmt.Sprintf("the body is a web page titled %q, not JSON", title)
-		}
-		return Response{}, &Error{Kind: KindNotAPI, Message: c.redact(msg)}
+		return Response{}, &Error{Kind: KindNotAPI, Message: c.redact(webPageMessage(title))}
 	}
 	if !validJSON(raw) {
 		// Only to word the error as before: encoding/json's syntax error.
@@ -337,6 +348,16 @@ func htmlPage(raw []byte) (bool, string) {
 		title = string(r[:80]) + "…"
 	}
 	return true, title
+}
+
+// webPageMessage is an Error's detail for a body that is a web page with
+// title ("" when it has none). The title is the page's text, quoted; the
+// pages that show it escape it.
+func webPageMessage(title string) string {
+	if title == "" {
+		return "the body is a web page, not JSON"
+	}
+	return fmt.Sprintf("the body is a web page titled %q, not JSON", title)
 }
 
 // htmlTitle finds a page's title in its first bytes.

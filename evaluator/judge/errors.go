@@ -17,7 +17,7 @@ type ErrorKind string
 // The kinds of judge failure.
 const (
 	KindRateLimited ErrorKind = "rate_limited" // HTTP 429: slow down or wait RetryAfter
-	KindAuth        ErrorKind = "auth"         // HTTP 401/403: the key is wrong or lacks access
+	KindAuth        ErrorKind = "auth"         // HTTP 401/403 (not a web page): the key is wrong or lacks access
 	KindBadRequest  ErrorKind = "bad_request"  // HTTP 400/422 and other 4xx, or an invalid Request
 	KindNotFound    ErrorKind = "not_found"    // HTTP 404: wrong base URL or model name
 	KindPayment     ErrorKind = "payment"      // HTTP 402, or OpenAI's 429 insufficient_quota: the account is out of credits
@@ -25,7 +25,7 @@ const (
 	KindTimeout     ErrorKind = "timeout"      // no answer within Config.Timeout, or HTTP 408
 	KindNetwork     ErrorKind = "network"      // the endpoint could not be reached
 	KindMalformed   ErrorKind = "malformed"    // the answer is not a usable chat completion
-	KindNotAPI      ErrorKind = "not_api"      // a 2xx answer that is a web page (HTML): the base URL is no API
+	KindNotAPI      ErrorKind = "not_api"      // a 2xx or 403 answer that is a web page (HTML): the base URL is no API, or a proxy in front of it refuses
 	KindCancelled   ErrorKind = "cancelled"    // the caller's context ended
 	KindRefused     ErrorKind = "refused"      // the egress policy forbids the address, or the endpoint redirected
 )
@@ -75,6 +75,11 @@ type Error struct {
 	// does not resolve is named but not offered.
 	redirect redirectTarget
 
+	// webPage is set on an HTTP error status (403, 5xx) whose body is a
+	// web page (HTML) rather than the API's JSON error: something in
+	// front of the API answered. Used only to word Error().
+	webPage bool
+
 	// limit is the per-attempt timeout or the Retry-After ceiling that was
 	// hit, used only to word Error().
 	limit time.Duration
@@ -83,9 +88,20 @@ type Error struct {
 // Error says in plain English what went wrong and what to check. It is
 // the text users read (runs, batches and waits store it as it is), so it
 // opens with what happened, never with a code path such as "judge: ".
-func (e *Error) Error() string {
+func (e *Error) Error() string { return e.text(false) }
+
+// InRun is Error worded for the error of a run the failure stopped: where
+// Error says what to do in words that fit wherever it shows (Test
+// connection too, where there is no run), InRun names the run's next step
+// (an account out of credits: add credits, then resume the run).
+func (e *Error) InRun() string { return e.text(true) }
+
+func (e *Error) text(inRun bool) string {
 	var b strings.Builder
 	b.WriteString(e.summary())
+	if inRun && e.Kind == KindPayment {
+		b.WriteString(", then resume the run")
+	}
 	if e.Message != "" {
 		b.WriteString(". Details: ")
 		b.WriteString(e.Message)
@@ -117,10 +133,13 @@ func (e *Error) summary() string {
 		}
 		return fmt.Sprintf("the endpoint rejected the request (HTTP %d): check the model name and that the model supports the parameters sent (logprobs, seed, response_format, n)", e.Status)
 	case KindPayment:
-		return fmt.Sprintf("the endpoint refused to answer for payment (HTTP %d): the account behind the API key is out of credits or over its spending limit; add credits (or raise the key's limit) with the provider, then resume the run", e.Status)
+		return fmt.Sprintf("the endpoint refused to answer for payment (HTTP %d): the account behind the API key is out of credits or over its spending limit; add credits (or raise the key's limit) with the provider", e.Status)
 	case KindNotFound:
 		return "the endpoint answered 404 Not Found: check the base URL (it usually ends in /v1) and the model name"
 	case KindServer:
+		if e.webPage {
+			return fmt.Sprintf("the endpoint failed (HTTP %d) with a web page (HTML), not the API's JSON: a proxy or gateway in front of the API answered for it, and the API behind it may be down or overloaded; try again later, and if it lasts check the base URL with whoever runs the endpoint", e.Status)
+		}
 		return fmt.Sprintf("the endpoint failed (HTTP %d): it may be overloaded or down; try again later", e.Status)
 	case KindTimeout:
 		if e.Status == http.StatusRequestTimeout {
@@ -133,6 +152,9 @@ func (e *Error) summary() string {
 	case KindNetwork:
 		return "could not reach the endpoint: check the base URL and that the server is running"
 	case KindNotAPI:
+		if e.webPage && e.Status == http.StatusForbidden {
+			return "the endpoint refused access (HTTP 403) with a web page (HTML), not the API's JSON: a proxy, firewall or sign-in page in front of the API refused the call before the API saw the key; check the base URL, and that this server may pass that proxy, with whoever runs the endpoint"
+		}
 		return "the address answers with a web page (HTML), not an OpenAI-compatible API: check the base URL (it usually ends in /v1); a sign-in page or a proxy in the way answers so too"
 	case KindMalformed:
 		return "the endpoint's answer is not a usable chat completion: check the base URL points at an OpenAI-compatible API"
@@ -178,9 +200,14 @@ var summaryForms = func() []*regexp.Regexp {
 		"the judge request is invalid",
 		"the prompt and its answer do not fit the model's context window (HTTP %d): lower the batch size or max tokens, shorten the longest texts, or use a model with a longer context",
 		"the endpoint rejected the request (HTTP %d): check the model name and that the model supports the parameters sent (logprobs, seed, response_format, n)",
+		// The run's wording (InRun), which every run's error stored
+		// before it had, then Error's.
 		"the endpoint refused to answer for payment (HTTP %d): the account behind the API key is out of credits or over its spending limit; add credits (or raise the key's limit) with the provider, then resume the run",
+		"the endpoint refused to answer for payment (HTTP %d): the account behind the API key is out of credits or over its spending limit; add credits (or raise the key's limit) with the provider",
 		"the endpoint answered 404 Not Found: check the base URL (it usually ends in /v1) and the model name",
 		"the endpoint failed (HTTP %d): it may be overloaded or down; try again later",
+		"the endpoint failed (HTTP %d) with a web page (HTML), not the API's JSON: a proxy or gateway in front of the API answered for it, and the API behind it may be down or overloaded; try again later, and if it lasts check the base URL with whoever runs the endpoint",
+		"the endpoint refused access (HTTP 403) with a web page (HTML), not the API's JSON: a proxy, firewall or sign-in page in front of the API refused the call before the API saw the key; check the base URL, and that this server may pass that proxy, with whoever runs the endpoint",
 		"the endpoint timed out (HTTP 408): it may be overloaded; try again later",
 		"the endpoint did not answer within %s: raise the timeout or check the server is not overloaded",
 		"the endpoint did not answer in time: raise the timeout or check the server is not overloaded",

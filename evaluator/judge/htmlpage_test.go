@@ -50,3 +50,65 @@ func TestWebPageWithSuccessStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestWebPageWithErrorStatus: a 403 or 5xx whose body is a web page comes
+// from something in front of the API (a proxy, firewall, gateway or
+// sign-in page), not from the API. A proxy's 403 page read "check the API
+// key has access to this model" and a gateway's 502 page only "it may be
+// overloaded or down" (regression). The error now says a web page answered,
+// names its title, and a 403 page is no refusal of the key (not_api, not
+// retried) while a 5xx page stays a server failure that is retried. The
+// API's own JSON errors keep their words.
+func TestWebPageWithErrorStatus(t *testing.T) {
+	const page = `<!DOCTYPE html><html><head><title>Access Denied &lt;b&gt; by Zscaler</title></head><body>Blocked</body></html>`
+	for _, tc := range []struct {
+		name                string
+		status              int
+		body, ctype         string
+		wantKind            ErrorKind
+		wantHits            int
+		wantIn, wantNotIn   []string
+		wantTemporary       bool
+		wantOwnWordsKnowsIt bool
+	}{
+		{name: "proxy's 403 page", status: 403, body: page, ctype: "text/html", wantKind: KindNotAPI, wantHits: 1,
+			wantIn:              []string{"HTTP 403", "web page", "in front of the API", `"Access Denied <b> by Zscaler"`},
+			wantNotIn:           []string{"check the API key"},
+			wantOwnWordsKnowsIt: true},
+		{name: "gateway's 502 page", status: 502, body: page, ctype: "text/html", wantKind: KindServer, wantHits: 4,
+			wantIn:              []string{"HTTP 502", "web page", "in front of the API", `"Access Denied <b> by Zscaler"`, "try again later"},
+			wantTemporary:       true,
+			wantOwnWordsKnowsIt: true},
+		{name: "API's own 403", status: 403, body: `{"error":{"message":"no access to gpt-4o","type":"permission_error"}}`, ctype: "application/json", wantKind: KindAuth, wantHits: 1,
+			wantIn: []string{"check the API key has access"}, wantNotIn: []string{"web page"}},
+		{name: "API's own 503", status: 503, body: `{"error":{"message":"overloaded"}}`, ctype: "application/json", wantKind: KindServer, wantHits: 4,
+			wantIn: []string{"it may be overloaded or down"}, wantNotIn: []string{"web page"}, wantTemporary: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, reply{status: tc.status, body: tc.body, header: map[string]string{"Content-Type": tc.ctype}})
+			c := mustNew(t, testConfig(f))
+			_, err := c.Complete(context.Background(), simpleRequest())
+			var je *Error
+			if !errors.As(err, &je) || je.Kind != tc.wantKind || je.Status != tc.status {
+				t.Fatalf("err %v, want kind %q with HTTP %d", err, tc.wantKind, tc.status)
+			}
+			if f.hits() != tc.wantHits || je.Temporary() != tc.wantTemporary {
+				t.Errorf("%d requests, temporary %v; want %d, %v", f.hits(), je.Temporary(), tc.wantHits, tc.wantTemporary)
+			}
+			msg := err.Error()
+			for _, s := range tc.wantIn {
+				if !strings.Contains(msg, s) {
+					t.Errorf("message %q lacks %q", msg, s)
+				}
+			}
+			for _, s := range tc.wantNotIn {
+				if strings.Contains(msg, s) {
+					t.Errorf("message %q says %q", msg, s)
+				}
+			}
+			if words, ok := OwnWords(msg); tc.wantOwnWordsKnowsIt && (!ok || strings.Contains(words, "Zscaler")) {
+				t.Errorf("OwnWords(%q) = %q, %v: want the client's words without the page's title", msg, words, ok)
+			}
+		})
+	}
+}

@@ -82,3 +82,43 @@ func TestInsufficientQuotaIsOutOfCredits(t *testing.T) {
 		})
 	}
 }
+
+// TestOutOfCreditsWordedForWhereItShows: the out-of-credits error said
+// "then resume the run" wherever it showed, Test connection included,
+// where there is no run (regression). Error's words now fit anywhere;
+// InRun, which a run's stop stores, adds the run's next step. OwnWords
+// knows both, and the wording runs stored before.
+func TestOutOfCreditsWordedForWhereItShows(t *testing.T) {
+	f := newFake(t, reply{status: http.StatusPaymentRequired, body: `{"error":{"message":"Insufficient credits","code":402}}`})
+	c := mustNew(t, testConfig(f))
+	_, err := c.Complete(context.Background(), simpleRequest())
+	var je *Error
+	if !errors.As(err, &je) || je.Kind != KindPayment {
+		t.Fatalf("err %v, want kind %q", err, KindPayment)
+	}
+	const stored = "the endpoint refused to answer for payment (HTTP 402): the account behind the API key is out of credits or over its spending limit; add credits (or raise the key's limit) with the provider, then resume the run. Details: Insufficient credits"
+	for _, tc := range []struct {
+		name, text string
+		wantResume bool
+	}{
+		{"anywhere (Error)", je.Error(), false},
+		{"a run's error (InRun)", je.InRun(), true},
+		{"a run's error stored before", stored, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(tc.text, "add credits") || !strings.Contains(tc.text, "Insufficient credits") {
+				t.Errorf("%q: want what to do and the endpoint's words", tc.text)
+			}
+			if got := strings.Contains(tc.text, "resume the run"); got != tc.wantResume {
+				t.Errorf("%q says to resume the run = %v, want %v", tc.text, got, tc.wantResume)
+			}
+			words, ok := OwnWords(tc.text)
+			if !ok || strings.Contains(words, "Insufficient") || !strings.HasSuffix(words, "with the provider"+map[bool]string{true: ", then resume the run"}[tc.wantResume]) {
+				t.Errorf("OwnWords(%q) = %q, %v: want the client's whole words without the details", tc.text, words, ok)
+			}
+		})
+	}
+	if other := (&Error{Kind: KindAuth, Status: 401, Message: "bad key"}); other.InRun() != other.Error() {
+		t.Errorf("InRun %q differs from Error %q for a refused key", other.InRun(), other.Error())
+	}
+}

@@ -98,7 +98,7 @@ func (m CloserLook) Judge(ctx context.Context, j Completer, u Unit) Outcome {
 	msgs := evaluator.BuildAnalyzeRatePrompt(u.Run.Rubric, crit, u.Samples[0], m.scoring(u.Run))
 	seed := u.Run.Settings.Seed
 	o := Outcome{Request: EncodeMessages(msgs), Details: map[string]any{"method": string(evaluator.MethodCloserLook)}}
-	texts, err := collect(ctx, j, judge.Request{Messages: msgs, Temperature: ms.SampleTemperature, TopP: m.topP(u.Run),
+	texts, err := collect(ctx, j, u, judge.Request{Messages: msgs, Temperature: ms.SampleTemperature, TopP: m.topP(u.Run),
 		MaxTokens: u.Run.Settings.MaxTokens, Seed: &seed}, ms.Samples, &o)
 	if len(texts) > 0 {
 		o.Response = strings.Join(texts, "\n---\n")

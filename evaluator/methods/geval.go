@@ -202,7 +202,7 @@ func (GEval) Judge(ctx context.Context, j Completer, u Unit) Outcome {
 		}
 	}
 	if est.Score == nil {
-		texts, err := collect(ctx, j, judge.Request{Messages: msgs, Temperature: ms.SampleTemperature, MaxTokens: gevalFormMaxTokens, Seed: &seed}, ms.Samples, &o)
+		texts, err := collect(ctx, j, u, judge.Request{Messages: msgs, Temperature: ms.SampleTemperature, MaxTokens: gevalFormMaxTokens, Seed: &seed}, ms.Samples, &o)
 		if len(texts) > 0 {
 			o.Response = strings.Join(texts, "\n---\n")
 		}

@@ -61,16 +61,48 @@ func prepareSampleWise(r *Run, m Method) error {
 	return nil
 }
 
+// Memo key and values of the sampled methods: whether the endpoint answers
+// a request for several choices (n above 1) or refuses it.
+const (
+	memoSeveralChoices = "several_choices"
+	choicesAccepted    = "accepted"
+	choicesRefused     = "refused"
+)
+
 // collect asks for n completions, topping up with further calls when the
 // endpoint returns fewer choices than asked (Ollama ignores n). An endpoint
 // that refuses n above 1 (llama.cpp's server: HTTP 400 "Only one completion
 // choice is allowed") to the first call is asked for one answer a call
-// instead, after that refusal. At most n calls that answer are made in all; each call, the
-// refused one included, is counted on o.
-func collect(ctx context.Context, j Completer, req judge.Request, n int, o *Outcome) ([]string, error) {
+// instead, after that refusal. Whether it refuses is found out once per run
+// and kept in u's memo (as G-Eval's logprobs probe is): the unit that finds
+// out sends the one refused call, and every later unit asks one answer a
+// call straight away. At most n calls that answer are made in all; each
+// call, the refused one included, is counted on o.
+func collect(ctx context.Context, j Completer, u Unit, req judge.Request, n int, o *Outcome) ([]string, error) {
+	// probing: this unit finds out whether n above 1 is refused, and must
+	// settle the memo's key (once) before it returns.
+	probing, single := false, false
+	if n > 1 && u.Memo != nil {
+		state, mine, err := u.Memo.AwaitAs(ctx, memoSeveralChoices, u.Lead)
+		if err != nil {
+			return nil, err
+		}
+		probing, single = mine, state == choicesRefused
+	}
+	settled := false
+	settle := func(value string) {
+		if probing && !settled {
+			settled = true
+			u.Memo.Settle(memoSeveralChoices, value)
+		}
+	}
+	defer settle("") // not found out (a failed call, a cancelled run): the next unit tries
+	if single {
+		o.Details["one_answer_a_call"] = true
+	}
 	var texts []string
 	base := req.Seed
-	single := false
+	refused := false
 	for calls := 0; len(texts) < n && calls < n; calls++ {
 		req.N = n - len(texts)
 		if single {
@@ -97,14 +129,22 @@ func collect(ctx context.Context, j Completer, req judge.Request, n int, o *Outc
 		resp, err := j.Complete(callCtx, req)
 		o.count(resp, err)
 		if err != nil && first && refusesChoices(err) {
-			single = true
-			o.Details["n_refused"] = true
+			single, refused = true, true
+			o.Details["n_refused"], o.Details["one_answer_a_call"] = true, true
 			o.Problems = append(o.Problems, fmt.Sprintf("the endpoint refused a request for %d answers at once (%s); asked for one answer a call instead", req.N, err.Error()))
 			calls-- // the refused call answered nothing: it takes no place among the n
 			continue
 		}
 		if err != nil {
 			return texts, err
+		}
+		// An answer settles it: several choices were answered (or at
+		// least not refused), or one answer came after the refusal, so
+		// the refusal was about n and not about the request.
+		if refused {
+			settle(choicesRefused)
+		} else {
+			settle(choicesAccepted)
 		}
 		for _, ch := range resp.Choices {
 			texts = append(texts, ch.Text)
