@@ -75,7 +75,11 @@ type Provenance struct {
 	JudgeModel string
 	// SimulatedJudge is true when the built-in simulated judge, not a
 	// language model, gave the scores.
-	SimulatedJudge        bool
+	SimulatedJudge bool
+	// PromptTemplateVersion is the version of the method's prompt
+	// templates stored with the run when it was launched: the wording that
+	// built its prompts, whatever the code's version is now. "" when the
+	// run was stored before versions were recorded (PromptVersionText).
 	PromptTemplateVersion string
 	// HumanColumns are the dataset columns each criterion was compared
 	// with, in rubric order.
@@ -111,6 +115,21 @@ func (p Provenance) RubricText() string {
 	return fmt.Sprintf("%s, %d labelled examples in the prompts", v, p.Examples)
 }
 
+// PromptVersionNotRecorded is what the reports say of a run stored before
+// its prompt template version was recorded.
+const PromptVersionNotRecorded = "not recorded"
+
+// PromptVersionText is the run's prompt template version, or "not
+// recorded" for a run stored before versions were kept: its version
+// cannot be told from the code's (which may have changed since) nor from
+// its date (versions can change within a day).
+func (p Provenance) PromptVersionText() string {
+	if p.PromptTemplateVersion == "" {
+		return PromptVersionNotRecorded
+	}
+	return p.PromptTemplateVersion
+}
+
 // HumanColumns are the human-rating columns of one criterion.
 type HumanColumns struct {
 	Criterion   string
@@ -124,16 +143,18 @@ type HumanColumns struct {
 func (r *Report) Provenance() Provenance {
 	run := r.Run
 	m := evaluator.Method(run.Method)
-	// The method states its prompt version and whether it has method
-	// settings; a method this version does not know has neither.
-	version, readsMS := "unknown", true
+	// The method states whether it has method settings; a method this
+	// version does not know has none. The prompt version is the run's own,
+	// never the code's: a run launched before a prompt change was built
+	// the old way.
+	readsMS := true
 	var unread []methods.Setting
 	if method, err := methods.Lookup(run.Method); err == nil {
-		m, version, readsMS = method.Name(), method.PromptVersion(), methods.MethodSettingsRead(method)
+		m, readsMS = method.Name(), methods.MethodSettingsRead(method)
 		unread = methods.Unread(method, methods.Run{Settings: run.Settings, MethodSettings: run.MethodSettings, Rubric: run.RubricSnapshot})
 	}
 	p := Provenance{ProductVersion: ProductVersion(), Method: m, MethodLabel: methods.Label(string(m)), Settings: run.Settings,
-		Unread: unread, JudgeModel: run.JudgeSnapshot.Model, SimulatedJudge: r.Simulated, PromptTemplateVersion: version,
+		Unread: unread, JudgeModel: run.JudgeSnapshot.Model, SimulatedJudge: r.Simulated, PromptTemplateVersion: run.PromptTemplateVersion,
 		Seed: run.Settings.Seed, Variant: run.Variant, RubricVersion: run.RubricVersion, HumanUse: r.Humans}
 	for _, c := range run.RubricSnapshot.Criteria {
 		p.Examples += len(c.Examples)
