@@ -595,3 +595,51 @@ func TestExportUnreadableRateUndefinedWithoutScores(t *testing.T) {
 		}
 	}
 }
+
+// TestProvenanceHumanColumnsAreTheOnesUsed: provenance names a criterion's
+// human-rating column only when the report read ratings from it. A rubric
+// naming a column the dataset lacks (FED dialogues uploaded without their
+// "scores") compared nothing, as the run page says; the run page's
+// "Produced by", the CSV and the JSON export must not claim the column.
+func TestProvenanceHumanColumnsAreTheOnesUsed(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		column   string
+		wantText string
+		wantJSON any
+	}{
+		{"column with ratings", "h", "Q=h (annotators h@r1, h@r2)", "h"},
+		{"column the dataset lacks", "scores.Coherent", "Q=none (the rubric names scores.Coherent, from which no rating was read)", nil},
+		{"no column", "", "Q=none", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run, ds, rows, batches, scores := fixture()
+			run.RubricSnapshot.Criteria[0].HumanColumn = tt.column
+			r := Compute(run, ds, rows, batches, scores)
+			if got := r.Provenance().HumanColumnsText(); got != tt.wantText {
+				t.Errorf("HumanColumnsText = %q, want %q", got, tt.wantText)
+			}
+			if got := r.Provenance().WithoutReviewerNames().HumanColumnsText(); got != tt.wantText {
+				t.Errorf("shared HumanColumnsText = %q, want %q", got, tt.wantText)
+			}
+			_, doc := exportJSON(t, r)
+			p := doc.(map[string]any)["report"].(map[string]any)["provenance"].(map[string]any)
+			hc := p["human_columns"].([]any)[0].(map[string]any)
+			if v, ok := hc["human_column"]; !ok || v != tt.wantJSON {
+				t.Errorf("JSON human_column = %v, want %v", v, tt.wantJSON)
+			}
+			var csvOut bytes.Buffer
+			if err := r.WriteCSV(&csvOut); err != nil {
+				t.Fatal(err)
+			}
+			lines, err := csv.NewReader(&csvOut).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			col := slices.Index(lines[0], "human rating columns")
+			if col < 0 || lines[1][col] != tt.wantText {
+				t.Errorf("CSV human rating columns = %q, want %q", lines[1][col], tt.wantText)
+			}
+		})
+	}
+}

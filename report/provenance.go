@@ -82,7 +82,7 @@ type Provenance struct {
 	// run was stored before versions were recorded (PromptVersionText).
 	PromptTemplateVersion string
 	// HumanColumns are the dataset columns each criterion was compared
-	// with, in rubric order.
+	// with, in rubric order: only those the report read a rating from.
 	HumanColumns []HumanColumns
 	// HumanUse says whether those were the imported ratings, the browser
 	// ratings or both (humansource.go).
@@ -132,8 +132,15 @@ func (p Provenance) PromptVersionText() string {
 
 // HumanColumns are the human-rating columns of one criterion.
 type HumanColumns struct {
-	Criterion   string
-	HumanColumn string // "" when the criterion has no human rating
+	Criterion string
+	// HumanColumn is the column the criterion's scores were compared with;
+	// "" when the report read no human rating for it.
+	HumanColumn string
+	// NamedUnread is, under the imported source, the column the rubric
+	// names for the criterion when the report read no rating from it (the
+	// dataset lacks it, or it holds none for the run's samples); ""
+	// otherwise.
+	NamedUnread string
 	// AnnotatorColumns are the per-annotator columns behind the human
 	// ceiling; nil when there is no ceiling.
 	AnnotatorColumns []string
@@ -164,8 +171,19 @@ func (r *Report) Provenance() Provenance {
 		p.MethodSettings = &ms
 	}
 	for _, c := range r.Criteria {
-		p.HumanColumns = append(p.HumanColumns, HumanColumns{Criterion: c.Criterion.Name, HumanColumn: c.Criterion.HumanColumn,
-			AnnotatorColumns: c.AnnotatorColumns})
+		h := HumanColumns{Criterion: c.Criterion.Name, AnnotatorColumns: c.AnnotatorColumns}
+		// What was used, as the page says it: a column the rubric names
+		// but no rating was read from compared nothing.
+		// Under browser ratings the criterion's key is the column's or,
+		// without one, the criterion's name: only under the imported
+		// source is it the rubric's column as named.
+		switch {
+		case c.HasHuman:
+			h.HumanColumn = c.Criterion.HumanColumn
+		case r.Humans.Source == "" || r.Humans.Source == models.HumansImported:
+			h.NamedUnread = c.Criterion.HumanColumn
+		}
+		p.HumanColumns = append(p.HumanColumns, h)
 	}
 	return p
 }
@@ -195,12 +213,18 @@ func (p Provenance) SettingsText() string {
 }
 
 // HumanColumnsText lists each criterion's human-rating column and its
-// annotators' columns, e.g. "Coherent=scores.Coherent (annotators a1, a2)".
+// annotators' columns, e.g. "Coherent=scores.Coherent (annotators a1, a2)";
+// "none" for a criterion compared with no rating, saying which column the
+// rubric named when no rating was read from it.
 func (p Provenance) HumanColumnsText() string {
 	var parts []string
 	for _, h := range p.HumanColumns {
 		col := h.HumanColumn
-		if col == "" {
+		switch {
+		case col != "":
+		case h.NamedUnread != "":
+			col = "none (the rubric names " + h.NamedUnread + ", from which no rating was read)"
+		default:
 			col = "none"
 		}
 		s := h.Criterion + "=" + col
