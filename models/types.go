@@ -352,16 +352,20 @@ type Run struct {
 	ExperimentID   *int64
 	// ParentRunID and Variant mark a run derived from another: "reseed",
 	// "noise" or "reworded".
-	ParentRunID    *int64
-	Variant        string
-	RubricSnapshot evaluator.Rubric `gorm:"serializer:json"`
-	JudgeSnapshot  JudgeSnapshot    `gorm:"serializer:json"`
-	Simulated      bool
-	Error          string
-	BatchesTotal   int
-	BatchesDone    int
-	BatchesFailed  int
-	MissingScores  int
+	ParentRunID *int64
+	Variant     string
+	// PromptTemplateVersion is the version of the method's prompt
+	// templates the run was launched with (runner.PrepareRun); "" for runs
+	// stored before it was recorded.
+	PromptTemplateVersion string
+	RubricSnapshot        evaluator.Rubric `gorm:"serializer:json"`
+	JudgeSnapshot         JudgeSnapshot    `gorm:"serializer:json"`
+	Simulated             bool
+	Error                 string
+	BatchesTotal          int
+	BatchesDone           int
+	BatchesFailed         int
+	MissingScores         int
 	// ShortScores counts the scores computed from fewer sampled answers
 	// than the method asked for (G-Eval's sampling, CloserLook): some of
 	// their calls failed, at least half the answers came. Each unit says

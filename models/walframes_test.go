@@ -214,6 +214,8 @@ func TestRunScoresMigrationKeepsScores(t *testing.T) {
 	exec(`ALTER TABLE experiments ADD COLUMN name_folded TEXT`)
 	// It stores runs with runs.too_few_scores (00048) too.
 	exec(`ALTER TABLE runs ADD COLUMN too_few_scores INTEGER NOT NULL DEFAULT 0`)
+	// And runs.prompt_template_version (00058).
+	exec(`ALTER TABLE runs ADD COLUMN prompt_template_version TEXT NOT NULL DEFAULT ''`)
 	p, err := demo.Seed(ctx, raw, ws)
 	if err != nil {
 		t.Fatal(err)

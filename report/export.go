@@ -228,7 +228,7 @@ func csvHeader(fields []evaluator.Text, criteria []string, rounds int, tooFew bo
 // csvProvenanceCells are the provenance columns' values, the same on
 // every line.
 func csvProvenanceCells(prov Provenance) []string {
-	return []string{prov.ProductVersion, string(prov.Method), SafeCell(prov.JudgeText()), prov.PromptTemplateVersion,
+	return []string{prov.ProductVersion, string(prov.Method), SafeCell(prov.JudgeText()), SafeCell(prov.PromptVersionText()),
 		strconv.FormatInt(prov.Seed, 10), SafeCell(prov.SettingsText()), SafeCell(prov.HumanColumnsText()), SafeCell(prov.HumanSourceText()),
 		rubricVersionCell(prov.RubricVersion), strconv.Itoa(prov.Examples)}
 }
@@ -600,17 +600,19 @@ type (
 	}
 	// JSONProvenance says what produced the report.
 	JSONProvenance struct {
-		ProductVersion        string              `json:"product_version"`
-		Method                string              `json:"method"`
-		MethodLabel           string              `json:"method_label"`
-		Settings              JSONSettings        `json:"settings"`
-		MethodSettings        *JSONMethodSettings `json:"method_settings"`
-		Judge                 JSONJudge           `json:"judge"`
-		PromptTemplateVersion string              `json:"prompt_template_version"`
-		HumanColumns          []JSONHumanColumns  `json:"human_columns"`
-		HumanRatings          JSONHumanRatings    `json:"human_ratings"`
-		Seed                  int64               `json:"seed"`
-		Variant               string              `json:"variant"`
+		ProductVersion string              `json:"product_version"`
+		Method         string              `json:"method"`
+		MethodLabel    string              `json:"method_label"`
+		Settings       JSONSettings        `json:"settings"`
+		MethodSettings *JSONMethodSettings `json:"method_settings"`
+		Judge          JSONJudge           `json:"judge"`
+		// PromptTemplateVersion is null for a run stored before its
+		// version was recorded.
+		PromptTemplateVersion *string            `json:"prompt_template_version"`
+		HumanColumns          []JSONHumanColumns `json:"human_columns"`
+		HumanRatings          JSONHumanRatings   `json:"human_ratings"`
+		Seed                  int64              `json:"seed"`
+		Variant               string             `json:"variant"`
 		// RubricVersion is the stored rubric's version the run used (null
 		// when none was recorded); LabelledExamples counts the labelled
 		// examples its criteria showed the judge in every prompt.
@@ -1041,11 +1043,20 @@ func marshalRead(v any, unread []methods.Setting) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// promptVersionJSON is a run's stored prompt template version, nil (null)
+// when none was recorded.
+func promptVersionJSON(v string) *string {
+	if v == "" {
+		return nil
+	}
+	return &v
+}
+
 // exportProvenance turns the provenance into its JSON shape.
 func exportProvenance(p Provenance) JSONProvenance {
 	out := JSONProvenance{ProductVersion: p.ProductVersion, Method: string(p.Method), MethodLabel: p.MethodLabel,
 		Settings: JSONSettings{Settings: p.Settings, unread: p.Unread}, Judge: JSONJudge{Model: p.JudgeModel, Simulated: p.SimulatedJudge},
-		PromptTemplateVersion: p.PromptTemplateVersion, HumanColumns: []JSONHumanColumns{}, HumanRatings: exportHumanUse(p.HumanUse), Seed: p.Seed, Variant: p.Variant,
+		PromptTemplateVersion: promptVersionJSON(p.PromptTemplateVersion), HumanColumns: []JSONHumanColumns{}, HumanRatings: exportHumanUse(p.HumanUse), Seed: p.Seed, Variant: p.Variant,
 		RubricVersion: p.RubricVersion, LabelledExamples: p.Examples}
 	if ms := p.MethodSettings; ms != nil {
 		out.MethodSettings = &JSONMethodSettings{Samples: ms.Samples, UseLogprobs: ms.UseLogprobs, SampleTemperature: ms.SampleTemperature,
@@ -1113,7 +1124,7 @@ func (r *Report) CorrelationTable() string {
 	}
 	p := r.Provenance()
 	fmt.Fprintf(&b, "produced by BatchEval %s · method %s · judge %s · prompt template %s · seed %d\n",
-		p.ProductVersion, p.MethodLabel, p.JudgeText(), p.PromptTemplateVersion, p.Seed)
+		p.ProductVersion, p.MethodLabel, p.JudgeText(), p.PromptVersionText(), p.Seed)
 	if why, none := r.NoScoresRead(); none {
 		// A table of "undefined" would hide the one thing to know.
 		fmt.Fprintf(&b, "no scores could be read, so there are no correlations: %s\n", why)

@@ -30,6 +30,7 @@ func gevalFixture() *Report {
 	run.JudgeSnapshot.Model = "sim-1"
 	run.Simulated = true
 	run.Settings.Seed = 7
+	run.PromptTemplateVersion = evaluator.GEvalPromptVersion
 	v := 3.0799999999999996 // what 1.54 + 1.54 gives in binary floating point
 	scores[1].Score = &v
 	third := 2.3333333333333335
@@ -256,6 +257,7 @@ func TestProvenance(t *testing.T) {
 
 	// BatchEval has no method settings: null, not an empty object.
 	run, ds, rows, batches, scores := fixture()
+	run.PromptTemplateVersion = evaluator.BatchEvalPromptVersion
 	_, doc = exportJSON(t, Compute(run, ds, rows, batches, scores))
 	p = doc.(map[string]any)["report"].(map[string]any)["provenance"].(map[string]any)
 	if v, ok := p["method_settings"]; !ok || v != nil || p["method"] != "batcheval" || p["prompt_template_version"] != evaluator.BatchEvalPromptVersion {
@@ -263,11 +265,59 @@ func TestProvenance(t *testing.T) {
 	}
 	// A method this version does not know keeps its name and claims no
 	// other method's prompt version.
-	run.Method = "rouge"
+	run.Method, run.PromptTemplateVersion = "rouge", ""
 	_, doc = exportJSON(t, Compute(run, ds, rows, batches, scores))
 	p = doc.(map[string]any)["report"].(map[string]any)["provenance"].(map[string]any)
-	if p["method"] != "rouge" || p["prompt_template_version"] != "unknown" {
+	if v, ok := p["prompt_template_version"]; p["method"] != "rouge" || !ok || v != nil {
 		t.Errorf("unknown method's provenance = %v", p)
+	}
+}
+
+// TestProvenancePromptVersionIsTheRuns: every report states the prompt
+// template version stored with the run when it was launched, not the
+// code's current one (a run launched before a prompt change was built the
+// old way), and "not recorded" (null in JSON) for a run stored before
+// versions were kept, never a guess from the code.
+func TestProvenancePromptVersionIsTheRuns(t *testing.T) {
+	const old = "llmeval/2026-12-01.examples" // LLM-Eval's version before this morning's change
+	for _, tt := range []struct {
+		name, method, stored string
+		wantText             string
+		wantJSON             any
+	}{
+		{"launched before a prompt change", "llmeval", old, old, old},
+		{"launched now", "llmeval", evaluator.LLMEvalPromptVersion, evaluator.LLMEvalPromptVersion, evaluator.LLMEvalPromptVersion},
+		{"stored before versions were kept", "llmeval", "", "not recorded", nil},
+		{"BatchEval stored before versions were kept", "batcheval", "", "not recorded", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run, ds, rows, batches, scores := fixture()
+			run.Method, run.PromptTemplateVersion = tt.method, tt.stored
+			r := Compute(run, ds, rows, batches, scores)
+			if got := r.Provenance().PromptVersionText(); got != tt.wantText {
+				t.Errorf("PromptVersionText = %q, want %q", got, tt.wantText)
+			}
+			_, doc := exportJSON(t, r)
+			p := doc.(map[string]any)["report"].(map[string]any)["provenance"].(map[string]any)
+			if v, ok := p["prompt_template_version"]; !ok || v != tt.wantJSON {
+				t.Errorf("JSON prompt_template_version = %v, want %v", v, tt.wantJSON)
+			}
+			var csvOut bytes.Buffer
+			if err := r.WriteCSV(&csvOut); err != nil {
+				t.Fatal(err)
+			}
+			lines, err := csv.NewReader(&csvOut).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			col := slices.Index(lines[0], "prompt template version")
+			if col < 0 || lines[1][col] != tt.wantText {
+				t.Errorf("CSV prompt template version = %q, want %q", lines[1][col], tt.wantText)
+			}
+			if table := r.CorrelationTable(); !strings.Contains(table, "prompt template "+tt.wantText+" ·") {
+				t.Errorf("correlation table does not say prompt template %q:\n%s", tt.wantText, table)
+			}
+		})
 	}
 }
 
@@ -543,5 +593,53 @@ func TestExportUnreadableRateUndefinedWithoutScores(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("scored %d, unreadable %d: unreadable_rate = %v, want %v", tc.scored, tc.missing, got, tc.want)
 		}
+	}
+}
+
+// TestProvenanceHumanColumnsAreTheOnesUsed: provenance names a criterion's
+// human-rating column only when the report read ratings from it. A rubric
+// naming a column the dataset lacks (FED dialogues uploaded without their
+// "scores") compared nothing, as the run page says; the run page's
+// "Produced by", the CSV and the JSON export must not claim the column.
+func TestProvenanceHumanColumnsAreTheOnesUsed(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		column   string
+		wantText string
+		wantJSON any
+	}{
+		{"column with ratings", "h", "Q=h (annotators h@r1, h@r2)", "h"},
+		{"column the dataset lacks", "scores.Coherent", "Q=none (the rubric names scores.Coherent, from which no rating was read)", nil},
+		{"no column", "", "Q=none", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run, ds, rows, batches, scores := fixture()
+			run.RubricSnapshot.Criteria[0].HumanColumn = tt.column
+			r := Compute(run, ds, rows, batches, scores)
+			if got := r.Provenance().HumanColumnsText(); got != tt.wantText {
+				t.Errorf("HumanColumnsText = %q, want %q", got, tt.wantText)
+			}
+			if got := r.Provenance().WithoutReviewerNames().HumanColumnsText(); got != tt.wantText {
+				t.Errorf("shared HumanColumnsText = %q, want %q", got, tt.wantText)
+			}
+			_, doc := exportJSON(t, r)
+			p := doc.(map[string]any)["report"].(map[string]any)["provenance"].(map[string]any)
+			hc := p["human_columns"].([]any)[0].(map[string]any)
+			if v, ok := hc["human_column"]; !ok || v != tt.wantJSON {
+				t.Errorf("JSON human_column = %v, want %v", v, tt.wantJSON)
+			}
+			var csvOut bytes.Buffer
+			if err := r.WriteCSV(&csvOut); err != nil {
+				t.Fatal(err)
+			}
+			lines, err := csv.NewReader(&csvOut).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			col := slices.Index(lines[0], "human rating columns")
+			if col < 0 || lines[1][col] != tt.wantText {
+				t.Errorf("CSV human rating columns = %q, want %q", lines[1][col], tt.wantText)
+			}
+		})
 	}
 }

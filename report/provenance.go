@@ -75,10 +75,14 @@ type Provenance struct {
 	JudgeModel string
 	// SimulatedJudge is true when the built-in simulated judge, not a
 	// language model, gave the scores.
-	SimulatedJudge        bool
+	SimulatedJudge bool
+	// PromptTemplateVersion is the version of the method's prompt
+	// templates stored with the run when it was launched: the wording that
+	// built its prompts, whatever the code's version is now. "" when the
+	// run was stored before versions were recorded (PromptVersionText).
 	PromptTemplateVersion string
 	// HumanColumns are the dataset columns each criterion was compared
-	// with, in rubric order.
+	// with, in rubric order: only those the report read a rating from.
 	HumanColumns []HumanColumns
 	// HumanUse says whether those were the imported ratings, the browser
 	// ratings or both (humansource.go).
@@ -111,10 +115,32 @@ func (p Provenance) RubricText() string {
 	return fmt.Sprintf("%s, %d labelled examples in the prompts", v, p.Examples)
 }
 
+// PromptVersionNotRecorded is what the reports say of a run stored before
+// its prompt template version was recorded.
+const PromptVersionNotRecorded = "not recorded"
+
+// PromptVersionText is the run's prompt template version, or "not
+// recorded" for a run stored before versions were kept: its version
+// cannot be told from the code's (which may have changed since) nor from
+// its date (versions can change within a day).
+func (p Provenance) PromptVersionText() string {
+	if p.PromptTemplateVersion == "" {
+		return PromptVersionNotRecorded
+	}
+	return p.PromptTemplateVersion
+}
+
 // HumanColumns are the human-rating columns of one criterion.
 type HumanColumns struct {
-	Criterion   string
-	HumanColumn string // "" when the criterion has no human rating
+	Criterion string
+	// HumanColumn is the column the criterion's scores were compared with;
+	// "" when the report read no human rating for it.
+	HumanColumn string
+	// NamedUnread is, under the imported source, the column the rubric
+	// names for the criterion when the report read no rating from it (the
+	// dataset lacks it, or it holds none for the run's samples); ""
+	// otherwise.
+	NamedUnread string
 	// AnnotatorColumns are the per-annotator columns behind the human
 	// ceiling; nil when there is no ceiling.
 	AnnotatorColumns []string
@@ -124,16 +150,18 @@ type HumanColumns struct {
 func (r *Report) Provenance() Provenance {
 	run := r.Run
 	m := evaluator.Method(run.Method)
-	// The method states its prompt version and whether it has method
-	// settings; a method this version does not know has neither.
-	version, readsMS := "unknown", true
+	// The method states whether it has method settings; a method this
+	// version does not know has none. The prompt version is the run's own,
+	// never the code's: a run launched before a prompt change was built
+	// the old way.
+	readsMS := true
 	var unread []methods.Setting
 	if method, err := methods.Lookup(run.Method); err == nil {
-		m, version, readsMS = method.Name(), method.PromptVersion(), methods.MethodSettingsRead(method)
+		m, readsMS = method.Name(), methods.MethodSettingsRead(method)
 		unread = methods.Unread(method, methods.Run{Settings: run.Settings, MethodSettings: run.MethodSettings, Rubric: run.RubricSnapshot})
 	}
 	p := Provenance{ProductVersion: ProductVersion(), Method: m, MethodLabel: methods.Label(string(m)), Settings: run.Settings,
-		Unread: unread, JudgeModel: run.JudgeSnapshot.Model, SimulatedJudge: r.Simulated, PromptTemplateVersion: version,
+		Unread: unread, JudgeModel: run.JudgeSnapshot.Model, SimulatedJudge: r.Simulated, PromptTemplateVersion: run.PromptTemplateVersion,
 		Seed: run.Settings.Seed, Variant: run.Variant, RubricVersion: run.RubricVersion, HumanUse: r.Humans}
 	for _, c := range run.RubricSnapshot.Criteria {
 		p.Examples += len(c.Examples)
@@ -143,8 +171,19 @@ func (r *Report) Provenance() Provenance {
 		p.MethodSettings = &ms
 	}
 	for _, c := range r.Criteria {
-		p.HumanColumns = append(p.HumanColumns, HumanColumns{Criterion: c.Criterion.Name, HumanColumn: c.Criterion.HumanColumn,
-			AnnotatorColumns: c.AnnotatorColumns})
+		h := HumanColumns{Criterion: c.Criterion.Name, AnnotatorColumns: c.AnnotatorColumns}
+		// What was used, as the page says it: a column the rubric names
+		// but no rating was read from compared nothing.
+		// Under browser ratings the criterion's key is the column's or,
+		// without one, the criterion's name: only under the imported
+		// source is it the rubric's column as named.
+		switch {
+		case c.HasHuman:
+			h.HumanColumn = c.Criterion.HumanColumn
+		case r.Humans.Source == "" || r.Humans.Source == models.HumansImported:
+			h.NamedUnread = c.Criterion.HumanColumn
+		}
+		p.HumanColumns = append(p.HumanColumns, h)
 	}
 	return p
 }
@@ -174,12 +213,18 @@ func (p Provenance) SettingsText() string {
 }
 
 // HumanColumnsText lists each criterion's human-rating column and its
-// annotators' columns, e.g. "Coherent=scores.Coherent (annotators a1, a2)".
+// annotators' columns, e.g. "Coherent=scores.Coherent (annotators a1, a2)";
+// "none" for a criterion compared with no rating, saying which column the
+// rubric named when no rating was read from it.
 func (p Provenance) HumanColumnsText() string {
 	var parts []string
 	for _, h := range p.HumanColumns {
 		col := h.HumanColumn
-		if col == "" {
+		switch {
+		case col != "":
+		case h.NamedUnread != "":
+			col = "none (the rubric names " + h.NamedUnread + ", from which no rating was read)"
+		default:
 			col = "none"
 		}
 		s := h.Criterion + "=" + col

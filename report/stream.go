@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -186,13 +187,18 @@ func (x *exportSource) pageReviews(ci int, rows []models.DatasetRow, all bool) [
 }
 
 // provenance is the run's provenance as the built report states it: the
-// human columns of every criterion with its annotators when it has a
-// human ceiling (two annotators or more). Listing the annotators found in
-// the rows' keys reads the ratings column of every row once.
+// human columns of every criterion from which a rating was read, with its
+// annotators when it has a human ceiling (two annotators or more).
+// Listing the annotators found in the rows' keys reads the ratings column
+// of every row once.
 func (x *exportSource) provenance(ctx context.Context) (Provenance, error) {
 	run := x.run
 	run.RubricSnapshot.Criteria = x.merged
 	rep := Report{Run: run, Dataset: x.ds, Simulated: run.Simulated, Humans: x.use}
+	has, err := x.criteriaWithHumans(ctx)
+	if err != nil {
+		return Provenance{}, err
+	}
 	for i, m := range x.merged {
 		cols := m.AnnotatorColumns
 		if len(cols) == 0 && m.HumanColumn != "" && x.source != models.HumansBrowser {
@@ -204,13 +210,65 @@ func (x *exportSource) provenance(ctx context.Context) (Provenance, error) {
 			}
 			cols = keys
 		}
-		cr := CriterionReport{Index: i, Criterion: m}
+		cr := CriterionReport{Index: i, Criterion: m, HasHuman: has[i]}
 		if len(cols) >= 2 { // ceilingOf: a ceiling needs two annotators
 			cr.AnnotatorColumns = cols
 		}
 		rep.Criteria = append(rep.Criteria, cr)
 	}
 	return rep.Provenance(), nil
+}
+
+// errAllFound ends criteriaWithHumans' pass over the rows early.
+var errAllFound = errors.New("every criterion has a human rating")
+
+// criteriaWithHumans says, by criterion, whether any sample has a human
+// rating under the run's human source, merged as eachSample merges it: a
+// built report's HasHuman. It reads the ratings column page by page and
+// stops at the first page where every criterion with a human column has
+// found one (usually the first), so only a criterion without any rating
+// costs a whole pass.
+func (x *exportSource) criteriaWithHumans(ctx context.Context) ([]bool, error) {
+	has := make([]bool, len(x.merged))
+	left := 0
+	for _, m := range x.merged {
+		if m.HumanColumn != "" {
+			left++
+		}
+	}
+	if left == 0 {
+		return has, nil
+	}
+	size := x.pageRows
+	if size <= 0 {
+		size = streamPageRows
+	}
+	err := x.db.EachDatasetRowChunk(ctx, x.ds.ID, size, "id, dataset_id, position, external_id, ratings", func(page []models.DatasetRow) error {
+		for ci, m := range x.merged {
+			if has[ci] || m.HumanColumn == "" {
+				continue
+			}
+			merged, crit, _ := models.MergeHumanRatingsOn(page, x.pinned[ci], x.source, x.pageReviews(ci, page, false), x.onScale[ci])
+			if crit.HumanColumn == "" {
+				continue
+			}
+			for _, r := range merged {
+				if h := r.Ratings[crit.HumanColumn]; h != nil && !math.IsNaN(*h) {
+					has[ci] = true
+					left--
+					break
+				}
+			}
+		}
+		if left == 0 {
+			return errAllFound
+		}
+		return nil
+	})
+	if errors.Is(err, errAllFound) {
+		err = nil
+	}
+	return has, err
 }
 
 // ratingKeysWithPrefix lists, sorted, the distinct rating keys starting

@@ -22,5 +22,8 @@ func PrepareRun(run *models.Run) error {
 		return &models.Error{Code: models.EInvalid, Message: err.Error()}
 	}
 	run.Settings, run.MethodSettings, run.RubricSnapshot = mr.Settings, mr.MethodSettings, mr.Rubric
+	// The wording its prompts are built with from now on: what its reports
+	// state, whatever version the code has when they are read.
+	run.PromptTemplateVersion = m.PromptVersion()
 	return nil
 }
