@@ -154,7 +154,10 @@ func TemplateDraft(c evaluator.Criterion, worst []Item) Draft {
 		d.Levels.Middle = joinSentence(c.Levels.Middle, "Use the whole scale: the examples show where people place samples that look alike.")
 	}
 	for _, it := range worst[:n] {
-		d.Examples = append(d.Examples, evaluator.Example{SampleID: it.SampleID, Fields: slices.Clone(it.Fields), Score: it.Human,
+		// Four decimals, as a rescaled example's (handlers' rescale): the
+		// humans' mean of three ratings, 1.6666666666666667, filled the
+		// draft's form whole while its reason said 1.67.
+		d.Examples = append(d.Examples, evaluator.Example{SampleID: it.SampleID, Fields: slices.Clone(it.Fields), Score: math.Round(it.Human*1e4) / 1e4,
 			Reason: fmt.Sprintf("A person rated this %s; the judge had scored it %s.", fmtScore(it.Human), fmtScore(it.Judge))})
 	}
 	dir := "about right on average"

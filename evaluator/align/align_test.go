@@ -107,6 +107,32 @@ func TestTemplateDraftLabelsWorstWithHumanRatings(t *testing.T) {
 	}
 }
 
+// TestTemplateDraftExampleScoresToFourDecimals: a human rating that is the
+// mean of three annotators (5/3) filled the draft's example score whole,
+// "1.6666666666666667", while the example's reason said 1.67; the score is
+// kept to four decimals, as a rescaled example's is.
+func TestTemplateDraftExampleScoresToFourDecimals(t *testing.T) {
+	c := evaluator.Criterion{Name: "Correct", Lo: 1, Hi: 3}
+	worst := Disagreements([]Item{
+		{RowID: 1, SampleID: "a", Judge: 3, Human: 5.0 / 3},
+		{RowID: 2, SampleID: "b", Judge: 1, Human: 7.0 / 3},
+		{RowID: 3, SampleID: "c", Judge: 2.5, Human: 2},
+	})
+	want := map[string]float64{"a": 1.6667, "b": 2.3333, "c": 2}
+	d := TemplateDraft(c, worst)
+	if len(d.Examples) != 3 {
+		t.Fatalf("%d examples, want 3", len(d.Examples))
+	}
+	for _, ex := range d.Examples {
+		if ex.Score != want[ex.SampleID] {
+			t.Errorf("example %s scored %v, want %v", ex.SampleID, ex.Score, want[ex.SampleID])
+		}
+		if err := CheckExamples(c, []evaluator.Example{ex}, nil, nil); err != nil && strings.Contains(err.Error(), "range") {
+			t.Errorf("example %s refused: %v", ex.SampleID, err)
+		}
+	}
+}
+
 func TestCheckExamplesRefusesHeldOutSamples(t *testing.T) {
 	c := evaluator.Criterion{Name: "Correct", Lo: 1, Hi: 5}
 	cal := map[string]bool{"a": true, "b": true}
