@@ -136,17 +136,20 @@ func (c *Client) statusError(res *http.Response, body []byte) *Error {
 		RetryAfter: parseRetryAfter(res.Header, time.Now()),
 		Message:    c.redact(errorMessage(body)),
 	}
-	if page, title := htmlPage(body); page && (res.StatusCode == http.StatusForbidden || res.StatusCode >= 500) {
+	if page, title := htmlPage(body); page {
 		// An API answers its errors in JSON: a web page comes from
 		// something in front of it (a proxy, firewall, gateway or
-		// sign-in page). A 403 page is that thing refusing the call,
-		// not the API refusing the key (the base URL is no way to the
-		// API from here, as for a 2xx page); a 5xx page is a gateway
-		// that got no answer from the API, which may come back, so it
-		// stays a retried server failure.
+		// sign-in page) or from a web server that is not the API. A 401
+		// or 403 page is that thing refusing the call, not the API
+		// refusing the key (the base URL is no way to the API from
+		// here, as for a 2xx page); a 404 page is a path the API does
+		// not have, not a model it lacks; a 5xx page is a gateway that
+		// got no answer from the API, which may come back, so it stays
+		// a retried server failure, as a 429 page stays a rate limit.
+		// The page's title is the detail, not its markup.
 		e.webPage = true
 		e.Message = c.redact(webPageMessage(title))
-		if res.StatusCode == http.StatusForbidden {
+		if res.StatusCode == http.StatusForbidden || res.StatusCode == http.StatusUnauthorized {
 			e.Kind = KindNotAPI
 		}
 	}

@@ -135,6 +135,9 @@ func (e *Error) summary() string {
 	case KindPayment:
 		return fmt.Sprintf("the endpoint refused to answer for payment (HTTP %d): the account behind the API key is out of credits or over its spending limit; add credits (or raise the key's limit) with the provider", e.Status)
 	case KindNotFound:
+		if e.webPage {
+			return "the endpoint answered 404 Not Found with a web page (HTML), not the API's JSON: the address is a web server's, not the API's; check the base URL (it usually ends in /v1)"
+		}
 		return "the endpoint answered 404 Not Found: check the base URL (it usually ends in /v1) and the model name"
 	case KindServer:
 		if e.webPage {
@@ -152,8 +155,8 @@ func (e *Error) summary() string {
 	case KindNetwork:
 		return "could not reach the endpoint: check the base URL and that the server is running"
 	case KindNotAPI:
-		if e.webPage && e.Status == http.StatusForbidden {
-			return "the endpoint refused access (HTTP 403) with a web page (HTML), not the API's JSON: a proxy, firewall or sign-in page in front of the API refused the call before the API saw the key; check the base URL, and that this server may pass that proxy, with whoever runs the endpoint"
+		if e.webPage && (e.Status == http.StatusForbidden || e.Status == http.StatusUnauthorized) {
+			return fmt.Sprintf("the endpoint refused access (HTTP %d) with a web page (HTML), not the API's JSON: a proxy, firewall or sign-in page in front of the API refused the call before the API saw the key; check the base URL, and that this server may pass that proxy, with whoever runs the endpoint", e.Status)
 		}
 		return "the address answers with a web page (HTML), not an OpenAI-compatible API: check the base URL (it usually ends in /v1); a sign-in page or a proxy in the way answers so too"
 	case KindMalformed:
@@ -207,7 +210,8 @@ var summaryForms = func() []*regexp.Regexp {
 		"the endpoint answered 404 Not Found: check the base URL (it usually ends in /v1) and the model name",
 		"the endpoint failed (HTTP %d): it may be overloaded or down; try again later",
 		"the endpoint failed (HTTP %d) with a web page (HTML), not the API's JSON: a proxy or gateway in front of the API answered for it, and the API behind it may be down or overloaded; try again later, and if it lasts check the base URL with whoever runs the endpoint",
-		"the endpoint refused access (HTTP 403) with a web page (HTML), not the API's JSON: a proxy, firewall or sign-in page in front of the API refused the call before the API saw the key; check the base URL, and that this server may pass that proxy, with whoever runs the endpoint",
+		"the endpoint refused access (HTTP %d) with a web page (HTML), not the API's JSON: a proxy, firewall or sign-in page in front of the API refused the call before the API saw the key; check the base URL, and that this server may pass that proxy, with whoever runs the endpoint",
+		"the endpoint answered 404 Not Found with a web page (HTML), not the API's JSON: the address is a web server's, not the API's; check the base URL (it usually ends in /v1)",
 		"the endpoint timed out (HTTP 408): it may be overloaded; try again later",
 		"the endpoint did not answer within %s: raise the timeout or check the server is not overloaded",
 		"the endpoint did not answer in time: raise the timeout or check the server is not overloaded",

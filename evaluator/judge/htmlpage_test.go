@@ -79,6 +79,21 @@ func TestWebPageWithErrorStatus(t *testing.T) {
 			wantIn:              []string{"HTTP 502", "web page", "in front of the API", `"Access Denied <b> by Zscaler"`, "try again later"},
 			wantTemporary:       true,
 			wantOwnWordsKnowsIt: true},
+		// The same for a 401, 404 or 429 page (lead39c): a sign-in page's 401
+		// read "check the key", a web server's 404 page "check ... the model
+		// name", and a 429 page's markup was the detail.
+		{name: "sign-in page's 401", status: 401, body: page, ctype: "text/html", wantKind: KindNotAPI, wantHits: 1,
+			wantIn:              []string{"HTTP 401", "web page", "in front of the API", `"Access Denied <b> by Zscaler"`},
+			wantNotIn:           []string{"refused the API key", "check the key"},
+			wantOwnWordsKnowsIt: true},
+		{name: "web server's 404 page", status: 404, body: page, ctype: "text/html", wantKind: KindNotFound, wantHits: 1,
+			wantIn:              []string{"404", "web page", "web server's, not the API's", "check the base URL", `"Access Denied <b> by Zscaler"`},
+			wantNotIn:           []string{"model name"},
+			wantOwnWordsKnowsIt: true},
+		{name: "rate limiter's 429 page", status: 429, body: page, ctype: "text/html", wantKind: KindRateLimited, wantHits: 4,
+			wantIn: []string{"HTTP 429", `"Access Denied <b> by Zscaler"`}, wantNotIn: []string{"<title>", "DOCTYPE"}, wantTemporary: true},
+		{name: "API's own 404", status: 404, body: `{"error":{"message":"The model gpt-5o does not exist"}}`, ctype: "application/json", wantKind: KindNotFound, wantHits: 1,
+			wantIn: []string{"and the model name", "gpt-5o"}, wantNotIn: []string{"web page"}},
 		{name: "API's own 403", status: 403, body: `{"error":{"message":"no access to gpt-4o","type":"permission_error"}}`, ctype: "application/json", wantKind: KindAuth, wantHits: 1,
 			wantIn: []string{"check the API key has access"}, wantNotIn: []string{"web page"}},
 		{name: "API's own 503", status: 503, body: `{"error":{"message":"overloaded"}}`, ctype: "application/json", wantKind: KindServer, wantHits: 4,
