@@ -97,3 +97,50 @@ func TestExcelCSVLineEnds(t *testing.T) {
 		})
 	}
 }
+
+// TestDatasetExportCSVForExcel: the dataset's export with the reviewers'
+// ratings had no Excel variant (found by newcomer39): Excel on Windows
+// showed its non-Latin text as mojibake. ?excel=1 writes the same file
+// with a byte order mark and CRLF, formulas defused as in the plain one,
+// and the dataset page links it.
+func TestDatasetExportCSVForExcel(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		const file = `{"id": "s1", "text": "Привет, мир — café 東京"}` + "\n" +
+			`{"id": "s2", "text": "=HYPERLINK(\"http://x\")"}` + "\n" +
+			`{"id": "s3", "text": "two\nlines"}` + "\n"
+		token := env.uploadToken("unicode.jsonl", file)
+		rec := env.postForm(env.mapPath(), url.Values{"token": {token}, "name": {"Unicode"}, "id_column": {"id"},
+			"show_1": {"1"}, "label_1": {"Text"}})
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("import = %d: %s", rec.Code, rec.Body)
+		}
+		ds := env.lastDataset()
+		plain := env.get(fmt.Sprintf("/datasets/%d/export.csv", ds.ID))
+		excel := env.get(fmt.Sprintf("/datasets/%d/export.csv?excel=1", ds.ID))
+		if plain.Code != http.StatusOK || excel.Code != http.StatusOK {
+			t.Fatalf("exports = %d, %d", plain.Code, excel.Code)
+		}
+		p, x := plain.Body.Bytes(), excel.Body.Bytes()
+		if bytes.HasPrefix(p, []byte{0xEF, 0xBB, 0xBF}) || bytes.Contains(p, []byte("\r\n")) {
+			t.Errorf("the plain export changed: it has a byte order mark or CRLF:\n%q", p)
+		}
+		if !bytes.HasPrefix(x, []byte{0xEF, 0xBB, 0xBF}) {
+			t.Fatalf("the Excel export starts %q, want EF BB BF", x[:min(len(x), 8)])
+		}
+		if want := bytes.ReplaceAll(p, []byte("\n"), []byte("\r\n")); !bytes.Equal(x[3:], want) {
+			t.Errorf("the Excel export after its byte order mark is not the plain export with CRLF:\n got %q\nwant %q", x[3:], want)
+		}
+		for _, w := range []string{"Привет, мир — café 東京", `"'=HYPERLINK(`, "two\r\nlines"} {
+			if !bytes.Contains(x, []byte(w)) {
+				t.Errorf("the Excel export lacks %q:\n%s", w, x)
+			}
+		}
+		if cd := excel.Header().Get("Content-Disposition"); !strings.HasSuffix(cd, `.excel.csv"`) {
+			t.Errorf("Content-Disposition = %q, want a .excel.csv file name", cd)
+		}
+		page := env.get(fmt.Sprintf("/datasets/%d", ds.ID))
+		if want := fmt.Sprintf(`href="/datasets/%d/export.csv?excel=1"`, ds.ID); !strings.Contains(page.Body.String(), want) {
+			t.Errorf("the dataset page (%d) has no link %s: %.300s", page.Code, want, page.Body.String())
+		}
+	})
+}

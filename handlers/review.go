@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -1351,10 +1352,19 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 	}
 	extra, reviewCols := sorted(annotatorKeys), sorted(browserKeys)
 	resp := c.Response()
+	// With ?excel=1 the same file for Excel on Windows (excelCSV, as the
+	// run's export): non-Latin text read as the system's code page
+	// otherwise.
+	var out io.Writer = resp
+	name := "dataset-" + strconv.FormatInt(ds.ID, 10) + "-with-reviews.csv"
+	if c.QueryParam("excel") == "1" {
+		out = &excelCSV{w: resp}
+		name = strings.TrimSuffix(name, ".csv") + ".excel.csv"
+	}
 	resp.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
-	resp.Header().Set(echo.HeaderContentDisposition, `attachment; filename="dataset-`+strconv.FormatInt(ds.ID, 10)+`-with-reviews.csv"`)
+	resp.Header().Set(echo.HeaderContentDisposition, `attachment; filename="`+name+`"`)
 	resp.WriteHeader(http.StatusOK)
-	w := csv.NewWriter(resp)
+	w := csv.NewWriter(out)
 	// Every cell comes from an upload or from what a reviewer typed, and the
 	// file is made to be opened in a spreadsheet: a cell such as
 	// =HYPERLINK(...) or -2+3 would run there as a formula. Each goes through
