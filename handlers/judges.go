@@ -78,7 +78,7 @@ func (h *Handlers) newJudge(c echo.Context) error {
 		v.PresetNote = p.Note
 	}
 	v.Form = f
-	return render(c, http.StatusOK, web.JudgeFormPage(v))
+	return render(c, http.StatusOK, h.judgeFormPage(c, v))
 }
 
 // newJudgeForm is a new judge's settings before anything is typed.
@@ -115,7 +115,7 @@ func (h *Handlers) editJudge(c echo.Context) error {
 	setLimitsForm(&f, lim)
 	v := judgeFormView(c, j, f, "")
 	v.Revision = j.Revision()
-	return render(c, http.StatusOK, web.JudgeFormPage(v))
+	return render(c, http.StatusOK, h.judgeFormPage(c, v))
 }
 
 // setLimitsForm shows a judge's shared limits in its form (empty: none).
@@ -310,7 +310,7 @@ func (h *Handlers) createJudge(c echo.Context) error {
 		}
 		v := web.JudgeFormView{Page: page(c, "New judge"), Action: "/judges", Form: f, KeyDropped: j.APIKey != "",
 			Error: "Not saved: " + models.ErrorMessage(err), FieldErrors: judgeFieldErrors(err)}
-		return render(c, http.StatusUnprocessableEntity, web.JudgeFormPage(v))
+		return render(c, http.StatusUnprocessableEntity, h.judgeFormPage(c, v))
 	}
 	h.audit(c, models.AuditJudgeCreated, judgeTarget(j), keyAuditDetail(j.APIKey != "", "", j.APIKeyEnv))
 	return redirect(c, "/judges", strings.TrimSpace(fmt.Sprintf("Judge %q saved. %s Use \"Test connection\" to check it answers.", j.Name, note)))
@@ -356,7 +356,7 @@ func (h *Handlers) updateJudge(c echo.Context) error {
 		}
 		v := judgeFormView(c, j, f, "Not saved: "+models.ErrorMessage(err))
 		v.KeyDropped, v.FieldErrors, v.Revision = typedKey, judgeFieldErrors(err), revision
-		return render(c, http.StatusUnprocessableEntity, web.JudgeFormPage(v))
+		return render(c, http.StatusUnprocessableEntity, h.judgeFormPage(c, v))
 	}
 	if typedKey || oldKeyEnv != j.APIKeyEnv {
 		h.audit(c, models.AuditKeyChanged, judgeTarget(j), keyAuditDetail(typedKey, oldKeyEnv, j.APIKeyEnv))
@@ -401,7 +401,7 @@ func (h *Handlers) judgeSavedMeanwhile(c echo.Context, f web.JudgeForm, typedKey
 	setLimitsForm(&saved, lim)
 	v := judgeFormView(c, stored, f, "Not saved: someone saved this judge after you opened it. Here is what they saved; your changes are kept below. Save again to overwrite their settings with yours.")
 	v.Revision, v.SavedMeanwhile, v.KeyDropped = stored.Revision(), &saved, typedKey
-	return render(c, http.StatusConflict, web.JudgeFormPage(v))
+	return render(c, http.StatusConflict, h.judgeFormPage(c, v))
 }
 
 // judgeFormFromRequest reads the posted form (the key is read separately
@@ -593,6 +593,11 @@ func (h *Handlers) checkJudge(ctx context.Context, j models.Judge) web.JudgeTest
 			return res
 		}
 	}
+	// The workspace's own network permission, checked at every
+	// connection (netpolicy.go); the hints below reuse cfg and so it.
+	hc := h.judgeHTTPClient(j.WorkspaceID)
+	defer hc.CloseIdleConnections()
+	cfg.HTTPClient = hc
 	client, err := judge.New(cfg)
 	if err != nil {
 		res.Error = err.Error()

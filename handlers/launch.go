@@ -1142,7 +1142,7 @@ func (h *Handlers) judgeClient(ctx context.Context, j models.Judge) (*judge.Clie
 		return nil, errors.New(j.KeyProblem)
 	}
 	cfg := judge.Config{BaseURL: j.BaseURL, Model: j.Model, APIKey: j.APIKey, KeyHeader: j.SendsKeyAs(), MaxAttempts: stepsCallAttempts,
-		Timeout: min(time.Duration(j.TimeoutSeconds)*time.Second, stepsCallTimeout)}
+		Timeout: min(time.Duration(j.TimeoutSeconds)*time.Second, stepsCallTimeout), HTTPClient: h.judgeHTTPClient(j.WorkspaceID)}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = stepsCallTimeout
 	}

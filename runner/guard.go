@@ -70,8 +70,18 @@ func (r *Runner) guardJudge(ctx context.Context, run models.Run, cfg judge.Confi
 	name := judgeName(run.JudgeSnapshot)
 	g := &callGuard{r: r, runID: run.ID, owner: models.LeaseOwnerFrom(ctx), news: leaseNewsFrom(ctx), judge: judgeMetricLabel(run),
 		log: r.log.With("run", run.ID, "judge", name), ctx: ctx, budget: b, spend: spend}
+	// The workspace's permission to reach the private and loopback
+	// addresses the operator allows, asked at every connection of the
+	// run's calls and its probes (models.DB.NetworkPermit): a run of a
+	// workspace whose grant is revoked connects there no more.
+	if r.db != nil { // nil only in tests of the guard alone
+		g.grant = r.db.NetworkPermit(run.WorkspaceID)
+	}
 	probeCfg := cfg
 	probeCfg.MaxAttempts = 1
+	if probeCfg.HTTPClient == nil {
+		probeCfg.HTTPClient = judge.GrantedClient(g.grant)
+	}
 	g.probeCfg = probeCfg
 	bc := r.cfg.Breaker
 	if bc.Threshold == 0 {
@@ -159,7 +169,9 @@ type callGuard struct {
 	log      *slog.Logger
 	ctx      context.Context // the execution's (job context, lease owner), for the probe loop
 	probeCfg judge.Config
-	breaker  BreakerConfig
+	// grant is the run's workspace's network permission (judge.Grant).
+	grant   judge.Grant
+	breaker BreakerConfig
 	// budget learns from every attempt (adaptive concurrency); may be nil.
 	budget *budget
 	// spend is the run's spending cap; may be nil. The breaker's probes
@@ -615,11 +627,11 @@ func (c *fencedConn) Write(p []byte) (int, error) {
 const judgeConnIdle = 30 * time.Second
 
 // fencedClient is the HTTP client of one execution: the judges' egress
-// policy (allowed addresses, no redirects), keep-alive sized to the run's
+// policy (allowed addresses, no redirects) with the workspace's grant, keep-alive sized to the run's
 // concurrency, HTTP/2 where offered, and connections that check the lease
 // before every write.
 func fencedClient(g *callGuard, concurrency int) *http.Client {
-	hc := judge.ClientFor(concurrency, func(c net.Conn) net.Conn { return &fencedConn{Conn: c, g: g} })
+	hc := judge.GrantedClientFor(g.grant, concurrency, func(c net.Conn) net.Conn { return &fencedConn{Conn: c, g: g} })
 	if tr, ok := hc.Transport.(interface{ SetIdleConnTimeout(time.Duration) }); ok {
 		tr.SetIdleConnTimeout(judgeConnIdle)
 	}

@@ -42,6 +42,10 @@ type WebhookConfig struct {
 	// when zero), never more than maxWebhookBackoff.
 	Attempts int
 	Backoff  time.Duration
+	// grant is the permission of the workspace a delivery is for to reach
+	// the private and loopback addresses the settings above allow
+	// (models.DB.NetworkPermit); set per delivery, asked at connection.
+	grant judge.Grant
 }
 
 // DefaultWebhookAttempts is how many times a webhook delivery is tried
@@ -193,6 +197,7 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[WebhookArgs]) e
 	msg := r.runMessage(ctx, run, wh.BaseURL)
 	msg.ID, msg.Attempt = deliveryID(job.ID), job.Attempt
 	cfg := r.cfg.Webhooks.withDefaults()
+	cfg.grant = r.db.NetworkPermit(run.WorkspaceID)
 	body, err := json.Marshal(msg)
 	if err != nil {
 		return river.JobCancel(fmt.Errorf("encode the message: %w", err))
@@ -311,6 +316,7 @@ func (r *Runner) SendTestWebhook(ctx context.Context, wsID int64) (string, error
 		Text: "BatchEval test message: this webhook will be told when runs of the workspace finish or fail."}
 	cfg := r.cfg.Webhooks.withDefaults()
 	cfg.Attempts = 1
+	cfg.grant = r.db.NetworkPermit(wsID)
 	status := deliverWith(ctx, cfg, wh.URL, msg)
 	if err := r.db.RecordWebhookDelivery(ctx, wsID, status); err != nil {
 		return status, err
@@ -429,11 +435,6 @@ func slackLinkURL(u string) string {
 	return slackMarkup.Replace(strings.ReplaceAll(u, "|", "%7C"))
 }
 
-// deliver posts the message with retries and returns the outcome.
-func (r *Runner) deliver(ctx context.Context, url string, msg WebhookMessage) string {
-	return deliverWith(ctx, r.cfg.Webhooks.withDefaults(), url, msg)
-}
-
 // errPermanent marks an answer that a retry would not change.
 var errPermanent = errors.New("permanent")
 
@@ -526,9 +527,10 @@ func webhookClient(cfg WebhookConfig) *http.Client {
 	return c
 }
 
-// webhookEgress is the egress policy of webhook deliveries.
+// webhookEgress is the egress policy of webhook deliveries, with the
+// workspace's grant when cfg has one.
 func webhookEgress(cfg WebhookConfig) judge.Egress {
-	return judge.Egress{AllowLoopback: cfg.AllowLoopback, AllowPrivate: cfg.AllowPrivate,
+	return judge.Egress{AllowLoopback: cfg.AllowLoopback, AllowPrivate: cfg.AllowPrivate, Grant: cfg.grant,
 		LoopbackSetting: "allowed only in local mode or with BATCHEVAL_WEBHOOK_ALLOW_LOOPBACK", PrivateSetting: "BATCHEVAL_WEBHOOK_ALLOW_PRIVATE"}
 }
 

@@ -336,7 +336,7 @@ func TestJudge429HalvesConcurrency(t *testing.T) {
 		cs.refuse.Store(true)
 		judgeID := limitedJudge(t, env, cs.srv.URL+"/v1", models.JudgeLimits{MaxConcurrency: 8})
 		r := &Runner{db: env.db, log: testLog(), draining: make(chan struct{}), metrics: newMetrics(nil, testLog())}
-		run := models.Run{ID: 1, JudgeID: &judgeID, JudgeSnapshot: models.JudgeSnapshot{Name: "fake", MaxConcurrency: 8}}
+		run := models.Run{ID: 1, WorkspaceID: env.ws.ID, JudgeID: &judgeID, JudgeSnapshot: models.JudgeSnapshot{Name: "fake", MaxConcurrency: 8}}
 		b, err := r.budgetFor(context.Background(), run)
 		if err != nil {
 			t.Fatal(err)

@@ -18,6 +18,10 @@ Usage:
   batcheval admin rotate-key --old-key-file OLD --new-key-file NEW [flags]
       re-encrypt every stored judge key from the old secret key to the new
       one, in one transaction (nothing changes if any key cannot be read)
+  batcheval admin network list|grant WORKSPACE|revoke WORKSPACE
+      which workspaces besides the default one may reach the private-network
+      and loopback addresses the server's settings allow (batcheval admin
+      network help)
 `
 
 // admin runs an operator subcommand.
@@ -32,6 +36,8 @@ func admin(ctx context.Context, args []string, getenv func(string) string, stdin
 		return createUser(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "rotate-key":
 		return rotateKey(ctx, args[1:], getenv, stdout, stderr)
+	case "network":
+		return adminNetwork(ctx, args[1:], getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, adminUsage)
 		return nil

@@ -40,7 +40,29 @@ type Egress struct {
 	// means the judges' (BATCHEVAL_JUDGE_ALLOW_*). Webhooks use the same
 	// policy with their own setting.
 	LoopbackSetting, PrivateSetting string
+	// Grant, when set, is asked before connecting to a private or loopback
+	// address the settings above allow (not for AllowAddrs): nil lets the
+	// call through, an error refuses it, its text the reason. It is the
+	// workspace's permission (models.DB.NetworkPermit): the operator's
+	// settings serve the default workspace and the workspaces the operator
+	// grants, as anyone signed in can make a workspace of their own. On a
+	// connection kept open it is asked again before sending, when
+	// grantRecheck has passed since it last said yes.
+	Grant Grant
 }
+
+// Grant says whether the workspace a call is made for may reach the
+// private-network and loopback addresses the operator's settings allow:
+// nil when it may, else an error saying why not and what to do.
+type Grant func(ctx context.Context) error
+
+// grantRecheck is how long a connection to a granted private address is
+// used without asking the grant again: a revocation reaches a run's open
+// connections within it (new connections ask at once).
+const grantRecheck = time.Second
+
+// grantTimeout bounds one question to the grant (a database read).
+const grantTimeout = 5 * time.Second
 
 // metadataAddrs are the cloud instance-metadata endpoints outside the
 // link-local range (which is refused as a whole): AWS IPv6 (fd00:ec2::254),
@@ -151,6 +173,11 @@ func (e *EgressError) Error() string {
 
 // Check decides whether a connection to addr is allowed.
 func (p Egress) Check(addr netip.AddrPort) error {
+	return p.CheckContext(context.Background(), addr)
+}
+
+// CheckContext is Check, asking p.Grant with ctx when it needs to.
+func (p Egress) CheckContext(ctx context.Context, addr netip.AddrPort) error {
 	ip := addr.Addr().Unmap()
 	addr = netip.AddrPortFrom(ip, addr.Port())
 	refuse := func(reason string) error { return &EgressError{Addr: addr, Reason: reason} }
@@ -158,7 +185,7 @@ func (p Egress) Check(addr netip.AddrPort) error {
 		// A translator, relay or tunnel connects to v4: the address it
 		// reaches is held to the same rules as if it had been named.
 		var e *EgressError
-		if errors.As(p.Check(netip.AddrPortFrom(v4.addr, addr.Port())), &e) {
+		if errors.As(p.CheckContext(ctx, netip.AddrPortFrom(v4.addr, addr.Port())), &e) {
 			return refuse("it reaches " + v4.addr.String() + " through " + v4.via + ", and " + e.Reason)
 		}
 	}
@@ -178,22 +205,107 @@ func (p Egress) Check(addr netip.AddrPort) error {
 		if !p.AllowLoopback {
 			return refuse("loopback addresses are off on this server (" + cmp.Or(p.LoopbackSetting, "BATCHEVAL_JUDGE_ALLOW_LOOPBACK") + ")")
 		}
+		return p.granted(ctx, refuse)
 	case ip.IsPrivate() || cgnat.Contains(ip) || nat64Local.Contains(ip):
 		if !p.AllowPrivate {
 			return refuse("private-network addresses are off on this server (" + cmp.Or(p.PrivateSetting, "BATCHEVAL_JUDGE_ALLOW_PRIVATE") + ")")
 		}
+		return p.granted(ctx, refuse)
 	}
 	return nil
 }
 
+// granted asks p.Grant, if any, about a private or loopback address the
+// settings allow.
+func (p Egress) granted(ctx context.Context, refuse func(string) error) error {
+	if p.Grant == nil {
+		return nil
+	}
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grantTimeout)
+	defer cancel()
+	if err := p.Grant(gctx); err != nil {
+		return refuse(err.Error())
+	}
+	return nil
+}
+
+// needsGrant reports whether a connection to addr, which Check allowed,
+// was allowed by p.Grant (a private or loopback address): such a
+// connection asks the grant again before sending (grantedConn).
+func (p Egress) needsGrant(addr netip.AddrPort) bool {
+	if p.Grant == nil {
+		return false
+	}
+	ip := addr.Addr().Unmap()
+	if slices.Contains(p.AllowAddrs, netip.AddrPortFrom(ip, addr.Port())) {
+		return false
+	}
+	asked := false
+	probe := p
+	probe.Grant = func(context.Context) error { asked = true; return nil }
+	return probe.Check(addr) == nil && asked
+}
+
+// grantedConn is a connection to a private or loopback address that
+// p.Grant allowed: before sending it asks the grant again once
+// grantRecheck has passed, so a workspace whose grant is revoked stops
+// using the connections it already holds (a run's kept-alive ones).
+type grantedConn struct {
+	net.Conn
+	p      Egress
+	addr   netip.AddrPort
+	okAt   atomic.Int64 // unix nanoseconds of the grant's last yes
+	closed atomic.Bool
+}
+
+func (c *grantedConn) Write(b []byte) (int, error) {
+	if time.Since(time.Unix(0, c.okAt.Load())) >= grantRecheck {
+		if err := c.p.CheckContext(context.Background(), c.addr); err != nil {
+			if c.closed.CompareAndSwap(false, true) {
+				_ = c.Conn.Close()
+			}
+			return 0, err
+		}
+		c.okAt.Store(time.Now().UnixNano())
+	}
+	return c.Conn.Write(b)
+}
+
+// guard wraps a connection made under p that p.Grant allowed.
+func (p Egress) guard(c net.Conn) net.Conn {
+	if p.Grant == nil {
+		return c
+	}
+	ap, err := netip.ParseAddrPort(c.RemoteAddr().String())
+	if err != nil || !p.needsGrant(ap) {
+		return c
+	}
+	g := &grantedConn{Conn: c, p: p, addr: ap}
+	g.okAt.Store(time.Now().UnixNano())
+	return g
+}
+
 // control is the dialer's hook: it runs after name resolution and before
 // the connect system call, for every address tried.
-func (p Egress) control(network, address string, _ syscall.RawConn) error {
+func (p Egress) control(ctx context.Context, network, address string, _ syscall.RawConn) error {
 	addr, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return &EgressError{Reason: fmt.Sprintf("unexpected address %q", address)}
 	}
-	return p.Check(addr)
+	return p.CheckContext(ctx, addr)
+}
+
+// dialer is the policy's dialer: every address checked after resolution,
+// and a connection allowed by p.Grant wrapped to ask it again (guard).
+func (p Egress) dialer() func(ctx context.Context, network, addr string) (net.Conn, error) {
+	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive, ControlContext: p.control}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return p.guard(c), nil
+	}
 }
 
 // Dial timeouts of the judge transport, as in net/http's default transport.
@@ -217,9 +329,9 @@ func (p Egress) HTTPClient() *http.Client {
 // HTTP an exchange on the calling goroutine over the same policy's
 // connections (h1Transport).
 func (p Egress) roundTripper(concurrency int, wrap func(net.Conn) net.Conn) *h1Transport {
-	dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive, Control: p.control}
+	dialer := p.dialer()
 	dial := func(ctx context.Context, addr string) (net.Conn, net.Conn, error) {
-		raw, err := dialer.DialContext(ctx, "tcp", addr)
+		raw, err := dialer(ctx, "tcp", addr)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -243,7 +355,7 @@ func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastR
 func (p Egress) Transport(concurrency int, wrap func(net.Conn) net.Conn) *http.Transport {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil
-	dial := (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive, Control: p.control}).DialContext
+	dial := p.dialer()
 	tr.DialContext = dial
 	if wrap != nil {
 		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -277,8 +389,29 @@ func (p Egress) Transport(concurrency int, wrap func(net.Conn) net.Conn) *http.T
 // their own connections (the runner fences each run's writes), without
 // ever losing the policy.
 func ClientFor(concurrency int, wrap func(net.Conn) net.Conn) *http.Client {
-	return &http.Client{Transport: policy().roundTripper(concurrency, wrap), CheckRedirect: noRedirects}
+	return GrantedClientFor(nil, concurrency, wrap)
 }
+
+// GrantedClientFor is ClientFor for the calls of one workspace, whose
+// permission to reach the private and loopback addresses the policy allows
+// is grant (nil: the policy alone decides, as for the default workspace).
+// Its connections are its own: a connection another workspace's client
+// opened to a private address is never handed to this one.
+func GrantedClientFor(grant Grant, concurrency int, wrap func(net.Conn) net.Conn) *http.Client {
+	p := policy()
+	p.Grant = grant
+	return &http.Client{Transport: p.roundTripper(concurrency, wrap), CheckRedirect: noRedirects}
+}
+
+// GrantedClient is a judge client of the egress policy for one
+// workspace's calls (see GrantedClientFor), with the standard keep-alive:
+// Test connection's, the launch form's steps'. Close its idle connections
+// when done with it.
+func GrantedClient(grant Grant) *http.Client { return GrantedClientFor(grant, 0, nil) }
+
+// Current is the egress policy set by SetEgress (the safe default before):
+// for pages that say what a judge may reach.
+func Current() Egress { return policy() }
 
 // currentPolicy is the policy last set by SetEgress.
 var currentPolicy atomic.Pointer[Egress]

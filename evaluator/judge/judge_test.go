@@ -103,7 +103,7 @@ func testConfig(f *fakeEndpoint) Config {
 	}
 }
 
-func mustNew(t *testing.T, cfg Config) *Client {
+func mustNew(t testing.TB, cfg Config) *Client {
 	t.Helper()
 	c, err := New(cfg)
 	if err != nil {

@@ -1,0 +1,124 @@
+package judge
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestEgressGrant: a workspace's grant (Egress.Grant) is asked only about
+// the private and loopback addresses the operator's settings allow, never
+// about public ones, the listed simulated judge or the ones refused anyway,
+// and its refusal is the check's reason.
+func TestEgressGrant(t *testing.T) {
+	sim := netip.MustParseAddrPort("127.0.0.1:7001")
+	for _, tc := range []struct {
+		addr      string
+		grant     error // nil: granted
+		wantAsked bool
+		wantErr   string // "" allowed
+	}{
+		{"10.0.0.5:9200", nil, true, ""},
+		{"10.0.0.5:9200", errors.New("no grant for ws"), true, "no grant for ws"},
+		{"127.0.0.1:11434", errors.New("no grant for ws"), true, "no grant for ws"},
+		{"[::ffff:192.168.1.2]:80", errors.New("no grant for ws"), true, "no grant for ws"},
+		{"[2002:c0a8:0102::1]:80", errors.New("no grant for ws"), true, "no grant for ws"}, // 6to4 of 192.168.1.2
+		{"93.184.216.34:443", errors.New("no grant for ws"), false, ""},
+		{"127.0.0.1:7001", errors.New("no grant for ws"), false, ""}, // the simulated judge
+		{"169.254.169.254:80", nil, false, "link-local"},
+	} {
+		var asked bool
+		p := Egress{AllowPrivate: true, AllowLoopback: true, AllowAddrs: []netip.AddrPort{sim},
+			Grant: func(context.Context) error { asked = true; return tc.grant }}
+		err := p.Check(netip.MustParseAddrPort(tc.addr))
+		if asked != tc.wantAsked {
+			t.Errorf("%s: grant asked %v, want %v", tc.addr, asked, tc.wantAsked)
+		}
+		var ee *EgressError
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("%s: %v, want allowed", tc.addr, err)
+		case tc.wantErr != "" && (!errors.As(err, &ee) || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("%s: %v, want an egress refusal saying %q", tc.addr, err, tc.wantErr)
+		}
+	}
+}
+
+// TestGrantedClientAsksAgainOnAKeptConnection: a client for a workspace
+// asks its grant when it connects to a loopback judge, and, on the
+// connection it keeps, again before sending once grantRecheck has passed:
+// a revoked grant stops the next call without a new connection, and no
+// byte of it reaches the judge.
+func TestGrantedClientAsksAgainOnAKeptConnection(t *testing.T) {
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"choices":[{"message":{"role":"assistant","content":"ok"}}]}`))
+	}))
+	defer srv.Close()
+	var revoked atomic.Bool
+	grant := func(context.Context) error {
+		if revoked.Load() {
+			return errors.New("grant revoked")
+		}
+		return nil
+	}
+	hc := GrantedClientFor(grant, 1, nil)
+	defer hc.CloseIdleConnections()
+	c := mustNew(t, Config{BaseURL: srv.URL + "/v1", Model: "m", MaxAttempts: 1, Timeout: 5 * time.Second, HTTPClient: hc})
+	if _, err := c.Ping(context.Background()); err != nil {
+		t.Fatalf("granted: %v", err)
+	}
+	revoked.Store(true)
+	time.Sleep(grantRecheck + 100*time.Millisecond)
+	_, err := c.Ping(context.Background())
+	var je *Error
+	if !errors.As(err, &je) || je.Kind != KindRefused || !strings.Contains(err.Error(), "grant revoked") {
+		t.Errorf("after the revocation: %v, want refused saying the grant was revoked", err)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("the judge got %d requests, want 1 (none after the revocation)", n)
+	}
+}
+
+// BenchmarkGrantedCall: what a workspace's grant costs a run's calls to a
+// loopback judge on a kept-alive connection, against the same calls under
+// the policy alone, in one process. The grant stands in for the database
+// read (models.DB.NetworkPermit) with a 100 µs wait and counts its asks:
+// it is asked when the connection is made and then at most once a second.
+func BenchmarkGrantedCall(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"choices":[{"message":{"role":"assistant","content":"ok"}}]}`))
+	}))
+	defer srv.Close()
+	for _, bc := range []struct {
+		name  string
+		grant bool
+	}{{"policy alone", false}, {"granted workspace", true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var asks atomic.Int64
+			var grant Grant
+			if bc.grant {
+				grant = func(context.Context) error { asks.Add(1); time.Sleep(100 * time.Microsecond); return nil }
+			}
+			hc := GrantedClientFor(grant, 1, nil)
+			defer hc.CloseIdleConnections()
+			c := mustNew(b, Config{BaseURL: srv.URL + "/v1", Model: "m", MaxAttempts: 1, Timeout: 5 * time.Second, HTTPClient: hc})
+			ctx := context.Background()
+			for b.Loop() {
+				if _, err := c.Ping(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(asks.Load())/float64(b.N), "asks/op")
+		})
+	}
+}
