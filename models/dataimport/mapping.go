@@ -318,7 +318,7 @@ func (a *Applier) Add(rec Record) Row {
 		}
 	}
 	for i, c := range a.ratingCols {
-		v, msg := parseRating(rec.Values[c])
+		v, msg := parseRating(rec.Values[c], rec.DecimalComma)
 		if msg != "" {
 			a.probs.addAt(ParseError{Line: rec.Line, Item: a.item, Column: c, Msg: msg}, a.n, i+1)
 		} else if v == nil && a.m.AnnotatorColumn == "" {
@@ -614,14 +614,32 @@ func mergeAnnotators(rows []Row, t *Table, m Mapping, fieldCols, ratingCols []st
 	return out
 }
 
+// readNumber reads a cell as a number; with decimalComma (a record of a
+// semicolon-separated file, Record.DecimalComma) "3,5" is read as 3.5 too.
+func readNumber(s string, decimalComma bool) (float64, error) {
+	if decimalComma {
+		if d, ok := decimalCommaNumber(s); ok {
+			s = d
+		}
+	}
+	return strconv.ParseFloat(s, 64)
+}
+
+// finiteNumber reports a cell that readNumber reads as a finite number.
+func finiteNumber(s string, decimalComma bool) bool {
+	f, err := readNumber(s, decimalComma)
+	return err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
 // parseRating reads one rating cell: empty is nil (not rated); anything but
 // a finite number is a problem, described by the returned message.
-func parseRating(cell string) (*float64, string) {
+// decimalComma reads "3,5" as 3.5 (Record.DecimalComma).
+func parseRating(cell string, decimalComma bool) (*float64, string) {
 	s := strings.TrimSpace(cell)
 	if s == "" {
 		return nil, ""
 	}
-	v, err := strconv.ParseFloat(s, 64)
+	v, err := readNumber(s, decimalComma)
 	if err != nil && strings.HasPrefix(s, "[") {
 		// A JSON list (flattened to its text): several annotators' ratings.
 		return nil, fmt.Sprintf("the rating %q is a list; a rating cell holds one number: give each annotator's rating its own column, or the file one row per annotator", shorten(s, 40))
@@ -630,6 +648,10 @@ func parseRating(cell string) (*float64, string) {
 		msg := fmt.Sprintf("the rating %q is not a number", shorten(s, 40))
 		plain, ok := plainRating(s)
 		switch {
+		case decimalComma && ok:
+			// A comma is a decimal point here: "4/5", "80%".
+			msg += " (write the number alone: " + strings.ReplaceAll(plain, ".", ",") + ")"
+		case decimalComma:
 		case ok && strings.Contains(s, ","):
 			msg += " (write decimals with a dot: " + plain + ")"
 		case ok:
@@ -745,7 +767,7 @@ func WhyNotRating(t *Table, col string) string {
 		example := ""
 		for _, r := range t.Records {
 			v := strings.TrimSpace(r.Values[col])
-			if f, err := strconv.ParseFloat(v, 64); v != "" && (err != nil || math.IsNaN(f) || math.IsInf(f, 0)) {
+			if v != "" && !finiteNumber(v, r.DecimalComma) {
 				example = v
 				break
 			}
@@ -795,6 +817,9 @@ func writtenRatingsNote(t *Table, col string, s columnStats) string {
 	n, example, fixed := 0, "", ""
 	for _, r := range t.Records {
 		v := strings.TrimSpace(r.Values[col])
+		if r.DecimalComma && finiteNumber(v, true) {
+			continue // "4,5" is a number in a semicolon-separated file
+		}
 		if plain, ok := plainRating(v); ok {
 			if n == 0 {
 				example, fixed = v, plain
@@ -809,8 +834,12 @@ func writtenRatingsNote(t *Table, col string, s columnStats) string {
 	if n != 1 {
 		verb = "hold ratings"
 	}
+	decimals := "with a dot for decimals"
+	if t.Records[0].DecimalComma {
+		decimals, fixed = "with a comma or a dot for decimals", strings.ReplaceAll(fixed, ".", ",")
+	}
 	return fmt.Sprintf("Not ticked: %d of %d rows %s written as text, such as %s: a rating column holds plain numbers (write %s), "+
-		"with a dot for decimals. Correct the file and upload it again, then tick it.", n, len(t.Records), verb, strconv.Quote(example), fixed)
+		"%s. Correct the file and upload it again, then tick it.", n, len(t.Records), verb, strconv.Quote(example), fixed, decimals)
 }
 
 // plainRating reads a rating written as "4/5" or "4 / 5" (the score out of
@@ -915,7 +944,7 @@ func statsOf(t *Table, col string) columnStats {
 		if strings.ContainsAny(v, " \n") {
 			s.words = true
 		}
-		if f, err := strconv.ParseFloat(v, 64); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		if !finiteNumber(v, r.DecimalComma) {
 			s.numeric = false
 		} else {
 			s.numbers++

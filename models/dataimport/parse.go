@@ -77,6 +77,11 @@ type Record struct {
 	// Values maps each column to its text. A JSON object that lacks a key
 	// has no entry for that column.
 	Values map[string]string
+	// DecimalComma is set for the records of a semicolon-separated CSV
+	// file, as Excel saves "CSV" in locales that write decimals with a
+	// comma: where a number is read from one of its cells (a rating), "3,5"
+	// is 3.5. Values keep every cell as written.
+	DecimalComma bool
 }
 
 // Table is a parsed file: its columns and its records, in file order.
@@ -481,10 +486,9 @@ scan:
 		`and put a name that contains the other in double quotes (or ` + msgSaveAsCSV + ")"}
 }
 
-// decimalComma reads a cell of a semicolon-separated file that is a number
-// written with a decimal comma ("3,5", "-0,25") and gives it with a dot;
-// ok is false for any other cell, which is kept as it is.
-func decimalComma(v string) (string, bool) {
+// decimalCommaNumber reads a number written with a decimal comma ("3,5",
+// "-0,25") and gives it with a dot; ok is false for anything else.
+func decimalCommaNumber(v string) (string, bool) {
 	t := strings.TrimSpace(v)
 	sign := ""
 	if t != "" && (t[0] == '-' || t[0] == '+') {
@@ -508,8 +512,8 @@ func digitsOnly(s string) bool {
 
 // parseCSV reads values separated by comma (',' or ';', see csvDelimiter)
 // with a header row, or without one when noHeader is set; hint ends a
-// refused header's message. In a semicolon-separated file a cell that is
-// a number with a decimal comma is read with a dot ("3,5" is 3.5).
+// refused header's message. The records of a semicolon-separated file are
+// marked DecimalComma; their cells are kept as written.
 func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) error {
 	cr := csv.NewReader(r)
 	cr.Comma = comma
@@ -609,15 +613,9 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 			values = make(map[string]string, len(names))
 		}
 		for k, name := range names {
-			v := fields[named[k]]
-			if comma == ';' {
-				if d, ok := decimalComma(v); ok {
-					v = d
-				}
-			}
-			values[name] = v
+			values[name] = fields[named[k]]
 		}
-		if err := p.add(Record{Line: line, Values: values}, names, false); err != nil {
+		if err := p.add(Record{Line: line, Values: values, DecimalComma: comma == ';'}, names, false); err != nil {
 			return err
 		}
 	}
