@@ -195,15 +195,15 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 	if err := skipBOM(br); err != nil {
 		return Summary{}, readFailure(limited, nil, err)
 	}
-	comma := ','
+	comma, mixed := ',', false
 	if f == CSV {
 		var err error
-		if comma, err = csvDelimiter(br, opt.NoHeader); err != nil {
+		if comma, mixed, err = csvDelimiter(br, opt.NoHeader); err != nil {
 			return Summary{}, readFailure(limited, nil, err)
 		}
 	}
 	checked := &utf8Checker{r: br, line: 1}
-	p := &parser{table: &Table{Format: f}, seen: map[string]bool{}, maxRows: opt.MaxRows, maxColumns: opt.MaxColumns, emit: fn, reuse: opt.ReuseValues}
+	p := &parser{table: &Table{Format: f}, seen: map[string]bool{}, maxRows: opt.MaxRows, maxColumns: opt.MaxColumns, emit: fn, reuse: opt.ReuseValues, mixedFirstRow: mixed}
 	var err error
 	switch f {
 	case CSV:
@@ -373,6 +373,10 @@ type parser struct {
 	skipped    int                // empty lines and rows skipped (Summary.Skipped)
 	emit       func(Record) error // receives each record
 	reuse      bool               // Options.ReuseValues
+	// mixedFirstRow is set when a CSV file without a header is read as
+	// comma-separated though its first row has semicolons too (see
+	// csvDelimiter).
+	mixedFirstRow bool
 }
 
 // add appends a record, registering new columns in first-seen order.
@@ -450,40 +454,86 @@ const headerPeek = 64 << 10
 // header, or the first row with noHeader), looking only at characters
 // outside double quotes: ';' when that line has semicolons and no comma, as
 // Excel saves "CSV" in locales with a decimal comma; ',' otherwise. A
-// header with both is refused as ambiguous; in a first row of data a comma
-// between digits is taken for a decimal comma, and a row that has both
-// otherwise is read as comma-separated (its text may hold semicolons).
-func csvDelimiter(br *bufio.Reader, noHeader bool) (rune, error) {
+// header with both is refused as ambiguous. In a first row of data a comma
+// between digits is taken for a decimal comma; a row that has both
+// otherwise is read as semicolon-separated when the following lines (as
+// far as headerPeek reaches) have as many semicolons as it has and
+// commas in varying numbers (commas in text), and as comma-separated
+// otherwise (its text may hold semicolons): mixed is then set, for the
+// message of a row that does not fit (see fieldCountError).
+func csvDelimiter(br *bufio.Reader, noHeader bool) (comma rune, mixed bool, err error) {
 	head, err := br.Peek(headerPeek)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
-		return 0, err
+		return 0, false, err
 	}
+	lines := separatorCounts(head, noHeader, err == io.EOF)
+	if len(lines) == 0 {
+		return ',', false, nil
+	}
+	first := lines[0]
+	switch {
+	case first.semicolons == 0:
+		return ',', false, nil
+	case first.commas == 0:
+		return ';', false, nil
+	case !noHeader:
+		return 0, false, &ParseError{Line: 1, Msg: "the header has both commas and semicolons between its names, so the columns cannot be told apart: separate them with one of the two, " +
+			`and put a name that contains the other in double quotes (or ` + msgSaveAsCSV + ")"}
+	}
+	sameSemicolons, sameCommas := len(lines) > 1, true
+	for _, l := range lines[1:] {
+		sameSemicolons = sameSemicolons && l.semicolons == first.semicolons
+		sameCommas = sameCommas && l.commas == first.commas
+	}
+	if sameSemicolons && !sameCommas {
+		return ';', false, nil
+	}
+	return ',', true, nil
+}
+
+// lineSeparators counts the commas and semicolons outside double quotes of
+// one line of a CSV file.
+type lineSeparators struct{ commas, semicolons int }
+
+// separatorCounts counts the separators of each line of head that is not
+// blank, up to the last complete one (the last line too when whole is
+// set: head is the whole file). A line break inside double quotes does not
+// end a line. With data, a comma between digits is a decimal comma, not
+// counted.
+func separatorCounts(head []byte, data, whole bool) []lineSeparators {
 	digit := func(i int) bool { return i >= 0 && i < len(head) && head[i] >= '0' && head[i] <= '9' }
-	commas, semicolons, quoted := 0, 0, false
-scan:
+	var out []lineSeparators
+	var cur lineSeparators
+	quoted, blank := false, true
 	for i, b := range head {
 		switch {
 		case b == '"':
-			quoted = !quoted
+			quoted, blank = !quoted, false
 		case quoted:
 		case b == '\n':
-			break scan
-		case b == ',' && noHeader && digit(i-1) && digit(i+1):
-			// A decimal comma in a row of data, not a separator.
+			if !blank {
+				out = append(out, cur)
+			}
+			cur, blank = lineSeparators{}, true
+		case b == ',' && data && digit(i-1) && digit(i+1):
+			blank = false // a decimal comma in a row of data, not a separator
 		case b == ',':
-			commas++
+			cur.commas++
+			blank = false
 		case b == ';':
-			semicolons++
+			cur.semicolons++
+			blank = false
+		case b != ' ' && b != '\r' && b != '\t':
+			blank = false
 		}
 	}
-	switch {
-	case semicolons == 0 || (commas > 0 && noHeader):
-		return ',', nil
-	case commas == 0:
-		return ';', nil
+	if whole && !blank && !quoted {
+		out = append(out, cur)
 	}
-	return 0, &ParseError{Line: 1, Msg: "the header has both commas and semicolons between its names, so the columns cannot be told apart: separate them with one of the two, " +
-		`and put a name that contains the other in double quotes (or ` + msgSaveAsCSV + ")"}
+	if len(out) == 0 && !blank {
+		out = append(out, cur) // a first line longer than head
+	}
+	return out
 }
 
 // decimalCommaNumber reads a number written with a decimal comma ("3,5",
@@ -592,13 +642,7 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 				p.skipped++
 				continue // a line of spaces only
 			}
-			sep, seps := "comma", "commas"
-			if comma == ';' {
-				sep, seps = "semicolon", "semicolons"
-			}
-			return &ParseError{Line: line, Msg: fmt.Sprintf(
-				"this row has %d fields but the header has %d columns; check for an unquoted %s or a missing quote (put a field containing %s in double quotes)",
-				len(fields), width, sep, seps)}
+			return p.fieldCountError(line, len(fields), width, comma, noHeader)
 		}
 		if len(named) < width {
 			if err := unnamedEmpty(fields, named, line, hint); err != nil {
@@ -623,6 +667,32 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 		return &ParseError{Msg: `the file has no rows, only a header: add one row per sample under it; if that line is itself a sample, tick "The first row is data" on the upload form and upload it again`}
 	}
 	return nil
+}
+
+// fieldCountError is the problem of a CSV row with n fields where the
+// header (or, without one, the first row) has width.
+func (p *parser) fieldCountError(line, n, width int, comma rune, noHeader bool) error {
+	first := "the header has"
+	if noHeader {
+		first = "the first row has"
+	}
+	if p.mixedFirstRow {
+		// Both separators in the first row: the advice about commas
+		// would have the person quote what is most likely a text's
+		// comma in a semicolon-separated file.
+		return &ParseError{Line: line, Msg: fmt.Sprintf(
+			"this row has %d fields but %s %d; the first row has both commas and semicolons outside double quotes, so the file was read as separated by commas. "+
+				`If its columns are separated by semicolons, put each field that contains a comma or a semicolon in double quotes ("Hello, world"), or %s; `+
+				"if they are separated by commas, check this row for an unquoted comma or a missing quote",
+			n, first, width, msgSaveAsCSV)}
+	}
+	sep, seps := "comma", "commas"
+	if comma == ';' {
+		sep, seps = "semicolon", "semicolons"
+	}
+	return &ParseError{Line: line, Msg: fmt.Sprintf(
+		"this row has %d fields but %s %d columns; check for an unquoted %s or a missing quote (put a field containing %s in double quotes)",
+		n, first, width, sep, seps)}
 }
 
 // msgAddHeader is the way out when a header check fails and the caller

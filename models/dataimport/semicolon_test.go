@@ -167,3 +167,67 @@ func deref(p *float64) any {
 	}
 	return *p
 }
+
+// A file without a header whose first row has a comma in its text, from
+// European Excel (';' between fields): it was read as comma-separated and
+// its second row refused with advice to quote fields containing commas
+// (wrong: the commas are text), or "the header has" though there is none.
+func TestSemicolonNoHeaderCommaInText(t *testing.T) {
+	tests := []struct {
+		name    string
+		input   string
+		columns int      // with no error
+		want    []string // in the error, when one is expected
+		notWant string
+	}{
+		{
+			name:    "semicolons on every row, commas in text vary",
+			input:   "1;Bonjour, ça va ?;4\r\n2;Oui;3,5\r\n3;\"Non; merci\";2\r\n",
+			columns: 3,
+		},
+		{
+			name:    "quoted line break keeps the count",
+			input:   "1;\"Bonjour,\nça va\";4\n2;Oui, bien;3\n3;Non;2\n",
+			columns: 3,
+		},
+		{
+			// The semicolons vary too: an unquoted one in a text.
+			name:    "semicolon in a text, unquoted",
+			input:   "1;Bonjour, ça va;4\n2;Oui; merci;3\n",
+			want:    []string{"line 2:", "the first row has 2", "both commas and semicolons", "contains a comma or a semicolon in double quotes"},
+			notWant: "header",
+		},
+		{
+			// A comma-separated file whose first row has a semicolon
+			// in its text reads as before.
+			name:    "comma-separated, semicolon in text",
+			input:   "1,Hello; world,4\n2,Hi,3\n",
+			columns: 3,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table, err := Parse(strings.NewReader(tt.input), CSV, Options{NoHeader: true})
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("Parse: %v", err)
+				}
+				if len(table.Columns) != tt.columns {
+					t.Errorf("columns %q, want %d", table.Columns, tt.columns)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Parse read %q, want an error", table.Columns)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q, want it to contain %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), tt.notWant) {
+				t.Errorf("error %q, want no %q", err, tt.notWant)
+			}
+		})
+	}
+}
