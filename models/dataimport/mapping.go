@@ -730,14 +730,20 @@ func SuggestMapping(t *Table) Mapping {
 				m.RatingColumns = append(m.RatingColumns, c)
 			}
 		default:
+			// A column of mostly numbers with a stray word ("good", "n/a"),
+			// or of ratings written as text ("4 stars", "4/5"), is a
+			// rating column with typos: showing it to the judge would
+			// hand it the humans' scores, so it is neither ticked for the
+			// judge nor the fallback (WhyNotRating says how to correct it).
+			if s.ratingLike() {
+				continue
+			}
+			// Nor ratings in words ("very good") under a rating's name.
+			if namedLikeRating(c) && !s.sentences() {
+				continue
+			}
 			if s.textLike(len(t.Records)) {
 				m.Fields = append(m.Fields, evaluator.Field{Column: c, Label: SuggestedLabel(c)})
-			}
-			// A column of mostly numbers with a stray word ("good", "n/a")
-			// is a rating column with a typo: showing it to the judge would
-			// hand it the humans' scores, so it is never the fallback.
-			if s.mostlyNumbers() {
-				continue
 			}
 			if longest == "" || s.meanLen() > stats[longest].meanLen() {
 				longest = c
@@ -761,6 +767,12 @@ func WhyNotRating(t *Table, col string) string {
 		return note
 	}
 	switch {
+	case s.numbers == 0 && s.written == 0 && namedLikeRating(col) && !s.sentences():
+		// Ratings in words ("good", "bad"): the judge would be shown
+		// them if ticked, and they cannot be compared as they are.
+		return fmt.Sprintf("Not ticked: its name reads like a rating, but its rows hold words (e.g. %s), not numbers; a human rating column holds numbers. "+
+			"To compare the judge with these ratings, write them as numbers (e.g. 1 for the worst to 5 for the best), upload the file again, then tick it.",
+			strconv.Quote(firstRunes(s.example, 20)))
 	case s.numbers == 0 || !s.mostlyNumbers():
 		return ""
 	case !s.numeric:
@@ -796,7 +808,7 @@ func WhyNotRating(t *Table, col string) string {
 func WhyNotShown(t *Table, col string) string {
 	s := statsOf(t, col)
 	rows := len(t.Records)
-	if !s.words || s.textLike(rows) || s.mostlyNumbers() {
+	if !s.words || s.textLike(rows) || s.ratingLike() {
 		return ""
 	}
 	values := "values"
@@ -842,9 +854,10 @@ func writtenRatingsNote(t *Table, col string, s columnStats) string {
 		"%s. Correct the file and upload it again, then tick it.", n, len(t.Records), verb, strconv.Quote(example), fixed, decimals)
 }
 
-// plainRating reads a rating written as "4/5" or "4 / 5" (the score out of
-// a maximum), "4,5" (a decimal comma) or "80%", and gives the plain number
-// to write instead ("4", "4.5", "80"); ok is false for anything else.
+// plainRating reads a rating written as "4/5", "4 / 5" or "4 out of 5"
+// (the score out of a maximum), "4,5" (a decimal comma), "80%" or "4
+// stars", and gives the plain number to write instead ("4", "4.5", "80");
+// ok is false for anything else.
 func plainRating(v string) (plain string, ok bool) {
 	number := func(s string) bool {
 		f, err := strconv.ParseFloat(s, 64)
@@ -863,6 +876,15 @@ func plainRating(v string) (plain string, ok bool) {
 	if a, found := strings.CutSuffix(v, "%"); found && number(strings.TrimSpace(a)) {
 		return strings.TrimSpace(a), true
 	}
+	lower := strings.ToLower(v)
+	if a, b, found := strings.Cut(lower, " out of "); found && number(strings.TrimSpace(a)) && number(strings.TrimSpace(b)) {
+		return strings.TrimSpace(a), true
+	}
+	for _, unit := range []string{"stars", "star", "★"} {
+		if a, found := strings.CutSuffix(lower, unit); found && number(strings.TrimSpace(a)) {
+			return strings.TrimSpace(a), true
+		}
+	}
 	return "", false
 }
 
@@ -870,6 +892,7 @@ func plainRating(v string) (plain string, ok bool) {
 type columnStats struct {
 	filled         int    // non-empty cells
 	numbers        int    // non-empty cells that are finite numbers
+	written        int    // non-empty cells that are ratings written as text (plainRating)
 	numeric        bool   // every non-empty cell is a finite number
 	words          bool   // some cell has a space or a line break
 	distinct       int    // distinct non-empty values
@@ -882,6 +905,12 @@ type columnStats struct {
 // mostlyNumbers reports a column at least half of whose values are numbers.
 func (s columnStats) mostlyNumbers() bool {
 	return s.filled > 0 && s.numbers*2 >= s.filled
+}
+
+// ratingLike reports a column at least half of whose values are numbers
+// or ratings written as text (plainRating: "4/5", "4 stars").
+func (s columnStats) ratingLike() bool {
+	return s.filled > 0 && (s.numbers+s.written)*2 >= s.filled
 }
 
 func (s columnStats) meanLen() float64 {
@@ -946,6 +975,9 @@ func statsOf(t *Table, col string) columnStats {
 		}
 		if !finiteNumber(v, r.DecimalComma) {
 			s.numeric = false
+			if _, ok := plainRating(v); ok {
+				s.written++
+			}
 		} else {
 			s.numbers++
 		}
@@ -960,6 +992,18 @@ func statsOf(t *Table, col string) columnStats {
 	s.numeric = s.numeric && s.filled > 0
 	s.uniqueComplete = !empty && s.filled > 0 && s.distinct == s.filled
 	return s
+}
+
+// namedLikeRating reports a column name that reads as a human rating:
+// rating, score, grade or stars as a word of it ("human_rating", "Score").
+func namedLikeRating(col string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(col), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		switch w {
+		case "rating", "ratings", "score", "scores", "grade", "stars", "rated":
+			return true
+		}
+	}
+	return false
 }
 
 // looksLikeID reports names of bookkeeping columns that are numeric but are
