@@ -804,8 +804,16 @@ func (p *parser) parseJSONL(r io.Reader) error {
 			return err
 		}
 		if trimmed := bytes.TrimSpace(text); len(trimmed) > 0 {
-			if err := p.addJSON(trimmed, line, false); err != nil {
-				return err
+			if aerr := p.addJSON(trimmed, line, false); aerr != nil {
+				// More lines follow when the line ends in a line break: an
+				// object cut short here may go on there.
+				var pe *ParseError
+				if errors.As(aerr, &pe) && pe.Line == line && strings.HasPrefix(pe.Msg, "invalid JSON: ") {
+					if hint := jsonLinesHint(trimmed, err != io.EOF); hint != "" {
+						pe.Msg = hint
+					}
+				}
+				return aerr
 			}
 		} else if len(text) > 0 {
 			p.skipped++
@@ -848,6 +856,10 @@ func (p *parser) parseJSONArray(r io.Reader) error {
 		at := dec.InputOffset() // the comma before the item, or the first item itself
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
+			if b, ok := lt.from(at); ok && item > 1 && trailingComma(b) {
+				return &ParseError{Line: lt.lineAt(at + int64(bytes.IndexByte(b, ','))), Msg: fmt.Sprintf(
+					"a comma follows the last item (item %d), which JSON does not allow: remove the comma before the closing ]", item-1)}
+			}
 			line := 0
 			if b, ok := lt.from(at); ok && item > 1 && (len(b) == 0 || b[0] != ',') {
 				line = lt.lineAt(at) // no comma between two items: the second one
@@ -1129,6 +1141,33 @@ func jsonKind(first byte) string {
 }
 
 // jsonMessage words encoding/json's errors for a person.
+// trailingComma reports input (from an array item's offset on) that is a
+// comma and then the array's closing bracket: [{...}, {...},].
+func trailingComma(b []byte) bool {
+	rest, ok := bytes.CutPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte{','})
+	rest = bytes.TrimLeft(rest, " \t\r\n")
+	return ok && len(rest) > 0 && rest[0] == ']'
+}
+
+// jsonLinesHint words the two usual ways a file of JSON objects is not
+// JSON Lines, "" for any other invalid line: objects
+// pretty-printed over several lines (the line holds an object's start, cut
+// short after a bracket, a comma or a colon, as an indenting printer
+// breaks lines, and more lines follow), and several objects on one line.
+func jsonLinesHint(text []byte, more bool) string {
+	dec := json.NewDecoder(bytes.NewReader(text))
+	var v json.RawMessage
+	err := dec.Decode(&v)
+	switch {
+	case more && (text[0] == '{' || text[0] == '[') && strings.ContainsRune("{[,:", rune(text[len(text)-1])) && errors.Is(err, io.ErrUnexpectedEOF):
+		return "invalid JSON: this line starts a JSON object that goes on over the next lines, but JSON Lines holds each object whole on one line: " +
+			"write each object on a line of its own (jq -c does), or put the objects in a JSON array ([{...}, {...}]) saved as .json"
+	case err == nil && dec.More():
+		return "invalid JSON: this line holds more than one JSON value (e.g. {...}{...}): JSON Lines has one object per line; put each object on a line of its own"
+	}
+	return ""
+}
+
 func jsonMessage(err error) string {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		return "unexpected end of input"
