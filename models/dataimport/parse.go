@@ -653,6 +653,12 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 			p.skipped++
 			continue // spreadsheets often export trailing rows of empty cells
 		}
+		if !noHeader && repeatsHeader(fields, named, names) {
+			// Its cells would be read as a sample ("the rating "rating"
+			// is not a number; leave the cell empty...").
+			return &ParseError{Line: line, Msg: "this row repeats the header row (" + shorten(strings.Join(names, ", "), 80) +
+				"): the file looks like several files put one after the other; delete this line (and any other repeated header) and upload the file again"}
+		}
 		if values == nil || !p.reuse {
 			values = make(map[string]string, len(names))
 		}
@@ -693,6 +699,18 @@ func (p *parser) fieldCountError(line, n, width int, comma rune, noHeader bool) 
 	return &ParseError{Line: line, Msg: fmt.Sprintf(
 		"this row has %d fields but %s %d columns; check for an unquoted %s or a missing quote (put a field containing %s in double quotes)",
 		n, first, width, sep, seps)}
+}
+
+// repeatsHeader reports a row whose named columns hold their own names, as
+// a second file's header does when two exports are put one after the
+// other.
+func repeatsHeader(fields []string, named []int, names []string) bool {
+	for k, i := range named {
+		if i >= len(fields) || strings.TrimSpace(fields[i]) != names[k] {
+			return false
+		}
+	}
+	return len(named) > 0
 }
 
 // msgAddHeader is the way out when a header check fails and the caller
