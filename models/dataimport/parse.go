@@ -195,15 +195,21 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 	if err := skipBOM(br); err != nil {
 		return Summary{}, readFailure(limited, nil, err)
 	}
-	comma, mixed := ',', false
+	comma, mixed, sepLine := ',', false, false
 	if f == CSV {
 		var err error
-		if comma, mixed, err = csvDelimiter(br, opt.NoHeader); err != nil {
+		if comma, sepLine, err = excelSepLine(br); err != nil {
 			return Summary{}, readFailure(limited, nil, err)
+		}
+		if !sepLine {
+			if comma, mixed, err = csvDelimiter(br, opt.NoHeader); err != nil {
+				return Summary{}, readFailure(limited, nil, err)
+			}
 		}
 	}
 	checked := &utf8Checker{r: br, line: 1}
-	p := &parser{table: &Table{Format: f}, seen: map[string]bool{}, maxRows: opt.MaxRows, maxColumns: opt.MaxColumns, emit: fn, reuse: opt.ReuseValues, mixedFirstRow: mixed}
+	p := &parser{table: &Table{Format: f}, seen: map[string]bool{}, maxRows: opt.MaxRows, maxColumns: opt.MaxColumns, emit: fn, reuse: opt.ReuseValues,
+		mixedFirstRow: mixed, sepLine: sepLine}
 	var err error
 	switch f {
 	case CSV:
@@ -377,6 +383,9 @@ type parser struct {
 	// comma-separated though its first row has semicolons too (see
 	// csvDelimiter).
 	mixedFirstRow bool
+	// sepLine is set when a CSV file opens with Excel's "sep=;" line
+	// (excelSepLine), which is no row.
+	sepLine bool
 }
 
 // add appends a record, registering new columns in first-seen order.
@@ -491,6 +500,31 @@ func csvDelimiter(br *bufio.Reader, noHeader bool) (comma rune, mixed bool, err 
 	return ',', true, nil
 }
 
+// excelSepLine reads Excel's way of naming a CSV file's separator, a
+// first line "sep=;" (or "sep=,"): ok is set, with the separator, when the
+// file opens with one. A file naming another separator is refused.
+func excelSepLine(br *bufio.Reader) (comma rune, ok bool, err error) {
+	head, err := br.Peek(8)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return ',', false, err
+	}
+	rest, found := bytes.CutPrefix(bytes.ToLower(head), []byte("sep="))
+	if !found || len(rest) == 0 {
+		return ',', false, nil
+	}
+	end := bytes.TrimPrefix(rest[1:], []byte{'\r'})
+	if len(end) > 0 && end[0] != '\n' {
+		return ',', false, nil // "sep=..." is the name of a column
+	}
+	switch rest[0] {
+	case ',', ';':
+		return rune(rest[0]), true, nil
+	case '\t':
+		return 0, false, &ParseError{Line: 1, Msg: "the first line (sep=) names a tab as the separator; " + msgTabs}
+	}
+	return 0, false, &ParseError{Line: 1, Msg: fmt.Sprintf("the first line (sep=%c) names %q as the separator; only commas and semicolons are accepted: %s", rest[0], rest[0], msgSaveAsCSV)}
+}
+
 // lineSeparators counts the commas and semicolons outside double quotes of
 // one line of a CSV file.
 type lineSeparators struct{ commas, semicolons int }
@@ -571,6 +605,12 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 	cr.LazyQuotes = false
 	cr.ReuseRecord = true // each field is copied into the record's map
 	var values map[string]string
+	if p.sepLine {
+		if _, err := cr.Read(); err != nil { // Excel's "sep=;", no row
+			return csvError(err)
+		}
+		p.skipped-- // counted below as a line before the header, and not an empty one
+	}
 	header, err := cr.Read()
 	if err == io.EOF {
 		return errNoRows

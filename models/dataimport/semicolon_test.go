@@ -231,3 +231,57 @@ func TestSemicolonNoHeaderCommaInText(t *testing.T) {
 		})
 	}
 }
+
+// Excel reads, and some exports write, a first line "sep=;" naming the
+// separator: it was read as the header ("sep=" and an unnamed column), and
+// the next line refused with "this row has 3 fields but the header has 2
+// columns".
+func TestExcelSepLine(t *testing.T) {
+	tests := []struct {
+		name    string
+		input   string
+		opt     Options
+		columns string
+		first   map[string]string
+		line    int    // of the first record
+		err     string // "" for none
+	}{
+		{"semicolon", "sep=;\r\nid;answer;rating\r\n1;Oui, merci;3,5\r\n", Options{}, "id|answer|rating", map[string]string{"id": "1", "answer": "Oui, merci", "rating": "3,5"}, 3, ""},
+		{"comma, byte order mark", "\xEF\xBB\xBFSEP=,\nid,answer\n1,a;b\n", Options{}, "id|answer", map[string]string{"id": "1", "answer": "a;b"}, 3, ""},
+		{"no header", "sep=;\n1;Bonjour, ça va\n", Options{NoHeader: true}, "column_1|column_2", map[string]string{"column_1": "1", "column_2": "Bonjour, ça va"}, 2, ""},
+		{"a column named sep=x", "sep=x,y\n1,2\n", Options{}, "sep=x|y", map[string]string{"sep=x": "1", "y": "2"}, 2, ""},
+		{"tab", "sep=\t\nid\tanswer\n", Options{}, "", nil, 0, "line 1: the first line (sep=) names a tab as the separator"},
+		{"pipe", "sep=|\nid|answer\n", Options{}, "", nil, 0, `line 1: the first line (sep=|) names '|' as the separator; only commas and semicolons are accepted`},
+		{"error lines count the sep line", "sep=;\nid;answer\n1;a\n2\n", Options{}, "", nil, 0, "line 4: this row has 1 fields but the header has 2 columns"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var skipped int
+			table := &Table{}
+			sum, err := Scan(strings.NewReader(tt.input), CSV, tt.opt, func(rec Record) error {
+				rec.Values = maps.Clone(rec.Values)
+				table.Records = append(table.Records, rec)
+				return nil
+			})
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Errorf("Scan: %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Scan: %v", err)
+			}
+			skipped = sum.Skipped
+			if got := strings.Join(sum.Columns, "|"); got != tt.columns {
+				t.Errorf("columns %q, want %q", got, tt.columns)
+			}
+			if len(table.Records) == 0 || !maps.Equal(table.Records[0].Values, tt.first) || table.Records[0].Line != tt.line {
+				t.Errorf("records %+v, want the first %q on line %d", table.Records, tt.first, tt.line)
+			}
+			if skipped != 0 {
+				t.Errorf("%d lines skipped, want none (the sep line is not an empty line)", skipped)
+			}
+		})
+	}
+}
