@@ -608,7 +608,13 @@ func (h *Handlers) checkJudge(ctx context.Context, j models.Judge) web.JudgeTest
 	resp, err := client.ScoreCheck(ctx)
 	if err != nil {
 		res.Error = err.Error()
-		hint := azureDeploymentHint(cfg, err)
+		// An Azure per-deployment address's slips: the client says them
+		// with the error, as a run's failure does.
+		var hint string
+		var je *judge.Error
+		if errors.As(err, &je) {
+			hint = je.Hint
+		}
 		if hint == "" {
 			hint = baseURLHint(ctx, cfg, err)
 		}
@@ -721,38 +727,6 @@ func keyAuditDetail(typedKey bool, oldEnv, newEnv string) string {
 	}
 	return strings.Join(parts, "; ")
 }
-
-// azureDeploymentHint names the fix when a test call to an Azure OpenAI
-// per-deployment address (…/openai/deployments/NAME) was refused for the
-// two slips its address and key allow: the ?api-version= left off (Azure
-// answers 404 "Resource not found", or 400), and the key sent as a Bearer
-// token (Azure answers 401 as to a wrong key: a per-deployment address
-// takes an API key only in the api-key header). "" otherwise.
-func azureDeploymentHint(cfg judge.Config, err error) string {
-	var je *judge.Error
-	if !errors.As(err, &je) {
-		return ""
-	}
-	u, perr := url.Parse(strings.TrimSpace(cfg.BaseURL))
-	if perr != nil || !strings.Contains(strings.ToLower(u.Path), "/openai/deployments/") {
-		return ""
-	}
-	switch {
-	case (je.Kind == judge.KindNotFound || je.Kind == judge.KindBadRequest) && !u.Query().Has("api-version"):
-		v := *u
-		q := v.Query()
-		q.Set("api-version", azureAPIVersion)
-		v.RawQuery = q.Encode()
-		return fmt.Sprintf("This Azure OpenAI per-deployment address has no ?api-version=, without which Azure refuses every call: set the base URL to %s (or the API version your resource uses)", judge.RedactURL(v.String()))
-	case je.Kind == judge.KindAuth && je.Status == http.StatusUnauthorized && cfg.KeyHeader != judge.KeyAPIKey:
-		return `An Azure OpenAI per-deployment address takes its API key in the api-key header, not as a Bearer token: on the judge's page, set "Send the key as" to the api-key header`
-	}
-	return ""
-}
-
-// azureAPIVersion is the API version the per-deployment hint suggests:
-// the generally available one the Azure preset uses.
-const azureAPIVersion = "2024-10-21"
 
 // baseURLHint names the fix when a test call answered 404 for the two
 // usual slips in a base URL: the whole endpoint pasted (…/chat/completions,

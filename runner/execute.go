@@ -1385,9 +1385,17 @@ func runLevel(err error) error {
 	if !errors.As(err, &je) {
 		return err
 	}
-	switch je.Kind {
-	case judge.KindCancelled:
+	switch {
+	case je.Kind == judge.KindCancelled:
 		return err
+	case je.Hint != "":
+		// A slip in the judge's settings the client named (an Azure
+		// per-deployment address without its api-version, which may
+		// answer 400): every call meets it, and the run's failure says
+		// what to change, as Test connection does.
+		return &judgeUnusable{err: je}
+	}
+	switch je.Kind {
 	case judge.KindAuth, judge.KindNotFound, judge.KindRefused, judge.KindPayment, judge.KindNotAPI:
 		// Bad credentials, a wrong model or URL (or one that answers
 		// with a web page), an address the egress policy refuses (or a

@@ -68,6 +68,13 @@ type Error struct {
 	// endpoint (Attempts is 0); it is one of the run's calls, answered
 	// from the cache like a stored answer.
 	Cached bool
+	// Hint names the change to the judge's settings that the failure
+	// calls for, when the client can tell it from its own settings (an
+	// Azure OpenAI per-deployment address without ?api-version=, or its
+	// key sent as a Bearer token: azureDeploymentHint); "" otherwise.
+	// Every call with those settings fails the same way. Error leaves it
+	// out (Test connection shows it apart); InRun ends with it.
+	Hint string
 
 	// redirect says what this server makes of a redirect's target
 	// (refusedRedirect): only a target it would call is offered as the
@@ -108,6 +115,10 @@ func (e *Error) text(inRun bool) string {
 	}
 	if e.Attempts > 1 {
 		fmt.Fprintf(&b, "; gave up after %d attempts", e.Attempts)
+	}
+	if inRun && e.Hint != "" {
+		b.WriteString(". ")
+		b.WriteString(e.Hint)
 	}
 	return b.String()
 }

@@ -423,6 +423,7 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 	e.Attempts = attempts
 	e.PromptTokens, e.CompletionTokens = billedPrompt, billedCompletion
 	e.NeverSent = neverSent(e)
+	e.Hint = azureDeploymentHint(c.cfg, e)
 	return Response{}, e
 }
 

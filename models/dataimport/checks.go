@@ -130,7 +130,7 @@ func ratingsDiffer(t *Table, idCol string, counts map[string]int) []string {
 				continue
 			}
 			filled = true
-			if f, err := strconv.ParseFloat(v, 64); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			if !finiteNumber(v, rec.DecimalComma) {
 				numeric = false
 				break
 			}

@@ -318,7 +318,7 @@ func (a *Applier) Add(rec Record) Row {
 		}
 	}
 	for i, c := range a.ratingCols {
-		v, msg := parseRating(rec.Values[c])
+		v, msg := parseRating(rec.Values[c], rec.DecimalComma)
 		if msg != "" {
 			a.probs.addAt(ParseError{Line: rec.Line, Item: a.item, Column: c, Msg: msg}, a.n, i+1)
 		} else if v == nil && a.m.AnnotatorColumn == "" {
@@ -614,14 +614,32 @@ func mergeAnnotators(rows []Row, t *Table, m Mapping, fieldCols, ratingCols []st
 	return out
 }
 
+// readNumber reads a cell as a number; with decimalComma (a record of a
+// semicolon-separated file, Record.DecimalComma) "3,5" is read as 3.5 too.
+func readNumber(s string, decimalComma bool) (float64, error) {
+	if decimalComma {
+		if d, ok := decimalCommaNumber(s); ok {
+			s = d
+		}
+	}
+	return strconv.ParseFloat(s, 64)
+}
+
+// finiteNumber reports a cell that readNumber reads as a finite number.
+func finiteNumber(s string, decimalComma bool) bool {
+	f, err := readNumber(s, decimalComma)
+	return err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
 // parseRating reads one rating cell: empty is nil (not rated); anything but
 // a finite number is a problem, described by the returned message.
-func parseRating(cell string) (*float64, string) {
+// decimalComma reads "3,5" as 3.5 (Record.DecimalComma).
+func parseRating(cell string, decimalComma bool) (*float64, string) {
 	s := strings.TrimSpace(cell)
 	if s == "" {
 		return nil, ""
 	}
-	v, err := strconv.ParseFloat(s, 64)
+	v, err := readNumber(s, decimalComma)
 	if err != nil && strings.HasPrefix(s, "[") {
 		// A JSON list (flattened to its text): several annotators' ratings.
 		return nil, fmt.Sprintf("the rating %q is a list; a rating cell holds one number: give each annotator's rating its own column, or the file one row per annotator", shorten(s, 40))
@@ -630,6 +648,10 @@ func parseRating(cell string) (*float64, string) {
 		msg := fmt.Sprintf("the rating %q is not a number", shorten(s, 40))
 		plain, ok := plainRating(s)
 		switch {
+		case decimalComma && ok:
+			// A comma is a decimal point here: "4/5", "80%".
+			msg += " (write the number alone: " + strings.ReplaceAll(plain, ".", ",") + ")"
+		case decimalComma:
 		case ok && strings.Contains(s, ","):
 			msg += " (write decimals with a dot: " + plain + ")"
 		case ok:
@@ -708,14 +730,20 @@ func SuggestMapping(t *Table) Mapping {
 				m.RatingColumns = append(m.RatingColumns, c)
 			}
 		default:
+			// A column of mostly numbers with a stray word ("good", "n/a"),
+			// or of ratings written as text ("4 stars", "4/5"), is a
+			// rating column with typos: showing it to the judge would
+			// hand it the humans' scores, so it is neither ticked for the
+			// judge nor the fallback (WhyNotRating says how to correct it).
+			if s.ratingLike() {
+				continue
+			}
+			// Nor ratings in words ("very good") under a rating's name.
+			if namedLikeRating(c) && !s.sentences() {
+				continue
+			}
 			if s.textLike(len(t.Records)) {
 				m.Fields = append(m.Fields, evaluator.Field{Column: c, Label: SuggestedLabel(c)})
-			}
-			// A column of mostly numbers with a stray word ("good", "n/a")
-			// is a rating column with a typo: showing it to the judge would
-			// hand it the humans' scores, so it is never the fallback.
-			if s.mostlyNumbers() {
-				continue
 			}
 			if longest == "" || s.meanLen() > stats[longest].meanLen() {
 				longest = c
@@ -739,13 +767,19 @@ func WhyNotRating(t *Table, col string) string {
 		return note
 	}
 	switch {
+	case s.numbers == 0 && s.written == 0 && namedLikeRating(col) && !s.sentences():
+		// Ratings in words ("good", "bad"): the judge would be shown
+		// them if ticked, and they cannot be compared as they are.
+		return fmt.Sprintf("Not ticked: its name reads like a rating, but its rows hold words (e.g. %s), not numbers; a human rating column holds numbers. "+
+			"To compare the judge with these ratings, write them as numbers (e.g. 1 for the worst to 5 for the best), upload the file again, then tick it.",
+			strconv.Quote(firstRunes(s.example, 20)))
 	case s.numbers == 0 || !s.mostlyNumbers():
 		return ""
 	case !s.numeric:
 		example := ""
 		for _, r := range t.Records {
 			v := strings.TrimSpace(r.Values[col])
-			if f, err := strconv.ParseFloat(v, 64); v != "" && (err != nil || math.IsNaN(f) || math.IsInf(f, 0)) {
+			if v != "" && !finiteNumber(v, r.DecimalComma) {
 				example = v
 				break
 			}
@@ -774,7 +808,7 @@ func WhyNotRating(t *Table, col string) string {
 func WhyNotShown(t *Table, col string) string {
 	s := statsOf(t, col)
 	rows := len(t.Records)
-	if !s.words || s.textLike(rows) || s.mostlyNumbers() {
+	if !s.words || s.textLike(rows) || s.ratingLike() {
 		return ""
 	}
 	values := "values"
@@ -795,6 +829,9 @@ func writtenRatingsNote(t *Table, col string, s columnStats) string {
 	n, example, fixed := 0, "", ""
 	for _, r := range t.Records {
 		v := strings.TrimSpace(r.Values[col])
+		if r.DecimalComma && finiteNumber(v, true) {
+			continue // "4,5" is a number in a semicolon-separated file
+		}
 		if plain, ok := plainRating(v); ok {
 			if n == 0 {
 				example, fixed = v, plain
@@ -809,13 +846,18 @@ func writtenRatingsNote(t *Table, col string, s columnStats) string {
 	if n != 1 {
 		verb = "hold ratings"
 	}
+	decimals := "with a dot for decimals"
+	if t.Records[0].DecimalComma {
+		decimals, fixed = "with a comma or a dot for decimals", strings.ReplaceAll(fixed, ".", ",")
+	}
 	return fmt.Sprintf("Not ticked: %d of %d rows %s written as text, such as %s: a rating column holds plain numbers (write %s), "+
-		"with a dot for decimals. Correct the file and upload it again, then tick it.", n, len(t.Records), verb, strconv.Quote(example), fixed)
+		"%s. Correct the file and upload it again, then tick it.", n, len(t.Records), verb, strconv.Quote(example), fixed, decimals)
 }
 
-// plainRating reads a rating written as "4/5" or "4 / 5" (the score out of
-// a maximum), "4,5" (a decimal comma) or "80%", and gives the plain number
-// to write instead ("4", "4.5", "80"); ok is false for anything else.
+// plainRating reads a rating written as "4/5", "4 / 5" or "4 out of 5"
+// (the score out of a maximum), "4,5" (a decimal comma), "80%" or "4
+// stars", and gives the plain number to write instead ("4", "4.5", "80");
+// ok is false for anything else.
 func plainRating(v string) (plain string, ok bool) {
 	number := func(s string) bool {
 		f, err := strconv.ParseFloat(s, 64)
@@ -834,6 +876,15 @@ func plainRating(v string) (plain string, ok bool) {
 	if a, found := strings.CutSuffix(v, "%"); found && number(strings.TrimSpace(a)) {
 		return strings.TrimSpace(a), true
 	}
+	lower := strings.ToLower(v)
+	if a, b, found := strings.Cut(lower, " out of "); found && number(strings.TrimSpace(a)) && number(strings.TrimSpace(b)) {
+		return strings.TrimSpace(a), true
+	}
+	for _, unit := range []string{"stars", "star", "★"} {
+		if a, found := strings.CutSuffix(lower, unit); found && number(strings.TrimSpace(a)) {
+			return strings.TrimSpace(a), true
+		}
+	}
 	return "", false
 }
 
@@ -841,6 +892,7 @@ func plainRating(v string) (plain string, ok bool) {
 type columnStats struct {
 	filled         int    // non-empty cells
 	numbers        int    // non-empty cells that are finite numbers
+	written        int    // non-empty cells that are ratings written as text (plainRating)
 	numeric        bool   // every non-empty cell is a finite number
 	words          bool   // some cell has a space or a line break
 	distinct       int    // distinct non-empty values
@@ -853,6 +905,12 @@ type columnStats struct {
 // mostlyNumbers reports a column at least half of whose values are numbers.
 func (s columnStats) mostlyNumbers() bool {
 	return s.filled > 0 && s.numbers*2 >= s.filled
+}
+
+// ratingLike reports a column at least half of whose values are numbers
+// or ratings written as text (plainRating: "4/5", "4 stars").
+func (s columnStats) ratingLike() bool {
+	return s.filled > 0 && (s.numbers+s.written)*2 >= s.filled
 }
 
 func (s columnStats) meanLen() float64 {
@@ -915,8 +973,11 @@ func statsOf(t *Table, col string) columnStats {
 		if strings.ContainsAny(v, " \n") {
 			s.words = true
 		}
-		if f, err := strconv.ParseFloat(v, 64); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		if !finiteNumber(v, r.DecimalComma) {
 			s.numeric = false
+			if _, ok := plainRating(v); ok {
+				s.written++
+			}
 		} else {
 			s.numbers++
 		}
@@ -931,6 +992,18 @@ func statsOf(t *Table, col string) columnStats {
 	s.numeric = s.numeric && s.filled > 0
 	s.uniqueComplete = !empty && s.filled > 0 && s.distinct == s.filled
 	return s
+}
+
+// namedLikeRating reports a column name that reads as a human rating:
+// rating, score, grade or stars as a word of it ("human_rating", "Score").
+func namedLikeRating(col string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(col), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		switch w {
+		case "rating", "ratings", "score", "scores", "grade", "stars", "rated":
+			return true
+		}
+	}
+	return false
 }
 
 // looksLikeID reports names of bookkeeping columns that are numeric but are

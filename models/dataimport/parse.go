@@ -77,6 +77,11 @@ type Record struct {
 	// Values maps each column to its text. A JSON object that lacks a key
 	// has no entry for that column.
 	Values map[string]string
+	// DecimalComma is set for the records of a semicolon-separated CSV
+	// file, as Excel saves "CSV" in locales that write decimals with a
+	// comma: where a number is read from one of its cells (a rating), "3,5"
+	// is 3.5. Values keep every cell as written.
+	DecimalComma bool
 }
 
 // Table is a parsed file: its columns and its records, in file order.
@@ -190,15 +195,21 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 	if err := skipBOM(br); err != nil {
 		return Summary{}, readFailure(limited, nil, err)
 	}
-	comma := ','
+	comma, mixed, sepLine := ',', false, false
 	if f == CSV {
 		var err error
-		if comma, err = csvDelimiter(br, opt.NoHeader); err != nil {
+		if comma, sepLine, err = excelSepLine(br); err != nil {
 			return Summary{}, readFailure(limited, nil, err)
+		}
+		if !sepLine {
+			if comma, mixed, err = csvDelimiter(br, opt.NoHeader); err != nil {
+				return Summary{}, readFailure(limited, nil, err)
+			}
 		}
 	}
 	checked := &utf8Checker{r: br, line: 1}
-	p := &parser{table: &Table{Format: f}, seen: map[string]bool{}, maxRows: opt.MaxRows, maxColumns: opt.MaxColumns, emit: fn, reuse: opt.ReuseValues}
+	p := &parser{table: &Table{Format: f}, seen: map[string]bool{}, maxRows: opt.MaxRows, maxColumns: opt.MaxColumns, emit: fn, reuse: opt.ReuseValues,
+		mixedFirstRow: mixed, sepLine: sepLine}
 	var err error
 	switch f {
 	case CSV:
@@ -368,6 +379,13 @@ type parser struct {
 	skipped    int                // empty lines and rows skipped (Summary.Skipped)
 	emit       func(Record) error // receives each record
 	reuse      bool               // Options.ReuseValues
+	// mixedFirstRow is set when a CSV file without a header is read as
+	// comma-separated though its first row has semicolons too (see
+	// csvDelimiter).
+	mixedFirstRow bool
+	// sepLine is set when a CSV file opens with Excel's "sep=;" line
+	// (excelSepLine), which is no row.
+	sepLine bool
 }
 
 // add appends a record, registering new columns in first-seen order.
@@ -445,46 +463,116 @@ const headerPeek = 64 << 10
 // header, or the first row with noHeader), looking only at characters
 // outside double quotes: ';' when that line has semicolons and no comma, as
 // Excel saves "CSV" in locales with a decimal comma; ',' otherwise. A
-// header with both is refused as ambiguous; in a first row of data a comma
-// between digits is taken for a decimal comma, and a row that has both
-// otherwise is read as comma-separated (its text may hold semicolons).
-func csvDelimiter(br *bufio.Reader, noHeader bool) (rune, error) {
+// header with both is refused as ambiguous. In a first row of data a comma
+// between digits is taken for a decimal comma; a row that has both
+// otherwise is read as semicolon-separated when the following lines (as
+// far as headerPeek reaches) have as many semicolons as it has and
+// commas in varying numbers (commas in text), and as comma-separated
+// otherwise (its text may hold semicolons): mixed is then set, for the
+// message of a row that does not fit (see fieldCountError).
+func csvDelimiter(br *bufio.Reader, noHeader bool) (comma rune, mixed bool, err error) {
 	head, err := br.Peek(headerPeek)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
-		return 0, err
+		return 0, false, err
 	}
+	lines := separatorCounts(head, noHeader, err == io.EOF)
+	if len(lines) == 0 {
+		return ',', false, nil
+	}
+	first := lines[0]
+	switch {
+	case first.semicolons == 0:
+		return ',', false, nil
+	case first.commas == 0:
+		return ';', false, nil
+	case !noHeader:
+		return 0, false, &ParseError{Line: 1, Msg: "the header has both commas and semicolons between its names, so the columns cannot be told apart: separate them with one of the two, " +
+			`and put a name that contains the other in double quotes (or ` + msgSaveAsCSV + ")"}
+	}
+	sameSemicolons, sameCommas := len(lines) > 1, true
+	for _, l := range lines[1:] {
+		sameSemicolons = sameSemicolons && l.semicolons == first.semicolons
+		sameCommas = sameCommas && l.commas == first.commas
+	}
+	if sameSemicolons && !sameCommas {
+		return ';', false, nil
+	}
+	return ',', true, nil
+}
+
+// excelSepLine reads Excel's way of naming a CSV file's separator, a
+// first line "sep=;" (or "sep=,"): ok is set, with the separator, when the
+// file opens with one. A file naming another separator is refused.
+func excelSepLine(br *bufio.Reader) (comma rune, ok bool, err error) {
+	head, err := br.Peek(8)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return ',', false, err
+	}
+	rest, found := bytes.CutPrefix(bytes.ToLower(head), []byte("sep="))
+	if !found || len(rest) == 0 {
+		return ',', false, nil
+	}
+	end := bytes.TrimPrefix(rest[1:], []byte{'\r'})
+	if len(end) > 0 && end[0] != '\n' {
+		return ',', false, nil // "sep=..." is the name of a column
+	}
+	switch rest[0] {
+	case ',', ';':
+		return rune(rest[0]), true, nil
+	case '\t':
+		return 0, false, &ParseError{Line: 1, Msg: "the first line (sep=) names a tab as the separator; " + msgTabs}
+	}
+	return 0, false, &ParseError{Line: 1, Msg: fmt.Sprintf("the first line (sep=%c) names %q as the separator; only commas and semicolons are accepted: %s", rest[0], rest[0], msgSaveAsCSV)}
+}
+
+// lineSeparators counts the commas and semicolons outside double quotes of
+// one line of a CSV file.
+type lineSeparators struct{ commas, semicolons int }
+
+// separatorCounts counts the separators of each line of head that is not
+// blank, up to the last complete one (the last line too when whole is
+// set: head is the whole file). A line break inside double quotes does not
+// end a line. With data, a comma between digits is a decimal comma, not
+// counted.
+func separatorCounts(head []byte, data, whole bool) []lineSeparators {
 	digit := func(i int) bool { return i >= 0 && i < len(head) && head[i] >= '0' && head[i] <= '9' }
-	commas, semicolons, quoted := 0, 0, false
-scan:
+	var out []lineSeparators
+	var cur lineSeparators
+	quoted, blank := false, true
 	for i, b := range head {
 		switch {
 		case b == '"':
-			quoted = !quoted
+			quoted, blank = !quoted, false
 		case quoted:
 		case b == '\n':
-			break scan
-		case b == ',' && noHeader && digit(i-1) && digit(i+1):
-			// A decimal comma in a row of data, not a separator.
+			if !blank {
+				out = append(out, cur)
+			}
+			cur, blank = lineSeparators{}, true
+		case b == ',' && data && digit(i-1) && digit(i+1):
+			blank = false // a decimal comma in a row of data, not a separator
 		case b == ',':
-			commas++
+			cur.commas++
+			blank = false
 		case b == ';':
-			semicolons++
+			cur.semicolons++
+			blank = false
+		case b != ' ' && b != '\r' && b != '\t':
+			blank = false
 		}
 	}
-	switch {
-	case semicolons == 0 || (commas > 0 && noHeader):
-		return ',', nil
-	case commas == 0:
-		return ';', nil
+	if whole && !blank && !quoted {
+		out = append(out, cur)
 	}
-	return 0, &ParseError{Line: 1, Msg: "the header has both commas and semicolons between its names, so the columns cannot be told apart: separate them with one of the two, " +
-		`and put a name that contains the other in double quotes (or ` + msgSaveAsCSV + ")"}
+	if len(out) == 0 && !blank {
+		out = append(out, cur) // a first line longer than head
+	}
+	return out
 }
 
-// decimalComma reads a cell of a semicolon-separated file that is a number
-// written with a decimal comma ("3,5", "-0,25") and gives it with a dot;
-// ok is false for any other cell, which is kept as it is.
-func decimalComma(v string) (string, bool) {
+// decimalCommaNumber reads a number written with a decimal comma ("3,5",
+// "-0,25") and gives it with a dot; ok is false for anything else.
+func decimalCommaNumber(v string) (string, bool) {
 	t := strings.TrimSpace(v)
 	sign := ""
 	if t != "" && (t[0] == '-' || t[0] == '+') {
@@ -508,8 +596,8 @@ func digitsOnly(s string) bool {
 
 // parseCSV reads values separated by comma (',' or ';', see csvDelimiter)
 // with a header row, or without one when noHeader is set; hint ends a
-// refused header's message. In a semicolon-separated file a cell that is
-// a number with a decimal comma is read with a dot ("3,5" is 3.5).
+// refused header's message. The records of a semicolon-separated file are
+// marked DecimalComma; their cells are kept as written.
 func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) error {
 	cr := csv.NewReader(r)
 	cr.Comma = comma
@@ -517,6 +605,12 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 	cr.LazyQuotes = false
 	cr.ReuseRecord = true // each field is copied into the record's map
 	var values map[string]string
+	if p.sepLine {
+		if _, err := cr.Read(); err != nil { // Excel's "sep=;", no row
+			return csvError(err)
+		}
+		p.skipped-- // counted below as a line before the header, and not an empty one
+	}
 	header, err := cr.Read()
 	if err == io.EOF {
 		return errNoRows
@@ -588,13 +682,7 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 				p.skipped++
 				continue // a line of spaces only
 			}
-			sep, seps := "comma", "commas"
-			if comma == ';' {
-				sep, seps = "semicolon", "semicolons"
-			}
-			return &ParseError{Line: line, Msg: fmt.Sprintf(
-				"this row has %d fields but the header has %d columns; check for an unquoted %s or a missing quote (put a field containing %s in double quotes)",
-				len(fields), width, sep, seps)}
+			return p.fieldCountError(line, len(fields), width, comma, noHeader)
 		}
 		if len(named) < width {
 			if err := unnamedEmpty(fields, named, line, hint); err != nil {
@@ -605,19 +693,19 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 			p.skipped++
 			continue // spreadsheets often export trailing rows of empty cells
 		}
+		if !noHeader && repeatsHeader(fields, named, names) {
+			// Its cells would be read as a sample ("the rating "rating"
+			// is not a number; leave the cell empty...").
+			return &ParseError{Line: line, Msg: "this row repeats the header row (" + shorten(strings.Join(names, ", "), 80) +
+				"): the file looks like several files put one after the other; delete this line (and any other repeated header) and upload the file again"}
+		}
 		if values == nil || !p.reuse {
 			values = make(map[string]string, len(names))
 		}
 		for k, name := range names {
-			v := fields[named[k]]
-			if comma == ';' {
-				if d, ok := decimalComma(v); ok {
-					v = d
-				}
-			}
-			values[name] = v
+			values[name] = fields[named[k]]
 		}
-		if err := p.add(Record{Line: line, Values: values}, names, false); err != nil {
+		if err := p.add(Record{Line: line, Values: values, DecimalComma: comma == ';'}, names, false); err != nil {
 			return err
 		}
 	}
@@ -625,6 +713,44 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 		return &ParseError{Msg: `the file has no rows, only a header: add one row per sample under it; if that line is itself a sample, tick "The first row is data" on the upload form and upload it again`}
 	}
 	return nil
+}
+
+// fieldCountError is the problem of a CSV row with n fields where the
+// header (or, without one, the first row) has width.
+func (p *parser) fieldCountError(line, n, width int, comma rune, noHeader bool) error {
+	first := "the header has"
+	if noHeader {
+		first = "the first row has"
+	}
+	if p.mixedFirstRow {
+		// Both separators in the first row: the advice about commas
+		// would have the person quote what is most likely a text's
+		// comma in a semicolon-separated file.
+		return &ParseError{Line: line, Msg: fmt.Sprintf(
+			"this row has %d fields but %s %d; the first row has both commas and semicolons outside double quotes, so the file was read as separated by commas. "+
+				`If its columns are separated by semicolons, put each field that contains a comma or a semicolon in double quotes ("Hello, world"), or %s; `+
+				"if they are separated by commas, check this row for an unquoted comma or a missing quote",
+			n, first, width, msgSaveAsCSV)}
+	}
+	sep, seps := "comma", "commas"
+	if comma == ';' {
+		sep, seps = "semicolon", "semicolons"
+	}
+	return &ParseError{Line: line, Msg: fmt.Sprintf(
+		"this row has %d fields but %s %d columns; check for an unquoted %s or a missing quote (put a field containing %s in double quotes)",
+		n, first, width, sep, seps)}
+}
+
+// repeatsHeader reports a row whose named columns hold their own names, as
+// a second file's header does when two exports are put one after the
+// other.
+func repeatsHeader(fields []string, named []int, names []string) bool {
+	for k, i := range named {
+		if i >= len(fields) || strings.TrimSpace(fields[i]) != names[k] {
+			return false
+		}
+	}
+	return len(named) > 0
 }
 
 // msgAddHeader is the way out when a header check fails and the caller
@@ -736,8 +862,16 @@ func (p *parser) parseJSONL(r io.Reader) error {
 			return err
 		}
 		if trimmed := bytes.TrimSpace(text); len(trimmed) > 0 {
-			if err := p.addJSON(trimmed, line, false); err != nil {
-				return err
+			if aerr := p.addJSON(trimmed, line, false); aerr != nil {
+				// More lines follow when the line ends in a line break: an
+				// object cut short here may go on there.
+				var pe *ParseError
+				if errors.As(aerr, &pe) && pe.Line == line && strings.HasPrefix(pe.Msg, "invalid JSON: ") {
+					if hint := jsonLinesHint(trimmed, err != io.EOF); hint != "" {
+						pe.Msg = hint
+					}
+				}
+				return aerr
 			}
 		} else if len(text) > 0 {
 			p.skipped++
@@ -780,6 +914,10 @@ func (p *parser) parseJSONArray(r io.Reader) error {
 		at := dec.InputOffset() // the comma before the item, or the first item itself
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
+			if b, ok := lt.from(at); ok && item > 1 && trailingComma(b) {
+				return &ParseError{Line: lt.lineAt(at + int64(bytes.IndexByte(b, ','))), Msg: fmt.Sprintf(
+					"a comma follows the last item (item %d), which JSON does not allow: remove the comma before the closing ]", item-1)}
+			}
 			line := 0
 			if b, ok := lt.from(at); ok && item > 1 && (len(b) == 0 || b[0] != ',') {
 				line = lt.lineAt(at) // no comma between two items: the second one
@@ -1061,6 +1199,33 @@ func jsonKind(first byte) string {
 }
 
 // jsonMessage words encoding/json's errors for a person.
+// trailingComma reports input (from an array item's offset on) that is a
+// comma and then the array's closing bracket: [{...}, {...},].
+func trailingComma(b []byte) bool {
+	rest, ok := bytes.CutPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte{','})
+	rest = bytes.TrimLeft(rest, " \t\r\n")
+	return ok && len(rest) > 0 && rest[0] == ']'
+}
+
+// jsonLinesHint words the two usual ways a file of JSON objects is not
+// JSON Lines, "" for any other invalid line: objects
+// pretty-printed over several lines (the line holds an object's start, cut
+// short after a bracket, a comma or a colon, as an indenting printer
+// breaks lines, and more lines follow), and several objects on one line.
+func jsonLinesHint(text []byte, more bool) string {
+	dec := json.NewDecoder(bytes.NewReader(text))
+	var v json.RawMessage
+	err := dec.Decode(&v)
+	switch {
+	case more && (text[0] == '{' || text[0] == '[') && strings.ContainsRune("{[,:", rune(text[len(text)-1])) && errors.Is(err, io.ErrUnexpectedEOF):
+		return "invalid JSON: this line starts a JSON object that goes on over the next lines, but JSON Lines holds each object whole on one line: " +
+			"write each object on a line of its own (jq -c does), or put the objects in a JSON array ([{...}, {...}]) saved as .json"
+	case err == nil && dec.More():
+		return "invalid JSON: this line holds more than one JSON value (e.g. {...}{...}): JSON Lines has one object per line; put each object on a line of its own"
+	}
+	return ""
+}
+
 func jsonMessage(err error) string {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		return "unexpected end of input"

@@ -1,0 +1,67 @@
+package dataimport
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/batcheval/batcheval/evaluator"
+)
+
+// Ratings as people type them in a spreadsheet ("4 stars", "4 out of 5")
+// or in words ("good") under a rating's name: the mapping page ticked a
+// "4 stars" column for the judge to read (handing it the humans' scores)
+// without a word, and said nothing of a "rating" column of words. They
+// are now neither shown nor rated, and the page says how to correct them.
+func TestSuggestMappingWrittenRatings(t *testing.T) {
+	const questions = "Where is my order?|How do I reset my password?|Can I pay by card?|What are your hours?"
+	tests := []struct {
+		name    string
+		col     string
+		values  string // one per row, "|" between
+		why     []string
+		applyIn string // the import's message for the column ticked as a rating
+	}{
+		{"stars", "rating", "4 stars|5 stars|3 stars|1 star", []string{`such as "4 stars"`, "(write 4)"}, "(write the number alone: 4)"},
+		{"out of", "rating", "4 out of 5|5 out of 5|2 out of 5|3 out of 5", []string{`such as "4 out of 5"`, "(write 4)"}, "(write the number alone: 4)"},
+		{"words", "rating", "good|bad|ok|good", []string{"its name reads like a rating", `(e.g. "good")`, "write them as numbers"}, `the rating "good" is not a number`},
+		{"phrases", "human_rating", "very good|bad|quite ok|not great", []string{"its name reads like a rating", `(e.g. "very good")`}, `the rating "very good" is not a number`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			b.WriteString("id,question," + tt.col + "\n")
+			qs, vs := strings.Split(questions, "|"), strings.Split(tt.values, "|")
+			for i := range qs {
+				b.WriteString("s" + string(rune('1'+i)) + ",\"" + qs[i] + "\",\"" + vs[i] + "\"\n")
+			}
+			table, err := Parse(strings.NewReader(b.String()), CSV, Options{})
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			m := SuggestMapping(table)
+			for _, f := range m.Fields {
+				if f.Column == tt.col {
+					t.Errorf("%q is shown to the judge: %+v", tt.col, m.Fields)
+				}
+			}
+			for _, c := range m.RatingColumns {
+				if c == tt.col {
+					t.Errorf("%q is ticked as a rating", tt.col)
+				}
+			}
+			why := WhyNotRating(table, tt.col)
+			for _, w := range tt.why {
+				if !strings.Contains(why, w) {
+					t.Errorf("WhyNotRating = %q, want %q in it", why, w)
+				}
+			}
+			if shown := WhyNotShown(table, tt.col); shown != "" {
+				t.Errorf("WhyNotShown = %q, want nothing (WhyNotRating speaks)", shown)
+			}
+			_, err = table.Apply(Mapping{IDColumn: "id", Fields: []evaluator.Field{{Column: "question", Label: "Question"}}, RatingColumns: []string{tt.col}})
+			if err == nil || !strings.Contains(err.Error(), tt.applyIn) || !strings.Contains(err.Error(), "line 2") {
+				t.Errorf("Apply: %v, want line 2 and %q", err, tt.applyIn)
+			}
+		})
+	}
+}
