@@ -18,7 +18,7 @@ Usage:
   batcheval admin rotate-key --old-key-file OLD --new-key-file NEW [flags]
       re-encrypt every stored judge key from the old secret key to the new
       one, in one transaction (nothing changes if any key cannot be read)
-`
+` + adminAccountsUsage
 
 // admin runs an operator subcommand.
 // stdin is passed in so tests can feed a password.
@@ -26,6 +26,9 @@ func admin(ctx context.Context, args []string, getenv func(string) string, stdin
 	if len(args) == 0 {
 		fmt.Fprint(stderr, adminUsage)
 		return errors.New("admin needs a subcommand")
+	}
+	if cmd, ok := accountCommands[args[0]]; ok {
+		return cmd(ctx, args[1:], getenv, stdout, stderr)
 	}
 	switch args[0] {
 	case "create-user":
