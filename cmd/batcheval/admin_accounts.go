@@ -6,11 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/batcheval/batcheval/handlers"
 	"github.com/batcheval/batcheval/internal/mail"
 	"github.com/batcheval/batcheval/models"
 )
@@ -39,6 +41,16 @@ var accountCommands = map[string]func(ctx context.Context, args []string, getenv
 	"list-users":      listUsers,
 	"reset-link":      operatorResetLink,
 	"release-address": releaseAddress,
+}
+
+// setMailer gives the dashboard the SMTP server configured in
+// BATCHEVAL_SMTP_URL, if any (nil: the server sends no mail). A nil
+// *mail.SMTP is not stored: the handlers' interface would not be nil.
+func setMailer(h *handlers.Handlers, m *mail.SMTP, log *slog.Logger) {
+	if m != nil {
+		h.Mail = m
+		log.Info("mail: invite, reset and confirmation links are mailed", "smtp", m.String())
+	}
 }
 
 // noArgs refuses words left after the flags (a mistyped flag's value).

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -196,5 +198,27 @@ func TestAdminResetLinkMailed(t *testing.T) {
 	msgs := smtpd.Wait(t, 1)
 	if msgs[0].To[0] != "ada@company.com" || msgs[0].From != "batcheval@company.com" || !strings.HasPrefix(msgs[0].Link("/reset/"), "https://be.company.com/reset/") {
 		t.Fatalf("mail: %+v", msgs[0])
+	}
+}
+
+// TestServeRefusesBadSMTPSettings: a mail setting that cannot be used
+// stops serve before the database is opened, naming the variable.
+func TestServeRefusesBadSMTPSettings(t *testing.T) {
+	for i, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"BATCHEVAL_SMTP_URL": "smtp://mail.company.com"}, "set BATCHEVAL_MAIL_FROM too"},
+		{map[string]string{"BATCHEVAL_SMTP_URL": "mail.company.com:587", "BATCHEVAL_MAIL_FROM": "be@company.com"}, "BATCHEVAL_SMTP_URL must start with smtp://"},
+	} {
+		db := filepath.Join(t.TempDir(), string(rune('a'+i)), "t.db")
+		var out bytes.Buffer
+		err := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--db", db}, func(k string) string { return tc.env[k] }, &out, &out)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.env, err, tc.want)
+		}
+		if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%v: the database was created", tc.env)
+		}
 	}
 }
