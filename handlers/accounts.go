@@ -316,6 +316,10 @@ func (h *Handlers) inviteView(c echo.Context, token string, inv models.Invite, w
 		v.SignedInAs = p.User.Name + " (" + p.User.Email + ")"
 		v.NeedsConfirm = h.mailOn() && p.User.EmailConfirmedAt == nil
 	}
+	if v.Mail && v.SignedInAs == "" {
+		// The address it was mailed to, to answer with.
+		v.Email = inv.Email
+	}
 	return v
 }
 
