@@ -63,7 +63,9 @@ type User struct {
 	// EmailConfirmedAt is when a link mailed to Email was opened, showing
 	// that the account's owner receives mail there; nil when nobody has
 	// (no mail configured, or an account made by setup or the operator).
-	EmailConfirmedAt *time.Time
+	// Never written when an account is made (it is confirmed after), so
+	// code that makes accounts works on a schema from before it too.
+	EmailConfirmedAt *time.Time `gorm:"<-:update"`
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
 }
