@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/batcheval/batcheval/internal/mail"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/web"
 )
@@ -310,9 +311,14 @@ func accountID(p Principal) int64 {
 }
 
 func (h *Handlers) inviteView(c echo.Context, token string, inv models.Invite, ws models.Workspace) web.InviteView {
-	v := web.InviteView{Page: page(c, "Invitation"), Token: token, Workspace: ws.Name, Role: string(inv.Role)}
+	v := web.InviteView{Page: page(c, "Invitation"), Token: token, Workspace: ws.Name, Role: string(inv.Role), Mail: h.mailOn()}
 	if p := principalOf(c.Request().Context()); p.Kind == Account {
 		v.SignedInAs = p.User.Name + " (" + p.User.Email + ")"
+		v.NeedsConfirm = h.mailOn() && p.User.EmailConfirmedAt == nil
+	}
+	if v.Mail && v.SignedInAs == "" {
+		// The address it was mailed to, to answer with.
+		v.Email = inv.Email
 	}
 	return v
 }
@@ -329,12 +335,20 @@ func (h *Handlers) acceptInvite(c echo.Context) error {
 		return err
 	}
 	if p.Kind == Account {
+		if h.mailOn() && p.User.EmailConfirmedAt == nil {
+			// Holding the link is not enough: the address must be shown
+			// to be this person's first.
+			return h.mailAddressConfirmation(c, p.User, token, ws.Name, "/invites/"+token)
+		}
 		if _, err := h.DB.AcceptInvite(ctx, token, p.User.ID); err != nil {
 			return err
 		}
 		h.Sessions.Put(ctx, sessWorkspaceID, ws.ID)
 		h.auditIn(c, ws.ID, p, models.AuditMemberJoined, p.User.Email, "as "+string(inv.Role)+" by invite")
 		return redirect(c, "/", "You joined "+ws.Name+" as "+string(inv.Role)+".")
+	}
+	if h.mailOn() {
+		return h.answerInviteByMail(c, token, inv, ws)
 	}
 	return h.answerInvite(c, token, inv, ws)
 }
@@ -415,17 +429,17 @@ func (h *Handlers) resetPassword(c echo.Context) error {
 // ---- account and workspaces ----
 
 // accountView is the account page of the request's principal.
-func accountView(c echo.Context) web.AccountView {
+func (h *Handlers) accountView(c echo.Context) web.AccountView {
 	p := principalOf(c.Request().Context())
-	v := web.AccountView{Page: page(c, "Your account"), Workspaces: p.Workspaces}
+	v := web.AccountView{Page: page(c, "Your account"), Workspaces: p.Workspaces, Mail: h.mailOn()}
 	if p.Kind == Account {
-		v.Account, v.Name, v.Email = true, p.User.Name, p.User.Email
+		v.Account, v.Name, v.Email, v.Confirmed = true, p.User.Name, p.User.Email, p.User.EmailConfirmedAt != nil
 	}
 	return v
 }
 
 func (h *Handlers) showAccount(c echo.Context) error {
-	return render(c, http.StatusOK, web.AccountPage(accountView(c)))
+	return render(c, http.StatusOK, web.AccountPage(h.accountView(c)))
 }
 
 var errNoAccount = models.Errorf(models.EInvalid, "the local user has no account or password: create the first account at /setup first")
@@ -445,7 +459,7 @@ func (h *Handlers) changePassword(c echo.Context) error {
 	}
 	current, next, again := c.FormValue("current_password"), c.FormValue("new_password"), c.FormValue("new_password_again")
 	refuse := func(status int, field, msg string) error {
-		v := accountView(c)
+		v := h.accountView(c)
 		v.PasswordErrors = map[string]string{field: msg}
 		return render(c, status, web.AccountPage(v))
 	}
@@ -568,7 +582,7 @@ func (h *Handlers) createWorkspace(c echo.Context) error {
 	ws, err := h.DB.CreateWorkspace(ctx, c.FormValue("name"), p.User.ID)
 	if err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
-			v := accountView(c)
+			v := h.accountView(c)
 			v.Error = models.ErrorMessage(err)
 			return render(c, http.StatusUnprocessableEntity, web.AccountPage(v))
 		}
@@ -610,7 +624,7 @@ func (h *Handlers) renderMembers(c echo.Context, status int, onceLink, onceWhat,
 	// One-time links must not be cached anywhere on the way back.
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return render(c, status, web.MembersPage(web.MembersView{Page: page(c, "Members"), Members: ms, Invites: invs,
-		OnceLink: onceLink, OnceLinkWhat: onceWhat, Error: errText, MeID: p.User.ID, LiveShares: shares, Raters: raters}))
+		OnceLink: onceLink, OnceLinkWhat: onceWhat, Error: errText, MeID: p.User.ID, LiveShares: shares, Raters: raters, Mail: h.mailOn()}))
 }
 
 // absoluteURL makes a link to paste into a message.
@@ -629,7 +643,14 @@ func (h *Handlers) createInvite(c echo.Context) error {
 	if p.Kind == Account {
 		by = p.User.ID
 	}
-	inv, token, err := h.DB.CreateInvite(ctx, p.Workspace.ID, role, by, models.InviteTTL)
+	email := strings.TrimSpace(c.FormValue("email"))
+	if email != "" && !h.mailOn() {
+		return h.renderMembers(c, http.StatusUnprocessableEntity, "", "", "This server sends no mail, so an invite cannot be mailed: leave the address empty and hand the link over yourself.")
+	}
+	inv, token, err := h.DB.CreateInviteFor(ctx, p.Workspace.ID, role, by, models.InviteTTL, email)
+	if models.ErrorCode(err) == models.EInvalid {
+		return h.renderMembers(c, http.StatusUnprocessableEntity, "", "", "Address: "+models.ErrorMessage(err)+".")
+	}
 	var limited *models.InviteLimitError
 	if errors.As(err, &limited) {
 		wait := int(math.Ceil(time.Until(limited.RetryAt).Seconds()))
@@ -639,8 +660,17 @@ func (h *Handlers) createInvite(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	link := absoluteURL(c, "/invites/"+token)
+	if inv.Email != "" {
+		if err := h.sendMail(c, inv.Email, mail.Invite(p.Workspace.Name, string(role), p.User.Name, link)); err != nil {
+			h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(inv.ID, 10), "role "+string(role)+"; mailing it to "+inv.Email+" failed")
+			return h.renderMembers(c, http.StatusOK, link, "Invite link for a new "+string(role)+": mailing it to "+inv.Email+" failed, so hand it over yourself.", "")
+		}
+		h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(inv.ID, 10), "role "+string(role)+", mailed to "+inv.Email)
+		return redirect(c, "/members", "The invite link was mailed to "+inv.Email+" (it works once, for 7 days). Whoever opens it confirms their own address by mail before joining.")
+	}
 	h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(inv.ID, 10), "role "+string(role))
-	return h.renderMembers(c, http.StatusOK, absoluteURL(c, "/invites/"+token), "Invite link for a new "+string(role)+".", "")
+	return h.renderMembers(c, http.StatusOK, link, "Invite link for a new "+string(role)+".", "")
 }
 
 func (h *Handlers) revokeInvite(c echo.Context) error {
@@ -825,8 +855,17 @@ func (h *Handlers) issueReset(c echo.Context) error {
 		}
 		return err
 	}
-	h.audit(c, models.AuditResetIssued, u.Email, "")
-	return h.renderMembers(c, http.StatusOK, absoluteURL(c, "/reset/"+token), "Password reset link for "+u.Name+
+	link := absoluteURL(c, "/reset/"+token)
+	if h.mailOn() {
+		if err := h.sendMail(c, u.Email, mail.Reset(u.Name, link)); err == nil {
+			h.audit(c, models.AuditResetIssued, u.Email, "mailed to the address")
+			return redirect(c, "/members", "A password reset link was mailed to "+u.Name+" at "+u.Email+" (valid 24 hours). Setting the new password signs out every session of "+u.Name+"; their API tokens keep working.")
+		}
+		h.audit(c, models.AuditResetIssued, u.Email, "mailing it failed: shown to the owner")
+	} else {
+		h.audit(c, models.AuditResetIssued, u.Email, "")
+	}
+	return h.renderMembers(c, http.StatusOK, link, "Password reset link for "+u.Name+
 		" (valid 24 hours). Setting the new password signs out every session of "+u.Name+"; their API tokens keep working: if the account may be compromised, revoke them on API tokens (/tokens), where owners see every member's tokens.", "")
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/labstack/echo/v4"
 
+	"github.com/batcheval/batcheval/internal/mail"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/runner"
 	"github.com/batcheval/batcheval/web"
@@ -61,6 +62,10 @@ type Handlers struct {
 	// Network says which host names are answered and which proxies are
 	// trusted (see hosts.go).
 	Network NetworkPolicy
+	// Mail, when the operator configured SMTP, mails invite, reset and
+	// address confirmation links (mail.go); nil: the server sends no mail
+	// and people hand links over.
+	Mail mail.Sender
 	// MetricsToken, when set, is the bearer token /metrics asks for; when
 	// empty, /metrics answers only requests from this machine (metrics.go).
 	MetricsToken string

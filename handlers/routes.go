@@ -59,7 +59,7 @@ func keepPrivatePagesOffDisk(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		path := c.Request().URL.Path
 		if !strings.HasPrefix(path, "/static/") && !isAPIPath(path) &&
-			(principalOf(c.Request().Context()).Kind == Account || strings.HasPrefix(path, "/invites/") || strings.HasPrefix(path, "/reset/")) {
+			(principalOf(c.Request().Context()).Kind == Account || strings.HasPrefix(path, "/invites/") || strings.HasPrefix(path, "/reset/") || strings.HasPrefix(path, "/confirm/")) {
 			c.Response().Header().Set(echo.HeaderCacheControl, "private, no-store")
 		}
 		return next(c)
@@ -192,6 +192,10 @@ func (h *Handlers) routes() []route {
 		{post, "/invites/:token", h.acceptInvite, Public},
 		{get, "/reset/:token", h.showReset, Public},
 		{post, "/reset/:token", h.resetPassword, Public},
+		// Links mailed to confirm an address (mail.go).
+		{get, "/confirm/:token", h.showConfirm, Public},
+		{post, "/confirm/:token", h.confirm, Public},
+		{post, "/account/confirm", h.requestConfirmation, SignedIn},
 		{get, "/account", h.showAccount, SignedIn},
 		// The person's own password and sessions (accounts.go); the local
 		// user has neither and is refused.

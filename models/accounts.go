@@ -60,8 +60,14 @@ type User struct {
 	PasswordHash string `json:"-"`
 	// SessionEpoch changes with the password; sessions made before are void.
 	SessionEpoch int64
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// EmailConfirmedAt is when a link mailed to Email was opened, showing
+	// that the account's owner receives mail there; nil when nobody has
+	// (no mail configured, or an account made by setup or the operator).
+	// Never written when an account is made (it is confirmed after), so
+	// code that makes accounts works on a schema from before it too.
+	EmailConfirmedAt *time.Time `gorm:"<-:update"`
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
 }
 
 // Membership gives a user a role in a workspace.

@@ -22,7 +22,7 @@ Usage:
       which workspaces besides the default one may reach the private-network
       and loopback addresses the server's settings allow (batcheval admin
       network help)
-`
+` + adminAccountsUsage
 
 // admin runs an operator subcommand.
 // stdin is passed in so tests can feed a password.
@@ -30,6 +30,9 @@ func admin(ctx context.Context, args []string, getenv func(string) string, stdin
 	if len(args) == 0 {
 		fmt.Fprint(stderr, adminUsage)
 		return errors.New("admin needs a subcommand")
+	}
+	if cmd, ok := accountCommands[args[0]]; ok {
+		return cmd(ctx, args[1:], getenv, stdout, stderr)
 	}
 	switch args[0] {
 	case "create-user":

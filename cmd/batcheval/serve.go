@@ -17,6 +17,7 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/handlers"
+	"github.com/batcheval/batcheval/internal/mail"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/demo"
 	"github.com/batcheval/batcheval/runner"
@@ -50,6 +51,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	metricsToken, err := c.MetricsBearer()
+	if err != nil {
+		return err
+	}
+	mailer, err := mail.FromEnv(getenv) // refused before the database opens
 	if err != nil {
 		return err
 	}
@@ -163,6 +168,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if h.Network, err = c.NetworkPolicy(); err != nil {
 		return err
 	}
+	setMailer(h, mailer, log)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	h.Network.Apply(e)

@@ -1,0 +1,179 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/internal/mail"
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/web"
+)
+
+// Mail, when the operator configured SMTP (Handlers.Mail), carries the
+// links that people otherwise hand over: invites, password resets, and the
+// links that confirm an address. With mail, an address must be confirmed
+// by a mailed link before its account joins a workspace through an invite,
+// so holding an invite link no longer lets someone register another
+// person's address (the security review's "Mallory registers
+// ceo@company.com"): answering an invite makes no account until the link
+// mailed to the address is opened, and the name and password are chosen
+// there.
+
+// mailTimeout bounds how long a page waits for the SMTP server.
+const mailTimeout = 30 * time.Second
+
+// mailOn reports whether the server sends mail.
+func (h *Handlers) mailOn() bool { return h.Mail != nil }
+
+// sendMail sends m to one address, logging a failure (never the link).
+func (h *Handlers) sendMail(c echo.Context, to string, m mail.Message) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), mailTimeout)
+	defer cancel()
+	err := h.Mail.Send(ctx, to, m)
+	if err != nil {
+		h.Log.Warn("send mail", "to", to, "subject", m.Subject, "err", err)
+	}
+	return err
+}
+
+// errMailFailed is the page shown when a confirmation could not be mailed.
+func errMailFailed(to string) error {
+	return echo.NewHTTPError(http.StatusBadGateway, "The mail to "+to+" could not be sent: the server's mail relay refused it or did not answer. Try again in a few minutes, or ask the server's operator.")
+}
+
+// answerInviteByMail answers an invite, for a visitor who is not signed
+// in, by mailing a link to the address typed; nothing else happens until
+// it is opened (showConfirm). The answer reads the same whether the
+// address has an account or not.
+func (h *Handlers) answerInviteByMail(c echo.Context, token string, inv models.Invite, ws models.Workspace) error {
+	ctx := c.Request().Context()
+	ec, ctoken, err := h.DB.AnswerInviteByMail(ctx, token, c.FormValue("email"))
+	if code := models.ErrorCode(err); code == models.EInvalid || code == models.EConflict {
+		v := h.inviteView(c, token, inv, ws)
+		v.Email, v.Error = c.FormValue("email"), models.ErrorMessage(err)
+		return render(c, http.StatusUnprocessableEntity, web.InvitePage(v))
+	}
+	if err != nil {
+		return err
+	}
+	if err := h.sendMail(c, ec.Email, mail.Confirm(ec.Email, ws.Name, absoluteURL(c, "/confirm/"+ctoken))); err != nil {
+		return errMailFailed(ec.Email)
+	}
+	return redirect(c, "/invites/"+token, "We mailed a link to "+ec.Email+". Open it to finish joining "+ws.Name+
+		" (it works for 48 hours): nothing is done until then.")
+}
+
+// mailAddressConfirmation mails the signed-in account a link that
+// confirms its address and, with an invite token, joins that invite's
+// workspace; back is where the person is sent with the message.
+func (h *Handlers) mailAddressConfirmation(c echo.Context, u models.User, inviteToken, workspace, back string) error {
+	ec, ctoken, err := h.DB.RequestAddressConfirmation(c.Request().Context(), u.ID, inviteToken)
+	if err != nil {
+		return err
+	}
+	if err := h.sendMail(c, ec.Email, mail.Confirm(ec.Email, workspace, absoluteURL(c, "/confirm/"+ctoken))); err != nil {
+		return errMailFailed(ec.Email)
+	}
+	msg := "We mailed a link to " + ec.Email + ": open it to confirm your address (it works for 48 hours)."
+	if workspace != "" {
+		msg = "To join " + workspace + " your address must be confirmed first: we mailed a link to " + ec.Email +
+			". Opening it confirms the address and joins the workspace (it works for 48 hours)."
+	}
+	return redirect(c, back, msg)
+}
+
+// confirmView is the page behind a confirmation link for this visitor.
+func (h *Handlers) confirmView(c echo.Context, token string, t models.ConfirmationTarget) web.ConfirmView {
+	v := web.ConfirmView{Page: page(c, "Confirm your address"), Token: token, Email: t.Confirmation.Email}
+	if t.Invite != nil {
+		v.Workspace, v.Role = t.Workspace.Name, string(t.Invite.Role)
+	}
+	p := principalOf(c.Request().Context())
+	switch {
+	case p.Kind == Account && p.User.Email == t.Confirmation.Email:
+		v.Mode = web.ConfirmSignedIn
+	case p.Kind == Account:
+		v.Mode, v.SignedInAs = web.ConfirmOtherAccount, p.User.Email
+	case t.Account != nil:
+		// Only whoever receives the address's mail learns here that it
+		// has an account.
+		v.Mode = web.ConfirmSignIn
+	default:
+		v.Mode = web.ConfirmNewAccount
+	}
+	return v
+}
+
+// showConfirm shows what a mailed link does; only its form (a POST) does
+// it, so a mail scanner that fetches links changes nothing.
+func (h *Handlers) showConfirm(c echo.Context) error {
+	token := c.Param("token")
+	t, err := h.DB.FindOpenConfirmation(c.Request().Context(), token)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.ConfirmPage(h.confirmView(c, token, t)))
+}
+
+// confirm uses a mailed link: a signed-in account with its address
+// confirms it (and joins the workspace of the invite it answered); a
+// visitor makes the account the invite was answered for, with the name
+// and password typed here.
+func (h *Handlers) confirm(c echo.Context) error {
+	ctx := c.Request().Context()
+	token := c.Param("token")
+	t, err := h.DB.FindOpenConfirmation(ctx, token)
+	if err != nil {
+		return err
+	}
+	v := h.confirmView(c, token, t)
+	p := principalOf(ctx)
+	switch v.Mode {
+	case web.ConfirmSignedIn:
+		u, joined, err := h.DB.ConfirmAddress(ctx, token, p.User.ID)
+		if err != nil {
+			return err
+		}
+		if joined == nil {
+			return redirect(c, "/account", "Your address "+u.Email+" is confirmed.")
+		}
+		h.Sessions.Put(ctx, sessWorkspaceID, joined.WorkspaceID)
+		h.auditIn(c, joined.WorkspaceID, p, models.AuditMemberJoined, u.Email, "as "+string(joined.Role)+" by invite, address confirmed by mail")
+		return redirect(c, "/", "Your address "+u.Email+" is confirmed and you joined "+t.Workspace.Name+" as "+string(joined.Role)+".")
+	case web.ConfirmNewAccount:
+		u, inv, err := h.DB.ConfirmSignup(ctx, token, c.FormValue("name"), c.FormValue("password"))
+		if models.ErrorCode(err) == models.EInvalid {
+			v.Name, v.Error = c.FormValue("name"), models.ErrorMessage(err)
+			return render(c, http.StatusUnprocessableEntity, web.ConfirmPage(v))
+		}
+		if err != nil {
+			return err
+		}
+		if err := h.startSession(c, u); err != nil {
+			return err
+		}
+		h.Sessions.Put(ctx, sessWorkspaceID, inv.WorkspaceID)
+		h.auditIn(c, inv.WorkspaceID, Principal{Kind: Account, User: u}, models.AuditMemberJoined, u.Email, "as "+string(inv.Role)+" by invite, address confirmed by mail")
+		return redirect(c, "/", "Welcome, "+u.Name+": your address is confirmed and you joined "+t.Workspace.Name+" as "+string(inv.Role)+".")
+	case web.ConfirmSignIn:
+		return redirect(c, "/login?next="+url.QueryEscape("/confirm/"+token), "Sign in as "+t.Confirmation.Email+", then confirm.")
+	}
+	return render(c, http.StatusForbidden, web.ConfirmPage(v))
+}
+
+// requestConfirmation mails the signed-in person a link that confirms
+// their address (their account page's button).
+func (h *Handlers) requestConfirmation(c echo.Context) error {
+	p := principalOf(c.Request().Context())
+	if p.Kind != Account {
+		return errNoAccount
+	}
+	if !h.mailOn() {
+		return models.Errorf(models.EInvalid, "this server sends no mail, so addresses cannot be confirmed: the operator can set BATCHEVAL_SMTP_URL")
+	}
+	return h.mailAddressConfirmation(c, p.User, "", "", "/account")
+}

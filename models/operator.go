@@ -1,0 +1,216 @@
+package models
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// The operator's account tasks (`batcheval admin list-users, reset-link,
+// release-address`): they act on the whole server, not on one workspace,
+// for whoever has shell access to it. A web role for them can call the
+// same functions.
+
+// OperatorActor is who the audit log says acted for the operator's
+// commands.
+const OperatorActor = "batcheval admin (command line)"
+
+// Audit actions of the operator's commands.
+const (
+	// AuditAddressReleased: the operator renamed an account to a
+	// placeholder address so that the address can be registered again.
+	AuditAddressReleased = "address-released"
+	// AuditEmailConfirmed: a link mailed to the account's address was
+	// opened (confirm.go).
+	AuditEmailConfirmed = "email-confirmed"
+)
+
+// AccountSummary is one account as the operator lists it.
+type AccountSummary struct {
+	User       User
+	Workspaces []WorkspaceRole
+}
+
+// ListAccounts lists every account of the server by address, with the
+// workspaces each belongs to (in the order they joined). Two queries,
+// whatever the number of accounts.
+func (db *DB) ListAccounts(ctx context.Context) ([]AccountSummary, error) {
+	var us []User
+	if err := db.Reader(ctx).Order("email, id").Find(&us).Error; err != nil {
+		return nil, fmt.Errorf("list the accounts: %w", err)
+	}
+	var rows []struct {
+		Workspace
+		UserID int64
+		Role   Role
+	}
+	err := db.Reader(ctx).Table("workspaces").Select("workspaces.*, memberships.user_id, memberships.role").
+		Joins("JOIN memberships ON memberships.workspace_id = workspaces.id").Order("memberships.id").Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("list the accounts' workspaces: %w", err)
+	}
+	byUser := make(map[int64][]WorkspaceRole, len(us))
+	for _, r := range rows {
+		byUser[r.UserID] = append(byUser[r.UserID], WorkspaceRole{Workspace: r.Workspace, Role: r.Role})
+	}
+	out := make([]AccountSummary, len(us))
+	for i, u := range us {
+		out[i] = AccountSummary{User: u, Workspaces: byUser[u.ID]}
+	}
+	return out, nil
+}
+
+// normalizeEmail is an address as accounts store it.
+func normalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+// findAccountByEmail finds the account of an address in tx, with an error
+// that names the address when there is none.
+func findAccountByEmail(tx *gorm.DB, email string) (User, error) {
+	var u User
+	err := tx.Where("email = ?", normalizeEmail(email)).First(&u).Error
+	return u, notFoundText(err, fmt.Sprintf("no account has the address %q: `batcheval admin list-users` lists them", normalizeEmail(email)))
+}
+
+// OperatorPasswordReset issues a reset link for the account of an address,
+// whatever workspaces it belongs to (none included): the operator may
+// reset any account. The reset is audited in each of its workspaces.
+func (db *DB) OperatorPasswordReset(ctx context.Context, email string, ttl time.Duration) (User, string, error) {
+	token, hash, err := NewLinkToken()
+	if err != nil {
+		return User{}, "", err
+	}
+	var u User
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if u, err = findAccountByEmail(tx, email); err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		if err := tx.Create(&PasswordReset{UserID: u.ID, TokenHash: hash, CreatedAt: now, ExpiresAt: now.Add(ttl), ByOperator: true}).Error; err != nil {
+			return fmt.Errorf("store the reset link: %w", err)
+		}
+		return auditAccountTx(tx, u.ID, AuditEvent{Actor: OperatorActor, Action: AuditResetIssued, Target: u.Email,
+			Detail: "by the operator, valid " + ttl.String()})
+	})
+	return u, token, err
+}
+
+// auditAccountTx writes ev into every workspace of the account, in tx.
+func auditAccountTx(tx *gorm.DB, userID int64, ev AuditEvent) error {
+	var wsIDs []int64
+	if err := tx.Model(&Membership{}).Where("user_id = ?", userID).Order("id").Pluck("workspace_id", &wsIDs).Error; err != nil {
+		return fmt.Errorf("find the workspaces of user %d: %w", userID, err)
+	}
+	for _, id := range wsIDs {
+		e := ev
+		e.ID, e.WorkspaceID = 0, id
+		e.Actor, e.Target, e.Detail, e.Address = clip(e.Actor, 300), clip(e.Target, 300), clip(e.Detail, 1000), clip(e.Address, 100)
+		if e.CreatedAt.IsZero() {
+			e.CreatedAt = time.Now().UTC()
+		}
+		if err := tx.Create(&e).Error; err != nil {
+			return fmt.Errorf("write the audit log: %w", err)
+		}
+	}
+	return nil
+}
+
+// ReleasedAddress is what ReleaseAddress did.
+type ReleasedAddress struct {
+	UserID     int64
+	Name       string
+	Email      string // the address released
+	NewEmail   string // the placeholder the account now has
+	Tokens     int64  // API tokens revoked
+	Workspaces []string
+}
+
+// releasedPassword is the password hash of a released account: it is no
+// PHC string, so no password matches it (CheckPassword).
+const releasedPassword = "!released"
+
+// ReleasedDomain is the domain of the placeholder addresses that released
+// accounts get. .invalid is reserved (RFC 2606): it can never be a real
+// address, nor be registered through an invite by someone who receives
+// mail there.
+const ReleasedDomain = "released.invalid"
+
+// ReleaseAddress frees an address that an account holds without the right
+// to (someone registered another person's address): the account is
+// renamed to a placeholder address (released-ID-RANDOM@released.invalid),
+// its address marked unconfirmed and its password made unusable, every
+// session signed out, every API token revoked and its open reset and
+// confirmation links ended; then the address's owner can register it. Its
+// memberships, ratings and runs stay (an owner removes it from a
+// workspace as any member). All in one transaction, audited in each of its
+// workspaces with the reason.
+func (db *DB) ReleaseAddress(ctx context.Context, email, reason string) (ReleasedAddress, error) {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return ReleasedAddress{}, err
+	}
+	var out ReleasedAddress
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		u, err := findAccountByEmail(tx, email)
+		if err != nil {
+			return err
+		}
+		if strings.HasSuffix(u.Email, "@"+ReleasedDomain) {
+			return Errorf(EConflict, "%s is already a placeholder address of a released account: nothing to release", u.Email)
+		}
+		now := time.Now().UTC()
+		out = ReleasedAddress{UserID: u.ID, Name: u.Name, Email: u.Email,
+			NewEmail: fmt.Sprintf("released-%d-%s@%s", u.ID, hex.EncodeToString(b[:]), ReleasedDomain)}
+		res := tx.Model(&User{}).Where("id = ? AND email = ?", u.ID, u.Email).Updates(map[string]any{
+			"email": out.NewEmail, "email_confirmed_at": nil, "password_hash": releasedPassword,
+			"session_epoch": gorm.Expr("session_epoch + 1"), "updated_at": now,
+		})
+		if res.Error != nil {
+			return fmt.Errorf("rename the account of %s: %w", u.Email, res.Error)
+		}
+		if res.RowsAffected != 1 {
+			return Errorf(EConflict, "the account of %s changed meanwhile: run the command again", u.Email)
+		}
+		tokens := tx.Model(&APIToken{}).Where("user_id = ? AND revoked_at IS NULL", u.ID).Update("revoked_at", now)
+		if tokens.Error != nil {
+			return fmt.Errorf("revoke the API tokens of %s: %w", u.Email, tokens.Error)
+		}
+		out.Tokens = tokens.RowsAffected
+		if err := endResetLinks(tx, u.ID, now); err != nil {
+			return err
+		}
+		if err := tx.Model(&EmailConfirmation{}).Where("(user_id = ? OR email = ?) AND used_at IS NULL", u.ID, u.Email).
+			Update("used_at", now).Error; err != nil {
+			return fmt.Errorf("end the confirmation links of %s: %w", u.Email, err)
+		}
+		wss, err := userWorkspaceNames(tx, u.ID)
+		if err != nil {
+			return err
+		}
+		out.Workspaces = wss
+		detail := fmt.Sprintf("account %d (%s) renamed to %s, signed out, %d API %s revoked", u.ID, u.Name, out.NewEmail,
+			out.Tokens, map[bool]string{true: "token", false: "tokens"}[out.Tokens == 1])
+		if r := strings.TrimSpace(reason); r != "" {
+			detail += "; reason: " + r
+		}
+		return auditAccountTx(tx, u.ID, AuditEvent{Actor: OperatorActor, Action: AuditAddressReleased, Target: u.Email, Detail: detail, CreatedAt: now})
+	})
+	return out, err
+}
+
+// userWorkspaceNames names the workspaces of an account, in the order it
+// joined them.
+func userWorkspaceNames(tx *gorm.DB, userID int64) ([]string, error) {
+	var names []string
+	err := tx.Table("workspaces").Joins("JOIN memberships ON memberships.workspace_id = workspaces.id").
+		Where("memberships.user_id = ?", userID).Order("memberships.id").Pluck("workspaces.name", &names).Error
+	if err != nil {
+		return nil, fmt.Errorf("find the workspaces of user %d: %w", userID, err)
+	}
+	return names, nil
+}

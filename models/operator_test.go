@@ -1,0 +1,162 @@
+package models_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dbtest"
+)
+
+// TestReleaseAddress: on both databases, releasing an address renames the
+// account to a placeholder, voids its password, sessions, tokens and reset
+// links, audits it in its workspaces, and frees the address; an unknown
+// address changes nothing. ListAccounts lists accounts with workspaces.
+func TestReleaseAddress(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := t.Context()
+		ws, err := db.EnsureDefaultWorkspace(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner, err := db.CreateUser(ctx, ws.ID, models.RoleOwner, models.NewUser{Email: "own@x.test", Name: "Own", Password: "long enough password"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sq, err := db.CreateUser(ctx, ws.ID, models.RoleEditor, models.NewUser{Email: "ceo@x.test", Name: "Squat", Password: "long enough password"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := db.CreateAPIToken(ctx, ws.ID, sq.ID, "t"); err != nil {
+			t.Fatal(err)
+		}
+		_, resetTok, err := db.CreatePasswordReset(ctx, owner.ID, sq.ID, models.ResetTTL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ReleaseAddress(ctx, "nobody@x.test", ""); models.ErrorCode(err) != models.ENotFound || !strings.Contains(err.Error(), "nobody@x.test") {
+			t.Fatalf("unknown address: %v", err)
+		}
+		r, err := db.ReleaseAddress(ctx, "CEO@x.test", "ticket 7")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Tokens != 1 || r.Email != "ceo@x.test" || len(r.Workspaces) != 1 {
+			t.Fatalf("release: %+v", r)
+		}
+		u, err := db.FindUser(ctx, sq.ID)
+		if err != nil || u.Email != r.NewEmail || u.SessionEpoch != sq.SessionEpoch+1 || u.EmailConfirmedAt != nil {
+			t.Fatalf("after release: %+v %v", u, err)
+		}
+		if _, err := db.Authenticate(ctx, r.NewEmail, "long enough password"); err == nil {
+			t.Fatal("the released account signs in")
+		}
+		if _, err := db.ResetPassword(ctx, resetTok, "another long password"); err == nil {
+			t.Fatal("a reset link issued before the release still works")
+		}
+		if _, err := db.FindUserByEmail(ctx, "ceo@x.test"); models.ErrorCode(err) != models.ENotFound {
+			t.Fatalf("the address is still held: %v", err)
+		}
+		if _, err := db.CreateUser(ctx, ws.ID, models.RoleViewer, models.NewUser{Email: "ceo@x.test", Name: "Cleo", Password: "long enough password"}); err != nil {
+			t.Fatalf("registering the released address: %v", err)
+		}
+		evs, err := db.ListAudit(ctx, ws.ID, 0, 5)
+		if err != nil || evs[0].Action != models.AuditAddressReleased || !strings.Contains(evs[0].Detail, "ticket 7") {
+			t.Fatalf("audit: %+v %v", evs, err)
+		}
+		accts, err := db.ListAccounts(ctx)
+		if err != nil || len(accts) != 3 {
+			t.Fatalf("accounts: %+v %v", accts, err)
+		}
+		for _, a := range accts {
+			if len(a.Workspaces) != 1 || a.Workspaces[0].Workspace.ID != ws.ID {
+				t.Fatalf("%s's workspaces: %+v", a.User.Email, a.Workspaces)
+			}
+		}
+		// The operator's reset works for any account.
+		u, tok, err := db.OperatorPasswordReset(ctx, r.NewEmail, models.ResetTTL)
+		if err != nil || u.ID != sq.ID {
+			t.Fatal(err)
+		}
+		if _, err := db.ResetPassword(ctx, tok, "another long password"); err != nil {
+			t.Fatalf("the operator's reset: %v", err)
+		}
+	})
+}
+
+// TestConfirmSignup: on both databases, answering an invite by mail makes
+// no account; the mailed link makes it, confirmed and a member, once.
+// An existing account confirms only signed in as itself.
+func TestConfirmSignup(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := t.Context()
+		ws, err := db.EnsureDefaultWorkspace(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner, err := db.CreateUser(ctx, ws.ID, models.RoleOwner, models.NewUser{Email: "own@x.test", Name: "Own", Password: "long enough password"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, invTok, err := db.CreateInvite(ctx, ws.ID, models.RoleEditor, owner.ID, models.InviteTTL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := db.AnswerInviteByMail(ctx, invTok, "not an address"); models.ErrorCode(err) != models.EInvalid {
+			t.Fatalf("bad address: %v", err)
+		}
+		_, tok, err := db.AnswerInviteByMail(ctx, invTok, "New@X.test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.FindUserByEmail(ctx, "new@x.test"); models.ErrorCode(err) != models.ENotFound {
+			t.Fatalf("answering by mail made an account: %v", err)
+		}
+		target, err := db.FindOpenConfirmation(ctx, tok)
+		if err != nil || target.Account != nil || target.Invite == nil || target.Workspace.ID != ws.ID {
+			t.Fatalf("confirmation: %+v %v", target, err)
+		}
+		if _, _, err := db.ConfirmSignup(ctx, tok, "New", "short"); models.ErrorCode(err) != models.EInvalid {
+			t.Fatalf("weak password: %v", err)
+		}
+		u, inv, err := db.ConfirmSignup(ctx, tok, "New", "long enough password")
+		if err != nil || u.EmailConfirmedAt == nil || inv.WorkspaceID != ws.ID {
+			t.Fatalf("confirm: %+v %+v %v", u, inv, err)
+		}
+		if role, err := db.MemberRole(ctx, ws.ID, u.ID); err != nil || role != models.RoleEditor {
+			t.Fatalf("role: %v %v", role, err)
+		}
+		if _, _, err := db.ConfirmSignup(ctx, tok, "New", "long enough password"); models.ErrorCode(err) != models.ENotFound {
+			t.Fatalf("second use: %v", err)
+		}
+
+		// An existing account's address, confirmed by itself only.
+		_, tok2, err := db.RequestAddressConfirmation(ctx, owner.ID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := db.ConfirmAddress(ctx, tok2, u.ID); models.ErrorCode(err) != models.EUnauthorized {
+			t.Fatalf("another account confirms: %v", err)
+		}
+		_, tok3, err := db.RequestAddressConfirmation(ctx, owner.ID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, joined, err := db.ConfirmAddress(ctx, tok3, owner.ID)
+		if err != nil || got.EmailConfirmedAt == nil || joined != nil {
+			t.Fatalf("confirm own address: %+v %v %v", got, joined, err)
+		}
+
+		// An invite answers at most MaxAnswersPerInvite times.
+		_, inv2, err := db.CreateInvite(ctx, ws.ID, models.RoleViewer, owner.ID, models.InviteTTL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range models.MaxAnswersPerInvite + 1 {
+			_, _, err := db.AnswerInviteByMail(ctx, inv2, "a@x.test")
+			if (i < models.MaxAnswersPerInvite) != (err == nil) {
+				t.Fatalf("answer %d: %v", i+1, err)
+			}
+		}
+	})
+}
