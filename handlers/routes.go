@@ -44,7 +44,13 @@ func (h *Handlers) Register(e *echo.Echo) {
 		// that would be refused never holds a place (admission.go).
 		// No part of the address, and after the access check no field,
 		// may hold NUL or another control character (controlchars.go).
-		e.Add(r.Method, r.Path, h.admitPages(r.Method, r.Path, r.Handler), refuseControlsInAddress, h.require(r.Access), refuseControlCharacters)
+		// An API route refuses a query parameter its OpenAPI document
+		// does not list (api_query.go).
+		handler := r.Handler
+		if strings.HasPrefix(r.Path, "/api/") {
+			handler = refuseUnknownQuery(r.Method, r.Path, handler)
+		}
+		e.Add(r.Method, r.Path, h.admitPages(r.Method, r.Path, handler), refuseControlsInAddress, h.require(r.Access), refuseControlCharacters)
 	}
 }
 
