@@ -522,6 +522,9 @@ func TestAPIEveryEndpointMatchesOpenAPI(t *testing.T) {
 			}
 		}
 		first, second := exp.Runs[0].Run.ID, exp.Runs[1].Run.ID
+		if rec := a.get(p("/api/v1/runs/%d/events", first), tok); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"finished":true`) {
+			t.Errorf("a finished run's progress stream = %d %.300s", rec.Code, rec.Body)
+		}
 		results := a.get(p("/api/v1/runs/%d/results", first), tok)
 		export := a.get(p("/api/v1/runs/%d/export.json", first), tok)
 		var r1, r2 any

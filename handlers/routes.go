@@ -318,6 +318,7 @@ func (h *Handlers) routes() []route {
 		{post, "/api/v1/runs/:id/cancel", h.apiCancelRun, Editor},
 		{post, "/api/v1/runs/:id/pause", h.apiPauseRun, Editor},
 		{post, "/api/v1/runs/:id/continue", h.apiContinueRun, Editor},
+		{get, "/api/v1/runs/:id/events", h.apiStreamRun, Viewer},
 		{get, "/api/v1/runs/:id/results", h.apiRunResults, Viewer},
 		{get, "/api/v1/runs/:id/export.csv", h.exportRunCSV, Viewer},
 		{get, "/api/v1/runs/:id/export.json", h.exportRunJSON, Viewer},
