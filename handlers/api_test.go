@@ -169,6 +169,12 @@ func (a *apiClient) call(method, target, token string, body []byte, contentType 
 	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
 		t.Errorf("%s %s: the %d answer does not match the document: %v\nbody: %.600s", method, target, rec.Code, err, rec.Body)
 	}
+	// A 503 (figures being prepared: Retry-After) is an answer a client
+	// must wait out, not an error: the document describes it where it
+	// comes, rather than leaving it to the default answer.
+	if rec.Code == http.StatusServiceUnavailable && route.Operation.Responses.Status(rec.Code) == nil {
+		t.Errorf("%s %s answered 503 (Retry-After %q), which the document does not describe for it", method, target, rec.Header().Get("Retry-After"))
+	}
 	// A Location the document promises is sent (kin-openapi checks only
 	// the headers marked required).
 	if resp := route.Operation.Responses.Status(rec.Code); resp != nil && resp.Value != nil && resp.Value.Headers["Location"] != nil &&
