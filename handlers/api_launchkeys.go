@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -55,11 +56,37 @@ func launchKey(c echo.Context, launches string) (k models.LaunchKey, keyed bool,
 		return k, false, err
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
-	sum := sha256.New()
-	fmt.Fprintf(sum, "%s %s\n", req.Method, req.URL.Path)
-	sum.Write(body)
-	return models.LaunchKey{WorkspaceID: workspaceOf(req.Context()), Principal: launchPrincipal(principalOf(req.Context())),
-		IdempotencyKey: key, BodyHash: hex.EncodeToString(sum.Sum(nil)), Launches: launches}, true, nil
+	hash := func(body []byte) string {
+		sum := sha256.New()
+		fmt.Fprintf(sum, "%s %s\n", req.Method, req.URL.Path)
+		sum.Write(body)
+		return hex.EncodeToString(sum.Sum(nil))
+	}
+	k = models.LaunchKey{WorkspaceID: workspaceOf(req.Context()), Principal: launchPrincipal(principalOf(req.Context())),
+		IdempotencyKey: key, BodyHash: hash(body), Launches: launches}
+	if canonical, ok := canonicalJSON(body); ok && !bytes.Equal(canonical, body) {
+		k.BodyHash, k.SentBodyHash = hash(canonical), k.BodyHash
+	}
+	return k, true, nil
+}
+
+// canonicalJSON is body as one JSON text in a single spelling: object keys
+// sorted, no spaces, strings and numbers written as the encoder writes them
+// (numbers keep their digits). A retry that sends the same request spelled
+// otherwise (another client library, keys in another order, pretty-printed)
+// is then the same request. ok is false when body is not one JSON value.
+func canonicalJSON(body []byte) (out []byte, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, false
+	}
+	out, err := json.Marshal(v)
+	return out, err == nil
 }
 
 // checkIdempotencyKey refuses a launch key that cannot be stored: empty,
@@ -105,7 +132,7 @@ func (h *Handlers) replayLaunch(c echo.Context, k models.LaunchKey) (done bool, 
 		return false, nil
 	case err != nil:
 		return true, err
-	case found.BodyHash != k.BodyHash:
+	case found.BodyHash != k.BodyHash && (k.SentBodyHash == "" || found.BodyHash != k.SentBodyHash):
 		return true, models.Errorf(models.EInvalid,
 			"the Idempotency-Key %q was sent before with another request (another path or body), which it launched: "+
 				"use a new key for a new launch, or send exactly the same request to get what it launched", k.IdempotencyKey)

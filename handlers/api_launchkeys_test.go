@@ -3,6 +3,8 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -118,6 +120,74 @@ func TestAPIRetriedLaunchWithIdempotencyKey(t *testing.T) {
 		}
 		if n := runs(); n != before+1 {
 			t.Errorf("two launches with one key: %d new runs, want 1", n-before)
+		}
+	})
+}
+
+// TestAPIRetriedLaunchSpelledOtherwise: a retry is the same request when
+// its JSON says the same, spelled otherwise (keys in another order, spaces
+// and line breaks, a character escaped): it answers the first launch (200,
+// nothing launched) where it was refused as "another request" with 422
+// (QA: curl's pretty-printed body, then a script's re-encoded retry). A key
+// stored before bodies were compared as JSON (the hash of the bytes sent)
+// still answers a byte-identical retry; another value is still refused.
+func TestAPIRetriedLaunchSpelledOtherwise(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		a := newAPIClient(t, env)
+		editor := env.createUser(env.ws.ID, "editor@a.test", models.RoleEditor)
+		_, tok := env.apiToken(env.ws.ID, editor.ID)
+		d := env.demo()
+		target := fmt.Sprintf("/api/v1/projects/%d/runs", env.project.ID)
+		first := fmt.Sprintf(`{
+  "dataset_id": %d, "rubric_id": %d, "judge_id": %d,
+  "name": "caf\u00e9 run",
+  "settings": {"rounds": 1, "seed": 7}
+}`, d.dataset.ID, d.rubric.ID, d.judge.ID)
+		retry := fmt.Sprintf(`{"settings":{"seed":7,"rounds":1},"name":"café run","judge_id":%d,"rubric_id":%d,"dataset_id":%d}`,
+			d.judge.ID, d.rubric.ID, d.dataset.ID)
+		other := strings.Replace(retry, `"seed":7`, `"seed":8`, 1)
+		send := func(body string) *httptest.ResponseRecorder {
+			t.Helper()
+			return a.call(http.MethodPost, target, tok, []byte(body), "application/json")
+		}
+		runs := func() int {
+			rs, err := env.db.ListRuns(ctx, env.ws.ID, env.project.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(rs)
+		}
+		a.header = http.Header{"Idempotency-Key": {"spelled"}}
+		made := decode[APIRun](t, send(first), http.StatusCreated)
+		before := runs()
+		rec := send(retry)
+		if rec.Code != http.StatusOK || rec.Header().Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("the same launch spelled otherwise = %d %.300s; want 200 replayed", rec.Code, rec.Body)
+		}
+		if again := decode[APIRun](t, rec, http.StatusOK); again.ID != made.ID {
+			t.Errorf("retry answered run %d, want %d", again.ID, made.ID)
+		}
+		if rec := send(other); rec.Code != http.StatusUnprocessableEntity {
+			t.Errorf("the same key with another seed = %d %.300s; want 422", rec.Code, rec.Body)
+		}
+		if n := runs(); n != before {
+			t.Errorf("retries launched %d runs", n-before)
+		}
+
+		// A key stored as the hash of the bytes sent (before this change).
+		sum := sha256.Sum256([]byte(http.MethodPost + " " + target + "\n" + first))
+		if err := env.db.Gorm.Exec("UPDATE launch_keys SET body_hash = ? WHERE idempotency_key = ?", hex.EncodeToString(sum[:]), "spelled").Error; err != nil {
+			t.Fatal(err)
+		}
+		if rec := send(first); rec.Code != http.StatusOK {
+			t.Errorf("a byte-identical retry of a key stored before = %d %.300s; want 200", rec.Code, rec.Body)
+		}
+		if rec := send(other); rec.Code != http.StatusUnprocessableEntity {
+			t.Errorf("another request with a key stored before = %d; want 422", rec.Code)
+		}
+		if n := runs(); n != before {
+			t.Errorf("retries launched %d runs", n-before)
 		}
 	})
 }

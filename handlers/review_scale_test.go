@@ -132,6 +132,7 @@ func TestReviewsUseTheRubricsScale(t *testing.T) {
 		// The run's record of the rubric's range is no part of a rubric.
 		rub := map[string]any{"name": "r", "task": "t", "criteria": []map[string]any{
 			{"name": "Q", "description": "q", "lo": 0, "hi": 5, "rubric_scale": map[string]any{"lo": 1, "hi": 3}}}}
+		api.invalidRequests = true // the document refuses the key too
 		if rec := api.json(http.MethodPost, fmt.Sprintf("/api/v1/projects/%d/rubrics", env.project.ID), tok, rub); rec.Code != http.StatusBadRequest {
 			t.Errorf("a rubric with rubric_scale: %d, want 400: %s", rec.Code, rec.Body)
 		}

@@ -44,7 +44,13 @@ func (h *Handlers) Register(e *echo.Echo) {
 		// that would be refused never holds a place (admission.go).
 		// No part of the address, and after the access check no field,
 		// may hold NUL or another control character (controlchars.go).
-		e.Add(r.Method, r.Path, h.admitPages(r.Method, r.Path, r.Handler), refuseControlsInAddress, h.require(r.Access), refuseControlCharacters)
+		// An API route refuses a query parameter its OpenAPI document
+		// does not list (api_query.go).
+		handler := r.Handler
+		if strings.HasPrefix(r.Path, "/api/") {
+			handler = refuseUnknownQuery(r.Method, r.Path, handler)
+		}
+		e.Add(r.Method, r.Path, h.admitPages(r.Method, r.Path, handler), refuseControlsInAddress, h.require(r.Access), refuseControlCharacters)
 	}
 }
 
@@ -316,6 +322,7 @@ func (h *Handlers) routes() []route {
 		{post, "/api/v1/runs/:id/cancel", h.apiCancelRun, Editor},
 		{post, "/api/v1/runs/:id/pause", h.apiPauseRun, Editor},
 		{post, "/api/v1/runs/:id/continue", h.apiContinueRun, Editor},
+		{get, "/api/v1/runs/:id/events", h.apiStreamRun, Viewer},
 		{get, "/api/v1/runs/:id/results", h.apiRunResults, Viewer},
 		{get, "/api/v1/runs/:id/export.csv", h.exportRunCSV, Viewer},
 		{get, "/api/v1/runs/:id/export.json", h.exportRunJSON, Viewer},

@@ -140,6 +140,7 @@ var wantAccess = map[string]Access{
 	"POST /api/v1/runs/:id/pause":           Editor,
 	"POST /api/v1/runs/:id/continue":        Editor,
 	"GET /api/v1/runs/:id/results":          Viewer,
+	"GET /api/v1/runs/:id/events":           Viewer,
 	"GET /api/v1/runs/:id/export.csv":       Viewer,
 	"GET /api/v1/runs/:id/export.json":      Viewer,
 	"GET /api/v1/experiments/:id":           Viewer,

@@ -176,6 +176,16 @@ func TestLargeFinishedRunSummaryIsBuiltInTheBackground(t *testing.T) {
 		assertPreparing(t, "JSON export", env.within(t, base+"/export.json", ck))
 		assertPreparing(t, "API results", api.get("/api/v1/runs/"+strconv.FormatInt(run.ID, 10)+"/results", tok))
 		assertPreparing(t, "API JSON export", api.get("/api/v1/runs/"+strconv.FormatInt(run.ID, 10)+"/export.json", tok))
+		// An experiment holding the run waits for its figures too, saying
+		// so as the document describes (503 with Retry-After).
+		exp := models.Experiment{WorkspaceID: env.ws.ID, ProjectID: run.ProjectID, DatasetID: run.DatasetID, Name: "holding the large run"}
+		if err := env.db.CreateExperiment(context.Background(), &exp); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.db.Gorm.Model(&models.Run{}).Where("id = ?", run.ID).Update("experiment_id", exp.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		assertPreparing(t, "API experiment", api.get("/api/v1/experiments/"+strconv.FormatInt(exp.ID, 10), tok))
 		if rec := env.within(t, base+"/export.csv", ck); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "\n") {
 			t.Errorf("CSV export while preparing: %d", rec.Code)
 		}

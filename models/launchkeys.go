@@ -40,6 +40,10 @@ type LaunchKey struct {
 	// Launches is LaunchKeyRun or LaunchKeyExperiment: which creation
 	// records the key (an experiment's own runs do not). Not stored.
 	Launches string `gorm:"-"`
+	// SentBodyHash is the hash of the body exactly as sent, when BodyHash
+	// is of its canonical form: keys stored before bodies were compared
+	// as JSON hold this one. Not stored.
+	SentBodyHash string `gorm:"-"`
 }
 
 // ErrLaunchKeyTaken is the error of a launch whose Idempotency-Key another
