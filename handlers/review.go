@@ -720,6 +720,23 @@ func (h *Handlers) datasetRuns(ctx context.Context, ds models.Dataset) ([]models
 	return out, nil
 }
 
+// defaultQueueRun is the run a queue opened without one follows: the
+// newest run that went through all its calls. The newest run of all was
+// taken before, and a run still running, paused or stopped part-way
+// ordered the queue by the few samples it had judged: a reviewer opening
+// the dataset's queue while a colleague's run went on saw its order (and
+// the sample at each place) change under them, and rated through a run
+// that would never finish. Without such a run, the newest. runs is
+// newest first (datasetRuns).
+func defaultQueueRun(runs []models.Run) models.Run {
+	for _, r := range runs {
+		if r.Completed() {
+			return r
+		}
+	}
+	return runs[0]
+}
+
 // showReviewQueue is a dataset's review queue for one criterion, ordered
 // through one run's judge scores: one sample at a time, blind by default.
 func (h *Handlers) showReviewQueue(c echo.Context) error {
@@ -744,7 +761,7 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	if len(runs) == 0 {
 		return render(c, http.StatusOK, web.ReviewQueuePage(v))
 	}
-	run := runs[0]
+	run := defaultQueueRun(runs)
 	for _, r := range runs {
 		if r.ID == q.RunID {
 			run = r
