@@ -766,7 +766,11 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		if r.ID == q.RunID {
 			run = r
 		}
-		v.Runs = append(v.Runs, web.ReviewRunOption{ID: r.ID, Name: r.Name, Simulated: r.Simulated})
+		o := web.ReviewRunOption{ID: r.ID, Name: r.Name, Simulated: r.Simulated}
+		if !r.Completed() {
+			o.Status = r.Status
+		}
+		v.Runs = append(v.Runs, o)
 	}
 	q.RunID = run.ID
 	if q.Criterion < 0 || q.Criterion >= len(run.RubricSnapshot.Criteria) {

@@ -60,3 +60,26 @@ func TestReviewQueueOpensOnTheNewestCompletedRun(t *testing.T) {
 		}
 	})
 }
+
+// TestReviewQueueRunChoiceTellsRunsApart: two runs of one rubric on one
+// dataset share their name; the queue's run choice offered two identical
+// lines. Each now starts with the run's id, and one that is not complete
+// says how it stands.
+func TestReviewQueueRunChoiceTellsRunsApart(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.demo()
+		older := env.waitRun(env.launch(d.launchForm("1", "10")), 60*time.Second)
+		newer := env.waitRun(env.launch(d.launchForm("1", "10")), 60*time.Second)
+		must(t, env.db.Gorm.Model(&models.Run{}).Where("id IN ?", []int64{older.ID, newer.ID}).Update("name", "Same name").Error)
+		must(t, env.db.Gorm.Model(&models.Run{}).Where("id = ?", newer.ID).Update("status", models.RunPaused).Error)
+		body := env.get(fmt.Sprintf("/datasets/%d/review", d.dataset.ID)).Body.String()
+		for _, want := range []string{
+			fmt.Sprintf(`<option value="%d" selected>run %d · Same name (simulated judge)</option>`, older.ID, older.ID),
+			fmt.Sprintf(`<option value="%d">run %d · Same name (simulated judge) · paused</option>`, newer.ID, newer.ID),
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("run choice: want %s", want)
+			}
+		}
+	})
+}
