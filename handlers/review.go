@@ -916,6 +916,11 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 				sv.Others = append(sv.Others, r)
 			}
 		}
+		// Which of the ratings shown the human rating beside them counts.
+		if sv.Counting, err = h.reviewCounting(ctx, run); err != nil {
+			return err
+		}
+		sv.RatedBy = reviews[s.RowID]
 	}
 	v.Sample = &sv
 	if v.CanRate {
@@ -925,6 +930,17 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		v.Form = &f
 	}
 	return render(c, http.StatusOK, web.ReviewQueuePage(v))
+}
+
+// reviewCounting is which browser ratings the run's report counts (its
+// human source), for the pages that list a sample's reviews beside it.
+func (h *Handlers) reviewCounting(ctx context.Context, run models.Run) (*web.ReviewCounting, error) {
+	src, err := h.DB.FindRunHumanSource(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &web.ReviewCounting{Imported: src.Source == models.HumansImported, UptoRatingID: src.UptoRatingID,
+		RunURL: "/runs/" + strconv.FormatInt(run.ID, 10)}, nil
 }
 
 // writesAnalysis reports whether the run's judge writes an analysis of
@@ -1175,6 +1191,7 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 		page.Criteria[ci].HumanMissing = humanMissingReason(crit, *src, apart[crit.Name], reviews, withdrawn, offScale, scale, scaleUnknown, readerMember)
 		return nil
 	}
+	var counting *web.ReviewCounting // read once, for the first criterion with reviews
 	for ci, crit := range run.RubricSnapshot.Criteria {
 		sc := web.SampleReviewCriterion{Name: crit.Name,
 			QueueURL: (queueQuery{RunID: run.ID, Criterion: ci, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(ds.ID, -1)}
@@ -1188,6 +1205,14 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 		}
 		reviews := splitReviews(byName[crit.Name], scales[ci])
 		sc.Reviews, sc.OffScale = reviews.current[rowID], reviews.offScale[rowID]
+		if len(sc.Reviews) > 0 {
+			if counting == nil {
+				if counting, err = h.reviewCounting(ctx, run); err != nil {
+					return nil, err
+				}
+			}
+			sc.Counting = counting
+		}
 		if err := sayWhyMissing(ci, crit, sc.Reviews, reviews.withdrawn[rowID], reviews.offScale[rowID], scales[ci], false); err != nil {
 			return nil, err
 		}
