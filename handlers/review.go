@@ -920,6 +920,7 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		if sv.Counting, err = h.reviewCounting(ctx, run); err != nil {
 			return err
 		}
+		sv.Counting = withStillCounted(sv.Counting, models.OnScale(shown[crit.Name], scale))
 		sv.RatedBy = reviews[s.RowID]
 	}
 	v.Sample = &sv
@@ -941,6 +942,34 @@ func (h *Handlers) reviewCounting(ctx context.Context, run models.Run) (*web.Rev
 	}
 	return &web.ReviewCounting{Imported: src.Source == models.HumansImported, UptoRatingID: src.UptoRatingID,
 		RunURL: "/runs/" + strconv.FormatInt(run.ID, 10)}, nil
+}
+
+// withStillCounted is rc for one sample's reviews on one criterion (on:
+// every submission on the criterion's scale), with the withdrawals the
+// report does not know of yet: a reviewer's latest review withdrew their
+// rating after the last recompute, which read an earlier rating of theirs.
+func withStillCounted(rc *web.ReviewCounting, on []models.ReviewRating) *web.ReviewCounting {
+	if rc == nil || rc.Imported {
+		return rc
+	}
+	latest, read := map[string]models.ReviewRating{}, map[string]models.ReviewRating{}
+	for _, r := range on {
+		k := r.ReviewerKey()
+		if l, ok := latest[k]; !ok || r.ID > l.ID {
+			latest[k] = r
+		}
+		if b, ok := read[k]; r.ID <= rc.UptoRatingID && (!ok || r.ID > b.ID) {
+			read[k] = r
+		}
+	}
+	out := *rc
+	out.StillCounted = map[int64]bool{}
+	for k, l := range latest {
+		if b, ok := read[k]; ok && b.Score != nil && l.Score == nil && l.ID > rc.UptoRatingID && !l.Excluded {
+			out.StillCounted[l.ID] = true
+		}
+	}
+	return &out
 }
 
 // writesAnalysis reports whether the run's judge writes an analysis of
@@ -1211,7 +1240,7 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 					return nil, err
 				}
 			}
-			sc.Counting = counting
+			sc.Counting = withStillCounted(counting, models.OnScale(byName[crit.Name], scales[ci]))
 		}
 		if err := sayWhyMissing(ci, crit, sc.Reviews, reviews.withdrawn[rowID], reviews.offScale[rowID], scales[ci], false); err != nil {
 			return nil, err
