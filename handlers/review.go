@@ -720,6 +720,23 @@ func (h *Handlers) datasetRuns(ctx context.Context, ds models.Dataset) ([]models
 	return out, nil
 }
 
+// defaultQueueRun is the run a queue opened without one follows: the
+// newest run that went through all its calls. The newest run of all was
+// taken before, and a run still running, paused or stopped part-way
+// ordered the queue by the few samples it had judged: a reviewer opening
+// the dataset's queue while a colleague's run went on saw its order (and
+// the sample at each place) change under them, and rated through a run
+// that would never finish. Without such a run, the newest. runs is
+// newest first (datasetRuns).
+func defaultQueueRun(runs []models.Run) models.Run {
+	for _, r := range runs {
+		if r.Completed() {
+			return r
+		}
+	}
+	return runs[0]
+}
+
 // showReviewQueue is a dataset's review queue for one criterion, ordered
 // through one run's judge scores: one sample at a time, blind by default.
 func (h *Handlers) showReviewQueue(c echo.Context) error {
@@ -744,12 +761,16 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	if len(runs) == 0 {
 		return render(c, http.StatusOK, web.ReviewQueuePage(v))
 	}
-	run := runs[0]
+	run := defaultQueueRun(runs)
 	for _, r := range runs {
 		if r.ID == q.RunID {
 			run = r
 		}
-		v.Runs = append(v.Runs, web.ReviewRunOption{ID: r.ID, Name: r.Name, Simulated: r.Simulated})
+		o := web.ReviewRunOption{ID: r.ID, Name: r.Name, Simulated: r.Simulated}
+		if !r.Completed() {
+			o.Status = r.Status
+		}
+		v.Runs = append(v.Runs, o)
 	}
 	q.RunID = run.ID
 	if q.Criterion < 0 || q.Criterion >= len(run.RubricSnapshot.Criteria) {
@@ -895,6 +916,12 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 				sv.Others = append(sv.Others, r)
 			}
 		}
+		// Which of the ratings shown the human rating beside them counts.
+		if sv.Counting, err = h.reviewCounting(ctx, run); err != nil {
+			return err
+		}
+		sv.Counting = withStillCounted(sv.Counting, models.OnScale(shown[crit.Name], scale))
+		sv.RatedBy = reviews[s.RowID]
 	}
 	v.Sample = &sv
 	if v.CanRate {
@@ -904,6 +931,45 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		v.Form = &f
 	}
 	return render(c, http.StatusOK, web.ReviewQueuePage(v))
+}
+
+// reviewCounting is which browser ratings the run's report counts (its
+// human source), for the pages that list a sample's reviews beside it.
+func (h *Handlers) reviewCounting(ctx context.Context, run models.Run) (*web.ReviewCounting, error) {
+	src, err := h.DB.FindRunHumanSource(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &web.ReviewCounting{Imported: src.Source == models.HumansImported, UptoRatingID: src.UptoRatingID,
+		RunURL: "/runs/" + strconv.FormatInt(run.ID, 10)}, nil
+}
+
+// withStillCounted is rc for one sample's reviews on one criterion (on:
+// every submission on the criterion's scale), with the withdrawals the
+// report does not know of yet: a reviewer's latest review withdrew their
+// rating after the last recompute, which read an earlier rating of theirs.
+func withStillCounted(rc *web.ReviewCounting, on []models.ReviewRating) *web.ReviewCounting {
+	if rc == nil || rc.Imported {
+		return rc
+	}
+	latest, read := map[string]models.ReviewRating{}, map[string]models.ReviewRating{}
+	for _, r := range on {
+		k := r.ReviewerKey()
+		if l, ok := latest[k]; !ok || r.ID > l.ID {
+			latest[k] = r
+		}
+		if b, ok := read[k]; r.ID <= rc.UptoRatingID && (!ok || r.ID > b.ID) {
+			read[k] = r
+		}
+	}
+	out := *rc
+	out.StillCounted = map[int64]bool{}
+	for k, l := range latest {
+		if b, ok := read[k]; ok && b.Score != nil && l.Score == nil && l.ID > rc.UptoRatingID && !l.Excluded {
+			out.StillCounted[l.ID] = true
+		}
+	}
+	return &out
 }
 
 // writesAnalysis reports whether the run's judge writes an analysis of
@@ -1154,6 +1220,7 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 		page.Criteria[ci].HumanMissing = humanMissingReason(crit, *src, apart[crit.Name], reviews, withdrawn, offScale, scale, scaleUnknown, readerMember)
 		return nil
 	}
+	var counting *web.ReviewCounting // read once, for the first criterion with reviews
 	for ci, crit := range run.RubricSnapshot.Criteria {
 		sc := web.SampleReviewCriterion{Name: crit.Name,
 			QueueURL: (queueQuery{RunID: run.ID, Criterion: ci, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(ds.ID, -1)}
@@ -1167,6 +1234,14 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 		}
 		reviews := splitReviews(byName[crit.Name], scales[ci])
 		sc.Reviews, sc.OffScale = reviews.current[rowID], reviews.offScale[rowID]
+		if len(sc.Reviews) > 0 {
+			if counting == nil {
+				if counting, err = h.reviewCounting(ctx, run); err != nil {
+					return nil, err
+				}
+			}
+			sc.Counting = withStillCounted(counting, models.OnScale(byName[crit.Name], scales[ci]))
+		}
 		if err := sayWhyMissing(ci, crit, sc.Reviews, reviews.withdrawn[rowID], reviews.offScale[rowID], scales[ci], false); err != nil {
 			return nil, err
 		}

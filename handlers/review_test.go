@@ -358,7 +358,7 @@ func TestReviewQueueLabelsTheSimulatedJudge(t *testing.T) {
 		if j := judgeSection(body); !strings.Contains(j, `data-testid="simulated-badge"`) || !strings.Contains(j, `data-testid="review-simulated"`) {
 			t.Errorf("the simulated judge's scores are not labelled as such")
 		}
-		if !strings.Contains(body, fmt.Sprintf("<option value=\"%d\" selected>%s (simulated judge)", batch.ID, batch.Name)) {
+		if !strings.Contains(body, fmt.Sprintf("<option value=\"%d\" selected>run %d · %s (simulated judge)", batch.ID, batch.ID, batch.Name)) {
 			t.Errorf("the run choice does not say the run is the simulated judge's")
 		}
 		if j := judgeSection(body); !strings.Contains(j, "Round 1:") {
@@ -438,7 +438,7 @@ func TestReviewQueueNamesTheSimulatedJudgeOnce(t *testing.T) {
 		run := env.waitRun(env.launch(d.launchForm("2", "10")), 60*time.Second)
 		must(t, env.db.Gorm.Model(&models.Run{}).Where("id = ?", run.ID).Update("name", "Demo run (simulated judge)").Error)
 		body := env.get(fmt.Sprintf("/datasets/%d/review?run=%d", d.dataset.ID, run.ID)).Body.String()
-		want := fmt.Sprintf(`<option value="%d" selected>Demo run (simulated judge)</option>`, run.ID)
+		want := fmt.Sprintf(`<option value="%d" selected>run %d · Demo run (simulated judge)</option>`, run.ID, run.ID)
 		if !strings.Contains(body, want) || strings.Contains(body, "(simulated judge) (simulated judge)") {
 			t.Errorf("run choice: want %s, once", want)
 		}

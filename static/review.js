@@ -2,7 +2,14 @@
 // works without it): number keys rate, j/k go to the next/previous sample,
 // ? shows the keys. In blind mode a number key saves the rating at once.
 (function () {
-  var form = document.querySelector("form[data-review-form]");
+  var forms = document.querySelectorAll("form[data-review-form]");
+  // formOf is the form a number key rates: the one holding the focus (a
+  // sample page has one per criterion: the key rated the first one's while
+  // the reviewer was in another's), else the page's only form.
+  function formOf(el) {
+    var f = el && el.closest ? el.closest("form[data-review-form]") : null;
+    return f || (forms.length === 1 ? forms[0] : null);
+  }
   var help = document.querySelector("[data-review-help]");
   var toggle = document.querySelector("[data-review-help-toggle]");
   function showHelp() { if (help) help.hidden = !help.hidden; }
@@ -20,6 +27,7 @@
     if (ev.key === "k") link = document.querySelector("[data-review-prev]");
     if (link) { ev.preventDefault(); window.location.href = link.href; return; }
     if (ev.key === "?") { ev.preventDefault(); showHelp(); return; }
+    var form = formOf(ev.target);
     if (!form || !/^[0-9]$/.test(ev.key)) return;
     var box = form.querySelector('input[data-review-key="' + ev.key + '"]');
     if (!box) return;
