@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/batcheval/batcheval/evaluator"
 	"gorm.io/gorm"
 )
 
@@ -376,6 +378,46 @@ func (db *DB) ListDatasetRowFigures(ctx context.Context, datasetID int64, column
 	return out, rows.Err()
 }
 
+// listCriterionRatingRows returns every row of the dataset in file order
+// with its id, id in the file and, of its imported ratings, those a merge
+// of crit's human ratings reads (MergeHumanRatingsOn, HumanRatings): the
+// human column, the criterion's name, its explicit annotator columns and
+// every "<column>@" key. Its texts are not read (SQL selects no data), and
+// rows whose stored ratings are alike share one map: callers must not
+// change it.
+func (db *DB) listCriterionRatingRows(ctx context.Context, datasetID int64, crit evaluator.Criterion) ([]DatasetRow, error) {
+	prefix := HumanKey(crit) + "@"
+	keep := func(k string) bool {
+		return k == crit.Name || k == crit.HumanColumn || strings.HasPrefix(k, prefix) ||
+			(crit.HumanColumn != "" && strings.HasPrefix(k, crit.HumanColumn+"@")) || slices.Contains(crit.AnnotatorColumns, k)
+	}
+	n, err := db.CountDatasetRows(ctx, datasetID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.Reader(ctx).Model(&DatasetRow{}).Select("id, external_id, ratings").Where("dataset_id = ?", datasetID).Order("position").Rows()
+	if err != nil {
+		return nil, fmt.Errorf("read ratings of dataset %d: %w", datasetID, err)
+	}
+	defer rows.Close()
+	out := make([]DatasetRow, 0, n)
+	shared := ratingMaps{}
+	var raw []byte
+	for rows.Next() {
+		r := DatasetRow{DatasetID: datasetID}
+		if err := rows.Scan(&r.ID, &r.ExternalID, &raw); err != nil {
+			return nil, fmt.Errorf("read ratings of dataset %d: %w", datasetID, err)
+		}
+		if len(raw) > 0 {
+			if r.Ratings, err = shared.kept(raw, keep); err != nil {
+				return nil, fmt.Errorf("read ratings of row %d: %w", r.ID, err)
+			}
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
 // maxSharedRatings bounds the distinct ratings ratingMaps keeps to hand out
 // again: ratings of a few values (1 to 5 on one or two columns) come back
 // for many rows, and past this many distinct ones the ratings are likely
@@ -397,6 +439,31 @@ func (m ratingMaps) of(raw []byte) (map[string]*float64, error) {
 	var r map[string]*float64
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, err
+	}
+	if len(m) < maxSharedRatings {
+		m[string(raw)] = r
+	}
+	return r, nil
+}
+
+// kept is of's ratings with only the keys keep accepts (nil when none
+// is), shared as of's are. A ratingMaps is used with one keep function.
+func (m ratingMaps) kept(raw []byte, keep func(string) bool) (map[string]*float64, error) {
+	if r, ok := m[string(raw)]; ok {
+		return r, nil
+	}
+	var all map[string]*float64
+	if err := json.Unmarshal(raw, &all); err != nil {
+		return nil, err
+	}
+	var r map[string]*float64
+	for k, v := range all {
+		if keep(k) {
+			if r == nil {
+				r = make(map[string]*float64, 2)
+			}
+			r[k] = v
+		}
 	}
 	if len(m) < maxSharedRatings {
 		m[string(raw)] = r
