@@ -76,7 +76,8 @@ func freshPostgresPages(b *testing.B, path string, rows int) {
 		b.Fatal(err)
 	}
 	defer sim.Close()
-	log := slog.New(slog.DiscardHandler)
+	// Errors only, to stderr: a failed request says why.
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	r, err := runner.New(runner.Config{DB: db, Log: log, Work: true, SimulatedURL: sim.URL, PollInterval: 100 * time.Millisecond})
 	if err != nil {
 		b.Fatal(err)
