@@ -548,6 +548,8 @@ func TestParkedLooksWithTheSweep(t *testing.T) {
 		var hold atomic.Bool
 		held := make(chan struct{}, 1)
 		release := make(chan struct{})
+		var releaseOnce sync.Once
+		letGo := func() { releaseOnce.Do(func() { close(release) }) }
 		// A lease of 400 ms: the idle sweep looks every 200 ms, the parked
 		// worker's backstop as often (PollInterval is shorter).
 		r := env.startRunner(Config{IdleAfter: idleAfter, PollInterval: 20 * time.Millisecond, LeaseTTL: 400 * time.Millisecond}, func(r *Runner) {
@@ -562,6 +564,9 @@ func TestParkedLooksWithTheSweep(t *testing.T) {
 				}
 			}
 		})
+		// Registered after the runner's stop, so run before it (a stop
+		// waits for a held sweep).
+		t.Cleanup(letGo)
 		if env.db.Dialect == models.SQLite && !r.wake.watched.Load() {
 			t.Skip("the wake file is not watched here: the parked worker looks every PollInterval on its own timer")
 		}
@@ -586,7 +591,7 @@ func TestParkedLooksWithTheSweep(t *testing.T) {
 			t.Errorf("%d looks of its own while the sweep was held, want none (one wake-up: the sweep's)", got)
 		}
 		hold.Store(false)
-		close(release)
+		letGo()
 		// The backstop goes on with the sweep: a job queued without waking
 		// this worker (stored and queued as another process does, without
 		// writing the wake file) is found by the look after a sweep. (On
