@@ -23,10 +23,10 @@ func statsRows(t *testing.T, db *models.DB, table string) int64 {
 }
 
 // TestBulkWritesAnalyzeOnPostgres: on a fresh PostgreSQL database a large
-// import (a dataset of 10,000 rows) left dataset_rows never analyzed until autovacuum came,
-// a minute or more later, and meanwhile the planner, taking the table for
-// a few pages of rows, read the dataset page's 25 rows by sorting every
-// row of the dataset. A write of at least 10,000 rows now analyzes its
+// import left dataset_rows never analyzed until autovacuum came, a minute
+// or more later, and meanwhile the planner sized it from its pages alone
+// (a run's start read its rows in chunks each planned as a scan and sort
+// of every row after it). A write of at least 10,000 rows now analyzes its
 // table once committed: the import's dataset_rows (and the page of rows
 // is then read in order through dataset_rows_position, no Sort), a
 // round's run_batches, a run's stored sample results. A small write

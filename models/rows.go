@@ -138,12 +138,13 @@ func (db *DB) ImportDataset(ctx context.Context, d *Dataset, fill func(put func(
 // bulkAnalyzeRows is how many rows one write (an import, a round's
 // batches, a run's stored sample results) adds to a PostgreSQL table
 // before it gathers the table's statistics itself, once committed.
-// Without them the planner takes a table never analyzed for a few pages
-// of rows: the dataset page's 25 rows of a fresh 1,000,000-row import
-// were found through an index on the dataset alone and all sorted by
-// position (a Bitmap Heap Scan and a Sort of every row) instead of read
-// in order through dataset_rows_position, until autovacuum's first
-// ANALYZE, a minute or more later (BenchmarkPagesOnAFreshPostgres). An
+// Without them the planner sizes a table never analyzed from its pages
+// alone: a run's start read a fresh import's rows in chunks planned for
+// a hundred rows each (a Bitmap Heap Scan of every row from the chunk on
+// and a Sort) until autovacuum's first ANALYZE, a minute or more later;
+// that read took 1.3-1.5x as long as once analyzed at 200,000 and
+// 1,000,000 rows (BenchmarkRunStartReadNeverAnalyzed; the pages stayed
+// fast either way, BenchmarkPagesOnAFreshPostgres). An
 // ANALYZE reads a sample of at most 30,000 rows (the default statistics
 // target), a fraction of a second, whatever the table's size.
 const bulkAnalyzeRows = 10000
