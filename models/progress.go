@@ -240,6 +240,9 @@ func (db *DB) CreateRoundBatches(ctx context.Context, runID int64, criterion, ro
 	if err != nil {
 		return nil, fmt.Errorf("store round %d batches: %w", round+1, err)
 	}
+	if !stored {
+		db.analyzeFilled(ctx, "run_batches", len(bs))
+	}
 	return bs, nil
 }
 

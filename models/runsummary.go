@@ -105,6 +105,14 @@ const summaryCacheKiB = -64 << 10
 // them in the same transaction (inserted in chunks) and recorded as coming
 // from sampleKey.
 func (db *DB) SaveRunSummary(ctx context.Context, s RunSummary, sampleKey string, perCriterion int, samples []RunSampleResult) error {
+	if err := db.saveRunSummary(ctx, s, sampleKey, perCriterion, samples); err != nil {
+		return err
+	}
+	db.analyzeFilled(ctx, "run_sample_results", len(samples))
+	return nil
+}
+
+func (db *DB) saveRunSummary(ctx context.Context, s RunSummary, sampleKey string, perCriterion int, samples []RunSampleResult) error {
 	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if tx.Dialector.Name() == "postgres" {
 			// Two first reads of a run storing at once take turns (on

@@ -145,7 +145,11 @@ func (db *DB) CreateDataset(ctx context.Context, d *Dataset, rows []DatasetRow) 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return db.Gorm.WithContext(context.WithoutCancel(ctx)).Transaction(func(tx *gorm.DB) error { return createDatasetTx(tx, d, rows) })
+	if err := db.Gorm.WithContext(context.WithoutCancel(ctx)).Transaction(func(tx *gorm.DB) error { return createDatasetTx(tx, d, rows) }); err != nil {
+		return err
+	}
+	db.analyzeFilled(context.WithoutCancel(ctx), "dataset_rows", len(rows))
+	return nil
 }
 
 // createDatasetTx is CreateDataset's writes, in tx, once checked.

@@ -26,13 +26,17 @@ const idleWindow = 4 * time.Second
 // every PollInterval, the production default 1 s, where it is not), and a
 // LISTENing connection on PostgreSQL.
 //
+// sqlite-parked-own-timer is sqlite-parked with the parked look on a
+// timer of its own (5 s, beside the sweep's 5 s), as before it came with
+// the sweep's wake-up (parkedLooksWithSweep): the baseline of that change.
+//
 // sqlite-parked-unwatched is sqlite-parked without the wake file (as where
 // it cannot be watched): the parked look every second, the baseline of the
 // look every 5 s that the watch allows.
 func BenchmarkIdleCPU(b *testing.B) {
 	for _, d := range dbtest.Dialects {
-		for _, c := range []struct{ park, unwatched bool }{{false, false}, {true, false}, {true, true}} {
-			if c.unwatched && d != models.SQLite {
+		for _, c := range []struct{ park, unwatched, ownTimer bool }{{false, false, false}, {true, false, false}, {true, false, true}, {true, true, false}} {
+			if (c.unwatched || c.ownTimer) && d != models.SQLite {
 				continue
 			}
 			name := string(d)
@@ -43,6 +47,9 @@ func BenchmarkIdleCPU(b *testing.B) {
 			}
 			if c.unwatched {
 				name += "-unwatched"
+			}
+			if c.ownTimer {
+				name += "-own-timer"
 			}
 			park := c.park
 			b.Run(name, func(b *testing.B) {
@@ -55,6 +62,7 @@ func BenchmarkIdleCPU(b *testing.B) {
 				if c.unwatched {
 					r.wake.path = ""
 				}
+				r.park.ownTimer = c.ownTimer
 				if err := r.Start(context.Background()); err != nil {
 					b.Fatal(err)
 				}

@@ -61,6 +61,18 @@ type parking struct {
 	// beforeStart, when set (tests), runs before each restart of River's
 	// client: a restart that hangs (a database that does not answer).
 	beforeStart func()
+	// swept is signalled (never blocking) after each look of the lease
+	// sweep (sweepLoop): a parked worker whose look for due jobs is a
+	// backstop looks then, in the sweep's wake-up, rather than on a timer
+	// of its own at the same interval (parkedLooksWithSweep).
+	swept chan struct{}
+	// ownTimer, when set (BenchmarkIdleCPU's baseline), makes a parked
+	// worker look on its own timer, as it did before it looked with the
+	// sweep.
+	ownTimer bool
+	// looked, when set (tests), is called after each look of a parked
+	// worker for due jobs.
+	looked func()
 	// due is dueIn's statement, prepared on first use: a parked worker
 	// runs it every PollInterval, and SQLite's driver parses a statement
 	// given as text every time.
@@ -257,9 +269,16 @@ func (r *Runner) waitParked(ctx context.Context) bool {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
+		// The backstop look comes with the sweep's (one wake-up, not two);
+		// the timer is then set only for a job seen coming due sooner.
+		var swept <-chan struct{}
+		if r.parkedLooksWithSweep(poll) {
+			swept = r.park.swept
+		}
 		select {
 		case <-ctx.Done():
 			return false
+		case <-swept:
 		case <-r.park.wake:
 			r.log.Debug("waking: work queued by this process")
 			return true
@@ -277,6 +296,9 @@ func (r *Runner) waitParked(ctx context.Context) bool {
 		case <-t.C:
 		}
 		wait, any, err := r.dueIn(ctx)
+		if r.park.looked != nil {
+			r.park.looked()
+		}
 		next := poll
 		switch {
 		case err != nil:
@@ -290,8 +312,25 @@ func (r *Runner) waitParked(ctx context.Context) bool {
 		case any && wait < next:
 			next = wait
 		}
-		t.Reset(next)
+		if next < poll || !r.parkedLooksWithSweep(poll) {
+			t.Reset(next)
+		} else {
+			t.Stop()
+		}
 	}
+}
+
+// parkedLooksWithSweep says whether a parked worker that looks for due
+// jobs every poll makes its look right after each of the lease sweep's
+// (every idleSweepInterval while no run is running, more often while one
+// is) instead of on a timer of its own: when the sweep runs (a working
+// runner's) and looks at least as often. Two timers of 5 s woke the
+// parked SQLite worker's process twice every 5 s, most of its idle CPU
+// (BenchmarkIdleCPU/sqlite-parked); a worker that must look more often
+// than the sweep (SQLite without its wake file, every PollInterval)
+// keeps its own timer.
+func (r *Runner) parkedLooksWithSweep(poll time.Duration) bool {
+	return r.park.swept != nil && r.sweepDone != nil && !r.park.ownTimer && poll >= idleSweepInterval(r.cfg.LeaseTTL)
 }
 
 // unpark starts River's client again, retrying every PollInterval while

@@ -532,3 +532,85 @@ func TestHandOverLeavesAPrivateWorkerParked(t *testing.T) {
 		}
 	})
 }
+
+// TestParkedLooksWithTheSweep: a parked worker whose look for due jobs is
+// a backstop (the wake file watched on SQLite, notifications on
+// PostgreSQL) looked on a timer of its own, at the interval of the lease
+// sweep's timer: two wake-ups of the process every 5 s where one does. It
+// now looks right after each sweep: while the sweep is held, it makes no
+// look of its own; once the sweep goes on, it looks again (and finds a job
+// queued without a wake-up, the backstop). A job it has seen coming due
+// sooner still sets its own timer (TestDueIn's times, parkedLooksWithSweep).
+func TestParkedLooksWithTheSweep(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		var looks atomic.Int64
+		var hold atomic.Bool
+		held := make(chan struct{}, 1)
+		release := make(chan struct{})
+		var releaseOnce sync.Once
+		letGo := func() { releaseOnce.Do(func() { close(release) }) }
+		// A lease of 400 ms: the idle sweep looks every 200 ms, the parked
+		// worker's backstop as often (PollInterval is shorter).
+		r := env.startRunner(Config{IdleAfter: idleAfter, PollInterval: 20 * time.Millisecond, LeaseTTL: 400 * time.Millisecond}, func(r *Runner) {
+			r.park.looked = func() { looks.Add(1) }
+			r.beforeSweep = func() {
+				if hold.Load() {
+					select {
+					case held <- struct{}{}:
+					default:
+					}
+					<-release
+				}
+			}
+		})
+		// Registered after the runner's stop, so run before it (a stop
+		// waits for a held sweep).
+		t.Cleanup(letGo)
+		if env.db.Dialect == models.SQLite && !r.wake.watched.Load() {
+			t.Skip("the wake file is not watched here: the parked worker looks every PollInterval on its own timer")
+		}
+		if got, want := r.parkedPoll(), 200*time.Millisecond; got != want {
+			t.Fatalf("parked poll %s, want %s (the idle sweep's)", got, want)
+		}
+		waitParked(t, r, true, 3*time.Second)
+		for deadline := time.Now().Add(3 * time.Second); looks.Load() < 2; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d looks in 3 s while parked, want at least 2", looks.Load())
+			}
+		}
+		hold.Store(true)
+		select {
+		case <-held:
+		case <-time.After(3 * time.Second):
+			t.Fatal("the sweep did not come in 3 s")
+		}
+		before := looks.Load()
+		time.Sleep(5 * 200 * time.Millisecond) // five backstop intervals
+		if got := looks.Load() - before; got != 0 {
+			t.Errorf("%d looks of its own while the sweep was held, want none (one wake-up: the sweep's)", got)
+		}
+		hold.Store(false)
+		letGo()
+		// The backstop goes on with the sweep: a job queued without waking
+		// this worker (stored and queued as another process does, without
+		// writing the wake file) is found by the look after a sweep. (On
+		// PostgreSQL River's insert notification wakes it.)
+		fj := newFakeJudge(t, simjudge.Options{Seed: 9}, nil)
+		before = looks.Load()
+		run := env.newRun(fj.URL(), 1, 3, 30)
+		if err := env.jobs.PrepareRun(&run); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.db.CreateRun(context.Background(), &run, env.jobs.enqueue); err != nil {
+			t.Fatal(err)
+		}
+		env.waitRun(run.ID, 3*time.Second, "picked up", func(r models.Run) bool { return r.Status != models.RunQueued })
+		if env.db.Dialect == models.SQLite && looks.Load() == before {
+			t.Error("the run was picked up with no look after the sweep went on")
+		}
+		if got := env.waitFinished(run.ID, 10*time.Second); got.Status != models.RunSucceeded {
+			t.Fatalf("run %s (error %q), want succeeded", got.Status, got.Error)
+		}
+	})
+}

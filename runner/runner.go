@@ -125,6 +125,8 @@ type Runner struct {
 	// requeue, already logged (requeueLostJobs).
 	lostAgain sync.Map
 	sweepDone chan struct{}
+	// beforeSweep, when set (tests), runs before each look of the sweep.
+	beforeSweep func()
 	// slots wakes calls waiting for a judge's shared slot (limits.go).
 	slots slotWaits
 	// saves queues this process's answers for SQLite (saveResult).
@@ -253,7 +255,7 @@ func New(cfg Config) (*Runner, error) {
 		log:        quiet(cfg.Log),
 		id:         fmt.Sprintf("%s-%d-%s", host, os.Getpid(), strconv.FormatInt(time.Now().UnixNano(), 36)),
 		draining:   make(chan struct{}),
-		park:       parking{wake: make(chan struct{}, 1)},
+		park:       parking{wake: make(chan struct{}, 1), swept: make(chan struct{}, 1)},
 		statsSlots: make(chan struct{}, statsAtOnce),
 		flights:    judge.NewFlights(),
 	}
@@ -560,9 +562,18 @@ func (r *Runner) sweepLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		if r.beforeSweep != nil {
+			r.beforeSweep()
+		}
 		next := busy
 		if running := r.Sweep(ctx); running == 0 {
 			next = idle
+		}
+		// A parked worker looks for due jobs now, in this wake-up
+		// (parkedLooksWithSweep).
+		select {
+		case r.park.swept <- struct{}{}:
+		default:
 		}
 		t.Reset(next)
 	}
