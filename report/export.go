@@ -816,6 +816,10 @@ type (
 		// IntervalMethod: "fisher-z-systems" (Pearson, Spearman) or
 		// "bootstrap-systems" (Kendall).
 		IntervalMethod string `json:"interval_method,omitempty"`
+		// IntervalNote says why a defined coefficient has no interval
+		// (too few systems; a coefficient of exactly ±1, whose Fisher
+		// interval would be a single point); absent otherwise.
+		IntervalNote string `json:"interval_note,omitempty"`
 	}
 	// JSONCeiling is the inter-annotator agreement.
 	JSONCeiling struct {
@@ -933,7 +937,7 @@ func (r *Report) Export() JSONExport {
 		if c.SystemColumn != "" {
 			sc := func(m stats.Method) JSONSystemCorrelation {
 				v := c.System[m]
-				return JSONSystemCorrelation{jsonFloat(v.Coef), jsonFloat(v.P), jsonFloat(v.CILow), jsonFloat(v.CIHigh), v.Systems, v.N, string(c.System[m].Interval)}
+				return JSONSystemCorrelation{jsonFloat(v.Coef), jsonFloat(v.P), jsonFloat(v.CILow), jsonFloat(v.CIHigh), v.Systems, v.N, string(v.Interval), v.IntervalWhy}
 			}
 			jcr.SystemLevel = &JSONSystemLevel{Column: c.SystemColumn, Pearson: sc(stats.MethodPearson),
 				Spearman: sc(stats.MethodSpearman), Kendall: sc(stats.MethodKendall)}
