@@ -598,6 +598,14 @@ type (
 		Run        JSONRun         `json:"run"`
 		Criteria   []JSONCriterion `json:"criteria"`
 	}
+	// JSONPromptVersion is one prompt template version a run used: from
+	// (null: the launch) until (null: its last) the times its executions
+	// changed version.
+	JSONPromptVersion struct {
+		Version *string     `json:"version"`
+		From    *stamp.Time `json:"from"`
+		Until   *stamp.Time `json:"until"`
+	}
 	// JSONProvenance says what produced the report.
 	JSONProvenance struct {
 		ProductVersion string              `json:"product_version"`
@@ -607,12 +615,18 @@ type (
 		MethodSettings *JSONMethodSettings `json:"method_settings"`
 		Judge          JSONJudge           `json:"judge"`
 		// PromptTemplateVersion is null for a run stored before its
-		// version was recorded.
-		PromptTemplateVersion *string            `json:"prompt_template_version"`
-		HumanColumns          []JSONHumanColumns `json:"human_columns"`
-		HumanRatings          JSONHumanRatings   `json:"human_ratings"`
-		Seed                  int64              `json:"seed"`
-		Variant               string             `json:"variant"`
+		// version was recorded. For a run whose executions used several
+		// versions it is the provenance's "mixed: ..." sentence
+		// (Provenance.PromptVersionText), never one version alone.
+		PromptTemplateVersion *string `json:"prompt_template_version"`
+		// PromptTemplateVersions lists each version the run's prompts were
+		// built with and from when to when (null ends: from the launch, up
+		// to now); one entry for a run that used one.
+		PromptTemplateVersions []JSONPromptVersion `json:"prompt_template_versions"`
+		HumanColumns           []JSONHumanColumns  `json:"human_columns"`
+		HumanRatings           JSONHumanRatings    `json:"human_ratings"`
+		Seed                   int64               `json:"seed"`
+		Variant                string              `json:"variant"`
 		// RubricVersion is the stored rubric's version the run used (null
 		// when none was recorded); LabelledExamples counts the labelled
 		// examples its criteria showed the judge in every prompt.
@@ -1056,12 +1070,29 @@ func promptVersionJSON(v string) *string {
 	return &v
 }
 
+// exportPromptVersions lists the versions the run's prompts were built
+// with: the launch version, then each later execution's.
+func exportPromptVersions(p Provenance) []JSONPromptVersion {
+	stampOf := func(t time.Time) *stamp.Time { s := stamp.Of(t); return &s }
+	out := []JSONPromptVersion{{Version: promptVersionJSON(p.PromptTemplateVersion)}}
+	for _, s := range p.PromptVersions {
+		out[len(out)-1].Until = stampOf(s.Since)
+		out = append(out, JSONPromptVersion{Version: promptVersionJSON(s.Version), From: stampOf(s.Since)})
+	}
+	return out
+}
+
 // exportProvenance turns the provenance into its JSON shape.
 func exportProvenance(p Provenance) JSONProvenance {
 	out := JSONProvenance{ProductVersion: p.ProductVersion, Method: string(p.Method), MethodLabel: p.MethodLabel,
 		Settings: JSONSettings{Settings: p.Settings, unread: p.Unread}, Judge: JSONJudge{Model: p.JudgeModel, Simulated: p.SimulatedJudge},
 		PromptTemplateVersion: promptVersionJSON(p.PromptTemplateVersion), HumanColumns: []JSONHumanColumns{}, HumanRatings: exportHumanUse(p.HumanUse), Seed: p.Seed, Variant: p.Variant,
 		RubricVersion: p.RubricVersion, LabelledExamples: p.Examples}
+	if len(p.PromptVersions) > 0 {
+		text := p.PromptVersionText()
+		out.PromptTemplateVersion = &text
+	}
+	out.PromptTemplateVersions = exportPromptVersions(p)
 	if ms := p.MethodSettings; ms != nil {
 		out.MethodSettings = &JSONMethodSettings{Samples: ms.Samples, UseLogprobs: ms.UseLogprobs, SampleTemperature: ms.SampleTemperature,
 			LLMEvalScale: string(ms.LLMEvalScale), GEvalSteps: []JSONGEvalSteps{}, CloserLookScoring: string(ms.CloserLookScoring),
