@@ -756,13 +756,18 @@ type (
 	}
 	// JSONCriterion is one criterion's statistics and samples.
 	JSONCriterion struct {
-		Name        string          `json:"name"`
-		Lo          float64         `json:"lo"`
-		Hi          float64         `json:"hi"`
-		HumanColumn string          `json:"human_column,omitempty"`
-		Pearson     jsonCorrelation `json:"pearson"`
-		Spearman    jsonCorrelation `json:"spearman"`
-		Kendall     jsonCorrelation `json:"kendall"`
+		Name string  `json:"name"`
+		Lo   float64 `json:"lo"`
+		Hi   float64 `json:"hi"`
+		// HumanColumn is the column the criterion's human ratings were read
+		// from, as provenance.human_columns names it: null when none was
+		// read, and HumanColumnNote then says why (the rubric may name a
+		// column the dataset lacks; it is never given here as if read).
+		HumanColumn     *string         `json:"human_column"`
+		HumanColumnNote string          `json:"human_column_note,omitempty"`
+		Pearson         jsonCorrelation `json:"pearson"`
+		Spearman        jsonCorrelation `json:"spearman"`
+		Kendall         jsonCorrelation `json:"kendall"`
 		// IntervalMethod says how ci_low/ci_high were computed: "bootstrap"
 		// (1000 resamples) up to 5,000 pairs, "fisher-z" above.
 		IntervalMethod string            `json:"interval_method,omitempty"`
@@ -897,10 +902,11 @@ func NewJSONSample(id string, final *float64, rounds []*float64, human *float64)
 // Export builds the JSON export value.
 func (r *Report) Export() JSONExport {
 	run := r.Run
+	prov := r.Provenance()
 	out := JSONExport{SchemaVersion: ExportSchemaVersion,
 		Envelope: JSONEnvelope{RunID: run.ID, RunName: run.Name, ParentRunID: run.ParentRunID, ExperimentID: run.ExperimentID,
 			CreatedAt: stamp.Of(run.CreatedAt), FinishedAt: stamp.OfPtr(run.FinishedAt)},
-		Report: JSONReport{Provenance: exportProvenance(r.Provenance()),
+		Report: JSONReport{Provenance: exportProvenance(prov),
 			Run: JSONRun{Status: run.Status, StatusReason: run.ShownError(), Dataset: r.Dataset.Name, Task: run.RubricSnapshot.Task, Calls: run.Calls, CachedCalls: run.CachedCalls,
 				PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, CostUSD: USDOf(run.CostUSD),
 				BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores, ShortScores: run.ShortScores},
@@ -918,14 +924,23 @@ func (r *Report) Export() JSONExport {
 		out.Report.Run.Probes = &JSONProbes{Calls: run.ProbeCalls, PromptTokens: run.ProbePromptTokens,
 			CompletionTokens: run.ProbeCompletionTokens, CostUSD: USDOf(run.ProbeCostUSD())}
 	}
-	for _, c := range r.Criteria {
-		jcr := JSONCriterion{Name: c.Criterion.Name, Lo: c.Criterion.Lo, Hi: c.Criterion.Hi, HumanColumn: c.Criterion.HumanColumn,
+	for ci, c := range r.Criteria {
+		jcr := JSONCriterion{Name: c.Criterion.Name, Lo: c.Criterion.Lo, Hi: c.Criterion.Hi,
 			Pearson: jc(c.Pearson), Spearman: jc(c.Spearman), Kendall: jc(c.Kendall), IntervalMethod: string(c.Interval), Reading: c.Reading,
 			Entropy: jsonFloat(c.Entropy), MeanBatchBias: JSONMean(c.MeanBatchBias), Histogram: []JSONBin{},
 			Scored: c.Scored, Unreadable: c.Unreadable(), NoAnswer: c.NoAnswer,
 			Decomposition: JSONDecomposition{JSONMean(c.Decomposition.EnsembleErr), JSONMean(c.Decomposition.MeanRoundErr),
 				JSONMean(c.Decomposition.MeanVariance), c.Decomposition.N, c.DecompositionNote}}
 		jcr.UnreadableRate = jsonFloat(c.UnreadableRate)
+		if ci < len(prov.HumanColumns) {
+			h := prov.HumanColumns[ci]
+			if h.HumanColumn != "" {
+				col := h.HumanColumn
+				jcr.HumanColumn = &col
+			} else {
+				jcr.HumanColumnNote = h.NoneWhy()
+			}
+		}
 		if c.Scored+c.Unreadable() == 0 {
 			// No answer yet (a run cancelled or read before its first
 			// answer, or every call failed): the share is undefined,

@@ -251,6 +251,20 @@ func (p Provenance) SettingsText() string {
 // annotators' columns, e.g. "Coherent=scores.Coherent (annotators a1, a2)";
 // "none" for a criterion compared with no rating, saying which column the
 // rubric named when no rating was read from it.
+// NoneWhy says why the criterion was compared with no human-rating
+// column ("" when it was): the column the rubric names gave no rating (the
+// dataset lacks it, or it holds none for the run's samples), or no rating
+// was read for it at all.
+func (h HumanColumns) NoneWhy() string {
+	switch {
+	case h.HumanColumn != "":
+		return ""
+	case h.NamedUnread != "":
+		return "the rubric names " + h.NamedUnread + ", from which no rating was read"
+	}
+	return "no human rating was read for this criterion"
+}
+
 func (p Provenance) HumanColumnsText() string {
 	var parts []string
 	for _, h := range p.HumanColumns {
@@ -258,7 +272,7 @@ func (p Provenance) HumanColumnsText() string {
 		switch {
 		case col != "":
 		case h.NamedUnread != "":
-			col = "none (the rubric names " + h.NamedUnread + ", from which no rating was read)"
+			col = "none (" + h.NoneWhy() + ")"
 		default:
 			col = "none"
 		}
