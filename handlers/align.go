@@ -244,7 +244,7 @@ func (h *Handlers) planFromScores(ctx context.Context, run models.Run, ci int, s
 	var p alignmentPlan
 	p.calibration, p.heldOut = align.Split(ids, seed, share)
 	held := idSet(p.heldOut)
-	onScale, _ := humansOnJudgeScale(as.rep, ci, run.RubricSnapshot.Criteria[ci])
+	onScale, scaleNote := humansOnJudgeScale(as.rep, ci, run.RubricSnapshot.Criteria[ci])
 	var items []align.Item
 	for _, s := range as.scores {
 		if s.Human != nil {
@@ -258,7 +258,7 @@ func (h *Handlers) planFromScores(ctx context.Context, run models.Run, ci int, s
 		case s.Final != nil && s.Human != nil:
 			// The order of disagreements reads the scores and rows alone:
 			// the text is read for the few the draft shows.
-			items = append(items, align.Item{RowID: s.RowID, Judge: *s.Final, Human: onScale(*s.Human)})
+			items = append(items, align.Item{RowID: s.RowID, Judge: *s.Final, Human: onScale(*s.Human), Given: *s.Human, Mapped: scaleNote != ""})
 		}
 	}
 	p.items = len(items)
@@ -504,7 +504,7 @@ func (h *Handlers) alignmentViewWith(c echo.Context, a models.Alignment, run mod
 	var items []align.Item
 	for _, s := range as.scores {
 		if cal[s.RowID] && s.Final != nil && s.Human != nil {
-			items = append(items, align.Item{RowID: s.RowID, SampleID: s.ExternalID, Judge: *s.Final, Human: onScale(*s.Human)})
+			items = append(items, align.Item{RowID: s.RowID, SampleID: s.ExternalID, Judge: *s.Final, Human: onScale(*s.Human), Given: *s.Human, Mapped: scaleNote != ""})
 		}
 	}
 	worst := align.Disagreements(items)

@@ -262,6 +262,17 @@ func alignRecomputed(t *testing.T, env *testEnv, ds models.Dataset, src models.R
 		if want := onRubric(w.human); ex.SampleID != w.id || math.Abs(ex.Score-want) > 1e-4 || ex.Score < c.lo || ex.Score > c.hi {
 			t.Errorf("example %d: sample %s score %v, recomputed sample %s with the humans' %v on %g to %g", k+1, ex.SampleID, ex.Score, w.id, want, c.lo, c.hi)
 		}
+		// Its reason quotes the person's rating as given (FED's 0.4 to 4),
+		// with the mapped value beside it when mapped: it said "A person
+		// rated this 1" of a rating of 0.4.
+		g3 := func(x float64) string { return strconv.FormatFloat(x, 'g', 3, 64) }
+		want := "A person rated this " + g3(human[w.id]) + "; the judge had scored it " + g3(w.judge) + "."
+		if mapped && g3(human[w.id]) != g3(w.human) {
+			want = "A person rated this " + g3(human[w.id]) + " (" + g3(w.human) + " on the judge's " + g3(jlo) + " to " + g3(jhi) + " scale); the judge had scored it " + g3(w.judge) + "."
+		}
+		if ex.Reason != want {
+			t.Errorf("example %d (%s): reason %q, want %q", k+1, w.id, ex.Reason, want)
+		}
 	}
 
 	rec = env.postForm(fmt.Sprintf("/alignments/%d/accept", aID), draftFormValues(a.Draft, "Good throughout: it keeps the conversation going."))

@@ -79,7 +79,9 @@ func (h *Handlers) storedWorstCases(ctx context.Context, sum *report.Report, ci 
 			if !calibration(r.RowID) || r.Final == nil || r.Human == nil {
 				continue
 			}
-			items = append(items, align.Item{RowID: r.RowID, Judge: *r.Final, Human: *r.Human})
+			// Read here only when the ratings are compared as given
+			// (storedAlignable): the rating given is the one compared.
+			items = append(items, align.Item{RowID: r.RowID, Judge: *r.Final, Human: *r.Human, Given: *r.Human})
 			last = *r.AbsDiff
 		}
 		if len(rows) < alignCasesChunk {

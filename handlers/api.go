@@ -814,9 +814,41 @@ type APIComparison struct {
 	Matched     int             `json:"matched"`
 	Unmatched   int             `json:"unmatched"`
 	Rows        []APICompareRow `json:"rows"`
+	// MissingA and MissingB are each run's missing scores on the compared
+	// criterion, as its card on the compare page says them; null while
+	// the runs' figures are not read yet.
+	MissingA *APICompareMissing `json:"a_missing"`
+	MissingB *APICompareMissing `json:"b_missing"`
 	// Agreement is the compare page's verdict on which run agrees better
 	// with the human ratings, with its paired tests.
 	Agreement APIAgreement `json:"agreement"`
+}
+
+// APICompareMissing is one compared run's missing scores on the compared
+// criterion: samples without a final score (which its figures leave out;
+// pending of them not judged yet while the run is going) and its round
+// scores missing because the answer could not be read, the call got no
+// answer, or too few of a unit's sampled answers could be read; Text is
+// the compare page's sentences.
+type APICompareMissing struct {
+	Samples    int    `json:"samples"`
+	NoFinal    int    `json:"no_final_score"`
+	Pending    int    `json:"not_judged_yet"`
+	Unreadable int    `json:"unreadable"`
+	NoAnswer   int    `json:"no_answer"`
+	TooFew     int    `json:"too_few_readable"`
+	Text       string `json:"text"`
+}
+
+// apiCompareMissing is m as the API gives it, nil when unknown.
+func apiCompareMissing(run models.Run, m web.CompareMissing) *APICompareMissing {
+	if !m.Known {
+		return nil
+	}
+	c := m.Counts
+	noAnswer := min(max(c.NoAnswer, 0), c.Missing)
+	return &APICompareMissing{Samples: m.Samples, NoFinal: m.NoFinal, Pending: m.Pending,
+		Unreadable: max(c.Missing-noAnswer-c.TooFew, 0), NoAnswer: noAnswer, TooFew: c.TooFew, Text: web.CompareMissingText(run, m)}
 }
 
 // The states of a comparison's agreement verdict (APIAgreement.Status).
@@ -1771,7 +1803,8 @@ func (h *Handlers) apiCompare(c echo.Context) error {
 	out := APIComparison{A: apiRun(v.A), B: apiRun(v.B), CostA: cost(v.CostA), CostB: cost(v.CostB), Criterion: v.Criterion, Name: v.CritA.Name, SameDataset: v.SameDataset,
 		Pearson:  corr(v.Pearson.Coef, v.Pearson.P, v.Pearson.N, v.Pearson.Missing),
 		Spearman: corr(v.Spearman.Coef, v.Spearman.P, v.Spearman.N, v.Spearman.Missing),
-		Reading:  v.Reading, Matched: v.Total, Unmatched: v.Unmatched, Rows: []APICompareRow{}, Agreement: apiAgreement(v)}
+		Reading:  v.Reading, Matched: v.Total, Unmatched: v.Unmatched, Rows: []APICompareRow{}, Agreement: apiAgreement(v),
+		MissingA: apiCompareMissing(v.A, v.MissingA), MissingB: apiCompareMissing(v.B, v.MissingB)}
 	for _, r := range v.Rows {
 		out.Rows = append(out.Rows, APICompareRow{RowID: r.RowID, ExternalID: r.ExternalID, Human: r.Human, A: r.A, B: r.B,
 			UnitA: r.UnitA, UnitB: r.UnitB, Diff: r.Diff})

@@ -2,8 +2,10 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"html"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -109,6 +111,67 @@ func TestCompareCountsEachRunsMissingScores(t *testing.T) {
 			if tc.side == "b" && strings.Contains(got, "got no answer") {
 				t.Errorf("run B's samples not judged yet are counted as calls that failed: %q", got)
 			}
+		}
+
+		// The API's comparison and the shared comparison say the same:
+		// the API had no missing counts at all, the shared page no run
+		// cards.
+		var api struct {
+			MissingA *struct {
+				Samples    int    `json:"samples"`
+				NoFinal    int    `json:"no_final_score"`
+				Pending    int    `json:"not_judged_yet"`
+				Unreadable int    `json:"unreadable"`
+				NoAnswer   int    `json:"no_answer"`
+				Text       string `json:"text"`
+			} `json:"a_missing"`
+			MissingB *struct {
+				Samples    int    `json:"samples"`
+				NoFinal    int    `json:"no_final_score"`
+				Pending    int    `json:"not_judged_yet"`
+				Unreadable int    `json:"unreadable"`
+				NoAnswer   int    `json:"no_answer"`
+				Text       string `json:"text"`
+			} `json:"b_missing"`
+		}
+		rec := env.get(fmt.Sprintf("/api/v1/compare?a=%d&b=%d", a.ID, b.ID))
+		must(t, json.Unmarshal(rec.Body.Bytes(), &api))
+		if api.MissingA == nil || api.MissingB == nil {
+			t.Fatalf("the API's comparison has no missing counts: %s", rec.Body.String())
+		}
+		if m := *api.MissingA; m.Samples != 12 || m.NoFinal != 5 || m.Pending != 0 || m.Unreadable != 1 || m.NoAnswer != 4 {
+			t.Errorf("API a_missing = %+v, want 12 samples, 5 without a final score, none pending, 1 unreadable, 4 without an answer", m)
+		}
+		if m := *api.MissingB; m.Samples != 12 || m.NoFinal != 5 || m.Pending != 4 || m.Unreadable != 1 || m.NoAnswer != 0 {
+			t.Errorf("API b_missing = %+v, want 12 samples, 5 without a final score, 4 of them pending, 1 unreadable, none without an answer", m)
+		}
+		link := env.createShareVia(url.Values{"kind": {"compare"}, "run_id": {fmt.Sprint(a.ID)}, "other_run_id": {fmt.Sprint(b.ID)}, "expires": {"7d"}})
+		shared := html.UnescapeString(env.get(link).Body.String())
+		for _, tc := range tests {
+			pageText := text(testidBlock(body, "compare-missing-"+tc.side))
+			apiText := api.MissingA.Text
+			if tc.side == "b" {
+				apiText = api.MissingB.Text
+			}
+			if apiText != pageText {
+				t.Errorf("run %s: the API says %q, the compare page %q", strings.ToUpper(tc.side), apiText, pageText)
+			}
+			got := text(testidBlock(shared, "compare-missing-"+tc.side))
+			for _, w := range tc.want {
+				// A share link's reader has no run page to be sent to.
+				w = strings.Replace(w, " (its run page says why).", ".", 1)
+				if !strings.Contains(got, w) {
+					t.Errorf("shared comparison, run %s's card %q lacks %q", strings.ToUpper(tc.side), got, w)
+				}
+			}
+			for _, id := range []string{"compare-cost-", "human-agreement-"} {
+				if sh, pg := text(testidBlock(shared, id+tc.side)), text(testidBlock(body, id+tc.side)); sh == "" || sh != pg {
+					t.Errorf("shared comparison, run %s's %s: %q, compare page %q", strings.ToUpper(tc.side), id, sh, pg)
+				}
+			}
+		}
+		if strings.Contains(shared, fmt.Sprintf(`href="/runs/%d"`, a.ID)) {
+			t.Errorf("the shared comparison links the workspace's run page")
 		}
 
 		// Every score there: "none".

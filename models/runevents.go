@@ -3,8 +3,11 @@ package models
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Kinds of run events.
@@ -108,4 +111,66 @@ func (db *DB) ClaimRunFrom(ctx context.Context, runID int64, owner string, ttl t
 	}
 	ok, err := db.ClaimRun(ctx, runID, owner, ttl)
 	return ok, prev, err
+}
+
+// PromptVersionSpan is a prompt template version a run's execution began
+// building its prompts with, and when (the clock of the process that began).
+type PromptVersionSpan struct {
+	Version string    `json:"version"`
+	Since   time.Time `json:"since"`
+}
+
+// LastPromptVersion is the version the run's prompts were last built with:
+// its last PromptVersions entry's, or its launch version.
+func (r Run) LastPromptVersion() string {
+	if n := len(r.PromptVersions); n > 0 {
+		return r.PromptVersions[n-1].Version
+	}
+	return r.PromptTemplateVersion
+}
+
+// RecordPromptVersion notes that the run's prompts are built with version
+// from now on, when that is not the version they were last built with
+// (an upgrade between a pause and its Continue, a crash and its resume):
+// it appends {version, now} to runs.prompt_versions in one conditional
+// write, so two executions cannot both append. A run launched before
+// versions were recorded gets its first entry too: its reports then say
+// the version is unknown before it. It reports whether it wrote.
+func (db *DB) RecordPromptVersion(ctx context.Context, runID int64, version string) (bool, error) {
+	if version == "" {
+		return false, nil
+	}
+	var wrote bool
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var row struct {
+			PromptTemplateVersion string
+			PromptVersions        string
+		}
+		if err := tx.Raw(`SELECT prompt_template_version, COALESCE(prompt_versions, '') AS prompt_versions FROM runs WHERE id = ?`, runID).Scan(&row).Error; err != nil {
+			return err
+		}
+		run := Run{PromptTemplateVersion: row.PromptTemplateVersion}
+		if row.PromptVersions != "" && row.PromptVersions != "null" {
+			if err := json.Unmarshal([]byte(row.PromptVersions), &run.PromptVersions); err != nil {
+				return fmt.Errorf("run %d: prompt_versions: %w", runID, err)
+			}
+		}
+		if run.LastPromptVersion() == version {
+			return nil
+		}
+		spans := append(run.PromptVersions, PromptVersionSpan{Version: version, Since: time.Now().UTC()})
+		after, err := json.Marshal(spans)
+		if err != nil {
+			return err
+		}
+		// Conditional on the list as read: of two executions appending at
+		// once, one writes.
+		res := tx.Exec(`UPDATE runs SET prompt_versions = ? WHERE id = ? AND COALESCE(prompt_versions, '') = ?`, string(after), runID, row.PromptVersions)
+		if res.Error != nil {
+			return res.Error
+		}
+		wrote = res.RowsAffected == 1
+		return nil
+	})
+	return wrote, err
 }

@@ -358,14 +358,21 @@ type Run struct {
 	// templates the run was launched with (runner.PrepareRun); "" for runs
 	// stored before it was recorded.
 	PromptTemplateVersion string
-	RubricSnapshot        evaluator.Rubric `gorm:"serializer:json"`
-	JudgeSnapshot         JudgeSnapshot    `gorm:"serializer:json"`
-	Simulated             bool
-	Error                 string
-	BatchesTotal          int
-	BatchesDone           int
-	BatchesFailed         int
-	MissingScores         int
+	// PromptVersions are the versions later executions of the run built
+	// their prompts with, when they differ from the version before them
+	// (RecordPromptVersion): a run resumed after an upgrade that changed
+	// its method's wording has its launch version before the first entry's
+	// Since and the entries' versions after. Empty when every execution
+	// used PromptTemplateVersion.
+	PromptVersions []PromptVersionSpan `gorm:"serializer:json"`
+	RubricSnapshot evaluator.Rubric    `gorm:"serializer:json"`
+	JudgeSnapshot  JudgeSnapshot       `gorm:"serializer:json"`
+	Simulated      bool
+	Error          string
+	BatchesTotal   int
+	BatchesDone    int
+	BatchesFailed  int
+	MissingScores  int
 	// ShortScores counts the scores computed from fewer sampled answers
 	// than the method asked for (G-Eval's sampling, CloserLook): some of
 	// their calls failed, at least half the answers came. Each unit says

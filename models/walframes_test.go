@@ -216,6 +216,8 @@ func TestRunScoresMigrationKeepsScores(t *testing.T) {
 	exec(`ALTER TABLE runs ADD COLUMN too_few_scores INTEGER NOT NULL DEFAULT 0`)
 	// And runs.prompt_template_version (00058).
 	exec(`ALTER TABLE runs ADD COLUMN prompt_template_version TEXT NOT NULL DEFAULT ''`)
+	// And runs.prompt_versions (00061).
+	exec(`ALTER TABLE runs ADD COLUMN prompt_versions TEXT`)
 	p, err := demo.Seed(ctx, raw, ws)
 	if err != nil {
 		t.Fatal(err)

@@ -598,6 +598,14 @@ type (
 		Run        JSONRun         `json:"run"`
 		Criteria   []JSONCriterion `json:"criteria"`
 	}
+	// JSONPromptVersion is one prompt template version a run used: from
+	// (null: the launch) until (null: its last) the times its executions
+	// changed version.
+	JSONPromptVersion struct {
+		Version *string     `json:"version"`
+		From    *stamp.Time `json:"from"`
+		Until   *stamp.Time `json:"until"`
+	}
 	// JSONProvenance says what produced the report.
 	JSONProvenance struct {
 		ProductVersion string              `json:"product_version"`
@@ -607,12 +615,18 @@ type (
 		MethodSettings *JSONMethodSettings `json:"method_settings"`
 		Judge          JSONJudge           `json:"judge"`
 		// PromptTemplateVersion is null for a run stored before its
-		// version was recorded.
-		PromptTemplateVersion *string            `json:"prompt_template_version"`
-		HumanColumns          []JSONHumanColumns `json:"human_columns"`
-		HumanRatings          JSONHumanRatings   `json:"human_ratings"`
-		Seed                  int64              `json:"seed"`
-		Variant               string             `json:"variant"`
+		// version was recorded. For a run whose executions used several
+		// versions it is the provenance's "mixed: ..." sentence
+		// (Provenance.PromptVersionText), never one version alone.
+		PromptTemplateVersion *string `json:"prompt_template_version"`
+		// PromptTemplateVersions lists each version the run's prompts were
+		// built with and from when to when (null ends: from the launch, up
+		// to now); one entry for a run that used one.
+		PromptTemplateVersions []JSONPromptVersion `json:"prompt_template_versions"`
+		HumanColumns           []JSONHumanColumns  `json:"human_columns"`
+		HumanRatings           JSONHumanRatings    `json:"human_ratings"`
+		Seed                   int64               `json:"seed"`
+		Variant                string              `json:"variant"`
 		// RubricVersion is the stored rubric's version the run used (null
 		// when none was recorded); LabelledExamples counts the labelled
 		// examples its criteria showed the judge in every prompt.
@@ -742,13 +756,18 @@ type (
 	}
 	// JSONCriterion is one criterion's statistics and samples.
 	JSONCriterion struct {
-		Name        string          `json:"name"`
-		Lo          float64         `json:"lo"`
-		Hi          float64         `json:"hi"`
-		HumanColumn string          `json:"human_column,omitempty"`
-		Pearson     jsonCorrelation `json:"pearson"`
-		Spearman    jsonCorrelation `json:"spearman"`
-		Kendall     jsonCorrelation `json:"kendall"`
+		Name string  `json:"name"`
+		Lo   float64 `json:"lo"`
+		Hi   float64 `json:"hi"`
+		// HumanColumn is the column the criterion's human ratings were read
+		// from, as provenance.human_columns names it: null when none was
+		// read, and HumanColumnNote then says why (the rubric may name a
+		// column the dataset lacks; it is never given here as if read).
+		HumanColumn     *string         `json:"human_column"`
+		HumanColumnNote string          `json:"human_column_note,omitempty"`
+		Pearson         jsonCorrelation `json:"pearson"`
+		Spearman        jsonCorrelation `json:"spearman"`
+		Kendall         jsonCorrelation `json:"kendall"`
 		// IntervalMethod says how ci_low/ci_high were computed: "bootstrap"
 		// (1000 resamples) up to 5,000 pairs, "fisher-z" above.
 		IntervalMethod string            `json:"interval_method,omitempty"`
@@ -816,6 +835,10 @@ type (
 		// IntervalMethod: "fisher-z-systems" (Pearson, Spearman) or
 		// "bootstrap-systems" (Kendall).
 		IntervalMethod string `json:"interval_method,omitempty"`
+		// IntervalNote says why a defined coefficient has no interval
+		// (too few systems; a coefficient of exactly ±1, whose Fisher
+		// interval would be a single point); absent otherwise.
+		IntervalNote string `json:"interval_note,omitempty"`
 	}
 	// JSONCeiling is the inter-annotator agreement.
 	JSONCeiling struct {
@@ -879,10 +902,11 @@ func NewJSONSample(id string, final *float64, rounds []*float64, human *float64)
 // Export builds the JSON export value.
 func (r *Report) Export() JSONExport {
 	run := r.Run
+	prov := r.Provenance()
 	out := JSONExport{SchemaVersion: ExportSchemaVersion,
 		Envelope: JSONEnvelope{RunID: run.ID, RunName: run.Name, ParentRunID: run.ParentRunID, ExperimentID: run.ExperimentID,
 			CreatedAt: stamp.Of(run.CreatedAt), FinishedAt: stamp.OfPtr(run.FinishedAt)},
-		Report: JSONReport{Provenance: exportProvenance(r.Provenance()),
+		Report: JSONReport{Provenance: exportProvenance(prov),
 			Run: JSONRun{Status: run.Status, StatusReason: run.ShownError(), Dataset: r.Dataset.Name, Task: run.RubricSnapshot.Task, Calls: run.Calls, CachedCalls: run.CachedCalls,
 				PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, CostUSD: USDOf(run.CostUSD),
 				BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores, ShortScores: run.ShortScores},
@@ -900,14 +924,23 @@ func (r *Report) Export() JSONExport {
 		out.Report.Run.Probes = &JSONProbes{Calls: run.ProbeCalls, PromptTokens: run.ProbePromptTokens,
 			CompletionTokens: run.ProbeCompletionTokens, CostUSD: USDOf(run.ProbeCostUSD())}
 	}
-	for _, c := range r.Criteria {
-		jcr := JSONCriterion{Name: c.Criterion.Name, Lo: c.Criterion.Lo, Hi: c.Criterion.Hi, HumanColumn: c.Criterion.HumanColumn,
+	for ci, c := range r.Criteria {
+		jcr := JSONCriterion{Name: c.Criterion.Name, Lo: c.Criterion.Lo, Hi: c.Criterion.Hi,
 			Pearson: jc(c.Pearson), Spearman: jc(c.Spearman), Kendall: jc(c.Kendall), IntervalMethod: string(c.Interval), Reading: c.Reading,
 			Entropy: jsonFloat(c.Entropy), MeanBatchBias: JSONMean(c.MeanBatchBias), Histogram: []JSONBin{},
 			Scored: c.Scored, Unreadable: c.Unreadable(), NoAnswer: c.NoAnswer,
 			Decomposition: JSONDecomposition{JSONMean(c.Decomposition.EnsembleErr), JSONMean(c.Decomposition.MeanRoundErr),
 				JSONMean(c.Decomposition.MeanVariance), c.Decomposition.N, c.DecompositionNote}}
 		jcr.UnreadableRate = jsonFloat(c.UnreadableRate)
+		if ci < len(prov.HumanColumns) {
+			h := prov.HumanColumns[ci]
+			if h.HumanColumn != "" {
+				col := h.HumanColumn
+				jcr.HumanColumn = &col
+			} else {
+				jcr.HumanColumnNote = h.NoneWhy()
+			}
+		}
 		if c.Scored+c.Unreadable() == 0 {
 			// No answer yet (a run cancelled or read before its first
 			// answer, or every call failed): the share is undefined,
@@ -933,7 +966,7 @@ func (r *Report) Export() JSONExport {
 		if c.SystemColumn != "" {
 			sc := func(m stats.Method) JSONSystemCorrelation {
 				v := c.System[m]
-				return JSONSystemCorrelation{jsonFloat(v.Coef), jsonFloat(v.P), jsonFloat(v.CILow), jsonFloat(v.CIHigh), v.Systems, v.N, string(c.System[m].Interval)}
+				return JSONSystemCorrelation{jsonFloat(v.Coef), jsonFloat(v.P), jsonFloat(v.CILow), jsonFloat(v.CIHigh), v.Systems, v.N, string(v.Interval), v.IntervalWhy}
 			}
 			jcr.SystemLevel = &JSONSystemLevel{Column: c.SystemColumn, Pearson: sc(stats.MethodPearson),
 				Spearman: sc(stats.MethodSpearman), Kendall: sc(stats.MethodKendall)}
@@ -1052,12 +1085,29 @@ func promptVersionJSON(v string) *string {
 	return &v
 }
 
+// exportPromptVersions lists the versions the run's prompts were built
+// with: the launch version, then each later execution's.
+func exportPromptVersions(p Provenance) []JSONPromptVersion {
+	stampOf := func(t time.Time) *stamp.Time { s := stamp.Of(t); return &s }
+	out := []JSONPromptVersion{{Version: promptVersionJSON(p.PromptTemplateVersion)}}
+	for _, s := range p.PromptVersions {
+		out[len(out)-1].Until = stampOf(s.Since)
+		out = append(out, JSONPromptVersion{Version: promptVersionJSON(s.Version), From: stampOf(s.Since)})
+	}
+	return out
+}
+
 // exportProvenance turns the provenance into its JSON shape.
 func exportProvenance(p Provenance) JSONProvenance {
 	out := JSONProvenance{ProductVersion: p.ProductVersion, Method: string(p.Method), MethodLabel: p.MethodLabel,
 		Settings: JSONSettings{Settings: p.Settings, unread: p.Unread}, Judge: JSONJudge{Model: p.JudgeModel, Simulated: p.SimulatedJudge},
 		PromptTemplateVersion: promptVersionJSON(p.PromptTemplateVersion), HumanColumns: []JSONHumanColumns{}, HumanRatings: exportHumanUse(p.HumanUse), Seed: p.Seed, Variant: p.Variant,
 		RubricVersion: p.RubricVersion, LabelledExamples: p.Examples}
+	if len(p.PromptVersions) > 0 {
+		text := p.PromptVersionText()
+		out.PromptTemplateVersion = &text
+	}
+	out.PromptTemplateVersions = exportPromptVersions(p)
 	if ms := p.MethodSettings; ms != nil {
 		out.MethodSettings = &JSONMethodSettings{Samples: ms.Samples, UseLogprobs: ms.UseLogprobs, SampleTemperature: ms.SampleTemperature,
 			LLMEvalScale: string(ms.LLMEvalScale), GEvalSteps: []JSONGEvalSteps{}, CloserLookScoring: string(ms.CloserLookScoring),

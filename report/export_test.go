@@ -628,6 +628,17 @@ func TestProvenanceHumanColumnsAreTheOnesUsed(t *testing.T) {
 			if v, ok := hc["human_column"]; !ok || v != tt.wantJSON {
 				t.Errorf("JSON human_column = %v, want %v", v, tt.wantJSON)
 			}
+			// The criterion's own human_column is the column read, as
+			// provenance says: it named the rubric's column even when the
+			// dataset lacks it. Null then, with the reason beside it.
+			crit := doc.(map[string]any)["report"].(map[string]any)["criteria"].([]any)[0].(map[string]any)
+			if v, ok := crit["human_column"]; !ok || v != tt.wantJSON {
+				t.Errorf("JSON criteria[0].human_column = %v (present %v), want %v", v, ok, tt.wantJSON)
+			}
+			note, _ := crit["human_column_note"].(string)
+			if wantNote := tt.wantJSON == nil; (note != "") != wantNote || (tt.column != "" && wantNote && !strings.Contains(note, tt.column)) {
+				t.Errorf("JSON criteria[0].human_column_note = %q; want a reason naming %q when no column was read, none otherwise", note, tt.column)
+			}
 			var csvOut bytes.Buffer
 			if err := r.WriteCSV(&csvOut); err != nil {
 				t.Fatal(err)

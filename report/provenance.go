@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/methods"
@@ -81,6 +82,11 @@ type Provenance struct {
 	// built its prompts, whatever the code's version is now. "" when the
 	// run was stored before versions were recorded (PromptVersionText).
 	PromptTemplateVersion string
+	// PromptVersions are the versions later executions built the run's
+	// prompts with (models.Run.PromptVersions): a run resumed after an
+	// upgrade that changed its method's wording used several, and
+	// PromptVersionText says which held when.
+	PromptVersions []models.PromptVersionSpan
 	// HumanColumns are the dataset columns each criterion was compared
 	// with, in rubric order: only those the report read a rating from.
 	HumanColumns []HumanColumns
@@ -122,12 +128,41 @@ const PromptVersionNotRecorded = "not recorded"
 // PromptVersionText is the run's prompt template version, or "not
 // recorded" for a run stored before versions were kept: its version
 // cannot be told from the code's (which may have changed since) nor from
-// its date (versions can change within a day).
+// its date (versions can change within a day). A run whose later
+// executions built their prompts with another version (resumed or
+// continued after an upgrade) says each version and when it held:
+// "mixed: A for the answers stored before T1, B from T1 on", a batch
+// being built by the execution that sent it.
 func (p Provenance) PromptVersionText() string {
-	if p.PromptTemplateVersion == "" {
-		return PromptVersionNotRecorded
+	name := func(v string) string {
+		if v == "" {
+			return PromptVersionNotRecorded
+		}
+		return v
 	}
-	return p.PromptTemplateVersion
+	if len(p.PromptVersions) == 0 {
+		return name(p.PromptTemplateVersion)
+	}
+	at := func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+	var b strings.Builder
+	b.WriteString("mixed: ")
+	b.WriteString(name(p.PromptTemplateVersion))
+	b.WriteString(" (launch) for the answers stored before ")
+	b.WriteString(at(p.PromptVersions[0].Since))
+	for i, s := range p.PromptVersions {
+		b.WriteString(", ")
+		b.WriteString(name(s.Version))
+		b.WriteString(" from ")
+		b.WriteString(at(s.Since))
+		if i+1 < len(p.PromptVersions) {
+			b.WriteString(" to ")
+			b.WriteString(at(p.PromptVersions[i+1].Since))
+		} else {
+			b.WriteString(" on")
+		}
+	}
+	b.WriteString(" (the run was resumed after an upgrade changed its method's prompt wording)")
+	return b.String()
 }
 
 // HumanColumns are the human-rating columns of one criterion.
@@ -161,7 +196,7 @@ func (r *Report) Provenance() Provenance {
 		unread = methods.Unread(method, methods.Run{Settings: run.Settings, MethodSettings: run.MethodSettings, Rubric: run.RubricSnapshot})
 	}
 	p := Provenance{ProductVersion: ProductVersion(), Method: m, MethodLabel: methods.Label(string(m)), Settings: run.Settings,
-		Unread: unread, JudgeModel: run.JudgeSnapshot.Model, SimulatedJudge: r.Simulated, PromptTemplateVersion: run.PromptTemplateVersion,
+		Unread: unread, JudgeModel: run.JudgeSnapshot.Model, SimulatedJudge: r.Simulated, PromptTemplateVersion: run.PromptTemplateVersion, PromptVersions: run.PromptVersions,
 		Seed: run.Settings.Seed, Variant: run.Variant, RubricVersion: run.RubricVersion, HumanUse: r.Humans}
 	for _, c := range run.RubricSnapshot.Criteria {
 		p.Examples += len(c.Examples)
@@ -216,6 +251,20 @@ func (p Provenance) SettingsText() string {
 // annotators' columns, e.g. "Coherent=scores.Coherent (annotators a1, a2)";
 // "none" for a criterion compared with no rating, saying which column the
 // rubric named when no rating was read from it.
+// NoneWhy says why the criterion was compared with no human-rating
+// column ("" when it was): the column the rubric names gave no rating (the
+// dataset lacks it, or it holds none for the run's samples), or no rating
+// was read for it at all.
+func (h HumanColumns) NoneWhy() string {
+	switch {
+	case h.HumanColumn != "":
+		return ""
+	case h.NamedUnread != "":
+		return "the rubric names " + h.NamedUnread + ", from which no rating was read"
+	}
+	return "no human rating was read for this criterion"
+}
+
 func (p Provenance) HumanColumnsText() string {
 	var parts []string
 	for _, h := range p.HumanColumns {
@@ -223,7 +272,7 @@ func (p Provenance) HumanColumnsText() string {
 		switch {
 		case col != "":
 		case h.NamedUnread != "":
-			col = "none (the rubric names " + h.NamedUnread + ", from which no rating was read)"
+			col = "none (" + h.NoneWhy() + ")"
 		default:
 			col = "none"
 		}

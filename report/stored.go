@@ -32,8 +32,11 @@ import (
 // stats-8: the system level's Spearman interval is Fisher's over the
 // systems' means too (Bonett–Wright's error), Kendall's the bootstrap over
 // the means (stats.IntervalSystemBootstrap); the two-stage bootstrap and
-// its normal second stage in large runs are gone.
-const statsVersion = "stats-8"
+// its normal second stage in large runs are gone. stats-9: a system-level
+// coefficient of exactly ±1 has no interval (Fisher's z is infinite
+// there: the interval was the point [r, r]), and every system-level
+// coefficient without an interval says why (stats.SystemLevel.IntervalWhy).
+const statsVersion = "stats-9"
 
 // criterionStats are the figures of a criterion worth storing: the
 // correlations with their bootstrap intervals and the system-level

@@ -495,6 +495,15 @@ func (r *Runner) execute(ctx, work context.Context, run models.Run, log interfac
 	if err != nil {
 		return outcome{}, err
 	}
+	// This execution builds its prompts with the code's wording, which an
+	// upgrade since the run was launched (or last executed) may have
+	// changed: note it, so the run's reports say which batches were built
+	// with which version instead of the launch version alone.
+	if wrote, err := r.db.RecordPromptVersion(context.WithoutCancel(ctx), run.ID, m.PromptVersion()); err != nil {
+		return outcome{}, fmt.Errorf("record the prompt template version: %w", err)
+	} else if wrote {
+		log.Info("prompt template version changed since the run's last execution", "version", m.PromptVersion(), "launched_with", run.PromptTemplateVersion)
+	}
 	s := run.Settings
 	if err := s.Validate(); err != nil {
 		return outcome{}, fmt.Errorf("run settings: %w", err)

@@ -25,5 +25,8 @@ func PrepareRun(run *models.Run) error {
 	// The wording its prompts are built with from now on: what its reports
 	// state, whatever version the code has when they are read.
 	run.PromptTemplateVersion = m.PromptVersion()
+	// A new run (a variant copied from its parent too) has no later
+	// versions: its executions add them (Runner.execute).
+	run.PromptVersions = nil
 	return nil
 }

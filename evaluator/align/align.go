@@ -89,7 +89,14 @@ type Item struct {
 	SampleID string
 	Fields   []evaluator.Text
 	Judge    float64
-	Human    float64
+	// Human is the human rating on the judge's scale, which the gap is
+	// measured on: Given mapped onto it when Mapped, else Given itself.
+	Human float64
+	// Given is the rating as the person gave it, on the human scale; read
+	// only when Mapped (a FED Overall of 0.4 on its 0.4–4 scale, Human 1
+	// on the judge's 1–3).
+	Given  float64
+	Mapped bool
 }
 
 // Gap is how far the judge is from the human, signed (judge − human).
@@ -158,7 +165,7 @@ func TemplateDraft(c evaluator.Criterion, worst []Item) Draft {
 		// humans' mean of three ratings, 1.6666666666666667, filled the
 		// draft's form whole while its reason said 1.67.
 		d.Examples = append(d.Examples, evaluator.Example{SampleID: it.SampleID, Fields: slices.Clone(it.Fields), Score: math.Round(it.Human*1e4) / 1e4,
-			Reason: fmt.Sprintf("A person rated this %s; the judge had scored it %s.", fmtScore(it.Human), fmtScore(it.Judge))})
+			Reason: exampleReason(it, c)})
 	}
 	dir := "about right on average"
 	if mean > 0 {
@@ -170,6 +177,19 @@ func TemplateDraft(c evaluator.Criterion, worst []Item) Draft {
 	d.Notes = fmt.Sprintf("Drafted by the product's template from the %d largest disagreements of the calibration part: there the judge scored %s (by %s on average).",
 		n, dir, fmtScore(math.Abs(mean)))
 	return d
+}
+
+// exampleReason is a template example's reason: the human's rating as the
+// person gave it and the judge's score. A rating mapped onto the judge's
+// scale is quoted as given, with the mapped value beside it: "rated this 1"
+// of a FED Overall of 0.4 (0.4 to 4) judged on 1 to 3 put a number in the
+// person's mouth they never wrote.
+func exampleReason(it Item, c evaluator.Criterion) string {
+	if it.Mapped && it.Given != it.Human {
+		return fmt.Sprintf("A person rated this %s (%s on the judge's %s to %s scale); the judge had scored it %s.",
+			fmtScore(it.Given), fmtScore(it.Human), fmtScore(c.Lo), fmtScore(c.Hi), fmtScore(it.Judge))
+	}
+	return fmt.Sprintf("A person rated this %s; the judge had scored it %s.", fmtScore(it.Human), fmtScore(it.Judge))
 }
 
 func joinSentence(text, add string) string {

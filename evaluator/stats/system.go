@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -28,6 +29,10 @@ type SystemLevel struct {
 	// IntervalSystemFisherZ (Pearson, Spearman) or IntervalSystemBootstrap
 	// (Kendall); empty when they were not.
 	Interval IntervalMethod
+	// IntervalWhy says, in a sentence for pages and exports, why a defined
+	// coefficient has no interval (too few systems, or a coefficient of
+	// exactly ±1); empty when it has one or the coefficient is undefined.
+	IntervalWhy string
 	// Systems is the number of systems with at least one complete sample;
 	// N the number of complete samples in them.
 	Systems, N int
@@ -108,6 +113,25 @@ func SystemCorrelation(m Method, x, y []float64, systems []string, resamples int
 	// The small-sample rule of CorrelationInterval, over systems: no rank
 	// interval below RankBootstrapMin systems.
 	if m != MethodPearson && len(groups) < RankBootstrapMin {
+		out.IntervalWhy = fmt.Sprintf("no interval: fewer than %d systems (%d), where a rank coefficient's interval cannot be trusted", RankBootstrapMin, len(groups))
+		return out
+	}
+	if m == MethodPearson && len(groups) < 4 {
+		out.IntervalWhy = fmt.Sprintf("no interval: fewer than 4 systems (%d)", len(groups))
+		return out
+	}
+	// A coefficient of exactly ±1 has no interval. On Fisher's z scale it
+	// is at infinity, so tanh(atanh(r) ± 1.96·se) is the single point
+	// [r, r] whatever the number of systems, and the bootstrap over
+	// perfectly ordered means resamples only perfect orders: both would
+	// claim a certainty that k systems cannot give (k systems in the
+	// humans' order happen by chance once in k! under no association,
+	// which the exact p-value says). What the data support is the p-value,
+	// not a width. Within 1e-12 of ±1 counts as ±1: means on one line
+	// that are not the same numbers can give a Pearson r of
+	// 0.9999999999999998, whose Fisher interval is as much a point.
+	if 1-math.Abs(out.Coef) <= 1e-12 {
+		out.IntervalWhy = fmt.Sprintf("no interval: the coefficient is exactly %s over %d systems, where Fisher's z is infinite and an interval would shrink to that single point, claiming a certainty %d systems cannot give; the p-value says how likely such agreement is by chance", signedOne(out.Coef), len(groups), len(groups))
 		return out
 	}
 	if m == MethodKendall {
@@ -123,6 +147,14 @@ func SystemCorrelation(m Method, x, y []float64, systems []string, resamples int
 		out.Interval = IntervalSystemFisherZ
 	}
 	return out
+}
+
+// signedOne writes a coefficient of ±1 as "1" or "−1".
+func signedOne(r float64) string {
+	if r < 0 {
+		return "−1"
+	}
+	return "1"
 }
 
 // systemSeries is one system's complete pairs, in canonical order.

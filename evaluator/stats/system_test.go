@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -43,8 +44,17 @@ func TestSystemCorrelationInterval(t *testing.T) {
 	for _, m := range Methods() {
 		c := SystemCorrelation(m, x, y, sys, 1000, 4)
 		again := SystemCorrelation(m, x, y, sys, 1000, 4)
-		if c.CILow != again.CILow || c.CIHigh != again.CIHigh {
+		if math.Float64bits(c.CILow) != math.Float64bits(again.CILow) || math.Float64bits(c.CIHigh) != math.Float64bits(again.CIHigh) {
 			t.Errorf("%s: same seed, intervals (%g, %g) and (%g, %g)", m, c.CILow, c.CIHigh, again.CILow, again.CIHigh)
+		}
+		// The rank coefficients are exactly 1 here (the means are in the
+		// humans' order), which has no interval
+		// (TestSystemIntervalAtPerfectAgreement).
+		if c.Coef == 1 {
+			if !math.IsNaN(c.CILow) || c.IntervalWhy == "" {
+				t.Errorf("%s: coef 1, interval (%g, %g), reason %q; want none, with the reason", m, c.CILow, c.CIHigh, c.IntervalWhy)
+			}
+			continue
 		}
 		if !(c.CILow <= c.Coef && c.Coef <= c.CIHigh) || c.Coef < 0.8 {
 			t.Errorf("%s: coef %g, interval (%g, %g); want a high coefficient inside its interval", m, c.Coef, c.CILow, c.CIHigh)
@@ -144,6 +154,14 @@ func TestSystemCorrelationLargeRuns(t *testing.T) {
 				_, mx, my := systemGroups(xs, ys, systems)
 				lo, hi := FisherInterval(m, got.Coef, c.k)
 				want := IntervalSystemFisherZ
+				if math.Abs(got.Coef) == 1 {
+					// Means in the humans' order: no interval
+					// (TestSystemIntervalAtPerfectAgreement).
+					if !math.IsNaN(got.CILow) || !math.IsNaN(got.CIHigh) || got.Interval != "" || got.IntervalWhy == "" {
+						t.Errorf("%s: coef %v, [%v, %v] by %q (%q); want no interval, with the reason", m, got.Coef, got.CILow, got.CIHigh, got.Interval, got.IntervalWhy)
+					}
+					continue
+				}
 				if m == MethodKendall {
 					b := WithBootstrap(m, mx, my, 2000, 3)
 					lo, hi, want = b.CILow, b.CIHigh, IntervalSystemBootstrap
@@ -154,5 +172,80 @@ func TestSystemCorrelationLargeRuns(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSystemIntervalAtPerfectAgreement: a system-level coefficient of
+// exactly ±1 has no interval, with the reason. Regression: ten systems in
+// the humans' order gave Spearman 1 with the "interval" 1 to 1 (Fisher's
+// z of 1 is infinite, so tanh(atanh(1) ± 1.96·se) is the point 1), and
+// Pearson on means on one line did the same; Kendall's bootstrap over
+// perfectly ordered means gave 1 to 1 as well. A coefficient short of ±1
+// keeps its interval, which is wider than a point.
+func TestSystemIntervalAtPerfectAgreement(t *testing.T) {
+	type row struct {
+		name     string
+		m        Method
+		human    func(s int) float64
+		wantCoef float64
+	}
+	rows := []row{
+		// Human means rise with the judge's but not on a line: Spearman and
+		// Kendall are exactly 1, Pearson is below 1.
+		{"spearman 1", MethodSpearman, func(s int) float64 { return float64(s * s) }, 1},
+		{"kendall 1", MethodKendall, func(s int) float64 { return float64(s * s) }, 1},
+		{"spearman -1", MethodSpearman, func(s int) float64 { return -float64(s * s) }, -1},
+		// Human means on a line with the judge's: Pearson is exactly ±1.
+		{"pearson 1", MethodPearson, func(s int) float64 { return 2*float64(s) + 1 }, 1},
+		{"pearson -1", MethodPearson, func(s int) float64 { return 10 - 0.5*float64(s) }, -1},
+	}
+	const k = 10
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			var x, y []float64
+			var sys []string
+			for s := range k {
+				// Two samples a system, symmetric around the system's
+				// means, so the means are exactly s and human(s).
+				for _, d := range []float64{-0.25, 0.25} {
+					x = append(x, float64(s)+d)
+					y = append(y, r.human(s)+d)
+					sys = append(sys, fmt.Sprintf("sys%02d", s))
+				}
+			}
+			c := SystemCorrelation(r.m, x, y, sys, 1000, 1)
+			if math.Abs(c.Coef-r.wantCoef) > 1e-12 {
+				t.Fatalf("coef %v, want %v", c.Coef, r.wantCoef)
+			}
+			if !math.IsNaN(c.CILow) || !math.IsNaN(c.CIHigh) || c.Interval != "" {
+				t.Errorf("interval %v to %v by %q; want none at a coefficient of exactly %v", c.CILow, c.CIHigh, c.Interval, r.wantCoef)
+			}
+			if !strings.Contains(c.IntervalWhy, "exactly") || !strings.Contains(c.IntervalWhy, "10 systems") {
+				t.Errorf("reason %q; want it to say the coefficient is exactly ±1 over 10 systems", c.IntervalWhy)
+			}
+			if math.IsNaN(c.P) {
+				t.Errorf("p-value undefined; want the test of the coefficient kept")
+			}
+		})
+	}
+	// Short of ±1 the interval stays and has width: swap two neighbours.
+	var x, y []float64
+	var sys []string
+	for s := range k {
+		h := float64(s)
+		if s == 4 {
+			h = 5
+		} else if s == 5 {
+			h = 4
+		}
+		x = append(x, float64(s))
+		y = append(y, h)
+		sys = append(sys, fmt.Sprintf("sys%02d", s))
+	}
+	for _, m := range Methods() {
+		c := SystemCorrelation(m, x, y, sys, 1000, 1)
+		if !(c.CILow < c.Coef && c.Coef < c.CIHigh) || c.IntervalWhy != "" {
+			t.Errorf("%s: coef %v, interval %v to %v, reason %q; want an interval around the coefficient", m, c.Coef, c.CILow, c.CIHigh, c.IntervalWhy)
+		}
 	}
 }
