@@ -36,7 +36,9 @@ import (
 // coefficient of exactly ±1 has no interval (Fisher's z is infinite
 // there: the interval was the point [r, r]), and every system-level
 // coefficient without an interval says why (stats.SystemLevel.IntervalWhy).
-const statsVersion = "stats-9"
+// stats-10: the same at the sample level: a coefficient of exactly ±1 over
+// the samples has no interval (stats.CorrelationInterval).
+const statsVersion = "stats-10"
 
 // criterionStats are the figures of a criterion worth storing: the
 // correlations with their bootstrap intervals and the system-level

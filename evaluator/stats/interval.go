@@ -132,6 +132,27 @@ const (
 // and is about a quarter too narrow on 1–5 ratings. The second result
 // names the method used.
 func CorrelationInterval(m Method, x, y []float64, resamples int, seed uint64) (Correlation, IntervalMethod) {
+	c, im := correlationInterval(m, x, y, resamples, seed)
+	if PerfectCoef(c.Coef) {
+		// A coefficient of exactly ±1 has no interval, as over systems
+		// (SystemCorrelation): Fisher's z is infinite there, so every
+		// z-scale interval is the single point [r, r], and the bootstrap
+		// of pairs on one line resamples only ±1. Either would claim a
+		// certainty no finite sample gives; the p-value is what the data
+		// support.
+		c.CILow, c.CIHigh = math.NaN(), math.NaN()
+	}
+	return c, im
+}
+
+// PerfectCoef reports whether a coefficient is ±1, within 1e-12 (scores
+// on one line that are not the same numbers can give a Pearson r of
+// 0.9999999999999998, whose Fisher interval is as much a point).
+func PerfectCoef(r float64) bool {
+	return !math.IsNaN(r) && 1-math.Abs(r) <= 1e-12
+}
+
+func correlationInterval(m Method, x, y []float64, resamples int, seed uint64) (Correlation, IntervalMethod) {
 	n := 0
 	for i := range x {
 		if finite(x[i]) && finite(y[i]) {

@@ -130,7 +130,7 @@ func SystemCorrelation(m Method, x, y []float64, systems []string, resamples int
 	// not a width. Within 1e-12 of ±1 counts as ±1: means on one line
 	// that are not the same numbers can give a Pearson r of
 	// 0.9999999999999998, whose Fisher interval is as much a point.
-	if 1-math.Abs(out.Coef) <= 1e-12 {
+	if PerfectCoef(out.Coef) {
 		out.IntervalWhy = fmt.Sprintf("no interval: the coefficient is exactly %s over %d systems, where Fisher's z is infinite and an interval would shrink to that single point, claiming a certainty %d systems cannot give; the p-value says how likely such agreement is by chance", signedOne(out.Coef), len(groups), len(groups))
 		return out
 	}
