@@ -1280,7 +1280,8 @@ func humanSourceView(run models.Run, rep *report.Report, reviews *report.Browser
 		// Only a reviewer's latest review of a sample on the criterion's
 		// human scale counts, and only with a rating: the report reads
 		// nothing else of them.
-		for _, r := range models.CurrentReviews(models.OnScale(byName[crit.Name], *scales[ci])) {
+		on := models.OnScale(byName[crit.Name], *scales[ci])
+		for _, r := range models.CurrentReviews(on) {
 			if r.Score == nil {
 				continue
 			}
@@ -1288,6 +1289,13 @@ func humanSourceView(run models.Run, rep *report.Report, reviews *report.Browser
 			if rep.Humans.Source == models.HumansImported || r.ID > rep.Humans.UptoRatingID {
 				v.NotUsed++
 			}
+		}
+		// A rating withdrawn since the last recompute is still in the
+		// report (it read the rating), as the sample page says of it
+		// (withStillCounted): the count of what a recompute changes
+		// names it too, where it stayed as it was.
+		if rep.Humans.Source != models.HumansImported {
+			v.Withdrawn += len(withStillCounted(&web.ReviewCounting{UptoRatingID: rep.Humans.UptoRatingID}, on).StillCounted)
 		}
 	}
 	return v
