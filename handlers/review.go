@@ -57,6 +57,15 @@ type queueQuery struct {
 	Seed      int64
 	Index     int // -1: the first sample the reviewer has not rated
 	Blind     bool
+	// A place is also said by the sample it holds, as the order stood
+	// when the link was made: Sample is the sample itself, After (Before)
+	// the one just before (after) it, by dataset row id; 0 when not said.
+	// A recompute of the run's report reorders the queue by disagreement
+	// under a reviewer: the index alone then led to another sample (the
+	// one rated was shown another's place after saving, next skipped or
+	// repeated samples). The sample wins over the index, which links made
+	// before these (bookmarks, the run page's queues) still follow.
+	Sample, After, Before int64
 }
 
 func parseQueueQuery(c echo.Context) queueQuery {
@@ -68,6 +77,11 @@ func parseQueueQuery(c echo.Context) queueQuery {
 	}
 	if i, err := strconv.Atoi(c.QueryParam("i")); err == nil && i >= 0 {
 		q.Index = i
+	}
+	for name, id := range map[string]*int64{"sample": &q.Sample, "after": &q.After, "before": &q.Before} {
+		if v, err := strconv.ParseInt(c.QueryParam(name), 10, 64); err == nil && v > 0 {
+			*id = v
+		}
 	}
 	switch q.Order {
 	case orderDisagreement, orderUncertain, orderRandom:
@@ -89,6 +103,11 @@ func (q queueQuery) url(datasetID int64, index int) string {
 	}
 	if !q.Blind {
 		v.Set("blind", "off")
+	}
+	for name, id := range map[string]int64{"sample": q.Sample, "after": q.After, "before": q.Before} {
+		if id > 0 {
+			v.Set(name, strconv.FormatInt(id, 10))
+		}
 	}
 	return "/datasets/" + strconv.FormatInt(datasetID, 10) + "/review?" + v.Encode()
 }
@@ -828,6 +847,10 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	if v.Total == 0 {
 		return render(c, http.StatusOK, web.ReviewQueuePage(v))
 	}
+	linked := q.Index // the place the link said, -1 when none
+	if err := placeBySample(ctx, &q, qi, &v); err != nil {
+		return err
+	}
 	if q.Index < 0 {
 		q.Index = qi.firstUnrated
 	}
@@ -839,17 +862,33 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	if err != nil {
 		return err
 	}
+	if v.Moved != nil {
+		v.Moved.Linked = linked
+		if qi.firstUnrated != q.Index && qi.ratedByMe < v.Total {
+			v.Moved.FirstUnrated = qi.firstUnrated
+			v.Moved.FirstUnratedURL = (queueQuery{RunID: q.RunID, Criterion: q.Criterion, Order: q.Order, Seed: q.Seed, Blind: q.Blind}).url(ds.ID, -1)
+		}
+	}
+	// Every link from this place names the sample shown, so it leads
+	// where it meant even when the order changes before it is followed.
+	here := queueQuery{RunID: q.RunID, Criterion: q.Criterion, Order: q.Order, Seed: q.Seed, Blind: q.Blind}
 	if q.Index > 0 {
-		v.PrevURL = q.url(ds.ID, q.Index-1)
+		prev := here
+		prev.Before = s.RowID
+		v.PrevURL = prev.url(ds.ID, q.Index-1)
 	}
 	if q.Index+1 < v.Total {
-		v.NextURL = q.url(ds.ID, q.Index+1)
+		next := here
+		next.After = s.RowID
+		v.NextURL = next.url(ds.ID, q.Index+1)
 	}
-	v.SeeingURL = (queueQuery{RunID: q.RunID, Criterion: q.Criterion, Order: q.Order, Seed: q.Seed, Blind: !q.Blind}).url(ds.ID, q.Index)
+	here.Sample = s.RowID
+	seeing := here
+	seeing.Blind = !q.Blind
+	v.SeeingURL = seeing.url(ds.ID, q.Index)
 	v.OrderURLs = map[string]string{}
 	for _, o := range []string{orderDisagreement, orderUncertain, orderRandom} {
-		oq := q
-		oq.Order = o
+		oq := queueQuery{RunID: q.RunID, Criterion: q.Criterion, Order: o, Seed: q.Seed, Blind: q.Blind}
 		v.OrderURLs[o] = oq.url(ds.ID, -1)
 	}
 	// The shown sample's reviews whole (pre holds their ratings only): the
@@ -925,12 +964,40 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	}
 	v.Sample = &sv
 	if v.CanRate {
-		f := h.reviewForm(c, ds, run, q.Criterion, scale, s.RowID, q.url(ds.ID, q.Index), mine)
+		f := h.reviewForm(c, ds, run, q.Criterion, scale, s.RowID, here.url(ds.ID, q.Index), mine)
 		f.RatingOnly = sv.Hidden
 		f.AboutScore = !sv.Hidden && (!writesAnalysis(run) || !slices.ContainsFunc(sv.Rounds, func(r web.ReviewRound) bool { return r.Analysis != "" }))
 		v.Form = &f
 	}
 	return render(c, http.StatusOK, web.ReviewQueuePage(v))
+}
+
+// placeBySample sets the place q asks for from the sample it names
+// (q.Sample, or the one before or after it: queueQuery), at the sample's
+// place in the queue as ordered now. When that is not the place the link
+// said (q.Index), the order changed since the link was made: v.Moved says
+// so. A sample the queue does not hold leaves the place to the index.
+func placeBySample(ctx context.Context, q *queueQuery, qi queueIndex, v *web.ReviewQueueView) error {
+	anchor, step := q.Sample, 0
+	switch {
+	case q.Sample > 0:
+	case q.After > 0:
+		anchor, step = q.After, 1
+	case q.Before > 0:
+		anchor, step = q.Before, -1
+	default:
+		return nil
+	}
+	k, found, err := qi.placeOf(ctx, anchor)
+	if err != nil || !found {
+		return err
+	}
+	at := min(max(k+step, 0), v.Total-1)
+	if q.Index >= 0 && at != q.Index {
+		v.Moved = &web.QueueMoved{Step: step, AnchorPlace: k}
+	}
+	q.Index = at
+	return nil
 }
 
 // reviewCounting is which browser ratings the run's report counts (its
