@@ -1210,13 +1210,25 @@ func (h *Handlers) reviewRefused(c echo.Context, ds models.Dataset, back string,
 }
 
 // reviewerShown is how the review pages name the reviewer keyed name: a
-// signed-in account by its display name (its email only when it has
-// none), as the pages' header does.
+// signed-in account by its display name, as the pages' header does, with
+// its email beside it, as the review lists and the export name it (its
+// email only when it has no name), so the reviewer recognises themself
+// in each: "Ann Lee (ann@example.org)".
 func reviewerShown(c echo.Context, name string) string {
-	if p := principalOf(c.Request().Context()); (p.Kind == Account || p.Kind == Token) && strings.TrimSpace(p.User.Name) != "" {
-		return strings.TrimSpace(p.User.Name)
+	p := principalOf(c.Request().Context())
+	if p.Kind != Account && p.Kind != Token {
+		return name
 	}
-	return name
+	return web.ReviewerText(models.ReviewRating{Reviewer: name, ReviewerName: displayNameBeside(p.User.Name, name)})
+}
+
+// displayNameBeside is an account's display name to show beside its email,
+// "" when it has none or it is the email itself.
+func displayNameBeside(display, email string) string {
+	if n := strings.TrimSpace(display); n != email {
+		return n
+	}
+	return ""
 }
 
 // flashProblem is a refusal of the models as the browser's messages read:
@@ -1429,6 +1441,10 @@ func (h *Handlers) forgetReports(runID int64) {
 	}
 }
 
+// reviewerNamesColumn heads the dataset export's column of who rated each
+// sample, by display name and email (exportDatasetCSV).
+const reviewerNamesColumn = "browser reviewers"
+
 // datasetExportChunk is how many rows a dataset export reads at a time
 // (a variable for the tests).
 var datasetExportChunk = 1000
@@ -1501,6 +1517,17 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 		return out
 	}
 	extra, reviewCols := sorted(annotatorKeys), sorted(browserKeys)
+	// The rating columns name an account by its email, which keys it and
+	// stays as it was when the file is imported again; the pages name it by
+	// its display name beside the email. When an account has one, a last
+	// column says, per sample, who rated it by name and email.
+	namesCol := ""
+	if slices.ContainsFunc(reviews, func(r models.ReviewRating) bool { return r.ReviewerName != "" }) {
+		namesCol = reviewerNamesColumn
+		for slices.Contains(taken, namesCol) || browserKeys[namesCol] {
+			namesCol += " (names)"
+		}
+	}
 	resp := c.Response()
 	// With ?excel=1 the same file for Excel on Windows (excelCSV, as the
 	// run's export): non-Latin text read as the system's code page
@@ -1523,6 +1550,9 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 	// written as a number (report.RatingCell), as the run export writes
 	// ratings, so the file imports again.
 	header := append(append(append([]string{}, ds.Columns...), extra...), reviewCols...)
+	if namesCol != "" {
+		header = append(header, namesCol)
+	}
 	for i := range header {
 		header[i] = report.SafeCell(header[i])
 	}
@@ -1553,12 +1583,19 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 			for _, k := range extra {
 				rec = append(rec, num(r.Ratings[k]))
 			}
+			var who []string
 			for _, k := range reviewCols {
 				var v *float64
 				if rv, ok := browser[cell{r.ID, k}]; ok {
 					v = rv.Score
+					if t := web.ReviewerText(rv); !slices.Contains(who, t) {
+						who = append(who, t)
+					}
 				}
 				rec = append(rec, num(v))
+			}
+			if namesCol != "" {
+				rec = append(rec, report.SafeCell(strings.Join(who, "; ")))
 			}
 			if err := w.Write(rec); err != nil {
 				return err
