@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
@@ -267,6 +268,9 @@ type queueIndex struct {
 	total, ratedByMe, firstUnrated int
 	note                           string
 	at                             func(ctx context.Context, k int) (report.SampleResult, error)
+	// placeOf is the place of the sample of a dataset row in the queue as
+	// it is ordered now; found is false when the queue has no such sample.
+	placeOf func(ctx context.Context, rowID int64) (k int, found bool, err error)
 }
 
 // queueIndexOf is criterion ci of run's review queue in order (seeded with
@@ -321,6 +325,14 @@ func (h *Handlers) outcomesQueueIndex(ctx context.Context, run models.Run, ci in
 		}
 	}
 	qi.at = func(ctx context.Context, k int) (report.SampleResult, error) { return qs.sample(ctx, ord[k]) }
+	qi.placeOf = func(_ context.Context, rowID int64) (int, bool, error) {
+		for k, i := range ord {
+			if qs.outcomes[i].RowID == rowID {
+				return k, true, nil
+			}
+		}
+		return 0, false, nil
+	}
 	return qi, nil
 }
 
@@ -421,5 +433,18 @@ func (h *Handlers) storedQueueIndex(ctx context.Context, sum *report.Report, ci 
 		}
 	}
 	qi.at = func(ctx context.Context, k int) (report.SampleResult, error) { return sample(ctx, rank(k)) }
+	// A row's place is its stored rank in the order (one row looked up by
+	// key); in the random queue, the place the shuffle gives that rank.
+	qi.placeOf = func(ctx context.Context, rowID int64) (int, bool, error) {
+		rs, err := h.DB.ListRunSampleRanks(ctx, sum.Run.ID, c.Index, sortKey, dir, []int64{rowID})
+		if err != nil || len(rs) == 0 {
+			return 0, false, err
+		}
+		if perm == nil {
+			return rs[0].Rank, true, nil
+		}
+		k := slices.Index(perm, rs[0].Rank)
+		return k, k >= 0, nil
+	}
 	return qi, true, nil
 }

@@ -57,6 +57,15 @@ type queueQuery struct {
 	Seed      int64
 	Index     int // -1: the first sample the reviewer has not rated
 	Blind     bool
+	// A place is also said by the sample it holds, as the order stood
+	// when the link was made: Sample is the sample itself, After (Before)
+	// the one just before (after) it, by dataset row id; 0 when not said.
+	// A recompute of the run's report reorders the queue by disagreement
+	// under a reviewer: the index alone then led to another sample (the
+	// one rated was shown another's place after saving, next skipped or
+	// repeated samples). The sample wins over the index, which links made
+	// before these (bookmarks, the run page's queues) still follow.
+	Sample, After, Before int64
 }
 
 func parseQueueQuery(c echo.Context) queueQuery {
@@ -68,6 +77,11 @@ func parseQueueQuery(c echo.Context) queueQuery {
 	}
 	if i, err := strconv.Atoi(c.QueryParam("i")); err == nil && i >= 0 {
 		q.Index = i
+	}
+	for name, id := range map[string]*int64{"sample": &q.Sample, "after": &q.After, "before": &q.Before} {
+		if v, err := strconv.ParseInt(c.QueryParam(name), 10, 64); err == nil && v > 0 {
+			*id = v
+		}
 	}
 	switch q.Order {
 	case orderDisagreement, orderUncertain, orderRandom:
@@ -89,6 +103,11 @@ func (q queueQuery) url(datasetID int64, index int) string {
 	}
 	if !q.Blind {
 		v.Set("blind", "off")
+	}
+	for name, id := range map[string]int64{"sample": q.Sample, "after": q.After, "before": q.Before} {
+		if id > 0 {
+			v.Set(name, strconv.FormatInt(id, 10))
+		}
 	}
 	return "/datasets/" + strconv.FormatInt(datasetID, 10) + "/review?" + v.Encode()
 }
@@ -828,6 +847,10 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	if v.Total == 0 {
 		return render(c, http.StatusOK, web.ReviewQueuePage(v))
 	}
+	linked := q.Index // the place the link said, -1 when none
+	if err := placeBySample(ctx, &q, qi, &v); err != nil {
+		return err
+	}
 	if q.Index < 0 {
 		q.Index = qi.firstUnrated
 	}
@@ -839,17 +862,33 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	if err != nil {
 		return err
 	}
+	if v.Moved != nil {
+		v.Moved.Linked = linked
+		if qi.firstUnrated != q.Index && qi.ratedByMe < v.Total {
+			v.Moved.FirstUnrated = qi.firstUnrated
+			v.Moved.FirstUnratedURL = (queueQuery{RunID: q.RunID, Criterion: q.Criterion, Order: q.Order, Seed: q.Seed, Blind: q.Blind}).url(ds.ID, -1)
+		}
+	}
+	// Every link from this place names the sample shown, so it leads
+	// where it meant even when the order changes before it is followed.
+	here := queueQuery{RunID: q.RunID, Criterion: q.Criterion, Order: q.Order, Seed: q.Seed, Blind: q.Blind}
 	if q.Index > 0 {
-		v.PrevURL = q.url(ds.ID, q.Index-1)
+		prev := here
+		prev.Before = s.RowID
+		v.PrevURL = prev.url(ds.ID, q.Index-1)
 	}
 	if q.Index+1 < v.Total {
-		v.NextURL = q.url(ds.ID, q.Index+1)
+		next := here
+		next.After = s.RowID
+		v.NextURL = next.url(ds.ID, q.Index+1)
 	}
-	v.SeeingURL = (queueQuery{RunID: q.RunID, Criterion: q.Criterion, Order: q.Order, Seed: q.Seed, Blind: !q.Blind}).url(ds.ID, q.Index)
+	here.Sample = s.RowID
+	seeing := here
+	seeing.Blind = !q.Blind
+	v.SeeingURL = seeing.url(ds.ID, q.Index)
 	v.OrderURLs = map[string]string{}
 	for _, o := range []string{orderDisagreement, orderUncertain, orderRandom} {
-		oq := q
-		oq.Order = o
+		oq := queueQuery{RunID: q.RunID, Criterion: q.Criterion, Order: o, Seed: q.Seed, Blind: q.Blind}
 		v.OrderURLs[o] = oq.url(ds.ID, -1)
 	}
 	// The shown sample's reviews whole (pre holds their ratings only): the
@@ -925,12 +964,40 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	}
 	v.Sample = &sv
 	if v.CanRate {
-		f := h.reviewForm(c, ds, run, q.Criterion, scale, s.RowID, q.url(ds.ID, q.Index), mine)
+		f := h.reviewForm(c, ds, run, q.Criterion, scale, s.RowID, here.url(ds.ID, q.Index), mine)
 		f.RatingOnly = sv.Hidden
 		f.AboutScore = !sv.Hidden && (!writesAnalysis(run) || !slices.ContainsFunc(sv.Rounds, func(r web.ReviewRound) bool { return r.Analysis != "" }))
 		v.Form = &f
 	}
 	return render(c, http.StatusOK, web.ReviewQueuePage(v))
+}
+
+// placeBySample sets the place q asks for from the sample it names
+// (q.Sample, or the one before or after it: queueQuery), at the sample's
+// place in the queue as ordered now. When that is not the place the link
+// said (q.Index), the order changed since the link was made: v.Moved says
+// so. A sample the queue does not hold leaves the place to the index.
+func placeBySample(ctx context.Context, q *queueQuery, qi queueIndex, v *web.ReviewQueueView) error {
+	anchor, step := q.Sample, 0
+	switch {
+	case q.Sample > 0:
+	case q.After > 0:
+		anchor, step = q.After, 1
+	case q.Before > 0:
+		anchor, step = q.Before, -1
+	default:
+		return nil
+	}
+	k, found, err := qi.placeOf(ctx, anchor)
+	if err != nil || !found {
+		return err
+	}
+	at := min(max(k+step, 0), v.Total-1)
+	if q.Index >= 0 && at != q.Index {
+		v.Moved = &web.QueueMoved{Step: step, AnchorPlace: k}
+	}
+	q.Index = at
+	return nil
 }
 
 // reviewCounting is which browser ratings the run's report counts (its
@@ -1143,13 +1210,25 @@ func (h *Handlers) reviewRefused(c echo.Context, ds models.Dataset, back string,
 }
 
 // reviewerShown is how the review pages name the reviewer keyed name: a
-// signed-in account by its display name (its email only when it has
-// none), as the pages' header does.
+// signed-in account by its display name, as the pages' header does, with
+// its email beside it, as the review lists and the export name it (its
+// email only when it has no name), so the reviewer recognises themself
+// in each: "Ann Lee (ann@example.org)".
 func reviewerShown(c echo.Context, name string) string {
-	if p := principalOf(c.Request().Context()); (p.Kind == Account || p.Kind == Token) && strings.TrimSpace(p.User.Name) != "" {
-		return strings.TrimSpace(p.User.Name)
+	p := principalOf(c.Request().Context())
+	if p.Kind != Account && p.Kind != Token {
+		return name
 	}
-	return name
+	return web.ReviewerText(models.ReviewRating{Reviewer: name, ReviewerName: displayNameBeside(p.User.Name, name)})
+}
+
+// displayNameBeside is an account's display name to show beside its email,
+// "" when it has none or it is the email itself.
+func displayNameBeside(display, email string) string {
+	if n := strings.TrimSpace(display); n != email {
+		return n
+	}
+	return ""
 }
 
 // flashProblem is a refusal of the models as the browser's messages read:
@@ -1280,7 +1359,8 @@ func humanSourceView(run models.Run, rep *report.Report, reviews *report.Browser
 		// Only a reviewer's latest review of a sample on the criterion's
 		// human scale counts, and only with a rating: the report reads
 		// nothing else of them.
-		for _, r := range models.CurrentReviews(models.OnScale(byName[crit.Name], *scales[ci])) {
+		on := models.OnScale(byName[crit.Name], *scales[ci])
+		for _, r := range models.CurrentReviews(on) {
 			if r.Score == nil {
 				continue
 			}
@@ -1288,6 +1368,13 @@ func humanSourceView(run models.Run, rep *report.Report, reviews *report.Browser
 			if rep.Humans.Source == models.HumansImported || r.ID > rep.Humans.UptoRatingID {
 				v.NotUsed++
 			}
+		}
+		// A rating withdrawn since the last recompute is still in the
+		// report (it read the rating), as the sample page says of it
+		// (withStillCounted): the count of what a recompute changes
+		// names it too, where it stayed as it was.
+		if rep.Humans.Source != models.HumansImported {
+			v.Withdrawn += len(withStillCounted(&web.ReviewCounting{UptoRatingID: rep.Humans.UptoRatingID}, on).StillCounted)
 		}
 	}
 	return v
@@ -1353,6 +1440,10 @@ func (h *Handlers) forgetReports(runID int64) {
 		}
 	}
 }
+
+// reviewerNamesColumn heads the dataset export's column of who rated each
+// sample, by display name and email (exportDatasetCSV).
+const reviewerNamesColumn = "browser reviewers"
 
 // datasetExportChunk is how many rows a dataset export reads at a time
 // (a variable for the tests).
@@ -1426,6 +1517,17 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 		return out
 	}
 	extra, reviewCols := sorted(annotatorKeys), sorted(browserKeys)
+	// The rating columns name an account by its email, which keys it and
+	// stays as it was when the file is imported again; the pages name it by
+	// its display name beside the email. When an account has one, a last
+	// column says, per sample, who rated it by name and email.
+	namesCol := ""
+	if slices.ContainsFunc(reviews, func(r models.ReviewRating) bool { return r.ReviewerName != "" }) {
+		namesCol = reviewerNamesColumn
+		for slices.Contains(taken, namesCol) || browserKeys[namesCol] {
+			namesCol += " (names)"
+		}
+	}
 	resp := c.Response()
 	// With ?excel=1 the same file for Excel on Windows (excelCSV, as the
 	// run's export): non-Latin text read as the system's code page
@@ -1448,6 +1550,9 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 	// written as a number (report.RatingCell), as the run export writes
 	// ratings, so the file imports again.
 	header := append(append(append([]string{}, ds.Columns...), extra...), reviewCols...)
+	if namesCol != "" {
+		header = append(header, namesCol)
+	}
 	for i := range header {
 		header[i] = report.SafeCell(header[i])
 	}
@@ -1478,12 +1583,19 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 			for _, k := range extra {
 				rec = append(rec, num(r.Ratings[k]))
 			}
+			var who []string
 			for _, k := range reviewCols {
 				var v *float64
 				if rv, ok := browser[cell{r.ID, k}]; ok {
 					v = rv.Score
+					if t := web.ReviewerText(rv); !slices.Contains(who, t) {
+						who = append(who, t)
+					}
 				}
 				rec = append(rec, num(v))
+			}
+			if namesCol != "" {
+				rec = append(rec, report.SafeCell(strings.Join(who, "; ")))
 			}
 			if err := w.Write(rec); err != nil {
 				return err

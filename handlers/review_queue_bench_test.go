@@ -75,6 +75,7 @@ func BenchmarkReviewQueueFromRanks(b *testing.B) {
 			}
 			for _, order := range []string{orderDisagreement, orderUncertain, orderRandom} {
 				var shown [2]int64
+				first := 0 // the first unrated sample's place
 				read := func(k int, index func(context.Context, models.Run, int, string, int64, bool, *runReviews, []int64) (queueIndex, error)) func() {
 					return func() {
 						qi, err := index(lctx, run, 0, order, 1, false, h.newRunReviews(), rated)
@@ -84,7 +85,7 @@ func BenchmarkReviewQueueFromRanks(b *testing.B) {
 						if qi.total != n || qi.ratedByMe != len(rated) {
 							b.Fatalf("%s: %d samples, %d rated; want %d, %d", order, qi.total, qi.ratedByMe, n, len(rated))
 						}
-						shown[k] = s.RowID
+						shown[k], first = s.RowID, qi.firstUnrated
 					}
 				}
 				before := median(read(0, h.outcomesQueueIndex))
@@ -92,6 +93,33 @@ func BenchmarkReviewQueueFromRanks(b *testing.B) {
 				if shown[0] != shown[1] {
 					b.Fatalf("%s: the queue opens on row %d from every outcome, row %d from the ranks", order, shown[0], shown[1])
 				}
+				openPage := func(extra url.Values) func() {
+					return func() {
+						q := url.Values{"run": {strconv.FormatInt(src, 10)}, "criterion": {"0"}, "order": {order}}
+						for k, v := range extra {
+							q[k] = v
+						}
+						req := httptest.NewRequest(http.MethodGet, fmt.Sprintf("/datasets/%d/review?%s", ds.ID, q.Encode()), nil).WithContext(lctx)
+						req.AddCookie(&http.Cookie{Name: reviewerCookie, Value: "Ann"})
+						rec := httptest.NewRecorder()
+						c := e.NewContext(req, rec)
+						c.SetParamNames("id")
+						c.SetParamValues(strconv.FormatInt(ds.ID, 10))
+						mustB(b, h.reviewQueue(c, false))
+						if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), fmt.Sprintf("/samples/%d\"", shown[1])) {
+							b.Fatalf("queue page %v: %d, not on row %d", extra, rec.Code, shown[1])
+						}
+					}
+				}
+				// The same place opened by index alone (a link made before
+				// links named their sample) and by the sample it holds (the
+				// form's way back: its place looked up by key).
+				openPage(url.Values{"i": {strconv.Itoa(first)}})() // warm, so neither way pays for the first read
+				byIndex := median(openPage(url.Values{"i": {strconv.Itoa(first)}}))
+				bySample := median(openPage(url.Values{"i": {strconv.Itoa(first)}, "sample": {strconv.FormatInt(shown[1], 10)}}))
+				b.Logf("%s %d samples: the page by index %v, by its sample %v (%.2fx)", order, n, byIndex.Round(time.Microsecond),
+					bySample.Round(time.Microsecond), float64(bySample)/float64(byIndex))
+				b.ReportMetric(float64(bySample)/float64(byIndex), fmt.Sprintf("%s-%dk-sample/index", order, n/1000))
 				page := median(func() {
 					q := url.Values{"run": {strconv.FormatInt(src, 10)}, "criterion": {"0"}, "order": {order}}
 					req := httptest.NewRequest(http.MethodGet, fmt.Sprintf("/datasets/%d/review?%s", ds.ID, q.Encode()), nil).WithContext(lctx)

@@ -56,6 +56,12 @@ type ReviewRating struct {
 	// ratings (SetRatingsExcluded), which then count nowhere.
 	FormerMember bool `gorm:"-"`
 	Excluded     bool `gorm:"-"`
+	// ReviewerName is the account's display name now, beside Reviewer
+	// (its email, the name its reviews are keyed and exported under); ""
+	// for an account without one and a name typed without accounts. Set
+	// where Reviewer is the account's current email (withCurrentReviewers),
+	// never stored.
+	ReviewerName string `gorm:"-"`
 }
 
 // Limits of the review form: a reason and a comment are notes, not
@@ -161,7 +167,7 @@ func (db *DB) ListReviewRatings(ctx context.Context, wsID, datasetID int64, crit
 	if err := q.Order("id").Find(&rs).Error; err != nil {
 		return nil, err
 	}
-	return rs, db.withCurrentReviewers(ctx, rs)
+	return rs, db.withCurrentReviewers(ctx, rs, true)
 }
 
 // ListCriteriaRatings returns the ratings of every review of the
@@ -230,7 +236,7 @@ func (db *DB) ListCriteriaRatings(ctx context.Context, wsID, datasetID int64, cr
 	}
 	for _, rs := range out {
 		slices.SortFunc(rs, func(a, b ReviewRating) int { return cmp.Compare(a.ID, b.ID) })
-		if err := db.withCurrentReviewers(ctx, rs); err != nil {
+		if err := db.withCurrentReviewers(ctx, rs, false); err != nil {
 			return nil, err
 		}
 	}
@@ -256,7 +262,7 @@ func (db *DB) ListRowsCriteriaReviews(ctx context.Context, wsID, datasetID int64
 		return nil, err
 	}
 	slices.SortFunc(rs, func(a, b ReviewRating) int { return cmp.Compare(a.ID, b.ID) })
-	if err := db.withCurrentReviewers(ctx, rs); err != nil {
+	if err := db.withCurrentReviewers(ctx, rs, true); err != nil {
 		return nil, err
 	}
 	for _, r := range rs {
@@ -272,7 +278,7 @@ func (db *DB) ListDatasetReviews(ctx context.Context, wsID, datasetID int64) ([]
 	if err := db.Reader(ctx).Where("workspace_id = ? AND dataset_id = ?", wsID, datasetID).Order("id").Find(&rs).Error; err != nil {
 		return nil, err
 	}
-	return rs, db.withCurrentReviewers(ctx, rs)
+	return rs, db.withCurrentReviewers(ctx, rs, true)
 }
 
 // ListReviewsAfter is a page of a dataset's reviews, oldest first, each
@@ -289,16 +295,18 @@ func (db *DB) ListReviewsAfter(ctx context.Context, wsID, datasetID int64, crite
 	if err := q.Where("id > ?", afterID).Order("id").Limit(limit).Find(&rs).Error; err != nil {
 		return nil, err
 	}
-	return rs, db.withCurrentReviewers(ctx, rs)
+	return rs, db.withCurrentReviewers(ctx, rs, true)
 }
 
 // withCurrentReviewers names each review of a signed-in reviewer (one with
 // a user id) by the account's current email, the name an account reviews
 // under: the email stored with a review is the one it had then, and a
 // changed email must not make the account's earlier reviews someone
-// else's. Reviews without a user id (a name typed without accounts, or an
+// else's. With names, it sets the account's display name beside it
+// (ReviewerName), which the pages show with the email; a report's read of
+// the ratings alone (ListCriteriaRatings) needs none. Reviews without a user id (a name typed without accounts, or an
 // account since deleted) keep the name stored with them.
-func (db *DB) withCurrentReviewers(ctx context.Context, rs []ReviewRating) error {
+func (db *DB) withCurrentReviewers(ctx context.Context, rs []ReviewRating, names bool) error {
 	seen := map[int64]bool{}
 	var ids []int64
 	for _, r := range rs {
@@ -311,19 +319,22 @@ func (db *DB) withCurrentReviewers(ctx context.Context, rs []ReviewRating) error
 		return nil
 	}
 	var users []User
-	if err := db.Reader(ctx).Select("id", "email").Where("id IN ?", ids).Find(&users).Error; err != nil {
+	if err := db.Reader(ctx).Select("id", "email", "name").Where("id IN ?", ids).Find(&users).Error; err != nil {
 		return err
 	}
-	email := make(map[int64]string, len(users))
+	byID := make(map[int64]User, len(users))
 	for _, u := range users {
-		email[u.ID] = u.Email
+		byID[u.ID] = u
 	}
 	for i := range rs {
 		if rs[i].UserID == nil {
 			continue
 		}
-		if e, ok := email[*rs[i].UserID]; ok {
-			rs[i].Reviewer = e
+		if u, ok := byID[*rs[i].UserID]; ok {
+			rs[i].Reviewer = u.Email
+			if n := strings.TrimSpace(u.Name); names && n != u.Email {
+				rs[i].ReviewerName = n // "" when it has none
+			}
 		}
 	}
 	return nil
