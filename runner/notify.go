@@ -293,6 +293,10 @@ type WebhookRun struct {
 type WebhookCriterion struct {
 	Name    string   `json:"name"`
 	Pearson *float64 `json:"pearson"`
+	// tooFewOf is the number of samples behind Pearson when they are too
+	// few to tell it from chance (stats.TooFewToTell), for the text; 0
+	// otherwise.
+	tooFewOf int
 }
 
 // Run-end events.
@@ -346,6 +350,9 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 				wc := WebhookCriterion{Name: c.Criterion.Name}
 				if p := c.Pearson.Coef; c.HasHuman && !math.IsNaN(p) && !math.IsInf(p, 0) {
 					wc.Pearson = &p
+					if stats.TooFewToTell(c.Pearson) {
+						wc.tooFewOf = c.Pearson.N
+					}
 				}
 				m.Run.Criteria = append(m.Run.Criteria, wc)
 			}
@@ -359,6 +366,11 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 		b.WriteString(" finished.")
 		for _, c := range m.Run.Criteria {
 			if c.Pearson != nil {
+				if c.tooFewOf > 0 {
+					// A bare -0.812 on three samples reads as a verdict.
+					fmt.Fprintf(&b, " %s: Pearson %s over %d samples, too few to tell.", slackText(c.Name), pageCoef(*c.Pearson), c.tooFewOf)
+					continue
+				}
 				fmt.Fprintf(&b, " %s: Pearson %s.", slackText(c.Name), pageCoef(*c.Pearson))
 			}
 		}
