@@ -305,6 +305,15 @@ const (
 	EventRunFailed   = "run.failed"
 )
 
+// WebhookNetwork reports which addresses the operator's settings let
+// this process's webhook messages reach beyond public ones (the test
+// message, and the runs' messages this process delivers): private-network
+// and loopback. Only the default workspace and those the operator grants
+// may use them (models.DB.NetworkPermit).
+func (r *Runner) WebhookNetwork() (private, loopback bool) {
+	return r.cfg.Webhooks.AllowPrivate, r.cfg.Webhooks.AllowLoopback
+}
+
 // SendTestWebhook sends a sample message to the workspace's webhook at
 // once and returns the outcome ("200 OK", or why it failed).
 func (r *Runner) SendTestWebhook(ctx context.Context, wsID int64) (string, error) {
