@@ -1,6 +1,9 @@
 package handlers
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -33,7 +36,45 @@ func (h *Handlers) webhookView(c echo.Context) (web.WebhookView, error) {
 	default:
 		return v, err
 	}
-	return v, nil
+	v.PrivateNetworkNote, err = h.webhookNetworkNote(c.Request().Context(), h.workspaceID(c))
+	return v, err
+}
+
+// webhookNetworkNote is the webhook page's note for workspace wsID when
+// the operator lets webhooks reach private-network or loopback addresses
+// (BATCHEVAL_WEBHOOK_ALLOW_PRIVATE, loopback in local mode or with
+// BATCHEVAL_WEBHOOK_ALLOW_LOOPBACK) but the workspace has no grant: such
+// an address was refused only when a message or the test was sent. ""
+// when the settings allow neither (the page's own text and the refusal
+// say enough) or the workspace may use them. The settings are this
+// process's, which sends the test message (Runner.WebhookNetwork).
+func (h *Handlers) webhookNetworkNote(ctx context.Context, wsID int64) (string, error) {
+	if h.Runner == nil {
+		return "", nil
+	}
+	private, loopback := h.Runner.WebhookNetwork()
+	if !private && !loopback {
+		return "", nil
+	}
+	var ng *models.NotGrantedError
+	switch err := h.DB.PrivateNetworkAllowed(ctx, wsID); {
+	case err == nil:
+		return "", nil
+	case !errors.As(err, &ng):
+		return "", err
+	}
+	var reach string
+	switch {
+	case private && loopback:
+		reach = "private-network addresses (10.x, 172.16–31.x, 192.168.x) and this machine's loopback"
+	case private:
+		reach = "private-network addresses (10.x, 172.16–31.x, 192.168.x)"
+	default:
+		reach = "this machine's loopback"
+	}
+	return fmt.Sprintf("This server lets webhooks reach %s only in the default workspace and in workspaces its operator grants, "+
+		"and this workspace (%s) has no grant: a message to such an address is refused, so use a public address, "+
+		"or ask whoever runs BatchEval to grant it with: batcheval admin network grant %s", reach, ng.Slug, ng.Slug), nil
 }
 
 // showTyped puts the settings the person posted in the form, keeping the

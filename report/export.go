@@ -1209,6 +1209,13 @@ func (r *Report) writeCorrelationRows(b *strings.Builder) {
 			fmt.Fprintf(b, "undefined for %s: %s\n", c.Criterion.Name, c.Reading)
 		}
 	}
+	// A coefficient the samples cannot tell from chance reads as a verdict
+	// in a table column: say so beside it, as the run page does.
+	for _, c := range r.Criteria {
+		if c.HasHuman && stats.TooFewToTell(c.Pearson) {
+			fmt.Fprintf(b, "too few samples for %s: %s\n", c.Criterion.Name, stats.Interpret(c.Pearson))
+		}
+	}
 	for _, c := range r.Criteria {
 		if c.Unreadable() > 0 {
 			fmt.Fprintf(b, "unreadable answers of %s: %d of %d answered round scores could not be read from the judge's answers.\n",

@@ -54,8 +54,11 @@ import (
 // scan every unit's details at each view. summary-12: a sampling run with
 // a fewest readable answers for a score counts apart, per criterion and
 // per sample, the scores left missing for too few readable answers
-// (CriterionReport.TooFew), which are no longer unreadable.
-const summaryVersion = "summary-12"
+// (CriterionReport.TooFew), which are no longer unreadable. summary-13: a
+// reading whose samples cannot tell its coefficient from chance names no
+// strength band ("Too few samples to tell (3 samples; -0.81, p = 0.40)",
+// stats.TooFewToTell).
+const summaryVersion = "summary-13"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).

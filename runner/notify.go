@@ -293,6 +293,10 @@ type WebhookRun struct {
 type WebhookCriterion struct {
 	Name    string   `json:"name"`
 	Pearson *float64 `json:"pearson"`
+	// tooFewOf is the number of samples behind Pearson when they are too
+	// few to tell it from chance (stats.TooFewToTell), for the text; 0
+	// otherwise.
+	tooFewOf int
 }
 
 // Run-end events.
@@ -300,6 +304,15 @@ const (
 	EventRunFinished = "run.finished"
 	EventRunFailed   = "run.failed"
 )
+
+// WebhookNetwork reports which addresses the operator's settings let
+// this process's webhook messages reach beyond public ones (the test
+// message, and the runs' messages this process delivers): private-network
+// and loopback. Only the default workspace and those the operator grants
+// may use them (models.DB.NetworkPermit).
+func (r *Runner) WebhookNetwork() (private, loopback bool) {
+	return r.cfg.Webhooks.AllowPrivate, r.cfg.Webhooks.AllowLoopback
+}
 
 // SendTestWebhook sends a sample message to the workspace's webhook at
 // once and returns the outcome ("200 OK", or why it failed).
@@ -346,6 +359,9 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 				wc := WebhookCriterion{Name: c.Criterion.Name}
 				if p := c.Pearson.Coef; c.HasHuman && !math.IsNaN(p) && !math.IsInf(p, 0) {
 					wc.Pearson = &p
+					if stats.TooFewToTell(c.Pearson) {
+						wc.tooFewOf = c.Pearson.N
+					}
 				}
 				m.Run.Criteria = append(m.Run.Criteria, wc)
 			}
@@ -359,6 +375,11 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 		b.WriteString(" finished.")
 		for _, c := range m.Run.Criteria {
 			if c.Pearson != nil {
+				if c.tooFewOf > 0 {
+					// A bare -0.812 on three samples reads as a verdict.
+					fmt.Fprintf(&b, " %s: Pearson %s over %d samples, too few to tell.", slackText(c.Name), pageCoef(*c.Pearson), c.tooFewOf)
+					continue
+				}
 				fmt.Fprintf(&b, " %s: Pearson %s.", slackText(c.Name), pageCoef(*c.Pearson))
 			}
 		}

@@ -105,7 +105,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, encErr error) (Respon
 	case httpResp != nil && httpResp.StatusCode >= 400:
 		return Response{}, c.statusError(httpResp, raw)
 	case httpResp != nil && httpResp.StatusCode >= 300:
-		return Response{}, redirectError(actx, httpResp)
+		return Response{}, redirectError(actx, c.egress(), httpResp)
 	case err != nil:
 		return Response{}, c.transportError(actx, err, httpResp != nil)
 	}
@@ -176,11 +176,13 @@ func outOfQuota(body []byte) bool {
 // redirectError reports a 3xx answer: redirects are not followed, since an
 // allowed endpoint could otherwise send the call (and its key) anywhere.
 // Only the scheme and host of the target are told, to help fix the URL,
-// and only when this server would call it (refusedRedirect): a target it
-// refuses (a cloud metadata address, loopback when loopback judges are
-// off, plain http from an https base URL) is never offered as the base
-// URL to use; the error says the redirect is refused, and why.
-func redirectError(ctx context.Context, res *http.Response) *Error {
+// and only when this server would call it for this client under p
+// (refusedRedirect): a target it refuses (a cloud metadata address,
+// loopback when loopback judges are off, a private address the operator
+// allows but the workspace has no grant for, plain http from an https
+// base URL) is never offered as the base URL to use; the error says the
+// redirect is refused, and why.
+func redirectError(ctx context.Context, p Egress, res *http.Response) *Error {
 	e := &Error{Kind: KindRefused, Status: res.StatusCode}
 	u, err := url.Parse(res.Header.Get("Location"))
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
@@ -190,7 +192,7 @@ func redirectError(ctx context.Context, res *http.Response) *Error {
 	if res.Request != nil {
 		from = res.Request.URL
 	}
-	why, resolved := refusedRedirect(ctx, policy(), from, u, net.DefaultResolver.LookupNetIP)
+	why, resolved := refusedRedirect(ctx, p, from, u, net.DefaultResolver.LookupNetIP)
 	switch {
 	case why != "":
 		e.redirect = redirectRefused
@@ -207,6 +209,16 @@ func redirectError(ctx context.Context, res *http.Response) *Error {
 	return e
 }
 
+// egress is the policy c's calls connect under, the workspace's grant
+// included: its transport's when it is one of this package's (every
+// client the server builds), else the process's (a caller's own client).
+func (c *Client) egress() Egress {
+	if t, ok := c.cfg.HTTPClient.Transport.(*h1Transport); ok {
+		return t.policy
+	}
+	return policy()
+}
+
 // redirectLookupTimeout bounds the name lookup of a redirect's target.
 const redirectLookupTimeout = 2 * time.Second
 
@@ -215,7 +227,8 @@ const redirectLookupTimeout = 2 * time.Second
 // when it would call it. It refuses what it would refuse as a base URL (the
 // dialer's check, Egress.Check, on the target's addresses: its literal
 // address, localhost's loopback, or what lookup finds for a name within
-// redirectLookupTimeout), a cloud metadata service's name, and a
+// redirectLookupTimeout; p.Grant asked as a connection would ask it), a
+// cloud metadata service's name, and a
 // downgrade from https to plain http, which would send the call and its
 // API key unencrypted. The reasons never name the target. resolved is
 // false when the target is a name that lookup could not resolve (and no
@@ -249,7 +262,7 @@ func refusedRedirect(ctx context.Context, p Egress, from, to *url.URL, lookup fu
 	}
 	for _, a := range addrs {
 		var ee *EgressError
-		if errors.As(p.Check(netip.AddrPortFrom(a, port)), &ee) {
+		if errors.As(p.CheckContext(ctx, netip.AddrPortFrom(a, port)), &ee) {
 			return "it leads to an address this server does not call judges at: " + ee.Reason, true
 		}
 	}

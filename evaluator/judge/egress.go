@@ -340,7 +340,9 @@ func (p Egress) roundTripper(concurrency int, wrap func(net.Conn) net.Conn) *h1T
 		}
 		return raw, raw, nil
 	}
-	return newH1Transport(p.Transport(concurrency, wrap), dial, max(concurrency, http.DefaultMaxIdleConnsPerHost))
+	t := newH1Transport(p.Transport(concurrency, wrap), dial, max(concurrency, http.DefaultMaxIdleConnsPerHost))
+	t.policy = p
+	return t
 }
 
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

@@ -32,6 +32,10 @@ import (
 // HTTP/2 without TLS only when asked), so nothing is lost.
 type h1Transport struct {
 	next *http.Transport
+	// policy is the egress policy (with its workspace's grant) the
+	// transport connects under: a redirect's target is judged by it
+	// (Client.egress).
+	policy Egress
 	// dial opens a connection that the egress policy allows; raw is the
 	// socket itself (for the liveness check of a kept connection), conn
 	// what the exchange writes to and reads from (the runner's fence).

@@ -45,10 +45,14 @@ func Strength(coef float64) string {
 //
 //	Strong agreement (0.62), but with 40 samples the 95% interval is wide: 0.38 to 0.78.
 //	Weak agreement (0.16), likely not different from chance (p = 0.31).
+//	Too few samples to tell (12 samples; 0.45, 95% interval -0.20 to 0.85, p = 0.14).
 //	Too few samples to say (n = 2).
 //
 // A negative coefficient is called disagreement: the judge tends to rank
-// high what humans rank low.
+// high what humans rank low. When the sample cannot tell the coefficient
+// from chance (TooFewToTell) no strength band is named: "Very strong
+// disagreement (-0.81), likely not different from chance (p = 0.40)" on
+// three samples put a verdict first that the next words take back.
 func Interpret(c Correlation) string {
 	if c.N < minPairs {
 		return fmt.Sprintf("Too few samples to say (n = %d)%s.", c.N, missingNote(c.Missing))
@@ -57,10 +61,20 @@ func Interpret(c Correlation) string {
 		return fmt.Sprintf("Agreement cannot be measured: one side gave the same score to all %d samples%s.",
 			c.N, missingNote(c.Missing))
 	}
-	head := headline(c.Coef)
 	// The interval is judged wide on its bounds as printed, so "wide" never
 	// sits beside two bounds 0.30 apart.
 	lo, hi := hundredths(c.CILow), hundredths(c.CIHigh)
+	if TooFewToTell(c) {
+		figures := fmt.Sprintf("%.2f", hundredths(c.Coef))
+		if !math.IsNaN(lo) && !math.IsNaN(hi) {
+			figures += fmt.Sprintf(", 95%% interval %.2f to %.2f", lo, hi)
+		}
+		if !math.IsNaN(c.P) {
+			figures += ", " + PText(c.P)
+		}
+		return fmt.Sprintf("Too few samples to tell (%d samples; %s)%s.", c.N, figures, missingNote(c.Missing))
+	}
+	head := headline(c.Coef)
 	switch {
 	case !math.IsNaN(c.P) && c.P >= alpha:
 		return fmt.Sprintf("%s, likely not different from chance (%s)%s.", head, PText(c.P), missingNote(c.Missing))
@@ -75,6 +89,25 @@ func Interpret(c Correlation) string {
 	default:
 		return fmt.Sprintf("%s over %d samples%s.", head, c.N, missingNote(c.Missing))
 	}
+}
+
+// TooFewToTell reports whether c's samples are too few for its coefficient
+// to carry a verdict: three pairs (no interval can be put on them, see
+// minBootstrapPairs, and any three points lie close to some line), or a
+// coefficient of a moderate band or above (|r| >= 0.3 as printed) that
+// the samples cannot tell from chance (p >= 0.05): a band named there is
+// the sample's noise, and more samples are what would tell. A weak or
+// negligible coefficient not different from chance is a reading in
+// itself ("Weak agreement (0.16), likely not different from chance") and
+// is not too few to tell. False when the coefficient is undefined.
+func TooFewToTell(c Correlation) bool {
+	if c.N < minPairs || math.IsNaN(c.Coef) {
+		return false
+	}
+	if c.N < minBootstrapPairs {
+		return true
+	}
+	return !math.IsNaN(c.P) && c.P >= alpha && math.Abs(hundredths(c.Coef)) >= 0.3
 }
 
 // headline is "Strong agreement (0.74)", "Weak disagreement (-0.21)" or

@@ -44,6 +44,21 @@ func TestInterpret(t *testing.T) {
 			"Negligible agreement (-0.03), likely not different from chance (p = 0.80); 3 samples without both scores were left out."},
 		{"tiny p", Correlation{Coef: 0.5, P: 1e-9, N: 200, CILow: nan, CIHigh: nan},
 			"Strong agreement (0.50) over 200 samples, unlikely to be chance (p < 0.001)."},
+		// A band named beside "not different from chance" is the sample's
+		// noise: three samples of 0-10 ratings read "Very strong
+		// disagreement (-0.81), likely not different from chance".
+		{"three samples, large p", Correlation{Coef: -0.8125, P: 0.397, N: 3, CILow: nan, CIHigh: nan},
+			"Too few samples to tell (3 samples; -0.81, p = 0.40)."},
+		{"three samples, small p", Correlation{Coef: 0.9999, P: 0.009, N: 3, Missing: 1, CILow: nan, CIHigh: nan},
+			"Too few samples to tell (3 samples; 1.00, p = 0.009); 1 sample without both scores was left out."},
+		{"moderate, not different from chance", Correlation{Coef: 0.45, P: 0.14, N: 12, CILow: -0.2, CIHigh: 0.85},
+			"Too few samples to tell (12 samples; 0.45, 95% interval -0.20 to 0.85, p = 0.14)."},
+		{"just moderate as printed", Correlation{Coef: -0.2996, P: 0.2, N: 20, CILow: nan, CIHigh: nan},
+			"Too few samples to tell (20 samples; -0.30, p = 0.20)."},
+		{"weak, not different from chance on four", Correlation{Coef: 0.29, P: 0.7, N: 4, CILow: -1, CIHigh: 1},
+			"Weak agreement (0.29), likely not different from chance (p = 0.70)."},
+		{"very strong on four, significant", Correlation{Coef: 0.99, P: 0.01, N: 4, CILow: 0.9, CIHigh: 1},
+			"Very strong agreement (0.99) over 4 samples, 95% interval 0.90 to 1.00."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -310,12 +310,19 @@ func (a *Applier) Add(rec Record) Row {
 			a.checkID(id, rec.Line)
 		}
 	}
+	textless := len(a.fieldCols) > 0
 	for _, c := range a.fieldCols {
 		if strings.TrimSpace(rec.Values[c]) == "" {
 			a.empty.note(c, Place{Record: a.n, Line: rec.Line, Item: a.item})
-		} else if !a.nonEmpty[c] {
-			a.nonEmpty[c] = true
+		} else {
+			textless = false
+			if !a.nonEmpty[c] {
+				a.nonEmpty[c] = true
+			}
 		}
+	}
+	if textless {
+		a.summaryRow(rec)
 	}
 	for i, c := range a.ratingCols {
 		v, msg := parseRating(rec.Values[c], rec.DecimalComma)
@@ -327,6 +334,44 @@ func (a *Applier) Add(rec Record) Row {
 		row.Ratings[c] = v
 	}
 	return row
+}
+
+// summaryWords are the names a spreadsheet gives a row that sums up the
+// rows above it, folded to lower case ("Total", "Mean:", "Grand total").
+var summaryWords = map[string]bool{"total": true, "totals": true, "grand total": true, "subtotal": true, "sub-total": true,
+	"sum": true, "average": true, "avg": true, "mean": true, "median": true, "overall": true}
+
+// summaryRow refuses a record whose every field shown to the judge is
+// empty and whose id (or, without an id column, first filled cell that is
+// not a rating) is a summary's name such as "Total" or "Mean": a
+// spreadsheet's summary line below the samples (often after blank lines),
+// not a sample. Imported, it became a sample with nothing for the judge to
+// read and its average as a human rating, said only among the import's
+// notes. Whether it is a sample only its author knows, so the import
+// stops naming its line and both ways on.
+func (a *Applier) summaryRow(rec Record) {
+	label, col := "", ""
+	if a.idOK {
+		label, col = rec.Values[a.m.IDColumn], a.m.IDColumn
+	} else {
+		rating := make(map[string]bool, len(a.ratingCols))
+		for _, c := range a.ratingCols {
+			rating[c] = true
+		}
+		for _, c := range a.columns {
+			if v := strings.TrimSpace(rec.Values[c]); v != "" && !rating[c] {
+				label, col = v, c
+				break
+			}
+		}
+	}
+	folded := strings.ToLower(strings.Join(strings.Fields(strings.TrimRight(strings.TrimSpace(label), ":")), " "))
+	if !summaryWords[folded] {
+		return
+	}
+	a.probs.addAt(ParseError{Line: rec.Line, Item: a.item, Column: col, Msg: fmt.Sprintf(
+		"the row %q has every field shown to the judge empty: it looks like a summary of the rows above, not a sample; delete this row from the file and upload it again, or fill in its texts if it is a sample",
+		shorten(strings.TrimSpace(label), 40))}, a.n, 0)
 }
 
 // checkID notes the id of the current record and reports it if an earlier
