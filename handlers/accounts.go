@@ -13,7 +13,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/batcheval/batcheval/internal/mail"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/web"
 )
@@ -662,15 +661,32 @@ func (h *Handlers) createInvite(c echo.Context) error {
 	}
 	link := absoluteURL(c, "/invites/"+token)
 	if inv.Email != "" {
-		if err := h.sendMail(c, inv.Email, mail.Invite(p.Workspace.Name, string(role), p.User.Name, link)); err != nil {
-			h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(inv.ID, 10), "role "+string(role)+"; mailing it to "+inv.Email+" failed")
-			return h.renderMembers(c, http.StatusOK, link, "Invite link for a new "+string(role)+": mailing it to "+inv.Email+" failed, so hand it over yourself.", "")
+		if err := h.queueMail(c, models.LinkInvite, inv.ID); err != nil {
+			h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(inv.ID, 10), "role "+string(role)+"; mailing it to "+inv.Email+" could not be queued")
+			return h.renderMembers(c, http.StatusOK, link, "Invite link for a new "+string(role)+": its mail to "+inv.Email+" could not be queued, so hand it over yourself.", "")
 		}
 		h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(inv.ID, 10), "role "+string(role)+", mailed to "+inv.Email)
-		return redirect(c, "/members", "The invite link was mailed to "+inv.Email+" (it works once, for 7 days). Whoever opens it confirms their own address by mail before joining.")
+		return redirect(c, "/members", "The invite link is on its way to "+inv.Email+" (it works once, for 7 days). Whoever opens it confirms their own address by mail before joining. If the mail cannot be delivered, the invite below says why and can show you the link instead.")
 	}
 	h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(inv.ID, 10), "role "+string(role))
 	return h.renderMembers(c, http.StatusOK, link, "Invite link for a new "+string(role)+".", "")
+}
+
+// showInviteLink shows the owner an invite's link when its mail could not
+// be delivered (Members says why): a new link, so the one mailed, if it
+// arrives after all, no longer works.
+func (h *Handlers) showInviteLink(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	inv, token, err := h.DB.ShowInviteLink(c.Request().Context(), h.workspaceID(c), id)
+	if err != nil {
+		return err
+	}
+	h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(id, 10), "link shown to the owner instead of mailed to "+inv.Email)
+	return h.renderMembers(c, http.StatusOK, absoluteURL(c, "/invites/"+token), "Invite link for a new "+string(inv.Role)+
+		", meant for "+inv.Email+": hand it over yourself (the link mailed before no longer works).", "")
 }
 
 func (h *Handlers) revokeInvite(c echo.Context) error {
@@ -848,7 +864,7 @@ func (h *Handlers) issueReset(c echo.Context) error {
 	if p.Kind != Account {
 		return models.Errorf(models.EInvalid, "password resets are issued by a signed-in owner")
 	}
-	_, token, err := h.DB.CreatePasswordReset(c.Request().Context(), p.User.ID, u.ID, models.ResetTTL)
+	pr, token, err := h.DB.CreatePasswordReset(c.Request().Context(), p.User.ID, u.ID, models.ResetTTL)
 	if err != nil {
 		if models.ErrorCode(err) == models.EUnauthorized {
 			return h.renderMembers(c, http.StatusForbidden, "", "", models.ErrorMessage(err))
@@ -857,11 +873,11 @@ func (h *Handlers) issueReset(c echo.Context) error {
 	}
 	link := absoluteURL(c, "/reset/"+token)
 	if h.mailOn() {
-		if err := h.sendMail(c, u.Email, mail.Reset(u.Name, link)); err == nil {
+		if err := h.queueMail(c, models.LinkReset, pr.ID); err == nil {
 			h.audit(c, models.AuditResetIssued, u.Email, "mailed to the address")
-			return redirect(c, "/members", "A password reset link was mailed to "+u.Name+" at "+u.Email+" (valid 24 hours). Setting the new password signs out every session of "+u.Name+"; their API tokens keep working.")
+			return redirect(c, "/members", "A password reset link is on its way to "+u.Name+" at "+u.Email+" (valid 24 hours). Setting the new password signs out every session of "+u.Name+"; their API tokens keep working.")
 		}
-		h.audit(c, models.AuditResetIssued, u.Email, "mailing it failed: shown to the owner")
+		h.audit(c, models.AuditResetIssued, u.Email, "its mail could not be queued: shown to the owner")
 	} else {
 		h.audit(c, models.AuditResetIssued, u.Email, "")
 	}

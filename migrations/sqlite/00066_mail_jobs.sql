@@ -1,0 +1,14 @@
+-- +goose Up
+-- Why the last attempt at mailing an invite's link failed ('' when it was
+-- delivered, is not mailed, or no attempt failed yet): Members shows it, so
+-- the owner can hand the link over instead.
+ALTER TABLE invites ADD COLUMN mail_problem TEXT NOT NULL DEFAULT '';
+
+-- A reset link the account's holder asked for on the sign-in page ("Forgot
+-- password?"): mailed to the account's confirmed address, so no issuing
+-- owner is checked.
+ALTER TABLE password_resets ADD COLUMN by_self BOOLEAN NOT NULL DEFAULT 0;
+
+-- +goose Down
+ALTER TABLE password_resets DROP COLUMN by_self;
+ALTER TABLE invites DROP COLUMN mail_problem;
