@@ -58,7 +58,7 @@ func (h *Handlers) showLogin(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, "/")
 	}
 	next := safeNext(c.QueryParam("next"))
-	return render(c, http.StatusOK, web.LoginPage(web.LoginView{Page: page(c, "Sign in"), Email: h.inviteLoginEmail(c, next), Next: next}))
+	return render(c, http.StatusOK, web.LoginPage(web.LoginView{Page: page(c, "Sign in"), Email: h.inviteLoginEmail(c, next), Next: next, Mail: h.mailOn()}))
 }
 
 // inviteLoginEmail is the address to fill in on the sign-in page that
@@ -90,7 +90,7 @@ func (h *Handlers) login(c echo.Context) error {
 	next := safeNext(c.FormValue("next"))
 	addr := loginClient(c.RealIP())
 	fail := func(status int, msg string) error {
-		return render(c, status, web.LoginPage(web.LoginView{Page: page(c, "Sign in"), Email: email, Next: next, Error: msg}))
+		return render(c, status, web.LoginPage(web.LoginView{Page: page(c, "Sign in"), Email: email, Next: next, Error: msg, Mail: h.mailOn()}))
 	}
 	if len(email) > maxLoginFieldLength || len(password) > maxLoginFieldLength {
 		return fail(http.StatusUnprocessableEntity, "That is not an address and password we could have issued.")

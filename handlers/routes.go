@@ -191,6 +191,9 @@ func (h *Handlers) routes() []route {
 		// Accounts (accounts.go).
 		{get, "/login", h.showLogin, Public},
 		{post, "/login", h.login, Public},
+		// "Forgot password?" (forgot.go), with mail only.
+		{get, "/forgot", h.showForgot, Public},
+		{post, "/forgot", h.forgot, Public},
 		{post, "/logout", h.logout, SignedIn},
 		{get, "/setup", h.showSetup, Public},
 		{post, "/setup", h.setup, Public},
