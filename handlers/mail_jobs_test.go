@@ -250,3 +250,44 @@ func TestMailSurvivesWorkerRestart(t *testing.T) {
 		}
 	})
 }
+
+// TestShownInviteLinkNotReplacedByRetry: the relay is down, so the owner
+// shows the invite's link and hands it over; when the relay is back, the
+// mail still being retried is not sent, and the link handed over keeps
+// working (before this was stopped, the retry made a new token and mailed
+// it, and the link the owner had handed over no longer worked).
+func TestShownInviteLinkNotReplacedByRetry(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		smtpd := withMail(t, env)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		down, _ := mail.Parse("smtp://"+ln.Addr().String(), "BatchEval <batcheval@company.test>")
+		ln.Close()
+		env.runner.SetMail(down)
+		ada := env.createUser(env.ws.ID, "ada@company.com", models.RoleOwner)
+		ac := env.sessionCookie(ada)
+		if rec := env.send(http.MethodPost, "/members/invites", url.Values{"role": {"viewer"}, "email": {"cleo@company.com"}}, "", ac); rec.Code != http.StatusSeeOther {
+			t.Fatalf("mailed invite = %d", rec.Code)
+		}
+		id := env.lastInviteID()
+		env.inviteMailProblem(id, func(p string) bool { return strings.Contains(p, "trying again") })
+		rec := env.send(http.MethodPost, "/members/invites/"+itoa(id)+"/link", nil, "", ac)
+		m := onceLinkRE.FindStringSubmatch(rec.Body.String())
+		if rec.Code != http.StatusOK || m == nil {
+			t.Fatalf("show the link = %d: %s", rec.Code, rec.Body)
+		}
+		up, _ := mail.Parse(smtpd.URL(), "BatchEval <batcheval@company.test>")
+		env.runner.SetMail(up)
+		if err := env.runner.WaitMail(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(smtpd.Messages()); n != 0 {
+			t.Fatalf("%d mails sent after the owner was shown the link", n)
+		}
+		if page := env.get("/invites/" + m[2]); page.Code != http.StatusOK {
+			t.Fatalf("the link handed over = %d after the retry: %s", page.Code, page.Body)
+		}
+	})
+}

@@ -33,6 +33,9 @@ type Invite struct {
 	// MailProblem is why the last attempt at mailing the link failed (""
 	// when none did, or it was delivered since): Members shows it.
 	MailProblem string
+	// MailStopped: the owner was shown the link instead; a mail still
+	// being retried is not sent (it would end the link handed over).
+	MailStopped bool
 }
 
 // PasswordReset is a single-use link, issued by an owner, that sets a new

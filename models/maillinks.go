@@ -53,7 +53,10 @@ func (db *DB) RemintLink(ctx context.Context, kind string, id int64) (l MailLink
 		switch kind {
 		case LinkInvite:
 			var inv Invite
-			if err := tx.Where("id = ? AND used_at IS NULL AND expires_at > ?", id, now).Where(inviteMakerOwns).Limit(1).Find(&inv).Error; err != nil || inv.ID == 0 {
+			// Not one kept for the account that answered it (its link is
+			// in use), nor one whose link the owner was shown instead.
+			if err := tx.Where("id = ? AND used_at IS NULL AND expires_at > ? AND claimed_by IS NULL AND mail_stopped = ?", id, now, false).
+				Where(inviteMakerOwns).Limit(1).Find(&inv).Error; err != nil || inv.ID == 0 {
 				return err
 			}
 			var ws Workspace
@@ -118,7 +121,8 @@ func (db *DB) RecordInviteMail(ctx context.Context, id int64, problem string) er
 
 // ShowInviteLink gives an open invite of the workspace a new token, for
 // its owner to hand over when its mail could not be delivered; the link
-// mailed before, if any, stops working.
+// mailed before, if any, stops working, and a mail still being retried is
+// not sent.
 func (db *DB) ShowInviteLink(ctx context.Context, wsID, id int64) (Invite, string, error) {
 	token, hash, err := NewLinkToken()
 	if err != nil {
@@ -130,7 +134,7 @@ func (db *DB) ShowInviteLink(ctx context.Context, wsID, id int64) (Invite, strin
 			Where(inviteMakerOwns).First(&inv).Error; err != nil {
 			return notFoundText(err, fmt.Sprintf("invite %d does not exist, was already used, or has already ended", id))
 		}
-		return tx.Model(&Invite{}).Where("id = ?", id).Updates(map[string]any{"token_hash": hash, "mail_problem": ""}).Error
+		return tx.Model(&Invite{}).Where("id = ?", id).Updates(map[string]any{"token_hash": hash, "mail_problem": "", "mail_stopped": true}).Error
 	})
 	return inv, token, err
 }
