@@ -108,7 +108,9 @@ func (db *DB) CreateInvite(ctx context.Context, wsID int64, role Role, by int64,
 
 // CreateInviteFor is CreateInvite for a link mailed to an address (""
 // for one handed over), which Members then shows with the invite.
-func (db *DB) CreateInviteFor(ctx context.Context, wsID int64, role Role, by int64, ttl time.Duration, email string) (Invite, string, error) {
+//
+// queue, if given, queues the invite's mail in the same transaction.
+func (db *DB) CreateInviteFor(ctx context.Context, wsID int64, role Role, by int64, ttl time.Duration, email string, queue ...QueueLinkMail) (Invite, string, error) {
 	if email != "" {
 		var err error
 		if email, err = checkAddress(email); err != nil {
@@ -142,7 +144,10 @@ func (db *DB) CreateInviteFor(ctx context.Context, wsID int64, role Role, by int
 		if by != 0 {
 			inv.CreatedBy = &by
 		}
-		return tx.Create(&inv).Error
+		if err := tx.Create(&inv).Error; err != nil {
+			return err
+		}
+		return queueIn(ctx, tx, inv.ID, queue)
 	})
 	if err != nil {
 		return Invite{}, "", err
@@ -421,7 +426,9 @@ func resetBlocker(q *gorm.DB, issuerID, userID int64) (blocker string, member bo
 
 // CreatePasswordReset issues a reset link for a member. The issuer must be
 // an owner of every workspace the member belongs to (resetBlocker).
-func (db *DB) CreatePasswordReset(ctx context.Context, issuerID, userID int64, ttl time.Duration) (PasswordReset, string, error) {
+//
+// queue, if given, queues the link's mail in the same transaction.
+func (db *DB) CreatePasswordReset(ctx context.Context, issuerID, userID int64, ttl time.Duration, queue ...QueueLinkMail) (PasswordReset, string, error) {
 	blocker, member, err := resetBlocker(db.Reader(ctx), issuerID, userID)
 	if err != nil {
 		return PasswordReset{}, "", err
@@ -438,7 +445,12 @@ func (db *DB) CreatePasswordReset(ctx context.Context, issuerID, userID int64, t
 	}
 	now := time.Now().UTC()
 	pr := PasswordReset{UserID: userID, TokenHash: hash, CreatedBy: &issuerID, CreatedAt: now, ExpiresAt: now.Add(ttl)}
-	return pr, token, db.Gorm.WithContext(ctx).Create(&pr).Error
+	return pr, token, db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&pr).Error; err != nil {
+			return err
+		}
+		return queueIn(ctx, tx, pr.ID, queue)
+	})
 }
 
 // checkResetStillAllowed refuses a reset link whose issuer no longer owns

@@ -17,6 +17,26 @@ import (
 // (RemintLink), stores its hash in place of the one before, and mails it;
 // every attempt makes a new one, so only the last link mailed works.
 
+// QueueLinkMail queues, in tx (the transaction that makes the link's
+// row), the mail of the link whose row has id: a row is never stored
+// without its mail queued, nor a mail queued for a row not stored.
+type QueueLinkMail func(ctx context.Context, tx *sql.Tx, id int64) error
+
+// queueIn calls the first of queue, if any, with the row's id in tx.
+func queueIn(ctx context.Context, tx *gorm.DB, id int64, queue []QueueLinkMail) error {
+	if len(queue) == 0 || queue[0] == nil {
+		return nil
+	}
+	stx, err := SQLTx(tx)
+	if err != nil {
+		return err
+	}
+	if err := queue[0](ctx, stx, id); err != nil {
+		return fmt.Errorf("queue the link's mail: %w", err)
+	}
+	return nil
+}
+
 // Kinds of mailed links.
 const (
 	LinkInvite  = "invite"

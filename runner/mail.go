@@ -92,6 +92,20 @@ func (r *Runner) QueueMail(ctx context.Context, a MailArgs) error {
 	return nil
 }
 
+// MailQueue returns what queues the mail of a link of kind
+// (models.LinkInvite, LinkReset, LinkConfirm) in the transaction that
+// makes its row; call MailQueued once that transaction has committed.
+func (r *Runner) MailQueue(kind, base string) models.QueueLinkMail {
+	return func(ctx context.Context, tx *sql.Tx, id int64) error {
+		_, err := r.river.InsertTx(ctx, tx, MailArgs{Link: kind, ID: id, Base: base}, r.mailOpts())
+		return err
+	}
+}
+
+// MailQueued wakes the workers for mail queued in a transaction (on
+// SQLite River wakes none for it; it would wait for the next poll).
+func (r *Runner) MailQueued() { r.wakeShared() }
+
 func (r *Runner) mailOpts() *river.InsertOpts {
 	n := r.cfg.MailAttempts
 	if n <= 0 {
