@@ -13,7 +13,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/batcheval/batcheval/internal/mail"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/web"
 )
@@ -59,7 +58,7 @@ func (h *Handlers) showLogin(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, "/")
 	}
 	next := safeNext(c.QueryParam("next"))
-	return render(c, http.StatusOK, web.LoginPage(web.LoginView{Page: page(c, "Sign in"), Email: h.inviteLoginEmail(c, next), Next: next}))
+	return render(c, http.StatusOK, web.LoginPage(web.LoginView{Page: page(c, "Sign in"), Email: h.inviteLoginEmail(c, next), Next: next, Mail: h.mailOn()}))
 }
 
 // inviteLoginEmail is the address to fill in on the sign-in page that
@@ -91,7 +90,7 @@ func (h *Handlers) login(c echo.Context) error {
 	next := safeNext(c.FormValue("next"))
 	addr := loginClient(c.RealIP())
 	fail := func(status int, msg string) error {
-		return render(c, status, web.LoginPage(web.LoginView{Page: page(c, "Sign in"), Email: email, Next: next, Error: msg}))
+		return render(c, status, web.LoginPage(web.LoginView{Page: page(c, "Sign in"), Email: email, Next: next, Error: msg, Mail: h.mailOn()}))
 	}
 	if len(email) > maxLoginFieldLength || len(password) > maxLoginFieldLength {
 		return fail(http.StatusUnprocessableEntity, "That is not an address and password we could have issued.")
@@ -647,7 +646,11 @@ func (h *Handlers) createInvite(c echo.Context) error {
 	if email != "" && !h.mailOn() {
 		return h.renderMembers(c, http.StatusUnprocessableEntity, "", "", "This server sends no mail, so an invite cannot be mailed: leave the address empty and hand the link over yourself.")
 	}
-	inv, token, err := h.DB.CreateInviteFor(ctx, p.Workspace.ID, role, by, models.InviteTTL, email)
+	var queue models.QueueLinkMail
+	if email != "" {
+		queue = h.mailQueue(c, models.LinkInvite)
+	}
+	inv, token, err := h.DB.CreateInviteFor(ctx, p.Workspace.ID, role, by, models.InviteTTL, email, queue)
 	if models.ErrorCode(err) == models.EInvalid {
 		return h.renderMembers(c, http.StatusUnprocessableEntity, "", "", "Address: "+models.ErrorMessage(err)+".")
 	}
@@ -662,15 +665,29 @@ func (h *Handlers) createInvite(c echo.Context) error {
 	}
 	link := absoluteURL(c, "/invites/"+token)
 	if inv.Email != "" {
-		if err := h.sendMail(c, inv.Email, mail.Invite(p.Workspace.Name, string(role), p.User.Name, link)); err != nil {
-			h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(inv.ID, 10), "role "+string(role)+"; mailing it to "+inv.Email+" failed")
-			return h.renderMembers(c, http.StatusOK, link, "Invite link for a new "+string(role)+": mailing it to "+inv.Email+" failed, so hand it over yourself.", "")
-		}
+		h.Runner.MailQueued()
 		h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(inv.ID, 10), "role "+string(role)+", mailed to "+inv.Email)
-		return redirect(c, "/members", "The invite link was mailed to "+inv.Email+" (it works once, for 7 days). Whoever opens it confirms their own address by mail before joining.")
+		return redirect(c, "/members", "The invite link is on its way to "+inv.Email+" (it works once, for 7 days). Whoever opens it confirms their own address by mail before joining. If the mail cannot be delivered, the invite below says why and can show you the link instead.")
 	}
 	h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(inv.ID, 10), "role "+string(role))
 	return h.renderMembers(c, http.StatusOK, link, "Invite link for a new "+string(role)+".", "")
+}
+
+// showInviteLink shows the owner an invite's link when its mail could not
+// be delivered (Members says why): a new link, so the one mailed, if it
+// arrives after all, no longer works.
+func (h *Handlers) showInviteLink(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	inv, token, err := h.DB.ShowInviteLink(c.Request().Context(), h.workspaceID(c), id)
+	if err != nil {
+		return err
+	}
+	h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(id, 10), "link shown to the owner instead of mailed to "+inv.Email)
+	return h.renderMembers(c, http.StatusOK, absoluteURL(c, "/invites/"+token), "Invite link for a new "+string(inv.Role)+
+		", meant for "+inv.Email+": hand it over yourself (the link mailed before no longer works).", "")
 }
 
 func (h *Handlers) revokeInvite(c echo.Context) error {
@@ -848,7 +865,11 @@ func (h *Handlers) issueReset(c echo.Context) error {
 	if p.Kind != Account {
 		return models.Errorf(models.EInvalid, "password resets are issued by a signed-in owner")
 	}
-	_, token, err := h.DB.CreatePasswordReset(c.Request().Context(), p.User.ID, u.ID, models.ResetTTL)
+	var queue models.QueueLinkMail
+	if h.mailOn() {
+		queue = h.mailQueue(c, models.LinkReset)
+	}
+	_, token, err := h.DB.CreatePasswordReset(c.Request().Context(), p.User.ID, u.ID, models.ResetTTL, queue)
 	if err != nil {
 		if models.ErrorCode(err) == models.EUnauthorized {
 			return h.renderMembers(c, http.StatusForbidden, "", "", models.ErrorMessage(err))
@@ -857,14 +878,11 @@ func (h *Handlers) issueReset(c echo.Context) error {
 	}
 	link := absoluteURL(c, "/reset/"+token)
 	if h.mailOn() {
-		if err := h.sendMail(c, u.Email, mail.Reset(u.Name, link)); err == nil {
-			h.audit(c, models.AuditResetIssued, u.Email, "mailed to the address")
-			return redirect(c, "/members", "A password reset link was mailed to "+u.Name+" at "+u.Email+" (valid 24 hours). Setting the new password signs out every session of "+u.Name+"; their API tokens keep working.")
-		}
-		h.audit(c, models.AuditResetIssued, u.Email, "mailing it failed: shown to the owner")
-	} else {
-		h.audit(c, models.AuditResetIssued, u.Email, "")
+		h.Runner.MailQueued()
+		h.audit(c, models.AuditResetIssued, u.Email, "mailed to the address")
+		return redirect(c, "/members", "A password reset link is on its way to "+u.Name+" at "+u.Email+" (valid 24 hours). Setting the new password signs out every session of "+u.Name+"; their API tokens keep working.")
 	}
+	h.audit(c, models.AuditResetIssued, u.Email, "")
 	return h.renderMembers(c, http.StatusOK, link, "Password reset link for "+u.Name+
 		" (valid 24 hours). Setting the new password signs out every session of "+u.Name+"; their API tokens keep working: if the account may be compromised, revoke them on API tokens (/tokens), where owners see every member's tokens.", "")
 }

@@ -1,14 +1,11 @@
 package handlers
 
 import (
-	"context"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/batcheval/batcheval/internal/mail"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/web"
 )
@@ -23,26 +20,23 @@ import (
 // mailed to the address is opened, and the name and password are chosen
 // there.
 
-// mailTimeout bounds how long a page waits for the SMTP server.
-const mailTimeout = 30 * time.Second
-
 // mailOn reports whether the server sends mail.
 func (h *Handlers) mailOn() bool { return h.Mail != nil }
 
-// sendMail sends m to one address, logging a failure (never the link).
-func (h *Handlers) sendMail(c echo.Context, to string, m mail.Message) error {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), mailTimeout)
-	defer cancel()
-	err := h.Mail.Send(ctx, to, m)
-	if err != nil {
-		h.Log.Warn("send mail", "to", to, "subject", m.Subject, "err", err)
-	}
-	return err
+// mailQueue queues, in the transaction that makes a link's row, the
+// link's mail (kind models.LinkInvite, LinkReset or LinkConfirm): a
+// background job sends it (runner/mail.go), tried again for hours when
+// the SMTP server is down or answers "try later", so the page answers at
+// once. The job makes the link's token when it sends it: any token made
+// with the row stops working. Call h.Runner.MailQueued() once the
+// transaction has committed.
+func (h *Handlers) mailQueue(c echo.Context, kind string) models.QueueLinkMail {
+	return h.Runner.MailQueue(kind, absoluteURL(c, ""))
 }
 
-// errMailFailed is the page shown when a confirmation could not be mailed.
+// errMailFailed is the page shown when a mail could not be queued.
 func errMailFailed(to string) error {
-	return echo.NewHTTPError(http.StatusBadGateway, "The mail to "+to+" could not be sent: the server's mail relay refused it or did not answer. Try again in a few minutes, or ask the server's operator.")
+	return echo.NewHTTPError(http.StatusServiceUnavailable, "The mail to "+to+" could not be queued: the server's database did not take it, and nothing was done. Try again in a few minutes, or ask the server's operator.")
 }
 
 // answerInviteByMail answers an invite, for a visitor who is not signed
@@ -51,19 +45,18 @@ func errMailFailed(to string) error {
 // address has an account or not.
 func (h *Handlers) answerInviteByMail(c echo.Context, token string, inv models.Invite, ws models.Workspace) error {
 	ctx := c.Request().Context()
-	ec, ctoken, err := h.DB.AnswerInviteByMail(ctx, token, c.FormValue("email"))
+	ec, _, err := h.DB.AnswerInviteByMail(ctx, token, c.FormValue("email"), h.mailQueue(c, models.LinkConfirm))
 	if code := models.ErrorCode(err); code == models.EInvalid || code == models.EConflict {
 		v := h.inviteView(c, token, inv, ws)
 		v.Email, v.Error = c.FormValue("email"), models.ErrorMessage(err)
 		return render(c, http.StatusUnprocessableEntity, web.InvitePage(v))
 	}
 	if err != nil {
-		return err
+		h.Log.Warn("answer an invite by mail", "err", err)
+		return errMailFailed(c.FormValue("email"))
 	}
-	if err := h.sendMail(c, ec.Email, mail.Confirm(ec.Email, ws.Name, absoluteURL(c, "/confirm/"+ctoken))); err != nil {
-		return errMailFailed(ec.Email)
-	}
-	return redirect(c, "/invites/"+token, "We mailed a link to "+ec.Email+". Open it to finish joining "+ws.Name+
+	h.Runner.MailQueued()
+	return redirect(c, "/invites/"+token, "A link is on its way to "+ec.Email+". Open it to finish joining "+ws.Name+
 		" (it works for 48 hours): nothing is done until then.")
 }
 
@@ -71,16 +64,17 @@ func (h *Handlers) answerInviteByMail(c echo.Context, token string, inv models.I
 // confirms its address and, with an invite token, joins that invite's
 // workspace; back is where the person is sent with the message.
 func (h *Handlers) mailAddressConfirmation(c echo.Context, u models.User, inviteToken, workspace, back string) error {
-	ec, ctoken, err := h.DB.RequestAddressConfirmation(c.Request().Context(), u.ID, inviteToken)
-	if err != nil {
+	ec, _, err := h.DB.RequestAddressConfirmation(c.Request().Context(), u.ID, inviteToken, h.mailQueue(c, models.LinkConfirm))
+	if code := models.ErrorCode(err); code == models.EInvalid || code == models.ENotFound {
 		return err
+	} else if err != nil {
+		h.Log.Warn("ask for a confirmation link", "err", err)
+		return errMailFailed(u.Email)
 	}
-	if err := h.sendMail(c, ec.Email, mail.Confirm(ec.Email, workspace, absoluteURL(c, "/confirm/"+ctoken))); err != nil {
-		return errMailFailed(ec.Email)
-	}
-	msg := "We mailed a link to " + ec.Email + ": open it to confirm your address (it works for 48 hours)."
+	h.Runner.MailQueued()
+	msg := "A link is on its way to " + ec.Email + ": open it to confirm your address (it works for 48 hours)."
 	if workspace != "" {
-		msg = "To join " + workspace + " your address must be confirmed first: we mailed a link to " + ec.Email +
+		msg = "To join " + workspace + " your address must be confirmed first: a link is on its way to " + ec.Email +
 			". Opening it confirms the address and joins the workspace (it works for 48 hours)."
 	}
 	return redirect(c, back, msg)

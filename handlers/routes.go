@@ -191,6 +191,9 @@ func (h *Handlers) routes() []route {
 		// Accounts (accounts.go).
 		{get, "/login", h.showLogin, Public},
 		{post, "/login", h.login, Public},
+		// "Forgot password?" (forgot.go), with mail only.
+		{get, "/forgot", h.showForgot, Public},
+		{post, "/forgot", h.forgot, Public},
 		{post, "/logout", h.logout, SignedIn},
 		{get, "/setup", h.showSetup, Public},
 		{post, "/setup", h.setup, Public},
@@ -212,6 +215,7 @@ func (h *Handlers) routes() []route {
 		{get, "/members", h.showMembers, Owner},
 		{post, "/members/invites", h.createInvite, Owner},
 		{post, "/members/invites/:id/revoke", h.revokeInvite, Owner},
+		{post, "/members/invites/:id/link", h.showInviteLink, Owner},
 		{post, "/members/:id/role", h.changeRole, Owner},
 		{post, "/members/:id/remove", h.removeMember, Owner},
 		{post, "/members/:id/reset", h.issueReset, Owner},

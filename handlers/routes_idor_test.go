@@ -31,6 +31,8 @@ var noForeignID = map[string]string{
 	"GET /metrics":                  "the scraper's, every workspace by design (metrics_test.go)",
 	"GET /login":                    "public",
 	"POST /login":                   "public",
+	"GET /forgot":                   "public, no object",
+	"POST /forgot":                  "public, an address typed; answers the same for every one (forgot_test.go)",
 	"POST /logout":                  "the caller's own session",
 	"GET /setup":                    "public, closed once an account exists",
 	"POST /setup":                   "public, closed once an account exists",

@@ -30,6 +30,8 @@ var wantAccess = map[string]Access{
 
 	"GET /login":                          Public,
 	"POST /login":                         Public,
+	"GET /forgot":                         Public,
+	"POST /forgot":                        Public,
 	"POST /logout":                        SignedIn,
 	"GET /setup":                          Public,
 	"POST /setup":                         Public,
@@ -48,6 +50,7 @@ var wantAccess = map[string]Access{
 	"GET /members":                        Owner,
 	"POST /members/invites":               Owner,
 	"POST /members/invites/:id/revoke":    Owner,
+	"POST /members/invites/:id/link":      Owner,
 	"POST /members/:id/role":              Owner,
 	"POST /members/:id/remove":            Owner,
 	"POST /members/:id/reset":             Owner,

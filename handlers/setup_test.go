@@ -56,7 +56,7 @@ func newTestEnv(t *testing.T, db *models.DB) *testEnv {
 	}
 	t.Cleanup(func() { sim.Close() })
 	log := slog.New(slog.DiscardHandler)
-	r, err := runner.New(runner.Config{DB: db, Log: log, Work: true, SimulatedURL: sim.URL, PollInterval: 50 * time.Millisecond,
+	r, err := runner.New(runner.Config{DB: db, Log: log, Work: true, SimulatedURL: sim.URL, PollInterval: 50 * time.Millisecond, MailBackoff: 10 * time.Millisecond,
 		JudgeTuning: runner.JudgeTuning{MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)

@@ -56,7 +56,8 @@ func checkAddress(email string) (string, error) {
 // the link is opened (ConfirmSignup, ConfirmAddress), and the answer is the
 // same whether the address has an account or not. An invite answered
 // MaxAnswersPerInvite times is refused.
-func (db *DB) AnswerInviteByMail(ctx context.Context, inviteToken, email string) (EmailConfirmation, string, error) {
+// queue, if given, queues the link's mail in the same transaction.
+func (db *DB) AnswerInviteByMail(ctx context.Context, inviteToken, email string, queue ...QueueLinkMail) (EmailConfirmation, string, error) {
 	email, err := checkAddress(email)
 	if err != nil {
 		return EmailConfirmation{}, "", err
@@ -82,7 +83,10 @@ func (db *DB) AnswerInviteByMail(ctx context.Context, inviteToken, email string)
 		}
 		now := time.Now().UTC()
 		ec = EmailConfirmation{Email: email, TokenHash: hash, InviteID: &inv.ID, CreatedAt: now, ExpiresAt: now.Add(ConfirmTTL)}
-		return tx.Create(&ec).Error
+		if err := tx.Create(&ec).Error; err != nil {
+			return err
+		}
+		return queueIn(ctx, tx, ec.ID, queue)
 	})
 	return ec, token, err
 }
@@ -92,7 +96,8 @@ func (db *DB) AnswerInviteByMail(ctx context.Context, inviteToken, email string)
 // not "" (a signed-in account with an unconfirmed address answering an
 // invite); the caller mails it to the account's address. The account's
 // older open confirmation links end.
-func (db *DB) RequestAddressConfirmation(ctx context.Context, userID int64, inviteToken string) (EmailConfirmation, string, error) {
+// queue, if given, queues the link's mail in the same transaction.
+func (db *DB) RequestAddressConfirmation(ctx context.Context, userID int64, inviteToken string, queue ...QueueLinkMail) (EmailConfirmation, string, error) {
 	token, hash, err := NewLinkToken()
 	if err != nil {
 		return EmailConfirmation{}, "", err
@@ -120,7 +125,10 @@ func (db *DB) RequestAddressConfirmation(ctx context.Context, userID int64, invi
 		if err := tx.Model(&EmailConfirmation{}).Where("user_id = ? AND used_at IS NULL", userID).Update("used_at", now).Error; err != nil {
 			return fmt.Errorf("end the older confirmation links: %w", err)
 		}
-		return tx.Create(&ec).Error
+		if err := tx.Create(&ec).Error; err != nil {
+			return err
+		}
+		return queueIn(ctx, tx, ec.ID, queue)
 	})
 	return ec, token, err
 }

@@ -30,6 +30,12 @@ type Invite struct {
 	// ClaimedEmail is the address of the ClaimedBy account (filled by
 	// ListOpenInvites): the address that was typed to answer the invite.
 	ClaimedEmail string `gorm:"-" json:"-"`
+	// MailProblem is why the last attempt at mailing the link failed (""
+	// when none did, or it was delivered since): Members shows it.
+	MailProblem string
+	// MailStopped: the owner was shown the link instead; a mail still
+	// being retried is not sent (it would end the link handed over).
+	MailStopped bool
 }
 
 // PasswordReset is a single-use link, issued by an owner, that sets a new
@@ -45,6 +51,9 @@ type PasswordReset struct {
 	// ByOperator marks a link issued with `batcheval admin reset-link`:
 	// the operator may reset any account, so no issuing owner is checked.
 	ByOperator bool
+	// BySelf marks a link the account's holder asked for on the sign-in
+	// page, mailed to the account's confirmed address.
+	BySelf bool
 }
 
 // Link lifetimes: an invite waits a week for someone back from holiday; a
@@ -99,7 +108,9 @@ func (db *DB) CreateInvite(ctx context.Context, wsID int64, role Role, by int64,
 
 // CreateInviteFor is CreateInvite for a link mailed to an address (""
 // for one handed over), which Members then shows with the invite.
-func (db *DB) CreateInviteFor(ctx context.Context, wsID int64, role Role, by int64, ttl time.Duration, email string) (Invite, string, error) {
+//
+// queue, if given, queues the invite's mail in the same transaction.
+func (db *DB) CreateInviteFor(ctx context.Context, wsID int64, role Role, by int64, ttl time.Duration, email string, queue ...QueueLinkMail) (Invite, string, error) {
 	if email != "" {
 		var err error
 		if email, err = checkAddress(email); err != nil {
@@ -133,7 +144,10 @@ func (db *DB) CreateInviteFor(ctx context.Context, wsID int64, role Role, by int
 		if by != 0 {
 			inv.CreatedBy = &by
 		}
-		return tx.Create(&inv).Error
+		if err := tx.Create(&inv).Error; err != nil {
+			return err
+		}
+		return queueIn(ctx, tx, inv.ID, queue)
 	})
 	if err != nil {
 		return Invite{}, "", err
@@ -412,7 +426,9 @@ func resetBlocker(q *gorm.DB, issuerID, userID int64) (blocker string, member bo
 
 // CreatePasswordReset issues a reset link for a member. The issuer must be
 // an owner of every workspace the member belongs to (resetBlocker).
-func (db *DB) CreatePasswordReset(ctx context.Context, issuerID, userID int64, ttl time.Duration) (PasswordReset, string, error) {
+//
+// queue, if given, queues the link's mail in the same transaction.
+func (db *DB) CreatePasswordReset(ctx context.Context, issuerID, userID int64, ttl time.Duration, queue ...QueueLinkMail) (PasswordReset, string, error) {
 	blocker, member, err := resetBlocker(db.Reader(ctx), issuerID, userID)
 	if err != nil {
 		return PasswordReset{}, "", err
@@ -429,14 +445,19 @@ func (db *DB) CreatePasswordReset(ctx context.Context, issuerID, userID int64, t
 	}
 	now := time.Now().UTC()
 	pr := PasswordReset{UserID: userID, TokenHash: hash, CreatedBy: &issuerID, CreatedAt: now, ExpiresAt: now.Add(ttl)}
-	return pr, token, db.Gorm.WithContext(ctx).Create(&pr).Error
+	return pr, token, db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&pr).Error; err != nil {
+			return err
+		}
+		return queueIn(ctx, tx, pr.ID, queue)
+	})
 }
 
 // checkResetStillAllowed refuses a reset link whose issuer no longer owns
 // every workspace of the account (it joined or made one since, or the
 // issuer was demoted or removed).
 func checkResetStillAllowed(q *gorm.DB, pr PasswordReset) error {
-	if pr.ByOperator {
+	if pr.ByOperator || pr.BySelf {
 		return nil
 	}
 	if pr.CreatedBy == nil {

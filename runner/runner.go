@@ -86,6 +86,10 @@ type Config struct {
 	// jobs; a run job is never rescued this way (runWorker.Timeout), its
 	// lease tells a live worker from a dead one.
 	RescueAfter time.Duration
+	// MailAttempts and MailBackoff tune how a mail that could not be
+	// delivered is tried again (mail.go; 0: the defaults).
+	MailAttempts int
+	MailBackoff  time.Duration
 }
 
 // JudgeTuning overrides the judge client's retry behaviour.
@@ -110,6 +114,8 @@ type Runner struct {
 	id      string
 	// metrics are this runner's Prometheus collectors (Metrics()).
 	metrics *Metrics
+	// mail is the SMTP server mail jobs are sent through (SetMail).
+	mail mailSender
 
 	// draining is closed when the process shuts down gracefully: no new
 	// judge calls start, in-flight ones finish and are stored.
@@ -303,6 +309,7 @@ func New(cfg Config) (*Runner, error) {
 		workers := river.NewWorkers()
 		river.AddWorker(workers, &runWorker{r: r})
 		river.AddWorker(workers, &webhookWorker{r: r})
+		river.AddWorker(workers, &mailWorker{r: r})
 		rc.Workers = workers
 		rc.Queues = map[string]river.QueueConfig{cfg.Queue: {MaxWorkers: cfg.MaxRuns}}
 	}

@@ -92,6 +92,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	if mailer != nil {
+		// Mail is sent by jobs (runner/mail.go): a `worker` sends it too.
+		r.SetMail(mailer)
+	}
 	if web && c.SeedDemo {
 		// A fresh demo comes with a finished result: its first run, queued
 		// with it in one transaction, is judged by the simulated judge as

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	netmail "net/mail"
+	"net/textproto"
 	"net/url"
 	"strconv"
 	"strings"
@@ -162,10 +163,36 @@ func (s *SMTP) Send(ctx context.Context, to string, m Message) error {
 	return nil
 }
 
-// redact keeps the password out of an error a server or library made.
+// redact keeps the password out of an error a server or library made;
+// the error it wraps still tells Permanent what the server answered.
 func redact(err error, password string) error {
 	if password == "" || !strings.Contains(err.Error(), password) {
 		return err
 	}
-	return errors.New(strings.ReplaceAll(err.Error(), password, "REDACTED"))
+	return redacted{msg: strings.ReplaceAll(err.Error(), password, "REDACTED"), err: err}
+}
+
+type redacted struct {
+	msg string
+	err error
+}
+
+func (r redacted) Error() string { return r.msg }
+func (r redacted) Unwrap() error { return r.err }
+
+// Permanent reports whether err is the SMTP server's permanent refusal (a
+// 5xx answer: no such mailbox, relaying denied, message refused), which
+// sending again would not change. Anything else (a 4xx answer, a server
+// that is down, refuses connections or does not answer in time) may pass
+// later and is worth another attempt.
+func Permanent(err error) bool {
+	var se *gomail.SendError
+	if errors.As(err, &se) && se.ErrorCode() != 0 {
+		return se.ErrorCode() >= 500
+	}
+	var te *textproto.Error
+	if errors.As(err, &te) {
+		return te.Code >= 500
+	}
+	return false
 }

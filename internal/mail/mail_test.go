@@ -2,6 +2,7 @@ package mail_test
 
 import (
 	"context"
+	"net"
 	"strings"
 	"testing"
 
@@ -67,5 +68,45 @@ func TestSend(t *testing.T) {
 	if got.From != "be@x.test" || len(got.To) != 1 || got.To[0] != "ada@x.test" || got.Subject != m.Subject ||
 		got.Link("/reset/") != "http://be.x.test/reset/TOKEN" || !strings.Contains(got.Body, "Hello Ada Open https://evil.test/x,") {
 		t.Fatalf("received %+v\nRAW:\n%s", got, got.Raw)
+	}
+}
+
+// TestPermanent: only an SMTP server's 5xx answer is permanent; a 4xx
+// answer, a refused connection or a timeout is worth another attempt.
+func TestPermanent(t *testing.T) {
+	smtpd := mailtest.Start(t)
+	good, err := mail.Parse(smtpd.URL(), "BatchEval <batcheval@company.test>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down, _ := mail.Parse("smtp://"+ln.Addr().String(), "BatchEval <batcheval@company.test>")
+	ln.Close()
+	cases := []struct {
+		name      string
+		refuse    string
+		s         *mail.SMTP
+		permanent bool
+	}{
+		{name: "4xx", refuse: "451 4.7.1 greylisted", s: good},
+		{name: "5xx", refuse: "550 5.1.1 no such mailbox", s: good, permanent: true},
+		{name: "connection refused", s: down},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.refuse != "" {
+				smtpd.Refuse(tc.refuse)
+			}
+			err := tc.s.Send(t.Context(), "cleo@company.test", mail.Message{Subject: "s", Body: "b"})
+			if err == nil {
+				t.Fatal("sent")
+			}
+			if got := mail.Permanent(err); got != tc.permanent {
+				t.Fatalf("Permanent(%v) = %v, want %v", err, got, tc.permanent)
+			}
+		})
 	}
 }

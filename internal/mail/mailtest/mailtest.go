@@ -37,6 +37,50 @@ type Server struct {
 	msgs []Message
 	got  chan struct{}
 	wg   sync.WaitGroup
+	// refusals are the answers given, in turn, to the next messages'
+	// RCPT TO instead of accepting them (Refuse).
+	refusals []string
+	// delay is how long the server waits before its greeting (Slow).
+	delay time.Duration
+	// tries counts the messages a client tried to send (RCPT TO).
+	tries int
+}
+
+// Refuse makes the server answer the next messages' RCPT TO with these
+// replies, one per message, in turn ("451 4.3.0 try again later" is
+// temporary, "550 5.1.1 no such mailbox" permanent); later messages are
+// accepted again.
+func (s *Server) Refuse(replies ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refusals = append(s.refusals, replies...)
+}
+
+// Slow makes the server wait d before greeting each connection.
+func (s *Server) Slow(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delay = d
+}
+
+// Tries is how many messages a client tried to send (refused ones too).
+func (s *Server) Tries() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tries
+}
+
+// nextRefusal is the answer to this RCPT TO: a refusal, or "" to accept.
+func (s *Server) nextRefusal() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tries++
+	if len(s.refusals) == 0 {
+		return ""
+	}
+	r := s.refusals[0]
+	s.refusals = s.refusals[1:]
+	return r
 }
 
 // Start starts a server on 127.0.0.1; the test's cleanup stops it.
@@ -121,6 +165,10 @@ func (s *Server) session(conn net.Conn) {
 		}
 		w.Flush()
 	}
+	s.mu.Lock()
+	delay := s.delay
+	s.mu.Unlock()
+	time.Sleep(delay)
 	reply("220 127.0.0.1 mailtest ready")
 	var from string
 	var to []string
@@ -140,6 +188,10 @@ func (s *Server) session(conn net.Conn) {
 			from, to = pathOf(line), nil
 			reply("250 2.1.0 ok")
 		case "RCPT":
+			if no := s.nextRefusal(); no != "" {
+				reply(no)
+				continue
+			}
 			to = append(to, pathOf(line))
 			reply("250 2.1.5 ok")
 		case "DATA":

@@ -1,0 +1,202 @@
+package models
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Mailed links are sent by a background job (runner/mail.go) that holds
+// only the kind and id of the link's row: a token is never stored in
+// clear, not even in the job. The job makes the link's token when it runs
+// (RemintLink), stores its hash in place of the one before, and mails it;
+// every attempt makes a new one, so only the last link mailed works.
+
+// QueueLinkMail queues, in tx (the transaction that makes the link's
+// row), the mail of the link whose row has id: a row is never stored
+// without its mail queued, nor a mail queued for a row not stored.
+type QueueLinkMail func(ctx context.Context, tx *sql.Tx, id int64) error
+
+// queueIn calls the first of queue, if any, with the row's id in tx.
+func queueIn(ctx context.Context, tx *gorm.DB, id int64, queue []QueueLinkMail) error {
+	if len(queue) == 0 || queue[0] == nil {
+		return nil
+	}
+	stx, err := SQLTx(tx)
+	if err != nil {
+		return err
+	}
+	if err := queue[0](ctx, stx, id); err != nil {
+		return fmt.Errorf("queue the link's mail: %w", err)
+	}
+	return nil
+}
+
+// Kinds of mailed links.
+const (
+	LinkInvite  = "invite"
+	LinkReset   = "reset"
+	LinkConfirm = "confirm"
+)
+
+// MailLink is a link about to be mailed and what its mail says.
+type MailLink struct {
+	Kind string
+	// To is the address the link is mailed to.
+	To string
+	// Path is the link's path, with its new token ("/invites/TOKEN").
+	Path string
+	// Workspace, Role and Inviter describe an invite (Workspace also the
+	// workspace a confirmation link joins, "" for none).
+	Workspace, Role, Inviter string
+	// Name is the account's name (reset).
+	Name string
+}
+
+// RemintLink gives the open link kind/id a new token for the mail about
+// to be sent; ok is false when the link no longer works (used, revoked,
+// expired, or its account's address released): nothing is to be sent.
+func (db *DB) RemintLink(ctx context.Context, kind string, id int64) (l MailLink, ok bool, err error) {
+	token, hash, err := NewLinkToken()
+	if err != nil {
+		return MailLink{}, false, err
+	}
+	now := time.Now().UTC()
+	l.Kind = kind
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var res *gorm.DB
+		switch kind {
+		case LinkInvite:
+			var inv Invite
+			// Not one kept for the account that answered it (its link is
+			// in use), nor one whose link the owner was shown instead.
+			if err := tx.Where("id = ? AND used_at IS NULL AND expires_at > ? AND claimed_by IS NULL AND mail_stopped = ?", id, now, false).
+				Where(inviteMakerOwns).Limit(1).Find(&inv).Error; err != nil || inv.ID == 0 {
+				return err
+			}
+			var ws Workspace
+			if err := tx.First(&ws, inv.WorkspaceID).Error; err != nil {
+				return notFound(err, "workspace", inv.WorkspaceID)
+			}
+			if inv.CreatedBy != nil {
+				var by User
+				if err := tx.Limit(1).Find(&by, *inv.CreatedBy).Error; err != nil {
+					return err
+				}
+				l.Inviter = by.Name
+			}
+			l.To, l.Path, l.Workspace, l.Role = inv.Email, "/invites/"+token, ws.Name, string(inv.Role)
+			res = tx.Model(&Invite{}).Where("id = ?", id).Update("token_hash", hash)
+		case LinkReset:
+			var pr PasswordReset
+			if err := tx.Where("id = ? AND used_at IS NULL AND expires_at > ?", id, now).Limit(1).Find(&pr).Error; err != nil || pr.ID == 0 {
+				return err
+			}
+			var u User
+			if err := tx.Limit(1).Find(&u, pr.UserID).Error; err != nil || u.ID == 0 || strings.HasSuffix(u.Email, "@"+ReleasedDomain) {
+				return err
+			}
+			l.To, l.Path, l.Name = u.Email, "/reset/"+token, u.Name
+			res = tx.Model(&PasswordReset{}).Where("id = ?", id).Update("token_hash", hash)
+		case LinkConfirm:
+			var ec EmailConfirmation
+			if err := tx.Where("id = ? AND used_at IS NULL AND expires_at > ?", id, now).Limit(1).Find(&ec).Error; err != nil || ec.ID == 0 {
+				return err
+			}
+			if ec.InviteID != nil {
+				var inv Invite
+				if err := tx.Limit(1).Find(&inv, *ec.InviteID).Error; err != nil {
+					return err
+				}
+				var ws Workspace
+				if err := tx.Limit(1).Find(&ws, inv.WorkspaceID).Error; err != nil {
+					return err
+				}
+				l.Workspace = ws.Name
+			}
+			l.To, l.Path = ec.Email, "/confirm/"+token
+			res = tx.Model(&EmailConfirmation{}).Where("id = ?", id).Update("token_hash", hash)
+		default:
+			return fmt.Errorf("no link is of kind %q", kind)
+		}
+		if res.Error != nil {
+			return fmt.Errorf("store the %s link's new token: %w", kind, res.Error)
+		}
+		ok = res.RowsAffected == 1
+		return nil
+	})
+	return l, ok && err == nil, err
+}
+
+// RecordInviteMail records why mailing an invite's link failed ("": it
+// was delivered).
+func (db *DB) RecordInviteMail(ctx context.Context, id int64, problem string) error {
+	return db.Gorm.WithContext(ctx).Model(&Invite{}).Where("id = ?", id).Update("mail_problem", clip(problem, 1000)).Error
+}
+
+// ShowInviteLink gives an open invite of the workspace a new token, for
+// its owner to hand over when its mail could not be delivered; the link
+// mailed before, if any, stops working, and a mail still being retried is
+// not sent.
+func (db *DB) ShowInviteLink(ctx context.Context, wsID, id int64) (Invite, string, error) {
+	token, hash, err := NewLinkToken()
+	if err != nil {
+		return Invite{}, "", err
+	}
+	var inv Invite
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("workspace_id = ? AND id = ? AND used_at IS NULL AND expires_at > ?", wsID, id, time.Now().UTC()).
+			Where(inviteMakerOwns).First(&inv).Error; err != nil {
+			return notFoundText(err, fmt.Sprintf("invite %d does not exist, was already used, or has already ended", id))
+		}
+		return tx.Model(&Invite{}).Where("id = ?", id).Updates(map[string]any{"token_hash": hash, "mail_problem": "", "mail_stopped": true}).Error
+	})
+	return inv, token, err
+}
+
+// AuditSelfReset: the account's holder asked for a reset link on the
+// sign-in page, and it was mailed to the account's confirmed address.
+const AuditSelfReset = "reset-requested"
+
+// RequestOwnReset makes a reset link for the account of an address whose
+// address is confirmed, for its holder who forgot the password ("Forgot
+// password?"), audited in the account's workspaces; ok is false (and
+// nothing is made) when no such account exists. queue queues the link's
+// mail in the same transaction (its token is made when the mail is sent:
+// RemintLink).
+func (db *DB) RequestOwnReset(ctx context.Context, email, from string, queue func(ctx context.Context, tx *sql.Tx, resetID int64) error) (ok bool, err error) {
+	_, hash, err := NewLinkToken()
+	if err != nil {
+		return false, err
+	}
+	var u User
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := tx.Where("email = ? AND email_confirmed_at IS NOT NULL", normalizeEmail(email)).First(&u).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		pr := PasswordReset{UserID: u.ID, TokenHash: hash, CreatedAt: now, ExpiresAt: now.Add(ResetTTL), BySelf: true}
+		if err := tx.Create(&pr).Error; err != nil {
+			return fmt.Errorf("store the reset link: %w", err)
+		}
+		stx, err := SQLTx(tx)
+		if err != nil {
+			return err
+		}
+		if err := queue(ctx, stx, pr.ID); err != nil {
+			return fmt.Errorf("queue the reset link's mail: %w", err)
+		}
+		ok = true
+		return auditAccountTx(tx, u.ID, AuditEvent{Actor: u.Email, Action: AuditSelfReset, Target: u.Email,
+			Detail: "on the sign-in page (Forgot password?); link mailed to the address, valid " + ResetTTL.String(), Address: from})
+	})
+	return ok && err == nil, err
+}

@@ -1,0 +1,239 @@
+package runner
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/batcheval/batcheval/internal/mail"
+	"github.com/batcheval/batcheval/models"
+)
+
+// Mail (invite, password reset and address confirmation links) is sent by
+// a durable job on the shared queue, so the page that asks for it answers
+// at once, however slow the SMTP server, and a mail the server would not
+// take now is tried again with growing waits (a 4xx answer, a server
+// down or refusing connections), across restarts, until it is delivered,
+// refused for good (5xx: the reason is recorded) or MailAttempts are used.
+//
+// The job holds the kind and id of the link's row, never its token: the
+// token is made when the job runs and only its hash is stored
+// (models.RemintLink), as for every link.
+
+const mailKind = "batcheval_mail"
+
+// LinkForgot is the MailArgs.Link of a "Forgot password?" request: the job
+// makes a reset link if the address has a confirmed account, and queues
+// its mail; otherwise nothing happens. The page answers the same either
+// way, at once.
+const LinkForgot = "forgot"
+
+// MailArgs is the job that mails one link.
+type MailArgs struct {
+	// Link is models.LinkInvite, LinkReset, LinkConfirm or LinkForgot.
+	Link string `json:"link"`
+	// ID is the link's row (invites, password_resets, email_confirmations).
+	ID int64 `json:"id,omitempty"`
+	// Base is the server's address the link starts with
+	// ("https://batcheval.example.com"), as the page that asked saw it.
+	Base string `json:"base"`
+	// Email and From are a LinkForgot request's address and the client
+	// address it came from (for the audit log).
+	Email string `json:"email,omitempty"`
+	From  string `json:"from,omitempty"`
+}
+
+// Kind is the stable job name stored in River's table.
+func (MailArgs) Kind() string { return mailKind }
+
+// DefaultMailAttempts is how many times a mail is tried: with the
+// default backoff (30 s, doubling, at most an hour) the last is about
+// four hours after the first.
+const DefaultMailAttempts = 10
+
+// mailAttemptTime bounds one attempt's dialogue with the SMTP server.
+const mailAttemptTime = 30 * time.Second
+
+// maxMailBackoff bounds the wait between two attempts.
+const maxMailBackoff = time.Hour
+
+// mailSender holds the SMTP server jobs send through (SetMail).
+type mailSender struct{ s atomic.Pointer[mail.Sender] }
+
+// SetMail gives this process's workers the SMTP server mail jobs are sent
+// through (nil: none; a mail job then waits for a worker that has one).
+func (r *Runner) SetMail(s mail.Sender) {
+	if s == nil {
+		r.mail.s.Store(nil)
+		return
+	}
+	r.mail.s.Store(&s)
+}
+
+func (r *Runner) mailer() mail.Sender {
+	if p := r.mail.s.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// QueueMail queues the mail of one link; a worker sends it.
+func (r *Runner) QueueMail(ctx context.Context, a MailArgs) error {
+	if _, err := r.river.Insert(ctx, a, r.mailOpts()); err != nil {
+		return fmt.Errorf("queue the mail: %w", err)
+	}
+	r.wakeShared()
+	return nil
+}
+
+// MailQueue returns what queues the mail of a link of kind
+// (models.LinkInvite, LinkReset, LinkConfirm) in the transaction that
+// makes its row; call MailQueued once that transaction has committed.
+func (r *Runner) MailQueue(kind, base string) models.QueueLinkMail {
+	return func(ctx context.Context, tx *sql.Tx, id int64) error {
+		_, err := r.river.InsertTx(ctx, tx, MailArgs{Link: kind, ID: id, Base: base}, r.mailOpts())
+		return err
+	}
+}
+
+// MailQueued wakes the workers for mail queued in a transaction (on
+// SQLite River wakes none for it; it would wait for the next poll).
+func (r *Runner) MailQueued() { r.wakeShared() }
+
+func (r *Runner) mailOpts() *river.InsertOpts {
+	n := r.cfg.MailAttempts
+	if n <= 0 {
+		n = DefaultMailAttempts
+	}
+	return &river.InsertOpts{Queue: river.QueueDefault, MaxAttempts: n}
+}
+
+// mailRetryWait is the wait after the attempt-th attempt failed.
+func (r *Runner) mailRetryWait(attempt int) time.Duration {
+	d := r.cfg.MailBackoff
+	if d <= 0 {
+		d = 30 * time.Second
+	}
+	for i := 1; i < attempt && d < maxMailBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxMailBackoff)
+}
+
+// WaitMail waits until no mail job is queued, waiting for a retry or under
+// way (tests), or ctx ends.
+func (r *Runner) WaitMail(ctx context.Context) error {
+	params := river.NewJobListParams().Kinds(mailKind).First(1).States(rivertype.JobStateAvailable,
+		rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled, rivertype.JobStatePending)
+	for {
+		res, err := r.river.JobList(ctx, params)
+		if err == nil && len(res.Jobs) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+type mailWorker struct {
+	river.WorkerDefaults[MailArgs]
+	r *Runner
+}
+
+// Timeout bounds an attempt (and tells River's rescuer when a job still
+// marked running was left by a process that died).
+func (w *mailWorker) Timeout(*river.Job[MailArgs]) time.Duration {
+	return mailAttemptTime + 15*time.Second
+}
+
+// NextRetry waits MailBackoff after the first failed attempt, doubling
+// after each.
+func (w *mailWorker) NextRetry(job *river.Job[MailArgs]) time.Time {
+	return time.Now().Add(w.r.mailRetryWait(job.Attempt))
+}
+
+// Work makes one attempt at mailing the link.
+func (w *mailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
+	r := w.r
+	started := r.jobStarted()
+	defer r.jobEnded()
+	if !started {
+		return river.JobSnooze(time.Second)
+	}
+	sender := r.mailer()
+	if sender == nil {
+		// A worker started without BATCHEVAL_SMTP_URL: left for one that
+		// has it (a snooze uses no attempt).
+		return river.JobSnooze(time.Minute)
+	}
+	a := job.Args
+	if a.Link == LinkForgot {
+		_, err := r.db.RequestOwnReset(ctx, a.Email, a.From, func(ctx context.Context, tx *sql.Tx, resetID int64) error {
+			_, err := r.river.InsertTx(ctx, tx, MailArgs{Link: models.LinkReset, ID: resetID, Base: a.Base}, r.mailOpts())
+			return err
+		})
+		if err == nil {
+			r.wakeShared()
+		}
+		return err
+	}
+	l, ok, err := r.db.RemintLink(ctx, a.Link, a.ID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return nil // the link was used, revoked or has expired since
+	}
+	var msg mail.Message
+	link := a.Base + l.Path
+	switch l.Kind {
+	case models.LinkInvite:
+		msg = mail.Invite(l.Workspace, l.Role, l.Inviter, link)
+	case models.LinkReset:
+		msg = mail.Reset(l.Name, link)
+	case models.LinkConfirm:
+		msg = mail.Confirm(l.To, l.Workspace, link)
+	}
+	sctx, cancel := context.WithTimeout(ctx, mailAttemptTime)
+	err = sender.Send(sctx, l.To, msg)
+	cancel()
+	problem, permanent := "", false
+	switch {
+	case err == nil:
+	case mail.Permanent(err):
+		permanent = true
+		problem = fmt.Sprintf("%v (refused for good: not tried again)", err)
+	case job.Attempt >= job.MaxAttempts:
+		problem = fmt.Sprintf("%v (gave up after %d attempts)", err, job.Attempt)
+	default:
+		next := time.Now().Add(r.mailRetryWait(job.Attempt)).UTC()
+		problem = fmt.Sprintf("%v (attempt %d of %d; trying again at %s)", err, job.Attempt, job.MaxAttempts, next.Format("15:04:05 UTC"))
+	}
+	if err != nil {
+		r.log.Warn("mail not delivered", "link", l.Kind, "id", a.ID, "to", l.To, "problem", problem)
+	}
+	if l.Kind == models.LinkInvite && (err != nil || job.Attempt > 1) {
+		// Recorded even when the attempt used the job's time up.
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if rerr := r.db.RecordInviteMail(rctx, a.ID, problem); rerr != nil {
+			r.log.Warn("mail: record the invite's mail problem", "invite", a.ID, "err", rerr)
+		}
+		rcancel()
+	}
+	switch {
+	case err == nil:
+		return nil
+	case permanent:
+		return river.JobCancel(errors.New(problem))
+	}
+	return errors.New(problem)
+}
