@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -1489,9 +1490,26 @@ func (h *Handlers) apiPlanLaunch(c echo.Context, all bool) (launchInput, *launch
 	return in, pl, nil
 }
 
-// launchRefused is the error of a launch that the checks stopped.
+// launchRefused is the error of a launch that the checks stopped. The
+// checks' texts are the launch form's sentences ("The chosen dataset
+// ..."); after "nothing was launched:" the first one goes on the sentence,
+// so it starts in lower case.
 func launchRefused(errs []string) error {
-	return models.Errorf(models.EInvalid, "nothing was launched: %s", strings.Join(errs, " "))
+	return models.Errorf(models.EInvalid, "nothing was launched: %s", continueSentence(strings.Join(errs, " ")))
+}
+
+// continueSentence is s written to follow a colon within a sentence: its
+// first letter in lower case, unless its first word is an acronym or a
+// name in capitals ("CSV", "URL").
+func continueSentence(s string) string {
+	r, size := utf8.DecodeRuneInString(s)
+	if !unicode.IsUpper(r) {
+		return s
+	}
+	if next, _ := utf8.DecodeRuneInString(s[size:]); unicode.IsUpper(next) {
+		return s
+	}
+	return string(unicode.ToLower(r)) + s[size:]
 }
 
 // apiLaunchRun launches a run; with an Idempotency-Key used before, it
