@@ -45,10 +45,11 @@ func (h *Handlers) Register(e *echo.Echo) {
 		// No part of the address, and after the access check no field,
 		// may hold NUL or another control character (controlchars.go).
 		// An API route refuses a query parameter its OpenAPI document
-		// does not list (api_query.go).
+		// does not list (api_query.go), and a body of a media type the
+		// document does not list for it (api_mediatype.go).
 		handler := r.Handler
 		if strings.HasPrefix(r.Path, "/api/") {
-			handler = refuseUnknownQuery(r.Method, r.Path, handler)
+			handler = refuseUnknownQuery(r.Method, r.Path, refuseOtherMediaTypes(r.Method, r.Path, handler))
 		}
 		e.Add(r.Method, r.Path, h.admitPages(r.Method, r.Path, handler), refuseControlsInAddress, h.require(r.Access), refuseControlCharacters)
 	}
