@@ -50,6 +50,8 @@ func (h *Handlers) Register(e *echo.Echo) {
 		handler := r.Handler
 		if strings.HasPrefix(r.Path, "/api/") {
 			handler = refuseUnknownQuery(r.Method, r.Path, refuseOtherMediaTypes(r.Method, r.Path, handler))
+			// A token's requests and launches a minute (api_ratelimit.go).
+			handler = h.limitAPIRate(r.Method, r.Path, handler)
 		}
 		e.Add(r.Method, r.Path, h.admitPages(r.Method, r.Path, handler), refuseControlsInAddress, h.require(r.Access), refuseControlCharacters)
 	}
