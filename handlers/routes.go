@@ -306,6 +306,8 @@ func (h *Handlers) routes() []route {
 		{get, "/api/v1/projects", h.apiListProjects, Viewer},
 		{post, "/api/v1/projects", h.apiCreateProject, Editor},
 		{get, "/api/v1/projects/:id", h.apiGetProject, Viewer},
+		{get, "/api/v1/projects/:id/datasets", h.apiListDatasets, Viewer},
+		{get, "/api/v1/projects/:id/rubrics", h.apiListRubrics, Viewer},
 		{post, "/api/v1/projects/:id/uploads", h.apiUpload, Editor},
 		{post, "/api/v1/projects/:id/datasets", h.apiCreateDataset, Editor},
 		{get, "/api/v1/datasets/:id", h.apiGetDataset, Viewer},
@@ -329,6 +331,7 @@ func (h *Handlers) routes() []route {
 		{get, "/api/v1/runs/:id/results", h.apiRunResults, Viewer},
 		{get, "/api/v1/runs/:id/export.csv", h.exportRunCSV, Viewer},
 		{get, "/api/v1/runs/:id/export.json", h.exportRunJSON, Viewer},
+		{get, "/api/v1/experiments", h.apiListExperiments, Viewer},
 		{get, "/api/v1/experiments/:id", h.apiGetExperiment, Viewer},
 		{get, "/api/v1/compare", h.apiCompare, Viewer},
 		// Share links and tokens through the API (api_shares.go, tokens.go):
