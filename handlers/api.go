@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -250,8 +251,27 @@ func apiProject(p models.Project) APIProject {
 // APIProjectDetail is a project with its datasets and rubrics.
 type APIProjectDetail struct {
 	APIProject
+	// Datasets and Rubrics are the project's first apiMaxLimit of each,
+	// oldest first; a project with more says where the rest are listed
+	// a page at a time (DatasetsNext, RubricsNext).
 	Datasets []APIDataset `json:"datasets"`
 	Rubrics  []APIRubric  `json:"rubrics"`
+	// DatasetsNext and RubricsNext are the address of the list's next
+	// page (GET /api/v1/projects/{id}/datasets?cursor=...); absent when
+	// every one is listed here.
+	DatasetsNext string `json:"datasets_next,omitempty"`
+	RubricsNext  string `json:"rubrics_next,omitempty"`
+}
+
+// APIExperimentItem is an experiment as the experiments list gives it:
+// its runs' ids, not their figures (GET /api/v1/experiments/{id}).
+type APIExperimentItem struct {
+	ID        int64      `json:"id"`
+	ProjectID int64      `json:"project_id"`
+	DatasetID int64      `json:"dataset_id"`
+	Name      string     `json:"name"`
+	CreatedAt stamp.Time `json:"created_at"`
+	RunIDs    []int64    `json:"run_ids"`
 }
 
 // APIDataset is an imported dataset (its rows stay on the server).
@@ -1005,23 +1025,113 @@ func (h *Handlers) apiGetProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// The first page (of the largest size) of each, read in the
+	// database: a project of thousands of datasets read them all.
 	ctx, ws := c.Request().Context(), h.workspaceID(c)
-	ds, err := h.DB.ListDatasets(ctx, ws, p.ID)
+	ds, err := h.DB.ListDatasetsAfter(ctx, ws, p.ID, 0, apiMaxLimit+1)
 	if err != nil {
 		return err
 	}
-	rs, err := h.DB.ListRubrics(ctx, ws, p.ID)
+	rs, err := h.DB.ListRubricsAfter(ctx, ws, p.ID, 0, apiMaxLimit+1)
 	if err != nil {
 		return err
 	}
-	out := APIProjectDetail{APIProject: apiProject(p), Datasets: []APIDataset{}, Rubrics: []APIRubric{}}
-	for _, d := range ascendingByID(ds, func(d models.Dataset) int64 { return d.ID }) {
-		out.Datasets = append(out.Datasets, apiDataset(d))
+	dp := keysetPage(ds, apiMaxLimit, func(d models.Dataset) int64 { return d.ID }, apiDataset)
+	rp := keysetPage(rs, apiMaxLimit, func(r models.Rubric) int64 { return r.ID }, apiRubric)
+	out := APIProjectDetail{APIProject: apiProject(p), Datasets: dp.Items, Rubrics: rp.Items}
+	next := func(list, cursor string) string {
+		if cursor == "" {
+			return ""
+		}
+		return fmt.Sprintf("/api/v1/projects/%d/%s?limit=%d&cursor=%s", p.ID, list, apiMaxLimit, cursor)
 	}
-	for _, r := range ascendingByID(rs, func(r models.Rubric) int64 { return r.ID }) {
-		out.Rubrics = append(out.Rubrics, apiRubric(r))
+	out.DatasetsNext, out.RubricsNext = next("datasets", dp.NextCursor), next("rubrics", rp.NextCursor)
+	return c.JSON(http.StatusOK, out)
+}
+
+// apiListDatasets is a page of the project's active datasets, oldest first.
+func (h *Handlers) apiListDatasets(c echo.Context) error {
+	p, err := h.findProject(c)
+	if err != nil {
+		return err
+	}
+	limit, after, err := pageParams(c)
+	if err != nil {
+		return err
+	}
+	ds, err := h.DB.ListDatasetsAfter(c.Request().Context(), h.workspaceID(c), p.ID, after, limit+1)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, keysetPage(ds, limit, func(d models.Dataset) int64 { return d.ID }, apiDataset))
+}
+
+// apiListRubrics is a page of the project's active rubrics, oldest first.
+func (h *Handlers) apiListRubrics(c echo.Context) error {
+	p, err := h.findProject(c)
+	if err != nil {
+		return err
+	}
+	limit, after, err := pageParams(c)
+	if err != nil {
+		return err
+	}
+	rs, err := h.DB.ListRubricsAfter(c.Request().Context(), h.workspaceID(c), p.ID, after, limit+1)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, keysetPage(rs, limit, func(r models.Rubric) int64 { return r.ID }, apiRubric))
+}
+
+// apiListExperiments is a page of the workspace's active experiments (of
+// one project with ?project_id=), oldest first, each with its runs' ids.
+func (h *Handlers) apiListExperiments(c echo.Context) error {
+	project, err := h.projectFilter(c)
+	if err != nil {
+		return err
+	}
+	limit, after, err := pageParams(c)
+	if err != nil {
+		return err
+	}
+	ctx, ws := c.Request().Context(), h.workspaceID(c)
+	es, err := h.DB.ListExperimentsAfter(ctx, ws, project, after, limit+1)
+	if err != nil {
+		return err
+	}
+	page := keysetPage(es, limit, func(e models.Experiment) int64 { return e.ID }, func(e models.Experiment) models.Experiment { return e })
+	ids := make([]int64, len(page.Items))
+	for i, e := range page.Items {
+		ids[i] = e.ID
+	}
+	runs, err := h.DB.ExperimentRunIDs(ctx, ws, ids)
+	if err != nil {
+		return err
+	}
+	out := Page[APIExperimentItem]{Items: make([]APIExperimentItem, 0, len(page.Items)), NextCursor: page.NextCursor}
+	for _, e := range page.Items {
+		out.Items = append(out.Items, APIExperimentItem{ID: e.ID, ProjectID: e.ProjectID, DatasetID: e.DatasetID, Name: e.Name,
+			CreatedAt: stamp.Of(e.CreatedAt), RunIDs: nonNil(runs[e.ID])})
 	}
 	return c.JSON(http.StatusOK, out)
+}
+
+// projectFilter reads a list's ?project_id=: 0 when absent. A project that
+// does not exist (a typo, another workspace's, one in the trash) is a 404,
+// not an empty list a script reads as "none yet".
+func (h *Handlers) projectFilter(c echo.Context) (int64, error) {
+	q := c.QueryParam("project_id")
+	if q == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(q, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, models.Errorf(models.EInvalid, "project_id %q is not a project id", q)
+	}
+	if _, err := h.DB.FindProject(c.Request().Context(), h.workspaceID(c), n); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // apiUpload takes a multipart upload (field "file", CSV/JSONL/JSON) the way
@@ -1521,9 +1631,26 @@ func (h *Handlers) apiPlanLaunch(c echo.Context, all bool) (launchInput, *launch
 	return in, pl, nil
 }
 
-// launchRefused is the error of a launch that the checks stopped.
+// launchRefused is the error of a launch that the checks stopped. The
+// checks' texts are the launch form's sentences ("The chosen dataset
+// ..."); after "nothing was launched:" the first one goes on the sentence,
+// so it starts in lower case.
 func launchRefused(errs []string) error {
-	return models.Errorf(models.EInvalid, "nothing was launched: %s", strings.Join(errs, " "))
+	return models.Errorf(models.EInvalid, "nothing was launched: %s", continueSentence(strings.Join(errs, " ")))
+}
+
+// continueSentence is s written to follow a colon within a sentence: its
+// first letter in lower case, unless its first word is an acronym or a
+// name in capitals ("CSV", "URL").
+func continueSentence(s string) string {
+	r, size := utf8.DecodeRuneInString(s)
+	if !unicode.IsUpper(r) {
+		return s
+	}
+	if next, _ := utf8.DecodeRuneInString(s[size:]); unicode.IsUpper(next) {
+		return s
+	}
+	return string(unicode.ToLower(r)) + s[size:]
 }
 
 // apiLaunchRun launches a run; with an Idempotency-Key used before, it

@@ -36,7 +36,7 @@ func TestAPIRefusesUnknownQueryParameters(t *testing.T) {
 			{http.MethodPost, "/api/v1/projects?dry_run=1", http.StatusBadRequest, []string{`"dry_run"`}},
 			{http.MethodGet, "/api/v1/runs?limit=1&cursor=", http.StatusOK, nil},
 			{http.MethodGet, p("/api/v1/runs/%d/export.csv?excel=1", run.ID), http.StatusOK, nil},
-			{http.MethodGet, p("/api/v1/datasets/%d/reviews?criterion=x&limit=5", d.dataset.ID), http.StatusOK, nil},
+			{http.MethodGet, p("/api/v1/datasets/%d/reviews?criterion=Coherent&limit=5", d.dataset.ID), http.StatusOK, nil},
 		} {
 			var body any
 			if tc.method == http.MethodPost {

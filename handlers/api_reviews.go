@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -95,6 +97,14 @@ func (h *Handlers) apiListReviews(c echo.Context) error {
 	rs, err := h.DB.ListReviewsAfter(ctx, ds.WorkspaceID, ds.ID, c.QueryParam("criterion"), after, limit+1)
 	if err != nil {
 		return err
+	}
+	if crit := c.QueryParam("criterion"); crit != "" && len(rs) == 0 {
+		// No review of it: a criterion of the dataset not reviewed yet,
+		// or a name the dataset has no criterion of (a typo, another
+		// dataset's), which an empty list would pass off as "no reviews".
+		if err := h.checkReviewCriterion(c, ds, crit); err != nil {
+			return err
+		}
 	}
 	page := keysetPage(rs, limit, func(r models.ReviewRating) int64 { return r.ID }, func(r models.ReviewRating) models.ReviewRating { return r })
 	// Sample ids of this page's rows only.
@@ -256,4 +266,21 @@ func (m raterMarks) mark(rs []models.ReviewRating) {
 	for i := range rs {
 		rs[i].FormerMember, rs[i].Excluded = m.of(rs[i])
 	}
+}
+
+// checkReviewCriterion refuses (400) a ?criterion= the dataset has no
+// criterion of, naming the ones it has (models.DatasetCriteria).
+func (h *Handlers) checkReviewCriterion(c echo.Context, ds models.Dataset, crit string) error {
+	names, err := h.DB.DatasetCriteria(c.Request().Context(), ds.WorkspaceID, ds.ID)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(names, crit) {
+		return nil
+	}
+	has := "it has none yet (no run of it and no review names one)"
+	if len(names) > 0 {
+		has = "its criteria are " + quotedList(names) + " (names are matched exactly, case included)"
+	}
+	return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("dataset %d has no criterion %q: %s", ds.ID, crit, has))
 }

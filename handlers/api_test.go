@@ -172,6 +172,13 @@ func (a *apiClient) call(method, target, token string, body []byte, contentType 
 	// A 503 (figures being prepared: Retry-After) is an answer a client
 	// must wait out, not an error: the document describes it where it
 	// comes, rather than leaving it to the default answer.
+	// A 429 (rate limited: Retry-After) too, and every error status the
+	// handlers answer: a generated client learns from the document which
+	// errors an operation can give, not from its default answer.
+	if rec.Code >= 400 && rec.Code < 500 && rec.Code != http.StatusMethodNotAllowed && route.Operation.Responses.Status(rec.Code) == nil {
+		t.Errorf("%s %s answered %d (Retry-After %q), which the document does not describe for it (only under default): %.300s",
+			method, target, rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+	}
 	if rec.Code == http.StatusServiceUnavailable && route.Operation.Responses.Status(rec.Code) == nil {
 		t.Errorf("%s %s answered 503 (Retry-After %q), which the document does not describe for it", method, target, rec.Header().Get("Retry-After"))
 	}
@@ -418,6 +425,8 @@ func TestAPIEveryEndpointMatchesOpenAPI(t *testing.T) {
 		if len(detail.Datasets) == 0 || len(detail.Rubrics) == 0 {
 			t.Fatalf("demo project detail lacks datasets or rubrics: %+v", detail)
 		}
+		decode[Page[APIDataset]](t, a.get(p("/api/v1/projects/%d/datasets?limit=1", env.project.ID), tok), http.StatusOK)
+		decode[Page[APIRubric]](t, a.get(p("/api/v1/projects/%d/rubrics?limit=1", env.project.ID), tok), http.StatusOK)
 
 		// Upload, with the suggested mapping; the dataset; rubrics.
 		up := decode[APIUpload](t, a.upload(p("/api/v1/projects/%d/uploads", env.project.ID), tok, "r.jsonl",
@@ -516,6 +525,9 @@ func TestAPIEveryEndpointMatchesOpenAPI(t *testing.T) {
 		}
 		a.pollRun(cl.ID, tok, 60*time.Second)
 		decode[APIExperiment](t, a.get(p("/api/v1/experiments/%d", exp.ID), tok), http.StatusOK)
+		if exps := decode[Page[APIExperimentItem]](t, a.get(p("/api/v1/experiments?project_id=%d&limit=200", env.project.ID), tok), http.StatusOK); len(exps.Items) == 0 || exps.Items[len(exps.Items)-1].ID != exp.ID {
+			t.Errorf("experiments list = %+v, want experiment %d last", exps, exp.ID)
+		}
 		runs := decode[Page[APIRun]](t, a.get(p("/api/v1/runs?project_id=%d&limit=200", env.project.ID), tok), http.StatusOK)
 		if len(runs.Items) < len(exp.Runs)+2 {
 			t.Errorf("runs list has %d runs", len(runs.Items))

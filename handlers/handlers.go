@@ -75,6 +75,11 @@ type Handlers struct {
 	// their turn in arrival order (admission.go); 0 takes
 	// DefaultPageConcurrency, a negative value admits every request at once.
 	PageConcurrency int
+	// APIRateLimit is how many API requests one token may send a minute,
+	// APILaunchRateLimit how many runs and experiments it may launch a
+	// minute (api_ratelimit.go); 0: no limit. New sets the defaults.
+	APIRateLimit       int
+	APILaunchRateLimit int
 
 	reports   *reportCache
 	pages     *pageGate
@@ -98,7 +103,8 @@ func New(db *models.DB, r *runner.Runner, log *slog.Logger, ws models.Workspace)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handlers{DB: db, Runner: r, Log: log, DefaultWorkspace: ws, Sessions: newSessionManager(db), MaxUploadBytes: 50 << 20, UploadQuotaBytes: 200 << 20, Prices: map[string]Price{}, reports: newReportCache()}, nil
+	return &Handlers{DB: db, Runner: r, Log: log, DefaultWorkspace: ws, Sessions: newSessionManager(db), MaxUploadBytes: 50 << 20, UploadQuotaBytes: 200 << 20, Prices: map[string]Price{}, reports: newReportCache(),
+		APIRateLimit: DefaultAPIRateLimit, APILaunchRateLimit: DefaultAPILaunchRateLimit}, nil
 }
 
 // render writes a templ component with a status, buffered so a render

@@ -45,10 +45,13 @@ func (h *Handlers) Register(e *echo.Echo) {
 		// No part of the address, and after the access check no field,
 		// may hold NUL or another control character (controlchars.go).
 		// An API route refuses a query parameter its OpenAPI document
-		// does not list (api_query.go).
+		// does not list (api_query.go), and a body of a media type the
+		// document does not list for it (api_mediatype.go).
 		handler := r.Handler
 		if strings.HasPrefix(r.Path, "/api/") {
-			handler = refuseUnknownQuery(r.Method, r.Path, handler)
+			handler = refuseUnknownQuery(r.Method, r.Path, refuseOtherMediaTypes(r.Method, r.Path, handler))
+			// A token's requests and launches a minute (api_ratelimit.go).
+			handler = h.limitAPIRate(r.Method, r.Path, handler)
 		}
 		e.Add(r.Method, r.Path, h.admitPages(r.Method, r.Path, handler), refuseControlsInAddress, h.require(r.Access), refuseControlCharacters)
 	}
@@ -307,6 +310,8 @@ func (h *Handlers) routes() []route {
 		{get, "/api/v1/projects", h.apiListProjects, Viewer},
 		{post, "/api/v1/projects", h.apiCreateProject, Editor},
 		{get, "/api/v1/projects/:id", h.apiGetProject, Viewer},
+		{get, "/api/v1/projects/:id/datasets", h.apiListDatasets, Viewer},
+		{get, "/api/v1/projects/:id/rubrics", h.apiListRubrics, Viewer},
 		{post, "/api/v1/projects/:id/uploads", h.apiUpload, Editor},
 		{post, "/api/v1/projects/:id/datasets", h.apiCreateDataset, Editor},
 		{get, "/api/v1/datasets/:id", h.apiGetDataset, Viewer},
@@ -330,6 +335,7 @@ func (h *Handlers) routes() []route {
 		{get, "/api/v1/runs/:id/results", h.apiRunResults, Viewer},
 		{get, "/api/v1/runs/:id/export.csv", h.exportRunCSV, Viewer},
 		{get, "/api/v1/runs/:id/export.json", h.exportRunJSON, Viewer},
+		{get, "/api/v1/experiments", h.apiListExperiments, Viewer},
 		{get, "/api/v1/experiments/:id", h.apiGetExperiment, Viewer},
 		{get, "/api/v1/compare", h.apiCompare, Viewer},
 		// Share links and tokens through the API (api_shares.go, tokens.go):

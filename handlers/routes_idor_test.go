@@ -182,6 +182,7 @@ func TestRoutesRefuseAnotherWorkspacesIDs(t *testing.T) {
 			{route: "GET /compare/sample", target: "/compare/sample?a=" + i(f.run.ID) + "&b=" + rB + "&row=" + i(rowB)},
 			{route: "GET /api/v1/compare", target: "/api/v1/compare?a=" + rB + "&b=" + i(f.run.ID)},
 			{route: "GET /api/v1/runs", target: "/api/v1/runs?project_id=" + i(env.project.ID)},
+			{route: "GET /api/v1/experiments", target: "/api/v1/experiments?project_id=" + i(env.project.ID)},
 			{route: "GET /runs", target: "/runs?dataset=" + i(f.dataset.ID), shown: true},
 			{route: "GET /datasets/:id/review", target: "/datasets/" + dsB + "/review?run=" + i(f.run.ID), shown: true},
 			{route: "GET /projects/:id/runs/new", target: "/projects/" + pB + "/runs/new?dataset=" + i(f.dataset.ID) + "&rubric=" + i(f.rubric.ID) + "&judge=" + i(f.judge.ID), shown: true},
@@ -263,6 +264,11 @@ func TestRoutesRefuseAnotherWorkspacesIDs(t *testing.T) {
 			method, _, _ := strings.Cut(a.route, " ")
 			var req *http.Request
 			switch {
+			case a.json != "" && strings.HasSuffix(a.target, "/uploads"):
+				// The upload takes multipart only (415 otherwise, before
+				// the project is looked up): an empty one.
+				req = httptest.NewRequest(method, a.target, strings.NewReader("--x--\r\n"))
+				req.Header.Set(echo.HeaderContentType, "multipart/form-data; boundary=x")
 			case a.json != "":
 				req = httptest.NewRequest(method, a.target, strings.NewReader(a.json))
 				req.Header.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)

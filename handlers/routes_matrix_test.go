@@ -123,6 +123,8 @@ var wantAccess = map[string]Access{
 	"GET /api/v1/projects":                  Viewer,
 	"POST /api/v1/projects":                 Editor,
 	"GET /api/v1/projects/:id":              Viewer,
+	"GET /api/v1/projects/:id/datasets":     Viewer,
+	"GET /api/v1/projects/:id/rubrics":      Viewer,
 	"POST /api/v1/projects/:id/uploads":     Editor,
 	"POST /api/v1/projects/:id/datasets":    Editor,
 	"GET /api/v1/datasets/:id":              Viewer,
@@ -146,6 +148,7 @@ var wantAccess = map[string]Access{
 	"GET /api/v1/runs/:id/events":           Viewer,
 	"GET /api/v1/runs/:id/export.csv":       Viewer,
 	"GET /api/v1/runs/:id/export.json":      Viewer,
+	"GET /api/v1/experiments":               Viewer,
 	"GET /api/v1/experiments/:id":           Viewer,
 	"GET /api/v1/compare":                   Viewer,
 	"GET /api/v1/shares":                    Editor,
@@ -400,10 +403,20 @@ func (f *matrixFixture) request(method, path string) (*http.Request, bool) {
 		req.Header.Set("Content-Type", "application/json")
 		return req, true
 	}
-	if method == http.MethodPost || method == http.MethodPut {
+	switch {
+	case apiPath && (method == http.MethodPost || method == http.MethodPut):
+		// The API takes the media type its document lists (415 otherwise):
+		// an empty JSON object, or an empty multipart body to the upload.
+		req = httptest.NewRequest(method, target, strings.NewReader("{}"))
+		req.Header.Set("Content-Type", "application/json")
+		if strings.HasSuffix(path, "/uploads") {
+			req = httptest.NewRequest(method, target, strings.NewReader("--x--\r\n"))
+			req.Header.Set("Content-Type", "multipart/form-data; boundary=x")
+		}
+	case method == http.MethodPost || method == http.MethodPut:
 		req = httptest.NewRequest(method, target, strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	} else {
+	default:
 		req = httptest.NewRequest(method, target, nil)
 	}
 	return req, objectOfA

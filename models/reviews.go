@@ -281,6 +281,30 @@ func (db *DB) ListDatasetReviews(ctx context.Context, wsID, datasetID int64) ([]
 	return rs, db.withCurrentReviewers(ctx, rs, true)
 }
 
+// DatasetCriteria names the criteria a dataset's reviews can be of,
+// sorted: those its reviews name and those of the rubrics its runs were
+// launched with (trashed runs included: their reviews stay). The API's
+// reviews list says them when asked for a criterion the dataset has not.
+func (db *DB) DatasetCriteria(ctx context.Context, wsID, datasetID int64) ([]string, error) {
+	var names []string
+	if err := db.Reader(ctx).Model(&ReviewRating{}).Where("workspace_id = ? AND dataset_id = ?", wsID, datasetID).
+		Distinct("criterion").Pluck("criterion", &names).Error; err != nil {
+		return nil, err
+	}
+	var runs []Run
+	if err := db.Reader(ctx).Select("id", "rubric_snapshot").Where("workspace_id = ? AND dataset_id = ?", wsID, datasetID).
+		Find(&runs).Error; err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		for _, c := range r.RubricSnapshot.Criteria {
+			names = append(names, c.Name)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
+}
+
 // ListReviewsAfter is a page of a dataset's reviews, oldest first, each
 // whole: at most limit of those with an id above afterID, of one criterion
 // (or every criterion when criterion is ""), read in the database (through

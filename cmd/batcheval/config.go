@@ -68,6 +68,10 @@ type Config struct {
 	PageConcurrency int
 	// MaxRunsPerWorkspace caps a workspace's queued and running runs; 0: no limit.
 	MaxRunsPerWorkspace int
+	// APIRateLimit and APILaunchRateLimit are a token's API requests, and
+	// its launches, per minute (handlers' rate limit); 0: no limit.
+	APIRateLimit       int
+	APILaunchRateLimit int
 	// WebhookAllowPrivate lets workspace webhooks reach private address
 	// ranges (a chat server on the office network); off by default.
 	WebhookAllowPrivate bool
@@ -500,6 +504,13 @@ func bindConfig(fs *flag.FlagSet, getenv func(string) string, server, works bool
 	// runs each) plus a couple of single runs; more is likely a mistake
 	// that would spend real money.
 	fs.IntVar(&c.MaxRunsPerWorkspace, "max-runs-per-workspace", r.integer("max-runs-per-workspace", "BATCHEVAL_MAX_RUNS_PER_WORKSPACE", 20), "most runs a workspace may have queued or running at once; 0: no limit (env BATCHEVAL_MAX_RUNS_PER_WORKSPACE)")
+	// A script polling a run every second sends 60 a minute; ten times
+	// that leaves room for several scripts on one token. Thirty launches a
+	// minute is more than a CI pipeline's matrix and stops a loop early.
+	fs.IntVar(&c.APIRateLimit, "api-rate-limit", r.integer("api-rate-limit", "BATCHEVAL_API_RATE_LIMIT", handlers.DefaultAPIRateLimit),
+		"most API requests one token may send a minute, counted in the database across server processes; 0: no limit (env BATCHEVAL_API_RATE_LIMIT)")
+	fs.IntVar(&c.APILaunchRateLimit, "api-launch-rate-limit", r.integer("api-launch-rate-limit", "BATCHEVAL_API_LAUNCH_RATE_LIMIT", handlers.DefaultAPILaunchRateLimit),
+		"most runs and experiments one token may launch through the API a minute; 0: no limit (env BATCHEVAL_API_LAUNCH_RATE_LIMIT)")
 	c.SecretKey = getenv("BATCHEVAL_SECRET_KEY")
 	fs.StringVar(&c.SecretKeyFile, "secret-key-file", env("BATCHEVAL_SECRET_KEY_FILE", ""), "file holding the base64 key that encrypts stored judge keys; or set BATCHEVAL_SECRET_KEY (env BATCHEVAL_SECRET_KEY_FILE)")
 	// On by default after a minute idle: a parked worker notices a run
@@ -539,6 +550,8 @@ func (c *Config) requireServer() {
 		{"sim-latency", "BATCHEVAL_SIM_LATENCY", func() bool { return c.SimLatency >= 0 }, "0 or a positive duration, e.g. 250ms (the default)"},
 		{"upload-quota-mb", "BATCHEVAL_UPLOAD_QUOTA_MB", func() bool { return c.UploadQuotaMB >= 0 }, "a whole number of MiB, e.g. 200 (the default), or 0 for no quota"},
 		{"max-runs-per-workspace", "BATCHEVAL_MAX_RUNS_PER_WORKSPACE", func() bool { return c.MaxRunsPerWorkspace >= 0 }, "a whole number, e.g. 20 (the default), or 0 for no limit"},
+		{"api-rate-limit", "BATCHEVAL_API_RATE_LIMIT", func() bool { return c.APIRateLimit >= 0 }, fmt.Sprintf("a whole number of requests a minute, e.g. %d (the default), or 0 for no limit", handlers.DefaultAPIRateLimit)},
+		{"api-launch-rate-limit", "BATCHEVAL_API_LAUNCH_RATE_LIMIT", func() bool { return c.APILaunchRateLimit >= 0 }, fmt.Sprintf("a whole number of launches a minute, e.g. %d (the default), or 0 for no limit", handlers.DefaultAPILaunchRateLimit)},
 		{"park-after", "BATCHEVAL_PARK_AFTER", func() bool { return c.ParkAfter >= 0 }, fmt.Sprintf("a positive duration, e.g. %s (the default), or 0 to never park", humanDuration(defaultParkAfter))},
 	} {
 		c.checks = append(c.checks, rc)

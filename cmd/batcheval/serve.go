@@ -168,6 +168,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	h.MaxUploadBytes = int64(c.MaxUploadMB) << 20
 	h.MaxUploadRows = c.MaxUploadRows
 	h.PageConcurrency = c.PageConcurrency
+	h.APIRateLimit, h.APILaunchRateLimit = c.APIRateLimit, c.APILaunchRateLimit
 	h.UploadQuotaBytes = int64(max(c.UploadQuotaMB, 0)) << 20
 	if h.Network, err = c.NetworkPolicy(); err != nil {
 		return err
