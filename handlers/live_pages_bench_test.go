@@ -20,7 +20,9 @@ import (
 // report on every view: the run page's results (runResults) and the review
 // queue on the run (reviewQueue), the old way (full: every dataset row
 // read whole) and the new (the figures' columns, the shown rows' texts by
-// key), alternated in one process, five views each after a first of each;
+// key), alternated in one process, five views each after a first of each
+// (and the run's scores read through GORM's Find, as before, and by
+// ListScoreValues);
 // medians and their ratio. The run is synthesized as BenchmarkRunPageServed
 // does (two criteria, two rounds), then put back to running. Sizes from
 // BATCHEVAL_BENCH_LIVE (comma-separated rows; 10,000 by default, the most
@@ -82,10 +84,26 @@ func livePages(b *testing.B, d models.Dialect, n int) {
 			b.Fatalf("review queue: no sample: %.300s", rec.Body)
 		}
 	}
+	// The scores' read, which every view makes: through GORM's Find (as
+	// before) and scanned by hand (ListScoreValues).
+	scores := func(full bool) {
+		var ss []models.RunScore
+		var err error
+		if full {
+			err = h.DB.Reader(ctx).Select([]string{"id", "run_id", "batch_id", "criterion_index", "round", "row_id", "label", "score"}).
+				Where("run_id = ?", id).Order("criterion_index, round, row_id").Find(&ss).Error
+		} else {
+			ss, err = h.DB.ListScoreValues(ctx, id)
+		}
+		mustB(b, err)
+		if len(ss) != 4*n {
+			b.Fatalf("%d scores, want %d", len(ss), 4*n)
+		}
+	}
 	for _, pg := range []struct {
 		name string
 		view func(full bool)
-	}{{"run page", runPage}, {"review queue", queue}} {
+	}{{"run page", runPage}, {"review queue", queue}, {"scores read", scores}} {
 		pg.view(true)
 		pg.view(false)
 		var old, cur []time.Duration
