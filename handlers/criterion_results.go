@@ -133,7 +133,15 @@ func (h *Handlers) criterionReport(ctx context.Context, run models.Run, ci int, 
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if rep, err = h.buildReportWith(ctx, run.ID, report.Options{Reviews: pre}); err != nil {
+		if !full && !run.Finished() {
+			// A run under way: its figures without the texts, which
+			// the callers read for the samples they show
+			// (criterionTexts).
+			rep, err = report.BuildFigures(ctx, h.DB, workspaceOf(ctx), run.ID, report.Options{Reviews: pre})
+		} else {
+			rep, err = h.buildReportWith(ctx, run.ID, report.Options{Reviews: pre})
+		}
+		if err != nil {
 			return nil, nil, nil, err
 		}
 		crits = rep.Criteria
@@ -159,7 +167,7 @@ type criterionSamples struct {
 // stored results of a finished run, otherwise (or with full, which tests
 // use to compare) from the run's full report.
 func (h *Handlers) queueSamples(ctx context.Context, run models.Run, ci int, full bool, rr *runReviews) (criterionSamples, error) {
-	sum, samples, err := h.criterionSource(ctx, run, ci, full, rr)
+	sum, samples, rep, err := h.criterionReport(ctx, run, ci, full, rr)
 	if err != nil {
 		return criterionSamples{}, err
 	}
@@ -168,8 +176,9 @@ func (h *Handlers) queueSamples(ctx context.Context, run models.Run, ci int, ful
 		for i, s := range samples {
 			out[i] = models.SampleOutcome{RowID: s.RowID, Final: s.Final, Human: s.Human, AbsDiff: s.AbsDiff, Rounds: s.Rounds}
 		}
-		return criterionSamples{outcomes: out, sample: func(_ context.Context, i int) (report.SampleResult, error) {
-			return samples[i], nil
+		return criterionSamples{outcomes: out, sample: func(ctx context.Context, i int) (report.SampleResult, error) {
+			s := []report.SampleResult{samples[i]}
+			return s[0], h.criterionTexts(ctx, run, full, rep, s)
 		}}, nil
 	}
 	c := sum.Criteria[ci]
@@ -190,6 +199,17 @@ func (h *Handlers) queueSamples(ctx context.Context, run models.Run, ci int, ful
 		}
 		return rows[0], nil
 	}}, nil
+}
+
+// criterionTexts fills in the texts of shown, copies of samples of rep as
+// criterionReport read it: for a run under way (and not full) rep holds
+// none, and they are read by key (report.WithTexts); otherwise they are
+// there already.
+func (h *Handlers) criterionTexts(ctx context.Context, run models.Run, full bool, rep *report.Report, shown []report.SampleResult) error {
+	if full || run.Finished() {
+		return nil
+	}
+	return report.WithTexts(ctx, h.DB, rep, shown)
 }
 
 // alignSamples are one criterion's samples of a run, in dataset order, as
@@ -223,12 +243,19 @@ func (h *Handlers) alignSamplesOf(ctx context.Context, run models.Run, ci int, e
 			}
 			byRow[s.RowID] = i
 		}
-		return alignSamples{scores: out, texts: func(_ context.Context, ids []int64) (map[int64]report.SampleResult, error) {
-			m := make(map[int64]report.SampleResult, len(ids))
+		return alignSamples{scores: out, texts: func(ctx context.Context, ids []int64) (map[int64]report.SampleResult, error) {
+			var shown []report.SampleResult
 			for _, id := range ids {
 				if i, ok := byRow[id]; ok {
-					m[id] = samples[i]
+					shown = append(shown, samples[i])
 				}
+			}
+			if err := h.criterionTexts(ctx, run, full, rep, shown); err != nil {
+				return nil, err
+			}
+			m := make(map[int64]report.SampleResult, len(shown))
+			for _, s := range shown {
+				m[s.RowID] = s
 			}
 			return m, nil
 		}, rep: rep}, nil

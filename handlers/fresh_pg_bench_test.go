@@ -30,7 +30,7 @@ import (
 // it against the simulated judge answering after 50 ms (so the run is
 // still under way and the worker mostly waits). The pages a user opens
 // then (the dataset's first and second pages, the run's
-// calls, the project) are timed through e.ServeHTTP, first as served (the median of
+// calls, the project, the run page, the review queue) are timed through e.ServeHTTP, first as served (the median of
 // three after a first view, which is timed on its own), then after an
 // ANALYZE of the whole database (what autovacuum does within a minute or
 // so) in the same process: the ratio is what missing statistics cost.
@@ -163,14 +163,16 @@ func freshPostgresPages(b *testing.B, path string, rows int) {
 	}
 	launched := time.Since(start)
 
-	// The run's own page and the review queue of a run under way are
-	// left out: they build the live report from every row of the dataset
-	// (report.Build), seconds at 20,000 rows whatever the statistics.
+	// The run's own page and the review queue of a run under way build
+	// its report on every view (report.BuildFigures: no text read but the
+	// shown samples').
 	pages := []string{
 		fmt.Sprintf("/datasets/%d", dsID),
 		fmt.Sprintf("/datasets/%d?page=2", dsID),
 		fmt.Sprintf("/runs/%d/batches", run.ID),
 		fmt.Sprintf("/projects/%d", p.ID),
+		fmt.Sprintf("/runs/%d", run.ID),
+		fmt.Sprintf("/datasets/%d/review", dsID),
 	}
 	stats := func() string {
 		var out []string

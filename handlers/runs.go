@@ -229,10 +229,19 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 		return err
 	}
 	stored := !full && run.Finished()
+	// A run under way builds its report on every view (and every live
+	// refresh): of the dataset's rows only what the figures read, and the
+	// texts of the samples shown by key (report.WithTexts). A search reads
+	// every sample's text, as it must; full builds it whole (tests
+	// compare the two).
+	live := !full && !run.Finished() && strings.TrimSpace(q.Get("q")) == ""
 	var rep *report.Report
-	if stored {
+	switch {
+	case stored:
 		rep, err = h.runSummary(ctx, run.ID, opt)
-	} else {
+	case live:
+		rep, err = report.BuildFigures(ctx, h.DB, workspaceOf(ctx), run.ID, opt)
+	default:
 		rep, err = h.buildReportWith(ctx, run.ID, opt)
 	}
 	if err != nil {
@@ -257,6 +266,12 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 		}
 	} else {
 		v.Table = sampleTable(rep, q)
+		if live {
+			// The page's rows are copies: the report keeps no text.
+			if err := report.WithTexts(ctx, h.DB, rep, v.Table.Rows); err != nil {
+				return err
+			}
+		}
 	}
 	v.Table.Group = q.Get("group")
 	v.Table.ShowRounds = methods.For(run.Method).Words().Round != ""

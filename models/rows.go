@@ -365,15 +365,22 @@ func (db *DB) ListDatasetRowFigures(ctx context.Context, datasetID int64, column
 			keep = append(keep, c)
 		}
 	}
+	// The kept columns are taken out of each row's JSON by the database
+	// (dataColumnsSQL), so the texts stay there; a name SQLite's JSON path
+	// cannot spell reads the row's JSON whole, as before.
 	cols := "id, position, external_id, ratings"
-	if len(keep) > 0 {
+	extract, args := db.dataColumnsSQL(keep)
+	whole := len(keep) > 0 && extract == ""
+	if whole {
 		cols += ", data"
+	} else if extract != "" {
+		cols += ", " + extract
 	}
 	n, err := db.CountDatasetRows(ctx, datasetID)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.Reader(ctx).Model(&DatasetRow{}).Select(cols).Where("dataset_id = ?", datasetID).Order("position").Rows()
+	rows, err := db.Reader(ctx).Model(&DatasetRow{}).Select(cols, args...).Where("dataset_id = ?", datasetID).Order("position").Rows()
 	if err != nil {
 		return nil, fmt.Errorf("read rows of dataset %d: %w", datasetID, err)
 	}
@@ -382,11 +389,17 @@ func (db *DB) ListDatasetRowFigures(ctx context.Context, datasetID int64, column
 	shared := dataMaps{}
 	sharedRatings := ratingMaps{}
 	var ratings, data []byte
+	values := make([]sql.NullString, len(keep))
 	for rows.Next() {
 		r := DatasetRow{DatasetID: datasetID}
 		dest := []any{&r.ID, &r.Position, &r.ExternalID, &ratings}
-		if len(keep) > 0 {
+		switch {
+		case whole:
 			dest = append(dest, &data)
+		case extract != "":
+			for i := range values {
+				dest = append(dest, &values[i])
+			}
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("read rows of dataset %d: %w", datasetID, err)
@@ -396,16 +409,52 @@ func (db *DB) ListDatasetRowFigures(ctx context.Context, datasetID int64, column
 				return nil, fmt.Errorf("read ratings of row %d: %w", r.ID, err)
 			}
 		}
-		if len(keep) > 0 && len(data) > 0 {
+		switch {
+		case whole && len(data) > 0:
 			var all map[string]string
 			if err := json.Unmarshal(data, &all); err != nil {
 				return nil, fmt.Errorf("read data of row %d: %w", r.ID, err)
+			}
+			r.Data = shared.of(keep, all)
+		case extract != "":
+			var all map[string]string
+			for i, v := range values {
+				if v.Valid {
+					if all == nil {
+						all = make(map[string]string, len(keep))
+					}
+					all[keep[i]] = v.String
+				}
 			}
 			r.Data = shared.of(keep, all)
 		}
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// dataColumnsSQL is the select list that takes the columns out of a
+// row's JSON (data) in the database, one expression a column in their
+// order, with its arguments: PostgreSQL's ->> on the parsed text, SQLite's
+// on the JSON path of the quoted label. "" when there are none or one
+// cannot be spelled as a SQLite path (a name with a double quote or a
+// backslash): the caller then reads the JSON whole.
+func (db *DB) dataColumnsSQL(columns []string) (string, []any) {
+	var parts []string
+	var args []any
+	for _, c := range columns {
+		if db.Dialect == Postgres {
+			parts = append(parts, "data::jsonb ->> ?")
+			args = append(args, c)
+			continue
+		}
+		if strings.ContainsAny(c, `"\`) {
+			return "", nil
+		}
+		parts = append(parts, "data ->> ?")
+		args = append(args, `$."`+c+`"`)
+	}
+	return strings.Join(parts, ", "), args
 }
 
 // listCriterionRatingRows returns every row of the dataset in file order

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
@@ -35,9 +36,27 @@ func (db *DB) ListScoreValues(ctx context.Context, runID int64) ([]RunScore, err
 		return nil, err
 	}
 	ss := make([]RunScore, 0, n)
-	err = db.Reader(ctx).Select(scoreValueColumns).Where("run_id = ?", runID).
-		Order("criterion_index, round, row_id").Find(&ss).Error
-	return ss, err
+	// Scanned by hand: through GORM's reflection the read took half of a
+	// running run's page (BenchmarkLivePages' profile, 40,000 scores).
+	rows, err := db.Reader(ctx).Model(&RunScore{}).Select(scoreValueColumns).Where("run_id = ?", runID).
+		Order("criterion_index, round, row_id").Rows()
+	if err != nil {
+		return nil, fmt.Errorf("read the scores of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	var score sql.NullFloat64
+	for rows.Next() {
+		var s RunScore
+		if err := rows.Scan(&s.ID, &s.RunID, &s.BatchID, &s.CriterionIndex, &s.Round, &s.RowID, &s.Label, &score); err != nil {
+			return nil, fmt.Errorf("read the scores of run %d: %w", runID, err)
+		}
+		if score.Valid {
+			v := score.Float64
+			s.Score = &v
+		}
+		ss = append(ss, s)
+	}
+	return ss, rows.Err()
 }
 
 // countOfRun counts a run's rows of model's table, so that a list of them

@@ -38,7 +38,11 @@ func TestRunFigureListsAtTheirSize(t *testing.T) {
 						res.Batch.Status = models.BatchDone
 						for k, id := range b.RowIDs {
 							v := float64(k + round + 1)
-							res.Scores = append(res.Scores, models.RunScore{RunID: r.ID, BatchID: b.ID, CriterionIndex: ci, Round: round, RowID: id, Label: k + 1, Score: &v})
+							sc := models.RunScore{RunID: r.ID, BatchID: b.ID, CriterionIndex: ci, Round: round, RowID: id, Label: k + 1, Score: &v, Analysis: "why"}
+							if ci == 1 && round == 1 && k == 1 {
+								sc.Score = nil // unreadable
+							}
+							res.Scores = append(res.Scores, sc)
 						}
 						if err := db.SaveBatchResult(ctx, res); err != nil {
 							t.Fatal(err)
@@ -54,9 +58,27 @@ func TestRunFigureListsAtTheirSize(t *testing.T) {
 		if len(scores) != 24 || cap(scores) != len(scores) {
 			t.Errorf("%d scores in an array of %d, want 24 in 24", len(scores), cap(scores))
 		}
+		whole, err := db.ListScores(ctx, runs[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(whole) != len(scores) {
+			t.Fatalf("%d scores, %d whole", len(scores), len(whole))
+		}
 		for i, s := range scores {
-			if s.RunID != runs[0].ID || s.Score == nil || s.Analysis != "" {
+			w := whole[i]
+			if s.RunID != runs[0].ID || s.Analysis != "" || w.Analysis != "why" {
 				t.Fatalf("score %d: %+v", i, s)
+			}
+			// Every value but the analysis as the whole score has it,
+			// an unreadable score nil.
+			w.Analysis = ""
+			if (s.Score == nil) != (w.Score == nil) || (s.Score != nil && *s.Score != *w.Score) {
+				t.Fatalf("score %d: %v, want %v", i, s.Score, w.Score)
+			}
+			s.Score, w.Score = nil, nil
+			if s != w {
+				t.Fatalf("score %d: %+v, want %+v", i, s, w)
 			}
 			if i > 0 {
 				p := scores[i-1]

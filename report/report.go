@@ -280,6 +280,41 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	return rep, nil
 }
 
+// BuildFigures is BuildWith without the samples' texts (SampleResult.Fields
+// nil): of the dataset's rows it reads what the figures need
+// (models.ListDatasetRowFigures: ids, positions, ratings and the group and
+// system columns), never their texts. A running run's pages build their
+// report on every view; they read the texts of the few samples they show
+// by key (WithTexts).
+func BuildFigures(ctx context.Context, db *models.DB, wsID, runID int64, opt Options) (*Report, error) {
+	opt.figuresOnly = true
+	return BuildWith(ctx, db, wsID, runID, opt)
+}
+
+// WithTexts fills in the texts of samples of rep (a report built by
+// BuildFigures), reading their rows by key; a sample whose row is gone is
+// left without text.
+func WithTexts(ctx context.Context, db *models.DB, rep *Report, samples []SampleResult) error {
+	if len(samples) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(samples))
+	for i, s := range samples {
+		ids[i] = s.RowID
+	}
+	rows, err := db.FindDatasetRows(ctx, rep.Run.DatasetID, ids)
+	if err != nil {
+		return err
+	}
+	fields := sampleFields(rep)
+	for i := range samples {
+		if row, ok := rows[samples[i].RowID]; ok {
+			samples[i].Fields = row.Sample(fields).Fields
+		}
+	}
+	return nil
+}
+
 // withRubricScales is the run with each criterion's rubric range recorded
 // where the method judged it on a scale of its own and the run, stored
 // before LLM-Eval kept that range (Criterion.RubricScale), does not: it

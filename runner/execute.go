@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -1200,10 +1201,11 @@ func (r *Runner) saveAnswer(ctx context.Context, rc *models.ResponseCache, hash 
 	r.saves.pending = append(r.saves.pending, &pendingSave{item: models.BatchSave{Cached: &a}})
 	if !r.saves.writing && !r.saves.lingering {
 		r.saves.lingering = true
+		wait := cmp.Or(r.saves.lingerFor, answerLinger)
 		if r.saves.linger == nil {
-			r.saves.linger = time.AfterFunc(answerLinger, r.flushAnswers)
+			r.saves.linger = time.AfterFunc(wait, r.flushAnswers)
 		} else {
-			r.saves.linger.Reset(answerLinger)
+			r.saves.linger.Reset(wait)
 		}
 	}
 	return nil
@@ -1292,6 +1294,9 @@ type saveQueue struct {
 	// (saveAnswer); it is stopped when a group takes them first.
 	lingering bool
 	linger    *time.Timer
+	// lingerFor is how long linger waits; zero is answerLinger. Tests
+	// that must see the timer stopped before it could fire set it long.
+	lingerFor time.Duration
 }
 
 // pendingSave is one item waiting for the writer; done is nil for a cached

@@ -166,6 +166,14 @@ func TestCachedAnswersShareTheBatchCommit(t *testing.T) {
 			}
 			return ok
 		}
+		// The timer must not fire before the result's save takes the
+		// answer: under load the 20 ms between the two calls can pass,
+		// the timer fires, and its flush (waiting for the lock) leaves
+		// lingering set while the group writes, which the check below
+		// reads as a timer left armed. Long while the group takes it.
+		r.saves.mu.Lock()
+		r.saves.lingerFor = time.Hour
+		r.saves.mu.Unlock()
 		if err := r.saveAnswer(ctx, rc, "with-result", 0, []byte(`{"choices":[{"Text":"Sample1: 2"}]}`)); err != nil {
 			t.Fatal(err)
 		}
@@ -185,6 +193,7 @@ func TestCachedAnswersShareTheBatchCommit(t *testing.T) {
 		if env.db.Dialect == models.SQLite && (r.saves.lingering || r.saves.linger == nil || r.saves.linger.Stop()) {
 			t.Errorf("after the group took the cached answer: lingering %v, timer %v still armed", r.saves.lingering, r.saves.linger)
 		}
+		r.saves.lingerFor = 0 // answerLinger: "alone" is written by the timer
 		r.saves.mu.Unlock()
 		if err := r.saveAnswer(ctx, rc, "alone", 0, []byte(`{"choices":[{"Text":"x"}]}`)); err != nil {
 			t.Fatal(err)
@@ -196,9 +205,24 @@ func TestCachedAnswersShareTheBatchCommit(t *testing.T) {
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		r.saves.mu.Lock()
-		r.saves.writing = true // hold the queue: nothing is written until Stop
-		r.saves.mu.Unlock()
+		// Hold the queue (nothing is written until Stop) once the writer
+		// of "alone" is done: "alone" is visible as soon as it commits,
+		// before its writer looks for more, and a hold taken then would
+		// let that writer take "at-stop" too.
+		held := time.Now().Add(10 * time.Second)
+		for {
+			r.saves.mu.Lock()
+			if !r.saves.writing && len(r.saves.pending) == 0 {
+				r.saves.writing = true
+				r.saves.mu.Unlock()
+				break
+			}
+			r.saves.mu.Unlock()
+			if time.Now().After(held) {
+				t.Fatal("the writer of a cached answer did not end")
+			}
+			time.Sleep(time.Millisecond)
+		}
 		if err := r.saveAnswer(ctx, rc, "at-stop", 0, []byte(`{"choices":[{"Text":"y"}]}`)); err != nil {
 			t.Fatal(err)
 		}
