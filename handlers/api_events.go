@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -45,12 +44,7 @@ func (h *Handlers) apiStreamRun(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	w := c.Response()
-	w.Header().Set(echo.HeaderContentType, "text/event-stream")
-	w.Header().Set(echo.HeaderCacheControl, "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no") // nginx would otherwise buffer the stream
-	w.WriteHeader(http.StatusOK)
-	w.Flush()
+	w := startEventStream(c)
 
 	poll := time.NewTicker(progressPoll)
 	defer poll.Stop()

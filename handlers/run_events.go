@@ -145,6 +145,19 @@ const streamEndedNoAccess = `{"message":"Live progress stopped: you no longer ha
 // cancels a run still going first.
 const streamEndedTrashed = `{"message":"Live progress stopped: this run is no longer there. Someone moved it (or its dataset or project) to the trash, which cancels a run still going, or deleted it for good. The figures above are as they were then; the Trash page lists what can still be restored."}`
 
+// startEventStream answers with the headers of a server-sent event stream
+// and sends them at once, so the client sees the stream open before the
+// first event.
+func startEventStream(c echo.Context) *echo.Response {
+	w := c.Response()
+	w.Header().Set(echo.HeaderContentType, "text/event-stream")
+	w.Header().Set(echo.HeaderCacheControl, "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no") // nginx would otherwise buffer the stream
+	w.WriteHeader(http.StatusOK)
+	w.Flush()
+	return w
+}
+
 // streamRunEvents sends the run's progress as server-sent events: a
 // "progress" event whenever something changed, a comment every 15 s so the
 // connection stays open, and a last event with finished (or paused) true.
@@ -154,12 +167,7 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	w := c.Response()
-	w.Header().Set(echo.HeaderContentType, "text/event-stream")
-	w.Header().Set(echo.HeaderCacheControl, "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no") // nginx would otherwise buffer the stream
-	w.WriteHeader(http.StatusOK)
-	w.Flush()
+	w := startEventStream(c)
 
 	poll := time.NewTicker(progressPoll)
 	defer poll.Stop()
