@@ -448,6 +448,7 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 			return web.CompareView{}, err
 		default:
 			v.AgreementReading = agreementReading(v.Agreement, cmp.a.Name, cmp.b.Name)
+			v.PairedNote = pairedSamplesNote(v.Agreement, v.HumanA, v.HumanB)
 		}
 	}
 	if why := unscoredRunReading(cmp, m); why != "" {
@@ -464,6 +465,32 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 		v.AgreementReading = differentCriteriaReading
 	}
 	return v, nil
+}
+
+// pairedSamplesNote says over which samples the paired figures are, when
+// they are not the samples of each run's own figure on its card: the
+// paired tests need a sample scored by both runs and rated by the
+// humans, so a run that left samples without a score (or scored some the
+// other did not) shows, say, Pearson r 0.032 over 38 samples on its card
+// and -0.039 over 33 in the table, which read as two answers to one
+// question. "" when every count is the same.
+func pairedSamplesNote(ds []stats.Difference, humanA, humanB *report.CriterionReport) string {
+	if humanA == nil || humanB == nil {
+		return ""
+	}
+	n := -1
+	for _, d := range ds {
+		if d.Method == stats.MethodPearson {
+			n = d.N
+		}
+	}
+	nA, nB := humanA.Pearson.N, humanB.Pearson.N
+	if n < 0 || (n == nA && n == nB) {
+		return ""
+	}
+	return fmt.Sprintf("The paired figures are over the %d samples that both runs scored and the humans rated; "+
+		"each run's own agreement on its card above is over its own %d (A) and %d (B), so its figure there can differ from the one here.",
+		n, nA, nB)
 }
 
 // unscoredRunReading says which of the compared runs has no score on the

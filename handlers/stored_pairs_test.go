@@ -198,6 +198,7 @@ func oldCompareView(repA, repB *report.Report, cmp comparison, offset, limit int
 		} else {
 			v.Agreement = report.CompareCriterion(repA, repB, cmp.criterion, v.SameDataset)
 			v.AgreementReading = agreementReading(v.Agreement, cmp.a.Name, cmp.b.Name)
+			v.PairedNote = pairedSamplesNote(v.Agreement, v.HumanA, v.HumanB)
 		}
 	}
 	return v

@@ -3090,11 +3090,11 @@ func SharedComparePage(v SharedCompareView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = compareRunCard("a", cv.A, cv.CritA, cv.CostA, cv.HumanA, cv.MissingA, false).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = compareRunCard("a", cv.A, cv.CritA, cv.CostA, cv.HumanA, cv.MissingA, false, false).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = compareRunCard("b", cv.B, cv.CritB, cv.CostB, cv.HumanB, cv.MissingB, false).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = compareRunCard("b", cv.B, cv.CritB, cv.CostB, cv.HumanB, cv.MissingB, false, false).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
