@@ -1768,7 +1768,7 @@ func (h *Handlers) apiGetRun(c echo.Context) error {
 		list = append(list, APIRunEvent{At: stamp.Of(ev.At), Kind: ev.Kind, Worker: ev.Worker, Message: ev.Message})
 	}
 	out.Events = &list
-	return c.JSON(http.StatusOK, out)
+	return jsonWithETag(c, out)
 }
 
 func (h *Handlers) apiCancelRun(c echo.Context) error {
@@ -1863,6 +1863,13 @@ func (h *Handlers) apiRunResults(c echo.Context) error {
 	run, err := h.findRun(c)
 	if err != nil {
 		return err
+	}
+	tag, err := h.runResultsTag(c.Request().Context(), run, "results")
+	if err != nil {
+		return err
+	}
+	if notModifiedWeak(c, tag) {
+		return c.NoContent(http.StatusNotModified)
 	}
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 	return answerPreparing(c, h.writeRunJSON(c.Request().Context(), run, c.Response()))
