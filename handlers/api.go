@@ -1768,7 +1768,7 @@ func (h *Handlers) apiGetRun(c echo.Context) error {
 		list = append(list, APIRunEvent{At: stamp.Of(ev.At), Kind: ev.Kind, Worker: ev.Worker, Message: ev.Message})
 	}
 	out.Events = &list
-	return c.JSON(http.StatusOK, out)
+	return jsonWithETag(c, out)
 }
 
 func (h *Handlers) apiCancelRun(c echo.Context) error {
@@ -1777,11 +1777,29 @@ func (h *Handlers) apiCancelRun(c echo.Context) error {
 		return err
 	}
 	if _, err := h.Runner.Cancel(c.Request().Context(), h.workspaceID(c), id); err != nil {
-		return err
+		return h.alreadyInState(c, id, err, func(r models.Run) bool { return r.Status == models.RunCancelled })
 	}
 	h.audit(c, models.AuditRunCancelled, "run "+strconv.FormatInt(id, 10), "")
 	run, err := h.DB.FindRun(c.Request().Context(), h.workspaceID(c), id)
 	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, apiRun(run))
+}
+
+// alreadyInState answers a refused cancel, pause or continue (err) whose
+// run is already in the state the request asks for (in): 200 with the run,
+// changing nothing, so a client that sends the request again because the
+// first answer was lost hears success, and no audit line is written twice
+// (the request that made the change wrote it). A transition that cannot
+// be made (continuing a cancelled run, pausing a finished one) keeps its
+// 409 and its message.
+func (h *Handlers) alreadyInState(c echo.Context, id int64, err error, in func(models.Run) bool) error {
+	if models.ErrorCode(err) != models.EConflict {
+		return err
+	}
+	run, ferr := h.DB.FindRun(c.Request().Context(), h.workspaceID(c), id)
+	if ferr != nil || !in(run) {
 		return err
 	}
 	return c.JSON(http.StatusOK, apiRun(run))
@@ -1795,7 +1813,7 @@ func (h *Handlers) apiPauseRun(c echo.Context) error {
 	}
 	run, err := h.Runner.Pause(c.Request().Context(), h.workspaceID(c), id)
 	if err != nil {
-		return err
+		return h.alreadyInState(c, id, err, models.Run.Paused)
 	}
 	h.audit(c, models.AuditRunPaused, "run "+strconv.FormatInt(id, 10), "")
 	return c.JSON(http.StatusOK, apiRun(run))
@@ -1827,7 +1845,13 @@ func (h *Handlers) apiContinueRun(c echo.Context) error {
 	}
 	run, err := h.Runner.Continue(c.Request().Context(), h.workspaceID(c), id, models.Requeue{SpendCapUSD: in.SpendCapUSD})
 	if err != nil {
-		return err
+		// Continued already: queued or running, with the cap this request
+		// asks for (a retry asking another cap is refused as before, so a
+		// cap is never dropped silently).
+		return h.alreadyInState(c, id, err, func(r models.Run) bool {
+			return (r.Status == models.RunQueued || r.Status == models.RunRunning) &&
+				(in.SpendCapUSD == nil || (r.Settings.SpendCapUSD != nil && *r.Settings.SpendCapUSD == *in.SpendCapUSD))
+		})
 	}
 	h.audit(c, models.AuditRunContinued, "run "+strconv.FormatInt(id, 10), "")
 	return c.JSON(http.StatusOK, apiRun(run))
@@ -1839,6 +1863,13 @@ func (h *Handlers) apiRunResults(c echo.Context) error {
 	run, err := h.findRun(c)
 	if err != nil {
 		return err
+	}
+	tag, err := h.runResultsTag(c.Request().Context(), run, "results")
+	if err != nil {
+		return err
+	}
+	if notModifiedWeak(c, tag) {
+		return c.NoContent(http.StatusNotModified)
 	}
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 	return answerPreparing(c, h.writeRunJSON(c.Request().Context(), run, c.Response()))

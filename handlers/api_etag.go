@@ -1,6 +1,11 @@
 package handlers
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -8,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/report"
 )
 
 // Optimistic concurrency for the API's editable objects (rubrics, judges):
@@ -29,6 +35,20 @@ func setETag(c echo.Context, revision string) {
 // list of quoted tags matches nothing: the answer is the whole object.
 func notModified(c echo.Context, revision string) bool {
 	setETag(c, revision)
+	return noneMatch(c, revision)
+}
+
+// notModifiedWeak is notModified with a weak ETag (W/"…"): for answers
+// whose stored inputs are the same but whose bytes are not promised to be
+// (a run's results and exports, built again from its stored figures).
+func notModifiedWeak(c echo.Context, tag string) bool {
+	c.Response().Header().Set("ETag", "W/"+strconv.Quote(tag))
+	return noneMatch(c, tag)
+}
+
+// noneMatch reports whether the request's If-None-Match names tag.
+func noneMatch(c echo.Context, tag string) bool {
+	revision := tag
 	values := c.Request().Header.Values("If-None-Match")
 	if len(values) == 0 {
 		return false
@@ -123,4 +143,58 @@ func expectRevision(revision string) models.Expectation {
 		return nil
 	}
 	return func(stored string) bool { return stored == revision }
+}
+
+// Conditional GETs of runs. GET /api/v1/runs/{id} sends a strong ETag, the
+// hash of the answer's bytes: any change of the run (a batch answered, an
+// event) changes it, so a poller's If-None-Match gets 304 only while
+// nothing moved. A run's results and exports send a weak ETag naming what
+// they are built from (runResultsTag): the run as stored (every counter,
+// its status and end), its events, its samples' inputs and human ratings,
+// its dataset's columns and name, and the format. A run still going has a
+// new tag with each answer stored; a finished run keeps its tag until it
+// is resumed, renamed, rated again or its dataset renamed.
+
+// resultsFormat names the version of the results' and exports' layout:
+// change it when their writing changes, so no client keeps a stale copy
+// across an upgrade.
+const resultsFormat = "results-1"
+
+// runResultsTag is the weak ETag of run's results in variant (the
+// address's format: results, json, csv, excel csv).
+func (h *Handlers) runResultsTag(ctx context.Context, run models.Run, variant string) (string, error) {
+	key, err := report.ResultsKey(ctx, h.DB, run)
+	if err != nil {
+		return "", err
+	}
+	evs, err := h.DB.RunEvents(ctx, run.ID)
+	if err != nil {
+		return "", err
+	}
+	stored, err := json.Marshal(struct {
+		Run    models.Run
+		Events []models.RunEvent
+	}{run, evs})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.New()
+	fmt.Fprintf(sum, "%s\x00%s\x00%s\x00", resultsFormat, variant, key)
+	sum.Write(stored)
+	return hex.EncodeToString(sum.Sum(nil)[:16]), nil
+}
+
+// jsonWithETag answers v as JSON with a strong ETag of its bytes, or 304
+// when If-None-Match names them.
+func jsonWithETag(c echo.Context, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	body = append(body, '\n')
+	sum := sha256.Sum256(body)
+	if notModified(c, hex.EncodeToString(sum[:16])) {
+		return c.NoContent(http.StatusNotModified)
+	}
+	return c.JSONBlob(http.StatusOK, body)
 }

@@ -71,6 +71,9 @@ func TestAPIEndedRunConflictMessages(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, action := range []string{"cancel", "pause"} {
+				if action == "cancel" && tc.status == models.RunCancelled {
+					continue // a retried cancel: 200 (TestAPIRetriedStateChangeSucceeds)
+				}
 				rec := a.call(http.MethodPost, fmt.Sprintf("/api/v1/runs/%d/%s", run.ID, action), tok, nil, "")
 				if rec.Code != http.StatusConflict || errorCode(t, rec) != models.EConflict {
 					t.Errorf("%s a %s run = %d %.300s; want 409 conflict", action, tc.status, rec.Code, rec.Body)

@@ -18,8 +18,10 @@ import (
 // the requests a minute, either answers 429 rate_limited with Retry-After
 // (the seconds left of the minute), as the document describes; past the
 // launches a minute, a launch is refused though other requests pass;
-// another token is not held back. There was no
-// limit: every request was served.
+// another token is not held back. Every answer carries the RateLimit
+// header fields; the limit holds across the turn of a minute. (There was
+// no limit; then the answers said nothing of it, and a new minute gave a
+// new allowance at once.)
 func TestAPIRateLimitSharedByTwoServers(t *testing.T) {
 	for _, d := range dbtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
@@ -35,42 +37,80 @@ func TestAPIRateLimitSharedByTwoServers(t *testing.T) {
 			user := env.createUser(env.ws.ID, "ci@a.test", models.RoleEditor)
 			_, tok := env.apiToken(env.ws.ID, user.ID)
 			_, other := env.apiToken(env.ws.ID, user.ID)
-			// The counts are of one minute: start well inside one.
-			if s := time.Now().Second(); s >= 50 {
-				time.Sleep(time.Duration(61-s) * time.Second)
+			// The servers' requests are counted at one moment (the limits'
+			// clock held still): what the headers say is then exact.
+			at := time.Date(2026, 12, 5, 12, 0, 59, 0, time.UTC)
+			for _, h := range []*Handlers{env.h, h2} {
+				h.rateClock = func() time.Time { return at }
 			}
 
 			launch := fmt.Sprintf("/api/v1/projects/%d/runs", env.project.ID)
 			refusedLaunch := map[string]any{"dataset_id": 999999, "rubric_id": 999999, "judge_id": 999999}
 			// Two launches (refused by their checks, but launches all the
 			// same), one on each server; the third is over the limit.
+			// Each answer says where the token stands (RateLimit-Policy,
+			// RateLimit): a launch under both limits.
 			for i, a := range servers {
-				if rec := a.json(http.MethodPost, launch, tok, refusedLaunch); rec.Code != http.StatusUnprocessableEntity {
+				rec := a.json(http.MethodPost, launch, tok, refusedLaunch)
+				if rec.Code != http.StatusUnprocessableEntity {
 					t.Fatalf("launch %d: %d %s", i+1, rec.Code, rec.Body)
 				}
+				checkRateHeaders(t, rec, `"requests";q=6;w=60, "launches";q=2;w=60`,
+					fmt.Sprintf(`"requests";r=%d;t=%d, "launches";r=%d;t=%d`, 5-i, 10*(i+1), 1-i, 30*(i+1)))
 			}
 			rec := servers[0].json(http.MethodPost, launch, tok, refusedLaunch)
 			checkRateLimited(t, rec, "nothing was launched", "BATCHEVAL_API_LAUNCH_RATE_LIMIT")
+			checkRateHeaders(t, rec, `"requests";q=6;w=60, "launches";q=2;w=60`, `"requests";r=3;t=30, "launches";r=0;t=60`)
+			if got := rec.Header().Get("Retry-After"); got != "30" {
+				t.Errorf("refused launch: Retry-After %q, want 30 (a launch comes back every 30 s)", got)
+			}
 			// Requests 4 to 6 pass (a GET is no launch); the 7th, on either
 			// server, is over.
 			for i := 4; i <= 6; i++ {
-				if rec := servers[i%2].get("/api/v1/projects", tok); rec.Code != http.StatusOK {
+				rec := servers[i%2].get("/api/v1/projects", tok)
+				if rec.Code != http.StatusOK {
 					t.Fatalf("request %d: %d %s", i, rec.Code, rec.Body)
 				}
+				checkRateHeaders(t, rec, `"requests";q=6;w=60`, fmt.Sprintf(`"requests";r=%d;t=%d`, 6-i, 10*i))
 			}
 			for i, a := range servers {
 				t.Logf("server %d", i+1)
-				checkRateLimited(t, a.get("/api/v1/projects", tok), "its 6 API requests of this minute", "BATCHEVAL_API_RATE_LIMIT")
+				rec := a.get("/api/v1/projects", tok)
+				checkRateLimited(t, rec, "its 6 API requests of this minute", "BATCHEVAL_API_RATE_LIMIT")
+				checkRateHeaders(t, rec, `"requests";q=6;w=60`, `"requests";r=0;t=60`)
+				if got := rec.Header().Get("Retry-After"); got != "10" {
+					t.Errorf("refused request: Retry-After %q, want 10 (a request comes back every 10 s)", got)
+				}
 			}
+			// Across the turn of the minute, a second later: what that
+			// second gave back (6/60 of a request: none), not a new minute's
+			// six. Ten seconds on, one request.
+			at = at.Add(time.Second)
+			checkRateLimited(t, servers[1].get("/api/v1/projects", tok), "its 6 API requests")
+			at = at.Add(9 * time.Second)
+			if rec := servers[0].get("/api/v1/projects", tok); rec.Code != http.StatusOK {
+				t.Errorf("ten seconds after the limit: %d %s", rec.Code, rec.Body)
+			}
+			checkRateLimited(t, servers[1].get("/api/v1/projects", tok), "its 6 API requests")
 			if rec := servers[1].get("/api/v1/projects", other); rec.Code != http.StatusOK {
 				t.Errorf("another token: %d %s", rec.Code, rec.Body)
 			}
-			// The operator turns the limit off.
+			// The operator turns the limit off: no RateLimit fields either.
 			env.h.APIRateLimit = 0
-			if rec := servers[0].get("/api/v1/projects", tok); rec.Code != http.StatusOK {
-				t.Errorf("no limit: %d %s", rec.Code, rec.Body)
+			if rec := servers[0].get("/api/v1/projects", tok); rec.Code != http.StatusOK || rec.Header().Get("RateLimit") != "" || rec.Header().Get("RateLimit-Policy") != "" {
+				t.Errorf("no limit: %d %v %s", rec.Code, rec.Header(), rec.Body)
 			}
 		})
+	}
+}
+
+func checkRateHeaders(t *testing.T, rec *httptest.ResponseRecorder, policy, left string) {
+	t.Helper()
+	if got := rec.Header().Get("RateLimit-Policy"); got != policy {
+		t.Errorf("RateLimit-Policy %q, want %q", got, policy)
+	}
+	if got := rec.Header().Get("RateLimit"); got != left {
+		t.Errorf("RateLimit %q, want %q", got, left)
 	}
 }
 

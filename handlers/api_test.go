@@ -496,8 +496,12 @@ func TestAPIEveryEndpointMatchesOpenAPI(t *testing.T) {
 			if got := decode[APIRun](t, paused, http.StatusOK); got.Status != models.RunPaused || got.Finished {
 				t.Errorf("pause answered status %q, finished %v; want paused, not finished", got.Status, got.Finished)
 			}
-			if rec := a.json(http.MethodPost, p("/api/v1/runs/%d/pause", long.ID), tok, nil); rec.Code != http.StatusConflict {
-				t.Errorf("pausing a paused run = %d %s, want 409", rec.Code, rec.Body)
+			// A retried pause (its first answer lost) succeeds and changes
+			// nothing: a client cannot tell "already paused" from a refusal
+			// it must handle, and the run is in the state it asked for
+			// (TestAPIRetriedStateChangeSucceeds). It was pinned at 409.
+			if got := decode[APIRun](t, a.json(http.MethodPost, p("/api/v1/runs/%d/pause", long.ID), tok, nil), http.StatusOK); got.Status != models.RunPaused {
+				t.Errorf("pausing a paused run answered status %q, want paused", got.Status)
 			}
 			// The answer reads the run after the continue commits: a worker
 			// may already have taken it (on PostgreSQL the queue's

@@ -80,6 +80,9 @@ type Handlers struct {
 	// minute (api_ratelimit.go); 0: no limit. New sets the defaults.
 	APIRateLimit       int
 	APILaunchRateLimit int
+	// rateClock, when set, is the time the rate limits count requests at
+	// in place of the database's clock (tests).
+	rateClock func() time.Time
 
 	reports   *reportCache
 	pages     *pageGate

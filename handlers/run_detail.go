@@ -474,6 +474,13 @@ func (h *Handlers) exportRun(c echo.Context, ext, contentType string, write func
 	if err != nil {
 		return err
 	}
+	tag, err := h.runResultsTag(c.Request().Context(), run, ext)
+	if err != nil {
+		return err
+	}
+	if notModifiedWeak(c, tag) {
+		return c.NoContent(http.StatusNotModified)
+	}
 	name := fmt.Sprintf("run-%d-%s.%s", run.ID, fileSlug(run.Name), ext)
 	resp := c.Response()
 	resp.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf("attachment; filename=%q", name))

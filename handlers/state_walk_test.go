@@ -29,7 +29,7 @@ func dbState(t *testing.T, env *testEnv) map[string]string {
 	must(t, env.db.Gorm.Raw(q).Scan(&tables).Error)
 	state := map[string]string{}
 	for _, table := range tables {
-		if table == "sessions" || table == "api_rate_windows" || strings.HasPrefix(table, "river_") {
+		if table == "sessions" || table == "api_rate_limits" || strings.HasPrefix(table, "river_") {
 			continue
 		}
 		rows, err := env.db.SQL.Query(`SELECT * FROM "` + table + `"`)

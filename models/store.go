@@ -944,10 +944,15 @@ func (db *DB) RequestCancel(ctx context.Context, wsID, id int64) (Run, error) {
 		return r, Errorf(EConflict, "run %d %s: only a queued, running or paused run can be cancelled", id, hasEnded(r.Status))
 	}
 	now := time.Now().UTC()
-	err = db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ? AND status IN ?", id, []string{RunQueued, RunRunning, RunPaused}).
-		Updates(map[string]any{"cancel_requested": true, "status": RunCancelled, "finished_at": now}).Error
-	if err != nil {
-		return r, fmt.Errorf("cancel run %d: %w", id, err)
+	res := db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ? AND status IN ?", id, []string{RunQueued, RunRunning, RunPaused}).
+		Updates(map[string]any{"cancel_requested": true, "status": RunCancelled, "finished_at": now})
+	if res.Error != nil {
+		return r, fmt.Errorf("cancel run %d: %w", id, res.Error)
+	}
+	// Ended between the read and the update (another cancel, the worker
+	// finishing it): this request changed nothing, and says so.
+	if res.RowsAffected != 1 {
+		return r, Errorf(EConflict, "run %d changed while it was being cancelled; look at it again", id)
 	}
 	return db.FindRun(ctx, wsID, id)
 }

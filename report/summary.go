@@ -611,3 +611,26 @@ func LoadSampleRows(ctx context.Context, db *models.DB, sum *Report, criterion i
 	}
 	return sampleResultsOf(ctx, db, sum, rows)
 }
+
+// ResultsKey hashes what a run's results (its report, its exports) are
+// computed from as they stand now, finished or not: the run's inputs to
+// its samples (its status, end and answered batches, which move with every
+// answer stored, the human ratings chosen and the browser ratings they
+// read) and its dataset (columns, and its current name, which the JSON
+// export states). Equal keys, with the run's own fields equal, give the
+// same results; a conditional GET compares them (handlers' ETags).
+func ResultsKey(ctx context.Context, db *models.DB, run models.Run) (string, error) {
+	ds, err := db.FindDataset(ctx, run.WorkspaceID, run.DatasetID)
+	if err != nil {
+		return "", err
+	}
+	choice, err := db.FindRunHumanSource(ctx, run.ID)
+	if err != nil {
+		return "", err
+	}
+	ratings, err := usedRatingsKey(ctx, db, run, choice, nil)
+	if err != nil {
+		return "", err
+	}
+	return summaryKey(run, choice, ratings, ds, Options{}) + "\x00" + ds.Name, nil
+}
