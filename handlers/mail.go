@@ -31,7 +31,16 @@ func (h *Handlers) mailOn() bool { return h.Mail != nil }
 // with the row stops working. Call h.Runner.MailQueued() once the
 // transaction has committed.
 func (h *Handlers) mailQueue(c echo.Context, kind string) models.QueueLinkMail {
-	return h.Runner.MailQueue(kind, absoluteURL(c, ""))
+	return h.Runner.MailQueue(kind, h.mailBase(c))
+}
+
+// mailBase is the address a mailed link starts with: the operator's
+// (MailBaseURL) when set, else the address the page was asked at.
+func (h *Handlers) mailBase(c echo.Context) string {
+	if h.MailBaseURL != "" {
+		return h.MailBaseURL
+	}
+	return absoluteURL(c, "")
 }
 
 // errMailFailed is the page shown when a mail could not be queued.
