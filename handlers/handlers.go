@@ -87,9 +87,11 @@ type Handlers struct {
 	APIRateLimit       int
 	APILaunchRateLimit int
 
-	reports   *reportCache
-	pages     *pageGate
-	haveUsers atomic.Bool
+	// apiStreams counts each token's open progress streams (api_events.go).
+	apiStreams apiStreams
+	reports    *reportCache
+	pages      *pageGate
+	haveUsers  atomic.Bool
 	// matchLiveSamples, when above 0, replaces matchLiveSamples (tests).
 	matchLiveSamples int
 	// heldOutLease, when above 0, replaces defaultHeldOutLease (tests).
