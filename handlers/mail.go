@@ -1,8 +1,12 @@
 package handlers
 
 import (
+	"errors"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -74,6 +78,11 @@ func (h *Handlers) answerInviteByMail(c echo.Context, token string, inv models.I
 // workspace; back is where the person is sent with the message.
 func (h *Handlers) mailAddressConfirmation(c echo.Context, u models.User, inviteToken, workspace, back string) error {
 	ec, _, err := h.DB.RequestAddressConfirmation(c.Request().Context(), u.ID, inviteToken, h.mailQueue(c, models.LinkConfirm))
+	var limited *models.ConfirmLimitError
+	if errors.As(err, &limited) {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(max(int(math.Ceil(time.Until(limited.RetryAt).Seconds())), 1)))
+		return echo.NewHTTPError(http.StatusTooManyRequests, limited.Error())
+	}
 	if code := models.ErrorCode(err); code == models.EInvalid || code == models.ENotFound {
 		return err
 	} else if err != nil {
