@@ -81,7 +81,7 @@ func (h *Handlers) forgot(c echo.Context) error {
 		return fail(http.StatusTooManyRequests, "Too many reset links were asked for "+email+" or from your network: try again after "+
 			until.UTC().Format("15:04")+" UTC, or ask an owner of your workspace for a reset link.")
 	}
-	if err := h.Runner.QueueMail(ctx, runner.MailArgs{Link: runner.LinkForgot, Email: email, From: c.RealIP(), Base: absoluteURL(c, "")}); err != nil {
+	if err := h.Runner.QueueMail(ctx, runner.MailArgs{Link: runner.LinkForgot, Email: email, From: c.RealIP(), Base: h.mailBase(c)}); err != nil {
 		return errMailFailed(email)
 	}
 	return redirect(c, "/login", "If "+email+" is the confirmed address of an account, a link to choose a new password is on its way to it (it works once, for 24 hours). "+

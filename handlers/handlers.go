@@ -66,6 +66,12 @@ type Handlers struct {
 	// address confirmation links (mail.go); nil: the server sends no mail
 	// and people hand links over.
 	Mail mail.Sender
+	// MailBaseURL is the dashboard's address every mailed link starts with
+	// ("https://batcheval.example.com", the operator's BATCHEVAL_BASE_URL):
+	// a mail's link must never take the Host a request named, since anyone
+	// can ask for a reset or confirmation link to be mailed to someone
+	// else. "" takes the address the page was asked at (local mode, tests).
+	MailBaseURL string
 	// MetricsToken, when set, is the bearer token /metrics asks for; when
 	// empty, /metrics answers only requests from this machine (metrics.go).
 	MetricsToken string
@@ -84,9 +90,11 @@ type Handlers struct {
 	// in place of the database's clock (tests).
 	rateClock func() time.Time
 
-	reports   *reportCache
-	pages     *pageGate
-	haveUsers atomic.Bool
+	// apiStreams counts each token's open progress streams (api_events.go).
+	apiStreams apiStreams
+	reports    *reportCache
+	pages      *pageGate
+	haveUsers  atomic.Bool
 	// matchLiveSamples, when above 0, replaces matchLiveSamples (tests).
 	matchLiveSamples int
 	// heldOutLease, when above 0, replaces defaultHeldOutLease (tests).

@@ -1,8 +1,12 @@
 package handlers
 
 import (
+	"errors"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -31,7 +35,16 @@ func (h *Handlers) mailOn() bool { return h.Mail != nil }
 // with the row stops working. Call h.Runner.MailQueued() once the
 // transaction has committed.
 func (h *Handlers) mailQueue(c echo.Context, kind string) models.QueueLinkMail {
-	return h.Runner.MailQueue(kind, absoluteURL(c, ""))
+	return h.Runner.MailQueue(kind, h.mailBase(c))
+}
+
+// mailBase is the address a mailed link starts with: the operator's
+// (MailBaseURL) when set, else the address the page was asked at.
+func (h *Handlers) mailBase(c echo.Context) string {
+	if h.MailBaseURL != "" {
+		return h.MailBaseURL
+	}
+	return absoluteURL(c, "")
 }
 
 // errMailFailed is the page shown when a mail could not be queued.
@@ -65,6 +78,11 @@ func (h *Handlers) answerInviteByMail(c echo.Context, token string, inv models.I
 // workspace; back is where the person is sent with the message.
 func (h *Handlers) mailAddressConfirmation(c echo.Context, u models.User, inviteToken, workspace, back string) error {
 	ec, _, err := h.DB.RequestAddressConfirmation(c.Request().Context(), u.ID, inviteToken, h.mailQueue(c, models.LinkConfirm))
+	var limited *models.ConfirmLimitError
+	if errors.As(err, &limited) {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(max(int(math.Ceil(time.Until(limited.RetryAt).Seconds())), 1)))
+		return echo.NewHTTPError(http.StatusTooManyRequests, limited.Error())
+	}
 	if code := models.ErrorCode(err); code == models.EInvalid || code == models.ENotFound {
 		return err
 	} else if err != nil {

@@ -91,11 +91,31 @@ func (db *DB) AnswerInviteByMail(ctx context.Context, inviteToken, email string,
 	return ec, token, err
 }
 
+// ConfirmationsPerHour is how many confirmation links one account may have
+// mailed to its address in an hour. The address is the account's own, yet
+// not shown to be: an account made before mail (an address squatted
+// through an invite, or mistyped by the operator) could otherwise mail the
+// address's real owner once a click, through the team's relay.
+const ConfirmationsPerHour = 5
+
+// ConfirmLimitError refuses a confirmation link over ConfirmationsPerHour;
+// RetryAt is when the account may ask for the next.
+type ConfirmLimitError struct {
+	RetryAt time.Time
+}
+
+func (e *ConfirmLimitError) Error() string {
+	return fmt.Sprintf("%d confirmation links were mailed to this address in the last hour, the most an account may ask for: no mail was sent. "+
+		"Open the newest one (look in the spam folder too), or ask again after %s UTC.", ConfirmationsPerHour, e.RetryAt.UTC().Format("15:04"))
+}
+
 // RequestAddressConfirmation makes a link that confirms the address of the
 // account userID, and joins the invite's workspace too when inviteToken is
 // not "" (a signed-in account with an unconfirmed address answering an
 // invite); the caller mails it to the account's address. The account's
-// older open confirmation links end.
+// older open confirmation links end. An account that asked for
+// ConfirmationsPerHour links in the last hour is refused with a
+// *ConfirmLimitError.
 // queue, if given, queues the link's mail in the same transaction.
 func (db *DB) RequestAddressConfirmation(ctx context.Context, userID int64, inviteToken string, queue ...QueueLinkMail) (EmailConfirmation, string, error) {
 	token, hash, err := NewLinkToken()
@@ -112,6 +132,20 @@ func (db *DB) RequestAddressConfirmation(ctx context.Context, userID int64, invi
 			return Errorf(EInvalid, "this account's address was released by the operator: it receives no mail")
 		}
 		now := time.Now().UTC()
+		if db.Dialect == Postgres {
+			// Requests at the same moment count each other.
+			if err := tx.Exec("SELECT id FROM users WHERE id = ? FOR UPDATE", userID).Error; err != nil {
+				return fmt.Errorf("lock user %d: %w", userID, err)
+			}
+		}
+		var sent []time.Time
+		if err := tx.Model(&EmailConfirmation{}).Where("user_id = ? AND created_at > ?", userID, now.Add(-time.Hour)).
+			Order("created_at").Pluck("created_at", &sent).Error; err != nil {
+			return fmt.Errorf("count the confirmation links of user %d: %w", userID, err)
+		}
+		if len(sent) >= ConfirmationsPerHour {
+			return &ConfirmLimitError{RetryAt: sent[len(sent)-ConfirmationsPerHour].Add(time.Hour)}
+		}
 		ec = EmailConfirmation{Email: u.Email, TokenHash: hash, UserID: &u.ID, CreatedAt: now, ExpiresAt: now.Add(ConfirmTTL)}
 		if inviteToken != "" {
 			var inv Invite

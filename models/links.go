@@ -76,9 +76,17 @@ const InvitesPerHour = 30
 const InviteWindow = time.Hour
 
 // InviteLimitError refuses an invite over InvitesPerHour; RetryAt is when
-// the workspace may make the next one.
+// the workspace (or, with Account, the account that asked) may make the
+// next one.
 type InviteLimitError struct {
 	RetryAt time.Time
+	// Account: the account asking made InvitesPerHour invites in the last
+	// hour across all its workspaces. Anyone signed in can make workspaces
+	// at will, so a bound per workspace alone bounded nothing: each new
+	// workspace brought 30 more links (30 more addresses to test, or, with
+	// mail, 30 more invite mails to any address, with a workspace name of
+	// the sender's choosing).
+	Account bool
 }
 
 func (e *InviteLimitError) Error() string {
@@ -91,17 +99,26 @@ func (e *InviteLimitError) Error() string {
 	if minutes == 1 {
 		unit = "minute"
 	}
-	return fmt.Sprintf("This workspace made %d invite links in the last hour, the most it may: no link was made. "+
+	who := "This workspace"
+	if e.Account {
+		who = "You"
+	}
+	where := ", the most it may"
+	if e.Account {
+		where = " across your workspaces, the most one account may"
+	}
+	return fmt.Sprintf("%s made %d invite links in the last hour%s: no link was made. "+
 		"Try again in %d %s (after %s UTC). Revoked invites count too.",
-		InvitesPerHour, minutes, unit, e.RetryAt.UTC().Format("15:04"))
+		who, InvitesPerHour, where, minutes, unit, e.RetryAt.UTC().Format("15:04"))
 }
 
 // CreateInvite stores an invite and returns it with its token (the only
 // time the token exists outside the visitor's browser). A workspace that
 // made InvitesPerHour invites in the last InviteWindow (revoked ones
-// included: a revoked invite keeps its row) is refused with an
-// *InviteLimitError. The count and the write happen under the workspace's
-// lock, so invites asked for at the same moment count each other.
+// included: a revoked invite keeps its row), or whose maker by made as many
+// across all its workspaces, is refused with an *InviteLimitError. The
+// counts and the write happen under the workspace's and the maker's locks,
+// so invites asked for at the same moment count each other.
 func (db *DB) CreateInvite(ctx context.Context, wsID int64, role Role, by int64, ttl time.Duration) (Invite, string, error) {
 	return db.CreateInviteFor(ctx, wsID, role, by, ttl, "")
 }
@@ -139,6 +156,22 @@ func (db *DB) CreateInviteFor(ctx context.Context, wsID int64, role Role, by int
 			// Room for one more when all but InvitesPerHour-1 of them
 			// have left the window.
 			return &InviteLimitError{RetryAt: made[len(made)-InvitesPerHour].Add(InviteWindow)}
+		}
+		if by != 0 {
+			// The same bound for the account, across its workspaces.
+			if db.Dialect == Postgres {
+				if err := tx.Exec("SELECT id FROM users WHERE id = ? FOR UPDATE", by).Error; err != nil {
+					return fmt.Errorf("lock user %d: %w", by, err)
+				}
+			}
+			var byAccount []time.Time
+			if err := tx.Model(&Invite{}).Where("created_by = ? AND created_at > ?", by, now.Add(-InviteWindow)).
+				Order("created_at").Pluck("created_at", &byAccount).Error; err != nil {
+				return fmt.Errorf("count the invites of user %d: %w", by, err)
+			}
+			if len(byAccount) >= InvitesPerHour {
+				return &InviteLimitError{RetryAt: byAccount[len(byAccount)-InvitesPerHour].Add(InviteWindow), Account: true}
+			}
 		}
 		inv = Invite{WorkspaceID: wsID, Role: role, TokenHash: hash, CreatedAt: now, ExpiresAt: now.Add(ttl), Email: email}
 		if by != 0 {

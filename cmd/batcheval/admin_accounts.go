@@ -165,7 +165,7 @@ func operatorResetLink(ctx context.Context, args []string, getenv func(string) s
 		if err := mailer.Send(ctx, u.Email, mail.Reset(u.Name, link)); err != nil {
 			return fmt.Errorf("the reset link was made but could not be mailed to %s (%v): run the command again without --mail to print one", u.Email, err)
 		}
-		fmt.Fprintf(stdout, "Mailed a password reset link to %s <%s> (valid %s, single use).\n", u.Name, u.Email, durationWords(models.ResetTTL))
+		fmt.Fprintf(stdout, "Mailed a password reset link to %s <%s> (valid %s, single use).\n", oneLine(u.Name), u.Email, durationWords(models.ResetTTL))
 		return nil
 	}
 	fmt.Fprintf(stdout, "Password reset link for %s <%s> (valid %s, single use):\n%s\n", oneLine(u.Name), u.Email, durationWords(models.ResetTTL), link)

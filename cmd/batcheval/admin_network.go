@@ -72,13 +72,13 @@ func adminNetwork(ctx context.Context, args []string, getenv func(string) string
 	}
 	switch {
 	case verb == "grant" && changed:
-		fmt.Fprintf(stdout, "granted: workspace %q (%s) may now reach the private-network and loopback addresses this server's settings allow\n", ws.Slug, ws.Name)
+		fmt.Fprintf(stdout, "granted: workspace %q (%s) may now reach the private-network and loopback addresses this server's settings allow\n", ws.Slug, oneLine(ws.Name))
 	case verb == "grant":
-		fmt.Fprintf(stdout, "workspace %q (%s) already had the grant: nothing changed\n", ws.Slug, ws.Name)
+		fmt.Fprintf(stdout, "workspace %q (%s) already had the grant: nothing changed\n", ws.Slug, oneLine(ws.Name))
 	case changed:
-		fmt.Fprintf(stdout, "revoked: workspace %q (%s) reaches public addresses only; its runs stop at their next call to a private or loopback judge\n", ws.Slug, ws.Name)
+		fmt.Fprintf(stdout, "revoked: workspace %q (%s) reaches public addresses only; its runs stop at their next call to a private or loopback judge\n", ws.Slug, oneLine(ws.Name))
 	default:
-		fmt.Fprintf(stdout, "workspace %q (%s) had no grant: nothing changed\n", ws.Slug, ws.Name)
+		fmt.Fprintf(stdout, "workspace %q (%s) had no grant: nothing changed\n", ws.Slug, oneLine(ws.Name))
 	}
 	return nil
 }

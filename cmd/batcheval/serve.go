@@ -39,6 +39,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	fs, c := newCommand(name, getenv, stderr)
 	noWork := fs.Bool("no-worker", false, "serve only; leave the runs to separate `batcheval worker` processes")
+	baseFlag := fs.String("base-url", getenv("BATCHEVAL_BASE_URL"), "the address people open the dashboard at, e.g. https://batcheval.example.com: every mailed link starts with it (env BATCHEVAL_BASE_URL)")
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
@@ -57,6 +58,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	mailer, err := mail.FromEnv(getenv) // refused before the database opens
 	if err != nil {
 		return err
+	}
+	baseURL, err := checkBaseURL(*baseFlag)
+	if err != nil {
+		return err
+	}
+	if web && mailer != nil && baseURL == "" && !c.LocalMode() {
+		// A mailed link must not take the Host a request named: anyone can
+		// have a reset or confirmation link mailed to someone else.
+		return errors.New("BATCHEVAL_SMTP_URL is set but BATCHEVAL_BASE_URL is not: set it (or --base-url) to the address people open the dashboard at, " +
+			"e.g. https://batcheval.example.com; every mailed invite, reset and confirmation link starts with it, never with the host name a request named")
 	}
 	db, ws, err := openWorkspace(ctx, c, log)
 	if err != nil {
@@ -174,6 +185,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	setMailer(h, mailer, log)
+	h.MailBaseURL = baseURL
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	h.Network.Apply(e)
