@@ -16,8 +16,8 @@ import (
 )
 
 // TestReportKeepsAnnotatorsWhoReadAlikeApart: an account reviewing as
-// ed@a.test and a reviewer who typed "ed@a.test" as their name without an
-// account (before the workspace had accounts) are two annotators in the
+// ed@a.test (display name "ed", which reports name it by) and a reviewer
+// who typed "ed" as their name without an account (before the workspace had accounts) are two annotators in the
 // downloaded report, the shared report and the dataset's export: the
 // human ceiling counts three annotators (Ann, the account, the typed name),
 // the report lists the typed name apart, and the export writes two columns.
@@ -39,7 +39,7 @@ func TestReportKeepsAnnotatorsWhoReadAlikeApart(t *testing.T) {
 				who   string
 				user  *int64
 				score int
-			}{{"Ann", nil, 1 + i%3}, {"ed@a.test", nil, 1 + (i+1)%3}, {"ed@a.test", &ed.ID, 3 - i%3}} {
+			}{{"Ann", nil, 1 + i%3}, {"ed", nil, 1 + (i+1)%3}, {"ed@a.test", &ed.ID, 3 - i%3}} {
 				v := float64(r.score)
 				_, err := env.db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: d.dataset.ID, RowID: rows[i].ID,
 					Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: r.who, UserID: r.user, RunID: &run.ID, Score: &v, Lo: 1, Hi: 3})
@@ -61,7 +61,7 @@ func TestReportKeepsAnnotatorsWhoReadAlikeApart(t *testing.T) {
 		}
 		// What produced the figures names the annotators, the typed name
 		// apart from the account.
-		annotators := "Coherent=coherent (annotators coherent@browser:Ann, coherent@browser:ed@a.test, coherent@browser:ed@a.test (typed name))"
+		annotators := "Coherent=coherent (annotators coherent@browser:Ann, coherent@browser:ed, coherent@browser:ed (typed name))"
 		if body := env.getAs(fmt.Sprintf("/runs/%d", run.ID), owner).Body.String(); !strings.Contains(body, htmlText(annotators)) {
 			t.Errorf("run page lacks %q", annotators)
 		}
@@ -71,7 +71,7 @@ func TestReportKeepsAnnotatorsWhoReadAlikeApart(t *testing.T) {
 		if err != nil || len(recs) != len(rows)+1 {
 			t.Fatalf("export: %d records, %v", len(recs), err)
 		}
-		for col, want := range map[string]string{"coherent@browser:ed@a.test": "3", "coherent@browser:ed@a.test (typed name)": "2"} {
+		for col, want := range map[string]string{"coherent@browser:ed": "3", "coherent@browser:ed (typed name)": "2"} {
 			if i := slices.Index(recs[0], col); i < 0 {
 				t.Errorf("export header %q lacks %q", recs[0], col)
 			} else if recs[1][i] != want {

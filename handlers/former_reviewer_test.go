@@ -166,7 +166,7 @@ func TestRemovedReviewersRatings(t *testing.T) {
 			t.Errorf("the sample page does not mark the excluded review, or does not say why the sample has no human rating")
 		}
 		csv := env.getAs(fmt.Sprintf("/datasets/%d/export.csv", run.DatasetID), oc).Body.String()
-		if header := strings.SplitN(csv, "\n", 2)[0]; strings.Contains(header, "rita@team.test") || !strings.Contains(header, "rob@team.test") {
+		if header := strings.SplitN(csv, "\n", 2)[0]; strings.Contains(header, "@browser:rita") || !strings.Contains(header, "@browser:rob") {
 			t.Errorf("the dataset export's header %q: want Rob's column and not Rita's", header)
 		}
 		for _, r := range reviewsAPI(tok) {

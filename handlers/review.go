@@ -3,7 +3,9 @@ package handlers
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"maps"
@@ -66,6 +68,12 @@ type queueQuery struct {
 	// repeated samples). The sample wins over the index, which links made
 	// before these (bookmarks, the run page's queues) still follow.
 	Sample, After, Before int64
+	// Version is the queue's version when the link was made
+	// (queueVersion): when it is not the queue's now, the queue changed
+	// under the reviewer (samples judged since, other human ratings, or
+	// another run) even if the sample they were at kept its place, and
+	// the page says so. "" in links made before versions.
+	Version string
 }
 
 func parseQueueQuery(c echo.Context) queueQuery {
@@ -82,6 +90,9 @@ func parseQueueQuery(c echo.Context) queueQuery {
 		if v, err := strconv.ParseInt(c.QueryParam(name), 10, 64); err == nil && v > 0 {
 			*id = v
 		}
+	}
+	if v := c.QueryParam("qv"); len(v) <= 40 {
+		q.Version = v
 	}
 	switch q.Order {
 	case orderDisagreement, orderUncertain, orderRandom:
@@ -108,6 +119,9 @@ func (q queueQuery) url(datasetID int64, index int) string {
 		if id > 0 {
 			v.Set(name, strconv.FormatInt(id, 10))
 		}
+	}
+	if q.Version != "" {
+		v.Set("qv", q.Version)
 	}
 	return "/datasets/" + strconv.FormatInt(datasetID, 10) + "/review?" + v.Encode()
 }
@@ -848,8 +862,15 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		return render(c, http.StatusOK, web.ReviewQueuePage(v))
 	}
 	linked := q.Index // the place the link said, -1 when none
+	version := queueVersion(run, q.Order, qi.total)
 	if err := placeBySample(ctx, &q, qi, &v); err != nil {
 		return err
+	}
+	if v.Moved == nil && q.Version != "" && q.Version != version && (q.Sample > 0 || q.After > 0 || q.Before > 0) {
+		// The sample the link named kept its place (or left the queue),
+		// but the queue around it changed: its count, or the samples
+		// before and after it.
+		v.Moved = &web.QueueMoved{Changed: true, Total: versionTotal(q.Version)}
 	}
 	if q.Index < 0 {
 		q.Index = qi.firstUnrated
@@ -866,12 +887,12 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		v.Moved.Linked = linked
 		if qi.firstUnrated != q.Index && qi.ratedByMe < v.Total {
 			v.Moved.FirstUnrated = qi.firstUnrated
-			v.Moved.FirstUnratedURL = (queueQuery{RunID: q.RunID, Criterion: q.Criterion, Order: q.Order, Seed: q.Seed, Blind: q.Blind}).url(ds.ID, -1)
+			v.Moved.FirstUnratedURL = (queueQuery{RunID: q.RunID, Criterion: q.Criterion, Order: q.Order, Seed: q.Seed, Blind: q.Blind, Version: version}).url(ds.ID, -1)
 		}
 	}
 	// Every link from this place names the sample shown, so it leads
 	// where it meant even when the order changes before it is followed.
-	here := queueQuery{RunID: q.RunID, Criterion: q.Criterion, Order: q.Order, Seed: q.Seed, Blind: q.Blind}
+	here := queueQuery{RunID: q.RunID, Criterion: q.Criterion, Order: q.Order, Seed: q.Seed, Blind: q.Blind, Version: version}
 	if q.Index > 0 {
 		prev := here
 		prev.Before = s.RowID
@@ -970,6 +991,32 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		v.Form = &f
 	}
 	return render(c, http.StatusOK, web.ReviewQueuePage(v))
+}
+
+// queueVersion names the state of a run's queue in an order, whose
+// total samples it holds, as "TOTAL-HASH": the run, how far it was judged
+// and, for the order by disagreement, its report's choice of human
+// ratings (Run.HumansVersion: a recompute). The random order and the
+// order by spread do not follow the human ratings, so a recompute does
+// not change their version. Cheap: nothing is read for it.
+func queueVersion(run models.Run, order string, total int) string {
+	humans := 0
+	if order == orderDisagreement {
+		humans = run.HumansVersion
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d|%d|%d|%d|%d|%d", run.ID, run.BatchesDone, run.BatchesFailed, run.MissingScores, humans, total))
+	return strconv.Itoa(total) + "-" + hex.EncodeToString(sum[:5])
+}
+
+// versionTotal is the count of samples a queue version says its queue
+// held; -1 when it does not say.
+func versionTotal(version string) int {
+	t, _, ok := strings.Cut(version, "-")
+	n, err := strconv.Atoi(t)
+	if !ok || err != nil || n < 0 {
+		return -1
+	}
+	return n
 }
 
 // placeBySample sets the place q asks for from the sample it names

@@ -124,10 +124,10 @@ func TestReviewerNamedAlikeOnEveryPage(t *testing.T) {
 		recs, err := csv.NewReader(strings.NewReader(rec.Body.String())).ReadAll()
 		must(t, err)
 		head := recs[0]
-		col := slices.Index(head, crit.HumanColumn+"@browser:editor@example.com")
+		col := slices.Index(head, crit.HumanColumn+"@browser:Edith Tor")
 		names := slices.Index(head, "browser reviewers")
 		if col < 0 || names < 0 {
-			t.Fatalf("export header %q: want Edith's column by email and a column of names", head)
+			t.Fatalf("export header %q: want Edith's column by her display name and a column of names", head)
 		}
 		found := false
 		for _, r := range recs[1:] {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,6 +152,138 @@ func TestReviewQueuePlaceSurvivesRecompute(t *testing.T) {
 			if moved(body) != tc.wantMoved {
 				t.Errorf("%s: the page says the order changed: %v, want %v", tc.name, moved(body), tc.wantMoved)
 			}
+		}
+	})
+}
+
+// TestReviewQueueNoteWhenTheQueueChangesAroundThePlace: a reviewer is at
+// a sample of the disagreement queue whose own place does not change when
+// the report is recomputed, while the samples before it are reordered
+// (another reviewer changed their ratings). The page now says the queue
+// changed, on saving the rating and on next and previous, and keeps the
+// reviewer at that sample; once the reviewer walks the new queue (the
+// links of the page that said so), the note is gone; a link made before
+// queue versions says nothing. Before, the note showed only when the
+// sample's own place moved: the places before it silently held other
+// samples.
+func TestReviewQueueNoteWhenTheQueueChangesAroundThePlace(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.demo()
+		run := env.waitRun(env.launch(d.launchForm("1", "10")), 60*time.Second)
+		ann := &http.Cookie{Name: reviewerCookie, Value: "Ann"}
+		crit := run.RubricSnapshot.Criteria[0].Name
+		queue := fmt.Sprintf("/datasets/%d/review", d.dataset.ID)
+		q := url.Values{"run": {strconv.FormatInt(run.ID, 10)}, "criterion": {"0"}, "order": {"disagreement"}, "seed": {"1"}, "blind": {"off"}}
+		open := func(path string) (id string, place int, body string) {
+			t.Helper()
+			rec := env.send(http.MethodGet, path, nil, "", ann)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("GET %s: %d", path, rec.Code)
+			}
+			body = rec.Body.String()
+			m := regexp.MustCompile(`<h2>Sample ([^ <]+) <a`).FindStringSubmatch(body)
+			p := regexp.MustCompile(`data-testid="review-position">(\d+)<`).FindStringSubmatch(body)
+			if m == nil || p == nil {
+				t.Fatalf("GET %s: no sample or place shown", path)
+			}
+			place, _ = strconv.Atoi(p[1])
+			return m[1], place - 1, body
+		}
+		at := func(i int) string {
+			v := url.Values{}
+			for k, vs := range q {
+				v[k] = vs
+			}
+			v.Set("i", strconv.Itoa(i))
+			return queue + "?" + v.Encode()
+		}
+		attr := func(body, re string) string {
+			t.Helper()
+			m := regexp.MustCompile(re).FindStringSubmatch(body)
+			if m == nil {
+				t.Fatalf("no %s on the page", re)
+			}
+			return html.UnescapeString(m[1])
+		}
+		note := func(body string) bool { return strings.Contains(body, `data-testid="review-order-changed"`) }
+		order := func() []string {
+			var byPlace []string
+			for i := 0; ; i++ {
+				id, place, _ := open(at(i))
+				if place != i {
+					return byPlace
+				}
+				byPlace = append(byPlace, id)
+			}
+		}
+		rows, err := env.db.ListDatasetRows(ctx, d.dataset.ID, 0, 0)
+		must(t, err)
+		if len(rows) < 8 {
+			t.Fatalf("%d samples: the test needs 8", len(rows))
+		}
+		// Bob rates the first five samples; with his ratings alone they
+		// come first by disagreement, the others after in dataset order.
+		bob := func(score float64) {
+			for _, r := range rows[:5] {
+				_, err := env.db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: d.dataset.ID, RowID: r.ID,
+					Criterion: crit, Reviewer: "Bob", Score: &score, Lo: 1, Hi: 3})
+				must(t, err)
+			}
+			if rec := env.postForm(fmt.Sprintf("/runs/%d/humans", run.ID), url.Values{"source": {"browser"}}); rec.Code != http.StatusSeeOther {
+				t.Fatalf("recompute: %d", rec.Code)
+			}
+		}
+		bob(1)
+		before := order()
+		shown, place, page := open(at(6))
+		if note(page) || shown != rows[6].ExternalID {
+			t.Fatalf("place 7 holds %s (want %s, the test needs it), order changed said: %v", shown, rows[6].ExternalID, note(page))
+		}
+		form := page[strings.Index(page, `data-testid="review-mine"`):]
+		back := attr(form, `name="back" value="([^"]+)"`)
+		next := attr(page, `href="([^"]+)" rel="next"`)
+		prev := attr(page, `href="([^"]+)" rel="prev"`)
+
+		bob(3) // the first five reorder; the shown sample stays at place 7
+		after := order()
+		if after[place] != shown || slices.Equal(before[:5], after[:5]) {
+			t.Fatalf("the recompute should reorder the places before %s and leave it at place %d: %v, then %v", shown, place+1, before, after)
+		}
+		var walked string // a link of a page that said the queue changed
+		for _, tc := range []struct {
+			name string
+			path func() string
+			want int
+		}{
+			{"back after rating", func() string {
+				f := url.Values{"run": {strconv.FormatInt(run.ID, 10)}, "criterion": {crit},
+					"row": {attr(form, `name="row" value="(\d+)"`)}, "score": {"2"}, "back": {back}}
+				rec := env.send(http.MethodPost, queue, f, "", ann)
+				if rec.Code != http.StatusSeeOther {
+					t.Fatalf("rating: %d", rec.Code)
+				}
+				return rec.Header().Get("Location")
+			}, place},
+			{"next", func() string { return next }, place + 1},
+			{"previous", func() string { return prev }, place - 1},
+		} {
+			id, at, body := open(tc.path())
+			if id != after[tc.want] || at != tc.want {
+				t.Errorf("%s: sample %s at place %d, want %s at %d", tc.name, id, at+1, after[tc.want], tc.want+1)
+			}
+			if !note(body) {
+				t.Errorf("%s: the page does not say the queue changed", tc.name)
+			} else if !strings.Contains(body, "This queue changed since you opened it") {
+				t.Errorf("%s: the note does not say the queue changed around the place:\n%s", tc.name, body[strings.Index(body, `data-testid="review-order-changed"`):][:600])
+			}
+			walked = attr(body, `href="([^"]+)" rel="next"`)
+		}
+		if _, _, body := open(walked); note(body) {
+			t.Errorf("walking the new queue, the page still says it changed")
+		}
+		if _, _, body := open(at(place)); note(body) {
+			t.Errorf("a link without a queue version says the queue changed")
 		}
 	})
 }

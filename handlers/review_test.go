@@ -177,7 +177,7 @@ func TestReviewInTheBrowser(t *testing.T) {
 		}
 		body = env.send(http.MethodGet, runPage, nil, "", owner).Body.String()
 		if !strings.Contains(body, `data-testid="human-source-used">imported column and browser ratings (2 browser ratings`) ||
-			strings.Contains(body, `data-testid="human-source-pending"`) || !strings.Contains(body, "Coherent=coherent (annotators coherent@imported, coherent@browser:Ann Lee, coherent@browser:ed@a.test)") {
+			strings.Contains(body, `data-testid="human-source-pending"`) || !strings.Contains(body, "Coherent=coherent (annotators coherent@imported, coherent@browser:Ann Lee, coherent@browser:ed)") {
 			t.Errorf("run page after recompute: want both, 2 browser ratings, nothing pending, the annotators:\n%s", body)
 		}
 	})

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,26 +110,44 @@ func auditAccountTx(tx *gorm.DB, userID int64, ev AuditEvent) error {
 	}
 	for _, id := range wsIDs {
 		e := ev
-		e.ID, e.WorkspaceID = 0, id
-		e.Actor, e.Target, e.Detail, e.Address = clip(e.Actor, 300), clip(e.Target, 300), clip(e.Detail, 1000), clip(e.Address, 100)
-		if e.CreatedAt.IsZero() {
-			e.CreatedAt = time.Now().UTC()
+		e.WorkspaceID = id
+		if err := auditTx(tx, e); err != nil {
+			return err
 		}
-		if err := tx.Create(&e).Error; err != nil {
-			return fmt.Errorf("write the audit log: %w", err)
-		}
+	}
+	return nil
+}
+
+// auditTx writes ev into its workspace's audit log, in tx.
+func auditTx(tx *gorm.DB, e AuditEvent) error {
+	e.ID = 0
+	e.Actor, e.Target, e.Detail, e.Address = clip(e.Actor, 300), clip(e.Target, 300), clip(e.Detail, 1000), clip(e.Address, 100)
+	if e.CreatedAt.IsZero() {
+		e.CreatedAt = time.Now().UTC()
+	}
+	if err := tx.Create(&e).Error; err != nil {
+		return fmt.Errorf("write the audit log: %w", err)
 	}
 	return nil
 }
 
 // ReleasedAddress is what ReleaseAddress did.
 type ReleasedAddress struct {
-	UserID     int64
-	Name       string
-	Email      string // the address released
-	NewEmail   string // the placeholder the account now has
-	Tokens     int64  // API tokens revoked
+	UserID   int64
+	Name     string
+	Email    string // the address released
+	NewEmail string // the placeholder the account now has
+	Tokens   int64  // API tokens revoked
+	// Shares is how many share links the account made that still opened
+	// their report and were revoked.
+	Shares int64
+	// Workspaces are those the account was taken out of, in the order it
+	// joined them.
 	Workspaces []string
+	// TransferredTo is the account that became owner of the workspaces
+	// in Transferred, those the released account was the only owner of.
+	TransferredTo string
+	Transferred   []string
 }
 
 // releasedPassword is the password hash of a released account: it is no
@@ -140,16 +160,24 @@ const releasedPassword = "!released"
 // mail there.
 const ReleasedDomain = "released.invalid"
 
+// ErrSoleOwner is the cause of the refusal of a release that would leave
+// a workspace without an owner; its message names the workspaces and
+// says what to do.
+var ErrSoleOwner = errors.New("the account is the only owner of a workspace")
+
 // ReleaseAddress frees an address that an account holds without the right
 // to (someone registered another person's address): the account is
 // renamed to a placeholder address (released-ID-RANDOM@released.invalid),
 // its address marked unconfirmed and its password made unusable, every
-// session signed out, every API token revoked and its open reset and
-// confirmation links ended; then the address's owner can register it. Its
-// memberships, ratings and runs stay (an owner removes it from a
-// workspace as any member). All in one transaction, audited in each of its
-// workspaces with the reason.
-func (db *DB) ReleaseAddress(ctx context.Context, email, reason string) (ReleasedAddress, error) {
+// session signed out, every API token revoked, the share links it made
+// that still open revoked, its open reset and confirmation links ended,
+// and it is taken out of every workspace (its ratings and runs stay, as
+// those of any former member). A workspace it is the only owner of would
+// be left without one: the release is refused (EConflict, ErrSoleOwner,
+// naming them) unless transferTo names the account that becomes their
+// owner (made a member if it is none). All in one transaction, audited in
+// each of its workspaces with the reason.
+func (db *DB) ReleaseAddress(ctx context.Context, email, reason, transferTo string) (ReleasedAddress, error) {
 	var b [4]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return ReleasedAddress{}, err
@@ -166,6 +194,47 @@ func (db *DB) ReleaseAddress(ctx context.Context, email, reason string) (Release
 		now := time.Now().UTC()
 		out = ReleasedAddress{UserID: u.ID, Name: u.Name, Email: u.Email,
 			NewEmail: fmt.Sprintf("released-%d-%s@%s", u.ID, hex.EncodeToString(b[:]), ReleasedDomain)}
+		// The workspaces it alone owns, their owners held (lockOwners) in
+		// workspace order until the end of the transaction.
+		var owned []Membership
+		if err := tx.Where("user_id = ? AND role = ?", u.ID, RoleOwner).Order("workspace_id").Find(&owned).Error; err != nil {
+			return fmt.Errorf("find the workspaces %s owns: %w", u.Email, err)
+		}
+		var alone []Workspace
+		for _, m := range owned {
+			n, err := lockOwners(tx, db.Dialect, m.WorkspaceID)
+			if err != nil {
+				return err
+			}
+			if n <= 1 {
+				var ws Workspace
+				if err := tx.First(&ws, m.WorkspaceID).Error; err != nil {
+					return notFound(err, "workspace", m.WorkspaceID)
+				}
+				alone = append(alone, ws)
+			}
+		}
+		var heir User
+		if t := strings.TrimSpace(transferTo); t != "" {
+			if heir, err = findAccountByEmail(tx, t); err != nil {
+				return Errorf(ENotFound, "--transfer-to: %s", ErrorMessage(err))
+			}
+			switch {
+			case heir.ID == u.ID:
+				return Errorf(EInvalid, "--transfer-to names the account being released: name another account to own its workspaces")
+			case strings.HasSuffix(heir.Email, "@"+ReleasedDomain):
+				return Errorf(EInvalid, "--transfer-to %s is a released account: name an account someone signs in with", heir.Email)
+			}
+		}
+		if len(alone) > 0 && heir.ID == 0 {
+			names := make([]string, len(alone))
+			for i, ws := range alone {
+				names[i] = strconv.Quote(ws.Name)
+			}
+			return &Error{Code: EConflict, Err: ErrSoleOwner, Message: fmt.Sprintf(
+				"%s is the only owner of %s, which would be left without one: run the command again with --transfer-to EMAIL (an account that becomes the owner; `batcheval admin list-users` lists them), or have an owner there made first",
+				u.Email, strings.Join(names, ", "))}
+		}
 		res := tx.Model(&User{}).Where("id = ? AND email = ?", u.ID, u.Email).Updates(map[string]any{
 			"email": out.NewEmail, "email_confirmed_at": nil, "password_hash": releasedPassword,
 			"session_epoch": gorm.Expr("session_epoch + 1"), "updated_at": now,
@@ -181,6 +250,12 @@ func (db *DB) ReleaseAddress(ctx context.Context, email, reason string) (Release
 			return fmt.Errorf("revoke the API tokens of %s: %w", u.Email, tokens.Error)
 		}
 		out.Tokens = tokens.RowsAffected
+		shares := tx.Model(&ShareLink{}).Where("created_by = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)", u.ID, now).
+			Update("revoked_at", now)
+		if shares.Error != nil {
+			return fmt.Errorf("revoke the share links of %s: %w", u.Email, shares.Error)
+		}
+		out.Shares = shares.RowsAffected
 		if err := endResetLinks(tx, u.ID, now); err != nil {
 			return err
 		}
@@ -188,19 +263,63 @@ func (db *DB) ReleaseAddress(ctx context.Context, email, reason string) (Release
 			Update("used_at", now).Error; err != nil {
 			return fmt.Errorf("end the confirmation links of %s: %w", u.Email, err)
 		}
+		// The new owner first, audited where it became owner.
+		if heir.ID != 0 && len(alone) > 0 {
+			out.TransferredTo = heir.Email
+			for _, ws := range alone {
+				if err := makeOwnerTx(tx, ws.ID, heir.ID, now); err != nil {
+					return err
+				}
+				out.Transferred = append(out.Transferred, ws.Name)
+				if err := auditTx(tx, AuditEvent{WorkspaceID: ws.ID, Actor: OperatorActor, Action: AuditMemberRole, Target: heir.Email,
+					Detail: fmt.Sprintf("made owner in place of %s, whose address was released", u.Email), CreatedAt: now}); err != nil {
+					return err
+				}
+			}
+		}
 		wss, err := userWorkspaceNames(tx, u.ID)
 		if err != nil {
 			return err
 		}
 		out.Workspaces = wss
-		detail := fmt.Sprintf("account %d (%s) renamed to %s, signed out, %d API %s revoked", u.ID, u.Name, out.NewEmail,
-			out.Tokens, map[bool]string{true: "token", false: "tokens"}[out.Tokens == 1])
+		detail := fmt.Sprintf("account %d (%s) renamed to %s, signed out, taken out of the workspace, %d API %s and %d share %s revoked", u.ID, u.Name, out.NewEmail,
+			out.Tokens, plural(out.Tokens, "token", "tokens"), out.Shares, plural(out.Shares, "link", "links"))
 		if r := strings.TrimSpace(reason); r != "" {
 			detail += "; reason: " + r
 		}
-		return auditAccountTx(tx, u.ID, AuditEvent{Actor: OperatorActor, Action: AuditAddressReleased, Target: u.Email, Detail: detail, CreatedAt: now})
+		// Audited in each workspace while still a member, then taken out.
+		if err := auditAccountTx(tx, u.ID, AuditEvent{Actor: OperatorActor, Action: AuditAddressReleased, Target: u.Email, Detail: detail, CreatedAt: now}); err != nil {
+			return err
+		}
+		if err := tx.Where("user_id = ?", u.ID).Delete(&Membership{}).Error; err != nil {
+			return fmt.Errorf("take %s out of its workspaces: %w", u.Email, err)
+		}
+		return nil
 	})
 	return out, err
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// makeOwnerTx makes the user an owner of the workspace in tx: a member's
+// role is raised, anyone else joins as owner.
+func makeOwnerTx(tx *gorm.DB, wsID, userID int64, now time.Time) error {
+	res := tx.Model(&Membership{}).Where("workspace_id = ? AND user_id = ?", wsID, userID).Update("role", RoleOwner)
+	if res.Error != nil {
+		return fmt.Errorf("make user %d owner of workspace %d: %w", userID, wsID, res.Error)
+	}
+	if res.RowsAffected > 0 {
+		return nil
+	}
+	if err := tx.Create(&Membership{WorkspaceID: wsID, UserID: userID, Role: RoleOwner, CreatedAt: now}).Error; err != nil {
+		return fmt.Errorf("make user %d owner of workspace %d: %w", userID, wsID, err)
+	}
+	return nil
 }
 
 // userWorkspaceNames names the workspaces of an account, in the order it

@@ -1,6 +1,7 @@
 package models_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -34,10 +35,10 @@ func TestReleaseAddress(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.ReleaseAddress(ctx, "nobody@x.test", ""); models.ErrorCode(err) != models.ENotFound || !strings.Contains(err.Error(), "nobody@x.test") {
+		if _, err := db.ReleaseAddress(ctx, "nobody@x.test", "", ""); models.ErrorCode(err) != models.ENotFound || !strings.Contains(err.Error(), "nobody@x.test") {
 			t.Fatalf("unknown address: %v", err)
 		}
-		r, err := db.ReleaseAddress(ctx, "CEO@x.test", "ticket 7")
+		r, err := db.ReleaseAddress(ctx, "CEO@x.test", "ticket 7", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,8 +70,8 @@ func TestReleaseAddress(t *testing.T) {
 			t.Fatalf("accounts: %+v %v", accts, err)
 		}
 		for _, a := range accts {
-			if len(a.Workspaces) != 1 || a.Workspaces[0].Workspace.ID != ws.ID {
-				t.Fatalf("%s's workspaces: %+v", a.User.Email, a.Workspaces)
+			if want := a.User.ID != sq.ID; (len(a.Workspaces) == 1 && a.Workspaces[0].Workspace.ID == ws.ID) != want {
+				t.Fatalf("%s's workspaces: %+v (a member: want %v)", a.User.Email, a.Workspaces, want)
 			}
 		}
 		// The operator's reset works for any account.
@@ -159,4 +160,112 @@ func TestConfirmSignup(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestReleaseAddressTakesTheAccountOutOfItsWorkspaces: on both databases a
+// released account is a member of none of its workspaces, and the share
+// links it made no longer open; a release that would leave a workspace it
+// alone owns without an owner is refused naming the workspace and
+// --transfer-to, changing nothing, and with a new owner named (a member
+// or not) that account owns it, audited, in the same transaction.
+// Before, the released account stayed in its workspaces, possibly as the
+// only owner of one.
+func TestReleaseAddressTakesTheAccountOutOfItsWorkspaces(t *testing.T) {
+	for _, tc := range []struct {
+		name, heir string
+		wasMember  bool
+	}{
+		{"heir a member", "ed@x.test", true},
+		{"heir from elsewhere", "out@x.test", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dbtest.Each(t, func(t *testing.T, db *models.DB) {
+				ctx := t.Context()
+				w := newWorld(t, db)
+				sq, err := db.CreateUser(ctx, w.ws.ID, models.RoleOwner, models.NewUser{Email: "sq@x.test", Name: "Squat", Password: "long enough password"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := db.CreateUser(ctx, w.ws.ID, models.RoleEditor, models.NewUser{Email: "ed@x.test", Name: "Ed", Password: "long enough password"}); err != nil {
+					t.Fatal(err)
+				}
+				out, err := db.CreateUser(ctx, w.ws.ID, models.RoleViewer, models.NewUser{Email: "out@x.test", Name: "Out", Password: "long enough password"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				other, err := db.CreateWorkspace(ctx, "Other team", out.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := db.RemoveMember(ctx, w.ws.ID, out.ID, false); err != nil {
+					t.Fatal(err)
+				}
+				if _, _, err := db.CreateShareLink(ctx, models.NewShareLink{WorkspaceID: w.ws.ID, Kind: models.ShareRun, RunID: w.runs[0].ID, CreatedBy: &sq.ID}); err != nil {
+					t.Fatal(err)
+				}
+				// Make sq the only owner of the workspace.
+				ms, err := db.ListMembers(ctx, w.ws.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, m := range ms {
+					if m.Role == models.RoleOwner && m.User.ID != sq.ID {
+						if _, err := db.RemoveMember(ctx, w.ws.ID, m.User.ID, false); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+
+				for _, bad := range []struct{ to, want string }{
+					{"", `the only owner of "` + w.ws.Name + `"`},
+					{"sq@x.test", "the account being released"},
+					{"nobody@x.test", `--transfer-to: no account has the address "nobody@x.test"`},
+				} {
+					_, err := db.ReleaseAddress(ctx, "sq@x.test", "", bad.to)
+					if err == nil || !strings.Contains(err.Error(), bad.want) {
+						t.Fatalf("--transfer-to %q: %v, want %q", bad.to, err, bad.want)
+					}
+					if bad.to == "" && (!errors.Is(err, models.ErrSoleOwner) || !strings.Contains(err.Error(), "--transfer-to EMAIL")) {
+						t.Fatalf("the refusal does not say what to do: %v", err)
+					}
+				}
+				if r, err := db.MemberRole(ctx, w.ws.ID, sq.ID); err != nil || r != models.RoleOwner {
+					t.Fatalf("a refused release changed the membership: %v %v", r, err)
+				}
+				if _, err := db.FindUserByEmail(ctx, "sq@x.test"); err != nil {
+					t.Fatalf("a refused release renamed the account: %v", err)
+				}
+
+				r, err := db.ReleaseAddress(ctx, "sq@x.test", "ticket 9", tc.heir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Shares != 1 || r.TransferredTo != tc.heir || len(r.Transferred) != 1 || r.Transferred[0] != w.ws.Name || len(r.Workspaces) != 1 {
+					t.Fatalf("release: %+v", r)
+				}
+				if _, err := db.MemberRole(ctx, w.ws.ID, sq.ID); models.ErrorCode(err) != models.ENotFound {
+					t.Fatalf("the released account is still a member: %v", err)
+				}
+				heir, err := db.FindUserByEmail(ctx, tc.heir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if role, err := db.MemberRole(ctx, w.ws.ID, heir.ID); err != nil || role != models.RoleOwner {
+					t.Fatalf("%s after the transfer: %v %v", tc.heir, role, err)
+				}
+				if role, err := db.MemberRole(ctx, other.ID, out.ID); err != nil || role != models.RoleOwner {
+					t.Fatalf("the heir's own workspace changed: %v %v", role, err)
+				}
+				links, err := db.ListShareLinks(ctx, w.ws.ID)
+				if err != nil || len(links) != 1 || links[0].RevokedAt == nil {
+					t.Fatalf("share links after the release: %+v %v", links, err)
+				}
+				evs, err := db.ListAudit(ctx, w.ws.ID, 0, 2)
+				if err != nil || len(evs) != 2 || evs[0].Action != models.AuditAddressReleased || !strings.Contains(evs[0].Detail, "taken out of the workspace") ||
+					evs[1].Action != models.AuditMemberRole || evs[1].Target != tc.heir {
+					t.Fatalf("audit: %+v %v", evs, err)
+				}
+			})
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,17 +44,20 @@ func wholeReviews(ctx context.Context, db *models.DB, wsID, datasetID int64, cri
 	}
 	if len(ids) > 0 {
 		var users []models.User
-		if err := db.Reader(ctx).Select("id", "email").Where("id IN ?", ids).Find(&users).Error; err != nil {
+		if err := db.Reader(ctx).Select("id", "email", "name").Where("id IN ?", ids).Find(&users).Error; err != nil {
 			return nil, err
 		}
-		email := map[int64]string{}
+		byID := map[int64]models.User{}
 		for _, u := range users {
-			email[u.ID] = u.Email
+			byID[u.ID] = u
 		}
 		for i := range rs {
 			if rs[i].UserID != nil {
-				if e, ok := email[*rs[i].UserID]; ok {
-					rs[i].Reviewer = e
+				if u, ok := byID[*rs[i].UserID]; ok {
+					rs[i].Reviewer = u.Email
+					if n := strings.TrimSpace(u.Name); n != u.Email {
+						rs[i].ReviewerName = n // the name reports key the account by
+					}
 				}
 			}
 		}
@@ -67,7 +71,7 @@ func wholeReviews(ctx context.Context, db *models.DB, wsID, datasetID int64, cri
 // ratingFields is what ListCriteriaRatings reads of a review.
 func ratingFields(r models.ReviewRating) models.ReviewRating {
 	return models.ReviewRating{ID: r.ID, WorkspaceID: r.WorkspaceID, DatasetID: r.DatasetID, RowID: r.RowID, Criterion: r.Criterion,
-		HumanColumn: r.HumanColumn, Reviewer: r.Reviewer, UserID: r.UserID, Score: r.Score, Lo: r.Lo, Hi: r.Hi}
+		HumanColumn: r.HumanColumn, Reviewer: r.Reviewer, ReviewerName: r.ReviewerName, UserID: r.UserID, Score: r.Score, Lo: r.Lo, Hi: r.Hi}
 }
 
 // seedRatings stores a dataset of rows samples and reviews reviews of them

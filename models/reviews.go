@@ -167,7 +167,7 @@ func (db *DB) ListReviewRatings(ctx context.Context, wsID, datasetID int64, crit
 	if err := q.Order("id").Find(&rs).Error; err != nil {
 		return nil, err
 	}
-	return rs, db.withCurrentReviewers(ctx, rs, true)
+	return rs, db.withCurrentReviewers(ctx, rs)
 }
 
 // ListCriteriaRatings returns the ratings of every review of the
@@ -236,7 +236,7 @@ func (db *DB) ListCriteriaRatings(ctx context.Context, wsID, datasetID int64, cr
 	}
 	for _, rs := range out {
 		slices.SortFunc(rs, func(a, b ReviewRating) int { return cmp.Compare(a.ID, b.ID) })
-		if err := db.withCurrentReviewers(ctx, rs, false); err != nil {
+		if err := db.withCurrentReviewers(ctx, rs); err != nil {
 			return nil, err
 		}
 	}
@@ -262,7 +262,7 @@ func (db *DB) ListRowsCriteriaReviews(ctx context.Context, wsID, datasetID int64
 		return nil, err
 	}
 	slices.SortFunc(rs, func(a, b ReviewRating) int { return cmp.Compare(a.ID, b.ID) })
-	if err := db.withCurrentReviewers(ctx, rs, true); err != nil {
+	if err := db.withCurrentReviewers(ctx, rs); err != nil {
 		return nil, err
 	}
 	for _, r := range rs {
@@ -278,7 +278,7 @@ func (db *DB) ListDatasetReviews(ctx context.Context, wsID, datasetID int64) ([]
 	if err := db.Reader(ctx).Where("workspace_id = ? AND dataset_id = ?", wsID, datasetID).Order("id").Find(&rs).Error; err != nil {
 		return nil, err
 	}
-	return rs, db.withCurrentReviewers(ctx, rs, true)
+	return rs, db.withCurrentReviewers(ctx, rs)
 }
 
 // DatasetCriteria names the criteria a dataset's reviews can be of,
@@ -319,18 +319,19 @@ func (db *DB) ListReviewsAfter(ctx context.Context, wsID, datasetID int64, crite
 	if err := q.Where("id > ?", afterID).Order("id").Limit(limit).Find(&rs).Error; err != nil {
 		return nil, err
 	}
-	return rs, db.withCurrentReviewers(ctx, rs, true)
+	return rs, db.withCurrentReviewers(ctx, rs)
 }
 
 // withCurrentReviewers names each review of a signed-in reviewer (one with
 // a user id) by the account's current email, the name an account reviews
 // under: the email stored with a review is the one it had then, and a
 // changed email must not make the account's earlier reviews someone
-// else's. With names, it sets the account's display name beside it
-// (ReviewerName), which the pages show with the email; a report's read of
-// the ratings alone (ListCriteriaRatings) needs none. Reviews without a user id (a name typed without accounts, or an
-// account since deleted) keep the name stored with them.
-func (db *DB) withCurrentReviewers(ctx context.Context, rs []ReviewRating, names bool) error {
+// else's. It sets the account's display name beside it (ReviewerName),
+// which the pages show with the email and reports name the account by
+// among the annotators (AnnotatorName). Reviews without a user id (a name
+// typed without accounts, or an account since deleted) keep the name
+// stored with them.
+func (db *DB) withCurrentReviewers(ctx context.Context, rs []ReviewRating) error {
 	seen := map[int64]bool{}
 	var ids []int64
 	for _, r := range rs {
@@ -356,7 +357,7 @@ func (db *DB) withCurrentReviewers(ctx context.Context, rs []ReviewRating, names
 		}
 		if u, ok := byID[*rs[i].UserID]; ok {
 			rs[i].Reviewer = u.Email
-			if n := strings.TrimSpace(u.Name); names && n != u.Email {
+			if n := strings.TrimSpace(u.Name); n != u.Email {
 				rs[i].ReviewerName = n // "" when it has none
 			}
 		}
@@ -376,6 +377,19 @@ func ReviewerKeyOf(name string, userID *int64) string {
 
 // ReviewerKey identifies who gave the review (ReviewerKeyOf).
 func (r ReviewRating) ReviewerKey() string { return ReviewerKeyOf(r.Reviewer, r.UserID) }
+
+// AnnotatorName is the reviewer as reports, figures and exports name them
+// among a criterion's annotators (BrowserAnnotatorKeys): an account by its
+// display name (ReviewerName, when the reader set it), not its email,
+// which those would spread to wherever they are sent; an account without
+// a display name of its own, and a name typed without an account, as
+// Reviewer.
+func (r ReviewRating) AnnotatorName() string {
+	if r.UserID != nil && r.ReviewerName != "" {
+		return r.ReviewerName
+	}
+	return r.Reviewer
+}
 
 // RunHumanScale is the scale people rate criterion ci of the run on: the
 // rubric's own range, whatever scale the run's method asked the judge to
@@ -646,7 +660,7 @@ func BrowserAnnotatorKeys(key string, reviews []ReviewRating, taken []string) (k
 	for _, r := range reviews {
 		if id := r.ReviewerKey(); !seen[id] {
 			seen[id] = true
-			rs = append(rs, reviewer{id, r.Reviewer})
+			rs = append(rs, reviewer{id, r.AnnotatorName()})
 		}
 	}
 	account := func(id string) bool { return strings.HasPrefix(id, "user:") } // ReviewerKeyOf

@@ -450,8 +450,12 @@ func usedRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice m
 			// account and a typed name that read alike are two annotators
 			// (models.BrowserAnnotatorKeys), and a summary stored when they
 			// were merged into one must not be served.
-			who := r.ReviewerKey()
-			fmt.Fprintf(h, "%d,%d,%s,%g,%g,%d:%s,%d:%s;", r.ID, r.RowID, score, r.Lo, r.Hi, len(r.Reviewer), r.Reviewer, len(who), who)
+			// The name the annotators are keyed by too (an account's
+			// display name: models.ReviewRating.AnnotatorName), so that
+			// a summary that keyed them by email, or by a name since
+			// changed, is not served.
+			who, as := r.ReviewerKey(), r.AnnotatorName()
+			fmt.Fprintf(h, "%d,%d,%s,%g,%g,%d:%s,%d:%s,%d:%s;", r.ID, r.RowID, score, r.Lo, r.Hi, len(r.Reviewer), r.Reviewer, len(who), who, len(as), as)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

@@ -289,7 +289,7 @@ func (p Provenance) HumanColumnsText() string {
 // link's pages and report): each browser reviewer among the annotators is
 // named "reviewer 1", "reviewer 2"... in the order they first appear,
 // the same number for the same reviewer on every criterion, instead of by
-// the account's email or the name typed, which the workspace's own pages
+// the account's display name or the name typed, which the workspace's own pages
 // show. Imported annotators' columns are the dataset's, shown as they are.
 func (p Provenance) WithoutReviewerNames() Provenance {
 	number := map[string]int{}

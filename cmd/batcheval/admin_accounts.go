@@ -29,11 +29,13 @@ const adminAccountsUsage = `  batcheval admin list-users
   batcheval admin reset-link --email ADDRESS [--base-url URL] [--mail]
       issue a password reset link (single use, 24 hours) for any account and
       print it to hand over; --mail sends it to the address instead (SMTP set)
-  batcheval admin release-address --email ADDRESS [--reason TEXT]
+  batcheval admin release-address --email ADDRESS [--reason TEXT] [--transfer-to EMAIL]
       free an address that an account holds without the right to: the account
       is renamed to a placeholder address, its password made unusable, its
-      sessions signed out and its API tokens revoked; then the address's owner
-      can register it
+      sessions signed out, its API tokens and share links revoked, and it is
+      taken out of every workspace; then the address's owner can register it.
+      A workspace it is the only owner of is refused unless --transfer-to
+      names the account that becomes its owner
 `
 
 // accountCommands are the admin subcommands of this file.
@@ -203,6 +205,7 @@ func releaseAddress(ctx context.Context, args []string, getenv func(string) stri
 	fs, c := newCommand("admin release-address", getenv, stderr)
 	email := fs.String("email", "", "the address to release")
 	reason := fs.String("reason", "", "why, for the audit log (e.g. \"registered by someone else; ticket 42\")")
+	transferTo := fs.String("transfer-to", "", "the account that becomes owner of the workspaces the released account is the only owner of")
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
@@ -217,14 +220,18 @@ func releaseAddress(ctx context.Context, args []string, getenv func(string) stri
 		return err
 	}
 	defer db.Close()
-	r, err := db.ReleaseAddress(ctx, *email, *reason)
+	r, err := db.ReleaseAddress(ctx, *email, *reason, *transferTo)
 	if err != nil {
 		return fmt.Errorf("--email %s: %s (nothing was changed)", *email, models.ErrorMessage(err))
 	}
-	fmt.Fprintf(stdout, "Released %s: the account %d (%s) is now %s; its sessions are signed out, its password no longer works, %d API %s revoked.\n",
-		r.Email, r.UserID, oneLine(r.Name), r.NewEmail, r.Tokens, map[bool]string{true: "token", false: "tokens"}[r.Tokens == 1])
+	fmt.Fprintf(stdout, "Released %s: the account %d (%s) is now %s; its sessions are signed out, its password no longer works, %d API %s and %d share %s revoked.\n",
+		r.Email, r.UserID, oneLine(r.Name), r.NewEmail, r.Tokens, map[bool]string{true: "token", false: "tokens"}[r.Tokens == 1],
+		r.Shares, map[bool]string{true: "link", false: "links"}[r.Shares == 1])
+	if len(r.Transferred) > 0 {
+		fmt.Fprintf(stdout, "%s is now the owner of %s.\n", r.TransferredTo, strings.Join(quoteAll(r.Transferred), ", "))
+	}
 	if len(r.Workspaces) > 0 {
-		fmt.Fprintf(stdout, "It stays a member of %s until an owner removes it; each of those audit logs records the release.\n", strings.Join(quoteAll(r.Workspaces), ", "))
+		fmt.Fprintf(stdout, "It is no longer a member of %s (its ratings and runs stay); each of those audit logs records the release.\n", strings.Join(quoteAll(r.Workspaces), ", "))
 	}
 	fmt.Fprintf(stdout, "%s can now be registered by its owner (an invite link, or `batcheval admin create-user`). Should the account have been theirs, `batcheval admin reset-link --email %s` gives it a new password.\n",
 		r.Email, r.NewEmail)

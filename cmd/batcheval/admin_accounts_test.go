@@ -101,7 +101,7 @@ func TestAdminReleaseSquattedAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "Released ceo@company.com") || !strings.Contains(out, "1 API token revoked") || !strings.Contains(out, `"Mallory's corner"`) {
+	if !strings.Contains(out, "Released ceo@company.com") || !strings.Contains(out, "1 API token and 0 share links revoked") || !strings.Contains(out, `"Mallory's corner"`) {
 		t.Fatalf("release-address said:\n%s", out)
 	}
 	after, err := db.FindUser(ctx, squat.ID)
@@ -125,6 +125,25 @@ func TestAdminReleaseSquattedAddress(t *testing.T) {
 	}
 	if _, err := cmd("release-address", "--email", after.Email); err == nil || !strings.Contains(err.Error(), "already a placeholder") {
 		t.Fatalf("releasing a placeholder: %v", err)
+	}
+	if _, err := db.MemberRole(ctx, mws.ID, squat.ID); models.ErrorCode(err) != models.ENotFound {
+		t.Fatalf("the released account is still a member of Mallory's corner: %v", err)
+	}
+	// Mallory, now the only owner of her workspace, is released in turn:
+	// refused until someone is named to own it, then Ada owns it.
+	if _, err := cmd("release-address", "--email", "mallory@company.com"); err == nil ||
+		!strings.Contains(err.Error(), `only owner of "Mallory's corner"`) || !strings.Contains(err.Error(), "--transfer-to EMAIL") || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("releasing the only owner: %v", err)
+	}
+	if r, err := db.MemberRole(ctx, mws.ID, mallory.ID); err != nil || r != models.RoleOwner {
+		t.Fatalf("a refused release changed Mallory's membership: %v %v", r, err)
+	}
+	out, err = cmd("release-address", "--email", "mallory@company.com", "--transfer-to", "ada@company.com")
+	if err != nil || !strings.Contains(out, `ada@company.com is now the owner of "Mallory's corner"`) {
+		t.Fatalf("release with --transfer-to: %v\n%s", err, out)
+	}
+	if r, err := db.MemberRole(ctx, mws.ID, ada.ID); err != nil || r != models.RoleOwner {
+		t.Fatalf("Ada after the transfer: %v %v", r, err)
 	}
 
 	// The real person registers the address through Ada's invite.
