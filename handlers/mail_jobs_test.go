@@ -291,3 +291,68 @@ func TestShownInviteLinkNotReplacedByRetry(t *testing.T) {
 		}
 	})
 }
+
+// TestLostReplyKeepsFirstLink: the SMTP server takes a mail but its reply
+// is lost (the connection closes after the message), so the job tries
+// again and a second mail arrives. Whichever mail the person opens works
+// (before: the retry made a new token and the first mail's link no longer
+// worked, though it may be the only one that arrives), and once one is
+// used the other no longer works (single use).
+func TestLostReplyKeepsFirstLink(t *testing.T) {
+	cases := []struct {
+		name string
+		// ask makes the link mailed to bob@company.com; part is its path's
+		// start.
+		ask  func(env *testEnv, bobID int64, owner, bob *http.Cookie)
+		part string
+		// use uses the link at path, signed in as bob where it needs it.
+		use func(env *testEnv, path string, bob *http.Cookie) int
+	}{
+		{name: "reset", part: "/reset/",
+			ask: func(env *testEnv, bobID int64, owner, bob *http.Cookie) {
+				if rec := env.send(http.MethodPost, "/members/"+itoa(bobID)+"/reset", nil, "", owner); rec.Code != http.StatusSeeOther {
+					env.t.Fatalf("reset = %d: %s", rec.Code, rec.Body)
+				}
+			},
+			use: func(env *testEnv, path string, bob *http.Cookie) int {
+				return env.send(http.MethodPost, path, url.Values{"password": {"a brand new password"}}, "").Code
+			}},
+		{name: "confirmation", part: "/confirm/",
+			ask: func(env *testEnv, bobID int64, owner, bob *http.Cookie) {
+				if rec := env.send(http.MethodPost, "/account/confirm", nil, "", bob); rec.Code != http.StatusSeeOther {
+					env.t.Fatalf("ask for a confirmation link = %d: %s", rec.Code, rec.Body)
+				}
+			},
+			use: func(env *testEnv, path string, bob *http.Cookie) int {
+				return env.send(http.MethodPost, path, nil, "", bob).Code
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			eachDB(t, func(t *testing.T, env *testEnv) {
+				smtpd := withMail(t, env)
+				smtpd.DropAfterData(1)
+				ada := env.createUser(env.ws.ID, "ada@company.com", models.RoleOwner)
+				bob := env.createUser(env.ws.ID, "bob@company.com", models.RoleEditor)
+				bc := env.sessionCookie(bob)
+				tc.ask(env, bob.ID, env.sessionCookie(ada), bc)
+				msgs := waitMessages(t, smtpd, 2)
+				if err := env.runner.WaitMail(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				first, second := pathOf(t, msgs[0].Link(tc.part)), pathOf(t, msgs[1].Link(tc.part))
+				for _, p := range []string{first, second} {
+					if page := env.send(http.MethodGet, p, nil, "", bc); page.Code != http.StatusOK {
+						t.Fatalf("the link %s of the mails %s and %s = %d: %s", p, first, second, page.Code, page.Body)
+					}
+				}
+				if code := tc.use(env, first, bc); code != http.StatusSeeOther {
+					t.Fatalf("using the first mail's link = %d", code)
+				}
+				if page := env.send(http.MethodGet, second, nil, "", bc); page.Code == http.StatusOK {
+					t.Fatalf("the second mail's link still works once the first was used")
+				}
+			})
+		})
+	}
+}

@@ -9,13 +9,44 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // Mailed links are sent by a background job (runner/mail.go) that holds
 // only the kind and id of the link's row: a token is never stored in
 // clear, not even in the job. The job makes the link's token when it runs
-// (RemintLink), stores its hash in place of the one before, and mails it;
-// every attempt makes a new one, so only the last link mailed works.
+// (RemintLink), stores its hash in place of the one before, and mails it.
+// An attempt that failed may have delivered its mail all the same (the
+// SMTP server took the message but its reply was lost), so the hash of a
+// token mailed before is kept (MailedToken): every link a job mailed
+// opens the same row, single use as ever, until it is used, ends, or its
+// owner is shown a new one instead.
+
+// MailedToken is a token (its hash) a mail job sent before its last
+// attempt: the link it was in keeps opening its row.
+type MailedToken struct {
+	ID int64 `gorm:"primaryKey"`
+	// Kind is LinkInvite, LinkReset or LinkConfirm; LinkID the row.
+	Kind      string
+	LinkID    int64
+	TokenHash string
+	CreatedAt time.Time
+}
+
+// linkToken matches the row of link kind that a token (its hash) opens:
+// the row's token, or one mailed before its last mail (MailedToken).
+func linkToken(kind, hash string) clause.Expr {
+	return gorm.Expr("(token_hash = ? OR id IN (SELECT mailed_tokens.link_id FROM mailed_tokens WHERE mailed_tokens.kind = ? AND mailed_tokens.token_hash = ?))", hash, kind, hash)
+}
+
+// keepMailedToken keeps the hash a link's row holds before the next
+// attempt replaces it, when that hash was mailed.
+func keepMailedToken(tx *gorm.DB, kind string, id int64, hash string) error {
+	if err := tx.Create(&MailedToken{Kind: kind, LinkID: id, TokenHash: hash, CreatedAt: time.Now().UTC()}).Error; err != nil {
+		return fmt.Errorf("keep the %s link mailed before: %w", kind, err)
+	}
+	return nil
+}
 
 // QueueLinkMail queues, in tx (the transaction that makes the link's
 // row), the mail of the link whose row has id: a row is never stored
@@ -61,7 +92,9 @@ type MailLink struct {
 // RemintLink gives the open link kind/id a new token for the mail about
 // to be sent; ok is false when the link no longer works (used, revoked,
 // expired, or its account's address released): nothing is to be sent.
-func (db *DB) RemintLink(ctx context.Context, kind string, id int64) (l MailLink, ok bool, err error) {
+// mailed says the token it holds was mailed by an earlier attempt, which
+// may have been delivered: that token keeps working beside the new one.
+func (db *DB) RemintLink(ctx context.Context, kind string, id int64, mailed bool) (l MailLink, ok bool, err error) {
 	token, hash, err := NewLinkToken()
 	if err != nil {
 		return MailLink{}, false, err
@@ -91,6 +124,11 @@ func (db *DB) RemintLink(ctx context.Context, kind string, id int64) (l MailLink
 				l.Inviter = by.Name
 			}
 			l.To, l.Path, l.Workspace, l.Role = inv.Email, "/invites/"+token, ws.Name, string(inv.Role)
+			if mailed {
+				if err := keepMailedToken(tx, kind, id, inv.TokenHash); err != nil {
+					return err
+				}
+			}
 			res = tx.Model(&Invite{}).Where("id = ?", id).Update("token_hash", hash)
 		case LinkReset:
 			var pr PasswordReset
@@ -102,6 +140,11 @@ func (db *DB) RemintLink(ctx context.Context, kind string, id int64) (l MailLink
 				return err
 			}
 			l.To, l.Path, l.Name = u.Email, "/reset/"+token, u.Name
+			if mailed {
+				if err := keepMailedToken(tx, kind, id, pr.TokenHash); err != nil {
+					return err
+				}
+			}
 			res = tx.Model(&PasswordReset{}).Where("id = ?", id).Update("token_hash", hash)
 		case LinkConfirm:
 			var ec EmailConfirmation
@@ -120,6 +163,11 @@ func (db *DB) RemintLink(ctx context.Context, kind string, id int64) (l MailLink
 				l.Workspace = ws.Name
 			}
 			l.To, l.Path = ec.Email, "/confirm/"+token
+			if mailed {
+				if err := keepMailedToken(tx, kind, id, ec.TokenHash); err != nil {
+					return err
+				}
+			}
 			res = tx.Model(&EmailConfirmation{}).Where("id = ?", id).Update("token_hash", hash)
 		default:
 			return fmt.Errorf("no link is of kind %q", kind)
@@ -153,6 +201,10 @@ func (db *DB) ShowInviteLink(ctx context.Context, wsID, id int64) (Invite, strin
 		if err := tx.Where("workspace_id = ? AND id = ? AND used_at IS NULL AND expires_at > ?", wsID, id, time.Now().UTC()).
 			Where(inviteMakerOwns).First(&inv).Error; err != nil {
 			return notFoundText(err, fmt.Sprintf("invite %d does not exist, was already used, or has already ended", id))
+		}
+		// The links mailed before stop working too.
+		if err := tx.Where("kind = ? AND link_id = ?", LinkInvite, id).Delete(&MailedToken{}).Error; err != nil {
+			return fmt.Errorf("end the links mailed before: %w", err)
 		}
 		return tx.Model(&Invite{}).Where("id = ?", id).Updates(map[string]any{"token_hash": hash, "mail_problem": "", "mail_stopped": true}).Error
 	})

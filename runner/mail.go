@@ -25,7 +25,9 @@ import (
 //
 // The job holds the kind and id of the link's row, never its token: the
 // token is made when the job runs and only its hash is stored
-// (models.RemintLink), as for every link.
+// (models.RemintLink), as for every link; a link mailed by an earlier
+// attempt keeps working (models.MailedToken), since a failed attempt may
+// have been delivered all the same.
 
 const mailKind = "batcheval_mail"
 
@@ -228,7 +230,10 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 		}
 		return err
 	}
-	l, ok, err := r.db.RemintLink(ctx, a.Link, a.ID)
+	// An attempt before this one may have been delivered though it
+	// failed (the server's reply after the message was lost): its link
+	// keeps working.
+	l, ok, err := r.db.RemintLink(ctx, a.Link, a.ID, job.Attempt > 1)
 	if err != nil {
 		return err
 	}
