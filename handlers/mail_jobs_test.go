@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -351,6 +352,66 @@ func TestLostReplyKeepsFirstLink(t *testing.T) {
 				}
 				if page := env.send(http.MethodGet, second, nil, "", bc); page.Code == http.StatusOK {
 					t.Fatalf("the second mail's link still works once the first was used")
+				}
+			})
+		})
+	}
+}
+
+// TestUndeliveredAccountMailShown: the SMTP server refuses a password
+// reset's or an address confirmation's mail for good. The account's own
+// page says the mail was not delivered and why (escaped), and the
+// owner's Members shows it beside the member (before: both mails were
+// only logged, and the person waited for a mail that never came).
+func TestUndeliveredAccountMailShown(t *testing.T) {
+	cases := []struct {
+		name, what string
+		ask        func(env *testEnv, bobID int64, owner, bob *http.Cookie) *httptest.ResponseRecorder
+	}{
+		{name: "reset", what: "password reset mail", ask: func(env *testEnv, bobID int64, owner, bob *http.Cookie) *httptest.ResponseRecorder {
+			return env.send(http.MethodPost, "/members/"+itoa(bobID)+"/reset", nil, "", owner)
+		}},
+		{name: "confirmation", what: "confirmation mail", ask: func(env *testEnv, bobID int64, owner, bob *http.Cookie) *httptest.ResponseRecorder {
+			return env.send(http.MethodPost, "/account/confirm", nil, "", bob)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			eachDB(t, func(t *testing.T, env *testEnv) {
+				smtpd := withMail(t, env)
+				smtpd.Refuse("550 5.1.1 <b>bob</b> no such mailbox")
+				ada := env.createUser(env.ws.ID, "ada@company.com", models.RoleOwner)
+				bob := env.createUser(env.ws.ID, "bob@company.com", models.RoleEditor)
+				ac, bc := env.sessionCookie(ada), env.sessionCookie(bob)
+				if rec := tc.ask(env, bob.ID, ac, bc); rec.Code != http.StatusSeeOther {
+					t.Fatalf("ask = %d: %s", rec.Code, rec.Body)
+				}
+				if err := env.runner.WaitMail(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				want := html.EscapeString("<b>bob</b> no such mailbox")
+				account := env.send(http.MethodGet, "/account", nil, "", bc).Body.String()
+				if !strings.Contains(account, `data-testid="account-mail-problem"`) || !strings.Contains(account, "deliver the "+tc.what+" to bob@company.com") ||
+					!strings.Contains(account, want) || strings.Contains(account, "<b>bob</b>") {
+					t.Fatalf("the account page does not say the mail was not delivered, escaped:\n%s", account)
+				}
+				members := env.send(http.MethodGet, "/members", nil, "", ac).Body.String()
+				if !strings.Contains(members, `data-testid="member-mail-problem"`) || !strings.Contains(members, want) {
+					t.Fatalf("Members does not show the member's undelivered mail:\n%s", members)
+				}
+				if other := env.send(http.MethodGet, "/account", nil, "", ac).Body.String(); strings.Contains(other, "account-mail-problem") {
+					t.Fatalf("another account's page shows bob's mail problem")
+				}
+				// Delivered the next time: nothing to say any more.
+				if rec := tc.ask(env, bob.ID, ac, bc); rec.Code != http.StatusSeeOther {
+					t.Fatalf("ask again = %d", rec.Code)
+				}
+				waitMessages(t, smtpd, 1)
+				if err := env.runner.WaitMail(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				if account := env.send(http.MethodGet, "/account", nil, "", bc).Body.String(); strings.Contains(account, "account-mail-problem") {
+					t.Fatalf("the problem is still shown once a newer mail was delivered")
 				}
 			})
 		})

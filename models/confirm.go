@@ -25,6 +25,9 @@ type EmailConfirmation struct {
 	CreatedAt time.Time
 	ExpiresAt time.Time
 	UsedAt    *time.Time
+	// MailProblem is why the last attempt at mailing the link failed
+	// ("": delivered, or no attempt failed yet).
+	MailProblem string
 }
 
 // ConfirmTTL is how long a mailed confirmation link works: mail can be

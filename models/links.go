@@ -54,6 +54,9 @@ type PasswordReset struct {
 	// BySelf marks a link the account's holder asked for on the sign-in
 	// page, mailed to the account's confirmed address.
 	BySelf bool
+	// MailProblem is why the last attempt at mailing the link failed
+	// ("": delivered, not mailed, or no attempt failed yet).
+	MailProblem string
 }
 
 // Link lifetimes: an invite waits a week for someone back from holiday; a

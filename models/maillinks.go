@@ -184,7 +184,87 @@ func (db *DB) RemintLink(ctx context.Context, kind string, id int64, mailed bool
 // RecordInviteMail records why mailing an invite's link failed ("": it
 // was delivered).
 func (db *DB) RecordInviteMail(ctx context.Context, id int64, problem string) error {
-	return db.Gorm.WithContext(ctx).Model(&Invite{}).Where("id = ?", id).Update("mail_problem", clip(problem, 1000)).Error
+	return db.RecordLinkMail(ctx, LinkInvite, id, problem)
+}
+
+// RecordLinkMail records why mailing the link kind/id failed ("": it was
+// delivered).
+func (db *DB) RecordLinkMail(ctx context.Context, kind string, id int64, problem string) error {
+	var m any
+	switch kind {
+	case LinkInvite:
+		m = &Invite{}
+	case LinkReset:
+		m = &PasswordReset{}
+	case LinkConfirm:
+		m = &EmailConfirmation{}
+	default:
+		return fmt.Errorf("no link is of kind %q", kind)
+	}
+	return db.Gorm.WithContext(ctx).Model(m).Where("id = ?", id).Update("mail_problem", clip(problem, 1000)).Error
+}
+
+// UndeliveredMail is a reset or confirmation link of an account whose
+// mail could not be delivered (yet).
+type UndeliveredMail struct {
+	// Kind is LinkReset or LinkConfirm; To the address mailed.
+	Kind, To string
+	// Problem is the SMTP server's reason and whether it is tried again.
+	Problem string
+}
+
+// What names the mail ("password reset mail").
+func (u UndeliveredMail) What() string {
+	if u.Kind == LinkReset {
+		return "password reset mail"
+	}
+	return "confirmation mail"
+}
+
+// UndeliveredMails finds, for each account of userIDs (all accounts when
+// nil), its newest open reset or confirmation link when its mail could not
+// be delivered: a newer link, or one used or ended, leaves nothing to say.
+func (db *DB) UndeliveredMails(ctx context.Context, userIDs []int64) (map[int64]UndeliveredMail, error) {
+	type row struct {
+		ID          int64
+		UserID      int64
+		Kind        string
+		Addr        string
+		MailProblem string
+		CreatedAt   time.Time
+	}
+	now := time.Now().UTC()
+	var resets, confirms []row
+	q := db.Reader(ctx).Table("password_resets").Select("password_resets.id, password_resets.user_id, 'reset' AS kind, users.email AS addr, password_resets.mail_problem, password_resets.created_at").
+		Joins("JOIN users ON users.id = password_resets.user_id").
+		Where("password_resets.used_at IS NULL AND password_resets.expires_at > ?", now)
+	if userIDs != nil {
+		q = q.Where("password_resets.user_id IN ?", userIDs)
+	}
+	if err := q.Scan(&resets).Error; err != nil {
+		return nil, fmt.Errorf("find undelivered reset mails: %w", err)
+	}
+	q = db.Reader(ctx).Table("email_confirmations").Select("id, user_id, 'confirm' AS kind, email AS addr, mail_problem, created_at").
+		Where("user_id IS NOT NULL AND used_at IS NULL AND expires_at > ?", now)
+	if userIDs != nil {
+		q = q.Where("user_id IN ?", userIDs)
+	}
+	if err := q.Scan(&confirms).Error; err != nil {
+		return nil, fmt.Errorf("find undelivered confirmation mails: %w", err)
+	}
+	newest := map[int64]row{}
+	for _, r := range append(resets, confirms...) {
+		if n, ok := newest[r.UserID]; !ok || r.CreatedAt.After(n.CreatedAt) || (r.CreatedAt.Equal(n.CreatedAt) && r.ID > n.ID) {
+			newest[r.UserID] = r
+		}
+	}
+	out := map[int64]UndeliveredMail{}
+	for id, r := range newest {
+		if r.MailProblem != "" {
+			out[id] = UndeliveredMail{Kind: r.Kind, To: r.Addr, Problem: r.MailProblem}
+		}
+	}
+	return out, nil
 }
 
 // ShowInviteLink gives an open invite of the workspace a new token, for

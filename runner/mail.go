@@ -268,11 +268,13 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 	if err != nil {
 		r.log.Warn("mail not delivered", "link", l.Kind, "id", a.ID, "to", l.To, "problem", problem)
 	}
-	if l.Kind == models.LinkInvite && (err != nil || job.Attempt > 1) {
-		// Recorded even when the attempt used the job's time up.
+	if err != nil || job.Attempt > 1 {
+		// Recorded (and shown: Members for invites and members, the
+		// account's page, admin list-users) even when the attempt used
+		// the job's time up.
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		if rerr := r.db.RecordInviteMail(rctx, a.ID, problem); rerr != nil {
-			r.log.Warn("mail: record the invite's mail problem", "invite", a.ID, "err", rerr)
+		if rerr := r.db.RecordLinkMail(rctx, l.Kind, a.ID, problem); rerr != nil {
+			r.log.Warn("mail: record the link's mail problem", "link", l.Kind, "id", a.ID, "err", rerr)
 		}
 		rcancel()
 	}

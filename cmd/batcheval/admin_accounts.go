@@ -83,9 +83,19 @@ func listUsers(ctx context.Context, args []string, getenv func(string) string, s
 		fmt.Fprintln(stdout, "No account exists yet: make the first with `batcheval admin create-user --email ADDRESS --name NAME --role owner`.")
 		return nil
 	}
+	undelivered, err := db.UndeliveredMails(ctx, nil)
+	if err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ADDRESS\tNAME\tCREATED\tCONFIRMED\tWORKSPACES")
+	fmt.Fprintln(tw, "ADDRESS\tNAME\tCREATED\tCONFIRMED\tMAIL\tWORKSPACES")
+	var problems []string
 	for _, a := range accounts {
+		mailState := "-"
+		if u, ok := undelivered[a.User.ID]; ok {
+			mailState = "undelivered"
+			problems = append(problems, fmt.Sprintf("%s: the %s to %s was not delivered: %s", a.User.Email, u.What(), u.To, oneLine(u.Problem)))
+		}
 		confirmed := "no"
 		if a.User.EmailConfirmedAt != nil {
 			confirmed = a.User.EmailConfirmedAt.UTC().Format("2006-01-02")
@@ -97,11 +107,17 @@ func listUsers(ctx context.Context, args []string, getenv func(string) string, s
 		if len(wss) == 0 {
 			wss = []string{"-"}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.User.Email, oneLine(a.User.Name), a.User.CreatedAt.UTC().Format("2006-01-02 15:04"),
-			confirmed, strings.Join(wss, ", "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.User.Email, oneLine(a.User.Name), a.User.CreatedAt.UTC().Format("2006-01-02 15:04"),
+			confirmed, mailState, strings.Join(wss, ", "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, p := range problems {
+		fmt.Fprintln(stdout, p)
+	}
+	if len(problems) > 0 {
+		fmt.Fprintln(stdout, "MAIL \"undelivered\": the account's newest reset or confirmation link could not be mailed (yet); check the mail settings and the address, then issue a new link (admin reset-link).")
 	}
 	fmt.Fprintf(stdout, "%d %s. CONFIRMED is when a link mailed to the address was opened; \"no\": nobody has shown they receive its mail.\n",
 		len(accounts), map[bool]string{true: "account", false: "accounts"}[len(accounts) == 1])

@@ -70,7 +70,7 @@ func TestAdminReleaseSquattedAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := regexp.MustCompile(`(?m)^ceo@company\.com\s+The CEO\s+\d{4}-\d\d-\d\d \d\d:\d\d\s+no\s+Mallory's corner \(owner\)$`)
+	row := regexp.MustCompile(`(?m)^ceo@company\.com\s+The CEO\s+\d{4}-\d\d-\d\d \d\d:\d\d\s+no\s+-\s+Mallory's corner \(owner\)$`)
 	if !row.MatchString(out) || !strings.Contains(out, "ada@company.com") || !strings.Contains(out, "3 accounts") {
 		t.Fatalf("list-users:\n%s", out)
 	}
@@ -220,5 +220,66 @@ func TestServeRefusesBadSMTPSettings(t *testing.T) {
 		if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%v: the database was created", tc.env)
 		}
+	}
+}
+
+// TestListUsersShowsUndeliveredMail: an account whose reset link's mail
+// the SMTP server refused is marked "undelivered" by list-users, with the
+// server's reason on a line of its own (control characters made spaces);
+// an account with a delivered mail is not.
+func TestListUsersShowsUndeliveredMail(t *testing.T) {
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "app.db")
+	env := map[string]string{"BATCHEVAL_DB": dbPath, "BATCHEVAL_SEED_DEMO": "false"}
+	getenv := func(k string) string { return env[k] }
+	var out, errOut bytes.Buffer
+	if err := admin(ctx, []string{"create-user", "--email", "ada@company.com", "--name", "Ada", "--role", "owner"}, getenv,
+		strings.NewReader("correct horse battery\n"), &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	db, err := models.Open(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ada, err := db.FindUserByEmail(ctx, "ada@company.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range []string{"bob@company.com", "cleo@company.com"} {
+		u, err := db.CreateUser(ctx, mustDefaultWS(t, db).ID, models.RoleEditor, models.NewUser{Email: who, Name: who, Password: "a long password"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, _, err := db.CreatePasswordReset(ctx, ada.ID, u.ID, models.ResetTTL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if who == "bob@company.com" {
+			if err := db.RecordLinkMail(ctx, models.LinkReset, pr.ID, "550 5.1.1 no such\x1b[2J mailbox (refused for good: not tried again)"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	out.Reset()
+	if err := admin(ctx, []string{"list-users"}, getenv, nil, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out.String(), "\n")
+	var bob, cleo string
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "bob@company.com "):
+			bob = l
+		case strings.HasPrefix(l, "cleo@company.com "):
+			cleo = l
+		}
+	}
+	if !strings.Contains(bob, "undelivered") || strings.Contains(cleo, "undelivered") {
+		t.Fatalf("list-users rows: bob %q, cleo %q:\n%s", bob, cleo, out.String())
+	}
+	if !strings.Contains(out.String(), "bob@company.com: the password reset mail to bob@company.com was not delivered: 550 5.1.1 no such [2J mailbox") ||
+		strings.Contains(out.String(), "\x1b") {
+		t.Fatalf("list-users does not give the reason, safely:\n%q", out.String())
 	}
 }

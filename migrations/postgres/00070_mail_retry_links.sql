@@ -16,5 +16,13 @@ CREATE TABLE mailed_tokens (
 CREATE UNIQUE INDEX idx_mailed_tokens_hash ON mailed_tokens (kind, token_hash);
 CREATE INDEX idx_mailed_tokens_link ON mailed_tokens (kind, link_id);
 
+-- Why the last attempt at mailing a reset or confirmation link failed (''
+-- when it was delivered or no attempt failed yet), as invites.mail_problem:
+-- the account's page, Members and `admin list-users` show it.
+ALTER TABLE password_resets ADD COLUMN mail_problem TEXT NOT NULL DEFAULT '';
+ALTER TABLE email_confirmations ADD COLUMN mail_problem TEXT NOT NULL DEFAULT '';
+
 -- +goose Down
+ALTER TABLE email_confirmations DROP COLUMN mail_problem;
+ALTER TABLE password_resets DROP COLUMN mail_problem;
 DROP TABLE mailed_tokens;
