@@ -433,6 +433,17 @@ func (h *Handlers) accountView(c echo.Context) web.AccountView {
 	v := web.AccountView{Page: page(c, "Your account"), Workspaces: p.Workspaces, Mail: h.mailOn()}
 	if p.Kind == Account {
 		v.Account, v.Name, v.Email, v.Confirmed = true, p.User.Name, p.User.Email, p.User.EmailConfirmedAt != nil
+		if h.mailOn() {
+			// A link mailed to the account that did not arrive: said here,
+			// to its holder only (the sign-in page's "Forgot password?"
+			// tells nobody whether an address has an account).
+			undelivered, err := h.DB.UndeliveredMails(c.Request().Context(), []int64{p.User.ID})
+			if err != nil {
+				h.Log.Warn("account page: undelivered mail", "err", err)
+			} else if u, ok := undelivered[p.User.ID]; ok {
+				v.Undelivered = &u
+			}
+		}
 	}
 	return v
 }
@@ -620,10 +631,20 @@ func (h *Handlers) renderMembers(c echo.Context, status int, onceLink, onceWhat,
 	if err != nil {
 		return err
 	}
+	var undelivered map[int64]models.UndeliveredMail
+	if h.mailOn() && len(ms) > 0 {
+		ids := make([]int64, len(ms))
+		for i, m := range ms {
+			ids[i] = m.User.ID
+		}
+		if undelivered, err = h.DB.UndeliveredMails(ctx, ids); err != nil {
+			return err
+		}
+	}
 	// One-time links must not be cached anywhere on the way back.
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return render(c, status, web.MembersPage(web.MembersView{Page: page(c, "Members"), Members: ms, Invites: invs,
-		OnceLink: onceLink, OnceLinkWhat: onceWhat, Error: errText, MeID: p.User.ID, LiveShares: shares, Raters: raters, Mail: h.mailOn()}))
+		OnceLink: onceLink, OnceLinkWhat: onceWhat, Error: errText, MeID: p.User.ID, LiveShares: shares, Raters: raters, Mail: h.mailOn(), Undelivered: undelivered}))
 }
 
 // absoluteURL makes a link to paste into a message.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -290,4 +291,129 @@ func TestShownInviteLinkNotReplacedByRetry(t *testing.T) {
 			t.Fatalf("the link handed over = %d after the retry: %s", page.Code, page.Body)
 		}
 	})
+}
+
+// TestLostReplyKeepsFirstLink: the SMTP server takes a mail but its reply
+// is lost (the connection closes after the message), so the job tries
+// again and a second mail arrives. Whichever mail the person opens works
+// (before: the retry made a new token and the first mail's link no longer
+// worked, though it may be the only one that arrives), and once one is
+// used the other no longer works (single use).
+func TestLostReplyKeepsFirstLink(t *testing.T) {
+	cases := []struct {
+		name string
+		// ask makes the link mailed to bob@company.com; part is its path's
+		// start.
+		ask  func(env *testEnv, bobID int64, owner, bob *http.Cookie)
+		part string
+		// use uses the link at path, signed in as bob where it needs it.
+		use func(env *testEnv, path string, bob *http.Cookie) int
+	}{
+		{name: "reset", part: "/reset/",
+			ask: func(env *testEnv, bobID int64, owner, bob *http.Cookie) {
+				if rec := env.send(http.MethodPost, "/members/"+itoa(bobID)+"/reset", nil, "", owner); rec.Code != http.StatusSeeOther {
+					env.t.Fatalf("reset = %d: %s", rec.Code, rec.Body)
+				}
+			},
+			use: func(env *testEnv, path string, bob *http.Cookie) int {
+				return env.send(http.MethodPost, path, url.Values{"password": {"a brand new password"}}, "").Code
+			}},
+		{name: "confirmation", part: "/confirm/",
+			ask: func(env *testEnv, bobID int64, owner, bob *http.Cookie) {
+				if rec := env.send(http.MethodPost, "/account/confirm", nil, "", bob); rec.Code != http.StatusSeeOther {
+					env.t.Fatalf("ask for a confirmation link = %d: %s", rec.Code, rec.Body)
+				}
+			},
+			use: func(env *testEnv, path string, bob *http.Cookie) int {
+				return env.send(http.MethodPost, path, nil, "", bob).Code
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			eachDB(t, func(t *testing.T, env *testEnv) {
+				smtpd := withMail(t, env)
+				smtpd.DropAfterData(1)
+				ada := env.createUser(env.ws.ID, "ada@company.com", models.RoleOwner)
+				bob := env.createUser(env.ws.ID, "bob@company.com", models.RoleEditor)
+				bc := env.sessionCookie(bob)
+				tc.ask(env, bob.ID, env.sessionCookie(ada), bc)
+				msgs := waitMessages(t, smtpd, 2)
+				if err := env.runner.WaitMail(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				first, second := pathOf(t, msgs[0].Link(tc.part)), pathOf(t, msgs[1].Link(tc.part))
+				for _, p := range []string{first, second} {
+					if page := env.send(http.MethodGet, p, nil, "", bc); page.Code != http.StatusOK {
+						t.Fatalf("the link %s of the mails %s and %s = %d: %s", p, first, second, page.Code, page.Body)
+					}
+				}
+				if code := tc.use(env, first, bc); code != http.StatusSeeOther {
+					t.Fatalf("using the first mail's link = %d", code)
+				}
+				if page := env.send(http.MethodGet, second, nil, "", bc); page.Code == http.StatusOK {
+					t.Fatalf("the second mail's link still works once the first was used")
+				}
+			})
+		})
+	}
+}
+
+// TestUndeliveredAccountMailShown: the SMTP server refuses a password
+// reset's or an address confirmation's mail for good. The account's own
+// page says the mail was not delivered and why (escaped), and the
+// owner's Members shows it beside the member (before: both mails were
+// only logged, and the person waited for a mail that never came).
+func TestUndeliveredAccountMailShown(t *testing.T) {
+	cases := []struct {
+		name, what string
+		ask        func(env *testEnv, bobID int64, owner, bob *http.Cookie) *httptest.ResponseRecorder
+	}{
+		{name: "reset", what: "password reset mail", ask: func(env *testEnv, bobID int64, owner, bob *http.Cookie) *httptest.ResponseRecorder {
+			return env.send(http.MethodPost, "/members/"+itoa(bobID)+"/reset", nil, "", owner)
+		}},
+		{name: "confirmation", what: "confirmation mail", ask: func(env *testEnv, bobID int64, owner, bob *http.Cookie) *httptest.ResponseRecorder {
+			return env.send(http.MethodPost, "/account/confirm", nil, "", bob)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			eachDB(t, func(t *testing.T, env *testEnv) {
+				smtpd := withMail(t, env)
+				smtpd.Refuse("550 5.1.1 <b>bob</b> no such mailbox")
+				ada := env.createUser(env.ws.ID, "ada@company.com", models.RoleOwner)
+				bob := env.createUser(env.ws.ID, "bob@company.com", models.RoleEditor)
+				ac, bc := env.sessionCookie(ada), env.sessionCookie(bob)
+				if rec := tc.ask(env, bob.ID, ac, bc); rec.Code != http.StatusSeeOther {
+					t.Fatalf("ask = %d: %s", rec.Code, rec.Body)
+				}
+				if err := env.runner.WaitMail(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				want := html.EscapeString("<b>bob</b> no such mailbox")
+				account := env.send(http.MethodGet, "/account", nil, "", bc).Body.String()
+				if !strings.Contains(account, `data-testid="account-mail-problem"`) || !strings.Contains(account, "deliver the "+tc.what+" to bob@company.com") ||
+					!strings.Contains(account, want) || strings.Contains(account, "<b>bob</b>") {
+					t.Fatalf("the account page does not say the mail was not delivered, escaped:\n%s", account)
+				}
+				members := env.send(http.MethodGet, "/members", nil, "", ac).Body.String()
+				if !strings.Contains(members, `data-testid="member-mail-problem"`) || !strings.Contains(members, want) {
+					t.Fatalf("Members does not show the member's undelivered mail:\n%s", members)
+				}
+				if other := env.send(http.MethodGet, "/account", nil, "", ac).Body.String(); strings.Contains(other, "account-mail-problem") {
+					t.Fatalf("another account's page shows bob's mail problem")
+				}
+				// Delivered the next time: nothing to say any more.
+				if rec := tc.ask(env, bob.ID, ac, bc); rec.Code != http.StatusSeeOther {
+					t.Fatalf("ask again = %d", rec.Code)
+				}
+				waitMessages(t, smtpd, 1)
+				if err := env.runner.WaitMail(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				if account := env.send(http.MethodGet, "/account", nil, "", bc).Body.String(); strings.Contains(account, "account-mail-problem") {
+					t.Fatalf("the problem is still shown once a newer mail was delivered")
+				}
+			})
+		})
+	}
 }

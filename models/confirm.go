@@ -25,6 +25,9 @@ type EmailConfirmation struct {
 	CreatedAt time.Time
 	ExpiresAt time.Time
 	UsedAt    *time.Time
+	// MailProblem is why the last attempt at mailing the link failed
+	// ("": delivered, or no attempt failed yet).
+	MailProblem string
 }
 
 // ConfirmTTL is how long a mailed confirmation link works: mail can be
@@ -69,7 +72,7 @@ func (db *DB) AnswerInviteByMail(ctx context.Context, inviteToken, email string,
 	var ec EmailConfirmation
 	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var inv Invite
-		err := tx.Where("token_hash = ? AND used_at IS NULL AND claimed_by IS NULL AND expires_at > ?", HashLinkToken(inviteToken), time.Now().UTC()).
+		err := tx.Where(linkToken(LinkInvite, HashLinkToken(inviteToken))).Where("used_at IS NULL AND claimed_by IS NULL AND expires_at > ?", time.Now().UTC()).
 			Where(inviteMakerOwns).First(&inv).Error
 		if err != nil {
 			return notFoundText(err, errLinkUnusable.Message)
@@ -149,7 +152,7 @@ func (db *DB) RequestAddressConfirmation(ctx context.Context, userID int64, invi
 		ec = EmailConfirmation{Email: u.Email, TokenHash: hash, UserID: &u.ID, CreatedAt: now, ExpiresAt: now.Add(ConfirmTTL)}
 		if inviteToken != "" {
 			var inv Invite
-			err := tx.Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", HashLinkToken(inviteToken), now).
+			err := tx.Where(linkToken(LinkInvite, HashLinkToken(inviteToken))).Where("used_at IS NULL AND expires_at > ?", now).
 				Where("claimed_by IS NULL OR claimed_by = ?", userID).Where(inviteMakerOwns).First(&inv).Error
 			if err != nil {
 				return notFoundText(err, errLinkUnusable.Message)
@@ -183,7 +186,7 @@ type ConfirmationTarget struct {
 func (db *DB) FindOpenConfirmation(ctx context.Context, token string) (ConfirmationTarget, error) {
 	var t ConfirmationTarget
 	q := db.Reader(ctx)
-	if err := q.Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", HashLinkToken(token), time.Now().UTC()).
+	if err := q.Where(linkToken(LinkConfirm, HashLinkToken(token))).Where("used_at IS NULL AND expires_at > ?", time.Now().UTC()).
 		First(&t.Confirmation).Error; err != nil {
 		return t, notFoundText(err, errConfirmUnusable.Message)
 	}
@@ -225,7 +228,7 @@ func (db *DB) FindOpenConfirmation(ctx context.Context, token string) (Confirmat
 // useConfirmation marks an open confirmation link used, once.
 func useConfirmation(tx *gorm.DB, token string, now time.Time) (EmailConfirmation, error) {
 	var ec EmailConfirmation
-	if err := tx.Where("token_hash = ?", HashLinkToken(token)).First(&ec).Error; err != nil {
+	if err := tx.Where(linkToken(LinkConfirm, HashLinkToken(token))).First(&ec).Error; err != nil {
 		return ec, notFoundText(err, errConfirmUnusable.Message)
 	}
 	res := tx.Model(&EmailConfirmation{}).Where("id = ? AND used_at IS NULL AND expires_at > ?", ec.ID, now).Update("used_at", now)

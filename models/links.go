@@ -54,6 +54,9 @@ type PasswordReset struct {
 	// BySelf marks a link the account's holder asked for on the sign-in
 	// page, mailed to the account's confirmed address.
 	BySelf bool
+	// MailProblem is why the last attempt at mailing the link failed
+	// ("": delivered, not mailed, or no attempt failed yet).
+	MailProblem string
 }
 
 // Link lifetimes: an invite waits a week for someone back from holiday; a
@@ -273,7 +276,7 @@ var errInviteMakerNotOwner = Errorf(ENotFound, "this invite no longer works: who
 func (db *DB) FindOpenInvite(ctx context.Context, token string, userID int64) (Invite, Workspace, error) {
 	var inv Invite
 	var ws Workspace
-	q := db.Reader(ctx).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", HashLinkToken(token), time.Now().UTC()).
+	q := db.Reader(ctx).Where(linkToken(LinkInvite, HashLinkToken(token))).Where("used_at IS NULL AND expires_at > ?", time.Now().UTC()).
 		Where("claimed_by IS NULL OR claimed_by = ?", userID)
 	if err := q.First(&inv).Error; err != nil {
 		return inv, ws, notFoundText(err, errLinkUnusable.Message)
@@ -295,7 +298,7 @@ func (db *DB) FindOpenInvite(ctx context.Context, token string, userID int64) (I
 // invite or nobody answered it yet.
 func (db *DB) InviteAnswerEmail(ctx context.Context, token string) (string, error) {
 	var invs []Invite
-	if err := db.Reader(ctx).Where("token_hash = ?", HashLinkToken(token)).Limit(1).Find(&invs).Error; err != nil || len(invs) == 0 {
+	if err := db.Reader(ctx).Where(linkToken(LinkInvite, HashLinkToken(token))).Limit(1).Find(&invs).Error; err != nil || len(invs) == 0 {
 		return "", err
 	}
 	id := invs[0].ClaimedBy
@@ -321,7 +324,7 @@ func (db *DB) FindInviteJoinedBy(ctx context.Context, token string, userID int64
 		return inv, ws, false, nil
 	}
 	var invs []Invite
-	err = db.Reader(ctx).Where("token_hash = ? AND used_by = ?", HashLinkToken(token), userID).
+	err = db.Reader(ctx).Where(linkToken(LinkInvite, HashLinkToken(token))).Where("used_by = ?", userID).
 		Where("EXISTS (SELECT 1 FROM memberships m WHERE m.workspace_id = invites.workspace_id AND m.user_id = ?)", userID).
 		Limit(1).Find(&invs).Error
 	if err != nil || len(invs) == 0 {
@@ -346,7 +349,7 @@ func consumeInvite(tx *gorm.DB, token string, userID int64) (Invite, error) {
 func consumeInviteHash(tx *gorm.DB, hash string, userID int64) (Invite, error) {
 	var inv Invite
 	now := time.Now().UTC()
-	res := tx.Model(&Invite{}).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", hash, now).
+	res := tx.Model(&Invite{}).Where(linkToken(LinkInvite, hash)).Where("used_at IS NULL AND expires_at > ?", now).
 		Where("claimed_by IS NULL OR claimed_by = ?", userID).Where(inviteMakerOwns).Updates(map[string]any{"used_at": now, "used_by": userID})
 	if res.Error != nil {
 		return inv, res.Error
@@ -354,7 +357,7 @@ func consumeInviteHash(tx *gorm.DB, hash string, userID int64) (Invite, error) {
 	if res.RowsAffected != 1 {
 		return inv, errLinkUnusable
 	}
-	err := tx.Where("token_hash = ?", hash).First(&inv).Error
+	err := tx.Where(linkToken(LinkInvite, hash)).First(&inv).Error
 	return inv, err
 }
 
@@ -416,7 +419,7 @@ func (db *DB) AnswerInvite(ctx context.Context, token string, n NewUser) (made U
 		if err := tx.Where("email = ?", n.Email).First(&owner).Error; err != nil {
 			return notFoundText(err, errLinkUnusable.Message)
 		}
-		res := tx.Model(&Invite{}).Where("token_hash = ? AND used_at IS NULL AND claimed_by IS NULL AND expires_at > ?", HashLinkToken(token), time.Now().UTC()).
+		res := tx.Model(&Invite{}).Where(linkToken(LinkInvite, HashLinkToken(token))).Where("used_at IS NULL AND claimed_by IS NULL AND expires_at > ?", time.Now().UTC()).
 			Where(inviteMakerOwns).Update("claimed_by", owner.ID)
 		if res.Error != nil {
 			return res.Error
@@ -424,7 +427,7 @@ func (db *DB) AnswerInvite(ctx context.Context, token string, n NewUser) (made U
 		if res.RowsAffected != 1 {
 			return errLinkUnusable
 		}
-		return tx.Where("token_hash = ?", HashLinkToken(token)).First(&inv).Error
+		return tx.Where(linkToken(LinkInvite, HashLinkToken(token))).First(&inv).Error
 	})
 	return made, inv, err
 }
@@ -511,7 +514,7 @@ var errResetIssuerGone = Errorf(ENotFound, "this link no longer works: whoever i
 // FindOpenPasswordReset finds the reset a token opens, with its account.
 func (db *DB) FindOpenPasswordReset(ctx context.Context, token string) (PasswordReset, User, error) {
 	var pr PasswordReset
-	err := db.Reader(ctx).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", HashLinkToken(token), time.Now().UTC()).First(&pr).Error
+	err := db.Reader(ctx).Where(linkToken(LinkReset, HashLinkToken(token))).Where("used_at IS NULL AND expires_at > ?", time.Now().UTC()).First(&pr).Error
 	if err != nil {
 		return pr, User{}, notFoundText(err, errLinkUnusable.Message)
 	}
@@ -536,7 +539,7 @@ func (db *DB) ResetPassword(ctx context.Context, token, password string) (User, 
 	var u User
 	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var pr PasswordReset
-		if err := tx.Where("token_hash = ?", HashLinkToken(token)).First(&pr).Error; err != nil {
+		if err := tx.Where(linkToken(LinkReset, HashLinkToken(token))).First(&pr).Error; err != nil {
 			return notFoundText(err, errLinkUnusable.Message)
 		}
 		now := time.Now().UTC()

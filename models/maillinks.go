@@ -9,13 +9,44 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // Mailed links are sent by a background job (runner/mail.go) that holds
 // only the kind and id of the link's row: a token is never stored in
 // clear, not even in the job. The job makes the link's token when it runs
-// (RemintLink), stores its hash in place of the one before, and mails it;
-// every attempt makes a new one, so only the last link mailed works.
+// (RemintLink), stores its hash in place of the one before, and mails it.
+// An attempt that failed may have delivered its mail all the same (the
+// SMTP server took the message but its reply was lost), so the hash of a
+// token mailed before is kept (MailedToken): every link a job mailed
+// opens the same row, single use as ever, until it is used, ends, or its
+// owner is shown a new one instead.
+
+// MailedToken is a token (its hash) a mail job sent before its last
+// attempt: the link it was in keeps opening its row.
+type MailedToken struct {
+	ID int64 `gorm:"primaryKey"`
+	// Kind is LinkInvite, LinkReset or LinkConfirm; LinkID the row.
+	Kind      string
+	LinkID    int64
+	TokenHash string
+	CreatedAt time.Time
+}
+
+// linkToken matches the row of link kind that a token (its hash) opens:
+// the row's token, or one mailed before its last mail (MailedToken).
+func linkToken(kind, hash string) clause.Expr {
+	return gorm.Expr("(token_hash = ? OR id IN (SELECT mailed_tokens.link_id FROM mailed_tokens WHERE mailed_tokens.kind = ? AND mailed_tokens.token_hash = ?))", hash, kind, hash)
+}
+
+// keepMailedToken keeps the hash a link's row holds before the next
+// attempt replaces it, when that hash was mailed.
+func keepMailedToken(tx *gorm.DB, kind string, id int64, hash string) error {
+	if err := tx.Create(&MailedToken{Kind: kind, LinkID: id, TokenHash: hash, CreatedAt: time.Now().UTC()}).Error; err != nil {
+		return fmt.Errorf("keep the %s link mailed before: %w", kind, err)
+	}
+	return nil
+}
 
 // QueueLinkMail queues, in tx (the transaction that makes the link's
 // row), the mail of the link whose row has id: a row is never stored
@@ -61,7 +92,9 @@ type MailLink struct {
 // RemintLink gives the open link kind/id a new token for the mail about
 // to be sent; ok is false when the link no longer works (used, revoked,
 // expired, or its account's address released): nothing is to be sent.
-func (db *DB) RemintLink(ctx context.Context, kind string, id int64) (l MailLink, ok bool, err error) {
+// mailed says the token it holds was mailed by an earlier attempt, which
+// may have been delivered: that token keeps working beside the new one.
+func (db *DB) RemintLink(ctx context.Context, kind string, id int64, mailed bool) (l MailLink, ok bool, err error) {
 	token, hash, err := NewLinkToken()
 	if err != nil {
 		return MailLink{}, false, err
@@ -91,6 +124,11 @@ func (db *DB) RemintLink(ctx context.Context, kind string, id int64) (l MailLink
 				l.Inviter = by.Name
 			}
 			l.To, l.Path, l.Workspace, l.Role = inv.Email, "/invites/"+token, ws.Name, string(inv.Role)
+			if mailed {
+				if err := keepMailedToken(tx, kind, id, inv.TokenHash); err != nil {
+					return err
+				}
+			}
 			res = tx.Model(&Invite{}).Where("id = ?", id).Update("token_hash", hash)
 		case LinkReset:
 			var pr PasswordReset
@@ -102,6 +140,11 @@ func (db *DB) RemintLink(ctx context.Context, kind string, id int64) (l MailLink
 				return err
 			}
 			l.To, l.Path, l.Name = u.Email, "/reset/"+token, u.Name
+			if mailed {
+				if err := keepMailedToken(tx, kind, id, pr.TokenHash); err != nil {
+					return err
+				}
+			}
 			res = tx.Model(&PasswordReset{}).Where("id = ?", id).Update("token_hash", hash)
 		case LinkConfirm:
 			var ec EmailConfirmation
@@ -120,6 +163,11 @@ func (db *DB) RemintLink(ctx context.Context, kind string, id int64) (l MailLink
 				l.Workspace = ws.Name
 			}
 			l.To, l.Path = ec.Email, "/confirm/"+token
+			if mailed {
+				if err := keepMailedToken(tx, kind, id, ec.TokenHash); err != nil {
+					return err
+				}
+			}
 			res = tx.Model(&EmailConfirmation{}).Where("id = ?", id).Update("token_hash", hash)
 		default:
 			return fmt.Errorf("no link is of kind %q", kind)
@@ -136,7 +184,87 @@ func (db *DB) RemintLink(ctx context.Context, kind string, id int64) (l MailLink
 // RecordInviteMail records why mailing an invite's link failed ("": it
 // was delivered).
 func (db *DB) RecordInviteMail(ctx context.Context, id int64, problem string) error {
-	return db.Gorm.WithContext(ctx).Model(&Invite{}).Where("id = ?", id).Update("mail_problem", clip(problem, 1000)).Error
+	return db.RecordLinkMail(ctx, LinkInvite, id, problem)
+}
+
+// RecordLinkMail records why mailing the link kind/id failed ("": it was
+// delivered).
+func (db *DB) RecordLinkMail(ctx context.Context, kind string, id int64, problem string) error {
+	var m any
+	switch kind {
+	case LinkInvite:
+		m = &Invite{}
+	case LinkReset:
+		m = &PasswordReset{}
+	case LinkConfirm:
+		m = &EmailConfirmation{}
+	default:
+		return fmt.Errorf("no link is of kind %q", kind)
+	}
+	return db.Gorm.WithContext(ctx).Model(m).Where("id = ?", id).Update("mail_problem", clip(problem, 1000)).Error
+}
+
+// UndeliveredMail is a reset or confirmation link of an account whose
+// mail could not be delivered (yet).
+type UndeliveredMail struct {
+	// Kind is LinkReset or LinkConfirm; To the address mailed.
+	Kind, To string
+	// Problem is the SMTP server's reason and whether it is tried again.
+	Problem string
+}
+
+// What names the mail ("password reset mail").
+func (u UndeliveredMail) What() string {
+	if u.Kind == LinkReset {
+		return "password reset mail"
+	}
+	return "confirmation mail"
+}
+
+// UndeliveredMails finds, for each account of userIDs (all accounts when
+// nil), its newest open reset or confirmation link when its mail could not
+// be delivered: a newer link, or one used or ended, leaves nothing to say.
+func (db *DB) UndeliveredMails(ctx context.Context, userIDs []int64) (map[int64]UndeliveredMail, error) {
+	type row struct {
+		ID          int64
+		UserID      int64
+		Kind        string
+		Addr        string
+		MailProblem string
+		CreatedAt   time.Time
+	}
+	now := time.Now().UTC()
+	var resets, confirms []row
+	q := db.Reader(ctx).Table("password_resets").Select("password_resets.id, password_resets.user_id, 'reset' AS kind, users.email AS addr, password_resets.mail_problem, password_resets.created_at").
+		Joins("JOIN users ON users.id = password_resets.user_id").
+		Where("password_resets.used_at IS NULL AND password_resets.expires_at > ?", now)
+	if userIDs != nil {
+		q = q.Where("password_resets.user_id IN ?", userIDs)
+	}
+	if err := q.Scan(&resets).Error; err != nil {
+		return nil, fmt.Errorf("find undelivered reset mails: %w", err)
+	}
+	q = db.Reader(ctx).Table("email_confirmations").Select("id, user_id, 'confirm' AS kind, email AS addr, mail_problem, created_at").
+		Where("user_id IS NOT NULL AND used_at IS NULL AND expires_at > ?", now)
+	if userIDs != nil {
+		q = q.Where("user_id IN ?", userIDs)
+	}
+	if err := q.Scan(&confirms).Error; err != nil {
+		return nil, fmt.Errorf("find undelivered confirmation mails: %w", err)
+	}
+	newest := map[int64]row{}
+	for _, r := range append(resets, confirms...) {
+		if n, ok := newest[r.UserID]; !ok || r.CreatedAt.After(n.CreatedAt) || (r.CreatedAt.Equal(n.CreatedAt) && r.ID > n.ID) {
+			newest[r.UserID] = r
+		}
+	}
+	out := map[int64]UndeliveredMail{}
+	for id, r := range newest {
+		if r.MailProblem != "" {
+			out[id] = UndeliveredMail{Kind: r.Kind, To: r.Addr, Problem: r.MailProblem}
+		}
+	}
+	return out, nil
 }
 
 // ShowInviteLink gives an open invite of the workspace a new token, for
@@ -153,6 +281,10 @@ func (db *DB) ShowInviteLink(ctx context.Context, wsID, id int64) (Invite, strin
 		if err := tx.Where("workspace_id = ? AND id = ? AND used_at IS NULL AND expires_at > ?", wsID, id, time.Now().UTC()).
 			Where(inviteMakerOwns).First(&inv).Error; err != nil {
 			return notFoundText(err, fmt.Sprintf("invite %d does not exist, was already used, or has already ended", id))
+		}
+		// The links mailed before stop working too.
+		if err := tx.Where("kind = ? AND link_id = ?", LinkInvite, id).Delete(&MailedToken{}).Error; err != nil {
+			return fmt.Errorf("end the links mailed before: %w", err)
 		}
 		return tx.Model(&Invite{}).Where("id = ?", id).Updates(map[string]any{"token_hash": hash, "mail_problem": "", "mail_stopped": true}).Error
 	})

@@ -57,7 +57,7 @@ func TestLinkRowNotStoredWithoutItsMail(t *testing.T) {
 		if err != nil || queued != inv.ID {
 			t.Fatalf("queued %d for invite %d: %v", queued, inv.ID, err)
 		}
-		l, ok, err := db.RemintLink(ctx, models.LinkInvite, inv.ID)
+		l, ok, err := db.RemintLink(ctx, models.LinkInvite, inv.ID, false)
 		if err != nil || !ok || l.To != "cleo@company.com" || l.Workspace != ws.Name || l.Inviter != "Ada" {
 			t.Fatalf("remint = %+v %v %v", l, ok, err)
 		}
@@ -70,7 +70,7 @@ func TestLinkRowNotStoredWithoutItsMail(t *testing.T) {
 		if err := db.RevokeInvite(ctx, ws.ID, inv.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok, err := db.RemintLink(ctx, models.LinkInvite, inv.ID); ok || err != nil {
+		if _, ok, err := db.RemintLink(ctx, models.LinkInvite, inv.ID, false); ok || err != nil {
 			t.Fatalf("a revoked invite's link was made again: %v %v", ok, err)
 		}
 	})

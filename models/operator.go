@@ -81,7 +81,8 @@ func findAccountByEmail(tx *gorm.DB, email string) (User, error) {
 // OperatorPasswordReset issues a reset link for the account of an address,
 // whatever workspaces it belongs to (none included): the operator may
 // reset any account. The reset is audited in each of its workspaces.
-func (db *DB) OperatorPasswordReset(ctx context.Context, email string, ttl time.Duration) (User, string, error) {
+// queue, if given, queues the link's mail in the same transaction.
+func (db *DB) OperatorPasswordReset(ctx context.Context, email string, ttl time.Duration, queue ...QueueLinkMail) (User, string, error) {
 	token, hash, err := NewLinkToken()
 	if err != nil {
 		return User{}, "", err
@@ -93,11 +94,18 @@ func (db *DB) OperatorPasswordReset(ctx context.Context, email string, ttl time.
 			return err
 		}
 		now := time.Now().UTC()
-		if err := tx.Create(&PasswordReset{UserID: u.ID, TokenHash: hash, CreatedAt: now, ExpiresAt: now.Add(ttl), ByOperator: true}).Error; err != nil {
+		pr := PasswordReset{UserID: u.ID, TokenHash: hash, CreatedAt: now, ExpiresAt: now.Add(ttl), ByOperator: true}
+		if err := tx.Create(&pr).Error; err != nil {
 			return fmt.Errorf("store the reset link: %w", err)
 		}
-		return auditAccountTx(tx, u.ID, AuditEvent{Actor: OperatorActor, Action: AuditResetIssued, Target: u.Email,
-			Detail: "by the operator, valid " + ttl.String()})
+		if err := queueIn(ctx, tx, pr.ID, queue); err != nil {
+			return err
+		}
+		detail := "by the operator, valid " + ttl.String()
+		if len(queue) > 0 && queue[0] != nil {
+			detail += ", mailed to the address"
+		}
+		return auditAccountTx(tx, u.ID, AuditEvent{Actor: OperatorActor, Action: AuditResetIssued, Target: u.Email, Detail: detail})
 	})
 	return u, token, err
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 )
 
 // Mail (invite, password reset and address confirmation links) is sent by
-// a durable job on the shared queue, so the page that asks for it answers
+// a durable job on a queue of its own (MailQueue), so the page that asks for it answers
 // at once, however slow the SMTP server, and a mail the server would not
 // take now is tried again with growing waits (a 4xx answer, a server
 // down or refusing connections), across restarts, until it is delivered,
@@ -24,9 +25,21 @@ import (
 //
 // The job holds the kind and id of the link's row, never its token: the
 // token is made when the job runs and only its hash is stored
-// (models.RemintLink), as for every link.
+// (models.RemintLink), as for every link; a link mailed by an earlier
+// attempt keeps working (models.MailedToken), since a failed attempt may
+// have been delivered all the same.
 
 const mailKind = "batcheval_mail"
+
+// MailQueue is the queue mail jobs wait in. Only a process that has the
+// SMTP settings (SetMail) works it, with Config.MailWorkers workers of its
+// own: a busy worker's runs never delay a mail, a storm of mail retries
+// never takes a run's slot, and a worker without the settings never takes
+// a mail it cannot send.
+const MailQueue = "batcheval_mail"
+
+// DefaultMailWorkers is how many mails one process sends at once.
+const DefaultMailWorkers = 2
 
 // LinkForgot is the MailArgs.Link of a "Forgot password?" request: the job
 // makes a reset link if the address has a confirmed account, and queues
@@ -63,17 +76,48 @@ const mailAttemptTime = 30 * time.Second
 // maxMailBackoff bounds the wait between two attempts.
 const maxMailBackoff = time.Hour
 
-// mailSender holds the SMTP server jobs send through (SetMail).
-type mailSender struct{ s atomic.Pointer[mail.Sender] }
+// mailSender holds the SMTP server jobs send through (SetMail), and
+// whether this process works MailQueue.
+type mailSender struct {
+	s  atomic.Pointer[mail.Sender]
+	mu sync.Mutex
+	on bool
+}
 
 // SetMail gives this process's workers the SMTP server mail jobs are sent
-// through (nil: none; a mail job then waits for a worker that has one).
-func (r *Runner) SetMail(s mail.Sender) {
+// through, and makes them work MailQueue (nil: none; mail jobs then wait
+// for a process that has one, and a process never given one does not
+// look at them).
+func (r *Runner) SetMail(s mail.Sender) error {
 	if s == nil {
 		r.mail.s.Store(nil)
-		return
+		return nil
 	}
 	r.mail.s.Store(&s)
+	if !r.cfg.Work {
+		return nil
+	}
+	r.mail.mu.Lock()
+	defer r.mail.mu.Unlock()
+	if r.mail.on {
+		return nil
+	}
+	n := r.cfg.MailWorkers
+	if n <= 0 {
+		n = DefaultMailWorkers
+	}
+	if err := r.river.Queues().Add(MailQueue, river.QueueConfig{MaxWorkers: n}); err != nil {
+		return fmt.Errorf("work the mail queue: %w", err)
+	}
+	r.mail.on = true
+	return nil
+}
+
+// worksMail reports whether this process works MailQueue.
+func (r *Runner) worksMail() bool {
+	r.mail.mu.Lock()
+	defer r.mail.mu.Unlock()
+	return r.mail.on
 }
 
 func (r *Runner) mailer() mail.Sender {
@@ -111,7 +155,7 @@ func (r *Runner) mailOpts() *river.InsertOpts {
 	if n <= 0 {
 		n = DefaultMailAttempts
 	}
-	return &river.InsertOpts{Queue: river.QueueDefault, MaxAttempts: n}
+	return &river.InsertOpts{Queue: MailQueue, MaxAttempts: n}
 }
 
 // mailRetryWait is the wait after the attempt-th attempt failed.
@@ -171,8 +215,8 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 	}
 	sender := r.mailer()
 	if sender == nil {
-		// A worker started without BATCHEVAL_SMTP_URL: left for one that
-		// has it (a snooze uses no attempt).
+		// The sender was taken away (SetMail(nil), tests): left for a
+		// process that has one (a snooze uses no attempt).
 		return river.JobSnooze(time.Minute)
 	}
 	a := job.Args
@@ -186,7 +230,10 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 		}
 		return err
 	}
-	l, ok, err := r.db.RemintLink(ctx, a.Link, a.ID)
+	// An attempt before this one may have been delivered though it
+	// failed (the server's reply after the message was lost): its link
+	// keeps working.
+	l, ok, err := r.db.RemintLink(ctx, a.Link, a.ID, job.Attempt > 1)
 	if err != nil {
 		return err
 	}
@@ -221,11 +268,13 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 	if err != nil {
 		r.log.Warn("mail not delivered", "link", l.Kind, "id", a.ID, "to", l.To, "problem", problem)
 	}
-	if l.Kind == models.LinkInvite && (err != nil || job.Attempt > 1) {
-		// Recorded even when the attempt used the job's time up.
+	if err != nil || job.Attempt > 1 {
+		// Recorded (and shown: Members for invites and members, the
+		// account's page, admin list-users) even when the attempt used
+		// the job's time up.
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		if rerr := r.db.RecordInviteMail(rctx, a.ID, problem); rerr != nil {
-			r.log.Warn("mail: record the invite's mail problem", "invite", a.ID, "err", rerr)
+		if rerr := r.db.RecordLinkMail(rctx, l.Kind, a.ID, problem); rerr != nil {
+			r.log.Warn("mail: record the link's mail problem", "link", l.Kind, "id", a.ID, "err", rerr)
 		}
 		rcancel()
 	}

@@ -400,7 +400,11 @@ func (r *Runner) dueIn(ctx context.Context) (wait time.Duration, any bool, err e
 	st := r.park.due
 	r.park.dueMu.Unlock()
 	var secs *float64
-	if err := st.QueryRowContext(ctx, r.cfg.Queue, r.webhookRescueWait().Seconds()).Scan(&secs); err != nil {
+	mailQueue := r.cfg.Queue
+	if r.worksMail() {
+		mailQueue = MailQueue
+	}
+	if err := st.QueryRowContext(ctx, r.cfg.Queue, r.webhookRescueWait().Seconds(), mailQueue).Scan(&secs); err != nil {
 		return 0, false, fmt.Errorf("look for due jobs in queue %q: %w", r.cfg.Queue, err)
 	}
 	if secs == nil {
@@ -416,16 +420,17 @@ func (r *Runner) dueIn(ctx context.Context) (wait time.Duration, any bool, err e
 // rescuer, which runs only in a started client. River's SQLite driver
 // stores times as "2006-01-02 15:04:05.000" in UTC, which julianday reads.
 // The first parameter is the queue, the second the rescue wait in seconds
-// (webhookRescueWait).
+// (webhookRescueWait), the third MailQueue when this process works it (the
+// first again otherwise).
 const (
 	dueInSQLite = `SELECT MIN(d) * 86400.0 FROM (
 		SELECT julianday(MIN(scheduled_at)) - julianday('now') AS d FROM river_job
-			WHERE state IN ('available', 'scheduled', 'retryable') AND queue = ?1
+			WHERE state IN ('available', 'scheduled', 'retryable') AND queue IN (?1, ?3)
 		UNION ALL
 		SELECT julianday(MIN(attempted_at)) + ?2 / 86400.0 - julianday('now') FROM river_job
 			WHERE state = 'running' AND queue = ?1 AND kind = '` + webhookKind + `')`
 	dueInPostgres = `SELECT EXTRACT(EPOCH FROM LEAST(
-		(SELECT MIN(scheduled_at) FROM river_job WHERE state IN ('available', 'scheduled', 'retryable') AND queue = $1),
+		(SELECT MIN(scheduled_at) FROM river_job WHERE state IN ('available', 'scheduled', 'retryable') AND queue IN ($1, $3)),
 		(SELECT MIN(attempted_at) FROM river_job WHERE state = 'running' AND queue = $1 AND kind = '` + webhookKind + `')
 			+ make_interval(secs => $2)) - now())::float8`
 )
@@ -459,7 +464,7 @@ func (r *Runner) insertedInOurQueue(payload string) bool {
 	if err := json.Unmarshal([]byte(payload), &p); err != nil || p.Queue == "" {
 		return true
 	}
-	return p.Queue == r.cfg.Queue
+	return p.Queue == r.cfg.Queue || (p.Queue == MailQueue && r.worksMail())
 }
 
 // insertListener holds one pool connection LISTENing for River's insert

@@ -424,7 +424,7 @@ func TestDueIn(t *testing.T) {
 func TestDueInUsesFetchIndex(t *testing.T) {
 	t.Parallel()
 	db := dbtest.Open(t, models.SQLite, migrateJobs)
-	rows, err := db.SQL.Query(`EXPLAIN QUERY PLAN `+dueInSQLite, river.QueueDefault, DefaultRescueAfter.Seconds())
+	rows, err := db.SQL.Query(`EXPLAIN QUERY PLAN `+dueInSQLite, river.QueueDefault, DefaultRescueAfter.Seconds(), MailQueue)
 	if err != nil {
 		t.Fatal(err)
 	}

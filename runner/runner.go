@@ -90,6 +90,9 @@ type Config struct {
 	// delivered is tried again (mail.go; 0: the defaults).
 	MailAttempts int
 	MailBackoff  time.Duration
+	// MailWorkers is how many mails this process sends at once, on
+	// MailQueue, apart from MaxRuns (0: DefaultMailWorkers).
+	MailWorkers int
 }
 
 // JudgeTuning overrides the judge client's retry behaviour.
@@ -320,7 +323,9 @@ func New(cfg Config) (*Runner, error) {
 	}
 	r.river = client
 	if notify := pilot.notify; cfg.Work && notify != nil && cfg.DB.Dialect != models.Postgres {
-		queued := []*rivertype.JobInsertResult{{Job: &rivertype.JobRow{Queue: cfg.Queue}}}
+		// The mail queue's producer too, when this process works it
+		// (River skips a queue it has no producer for).
+		queued := []*rivertype.JobInsertResult{{Job: &rivertype.JobRow{Queue: cfg.Queue}}, {Job: &rivertype.JobRow{Queue: MailQueue}}}
 		r.fetch.wake = func(ctx context.Context) { notify(ctx, queued) }
 	}
 	r.wake.path, r.wake.mode, err = wakeFileOf(context.Background(), cfg.DB)
@@ -404,6 +409,15 @@ func (r *Runner) Start(ctx context.Context) error {
 	// stop counted as a failed attempt, with River's growing backoff). Stop
 	// drains instead.
 	r.riverCtx = context.WithoutCancel(ctx)
+	if r.cfg.Queue == river.QueueDefault {
+		// Mail queued by a build before MailQueue waits in the shared
+		// queue: moved to its own, where processes with mail settings
+		// take it.
+		if err := r.db.Gorm.WithContext(ctx).Exec(`UPDATE river_job SET queue = ? WHERE kind = ? AND queue = ? AND state IN ('available', 'scheduled', 'retryable')`,
+			MailQueue, mailKind, river.QueueDefault).Error; err != nil {
+			r.log.Warn("mail: move mail jobs to their own queue", "err", err)
+		}
+	}
 	if err := r.startRiver(); err != nil {
 		return fmt.Errorf("start job workers: %w", err)
 	}

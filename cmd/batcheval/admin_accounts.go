@@ -15,6 +15,7 @@ import (
 	"github.com/batcheval/batcheval/handlers"
 	"github.com/batcheval/batcheval/internal/mail"
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/runner"
 )
 
 // The operator's account commands: list the accounts, issue a reset link
@@ -85,9 +86,19 @@ func listUsers(ctx context.Context, args []string, getenv func(string) string, s
 		fmt.Fprintln(stdout, "No account exists yet: make the first with `batcheval admin create-user --email ADDRESS --name NAME --role owner`.")
 		return nil
 	}
+	undelivered, err := db.UndeliveredMails(ctx, nil)
+	if err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ADDRESS\tNAME\tCREATED\tCONFIRMED\tWORKSPACES")
+	fmt.Fprintln(tw, "ADDRESS\tNAME\tCREATED\tCONFIRMED\tMAIL\tWORKSPACES")
+	var problems []string
 	for _, a := range accounts {
+		mailState := "-"
+		if u, ok := undelivered[a.User.ID]; ok {
+			mailState = "undelivered"
+			problems = append(problems, fmt.Sprintf("%s: the %s to %s was not delivered: %s", a.User.Email, u.What(), u.To, oneLine(u.Problem)))
+		}
 		confirmed := "no"
 		if a.User.EmailConfirmedAt != nil {
 			confirmed = a.User.EmailConfirmedAt.UTC().Format("2006-01-02")
@@ -99,11 +110,17 @@ func listUsers(ctx context.Context, args []string, getenv func(string) string, s
 		if len(wss) == 0 {
 			wss = []string{"-"}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.User.Email, oneLine(a.User.Name), a.User.CreatedAt.UTC().Format("2006-01-02 15:04"),
-			confirmed, strings.Join(wss, ", "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.User.Email, oneLine(a.User.Name), a.User.CreatedAt.UTC().Format("2006-01-02 15:04"),
+			confirmed, mailState, strings.Join(wss, ", "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, p := range problems {
+		fmt.Fprintln(stdout, p)
+	}
+	if len(problems) > 0 {
+		fmt.Fprintln(stdout, "MAIL \"undelivered\": the account's newest reset or confirmation link could not be mailed (yet); check the mail settings and the address, then issue a new link (admin reset-link).")
 	}
 	fmt.Fprintf(stdout, "%d %s. CONFIRMED is when a link mailed to the address was opened; \"no\": nobody has shown they receive its mail.\n",
 		len(accounts), map[bool]string{true: "account", false: "accounts"}[len(accounts) == 1])
@@ -127,7 +144,7 @@ func operatorResetLink(ctx context.Context, args []string, getenv func(string) s
 	fs, c := newCommand("admin reset-link", getenv, stderr)
 	email := fs.String("email", "", "the account's address")
 	base := fs.String("base-url", getenv("BATCHEVAL_BASE_URL"), "the address people open the dashboard at, e.g. https://batcheval.example.com (env BATCHEVAL_BASE_URL)")
-	send := fs.Bool("mail", false, "mail the link to the account's address (needs BATCHEVAL_SMTP_URL) instead of printing it")
+	send := fs.Bool("mail", false, "queue a mail of the link to the account's address, sent by a serve or worker with BATCHEVAL_SMTP_URL (needs it set here too), instead of printing it")
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
@@ -158,18 +175,29 @@ func operatorResetLink(ctx context.Context, args []string, getenv func(string) s
 		return err
 	}
 	defer db.Close()
+	if mailer != nil {
+		// Queued like the web's mails (runner/mail.go): a serve or worker
+		// with the mail settings sends it, and tries again when the relay
+		// will not take it now; this command does not wait for the relay.
+		r, err := runner.New(runner.Config{DB: db, Log: c.logger(stderr)})
+		if err != nil {
+			return err
+		}
+		u, _, err := db.OperatorPasswordReset(ctx, *email, models.ResetTTL, r.MailQueue(models.LinkReset, baseURL))
+		if err != nil {
+			return fmt.Errorf("--email %s: %s", *email, models.ErrorMessage(err))
+		}
+		r.MailQueued()
+		fmt.Fprintf(stdout, "Queued a password reset link's mail to %s <%s> (valid %s, single use): a `serve` or `worker` started with %s sends it, "+
+			"trying again for about four hours while the mail server will not take it. If it cannot be delivered, `batcheval admin list-users` marks the account MAIL undelivered, with the reason.\n",
+			oneLine(u.Name), u.Email, durationWords(models.ResetTTL), mail.EnvURL)
+		return nil
+	}
 	u, token, err := db.OperatorPasswordReset(ctx, *email, models.ResetTTL)
 	if err != nil {
 		return fmt.Errorf("--email %s: %s", *email, models.ErrorMessage(err))
 	}
 	link := baseURL + "/reset/" + token
-	if mailer != nil {
-		if err := mailer.Send(ctx, u.Email, mail.Reset(u.Name, link)); err != nil {
-			return fmt.Errorf("the reset link was made but could not be mailed to %s (%v): run the command again without --mail to print one", u.Email, err)
-		}
-		fmt.Fprintf(stdout, "Mailed a password reset link to %s <%s> (valid %s, single use).\n", oneLine(u.Name), u.Email, durationWords(models.ResetTTL))
-		return nil
-	}
 	fmt.Fprintf(stdout, "Password reset link for %s <%s> (valid %s, single use):\n%s\n", oneLine(u.Name), u.Email, durationWords(models.ResetTTL), link)
 	if baseURL == "" {
 		fmt.Fprintln(stdout, "Put the dashboard's address before it (or give --base-url). Hand it over yourself: whoever opens it sets the password.")

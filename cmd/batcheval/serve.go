@@ -103,9 +103,18 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	if mailer != nil {
-		// Mail is sent by jobs (runner/mail.go): a `worker` sends it too.
-		r.SetMail(mailer)
+	switch {
+	case mailer != nil:
+		// Mail is sent by jobs on a queue of their own (runner/mail.go),
+		// worked only by processes with these settings.
+		if err := r.SetMail(mailer); err != nil {
+			return err
+		}
+		if !work {
+			log.Info("mail: this process sends none itself (--no-worker); only workers started with " + mail.EnvURL + " and " + mail.EnvFrom + " send it")
+		}
+	case work:
+		log.Info("mail: no " + mail.EnvURL + ", so this process sends no mail; mail queued by others waits for a process that has the setting")
 	}
 	if web && c.SeedDemo {
 		// A fresh demo comes with a finished result: its first run, queued

@@ -44,6 +44,30 @@ type Server struct {
 	delay time.Duration
 	// tries counts the messages a client tried to send (RCPT TO).
 	tries int
+	// drops is how many of the next messages are kept but answered by
+	// closing the connection (DropAfterData).
+	drops int
+}
+
+// DropAfterData makes the server take the next n messages (they are kept,
+// as delivered) and then close the connection instead of answering "250",
+// as when the server's reply is lost: the client cannot know the message
+// was delivered.
+func (s *Server) DropAfterData(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.drops += n
+}
+
+// dropNow reports whether this message's reply is to be dropped.
+func (s *Server) dropNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.drops == 0 {
+		return false
+	}
+	s.drops--
+	return true
 }
 
 // Refuse makes the server answer the next messages' RCPT TO with these
@@ -208,6 +232,9 @@ func (s *Server) session(conn net.Conn) {
 				b.WriteString(strings.TrimPrefix(l, ".")) // dot-stuffing
 			}
 			s.keep(from, to, b.String())
+			if s.dropNow() {
+				return // the connection closes without an answer
+			}
 			reply("250 2.0.0 queued")
 		case "RSET":
 			from, to = "", nil
