@@ -41,6 +41,11 @@ func TestAdminOutputHoldsNoTerminalControls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Eve owns both workspaces alone, so releasing her address hands them
+	// over (the release prints the workspaces' names too).
+	if _, err := db.CreateUser(ctx, def.ID, models.RoleEditor, models.NewUser{Email: "ada@company.com", Name: "Ada", Password: "long enough password"}); err != nil {
+		t.Fatal(err)
+	}
 	db.Close()
 
 	for _, args := range [][]string{
@@ -52,7 +57,7 @@ func TestAdminOutputHoldsNoTerminalControls(t *testing.T) {
 		{"network", "list"},
 		{"network", "revoke", ws.Slug},
 		{"network", "revoke", ws.Slug},
-		{"release-address", "--email", "eve@company.com", "--reason", "test"},
+		{"release-address", "--email", "eve@company.com", "--reason", "test", "--transfer-to", "ada@company.com"},
 	} {
 		var out, errOut bytes.Buffer
 		if err := admin(ctx, args, getenv, strings.NewReader(""), &out, &errOut); err != nil {
