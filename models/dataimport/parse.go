@@ -77,10 +77,11 @@ type Record struct {
 	// Values maps each column to its text. A JSON object that lacks a key
 	// has no entry for that column.
 	Values map[string]string
-	// DecimalComma is set for the records of a semicolon-separated CSV
-	// file, as Excel saves "CSV" in locales that write decimals with a
-	// comma: where a number is read from one of its cells (a rating), "3,5"
-	// is 3.5. Values keep every cell as written.
+	// DecimalComma is set for the records of a semicolon- or
+	// tab-separated CSV file, as Excel saves "CSV" and "Unicode Text" in
+	// locales that write decimals with a comma (a comma cannot separate
+	// the fields of such a file): where a number is read from one of its
+	// cells (a rating), "3,5" is 3.5. Values keep every cell as written.
 	DecimalComma bool
 }
 
@@ -92,6 +93,8 @@ type Table struct {
 	// Generated is set when the column names were made up because the
 	// file has no header row (Options.NoHeader).
 	Generated bool
+	// Read is how the file was read: its encoding and separator.
+	Read Reading
 }
 
 // ParseError is one problem at one place of an uploaded file.
@@ -153,7 +156,9 @@ var errNoColumns = &ParseError{Msg: `the file has no columns: every row is an em
 
 // Parse reads a whole upload in the given format. It streams: memory grows
 // with the parsed table, not with a second copy of the file. A leading UTF-8
-// byte order mark is dropped; any other encoding is refused. On error it
+// byte order mark is dropped, UTF-16 with its byte order mark is decoded,
+// and a file that is not UTF-8 from its start is read as Windows-1252 (see
+// decodeInput); any other encoding is refused. On error it
 // returns a nil table and a *ParseError, a *TooLargeError or, for an
 // unreadable source, the reader's error.
 func Parse(r io.Reader, f Format, opt Options) (*Table, error) {
@@ -165,7 +170,7 @@ func Parse(r io.Reader, f Format, opt Options) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.Columns, t.Generated = s.Columns, s.Generated
+	t.Columns, t.Generated, t.Read = s.Columns, s.Generated, s.Read
 	return t, nil
 }
 
@@ -177,6 +182,8 @@ type Summary struct {
 	// Skipped counts the empty lines (and CSV rows of empty cells) between
 	// the rows, which are not rows: the mapping page says so.
 	Skipped int
+	// Read is how the file was read: its encoding and separator.
+	Read Reading
 }
 
 // Scan reads an upload like Parse but hands each record to fn as soon as
@@ -191,8 +198,8 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 	}
 	opt = opt.withDefaults()
 	limited := &limitReader{r: r, max: opt.MaxBytes}
-	br := bufio.NewReaderSize(limited, headerPeek)
-	if err := skipBOM(br); err != nil {
+	br, enc, err := decodeInput(bufio.NewReaderSize(limited, headerPeek))
+	if err != nil {
 		return Summary{}, readFailure(limited, nil, err)
 	}
 	comma, mixed, sepLine := ',', false, false
@@ -210,7 +217,10 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 	checked := &utf8Checker{r: br, line: 1}
 	p := &parser{table: &Table{Format: f}, seen: map[string]bool{}, maxRows: opt.MaxRows, maxColumns: opt.MaxColumns, emit: fn, reuse: opt.ReuseValues,
 		mixedFirstRow: mixed, sepLine: sepLine}
-	var err error
+	read := Reading{Encoding: enc}
+	if f == CSV {
+		read.Separator = comma
+	}
 	switch f {
 	case CSV:
 		err = p.parseCSV(checked, comma, opt.NoHeader, opt.HeaderHint)
@@ -224,7 +234,7 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 		if errors.As(err, &stop) {
 			// What was read so far: a caller that stops early may want
 			// the columns.
-			return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated, Skipped: p.skipped}, stop.err
+			return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated, Skipped: p.skipped, Read: read}, stop.err
 		}
 		return Summary{}, readFailure(limited, checked, err)
 	}
@@ -236,7 +246,7 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 		// has nothing to offer and the import nothing to show the judge.
 		return Summary{}, errNoColumns
 	}
-	return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated, Skipped: p.skipped}, nil
+	return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated, Skipped: p.skipped, Read: read}, nil
 }
 
 // stopError carries the callback's own error through the parsers, so it is
@@ -255,25 +265,6 @@ func readFailure(l *limitReader, c *utf8Checker, err error) error {
 		return c.err
 	}
 	return err
-}
-
-// skipBOM drops a UTF-8 byte order mark and refuses UTF-16 and workbooks
-// from their first bytes.
-func skipBOM(br *bufio.Reader) error {
-	head, err := br.Peek(4)
-	if err != nil && err != io.EOF {
-		return err
-	}
-	switch {
-	case bytes.HasPrefix(head, utf8BOM):
-		_, err := br.Discard(len(utf8BOM))
-		return err
-	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}), bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
-		return &ParseError{Msg: msgUTF16}
-	case bytes.HasPrefix(head, []byte("PK\x03\x04")), bytes.HasPrefix(head, []byte{0xD0, 0xCF, 0x11, 0xE0}):
-		return &ParseError{Msg: msgWorkbook}
-	}
-	return nil
 }
 
 // limitReader fails once more than max bytes have been read.
@@ -461,7 +452,10 @@ const headerPeek = 64 << 10
 
 // csvDelimiter finds the separator of a CSV file from its first line (the
 // header, or the first row with noHeader), looking only at characters
-// outside double quotes: ';' when that line has semicolons and no comma, as
+// outside double quotes: a tab when a header has tabs (Excel's "Unicode
+// Text" and "Text (Tab delimited)", a .tsv file), or a first row of data
+// has tabs and no comma or semicolon, or as many tabs as each following
+// line; ';' when that line has semicolons and no comma, as
 // Excel saves "CSV" in locales with a decimal comma; ',' otherwise. A
 // header with both is refused as ambiguous. In a first row of data a comma
 // between digits is taken for a decimal comma; a row that has both
@@ -480,7 +474,13 @@ func csvDelimiter(br *bufio.Reader, noHeader bool) (comma rune, mixed bool, err 
 		return ',', false, nil
 	}
 	first := lines[0]
+	sameTabs := true
+	for _, l := range lines[1:] {
+		sameTabs = sameTabs && l.tabs == first.tabs
+	}
 	switch {
+	case first.tabs > 0 && (!noHeader || first.commas+first.semicolons == 0 || sameTabs):
+		return '\t', false, nil
 	case first.semicolons == 0:
 		return ',', false, nil
 	case first.commas == 0:
@@ -517,17 +517,15 @@ func excelSepLine(br *bufio.Reader) (comma rune, ok bool, err error) {
 		return ',', false, nil // "sep=..." is the name of a column
 	}
 	switch rest[0] {
-	case ',', ';':
+	case ',', ';', '\t':
 		return rune(rest[0]), true, nil
-	case '\t':
-		return 0, false, &ParseError{Line: 1, Msg: "the first line (sep=) names a tab as the separator; " + msgTabs}
 	}
-	return 0, false, &ParseError{Line: 1, Msg: fmt.Sprintf("the first line (sep=%c) names %q as the separator; only commas and semicolons are accepted: %s", rest[0], rest[0], msgSaveAsCSV)}
+	return 0, false, &ParseError{Line: 1, Msg: fmt.Sprintf("the first line (sep=%c) names %q as the separator; only commas, semicolons and tabs are accepted: %s", rest[0], rest[0], msgSaveAsCSV)}
 }
 
-// lineSeparators counts the commas and semicolons outside double quotes of
-// one line of a CSV file.
-type lineSeparators struct{ commas, semicolons int }
+// lineSeparators counts the commas, semicolons and tabs outside double
+// quotes of one line of a CSV file.
+type lineSeparators struct{ commas, semicolons, tabs int }
 
 // separatorCounts counts the separators of each line of head that is not
 // blank, up to the last complete one (the last line too when whole is
@@ -557,7 +555,9 @@ func separatorCounts(head []byte, data, whole bool) []lineSeparators {
 		case b == ';':
 			cur.semicolons++
 			blank = false
-		case b != ' ' && b != '\r' && b != '\t':
+		case b == '\t':
+			cur.tabs++ // a line of tabs alone is blank, as a row of empty cells is
+		case b != ' ' && b != '\r':
 			blank = false
 		}
 	}
@@ -705,7 +705,7 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 		for k, name := range names {
 			values[name] = fields[named[k]]
 		}
-		if err := p.add(Record{Line: line, Values: values, DecimalComma: comma == ';'}, names, false); err != nil {
+		if err := p.add(Record{Line: line, Values: values, DecimalComma: comma != ','}, names, false); err != nil {
 			return err
 		}
 	}
@@ -733,8 +733,11 @@ func (p *parser) fieldCountError(line, n, width int, comma rune, noHeader bool) 
 			n, first, width, msgSaveAsCSV)}
 	}
 	sep, seps := "comma", "commas"
-	if comma == ';' {
+	switch comma {
+	case ';':
 		sep, seps = "semicolon", "semicolons"
+	case '\t':
+		sep, seps = "tab", "tabs"
 	}
 	return &ParseError{Line: line, Msg: fmt.Sprintf(
 		"this row has %d fields but %s %d columns; check for an unquoted %s or a missing quote (put a field containing %s in double quotes)",
@@ -778,10 +781,7 @@ func csvHeader(header []string, hint string) ([]string, error) {
 	}
 	for i, h := range header {
 		name := strings.TrimSpace(h)
-		switch {
-		case strings.Contains(name, "\t"):
-			return nil, &ParseError{Line: 1, Msg: "the header contains tabs: the file looks tab-separated; " + msgTabs}
-		case name == "":
+		if name == "" {
 			continue
 		}
 		if j, dup := where[name]; dup {
