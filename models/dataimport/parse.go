@@ -204,6 +204,9 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 	}
 	comma, mixed, sepLine := ',', false, false
 	if f == CSV {
+		if br, err = crLineEnds(br); err != nil {
+			return Summary{}, readFailure(limited, nil, err)
+		}
 		var err error
 		if comma, sepLine, err = excelSepLine(br); err != nil {
 			return Summary{}, readFailure(limited, nil, err)
@@ -247,6 +250,43 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 		return Summary{}, errNoColumns
 	}
 	return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated, Skipped: p.skipped, Read: read}, nil
+}
+
+// crLineEnds reads a CSV file whose lines end in a carriage return alone
+// (Excel for Mac's "CSV (Macintosh)", old Mac text editors), which the CSV
+// reader would take for one long line, as if they ended in line feeds.
+// Such a file is told by its start (as far as headerPeek reaches): it has
+// carriage returns and no line feed. Carriage returns inside double quotes
+// are kept as they are, as part of the text; other files are read as they
+// are, with no layer added.
+func crLineEnds(br *bufio.Reader) (*bufio.Reader, error) {
+	head, err := br.Peek(headerPeek)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return nil, err
+	}
+	if bytes.IndexByte(head, '\r') < 0 || bytes.IndexByte(head, '\n') >= 0 {
+		return br, nil
+	}
+	return bufio.NewReaderSize(&crToLF{r: br}, headerPeek), nil
+}
+
+// crToLF turns the carriage returns outside double quotes into line feeds.
+type crToLF struct {
+	r      io.Reader
+	quoted bool // inside double quotes ("" inside them toggles twice)
+}
+
+func (c *crToLF) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	for i, b := range p[:n] {
+		switch {
+		case b == '"':
+			c.quoted = !c.quoted
+		case b == '\r' && !c.quoted:
+			p[i] = '\n'
+		}
+	}
+	return n, err
 }
 
 // stopError carries the callback's own error through the parsers, so it is
