@@ -344,13 +344,13 @@ func (h *Handlers) scanRecords(r io.Reader, format dataimport.Format, noHeader, 
 		return nil
 	})
 	if errors.Is(err, errSampled) {
-		t.Columns, t.Generated, t.Read = sum.Columns, sum.Generated, sum.Read
+		t.Columns, t.Generated, t.Read, t.Renamed = sum.Columns, sum.Generated, sum.Read, sum.Renamed
 		return uploadSample{Table: t, Rows: -1}, nil
 	}
 	if err != nil {
 		return uploadSample{}, err
 	}
-	t.Columns, t.Generated, t.Read = sum.Columns, sum.Generated, sum.Read
+	t.Columns, t.Generated, t.Read, t.Renamed = sum.Columns, sum.Generated, sum.Read, sum.Renamed
 	return uploadSample{Table: t, Rows: sum.Rows, Skipped: sum.Skipped}, nil
 }
 
@@ -479,7 +479,7 @@ func mappingView(c echo.Context, p models.Project, u models.PendingUpload, s upl
 		v.PreviewRows = append(v.PreviewRows, cells)
 	}
 	v.NoHeader = t.Generated
-	v.ReadNote = t.Read.Note()
+	v.ReadNotes = readNotes(t.Read, t.Renamed, nil)
 	base := url.Values{"token": {u.Token}, "name": {name}}
 	if note, warn := dataimport.CheckHeader(t); warn {
 		v.HeaderWarning = note.Message()
@@ -650,12 +650,14 @@ func emptyFieldNotes(empties []dataimport.EmptyField, perAnnotator bool) []strin
 }
 
 // readNotes puts how the file was read (an encoding or a separator other
-// than UTF-8 and commas) before the other import notes.
-func readNotes(r dataimport.Reading, notes []string) []string {
+// than UTF-8 and commas) and the header's renamed columns before the other
+// import notes.
+func readNotes(r dataimport.Reading, renamed, notes []string) []string {
+	var out []string
 	if n := r.Note(); n != "" {
-		return append([]string{n}, notes...)
+		out = append(out, n)
 	}
-	return notes
+	return append(append(out, renamed...), notes...)
 }
 
 // importUpload applies a column mapping to a pending upload and stores the
@@ -700,7 +702,7 @@ func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.
 		}
 		// Stored with the dataset, in its transaction: its page says
 		// them for good.
-		ds.ImportNotes = readNotes(t.Read, emptyFieldNotes(empties, true))
+		ds.ImportNotes = readNotes(t.Read, t.Renamed, emptyFieldNotes(empties, true))
 		err = h.DB.CreateDataset(ctx, &ds, demo.DatasetRows(applied))
 	} else {
 		err = h.DB.ImportDataset(ctx, &ds, func(put func(models.DatasetRow) error) error {
@@ -733,7 +735,7 @@ func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.
 			empties = a.EmptyFields()
 			// Stored with the dataset, in the import's transaction
 			// (models.DB.ImportDataset): its page says them for good.
-			ds.ImportNotes = readNotes(sum.Read, emptyFieldNotes(empties, false))
+			ds.ImportNotes = readNotes(sum.Read, sum.Renamed, emptyFieldNotes(empties, false))
 			return nil
 		})
 	}

@@ -74,3 +74,34 @@ func TestUploadExcelUnicodeTextAndWindows1252(t *testing.T) {
 		})
 	}
 }
+
+// TestUploadDuplicateColumnNames: a sheet with two "Comment" columns was
+// refused at upload ("columns 3 and 4 have the same name"). It uploads,
+// the mapping page and the import notes say the second is named
+// "Comment (2)", and both import with their own cells.
+func TestUploadDuplicateColumnNames(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		token := env.uploadToken("sheet.csv", "id,answer,Comment,Comment\r\ns1,Yes,first,second\r\ns2,No,third,fourth\r\n")
+		const note = `Columns 3 and 4 of the header are both named "Comment": column 4 is named "Comment (2)" here.`
+		page := env.get(env.mapPath() + "?" + url.Values{"token": {token}}.Encode())
+		if !strings.Contains(html.UnescapeString(page.Body.String()), note) {
+			t.Errorf("mapping page does not say %q", note)
+		}
+		rec := env.postForm(env.mapPath(), url.Values{"token": {token}, "name": {"Sheet"}, "id_column": {"id"},
+			"show_1": {"1"}, "label_1": {"Answer"}, "show_2": {"1"}, "show_3": {"1"}})
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("import = %d, want 303: %s", rec.Code, rec.Body)
+		}
+		ds := env.lastDataset()
+		if len(ds.ImportNotes) == 0 || ds.ImportNotes[0] != note {
+			t.Errorf("import notes %q, want %q first", ds.ImportNotes, note)
+		}
+		rows, err := env.db.ListDatasetRows(context.Background(), ds.ID, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 2 || rows[0].Data["Comment"] != "first" || rows[0].Data["Comment (2)"] != "second" || rows[1].Data["Comment (2)"] != "fourth" {
+			t.Errorf("rows %+v", rows)
+		}
+	})
+}

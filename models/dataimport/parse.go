@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -95,6 +96,8 @@ type Table struct {
 	Generated bool
 	// Read is how the file was read: its encoding and separator.
 	Read Reading
+	// Renamed says which header columns were renamed (Summary.Renamed).
+	Renamed []string
 }
 
 // ParseError is one problem at one place of an uploaded file.
@@ -170,7 +173,7 @@ func Parse(r io.Reader, f Format, opt Options) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.Columns, t.Generated, t.Read = s.Columns, s.Generated, s.Read
+	t.Columns, t.Generated, t.Read, t.Renamed = s.Columns, s.Generated, s.Read, s.Renamed
 	return t, nil
 }
 
@@ -184,6 +187,9 @@ type Summary struct {
 	Skipped int
 	// Read is how the file was read: its encoding and separator.
 	Read Reading
+	// Renamed says, a sentence each, which columns of a CSV header were
+	// given a name of their own because an earlier column had theirs.
+	Renamed []string
 }
 
 // Scan reads an upload like Parse but hands each record to fn as soon as
@@ -237,7 +243,7 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 		if errors.As(err, &stop) {
 			// What was read so far: a caller that stops early may want
 			// the columns.
-			return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated, Skipped: p.skipped, Read: read}, stop.err
+			return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated, Skipped: p.skipped, Read: read, Renamed: p.renamed}, stop.err
 		}
 		return Summary{}, readFailure(limited, checked, err)
 	}
@@ -249,7 +255,7 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 		// has nothing to offer and the import nothing to show the judge.
 		return Summary{}, errNoColumns
 	}
-	return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated, Skipped: p.skipped, Read: read}, nil
+	return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated, Skipped: p.skipped, Read: read, Renamed: p.renamed}, nil
 }
 
 // crLineEnds reads a CSV file whose lines end in a carriage return alone
@@ -417,6 +423,9 @@ type parser struct {
 	// sepLine is set when a CSV file opens with Excel's "sep=;" line
 	// (excelSepLine), which is no row.
 	sepLine bool
+	// renamed says which columns of a CSV header were renamed because
+	// their name was taken (Summary.Renamed).
+	renamed []string
 }
 
 // add appends a record, registering new columns in first-seen order.
@@ -625,6 +634,12 @@ func decimalCommaNumber(v string) (string, bool) {
 	return sign + whole + "." + frac, true
 }
 
+// isNumber reports a name that reads as a number, as a cell of data does.
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return err == nil
+}
+
 func digitsOnly(s string) bool {
 	for _, c := range s {
 		if c < '0' || c > '9' {
@@ -664,7 +679,7 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 		names = GeneratedColumns(len(header))
 		first = header
 		p.table.Generated = true
-	} else if names, err = csvHeader(header, hint); err != nil {
+	} else if names, p.renamed, err = csvHeader(header, hint); err != nil {
 		return err
 	}
 	// Columns without a name are kept out of the table; each must be empty
@@ -812,25 +827,44 @@ func GeneratedColumns(n int) []string {
 
 // csvHeader checks the header row and returns the column names, "" for a
 // column without one (allowed only if it is empty in every row: see
-// unnamedEmpty). A header whose every column lacks a name is refused.
-func csvHeader(header []string, hint string) ([]string, error) {
-	names := make([]string, len(header))
-	where := map[string]int{}
+// unnamedEmpty). A header whose every column lacks a name is refused. A
+// name that an earlier column already has, as spreadsheets allow (two
+// "Comments" columns), is made unique with its count, "Comments (2)", and
+// renamed says so, for the mapping page and the import notes; a repeated
+// name that is a number ("3,3,x") is refused, as the row is more likely
+// data than a header.
+func csvHeader(header []string, hint string) (names, renamed []string, err error) {
+	names = make([]string, len(header))
 	if allBlank(header) {
-		return nil, &ParseError{Line: 1, Msg: "the header row has no column names: give every column a name. " + hint}
+		return nil, nil, &ParseError{Line: 1, Msg: "the header row has no column names: give every column a name. " + hint}
 	}
+	taken := map[string]bool{} // every name the header spells
+	for _, h := range header {
+		taken[strings.TrimSpace(h)] = true
+	}
+	where := map[string]int{}
 	for i, h := range header {
 		name := strings.TrimSpace(h)
 		if name == "" {
 			continue
 		}
-		if j, dup := where[name]; dup {
-			return nil, &ParseError{Line: 1, Column: name, Msg: fmt.Sprintf("columns %d and %d have the same name: column names must be unique. %s", j+1, i+1, hint)}
+		if j, dup := where[name]; dup && isNumber(name) {
+			// "3,3,x": a first row of data more likely than a header.
+			return nil, nil, &ParseError{Line: 1, Column: name, Msg: fmt.Sprintf("columns %d and %d have the same name: column names must be unique. %s", j+1, i+1, hint)}
+		} else if dup {
+			unique := name
+			for k := 2; taken[unique]; k++ {
+				unique = fmt.Sprintf("%s (%d)", name, k)
+			}
+			taken[unique] = true
+			renamed = append(renamed, fmt.Sprintf("Columns %d and %d of the header are both named %q: column %d is named %q here.", j+1, i+1, name, i+1, unique))
+			name = unique
+		} else {
+			where[name] = i
 		}
-		where[name] = i
 		names[i] = name
 	}
-	return names, nil
+	return names, renamed, nil
 }
 
 // csvError rewords encoding/csv's syntax errors.

@@ -117,7 +117,7 @@ func TestParseErrors(t *testing.T) {
 		{"csv unnamed column with data", CSV, "id,,text\n1,,3\n2,x,4\n", Options{}, 3, false, "", `line 3: column 2 has no name in the header row but holds "x" here: give it a name`},
 		{"csv header without names", CSV, ",,\n1,2,3\n", Options{}, 1, false, "", "line 1: the header row has no column names"},
 		{"csv row longer than the unnamed columns", CSV, "id,text,,\n1,a,,,\n", Options{}, 2, false, "", "this row has 5 fields but the header has 4 columns"},
-		{"csv duplicate column", CSV, "id,text,id\n1,2,3\n", Options{}, 1, false, "id", `line 1, column "id": columns 1 and 3 have the same name`},
+		{"csv duplicate column that is a number", CSV, "id,4,4\n1,2,3\n", Options{}, 1, false, "4", `line 1, column "4": columns 2 and 3 have the same name`},
 		// Semicolon-separated files are read (csvDelimiter); a header with
 		// both separators is still refused.
 		{"csv header with commas and semicolons", CSV, "id;text,rating\n1;hi,3\n", Options{}, 1, false, "", "line 1: the header has both commas and semicolons"},
