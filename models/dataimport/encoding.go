@@ -3,6 +3,7 @@ package dataimport
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"unicode/utf8"
 
@@ -100,8 +101,52 @@ func decodeInput(br *bufio.Reader) (*bufio.Reader, Encoding, error) {
 			return br, UTF8, nil
 		}
 		dec, enc = charmap.Windows1252.NewDecoder(), Windows1252
+		return bufio.NewReaderSize(transform.NewReader(&utf8Guard{r: br, line: 1}, dec), headerPeek), enc, nil
 	}
 	return bufio.NewReaderSize(transform.NewReader(br, dec), headerPeek), enc, nil
+}
+
+// utf8Guard passes the bytes of a file read as Windows-1252 through, and
+// stops at a well-formed UTF-8 character beyond ASCII: the file's start
+// was not UTF-8 but this part is, so the file mixes encodings (rows pasted
+// from elsewhere), and reading it as Windows-1252 would garble those
+// characters ("cafÃ©") without a word. Windows-1252 text almost never
+// holds such a pair of bytes.
+type utf8Guard struct {
+	r    io.Reader
+	line int    // line of the next byte
+	tail []byte // a possible character's start, cut by the previous read
+	err  error
+}
+
+func (g *utf8Guard) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	n, err := g.r.Read(p)
+	data := append(g.tail, p[:n]...)
+	kept := len(g.tail)
+	g.tail = nil
+	for i := 0; i < len(data); i++ {
+		b := data[i]
+		if b == '\n' && i >= kept {
+			g.line++
+		}
+		if b < 0xC2 || b > 0xF4 {
+			continue
+		}
+		if !utf8.FullRune(data[i:]) && len(data)-i < utf8.UTFMax && err == nil {
+			g.tail = append([]byte(nil), data[i:]...)
+			break
+		}
+		if r, size := utf8.DecodeRune(data[i:]); r != utf8.RuneError && size > 1 {
+			g.err = &ParseError{Line: g.line, Msg: fmt.Sprintf(
+				"the file was read as Windows-1252 (its start is not UTF-8), but this line holds UTF-8 text (%q), so the file mixes two encodings: %s",
+				string(data[i:i+size]), msgSaveAsCSV)}
+			return 0, g.err
+		}
+	}
+	return n, err
 }
 
 // looksWindows1252 reports a file start that is not UTF-8 and reads as

@@ -2,6 +2,7 @@ package dataimport
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -125,12 +126,19 @@ func TestEncodingRefused(t *testing.T) {
 		{"utf-8 then a stray byte", "id,answer\ns1,naïve\ns2,caf\xE9\n", `line 3: the text is not valid UTF-8 (byte 0xE9)`},
 		{"undefined in windows-1252", "id,answer\ns1,caf\xE9\ns2,\x81\n", `line 2: the text is not valid UTF-8 (byte 0xE9)`},
 		{"utf-16 without its mark", "i\x00d\x00\n\x00", `line 1: the file contains a NUL byte`},
+		// Both in the first 64 KiB: not read as Windows-1252.
+		{"windows-1252 then utf-8", "id,answer\ns1,caf\xE9\ns2,ok\ns3,\"caf\xC3\xA9\"\n", `line 2: the text is not valid UTF-8 (byte 0xE9)`},
+		// Read as Windows-1252 from its start, UTF-8 further on: the
+		// UTF-8 text would be garbled (â€™ for ’) without a word.
+		{"windows-1252 then utf-8 past the first 64 KiB", "id,answer\ns1,caf\xE9\n" + strings.Repeat("s,"+strings.Repeat("x", 98)+"\n", 1000) + "s9,\xE2\x80\x99\n", `line 1003: the file was read as Windows-1252 (its start is not UTF-8), but this line holds UTF-8 text ("’")`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse(strings.NewReader(tt.data), CSV, Options{})
-			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "CSV UTF-8") {
-				t.Errorf("Parse: %v, want %q and how to re-save", err, tt.want)
+			for _, r := range []io.Reader{strings.NewReader(tt.data), iotest.OneByteReader(strings.NewReader(tt.data))} {
+				_, err := Parse(r, CSV, Options{})
+				if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "CSV UTF-8") {
+					t.Errorf("Parse: %v, want %q and how to re-save", err, tt.want)
+				}
 			}
 		})
 	}
