@@ -344,13 +344,13 @@ func (h *Handlers) scanRecords(r io.Reader, format dataimport.Format, noHeader, 
 		return nil
 	})
 	if errors.Is(err, errSampled) {
-		t.Columns, t.Generated = sum.Columns, sum.Generated
+		t.Columns, t.Generated, t.Read, t.Renamed = sum.Columns, sum.Generated, sum.Read, sum.Renamed
 		return uploadSample{Table: t, Rows: -1}, nil
 	}
 	if err != nil {
 		return uploadSample{}, err
 	}
-	t.Columns, t.Generated = sum.Columns, sum.Generated
+	t.Columns, t.Generated, t.Read, t.Renamed = sum.Columns, sum.Generated, sum.Read, sum.Renamed
 	return uploadSample{Table: t, Rows: sum.Rows, Skipped: sum.Skipped}, nil
 }
 
@@ -479,6 +479,7 @@ func mappingView(c echo.Context, p models.Project, u models.PendingUpload, s upl
 		v.PreviewRows = append(v.PreviewRows, cells)
 	}
 	v.NoHeader = t.Generated
+	v.ReadNotes = readNotes(t.Read, t.Renamed, nil)
 	base := url.Values{"token": {u.Token}, "name": {name}}
 	if note, warn := dataimport.CheckHeader(t); warn {
 		v.HeaderWarning = note.Message()
@@ -648,6 +649,17 @@ func emptyFieldNotes(empties []dataimport.EmptyField, perAnnotator bool) []strin
 	return out
 }
 
+// readNotes puts how the file was read (an encoding or a separator other
+// than UTF-8 and commas) and the header's renamed columns before the other
+// import notes.
+func readNotes(r dataimport.Reading, renamed, notes []string) []string {
+	var out []string
+	if n := r.Note(); n != "" {
+		out = append(out, n)
+	}
+	return append(append(out, renamed...), notes...)
+}
+
 // importUpload applies a column mapping to a pending upload and stores the
 // dataset in the upload's workspace, then drops the upload. Rows that do
 // not fit the mapping come back as a *dataimport.ValidationError, other
@@ -690,7 +702,7 @@ func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.
 		}
 		// Stored with the dataset, in its transaction: its page says
 		// them for good.
-		ds.ImportNotes = emptyFieldNotes(empties, true)
+		ds.ImportNotes = readNotes(t.Read, t.Renamed, emptyFieldNotes(empties, true))
 		err = h.DB.CreateDataset(ctx, &ds, demo.DatasetRows(applied))
 	} else {
 		err = h.DB.ImportDataset(ctx, &ds, func(put func(models.DatasetRow) error) error {
@@ -703,7 +715,7 @@ func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.
 				return err
 			}
 			a := dataimport.NewApplier(s.Columns, format, m, reread)
-			_, err := dataimport.Scan(h.DB.OpenPendingUpload(ctx, u), format, opt, func(rec dataimport.Record) error {
+			sum, err := dataimport.Scan(h.DB.OpenPendingUpload(ctx, u), format, opt, func(rec dataimport.Record) error {
 				r := a.Add(rec)
 				if a.Failed() {
 					return nil // nothing will be kept: read on to list every problem
@@ -723,7 +735,7 @@ func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.
 			empties = a.EmptyFields()
 			// Stored with the dataset, in the import's transaction
 			// (models.DB.ImportDataset): its page says them for good.
-			ds.ImportNotes = emptyFieldNotes(empties, false)
+			ds.ImportNotes = readNotes(sum.Read, sum.Renamed, emptyFieldNotes(empties, false))
 			return nil
 		})
 	}

@@ -117,7 +117,7 @@ func TestUploadRefusesBrokenFiles(t *testing.T) {
 			// The file type is named, with what to do.
 			{"html page", "page.html", "<html><body>hi</body></html>", "this looks like an HTML page (a saved web page), not a CSV, JSONL or JSON file: export your table as CSV, JSONL or JSON"},
 			{"csv under a json name", "rows.json", "id,text\na,hello\n", "the file is named .json but its first line looks like comma-separated values (CSV), not JSON: if it is a table with a header row, rename it to end in .csv"},
-			{"txt file", "wrongext.txt", "id,text\na,hello\n", "files ending in .txt are not accepted: upload a .csv, .jsonl or .json file; this one looks like comma-separated values"},
+			{"txt file", "wrongext.txt", "id,text\na,hello\n", "files ending in .txt are not accepted: upload a .csv, .tsv, .jsonl or .json file; this one looks like comma-separated values"},
 			{"broken json array", "rows.json", "[\n{\"id\": 1},\n{\"id\": }\n]", "line 3: invalid JSON in item 2"},
 		}
 		for _, tt := range tests {

@@ -26,13 +26,13 @@ func TestMappingSaysWhyNotRatingAndSkippedLines(t *testing.T) {
 					"b,I cannot say,good,2\n" +
 					"c,Here is the answer,5,5\n" +
 					"\n" +
-					"d,Let me look,n/a,3\n" +
+					"d,Let me look,n/a,3\n" + // n/a is no rating, not a word
 					"e,Not something I know,1,1\n" +
 					"f,Sure thing,bad,2\n" +
 					"g,Maybe later,3,3\n" +
 					"h,Try again,?,4\n" +
 					"i,All done,2,5\n",
-				map[string]string{"score": `Not ticked: 4 of 9 rows are not numbers (e.g. "good")`, "quality": "", "reply": ""},
+				map[string]string{"score": `Not ticked: 3 of 9 rows are not numbers (e.g. "good")`, "quality": "", "reply": ""},
 				"9 rows; 1 empty line skipped"},
 			{"jsonl, a sparse number, two empty lines", "replies.jsonl",
 				`{"id":"a","reply":"Happy to help","quality":4}` + "\n\n" +

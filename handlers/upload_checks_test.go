@@ -237,7 +237,7 @@ func TestStreamedImportAllOrNothing(t *testing.T) {
 			for i := 2; i <= n+1; i++ { // i is the line number
 				score := fmt.Sprint(i % 5)
 				if i == badLine {
-					score = "n/a"
+					score = "bad"
 				}
 				fmt.Fprintf(&b, "s%d,text of line %d,%s\n", i, i, score)
 			}
@@ -270,7 +270,7 @@ func TestStreamedImportAllOrNothing(t *testing.T) {
 				if tt.badLine > 0 {
 					body := html.UnescapeString(rec.Body.String())
 					if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(body, fmt.Sprintf("<td>line %d</td><td>score</td>", tt.badLine)) ||
-						!strings.Contains(body, `the rating "n/a" is not a number`) {
+						!strings.Contains(body, `the rating "bad" is not a number`) {
 						t.Fatalf("POST map = %d, want 422 naming line %d, column score:\n%.2000s", rec.Code, tt.badLine, body)
 					}
 					if env.countDatasets() != before || rowsAfter != rowsBefore {

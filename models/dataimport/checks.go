@@ -126,7 +126,7 @@ func ratingsDiffer(t *Table, idCol string, counts map[string]int) []string {
 		numeric, filled, differs := true, false, false
 		for _, rec := range t.Records {
 			v := strings.TrimSpace(rec.Values[c])
-			if v == "" {
+			if v == "" || notRated(v) {
 				continue
 			}
 			filled = true

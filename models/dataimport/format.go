@@ -32,22 +32,24 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // Messages shared by DetectFormat and Parse.
 const (
 	msgSaveAsCSV = `save it as "CSV UTF-8 (Comma delimited)" (Excel: File > Save As) and upload that file`
-	msgUTF16     = "the file is UTF-16 encoded; only UTF-8 is accepted: " + msgSaveAsCSV + ", or re-save it as UTF-8 in your text editor"
 	msgWorkbook  = "spreadsheet workbooks (.xlsx, .xls, .ods, .numbers) are not accepted: " + msgSaveAsCSV
-	msgTabs      = "tab-separated files are not accepted, only comma-separated CSV: " + msgSaveAsCSV
 )
 
 // DetectFormat decides how to read an upload from its file name and its
-// first bytes (head). The extension wins when it is .csv, .jsonl, .ndjson or
-// .json, except that a .json file whose content starts with '{' is read as
+// first bytes (head), read in the encoding Scan will read them in (UTF-16
+// with its byte order mark is decoded first). The extension wins when it
+// is .csv, .tsv, .tab, .jsonl, .ndjson or .json (.tsv and .tab files are
+// read as CSV, their separator found from their header), except that a .json file whose content starts with '{' is read as
 // JSON Lines (many tools write JSON Lines under a .json name) and a .jsonl
 // file starting with '[' is read as a JSON array. A name without an
 // extension (a script's upload) is read by its first non-space byte: '[' is
-// JSON, '{' is JSON Lines, anything else CSV. Any other extension (.txt,
-// .html...) is refused, naming the accepted ones and, when the content
+// JSON, '{' is JSON Lines, anything else CSV. A .txt file whose first line
+// has a tab is read as CSV too: Excel saves "Unicode Text" and "Text (Tab
+// delimited)" as .txt. Any other extension (.html...), and a .txt file
+// without tabs, is refused, naming the accepted ones and, when the content
 // looks like one of them, the name to give the file: the upload form lists
 // only those, and guessing would read a page of prose as a table. HTML and
-// XML pages, workbooks, TSV files, UTF-16 text, empty files and JSON files
+// XML pages, workbooks, UTF-16 text without a byte order mark, empty files and JSON files
 // that hold a CSV table are refused with an error that says what the file
 // looks like and what to do instead.
 func DetectFormat(filename string, head []byte) (Format, error) {
@@ -55,22 +57,20 @@ func DetectFormat(filename string, head []byte) (Format, error) {
 	switch ext {
 	case ".xlsx", ".xlsm", ".xls", ".ods", ".numbers":
 		return "", errors.New(msgWorkbook)
-	case ".tsv", ".tab":
-		return "", errors.New(msgTabs)
 	}
 	switch {
 	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
 		// A zip archive: .xlsx, .ods and .numbers are all zip files.
 		return "", errors.New("the file looks like a spreadsheet workbook or a zip archive, not text: " + msgSaveAsCSV)
-	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}), bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
-		return "", errors.New(msgUTF16)
 	case bytes.HasPrefix(head, []byte{0xD0, 0xCF, 0x11, 0xE0}):
 		// The old binary Office container used by .xls.
 		return "", errors.New(msgWorkbook)
-	case bytes.IndexByte(head, 0) >= 0:
-		return "", errors.New("the file contains NUL bytes, so it is binary or UTF-16 text; only UTF-8 text is accepted: " + msgSaveAsCSV)
 	}
-	text := bytes.TrimSpace(bytes.TrimPrefix(head, utf8BOM))
+	head, _ = decodeHead(head)
+	if bytes.IndexByte(head, 0) >= 0 {
+		return "", errors.New(`the file contains NUL bytes, so it is binary or UTF-16 text without a byte order mark; save it as "CSV UTF-8 (Comma delimited)" or "Unicode Text" (Excel: File > Save As) and upload that file`)
+	}
+	text := bytes.TrimSpace(head)
 	if len(text) == 0 {
 		return "", errors.New("the file is empty: choose the file that holds your data, one sample a row (check that it was saved or exported in full)")
 	}
@@ -80,9 +80,14 @@ func DetectFormat(filename string, head []byte) (Format, error) {
 		return "", fmt.Errorf("this looks like %s, not a CSV, JSONL or JSON file: export your table as CSV, JSONL or JSON and upload that file", page)
 	}
 	first := text[0]
+	firstLine, _, _ := bytes.Cut(text, []byte("\n"))
 	switch ext {
-	case ".csv":
+	case ".csv", ".tsv", ".tab":
 		return CSV, nil
+	case ".txt":
+		if bytes.IndexByte(firstLine, '\t') >= 0 {
+			return CSV, nil
+		}
 	case ".jsonl", ".ndjson", ".json":
 		switch {
 		case first == '[':
@@ -113,7 +118,7 @@ func DetectFormat(filename string, head []byte) (Format, error) {
 	case looksLikeCSV(text):
 		hint = "; this one looks like comma-separated values: if it is a table with a header row, rename it to end in .csv"
 	}
-	return "", fmt.Errorf("files ending in %s are not accepted: upload a .csv, .jsonl or .json file%s", ext, hint)
+	return "", fmt.Errorf("files ending in %s are not accepted: upload a .csv, .tsv, .jsonl or .json file%s", ext, hint)
 }
 
 // looksLikeCSV says whether text (the start of a file) reads as a CSV

@@ -676,12 +676,24 @@ func finiteNumber(s string, decimalComma bool) bool {
 	return err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
 }
 
-// parseRating reads one rating cell: empty is nil (not rated); anything but
-// a finite number is a problem, described by the returned message.
+// notRatedWords are the ways spreadsheets write "no value" in a cell,
+// folded to lower case: "N/A", "NA", Excel's "#N/A", and a dash.
+var notRatedWords = map[string]bool{"n/a": true, "na": true, "#n/a": true, "-": true, "–": true, "—": true}
+
+// notRated reports a cell that says in words that it holds no value (a
+// row not rated): it is read as an empty cell, not as a rating that is
+// not a number.
+func notRated(v string) bool {
+	return len(v) <= len("#N/A") && notRatedWords[strings.ToLower(strings.TrimSpace(v))]
+}
+
+// parseRating reads one rating cell: empty (or "N/A", see notRated) is nil
+// (not rated); anything but a finite number is a problem, described by the
+// returned message.
 // decimalComma reads "3,5" as 3.5 (Record.DecimalComma).
 func parseRating(cell string, decimalComma bool) (*float64, string) {
 	s := strings.TrimSpace(cell)
-	if s == "" {
+	if s == "" || notRated(s) {
 		return nil, ""
 	}
 	v, err := readNumber(s, decimalComma)
@@ -824,7 +836,7 @@ func WhyNotRating(t *Table, col string) string {
 		example := ""
 		for _, r := range t.Records {
 			v := strings.TrimSpace(r.Values[col])
-			if v != "" && !finiteNumber(v, r.DecimalComma) {
+			if v != "" && !notRated(v) && !finiteNumber(v, r.DecimalComma) {
 				example = v
 				break
 			}
@@ -1006,7 +1018,7 @@ func statsOf(t *Table, col string) columnStats {
 	empty := false
 	for _, r := range t.Records {
 		v := strings.TrimSpace(r.Values[col])
-		if v == "" {
+		if v == "" || notRated(v) {
 			empty = true
 			continue
 		}

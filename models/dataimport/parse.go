@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -77,10 +78,11 @@ type Record struct {
 	// Values maps each column to its text. A JSON object that lacks a key
 	// has no entry for that column.
 	Values map[string]string
-	// DecimalComma is set for the records of a semicolon-separated CSV
-	// file, as Excel saves "CSV" in locales that write decimals with a
-	// comma: where a number is read from one of its cells (a rating), "3,5"
-	// is 3.5. Values keep every cell as written.
+	// DecimalComma is set for the records of a semicolon- or
+	// tab-separated CSV file, as Excel saves "CSV" and "Unicode Text" in
+	// locales that write decimals with a comma (a comma cannot separate
+	// the fields of such a file): where a number is read from one of its
+	// cells (a rating), "3,5" is 3.5. Values keep every cell as written.
 	DecimalComma bool
 }
 
@@ -92,6 +94,10 @@ type Table struct {
 	// Generated is set when the column names were made up because the
 	// file has no header row (Options.NoHeader).
 	Generated bool
+	// Read is how the file was read: its encoding and separator.
+	Read Reading
+	// Renamed says which header columns were renamed (Summary.Renamed).
+	Renamed []string
 }
 
 // ParseError is one problem at one place of an uploaded file.
@@ -153,7 +159,9 @@ var errNoColumns = &ParseError{Msg: `the file has no columns: every row is an em
 
 // Parse reads a whole upload in the given format. It streams: memory grows
 // with the parsed table, not with a second copy of the file. A leading UTF-8
-// byte order mark is dropped; any other encoding is refused. On error it
+// byte order mark is dropped, UTF-16 with its byte order mark is decoded,
+// and a file that is not UTF-8 from its start is read as Windows-1252 (see
+// decodeInput); any other encoding is refused. On error it
 // returns a nil table and a *ParseError, a *TooLargeError or, for an
 // unreadable source, the reader's error.
 func Parse(r io.Reader, f Format, opt Options) (*Table, error) {
@@ -165,7 +173,7 @@ func Parse(r io.Reader, f Format, opt Options) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.Columns, t.Generated = s.Columns, s.Generated
+	t.Columns, t.Generated, t.Read, t.Renamed = s.Columns, s.Generated, s.Read, s.Renamed
 	return t, nil
 }
 
@@ -177,6 +185,11 @@ type Summary struct {
 	// Skipped counts the empty lines (and CSV rows of empty cells) between
 	// the rows, which are not rows: the mapping page says so.
 	Skipped int
+	// Read is how the file was read: its encoding and separator.
+	Read Reading
+	// Renamed says, a sentence each, which columns of a CSV header were
+	// given a name of their own because an earlier column had theirs.
+	Renamed []string
 }
 
 // Scan reads an upload like Parse but hands each record to fn as soon as
@@ -191,12 +204,15 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 	}
 	opt = opt.withDefaults()
 	limited := &limitReader{r: r, max: opt.MaxBytes}
-	br := bufio.NewReaderSize(limited, headerPeek)
-	if err := skipBOM(br); err != nil {
+	br, enc, err := decodeInput(bufio.NewReaderSize(limited, headerPeek))
+	if err != nil {
 		return Summary{}, readFailure(limited, nil, err)
 	}
 	comma, mixed, sepLine := ',', false, false
 	if f == CSV {
+		if br, err = crLineEnds(br); err != nil {
+			return Summary{}, readFailure(limited, nil, err)
+		}
 		var err error
 		if comma, sepLine, err = excelSepLine(br); err != nil {
 			return Summary{}, readFailure(limited, nil, err)
@@ -210,7 +226,10 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 	checked := &utf8Checker{r: br, line: 1}
 	p := &parser{table: &Table{Format: f}, seen: map[string]bool{}, maxRows: opt.MaxRows, maxColumns: opt.MaxColumns, emit: fn, reuse: opt.ReuseValues,
 		mixedFirstRow: mixed, sepLine: sepLine}
-	var err error
+	read := Reading{Encoding: enc}
+	if f == CSV {
+		read.Separator = comma
+	}
 	switch f {
 	case CSV:
 		err = p.parseCSV(checked, comma, opt.NoHeader, opt.HeaderHint)
@@ -224,7 +243,7 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 		if errors.As(err, &stop) {
 			// What was read so far: a caller that stops early may want
 			// the columns.
-			return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated, Skipped: p.skipped}, stop.err
+			return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated, Skipped: p.skipped, Read: read, Renamed: p.renamed}, stop.err
 		}
 		return Summary{}, readFailure(limited, checked, err)
 	}
@@ -236,7 +255,44 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 		// has nothing to offer and the import nothing to show the judge.
 		return Summary{}, errNoColumns
 	}
-	return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated, Skipped: p.skipped}, nil
+	return Summary{Columns: p.table.Columns, Rows: p.rows, Generated: p.table.Generated, Skipped: p.skipped, Read: read, Renamed: p.renamed}, nil
+}
+
+// crLineEnds reads a CSV file whose lines end in a carriage return alone
+// (Excel for Mac's "CSV (Macintosh)", old Mac text editors), which the CSV
+// reader would take for one long line, as if they ended in line feeds.
+// Such a file is told by its start (as far as headerPeek reaches): it has
+// carriage returns and no line feed. Carriage returns inside double quotes
+// are kept as they are, as part of the text; other files are read as they
+// are, with no layer added.
+func crLineEnds(br *bufio.Reader) (*bufio.Reader, error) {
+	head, err := br.Peek(headerPeek)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return nil, err
+	}
+	if bytes.IndexByte(head, '\r') < 0 || bytes.IndexByte(head, '\n') >= 0 {
+		return br, nil
+	}
+	return bufio.NewReaderSize(&crToLF{r: br}, headerPeek), nil
+}
+
+// crToLF turns the carriage returns outside double quotes into line feeds.
+type crToLF struct {
+	r      io.Reader
+	quoted bool // inside double quotes ("" inside them toggles twice)
+}
+
+func (c *crToLF) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	for i, b := range p[:n] {
+		switch {
+		case b == '"':
+			c.quoted = !c.quoted
+		case b == '\r' && !c.quoted:
+			p[i] = '\n'
+		}
+	}
+	return n, err
 }
 
 // stopError carries the callback's own error through the parsers, so it is
@@ -255,25 +311,6 @@ func readFailure(l *limitReader, c *utf8Checker, err error) error {
 		return c.err
 	}
 	return err
-}
-
-// skipBOM drops a UTF-8 byte order mark and refuses UTF-16 and workbooks
-// from their first bytes.
-func skipBOM(br *bufio.Reader) error {
-	head, err := br.Peek(4)
-	if err != nil && err != io.EOF {
-		return err
-	}
-	switch {
-	case bytes.HasPrefix(head, utf8BOM):
-		_, err := br.Discard(len(utf8BOM))
-		return err
-	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}), bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
-		return &ParseError{Msg: msgUTF16}
-	case bytes.HasPrefix(head, []byte("PK\x03\x04")), bytes.HasPrefix(head, []byte{0xD0, 0xCF, 0x11, 0xE0}):
-		return &ParseError{Msg: msgWorkbook}
-	}
-	return nil
 }
 
 // limitReader fails once more than max bytes have been read.
@@ -386,6 +423,9 @@ type parser struct {
 	// sepLine is set when a CSV file opens with Excel's "sep=;" line
 	// (excelSepLine), which is no row.
 	sepLine bool
+	// renamed says which columns of a CSV header were renamed because
+	// their name was taken (Summary.Renamed).
+	renamed []string
 }
 
 // add appends a record, registering new columns in first-seen order.
@@ -461,7 +501,10 @@ const headerPeek = 64 << 10
 
 // csvDelimiter finds the separator of a CSV file from its first line (the
 // header, or the first row with noHeader), looking only at characters
-// outside double quotes: ';' when that line has semicolons and no comma, as
+// outside double quotes: a tab when a header has tabs (Excel's "Unicode
+// Text" and "Text (Tab delimited)", a .tsv file), or a first row of data
+// has tabs and no comma or semicolon, or as many tabs as each following
+// line; ';' when that line has semicolons and no comma, as
 // Excel saves "CSV" in locales with a decimal comma; ',' otherwise. A
 // header with both is refused as ambiguous. In a first row of data a comma
 // between digits is taken for a decimal comma; a row that has both
@@ -480,7 +523,13 @@ func csvDelimiter(br *bufio.Reader, noHeader bool) (comma rune, mixed bool, err 
 		return ',', false, nil
 	}
 	first := lines[0]
+	sameTabs := true
+	for _, l := range lines[1:] {
+		sameTabs = sameTabs && l.tabs == first.tabs
+	}
 	switch {
+	case first.tabs > 0 && (!noHeader || first.commas+first.semicolons == 0 || sameTabs):
+		return '\t', false, nil
 	case first.semicolons == 0:
 		return ',', false, nil
 	case first.commas == 0:
@@ -517,17 +566,15 @@ func excelSepLine(br *bufio.Reader) (comma rune, ok bool, err error) {
 		return ',', false, nil // "sep=..." is the name of a column
 	}
 	switch rest[0] {
-	case ',', ';':
+	case ',', ';', '\t':
 		return rune(rest[0]), true, nil
-	case '\t':
-		return 0, false, &ParseError{Line: 1, Msg: "the first line (sep=) names a tab as the separator; " + msgTabs}
 	}
-	return 0, false, &ParseError{Line: 1, Msg: fmt.Sprintf("the first line (sep=%c) names %q as the separator; only commas and semicolons are accepted: %s", rest[0], rest[0], msgSaveAsCSV)}
+	return 0, false, &ParseError{Line: 1, Msg: fmt.Sprintf("the first line (sep=%c) names %q as the separator; only commas, semicolons and tabs are accepted: %s", rest[0], rest[0], msgSaveAsCSV)}
 }
 
-// lineSeparators counts the commas and semicolons outside double quotes of
-// one line of a CSV file.
-type lineSeparators struct{ commas, semicolons int }
+// lineSeparators counts the commas, semicolons and tabs outside double
+// quotes of one line of a CSV file.
+type lineSeparators struct{ commas, semicolons, tabs int }
 
 // separatorCounts counts the separators of each line of head that is not
 // blank, up to the last complete one (the last line too when whole is
@@ -557,7 +604,9 @@ func separatorCounts(head []byte, data, whole bool) []lineSeparators {
 		case b == ';':
 			cur.semicolons++
 			blank = false
-		case b != ' ' && b != '\r' && b != '\t':
+		case b == '\t':
+			cur.tabs++ // a line of tabs alone is blank, as a row of empty cells is
+		case b != ' ' && b != '\r':
 			blank = false
 		}
 	}
@@ -583,6 +632,12 @@ func decimalCommaNumber(v string) (string, bool) {
 		return "", false
 	}
 	return sign + whole + "." + frac, true
+}
+
+// isNumber reports a name that reads as a number, as a cell of data does.
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return err == nil
 }
 
 func digitsOnly(s string) bool {
@@ -624,7 +679,7 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 		names = GeneratedColumns(len(header))
 		first = header
 		p.table.Generated = true
-	} else if names, err = csvHeader(header, hint); err != nil {
+	} else if names, p.renamed, err = csvHeader(header, hint); err != nil {
 		return err
 	}
 	// Columns without a name are kept out of the table; each must be empty
@@ -705,7 +760,7 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 		for k, name := range names {
 			values[name] = fields[named[k]]
 		}
-		if err := p.add(Record{Line: line, Values: values, DecimalComma: comma == ';'}, names, false); err != nil {
+		if err := p.add(Record{Line: line, Values: values, DecimalComma: comma != ','}, names, false); err != nil {
 			return err
 		}
 	}
@@ -733,8 +788,11 @@ func (p *parser) fieldCountError(line, n, width int, comma rune, noHeader bool) 
 			n, first, width, msgSaveAsCSV)}
 	}
 	sep, seps := "comma", "commas"
-	if comma == ';' {
+	switch comma {
+	case ';':
 		sep, seps = "semicolon", "semicolons"
+	case '\t':
+		sep, seps = "tab", "tabs"
 	}
 	return &ParseError{Line: line, Msg: fmt.Sprintf(
 		"this row has %d fields but %s %d columns; check for an unquoted %s or a missing quote (put a field containing %s in double quotes)",
@@ -769,28 +827,44 @@ func GeneratedColumns(n int) []string {
 
 // csvHeader checks the header row and returns the column names, "" for a
 // column without one (allowed only if it is empty in every row: see
-// unnamedEmpty). A header whose every column lacks a name is refused.
-func csvHeader(header []string, hint string) ([]string, error) {
-	names := make([]string, len(header))
-	where := map[string]int{}
+// unnamedEmpty). A header whose every column lacks a name is refused. A
+// name that an earlier column already has, as spreadsheets allow (two
+// "Comments" columns), is made unique with its count, "Comments (2)", and
+// renamed says so, for the mapping page and the import notes; a repeated
+// name that is a number ("3,3,x") is refused, as the row is more likely
+// data than a header.
+func csvHeader(header []string, hint string) (names, renamed []string, err error) {
+	names = make([]string, len(header))
 	if allBlank(header) {
-		return nil, &ParseError{Line: 1, Msg: "the header row has no column names: give every column a name. " + hint}
+		return nil, nil, &ParseError{Line: 1, Msg: "the header row has no column names: give every column a name. " + hint}
 	}
+	taken := map[string]bool{} // every name the header spells
+	for _, h := range header {
+		taken[strings.TrimSpace(h)] = true
+	}
+	where := map[string]int{}
 	for i, h := range header {
 		name := strings.TrimSpace(h)
-		switch {
-		case strings.Contains(name, "\t"):
-			return nil, &ParseError{Line: 1, Msg: "the header contains tabs: the file looks tab-separated; " + msgTabs}
-		case name == "":
+		if name == "" {
 			continue
 		}
-		if j, dup := where[name]; dup {
-			return nil, &ParseError{Line: 1, Column: name, Msg: fmt.Sprintf("columns %d and %d have the same name: column names must be unique. %s", j+1, i+1, hint)}
+		if j, dup := where[name]; dup && isNumber(name) {
+			// "3,3,x": a first row of data more likely than a header.
+			return nil, nil, &ParseError{Line: 1, Column: name, Msg: fmt.Sprintf("columns %d and %d have the same name: column names must be unique. %s", j+1, i+1, hint)}
+		} else if dup {
+			unique := name
+			for k := 2; taken[unique]; k++ {
+				unique = fmt.Sprintf("%s (%d)", name, k)
+			}
+			taken[unique] = true
+			renamed = append(renamed, fmt.Sprintf("Columns %d and %d of the header are both named %q: column %d is named %q here.", j+1, i+1, name, i+1, unique))
+			name = unique
+		} else {
+			where[name] = i
 		}
-		where[name] = i
 		names[i] = name
 	}
-	return names, nil
+	return names, renamed, nil
 }
 
 // csvError rewords encoding/csv's syntax errors.

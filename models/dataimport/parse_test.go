@@ -31,10 +31,10 @@ func TestDetectFormat(t *testing.T) {
 		{"csv header in angle brackets", "data.csv", "<id>,text\n", CSV, ""},
 		// Other extensions are refused, naming the accepted ones and, from
 		// the content, the name to give the file.
-		{"txt holding csv", "wrongext.txt", "id,text\n1,hi\n", "", "files ending in .txt are not accepted: upload a .csv, .jsonl or .json file; this one looks like comma-separated values: if it is a table with a header row, rename it to end in .csv"},
-		{"txt holding json lines", "rows.TXT", `{"a":1}`, "", "files ending in .txt are not accepted: upload a .csv, .jsonl or .json file; this one looks like JSON Lines: if it is, rename it to end in .jsonl"},
+		{"txt holding csv", "wrongext.txt", "id,text\n1,hi\n", "", "files ending in .txt are not accepted: upload a .csv, .tsv, .jsonl or .json file; this one looks like comma-separated values: if it is a table with a header row, rename it to end in .csv"},
+		{"txt holding json lines", "rows.TXT", `{"a":1}`, "", "files ending in .txt are not accepted: upload a .csv, .tsv, .jsonl or .json file; this one looks like JSON Lines: if it is, rename it to end in .jsonl"},
 		{"txt holding an array", "rows.txt", `[{"a":1}]`, "", "this one looks like a JSON array: if it is, rename it to end in .json"},
-		{"txt holding prose", "notes.txt", "Dear all\nhere are the results\n", "", "files ending in .txt are not accepted: upload a .csv, .jsonl or .json file"},
+		{"txt holding prose", "notes.txt", "Dear all\nhere are the results\n", "", "files ending in .txt are not accepted: upload a .csv, .tsv, .jsonl or .json file"},
 		// A saved web page, whatever its name.
 		{"html page", "page.html", "<html><body>hi</body></html>", "", "this looks like an HTML page (a saved web page), not a CSV, JSONL or JSON file: export your table as CSV, JSONL or JSON"},
 		{"html under a csv name", "data.csv", "\xEF\xBB\xBF\n <!DOCTYPE html>\n<html>", "", "this looks like an HTML page"},
@@ -47,8 +47,13 @@ func TestDetectFormat(t *testing.T) {
 		{"empty", "data.csv", " \n ", "", "empty"},
 		{"xlsx by extension", "ratings.xlsx", "PK", "", "CSV UTF-8"},
 		{"xlsx content", "ratings.csv", "PK\x03\x04rest", "", "spreadsheet"},
-		{"tsv", "ratings.tsv", "a\tb", "", "tab-separated"},
-		{"utf-16", "ratings.csv", "\xFF\xFEi\x00d\x00", "", "UTF-16"},
+		{"tsv", "ratings.tsv", "a\tb", CSV, ""},
+		{"utf-16", "ratings.csv", "\xFF\xFEi\x00d\x00", CSV, ""},
+		{"utf-16 big-endian", "ratings.csv", "\xFE\xFF\x00i\x00d", CSV, ""},
+		// Excel's "Unicode Text" and "Text (Tab delimited)" are .txt files.
+		{"excel unicode text", "Book1.txt", "\xFF\xFEi\x00d\x00\t\x00a\x00\r\x00\n\x00", CSV, ""},
+		{"tab-delimited text", "Book1.txt", "id\tanswer\r\n1\thi", CSV, ""},
+		{"utf-16 json lines", "rows.jsonl", "\xFF\xFE{\x00}\x00", JSONL, ""},
 		{"nul bytes", "ratings.txt", "i\x00d\x00", "", "NUL"},
 	}
 	for _, tt := range tests {
@@ -112,20 +117,19 @@ func TestParseErrors(t *testing.T) {
 		{"csv unnamed column with data", CSV, "id,,text\n1,,3\n2,x,4\n", Options{}, 3, false, "", `line 3: column 2 has no name in the header row but holds "x" here: give it a name`},
 		{"csv header without names", CSV, ",,\n1,2,3\n", Options{}, 1, false, "", "line 1: the header row has no column names"},
 		{"csv row longer than the unnamed columns", CSV, "id,text,,\n1,a,,,\n", Options{}, 2, false, "", "this row has 5 fields but the header has 4 columns"},
-		{"csv duplicate column", CSV, "id,text,id\n1,2,3\n", Options{}, 1, false, "id", `line 1, column "id": columns 1 and 3 have the same name`},
+		{"csv duplicate column that is a number", CSV, "id,4,4\n1,2,3\n", Options{}, 1, false, "4", `line 1, column "4": columns 2 and 3 have the same name`},
 		// Semicolon-separated files are read (csvDelimiter); a header with
 		// both separators is still refused.
 		{"csv header with commas and semicolons", CSV, "id;text,rating\n1;hi,3\n", Options{}, 1, false, "", "line 1: the header has both commas and semicolons"},
 		{"csv semicolons too few fields", CSV, "id;text\r\n1;hi\r\n2\r\n", Options{}, 3, false, "", "line 3: this row has 1 fields but the header has 2 columns; check for an unquoted semicolon"},
-		{"csv tabs", CSV, "id\ttext\n1\thi\n", Options{}, 1, false, "", "tab-separated"},
 		{"csv too few fields", CSV, "id,text\n1,hi\n2\n", Options{}, 3, false, "", "line 3: this row has 1 fields but the header has 2 columns"},
 		{"csv too many fields after a multi-line field", CSV, "id,text\n1,\"two\nlines\"\n2,a,b\n", Options{}, 4, false, "", "line 4: this row has 3 fields"},
 		{"csv bare quote", CSV, "id,text\n1,say \"hi\"\n", Options{}, 2, false, "", "line 2: a double quote"},
 		{"csv unclosed quote", CSV, "id,text\n1,ok\n2,\"never closed\n3,x\n", Options{}, 3, false, "", "line 3: a quoted field is not closed"},
-		{"csv invalid utf-8", CSV, "id,text\n1,ok\n2,caf\xE9\n", Options{}, 3, false, "", "line 3: the text is not valid UTF-8 (byte 0xE9)"},
-		{"json invalid utf-8", JSON, "[\n{\"a\":\"ok\"},\n{\"a\":\"caf\xE9\"}\n]", Options{}, 3, false, "", "line 3: the text is not valid UTF-8"},
+		// UTF-8 from its start (a file that is not is read as Windows-1252).
+		{"csv invalid utf-8", CSV, "id,text\n1,naïve\n2,caf\xE9\n", Options{}, 3, false, "", "line 3: the text is not valid UTF-8 (byte 0xE9)"},
+		{"json invalid utf-8", JSON, "[\n{\"a\":\"ok…\"},\n{\"a\":\"caf\xE9\"}\n]", Options{}, 3, false, "", "line 3: the text is not valid UTF-8"},
 		{"jsonl truncated character at end", JSONL, "{\"a\":\"x\"}\n{\"a\":\"\xE2\x82", Options{}, 2, false, "", "line 2: the text is not valid UTF-8"},
-		{"utf-16 with bom", CSV, "\xFF\xFEi\x00d\x00\n\x00", Options{}, 0, false, "", "UTF-16"},
 		{"nul byte", CSV, "id,text\n1,a\x00b\n", Options{}, 2, false, "", "line 2: the file contains a NUL byte"},
 		{"nul escaped in a jsonl value", JSONL, "{\"id\":\"1\"}\n{\"id\":\"2\",\"text\":\"a\\u0000b\"}\n", Options{}, 2, false, "text", `line 2, column "text": the value holds a NUL character`},
 		{"nul escaped in a json item's key", JSON, "[{\"id\":\"1\",\"te\\u0000xt\":\"a\"}]", Options{}, 1, true, "", `item 1: the key "te\x00xt" holds a NUL character`},
