@@ -136,17 +136,30 @@ func (db *DB) CreateShareLink(ctx context.Context, n NewShareLink) (ShareLink, s
 // visitor learns neither whether it ever existed nor why it stopped.
 var errShareUnusable = Errorf(ENotFound, "this share link does not open anything: it was revoked, it expired, or it never existed. Ask the person who sent it for a new one")
 
+// shareStampWait bounds how long opening a share link waits to record
+// when it was opened: another write may hold the database (SQLite's one
+// write lock, during a long import) or the link's row (PostgreSQL).
+var shareStampWait = 2 * time.Second
+
 // OpenShareLink finds the active link a token opens and records that it
-// was opened.
+// was opened. The record is bookkeeping for the link's owners: when it
+// cannot be written within shareStampWait, the link opens all the same
+// (its LastOpenedAt as it was), as the visitor's pages only read.
 func (db *DB) OpenShareLink(ctx context.Context, token string) (ShareLink, error) {
 	var l ShareLink
 	now := time.Now().UTC()
-	err := db.Gorm.WithContext(ctx).Where("token_hash = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
+	// Read on the readers: the write pool may all be taken by writers.
+	err := db.Reader(ctx).Where("token_hash = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
 		HashLinkToken(token), now).First(&l).Error
 	if err != nil {
 		return l, notFoundText(err, errShareUnusable.Message)
 	}
-	if err := db.Gorm.WithContext(ctx).Model(&ShareLink{}).Where("id = ?", l.ID).Update("last_opened_at", now).Error; err != nil {
+	sctx, cancel := context.WithTimeout(ctx, shareStampWait)
+	defer cancel()
+	if err := db.Gorm.WithContext(sctx).Model(&ShareLink{}).Where("id = ?", l.ID).Update("last_opened_at", now).Error; err != nil {
+		if ctx.Err() == nil && (sctx.Err() != nil || IsTransient(err)) {
+			return l, nil // not recorded this time
+		}
 		return l, err
 	}
 	l.LastOpenedAt = &now
