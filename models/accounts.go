@@ -90,6 +90,32 @@ func (instanceSetup) TableName() string { return "instance_setup" }
 // NewUser is what it takes to make an account.
 type NewUser struct {
 	Email, Name, Password string
+
+	// hash is the password's argon2id hash, made by prepare before the
+	// transaction that stores the account: hashing takes tens of
+	// milliseconds and most of a core, and on SQLite a transaction that
+	// has written holds the one write connection, so hashing inside it
+	// kept every other write (a run's answers, too) waiting.
+	hash string
+}
+
+// hashPassword is HashPassword; a test holds it to see what waits on it.
+var hashPassword = HashPassword
+
+// prepare normalizes the account and hashes its password, outside any
+// transaction.
+func (n *NewUser) prepare() error {
+	if err := n.normalize(); err != nil {
+		return err
+	}
+	return n.hashFirst()
+}
+
+// hashFirst hashes the password (already checked) before a transaction.
+func (n *NewUser) hashFirst() error {
+	h, err := hashPassword(n.Password)
+	n.hash = h
+	return err
 }
 
 // normalize trims and lower-cases the address and checks every field.
@@ -130,14 +156,14 @@ func (db *DB) HasUsers(ctx context.Context) (bool, error) {
 	return n > 0, err
 }
 
-// createUserTx inserts the account (password hashed) inside tx.
+// createUserTx inserts the account inside tx; its password was hashed by
+// prepare (or hashFirst) before tx began.
 func createUserTx(tx *gorm.DB, n NewUser) (User, error) {
-	hash, err := HashPassword(n.Password)
-	if err != nil {
-		return User{}, err
+	if n.hash == "" {
+		return User{}, errors.New("create user: the password was not hashed before the transaction")
 	}
 	now := time.Now().UTC()
-	u := User{Email: n.Email, Name: n.Name, PasswordHash: hash, CreatedAt: now, UpdatedAt: now}
+	u := User{Email: n.Email, Name: n.Name, PasswordHash: n.hash, CreatedAt: now, UpdatedAt: now}
 	var exists int64
 	if err := tx.Model(&User{}).Where("email = ?", n.Email).Count(&exists).Error; err != nil {
 		return u, err
@@ -158,7 +184,7 @@ func createUserTx(tx *gorm.DB, n NewUser) (User, error) {
 // refused once any account exists, even when two requests race: the
 // instance_setup row can only be written once.
 func (db *DB) CreateFirstOwner(ctx context.Context, wsID int64, n NewUser) (User, error) {
-	if err := n.normalize(); err != nil {
+	if err := n.prepare(); err != nil {
 		return User{}, err
 	}
 	var u User
@@ -190,7 +216,7 @@ var errSetupDone = Errorf(EConflict, "setup is already done: an account exists. 
 // CreateUser makes an account with a role in the workspace (the admin
 // command). The first account made this way also closes the setup page.
 func (db *DB) CreateUser(ctx context.Context, wsID int64, role Role, n NewUser) (User, error) {
-	if err := n.normalize(); err != nil {
+	if err := n.prepare(); err != nil {
 		return User{}, err
 	}
 	if role.Rank() == 0 {

@@ -270,6 +270,15 @@ func joinByConfirmation(tx *gorm.DB, inviteID, userID int64) (Invite, error) {
 func (db *DB) ConfirmSignup(ctx context.Context, token, name, password string) (User, Invite, error) {
 	var u User
 	var inv Invite
+	// The password is hashed before the transaction (see NewUser.hash); a
+	// password too weak to keep is refused inside it by normalize, after the
+	// link's own checks, as before.
+	pre := NewUser{Password: password}
+	if CheckPasswordStrength(password) == nil {
+		if err := pre.hashFirst(); err != nil {
+			return u, inv, err
+		}
+	}
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := time.Now().UTC()
 		ec, err := useConfirmation(tx, token, now)
@@ -279,7 +288,7 @@ func (db *DB) ConfirmSignup(ctx context.Context, token, name, password string) (
 		if ec.InviteID == nil || ec.UserID != nil {
 			return errConfirmUnusable
 		}
-		n := NewUser{Email: ec.Email, Name: name, Password: password}
+		n := NewUser{Email: ec.Email, Name: name, Password: password, hash: pre.hash}
 		if err := n.normalize(); err != nil {
 			return err
 		}

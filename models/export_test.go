@@ -11,3 +11,13 @@ import (
 func (db *DB) WriteStoredLateCountPG(ctx context.Context, runID, batchID int64, owner, status string, add UnitSpend, at time.Time) error {
 	return db.writeLateCountOnce(ctx, lateCount{runID: runID, batchID: batchID, owner: owner, holds: owner != "", status: status, what: lateStored, add: add, at: at})
 }
+
+// HoldPasswordHashing makes every account's password hashing call hold
+// first (a test then looks at what waits meanwhile); restore undoes it.
+func HoldPasswordHashing(hold func()) (restore func()) {
+	hashPassword = func(pw string) (string, error) {
+		hold()
+		return HashPassword(pw)
+	}
+	return func() { hashPassword = HashPassword }
+}

@@ -393,7 +393,7 @@ func (db *DB) AcceptInvite(ctx context.Context, token string, userID int64) (Inv
 // addresses have accounts. An invite that cannot be used is refused with
 // the same error in both cases.
 func (db *DB) AnswerInvite(ctx context.Context, token string, n NewUser) (made User, inv Invite, err error) {
-	if err := n.normalize(); err != nil {
+	if err := n.prepare(); err != nil {
 		return User{}, Invite{}, err
 	}
 	var taken bool
