@@ -229,9 +229,10 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 		return err
 	}
 	stored := !full && run.Finished()
-	// A run under way builds its report on every view (and every live
-	// refresh): of the dataset's rows only what the figures read, and the
-	// texts of the samples shown by key (report.WithTexts). A search reads
+	// A run under way reads the figures its viewers share (liveReport:
+	// computed once per progress step and at most every few seconds, of
+	// the dataset's rows only what the figures read) and the texts of the
+	// samples shown by key (report.WithTexts). A search reads
 	// every sample's text, as it must; full builds it whole (tests
 	// compare the two).
 	live := !full && !run.Finished() && strings.TrimSpace(q.Get("q")) == ""
@@ -240,12 +241,17 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 	case stored:
 		rep, err = h.runSummary(ctx, run.ID, opt)
 	case live:
-		rep, err = report.BuildFigures(ctx, h.DB, workspaceOf(ctx), run.ID, opt)
+		rep, err = h.liveReport(ctx, run, opt)
 	default:
 		rep, err = h.buildReportWith(ctx, run.ID, opt)
 	}
 	if err != nil {
 		return err
+	}
+	if live {
+		// Said before rep becomes a copy: the note is the shared
+		// report's.
+		v.Live = h.live.noteOf(rep)
 	}
 	if v.Group == "" {
 		// "No grouping" chosen over the dataset's own group column: on a
