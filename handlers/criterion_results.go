@@ -31,11 +31,15 @@ type runReviews struct {
 	// every marks the runs whose reviews were read whatever their human
 	// source (every).
 	every map[int64]bool
+	// live are the shared computations of running runs' figures this
+	// request read (liveReport), by their report, which derive what
+	// every view derives alike once (liveFiguresEntry.memo).
+	live map[*report.Report]*liveFiguresEntry
 }
 
 // newRunReviews is a request's runReviews, with nothing read yet.
 func (h *Handlers) newRunReviews() *runReviews {
-	return &runReviews{db: h.DB, byRun: map[int64]*report.BrowserReviews{}, every: map[int64]bool{}}
+	return &runReviews{db: h.DB, byRun: map[int64]*report.BrowserReviews{}, every: map[int64]bool{}, live: map[*report.Report]*liveFiguresEntry{}}
 }
 
 // of is the run's reviews as its reports read them
@@ -137,7 +141,11 @@ func (h *Handlers) criterionReport(ctx context.Context, run models.Run, ci int, 
 			// A run under way: its figures without the texts, which
 			// the callers read for the samples they show
 			// (criterionTexts).
-			rep, err = h.liveReport(ctx, run, report.Options{Reviews: pre})
+			var lv *liveFiguresEntry
+			if lv, err = h.liveReport(ctx, run, report.Options{Reviews: pre}); err == nil {
+				rep = lv.rep
+				rr.live[rep] = lv
+			}
 		} else {
 			rep, err = h.buildReportWith(ctx, run.ID, report.Options{Reviews: pre})
 		}
@@ -162,7 +170,7 @@ type criterionSamples struct {
 	// sample reads the outcomes[i]'s full result with its text.
 	sample func(ctx context.Context, i int) (report.SampleResult, error)
 	// rep is the report the outcomes were read from, nil for stored
-	// results.
+	// results (runReviews.live has its shared computation's).
 	rep *report.Report
 }
 
@@ -176,7 +184,7 @@ func (h *Handlers) queueSamples(ctx context.Context, run models.Run, ci int, ful
 	}
 	if sum == nil {
 		// A running run's shared figures convert once (liveFigures.memo).
-		out := h.live.memo(rep, queueOutcomesKey(ci), func() any {
+		out := rr.live[rep].memo(queueOutcomesKey(ci), func() any {
 			out := make([]models.SampleOutcome, len(samples))
 			for i, s := range samples {
 				out[i] = models.SampleOutcome{RowID: s.RowID, Final: s.Final, Human: s.Human, AbsDiff: s.AbsDiff, Rounds: s.Rounds}
@@ -344,7 +352,7 @@ func (h *Handlers) outcomesQueueIndex(ctx context.Context, run models.Run, ci in
 	if err != nil {
 		return queueIndex{}, err
 	}
-	qo := h.live.memo(qs.rep, queueOrderKey{ci, order, seed}, func() any { return orderOutcomes(qs.outcomes, order, seed) }).(*orderedOutcomes)
+	qo := rr.live[qs.rep].memo(queueOrderKey{ci, order, seed}, func() any { return orderOutcomes(qs.outcomes, order, seed) }).(*orderedOutcomes)
 	mine := make(map[int64]bool, len(rated))
 	for _, id := range rated {
 		mine[id] = true

@@ -37,6 +37,9 @@ type liveFigures struct {
 	// build computes; nil is report.BuildFigures. Tests set it to hold a
 	// computation.
 	build func(ctx context.Context, db *models.DB, wsID, runID int64, opt report.Options) (*report.Report, error)
+	// perView computes for every view, as before the figures were
+	// shared (benchmarks compare the two).
+	perView bool
 }
 
 // liveFiguresKey names one variant of a run's figures. HumansVersion
@@ -88,18 +91,18 @@ func (e *liveFiguresEntry) fresh(p liveProgress, now time.Time) bool {
 }
 
 // liveReport is the figures of run, under way, as report.BuildFigures
-// computes them with opt: shared with every other view of the run that
+// computes them with opt (the entry's rep): shared with every other view of the run that
 // asks for the same variant while they are fresh (liveFiguresEntry.fresh).
 // The report is shared: callers must not change it (they copy what they
 // change). Its Run is the run as read when the figures were computed, so
 // the page can say how far the run was then.
-func (h *Handlers) liveReport(ctx context.Context, run models.Run, opt report.Options) (*report.Report, error) {
+func (h *Handlers) liveReport(ctx context.Context, run models.Run, opt report.Options) (*liveFiguresEntry, error) {
 	lf := &h.live
 	key := liveFiguresKey{ws: workspaceOf(ctx), run: run.ID, group: opt.GroupColumn, system: opt.SystemColumn, humansVersion: run.HumansVersion}
 	now := time.Now()
 	lf.mu.Lock()
 	e := lf.entries[key]
-	if e == nil || !e.fresh(progressOf(run), now) {
+	if e == nil || lf.perView || !e.fresh(progressOf(run), now) {
 		e = &liveFiguresEntry{ready: make(chan struct{}), started: now, progress: progressOf(run)}
 		if lf.entries == nil {
 			lf.entries = map[liveFiguresKey]*liveFiguresEntry{}
@@ -129,18 +132,19 @@ func (h *Handlers) liveReport(ctx context.Context, run models.Run, opt report.Op
 	lf.mu.Unlock()
 	select {
 	case <-e.ready:
-		return e.rep, e.err
+		if e.err != nil {
+			return nil, e.err
+		}
+		return e, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-// memo is what compute derives from rep, derived once per shared report:
-// kept with the running run's figures rep was served from (liveReport),
-// under k; another report (a finished run's, or one built for a test's
-// comparison) is derived again at each call.
-func (lf *liveFigures) memo(rep *report.Report, k any, compute func() any) any {
-	e := lf.entryOf(rep)
+// memo is what compute derives from the entry's report, derived once
+// per computation under k; a nil entry (a report not shared) derives it
+// at each call.
+func (e *liveFiguresEntry) memo(k any, compute func() any) any {
 	if e == nil {
 		return compute()
 	}
@@ -157,39 +161,14 @@ func (lf *liveFigures) memo(rep *report.Report, k any, compute func() any) any {
 	return v
 }
 
-// entryOf is the computation rep came from, nil when it is not a shared
-// running run's report.
-func (lf *liveFigures) entryOf(rep *report.Report) *liveFiguresEntry {
-	if rep == nil {
-		return nil
-	}
-	lf.mu.Lock()
-	defer lf.mu.Unlock()
-	for _, x := range lf.entries {
-		select {
-		case <-x.ready: // rep is written before
-		default:
-			continue
-		}
-		if x.rep == rep {
-			return x
-		}
-	}
-	return nil
-}
-
 // liveNoteKey names the provisional note of a shared report.
 type liveNoteKey struct{}
 
-// noteOf says over what rep, a running run's shared figures, was
-// computed (web.LiveFigures), counted once per computation; nil when rep
-// is not one.
-func (lf *liveFigures) noteOf(rep *report.Report) *web.LiveFigures {
-	e := lf.entryOf(rep)
-	if e == nil {
-		return nil
-	}
-	return lf.memo(rep, liveNoteKey{}, func() any {
+// note says over what the entry's figures were computed
+// (web.LiveFigures), counted once per computation.
+func (e *liveFiguresEntry) note() *web.LiveFigures {
+	rep := e.rep
+	return e.memo(liveNoteKey{}, func() any {
 		n := &web.LiveFigures{At: e.started, Done: rep.Run.BatchesDone, Total: rep.Run.BatchesTotal, EverySeconds: int(liveFiguresEvery / time.Second)}
 		rounds := max(1, rep.Run.Settings.Rounds)
 		for _, c := range rep.Criteria {

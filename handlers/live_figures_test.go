@@ -91,7 +91,7 @@ func TestLiveFiguresOneComputationForManyViewers(t *testing.T) {
 		must(t, err)
 		fresh, err := report.BuildFigures(env.localCtx(), env.db, env.ws.ID, id, report.Options{})
 		must(t, err)
-		if !equalNaN(reflect.ValueOf(fresh.Criteria), reflect.ValueOf(live.Criteria)) {
+		if !equalNaN(reflect.ValueOf(fresh.Criteria), reflect.ValueOf(live.rep.Criteria)) {
 			t.Errorf("the shared figures differ from a recomputation over the same rows")
 		}
 		mu.Lock()

@@ -241,17 +241,15 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 	case stored:
 		rep, err = h.runSummary(ctx, run.ID, opt)
 	case live:
-		rep, err = h.liveReport(ctx, run, opt)
+		var lv *liveFiguresEntry
+		if lv, err = h.liveReport(ctx, run, opt); err == nil {
+			rep, v.Live = lv.rep, lv.note()
+		}
 	default:
 		rep, err = h.buildReportWith(ctx, run.ID, opt)
 	}
 	if err != nil {
 		return err
-	}
-	if live {
-		// Said before rep becomes a copy: the note is the shared
-		// report's.
-		v.Live = h.live.noteOf(rep)
 	}
 	if v.Group == "" {
 		// "No grouping" chosen over the dataset's own group column: on a
