@@ -185,3 +185,15 @@ func (e *liveFiguresEntry) note() *web.LiveFigures {
 		return n
 	}).(*web.LiveFigures)
 }
+
+// forget drops the shared figures of a run whose human ratings changed:
+// the next view computes them again.
+func (lf *liveFigures) forget(runID int64) {
+	lf.mu.Lock()
+	defer lf.mu.Unlock()
+	for k := range lf.entries {
+		if k.run == runID {
+			delete(lf.entries, k)
+		}
+	}
+}
