@@ -30,10 +30,12 @@ const completionTokensPerSample = 60
 const samplesPerPage = 50
 
 // liveReportSamples bounds the samples (dataset rows times criteria) of a
-// running run whose partial results the run page shows: each view builds
-// the whole report from every score (a finished run's page reads a stored
-// summary instead), which at 20,000 samples takes about a second on a
-// loaded two-core machine. Larger runs show their results when finished.
+// running run whose partial results the run page shows: its viewers share
+// one computation of the figures per progress step (liveReport), but that
+// computation reads every score (a finished run's page reads a stored
+// summary instead), about a second at 20,000 samples on a loaded two-core
+// machine, and each view still sorts every sample for its table. Larger
+// runs show their results when finished.
 const liveReportSamples = 20_000
 
 // liveSamples is the samples a running run's partial report would hold
