@@ -37,6 +37,15 @@ type runReviews struct {
 	live map[*report.Report]*liveFiguresEntry
 }
 
+// liveOf is the shared computation rep came from, nil when it is not a
+// running run's shared report (or rr keeps none).
+func (rr *runReviews) liveOf(rep *report.Report) *liveFiguresEntry {
+	if rr == nil {
+		return nil
+	}
+	return rr.live[rep]
+}
+
 // newRunReviews is a request's runReviews, with nothing read yet.
 func (h *Handlers) newRunReviews() *runReviews {
 	return &runReviews{db: h.DB, byRun: map[int64]*report.BrowserReviews{}, every: map[int64]bool{}, live: map[*report.Report]*liveFiguresEntry{}}
@@ -144,7 +153,9 @@ func (h *Handlers) criterionReport(ctx context.Context, run models.Run, ci int, 
 			var lv *liveFiguresEntry
 			if lv, err = h.liveReport(ctx, run, report.Options{Reviews: pre}); err == nil {
 				rep = lv.rep
-				rr.live[rep] = lv
+				if rr != nil && rr.live != nil {
+					rr.live[rep] = lv
+				}
 			}
 		} else {
 			rep, err = h.buildReportWith(ctx, run.ID, report.Options{Reviews: pre})
@@ -184,7 +195,7 @@ func (h *Handlers) queueSamples(ctx context.Context, run models.Run, ci int, ful
 	}
 	if sum == nil {
 		// A running run's shared figures convert once (liveFigures.memo).
-		out := rr.live[rep].memo(queueOutcomesKey(ci), func() any {
+		out := rr.liveOf(rep).memo(queueOutcomesKey(ci), func() any {
 			out := make([]models.SampleOutcome, len(samples))
 			for i, s := range samples {
 				out[i] = models.SampleOutcome{RowID: s.RowID, Final: s.Final, Human: s.Human, AbsDiff: s.AbsDiff, Rounds: s.Rounds}
@@ -352,7 +363,7 @@ func (h *Handlers) outcomesQueueIndex(ctx context.Context, run models.Run, ci in
 	if err != nil {
 		return queueIndex{}, err
 	}
-	qo := rr.live[qs.rep].memo(queueOrderKey{ci, order, seed}, func() any { return orderOutcomes(qs.outcomes, order, seed) }).(*orderedOutcomes)
+	qo := rr.liveOf(qs.rep).memo(queueOrderKey{ci, order, seed}, func() any { return orderOutcomes(qs.outcomes, order, seed) }).(*orderedOutcomes)
 	mine := make(map[int64]bool, len(rated))
 	for _, id := range rated {
 		mine[id] = true
