@@ -31,11 +31,24 @@ type runReviews struct {
 	// every marks the runs whose reviews were read whatever their human
 	// source (every).
 	every map[int64]bool
+	// live are the shared computations of running runs' figures this
+	// request read (liveReport), by their report, which derive what
+	// every view derives alike once (liveFiguresEntry.memo).
+	live map[*report.Report]*liveFiguresEntry
+}
+
+// liveOf is the shared computation rep came from, nil when it is not a
+// running run's shared report (or rr keeps none).
+func (rr *runReviews) liveOf(rep *report.Report) *liveFiguresEntry {
+	if rr == nil {
+		return nil
+	}
+	return rr.live[rep]
 }
 
 // newRunReviews is a request's runReviews, with nothing read yet.
 func (h *Handlers) newRunReviews() *runReviews {
-	return &runReviews{db: h.DB, byRun: map[int64]*report.BrowserReviews{}, every: map[int64]bool{}}
+	return &runReviews{db: h.DB, byRun: map[int64]*report.BrowserReviews{}, every: map[int64]bool{}, live: map[*report.Report]*liveFiguresEntry{}}
 }
 
 // of is the run's reviews as its reports read them
@@ -137,7 +150,13 @@ func (h *Handlers) criterionReport(ctx context.Context, run models.Run, ci int, 
 			// A run under way: its figures without the texts, which
 			// the callers read for the samples they show
 			// (criterionTexts).
-			rep, err = report.BuildFigures(ctx, h.DB, workspaceOf(ctx), run.ID, report.Options{Reviews: pre})
+			var lv *liveFiguresEntry
+			if lv, err = h.liveReport(ctx, run, report.Options{Reviews: pre}); err == nil {
+				rep = lv.rep
+				if rr != nil && rr.live != nil {
+					rr.live[rep] = lv
+				}
+			}
 		} else {
 			rep, err = h.buildReportWith(ctx, run.ID, report.Options{Reviews: pre})
 		}
@@ -161,6 +180,9 @@ type criterionSamples struct {
 	outcomes []models.SampleOutcome
 	// sample reads the outcomes[i]'s full result with its text.
 	sample func(ctx context.Context, i int) (report.SampleResult, error)
+	// rep is the report the outcomes were read from, nil for stored
+	// results (runReviews.live has its shared computation's).
+	rep *report.Report
 }
 
 // queueSamples reads criterion ci of run for the review queue: from the
@@ -172,11 +194,15 @@ func (h *Handlers) queueSamples(ctx context.Context, run models.Run, ci int, ful
 		return criterionSamples{}, err
 	}
 	if sum == nil {
-		out := make([]models.SampleOutcome, len(samples))
-		for i, s := range samples {
-			out[i] = models.SampleOutcome{RowID: s.RowID, Final: s.Final, Human: s.Human, AbsDiff: s.AbsDiff, Rounds: s.Rounds}
-		}
-		return criterionSamples{outcomes: out, sample: func(ctx context.Context, i int) (report.SampleResult, error) {
+		// A running run's shared figures convert once (liveFigures.memo).
+		out := rr.liveOf(rep).memo(queueOutcomesKey(ci), func() any {
+			out := make([]models.SampleOutcome, len(samples))
+			for i, s := range samples {
+				out[i] = models.SampleOutcome{RowID: s.RowID, Final: s.Final, Human: s.Human, AbsDiff: s.AbsDiff, Rounds: s.Rounds}
+			}
+			return out
+		}).([]models.SampleOutcome)
+		return criterionSamples{outcomes: out, rep: rep, sample: func(ctx context.Context, i int) (report.SampleResult, error) {
 			s := []report.SampleResult{samples[i]}
 			return s[0], h.criterionTexts(ctx, run, full, rep, s)
 		}}, nil
@@ -328,39 +354,68 @@ func (h *Handlers) queueIndexOf(ctx context.Context, run models.Run, ci int, ord
 
 // outcomesQueueIndex is queueIndexOf from every sample's outcome
 // (queueSamples: the stored results of a finished run, unless full, else
-// the full report), ordered by queueOrder.
+// the full report), ordered by queueOrder. A run under way orders its
+// shared figures (liveReport) once per computation and order, and a view
+// then looks up the reviewer's rated rows in that order by key: no view
+// reads or sorts every sample's outcome again.
 func (h *Handlers) outcomesQueueIndex(ctx context.Context, run models.Run, ci int, order string, seed int64, full bool, rr *runReviews, rated []int64) (queueIndex, error) {
 	qs, err := h.queueSamples(ctx, run, ci, full, rr)
 	if err != nil {
 		return queueIndex{}, err
 	}
+	qo := rr.liveOf(qs.rep).memo(queueOrderKey{ci, order, seed}, func() any { return orderOutcomes(qs.outcomes, order, seed) }).(*orderedOutcomes)
 	mine := make(map[int64]bool, len(rated))
 	for _, id := range rated {
 		mine[id] = true
 	}
-	ord := queueOrder(qs.outcomes, order, seed)
-	qi := queueIndex{total: len(ord), note: queueOrderNote(qs.outcomes, order)}
-	for _, s := range qs.outcomes {
-		if mine[s.RowID] {
+	qi := queueIndex{total: len(qo.ord), note: qo.note}
+	for id := range mine {
+		if _, ok := qo.place[id]; ok {
 			qi.ratedByMe++
 		}
 	}
-	for k, i := range ord {
-		if !mine[qs.outcomes[i].RowID] {
+	for k, i := range qo.ord {
+		if !mine[qo.outcomes[i].RowID] {
 			qi.firstUnrated = k
 			break
 		}
 	}
-	qi.at = func(ctx context.Context, k int) (report.SampleResult, error) { return qs.sample(ctx, ord[k]) }
+	qi.at = func(ctx context.Context, k int) (report.SampleResult, error) { return qs.sample(ctx, qo.ord[k]) }
 	qi.placeOf = func(_ context.Context, rowID int64) (int, bool, error) {
-		for k, i := range ord {
-			if qs.outcomes[i].RowID == rowID {
-				return k, true, nil
-			}
-		}
-		return 0, false, nil
+		k, ok := qo.place[rowID]
+		return k, ok, nil
 	}
 	return qi, nil
+}
+
+// queueOutcomesKey names one criterion's outcomes.
+type queueOutcomesKey int
+
+// queueOrderKey names one order of one criterion's review queue.
+type queueOrderKey struct {
+	criterion int
+	order     string
+	seed      int64
+}
+
+// orderedOutcomes are a criterion's outcomes in a queue's order: ord[k]
+// is the outcome at place k, place the place of each row's sample.
+type orderedOutcomes struct {
+	outcomes []models.SampleOutcome
+	ord      []int
+	place    map[int64]int
+	note     string
+}
+
+func orderOutcomes(outcomes []models.SampleOutcome, order string, seed int64) *orderedOutcomes {
+	qo := &orderedOutcomes{outcomes: outcomes, ord: queueOrder(outcomes, order, seed), note: queueOrderNote(outcomes, order)}
+	qo.place = make(map[int64]int, len(qo.ord))
+	for k, i := range qo.ord {
+		if _, seen := qo.place[outcomes[i].RowID]; !seen {
+			qo.place[outcomes[i].RowID] = k
+		}
+	}
+	return qo
 }
 
 // storedQueueIndex is the queue of criterion ci of a finished run, read

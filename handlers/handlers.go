@@ -99,6 +99,9 @@ type Handlers struct {
 	matchLiveSamples int
 	// heldOutLease, when above 0, replaces defaultHeldOutLease (tests).
 	heldOutLease time.Duration
+	// live shares running runs' figures among their viewers
+	// (live_figures.go).
+	live liveFigures
 }
 
 // Price is a model's price in US dollars per million tokens.

@@ -1450,6 +1450,7 @@ func (h *Handlers) recomputeHumans(c echo.Context) error {
 
 // forgetReports drops a run's cached reports (its human ratings changed).
 func (h *Handlers) forgetReports(runID int64) {
+	h.live.forget(runID)
 	rc := h.reports
 	if rc == nil {
 		return

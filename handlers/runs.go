@@ -30,10 +30,12 @@ const completionTokensPerSample = 60
 const samplesPerPage = 50
 
 // liveReportSamples bounds the samples (dataset rows times criteria) of a
-// running run whose partial results the run page shows: each view builds
-// the whole report from every score (a finished run's page reads a stored
-// summary instead), which at 20,000 samples takes about a second on a
-// loaded two-core machine. Larger runs show their results when finished.
+// running run whose partial results the run page shows: its viewers share
+// one computation of the figures per progress step (liveReport), but that
+// computation reads every score (a finished run's page reads a stored
+// summary instead), about a second at 20,000 samples on a loaded two-core
+// machine, and each view still sorts every sample for its table. Larger
+// runs show their results when finished.
 const liveReportSamples = 20_000
 
 // liveSamples is the samples a running run's partial report would hold
@@ -229,9 +231,10 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 		return err
 	}
 	stored := !full && run.Finished()
-	// A run under way builds its report on every view (and every live
-	// refresh): of the dataset's rows only what the figures read, and the
-	// texts of the samples shown by key (report.WithTexts). A search reads
+	// A run under way reads the figures its viewers share (liveReport:
+	// computed once per progress step and at most every few seconds, of
+	// the dataset's rows only what the figures read) and the texts of the
+	// samples shown by key (report.WithTexts). A search reads
 	// every sample's text, as it must; full builds it whole (tests
 	// compare the two).
 	live := !full && !run.Finished() && strings.TrimSpace(q.Get("q")) == ""
@@ -240,7 +243,10 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 	case stored:
 		rep, err = h.runSummary(ctx, run.ID, opt)
 	case live:
-		rep, err = report.BuildFigures(ctx, h.DB, workspaceOf(ctx), run.ID, opt)
+		var lv *liveFiguresEntry
+		if lv, err = h.liveReport(ctx, run, opt); err == nil {
+			rep, v.Live = lv.rep, lv.note()
+		}
 	default:
 		rep, err = h.buildReportWith(ctx, run.ID, opt)
 	}

@@ -7,6 +7,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"strconv"
@@ -269,15 +270,43 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	if err := withSampleWiseCounts(ctx, db, rep); err != nil {
 		return nil, err
 	}
-	// Only a finished run's figures are stored: a running run's change
-	// with every answer. The stored figures carry the hash of the ratings
-	// they came from, so a change of human source computes them again.
-	if run.Finished() && len(opt.memo.fresh) > 0 {
+	// A finished run's figures are stored, and while a run goes on those
+	// of its criteria whose every call has come back (finishedCriteria):
+	// their inputs no longer change, so the next view of the running run
+	// reads their intervals instead of resampling. A running criterion's
+	// change with every answer and are not stored. The stored figures
+	// carry the hash of the scores and ratings they came from, so a
+	// change of human source (or a retried call) computes them again.
+	if !run.Finished() {
+		done := finishedCriteria(batches, len(run.RubricSnapshot.Criteria))
+		maps.DeleteFunc(opt.memo.fresh, func(k statsKey, _ storedEntry) bool { return !done[k.criterion] })
+	}
+	if len(opt.memo.fresh) > 0 {
 		if err := saveStats(ctx, db, run.ID, opt.memo); err != nil {
 			return nil, err
 		}
 	}
 	return rep, nil
+}
+
+// finishedCriteria marks the criteria of a run (of n) that have batches
+// and whose every batch is done or failed: no answer is still to come.
+func finishedCriteria(batches []models.RunBatch, n int) []bool {
+	done := make([]bool, n)
+	open := make([]bool, n)
+	for _, b := range batches {
+		if b.CriterionIndex < 0 || b.CriterionIndex >= n {
+			continue
+		}
+		done[b.CriterionIndex] = true
+		if b.Status != models.BatchDone && b.Status != models.BatchFailed {
+			open[b.CriterionIndex] = true
+		}
+	}
+	for i := range done {
+		done[i] = done[i] && !open[i]
+	}
+	return done
 }
 
 // BuildFigures is BuildWith without the samples' texts (SampleResult.Fields
