@@ -896,7 +896,17 @@ type APIAgreement struct {
 	LastAttemptFailed bool    `json:"last_attempt_failed"`
 	// HumansNote is the compare page's note that the two reports read
 	// different human ratings; absent when they read the same.
-	HumansNote  string                   `json:"humans_note,omitempty"`
+	HumansNote string `json:"humans_note,omitempty"`
+	// PairedN is the samples the differences are over (both runs scored
+	// them and the humans rated them), OwnNA and OwnNB those of each
+	// run's own agreement with the humans (its report's Pearson r); all
+	// null unless the differences are computed.
+	PairedN *int `json:"paired_n"`
+	OwnNA   *int `json:"a_own_n"`
+	OwnNB   *int `json:"b_own_n"`
+	// PairedNote is the compare page's note on those counts, present
+	// only when they differ.
+	PairedNote  string                   `json:"paired_note,omitempty"`
 	Differences []APIAgreementDifference `json:"differences"`
 }
 
@@ -939,6 +949,14 @@ func apiAgreement(v web.CompareView) APIAgreement {
 		out.Status, out.RetryAfterSeconds, out.LastAttemptFailed = AgreementPending, &secs, v.AgreementPending.LastFailed
 	default:
 		out.Status, out.Reading = AgreementComputed, reading(v.AgreementReading)
+		if n, nA, nB, ok := pairedSampleCounts(v.Agreement, v.HumanA, v.HumanB); ok {
+			out.PairedN, out.OwnNA, out.OwnNB = &n, &nA, &nB
+			if n != nA || n != nB {
+				out.PairedNote = fmt.Sprintf("The differences are over the %d samples that both runs scored and the humans rated; "+
+					"each run's own agreement with the humans (its report's Pearson r, GET /api/v1/runs/{id}/results) is over its own %d (A) and %d (B), "+
+					"so its figure there can differ from a and b here.", n, nA, nB)
+			}
+		}
 	}
 	for _, d := range v.Agreement {
 		ad := APIAgreementDifference{Method: string(d.Method), A: finite(d.A), B: finite(d.B), Diff: finite(d.Diff),
