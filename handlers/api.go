@@ -327,6 +327,12 @@ type APIUpload struct {
 	Rows             int        `json:"rows"`
 	Columns          []string   `json:"columns"`
 	SuggestedMapping APIMapping `json:"suggested_mapping"`
+	// ReadNotes say how the file was read, as the browser's mapping step
+	// does: its encoding and separator when not UTF-8 with commas ("The
+	// file was read as UTF-16 text, tab-separated."), and header columns
+	// renamed because their names repeat; empty when there is nothing to
+	// say. The dataset's import_notes start with them.
+	ReadNotes []string `json:"read_notes"`
 	// IDNotes explain the columns named like an id (id, uuid, sample_id…)
 	// that the suggested mapping did not take as the id because values
 	// repeat or are missing, as the browser's mapping step does; empty
@@ -1168,7 +1174,7 @@ func (h *Handlers) apiUpload(c echo.Context) error {
 	m := dataimport.SuggestMapping(t.Table)
 	out := APIUpload{Token: u.Token, Filename: u.Filename, Format: u.Format, Rows: t.Rows, Columns: nonNil(t.Columns),
 		SuggestedMapping: APIMapping{IDColumn: m.IDColumn, AnnotatorColumn: m.AnnotatorColumn, Fields: nonNil(m.Fields),
-			RatingColumns: nonNil(m.RatingColumns)}, IDNotes: apiIDNotes(idNotes(t.Table, m), t),
+			RatingColumns: nonNil(m.RatingColumns)}, ReadNotes: nonNil(readNotes(t.Read, t.Renamed, nil)), IDNotes: apiIDNotes(idNotes(t.Table, m), t),
 		Preview: [][]string{}, PreviewTruncated: [][]bool{}, PreviewCellChars: previewCellRunes}
 	for _, rec := range t.Preview(previewRows) {
 		cells, cut := make([]string, len(t.Columns)), make([]bool, len(t.Columns))
