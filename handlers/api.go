@@ -327,6 +327,12 @@ type APIUpload struct {
 	Rows             int        `json:"rows"`
 	Columns          []string   `json:"columns"`
 	SuggestedMapping APIMapping `json:"suggested_mapping"`
+	// ReadNotes say how the file was read, as the browser's mapping step
+	// does: its encoding and separator when not UTF-8 with commas ("The
+	// file was read as UTF-16 text, tab-separated."), and header columns
+	// renamed because their names repeat; empty when there is nothing to
+	// say. The dataset's import_notes start with them.
+	ReadNotes []string `json:"read_notes"`
 	// IDNotes explain the columns named like an id (id, uuid, sample_id…)
 	// that the suggested mapping did not take as the id because values
 	// repeat or are missing, as the browser's mapping step does; empty
@@ -896,7 +902,17 @@ type APIAgreement struct {
 	LastAttemptFailed bool    `json:"last_attempt_failed"`
 	// HumansNote is the compare page's note that the two reports read
 	// different human ratings; absent when they read the same.
-	HumansNote  string                   `json:"humans_note,omitempty"`
+	HumansNote string `json:"humans_note,omitempty"`
+	// PairedN is the samples the differences are over (both runs scored
+	// them and the humans rated them), OwnNA and OwnNB those of each
+	// run's own agreement with the humans (its report's Pearson r); all
+	// null unless the differences are computed.
+	PairedN *int `json:"paired_n"`
+	OwnNA   *int `json:"a_own_n"`
+	OwnNB   *int `json:"b_own_n"`
+	// PairedNote is the compare page's note on those counts, present
+	// only when they differ.
+	PairedNote  string                   `json:"paired_note,omitempty"`
 	Differences []APIAgreementDifference `json:"differences"`
 }
 
@@ -939,6 +955,14 @@ func apiAgreement(v web.CompareView) APIAgreement {
 		out.Status, out.RetryAfterSeconds, out.LastAttemptFailed = AgreementPending, &secs, v.AgreementPending.LastFailed
 	default:
 		out.Status, out.Reading = AgreementComputed, reading(v.AgreementReading)
+		if n, nA, nB, ok := pairedSampleCounts(v.Agreement, v.HumanA, v.HumanB); ok {
+			out.PairedN, out.OwnNA, out.OwnNB = &n, &nA, &nB
+			if n != nA || n != nB {
+				out.PairedNote = fmt.Sprintf("The differences are over the %d samples that both runs scored and the humans rated; "+
+					"each run's own agreement with the humans (its report's Pearson r, GET /api/v1/runs/{id}/results) is over its own %d (A) and %d (B), "+
+					"so its figure there can differ from a and b here.", n, nA, nB)
+			}
+		}
 	}
 	for _, d := range v.Agreement {
 		ad := APIAgreementDifference{Method: string(d.Method), A: finite(d.A), B: finite(d.B), Diff: finite(d.Diff),
@@ -1150,7 +1174,7 @@ func (h *Handlers) apiUpload(c echo.Context) error {
 	m := dataimport.SuggestMapping(t.Table)
 	out := APIUpload{Token: u.Token, Filename: u.Filename, Format: u.Format, Rows: t.Rows, Columns: nonNil(t.Columns),
 		SuggestedMapping: APIMapping{IDColumn: m.IDColumn, AnnotatorColumn: m.AnnotatorColumn, Fields: nonNil(m.Fields),
-			RatingColumns: nonNil(m.RatingColumns)}, IDNotes: apiIDNotes(idNotes(t.Table, m), t),
+			RatingColumns: nonNil(m.RatingColumns)}, ReadNotes: nonNil(readNotes(t.Read, t.Renamed, nil)), IDNotes: apiIDNotes(idNotes(t.Table, m), t),
 		Preview: [][]string{}, PreviewTruncated: [][]bool{}, PreviewCellChars: previewCellRunes}
 	for _, rec := range t.Preview(previewRows) {
 		cells, cut := make([]string, len(t.Columns)), make([]bool, len(t.Columns))

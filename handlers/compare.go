@@ -475,22 +475,33 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 // and -0.039 over 33 in the table, which read as two answers to one
 // question. "" when every count is the same.
 func pairedSamplesNote(ds []stats.Difference, humanA, humanB *report.CriterionReport) string {
-	if humanA == nil || humanB == nil {
-		return ""
-	}
-	n := -1
-	for _, d := range ds {
-		if d.Method == stats.MethodPearson {
-			n = d.N
-		}
-	}
-	nA, nB := humanA.Pearson.N, humanB.Pearson.N
-	if n < 0 || (n == nA && n == nB) {
+	n, nA, nB, ok := pairedSampleCounts(ds, humanA, humanB)
+	if !ok || (n == nA && n == nB) {
 		return ""
 	}
 	return fmt.Sprintf("The paired figures are over the %d samples that both runs scored and the humans rated; "+
 		"each run's own agreement on its card above is over its own %d (A) and %d (B), so its figure there can differ from the one here.",
 		n, nA, nB)
+}
+
+// pairedSampleCounts are the samples the paired figures are over (n: those
+// both runs scored and the humans rated) and those of each run's own
+// agreement with the humans (nA, nB: its Pearson r's); ok is false when
+// either is unknown (no human ratings, the paired figures not computed).
+func pairedSampleCounts(ds []stats.Difference, humanA, humanB *report.CriterionReport) (n, nA, nB int, ok bool) {
+	if humanA == nil || humanB == nil {
+		return 0, 0, 0, false
+	}
+	n = -1
+	for _, d := range ds {
+		if d.Method == stats.MethodPearson {
+			n = d.N
+		}
+	}
+	if n < 0 {
+		return 0, 0, 0, false
+	}
+	return n, humanA.Pearson.N, humanB.Pearson.N, true
 }
 
 // unscoredRunReading says which of the compared runs has no score on the

@@ -2,11 +2,15 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"html"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/batcheval/batcheval/models"
 
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/unicode"
@@ -102,6 +106,56 @@ func TestUploadDuplicateColumnNames(t *testing.T) {
 		}
 		if len(rows) != 2 || rows[0].Data["Comment"] != "first" || rows[0].Data["Comment (2)"] != "second" || rows[1].Data["Comment (2)"] != "fourth" {
 			t.Errorf("rows %+v", rows)
+		}
+	})
+}
+
+// TestAPIUploadSaysHowTheFileWasRead: the mapping page says how a file
+// was read ("The file was read as UTF-16 text, tab-separated.", a column
+// renamed because its name repeats), but the API's upload answer, the
+// API's mapping step, did not: a script learned it only from the
+// dataset's import_notes after importing. The answer now has read_notes,
+// the page's sentences, and the dataset's import_notes start with them.
+func TestAPIUploadSaysHowTheFileWasRead(t *testing.T) {
+	utf16, err := unicode.UTF16(unicode.LittleEndian, unicode.UseBOM).NewEncoder().String(
+		"id\tanswer\tquality\r\nq1\tYes\t4,5\r\nq2\tCafé ’ 日本語\t2\r\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp1252, err := charmap.Windows1252.NewEncoder().String("id,answer,quality\r\nq1,Yes,4.5\r\nq2,Café ’ déjà,2\r\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, filename, file string
+		want                 []string
+	}{
+		{"utf-16 tsv", "Book1.txt", utf16, []string{"The file was read as UTF-16 text, tab-separated."}},
+		{"windows-1252 csv", "old.csv", cp1252, []string{"The file was read as Windows-1252 text (not UTF-8)."}},
+		{"repeated column", "sheet.csv", "id,answer,quality,quality\r\ns1,Yes,4,5\r\ns2,No,2,3\r\n",
+			[]string{`Columns 3 and 4 of the header are both named "quality": column 4 is named "quality (2)" here.`}},
+		{"utf-8 csv", "plain.csv", "id,answer,quality\r\ns1,Yes,4\r\n", nil},
+	}
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		a := newAPIClient(t, env)
+		editor := env.createUser(env.ws.ID, "editor@read.test", models.RoleEditor)
+		_, tok := env.apiToken(env.ws.ID, editor.ID)
+		for _, tt := range tests {
+			up := decode[APIUpload](t, a.upload(fmt.Sprintf("/api/v1/projects/%d/uploads", env.project.ID), tok, tt.filename, tt.file), http.StatusCreated)
+			if len(up.ReadNotes) != len(tt.want) {
+				t.Errorf("%s: read_notes %q, want %q", tt.name, up.ReadNotes, tt.want)
+				continue
+			}
+			for i := range tt.want {
+				if !strings.HasPrefix(up.ReadNotes[i], tt.want[i]) {
+					t.Errorf("%s: read_notes[%d] %q, want it to start with %q", tt.name, i, up.ReadNotes[i], tt.want[i])
+				}
+			}
+			ds := decode[APIDataset](t, a.json(http.MethodPost, fmt.Sprintf("/api/v1/projects/%d/datasets", env.project.ID), tok,
+				map[string]any{"upload_token": up.Token, "name": tt.name}), http.StatusCreated)
+			if len(ds.ImportNotes) < len(up.ReadNotes) || !slices.Equal(ds.ImportNotes[:len(up.ReadNotes)], up.ReadNotes) {
+				t.Errorf("%s: import_notes %q, want them to start with read_notes %q", tt.name, ds.ImportNotes, up.ReadNotes)
+			}
 		}
 	})
 }
