@@ -19,13 +19,14 @@ import (
 
 // launchHeldOut launches the held-out runs of accepted alignment a of run
 // with the aligned criterion worded as after, their copy of the held-out
-// samples carrying run's human ratings (heldOutHumans).
-func (h *Handlers) launchHeldOut(ctx context.Context, ws int64, a *models.Alignment, run models.Run, after evaluator.Criterion) (models.Run, models.Run, error) {
+// samples carrying run's human ratings (heldOutHumans), under owner's
+// claim on the launch (runner.LaunchHeldOut).
+func (h *Handlers) launchHeldOut(ctx context.Context, ws int64, a *models.Alignment, run models.Run, after evaluator.Criterion, owner string) (models.Run, models.Run, error) {
 	humans, err := h.heldOutHumans(ctx, *a, run)
 	if err != nil {
 		return models.Run{}, models.Run{}, err
 	}
-	return h.Runner.LaunchHeldOut(ctx, ws, a, after, humans)
+	return h.Runner.LaunchHeldOut(ctx, ws, a, after, humans, owner)
 }
 
 // heldOutHumans are the human ratings the held-out copy of alignment a of

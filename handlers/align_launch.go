@@ -120,7 +120,7 @@ func (h *Handlers) launchHeldOutFor(c echo.Context, a models.Alignment, run mode
 				h.Log.Error("end the held-out launch", "alignment", a.ID, "err", eerr)
 			}
 		}()
-		return h.launchHeldOut(wctx, ws, &a, run, after)
+		return h.launchHeldOut(wctx, ws, &a, run, after, owner)
 	}
 	if inline {
 		before, afterRun, err = launch()

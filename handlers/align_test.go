@@ -225,9 +225,8 @@ func TestAlignmentOnSimulatedJudge(t *testing.T) {
 		}
 
 		// Held-out runs that are gone can be launched again, once.
-		lost := a
-		lost.BeforeRunID, lost.AfterRunID = nil, nil
-		if err := env.db.SetAlignmentRuns(ctx, &lost); err != nil {
+		if err := env.db.Gorm.Model(&models.Alignment{}).Where("id = ?", aID).
+			Updates(map[string]any{"before_run_id": nil, "after_run_id": nil}).Error; err != nil {
 			t.Fatal(err)
 		}
 		if p := env.get(fmt.Sprintf("/alignments/%d", aID)).Body.String(); !strings.Contains(p, fmt.Sprintf(`action="/alignments/%d/heldout"`, aID)) {

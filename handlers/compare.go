@@ -1082,8 +1082,8 @@ func (h *Handlers) compareSampleView(c echo.Context, cmp comparison, rowID int64
 		if cmp.criterion < len(humans.byCriterion) {
 			v.Human = humans.byCriterion[cmp.criterion][rowA.ID]
 		}
-	case cmp.critA.HumanColumn != "":
-		v.Human = rowA.Ratings[cmp.critA.HumanColumn]
+	default:
+		v.Human = models.HumanOf(rowA, cmp.critA)
 	}
 	if v.SideA, err = h.sampleSide(ctx, cmp.a, rowA.ID, cmp.criterion, cmp.critA); err != nil {
 		return web.CompareSampleView{}, err

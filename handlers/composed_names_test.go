@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/batcheval/batcheval/evaluator/perturb"
@@ -142,8 +143,14 @@ func TestComposedNamesFitTheirLimit(t *testing.T) {
 		if err := env.db.CreateAlignment(ctx, &al); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := env.runner.LaunchHeldOut(ctx, env.ws.ID, &al, parent.RubricSnapshot.Criteria[0], nil); err != nil {
+		if err := env.db.ClaimHeldOutLaunch(ctx, al, "names", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := env.runner.LaunchHeldOut(ctx, env.ws.ID, &al, parent.RubricSnapshot.Criteria[0], nil, "names"); err != nil {
 			t.Fatalf("held-out runs of a dataset with a long name: %v", err)
+		}
+		if err := env.db.EndHeldOutLaunch(ctx, al.ID, "names", ""); err != nil {
+			t.Fatal(err)
 		}
 		held, err := env.db.FindDataset(ctx, env.ws.ID, *al.HeldOutDatasetID)
 		if err != nil {

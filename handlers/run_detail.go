@@ -122,10 +122,8 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64, ou
 			if humans.byCriterion != nil {
 				return humans.byCriterion[ci][r.ID]
 			}
-			if crit.HumanColumn != "" {
-				return r.Ratings[crit.HumanColumn]
-			}
-			return nil
+			// The column's, or the annotators' mean without one.
+			return models.HumanOf(r, crit)
 		}
 		sc.Human = humanOf(row)
 		sc.HumanScale, sc.HumanOnJudge = humanOnJudgeScale(crit, sc.Human)

@@ -2,6 +2,8 @@ package models
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -129,9 +131,100 @@ func (db *DB) AcceptAlignment(ctx context.Context, a *Alignment, r *Rubric, expe
 	return nil
 }
 
-// SetAlignmentRuns records the held-out dataset and the before and after
-// runs of an accepted alignment.
-func (db *DB) SetAlignmentRuns(ctx context.Context, a *Alignment) error {
-	return db.Gorm.WithContext(ctx).Model(&Alignment{}).Where("workspace_id = ? AND id = ?", a.WorkspaceID, a.ID).
-		Updates(map[string]any{"held_out_dataset_id": a.HeldOutDatasetID, "before_run_id": a.BeforeRunID, "after_run_id": a.AfterRunID}).Error
+// ErrHeldOutClaimLost is the cause of the refusal to launch or record
+// held-out runs under a claim its owner no longer holds: its lease lapsed
+// unrenewed (a stall longer than the lease) and another launch took it
+// over, or it ended.
+var ErrHeldOutClaimLost = errors.New("another launch of the held-out runs took over")
+
+// HoldsHeldOutLaunch says whether owner still holds the claim on alignment
+// id's launch (ClaimHeldOutLaunch): it was not taken over nor ended. A
+// lease that lapsed with nobody taking it over is still held.
+func (db *DB) HoldsHeldOutLaunch(ctx context.Context, id int64, owner string) (bool, error) {
+	var n int64
+	err := db.Gorm.WithContext(ctx).Raw(`SELECT COUNT(*) FROM heldout_launches WHERE alignment_id = ? AND owner = ? AND lease_until IS NOT NULL`, id, owner).Row().Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("read the held-out launch of alignment %d: %w", id, err)
+	}
+	return n > 0, nil
+}
+
+// claimLost refuses owner's launch of alignment id's held-out runs.
+func claimLost(id int64) error {
+	return &Error{Code: EConflict, Err: ErrHeldOutClaimLost,
+		Message: fmt.Sprintf("another launch of the held-out runs of alignment %d took over while this one was not heard from: its runs are not launched twice; the alignment's page shows the runs launched", id)}
+}
+
+// CheckHeldOutClaim refuses (EConflict, wrapping ErrHeldOutClaimLost)
+// when owner no longer holds the claim on alignment id's launch.
+func (db *DB) CheckHeldOutClaim(ctx context.Context, id int64, owner string) error {
+	held, err := db.HoldsHeldOutLaunch(ctx, id, owner)
+	if err == nil && !held {
+		err = claimLost(id)
+	}
+	return err
+}
+
+// LaunchHeldOutRuns stores accepted alignment a's two held-out runs,
+// before and after (queued, each job enqueued as CreateRun does), and
+// records them with a.HeldOutDatasetID on a, in one transaction, only
+// while owner holds the claim on the launch (ClaimHeldOutLaunch: not
+// taken over after its lease lapsed, not ended) and the alignment's runs
+// are still was, those its launch was claimed over (none for a first
+// launch; a relaunch after runs were trashed finds theirs). Otherwise
+// nothing is stored, so no run of a launch that lost its claim is ever
+// worked or paid for, and none overwrites another's: EConflict wrapping
+// ErrHeldOutClaimLost, or ErrHeldOutLaunched when the runs were recorded
+// meanwhile. The check and the recording hold the alignment's row from
+// the first statement on, so of two launches racing to record, one does.
+func (db *DB) LaunchHeldOutRuns(ctx context.Context, a *Alignment, owner string, was Alignment, before, after *Run,
+	enqueue func(ctx context.Context, tx *sql.Tx, r *Run) (int64, error)) error {
+	for _, r := range []*Run{before, after} {
+		if err := checkName("run name", r.Name, MaxComposedNameLength); err != nil {
+			return err
+		}
+		if err := checkGEvalSteps(r.MethodSettings.GEvalSteps); err != nil {
+			return err
+		}
+	}
+	same := func(col string, v *int64) (string, []any) {
+		if v == nil {
+			return col + " IS NULL", nil
+		}
+		return col + " = ?", []any{*v}
+	}
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		bq, bargs := same("before_run_id", was.BeforeRunID)
+		aq, aargs := same("after_run_id", was.AfterRunID)
+		args := append([]any{a.HeldOutDatasetID, a.WorkspaceID, a.ID}, bargs...)
+		args = append(append(args, aargs...), owner)
+		res := tx.Exec(`UPDATE alignments SET held_out_dataset_id = ? WHERE workspace_id = ? AND id = ? AND `+bq+` AND `+aq+`
+			AND EXISTS (SELECT 1 FROM heldout_launches l WHERE l.alignment_id = alignments.id AND l.owner = ? AND l.lease_until IS NOT NULL)`, args...)
+		if res.Error != nil {
+			return fmt.Errorf("record the held-out runs of alignment %d: %w", a.ID, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			var now Alignment
+			if err := tx.Select("before_run_id", "after_run_id").Where("workspace_id = ? AND id = ?", a.WorkspaceID, a.ID).First(&now).Error; err != nil {
+				return notFound(err, "alignment", a.ID)
+			}
+			if !sameID(now.BeforeRunID, was.BeforeRunID) || !sameID(now.AfterRunID, was.AfterRunID) {
+				return &Error{Code: EConflict, Err: ErrHeldOutLaunched,
+					Message: fmt.Sprintf("the held-out runs of alignment %d were launched meanwhile (runs %s and %s): they are not launched twice", a.ID, idText(now.BeforeRunID), idText(now.AfterRunID))}
+			}
+			return claimLost(a.ID)
+		}
+		for _, r := range []*Run{before, after} {
+			if err := db.createRunTx(ctx, tx, r, enqueue, db.MaxActiveRunsPerWorkspace); err != nil {
+				return err
+			}
+		}
+		return tx.Model(&Alignment{}).Where("id = ?", a.ID).Updates(map[string]any{"before_run_id": before.ID, "after_run_id": after.ID}).Error
+	})
+	if err != nil {
+		before.ID, after.ID = 0, 0 // rolled back: no run was stored
+		return err
+	}
+	a.BeforeRunID, a.AfterRunID = &before.ID, &after.ID
+	return nil
 }

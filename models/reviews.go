@@ -742,12 +742,89 @@ func AnnotatorColumns(human string, explicit []string, rows []DatasetRow) []stri
 	return keys
 }
 
+// AnnotatorMeanKey is the key a criterion with annotator columns and no
+// human column holds its human rating under once read
+// (WithAnnotatorMean), and what the pages and exports name as its human
+// column: "mean of a1, a2, a3".
+func AnnotatorMeanKey(cols []string) string {
+	return "mean of " + strings.Join(cols, ", ")
+}
+
+// MeansAnnotators says whether a criterion's human rating is the mean of
+// its annotator columns: it names annotator columns and no human column.
+func MeansAnnotators(crit evaluator.Criterion) bool {
+	return crit.HumanColumn == "" && len(crit.AnnotatorColumns) > 0
+}
+
+// AnnotatorMean is the mean of the row's readable ratings in cols; nil
+// when none of them is readable (a sample nobody rated is missing, not 0).
+func AnnotatorMean(row DatasetRow, cols []string) *float64 {
+	var sum float64
+	var k int
+	for _, c := range cols {
+		if v := row.Ratings[c]; v != nil && !math.IsNaN(*v) && !math.IsInf(*v, 0) {
+			sum += *v
+			k++
+		}
+	}
+	if k == 0 {
+		return nil
+	}
+	m := sum / float64(k)
+	return &m
+}
+
+// HumanOf is a row's imported human rating of crit: its human column's,
+// or, for a criterion with annotator columns and no human column, the
+// mean of the readable annotator ratings (MeansAnnotators); nil when
+// there is none.
+func HumanOf(row DatasetRow, crit evaluator.Criterion) *float64 {
+	if MeansAnnotators(crit) {
+		return AnnotatorMean(row, crit.AnnotatorColumns)
+	}
+	if crit.HumanColumn == "" {
+		return nil
+	}
+	if v := row.Ratings[crit.HumanColumn]; v != nil && !math.IsNaN(*v) {
+		return v
+	}
+	return nil
+}
+
+// WithAnnotatorMean returns the rows and the criterion as a report reads
+// a criterion with annotator columns and no human column
+// (MeansAnnotators) under the imported source: the rows' ratings (copied,
+// never changed in place) hold each sample's human rating, the mean of
+// its readable annotator ratings (nil when none), under
+// AnnotatorMeanKey, which becomes the criterion's human column. Any other
+// criterion comes back unchanged.
+func WithAnnotatorMean(rows []DatasetRow, crit evaluator.Criterion) ([]DatasetRow, evaluator.Criterion) {
+	if !MeansAnnotators(crit) {
+		return rows, crit
+	}
+	key := AnnotatorMeanKey(crit.AnnotatorColumns)
+	out := make([]DatasetRow, len(rows))
+	for i, row := range rows {
+		ratings := make(map[string]*float64, len(row.Ratings)+1)
+		for k, v := range row.Ratings {
+			ratings[k] = v
+		}
+		ratings[key] = AnnotatorMean(row, crit.AnnotatorColumns)
+		row.Ratings = ratings
+		out[i] = row
+	}
+	crit.HumanColumn = key
+	return out, crit
+}
+
 // MergeHumanRatings returns the rows and the criterion as a report should
 // read them for the source: the rows' ratings (copied, never changed in
 // place) hold the criterion's human rating under its human key and each
 // annotator's under the returned criterion's AnnotatorColumns.
 //
-//   - imported: unchanged.
+//   - imported: unchanged, but for a criterion with annotator columns
+//     and no human column, whose human rating is its annotators' mean
+//     (WithAnnotatorMean).
 //   - browser: the human rating is the mean of the browser reviewers'
 //     current ratings; the annotators are those reviewers.
 //   - both: the annotators are the imported ones (or, without any, the
@@ -900,6 +977,9 @@ func (m ImportedOnScale) on(v float64) float64 {
 func MergeHumanRatingsOn(rows []DatasetRow, crit evaluator.Criterion, source HumanSource, reviews []ReviewRating, pinned *ImportedOnScale) ([]DatasetRow, evaluator.Criterion, ImportedOnScale) {
 	var onScale ImportedOnScale
 	if source != HumansBrowser && source != HumansBoth {
+		// The imported ratings: a criterion with annotator columns and no
+		// human column is compared with its annotators' mean.
+		rows, crit = WithAnnotatorMean(rows, crit)
 		return rows, crit, onScale
 	}
 	key := HumanKey(crit)

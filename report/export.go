@@ -937,7 +937,8 @@ func (r *Report) Export() JSONExport {
 			if h.HumanColumn != "" {
 				col := h.HumanColumn
 				jcr.HumanColumn = &col
-			} else {
+			}
+			if h.HumanColumn == "" || len(h.MeanOf) > 0 {
 				jcr.HumanColumnNote = h.NoneWhy()
 			}
 		}

@@ -404,10 +404,19 @@ func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.
 // ComputeWith, and says what it used.
 func applyHumanSource(ctx context.Context, db *models.DB, wsID int64, run models.Run, rows []models.DatasetRow, pre *BrowserReviews) (models.Run, []models.DatasetRow, HumanUse, error) {
 	use, reviews, err := chosenReviews(ctx, db, wsID, run, pre)
-	if err != nil || use.Source == models.HumansImported {
+	if err != nil {
 		return run, rows, use, err
 	}
 	crits := append(run.RubricSnapshot.Criteria[:0:0], run.RubricSnapshot.Criteria...)
+	if use.Source == models.HumansImported {
+		// The imported ratings as the rows hold them, but for a criterion
+		// with annotator columns and no human column: its annotators' mean.
+		for i, crit := range crits {
+			rows, crits[i] = models.WithAnnotatorMean(rows, crit)
+		}
+		run.RubricSnapshot.Criteria = crits
+		return run, rows, use, nil
+	}
 	for i, crit := range crits {
 		var m models.ImportedOnScale
 		rows, crits[i], m = models.MergeHumanRatingsOn(rows, crit, use.Source, reviews[i], nil)

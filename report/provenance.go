@@ -179,6 +179,11 @@ type HumanColumns struct {
 	// AnnotatorColumns are the per-annotator columns behind the human
 	// ceiling; nil when there is no ceiling.
 	AnnotatorColumns []string
+	// MeanOf are the annotator columns whose mean per sample the scores
+	// were compared with, for a criterion with annotator columns and no
+	// human column (HumanColumn is then models.AnnotatorMeanKey of them,
+	// "mean of a1, a2, a3"); nil otherwise.
+	MeanOf []string
 }
 
 // Provenance returns what produced the report.
@@ -215,6 +220,9 @@ func (r *Report) Provenance() Provenance {
 		switch {
 		case c.HasHuman:
 			h.HumanColumn = c.Criterion.HumanColumn
+			if cols := c.Criterion.AnnotatorColumns; len(cols) > 0 && h.HumanColumn == models.AnnotatorMeanKey(cols) {
+				h.MeanOf = cols
+			}
 		case r.Humans.Source == "" || r.Humans.Source == models.HumansImported:
 			h.NamedUnread = c.Criterion.HumanColumn
 		}
@@ -254,8 +262,13 @@ func (p Provenance) SettingsText() string {
 // NoneWhy says why the criterion was compared with no human-rating
 // column ("" when it was): the column the rubric names gave no rating (the
 // dataset lacks it, or it holds none for the run's samples), or no rating
-// was read for it at all.
+// was read for it at all. For a criterion compared with its annotators'
+// mean (MeanOf) it says how that rating was made.
 func (h HumanColumns) NoneWhy() string {
+	if len(h.MeanOf) > 0 {
+		return "the rubric names no human column, so each sample's human rating is the mean of its readable ratings in " +
+			strings.Join(h.MeanOf, ", ") + "; a sample none of them rated is missing"
+	}
 	switch {
 	case h.HumanColumn != "":
 		return ""

@@ -437,6 +437,15 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 		}
 	}
 	for ci, crit := range run.RubricSnapshot.Criteria {
+		// A criterion with annotator columns and no human column is
+		// compared with its annotators' mean (models.WithAnnotatorMean,
+		// which Build applies with the human source; here for the rows
+		// of a caller that did not).
+		var meanOf []string
+		if models.MeansAnnotators(crit) {
+			meanOf = crit.AnnotatorColumns
+			crit.HumanColumn = models.AnnotatorMeanKey(meanOf)
+		}
 		// at[rowID] is the row's place k in grid, whose rounds are
 		// grid[k*n:(k+1)*n]; judged marks rounds that have an answer, so
 		// rounds not yet judged are not counted as unreadable.
@@ -491,7 +500,10 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 			// The method says how rounds make a final score (every method
 			// so far: the mean of the readable rounds).
 			sr.Final = method.Final(sr.Rounds)
-			if crit.HumanColumn != "" {
+			switch {
+			case meanOf != nil:
+				sr.Human = models.AnnotatorMean(row, meanOf)
+			case crit.HumanColumn != "":
 				if h, ok := row.Ratings[crit.HumanColumn]; ok && h != nil && !math.IsNaN(*h) {
 					v := *h
 					sr.Human = &v

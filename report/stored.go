@@ -37,8 +37,11 @@ import (
 // there: the interval was the point [r, r]), and every system-level
 // coefficient without an interval says why (stats.SystemLevel.IntervalWhy).
 // stats-10: the same at the sample level: a coefficient of exactly ±1 over
-// the samples has no interval (stats.CorrelationInterval).
-const statsVersion = "stats-10"
+// the samples has no interval (stats.CorrelationInterval). stats-11: a
+// criterion with annotator columns and no human column is compared with
+// its annotators' mean per sample (models.WithAnnotatorMean), where it was
+// compared with nothing.
+const statsVersion = "stats-11"
 
 // criterionStats are the figures of a criterion worth storing: the
 // correlations with their bootstrap intervals and the system-level

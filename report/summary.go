@@ -57,8 +57,10 @@ import (
 // (CriterionReport.TooFew), which are no longer unreadable. summary-13: a
 // reading whose samples cannot tell its coefficient from chance names no
 // strength band ("Too few samples to tell (3 samples; -0.81, p = 0.40)",
-// stats.TooFewToTell).
-const summaryVersion = "summary-13"
+// stats.TooFewToTell). summary-14: a criterion with annotator columns
+// and no human column is compared with its annotators' mean per sample
+// (models.WithAnnotatorMean), its human column named "mean of a1, a2, a3".
+const summaryVersion = "summary-14"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).

@@ -40,12 +40,26 @@ type HeldOutHumans struct {
 // runs share method, settings, seed and judge, so the criterion's wording
 // is the only difference. a's held-out dataset and runs are set.
 //
+// owner is the launch's claim (models.ClaimHeldOutLaunch), which the
+// caller holds: a launch that lost it (its lease lapsed during a stall and
+// another launch took over) copies nothing more and launches nothing; the
+// runs are stored and recorded on the alignment in one transaction that
+// checks the claim and that the alignment's runs are still those it was
+// claimed over (models.LaunchHeldOutRuns), so a launch that loses its
+// claim at the last moment leaves no run to work or pay for and never
+// overwrites the runs of the launch that took over.
+//
 // With humans (nil: the copy keeps the imported ratings, which the source
 // run read), the copy's human column of the criterion holds those ratings
 // instead (withHumans), so that both runs are measured against the human
 // ratings the draft was made from; the copy is stored with them in one
 // transaction, the note among its notes.
-func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignment, after evaluator.Criterion, humans *HeldOutHumans) (before, afterRun models.Run, err error) {
+func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignment, after evaluator.Criterion, humans *HeldOutHumans, owner string) (before, afterRun models.Run, err error) {
+	// The runs the launch was claimed over (none, or runs since trashed).
+	was := *a
+	if err := r.db.CheckHeldOutClaim(ctx, a.ID, owner); err != nil {
+		return before, afterRun, err
+	}
 	parent, err := r.db.FindRun(ctx, wsID, a.SourceRunID)
 	if err != nil {
 		return before, afterRun, err
@@ -101,14 +115,10 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 	if err != nil {
 		return before, afterRun, err
 	}
-	a.HeldOutDatasetID = &held.ID
-	// Record whatever was made, even when the second launch fails, so the
-	// alignment page shows it and offers to launch again.
-	defer func() {
-		if serr := r.db.SetAlignmentRuns(ctx, a); serr != nil && err == nil {
-			err = serr
-		}
-	}()
+	// The copy may have outlasted the claim: nothing more is made then.
+	if err := r.db.CheckHeldOutClaim(ctx, a.ID, owner); err != nil {
+		return before, afterRun, err
+	}
 	e := models.Experiment{WorkspaceID: wsID, ProjectID: parent.ProjectID, DatasetID: held.ID, RubricID: parent.RubricID,
 		Name: fmt.Sprintf("Alignment %d: held-out before and after", a.ID)}
 	if err := r.db.CreateExperiment(ctx, &e); err != nil {
@@ -127,18 +137,24 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 			RubricSnapshot: snap, JudgeSnapshot: parent.JudgeSnapshot, Simulated: parent.Simulated,
 			ExperimentID: &e.ID, ParentRunID: &pid, Variant: variant,
 			Name: models.ComposeName(models.MaxNameFor(models.KindRun), fmt.Sprintf("alignment %d: ", a.ID), models.OneLine(crit.Name), ", "+label+" on held-out samples")}
-		return run, r.Launch(ctx, &run)
+		return run, PrepareRun(&run)
 	}
 	if before, err = make1(crit, &base, VariantHeldOutBefore, fmt.Sprintf("version %d (before)", base)); err != nil {
 		return before, afterRun, err
 	}
-	a.BeforeRunID = &before.ID
 	after.Name, after.Lo, after.Hi, after.HumanColumn, after.AnnotatorColumns = crit.Name, crit.Lo, crit.Hi, crit.HumanColumn, crit.AnnotatorColumns
 	after.RubricScale = crit.RubricScale
 	if afterRun, err = make1(after, &next, VariantHeldOutAfter, fmt.Sprintf("version %d (after)", next)); err != nil {
 		return before, afterRun, err
 	}
-	a.AfterRunID = &afterRun.ID
+	// Both runs and their record on the alignment, or nothing.
+	a.HeldOutDatasetID = &held.ID
+	if err := r.db.LaunchHeldOutRuns(ctx, a, owner, was, &before, &afterRun, r.enqueue); err != nil {
+		a.HeldOutDatasetID = was.HeldOutDatasetID
+		return models.Run{}, models.Run{}, err
+	}
+	// After the commit: a parked worker woken earlier could miss the jobs.
+	r.wakeUp()
 	return before, afterRun, nil
 }
 
