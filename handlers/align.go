@@ -55,10 +55,33 @@ func alignProblem(run models.Run) string {
 		return fmt.Sprintf("Run %d is %s: alignment starts from a run that went through all its samples.", run.ID, models.RunStatusLabel(run.Status))
 	case run.RubricID == nil:
 		return fmt.Sprintf("Run %d was not launched with a stored rubric (a reworded variant or a command-line run), so there is no rubric to make a new version of.", run.ID)
+	case !hasHumanColumn(run) && slices.ContainsFunc(run.RubricSnapshot.Criteria, annotatorMeanOnly):
+		return fmt.Sprintf("Run %d's human ratings are its annotators' means (its criteria name annotator columns and no human rating column), "+
+			"and alignment learns from one human rating column. Add a column holding each sample's human rating to the dataset, "+
+			"name it as the criterion's human rating column in the rubric, and run again.", run.ID)
 	case !hasHumanColumn(run):
 		return fmt.Sprintf("Run %d has no human ratings: none of its criteria names a human rating column, so there are no disagreements between the judge and people to learn from.", run.ID)
 	}
 	return ""
+}
+
+// annotatorMeanOnly reports whether the criterion's human rating is the
+// mean of its annotator columns (models.AnnotatorMeanKey): the report
+// compares the judge with it, but alignment reads one column.
+func annotatorMeanOnly(c evaluator.Criterion) bool {
+	return c.HumanColumn == "" && len(c.AnnotatorColumns) > 0
+}
+
+// alignNoHumanNote says, beside a criterion that cannot be aligned from,
+// why; "" when it can.
+func alignNoHumanNote(c evaluator.Criterion) string {
+	switch {
+	case c.HumanColumn != "":
+		return ""
+	case annotatorMeanOnly(c):
+		return " (annotators' mean: alignment needs one human rating column)"
+	}
+	return " (no human ratings)"
 }
 
 // hasHumanColumn reports whether a criterion of the run reads human
@@ -73,7 +96,7 @@ func (h *Handlers) alignStartView(c echo.Context, run models.Run, f alignForm) w
 		Problem: alignProblem(run), Seed: f.seed, HeldOutPercent: f.heldOutPercent, Criterion: f.criterion, Errors: f.errs,
 		Simulated: run.Simulated, MinHeldOut: align.MinHeldOut}
 	for i, cr := range run.RubricSnapshot.Criteria {
-		v.Criteria = append(v.Criteria, web.AlignCriterionOption{Index: i, Name: cr.Name, HasHuman: cr.HumanColumn != ""})
+		v.Criteria = append(v.Criteria, web.AlignCriterionOption{Index: i, Name: cr.Name, HasHuman: cr.HumanColumn != "", NoHumanNote: alignNoHumanNote(cr)})
 	}
 	if run.RubricID != nil && !hasHumanColumn(run) {
 		if r, err := h.DB.FindRubric(ctx, h.workspaceID(c), *run.RubricID); err == nil {
@@ -134,6 +157,10 @@ func (h *Handlers) startAlignment(c echo.Context) error {
 		return failed("Criterion: choose one of the run's criteria.")
 	}
 	crit := run.RubricSnapshot.Criteria[ci]
+	if annotatorMeanOnly(crit) {
+		return failed(fmt.Sprintf("Criterion: %s's human rating is its annotators' mean, and alignment learns from one human rating column: "+
+			"add a column holding each sample's human rating to the dataset and name it in the rubric.", crit.Name))
+	}
 	if crit.HumanColumn == "" {
 		return failed(fmt.Sprintf("Criterion: %s has no human ratings in this dataset, so there are no disagreements to learn from.", crit.Name))
 	}
