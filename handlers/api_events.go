@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -39,44 +37,6 @@ func apiErrorJSON(code, message string) []byte {
 	return b
 }
 
-// maxAPIStreamsPerToken is how many progress streams one token may hold
-// open at once in a server process. The rate limit counts a stream once,
-// when it opens, yet each open stream reads the run twice a second for as
-// long as the run goes on (hours, or a run waiting for its judge): without
-// a bound, a token opening its 600 requests a minute as streams added 1,200
-// database reads a second every minute. A script follows a few runs at a
-// time; more is a loop that forgot to close its connections.
-const maxAPIStreamsPerToken = 10
-
-// apiStreams counts the progress streams open per token.
-type apiStreams struct {
-	mu   sync.Mutex
-	open map[int64]int
-}
-
-// take counts one more stream of token, unless it has max open already.
-func (s *apiStreams) take(token int64, max int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.open[token] >= max {
-		return false
-	}
-	if s.open == nil {
-		s.open = map[int64]int{}
-	}
-	s.open[token]++
-	return true
-}
-
-// done counts a stream of token closed.
-func (s *apiStreams) done(token int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.open[token]--; s.open[token] <= 0 {
-		delete(s.open, token)
-	}
-}
-
 // apiStreamRun streams a run's progress (see above).
 func (h *Handlers) apiStreamRun(c echo.Context) error {
 	run, err := h.findRun(c)
@@ -84,14 +44,12 @@ func (h *Handlers) apiStreamRun(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if p := principalOf(ctx); p.Kind == Token {
-		if !h.apiStreams.take(p.TokenID, maxAPIStreamsPerToken) {
-			c.Response().Header().Set("Retry-After", "15")
-			return echo.NewHTTPError(http.StatusTooManyRequests, fmt.Sprintf(
-				"this token already has %d progress streams open (the most one token may hold): close one, or poll GET /api/v1/runs/{id} for the other runs", maxAPIStreamsPerToken))
-		}
-		defer h.apiStreams.done(p.TokenID)
+	release, err := h.holdStream(c, fmt.Sprintf(
+		"this token already has %d progress streams open (the most one token may hold): close one, or poll GET /api/v1/runs/{id} for the other runs", maxStreamsPerHolder))
+	if err != nil {
+		return err
 	}
+	defer release()
 	w := startEventStream(c)
 
 	poll := time.NewTicker(progressPoll)

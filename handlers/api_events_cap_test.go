@@ -16,7 +16,7 @@ import (
 )
 
 // TestAPIStreamsPerTokenBounded: one token holds at most
-// maxAPIStreamsPerToken progress streams open at once; the next is
+// maxStreamsPerHolder progress streams open at once; the next is
 // refused 429 with Retry-After, another token is not held back, and a
 // stream closed by its client frees its place. Before, the rate limit
 // counted a stream once, when it opened: a token sending its 600 requests
@@ -29,37 +29,7 @@ func TestAPIStreamsPerTokenBounded(t *testing.T) {
 	viewer := env.createUser(env.ws.ID, "viewer@a.test", models.RoleViewer)
 	_, tok := env.apiToken(env.ws.ID, viewer.ID)
 	_, other := env.apiToken(env.ws.ID, viewer.ID)
-	editor := env.createUser(env.ws.ID, "editor@a.test", models.RoleEditor)
-	_, edTok := env.apiToken(env.ws.ID, editor.ID)
-	d := env.demo()
-
-	// A judge holding every call: the run stays running.
-	inner := simjudge.NewHandler(simjudge.Options{Seed: 3})
-	var calls atomic.Int32
-	release := make(chan struct{})
-	judgeSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v1/chat/completions" {
-			calls.Add(1)
-			select {
-			case <-release:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		inner.ServeHTTP(w, r)
-	}))
-	defer judgeSrv.Close()
-	defer close(release)
-	j := models.Judge{WorkspaceID: env.ws.ID, Name: "held", BaseURL: judgeSrv.URL + "/v1", Model: "m", TimeoutSeconds: 60,
-		Temperature: 0.2, TopP: 0.9, MaxConcurrency: 2}
-	if err := env.db.SaveJudge(ctx, &j); err != nil {
-		t.Fatal(err)
-	}
-	held := decode[APIRun](t, a.json(http.MethodPost, fmt.Sprintf("/api/v1/projects/%d/runs", env.project.ID), edTok, map[string]any{
-		"dataset_id": d.dataset.ID, "rubric_id": d.rubric.ID, "judge_id": j.ID, "settings": map[string]any{"rounds": 1, "batch_size": 10}}),
-		http.StatusCreated).ID
-	waitFor(t, 30*time.Second, "the run calling its judge", func() bool { return calls.Load() > 0 })
-	defer func() { _, _ = env.runner.Cancel(ctx, env.ws.ID, held) }()
+	held := heldRun(t, env, a)
 
 	srv := httptest.NewServer(env.e)
 	defer srv.Close()
@@ -87,7 +57,7 @@ func TestAPIStreamsPerTokenBounded(t *testing.T) {
 			c()
 		}
 	}()
-	for i := range maxAPIStreamsPerToken {
+	for i := range maxStreamsPerHolder {
 		resp, cancel := open(tok)
 		cancels = append(cancels, cancel)
 		if resp.StatusCode != http.StatusOK {
@@ -97,7 +67,7 @@ func TestAPIStreamsPerTokenBounded(t *testing.T) {
 	resp, cancel := open(tok)
 	cancel()
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
-		t.Fatalf("stream %d of one token = %d (Retry-After %q), want 429 with Retry-After", maxAPIStreamsPerToken+1, resp.StatusCode, resp.Header.Get("Retry-After"))
+		t.Fatalf("stream %d of one token = %d (Retry-After %q), want 429 with Retry-After", maxStreamsPerHolder+1, resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 	resp, cancel = open(other)
 	cancels = append(cancels, cancel)
@@ -115,4 +85,43 @@ func TestAPIStreamsPerTokenBounded(t *testing.T) {
 		cancel()
 		return false
 	})
+}
+
+// heldRun launches a run of the demo project whose judge holds every call
+// until the test ends, and returns it once it called: a run that stays
+// running, whose progress streams stay open. It is cancelled at the end.
+func heldRun(t *testing.T, env *testEnv, a *apiClient) int64 {
+	t.Helper()
+	ctx := context.Background()
+	editor := env.createUser(env.ws.ID, "editor@a.test", models.RoleEditor)
+	_, edTok := env.apiToken(env.ws.ID, editor.ID)
+	d := env.demo()
+
+	inner := simjudge.NewHandler(simjudge.Options{Seed: 3})
+	var calls atomic.Int32
+	release := make(chan struct{})
+	judgeSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/chat/completions" {
+			calls.Add(1)
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(judgeSrv.Close)
+	t.Cleanup(func() { close(release) })
+	j := models.Judge{WorkspaceID: env.ws.ID, Name: "held", BaseURL: judgeSrv.URL + "/v1", Model: "m", TimeoutSeconds: 60,
+		Temperature: 0.2, TopP: 0.9, MaxConcurrency: 2}
+	if err := env.db.SaveJudge(ctx, &j); err != nil {
+		t.Fatal(err)
+	}
+	held := decode[APIRun](t, a.json(http.MethodPost, fmt.Sprintf("/api/v1/projects/%d/runs", env.project.ID), edTok, map[string]any{
+		"dataset_id": d.dataset.ID, "rubric_id": d.rubric.ID, "judge_id": j.ID, "settings": map[string]any{"rounds": 1, "batch_size": 10}}),
+		http.StatusCreated).ID
+	t.Cleanup(func() { _, _ = env.runner.Cancel(ctx, env.ws.ID, held) })
+	waitFor(t, 30*time.Second, "the run calling its judge", func() bool { return calls.Load() > 0 })
+	return held
 }

@@ -90,11 +90,12 @@ type Handlers struct {
 	// in place of the database's clock (tests).
 	rateClock func() time.Time
 
-	// apiStreams counts each token's open progress streams (api_events.go).
-	apiStreams apiStreams
-	reports    *reportCache
-	pages      *pageGate
-	haveUsers  atomic.Bool
+	// streams counts the progress streams open per token and per account
+	// (run_events.go).
+	streams   openStreams
+	reports   *reportCache
+	pages     *pageGate
+	haveUsers atomic.Bool
 	// matchLiveSamples, when above 0, replaces matchLiveSamples (tests).
 	matchLiveSamples int
 	// heldOutLease, when above 0, replaces defaultHeldOutLease (tests).

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -158,6 +159,80 @@ func startEventStream(c echo.Context) *echo.Response {
 	return w
 }
 
+// maxStreamsPerHolder is how many progress streams one holder may keep
+// open at once in a server process: an API token (GET
+// /api/v1/runs/{id}/events), or a signed-in account, over all its sessions
+// (the run page's GET /runs/{id}/events). The rate limit counts an API
+// stream once, when it opens, and the run page's stream skips the page
+// gate, yet each open stream reads the run twice a second for as long as
+// the run goes on (hours, or a run waiting for its judge): without a
+// bound, a token opening its 600 requests a minute as streams added 1,200
+// database reads a second every minute, and a session cookie as many as it
+// cared to open. A script follows a few runs at a time, a person a few
+// tabs (a browser opens at most 6 connections to one server over HTTP/1.1
+// anyway); more is a loop that forgot to close its connections.
+const maxStreamsPerHolder = 10
+
+// streamHolder is whom an open progress stream is counted against.
+type streamHolder struct {
+	kind PrincipalKind
+	id   int64 // the token's id, or the account's user id
+}
+
+// openStreams counts the progress streams open per holder.
+type openStreams struct {
+	mu   sync.Mutex
+	open map[streamHolder]int
+}
+
+// take counts one more stream of k, unless it has max open already.
+func (s *openStreams) take(k streamHolder, max int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open[k] >= max {
+		return false
+	}
+	if s.open == nil {
+		s.open = map[streamHolder]int{}
+	}
+	s.open[k]++
+	return true
+}
+
+// done counts a stream of k closed.
+func (s *openStreams) done(k streamHolder) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open[k]--; s.open[k] <= 0 {
+		delete(s.open, k)
+	}
+}
+
+// streamRetryAfter is the Retry-After of a refused stream, in seconds.
+const streamRetryAfter = 15
+
+// holdStream counts the progress stream c opens against its principal (an
+// API token, or a signed-in account whatever its session), or refuses it
+// 429 with Retry-After and refusal as the message when that holder has
+// maxStreamsPerHolder open already. release counts it closed: call it when
+// the stream ends. The local user of a loopback server is not counted.
+func (h *Handlers) holdStream(c echo.Context, refusal string) (release func(), err error) {
+	var k streamHolder
+	switch p := principalOf(c.Request().Context()); p.Kind {
+	case Token:
+		k = streamHolder{Token, p.TokenID}
+	case Account:
+		k = streamHolder{Account, p.User.ID}
+	default:
+		return func() {}, nil
+	}
+	if !h.streams.take(k, maxStreamsPerHolder) {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(streamRetryAfter))
+		return nil, echo.NewHTTPError(http.StatusTooManyRequests, refusal)
+	}
+	return func() { h.streams.done(k) }, nil
+}
+
 // streamRunEvents sends the run's progress as server-sent events: a
 // "progress" event whenever something changed, a comment every 15 s so the
 // connection stays open, and a last event with finished (or paused) true.
@@ -167,6 +242,14 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
+	// The page works without its stream (app.js then refreshes the
+	// figures from the page itself, see data-run-events).
+	release, err := h.holdStream(c, fmt.Sprintf(
+		"you already have %d live progress streams open (the most one account may hold, over all its tabs and sessions): close some of the pages following a run; this page refreshes its figures without one", maxStreamsPerHolder))
+	if err != nil {
+		return err
+	}
+	defer release()
 	w := startEventStream(c)
 
 	poll := time.NewTicker(progressPoll)

@@ -110,11 +110,27 @@ func (db *DB) OperatorPasswordReset(ctx context.Context, email string, ttl time.
 	return u, token, err
 }
 
-// auditAccountTx writes ev into every workspace of the account, in tx.
+// auditAccountTx writes ev into every workspace of the account, in tx, or,
+// for an account in no workspace, into the accounts' audit log
+// (AccountAuditEvent).
 func auditAccountTx(tx *gorm.DB, userID int64, ev AuditEvent) error {
 	var wsIDs []int64
 	if err := tx.Model(&Membership{}).Where("user_id = ?", userID).Order("id").Pluck("workspace_id", &wsIDs).Error; err != nil {
 		return fmt.Errorf("find the workspaces of user %d: %w", userID, err)
+	}
+	if len(wsIDs) == 0 {
+		// An account in no workspace has no workspace audit log: the
+		// operator's reset of it, and its own confirmation or reset, go
+		// to the accounts' log (account_audit_events).
+		e := AccountAuditEvent{UserID: &userID, Actor: clip(ev.Actor, 300), Action: ev.Action, Target: clip(ev.Target, 300),
+			Detail: clip(ev.Detail, 1000), CreatedAt: ev.CreatedAt}
+		if e.CreatedAt.IsZero() {
+			e.CreatedAt = time.Now().UTC()
+		}
+		if err := tx.Create(&e).Error; err != nil {
+			return fmt.Errorf("write the accounts' audit log: %w", err)
+		}
+		return nil
 	}
 	for _, id := range wsIDs {
 		e := ev
@@ -124,6 +140,29 @@ func auditAccountTx(tx *gorm.DB, userID int64, ev AuditEvent) error {
 		}
 	}
 	return nil
+}
+
+// AccountAuditEvent is an entry of the accounts' audit log: what was done
+// to an account that belonged to no workspace at the time (an operator's
+// reset link, a confirmation, a self-service reset), which no workspace's
+// audit log could hold. UserID is nil once the account is gone.
+type AccountAuditEvent struct {
+	ID        int64
+	UserID    *int64
+	Actor     string
+	Action    string
+	Target    string
+	Detail    string
+	CreatedAt time.Time
+}
+
+// AccountAuditLog is the accounts' audit log of user userID, oldest first.
+func (db *DB) AccountAuditLog(ctx context.Context, userID int64) ([]AccountAuditEvent, error) {
+	var out []AccountAuditEvent
+	if err := db.Gorm.WithContext(ctx).Where("user_id = ?", userID).Order("id").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("read the accounts' audit log: %w", err)
+	}
+	return out, nil
 }
 
 // auditTx writes ev into its workspace's audit log, in tx.

@@ -269,3 +269,65 @@ func TestReleaseAddressTakesTheAccountOutOfItsWorkspaces(t *testing.T) {
 		})
 	}
 }
+
+// TestOperatorResetIsAuditedWithoutAWorkspace: `admin reset-link` for an
+// account audits the reset in each of its workspaces; for an account in
+// no workspace, which has no workspace audit log, in the accounts' audit
+// log, so no operator action goes unrecorded.
+func TestOperatorResetIsAuditedWithoutAWorkspace(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		inWorkspace bool
+	}{
+		{"in a workspace", true},
+		{"in no workspace", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dbtest.Each(t, func(t *testing.T, db *models.DB) {
+				ctx := t.Context()
+				ws, err := db.EnsureDefaultWorkspace(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				u, err := db.CreateUser(ctx, ws.ID, models.RoleEditor, models.NewUser{Email: "lone@x.test", Name: "Lone", Password: "long enough password"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !tc.inWorkspace {
+					if _, err := db.RemoveMember(ctx, ws.ID, u.ID, false); err != nil {
+						t.Fatal(err)
+					}
+				}
+				before, err := db.ListAudit(ctx, ws.ID, 0, 1000)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, _, err := db.OperatorPasswordReset(ctx, "lone@x.test", models.ResetTTL); err != nil {
+					t.Fatal(err)
+				}
+				after, err := db.ListAudit(ctx, ws.ID, 0, 1000)
+				if err != nil {
+					t.Fatal(err)
+				}
+				inWS := len(after) - len(before)
+				log, err := db.AccountAuditLog(ctx, u.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.inWorkspace {
+					if inWS != 1 || len(log) != 0 {
+						t.Fatalf("%d entries in the workspace's audit log and %d in the accounts', want 1 and 0", inWS, len(log))
+					}
+					return
+				}
+				if inWS != 0 || len(log) != 1 {
+					t.Fatalf("%d entries in the workspace's audit log and %d in the accounts', want 0 and 1", inWS, len(log))
+				}
+				e := log[0]
+				if e.Actor != models.OperatorActor || e.Action != models.AuditResetIssued || e.Target != "lone@x.test" || !strings.Contains(e.Detail, "by the operator") || e.CreatedAt.IsZero() {
+					t.Errorf("accounts' audit entry %+v, want the operator's reset of lone@x.test", e)
+				}
+			})
+		})
+	}
+}

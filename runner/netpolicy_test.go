@@ -104,6 +104,13 @@ func TestPrivateNetworkPerWorkspace(t *testing.T) {
 				if !reach && !strings.Contains(status, "batcheval admin network grant anyones") {
 					t.Errorf("test webhook's outcome %q does not say the workspace needs the operator's grant", status)
 				}
+				// The refusals, read by the workspace's members, say what
+				// kind of address the host resolves to, never the address.
+				for what, msg := range map[string]string{"test webhook's outcome": status, "webhook's recorded outcome": wh.LastStatus} {
+					if !reach && (strings.Contains(msg, "127.0.0.1") || !strings.Contains(msg, "a loopback address (not shown)")) {
+						t.Errorf("%s %q names the address the workspace may not reach, or not its kind", what, msg)
+					}
+				}
 			})
 		}
 	})

@@ -24,22 +24,65 @@
       if (bar && d.percent !== undefined) bar.style.width = d.percent + "%";
       if (d.finished || d.paused) { es.close(); window.location.reload(); }
     });
-    var ended = el.querySelector("[data-stream-ended]");
     var stopped = function (message) {
+      var ended = el.querySelector("[data-stream-ended]");
       if (!ended || !ended.hidden) return;
       ended.textContent = message;
       ended.hidden = false;
     };
+    // say shows message whatever was shown before (the polling's notes).
+    var say = function (message) {
+      var ended = el.querySelector("[data-stream-ended]");
+      if (!ended) return;
+      ended.textContent = message;
+      ended.hidden = false;
+    };
+    var polled = "Live progress is not streamed to this page right now (too many pages following runs, or the server refused it): its figures refresh every 10 seconds.";
+    var refused = "Live progress stopped: the server refused to go on sending it. Reload the page to see where the run is.";
     // The server ends the stream saying why (the reader lost access).
     es.addEventListener("ended", function (ev) {
       es.close();
       stopped(JSON.parse(ev.data).message);
     });
+    // Without its stream (refused: too many open for this account, or a
+    // server that cannot keep it), the block refreshes itself from the
+    // page every 10 seconds, as the page without script does; a page
+    // without the block's stream means the run ended or paused, and is
+    // loaded whole. A refused page (signed out, removed) stops it.
+    var url = el.getAttribute("data-run-events");
+    var poll = function () {
+      fetch(window.location.href, { credentials: "same-origin" })
+        .then(function (r) {
+          if (!r.ok || r.redirected) throw new Error("refused");
+          return r.text();
+        })
+        .then(function (html) {
+          var doc = new DOMParser().parseFromString(html, "text/html");
+          var fresh = null;
+          doc.querySelectorAll("[data-run-events]").forEach(function (b) {
+            if (b.getAttribute("data-run-events") === url) fresh = b;
+          });
+          if (!fresh) { window.location.reload(); return; }
+          el.innerHTML = fresh.innerHTML;
+          var badges = doc.querySelectorAll("[data-run-status]");
+          document.querySelectorAll("[data-run-status]").forEach(function (b, i) {
+            if (badges[i]) { b.textContent = badges[i].textContent; b.className = badges[i].className; }
+          });
+          say(polled);
+          window.setTimeout(poll, 10000);
+        })
+        .catch(function () { say(refused); });
+    };
     es.onerror = function () {
       // The browser reconnects by itself after a dropped connection; it
       // gives up (CLOSED) when the reconnection is refused.
       if (es.readyState === EventSource.CLOSED) {
-        stopped("Live progress stopped: the server refused to go on sending it. Reload the page to see where the run is.");
+        if (window.fetch && window.DOMParser) {
+          say(polled);
+          window.setTimeout(poll, 10000);
+        } else {
+          stopped(refused);
+        }
       }
     };
   });

@@ -165,9 +165,19 @@ func embeddedIPv4(ip netip.Addr) []embeddedV4 {
 type EgressError struct {
 	Addr   netip.AddrPort
 	Reason string
+	// Withheld, when not "", says the refusal came from the workspace's
+	// grant (Egress.Grant) and names the kind of address ("a
+	// private-network address", "a loopback address"): the message then
+	// leaves Addr out, as it goes to the workspace's members, who would
+	// otherwise learn where the server's internal names lead. Addr stays
+	// for the operator's own logs.
+	Withheld string
 }
 
 func (e *EgressError) Error() string {
+	if e.Withheld != "" {
+		return fmt.Sprintf("the host resolves to %s (not shown), and connecting to it is not allowed: %s", e.Withheld, e.Reason)
+	}
 	return fmt.Sprintf("connecting to %s is not allowed: %s", e.Addr, e.Reason)
 }
 
@@ -186,6 +196,9 @@ func (p Egress) CheckContext(ctx context.Context, addr netip.AddrPort) error {
 		// reaches is held to the same rules as if it had been named.
 		var e *EgressError
 		if errors.As(p.CheckContext(ctx, netip.AddrPortFrom(v4.addr, addr.Port())), &e) {
+			if e.Withheld != "" {
+				return &EgressError{Addr: addr, Withheld: e.Withheld, Reason: "it reaches it through " + v4.via + ", and " + e.Reason}
+			}
 			return refuse("it reaches " + v4.addr.String() + " through " + v4.via + ", and " + e.Reason)
 		}
 	}
@@ -205,26 +218,28 @@ func (p Egress) CheckContext(ctx context.Context, addr netip.AddrPort) error {
 		if !p.AllowLoopback {
 			return refuse("loopback addresses are off on this server (" + cmp.Or(p.LoopbackSetting, "BATCHEVAL_JUDGE_ALLOW_LOOPBACK") + ")")
 		}
-		return p.granted(ctx, refuse)
+		return p.granted(ctx, addr, "a loopback address")
 	case ip.IsPrivate() || cgnat.Contains(ip) || nat64Local.Contains(ip):
 		if !p.AllowPrivate {
 			return refuse("private-network addresses are off on this server (" + cmp.Or(p.PrivateSetting, "BATCHEVAL_JUDGE_ALLOW_PRIVATE") + ")")
 		}
-		return p.granted(ctx, refuse)
+		return p.granted(ctx, addr, "a private-network address")
 	}
 	return nil
 }
 
-// granted asks p.Grant, if any, about a private or loopback address the
-// settings allow.
-func (p Egress) granted(ctx context.Context, refuse func(string) error) error {
+// granted asks p.Grant, if any, about addr, a private or loopback address
+// (kind) the settings allow. Its refusal withholds addr: it is read by the
+// members of a workspace without the grant, who are not to learn the
+// server's private addresses (what an internal name resolves to).
+func (p Egress) granted(ctx context.Context, addr netip.AddrPort, kind string) error {
 	if p.Grant == nil {
 		return nil
 	}
 	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grantTimeout)
 	defer cancel()
 	if err := p.Grant(gctx); err != nil {
-		return refuse(err.Error())
+		return &EgressError{Addr: addr, Reason: err.Error(), Withheld: kind}
 	}
 	return nil
 }

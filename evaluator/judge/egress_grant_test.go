@@ -122,3 +122,54 @@ func BenchmarkGrantedCall(b *testing.B) {
 		})
 	}
 }
+
+// TestGrantRefusalWithholdsTheAddress: a refusal by the workspace's grant
+// is read by the members of a workspace without it, so it says what kind
+// of address the host resolves to, never the address (which would tell
+// them where the server's internal names lead); the error keeps the
+// address for the operator.
+func TestGrantRefusalWithholdsTheAddress(t *testing.T) {
+	noGrant := func(context.Context) error { return errors.New("no grant for ws") }
+	p := Egress{AllowPrivate: true, AllowLoopback: true, Grant: noGrant}
+	for _, tc := range []struct {
+		addr, hidden, kind string
+	}{
+		{"10.20.30.40:80", "10.20.30.40", "a private-network address (not shown)"},
+		{"[fd12:3456::7]:80", "fd12:3456::7", "a private-network address (not shown)"},
+		{"[2002:c0a8:0102::1]:80", "192.168.1.2", "a private-network address (not shown)"}, // 6to4
+		{"[2002:c0a8:0102::1]:80", "2002:c0a8:102::1", "a private-network address (not shown)"},
+		{"127.0.0.5:11434", "127.0.0.5", "a loopback address (not shown)"},
+	} {
+		addr := netip.MustParseAddrPort(tc.addr)
+		err := p.Check(addr)
+		var ee *EgressError
+		if !errors.As(err, &ee) {
+			t.Fatalf("%s: %v, want an egress refusal", tc.addr, err)
+		}
+		if msg := err.Error(); strings.Contains(msg, tc.hidden) || !strings.Contains(msg, tc.kind) || !strings.Contains(msg, "no grant for ws") {
+			t.Errorf("%s: %q, want it to say %q and the grant's reason, without %s", tc.addr, msg, tc.kind, tc.hidden)
+		}
+		if ee.Addr != netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port()) {
+			t.Errorf("%s: the error keeps %v, want the address for the operator", tc.addr, ee.Addr)
+		}
+	}
+	// A refusal by the server's own settings is not the grant's: it names
+	// the address, as before (the operator's settings apply to everyone).
+	if err := (Egress{Grant: noGrant}).Check(netip.MustParseAddrPort("10.20.30.40:80")); err == nil || !strings.Contains(err.Error(), "10.20.30.40") {
+		t.Errorf("private addresses off: %v, want the address named", err)
+	}
+
+	// Through a client, as Test connection calls: a name resolving to a
+	// loopback address the workspace may not reach.
+	hc := GrantedClient(noGrant)
+	defer hc.CloseIdleConnections()
+	c := mustNew(t, Config{BaseURL: "http://localhost:9/v1", Model: "m", MaxAttempts: 1, Timeout: 5 * time.Second, HTTPClient: hc})
+	_, err := c.Ping(context.Background())
+	var je *Error
+	if !errors.As(err, &je) || je.Kind != KindRefused {
+		t.Fatalf("Ping: %v, want refused", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "127.0.0.1") || strings.Contains(msg, "::1") || !strings.Contains(msg, "a loopback address (not shown)") {
+		t.Errorf("Ping: %q, want the loopback address withheld", msg)
+	}
+}
