@@ -231,6 +231,10 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 		return err
 	}
 	stored := !full && run.Finished()
+	if run.Finished() {
+		// Its figures while it ran are read no more.
+		h.live.forget(run.ID)
+	}
 	// A run under way reads the figures its viewers share (liveReport:
 	// computed once per progress step and at most every few seconds, of
 	// the dataset's rows only what the figures read) and the texts of the
