@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
+	"reflect"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -113,5 +116,60 @@ func TestLiveFiguresDroppedWhenTheRunEnds(t *testing.T) {
 	}
 	if n := count(); n != 0 {
 		t.Fatalf("the run ended and was viewed: %d of its running figures kept, want none", n)
+	}
+}
+
+// TestLiveSampleTableOrdersKept: the running run page's samples table
+// filtered and sorted every sample at each view; the shared figures now
+// keep each order, and a view pages it. Every order, filter and page is
+// the table sorted afresh, and a second view sorts nothing.
+func TestLiveSampleTableOrdersKept(t *testing.T) {
+	env := newTestEnv(t, dbtest.Open(t, models.SQLite))
+	d := env.demo()
+	id := env.launch(d.launchForm("2", "5"))
+	env.waitRun(id, 60*time.Second)
+	must(t, env.db.Gorm.Exec(`UPDATE runs SET status = ?, finished_at = NULL WHERE id = ?`, models.RunRunning, id).Error)
+	must(t, env.db.Gorm.Exec(`DELETE FROM run_scores WHERE run_id = ? AND (round = 1 AND row_id % 3 = 0 OR row_id % 7 = 0)`, id).Error)
+	run, err := env.db.GetRun(context.Background(), id)
+	must(t, err)
+	lv, err := env.h.liveReport(env.localCtx(), run, report.Options{})
+	must(t, err)
+	orders := func() int {
+		lv.memoMu.Lock()
+		defer lv.memoMu.Unlock()
+		n := 0
+		for k := range lv.memos {
+			if _, ok := k.(sampleOrderKey); ok {
+				n++
+			}
+		}
+		return n
+	}
+	for ci := range lv.rep.Criteria {
+		for _, sortKey := range []string{"position", "score", "human", "diff", "missing", "bogus"} {
+			for _, dir := range []string{"asc", "desc"} {
+				for _, only := range []string{"", "missing"} {
+					for _, page := range []string{"1", "2", "99"} {
+						q := url.Values{"criterion": {strconv.Itoa(ci)}, "sort": {sortKey}, "dir": {dir}, "only": {only}, "page": {page}}
+						want := sampleTable(lv.rep, q)
+						got := sampleTableOf(lv, lv.rep, q)
+						if !reflect.DeepEqual(want, got) && !(len(want.Rows) == 0 && len(got.Rows) == 0) {
+							t.Fatalf("%v: the kept order's page differs from the table sorted afresh:\n got %+v\nwant %+v", q, got, want)
+						}
+						if len(want.Rows) == 0 && want.Matching > 0 {
+							t.Fatalf("%v: an empty page of %d matching", q, want.Matching)
+						}
+					}
+				}
+			}
+		}
+	}
+	n := orders()
+	if n == 0 {
+		t.Fatal("no order kept with the shared figures")
+	}
+	sampleTableOf(lv, lv.rep, url.Values{"sort": {"score"}, "dir": {"desc"}, "page": {"2"}})
+	if orders() != n {
+		t.Fatalf("a second view sorted again: %d orders kept, want %d", orders(), n)
 	}
 }
