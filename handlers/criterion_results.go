@@ -130,6 +130,9 @@ func (h *Handlers) criterionSource(ctx context.Context, run models.Run, ci int, 
 // criterionReport is criterionSource with the report read: the summary,
 // or the full report whose criterion's samples are given.
 func (h *Handlers) criterionReport(ctx context.Context, run models.Run, ci int, full bool, rr *runReviews) (*report.Report, []report.SampleResult, *report.Report, error) {
+	if run.Finished() {
+		h.live.forget(run.ID) // its figures while it ran are read no more
+	}
 	var crits []report.CriterionReport
 	var sum *report.Report
 	if !full {

@@ -22,8 +22,16 @@ const (
 	liveFiguresSlowFactor = 4
 )
 
-// liveFiguresKeep is how long figures of a run nobody looks at are kept.
-const liveFiguresKeep = 5 * time.Minute
+// liveFiguresIdle is how long the figures of a run nobody looks at are
+// kept: any view of a running run's figures drops those not viewed for
+// longer (liveFigures.sweep), whether or not it computes. A 100,000-row
+// run's figures hold every sample, so they must not outlive their viewers.
+const liveFiguresIdle = 2 * time.Minute
+
+// liveFiguresMax bounds the figures kept at once (runs, groups and system
+// columns, human-ratings choices): past it the least recently viewed are
+// dropped.
+const liveFiguresMax = 16
 
 // liveFigures shares the figures of runs under way (report.BuildFigures)
 // among their viewers: one computation per run, group and system column
@@ -40,6 +48,15 @@ type liveFigures struct {
 	// perView computes for every view, as before the figures were
 	// shared (benchmarks compare the two).
 	perView bool
+	// now is the clock; nil is time.Now (tests move it).
+	now func() time.Time
+}
+
+func (lf *liveFigures) clock() time.Time {
+	if lf.now != nil {
+		return lf.now()
+	}
+	return time.Now()
 }
 
 // liveFiguresKey names one variant of a run's figures. HumansVersion
@@ -63,8 +80,10 @@ func progressOf(run models.Run) liveProgress {
 
 // liveFiguresEntry is one computation, in flight until ready is closed.
 type liveFiguresEntry struct {
-	ready    chan struct{}
-	started  time.Time
+	ready   chan struct{}
+	started time.Time
+	// seen is when a view last asked for it (under liveFigures.mu).
+	seen     time.Time
 	took     time.Duration
 	progress liveProgress
 	rep      *report.Report
@@ -99,20 +118,17 @@ func (e *liveFiguresEntry) fresh(p liveProgress, now time.Time) bool {
 func (h *Handlers) liveReport(ctx context.Context, run models.Run, opt report.Options) (*liveFiguresEntry, error) {
 	lf := &h.live
 	key := liveFiguresKey{ws: workspaceOf(ctx), run: run.ID, group: opt.GroupColumn, system: opt.SystemColumn, humansVersion: run.HumansVersion}
-	now := time.Now()
+	now := lf.clock()
 	lf.mu.Lock()
+	lf.sweep(now)
 	e := lf.entries[key]
 	if e == nil || lf.perView || !e.fresh(progressOf(run), now) {
 		e = &liveFiguresEntry{ready: make(chan struct{}), started: now, progress: progressOf(run)}
 		if lf.entries == nil {
 			lf.entries = map[liveFiguresKey]*liveFiguresEntry{}
 		}
-		for k, old := range lf.entries {
-			if now.Sub(old.started) > liveFiguresKeep {
-				delete(lf.entries, k)
-			}
-		}
 		lf.entries[key] = e
+		lf.bound(key)
 		lf.builds.Add(1)
 		build := lf.build
 		if build == nil {
@@ -123,12 +139,13 @@ func (h *Handlers) liveReport(ctx context.Context, run models.Run, opt report.Op
 		go func(ctx context.Context) {
 			defer close(e.ready)
 			e.rep, e.err = build(ctx, h.DB, key.ws, key.run, opt)
-			e.took = time.Since(e.started)
+			e.took = lf.clock().Sub(e.started)
 			if e.err == nil {
 				e.progress = progressOf(e.rep.Run)
 			}
 		}(context.WithoutCancel(ctx))
 	}
+	e.seen = now
 	lf.mu.Unlock()
 	select {
 	case <-e.ready:
@@ -186,8 +203,39 @@ func (e *liveFiguresEntry) note() *web.LiveFigures {
 	}).(*web.LiveFigures)
 }
 
-// forget drops the shared figures of a run whose human ratings changed:
-// the next view computes them again.
+// sweep drops the figures nobody viewed for liveFiguresIdle (lf.mu held).
+// A computation in flight is dropped too: its viewers keep it until it is
+// ready, and the map does not keep it after them.
+func (lf *liveFigures) sweep(now time.Time) {
+	for k, e := range lf.entries {
+		if now.Sub(e.seen) > liveFiguresIdle {
+			delete(lf.entries, k)
+		}
+	}
+}
+
+// bound drops the least recently viewed figures, other than keep's, while
+// more than liveFiguresMax are kept (lf.mu held).
+func (lf *liveFigures) bound(keep liveFiguresKey) {
+	for len(lf.entries) > liveFiguresMax {
+		var oldest liveFiguresKey
+		var at time.Time
+		found := false
+		for k, e := range lf.entries {
+			if k != keep && (!found || e.seen.Before(at)) {
+				oldest, at, found = k, e.seen, true
+			}
+		}
+		if !found {
+			return
+		}
+		delete(lf.entries, oldest)
+	}
+}
+
+// forget drops the shared figures of a run whose human ratings changed,
+// or that ended (its pages read its stored figures): the next view of it
+// running computes them again.
 func (lf *liveFigures) forget(runID int64) {
 	lf.mu.Lock()
 	defer lf.mu.Unlock()

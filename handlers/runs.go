@@ -231,6 +231,10 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 		return err
 	}
 	stored := !full && run.Finished()
+	if run.Finished() {
+		// Its figures while it ran are read no more.
+		h.live.forget(run.ID)
+	}
 	// A run under way reads the figures its viewers share (liveReport:
 	// computed once per progress step and at most every few seconds, of
 	// the dataset's rows only what the figures read) and the texts of the
@@ -239,11 +243,11 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 	// compare the two).
 	live := !full && !run.Finished() && strings.TrimSpace(q.Get("q")) == ""
 	var rep *report.Report
+	var lv *liveFiguresEntry
 	switch {
 	case stored:
 		rep, err = h.runSummary(ctx, run.ID, opt)
 	case live:
-		var lv *liveFiguresEntry
 		if lv, err = h.liveReport(ctx, run, opt); err == nil {
 			rep, v.Live = lv.rep, lv.note()
 		}
@@ -271,7 +275,7 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 			return err
 		}
 	} else {
-		v.Table = sampleTable(rep, q)
+		v.Table = sampleTableOf(lv, rep, q)
 		if live {
 			// The page's rows are copies: the report keeps no text.
 			if err := report.WithTexts(ctx, h.DB, rep, v.Table.Rows); err != nil {
@@ -484,6 +488,22 @@ func storedSampleTable(ctx context.Context, db *models.DB, sum *report.Report, q
 // sampleTable selects, filters, sorts and pages one criterion's samples as
 // the query asks, from a full report.
 func sampleTable(rep *report.Report, q url.Values) web.RunSampleTable {
+	return sampleTableOf(nil, rep, q)
+}
+
+// sampleOrderKey names one order of a shared report's samples table.
+type sampleOrderKey struct {
+	criterion   int
+	sort        string
+	desc        bool
+	onlyMissing bool
+}
+
+// sampleTableOf is sampleTable of a running run's shared figures (lv's,
+// whose samples rep shares): each order, filtered, is kept with the
+// computation (liveFiguresEntry.memo), so a view only pages it. A search
+// filters and sorts at each view. A nil lv is sampleTable.
+func sampleTableOf(lv *liveFiguresEntry, rep *report.Report, q url.Values) web.RunSampleTable {
 	t := sampleTableQuery(rep, q)
 	if len(rep.Criteria) == 0 {
 		return t
@@ -491,6 +511,24 @@ func sampleTable(rep *report.Report, q url.Values) web.RunSampleTable {
 	all := rep.Criteria[t.Criterion].Samples
 	t.Total = len(all)
 	needle := strings.ToLower(t.Q)
+	if lv != nil && needle == "" {
+		k := sampleOrderKey{criterion: t.Criterion, sort: t.Sort, desc: t.Dir == "desc", onlyMissing: t.OnlyMissing}
+		order := lv.memo(k, func() any {
+			var keep func(*report.SampleResult) bool
+			if k.onlyMissing {
+				keep = func(s *report.SampleResult) bool { return s.Missing != 0 }
+			}
+			return report.SampleOrder(all, k.sort, k.desc, keep)
+		}).([]int32)
+		t.Matching = len(order)
+		pageOf(&t, q)
+		from := (t.Page - 1) * samplesPerPage
+		// Copies: the page's rows get their texts (report.WithTexts).
+		for _, i := range order[from:min(from+samplesPerPage, len(order))] {
+			t.Rows = append(t.Rows, all[i])
+		}
+		return t
+	}
 	rows := make([]report.SampleResult, 0, len(all))
 	for _, s := range all {
 		if t.OnlyMissing && s.Missing == 0 {

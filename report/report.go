@@ -817,6 +817,21 @@ func SortSamples(ss []SampleResult, key string, desc bool) {
 	sort.SliceStable(ss, func(i, j int) bool { return less(&ss[i], &ss[j]) })
 }
 
+// SampleOrder is SortSamples's order of the samples keep accepts (all of
+// them when keep is nil), as indexes into ss, which it leaves as they are:
+// a cached report keeps its orders without copies of its samples.
+func SampleOrder(ss []SampleResult, key string, desc bool, keep func(*SampleResult) bool) []int32 {
+	idx := make([]int32, 0, len(ss))
+	for i := range ss {
+		if keep == nil || keep(&ss[i]) {
+			idx = append(idx, int32(i))
+		}
+	}
+	less := sampleLess(key, desc)
+	sort.SliceStable(idx, func(i, j int) bool { return less(&ss[idx[i]], &ss[idx[j]]) })
+	return idx
+}
+
 // sampleLess is SortSamples's order (and the stored ranks', summary.go).
 func sampleLess(key string, desc bool) func(a, b *SampleResult) bool {
 	val := func(s *SampleResult) (float64, bool) {
