@@ -18,8 +18,10 @@ import (
 	"github.com/batcheval/batcheval/web"
 )
 
-// Timings of the progress stream.
-const (
+// Timings of the progress stream. Variables only so that a test can wait
+// for a stream on a shorter clock (see shortStreamTimings); the product
+// never changes them.
+var (
 	// progressPoll is how often the stream re-reads the run: fast enough to
 	// feel live, slow enough to cost the database nothing noticeable.
 	progressPoll = 500 * time.Millisecond
@@ -27,6 +29,9 @@ const (
 	// still read the workspace: a member removed, or whose sessions were
 	// signed out (a password change or reset), stops receiving within it.
 	accessRecheck = 2 * time.Second
+)
+
+const (
 	// keepAliveEvery sends a comment so proxies that drop idle connections
 	// (often after 30-60 s) keep a slow run's stream open.
 	keepAliveEvery = 15 * time.Second

@@ -20,6 +20,7 @@ import (
 // run's progress (and, while the run waited, the judge's error) to a
 // removed member until the run ended, hours later for a large run.
 func TestProgressStreamEndsWhenAccessEnds(t *testing.T) {
+	shortStreamTimings(t)
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
 		d := env.ratedDataset("streamed", 10)
@@ -89,4 +90,16 @@ func TestProgressStreamEndsWhenAccessEnds(t *testing.T) {
 			})
 		}
 	})
+}
+
+// shortStreamTimings runs the progress stream on a shorter clock for the
+// rest of the test (it waits on the poll and the access recheck, which
+// add up to seconds a case at the product's timings) and restores the
+// product's timings after. Not for parallel tests: the timings are the
+// package's.
+func shortStreamTimings(t *testing.T) {
+	t.Helper()
+	poll, recheck := progressPoll, accessRecheck
+	progressPoll, accessRecheck = 100*time.Millisecond, 400*time.Millisecond
+	t.Cleanup(func() { progressPoll, accessRecheck = poll, recheck })
 }

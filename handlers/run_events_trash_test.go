@@ -20,6 +20,7 @@ import (
 // that the server "refused to go on sending it". It now ends saying the
 // run was moved to the trash.
 func TestProgressStreamSaysRunWasTrashed(t *testing.T) {
+	shortStreamTimings(t)
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
 		d := env.ratedDataset("streamed", 10)

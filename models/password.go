@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"testing"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/argon2"
@@ -27,6 +28,24 @@ const (
 	argonSaltLen   = 16
 	argonKeyLen    = 32
 )
+
+// argonCost is the memory (KiB) and passes of new hashes: the parameters
+// above, unless a test binary lowered them (CheapPasswordHashesInTests).
+var argonCost = struct{ memoryKiB, time uint32 }{argonMemoryKiB, argonTime}
+
+// CheapPasswordHashesInTests makes new password hashes, and the dummy hash
+// an unknown account's sign-in is checked against, cost 64 KiB and one
+// pass instead of 19 MiB and two: for a test binary that signs hundreds of
+// accounts up and in, where the production cost only spends minutes. Call
+// it from TestMain before anything hashes. It panics outside a test binary
+// (testing.Testing), so a server never hashes at this cost; the models
+// package's own tests keep the production parameters (TestPasswordHash).
+func CheapPasswordHashesInTests() {
+	if !testing.Testing() {
+		panic("models.CheapPasswordHashesInTests called outside a test binary")
+	}
+	argonCost.memoryKiB, argonCost.time = 64, 1
+}
 
 // Password length bounds: 10 characters is the shortest we accept for an
 // account that may be reachable from a network; 256 keeps a hostile form
@@ -54,9 +73,9 @@ func HashPassword(pw string) (string, error) {
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	key := argon2.IDKey([]byte(pw), salt, argonTime, argonMemoryKiB, argonThreads, argonKeyLen)
+	key := argon2.IDKey([]byte(pw), salt, argonCost.time, argonCost.memoryKiB, argonThreads, argonKeyLen)
 	enc := base64.RawStdEncoding
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemoryKiB, argonTime, argonThreads,
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonCost.memoryKiB, argonCost.time, argonThreads,
 		enc.EncodeToString(salt), enc.EncodeToString(key)), nil
 }
 
