@@ -188,7 +188,9 @@ type Summary struct {
 	// Read is how the file was read: its encoding and separator.
 	Read Reading
 	// Renamed says, a sentence each, which columns of a CSV header were
-	// given a name of their own because an earlier column had theirs.
+	// given a name of their own because an earlier column had theirs, and
+	// that an unnamed first column of whole numbers (a pandas row index)
+	// was left out.
 	Renamed []string
 }
 
@@ -699,6 +701,12 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 		}
 		names = kept
 	}
+	// A first column without a name beside named ones is how pandas writes
+	// its row index (DataFrame.to_csv: ",id,answer" then "0,s1,..."):
+	// whole numbers there are left out, as a row's place is kept anyway;
+	// anything else in it is refused as in any unnamed column.
+	leadingIndex := !noHeader && len(named) > 0 && named[0] > 0 && len(header) > 0 && strings.TrimSpace(header[0]) == ""
+	sawIndex := false
 	// The header's own line (1 unless blank lines come first), not the
 	// line of the first data row that add would name.
 	headerLine, _ := cr.FieldPos(0)
@@ -738,6 +746,13 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 				continue // a line of spaces only
 			}
 			return p.fieldCountError(line, len(fields), width, comma, noHeader)
+		}
+		if leadingIndex && len(fields) > 0 && isWholeNumber(fields[0]) {
+			fields[0] = ""
+			if !sawIndex {
+				sawIndex = true
+				p.renamed = append(p.renamed, "Column 1 has no name in the header row and holds whole numbers, a row index as pandas writes one: it is left out (each sample keeps its place in the file).")
+			}
 		}
 		if len(named) < width {
 			if err := unnamedEmpty(fields, named, line, hint); err != nil {
@@ -887,6 +902,12 @@ func csvError(err error) error {
 		}
 	}
 	return &ParseError{Line: line, Msg: msg}
+}
+
+// isWholeNumber reports whether a cell holds a whole number (a row index).
+func isWholeNumber(f string) bool {
+	_, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+	return err == nil
 }
 
 // unnamedEmpty refuses a row with text in a column the header leaves
