@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,15 @@ import (
 // before each answer, as a run at concurrency 1 waits for its judge: on a
 // virtual machine the same store then costs about three times the CPU
 // (BENCHMARKS.md, "Run speed, eighth pass").
+//
+// BATCHEVAL_BENCH_PROMPT_BYTES sets the stored prompt's size (12288 by
+// default; a FED batch of 10 is 9,200 on average, of which 1,500 are the
+// criterion's instructions, the same in every batch: "Run speed,
+// eighteenth pass"). On Linux "writes/answer" and "written-kb/answer" are
+// the process's write system calls and bytes per answer (/proc/self/io):
+// the WAL's frames, two writes each (a 24-byte header, a 4 KiB page), and
+// the checkpoints' copies of them into the database file (SQLite only:
+// PostgreSQL's are its server's).
 func BenchmarkStoreAnswer(b *testing.B) {
 	for _, d := range dbtest.Dialects {
 		b.Run(string(d), func(b *testing.B) {
@@ -77,7 +87,14 @@ func benchStoreAnswer(b *testing.B, db *models.DB) {
 		}
 		batches = append(batches, bs...)
 	}
-	request := strings.Repeat("User: how was your weekend? System: I went hiking with my sister. ", 12*1024/66)
+	promptBytes := 12 * 1024
+	if v := os.Getenv("BATCHEVAL_BENCH_PROMPT_BYTES"); v != "" {
+		if promptBytes, err = strconv.Atoi(v); err != nil || promptBytes < 0 {
+			b.Fatalf("BATCHEVAL_BENCH_PROMPT_BYTES=%q: want a number of bytes such as 9200", v)
+		}
+	}
+	const turn = "User: how was your weekend? System: I went hiking with my sister. "
+	request := strings.Repeat(turn, promptBytes/len(turn)+1)[:promptBytes]
 	response := strings.Repeat("Sample 3: the reply follows the topic and answers the question. ", 2*1024/64)
 	analysis := strings.Repeat("on topic, coherent; ", 8)
 	cache := db.ResponseCache(ws.ID)
@@ -90,6 +107,7 @@ func benchStoreAnswer(b *testing.B, db *models.DB) {
 			b.Fatalf("BATCHEVAL_BENCH_STORE_GAP=%q: want a Go duration such as 20ms", v)
 		}
 	}
+	io0, ioOK := readProcIO()
 	start := proccpu.Now(b)
 	for i := range b.N {
 		if gap > 0 {
@@ -118,10 +136,46 @@ func benchStoreAnswer(b *testing.B, db *models.DB) {
 		}
 	}
 	used := proccpu.Now(b).Sub(start)
+	io1, _ := readProcIO()
 	b.StopTimer()
 	if lease.Owner != owner {
 		b.Fatalf("lease handed on: %+v, want owner %q", lease, owner)
 	}
 	b.ReportMetric(float64(used.CPU.Microseconds())/float64(b.N), "cpu-us/answer")
 	b.ReportMetric(float64(used.Switches)/float64(b.N), "csw/answer")
+	// PostgreSQL's writes are its server's, not this process's.
+	if ioOK && db.Dialect == models.SQLite {
+		b.ReportMetric(float64(io1.writes-io0.writes)/float64(b.N), "writes/answer")
+		b.ReportMetric(float64(io1.bytes-io0.bytes)/1024/float64(b.N), "written-kb/answer")
+	}
+}
+
+// procIO is the process's write system calls and the bytes they wrote so
+// far, as Linux counts them (syscw and wchar of /proc/self/io).
+type procIO struct{ writes, bytes int64 }
+
+// readProcIO reads /proc/self/io; ok is false where there is none.
+func readProcIO() (io procIO, ok bool) {
+	data, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return io, false
+	}
+	seen := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		name, value, found := strings.Cut(line, ": ")
+		if !found {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "syscw":
+			io.writes, seen = n, seen+1
+		case "wchar":
+			io.bytes, seen = n, seen+1
+		}
+	}
+	return io, seen == 2
 }
