@@ -537,18 +537,34 @@ func formScore(t string, named *regexp.Regexp) (int, int) {
 	inRange := func(i int) bool {
 		return slices.ContainsFunc(ranges, func(r []int) bool { return r[0] <= i && i < r[1] })
 	}
+	var markers [][]int
+	if m := listMarkerRE.FindAllStringSubmatchIndex(t, -1); len(m) > 1 {
+		markers = m
+	}
+	isMarker := func(i int) bool {
+		return slices.ContainsFunc(markers, func(m []int) bool { return m[2] == i })
+	}
 	for _, re := range []*regexp.Regexp{named, scoreLabelRE, sampleNumberRE} {
 		if re == nil {
 			continue
 		}
 		for _, m := range re.FindAllStringSubmatchIndex(t, -1) {
-			if !inRange(m[2]) {
+			if !inRange(m[2]) && (re != sampleNumberRE || !isMarker(m[2])) {
 				return m[2], m[3]
 			}
 		}
 	}
 	return -1, -1
 }
+
+// listMarkerRE finds the number of a numbered list's item, "1. Read the
+// dialogue." or "2) Judge it.", at the start of a line with words after it.
+// When an answer has two or more such lines, it is a list (a judge echoing
+// the evaluation steps), and its item numbers are never read as the score
+// by formScore's last resort, the first number anywhere: a list of steps
+// without a score used to count as a score of 1. One such line alone ("3.
+// The dialogue is coherent.") is still read as its number.
+var listMarkerRE = regexp.MustCompile(`(?m)^[ \t]*(\d+)[.)][ \t]+\S`)
 
 // formScoresDisagree says how the form answer t gives its criterion two
 // different scores, or "". It looks where formScore finds the score: at
@@ -656,7 +672,7 @@ func formListed(t string, i, j int) string {
 // "<criterion name> ...:" on a line ("- Coherence: 2", "Coherence (1-3):
 // 2"), or else after "Score ...:" ("Score (1-3): 2"), or else the first
 // number in the answer ("3", "3/5"), never an end of a range such as
-// "1-3". An answer whose number is not an allowed integer score (out of
+// "1-3" nor the number of an item of a numbered list (listMarkerRE). An answer whose number is not an allowed integer score (out of
 // range, 2.5), is one of a choice ("3 or 4"), is out of another maximum
 // than the form's ("4/10" on 1 to 5; scoreAside) or that has no number
 // does not count; p(s) is the share of

@@ -301,6 +301,13 @@ func TestGEvalFromSamples(t *testing.T) {
 		// its lower end (each of these counted as a 1).
 		{"the scale echoed before the score", []string{"Score (1-3): 2", "On a scale of 1 to 3, I give 2.", "1-3: 2", "Coherence: 1 – 3 scale, so 2",
 			"1. Read the summary.\n2. Check its order.\nScore: 3", "Engagingness (1-3): 3"}, c13, "2.33 [1:0 2:0.667 3:0.333] samples 6/6"},
+		// Regression (explore43): an answer that only echoed the numbered
+		// evaluation steps was read as a score of 1 (its first item's
+		// number); a list with a labelled score, or one numbered line, is
+		// still read.
+		{"a numbered list of steps is no score", []string{"1. Read the dialogue.\n2. Judge it.\n3. Give a score.",
+			"1) Read it\n 2) Judge it", "3. The dialogue is coherent.", "1. Read it.\n2. Judge it.\nCoherence: 2"}, c13,
+			"2.5 [1:0 2:0.5 3:0.5] samples 2/4"},
 		{"a range alone is no score", []string{"1-3", "Coherence: 2-3", "2"}, c13, "2 [1:0 2:1 3:0] samples 1/3"},
 		{"negative ends of a range", []string{"Sentiment (-2 to 2): -1", "from -2 to 2, 1"}, Criterion{Name: "Sentiment", Lo: -2, Hi: 2},
 			"0 [-2:0 -1:0.5 0:0 1:0.5 2:0] samples 2/2"},
