@@ -186,9 +186,24 @@ func TestJudgeSlotsFollowTheDatabaseClock(t *testing.T) {
 				// The holder takes both slots; its calls stay out.
 				execute(0)
 				env.waitRun(ids[0], 15*time.Second, "the holder's calls out", func(models.Run) bool { return fj.InFlight() >= limit })
-				// The other worker wants slots for its own run meanwhile.
+				// The other worker wants slots for its own run meanwhile:
+				// once it has been refused one (it waits for a slot to be
+				// freed), it tries again for 300ms, every 2-100ms (was a
+				// fixed second). A worker that took the held slots did so
+				// at its first try, and its calls were counted in flight.
 				execute(1)
-				time.Sleep(time.Second)
+				waitingForSlot := func() bool {
+					workers[1].slots.mu.Lock()
+					defer workers[1].slots.mu.Unlock()
+					_, ok := workers[1].slots.ch[judgeID]
+					return ok
+				}
+				for deadline := time.Now().Add(15 * time.Second); !waitingForSlot() && fj.InFlight() <= limit; time.Sleep(5 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatal("the other worker never asked for a slot")
+					}
+				}
+				time.Sleep(300 * time.Millisecond)
 				fj.releaseHeld()
 				for k, id := range ids {
 					if got := env.waitFinished(id, 30*time.Second); got.Status != models.RunSucceeded {

@@ -121,16 +121,19 @@ func TestJudgeOutagePausesTheRun(t *testing.T) {
 			t.Errorf("waiting error %q, want the judge's HTTP 503", waiting.WaitingError)
 		}
 		// The outage lasts a while: the run must neither fail batches nor
-		// flood the judge (probes only, one at a time).
+		// flood the judge (probes only, one at a time). Why 500ms: a run
+		// that sent batches into the outage would fail them and flood the
+		// judge within tens of milliseconds (5 attempts, 1-5ms apart, a
+		// 503 answered at once); 500ms is five probe intervals.
 		atStart := fj.Total()
-		time.Sleep(time.Second)
+		time.Sleep(500 * time.Millisecond)
 		during := fj.Total() - atStart
 		if got := env.getRun(run.ID); got.BatchesFailed != 0 || got.Finished() || !got.WaitingForJudge() {
 			t.Errorf("during the outage: %s, %d failed batches, waiting %v", got.Status, got.BatchesFailed, got.WaitingForJudge())
 		}
-		// 1s of 100ms probes: about 10, never a flood of batch requests.
-		if during > 15 {
-			t.Errorf("judge saw %d requests in 1s of outage; want only probes (about 10)", during)
+		// 500ms of 100ms probes: about 5, never a flood of batch requests.
+		if during > 10 {
+			t.Errorf("judge saw %d requests in 500ms of outage; want only probes (about 5)", during)
 		}
 		down.Store(false)
 		run = env.waitFinished(run.ID, 30*time.Second)
@@ -239,9 +242,10 @@ func TestFenceStopsCallsAfterLeaseLoss(t *testing.T) {
 		// arrive a moment after it: it was already being sent.
 		time.Sleep(50 * time.Millisecond)
 		sentAtTakeover := fj.Total()
-		time.Sleep(time.Second)
+		// Without the check the worker would send a call every 150ms:
+		// three or more in 500ms.
+		time.Sleep(500 * time.Millisecond)
 		got := env.getRun(run.ID)
-		// Without the check the worker would send a call every 150ms.
 		if extra := fj.Total() - sentAtTakeover; extra > 0 {
 			t.Errorf("%d calls sent after the lease was taken, want 0", extra)
 		}

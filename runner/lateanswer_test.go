@@ -98,7 +98,7 @@ func startHeld(t *testing.T, env *testEnv, timeoutSeconds int, late func(w http.
 		serveBilled(t, h.fj, h.bill, w, r)
 		return true
 	})
-	h.r = env.startRunner(Config{LeaseTTL: 2 * time.Second})
+	h.r = env.startRunner(Config{LeaseTTL: 2 * time.Second}) // takeOver reads this TTL
 	t.Cleanup(h.fj.releaseHeld)
 	h.run = env.launch(h.r, env.newRun(h.fj.URL(), 1, 1, timeoutSeconds))
 	select {
@@ -115,6 +115,14 @@ func startHeld(t *testing.T, env *testEnv, timeoutSeconds int, late func(w http.
 // still pending (cancelled, failed, or finished without it).
 func (h *heldRun) takeOver(end string) {
 	h.env.t.Helper()
+	// The worker renews its lease every TTL/3 (startHeld: 2s), each renewal
+	// setting lease_until a TTL on: its next renewal is due a TTL/3 after
+	// the last one, at lease_until less 2/3 of a TTL.
+	const ttl = 2 * time.Second
+	nextRenewal := time.Now().Add(ttl / 3)
+	if before := h.env.getRun(h.run.ID); before.LeaseUntil != nil {
+		nextRenewal = before.LeaseUntil.Add(-2 * ttl / 3)
+	}
 	var err error
 	if end == "" {
 		err = h.env.db.Gorm.Exec(`UPDATE runs SET lease_owner = 'successor', lease_until = ? WHERE id = ?`,
@@ -127,8 +135,15 @@ func (h *heldRun) takeOver(end string) {
 		h.env.t.Fatal(err)
 	}
 	if end != "" {
-		// The worker notices (its renewal every TTL/3) and stops sending.
-		time.Sleep(time.Second)
+		// The worker notices at its next renewal and stops sending: wait
+		// for that renewal and 300ms for it to be done (was a fixed
+		// second). One due about now may have come before the takeover:
+		// then the one after it.
+		wait := min(time.Until(nextRenewal), ttl/3)
+		if wait < 100*time.Millisecond {
+			wait += ttl / 3
+		}
+		time.Sleep(wait + 300*time.Millisecond)
 	} else {
 		// The answer comes back before the worker's renewal notices: its
 		// store, or the fence of its next call, finds the lease lost, and

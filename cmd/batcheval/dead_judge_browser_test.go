@@ -16,16 +16,12 @@ import (
 // names the cause on its page, counts its scores as "no answer" (not as
 // unreadable answers) and links the list of failed calls.
 func TestBrowserDeadJudgeRunPage(t *testing.T) {
-	chrome := chromiumPath(t)
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "b.db")
 	base := startServerAt(t, dbPath)
 
-	actx, cancelAlloc := browserAllocator(chrome, dir)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	defer cancelCtx()
-	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	// A tab of the shared Chromium (it started one of its own before).
+	ctx, cancelT := context.WithTimeout(newTab(t), 3*time.Minute)
 	defer cancelT()
 	b := browserSteps{t, ctx}
 	step := b.do

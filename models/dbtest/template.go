@@ -176,7 +176,12 @@ func copiedPostgres(t testing.TB) string {
 	if err := pgTemplate.err; err != nil {
 		t.Fatalf("migrated PostgreSQL template: %v", err)
 	}
-	return newPostgresDatabase(t, base, pgTemplate.name)
+	ctx := context.Background()
+	name, err := pgSpares.take(ctx, base, pgTemplate.name)
+	if err != nil {
+		t.Fatalf("create test database: %v", err)
+	}
+	return dropAtEnd(t, base, name)
 }
 
 // makePostgresTemplate makes the template under an advisory lock, so that
@@ -239,6 +244,12 @@ func newPostgresDatabase(t testing.TB, base, template string) string {
 	if err := createDatabase(ctx, conn, name, template); err != nil {
 		t.Fatalf("create test database: %v", err)
 	}
+	return dropAtEnd(t, base, name)
+}
+
+// dropAtEnd drops the database name when the test ends, and returns its URL.
+func dropAtEnd(t testing.TB, base, name string) string {
+	t.Helper()
 	t.Cleanup(func() {
 		c, err := pgx.Connect(context.Background(), base)
 		if err != nil {

@@ -2,9 +2,14 @@ package dbtest
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -105,4 +110,102 @@ func BenchmarkOpen(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestSparesOfEndedProcessesAreDropped: a copy made ahead by a process
+// that ended before a test took it (its lock released with its
+// connection) is dropped by the next process to take a copy; one whose
+// process still holds its lock is left alone, and a copy taken is out of
+// the spares' names.
+func TestSparesOfEndedProcessesAreDropped(t *testing.T) {
+	base := os.Getenv("TEST_DATABASE_URL")
+	if base == "" {
+		freshPostgres(t) // skips, or fails under CI
+	}
+	ctx := context.Background()
+	_ = Open(t, models.Postgres) // the template exists
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	live, err := pgx.Connect(ctx, base) // a process still running
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close(ctx)
+	exists := func(name string) bool {
+		var ok bool
+		if err := admin.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	cases := []struct {
+		name     string
+		held     bool // its process still holds its lock
+		wantKept bool
+	}{
+		{"the spare of an ended process", false, false},
+		{"the spare of a live process", true, true},
+	}
+	names := make([]string, len(cases))
+	for i, tc := range cases {
+		key := int64(0x7eadbeef00+i) + time.Now().UnixNano()%1e9*1000
+		names[i] = fmt.Sprintf("%s%x", sparePrefix, key)
+		if err := createDatabase(ctx, admin, names[i], pgTemplate.name); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+names[i]+" WITH (FORCE)") })
+		if tc.held {
+			if _, err := live.Exec(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	next := &spares{ready: make(chan spare, 1)} // the next process's
+	taken, err := next.take(ctx, base, pgTemplate.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropAtEnd(t, base, taken)
+	for i, tc := range cases {
+		if got := exists(names[i]); got != tc.wantKept {
+			t.Errorf("%s: kept %v, want %v", tc.name, got, tc.wantKept)
+		}
+	}
+	if strings.HasPrefix(taken, sparePrefix) || !exists(taken) {
+		t.Errorf("the copy taken is %q (exists %v): want a database of its own, out of the spares' names", taken, exists(taken))
+	}
+	// The copy made ahead for the next test is taken as a database of its
+	// own too, and its spare name is gone.
+	again, err := next.take(ctx, base, pgTemplate.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropAtEnd(t, base, again)
+	if again == taken || strings.HasPrefix(again, sparePrefix) || !exists(again) {
+		t.Errorf("second copy %q (first %q, exists %v): want another database of its own", again, taken, exists(again))
+	}
+	var left int
+	if err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_database WHERE datname LIKE $1 AND datname <> $2", sparePrefix+"%", names[1]).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left > 2 {
+		// This process's own and the test's next: never more.
+		t.Errorf("%d spares on the server, want at most this process's own and next's", left)
+	}
+	// next's spare is left as an ended process leaves it.
+	next.mu.Lock()
+	filling := next.filling
+	next.mu.Unlock()
+	if filling {
+		sp := <-next.ready
+		next.ready <- sp
+	}
+	if len(next.ready) == 1 {
+		sp := <-next.ready
+		_, _ = next.holder.Exec(ctx, "DROP DATABASE IF EXISTS "+sp.name+" WITH (FORCE)")
+	}
+	next.holder.Close(ctx)
 }
