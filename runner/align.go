@@ -82,6 +82,16 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 		return before, afterRun, err
 	}
 	crit := parent.RubricSnapshot.Criteria[a.CriterionIndex]
+	src := crit
+	carried := false
+	if humans != nil && models.MeansAnnotators(crit) {
+		// The human rating is the annotators' mean, averaged with the
+		// browser ratings or replaced by them: the copy carries the
+		// source run's rating of each sample in a column of its own
+		// (HeldOutHumanColumn), which the runs read as their human column.
+		crit.HumanColumn = HeldOutHumanColumn(crit, ds.Columns, ds.RatingColumns)
+		src.HumanColumn, carried = crit.HumanColumn, true
+	}
 	if humans != nil && crit.HumanColumn == "" {
 		return before, afterRun, models.Errorf(models.EInvalid, "run %d's %s has no human rating column to carry the ratings in", parent.ID, crit.Name)
 	}
@@ -94,13 +104,16 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 			fmt.Sprintf(" (held-out part of alignment %d: %d samples, seed %d)", a.ID, len(order), a.Seed)),
 		SourceFilename: ds.SourceFilename, Format: ds.Format, IDColumn: ds.IDColumn, Columns: ds.Columns, Fields: ds.Fields,
 		RatingColumns: ds.RatingColumns, ParentDatasetID: &parentDS, GroupColumn: ds.GroupColumn, CreatedAt: time.Now().UTC()}
+	if carried {
+		held.Columns = appendNew(slices.Clone(ds.Columns), crit.HumanColumn)
+		held.RatingColumns = appendNew(slices.Clone(ds.RatingColumns), crit.HumanColumn)
+	}
 	if humans != nil {
 		held.ImportNotes = []string{humans.Note}
 		// The per-annotator ratings are not copied (withHumans): the
 		// criterion of the runs names none, so none is looked for.
 		crit.AnnotatorColumns = nil
 	}
-	src := parent.RubricSnapshot.Criteria[a.CriterionIndex]
 	err = r.db.ImportDataset(ctx, &held, func(put func(models.DatasetRow) error) error {
 		position := 0
 		return r.db.EachDatasetRowByID(ctx, ds.ID, order, func(row models.DatasetRow) error {
@@ -188,4 +201,30 @@ func withHumans(out, src models.DatasetRow, crit evaluator.Criterion, byRow map[
 		out.Ratings[col], out.Data[col] = nil, ""
 	}
 	return out
+}
+
+// HeldOutHumanColumn is the column of an alignment's held-out copy that
+// carries the source run's human ratings of crit (HeldOutHumans): its
+// human column; for a criterion whose human rating is its annotators'
+// mean (models.MeansAnnotators), whose source run read browser ratings,
+// the name the run's report gives that rating (models.HumanKey, the
+// criterion's name), or, when the dataset has a column of that name
+// already, the name followed by " (human rating)".
+func HeldOutHumanColumn(crit evaluator.Criterion, columns, ratingColumns []string) string {
+	if !models.MeansAnnotators(crit) {
+		return crit.HumanColumn
+	}
+	name := models.HumanKey(crit)
+	for slices.Contains(columns, name) || slices.Contains(ratingColumns, name) || slices.Contains(crit.AnnotatorColumns, name) {
+		name += " (human rating)"
+	}
+	return name
+}
+
+// appendNew appends s to list unless list holds it already.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }

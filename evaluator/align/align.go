@@ -185,11 +185,17 @@ func TemplateDraft(c evaluator.Criterion, worst []Item) Draft {
 // of a FED Overall of 0.4 (0.4 to 4) judged on 1 to 3 put a number in the
 // person's mouth they never wrote.
 func exampleReason(it Item, c evaluator.Criterion) string {
-	if it.Mapped && it.Given != it.Human {
-		return fmt.Sprintf("A person rated this %s (%s on the judge's %s to %s scale); the judge had scored it %s.",
-			fmtScore(it.Given), fmtScore(it.Human), fmtScore(c.Lo), fmtScore(c.Hi), fmtScore(it.Judge))
+	who, avg := "A person rated this ", ""
+	if c.HumanColumn == "" && len(c.AnnotatorColumns) > 0 {
+		// The human rating is the annotators' mean (the run's report
+		// reads it so): no one person gave it.
+		who, avg = "The annotators rated this ", " on average (mean of "+strings.Join(c.AnnotatorColumns, ", ")+")"
 	}
-	return fmt.Sprintf("A person rated this %s; the judge had scored it %s.", fmtScore(it.Human), fmtScore(it.Judge))
+	if it.Mapped && it.Given != it.Human {
+		return fmt.Sprintf("%s%s%s (%s on the judge's %s to %s scale); the judge had scored it %s.",
+			who, fmtScore(it.Given), avg, fmtScore(it.Human), fmtScore(c.Lo), fmtScore(c.Hi), fmtScore(it.Judge))
+	}
+	return fmt.Sprintf("%s%s%s; the judge had scored it %s.", who, fmtScore(it.Human), avg, fmtScore(it.Judge))
 }
 
 func joinSentence(text, add string) string {
