@@ -43,8 +43,14 @@ type alignForm struct {
 	errs                            []string
 }
 
+// defaultAlignForm is the start form as first shown: the run's seed, the
+// default share, and the first criterion that can be aligned. The first
+// criterion was chosen whatever it was: when it had no human ratings its
+// option was both chosen and disabled, a browser sends no criterion for
+// it, and "Split and draft" answered "choose one of the run's criteria".
 func defaultAlignForm(run models.Run) alignForm {
-	return alignForm{criterion: "0", seed: strconv.FormatInt(run.Settings.Seed, 10),
+	ci := max(slices.IndexFunc(run.RubricSnapshot.Criteria, alignable), 0)
+	return alignForm{criterion: strconv.Itoa(ci), seed: strconv.FormatInt(run.Settings.Seed, 10),
 		heldOutPercent: strconv.Itoa(int(align.DefaultHeldOutShare * 100))}
 }
 
