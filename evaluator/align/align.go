@@ -13,6 +13,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -215,7 +216,30 @@ func joinSentence(text, add string) string {
 	return text + " " + add
 }
 
-func fmtScore(x float64) string { return fmt.Sprintf("%.3g", x) }
+// fmtScore writes a score or rating in a draft's words and the judge's
+// prompt: three significant digits ("1.67", "0.125", "87.5"), as people
+// write them. It was fmt's %.3g alone, which on a scale of up to a
+// thousand or more (a criterion's ends may lie up to a million apart)
+// wrote "A person rated this 1.23e+03" of a rating of 1234, and 1000 as
+// "1e+03"; a number of a thousand or more is now written whole
+// (rounded to the unit), one below 0.0001 in plain decimals, and a zero
+// never with a sign.
+func fmtScore(x float64) string {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return strconv.FormatFloat(math.Abs(x), 'g', 3, 64) // "0", "NaN", "+Inf"
+	}
+	s := strconv.FormatFloat(x, 'g', 3, 64)
+	if !strings.ContainsRune(s, 'e') {
+		return s
+	}
+	if math.Abs(x) >= 1 {
+		return strconv.FormatFloat(math.Round(x), 'f', -1, 64)
+	}
+	// Three significant digits after the leading zeros.
+	digits := 2 - int(math.Floor(math.Log10(math.Abs(x))))
+	s = strconv.FormatFloat(x, 'f', digits, 64)
+	return strings.TrimRight(strings.TrimRight(s, "0"), ".")
+}
 
 // CheckExamples refuses examples that cannot be shown to the judge: more
 // than evaluator.MaxExamples, a score outside c's range, or a sample that
