@@ -65,6 +65,9 @@ func (h *Handlers) uploadDataset(c echo.Context) error {
 		return err
 	}
 	u, form, _, err := h.acceptUpload(c, true)
+	if status, ok := uploadQuotaStatus(err); ok {
+		return render(c, status, web.DatasetUploadPage(h.uploadView(c, p, form.Name, models.ErrorMessage(err))))
+	}
 	if err != nil {
 		if models.ErrorCode(err) != models.EInvalid {
 			return err
@@ -83,6 +86,24 @@ func (h *Handlers) uploadDataset(c echo.Context) error {
 		q.Set("name", form.Name)
 	}
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/projects/%d/datasets/map?%s", p.ID, q.Encode()))
+}
+
+// uploadQuotaStatus is the status of an upload refused by the
+// workspace's upload quota, ok false for any other error: 413 (too large)
+// when the file alone is larger than the quota, which no waiting upload
+// finished or expired makes room for; 409 (conflict) when the uploads
+// already waiting leave no room for it, a state of the workspace that
+// finishing them (or their expiry) changes. The refusal was 422, which
+// says the file is wrong, and a client could not tell it from one.
+func uploadQuotaStatus(err error) (int, bool) {
+	var qe *models.UploadQuotaError
+	if !errors.As(err, &qe) {
+		return 0, false
+	}
+	if qe.Alone() {
+		return http.StatusRequestEntityTooLarge, true
+	}
+	return http.StatusConflict, true
 }
 
 // errUploadTooLarge marks an upload refused for its size (the rest of the
@@ -260,9 +281,8 @@ func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.Pendin
 		return models.PendingUpload{}, form, uploadSample{}, refuse("This file cannot be imported: " + err.Error())
 	}
 	if err := <-saved; err != nil {
-		if models.ErrorCode(err) == models.EConflict {
-			return u, form, sample, refuse(models.ErrorMessage(err))
-		}
+		// Past the workspace's upload quota: an EConflict carrying a
+		// *models.UploadQuotaError (see uploadQuotaStatus).
 		return u, form, sample, err
 	}
 	// The mapping page shows the count: kept, it is not counted again by
