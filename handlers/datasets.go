@@ -485,6 +485,9 @@ func mappingView(c echo.Context, p models.Project, u models.PendingUpload, s upl
 		mc := web.MappingColumn{Index: i, Name: col, Show: shown, Label: label, Rating: rated[col]}
 		if !mc.Rating {
 			mc.RatingNote = dataimport.WhyNotRating(t, col)
+		} else {
+			// Ratings written out of a maximum ("4/5"): how they are read.
+			mc.RatingNote = dataimport.RatingScaleNote(t, col)
 		}
 		if !mc.Show && col != m.IDColumn {
 			mc.ShowNote = dataimport.WhyNotShown(t, col)
@@ -717,12 +720,13 @@ func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.
 			return ds, nil, models.Errorf(models.EInvalid, "the uploaded file can no longer be read (%v): upload it again", err)
 		}
 		var applied []dataimport.Row
-		if applied, empties, err = t.ApplyNoting(m); err != nil {
+		var scales []string
+		if applied, empties, scales, err = t.ApplyWithNotes(m); err != nil {
 			return ds, nil, err
 		}
 		// Stored with the dataset, in its transaction: its page says
 		// them for good.
-		ds.ImportNotes = readNotes(t.Read, t.Renamed, emptyFieldNotes(empties, true))
+		ds.ImportNotes = readNotes(t.Read, t.Renamed, append(scales, emptyFieldNotes(empties, true)...))
 		err = h.DB.CreateDataset(ctx, &ds, demo.DatasetRows(applied))
 	} else {
 		err = h.DB.ImportDataset(ctx, &ds, func(put func(models.DatasetRow) error) error {
@@ -755,7 +759,7 @@ func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.
 			empties = a.EmptyFields()
 			// Stored with the dataset, in the import's transaction
 			// (models.DB.ImportDataset): its page says them for good.
-			ds.ImportNotes = readNotes(sum.Read, sum.Renamed, emptyFieldNotes(empties, false))
+			ds.ImportNotes = readNotes(sum.Read, sum.Renamed, append(a.ScaleNotes(), emptyFieldNotes(empties, false)...))
 			return nil
 		})
 	}
