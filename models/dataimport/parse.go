@@ -206,7 +206,7 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 	}
 	opt = opt.withDefaults()
 	limited := &limitReader{r: r, max: opt.MaxBytes}
-	br, enc, err := decodeInput(bufio.NewReaderSize(limited, headerPeek))
+	br, enc, undecided, err := decodeInput(bufio.NewReaderSize(limited, headerPeek))
 	if err != nil {
 		return Summary{}, readFailure(limited, nil, err)
 	}
@@ -243,6 +243,9 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 		err = p.parseJSONL(checked)
 	case f == JSON:
 		err = p.parseJSONArray(checked)
+	}
+	if undecided != nil && undecided.enc != "" {
+		read.Encoding = undecided.enc // decided past the file's start
 	}
 	if err != nil {
 		var stop *stopError
