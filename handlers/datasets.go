@@ -289,7 +289,7 @@ func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.Pendin
 	// reading the whole file on each view. Without it the page reads the
 	// file, as before.
 	scan := models.UploadScan{NoHeader: form.NoHeader, Rows: sample.Rows, Skipped: sample.Skipped,
-		Columns: sample.Table.Columns, Generated: sample.Table.Generated}
+		Columns: sample.Table.Columns, Generated: sample.Table.Generated, Encoding: string(sample.Table.Read.Encoding)}
 	if err := h.DB.SetUploadScan(context.WithoutCancel(req.Context()), u.ID, scan); err != nil {
 		h.Log.Warn("keep upload scan", "id", u.ID, "err", err)
 	} else {
@@ -393,6 +393,10 @@ func (h *Handlers) pendingTable(c echo.Context, token string, noHeader, headOnly
 		s, err := h.scanRecords(h.DB.OpenPendingUpload(ctx, u), dataimport.Format(u.Format), noHeader, true, "")
 		if err == nil {
 			s.Columns, s.Generated, s.Rows, s.Skipped = slices.Clone(sc.Columns), sc.Generated, sc.Rows, sc.Skipped
+			if sc.Encoding != "" {
+				// Decided past the rows read again (dataimport's asciiStart).
+				s.Read.Encoding = dataimport.Encoding(sc.Encoding)
+			}
 			return u, s, nil
 		}
 	}

@@ -43,6 +43,10 @@ type UploadScan struct {
 	Skipped   int      `json:"skipped"`
 	Columns   []string `json:"columns"`
 	Generated bool     `json:"generated"`
+	// Encoding is how the whole file was read (dataimport.Encoding), ""
+	// when not kept: a file that is ASCII for its first rows has it
+	// decided further on than the mapping step reads again.
+	Encoding string `json:"encoding,omitempty"`
 }
 
 // SetUploadScan keeps what the streaming pass over upload id counted.
