@@ -77,8 +77,8 @@ func (r Reading) Note() string {
 // refused here.
 //
 // A file whose start is ASCII is decided later, at its first byte beyond
-// ASCII: undecided is then the reader that decides (asciiStart), whose
-// encoding, once the file is read, is the file's.
+// ASCII: undecided then holds the decision utf8Checker makes on its way
+// (asciiStart), which is the file's encoding once the file is read.
 func decodeInput(br *bufio.Reader) (_ *bufio.Reader, _ Encoding, undecided *asciiStart, _ error) {
 	head, err := br.Peek(4)
 	if err != nil && err != io.EOF {
@@ -105,9 +105,8 @@ func decodeInput(br *bufio.Reader) (_ *bufio.Reader, _ Encoding, undecided *asci
 		if asciiOnly(start) && err == nil {
 			// Nothing yet tells UTF-8 from Windows-1252, which read ASCII
 			// alike: the first byte beyond ASCII decides, however far in
-			// (asciiStart).
-			a := &asciiStart{br: br, line: 1}
-			return bufio.NewReaderSize(a, headerPeek), UTF8, a, nil
+			// (asciiStart, in utf8Checker).
+			return br, UTF8, &asciiStart{}, nil
 		}
 		if !looksWindows1252(start) {
 			return br, UTF8, nil, nil
@@ -129,7 +128,7 @@ func asciiOnly(b []byte) bool {
 }
 
 // asciiPrefix is the length of b's ASCII start, checked eight bytes at a
-// time: the undecided reader scans every byte of an ASCII file.
+// time: an undecided utf8Checker looks for the first byte beyond it.
 func asciiPrefix(b []byte) int {
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
@@ -143,57 +142,38 @@ func asciiPrefix(b []byte) int {
 	return i
 }
 
-// asciiStart reads a file whose start (as far as headerPeek reaches) is
-// ASCII, which UTF-8 and Windows-1252 read alike, and decides its
-// encoding at its first byte beyond ASCII, wherever that is, for the rest
-// of the file: a well-formed UTF-8 character makes it UTF-8 (a byte that
-// is not UTF-8 further on is then refused with its line by utf8Checker);
-// a byte that cannot start one where it stands, and that Windows-1252
-// defines, makes it Windows-1252 (a UTF-8 character further on is then
-// refused with its line by utf8Guard, as the two are mixed). The bytes
-// before it were read the same either way, so nothing read before the
-// decision is read wrongly; deciding from the first 64 KiB alone refused
-// an old Excel CSV whose first accented letter came on row 2,000.
+// asciiStart is the encoding decision of a file whose start (as far as
+// headerPeek reaches) is ASCII, which UTF-8 and Windows-1252 read alike:
+// utf8Checker, which scans every byte anyway, decides at the file's first
+// byte beyond ASCII, wherever that is, for the rest of the file. A
+// well-formed UTF-8 character makes it UTF-8 (a byte that is not UTF-8
+// further on is then refused with its line); a byte that cannot start one
+// where it stands, and that Windows-1252 defines, makes it Windows-1252
+// (a UTF-8 character further on is then refused with its line by
+// utf8Guard, as the two are mixed). The bytes before it read the same
+// either way, so nothing read before the decision is read wrongly;
+// deciding from the first 64 KiB alone refused an old Excel CSV whose
+// first accented letter came on row 2,000. No reader layer is added:
+// ASCII files, the most common, are read as before.
 type asciiStart struct {
-	br   *bufio.Reader
-	line int       // line of the next byte
-	rest io.Reader // the reader once decided; nil before
-	enc  Encoding  // the decision; "" before
+	enc Encoding // the decision; "" before
 }
 
-func (a *asciiStart) Read(p []byte) (int, error) {
-	if a.rest != nil {
-		return a.rest.Read(p)
-	}
-	if len(p) == 0 {
-		return 0, nil
-	}
-	chunk, err := a.br.Peek(min(len(p), a.br.Size()))
-	if len(chunk) == 0 {
-		return 0, err
-	}
-	i := asciiPrefix(chunk)
-	if i > 0 {
-		n := copy(p, chunk[:i])
-		a.line += bytes.Count(chunk[:n], []byte{'\n'})
-		_, _ = a.br.Discard(n)
-		return n, nil
-	}
-	// The first byte beyond ASCII: decide on it (and the up to three
-	// bytes of its character).
-	head, _ := a.br.Peek(utf8.UTFMax)
+// decide reads the bytes at the first byte beyond ASCII (head: that byte
+// and up to three more) and returns the reader of the rest of the file,
+// br itself for UTF-8; line is the line of that byte.
+func (a *asciiStart) decide(head []byte, br *bufio.Reader, line int) io.Reader {
 	b := head[0]
 	r, size := utf8.DecodeRune(head)
 	undefined := b == 0x81 || b == 0x8D || b == 0x8F || b == 0x90 || b == 0x9D
 	if (r != utf8.RuneError || size > 1) || undefined {
 		// UTF-8, or no Windows-1252 either: utf8Checker refuses a bad
 		// byte with its line.
-		a.enc, a.rest = UTF8, a.br
-	} else {
-		a.enc = Windows1252
-		a.rest = transform.NewReader(&utf8Guard{r: a.br, line: a.line}, charmap.Windows1252.NewDecoder())
+		a.enc = UTF8
+		return br
 	}
-	return a.rest.Read(p)
+	a.enc = Windows1252
+	return transform.NewReader(&utf8Guard{r: br, line: line}, charmap.Windows1252.NewDecoder())
 }
 
 // utf8Guard passes the bytes of a file read as Windows-1252 through, and

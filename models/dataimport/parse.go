@@ -226,6 +226,9 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 		}
 	}
 	checked := &utf8Checker{r: br, line: 1}
+	if undecided != nil {
+		checked.undecided, checked.br = undecided, br
+	}
 	p := &parser{table: &Table{Format: f}, seen: map[string]bool{}, maxRows: opt.MaxRows, maxColumns: opt.MaxColumns, emit: fn, reuse: opt.ReuseValues,
 		mixedFirstRow: mixed, sepLine: sepLine}
 	read := Reading{Encoding: enc}
@@ -355,11 +358,32 @@ type utf8Checker struct {
 	line    int    // line of the next byte to check
 	pending []byte // start of a multi-byte character cut by the previous read
 	err     error  // first encoding problem, sticky
+	// undecided, while its encoding is "", reads an ASCII file start
+	// from br (which is r), up to the first byte beyond ASCII, where it
+	// decides the encoding of the rest (asciiStart).
+	undecided *asciiStart
+	br        *bufio.Reader
 }
 
 func (c *utf8Checker) Read(p []byte) (int, error) {
 	if c.err != nil {
 		return 0, c.err
+	}
+	if c.undecided != nil && c.undecided.enc == "" && len(p) > 0 {
+		chunk, err := c.br.Peek(min(len(p), c.br.Size()))
+		if len(chunk) == 0 {
+			return 0, err
+		}
+		if i := asciiPrefix(chunk); i > 0 {
+			n := copy(p, chunk[:i])
+			_, _ = c.br.Discard(n)
+			if bad := c.check(p[:n]); bad >= 0 { // a NUL byte
+				return bad, c.err
+			}
+			return n, nil
+		}
+		head, _ := c.br.Peek(utf8.UTFMax)
+		c.r = c.undecided.decide(head, c.br, c.line)
 	}
 	n, err := c.r.Read(p)
 	if bad := c.check(p[:n]); bad >= 0 {
