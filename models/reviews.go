@@ -750,6 +750,38 @@ func AnnotatorMeanKey(cols []string) string {
 	return "mean of " + strings.Join(cols, ", ")
 }
 
+// AnnotatorMeanKeyAmong is AnnotatorMeanKey made distinct from the
+// dataset's own rating columns (taken): a real column named "mean of a1,
+// a2, a3" (a file's own precomputed mean) keeps its ratings and its name,
+// and the mean computed here is "mean of a1, a2, a3 (computed)" (or
+// "(computed 2)"...). Before, the computed mean was stored over the real
+// column's ratings, and a criterion reading that column read the
+// computed mean under its name.
+func AnnotatorMeanKeyAmong(cols []string, taken func(string) bool) string {
+	key := AnnotatorMeanKey(cols)
+	if !taken(key) {
+		return key
+	}
+	for n := 1; ; n++ {
+		k := key + " (computed)"
+		if n > 1 {
+			k = fmt.Sprintf("%s (computed %d)", key, n)
+		}
+		if !taken(k) {
+			return k
+		}
+	}
+}
+
+// IsAnnotatorMeanKey reports whether key names the mean of cols computed
+// by WithAnnotatorMean in a dataset whose rating columns are ratingCols.
+func IsAnnotatorMeanKey(key string, cols, ratingCols []string) bool {
+	if len(cols) == 0 {
+		return false
+	}
+	return key == AnnotatorMeanKeyAmong(cols, func(k string) bool { return slices.Contains(ratingCols, k) })
+}
+
 // MeansAnnotators says whether a criterion's human rating is the mean of
 // its annotator columns: it names annotator columns and no human column.
 func MeansAnnotators(crit evaluator.Criterion) bool {
@@ -799,10 +831,34 @@ func HumanOf(row DatasetRow, crit evaluator.Criterion) *float64 {
 // AnnotatorMeanKey, which becomes the criterion's human column. Any other
 // criterion comes back unchanged.
 func WithAnnotatorMean(rows []DatasetRow, crit evaluator.Criterion) ([]DatasetRow, evaluator.Criterion) {
+	return WithAnnotatorMeanAmong(rows, crit, RatingKeysOf(rows))
+}
+
+// RatingKeysOf reports the keys some row holds a rating under (every
+// rating column of the dataset: the import stores each, empty or not).
+func RatingKeysOf(rows []DatasetRow) func(string) bool {
+	return func(k string) bool {
+		for _, row := range rows {
+			if _, ok := row.Ratings[k]; ok {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// WithAnnotatorMeanAmong is WithAnnotatorMean with the rating keys the
+// computed mean must not take given (AnnotatorMeanKeyAmong): a caller
+// that applies it to several criteria in turn passes those of the rows it
+// started from, so a mean stored for one criterion does not push another
+// criterion's key aside.
+func WithAnnotatorMeanAmong(rows []DatasetRow, crit evaluator.Criterion, taken func(string) bool) ([]DatasetRow, evaluator.Criterion) {
 	if !MeansAnnotators(crit) {
 		return rows, crit
 	}
-	key := AnnotatorMeanKey(crit.AnnotatorColumns)
+	// The key is not one of the rows' own ratings: a real column named
+	// like it keeps its ratings.
+	key := AnnotatorMeanKeyAmong(crit.AnnotatorColumns, taken)
 	out := make([]DatasetRow, len(rows))
 	for i, row := range rows {
 		ratings := make(map[string]*float64, len(row.Ratings)+1)
