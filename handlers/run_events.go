@@ -305,7 +305,15 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 		case <-poll.C:
 		}
 		if time.Since(checked) >= accessRecheck {
-			if !h.mayStillRead(ctx, reader) {
+			switch may, err := h.mayStillRead(ctx, reader); {
+			case err != nil:
+				// No answer (the database busy under load, or
+				// restarting) is not a refusal: ask again at the next
+				// poll rather than tell a member they lost access.
+				if ctx.Err() == nil {
+					h.Log.Warn("progress stream: access not rechecked", "run", run.ID, "err", err)
+				}
+			case !may:
 				// The stream ends, saying so: the browser's reconnection
 				// is refused as any request of theirs now is, and the page
 				// would otherwise go on showing the last progress as if
@@ -313,8 +321,9 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 				fmt.Fprintf(w, "event: ended\ndata: %s\n\n", streamEndedNoAccess)
 				w.Flush()
 				return nil
+			default:
+				checked = time.Now()
 			}
-			checked = time.Now()
 		}
 		next, err := h.DB.FindRun(ctx, h.workspaceID(c), run.ID)
 		if models.ErrorCode(err) == models.ENotFound {
@@ -338,14 +347,33 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 // still a member, and their session not signed out since (a password
 // change, a reset, "sign out my other sessions" move the account's session
 // epoch). The local user of a loopback server always may.
-func (h *Handlers) mayStillRead(ctx context.Context, p Principal) bool {
+func (h *Handlers) mayStillRead(ctx context.Context, p Principal) (bool, error) {
 	if p.Kind != Account {
-		return p.Kind == LocalUser
+		return p.Kind == LocalUser, nil
 	}
 	u, err := h.DB.FindUser(ctx, p.User.ID)
-	if err != nil || u.SessionEpoch != p.User.SessionEpoch {
-		return false
+	if err != nil {
+		return false, unlessRefusal(err)
 	}
-	_, err = h.DB.MemberRole(ctx, p.Workspace.ID, u.ID)
-	return err == nil
+	if u.SessionEpoch != p.User.SessionEpoch {
+		return false, nil
+	}
+	if _, err = h.DB.MemberRole(ctx, p.Workspace.ID, u.ID); err != nil {
+		return false, unlessRefusal(err)
+	}
+	return true, nil
+}
+
+// unlessRefusal is nil for an error that answers an access recheck with
+// no (the account, membership or token is gone: not found, unauthorized),
+// and err for one that does not answer it (the database busy or away), on
+// which a stream asks again later instead of ending. A busy SQLite under
+// load ended a member's stream with "you no longer have access"
+// (TestAccessRecheckErrorIsNoRefusal).
+func unlessRefusal(err error) error {
+	switch models.ErrorCode(err) {
+	case models.ENotFound, models.EUnauthorized:
+		return nil
+	}
+	return err
 }
