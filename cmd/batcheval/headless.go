@@ -243,7 +243,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer sim.Close()
-	if err := c.applyJudgeEgress(sim.URL); err != nil {
+	if err := c.applyJudgeEgress(sim.URL, db); err != nil {
 		return err
 	}
 	snap := models.JudgeSnapshot{Name: "command line", BaseURL: *judgeURL, Model: *model, APIKeyEnv: *keyEnv,

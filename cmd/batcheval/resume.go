@@ -87,7 +87,7 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 	defer sim.Close()
 	// The judge network policy, as serve and run apply it: without it the
 	// run's judge (a URL typed in the dashboard) could reach any address.
-	if err := c.applyJudgeEgress(sim.URL); err != nil {
+	if err := c.applyJudgeEgress(sim.URL, db); err != nil {
 		return err
 	}
 	// A private queue, as `batcheval run` uses: this process works this run only.

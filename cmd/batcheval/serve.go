@@ -93,7 +93,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return fmt.Errorf("start simulated judge: %w", err)
 	}
 	defer sim.Close()
-	if err := c.applyJudgeEgress(sim.URL); err != nil {
+	if err := c.applyJudgeEgress(sim.URL, db); err != nil {
 		return err
 	}
 
