@@ -96,6 +96,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := c.applyJudgeEgress(sim.URL, db); err != nil {
 		return err
 	}
+	rc.Webhooks.ShowAddrs = addrsShownTo(c.LocalMode(), db)
 
 	work := !web || !*noWork
 	rc.DB, rc.Log, rc.Work, rc.SimulatedURL, rc.Getenv = db, log, work, sim.URL, getenv
