@@ -166,8 +166,9 @@ func startEventStream(c echo.Context) *echo.Response {
 
 // maxStreamsPerHolder is how many progress streams one holder may keep
 // open at once in a server process: an API token (GET
-// /api/v1/runs/{id}/events), or a signed-in account, over all its sessions
-// (the run page's GET /runs/{id}/events). The rate limit counts an API
+// /api/v1/runs/{id}/events), a signed-in account, over all its sessions
+// (the run page's GET /runs/{id}/events), or the local user of a loopback
+// server with no accounts, over its tabs and scripts together. The rate limit counts an API
 // stream once, when it opens, and the run page's stream skips the page
 // gate, yet each open stream reads the run twice a second for as long as
 // the run goes on (hours, or a run waiting for its judge): without a
@@ -181,8 +182,14 @@ const maxStreamsPerHolder = 10
 // streamHolder is whom an open progress stream is counted against.
 type streamHolder struct {
 	kind PrincipalKind
-	id   int64 // the token's id, or the account's user id
+	id   int64 // the token's id, or the account's user id (0: the local user)
 }
+
+// localStreamsRefusal is the message of a refused stream of the local user,
+// whose page and API streams count together.
+var localStreamsRefusal = fmt.Sprintf("this server's local user already has %d live progress streams open (the most one holder may keep, "+
+	"over all its tabs and scripts): close some of the pages or scripts following a run; the run page refreshes its figures without one, "+
+	"and a script can poll GET /api/v1/runs/{id}", maxStreamsPerHolder)
 
 // openStreams counts the progress streams open per holder.
 type openStreams struct {
@@ -220,7 +227,9 @@ const streamRetryAfter = 15
 // API token, or a signed-in account whatever its session), or refuses it
 // 429 with Retry-After and refusal as the message when that holder has
 // maxStreamsPerHolder open already. release counts it closed: call it when
-// the stream ends. The local user of a loopback server is not counted.
+// the stream ends. The local user of a loopback server (no account) is one
+// holder, its page and API streams together: a local browser tab or
+// script that leaks streams is as costly as an account's.
 func (h *Handlers) holdStream(c echo.Context, refusal string) (release func(), err error) {
 	var k streamHolder
 	switch p := principalOf(c.Request().Context()); p.Kind {
@@ -228,6 +237,8 @@ func (h *Handlers) holdStream(c echo.Context, refusal string) (release func(), e
 		k = streamHolder{Token, p.TokenID}
 	case Account:
 		k = streamHolder{Account, p.User.ID}
+	case LocalUser:
+		k, refusal = streamHolder{LocalUser, 0}, localStreamsRefusal
 	default:
 		return func() {}, nil
 	}
