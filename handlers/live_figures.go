@@ -244,7 +244,7 @@ func (h *Handlers) liveFiguresFor(ctx context.Context, run models.Run, opt repor
 		}
 		// The computation is everyone's: a viewer who leaves does not
 		// cancel it for the others.
-		go func(ctx context.Context) {
+		go func(ctx context.Context, e *liveFiguresEntry) {
 			rep, err := build(ctx, h.DB, key.ws, key.run, opt)
 			took := lf.clock().Sub(e.started)
 			lf.mu.Lock()
@@ -255,7 +255,7 @@ func (h *Handlers) liveFiguresFor(ctx context.Context, run models.Run, opt repor
 			}
 			lf.mu.Unlock()
 			close(e.ready)
-		}(context.WithoutCancel(ctx))
+		}(context.WithoutCancel(ctx), e)
 	}
 	e.seen = now
 	prev := e.prev
