@@ -46,8 +46,9 @@ const LiveFiguresSweepEvery = liveFiguresIdle / 4
 // with when and over what), or, for a run with none computed yet, says
 // they are being computed and reloads. A run of a few thousand samples
 // computes well within it, so its viewers see figures as of the view; a
-// run of 100,000 takes about a second per computation on two cores
-// (BENCHMARKS.md), which no view waits for.
+// run of 100,000 takes seconds per computation on two cores
+// (BENCHMARKS.md), which no view waits for. When the last computation
+// took longer than this, a view does not wait at all.
 const liveFiguresWait = 500 * time.Millisecond
 
 // liveFiguresMax bounds the figures kept at once (runs, groups and system
@@ -264,7 +265,18 @@ func (h *Handlers) liveFiguresFor(ctx context.Context, run models.Run, opt repor
 	if !lf.perView {
 		// Before the figures were shared every view computed them; the
 		// benchmarks' old path waits as it did.
-		t := time.NewTimer(lf.waitBound())
+		wait := lf.waitBound()
+		if prev != nil && prev.took >= wait {
+			// The last computation took longer than a view may wait:
+			// this one will too, so the last figures are shown at once.
+			wait = 0
+			select {
+			case <-e.ready:
+			default:
+				return prev, true, nil
+			}
+		}
+		t := time.NewTimer(wait)
 		defer t.Stop()
 		bound = t.C
 	}

@@ -371,3 +371,64 @@ func TestLiveFiguresNameRenamedReviewer(t *testing.T) {
 		}
 	})
 }
+
+// TestLiveFiguresSlowRunNotWaitedFor: a view of a run whose last
+// computation took longer than a view may wait does not wait at all for
+// the next: it shows the last figures at once (even with a bound of an
+// hour here), and the next computation's figures once ready.
+func TestLiveFiguresSlowRunNotWaitedFor(t *testing.T) {
+	var mu sync.Mutex
+	at := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	move := func(d time.Duration) {
+		mu.Lock()
+		at = at.Add(d)
+		mu.Unlock()
+	}
+	h := &Handlers{}
+	h.live.now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return at
+	}
+	h.live.wait = time.Hour
+	h.live.idle = 100 * time.Hour // kept throughout
+	var hb heldLiveBuilds
+	h.live.build = func(_ context.Context, _ *models.DB, _, runID int64, _ report.Options) (*report.Report, error) {
+		hb.mu.Lock()
+		gate := hb.gate
+		hb.mu.Unlock()
+		if gate != nil {
+			<-gate
+		}
+		move(2 * time.Hour) // each computation takes two hours of the clock
+		return &report.Report{Run: models.Run{ID: runID, Status: models.RunRunning, BatchesDone: 1}}, nil
+	}
+	safety := time.AfterFunc(10*time.Second, hb.let)
+	defer safety.Stop()
+	first, stale, err := h.liveFiguresFor(context.Background(), models.Run{ID: 1, Status: models.RunRunning, BatchesDone: 1}, report.Options{})
+	must(t, err)
+	if stale || first.took < 2*time.Hour {
+		t.Fatalf("first view: stale %v, took %v; want the figures computed, two hours", stale, first.took)
+	}
+	hb.hold()
+	// The run moves on, past the interval after a slow computation.
+	move(liveFiguresSlowFactor*first.took + time.Second)
+	moved := models.Run{ID: 1, Status: models.RunRunning, BatchesDone: 2}
+	for range 3 {
+		e, stale, err := h.liveFiguresFor(context.Background(), moved, report.Options{})
+		must(t, err)
+		if !stale || e != first {
+			t.Fatalf("a view while a two-hour computation runs: stale %v, the last figures %v; want them at once", stale, e == first)
+		}
+	}
+	if n := h.live.builds.Load(); n != 2 {
+		t.Fatalf("%d computations, want 2", n)
+	}
+	hb.let()
+	settleLive(t, h)
+	e, stale, err := h.liveFiguresFor(context.Background(), moved, report.Options{})
+	must(t, err)
+	if stale || e == first {
+		t.Fatal("once computed, a view still shows the last figures")
+	}
+}
