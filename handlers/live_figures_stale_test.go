@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -169,6 +170,7 @@ func TestLiveFiguresNeverWaitForAComputation(t *testing.T) {
 		must(t, err)
 		builds = env.h.live.builds.Load()
 		hb.hold()
+		var staleVersion string
 		for _, p := range []string{runPage, queue, runPage + "?sort=score&dir=desc"} {
 			rec := env.get(p)
 			body := rec.Body.String()
@@ -179,6 +181,7 @@ func TestLiveFiguresNeverWaitForAComputation(t *testing.T) {
 				t.Fatalf("%s says the figures are computed though the last ones are there", p)
 			}
 			if p == queue {
+				staleVersion = queueVersionIn(t, body)
 				continue
 			}
 			if !strings.Contains(body, `data-testid="provisional-refreshing"`) {
@@ -228,7 +231,23 @@ func TestLiveFiguresNeverWaitForAComputation(t *testing.T) {
 		if n := env.h.live.builds.Load() - builds; n != 1 {
 			t.Fatalf("the step computed %d times, want once", n)
 		}
+		// The queue's links said the version of the run as of now while
+		// its order was the last figures': the new order, once computed,
+		// kept their version, so a link did not see its queue change.
+		if v := queueVersionIn(t, env.get(queue).Body.String()); v == staleVersion {
+			t.Errorf("the review queue's version %s is the same ordered by the last figures and by the new ones", v)
+		}
 	})
+}
+
+// queueVersionIn is the queue version (qv) the review queue's links carry.
+func queueVersionIn(t *testing.T, body string) string {
+	t.Helper()
+	m := regexp.MustCompile(`qv=([0-9]+-[0-9a-f]+)`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("the review queue's links carry no version: %.300s", body)
+	}
+	return m[1]
 }
 
 // TestLiveFiguresJanitor: the figures of a run nobody views were dropped
