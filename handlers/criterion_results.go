@@ -328,7 +328,7 @@ type queueIndex struct {
 	// before the run moved (liveFiguresFor), and the queue's version
 	// says how far the run was in the figures it is ordered by.
 	asOf *models.Run
-	at                             func(ctx context.Context, k int) (report.SampleResult, error)
+	at   func(ctx context.Context, k int) (report.SampleResult, error)
 	// placeOf is the place of the sample of a dataset row in the queue as
 	// it is ordered now; found is false when the queue has no such sample.
 	placeOf func(ctx context.Context, rowID int64) (k int, found bool, err error)
