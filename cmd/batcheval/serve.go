@@ -185,6 +185,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	h.SimulatedURL = sim.URL
+	// Running runs' figures nobody views are dropped for as long as the
+	// server serves (stopped before the database closes).
+	liveCtx, stopLive := context.WithCancel(ctx)
+	liveDone := make(chan struct{})
+	go func() {
+		defer close(liveDone)
+		h.RunLiveFiguresJanitor(liveCtx, handlers.LiveFiguresSweepEvery)
+	}()
+	defer func() { stopLive(); <-liveDone }()
 	h.LocalMode = c.LocalMode()
 	h.SecureCookies = c.SecureCookies
 	h.MetricsToken = metricsToken
