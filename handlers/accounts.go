@@ -766,6 +766,12 @@ func (h *Handlers) changeRole(c echo.Context) error {
 		msg += " " + invitesEndedSentence(invites)
 	}
 	h.audit(c, models.AuditMemberRole, u.Email, detail)
+	if self := principalOf(ctx); self.Kind == Account && self.User.ID == u.ID && role != models.RoleOwner {
+		// An owner who handed the workspace over and lowered their own
+		// role may no longer open Members (it answered 403).
+		msg = "You are now " + string(role) + " in " + self.Workspace.Name + ": only its owners manage its members. " + strings.TrimPrefix(msg, u.Name+" is now "+string(role)+". ")
+		return redirect(c, "/", strings.TrimSpace(msg))
+	}
 	return redirect(c, "/members", msg)
 }
 
@@ -835,6 +841,20 @@ func (h *Handlers) removeMember(c echo.Context) error {
 		}
 	}
 	h.audit(c, models.AuditMemberRemoved, u.Email, detail)
+	if self := principalOf(ctx); self.Kind == Account && self.User.ID == u.ID {
+		// An owner who left: Members is no longer theirs to open (it
+		// answered 403). Their other workspaces, else their account page,
+		// where they can make one.
+		msg = "You left " + self.Workspace.Name + "." + strings.TrimPrefix(msg, u.Name+" was removed from this workspace.")
+		wss, err := h.DB.ListUserWorkspaces(ctx, u.ID)
+		if err != nil {
+			return err
+		}
+		if len(wss) == 0 {
+			return redirect(c, "/account", msg+" You belong to no workspace now: ask an owner for an invite, or create one here.")
+		}
+		return redirect(c, "/", msg)
+	}
 	return redirect(c, "/members", msg)
 }
 
