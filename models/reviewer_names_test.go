@@ -9,17 +9,19 @@ import (
 	"github.com/batcheval/batcheval/models/dbtest"
 )
 
-// TestDuplicateDisplayNamesNumberedByCreation: two accounts both named
+// TestDuplicateDisplayNamesNumberedByFirstReview: two accounts both named
 // "Ann" review a dataset. Each is the same annotator key on every
-// criterion, whichever reviews a page reads (the first-made account
-// "Ann", the later "Ann (2)"), and the order is the accounts' creation,
-// not the text of their ids ("user:10" sorts before "user:9"). A third
-// account renamed to "Ann" afterwards is "Ann (3)": it takes no one's
-// key, so the others' past reviews stay theirs. Before, a criterion only
-// the later Ann rated named her plain "Ann" (the key the earlier Ann has
-// elsewhere), the earlier Ann was "Ann (account)" when her id read after
-// the later one's, and a renamed account could take the plain name.
-func TestDuplicateDisplayNamesNumberedByCreation(t *testing.T) {
+// criterion, whichever reviews a page or a report reads, numbered in the
+// order they first reviewed in the workspace: the Ann who reviewed first
+// keeps "Ann" when an older account named Ann starts reviewing (it is
+// "Ann (2)"), so no one's past reviews change key. A third reviewer
+// renamed to "Ann" afterwards is "Ann (3)", and one renamed "Ann (2)" does
+// not take the second Ann's key, whatever its id's text sorts like
+// ("user:11" before "user:2"). Before, the first two Anns' keys depended
+// on which reviews were read (a criterion only one rated named her plain
+// "Ann"), and otherwise on the text of their ids; a renamed account took
+// "Ann (account)" from the person who had it.
+func TestDuplicateDisplayNamesNumberedByFirstReview(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
 		ctx := context.Background()
 		ws, ds, rows := reviewDataset(t, db)
@@ -59,12 +61,9 @@ func TestDuplicateDisplayNamesNumberedByCreation(t *testing.T) {
 				Reviewer: u.Email, UserID: &u.ID, Score: &v, Lo: 1, Hi: 5})
 			must(err)
 		}
-		// Coherence: both Anns and Bob; Fluency: only the later Ann.
-		rate(first, "Coherence", 0, 2)
+		// The later-made Ann reviews first (Coherence and Fluency).
 		rate(later, "Coherence", 0, 4)
-		rate(bob, "Coherence", 1, 3)
 		rate(later, "Fluency", 0, 5)
-
 		keys := func() map[string]map[int64]string { // by criterion, by account
 			t.Helper()
 			all, err := db.ListDatasetReviews(ctx, ws.ID, ds.ID)
@@ -105,28 +104,35 @@ func TestDuplicateDisplayNamesNumberedByCreation(t *testing.T) {
 				}
 			}
 		}
-		check("two Anns", map[string]map[int64]string{
-			"Coherence": {first.ID: "Coherence@browser:Ann", later.ID: "Coherence@browser:Ann (2)", bob.ID: "Coherence@browser:Bob"},
-			"Fluency":   {later.ID: "Fluency@browser:Ann (2)"},
+		check("one Ann", map[string]map[int64]string{
+			"Coherence": {later.ID: "Coherence@browser:Ann"},
+			"Fluency":   {later.ID: "Fluency@browser:Ann"},
 		})
-		// The same keys read again (no map order, no reader order).
-		for range 3 {
-			check("read again", map[string]map[int64]string{
-				"Coherence": {first.ID: "Coherence@browser:Ann", later.ID: "Coherence@browser:Ann (2)"},
-				"Fluency":   {later.ID: "Fluency@browser:Ann (2)"},
+		// The account made first starts reviewing: she is the second Ann,
+		// on every criterion, and the first Ann's key stays.
+		rate(first, "Coherence", 2, 2)
+		rate(bob, "Coherence", 1, 3)
+		for range 3 { // the same keys read again: no map or reader order
+			check("two Anns", map[string]map[int64]string{
+				"Coherence": {first.ID: "Coherence@browser:Ann (2)", later.ID: "Coherence@browser:Ann", bob.ID: "Coherence@browser:Bob"},
+				"Fluency":   {later.ID: "Fluency@browser:Ann"},
 			})
 		}
 		// Bob becomes an Ann too: he is the third, and no one's key moves.
 		must(db.Gorm.Model(&models.User{}).Where("id = ?", bob.ID).Update("name", "Ann").Error)
 		check("Bob renamed Ann", map[string]map[int64]string{
-			"Coherence": {first.ID: "Coherence@browser:Ann", later.ID: "Coherence@browser:Ann (2)", bob.ID: "Coherence@browser:Ann (3)"},
-			"Fluency":   {later.ID: "Fluency@browser:Ann (2)"},
+			"Coherence": {first.ID: "Coherence@browser:Ann (2)", later.ID: "Coherence@browser:Ann", bob.ID: "Coherence@browser:Ann (3)"},
+			"Fluency":   {later.ID: "Fluency@browser:Ann"},
 		})
-		// A display name that reads like a number given is still its own.
+		// A display name that reads like a number given is still its own:
+		// the second Ann keeps hers, though Bob's id sorts first as text.
 		must(db.Gorm.Model(&models.User{}).Where("id = ?", bob.ID).Update("name", "Ann (2)").Error)
+		if strconv.FormatInt(bob.ID, 10) > strconv.FormatInt(first.ID, 10) {
+			t.Fatalf("the test needs Bob's id (%d) to read before the first Ann's (%d)", bob.ID, first.ID)
+		}
 		got := keys()["Coherence"]
-		if got[later.ID] == got[bob.ID] || got[first.ID] != "Coherence@browser:Ann" {
-			t.Errorf("an account named %q shares a key with the second Ann: %v", "Ann (2)", got)
+		if got[first.ID] != "Coherence@browser:Ann (2)" || got[bob.ID] == got[first.ID] || got[later.ID] != "Coherence@browser:Ann" {
+			t.Errorf("an account named %q took the second Ann's key: %v", "Ann (2)", got)
 		}
 	})
 }

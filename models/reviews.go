@@ -63,9 +63,9 @@ type ReviewRating struct {
 	// never stored.
 	ReviewerName string `gorm:"-"`
 	// NameRank numbers the accounts that reviewed in the workspace under
-	// the same display name, in the order they were made (1: the first,
-	// or the only one; 0 when unset: no display name, or not read by
-	// withCurrentReviewers). AnnotatorName adds it from 2 on.
+	// the same display name, in the order they first reviewed there (1:
+	// the first, or the only one; 0 when unset: no display name, or not
+	// read by withCurrentReviewers). AnnotatorName adds it from 2 on.
 	NameRank int `gorm:"-"`
 }
 
@@ -371,11 +371,16 @@ func (db *DB) withCurrentReviewers(ctx context.Context, wsID int64, rs []ReviewR
 }
 
 // rankReviewerNames sets NameRank on the reviews (of workspace wsID) of
-// accounts with a display name: among the accounts that reviewed anything
-// in the workspace under that name, by creation (id), whichever reviews
-// this read holds. So an account is the same annotator ("Ann (2)") on
-// every page, export and criterion, and an account renamed to a name
-// already used comes after those who had it: it never takes their key.
+// accounts with a display name: among the accounts that reviewed in the
+// workspace under that name, in the order they first reviewed there (then
+// by account), whichever reviews this read holds. So an account is the
+// same annotator ("Ann (2)") on every page, export, report and criterion;
+// a reviewer's key never moves because someone of the same name reviews
+// later, even an account made earlier (the order of creation would hand
+// the older account the plain name and move the other's past reviews to
+// "Ann (2)", and every report computed before would read differently); and
+// an account renamed to a name in use that had not reviewed before the
+// others comes after them.
 func (db *DB) rankReviewerNames(ctx context.Context, wsID int64, rs []ReviewRating, users []User) error {
 	seen := map[string]bool{}
 	var names []string
@@ -388,24 +393,53 @@ func (db *DB) rankReviewerNames(ctx context.Context, wsID int64, rs []ReviewRati
 	if len(names) == 0 {
 		return nil
 	}
+	reviewed := "EXISTS (SELECT 1 FROM review_ratings rr WHERE rr.user_id = users.id AND rr.workspace_id = ?)"
 	var same []User
-	err := db.Reader(ctx).Select("id", "name").Where("name IN ?", names).
-		Where("EXISTS (SELECT 1 FROM review_ratings rr WHERE rr.user_id = users.id AND rr.workspace_id = ?)", wsID).
-		Order("id").Find(&same).Error
-	if err != nil {
-		return fmt.Errorf("number the reviewers who share a display name: %w", err)
+	if err := db.Reader(ctx).Select("id", "name").Where("name IN ?", names).Where(reviewed, wsID).Find(&same).Error; err != nil {
+		return fmt.Errorf("find the reviewers who share a display name: %w", err)
 	}
-	rank := map[string]map[int64]int{} // by name, by account
+	byName := map[string][]int64{}
 	for _, u := range same {
 		n := strings.TrimSpace(u.Name)
-		if rank[n] == nil {
-			rank[n] = map[int64]int{}
+		byName[n] = append(byName[n], u.ID)
+	}
+	rank := map[int64]int{}
+	var shared []int64
+	for _, ids := range byName {
+		if len(ids) == 1 {
+			rank[ids[0]] = 1 // the usual case: no first review to look up
+		} else {
+			shared = append(shared, ids...)
 		}
-		rank[n][u.ID] = len(rank[n]) + 1
+	}
+	if len(shared) > 0 {
+		type first struct {
+			UserID, First int64
+		}
+		var firsts []first
+		if err := db.Reader(ctx).Table("review_ratings").Select("user_id, MIN(id) AS first").
+			Where("workspace_id = ? AND user_id IN ?", wsID, shared).Group("user_id").Scan(&firsts).Error; err != nil {
+			return fmt.Errorf("order the reviewers who share a display name: %w", err)
+		}
+		firstOf := map[int64]int64{}
+		for _, f := range firsts {
+			firstOf[f.UserID] = f.First
+		}
+		for _, ids := range byName {
+			if len(ids) < 2 {
+				continue
+			}
+			slices.SortFunc(ids, func(a, b int64) int {
+				return cmp.Or(cmp.Compare(firstOf[a], firstOf[b]), cmp.Compare(a, b))
+			})
+			for i, id := range ids {
+				rank[id] = i + 1
+			}
+		}
 	}
 	for i := range rs {
 		if rs[i].UserID != nil && rs[i].ReviewerName != "" {
-			rs[i].NameRank = rank[rs[i].ReviewerName][*rs[i].UserID]
+			rs[i].NameRank = rank[*rs[i].UserID]
 		}
 	}
 	return nil
