@@ -711,6 +711,31 @@ func (h *Handlers) showInviteLink(c echo.Context) error {
 		", meant for "+inv.Email+": hand it over yourself (the link mailed before no longer works).", "")
 }
 
+// resendInviteAnswers mails again the confirmation links of an invite's
+// answers whose mail could not be delivered (a relay that was down for
+// hours, a mailbox that was full), to the addresses answered with.
+func (h *Handlers) resendInviteAnswers(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	var queue models.QueueLinkMail // nil: no mail (refused once the invite is found)
+	if h.mailOn() {
+		queue = h.mailQueue(c, models.LinkConfirm)
+	}
+	sent, err := h.DB.ResendInviteAnswerMails(c.Request().Context(), h.workspaceID(c), id, queue)
+	if models.ErrorCode(err) == models.EConflict {
+		return h.renderMembers(c, http.StatusConflict, "", "", models.ErrorMessage(err))
+	}
+	if err != nil {
+		return err
+	}
+	h.Runner.MailQueued()
+	to := strings.Join(sent, ", ")
+	h.audit(c, models.AuditInviteMailResent, "invite "+strconv.FormatInt(id, 10), "confirmation mail sent again to "+to)
+	return redirect(c, "/members", "The confirmation mail is on its way again to "+to+". If it cannot be delivered this time either, the invite below says why: check the address with the person.")
+}
+
 func (h *Handlers) revokeInvite(c echo.Context) error {
 	id, err := paramID(c, "id")
 	if err != nil {

@@ -15,7 +15,8 @@ import (
 // server refuses the confirmation mail for good. Members shows, on the
 // invite's row, the address answered with, the server's reason (escaped)
 // and what to do: check the address, answer the link again (how many
-// answers are left), or, once none are, make a new invite. A confirmation
+// answers are left), or, once none are, make a new invite; a button sends
+// the bounced mails again (audited), whose links then open. A confirmation
 // delivered is shown as mailed. Before, the bounce was recorded on the
 // confirmation's row and shown nowhere: the invite read "open" and the
 // owner waited for someone who never got the link.
@@ -103,6 +104,36 @@ func TestBouncedInviteAnswerShownOnMembers(t *testing.T) {
 				}
 				if tc.delivered != strings.Contains(body, `data-testid="invite-answer"`) || tc.delivered != strings.Contains(body, "Answered with cleo@company.com") {
 					t.Fatalf("the delivered answer shown = %v, want %v:\n%s", !tc.delivered, tc.delivered, body)
+				}
+				// The owner sends the bounced mails again (the mailbox takes
+				// mail now): each address gets a link that opens, and nothing
+				// is shown as undelivered any more.
+				if !strings.Contains(body, `data-testid="invite-answer-resend"`) {
+					t.Fatalf("Members offers no way to send the mail again:\n%s", body)
+				}
+				id := env.lastInviteID()
+				rec := env.send(http.MethodPost, "/members/invites/"+itoa(id)+"/resend", nil, "", ac)
+				if rec.Code != http.StatusSeeOther || !strings.Contains(flashOf(rec), "cleo0@typo.example") {
+					t.Fatalf("send again = %d, flash %q: %s", rec.Code, flashOf(rec), rec.Body)
+				}
+				msgs := waitMessages(t, smtpd, sent+tc.bounces)
+				if err := env.runner.WaitMail(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				resent := msgs[len(msgs)-1]
+				if page := env.get(pathOf(t, resent.Link("/confirm/"))); page.Code != http.StatusOK {
+					t.Fatalf("the link mailed again = %d: %s", page.Code, page.Body)
+				}
+				body = members()
+				if strings.Contains(body, `data-testid="invite-answer-mail-problem"`) || strings.Count(body, `data-testid="invite-answer"`) != tc.bounces+map[bool]int{true: 1}[tc.delivered] {
+					t.Fatalf("after sending again, Members still shows a bounce or lost an answer:\n%s", body)
+				}
+				if !hasAction(env.auditActions(), models.AuditInviteMailResent) {
+					t.Errorf("sending again is not in the audit log")
+				}
+				// Nothing failed now: nothing to send again.
+				if rec := env.send(http.MethodPost, "/members/invites/"+itoa(id)+"/resend", nil, "", ac); rec.Code != http.StatusConflict {
+					t.Fatalf("send again with nothing undelivered = %d, want 409", rec.Code)
 				}
 			})
 		})

@@ -236,7 +236,7 @@ func (db *DB) ListOpenInvites(ctx context.Context, wsID int64) ([]Invite, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := db.withInviteAnswers(ctx, is); err != nil {
+	if err := withInviteAnswers(db.Reader(ctx), is); err != nil {
 		return nil, fmt.Errorf("read the answers to the invites of workspace %d: %w", wsID, err)
 	}
 	var ids []int64
@@ -268,7 +268,8 @@ func (db *DB) ListOpenInvites(ctx context.Context, wsID int64) ([]Invite, error)
 // confirmation mail that bounced is otherwise seen by nobody (no account
 // exists yet to show it to), and the owner who made the invite waits for
 // someone who never got the link.
-func (db *DB) withInviteAnswers(ctx context.Context, is []Invite) error {
+// q reads (a transaction's, or the reader's).
+func withInviteAnswers(q *gorm.DB, is []Invite) error {
 	if len(is) == 0 {
 		return nil
 	}
@@ -277,7 +278,7 @@ func (db *DB) withInviteAnswers(ctx context.Context, is []Invite) error {
 		ids[i] = inv.ID
 	}
 	var ecs []EmailConfirmation
-	if err := db.Reader(ctx).Where("invite_id IN ?", ids).Order("id DESC").Find(&ecs).Error; err != nil {
+	if err := q.Where("invite_id IN ?", ids).Order("id DESC").Find(&ecs).Error; err != nil {
 		return err
 	}
 	now := time.Now().UTC()
