@@ -315,6 +315,11 @@ func (h *Handlers) inviteView(c echo.Context, token string, inv models.Invite, w
 		v.SignedInAs = p.User.Name + " (" + p.User.Email + ")"
 		v.NeedsConfirm = h.mailOn() && p.User.EmailConfirmedAt == nil
 	}
+	if p := principalOf(c.Request().Context()); p.Kind == Account {
+		if role, err := h.DB.MemberRole(c.Request().Context(), ws.ID, p.User.ID); err == nil {
+			v.MemberAs = string(role)
+		}
+	}
 	if v.Mail && v.SignedInAs == "" {
 		// The address it was mailed to, to answer with.
 		v.Email = inv.Email
@@ -334,6 +339,14 @@ func (h *Handlers) acceptInvite(c echo.Context) error {
 		return err
 	}
 	if p.Kind == Account {
+		if role, err := h.DB.MemberRole(ctx, ws.ID, p.User.ID); err == nil {
+			// Refused before anything is done (a confirmation mailed to
+			// an unconfirmed member would fail only once opened).
+			return echo.NewHTTPError(http.StatusConflict, "You are already a member of "+ws.Name+" as "+string(role)+
+				": this invite is not for you, and it stays unused. Pass it on to the person it was made for; to change your role, ask an owner.")
+		} else if models.ErrorCode(err) != models.ENotFound {
+			return err
+		}
 		if h.mailOn() && p.User.EmailConfirmedAt == nil {
 			// Holding the link is not enough: the address must be shown
 			// to be this person's first.

@@ -227,3 +227,54 @@ func TestOwnerHandingOverLandsOnAPageTheyMayOpen(t *testing.T) {
 		})
 	}
 }
+
+// TestInviteOpenedByAMember: a member of the workspace opens an invite
+// link (one forwarded to the wrong person, or one meant to raise their
+// role). The page says they are a member already, with their role, and
+// offers no Join; sending the form anyway is refused with the same words,
+// the invite stays open for the person it was made for, and, on a server
+// with mail, no confirmation mail goes to a member whose address is
+// unconfirmed. Before, the page offered Join, which answered "you are
+// already a member" only after the click (with mail: after mailing a link
+// that then failed when opened).
+func TestInviteOpenedByAMember(t *testing.T) {
+	for _, mail := range []bool{false, true} {
+		t.Run(map[bool]string{false: "without mail", true: "with mail"}[mail], func(t *testing.T) {
+			eachDB(t, func(t *testing.T, env *testEnv) {
+				var smtpd interface{ Tries() int }
+				if mail {
+					smtpd = withMail(t, env)
+				}
+				ada := env.createUser(env.ws.ID, "ada@team.test", models.RoleOwner)
+				bob := env.createUser(env.ws.ID, "bob@team.test", models.RoleEditor)
+				inv, token, err := env.db.CreateInvite(t.Context(), env.ws.ID, models.RoleOwner, ada.ID, time.Hour)
+				must(t, err)
+				bc := env.sessionCookie(bob)
+				page := env.send(http.MethodGet, "/invites/"+token, nil, "", bc)
+				body := page.Body.String()
+				if page.Code != http.StatusOK || !strings.Contains(body, `data-testid="invite-already-member"`) || !strings.Contains(body, "as <strong>editor</strong>") ||
+					strings.Contains(body, `data-testid="invite-form"`) {
+					t.Fatalf("invite page for a member = %d:\n%s", page.Code, body)
+				}
+				rec := env.send(http.MethodPost, "/invites/"+token, nil, "", bc)
+				if rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), "already a member of") || !strings.Contains(rec.Body.String(), "stays unused") {
+					t.Fatalf("a member joins = %d: %s", rec.Code, rec.Body)
+				}
+				if r, _ := env.db.MemberRole(t.Context(), env.ws.ID, bob.ID); r != models.RoleEditor {
+					t.Fatalf("Bob's role became %q", r)
+				}
+				invs, err := env.db.ListOpenInvites(t.Context(), env.ws.ID)
+				must(t, err)
+				if len(invs) != 1 || invs[0].ID != inv.ID {
+					t.Fatalf("the invite is not open any more: %+v", invs)
+				}
+				if mail {
+					must(t, env.runner.WaitMail(t.Context()))
+					if n := smtpd.Tries(); n != 0 {
+						t.Fatalf("%d mails were sent to a member who cannot join", n)
+					}
+				}
+			})
+		})
+	}
+}
