@@ -22,7 +22,9 @@ import (
 // or "Overall score"; then ":" or "="; then a number first thing, with an
 // optional "/max" or "out of max" that must be the scale's top; then
 // nothing, or an explanation set off by punctuation (". ", ", ", " - ",
-// "(") or "because", which becomes the criterion's reason.
+// "(") or "because", which becomes the criterion's reason. One line may
+// score several criteria, cut at a comma, semicolon or bar before a
+// criterion's label ("Coherence: 4, Fluency: 3").
 //
 // What is not read, leaving the score missing with a problem line: a
 // second number joined to the first ("3-4", "3 or 4", "3, 4", "3 4"), a
@@ -38,8 +40,9 @@ import (
 var llmevalLineNumber = regexp.MustCompile(`^([+-]?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+))(?:[ \t]*(?:/|out[ \t]+of)[ \t]*([0-9]+(?:\.[0-9]+)?))?`)
 
 // llmevalSecondNumber is a second number joined to the first: a range or
-// an alternative ("-4", "to 4", "or 4", ", 4", "/ 4" after the max, " 4").
-var llmevalSecondNumber = regexp.MustCompile(`^(?:-|\x{2013}|\x{2014}|~|to\b|or\b|and\b|,|/|;)?[ \t]*[+-]?\.?[0-9]`)
+// an alternative ("-4", "to 4", "or 4", ", 4", "/ 4" after the max, " 4"),
+// or a time or version (":30", ". 5").
+var llmevalSecondNumber = regexp.MustCompile(`^(?:-|\x{2013}|\x{2014}|~|to\b|or\b|and\b|,|/|;|:|\.)?[ \t]*[+-]?\.?[0-9]`)
 
 // llmevalListMarker is a list or quote marker opening a line: "- ", "* ",
 // "• ", "1. ", "2) ", "## ", "> ".
@@ -63,7 +66,11 @@ type llmevalLine struct {
 // criterion; then the caller keeps its own problem line.
 func readLLMEvalLines(text string, r Rubric, scale LLMEvalScale) (scores []*float64, reasons, problems []string, found bool) {
 	lines := make([][]llmevalLine, len(r.Criteria))
+	var pieces []string
 	for _, line := range strings.Split(cleanMarkdown(text), "\n") {
+		pieces = append(pieces, llmevalLinePieces(line, r)...)
+	}
+	for _, line := range pieces {
 		k, value, ok := llmevalLineLabel(line, r)
 		if !ok {
 			continue
@@ -114,6 +121,28 @@ func readLLMEvalLines(text string, r Rubric, scale LLMEvalScale) (scores []*floa
 		}
 	}
 	return scores, reasons, problems, true
+}
+
+// llmevalPieceBreak is where a line may hold another criterion's score:
+// "Coherence: 4, Fluency: 3; Grammar: 5 | ...".
+var llmevalPieceBreak = regexp.MustCompile(`[,;|][ \t]*`)
+
+// llmevalLinePieces cuts a line that scores several criteria ("Coherence:
+// 4, Fluency: 3") into one piece per criterion: at a comma, semicolon or
+// bar followed by a label that names a criterion. The text between is
+// left with the piece before it, as its explanation ("Coherence: 4,
+// because it flows; Fluency: 3"), and so is a number after a comma
+// ("Coherence: 3, 4" stays one piece, and unreadable).
+func llmevalLinePieces(line string, r Rubric) []string {
+	var out []string
+	start := 0
+	for _, m := range llmevalPieceBreak.FindAllStringIndex(line, -1) {
+		if _, _, ok := llmevalLineLabel(line[m[1]:], r); ok {
+			out = append(out, line[start:m[0]])
+			start = m[1]
+		}
+	}
+	return append(out, line[start:])
 }
 
 // llmevalLineLabel splits line at its first ":" or "=" and returns the
@@ -184,7 +213,7 @@ func readLLMEvalValue(value string, scale LLMEvalScale) (llmevalLine, bool) {
 	case rest == "":
 	case llmevalSecondNumber.MatchString(lower):
 		out.bad = fmt.Sprintf("%q gives more than one number, so which is the score cannot be told", strings.TrimSpace(v))
-	case strings.HasPrefix(lower, "because") || strings.ContainsRune(".,;:([-\u2013\u2014", []rune(rest)[0]):
+	case strings.HasPrefix(lower, "because") || strings.ContainsRune(".,;:|([-\u2013\u2014", []rune(rest)[0]):
 		out.reason = llmevalLineReason(rest)
 	default:
 		out.bad = fmt.Sprintf("%q: the number is followed by words, so it cannot be told it is the score", strings.TrimSpace(v))
@@ -195,7 +224,7 @@ func readLLMEvalValue(value string, scale LLMEvalScale) (llmevalLine, bool) {
 // llmevalLineReason is the explanation after a score, without the
 // punctuation that sets it off.
 func llmevalLineReason(rest string) string {
-	s := strings.TrimSpace(strings.TrimLeft(rest, " \t.,;:-\u2013\u2014"))
+	s := strings.TrimSpace(strings.TrimLeft(rest, " \t.,;:|-\u2013\u2014"))
 	if strings.HasPrefix(s, "(") && strings.HasSuffix(s, ")") {
 		s = strings.TrimSpace(s[1 : len(s)-1])
 	}

@@ -30,7 +30,13 @@ func TestParseLLMEvalAnswerLines(t *testing.T) {
 		{"same score twice", "Engagingness: 3\nFactual consistency: 4\nGrammar: 4\n\nFinal: Engagingness: 3", LLMEvalFive, "3 4 4", "", nil},
 		{"some lines missing", "Engagingness: 3\nGrammar: 4", LLMEvalFive, "3 - 4", `Factual consistency: missing from the answer (no JSON object, and no line such as "Factual consistency: 3")`, nil},
 
+		{"several criteria on one line", "Engagingness: 3, Factual consistency: 4; Grammar: 5 | Note: fine", LLMEvalFive, "3 4 5", "", []string{"", "", "Note: fine"}},
+		{"one line, explanations between", "Engagingness: 3, because it asks back; Factual consistency: 4 (one slip), Grammar: 5", LLMEvalFive, "3 4 5", "",
+			[]string{"because it asks back", "one slip", ""}},
+
 		// must stay unread: missing, never a guess
+		{"a time, not a score", "Engagingness: 10:30 in the morning\nFactual consistency: 60\nGrammar: 70", LLMEvalHundred, "- 60 70",
+			`Engagingness: "10:30 in the morning" gives more than one number, so which is the score cannot be told`, nil},
 		{"range and alternatives", "Engagingness: 3-4\nFactual consistency: 3 or 4\nGrammar: 2, 3", LLMEvalFive, "- - -",
 			`Engagingness: "3-4" gives more than one number, so which is the score cannot be told | Factual consistency: "3 or 4" gives more than one number, so which is the score cannot be told | Grammar: "2, 3" gives more than one number, so which is the score cannot be told`, nil},
 		{"two lines disagree", "Engagingness: 3\nEngagingness: 4\nFactual consistency: 2\nGrammar: 1", LLMEvalFive, "- 2 1", "Engagingness: given 2 different scores (3, 4); none kept", nil},
