@@ -127,9 +127,13 @@ type jsonPair struct {
 // two different scores), two different values for one criterion (one
 // object giving a key twice, or two objects disagreeing, as when the judge
 // echoes an example before its answer), and a number outside the scale's
-// range are failures of that criterion: its score is nil, never 0. When no
-// object names a criterion, every score is nil and the one problem says
-// why.
+// range are failures of that criterion: its score is nil, never 0.
+//
+// When no JSON object names a criterion (or there is no object), score
+// lines are read instead: "Coherence: 3", "**Grammar:** 4/5", "Score: 3"
+// for a rubric of one criterion (readLLMEvalLines, with what it refuses).
+// When there are none either, every score is nil and the one problem says
+// why; so it does when a JSON object fails to decode.
 func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*float64, reasons []string, problems []string) {
 	scores = make([]*float64, len(r.Criteria))
 	reasons = make([]string, len(r.Criteria))
@@ -143,8 +147,16 @@ func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*fl
 	if strings.Contains(text, "+") {
 		text = jsonPlus.ReplaceAllString(text, "${1}${2}")
 	}
-	pairs, reasonPairs, problem := findScoreObjects(text, r)
+	pairs, reasonPairs, problem, noCriterion := findScoreObjects(text, r)
 	if problem != "" {
+		// No JSON object names a criterion: read score lines instead
+		// ("Coherence: 3", "Score: 4" for one criterion; llmeval_lines.go).
+		// A JSON object that does not decode keeps its problem.
+		if noCriterion {
+			if s, why, p, ok := readLLMEvalLines(text, r, scale); ok {
+				return s, why, p
+			}
+		}
 		return scores, reasons, []string{problem}
 	}
 	lo, hi := scale.Range()
@@ -317,7 +329,10 @@ func readNestedScore(raw string) criterionValue {
 // none: that no object decodes, the first decoding error when one did not
 // (the likeliest place of a broken answer), or that the objects found name
 // no criterion.
-func findScoreObjects(text string, r Rubric) (pairs, reasons []jsonPair, problem string) {
+//
+// noCriterion is true when the problem is that no object names a criterion
+// (or there is no object at all), not that one failed to decode.
+func findScoreObjects(text string, r Rubric) (pairs, reasons []jsonPair, problem string, noCriterion bool) {
 	names := make(map[string]bool, len(r.Criteria))
 	for _, c := range r.Criteria {
 		names[normKey(c.Name)] = true
@@ -343,15 +358,15 @@ func findScoreObjects(text string, r Rubric) (pairs, reasons []jsonPair, problem
 	if len(found) == 0 {
 		switch {
 		case firstErr != "":
-			return nil, nil, "the JSON object in the answer is not valid JSON: " + firstErr
+			return nil, nil, "the JSON object in the answer is not valid JSON: " + firstErr, false
 		case decoded:
 			crits := make([]string, len(r.Criteria))
 			for i, c := range r.Criteria {
 				crits[i] = c.Name
 			}
-			return nil, nil, "no JSON object in the answer names a criterion (" + strings.Join(crits, ", ") + ")"
+			return nil, nil, "no JSON object in the answer names a criterion (" + strings.Join(crits, ", ") + ")", true
 		default:
-			return nil, nil, "no JSON object found in the answer"
+			return nil, nil, "no JSON object found in the answer", true
 		}
 	}
 	// Text keyed by criterion name is not a score: under a reason key it
@@ -368,7 +383,7 @@ func findScoreObjects(text string, r Rubric) (pairs, reasons []jsonPair, problem
 			pairs = append(pairs, o.pairs...)
 		}
 	}
-	return pairs, reasons, ""
+	return pairs, reasons, "", false
 }
 
 // criterionObject is a JSON object one of whose keys names a criterion,

@@ -43,6 +43,16 @@ func TestMappingExplainsRepeatedIDs(t *testing.T) {
 					`data-testid="use-annotator"`, "annotator_column=rater", "id_column=id", "#annotator-column", `id="annotator-column"`},
 			},
 			{
+				// Ratings out of one maximum ("3/5") are numbers to the
+				// import: the layout was not offered for them (import43).
+				name: "per annotator, ratings written out of one maximum",
+				csv: "id,text,rater,quality\n" +
+					"s1,first answer here,ann1,1/5\ns1,first answer here,ann2,3/5\n" +
+					"s2,second answer here,ann1,2/5\ns2,second answer here,ann2,4/5\ns3,third answer here,ann1,5/5\n",
+				want: []string{`data-testid="id-note"`, "different ratings in <code>quality</code>", "one row per annotator",
+					`data-testid="use-annotator"`, "annotator_column=rater", "id_column=id"},
+			},
+			{
 				name:    "plain duplicates",
 				csv:     "id,text,quality\n7,an answer here,3\n7,an answer here,3\n8,other answer,1\n",
 				want:    []string{`data-testid="id-note"`, "1 value appears on more than one row (2 rows in all)", "<code>7</code> (2 rows)", "remove the copies"},

@@ -114,15 +114,22 @@ func explainID(t *Table, col string) (IDReport, bool) {
 }
 
 // ratingsDiffer lists the numeric columns (every filled cell a finite
-// number, and not an id) whose value differs between two rows of a
-// repeated id.
+// number, or a score out of the column's one maximum as the import reads
+// it, "4/5"; and not an id) whose value, as read, differs between two rows
+// of a repeated id.
+//
+// A column of scores out of one maximum was not numeric here though the
+// import reads it as numbers, so one row per annotator rated "3/5" and
+// "4/5" was not told apart from duplicate samples (import43).
 func ratingsDiffer(t *Table, idCol string, counts map[string]int) []string {
 	var out []string
 	for _, c := range t.Columns {
 		if c == idCol || looksLikeID(c) {
 			continue
 		}
-		first := map[string]string{}
+		n, _, _, oneScale := columnFractions(t, c)
+		fractions := n > 0 && oneScale
+		first := map[string]float64{}
 		numeric, filled, differs := true, false, false
 		for _, rec := range t.Records {
 			v := strings.TrimSpace(rec.Values[c])
@@ -130,7 +137,8 @@ func ratingsDiffer(t *Table, idCol string, counts map[string]int) []string {
 				continue
 			}
 			filled = true
-			if !finiteNumber(v, rec.DecimalComma) {
+			f, ok := ratingValue(v, rec.DecimalComma, fractions)
+			if !ok {
 				numeric = false
 				break
 			}
@@ -139,8 +147,8 @@ func ratingsDiffer(t *Table, idCol string, counts map[string]int) []string {
 				continue
 			}
 			if prev, seen := first[id]; !seen {
-				first[id] = v
-			} else if prev != v {
+				first[id] = f
+			} else if prev != f {
 				differs = true
 			}
 		}
@@ -149,6 +157,22 @@ func ratingsDiffer(t *Table, idCol string, counts map[string]int) []string {
 		}
 	}
 	return out
+}
+
+// ratingValue reads a filled cell of a rating column as the import does:
+// a finite plain number, or, when the column's scores out of a maximum
+// share one (fractions), the score before it. ok is false for anything
+// else.
+func ratingValue(v string, decimalComma, fractions bool) (float64, bool) {
+	if f, err := readNumber(v, decimalComma); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+		return f, true
+	}
+	if fractions {
+		if num, _, ok := fraction(v, decimalComma); ok {
+			return num, true
+		}
+	}
+	return 0, false
 }
 
 // textDiffers lists the columns other than ratings (columns of numbers),

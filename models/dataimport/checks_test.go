@@ -53,6 +53,33 @@ func TestExplainIDs(t *testing.T) {
 			perAnnotator: true,
 		},
 		{
+			// Ratings out of one maximum are numbers to the import
+			// (fractions.go) but were text here: the per-annotator hint
+			// was not given (import43).
+			name: "one row per annotator, ratings written out of one maximum",
+			input: "id,text,annotator,score\n" +
+				"s1,hello there,ann,3/5\ns1,hello there,bob,4 / 5\ns2,good day,ann,2/5\ns2,good day,bob,2\n",
+			want: []IDReport{{Column: "id", Repeated: []RepeatedID{{"s1", 2}, {"s2", 2}}, RepeatedIDs: 2, RepeatedRows: 4,
+				RatingsDiffer: []string{"score"}, AnnotatorColumn: "annotator"}},
+			perAnnotator: true,
+		},
+		{
+			// "2/5" and "2" are the same rating as read: not a difference.
+			name: "one score written two ways is the same rating",
+			input: "id,text,annotator,score\n" +
+				"s1,hello there,ann,2/5\ns1,hello there,bob,2\ns2,good day,ann,4\n",
+			want: []IDReport{{Column: "id", Repeated: []RepeatedID{{"s1", 2}}, RepeatedIDs: 1, RepeatedRows: 2, AnnotatorColumn: "annotator"}},
+		},
+		{
+			// Several maximums: no one scale, so not a rating column
+			// here either; the mapping page says what to write.
+			name: "ratings out of several maximums are not numbers",
+			input: "id,text,annotator,score\n" +
+				"s1,hello there,ann,3/5\ns1,hello there,bob,7/10\ns2,good day,ann,2/5\n",
+			want: []IDReport{{Column: "id", Repeated: []RepeatedID{{"s1", 2}}, RepeatedIDs: 1, RepeatedRows: 2,
+				TextDiffers: []string{"score"}, AnnotatorColumn: "annotator"}},
+		},
+		{
 			name:  "exact duplicate rows are not per annotator",
 			input: "id,text,score\n7,a b,3\n7,a b,3\n8,c d,1\n,e f,2\n",
 			want:  []IDReport{{Column: "id", Repeated: []RepeatedID{{"7", 2}}, RepeatedIDs: 1, RepeatedRows: 2, EmptyRows: 1}},
