@@ -133,8 +133,18 @@ func (r *Runner) startMailOnly(ctx context.Context) error {
 		return fmt.Errorf("start the mail workers: %w", err)
 	}
 	r.mail.started.Store(true)
+	// Idle, it parks as a worker does (park.go), woken by mail queued here,
+	// by the wake file on SQLite and by River's insert notification on
+	// PostgreSQL: a started River client costs about 7 ms of CPU a second
+	// with nothing to send.
+	r.watchWakeFile()
+	r.startParking(ctx)
 	return nil
 }
+
+// mailOnly reports whether this process works the mail queue and nothing
+// else (Config.WorkMail): its parking looks at MailQueue only.
+func (r *Runner) mailOnly() bool { return !r.cfg.Work && r.cfg.WorkMail }
 
 // stopMailOnly stops a mail-only process's client: a mail being sent is
 // awaited until ctx ends, then cancelled (it is tried again later; a
@@ -143,6 +153,9 @@ func (r *Runner) stopMailOnly(ctx context.Context) error {
 	if !r.mail.started.Load() {
 		return nil
 	}
+	// The client is ours from here, as in Stop.
+	r.stopWatchingWakeFile()
+	r.stopParking(ctx)
 	err := r.river.Stop(ctx)
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		err = r.river.StopAndCancel(context.Background())
