@@ -734,7 +734,8 @@ func (h *Handlers) resendInviteAnswers(c echo.Context) error {
 	}
 	var queue models.QueueLinkMail // nil: no mail (refused once the invite is found)
 	if h.mailOn() {
-		queue = h.mailQueue(c, models.LinkConfirm)
+		// A mail still being retried is sent now rather than twice.
+		queue = h.Runner.MailAgain(models.LinkConfirm, h.mailBase(c))
 	}
 	sent, err := h.DB.ResendInviteAnswerMails(c.Request().Context(), h.workspaceID(c), id, queue)
 	if models.ErrorCode(err) == models.EConflict {

@@ -133,8 +133,18 @@ func (r *Runner) startMailOnly(ctx context.Context) error {
 		return fmt.Errorf("start the mail workers: %w", err)
 	}
 	r.mail.started.Store(true)
+	// Idle, it parks as a worker does (park.go), woken by mail queued here,
+	// by the wake file on SQLite and by River's insert notification on
+	// PostgreSQL: a started River client costs about 7 ms of CPU a second
+	// with nothing to send.
+	r.watchWakeFile()
+	r.startParking(ctx)
 	return nil
 }
+
+// mailOnly reports whether this process works the mail queue and nothing
+// else (Config.WorkMail): its parking looks at MailQueue only.
+func (r *Runner) mailOnly() bool { return !r.cfg.Work && r.cfg.WorkMail }
 
 // stopMailOnly stops a mail-only process's client: a mail being sent is
 // awaited until ctx ends, then cancelled (it is tried again later; a
@@ -143,6 +153,9 @@ func (r *Runner) stopMailOnly(ctx context.Context) error {
 	if !r.mail.started.Load() {
 		return nil
 	}
+	// The client is ours from here, as in Stop.
+	r.stopWatchingWakeFile()
+	r.stopParking(ctx)
 	err := r.river.Stop(ctx)
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		err = r.river.StopAndCancel(context.Background())
@@ -182,6 +195,62 @@ func (r *Runner) MailQueue(kind, base string) models.QueueLinkMail {
 		return err
 	}
 }
+
+// MailAgain is MailQueue for a link whose mail is asked for again (an
+// invite answer's confirmation, resent by an owner after its mail failed):
+// a mail job of the same link still waiting for its next attempt is made
+// due now instead of a second job being queued, and one being attempted
+// at this moment is left to its attempt (tried again if it fails). Before,
+// a resend while the first mail was still being retried queued a second
+// job, and both were delivered once the server took mail again.
+func (r *Runner) MailAgain(kind, base string) models.QueueLinkMail {
+	queue := r.MailQueue(kind, base)
+	return func(ctx context.Context, tx *sql.Tx, id int64) error {
+		q := pendingMailSQLite
+		if r.db.Dialect == models.Postgres {
+			q = pendingMailPostgres
+		}
+		rows, err := tx.QueryContext(ctx, q, mailKind, kind, id)
+		if err != nil {
+			return fmt.Errorf("look for the link's mail still queued: %w", err)
+		}
+		var pending []int64
+		for rows.Next() {
+			var jobID int64
+			if err := rows.Scan(&jobID); err != nil {
+				rows.Close()
+				return fmt.Errorf("look for the link's mail still queued: %w", err)
+			}
+			pending = append(pending, jobID)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("look for the link's mail still queued: %w", err)
+		}
+		if len(pending) == 0 {
+			return queue(ctx, tx, id)
+		}
+		for _, jobID := range pending {
+			// River leaves a running job as it is, and makes any other due
+			// now (its attempts so far still count).
+			if _, err := r.river.JobRetryTx(ctx, tx, jobID); err != nil {
+				return fmt.Errorf("send the link's queued mail now: %w", err)
+			}
+		}
+		return nil
+	}
+}
+
+// The queries of MailAgain: the mail jobs of one link (kind, link and id)
+// not yet finished. River's SQLite driver stores args as JSONB, which
+// json_extract reads.
+const (
+	pendingMailSQLite = `SELECT id FROM river_job WHERE kind = ?1
+		AND state IN ('available', 'pending', 'retryable', 'running', 'scheduled')
+		AND json_extract(args, '$.link') = ?2 AND json_extract(args, '$.id') = ?3 ORDER BY id`
+	pendingMailPostgres = `SELECT id FROM river_job WHERE kind = $1
+		AND state IN ('available', 'pending', 'retryable', 'running', 'scheduled')
+		AND args->>'link' = $2 AND (args->>'id')::bigint = $3 ORDER BY id`
+)
 
 // MailQueued wakes the workers for mail queued in a transaction (on
 // SQLite River wakes none for it; it would wait for the next poll).

@@ -15,7 +15,7 @@ import (
 )
 
 // mailTo is a sender to the fake SMTP server.
-func mailTo(t *testing.T, smtpd *mailtest.Server) *mail.SMTP {
+func mailTo(t testing.TB, smtpd *mailtest.Server) *mail.SMTP {
 	t.Helper()
 	m, err := mail.Parse(smtpd.URL(), "BatchEval <batcheval@company.test>")
 	if err != nil {

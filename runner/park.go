@@ -400,11 +400,15 @@ func (r *Runner) dueIn(ctx context.Context) (wait time.Duration, any bool, err e
 	st := r.park.due
 	r.park.dueMu.Unlock()
 	var secs *float64
-	mailQueue := r.cfg.Queue
+	queue, mailQueue := r.cfg.Queue, r.cfg.Queue
 	if r.worksMail() {
 		mailQueue = MailQueue
 	}
-	if err := st.QueryRowContext(ctx, r.cfg.Queue, r.webhookRescueWait().Seconds(), mailQueue).Scan(&secs); err != nil {
+	if r.mailOnly() {
+		// Runs and webhook deliveries are not this process's to wake for.
+		queue = MailQueue
+	}
+	if err := st.QueryRowContext(ctx, queue, r.webhookRescueWait().Seconds(), mailQueue).Scan(&secs); err != nil {
 		return 0, false, fmt.Errorf("look for due jobs in queue %q: %w", r.cfg.Queue, err)
 	}
 	if secs == nil {
@@ -464,7 +468,10 @@ func (r *Runner) insertedInOurQueue(payload string) bool {
 	if err := json.Unmarshal([]byte(payload), &p); err != nil || p.Queue == "" {
 		return true
 	}
-	return p.Queue == r.cfg.Queue || (p.Queue == MailQueue && r.worksMail())
+	if p.Queue == MailQueue {
+		return r.worksMail()
+	}
+	return p.Queue == r.cfg.Queue && !r.mailOnly()
 }
 
 // insertListener holds one pool connection LISTENing for River's insert
