@@ -38,7 +38,7 @@ func TestRubricSavedWithoutHumanColumnWarns(t *testing.T) {
 						kind, text = k, string(b)
 					}
 				}
-				if !strings.Contains(text, `Rubric "Helpfulness" saved.`) {
+				if !strings.Contains(text, `Rubric “Helpfulness” saved.`) {
 					t.Fatalf("flash %q", text)
 				}
 				if got := kind == "warning"; got != tc.wantWarn {

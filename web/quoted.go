@@ -59,6 +59,22 @@ func Visible(s string) string {
 	return b.String()
 }
 
+// VisibleLines is Visible for a block of text shown with its line breaks
+// (a <pre>): line breaks (\r\n written as \n) and tabs are kept as they
+// are, every other control character is made visible.
+func VisibleLines(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		cells := strings.Split(l, "\t")
+		for k, c := range cells {
+			cells[k] = Visible(c)
+		}
+		lines[i] = strings.Join(cells, "\t")
+	}
+	return strings.Join(lines, "\n")
+}
+
 func needsVisible(s string) bool {
 	if !utf8.ValidString(s) {
 		return true

@@ -42,3 +42,18 @@ func TestQuotedList(t *testing.T) {
 		}
 	}
 }
+
+func TestVisibleLines(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"Score: 4\nThe reply is \"fine\".", "Score: 4\nThe reply is \"fine\"."},
+		{"a\r\nb\tc", "a\nb\tc"},
+		{"lone\rreturn", "lone␍return"},
+		{"bell\a <b>x</b> \\n", "bell␇ <b>x</b> \\n"},
+		{"rtl\u202eX", "rtl⟨U+202E⟩X"},
+	}
+	for _, tt := range tests {
+		if got := VisibleLines(tt.in); got != tt.want {
+			t.Errorf("VisibleLines(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
