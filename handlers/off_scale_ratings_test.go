@@ -108,7 +108,7 @@ func TestOffScaleRatingsAreNamed(t *testing.T) {
 		page := html.UnescapeString(env.get("/rubrics/" + strconv.FormatInt(rubric.ID, 10) + "/edit").Body.String())
 		w := ""
 		for _, part := range strings.Split(page, `data-testid="off-scale-ratings"`)[1:] {
-			if part = part[:strings.Index(part, "</p>")]; strings.Contains(part, `Dataset "typos"`) {
+			if part = part[:strings.Index(part, "</p>")]; strings.Contains(part, `Dataset “typos”`) {
 				w = part
 			}
 		}
@@ -117,7 +117,7 @@ func TestOffScaleRatingsAreNamed(t *testing.T) {
 				t.Errorf("the rubric page's warning lacks %q:\n%s", want, w)
 			}
 		}
-		if strings.Contains(w, `"clean"`) {
+		if strings.Contains(w, `“clean”`) {
 			t.Errorf("the rubric page warns about the dataset within the scale:\n%s", w)
 		}
 	})

@@ -42,7 +42,7 @@ func TestRubricRefusesUnknownRatingColumns(t *testing.T) {
 			return rec
 		}
 		// The demo dataset's rating columns.
-		listed := []string{`"coherent"`, `"engaging"`, `"overall"`}
+		listed := []string{`“coherent”`, `“engaging”`, `“overall”`}
 		for _, tc := range []struct {
 			name       string
 			project    int64
