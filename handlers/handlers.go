@@ -229,7 +229,7 @@ func redirect(c echo.Context, to, flashText string) error {
 func paramID(c echo.Context, name string) (int64, error) {
 	id, err := strconv.ParseInt(c.Param(name), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, models.Errorf(models.ENotFound, "%q is not a valid id", c.Param(name))
+		return 0, models.Errorf(models.ENotFound, "%s is not a valid id", web.Quoted(c.Param(name)))
 	}
 	return id, nil
 }

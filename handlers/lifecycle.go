@@ -78,7 +78,7 @@ func (h *Handlers) findLifecycleObject(ctx context.Context, wsID int64, k models
 		e, err := h.DB.FindExperiment(ctx, wsID, id)
 		return lifecycleObject{e.Name, e.ArchivedAt, projectPath(e.ProjectID) + "/experiments"}, err
 	}
-	return o, models.Errorf(models.ENotFound, "no such kind %q", k)
+	return o, models.Errorf(models.ENotFound, "no such kind %s", web.Quoted(string(k)))
 }
 
 func auditTarget(k models.Kind, id int64) string { return string(k) + " " + strconv.FormatInt(id, 10) }
