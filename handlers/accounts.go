@@ -315,6 +315,11 @@ func (h *Handlers) inviteView(c echo.Context, token string, inv models.Invite, w
 		v.SignedInAs = p.User.Name + " (" + p.User.Email + ")"
 		v.NeedsConfirm = h.mailOn() && p.User.EmailConfirmedAt == nil
 	}
+	if p := principalOf(c.Request().Context()); p.Kind == Account {
+		if role, err := h.DB.MemberRole(c.Request().Context(), ws.ID, p.User.ID); err == nil {
+			v.MemberAs = string(role)
+		}
+	}
 	if v.Mail && v.SignedInAs == "" {
 		// The address it was mailed to, to answer with.
 		v.Email = inv.Email
@@ -334,6 +339,14 @@ func (h *Handlers) acceptInvite(c echo.Context) error {
 		return err
 	}
 	if p.Kind == Account {
+		if role, err := h.DB.MemberRole(ctx, ws.ID, p.User.ID); err == nil {
+			// Refused before anything is done (a confirmation mailed to
+			// an unconfirmed member would fail only once opened).
+			return echo.NewHTTPError(http.StatusConflict, "You are already a member of "+ws.Name+" as "+string(role)+
+				": this invite is not for you, and it stays unused. Pass it on to the person it was made for; to change your role, ask an owner.")
+		} else if models.ErrorCode(err) != models.ENotFound {
+			return err
+		}
 		if h.mailOn() && p.User.EmailConfirmedAt == nil {
 			// Holding the link is not enough: the address must be shown
 			// to be this person's first.
@@ -711,6 +724,31 @@ func (h *Handlers) showInviteLink(c echo.Context) error {
 		", meant for "+inv.Email+": hand it over yourself (the link mailed before no longer works).", "")
 }
 
+// resendInviteAnswers mails again the confirmation links of an invite's
+// answers whose mail could not be delivered (a relay that was down for
+// hours, a mailbox that was full), to the addresses answered with.
+func (h *Handlers) resendInviteAnswers(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	var queue models.QueueLinkMail // nil: no mail (refused once the invite is found)
+	if h.mailOn() {
+		queue = h.mailQueue(c, models.LinkConfirm)
+	}
+	sent, err := h.DB.ResendInviteAnswerMails(c.Request().Context(), h.workspaceID(c), id, queue)
+	if models.ErrorCode(err) == models.EConflict {
+		return h.renderMembers(c, http.StatusConflict, "", "", models.ErrorMessage(err))
+	}
+	if err != nil {
+		return err
+	}
+	h.Runner.MailQueued()
+	to := strings.Join(sent, ", ")
+	h.audit(c, models.AuditInviteMailResent, "invite "+strconv.FormatInt(id, 10), "confirmation mail sent again to "+to)
+	return redirect(c, "/members", "The confirmation mail is on its way again to "+to+". If it cannot be delivered this time either, the invite below says why: check the address with the person.")
+}
+
 func (h *Handlers) revokeInvite(c echo.Context) error {
 	id, err := paramID(c, "id")
 	if err != nil {
@@ -766,6 +804,12 @@ func (h *Handlers) changeRole(c echo.Context) error {
 		msg += " " + invitesEndedSentence(invites)
 	}
 	h.audit(c, models.AuditMemberRole, u.Email, detail)
+	if self := principalOf(ctx); self.Kind == Account && self.User.ID == u.ID && role != models.RoleOwner {
+		// An owner who handed the workspace over and lowered their own
+		// role may no longer open Members (it answered 403).
+		msg = "You are now " + string(role) + " in " + self.Workspace.Name + ": only its owners manage its members. " + strings.TrimPrefix(msg, u.Name+" is now "+string(role)+". ")
+		return redirect(c, "/", strings.TrimSpace(msg))
+	}
 	return redirect(c, "/members", msg)
 }
 
@@ -835,6 +879,20 @@ func (h *Handlers) removeMember(c echo.Context) error {
 		}
 	}
 	h.audit(c, models.AuditMemberRemoved, u.Email, detail)
+	if self := principalOf(ctx); self.Kind == Account && self.User.ID == u.ID {
+		// An owner who left: Members is no longer theirs to open (it
+		// answered 403). Their other workspaces, else their account page,
+		// where they can make one.
+		msg = "You left " + self.Workspace.Name + "." + strings.TrimPrefix(msg, u.Name+" was removed from this workspace.")
+		wss, err := h.DB.ListUserWorkspaces(ctx, u.ID)
+		if err != nil {
+			return err
+		}
+		if len(wss) == 0 {
+			return redirect(c, "/account", msg+" You belong to no workspace now: ask an owner for an invite, or create one here.")
+		}
+		return redirect(c, "/", msg)
+	}
 	return redirect(c, "/members", msg)
 }
 

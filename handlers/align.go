@@ -43,8 +43,14 @@ type alignForm struct {
 	errs                            []string
 }
 
+// defaultAlignForm is the start form as first shown: the run's seed, the
+// default share, and the first criterion that can be aligned. The first
+// criterion was chosen whatever it was: when it had no human ratings its
+// option was both chosen and disabled, a browser sends no criterion for
+// it, and "Split and draft" answered "choose one of the run's criteria".
 func defaultAlignForm(run models.Run) alignForm {
-	return alignForm{criterion: "0", seed: strconv.FormatInt(run.Settings.Seed, 10),
+	ci := max(slices.IndexFunc(run.RubricSnapshot.Criteria, alignable), 0)
+	return alignForm{criterion: strconv.Itoa(ci), seed: strconv.FormatInt(run.Settings.Seed, 10),
 		heldOutPercent: strconv.Itoa(int(align.DefaultHeldOutShare * 100))}
 }
 
@@ -55,39 +61,55 @@ func alignProblem(run models.Run) string {
 		return fmt.Sprintf("Run %d is %s: alignment starts from a run that went through all its samples.", run.ID, models.RunStatusLabel(run.Status))
 	case run.RubricID == nil:
 		return fmt.Sprintf("Run %d was not launched with a stored rubric (a reworded variant or a command-line run), so there is no rubric to make a new version of.", run.ID)
-	case !hasHumanColumn(run) && slices.ContainsFunc(run.RubricSnapshot.Criteria, annotatorMeanOnly):
-		return fmt.Sprintf("Run %d's human ratings are its annotators' means (its criteria name annotator columns and no human rating column), "+
-			"and alignment learns from one human rating column. Add a column holding each sample's human rating to the dataset, "+
-			"name it as the criterion's human rating column in the rubric, and run again.", run.ID)
-	case !hasHumanColumn(run):
+	case !hasHumanRatings(run):
 		return fmt.Sprintf("Run %d has no human ratings: none of its criteria names a human rating column, so there are no disagreements between the judge and people to learn from.", run.ID)
 	}
 	return ""
 }
 
-// annotatorMeanOnly reports whether the criterion's human rating is the
-// mean of its annotator columns (models.AnnotatorMeanKey): the report
-// compares the judge with it, but alignment reads one column.
-func annotatorMeanOnly(c evaluator.Criterion) bool {
-	return c.HumanColumn == "" && len(c.AnnotatorColumns) > 0
-}
-
 // alignNoHumanNote says, beside a criterion that cannot be aligned from,
-// why; "" when it can.
+// why; "" when it can. A criterion whose human rating is its annotators'
+// mean (models.MeansAnnotators) can: the alignment learns from that mean,
+// as the run's report computes it.
 func alignNoHumanNote(c evaluator.Criterion) string {
-	switch {
-	case c.HumanColumn != "":
+	if alignable(c) {
 		return ""
-	case annotatorMeanOnly(c):
-		return " (annotators' mean: alignment needs one human rating column)"
 	}
 	return " (no human ratings)"
 }
 
-// hasHumanColumn reports whether a criterion of the run reads human
-// ratings from a column, as the alignment's split and draft need.
-func hasHumanColumn(run models.Run) bool {
-	return slices.ContainsFunc(run.RubricSnapshot.Criteria, func(c evaluator.Criterion) bool { return c.HumanColumn != "" })
+// alignable reports whether criterion c has human ratings to align with:
+// a human rating column, or annotator columns whose readable ratings the
+// report averages (models.MeansAnnotators).
+func alignable(c evaluator.Criterion) bool {
+	return c.HumanColumn != "" || models.MeansAnnotators(c)
+}
+
+// meanOf names the annotators' mean a criterion's human rating is
+// ("mean of a, b, c"), "" when it is a column's.
+func meanOf(c evaluator.Criterion) string {
+	if models.MeansAnnotators(c) {
+		return models.AnnotatorMeanKey(c.AnnotatorColumns)
+	}
+	return ""
+}
+
+// alignHumanNote says, for a criterion whose human rating is its
+// annotators' mean, what the alignment's "Humans" figures are; "" for a
+// criterion with a human column.
+func alignHumanNote(c evaluator.Criterion) string {
+	if !models.MeansAnnotators(c) {
+		return ""
+	}
+	return fmt.Sprintf("The human rating of each sample is the annotators' mean (%s): the mean of its readable ratings in %s, as the run's report computes it. "+
+		"A sample none of them rated has no human rating and is left out of the disagreements, the split's counts of rated samples and the held-out comparison.",
+		models.AnnotatorMeanKey(c.AnnotatorColumns), strings.Join(c.AnnotatorColumns, ", "))
+}
+
+// hasHumanRatings reports whether a criterion of the run has human
+// ratings to align with (alignable).
+func hasHumanRatings(run models.Run) bool {
+	return slices.ContainsFunc(run.RubricSnapshot.Criteria, alignable)
 }
 
 func (h *Handlers) alignStartView(c echo.Context, run models.Run, f alignForm) web.AlignStartView {
@@ -96,9 +118,9 @@ func (h *Handlers) alignStartView(c echo.Context, run models.Run, f alignForm) w
 		Problem: alignProblem(run), Seed: f.seed, HeldOutPercent: f.heldOutPercent, Criterion: f.criterion, Errors: f.errs,
 		Simulated: run.Simulated, MinHeldOut: align.MinHeldOut}
 	for i, cr := range run.RubricSnapshot.Criteria {
-		v.Criteria = append(v.Criteria, web.AlignCriterionOption{Index: i, Name: cr.Name, HasHuman: cr.HumanColumn != "", NoHumanNote: alignNoHumanNote(cr)})
+		v.Criteria = append(v.Criteria, web.AlignCriterionOption{Index: i, Name: cr.Name, HasHuman: alignable(cr), NoHumanNote: alignNoHumanNote(cr), MeanOf: meanOf(cr)})
 	}
-	if run.RubricID != nil && !hasHumanColumn(run) {
+	if run.RubricID != nil && !hasHumanRatings(run) {
 		if r, err := h.DB.FindRubric(ctx, h.workspaceID(c), *run.RubricID); err == nil {
 			v.NoHumansRubric = r.ID
 		}
@@ -157,11 +179,7 @@ func (h *Handlers) startAlignment(c echo.Context) error {
 		return failed("Criterion: choose one of the run's criteria.")
 	}
 	crit := run.RubricSnapshot.Criteria[ci]
-	if annotatorMeanOnly(crit) {
-		return failed(fmt.Sprintf("Criterion: %s's human rating is its annotators' mean, and alignment learns from one human rating column: "+
-			"add a column holding each sample's human rating to the dataset and name it in the rubric.", crit.Name))
-	}
-	if crit.HumanColumn == "" {
+	if !alignable(crit) {
 		return failed(fmt.Sprintf("Criterion: %s has no human ratings in this dataset, so there are no disagreements to learn from.", crit.Name))
 	}
 	seed, err := strconv.ParseInt(f.seed, 10, 64)
@@ -470,7 +488,7 @@ func (h *Handlers) alignmentViewWith(c echo.Context, a models.Alignment, run mod
 		RubricID: a.RubricID, Criterion: crit.Name, Range: scaleText(onRubricScale(crit)), Seed: a.Seed,
 		CalibrationN: len(a.CalibrationRowIDs), HeldOutN: len(a.HeldOutRowIDs), BaseVersion: a.BaseVersion, Status: a.Status,
 		Accepted: a.Status == models.AlignmentAccepted, DraftSource: a.DraftSource, Notes: a.Draft.Notes, Simulated: run.Simulated,
-		Low: f.low, Middle: f.middle, High: f.high, Errors: errs}
+		Low: f.low, Middle: f.middle, High: f.high, Errors: errs, MeanOf: meanOf(crit), HumanNote: alignHumanNote(crit)}
 	if r, err := h.DB.FindRubric(ctx, ws, a.RubricID); err == nil {
 		v.RubricName, v.Revision = r.Name, r.Revision()
 	}

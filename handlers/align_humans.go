@@ -73,6 +73,15 @@ func (h *Handlers) heldOutHumans(ctx context.Context, a models.Alignment, run mo
 		}
 	}
 	crit := run.RubricSnapshot.Criteria[ci]
+	column := crit.HumanColumn
+	if models.MeansAnnotators(crit) {
+		// The copy carries them in a column of its own.
+		ds, err := h.DB.FindDataset(ctx, run.WorkspaceID, run.DatasetID)
+		if err != nil {
+			return nil, err
+		}
+		column = runner.HeldOutHumanColumn(crit, ds.Columns, ds.RatingColumns)
+	}
 	read := "the " + choice.Source.Label()
 	var scale []string
 	if as.rep != nil {
@@ -85,7 +94,7 @@ func (h *Handlers) heldOutHumans(ctx context.Context, a models.Alignment, run mo
 	}
 	hs.Note = fmt.Sprintf("The human ratings of %s (column %s) in this copy are run %d's, as its report read them when the held-out runs were launched: %s, chosen on its page on %s. Each sample's rating is the one the report used (the mean of its raters where several rated it); %s of the %s samples have one. "+
 		"They replace the column's imported ratings, so that the held-out runs are measured against the human ratings the alignment's draft was made from. The reviewers are not named here, and neither their separate ratings nor the imported annotators' columns of %s are copied.",
-		crit.Name, crit.HumanColumn, run.ID, read, stampText(choice.AsOf), web.Count(rated), web.Count(len(hs.ByRow)), crit.Name)
+		crit.Name, column, run.ID, read, stampText(choice.AsOf), web.Count(rated), web.Count(len(hs.ByRow)), crit.Name)
 	if len(scale) > 0 {
 		hs.Note += " " + strings.Join(scale, " ")
 	}

@@ -3,6 +3,8 @@ package handlers
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,4 +95,113 @@ func TestHeldOutRunsRecordedOnceAfterALapsedLease(t *testing.T) {
 			env.waitRun(after.ID, 60*time.Second)
 		})
 	}
+}
+
+// TestHeldOutLaunchThatLosesItsClaimLeavesNoCopy: two launches of one
+// alignment's held-out runs at once. A claims and starts copying the
+// held-out samples; while its copy waits for the database (another
+// connection holds the write lock), B takes the claim over, as after a
+// lapsed lease. A's launch fails saying another took over and leaves
+// nothing behind: no dataset, experiment or run more than before. B's
+// launch then makes exactly one copy and two runs. Before, A's copy was
+// committed in a transaction of its own ahead of the check of its claim,
+// and stayed behind unused (a dataset in the list that no run judged).
+func TestHeldOutLaunchThatLosesItsClaimLeavesNoCopy(t *testing.T) {
+	for _, d := range dbtest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := context.Background()
+			dsn := dbtest.DSN(t, d)
+			env := newTestEnv(t, openStore(t, dsn))
+			src := alignDemoRun(t, env, "imported")
+			a := startAlignment(t, env, src, 3)
+			crit := src.RubricSnapshot.Criteria[0]
+			count := func(table string) int64 {
+				var n int64
+				mustB(t, env.db.Gorm.Raw("SELECT COUNT(*) FROM "+table+" WHERE workspace_id = ?", env.ws.ID).Row().Scan(&n))
+				return n
+			}
+			datasets, experiments, runs := count("datasets"), count("experiments"), count("runs")
+
+			mustB(t, env.db.ClaimHeldOutLaunch(ctx, a, "A", time.Minute))
+			// Another process (a store of its own) takes the launch over
+			// in a transaction that holds the database's write lock until
+			// A is copying.
+			other := openStore(t, dsn)
+			tx := other.Gorm.Begin()
+			mustB(t, tx.Error)
+			mustB(t, tx.Exec("UPDATE heldout_launches SET owner = 'B' WHERE alignment_id = ?", a.ID).Error)
+			// A's copy cannot write its dataset until this commits: on
+			// SQLite this transaction holds the write lock already; on
+			// PostgreSQL it locks the table against inserts (reads go on).
+			if d == models.Postgres {
+				mustB(t, tx.Exec("LOCK TABLE datasets IN SHARE MODE").Error)
+			}
+			type result struct {
+				before, after models.Run
+				err           error
+			}
+			done := make(chan result, 1)
+			go func() {
+				aA := a
+				b, f, err := env.runner.LaunchHeldOut(ctx, env.ws.ID, &aA, crit, nil, "A")
+				done <- result{b, f, err}
+			}()
+			// A has passed its first check of the claim once it is in the
+			// copy (waiting there for the write lock).
+			deadline := time.Now().Add(30 * time.Second)
+			for !goroutineIn("models.(*DB).ImportDataset(", "models.(*DB).importDataset(") {
+				if time.Now().After(deadline) {
+					tx.Rollback()
+					t.Fatal("A's launch never reached its copy")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			mustB(t, tx.Commit().Error)
+			res := <-done
+			if !errors.Is(res.err, models.ErrHeldOutClaimLost) || models.ErrorCode(res.err) != models.EConflict {
+				t.Errorf("A's launch after B took over: %v, want %v (conflict)", res.err, models.ErrHeldOutClaimLost)
+			}
+			if res.before.ID != 0 || res.after.ID != 0 {
+				t.Errorf("A's launch returned runs %d and %d", res.before.ID, res.after.ID)
+			}
+			if n, e, r := count("datasets"), count("experiments"), count("runs"); n != datasets || e != experiments || r != runs {
+				t.Errorf("A's lost launch left %d datasets, %d experiments, %d runs more", n-datasets, e-experiments, r-runs)
+			}
+			got, err := env.db.FindAlignment(ctx, env.ws.ID, a.ID)
+			mustB(t, err)
+			if got.HeldOutDatasetID != nil || got.BeforeRunID != nil {
+				t.Errorf("A's lost launch recorded dataset %v and run %v on the alignment", got.HeldOutDatasetID, got.BeforeRunID)
+			}
+
+			// B launches: one copy, two runs.
+			aB := a
+			before, after, err := env.runner.LaunchHeldOut(ctx, env.ws.ID, &aB, crit, nil, "B")
+			mustB(t, err)
+			mustB(t, env.db.EndHeldOutLaunch(ctx, a.ID, "B", ""))
+			if n, e, r := count("datasets"), count("experiments"), count("runs"); n != datasets+1 || e != experiments+1 || r != runs+2 {
+				t.Errorf("after B's launch: %d datasets, %d experiments, %d runs more; want 1, 1, 2", n-datasets, e-experiments, r-runs)
+			}
+			got, err = env.db.FindAlignment(ctx, env.ws.ID, a.ID)
+			mustB(t, err)
+			if got.HeldOutDatasetID == nil || *got.HeldOutDatasetID != before.DatasetID || after.DatasetID != before.DatasetID ||
+				before.ExperimentID == nil || after.ExperimentID == nil || *before.ExperimentID != *after.ExperimentID {
+				t.Errorf("B's runs %+v / %+v and the alignment's copy %v do not match", before, after, got.HeldOutDatasetID)
+			}
+			env.waitRun(before.ID, 60*time.Second)
+			env.waitRun(after.ID, 60*time.Second)
+		})
+	}
+}
+
+// goroutineIn says whether a goroutine of this process is in one of the
+// functions named (as a stack trace writes them).
+func goroutineIn(funcs ...string) bool {
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	for _, f := range funcs {
+		if strings.Contains(stacks, f) {
+			return true
+		}
+	}
+	return false
 }

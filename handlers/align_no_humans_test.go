@@ -5,9 +5,11 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/models"
 )
 
@@ -68,6 +70,48 @@ func TestAlignNeedsHumanRatings(t *testing.T) {
 							t.Errorf("the alignment page lacks %q", want)
 						}
 					}
+				}
+			})
+		}
+	})
+}
+
+// TestAlignStartChoosesAnAlignableCriterion: the start form chose the
+// run's first criterion whatever it was; when that one has no human
+// ratings its option was both selected and disabled, which a browser
+// does not send, so "Split and draft" on the form as shown answered
+// "Criterion: choose one of the run's criteria". The form now starts on
+// the first criterion with human ratings (a column or annotators' mean).
+func TestAlignStartChoosesAnAlignableCriterion(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.ratedDataset("Rated", 12)
+		rubric := env.demo().rubric
+		option := regexp.MustCompile(`<option value="(\d+)"([^>]*)>`)
+		for _, tc := range []struct {
+			name     string
+			criteria []evaluator.Criterion
+			want     string
+		}{
+			{"first without ratings", []evaluator.Criterion{{Name: "Fluent", Lo: 1, Hi: 5}, {Name: "Quality", Lo: 1, Hi: 5, HumanColumn: "q"}}, "1"},
+			{"first annotators' mean", []evaluator.Criterion{{Name: "Fluent", Lo: 1, Hi: 5}, {Name: "Plain", Lo: 1, Hi: 5},
+				{Name: "Quality", Lo: 1, Hi: 5, AnnotatorColumns: []string{"q"}}}, "2"},
+			{"first with ratings", []evaluator.Criterion{{Name: "Quality", Lo: 1, Hi: 5, HumanColumn: "q"}, {Name: "Fluent", Lo: 1, Hi: 5}}, "0"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				run := env.storedRun(d, tc.name, d.human, func(r *models.Run) {
+					r.RubricID = &rubric.ID
+					r.RubricSnapshot.Criteria = tc.criteria
+				})
+				body := env.get(fmt.Sprintf("/runs/%d/align", run.ID)).Body.String()
+				// What a browser sends: the selected option unless disabled.
+				sent := ""
+				for _, m := range option.FindAllStringSubmatch(body, -1) {
+					if strings.Contains(m[2], "selected") && !strings.Contains(m[2], "disabled") {
+						sent = m[1]
+					}
+				}
+				if sent != tc.want {
+					t.Errorf("the form sends criterion %q, want %q (options %q)", sent, tc.want, option.FindAllString(body, -1))
 				}
 			})
 		}

@@ -1165,7 +1165,10 @@ func (h *Handlers) apiUpload(c echo.Context) error {
 		return err
 	}
 	u, _, t, err := h.acceptUpload(c, false)
-	if err != nil {
+	if status, ok := uploadQuotaStatus(err); ok && status == http.StatusRequestEntityTooLarge {
+		return echo.NewHTTPError(status, models.ErrorMessage(err))
+	}
+	if err != nil { // past the quota with uploads waiting: EConflict, 409
 		if errors.Is(err, errUploadTooLarge) {
 			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, models.ErrorMessage(err))
 		}

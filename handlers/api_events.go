@@ -99,11 +99,18 @@ func (h *Handlers) apiStreamRun(c echo.Context) error {
 		case <-poll.C:
 		}
 		if time.Since(checked) >= accessRecheck {
-			if !h.apiMayStillRead(c) {
+			switch may, err := h.apiMayStillRead(c); {
+			case err != nil:
+				// No answer is no refusal: ask again at the next poll.
+				if ctx.Err() == nil {
+					h.Log.Warn("API progress stream: access not rechecked", "run", run.ID, "err", err)
+				}
+			case !may:
 				send("ended", apiStreamEndedNoAccess)
 				return nil
+			default:
+				checked = time.Now()
 			}
-			checked = time.Now()
 		}
 		next, err := h.DB.FindRun(ctx, h.workspaceID(c), run.ID)
 		if models.ErrorCode(err) == models.ENotFound {
@@ -123,17 +130,20 @@ func (h *Handlers) apiStreamRun(c echo.Context) error {
 // apiMayStillRead reports whether the API caller a stream was opened for
 // would still be let in: its token not revoked or expired and its account
 // still a member of the token's workspace (the local user always is).
-func (h *Handlers) apiMayStillRead(c echo.Context) bool {
+func (h *Handlers) apiMayStillRead(c echo.Context) (bool, error) {
 	p := principalOf(c.Request().Context())
 	if p.Kind != Token {
-		return p.Kind == LocalUser
+		return p.Kind == LocalUser, nil
 	}
 	token, ok := bearerToken(c.Request())
 	if !ok {
-		return false
+		return false, nil
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 5*time.Second)
 	defer cancel()
 	_, _, ws, _, err := h.DB.AuthenticateAPIToken(ctx, token)
-	return err == nil && ws.ID == p.Workspace.ID
+	if err != nil {
+		return false, unlessRefusal(err)
+	}
+	return ws.ID == p.Workspace.ID, nil
 }

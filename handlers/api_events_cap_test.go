@@ -92,9 +92,16 @@ func TestAPIStreamsPerTokenBounded(t *testing.T) {
 // running, whose progress streams stay open. It is cancelled at the end.
 func heldRun(t *testing.T, env *testEnv, a *apiClient) int64 {
 	t.Helper()
-	ctx := context.Background()
 	editor := env.createUser(env.ws.ID, "editor@a.test", models.RoleEditor)
 	_, edTok := env.apiToken(env.ws.ID, editor.ID)
+	return heldRunAs(t, env, a, edTok)
+}
+
+// heldRunAs is heldRun launched with token (none: as the local user of a
+// loopback server with no accounts).
+func heldRunAs(t *testing.T, env *testEnv, a *apiClient, edTok string) int64 {
+	t.Helper()
+	ctx := context.Background()
 	d := env.demo()
 
 	inner := simjudge.NewHandler(simjudge.Options{Seed: 3})

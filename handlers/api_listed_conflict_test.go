@@ -16,10 +16,12 @@ import (
 // to reach it fails the test (a generated client would carry a branch
 // that never runs). Creating a judge, rubric, dataset, upload, review or
 // share link, replacing a judge or rubric, and revoking a link or a token
-// listed 409, though none of them can be refused for a conflict: the
-// upload quota is a 422, a retried revoke a 200, and a save of a judge or
+// listed 409, though none of them can be refused for a conflict: a
+// retried revoke is a 200, and a save of a judge or
 // rubric holds its row, so two saves at once are a 412 or go one after
 // the other. Creating a judge listed 404 too, though it looks nothing up.
+// An upload past the workspace's upload quota while other uploads wait is
+// a 409 (it was a 422).
 func TestAPIListedConflictIsReachable(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		a := newAPIClient(t, env)
@@ -52,6 +54,13 @@ func TestAPIListedConflictIsReachable(t *testing.T) {
 		launch := map[string]any{"dataset_id": d.dataset.ID, "rubric_id": d.rubric.ID, "judge_id": d.judge.ID,
 			"settings": map[string]any{"rounds": 1, "batch_size": 10}}
 		reach := map[string]func() *httptest.ResponseRecorder{
+			"POST /api/v1/projects/{id}/uploads": func() *httptest.ResponseRecorder {
+				path := fmt.Sprintf("/api/v1/projects/%d/uploads", env.project.ID)
+				defer func(q int64) { env.h.UploadQuotaBytes = q }(env.h.UploadQuotaBytes)
+				env.h.UploadQuotaBytes = int64(len(goodCSV)) + 10
+				decode[APIUpload](t, a.upload(path, tok, "first.csv", goodCSV), http.StatusCreated)
+				return a.upload(path, tok, "second.csv", goodCSV)
+			},
 			"POST /api/v1/runs/{id}/cancel": func() *httptest.ResponseRecorder {
 				return a.call(http.MethodPost, fmt.Sprintf("/api/v1/runs/%d/cancel", ended()), tok, nil, "")
 			},

@@ -323,7 +323,12 @@ func (h *Handlers) storedSampleTexts(sum *report.Report, ci int) func(ctx contex
 type queueIndex struct {
 	total, ratedByMe, firstUnrated int
 	note                           string
-	at                             func(ctx context.Context, k int) (report.SampleResult, error)
+	// asOf is the run as its figures read it, for a run under way (nil
+	// otherwise): the figures shown may be the last computed, from
+	// before the run moved (liveFiguresFor), and the queue's version
+	// says how far the run was in the figures it is ordered by.
+	asOf *models.Run
+	at   func(ctx context.Context, k int) (report.SampleResult, error)
 	// placeOf is the place of the sample of a dataset row in the queue as
 	// it is ordered now; found is false when the queue has no such sample.
 	placeOf func(ctx context.Context, rowID int64) (k int, found bool, err error)
@@ -372,6 +377,9 @@ func (h *Handlers) outcomesQueueIndex(ctx context.Context, run models.Run, ci in
 		mine[id] = true
 	}
 	qi := queueIndex{total: len(qo.ord), note: qo.note}
+	if qs.rep != nil && !run.Finished() {
+		qi.asOf = &qs.rep.Run
+	}
 	for id := range mine {
 		if _, ok := qo.place[id]; ok {
 			qi.ratedByMe++

@@ -65,6 +65,9 @@ func (h *Handlers) uploadDataset(c echo.Context) error {
 		return err
 	}
 	u, form, _, err := h.acceptUpload(c, true)
+	if status, ok := uploadQuotaStatus(err); ok {
+		return render(c, status, web.DatasetUploadPage(h.uploadView(c, p, form.Name, models.ErrorMessage(err))))
+	}
 	if err != nil {
 		if models.ErrorCode(err) != models.EInvalid {
 			return err
@@ -83,6 +86,24 @@ func (h *Handlers) uploadDataset(c echo.Context) error {
 		q.Set("name", form.Name)
 	}
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/projects/%d/datasets/map?%s", p.ID, q.Encode()))
+}
+
+// uploadQuotaStatus is the status of an upload refused by the
+// workspace's upload quota, ok false for any other error: 413 (too large)
+// when the file alone is larger than the quota, which no waiting upload
+// finished or expired makes room for; 409 (conflict) when the uploads
+// already waiting leave no room for it, a state of the workspace that
+// finishing them (or their expiry) changes. The refusal was 422, which
+// says the file is wrong, and a client could not tell it from one.
+func uploadQuotaStatus(err error) (int, bool) {
+	var qe *models.UploadQuotaError
+	if !errors.As(err, &qe) {
+		return 0, false
+	}
+	if qe.Alone() {
+		return http.StatusRequestEntityTooLarge, true
+	}
+	return http.StatusConflict, true
 }
 
 // errUploadTooLarge marks an upload refused for its size (the rest of the
@@ -260,16 +281,15 @@ func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.Pendin
 		return models.PendingUpload{}, form, uploadSample{}, refuse("This file cannot be imported: " + err.Error())
 	}
 	if err := <-saved; err != nil {
-		if models.ErrorCode(err) == models.EConflict {
-			return u, form, sample, refuse(models.ErrorMessage(err))
-		}
+		// Past the workspace's upload quota: an EConflict carrying a
+		// *models.UploadQuotaError (see uploadQuotaStatus).
 		return u, form, sample, err
 	}
 	// The mapping page shows the count: kept, it is not counted again by
 	// reading the whole file on each view. Without it the page reads the
 	// file, as before.
 	scan := models.UploadScan{NoHeader: form.NoHeader, Rows: sample.Rows, Skipped: sample.Skipped,
-		Columns: sample.Table.Columns, Generated: sample.Table.Generated}
+		Columns: sample.Table.Columns, Generated: sample.Table.Generated, Encoding: string(sample.Table.Read.Encoding)}
 	if err := h.DB.SetUploadScan(context.WithoutCancel(req.Context()), u.ID, scan); err != nil {
 		h.Log.Warn("keep upload scan", "id", u.ID, "err", err)
 	} else {
@@ -373,6 +393,10 @@ func (h *Handlers) pendingTable(c echo.Context, token string, noHeader, headOnly
 		s, err := h.scanRecords(h.DB.OpenPendingUpload(ctx, u), dataimport.Format(u.Format), noHeader, true, "")
 		if err == nil {
 			s.Columns, s.Generated, s.Rows, s.Skipped = slices.Clone(sc.Columns), sc.Generated, sc.Rows, sc.Skipped
+			if sc.Encoding != "" {
+				// Decided past the rows read again (dataimport's asciiStart).
+				s.Read.Encoding = dataimport.Encoding(sc.Encoding)
+			}
 			return u, s, nil
 		}
 	}
@@ -465,6 +489,9 @@ func mappingView(c echo.Context, p models.Project, u models.PendingUpload, s upl
 		mc := web.MappingColumn{Index: i, Name: col, Show: shown, Label: label, Rating: rated[col]}
 		if !mc.Rating {
 			mc.RatingNote = dataimport.WhyNotRating(t, col)
+		} else {
+			// Ratings written out of a maximum ("4/5"): how they are read.
+			mc.RatingNote = dataimport.RatingScaleNote(t, col)
 		}
 		if !mc.Show && col != m.IDColumn {
 			mc.ShowNote = dataimport.WhyNotShown(t, col)
@@ -697,12 +724,13 @@ func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.
 			return ds, nil, models.Errorf(models.EInvalid, "the uploaded file can no longer be read (%v): upload it again", err)
 		}
 		var applied []dataimport.Row
-		if applied, empties, err = t.ApplyNoting(m); err != nil {
+		var scales []string
+		if applied, empties, scales, err = t.ApplyWithNotes(m); err != nil {
 			return ds, nil, err
 		}
 		// Stored with the dataset, in its transaction: its page says
 		// them for good.
-		ds.ImportNotes = readNotes(t.Read, t.Renamed, emptyFieldNotes(empties, true))
+		ds.ImportNotes = readNotes(t.Read, t.Renamed, append(scales, emptyFieldNotes(empties, true)...))
 		err = h.DB.CreateDataset(ctx, &ds, demo.DatasetRows(applied))
 	} else {
 		err = h.DB.ImportDataset(ctx, &ds, func(put func(models.DatasetRow) error) error {
@@ -735,7 +763,7 @@ func (h *Handlers) importUpload(ctx context.Context, p models.Project, u models.
 			empties = a.EmptyFields()
 			// Stored with the dataset, in the import's transaction
 			// (models.DB.ImportDataset): its page says them for good.
-			ds.ImportNotes = readNotes(sum.Read, sum.Renamed, emptyFieldNotes(empties, false))
+			ds.ImportNotes = readNotes(sum.Read, sum.Renamed, append(a.ScaleNotes(), emptyFieldNotes(empties, false)...))
 			return nil
 		})
 	}

@@ -149,22 +149,6 @@ func TestNonUploadBodiesAreBounded(t *testing.T) {
 	})
 }
 
-// TestUploadQuotaRefused: past the workspace's quota of pending uploads an
-// upload is refused on the upload page, saying why.
-func TestUploadQuotaRefused(t *testing.T) {
-	eachDB(t, func(t *testing.T, env *testEnv) {
-		env.h.UploadQuotaBytes = int64(len(goodCSV)) + 10
-		env.uploadToken("a.csv", goodCSV)
-		rec := env.upload("b.csv", goodCSV, "second")
-		if rec.Code != http.StatusUnprocessableEntity || rec.Header().Get("Location") != "" {
-			t.Fatalf("second upload = %d, want 422", rec.Code)
-		}
-		if missing := bodyLacks(rec.Body.String(), "quota", "expire"); len(missing) > 0 {
-			t.Errorf("the refusal lacks %q", missing)
-		}
-	})
-}
-
 // TestLaunchRefusedAtRunLimit: with the workspace at its limit of runs at
 // once, a launch and a launch of all methods are refused on the form with
 // the reason, and nothing is created.

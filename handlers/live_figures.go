@@ -2,6 +2,11 @@ package handlers
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"maps"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,9 +29,27 @@ const (
 
 // liveFiguresIdle is how long the figures of a run nobody looks at are
 // kept: any view of a running run's figures drops those not viewed for
-// longer (liveFigures.sweep), whether or not it computes. A 100,000-row
-// run's figures hold every sample, so they must not outlive their viewers.
+// longer (liveFigures.sweep), whether or not it computes, and so does the
+// server's janitor (RunLiveFiguresJanitor) when nobody views any. A
+// 100,000-row run's figures hold every sample, so they must not outlive
+// their viewers.
 const liveFiguresIdle = 2 * time.Minute
+
+// LiveFiguresSweepEvery is how often the janitor looks for idle figures:
+// a quarter of liveFiguresIdle, so figures nobody views go at most
+// 2.5 minutes after the last view, at the cost of one map walk under a
+// lock every 30 s.
+const LiveFiguresSweepEvery = liveFiguresIdle / 4
+
+// liveFiguresWait bounds how long a view waits for a computation of the
+// figures: past it, the view shows the figures computed before (labelled
+// with when and over what), or, for a run with none computed yet, says
+// they are being computed and reloads. A run of a few thousand samples
+// computes well within it, so its viewers see figures as of the view; a
+// run of 100,000 takes seconds per computation on two cores
+// (BENCHMARKS.md), which no view waits for. When the last computation
+// took longer than this, a view does not wait at all.
+const liveFiguresWait = 500 * time.Millisecond
 
 // liveFiguresMax bounds the figures kept at once (runs, groups and system
 // columns, human-ratings choices): past it the least recently viewed are
@@ -50,6 +73,25 @@ type liveFigures struct {
 	perView bool
 	// now is the clock; nil is time.Now (tests move it).
 	now func() time.Time
+	// wait bounds a view's wait for a computation; 0 is liveFiguresWait.
+	wait time.Duration
+	// idle is how long figures nobody views are kept; 0 is
+	// liveFiguresIdle.
+	idle time.Duration
+}
+
+func (lf *liveFigures) waitBound() time.Duration {
+	if lf.wait > 0 {
+		return lf.wait
+	}
+	return liveFiguresWait
+}
+
+func (lf *liveFigures) idleFor() time.Duration {
+	if lf.idle > 0 {
+		return lf.idle
+	}
+	return liveFiguresIdle
 }
 
 func (lf *liveFigures) clock() time.Time {
@@ -61,11 +103,47 @@ func (lf *liveFigures) clock() time.Time {
 
 // liveFiguresKey names one variant of a run's figures. HumansVersion
 // counts the choices of the run's human ratings, which fix the ratings
-// its figures read (their cut-off).
+// its figures read (their cut-off). Reviewers names who rated, as the
+// figures name them (reviewersKey): an account renamed while the run
+// stands still (paused) is another variant, not the figures that named
+// it by its old name.
 type liveFiguresKey struct {
 	ws, run       int64
 	group, system string
 	humansVersion int
+	reviewers     string
+}
+
+// reviewersKey identifies the reviewers of pre as the figures name them:
+// each one's identity (models.ReviewerKeyOf) with the name the figures
+// give (AnnotatorName) and the name the reviews are keyed by (Reviewer),
+// over the ratings that count and those excluded; "" when none were
+// read. A hash, so the key stays small however many rated.
+func reviewersKey(pre *report.BrowserReviews) string {
+	if pre == nil {
+		return ""
+	}
+	seen := map[string]bool{}
+	add := func(byName map[string][]models.ReviewRating) {
+		for _, rs := range byName {
+			for _, r := range rs {
+				who, as := r.ReviewerKey(), r.AnnotatorName()
+				seen[strconv.Itoa(len(who))+":"+who+strconv.Itoa(len(as))+":"+as+strconv.Itoa(len(r.Reviewer))+":"+r.Reviewer] = true
+			}
+		}
+	}
+	add(pre.ByName)
+	add(pre.Excluded)
+	if len(seen) == 0 {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(seen))
+	h := sha256.New()
+	for _, n := range names {
+		h.Write([]byte(n))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // liveProgress is how far a run had got: its figures change when it does.
@@ -80,7 +158,12 @@ func progressOf(run models.Run) liveProgress {
 
 // liveFiguresEntry is one computation, in flight until ready is closed.
 type liveFiguresEntry struct {
-	ready   chan struct{}
+	ready chan struct{}
+	// prev is the variant's last figures computed without error when
+	// this computation started: views that cannot wait for this one are
+	// shown those (stale-while-revalidate). Dropped once this one is
+	// ready without error (under liveFigures.mu).
+	prev    *liveFiguresEntry
 	started time.Time
 	// seen is when a view last asked for it (under liveFigures.mu).
 	seen     time.Time
@@ -109,21 +192,47 @@ func (e *liveFiguresEntry) fresh(p liveProgress, now time.Time) bool {
 	return e.progress == p || now.Sub(e.started) < max(liveFiguresEvery, liveFiguresSlowFactor*e.took)
 }
 
-// liveReport is the figures of run, under way, as report.BuildFigures
-// computes them with opt (the entry's rep): shared with every other view of the run that
-// asks for the same variant while they are fresh (liveFiguresEntry.fresh).
+// liveReport is liveFiguresFor without saying whether the figures are
+// the last ones rather than the run's as of now.
+func (h *Handlers) liveReport(ctx context.Context, run models.Run, opt report.Options) (*liveFiguresEntry, error) {
+	e, _, err := h.liveFiguresFor(ctx, run, opt)
+	return e, err
+}
+
+// liveFiguresFor is the figures of run, under way, as
+// report.BuildFigures computes them with opt (the entry's rep): shared
+// with every other view of the run that asks for the same variant while
+// they are fresh (liveFiguresEntry.fresh). When they are not, one
+// computation starts for everyone, and a view waits for it at most
+// liveFigures.waitBound: past that it is given the figures computed
+// before, with stale set (their note says when and over what they were
+// computed), or, when there are none yet, a *preparingError (live) that
+// the pages show as "computing provisional figures". The computation goes
+// on in the background and the next view reads it.
+//
 // The report is shared: callers must not change it (they copy what they
 // change). Its Run is the run as read when the figures were computed, so
 // the page can say how far the run was then.
-func (h *Handlers) liveReport(ctx context.Context, run models.Run, opt report.Options) (*liveFiguresEntry, error) {
+func (h *Handlers) liveFiguresFor(ctx context.Context, run models.Run, opt report.Options) (e *liveFiguresEntry, stale bool, err error) {
 	lf := &h.live
-	key := liveFiguresKey{ws: workspaceOf(ctx), run: run.ID, group: opt.GroupColumn, system: opt.SystemColumn, humansVersion: run.HumansVersion}
+	key := liveFiguresKey{ws: workspaceOf(ctx), run: run.ID, group: opt.GroupColumn, system: opt.SystemColumn, humansVersion: run.HumansVersion,
+		reviewers: reviewersKey(opt.Reviews)}
 	now := lf.clock()
 	lf.mu.Lock()
 	lf.sweep(now)
-	e := lf.entries[key]
+	e = lf.entries[key]
 	if e == nil || lf.perView || !e.fresh(progressOf(run), now) {
-		e = &liveFiguresEntry{ready: make(chan struct{}), started: now, progress: progressOf(run)}
+		next := &liveFiguresEntry{ready: make(chan struct{}), started: now, progress: progressOf(run)}
+		if e != nil && !lf.perView {
+			// The figures to show while these are computed: the last
+			// computed without error.
+			if e.done() && e.err == nil {
+				next.prev = e
+			} else {
+				next.prev = e.prev
+			}
+		}
+		e = next
 		if lf.entries == nil {
 			lf.entries = map[liveFiguresKey]*liveFiguresEntry{}
 		}
@@ -136,25 +245,64 @@ func (h *Handlers) liveReport(ctx context.Context, run models.Run, opt report.Op
 		}
 		// The computation is everyone's: a viewer who leaves does not
 		// cancel it for the others.
-		go func(ctx context.Context) {
-			defer close(e.ready)
-			e.rep, e.err = build(ctx, h.DB, key.ws, key.run, opt)
-			e.took = lf.clock().Sub(e.started)
-			if e.err == nil {
-				e.progress = progressOf(e.rep.Run)
+		go func(ctx context.Context, e *liveFiguresEntry) {
+			rep, err := build(ctx, h.DB, key.ws, key.run, opt)
+			took := lf.clock().Sub(e.started)
+			lf.mu.Lock()
+			e.rep, e.err, e.took = rep, err, took
+			if err == nil {
+				e.progress = progressOf(rep.Run)
+				e.prev = nil // shown no more: these are newer
 			}
-		}(context.WithoutCancel(ctx))
+			lf.mu.Unlock()
+			close(e.ready)
+		}(context.WithoutCancel(ctx), e)
 	}
 	e.seen = now
+	prev := e.prev
 	lf.mu.Unlock()
+	var bound <-chan time.Time
+	if !lf.perView {
+		// Before the figures were shared every view computed them; the
+		// benchmarks' old path waits as it did.
+		wait := lf.waitBound()
+		if prev != nil && prev.took >= wait {
+			// The last computation took longer than a view may wait:
+			// this one will too, so the last figures are shown at once.
+			wait = 0
+			select {
+			case <-e.ready:
+			default:
+				return prev, true, nil
+			}
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		bound = t.C
+	}
 	select {
 	case <-e.ready:
 		if e.err != nil {
-			return nil, e.err
+			return nil, false, e.err
 		}
-		return e, nil
+		return e, false, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, false, ctx.Err()
+	case <-bound:
+		if prev != nil {
+			return prev, true, nil
+		}
+		return nil, false, &preparingError{runID: run.ID, live: true, done: run.BatchesDone, total: run.BatchesTotal, retry: int(liveFiguresEvery / time.Second)}
+	}
+}
+
+// done tells whether the entry's computation has ended.
+func (e *liveFiguresEntry) done() bool {
+	select {
+	case <-e.ready:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -207,9 +355,34 @@ func (e *liveFiguresEntry) note() *web.LiveFigures {
 // A computation in flight is dropped too: its viewers keep it until it is
 // ready, and the map does not keep it after them.
 func (lf *liveFigures) sweep(now time.Time) {
+	idle := lf.idleFor()
 	for k, e := range lf.entries {
-		if now.Sub(e.seen) > liveFiguresIdle {
+		if now.Sub(e.seen) > idle {
 			delete(lf.entries, k)
+		}
+	}
+}
+
+// RunLiveFiguresJanitor drops, every every (LiveFiguresSweepEvery when
+// not positive) until ctx ends, the running runs' figures nobody viewed
+// for liveFiguresIdle, so that they go when their viewers do and not at
+// the next view of some running run. The server runs it for as long as it
+// serves and stops it on shutdown (it returns once ctx is done).
+func (h *Handlers) RunLiveFiguresJanitor(ctx context.Context, every time.Duration) {
+	if every <= 0 {
+		every = LiveFiguresSweepEvery
+	}
+	lf := &h.live
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			lf.mu.Lock()
+			lf.sweep(lf.clock())
+			lf.mu.Unlock()
 		}
 	}
 }

@@ -11,8 +11,9 @@ import (
 // human rating, and that empty lines were skipped (QA: a column "score"
 // with four words among nine rows was silently left unticked, and a file
 // of ten lines with one empty line read "9 rows" with no word about it),
-// and names the plain number to write for ratings typed as "4/5", "4,5"
-// or "80%".
+// and names the plain number to write for ratings typed as "4,5" or
+// "80%"; ratings out of one maximum ("4/5") are ticked and read as their
+// score, out of several not ticked, saying why.
 func TestMappingSaysWhyNotRatingAndSkippedLines(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		for _, tc := range []struct {
@@ -45,12 +46,15 @@ func TestMappingSaysWhyNotRatingAndSkippedLines(t *testing.T) {
 			// decimal comma, in percent (QA: such a column had no tick
 			// and no word about why).
 			{"csv, ratings written as text", "written.csv",
-				"id,reply,out_of,comma,percent\n" +
-					"a,Happy to help,4/5,\"4,5\",80%\n" +
-					"b,I cannot say,2/5,\"2,0\",40%\n" +
-					"c,Here is the answer,5 / 5,3,100%\n",
+				"id,reply,out_of,mixed,comma,percent\n" +
+					"a,Happy to help,4/5,4/5,\"4,5\",80%\n" +
+					"b,I cannot say,2/5,7/10,\"2,0\",40%\n" +
+					"c,Here is the answer,5 / 5,3/5,3,100%\n",
 				map[string]string{
-					"out_of":  `Not ticked: 3 of 3 rows hold ratings written as text, such as "4/5": a rating column holds plain numbers (write 4), with a dot for decimals.`,
+					// Out of one maximum: ticked and read as the score;
+					// out of several: not ticked, saying why.
+					"out_of":  `Its ratings written out of 5 (such as "4/5") are read as their score (4), on a scale up to 5.`,
+					"mixed":   `Not ticked: its ratings are written out of a maximum (such as "4/5", out of 5), but not all out of the same one`,
 					"comma":   `Not ticked: 2 of 3 rows hold ratings written as text, such as "4,5": a rating column holds plain numbers (write 4.5)`,
 					"percent": `such as "80%": a rating column holds plain numbers (write 80)`,
 					"reply":   ""},

@@ -862,7 +862,11 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		return render(c, http.StatusOK, web.ReviewQueuePage(v))
 	}
 	linked := q.Index // the place the link said, -1 when none
-	version := queueVersion(run, q.Order, qi.total)
+	vrun := run
+	if qi.asOf != nil {
+		vrun = *qi.asOf // the run as the figures ordered read it
+	}
+	version := queueVersion(vrun, q.Order, qi.total)
 	if err := placeBySample(ctx, &q, qi, &v); err != nil {
 		return err
 	}

@@ -219,6 +219,7 @@ func (h *Handlers) routes() []route {
 		{post, "/members/invites", h.createInvite, Owner},
 		{post, "/members/invites/:id/revoke", h.revokeInvite, Owner},
 		{post, "/members/invites/:id/link", h.showInviteLink, Owner},
+		{post, "/members/invites/:id/resend", h.resendInviteAnswers, Owner},
 		{post, "/members/:id/role", h.changeRole, Owner},
 		{post, "/members/:id/remove", h.removeMember, Owner},
 		{post, "/members/:id/reset", h.issueReset, Owner},

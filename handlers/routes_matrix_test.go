@@ -51,6 +51,7 @@ var wantAccess = map[string]Access{
 	"POST /members/invites":               Owner,
 	"POST /members/invites/:id/revoke":    Owner,
 	"POST /members/invites/:id/link":      Owner,
+	"POST /members/invites/:id/resend":    Owner,
 	"POST /members/:id/role":              Owner,
 	"POST /members/:id/remove":            Owner,
 	"POST /members/:id/reset":             Owner,

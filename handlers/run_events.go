@@ -166,8 +166,9 @@ func startEventStream(c echo.Context) *echo.Response {
 
 // maxStreamsPerHolder is how many progress streams one holder may keep
 // open at once in a server process: an API token (GET
-// /api/v1/runs/{id}/events), or a signed-in account, over all its sessions
-// (the run page's GET /runs/{id}/events). The rate limit counts an API
+// /api/v1/runs/{id}/events), a signed-in account, over all its sessions
+// (the run page's GET /runs/{id}/events), or the local user of a loopback
+// server with no accounts, over its tabs and scripts together. The rate limit counts an API
 // stream once, when it opens, and the run page's stream skips the page
 // gate, yet each open stream reads the run twice a second for as long as
 // the run goes on (hours, or a run waiting for its judge): without a
@@ -181,8 +182,14 @@ const maxStreamsPerHolder = 10
 // streamHolder is whom an open progress stream is counted against.
 type streamHolder struct {
 	kind PrincipalKind
-	id   int64 // the token's id, or the account's user id
+	id   int64 // the token's id, or the account's user id (0: the local user)
 }
+
+// localStreamsRefusal is the message of a refused stream of the local user,
+// whose page and API streams count together.
+var localStreamsRefusal = fmt.Sprintf("this server's local user already has %d live progress streams open (the most one holder may keep, "+
+	"over all its tabs and scripts): close some of the pages or scripts following a run; the run page refreshes its figures without one, "+
+	"and a script can poll GET /api/v1/runs/{id}", maxStreamsPerHolder)
 
 // openStreams counts the progress streams open per holder.
 type openStreams struct {
@@ -220,7 +227,9 @@ const streamRetryAfter = 15
 // API token, or a signed-in account whatever its session), or refuses it
 // 429 with Retry-After and refusal as the message when that holder has
 // maxStreamsPerHolder open already. release counts it closed: call it when
-// the stream ends. The local user of a loopback server is not counted.
+// the stream ends. The local user of a loopback server (no account) is one
+// holder, its page and API streams together: a local browser tab or
+// script that leaks streams is as costly as an account's.
 func (h *Handlers) holdStream(c echo.Context, refusal string) (release func(), err error) {
 	var k streamHolder
 	switch p := principalOf(c.Request().Context()); p.Kind {
@@ -228,6 +237,8 @@ func (h *Handlers) holdStream(c echo.Context, refusal string) (release func(), e
 		k = streamHolder{Token, p.TokenID}
 	case Account:
 		k = streamHolder{Account, p.User.ID}
+	case LocalUser:
+		k, refusal = streamHolder{LocalUser, 0}, localStreamsRefusal
 	default:
 		return func() {}, nil
 	}
@@ -305,7 +316,15 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 		case <-poll.C:
 		}
 		if time.Since(checked) >= accessRecheck {
-			if !h.mayStillRead(ctx, reader) {
+			switch may, err := h.mayStillRead(ctx, reader); {
+			case err != nil:
+				// No answer (the database busy under load, or
+				// restarting) is not a refusal: ask again at the next
+				// poll rather than tell a member they lost access.
+				if ctx.Err() == nil {
+					h.Log.Warn("progress stream: access not rechecked", "run", run.ID, "err", err)
+				}
+			case !may:
 				// The stream ends, saying so: the browser's reconnection
 				// is refused as any request of theirs now is, and the page
 				// would otherwise go on showing the last progress as if
@@ -313,8 +332,9 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 				fmt.Fprintf(w, "event: ended\ndata: %s\n\n", streamEndedNoAccess)
 				w.Flush()
 				return nil
+			default:
+				checked = time.Now()
 			}
-			checked = time.Now()
 		}
 		next, err := h.DB.FindRun(ctx, h.workspaceID(c), run.ID)
 		if models.ErrorCode(err) == models.ENotFound {
@@ -338,14 +358,33 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 // still a member, and their session not signed out since (a password
 // change, a reset, "sign out my other sessions" move the account's session
 // epoch). The local user of a loopback server always may.
-func (h *Handlers) mayStillRead(ctx context.Context, p Principal) bool {
+func (h *Handlers) mayStillRead(ctx context.Context, p Principal) (bool, error) {
 	if p.Kind != Account {
-		return p.Kind == LocalUser
+		return p.Kind == LocalUser, nil
 	}
 	u, err := h.DB.FindUser(ctx, p.User.ID)
-	if err != nil || u.SessionEpoch != p.User.SessionEpoch {
-		return false
+	if err != nil {
+		return false, unlessRefusal(err)
 	}
-	_, err = h.DB.MemberRole(ctx, p.Workspace.ID, u.ID)
-	return err == nil
+	if u.SessionEpoch != p.User.SessionEpoch {
+		return false, nil
+	}
+	if _, err = h.DB.MemberRole(ctx, p.Workspace.ID, u.ID); err != nil {
+		return false, unlessRefusal(err)
+	}
+	return true, nil
+}
+
+// unlessRefusal is nil for an error that answers an access recheck with
+// no (the account, membership or token is gone: not found, unauthorized),
+// and err for one that does not answer it (the database busy or away), on
+// which a stream asks again later instead of ending. A busy SQLite under
+// load ended a member's stream with "you no longer have access"
+// (TestAccessRecheckErrorIsNoRefusal).
+func unlessRefusal(err error) error {
+	switch models.ErrorCode(err) {
+	case models.ENotFound, models.EUnauthorized:
+		return nil
+	}
+	return err
 }

@@ -3,12 +3,16 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"gorm.io/gorm"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -102,4 +106,72 @@ func shortStreamTimings(t *testing.T) {
 	poll, recheck := progressPoll, accessRecheck
 	progressPoll, accessRecheck = 100*time.Millisecond, 400*time.Millisecond
 	t.Cleanup(func() { progressPoll, accessRecheck = poll, recheck })
+}
+
+// TestAccessRecheckErrorIsNoRefusal: a recheck of a stream's access that
+// gets no answer from the database (busy under load, restarting) does not
+// end a member's stream as if they had lost access; the stream asks again
+// at its next poll, and still ends once the member is really removed.
+// Regression: any error of the recheck's reads ended the stream with "you
+// no longer have access" (a flaky member_stays case of
+// TestProgressStreamEndsWhenAccessEnds under load was this).
+func TestAccessRecheckErrorIsNoRefusal(t *testing.T) {
+	shortStreamTimings(t)
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.ratedDataset("streamed", 10)
+		run := env.storedRun(d, "still going", d.human, nil)
+		must(t, env.db.Gorm.Exec(`UPDATE runs SET status = ?, finished_at = NULL WHERE id = ?`, models.RunRunning, run.ID).Error)
+		env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
+		u := env.createUser(env.ws.ID, "viewer@a.test", models.RoleViewer)
+
+		// Every read of the memberships table fails while failing is set,
+		// as a database that does not answer would.
+		var failing atomic.Bool
+		for _, g := range []*gorm.DB{env.db.Gorm, env.db.Read} {
+			if g == nil {
+				continue
+			}
+			name := "test:memberships-unanswered"
+			must(t, g.Callback().Query().Before("gorm:query").Register(name, func(tx *gorm.DB) {
+				if failing.Load() && tx.Statement.Table == "memberships" {
+					tx.AddError(errors.New("database is locked"))
+				}
+			}))
+			t.Cleanup(func() { g.Callback().Query().Remove(name) })
+		}
+
+		req := httptest.NewRequest(http.MethodGet, fmt.Sprintf("/runs/%d/events", run.ID), nil)
+		req.AddCookie(env.sessionCookie(u))
+		rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		rec := httptest.NewRecorder()
+		done := make(chan struct{})
+		go func() {
+			env.e.ServeHTTP(rec, req.WithContext(rctx))
+			close(done)
+		}()
+		time.Sleep(progressPoll + 100*time.Millisecond) // the first event is out
+		failing.Store(true)
+		select {
+		case <-done:
+			t.Fatalf("the stream ended while its access could not be rechecked: %.300q", rec.Body.String())
+		case <-time.After(2*accessRecheck + 2*progressPoll):
+			// two rechecks came and found no answer
+		}
+		failing.Store(false)
+		if _, err := env.db.RemoveMember(ctx, env.ws.ID, u.ID, false); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-done:
+		case <-time.After(accessRecheck + 2*progressPoll + 5*time.Second):
+			cancel()
+			<-done
+			t.Fatalf("the stream still runs after its reader was removed and the database answered again")
+		}
+		if !strings.HasSuffix(rec.Body.String(), "event: ended\ndata: "+streamEndedNoAccess+"\n\n") {
+			t.Errorf("the stream ended without saying its reader lost access: %.300q", rec.Body.String()[max(0, rec.Body.Len()-300):])
+		}
+	})
 }

@@ -248,8 +248,16 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 	case stored:
 		rep, err = h.runSummary(ctx, run.ID, opt)
 	case live:
-		if lv, err = h.liveReport(ctx, run, opt); err == nil {
+		var stale bool
+		if lv, stale, err = h.liveFiguresFor(ctx, run, opt); err == nil {
 			rep, v.Live = lv.rep, lv.note()
+			if stale {
+				// The last figures computed, while newer ones are: a
+				// copy, the note is shared.
+				n := *v.Live
+				n.Refreshing = true
+				v.Live = &n
+			}
 		}
 	default:
 		rep, err = h.buildReportWith(ctx, run.ID, opt)

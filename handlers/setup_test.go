@@ -82,6 +82,9 @@ func newTestHandlers(t *testing.T, db *models.DB, r *runner.Runner, ws models.Wo
 		t.Fatal(err)
 	}
 	h.SimulatedURL = simURL
+	// A running run's page shows figures as of the view, as the tests
+	// read them, unless a test bounds the wait (liveFigures.wait).
+	h.live.wait = time.Minute
 	// Tests run as the local user of a loopback server with no accounts
 	// (the default of `make run`); accounts_test.go covers the rest.
 	h.LocalMode = true

@@ -69,9 +69,18 @@ type preparingError struct {
 	// retry is the seconds to wait before asking again;
 	// 0 is preparingRetrySeconds.
 	retry int
+	// live is set when what is computed is a running run's provisional
+	// figures (liveFiguresFor), its first computation, when done of its
+	// total batches were back.
+	live        bool
+	done, total int
 }
 
 func (e *preparingError) Error() string {
+	if e.live {
+		return fmt.Sprintf("the provisional figures of run %d (%s of %s batches back) are being computed now; try again in %d seconds",
+			e.runID, web.Count(e.done), web.Count(e.total), e.retrySeconds())
+	}
 	if e.otherRunID != 0 {
 		return fmt.Sprintf("the comparison of runs %d and %d (%s samples) is being computed now; try again in %d seconds",
 			e.runID, e.otherRunID, web.Count(e.samples), e.retrySeconds())
@@ -180,5 +189,6 @@ func answerPreparing(c echo.Context, err error) error {
 
 // preparingView is the run page's "Preparing results" card of p.
 func preparingView(p *preparingError) *web.ResultsPreparing {
-	return &web.ResultsPreparing{Samples: p.samples, RefreshSeconds: p.retrySeconds(), LastFailed: p.lastFailed, Pairing: p.otherRunID != 0}
+	return &web.ResultsPreparing{Samples: p.samples, RefreshSeconds: p.retrySeconds(), LastFailed: p.lastFailed, Pairing: p.otherRunID != 0,
+		Live: p.live, Done: p.done, Total: p.total}
 }

@@ -32,7 +32,7 @@ func TestWebhookSettingsPage(t *testing.T) {
 		}{
 			{"/settings/webhook", url.Values{"url": {"ftp://x.test/"}, "on_finished": {"1"}}, http.StatusUnprocessableEntity, "absolute http:// or https://"},
 			{"/settings/webhook", url.Values{"url": {recv.URL + "/hook"}, "base_url": {"https://eval.example.test/"}, "on_failed": {"1"}}, http.StatusSeeOther, ""},
-			{"/settings/webhook/test", nil, http.StatusOK, "refused: connecting to 127.0.0.1"},
+			{"/settings/webhook/test", nil, http.StatusOK, "refused: 127.0.0.1 is a loopback address, and connecting to it is not allowed"},
 		}
 		for _, s := range steps {
 			rec := env.postForm(s.path, s.form)

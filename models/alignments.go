@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -177,8 +178,82 @@ func (db *DB) CheckHeldOutClaim(ctx context.Context, id int64, owner string) err
 // ErrHeldOutClaimLost, or ErrHeldOutLaunched when the runs were recorded
 // meanwhile. The check and the recording hold the alignment's row from
 // the first statement on, so of two launches racing to record, one does.
+// LaunchHeldOutCopy does the same with the copy of the held-out samples
+// the runs judge, in the same transaction.
 func (db *DB) LaunchHeldOutRuns(ctx context.Context, a *Alignment, owner string, was Alignment, before, after *Run,
 	enqueue func(ctx context.Context, tx *sql.Tx, r *Run) (int64, error)) error {
+	if err := checkHeldOutRuns(before, after); err != nil {
+		return err
+	}
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		return db.launchHeldOutRunsTx(ctx, tx, a, owner, was, before, after, enqueue)
+	})
+	if err != nil {
+		before.ID, after.ID = 0, 0 // rolled back: no run was stored
+		return err
+	}
+	a.BeforeRunID, a.AfterRunID = &before.ID, &after.ID
+	return nil
+}
+
+// HeldOutCopy is the copy of an alignment's held-out samples that its
+// held-out runs judge (LaunchHeldOutCopy): a dataset of their own, whose
+// rows Fill hands to put as ImportDataset's fill does, and the experiment
+// that groups the two runs.
+type HeldOutCopy struct {
+	Dataset    *Dataset
+	Fill       func(put func(DatasetRow) error) error
+	Experiment *Experiment
+}
+
+// LaunchHeldOutCopy is LaunchHeldOutRuns with the copy of the held-out
+// samples the runs judge: the copy's dataset and rows (written a chunk at
+// a time, as ImportDataset writes them), its experiment, both runs (their
+// dataset and experiment set to the copy's) and their record on a are
+// stored in one transaction, under the same checks. A launch that lost
+// its claim, or whose runs another launch recorded meanwhile, stores
+// nothing at all: before, its copy and experiment were stored first, in
+// transactions of their own, and stayed behind unused when the record was
+// refused. On failure the ids of cp's dataset and experiment and of both
+// runs are 0.
+func (db *DB) LaunchHeldOutCopy(ctx context.Context, a *Alignment, owner string, was Alignment, cp HeldOutCopy, before, after *Run,
+	enqueue func(ctx context.Context, tx *sql.Tx, r *Run) (int64, error)) error {
+	if err := checkHeldOutRuns(before, after); err != nil {
+		return err
+	}
+	e := cp.Experiment
+	if strings.TrimSpace(e.Name) == "" {
+		return Errorf(EInvalid, "the experiment needs a name")
+	}
+	if err := checkName("experiment name", e.Name, MaxComposedNameLength); err != nil {
+		return err
+	}
+	heldOut := a.HeldOutDatasetID
+	err := db.importDataset(ctx, cp.Dataset, cp.Fill, func(tx *gorm.DB) error {
+		e.DatasetID = cp.Dataset.ID
+		if err := tx.Create(e).Error; err != nil {
+			return fmt.Errorf("create the experiment of alignment %d's held-out runs: %w", a.ID, err)
+		}
+		for _, r := range []*Run{before, after} {
+			r.DatasetID, r.ExperimentID = cp.Dataset.ID, &e.ID
+		}
+		id := cp.Dataset.ID
+		a.HeldOutDatasetID = &id
+		return db.launchHeldOutRunsTx(ctx, tx, a, owner, was, before, after, enqueue)
+	})
+	if err != nil {
+		// Rolled back: nothing was stored.
+		before.ID, after.ID, cp.Dataset.ID, e.ID = 0, 0, 0, 0
+		a.HeldOutDatasetID = heldOut
+		return err
+	}
+	a.BeforeRunID, a.AfterRunID = &before.ID, &after.ID
+	return nil
+}
+
+// checkHeldOutRuns refuses held-out runs that cannot be stored, before
+// anything is written.
+func checkHeldOutRuns(before, after *Run) error {
 	for _, r := range []*Run{before, after} {
 		if err := checkName("run name", r.Name, MaxComposedNameLength); err != nil {
 			return err
@@ -187,44 +262,42 @@ func (db *DB) LaunchHeldOutRuns(ctx context.Context, a *Alignment, owner string,
 			return err
 		}
 	}
+	return nil
+}
+
+// launchHeldOutRunsTx is LaunchHeldOutRuns's writes, in tx.
+func (db *DB) launchHeldOutRunsTx(ctx context.Context, tx *gorm.DB, a *Alignment, owner string, was Alignment, before, after *Run,
+	enqueue func(ctx context.Context, tx *sql.Tx, r *Run) (int64, error)) error {
 	same := func(col string, v *int64) (string, []any) {
 		if v == nil {
 			return col + " IS NULL", nil
 		}
 		return col + " = ?", []any{*v}
 	}
-	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		bq, bargs := same("before_run_id", was.BeforeRunID)
-		aq, aargs := same("after_run_id", was.AfterRunID)
-		args := append([]any{a.HeldOutDatasetID, a.WorkspaceID, a.ID}, bargs...)
-		args = append(append(args, aargs...), owner)
-		res := tx.Exec(`UPDATE alignments SET held_out_dataset_id = ? WHERE workspace_id = ? AND id = ? AND `+bq+` AND `+aq+`
-			AND EXISTS (SELECT 1 FROM heldout_launches l WHERE l.alignment_id = alignments.id AND l.owner = ? AND l.lease_until IS NOT NULL)`, args...)
-		if res.Error != nil {
-			return fmt.Errorf("record the held-out runs of alignment %d: %w", a.ID, res.Error)
-		}
-		if res.RowsAffected == 0 {
-			var now Alignment
-			if err := tx.Select("before_run_id", "after_run_id").Where("workspace_id = ? AND id = ?", a.WorkspaceID, a.ID).First(&now).Error; err != nil {
-				return notFound(err, "alignment", a.ID)
-			}
-			if !sameID(now.BeforeRunID, was.BeforeRunID) || !sameID(now.AfterRunID, was.AfterRunID) {
-				return &Error{Code: EConflict, Err: ErrHeldOutLaunched,
-					Message: fmt.Sprintf("the held-out runs of alignment %d were launched meanwhile (runs %s and %s): they are not launched twice", a.ID, idText(now.BeforeRunID), idText(now.AfterRunID))}
-			}
-			return claimLost(a.ID)
-		}
-		for _, r := range []*Run{before, after} {
-			if err := db.createRunTx(ctx, tx, r, enqueue, db.MaxActiveRunsPerWorkspace); err != nil {
-				return err
-			}
-		}
-		return tx.Model(&Alignment{}).Where("id = ?", a.ID).Updates(map[string]any{"before_run_id": before.ID, "after_run_id": after.ID}).Error
-	})
-	if err != nil {
-		before.ID, after.ID = 0, 0 // rolled back: no run was stored
-		return err
+	bq, bargs := same("before_run_id", was.BeforeRunID)
+	aq, aargs := same("after_run_id", was.AfterRunID)
+	args := append([]any{a.HeldOutDatasetID, a.WorkspaceID, a.ID}, bargs...)
+	args = append(append(args, aargs...), owner)
+	res := tx.Exec(`UPDATE alignments SET held_out_dataset_id = ? WHERE workspace_id = ? AND id = ? AND `+bq+` AND `+aq+`
+		AND EXISTS (SELECT 1 FROM heldout_launches l WHERE l.alignment_id = alignments.id AND l.owner = ? AND l.lease_until IS NOT NULL)`, args...)
+	if res.Error != nil {
+		return fmt.Errorf("record the held-out runs of alignment %d: %w", a.ID, res.Error)
 	}
-	a.BeforeRunID, a.AfterRunID = &before.ID, &after.ID
-	return nil
+	if res.RowsAffected == 0 {
+		var now Alignment
+		if err := tx.Select("before_run_id", "after_run_id").Where("workspace_id = ? AND id = ?", a.WorkspaceID, a.ID).First(&now).Error; err != nil {
+			return notFound(err, "alignment", a.ID)
+		}
+		if !sameID(now.BeforeRunID, was.BeforeRunID) || !sameID(now.AfterRunID, was.AfterRunID) {
+			return &Error{Code: EConflict, Err: ErrHeldOutLaunched,
+				Message: fmt.Sprintf("the held-out runs of alignment %d were launched meanwhile (runs %s and %s): they are not launched twice", a.ID, idText(now.BeforeRunID), idText(now.AfterRunID))}
+		}
+		return claimLost(a.ID)
+	}
+	for _, r := range []*Run{before, after} {
+		if err := db.createRunTx(ctx, tx, r, enqueue, db.MaxActiveRunsPerWorkspace); err != nil {
+			return err
+		}
+	}
+	return tx.Model(&Alignment{}).Where("id = ?", a.ID).Updates(map[string]any{"before_run_id": before.ID, "after_run_id": after.ID}).Error
 }

@@ -36,6 +36,28 @@ type Invite struct {
 	// MailStopped: the owner was shown the link instead; a mail still
 	// being retried is not sent (it would end the link handed over).
 	MailStopped bool
+	// Answers are the addresses the invite was answered with by mail
+	// (AnswerInviteByMail) whose confirmation link is still open, newest
+	// first, one per address (filled by ListOpenInvites): the invite
+	// stays open until one is opened, and Members shows whether each
+	// mail was delivered.
+	Answers []InviteAnswer `gorm:"-" json:"-"`
+	// AnswersLeft is how many more times the invite can be answered by
+	// mail (MaxAnswersPerInvite less those made; filled by ListOpenInvites).
+	AnswersLeft int `gorm:"-" json:"-"`
+}
+
+// InviteAnswer is an address an invite was answered with, whose mailed
+// confirmation link is still open.
+type InviteAnswer struct {
+	// ConfirmationID is the confirmation link's row.
+	ConfirmationID int64
+	// Email is the address typed by whoever answered (untrusted text).
+	Email     string
+	CreatedAt time.Time
+	// MailProblem is why the confirmation mail was not delivered ("":
+	// delivered, or not tried yet).
+	MailProblem string
 }
 
 // PasswordReset is a single-use link, issued by an owner, that sets a new
@@ -214,6 +236,9 @@ func (db *DB) ListOpenInvites(ctx context.Context, wsID int64) ([]Invite, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := withInviteAnswers(db.Reader(ctx), is); err != nil {
+		return nil, fmt.Errorf("read the answers to the invites of workspace %d: %w", wsID, err)
+	}
 	var ids []int64
 	for _, inv := range is {
 		if inv.ClaimedBy != nil {
@@ -237,6 +262,48 @@ func (db *DB) ListOpenInvites(ctx context.Context, wsID int64) ([]Invite, error)
 		}
 	}
 	return is, nil
+}
+
+// withInviteAnswers fills each invite's Answers and AnswersLeft: a
+// confirmation mail that bounced is otherwise seen by nobody (no account
+// exists yet to show it to), and the owner who made the invite waits for
+// someone who never got the link.
+// q reads (a transaction's, or the reader's).
+func withInviteAnswers(q *gorm.DB, is []Invite) error {
+	if len(is) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(is))
+	for i, inv := range is {
+		ids[i] = inv.ID
+	}
+	var ecs []EmailConfirmation
+	if err := q.Where("invite_id IN ?", ids).Order("id DESC").Find(&ecs).Error; err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	made := map[int64]int{}
+	seen := map[int64]map[string]bool{}
+	answers := map[int64][]InviteAnswer{}
+	for _, ec := range ecs {
+		id := *ec.InviteID
+		made[id]++
+		if ec.UsedAt != nil || !ec.ExpiresAt.After(now) || seen[id][ec.Email] {
+			continue
+		}
+		if seen[id] == nil {
+			seen[id] = map[string]bool{}
+		}
+		// Only the newest link per address: an older one's bounce is
+		// moot once the same address was mailed again.
+		seen[id][ec.Email] = true
+		answers[id] = append(answers[id], InviteAnswer{ConfirmationID: ec.ID, Email: ec.Email, CreatedAt: ec.CreatedAt, MailProblem: ec.MailProblem})
+	}
+	for i, inv := range is {
+		is[i].Answers = answers[inv.ID]
+		is[i].AnswersLeft = max(MaxAnswersPerInvite-made[inv.ID], 0)
+	}
+	return nil
 }
 
 // CountOpenInvitesBy counts the open invites a member made in a workspace

@@ -291,6 +291,53 @@ func (db *DB) ShowInviteLink(ctx context.Context, wsID, id int64) (Invite, strin
 	return inv, token, err
 }
 
+// ResendInviteAnswerMails queues again, for an owner of the workspace, the
+// confirmation mails of an open invite's answers whose last mail could not
+// be delivered (Invite.Answers with a MailProblem), each to the address it
+// was answered with, and returns those addresses. Their problem is cleared
+// until the new attempt's outcome is recorded. Only a mail that failed can
+// be sent again, so the button is no way to mail an address at will. A nil
+// queue (a server without mail) is refused once the invite is found.
+func (db *DB) ResendInviteAnswerMails(ctx context.Context, wsID, inviteID int64, queue QueueLinkMail) ([]string, error) {
+	var sent []string
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		now := time.Now().UTC()
+		var inv Invite
+		if err := tx.Where("workspace_id = ? AND id = ? AND used_at IS NULL AND expires_at > ?", wsID, inviteID, now).
+			Where(inviteMakerOwns).First(&inv).Error; err != nil {
+			return notFoundText(err, fmt.Sprintf("invite %d does not exist, was already used, or has already ended", inviteID))
+		}
+		if queue == nil {
+			return Errorf(EInvalid, "this server sends no mail, so nothing can be sent again: the operator can set BATCHEVAL_SMTP_URL")
+		}
+		is := []Invite{inv}
+		if err := withInviteAnswers(tx, is); err != nil {
+			return err
+		}
+		stx, err := SQLTx(tx)
+		if err != nil {
+			return err
+		}
+		for _, a := range is[0].Answers {
+			if a.MailProblem == "" {
+				continue
+			}
+			if err := tx.Model(&EmailConfirmation{}).Where("id = ?", a.ConfirmationID).Update("mail_problem", "").Error; err != nil {
+				return err
+			}
+			if err := queue(ctx, stx, a.ConfirmationID); err != nil {
+				return fmt.Errorf("queue the confirmation mail to %s: %w", a.Email, err)
+			}
+			sent = append(sent, a.Email)
+		}
+		if len(sent) == 0 {
+			return Errorf(EConflict, "no confirmation mail of invite %d failed: there is nothing to send again", inviteID)
+		}
+		return nil
+	})
+	return sent, err
+}
+
 // AuditSelfReset: the account's holder asked for a reset link on the
 // sign-in page, and it was mailed to the account's confirmed address.
 const AuditSelfReset = "reset-requested"

@@ -165,6 +165,47 @@ func (db *DB) AccountAuditLog(ctx context.Context, userID int64) ([]AccountAudit
 	return out, nil
 }
 
+// AccountEventsFilter selects entries of the accounts' audit log
+// (ListAccountEvents).
+type AccountEventsFilter struct {
+	// Email, when set, keeps the entries of the account with this address
+	// now, or that named it as their target when written (an account
+	// since released or deleted); case does not matter.
+	Email string
+	// Since, when set, keeps the entries written at or after it.
+	Since time.Time
+	// Limit is how many entries at most, the newest; it must be positive.
+	Limit int
+}
+
+// AccountEventRow is an entry of the accounts' audit log with the address
+// its account has now ("" when the account is gone).
+type AccountEventRow struct {
+	AccountAuditEvent
+	Email string
+}
+
+// ListAccountEvents reads the accounts' audit log, newest first.
+func (db *DB) ListAccountEvents(ctx context.Context, f AccountEventsFilter) ([]AccountEventRow, error) {
+	if f.Limit <= 0 {
+		return nil, &Error{Code: EInvalid, Message: "the number of entries to list must be positive"}
+	}
+	q := db.Reader(ctx).Table("account_audit_events AS e").
+		Select("e.id, e.user_id, e.actor, e.action, e.target, e.detail, e.created_at, COALESCE(u.email, '') AS email").
+		Joins("LEFT JOIN users AS u ON u.id = e.user_id")
+	if email := strings.ToLower(strings.TrimSpace(f.Email)); email != "" {
+		q = q.Where("LOWER(u.email) = ? OR LOWER(e.target) = ?", email, email)
+	}
+	if !f.Since.IsZero() {
+		q = q.Where("e.created_at >= ?", f.Since.UTC())
+	}
+	var out []AccountEventRow
+	if err := q.Order("e.created_at DESC, e.id DESC").Limit(f.Limit).Scan(&out).Error; err != nil {
+		return nil, fmt.Errorf("read the accounts' audit log: %w", err)
+	}
+	return out, nil
+}
+
 // auditTx writes ev into its workspace's audit log, in tx.
 func auditTx(tx *gorm.DB, e AuditEvent) error {
 	e.ID = 0

@@ -57,6 +57,9 @@ func wholeReviews(ctx context.Context, db *models.DB, wsID, datasetID int64, cri
 					rs[i].Reviewer = u.Email
 					if n := strings.TrimSpace(u.Name); n != u.Email {
 						rs[i].ReviewerName = n // the name reports key the account by
+						if n != "" {
+							rs[i].NameRank = 1 // no two accounts of the seed share a name
+						}
 					}
 				}
 			}
@@ -71,7 +74,7 @@ func wholeReviews(ctx context.Context, db *models.DB, wsID, datasetID int64, cri
 // ratingFields is what ListCriteriaRatings reads of a review.
 func ratingFields(r models.ReviewRating) models.ReviewRating {
 	return models.ReviewRating{ID: r.ID, WorkspaceID: r.WorkspaceID, DatasetID: r.DatasetID, RowID: r.RowID, Criterion: r.Criterion,
-		HumanColumn: r.HumanColumn, Reviewer: r.Reviewer, ReviewerName: r.ReviewerName, UserID: r.UserID, Score: r.Score, Lo: r.Lo, Hi: r.Hi}
+		HumanColumn: r.HumanColumn, Reviewer: r.Reviewer, ReviewerName: r.ReviewerName, NameRank: r.NameRank, UserID: r.UserID, Score: r.Score, Lo: r.Lo, Hi: r.Hi}
 }
 
 // seedRatings stores a dataset of rows samples and reviews reviews of them

@@ -62,6 +62,11 @@ type ReviewRating struct {
 	// where Reviewer is the account's current email (withCurrentReviewers),
 	// never stored.
 	ReviewerName string `gorm:"-"`
+	// NameRank numbers the accounts that reviewed in the workspace under
+	// the same display name, in the order they first reviewed there (1:
+	// the first, or the only one; 0 when unset: no display name, or not
+	// read by withCurrentReviewers). AnnotatorName adds it from 2 on.
+	NameRank int `gorm:"-"`
 }
 
 // Limits of the review form: a reason and a comment are notes, not
@@ -167,7 +172,7 @@ func (db *DB) ListReviewRatings(ctx context.Context, wsID, datasetID int64, crit
 	if err := q.Order("id").Find(&rs).Error; err != nil {
 		return nil, err
 	}
-	return rs, db.withCurrentReviewers(ctx, rs)
+	return rs, db.withCurrentReviewers(ctx, wsID, rs)
 }
 
 // ListCriteriaRatings returns the ratings of every review of the
@@ -236,7 +241,7 @@ func (db *DB) ListCriteriaRatings(ctx context.Context, wsID, datasetID int64, cr
 	}
 	for _, rs := range out {
 		slices.SortFunc(rs, func(a, b ReviewRating) int { return cmp.Compare(a.ID, b.ID) })
-		if err := db.withCurrentReviewers(ctx, rs); err != nil {
+		if err := db.withCurrentReviewers(ctx, wsID, rs); err != nil {
 			return nil, err
 		}
 	}
@@ -262,7 +267,7 @@ func (db *DB) ListRowsCriteriaReviews(ctx context.Context, wsID, datasetID int64
 		return nil, err
 	}
 	slices.SortFunc(rs, func(a, b ReviewRating) int { return cmp.Compare(a.ID, b.ID) })
-	if err := db.withCurrentReviewers(ctx, rs); err != nil {
+	if err := db.withCurrentReviewers(ctx, wsID, rs); err != nil {
 		return nil, err
 	}
 	for _, r := range rs {
@@ -278,7 +283,7 @@ func (db *DB) ListDatasetReviews(ctx context.Context, wsID, datasetID int64) ([]
 	if err := db.Reader(ctx).Where("workspace_id = ? AND dataset_id = ?", wsID, datasetID).Order("id").Find(&rs).Error; err != nil {
 		return nil, err
 	}
-	return rs, db.withCurrentReviewers(ctx, rs)
+	return rs, db.withCurrentReviewers(ctx, wsID, rs)
 }
 
 // DatasetCriteria names the criteria a dataset's reviews can be of,
@@ -319,7 +324,7 @@ func (db *DB) ListReviewsAfter(ctx context.Context, wsID, datasetID int64, crite
 	if err := q.Where("id > ?", afterID).Order("id").Limit(limit).Find(&rs).Error; err != nil {
 		return nil, err
 	}
-	return rs, db.withCurrentReviewers(ctx, rs)
+	return rs, db.withCurrentReviewers(ctx, wsID, rs)
 }
 
 // withCurrentReviewers names each review of a signed-in reviewer (one with
@@ -331,7 +336,7 @@ func (db *DB) ListReviewsAfter(ctx context.Context, wsID, datasetID int64, crite
 // among the annotators (AnnotatorName). Reviews without a user id (a name
 // typed without accounts, or an account since deleted) keep the name
 // stored with them.
-func (db *DB) withCurrentReviewers(ctx context.Context, rs []ReviewRating) error {
+func (db *DB) withCurrentReviewers(ctx context.Context, wsID int64, rs []ReviewRating) error {
 	seen := map[int64]bool{}
 	var ids []int64
 	for _, r := range rs {
@@ -362,6 +367,81 @@ func (db *DB) withCurrentReviewers(ctx context.Context, rs []ReviewRating) error
 			}
 		}
 	}
+	return db.rankReviewerNames(ctx, wsID, rs, users)
+}
+
+// rankReviewerNames sets NameRank on the reviews (of workspace wsID) of
+// accounts with a display name: among the accounts that reviewed in the
+// workspace under that name, in the order they first reviewed there (then
+// by account), whichever reviews this read holds. So an account is the
+// same annotator ("Ann (2)") on every page, export, report and criterion;
+// a reviewer's key never moves because someone of the same name reviews
+// later, even an account made earlier (the order of creation would hand
+// the older account the plain name and move the other's past reviews to
+// "Ann (2)", and every report computed before would read differently); and
+// an account renamed to a name in use that had not reviewed before the
+// others comes after them.
+func (db *DB) rankReviewerNames(ctx context.Context, wsID int64, rs []ReviewRating, users []User) error {
+	seen := map[string]bool{}
+	var names []string
+	for _, u := range users {
+		if n := strings.TrimSpace(u.Name); n != "" && n != u.Email && !seen[u.Name] {
+			seen[u.Name] = true
+			names = append(names, u.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	reviewed := "EXISTS (SELECT 1 FROM review_ratings rr WHERE rr.user_id = users.id AND rr.workspace_id = ?)"
+	var same []User
+	if err := db.Reader(ctx).Select("id", "name").Where("name IN ?", names).Where(reviewed, wsID).Find(&same).Error; err != nil {
+		return fmt.Errorf("find the reviewers who share a display name: %w", err)
+	}
+	byName := map[string][]int64{}
+	for _, u := range same {
+		n := strings.TrimSpace(u.Name)
+		byName[n] = append(byName[n], u.ID)
+	}
+	rank := map[int64]int{}
+	var shared []int64
+	for _, ids := range byName {
+		if len(ids) == 1 {
+			rank[ids[0]] = 1 // the usual case: no first review to look up
+		} else {
+			shared = append(shared, ids...)
+		}
+	}
+	if len(shared) > 0 {
+		type first struct {
+			UserID, First int64
+		}
+		var firsts []first
+		if err := db.Reader(ctx).Table("review_ratings").Select("user_id, MIN(id) AS first").
+			Where("workspace_id = ? AND user_id IN ?", wsID, shared).Group("user_id").Scan(&firsts).Error; err != nil {
+			return fmt.Errorf("order the reviewers who share a display name: %w", err)
+		}
+		firstOf := map[int64]int64{}
+		for _, f := range firsts {
+			firstOf[f.UserID] = f.First
+		}
+		for _, ids := range byName {
+			if len(ids) < 2 {
+				continue
+			}
+			slices.SortFunc(ids, func(a, b int64) int {
+				return cmp.Or(cmp.Compare(firstOf[a], firstOf[b]), cmp.Compare(a, b))
+			})
+			for i, id := range ids {
+				rank[id] = i + 1
+			}
+		}
+	}
+	for i := range rs {
+		if rs[i].UserID != nil && rs[i].ReviewerName != "" {
+			rs[i].NameRank = rank[*rs[i].UserID]
+		}
+	}
 	return nil
 }
 
@@ -386,6 +466,10 @@ func (r ReviewRating) ReviewerKey() string { return ReviewerKeyOf(r.Reviewer, r.
 // Reviewer.
 func (r ReviewRating) AnnotatorName() string {
 	if r.UserID != nil && r.ReviewerName != "" {
+		if r.NameRank > 1 {
+			// Another account that reviewed here first has the name.
+			return r.ReviewerName + " (" + strconv.Itoa(r.NameRank) + ")"
+		}
 		return r.ReviewerName
 	}
 	return r.Reviewer
@@ -664,6 +748,12 @@ func BrowserAnnotatorKeys(key string, reviews []ReviewRating, taken []string) (k
 		}
 	}
 	account := func(id string) bool { return strings.HasPrefix(id, "user:") } // ReviewerKeyOf
+	// Accounts by creation (their ids as numbers: "user:10" is made after
+	// "user:9"), so the first keeps the plain key.
+	accountID := func(id string) int64 {
+		n, _ := strconv.ParseInt(strings.TrimPrefix(id, "user:"), 10, 64)
+		return n
+	}
 	sort.Slice(rs, func(i, j int) bool {
 		a, b := rs[i], rs[j]
 		switch {
@@ -671,6 +761,8 @@ func BrowserAnnotatorKeys(key string, reviews []ReviewRating, taken []string) (k
 			return a.name < b.name
 		case account(a.id) != account(b.id):
 			return account(a.id)
+		case account(a.id) && accountID(a.id) != accountID(b.id):
+			return accountID(a.id) < accountID(b.id)
 		}
 		return a.id < b.id
 	})
@@ -750,6 +842,38 @@ func AnnotatorMeanKey(cols []string) string {
 	return "mean of " + strings.Join(cols, ", ")
 }
 
+// AnnotatorMeanKeyAmong is AnnotatorMeanKey made distinct from the
+// dataset's own rating columns (taken): a real column named "mean of a1,
+// a2, a3" (a file's own precomputed mean) keeps its ratings and its name,
+// and the mean computed here is "mean of a1, a2, a3 (computed)" (or
+// "(computed 2)"...). Before, the computed mean was stored over the real
+// column's ratings, and a criterion reading that column read the
+// computed mean under its name.
+func AnnotatorMeanKeyAmong(cols []string, taken func(string) bool) string {
+	key := AnnotatorMeanKey(cols)
+	if !taken(key) {
+		return key
+	}
+	for n := 1; ; n++ {
+		k := key + " (computed)"
+		if n > 1 {
+			k = fmt.Sprintf("%s (computed %d)", key, n)
+		}
+		if !taken(k) {
+			return k
+		}
+	}
+}
+
+// IsAnnotatorMeanKey reports whether key names the mean of cols computed
+// by WithAnnotatorMean in a dataset whose rating columns are ratingCols.
+func IsAnnotatorMeanKey(key string, cols, ratingCols []string) bool {
+	if len(cols) == 0 {
+		return false
+	}
+	return key == AnnotatorMeanKeyAmong(cols, func(k string) bool { return slices.Contains(ratingCols, k) })
+}
+
 // MeansAnnotators says whether a criterion's human rating is the mean of
 // its annotator columns: it names annotator columns and no human column.
 func MeansAnnotators(crit evaluator.Criterion) bool {
@@ -799,10 +923,34 @@ func HumanOf(row DatasetRow, crit evaluator.Criterion) *float64 {
 // AnnotatorMeanKey, which becomes the criterion's human column. Any other
 // criterion comes back unchanged.
 func WithAnnotatorMean(rows []DatasetRow, crit evaluator.Criterion) ([]DatasetRow, evaluator.Criterion) {
+	return WithAnnotatorMeanAmong(rows, crit, RatingKeysOf(rows))
+}
+
+// RatingKeysOf reports the keys some row holds a rating under (every
+// rating column of the dataset: the import stores each, empty or not).
+func RatingKeysOf(rows []DatasetRow) func(string) bool {
+	return func(k string) bool {
+		for _, row := range rows {
+			if _, ok := row.Ratings[k]; ok {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// WithAnnotatorMeanAmong is WithAnnotatorMean with the rating keys the
+// computed mean must not take given (AnnotatorMeanKeyAmong): a caller
+// that applies it to several criteria in turn passes those of the rows it
+// started from, so a mean stored for one criterion does not push another
+// criterion's key aside.
+func WithAnnotatorMeanAmong(rows []DatasetRow, crit evaluator.Criterion, taken func(string) bool) ([]DatasetRow, evaluator.Criterion) {
 	if !MeansAnnotators(crit) {
 		return rows, crit
 	}
-	key := AnnotatorMeanKey(crit.AnnotatorColumns)
+	// The key is not one of the rows' own ratings: a real column named
+	// like it keeps its ratings.
+	key := AnnotatorMeanKeyAmong(crit.AnnotatorColumns, taken)
 	out := make([]DatasetRow, len(rows))
 	for i, row := range rows {
 		ratings := make(map[string]*float64, len(row.Ratings)+1)

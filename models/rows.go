@@ -73,6 +73,13 @@ func (db *DB) EachDatasetRowRatings(ctx context.Context, datasetID int64, fn fun
 // caller, told nothing was stored, kept the upload for a retry that
 // imported the dataset twice (TestCancelledImportEndsOneWay).
 func (db *DB) ImportDataset(ctx context.Context, d *Dataset, fill func(put func(DatasetRow) error) error) error {
+	return db.importDataset(ctx, d, fill, nil)
+}
+
+// importDataset is ImportDataset; then, when not nil, writes more in the
+// same transaction once every row is stored (an alignment's held-out copy
+// and the runs on it, LaunchHeldOutCopy): an error from it stores nothing.
+func (db *DB) importDataset(ctx context.Context, d *Dataset, fill func(put func(DatasetRow) error) error, then func(tx *gorm.DB) error) error {
 	if err := checkDataset(d); err != nil {
 		return err
 	}
@@ -116,7 +123,13 @@ func (db *DB) ImportDataset(ctx context.Context, d *Dataset, fill func(put func(
 				d.Columns = []string{}
 			}
 			d.RatingStats = stats.storable()
-			return tx.Model(d).Select("row_count", "columns", "rating_stats", "import_notes").Updates(d).Error
+			if err := tx.Model(d).Select("row_count", "columns", "rating_stats", "import_notes").Updates(d).Error; err != nil {
+				return err
+			}
+			if then != nil {
+				return then(tx)
+			}
+			return nil
 		})
 	}
 	g := db.Gorm.WithContext(ctx)

@@ -43,6 +43,10 @@ type UploadScan struct {
 	Skipped   int      `json:"skipped"`
 	Columns   []string `json:"columns"`
 	Generated bool     `json:"generated"`
+	// Encoding is how the whole file was read (dataimport.Encoding), ""
+	// when not kept: a file that is ASCII for its first rows has it
+	// decided further on than the mapping step reads again.
+	Encoding string `json:"encoding,omitempty"`
 }
 
 // SetUploadScan keeps what the streaming pass over upload id counted.
@@ -181,9 +185,7 @@ func (db *DB) savePendingUpload(ctx context.Context, u *PendingUpload, quota int
 				return fmt.Errorf("sum pending uploads: %w", err)
 			}
 			if used+u.SizeBytes > quota {
-				return Errorf(EConflict, "this workspace already holds %s of uploads waiting for their columns to be chosen; with this file it would pass its quota of %s. "+
-					"Finish importing those uploads, or wait for them to expire (after %s), then upload again",
-					mibText(used), mibText(quota), UploadTTL)
+				return quotaRefusal(used, u.SizeBytes, quota)
 			}
 		}
 		if err := tx.Create(u).Error; err != nil {
@@ -194,6 +196,35 @@ func (db *DB) savePendingUpload(ctx context.Context, u *PendingUpload, quota int
 		}
 		return nil
 	})
+}
+
+// UploadQuotaError is an upload refused because the workspace's uploads
+// waiting for their mapping would pass its quota
+// (BATCHEVAL_UPLOAD_QUOTA_MB). It is the Err of an EConflict *Error, whose
+// message says what the quota is and what to do.
+type UploadQuotaError struct {
+	Used  int64 // bytes of the workspace's uploads already waiting
+	Size  int64 // bytes of the refused upload
+	Quota int64 // the quota, in bytes
+}
+
+func (e *UploadQuotaError) Error() string { return "upload quota exceeded" }
+
+// Alone reports an upload larger than the quota by itself, which no
+// finished or expired upload makes room for.
+func (e *UploadQuotaError) Alone() bool { return e.Size > e.Quota }
+
+// quotaRefusal words a refusal by the upload quota for the person.
+func quotaRefusal(used, size, quota int64) error {
+	qe := &UploadQuotaError{Used: used, Size: size, Quota: quota}
+	msg := fmt.Sprintf("this workspace already holds %s of uploads waiting for their columns to be chosen; with this file it would pass its quota of %s. "+
+		"Finish importing those uploads, or wait for them to expire (after %s), then upload again",
+		mibText(used), mibText(quota), UploadTTL)
+	if qe.Alone() {
+		msg = fmt.Sprintf("this file is %s, more than this workspace's quota of %s for uploads waiting for their columns to be chosen: "+
+			"split it into smaller files, or ask the operator to raise BATCHEVAL_UPLOAD_QUOTA_MB", mibText(size), mibText(quota))
+	}
+	return &Error{Code: EConflict, Message: msg, Err: qe}
 }
 
 // PurgeExpiredUploads deletes the uploads older than UploadTTL at now and

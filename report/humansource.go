@@ -411,8 +411,9 @@ func applyHumanSource(ctx context.Context, db *models.DB, wsID int64, run models
 	if use.Source == models.HumansImported {
 		// The imported ratings as the rows hold them, but for a criterion
 		// with annotator columns and no human column: its annotators' mean.
+		taken := models.RatingKeysOf(rows) // the rows' own, before any mean is added
 		for i, crit := range crits {
-			rows, crits[i] = models.WithAnnotatorMean(rows, crit)
+			rows, crits[i] = models.WithAnnotatorMeanAmong(rows, crit, taken)
 		}
 		run.RubricSnapshot.Criteria = crits
 		return run, rows, use, nil

@@ -220,7 +220,9 @@ func (r *Report) Provenance() Provenance {
 		switch {
 		case c.HasHuman:
 			h.HumanColumn = c.Criterion.HumanColumn
-			if cols := c.Criterion.AnnotatorColumns; len(cols) > 0 && h.HumanColumn == models.AnnotatorMeanKey(cols) {
+			// The computed mean's key, which a real rating column
+			// named like it does not take (models.AnnotatorMeanKeyAmong).
+			if cols := c.Criterion.AnnotatorColumns; models.IsAnnotatorMeanKey(h.HumanColumn, cols, r.Dataset.RatingColumns) {
 				h.MeanOf = cols
 			}
 		case r.Humans.Source == "" || r.Humans.Source == models.HumansImported:

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -444,7 +445,7 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 		var meanOf []string
 		if models.MeansAnnotators(crit) {
 			meanOf = crit.AnnotatorColumns
-			crit.HumanColumn = models.AnnotatorMeanKey(meanOf)
+			crit.HumanColumn = models.AnnotatorMeanKeyAmong(meanOf, func(k string) bool { return slices.Contains(ds.RatingColumns, k) })
 		}
 		// at[rowID] is the row's place k in grid, whose rounds are
 		// grid[k*n:(k+1)*n]; judged marks rounds that have an answer, so

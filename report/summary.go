@@ -60,7 +60,11 @@ import (
 // stats.TooFewToTell). summary-14: a criterion with annotator columns
 // and no human column is compared with its annotators' mean per sample
 // (models.WithAnnotatorMean), its human column named "mean of a1, a2, a3".
-const summaryVersion = "summary-14"
+// summary-15: a dataset's own rating column with that name keeps its
+// ratings, and the computed mean is named "mean of a1, a2, a3 (computed)"
+// (models.WithAnnotatorMeanAmong): a criterion reading the real column read
+// the computed mean instead, and its stored summary kept those figures.
+const summaryVersion = "summary-15"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).

@@ -43,11 +43,12 @@ type HeldOutHumans struct {
 // owner is the launch's claim (models.ClaimHeldOutLaunch), which the
 // caller holds: a launch that lost it (its lease lapsed during a stall and
 // another launch took over) copies nothing more and launches nothing; the
-// runs are stored and recorded on the alignment in one transaction that
-// checks the claim and that the alignment's runs are still those it was
-// claimed over (models.LaunchHeldOutRuns), so a launch that loses its
-// claim at the last moment leaves no run to work or pay for and never
-// overwrites the runs of the launch that took over.
+// copy, its experiment and both runs are stored and recorded on the
+// alignment in one transaction that checks the claim and that the
+// alignment's runs are still those it was claimed over
+// (models.LaunchHeldOutCopy), so a launch that loses its claim at the last
+// moment, even while copying, leaves no dataset behind and no run to work
+// or pay for, and never overwrites the runs of the launch that took over.
 //
 // With humans (nil: the copy keeps the imported ratings, which the source
 // run read), the copy's human column of the criterion holds those ratings
@@ -82,6 +83,16 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 		return before, afterRun, err
 	}
 	crit := parent.RubricSnapshot.Criteria[a.CriterionIndex]
+	src := crit
+	carried := false
+	if humans != nil && models.MeansAnnotators(crit) {
+		// The human rating is the annotators' mean, averaged with the
+		// browser ratings or replaced by them: the copy carries the
+		// source run's rating of each sample in a column of its own
+		// (HeldOutHumanColumn), which the runs read as their human column.
+		crit.HumanColumn = HeldOutHumanColumn(crit, ds.Columns, ds.RatingColumns)
+		src.HumanColumn, carried = crit.HumanColumn, true
+	}
 	if humans != nil && crit.HumanColumn == "" {
 		return before, afterRun, models.Errorf(models.EInvalid, "run %d's %s has no human rating column to carry the ratings in", parent.ID, crit.Name)
 	}
@@ -94,14 +105,17 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 			fmt.Sprintf(" (held-out part of alignment %d: %d samples, seed %d)", a.ID, len(order), a.Seed)),
 		SourceFilename: ds.SourceFilename, Format: ds.Format, IDColumn: ds.IDColumn, Columns: ds.Columns, Fields: ds.Fields,
 		RatingColumns: ds.RatingColumns, ParentDatasetID: &parentDS, GroupColumn: ds.GroupColumn, CreatedAt: time.Now().UTC()}
+	if carried {
+		held.Columns = appendNew(slices.Clone(ds.Columns), crit.HumanColumn)
+		held.RatingColumns = appendNew(slices.Clone(ds.RatingColumns), crit.HumanColumn)
+	}
 	if humans != nil {
 		held.ImportNotes = []string{humans.Note}
 		// The per-annotator ratings are not copied (withHumans): the
 		// criterion of the runs names none, so none is looked for.
 		crit.AnnotatorColumns = nil
 	}
-	src := parent.RubricSnapshot.Criteria[a.CriterionIndex]
-	err = r.db.ImportDataset(ctx, &held, func(put func(models.DatasetRow) error) error {
+	fill := func(put func(models.DatasetRow) error) error {
 		position := 0
 		return r.db.EachDatasetRowByID(ctx, ds.ID, order, func(row models.DatasetRow) error {
 			position++ // from 1, as an upload and every other copy number their rows
@@ -111,31 +125,23 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 			}
 			return put(out)
 		})
-	})
-	if err != nil {
-		return before, afterRun, err
 	}
-	// The copy may have outlasted the claim: nothing more is made then.
-	if err := r.db.CheckHeldOutClaim(ctx, a.ID, owner); err != nil {
-		return before, afterRun, err
-	}
-	e := models.Experiment{WorkspaceID: wsID, ProjectID: parent.ProjectID, DatasetID: held.ID, RubricID: parent.RubricID,
+	e := models.Experiment{WorkspaceID: wsID, ProjectID: parent.ProjectID, RubricID: parent.RubricID,
 		Name: fmt.Sprintf("Alignment %d: held-out before and after", a.ID)}
-	if err := r.db.CreateExperiment(ctx, &e); err != nil {
-		return before, afterRun, err
-	}
 	base, next := a.BaseVersion, 0
 	if a.NewVersion != nil {
 		next = *a.NewVersion
 	}
 	pid := parent.ID
+	// The runs' dataset and experiment are the copy's, set as they are
+	// stored (models.LaunchHeldOutCopy).
 	make1 := func(c evaluator.Criterion, version *int, variant, label string) (models.Run, error) {
 		snap := parent.RubricSnapshot
 		snap.Criteria = []evaluator.Criterion{c}
-		run := models.Run{WorkspaceID: wsID, ProjectID: parent.ProjectID, DatasetID: held.ID, RubricID: parent.RubricID, RubricVersion: version,
+		run := models.Run{WorkspaceID: wsID, ProjectID: parent.ProjectID, RubricID: parent.RubricID, RubricVersion: version,
 			JudgeID: parent.JudgeID, Method: parent.Method, Settings: parent.Settings, MethodSettings: parent.MethodSettings,
 			RubricSnapshot: snap, JudgeSnapshot: parent.JudgeSnapshot, Simulated: parent.Simulated,
-			ExperimentID: &e.ID, ParentRunID: &pid, Variant: variant,
+			ParentRunID: &pid, Variant: variant,
 			Name: models.ComposeName(models.MaxNameFor(models.KindRun), fmt.Sprintf("alignment %d: ", a.ID), models.OneLine(crit.Name), ", "+label+" on held-out samples")}
 		return run, PrepareRun(&run)
 	}
@@ -147,10 +153,10 @@ func (r *Runner) LaunchHeldOut(ctx context.Context, wsID int64, a *models.Alignm
 	if afterRun, err = make1(after, &next, VariantHeldOutAfter, fmt.Sprintf("version %d (after)", next)); err != nil {
 		return before, afterRun, err
 	}
-	// Both runs and their record on the alignment, or nothing.
-	a.HeldOutDatasetID = &held.ID
-	if err := r.db.LaunchHeldOutRuns(ctx, a, owner, was, &before, &afterRun, r.enqueue); err != nil {
-		a.HeldOutDatasetID = was.HeldOutDatasetID
+	// The copy, its experiment, both runs and their record on the
+	// alignment, or nothing: a launch that lost its claim while copying
+	// (or whose runs another recorded meanwhile) leaves no copy behind.
+	if err := r.db.LaunchHeldOutCopy(ctx, a, owner, was, models.HeldOutCopy{Dataset: &held, Fill: fill, Experiment: &e}, &before, &afterRun, r.enqueue); err != nil {
 		return models.Run{}, models.Run{}, err
 	}
 	// After the commit: a parked worker woken earlier could miss the jobs.
@@ -188,4 +194,30 @@ func withHumans(out, src models.DatasetRow, crit evaluator.Criterion, byRow map[
 		out.Ratings[col], out.Data[col] = nil, ""
 	}
 	return out
+}
+
+// HeldOutHumanColumn is the column of an alignment's held-out copy that
+// carries the source run's human ratings of crit (HeldOutHumans): its
+// human column; for a criterion whose human rating is its annotators'
+// mean (models.MeansAnnotators), whose source run read browser ratings,
+// the name the run's report gives that rating (models.HumanKey, the
+// criterion's name), or, when the dataset has a column of that name
+// already, the name followed by " (human rating)".
+func HeldOutHumanColumn(crit evaluator.Criterion, columns, ratingColumns []string) string {
+	if !models.MeansAnnotators(crit) {
+		return crit.HumanColumn
+	}
+	name := models.HumanKey(crit)
+	for slices.Contains(columns, name) || slices.Contains(ratingColumns, name) || slices.Contains(crit.AnnotatorColumns, name) {
+		name += " (human rating)"
+	}
+	return name
+}
+
+// appendNew appends s to list unless list holds it already.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }

@@ -174,6 +174,11 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 			log.Warn("judge rate limit: run snoozed", "for", rl.after)
 			return river.JobSnooze(rl.after)
 		}
+		if ee := (*judge.EgressError)(nil); errors.As(err, &ee) {
+			// The run's error names the address refused in local mode
+			// only; the operator's log always does.
+			log = log.With("refused_address", ee.Addr.String(), "refused_host", ee.Host)
+		}
 		log.Error("run failed", "err", err)
 		if ferr := r.finishRun(context.WithoutCancel(ctx), runID, models.RunFailed, err.Error()); ferr != nil {
 			return ferr

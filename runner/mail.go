@@ -82,6 +82,8 @@ type mailSender struct {
 	s  atomic.Pointer[mail.Sender]
 	mu sync.Mutex
 	on bool
+	// started: a mail-only process's client is running (startMailOnly).
+	started atomic.Bool
 }
 
 // SetMail gives this process's workers the SMTP server mail jobs are sent
@@ -94,7 +96,7 @@ func (r *Runner) SetMail(s mail.Sender) error {
 		return nil
 	}
 	r.mail.s.Store(&s)
-	if !r.cfg.Work {
+	if !r.cfg.Work && !r.cfg.WorkMail {
 		return nil
 	}
 	r.mail.mu.Lock()
@@ -102,15 +104,50 @@ func (r *Runner) SetMail(s mail.Sender) error {
 	if r.mail.on {
 		return nil
 	}
-	n := r.cfg.MailWorkers
-	if n <= 0 {
-		n = DefaultMailWorkers
-	}
-	if err := r.river.Queues().Add(MailQueue, river.QueueConfig{MaxWorkers: n}); err != nil {
-		return fmt.Errorf("work the mail queue: %w", err)
+	if r.cfg.Work {
+		// A mail-only client has the queue from the start (New).
+		if err := r.river.Queues().Add(MailQueue, river.QueueConfig{MaxWorkers: mailWorkers(r.cfg)}); err != nil {
+			return fmt.Errorf("work the mail queue: %w", err)
+		}
 	}
 	r.mail.on = true
 	return nil
+}
+
+// mailWorkers is how many mails a process of cfg sends at once.
+func mailWorkers(cfg Config) int {
+	if cfg.MailWorkers <= 0 {
+		return DefaultMailWorkers
+	}
+	return cfg.MailWorkers
+}
+
+// startMailOnly starts a mail-only process's client (Config.WorkMail)
+// once SetMail gave it a sender; nothing for an insert-only one.
+func (r *Runner) startMailOnly(ctx context.Context) error {
+	if !r.cfg.WorkMail || !r.worksMail() {
+		return nil
+	}
+	r.riverCtx = context.WithoutCancel(ctx)
+	if err := r.startRiver(); err != nil {
+		return fmt.Errorf("start the mail workers: %w", err)
+	}
+	r.mail.started.Store(true)
+	return nil
+}
+
+// stopMailOnly stops a mail-only process's client: a mail being sent is
+// awaited until ctx ends, then cancelled (it is tried again later; a
+// link mailed twice still works, see models.MailedToken).
+func (r *Runner) stopMailOnly(ctx context.Context) error {
+	if !r.mail.started.Load() {
+		return nil
+	}
+	err := r.river.Stop(ctx)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		err = r.river.StopAndCancel(context.Background())
+	}
+	return err
 }
 
 // worksMail reports whether this process works MailQueue.

@@ -34,6 +34,9 @@ type WebhookConfig struct {
 	// address ranges (a chat server on the office network). Link-local
 	// addresses, where cloud metadata services answer, are always refused.
 	AllowLoopback, AllowPrivate bool
+	// ShowAddrs lets a refusal name the address refused (judge.Egress's
+	// ShowAddrs: local mode); nil never does.
+	ShowAddrs func(ctx context.Context) bool
 	// Timeout bounds one delivery attempt (10 s when zero).
 	Timeout time.Duration
 	// Attempts is how many times a delivery is tried
@@ -551,7 +554,7 @@ func webhookClient(cfg WebhookConfig) *http.Client {
 // webhookEgress is the egress policy of webhook deliveries, with the
 // workspace's grant when cfg has one.
 func webhookEgress(cfg WebhookConfig) judge.Egress {
-	return judge.Egress{AllowLoopback: cfg.AllowLoopback, AllowPrivate: cfg.AllowPrivate, Grant: cfg.grant,
+	return judge.Egress{AllowLoopback: cfg.AllowLoopback, AllowPrivate: cfg.AllowPrivate, Grant: cfg.grant, ShowAddrs: cfg.ShowAddrs,
 		LoopbackSetting: "allowed only in local mode or with BATCHEVAL_WEBHOOK_ALLOW_LOOPBACK", PrivateSetting: "BATCHEVAL_WEBHOOK_ALLOW_PRIVATE"}
 }
 

@@ -46,6 +46,13 @@ type Config struct {
 	// Work makes this process execute jobs; false gives an insert-only client
 	// (a `serve` that leaves the work to separate `batcheval worker`s).
 	Work bool
+	// WorkMail, with Work false, makes this process work the mail queue
+	// (MailQueue) and nothing else, once SetMail gives it a sender: a
+	// `serve --no-worker` with the SMTP settings sends the invites, resets
+	// and confirmations it queues itself, whether or not a worker with
+	// those settings runs. Mail is small and separate from runs, which it
+	// still leaves to the workers.
+	WorkMail bool
 	// MaxRuns is how many runs one process executes at once.
 	MaxRuns int
 	// SimulatedURL is the base URL of the in-process simulated judge.
@@ -308,13 +315,20 @@ func New(cfg Config) (*Runner, error) {
 		// while one waits: its query keeps to River's covering index.)
 		FetchOnlyKnownKinds: true,
 	}
-	if cfg.Work {
+	if cfg.Work || cfg.WorkMail {
+		// Every kind is registered even in a mail-only process: River's
+		// rescuer, in whichever process leads, discards a long-running
+		// job of a kind its client does not know, and a run's job runs
+		// for hours (see JobTimeout above).
 		workers := river.NewWorkers()
 		river.AddWorker(workers, &runWorker{r: r})
 		river.AddWorker(workers, &webhookWorker{r: r})
 		river.AddWorker(workers, &mailWorker{r: r})
 		rc.Workers = workers
 		rc.Queues = map[string]river.QueueConfig{cfg.Queue: {MaxWorkers: cfg.MaxRuns}}
+		if !cfg.Work {
+			rc.Queues = map[string]river.QueueConfig{MailQueue: {MaxWorkers: mailWorkers(cfg)}}
+		}
 	}
 	pilot := &fetchPilot{}
 	client, err := river.NewClient(driverFor(cfg.DB, pilot), rc)
@@ -322,10 +336,13 @@ func New(cfg Config) (*Runner, error) {
 		return nil, fmt.Errorf("create job client: %w", err)
 	}
 	r.river = client
-	if notify := pilot.notify; cfg.Work && notify != nil && cfg.DB.Dialect != models.Postgres {
+	if notify := pilot.notify; (cfg.Work || cfg.WorkMail) && notify != nil && cfg.DB.Dialect != models.Postgres {
 		// The mail queue's producer too, when this process works it
 		// (River skips a queue it has no producer for).
 		queued := []*rivertype.JobInsertResult{{Job: &rivertype.JobRow{Queue: cfg.Queue}}, {Job: &rivertype.JobRow{Queue: MailQueue}}}
+		if !cfg.Work {
+			queued = queued[1:]
+		}
 		r.fetch.wake = func(ctx context.Context) { notify(ctx, queued) }
 	}
 	r.wake.path, r.wake.mode, err = wakeFileOf(context.Background(), cfg.DB)
@@ -402,7 +419,7 @@ func (r *Runner) ID() string { return r.id }
 // Start begins working jobs and rescuing runs of dead workers.
 func (r *Runner) Start(ctx context.Context) error {
 	if !r.cfg.Work {
-		return nil
+		return r.startMailOnly(ctx)
 	}
 	// Detached: River cancels running jobs when its start context ends, and
 	// a signal must not do that (the calls in flight would be lost and each
@@ -435,7 +452,7 @@ func (r *Runner) Start(ctx context.Context) error {
 // the queue for the next start. ctx bounds the wait.
 func (r *Runner) Stop(ctx context.Context) error {
 	if !r.cfg.Work {
-		return nil
+		return r.stopMailOnly(ctx)
 	}
 	r.drainOnce.Do(func() { close(r.draining) })
 	if r.stopSweep != nil {

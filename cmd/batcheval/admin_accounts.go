@@ -37,6 +37,10 @@ const adminAccountsUsage = `  batcheval admin list-users
       taken out of every workspace; then the address's owner can register it.
       A workspace it is the only owner of is refused unless --transfer-to
       names the account that becomes its owner
+  batcheval admin account-events [--email ADDRESS] [--since 2026-12-01|36h|7d] [--limit 50]
+      the accounts' audit log, newest first: what was done to accounts in no
+      workspace (an operator's reset link, a confirmation, a self-service
+      reset), which no workspace's audit log holds
 `
 
 // accountCommands are the admin subcommands of this file.
@@ -44,6 +48,7 @@ var accountCommands = map[string]func(ctx context.Context, args []string, getenv
 	"list-users":      listUsers,
 	"reset-link":      operatorResetLink,
 	"release-address": releaseAddress,
+	"account-events":  accountEvents,
 }
 
 // setMailer gives the dashboard the SMTP server configured in

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/batcheval/batcheval/evaluator/judge"
@@ -625,13 +626,47 @@ func (c *Config) bindJudgeNetwork(fs *flag.FlagSet, r envReader) {
 // Every command that calls a judge calls it before its first call: until
 // then the judge package refuses loopback and private addresses (its safe
 // default), so the simulated judge and a local judge would be refused.
-func (c *Config) applyJudgeEgress(simURL string) error {
+//
+// Its refusals name the address refused only in local mode while no
+// account exists (addrsShownTo): elsewhere they reach the people who edit
+// judges, who are not to learn what the server's internal names resolve
+// to; the name typed, the kind of address and the setting are enough.
+func (c *Config) applyJudgeEgress(simURL string, db *models.DB) error {
 	p, err := c.Egress(simURL)
 	if err != nil {
 		return err
 	}
+	p.ShowAddrs = addrsShownTo(c.LocalMode(), db)
 	judge.SetEgress(p)
 	return nil
+}
+
+// accountsCheckTimeout bounds addrsShownTo's read of the accounts: a
+// refusal's message waits for it.
+const accountsCheckTimeout = 5 * time.Second
+
+// addrsShownTo is the egress policy's ShowAddrs: nil (never) outside
+// local mode; in local mode, yes while no account exists in db, read when
+// a connection is refused. Once accounts exist (the first made at /setup,
+// without a restart) the server serves them and stops naming addresses;
+// a database that cannot be read says no.
+func addrsShownTo(local bool, db *models.DB) func(context.Context) bool {
+	if !local || db == nil {
+		return nil
+	}
+	var accounts atomic.Bool // accounts exist: never false again
+	return func(ctx context.Context) bool {
+		if accounts.Load() {
+			return false
+		}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), accountsCheckTimeout)
+		defer cancel()
+		has, err := db.HasUsers(rctx)
+		if has {
+			accounts.Store(true)
+		}
+		return err == nil && !has
+	}
 }
 
 // Egress is the judge network policy, from the settings bindJudgeNetwork

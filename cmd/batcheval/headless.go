@@ -243,7 +243,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer sim.Close()
-	if err := c.applyJudgeEgress(sim.URL); err != nil {
+	if err := c.applyJudgeEgress(sim.URL, db); err != nil {
 		return err
 	}
 	snap := models.JudgeSnapshot{Name: "command line", BaseURL: *judgeURL, Model: *model, APIKeyEnv: *keyEnv,
@@ -266,6 +266,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	rc.DB, rc.Log, rc.Work, rc.MaxRuns, rc.SimulatedURL, rc.Getenv = db, log, true, 1, sim.URL, getenv
+	rc.Webhooks.ShowAddrs = addrsShownTo(c.LocalMode(), db)
 	rc.PollInterval, rc.Queue = 100*time.Millisecond, queue
 	r, err := runner.New(rc)
 	if err != nil {

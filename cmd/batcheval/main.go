@@ -4,7 +4,7 @@
 //	batcheval worker   workers only, sharing the database with a server
 //	batcheval migrate  apply the database migrations and exit
 //	batcheval run      judge a file from the command line, headless
-//	batcheval admin    operator tasks (create-user, rotate-key, list-users, reset-link, release-address)
+//	batcheval admin    operator tasks (create-user, rotate-key, list-users, reset-link, release-address, account-events)
 //	batcheval resume   re-send the batches of a run that have no answer
 //
 // With no settings it keeps everything in a SQLite file under ./data.
@@ -40,6 +40,7 @@ Usage:
   batcheval admin create-user --email --name --role   make an account (password on stdin)
   batcheval admin rotate-key  re-encrypt stored judge keys under a new secret key
   batcheval admin list-users | reset-link | release-address   list accounts, reset any, free a squatted address
+  batcheval admin account-events [--email --since --limit]   the audit log of accounts in no workspace
   batcheval resume  [flags] RUN_ID   re-send only the batches of a run that have no answer
 
 Run "batcheval <command> --help" for the flags of a command.

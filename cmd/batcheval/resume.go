@@ -87,9 +87,10 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 	defer sim.Close()
 	// The judge network policy, as serve and run apply it: without it the
 	// run's judge (a URL typed in the dashboard) could reach any address.
-	if err := c.applyJudgeEgress(sim.URL); err != nil {
+	if err := c.applyJudgeEgress(sim.URL, db); err != nil {
 		return err
 	}
+	rc.Webhooks.ShowAddrs = addrsShownTo(c.LocalMode(), db)
 	// A private queue, as `batcheval run` uses: this process works this run only.
 	rc.Work, rc.MaxRuns, rc.SimulatedURL = true, 1, sim.URL
 	rc.PollInterval, rc.Queue = 100*time.Millisecond, fmt.Sprintf("cli_%d_%d", os.Getpid(), time.Now().UnixNano())

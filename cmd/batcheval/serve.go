@@ -93,12 +93,18 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return fmt.Errorf("start simulated judge: %w", err)
 	}
 	defer sim.Close()
-	if err := c.applyJudgeEgress(sim.URL); err != nil {
+	if err := c.applyJudgeEgress(sim.URL, db); err != nil {
 		return err
 	}
+	rc.Webhooks.ShowAddrs = addrsShownTo(c.LocalMode(), db)
 
 	work := !web || !*noWork
 	rc.DB, rc.Log, rc.Work, rc.SimulatedURL, rc.Getenv = db, log, work, sim.URL, getenv
+	// A dashboard that leaves runs to workers still sends the mail it
+	// has the settings for: otherwise an invite or reset it queues waits
+	// for a worker started with the same SMTP settings, which nothing
+	// guarantees (and nothing would tell anyone).
+	rc.WorkMail = !work && mailer != nil
 	r, err := runner.New(rc)
 	if err != nil {
 		return err
@@ -111,7 +117,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			return err
 		}
 		if !work {
-			log.Info("mail: this process sends none itself (--no-worker); only workers started with " + mail.EnvURL + " and " + mail.EnvFrom + " send it")
+			log.Info("mail: this process works the mail queue (" + runner.MailQueue + ") but no runs (--no-worker); workers with " + mail.EnvURL + " send mail too")
 		}
 	case work:
 		log.Info("mail: no " + mail.EnvURL + ", so this process sends no mail; mail queued by others waits for a process that has the setting")
@@ -179,6 +185,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	h.SimulatedURL = sim.URL
+	// Running runs' figures nobody views are dropped for as long as the
+	// server serves (stopped before the database closes).
+	liveCtx, stopLive := context.WithCancel(ctx)
+	liveDone := make(chan struct{})
+	go func() {
+		defer close(liveDone)
+		h.RunLiveFiguresJanitor(liveCtx, handlers.LiveFiguresSweepEvery)
+	}()
+	defer func() { stopLive(); <-liveDone }()
 	h.LocalMode = c.LocalMode()
 	h.SecureCookies = c.SecureCookies
 	h.MetricsToken = metricsToken

@@ -13,6 +13,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -185,11 +186,17 @@ func TemplateDraft(c evaluator.Criterion, worst []Item) Draft {
 // of a FED Overall of 0.4 (0.4 to 4) judged on 1 to 3 put a number in the
 // person's mouth they never wrote.
 func exampleReason(it Item, c evaluator.Criterion) string {
-	if it.Mapped && it.Given != it.Human {
-		return fmt.Sprintf("A person rated this %s (%s on the judge's %s to %s scale); the judge had scored it %s.",
-			fmtScore(it.Given), fmtScore(it.Human), fmtScore(c.Lo), fmtScore(c.Hi), fmtScore(it.Judge))
+	who, avg := "A person rated this ", ""
+	if c.HumanColumn == "" && len(c.AnnotatorColumns) > 0 {
+		// The human rating is the annotators' mean (the run's report
+		// reads it so): no one person gave it.
+		who, avg = "The annotators rated this ", " on average (mean of "+strings.Join(c.AnnotatorColumns, ", ")+")"
 	}
-	return fmt.Sprintf("A person rated this %s; the judge had scored it %s.", fmtScore(it.Human), fmtScore(it.Judge))
+	if it.Mapped && it.Given != it.Human {
+		return fmt.Sprintf("%s%s%s (%s on the judge's %s to %s scale); the judge had scored it %s.",
+			who, fmtScore(it.Given), avg, fmtScore(it.Human), fmtScore(c.Lo), fmtScore(c.Hi), fmtScore(it.Judge))
+	}
+	return fmt.Sprintf("%s%s%s; the judge had scored it %s.", who, fmtScore(it.Human), avg, fmtScore(it.Judge))
 }
 
 func joinSentence(text, add string) string {
@@ -209,7 +216,30 @@ func joinSentence(text, add string) string {
 	return text + " " + add
 }
 
-func fmtScore(x float64) string { return fmt.Sprintf("%.3g", x) }
+// fmtScore writes a score or rating in a draft's words and the judge's
+// prompt: three significant digits ("1.67", "0.125", "87.5"), as people
+// write them. It was fmt's %.3g alone, which on a scale of up to a
+// thousand or more (a criterion's ends may lie up to a million apart)
+// wrote "A person rated this 1.23e+03" of a rating of 1234, and 1000 as
+// "1e+03"; a number of a thousand or more is now written whole
+// (rounded to the unit), one below 0.0001 in plain decimals, and a zero
+// never with a sign.
+func fmtScore(x float64) string {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return strconv.FormatFloat(math.Abs(x), 'g', 3, 64) // "0", "NaN", "+Inf"
+	}
+	s := strconv.FormatFloat(x, 'g', 3, 64)
+	if !strings.ContainsRune(s, 'e') {
+		return s
+	}
+	if math.Abs(x) >= 1 {
+		return strconv.FormatFloat(math.Round(x), 'f', -1, 64)
+	}
+	// Three significant digits after the leading zeros.
+	digits := 2 - int(math.Floor(math.Log10(math.Abs(x))))
+	s = strconv.FormatFloat(x, 'f', digits, 64)
+	return strings.TrimRight(strings.TrimRight(s, "0"), ".")
+}
 
 // CheckExamples refuses examples that cannot be shown to the judge: more
 // than evaluator.MaxExamples, a score outside c's range, or a sample that

@@ -251,3 +251,43 @@ func TestJoinSentenceEndsTheLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplateDraftWritesScoresPlainly: a draft's reasons, notes and the
+// judge's drafting prompt wrote scores with %.3g, which on a wide scale
+// (a criterion's ends may lie up to a million apart) read "A person
+// rated this 1.23e+03; the judge had scored it 1e+03". Scores are written
+// as people write them, three significant digits below a thousand, whole
+// from there, never in exponent form.
+func TestTemplateDraftWritesScoresPlainly(t *testing.T) {
+	for _, tc := range []struct {
+		x    float64
+		want string
+	}{
+		{0, "0"}, {math.Copysign(0, -1), "0"}, {2, "2"}, {2.5, "2.5"}, {5.0 / 3, "1.67"}, {0.125, "0.125"}, {87.54, "87.5"},
+		{-0.95, "-0.95"}, {999.4, "999"}, {999.5, "1000"}, {1000, "1000"}, {1234.4, "1234"}, {-25000, "-25000"}, {1e6, "1000000"},
+		{0.0123, "0.0123"}, {0.00001, "0.00001"}, {0.00001234, "0.0000123"},
+	} {
+		if got := fmtScore(tc.x); got != tc.want {
+			t.Errorf("fmtScore(%v) = %q, want %q", tc.x, got, tc.want)
+		}
+	}
+	c := evaluator.Criterion{Name: "Points", Lo: 0, Hi: 10000}
+	d := TemplateDraft(c, Disagreements([]Item{{RowID: 1, SampleID: "a", Judge: 1000, Human: 1234}}))
+	if want := "A person rated this 1234; the judge had scored it 1000."; d.Examples[0].Reason != want {
+		t.Errorf("reason %q, want %q", d.Examples[0].Reason, want)
+	}
+	if strings.Contains(d.Notes, "e+") {
+		t.Errorf("notes %q write a score in exponent form", d.Notes)
+	}
+	for _, m := range BuildDraftPrompt(evaluator.Rubric{Criteria: []evaluator.Criterion{c}}, c, Disagreements([]Item{{RowID: 1, SampleID: "a", Judge: 1000, Human: 1234}})) {
+		if strings.Contains(m.Content, "e+03") {
+			t.Errorf("the drafting prompt writes a score in exponent form: %q", m.Content)
+		}
+	}
+	// The annotators' mean is said to be theirs, not one person's.
+	mean := evaluator.Criterion{Name: "Coherent", Lo: 0, Hi: 2, AnnotatorColumns: []string{"a", "b", "c"}}
+	d = TemplateDraft(mean, []Item{{RowID: 1, SampleID: "s", Judge: 0.5, Human: 5.0 / 3}})
+	if want := "The annotators rated this 1.67 on average (mean of a, b, c); the judge had scored it 0.5."; d.Examples[0].Reason != want {
+		t.Errorf("reason %q, want %q", d.Examples[0].Reason, want)
+	}
+}

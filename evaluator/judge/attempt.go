@@ -263,7 +263,7 @@ func refusedRedirect(ctx context.Context, p Egress, from, to *url.URL, lookup fu
 	for _, a := range addrs {
 		var ee *EgressError
 		if errors.As(p.CheckContext(ctx, netip.AddrPortFrom(a, port)), &ee) {
-			return "it leads to an address this server does not call judges at: " + ee.Reason, true
+			return "it leads to an address this server does not call judges at: " + ee.PublicReason(), true
 		}
 	}
 	return "", len(addrs) > 0

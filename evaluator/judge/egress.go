@@ -49,6 +49,21 @@ type Egress struct {
 	// connection kept open it is asked again before sending, when
 	// grantRecheck has passed since it last said yes.
 	Grant Grant
+	// ShowAddrs, when set and true, lets a refusal's message name the
+	// address refused (and an IPv4 address it leads to): in local mode,
+	// where the operator is the only reader and needs it to fix a judge's
+	// URL. Otherwise (nil, or false) the message names the host as the URL
+	// typed it and the kind of address, never the address: the message
+	// reaches the people who edit judges (a run's page, Test connection,
+	// the API, webhook deliveries), who are not to learn where the
+	// server's internal names lead (reconnaissance for requests forged
+	// through the server). The error keeps Addr for the operator's logs.
+	// Asked only when a connection is refused.
+	ShowAddrs func(ctx context.Context) bool
+
+	// hosts, for tests, is what host names resolve to instead of the
+	// system's resolver (a name on the private network, without DNS).
+	hosts map[string]string
 }
 
 // Grant says whether the workspace a call is made for may reach the
@@ -163,22 +178,49 @@ func embeddedIPv4(ip netip.Addr) []embeddedV4 {
 
 // EgressError says a judge call was refused before any byte was sent.
 type EgressError struct {
-	Addr   netip.AddrPort
+	// Addr is the address refused: for the operator's logs, and named by
+	// the message only when Shown.
+	Addr netip.AddrPort
+	// Reason is the rule that refused it, naming an IPv4 address Addr
+	// leads to where there is one (logs, local mode).
 	Reason string
-	// Withheld, when not "", says the refusal came from the workspace's
-	// grant (Egress.Grant) and names the kind of address ("a
-	// private-network address", "a loopback address"): the message then
-	// leaves Addr out, as it goes to the workspace's members, who would
-	// otherwise learn where the server's internal names lead. Addr stays
-	// for the operator's own logs.
-	Withheld string
+	// Host is the host the refused URL named, as typed (a name or an
+	// address), when the refusal came from a dial ("" from Check).
+	Host string
+	// Kind is the kind of address refused ("a private-network address",
+	// "a loopback address", ...), which the message names in its stead.
+	Kind string
+	// Hidden is Reason without any address: the message's when not Shown.
+	Hidden string
+	// Shown says the message may name Addr: the policy's ShowAddrs said
+	// so (local mode). Never for a refusal by the workspace's grant, read
+	// by the members of a workspace without it.
+	Shown bool
 }
 
 func (e *EgressError) Error() string {
-	if e.Withheld != "" {
-		return fmt.Sprintf("the host resolves to %s (not shown), and connecting to it is not allowed: %s", e.Withheld, e.Reason)
+	if e.Shown {
+		return fmt.Sprintf("connecting to %s is not allowed: %s", e.Addr, e.Reason)
 	}
-	return fmt.Sprintf("connecting to %s is not allowed: %s", e.Addr, e.Reason)
+	kind := cmp.Or(e.Kind, "an address this server does not connect to")
+	switch _, err := netip.ParseAddr(strings.Trim(e.Host, "[]")); {
+	case e.Host == "":
+		return fmt.Sprintf("the host resolves to %s (not shown), and connecting to it is not allowed: %s", kind, e.PublicReason())
+	case err == nil:
+		// An address typed in the URL: naming it tells nothing new.
+		return fmt.Sprintf("%s is %s, and connecting to it is not allowed: %s", e.Host, kind, e.PublicReason())
+	}
+	return fmt.Sprintf("the host %q resolves to %s (not shown), and connecting to it is not allowed: %s", e.Host, kind, e.PublicReason())
+}
+
+// PublicReason is the rule as the message gives it: Reason when Shown,
+// else without any address.
+func (e *EgressError) PublicReason() string {
+	if e.Shown || e.Hidden == "" && e.Kind == "" {
+		// Made by hand, not by CheckContext (tests): Reason is all there is.
+		return e.Reason
+	}
+	return e.Hidden
 }
 
 // Check decides whether a connection to addr is allowed.
@@ -190,42 +232,51 @@ func (p Egress) Check(addr netip.AddrPort) error {
 func (p Egress) CheckContext(ctx context.Context, addr netip.AddrPort) error {
 	ip := addr.Addr().Unmap()
 	addr = netip.AddrPortFrom(ip, addr.Port())
-	refuse := func(reason string) error { return &EgressError{Addr: addr, Reason: reason} }
+	// The rules' reasons below name no address: Reason and Hidden differ
+	// only for an address that leads to another.
+	refuse := func(kind, reason string) error {
+		return &EgressError{Addr: addr, Kind: kind, Reason: reason, Hidden: reason, Shown: p.showAddrs(ctx)}
+	}
 	for _, v4 := range embeddedIPv4(ip) {
 		// A translator, relay or tunnel connects to v4: the address it
 		// reaches is held to the same rules as if it had been named.
 		var e *EgressError
 		if errors.As(p.CheckContext(ctx, netip.AddrPortFrom(v4.addr, addr.Port())), &e) {
-			if e.Withheld != "" {
-				return &EgressError{Addr: addr, Withheld: e.Withheld, Reason: "it reaches it through " + v4.via + ", and " + e.Reason}
-			}
-			return refuse("it reaches " + v4.addr.String() + " through " + v4.via + ", and " + e.Reason)
+			return &EgressError{Addr: addr, Kind: e.Kind, Shown: e.Shown,
+				Reason: "it reaches " + v4.addr.String() + " through " + v4.via + ", and " + e.Reason,
+				Hidden: "it reaches it through " + v4.via + ", and " + e.Hidden}
 		}
 	}
 	switch {
 	case slices.ContainsFunc(metadataAddrs, func(m netip.Addr) bool { return m == ip }):
-		return refuse("it is a cloud metadata service")
+		return refuse("a cloud metadata service's address", "it is a cloud metadata service")
 	case ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast():
-		return refuse("link-local addresses (169.254.0.0/16, fe80::/10) hold cloud metadata services and are never allowed")
+		return refuse("a link-local address", "link-local addresses (169.254.0.0/16, fe80::/10) hold cloud metadata services and are never allowed")
 	case slices.Contains(p.AllowAddrs, addr):
 		return nil
 	case ip.IsMulticast() || ip.IsUnspecified() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
 		// 0.0.0.0 and :: would reach this machine: not a host to name.
-		return refuse("it is not a single host")
+		return refuse("a multicast, broadcast or unspecified address", "it is not a single host")
 	case thisNetwork.Contains(ip):
-		return refuse(`0.0.0.0/8 is "this network", never a destination: Linux sends it to this machine or the local network`)
+		return refuse(`an address in 0.0.0.0/8`, `0.0.0.0/8 is "this network", never a destination: Linux sends it to this machine or the local network`)
 	case ip.IsLoopback():
 		if !p.AllowLoopback {
-			return refuse("loopback addresses are off on this server (" + cmp.Or(p.LoopbackSetting, "BATCHEVAL_JUDGE_ALLOW_LOOPBACK") + ")")
+			return refuse("a loopback address", "loopback addresses are off on this server ("+cmp.Or(p.LoopbackSetting, "BATCHEVAL_JUDGE_ALLOW_LOOPBACK")+")")
 		}
 		return p.granted(ctx, addr, "a loopback address")
 	case ip.IsPrivate() || cgnat.Contains(ip) || nat64Local.Contains(ip):
 		if !p.AllowPrivate {
-			return refuse("private-network addresses are off on this server (" + cmp.Or(p.PrivateSetting, "BATCHEVAL_JUDGE_ALLOW_PRIVATE") + ")")
+			return refuse("a private-network address", "private-network addresses are off on this server ("+cmp.Or(p.PrivateSetting, "BATCHEVAL_JUDGE_ALLOW_PRIVATE")+")")
 		}
 		return p.granted(ctx, addr, "a private-network address")
 	}
 	return nil
+}
+
+// showAddrs reports whether p's refusals may name the address refused
+// (ShowAddrs).
+func (p Egress) showAddrs(ctx context.Context) bool {
+	return p.ShowAddrs != nil && p.ShowAddrs(ctx)
 }
 
 // granted asks p.Grant, if any, about addr, a private or loopback address
@@ -239,7 +290,7 @@ func (p Egress) granted(ctx context.Context, addr netip.AddrPort, kind string) e
 	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grantTimeout)
 	defer cancel()
 	if err := p.Grant(gctx); err != nil {
-		return &EgressError{Addr: addr, Reason: err.Error(), Withheld: kind}
+		return &EgressError{Addr: addr, Reason: err.Error(), Hidden: err.Error(), Kind: kind}
 	}
 	return nil
 }
@@ -305,7 +356,8 @@ func (p Egress) guard(c net.Conn) net.Conn {
 func (p Egress) control(ctx context.Context, network, address string, _ syscall.RawConn) error {
 	addr, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return &EgressError{Reason: fmt.Sprintf("unexpected address %q", address)}
+		return &EgressError{Reason: fmt.Sprintf("unexpected address %q", address), Hidden: "the address it resolves to could not be read",
+			Kind: "an unreadable address"}
 	}
 	return p.CheckContext(ctx, addr)
 }
@@ -315,8 +367,21 @@ func (p Egress) control(ctx context.Context, network, address string, _ syscall.
 func (p Egress) dialer() func(ctx context.Context, network, addr string) (net.Conn, error) {
 	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive, ControlContext: p.control}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := d.DialContext(ctx, network, addr)
+		target := addr
+		if p.hosts != nil {
+			if host, port, err := net.SplitHostPort(addr); err == nil && p.hosts[host] != "" {
+				target = net.JoinHostPort(p.hosts[host], port)
+			}
+		}
+		c, err := d.DialContext(ctx, network, target)
 		if err != nil {
+			if e, ok := refusedConnection(err); ok && e.Host == "" {
+				// The host as the URL named it, for the message (which
+				// names the address resolved only in local mode).
+				if host, _, serr := net.SplitHostPort(addr); serr == nil {
+					e.Host = host
+				}
+			}
 			return nil, err
 		}
 		return p.guard(c), nil

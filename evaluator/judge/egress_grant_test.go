@@ -153,10 +153,14 @@ func TestGrantRefusalWithholdsTheAddress(t *testing.T) {
 			t.Errorf("%s: the error keeps %v, want the address for the operator", tc.addr, ee.Addr)
 		}
 	}
-	// A refusal by the server's own settings is not the grant's: it names
-	// the address, as before (the operator's settings apply to everyone).
-	if err := (Egress{Grant: noGrant}).Check(netip.MustParseAddrPort("10.20.30.40:80")); err == nil || !strings.Contains(err.Error(), "10.20.30.40") {
-		t.Errorf("private addresses off: %v, want the address named", err)
+	// A refusal by the server's own settings names the address in local
+	// mode only (TestEgressRefusalOutsideLocalMode); the grant's never
+	// does, even there.
+	if err := (Egress{Grant: noGrant, ShowAddrs: localMode}).Check(netip.MustParseAddrPort("10.20.30.40:80")); err == nil || !strings.Contains(err.Error(), "10.20.30.40") {
+		t.Errorf("private addresses off, local mode: %v, want the address named", err)
+	}
+	if err := (Egress{AllowPrivate: true, Grant: noGrant, ShowAddrs: localMode}).Check(netip.MustParseAddrPort("10.20.30.40:80")); err == nil || strings.Contains(err.Error(), "10.20.30.40") {
+		t.Errorf("no grant, local mode: %v, want the address withheld", err)
 	}
 
 	// Through a client, as Test connection calls: a name resolving to a

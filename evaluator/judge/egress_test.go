@@ -3,6 +3,7 @@ package judge
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -12,9 +13,15 @@ import (
 	"time"
 )
 
+// localMode is an Egress.ShowAddrs that always says yes: refusals name
+// the address, as in local mode. The tests of the rules below read the
+// addresses in the reasons; TestEgressRefusalOutsideLocalMode, the
+// messages without them.
+func localMode(context.Context) bool { return true }
+
 func TestEgressCheck(t *testing.T) {
 	sim := netip.MustParseAddrPort("127.0.0.1:40001")
-	strict := Egress{AllowAddrs: []netip.AddrPort{sim}}
+	strict := Egress{AllowAddrs: []netip.AddrPort{sim}, ShowAddrs: localMode}
 	open := Egress{AllowPrivate: true, AllowLoopback: true, AllowAddrs: []netip.AddrPort{netip.MustParseAddrPort("169.254.169.254:80")}}
 	for _, tc := range []struct {
 		addr          string
@@ -117,8 +124,8 @@ func TestEgressRefusesThisNetwork(t *testing.T) {
 		{"[2001:0:5db8:d822:0:0:fffe:fdfc]:80", "[2001:0:5db8:d822::fffe:fdfc]:80", "it reaches 0.1.2.3 through Teredo (2001::/32), and "},
 	} {
 		for name, p := range map[string]Egress{
-			"strict": {},
-			"open":   {AllowPrivate: true, AllowLoopback: true},
+			"strict": {ShowAddrs: localMode},
+			"open":   {AllowPrivate: true, AllowLoopback: true, ShowAddrs: localMode},
 		} {
 			err := p.Check(netip.MustParseAddrPort(tc.addr))
 			var e *EgressError
@@ -198,6 +205,7 @@ func TestEgressRefusedBeforeConnect(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := tc.policy
+			p.ShowAddrs = localMode
 			client := p.HTTPClient()
 			cfg := Config{BaseURL: tc.baseURL, Model: "m", Timeout: 5 * time.Second, MaxAttempts: 3, MinBackoff: time.Millisecond, HTTPClient: client}
 			start := time.Now()
@@ -402,5 +410,70 @@ func TestRefusedRedirectSaysSo(t *testing.T) {
 				t.Errorf("the error %q does not offer the allowed target", text)
 			}
 		})
+	}
+}
+
+// TestEgressRefusalOutsideLocalMode: a judge whose host name resolves to
+// an address the server's settings refuse. Outside local mode (the server
+// serves accounts: its message reaches whoever edits judges, through a
+// run's page, Test connection and the API) the message names the host as
+// typed, the kind of address and the setting to change, never the address
+// resolved, nor an IPv4 address it leads to. In local mode the operator,
+// its only reader, gets the address. Before, every message named it,
+// telling a workspace's members where the server's internal names lead.
+func TestEgressRefusalOutsideLocalMode(t *testing.T) {
+	hosts := map[string]string{"llm.corp.internal": "10.1.2.3", "gpu.corp.internal": "2002:c0a8:102::1", "ollama.corp.internal": "127.0.0.9"}
+	for _, tc := range []struct {
+		name, url, hidden string
+		policy            Egress
+		want              string
+	}{
+		{"private by name", "http://llm.corp.internal:8000/v1", "10.1.2.3", Egress{AllowLoopback: true},
+			`the host "llm.corp.internal" resolves to a private-network address (not shown), and connecting to it is not allowed: private-network addresses are off on this server (BATCHEVAL_JUDGE_ALLOW_PRIVATE)`},
+		{"6to4 leading to a private address", "http://gpu.corp.internal:8000/v1", "192.168.1.2", Egress{AllowLoopback: true, PrivateSetting: "BATCHEVAL_JUDGE_ALLOW_PRIVATE or --judge-allow-private"},
+			`the host "gpu.corp.internal" resolves to a private-network address (not shown), and connecting to it is not allowed: it reaches it through 6to4 (2002::/16), and private-network addresses are off on this server (BATCHEVAL_JUDGE_ALLOW_PRIVATE or --judge-allow-private)`},
+		{"loopback by name", "http://ollama.corp.internal:11434/v1", "127.0.0.9", Egress{AllowPrivate: true},
+			`the host "ollama.corp.internal" resolves to a loopback address (not shown), and connecting to it is not allowed: loopback addresses are off on this server (BATCHEVAL_JUDGE_ALLOW_LOOPBACK)`},
+		{"private address typed", "http://10.1.2.3:8000/v1", "", Egress{},
+			`10.1.2.3 is a private-network address, and connecting to it is not allowed: private-network addresses are off on this server`},
+	} {
+		for _, local := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, local mode %v", tc.name, local), func(t *testing.T) {
+				p := tc.policy
+				p.hosts = hosts
+				if local {
+					p.ShowAddrs = localMode
+				} else {
+					// Asked, and saying no: as a server with accounts.
+					p.ShowAddrs = func(context.Context) bool { return false }
+				}
+				hc := p.HTTPClient()
+				defer hc.CloseIdleConnections()
+				c := mustNew(t, Config{BaseURL: tc.url, Model: "m", MaxAttempts: 1, Timeout: 5 * time.Second, HTTPClient: hc})
+				_, err := c.Ping(t.Context())
+				var je *Error
+				var ee *EgressError
+				if !errors.As(err, &je) || je.Kind != KindRefused || !errors.As(err, &ee) {
+					t.Fatalf("Ping: %v, want refused by the egress policy", err)
+				}
+				msg := err.Error()
+				resolved := ee.Addr.Addr().String()
+				switch {
+				case local && !strings.Contains(msg, "connecting to "+ee.Addr.String()+" is not allowed"):
+					t.Errorf("local mode: %q does not name the address %s", msg, ee.Addr)
+				case !local && !strings.Contains(msg, tc.want):
+					t.Errorf("%q\ndoes not say\n%q", msg, tc.want)
+				case !local && tc.hidden != "" && (strings.Contains(msg, tc.hidden) || strings.Contains(msg, resolved)):
+					t.Errorf("%q names the address resolved (%s, %s)", msg, tc.hidden, resolved)
+				}
+				if local && tc.hidden != "" && !strings.Contains(msg, tc.hidden) {
+					t.Errorf("local mode: %q does not name %s", msg, tc.hidden)
+				}
+				// The error keeps the address for the operator's logs.
+				if !ee.Addr.IsValid() || (tc.hidden != "" && !strings.Contains(ee.Reason+resolved, tc.hidden)) {
+					t.Errorf("the error lost the address: %+v", ee)
+				}
+			})
+		}
 	}
 }

@@ -233,9 +233,21 @@ const z975 = 1.959963984540054
 // Unlike a symmetric Wald interval it respects the bounds of r, so it stays
 // accurate for the high correlations judges reach. NaN bounds when n < 4,
 // an input is not a correlation, or |rA| or |rB| is 1.
+//
+// When rAB is 1 (up to float noise: identicalScores), one judge's scores are
+// a rising line of the other's, so rA = rB on these samples and on every
+// resample of them: the difference is exactly rA − rB with no spread, and
+// the interval is that point. Zou's formula would not say so: with c = 1
+// its half-widths are |(rA − lA) − (uB − rB)|, the asymmetry of the two
+// Fisher intervals, about ±0.2 on 12 samples for a difference that cannot
+// be anything but 0 (the paired bootstrap of Spearman and Kendall beside
+// it gave [0, 0]).
 func ZouInterval(rA, rB, rAB float64, n int) (lo, hi float64) {
 	if n < 4 || !isCorr(rA) || !isCorr(rB) || !isCorr(rAB) || math.Abs(rA) == 1 || math.Abs(rB) == 1 {
 		return math.NaN(), math.NaN()
+	}
+	if rAB >= identicalScores {
+		return rA - rB, rA - rB
 	}
 	half := z975 / math.Sqrt(float64(n-3))
 	lA, uA := math.Tanh(math.Atanh(rA)-half), math.Tanh(math.Atanh(rA)+half)
@@ -246,6 +258,12 @@ func ZouInterval(rA, rB, rAB float64, n int) (lo, hi float64) {
 	hi = d + math.Sqrt(math.Max(0, (uA-rA)*(uA-rA)+(rB-lB)*(rB-lB)-2*c*(uA-rA)*(rB-lB)))
 	return lo, hi
 }
+
+// identicalScores is the correlation between two judges' scores from which
+// ZouInterval takes them as one another's rising line: 1 less float noise
+// (a correlation computed of identical columns can come out as
+// 0.9999999999999998).
+const identicalScores = 1 - 1e-12
 
 func isCorr(r float64) bool { return !math.IsNaN(r) && r >= -1 && r <= 1 }
 

@@ -3,6 +3,7 @@ package dataimport
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"unicode/utf8"
@@ -74,36 +75,105 @@ func (r Reading) Note() string {
 // whose start is not UTF-8 but reads as Windows-1252 is decoded from that.
 // For UTF-8 the reader is br itself, with no layer added. Workbooks are
 // refused here.
-func decodeInput(br *bufio.Reader) (*bufio.Reader, Encoding, error) {
+//
+// A file whose start is ASCII is decided later, at its first byte beyond
+// ASCII: undecided then holds the decision utf8Checker makes on its way
+// (asciiStart), which is the file's encoding once the file is read.
+func decodeInput(br *bufio.Reader) (_ *bufio.Reader, _ Encoding, undecided *asciiStart, _ error) {
 	head, err := br.Peek(4)
 	if err != nil && err != io.EOF {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	var dec transform.Transformer
 	enc := UTF8
 	switch {
 	case bytes.HasPrefix(head, utf8BOM):
 		_, err := br.Discard(len(utf8BOM))
-		return br, UTF8BOM, err
+		return br, UTF8BOM, nil, err
 	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}):
 		// The decoder drops the byte order mark itself.
 		dec, enc = unicode.UTF16(unicode.LittleEndian, unicode.ExpectBOM).NewDecoder(), UTF16LE
 	case bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
 		dec, enc = unicode.UTF16(unicode.BigEndian, unicode.ExpectBOM).NewDecoder(), UTF16BE
 	case bytes.HasPrefix(head, []byte("PK\x03\x04")), bytes.HasPrefix(head, []byte{0xD0, 0xCF, 0x11, 0xE0}):
-		return nil, "", &ParseError{Msg: msgWorkbook}
+		return nil, "", nil, &ParseError{Msg: msgWorkbook}
 	default:
 		start, err := br.Peek(headerPeek)
 		if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
-			return nil, "", err
+			return nil, "", nil, err
+		}
+		if asciiOnly(start) && err == nil {
+			// Nothing yet tells UTF-8 from Windows-1252, which read ASCII
+			// alike: the first byte beyond ASCII decides, however far in
+			// (asciiStart, in utf8Checker).
+			return br, UTF8, &asciiStart{}, nil
 		}
 		if !looksWindows1252(start) {
-			return br, UTF8, nil
+			return br, UTF8, nil, nil
 		}
 		dec, enc = charmap.Windows1252.NewDecoder(), Windows1252
-		return bufio.NewReaderSize(transform.NewReader(&utf8Guard{r: br, line: 1}, dec), headerPeek), enc, nil
+		return bufio.NewReaderSize(transform.NewReader(&utf8Guard{r: br, line: 1}, dec), headerPeek), enc, nil, nil
 	}
-	return bufio.NewReaderSize(transform.NewReader(br, dec), headerPeek), enc, nil
+	return bufio.NewReaderSize(transform.NewReader(br, dec), headerPeek), enc, nil, nil
+}
+
+// asciiOnly reports bytes that are all ASCII.
+func asciiOnly(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// asciiPrefix is the length of b's ASCII start, checked eight bytes at a
+// time: an undecided utf8Checker looks for the first byte beyond it.
+func asciiPrefix(b []byte) int {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		if binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for i < len(b) && b[i] < utf8.RuneSelf {
+		i++
+	}
+	return i
+}
+
+// asciiStart is the encoding decision of a file whose start (as far as
+// headerPeek reaches) is ASCII, which UTF-8 and Windows-1252 read alike:
+// utf8Checker, which scans every byte anyway, decides at the file's first
+// byte beyond ASCII, wherever that is, for the rest of the file. A
+// well-formed UTF-8 character makes it UTF-8 (a byte that is not UTF-8
+// further on is then refused with its line); a byte that cannot start one
+// where it stands, and that Windows-1252 defines, makes it Windows-1252
+// (a UTF-8 character further on is then refused with its line by
+// utf8Guard, as the two are mixed). The bytes before it read the same
+// either way, so nothing read before the decision is read wrongly;
+// deciding from the first 64 KiB alone refused an old Excel CSV whose
+// first accented letter came on row 2,000. No reader layer is added:
+// ASCII files, the most common, are read as before.
+type asciiStart struct {
+	enc Encoding // the decision; "" before
+}
+
+// decide reads the bytes at the first byte beyond ASCII (head: that byte
+// and up to three more) and returns the reader of the rest of the file,
+// br itself for UTF-8; line is the line of that byte.
+func (a *asciiStart) decide(head []byte, br *bufio.Reader, line int) io.Reader {
+	b := head[0]
+	r, size := utf8.DecodeRune(head)
+	undefined := b == 0x81 || b == 0x8D || b == 0x8F || b == 0x90 || b == 0x9D
+	if (r != utf8.RuneError || size > 1) || undefined {
+		// UTF-8, or no Windows-1252 either: utf8Checker refuses a bad
+		// byte with its line.
+		a.enc = UTF8
+		return br
+	}
+	a.enc = Windows1252
+	return transform.NewReader(&utf8Guard{r: br, line: line}, charmap.Windows1252.NewDecoder())
 }
 
 // utf8Guard passes the bytes of a file read as Windows-1252 through, and

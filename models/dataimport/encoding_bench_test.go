@@ -19,11 +19,13 @@ import (
 // uploaded, and peak-heap/file the live heap's growth as a share of it.
 func BenchmarkScanEncodings(b *testing.B) {
 	const rows = 200000
-	var csvText, tsvText bytes.Buffer
+	var csvText, tsvText, asciiText bytes.Buffer
 	csvText.WriteString("id,response,quality\n")
+	asciiText.WriteString("id,response,quality\n")
 	tsvText.WriteString("id\tresponse\tquality\n")
 	for i := range rows {
 		fmt.Fprintf(&csvText, "s%07d,\"The response number %d, judged for the benchmark: café\",%d\n", i, i, i%5+1)
+		fmt.Fprintf(&asciiText, "s%07d,\"The response number %d, judged for the benchmark: cafe\",%d\n", i, i, i%5+1)
 		fmt.Fprintf(&tsvText, "s%07d\tThe response number %d, judged for the benchmark: café\t%d,5\n", i, i, i%5+1)
 	}
 	utf16, err := unicode.UTF16(unicode.LittleEndian, unicode.UseBOM).NewEncoder().Bytes(tsvText.Bytes())
@@ -43,6 +45,11 @@ func BenchmarkScanEncodings(b *testing.B) {
 		{"utf8-tsv", tsvText.Bytes(), Reading{UTF8, '\t'}},
 		{"utf16le-tsv", utf16, Reading{UTF16LE, '\t'}},
 		{"windows1252-csv", cp1252, Reading{Windows1252, ','}},
+		// ASCII throughout: read through asciiStart, which waits for a
+		// byte beyond ASCII to decide the encoding (import43).
+		{"ascii-csv", asciiText.Bytes(), Reading{UTF8, ','}},
+		// ASCII for half the file, then Windows-1252.
+		{"ascii-then-windows1252-csv", append(append([]byte(nil), asciiText.Bytes()[:asciiText.Len()/2]...), cp1252[len(cp1252)/2:]...), Reading{Windows1252, ','}},
 	}
 	dir := b.TempDir()
 	for _, f := range files {
@@ -56,7 +63,7 @@ func BenchmarkScanEncodings(b *testing.B) {
 		size[files[i].name] = len(files[i].data)
 		files[i].data = nil
 	}
-	csvText, tsvText, utf16, cp1252 = bytes.Buffer{}, bytes.Buffer{}, nil, nil
+	csvText, tsvText, asciiText, utf16, cp1252 = bytes.Buffer{}, bytes.Buffer{}, bytes.Buffer{}, nil, nil
 	for _, f := range files {
 		b.Run(f.name, func(b *testing.B) {
 			var peak uint64

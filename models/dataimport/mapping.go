@@ -128,6 +128,13 @@ func (t *Table) Apply(m Mapping) ([]Row, error) {
 // ApplyNoting is Apply that also returns the fields the judge sees that are
 // empty in some records (Applier.EmptyFields).
 func (t *Table) ApplyNoting(m Mapping) ([]Row, []EmptyField, error) {
+	rows, empties, _, err := t.ApplyWithNotes(m)
+	return rows, empties, err
+}
+
+// ApplyWithNotes is ApplyNoting that also returns how ratings written out
+// of a maximum were read (Applier.ScaleNotes).
+func (t *Table) ApplyWithNotes(m Mapping) ([]Row, []EmptyField, []string, error) {
 	a := NewApplier(t.Columns, t.Format, m, func(fn func(Record) error) error {
 		for _, rec := range t.Records {
 			if err := fn(rec); err != nil {
@@ -141,7 +148,7 @@ func (t *Table) ApplyNoting(m Mapping) ([]Row, []EmptyField, error) {
 		rows = append(rows, a.Add(rec))
 	}
 	if err := a.finish(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if m.AnnotatorColumn != "" && a.exists[m.AnnotatorColumn] && a.idOK {
 		rows = mergeAnnotators(rows, t, m, a.fieldCols, a.ratingCols, &a.probs, a.item)
@@ -149,9 +156,9 @@ func (t *Table) ApplyNoting(m Mapping) ([]Row, []EmptyField, error) {
 		a.missingColumn("annotator", m.AnnotatorColumn)
 	}
 	if err := a.err(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return rows, a.EmptyFields(), nil
+	return rows, a.EmptyFields(), a.ScaleNotes(), nil
 }
 
 // Applier applies a mapping one record at a time, for imports that stream
@@ -192,6 +199,51 @@ type Applier struct {
 	// had failed anyway: Finish reads the file once more to check them
 	// all together.
 	deferred []deferredID
+	// scales are the rating columns' scores written out of a maximum
+	// ("4/5"), by column (fractions.go).
+	scales map[string]*fractionScale
+}
+
+// readRating reads the rating of column c in rec: a number, nothing
+// (empty, N/A), or a score out of the column's one maximum ("4/5", see
+// fractionScale); anything else is a problem, described by msg.
+func (a *Applier) readRating(c string, rec Record) (*float64, string) {
+	v, msg := parseRating(rec.Values[c], rec.DecimalComma)
+	s := strings.TrimSpace(rec.Values[c])
+	if a.scales == nil {
+		a.scales = map[string]*fractionScale{}
+	}
+	f := a.scales[c]
+	if f == nil {
+		f = &fractionScale{}
+		a.scales[c] = f
+	}
+	where := lineWord(a.item)
+	if msg == "" {
+		if v != nil {
+			if m := f.plain(*v, s, rec.Line, where); m != "" {
+				return nil, m
+			}
+		}
+		return v, ""
+	}
+	if fv, fmsg, ok := f.readFraction(s, rec.DecimalComma, rec.Line, where); ok {
+		return fv, fmsg
+	}
+	return v, msg
+}
+
+// ScaleNotes say, a sentence each, which rating columns had ratings
+// written out of a maximum ("4/5") and how they were read, for the
+// import notes.
+func (a *Applier) ScaleNotes() []string {
+	var out []string
+	for _, c := range a.ratingCols {
+		if n := a.scales[c].note(c, lineWord(a.item)); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // deferredID is a record whose id's hash was seen before.
@@ -325,7 +377,7 @@ func (a *Applier) Add(rec Record) Row {
 		a.summaryRow(rec)
 	}
 	for i, c := range a.ratingCols {
-		v, msg := parseRating(rec.Values[c], rec.DecimalComma)
+		v, msg := a.readRating(c, rec)
 		if msg != "" {
 			a.probs.addAt(ParseError{Line: rec.Line, Item: a.item, Column: c, Msg: msg}, a.n, i+1)
 		} else if v == nil && a.m.AnnotatorColumn == "" {
@@ -883,6 +935,12 @@ func WhyNotShown(t *Table, col string) string {
 // least half of its filled cells: a rating column as people type it in a
 // spreadsheet. "" otherwise.
 func writtenRatingsNote(t *Table, col string, s columnStats) string {
+	if n, den, example, one := columnFractions(t, col); n > 0 && !one {
+		return fmt.Sprintf("Not ticked: its ratings are written out of a maximum (such as %q, out of %s), but not all out of the same one, or some are above it, so they are on no one scale: "+
+			"write every rating out of one maximum, or all as plain numbers on one scale, upload the file again, then tick it.", example, numberText(den))
+	} else if n > 0 {
+		return "" // read as their scores: not written as text
+	}
 	n, example, fixed := 0, "", ""
 	for _, r := range t.Records {
 		v := strings.TrimSpace(r.Values[col])
@@ -1039,6 +1097,13 @@ func statsOf(t *Table, col string) columnStats {
 			s.numbers++
 		}
 		values[v] = true
+	}
+	// Scores out of the column's one maximum ("4/5") are numbers, as the
+	// import reads them (fractions.go); out of several, text to correct.
+	if n, _, _, one := columnFractions(t, col); n > 0 && one {
+		s.written -= n
+		s.numbers += n
+		s.numeric = s.numbers == s.filled
 	}
 	s.distinct = len(values)
 	for v := range values {

@@ -33,7 +33,7 @@ func TestApplyProblems(t *testing.T) {
 		col  string
 		text string // a fragment of the problem's Error()
 	}
-	const ratings = "id,text,score\na,hello,2\nb,hi,x\na,hey,NaN\n ,yo,\nc,ho,+Inf\nd,hu,\"2,5\"\ne,ha,4/5\nf,he,80%\n"
+	const ratings = "id,text,score\na,hello,2\nb,hi,x\na,hey,NaN\n ,yo,\nc,ho,+Inf\nd,hu,\"2,5\"\ne,ha,6/5\nf,he,80%\n"
 	tests := []struct {
 		name    string
 		format  Format
@@ -54,7 +54,7 @@ func TestApplyProblems(t *testing.T) {
 				{6, "score", `the rating "+Inf" is not a finite number`},
 				{7, "score", `the rating "2,5" is not a number (write decimals with a dot: 2.5)`},
 				// Ratings typed as in a spreadsheet get the number to write.
-				{8, "score", `the rating "4/5" is not a number (write the number alone: 4)`},
+				{8, "score", `the rating "6/5" is more than its own maximum (5)`},
 				{9, "score", `the rating "80%" is not a number (write the number alone: 80)`},
 			},
 		},

@@ -206,7 +206,7 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 	}
 	opt = opt.withDefaults()
 	limited := &limitReader{r: r, max: opt.MaxBytes}
-	br, enc, err := decodeInput(bufio.NewReaderSize(limited, headerPeek))
+	br, enc, undecided, err := decodeInput(bufio.NewReaderSize(limited, headerPeek))
 	if err != nil {
 		return Summary{}, readFailure(limited, nil, err)
 	}
@@ -226,19 +226,29 @@ func Scan(r io.Reader, f Format, opt Options, fn func(Record) error) (Summary, e
 		}
 	}
 	checked := &utf8Checker{r: br, line: 1}
+	if undecided != nil {
+		checked.undecided, checked.br = undecided, br
+	}
 	p := &parser{table: &Table{Format: f}, seen: map[string]bool{}, maxRows: opt.MaxRows, maxColumns: opt.MaxColumns, emit: fn, reuse: opt.ReuseValues,
 		mixedFirstRow: mixed, sepLine: sepLine}
 	read := Reading{Encoding: enc}
 	if f == CSV {
 		read.Separator = comma
 	}
-	switch f {
-	case CSV:
+	switch {
+	case f == CSV && comma == '\t':
+		// Quotes inside a tab-separated cell are text (tsvQuotes).
+		p.tsv = newTSVQuotes(checked)
+		err = p.parseCSV(p.tsv, comma, opt.NoHeader, opt.HeaderHint)
+	case f == CSV:
 		err = p.parseCSV(checked, comma, opt.NoHeader, opt.HeaderHint)
-	case JSONL:
+	case f == JSONL:
 		err = p.parseJSONL(checked)
-	case JSON:
+	case f == JSON:
 		err = p.parseJSONArray(checked)
+	}
+	if undecided != nil && undecided.enc != "" {
+		read.Encoding = undecided.enc // decided past the file's start
 	}
 	if err != nil {
 		var stop *stopError
@@ -348,11 +358,32 @@ type utf8Checker struct {
 	line    int    // line of the next byte to check
 	pending []byte // start of a multi-byte character cut by the previous read
 	err     error  // first encoding problem, sticky
+	// undecided, while its encoding is "", reads an ASCII file start
+	// from br (which is r), up to the first byte beyond ASCII, where it
+	// decides the encoding of the rest (asciiStart).
+	undecided *asciiStart
+	br        *bufio.Reader
 }
 
 func (c *utf8Checker) Read(p []byte) (int, error) {
 	if c.err != nil {
 		return 0, c.err
+	}
+	if c.undecided != nil && c.undecided.enc == "" && len(p) > 0 {
+		chunk, err := c.br.Peek(min(len(p), c.br.Size()))
+		if len(chunk) == 0 {
+			return 0, err
+		}
+		if i := asciiPrefix(chunk); i > 0 {
+			n := copy(p, chunk[:i])
+			_, _ = c.br.Discard(n)
+			if bad := c.check(p[:n]); bad >= 0 { // a NUL byte
+				return bad, c.err
+			}
+			return n, nil
+		}
+		head, _ := c.br.Peek(utf8.UTFMax)
+		c.r = c.undecided.decide(head, c.br, c.line)
 	}
 	n, err := c.r.Read(p)
 	if bad := c.check(p[:n]); bad >= 0 {
@@ -428,6 +459,32 @@ type parser struct {
 	// renamed says which columns of a CSV header were renamed because
 	// their name was taken (Summary.Renamed).
 	renamed []string
+	// tsv reads a tab-separated file's quotes (nil for other files);
+	// header is its header row, to name the column of a quoted cell that
+	// is never closed.
+	tsv    *tsvQuotes
+	header []string
+}
+
+// csvError is the package's csvError, naming the column of a
+// tab-separated file's quoted cell that is never closed.
+func (p *parser) csvError(err error) error {
+	out := csvError(err)
+	var pe *csv.ParseError
+	var mine *ParseError
+	if p.tsv != nil && errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrQuote) && errors.As(out, &mine) &&
+		pe.StartLine == p.tsv.openLine && p.tsv.openField < len(p.header) {
+		mine.Column = strings.TrimSpace(p.header[p.tsv.openField])
+		mine.Msg = `a cell starting with a double quote is read as a quoted cell, as spreadsheets write a cell holding a tab or a line break, but this one is not closed: ` +
+			`if the quote is part of the text, write it twice ("") and put the whole cell in double quotes; otherwise add the closing quote`
+		if pe.StartLine != pe.Line {
+			mine.Msg += fmt.Sprintf("; the reader gave up on line %d", pe.Line)
+		}
+		if mine.Column == "" {
+			mine.Msg = fmt.Sprintf("column %d: %s", p.tsv.openField+1, mine.Msg)
+		}
+	}
+	return out
 }
 
 // add appends a record, registering new columns in first-seen order.
@@ -664,7 +721,7 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 	var values map[string]string
 	if p.sepLine {
 		if _, err := cr.Read(); err != nil { // Excel's "sep=;", no row
-			return csvError(err)
+			return p.csvError(err)
 		}
 		p.skipped-- // counted below as a line before the header, and not an empty one
 	}
@@ -673,7 +730,7 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 		return errNoRows
 	}
 	if err != nil {
-		return csvError(err)
+		return p.csvError(err)
 	}
 	var names []string
 	var first []string // the first row, when it is data
@@ -684,6 +741,7 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 	} else if names, p.renamed, err = csvHeader(header, hint); err != nil {
 		return err
 	}
+	p.header = names // by position, "" where unnamed
 	// Columns without a name are kept out of the table; each must be empty
 	// in every row (checked below), as the empty columns spreadsheets often
 	// add at the end of an export are.
@@ -733,7 +791,7 @@ func (p *parser) parseCSV(r io.Reader, comma rune, noHeader bool, hint string) e
 			break
 		}
 		if err != nil {
-			return csvError(err)
+			return p.csvError(err)
 		}
 		line, _ := cr.FieldPos(0)
 		p.skipped += max(0, line-end-1)
