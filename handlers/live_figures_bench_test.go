@@ -26,23 +26,7 @@ import (
 //
 //	BATCHEVAL_BENCH_LIVEFIG=100000 go test ./handlers -run '^$' -bench LiveFiguresShared -benchtime=1x -v
 func BenchmarkLiveFiguresShared(b *testing.B) {
-	n, viewers := 10000, 20
-	if v := os.Getenv("BATCHEVAL_BENCH_LIVEFIG"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
-			b.Fatalf("BATCHEVAL_BENCH_LIVEFIG=%q is not a size", v)
-		}
-	}
-	if v := os.Getenv("BATCHEVAL_BENCH_VIEWERS"); v != "" {
-		var err error
-		if viewers, err = strconv.Atoi(v); err != nil || viewers <= 0 {
-			b.Fatalf("BATCHEVAL_BENCH_VIEWERS=%q is not a count", v)
-		}
-	}
-	dialects := []models.Dialect{models.SQLite}
-	if os.Getenv("TEST_DATABASE_URL") != "" {
-		dialects = append(dialects, models.Postgres)
-	}
+	n, viewers, dialects := liveFigBenchSetup(b, 10000, 20)
 	for b.Loop() {
 		for _, d := range dialects {
 			liveFiguresShared(b, d, n, viewers)
@@ -137,4 +121,29 @@ func liveFiguresShared(b *testing.B, d models.Dialect, n, viewers int) {
 	b.Logf("%s, %d rows, %d viewers at once (half the run page, half the queue): computed per view %v (%d computations), shared %v (%d), ratio %.1fx",
 		d, n, viewers, oldT.Round(time.Millisecond), oldN, newT.Round(time.Millisecond), newN, float64(oldT)/float64(newT))
 	b.ReportMetric(float64(oldT)/float64(newT), fmt.Sprintf("%s-%d-viewers-%dk-ratio", d, viewers, n/1000))
+}
+
+// liveFigBenchSetup is the live-figures benchmarks' run size
+// (BATCHEVAL_BENCH_LIVEFIG), viewer count (BATCHEVAL_BENCH_VIEWERS) and
+// databases (SQLite, and PostgreSQL when TEST_DATABASE_URL is set), each
+// benchmark giving its own defaults.
+func liveFigBenchSetup(b *testing.B, size, viewers int) (int, int, []models.Dialect) {
+	b.Helper()
+	if v := os.Getenv("BATCHEVAL_BENCH_LIVEFIG"); v != "" {
+		var err error
+		if size, err = strconv.Atoi(v); err != nil || size <= 0 {
+			b.Fatalf("BATCHEVAL_BENCH_LIVEFIG=%q is not a size", v)
+		}
+	}
+	if v := os.Getenv("BATCHEVAL_BENCH_VIEWERS"); v != "" {
+		var err error
+		if viewers, err = strconv.Atoi(v); err != nil || viewers <= 0 {
+			b.Fatalf("BATCHEVAL_BENCH_VIEWERS=%q is not a count", v)
+		}
+	}
+	dialects := []models.Dialect{models.SQLite}
+	if os.Getenv("TEST_DATABASE_URL") != "" {
+		dialects = append(dialects, models.Postgres)
+	}
+	return size, viewers, dialects
 }

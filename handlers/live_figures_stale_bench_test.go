@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -26,23 +24,7 @@ import (
 //
 //	go test ./handlers -run '^$' -bench LiveFiguresStale -benchtime=1x -v
 func BenchmarkLiveFiguresStale(b *testing.B) {
-	n, viewers := 100000, 8
-	if v := os.Getenv("BATCHEVAL_BENCH_LIVEFIG"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
-			b.Fatalf("BATCHEVAL_BENCH_LIVEFIG=%q is not a size", v)
-		}
-	}
-	if v := os.Getenv("BATCHEVAL_BENCH_VIEWERS"); v != "" {
-		var err error
-		if viewers, err = strconv.Atoi(v); err != nil || viewers <= 0 {
-			b.Fatalf("BATCHEVAL_BENCH_VIEWERS=%q is not a count", v)
-		}
-	}
-	dialects := []models.Dialect{models.SQLite}
-	if os.Getenv("TEST_DATABASE_URL") != "" {
-		dialects = append(dialects, models.Postgres)
-	}
+	n, viewers, dialects := liveFigBenchSetup(b, 100000, 8)
 	for b.Loop() {
 		for _, d := range dialects {
 			liveFiguresStale(b, d, n, viewers)
