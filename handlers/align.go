@@ -184,7 +184,7 @@ func (h *Handlers) startAlignment(c echo.Context) error {
 	}
 	seed, err := strconv.ParseInt(f.seed, 10, 64)
 	if err != nil {
-		return failed(fmt.Sprintf("Seed: %q is not a whole number.", f.seed))
+		return failed(fmt.Sprintf("Seed: %s is not a whole number.", web.Quoted(f.seed)))
 	}
 	pct, err := strconv.ParseFloat(f.heldOutPercent, 64)
 	if err != nil || math.IsNaN(pct) || pct < 10 || pct > 90 {

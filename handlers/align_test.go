@@ -71,7 +71,7 @@ func TestAlignmentOnSimulatedJudge(t *testing.T) {
 			want string
 		}{
 			{"share too large", url.Values{"criterion": {"0"}, "seed": {"3"}, "held_out_percent": {"95"}}, "a percentage from 10 to 90"},
-			{"seed not a number", url.Values{"criterion": {"0"}, "seed": {"x"}, "held_out_percent": {"50"}}, `Seed: "x" is not a whole number.`},
+			{"seed not a number", url.Values{"criterion": {"0"}, "seed": {"x"}, "held_out_percent": {"50"}}, `Seed: “x” is not a whole number.`},
 			{"no such criterion", url.Values{"criterion": {"7"}, "seed": {"3"}, "held_out_percent": {"50"}}, "choose one of the run's criteria"},
 			{"held-out part too small", url.Values{"criterion": {"0"}, "seed": {"3"}, "held_out_percent": {"20"}}, "at least 10 are needed"},
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/web"
 )
 
 // Access is the rule a route declares: who may call it. Every route in
@@ -550,12 +551,12 @@ func safeMethod(m string) bool { return m == http.MethodGet || m == http.MethodH
 // refused says that what they sent (a form of a page of that workspace)
 // was not saved.
 func leftWorkspaceText(p Principal, refused bool) string {
-	text := fmt.Sprintf("You are no longer a member of workspace %q: an owner removed you.", p.Left)
+	text := fmt.Sprintf("You are no longer a member of workspace %s: an owner removed you.", web.Quoted(p.Left))
 	if refused {
 		text += " Nothing you sent from its pages was saved."
 	}
 	if p.Workspace.ID != 0 {
-		return text + fmt.Sprintf(" You now work in workspace %q.", p.Workspace.Name)
+		return text + fmt.Sprintf(" You now work in workspace %s.", web.Quoted(p.Workspace.Name))
 	}
 	return text + " Ask an owner of a workspace for an invite, or create a workspace of your own on Your account."
 }

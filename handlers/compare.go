@@ -247,9 +247,9 @@ func criterionOfQuery(q string, a models.Run) (int, error) {
 		names[i] = cr.Name
 	}
 	if len(names) == 0 {
-		return 0, models.Errorf(models.EInvalid, "Criterion %q cannot be chosen: run %d has no criteria.", q, a.ID)
+		return 0, models.Errorf(models.EInvalid, "Criterion %s cannot be chosen: run %d has no criteria.", web.Quoted(q), a.ID)
 	}
-	return 0, models.Errorf(models.EInvalid, "Criterion %q is neither a criterion number nor the name of one of run %d's criteria (%s).", q, a.ID, joinQuoted(names))
+	return 0, models.Errorf(models.EInvalid, "Criterion %s is neither a criterion number nor the name of one of run %d's criteria (%s).", web.Quoted(q), a.ID, joinQuoted(names))
 }
 
 // criterionNames are a run's criteria's names, in order.
@@ -516,18 +516,18 @@ func unscoredRunReading(cmp comparison, m *matchedSamples) string {
 	}
 	none := func(which string, run models.Run, crit evaluator.Criterion) string {
 		if !run.Finished() {
-			return fmt.Sprintf("Run %s, %q, has no scores yet: it is still %s. Its figures are compared once it has scored samples.",
-				which, run.Name, models.RunStatusLabel(run.Status))
+			return fmt.Sprintf("Run %s, %s, has no scores yet: it is still %s. Its figures are compared once it has scored samples.",
+				which, web.Quoted(run.Name), models.RunStatusLabel(run.Status))
 		}
 		if run.BatchesDone > run.BatchesFailed {
 			// It has answers, on other criteria or unreadable ones: "no
 			// scores at all" would be untrue of a run cancelled after
 			// scoring another criterion (explore31).
-			return fmt.Sprintf("Run %s, %q, has no score on %s: it ended (%s) before a sample was scored on it, as its page explains, so there is nothing of it to compare on this criterion.",
-				which, run.Name, crit.Name, models.RunStatusLabel(run.Status))
+			return fmt.Sprintf("Run %s, %s, has no score on %s: it ended (%s) before a sample was scored on it, as its page explains, so there is nothing of it to compare on this criterion.",
+				which, web.Quoted(run.Name), crit.Name, models.RunStatusLabel(run.Status))
 		}
-		return fmt.Sprintf("Run %s, %q, has no scores at all: it ended (%s) before scoring a sample, as its page explains, so there is nothing of it to compare.",
-			which, run.Name, models.RunStatusLabel(run.Status))
+		return fmt.Sprintf("Run %s, %s, has no scores at all: it ended (%s) before scoring a sample, as its page explains, so there is nothing of it to compare.",
+			which, web.Quoted(run.Name), models.RunStatusLabel(run.Status))
 	}
 	switch {
 	case !scoredA && !scoredB:
@@ -717,7 +717,7 @@ func compareHumansNote(repA, repB *report.Report, cmp comparison, differ, matche
 	case !report.SameCriterionHumans(repA, cmp.criterion, repB, cmp.criterion):
 		why = fmt.Sprintf("The two runs' reports read different human ratings: A reads %s, B reads %s", repA.CriterionShort(cmp.criterion), repB.CriterionShort(cmp.criterion))
 	case cmp.critA.HumanColumn != cmp.critB.HumanColumn:
-		why = fmt.Sprintf("The two runs read their human ratings from different columns: A from %q, B from %q", cmp.critA.HumanColumn, cmp.critB.HumanColumn)
+		why = fmt.Sprintf("The two runs read their human ratings from different columns: A from %s, B from %s", web.Quoted(cmp.critA.HumanColumn), web.Quoted(cmp.critB.HumanColumn))
 	default:
 		why = "The two runs' reports hold different human ratings"
 	}
@@ -1058,7 +1058,7 @@ func (h *Handlers) compareSampleView(c echo.Context, cmp comparison, rowID int64
 		}
 		rowB = r
 		if !found {
-			return web.CompareSampleView{}, models.Errorf(models.ENotFound, "run %d's dataset has no sample %q", cmp.b.ID, rowA.ExternalID)
+			return web.CompareSampleView{}, models.Errorf(models.ENotFound, "run %d's dataset has no sample %s", cmp.b.ID, web.Quoted(rowA.ExternalID))
 		}
 	}
 	v := web.CompareSampleView{Page: page(c, "Sample "+rowA.ExternalID+" in two runs"), A: cmp.a, B: cmp.b, Criterion: cmp.criterion,

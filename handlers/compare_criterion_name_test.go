@@ -42,7 +42,7 @@ func TestCompareTakesCriterionName(t *testing.T) {
 			{"1", http.StatusOK, "1", ""},
 			{"0", http.StatusOK, "0", ""},
 			{"", http.StatusOK, "0", ""},
-			{"Fluency", http.StatusUnprocessableEntity, "", `"Quality" and "Helpful"`},
+			{"Fluency", http.StatusUnprocessableEntity, "", `“Quality” and “Helpful”`},
 			{"7", http.StatusUnprocessableEntity, "", "Criterion number 7 does not exist"},
 		} {
 			t.Run(tc.query, func(t *testing.T) {

@@ -36,10 +36,10 @@ func TestCompareUnknownCriterionListsTheSharedOnes(t *testing.T) {
 		for _, tc := range []struct {
 			name, path, page, says, rest string
 		}{
-			{"a name neither has", fmt.Sprintf("/compare?a=%d&b=%d&criterion=Coherence", a.ID, b.ID), "/compare", "Criterion \"Coherence\" is neither", ""},
+			{"a name neither has", fmt.Sprintf("/compare?a=%d&b=%d&criterion=Coherence", a.ID, b.ID), "/compare", "Criterion “Coherence” is neither", ""},
 			{"a number past the end", fmt.Sprintf("/compare?a=%d&b=%d&criterion=5", a.ID, b.ID), "/compare", "Criterion number 5 does not exist", ""},
 			{"one sample, a name neither has", fmt.Sprintf("/compare/sample?a=%d&b=%d&row=%d&criterion=Nope", a.ID, b.ID, d.rowIDs[0]), "/compare/sample",
-				"Criterion \"Nope\" is neither", row},
+				"Criterion “Nope” is neither", row},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				rec := env.get(tc.path)

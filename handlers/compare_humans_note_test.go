@@ -118,7 +118,7 @@ func TestExperimentSaysWhenTheRunsReadOtherHumans(t *testing.T) {
 		if rec := env.postForm(fmt.Sprintf("/runs/%d/humans", a.ID), url.Values{"source": {"browser"}}); rec.Code != http.StatusSeeOther {
 			t.Fatalf("recompute: %d", rec.Code)
 		}
-		want := templ.EscapeString(fmt.Sprintf("These runs are measured against different human ratings on %s: %q against the browser ratings (6 browser ratings); %q against the imported column.",
+		want := templ.EscapeString(fmt.Sprintf("These runs are measured against different human ratings on %s: “%s” against the browser ratings (6 browser ratings); “%s” against the imported column.",
 			crit.Name, a.Name, x.gEval.Name))
 		if body := page(); !strings.Contains(body, `data-testid="humans-note"`) || !strings.Contains(body, want) {
 			t.Errorf("the experiment page does not say %q", want)

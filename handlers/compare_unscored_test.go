@@ -25,7 +25,7 @@ func TestCompareNamesTheRunWithoutScores(t *testing.T) {
 			t.Fatalf("compare = %d: %s", rec.Code, rec.Body)
 		}
 		body := html.UnescapeString(rec.Body.String())
-		want := fmt.Sprintf(`Run B, %q, has no scores at all: it ended (failed) before scoring a sample`, failed.Name)
+		want := fmt.Sprintf(`Run B, “%s”, has no scores at all: it ended (failed) before scoring a sample`, failed.Name)
 		for _, id := range []string{"agreement-reading", "runs-reading"} {
 			got := testidBlock(body, id)
 			if !strings.Contains(got, want) {
@@ -38,7 +38,7 @@ func TestCompareNamesTheRunWithoutScores(t *testing.T) {
 		// Still going: "yet".
 		must(t, env.db.Gorm.Exec(`UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?`, failed.ID).Error)
 		body = html.UnescapeString(env.get(fmt.Sprintf("/compare?a=%d&b=%d", scored.ID, failed.ID)).Body.String())
-		if got := testidBlock(body, "agreement-reading"); !strings.Contains(got, fmt.Sprintf(`Run B, %q, has no scores yet: it is still running.`, failed.Name)) {
+		if got := testidBlock(body, "agreement-reading"); !strings.Contains(got, fmt.Sprintf(`Run B, “%s”, has no scores yet: it is still running.`, failed.Name)) {
 			t.Errorf("a running run B: %s", got)
 		}
 		// Both scored: the usual verdict, no such sentence.
@@ -72,7 +72,7 @@ func TestCompareRunCancelledBeforeOneCriterion(t *testing.T) {
 
 		crit := d.rubric.Criteria[0].Name
 		body := html.UnescapeString(env.get(fmt.Sprintf("/compare?a=%d&b=%d&criterion=0", scored.ID, cut.ID)).Body.String())
-		want := fmt.Sprintf(`Run B, %q, has no score on %s: it ended (cancelled) before a sample was scored on it`, "Cut short", crit)
+		want := fmt.Sprintf(`Run B, “%s”, has no score on %s: it ended (cancelled) before a sample was scored on it`, "Cut short", crit)
 		for _, id := range []string{"agreement-reading", "runs-reading"} {
 			got := testidBlock(body, id)
 			if !strings.Contains(got, want) {

@@ -33,7 +33,7 @@ func TestDatasetPagePointsToNextSteps(t *testing.T) {
 				flash = string(b)
 			}
 		}
-		for _, want := range []string{`Imported 3 rows into "Quiz answers".`, "Next: write a rubric", "launch a run with this dataset"} {
+		for _, want := range []string{`Imported 3 rows into “Quiz answers”.`, "Next: write a rubric", "launch a run with this dataset"} {
 			if !strings.Contains(flash, want) {
 				t.Errorf("the import message lacks %q: %s", want, flash)
 			}

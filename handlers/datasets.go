@@ -613,7 +613,7 @@ func (h *Handlers) importDataset(c echo.Context) error {
 		}
 		return err
 	}
-	msg := fmt.Sprintf("Imported %s into %q.", rowsWord(ds.RowCount), ds.Name)
+	msg := fmt.Sprintf("Imported %s into %s.", rowsWord(ds.RowCount), web.Quoted(ds.Name))
 	fields, ratings := 0, 0
 	for _, e := range empties {
 		if e.Rating {
@@ -641,9 +641,9 @@ func (h *Handlers) importDataset(c echo.Context) error {
 func emptyFieldNotes(empties []dataimport.EmptyField, perAnnotator bool) []string {
 	var out []string
 	for _, e := range empties {
-		what := fmt.Sprintf("%q", e.Label)
+		what := web.Quoted(e.Label)
 		if e.Label != e.Column {
-			what += fmt.Sprintf(" (column %q)", e.Column)
+			what += fmt.Sprintf(" (column %s)", web.Quoted(e.Column))
 		}
 		var rows, lines []string
 		unit := "line"
@@ -665,8 +665,8 @@ func emptyFieldNotes(empties []dataimport.EmptyField, perAnnotator bool) []strin
 			where = fmt.Sprintf("%s %s", plural(e.Rows, "row", "rows"), joinNames(rows))
 		}
 		if e.Rating {
-			out = append(out, fmt.Sprintf("%d %s no human rating in column %q: %s. %s missing from every comparison with the human ratings of that column: fill %s in the file and upload it again, unless %s not rated.",
-				e.Rows, plural(e.Rows, "row has", "rows have"), e.Column, where, plural(e.Rows, "That sample is", "Those samples are"),
+			out = append(out, fmt.Sprintf("%d %s no human rating in column %s: %s. %s missing from every comparison with the human ratings of that column: fill %s in the file and upload it again, unless %s not rated.",
+				e.Rows, plural(e.Rows, "row has", "rows have"), web.Quoted(e.Column), where, plural(e.Rows, "That sample is", "Those samples are"),
 				plural(e.Rows, "it", "them"), plural(e.Rows, "it was", "they were")))
 			continue
 		}

@@ -78,7 +78,7 @@ func TestExperimentHumansNotePerCriterion(t *testing.T) {
 			return out.HumansNote
 		}
 		got := note()
-		plain := fmt.Sprintf("These runs are measured against different human ratings on %s: %q against the imported column and browser ratings (6 browser ratings); %q against the imported column.",
+		plain := fmt.Sprintf("These runs are measured against different human ratings on %s: “%s” against the imported column and browser ratings (6 browser ratings); “%s” against the imported column.",
 			crits[0].Name, a.Name, b.Name)
 		want := templ.EscapeString(plain)
 		if api := apiNote(); !strings.HasPrefix(api, plain) {

@@ -854,7 +854,7 @@ func humansNoteLead(figs []runFigures, names []string) string {
 				g = &group{rep: f.rep}
 				groups = append(groups, g)
 			}
-			g.names = append(g.names, strconv.Quote(f.run.Name))
+			g.names = append(g.names, web.Quoted(f.run.Name))
 		}
 		if len(groups) < 2 {
 			continue

@@ -144,7 +144,19 @@ func render(c echo.Context, status int, comp templ.Component) error {
 const flashCookie = "batcheval_flash"
 
 func setFlash(c echo.Context, kind, text string) {
-	setCookie(c, &http.Cookie{Name: flashCookie, Value: kind + ":" + base64.RawURLEncoding.EncodeToString([]byte(text)), Path: "/", HttpOnly: true,
+	setFlashDetail(c, kind, text, "")
+}
+
+// setFlashDetail is setFlash with a block of text shown under the message
+// as written, line breaks kept (web.Flash.Detail): a judge's answer. It
+// travels base64-encoded after a second colon; a flash without one is
+// kind:text as before.
+func setFlashDetail(c echo.Context, kind, text, detail string) {
+	v := kind + ":" + base64.RawURLEncoding.EncodeToString([]byte(text))
+	if detail != "" {
+		v += ":" + base64.RawURLEncoding.EncodeToString([]byte(detail))
+	}
+	setCookie(c, &http.Cookie{Name: flashCookie, Value: v, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, MaxAge: 60})
 }
 
@@ -171,11 +183,16 @@ func popFlash(c echo.Context) *web.Flash {
 	if !ok {
 		return nil
 	}
+	quoted, detailPart, _ := bytes.Cut(quoted, []byte(":"))
 	text, err := base64.RawURLEncoding.DecodeString(string(quoted))
 	if err != nil {
 		return nil
 	}
-	return &web.Flash{Kind: string(kind), Text: string(text)}
+	detail, err := base64.RawURLEncoding.DecodeString(string(detailPart))
+	if err != nil {
+		detail = nil
+	}
+	return &web.Flash{Kind: string(kind), Text: string(text), Detail: string(detail)}
 }
 
 // page builds the layout data of a page.
@@ -212,7 +229,7 @@ func redirect(c echo.Context, to, flashText string) error {
 func paramID(c echo.Context, name string) (int64, error) {
 	id, err := strconv.ParseInt(c.Param(name), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, models.Errorf(models.ENotFound, "%q is not a valid id", c.Param(name))
+		return 0, models.Errorf(models.ENotFound, "%s is not a valid id", web.Quoted(c.Param(name)))
 	}
 	return id, nil
 }

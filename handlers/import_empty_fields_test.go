@@ -32,7 +32,7 @@ const emptyAnswersCSV = "id,question,answer,quality\n" +
 // visit, escaped, and the API's dataset carries them as import_notes.
 func TestImportSaysWhichRowsAreEmpty(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
-		want := `2 rows have an empty "Answer" (column "answer"), which the judge sees: rows 2 and 4 (lines 3 and 5 of the file).`
+		want := `2 rows have an empty “Answer” (column “answer”), which the judge sees: rows 2 and 4 (lines 3 and 5 of the file).`
 		t.Run("browser", func(t *testing.T) {
 			token := env.uploadToken("qa.csv", emptyAnswersCSV)
 			rec := env.postForm(env.mapPath(), url.Values{"token": {token}, "name": {"Quiz answers"}, "id_column": {"id"},
@@ -52,12 +52,12 @@ func TestImportSaysWhichRowsAreEmpty(t *testing.T) {
 					flash = string(b)
 				}
 			}
-			for _, w := range []string{`Imported 4 rows into "Quiz answers".`, `One field the judge sees is empty in some rows: see "Import notes" below.`, "Next: write a rubric"} {
+			for _, w := range []string{`Imported 4 rows into “Quiz answers”.`, `One field the judge sees is empty in some rows: see "Import notes" below.`, "Next: write a rubric"} {
 				if !strings.Contains(flash, w) {
 					t.Errorf("the import message lacks %q:\n%s", w, flash)
 				}
 			}
-			if strings.Contains(flash, `"Question"`) {
+			if strings.Contains(flash, `“Question”`) {
 				t.Errorf("the import message names the question, which no row lacks:\n%s", flash)
 			}
 			// Shown on the dataset page the import leads to.
@@ -122,7 +122,7 @@ func TestImportSaysWhichRowsAreEmpty(t *testing.T) {
 			up = decode[APIUpload](t, a.upload(fmt.Sprintf("/api/v1/projects/%d/uploads", env.project.ID), tok, "good.csv", goodCSV), http.StatusCreated)
 			rec := a.json(http.MethodPost, fmt.Sprintf("/api/v1/projects/%d/datasets", env.project.ID), tok,
 				map[string]any{"upload_token": up.Token, "name": "Good", "mapping": mapping})
-			wantRating := `1 row has no human rating in column "quality": row 2 (line 3 of the file). That sample is missing from every comparison with the human ratings of that column`
+			wantRating := `1 row has no human rating in column “quality”: row 2 (line 3 of the file). That sample is missing from every comparison with the human ratings of that column`
 			if ds := decode[APIDataset](t, rec, http.StatusCreated); len(ds.ImportNotes) != 1 || !strings.Contains(ds.ImportNotes[0], wantRating) {
 				t.Errorf("a file with one empty rating: import notes %q, want one saying %q", ds.ImportNotes, wantRating)
 			}

@@ -47,10 +47,10 @@ func TestJudgeTestNamesTheClosestModel(t *testing.T) {
 			name, base, model string
 			want              string // "" when no hint may be given
 		}{
-			{"typo", openai.URL + "/v1", "gpt-4o-mnii", `The endpoint's model list has no model named "gpt-4o-mnii": did you mean "gpt-4o-mini"?`},
-			{"nothing close, short list", openai.URL + "/v1", "claude-sonnet", `no model named "claude-sonnet"; it lists "gpt-4o", "gpt-4o-mini" or "o3"`},
-			{"nothing close, long list", longList.URL + "/v1", "claude-sonnet", `no model named "claude-sonnet", nor one close to it (it lists 12 models)`},
-			{"listed model", openai.URL + "/v1", "o3", `model list has "o3", so the model name is right: check the base URL`},
+			{"typo", openai.URL + "/v1", "gpt-4o-mnii", `The endpoint's model list has no model named “gpt-4o-mnii”: did you mean “gpt-4o-mini”?`},
+			{"nothing close, short list", openai.URL + "/v1", "claude-sonnet", `no model named “claude-sonnet”; it lists “gpt-4o”, “gpt-4o-mini” or “o3”`},
+			{"nothing close, long list", longList.URL + "/v1", "claude-sonnet", `no model named “claude-sonnet”, nor one close to it (it lists 12 models)`},
+			{"listed model", openai.URL + "/v1", "o3", `model list has “o3”, so the model name is right: check the base URL`},
 			{"no model list", noList.URL + "/v1", "gpt-4o-mnii", ""},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

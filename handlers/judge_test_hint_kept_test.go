@@ -24,7 +24,7 @@ import (
 func TestJudgeLastTestKeepsItsHintWhole(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		env.demo()
-		const hint = `The endpoint's model list has no model named "gpt-4o-mnii": did you mean "gpt-4o-mini"? Correct the model on the judge's page`
+		const hint = `The endpoint's model list has no model named “gpt-4o-mnii”: did you mean “gpt-4o-mini”? Correct the model on the judge's page`
 		for _, tc := range []struct {
 			name      string
 			message   string

@@ -75,13 +75,13 @@ func TestJudgeTestReadsAScore(t *testing.T) {
 			want   []string // in the fragment
 			absent []string
 		}{
-			{"says-ok", false, []string{"flash warning", "answered, but no score could be read from its answer: &#34;ok&#34;", "A run would get no scores"}, []string{"flash ok"}},
-			{"says-html", false, []string{"flash warning", "&#34;&lt;b&gt;Hello&lt;/b&gt; there, how can I help?&#34;"}, []string{"<b>Hello", "flash ok"}},
-			{"says-empty", false, []string{"flash warning", "&#34;&#34; (cut off at the test&#39;s limit of 30 tokens)"}, []string{"flash ok"}},
+			{"says-ok", false, []string{"flash warning", "answered, but no score could be read from its answer: “ok”", "A run would get no scores"}, []string{"flash ok"}},
+			{"says-html", false, []string{"flash warning", "“&lt;b&gt;Hello&lt;/b&gt; there, how can I help?”"}, []string{"<b>Hello", "flash ok"}},
+			{"says-empty", false, []string{"flash warning", "“” (cut off at the test&#39;s limit of 30 tokens)"}, []string{"flash ok"}},
 			// The quoted answer is kept and shown to everyone who launches: never the key.
-			{"echoes-key", false, []string{"flash warning", "&#34;Your key is [redacted]&#34;"}, []string{echoedKey}},
+			{"echoes-key", false, []string{"flash warning", "“Your key is [redacted]”"}, []string{echoedKey}},
 			// Nor a part of it (judge.RedactKey).
-			{"echoes-part", false, []string{"flash warning", "&#34;Your key starts [redacted]&#34;"}, []string{echoedKey[:12], "echoed-5f"}},
+			{"echoes-part", false, []string{"flash warning", "“Your key starts [redacted]”"}, []string{echoedKey[:12], "echoed-5f"}},
 			{"scores", true, []string{"flash ok", "with a score the product can read (4.5 on clarity, 1 to 5)"}, []string{"flash warning"}},
 		}
 		for _, tt := range tests {

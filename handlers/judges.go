@@ -69,7 +69,7 @@ func (h *Handlers) newJudge(c echo.Context) error {
 	if name := c.QueryParam("preset"); name != "" {
 		p, ok := findPreset(name)
 		if !ok {
-			return models.Errorf(models.ENotFound, "there is no preset named %q", name)
+			return models.Errorf(models.ENotFound, "there is no preset named %s", web.Quoted(name))
 		}
 		f.Name, f.BaseURL, f.Model, f.APIKeyEnv = p.Name, p.BaseURL, p.DefaultModel, p.KeyEnv
 		if p.KeyHeader != "" {
@@ -155,7 +155,7 @@ func judgeLimitsOf(f web.JudgeForm) (models.JudgeLimits, error) {
 	if f.SlowSeconds != "" {
 		v, perr := strconv.ParseFloat(f.SlowSeconds, 64)
 		if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			errs = append(errs, judgeFieldErrorf("judge-slow", "the slow threshold %q must be a number of seconds%s (empty: off)", f.SlowSeconds, decimalCommaHint(f.SlowSeconds, "e.g. 30")))
+			errs = append(errs, judgeFieldErrorf("judge-slow", "the slow threshold %s must be a number of seconds%s (empty: off)", web.Quoted(f.SlowSeconds), decimalCommaHint(f.SlowSeconds, "e.g. 30")))
 		} else {
 			l.SlowMS = int64(v * 1000)
 		}
@@ -313,7 +313,7 @@ func (h *Handlers) createJudge(c echo.Context) error {
 		return render(c, http.StatusUnprocessableEntity, h.judgeFormPage(c, v))
 	}
 	h.audit(c, models.AuditJudgeCreated, judgeTarget(j), keyAuditDetail(j.APIKey != "", "", j.APIKeyEnv))
-	return redirect(c, "/judges", strings.TrimSpace(fmt.Sprintf("Judge %q saved. %s Use \"Test connection\" to check it answers.", j.Name, note)))
+	return redirect(c, "/judges", strings.TrimSpace(fmt.Sprintf("Judge %s saved. %s Use “Test connection” to check it answers.", web.Quoted(j.Name), note)))
 }
 
 // updateJudge saves a judge's form. An empty key keeps the stored one. The
@@ -363,7 +363,7 @@ func (h *Handlers) updateJudge(c echo.Context) error {
 	} else {
 		h.audit(c, models.AuditJudgeUpdated, judgeTarget(j), "")
 	}
-	return redirect(c, "/judges", strings.TrimSpace(fmt.Sprintf("Judge %q saved. %s", j.Name, note)))
+	return redirect(c, "/judges", strings.TrimSpace(fmt.Sprintf("Judge %s saved. %s", web.Quoted(j.Name), note)))
 }
 
 // shortenPastedEndpoint drops the endpoint path pasted at the end of j's
@@ -462,7 +462,7 @@ func applyJudgeForm(j *models.Judge, f web.JudgeForm) error {
 	if f.ContextTokens != "" {
 		cw, err := strconv.Atoi(f.ContextTokens)
 		if err != nil || cw < 1 {
-			errs = append(errs, judgeFieldErrorf("judge-context", "the context window %q is not a whole number of tokens (e.g. 8192); leave it empty if you do not know it", f.ContextTokens))
+			errs = append(errs, judgeFieldErrorf("judge-context", "the context window %s is not a whole number of tokens (e.g. 8192); leave it empty if you do not know it", web.Quoted(f.ContextTokens)))
 		}
 		window = &cw
 	}
@@ -492,7 +492,7 @@ func parsePrice(which, field, s string) (*float64, error) {
 	}
 	v, err := strconv.ParseFloat(strings.TrimPrefix(s, "$"), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-		return nil, judgeFieldErrorf(field, "the %s price %q is not a number of dollars%s; leave it empty if you do not know it", which, s, decimalCommaHint(s, "e.g. 0.15"))
+		return nil, judgeFieldErrorf(field, "the %s price %s is not a number of dollars%s; leave it empty if you do not know it", which, web.Quoted(s), decimalCommaHint(s, "e.g. 0.15"))
 	}
 	return &v, nil
 }
@@ -529,11 +529,16 @@ func (h *Handlers) testJudge(c echo.Context) error {
 		setFlash(c, "warning", fmt.Sprintf("%s %s", j.Name, res.ScoreProblem))
 		return c.Redirect(http.StatusSeeOther, "/judges")
 	}
-	msg := fmt.Sprintf("%s answered in %d ms with a score the product can read (%s on %s): %q", j.Name, res.LatencyMS, res.Score, res.Scale, res.Reply)
+	msg := fmt.Sprintf("%s answered in %d ms with a score the product can read (%s on %s).", j.Name, res.LatencyMS, res.Score, res.Scale)
 	if res.ContextHint != "" {
 		msg += " " + res.ContextHint
 	}
-	return redirect(c, "/judges", msg)
+	// The answer is shown under the message as the judge wrote it, line
+	// breaks kept (explore43: written as one Go-quoted string, it showed
+	// \n and \" for its line breaks and quotes).
+	msg += " " + web.JudgeReplyLabel(res)
+	setFlashDetail(c, "ok", msg, res.Reply)
+	return c.Redirect(http.StatusSeeOther, "/judges")
 }
 
 // testErrorLine is a failed test's error as kept with the judge: one line
@@ -560,6 +565,12 @@ func testErrorLine(msg, hint string) string {
 	}
 	return excerpt.Line(head+sep+hint, maxTestErrorLength)
 }
+
+// maxTestReplyShown bounds the judge's answer Test connection shows: far
+// more than the test's few tokens (evaluator.ScoreCheckMaxTokens) write,
+// so only an endpoint that ignores the limit is cut, and small enough that
+// the message and the answer fit the flash cookie (4 KB) in any script.
+const maxTestReplyShown = 400
 
 // maxTestAnswerExcerpt bounds the judge's answer quoted when no score could
 // be read from it: enough to recognise a greeting or a refusal, short
@@ -631,7 +642,7 @@ func (h *Handlers) checkJudge(ctx context.Context, j models.Judge) web.JudgeTest
 	// an endpoint that echoes the key back, or a part of it, must not show
 	// it (judge.RedactKey).
 	answer := judge.RedactKey(strings.TrimSpace(resp.Text()), cfg.APIKey)
-	res.Reply = shortenText(answer, 200)
+	res.Reply, res.ReplyLength = excerpt.Cut(answer, maxTestReplyShown), utf8.RuneCountInString(answer)
 	c := evaluator.ScoreCheckCriterion
 	res.Scale = fmt.Sprintf("%s, %s to %s", c.Name, formatNumber(c.Lo), formatNumber(c.Hi))
 	if score, ok := evaluator.ReadScoreCheck(resp.Text()); ok {
@@ -649,7 +660,7 @@ func (h *Handlers) checkJudge(ctx context.Context, j models.Judge) web.JudgeTest
 // the product could read, quoting the start of its answer (one line, in
 // quotes, control characters escaped), and what that means for a run.
 func scoreProblem(answer string, resp judge.Response) string {
-	quoted := strconv.Quote(excerpt.Line(answer, maxTestAnswerExcerpt))
+	quoted := web.Quoted(excerpt.Line(answer, maxTestAnswerExcerpt))
 	cut := ""
 	if len(resp.Choices) > 0 && resp.Choices[0].FinishReason == "length" {
 		cut = fmt.Sprintf(" (cut off at the test's limit of %d tokens)", evaluator.ScoreCheckMaxTokens)
@@ -796,7 +807,7 @@ func modelNameHint(ctx context.Context, client *judge.Client, cfg judge.Config, 
 	quote := func(ns []string) string {
 		q := make([]string, len(ns))
 		for i, n := range ns {
-			q[i] = strconv.Quote(excerpt.Line(n, 80))
+			q[i] = web.Quoted(excerpt.Line(n, 80))
 		}
 		if len(q) < 2 {
 			return strings.Join(q, "")
@@ -804,15 +815,15 @@ func modelNameHint(ctx context.Context, client *judge.Client, cfg judge.Config, 
 		return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 	}
 	if slices.Contains(names, model) {
-		return fmt.Sprintf("The endpoint's model list has %q, so the model name is right: check the base URL", excerpt.Line(model, 80))
+		return fmt.Sprintf("The endpoint's model list has %s, so the model name is right: check the base URL", web.Quoted(excerpt.Line(model, 80)))
 	}
 	if near := judge.ClosestModels(model, names); len(near) > 0 {
-		return fmt.Sprintf("The endpoint's model list has no model named %q: did you mean %s? Correct the model on the judge's page", excerpt.Line(model, 80), quote(near))
+		return fmt.Sprintf("The endpoint's model list has no model named %s: did you mean %s? Correct the model on the judge's page", web.Quoted(excerpt.Line(model, 80)), quote(near))
 	}
 	if len(names) <= maxModelsNamed {
-		return fmt.Sprintf("The endpoint's model list has no model named %q; it lists %s", excerpt.Line(model, 80), quote(names))
+		return fmt.Sprintf("The endpoint's model list has no model named %s; it lists %s", web.Quoted(excerpt.Line(model, 80)), quote(names))
 	}
-	return fmt.Sprintf("The endpoint's model list has no model named %q, nor one close to it (it lists %d models)", excerpt.Line(model, 80), len(names))
+	return fmt.Sprintf("The endpoint's model list has no model named %s, nor one close to it (it lists %d models)", web.Quoted(excerpt.Line(model, 80)), len(names))
 }
 
 // showJudge answers a judge's bare address (the id /metrics labels it by)

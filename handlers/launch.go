@@ -109,7 +109,7 @@ func parseLaunchInput(vals url.Values) launchInput {
 		in.Method = m
 	}
 	if !knownMethod(in.Method) {
-		in.errs = append(in.errs, fieldError{fmt.Sprintf("Method: %q is not a method; use %s.", in.Method, methodChoices()), "", "method"})
+		in.errs = append(in.errs, fieldError{fmt.Sprintf("Method: %s is not a method; use %s.", web.Quoted(string(in.Method)), methodChoices()), "", "method"})
 	}
 	s, ms := &in.Settings, &in.MethodSettings
 	// The ranges are Settings.Validate's and MethodSettings.Validate's,
@@ -132,7 +132,7 @@ func parseLaunchInput(vals url.Values) launchInput {
 			in.raw[key] = v
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %q is not a whole number.", f.label, v), f.key, key})
+				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %s is not a whole number.", f.label, web.Quoted(v)), f.key, key})
 				continue
 			}
 			// Kept even when out of range, so that the estimate, which
@@ -162,14 +162,14 @@ func parseLaunchInput(vals url.Values) launchInput {
 			in.raw[key] = v
 			x, err := strconv.ParseFloat(v, 64)
 			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-				msg := fmt.Sprintf("%s: %q is not a number.", f.label, v)
+				msg := fmt.Sprintf("%s: %s is not a number.", f.label, web.Quoted(v))
 				if dotted := strings.Replace(v, ",", ".", 1); strings.Contains(v, ",") {
 					// A decimal comma, as many locales write it: say what
 					// the other forms say, with the number it likely is.
 					if _, err := strconv.ParseFloat(dotted, 64); err == nil {
-						msg = fmt.Sprintf("%s: %q is not a number (write decimals with a dot: %s).", f.label, v, dotted)
+						msg = fmt.Sprintf("%s: %s is not a number (write decimals with a dot: %s).", f.label, web.Quoted(v), dotted)
 					} else {
-						msg = fmt.Sprintf("%s: %q is not a number (write decimals with a dot, e.g. 0.5).", f.label, v)
+						msg = fmt.Sprintf("%s: %s is not a number (write decimals with a dot, e.g. 0.5).", f.label, web.Quoted(v))
 					}
 				}
 				in.errs = append(in.errs, fieldError{msg, f.key, key})
@@ -194,7 +194,7 @@ func parseLaunchInput(vals url.Values) launchInput {
 		x, err := strconv.ParseFloat(v, 64)
 		switch {
 		case err != nil || math.IsNaN(x):
-			in.errs = append(in.errs, fieldError{fmt.Sprintf("Fewest readable answers for a score: %q is not a share; choose one of the listed shares (0 to 1 of the answers asked for).", v), methods.SettingMinReadableShare, key})
+			in.errs = append(in.errs, fieldError{fmt.Sprintf("Fewest readable answers for a score: %s is not a share; choose one of the listed shares (0 to 1 of the answers asked for).", web.Quoted(v)), methods.SettingMinReadableShare, key})
 		case x < 0 || x > 1:
 			in.errs = append(in.errs, fieldError{fmt.Sprintf("Fewest readable answers for a score: %g is out of range; use a share from 0 (any one readable answer) to 1 (all of them).", x), methods.SettingMinReadableShare, key})
 		default:
@@ -221,7 +221,7 @@ func parseLaunchInput(vals url.Values) launchInput {
 		in.raw["seed"] = v
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			in.errs = append(in.errs, fieldError{fmt.Sprintf("Seed: %q is not a whole number.", v), methods.SettingSeed, "seed"})
+			in.errs = append(in.errs, fieldError{fmt.Sprintf("Seed: %s is not a whole number.", web.Quoted(v)), methods.SettingSeed, "seed"})
 		} else {
 			s.Seed = n
 		}
@@ -231,7 +231,7 @@ func parseLaunchInput(vals url.Values) launchInput {
 		in.raw["spend_cap_usd"] = v
 		x, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(x) {
-			in.errs = append(in.errs, fieldError{fmt.Sprintf("Spending cap: %q is not an amount of US dollars.", v), "", "spend_cap_usd"}) // every method: "" blocks them all
+			in.errs = append(in.errs, fieldError{fmt.Sprintf("Spending cap: %s is not an amount of US dollars.", web.Quoted(v)), "", "spend_cap_usd"}) // every method: "" blocks them all
 		} else {
 			if !(x > 0) || math.IsInf(x, 1) {
 				in.errs = append(in.errs, fieldError{fmt.Sprintf("Spending cap: %s is not a positive amount of US dollars; leave the field empty for no cap.", v), "", "spend_cap_usd"})
@@ -340,20 +340,20 @@ func (pl *launchPlan) criteriaProblems(in launchInput) []fieldError {
 		return nil
 	}
 	if in.CriteriaOf != 0 && in.CriteriaOf != pl.rubric.ID {
-		return []fieldError{{text: fmt.Sprintf("Criteria: the ticked criteria belonged to another rubric than %q. The list now shows %q's criteria: check them and launch again.",
-			pl.rubric.Name, pl.rubric.Name), field: "criteria"}}
+		return []fieldError{{text: fmt.Sprintf("Criteria: the ticked criteria belonged to another rubric than %s. The list now shows %s's criteria: check them and launch again.",
+			web.Quoted(pl.rubric.Name), web.Quoted(pl.rubric.Name)), field: "criteria"}}
 	}
 	var out []fieldError
 	seen := map[int]bool{}
 	for _, k := range in.Criteria {
 		switch {
 		case k < 0 || k >= len(pl.rubric.Criteria):
-			out = append(out, fieldError{text: fmt.Sprintf("Criteria: rubric %q has no criterion number %d.", pl.rubric.Name, k+1), field: "criteria"})
+			out = append(out, fieldError{text: fmt.Sprintf("Criteria: rubric %s has no criterion number %d.", web.Quoted(pl.rubric.Name), k+1), field: "criteria"})
 		case seen[k]:
 			// A post can name a criterion twice (the form's boxes cannot):
 			// the run would judge it once, not what was asked.
-			out = append(out, fieldError{text: fmt.Sprintf("Criteria: criterion number %d (%q) is chosen more than once; choose each criterion once.",
-				k+1, pl.rubric.Criteria[k].Name), field: "criteria"})
+			out = append(out, fieldError{text: fmt.Sprintf("Criteria: criterion number %d (%s) is chosen more than once; choose each criterion once.",
+				k+1, web.Quoted(pl.rubric.Criteria[k].Name)), field: "criteria"})
 		}
 		seen[k] = true
 	}

@@ -175,8 +175,8 @@ func TestLaunchCriteriaFollowRubric(t *testing.T) {
 			form url.Values
 			want string
 		}{
-			{"ticked on the previous rubric", form(other.ID, d.rubric.ID, 0, 1), `the ticked criteria belonged to another rubric than &#34;Fluency only&#34;`},
-			{"a criterion the rubric lacks", form(other.ID, other.ID, 0, 1), `rubric &#34;Fluency only&#34; has no criterion number 2`},
+			{"ticked on the previous rubric", form(other.ID, d.rubric.ID, 0, 1), `the ticked criteria belonged to another rubric than “Fluency only”`},
+			{"a criterion the rubric lacks", form(other.ID, other.ID, 0, 1), `rubric “Fluency only” has no criterion number 2`},
 			{"no criterion", form(other.ID, other.ID), "Choose at least one criterion."},
 		}
 		for _, tc := range refused {
@@ -222,9 +222,9 @@ func TestLaunchErrorsNextToFields(t *testing.T) {
 		}
 		body := rec.Body.String()
 		want := map[string]string{
-			"rounds":        `Rounds: &#34;x&#34; is not a whole number.`,
-			"seed":          `Seed: &#34;1.5&#34; is not a whole number.`,
-			"spend_cap_usd": `Spending cap: &#34;lots&#34; is not an amount of US dollars.`,
+			"rounds":        `Rounds: “x” is not a whole number.`,
+			"seed":          `Seed: “1.5” is not a whole number.`,
+			"spend_cap_usd": `Spending cap: “lots” is not an amount of US dollars.`,
 			"criteria":      "Choose at least one criterion.",
 		}
 		// The reloading buttons land where their change is.

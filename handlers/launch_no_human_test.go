@@ -58,10 +58,10 @@ func TestLaunchWarnsWithoutHumanColumns(t *testing.T) {
 			liveWarn   string // names the estimate's warning lists, "" for none
 		}{
 			// Said once, beside the criteria, whatever is ticked.
-			{"rubric without human columns", none, []int{0, 1}, `"Helpful" and "Clear"`, ""},
-			{"one unrated criterion chosen", none, []int{1}, `"Helpful" and "Clear"`, ""},
+			{"rubric without human columns", none, []int{0, 1}, `“Helpful” and “Clear”`, ""},
+			{"one unrated criterion chosen", none, []int{1}, `“Helpful” and “Clear”`, ""},
 			{"rated criterion chosen", mixed, []int{0, 1}, "", ""},
-			{"only the unrated criterion chosen", mixed, []int{1}, "", `"Clear"`},
+			{"only the unrated criterion chosen", mixed, []int{1}, "", `“Clear”`},
 			{"demo rubric", d.rubric, []int{0, 1}, "", ""},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

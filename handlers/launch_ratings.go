@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/web"
 )
 
 // ratingsNotInDataset says which chosen criteria read their human ratings
@@ -30,7 +30,7 @@ func ratingsNotInDataset(chosen []evaluator.Criterion, d models.Dataset, dataset
 		if len(cols) == 0 || slices.ContainsFunc(cols, func(col string) bool { return slices.Contains(d.RatingColumns, col) }) {
 			continue
 		}
-		pairs = append(pairs, fmt.Sprintf("%s for %s", joinQuotedOr(cols), strconv.Quote(c.Name)))
+		pairs = append(pairs, fmt.Sprintf("%s for %s", joinQuotedOr(cols), web.Quoted(c.Name)))
 		names = append(names, c.Name)
 		for _, col := range cols {
 			if !slices.Contains(missing, col) {
@@ -41,8 +41,8 @@ func ratingsNotInDataset(chosen []evaluator.Criterion, d models.Dataset, dataset
 	if len(pairs) == 0 {
 		return "", false
 	}
-	s := fmt.Sprintf("Dataset %q has no rating column %s, so this run cannot compare the judge with your ratings of %s; it can still be launched.",
-		d.Name, strings.Join(pairs, "; "), joinQuoted(names))
+	s := fmt.Sprintf("Dataset %s has no rating column %s, so this run cannot compare the judge with your ratings of %s; it can still be launched.",
+		web.Quoted(d.Name), strings.Join(pairs, "; "), joinQuoted(names))
 	var others []string
 	for _, o := range datasets {
 		if o.ID != d.ID && slices.ContainsFunc(missing, func(col string) bool { return slices.Contains(o.RatingColumns, col) }) {
@@ -56,16 +56,7 @@ func ratingsNotInDataset(chosen []evaluator.Criterion, d models.Dataset, dataset
 }
 
 // joinQuotedOr quotes names and joins them with "or": any one of them.
-func joinQuotedOr(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = strconv.Quote(n)
-	}
-	if len(q) < 2 {
-		return strings.Join(q, "")
-	}
-	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
-}
+func joinQuotedOr(names []string) string { return web.QuotedList(names, "or") }
 
 // maxOffScaleNamed is how many out-of-scale ratings a warning names one by
 // one: enough to find a few typos, short enough to read; the rest are
@@ -133,7 +124,7 @@ func (h *Handlers) offScaleRatings(ctx context.Context, d models.Dataset, crits 
 			if len(f.rows) < maxOffScaleNamed {
 				// The id, then the rating, each named: `"1" (4)` read as
 				// a rating of 1 beside a count of 4.
-				f.rows = append(f.rows, fmt.Sprintf("row %s: rating %s", strconv.Quote(id), formatNumber(*v)))
+				f.rows = append(f.rows, fmt.Sprintf("row %s: rating %s", web.Quoted(id), formatNumber(*v)))
 			}
 		}
 		return nil
@@ -157,13 +148,13 @@ func (h *Handlers) offScaleRatings(ctx context.Context, d models.Dataset, crits 
 		// rated on another scale than the criterion's.
 		otherScale := ""
 		if f.n*2 > f.rated {
-			otherScale = fmt.Sprintf("Most of the column's ratings lie outside the scale: if the people rated on another scale (the column holds %s to %s), set %q's lowest and highest score to that scale. ",
-				formatNumber(f.lo), formatNumber(f.hi), c.Name)
+			otherScale = fmt.Sprintf("Most of the column's ratings lie outside the scale: if the people rated on another scale (the column holds %s to %s), set %s's lowest and highest score to that scale. ",
+				formatNumber(f.lo), formatNumber(f.hi), web.Quoted(c.Name))
 		}
-		out[i] = fmt.Sprintf("Dataset %q has %d %s outside %q's scale of %s in rating column %q: %s. "+
+		out[i] = fmt.Sprintf("Dataset %s has %d %s outside %s's scale of %s in rating column %s: %s. "+
 			"%sIf %s, correct %s in the file (leave a cell empty for a sample nobody rated) and upload it again. "+
 			"Otherwise a run's report keeps %s: its correlations count %s as given, and for its errors every rating of the column is mapped from its lowest and highest (%s to %s) onto the judge's scale, so %s every error.",
-			d.Name, f.n, launchPlural(f.n, "rating", "ratings"), c.Name, scale, c.HumanColumn, rows, otherScale,
+			web.Quoted(d.Name), f.n, launchPlural(f.n, "rating", "ratings"), web.Quoted(c.Name), scale, web.Quoted(c.HumanColumn), rows, otherScale,
 			launchPlural(f.n, "it is a typo", "they are typos"), launchPlural(f.n, "it", "them"),
 			launchPlural(f.n, "it", "them"), launchPlural(f.n, "it", "them"), formatNumber(f.lo), formatNumber(f.hi),
 			launchPlural(f.n, "this one rating moves", "these ratings move"))

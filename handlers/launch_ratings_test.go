@@ -56,10 +56,10 @@ func TestLaunchWarnsWhenDatasetLacksRatingColumn(t *testing.T) {
 		}{
 			{"demo data and rubric", d.dataset, d.rubric, []int{0, 1}, nil},
 			{"demo rubric on data without ratings", unrated, d.rubric, []int{0},
-				[]string{`Dataset "no ratings" has no rating column "engaging" for "Engaging"`, `your ratings of "Engaging"`,
-					`The ratings are in dataset "Demo dialogues": choose it under Dataset above`, "can still be launched"}},
+				[]string{`Dataset “no ratings” has no rating column “engaging” for “Engaging”`, `your ratings of “Engaging”`,
+					`The ratings are in dataset “Demo dialogues”: choose it under Dataset above`, "can still be launched"}},
 			{"column only in no dataset", d.dataset, helpful, []int{0, 1},
-				[]string{`"helpful" for "Helpful"`, `your ratings of "Helpful";`, "Human rating column", "/rubrics/" + strconv.FormatInt(helpful.ID, 10) + "/edit"}},
+				[]string{`“helpful” for “Helpful”`, `your ratings of “Helpful”;`, "Human rating column", "/rubrics/" + strconv.FormatInt(helpful.ID, 10) + "/edit"}},
 			{"the criterion the dataset has", d.dataset, helpful, []int{1}, nil},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -110,7 +110,7 @@ func TestLaunchWarnsWhenDatasetLacksRatingColumn(t *testing.T) {
 			t.Fatalf("the run page has no help where the criterion has no ratings")
 		}
 		help := body[i : i+strings.Index(body[i:], "</p>")]
-		for _, want := range []string{`ratings of Engaging from the column "engaging"`, `no ratings</a> does not have`, `href="/projects/` + strconv.FormatInt(env.project.ID, 10) + `/runs/new"`} {
+		for _, want := range []string{`ratings of Engaging from the column “engaging”`, `no ratings</a> does not have`, `href="/projects/` + strconv.FormatInt(env.project.ID, 10) + `/runs/new"`} {
 			if !strings.Contains(help, want) {
 				t.Errorf("the run page's help lacks %q:\n%s", want, help)
 			}

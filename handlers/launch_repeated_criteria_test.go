@@ -40,7 +40,7 @@ func TestLaunchRefusesRepeatedCriteria(t *testing.T) {
 				t.Fatalf("no error next to the criteria:\n%s", body)
 			}
 			next := body[i:]
-			want := fmt.Sprintf("Criteria: criterion number 1 (&#34;%s&#34;) is chosen more than once; choose each criterion once.", first)
+			want := fmt.Sprintf("Criteria: criterion number 1 (“%s”) is chosen more than once; choose each criterion once.", first)
 			if !strings.Contains(next[:strings.Index(next, "</div>")], want) {
 				t.Errorf("no %q next to the criteria:\n%s", want, next[:strings.Index(next, "</div>")])
 			}

@@ -78,7 +78,7 @@ func (h *Handlers) findLifecycleObject(ctx context.Context, wsID int64, k models
 		e, err := h.DB.FindExperiment(ctx, wsID, id)
 		return lifecycleObject{e.Name, e.ArchivedAt, projectPath(e.ProjectID) + "/experiments"}, err
 	}
-	return o, models.Errorf(models.ENotFound, "no such kind %q", k)
+	return o, models.Errorf(models.ENotFound, "no such kind %s", web.Quoted(string(k)))
 }
 
 func auditTarget(k models.Kind, id int64) string { return string(k) + " " + strconv.FormatInt(id, 10) }
@@ -110,7 +110,7 @@ func (h *Handlers) renameObject(k models.Kind) echo.HandlerFunc {
 				// Shown with the name it has now (the form's was), so
 				// renaming again replaces that name knowingly.
 				status = http.StatusConflict
-				msg = "Not renamed: someone renamed this " + string(k) + " to “" + o.name + "” after you opened the page. Your name is kept below: rename again to replace theirs."
+				msg = "Not renamed: someone renamed this " + string(k) + " to " + web.Quoted(o.name) + " after you opened the page. Your name is kept below: rename again to replace theirs."
 			}
 			return render(c, status, web.RenamePage(web.RenameView{
 				Page: page(c, "Rename "+string(k)), Manage: manageFor(c, k, id, o.name, o.archivedAt), Typed: typed, Error: msg}))
@@ -230,7 +230,7 @@ func (h *Handlers) deleteObject(k models.Kind) echo.HandlerFunc {
 			detail += "; with " + s
 		}
 		h.audit(c, models.AuditDeleted, auditTarget(k, id), detail)
-		msg := fmt.Sprintf("Moved %s “%s” to the trash", k, e.Name)
+		msg := fmt.Sprintf("Moved %s %s to the trash", k, web.Quoted(e.Name))
 		if s := plan.Summary(); s != "" {
 			msg += " with " + s
 		}
@@ -291,7 +291,7 @@ func (h *Handlers) restoreTrash(c echo.Context) error {
 		return err
 	}
 	h.audit(c, models.AuditRestored, auditTarget(e.Kind, e.ObjectID), trashDetail(e))
-	return redirect(c, web.ObjectURL(e.Kind, e.ObjectID), fmt.Sprintf("Restored %s “%s”.", e.Kind, e.Name))
+	return redirect(c, web.ObjectURL(e.Kind, e.ObjectID), fmt.Sprintf("Restored %s %s.", e.Kind, web.Quoted(e.Name)))
 }
 
 func trashDetail(e models.TrashEntry) string {
@@ -321,5 +321,5 @@ func (h *Handlers) purgeTrash(c echo.Context) error {
 	}
 	h.audit(c, models.AuditPurged, auditTarget(e.Kind, e.ObjectID), fmt.Sprintf("%s; removed %d runs (%d scores, %d batches, %d cached judge answers), %d datasets (%d rows)",
 		trashDetail(e), n.Runs, n.Scores, n.Batches, n.CachedAnswers, n.Datasets, n.Rows))
-	return redirect(c, "/trash", fmt.Sprintf("%s “%s” is deleted for good.", e.Kind, e.Name))
+	return redirect(c, "/trash", fmt.Sprintf("%s %s is deleted for good.", e.Kind, web.Quoted(e.Name)))
 }

@@ -221,7 +221,7 @@ func TestRenameForm(t *testing.T) {
 			{"huge", fmt.Sprintf("/datasets/%d/rename", d.dataset.ID), strings.Repeat("y", 1<<19), http.StatusUnprocessableEntity, "the limit is 2000"},
 			// Past the form body limit the request is refused before the
 			// handler, naming the field.
-			{"larger than a form", fmt.Sprintf("/datasets/%d/rename", d.dataset.ID), strings.Repeat("y", 1<<20), http.StatusRequestEntityTooLarge, "The field &#34;name&#34; is too long"},
+			{"larger than a form", fmt.Sprintf("/datasets/%d/rename", d.dataset.ID), strings.Repeat("y", 1<<20), http.StatusRequestEntityTooLarge, "The field “name” is too long"},
 			{"no such object", "/experiments/999999/rename", "fine", http.StatusNotFound, ""},
 			{"good", fmt.Sprintf("/projects/%d/rename", env.project.ID), "Renamed <study>", http.StatusSeeOther, ""},
 		}

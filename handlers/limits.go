@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/web"
 )
 
 // maxFormBody bounds the body of every request but dataset uploads: the
@@ -54,8 +55,8 @@ func (h *Handlers) limitBodies(next echo.HandlerFunc) echo.HandlerFunc {
 				msg = fmt.Sprintf("The request body is larger than %s, the most this endpoint takes: nothing was saved. "+
 					"A dataset file goes to POST /api/v1/projects/{id}/uploads.", sizeText(maxFormBody))
 			} else if field := overflowingField(data, req.Header.Get(echo.HeaderContentType)); field != "" {
-				msg = fmt.Sprintf("The field %q is too long: the form is larger than %s, the most a form may send, and nothing was saved. "+
-					"Names may be up to %d characters, descriptions up to %d.", field, sizeText(maxFormBody), models.MaxNameLength, models.MaxDescriptionLength)
+				msg = fmt.Sprintf("The field %s is too long: the form is larger than %s, the most a form may send, and nothing was saved. "+
+					"Names may be up to %d characters, descriptions up to %d.", web.Quoted(field), sizeText(maxFormBody), models.MaxNameLength, models.MaxDescriptionLength)
 			}
 			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, msg)
 		}

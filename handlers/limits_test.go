@@ -27,9 +27,9 @@ func TestOversizedFieldsRefused(t *testing.T) {
 			want       []string
 		}{
 			{"9 MiB name", url.Values{"name": {strings.Repeat("n", 9<<20)}}, http.StatusRequestEntityTooLarge,
-				[]string{`The field &#34;name&#34; is too long`, "1 MiB", "nothing was saved"}},
+				[]string{`The field “name” is too long`, "1 MiB", "nothing was saved"}},
 			{"9 MiB description after the name", url.Values{"name": {"ok"}, "description": {strings.Repeat("d", 9<<20)}}, http.StatusRequestEntityTooLarge,
-				[]string{`The field &#34;description&#34; is too long`}},
+				[]string{`The field “description” is too long`}},
 			{"name over the limit", url.Values{"name": {strings.Repeat("é", 201)}}, http.StatusUnprocessableEntity,
 				[]string{"the project name is 201 characters long; the limit is 200"}},
 			{"description over the limit", url.Values{"name": {"ok"}, "description": {strings.Repeat("d", 5001)}}, http.StatusUnprocessableEntity,
@@ -143,7 +143,7 @@ func TestNonUploadBodiesAreBounded(t *testing.T) {
 		mw.WriteField("name", strings.Repeat("z", 2<<20))
 		mw.Close()
 		rec := env.do(http.MethodPost, "/projects", &body, mw.FormDataContentType())
-		if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), "&#34;name&#34;") {
+		if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), "“name”") {
 			t.Errorf("multipart 2 MiB name = %d: %.300s", rec.Code, rec.Body)
 		}
 	})

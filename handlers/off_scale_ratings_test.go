@@ -48,7 +48,7 @@ func TestOffScaleRatingsAreNamed(t *testing.T) {
 		if err := env.db.SaveRubric(ctx, &rubric); err != nil {
 			t.Fatal(err)
 		}
-		wants := []string{`Dataset "typos" has 2 ratings outside "Quality"'s scale of 1 to 5 in rating column "quality": row "r3": rating -1, row "r7": rating 10.`,
+		wants := []string{`Dataset “typos” has 2 ratings outside “Quality”'s scale of 1 to 5 in rating column “quality”: row “r3”: rating -1, row “r7”: rating 10.`,
 			"If they are typos, correct them in the file", "correlations count them as given", "from its lowest and highest (-1 to 10)"}
 		warning := func(body, testid string) string {
 			body = html.UnescapeString(body)
@@ -68,11 +68,11 @@ func TestOffScaleRatingsAreNamed(t *testing.T) {
 			{"ratings within the scale", clean, nil, nil},
 			// One rating is "a typo", "it" (QA: "If it is a typo typos,
 			// correct them").
-			{"one rating outside the scale", one, []string{`has 1 rating outside`, `row "r5": rating 50. If it is a typo, correct it in the file`,
+			{"one rating outside the scale", one, []string{`has 1 rating outside`, `row “r5”: rating 50. If it is a typo, correct it in the file`,
 				"report keeps it: its correlations count it as given", "this one rating moves every error"}, []string{"typo typos", "them", "another scale"}},
 			// Most of the column outside: the scale is what to check.
 			{"most ratings outside the scale", tenPoint, []string{"has 4 ratings outside",
-				`Most of the column's ratings lie outside the scale: if the people rated on another scale (the column holds 2 to 10), set "Quality"'s lowest and highest score to that scale.`},
+				`Most of the column's ratings lie outside the scale: if the people rated on another scale (the column holds 2 to 10), set “Quality”'s lowest and highest score to that scale.`},
 				[]string{"typos typos"}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -108,7 +108,7 @@ func TestOffScaleRatingsAreNamed(t *testing.T) {
 		page := html.UnescapeString(env.get("/rubrics/" + strconv.FormatInt(rubric.ID, 10) + "/edit").Body.String())
 		w := ""
 		for _, part := range strings.Split(page, `data-testid="off-scale-ratings"`)[1:] {
-			if part = part[:strings.Index(part, "</p>")]; strings.Contains(part, `Dataset "typos"`) {
+			if part = part[:strings.Index(part, "</p>")]; strings.Contains(part, `Dataset “typos”`) {
 				w = part
 			}
 		}
@@ -117,7 +117,7 @@ func TestOffScaleRatingsAreNamed(t *testing.T) {
 				t.Errorf("the rubric page's warning lacks %q:\n%s", want, w)
 			}
 		}
-		if strings.Contains(w, `"clean"`) {
+		if strings.Contains(w, `“clean”`) {
 			t.Errorf("the rubric page warns about the dataset within the scale:\n%s", w)
 		}
 	})

@@ -17,8 +17,8 @@ func TestOneRowIsWrittenInTheSingular(t *testing.T) {
 		for _, tc := range []struct {
 			name, csv, flash, option string
 		}{
-			{"One", "id,question,answer,quality\nq1,What is the capital of France?,Paris.,4\n", `Imported 1 row into "One".`, "One (1 sample)"},
-			{"Two", "id,question,answer,quality\nq1,What is the capital of France?,Paris.,4\nq2,Who wrote Hamlet?,Shakespeare.,3\n", `Imported 2 rows into "Two".`, "Two (2 samples)"},
+			{"One", "id,question,answer,quality\nq1,What is the capital of France?,Paris.,4\n", `Imported 1 row into “One”.`, "One (1 sample)"},
+			{"Two", "id,question,answer,quality\nq1,What is the capital of France?,Paris.,4\nq2,Who wrote Hamlet?,Shakespeare.,3\n", `Imported 2 rows into “Two”.`, "Two (2 samples)"},
 		} {
 			token := env.uploadToken(strings.ToLower(tc.name)+".csv", tc.csv)
 			rec := env.postForm(env.mapPath(), url.Values{"token": {token}, "name": {tc.name}, "id_column": {"id"},

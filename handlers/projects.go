@@ -167,5 +167,5 @@ func (h *Handlers) markMainDataset(c echo.Context) error {
 		}
 		return err
 	}
-	return redirect(c, projectPath(d.ProjectID)+"#datasets", fmt.Sprintf("%q is now the main dataset: new runs use it unless you choose another.", d.Name))
+	return redirect(c, projectPath(d.ProjectID)+"#datasets", fmt.Sprintf("%s is now the main dataset: new runs use it unless you choose another.", web.Quoted(d.Name)))
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/web"
 )
 
 // criterionColumns are the rating columns one criterion of a rubric names,
@@ -75,11 +76,11 @@ func unknownRatingColumns(criteria []criterionColumns, datasets []models.Dataset
 	for i, cr := range criteria {
 		who := fmt.Sprintf("Criterion %d", i+1)
 		if cr.Name != "" {
-			who = fmt.Sprintf("Criterion %q", cr.Name)
+			who = fmt.Sprintf("Criterion %s", web.Quoted(cr.Name))
 		}
 		if cr.Human != "" && !slices.Contains(ratings, cr.Human) {
 			out = append(out, ratingColumnProblem{Criterion: i, Field: "human", Kept: slices.Contains(cr.Kept, cr.Human),
-				Message: fmt.Sprintf("%s: the %s %q is in none of this project's datasets; %s.", who, w.Human, cr.Human, have(w.HumanNone))})
+				Message: fmt.Sprintf("%s: the %s %s is in none of this project's datasets; %s.", who, w.Human, web.Quoted(cr.Human), have(w.HumanNone))})
 		}
 		var unknown, kept []string
 		for _, a := range cr.Annotators {

@@ -333,7 +333,7 @@ func TestFewestReadableAnswersForAScore(t *testing.T) {
 		}
 		bad := env.postForm(fmt.Sprintf("/projects/%d/runs", env.project.ID), url.Values{"method": {"closerlook"}, "dataset": {strconv.FormatInt(d.ds.ID, 10)},
 			"judge": {strconv.FormatInt(judge.ID, 10)}, "min_readable_share": {"lots"}})
-		if !strings.Contains(bad.Body.String(), "Fewest readable answers for a score: &#34;lots&#34; is not a share") {
+		if !strings.Contains(bad.Body.String(), "Fewest readable answers for a score: “lots” is not a share") {
 			t.Errorf("a launch with min_readable_share=lots is not refused by name: %d %.300s", bad.Code, bad.Body.String())
 		}
 	})

@@ -1137,7 +1137,7 @@ func (h *Handlers) saveReview(c echo.Context) error {
 		}
 	}
 	if ci < 0 {
-		return models.Errorf(models.EInvalid, "the run's rubric has no criterion %q", c.FormValue("criterion"))
+		return models.Errorf(models.EInvalid, "the run's rubric has no criterion %s", web.Quoted(c.FormValue("criterion")))
 	}
 	crit := run.RubricSnapshot.Criteria[ci]
 	back := safeNext(c.FormValue("back"))

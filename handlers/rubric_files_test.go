@@ -214,8 +214,8 @@ func TestRubricEditorAnchorsAndErrors(t *testing.T) {
 		want := map[string]string{
 			"rubric-name":      "The rubric needs a name.",
 			"rubric-task":      "Say what one sample is",
-			"criteria[0].hi":   "The highest score &#34;five&#34; is not a number",
-			"criteria[1].name": "Criterion 1 is called &#34;Clear&#34;, the same name as &#34;clear&#34; apart from capitals",
+			"criteria[0].hi":   "The highest score “five” is not a number",
+			"criteria[1].name": "Criterion 1 is called “Clear”, the same name as “clear” apart from capitals",
 			"criteria[1].hi":   "The highest score (2) must be above the lowest (3).",
 		}
 		for field, msg := range want {

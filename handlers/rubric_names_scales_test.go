@@ -41,9 +41,9 @@ func TestRubricEditorNamesTheDuplicateAndRefusesAbsurdScales(t *testing.T) {
 			want, not string
 		}{
 			{"names apart from capitals", two("Quality", "quality"), http.StatusUnprocessableEntity, "criteria[1].name",
-				`Criterion 1 is called "Quality", the same name as "quality" apart from capitals`, `also called "quality"`},
+				`Criterion 1 is called “Quality”, the same name as “quality” apart from capitals`, `also called “quality”`},
 			{"the same name", two("Quality", "Quality"), http.StatusUnprocessableEntity, "criteria[1].name",
-				`Criterion 1 is also called "Quality"`, ""},
+				`Criterion 1 is also called “Quality”`, ""},
 			{"scale 0 to 1e308", rubricFormValues("save", "0", "1e308"), http.StatusUnprocessableEntity, "criteria[0].hi",
 				"both ends must lie between -1,000,000 and 1,000,000", ""},
 			{"scale 1 million apart and more", rubricFormValues("save", "-1", "1000000"), http.StatusUnprocessableEntity, "criteria[0].hi",

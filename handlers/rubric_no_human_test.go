@@ -38,7 +38,7 @@ func TestRubricSavedWithoutHumanColumnWarns(t *testing.T) {
 						kind, text = k, string(b)
 					}
 				}
-				if !strings.Contains(text, `Rubric "Helpfulness" saved.`) {
+				if !strings.Contains(text, `Rubric “Helpfulness” saved.`) {
 					t.Fatalf("flash %q", text)
 				}
 				if got := kind == "warning"; got != tc.wantWarn {
@@ -53,7 +53,7 @@ func TestRubricSavedWithoutHumanColumnWarns(t *testing.T) {
 					t.Error("the editor does not explain the human rating column")
 				}
 				// The demo dataset's rating columns.
-				for _, want := range []string{`"Helpful" has no human rating column`, `"coherent"`, `"engaging"`, `"overall"`, `Human rating column`} {
+				for _, want := range []string{`“Helpful” has no human rating column`, `“coherent”`, `“engaging”`, `“overall”`, `Human rating column`} {
 					if !strings.Contains(text, want) {
 						t.Errorf("the warning lacks %q: %s", want, text)
 					}
@@ -68,9 +68,9 @@ func TestJoinQuoted(t *testing.T) {
 		in   []string
 		want string
 	}{
-		{[]string{"a"}, `"a"`},
-		{[]string{"a", "b"}, `"a" and "b"`},
-		{[]string{"a", "b", "c"}, `"a", "b" and "c"`},
+		{[]string{"a"}, `“a”`},
+		{[]string{"a", "b"}, `“a” and “b”`},
+		{[]string{"a", "b", "c"}, `“a”, “b” and “c”`},
 	} {
 		if got := joinQuoted(tc.in); got != tc.want {
 			t.Errorf("joinQuoted(%q) = %s, want %s", tc.in, got, tc.want)

@@ -72,7 +72,7 @@ func TestNewRubricPreselectsTheOnlyRatingColumn(t *testing.T) {
 						t.Errorf("criterion %d: human column %q chosen, want %q", i+1, got, tc.want)
 					}
 				}
-				said := strings.Contains(html.UnescapeString(body), `"rating" is the only rating column of this project's datasets`)
+				said := strings.Contains(html.UnescapeString(body), `“rating” is the only rating column of this project's datasets`)
 				if said != (tc.want != "") {
 					t.Errorf("the page says the column was chosen: %v, want %v", said, tc.want != "")
 				}

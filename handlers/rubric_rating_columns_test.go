@@ -42,7 +42,7 @@ func TestRubricRefusesUnknownRatingColumns(t *testing.T) {
 			return rec
 		}
 		// The demo dataset's rating columns.
-		listed := []string{`"coherent"`, `"engaging"`, `"overall"`}
+		listed := []string{`“coherent”`, `“engaging”`, `“overall”`}
 		for _, tc := range []struct {
 			name       string
 			project    int64
@@ -52,9 +52,9 @@ func TestRubricRefusesUnknownRatingColumns(t *testing.T) {
 			want       []string // in the message, besides the listed columns
 		}{
 			{"made-up human column", env.project.ID, "made_up", nil, "criteria[0].human",
-				[]string{`Criterion "Helpful"`, `"made_up" is in none of this project's datasets`}},
+				[]string{`Criterion “Helpful”`, `“made_up” is in none of this project's datasets`}},
 			{"made-up annotator columns", env.project.ID, "overall", []string{"coherent", "ann_x", "ann_y"}, "criteria[0].annotators",
-				[]string{`Criterion "Helpful"`, `"ann_x" and "ann_y" are in none of this project's datasets`}},
+				[]string{`Criterion “Helpful”`, `“ann_x” and “ann_y” are in none of this project's datasets`}},
 			{"existing columns", env.project.ID, "overall", []string{"coherent", "engaging"}, "", nil},
 			{"project without datasets", empty.ID, "made_up", []string{"ann_x"}, "", nil},
 		} {

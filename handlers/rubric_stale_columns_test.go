@@ -89,7 +89,7 @@ func TestRubricEditorMarksRatingColumnsNoDatasetHas(t *testing.T) {
 					t.Errorf("saved columns: human %q, annotators %q; want them kept", c.HumanColumn, c.AnnotatorColumns)
 				}
 				if flash := flashText(t, rec); !strings.HasPrefix(rec.Header().Get("Set-Cookie"), flashCookie+"=warning:") ||
-					!strings.Contains(flash, `the human rating column "overall" is in none of this project's datasets`) {
+					!strings.Contains(flash, `the human rating column “overall” is in none of this project's datasets`) {
 					t.Errorf("the save does not warn about the kept column: %q (%s)", flash, rec.Header().Get("Set-Cookie"))
 				}
 			})

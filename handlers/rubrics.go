@@ -100,8 +100,8 @@ func preselectOnlyRatingColumn(f *rubricForm, columns []string) string {
 	if len(named) > 1 || named[0] != "" {
 		which = joinQuoted(named)
 	}
-	return fmt.Sprintf("Human rating column: %q is the only rating column of this project's datasets, so it is chosen for %s; "+
-		"change it (or choose None) where a criterion is not what that column rates.", col, which)
+	return fmt.Sprintf("Human rating column: %s is the only rating column of this project's datasets, so it is chosen for %s; "+
+		"change it (or choose None) where a criterion is not what that column rates.", web.Quoted(col), which)
 }
 
 // ratingColumnsOf is the rating columns of datasets, sorted, each once.
@@ -172,7 +172,7 @@ func (h *Handlers) importRubric(c echo.Context) error {
 		}
 		return fail(fh.Filename + ": " + models.ErrorMessage(err))
 	}
-	msg := fmt.Sprintf("Rubric %q imported from %s with %d criteria. Check the human rating columns before launching.", r.Name, fh.Filename, len(r.Criteria))
+	msg := fmt.Sprintf("Rubric %s imported from %s with %d criteria. Check the human rating columns before launching.", web.Quoted(r.Name), web.Quoted(fh.Filename), len(r.Criteria))
 	// A file made for another project may name rating columns this one's
 	// datasets lack: imported as written (the editor marks them, and warns
 	// when saving them), and said here, each by its criterion.
@@ -326,7 +326,7 @@ func (h *Handlers) handleRubricForm(c echo.Context, p models.Project, r models.R
 		}
 		return h.renderRubricEditor(c, http.StatusUnprocessableEntity, p, r, f, "Not saved: "+models.ErrorMessage(err), false)
 	}
-	msg := fmt.Sprintf("Rubric %q saved.", r.Name)
+	msg := fmt.Sprintf("Rubric %s saved.", web.Quoted(r.Name))
 	for _, sentence := range append(moved, dropped...) {
 		msg += " " + sentence
 	}
@@ -605,15 +605,15 @@ func (f rubricForm) problems() map[string][]string {
 		case name == "":
 			add(criterionInputID(i, "name"), "The criterion needs a name.")
 		case evaluator.OneLineProblem(name) != "":
-			add(criterionInputID(i, "name"), fmt.Sprintf("The name %q holds %s: the judge reads it as one line of its prompt, so write it on one line.", name, evaluator.OneLineProblem(name)))
+			add(criterionInputID(i, "name"), fmt.Sprintf("The name %s holds %s: the judge reads it as one line of its prompt, so write it on one line.", web.Quoted(name), evaluator.OneLineProblem(name)))
 		case dup:
 			// Quote the earlier criterion's own spelling: "Quality" and
 			// "quality" are one name, and the message names both.
 			first := strings.TrimSpace(f.Criteria[j].Name)
 			if first == name {
-				add(criterionInputID(i, "name"), fmt.Sprintf("Criterion %d is also called %q: names must differ.", j+1, first))
+				add(criterionInputID(i, "name"), fmt.Sprintf("Criterion %d is also called %s: names must differ.", j+1, web.Quoted(first)))
 			} else {
-				add(criterionInputID(i, "name"), fmt.Sprintf("Criterion %d is called %q, the same name as %q apart from capitals: names must differ.", j+1, first, name))
+				add(criterionInputID(i, "name"), fmt.Sprintf("Criterion %d is called %s, the same name as %s apart from capitals: names must differ.", j+1, web.Quoted(first), web.Quoted(name)))
 			}
 		default:
 			seen[strings.ToLower(name)] = i
@@ -622,7 +622,7 @@ func (f rubricForm) problems() map[string][]string {
 		for k, part := range []struct{ key, what, text string }{{"lo", "lowest", cf.Lo}, {"hi", "highest", cf.Hi}} {
 			v, err := strconv.ParseFloat(strings.TrimSpace(part.text), 64)
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				add(criterionInputID(i, part.key), fmt.Sprintf("The %s score %q is not a number (write decimals with a dot, e.g. 2.5).", part.what, part.text))
+				add(criterionInputID(i, part.key), fmt.Sprintf("The %s score %s is not a number (write decimals with a dot, e.g. 2.5).", part.what, web.Quoted(part.text)))
 				continue
 			}
 			ends[k] = &v
@@ -682,12 +682,12 @@ func (f rubricForm) criteria() ([]evaluator.Criterion, error) {
 func criterionFromForm(cf web.CriterionForm, i int) (evaluator.Criterion, error) {
 	who := fmt.Sprintf("criterion %d", i+1)
 	if n := strings.TrimSpace(cf.Name); n != "" {
-		who = fmt.Sprintf("criterion %q", n)
+		who = fmt.Sprintf("criterion %s", web.Quoted(n))
 	}
 	num := func(what, s string) (float64, error) {
 		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil {
-			return 0, models.Errorf(models.EInvalid, "%s: the %s score %q is not a number (write decimals with a dot, e.g. 2.5)", who, what, s)
+			return 0, models.Errorf(models.EInvalid, "%s: the %s score %s is not a number (write decimals with a dot, e.g. 2.5)", who, what, web.Quoted(s))
 		}
 		return v, nil
 	}
@@ -747,7 +747,7 @@ func (h *Handlers) criteriaWithoutRatings(c echo.Context, p models.Project, crit
 func joinQuoted(names []string) string {
 	q := make([]string, len(names))
 	for i, n := range names {
-		q[i] = strconv.Quote(n)
+		q[i] = web.Quoted(n)
 	}
 	return joinNames(q)
 }

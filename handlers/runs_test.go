@@ -242,7 +242,7 @@ func TestLaunchRunRejectsInvalidForms(t *testing.T) {
 			want   string
 		}{
 			{"batch size 0", func(f url.Values) { f.Set("batch_size", "0") }, "batch size must be between 1 and 100, got 0"},
-			{"rounds not a number", func(f url.Values) { f.Set("rounds", "many") }, `Rounds: "many" is not a whole number.`},
+			{"rounds not a number", func(f url.Values) { f.Set("rounds", "many") }, `Rounds: “many” is not a whole number.`},
 			{"unknown procedure", func(f url.Values) { f.Set("procedure", "four") }, `unknown procedure "four"`},
 			{"no criterion", func(f url.Values) { f.Del("criteria") }, "Choose at least one criterion."},
 			{"hi below lo", func(f url.Values) {

@@ -37,7 +37,7 @@ func TestSharedExperimentHumansNoteFitsTheSharedPage(t *testing.T) {
 		if rec := env.postForm(fmt.Sprintf("/runs/%d/humans", a.ID), url.Values{"source": {"browser"}}); rec.Code != http.StatusSeeOther {
 			t.Fatalf("recompute: %d", rec.Code)
 		}
-		lead := templ.EscapeString(fmt.Sprintf("These runs are measured against different human ratings on %s: %q against the browser ratings (6 browser ratings); %q against the imported column.",
+		lead := templ.EscapeString(fmt.Sprintf("These runs are measured against different human ratings on %s: “%s” against the browser ratings (6 browser ratings); “%s” against the imported column.",
 			crit.Name, a.Name, x.gEval.Name))
 		note := func(path string) string {
 			rec := env.get(path)

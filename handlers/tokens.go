@@ -101,7 +101,7 @@ func (h *Handlers) revokeToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return redirect(c, "/tokens", "Token \""+t.Name+"\" revoked: it no longer works.")
+	return redirect(c, "/tokens", "Token "+web.Quoted(t.Name)+" revoked: it no longer works.")
 }
 
 // revokeTokenByID revokes the token named by :id as the page and the API

@@ -128,7 +128,7 @@ func (h *Handlers) reseedRun(c echo.Context) error {
 	case notReady != "":
 		f.reseedErrs = append(f.reseedErrs, notReady)
 	case perr != nil:
-		f.reseedErrs = append(f.reseedErrs, fmt.Sprintf("Seed: %q is not a whole number.", f.seed))
+		f.reseedErrs = append(f.reseedErrs, fmt.Sprintf("Seed: %s is not a whole number.", web.Quoted(f.seed)))
 	case seed == run.Settings.Seed:
 		// Checked here, before the runner creates an experiment around
 		// the run: an invalid form must leave nothing behind.
@@ -160,7 +160,7 @@ func (h *Handlers) noiseRun(c echo.Context) error {
 	percent := func(label, s string) float64 {
 		p, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.IsNaN(p) || p < 0 || p > maxNoisePercent {
-			f.noiseErrs = append(f.noiseErrs, fmt.Sprintf("%s: %q is not a percentage from 0 to %d.", label, s, maxNoisePercent))
+			f.noiseErrs = append(f.noiseErrs, fmt.Sprintf("%s: %s is not a percentage from 0 to %d.", label, web.Quoted(s), maxNoisePercent))
 			return 0
 		}
 		return p
@@ -168,7 +168,7 @@ func (h *Handlers) noiseRun(c echo.Context) error {
 	del, rep := percent("Words deleted", f.deletePct), percent("Words replaced", f.replacePct)
 	seed, perr := strconv.ParseInt(f.noiseSeed, 10, 64)
 	if perr != nil {
-		f.noiseErrs = append(f.noiseErrs, fmt.Sprintf("Seed: %q is not a whole number.", f.noiseSeed))
+		f.noiseErrs = append(f.noiseErrs, fmt.Sprintf("Seed: %s is not a whole number.", web.Quoted(f.noiseSeed)))
 	}
 	if len(f.noiseErrs) == 0 && del == 0 && rep == 0 {
 		f.noiseErrs = append(f.noiseErrs, "Delete or replace some words: with both at 0% the copy would equal the data.")

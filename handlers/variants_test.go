@@ -95,9 +95,9 @@ func TestRunVariants(t *testing.T) {
 			want       string
 		}{
 			{"same seed", "/reseed", url.Values{"seed": {"1"}}, "choose a seed other than the run's own (1)"},
-			{"seed not a number", "/reseed", url.Values{"seed": {"x"}}, `Seed: "x" is not a whole number.`},
+			{"seed not a number", "/reseed", url.Values{"seed": {"x"}}, `Seed: “x” is not a whole number.`},
 			{"no noise", "/noise", url.Values{"delete_percent": {"0"}, "replace_percent": {"0"}, "seed": {"1"}}, "with both at 0%"},
-			{"too much noise", "/noise", url.Values{"delete_percent": {"80"}, "replace_percent": {"5"}, "seed": {"1"}}, `Words deleted: "80" is not a percentage from 0 to 50.`},
+			{"too much noise", "/noise", url.Values{"delete_percent": {"80"}, "replace_percent": {"5"}, "seed": {"1"}}, `Words deleted: “80” is not a percentage from 0 to 50.`},
 			{"task emptied", "/reword", emptied, "task description is empty"},
 			{"nothing reworded", "/reword", rewordForm(parent.RubricSnapshot), "Nothing was reworded"},
 		}
