@@ -176,6 +176,15 @@ func TestHeldOutLaunchFailureSaysOneSentence(t *testing.T) {
 				id, _ := strconv.ParseInt(strings.TrimPrefix(rec.Header().Get("Location"), "/alignments/"), 10, 64)
 				a, err := env.db.FindAlignment(ctx, env.ws.ID, id)
 				mustB(t, err)
+				// The workers stop first: the source run's job was
+				// completed in its own transaction, but River's completer
+				// still writes it afterwards (within 50 ms, later on a
+				// loaded machine); once the table was gone that write
+				// failed and was retried for 7 s (1 + 2 + 4) before the
+				// test's cleanup could stop the runner. Stop flushes it.
+				sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				defer cancel()
+				mustB(t, env.runner.Stop(sctx))
 				mustB(t, env.db.Gorm.Exec("DROP TABLE river_job").Error)
 				rec = env.postForm(fmt.Sprintf("/alignments/%d/accept", a.ID), draftFormValues(a.Draft, "New high."))
 				env.h.reports.settling.Wait()

@@ -196,13 +196,16 @@ func TestInviteMailInBackground(t *testing.T) {
 }
 
 // TestMailSurvivesWorkerRestart: the SMTP server says "try later" to a
-// reset link's mail and the worker stops before the retry; a worker
-// started afterwards sends it (before: the mail was sent once, while the
-// owner waited, and lost when refused).
+// reset link's mail until the worker has stopped; a worker started
+// afterwards sends it (before: the mail was sent once, while the owner
+// waited, and lost when refused). The server refuses every attempt, not
+// just the first, until the restart: the test env's worker tries again
+// after 10 ms, and on a loaded machine that retry came before Stop and was
+// delivered by the worker about to stop ("1 messages before the restart").
 func TestMailSurvivesWorkerRestart(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		smtpd := withMail(t, env)
-		smtpd.Refuse("421 4.3.2 service shutting down, try later")
+		smtpd.RefuseEvery("421 4.3.2 service shutting down, try later")
 		ada := env.createUser(env.ws.ID, "ada@company.com", models.RoleOwner)
 		bob := env.createUser(env.ws.ID, "bob@company.com", models.RoleEditor)
 		rec := env.send(http.MethodPost, "/members/"+itoa(bob.ID)+"/reset", nil, "", env.sessionCookie(ada))
@@ -224,6 +227,8 @@ func TestMailSurvivesWorkerRestart(t *testing.T) {
 		if n := len(smtpd.Messages()); n != 0 {
 			t.Fatalf("%d messages before the restart", n)
 		}
+		// The server is back for the worker started afterwards.
+		smtpd.RefuseEvery("")
 		r2, err := runner.New(runner.Config{DB: env.db, Log: slog.New(slog.DiscardHandler), Work: true, PollInterval: 50 * time.Millisecond, MailBackoff: 10 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)

@@ -18,6 +18,20 @@ func launchBrowser(t *testing.T) (context.Context, string) {
 	return newTab(t), base
 }
 
+// pressLaunch presses the launch form's "Launch run" button (the form is
+// submitted with it, as by a person's click) without aiming the mouse at
+// it. A mouse click (chromedp.Click) scrolls the button into view (it is
+// about 3000 px down the form), measures where it is, then presses there;
+// anything that moves the button in between (the live estimate right
+// above it is swapped in by a fetch after each change, 100 ms debounced
+// and much later on a loaded machine) makes the press land on something
+// else, no run is launched, and the step waits out its deadline on the
+// launch form.
+var pressLaunch = chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+	_, err := chromedp.Evaluate[bool](`(b => { b.click(); return true; })(document.querySelector('form.launch-form button[type="submit"]:not([formaction])'))`)(ctx, tg)
+	return err
+})
+
 // TestBrowserLaunchFormChoices: after "make a noisy copy" the launch form
 // still selects the project's own dataset, and switching the rubric
 // switches the criteria on screen (script on), so the run judges what is
@@ -33,7 +47,7 @@ func TestBrowserLaunchFormChoices(t *testing.T) {
 	step("launch", chromedp.Navigate(base+"/projects/1/runs/new"),
 		chromedp.WaitVisible(chromedp.CSS(`form.launch-form`)),
 		chromedp.SetValue(chromedp.CSS(`input[name="rounds"]`), "1"),
-		chromedp.Click(chromedp.CSS(`form.launch-form button[type="submit"]:not([formaction])`)),
+		pressLaunch,
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="progress"]`)),
 	)
 	runPage := eval(`location.href`)
@@ -110,7 +124,7 @@ func TestBrowserLaunchFormChoices(t *testing.T) {
 	}
 	// Launching now judges the shown criteria.
 	step("launch on the switched rubric",
-		chromedp.Click(chromedp.CSS(`form.launch-form button[type="submit"]:not([formaction])`)),
+		pressLaunch,
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="progress"]`)),
 	)
 	if _, err := strconv.Atoi(strings.TrimPrefix(eval(`location.pathname`), "/runs/")); err != nil {

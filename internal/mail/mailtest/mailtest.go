@@ -47,6 +47,9 @@ type Server struct {
 	// drops is how many of the next messages are kept but answered by
 	// closing the connection (DropAfterData).
 	drops int
+	// every is the answer to every RCPT TO once refusals are used up
+	// ("": accept), until RefuseEvery("") (RefuseEvery).
+	every string
 }
 
 // DropAfterData makes the server take the next n messages (they are kept,
@@ -80,6 +83,16 @@ func (s *Server) Refuse(replies ...string) {
 	s.refusals = append(s.refusals, replies...)
 }
 
+// RefuseEvery makes the server answer every message's RCPT TO with reply
+// (after the replies queued by Refuse) until RefuseEvery("") makes it
+// accept again: a server that says "try again later" however often it is
+// asked, for as long as the test needs.
+func (s *Server) RefuseEvery(reply string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.every = reply
+}
+
 // Slow makes the server wait d before greeting each connection.
 func (s *Server) Slow(d time.Duration) {
 	s.mu.Lock()
@@ -100,7 +113,7 @@ func (s *Server) nextRefusal() string {
 	defer s.mu.Unlock()
 	s.tries++
 	if len(s.refusals) == 0 {
-		return ""
+		return s.every
 	}
 	r := s.refusals[0]
 	s.refusals = s.refusals[1:]
