@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/batcheval/batcheval/internal/quote"
 )
 
 // RepeatedID is one id value found on several rows.
@@ -296,7 +298,7 @@ type HeaderNote struct {
 func (n HeaderNote) Message() string {
 	quoted := make([]string, len(n.Numbers))
 	for i, s := range n.Numbers {
-		quoted[i] = strconv.Quote(shorten(s, 30))
+		quoted[i] = quote.Quoted(shorten(s, 30))
 	}
 	return fmt.Sprintf("The first row of the file may be data rather than column names: %s %s, and none of the names is a usual column name (id, text, score…). "+
 		"Read as a header, that row is not imported.", strings.Join(quoted, ", "), plural(len(n.Numbers), "is a number", "are numbers"))
