@@ -376,7 +376,15 @@ func findScoreObjects(text string, r Rubric) (pairs, reasons []jsonPair, problem
 			}
 			return nil, nil, "no JSON object in the answer names a criterion (" + strings.Join(crits, ", ") + ")", true
 		default:
-			return nil, nil, "no JSON object found in the answer", true
+			// Said only when no score line is read either (the caller
+			// tries them): a score in a sentence ("I'd give it a 3 out of
+			// 5 rather than a 4") is not read, so the line to write is
+			// named, with the first criterion.
+			example := "Score: 3"
+			if len(r.Criteria) > 0 {
+				example = r.Criteria[0].Name + ": 3"
+			}
+			return nil, nil, fmt.Sprintf("no JSON object found in the answer, and no score line such as %q (a score in a sentence is not read)", example), true
 		}
 	}
 	// Text keyed by criterion name is not a score: under a reason key it

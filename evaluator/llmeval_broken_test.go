@@ -78,8 +78,8 @@ func TestParseLLMEvalAnswerSingleCriterionBesideBrokenJSON(t *testing.T) {
 		{`Score: 3 {"appropriateness": {"score": 4, "reason": "cut`, "-", "Appropriateness: given 2 different scores (3, 4); none kept"},
 		{`Score: 3-4 {"appropriateness": `, "-", `Appropriateness: "3-4" gives more than one number, so which is the score cannot be told`},
 		{`Score: 9 {"appropriateness": `, "-", "Appropriateness: 9 is outside [0, 5]"},
-		{"I'd give it a 3 out of 5 rather than a 4", "-", "no JSON object found in the answer"},
-		{"I'd give it a 3.", "-", "no JSON object found in the answer"},
+		{"I'd give it a 3 out of 5 rather than a 4", "-", noJSONOrLineFor("Appropriateness")},
+		{"I'd give it a 3.", "-", noJSONOrLineFor("Appropriateness")},
 	}
 	for _, tt := range tests {
 		s, _, p := ParseLLMEvalAnswer(tt.text, r, LLMEvalFive)
@@ -90,4 +90,14 @@ func TestParseLLMEvalAnswerSingleCriterionBesideBrokenJSON(t *testing.T) {
 			t.Errorf("%q: problems %q, want %q", tt.text, got, tt.problems)
 		}
 	}
+}
+
+// noJSONOrLine is the problem of an llmevalRubric answer with neither a
+// JSON object nor a score line: it names the line to write.
+var noJSONOrLine = noJSONOrLineFor("Engagingness")
+
+// noJSONOrLineFor is that problem for a rubric whose first criterion is
+// named name.
+func noJSONOrLineFor(name string) string {
+	return `no JSON object found in the answer, and no score line such as "` + name + `: 3" (a score in a sentence is not read)`
 }
