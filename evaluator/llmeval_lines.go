@@ -13,8 +13,9 @@ import (
 // that ignore the format write this way often enough (explore43's
 // OpenAI-compatible judge answered "Score: N" and every score was lost),
 // and the line says plainly which criterion each number is for. It is read
-// only when no JSON object in the answer names a criterion, so a JSON
-// answer is read exactly as before.
+// only when no JSON object in the answer names a criterion, or when those
+// that do fail to decode (llmeval_broken.go), so a JSON answer is read
+// exactly as before.
 //
 // What is read: a line (after list markers, quotes and markdown emphasis
 // are dropped) whose label names a criterion, or "<criterion> score", or,
