@@ -132,8 +132,13 @@ type jsonPair struct {
 // When no JSON object names a criterion (or there is no object), score
 // lines are read instead: "Coherence: 3", "**Grammar:** 4/5", "Score: 3"
 // for a rubric of one criterion (readLLMEvalLines, with what it refuses).
-// When there are none either, every score is nil and the one problem says
-// why; so it does when a JSON object fails to decode.
+// So they are when the only objects naming a criterion fail to decode (cut
+// off, a trailing comma): the lines outside the broken object are read, and
+// a number the broken object gives a criterion must agree with its line, or
+// the criterion is missing (readLLMEvalLinesBesideBrokenJSON). When there
+// are no lines either, every score is nil and the one problem says why.
+// Free prose ("I'd give it a 3") is never read: "a 3 out of 5 rather than
+// a 4" names two numbers, and which one is the score is a guess.
 func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*float64, reasons []string, problems []string) {
 	scores = make([]*float64, len(r.Criteria))
 	reasons = make([]string, len(r.Criteria))
@@ -149,13 +154,18 @@ func ParseLLMEvalAnswer(text string, r Rubric, scale LLMEvalScale) (scores []*fl
 	}
 	pairs, reasonPairs, problem, noCriterion := findScoreObjects(text, r)
 	if problem != "" {
-		// No JSON object names a criterion: read score lines instead
-		// ("Coherence: 3", "Score: 4" for one criterion; llmeval_lines.go).
-		// A JSON object that does not decode keeps its problem.
+		// No JSON object names a criterion, or the one that does fails to
+		// decode: read score lines instead ("Coherence: 3", "Score: 4" for
+		// one criterion; llmeval_lines.go). A broken object's numbers are
+		// not read as scores, only held against the lines
+		// (readLLMEvalLinesBesideBrokenJSON). With no line either, the
+		// answer keeps its one problem.
 		if noCriterion {
 			if s, why, p, ok := readLLMEvalLines(text, r, scale); ok {
 				return s, why, p
 			}
+		} else if s, why, p, ok := readLLMEvalLinesBesideBrokenJSON(text, r, scale, problem); ok {
+			return s, why, p
 		}
 		return scores, reasons, []string{problem}
 	}
@@ -366,7 +376,15 @@ func findScoreObjects(text string, r Rubric) (pairs, reasons []jsonPair, problem
 			}
 			return nil, nil, "no JSON object in the answer names a criterion (" + strings.Join(crits, ", ") + ")", true
 		default:
-			return nil, nil, "no JSON object found in the answer", true
+			// Said only when no score line is read either (the caller
+			// tries them): a score in a sentence ("I'd give it a 3 out of
+			// 5 rather than a 4") is not read, so the line to write is
+			// named, with the first criterion.
+			example := "Score: 3"
+			if len(r.Criteria) > 0 {
+				example = r.Criteria[0].Name + ": 3"
+			}
+			return nil, nil, fmt.Sprintf("no JSON object found in the answer, and no score line such as %q (a score in a sentence is not read)", example), true
 		}
 	}
 	// Text keyed by criterion name is not a score: under a reason key it

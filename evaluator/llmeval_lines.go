@@ -13,8 +13,9 @@ import (
 // that ignore the format write this way often enough (explore43's
 // OpenAI-compatible judge answered "Score: N" and every score was lost),
 // and the line says plainly which criterion each number is for. It is read
-// only when no JSON object in the answer names a criterion, so a JSON
-// answer is read exactly as before.
+// only when no JSON object in the answer names a criterion, or when those
+// that do fail to decode (llmeval_broken.go), so a JSON answer is read
+// exactly as before.
 //
 // What is read: a line (after list markers, quotes and markdown emphasis
 // are dropped) whose label names a criterion, or "<criterion> score", or,
@@ -65,6 +66,14 @@ type llmevalLine struct {
 // (see the top of this file). found is false when no line names a
 // criterion; then the caller keeps its own problem line.
 func readLLMEvalLines(text string, r Rubric, scale LLMEvalScale) (scores []*float64, reasons, problems []string, found bool) {
+	return readLLMEvalLinesAgainst(text, r, scale, nil, "no JSON object")
+}
+
+// readLLMEvalLinesAgainst is readLLMEvalLines with the numbers a broken
+// JSON object gives the criteria (checks, which must agree with the lines)
+// and what to say of the JSON in a criterion's missing-score problem
+// (noJSON).
+func readLLMEvalLinesAgainst(text string, r Rubric, scale LLMEvalScale, checks []brokenJSONValue, noJSON string) (scores []*float64, reasons, problems []string, found bool) {
 	lines := make([][]llmevalLine, len(r.Criteria))
 	var pieces []string
 	for _, line := range strings.Split(cleanMarkdown(text), "\n") {
@@ -85,12 +94,33 @@ func readLLMEvalLines(text string, r Rubric, scale LLMEvalScale) (scores []*floa
 	if !found {
 		return nil, nil, nil, false
 	}
+	// The broken object's numbers come after the lines: a criterion with
+	// no line is not read from them, and one with a line must agree.
+	inJSON := make([][]string, len(r.Criteria))
+	for _, v := range checks {
+		if len(lines[v.criterion]) == 0 {
+			if !v.cut {
+				inJSON[v.criterion] = append(inJSON[v.criterion], v.raw)
+			}
+			continue
+		}
+		l := llmevalLine{score: v.score, raw: v.raw}
+		if v.cut {
+			l.bad = fmt.Sprintf("the JSON object gives %s but is cut off there, so the score it was writing cannot be told", v.raw)
+		}
+		lines[v.criterion] = append(lines[v.criterion], l)
+	}
 	scores = make([]*float64, len(r.Criteria))
 	reasons = make([]string, len(r.Criteria))
 	lo, hi := scale.Range()
 	for i, c := range r.Criteria {
 		var values []float64
 		var raws, why, bad []string
+		if len(lines[i]) == 0 && len(inJSON[i]) > 0 {
+			problems = append(problems, fmt.Sprintf("%s: given %s only in a JSON object that is not valid JSON, which is not read, and in no line such as %q",
+				c.Name, strings.Join(inJSON[i], ", "), c.Name+": 3"))
+			continue
+		}
 		for _, l := range lines[i] {
 			if l.reason != "" && !slices.Contains(why, l.reason) {
 				why = append(why, l.reason)
@@ -117,7 +147,7 @@ func readLLMEvalLines(text string, r Rubric, scale LLMEvalScale) (scores []*floa
 			v := values[0] + 0 // "-0" is the score 0
 			scores[i] = &v
 		default:
-			problems = append(problems, fmt.Sprintf("%s: missing from the answer (no JSON object, and no line such as %q)", c.Name, c.Name+": 3"))
+			problems = append(problems, fmt.Sprintf("%s: missing from the answer (%s, and no line such as %q)", c.Name, noJSON, c.Name+": 3"))
 		}
 	}
 	return scores, reasons, problems, true

@@ -47,8 +47,8 @@ func TestParseLLMEvalAnswerLines(t *testing.T) {
 		{"another scale's maximum", "Engagingness: 7/10\nFactual consistency: 4/5\nGrammar: 80%", LLMEvalFive, "- 4 -",
 			`Engagingness: "7/10" is out of 10, not the scale's 5 | Grammar: "80%": the number is followed by words, so it cannot be told it is the score`, nil},
 		{"out of range", "Engagingness: 7\nFactual consistency: -1\nGrammar: 5", LLMEvalFive, "- - 5", "Engagingness: 7 is outside [0, 5] | Factual consistency: -1 is outside [0, 5]", nil},
-		{"score without a criterion in a rubric of several", "Score: 3", LLMEvalFive, "- - -", "no JSON object found in the answer", nil},
-		{"text after the label, no number first", "Engagingness: high, 4 points\nGrammar: good", LLMEvalFive, "- - -", "no JSON object found in the answer", nil},
+		{"score without a criterion in a rubric of several", "Score: 3", LLMEvalFive, "- - -", noJSONOrLine, nil},
+		{"text after the label, no number first", "Engagingness: high, 4 points\nGrammar: good", LLMEvalFive, "- - -", noJSONOrLine, nil},
 		// A JSON object naming a criterion is read as before, lines ignored.
 		{"JSON wins over lines", "Engagingness: 1\n{\"Engagingness\": 3, \"Factual consistency\": 2, \"Grammar\": 1}", LLMEvalFive, "3 2 1", "", nil},
 	}
@@ -73,7 +73,7 @@ func TestParseLLMEvalAnswerSingleScoreLine(t *testing.T) {
 		{"Score: 3-4", "-", `Engagingness: "3-4" gives more than one number, so which is the score cannot be told`},
 		{"Score: 6", "-", "Engagingness: 6 is outside [0, 5]"},
 		{"Score: 8/10", "-", `Engagingness: "8/10" is out of 10, not the scale's 5`},
-		{"I would give it a 3.", "-", "no JSON object found in the answer"},
+		{"I would give it a 3.", "-", noJSONOrLineFor("Engagingness")},
 	}
 	for _, tt := range tests {
 		s, _, p := ParseLLMEvalAnswer(tt.text, r, LLMEvalFive)

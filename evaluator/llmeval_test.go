@@ -107,10 +107,10 @@ func TestParseLLMEvalAnswer(t *testing.T) {
 			"Engagingness: \"3\" is not a number | Factual consistency: null is not a number"},
 		{"same key twice with different values", `{"Engagingness": 3, "engagingness": 4, "Factual consistency": 2, "Grammar": 2, "grammar": 2.0}`, LLMEvalFive,
 			"- 2 2", "Engagingness: given 2 different scores (3, 4); none kept"},
-		{"no JSON", "Engagingness is high, grammar is perfect.", LLMEvalFive, "- - -", "no JSON object found in the answer"},
+		{"no JSON", "Engagingness is high, grammar is perfect.", LLMEvalFive, "- - -", noJSONOrLine},
 		{"broken JSON", `{"Engagingness": 3, "Grammar": }`, LLMEvalFive, "- - -",
 			"the JSON object in the answer is not valid JSON: invalid character '}' looking for beginning of value"},
-		{"empty", "", LLMEvalFive, "- - -", "no JSON object found in the answer"},
+		{"empty", "", LLMEvalFive, "- - -", noJSONOrLine},
 
 		// The answer is the JSON objects that name a criterion, not merely
 		// the first object that decodes.

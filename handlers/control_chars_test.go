@@ -82,8 +82,8 @@ func TestFieldsRefuseNULAndControlCharacters(t *testing.T) {
 
 		// A dataset file spelling NUL as \u0000 in a JSON string.
 		for _, tc := range []struct{ name, file, want string }{
-			{"in an id", `{"id":"s\u00001","response":"hi","rating":3}` + "\n", `line 1, column "id": the value holds a NUL character`},
-			{"in a text", `{"id":"s1","response":"he\u0000llo","rating":3}` + "\n", `line 1, column "response": the value holds a NUL character`},
+			{"in an id", `{"id":"s\u00001","response":"hi","rating":3}` + "\n", `line 1, column “id”: the value holds a NUL character`},
+			{"in a text", `{"id":"s1","response":"he\u0000llo","rating":3}` + "\n", `line 1, column “response”: the value holds a NUL character`},
 			{"in a key", `{"id":"s1","resp\u0000onse":"hello","rating":3}` + "\n", `line 1: the key`},
 		} {
 			rec := a.upload(fmt.Sprintf("/api/v1/projects/%d/uploads", env.project.ID), tok, "rows.jsonl", tc.file)

@@ -183,7 +183,7 @@ func TestMappingProblemsImportNothing(t *testing.T) {
 				name:    "two fields with one label",
 				content: "id,response,score\na,first text,1\n",
 				form:    url.Values{"id_column": {"id"}, "show_0": {"1"}, "label_0": {"Response"}, "show_1": {"1"}, "label_1": {"Response"}, "rating_2": {"1"}},
-				want:    []string{"<td>response</td>", `columns &#34;id&#34; and &#34;response&#34; have the same label &#34;Response&#34;`, "Nothing was imported"},
+				want:    []string{"<td>response</td>", `columns “id” and “response” have the same label “Response”`, "Nothing was imported"},
 			},
 			{
 				name:    "nothing shown to the judge",

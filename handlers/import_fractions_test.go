@@ -44,7 +44,7 @@ func TestImportRatingsOutOfAMaximum(t *testing.T) {
 				}
 			}
 		}
-		if notes := strings.Join(ds.ImportNotes, "\n"); !strings.Contains(notes, `3 ratings of column "quality" are written out of 5 (such as "4/5" on line 2)`) {
+		if notes := strings.Join(ds.ImportNotes, "\n"); !strings.Contains(notes, `3 ratings of column “quality” are written out of 5 (such as “4/5” on line 2)`) {
 			t.Errorf("import notes %q lack how the ratings were read", ds.ImportNotes)
 		}
 		rec, added = importFile("id,answer,quality\ns1,Paris is the capital.,4/5\ns2,Eight legs.,7/10\n")

@@ -52,7 +52,7 @@ func TestImportPastTheSampleReportsWholeFile(t *testing.T) {
 					return
 				}
 				body := html.UnescapeString(rec.Body.String())
-				wantProblem := fmt.Sprintf(`<td>line %d</td><td>id</td><td>the id "s1" is also used on line 2`, n+1)
+				wantProblem := fmt.Sprintf(`<td>line %d</td><td>id</td><td>the id “s1” is also used on line 2`, n+1)
 				if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(body, wantProblem) {
 					t.Fatalf("POST map = %d, want 422 with %q:\n%.3000s", rec.Code, wantProblem, body)
 				}

@@ -94,7 +94,7 @@ func TestMappingTicksRepeatedQuestions(t *testing.T) {
 		}{
 			{"Customer question", true, ""},
 			{"Bot answer", true, ""},
-			{"support_channel", false, `Not ticked: its 14 rows hold only 2 different short values (e.g. "web chat"), so it reads as a category`},
+			{"support_channel", false, `Not ticked: its 14 rows hold only 2 different short values (e.g. “web chat”), so it reads as a category`},
 			{"id", false, ""},
 			{"quality", false, ""},
 		} {

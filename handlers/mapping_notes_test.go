@@ -33,7 +33,7 @@ func TestMappingSaysWhyNotRatingAndSkippedLines(t *testing.T) {
 					"g,Maybe later,3,3\n" +
 					"h,Try again,?,4\n" +
 					"i,All done,2,5\n",
-				map[string]string{"score": `Not ticked: 3 of 9 rows are not numbers (e.g. "good")`, "quality": "", "reply": ""},
+				map[string]string{"score": `Not ticked: 3 of 9 rows are not numbers (e.g. “good”)`, "quality": "", "reply": ""},
 				"9 rows; 1 empty line skipped"},
 			{"jsonl, a sparse number, two empty lines", "replies.jsonl",
 				`{"id":"a","reply":"Happy to help","quality":4}` + "\n\n" +
@@ -53,10 +53,10 @@ func TestMappingSaysWhyNotRatingAndSkippedLines(t *testing.T) {
 				map[string]string{
 					// Out of one maximum: ticked and read as the score;
 					// out of several: not ticked, saying why.
-					"out_of":  `Its ratings written out of 5 (such as "4/5") are read as their score (4), on a scale up to 5.`,
-					"mixed":   `Not ticked: its ratings are written out of a maximum (such as "4/5", out of 5), but not all out of the same one`,
-					"comma":   `Not ticked: 2 of 3 rows hold ratings written as text, such as "4,5": a rating column holds plain numbers (write 4.5)`,
-					"percent": `such as "80%": a rating column holds plain numbers (write 80)`,
+					"out_of":  `Its ratings written out of 5 (such as “4/5”) are read as their score (4), on a scale up to 5.`,
+					"mixed":   `Not ticked: its ratings are written out of a maximum (such as “4/5”, out of 5), but not all out of the same one`,
+					"comma":   `Not ticked: 2 of 3 rows hold ratings written as text, such as “4,5”: a rating column holds plain numbers (write 4.5)`,
+					"percent": `such as “80%”: a rating column holds plain numbers (write 80)`,
 					"reply":   ""},
 				""},
 			{"csv without empty lines", "clean.csv",

@@ -22,7 +22,7 @@ func TestSummaryRowStopsTheImport(t *testing.T) {
 			t.Fatalf("the file was imported (to %s) with its Total row", rec.Header().Get("Location"))
 		}
 		body := rec.Body.String()
-		for _, want := range []string{"line 6", "the row &#34;Total&#34; has every field shown to the judge empty", "delete this row from the file"} {
+		for _, want := range []string{"line 6", "the row “Total” has every field shown to the judge empty", "delete this row from the file"} {
 			if !strings.Contains(body, want) {
 				t.Errorf("the refusal lacks %q", want)
 			}

@@ -135,7 +135,7 @@ func TestFirstRowLooksLikeData(t *testing.T) {
 		const src = "1,the cat sat on the mat,4\n2,a dog ran in the park,5\n3,birds sing at dawn,2\n"
 		token := env.uploadToken("noheader.csv", src)
 		page := html.UnescapeString(env.get(env.mapPath() + "?token=" + token).Body.String())
-		if missing := bodyLacks(page, `data-testid="header-warning"`, `"1", "4" are numbers`, "not imported", `data-testid="first-row-is-data"`, "2 rows"); len(missing) > 0 {
+		if missing := bodyLacks(page, `data-testid="header-warning"`, `“1”, “4” are numbers`, "not imported", `data-testid="first-row-is-data"`, "2 rows"); len(missing) > 0 {
 			t.Fatalf("mapping page lacks %q:\n%s", missing, page)
 		}
 		page = env.get(env.mapPath() + "?token=" + token + "&header=none").Body.String()
@@ -280,7 +280,7 @@ func TestStreamedImportAllOrNothing(t *testing.T) {
 				if tt.badLine > 0 {
 					body := html.UnescapeString(rec.Body.String())
 					if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(body, fmt.Sprintf("<td>line %d</td><td>score</td>", tt.badLine)) ||
-						!strings.Contains(body, `the rating "bad" is not a number`) {
+						!strings.Contains(body, `the rating “bad” is not a number`) {
 						t.Fatalf("POST map = %d, want 422 naming line %d, column score:\n%.2000s", rec.Code, tt.badLine, body)
 					}
 					if env.countDatasets() != before || rowsAfter != rowsBefore {

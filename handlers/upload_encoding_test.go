@@ -86,7 +86,7 @@ func TestUploadExcelUnicodeTextAndWindows1252(t *testing.T) {
 func TestUploadDuplicateColumnNames(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		token := env.uploadToken("sheet.csv", "id,answer,Comment,Comment\r\ns1,Yes,first,second\r\ns2,No,third,fourth\r\n")
-		const note = `Columns 3 and 4 of the header are both named "Comment": column 4 is named "Comment (2)" here.`
+		const note = `Columns 3 and 4 of the header are both named “Comment”: column 4 is named “Comment (2)” here.`
 		page := env.get(env.mapPath() + "?" + url.Values{"token": {token}}.Encode())
 		if !strings.Contains(html.UnescapeString(page.Body.String()), note) {
 			t.Errorf("mapping page does not say %q", note)
@@ -133,7 +133,7 @@ func TestAPIUploadSaysHowTheFileWasRead(t *testing.T) {
 		{"utf-16 tsv", "Book1.txt", utf16, []string{"The file was read as UTF-16 text, tab-separated."}},
 		{"windows-1252 csv", "old.csv", cp1252, []string{"The file was read as Windows-1252 text (not UTF-8)."}},
 		{"repeated column", "sheet.csv", "id,answer,quality,quality\r\ns1,Yes,4,5\r\ns2,No,2,3\r\n",
-			[]string{`Columns 3 and 4 of the header are both named "quality": column 4 is named "quality (2)" here.`}},
+			[]string{`Columns 3 and 4 of the header are both named “quality”: column 4 is named “quality (2)” here.`}},
 		{"utf-8 csv", "plain.csv", "id,answer,quality\r\ns1,Yes,4\r\n", nil},
 	}
 	eachDB(t, func(t *testing.T, env *testEnv) {

@@ -198,7 +198,7 @@ func (LLMEval) Estimate(in EstimateInput) Estimate {
 		e.AnswerRoom = answerRoom(in.Run.Settings.MaxTokens, llmevalTokensPerCriterion*k)
 	}
 	e.CompletionTokens = llmevalTokensPerCriterion * k * n
-	e.CallsNote = fmt.Sprintf("One call per sample (%s) scores all %s at once as JSON. An endpoint without structured output costs up to 2 refused calls more for the whole run: the mode that works is remembered.",
+	e.CallsNote = fmt.Sprintf("One call per sample (%s) scores all %s at once, asked for as one JSON object (scores written as “Criterion: 3” lines are read too). An endpoint without structured output costs up to 2 refused calls more for the whole run: the mode that works is remembered.",
 		countText(n, "sample", "samples"), countText(k, "criterion", "criteria"))
 	e.PromptNote = "Measured on the real prompt of the first sample, once per call."
 	e.CompletionNote = fmt.Sprintf("A JSON object of about %d tokens per criterion.", llmevalTokensPerCriterion)

@@ -94,7 +94,7 @@ func (LLMEval) Summary(r Run) Summary {
 	scale := r.MethodSettings.LLMEvalScale
 	return Summary{
 		explained(fmt.Sprintf("every criterion in one JSON answer on the %s scale", scale),
-			Term{"One JSON answer", fmt.Sprintf("one call per sample scores every criterion at once, answered as structured data (JSON) on the %s scale rather than each criterion's own range; correlations with your ratings are unaffected.", scale)}),
+			Term{"One JSON answer", fmt.Sprintf("one call per sample scores every criterion at once, asked for as structured data (one JSON object) on the %s scale rather than each criterion's own range; correlations with your ratings are unaffected. An answer that writes its scores as lines instead (“Coherence: 3”) is read from those lines, also when a broken JSON object stands beside them; a criterion whose line and object disagree is missing, never guessed.", scale)}),
 		explained(fmt.Sprintf("temperature %g", r.Settings.Temperature), temperatureTerm(false, false)),
 		explained(fmt.Sprintf("seed %d", r.Settings.Seed), seedTerm(false)),
 	}
@@ -174,7 +174,13 @@ func (LLMEval) Judge(ctx context.Context, j Completer, u Unit) Outcome {
 }
 
 // Note implements Method.
-func (LLMEval) Note() string { return "one call per sample scores all criteria at once as JSON" }
+//
+// The judge is asked for one JSON object; an answer that writes its scores
+// as lines ("Coherence: 3") is read too, so the note says both
+// (evaluator.ParseLLMEvalAnswer).
+func (LLMEval) Note() string {
+	return "one call per sample scores all criteria at once, asked for as one JSON object; “Criterion: 3” lines are read too"
+}
 
 // Reads implements Method: the temperature (greedy by default) and the
 // scale.

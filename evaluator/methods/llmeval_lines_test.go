@@ -3,6 +3,7 @@ package methods
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -28,6 +29,11 @@ func TestLLMEvalReadsScoreLines(t *testing.T) {
 		{"Score: N for one criterion", one, "Score: 4 - stays on topic.", []string{"4"}, []string{"stays on topic."}, 0},
 		{"criterion lines, bold, another order", two, "**Fluency:** 3.5\n**Coherence:** 2", []string{"2", "3.5"}, []string{"", ""}, 0},
 		{"a range stays missing", two, "Coherence: 2-3\nFluency: 4", []string{"missing", "4"}, []string{"", ""}, 1},
+		// llmeval44: a JSON object cut off or with a trailing comma
+		// beside the lines lost every score; it is held against them.
+		{"lines beside an object cut off", one, "Score: 3 {\"coherence\": ", []string{"3"}, []string{""}, 0},
+		{"lines beside an object with a trailing comma", two, "{\"Coherence\": 2, \"Fluency\": 4,}\nCoherence: 2 - jumps.\nFluency: 4", []string{"2", "4"}, []string{"jumps.", ""}, 0},
+		{"a line the broken object contradicts stays missing", two, "{\"Coherence\": 2, \"Fluency\": 4,}\nCoherence: 3\nFluency: 4", []string{"missing", "4"}, []string{"", ""}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,5 +62,36 @@ func TestLLMEvalReadsScoreLines(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLLMEvalNotesSayWhatIsRead: the method's note, its settings term and
+// its estimate said LLM-Eval answers "as JSON" while score lines were read
+// too (llmeval44). Each now says both, and the example line the note
+// gives is one the reader takes.
+func TestLLMEvalNotesSayWhatIsRead(t *testing.T) {
+	r := Run{Settings: evaluator.DefaultSettings(), MethodSettings: evaluator.DefaultMethodSettings(),
+		Rubric: evaluator.Rubric{Task: "t", Criteria: []evaluator.Criterion{{Name: "Criterion", Lo: 1, Hi: 5}}}}
+	if err := (LLMEval{}).Prepare(&r); err != nil {
+		t.Fatal(err)
+	}
+	var terms []string
+	for _, part := range (LLMEval{}).Summary(r) {
+		for _, term := range part.Terms {
+			terms = append(terms, term.Meaning)
+		}
+	}
+	est := LLMEval{}.Estimate(EstimateInput{Run: r, Rows: 3, First: []evaluator.Sample{{}}})
+	for _, tt := range []struct{ name, text string }{
+		{"note", LLMEval{}.Note()},
+		{"settings term", strings.Join(terms, " ")},
+		{"estimate", est.CallsNote},
+	} {
+		if !strings.Contains(tt.text, "JSON object") || !strings.Contains(tt.text, "lines") || strings.Contains(tt.text, "at once as JSON") {
+			t.Errorf("%s: %q should say the judge is asked for a JSON object and that score lines are read too", tt.name, tt.text)
+		}
+	}
+	if s, _, p := evaluator.ParseLLMEvalAnswer("Criterion: 3", r.Rubric, r.MethodSettings.LLMEvalScale); s[0] == nil || *s[0] != 3 {
+		t.Errorf("the note's example line is not read: %v %q", s, p)
 	}
 }

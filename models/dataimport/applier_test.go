@@ -26,16 +26,16 @@ func TestApplierRepeatedIDsByHash(t *testing.T) {
 		{name: "unique ids, all colliding", ids: []string{"aa", "bb", "cc", "dd"}, rereads: 3},
 		{name: "unique ids, no collision", ids: []string{"a", "bb", "ccc"}, rereads: 0},
 		{name: "one repeat among collisions", ids: []string{"aa", "bb", "aa", "cc"}, rereads: 2, want: []string{
-			`line 4, column "id": the id "aa" is also used on line 2: ids must be unique`}},
+			`line 4, column “id”: the id “aa” is also used on line 2: ids must be unique`}},
 		{name: "repeats after a bad rating are checked at the end", ids: []string{"aa", "bb", "bb", "cc", "aa", "a", "a"},
 			ratings: []string{"1", "x", "2", "3", "4", "5", "x"}, rereads: 2, want: []string{
-				`line 3, column "quality": the rating "x" is not a number; leave the cell empty if the row was not rated`,
-				`line 4, column "id": the id "bb" is also used on line 3: ids must be unique`,
-				`line 6, column "id": the id "aa" is also used on line 2: ids must be unique`,
-				`line 8, column "id": the id "a" is also used on line 7: ids must be unique`,
-				`line 8, column "quality": the rating "x" is not a number; leave the cell empty if the row was not rated`}},
+				`line 3, column “quality”: the rating “x” is not a number; leave the cell empty if the row was not rated`,
+				`line 4, column “id”: the id “bb” is also used on line 3: ids must be unique`,
+				`line 6, column “id”: the id “aa” is also used on line 2: ids must be unique`,
+				`line 8, column “id”: the id “a” is also used on line 7: ids must be unique`,
+				`line 8, column “quality”: the rating “x” is not a number; leave the cell empty if the row was not rated`}},
 		{name: "colliding ids after a failure are not repeats", ids: []string{"aa", "aa", "bb", "cc"}, rereads: 2, want: []string{
-			`line 3, column "id": the id "aa" is also used on line 2: ids must be unique`}},
+			`line 3, column “id”: the id “aa” is also used on line 2: ids must be unique`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

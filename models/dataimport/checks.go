@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/batcheval/batcheval/internal/quote"
 )
 
 // RepeatedID is one id value found on several rows.
@@ -232,10 +234,15 @@ func annotatorColumn(t *Table, idCol string) string {
 			}
 		}
 	}
+	// Beyond an exact name, a column with ratings written out of a
+	// maximum ("4/5") is a rating column, never the annotators': one named
+	// "rater_score", or one whose ratings are out of several maximums (so
+	// not numbers to statsOf), was offered as the annotator column, and
+	// importing with it made each rating an annotator (llmeval44).
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
 		for _, name := range annotatorNames {
-			if strings.Contains(lc, name) {
+			if strings.Contains(lc, name) && !writtenOutOfMaximum(t, c) {
 				return c
 			}
 		}
@@ -243,11 +250,19 @@ func annotatorColumn(t *Table, idCol string) string {
 	// Otherwise the first one that holds names rather than numbers
 	// (a numeric column that happens to differ is more likely a rating).
 	for _, c := range candidates {
-		if !statsOf(t, c).numeric {
+		if !statsOf(t, c).numeric && !writtenOutOfMaximum(t, c) {
 			return c
 		}
 	}
 	return ""
+}
+
+// writtenOutOfMaximum reports whether some cell of col is a rating
+// written out of a maximum ("4/5", "3 out of 5"), as fractions.go reads
+// them, whatever the maximums: a mark of a rating column.
+func writtenOutOfMaximum(t *Table, col string) bool {
+	n, _, _, _ := columnFractions(t, col)
+	return n > 0
 }
 
 // separatesRows reports whether col is filled on every row and tells apart
@@ -283,7 +298,7 @@ type HeaderNote struct {
 func (n HeaderNote) Message() string {
 	quoted := make([]string, len(n.Numbers))
 	for i, s := range n.Numbers {
-		quoted[i] = strconv.Quote(shorten(s, 30))
+		quoted[i] = quote.Quoted(shorten(s, 30))
 	}
 	return fmt.Sprintf("The first row of the file may be data rather than column names: %s %s, and none of the names is a usual column name (id, text, score…). "+
 		"Read as a header, that row is not imported.", strings.Join(quoted, ", "), plural(len(n.Numbers), "is a number", "are numbers"))

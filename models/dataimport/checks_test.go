@@ -80,6 +80,26 @@ func TestExplainIDs(t *testing.T) {
 				TextDiffers: []string{"score"}, AnnotatorColumn: "annotator"}},
 		},
 		{
+			// A rating column written out of a maximum was taken for
+			// the annotators' when its name held "rater", or when its
+			// maximums differ (then it is no number to statsOf); the
+			// offer then imported each rating as an annotator
+			// (llmeval44).
+			name: "ratings out of a maximum in a column named like a rater are not the annotators",
+			input: "id,text,rater_score,who\n" +
+				"s1,hello there,3/5,ann\ns1,hello there,4/5,bob\ns2,good day,2/5,ann\ns2,good day,3/5,bob\n",
+			want: []IDReport{{Column: "id", Repeated: []RepeatedID{{"s1", 2}, {"s2", 2}}, RepeatedIDs: 2, RepeatedRows: 4,
+				RatingsDiffer: []string{"rater_score"}, AnnotatorColumn: "who"}},
+			perAnnotator: true,
+		},
+		{
+			name: "ratings out of several maximums are not the annotators",
+			input: "id,text,quality,who,score\n" +
+				"s1,hello there,3/5,ann,1\ns1,hello there,7/10,bob,2\ns2,good day,3/5,ann,3\ns2,good day,2/5,bob,4\n",
+			want: []IDReport{{Column: "id", Repeated: []RepeatedID{{"s1", 2}, {"s2", 2}}, RepeatedIDs: 2, RepeatedRows: 4,
+				RatingsDiffer: []string{"score"}, TextDiffers: []string{"quality"}, AnnotatorColumn: "who"}},
+		},
+		{
 			name:  "exact duplicate rows are not per annotator",
 			input: "id,text,score\n7,a b,3\n7,a b,3\n8,c d,1\n,e f,2\n",
 			want:  []IDReport{{Column: "id", Repeated: []RepeatedID{{"7", 2}}, RepeatedIDs: 1, RepeatedRows: 2, EmptyRows: 1}},

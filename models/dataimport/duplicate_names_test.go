@@ -21,7 +21,7 @@ func TestDuplicateColumnNames(t *testing.T) {
 		{"two comments", "id,answer,Comment,Comment\ns1,Yes,first,second\n", []string{"id", "answer", "Comment", "Comment (2)"}, 1, ""},
 		{"three, and a taken name", "id,note,note (2),note, note \ns1,a,b,c,d\n", []string{"id", "note", "note (2)", "note (3)", "note (4)"}, 2, ""},
 		{"tab-separated", "id\tanswer\tanswer\ns1\tx\ty\n", []string{"id", "answer", "answer (2)"}, 1, ""},
-		{"a repeated number", "s1,4,4\ns2,3,5\n", nil, 0, `line 1, column "4": columns 2 and 3 have the same name`},
+		{"a repeated number", "s1,4,4\ns2,3,5\n", nil, 0, `line 1, column “4”: columns 2 and 3 have the same name`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,7 +42,7 @@ func TestDuplicateColumnNames(t *testing.T) {
 			if got := table.Records[0].Values[last]; got == "" || got == table.Records[0].Values[tt.columns[len(tt.columns)-2]] {
 				t.Errorf("column %q holds %q: the renamed column lost its own cells", last, got)
 			}
-			if len(table.Renamed) != tt.renamed || !strings.Contains(table.Renamed[len(table.Renamed)-1], "is named \""+last+"\"") {
+			if len(table.Renamed) != tt.renamed || !strings.Contains(table.Renamed[len(table.Renamed)-1], "is named “"+last+"”") {
 				t.Errorf("renamed %q, want %d saying %q", table.Renamed, tt.renamed, last)
 			}
 		})

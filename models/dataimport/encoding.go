@@ -11,6 +11,8 @@ import (
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/transform"
+
+	"github.com/batcheval/batcheval/internal/quote"
 )
 
 // Encoding names how the bytes of an upload were read as text.
@@ -211,8 +213,8 @@ func (g *utf8Guard) Read(p []byte) (int, error) {
 		}
 		if r, size := utf8.DecodeRune(data[i:]); r != utf8.RuneError && size > 1 {
 			g.err = &ParseError{Line: g.line, Msg: fmt.Sprintf(
-				"the file was read as Windows-1252 (its start is not UTF-8), but this line holds UTF-8 text (%q), so the file mixes two encodings: %s",
-				string(data[i:i+size]), msgSaveAsCSV)}
+				"the file was read as Windows-1252 (its start is not UTF-8), but this line holds UTF-8 text (%s), so the file mixes two encodings: %s",
+				quote.Quoted(string(data[i:i+size])), msgSaveAsCSV)}
 			return 0, g.err
 		}
 	}

@@ -130,7 +130,7 @@ func TestEncodingRefused(t *testing.T) {
 		{"windows-1252 then utf-8", "id,answer\ns1,caf\xE9\ns2,ok\ns3,\"caf\xC3\xA9\"\n", `line 2: the text is not valid UTF-8 (byte 0xE9)`},
 		// Read as Windows-1252 from its start, UTF-8 further on: the
 		// UTF-8 text would be garbled (â€™ for ’) without a word.
-		{"windows-1252 then utf-8 past the first 64 KiB", "id,answer\ns1,caf\xE9\n" + strings.Repeat("s,"+strings.Repeat("x", 98)+"\n", 1000) + "s9,\xE2\x80\x99\n", `line 1003: the file was read as Windows-1252 (its start is not UTF-8), but this line holds UTF-8 text ("’")`},
+		{"windows-1252 then utf-8 past the first 64 KiB", "id,answer\ns1,caf\xE9\n" + strings.Repeat("s,"+strings.Repeat("x", 98)+"\n", 1000) + "s9,\xE2\x80\x99\n", `line 1003: the file was read as Windows-1252 (its start is not UTF-8), but this line holds UTF-8 text (“’”)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

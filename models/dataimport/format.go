@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/batcheval/batcheval/internal/quote"
 )
 
 // Format is the syntax of an uploaded file.
@@ -158,5 +160,5 @@ func checkFormat(f Format) error {
 	case CSV, JSONL, JSON:
 		return nil
 	}
-	return fmt.Errorf("unknown file format %q: use csv, jsonl or json", string(f))
+	return fmt.Errorf("unknown file format %s: use csv, jsonl or json", quote.Quoted(string(f)))
 }

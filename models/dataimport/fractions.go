@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/batcheval/batcheval/internal/quote"
 )
 
 // A rating written as a score out of a maximum ("4/5", "4 / 5", "3.5/5",
@@ -85,18 +87,18 @@ func (f *fractionScale) readFraction(s string, decimalComma bool, line int, wher
 	const fix = "write every rating of the column out of one maximum, or all of them as plain numbers on one scale; leave the cell empty if the row was not rated"
 	switch {
 	case num > den:
-		return nil, fmt.Sprintf("the rating %q is more than its own maximum (%s): correct it; leave the cell empty if the row was not rated", s, numberText(den)), true
+		return nil, fmt.Sprintf("the rating %s is more than its own maximum (%s): correct it; leave the cell empty if the row was not rated", quote.Quoted(s), numberText(den)), true
 	case f.den != 0 && den != f.den:
 		on := num / den * f.den
 		about := ""
 		if r := math.Round(on*100) / 100; r != on {
 			on, about = r, "about "
 		}
-		return nil, fmt.Sprintf("the rating %q is out of %s, but this column's ratings are out of %s (%q on %s %d), so the two cannot be compared as written: %s (%s out of %s is %s%s out of %s)",
-			s, numberText(den), numberText(f.den), f.example, where, f.line, fix, numberText(num), numberText(den), about, numberText(on), numberText(f.den)), true
+		return nil, fmt.Sprintf("the rating %s is out of %s, but this column's ratings are out of %s (%s on %s %d), so the two cannot be compared as written: %s (%s out of %s is %s%s out of %s)",
+			quote.Quoted(s), numberText(den), numberText(f.den), quote.Quoted(f.example), where, f.line, fix, numberText(num), numberText(den), about, numberText(on), numberText(f.den)), true
 	case f.den == 0 && f.plainLine > 0 && f.plainMax > den:
-		return nil, fmt.Sprintf("the rating %q is out of %s, but this column holds %s (on %s %d), more than that, so its scale is not clear: %s",
-			s, numberText(den), numberText(f.plainMax), where, f.plainLine, fix), true
+		return nil, fmt.Sprintf("the rating %s is out of %s, but this column holds %s (on %s %d), more than that, so its scale is not clear: %s",
+			quote.Quoted(s), numberText(den), numberText(f.plainMax), where, f.plainLine, fix), true
 	}
 	if f.den == 0 {
 		f.den, f.example, f.line = den, s, line
@@ -109,9 +111,9 @@ func (f *fractionScale) readFraction(s string, decimalComma bool, line int, wher
 // the maximum the column's scores are written out of.
 func (f *fractionScale) plain(v float64, s string, line int, where string) (msg string) {
 	if f.den != 0 && v > f.den {
-		return fmt.Sprintf("the rating %q is more than %s, the maximum this column's ratings are written out of (%q on %s %d), so its scale is not clear: "+
+		return fmt.Sprintf("the rating %s is more than %s, the maximum this column's ratings are written out of (%s on %s %d), so its scale is not clear: "+
 			"write every rating of the column out of one maximum, or all of them as plain numbers on one scale; leave the cell empty if the row was not rated",
-			s, numberText(f.den), f.example, where, f.line)
+			quote.Quoted(s), numberText(f.den), quote.Quoted(f.example), where, f.line)
 	}
 	if f.plainLine == 0 || v > f.plainMax {
 		f.plainMax, f.plainLine = v, line
@@ -125,12 +127,12 @@ func (f *fractionScale) note(col string, where string) string {
 	if f == nil || f.n == 0 {
 		return ""
 	}
-	what := "1 rating of column %q is"
+	what := "1 rating of column %s is"
 	if f.n != 1 {
-		what = strconv.Itoa(f.n) + " ratings of column %q are"
+		what = strconv.Itoa(f.n) + " ratings of column %s are"
 	}
-	return fmt.Sprintf(what+" written out of %s (such as %q on %s %d): each was read as its score, the number before the maximum, on a scale up to %s.",
-		col, numberText(f.den), f.example, where, f.line, numberText(f.den))
+	return fmt.Sprintf(what+" written out of %s (such as %s on %s %d): each was read as its score, the number before the maximum, on a scale up to %s.",
+		quote.Quoted(col), numberText(f.den), quote.Quoted(f.example), where, f.line, numberText(f.den))
 }
 
 // columnFractions reads a column of t the way an Applier reads its
@@ -176,6 +178,6 @@ func RatingScaleNote(t *Table, col string) string {
 		return ""
 	}
 	num, _, _ := fraction(example, t.Records[0].DecimalComma)
-	return fmt.Sprintf("Its ratings written out of %s (such as %q) are read as their score (%s), on a scale up to %s.",
-		numberText(den), example, numberText(num), numberText(den))
+	return fmt.Sprintf("Its ratings written out of %s (such as %s) are read as their score (%s), on a scale up to %s.",
+		numberText(den), quote.Quoted(example), numberText(num), numberText(den))
 }

@@ -22,19 +22,19 @@ func TestRatingsOutOfAMaximum(t *testing.T) {
 		want    []any    // float64 read, nil missing, or a string: a problem's fragment on that row
 		note    string   // a fragment of the import note
 	}{
-		{"slash", ",", []string{"4/5", "5/5", "1/5"}, []any{4.0, 5.0, 1.0}, `3 ratings of column "rating" are written out of 5 (such as "4/5" on line 2)`},
+		{"slash", ",", []string{"4/5", "5/5", "1/5"}, []any{4.0, 5.0, 1.0}, `3 ratings of column “rating” are written out of 5 (such as “4/5” on line 2)`},
 		{"spaces and words", ",", []string{"4 / 5", "2 out of 5", "3 Out Of 5"}, []any{4.0, 2.0, 3.0}, "out of 5"},
 		{"decimal score", ",", []string{"3.5/5", "4/5"}, []any{3.5, 4.0}, "out of 5"},
 		{"decimal comma", ";", []string{"3,5/5", "4/5"}, []any{3.5, 4.0}, "out of 5"},
 		{"missing stays missing", ",", []string{"4/5", "", "N/A", "0/5", "2/5"}, []any{4.0, nil, nil, 0.0, 2.0}, "3 ratings"},
-		{"plain numbers up to the maximum", ",", []string{"5", "4/5", "3"}, []any{5.0, 4.0, 3.0}, `1 rating of column "rating" is written out of 5`},
-		{"two maximums", ",", []string{"4/5", "7/10"}, []any{4.0, `the rating "7/10" is out of 10, but this column's ratings are out of 5 ("4/5" on line 2)`}, ""},
+		{"plain numbers up to the maximum", ",", []string{"5", "4/5", "3"}, []any{5.0, 4.0, 3.0}, `1 rating of column “rating” is written out of 5`},
+		{"two maximums", ",", []string{"4/5", "7/10"}, []any{4.0, `the rating “7/10” is out of 10, but this column's ratings are out of 5 (“4/5” on line 2)`}, ""},
 		{"inexact conversion is about", ",", []string{"4/5", "1/3"}, []any{4.0, "(1 out of 3 is about 1.67 out of 5)"}, ""},
-		{"score above its maximum", ",", []string{"6/5"}, []any{`the rating "6/5" is more than its own maximum (5)`}, ""},
-		{"plain number above, after", ",", []string{"4/5", "8"}, []any{4.0, `the rating "8" is more than 5, the maximum this column's ratings are written out of ("4/5" on line 2)`}, ""},
-		{"plain number above, before", ",", []string{"8", "4/5"}, []any{8.0, `the rating "4/5" is out of 5, but this column holds 8 (on line 2)`}, ""},
-		{"no maximum", ",", []string{"4/0"}, []any{`the rating "4/0" is not a number`}, ""},
-		{"negative", ",", []string{"-1/5"}, []any{`the rating "-1/5" is not a number`}, ""},
+		{"score above its maximum", ",", []string{"6/5"}, []any{`the rating “6/5” is more than its own maximum (5)`}, ""},
+		{"plain number above, after", ",", []string{"4/5", "8"}, []any{4.0, `the rating “8” is more than 5, the maximum this column's ratings are written out of (“4/5” on line 2)`}, ""},
+		{"plain number above, before", ",", []string{"8", "4/5"}, []any{8.0, `the rating “4/5” is out of 5, but this column holds 8 (on line 2)`}, ""},
+		{"no maximum", ",", []string{"4/0"}, []any{`the rating “4/0” is not a number`}, ""},
+		{"negative", ",", []string{"-1/5"}, []any{`the rating “-1/5” is not a number`}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,7 +66,7 @@ func TestRatingsOutOfAMaximum(t *testing.T) {
 				switch w := w.(type) {
 				case string:
 					wantProblems++
-					line := "line " + string(rune('2'+i)) + ", column \"rating\": "
+					line := "line " + string(rune('2'+i)) + ", column “rating”: "
 					found := false
 					for _, p := range problems {
 						found = found || (strings.HasPrefix(p, line) && strings.Contains(p, w))

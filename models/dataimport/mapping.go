@@ -14,6 +14,7 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/excerpt"
+	"github.com/batcheval/batcheval/internal/quote"
 )
 
 // Mapping is what the person says about the columns of a table.
@@ -283,17 +284,17 @@ func NewApplier(columns []string, f Format, m Mapping, reread func(fn func(Recor
 		key := strings.ToLower(label)
 		switch {
 		case strings.TrimSpace(f.Column) == "":
-			a.probs.addAt(ParseError{Msg: fmt.Sprintf("the field labelled %q names no column", f.Label)}, 0, 0)
+			a.probs.addAt(ParseError{Msg: fmt.Sprintf("the field labelled %s names no column", quote.Quoted(f.Label))}, 0, 0)
 		case shown[f.Column]:
 			a.probs.addAt(ParseError{Column: f.Column, Msg: "this column is chosen twice as a field"}, 0, 0)
 		case evaluator.OneLineProblem(f.Label) != "":
 			a.probs.addAt(ParseError{Column: f.Column, Msg: fmt.Sprintf(
-				"the label %q holds %s; the judge reads it as one line of its prompt: write the label on one line, without control characters",
-				f.Label, evaluator.OneLineProblem(f.Label))}, 0, 0)
+				"the label %s holds %s; the judge reads it as one line of its prompt: write the label on one line, without control characters",
+				quote.Quoted(f.Label), evaluator.OneLineProblem(f.Label))}, 0, 0)
 		case labelled[key] != "" && label != "":
 			a.probs.addAt(ParseError{Column: f.Column, Msg: fmt.Sprintf(
-				"columns %q and %q have the same label %q: the judge would see two lines starting %q and could not tell them apart; give each field its own label",
-				labelled[key], f.Column, label, label+":")}, 0, 0)
+				"columns %s and %s have the same label %s: the judge would see two lines starting %s and could not tell them apart; give each field its own label",
+				quote.Quoted(labelled[key]), quote.Quoted(f.Column), quote.Quoted(label), quote.Quoted(label+":"))}, 0, 0)
 		case !a.missingColumn("field", f.Column):
 			shown[f.Column] = true
 			a.fieldCols = append(a.fieldCols, f.Column)
@@ -422,8 +423,8 @@ func (a *Applier) summaryRow(rec Record) {
 		return
 	}
 	a.probs.addAt(ParseError{Line: rec.Line, Item: a.item, Column: col, Msg: fmt.Sprintf(
-		"the row %q has every field shown to the judge empty: it looks like a summary of the rows above, not a sample; delete this row from the file and upload it again, or fill in its texts if it is a sample",
-		shorten(strings.TrimSpace(label), 40))}, a.n, 0)
+		"the row %s has every field shown to the judge empty: it looks like a summary of the rows above, not a sample; delete this row from the file and upload it again, or fill in its texts if it is a sample",
+		quote.Quoted(shorten(strings.TrimSpace(label), 40)))}, a.n, 0)
 }
 
 // checkID notes the id of the current record and reports it if an earlier
@@ -459,7 +460,7 @@ func (a *Applier) checkID(id string, line int) {
 		return nil
 	})
 	if err != nil && !errors.Is(err, errStopReading) {
-		a.probs.addAt(ParseError{Line: line, Item: a.item, Column: a.m.IDColumn, Msg: fmt.Sprintf("the file could not be read again to check the id %q: %v", id, err)}, a.n, 0)
+		a.probs.addAt(ParseError{Line: line, Item: a.item, Column: a.m.IDColumn, Msg: fmt.Sprintf("the file could not be read again to check the id %s: %v", quote.Quoted(id), err)}, a.n, 0)
 		return
 	}
 	if a.exact == nil {
@@ -480,7 +481,7 @@ func (a *Applier) exactID(ids map[string]int, id string, line int) {
 
 func (a *Applier) repeated(id string, line, first int) ParseError {
 	return ParseError{Line: line, Item: a.item, Column: a.m.IDColumn, Msg: fmt.Sprintf(
-		"the id %q is also used on %s %d: ids must be unique", id, lineWord(a.item), first)}
+		"the id %s is also used on %s %d: ids must be unique", quote.Quoted(id), lineWord(a.item), first)}
 }
 
 // checkDeferred reads the file once more for the records whose id hash
@@ -678,7 +679,7 @@ func mergeAnnotators(rows []Row, t *Table, m Mapping, fieldCols, ratingCols []st
 			for _, c := range fieldCols {
 				if strings.TrimSpace(row.Data[c]) != strings.TrimSpace(out[k].Data[c]) {
 					probs.add(ParseError{Line: rec.Line, Item: item, Column: c, Msg: fmt.Sprintf(
-						"rows with id %q disagree on this field: the rows of one sample must show the same text", row.ExternalID)})
+						"rows with id %s disagree on this field: the rows of one sample must show the same text", quote.Quoted(row.ExternalID))})
 				}
 			}
 		}
@@ -687,7 +688,7 @@ func mergeAnnotators(rows []Row, t *Table, m Mapping, fieldCols, ratingCols []st
 			key := AnnotatorKey(c, ann)
 			if _, twice := out[k].Ratings[key]; twice {
 				probs.add(ParseError{Line: rec.Line, Item: item, Column: m.AnnotatorColumn, Msg: fmt.Sprintf(
-					"annotator %q rates sample %q twice", ann, row.ExternalID)})
+					"annotator %s rates sample %s twice", quote.Quoted(ann), quote.Quoted(row.ExternalID))})
 				continue
 			}
 			out[k].Ratings[key] = v
@@ -751,10 +752,10 @@ func parseRating(cell string, decimalComma bool) (*float64, string) {
 	v, err := readNumber(s, decimalComma)
 	if err != nil && strings.HasPrefix(s, "[") {
 		// A JSON list (flattened to its text): several annotators' ratings.
-		return nil, fmt.Sprintf("the rating %q is a list; a rating cell holds one number: give each annotator's rating its own column, or the file one row per annotator", shorten(s, 40))
+		return nil, fmt.Sprintf("the rating %s is a list; a rating cell holds one number: give each annotator's rating its own column, or the file one row per annotator", quote.Quoted(shorten(s, 40)))
 	}
 	if err != nil {
-		msg := fmt.Sprintf("the rating %q is not a number", shorten(s, 40))
+		msg := fmt.Sprintf("the rating %s is not a number", quote.Quoted(shorten(s, 40)))
 		plain, ok := plainRating(s)
 		switch {
 		case decimalComma && ok:
@@ -771,7 +772,7 @@ func parseRating(cell string, decimalComma bool) (*float64, string) {
 		return nil, msg + "; leave the cell empty if the row was not rated"
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil, fmt.Sprintf("the rating %q is not a finite number; leave the cell empty if the row was not rated", s)
+		return nil, fmt.Sprintf("the rating %s is not a finite number; leave the cell empty if the row was not rated", quote.Quoted(s))
 	}
 	return &v, ""
 }
@@ -881,7 +882,7 @@ func WhyNotRating(t *Table, col string) string {
 		// them if ticked, and they cannot be compared as they are.
 		return fmt.Sprintf("Not ticked: its name reads like a rating, but its rows hold words (e.g. %s), not numbers; a human rating column holds numbers. "+
 			"To compare the judge with these ratings, write them as numbers (e.g. 1 for the worst to 5 for the best), upload the file again, then tick it.",
-			strconv.Quote(firstRunes(s.example, 20)))
+			quote.Quoted(firstRunes(s.example, 20)))
 	case s.numbers == 0 || !s.mostlyNumbers():
 		return ""
 	case !s.numeric:
@@ -898,7 +899,7 @@ func WhyNotRating(t *Table, col string) string {
 		if n != 1 {
 			verb = "are"
 		}
-		return fmt.Sprintf("Not ticked: %d of %d rows %s not numbers (e.g. %s); a rating column holds only numbers or empty cells.", n, rows, verb, strconv.Quote(firstRunes(example, 20)))
+		return fmt.Sprintf("Not ticked: %d of %d rows %s not numbers (e.g. %s); a rating column holds only numbers or empty cells.", n, rows, verb, quote.Quoted(firstRunes(example, 20)))
 	case looksLikeID(col):
 		return "Not ticked: its name looks like an id or a row number."
 	case s.numbers*2 <= rows:
@@ -926,7 +927,7 @@ func WhyNotShown(t *Table, col string) string {
 	}
 	return fmt.Sprintf("Not ticked: its %d rows hold only %d different short %s (e.g. %s), so it reads as a category, such as a channel or a system's name, "+
 		"rather than text to judge. Tick it if the judge needs it to judge, e.g. the question the answers reply to.",
-		rows, s.distinct, values, strconv.Quote(firstRunes(s.example, 30)))
+		rows, s.distinct, values, quote.Quoted(firstRunes(s.example, 30)))
 }
 
 // writtenRatingsNote says that a column's ratings are written in a way
@@ -936,8 +937,8 @@ func WhyNotShown(t *Table, col string) string {
 // spreadsheet. "" otherwise.
 func writtenRatingsNote(t *Table, col string, s columnStats) string {
 	if n, den, example, one := columnFractions(t, col); n > 0 && !one {
-		return fmt.Sprintf("Not ticked: its ratings are written out of a maximum (such as %q, out of %s), but not all out of the same one, or some are above it, so they are on no one scale: "+
-			"write every rating out of one maximum, or all as plain numbers on one scale, upload the file again, then tick it.", example, numberText(den))
+		return fmt.Sprintf("Not ticked: its ratings are written out of a maximum (such as %s, out of %s), but not all out of the same one, or some are above it, so they are on no one scale: "+
+			"write every rating out of one maximum, or all as plain numbers on one scale, upload the file again, then tick it.", quote.Quoted(example), numberText(den))
 	} else if n > 0 {
 		return "" // read as their scores: not written as text
 	}
@@ -966,7 +967,7 @@ func writtenRatingsNote(t *Table, col string, s columnStats) string {
 		decimals, fixed = "with a comma or a dot for decimals", strings.ReplaceAll(fixed, ".", ",")
 	}
 	return fmt.Sprintf("Not ticked: %d of %d rows %s written as text, such as %s: a rating column holds plain numbers (write %s), "+
-		"%s. Correct the file and upload it again, then tick it.", n, len(t.Records), verb, strconv.Quote(example), fixed, decimals)
+		"%s. Correct the file and upload it again, then tick it.", n, len(t.Records), verb, quote.Quoted(example), fixed, decimals)
 }
 
 // plainRating reads a rating written as "4/5", "4 / 5" or "4 out of 5"

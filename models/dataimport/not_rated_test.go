@@ -43,7 +43,7 @@ func TestNotApplicableRatings(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = table.Apply(Mapping{IDColumn: "id", Fields: []evaluator.Field{{Column: "answer", Label: "Answer"}}, RatingColumns: []string{"rating"}})
-	if err == nil || !strings.Contains(err.Error(), `line 3, column "rating": the rating "none yet" is not a number`) {
+	if err == nil || !strings.Contains(err.Error(), `line 3, column “rating”: the rating “none yet” is not a number`) {
 		t.Errorf("Apply: %v, want the row refused", err)
 	}
 }

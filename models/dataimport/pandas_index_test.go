@@ -21,8 +21,8 @@ func TestPandasIndexColumnLeftOut(t *testing.T) {
 	}{
 		{"pandas index", ",id,answer,rating\n0,s1,Hello there.,4\n1,s2,\"Fine, thanks.\",3\n2,s3,Bye.,\n", []string{"id", "answer", "rating"}, 3, true, ""},
 		{"index with trailing empty row", ",id,answer\n0,s1,a\n1,s2,b\n,,\n", []string{"id", "answer"}, 2, true, ""},
-		{"text in the unnamed first column", ",id,answer\n0,s1,a\nnote,s2,b\n", nil, 0, false, `line 3: column 1 has no name in the header row but holds "note"`},
-		{"unnamed middle column still refused", "id,,answer\ns1,7,a\n", nil, 0, false, `line 2: column 2 has no name in the header row but holds "7"`},
+		{"text in the unnamed first column", ",id,answer\n0,s1,a\nnote,s2,b\n", nil, 0, false, `line 3: column 1 has no name in the header row but holds “note”`},
+		{"unnamed middle column still refused", "id,,answer\ns1,7,a\n", nil, 0, false, `line 2: column 2 has no name in the header row but holds “7”`},
 		{"empty unnamed first column", ",id,answer\n,s1,a\n", []string{"id", "answer"}, 1, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

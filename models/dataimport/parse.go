@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/batcheval/batcheval/internal/quote"
 )
 
 // Default limits, used when Options leaves a field at zero.
@@ -122,7 +124,7 @@ func (e *ParseError) Error() string {
 		if b.Len() > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "column %q", e.Column)
+		b.WriteString("column " + quote.Quoted(e.Column))
 	}
 	if b.Len() > 0 {
 		b.WriteString(": ")
@@ -500,11 +502,11 @@ func (p *parser) add(rec Record, keys []string, item bool) error {
 			// record where the key first appears, and names the key.
 			if n := utf8.RuneCountInString(k); n > MaxColumnNameLength {
 				return &ParseError{Line: rec.Line, Item: item, Msg: fmt.Sprintf(
-					"the key %q… is %d characters long; column names may be up to %d", firstRunes(k, 40), n, MaxColumnNameLength)}
+					"the key %s… is %d characters long; column names may be up to %d", quote.Quoted(firstRunes(k, 40)), n, MaxColumnNameLength)}
 			}
 			if len(p.table.Columns) >= p.maxColumns {
 				return &ParseError{Line: rec.Line, Item: item, Msg: fmt.Sprintf(
-					"the key %q first appears here and would be column %d; %s", firstRunes(k, 40), len(p.table.Columns)+1, p.tooManyColumns())}
+					"the key %s first appears here and would be column %d; %s", quote.Quoted(firstRunes(k, 40)), len(p.table.Columns)+1, p.tooManyColumns())}
 			}
 			p.seen[k] = true
 			p.table.Columns = append(p.table.Columns, k)
@@ -531,7 +533,7 @@ func (p *parser) headerColumns(names []string, line int, generated bool) error {
 	for i, k := range names {
 		if n := utf8.RuneCountInString(k); n > MaxColumnNameLength {
 			return &ParseError{Line: line, Msg: fmt.Sprintf(
-				"column %d of the header, named %q…, is %d characters long; column names may be up to %d", i+1, firstRunes(k, 40), n, MaxColumnNameLength)}
+				"column %d of the header, named %s…, is %d characters long; column names may be up to %d", i+1, quote.Quoted(firstRunes(k, 40)), n, MaxColumnNameLength)}
 		}
 		p.seen[k] = true
 		p.table.Columns = append(p.table.Columns, k)
@@ -628,7 +630,7 @@ func excelSepLine(br *bufio.Reader) (comma rune, ok bool, err error) {
 	case ',', ';', '\t':
 		return rune(rest[0]), true, nil
 	}
-	return 0, false, &ParseError{Line: 1, Msg: fmt.Sprintf("the first line (sep=%c) names %q as the separator; only commas, semicolons and tabs are accepted: %s", rest[0], rest[0], msgSaveAsCSV)}
+	return 0, false, &ParseError{Line: 1, Msg: fmt.Sprintf("the first line (sep=%c) names %s as the separator; only commas, semicolons and tabs are accepted: %s", rest[0], quote.Quoted(string(rune(rest[0]))), msgSaveAsCSV)}
 }
 
 // lineSeparators counts the commas, semicolons and tabs outside double
@@ -930,7 +932,7 @@ func csvHeader(header []string, hint string) (names, renamed []string, err error
 				unique = fmt.Sprintf("%s (%d)", name, k)
 			}
 			taken[unique] = true
-			renamed = append(renamed, fmt.Sprintf("Columns %d and %d of the header are both named %q: column %d is named %q here.", j+1, i+1, name, i+1, unique))
+			renamed = append(renamed, fmt.Sprintf("Columns %d and %d of the header are both named %s: column %d is named %s here.", j+1, i+1, quote.Quoted(name), i+1, quote.Quoted(unique)))
 			name = unique
 		} else {
 			where[name] = i
@@ -980,8 +982,8 @@ func unnamedEmpty(fields []string, named []int, line int, hint string) error {
 		}
 		if strings.TrimSpace(f) != "" {
 			return &ParseError{Line: line, Msg: fmt.Sprintf(
-				"column %d has no name in the header row but holds %q here: give it a name in the header row, or delete the column if it is not needed. %s",
-				i+1, shorten(strings.TrimSpace(f), 40), hint)}
+				"column %d has no name in the header row but holds %s here: give it a name in the header row, or delete the column if it is not needed. %s",
+				i+1, quote.Quoted(shorten(strings.TrimSpace(f), 40)), hint)}
 		}
 	}
 	return nil
@@ -1254,7 +1256,7 @@ func (f *flattener) set(key, value string) error {
 	// file (utf8Checker) cannot see. NUL is no text: PostgreSQL refuses it
 	// in a text value, and no judge should read it.
 	if strings.ContainsRune(key, 0) {
-		return &ParseError{Msg: fmt.Sprintf("the key %q holds a NUL character (\\u0000), which is not text: remove it from the key", key)}
+		return &ParseError{Msg: fmt.Sprintf("the key %s holds a NUL character (\\u0000), which is not text: remove it from the key", quote.Quoted(key))}
 	}
 	if strings.ContainsRune(value, 0) {
 		return &ParseError{Column: key, Msg: "the value holds a NUL character (\\u0000), which is not text and cannot be stored: remove it from the file"}

@@ -91,7 +91,7 @@ func TestParseErrors(t *testing.T) {
 		{"jsonl bad character", JSONL, "{\"a\":1}\n\n{a:2}\n", Options{}, 3, false, "", "line 3: invalid JSON: invalid character"},
 		{"jsonl line not an object", JSONL, "{\"a\":1}\n[1,2]\n", Options{}, 2, false, "", "line 2: expected a JSON object"},
 		{"jsonl two values on a line", JSONL, "{\"a\":1} {\"a\":2}\n", Options{}, 1, false, "", "invalid JSON"},
-		{"jsonl duplicate key", JSONL, "{\"a\":1}\n{\"s\":{\"x\":1,\"x\":2}}\n", Options{}, 2, false, "s.x", `line 2, column "s.x": this key appears twice`},
+		{"jsonl duplicate key", JSONL, "{\"a\":1}\n{\"s\":{\"x\":1,\"x\":2}}\n", Options{}, 2, false, "s.x", `line 2, column “s.x”: this key appears twice`},
 		{"jsonl empty key", JSONL, "{\"\":1}\n", Options{}, 1, false, "", "empty key"},
 		{"json item not an object", JSON, "[{\"a\":1},\n 5]", Options{}, 2, true, "", "item 2: expected a JSON object ({...}) but found a number"},
 		// A JSON array's syntax errors name the line, and the item.
@@ -114,10 +114,10 @@ func TestParseErrors(t *testing.T) {
 		{"csv empty file", CSV, "", Options{}, 0, false, "", "the file has no rows"},
 		{"csv header only", CSV, "id,text\r\n", Options{}, 0, false, "", "the file has no rows"},
 		{"jsonl blank lines only", JSONL, "\n  \n", Options{}, 0, false, "", "the file has no rows"},
-		{"csv unnamed column with data", CSV, "id,,text\n1,,3\n2,x,4\n", Options{}, 3, false, "", `line 3: column 2 has no name in the header row but holds "x" here: give it a name`},
+		{"csv unnamed column with data", CSV, "id,,text\n1,,3\n2,x,4\n", Options{}, 3, false, "", `line 3: column 2 has no name in the header row but holds “x” here: give it a name`},
 		{"csv header without names", CSV, ",,\n1,2,3\n", Options{}, 1, false, "", "line 1: the header row has no column names"},
 		{"csv row longer than the unnamed columns", CSV, "id,text,,\n1,a,,,\n", Options{}, 2, false, "", "this row has 5 fields but the header has 4 columns"},
-		{"csv duplicate column that is a number", CSV, "id,4,4\n1,2,3\n", Options{}, 1, false, "4", `line 1, column "4": columns 2 and 3 have the same name`},
+		{"csv duplicate column that is a number", CSV, "id,4,4\n1,2,3\n", Options{}, 1, false, "4", `line 1, column “4”: columns 2 and 3 have the same name`},
 		// Semicolon-separated files are read (csvDelimiter); a header with
 		// both separators is still refused.
 		{"csv header with commas and semicolons", CSV, "id;text,rating\n1;hi,3\n", Options{}, 1, false, "", "line 1: the header has both commas and semicolons"},
@@ -131,8 +131,8 @@ func TestParseErrors(t *testing.T) {
 		{"json invalid utf-8", JSON, "[\n{\"a\":\"ok…\"},\n{\"a\":\"caf\xE9\"}\n]", Options{}, 3, false, "", "line 3: the text is not valid UTF-8"},
 		{"jsonl truncated character at end", JSONL, "{\"a\":\"x\"}\n{\"a\":\"\xE2\x82", Options{}, 2, false, "", "line 2: the text is not valid UTF-8"},
 		{"nul byte", CSV, "id,text\n1,a\x00b\n", Options{}, 2, false, "", "line 2: the file contains a NUL byte"},
-		{"nul escaped in a jsonl value", JSONL, "{\"id\":\"1\"}\n{\"id\":\"2\",\"text\":\"a\\u0000b\"}\n", Options{}, 2, false, "text", `line 2, column "text": the value holds a NUL character`},
-		{"nul escaped in a json item's key", JSON, "[{\"id\":\"1\",\"te\\u0000xt\":\"a\"}]", Options{}, 1, true, "", `item 1: the key "te\x00xt" holds a NUL character`},
+		{"nul escaped in a jsonl value", JSONL, "{\"id\":\"1\"}\n{\"id\":\"2\",\"text\":\"a\\u0000b\"}\n", Options{}, 2, false, "text", `line 2, column “text”: the value holds a NUL character`},
+		{"nul escaped in a json item's key", JSON, "[{\"id\":\"1\",\"te\\u0000xt\":\"a\"}]", Options{}, 1, true, "", `item 1: the key “te␀xt” holds a NUL character`},
 		{"too many rows", CSV, "id\n1\n2\n3\n", Options{MaxRows: 2}, 4, false, "", "more than 2 rows"},
 	}
 	// Megabytes before the error: the line is still counted right once
@@ -422,17 +422,17 @@ func TestParseColumnLimits(t *testing.T) {
 		wantLine    int
 		wantItem    bool
 	}{
-		{"thousands of keys", many.String(), JSONL, Options{}, `line 500: the key "key_499" first appears here and would be column 501; the file has more than 500 different columns`, 500, false},
+		{"thousands of keys", many.String(), JSONL, Options{}, `line 500: the key “key_499” first appears here and would be column 501; the file has more than 500 different columns`, 500, false},
 		{"thousands of keys in an array", "[" + strings.ReplaceAll(strings.TrimSuffix(many.String(), "\n"), "\n", ",\n") + "]", JSON, Options{},
-			`item 500: the key "key_499" first appears here and would be column 501`, 500, true},
+			`item 500: the key “key_499” first appears here and would be column 501`, 500, true},
 		{"a lower limit", "a,b,c\n1,2,3\n", CSV, Options{MaxColumns: 2}, "the header has 3 columns; the file has more than 2 different columns", 1, false},
 		{"501 columns", wideHeader + wideRow, CSV, Options{}, "line 1: the header has 501 columns; the file has more than 500 different columns", 1, false},
 		{"501 columns, header only", wideHeader, CSV, Options{}, "line 1: the header has 501 columns", 1, false},
 		{"501 columns without a header", wideRow + wideRow, CSV, Options{NoHeader: true}, "line 1: the first row has 501 columns", 1, false},
-		{"a huge column name", longName, CSV, Options{}, `line 1: column 2 of the header, named "nnnn`, 1, false},
+		{"a huge column name", longName, CSV, Options{}, `line 1: column 2 of the header, named “nnnn`, 1, false},
 		{"a huge column name's length", longName, CSV, Options{}, "is 5000 characters long; column names may be up to 200", 1, false},
 		{"a column name of 201", "id," + strings.Repeat("n", 201) + "\n1,x\n", CSV, Options{}, "line 1: column 2 of the header", 1, false},
-		{"a huge key", "{\"id\":1}\n{\"id\":2,\"" + long + "\":1}\n", JSONL, Options{}, `line 2: the key "nnnn`, 2, false},
+		{"a huge key", "{\"id\":1}\n{\"id\":2,\"" + long + "\":1}\n", JSONL, Options{}, `line 2: the key “nnnn`, 2, false},
 		{"at the limits", "id," + strings.Repeat("n", 200) + "\n1,x\n", CSV, Options{}, "", 0, false},
 		{"500 columns", strings.Join(wide[:500], ",") + "\n" + strings.Repeat("x,", 499) + "x\n", CSV, Options{}, "", 0, false},
 	}

@@ -21,11 +21,11 @@ func TestSuggestMappingWrittenRatings(t *testing.T) {
 		why     []string
 		applyIn string // the import's message for the column ticked as a rating
 	}{
-		{"stars", "rating", "4 stars|5 stars|3 stars|1 star", []string{`such as "4 stars"`, "(write 4)"}, "(write the number alone: 4)"},
+		{"stars", "rating", "4 stars|5 stars|3 stars|1 star", []string{`such as “4 stars”`, "(write 4)"}, "(write the number alone: 4)"},
 		// "4 out of 5" is read as 4 now, its column out of one maximum
 		// (TestRatingsOutOfAMaximum).
-		{"words", "rating", "good|bad|ok|good", []string{"its name reads like a rating", `(e.g. "good")`, "write them as numbers"}, `the rating "good" is not a number`},
-		{"phrases", "human_rating", "very good|bad|quite ok|not great", []string{"its name reads like a rating", `(e.g. "very good")`}, `the rating "very good" is not a number`},
+		{"words", "rating", "good|bad|ok|good", []string{"its name reads like a rating", `(e.g. “good”)`, "write them as numbers"}, `the rating “good” is not a number`},
+		{"phrases", "human_rating", "very good|bad|quite ok|not great", []string{"its name reads like a rating", `(e.g. “very good”)`}, `the rating “very good” is not a number`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
