@@ -374,6 +374,16 @@ func BuildFigures(ctx context.Context, db *models.DB, wsID, runID int64, opt Opt
 	return BuildWith(ctx, db, wsID, runID, opt)
 }
 
+// BuildFiguresWideReads is BuildFigures reading the scores and batches as
+// it did before models.ScoreFigure and batchFigure (whole RunScore and
+// RunBatch values, held while the figures are computed): the same
+// figures, kept for the benchmarks that compare the two
+// (handlers.BenchmarkLiveFigureMemory).
+func BuildFiguresWideReads(ctx context.Context, db *models.DB, wsID, runID int64, opt Options) (*Report, error) {
+	opt.figuresOnly, opt.wideReads = true, true
+	return BuildWith(ctx, db, wsID, runID, opt)
+}
+
 // WithTexts fills in the texts of samples of rep (a report built by
 // BuildFigures), reading their rows by key; a sample whose row is gone is
 // left without text.
@@ -700,12 +710,15 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []batchFigure, p
 	// place[rowID] is the row's sample in cr.Samples: its rounds' scores
 	// and their mean.
 	var allBias []stats.BatchScores
+	// One round's scores and ensemble means, the same arrays every round
+	// (the means' values in ensVals, not one allocation a sample).
+	single := make([]*float64, len(cr.Samples))
+	ens := make([]*float64, len(cr.Samples))
+	ensVals := make([]float64, len(cr.Samples))
 	for r := 0; r < n; r++ {
 		rs := RoundStat{Round: r + 1, Single: nan, Ensemble: nan, BatchBias: math.NaN()}
-		single := make([]*float64, len(cr.Samples))
-		ens := make([]*float64, len(cr.Samples))
 		for i, s := range cr.Samples {
-			single[i] = s.Rounds[r]
+			single[i], ens[i] = s.Rounds[r], nil
 			var sum float64
 			var k int
 			for q := 0; q <= r; q++ {
@@ -715,8 +728,8 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []batchFigure, p
 				}
 			}
 			if k > 0 {
-				m := sum / float64(k)
-				ens[i] = &m
+				ensVals[i] = sum / float64(k)
+				ens[i] = &ensVals[i]
 			}
 		}
 		if cr.HasHuman {
