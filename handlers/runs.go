@@ -40,14 +40,14 @@ const liveReportSamples = 20_000
 // liveFiguresMaxSamples bounds the samples of a running run whose page
 // shows provisional figures; a larger one shows them when it finishes.
 // It protects memory, not the view (views never wait for a computation,
-// liveFiguresFor): one computation of a million samples, two rounds,
-// holds about LIVE_PEAK_MIB MiB at its peak and its figures about
-// LIVE_HELD_MIB MiB once done (BENCHMARKS.md, livebig44), and while the
-// next one is computed the last ones are kept to be shown, so a running
-// run of two million samples (a million rows, two criteria) takes about
-// twice that at once. Up to 20,000 before livebig44, when a computation
-// held every score and batch whole (models.ScoreFigure).
-const liveFiguresMaxSamples = 2_000_000
+// liveFiguresFor): one computation of a million samples (two rounds)
+// peaked at 846 MiB of heap, 892 MiB resident, on SQLite (BENCHMARKS.md,
+// livebig44: BenchmarkLiveFigureMemory), and the last figures are kept
+// beside the next while it is computed, so two million samples (a
+// million rows, two criteria) would take about twice that at once on the
+// small servers this runs on. Up to 20,000 before livebig44, when a
+// computation held every score and batch whole (1,223 MiB at a million).
+const liveFiguresMaxSamples = 1_000_000
 
 // liveFiguresCap is liveFiguresMaxSamples, or the test's bound.
 func (h *Handlers) liveFiguresCap() int {
