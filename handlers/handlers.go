@@ -98,6 +98,9 @@ type Handlers struct {
 	haveUsers atomic.Bool
 	// matchLiveSamples, when above 0, replaces matchLiveSamples (tests).
 	matchLiveSamples int
+	// liveMaxSamples, when above 0, replaces liveFiguresMaxSamples
+	// (tests).
+	liveMaxSamples int
 	// heldOutLease, when above 0, replaces defaultHeldOutLease (tests).
 	heldOutLease time.Duration
 	// live shares running runs' figures among their viewers

@@ -56,6 +56,13 @@ const liveFiguresWait = 500 * time.Millisecond
 // dropped.
 const liveFiguresMax = 16
 
+// liveFiguresKeptSamples bounds the samples of the figures kept at once,
+// the last ones shown while newer are computed included: past it the
+// least recently viewed go, as past liveFiguresMax. Sixteen variants of
+// a million-sample run would otherwise hold sixteen reports of that size;
+// this keeps the largest run's figures and one more of its size.
+const liveFiguresKeptSamples = 2 * liveFiguresMaxSamples
+
 // liveFigures shares the figures of runs under way (report.BuildFigures)
 // among their viewers: one computation per run, group and system column
 // and progress step (or per liveFiguresEvery, whichever is rarer), not one
@@ -78,6 +85,16 @@ type liveFigures struct {
 	// idle is how long figures nobody views are kept; 0 is
 	// liveFiguresIdle.
 	idle time.Duration
+	// keptSamples bounds the samples of the figures kept; 0 is
+	// liveFiguresKeptSamples.
+	keptSamples int
+}
+
+func (lf *liveFigures) keptSamplesBound() int {
+	if lf.keptSamples > 0 {
+		return lf.keptSamples
+	}
+	return liveFiguresKeptSamples
 }
 
 func (lf *liveFigures) waitBound() time.Duration {
@@ -171,6 +188,9 @@ type liveFiguresEntry struct {
 	progress liveProgress
 	rep      *report.Report
 	err      error
+	// samples are rep's, over its criteria, once computed (under
+	// liveFigures.mu).
+	samples int
 	// memos are what views derive from rep alike (a review queue's
 	// order), derived once (liveFigures.memo).
 	memoMu sync.Mutex
@@ -253,6 +273,11 @@ func (h *Handlers) liveFiguresFor(ctx context.Context, run models.Run, opt repor
 			if err == nil {
 				e.progress = progressOf(rep.Run)
 				e.prev = nil // shown no more: these are newer
+				for _, c := range rep.Criteria {
+					e.samples += len(c.Samples)
+				}
+				// Their size is known now: past the bound, others go.
+				lf.bound(key)
 			}
 			lf.mu.Unlock()
 			close(e.ready)
@@ -387,10 +412,31 @@ func (h *Handlers) RunLiveFiguresJanitor(ctx context.Context, every time.Duratio
 	}
 }
 
+// held is the samples of the figures e keeps: its own and the last ones
+// shown while it is computed (lf.mu held).
+func (e *liveFiguresEntry) held() int {
+	n := e.samples
+	if e.prev != nil {
+		n += e.prev.samples
+	}
+	return n
+}
+
 // bound drops the least recently viewed figures, other than keep's, while
-// more than liveFiguresMax are kept (lf.mu held).
+// more than liveFiguresMax are kept or they hold more than
+// liveFigures.keptSamplesBound samples (lf.mu held).
 func (lf *liveFigures) bound(keep liveFiguresKey) {
-	for len(lf.entries) > liveFiguresMax {
+	over := func() bool {
+		if len(lf.entries) > liveFiguresMax {
+			return true
+		}
+		n := 0
+		for _, e := range lf.entries {
+			n += e.held()
+		}
+		return n > lf.keptSamplesBound()
+	}
+	for over() {
 		var oldest liveFiguresKey
 		var at time.Time
 		found := false

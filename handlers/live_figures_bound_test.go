@@ -173,3 +173,62 @@ func TestLiveSampleTableOrdersKept(t *testing.T) {
 		t.Fatalf("a second view sorted again: %d orders kept, want %d", orders(), n)
 	}
 }
+
+// TestLiveFiguresKeptBySamples: up to liveFiguresMax variants were kept
+// whatever their size, so sixteen views of large running runs held
+// sixteen reports of every sample. Now the figures kept hold at most
+// liveFigures.keptSamples samples (the last ones shown while newer are
+// computed counted too, liveFiguresEntry.held): past it the least
+// recently viewed go, and the figures just viewed stay, however large.
+func TestLiveFiguresKeptBySamples(t *testing.T) {
+	sizes := map[int64]int{1: 10, 2: 10, 3: 10, 4: 40}
+	h := &Handlers{}
+	h.live.keptSamples = 25
+	var mu sync.Mutex
+	done := map[int64]int{}
+	h.live.build = func(_ context.Context, _ *models.DB, _, runID int64, _ report.Options) (*report.Report, error) {
+		mu.Lock()
+		done[runID]++
+		step := done[runID]
+		mu.Unlock()
+		rep := &report.Report{Run: models.Run{ID: runID, Status: models.RunRunning, BatchesDone: step}}
+		rep.Criteria = []report.CriterionReport{{Samples: make([]report.SampleResult, sizes[runID])}}
+		return rep, nil
+	}
+	view := func(id int64, step int) {
+		t.Helper()
+		if _, err := h.liveReport(context.Background(), models.Run{ID: id, Status: models.RunRunning, BatchesDone: step}, report.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		settleLive(t, h)
+	}
+	kept := func() map[int64]bool {
+		h.live.mu.Lock()
+		defer h.live.mu.Unlock()
+		runs := map[int64]bool{}
+		for k := range h.live.entries {
+			runs[k.run] = true
+		}
+		return runs
+	}
+	for _, tt := range []struct {
+		view int64
+		want []int64
+	}{
+		{1, []int64{1}},
+		{2, []int64{1, 2}},
+		{3, []int64{2, 3}}, // 30 samples: run 1, viewed least recently, goes
+		{2, []int64{2, 3}},
+		{4, []int64{4}}, // 40 samples alone: kept, being viewed
+		{1, []int64{1}},
+	} {
+		view(tt.view, 1)
+		want := map[int64]bool{}
+		for _, id := range tt.want {
+			want[id] = true
+		}
+		if got := kept(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("after a view of run %d, kept %v; want %v", tt.view, got, want)
+		}
+	}
+}

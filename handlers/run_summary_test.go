@@ -103,7 +103,7 @@ func TestRunPageFromStorageIsTheFullBuildsPage(t *testing.T) {
 }
 
 // TestLargeRunningRunPageBuildsNoReport: a running run of more samples
-// than liveReportSamples shows that its results come at the end and reads
+// than liveFiguresMaxSamples shows that its results come at the end and reads
 // none of its rows (they are made unreadable here, so a build would
 // fail); a small running run still shows its partial results.
 func TestLargeRunningRunPageBuildsNoReport(t *testing.T) {
@@ -123,7 +123,7 @@ func TestLargeRunningRunPageBuildsNoReport(t *testing.T) {
 		if body := page(); !strings.Contains(body, "Partial results") || strings.Contains(body, `data-testid="results-at-end"`) {
 			t.Errorf("a small running run does not show its partial results")
 		}
-		rows := liveReportSamples/len(run.RubricSnapshot.Criteria) + 1
+		rows := liveFiguresMaxSamples/len(run.RubricSnapshot.Criteria) + 1
 		if err := env.db.Gorm.Model(&models.Dataset{}).Where("id = ?", run.DatasetID).Update("row_count", rows).Error; err != nil {
 			t.Fatal(err)
 		}

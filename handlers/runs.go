@@ -30,13 +30,32 @@ const completionTokensPerSample = 60
 const samplesPerPage = 50
 
 // liveReportSamples bounds the samples (dataset rows times criteria) of a
-// running run whose partial results the run page shows: its viewers share
-// one computation of the figures per progress step (liveReport), but that
-// computation reads every score (a finished run's page reads a stored
-// summary instead), about a second at 20,000 samples on a loaded two-core
-// machine, and each view still sorts every sample for its table. Larger
-// runs show their results when finished.
+// run whose figures a request waits to be built: a finished run's summary
+// not stored yet (finishedSummary) and a running derived run's change in
+// agreement (relatedRuns). Larger ones are built in the background, or
+// shown once finished. It no longer bounds the run page's provisional
+// figures (liveFiguresMaxSamples).
 const liveReportSamples = 20_000
+
+// liveFiguresMaxSamples bounds the samples of a running run whose page
+// shows provisional figures; a larger one shows them when it finishes.
+// It protects memory, not the view (views never wait for a computation,
+// liveFiguresFor): one computation of a million samples (two rounds)
+// peaked at 846 MiB of heap, 892 MiB resident, on SQLite (BENCHMARKS.md,
+// livebig44: BenchmarkLiveFigureMemory), and the last figures are kept
+// beside the next while it is computed, so two million samples (a
+// million rows, two criteria) would take about twice that at once on the
+// small servers this runs on. Up to 20,000 before livebig44, when a
+// computation held every score and batch whole (1,223 MiB at a million).
+const liveFiguresMaxSamples = 1_000_000
+
+// liveFiguresCap is liveFiguresMaxSamples, or the test's bound.
+func (h *Handlers) liveFiguresCap() int {
+	if h.liveMaxSamples > 0 {
+		return h.liveMaxSamples
+	}
+	return liveFiguresMaxSamples
+}
 
 // liveSamples is the samples a running run's partial report would hold
 // (rows times criteria); 0 for a finished run.
@@ -171,7 +190,7 @@ func (h *Handlers) showRun(c echo.Context) error {
 		v.DefaultSystem = report.DefaultSystemColumn(d.Columns)
 		v.SystemQuery = pickSystem(c.QueryParam("system"), d.Columns)
 	}
-	if n := liveSamples(run, v.RowCount); n > liveReportSamples {
+	if n := liveSamples(run, v.RowCount); n > h.liveFiguresCap() {
 		v.ResultsAtEnd = n
 	} else if run.BatchesDone > 0 {
 		if err := h.runResults(c, run, &v, false); err != nil {

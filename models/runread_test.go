@@ -87,6 +87,30 @@ func TestRunFigureListsAtTheirSize(t *testing.T) {
 				}
 			}
 		}
+		// The figures' slim read: the same scores in the same order, one
+		// for one, readable or not as stored, at its size.
+		figs, err := db.ListScoreFigures(ctx, runs[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(figs) != len(whole) || cap(figs) != len(figs) {
+			t.Fatalf("%d score figures in an array of %d, want %d in %d", len(figs), cap(figs), len(whole), len(whole))
+		}
+		unreadable, stored := 0, 0
+		for i, f := range figs {
+			if whole[i].Score == nil {
+				stored++
+			}
+			if want := models.FigureOf(whole[i]); f != want {
+				t.Fatalf("score figure %d: %+v, want %+v", i, f, want)
+			}
+			if !f.Readable {
+				unreadable++
+			}
+		}
+		if unreadable != stored || stored != 3 {
+			t.Errorf("%d unreadable score figures, want the %d stored (3)", unreadable, stored)
+		}
 		layout, err := db.ListBatchLayout(ctx, runs[0].ID)
 		if err != nil {
 			t.Fatal(err)

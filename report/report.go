@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -193,6 +194,38 @@ type Options struct {
 	// neither the summary nor the stored per-sample results hold texts,
 	// and a large run's texts were most of the memory its figures took.
 	figuresOnly bool
+	// wideReads reads the scores and batches as before ScoreFigure and
+	// batchFigure (whole RunScore and RunBatch values, held while the
+	// figures are computed): the benchmarks' before. Same figures.
+	wideReads bool
+}
+
+// batchFigure is what the figures read of a batch (models.RunBatch's
+// layout): 64 bytes, against 288 for a RunBatch, of which a
+// million-sample run of two rounds has 200,000.
+type batchFigure struct {
+	ID                    int64
+	RowIDs                []int64
+	Status                string
+	CriterionIndex, Round int32
+}
+
+// layoutOf is what the figures read of batches; the row ids are shared.
+func layoutOf(batches []models.RunBatch) []batchFigure {
+	out := make([]batchFigure, len(batches))
+	for i, b := range batches {
+		out[i] = batchFigure{ID: b.ID, RowIDs: b.RowIDs, Status: b.Status, CriterionIndex: int32(b.CriterionIndex), Round: int32(b.Round)}
+	}
+	return out
+}
+
+// figuresOf is what the figures read of scores (models.FigureOf).
+func figuresOf(scores []models.RunScore) []models.ScoreFigure {
+	out := make([]models.ScoreFigure, len(scores))
+	for i, s := range scores {
+		out[i] = models.FigureOf(s)
+	}
+	return out
 }
 
 // NoSystem as Options.SystemColumn computes no system-level correlation.
@@ -247,14 +280,32 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	if err != nil {
 		return nil, err
 	}
-	// Only what a report shows: no prompts, answers or analyses.
-	scores, err := db.ListScoreValues(ctx, run.ID)
+	// Only what the figures read: no prompts, answers or analyses; the
+	// scores as values (models.ScoreFigure) and of the batches their
+	// layout, kept slim (batchFigure) once read. Scores first, then the
+	// batches, as before: a batch done between the two reads is not taken
+	// for finished with scores missing.
+	var scores []models.ScoreFigure
+	var wide []models.RunScore
+	if opt.wideReads {
+		// The reads before ScoreFigure and batchFigure, held while the
+		// figures are computed as they were (benchmarks compare the two).
+		if wide, err = db.ListScoreValues(ctx, run.ID); err == nil {
+			scores = figuresOf(wide)
+		}
+	} else {
+		scores, err = db.ListScoreFigures(ctx, run.ID)
+	}
 	if err != nil {
 		return nil, err
 	}
 	batches, err := db.ListBatchLayout(ctx, run.ID)
 	if err != nil {
 		return nil, err
+	}
+	layout := layoutOf(batches)
+	if !opt.wideReads {
+		batches = nil
 	}
 	if opt.tooFew, err = tooFewUnits(ctx, db, run); err != nil {
 		return nil, err
@@ -266,7 +317,9 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	if opt.memo, err = loadStats(ctx, db, run.ID); err != nil {
 		return nil, err
 	}
-	rep := ComputeWith(run, ds, rows, batches, scores, opt)
+	rep := computeFigures(run, ds, rows, layout, scores, opt)
+	runtime.KeepAlive(wide)
+	runtime.KeepAlive(batches)
 	rep.Humans = use
 	if err := withSampleWiseCounts(ctx, db, rep); err != nil {
 		return nil, err
@@ -279,7 +332,7 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	// carry the hash of the scores and ratings they came from, so a
 	// change of human source (or a retried call) computes them again.
 	if !run.Finished() {
-		done := finishedCriteria(batches, len(run.RubricSnapshot.Criteria))
+		done := finishedCriteria(layout, len(run.RubricSnapshot.Criteria))
 		maps.DeleteFunc(opt.memo.fresh, func(k statsKey, _ storedEntry) bool { return !done[k.criterion] })
 	}
 	if len(opt.memo.fresh) > 0 {
@@ -292,11 +345,11 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 
 // finishedCriteria marks the criteria of a run (of n) that have batches
 // and whose every batch is done or failed: no answer is still to come.
-func finishedCriteria(batches []models.RunBatch, n int) []bool {
+func finishedCriteria(batches []batchFigure, n int) []bool {
 	done := make([]bool, n)
 	open := make([]bool, n)
 	for _, b := range batches {
-		if b.CriterionIndex < 0 || b.CriterionIndex >= n {
+		if b.CriterionIndex < 0 || int(b.CriterionIndex) >= n {
 			continue
 		}
 		done[b.CriterionIndex] = true
@@ -318,6 +371,16 @@ func finishedCriteria(batches []models.RunBatch, n int) []bool {
 // by key (WithTexts).
 func BuildFigures(ctx context.Context, db *models.DB, wsID, runID int64, opt Options) (*Report, error) {
 	opt.figuresOnly = true
+	return BuildWith(ctx, db, wsID, runID, opt)
+}
+
+// BuildFiguresWideReads is BuildFigures reading the scores and batches as
+// it did before models.ScoreFigure and batchFigure (whole RunScore and
+// RunBatch values, held while the figures are computed): the same
+// figures, kept for the benchmarks that compare the two
+// (handlers.BenchmarkLiveFigureMemory).
+func BuildFiguresWideReads(ctx context.Context, db *models.DB, wsID, runID int64, opt Options) (*Report, error) {
+	opt.figuresOnly, opt.wideReads = true, true
 	return BuildWith(ctx, db, wsID, runID, opt)
 }
 
@@ -422,6 +485,12 @@ func Compute(run models.Run, ds models.Dataset, rows []models.DatasetRow, batche
 // ComputeWith is Compute with options; the group column is the dataset's
 // (BuildWith applies Options.GroupColumn to it).
 func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, batches []models.RunBatch, scores []models.RunScore, opt Options) *Report {
+	return computeFigures(run, ds, rows, layoutOf(batches), figuresOf(scores), opt)
+}
+
+// computeFigures is ComputeWith over what the figures read of the scores
+// and batches.
+func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow, batches []batchFigure, scores []models.ScoreFigure, opt Options) *Report {
 	system := systemColumn(opt, ds)
 	rep := &Report{Run: run, Dataset: ds, Simulated: run.Simulated}
 	fields := run.RubricSnapshot.Fields
@@ -437,6 +506,13 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 			failed[b.ID] = true
 		}
 	}
+	// rowAt[rowID] is the row's place in rows, which is its sample's in
+	// every criterion's Samples: one map for the report, not one a
+	// criterion and figure.
+	rowAt := make(map[int64]int, len(rows))
+	for i, r := range rows {
+		rowAt[r.ID] = i
+	}
 	for ci, crit := range run.RubricSnapshot.Criteria {
 		// A criterion with annotator columns and no human column is
 		// compared with its annotators' mean (models.WithAnnotatorMean,
@@ -447,48 +523,54 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 			meanOf = crit.AnnotatorColumns
 			crit.HumanColumn = models.AnnotatorMeanKeyAmong(meanOf, func(k string) bool { return slices.Contains(ds.RatingColumns, k) })
 		}
-		// at[rowID] is the row's place k in grid, whose rounds are
-		// grid[k*n:(k+1)*n]; judged marks rounds that have an answer, so
-		// rounds not yet judged are not counted as unreadable.
-		// unanswered marks those whose call failed. Flat, not a slice a
-		// row: a million-sample run's figures hold them all at once.
-		at := make(map[int64]int, len(rows))
-		var grid []*float64
-		var judged, unanswered, short []bool
+		// grid holds the rows' rounds, row k's at grid[k*n:(k+1)*n] (k its
+		// place in rows, rowAt), and is the samples' Rounds: one array a
+		// criterion, not a slice a sample. The readable scores' values
+		// are in vals, which grid points into. judged marks rounds that
+		// have an answer, so rounds not yet judged are not counted as
+		// unreadable; unanswered marks those whose call failed, short
+		// those of a unit that read too few answers.
+		readable := 0
 		for _, s := range scores {
-			if s.CriterionIndex != ci || s.Round >= n {
+			if int(s.CriterionIndex) == ci && int(s.Round) < n && s.Readable {
+				readable++
+			}
+		}
+		vals := make([]float64, 0, readable)
+		grid := make([]*float64, len(rows)*n)
+		judged := make([]bool, len(rows)*n)
+		unanswered := make([]bool, len(rows)*n)
+		short := make([]bool, len(rows)*n)
+		for _, s := range scores {
+			if int(s.CriterionIndex) != ci || s.Round < 0 || int(s.Round) >= n {
 				continue
 			}
-			k, ok := at[s.RowID]
+			k, ok := rowAt[s.RowID]
 			if !ok {
-				k = len(at)
-				at[s.RowID] = k
-				grid = append(grid, make([]*float64, n)...)
-				judged = append(judged, make([]bool, n)...)
-				unanswered = append(unanswered, make([]bool, n)...)
-				short = append(short, make([]bool, n)...)
+				continue // a score of no row the report shows
 			}
-			grid[k*n+s.Round] = s.Score
-			judged[k*n+s.Round] = true
-			unanswered[k*n+s.Round] = s.Score == nil && failed[s.BatchID]
-			short[k*n+s.Round] = s.Score == nil && opt.tooFew[s.BatchID]
+			at := k*n + int(s.Round)
+			grid[at] = nil
+			if s.Readable {
+				vals = append(vals, s.Score)
+				grid[at] = &vals[len(vals)-1]
+			}
+			judged[at] = true
+			unanswered[at] = !s.Readable && failed[s.BatchID]
+			short[at] = !s.Readable && opt.tooFew[s.BatchID]
 		}
 		cr := CriterionReport{Index: ci, Criterion: crit, Samples: make([]SampleResult, 0, len(rows))}
-		for _, row := range rows {
-			sr := SampleResult{RowID: row.ID, ExternalID: row.ExternalID, Position: row.Position, Rounds: make([]*float64, n)}
+		for g, row := range rows {
+			sr := SampleResult{RowID: row.ID, ExternalID: row.ExternalID, Position: row.Position, Rounds: grid[g*n : (g+1)*n : (g+1)*n]}
 			if !opt.figuresOnly {
 				sr.Fields = row.Sample(fields).Fields
-			}
-			g, ok := at[row.ID]
-			if ok {
-				copy(sr.Rounds, grid[g*n:(g+1)*n])
 			}
 			k := 0 // readable rounds
 			for r, v := range sr.Rounds {
 				switch {
 				case v != nil:
 					k++
-				case ok && judged[g*n+r]:
+				case judged[g*n+r]:
 					sr.Missing++
 					switch {
 					case unanswered[g*n+r]:
@@ -522,8 +604,8 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 		if !stored {
 			pre = criterionStats{}
 		}
-		fillCriterion(&cr, run, batches, stored, pre)
-		fillExtras(&cr, ds, rows, scores)
+		fillCriterion(&cr, run, batches, rowAt, stored, pre)
+		fillExtras(&cr, ds, rows, rowAt, scores)
 		fillSystem(&cr, system, rows, stored, pre)
 		fillScatter(&cr)
 		if !stored {
@@ -567,7 +649,7 @@ func fillScatter(cr *CriterionReport) {
 
 // fillCriterion computes a criterion's figures; with stored set, the
 // correlations and their intervals are pre's instead of computed.
-func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatch, stored bool, pre criterionStats) {
+func fillCriterion(cr *CriterionReport, run models.Run, batches []batchFigure, place map[int64]int, stored bool, pre criterionStats) {
 	crit := cr.Criterion
 	n := run.Settings.Rounds
 	finals := make([]*float64, len(cr.Samples))
@@ -627,17 +709,16 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 	// Per round: single round vs running ensemble, and batch bias.
 	// place[rowID] is the row's sample in cr.Samples: its rounds' scores
 	// and their mean.
-	place := make(map[int64]int, len(cr.Samples))
-	for i, s := range cr.Samples {
-		place[s.RowID] = i
-	}
 	var allBias []stats.BatchScores
+	// One round's scores and ensemble means, the same arrays every round
+	// (the means' values in ensVals, not one allocation a sample).
+	single := make([]*float64, len(cr.Samples))
+	ens := make([]*float64, len(cr.Samples))
+	ensVals := make([]float64, len(cr.Samples))
 	for r := 0; r < n; r++ {
 		rs := RoundStat{Round: r + 1, Single: nan, Ensemble: nan, BatchBias: math.NaN()}
-		single := make([]*float64, len(cr.Samples))
-		ens := make([]*float64, len(cr.Samples))
 		for i, s := range cr.Samples {
-			single[i] = s.Rounds[r]
+			single[i], ens[i] = s.Rounds[r], nil
 			var sum float64
 			var k int
 			for q := 0; q <= r; q++ {
@@ -647,8 +728,8 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 				}
 			}
 			if k > 0 {
-				m := sum / float64(k)
-				ens[i] = &m
+				ensVals[i] = sum / float64(k)
+				ens[i] = &ensVals[i]
 			}
 		}
 		if cr.HasHuman {
@@ -661,7 +742,7 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []models.RunBatc
 		}
 		var roundBias []stats.BatchScores
 		for _, b := range batches {
-			if b.CriterionIndex != cr.Index || b.Round != r {
+			if int(b.CriterionIndex) != cr.Index || int(b.Round) != r {
 				continue
 			}
 			var bs stats.BatchScores
@@ -871,7 +952,7 @@ func deref(v *float64) (float64, bool) {
 
 // fillExtras adds the unreadable rate, grouped correlation, the human
 // ceiling and the position effect.
-func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow, scores []models.RunScore) {
+func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow, rowAt map[int64]int, scores []models.ScoreFigure) {
 	if answered := cr.Scored + cr.Unreadable(); answered > 0 {
 		cr.UnreadableRate = float64(cr.Unreadable()) / float64(answered)
 	}
@@ -899,11 +980,12 @@ func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow
 
 	// Position effect: label k in a batch is position k. Human ratings are
 	// put on the criterion's scale as everywhere else (humanOnJudgeScale).
-	human := make(map[int64]float64, len(cr.Samples))
+	// A sample's human rating is found by its row (rowAt).
+	rated := false
 	hlo, hhi := math.Inf(1), math.Inf(-1)
 	for _, s := range cr.Samples {
 		if s.Human != nil {
-			human[s.RowID] = *s.Human
+			rated = true
 			hlo, hhi = math.Min(hlo, *s.Human), math.Max(hhi, *s.Human)
 		}
 	}
@@ -912,27 +994,25 @@ func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow
 	// values each, and grown by appending they took about twice that.
 	k := 0
 	for _, s := range scores {
-		if s.CriterionIndex == cr.Index && s.Score != nil {
+		if int(s.CriterionIndex) == cr.Index && s.Readable {
 			k++
 		}
 	}
 	pos := make([]int, 0, k)
 	sc, hs := make([]float64, 0, k), make([]float64, 0, k)
 	for _, s := range scores {
-		if s.CriterionIndex != cr.Index || s.Score == nil {
+		if int(s.CriterionIndex) != cr.Index || !s.Readable {
 			continue
 		}
-		pos = append(pos, s.Label)
-		sc = append(sc, *s.Score)
-		h, ok := human[s.RowID]
-		if ok {
-			h = onScale(h)
-		} else {
-			h = math.NaN()
+		pos = append(pos, int(s.Label))
+		sc = append(sc, s.Score)
+		h := math.NaN()
+		if i, ok := rowAt[s.RowID]; ok && cr.Samples[i].Human != nil {
+			h = onScale(*cr.Samples[i].Human)
 		}
 		hs = append(hs, h)
 	}
-	if len(human) == 0 {
+	if !rated {
 		hs = nil
 	}
 	cr.Positions = stats.PositionEffect(pos, sc, hs)
