@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
 	"github.com/batcheval/batcheval/web"
@@ -88,6 +90,57 @@ type liveFigures struct {
 	// keptSamples bounds the samples of the figures kept; 0 is
 	// liveFiguresKeptSamples.
 	keptSamples int
+	// computing bounds the samples of the computations under way at
+	// once, over every run and variant (computingSamplesBound); made on
+	// first use, under mu.
+	computing *semaphore.Weighted
+	// computingSamples is that bound; 0 is liveFiguresMaxSamples.
+	computingSamples int
+}
+
+// computingSamplesBound is the most samples computed at once. One
+// computation of a million samples peaks near 850 MiB (BENCHMARKS.md,
+// "livebig44"), and each running run, group and system column has its
+// own: without a bound, two large runs viewed at once would hold twice
+// that. Past it a computation waits for others to end; its viewers are
+// shown the last figures, or "computing", meanwhile, as for any slow
+// computation.
+func (lf *liveFigures) computingSamplesBound() int {
+	if lf.computingSamples > 0 {
+		return lf.computingSamples
+	}
+	return liveFiguresMaxSamples
+}
+
+// computingSlot waits until a computation of about samples samples may
+// start, and gives what ends it. Its weight is samples within [1, the
+// bound]: a computation larger than the bound runs alone.
+func (lf *liveFigures) computingSlot(samples int) (release func()) {
+	lf.mu.Lock()
+	if lf.computing == nil {
+		lf.computing = semaphore.NewWeighted(int64(lf.computingSamplesBound()))
+	}
+	sem := lf.computing
+	lf.mu.Unlock()
+	w := int64(min(max(samples, 1), lf.computingSamplesBound()))
+	// Never fails: the context is never cancelled.
+	_ = sem.Acquire(context.Background(), w)
+	return func() { sem.Release(w) }
+}
+
+// samplesEstimate is how many samples a computation of run's figures
+// will hold: the last computation's when there was one, else its
+// dataset's rows times its criteria (1 when they cannot be read: the
+// computation reads them itself and says what went wrong).
+func (h *Handlers) liveSamplesEstimate(ctx context.Context, ws int64, run models.Run, last int) int {
+	if last > 0 || h.DB == nil {
+		return last
+	}
+	d, err := h.DB.FindDataset(ctx, ws, run.DatasetID)
+	if err != nil {
+		return 1
+	}
+	return d.RowCount * max(1, len(run.RubricSnapshot.Criteria))
 }
 
 func (lf *liveFigures) keptSamplesBound() int {
@@ -265,8 +318,14 @@ func (h *Handlers) liveFiguresFor(ctx context.Context, run models.Run, opt repor
 		}
 		// The computation is everyone's: a viewer who leaves does not
 		// cancel it for the others.
+		last := 0
+		if next.prev != nil {
+			last = next.prev.samples
+		}
 		go func(ctx context.Context, e *liveFiguresEntry) {
+			release := lf.computingSlot(h.liveSamplesEstimate(ctx, key.ws, run, last))
 			rep, err := build(ctx, h.DB, key.ws, key.run, opt)
+			release()
 			took := lf.clock().Sub(e.started)
 			lf.mu.Lock()
 			e.rep, e.err, e.took = rep, err, took

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -230,5 +231,102 @@ func TestLiveFiguresKeptBySamples(t *testing.T) {
 		if got := kept(); !reflect.DeepEqual(got, want) {
 			t.Fatalf("after a view of run %d, kept %v; want %v", tt.view, got, want)
 		}
+	}
+}
+
+// TestLiveFiguresComputingBounded: every running run, group and system
+// column had a computation of its own at once, so two million-sample runs
+// viewed together held twice one computation's peak (about 850 MiB each).
+// Now the computations under way hold at most liveFigures.computingSamples
+// samples between them (estimated by the last computation's size): one
+// that would pass it waits for the others, and small ones still go side by
+// side.
+func TestLiveFiguresComputingBounded(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		size     int // samples of each run's figures
+		together bool
+	}{
+		{"two large wait for each other", 20, false},
+		{"two small go side by side", 10, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &Handlers{}
+			h.live.computingSamples = 30
+			h.live.wait = time.Millisecond
+			h.live.idle = 1000 * time.Hour
+			// The second views come an hour after the first: figures of a
+			// run that moved are then too old to share.
+			var clockMu sync.Mutex
+			clock := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
+			h.live.now = func() time.Time {
+				clockMu.Lock()
+				defer clockMu.Unlock()
+				return clock
+			}
+			gate := make(chan struct{})
+			var mu sync.Mutex
+			in := map[int64]bool{}
+			builds := map[int64]int{}
+			h.live.build = func(_ context.Context, _ *models.DB, _, runID int64, _ report.Options) (*report.Report, error) {
+				mu.Lock()
+				in[runID] = true
+				builds[runID]++
+				step := builds[runID]
+				mu.Unlock()
+				rep := &report.Report{Run: models.Run{ID: runID, Status: models.RunRunning, BatchesDone: step}}
+				rep.Criteria = []report.CriterionReport{{Samples: make([]report.SampleResult, tt.size)}}
+				select {
+				case <-gate:
+				case <-time.After(time.Minute):
+				}
+				mu.Lock()
+				delete(in, runID)
+				mu.Unlock()
+				return rep, nil
+			}
+			view := func(id int64, step int) {
+				t.Helper()
+				_, _ = h.liveReport(context.Background(), models.Run{ID: id, Status: models.RunRunning, BatchesDone: step}, report.Options{})
+			}
+			inBuild := func() map[int64]bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return maps.Clone(in)
+			}
+			// First computations: sizes not known yet, so each weighs 1.
+			view(1, 1)
+			view(2, 1)
+			close(gate)
+			settleLive(t, h)
+			gate = make(chan struct{})
+			clockMu.Lock()
+			clock = clock.Add(time.Hour)
+			clockMu.Unlock()
+			// The runs moved: each computation now weighs its last size.
+			view(1, 2)
+			for deadline := time.Now().Add(time.Minute); !inBuild()[1]; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("run 1's computation never started")
+				}
+			}
+			view(2, 2)
+			both := false
+			for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline) && !both; time.Sleep(time.Millisecond) {
+				both = inBuild()[2]
+			}
+			if both != tt.together {
+				t.Fatalf("computations of %d samples each under a bound of 30: side by side %v, want %v", tt.size, both, tt.together)
+			}
+			close(gate)
+			settleLive(t, h)
+			h.live.mu.Lock()
+			defer h.live.mu.Unlock()
+			for k, e := range h.live.entries {
+				if e.rep == nil || e.rep.Run.BatchesDone != 2 {
+					t.Fatalf("run %d's figures after both computations: %+v", k.run, e.rep)
+				}
+			}
+		})
 	}
 }
