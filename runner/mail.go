@@ -182,7 +182,7 @@ func (r *Runner) QueueMail(ctx context.Context, a MailArgs) error {
 	if _, err := r.river.Insert(ctx, a, r.mailOpts()); err != nil {
 		return fmt.Errorf("queue the mail: %w", err)
 	}
-	r.wakeShared()
+	r.wakeMail()
 	return nil
 }
 
@@ -254,7 +254,7 @@ const (
 
 // MailQueued wakes the workers for mail queued in a transaction (on
 // SQLite River wakes none for it; it would wait for the next poll).
-func (r *Runner) MailQueued() { r.wakeShared() }
+func (r *Runner) MailQueued() { r.wakeMail() }
 
 func (r *Runner) mailOpts() *river.InsertOpts {
 	n := r.cfg.MailAttempts
@@ -332,7 +332,7 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 			return err
 		})
 		if err == nil {
-			r.wakeShared()
+			r.wakeMail()
 		}
 		return err
 	}
