@@ -1,0 +1,108 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/batcheval/batcheval/internal/mail/mailtest"
+	"github.com/batcheval/batcheval/models"
+)
+
+// TestMailAgainDuringAnAttempt: a link's mail is asked for again
+// (MailAgain, as "Send the confirmation mail again" does) while its job's
+// attempt is under way, the SMTP server holding the connection. When that
+// attempt fails ("try later"), the mail is tried again at once and
+// delivered, though the retry wait is a minute (before: the request was
+// forgotten, and the mail waited the minute); when it succeeds, the mail is
+// delivered once and nothing is left to send it again. In both, the
+// resend request is gone once the attempt is over.
+func TestMailAgainDuringAnAttempt(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		for i, c := range []struct {
+			name      string
+			fails     bool
+			tries     int
+			attempts  int
+			wantState rivertype.JobState
+		}{
+			{"the attempt fails", true, 2, 2, rivertype.JobStateCompleted},
+			{"the attempt succeeds", false, 1, 1, rivertype.JobStateCompleted},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				smtpd := mailtest.Start(t)
+				held, release := smtpd.Hold()
+				t.Cleanup(release)
+				if c.fails {
+					smtpd.Refuse("421 4.3.2 service shutting down, try later")
+				}
+				r := env.startRunner(Config{PollInterval: 20 * time.Millisecond, MailBackoff: time.Minute},
+					func(r *Runner) {
+						if err := r.SetMail(mailTo(t, smtpd)); err != nil {
+							t.Fatal(err)
+						}
+					})
+				t.Cleanup(func() {
+					// The next case's mail is for its own worker.
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					_ = r.Stop(ctx)
+				})
+				to := []string{"fay@company.com", "gus@company.com"}[i]
+				job := env.queueReset(r, to)
+				select {
+				case <-held:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the mail's attempt did not reach the SMTP server")
+				}
+				if j := env.job(job.ID); j.State != rivertype.JobStateRunning {
+					t.Fatalf("the mail job is %s during its attempt, want running", j.State)
+				}
+				var args MailArgs
+				if err := json.Unmarshal(job.EncodedArgs, &args); err != nil {
+					t.Fatal(err)
+				}
+				ctx := context.Background()
+				tx, err := env.db.SQL.BeginTx(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := r.MailAgain(models.LinkReset, args.Base)(ctx, tx, args.ID); err != nil {
+					_ = tx.Rollback()
+					t.Fatal(err)
+				}
+				if err := tx.Commit(); err != nil {
+					t.Fatal(err)
+				}
+				r.MailQueued()
+				release()
+				msgs := smtpd.Wait(t, 1)
+				if msgs[0].To[0] != to || msgs[0].Link("/reset/") == "" {
+					t.Fatalf("mail = %+v", msgs[0])
+				}
+				wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				defer cancel()
+				if err := r.WaitMail(wctx); err != nil {
+					t.Fatalf("a mail job is still queued: %v", err)
+				}
+				j := env.job(job.ID)
+				if j.State != c.wantState || j.Attempt != c.attempts {
+					t.Errorf("mail job %s after %d attempts, want %s after %d", j.State, j.Attempt, c.wantState, c.attempts)
+				}
+				if n, tries := len(smtpd.Messages()), smtpd.Tries(); n != 1 || tries != c.tries {
+					t.Errorf("%d mails delivered in %d tries, want 1 in %d", n, tries, c.tries)
+				}
+				var left int
+				if err := env.db.SQL.QueryRow(`SELECT COUNT(*) FROM mail_resend_requests`).Scan(&left); err != nil {
+					t.Fatal(err)
+				}
+				if left != 0 {
+					t.Errorf("%d resend requests left after the mail went out", left)
+				}
+			})
+		}
+	})
+}
