@@ -60,6 +60,10 @@ type MailArgs struct {
 	// address it came from (for the audit log).
 	Email string `json:"email,omitempty"`
 	From  string `json:"from,omitempty"`
+	// Again marks a job queued for a mail asked for again during its
+	// previous job's last attempt, which failed: its first attempt records
+	// its outcome even when delivered, clearing that failure.
+	Again bool `json:"again,omitempty"`
 }
 
 // Kind is the stable job name stored in River's table.
@@ -419,7 +423,7 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 	sctx, cancel := context.WithTimeout(ctx, mailAttemptTime)
 	err = sender.Send(sctx, l.To, msg)
 	cancel()
-	problem, permanent := "", false
+	problem, permanent, requeue := "", false, false
 	switch {
 	case err == nil:
 		// A resend asked during this attempt is answered by it.
@@ -429,6 +433,11 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 		problem = fmt.Sprintf("%v (refused for good: not tried again)", err)
 	case job.Attempt >= job.MaxAttempts:
 		problem = fmt.Sprintf("%v (gave up after %d attempts)", err, job.Attempt)
+		if requeue = r.takeResendRequest(context.WithoutCancel(ctx), job.ID); requeue {
+			// Asked for again during the last attempt: a job of its own,
+			// with attempts of its own, sends it (below; this one ends).
+			problem = fmt.Sprintf("%v (attempt %d of %d; sent again on request: trying again now)", err, job.Attempt, job.MaxAttempts)
+		}
 	case r.takeResendRequest(context.WithoutCancel(ctx), job.ID):
 		// Asked for again while this attempt was under way: NextRetry
 		// (called by River in this process once Work returns) makes the
@@ -442,7 +451,7 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 	if err != nil {
 		r.log.Warn("mail not delivered", "link", l.Kind, "id", a.ID, "to", l.To, "problem", problem)
 	}
-	if err != nil || job.Attempt > 1 {
+	if err != nil || job.Attempt > 1 || a.Again {
 		// Recorded (and shown: Members for invites and members, the
 		// account's page, admin list-users) even when the attempt used
 		// the job's time up.
@@ -451,6 +460,13 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 			r.log.Warn("mail: record the link's mail problem", "link", l.Kind, "id", a.ID, "err", rerr)
 		}
 		rcancel()
+	}
+	if requeue {
+		// After the record, so the new job's own outcome is the last one.
+		again := MailArgs{Link: a.Link, ID: a.ID, Base: a.Base, Again: true}
+		if qerr := r.QueueMail(context.WithoutCancel(ctx), again); qerr != nil {
+			r.log.Warn("mail: queue the mail asked for again", "link", a.Link, "id", a.ID, "err", qerr)
+		}
 	}
 	switch {
 	case err == nil:

@@ -18,19 +18,24 @@ import (
 // attempt fails ("try later"), the mail is tried again at once and
 // delivered, though the retry wait is a minute (before: the request was
 // forgotten, and the mail waited the minute); when it succeeds, the mail is
-// delivered once and nothing is left to send it again. In both, the
-// resend request is gone once the attempt is over.
+// delivered once and nothing is left to send it again; when it was the
+// job's last attempt, a new job sends the mail at once (before: given up).
+// In all, the resend request is gone once the attempt is over.
 func TestMailAgainDuringAnAttempt(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		for i, c := range []struct {
 			name      string
 			fails     bool
+			max       int // the mail's attempts (MailAttempts)
 			tries     int
 			attempts  int
 			wantState rivertype.JobState
 		}{
-			{"the attempt fails", true, 2, 2, rivertype.JobStateCompleted},
-			{"the attempt succeeds", false, 1, 1, rivertype.JobStateCompleted},
+			{"the attempt fails", true, 3, 2, 2, rivertype.JobStateCompleted},
+			{"the attempt succeeds", false, 3, 1, 1, rivertype.JobStateCompleted},
+			// The job ends with its last attempt: a job of its own sends
+			// the mail asked for.
+			{"the last attempt fails", true, 1, 2, 1, rivertype.JobStateDiscarded},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				smtpd := mailtest.Start(t)
@@ -39,7 +44,7 @@ func TestMailAgainDuringAnAttempt(t *testing.T) {
 				if c.fails {
 					smtpd.Refuse("421 4.3.2 service shutting down, try later")
 				}
-				r := env.startRunner(Config{PollInterval: 20 * time.Millisecond, MailBackoff: time.Minute},
+				r := env.startRunner(Config{PollInterval: 20 * time.Millisecond, MailBackoff: time.Minute, MailAttempts: c.max},
 					func(r *Runner) {
 						if err := r.SetMail(mailTo(t, smtpd)); err != nil {
 							t.Fatal(err)
@@ -51,7 +56,7 @@ func TestMailAgainDuringAnAttempt(t *testing.T) {
 					defer cancel()
 					_ = r.Stop(ctx)
 				})
-				to := []string{"fay@company.com", "gus@company.com"}[i]
+				to := []string{"fay@company.com", "gus@company.com", "hal@company.com"}[i]
 				job := env.queueReset(r, to)
 				select {
 				case <-held:
@@ -94,6 +99,14 @@ func TestMailAgainDuringAnAttempt(t *testing.T) {
 				}
 				if n, tries := len(smtpd.Messages()), smtpd.Tries(); n != 1 || tries != c.tries {
 					t.Errorf("%d mails delivered in %d tries, want 1 in %d", n, tries, c.tries)
+				}
+				// Delivered: no problem is shown for the link any more.
+				var problem string
+				if err := env.db.Gorm.Raw(`SELECT mail_problem FROM password_resets WHERE id = ?`, args.ID).Scan(&problem).Error; err != nil {
+					t.Fatal(err)
+				}
+				if problem != "" {
+					t.Errorf("the delivered mail's link still shows the problem %q", problem)
 				}
 				var left int
 				if err := env.db.SQL.QueryRow(`SELECT COUNT(*) FROM mail_resend_requests`).Scan(&left); err != nil {
