@@ -87,6 +87,7 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64, ou
 		if err != nil {
 			return web.RunSampleView{}, err
 		}
+		b.ShowAddrs = run.ShowAddrs
 		batches[b.ID] = b
 		mateIDs = append(mateIDs, b.RowIDs...)
 		bs, err := h.DB.ListBatchScores(ctx, run.ID, b.ID)
@@ -322,6 +323,7 @@ func (h *Handlers) showRunBatch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	b.ShowAddrs = run.ShowAddrs
 	rows, err := h.DB.FindDatasetRows(ctx, run.DatasetID, b.RowIDs)
 	if err != nil {
 		return err

@@ -142,14 +142,26 @@ func (h *Handlers) listRuns(c echo.Context) error {
 	return render(c, http.StatusOK, web.RunsPage(v))
 }
 
-// findRun reads the :id parameter and the run it names.
+// findRun reads the :id parameter and the run it names, shown to the
+// request's reader (showsRefusedAddrs).
 func (h *Handlers) findRun(c echo.Context) (models.Run, error) {
 	id, err := paramID(c, "id")
 	if err != nil {
 		return models.Run{}, err
 	}
-	return h.DB.FindRun(c.Request().Context(), h.workspaceID(c), id)
+	run, err := h.DB.FindRun(c.Request().Context(), h.workspaceID(c), id)
+	run.ShowAddrs = showsRefusedAddrs(c.Request().Context())
+	return run, err
 }
+
+// showsRefusedAddrs reports whether the request's reader may read the
+// address a judge call was refused at, where a refusal stored in local
+// mode names it (models.Run.ShowAddrs): only the local user, that is the
+// operator of a loopback server while no account exists, decided now and
+// not when the run failed. Everyone else (members once accounts exist,
+// tokens, share links) reads the refusal without it; the server's log
+// keeps it (refused_address).
+func showsRefusedAddrs(ctx context.Context) bool { return principalOf(ctx).Kind == LocalUser }
 
 func (h *Handlers) showRun(c echo.Context) error {
 	ctx := c.Request().Context()

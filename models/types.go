@@ -443,6 +443,13 @@ type Run struct {
 	// the trash (lifecycle.go): every lookup then treats it as absent.
 	ArchivedAt *time.Time
 	TrashID    *int64
+	// ShowAddrs lets ShownError and ShownWaitingError name the address a
+	// judge call was refused at (judge.HideRefusedAddrs), as a refusal
+	// stored in local mode does: set by whoever shows the run to the
+	// local user of a loopback server without accounts (the operator), at
+	// the time it is shown. Not stored; false (the address withheld) for
+	// every other reader, whatever the mode was when the run failed.
+	ShowAddrs bool `gorm:"-" json:"-"`
 }
 
 // WaitingForJudge reports whether the run is paused until its judge
@@ -546,9 +553,9 @@ const judgeCodePrefix = "judge: "
 // untouched.
 func (r Run) ShownError() string {
 	if rest, ok := strings.CutPrefix(r.Error, judgeSettingsStopBefore); ok {
-		return JudgeSettingsStop + ": " + rest
+		return refusedAddrs(JudgeSettingsStop+": "+rest, r.ShowAddrs)
 	}
-	return ShownJudgeText(r.Error)
+	return shownJudgeText(r.Error, r.ShowAddrs)
 }
 
 // SharedError is a failed run's reason as a report read outside the run's
@@ -566,26 +573,42 @@ func (r Run) SharedError() string { return sharedReason(r.ShownError()) }
 // sees it: without the code-path prefix "judge: " that older builds
 // stored, at its start ("judge: the endpoint is rate limiting...") or
 // after a label that quotes the error ("repair request failed: judge:
-// ..."). Rows written now never have it; the stored text is untouched.
-func ShownJudgeText(s string) string {
+// ..."), and without the address a refused call was refused at
+// (judge.HideRefusedAddrs): a refusal stored in local mode names it, and
+// the text may be read after accounts came. Rows written now never have
+// the prefix; the stored text is untouched.
+func ShownJudgeText(s string) string { return shownJudgeText(s, false) }
+
+// shownJudgeText is ShownJudgeText, naming refused addresses when
+// showAddrs is set (the local user reads it).
+func shownJudgeText(s string, showAddrs bool) string {
 	s = strings.TrimPrefix(s, judgeCodePrefix)
-	return strings.ReplaceAll(s, ": "+judgeCodePrefix, ": ")
+	return refusedAddrs(strings.ReplaceAll(s, ": "+judgeCodePrefix, ": "), showAddrs)
+}
+
+// refusedAddrs is s as stored when showAddrs is set, else without the
+// addresses a refusal stored in local mode names.
+func refusedAddrs(s string, showAddrs bool) string {
+	if showAddrs {
+		return s
+	}
+	return judge.HideRefusedAddrs(s)
 }
 
 // ShownWaitingError is WaitingError as the run page and the API show it
 // (ShownJudgeText).
-func (r Run) ShownWaitingError() string { return ShownJudgeText(r.WaitingError) }
+func (r Run) ShownWaitingError() string { return shownJudgeText(r.WaitingError, r.ShowAddrs) }
 
 // ShownError is the batch's error as every page shows it
 // (ShownJudgeText).
-func (b RunBatch) ShownError() string { return ShownJudgeText(b.Error) }
+func (b RunBatch) ShownError() string { return shownJudgeText(b.Error, b.ShowAddrs) }
 
 // ShownProblems are the batch's problems as every page shows them
 // (ShownJudgeText: a failed repair quotes the judge client's error).
 func (b RunBatch) ShownProblems() []string {
 	out := make([]string, len(b.Problems))
 	for i, p := range b.Problems {
-		out[i] = ShownJudgeText(p)
+		out[i] = shownJudgeText(p, b.ShowAddrs)
 	}
 	return out
 }
@@ -720,6 +743,8 @@ type RunBatch struct {
 	// probabilities and their source, sampled ratings...).
 	Details map[string]any `gorm:"serializer:json"`
 	DoneAt  *time.Time
+	// ShowAddrs is Run.ShowAddrs for ShownError and ShownProblems.
+	ShowAddrs bool `gorm:"-" json:"-"`
 }
 
 // RunScore is one sample's score in one round, with the judge's analysis.

@@ -60,6 +60,10 @@ type MailArgs struct {
 	// address it came from (for the audit log).
 	Email string `json:"email,omitempty"`
 	From  string `json:"from,omitempty"`
+	// Again marks a job queued for a mail asked for again during its
+	// previous job's last attempt, which failed: its first attempt records
+	// its outcome even when delivered, clearing that failure.
+	Again bool `json:"again,omitempty"`
 }
 
 // Kind is the stable job name stored in River's table.
@@ -84,6 +88,9 @@ type mailSender struct {
 	on bool
 	// started: a mail-only process's client is running (startMailOnly).
 	started atomic.Bool
+	// retryNow holds the ids of jobs whose failed attempt is tried again
+	// at once (a resend was asked during it): Work stores, NextRetry takes.
+	retryNow sync.Map
 }
 
 // SetMail gives this process's workers the SMTP server mail jobs are sent
@@ -182,7 +189,7 @@ func (r *Runner) QueueMail(ctx context.Context, a MailArgs) error {
 	if _, err := r.river.Insert(ctx, a, r.mailOpts()); err != nil {
 		return fmt.Errorf("queue the mail: %w", err)
 	}
-	r.wakeShared()
+	r.wakeMail()
 	return nil
 }
 
@@ -199,29 +206,37 @@ func (r *Runner) MailQueue(kind, base string) models.QueueLinkMail {
 // MailAgain is MailQueue for a link whose mail is asked for again (an
 // invite answer's confirmation, resent by an owner after its mail failed):
 // a mail job of the same link still waiting for its next attempt is made
-// due now instead of a second job being queued, and one being attempted
-// at this moment is left to its attempt (tried again if it fails). Before,
-// a resend while the first mail was still being retried queued a second
-// job, and both were delivered once the server took mail again.
+// due now instead of a second job being queued. One being attempted at
+// this moment is left to its attempt, and the request is kept
+// (mail_resend_requests): if that attempt fails, its next one is made at
+// once (mailWorker.NextRetry) rather than after the retry wait. Before, a
+// resend while the first mail was still being retried queued a second
+// job, and both were delivered once the server took mail again; and a
+// resend during a failing attempt was forgotten, the mail waiting the
+// whole retry wait (30 s at first, up to an hour) as if nobody had asked.
 func (r *Runner) MailAgain(kind, base string) models.QueueLinkMail {
 	queue := r.MailQueue(kind, base)
 	return func(ctx context.Context, tx *sql.Tx, id int64) error {
-		q := pendingMailSQLite
+		q, ask := pendingMailSQLite, askResendSQLite
 		if r.db.Dialect == models.Postgres {
-			q = pendingMailPostgres
+			q, ask = pendingMailPostgres, askResendPostgres
 		}
 		rows, err := tx.QueryContext(ctx, q, mailKind, kind, id)
 		if err != nil {
 			return fmt.Errorf("look for the link's mail still queued: %w", err)
 		}
-		var pending []int64
+		type job struct {
+			id    int64
+			state string
+		}
+		var pending []job
 		for rows.Next() {
-			var jobID int64
-			if err := rows.Scan(&jobID); err != nil {
+			var j job
+			if err := rows.Scan(&j.id, &j.state); err != nil {
 				rows.Close()
 				return fmt.Errorf("look for the link's mail still queued: %w", err)
 			}
-			pending = append(pending, jobID)
+			pending = append(pending, j)
 		}
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return fmt.Errorf("look for the link's mail still queued: %w", err)
@@ -229,10 +244,17 @@ func (r *Runner) MailAgain(kind, base string) models.QueueLinkMail {
 		if len(pending) == 0 {
 			return queue(ctx, tx, id)
 		}
-		for _, jobID := range pending {
-			// River leaves a running job as it is, and makes any other due
-			// now (its attempts so far still count).
-			if _, err := r.river.JobRetryTx(ctx, tx, jobID); err != nil {
+		for _, j := range pending {
+			if j.state == string(rivertype.JobStateRunning) {
+				// River leaves a running job as it is: its attempt is
+				// told, should it fail, to try again now.
+				if _, err := tx.ExecContext(ctx, ask, j.id, time.Now().UTC()); err != nil {
+					return fmt.Errorf("ask the link's mail under way to be sent again: %w", err)
+				}
+				continue
+			}
+			// Any other is made due now (its attempts so far still count).
+			if _, err := r.river.JobRetryTx(ctx, tx, j.id); err != nil {
 				return fmt.Errorf("send the link's queued mail now: %w", err)
 			}
 		}
@@ -241,20 +263,56 @@ func (r *Runner) MailAgain(kind, base string) models.QueueLinkMail {
 }
 
 // The queries of MailAgain: the mail jobs of one link (kind, link and id)
-// not yet finished. River's SQLite driver stores args as JSONB, which
-// json_extract reads.
+// not yet finished, and a resend asked of one under way. River's SQLite
+// driver stores args as JSONB, which json_extract reads.
 const (
-	pendingMailSQLite = `SELECT id FROM river_job WHERE kind = ?1
+	pendingMailSQLite = `SELECT id, state FROM river_job WHERE kind = ?1
 		AND state IN ('available', 'pending', 'retryable', 'running', 'scheduled')
 		AND json_extract(args, '$.link') = ?2 AND json_extract(args, '$.id') = ?3 ORDER BY id`
-	pendingMailPostgres = `SELECT id FROM river_job WHERE kind = $1
+	pendingMailPostgres = `SELECT id, state FROM river_job WHERE kind = $1
 		AND state IN ('available', 'pending', 'retryable', 'running', 'scheduled')
 		AND args->>'link' = $2 AND (args->>'id')::bigint = $3 ORDER BY id`
+	askResendSQLite   = `INSERT INTO mail_resend_requests (job_id, asked_at) VALUES (?1, ?2) ON CONFLICT (job_id) DO NOTHING`
+	askResendPostgres = `INSERT INTO mail_resend_requests (job_id, asked_at) VALUES ($1, $2) ON CONFLICT (job_id) DO NOTHING`
 )
+
+// resendRequestLife is how long a resend request whose attempt ended as
+// it was made (and so never read) is kept before an attempt drops it.
+const resendRequestLife = 24 * time.Hour
+
+// dropResendRequests drops the resend requests of the job starting an
+// attempt (the attempt is the mail asked for) and any older than
+// resendRequestLife. A failure is logged: at worst a failed attempt is
+// tried again at once once more.
+func (r *Runner) dropResendRequests(ctx context.Context, jobID int64) {
+	q := `DELETE FROM mail_resend_requests WHERE job_id = ?1 OR asked_at < ?2`
+	if r.db.Dialect == models.Postgres {
+		q = `DELETE FROM mail_resend_requests WHERE job_id = $1 OR asked_at < $2`
+	}
+	if _, err := r.db.SQL.ExecContext(ctx, q, jobID, time.Now().Add(-resendRequestLife).UTC()); err != nil {
+		r.log.Warn("mail: drop the resend requests an attempt answers", "job", jobID, "err", err)
+	}
+}
+
+// takeResendRequest reports whether a resend of the job's mail was asked
+// during its attempt, and drops the request.
+func (r *Runner) takeResendRequest(ctx context.Context, jobID int64) bool {
+	q := `DELETE FROM mail_resend_requests WHERE job_id = ?1`
+	if r.db.Dialect == models.Postgres {
+		q = `DELETE FROM mail_resend_requests WHERE job_id = $1`
+	}
+	res, err := r.db.SQL.ExecContext(ctx, q, jobID)
+	if err != nil {
+		r.log.Warn("mail: read whether the mail was asked for again", "job", jobID, "err", err)
+		return false
+	}
+	n, err := res.RowsAffected()
+	return err == nil && n > 0
+}
 
 // MailQueued wakes the workers for mail queued in a transaction (on
 // SQLite River wakes none for it; it would wait for the next poll).
-func (r *Runner) MailQueued() { r.wakeShared() }
+func (r *Runner) MailQueued() { r.wakeMail() }
 
 func (r *Runner) mailOpts() *river.InsertOpts {
 	n := r.cfg.MailAttempts
@@ -306,8 +364,12 @@ func (w *mailWorker) Timeout(*river.Job[MailArgs]) time.Duration {
 }
 
 // NextRetry waits MailBackoff after the first failed attempt, doubling
-// after each.
+// after each; none after an attempt during which the mail was asked for
+// again (MailAgain): its owner is waiting for it.
 func (w *mailWorker) NextRetry(job *river.Job[MailArgs]) time.Time {
+	if _, now := w.r.mail.retryNow.LoadAndDelete(job.ID); now {
+		return time.Now()
+	}
 	return time.Now().Add(w.r.mailRetryWait(job.Attempt))
 }
 
@@ -332,10 +394,12 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 			return err
 		})
 		if err == nil {
-			r.wakeShared()
+			r.wakeMail()
 		}
 		return err
 	}
+	// This attempt is the mail asked for by any resend before it.
+	r.dropResendRequests(ctx, job.ID)
 	// An attempt before this one may have been delivered though it
 	// failed (the server's reply after the message was lost): its link
 	// keeps working.
@@ -359,14 +423,27 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 	sctx, cancel := context.WithTimeout(ctx, mailAttemptTime)
 	err = sender.Send(sctx, l.To, msg)
 	cancel()
-	problem, permanent := "", false
+	problem, permanent, requeue := "", false, false
 	switch {
 	case err == nil:
+		// A resend asked during this attempt is answered by it.
+		r.takeResendRequest(context.WithoutCancel(ctx), job.ID)
 	case mail.Permanent(err):
 		permanent = true
 		problem = fmt.Sprintf("%v (refused for good: not tried again)", err)
 	case job.Attempt >= job.MaxAttempts:
 		problem = fmt.Sprintf("%v (gave up after %d attempts)", err, job.Attempt)
+		if requeue = r.takeResendRequest(context.WithoutCancel(ctx), job.ID); requeue {
+			// Asked for again during the last attempt: a job of its own,
+			// with attempts of its own, sends it (below; this one ends).
+			problem = fmt.Sprintf("%v (attempt %d of %d; sent again on request: trying again now)", err, job.Attempt, job.MaxAttempts)
+		}
+	case r.takeResendRequest(context.WithoutCancel(ctx), job.ID):
+		// Asked for again while this attempt was under way: NextRetry
+		// (called by River in this process once Work returns) makes the
+		// next attempt due now.
+		r.mail.retryNow.Store(job.ID, struct{}{})
+		problem = fmt.Sprintf("%v (attempt %d of %d; sent again on request: trying again now)", err, job.Attempt, job.MaxAttempts)
 	default:
 		next := time.Now().Add(r.mailRetryWait(job.Attempt)).UTC()
 		problem = fmt.Sprintf("%v (attempt %d of %d; trying again at %s)", err, job.Attempt, job.MaxAttempts, next.Format("15:04:05 UTC"))
@@ -374,7 +451,7 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 	if err != nil {
 		r.log.Warn("mail not delivered", "link", l.Kind, "id", a.ID, "to", l.To, "problem", problem)
 	}
-	if err != nil || job.Attempt > 1 {
+	if err != nil || job.Attempt > 1 || a.Again {
 		// Recorded (and shown: Members for invites and members, the
 		// account's page, admin list-users) even when the attempt used
 		// the job's time up.
@@ -383,6 +460,13 @@ func (w *mailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 			r.log.Warn("mail: record the link's mail problem", "link", l.Kind, "id", a.ID, "err", rerr)
 		}
 		rcancel()
+	}
+	if requeue {
+		// After the record, so the new job's own outcome is the last one.
+		again := MailArgs{Link: a.Link, ID: a.ID, Base: a.Base, Again: true}
+		if qerr := r.QueueMail(context.WithoutCancel(ctx), again); qerr != nil {
+			r.log.Warn("mail: queue the mail asked for again", "link", a.Link, "id", a.ID, "err", qerr)
+		}
 	}
 	switch {
 	case err == nil:

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/batcheval/batcheval/internal/mail/mailtest"
+	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dbtest"
 )
 
@@ -14,12 +15,26 @@ import (
 // mail to send, in cpu-ms/s: "awake" never parks (IdleAfter 0: River's
 // client polls the mail queue for ever, as every such process did before
 // it parked), "parked" parks after benchParkAfter and is measured parked.
-// Both run in one process, one after the other, with the production
-// PollInterval and lease (1 s, 10 s).
+// "parked-runs-queued" (SQLite) is "parked" while another process on the
+// database queues a run every benchRunEvery: that process's wake after
+// each commit (the runs' wake file, as Launch writes it) is all the
+// mail-only process sees of a run, so it is what the case writes. With
+// one wake file for every queue it woke the mail-only process each time
+// (River's client started, fetched nothing, and stayed up until idle
+// again), and with runs queued more often than IdleAfter it never parked;
+// with mail's own wake file it stays parked. All run in one process, one
+// after the other, with the production PollInterval and lease (1 s, 10 s).
 func BenchmarkIdleCPUMailOnly(b *testing.B) {
 	for _, d := range dbtest.Dialects {
-		for _, park := range []bool{false, true} {
-			name := string(d) + "-mail-only-" + map[bool]string{false: "awake", true: "parked"}[park]
+		for _, c := range []struct{ park, runs bool }{{false, false}, {true, false}, {true, true}} {
+			if c.runs && d != models.SQLite {
+				continue // PostgreSQL's insert notifications name the queue
+			}
+			name := string(d) + "-mail-only-" + map[bool]string{false: "awake", true: "parked"}[c.park]
+			if c.runs {
+				name += "-runs-queued"
+			}
+			park, runs := c.park, c.runs
 			b.Run(name, func(b *testing.B) {
 				db := dbtest.Open(b, d, migrateJobs)
 				cfg := Config{DB: db, Log: testLog(), WorkMail: true}
@@ -47,6 +62,30 @@ func BenchmarkIdleCPUMailOnly(b *testing.B) {
 						b.Fatal("the mail-only process did not park")
 					}
 				}
+				if runs {
+					// The other process: a runner that queues and works
+					// nothing, as `serve --no-worker` without SMTP is.
+					other, err := New(Config{DB: db, Log: testLog()})
+					if err != nil {
+						b.Fatal(err)
+					}
+					stop := make(chan struct{})
+					done := make(chan struct{})
+					go func() {
+						defer close(done)
+						t := time.NewTicker(benchRunEvery)
+						defer t.Stop()
+						for {
+							select {
+							case <-stop:
+								return
+							case <-t.C:
+								other.wakeOthers()
+							}
+						}
+					}()
+					defer func() { close(stop); <-done }()
+				}
 				b.ResetTimer()
 				var total, wall time.Duration
 				for range b.N {
@@ -55,7 +94,7 @@ func BenchmarkIdleCPUMailOnly(b *testing.B) {
 					total += processCPU(b) - start
 					wall += time.Since(t0)
 				}
-				if park && !r.Parked() {
+				if park && !runs && !r.Parked() {
 					b.Fatal("the mail-only process woke during the measurement")
 				}
 				b.ReportMetric(float64(total.Microseconds())/1000/wall.Seconds(), "cpu-ms/s")
@@ -64,3 +103,8 @@ func BenchmarkIdleCPUMailOnly(b *testing.B) {
 		}
 	}
 }
+
+// benchRunEvery is how often the other process queues a run in the
+// -runs-queued case: more often than benchParkAfter, as runs queued more
+// often than the production IdleAfter (a minute) are on a busy server.
+const benchRunEvery = 250 * time.Millisecond

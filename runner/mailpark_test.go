@@ -45,7 +45,8 @@ func (env *testEnv) startMailOnly(t *testing.T, smtpd *mailtest.Server, idleAfte
 // it is parked is still sent, whether queued by this process (a page of
 // `serve --no-worker`) or by another one (the wake file on SQLite,
 // River's insert notification on PostgreSQL); then it parks again. A run
-// queued by a worker's process does not wake it on PostgreSQL.
+// queued by a worker's process or by this one does not wake it, on
+// SQLite (mail's own wake file) as on PostgreSQL.
 func TestMailOnlyParks(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		for i, c := range []struct {
@@ -75,27 +76,72 @@ func TestMailOnlyParks(t *testing.T) {
 				waitParked(t, r, true, 10*time.Second)
 			})
 		}
-		t.Run("a run does not wake it", func(t *testing.T) {
-			if env.db.Dialect != models.Postgres {
-				t.Skip("on SQLite the wake file is one for every queue")
-			}
-			smtpd := mailtest.Start(t)
-			woke := make(chan struct{}, 1)
-			r := env.startMailOnly(t, smtpd, idleAfter, func(r *Runner) {
-				r.park.beforeStart = func() {
-					select {
-					case woke <- struct{}{}:
-					default:
+		// A run queued by a worker's process, or by this one (a page of
+		// `serve --no-worker`), is not the mail-only process's to work:
+		// it stays parked. On SQLite mail has a wake file of its own,
+		// which alone it watches; before, the one wake file of every
+		// queue woke it for each run queued on the database.
+		for _, c := range []struct {
+			name string
+			here bool
+		}{{"a run queued elsewhere does not wake it", false}, {"a run queued here does not wake it", true}} {
+			to := []string{"cy@company.com", "di@company.com"}[map[bool]int{false: 0, true: 1}[c.here]]
+			t.Run(c.name, func(t *testing.T) {
+				smtpd := mailtest.Start(t)
+				woke := make(chan struct{}, 1)
+				r := env.startMailOnly(t, smtpd, idleAfter, func(r *Runner) {
+					r.park.beforeStart = func() {
+						select {
+						case woke <- struct{}{}:
+						default:
+						}
 					}
+				})
+				waitParked(t, r, true, 10*time.Second)
+				from := env.jobs
+				if c.here {
+					from = r
+				}
+				env.launch(from, env.newRun("http://127.0.0.1:1", 1, 1, 5))
+				select {
+				case <-woke:
+					t.Fatal("a run queued for the workers woke the mail-only process")
+				case <-time.After(500 * time.Millisecond):
+				}
+				// Mail queued by the other process still wakes it, at once.
+				job := env.queueReset(env.jobs, to)
+				if msgs := smtpd.Wait(t, 1); msgs[0].To[0] != to {
+					t.Fatalf("mail = %+v", msgs[0])
+				}
+				if j := env.job(job.ID); j.Attempt != 1 {
+					t.Fatalf("mail job attempts = %d, want 1", j.Attempt)
 				}
 			})
-			waitParked(t, r, true, 10*time.Second)
-			env.launch(env.jobs, env.newRun("http://127.0.0.1:1", 1, 1, 5))
-			select {
-			case <-woke:
-				t.Fatal("a run queued for the workers woke the mail-only process")
-			case <-time.After(500 * time.Millisecond):
-			}
-		})
+		}
+	})
+}
+
+// TestParkedWorkerWakesForMail: a parked worker with the mail settings is
+// woken by mail another process queues (through mail's wake file on
+// SQLite, which a worker watches beside the runs' one; River's insert
+// notification on PostgreSQL) and sends it at once: its lease of two
+// minutes puts its backstop look a minute away.
+func TestParkedWorkerWakesForMail(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		smtpd := mailtest.Start(t)
+		r := env.startRunner(Config{IdleAfter: idleAfter, PollInterval: 20 * time.Millisecond, LeaseTTL: 2 * time.Minute},
+			func(r *Runner) {
+				if err := r.SetMail(mailTo(t, smtpd)); err != nil {
+					t.Fatal(err)
+				}
+			})
+		waitParked(t, r, true, 10*time.Second)
+		job := env.queueReset(env.jobs, "eve@company.com")
+		if msgs := smtpd.Wait(t, 1); msgs[0].To[0] != "eve@company.com" {
+			t.Fatalf("mail = %+v", msgs[0])
+		}
+		if j := env.job(job.ID); j.Attempt != 1 {
+			t.Fatalf("mail job attempts = %d, want 1", j.Attempt)
+		}
 	})
 }

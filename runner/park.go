@@ -89,7 +89,11 @@ func (r *Runner) Parked() bool { return r.park.parked.Load() }
 // processes on a SQLite file (wakeOthers, wakefile.go). Call it after the
 // transaction that queued the work has committed.
 func (r *Runner) wakeUp() {
-	r.wakeHere()
+	if !r.mailOnly() {
+		// A mail-only process works no run: waking its River client
+		// would only fetch nothing.
+		r.wakeHere()
+	}
 	if r.cfg.Queue == river.QueueDefault {
 		r.wakeOthers()
 	}
@@ -104,6 +108,17 @@ func (r *Runner) wakeShared() {
 		return
 	}
 	r.wakeOthers()
+}
+
+// wakeMail is wakeShared for mail (MailQueue): this process's worker is
+// woken as for the shared queue, and the processes on a SQLite file that
+// work mail through mail's own wake file, which mail-only processes watch
+// alone (wakefile.go).
+func (r *Runner) wakeMail() {
+	if r.cfg.Queue == river.QueueDefault {
+		r.wakeHere()
+	}
+	r.wakeMailOthers()
 }
 
 // wakeHere tells a parked (or parking) worker of this process that work

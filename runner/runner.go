@@ -350,6 +350,9 @@ func New(cfg Config) (*Runner, error) {
 		// The poll still finds every job.
 		r.log.Warn("wake file: cannot name it; runs queued by other processes start at the next poll", "err", err)
 	}
+	if r.wake.path != "" {
+		r.wake.mailPath = r.wake.path + mailWakeSuffix
+	}
 	return r, nil
 }
 

@@ -52,12 +52,23 @@ import (
 // its runs start at the workers' next poll. One process opens one inotify
 // instance, shared by its runners (wakeWatch). inotify sees the writes of this
 // machine only, as SQLite's own locking needs anyway.
+//
+// Mail has a wake file of its own, "<database>-wake-mail" (mailWakeSuffix),
+// written when mail is queued: a mail-only process (`serve --no-worker`
+// with the SMTP settings) watches that one only, so the runs, webhook
+// deliveries and other jobs queued for the workers no longer wake it
+// (before, with one file for every queue, each such job started its
+// parked River client for a fetch that found nothing). A worker watches
+// both: it works the mail queue when it has the mail settings.
 
 // wakeFile is a runner's wake file.
 type wakeFile struct {
 	// path is "<database>-wake"; empty on PostgreSQL and for a database
 	// in memory, where there is no file to wake through.
 	path string
+	// mailPath is "<database>-wake-mail", written for mail only; empty
+	// where path is.
+	mailPath string
 	// mode is the database file's permission bits (0600 as the product
 	// creates it): the wake file is created with them.
 	mode fs.FileMode
@@ -71,6 +82,9 @@ type wakeFile struct {
 // wakePathSuffix is added to the database file's path to name its wake
 // file, as SQLite names its "-wal" and "-shm" files beside it.
 const wakePathSuffix = "-wake"
+
+// mailWakeSuffix is added to the wake file's path to name mail's.
+const mailWakeSuffix = "-mail"
 
 // wakeFileOf names the wake file of db, and the mode to create it with:
 // beside the file SQLite itself opened as the main database (not the path
@@ -114,11 +128,19 @@ func mainDatabaseFile(ctx context.Context, db *sql.DB) (string, error) {
 
 // wakeOthers tells the workers of other processes on this SQLite file
 // that a job was queued in the shared queue. Call it after the commit.
-func (r *Runner) wakeOthers() {
-	if r.wake.path == "" {
+func (r *Runner) wakeOthers() { r.writeWakeFile(r.wake.path) }
+
+// wakeMailOthers tells the processes on this SQLite file that work the
+// mail queue (workers with mail settings, mail-only processes) that mail
+// was queued. Call it after the commit.
+func (r *Runner) wakeMailOthers() { r.writeWakeFile(r.wake.mailPath) }
+
+// writeWakeFile changes the wake file at path, waking its watchers.
+func (r *Runner) writeWakeFile(path string) {
+	if path == "" {
 		return
 	}
-	f, err := os.OpenFile(r.wake.path, os.O_WRONLY|os.O_CREATE, r.wake.mode)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, r.wake.mode)
 	if err == nil {
 		// One byte: a write of none is no change to inotify.
 		_, err = f.WriteAt([]byte{'\n'}, 0)
@@ -128,7 +150,7 @@ func (r *Runner) wakeOthers() {
 	}
 	if err != nil && r.wake.warned.CompareAndSwap(false, true) {
 		r.log.Warn("wake file: cannot write it; runs queued here start in other worker processes at their next poll (a second by default; up to 5 s in a parked worker)",
-			"path", r.wake.path, "err", err)
+			"path", path, "err", err)
 	}
 }
 
@@ -142,6 +164,19 @@ func (r *Runner) watchWakeFile() {
 	if err := processWakeWatch.add(r); err != nil {
 		r.pollInstead(err)
 	}
+}
+
+// wakePaths are the wake files this runner watches: mail's alone for a
+// mail-only process, both for a worker (which works mail once it has the
+// mail settings, possibly set after it started).
+func (r *Runner) wakePaths() []string {
+	if r.wake.path == "" {
+		return nil
+	}
+	if r.mailOnly() {
+		return []string{r.wake.mailPath}
+	}
+	return []string{r.wake.path, r.wake.mailPath}
 }
 
 // stopWatchingWakeFile ends this runner's watch: no wake from the wake
@@ -168,7 +203,8 @@ type wakeWatch struct {
 	done chan struct{}
 }
 
-// add starts waking r at each change of its wake file.
+// add starts waking r at each change of its wake files (wakePaths): all
+// of them, or none and an error.
 func (ww *wakeWatch) add(r *Runner) error {
 	ww.mu.Lock()
 	defer ww.mu.Unlock()
@@ -179,18 +215,39 @@ func (ww *wakeWatch) add(r *Runner) error {
 		}
 		ww.start(w)
 	}
-	subs := ww.subs[r.wake.path]
-	if subs == nil {
-		if err := armWakeFile(ww.w, r.wake.path, r.wake.mode); err != nil {
-			ww.closeIfUnusedLocked()
-			return err
+	paths := r.wakePaths()
+	for i, path := range paths {
+		subs := ww.subs[path]
+		if subs == nil {
+			if err := armWakeFile(ww.w, path, r.wake.mode); err != nil {
+				for _, done := range paths[:i] {
+					ww.unsubscribeLocked(r, done)
+				}
+				ww.closeIfUnusedLocked()
+				return err
+			}
+			subs = map[*Runner]struct{}{}
+			ww.subs[path] = subs
 		}
-		subs = map[*Runner]struct{}{}
-		ww.subs[r.wake.path] = subs
+		subs[r] = struct{}{}
 	}
-	subs[r] = struct{}{}
 	r.wake.watched.Store(true)
 	return nil
+}
+
+// unsubscribeLocked stops waking r at changes of path, and stops watching
+// path once no runner is woken by it. ww.mu is held.
+func (ww *wakeWatch) unsubscribeLocked(r *Runner, path string) {
+	subs := ww.subs[path]
+	if _, in := subs[r]; !in {
+		return
+	}
+	delete(subs, r)
+	if len(subs) == 0 {
+		delete(ww.subs, path)
+		// Fails when the file is gone, its watch with it.
+		_ = ww.w.Remove(path)
+	}
 }
 
 // start makes w the watcher and starts its loop. ww.mu is held (or ww is
@@ -203,18 +260,14 @@ func (ww *wakeWatch) start(w *fsnotify.Watcher) {
 // remove stops waking r; the watcher is closed after its last runner.
 func (ww *wakeWatch) remove(r *Runner) {
 	ww.mu.Lock()
-	subs, ok := ww.subs[r.wake.path]
-	if _, in := subs[r]; !ok || !in {
+	if ww.w == nil {
 		ww.mu.Unlock()
 		return
 	}
-	delete(subs, r)
-	r.wake.watched.Store(false)
-	if len(subs) == 0 {
-		delete(ww.subs, r.wake.path)
-		// Fails when the file is gone, its watch with it.
-		_ = ww.w.Remove(r.wake.path)
+	for _, path := range r.wakePaths() {
+		ww.unsubscribeLocked(r, path)
 	}
+	r.wake.watched.Store(false)
 	done := ww.closeIfUnusedLocked()
 	ww.mu.Unlock()
 	if done != nil {
@@ -292,8 +345,9 @@ func (ww *wakeWatch) dispatch(w *fsnotify.Watcher, changed, rearm map[string]boo
 		return false // closed after its last runner left
 	}
 	if failed != nil {
+		told := map[*Runner]bool{} // a worker watching both files says it once
 		for path, subs := range ww.subs {
-			ww.dropLocked(path, subs, failed)
+			ww.dropLocked(path, subs, failed, told)
 		}
 		_ = w.Close()
 		ww.w, ww.subs, ww.done = nil, nil, nil
@@ -310,7 +364,7 @@ func (ww *wakeWatch) dispatch(w *fsnotify.Watcher, changed, rearm map[string]boo
 				break
 			}
 			if err := armWakeFile(w, path, mode); err != nil {
-				ww.dropLocked(path, subs, err)
+				ww.dropLocked(path, subs, err, map[*Runner]bool{})
 				continue
 			}
 		}
@@ -322,12 +376,17 @@ func (ww *wakeWatch) dispatch(w *fsnotify.Watcher, changed, rearm map[string]boo
 }
 
 // dropLocked stops watching path for its runners after err: each says so,
-// and wakes once (a change may have gone unseen). ww.mu is held.
-func (ww *wakeWatch) dropLocked(path string, subs map[*Runner]struct{}, err error) {
+// and wakes once (a change may have gone unseen), unless told holds it
+// already (dropped from another file for the same err). ww.mu is held.
+func (ww *wakeWatch) dropLocked(path string, subs map[*Runner]struct{}, err error, told map[*Runner]bool) {
 	delete(ww.subs, path)
 	_ = ww.w.Remove(path)
 	for r := range subs {
 		r.wake.watched.Store(false)
+		if told[r] {
+			continue
+		}
+		told[r] = true
 		r.pollInstead(err)
 		r.wakeHere()
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -211,6 +212,30 @@ func (e *EgressError) Error() string {
 		return fmt.Sprintf("%s is %s, and connecting to it is not allowed: %s", e.Host, kind, e.PublicReason())
 	}
 	return fmt.Sprintf("the host %q resolves to %s (not shown), and connecting to it is not allowed: %s", e.Host, kind, e.PublicReason())
+}
+
+// The addresses a refusal's message names when Shown (local mode): the
+// address refused, as Error words it ("connecting to 10.1.2.3:8000 is not
+// allowed: ", "[fd00::1]:443"), and an IPv4 address it leads to, as
+// CheckContext words Reason ("it reaches 127.0.0.1 through ").
+var (
+	shownRefusedAddr = regexp.MustCompile(`connecting to (?:\[[0-9A-Za-z:.%_-]+\]|[0-9]{1,3}(?:\.[0-9]{1,3}){3}):[0-9]+ is not allowed: `)
+	shownReachedAddr = regexp.MustCompile(`it reaches [0-9]{1,3}(?:\.[0-9]{1,3}){3} through `)
+)
+
+// HideRefusedAddrs is s, a text that may quote a refusal's message (a
+// run's or batch's stored error), without the addresses a message Shown
+// in local mode names: they become "the address it resolved to (not
+// shown)" and "it". A refusal is stored as worded when it happened, and
+// local mode can end after (the first account made; the server moved off
+// loopback), so pages withhold the address when they show the text unless
+// local mode holds then. Other text is returned as it is.
+func HideRefusedAddrs(s string) string {
+	if !strings.Contains(s, "is not allowed") && !strings.Contains(s, "it reaches ") {
+		return s
+	}
+	s = shownRefusedAddr.ReplaceAllLiteralString(s, "connecting to the address it resolved to (not shown) is not allowed: ")
+	return shownReachedAddr.ReplaceAllLiteralString(s, "it reaches it through ")
 }
 
 // PublicReason is the rule as the message gives it: Reason when Shown,

@@ -473,6 +473,22 @@ func TestEgressRefusalOutsideLocalMode(t *testing.T) {
 				if !ee.Addr.IsValid() || (tc.hidden != "" && !strings.Contains(ee.Reason+resolved, tc.hidden)) {
 					t.Errorf("the error lost the address: %+v", ee)
 				}
+				// Stored as worded in local mode and shown after it ended
+				// (HideRefusedAddrs), the message and the run's error
+				// quoting it name neither address, and keep the rest.
+				for _, text := range []string{msg, je.InRun()} {
+					shown := HideRefusedAddrs(text)
+					typed := !local && strings.Contains(tc.url, "//"+resolved+":") // named as typed: nothing new
+					if (tc.hidden != "" && strings.Contains(shown, tc.hidden)) || (strings.Contains(shown, resolved) && !typed) {
+						t.Errorf("%q shown as %q names the address", text, shown)
+					}
+					if local && (!strings.Contains(shown, "(not shown)") || !strings.Contains(shown, "addresses are off on this server")) {
+						t.Errorf("%q shown as %q says neither that the address is withheld nor the setting", text, shown)
+					}
+					if !local && shown != text {
+						t.Errorf("a message without the address changed when shown: %q -> %q", text, shown)
+					}
+				}
 			})
 		}
 	}

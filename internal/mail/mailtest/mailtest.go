@@ -47,6 +47,10 @@ type Server struct {
 	// drops is how many of the next messages are kept but answered by
 	// closing the connection (DropAfterData).
 	drops int
+	// hold, while not nil, keeps each new connection waiting before its
+	// greeting until it is closed (Hold); heldNow is told of each.
+	hold    chan struct{}
+	heldNow chan struct{}
 	// every is the answer to every RCPT TO once refusals are used up
 	// ("": accept), until RefuseEvery("") (RefuseEvery).
 	every string
@@ -98,6 +102,26 @@ func (s *Server) Slow(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.delay = d
+}
+
+// Hold makes the server keep each new connection waiting before its
+// greeting, as a server slow to answer does, until release is called:
+// a test acts while a client's attempt is under way. held is told of
+// each connection held, as it arrives.
+func (s *Server) Hold() (held <-chan struct{}, release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hold, arrived := make(chan struct{}), make(chan struct{}, 64)
+	s.hold, s.heldNow = hold, arrived
+	var once sync.Once
+	return arrived, func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.hold = nil
+			s.mu.Unlock()
+			close(hold)
+		})
+	}
 }
 
 // Tries is how many messages a client tried to send (refused ones too).
@@ -203,9 +227,18 @@ func (s *Server) session(conn net.Conn) {
 		w.Flush()
 	}
 	s.mu.Lock()
-	delay := s.delay
+	delay, hold := s.delay, s.hold
+	if hold != nil {
+		select {
+		case s.heldNow <- struct{}{}:
+		default: // nobody reads it; the wait goes on all the same
+		}
+	}
 	s.mu.Unlock()
 	time.Sleep(delay)
+	if hold != nil {
+		<-hold
+	}
 	reply("220 127.0.0.1 mailtest ready")
 	var from string
 	var to []string
