@@ -1007,7 +1007,7 @@ func (h *Handlers) draftFromForm(ctx context.Context, a models.Alignment, run mo
 	for i, ex := range f.examples {
 		score, err := strconv.ParseFloat(ex.Score, 64)
 		if err != nil {
-			return d, fmt.Errorf("example %d: score %q is not a number", i+1, ex.Score)
+			return d, fmt.Errorf("example %d: score %s is not a number", i+1, web.Quoted(ex.Score))
 		}
 		d.Examples = append(d.Examples, evaluator.Example{SampleID: ex.SampleID, Score: score, Reason: ex.Reason})
 	}
@@ -1188,7 +1188,7 @@ func (h *Handlers) showRubricVersion(c echo.Context) error {
 	}
 	n, err := strconv.Atoi(c.Param("version"))
 	if err != nil || n < 1 {
-		return models.Errorf(models.ENotFound, "%q is not a version number", c.Param("version"))
+		return models.Errorf(models.ENotFound, "%s is not a version number", web.Quoted(c.Param("version")))
 	}
 	r, err := h.DB.FindRubric(ctx, ws, id)
 	if err != nil {
