@@ -25,6 +25,11 @@ import (
 func TestChangeOwnDisplayName(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
+		// The local user (no account yet) has no name to change.
+		if rec := env.postForm("/account/name", url.Values{"name": {"Local"}}); rec.Code != http.StatusUnprocessableEntity ||
+			!strings.Contains(rec.Body.String(), "the local user has no account") {
+			t.Errorf("the local user's rename = %d, want 422 saying there is no account: %.300s", rec.Code, rec.Body)
+		}
 		owner := env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
 		ada := env.createUser(env.ws.ID, "ada@a.test", models.RoleViewer)
 		here := env.sessionCookie(ada)
