@@ -172,7 +172,8 @@ func TestChangeOwnDisplayName(t *testing.T) {
 // process restarted (the live figures of a running run follow the names:
 // TestLiveFiguresNameRenamedReviewer). A rename moves the human ratings
 // version of the runs of the workspaces the account rated in, and the page
-// names the reviewer as they are called now, and only that way.
+// names the reviewer as they are called now, and only that way; renamed as
+// another reviewer is called, numbered after them.
 func TestRenamedReviewerShownOnFinishedRunAtOnce(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
@@ -184,6 +185,16 @@ func TestRenamedReviewerShownOnFinishedRunAtOnce(t *testing.T) {
 		edith, err := env.db.CreateUser(ctx, env.ws.ID, models.RoleEditor, models.NewUser{Email: "edith@a.test", Name: "Edith Tor", Password: testPassword})
 		must(t, err)
 		owner := env.sessionCookie(env.createUser(env.ws.ID, "ow@a.test", models.RoleOwner))
+		// Ann reviewed before Edith: an Edith renamed "Ann" is "Ann (2)"
+		// (numbered by first review: TestDuplicateDisplayNamesNumberedByFirstReview).
+		ann, err := env.db.CreateUser(ctx, env.ws.ID, models.RoleEditor, models.NewUser{Email: "ann@a.test", Name: "Ann", Password: testPassword})
+		must(t, err)
+		for i := range 6 {
+			v := float64(1 + (i+1)%3)
+			_, err := env.db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: d.dataset.ID, RowID: rows[i].ID,
+				Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: ann.Email, UserID: &ann.ID, RunID: &a.ID, Score: &v, Lo: 1, Hi: 3})
+			must(t, err)
+		}
 		for i := range 6 {
 			v := float64(1 + i%3)
 			_, err := env.db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: d.dataset.ID, RowID: rows[i].ID,
@@ -201,6 +212,7 @@ func TestRenamedReviewerShownOnFinishedRunAtOnce(t *testing.T) {
 			{"", "Edith Tor", ""},
 			{"Edith Renamed", "Edith Renamed", "Edith Tor"},
 			{"Edie", "Edie", "Edith Renamed"},
+			{"Ann", "Ann (2)", "Edie"},
 		} {
 			if tc.rename != "" {
 				rec := env.send(http.MethodPost, "/account/name", url.Values{"name": {tc.rename}}, "", me)
