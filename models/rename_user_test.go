@@ -13,7 +13,7 @@ import (
 // writes the change to the audit log in one transaction: into every
 // workspace of the account, or, for an account in no workspace, into the
 // accounts' log that `batcheval admin account-events` lists. A refused
-// name writes nothing. Renaming an account that rated in a workspace moves
+// name writes nothing, and is refused when an account is made too. Renaming an account that rated in a workspace moves
 // the human ratings version of that workspace's runs (reports key its
 // ratings by name); renaming one that never rated moves none.
 func TestRenameUser(t *testing.T) {
@@ -101,6 +101,11 @@ func TestRenameUser(t *testing.T) {
 		}
 		if got, _ := events(models.AuditNameChanged); len(got) != 0 {
 			t.Fatalf("refused renames were audited: %+v", got)
+		}
+		// The same rule when an account is made (setup, invites, admin create-user).
+		if _, err := db.CreateUser(ctx, w.ws.ID, models.RoleViewer, models.NewUser{Email: "eve@a.test", Name: "Eve\x1b]0;owned\a", Password: "a long enough password"}); models.ErrorCode(err) != models.EInvalid ||
+			!strings.Contains(models.ErrorMessage(err), "control character U+001B") {
+			t.Errorf("an account made with an escape in its name: %v, want invalid naming the control character", err)
 		}
 		if _, err := db.RenameUser(ctx, 1<<40, "Nobody", by); models.ErrorCode(err) != models.ENotFound {
 			t.Errorf("renaming no account: %v, want not found", err)
