@@ -446,6 +446,7 @@ func (h *Handlers) accountView(c echo.Context) web.AccountView {
 	v := web.AccountView{Page: page(c, "Your account"), Workspaces: p.Workspaces, Mail: h.mailOn()}
 	if p.Kind == Account {
 		v.Account, v.Name, v.Email, v.Confirmed = true, p.User.Name, p.User.Email, p.User.EmailConfirmedAt != nil
+		v.NameInput = p.User.Name
 		if h.mailOn() {
 			// A link mailed to the account that did not arrive: said here,
 			// to its holder only (the sign-in page's "Forgot password?"
@@ -537,6 +538,33 @@ func (h *Handlers) changePassword(c echo.Context) error {
 	}
 	h.auditUserWorkspaces(c, u, p, models.AuditPasswordChanged, "other sessions signed out")
 	return redirect(c, "/account", "Your password is changed and your other sessions are signed out. "+resetKeepsTokens)
+}
+
+// changeName changes the signed-in person's own display name: the name
+// the members of their workspaces see and reports key their browser
+// ratings by (models.RenameUser). A refused name shows the form again with
+// the name as typed and the reason beside it, and changes nothing.
+func (h *Handlers) changeName(c echo.Context) error {
+	ctx := c.Request().Context()
+	p := principalOf(ctx)
+	if p.Kind != Account {
+		return errNoAccount
+	}
+	typed := c.FormValue("name")
+	r, err := h.DB.RenameUser(ctx, p.User.ID, typed, models.AuditEvent{ActorUserID: p.userID(), Actor: p.ActorLabel(), Address: c.RealIP()})
+	if models.ErrorCode(err) == models.EInvalid {
+		v := h.accountView(c)
+		v.NameInput, v.NameError = typed, upperFirst(models.ErrorMessage(err))+"."
+		return render(c, http.StatusUnprocessableEntity, web.AccountPage(v))
+	}
+	if err != nil {
+		return err
+	}
+	if r.Old == r.User.Name {
+		return redirect(c, "/account", "Your display name is already "+web.Quoted(r.User.Name)+": nothing changed.")
+	}
+	return redirect(c, "/account", "Your display name is now "+web.Quoted(r.User.Name)+" (it was "+web.Quoted(r.Old)+
+		"): your workspaces' members and every report naming your browser ratings show it from now on.")
 }
 
 // maxWrongCurrentPasswords is how many wrong current passwords one
@@ -923,7 +951,7 @@ func (h *Handlers) setRatingsExcluded(c echo.Context) error {
 		exclude = true
 	case "0":
 	default:
-		return models.Errorf(models.EInvalid, "exclude is 1 (leave the person's ratings out) or 0 (count them again), not %q", c.FormValue("exclude"))
+		return models.Errorf(models.EInvalid, "exclude is 1 (leave the person's ratings out) or 0 (count them again), not %s", web.Quoted(c.FormValue("exclude")))
 	}
 	if err := h.DB.SetRatingsExcluded(ctx, h.workspaceID(c), u.ID, exclude, principalOf(ctx).ActorLabel()); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -1007,7 +1008,7 @@ func (h *Handlers) draftFromForm(ctx context.Context, a models.Alignment, run mo
 	for i, ex := range f.examples {
 		score, err := strconv.ParseFloat(ex.Score, 64)
 		if err != nil {
-			return d, fmt.Errorf("example %d: score %q is not a number", i+1, ex.Score)
+			return d, fmt.Errorf("example %d: score %s is not a number", i+1, web.Quoted(ex.Score))
 		}
 		d.Examples = append(d.Examples, evaluator.Example{SampleID: ex.SampleID, Score: score, Reason: ex.Reason})
 	}
@@ -1188,7 +1189,13 @@ func (h *Handlers) showRubricVersion(c echo.Context) error {
 	}
 	n, err := strconv.Atoi(c.Param("version"))
 	if err != nil || n < 1 {
-		return models.Errorf(models.ENotFound, "%q is not a version number", c.Param("version"))
+		// The path's text as the address bar shows it (Echo gives the
+		// segment still escaped: "%20" for a space).
+		typed, uerr := url.PathUnescape(c.Param("version"))
+		if uerr != nil {
+			typed = c.Param("version")
+		}
+		return models.Errorf(models.ENotFound, "%s is not a version number", web.Quoted(typed))
 	}
 	r, err := h.DB.FindRubric(ctx, ws, id)
 	if err != nil {

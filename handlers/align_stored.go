@@ -204,7 +204,7 @@ func (h *Handlers) fillStoredCases(c echo.Context, v *web.AlignmentView, sum *re
 	if q := c.QueryParam("held"); q != "" {
 		n, err := strconv.Atoi(q)
 		if err != nil || n < 0 {
-			return models.Errorf(models.EInvalid, "held=%q is not a place in the dataset: follow the page's own links to the held-out samples", q)
+			return models.Errorf(models.EInvalid, "held=%s is not a place in the dataset: follow the page's own links to the held-out samples", web.Quoted(q))
 		}
 		from = n
 	}

@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -74,6 +76,46 @@ func TestMessagesQuoteNamesAsTyped(t *testing.T) {
 				return env.postForm(fmt.Sprintf("/projects/%d/rubrics", env.project.ID), f)
 			}, "The highest score " + shown + " is not a number"},
 		}
+		// An alignment of a finished run, for its page's messages.
+		src := env.waitRun(env.launch(d.launchForm("2", "10")), 60*time.Second)
+		started := env.postForm(fmt.Sprintf("/runs/%d/align", src.ID), url.Values{"criterion": {"0"}, "seed": {"3"}, "held_out_percent": {"50"}})
+		if started.Code != http.StatusSeeOther {
+			t.Fatalf("start an alignment: %d %.300s", started.Code, started.Body)
+		}
+		alignment := started.Header().Get("Location")
+		aID, _ := strconv.ParseInt(strings.TrimPrefix(alignment, "/alignments/"), 10, 64)
+		a, err := env.db.FindAlignment(ctx, env.ws.ID, aID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tests = append(tests, []struct {
+			what string
+			do   func(t *testing.T) *httptest.ResponseRecorder
+			want string
+		}{
+			{"alignment example's score refused", func(t *testing.T) *httptest.ResponseRecorder {
+				f := draftFormValues(a.Draft, "high")
+				f["example_score"][0] = name
+				return env.postForm(alignment+"/accept", f)
+			}, "example 1: score " + shown + " is not a number"},
+			{"alignment's held-out place refused", func(t *testing.T) *httptest.ResponseRecorder {
+				return env.get(alignment + "?held=" + url.QueryEscape(name))
+			}, "held=" + shown + " is not a place in the dataset"},
+			{"rubric version not a number", func(t *testing.T) *httptest.ResponseRecorder {
+				return env.get(fmt.Sprintf("/rubrics/%d/versions/%s", d.rubric.ID, url.PathEscape(name)))
+			}, shown + " is not a version number"},
+			// Last: with an account made, the server asks everyone to sign in.
+			{"exclude's value refused", func(t *testing.T) *httptest.ResponseRecorder {
+				owner := env.createUser(env.ws.ID, "owner@q.test", models.RoleOwner)
+				rows, err := env.db.ListDatasetRows(ctx, d.dataset.ID, 0, 1)
+				must(t, err)
+				v := 2.0
+				_, err = env.db.AddReviewRating(ctx, models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: d.dataset.ID, RowID: rows[0].ID,
+					Criterion: d.rubric.Criteria[0].Name, Reviewer: owner.Email, UserID: &owner.ID, Score: &v, Lo: 1, Hi: 5})
+				must(t, err)
+				return env.send(http.MethodPost, fmt.Sprintf("/members/%d/ratings", owner.ID), url.Values{"exclude": {name}}, "", env.sessionCookie(owner))
+			}, "exclude is 1 (leave the person&#39;s ratings out) or 0 (count them again), not " + shown},
+		}...)
 		for _, tt := range tests {
 			t.Run(tt.what, func(t *testing.T) {
 				rec := tt.do(t)
@@ -85,7 +127,7 @@ func TestMessagesQuoteNamesAsTyped(t *testing.T) {
 					body = env.followFlash(rec)
 				}
 				if !strings.Contains(body, tt.want) {
-					i := strings.Index(body, "Fake ")
+					i := strings.Index(body, "<main")
 					t.Fatalf("the page lacks %s; it shows: %s", tt.want, body[max(i-80, 0):min(max(i, 0)+160, len(body))])
 				}
 				// No escape the person did not type: \" (escaped &#34;) or \\.

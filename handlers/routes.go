@@ -209,9 +209,10 @@ func (h *Handlers) routes() []route {
 		{post, "/confirm/:token", h.confirm, Public},
 		{post, "/account/confirm", h.requestConfirmation, SignedIn},
 		{get, "/account", h.showAccount, SignedIn},
-		// The person's own password and sessions (accounts.go); the local
+		// The person's own name, password and sessions (accounts.go); the local
 		// user has neither and is refused.
 		{post, "/account/password", h.changePassword, SignedIn},
+		{post, "/account/name", h.changeName, SignedIn},
 		{post, "/account/sessions", h.signOutOtherSessions, SignedIn},
 		{post, "/account/workspace", h.switchWorkspace, SignedIn},
 		{post, "/workspaces", h.createWorkspace, SignedIn},

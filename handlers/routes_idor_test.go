@@ -45,6 +45,7 @@ var noForeignID = map[string]string{
 	"POST /account/confirm":         "the caller's own address",
 	"GET /account":                  "the caller's own account",
 	"POST /account/password":        "the caller's own account",
+	"POST /account/name":            "the caller's own account",
 	"POST /account/sessions":        "the caller's own sessions",
 	"POST /workspaces":              "creates a workspace of the caller's",
 	"GET /members":                  "the current workspace's members",

@@ -45,6 +45,7 @@ var wantAccess = map[string]Access{
 	"GET /account":                        SignedIn,
 	"POST /account/workspace":             SignedIn,
 	"POST /account/password":              SignedIn,
+	"POST /account/name":                  SignedIn,
 	"POST /account/sessions":              SignedIn,
 	"POST /workspaces":                    SignedIn,
 	"GET /members":                        Owner,

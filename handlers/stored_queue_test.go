@@ -463,7 +463,7 @@ func draftFromFormOld(h *Handlers, ctx context.Context, a models.Alignment, run 
 	for i, ex := range f.examples {
 		score, err := strconv.ParseFloat(ex.Score, 64)
 		if err != nil {
-			return d, fmt.Errorf("example %d: score %q is not a number", i+1, ex.Score)
+			return d, fmt.Errorf("example %d: score %s is not a number", i+1, web.Quoted(ex.Score))
 		}
 		e := evaluator.Example{SampleID: ex.SampleID, Score: score, Reason: ex.Reason}
 		if row, ok := byExternal[ex.SampleID]; ok {

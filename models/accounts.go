@@ -7,6 +7,7 @@ import (
 	"net/mail"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
@@ -125,13 +126,84 @@ func (n *NewUser) normalize() error {
 	if _, err := mail.ParseAddress(n.Email); err != nil || strings.ContainsAny(n.Email, "<> ") || len(n.Email) > 254 {
 		return Errorf(EInvalid, "%q is not an email address", n.Email)
 	}
-	if n.Name == "" {
-		return Errorf(EInvalid, "a name is needed (at most %d characters)", MaxNameLength)
-	}
-	if err := checkName("name", n.Name, MaxNameLength); err != nil {
+	name, err := CheckDisplayName(n.Name)
+	if err != nil {
 		return err
 	}
+	n.Name = name
 	return CheckPasswordStrength(n.Password)
+}
+
+// CheckDisplayName trims a person's display name and refuses an empty one,
+// one holding a line break or another control character (a tab, an escape:
+// the name is shown on one line in headers, member lists and reports, and
+// keys their browser ratings), and one longer than MaxNameLength.
+func CheckDisplayName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return "", Errorf(EInvalid, "a name is needed (at most %d characters)", MaxNameLength)
+	}
+	if err := CheckOneLine("name", name); err != nil {
+		return "", err
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return "", Errorf(EInvalid, "the name holds the control character U+%04X, which no one can see or type on purpose: write the name without it", r)
+		}
+	}
+	if err := checkLength("name", name, MaxNameLength); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// RenamedUser is what RenameUser did.
+type RenamedUser struct {
+	User User
+	// Old is the name the account had; equal to User.Name when the name
+	// given was the same and nothing was written.
+	Old string
+}
+
+// RenameUser sets the display name of account userID (checked with
+// CheckDisplayName) and writes ev (its actor and address; Action, Target
+// and Detail are set here) into the audit log of every workspace of the
+// account, or the accounts' log for one in no workspace, in one
+// transaction. Reports name a person's browser ratings by their display
+// name (ReviewRating.AnnotatorName), so every run of each workspace the
+// account rated in moves its human ratings version on in the same
+// transaction: no server process serves a finished run's report cached
+// with the old name (as SetRatingsExcluded does). The same name again
+// changes nothing.
+func (db *DB) RenameUser(ctx context.Context, userID int64, name string, ev AuditEvent) (RenamedUser, error) {
+	name, err := CheckDisplayName(name)
+	if err != nil {
+		return RenamedUser{}, err
+	}
+	var out RenamedUser
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var u User
+		if err := tx.First(&u, userID).Error; err != nil {
+			return notFound(err, "user", userID)
+		}
+		out = RenamedUser{User: u, Old: u.Name}
+		if u.Name == name {
+			return nil
+		}
+		now := time.Now().UTC()
+		if err := tx.Model(&User{}).Where("id = ?", userID).Updates(map[string]any{"name": name, "updated_at": now}).Error; err != nil {
+			return fmt.Errorf("rename user %d: %w", userID, err)
+		}
+		out.User.Name, out.User.UpdatedAt = name, now
+		rated := tx.Model(&ReviewRating{}).Distinct("workspace_id").Where("user_id = ?", userID)
+		if err := tx.Model(&Run{}).Where("workspace_id IN (?)", rated).UpdateColumn("humans_version", gorm.Expr("humans_version + 1")).Error; err != nil {
+			return fmt.Errorf("rename user %d: move the human ratings version on: %w", userID, err)
+		}
+		ev.Action, ev.Target = AuditNameChanged, u.Email
+		ev.Detail = fmt.Sprintf("%q → %q", u.Name, name)
+		return auditAccountTx(tx, userID, ev)
+	})
+	return out, err
 }
 
 // isUniqueViolation recognises a unique or primary-key conflict from either

@@ -54,6 +54,9 @@ const (
 	AuditPasswordChanged      = "password-changed"
 	AuditPasswordChangeFailed = "password-change-failed"
 	AuditOtherSessionsEnded   = "other-sessions-signed-out"
+	// AuditNameChanged: a person changed their own display name
+	// (RenameUser); the detail holds the old and the new name.
+	AuditNameChanged = "display-name-changed"
 )
 
 // AuditEvent is one line of a workspace's audit log.

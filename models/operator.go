@@ -144,8 +144,8 @@ func auditAccountTx(tx *gorm.DB, userID int64, ev AuditEvent) error {
 
 // AccountAuditEvent is an entry of the accounts' audit log: what was done
 // to an account that belonged to no workspace at the time (an operator's
-// reset link, a confirmation, a self-service reset), which no workspace's
-// audit log could hold. UserID is nil once the account is gone.
+// reset link, a confirmation, a self-service reset, a change of its own
+// display name), which no workspace's audit log could hold. UserID is nil once the account is gone.
 type AccountAuditEvent struct {
 	ID        int64
 	UserID    *int64

@@ -54,7 +54,7 @@ func accountEvents(ctx context.Context, args []string, getenv func(string) strin
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(stdout, "No entry in the accounts' audit log matches. It holds what was done to accounts in no workspace "+
-			"(an operator's reset link, a confirmation, a self-service reset); an account in workspaces has its entries in each workspace's audit log.")
+			"(an operator's reset link, a confirmation, a self-service reset, a change of its own name); an account in workspaces has its entries in each workspace's audit log.")
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)

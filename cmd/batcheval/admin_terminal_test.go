@@ -33,10 +33,16 @@ func TestAdminOutputHoldsNoTerminalControls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := db.CreateFirstOwner(ctx, def.ID, models.NewUser{Email: "eve@company.com", Name: evil, Password: "long enough password"})
+	u, err := db.CreateFirstOwner(ctx, def.ID, models.NewUser{Email: "eve@company.com", Name: "Eve", Password: "long enough password"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A display name with controls is refused now (models.CheckDisplayName);
+	// one stored before that rule is written directly.
+	if err := db.Gorm.Exec(`UPDATE users SET name = ? WHERE id = ?`, evil, u.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	u.Name = evil
 	ws, err := db.CreateWorkspace(ctx, "Lab "+evil, u.ID)
 	if err != nil {
 		t.Fatal(err)

@@ -237,6 +237,22 @@ func TestBrowserEveryPage(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="field-error-current_password"]`)),
 	)
 	pageCheck(t, ctx, "page-account-password-refused", false)
+	// The display name: a refused one (too long; maxlength stops only
+	// typing) beside its field, then a change the header shows at once.
+	b.do("name change refused", chromedp.Navigate(base+"/account"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="name-form"]`)),
+		chromedp.SetValue(chromedp.CSS(`#display_name`), strings.Repeat("a", 201)),
+		chromedp.Click(chromedp.CSS(`[data-testid="name-form"] button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="field-error-name"]`)),
+	)
+	pageCheck(t, ctx, "page-account-name-refused", false)
+	b.do("name changed", chromedp.SetValue(chromedp.CSS(`#display_name`), "Ada <Lovelace>"),
+		chromedp.Click(chromedp.CSS(`[data-testid="name-form"] button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)),
+	)
+	if got := b.eval(`document.querySelector('[data-testid="nav-user"]').textContent`); !strings.Contains(got, "Ada <Lovelace>") {
+		t.Errorf("after the name change the header says %q, want the new name as typed", got)
+	}
 	visitor := newTab(t)
 	for _, m := range modes {
 		setColorScheme(t, visitor, m.scheme)
