@@ -67,7 +67,9 @@ import (
 // summary-16: the judge-against-human chart's grid of counts (stored in
 // Scatter) counts a score on a cell's edge in the cell that edge opens, as
 // the histogram does (stats.BinIndex): a final 3.4 on a 1 to 5 scale was
-// counted under "2.6 to 3.4".
+// counted under "2.6 to 3.4"; and the note on human ratings that are all
+// one value inside the judge's range says so ("are all 1.5") where it said
+// they "span only 1.5 to 1.5".
 const summaryVersion = "summary-16"
 
 // storedSummary is a finished run's report without its samples, as stored
