@@ -807,40 +807,10 @@ func matchSamples(repA, repB *report.Report, cmp comparison, same bool) *matched
 		}
 	}
 	m.humansNote = compareHumansNote(repA, repB, cmp, otherHumans, len(m.rows))
-	// Largest disagreement first; samples missing a score on either side
-	// last; ties keep A's order (a stable sort on |A − B|, as the page
-	// always sorted).
-	type place struct {
-		i      int
-		absd   float64
-		scored bool
-	}
-	order := make([]place, len(m.rows))
-	for i, d := range diffs {
-		order[i] = place{i: i, scored: d != nil}
-		if d != nil {
-			order[i].absd = math.Abs(*d)
-		}
-	}
-	slices.SortStableFunc(order, func(x, y place) int {
-		switch {
-		case x.scored != y.scored:
-			if x.scored {
-				return -1
-			}
-			return 1
-		case !x.scored:
-			return 0
-		case x.absd > y.absd:
-			return -1
-		case y.absd > x.absd:
-			return 1
-		}
-		return 0
-	})
+	order := disagreementOrder(diffs)
 	sorted := make([]matchedRow, len(m.rows))
-	for k, p := range order {
-		sorted[k] = m.rows[p.i]
+	for k, i := range order {
+		sorted[k] = m.rows[i]
 	}
 	m.rows = sorted
 	px, py, missing := stats.Pairs(xs, ys)
@@ -1183,4 +1153,51 @@ func compareCostOf(run models.Run, samples int) web.CompareCost {
 		}
 	}
 	return cc
+}
+
+// disagreementOrder orders the compared samples, given each one's A − B on
+// the 0 to 1 scale (nil when either score is missing): largest
+// disagreement first, samples missing a score on either side last, and
+// ties in A's order (a stable sort, as the page always sorted). Two
+// differences that are the same decimal count as a tie even when their
+// floats differ in the last bits: 2.2 − 1.9333… and 2.1333… − 1.8666… on
+// a 1 to 3 scale are 0.13333333333333341 and 0.1333333333333333, and
+// sorting the floats put the second group's samples after the first's
+// whatever A's order. Differences are compared rounded to nine decimals,
+// far below the two the page shows and far above the noise of the
+// arithmetic (about 1e-16).
+func disagreementOrder(diffs []*float64) []int {
+	type place struct {
+		i      int
+		key    float64
+		scored bool
+	}
+	order := make([]place, len(diffs))
+	for i, d := range diffs {
+		order[i] = place{i: i, scored: d != nil}
+		if d != nil {
+			order[i].key = math.Round(math.Abs(*d) * 1e9)
+		}
+	}
+	slices.SortStableFunc(order, func(x, y place) int {
+		switch {
+		case x.scored != y.scored:
+			if x.scored {
+				return -1
+			}
+			return 1
+		case !x.scored:
+			return 0
+		case x.key > y.key:
+			return -1
+		case y.key > x.key:
+			return 1
+		}
+		return 0
+	})
+	out := make([]int, len(order))
+	for k, p := range order {
+		out[k] = p.i
+	}
+	return out
 }

@@ -852,6 +852,10 @@ func humanOnJudgeScale(hlo, hhi float64, crit evaluator.Criterion) (func(float64
 		return func(h float64) float64 { return stats.Rescale(h, hlo, hhi, crit.Lo, crit.Hi) },
 			fmt.Sprintf("The human ratings (%s to %s) lie outside the judge's %s, so for the errors they are mapped linearly from their lowest and highest values onto it (%s becomes %s, %s becomes %s): one extreme rating moves every error, so compare them between runs, not as absolute values.",
 				fmtScale(hlo), fmtScale(hhi), judge, fmtScale(hlo), fmtScale(crit.Lo), fmtScale(hhi), fmtScale(crit.Hi))
+	case hhi-hlo < narrowHumanSpan*(crit.Hi-crit.Lo) && !(hhi > hlo):
+		// One value has no span to speak of ("span only 1.5 to 1.5").
+		return asGiven, fmt.Sprintf("The errors compare the human ratings as given with the judge's scores. The human ratings are all %s, within the judge's %s: if they were given on another scale, the errors mix two scales, so compare them between runs, not as absolute values.",
+			fmtScale(hlo), judge)
 	case hhi-hlo < narrowHumanSpan*(crit.Hi-crit.Lo):
 		return asGiven, fmt.Sprintf("The errors compare the human ratings as given with the judge's scores. The human ratings span only %s to %s of the judge's %s: if they were given on another scale, the errors mix two scales, so compare them between runs, not as absolute values.",
 			fmtScale(hlo), fmtScale(hhi), judge)

@@ -209,6 +209,8 @@ func TestDecompositionNoteNamesANarrowHumanScale(t *testing.T) {
 		{"the judge's scale", [4]float64{1, 1.5, 2.5, 3}, "", []string{"two scales"}},
 		{"outside the judge's range", [4]float64{0, 1, 3, 4}, "lie outside the judge's 1 to 3, so for the errors they are mapped linearly", []string{"span only"}},
 		{"a narrow span inside it", [4]float64{1, 1.2, 1.6, 1.8}, "span only 1 to 1.8 of the judge's 1 to 3", []string{"outside"}},
+		// A constant column read "span only 1.5 to 1.5 of the judge's 1 to 3".
+		{"one rating for every sample", [4]float64{1.5, 1.5, 1.5, 1.5}, "The human ratings are all 1.5, within the judge's 1 to 3", []string{"outside", "span only"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run, ds, rows, batches, scores := fixture()

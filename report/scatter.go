@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/batcheval/batcheval/evaluator/stats"
 )
 
 // MaxScatterPoints is the most points a scatter draws: beyond a few
@@ -122,9 +124,12 @@ func AxisCell(levels []float64, lo, hi float64) (cell func(float64) int, n int) 
 			return min(i, len(levels)-1)
 		}, len(levels)
 	}
-	w := (hi - lo) / gridBins
+	// The bins and their edges are the histogram's (stats.BinIndex), as
+	// the page names the cells after stats.Histogram's bins: a plain
+	// floor((v-lo)/width) put a final score of 3.4 on a 1 to 5 scale in
+	// the cell "2.6 to 3.4" ((3.4-1)/0.8 is 2.9999999999999996).
 	return func(v float64) int {
-		return min(max(int(math.Floor((v-lo)/w)), 0), gridBins-1)
+		return stats.BinIndex(v, lo, hi, gridBins)
 	}, gridBins
 }
 

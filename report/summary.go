@@ -64,7 +64,13 @@ import (
 // ratings, and the computed mean is named "mean of a1, a2, a3 (computed)"
 // (models.WithAnnotatorMeanAmong): a criterion reading the real column read
 // the computed mean instead, and its stored summary kept those figures.
-const summaryVersion = "summary-15"
+// summary-16: the judge-against-human chart's grid of counts (stored in
+// Scatter) counts a score on a cell's edge in the cell that edge opens, as
+// the histogram does (stats.BinIndex): a final 3.4 on a 1 to 5 scale was
+// counted under "2.6 to 3.4"; and the note on human ratings that are all
+// one value inside the judge's range says so ("are all 1.5") where it said
+// they "span only 1.5 to 1.5".
+const summaryVersion = "summary-16"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).

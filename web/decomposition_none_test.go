@@ -27,6 +27,11 @@ func TestDecompositionWithoutSamplesSaysWhy(t *testing.T) {
 		{"no human column", report.CriterionReport{Decomposition: nan, DecompositionNote: "Needs human ratings."}, "has no human rating column", false},
 		{"no sample rated and scored", report.CriterionReport{HasHuman: true, Decomposition: nan}, "no sample has both a human rating and a score", false},
 		{"rated samples", report.CriterionReport{HasHuman: true, Decomposition: stats.Decomposition{EnsembleErr: 0.5, MeanRoundErr: 0.75, MeanVariance: 0.25, N: 7}}, "over 7 samples", true},
+		// A one-sample run read "(over 1 samples)", and a large one
+		// "(over 1080 samples)" where every other count on the page
+		// groups its thousands ("1,080").
+		{"one rated sample", report.CriterionReport{HasHuman: true, Decomposition: stats.Decomposition{EnsembleErr: 0.49, MeanRoundErr: 0.5, MeanVariance: 0.01, N: 1}}, "over 1 sample)", true},
+		{"thousands of rated samples", report.CriterionReport{HasHuman: true, Decomposition: stats.Decomposition{EnsembleErr: 0.5, MeanRoundErr: 0.75, MeanVariance: 0.25, N: 1080}}, "over 1,080 samples", true},
 	} {
 		var buf bytes.Buffer
 		if err := decompositionLines(tc.c).Render(context.Background(), &buf); err != nil {

@@ -123,18 +123,28 @@ func Histogram(values []float64, lo, hi float64, bins int) []Bin {
 		out[i].Lo = edge(lo, hi, i, bins)
 		out[i].Hi = edge(lo, hi, i+1, bins)
 	}
-	width := (hi - lo) / float64(bins)
 	for _, v := range values {
 		if !finite(v) || v < lo || v > hi {
 			continue
 		}
-		i := int(math.Floor((v-lo)/width + binTolerance))
-		if i >= bins {
-			i = bins - 1 // v == hi, or a hair below it
-		}
-		out[i].Count++
+		out[BinIndex(v, lo, hi, bins)].Count++
 	}
 	return out
+}
+
+// BinIndex is the bin, 0 to bins-1, that Histogram counts v in among bins
+// equal-width bins of [lo, hi]: closed on the left, the last also holding
+// hi, and a value within binTolerance of a bin width below an edge counted
+// as on the edge (3.4 on a 1 to 5 scale in five bins is 2.9999999999999996
+// widths from 1, and belongs in the bin "3.4 to 4.2"). A value below lo
+// counts in the first bin and one above hi in the last. Every figure that
+// counts values per bin (the histogram, the judge-against-human grid)
+// uses it, so a value is counted under the same edges everywhere. bins
+// must be at least 1 and hi above lo.
+func BinIndex(v, lo, hi float64, bins int) int {
+	width := (hi - lo) / float64(bins)
+	i := int(math.Floor((v-lo)/width + binTolerance))
+	return min(max(i, 0), bins-1)
 }
 
 func edge(lo, hi float64, i, bins int) float64 {
