@@ -511,7 +511,9 @@ func (h *Handlers) require(a Access) echo.MiddlewareFunc {
 			}
 			if need := a.role(); need != "" {
 				if p.Left != "" && (p.Workspace.ID == 0 || !safeMethod(c.Request().Method)) {
-					return echo.NewHTTPError(http.StatusForbidden, leftWorkspaceText(p, true))
+					// "Nothing you sent was saved" only of a form: a page
+					// asked for sent nothing.
+					return echo.NewHTTPError(http.StatusForbidden, leftWorkspaceText(p, !safeMethod(c.Request().Method)))
 				}
 				if p.Workspace.ID == 0 {
 					return echo.NewHTTPError(http.StatusForbidden, "You are not a member of any workspace yet: ask an owner of one for an invite, or create a workspace of your own on Your account.")

@@ -250,7 +250,9 @@ func (h *Handlers) routes() []route {
 		{get, "/rubrics/:id/edit", h.editRubric, Viewer},
 		{get, "/rubrics/:id", h.showRubric, Viewer},
 		{post, "/rubrics/:id", h.postRubric, Editor},
-		{post, "/rubrics/preview", h.previewRubric, Editor},
+		// The prompt preview writes nothing: viewers choose the dataset and
+		// criterion it shows, over the rubric as stored (previewRubric).
+		{post, "/rubrics/preview", h.previewRubric, Viewer},
 		{post, "/projects/:id/rubrics/import", h.importRubric, Editor},
 		{get, "/rubrics/:id/export", h.exportRubric, Viewer},
 

@@ -73,7 +73,7 @@ var wantAccess = map[string]Access{
 	"GET /rubrics/:id/edit":               Viewer,
 	"GET /rubrics/:id":                    Viewer,
 	"POST /rubrics/:id":                   Editor,
-	"POST /rubrics/preview":               Editor,
+	"POST /rubrics/preview":               Viewer,
 	"POST /projects/:id/rubrics/import":   Editor,
 	"GET /rubrics/:id/export":             Viewer,
 	"GET /judges":                         Viewer,

@@ -232,6 +232,13 @@ func (h *Handlers) editRubric(c echo.Context) error {
 	}
 	f := formOfRubric(r.Name, r.Evaluator())
 	f.revision = r.Revision()
+	// The preview's dataset and criterion, as a viewer's Preview button
+	// (a GET of this page) chooses them.
+	f.PreviewDataset, _ = strconv.ParseInt(c.QueryParam("preview_dataset"), 10, 64)
+	f.PreviewCriterion, _ = strconv.Atoi(c.QueryParam("preview_criterion"))
+	if f.PreviewCriterion < 0 || f.PreviewCriterion >= len(f.Criteria) {
+		f.PreviewCriterion = 0
+	}
 	return h.renderRubricEditor(c, http.StatusOK, p, r, f, "", true)
 }
 
@@ -371,6 +378,9 @@ func (h *Handlers) rubricSavedMeanwhile(c echo.Context, p models.Project, id int
 }
 
 // previewRubric renders the prompt preview fragment for live previews.
+// Viewers read a rubric's page too, and choose the dataset and criterion
+// its preview shows: for them it previews the rubric as stored, whatever
+// the form holds, since they change no rubric.
 func (h *Handlers) previewRubric(c echo.Context) error {
 	params, err := c.FormParams()
 	if err != nil {
@@ -384,6 +394,15 @@ func (h *Handlers) previewRubric(c echo.Context) error {
 			return err
 		}
 		stored = r
+	}
+	if p := principalOf(c.Request().Context()); !p.Role.AtLeast(models.RoleEditor) {
+		if stored.ID == 0 {
+			// Only an editor's new-rubric page previews a rubric not saved.
+			return models.Errorf(models.EInvalid, "rubric_id is missing: as %s you preview a saved rubric, so give its id (open the rubric's page)", p.Role)
+		}
+		dataset, criterion := f.PreviewDataset, f.PreviewCriterion
+		f = formOfRubric(stored.Name, stored.Evaluator())
+		f.PreviewDataset, f.PreviewCriterion = dataset, criterion
 	}
 	return render(c, http.StatusOK, web.RubricPreviewFragment(h.buildPreview(c.Request().Context(), h.workspaceID(c), f, stored)))
 }
@@ -401,6 +420,9 @@ func (h *Handlers) renderRubricEditor(c echo.Context, status int, p models.Proje
 	if r.ID != 0 {
 		action = "/rubrics/" + strconv.FormatInt(r.ID, 10)
 		title = "Edit " + r.Name
+		if !principalOf(ctx).Role.AtLeast(models.RoleEditor) {
+			title = r.Name // a viewer reads it
+		}
 	}
 	v := web.RubricEditorView{
 		Page: page(c, title), Project: p, RubricID: r.ID, Action: action,

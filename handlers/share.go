@@ -87,6 +87,18 @@ func shareOf(c echo.Context) (models.ShareLink, web.SharedPage) {
 	return *l, web.SharedPage{Base: shareBase(c.Param("token")), Expires: l.ExpiresAt}
 }
 
+// sharedReportGone words for a share link's visitor a report whose run,
+// experiment or compared run was deleted (in the trash, or purged since):
+// the model's "run 7 does not exist (or is not in this workspace)" speaks
+// of a workspace the visitor knows nothing of and says nothing to do.
+// Other errors pass as they are.
+func sharedReportGone(err error, what string) error {
+	if models.ErrorCode(err) != models.ENotFound {
+		return err
+	}
+	return models.Errorf(models.ENotFound, "this shared report opens nothing now: %s was deleted. Ask the person who sent you the link to restore it or send a new link", what)
+}
+
 func id64(p *int64) int64 {
 	if p == nil {
 		return 0
@@ -102,7 +114,7 @@ func (h *Handlers) showShared(c echo.Context) error {
 	case models.ShareRun:
 		run, err := h.DB.FindRun(ctx, link.WorkspaceID, id64(link.RunID))
 		if err != nil {
-			return err
+			return sharedReportGone(err, "the run it shows")
 		}
 		facts, err := h.reportFacts(ctx, run)
 		if err != nil {
@@ -126,7 +138,7 @@ func (h *Handlers) showShared(c echo.Context) error {
 	case models.ShareExperiment:
 		e, err := h.DB.FindExperiment(ctx, link.WorkspaceID, id64(link.ExperimentID))
 		if err != nil {
-			return err
+			return sharedReportGone(err, "the experiment it shows")
 		}
 		v, err := h.experimentView(c, e, false)
 		if err != nil {
@@ -140,7 +152,7 @@ func (h *Handlers) showShared(c echo.Context) error {
 	case models.ShareCompare:
 		cmp, err := h.comparisonOf(c, [2]int64{id64(link.RunID), id64(link.OtherRunID)})
 		if err != nil {
-			return err
+			return sharedReportGone(err, "a run it compares")
 		}
 		v, err := h.compareView(c.Request().Context(), cmp, 0, compareRowsShown, false)
 		if p := preparingOf(err); p != nil {
@@ -188,7 +200,7 @@ func (h *Handlers) showSharedSample(c echo.Context) error {
 	case models.ShareRun:
 		run, err := h.DB.FindRun(ctx, link.WorkspaceID, id64(link.RunID))
 		if err != nil {
-			return err
+			return sharedReportGone(err, "the run it shows")
 		}
 		v, err := h.runSampleView(c, run, rowID, true)
 		if err != nil {
@@ -202,7 +214,7 @@ func (h *Handlers) showSharedSample(c echo.Context) error {
 	case models.ShareCompare:
 		cmp, err := h.comparisonOf(c, [2]int64{id64(link.RunID), id64(link.OtherRunID)})
 		if err != nil {
-			return err
+			return sharedReportGone(err, "a run it compares")
 		}
 		v, err := h.compareSampleView(c, cmp, rowID)
 		if err != nil {
@@ -226,13 +238,13 @@ func (h *Handlers) downloadSharedReport(c echo.Context) error {
 	case models.ShareRun:
 		run, err := h.DB.FindRun(ctx, link.WorkspaceID, id64(link.RunID))
 		if err != nil {
-			return err
+			return sharedReportGone(err, "the run it shows")
 		}
 		return h.sendStandalone(c, run)
 	case models.ShareExperiment:
 		e, err := h.DB.FindExperiment(ctx, link.WorkspaceID, id64(link.ExperimentID))
 		if err != nil {
-			return err
+			return sharedReportGone(err, "the experiment it shows")
 		}
 		return h.sendStandaloneExperiment(c, e)
 	}

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -48,6 +49,22 @@ func TestShareLinkPastItsEndOpensNothing(t *testing.T) {
 				}
 				if want == http.StatusNotFound && (strings.Contains(rec.Body.String(), "Methods on the") || strings.Contains(rec.Body.String(), "BatchEval &lt;default&gt;")) {
 					t.Errorf("%s %s link, GET %s shows the report", what, kind, p)
+				}
+				// The visitor is told why, in words for someone outside
+				// the workspace (QA review44: "run 7 does not exist (or
+				// is not in this workspace)", with nothing to do).
+				if what == "a trashed object's" {
+					body := html.UnescapeString(rec.Body.String())
+					wantWhy := map[string]string{"run": "the run it shows was deleted", "comparison": "a run it compares was deleted",
+						"experiment": "the experiment it shows was deleted"}[kind]
+					for _, w := range []string{wantWhy, "Ask the person who sent you the link"} {
+						if !strings.Contains(body, w) {
+							t.Errorf("%s %s link, GET %s does not say %q: %.400s", what, kind, p, w, body)
+						}
+					}
+					if strings.Contains(body, "workspace") || strings.Contains(body, "does not exist") {
+						t.Errorf("%s %s link, GET %s speaks of a workspace: %.400s", what, kind, p, body)
+					}
 				}
 			}
 		}

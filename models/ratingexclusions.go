@@ -37,8 +37,11 @@ type Rater struct {
 	User User
 	// Role is their role now; "" when they are no longer a member.
 	Role Role
-	// Ratings counts their reviews that hold a rating (every submission,
-	// on any scale).
+	// Ratings counts the ratings they hold now: the samples and criteria
+	// whose latest review by them holds a rating. A sample rated again, or
+	// a comment added later, is still one rating, and a withdrawn one is
+	// none (it counted every submission, so "their 24 ratings still count"
+	// could be said of 14 ratings).
 	Ratings int64
 	// Excluded is the exclusion, nil while their ratings count.
 	Excluded *RatingExclusion
@@ -100,8 +103,13 @@ func (db *DB) ListRaters(ctx context.Context, wsID int64) ([]Rater, error) {
 		UserID  int64
 		Ratings int64
 	}
-	if err := db.Reader(ctx).Model(&ReviewRating{}).Select("user_id, COUNT(*) AS ratings").
-		Where("workspace_id = ? AND user_id IS NOT NULL AND score IS NOT NULL", wsID).Group("user_id").Scan(&counts).Error; err != nil {
+	// Everyone who ever gave a rating is listed (a report recomputed before
+	// they withdrew it may still count it), with the ratings they hold now:
+	// each sample and criterion's latest review by them, when it holds one.
+	if err := db.Reader(ctx).Raw(`SELECT user_id, SUM(CASE WHEN n = 1 AND score IS NOT NULL THEN 1 ELSE 0 END) AS ratings
+		FROM (SELECT user_id, score, ROW_NUMBER() OVER (PARTITION BY user_id, dataset_id, row_id, criterion ORDER BY id DESC) AS n
+			FROM review_ratings WHERE workspace_id = ? AND user_id IS NOT NULL) latest
+		GROUP BY user_id HAVING COUNT(score) > 0`, wsID).Scan(&counts).Error; err != nil {
 		return nil, fmt.Errorf("count the ratings of workspace %d: %w", wsID, err)
 	}
 	var excl []RatingExclusion
