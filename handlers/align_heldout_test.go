@@ -91,6 +91,7 @@ func heldOutSetup(t *testing.T, env *testEnv, n int, seed int64) (run models.Run
 // new choice of human ratings for a held-out run, another seed or another
 // alignment do not get the cached comparison.
 func TestHeldOutComparisonInBackground(t *testing.T) {
+	serialTest(t) // sets pairLiveSamples
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		const n = 120
 		run, a := heldOutSetup(t, env, n, 7)
@@ -224,6 +225,7 @@ func TestHeldOutComparisonInBackground(t *testing.T) {
 // failed, it is tried again) instead of "being computed" as if nothing had
 // happened; after the pause a new attempt starts, and its figures show.
 func TestHeldOutComparisonFailureIsSaid(t *testing.T) {
+	serialTest(t) // sets pairLiveSamples
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		const n = 60
 		run, a := heldOutSetup(t, env, n, 3)

@@ -96,6 +96,7 @@ func heldOutSection(body string) string {
 // process's memory: the second showed "Launch" and a click made a second
 // copy, the later one recorded.
 func TestHeldOutPreparingSeenByEveryProcess(t *testing.T) {
+	serialTest(t) // sets heldOutInlineSamples
 	for _, d := range dbtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()
@@ -159,6 +160,7 @@ func TestHeldOutPreparingSeenByEveryProcess(t *testing.T) {
 // state lived in the crashed process's memory: the other process never
 // said they were being prepared.
 func TestHeldOutPreparationStoppedWithItsProcess(t *testing.T) {
+	serialTest(t) // sets heldOutInlineSamples
 	for _, d := range dbtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()

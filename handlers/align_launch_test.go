@@ -24,6 +24,7 @@ import (
 // the page, keeps no dataset, and offers to launch again, which then
 // launches them.
 func TestLargeHeldOutPartPreparedInTheBackground(t *testing.T) {
+	serialTest(t) // sets heldOutInlineSamples
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
 		src := alignDemoRun(t, env, "browser")
@@ -158,6 +159,7 @@ func TestLargeHeldOutPartPreparedInTheBackground(t *testing.T) {
 // read "...The details are in the server log.. Launch them again from
 // this page."
 func TestHeldOutLaunchFailureSaysOneSentence(t *testing.T) {
+	serialTest(t) // sets heldOutInlineSamples
 	for _, tc := range []struct {
 		name   string
 		inline int

@@ -18,6 +18,7 @@ import (
 // tests are computed in the background, it says "pending" with a time to
 // ask again, and the verdict once they are done.
 func TestAPICompareHasTheAgreementVerdict(t *testing.T) {
+	serialTest(t) // sets pairLiveSamples
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		x := env.demoExperiment()
 		api := newAPIClient(t, env)

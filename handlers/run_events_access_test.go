@@ -102,6 +102,7 @@ func TestProgressStreamEndsWhenAccessEnds(t *testing.T) {
 // product's timings after. Not for parallel tests: the timings are the
 // package's.
 func shortStreamTimings(t *testing.T) {
+	serialTest(t) // the timings are package-level
 	t.Helper()
 	poll, recheck := progressPoll, accessRecheck
 	progressPoll, accessRecheck = 100*time.Millisecond, 400*time.Millisecond

@@ -244,6 +244,7 @@ func noisyCopy(t *testing.T, db *models.DB, ds models.Dataset, n int) (models.Da
 // every figure, read from the stored summaries and per-sample results, are
 // exactly those of the full reports the pages built before.
 func TestComparisonsFromStoredResults(t *testing.T) {
+	serialTest(t) // sets pairLiveSamples
 	const n = 240
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
 		ctx := context.Background()
@@ -497,6 +498,7 @@ func TestComparisonPagesWhileResultsArePrepared(t *testing.T) {
 // the page drawn from the full report when the run fits on one page, and a
 // larger run's page lists one page of samples with a pager.
 func TestSharedRunPageFromStoredSummary(t *testing.T) {
+	serialTest(t) // sets sharedPageSize
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		run := env.waitRun(env.launch(env.demo().launchForm("2", "5")), 60*time.Second)
 		ctx := env.localCtx()
