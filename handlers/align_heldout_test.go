@@ -91,7 +91,6 @@ func heldOutSetup(t *testing.T, env *testEnv, n int, seed int64) (run models.Run
 // new choice of human ratings for a held-out run, another seed or another
 // alignment do not get the cached comparison.
 func TestHeldOutComparisonInBackground(t *testing.T) {
-	serialTest(t) // sets pairLiveSamples
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		const n = 120
 		run, a := heldOutSetup(t, env, n, 7)
@@ -123,9 +122,7 @@ func TestHeldOutComparisonInBackground(t *testing.T) {
 
 		// Past pairLiveSamples: the first views do not wait, one
 		// computation serves them all, and its figures are the same.
-		was := pairLiveSamples
-		pairLiveSamples = n / 2
-		defer func() { pairLiveSamples = was }()
+		env.h.pairLiveSamples = n / 2
 		env.h.reports = newReportCache()
 		bg := heldOutCounter{hold: true, release: make(chan struct{})}
 		bg.install(env.h.reports)
@@ -225,13 +222,10 @@ func TestHeldOutComparisonInBackground(t *testing.T) {
 // failed, it is tried again) instead of "being computed" as if nothing had
 // happened; after the pause a new attempt starts, and its figures show.
 func TestHeldOutComparisonFailureIsSaid(t *testing.T) {
-	serialTest(t) // sets pairLiveSamples
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		const n = 60
 		run, a := heldOutSetup(t, env, n, 3)
-		was := pairLiveSamples
-		pairLiveSamples = n / 2
-		defer func() { pairLiveSamples = was }()
+		env.h.pairLiveSamples = n / 2
 		rc := newReportCache()
 		env.h.reports = rc
 		var attempts atomic.Int64

@@ -96,7 +96,7 @@ func heldOutSection(body string) string {
 // process's memory: the second showed "Launch" and a click made a second
 // copy, the later one recorded.
 func TestHeldOutPreparingSeenByEveryProcess(t *testing.T) {
-	serialTest(t) // sets heldOutInlineSamples
+	parallelTest(t)
 	for _, d := range dbtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()
@@ -104,9 +104,7 @@ func TestHeldOutPreparingSeenByEveryProcess(t *testing.T) {
 			env := newTestEnv(t, openStore(t, dsn))
 			second := newServerProcess(t, env, dsn)
 			src := alignDemoRun(t, env, "browser")
-			was := heldOutInlineSamples
-			heldOutInlineSamples = 0
-			t.Cleanup(func() { heldOutInlineSamples = was })
+			env.h.heldOutInline, second.h.heldOutInline = 0, 0
 
 			a := startAlignment(t, env, src, 11)
 			datasets := env.countDatasets()
@@ -160,7 +158,7 @@ func TestHeldOutPreparingSeenByEveryProcess(t *testing.T) {
 // state lived in the crashed process's memory: the other process never
 // said they were being prepared.
 func TestHeldOutPreparationStoppedWithItsProcess(t *testing.T) {
-	serialTest(t) // sets heldOutInlineSamples
+	parallelTest(t)
 	for _, d := range dbtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()
@@ -170,9 +168,7 @@ func TestHeldOutPreparationStoppedWithItsProcess(t *testing.T) {
 			// Short, so the test waits seconds for the lapse, not minutes.
 			crashing.h.heldOutLease = 2 * time.Second
 			src := alignDemoRun(t, env, "browser")
-			was := heldOutInlineSamples
-			heldOutInlineSamples = 0
-			t.Cleanup(func() { heldOutInlineSamples = was })
+			env.h.heldOutInline, crashing.h.heldOutInline = 0, 0
 
 			a := startAlignment(t, env, src, 5)
 			datasets := env.countDatasets()

@@ -24,7 +24,6 @@ import (
 // the page, keeps no dataset, and offers to launch again, which then
 // launches them.
 func TestLargeHeldOutPartPreparedInTheBackground(t *testing.T) {
-	serialTest(t) // sets heldOutInlineSamples
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
 		src := alignDemoRun(t, env, "browser")
@@ -39,9 +38,7 @@ func TestLargeHeldOutPartPreparedInTheBackground(t *testing.T) {
 		inline := alignAccepted(t, env, src, 11)
 		want, wantNotes := copyOf(inline)
 
-		was := heldOutInlineSamples
-		heldOutInlineSamples = 0
-		t.Cleanup(func() { heldOutInlineSamples = was })
+		env.h.heldOutInline = 0
 		rc := env.h.reports
 		start := func() models.Alignment {
 			t.Helper()
@@ -159,7 +156,6 @@ func TestLargeHeldOutPartPreparedInTheBackground(t *testing.T) {
 // read "...The details are in the server log.. Launch them again from
 // this page."
 func TestHeldOutLaunchFailureSaysOneSentence(t *testing.T) {
-	serialTest(t) // sets heldOutInlineSamples
 	for _, tc := range []struct {
 		name   string
 		inline int
@@ -168,9 +164,7 @@ func TestHeldOutLaunchFailureSaysOneSentence(t *testing.T) {
 			eachDB(t, func(t *testing.T, env *testEnv) {
 				ctx := context.Background()
 				src := alignDemoRun(t, env, "imported")
-				was := heldOutInlineSamples
-				heldOutInlineSamples = tc.inline
-				t.Cleanup(func() { heldOutInlineSamples = was })
+				env.h.heldOutInline = tc.inline
 				rec := env.postForm(fmt.Sprintf("/runs/%d/align", src.ID), url.Values{"criterion": {"0"}, "seed": {"3"}, "held_out_percent": {"50"}})
 				if rec.Code != http.StatusSeeOther {
 					t.Fatalf("start: %d", rec.Code)

@@ -244,7 +244,6 @@ func noisyCopy(t *testing.T, db *models.DB, ds models.Dataset, n int) (models.Da
 // every figure, read from the stored summaries and per-sample results, are
 // exactly those of the full reports the pages built before.
 func TestComparisonsFromStoredResults(t *testing.T) {
-	serialTest(t) // sets pairLiveSamples
 	const n = 240
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
 		ctx := context.Background()
@@ -358,9 +357,7 @@ func TestComparisonsFromStoredResults(t *testing.T) {
 
 		// Past pairLiveSamples the tests are computed in the background:
 		// the first view says so, a view after it has the same figures.
-		was := pairLiveSamples
-		pairLiveSamples = n / 2
-		defer func() { pairLiveSamples = was }()
+		h.pairLiveSamples = n / 2
 		h.reports = newReportCache()
 		pending, err := h.experimentVerdict(ctx, gotFigs, nil)
 		mustB(t, err)
