@@ -236,6 +236,7 @@ func TestHeldOutPreparationStoppedWithItsProcess(t *testing.T) {
 // which its first owner neither renews nor ends it; one ended is claimed
 // again.
 func TestHeldOutLaunchClaimedOnce(t *testing.T) {
+	parallelTest(t)
 	for _, d := range dbtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()
@@ -310,6 +311,7 @@ func TestHeldOutLaunchClaimedOnce(t *testing.T) {
 // seen stopped and taken over. Before, the second process took it over as
 // soon as the lease lapsed. A 300 ms lease here (2 minutes in production).
 func TestHeldOutLaunchLiveAfterItsLeaseLapses(t *testing.T) {
+	parallelTest(t)
 	ctx := context.Background()
 	dsn := dbtest.DSN(t, models.SQLite)
 	env := newTestEnv(t, openStore(t, dsn))
