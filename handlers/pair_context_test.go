@@ -22,6 +22,7 @@ import (
 // said "the previous attempt failed" for as long as the pairing stayed
 // cached.
 func TestBackgroundAgreementOutlivesItsRequest(t *testing.T) {
+	parallelTest(t)
 	const n = 240
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
 		ctx := context.Background()

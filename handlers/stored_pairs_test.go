@@ -244,6 +244,7 @@ func noisyCopy(t *testing.T, db *models.DB, ds models.Dataset, n int) (models.Da
 // every figure, read from the stored summaries and per-sample results, are
 // exactly those of the full reports the pages built before.
 func TestComparisonsFromStoredResults(t *testing.T) {
+	parallelTest(t)
 	const n = 240
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
 		ctx := context.Background()
