@@ -15,7 +15,6 @@ import (
 // least argon2id allows here (a few hundred accounts are made and signed
 // in); models' TestPasswordHash checks the production parameters.
 func TestMain(m *testing.M) {
-	testParallelism()
 	judge.SetEgress(judge.Egress{AllowLoopback: true})
 	models.CheapPasswordHashesInTests()
 	os.Exit(m.Run())

@@ -1,9 +1,6 @@
 package handlers
 
 import (
-	"flag"
-	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -12,8 +9,10 @@ import (
 // Most of this package's tests wait: for a run on the simulated judge, for
 // the runner's poll, for PostgreSQL's round trips. So a top-level test
 // that calls eachDB runs in parallel with the others (see parallelTest),
-// each on databases and a server of its own; `go test -parallel` (which
-// TestMain raises, see testParallelism) bounds how many at once.
+// each on databases and a server of its own; `go test -parallel` (one per
+// core by default) bounds how many at once. Eight at once on two loaded
+// cores made one test 80 times slower and the package slower as a whole
+// (BENCHMARKS.md, tests44).
 //
 // A test that changes state shared by the whole package (a package-level
 // variable, an environment variable, the default HTTP client) must say so
@@ -59,19 +58,3 @@ func parallelTest(t *testing.T) {
 	}()
 	t.Parallel()
 }
-
-// testParallelism sets -test.parallel, when not given, to parallelPerCore
-// tests per core: go test's default (one per core) leaves a 2-core machine
-// idle while every test waits on a timer or the database. An explicit
-// -parallel wins.
-func testParallelism() {
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		_ = flag.Set("test.parallel", strconv.Itoa(parallelPerCore*runtime.GOMAXPROCS(0)))
-	}
-}
-
-// parallelPerCore: see testParallelism and BENCHMARKS.md (tests44).
-const parallelPerCore = 4
