@@ -148,6 +148,7 @@ func TestPageGateQueuesPagesOnly(t *testing.T) {
 }
 
 func TestPageGateBusyAnswers503(t *testing.T) {
+	serialTest(t) // sets pageQueueWait
 	old := pageQueueWait
 	pageQueueWait = 100 * time.Millisecond
 	t.Cleanup(func() { pageQueueWait = old })

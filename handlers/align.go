@@ -652,7 +652,7 @@ func (h *Handlers) fillHeldOut(ctx context.Context, v *web.AlignmentView, a mode
 			}
 		}
 	}
-	if cacheable && samples > pairLiveSamples {
+	if cacheable && samples > h.pairLive() {
 		// About a minute at 100,000 samples: computed once, detached from
 		// the request, and the page shows the rest meanwhile.
 		before, after := *runs[0], *runs[1]

@@ -118,12 +118,12 @@ func BenchmarkAlignmentAccept(b *testing.B) {
 			b.ReportMetric(float64(copyBefore)/float64(copyAfter), fmt.Sprintf("%dk-copy-before/after", n/1000))
 
 			stopProfile := startBenchProfile(b, os.Getenv("BATCHEVAL_BENCH_ACCEPT_PROFILE"))
-			was := heldOutInlineSamples
+			was := h.heldOutInline
 			for _, mode := range []struct {
 				name   string
 				inline int
 			}{{"in the request", 1 << 40}, {"as served now", was}} {
-				heldOutInlineSamples = mode.inline
+				h.heldOutInline = mode.inline
 				var accepts, relaunches, acceptsDone, relaunchesDone []time.Duration
 				for range reps {
 					rec := post(e, fmt.Sprintf("/runs/%d/align", src), url.Values{"criterion": {"0"}, "seed": {"1"}, "held_out_percent": {"50"}})
@@ -173,7 +173,7 @@ func BenchmarkAlignmentAccept(b *testing.B) {
 				b.ReportMetric(float64(relaunches[m].Milliseconds()), fmt.Sprintf("%dk-again-ms(%s)", n/1000, strings.ReplaceAll(mode.name, " ", "-")))
 				b.ReportMetric(float64(acceptsDone[m].Milliseconds()), fmt.Sprintf("%dk-launched-ms(%s)", n/1000, strings.ReplaceAll(mode.name, " ", "-")))
 			}
-			heldOutInlineSamples = was
+			h.heldOutInline = was
 			stopProfile()
 		}
 	}

@@ -122,9 +122,7 @@ func TestHeldOutComparisonInBackground(t *testing.T) {
 
 		// Past pairLiveSamples: the first views do not wait, one
 		// computation serves them all, and its figures are the same.
-		was := pairLiveSamples
-		pairLiveSamples = n / 2
-		defer func() { pairLiveSamples = was }()
+		env.h.pairLiveSamples = n / 2
 		env.h.reports = newReportCache()
 		bg := heldOutCounter{hold: true, release: make(chan struct{})}
 		bg.install(env.h.reports)
@@ -227,9 +225,7 @@ func TestHeldOutComparisonFailureIsSaid(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		const n = 60
 		run, a := heldOutSetup(t, env, n, 3)
-		was := pairLiveSamples
-		pairLiveSamples = n / 2
-		defer func() { pairLiveSamples = was }()
+		env.h.pairLiveSamples = n / 2
 		rc := newReportCache()
 		env.h.reports = rc
 		var attempts atomic.Int64

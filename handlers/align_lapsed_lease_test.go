@@ -23,6 +23,7 @@ import (
 // A launched two more runs and recorded them over B's
 // (models.SetAlignmentRuns wrote whatever it was given).
 func TestHeldOutRunsRecordedOnceAfterALapsedLease(t *testing.T) {
+	parallelTest(t)
 	for _, d := range dbtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()
@@ -107,6 +108,7 @@ func TestHeldOutRunsRecordedOnceAfterALapsedLease(t *testing.T) {
 // committed in a transaction of its own ahead of the check of its claim,
 // and stayed behind unused (a dataset in the list that no run judged).
 func TestHeldOutLaunchThatLosesItsClaimLeavesNoCopy(t *testing.T) {
+	parallelTest(t)
 	for _, d := range dbtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()

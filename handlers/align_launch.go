@@ -45,9 +45,10 @@ import (
 // longer than the lease keeps the renewals from being written.
 
 // heldOutInlineSamples is the largest held-out part launched in the
-// request (a variable so tests can lower it): 10,000 samples take under a
-// second on a small server, 50,000 about 4 s (BenchmarkAlignmentAccept).
-var heldOutInlineSamples = 10000
+// request (Handlers.heldOutInline, which tests lower): 10,000 samples take
+// under a second on a small server, 50,000 about 4 s
+// (BenchmarkAlignmentAccept).
+const heldOutInlineSamples = 10000
 
 // defaultHeldOutLease is how long a launch's claim lives unrenewed: it is
 // renewed every quarter of it, so a live launch misses three renewals
@@ -92,7 +93,7 @@ func (h *Handlers) launchHeldOutFor(c echo.Context, a models.Alignment, run mode
 	if err := h.DB.ClaimHeldOutLaunch(ctx, a, owner, lease); err != nil {
 		return before, afterRun, false, err
 	}
-	inline := len(a.HeldOutRowIDs) <= heldOutInlineSamples
+	inline := len(a.HeldOutRowIDs) <= h.heldOutInline
 	if !inline {
 		// The background launch outlives the request.
 		ctx = context.WithoutCancel(ctx)

@@ -96,6 +96,7 @@ func heldOutSection(body string) string {
 // process's memory: the second showed "Launch" and a click made a second
 // copy, the later one recorded.
 func TestHeldOutPreparingSeenByEveryProcess(t *testing.T) {
+	parallelTest(t)
 	for _, d := range dbtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()
@@ -103,9 +104,7 @@ func TestHeldOutPreparingSeenByEveryProcess(t *testing.T) {
 			env := newTestEnv(t, openStore(t, dsn))
 			second := newServerProcess(t, env, dsn)
 			src := alignDemoRun(t, env, "browser")
-			was := heldOutInlineSamples
-			heldOutInlineSamples = 0
-			t.Cleanup(func() { heldOutInlineSamples = was })
+			env.h.heldOutInline, second.h.heldOutInline = 0, 0
 
 			a := startAlignment(t, env, src, 11)
 			datasets := env.countDatasets()
@@ -159,6 +158,7 @@ func TestHeldOutPreparingSeenByEveryProcess(t *testing.T) {
 // state lived in the crashed process's memory: the other process never
 // said they were being prepared.
 func TestHeldOutPreparationStoppedWithItsProcess(t *testing.T) {
+	parallelTest(t)
 	for _, d := range dbtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()
@@ -168,9 +168,7 @@ func TestHeldOutPreparationStoppedWithItsProcess(t *testing.T) {
 			// Short, so the test waits seconds for the lapse, not minutes.
 			crashing.h.heldOutLease = 2 * time.Second
 			src := alignDemoRun(t, env, "browser")
-			was := heldOutInlineSamples
-			heldOutInlineSamples = 0
-			t.Cleanup(func() { heldOutInlineSamples = was })
+			env.h.heldOutInline, crashing.h.heldOutInline = 0, 0
 
 			a := startAlignment(t, env, src, 5)
 			datasets := env.countDatasets()
@@ -238,6 +236,7 @@ func TestHeldOutPreparationStoppedWithItsProcess(t *testing.T) {
 // which its first owner neither renews nor ends it; one ended is claimed
 // again.
 func TestHeldOutLaunchClaimedOnce(t *testing.T) {
+	parallelTest(t)
 	for _, d := range dbtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()
@@ -312,6 +311,7 @@ func TestHeldOutLaunchClaimedOnce(t *testing.T) {
 // seen stopped and taken over. Before, the second process took it over as
 // soon as the lease lapsed. A 300 ms lease here (2 minutes in production).
 func TestHeldOutLaunchLiveAfterItsLeaseLapses(t *testing.T) {
+	parallelTest(t)
 	ctx := context.Background()
 	dsn := dbtest.DSN(t, models.SQLite)
 	env := newTestEnv(t, openStore(t, dsn))

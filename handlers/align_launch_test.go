@@ -38,9 +38,7 @@ func TestLargeHeldOutPartPreparedInTheBackground(t *testing.T) {
 		inline := alignAccepted(t, env, src, 11)
 		want, wantNotes := copyOf(inline)
 
-		was := heldOutInlineSamples
-		heldOutInlineSamples = 0
-		t.Cleanup(func() { heldOutInlineSamples = was })
+		env.h.heldOutInline = 0
 		rc := env.h.reports
 		start := func() models.Alignment {
 			t.Helper()
@@ -166,9 +164,7 @@ func TestHeldOutLaunchFailureSaysOneSentence(t *testing.T) {
 			eachDB(t, func(t *testing.T, env *testEnv) {
 				ctx := context.Background()
 				src := alignDemoRun(t, env, "imported")
-				was := heldOutInlineSamples
-				heldOutInlineSamples = tc.inline
-				t.Cleanup(func() { heldOutInlineSamples = was })
+				env.h.heldOutInline = tc.inline
 				rec := env.postForm(fmt.Sprintf("/runs/%d/align", src.ID), url.Values{"criterion": {"0"}, "seed": {"3"}, "held_out_percent": {"50"}})
 				if rec.Code != http.StatusSeeOther {
 					t.Fatalf("start: %d", rec.Code)

@@ -136,6 +136,7 @@ func TestAlignmentPageReadsOnlyTheRowsItShows(t *testing.T) {
 // next, the next links back to the first, and the pages together are the
 // whole list the full report gives, in dataset order.
 func TestAlignmentHeldOutListInPages(t *testing.T) {
+	parallelTest(t)
 	if testing.Short() {
 		t.Skip("synthesizes a run of 2,100 samples")
 	}

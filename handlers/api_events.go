@@ -52,7 +52,8 @@ func (h *Handlers) apiStreamRun(c echo.Context) error {
 	defer release()
 	w := startEventStream(c)
 
-	poll := time.NewTicker(progressPoll)
+	pollEvery, recheckEvery := h.streamTimings()
+	poll := time.NewTicker(pollEvery)
 	defer poll.Stop()
 	keepAlive := time.NewTicker(keepAliveEvery)
 	defer keepAlive.Stop()
@@ -98,7 +99,7 @@ func (h *Handlers) apiStreamRun(c echo.Context) error {
 			continue
 		case <-poll.C:
 		}
-		if time.Since(checked) >= accessRecheck {
+		if time.Since(checked) >= recheckEvery {
 			switch may, err := h.apiMayStillRead(c); {
 			case err != nil:
 				// No answer is no refusal: ask again at the next poll.

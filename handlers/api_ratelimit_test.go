@@ -23,6 +23,7 @@ import (
 // no limit; then the answers said nothing of it, and a new minute gave a
 // new allowance at once.)
 func TestAPIRateLimitSharedByTwoServers(t *testing.T) {
+	parallelTest(t)
 	for _, d := range dbtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			dsn := dbtest.DSN(t, d)

@@ -52,9 +52,7 @@ func TestAPICompareHasTheAgreementVerdict(t *testing.T) {
 
 		// Large runs: computed in the background; the answer says so and
 		// when to ask again, then gives the verdict.
-		was := pairLiveSamples
-		pairLiveSamples = 1
-		defer func() { pairLiveSamples = was }()
+		env.h.pairLiveSamples = 1
 		env.h.reports = newReportCache()
 		got := decode[APIComparison](t, api.get(target, tok), http.StatusOK).Agreement
 		if got.Status != AgreementPending || got.Reading != nil || got.RetryAfterSeconds == nil || *got.RetryAfterSeconds < 1 || len(got.Differences) != 0 {

@@ -28,6 +28,7 @@ import (
 // API answers 503 with Retry-After. Once paired, the view is the one the
 // request used to compute itself.
 func TestLargeComparisonIsPairedInBackground(t *testing.T) {
+	parallelTest(t)
 	const n = 240
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
 		ctx := context.Background()

@@ -24,6 +24,7 @@ import (
 // were drawn from an empty view then): they say the agreement is shown
 // once ready; once ready they show it.
 func TestComparePreparingCardsDoNotDenyHumans(t *testing.T) {
+	parallelTest(t)
 	const n = 240
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
 		ctx := context.Background()

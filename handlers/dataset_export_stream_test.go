@@ -18,6 +18,7 @@ import (
 // whatever the chunk: the old export read the whole dataset into memory
 // before its first byte (1.2 GB of RSS, 7.5 s, at 1,000,000 rows).
 func TestDatasetExportStreamsRows(t *testing.T) {
+	serialTest(t) // sets datasetExportChunk
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		var csv strings.Builder
 		csv.WriteString("id,text,quality\n")

@@ -101,8 +101,16 @@ type Handlers struct {
 	// liveMaxSamples, when above 0, replaces liveFiguresMaxSamples
 	// (tests).
 	liveMaxSamples int
+	// pairLiveSamples, when above 0, replaces pairLiveSamples (tests).
+	pairLiveSamples int
 	// heldOutLease, when above 0, replaces defaultHeldOutLease (tests).
 	heldOutLease time.Duration
+	// heldOutInline is the largest held-out part launched in the request:
+	// heldOutInlineSamples, set by New; tests lower it.
+	heldOutInline int
+	// progressPoll and accessRecheck, when above 0, replace the progress
+	// stream's defaultProgressPoll and defaultAccessRecheck (tests).
+	progressPoll, accessRecheck time.Duration
 	// live shares running runs' figures among their viewers
 	// (live_figures.go).
 	live liveFigures
@@ -122,7 +130,7 @@ func New(db *models.DB, r *runner.Runner, log *slog.Logger, ws models.Workspace)
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Handlers{DB: db, Runner: r, Log: log, DefaultWorkspace: ws, Sessions: newSessionManager(db), MaxUploadBytes: 50 << 20, UploadQuotaBytes: 200 << 20, Prices: map[string]Price{}, reports: newReportCache(),
-		APIRateLimit: DefaultAPIRateLimit, APILaunchRateLimit: DefaultAPILaunchRateLimit}, nil
+		APIRateLimit: DefaultAPIRateLimit, APILaunchRateLimit: DefaultAPILaunchRateLimit, heldOutInline: heldOutInlineSamples}, nil
 }
 
 // render writes a templ component with a status, buffered so a render

@@ -118,6 +118,7 @@ func TestJudgeKeyIsNeverShown(t *testing.T) {
 }
 
 func TestJudgeForm(t *testing.T) {
+	serialTest(t) // sets environment variables
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		t.Setenv("JUDGE_TEST_API_KEY", "")
 		t.Setenv(models.KeyVarsSetting, "OTHER_KEY,JUDGE_TEST_API_KEY")

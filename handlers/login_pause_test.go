@@ -18,6 +18,7 @@ import (
 // as long as needed, and a client honouring Retry-After likewise. The
 // clock is the test's (loginNow).
 func TestLoginPauseSaysWhenToTryAgain(t *testing.T) {
+	serialTest(t) // sets loginNow
 	old := loginNow
 	t.Cleanup(func() { loginNow = old })
 	var mu sync.Mutex

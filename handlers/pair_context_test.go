@@ -22,6 +22,7 @@ import (
 // said "the previous attempt failed" for as long as the pairing stayed
 // cached.
 func TestBackgroundAgreementOutlivesItsRequest(t *testing.T) {
+	parallelTest(t)
 	const n = 240
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
 		ctx := context.Background()
@@ -34,9 +35,7 @@ func TestBackgroundAgreementOutlivesItsRequest(t *testing.T) {
 		h, err := New(db, r, slog.New(slog.DiscardHandler), ws)
 		mustB(t, err)
 		ctx = context.WithValue(ctx, principalKey{}, Principal{Kind: LocalUser, Workspace: ws, Role: models.RoleOwner})
-		was := pairLiveSamples
-		pairLiveSamples = n / 2
-		defer func() { pairLiveSamples = was }()
+		h.pairLiveSamples = n / 2
 
 		var cmp comparison
 		cmp.a, err = db.FindRun(ctx, ws.ID, a)

@@ -308,8 +308,17 @@ func sameRun(a, b models.Run) bool {
 // (summaries.go), and the page says they are being computed meanwhile:
 // the experiment page's headline, the compare page's agreement and the
 // alignment page's held-out comparison (align.go).
-// A variable so tests can take the background path with small runs.
-var pairLiveSamples = 2000
+// Handlers.pairLiveSamples replaces it when above 0, so tests can take
+// the background path with small runs.
+const pairLiveSamples = 2000
+
+// pairLive is pairLiveSamples, or the test's bound.
+func (h *Handlers) pairLive() int {
+	if h.pairLiveSamples > 0 {
+		return h.pairLiveSamples
+	}
+	return pairLiveSamples
+}
 
 // errPairPending says that a paired comparison is being computed in the
 // background; the page shows everything else and reloads.
@@ -369,7 +378,7 @@ func (h *Handlers) compareAverage(scores *pairedScores, a, b runFigures, criteri
 		}
 		return d, nil
 	}
-	if cacheable && max(a.rows, b.rows) > pairLiveSamples {
+	if cacheable && max(a.rows, b.rows) > h.pairLive() {
 		flight := fmt.Sprintf("pair\x00%+v", key)
 		failed := h.pairInBackground(scores.ctx, flight, func(ctx context.Context) error {
 			_, err := compute(h.pairedScores(ctx))
@@ -412,7 +421,7 @@ func (h *Handlers) compareCriterion(ctx context.Context, a, b models.Run, sample
 		}
 		return d, nil
 	}
-	if cacheable && samples > pairLiveSamples {
+	if cacheable && samples > h.pairLive() {
 		flight := fmt.Sprintf("criterion\x00%+v", key)
 		// The request ends before the computation does: it reads with the
 		// background's context, not the request's.

@@ -29,6 +29,7 @@ func openStore(t *testing.T, dsn string) *models.DB {
 // results, the JSON and CSV exports, the API's results, a sample page, the
 // experiment page and its API, and the compare page.
 func TestFiguresSameAfterRestart(t *testing.T) {
+	parallelTest(t)
 	for _, d := range dbtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			dsn := dbtest.DSN(t, d)

@@ -18,18 +18,33 @@ import (
 	"github.com/batcheval/batcheval/web"
 )
 
-// Timings of the progress stream. Variables only so that a test can wait
-// for a stream on a shorter clock (see shortStreamTimings); the product
-// never changes them.
-var (
-	// progressPoll is how often the stream re-reads the run: fast enough to
-	// feel live, slow enough to cost the database nothing noticeable.
-	progressPoll = 500 * time.Millisecond
-	// accessRecheck is how often a stream checks that whoever opened it may
-	// still read the workspace: a member removed, or whose sessions were
-	// signed out (a password change or reset), stops receiving within it.
-	accessRecheck = 2 * time.Second
+// Timings of the progress stream. Handlers.progressPoll and
+// accessRecheck replace them when above 0, so that a test can wait for a
+// stream on a shorter clock (see shortStreamTimings); the product never
+// changes them.
+const (
+	// defaultProgressPoll is how often the stream re-reads the run: fast
+	// enough to feel live, slow enough to cost the database nothing
+	// noticeable.
+	defaultProgressPoll = 500 * time.Millisecond
+	// defaultAccessRecheck is how often a stream checks that whoever
+	// opened it may still read the workspace: a member removed, or whose
+	// sessions were signed out (a password change or reset), stops
+	// receiving within it.
+	defaultAccessRecheck = 2 * time.Second
 )
+
+// streamTimings are the progress stream's poll and access recheck.
+func (h *Handlers) streamTimings() (poll, recheck time.Duration) {
+	poll, recheck = defaultProgressPoll, defaultAccessRecheck
+	if h.progressPoll > 0 {
+		poll = h.progressPoll
+	}
+	if h.accessRecheck > 0 {
+		recheck = h.accessRecheck
+	}
+	return poll, recheck
+}
 
 const (
 	// keepAliveEvery sends a comment so proxies that drop idle connections
@@ -268,7 +283,8 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 	defer release()
 	w := startEventStream(c)
 
-	poll := time.NewTicker(progressPoll)
+	pollEvery, recheckEvery := h.streamTimings()
+	poll := time.NewTicker(pollEvery)
 	defer poll.Stop()
 	keepAlive := time.NewTicker(keepAliveEvery)
 	defer keepAlive.Stop()
@@ -315,7 +331,7 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 			continue
 		case <-poll.C:
 		}
-		if time.Since(checked) >= accessRecheck {
+		if time.Since(checked) >= recheckEvery {
 			switch may, err := h.mayStillRead(ctx, reader); {
 			case err != nil:
 				// No answer (the database busy under load, or

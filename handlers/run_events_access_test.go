@@ -24,8 +24,8 @@ import (
 // run's progress (and, while the run waited, the judge's error) to a
 // removed member until the run ended, hours later for a large run.
 func TestProgressStreamEndsWhenAccessEnds(t *testing.T) {
-	shortStreamTimings(t)
 	eachDB(t, func(t *testing.T, env *testEnv) {
+		shortStreamTimings(env)
 		ctx := context.Background()
 		d := env.ratedDataset("streamed", 10)
 		run := env.storedRun(d, "still going", d.human, nil)
@@ -96,16 +96,15 @@ func TestProgressStreamEndsWhenAccessEnds(t *testing.T) {
 	})
 }
 
-// shortStreamTimings runs the progress stream on a shorter clock for the
-// rest of the test (it waits on the poll and the access recheck, which
-// add up to seconds a case at the product's timings) and restores the
-// product's timings after. Not for parallel tests: the timings are the
-// package's.
-func shortStreamTimings(t *testing.T) {
-	t.Helper()
-	poll, recheck := progressPoll, accessRecheck
-	progressPoll, accessRecheck = 100*time.Millisecond, 400*time.Millisecond
-	t.Cleanup(func() { progressPoll, accessRecheck = poll, recheck })
+// progressPoll and accessRecheck are the progress stream's timings in
+// the tests that wait on them (see shortStreamTimings).
+const progressPoll, accessRecheck = 100 * time.Millisecond, 400 * time.Millisecond
+
+// shortStreamTimings runs env's progress stream on a shorter clock (a test
+// waits on the poll and the access recheck, which add up to seconds a case
+// at the product's timings).
+func shortStreamTimings(env *testEnv) {
+	env.h.progressPoll, env.h.accessRecheck = progressPoll, accessRecheck
 }
 
 // TestAccessRecheckErrorIsNoRefusal: a recheck of a stream's access that
@@ -116,8 +115,8 @@ func shortStreamTimings(t *testing.T) {
 // no longer have access" (a flaky member_stays case of
 // TestProgressStreamEndsWhenAccessEnds under load was this).
 func TestAccessRecheckErrorIsNoRefusal(t *testing.T) {
-	shortStreamTimings(t)
 	eachDB(t, func(t *testing.T, env *testEnv) {
+		shortStreamTimings(env)
 		ctx := context.Background()
 		d := env.ratedDataset("streamed", 10)
 		run := env.storedRun(d, "still going", d.human, nil)

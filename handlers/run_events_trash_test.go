@@ -20,8 +20,8 @@ import (
 // that the server "refused to go on sending it". It now ends saying the
 // run was moved to the trash.
 func TestProgressStreamSaysRunWasTrashed(t *testing.T) {
-	shortStreamTimings(t)
 	eachDB(t, func(t *testing.T, env *testEnv) {
+		shortStreamTimings(env)
 		ctx := context.Background()
 		d := env.ratedDataset("streamed", 10)
 		run := env.storedRun(d, "still going", d.human, nil)

@@ -80,6 +80,7 @@ func TestSessionSavedOnlyEveryTouch(t *testing.T) {
 // limit of 400 ms, a loaded machine that took 250 ms more between two
 // pages signed out the session in use.
 func TestIdleSessionSignedOut(t *testing.T) {
+	serialTest(t) // sets sessionNow
 	oldNow := sessionNow
 	var mu sync.Mutex
 	now := time.Now()

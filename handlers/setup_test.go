@@ -95,8 +95,11 @@ func newTestHandlers(t *testing.T, db *models.DB, r *runner.Runner, ws models.Wo
 	return h, e
 }
 
-// eachDB runs fn on SQLite and PostgreSQL.
+// eachDB runs fn on SQLite and PostgreSQL; a top-level test calling it
+// runs in parallel with the others unless it called serialTest first
+// (see parallel_test.go).
 func eachDB(t *testing.T, fn func(t *testing.T, env *testEnv)) {
+	parallelTest(t)
 	dbtest.Each(t, func(t *testing.T, db *models.DB) { fn(t, newTestEnv(t, db)) })
 }
 

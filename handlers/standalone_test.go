@@ -117,6 +117,7 @@ func firstDiff(a, b []byte) string {
 // a run still going (built afresh), a run with no answer yet; at chunk
 // sizes that cut the dataset in many chunks, one chunk, and one row each.
 func TestStandaloneStreamedIsTheOldReport(t *testing.T) {
+	serialTest(t) // sets standaloneChunkRows
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		ctx := env.localCtx()
 		generated := time.Date(2026, 12, 2, 4, 30, 0, 0, time.UTC)

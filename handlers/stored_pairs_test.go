@@ -244,6 +244,7 @@ func noisyCopy(t *testing.T, db *models.DB, ds models.Dataset, n int) (models.Da
 // every figure, read from the stored summaries and per-sample results, are
 // exactly those of the full reports the pages built before.
 func TestComparisonsFromStoredResults(t *testing.T) {
+	parallelTest(t)
 	const n = 240
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
 		ctx := context.Background()
@@ -357,9 +358,7 @@ func TestComparisonsFromStoredResults(t *testing.T) {
 
 		// Past pairLiveSamples the tests are computed in the background:
 		// the first view says so, a view after it has the same figures.
-		was := pairLiveSamples
-		pairLiveSamples = n / 2
-		defer func() { pairLiveSamples = was }()
+		h.pairLiveSamples = n / 2
 		h.reports = newReportCache()
 		pending, err := h.experimentVerdict(ctx, gotFigs, nil)
 		mustB(t, err)
@@ -497,6 +496,7 @@ func TestComparisonPagesWhileResultsArePrepared(t *testing.T) {
 // the page drawn from the full report when the run fits on one page, and a
 // larger run's page lists one page of samples with a pager.
 func TestSharedRunPageFromStoredSummary(t *testing.T) {
+	serialTest(t) // sets sharedPageSize
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		run := env.waitRun(env.launch(env.demo().launchForm("2", "5")), 60*time.Second)
 		ctx := env.localCtx()

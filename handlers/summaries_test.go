@@ -249,6 +249,7 @@ func TestLargeFinishedRunSummaryIsBuiltInTheBackground(t *testing.T) {
 // readers within failedBuildPause do not start it again, the first after
 // it does, and that build then shows the results.
 func TestFailedBackgroundSummaryIsLoggedAndRetried(t *testing.T) {
+	serialTest(t) // sets failedBuildPause
 	old := failedBuildPause
 	t.Cleanup(func() { failedBuildPause = old })
 	eachDB(t, func(t *testing.T, env *testEnv) {

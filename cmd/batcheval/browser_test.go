@@ -16,6 +16,8 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dbtest"
 	"github.com/batcheval/batcheval/models/demo"
 )
 
@@ -45,14 +47,22 @@ func startServer(t *testing.T) string {
 }
 
 // startServerAt is startServer on a database file the test knows, so it
-// can also open the database (to put a run in a given state).
+// can also open the database (to put a run in a given state). A
+// postgres:// URL (dbtest.DSN) serves from that PostgreSQL database.
 func startServerAt(t *testing.T, dbPath string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
+	where := []string{"--db", dbPath}
+	if strings.HasPrefix(dbPath, "postgres://") {
+		// --db still names the data folder (a temp dir): local mode
+		// keeps files next to it.
+		where = []string{"--database-url", dbPath, "--db", filepath.Join(t.TempDir(), "b.db")}
+	}
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "warn"}, where...)
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", dbPath, "--log-level", "warn"},
+		done <- run(ctx, args,
 			func(string) string { return "" }, pw, io.Discard)
 		pw.Close()
 	}()
@@ -345,8 +355,23 @@ func noPageScroll(t *testing.T, ctx context.Context, pageName string) {
 // launch a BatchEval run on the simulated judge, wait for it, and read the
 // results: the charts and a sample's analyses.
 func TestBrowserEndToEnd(t *testing.T) {
+	browserEndToEnd(t, filepath.Join(t.TempDir(), "b.db"))
+}
+
+// TestBrowserEndToEndOnPostgres is TestBrowserEndToEnd with the server on
+// PostgreSQL (TEST_DATABASE_URL, which `make test` sets): the one browser
+// test that runs on both databases, covering an upload, a run launched,
+// its live progress stream and its results pages through the real
+// program on PostgreSQL. The other browser tests' pages read the same
+// queries, which the handlers' tests run on both databases (about 10 s
+// more; see BENCHMARKS.md, tests44).
+func TestBrowserEndToEndOnPostgres(t *testing.T) {
+	browserEndToEnd(t, dbtest.DSN(t, models.Postgres))
+}
+
+func browserEndToEnd(t *testing.T, db string) {
 	ctx := newTab(t)
-	base := startServer(t)
+	base := startServerAt(t, db)
 
 	dir := t.TempDir()
 	dataFile := filepath.Join(dir, "my-dialogues.jsonl")

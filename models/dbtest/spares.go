@@ -25,11 +25,16 @@ import (
 type spares struct {
 	once   sync.Once
 	err    error
-	mu     sync.Mutex // guards holder, filling
+	mu     sync.Mutex // guards holder, filling, waiting
 	holder *pgx.Conn  // holds the locks of this process's spares
 	// ready has the spare made ahead, if any (one at most).
 	ready   chan spare
 	filling bool
+	// waiting: a test waits for the spare on its way. Another test
+	// (parallel tests) makes its own copy instead of queuing behind it:
+	// queued, the tests of a parallel package made their copies one at a
+	// time (see BENCHMARKS.md, tests44).
+	waiting bool
 }
 
 type spare struct {
@@ -43,19 +48,24 @@ var pgSpares = spares{ready: make(chan spare, 1)}
 const sparePrefix = "bt_spare_"
 
 // take returns the name of a new copy of template, the test's own: the
-// spare made ahead when there is one (waiting for the one on its way),
-// else a copy made now. Either way a copy for the next test is started.
+// spare made ahead when there is one (waiting for the one on its way
+// unless another test already does), else a copy made now. Either way a
+// copy for the next test is started.
 func (s *spares) take(ctx context.Context, base, template string) (string, error) {
 	s.once.Do(func() { s.err = s.connect(ctx, base) })
 	if s.err != nil {
 		return "", s.err
 	}
 	s.mu.Lock()
-	filling := s.filling
+	wait := s.filling && !s.waiting
+	s.waiting = s.waiting || wait
 	s.mu.Unlock()
 	var got spare
-	if filling {
+	if wait {
 		got = <-s.ready
+		s.mu.Lock()
+		s.waiting = false
+		s.mu.Unlock()
 	} else {
 		select {
 		case got = <-s.ready:
