@@ -23,18 +23,23 @@ const apiMaxShareDays = 365
 // APIShareLink is a share link as the API lists it. URL (the link itself)
 // is only in the answer that made it: only its hash is stored.
 type APIShareLink struct {
-	ID           int64       `json:"id"`
-	Kind         string      `json:"kind"`
-	RunID        *int64      `json:"run_id"`
-	OtherRunID   *int64      `json:"other_run_id"`
-	ExperimentID *int64      `json:"experiment_id"`
-	Label        string      `json:"label"`
-	CreatedBy    string      `json:"created_by"`
-	CreatedAt    stamp.Time  `json:"created_at"`
-	ExpiresAt    *stamp.Time `json:"expires_at"`
-	RevokedAt    *stamp.Time `json:"revoked_at"`
-	LastOpenedAt *stamp.Time `json:"last_opened_at"`
-	Active       bool        `json:"active"`
+	ID           int64  `json:"id"`
+	Kind         string `json:"kind"`
+	RunID        *int64 `json:"run_id"`
+	OtherRunID   *int64 `json:"other_run_id"`
+	ExperimentID *int64 `json:"experiment_id"`
+	Label        string `json:"label"`
+	CreatedBy    string `json:"created_by"`
+	// CreatedByLeft: the account that made the link is no longer a member
+	// of the workspace (the Share links page's "(no longer a member)"); the
+	// link keeps working until revoked. False for a link made without an
+	// account (local mode).
+	CreatedByLeft bool        `json:"created_by_left"`
+	CreatedAt     stamp.Time  `json:"created_at"`
+	ExpiresAt     *stamp.Time `json:"expires_at"`
+	RevokedAt     *stamp.Time `json:"revoked_at"`
+	LastOpenedAt  *stamp.Time `json:"last_opened_at"`
+	Active        bool        `json:"active"`
 	// ReportDeleted: a report of the link is in the trash (or purged), so
 	// the link opens nothing, whatever its own state, until it is restored.
 	ReportDeleted bool   `json:"report_deleted"`
@@ -42,20 +47,26 @@ type APIShareLink struct {
 }
 
 // apiShareLink is l as the API lists it; gone names its deleted reports
-// (shareTargets.missing), which make it inactive.
-func apiShareLink(l models.ShareLink, now time.Time, gone []string) APIShareLink {
+// (shareTargets.missing), which make it inactive; members are the user ids
+// of the workspace's members (its maker left when not among them).
+func apiShareLink(l models.ShareLink, now time.Time, gone []string, members map[int64]bool) APIShareLink {
 	return APIShareLink{ID: l.ID, Kind: string(l.Kind), RunID: l.RunID, OtherRunID: l.OtherRunID, ExperimentID: l.ExperimentID,
-		Label: l.Label, CreatedBy: l.CreatedByName, CreatedAt: stamp.Of(l.CreatedAt), ExpiresAt: stamp.OfPtr(l.ExpiresAt), RevokedAt: stamp.OfPtr(l.RevokedAt),
+		Label: l.Label, CreatedBy: l.CreatedByName, CreatedByLeft: l.CreatedBy != nil && !members[*l.CreatedBy], CreatedAt: stamp.Of(l.CreatedAt), ExpiresAt: stamp.OfPtr(l.ExpiresAt), RevokedAt: stamp.OfPtr(l.RevokedAt),
 		LastOpenedAt: stamp.OfPtr(l.LastOpenedAt), Active: l.Active(now) && len(gone) == 0, ReportDeleted: len(gone) > 0}
 }
 
 // apiShareLinkNow is l as the API answers it alone (revoked).
 func (h *Handlers) apiShareLinkNow(c echo.Context, l models.ShareLink) (APIShareLink, error) {
-	t, err := h.shareTargetsOf(c.Request().Context(), h.workspaceID(c), []models.ShareLink{l})
+	ctx, wsID := c.Request().Context(), h.workspaceID(c)
+	t, err := h.shareTargetsOf(ctx, wsID, []models.ShareLink{l})
 	if err != nil {
 		return APIShareLink{}, err
 	}
-	return apiShareLink(l, time.Now(), t.missing(l)), nil
+	members, err := h.DB.MemberIDs(ctx, wsID)
+	if err != nil {
+		return APIShareLink{}, err
+	}
+	return apiShareLink(l, time.Now(), t.missing(l), members), nil
 }
 
 // APINewShareLink asks for a link to a run, an experiment or a comparison.
@@ -92,9 +103,13 @@ func (h *Handlers) apiListShares(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	members, err := h.DB.MemberIDs(ctx, wsID)
+	if err != nil {
+		return err
+	}
 	now := time.Now()
 	for _, l := range links {
-		page.Items = append(page.Items, apiShareLink(l, now, t.missing(l)))
+		page.Items = append(page.Items, apiShareLink(l, now, t.missing(l), members))
 	}
 	return c.JSON(http.StatusOK, page)
 }
@@ -128,7 +143,9 @@ func (h *Handlers) apiCreateShare(c echo.Context) error {
 		return err
 	}
 	// Its reports were found when it was made (CreateShareLink).
-	out := apiShareLink(link, time.Now(), nil)
+	// Its maker is the caller: a member (or no account, in local mode).
+	out := apiShareLink(link, time.Now(), nil, nil)
+	out.CreatedByLeft = false
 	out.URL = absoluteURL(c, shareBase(token))
 	// The answer holds the only copy of the link.
 	c.Response().Header().Set("Cache-Control", "no-store")

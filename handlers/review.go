@@ -776,6 +776,30 @@ func (h *Handlers) showReviewQueue(c echo.Context) error {
 	return h.reviewQueue(c, false)
 }
 
+// queueRunGone says why the run a queue's address names (?run=) is not
+// one of the dataset's judged runs, when it is gone: in the trash (who may
+// restore it, and where), or not a run of the workspace at all, another
+// workspace's included, with FindRun's "does not exist" and nothing more.
+// The queue followed the default run instead, silently, so a reviewer
+// rated through a run they had not chosen. nil for a live run of the
+// workspace that is not listed (another dataset's, or none of its samples
+// judged yet): the queue follows the default run, as before.
+func (h *Handlers) queueRunGone(ctx context.Context, wsID, runID int64) error {
+	_, err := h.DB.FindRun(ctx, wsID, runID)
+	if models.ErrorCode(err) != models.ENotFound {
+		return err
+	}
+	trashed, terr := h.DB.FindTrashedRun(ctx, wsID, runID)
+	switch models.ErrorCode(terr) {
+	case "":
+		return models.Errorf(models.ENotFound, "run %d (%s) is in the trash, so its review queue cannot open: an editor or owner of this workspace can restore it from the Trash page, or open the queue of another run",
+			trashed.ID, web.Quoted(trashed.Name))
+	case models.ENotFound:
+		return err
+	}
+	return terr
+}
+
 // reviewQueue is showReviewQueue; with full, the queue is read from the
 // run's full report even when the run's stored results would do (tests
 // compare the two).
@@ -794,16 +818,21 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	if len(runs) == 0 {
 		return render(c, http.StatusOK, web.ReviewQueuePage(v))
 	}
-	run := defaultQueueRun(runs)
+	run, named := defaultQueueRun(runs), false
 	for _, r := range runs {
 		if r.ID == q.RunID {
-			run = r
+			run, named = r, true
 		}
 		o := web.ReviewRunOption{ID: r.ID, Name: r.Name, Simulated: r.Simulated}
 		if !r.Completed() {
 			o.Status = r.Status
 		}
 		v.Runs = append(v.Runs, o)
+	}
+	if q.RunID > 0 && !named {
+		if err := h.queueRunGone(ctx, ds.WorkspaceID, q.RunID); err != nil {
+			return err
+		}
 	}
 	q.RunID = run.ID
 	if q.Criterion < 0 || q.Criterion >= len(run.RubricSnapshot.Criteria) {
@@ -1122,7 +1151,17 @@ func (h *Handlers) saveReview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	runID, _ := strconv.ParseInt(c.FormValue("run"), 10, 64)
+	// The run is a number the sample's page put in the form: anything else
+	// was read as run 0 ("run 0 does not exist"), naming neither the field
+	// nor what to do.
+	runText := strings.TrimSpace(c.FormValue("run"))
+	runID, perr := strconv.ParseInt(runText, 10, 64)
+	switch {
+	case runText == "":
+		return models.Errorf(models.EInvalid, "the review names no run (field run): open the sample from its run's page and review it there; nothing was saved")
+	case perr != nil || runID <= 0:
+		return models.Errorf(models.EInvalid, "run %s is not a run number: open the sample from its run's page and review it there; nothing was saved", web.Quoted(runText))
+	}
 	run, err := h.DB.FindRun(ctx, ds.WorkspaceID, runID)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/runner"
 	"github.com/batcheval/batcheval/web"
@@ -30,6 +31,7 @@ func (h *Handlers) webhookView(c echo.Context) (web.WebhookView, error) {
 	wh, err := h.DB.FindWebhook(c.Request().Context(), h.workspaceID(c))
 	switch models.ErrorCode(err) {
 	case "":
+		wh.LastStatus = shownWebhookOutcome(c.Request().Context(), wh.LastStatus)
 		v.Hook, v.Exists, v.Revision = wh, true, wh.Revision()
 		v.Problem = wh.URLProblem
 	case models.ENotFound:
@@ -38,6 +40,19 @@ func (h *Handlers) webhookView(c echo.Context) (web.WebhookView, error) {
 	}
 	v.PrivateNetworkNote, err = h.webhookNetworkNote(c.Request().Context(), h.workspaceID(c))
 	return v, err
+}
+
+// shownWebhookOutcome is a delivery's outcome as stored ("refused: ..."
+// quotes the egress refusal as worded when it happened, naming the
+// address refused while the server was in local mode) as the request's
+// reader may read it: the address withheld (judge.HideRefusedAddrs)
+// unless the reader is the local user now (showsRefusedAddrs), as on the
+// run and batch pages.
+func shownWebhookOutcome(ctx context.Context, outcome string) string {
+	if showsRefusedAddrs(ctx) {
+		return outcome
+	}
+	return judge.HideRefusedAddrs(outcome)
 }
 
 // webhookNetworkNote is the webhook page's note for workspace wsID when
@@ -170,6 +185,6 @@ func (h *Handlers) testWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v.TestResult = status
+	v.TestResult = shownWebhookOutcome(c.Request().Context(), status)
 	return render(c, http.StatusOK, web.WebhookPage(v))
 }

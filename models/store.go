@@ -727,6 +727,16 @@ func (db *DB) FindRun(ctx context.Context, wsID, id int64) (Run, error) {
 	return r, notFound(err, "run", id)
 }
 
+// FindTrashedRun finds a run of the workspace that is in the trash (its
+// TrashID set), for a page that must say so rather than that the run does
+// not exist; a live run, or one of another workspace, is not found, with
+// FindRun's message.
+func (db *DB) FindTrashedRun(ctx context.Context, wsID, id int64) (Run, error) {
+	var r Run
+	err := db.Reader(ctx).Where("workspace_id = ? AND id = ? AND trash_id IS NOT NULL", wsID, id).First(&r).Error
+	return r, notFound(err, "run", id)
+}
+
 // GetRun finds a run by id alone, for the job engine. It sees trashed
 // runs too: a run is cancelled before it goes to the trash, and its job
 // must still read that to stop.

@@ -1,0 +1,129 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// TestReviewRunThatIsNotANumber: a review posted with a run that is not a
+// number was read as run 0 and answered "run 0 does not exist" (404),
+// naming neither the field nor what to do. It is refused with 422, the
+// field's value quoted (escaped on the page) and what to do, and nothing
+// is saved; the same form with the run's number is saved.
+func TestReviewRunThatIsNotANumber(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.ratedDataset("reviewed", 4)
+		run := env.storedRun(d, "judged run", []float64{1, 2, 3, 4}, nil)
+		path := fmt.Sprintf("/datasets/%d/review", d.ds.ID)
+		count := func() int64 {
+			var n int64
+			must(t, env.db.Gorm.Model(&models.ReviewRating{}).Where("dataset_id = ?", d.ds.ID).Count(&n).Error)
+			return n
+		}
+		for _, tc := range []struct {
+			run  string
+			want []string
+		}{
+			{"abc", []string{"run “abc” is not a run number", "open the sample from its run&#39;s page", "nothing was saved"}},
+			{"-3", []string{"run “-3” is not a run number"}},
+			{"<b>7</b>", []string{"run “&lt;b&gt;7&lt;/b&gt;” is not a run number"}},
+			{"", []string{"the review names no run (field run)", "open the sample from its run&#39;s page"}},
+		} {
+			form := url.Values{"run": {tc.run}, "criterion": {"Quality"}, "row": {strconv.FormatInt(d.rowIDs[0], 10)}, "score": {"3"}, "reviewer": {"Ann"}}
+			rec := env.postForm(path, form)
+			body := rec.Body.String()
+			if rec.Code != http.StatusUnprocessableEntity {
+				t.Errorf("run %q: %d, want 422: %.300s", tc.run, rec.Code, body)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("run %q: the answer does not say %q: %.1500s", tc.run, w, body)
+				}
+			}
+			if strings.Contains(body, "<b>7</b>") || strings.Contains(body, "run 0") {
+				t.Errorf("run %q: the answer shows the value unescaped or as run 0", tc.run)
+			}
+			if n := count(); n != 0 {
+				t.Fatalf("run %q: %d reviews saved, want none", tc.run, n)
+			}
+		}
+		form := url.Values{"run": {strconv.FormatInt(run.ID, 10)}, "criterion": {"Quality"}, "row": {strconv.FormatInt(d.rowIDs[0], 10)}, "score": {"3"}, "reviewer": {"Ann"}}
+		if rec := env.postForm(path, form); rec.Code != http.StatusSeeOther {
+			t.Fatalf("the same review with run %d: %d: %.300s", run.ID, rec.Code, rec.Body)
+		}
+		if n := count(); n != 1 {
+			t.Errorf("%d reviews saved with the run's number, want 1", n)
+		}
+	})
+}
+
+// TestReviewQueueSaysWhenItsRunIsGone: the review queue opened with a run
+// that is in the trash, or that is not a run of the workspace (another
+// workspace's, or none at all), silently followed the dataset's default
+// run. It now says so, with 404: a trashed run by name, that it is in the
+// trash and who can restore it from where; a run the workspace cannot see
+// with the very message of a run that does not exist, never its name. A
+// run of the dataset still opens its queue.
+func TestReviewQueueSaysWhenItsRunIsGone(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.ratedDataset("queued", 4)
+		binned := env.storedRun(d, "binned run", []float64{1, 2, 3, 4}, nil)
+		kept := env.storedRun(d, "kept run", []float64{4, 3, 2, 1}, nil)
+		elsewhere := env.storedRun(d, "secret run of B", []float64{1, 1, 1, 1}, nil)
+		owner := env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
+		viewer := env.createUser(env.ws.ID, "viewer@a.test", models.RoleViewer)
+		outsider := env.createUser(env.ws.ID, "outsider@b.test", models.RoleOwner)
+		wsB, err := env.db.CreateWorkspace(ctx, "B", outsider.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		must(t, env.db.Gorm.Exec(`UPDATE runs SET workspace_id = ? WHERE id = ?`, wsB.ID, elsewhere.ID).Error)
+		if _, _, err := env.db.Trash(ctx, env.ws.ID, models.KindRun, binned.ID, models.Actor{UserID: &owner.ID, Label: owner.Name}); err != nil {
+			t.Fatal(err)
+		}
+		const missing = int64(987654)
+		queue := fmt.Sprintf("/datasets/%d/review?blind=off&run=", d.ds.ID)
+		for _, tc := range []struct {
+			name   string
+			run    int64
+			status int
+			want   []string
+			never  []string
+		}{
+			{"trashed", binned.ID, http.StatusNotFound,
+				[]string{fmt.Sprintf("run %d (“binned run”) is in the trash", binned.ID), "an editor or owner of this workspace can restore it from the Trash page"}, nil},
+			{"another workspace's", elsewhere.ID, http.StatusNotFound,
+				[]string{fmt.Sprintf("run %d does not exist (or is not in this workspace)", elsewhere.ID)}, []string{"secret run of B", "in the trash"}},
+			{"none at all", missing, http.StatusNotFound,
+				[]string{fmt.Sprintf("run %d does not exist (or is not in this workspace)", missing)}, nil},
+			{"the dataset's", kept.ID, http.StatusOK,
+				[]string{"kept run"}, []string{"does not exist", "in the trash"}},
+		} {
+			for _, who := range []models.User{owner, viewer} {
+				rec := env.getAs(queue+strconv.FormatInt(tc.run, 10), env.sessionCookie(who))
+				body := rec.Body.String()
+				if rec.Code != tc.status {
+					t.Errorf("%s run, as %s: %d, want %d", tc.name, who.Email, rec.Code, tc.status)
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(body, w) {
+						t.Errorf("%s run, as %s: the page does not say %q: %.1500s", tc.name, who.Email, w, body)
+					}
+				}
+				for _, w := range tc.never {
+					if strings.Contains(body, w) {
+						t.Errorf("%s run, as %s: the page says %q", tc.name, who.Email, w)
+					}
+				}
+			}
+		}
+	})
+}
