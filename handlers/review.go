@@ -1162,6 +1162,15 @@ func (h *Handlers) saveReview(c echo.Context) error {
 	case perr != nil || runID <= 0:
 		return models.Errorf(models.EInvalid, "run %s is not a run number: open the sample from its run's page and review it there; nothing was saved", web.Quoted(runText))
 	}
+	// So is the sample (its row): anything else was read as row 0.
+	rowText := strings.TrimSpace(c.FormValue("row"))
+	rowID, perr := strconv.ParseInt(rowText, 10, 64)
+	switch {
+	case rowText == "":
+		return models.Errorf(models.EInvalid, "the review names no sample (field row): open the sample from its run's page and review it there; nothing was saved")
+	case perr != nil || rowID <= 0:
+		return models.Errorf(models.EInvalid, "sample %s is not a sample number: open the sample from its run's page and review it there; nothing was saved", web.Quoted(rowText))
+	}
 	run, err := h.DB.FindRun(ctx, ds.WorkspaceID, runID)
 	if err != nil {
 		return err
@@ -1201,7 +1210,6 @@ func (h *Handlers) saveReview(c echo.Context) error {
 				SameSite: http.SameSiteLaxMode, MaxAge: reviewerCookieAge})
 		}
 	}
-	rowID, _ := strconv.ParseInt(c.FormValue("row"), 10, 64)
 	r := models.ReviewRating{WorkspaceID: ds.WorkspaceID, DatasetID: ds.ID, RowID: rowID, Criterion: crit.Name, HumanColumn: crit.HumanColumn, Reviewer: name,
 		UserID: userID, RunID: &run.ID, Lo: scale.Lo, Hi: scale.Hi, Reason: c.FormValue("reason"), Comment: c.FormValue("comment"),
 		Tags: models.ParseReviewTags(c.FormValue("tags"))}

@@ -64,6 +64,38 @@ func TestReviewRunThatIsNotANumber(t *testing.T) {
 	})
 }
 
+// TestReviewRowThatIsNotANumber: a review posted with a row that is not a
+// number was read as row 0. It is refused with 422 naming the field's
+// value and what to do, and nothing is saved.
+func TestReviewRowThatIsNotANumber(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.ratedDataset("reviewed", 4)
+		run := env.storedRun(d, "judged run", []float64{1, 2, 3, 4}, nil)
+		path := fmt.Sprintf("/datasets/%d/review", d.ds.ID)
+		for _, tc := range []struct {
+			row  string
+			want string
+		}{
+			{"abc", "sample “abc” is not a sample number"},
+			{"0", "sample “0” is not a sample number"},
+			{"<i>2</i>", "sample “&lt;i&gt;2&lt;/i&gt;” is not a sample number"},
+			{"", "the review names no sample (field row)"},
+		} {
+			form := url.Values{"run": {strconv.FormatInt(run.ID, 10)}, "criterion": {"Quality"}, "row": {tc.row}, "score": {"3"}, "reviewer": {"Ann"}}
+			rec := env.postForm(path, form)
+			body := rec.Body.String()
+			if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(body, tc.want) || !strings.Contains(body, "nothing was saved") {
+				t.Errorf("row %q: %d, want 422 saying %q and that nothing was saved: %.1500s", tc.row, rec.Code, tc.want, body)
+			}
+			var n int64
+			must(t, env.db.Gorm.Model(&models.ReviewRating{}).Where("dataset_id = ?", d.ds.ID).Count(&n).Error)
+			if n != 0 {
+				t.Fatalf("row %q: %d reviews saved, want none", tc.row, n)
+			}
+		}
+	})
+}
+
 // TestReviewQueueSaysWhenItsRunIsGone: the review queue opened with a run
 // that is in the trash, or that is not a run of the workspace (another
 // workspace's, or none at all), silently followed the dataset's default
