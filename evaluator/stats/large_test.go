@@ -126,7 +126,6 @@ func kendallSE(xs, ys []float64) float64 {
 	return seA * n0 / math.Sqrt((n0-tx.pairs)*(n0-ty.pairs))
 }
 
-
 // sameBits reports whether two correlations are identical to the bit.
 func sameBits(a, b Correlation) bool {
 	f := math.Float64bits
