@@ -120,8 +120,15 @@ func Correlate(m Method, x, y []float64) Correlation {
 	if !m.Valid() {
 		return c
 	}
-	xs, ys = canonicalPairs(xs, ys)
-	c.Coef = coefficient(m, xs, ys)
+	// xs and ys are this call's own copies: put them in canonical form in
+	// place (canonicalPairs' result, without its three further copies),
+	// and once: coefficient would canonicalize them again, which changes
+	// nothing on canonical pairs (TestCorrelationIntervalsMatchOldCode
+	// compares with the old code).
+	canonicalInPlace(xs, ys, make([]int, len(xs)))
+	if len(xs) >= minPairs {
+		c.Coef = preparedCoefficient(m, xs, ys)
+	}
 	if math.IsNaN(c.Coef) {
 		return c
 	}

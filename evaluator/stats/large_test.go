@@ -14,6 +14,36 @@ import (
 // caller's pairs, then FisherInterval, or for Kendall the standard error
 // of kendallSE below on a second canonical copy.
 
+// oldCorrelate is Correlate as it was: canonicalPairs on its copy of the
+// pairs, then coefficient (which canonicalizes them again).
+func oldCorrelate(m Method, x, y []float64) Correlation {
+	xs, ys, missing := finitePairs(x, y)
+	c := Correlation{
+		Coef: math.NaN(), P: math.NaN(),
+		N: len(xs), Missing: missing,
+		CILow: math.NaN(), CIHigh: math.NaN(),
+	}
+	if !m.Valid() {
+		return c
+	}
+	xs, ys = canonicalPairs(xs, ys)
+	c.Coef = coefficient(m, xs, ys)
+	if math.IsNaN(c.Coef) {
+		return c
+	}
+	switch {
+	case m == MethodPearson:
+		c.P = tTestP(c.Coef, len(xs))
+	case len(xs) <= ExactPermutationMax:
+		c.P = exactOrderingP(m, xs, ys)
+	case m == MethodSpearman:
+		c.P = tTestP(c.Coef, len(xs))
+	case m == MethodKendall:
+		c.P = kendallP(c.Coef, xs, ys)
+	}
+	return c
+}
+
 // oldCorrelationInterval is CorrelationInterval as it was.
 func oldCorrelationInterval(m Method, x, y []float64, resamples int, seed uint64) (Correlation, IntervalMethod) {
 	c, im := oldCorrelationIntervalInner(m, x, y, resamples, seed)
@@ -25,10 +55,11 @@ func oldCorrelationInterval(m Method, x, y []float64, resamples int, seed uint64
 
 func oldCorrelationIntervalInner(m Method, x, y []float64, resamples int, seed uint64) (Correlation, IntervalMethod) {
 	if completePairs(x, y) <= AnalyticAbove {
-		// Unchanged code below the large-sample bound.
+		// Unchanged code below the large-sample bound, but for Correlate,
+		// which checkAgainstOracle compares with oldCorrelate.
 		return correlationInterval(m, x, y, resamples, seed)
 	}
-	c := Correlate(m, x, y)
+	c := oldCorrelate(m, x, y)
 	if m == MethodKendall && !math.IsNaN(c.Coef) {
 		xs, ys, _ := finitePairs(x, y)
 		xs, ys = canonicalPairs(xs, ys)
@@ -151,6 +182,11 @@ func checkAgainstOracle(t *testing.T, x, y []float64) {
 			t.Errorf("%s: CorrelationInterval gives %+v (%s), the old code %+v (%s)", m, one, oneIM, want, wantIM)
 		}
 	}
+	for _, m := range append(Methods(), "nonsense") {
+		if got, want := Correlate(m, x, y), oldCorrelate(m, x, y); !sameBits(got, want) {
+			t.Errorf("Correlate(%s) gives %+v, the old code %+v", m, got, want)
+		}
+	}
 	for i := range x {
 		if math.Float64bits(x[i]) != math.Float64bits(x0[i]) || math.Float64bits(y[i]) != math.Float64bits(y0[i]) {
 			t.Fatalf("pair %d changed from (%v, %v) to (%v, %v)", i, x0[i], y0[i], x[i], y[i])
@@ -210,6 +246,11 @@ func TestCorrelationIntervalsMatchOldCode(t *testing.T) {
 		}},
 		{"small (bootstrap)", 300, 0.1, thirds},
 		{"few (small-sample rule)", 20, 0.1, thirds},
+		{"nine (t test)", 9, 0, thirds},
+		{"eight (exact)", 8, 0, thirds},
+		{"three (exact)", 3, 0, func(i int) (float64, float64) { return float64(i), float64(i * i) }},
+		{"two (undefined)", 2, 0, thirds},
+		{"none", 0, 0, thirds},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			x, y := make([]float64, tc.n), make([]float64, tc.n)
