@@ -449,3 +449,92 @@ func TestSystemCorrelationMatchesOldCode(t *testing.T) {
 		})
 	}
 }
+
+// oldPositionEffect is PositionEffect as it was (livemem44): each
+// position's slices grown by appending.
+func oldPositionEffect(positions []int, scores []float64, human []float64) []PositionStat {
+	mustSameLen(len(positions), len(scores))
+	if human != nil {
+		mustSameLen(len(positions), len(human))
+	}
+	// Values are collected per position and summed in sorted order, so
+	// the means do not depend on the order the scores were listed in.
+	type acc struct{ scores, absErr, signedErr []float64 }
+	byPos := map[int]*acc{}
+	for i, p := range positions {
+		if p < 1 || !finite(scores[i]) {
+			continue
+		}
+		a := byPos[p]
+		if a == nil {
+			a = &acc{}
+			byPos[p] = a
+		}
+		a.scores = append(a.scores, scores[i])
+		if human != nil && finite(human[i]) {
+			e := scores[i] - human[i]
+			a.absErr = append(a.absErr, math.Abs(e))
+			a.signedErr = append(a.signedErr, e)
+		}
+	}
+	out := make([]PositionStat, 0, len(byPos))
+	for _, p := range slices.Sorted(maps.Keys(byPos)) {
+		a := byPos[p]
+		st := PositionStat{
+			Position: p, N: len(a.scores), MeanScore: sortedSum(a.scores) / float64(len(a.scores)),
+			MeanAbsErr: math.NaN(), MeanSignedErr: math.NaN(),
+		}
+		st.Rated = len(a.absErr)
+		if k := len(a.absErr); k > 0 {
+			st.MeanAbsErr = sortedSum(a.absErr) / float64(k)
+			st.MeanSignedErr = sortedSum(a.signedErr) / float64(k)
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// TestPositionEffectMatchesOldCode compares PositionEffect with the code
+// it replaced, bit for bit, with and without human values, on scores with
+// noise, missing values and positions below 1.
+func TestPositionEffectMatchesOldCode(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	f := math.Float64bits
+	for _, tc := range []struct {
+		name  string
+		n     int
+		human bool
+	}{{"empty", 0, true}, {"no humans", 500, false}, {"humans", 3000, true}, {"one", 1, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			pos, sc := make([]int, tc.n), make([]float64, tc.n)
+			var hu []float64
+			if tc.human {
+				hu = make([]float64, tc.n)
+			}
+			for i := range pos {
+				pos[i] = rng.IntN(12) - 1
+				sc[i] = float64(rng.IntN(10))/3 + rng.NormFloat64()*1e-15
+				if rng.Float64() < 0.05 {
+					sc[i] = math.NaN()
+				}
+				if hu != nil {
+					hu[i] = float64(1+rng.IntN(5)) / 7
+					if rng.Float64() < 0.1 {
+						hu[i] = math.Inf(1)
+					}
+				}
+			}
+			got, want := PositionEffect(pos, sc, hu), oldPositionEffect(pos, sc, hu)
+			if len(got) != len(want) {
+				t.Fatalf("%d positions, the old code %d", len(got), len(want))
+			}
+			for k := range got {
+				g, w := got[k], want[k]
+				if g.Position != w.Position || g.N != w.N || g.Rated != w.Rated || f(g.MeanScore) != f(w.MeanScore) ||
+					f(g.MeanAbsErr) != f(w.MeanAbsErr) || f(g.MeanSignedErr) != f(w.MeanSignedErr) {
+					t.Errorf("position %d: %+v, the old code %+v", w.Position, g, w)
+				}
+			}
+		})
+	}
+}
