@@ -680,15 +680,12 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []batchFigure, p
 		cr.Interval = pre.Interval
 	} else if cr.HasHuman {
 		xs, ys, missing := stats.Pairs(finals, humans)
-		for _, m := range []struct {
-			dst *stats.Correlation
-			m   stats.Method
-		}{{&cr.Pearson, stats.MethodPearson}, {&cr.Spearman, stats.MethodSpearman}, {&cr.Kendall, stats.MethodKendall}} {
-			// Bootstrap up to stats.AnalyticAbove pairs (unchanged
-			// figures), Fisher z above: the same rule for all three.
-			*m.dst, cr.Interval = stats.CorrelationInterval(m.m, xs, ys, stats.DefaultResamples, bootstrapSeed)
-			m.dst.Missing = missing
-		}
+		// Bootstrap up to stats.AnalyticAbove pairs (unchanged figures),
+		// Fisher z above: the same rule for all three, computed above it
+		// on one canonical copy of the pairs (livemem44).
+		cs := stats.CorrelationIntervals(xs, ys, stats.DefaultResamples, bootstrapSeed)
+		cr.Pearson, cr.Spearman, cr.Kendall, cr.Interval = cs.Pearson, cs.Spearman, cs.Kendall, cs.Interval
+		cr.Pearson.Missing, cr.Spearman.Missing, cr.Kendall.Missing = missing, missing, missing
 	}
 	if cr.HasHuman {
 		cr.Reading = stats.Interpret(cr.Pearson)

@@ -120,8 +120,15 @@ func Correlate(m Method, x, y []float64) Correlation {
 	if !m.Valid() {
 		return c
 	}
-	xs, ys = canonicalPairs(xs, ys)
-	c.Coef = coefficient(m, xs, ys)
+	// xs and ys are this call's own copies: put them in canonical form in
+	// place (canonicalPairs' result, without its three further copies),
+	// and once: coefficient would canonicalize them again, which changes
+	// nothing on canonical pairs (TestCorrelationIntervalsMatchOldCode
+	// compares with the old code).
+	canonicalInPlace(xs, ys, make([]int, len(xs)))
+	if len(xs) >= minPairs {
+		c.Coef = preparedCoefficient(m, xs, ys)
+	}
 	if math.IsNaN(c.Coef) {
 		return c
 	}
@@ -244,9 +251,12 @@ func tTestP(r float64, n int) float64 {
 //
 // where t and u run over the sizes of tied groups in x and in y.
 func kendallP(tau float64, xs, ys []float64) float64 {
-	n := float64(len(xs))
-	tx := tieSums(xs)
-	ty := tieSums(ys)
+	return kendallPTies(tau, len(xs), tieSums(xs), tieSums(ys))
+}
+
+// kendallPTies is kendallP from the tie sums of the two series of n pairs.
+func kendallPTies(tau float64, count int, tx, ty ties) float64 {
+	n := float64(count)
 	pairs := n * (n - 1) / 2
 	// tau-b = S / sqrt((pairs - tiedX)(pairs - tiedY)), so S follows from
 	// the library's tau without counting the pairs a second time.
@@ -272,7 +282,11 @@ type ties struct{ pairs, v1, v2 float64 }
 // tieSums walks the tied groups in sorted order rather than through a map,
 // so the sums are accumulated in the same order on every run.
 func tieSums(xs []float64) ties {
-	sorted := sortedCopy(xs)
+	return tieSumsSorted(sortedCopy(xs))
+}
+
+// tieSumsSorted is tieSums of a series already sorted ascending.
+func tieSumsSorted(sorted []float64) ties {
 	var t ties
 	for lo := 0; lo < len(sorted); {
 		hi := lo + 1

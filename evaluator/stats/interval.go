@@ -127,7 +127,7 @@ const (
 // bootstrap of WithBootstrap (byte for byte) for all three; above, an
 // interval on Fisher's z scale: FisherInterval
 // for Pearson and Spearman; for Kendall the z-scale error is tau's
-// U-statistic standard error (kendallSE) over 1−tau², because the
+// U-statistic standard error (kendallSESorted) over 1−tau², because the
 // Fieller–Hartley–Pearson error of FisherInterval assumes untied scores
 // and is about a quarter too narrow on 1–5 ratings. The second result
 // names the method used.
@@ -175,15 +175,9 @@ func correlationInterval(m Method, x, y []float64, resamples int, seed uint64) (
 	if n <= AnalyticAbove {
 		return WithBootstrap(m, x, y, resamples, seed), IntervalBootstrap
 	}
-	c := Correlate(m, x, y)
-	if m == MethodKendall && !math.IsNaN(c.Coef) {
-		xs, ys, _ := finitePairs(x, y)
-		xs, ys = canonicalPairs(xs, ys)
-		c.CILow, c.CIHigh = fisherBounds(c.Coef, kendallSE(xs, ys)/(1-c.Coef*c.Coef))
-		return c, IntervalFisherZ
-	}
-	c.CILow, c.CIHigh = FisherInterval(m, c.Coef, c.N)
-	return c, IntervalFisherZ
+	// Correlate, then FisherInterval (Kendall: kendallSE), on one
+	// canonical copy of the pairs (fisherZCorrelations).
+	return fisherZCorrelations(x, y, m)[0], IntervalFisherZ
 }
 
 // fisherBounds is tanh(atanh(r) ± 1.96·se) for se on the z scale; [r, r]

@@ -44,7 +44,13 @@ func PositionEffect(positions []int, scores []float64, human []float64) []Positi
 	}
 	// Values are collected per position and summed in sorted order, so
 	// the means do not depend on the order the scores were listed in.
-	type acc struct{ scores, absErr, signedErr []float64 }
+	// A first pass counts each position's values so that the second
+	// allocates them at their size: grown by appending, the slices of a
+	// run of a million samples allocated about twice their size.
+	type acc struct {
+		n, rated                  int
+		scores, absErr, signedErr []float64
+	}
 	byPos := map[int]*acc{}
 	for i, p := range positions {
 		if p < 1 || !finite(scores[i]) {
@@ -55,6 +61,20 @@ func PositionEffect(positions []int, scores []float64, human []float64) []Positi
 			a = &acc{}
 			byPos[p] = a
 		}
+		a.n++
+		if human != nil && finite(human[i]) {
+			a.rated++
+		}
+	}
+	for _, a := range byPos {
+		a.scores = make([]float64, 0, a.n)
+		a.absErr, a.signedErr = make([]float64, 0, a.rated), make([]float64, 0, a.rated)
+	}
+	for i, p := range positions {
+		if p < 1 || !finite(scores[i]) {
+			continue
+		}
+		a := byPos[p]
 		a.scores = append(a.scores, scores[i])
 		if human != nil && finite(human[i]) {
 			e := scores[i] - human[i]

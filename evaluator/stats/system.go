@@ -92,9 +92,16 @@ func SystemCorrelation(m Method, x, y []float64, systems []string, resamples int
 	}
 	names := slices.Sorted(maps.Keys(bySystem))
 	groups := make([]systemSeries, len(names))
+	// The series were collected for this call: canonicalize them in place
+	// (canonicalPairs' values, without its copies), one index array for all.
+	var order []int
 	for k, name := range names {
 		g := bySystem[name]
-		groups[k].xs, groups[k].ys = canonicalPairs(g.xs, g.ys)
+		if cap(order) < len(g.xs) {
+			order = make([]int, len(g.xs))
+		}
+		canonicalInPlace(g.xs, g.ys, order[:len(g.xs)])
+		groups[k].xs, groups[k].ys = g.xs, g.ys
 		out.N += len(g.xs)
 	}
 	out.Systems = len(groups)
@@ -103,7 +110,9 @@ func SystemCorrelation(m Method, x, y []float64, systems []string, resamples int
 	}
 	mx, my := make([]float64, len(groups)), make([]float64, len(groups))
 	for k, g := range groups {
-		mx[k], my[k] = orderFreeSum(g.xs)/float64(len(g.xs)), orderFreeSum(g.ys)/float64(len(g.ys))
+		// orderFreeSum's sums, sorting in place: xs is sorted already and
+		// ys is not read again.
+		mx[k], my[k] = sortedSum(g.xs)/float64(len(g.xs)), sortedSum(g.ys)/float64(len(g.ys))
 	}
 	c := Correlate(m, mx, my)
 	out.Coef, out.P = c.Coef, c.P
