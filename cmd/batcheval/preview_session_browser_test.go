@@ -68,4 +68,29 @@ func TestBrowserPreviewAfterSessionExpired(t *testing.T) {
 	if n := b.eval(`String(document.querySelectorAll('#prompt-preview *').length)`); n != "1" {
 		t.Errorf("the preview box holds %s elements after the session ended, want only the message: %s", n, b.eval(`document.getElementById("prompt-preview").innerHTML`))
 	}
+
+	// The launch form: its estimate and the parts that follow a select
+	// (fetched as a whole page) say the same once the session is gone.
+	b.do("sign in again", chromedp.Navigate(base+"/login"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="login-form"]`)),
+		chromedp.SetValue(chromedp.CSS(`#email`), "ada@example.test"),
+		chromedp.SetValue(chromedp.CSS(`#password`), "a long and careful passphrase"),
+		chromedp.Click(chromedp.CSS(`[data-testid="login-form"] button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="nav-user"]`)))
+	b.do("launch form", chromedp.Navigate(base+"/projects/1/runs/new"),
+		chromedp.WaitVisible(chromedp.CSS(`form.launch-form`)))
+	if _, err := chromedp.Call(ctx, network.DeleteCookies, network.DeleteCookiesParams{Name: "batcheval_session", URL: base}); err != nil {
+		t.Fatalf("delete the session cookie: %v", err)
+	}
+	b.eval(`(function () { document.getElementById("judge").dispatchEvent(new Event("change", { bubbles: true })); return ""; })()`)
+	until("the launch form's messages", `!!document.querySelector('#judge ~ [data-testid="fetch-failed"]') && !!document.querySelector('#estimate [data-testid="fetch-failed"]')`)
+	if got := b.text(`#estimate`); !strings.Contains(got, "The preview could not be loaded") {
+		t.Errorf("after the session ended the estimate reads %q, want the plain message", got)
+	}
+	if got := b.text(`#judge ~ [data-testid="fetch-failed"]`); !strings.Contains(got, "reload the page") {
+		t.Errorf("after the session ended the judge's choice says %q, want the plain message", got)
+	}
+	if n := b.eval(`String(document.querySelectorAll('main h1').length)`); n != "1" {
+		t.Errorf("the launch page holds %s h1 headings after the session ended, want its own only", n)
+	}
 }
