@@ -151,6 +151,18 @@ func render(c echo.Context, status int, comp templ.Component) error {
 	return c.HTMLBlob(status, buf.Bytes())
 }
 
+// fragmentHeader marks an answer that is a page fragment for a script to
+// paste (static/app.js): the script pastes nothing else, so an error page,
+// a sign-in page or a proxy's page never lands inside another page.
+const fragmentHeader = "X-Batcheval-Fragment"
+
+// renderFragment renders a fragment a script pastes into a page (a live
+// preview), marked with fragmentHeader.
+func renderFragment(c echo.Context, comp templ.Component) error {
+	c.Response().Header().Set(fragmentHeader, "1")
+	return render(c, http.StatusOK, comp)
+}
+
 // flash cookie: a one-off message for the page after a redirect.
 const flashCookie = "batcheval_flash"
 

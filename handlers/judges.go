@@ -519,7 +519,7 @@ func (h *Handlers) testJudge(c echo.Context) error {
 		return err
 	}
 	if c.Request().Header.Get("X-Requested-With") == "fetch" {
-		return render(c, http.StatusOK, web.JudgeTestFragment(res))
+		return renderFragment(c, web.JudgeTestFragment(res))
 	}
 	if !res.OK {
 		setFlash(c, "error", fmt.Sprintf("%s did not answer: %s", j.Name, res.Error))

@@ -840,7 +840,7 @@ func (h *Handlers) estimateRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, web.RunEstimateFragment(pl.view.Estimate))
+	return renderFragment(c, web.RunEstimateFragment(pl.view.Estimate))
 }
 
 // readLaunchForm parses a posted launch form and plans it.

@@ -404,7 +404,7 @@ func (h *Handlers) previewRubric(c echo.Context) error {
 		f = formOfRubric(stored.Name, stored.Evaluator())
 		f.PreviewDataset, f.PreviewCriterion = dataset, criterion
 	}
-	return render(c, http.StatusOK, web.RubricPreviewFragment(h.buildPreview(c.Request().Context(), h.workspaceID(c), f, stored)))
+	return renderFragment(c, web.RubricPreviewFragment(h.buildPreview(c.Request().Context(), h.workspaceID(c), f, stored)))
 }
 
 // renderRubricEditor shows the editor; withPreview also builds the prompt

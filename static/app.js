@@ -110,8 +110,26 @@
       button.setAttribute("data-theme-current", theme);
     });
   });
+  // A fetched answer is pasted into the page only when it is what the page
+  // asked for: a 2xx answer, not redirected (to the sign-in page), and for
+  // fragments marked by the server (X-Batcheval-Fragment). Anything else (a
+  // session that expired, a proxy's error page) shows this plain text.
+  var unloaded = "could not be loaded (your session may have expired, or the server is unreachable): reload the page.";
+  function answer(r, fragment) {
+    if (!r.ok || r.redirected || (fragment && !r.headers.get("X-Batcheval-Fragment"))) throw new Error("unexpected answer");
+    return r.text();
+  }
+  function note(text) {
+    var p = document.createElement("p");
+    p.className = "muted";
+    p.setAttribute("role", "status");
+    p.setAttribute("data-testid", "fetch-failed");
+    p.textContent = text;
+    return p;
+  }
   // Live previews: a form with data-preview-url posts itself (debounced)
-  // and puts the returned HTML into the element named by data-preview-target.
+  // and puts the returned fragment into the element named by
+  // data-preview-target.
   document.querySelectorAll("form[data-preview-url]").forEach(function (form) {
     var target = document.getElementById(form.getAttribute("data-preview-target"));
     if (!target) return;
@@ -119,8 +137,9 @@
     function refresh() {
       var body = new FormData(form);
       fetch(form.getAttribute("data-preview-url"), { method: "POST", body: body, headers: { "X-Requested-With": "fetch" } })
-        .then(function (r) { return r.text(); })
-        .then(function (html) { target.innerHTML = html; });
+        .then(function (r) { return answer(r, true); })
+        .then(function (html) { target.innerHTML = html; })
+        .catch(function () { target.replaceChildren(note("The preview " + unloaded)); });
     }
     form.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(refresh, 400); });
     form.addEventListener("change", function () { clearTimeout(timer); timer = setTimeout(refresh, 100); });
@@ -134,8 +153,10 @@
       var form = sel.form;
       if (!form) return;
       var query = new URLSearchParams(new FormData(form)).toString();
+      var failed = sel.parentNode.querySelector('[data-testid="fetch-failed"]');
+      if (failed) failed.remove();
       fetch(sel.getAttribute("data-refresh-url") + "?" + query, { headers: { "X-Requested-With": "fetch" } })
-        .then(function (r) { return r.text(); })
+        .then(function (r) { return answer(r, false); })
         .then(function (html) {
           var doc = new DOMParser().parseFromString(html, "text/html");
           sel.getAttribute("data-refresh-parts").split(" ").forEach(function (id) {
@@ -143,7 +164,8 @@
             if (now && next) now.replaceWith(document.importNode(next, true));
           });
           form.dispatchEvent(new Event("change", { bubbles: true }));
-        });
+        })
+        .catch(function () { sel.insertAdjacentElement("afterend", note("The parts that follow this choice " + unloaded)); });
     });
   });
 })();

@@ -3,6 +3,7 @@ package dataimport
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -239,10 +240,14 @@ func annotatorColumn(t *Table, idCol string) string {
 	// "rater_score", or one whose ratings are out of several maximums (so
 	// not numbers to statsOf), was offered as the annotator column, and
 	// importing with it made each rating an annotator (llmeval44).
+	// Nor is a column named like a rating whose values are ratings
+	// ("worker_rating" of 3.5 and 4, "rater_score" of 1 to 5): it was
+	// guessed as the annotators' for "worker" or "rater" in its name
+	// (llmeval44).
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
 		for _, name := range annotatorNames {
-			if strings.Contains(lc, name) && !writtenOutOfMaximum(t, c) {
+			if strings.Contains(lc, name) && !writtenOutOfMaximum(t, c) && !ratingsNamedSo(t, c) {
 				return c
 			}
 		}
@@ -255,6 +260,45 @@ func annotatorColumn(t *Table, idCol string) string {
 		}
 	}
 	return ""
+}
+
+// ratingWords are parts of a column name that say it holds ratings.
+var ratingWords = []string{"rating", "score", "grade"}
+
+// ratingScaleBound bounds the values of a scale of whole numbers: ratings
+// run 1-5, 1-10, 0-100 at most, while a worker numbered by a platform
+// (1023) lies beyond it.
+const ratingScaleBound = 100
+
+// ratingsNamedSo reports whether col is named like a rating (ratingWords)
+// and every filled cell is a number a rating scale holds: some value has
+// decimals, or all lie within ±ratingScaleBound. Such a column is a
+// rating even when "rater" or "worker" is in its name; ids written as
+// codes ("A1B2") are no numbers and stay annotators.
+func ratingsNamedSo(t *Table, col string) bool {
+	lc := strings.ToLower(col)
+	if !slices.ContainsFunc(ratingWords, func(w string) bool { return strings.Contains(lc, w) }) {
+		return false
+	}
+	filled, decimals, inScale := false, false, true
+	for _, rec := range t.Records {
+		v := strings.TrimSpace(rec.Values[col])
+		if v == "" || notRated(v) {
+			continue
+		}
+		f, err := readNumber(v, rec.DecimalComma)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return false
+		}
+		filled = true
+		if f != math.Trunc(f) {
+			decimals = true
+		}
+		if math.Abs(f) > ratingScaleBound {
+			inScale = false
+		}
+	}
+	return filled && (decimals || inScale)
 }
 
 // writtenOutOfMaximum reports whether some cell of col is a rating

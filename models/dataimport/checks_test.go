@@ -100,6 +100,60 @@ func TestExplainIDs(t *testing.T) {
 				RatingsDiffer: []string{"score"}, TextDiffers: []string{"quality"}, AnnotatorColumn: "who"}},
 		},
 		{
+			// Ratings in a column named like a rater or a worker were
+			// guessed as the annotators' when they were plain numbers,
+			// so the upload page described the rows wrongly
+			// (llmeval44).
+			name: "decimal ratings named worker_rating are not the annotators",
+			input: "id,text,worker_rating,who\n" +
+				"s1,hello there,3.5,ann\ns1,hello there,4,bob\ns2,good day,3.5,ann\ns2,good day,2,bob\n",
+			want: []IDReport{{Column: "id", Repeated: []RepeatedID{{"s1", 2}, {"s2", 2}}, RepeatedIDs: 2, RepeatedRows: 4,
+				RatingsDiffer: []string{"worker_rating"}, AnnotatorColumn: "who"}},
+			perAnnotator: true,
+		},
+		{
+			name: "whole ratings 1 to 5 named rater_score are not the annotators",
+			input: "id,text,rater_score\n" +
+				"s1,hello there,3\ns1,hello there,4\ns2,good day,3\ns2,good day,5\n",
+			want: []IDReport{{Column: "id", Repeated: []RepeatedID{{"s1", 2}, {"s2", 2}}, RepeatedIDs: 2, RepeatedRows: 4,
+				RatingsDiffer: []string{"rater_score"}}},
+			perAnnotator: true,
+		},
+		{
+			name: "ratings with a decimal comma named judge_score, whole ones named user_rating, are not the annotators",
+			input: "id;text;judge_score;user_rating;who\n" +
+				"s1;hello there;3,5;2;ann\ns1;hello there;4;3;bob\ns2;good day;3,5;2;ann\ns2;good day;2;4;bob\n",
+			want: []IDReport{{Column: "id", Repeated: []RepeatedID{{"s1", 2}, {"s2", 2}}, RepeatedIDs: 2, RepeatedRows: 4,
+				RatingsDiffer: []string{"judge_score", "user_rating"}, AnnotatorColumn: "who"}},
+			perAnnotator: true,
+		},
+		{
+			name: "worker ids written as codes are the annotators",
+			input: "id,text,score,worker_id\n" +
+				"s1,hello there,3,A1B2\ns1,hello there,4,C3D4\ns2,good day,3,A1B2\ns2,good day,5,C3D4\n",
+			want: []IDReport{{Column: "id", Repeated: []RepeatedID{{"s1", 2}, {"s2", 2}}, RepeatedIDs: 2, RepeatedRows: 4,
+				RatingsDiffer: []string{"score"}, AnnotatorColumn: "worker_id"}},
+			perAnnotator: true,
+		},
+		{
+			name: "annotators numbered 1 and 2 under the name annotator are the annotators",
+			input: "id,text,score,annotator\n" +
+				"s1,hello there,3,1\ns1,hello there,4,2\ns2,good day,3,1\ns2,good day,5,2\n",
+			want: []IDReport{{Column: "id", Repeated: []RepeatedID{{"s1", 2}, {"s2", 2}}, RepeatedIDs: 2, RepeatedRows: 4,
+				RatingsDiffer: []string{"score", "annotator"}, AnnotatorColumn: "annotator"}},
+			perAnnotator: true,
+		},
+		{
+			// Named like a rating but numbered as a platform numbers its
+			// workers (beyond any rating scale): read as annotators.
+			name: "numbers beyond a rating scale under rater_score stay a candidate",
+			input: "id,text,score,rater_score\n" +
+				"s1,hello there,3,1023\ns1,hello there,4,2047\ns2,good day,3,1023\ns2,good day,5,2047\n",
+			want: []IDReport{{Column: "id", Repeated: []RepeatedID{{"s1", 2}, {"s2", 2}}, RepeatedIDs: 2, RepeatedRows: 4,
+				RatingsDiffer: []string{"score", "rater_score"}, AnnotatorColumn: "rater_score"}},
+			perAnnotator: true,
+		},
+		{
 			name:  "exact duplicate rows are not per annotator",
 			input: "id,text,score\n7,a b,3\n7,a b,3\n8,c d,1\n,e f,2\n",
 			want:  []IDReport{{Column: "id", Repeated: []RepeatedID{{"7", 2}}, RepeatedIDs: 1, RepeatedRows: 2, EmptyRows: 1}},
