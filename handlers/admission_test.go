@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bufio"
 	"context"
 	"net"
 	"net/http"
@@ -91,6 +92,12 @@ func gateServer(t *testing.T, n int) (srv *httptest.Server, started chan string,
 	return srv, started, release
 }
 
+// slowWait bounds a wait for something that, on a working server, happens
+// at once: a minute, because a passing run never waits that long and a
+// loaded machine under -race can take seconds for what takes milliseconds
+// alone.
+const slowWait = time.Minute
+
 func waitStarted(t *testing.T, started chan string, want string) {
 	t.Helper()
 	select {
@@ -98,8 +105,8 @@ func waitStarted(t *testing.T, started chan string, want string) {
 		if got != want {
 			t.Fatalf("started %s, want %s", got, want)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s did not start", want)
+	case <-time.After(slowWait):
+		t.Fatalf("%s did not start within %v", want, slowWait)
 	}
 }
 
@@ -196,7 +203,7 @@ func TestPageGateCancelledWaiterFreesNothing(t *testing.T) {
 	r1()
 	r2()
 	for range 2 {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), slowWait)
 		if _, err := g.enter(ctx); err != nil {
 			t.Fatalf("gate of 2 refused after cancelled waiters: %v", err)
 		}
@@ -264,7 +271,21 @@ func TestPageGateSlowReaderHoldsNoPlace(t *testing.T) {
 	if _, err := conn.Write([]byte("GET /runs/1 HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // drawn, and stuck sending
+	// Wait until the page is being sent: its status line arrives only
+	// after the page was drawn and its place given up (heldPage sends on
+	// leaving the gate). Reading that one line leaves the rest of the 64
+	// MB unread, so the server stays stuck sending. No fixed sleep: on a
+	// loaded machine under -race drawing 64 MB took longer than any guess.
+	if err := conn.SetReadDeadline(time.Now().Add(slowWait)); err != nil {
+		t.Fatal(err)
+	}
+	status, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		t.Fatalf("slow reader's page did not start sending within %v: %v", slowWait, err)
+	}
+	if !strings.HasPrefix(status, "HTTP/1.1 200") {
+		t.Fatalf("slow reader's status line %q, want 200", status)
+	}
 	for _, path := range []string{"/runs/panic", "/runs/2"} {
 		done := make(chan int, 1)
 		go func() {
@@ -281,8 +302,8 @@ func TestPageGateSlowReaderHoldsNoPlace(t *testing.T) {
 			if path == "/runs/2" && code != http.StatusOK {
 				t.Errorf("GET %s: %d", path, code)
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("GET %s waited behind a client that does not read (or a panicked page kept its place)", path)
+		case <-time.After(slowWait):
+			t.Fatalf("GET %s waited %v behind a client that does not read (or a panicked page kept its place)", path, slowWait)
 		}
 	}
 }

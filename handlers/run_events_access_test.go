@@ -51,41 +51,52 @@ func TestProgressStreamEndsWhenAccessEnds(t *testing.T) {
 				u := env.createUser(env.ws.ID, strings.ReplaceAll(tc.name, " ", "-")+"@a.test", models.RoleViewer)
 				req := httptest.NewRequest(http.MethodGet, fmt.Sprintf("/runs/%d/events", run.ID), nil)
 				req.AddCookie(env.sessionCookie(u))
-				rctx, cancel := context.WithTimeout(ctx, 3*accessRecheck+2*time.Second)
+				rctx, cancel := context.WithCancel(ctx)
 				defer cancel()
-				rec := httptest.NewRecorder()
+				rec := newStreamRecorder()
 				done := make(chan struct{})
 				go func() {
 					env.e.ServeHTTP(rec, req.WithContext(rctx))
 					close(done)
 				}()
-				time.Sleep(progressPoll + 200*time.Millisecond)
-				if tc.end != nil {
-					tc.end(u)
-				}
-				select {
-				case <-done:
-					if tc.end == nil {
-						t.Errorf("the stream of a member ended early")
-					}
-				case <-time.After(accessRecheck + 2*progressPoll + time.Second):
-					if tc.end != nil {
-						t.Errorf("the stream still runs %s after its reader lost access", accessRecheck+2*progressPoll+time.Second)
-					}
+				// Access ends once the stream is open and has sent its
+				// first event (it used to be a 300 ms sleep: under load
+				// the session was sometimes gone before it was read).
+				if !rec.waitFor("event: progress", done) {
 					cancel()
 					<-done
+					t.Fatalf("the stream opened with %d %.200q, want 200 and a first progress event", rec.Code(), rec.String())
 				}
-				if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "event: progress") {
-					t.Errorf("the stream opened with %d %.200q, want 200 and a first progress event", rec.Code, rec.Body.String())
+				if tc.end != nil {
+					tc.end(u)
+					// Ends at the next recheck; bounded by streamWait, not
+					// by the recheck's timing, which a loaded machine
+					// stretches (the run itself never ends here).
+					if !waitDone(done, cancel) {
+						t.Errorf("the stream still runs %v after its reader lost access", streamWait)
+					}
+				} else {
+					// A member's stream goes on past a recheck or two.
+					select {
+					case <-done:
+						t.Errorf("the stream of a member ended early: %.300q", rec.String())
+					case <-time.After(accessRecheck + 2*progressPoll + time.Second):
+						cancel()
+						<-done
+					}
+				}
+				body := rec.String()
+				if rec.Code() != http.StatusOK || !strings.Contains(body, "event: progress") {
+					t.Errorf("the stream opened with %d %.200q, want 200 and a first progress event", rec.Code(), body)
 				}
 				// The stream says why it ends, for the page to show: it
 				// ended silently, and the page went on showing the last
 				// progress as if the run had stalled there.
-				ended := strings.HasSuffix(rec.Body.String(), "event: ended\ndata: "+streamEndedNoAccess+"\n\n")
+				ended := strings.HasSuffix(body, "event: ended\ndata: "+streamEndedNoAccess+"\n\n")
 				if tc.end != nil && !ended {
-					t.Errorf("the stream ended without an ended event: %.300q", rec.Body.String()[max(0, rec.Body.Len()-300):])
+					t.Errorf("the stream ended without an ended event: %.300q", body[max(0, len(body)-300):])
 				}
-				if tc.end == nil && strings.Contains(rec.Body.String(), "event: ended") {
+				if tc.end == nil && strings.Contains(body, "event: ended") {
 					t.Errorf("a member's stream says it ended")
 				}
 				if !json.Valid([]byte(streamEndedNoAccess)) {
@@ -125,8 +136,9 @@ func TestAccessRecheckErrorIsNoRefusal(t *testing.T) {
 		u := env.createUser(env.ws.ID, "viewer@a.test", models.RoleViewer)
 
 		// Every read of the memberships table fails while failing is set,
-		// as a database that does not answer would.
+		// as a database that does not answer would; refused counts them.
 		var failing atomic.Bool
+		var refused atomic.Int64
 		for _, g := range []*gorm.DB{env.db.Gorm, env.db.Read} {
 			if g == nil {
 				continue
@@ -134,6 +146,7 @@ func TestAccessRecheckErrorIsNoRefusal(t *testing.T) {
 			name := "test:memberships-unanswered"
 			must(t, g.Callback().Query().Before("gorm:query").Register(name, func(tx *gorm.DB) {
 				if failing.Load() && tx.Statement.Table == "memberships" {
+					refused.Add(1)
 					tx.AddError(errors.New("database is locked"))
 				}
 			}))
@@ -142,35 +155,51 @@ func TestAccessRecheckErrorIsNoRefusal(t *testing.T) {
 
 		req := httptest.NewRequest(http.MethodGet, fmt.Sprintf("/runs/%d/events", run.ID), nil)
 		req.AddCookie(env.sessionCookie(u))
-		rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		rctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		rec := httptest.NewRecorder()
+		rec := newStreamRecorder()
 		done := make(chan struct{})
 		go func() {
 			env.e.ServeHTTP(rec, req.WithContext(rctx))
 			close(done)
 		}()
-		time.Sleep(progressPoll + 100*time.Millisecond) // the first event is out
+		if !rec.waitFor("event: progress", done) { // the first event is out
+			cancel()
+			<-done
+			t.Fatalf("no first progress event: %d %.300q", rec.Code(), rec.String())
+		}
 		failing.Store(true)
+		// Two rechecks come and find no answer: waited for by counting
+		// them, not by a window of 2 rechecks' time (a loaded machine
+		// let fewer happen, and the test then proved nothing).
+		for deadline := time.Now().Add(streamWait); refused.Load() < 2; time.Sleep(10 * time.Millisecond) {
+			select {
+			case <-done:
+				t.Fatalf("the stream ended while its access could not be rechecked: %.300q", rec.String())
+			default:
+			}
+			if time.Now().After(deadline) {
+				cancel()
+				<-done
+				t.Fatalf("%d rechecks of access in %v, want 2", refused.Load(), streamWait)
+			}
+		}
+		// The stream acts on a recheck's answer just after the read.
+		time.Sleep(progressPoll)
 		select {
 		case <-done:
-			t.Fatalf("the stream ended while its access could not be rechecked: %.300q", rec.Body.String())
-		case <-time.After(2*accessRecheck + 2*progressPoll):
-			// two rechecks came and found no answer
+			t.Fatalf("the stream ended while its access could not be rechecked: %.300q", rec.String())
+		default:
 		}
 		failing.Store(false)
 		if _, err := env.db.RemoveMember(ctx, env.ws.ID, u.ID, false); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case <-done:
-		case <-time.After(accessRecheck + 2*progressPoll + 5*time.Second):
-			cancel()
-			<-done
-			t.Fatalf("the stream still runs after its reader was removed and the database answered again")
+		if !waitDone(done, cancel) {
+			t.Fatalf("the stream still runs %v after its reader was removed and the database answered again", streamWait)
 		}
-		if !strings.HasSuffix(rec.Body.String(), "event: ended\ndata: "+streamEndedNoAccess+"\n\n") {
-			t.Errorf("the stream ended without saying its reader lost access: %.300q", rec.Body.String()[max(0, rec.Body.Len()-300):])
+		if body := rec.String(); !strings.HasSuffix(body, "event: ended\ndata: "+streamEndedNoAccess+"\n\n") {
+			t.Errorf("the stream ended without saying its reader lost access: %.300q", body[max(0, len(body)-300):])
 		}
 	})
 }

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -27,15 +26,21 @@ func TestProgressStreamSaysRunWasTrashed(t *testing.T) {
 		run := env.storedRun(d, "still going", d.human, nil)
 		must(t, env.db.Gorm.Exec(`UPDATE runs SET status = ?, finished_at = NULL WHERE id = ?`, models.RunRunning, run.ID).Error)
 		req := httptest.NewRequest(http.MethodGet, fmt.Sprintf("/runs/%d/events", run.ID), nil)
-		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		rctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		rec := httptest.NewRecorder()
+		rec := newStreamRecorder()
 		done := make(chan struct{})
 		go func() {
 			env.e.ServeHTTP(rec, req.WithContext(rctx))
 			close(done)
 		}()
-		time.Sleep(progressPoll + 200*time.Millisecond)
+		// The run goes to the trash once the stream has sent its first
+		// progress (a fixed sleep before, too short on a loaded machine).
+		if !rec.waitFor("event: progress", done) {
+			cancel()
+			<-done
+			t.Fatalf("no progress before the run was trashed: %d %.200q", rec.Code(), rec.String())
+		}
 		// As the delete page does it: the run still going is cancelled,
 		// then moved to the trash, a moment later.
 		if _, err := env.db.RequestCancel(ctx, env.ws.ID, run.ID); err != nil {
@@ -44,14 +49,10 @@ func TestProgressStreamSaysRunWasTrashed(t *testing.T) {
 		if _, _, err := env.db.Trash(ctx, env.ws.ID, models.KindRun, run.ID, models.Actor{Label: "elsewhere"}); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case <-done:
-		case <-time.After(2*progressPoll + 2*time.Second):
-			cancel()
-			<-done
-			t.Fatalf("the stream still runs after its run went to the trash")
+		if !waitDone(done, cancel) {
+			t.Fatalf("the stream still runs %v after its run went to the trash", streamWait)
 		}
-		body := rec.Body.String()
+		body := rec.String()
 		if !strings.Contains(body, "event: progress") {
 			t.Errorf("no progress before the run was trashed: %.200q", body)
 		}
