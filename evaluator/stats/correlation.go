@@ -368,20 +368,7 @@ func sameScore(a, b float64) bool {
 // so a run never spans more than the tolerance.
 func snapTies(xs []float64) []float64 {
 	out := slices.Clone(xs)
-	order := make([]int, len(xs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(xs[a], xs[b]) })
-	for lo := 0; lo < len(order); {
-		rep := xs[order[lo]]
-		hi := lo + 1
-		for hi < len(order) && sameScore(xs[order[hi]], rep) {
-			out[order[hi]] = rep
-			hi++
-		}
-		lo = hi
-	}
+	snapTiesInPlace(out, make([]int, len(xs)))
 	return out
 }
 

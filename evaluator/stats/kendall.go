@@ -25,47 +25,12 @@ func kendallTauB(xs, ys []float64) float64 {
 		}
 		return ys[i] < ys[j]
 	})
-	y := make([]float64, n)
+	sx, y := make([]float64, n), make([]float64, n)
 	for k, i := range idx {
-		y[k] = ys[i]
+		sx[k], y[k] = xs[i], ys[i]
 	}
-	pairs := func(t int) float64 { return float64(t) * float64(t-1) / 2 }
-
-	// Ties in x, and in x and y together, over runs of the (x, y) order.
-	var tiedX, tiedXY float64
-	for a := 0; a < n; {
-		b := a + 1
-		for b < n && xs[idx[b]] == xs[idx[a]] {
-			b++
-		}
-		tiedX += pairs(b - a)
-		for c := a; c < b; {
-			d := c + 1
-			for d < b && y[d] == y[c] {
-				d++
-			}
-			tiedXY += pairs(d - c)
-			c = d
-		}
-		a = b
-	}
-	swaps := mergeCount(y, make([]float64, n))
-	// y is now sorted: count its ties.
-	var tiedY float64
-	for a := 0; a < n; {
-		b := a + 1
-		for b < n && y[b] == y[a] {
-			b++
-		}
-		tiedY += pairs(b - a)
-		a = b
-	}
-	n0 := pairs(n)
-	denom := math.Sqrt((n0 - tiedX) * (n0 - tiedY))
-	if denom == 0 {
-		return math.NaN()
-	}
-	return (n0 - tiedX - tiedY + tiedXY - 2*swaps) / denom
+	// Sorted by (x, y), pairs that compare equal are identical.
+	return kendallTauBSorted(sx, y, y, make([]float64, n))
 }
 
 // mergeCount sorts v ascending (stable) and returns how many pairs were out
