@@ -36,6 +36,11 @@ func TestEveryCookieFollowsTheSecureRule(t *testing.T) {
 	runID := env.launch(d.launchForm("1", "10"))
 	env.waitRun(runID, time.Minute)
 	flash := &http.Cookie{Name: flashCookie, Value: "ok:" + "aGk"}
+	var rows []int64
+	must(t, env.db.Gorm.Model(&models.DatasetRow{}).Where("dataset_id = ?", d.dataset.ID).Order("id").Limit(1).Pluck("id", &rows).Error)
+	if len(rows) == 0 {
+		t.Fatal("the demo dataset has no rows")
+	}
 
 	type request struct {
 		name, method, path string
@@ -51,7 +56,7 @@ func TestEveryCookieFollowsTheSecureRule(t *testing.T) {
 		{"flash set", http.MethodPost, "/account/workspace", url.Values{"workspace_id": {fmt.Sprint(env.ws.ID)}}, nil, flashCookie},
 		{"flash cleared", http.MethodGet, "/", nil, flash, flashCookie},
 		{"reviewer's name", http.MethodPost, fmt.Sprintf("/datasets/%d/review", d.dataset.ID),
-			url.Values{"run": {fmt.Sprint(runID)}, "criterion": {"Coherent"}, "reviewer": {"Ann Lee"}, "score": {"3"}, "row": {"0"}}, nil, reviewerCookie},
+			url.Values{"run": {fmt.Sprint(runID)}, "criterion": {"Coherent"}, "reviewer": {"Ann Lee"}, "score": {"3"}, "row": {fmt.Sprint(rows[0])}}, nil, reviewerCookie},
 	}
 	for _, cond := range []struct {
 		name          string
