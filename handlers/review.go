@@ -1154,22 +1154,14 @@ func (h *Handlers) saveReview(c echo.Context) error {
 	// The run is a number the sample's page put in the form: anything else
 	// was read as run 0 ("run 0 does not exist"), naming neither the field
 	// nor what to do.
-	runText := strings.TrimSpace(c.FormValue("run"))
-	runID, perr := strconv.ParseInt(runText, 10, 64)
-	switch {
-	case runText == "":
-		return models.Errorf(models.EInvalid, "the review names no run (field run): open the sample from its run's page and review it there; nothing was saved")
-	case perr != nil || runID <= 0:
-		return models.Errorf(models.EInvalid, "run %s is not a run number: open the sample from its run's page and review it there; nothing was saved", web.Quoted(runText))
+	runID, err := reviewFormID(c, "run", "run")
+	if err != nil {
+		return err
 	}
 	// So is the sample (its row): anything else was read as row 0.
-	rowText := strings.TrimSpace(c.FormValue("row"))
-	rowID, perr := strconv.ParseInt(rowText, 10, 64)
-	switch {
-	case rowText == "":
-		return models.Errorf(models.EInvalid, "the review names no sample (field row): open the sample from its run's page and review it there; nothing was saved")
-	case perr != nil || rowID <= 0:
-		return models.Errorf(models.EInvalid, "sample %s is not a sample number: open the sample from its run's page and review it there; nothing was saved", web.Quoted(rowText))
+	rowID, err := reviewFormID(c, "row", "sample")
+	if err != nil {
+		return err
 	}
 	run, err := h.DB.FindRun(ctx, ds.WorkspaceID, runID)
 	if err != nil {
@@ -1795,4 +1787,19 @@ func (h *Handlers) datasetOfParam(c echo.Context) (models.Dataset, error) {
 		return models.Dataset{}, err
 	}
 	return h.DB.FindDataset(c.Request().Context(), h.workspaceID(c), id)
+}
+
+// reviewFormID reads the id a sample's page put in the review form's
+// field: a positive number, else an error naming the field (noun as the
+// page calls it), its value and what to do.
+func reviewFormID(c echo.Context, field, noun string) (int64, error) {
+	text := strings.TrimSpace(c.FormValue(field))
+	id, err := strconv.ParseInt(text, 10, 64)
+	switch {
+	case text == "":
+		return 0, models.Errorf(models.EInvalid, "the review names no %s (field %s): open the sample from its run's page and review it there; nothing was saved", noun, field)
+	case err != nil || id <= 0:
+		return 0, models.Errorf(models.EInvalid, "%s %s is not a %s number: open the sample from its run's page and review it there; nothing was saved", noun, web.Quoted(text), noun)
+	}
+	return id, nil
 }

@@ -206,24 +206,8 @@ func preparedCoefficient(m Method, xs, ys []float64) float64 {
 // the convention of Spearman's rho with ties. Neither library exports one:
 // montanaflynn/stats keeps its ranking private and gonum has none.
 func averageRanks(xs []float64) []float64 {
-	order := make([]int, len(xs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(xs[a], xs[b]) })
 	ranks := make([]float64, len(xs))
-	for lo := 0; lo < len(order); {
-		hi := lo + 1
-		for hi < len(order) && xs[order[hi]] == xs[order[lo]] {
-			hi++
-		}
-		// Positions lo..hi-1 hold ranks lo+1..hi; their mean is (lo+1+hi)/2.
-		r := float64(lo+1+hi) / 2
-		for _, i := range order[lo:hi] {
-			ranks[i] = r
-		}
-		lo = hi
-	}
+	ranksInto(xs, make([]int, len(xs)), ranks)
 	return ranks
 }
 
