@@ -109,6 +109,9 @@ type Principal struct {
 	TokenName string
 	// TokenID is that token's id (so a caller can tell its own token).
 	TokenID int64
+	// APIToken is that token as stored when the request began (its
+	// expiry, creation and last use: GET /api/v1/account answers them).
+	APIToken models.APIToken
 	// Workspace is the current workspace (zero when the account belongs to
 	// none); Role is the principal's role in it.
 	Workspace models.Workspace
@@ -447,7 +450,7 @@ func (h *Handlers) apiPrincipalFor(c echo.Context) (Principal, error) {
 			// script can warn its owner before it is refused.
 			c.Response().Header().Set(TokenExpiresHeader, t.ExpiresAt.UTC().Format(time.RFC3339))
 		}
-		return Principal{Kind: Token, User: u, TokenName: t.Name, TokenID: t.ID, Workspace: ws, Role: role,
+		return Principal{Kind: Token, User: u, TokenName: t.Name, TokenID: t.ID, APIToken: t, Workspace: ws, Role: role,
 			Workspaces: []models.WorkspaceRole{{Workspace: ws, Role: role}}}, nil
 	}
 	return h.localPrincipal(c)

@@ -158,6 +158,10 @@ var wantAccess = map[string]Access{
 	"POST /api/v1/shares/:id/revoke":        Editor,
 	"GET /api/v1/tokens":                    Viewer,
 	"POST /api/v1/tokens/:id/revoke":        Viewer,
+	// A viewer's token is read-only: it reads its account, and only a
+	// token that writes renames its person (api_account.go).
+	"GET /api/v1/account":   Viewer,
+	"PATCH /api/v1/account": Editor,
 
 	"POST /projects/:id/rename":        Editor,
 	"POST /projects/:id/archive":       Editor,
@@ -406,7 +410,7 @@ func (f *matrixFixture) request(method, path string) (*http.Request, bool) {
 		return req, true
 	}
 	switch {
-	case apiPath && (method == http.MethodPost || method == http.MethodPut):
+	case apiPath && (method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch):
 		// The API takes the media type its document lists (415 otherwise):
 		// an empty JSON object, or an empty multipart body to the upload.
 		req = httptest.NewRequest(method, target, strings.NewReader("{}"))
