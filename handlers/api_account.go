@@ -15,11 +15,12 @@ import (
 // anything else ("whose token is this, and may it launch?"), and renames
 // its person with the same rules as the account page (models.RenameUser).
 
-// renameSelfAccess is the rule of PATCH /api/v1/account. A token acts with
-// its person's role in its workspace, so a viewer's token is the read-only
-// token: it reads and never writes, its person's name included (a viewer
-// renames on the account page, signed in). An editor's or owner's token
-// writes, and may rename its person.
+// renameSelfAccess is the rule of PATCH /api/v1/account: a token that
+// writes. A token acts with its person's role in its workspace, and a
+// read-only token (scope "read") as a viewer whatever the role, so a
+// viewer's token and every read-only token read and never write, their
+// person's name included (a viewer renames on the account page, signed
+// in). A full token of an editor or owner writes, and may rename.
 const renameSelfAccess = Editor
 
 // accountPermissions are the permissions an account answer lists, each
@@ -55,7 +56,8 @@ type APIAccount struct {
 	// User is the token's person; never another member's data.
 	User *APIAccountUser `json:"user"`
 	// Workspace is the token's workspace (the default one in local mode),
-	// Role the person's role there now.
+	// Role the person's role there now (a read-only token's permissions
+	// are a viewer's all the same).
 	Workspace APIWorkspaceRef `json:"workspace"`
 	Role      string          `json:"role"`
 	// Permissions name what this caller may do here (accountPermissions).
@@ -115,6 +117,13 @@ func (h *Handlers) apiAccountOf(c echo.Context, p Principal) (APIAccount, error)
 		var err error
 		if wss, err = h.DB.ListUserWorkspaces(c.Request().Context(), p.User.ID); err != nil {
 			return a, err
+		}
+		// The person's role, which a read-only token's answer names too
+		// (its permissions are a viewer's: p.Role).
+		for _, w := range wss {
+			if w.Workspace.ID == p.Workspace.ID {
+				a.Role = string(w.Role)
+			}
 		}
 	case LocalUser:
 		a.Mode = "local"

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -234,6 +236,101 @@ func TestAPIAccountRename(t *testing.T) {
 		must(t, json.Unmarshal(rec.Body.Bytes(), &raw))
 		if _, ok := raw["token"].(map[string]any)["token"]; ok {
 			t.Errorf("the account answer carries the token's secret")
+		}
+	})
+}
+
+// TestAPIReadOnlyToken (account45): a token made read-only on the API
+// tokens page reads as its person would, and acts as a viewer whatever the
+// person's role: a write (a project, a rename of its person) is refused
+// with 403 saying the token is read-only and where to make another, and
+// nothing is written. Its account answer names the person's role and a
+// viewer's permissions, and the lists show its scope. It may still revoke
+// itself. Before, every token could do all its person's role allowed.
+func TestAPIReadOnlyToken(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		api := newAPIClient(t, env)
+		owner := env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
+		page := env.sessionCookie(owner)
+
+		// Made on the page: the access is chosen beside the expiry.
+		form := env.send(http.MethodGet, "/tokens", nil, "", page).Body.String()
+		for _, want := range []string{`<select id="token-scope" name="scope"`, `<label for="token-scope">`, `value="read"`, `value="full" selected`} {
+			if !strings.Contains(form, want) {
+				t.Errorf("the tokens form lacks %s", want)
+			}
+		}
+		rec := env.send(http.MethodPost, "/tokens", url.Values{"name": {"bad"}, "scope": {"<b>write</b>"}}, "", page)
+		if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "&lt;b&gt;write&lt;/b&gt;") || strings.Contains(rec.Body.String(), "<b>write") {
+			t.Errorf("an unknown access = %d, want 422 naming it escaped: %.300s", rec.Code, rec.Body)
+		}
+		if ts, err := env.db.ListAPITokens(ctx, env.ws.ID, owner.ID); err != nil || len(ts) != 0 {
+			t.Fatalf("a refused access made tokens: %v %v", ts, err)
+		}
+		rec = env.send(http.MethodPost, "/tokens", url.Values{"name": {"dashboards"}, "expires": {"30d"}, "scope": {"read"}}, "", page)
+		body := rec.Body.String()
+		i := strings.Index(body, `class="once-link">`)
+		if rec.Code != http.StatusCreated || i < 0 {
+			t.Fatalf("making a read-only token = %d: %.300s", rec.Code, body)
+		}
+		secret := body[i+len(`class="once-link">`):]
+		secret = secret[:strings.Index(secret, "<")]
+		if !strings.Contains(body, `data-testid="token-scope-shown">read only<`) {
+			t.Errorf("the list does not show the token as read only")
+		}
+		_, full := env.apiToken(env.ws.ID, owner.ID)
+
+		a := decode[APIAccount](t, api.get("/api/v1/account", secret), http.StatusOK)
+		if a.Role != "owner" || !slices.Equal(a.Permissions, []string{"read"}) || a.Token == nil || a.Token.Scope != models.TokenScopeRead {
+			t.Errorf("read-only token's account: role %q permissions %v token %+v, want owner, [read], scope read", a.Role, a.Permissions, a.Token)
+		}
+		if a := decode[APIAccount](t, api.get("/api/v1/account", full), http.StatusOK); a.Token == nil || a.Token.Scope != models.TokenScopeFull ||
+			!slices.Equal(a.Permissions, []string{"read", "write", "rename_self", "manage"}) {
+			t.Errorf("full token's account: permissions %v token %+v, want all four, scope full", a.Permissions, a.Token)
+		}
+		if rec := api.get("/api/v1/projects", secret); rec.Code != http.StatusOK {
+			t.Errorf("a read-only token reading projects = %d", rec.Code)
+		}
+		for _, tc := range []struct {
+			what, method, target string
+			body                 any
+		}{
+			{"rename", http.MethodPatch, "/api/v1/account", map[string]string{"name": "Mallory"}},
+			{"project", http.MethodPost, "/api/v1/projects", map[string]string{"name": "made by a reader"}},
+			{"judge", http.MethodPost, "/api/v1/judges", map[string]string{"name": "j", "base_url": "https://judge.example/v1", "model": "m"}},
+		} {
+			rec := api.json(tc.method, tc.target, secret, tc.body)
+			var e APIError
+			_ = json.Unmarshal(rec.Body.Bytes(), &e)
+			if rec.Code != http.StatusForbidden || e.Error.Code != "forbidden" || !strings.Contains(e.Error.Message, "read-only") || !strings.Contains(e.Error.Message, "/tokens") {
+				t.Errorf("%s with a read-only token = %d %q, want 403 saying the token is read-only and where to make another", tc.what, rec.Code, e.Error.Message)
+			}
+		}
+		if u := mustUser(t, env, owner.ID); u.Name != "owner" {
+			t.Errorf("a read-only token renamed its person %q", u.Name)
+		}
+		if ps, err := env.db.ListProjects(ctx, env.ws.ID); err != nil || slices.ContainsFunc(ps, func(p models.Project) bool { return p.Name == "made by a reader" }) {
+			t.Errorf("a read-only token made a project (%v)", err)
+		}
+		// Listed with its scope, and it may revoke itself.
+		var list Page[APIToken]
+		list = decode[Page[APIToken]](t, api.get("/api/v1/tokens", full), http.StatusOK)
+		scopes := map[string]string{}
+		for _, tk := range list.Items {
+			scopes[tk.Name] = tk.Scope
+		}
+		if scopes["dashboards"] != "read" || scopes["matrix"] != "full" {
+			t.Errorf("listed scopes %v, want dashboards read and matrix full", scopes)
+		}
+		if a.Token != nil {
+			rec := api.json(http.MethodPost, "/api/v1/tokens/"+strconv.FormatInt(a.Token.ID, 10)+"/revoke", secret, nil)
+			if rec.Code != http.StatusOK {
+				t.Errorf("a read-only token revoking itself = %d %.300s", rec.Code, rec.Body)
+			}
+			if rec := api.get("/api/v1/account", secret); rec.Code != http.StatusUnauthorized {
+				t.Errorf("the revoked read-only token = %d, want 401", rec.Code)
+			}
 		}
 	})
 }
