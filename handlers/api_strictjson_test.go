@@ -82,6 +82,10 @@ func TestAPIBodiesRefuseRepeatedAndMiscasedKeys(t *testing.T) {
 				twice(`{`+launch+`, "judge_id": 2}`, "judge_id"),
 				miscased(`{"Dataset_Id": 1, "rubric_id": 1, "judge_id": 1}`, "Dataset_Id", "dataset_id"),
 			}},
+			{http.MethodPatch, "/api/v1/account", "/api/v1/account", []refusal{
+				twice(`{"name": "a", "name": "b"}`, "name"),
+				miscased(`{"Name": "a"}`, "Name", "name"),
+			}},
 			{http.MethodPost, "/api/v1/shares", "/api/v1/shares", []refusal{
 				twice(`{"kind": "run", "run_id": 1, "run_id": 2}`, "run_id"),
 				miscased(`{"Kind": "run", "run_id": 1}`, "Kind", "kind"),
@@ -124,6 +128,9 @@ func TestAPIBodiesRefuseRepeatedAndMiscasedKeys(t *testing.T) {
 		}
 		if after := counts(); after != before {
 			t.Errorf("projects, judges, rubrics = %v before the refused bodies, %v after", before, after)
+		}
+		if got := mustUser(t, env, owner.ID).Name; got != owner.Name {
+			t.Errorf("a refused PATCH renamed the account %q", got)
 		}
 		if got := decode[APIRubric](t, a.get(p("/api/v1/rubrics/%d", rub.ID), tok), http.StatusOK); got.Name != "Kept" {
 			t.Errorf("a refused PUT renamed the rubric %q", got.Name)

@@ -666,6 +666,8 @@ func TestAPIEveryEndpointMatchesOpenAPI(t *testing.T) {
 			{"share of nothing", http.MethodPost, "/api/v1/shares", tok, map[string]any{"kind": "run", "run_id": 999999}, http.StatusNotFound, models.ENotFound, false},
 			{"share expiry", http.MethodPost, "/api/v1/shares", tok, map[string]any{"kind": "run", "run_id": first, "expires_in_days": 400}, http.StatusUnprocessableEntity, models.EInvalid, true},
 			{"viewer revokes owner's token", http.MethodPost, p("/api/v1/tokens/%d/revoke", ownerTok.ID), viewTok, nil, http.StatusNotFound, models.ENotFound, false},
+			{"who am I", http.MethodGet, "/api/v1/account", viewTok, nil, http.StatusOK, "", false},
+			{"viewer's token renames", http.MethodPatch, "/api/v1/account", viewTok, map[string]string{"name": "x"}, http.StatusForbidden, "forbidden", false},
 			{"compare across methods", http.MethodGet, p("/api/v1/compare?a=%d&b=%d", first, cl.ID), tok, nil, http.StatusOK, "", false},
 		}
 		for _, tc := range errorCases {

@@ -109,6 +109,9 @@ type Principal struct {
 	TokenName string
 	// TokenID is that token's id (so a caller can tell its own token).
 	TokenID int64
+	// APIToken is that token as stored when the request began (its
+	// expiry, creation and last use: GET /api/v1/account answers them).
+	APIToken models.APIToken
 	// Workspace is the current workspace (zero when the account belongs to
 	// none); Role is the principal's role in it.
 	Workspace models.Workspace
@@ -447,7 +450,13 @@ func (h *Handlers) apiPrincipalFor(c echo.Context) (Principal, error) {
 			// script can warn its owner before it is refused.
 			c.Response().Header().Set(TokenExpiresHeader, t.ExpiresAt.UTC().Format(time.RFC3339))
 		}
-		return Principal{Kind: Token, User: u, TokenName: t.Name, TokenID: t.ID, Workspace: ws, Role: role,
+		if t.ReadOnly() && role.AtLeast(models.RoleViewer) {
+			// A read-only token acts as a viewer, whatever its person's
+			// role: every route's rule then refuses it what a viewer may
+			// not do (require says why).
+			role = models.RoleViewer
+		}
+		return Principal{Kind: Token, User: u, TokenName: t.Name, TokenID: t.ID, APIToken: t, Workspace: ws, Role: role,
 			Workspaces: []models.WorkspaceRole{{Workspace: ws, Role: role}}}, nil
 	}
 	return h.localPrincipal(c)
@@ -517,6 +526,10 @@ func (h *Handlers) require(a Access) echo.MiddlewareFunc {
 				}
 				if p.Workspace.ID == 0 {
 					return echo.NewHTTPError(http.StatusForbidden, "You are not a member of any workspace yet: ask an owner of one for an invite, or create a workspace of your own on Your account.")
+				}
+				if !p.Role.AtLeast(need) && p.Kind == Token && p.APIToken.ReadOnly() {
+					return echo.NewHTTPError(http.StatusForbidden, "This token is read-only, which does not allow this (it needs "+string(need)+
+						" and a token with full access): make one on the API tokens page (/tokens).")
 				}
 				if !p.Role.AtLeast(need) {
 					return echo.NewHTTPError(http.StatusForbidden, "Your role in this workspace ("+string(p.Role)+") does not allow this: it needs "+string(need)+".")

@@ -175,7 +175,7 @@ type route struct {
 
 // routes is every route of the dashboard with who may call it.
 func (h *Handlers) routes() []route {
-	const get, post, put = http.MethodGet, http.MethodPost, http.MethodPut
+	const get, post, put, patch = http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch
 	return []route{
 		{get, "/healthz", h.healthz, Public},
 		{get, "/readyz", h.readyz, Public},
@@ -349,6 +349,10 @@ func (h *Handlers) routes() []route {
 		{post, "/api/v1/shares/:id/revoke", h.apiRevokeShare, Editor},
 		{get, "/api/v1/tokens", h.apiListTokens, Viewer},
 		{post, "/api/v1/tokens/:id/revoke", h.apiRevokeToken, Viewer},
+		// The caller's own account (api_account.go): any member's token
+		// reads it; renaming needs a token that writes (renameSelfAccess).
+		{get, "/api/v1/account", h.apiGetAccount, Viewer},
+		{patch, "/api/v1/account", h.apiChangeAccount, renameSelfAccess},
 
 		// Rename, archive, delete and the trash (lifecycle.go): editors
 		// manage what they create; judges are the owners'. The delete page

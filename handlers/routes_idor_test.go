@@ -66,6 +66,8 @@ var noForeignID = map[string]string{
 	"POST /api/v1/judges":           "creates a judge in the current workspace",
 	"GET /api/v1/shares":            "the current workspace's links",
 	"GET /api/v1/tokens":            "the caller's own tokens",
+	"GET /api/v1/account":           "the caller's own account (api_account_test.go: no other member's data)",
+	"PATCH /api/v1/account":         "renames the caller's own account only",
 	"GET /trash":                    "the current workspace's trash",
 	"GET /settings/webhook":         "the current workspace's webhook",
 	"POST /settings/webhook":        "the current workspace's webhook",

@@ -158,6 +158,10 @@ var wantAccess = map[string]Access{
 	"POST /api/v1/shares/:id/revoke":        Editor,
 	"GET /api/v1/tokens":                    Viewer,
 	"POST /api/v1/tokens/:id/revoke":        Viewer,
+	// A viewer's token is read-only: it reads its account, and only a
+	// token that writes renames its person (api_account.go).
+	"GET /api/v1/account":   Viewer,
+	"PATCH /api/v1/account": Editor,
 
 	"POST /projects/:id/rename":        Editor,
 	"POST /projects/:id/archive":       Editor,
@@ -232,9 +236,11 @@ type matrixFixture struct {
 	workspaceB                      models.Workspace
 	// tokens are each caller's API token (the outsider's in workspace B);
 	// revoked is a revoked token of A's owner; targetToken is a token of
-	// the spare member, which the token routes act on.
+	// the spare member, which the token routes act on; readOnly is a
+	// read-only token of A's owner.
 	tokens      map[int64]string
 	revoked     string
+	readOnly    string
 	targetToken models.APIToken
 }
 
@@ -302,6 +308,9 @@ func newMatrixFixture(t *testing.T, env *testEnv) *matrixFixture {
 		t.Fatal(err)
 	}
 	f.targetToken, _ = env.apiToken(env.ws.ID, f.target.ID)
+	if _, f.readOnly, err = env.db.CreateScopedAPIToken(ctx, env.ws.ID, f.owner.ID, "read-only", 0, models.TokenScopeRead); err != nil {
+		t.Fatal(err)
+	}
 
 	spare := f.rubric
 	spare.ID, spare.Name = 0, "spare rubric"
@@ -406,7 +415,7 @@ func (f *matrixFixture) request(method, path string) (*http.Request, bool) {
 		return req, true
 	}
 	switch {
-	case apiPath && (method == http.MethodPost || method == http.MethodPut):
+	case apiPath && (method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch):
 		// The API takes the media type its document lists (415 otherwise):
 		// an empty JSON object, or an empty multipart body to the upload.
 		req = httptest.NewRequest(method, target, strings.NewReader("{}"))
@@ -431,6 +440,9 @@ type caller struct {
 	role models.Role  // role in workspace A ("" for anonymous and the outsider)
 	// revoked calls the API with a revoked token (other routes skipped).
 	revoked bool
+	// readOnly calls the API with a read-only token of user (other routes
+	// skipped); role is then a viewer's, what such a token may do.
+	readOnly string
 }
 
 // TestRouteMatrix walks every registered route as anonymous, viewer,
@@ -472,6 +484,8 @@ func TestRouteMatrix(t *testing.T) {
 			{name: "anonymous"},
 			{name: "revoked token", revoked: true},
 			{name: "outsider", user: &f.outsider},
+			// The owner's read-only token may do what a viewer may.
+			{name: "owner's read-only token", user: &f.owner, role: models.RoleViewer, readOnly: f.readOnly},
 			{name: "viewer", user: &f.viewer, role: models.RoleViewer},
 			{name: "editor", user: &f.editor, role: models.RoleEditor},
 			// Last: the owner's posts change members and invites.
@@ -492,6 +506,12 @@ func TestRouteMatrix(t *testing.T) {
 						continue
 					}
 					req.Header.Set("Authorization", "Bearer "+f.revoked)
+				case cl.readOnly != "":
+					if !api || access == Public {
+						cancel()
+						continue
+					}
+					req.Header.Set("Authorization", "Bearer "+cl.readOnly)
 				case cl.user != nil && api:
 					// The API takes tokens, not session cookies.
 					req.Header.Set("Authorization", "Bearer "+f.tokens[cl.user.ID])

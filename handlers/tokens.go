@@ -44,6 +44,10 @@ func (h *Handlers) renderTokens(c echo.Context, status int, v web.TokensView) er
 	if v.Expires == "" {
 		v.Expires = defaultTokenExpiry
 	}
+	if v.Scope == "" {
+		// Full by default: what tokens always did.
+		v.Scope = models.TokenScopeFull
+	}
 	if p.Kind != Account {
 		v.NeedsAccount = true
 		return render(c, status, web.TokensPage(v))
@@ -79,18 +83,26 @@ func (h *Handlers) createToken(c echo.Context) error {
 	if expires == "" {
 		expires = defaultTokenExpiry
 	}
+	scope := c.FormValue("scope")
+	if scope == "" {
+		scope = models.TokenScopeFull
+	}
 	ttl, ok := tokenTTLs[expires]
 	if !ok {
-		return h.renderTokens(c, http.StatusUnprocessableEntity, web.TokensView{Error: "Choose an expiry from the list.", Name: c.FormValue("name")})
+		return h.renderTokens(c, http.StatusUnprocessableEntity, web.TokensView{Error: "Choose an expiry from the list.", Name: c.FormValue("name"), Scope: scope})
 	}
-	t, secret, err := h.DB.CreateExpiringAPIToken(c.Request().Context(), p.Workspace.ID, p.User.ID, c.FormValue("name"), ttl)
+	t, secret, err := h.DB.CreateScopedAPIToken(c.Request().Context(), p.Workspace.ID, p.User.ID, c.FormValue("name"), ttl, scope)
 	if err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
-			return h.renderTokens(c, http.StatusUnprocessableEntity, web.TokensView{Error: models.ErrorMessage(err), Name: c.FormValue("name"), Expires: expires})
+			return h.renderTokens(c, http.StatusUnprocessableEntity, web.TokensView{Error: models.ErrorMessage(err), Name: c.FormValue("name"), Expires: expires, Scope: scope})
 		}
 		return err
 	}
-	h.audit(c, auditTokenCreated, "API token "+t.Prefix+"… ("+t.Name+")", web.TokenExpiry(t.ExpiresAt, time.Now()))
+	detail := web.TokenExpiry(t.ExpiresAt, time.Now())
+	if t.ReadOnly() {
+		detail += ", read-only"
+	}
+	h.audit(c, auditTokenCreated, "API token "+t.Prefix+"… ("+t.Name+")", detail)
 	return h.renderTokens(c, http.StatusCreated, web.TokensView{NewToken: secret, NewTokenName: t.Name, NewTokenExpires: t.ExpiresAt})
 }
 
@@ -149,11 +161,14 @@ type APIToken struct {
 	ExpiresAt *stamp.Time `json:"expires_at"`
 	// Current is true for the token this request was made with.
 	Current bool `json:"current"`
+	// Scope is "full" (what its person's role allows) or "read" (reads
+	// only, whatever the role).
+	Scope string `json:"scope"`
 }
 
 func apiToken(t models.APIToken, userName string, current int64) APIToken {
 	return APIToken{ID: t.ID, Name: t.Name, Prefix: t.Prefix, UserID: t.UserID, UserName: userName, CreatedAt: stamp.Of(t.CreatedAt),
-		LastUsedAt: stamp.OfPtr(t.LastUsedAt), RevokedAt: stamp.OfPtr(t.RevokedAt), ExpiresAt: stamp.OfPtr(t.ExpiresAt), Current: t.ID == current}
+		LastUsedAt: stamp.OfPtr(t.LastUsedAt), RevokedAt: stamp.OfPtr(t.RevokedAt), ExpiresAt: stamp.OfPtr(t.ExpiresAt), Current: t.ID == current, Scope: t.Scope}
 }
 
 // apiListTokens lists the caller's tokens in this workspace; an owner's

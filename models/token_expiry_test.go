@@ -134,6 +134,11 @@ func TestTokenExpiryMigrationKeepsOldTokens(t *testing.T) {
 			if got.ExpiresAt != nil || gotUser.ID != u.ID || role != models.RoleViewer {
 				t.Errorf("old token after 00034: expires %v, user %d, role %s; want never, %d, viewer", got.ExpiresAt, gotUser.ID, role, u.ID)
 			}
+			// And 00085 gives it full access: what its person's role allows,
+			// as before scopes existed.
+			if got.Scope != models.TokenScopeFull || got.ReadOnly() {
+				t.Errorf("old token after 00085: scope %q, want %q", got.Scope, models.TokenScopeFull)
+			}
 			list, err := raw.ListAPITokens(ctx, ws.ID, u.ID)
 			if err != nil || len(list) != 1 || list[0].ExpiresAt != nil {
 				t.Errorf("old token listed as %+v, %v; want one that never expires", list, err)

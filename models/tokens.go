@@ -28,7 +28,24 @@ type APIToken struct {
 	// ExpiresAt is when the token stops working; nil never expires (the
 	// choice for automation, and every token made before expiries existed).
 	ExpiresAt *time.Time
+	// Scope is what the token may do: TokenScopeFull (its person's role)
+	// or TokenScopeRead (reads only, whatever the role).
+	Scope string
 }
+
+// The scopes of an API token.
+const (
+	// TokenScopeFull: everything the token's person's role in its
+	// workspace allows at the time of each call (every token made before
+	// scopes existed).
+	TokenScopeFull = "full"
+	// TokenScopeRead: reads only, whatever the role: no launch, no change,
+	// no rename of its person.
+	TokenScopeRead = "read"
+)
+
+// ReadOnly reports whether the token only reads.
+func (t *APIToken) ReadOnly() bool { return t.Scope == TokenScopeRead }
 
 // Expired reports whether the token had expired at t.
 func (t *APIToken) Expired(at time.Time) bool {
@@ -60,6 +77,20 @@ func (db *DB) CreateAPIToken(ctx context.Context, wsID, userID int64, name strin
 // CreateExpiringAPIToken makes a token that works for ttl from now (0:
 // until revoked) and returns it with the token itself.
 func (db *DB) CreateExpiringAPIToken(ctx context.Context, wsID, userID int64, name string, ttl time.Duration) (APIToken, string, error) {
+	return db.CreateScopedAPIToken(ctx, wsID, userID, name, ttl, TokenScopeFull)
+}
+
+// CreateScopedAPIToken makes a token of scope (TokenScopeFull or
+// TokenScopeRead; "" is full) that works for ttl from now (0: until
+// revoked) and returns it with the token itself.
+func (db *DB) CreateScopedAPIToken(ctx context.Context, wsID, userID int64, name string, ttl time.Duration, scope string) (APIToken, string, error) {
+	switch scope {
+	case "":
+		scope = TokenScopeFull
+	case TokenScopeFull, TokenScopeRead:
+	default:
+		return APIToken{}, "", Errorf(EInvalid, "the token's access %q is not one of %q (what your role allows) and %q (reads only)", scope, TokenScopeFull, TokenScopeRead)
+	}
 	if ttl < 0 {
 		return APIToken{}, "", Errorf(EInvalid, "the expiry must be in the future")
 	}
@@ -83,7 +114,7 @@ func (db *DB) CreateExpiringAPIToken(ctx context.Context, wsID, userID int64, na
 	}
 	token := TokenPrefix + raw
 	t := APIToken{WorkspaceID: wsID, UserID: userID, Name: name, Prefix: token[:tokenPrefixShown],
-		TokenHash: HashLinkToken(token), CreatedAt: time.Now().UTC()}
+		TokenHash: HashLinkToken(token), CreatedAt: time.Now().UTC(), Scope: scope}
 	if ttl > 0 {
 		exp := t.CreatedAt.Add(ttl)
 		t.ExpiresAt = &exp
