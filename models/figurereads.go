@@ -60,8 +60,8 @@ func (v *RunScoreValues) add(batchID int64, criterion, round int32, s ScoreValue
 	}
 }
 
-// ScoreValuesOf is what ListScoreValuesOfRun reads of scores, in their
-// order.
+// ScoreValuesOf is what ListCriterionScoreValues reads of scores, in
+// their order (of any criteria: the spans say which).
 func ScoreValuesOf(scores []RunScore) RunScoreValues {
 	v := RunScoreValues{Scores: make([]ScoreValue, 0, len(scores))}
 	for _, s := range scores {
@@ -74,18 +74,20 @@ func ScoreValuesOf(scores []RunScore) RunScoreValues {
 	return v
 }
 
-// ListScoreValuesOfRun returns every score of a run as ListScoreFigures
-// does (same scores, same order), as RunScoreValues: the criterion and
-// round once per span, the batch only of unreadable scores, the values in
-// an array allocated at its size.
-func (db *DB) ListScoreValuesOfRun(ctx context.Context, runID int64) (RunScoreValues, error) {
-	n, err := db.countOfRun(ctx, &RunScore{}, runID)
-	if err != nil {
-		return RunScoreValues{}, err
+// ListCriterionScoreValues returns the scores of one criterion of a run
+// as ListScoreFigures does (same scores, same order: round, row), as
+// RunScoreValues: the round once per span, the batch only of unreadable
+// scores, the values in an array allocated at its size. A run's figures
+// read one criterion at a time, so that only its scores are held while
+// it is computed.
+func (db *DB) ListCriterionScoreValues(ctx context.Context, runID int64, criterion int) (RunScoreValues, error) {
+	var n int64
+	if err := db.Reader(ctx).Model(&RunScore{}).Where("run_id = ? AND criterion_index = ?", runID, criterion).Count(&n).Error; err != nil {
+		return RunScoreValues{}, fmt.Errorf("count the scores of criterion %d of run %d: %w", criterion, runID, err)
 	}
 	v := RunScoreValues{Scores: make([]ScoreValue, 0, n)}
-	rows, err := db.Reader(ctx).Model(&RunScore{}).Select(scoreFigureColumns).Where("run_id = ?", runID).
-		Order("criterion_index, round, row_id").Rows()
+	rows, err := db.Reader(ctx).Model(&RunScore{}).Select(scoreFigureColumns).Where("run_id = ? AND criterion_index = ?", runID, criterion).
+		Order("round, row_id").Rows()
 	if err != nil {
 		return RunScoreValues{}, fmt.Errorf("read the scores of run %d: %w", runID, err)
 	}
@@ -125,23 +127,23 @@ func BatchFiguresOf(batches []RunBatch) []BatchFigure {
 	return out
 }
 
-// ListBatchFigures returns every batch of a run in the order of
-// ListBatchLayout (criterion, round, index), as BatchFigure: scanned by
+// ListCriterionBatchFigures returns the batches of one criterion of a
+// run in the order of ListBatchLayout (round, index), as BatchFigure: scanned by
 // hand rather than through GORM (whose RunBatch and JSON decoding took
 // about a kilobyte a batch), the statuses as the package's constants,
 // the row ids parsed from their stored list into one array. rowsHint is
 // how many row ids to make room for at first (a run's scores are one a
 // batch row once answered); a wrong hint costs only growth.
-func (db *DB) ListBatchFigures(ctx context.Context, runID int64, rowsHint int) ([]BatchFigure, error) {
-	n, err := db.countOfRun(ctx, &RunBatch{}, runID)
-	if err != nil {
-		return nil, err
+func (db *DB) ListCriterionBatchFigures(ctx context.Context, runID int64, criterion, rowsHint int) ([]BatchFigure, error) {
+	var n int64
+	if err := db.Reader(ctx).Model(&RunBatch{}).Where("run_id = ? AND criterion_index = ?", runID, criterion).Count(&n).Error; err != nil {
+		return nil, fmt.Errorf("count the batches of criterion %d of run %d: %w", criterion, runID, err)
 	}
 	bs := make([]BatchFigure, 0, n)
 	ends := make([]int, 0, n)
 	ids := make([]int64, 0, max(rowsHint, 0))
 	rows, err := db.Reader(ctx).Model(&RunBatch{}).Select([]string{"id", "criterion_index", "round", "row_ids", "status"}).
-		Where("run_id = ?", runID).Order("criterion_index, round, batch_index").Rows()
+		Where("run_id = ? AND criterion_index = ?", runID, criterion).Order("round, batch_index").Rows()
 	if err != nil {
 		return nil, fmt.Errorf("read the batches of run %d: %w", runID, err)
 	}

@@ -257,17 +257,15 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	if err != nil {
 		return nil, err
 	}
-	// Only what the figures read: no prompts, answers or analyses; the
-	// scores as values with their criterion and round once a span
-	// (models.RunScoreValues), and of the batches their layout
-	// (models.BatchFigure), the rows of all in one array. Scores first,
-	// then the batches, as before: a batch done between the two reads is
-	// not taken for finished with scores missing.
-	var scores models.RunScoreValues
-	var layout []batchFigure
+	// Only what the figures read: no prompts, answers or analyses. The
+	// code before livemem45 read every score and batch here; now each
+	// criterion's are read when it is computed (criterionReads), so only
+	// one criterion's are held at a time.
 	var scoresBefore []models.ScoreFigure
+	var layoutBefore []batchFigure
 	if opt.before {
-		// The reads before livemem45 (benchmarks and tests compare).
+		// Scores first, then the batches: a batch done between the two
+		// reads is not taken for finished with scores missing.
 		if scoresBefore, err = db.ListScoreFigures(ctx, run.ID); err != nil {
 			return nil, err
 		}
@@ -275,17 +273,10 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 		if err != nil {
 			return nil, err
 		}
-		layout = layoutOf(batches)
-	} else {
-		if scores, err = db.ListScoreValuesOfRun(ctx, run.ID); err != nil {
+		layoutBefore = layoutOf(batches)
+		if opt.tooFew, err = tooFewUnits(ctx, db, run); err != nil {
 			return nil, err
 		}
-		if layout, err = db.ListBatchFigures(ctx, run.ID, len(scores.Scores)); err != nil {
-			return nil, err
-		}
-	}
-	if opt.tooFew, err = tooFewUnits(ctx, db, run); err != nil {
-		return nil, err
 	}
 	run, rows, use, err := applyHumanSource(ctx, db, wsID, run, rows, opt.Reviews)
 	if err != nil {
@@ -295,10 +286,18 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 		return nil, err
 	}
 	var rep *Report
+	var done []bool // the criteria whose every batch is done or failed
 	if opt.before {
-		rep = computeFiguresBefore(run, ds, rows, layout, scoresBefore, opt)
+		rep = computeFiguresBefore(run, ds, rows, layoutBefore, scoresBefore, opt)
+		done = finishedCriteria(layoutBefore, len(run.RubricSnapshot.Criteria))
 	} else {
-		rep = computeFigures(run, ds, rows, layout, scores, opt)
+		done = make([]bool, len(run.RubricSnapshot.Criteria))
+		read := func(ci int) (criterionReads, error) {
+			return readCriterion(ctx, db, run, ci, done)
+		}
+		if rep, err = computeFigures(run, ds, rows, read, opt); err != nil {
+			return nil, err
+		}
 	}
 	rep.Humans = use
 	if err := withSampleWiseCounts(ctx, db, rep); err != nil {
@@ -312,7 +311,6 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	// carry the hash of the scores and ratings they came from, so a
 	// change of human source (or a retried call) computes them again.
 	if !run.Finished() {
-		done := finishedCriteria(layout, len(run.RubricSnapshot.Criteria))
 		maps.DeleteFunc(opt.memo.fresh, func(k statsKey, _ storedEntry) bool { return !done[k.criterion] })
 	}
 	if len(opt.memo.fresh) > 0 {
@@ -321,6 +319,38 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 		}
 	}
 	return rep, nil
+}
+
+// criterionReads are what the figures of one criterion read of a run:
+// its scores, its batches' layout and the run's units left without a
+// score for too few readable answers (Options.tooFew).
+type criterionReads struct {
+	scores  models.RunScoreValues
+	batches []batchFigure
+	tooFew  map[int64]bool
+}
+
+// readCriterion reads criterion ci's scores, then its batches, then the
+// units with too few answers, in the order BuildWith read them for the
+// whole run before livemem45 (a batch done between two reads is not taken
+// for finished with scores missing), and marks done[ci] when every batch
+// of the criterion is done or failed.
+func readCriterion(ctx context.Context, db *models.DB, run models.Run, ci int, done []bool) (criterionReads, error) {
+	var d criterionReads
+	var err error
+	if d.scores, err = db.ListCriterionScoreValues(ctx, run.ID, ci); err != nil {
+		return d, err
+	}
+	if d.batches, err = db.ListCriterionBatchFigures(ctx, run.ID, ci, len(d.scores.Scores)); err != nil {
+		return d, err
+	}
+	if d.tooFew, err = tooFewUnits(ctx, db, run); err != nil {
+		return d, err
+	}
+	if ci < len(done) {
+		done[ci] = finishedCriteria(d.batches, len(done))[ci]
+	}
+	return d, nil
 }
 
 // finishedCriteria marks the criteria of a run (of n) that have batches
@@ -465,7 +495,10 @@ func Compute(run models.Run, ds models.Dataset, rows []models.DatasetRow, batche
 // ComputeWith is Compute with options; the group column is the dataset's
 // (BuildWith applies Options.GroupColumn to it).
 func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, batches []models.RunBatch, scores []models.RunScore, opt Options) *Report {
-	return computeFigures(run, ds, rows, layoutOf(batches), models.ScoreValuesOf(scores), opt)
+	all := criterionReads{scores: models.ScoreValuesOf(scores), batches: layoutOf(batches), tooFew: opt.tooFew}
+	// Nothing read can fail: every criterion reads from all.
+	rep, _ := computeFigures(run, ds, rows, func(int) (criterionReads, error) { return all, nil }, opt)
+	return rep
 }
 
 // computeFigures is ComputeWith over what the figures read of the scores
@@ -473,7 +506,7 @@ func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, ba
 // temporaries are allocated at their size (livemem45): grown by
 // appending, they were most of what a million-sample computation
 // allocated.
-func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow, batches []batchFigure, scores models.RunScoreValues, opt Options) *Report {
+func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow, read func(ci int) (criterionReads, error), opt Options) (*Report, error) {
 	system := systemColumn(opt, ds)
 	rep := &Report{Run: run, Dataset: ds, Simulated: run.Simulated}
 	fields := run.RubricSnapshot.Fields
@@ -482,13 +515,6 @@ func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow,
 	}
 	n := run.Settings.Rounds
 	method := methods.For(run.Method)
-	// A score row of a failed batch got no answer: its call failed.
-	failed := map[int64]bool{}
-	for _, b := range batches {
-		if b.Status == models.BatchFailed {
-			failed[b.ID] = true
-		}
-	}
 	// rowAt[rowID] is the row's place in rows, which is its sample's in
 	// every criterion's Samples: one map for the report, not one a
 	// criterion and figure.
@@ -498,6 +524,18 @@ func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow,
 	}
 	var judged, unanswered, short []bool
 	for ci, crit := range run.RubricSnapshot.Criteria {
+		d, err := read(ci)
+		if err != nil {
+			return nil, err
+		}
+		scores, batches := d.scores, d.batches
+		// A score row of a failed batch got no answer: its call failed.
+		failed := map[int64]bool{}
+		for _, b := range batches {
+			if b.Status == models.BatchFailed {
+				failed[b.ID] = true
+			}
+		}
 		// A criterion with annotator columns and no human column is
 		// compared with its annotators' mean (models.WithAnnotatorMean,
 		// which Build applies with the human source; here for the rows
@@ -552,7 +590,7 @@ func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow,
 				unanswered[at], short[at] = false, false
 				if !s.Readable {
 					b := scores.UnreadableBatch[i]
-					unanswered[at], short[at] = failed[b], opt.tooFew[b]
+					unanswered[at], short[at] = failed[b], d.tooFew[b]
 				}
 			}
 		}
@@ -614,7 +652,7 @@ func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow,
 		}
 		rep.Criteria = append(rep.Criteria, cr)
 	}
-	return rep
+	return rep, nil
 }
 
 // criterionSpans are the spans of criterion ci among spans, in their
