@@ -94,3 +94,45 @@ func TestFiguresMatchTheCodeBefore(t *testing.T) {
 		}
 	})
 }
+
+// TestRowPlaces: a row's place is found by its id as a map of the rows
+// finds it, whether the ids follow the rows' order (searched, no map) or
+// not (a map), in any order of asking, and an id of no row is not found.
+func TestRowPlaces(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		ids    []int64
+		mapped bool
+	}{
+		{"none", nil, false},
+		{"one", []int64{5}, false},
+		{"increasing with gaps", []int64{2, 3, 7, 8, 20, 21, 22}, false},
+		{"not increasing", []int64{9, 3, 7, 1}, true},
+		{"a repeated id", []int64{1, 2, 2, 3}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := make([]models.DatasetRow, len(tc.ids))
+			want := map[int64]int{}
+			for i, id := range tc.ids {
+				rows[i].ID = id
+				want[id] = i
+			}
+			p := placesOf(rows)
+			if (p.by != nil) != tc.mapped {
+				t.Fatalf("mapped %v, want %v", p.by != nil, tc.mapped)
+			}
+			asks := []int64{0, 4, 100, -1}
+			asks = append(asks, tc.ids...)
+			for i := len(tc.ids) - 1; i >= 0; i-- {
+				asks = append(asks, tc.ids[i], tc.ids[i]+1)
+			}
+			for _, id := range asks {
+				k, ok := p.find(id)
+				w, wok := want[id]
+				if ok != wok || ok && k != w {
+					t.Fatalf("find(%d) = %d, %v; want %d, %v", id, k, ok, w, wok)
+				}
+			}
+		})
+	}
+}
