@@ -637,8 +637,14 @@ func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow,
 		if !stored {
 			pre = criterionStats{}
 		}
+		// The position effect reads the scores and the samples' human
+		// ratings only: computed first, the criterion's scores go before
+		// its other figures are computed (one fewer array live at the
+		// peak).
+		fillPositions(&cr, rowAt, scores)
+		scores, d.scores = models.RunScoreValues{}, models.RunScoreValues{}
 		fillCriterion(&cr, run, batches, rowAt, stored, pre)
-		fillExtras(&cr, ds, rows, rowAt, scores)
+		fillExtras(&cr, ds, rows)
 		fillSystem(&cr, system, rows, stored, pre)
 		fillScatter(&cr)
 		if !stored {
@@ -1089,9 +1095,9 @@ func deref(v *float64) (float64, bool) {
 	return *v, true
 }
 
-// fillExtras adds the unreadable rate, grouped correlation, the human
-// ceiling and the position effect.
-func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow, rowAt *rowPlaces, scores models.RunScoreValues) {
+// fillExtras adds the unreadable rate, grouped correlation and the human
+// ceiling (fillPositions the position effect).
+func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow) {
 	if answered := cr.Scored + cr.Unreadable(); answered > 0 {
 		cr.UnreadableRate = float64(cr.Unreadable()) / float64(answered)
 	}
@@ -1122,8 +1128,13 @@ func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow
 	if cr.Ceiling != nil {
 		cr.AnnotatorColumns = cols
 	}
+}
 
-	// Position effect: label k in a batch is position k. Human ratings are
+// fillPositions adds the position effect: label k in a batch is position
+// k. It reads the samples' human ratings and the scores, nothing the
+// other figures compute.
+func fillPositions(cr *CriterionReport, rowAt *rowPlaces, scores models.RunScoreValues) {
+	// Human ratings are
 	// put on the criterion's scale as everywhere else (humanOnJudgeScale).
 	// A sample's human rating is found by its row (rowAt).
 	rated := false
