@@ -51,7 +51,7 @@ const liveReportSamples = 20_000
 // million peaks at 460-525 MiB of heap, of which the figures themselves
 // keep 183 MiB: the bound stays, because the figures grow with the
 // samples whatever the reads, and a computation of a million still takes
-// 9-15 s on two loaded cores (BENCHMARKS.md, livemem45).
+// 9-28 s on two loaded cores (BENCHMARKS.md, livemem45).
 const liveFiguresMaxSamples = 1_000_000
 
 // liveFiguresCap is liveFiguresMaxSamples, or the test's bound.
