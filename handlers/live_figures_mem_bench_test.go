@@ -17,10 +17,12 @@ import (
 // BenchmarkLiveFigureMemory: one computation of a running run's
 // provisional figures (what liveFiguresFor runs in the background), its
 // time, peak heap (live and garbage, sampled every 5 ms: startHeapPeak) and peak RSS
-// (VmHWM) above the start, reading the scores and batches as values
-// (report.BuildFigures, livebig44) against the whole RunScore and
-// RunBatch reads before (report.BuildFiguresWideReads), alternated in one
-// process; the two figures must be equal. Rows from
+// (VmHWM) above the start and bytes allocated: report.BuildFigures
+// (livemem45: scores as spans of 24-byte values, batch layouts scanned by
+// hand into one array of row ids, a criterion's temporaries at their
+// size) against the code before it (report.BuildFiguresBefore: livebig44's
+// ScoreFigure and RunBatch reads, temporaries grown by appending),
+// alternated in one process; the two figures must be equal. Rows from
 // BATCHEVAL_BENCH_LIVEFIG (default 50,000: 100,000 samples of two
 // criteria, two rounds each); PostgreSQL too when TEST_DATABASE_URL is set.
 //
@@ -42,7 +44,9 @@ type liveComputation struct {
 	// held is the heap the figures keep once computed (after a
 	// collection, above the start).
 	held uint64
-	rep  *report.Report
+	// alloc is the bytes allocated while computing (TotalAlloc).
+	alloc uint64
+	rep   *report.Report
 }
 
 func liveFigureMemory(b *testing.B, d models.Dialect, n int) {
@@ -57,11 +61,16 @@ func liveFigureMemory(b *testing.B, d models.Dialect, n int) {
 		debug.FreeOSMemory()
 		rssStart, _ := resetRSSPeak()
 		base := heapNow()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		allocStart := ms.TotalAlloc
 		hp := startHeapPeak()
 		start := time.Now()
 		rep, err := build(pctx, h.DB, h.DefaultWorkspace.ID, id, report.Options{})
 		took := time.Since(start)
 		heap := hp.Stop()
+		runtime.ReadMemStats(&ms)
+		alloc := ms.TotalAlloc - allocStart
 		mustB(b, err)
 		rss := rssPeakSince(rssStart)
 		runtime.GC()
@@ -69,18 +78,26 @@ func liveFigureMemory(b *testing.B, d models.Dialect, n int) {
 		if now := heapNow(); now > base {
 			held = now - base
 		}
-		return liveComputation{took: took, peakHeap: heap, peakRS: rss, held: held, rep: rep}
+		return liveComputation{took: took, peakHeap: heap, peakRS: rss, held: held, alloc: alloc, rep: rep}
 	}
+	// Two at a million, in both orders: the first computation reads a
+	// cold database (its pages not yet cached), which costs it time.
 	reps := 3
 	if n > 100_000 {
-		reps = 1
+		reps = 2
 	}
 	var after, before []liveComputation
-	for range reps {
-		a := one(report.BuildFigures)
-		w := one(report.BuildFiguresWideReads)
+	for i := range reps {
+		var a, w liveComputation
+		if i%2 == 0 {
+			a = one(report.BuildFigures)
+			w = one(report.BuildFiguresBefore)
+		} else {
+			w = one(report.BuildFiguresBefore)
+			a = one(report.BuildFigures)
+		}
 		if !equalNaN(reflect.ValueOf(a.rep.Criteria), reflect.ValueOf(w.rep.Criteria)) {
-			b.Fatal("the figures read as values differ from those read whole")
+			b.Fatal("the figures differ from those of the code before")
 		}
 		a.rep, w.rep = nil, nil
 		after, before = append(after, a), append(before, w)
@@ -91,6 +108,9 @@ func liveFigureMemory(b *testing.B, d models.Dialect, n int) {
 			v[i] = f(c)
 		}
 		slices.Sort(v)
+		if len(v)%2 == 0 {
+			return (v[len(v)/2-1] + v[len(v)/2]) / 2
+		}
 		return v[len(v)/2]
 	}
 	const mib = 1 << 20
@@ -98,11 +118,14 @@ func liveFigureMemory(b *testing.B, d models.Dialect, n int) {
 	rssOf := func(c liveComputation) float64 { return float64(c.peakRS) / mib }
 	secs := func(c liveComputation) float64 { return c.took.Seconds() }
 	heldOf := func(c liveComputation) float64 { return float64(c.held) / mib }
+	allocOf := func(c liveComputation) float64 { return float64(c.alloc) / mib }
 	samples := 2 * n
-	b.Logf("%s, %d rows (%d samples), one live computation, medians of %d: whole reads %.2f s, peak heap %.0f MiB, peak RSS %.0f MiB, held %.0f MiB; as values %.2f s, peak heap %.0f MiB, peak RSS %.0f MiB, held %.0f MiB; after/before heap %.2f, RSS %.2f, time %.2f",
-		d, n, samples, reps, med(before, secs), med(before, heapOf), med(before, rssOf), med(before, heldOf), med(after, secs), med(after, heapOf), med(after, rssOf), med(after, heldOf),
-		med(after, heapOf)/med(before, heapOf), med(after, rssOf)/med(before, rssOf), med(after, secs)/med(before, secs))
+	b.Logf("%s, %d rows (%d samples), one live computation, medians of %d (of two: means): before %.2f s, peak heap %.0f MiB, peak RSS %.0f MiB, allocated %.0f MiB, held %.0f MiB; now %.2f s, peak heap %.0f MiB, peak RSS %.0f MiB, allocated %.0f MiB, held %.0f MiB; now/before heap %.2f, RSS %.2f, allocated %.2f, time %.2f",
+		d, n, samples, reps, med(before, secs), med(before, heapOf), med(before, rssOf), med(before, allocOf), med(before, heldOf),
+		med(after, secs), med(after, heapOf), med(after, rssOf), med(after, allocOf), med(after, heldOf),
+		med(after, heapOf)/med(before, heapOf), med(after, rssOf)/med(before, rssOf), med(after, allocOf)/med(before, allocOf), med(after, secs)/med(before, secs))
 	b.ReportMetric(med(after, heapOf)/med(before, heapOf), fmt.Sprintf("%s-%dk-heap-ratio", d, samples/1000))
 	b.ReportMetric(med(after, rssOf)/med(before, rssOf), fmt.Sprintf("%s-%dk-rss-ratio", d, samples/1000))
+	b.ReportMetric(med(after, allocOf)/med(before, allocOf), fmt.Sprintf("%s-%dk-alloc-ratio", d, samples/1000))
 	b.ReportMetric(med(after, secs)/med(before, secs), fmt.Sprintf("%s-%dk-time-ratio", d, samples/1000))
 }

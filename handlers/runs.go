@@ -47,6 +47,11 @@ const liveReportSamples = 20_000
 // million rows, two criteria) would take about twice that at once on the
 // small servers this runs on. Up to 20,000 before livebig44, when a
 // computation held every score and batch whole (1,223 MiB at a million).
+// Since livemem45 (one criterion's scores and batches read at a time) a
+// million peaks at 460-525 MiB of heap, of which the figures themselves
+// keep 183 MiB: the bound stays, because the figures grow with the
+// samples whatever the reads, and a computation of a million still takes
+// 9-28 s on two loaded cores (BENCHMARKS.md, livemem45).
 const liveFiguresMaxSamples = 1_000_000
 
 // liveFiguresCap is liveFiguresMaxSamples, or the test's bound.

@@ -126,5 +126,68 @@ func TestRunFigureListsAtTheirSize(t *testing.T) {
 				t.Fatalf("batch %d is criterion %d, round %d, index %d; want %v", i, b.CriterionIndex, b.Round, b.BatchIndex, want)
 			}
 		}
+		// One criterion at a time (livemem45): its scores as values, one
+		// span a round, the batch kept of unreadable ones only; its
+		// batches' layout with the rows of all in one array. Together
+		// the criteria's are the run's, one for one, in the same order.
+		var gotScores []models.ScoreFigure
+		var gotBatches []models.BatchFigure
+		for ci := range 3 { // criterion 2 has none
+			v, err := db.ListCriterionScoreValues(ctx, runs[0].ID, ci)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cap(v.Scores) != len(v.Scores) {
+				t.Errorf("criterion %d: %d scores in an array of %d", ci, len(v.Scores), cap(v.Scores))
+			}
+			end := 0
+			for _, sp := range v.Spans {
+				if sp.Start != end || sp.End <= sp.Start || int(sp.Criterion) != ci {
+					t.Fatalf("criterion %d: span %+v after %d", ci, sp, end)
+				}
+				end = sp.End
+				for i := sp.Start; i < sp.End; i++ {
+					s := v.Scores[i]
+					f := models.ScoreFigure{RowID: s.RowID, Score: s.Score, CriterionIndex: sp.Criterion, Round: sp.Round, Label: s.Label, Readable: s.Readable}
+					b, kept := v.UnreadableBatch[i]
+					if kept == s.Readable {
+						t.Fatalf("criterion %d, score %d: readable %v, batch kept %v", ci, i, s.Readable, kept)
+					}
+					if !kept {
+						b = figs[len(gotScores)].BatchID // only unreadable scores keep theirs
+					}
+					f.BatchID = b
+					gotScores = append(gotScores, f)
+				}
+			}
+			if end != len(v.Scores) || len(v.Spans) != map[int]int{0: 2, 1: 2, 2: 0}[ci] {
+				t.Fatalf("criterion %d: spans %+v over %d scores", ci, v.Spans, len(v.Scores))
+			}
+			bs, err := db.ListCriterionBatchFigures(ctx, runs[0].ID, ci, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, b := range bs {
+				// Slices of one array that cannot grow into the next
+				// batch's rows.
+				if len(b.RowIDs) != cap(b.RowIDs) {
+					t.Fatalf("criterion %d: batch %d's rows can grow into the next's", ci, i)
+				}
+			}
+			gotBatches = append(gotBatches, bs...)
+		}
+		if !slices.Equal(gotScores, figs) {
+			t.Errorf("the criteria's scores are\n%+v\nwant\n%+v", gotScores, figs)
+		}
+		want := models.BatchFiguresOf(layout)
+		if len(gotBatches) != len(want) {
+			t.Fatalf("%d batch figures, want %d", len(gotBatches), len(want))
+		}
+		for i := range want {
+			g, w := gotBatches[i], want[i]
+			if g.ID != w.ID || g.Status != w.Status || g.CriterionIndex != w.CriterionIndex || g.Round != w.Round || !slices.Equal(g.RowIDs, w.RowIDs) {
+				t.Errorf("batch figure %d: %+v, want %+v", i, g, w)
+			}
+		}
 	})
 }

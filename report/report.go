@@ -5,11 +5,11 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"math"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -194,39 +194,17 @@ type Options struct {
 	// neither the summary nor the stored per-sample results hold texts,
 	// and a large run's texts were most of the memory its figures took.
 	figuresOnly bool
-	// wideReads reads the scores and batches as before ScoreFigure and
-	// batchFigure (whole RunScore and RunBatch values, held while the
-	// figures are computed): the benchmarks' before. Same figures.
-	wideReads bool
+	// before computes the figures as before livemem45
+	// (computeFiguresBefore over ListScoreFigures and ListBatchLayout):
+	// the benchmarks' before and the tests' reference. Same figures.
+	before bool
 }
 
-// batchFigure is what the figures read of a batch (models.RunBatch's
-// layout): 64 bytes, against 288 for a RunBatch, of which a
-// million-sample run of two rounds has 200,000.
-type batchFigure struct {
-	ID                    int64
-	RowIDs                []int64
-	Status                string
-	CriterionIndex, Round int32
-}
+// batchFigure is what the figures read of a batch (models.BatchFigure).
+type batchFigure = models.BatchFigure
 
 // layoutOf is what the figures read of batches; the row ids are shared.
-func layoutOf(batches []models.RunBatch) []batchFigure {
-	out := make([]batchFigure, len(batches))
-	for i, b := range batches {
-		out[i] = batchFigure{ID: b.ID, RowIDs: b.RowIDs, Status: b.Status, CriterionIndex: int32(b.CriterionIndex), Round: int32(b.Round)}
-	}
-	return out
-}
-
-// figuresOf is what the figures read of scores (models.FigureOf).
-func figuresOf(scores []models.RunScore) []models.ScoreFigure {
-	out := make([]models.ScoreFigure, len(scores))
-	for i, s := range scores {
-		out[i] = models.FigureOf(s)
-	}
-	return out
-}
+func layoutOf(batches []models.RunBatch) []batchFigure { return models.BatchFiguresOf(batches) }
 
 // NoSystem as Options.SystemColumn computes no system-level correlation.
 const NoSystem = "-"
@@ -280,35 +258,26 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	if err != nil {
 		return nil, err
 	}
-	// Only what the figures read: no prompts, answers or analyses; the
-	// scores as values (models.ScoreFigure) and of the batches their
-	// layout, kept slim (batchFigure) once read. Scores first, then the
-	// batches, as before: a batch done between the two reads is not taken
-	// for finished with scores missing.
-	var scores []models.ScoreFigure
-	var wide []models.RunScore
-	if opt.wideReads {
-		// The reads before ScoreFigure and batchFigure, held while the
-		// figures are computed as they were (benchmarks compare the two).
-		if wide, err = db.ListScoreValues(ctx, run.ID); err == nil {
-			scores = figuresOf(wide)
+	// Only what the figures read: no prompts, answers or analyses. The
+	// code before livemem45 read every score and batch here; now each
+	// criterion's are read when it is computed (criterionReads), so only
+	// one criterion's are held at a time.
+	var scoresBefore []models.ScoreFigure
+	var layoutBefore []batchFigure
+	if opt.before {
+		// Scores first, then the batches: a batch done between the two
+		// reads is not taken for finished with scores missing.
+		if scoresBefore, err = db.ListScoreFigures(ctx, run.ID); err != nil {
+			return nil, err
 		}
-	} else {
-		scores, err = db.ListScoreFigures(ctx, run.ID)
-	}
-	if err != nil {
-		return nil, err
-	}
-	batches, err := db.ListBatchLayout(ctx, run.ID)
-	if err != nil {
-		return nil, err
-	}
-	layout := layoutOf(batches)
-	if !opt.wideReads {
-		batches = nil
-	}
-	if opt.tooFew, err = tooFewUnits(ctx, db, run); err != nil {
-		return nil, err
+		batches, err := db.ListBatchLayout(ctx, run.ID)
+		if err != nil {
+			return nil, err
+		}
+		layoutBefore = layoutOf(batches)
+		if opt.tooFew, err = tooFewUnits(ctx, db, run); err != nil {
+			return nil, err
+		}
 	}
 	run, rows, use, err := applyHumanSource(ctx, db, wsID, run, rows, opt.Reviews)
 	if err != nil {
@@ -317,9 +286,20 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	if opt.memo, err = loadStats(ctx, db, run.ID); err != nil {
 		return nil, err
 	}
-	rep := computeFigures(run, ds, rows, layout, scores, opt)
-	runtime.KeepAlive(wide)
-	runtime.KeepAlive(batches)
+	var rep *Report
+	var done []bool // the criteria whose every batch is done or failed
+	if opt.before {
+		rep = computeFiguresBefore(run, ds, rows, layoutBefore, scoresBefore, opt)
+		done = finishedCriteria(layoutBefore, len(run.RubricSnapshot.Criteria))
+	} else {
+		done = make([]bool, len(run.RubricSnapshot.Criteria))
+		read := func(ci int) (criterionReads, error) {
+			return readCriterion(ctx, db, run, ci, done)
+		}
+		if rep, err = computeFigures(run, ds, rows, read, opt); err != nil {
+			return nil, err
+		}
+	}
 	rep.Humans = use
 	if err := withSampleWiseCounts(ctx, db, rep); err != nil {
 		return nil, err
@@ -332,7 +312,6 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	// carry the hash of the scores and ratings they came from, so a
 	// change of human source (or a retried call) computes them again.
 	if !run.Finished() {
-		done := finishedCriteria(layout, len(run.RubricSnapshot.Criteria))
 		maps.DeleteFunc(opt.memo.fresh, func(k statsKey, _ storedEntry) bool { return !done[k.criterion] })
 	}
 	if len(opt.memo.fresh) > 0 {
@@ -341,6 +320,38 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 		}
 	}
 	return rep, nil
+}
+
+// criterionReads are what the figures of one criterion read of a run:
+// its scores, its batches' layout and the run's units left without a
+// score for too few readable answers (Options.tooFew).
+type criterionReads struct {
+	scores  models.RunScoreValues
+	batches []batchFigure
+	tooFew  map[int64]bool
+}
+
+// readCriterion reads criterion ci's scores, then its batches, then the
+// units with too few answers, in the order BuildWith read them for the
+// whole run before livemem45 (a batch done between two reads is not taken
+// for finished with scores missing), and marks done[ci] when every batch
+// of the criterion is done or failed.
+func readCriterion(ctx context.Context, db *models.DB, run models.Run, ci int, done []bool) (criterionReads, error) {
+	var d criterionReads
+	var err error
+	if d.scores, err = db.ListCriterionScoreValues(ctx, run.ID, ci); err != nil {
+		return d, err
+	}
+	if d.batches, err = db.ListCriterionBatchFigures(ctx, run.ID, ci, len(d.scores.Scores)); err != nil {
+		return d, err
+	}
+	if d.tooFew, err = tooFewUnits(ctx, db, run); err != nil {
+		return d, err
+	}
+	if ci < len(done) {
+		done[ci] = finishedCriteria(d.batches, len(done))[ci]
+	}
+	return d, nil
 }
 
 // finishedCriteria marks the criteria of a run (of n) that have batches
@@ -374,13 +385,13 @@ func BuildFigures(ctx context.Context, db *models.DB, wsID, runID int64, opt Opt
 	return BuildWith(ctx, db, wsID, runID, opt)
 }
 
-// BuildFiguresWideReads is BuildFigures reading the scores and batches as
-// it did before models.ScoreFigure and batchFigure (whole RunScore and
-// RunBatch values, held while the figures are computed): the same
-// figures, kept for the benchmarks that compare the two
-// (handlers.BenchmarkLiveFigureMemory).
-func BuildFiguresWideReads(ctx context.Context, db *models.DB, wsID, runID int64, opt Options) (*Report, error) {
-	opt.figuresOnly, opt.wideReads = true, true
+// BuildFiguresBefore is BuildFigures as it was before livemem45 (reads
+// of models.ScoreFigure and RunBatch layouts, computeFiguresBefore): the
+// same figures, kept for the benchmark that compares the two in one
+// process (handlers.BenchmarkLiveFigureMemory) and the test that checks
+// they agree.
+func BuildFiguresBefore(ctx context.Context, db *models.DB, wsID, runID int64, opt Options) (*Report, error) {
+	opt.figuresOnly, opt.before = true, true
 	return BuildWith(ctx, db, wsID, runID, opt)
 }
 
@@ -485,12 +496,18 @@ func Compute(run models.Run, ds models.Dataset, rows []models.DatasetRow, batche
 // ComputeWith is Compute with options; the group column is the dataset's
 // (BuildWith applies Options.GroupColumn to it).
 func ComputeWith(run models.Run, ds models.Dataset, rows []models.DatasetRow, batches []models.RunBatch, scores []models.RunScore, opt Options) *Report {
-	return computeFigures(run, ds, rows, layoutOf(batches), figuresOf(scores), opt)
+	all := criterionReads{scores: models.ScoreValuesOf(scores), batches: layoutOf(batches), tooFew: opt.tooFew}
+	// Nothing read can fail: every criterion reads from all.
+	rep, _ := computeFigures(run, ds, rows, func(int) (criterionReads, error) { return all, nil }, opt)
+	return rep
 }
 
 // computeFigures is ComputeWith over what the figures read of the scores
-// and batches.
-func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow, batches []batchFigure, scores []models.ScoreFigure, opt Options) *Report {
+// and batches. Each criterion reads only its own spans of scores, and its
+// temporaries are allocated at their size (livemem45): grown by
+// appending, they were most of what a million-sample computation
+// allocated.
+func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow, read func(ci int) (criterionReads, error), opt Options) (*Report, error) {
 	system := systemColumn(opt, ds)
 	rep := &Report{Run: run, Dataset: ds, Simulated: run.Simulated}
 	fields := run.RubricSnapshot.Fields
@@ -499,21 +516,24 @@ func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow,
 	}
 	n := run.Settings.Rounds
 	method := methods.For(run.Method)
-	// A score row of a failed batch got no answer: its call failed.
-	failed := map[int64]bool{}
-	for _, b := range batches {
-		if b.Status == models.BatchFailed {
-			failed[b.ID] = true
-		}
-	}
 	// rowAt[rowID] is the row's place in rows, which is its sample's in
 	// every criterion's Samples: one map for the report, not one a
 	// criterion and figure.
-	rowAt := make(map[int64]int, len(rows))
-	for i, r := range rows {
-		rowAt[r.ID] = i
-	}
+	rowAt := placesOf(rows)
+	var judged, unanswered, short []bool
 	for ci, crit := range run.RubricSnapshot.Criteria {
+		d, err := read(ci)
+		if err != nil {
+			return nil, err
+		}
+		scores, batches := d.scores, d.batches
+		// A score row of a failed batch got no answer: its call failed.
+		failed := map[int64]bool{}
+		for _, b := range batches {
+			if b.Status == models.BatchFailed {
+				failed[b.ID] = true
+			}
+		}
 		// A criterion with annotator columns and no human column is
 		// compared with its annotators' mean (models.WithAnnotatorMean,
 		// which Build applies with the human source; here for the rows
@@ -530,34 +550,47 @@ func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow,
 		// have an answer, so rounds not yet judged are not counted as
 		// unreadable; unanswered marks those whose call failed, short
 		// those of a unit that read too few answers.
+		// The criterion's spans of scores, rounds of the run only.
+		spans := criterionSpans(scores.Spans, ci, n)
 		readable := 0
-		for _, s := range scores {
-			if int(s.CriterionIndex) == ci && int(s.Round) < n && s.Readable {
-				readable++
+		for _, sp := range spans {
+			for _, s := range scores.Scores[sp.Start:sp.End] {
+				if s.Readable {
+					readable++
+				}
 			}
 		}
 		vals := make([]float64, 0, readable)
 		grid := make([]*float64, len(rows)*n)
-		judged := make([]bool, len(rows)*n)
-		unanswered := make([]bool, len(rows)*n)
-		short := make([]bool, len(rows)*n)
-		for _, s := range scores {
-			if int(s.CriterionIndex) != ci || s.Round < 0 || int(s.Round) >= n {
-				continue
+		// The marks are the criterion's only while its samples are
+		// made: one set for every criterion.
+		if judged == nil {
+			judged, unanswered, short = make([]bool, len(rows)*n), make([]bool, len(rows)*n), make([]bool, len(rows)*n)
+		} else {
+			clear(judged)
+			clear(unanswered)
+			clear(short)
+		}
+		for _, sp := range spans {
+			for i := sp.Start; i < sp.End; i++ {
+				s := scores.Scores[i]
+				k, ok := rowAt.find(s.RowID)
+				if !ok {
+					continue // a score of no row the report shows
+				}
+				at := k*n + int(sp.Round)
+				grid[at] = nil
+				if s.Readable {
+					vals = append(vals, s.Score)
+					grid[at] = &vals[len(vals)-1]
+				}
+				judged[at] = true
+				unanswered[at], short[at] = false, false
+				if !s.Readable {
+					b := scores.UnreadableBatch[i]
+					unanswered[at], short[at] = failed[b], d.tooFew[b]
+				}
 			}
-			k, ok := rowAt[s.RowID]
-			if !ok {
-				continue // a score of no row the report shows
-			}
-			at := k*n + int(s.Round)
-			grid[at] = nil
-			if s.Readable {
-				vals = append(vals, s.Score)
-				grid[at] = &vals[len(vals)-1]
-			}
-			judged[at] = true
-			unanswered[at] = !s.Readable && failed[s.BatchID]
-			short[at] = !s.Readable && opt.tooFew[s.BatchID]
 		}
 		cr := CriterionReport{Index: ci, Criterion: crit, Samples: make([]SampleResult, 0, len(rows))}
 		for g, row := range rows {
@@ -604,8 +637,14 @@ func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow,
 		if !stored {
 			pre = criterionStats{}
 		}
+		// The position effect reads the scores and the samples' human
+		// ratings only: computed first, the criterion's scores go before
+		// its other figures are computed (one fewer array live at the
+		// peak).
+		fillPositions(&cr, rowAt, scores)
+		scores, d.scores = models.RunScoreValues{}, models.RunScoreValues{}
 		fillCriterion(&cr, run, batches, rowAt, stored, pre)
-		fillExtras(&cr, ds, rows, rowAt, scores)
+		fillExtras(&cr, ds, rows)
 		fillSystem(&cr, system, rows, stored, pre)
 		fillScatter(&cr)
 		if !stored {
@@ -617,7 +656,65 @@ func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow,
 		}
 		rep.Criteria = append(rep.Criteria, cr)
 	}
-	return rep
+	return rep, nil
+}
+
+// rowPlaces finds a row's place in the report's rows by its id. Rows read
+// in the order of their positions have ids in that order too when they
+// were imported at once (the usual case): then the rows themselves are
+// searched, which takes no memory, where a map took 20 to 40 bytes a row
+// (livemem45); otherwise a map is made. Reads in the order of the rows
+// (the scores of a round, a batch's rows) find the next row first.
+type rowPlaces struct {
+	rows []models.DatasetRow
+	// by is the map when the rows' ids are not increasing.
+	by map[int64]int
+	// next is where the last id found was followed.
+	next int
+}
+
+func placesOf(rows []models.DatasetRow) *rowPlaces {
+	p := &rowPlaces{rows: rows}
+	for i := 1; i < len(rows); i++ {
+		if rows[i].ID <= rows[i-1].ID {
+			p.by = make(map[int64]int, len(rows))
+			for k, r := range rows {
+				p.by[r.ID] = k
+			}
+			return p
+		}
+	}
+	return p
+}
+
+// find is the place of the row with id, and whether there is one.
+func (p *rowPlaces) find(id int64) (int, bool) {
+	if p.by != nil {
+		k, ok := p.by[id]
+		return k, ok
+	}
+	if p.next < len(p.rows) && p.rows[p.next].ID == id {
+		p.next++
+		return p.next - 1, true
+	}
+	k, ok := slices.BinarySearchFunc(p.rows, id, func(r models.DatasetRow, id int64) int { return cmp.Compare(r.ID, id) })
+	if ok {
+		p.next = k + 1
+	}
+	return k, ok
+}
+
+// criterionSpans are the spans of criterion ci among spans, in their
+// order; with rounds >= 0 only those of rounds 0 to rounds-1.
+func criterionSpans(spans []models.ScoreSpan, ci, rounds int) []models.ScoreSpan {
+	var out []models.ScoreSpan
+	for _, sp := range spans {
+		if int(sp.Criterion) != ci || rounds >= 0 && (sp.Round < 0 || int(sp.Round) >= rounds) {
+			continue
+		}
+		out = append(out, sp)
+	}
+	return out
 }
 
 // fillScatter adds the sample counts and the scatter's digest.
@@ -631,8 +728,14 @@ func fillScatter(cr *CriterionReport) {
 	if !cr.HasHuman {
 		return
 	}
-	var xs, ys []float64
-	var plotted []int // plotted[i] is the index in cr.Samples of point i
+	paired := 0
+	for _, s := range cr.Samples {
+		if s.Final != nil && s.Human != nil {
+			paired++
+		}
+	}
+	xs, ys := make([]float64, 0, paired), make([]float64, 0, paired)
+	plotted := make([]int, 0, paired) // plotted[i] is the index in cr.Samples of point i
 	for k, s := range cr.Samples {
 		if s.Final == nil || s.Human == nil {
 			continue
@@ -649,12 +752,18 @@ func fillScatter(cr *CriterionReport) {
 
 // fillCriterion computes a criterion's figures; with stored set, the
 // correlations and their intervals are pre's instead of computed.
-func fillCriterion(cr *CriterionReport, run models.Run, batches []batchFigure, place map[int64]int, stored bool, pre criterionStats) {
+func fillCriterion(cr *CriterionReport, run models.Run, batches []batchFigure, place *rowPlaces, stored bool, pre criterionStats) {
 	crit := cr.Criterion
 	n := run.Settings.Rounds
 	finals := make([]*float64, len(cr.Samples))
 	humans := make([]*float64, len(cr.Samples))
-	var finalVals []float64
+	scored := 0
+	for _, s := range cr.Samples {
+		if s.Final != nil {
+			scored++
+		}
+	}
+	finalVals := make([]float64, 0, scored)
 	hlo, hhi := math.Inf(1), math.Inf(-1)
 	for i, s := range cr.Samples {
 		finals[i], humans[i] = s.Final, s.Human
@@ -706,7 +815,25 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []batchFigure, p
 	// Per round: single round vs running ensemble, and batch bias.
 	// place[rowID] is the row's sample in cr.Samples: its rounds' scores
 	// and their mean.
-	var allBias []stats.BatchScores
+	// The criterion's batches, and room for their scores and means: every
+	// batch's are slices of biasScores and biasMeans, allBias holds them
+	// all, a round's are roundBias's part of it (in the order they were
+	// appended to lists before livemem45, so the same sums).
+	var mine []batchFigure
+	slots, inRounds := 0, 0
+	for _, b := range batches {
+		if int(b.CriterionIndex) != cr.Index || b.Round < 0 || int(b.Round) >= n {
+			continue
+		}
+		if mine == nil {
+			mine = make([]batchFigure, 0, len(batches))
+		}
+		mine = append(mine, b)
+		slots += len(b.RowIDs)
+		inRounds++
+	}
+	biasScores, biasMeans := make([]float64, 0, slots), make([]float64, 0, slots)
+	allBias := make([]stats.BatchScores, 0, inRounds)
 	// One round's scores and ensemble means, the same arrays every round
 	// (the means' values in ensVals, not one allocation a sample).
 	single := make([]*float64, len(cr.Samples))
@@ -737,14 +864,14 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []batchFigure, p
 			rs.Ensemble = stats.Pearson(xs, ys)
 			rs.Ensemble.Missing = miss
 		}
-		var roundBias []stats.BatchScores
-		for _, b := range batches {
-			if int(b.CriterionIndex) != cr.Index || int(b.Round) != r {
+		first := len(allBias)
+		for _, b := range mine {
+			if int(b.Round) != r {
 				continue
 			}
-			var bs stats.BatchScores
+			start := len(biasScores)
 			for _, id := range b.RowIDs {
-				i, ok := place[id]
+				i, ok := place.find(id)
 				if !ok {
 					continue
 				}
@@ -752,16 +879,15 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []batchFigure, p
 				if v == nil || m == nil {
 					continue
 				}
-				bs.Scores = append(bs.Scores, *v)
-				bs.Means = append(bs.Means, *m)
+				biasScores = append(biasScores, *v)
+				biasMeans = append(biasMeans, *m)
 			}
-			if len(bs.Scores) > 0 {
-				roundBias = append(roundBias, bs)
+			if end := len(biasScores); end > start {
+				allBias = append(allBias, stats.BatchScores{Scores: biasScores[start:end:end], Means: biasMeans[start:end:end]})
 			}
 		}
-		if len(roundBias) > 0 {
+		if roundBias := allBias[first:]; len(roundBias) > 0 {
 			rs.BatchBias = stats.MeanBatchBias(roundBias)
-			allBias = append(allBias, roundBias...)
 		}
 		cr.Rounds = append(cr.Rounds, rs)
 	}
@@ -773,22 +899,40 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []batchFigure, p
 	// judge's scale as the position table and the samples' differences.
 	if cr.HasHuman {
 		onScale, _ := humanOnJudgeScale(hlo, hhi, crit)
-		var rounds [][]float64
-		var hs []float64
+		// Each sample's readable rounds are a slice of one array.
+		rated, values := 0, 0
 		for _, s := range cr.Samples {
 			if s.Human == nil {
 				continue
 			}
-			var vals []float64
+			k := 0
 			for _, v := range s.Rounds {
 				if v != nil {
-					vals = append(vals, *v)
+					k++
 				}
 			}
-			if len(vals) == 0 {
+			if k > 0 {
+				rated++
+				values += k
+			}
+		}
+		flat := make([]float64, 0, values)
+		rounds := make([][]float64, 0, rated)
+		hs := make([]float64, 0, rated)
+		for _, s := range cr.Samples {
+			if s.Human == nil {
 				continue
 			}
-			rounds = append(rounds, vals)
+			start := len(flat)
+			for _, v := range s.Rounds {
+				if v != nil {
+					flat = append(flat, *v)
+				}
+			}
+			if len(flat) == start {
+				continue
+			}
+			rounds = append(rounds, flat[start:len(flat):len(flat)])
 			hs = append(hs, onScale(*s.Human))
 		}
 		cr.Decomposition = stats.Decompose(rounds, hs)
@@ -951,16 +1095,22 @@ func deref(v *float64) (float64, bool) {
 	return *v, true
 }
 
-// fillExtras adds the unreadable rate, grouped correlation, the human
-// ceiling and the position effect.
-func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow, rowAt map[int64]int, scores []models.ScoreFigure) {
+// fillExtras adds the unreadable rate, grouped correlation and the human
+// ceiling (fillPositions the position effect).
+func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow) {
 	if answered := cr.Scored + cr.Unreadable(); answered > 0 {
 		cr.UnreadableRate = float64(cr.Unreadable()) / float64(answered)
 	}
 	if ds.GroupColumn != "" && cr.HasHuman {
 		cr.GroupColumn = ds.GroupColumn
-		var xs, ys []float64
-		var gs []string
+		paired := 0
+		for _, s := range cr.Samples {
+			if s.Final != nil && s.Human != nil {
+				paired++
+			}
+		}
+		xs, ys := make([]float64, 0, paired), make([]float64, 0, paired)
+		gs := make([]string, 0, paired)
 		for i, s := range cr.Samples {
 			if s.Final == nil || s.Human == nil {
 				continue
@@ -978,8 +1128,13 @@ func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow
 	if cr.Ceiling != nil {
 		cr.AnnotatorColumns = cols
 	}
+}
 
-	// Position effect: label k in a batch is position k. Human ratings are
+// fillPositions adds the position effect: label k in a batch is position
+// k. It reads the samples' human ratings and the scores, nothing the
+// other figures compute.
+func fillPositions(cr *CriterionReport, rowAt *rowPlaces, scores models.RunScoreValues) {
+	// Human ratings are
 	// put on the criterion's scale as everywhere else (humanOnJudgeScale).
 	// A sample's human rating is found by its row (rowAt).
 	rated := false
@@ -993,25 +1148,32 @@ func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow
 	onScale, _ := humanOnJudgeScale(hlo, hhi, cr.Criterion)
 	// Allocated at their size: at a million samples these are two million
 	// values each, and grown by appending they took about twice that.
+	// Every round's scores count here, not only the run's rounds: the
+	// criterion's spans whatever their round.
+	spans := criterionSpans(scores.Spans, cr.Index, -1)
 	k := 0
-	for _, s := range scores {
-		if int(s.CriterionIndex) == cr.Index && s.Readable {
-			k++
+	for _, sp := range spans {
+		for _, s := range scores.Scores[sp.Start:sp.End] {
+			if s.Readable {
+				k++
+			}
 		}
 	}
 	pos := make([]int, 0, k)
 	sc, hs := make([]float64, 0, k), make([]float64, 0, k)
-	for _, s := range scores {
-		if int(s.CriterionIndex) != cr.Index || !s.Readable {
-			continue
+	for _, sp := range spans {
+		for _, s := range scores.Scores[sp.Start:sp.End] {
+			if !s.Readable {
+				continue
+			}
+			pos = append(pos, int(s.Label))
+			sc = append(sc, s.Score)
+			h := math.NaN()
+			if i, ok := rowAt.find(s.RowID); ok && cr.Samples[i].Human != nil {
+				h = onScale(*cr.Samples[i].Human)
+			}
+			hs = append(hs, h)
 		}
-		pos = append(pos, int(s.Label))
-		sc = append(sc, s.Score)
-		h := math.NaN()
-		if i, ok := rowAt[s.RowID]; ok && cr.Samples[i].Human != nil {
-			h = onScale(*cr.Samples[i].Human)
-		}
-		hs = append(hs, h)
 	}
 	if !rated {
 		hs = nil

@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"encoding/gob"
 	"encoding/hex"
-	"hash"
 	"math"
 	"time"
 
@@ -98,40 +97,54 @@ func (m *statsMemo) record(k statsKey, hash string, cs criterionStats) {
 // system each sample belongs to, and how the figures are computed.
 func criterionInputs(cr *CriterionReport, system string, rows []models.DatasetRow) string {
 	h := sha256.New()
-	h.Write([]byte(statsVersion))
-	writeInt(h, stats.DefaultResamples)
-	writeInt(h, bootstrapSeed)
-	writeInt(h, stats.AnalyticAbove)
-	writeInt(h, stats.ExactPermutationMax)
-	h.Write([]byte(system))
-	h.Write([]byte{0})
-	for i, s := range cr.Samples {
-		writeOpt(h, s.Final)
-		writeOpt(h, s.Human)
-		if system != "" {
-			v := rows[i].Data[system]
-			writeInt(h, len(v))
-			h.Write([]byte(v))
+	// The bytes are gathered in buf and written to h a few kilobytes at
+	// a time: written one value at a time, each value's bytes escaped to
+	// the heap (two allocations a sample, 16 MB at a million samples).
+	// The hash is the same: sha256 reads a stream.
+	buf := make([]byte, 0, 8<<10)
+	flush := func(need int) {
+		if len(buf)+need > cap(buf) {
+			h.Write(buf)
+			buf = buf[:0]
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-func writeInt(h hash.Hash, n int) {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(n))
-	h.Write(b[:])
-}
-
-func writeOpt(h hash.Hash, v *float64) {
-	if v == nil {
-		h.Write([]byte{0})
-		return
+	putInt := func(n int) {
+		flush(8)
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(n))
 	}
-	var b [9]byte
-	b[0] = 1
-	binary.LittleEndian.PutUint64(b[1:], math.Float64bits(*v))
-	h.Write(b[:])
+	putOpt := func(v *float64) {
+		flush(9)
+		if v == nil {
+			buf = append(buf, 0)
+			return
+		}
+		buf = append(buf, 1)
+		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(*v))
+	}
+	buf = append(buf, statsVersion...)
+	putInt(stats.DefaultResamples)
+	putInt(bootstrapSeed)
+	putInt(stats.AnalyticAbove)
+	putInt(stats.ExactPermutationMax)
+	flush(len(system) + 1)
+	buf = append(buf, system...)
+	buf = append(buf, 0)
+	for i, s := range cr.Samples {
+		putOpt(s.Final)
+		putOpt(s.Human)
+		if system != "" {
+			v := rows[i].Data[system]
+			putInt(len(v))
+			flush(len(v))
+			if len(v) > cap(buf) {
+				h.Write([]byte(v))
+				continue
+			}
+			buf = append(buf, v...)
+		}
+	}
+	h.Write(buf)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // encodeStats writes figures as stored: gob keeps NaN (an undefined
