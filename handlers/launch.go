@@ -831,6 +831,7 @@ func (h *Handlers) showLaunchForm(c echo.Context) error {
 
 // estimateRun renders the estimate fragment for the form's live preview.
 func (h *Handlers) estimateRun(c echo.Context) error {
+	fragmentErrors(c)
 	vals, err := c.FormParams()
 	if err != nil {
 		return models.Errorf(models.EInvalid, "unreadable form: %v", err)
