@@ -232,3 +232,24 @@ func queueNoteHTML(body, id string) string {
 	text, _, _ := strings.Cut(after, "</p>")
 	return text
 }
+
+// TestReviewQueueCountsAreGrouped: the queue's counts of a large run were
+// written "Sample 1 of 1200 · you rated 0 of 1200"; they take thousands
+// separators, as every other count of the pages ("of 1,200").
+func TestReviewQueueCountsAreGrouped(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		const n = 1200
+		d := env.ratedDataset("large", n)
+		finals := make([]float64, n)
+		for i := range finals {
+			finals[i] = float64(1 + i%5)
+		}
+		run := env.storedRun(d, "large run", finals, nil)
+		body := env.get(fmt.Sprintf("/datasets/%d/review?run=%d&i=1099", d.ds.ID, run.ID)).Body.String()
+		for _, w := range []string{`Sample <strong data-testid="review-position">1,100</strong> of 1,200`, `you rated <strong data-testid="review-rated">0</strong> of 1,200`} {
+			if !strings.Contains(body, w) {
+				t.Errorf("the queue does not say %q: %.3000s", w, body)
+			}
+		}
+	})
+}
