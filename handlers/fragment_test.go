@@ -3,6 +3,7 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -57,6 +58,24 @@ func TestPreviewFragmentsAreMarked(t *testing.T) {
 			{"run estimate refused to a viewer (its route's role)", "/runs/estimate", launch, viewer, http.StatusForbidden, false, "<html"},
 			{"rubric preview signed out", "/rubrics/preview", rubric, nil, http.StatusUnauthorized, false, "<html"},
 			{"no-JS preview button (a whole page)", fmt.Sprintf("/projects/%d/rubrics", env.project.ID), page, owner, http.StatusOK, false, "<html"},
+		}
+		// The launch form reloaded by its selects' script (a GET with
+		// X-Requested-With: fetch): a refusal is the sentence, marked; the
+		// same address opened as a page keeps the error page.
+		for _, fetched := range []bool{true, false} {
+			req := httptest.NewRequest(http.MethodGet, "/projects/999999/runs/new", nil)
+			if fetched {
+				req.Header.Set("X-Requested-With", "fetch")
+			}
+			req.AddCookie(owner)
+			rec := httptest.NewRecorder()
+			env.e.ServeHTTP(rec, req)
+			body := rec.Body.String()
+			marked := rec.Header().Get(fragmentHeader) == "1"
+			if rec.Code != http.StatusNotFound || marked != fetched || strings.Contains(body, "<html") == fetched ||
+				!strings.Contains(body, "project 999999 does not exist") {
+				t.Errorf("launch form of an unknown project, fetched=%v: %d, marked=%v: %.500s", fetched, rec.Code, marked, body)
+			}
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

@@ -194,9 +194,19 @@
       if (failed) failed.remove();
       var mine = ++latest;
       fetch(sel.getAttribute("data-refresh-url") + "?" + query, { headers: { "X-Requested-With": "fetch" } })
-        .then(function (r) { return answer(r, false); })
-        .then(function (html) {
+        .then(function (r) {
+          if (refusal(r)) return r.text().then(function (html) { return { refused: html }; });
+          return answer(r, false).then(function (html) { return { html: html }; });
+        })
+        .then(function (got) {
           if (mine !== latest) return;
+          if (got.refused !== undefined) {
+            var said = refusedNote(got.refused);
+            said.setAttribute("data-testid", "fetch-failed");
+            sel.insertAdjacentElement("afterend", said);
+            return;
+          }
+          var html = got.html;
           var doc = new DOMParser().parseFromString(html, "text/html");
           sel.getAttribute("data-refresh-parts").split(" ").forEach(function (id) {
             var now = document.getElementById(id), next = doc.getElementById(id);

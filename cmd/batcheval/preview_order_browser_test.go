@@ -24,7 +24,7 @@ const previewOrderPage = `<!doctype html><html><head><script src="/app.js" defer
 <form id="f" data-preview-url="/preview" data-preview-target="out">
 <input id="text" name="text">
 <select id="choice" name="choice" data-refresh-url="/parts" data-refresh-parts="part">
-<option value="a">a</option><option value="b">b</option><option value="c">c</option></select>
+<option value="a">a</option><option value="b">b</option><option value="c">c</option><option value="refused">refused</option></select>
 </form>
 <div id="out"></div><div id="part">none</div>
 </body></html>`
@@ -73,9 +73,15 @@ func (s *slowFirstServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `<p id="answer">answer to %s</p>`, strings.ReplaceAll(text, "<", "&lt;"))
 	case "/parts":
 		choice := r.URL.Query().Get("choice")
-		if choice == "b" {
+		switch choice {
+		case "b":
 			close(s.partsArrived)
 			<-s.partsRelease
+		case "refused":
+			w.Header().Set("X-Batcheval-Fragment", "1")
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `<p class="error-text">project 9 &lt;i&gt;does not exist&lt;/i&gt;</p>`)
+			return
 		}
 		fmt.Fprintf(w, `<html><body><div id="part">parts of %s</div></body></html>`, choice)
 	default:
@@ -173,6 +179,17 @@ func TestBrowserLivePreviewShowsTheLatestAnswer(t *testing.T) {
 	settled()
 	if got := b.text(`#part`); got != "parts of c" {
 		t.Errorf("after the older choice's answer arrived last, the parts read %q, want the latest's %q", got, "parts of c")
+	}
+
+	// A marked refusal of a select's parts: the server's sentence, as
+	// text, after the select, and the parts as they were.
+	b.eval(`(function () { var s = document.getElementById("choice"); s.value = "refused"; s.dispatchEvent(new Event("change", { bubbles: true })); return ""; })()`)
+	until("the parts' refusal", `!!document.querySelector('#choice ~ [data-testid="fetch-failed"]')`)
+	if got, want := b.text(`#choice ~ [data-testid="fetch-failed"]`), "project 9 <i>does not exist</i>"; got != want {
+		t.Errorf("a marked 404 of the parts reads %q, want the server's sentence %q", got, want)
+	}
+	if got := b.text(`#part`); got != "parts of c" {
+		t.Errorf("after a refusal the parts read %q, want them kept (%q)", got, "parts of c")
 	}
 
 	// A marked refusal: the server's sentence, as text.
