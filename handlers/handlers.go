@@ -163,6 +163,21 @@ func renderFragment(c echo.Context, comp templ.Component) error {
 	return render(c, http.StatusOK, comp)
 }
 
+// fragmentErrorsKey marks a request whose refusals are answered as a
+// fragment (fragmentErrors).
+const fragmentErrorsKey = "fragment-errors"
+
+// fragmentErrors makes the handler's refusals (4xx but 401, which sends
+// to the sign-in page) answer the error's message as a marked fragment
+// (web.FragmentRefused) instead of an error page, so the live preview
+// that asked shows the server's own words ("rubric_id is missing", the
+// field a 422 names). Set by the preview handlers themselves: a refusal
+// before them (a role, a session, a proxy) stays unmarked, and the
+// script says its generic sentence.
+func fragmentErrors(c echo.Context) {
+	c.Set(fragmentErrorsKey, true)
+}
+
 // flash cookie: a one-off message for the page after a redirect.
 const flashCookie = "batcheval_flash"
 
@@ -299,6 +314,11 @@ func (h *Handlers) ErrorHandler(err error, c echo.Context) {
 	}
 	if wantsJSON(c.Request()) {
 		_ = c.JSON(status, APIError{Error: APIErrorBody{Code: errorCodeFor(status, err), Message: msg}})
+		return
+	}
+	if marked, _ := c.Get(fragmentErrorsKey).(bool); marked && status >= 400 && status < 500 && status != http.StatusUnauthorized {
+		c.Response().Header().Set(fragmentHeader, "1")
+		_ = render(c, status, web.FragmentRefused(msg))
 		return
 	}
 	_ = render(c, status, web.ErrorPage(errorPage(c, status), status, msg))

@@ -814,6 +814,11 @@ func runCostText(run models.Run) string {
 }
 
 func (h *Handlers) showLaunchForm(c echo.Context) error {
+	if c.Request().Header.Get("X-Requested-With") == "fetch" {
+		// The launch form's selects reload it for the parts that follow
+		// them (static/app.js): a refusal is their sentence, not a page.
+		fragmentErrors(c)
+	}
 	pid, err := paramID(c, "id")
 	if err != nil {
 		return err
@@ -831,6 +836,7 @@ func (h *Handlers) showLaunchForm(c echo.Context) error {
 
 // estimateRun renders the estimate fragment for the form's live preview.
 func (h *Handlers) estimateRun(c echo.Context) error {
+	fragmentErrors(c)
 	vals, err := c.FormParams()
 	if err != nil {
 		return models.Errorf(models.EInvalid, "unreadable form: %v", err)

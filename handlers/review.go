@@ -781,23 +781,50 @@ func (h *Handlers) showReviewQueue(c echo.Context) error {
 // restore it, and where), or not a run of the workspace at all, another
 // workspace's included, with FindRun's "does not exist" and nothing more.
 // The queue followed the default run instead, silently, so a reviewer
-// rated through a run they had not chosen. nil for a live run of the
-// workspace that is not listed (another dataset's, or none of its samples
-// judged yet): the queue follows the default run, as before.
-func (h *Handlers) queueRunGone(ctx context.Context, wsID, runID int64) error {
-	_, err := h.DB.FindRun(ctx, wsID, runID)
+// rated through a run they had not chosen. For a live run of the
+// workspace that is not listed (another dataset's, or one that has judged
+// none of its samples yet) it returns that run and no error: the queue
+// shows the default run and says why (queueRunNote).
+func (h *Handlers) queueRunGone(ctx context.Context, wsID, runID int64) (models.Run, error) {
+	live, err := h.DB.FindRun(ctx, wsID, runID)
 	if models.ErrorCode(err) != models.ENotFound {
-		return err
+		return live, err
 	}
 	trashed, terr := h.DB.FindTrashedRun(ctx, wsID, runID)
 	switch models.ErrorCode(terr) {
 	case "":
-		return models.Errorf(models.ENotFound, "run %d (%s) is in the trash, so its review queue cannot open: an editor or owner of this workspace can restore it from the Trash page, or open the queue of another run",
+		return models.Run{}, models.Errorf(models.ENotFound, "run %d (%s) is in the trash, so its review queue cannot open: an editor or owner of this workspace can restore it from the Trash page, or open the queue of another run",
 			trashed.ID, web.Quoted(trashed.Name))
 	case models.ENotFound:
-		return err
+		return models.Run{}, err
 	}
-	return terr
+	return models.Run{}, terr
+}
+
+// queueRunNote says, on the queue's page, why it shows run shown and not
+// the run its address asked for: asked is the run found (queueRunGone),
+// or the zero Run when ?run= is not a run number at all (raw). It returns
+// the sentence and, for another dataset's run, the address of that run's
+// queue. Both were silent before: the default run opened as if asked for.
+func (h *Handlers) queueRunNote(ctx context.Context, ds models.Dataset, raw string, asked, shown models.Run) (string, string, error) {
+	showing := fmt.Sprintf("showing run %d (%s) instead.", shown.ID, web.Quoted(shown.Name))
+	switch {
+	case asked.ID == 0:
+		return fmt.Sprintf("run %s is not a run number; %s Choose a run below.", web.Quoted(raw), showing), "", nil
+	case asked.DatasetID != ds.ID:
+		other, err := h.DB.FindDataset(ctx, ds.WorkspaceID, asked.DatasetID)
+		if err != nil {
+			return "", "", err
+		}
+		return fmt.Sprintf("run %d (%s) judges the dataset %s, not this one, so its queue is that dataset's; %s", asked.ID, web.Quoted(asked.Name), web.Quoted(other.Name), showing),
+			(queueQuery{RunID: asked.ID, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(other.ID, -1), nil
+	case len(asked.RubricSnapshot.Criteria) == 0:
+		return fmt.Sprintf("run %d (%s) has no criterion to review (its rubric holds none); %s", asked.ID, web.Quoted(asked.Name), showing), "", nil
+	}
+	if asked.Finished() {
+		return fmt.Sprintf("run %d (%s, %s) judged no sample of this dataset, so it has no queue; %s", asked.ID, web.Quoted(asked.Name), asked.Status, showing), "", nil
+	}
+	return fmt.Sprintf("run %d (%s, %s) has not judged any sample yet, so it has no queue: it opens here once its first judge scores are in; %s", asked.ID, web.Quoted(asked.Name), asked.Status, showing), "", nil
 }
 
 // reviewQueue is showReviewQueue; with full, the queue is read from the
@@ -829,8 +856,14 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		}
 		v.Runs = append(v.Runs, o)
 	}
-	if q.RunID > 0 && !named {
-		if err := h.queueRunGone(ctx, ds.WorkspaceID, q.RunID); err != nil {
+	if raw := c.QueryParam("run"); raw != "" && !named {
+		var asked models.Run
+		if q.RunID > 0 {
+			if asked, err = h.queueRunGone(ctx, ds.WorkspaceID, q.RunID); err != nil {
+				return err
+			}
+		}
+		if v.RunNote, v.RunNoteURL, err = h.queueRunNote(ctx, ds, raw, asked, run); err != nil {
 			return err
 		}
 	}

@@ -159,3 +159,97 @@ func TestReviewQueueSaysWhenItsRunIsGone(t *testing.T) {
 		}
 	})
 }
+
+// TestReviewQueueSaysWhyItShowsAnotherRun: the queue opened with ?run=
+// naming a live run of the workspace it cannot follow (another dataset's
+// run, a run of this dataset still running with nothing judged) or with a
+// run that is not a number ("abc") opened the dataset's default run as if
+// it had been asked for. It still shows the default run (the page stays
+// usable), and says which run was asked for, why it is not shown and which
+// one is (escaped), with a link to the other dataset's queue.
+func TestReviewQueueSaysWhyItShowsAnotherRun(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.ratedDataset("queued", 4)
+		shown := env.storedRun(d, "kept <run>", []float64{4, 3, 2, 1}, nil)
+		other := env.ratedDataset("other <data>", 4)
+		theirs := env.storedRun(other, "their run", []float64{1, 2, 3, 4}, nil)
+		running := models.Run{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: d.ds.ID, Name: "just started", Method: models.MethodBatchEval,
+			Settings: shown.Settings, Simulated: true, RubricSnapshot: shown.RubricSnapshot}
+		must(t, env.db.CreateRun(ctx, &running, nil))
+		must(t, env.db.Gorm.Exec(`UPDATE runs SET status = ? WHERE id = ?`, models.RunRunning, running.ID).Error)
+		showing := fmt.Sprintf("showing run %d (“kept &lt;run&gt;”) instead.", shown.ID)
+		queue := fmt.Sprintf("/datasets/%d/review?run=", d.ds.ID)
+		for _, tc := range []struct {
+			name string
+			run  string
+			want []string
+		}{
+			{"not a number", "abc", []string{"run “abc” is not a run number; " + showing}},
+			{"markup", "<b>x</b>", []string{"run “&lt;b&gt;x&lt;/b&gt;” is not a run number; " + showing}},
+			{"zero", "0", []string{"run “0” is not a run number; " + showing}},
+			{"another dataset's", strconv.FormatInt(theirs.ID, 10), []string{
+				fmt.Sprintf("run %d (“their run”) judges the dataset “other &lt;data&gt;”, not this one", theirs.ID), showing,
+				fmt.Sprintf(`href="/datasets/%d/review?`, other.ds.ID), fmt.Sprintf("run=%d", theirs.ID)}},
+			{"running, nothing judged", strconv.FormatInt(running.ID, 10), []string{
+				fmt.Sprintf("run %d (“just started”, running) has not judged any sample yet", running.ID), "it opens here once its first judge scores are in", showing}},
+		} {
+			rec := env.get(queue + url.QueryEscape(tc.run))
+			body := rec.Body.String()
+			if rec.Code != http.StatusOK {
+				t.Errorf("%s: %d, want 200 (the default run's queue): %.500s", tc.name, rec.Code, body)
+			}
+			note := queueNoteHTML(body, "review-run-note")
+			for _, w := range tc.want {
+				if !strings.Contains(note, w) {
+					t.Errorf("%s: the note does not say %q: %q", tc.name, w, note)
+				}
+			}
+			if !strings.Contains(body, `data-testid="review-position"`) || !strings.Contains(body, fmt.Sprintf(`value="%d" selected`, shown.ID)) {
+				t.Errorf("%s: the page does not show the default run's queue: %.2000s", tc.name, body)
+			}
+			if strings.Contains(body, "<b>x</b>") {
+				t.Errorf("%s: the asked run is shown unescaped", tc.name)
+			}
+		}
+		// The run asked for, or none asked: no note.
+		for _, path := range []string{queue + strconv.FormatInt(shown.ID, 10), fmt.Sprintf("/datasets/%d/review", d.ds.ID)} {
+			if body := env.get(path).Body.String(); strings.Contains(body, "review-run-note") {
+				t.Errorf("%s: a note where the queue shows what was asked: %q", path, queueNoteHTML(body, "review-run-note"))
+			}
+		}
+	})
+}
+
+// queueNoteHTML is the raw inner HTML of the first element marked
+// data-testid=id in body, up to its closing </p>: "" when absent.
+func queueNoteHTML(body, id string) string {
+	_, after, ok := strings.Cut(body, `data-testid="`+id+`"`)
+	if !ok {
+		return ""
+	}
+	_, after, _ = strings.Cut(after, ">")
+	text, _, _ := strings.Cut(after, "</p>")
+	return text
+}
+
+// TestReviewQueueCountsAreGrouped: the queue's counts of a large run were
+// written "Sample 1 of 1200 · you rated 0 of 1200"; they take thousands
+// separators, as every other count of the pages ("of 1,200").
+func TestReviewQueueCountsAreGrouped(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		const n = 1200
+		d := env.ratedDataset("large", n)
+		finals := make([]float64, n)
+		for i := range finals {
+			finals[i] = float64(1 + i%5)
+		}
+		run := env.storedRun(d, "large run", finals, nil)
+		body := env.get(fmt.Sprintf("/datasets/%d/review?run=%d&i=1099", d.ds.ID, run.ID)).Body.String()
+		for _, w := range []string{`Sample <strong data-testid="review-position">1,100</strong> of 1,200`, `you rated <strong data-testid="review-rated">0</strong> of 1,200`} {
+			if !strings.Contains(body, w) {
+				t.Errorf("the queue does not say %q: %.3000s", w, body)
+			}
+		}
+	})
+}

@@ -382,6 +382,7 @@ func (h *Handlers) rubricSavedMeanwhile(c echo.Context, p models.Project, id int
 // its preview shows: for them it previews the rubric as stored, whatever
 // the form holds, since they change no rubric.
 func (h *Handlers) previewRubric(c echo.Context) error {
+	fragmentErrors(c)
 	params, err := c.FormParams()
 	if err != nil {
 		return models.Errorf(models.EInvalid, "the form could not be read: %v", err)

@@ -127,19 +127,52 @@
     p.textContent = text;
     return p;
   }
+  // A refusal the server marked as a fragment (4xx with
+  // X-Batcheval-Fragment: a field it cannot read, a rubric it cannot find)
+  // carries the server's own sentence: shown as text (never as markup),
+  // in place of the generic one, which said nothing of what to change.
+  // Unmarked refusals (an error page, a sign-in page) keep the generic one.
+  function refusal(r) {
+    return r.status >= 400 && r.status < 500 && !r.redirected && !!r.headers.get("X-Batcheval-Fragment");
+  }
+  function refusedNote(html) {
+    var doc = new DOMParser().parseFromString(html, "text/html");
+    var p = document.createElement("p");
+    p.className = "error-text";
+    p.setAttribute("role", "alert");
+    p.setAttribute("data-testid", "preview-refused");
+    p.textContent = (doc.body.textContent || "").trim();
+    return p;
+  }
   // Live previews: a form with data-preview-url posts itself (debounced)
   // and puts the returned fragment into the element named by
-  // data-preview-target.
+  // data-preview-target. Several requests may be in flight (typing goes on
+  // while an answer is computed) and their answers may come back in any
+  // order: each request takes the next number of its form, and only the
+  // answer to the latest one is pasted, so an older, slower answer never
+  // replaces a newer one.
   document.querySelectorAll("form[data-preview-url]").forEach(function (form) {
     var target = document.getElementById(form.getAttribute("data-preview-target"));
     if (!target) return;
     var timer = null;
+    var latest = 0;
     function refresh() {
       var body = new FormData(form);
+      var mine = ++latest;
       fetch(form.getAttribute("data-preview-url"), { method: "POST", body: body, headers: { "X-Requested-With": "fetch" } })
-        .then(function (r) { return answer(r, true); })
-        .then(function (html) { target.innerHTML = html; })
-        .catch(function () { target.replaceChildren(note("The preview " + unloaded)); });
+        .then(function (r) {
+          if (refusal(r)) return r.text().then(function (html) { return { refused: html }; });
+          return answer(r, true).then(function (html) { return { html: html }; });
+        })
+        .then(function (got) {
+          if (mine !== latest) return;
+          if (got.refused !== undefined) target.replaceChildren(refusedNote(got.refused));
+          else target.innerHTML = got.html;
+        })
+        .catch(function () {
+          if (mine !== latest) return;
+          target.replaceChildren(note("The preview " + unloaded));
+        });
     }
     form.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(refresh, 400); });
     form.addEventListener("change", function () { clearTimeout(timer); timer = setTimeout(refresh, 100); });
@@ -148,16 +181,32 @@
   // (data-refresh-url) with the form's values and swap in the elements
   // whose ids data-refresh-parts lists (the launch form's criteria follow
   // the chosen rubric). Without JS, a submit button does the same reload.
+  // As with the previews, only the answer to a select's latest change is
+  // used: choosing one rubric, then another, never ends on the first's
+  // criteria because its answer came last.
   document.querySelectorAll("select[data-refresh-url]").forEach(function (sel) {
+    var latest = 0;
     sel.addEventListener("change", function () {
       var form = sel.form;
       if (!form) return;
       var query = new URLSearchParams(new FormData(form)).toString();
       var failed = sel.parentNode.querySelector('[data-testid="fetch-failed"]');
       if (failed) failed.remove();
+      var mine = ++latest;
       fetch(sel.getAttribute("data-refresh-url") + "?" + query, { headers: { "X-Requested-With": "fetch" } })
-        .then(function (r) { return answer(r, false); })
-        .then(function (html) {
+        .then(function (r) {
+          if (refusal(r)) return r.text().then(function (html) { return { refused: html }; });
+          return answer(r, false).then(function (html) { return { html: html }; });
+        })
+        .then(function (got) {
+          if (mine !== latest) return;
+          if (got.refused !== undefined) {
+            var said = refusedNote(got.refused);
+            said.setAttribute("data-testid", "fetch-failed");
+            sel.insertAdjacentElement("afterend", said);
+            return;
+          }
+          var html = got.html;
           var doc = new DOMParser().parseFromString(html, "text/html");
           sel.getAttribute("data-refresh-parts").split(" ").forEach(function (id) {
             var now = document.getElementById(id), next = doc.getElementById(id);
@@ -165,7 +214,10 @@
           });
           form.dispatchEvent(new Event("change", { bubbles: true }));
         })
-        .catch(function () { sel.insertAdjacentElement("afterend", note("The parts that follow this choice " + unloaded)); });
+        .catch(function () {
+          if (mine !== latest) return;
+          sel.insertAdjacentElement("afterend", note("The parts that follow this choice " + unloaded));
+        });
     });
   });
 })();
