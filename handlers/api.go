@@ -984,16 +984,42 @@ type APICorrelation struct {
 }
 
 // APICompareRow is one sample judged by both runs (scores null when
-// unreadable; unit_* are the scores mapped onto 0-1).
+// unreadable; unit_* are the scores mapped onto 0-1, written without the
+// noise of the division, and unit_difference is unit_a − unit_b worked
+// out in decimals, the exact difference of the two numbers given, which
+// the compare page rounds: see unitDifference).
 type APICompareRow struct {
-	RowID      int64    `json:"row_id"`
-	ExternalID string   `json:"sample_id"`
-	Human      *float64 `json:"human"`
-	A          *float64 `json:"a"`
-	B          *float64 `json:"b"`
-	UnitA      *float64 `json:"unit_a"`
-	UnitB      *float64 `json:"unit_b"`
-	Diff       *float64 `json:"unit_difference"`
+	RowID      int64        `json:"row_id"`
+	ExternalID string       `json:"sample_id"`
+	Human      *float64     `json:"human"`
+	A          *float64     `json:"a"`
+	B          *float64     `json:"b"`
+	UnitA      *float64     `json:"unit_a"`
+	UnitB      *float64     `json:"unit_b"`
+	Diff       *json.Number `json:"unit_difference"`
+}
+
+// apiUnitDifference is a compared row's difference as the API writes it:
+// the exact decimal the page rounds; null when either score is missing.
+func apiUnitDifference(r web.CompareRow) *json.Number {
+	if r.Diff == nil {
+		return nil
+	}
+	if r.DiffDecimal == "" {
+		return (*json.Number)(finiteText(*r.Diff))
+	}
+	n := json.Number(r.DiffDecimal)
+	return &n
+}
+
+// finiteText is v as the shortest decimal that reads back as it; nil when
+// NaN or infinite.
+func finiteText(v float64) *string {
+	if finite(v) == nil {
+		return nil
+	}
+	s := strconv.FormatFloat(v, 'g', -1, 64)
+	return &s
 }
 
 // finite is a figure as JSON: nil when NaN or infinite.
@@ -1992,7 +2018,7 @@ func (h *Handlers) apiCompare(c echo.Context) error {
 		MissingA: apiCompareMissing(v.A, v.MissingA), MissingB: apiCompareMissing(v.B, v.MissingB)}
 	for _, r := range v.Rows {
 		out.Rows = append(out.Rows, APICompareRow{RowID: r.RowID, ExternalID: r.ExternalID, Human: r.Human, A: r.A, B: r.B,
-			UnitA: r.UnitA, UnitB: r.UnitB, Diff: r.Diff})
+			UnitA: r.UnitA, UnitB: r.UnitB, Diff: apiUnitDifference(r)})
 	}
 	return c.JSON(http.StatusOK, out)
 }

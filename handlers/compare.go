@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"net/http"
 	"net/url"
 	"slices"
@@ -351,7 +352,61 @@ func unit(v *float64, c evaluator.Criterion) *float64 {
 	if math.IsNaN(u) {
 		return nil
 	}
+	// Without the noise of the division: 2.2 on 1 to 3 is 0.6, not
+	// 0.6000000000000001 (report.MeanNumber), so the API's unit_a and
+	// unit_b read as the decimals the difference is worked out from.
+	if x, err := strconv.ParseFloat(report.MeanNumber(u), 64); err == nil {
+		u = x
+	}
 	return &u
+}
+
+// unitDifference is A − B on the 0 to 1 scale, worked out in decimals
+// from the two unit scores as the API writes them (report.MeanNumber),
+// so that a reader subtracting the API's unit_a and unit_b gets its
+// unit_difference to the last digit, and the page's rounded difference is
+// that decimal rounded: 0.6 − 0.4 is 0.2, where the floats gave
+// 0.19999999999999996 or 0.20000000000000007. text is the exact decimal,
+// d the float nearest it; both empty when either score is missing.
+func unitDifference(ua, ub *float64) (d *float64, text string) {
+	if ua == nil || ub == nil {
+		return nil, ""
+	}
+	ra, okA := new(big.Rat).SetString(report.MeanNumber(*ua))
+	rb, okB := new(big.Rat).SetString(report.MeanNumber(*ub))
+	if !okA || !okB {
+		// Not a number (the callers pass none): the float difference.
+		x := *ua - *ub
+		return &x, ""
+	}
+	diff := ra.Sub(ra, rb)
+	x, _ := diff.Float64()
+	return &x, exactDecimal(diff)
+}
+
+// exactDecimal writes r, a rational whose denominator divides a power of
+// ten (a difference of two decimals), as its exact decimal, with no
+// trailing zeros: 0.2, -0.1065500658600664, 0.
+func exactDecimal(r *big.Rat) string {
+	places := 0
+	ten, pow := big.NewInt(10), big.NewInt(1)
+	rem := new(big.Int)
+	// At most 400 places: a decimal of float64 has fewer (the smallest
+	// subnormal has 1074 binary places, but MeanNumber writes such a
+	// value in exponent form with 17 significant digits, whose difference
+	// still ends within 400 places for the unit scale's 0 to 1).
+	for places < 400 && rem.Rem(pow, r.Denom()).Sign() != 0 {
+		pow.Mul(pow, ten)
+		places++
+	}
+	s := r.FloatString(places)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	if s == "-0" {
+		s = "0"
+	}
+	return s
 }
 
 // compareRuns shows the samples on which two runs disagree most, after
@@ -411,10 +466,7 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 		if r.b == nil && r.missB >= 0 {
 			row.BMissing = tableFinalMissing(cmp.b, r.missB)
 		}
-		if row.UnitA != nil && row.UnitB != nil {
-			d := *row.UnitA - *row.UnitB
-			row.Diff = &d
-		}
+		row.Diff, row.DiffDecimal = unitDifference(row.UnitA, row.UnitB)
 		if r.fields != nil {
 			fields[r.rowID] = r.fields
 		}
@@ -786,11 +838,7 @@ func matchSamples(repA, repB *report.Report, cmp comparison, same bool) *matched
 				m.unmatched++
 				continue
 			}
-			var d *float64
-			if ua, ub := unit(s.Final, cmp.critA), unit(sb.Final, cmp.critB); ua != nil && ub != nil {
-				x := *ua - *ub
-				d = &x
-			}
+			d, _ := unitDifference(unit(s.Final, cmp.critA), unit(sb.Final, cmp.critB))
 			xs, ys = append(xs, s.Final), append(ys, sb.Final)
 			row := matchedRow{rowID: s.RowID, externalID: s.ExternalID, human: s.Human, a: s.Final, b: sb.Final, fields: s.Fields, missA: -1, missB: -1}
 			if !repA.Run.Finished() {

@@ -167,10 +167,7 @@ func oldCompareView(repA, repB *report.Report, cmp comparison, offset, limit int
 		}
 		row := web.CompareRow{RowID: s.RowID, ExternalID: s.ExternalID, Excerpt: web.RunExcerpt(web.ExcerptField(s.Fields), 110),
 			Human: s.Human, A: s.Final, B: sb.Final, UnitA: unit(s.Final, cmp.critA), UnitB: unit(sb.Final, cmp.critB)}
-		if row.UnitA != nil && row.UnitB != nil {
-			d := *row.UnitA - *row.UnitB
-			row.Diff = &d
-		}
+		row.Diff, row.DiffDecimal = unitDifference(row.UnitA, row.UnitB)
 		xs, ys = append(xs, s.Final), append(ys, sb.Final)
 		v.Rows = append(v.Rows, row)
 	}

@@ -3356,9 +3356,9 @@ func SharedComparePage(v SharedCompareView) templ.Component {
 						}
 					} else {
 						var templ_7745c5c3_Var158 string
-						templ_7745c5c3_Var158, templ_7745c5c3_Err = templ.JoinStringErrs(compareSigned(r.Diff))
+						templ_7745c5c3_Var158, templ_7745c5c3_Err = templ.JoinStringErrs(compareSigned(r))
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 856, Col: 32}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 856, Col: 27}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var158))
 						if templ_7745c5c3_Err != nil {

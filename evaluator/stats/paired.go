@@ -306,12 +306,17 @@ func PairedBootstrap(m Method, a, b, h []float64, resamples int, seed uint64) (l
 // test of coef(a, h) = coef(b, h): under the null the two judges are
 // exchangeable on each sample, so each draw swaps a[i] and b[i] with
 // probability ½ independently per sample and recomputes the difference.
-// The p-value is (1 + #draws with |difference| ≥ observed) / (1 + draws),
-// which counts the observed labelling as one of the draws and so is never
-// 0 (Phipson and Smyth 2010). Differences within 1e-12 of the observed
-// count as equal, so float noise does not decide ties. NaN when the
-// observed difference is undefined or perms < 1. The inputs must be finite
-// and of equal length (see CompareCorrelations).
+// The p-value is (1 + #draws with |difference| ≥ observed) / (1 + #draws
+// with a difference), which counts the observed labelling as one of the
+// draws and so is never 0 (Phipson and Smyth 2010). A draw that leaves one
+// judge's scores constant has no difference and is left out of both
+// counts, as the bootstrap leaves out its undefined resamples: counted as
+// "not as extreme" it would shrink the p-value (two judges differing on
+// two samples only, where every other swap makes one constant, got p 0.5
+// where every defined swap is as extreme as the data, p 1). Differences
+// within 1e-12 of the observed count as equal, so float noise does not
+// decide ties. NaN when the observed difference is undefined or perms < 1.
+// The inputs must be finite and of equal length (see CompareCorrelations).
 func PairedPermutation(m Method, a, b, h []float64, perms int, seed uint64) float64 {
 	ca, cb := coefficient(m, a, h), coefficient(m, b, h)
 	if perms < 1 || math.IsNaN(ca) || math.IsNaN(cb) {
@@ -323,7 +328,7 @@ func PairedPermutation(m Method, a, b, h []float64, perms int, seed uint64) floa
 	n := len(h)
 	rng := rand.New(rand.NewPCG(seed, permutationStream))
 	pa, pb := make([]float64, n), make([]float64, n)
-	extreme := 0
+	extreme, defined := 0, 0
 	for range perms {
 		for i := range n {
 			if rng.IntN(2) == 1 {
@@ -334,15 +339,16 @@ func PairedPermutation(m Method, a, b, h []float64, perms int, seed uint64) floa
 		}
 		da, db := preparedCoefficient(m, pa, h), preparedCoefficient(m, pb, h)
 		if math.IsNaN(da) || math.IsNaN(db) {
-			// A swap that leaves one judge constant has no difference; it
-			// is not as extreme as a defined observed one.
+			// A swap that leaves one judge constant has no difference:
+			// it is no draw of the statistic, and not counted.
 			continue
 		}
+		defined++
 		if math.Abs(da-db) >= observed-1e-12 {
 			extreme++
 		}
 	}
-	return float64(1+extreme) / float64(1+perms)
+	return float64(1+extreme) / float64(1+defined)
 }
 
 // Holm adjusts p-values for testing several hypotheses at once with Holm's
@@ -397,8 +403,8 @@ type AveragedDifference struct {
 // swaps the two judges' scores on each sample, for every criterion at
 // once, since a sample's scores on different criteria are not independent;
 // the bootstrap resamples samples, again for every criterion at once.
-// Draws in which a criterion used becomes undefined are skipped (the
-// bootstrap) or count as not extreme (the permutation test). resamples
+// Draws in which a criterion used becomes undefined are skipped, by the
+// bootstrap and the permutation test alike (PairedPermutation). resamples
 // sets both counts; seed fixes both draws. It panics if the criteria or
 // their samples differ in number between a, b and h.
 func CompareAveraged(m Method, a, b, h [][]float64, resamples int, seed uint64) AveragedDifference {
@@ -473,16 +479,21 @@ func CompareAveraged(m Method, a, b, h [][]float64, resamples int, seed uint64) 
 	observed := math.Abs(out.Diff)
 	perm := rand.New(rand.NewPCG(seed, permutationStream))
 	swap := make([]bool, n)
-	extreme := 0
+	extreme, defined := 0, 0
 	for range resamples {
 		for i := range swap {
 			swap[i] = perm.IntN(2) == 1
 		}
-		if d := diffOf(identity, swap); !math.IsNaN(d) && math.Abs(d) >= observed-1e-12 {
+		d := diffOf(identity, swap)
+		if math.IsNaN(d) {
+			continue // no draw of the statistic (PairedPermutation)
+		}
+		defined++
+		if math.Abs(d) >= observed-1e-12 {
 			extreme++
 		}
 	}
-	out.P = float64(1+extreme) / float64(1+resamples)
+	out.P = float64(1+extreme) / float64(1+defined)
 	boot := rand.New(rand.NewPCG(seed, pairedBootstrapStream))
 	pick := make([]int, n)
 	diffs := make([]float64, 0, resamples)

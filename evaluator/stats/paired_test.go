@@ -155,8 +155,10 @@ func TestCompareCorrelationsPearsonUsesClosedForms(t *testing.T) {
 
 // exactPermutationP enumerates all 2^n ways of swapping the two judges'
 // scores (identity included) and counts those whose |difference| reaches
-// the observed one: the exact p-value the Monte Carlo test estimates.
-// It goes through Correlate, not the internal coefficient function.
+// the observed one, among those with a difference (a swap that leaves a
+// judge constant has none): the exact p-value the Monte Carlo test
+// estimates. It goes through Correlate, not the internal coefficient
+// function.
 func exactPermutationP(m Method, a, b, h []float64) float64 {
 	n := len(h)
 	diff := func(x, y []float64) float64 { return Correlate(m, x, h).Coef - Correlate(m, y, h).Coef }
@@ -171,8 +173,11 @@ func exactPermutationP(m Method, a, b, h []float64) float64 {
 			}
 		}
 		d := diff(x, y)
+		if math.IsNaN(d) {
+			continue
+		}
 		total++
-		if !math.IsNaN(d) && math.Abs(d) >= observed-1e-12 {
+		if math.Abs(d) >= observed-1e-12 {
 			extreme++
 		}
 	}
@@ -190,6 +195,35 @@ func TestPairedPermutationMatchesEnumeration(t *testing.T) {
 			// Monte Carlo standard error is at most 0.0036 at 20000 draws.
 			if math.Abs(got-exact) > 0.015 {
 				t.Errorf("permutation p = %.4f, exact enumeration %.4f", got, exact)
+			}
+		})
+	}
+}
+
+// TestPairedPermutationLeavesOutSwapsWithoutADifference: two judges that
+// differ on two samples only (each scores one sample 2, the rest 1), so
+// that half of all swaps leave one of them constant. The two swaps with a
+// difference (none, both) are both as extreme as the data, so the exact
+// p-value is 1; the old test counted the undefined half as "not extreme"
+// and gave about 0.5, twice too small, for Pearson, Spearman and Kendall
+// alike, and so did the averaged test over one criterion.
+func TestPairedPermutationLeavesOutSwapsWithoutADifference(t *testing.T) {
+	// Nine samples: Correlate's exact p-values of Spearman and Kendall
+	// (every ordering, up to 8 pairs) would make the enumeration slow.
+	h := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}
+	a := []float64{1, 1, 1, 1, 1, 1, 1, 1, 2}
+	b := []float64{1, 1, 1, 1, 1, 1, 1, 2, 1}
+	for _, m := range Methods() {
+		t.Run(string(m), func(t *testing.T) {
+			if exact := exactPermutationP(m, a, b, h); exact != 1 {
+				t.Fatalf("exact enumeration %g, want 1", exact)
+			}
+			if got := PairedPermutation(m, a, b, h, 1000, 3); got != 1 {
+				t.Errorf("permutation p = %g, want 1 (the exact p)", got)
+			}
+			avg := CompareAveraged(m, [][]float64{a}, [][]float64{b}, [][]float64{h}, 1000, 3)
+			if avg.P != 1 {
+				t.Errorf("averaged over one criterion: p = %g, want 1", avg.P)
 			}
 		})
 	}
