@@ -797,7 +797,22 @@ func (t *Table) Preview(n int) []Record {
 }
 
 // idNames are the column names SuggestMapping takes for an id, in order of preference.
+// A header is compared with them as idNameKey writes it, so that "Sample ID"
+// and "item-id", as spreadsheets name such columns, are ids too.
 var idNames = []string{"id", "uuid", "guid", "_id", "key", "sample_id", "item_id", "example_id", "row_id", "dialogue_id", "dialog_id"}
+
+// idNameKey is a column name as idNames spell theirs: lower case, with each
+// run of spaces, hyphens and dots between words written as one underscore
+// ("Sample ID", "sample-id" and "Sample.Id" are all "sample_id"). QA: a
+// spreadsheet's "Sample ID" column was not offered as the id, so the import
+// generated row-1, row-2… and the judge's scores no longer carried the ids
+// the person knew their rows by.
+func idNameKey(col string) string {
+	words := strings.FieldsFunc(strings.ToLower(col), func(r rune) bool {
+		return r == '-' || r == '.' || unicode.IsSpace(r)
+	})
+	return strings.Join(words, "_")
+}
 
 // SuggestMapping guesses a mapping for the person to confirm: an id column
 // with a familiar name (id, uuid...) whose values are present and unique;
@@ -812,7 +827,7 @@ func SuggestMapping(t *Table) Mapping {
 	}
 	for _, name := range idNames {
 		for _, c := range t.Columns {
-			if strings.EqualFold(c, name) && stats[c].uniqueComplete {
+			if idNameKey(c) == name && stats[c].uniqueComplete {
 				m.IDColumn = c
 				break
 			}
