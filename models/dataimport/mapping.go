@@ -2,6 +2,7 @@ package dataimport
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -891,6 +892,13 @@ func WhyNotRating(t *Table, col string) string {
 	if note := writtenRatingsNote(t, col, s); note != "" {
 		return note
 	}
+	if list := numberListExample(t, col); list != "" && s.numbers == 0 {
+		// QA: a JSON Lines file's "scores": [4, 5] (two annotators) was
+		// said to hold words, with "write them as numbers" as the fix.
+		return fmt.Sprintf("Not ticked: its rows hold lists of numbers (e.g. %s), such as several annotators' ratings of each sample; a human rating column holds one number a row. "+
+			"Give each annotator's rating a column of its own (in JSON, e.g. {\"scores\": {\"ann\": 4, \"bob\": 5}} is read as the columns scores.ann and scores.bob), or the file one row per annotator, upload it again, then tick them.",
+			quote.Quoted(firstRunes(list, 20)))
+	}
 	switch {
 	case s.numbers == 0 && s.written == 0 && namedLikeRating(col) && !s.sentences():
 		// Ratings in words ("good", "bad"): the judge would be shown
@@ -921,6 +929,27 @@ func WhyNotRating(t *Table, col string) string {
 		return fmt.Sprintf("Not ticked: only %d of %d rows have a number in it.", s.numbers, rows)
 	}
 	return ""
+}
+
+// numberListExample returns the first of a column's cells when every filled
+// cell is a JSON list of numbers ("[4,5]", as the JSON readers flatten a list
+// to its text), and "" otherwise.
+func numberListExample(t *Table, col string) string {
+	example := ""
+	for _, r := range t.Records {
+		v := strings.TrimSpace(r.Values[col])
+		if v == "" || notRated(v) {
+			continue
+		}
+		var list []float64
+		if !strings.HasPrefix(v, "[") || json.Unmarshal([]byte(v), &list) != nil || len(list) == 0 {
+			return ""
+		}
+		if example == "" {
+			example = v
+		}
+	}
+	return example
 }
 
 // WhyNotShown says why SuggestMapping did not tick a column of words for

@@ -66,3 +66,59 @@ func TestSuggestMappingWrittenRatings(t *testing.T) {
 		})
 	}
 }
+
+// TestWhyNotRatingListOfRatings: a JSON Lines file with several annotators'
+// ratings of a sample as a list ("scores": [4, 5]) was said to hold words,
+// and told to write its ratings as numbers, which they are. The mapping
+// page now says they are lists and how to lay them out, as the import's own
+// message does when such a column is ticked.
+func TestWhyNotRatingListOfRatings(t *testing.T) {
+	tests := []struct {
+		name    string
+		input   string
+		col     string
+		want    []string // in WhyNotRating's text
+		notWant []string
+	}{
+		{
+			name:    "lists of annotators' ratings",
+			input:   `{"id":"a","text":"hello there","scores":[4,5]}` + "\n" + `{"id":"b","text":"bye now","scores":[2, 3]}` + "\n" + `{"id":"c","text":"maybe","scores":null}` + "\n",
+			col:     "scores",
+			want:    []string{"lists of numbers", "(e.g. “[4,5]”)", "a column of its own", "one row per annotator"},
+			notWant: []string{"words", "write them as numbers"},
+		},
+		{
+			name:  "words in a rating column are still words",
+			input: `{"id":"a","text":"hello there","scores":"good"}` + "\n" + `{"id":"b","text":"bye now","scores":"bad"}` + "\n",
+			col:   "scores",
+			want:  []string{"its rows hold words", "write them as numbers"},
+		},
+		{
+			name:    "lists of words are no ratings to explain as lists",
+			input:   `{"id":"a","text":"hello there","scores":["good","bad"]}` + "\n" + `{"id":"b","text":"bye now","scores":["ok"]}` + "\n",
+			col:     "scores",
+			notWant: []string{"lists of numbers"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table := mustParse(t, JSONL, tt.input)
+			why := WhyNotRating(table, tt.col)
+			for _, w := range tt.want {
+				if !strings.Contains(why, w) {
+					t.Errorf("WhyNotRating = %q, want %q in it", why, w)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(why, w) {
+					t.Errorf("WhyNotRating = %q, want no %q in it", why, w)
+				}
+			}
+			for _, c := range SuggestMapping(table).RatingColumns {
+				if c == tt.col {
+					t.Errorf("%q is ticked as a rating", tt.col)
+				}
+			}
+		})
+	}
+}
