@@ -908,6 +908,11 @@ func WhyNotRating(t *Table, col string) string {
 			quote.Quoted(firstRunes(s.example, 20)))
 	case s.numbers == 0 || !s.mostlyNumbers():
 		return ""
+	case looksLikeID(col):
+		// Before the count of values that are no numbers: QA saw an "id"
+		// column of JSON numbers with one true in it told that "a rating
+		// column holds only numbers", as if ids had to be numbers.
+		return "Not ticked: its name looks like an id or a row number."
 	case !s.numeric:
 		example := ""
 		for _, r := range t.Records {
@@ -923,8 +928,6 @@ func WhyNotRating(t *Table, col string) string {
 			verb = "are"
 		}
 		return fmt.Sprintf("Not ticked: %d of %d rows %s not numbers (e.g. %s); a rating column holds only numbers or empty cells.", n, rows, verb, quote.Quoted(firstRunes(example, 20)))
-	case looksLikeID(col):
-		return "Not ticked: its name looks like an id or a row number."
 	case s.numbers*2 <= rows:
 		return fmt.Sprintf("Not ticked: only %d of %d rows have a number in it.", s.numbers, rows)
 	}

@@ -122,3 +122,32 @@ func TestWhyNotRatingListOfRatings(t *testing.T) {
 		})
 	}
 }
+
+// TestWhyNotRatingIDColumnWithAStrayValue: an id column of numbers with one
+// value that is not a number ("id": true in a JSON Lines file) was told "1
+// of 4 rows is not numbers ...; a rating column holds only numbers", as if
+// its values were ratings to correct. A column named as an id is an id
+// first, whatever its values.
+func TestWhyNotRatingIDColumnWithAStrayValue(t *testing.T) {
+	tests := []struct {
+		name, input, col, want string
+	}{
+		{"id with a true", `{"id":1,"text":"a b","r":4}` + "\n" + `{"id":2,"text":"c d","r":2}` + "\n" + `{"id":3,"text":"e f","r":3}` + "\n" + `{"id":true,"text":"g h","r":3}` + "\n",
+			"id", "Not ticked: its name looks like an id or a row number."},
+		{"row_id with a letter", "row_id,text,r\n1,a b,4\n2,c d,2\n3x,e f,3\n4,g h,1\n",
+			"row_id", "Not ticked: its name looks like an id or a row number."},
+		{"a rating with a stray word still says so", "id,text,r\nx1,a b,4\nx2,c d,2\nx3,e f,good\nx4,g h,1\n",
+			"r", "Not ticked: 1 of 4 rows is not numbers (e.g. “good”); a rating column holds only numbers or empty cells."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := CSV
+			if strings.HasPrefix(tt.input, "{") {
+				f = JSONL
+			}
+			if got := WhyNotRating(mustParse(t, f, tt.input), tt.col); got != tt.want {
+				t.Errorf("WhyNotRating(%s) = %q, want %q", tt.col, got, tt.want)
+			}
+		})
+	}
+}
