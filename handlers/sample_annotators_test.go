@@ -13,7 +13,9 @@ import (
 	"github.com/batcheval/batcheval/models"
 )
 
-// TestSamplePageShowsEachAnnotatorsRating: a reviewer read "Human rating
+// TestSamplePageShowsEachAnnotatorsRating: the launch form and the
+// variants page name the annotators' mean as a criterion's human ratings,
+// and a reviewer read "Human rating
 // 4.50" on the page of a sample two annotators rated 4 and 5, with no word
 // of who gave what. The sample page now lists each annotator column's
 // rating of the sample, as imported, and says "not rated" for an annotator
@@ -48,6 +50,28 @@ func TestSamplePageShowsEachAnnotatorsRating(t *testing.T) {
 				Lo: 1, Hi: 5, AnnotatorColumns: cols}}}}
 		must(t, env.runner.Launch(ctx, &run))
 		run = env.waitRun(run.ID, 60*time.Second)
+
+		// The launch form and the run's variants page name the
+		// annotators' mean as the criterion's human ratings: the form
+		// said "(1 to 5)" alone, as if the criterion had none.
+		const mean = "mean of ann &lt;A&gt;, ann_B"
+		rb := models.Rubric{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, Name: "annotators", Task: "Rate the replies.",
+			Criteria: run.RubricSnapshot.Criteria}
+		must(t, env.db.SaveRubric(ctx, &rb))
+		form := env.get(fmt.Sprintf("/projects/%d/runs/new?rubric=%d&dataset=%d", env.project.ID, rb.ID, ds.ID))
+		if form.Code != http.StatusOK {
+			t.Fatalf("launch form: %d", form.Code)
+		}
+		if want := "(1 to 5; human ratings: " + mean + ")"; !strings.Contains(form.Body.String(), want) {
+			t.Errorf("launch form does not say %q", want)
+		}
+		variants := env.get(fmt.Sprintf("/runs/%d/variants", run.ID))
+		if variants.Code != http.StatusOK {
+			t.Fatalf("variants: %d", variants.Code)
+		}
+		if want := "Range 1 to 5; human ratings in " + mean + " (fixed)."; !strings.Contains(variants.Body.String(), want) {
+			t.Errorf("variants page does not say %q", want)
+		}
 		stored, err := env.db.ListDatasetRows(ctx, ds.ID, 0, 10)
 		must(t, err)
 		entry := regexp.MustCompile(`(?s)<span data-testid="sample-annotator">(.*?)</span>\s*(?:·|</p>)`)
