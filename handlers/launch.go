@@ -506,6 +506,11 @@ func (h *Handlers) planLaunch(ctx context.Context, projectID int64, in launchInp
 			switch {
 			case c.HumanColumn != "":
 				human = "; human ratings in " + c.HumanColumn
+			case models.MeansAnnotators(c):
+				// QA: said nothing, as if the criterion had no human
+				// ratings, though runs compare it with the annotators'
+				// mean (and no warning said it had none).
+				human = "; human ratings: " + models.AnnotatorMeanKey(c.AnnotatorColumns)
 			case !ratedCriterion(c):
 				human = "; no human rating column"
 				unrated = append(unrated, c.Name)

@@ -128,6 +128,13 @@ func (h *Handlers) runSampleView(c echo.Context, run models.Run, rowID int64, ou
 		}
 		sc.Human = humanOf(row)
 		sc.HumanScale, sc.HumanOnJudge = humanOnJudgeScale(crit, sc.Human)
+		for _, col := range crit.AnnotatorColumns {
+			a := web.SampleAnnotatorRating{Column: col}
+			if v := row.Ratings[col]; v != nil && !math.IsNaN(*v) {
+				a.Rating = v
+			}
+			sc.Annotators = append(sc.Annotators, a)
+		}
 		var sum float64
 		var k int
 		for _, s := range scores {

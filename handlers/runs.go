@@ -202,10 +202,11 @@ func (h *Handlers) showRun(c echo.Context) error {
 	v.CanAlign = alignProblem(run) == ""
 	if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID); err == nil {
 		v.RowCount = d.RowCount
-		v.Columns, v.DefaultGroup, v.RatingColumns = d.Columns, d.GroupColumn, d.RatingColumns
+		v.DefaultGroup, v.RatingColumns = d.GroupColumn, d.RatingColumns
 		v.Group = pickGroup(c.QueryParam("group"), d.Columns, d.GroupColumn)
 		v.DefaultSystem = report.DefaultSystemColumn(d.Columns)
 		v.SystemQuery = pickSystem(c.QueryParam("system"), d.Columns)
+		v.Columns = groupingChoices(d, v.Group, v.SystemQuery, v.DefaultSystem)
 	}
 	if n := liveSamples(run, v.RowCount); n > h.liveFiguresCap() {
 		v.ResultsAtEnd = n
@@ -344,6 +345,23 @@ func pickSystem(q string, columns []string) string {
 		return q
 	}
 	return ""
+}
+
+// groupingChoices are the columns the run page offers to group samples by
+// and to find their systems in: the dataset's columns but its id column
+// and its human rating columns, which group nothing (each id is a group of
+// one sample; a rating column groups samples by the humans' own rating).
+// QA: both were offered, and choosing one gave "undefined" everywhere. A
+// column in keep (the one chosen, the default) stays offered whatever it is.
+func groupingChoices(d models.Dataset, keep ...string) []string {
+	var cols []string
+	for _, col := range d.Columns {
+		skip := col == d.IDColumn || slices.Contains(d.RatingColumns, col)
+		if !skip || (col != "" && slices.Contains(keep, col)) {
+			cols = append(cols, col)
+		}
+	}
+	return cols
 }
 
 // pickGroup resolves the run page's ?group= query to the column to group

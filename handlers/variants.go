@@ -64,6 +64,11 @@ func (h *Handlers) variantsView(c echo.Context, run models.Run, f variantForms) 
 	for i, cr := range f.criteria {
 		vc := web.VariantCriterion{Index: i, Name: cr.Name, Range: scaleText(cr), HumanColumn: cr.HumanColumn,
 			Description: cr.Description, Low: cr.Levels.Low, Middle: cr.Levels.Middle, High: cr.Levels.High}
+		if models.MeansAnnotators(cr) {
+			// Named as the run's pages name it ("mean of a, b"), not left
+			// out as if the criterion had no human ratings.
+			vc.HumanColumn = models.AnnotatorMeanKey(cr.AnnotatorColumns)
+		}
 		v.Criteria = append(v.Criteria, vc)
 	}
 	if derived, err := h.DB.ListDerivedRuns(ctx, h.workspaceID(c), run.ID); err == nil {

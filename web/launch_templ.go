@@ -975,7 +975,7 @@ func RunLaunchPage(v RunLaunchView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 79, "<p class=\"small muted\">Each criterion is judged on its own, one after the other (LLM-Eval scores them all in one call). <button type=\"submit\" class=\"secondary\" formmethod=\"get\" formaction=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 79, "<p class=\"small muted\">Each criterion is judged in calls of its own, all of them side by side, sharing the run's concurrency (LLM-Eval scores them all in one call). <button type=\"submit\" class=\"secondary\" formmethod=\"get\" formaction=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -70,8 +70,9 @@ func ExplainIDs(t *Table) []IDReport {
 }
 
 func isIDName(col string) bool {
+	key := idNameKey(col)
 	for _, n := range idNames {
-		if strings.EqualFold(col, n) {
+		if key == n {
 			return true
 		}
 	}

@@ -35,6 +35,15 @@ func TestExplainIDs(t *testing.T) {
 			perAnnotator: true,
 		},
 		{
+			// A spreadsheet's "Sample ID" is an id name too (idNameKey):
+			// its repeats were not explained at all.
+			name:  "a repeated Sample ID is explained like a sample_id",
+			input: "Sample ID,text,who,score\nx,a b,p,1\nx,a b,q,2\ny,c d,p,3\n",
+			want: []IDReport{{Column: "Sample ID", Repeated: []RepeatedID{{"x", 2}}, RepeatedIDs: 1, RepeatedRows: 2,
+				RatingsDiffer: []string{"score"}, AnnotatorColumn: "who"}},
+			perAnnotator: true,
+		},
+		{
 			// Different texts under one id are different samples sharing
 			// an id, not one sample rated by several people: following
 			// the per-annotator hint ended in "rows disagree on this field".

@@ -2,6 +2,7 @@ package dataimport
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -797,7 +798,22 @@ func (t *Table) Preview(n int) []Record {
 }
 
 // idNames are the column names SuggestMapping takes for an id, in order of preference.
+// A header is compared with them as idNameKey writes it, so that "Sample ID"
+// and "item-id", as spreadsheets name such columns, are ids too.
 var idNames = []string{"id", "uuid", "guid", "_id", "key", "sample_id", "item_id", "example_id", "row_id", "dialogue_id", "dialog_id"}
+
+// idNameKey is a column name as idNames spell theirs: lower case, with each
+// run of spaces, hyphens and dots between words written as one underscore
+// ("Sample ID", "sample-id" and "Sample.Id" are all "sample_id"). QA: a
+// spreadsheet's "Sample ID" column was not offered as the id, so the import
+// generated row-1, row-2… and the judge's scores no longer carried the ids
+// the person knew their rows by.
+func idNameKey(col string) string {
+	words := strings.FieldsFunc(strings.ToLower(col), func(r rune) bool {
+		return r == '-' || r == '.' || unicode.IsSpace(r)
+	})
+	return strings.Join(words, "_")
+}
 
 // SuggestMapping guesses a mapping for the person to confirm: an id column
 // with a familiar name (id, uuid...) whose values are present and unique;
@@ -812,7 +828,7 @@ func SuggestMapping(t *Table) Mapping {
 	}
 	for _, name := range idNames {
 		for _, c := range t.Columns {
-			if strings.EqualFold(c, name) && stats[c].uniqueComplete {
+			if idNameKey(c) == name && stats[c].uniqueComplete {
 				m.IDColumn = c
 				break
 			}
@@ -876,6 +892,13 @@ func WhyNotRating(t *Table, col string) string {
 	if note := writtenRatingsNote(t, col, s); note != "" {
 		return note
 	}
+	if list := numberListExample(t, col); list != "" && s.numbers == 0 {
+		// QA: a JSON Lines file's "scores": [4, 5] (two annotators) was
+		// said to hold words, with "write them as numbers" as the fix.
+		return fmt.Sprintf("Not ticked: its rows hold lists of numbers (e.g. %s), such as several annotators' ratings of each sample; a human rating column holds one number a row. "+
+			"Give each annotator's rating a column of its own (in JSON, e.g. {\"scores\": {\"ann\": 4, \"bob\": 5}} is read as the columns scores.ann and scores.bob), or the file one row per annotator, upload it again, then tick them.",
+			quote.Quoted(firstRunes(list, 20)))
+	}
 	switch {
 	case s.numbers == 0 && s.written == 0 && namedLikeRating(col) && !s.sentences():
 		// Ratings in words ("good", "bad"): the judge would be shown
@@ -885,6 +908,11 @@ func WhyNotRating(t *Table, col string) string {
 			quote.Quoted(firstRunes(s.example, 20)))
 	case s.numbers == 0 || !s.mostlyNumbers():
 		return ""
+	case looksLikeID(col):
+		// Before the count of values that are no numbers: QA saw an "id"
+		// column of JSON numbers with one true in it told that "a rating
+		// column holds only numbers", as if ids had to be numbers.
+		return "Not ticked: its name looks like an id or a row number."
 	case !s.numeric:
 		example := ""
 		for _, r := range t.Records {
@@ -900,12 +928,31 @@ func WhyNotRating(t *Table, col string) string {
 			verb = "are"
 		}
 		return fmt.Sprintf("Not ticked: %d of %d rows %s not numbers (e.g. %s); a rating column holds only numbers or empty cells.", n, rows, verb, quote.Quoted(firstRunes(example, 20)))
-	case looksLikeID(col):
-		return "Not ticked: its name looks like an id or a row number."
 	case s.numbers*2 <= rows:
 		return fmt.Sprintf("Not ticked: only %d of %d rows have a number in it.", s.numbers, rows)
 	}
 	return ""
+}
+
+// numberListExample returns the first of a column's cells when every filled
+// cell is a JSON list of numbers ("[4,5]", as the JSON readers flatten a list
+// to its text), and "" otherwise.
+func numberListExample(t *Table, col string) string {
+	example := ""
+	for _, r := range t.Records {
+		v := strings.TrimSpace(r.Values[col])
+		if v == "" || notRated(v) {
+			continue
+		}
+		var list []float64
+		if !strings.HasPrefix(v, "[") || json.Unmarshal([]byte(v), &list) != nil || len(list) == 0 {
+			return ""
+		}
+		if example == "" {
+			example = v
+		}
+	}
+	return example
 }
 
 // WhyNotShown says why SuggestMapping did not tick a column of words for

@@ -295,6 +295,36 @@ func TestSuggestMapping(t *testing.T) {
 			},
 		},
 		{
+			// QA: a spreadsheet's "Sample ID" header was not taken for
+			// the id (only "sample_id" was), so the import generated
+			// row-1, row-2… instead of the person's own ids.
+			name:  "a spreadsheet's Sample ID header is the id",
+			input: "Sample ID,Reply,Rating\ns-1,Fine thanks a lot,4\ns-2,No idea at all,2\n",
+			want: Mapping{
+				IDColumn:      "Sample ID",
+				Fields:        []evaluator.Field{{Column: "Reply", Label: "Reply"}},
+				RatingColumns: []string{"Rating"},
+			},
+		},
+		{
+			name:  "Item-ID and item id are ids too",
+			input: "Item-ID,Reply,Rating\na,Fine thanks a lot,4\nb,No idea at all,2\n",
+			want: Mapping{
+				IDColumn:      "Item-ID",
+				Fields:        []evaluator.Field{{Column: "Reply", Label: "Reply"}},
+				RatingColumns: []string{"Rating"},
+			},
+		},
+		{
+			// A name that only ends in "id" is no id name ("paid").
+			name:  "a column named paid is no id",
+			input: "paid,Reply,Rating\n1,Fine thanks a lot,4\n2,No idea at all,2\n",
+			want: Mapping{
+				Fields:        []evaluator.Field{{Column: "Reply", Label: "Reply"}},
+				RatingColumns: []string{"paid", "Rating"},
+			},
+		},
+		{
 			name:  "repeated id is no id; single words fall back to the longest column",
 			input: "id,word,short\n1,alpha,a\n1,beta,b\n",
 			want: Mapping{

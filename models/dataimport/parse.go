@@ -869,9 +869,26 @@ func (p *parser) fieldCountError(line, n, width int, comma rune, noHeader bool) 
 	case '\t':
 		sep, seps = "tab", "tabs"
 	}
+	fields := "fields"
+	if n == 1 {
+		fields = "field"
+	}
+	if n < width {
+		// QA: a row that simply ends early (a value left out) was told to
+		// look for an unquoted comma, which gives a row more fields, not
+		// fewer.
+		example := "" // two tabs in quotes would read as blank space
+		if comma != '\t' {
+			example = " (" + quote.Quoted(strings.Repeat(string(comma), 2)) + ")"
+		}
+		return &ParseError{Line: line, Msg: fmt.Sprintf(
+			"this row has %d %s but %s %d columns, so it ends before its last column: give every column a value, writing an empty one as nothing between two %s%s, "+
+				"or check for a double quote that is not closed where it should be, which joins fields",
+			n, fields, first, width, seps, example)}
+	}
 	return &ParseError{Line: line, Msg: fmt.Sprintf(
-		"this row has %d fields but %s %d columns; check for an unquoted %s or a missing quote (put a field containing %s in double quotes)",
-		n, first, width, sep, seps)}
+		"this row has %d %s but %s %d columns; check for an unquoted %s or a missing quote (put a field containing %s in double quotes)",
+		n, fields, first, width, sep, seps)}
 }
 
 // repeatsHeader reports a row whose named columns hold their own names, as

@@ -121,8 +121,12 @@ func TestParseErrors(t *testing.T) {
 		// Semicolon-separated files are read (csvDelimiter); a header with
 		// both separators is still refused.
 		{"csv header with commas and semicolons", CSV, "id;text,rating\n1;hi,3\n", Options{}, 1, false, "", "line 1: the header has both commas and semicolons"},
-		{"csv semicolons too few fields", CSV, "id;text\r\n1;hi\r\n2\r\n", Options{}, 3, false, "", "line 3: this row has 1 fields but the header has 2 columns; check for an unquoted semicolon"},
-		{"csv too few fields", CSV, "id,text\n1,hi\n2\n", Options{}, 3, false, "", "line 3: this row has 1 fields but the header has 2 columns"},
+		{"csv semicolons too few fields", CSV, "id;text\r\n1;hi\r\n2\r\n", Options{}, 3, false, "", "line 3: this row has 1 field but the header has 2 columns, so it ends before its last column: give every column a value, writing an empty one as nothing between two semicolons (“;;”)"},
+		{"csv too few fields", CSV, "id,text\n1,hi\n2\n", Options{}, 3, false, "", "line 3: this row has 1 field but the header has 2 columns, so it ends before its last column"},
+		// QA: a row that ends early was told to look for an unquoted
+		// comma, which gives a row more fields, not fewer.
+		{"csv row ending early is not told of unquoted commas", CSV, "id,text,score\n1,a,4\n2,b\n", Options{}, 3, false, "", "line 3: this row has 2 fields but the header has 3 columns, so it ends before its last column: give every column a value, writing an empty one as nothing between two commas (“,,”), or check for a double quote that is not closed"},
+		{"tsv row ending early", CSV, "id\ttext\tscore\n1\ta\t4\n2\tb\n", Options{}, 3, false, "", "line 3: this row has 2 fields but the header has 3 columns, so it ends before its last column: give every column a value, writing an empty one as nothing between two tabs, or check"},
 		{"csv too many fields after a multi-line field", CSV, "id,text\n1,\"two\nlines\"\n2,a,b\n", Options{}, 4, false, "", "line 4: this row has 3 fields"},
 		{"csv bare quote", CSV, "id,text\n1,say \"hi\"\n", Options{}, 2, false, "", "line 2: a double quote"},
 		{"csv unclosed quote", CSV, "id,text\n1,ok\n2,\"never closed\n3,x\n", Options{}, 3, false, "", "line 3: a quoted field is not closed"},

@@ -252,7 +252,7 @@ func TestExcelSepLine(t *testing.T) {
 		{"a column named sep=x", "sep=x,y\n1,2\n", Options{}, "sep=x|y", map[string]string{"sep=x": "1", "y": "2"}, 2, ""},
 		{"tab", "sep=\t\nid\tanswer\n1\ta, b; c\n", Options{}, "id|answer", map[string]string{"id": "1", "answer": "a, b; c"}, 3, ""},
 		{"pipe", "sep=|\nid|answer\n", Options{}, "", nil, 0, `line 1: the first line (sep=|) names “|” as the separator; only commas, semicolons and tabs are accepted`},
-		{"error lines count the sep line", "sep=;\nid;answer\n1;a\n2\n", Options{}, "", nil, 0, "line 4: this row has 1 fields but the header has 2 columns"},
+		{"error lines count the sep line", "sep=;\nid;answer\n1;a\n2\n", Options{}, "", nil, 0, "line 4: this row has 1 field but the header has 2 columns"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
