@@ -148,6 +148,35 @@ func TestHeldOutPreparingSeenByEveryProcess(t *testing.T) {
 	}
 }
 
+// crashTestLease is the lease of the launch whose process crashes in
+// TestHeldOutPreparationStoppedWithItsProcess (two minutes in
+// production): the test waits about two of them.
+const crashTestLease = 5 * time.Second
+
+// waitPastFirstLease waits until the database's clock has passed the end
+// of the lease alignment id's launch held when called, so a launch still
+// preparing then was renewed.
+func waitPastFirstLease(t *testing.T, db *models.DB, id int64) {
+	t.Helper()
+	ctx := context.Background()
+	l, ok, err := db.FindHeldOutLaunch(ctx, id)
+	mustB(t, err)
+	if !ok || l.LeaseUntil == nil {
+		t.Fatalf("no launch of alignment %d under way: %+v", id, l)
+	}
+	end := *l.LeaseUntil
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		l, _, err := db.FindHeldOutLaunch(ctx, id)
+		mustB(t, err)
+		if l.Now.After(end) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the database's clock (%s) did not pass %s in a minute", l.Now, end)
+		}
+	}
+}
+
 // TestHeldOutPreparationStoppedWithItsProcess: a server process that
 // prepares an alignment's held-out runs ends mid-preparation (its database
 // connections closed, as at a crash: its lease is renewed no more and its
@@ -161,12 +190,17 @@ func TestHeldOutPreparationStoppedWithItsProcess(t *testing.T) {
 	parallelTest(t)
 	for _, d := range dbtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
+			// The two databases side by side: each waits about two
+			// leases, with nothing to share.
+			t.Parallel()
 			ctx := context.Background()
 			dsn := dbtest.DSN(t, d)
 			env := newTestEnv(t, openStore(t, dsn))
 			crashing := newServerProcess(t, env, dsn)
-			// Short, so the test waits seconds for the lapse, not minutes.
-			crashing.h.heldOutLease = 2 * time.Second
+			// Short, so the test waits seconds for the lapse, not minutes;
+			// renewed every quarter of it, so only a renewal held up for
+			// three quarters of it (a machine truly stuck) looks stopped.
+			crashing.h.heldOutLease = crashTestLease
 			src := alignDemoRun(t, env, "browser")
 			env.h.heldOutInline, crashing.h.heldOutInline = 0, 0
 
@@ -183,15 +217,15 @@ func TestHeldOutPreparationStoppedWithItsProcess(t *testing.T) {
 			if body := env.get(page).Body.String(); !strings.Contains(body, "Preparing the held-out runs") || strings.Contains(body, launchButton) {
 				t.Errorf("the other process's page does not say the held-out runs are being prepared:\n%.2000s", heldOutSection(body))
 			}
-			// Renewed while its process lives: still preparing after more
-			// than a lease.
-			time.Sleep(3 * time.Second)
+			// Renewed while its process lives: still preparing once its
+			// first lease has ended, by the database's clock.
+			waitPastFirstLease(t, env.db, a.ID)
 			if body := env.get(page).Body.String(); !strings.Contains(body, "Preparing the held-out runs") {
 				t.Errorf("a live preparation looks stopped after one lease:\n%.2000s", heldOutSection(body))
 			}
 			// The crash.
 			crashing.db.Close()
-			deadline := time.Now().Add(time.Minute) // the lease lapses in 2 s; a loaded machine notices later
+			deadline := time.Now().Add(time.Minute) // the lease lapses within crashTestLease; a loaded machine notices later
 			var body string
 			for {
 				body = env.get(page).Body.String()
@@ -280,9 +314,17 @@ func TestHeldOutLaunchClaimedOnce(t *testing.T) {
 			crashed := openStore(t, dsn)
 			mustB(t, crashed.ClaimHeldOutLaunch(ctx, a, "first", time.Second))
 			crashed.Close()
-			time.Sleep(1500 * time.Millisecond)
-			if l, _, err := env.db.FindHeldOutLaunch(ctx, a.ID); err != nil || !l.Stopped() {
-				t.Fatalf("a lapsed lease is not seen stopped: %+v %v", l, err)
+			// Seen stopped once the second has passed (by the database's
+			// clock), not after a fixed sleep.
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+				l, _, err := env.db.FindHeldOutLaunch(ctx, a.ID)
+				mustB(t, err)
+				if l.Stopped() {
+					break
+				}
+				if l.Preparing() && l.LeaseUntil != nil && l.Now.After(l.LeaseUntil.Add(time.Second)) || time.Now().After(deadline) {
+					t.Fatalf("a lapsed lease is not seen stopped: %+v", l)
+				}
 			}
 			mustB(t, stores[1].ClaimHeldOutLaunch(ctx, a, "second", time.Minute))
 			if held, err := env.db.RenewHeldOutLaunch(ctx, a.ID, "first", time.Minute); err != nil || held {
@@ -348,7 +390,12 @@ func TestHeldOutLaunchLiveAfterItsLeaseLapses(t *testing.T) {
 	}
 
 	// Its process ends without ending it: stopped once the lease lapses,
-	// and taken over.
+	// and taken over. Its runner stops first, as with the process: a
+	// runner left working on a closed store spent its whole stop bound
+	// (7 of the test's 9 s) in the cleanup.
+	sctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	mustB(t, env.runner.Stop(sctx))
 	mustB(t, env.db.Close())
 	time.Sleep(2 * lease)
 	l, _, err := other.FindHeldOutLaunch(ctx, a.ID)

@@ -20,18 +20,20 @@ import (
 // attempt the owner sends it again. The mail goes out now, once, and no
 // job is left to send it a second time (before: the resend queued a second
 // job beside the one waiting, and the person got two mails, the second a
-// minute later).
+// backoff later).
 func TestResendInviteAnswerWhileRetrying(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		smtpd := withMail(t, env)
-		// A worker whose failed mail waits a minute for its next attempt,
-		// in place of the env's (10 ms): the resend comes while it waits.
+		// A worker whose failed mail waits an hour for its next attempt
+		// (the longest backoff), in place of the env's (10 ms): the resend
+		// comes while it waits, and a second job left queued would still be
+		// waiting long after the bound below, however slow the machine.
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := env.runner.Stop(sctx); err != nil {
 			t.Fatal(err)
 		}
-		r, err := runner.New(runner.Config{DB: env.db, Log: slog.New(slog.DiscardHandler), Work: true, PollInterval: 50 * time.Millisecond, MailBackoff: time.Minute})
+		r, err := runner.New(runner.Config{DB: env.db, Log: slog.New(slog.DiscardHandler), Work: true, PollInterval: 50 * time.Millisecond, MailBackoff: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,9 +96,11 @@ func TestResendInviteAnswerWhileRetrying(t *testing.T) {
 		if msgs[0].To[0] != "cleo@company.com" || msgs[0].Link("/confirm/") == "" {
 			t.Fatalf("mail = %+v", msgs[0])
 		}
-		// Well before the old job's next attempt (a minute away), no mail
-		// job is left: nothing will send the link a second time.
-		wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Well before the old job's next attempt (an hour away), no mail
+		// job is left: nothing will send the link a second time. The bound
+		// (a minute) is reached only when a job is left: done at once
+		// otherwise.
+		wctx, wcancel := context.WithTimeout(context.Background(), mailWait)
 		defer wcancel()
 		if err := r.WaitMail(wctx); errors.Is(err, context.DeadlineExceeded) {
 			t.Fatal("a second confirmation mail is still queued after the resend was sent")

@@ -288,10 +288,7 @@ func TestRoutesRefuseAnotherWorkspacesIDs(t *testing.T) {
 			default:
 				req.AddCookie(session)
 			}
-			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			rec := httptest.NewRecorder()
-			env.e.ServeHTTP(rec, req.WithContext(rctx))
-			cancel()
+			rec := serveWalk(ctx, env.e, req)
 			body := rec.Body.String()
 			if strings.Contains(body, wsAMark) {
 				t.Errorf("%s %s (as B's owner): the answer shows an object of workspace A: %.300q", method, a.target, body[max(0, strings.Index(body, wsAMark)-200):])

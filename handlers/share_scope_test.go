@@ -57,11 +57,7 @@ func TestShareLinksOpenOnlyTheirReport(t *testing.T) {
 			table[r.Method+" "+r.Path] = r.Access
 		}
 		send := func(e http.Handler, req *http.Request) *httptest.ResponseRecorder {
-			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
-			rec := httptest.NewRecorder()
-			e.ServeHTTP(rec, req.WithContext(rctx))
-			return rec
+			return serveWalk(ctx, e, req)
 		}
 		for _, kind := range []string{"comparison", "experiment"} {
 			token := tokens[kind]

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -77,11 +76,7 @@ func TestReadsChangeNothingAndWritesNeedThisSite(t *testing.T) {
 		must(t, err)
 		owner := env.sessionCookie(mustUser(t, env, f.owner.ID))
 		send := func(req *http.Request) *httptest.ResponseRecorder {
-			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			defer cancel()
-			rec := httptest.NewRecorder()
-			env.e.ServeHTTP(rec, req.WithContext(rctx))
-			return rec
+			return serveWalk(ctx, env.e, req)
 		}
 		before := dbState(t, env)
 		changed := func(what string) {

@@ -649,9 +649,9 @@ func testFaultFlakyJudge(t *testing.T, dsn string) {
 			io.WriteString(w, `{"choices": "not a list"`)
 		case n%20 == 9:
 			kind = "timeout"
-			select { // past the 1 s timeout given below
+			select { // past the timeout given below: the client gives up
 			case <-r.Context().Done():
-			case <-time.After(3 * time.Second):
+			case <-time.After(30 * time.Second):
 			}
 		}
 		if kind == "" {
@@ -663,7 +663,11 @@ func testFaultFlakyJudge(t *testing.T, dsn string) {
 		return true
 	})
 	db := openDSN(t, dsn)
-	cli := start(t, "run", dsn, runArgs(t, fj.URL(), "--timeout", "1s")...)
+	// 5 s: long enough that no answer of the simulated judge times out
+	// on a loaded machine (with 1 s one did under load 20, and the run
+	// counted a retry nobody injected), short enough for the one or two
+	// injected hangs.
+	cli := start(t, "run", dsn, runArgs(t, fj.URL(), "--timeout", "5s")...)
 	if err := cli.wait(90 * time.Second); err != nil {
 		t.Errorf("batcheval run on a flaky judge: %v", err)
 	}

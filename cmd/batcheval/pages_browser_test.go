@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dbtest"
 )
 
 // browserSteps are the small helpers every browser test repeats, bound to
@@ -92,8 +95,28 @@ func (b browserSteps) waitFor(what, js string) {
 // at phone width no sideways page scroll.
 func pageCheck(t *testing.T, ctx context.Context, name string, phone bool) {
 	t.Helper()
+	everyPageWalk{shots: true}.check(t, ctx, name, phone)
+}
+
+// everyPageWalk is how TestBrowserEveryPage walks: on which database, and
+// whether it takes screenshots and walks the dark theme too.
+type everyPageWalk struct {
+	// db is the server's database: a SQLite file or a postgres:// URL.
+	db string
+	// shots writes a screenshot of every page checked (test-artifacts).
+	shots bool
+	// dark walks every page again in the dark theme (contrast rules only).
+	dark bool
+}
+
+// check is pageCheck for this walk: axe-core, a screenshot when the walk
+// takes them, and at phone width no sideways page scroll.
+func (w everyPageWalk) check(t *testing.T, ctx context.Context, name string, phone bool) {
+	t.Helper()
 	checkAxe(t, ctx, name)
-	screenshot(t, ctx, name)
+	if w.shots {
+		screenshot(t, ctx, name)
+	}
 	if phone {
 		noPageScroll(t, ctx, name)
 	}
@@ -106,8 +129,26 @@ func pageCheck(t *testing.T, ctx context.Context, name string, phone bool) {
 // page does not scroll sideways. With BATCHEVAL_README_SHOTS set it also
 // writes the README's pictures there (make screenshots).
 func TestBrowserEveryPage(t *testing.T) {
+	t.Parallel() // beside its PostgreSQL twin and the package's other parallel tests
+	everyPage(t, everyPageWalk{db: filepath.Join(t.TempDir(), "b.db"), shots: true, dark: true})
+}
+
+// TestBrowserEveryPageOnPostgres is TestBrowserEveryPage with the server
+// on PostgreSQL (TEST_DATABASE_URL, which `make test` sets): every page
+// in light mode and on a phone, each checked with axe-core, and the
+// account pages. The dark theme changes colours only, not what the
+// database gives a page, and the screenshots are the SQLite walk's, so
+// this walk leaves both out; it runs beside the package's other parallel
+// tests (BENCHMARKS.md, tests45, gives its cost).
+func TestBrowserEveryPageOnPostgres(t *testing.T) {
+	dsn := dbtest.DSN(t, models.Postgres)
+	t.Parallel()
+	everyPage(t, everyPageWalk{db: dsn})
+}
+
+func everyPage(t *testing.T, w everyPageWalk) {
 	ctx := newTab(t)
-	base := startServer(t)
+	base := startServerAt(t, w.db)
 	b := browserSteps{t, ctx}
 
 	// Every method on the demo data, in one experiment.
@@ -131,7 +172,7 @@ func TestBrowserEveryPage(t *testing.T) {
 	compareURL := fmt.Sprintf("%s/compare?a=%s&b=%s", base, strings.TrimPrefix(runs[0], "/runs/"), strings.TrimPrefix(runs[1], "/runs/"))
 	datasetURL := base + b.eval(`(document.querySelector('a[href^="/datasets/"]') || {getAttribute: () => "/datasets/1"}).getAttribute('href')`)
 
-	if dir := os.Getenv("BATCHEVAL_README_SHOTS"); dir != "" {
+	if dir := os.Getenv("BATCHEVAL_README_SHOTS"); dir != "" && w.shots {
 		readmeShots(t, ctx, dir, runURL, base+expURLPath(expURL))
 	}
 
@@ -169,6 +210,9 @@ func TestBrowserEveryPage(t *testing.T) {
 		{"phone", "light", 390},
 	}
 	for _, m := range modes {
+		if m.scheme == "dark" && !w.dark {
+			continue
+		}
 		t.Run(m.name, func(t *testing.T) {
 			setColorScheme(t, ctx, m.scheme)
 			setWidth(t, ctx, m.width)
@@ -183,7 +227,7 @@ func TestBrowserEveryPage(t *testing.T) {
 					screenshot(t, ctx, name)
 					continue
 				}
-				pageCheck(t, ctx, name, m.width < 600)
+				w.check(t, ctx, name, m.width < 600)
 			}
 		})
 	}
@@ -211,7 +255,7 @@ func TestBrowserEveryPage(t *testing.T) {
 	if bg := b.eval(`getComputedStyle(document.body).backgroundColor`); bg == "rgb(247, 248, 251)" {
 		t.Errorf("dark theme chosen but the page background is still light (%s)", bg)
 	}
-	pageCheck(t, ctx, "page-judges-toggled-dark", false)
+	w.check(t, ctx, "page-judges-toggled-dark", false)
 
 	// Accounts: the first account from the setup page, then the pages of
 	// a signed-in owner, and the sign-in page in a fresh browser.
@@ -225,7 +269,7 @@ func TestBrowserEveryPage(t *testing.T) {
 	)
 	for _, p := range []struct{ name, path string }{{"account", "/account"}, {"members", "/members"}, {"audit", "/audit"}, {"tokens-signed-in", "/tokens"}} {
 		b.do("open "+p.name, chromedp.Navigate(base+p.path), chromedp.WaitVisible(chromedp.CSS(`main`)))
-		pageCheck(t, ctx, "page-"+p.name, false)
+		w.check(t, ctx, "page-"+p.name, false)
 	}
 	// A refused password change: the message beside its field.
 	b.do("password change refused", chromedp.Navigate(base+"/account"),
@@ -236,7 +280,7 @@ func TestBrowserEveryPage(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid="password-form"] button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="field-error-current_password"]`)),
 	)
-	pageCheck(t, ctx, "page-account-password-refused", false)
+	w.check(t, ctx, "page-account-password-refused", false)
 	// The display name: a refused one (too long; maxlength stops only
 	// typing) beside its field, then a change the header shows at once.
 	b.do("name change refused", chromedp.Navigate(base+"/account"),
@@ -245,7 +289,7 @@ func TestBrowserEveryPage(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid="name-form"] button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="field-error-name"]`)),
 	)
-	pageCheck(t, ctx, "page-account-name-refused", false)
+	w.check(t, ctx, "page-account-name-refused", false)
 	b.do("name changed", chromedp.SetValue(chromedp.CSS(`#display_name`), "Ada <Lovelace>"),
 		chromedp.Click(chromedp.CSS(`[data-testid="name-form"] button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)),
@@ -260,7 +304,7 @@ func TestBrowserEveryPage(t *testing.T) {
 		if err := chromedp.Do(visitor, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`input[name="password"]`))); err != nil {
 			t.Fatalf("sign-in page: %v", err)
 		}
-		pageCheck(t, visitor, "page-login-"+m.name, m.width < 600)
+		w.check(t, visitor, "page-login-"+m.name, m.width < 600)
 	}
 }
 
