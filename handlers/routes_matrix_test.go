@@ -505,7 +505,6 @@ func TestRouteMatrix(t *testing.T) {
 					req.Header.Set("Authorization", "Bearer "+f.revoked)
 				case cl.readOnly != "":
 					if !api || access == Public {
-						cancel()
 						continue
 					}
 					req.Header.Set("Authorization", "Bearer "+cl.readOnly)
