@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batcheval/batcheval/evaluator/judge"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
@@ -82,8 +83,20 @@ func (db *DB) PrivateNetworkAllowed(ctx context.Context, wsID int64) error {
 // package's dialer asks it (judge.Grant) every time it connects to a
 // private or loopback address, and again before sending on a connection
 // kept open.
+//
+// Only a real answer is a refusal: a workspace without the grant, or one
+// that no longer exists. A read that failed (a dropped connection, a
+// timeout) is a judge.GrantUnknownError, which the runner retries as an
+// outage instead of failing the run as refused.
 func (db *DB) NetworkPermit(wsID int64) func(context.Context) error {
-	return func(ctx context.Context) error { return db.PrivateNetworkAllowed(ctx, wsID) }
+	return func(ctx context.Context) error {
+		err := db.PrivateNetworkAllowed(ctx, wsID)
+		var ng *NotGrantedError
+		if err == nil || errors.As(err, &ng) || ErrorCode(err) == ENotFound {
+			return err
+		}
+		return &judge.GrantUnknownError{Err: err}
+	}
 }
 
 // findWorkspaceByRef finds a workspace by its slug, or by its id when ref

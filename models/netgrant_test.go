@@ -1,11 +1,13 @@
 package models_test
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dbtest"
 )
@@ -99,6 +101,55 @@ func TestNetworkGrantStorage(t *testing.T) {
 		}
 		if len(list) != 2 || granted[def.Slug] || !granted[ws.Slug] {
 			t.Errorf("list: %+v, want both workspaces, the new one granted (the default one needs no row)", list)
+		}
+	})
+}
+
+// TestNetworkPermitTellsUnreadFromRefused: the grant the judge's dialer
+// asks (NetworkPermit) refuses only on a real answer, a workspace without
+// the grant or one that does not exist; a read that fails (here cut short,
+// as a dropped connection or a timeout would) is judge.GrantUnknownError,
+// which a run retries, not a refusal that ends it.
+func TestNetworkPermitTellsUnreadFromRefused(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := t.Context()
+		def, err := db.EnsureDefaultWorkspace(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := db.CreateFirstOwner(ctx, def.ID, models.NewUser{Email: "o@x.test", Name: "O", Password: "long enough password"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, err := db.CreateWorkspace(ctx, "Anyone's", u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut, cancel := context.WithCancel(ctx)
+		cancel()
+		for _, tc := range []struct {
+			name        string
+			ctx         context.Context
+			ws          int64
+			wantNil     bool
+			wantUnknown bool
+		}{
+			{"the default workspace", ctx, def.ID, true, false},
+			{"a workspace without the grant", ctx, ws.ID, false, false},
+			{"a workspace that does not exist", ctx, ws.ID + 1000, false, false},
+			{"a read that failed", cut, ws.ID, false, true},
+			{"a read that failed, default workspace", cut, def.ID, false, true},
+		} {
+			err := db.NetworkPermit(tc.ws)(tc.ctx)
+			var unknown *judge.GrantUnknownError
+			switch {
+			case tc.wantNil && err != nil:
+				t.Errorf("%s: %v, want allowed", tc.name, err)
+			case !tc.wantNil && err == nil:
+				t.Errorf("%s: allowed, want an error", tc.name)
+			case !tc.wantNil && errors.As(err, &unknown) != tc.wantUnknown:
+				t.Errorf("%s: %v (unknown %v), want unknown %v", tc.name, err, errors.As(err, &unknown), tc.wantUnknown)
+			}
 		}
 	})
 }

@@ -72,6 +72,20 @@ type Egress struct {
 // nil when it may, else an error saying why not and what to do.
 type Grant func(ctx context.Context) error
 
+// GrantUnknownError is a Grant's answer when it could not tell whether
+// the workspace may reach the address (its database read failed or timed
+// out). It is no refusal: the connection fails as a network error, which
+// a run retries like an outage, where a refusal would end the run as
+// "this server does not call judges at that address" because the
+// database dropped one connection.
+type GrantUnknownError struct{ Err error }
+
+func (e *GrantUnknownError) Error() string {
+	return "could not read whether this workspace may reach private-network addresses (will try again): " + e.Err.Error()
+}
+
+func (e *GrantUnknownError) Unwrap() error { return e.Err }
+
 // grantRecheck is how long a connection to a granted private address is
 // used without asking the grant again: a revocation reaches a run's open
 // connections within it (new connections ask at once).
@@ -266,7 +280,11 @@ func (p Egress) CheckContext(ctx context.Context, addr netip.AddrPort) error {
 		// A translator, relay or tunnel connects to v4: the address it
 		// reaches is held to the same rules as if it had been named.
 		var e *EgressError
-		if errors.As(p.CheckContext(ctx, netip.AddrPortFrom(v4.addr, addr.Port())), &e) {
+		err := p.CheckContext(ctx, netip.AddrPortFrom(v4.addr, addr.Port()))
+		if err != nil && !errors.As(err, &e) {
+			return err // the grant could not be read: not allowed either
+		}
+		if e != nil {
 			return &EgressError{Addr: addr, Kind: e.Kind, Shown: e.Shown,
 				Reason: "it reaches " + v4.addr.String() + " through " + v4.via + ", and " + e.Reason,
 				Hidden: "it reaches it through " + v4.via + ", and " + e.Hidden}
@@ -315,6 +333,10 @@ func (p Egress) granted(ctx context.Context, addr netip.AddrPort, kind string) e
 	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grantTimeout)
 	defer cancel()
 	if err := p.Grant(gctx); err != nil {
+		var unknown *GrantUnknownError
+		if errors.As(err, &unknown) {
+			return unknown
+		}
 		return &EgressError{Addr: addr, Reason: err.Error(), Hidden: err.Error(), Kind: kind}
 	}
 	return nil

@@ -177,3 +177,56 @@ func TestGrantRefusalWithholdsTheAddress(t *testing.T) {
 		t.Errorf("Ping: %q, want the loopback address withheld", msg)
 	}
 }
+
+// TestGrantUnknownIsNotARefusal: when the grant cannot be read (its
+// database dropped the connection), the check is no refusal (the run would
+// end as "this server does not call judges at that address") but an error
+// a call retries; an address that leads to a private one through an
+// embedded IPv4 is held back too, never allowed for want of an answer.
+func TestGrantUnknownIsNotARefusal(t *testing.T) {
+	down := func(context.Context) error { return &GrantUnknownError{Err: errors.New("connection reset by peer")} }
+	p := Egress{AllowPrivate: true, AllowLoopback: true, Grant: down}
+	for _, addr := range []string{"10.0.0.5:9200", "127.0.0.1:11434", "[2002:c0a8:0102::1]:80"} {
+		err := p.Check(netip.MustParseAddrPort(addr))
+		var ee *EgressError
+		var unknown *GrantUnknownError
+		if err == nil || errors.As(err, &ee) || !errors.As(err, &unknown) {
+			t.Errorf("%s: %v, want the grant's unknown answer, not a refusal and not allowed", addr, err)
+		}
+	}
+
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"choices":[{"message":{"role":"assistant","content":"ok"}}]}`))
+	}))
+	defer srv.Close()
+	var asks atomic.Int64
+	flaky := func(context.Context) error {
+		if asks.Add(1) == 1 {
+			return &GrantUnknownError{Err: errors.New("connection reset by peer")}
+		}
+		return nil
+	}
+	for _, tc := range []struct {
+		attempts int
+		wantErr  bool
+	}{{1, true}, {3, false}} {
+		asks.Store(0)
+		hc := GrantedClientFor(flaky, 1, nil)
+		c := mustNew(t, Config{BaseURL: srv.URL + "/v1", Model: "m", MaxAttempts: tc.attempts, MinBackoff: time.Millisecond,
+			Timeout: 5 * time.Second, HTTPClient: hc})
+		_, err := c.Complete(context.Background(), simpleRequest())
+		hc.CloseIdleConnections()
+		var je *Error
+		switch {
+		case tc.wantErr && (!errors.As(err, &je) || je.Kind == KindRefused):
+			t.Errorf("one attempt while the grant is unreadable: %v, want an error that is not a refusal", err)
+		case tc.wantErr && !je.Temporary():
+			t.Errorf("one attempt while the grant is unreadable: kind %s, want one a run retries", je.Kind)
+		case !tc.wantErr && err != nil:
+			t.Errorf("%d attempts, the grant readable again on the second: %v, want an answer", tc.attempts, err)
+		}
+	}
+}
