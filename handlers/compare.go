@@ -842,10 +842,10 @@ func matchSamples(repA, repB *report.Report, cmp comparison, same bool) *matched
 			xs, ys = append(xs, s.Final), append(ys, sb.Final)
 			row := matchedRow{rowID: s.RowID, externalID: s.ExternalID, human: s.Human, a: s.Final, b: sb.Final, fields: s.Fields, missA: -1, missB: -1}
 			if !repA.Run.Finished() {
-				row.missA = s.Missing
+				row.missA = int(s.Missing)
 			}
 			if !repB.Run.Finished() {
-				row.missB = sb.Missing
+				row.missB = int(sb.Missing)
 			}
 			m.rows = append(m.rows, row)
 			diffs = append(diffs, d)

@@ -100,7 +100,7 @@ type liveFigures struct {
 
 // computingSamplesBound is the most samples computed at once. One
 // computation of a million samples peaks near 850 MiB (BENCHMARKS.md,
-// "livebig44"; 460-525 MiB since "livemem45"), and each running run, group and system column has its
+// "livebig44"; 460-525 MiB since "livemem45", 460 since "livemem45b"), and each running run, group and system column has its
 // own: without a bound, two large runs viewed at once would hold twice
 // that. Past it a computation waits for others to end; its viewers are
 // shown the last figures, or "computing", meanwhile, as for any slow

@@ -27,7 +27,7 @@ func BenchmarkLiveSampleTable(b *testing.B) {
 	ss := make([]report.SampleResult, n)
 	for i := range ss {
 		s := &ss[i]
-		s.RowID, s.Position, s.ExternalID = int64(i+1), i, "row-"+strconv.Itoa(i)
+		s.RowID, s.Position, s.ExternalID = int64(i+1), int32(i), "row-"+strconv.Itoa(i)
 		if r.IntN(10) > 0 {
 			f, h := float64(1+r.IntN(5)), float64(1+r.IntN(5))
 			d := f - h
@@ -36,7 +36,7 @@ func BenchmarkLiveSampleTable(b *testing.B) {
 			}
 			s.Final, s.Human, s.AbsDiff = &f, &h, &d
 		} else {
-			s.Missing = 1 + r.IntN(2)
+			s.Missing = int32(1 + r.IntN(2))
 		}
 	}
 	rep := &report.Report{Run: models.Run{ID: 1}, Criteria: []report.CriterionReport{{Samples: ss}}}

@@ -309,7 +309,7 @@ func builtMissing(rep *report.Report) map[roundKey]int {
 	out := map[roundKey]int{}
 	for ci, c := range rep.Criteria {
 		for _, s := range c.Samples {
-			out[roundKey{s.RowID, ci}] = s.Missing
+			out[roundKey{s.RowID, ci}] = int(s.Missing)
 		}
 	}
 	return out

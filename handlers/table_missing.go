@@ -86,7 +86,7 @@ func (h *Handlers) sayWhyTableMissing(ctx context.Context, run models.Run, t *we
 			missing = append(missing, roundKey{s.RowID, t.Criterion})
 		}
 		if web.IsMissing(s.Final) {
-			t.FinalMissing[s.RowID] = tableFinalMissing(run, s.Missing)
+			t.FinalMissing[s.RowID] = tableFinalMissing(run, int(s.Missing))
 		}
 		nilRounds := 0
 		for _, r := range s.Rounds {
@@ -98,7 +98,7 @@ func (h *Handlers) sayWhyTableMissing(ctx context.Context, run models.Run, t *we
 			why := make([]string, len(s.Rounds))
 			for i, r := range s.Rounds {
 				if web.IsMissing(r) {
-					why[i] = tableRoundMissing(run, round, nilRounds, s.Missing)
+					why[i] = tableRoundMissing(run, round, nilRounds, int(s.Missing))
 				}
 			}
 			t.RoundMissing[s.RowID] = why
@@ -210,7 +210,7 @@ func (h *Handlers) sayWhyReportSamplesMissing(ctx context.Context, run models.Ru
 	for ci, c := range rep.Criteria {
 		for _, s := range c.Samples {
 			if web.IsMissing(s.Final) {
-				put(miss.Final, s.RowID, ci, tableFinalMissing(run, s.Missing))
+				put(miss.Final, s.RowID, ci, tableFinalMissing(run, int(s.Missing)))
 			}
 			if web.IsMissing(s.Human) {
 				k := roundKey{s.RowID, c.Index}

@@ -254,9 +254,9 @@ func csvScoreCells(line []string, cs SampleResult, tooFew bool) []string {
 	// Unreadable rounds only: a round whose call failed got no answer to
 	// read (its cell is empty all the same); nor is a round whose unit
 	// read too few of its sampled answers.
-	line = append(line, strconv.Itoa(cs.Missing-cs.NoAnswer-cs.TooFew))
+	line = append(line, strconv.Itoa(int(cs.Missing-cs.NoAnswer-cs.TooFew)))
 	if tooFew {
-		line = append(line, strconv.Itoa(cs.TooFew))
+		line = append(line, strconv.Itoa(int(cs.TooFew)))
 	}
 	return line
 }

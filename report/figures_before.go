@@ -89,7 +89,7 @@ func computeFiguresBefore(run models.Run, ds models.Dataset, rows []models.Datas
 		}
 		cr := CriterionReport{Index: ci, Criterion: crit, Samples: make([]SampleResult, 0, len(rows))}
 		for g, row := range rows {
-			sr := SampleResult{RowID: row.ID, ExternalID: row.ExternalID, Position: row.Position, Rounds: grid[g*n : (g+1)*n : (g+1)*n]}
+			sr := SampleResult{RowID: row.ID, ExternalID: row.ExternalID, Position: int32(row.Position), Rounds: grid[g*n : (g+1)*n : (g+1)*n]}
 			if !opt.figuresOnly {
 				sr.Fields = row.Sample(fields).Fields
 			}
@@ -121,9 +121,9 @@ func computeFiguresBefore(run models.Run, ds models.Dataset, rows []models.Datas
 				}
 			}
 			cr.Scored += k
-			cr.Missing += sr.Missing
-			cr.NoAnswer += sr.NoAnswer
-			cr.TooFew += sr.TooFew
+			cr.Missing += int(sr.Missing)
+			cr.NoAnswer += int(sr.NoAnswer)
+			cr.TooFew += int(sr.TooFew)
 			cr.Samples = append(cr.Samples, sr)
 		}
 		key := statsKey{ci, system}

@@ -59,7 +59,7 @@ func TestComputeFinalScoresAndMissing(t *testing.T) {
 		case s.Final != nil && math.Abs(*s.Final-*w.final) > 1e-12:
 			t.Errorf("%s final = %v, want %v", s.ExternalID, *s.Final, *w.final)
 		}
-		if s.Missing != w.missing {
+		if int(s.Missing) != w.missing {
 			t.Errorf("%s missing = %d, want %d", s.ExternalID, s.Missing, w.missing)
 		}
 	}

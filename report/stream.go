@@ -417,7 +417,7 @@ func (x *exportSource) eachSample(ctx context.Context, cis []int, withData bool,
 		for i, row := range page {
 			sr := streamRow{row: row, results: make([]SampleResult, len(cis))}
 			for k, ci := range cis {
-				s := SampleResult{RowID: row.ID, ExternalID: row.ExternalID, Position: row.Position, Rounds: make([]*float64, x.rounds), Human: humans[k][i]}
+				s := SampleResult{RowID: row.ID, ExternalID: row.ExternalID, Position: int32(row.Position), Rounds: make([]*float64, x.rounds), Human: humans[k][i]}
 				for r := range x.rounds {
 					c := grid[place{row.ID, ci, r}]
 					s.Rounds[r] = c.score

@@ -327,8 +327,8 @@ func sampleRows(runID int64, rep *Report) []models.RunSampleResult {
 	for _, c := range rep.Criteria {
 		base := len(out)
 		for _, s := range c.Samples {
-			out = append(out, models.RunSampleResult{RunID: runID, CriterionIndex: c.Index, RowID: s.RowID, Position: s.Position,
-				Final: s.Final, Human: s.Human, AbsDiff: s.AbsDiff, Missing: s.Missing, Rounds: encodeRounds(s.Rounds)})
+			out = append(out, models.RunSampleResult{RunID: runID, CriterionIndex: c.Index, RowID: s.RowID, Position: int(s.Position),
+				Final: s.Final, Human: s.Human, AbsDiff: s.AbsDiff, Missing: int(s.Missing), Rounds: encodeRounds(s.Rounds)})
 		}
 		rows := out[base:]
 		for _, key := range sampleSorts {
@@ -511,8 +511,8 @@ func sampleResultsOf(ctx context.Context, db *models.DB, sum *Report, stored []m
 			return nil, err
 		}
 		row := text[s.RowID]
-		rows = append(rows, SampleResult{RowID: s.RowID, ExternalID: row.ExternalID, Position: s.Position, Fields: row.Sample(fields).Fields,
-			Final: s.Final, Rounds: rounds, Human: s.Human, AbsDiff: s.AbsDiff, Missing: s.Missing})
+		rows = append(rows, SampleResult{RowID: s.RowID, ExternalID: row.ExternalID, Position: int32(s.Position), Fields: row.Sample(fields).Fields,
+			Final: s.Final, Rounds: rounds, Human: s.Human, AbsDiff: s.AbsDiff, Missing: int32(s.Missing)})
 	}
 	return rows, nil
 }
