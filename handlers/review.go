@@ -876,37 +876,28 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	}
 	v.Run, v.Criterion = run, q.Criterion
 	crit := run.RubricSnapshot.Criteria[q.Criterion]
-	// The run's browser reviews with its human scales, read once: the
-	// queue's counts and the run's report (its summary's key, its build,
-	// the stored-samples check) use them.
+	// The run's human scales, and of its reviews only the samples this
+	// reviewer rates now on the criterion's scale (their own ratings, by
+	// key): the queue read every review of the run's dataset before, on
+	// every page view, to count one reviewer's. The run's report reads the
+	// reviews it needs itself, through rr (none under the imported
+	// ratings).
 	rr := h.newRunReviews()
-	pre, err := rr.everyOf(ctx, run)
+	scales, refused, err := h.DB.RunHumanScales(ctx, run)
 	if err != nil {
 		return err
 	}
-	if e := pre.Refused[q.Criterion]; e != nil {
+	if e := refused[q.Criterion]; e != nil {
 		v.Refused = models.ErrorMessage(e)
 		return render(c, http.StatusOK, web.ReviewQueuePage(v))
 	}
-	scale := *pre.Scales[q.Criterion]
+	scale := scales[q.Criterion]
 	v.Lo, v.Hi = scale.Lo, scale.Hi
-	byRow := splitReviews(pre.ByName[crit.Name], scale)
-	reviews := byRow.current
 	me := h.reviewerKey(c)
-	rated := func(rowID int64) bool {
-		m := mineOf(reviews[rowID], me)
-		return m != nil && m.Score != nil
-	}
 	var ratedRows []int64 // the rows the reviewer rated, in no order
-	for rowID := range reviews {
-		if rated(rowID) {
-			ratedRows = append(ratedRows, rowID)
-		}
-	}
-	// A reviewer whose ratings an owner excluded still sees what they rated.
-	for rowID, rs := range splitReviews(pre.Excluded[crit.Name], scale).current {
-		if m := mineOf(rs, me); m != nil && m.Score != nil {
-			ratedRows = append(ratedRows, rowID)
+	if name, userID, need := h.reviewer(c); !need {
+		if ratedRows, err = h.DB.ListReviewerRatedRows(ctx, ds.WorkspaceID, ds.ID, crit.Name, name, userID, scale.Lo, scale.Hi); err != nil {
+			return err
 		}
 	}
 	qi, err := h.queueIndexOf(ctx, run, q.Criterion, q.Order, q.Seed, full, rr, ratedRows)
@@ -989,8 +980,8 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		return err
 	}
 	marks.mark(shown[crit.Name])
-	byRow = splitReviews(shown[crit.Name], scale)
-	reviews = byRow.current
+	byRow := splitReviews(shown[crit.Name], scale)
+	reviews := byRow.current
 	mine := mineOf(reviews[s.RowID], me)
 	sv := web.ReviewSample{RowID: s.RowID, ExternalID: s.ExternalID, Fields: s.Fields, Final: s.Final, Human: s.Human,
 		Rated: mine != nil && mine.Score != nil, SampleURL: "/runs/" + strconv.FormatInt(run.ID, 10) + "/samples/" + strconv.FormatInt(s.RowID, 10)}
