@@ -27,7 +27,10 @@ import (
 // built by the view or in memory. The old code read them to key the
 // summary, again to check that the stored samples are current
 // (report.StoredSamplesCurrent), and the queue once more for its own
-// counts: up to three reads.
+// counts: up to three reads. The queue's counts read the reviewer's own
+// ratings of the criterion alone (models.ListReviewerRatedRows, one query)
+// and never every review: under the imported ratings the queue reads none
+// of the others' (it read every review of the dataset before, queue45).
 func TestReviewQueueAndAlignmentReadReviewsOnce(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
@@ -80,8 +83,9 @@ func TestReviewQueueAndAlignmentReadReviewsOnce(t *testing.T) {
 
 		var mu sync.Mutex
 		// reads are the reads of every review of the run's dataset;
-		// sampleReads those of the shown sample's (the queue's, whole).
-		var reads, sampleReads []string
+		// sampleReads those of the shown sample's (the queue's, whole);
+		// ownReads those of the reviewer's own ratings.
+		var reads, sampleReads, ownReads []string
 		count := func(tx *gorm.DB) {
 			// Only the request's own reads: the runner and earlier
 			// requests' background work share these handles.
@@ -95,6 +99,8 @@ func TestReviewQueueAndAlignmentReadReviewsOnce(t *testing.T) {
 			mu.Lock()
 			if strings.Contains(q, "row_id IN (") {
 				sampleReads = append(sampleReads, q)
+			} else if strings.Contains(q, "NOT EXISTS") {
+				ownReads = append(ownReads, q)
 			} else {
 				reads = append(reads, q)
 			}
@@ -112,14 +118,14 @@ func TestReviewQueueAndAlignmentReadReviewsOnce(t *testing.T) {
 				_ = g.Callback().Row().Remove("test:count_queue_review_reads")
 			})
 		}
-		// Under the imported ratings the queue reads the reviews for its
-		// counts and the alignment none; with browser ratings counted, each
-		// reads them once.
+		// Under the imported ratings neither reads every review (the queue
+		// read them for its counts before); with browser ratings counted,
+		// each reads them once, for the run's report.
 		for _, src := range []struct {
 			source string
 			reads  map[string]int
 		}{
-			{"imported", map[string]int{"review queue": 1, "alignment": 0}},
+			{"imported", map[string]int{"review queue": 0, "alignment": 0}},
 			{"both", map[string]int{"review queue": 1, "alignment": 1}},
 		} {
 			if src.source != "imported" {
@@ -147,17 +153,23 @@ func TestReviewQueueAndAlignmentReadReviewsOnce(t *testing.T) {
 					} {
 						view.before()
 						mu.Lock()
-						reads, sampleReads = nil, nil
+						reads, sampleReads, ownReads = nil, nil, nil
 						mu.Unlock()
 						rec := httptest.NewRecorder()
 						req := httptest.NewRequest(http.MethodGet, p.path, nil)
+						req.AddCookie(&http.Cookie{Name: reviewerCookie, Value: "Ann"})
 						view.e.ServeHTTP(rec, req.WithContext(context.WithValue(req.Context(), countedRequest{}, true)))
 						if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), p.shows) {
 							t.Fatalf("%s: GET %s: %d, want the page showing %s:\n%s", view.name, p.path, rec.Code, p.shows, rec.Body.String())
 						}
 						mu.Lock()
-						got, gotSample := slices.Clone(reads), slices.Clone(sampleReads)
+						got, gotSample, gotOwn := slices.Clone(reads), slices.Clone(sampleReads), slices.Clone(ownReads)
 						mu.Unlock()
+						// The queue counts the reviewer's own ratings in one
+						// query; the alignment counts none.
+						if want := map[string]int{"review queue": 1}[p.name]; len(gotOwn) != want {
+							t.Errorf("%s: the %s read the reviewer's own ratings in %d queries, want %d:\n%s", view.name, p.name, len(gotOwn), want, strings.Join(gotOwn, "\n"))
+						}
 						// The queue reads its shown sample's reviews whole,
 						// once; the alignment shows none.
 						if want := map[string]int{"review queue": 1}[p.name]; len(gotSample) != want {

@@ -740,17 +740,102 @@ func mineOf(reviews []models.ReviewRating, who string) *models.ReviewRating {
 
 // datasetRuns lists the dataset's runs with judged samples, newest first.
 func (h *Handlers) datasetRuns(ctx context.Context, ds models.Dataset) ([]models.Run, error) {
-	runs, err := h.DB.ListRunsPage(ctx, ds.WorkspaceID, models.RunFilter{ProjectID: ds.ProjectID, DatasetID: ds.ID, Judged: true}, 0, 0)
-	if err != nil {
-		return nil, err
+	runs, _, err := h.judgedRuns(ctx, ds, models.RunFilter{}, 0)
+	return runs, err
+}
+
+// judgedRuns lists the dataset's runs with judged samples and a criterion
+// to review that f also keeps, newest first, limit of them (0: every one);
+// more says that f keeps older ones beyond the limit. A run without a
+// criterion (its rubric held none) is skipped, and the next one read.
+func (h *Handlers) judgedRuns(ctx context.Context, ds models.Dataset, f models.RunFilter, limit int) (out []models.Run, more bool, err error) {
+	f.ProjectID, f.DatasetID, f.Judged = ds.ProjectID, ds.ID, true
+	take := 0
+	if limit > 0 {
+		take = limit + 1 // one more says whether there are more
 	}
-	var out []models.Run
-	for _, r := range runs {
-		if len(r.RubricSnapshot.Criteria) > 0 {
-			out = append(out, r)
+	for offset := 0; ; {
+		runs, err := h.DB.ListRunsPage(ctx, ds.WorkspaceID, f, offset, take)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, r := range runs {
+			if len(r.RubricSnapshot.Criteria) > 0 {
+				out = append(out, r)
+			}
+		}
+		if limit > 0 && len(out) > limit {
+			return out[:limit], true, nil
+		}
+		if take == 0 || len(runs) < take {
+			return out, false, nil
+		}
+		offset += len(runs)
+	}
+}
+
+// queueRunChoice is how many of the dataset's newest judged runs the
+// queue's run choice lists (with the run shown, when older): enough for
+// the runs a team compares at a time, and a list a person can scan. It
+// listed every judged run of the dataset, read on every view, which grew
+// with the runs (hundreds on a dataset judged again and again); the page
+// links to the whole list (?runs=all).
+const queueRunChoice = 20
+
+// queueRuns is the review queue's run choice, newest first (the newest
+// queueRunChoice judged runs, or every one with all), the run it shows by
+// default (defaultQueueRun over every judged run) and the run asked for
+// (asked, 0: none) when it is a judged run of the dataset (named). A
+// default or asked run older than the listed ones is added at the end, so
+// the choice always holds the run shown. more says runs were left out.
+func (h *Handlers) queueRuns(ctx context.Context, ds models.Dataset, all bool, asked int64) (runs []models.Run, def, named models.Run, more bool, err error) {
+	limit := queueRunChoice
+	if all {
+		limit = 0
+	}
+	if runs, more, err = h.judgedRuns(ctx, ds, models.RunFilter{}, limit); err != nil || len(runs) == 0 {
+		return runs, def, named, more, err
+	}
+	def = defaultQueueRun(runs)
+	if more && !def.Completed() {
+		// The newest completed run may be older than those listed.
+		for _, st := range []string{models.RunSucceeded, models.RunFinishedWithGaps} {
+			older, _, err := h.judgedRuns(ctx, ds, models.RunFilter{Status: st}, 1)
+			if err != nil {
+				return nil, def, named, more, err
+			}
+			if len(older) > 0 && (!def.Completed() || older[0].ID > def.ID) {
+				def = older[0]
+			}
+		}
+		if def.Completed() {
+			runs = appendRun(runs, def)
 		}
 	}
-	return out, nil
+	if asked <= 0 {
+		return runs, def, named, more, nil
+	}
+	if i := slices.IndexFunc(runs, func(r models.Run) bool { return r.ID == asked }); i >= 0 {
+		return runs, def, runs[i], more, nil
+	}
+	if more {
+		found, _, err := h.judgedRuns(ctx, ds, models.RunFilter{ID: asked}, 1)
+		if err != nil {
+			return nil, def, named, more, err
+		}
+		if len(found) > 0 {
+			named, runs = found[0], appendRun(runs, found[0])
+		}
+	}
+	return runs, def, named, more, nil
+}
+
+// appendRun is runs with r at the end, unless it holds r already.
+func appendRun(runs []models.Run, r models.Run) []models.Run {
+	if slices.ContainsFunc(runs, func(x models.Run) bool { return x.ID == r.ID }) {
+		return runs
+	}
+	return append(runs, r)
 }
 
 // defaultQueueRun is the run a queue opened without one follows: the
@@ -838,18 +923,19 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	}
 	q := parseQueueQuery(c)
 	v := web.ReviewQueueView{Page: page(c, "Review "+ds.Name), Dataset: ds, Order: q.Order, Seed: q.Seed, Blind: q.Blind, CanRate: canRate(c)}
-	runs, err := h.datasetRuns(ctx, ds)
+	v.AllRuns = c.QueryParam("runs") == "all"
+	runs, run, asked, more, err := h.queueRuns(ctx, ds, v.AllRuns, q.RunID)
 	if err != nil {
 		return err
 	}
 	if len(runs) == 0 {
 		return render(c, http.StatusOK, web.ReviewQueuePage(v))
 	}
-	run, named := defaultQueueRun(runs), false
+	named := asked.ID != 0
+	if named {
+		run = asked
+	}
 	for _, r := range runs {
-		if r.ID == q.RunID {
-			run, named = r, true
-		}
 		o := web.ReviewRunOption{ID: r.ID, Name: r.Name, Simulated: r.Simulated}
 		if !r.Completed() {
 			o.Status = r.Status
@@ -868,6 +954,10 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		}
 	}
 	q.RunID = run.ID
+	if more {
+		// The choice lists the newest runs: a link lists them all.
+		v.RunsURL = (queueQuery{RunID: run.ID, Criterion: q.Criterion, Order: q.Order, Seed: q.Seed, Blind: q.Blind}).url(ds.ID, -1) + "&runs=all"
+	}
 	if q.Criterion < 0 || q.Criterion >= len(run.RubricSnapshot.Criteria) {
 		q.Criterion = 0
 	}
@@ -876,37 +966,28 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	}
 	v.Run, v.Criterion = run, q.Criterion
 	crit := run.RubricSnapshot.Criteria[q.Criterion]
-	// The run's browser reviews with its human scales, read once: the
-	// queue's counts and the run's report (its summary's key, its build,
-	// the stored-samples check) use them.
+	// The run's human scales, and of its reviews only the samples this
+	// reviewer rates now on the criterion's scale (their own ratings, by
+	// key): the queue read every review of the run's dataset before, on
+	// every page view, to count one reviewer's. The run's report reads the
+	// reviews it needs itself, through rr (none under the imported
+	// ratings).
 	rr := h.newRunReviews()
-	pre, err := rr.everyOf(ctx, run)
+	scales, refused, err := h.DB.RunHumanScales(ctx, run)
 	if err != nil {
 		return err
 	}
-	if e := pre.Refused[q.Criterion]; e != nil {
+	if e := refused[q.Criterion]; e != nil {
 		v.Refused = models.ErrorMessage(e)
 		return render(c, http.StatusOK, web.ReviewQueuePage(v))
 	}
-	scale := *pre.Scales[q.Criterion]
+	scale := scales[q.Criterion]
 	v.Lo, v.Hi = scale.Lo, scale.Hi
-	byRow := splitReviews(pre.ByName[crit.Name], scale)
-	reviews := byRow.current
 	me := h.reviewerKey(c)
-	rated := func(rowID int64) bool {
-		m := mineOf(reviews[rowID], me)
-		return m != nil && m.Score != nil
-	}
 	var ratedRows []int64 // the rows the reviewer rated, in no order
-	for rowID := range reviews {
-		if rated(rowID) {
-			ratedRows = append(ratedRows, rowID)
-		}
-	}
-	// A reviewer whose ratings an owner excluded still sees what they rated.
-	for rowID, rs := range splitReviews(pre.Excluded[crit.Name], scale).current {
-		if m := mineOf(rs, me); m != nil && m.Score != nil {
-			ratedRows = append(ratedRows, rowID)
+	if name, userID, need := h.reviewer(c); !need {
+		if ratedRows, err = h.DB.ListReviewerRatedRows(ctx, ds.WorkspaceID, ds.ID, crit.Name, name, userID, scale.Lo, scale.Hi); err != nil {
+			return err
 		}
 	}
 	qi, err := h.queueIndexOf(ctx, run, q.Criterion, q.Order, q.Seed, full, rr, ratedRows)
@@ -989,8 +1070,8 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		return err
 	}
 	marks.mark(shown[crit.Name])
-	byRow = splitReviews(shown[crit.Name], scale)
-	reviews = byRow.current
+	byRow := splitReviews(shown[crit.Name], scale)
+	reviews := byRow.current
 	mine := mineOf(reviews[s.RowID], me)
 	sv := web.ReviewSample{RowID: s.RowID, ExternalID: s.ExternalID, Fields: s.Fields, Final: s.Final, Human: s.Human,
 		Rated: mine != nil && mine.Score != nil, SampleURL: "/runs/" + strconv.FormatInt(run.ID, 10) + "/samples/" + strconv.FormatInt(s.RowID, 10)}

@@ -1302,3 +1302,31 @@ func (db *DB) HumanRatings(ctx context.Context, wsID, datasetID int64, crit eval
 	}
 	return out, nil
 }
+
+// ListReviewerRatedRows returns the samples of a dataset's criterion that
+// one reviewer (an account by userID, else the name typed) rates now on
+// the scale lo to hi: those whose reviewer's latest review on that scale
+// holds a rating (a later review without one withdrew it), in no order.
+// It reads that reviewer's reviews of the criterion only, through
+// review_ratings_reviewer (00089), and only their sample ids: the review
+// queue counted them from every review of the run's dataset, which grows
+// with the whole team's reviews. Excluded raters are not left out: a
+// reviewer whose ratings an owner excluded still sees what they rated.
+func (db *DB) ListReviewerRatedRows(ctx context.Context, wsID, datasetID int64, criterion, reviewer string, userID *int64, lo, hi float64) ([]int64, error) {
+	who, args := "r.user_id IS NULL AND r.reviewer = ?", []any{reviewer}
+	later := "l.user_id IS NULL AND l.reviewer = r.reviewer"
+	if userID != nil {
+		who, args, later = "r.user_id = ?", []any{*userID}, "l.user_id = r.user_id"
+	}
+	q := "SELECT DISTINCT r.row_id FROM review_ratings r WHERE r.dataset_id = ? AND r.criterion = ? AND " + who +
+		" AND r.workspace_id = ? AND r.lo = ? AND r.hi = ? AND r.score IS NOT NULL AND NOT EXISTS (SELECT 1 FROM review_ratings l" +
+		" WHERE l.dataset_id = r.dataset_id AND l.criterion = r.criterion AND " + later +
+		" AND l.row_id = r.row_id AND l.workspace_id = r.workspace_id AND l.lo = r.lo AND l.hi = r.hi AND l.id > r.id)"
+	all := append([]any{datasetID, criterion}, args...)
+	all = append(all, wsID, lo, hi)
+	var ids []int64
+	if err := db.Reader(ctx).Raw(q, all...).Scan(&ids).Error; err != nil {
+		return nil, fmt.Errorf("read the samples %s rated on %s in dataset %d: %w", reviewer, criterion, datasetID, err)
+	}
+	return ids, nil
+}

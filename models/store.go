@@ -848,6 +848,8 @@ type RunFilter struct {
 	Status, Method, Name string
 	// Judged keeps the runs with at least one finished batch.
 	Judged bool
+	// ID keeps that run only (0: any).
+	ID int64
 }
 
 // runsOf is the statement over the runs f keeps, opts saying which of the
@@ -871,6 +873,9 @@ func (db *DB) runsOf(ctx context.Context, wsID int64, f RunFilter, opts []ListOp
 	}
 	if f.Judged {
 		q = q.Where("batches_done > 0")
+	}
+	if f.ID != 0 {
+		q = q.Where("id = ?", f.ID)
 	}
 	return q
 }
