@@ -8,6 +8,8 @@ import (
 	"unicode"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
 )
 
 // MaxRubricFileBytes bounds a rubric file: the longest real rubric is a few
@@ -31,12 +33,56 @@ func ParseRubricFile(b []byte) (Rubric, error) {
 		return Rubric{}, errors.New(rubricFileProblem(b, err))
 	}
 	if err := r.Validate(); err != nil {
-		return Rubric{}, err
+		return Rubric{}, withLines(b, err)
 	}
 	if err := checkFileControls(r); err != nil {
-		return Rubric{}, err
+		return Rubric{}, withLines(b, err)
 	}
 	return r, nil
+}
+
+// withLines puts the file's line before a RubricProblem's message
+// ("line 9: criterion "A" appears twice ... (the first is on line 3)"),
+// as the decoder's errors have it: the README promises the line of every
+// rubric file error. An error without a place, or whose place the file
+// does not show (a key left out: its part's line then), stays as it is.
+func withLines(b []byte, err error) error {
+	var p *RubricProblem
+	if !errors.As(err, &p) {
+		return err
+	}
+	f, perr := parser.ParseBytes(b, 0)
+	if perr != nil {
+		return err
+	}
+	line := lineOf(f, p.Path)
+	if line == 0 {
+		return err
+	}
+	msg := fmt.Sprintf("line %d: %s", line, p.Msg)
+	if p.Also != "" {
+		if also := lineOf(f, p.Also); also > 0 && also != line {
+			msg += fmt.Sprintf(" (the first is on line %d): rename or remove one of them", also)
+		}
+	}
+	return &RubricProblem{Path: p.Path, Also: p.Also, Msg: msg}
+}
+
+// lineOf is the line of the node at path in f, or of the nearest part
+// holding it when the file leaves that key out (a criterion with no "lo"
+// is found at its criterion); 0 when there is none.
+func lineOf(f *ast.File, path string) int {
+	for path != "" && path != "$" {
+		if yp, err := yaml.PathString(path); err == nil {
+			if n, err := yp.FilterFile(f); err == nil && n != nil {
+				if t := n.GetToken(); t != nil && t.Position != nil && t.Position.Line > 0 {
+					return t.Position.Line
+				}
+			}
+		}
+		path = parentPath(path)
+	}
+	return 0
 }
 
 // checkFileControls refuses a control character other than tab and line
@@ -47,40 +93,42 @@ func ParseRubricFile(b []byte) (Rubric, error) {
 // contents.) Criterion names and labels, one line each, are refused any
 // control character by Validate.
 func checkFileControls(r Rubric) error {
-	check := func(where, value string) error {
+	// Each text: where it is said to be, its path in the file, its value.
+	check := func(where, path, value string) error {
 		if what := controlProblem(value); what != "" {
-			return fmt.Errorf("%s holds %s, which is not text: remove it (tabs and line breaks are kept)", where, what)
+			return problemAt(path, "%s holds %s, which is not text: remove it (tabs and line breaks are kept)", where, what)
 		}
 		return nil
 	}
-	if err := check("the task", r.Task); err != nil {
+	if err := check("the task", "$.task", r.Task); err != nil {
 		return err
 	}
 	for i, f := range r.Fields {
-		if err := check(fmt.Sprintf("field %d: the column", i+1), f.Column); err != nil {
+		if err := check(fmt.Sprintf("field %d: the column", i+1), fmt.Sprintf("$.fields[%d].column", i), f.Column); err != nil {
 			return err
 		}
 	}
 	for i, c := range r.Criteria {
-		in := fmt.Sprintf("criterion %d (%q): ", i+1, c.Name)
-		texts := [][2]string{{"the description", c.Description}, {"the low level description", c.Levels.Low},
-			{"the middle level description", c.Levels.Middle}, {"the high level description", c.Levels.High}, {"the human_column", c.HumanColumn}}
+		in, at := fmt.Sprintf("criterion %d (%q): ", i+1, c.Name), criterionPath(i)
+		texts := [][3]string{{"the description", at + ".description", c.Description}, {"the low level description", at + ".levels.low", c.Levels.Low},
+			{"the middle level description", at + ".levels.middle", c.Levels.Middle}, {"the high level description", at + ".levels.high", c.Levels.High},
+			{"the human_column", at + ".human_column", c.HumanColumn}}
 		for k, col := range c.AnnotatorColumns {
-			texts = append(texts, [2]string{fmt.Sprintf("annotator column %d", k+1), col})
+			texts = append(texts, [3]string{fmt.Sprintf("annotator column %d", k+1), fmt.Sprintf("%s.annotator_columns[%d]", at, k), col})
 		}
 		for _, t := range texts {
-			if err := check(in+t[0], t[1]); err != nil {
+			if err := check(in+t[0], t[1], t[2]); err != nil {
 				return err
 			}
 		}
 		for j, ex := range c.Examples {
-			in := fmt.Sprintf("criterion %d (%q), example %d: ", i+1, c.Name, j+1)
-			texts := [][2]string{{"the sample_id", ex.SampleID}, {"the reason", ex.Reason}}
+			in, at := fmt.Sprintf("criterion %d (%q), example %d: ", i+1, c.Name, j+1), fmt.Sprintf("%s.examples[%d]", at, j)
+			texts := [][3]string{{"the sample_id", at + ".sample_id", ex.SampleID}, {"the reason", at + ".reason", ex.Reason}}
 			for k, f := range ex.Fields {
-				texts = append(texts, [2]string{fmt.Sprintf("the text of field %d", k+1), f.Value})
+				texts = append(texts, [3]string{fmt.Sprintf("the text of field %d", k+1), fmt.Sprintf("%s.fields[%d].value", at, k), f.Value})
 			}
 			for _, t := range texts {
-				if err := check(in+t[0], t[1]); err != nil {
+				if err := check(in+t[0], t[1], t[2]); err != nil {
 					return err
 				}
 			}

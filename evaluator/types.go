@@ -5,7 +5,6 @@
 package evaluator
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -89,46 +88,47 @@ type Rubric struct {
 // Validate reports the first problem that would make the rubric unusable.
 func (r Rubric) Validate() error {
 	if strings.TrimSpace(r.Task) == "" {
-		return errors.New("task description is empty: say what one sample is (e.g. a dialogue and its next response)")
+		return problemAt("$.task", "task description is empty: say what one sample is (e.g. a dialogue and its next response)")
 	}
 	if len(r.Criteria) == 0 {
-		return errors.New("the rubric has no criteria: add at least one")
+		return problemAt("$.criteria", "the rubric has no criteria: add at least one")
 	}
-	seen := map[string]bool{}
+	seen := map[string]int{} // lower-cased name: index of its first criterion
 	for i, c := range r.Criteria {
 		name := strings.TrimSpace(c.Name)
 		if name == "" {
-			return fmt.Errorf("criterion %d has no name", i+1)
+			return problemAt(criterionPath(i), "criterion %d has no name", i+1)
 		}
 		if what := OneLineProblem(c.Name); what != "" {
-			return fmt.Errorf("criterion %d (%q): the name holds %s; the judge reads it as one line of its prompt: write the name on one line, without control characters", i+1, c.Name, what)
+			return problemAt(criterionPath(i)+".name", "criterion %d (%q): the name holds %s; the judge reads it as one line of its prompt: write the name on one line, without control characters", i+1, c.Name, what)
 		}
-		if seen[strings.ToLower(name)] {
-			return fmt.Errorf("criterion %q appears twice: criterion names must be unique", name)
+		if first, twice := seen[strings.ToLower(name)]; twice {
+			return &RubricProblem{Path: criterionPath(i) + ".name", Also: criterionPath(first) + ".name",
+				Msg: fmt.Sprintf("criterion %q appears twice: criterion names must be unique", name)}
 		}
-		seen[strings.ToLower(name)] = true
+		seen[strings.ToLower(name)] = i
 		if math.IsNaN(c.Lo) || math.IsNaN(c.Hi) || math.IsInf(c.Lo, 0) || math.IsInf(c.Hi, 0) {
-			return fmt.Errorf("criterion %q: the range ends must be finite numbers", name)
+			return problemAt(criterionPath(i)+".lo", "criterion %q: the range ends must be finite numbers", name)
 		}
 		if c.Lo == 0 && c.Hi == 0 {
-			return fmt.Errorf("criterion %q has no score range: give its lo and hi, the lowest and highest score (e.g. lo 1 and hi 5)", name)
+			return problemAt(criterionPath(i), "criterion %q has no score range: give its lo and hi, the lowest and highest score (e.g. lo 1 and hi 5)", name)
 		}
 		if !(c.Lo < c.Hi) {
-			return fmt.Errorf("criterion %q: the range [%g, %g] is empty: the low end must be below the high end", name, c.Lo, c.Hi)
+			return problemAt(criterionPath(i)+".lo", "criterion %q: the range [%g, %g] is empty: the low end must be below the high end", name, c.Lo, c.Hi)
 		}
 		if problem := ScaleProblem(c.Lo, c.Hi); problem != "" {
-			return fmt.Errorf("criterion %q: %s", name, problem)
+			return problemAt(criterionPath(i)+".lo", "criterion %q: %s", name, problem)
 		}
-		if err := c.validateExamples(name); err != nil {
+		if err := c.validateExamples(criterionPath(i), name); err != nil {
 			return err
 		}
 	}
 	for i, f := range r.Fields {
 		if strings.TrimSpace(f.Column) == "" {
-			return fmt.Errorf("field %d names no column", i+1)
+			return problemAt(fmt.Sprintf("$.fields[%d]", i), "field %d names no column", i+1)
 		}
 		if what := OneLineProblem(f.Label); what != "" {
-			return fmt.Errorf("field %d (column %q): the label %q holds %s; the judge reads it as one line of its prompt: write the label on one line, without control characters", i+1, f.Column, f.Label, what)
+			return problemAt(fmt.Sprintf("$.fields[%d].label", i), "field %d (column %q): the label %q holds %s; the judge reads it as one line of its prompt: write the label on one line, without control characters", i+1, f.Column, f.Label, what)
 		}
 	}
 	return nil
@@ -181,20 +181,20 @@ func OneLineProblem(s string) string {
 // each is shown to the judge as "scored X" on the criterion's scale, so a
 // score off that scale (or an example with nothing to read) would teach it
 // a wrong scale.
-func (c Criterion) validateExamples(name string) error {
+func (c Criterion) validateExamples(at, name string) error {
 	if len(c.Examples) > MaxExamples {
-		return fmt.Errorf("criterion %q has %d labelled examples; at most %d, each one lengthens every call: remove some", name, len(c.Examples), MaxExamples)
+		return problemAt(at+".examples", "criterion %q has %d labelled examples; at most %d, each one lengthens every call: remove some", name, len(c.Examples), MaxExamples)
 	}
 	for i, ex := range c.Examples {
 		switch {
 		case math.IsNaN(ex.Score) || math.IsInf(ex.Score, 0) || ex.Score < c.Lo || ex.Score > c.Hi:
-			return fmt.Errorf("criterion %q, example %d: the score %g is outside the criterion's range [%g, %g]: give the example a score on that scale", name, i+1, ex.Score, c.Lo, c.Hi)
+			return problemAt(fmt.Sprintf("%s.examples[%d].score", at, i), "criterion %q, example %d: the score %g is outside the criterion's range [%g, %g]: give the example a score on that scale", name, i+1, ex.Score, c.Lo, c.Hi)
 		case len(ex.Fields) == 0:
-			return fmt.Errorf("criterion %q, example %d has no fields: give it the sample's text as fields (label and value) the judge reads", name, i+1)
+			return problemAt(fmt.Sprintf("%s.examples[%d]", at, i), "criterion %q, example %d has no fields: give it the sample's text as fields (label and value) the judge reads", name, i+1)
 		}
-		for _, f := range ex.Fields {
+		for k, f := range ex.Fields {
 			if what := OneLineProblem(f.Label); what != "" {
-				return fmt.Errorf("criterion %q, example %d: the label %q holds %s; the judge reads it as one line of its prompt: write the label on one line, without control characters", name, i+1, f.Label, what)
+				return problemAt(fmt.Sprintf("%s.examples[%d].fields[%d].label", at, i, k), "criterion %q, example %d: the label %q holds %s; the judge reads it as one line of its prompt: write the label on one line, without control characters", name, i+1, f.Label, what)
 			}
 		}
 	}
@@ -355,3 +355,22 @@ func (s Settings) Validate() error {
 	}
 	return nil
 }
+
+// RubricProblem is why Validate refuses a rubric, and where: Path is the
+// rubric-file path of the part at fault ("$.criteria[1].name"), and Also,
+// when set, the path of another part it clashes with (the first criterion
+// of a repeated name). Its Error is Msg alone; ParseRubricFile turns the
+// paths into the file's line numbers.
+type RubricProblem struct {
+	Path, Also, Msg string
+}
+
+func (p *RubricProblem) Error() string { return p.Msg }
+
+// problemAt is a RubricProblem at path, its message formatted.
+func problemAt(path, format string, args ...any) error {
+	return &RubricProblem{Path: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// criterionPath is the rubric-file path of criterion i (from 0).
+func criterionPath(i int) string { return fmt.Sprintf("$.criteria[%d]", i) }

@@ -262,6 +262,10 @@ func (h *Handlers) setup(c echo.Context) error {
 		return errSetupClosed
 	}
 	n := models.NewUser{Email: c.FormValue("email"), Name: c.FormValue("name"), Password: c.FormValue("password")}
+	if problems := n.Problems(); problems != nil {
+		return render(c, http.StatusUnprocessableEntity, web.SetupPage(web.SetupView{Page: page(c, "First setup"),
+			Email: n.Email, Name: n.Name, FieldErrors: fieldMessages(problems)}))
+	}
 	u, err := h.DB.CreateFirstOwner(c.Request().Context(), h.DefaultWorkspace.ID, n)
 	if err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
@@ -377,6 +381,13 @@ func (h *Handlers) acceptInvite(c echo.Context) error {
 func (h *Handlers) answerInvite(c echo.Context, token string, inv models.Invite, ws models.Workspace) error {
 	ctx := c.Request().Context()
 	n := models.NewUser{Email: c.FormValue("email"), Name: c.FormValue("name"), Password: c.FormValue("password")}
+	if problems := n.Problems(); problems != nil {
+		// Every field's problem at once, beside it; the password is
+		// never shown again.
+		v := h.inviteView(c, token, inv, ws)
+		v.Email, v.Name, v.FieldErrors = n.Email, n.Name, fieldMessages(problems)
+		return render(c, http.StatusUnprocessableEntity, web.InvitePage(v))
+	}
 	made, _, err := h.DB.AnswerInvite(ctx, token, n)
 	if models.ErrorCode(err) == models.EInvalid {
 		v := h.inviteView(c, token, inv, ws)
@@ -420,6 +431,10 @@ func (h *Handlers) resetPassword(c echo.Context) error {
 	_, target, err := h.DB.FindOpenPasswordReset(ctx, token)
 	if err != nil {
 		return err
+	}
+	if perr := models.CheckPasswordStrength(c.FormValue("password")); perr != nil {
+		return render(c, http.StatusUnprocessableEntity, web.ResetPage(web.ResetView{Page: page(c, "New password"),
+			Token: token, Email: target.Email, FieldErrors: fieldMessages(map[string]string{"password": models.ErrorMessage(perr)})}))
 	}
 	u, err := h.DB.ResetPassword(ctx, token, c.FormValue("password"))
 	if err != nil {
@@ -487,19 +502,23 @@ func (h *Handlers) changePassword(c echo.Context) error {
 		v.PasswordErrors = map[string]string{field: msg}
 		return render(c, status, web.AccountPage(v))
 	}
-	// What can be told without the current password is told first, and
-	// spends no try.
-	switch {
-	case current == "":
-		return refuse(http.StatusUnprocessableEntity, "current_password", "Type your current password.")
-	case next == "":
-		return refuse(http.StatusUnprocessableEntity, "new_password", "Type the new password.")
+	// What can be told without the current password is told first, every
+	// field's problem at once, and spends no try.
+	problems := map[string]string{}
+	if current == "" {
+		problems["current_password"] = "Type your current password."
 	}
-	if err := models.CheckPasswordStrength(next); err != nil {
-		return refuse(http.StatusUnprocessableEntity, "new_password", upperFirst(models.ErrorMessage(err))+".")
+	if next == "" {
+		problems["new_password"] = "Type the new password."
+	} else if err := models.CheckPasswordStrength(next); err != nil {
+		problems["new_password"] = upperFirst(models.ErrorMessage(err)) + "."
+	} else if again != next {
+		problems["new_password_again"] = "The two new passwords differ: type the same one twice."
 	}
-	if again != next {
-		return refuse(http.StatusUnprocessableEntity, "new_password_again", "The two new passwords differ: type the same one twice.")
+	if len(problems) > 0 {
+		v := h.accountView(c)
+		v.PasswordErrors = problems
+		return render(c, http.StatusUnprocessableEntity, web.AccountPage(v))
 	}
 	// Wrong current passwords are counted for this session, not with the
 	// account's failed sign-ins: a stolen session guessing here would
@@ -1010,4 +1029,14 @@ func (h *Handlers) showAudit(c echo.Context) error {
 		v.Older = evs[auditPageSize-1].ID
 	}
 	return render(c, http.StatusOK, web.AuditPage(v))
+}
+
+// fieldMessages words a model's field problems (models.NewUser.Problems)
+// as a form shows them beside each field: a sentence each.
+func fieldMessages(problems map[string]string) map[string]string {
+	out := make(map[string]string, len(problems))
+	for field, msg := range problems {
+		out[field] = upperFirst(msg) + "."
+	}
+	return out
 }

@@ -116,6 +116,9 @@ type Principal struct {
 	// none); Role is the principal's role in it.
 	Workspace models.Workspace
 	Role      models.Role
+	// PersonRole is, for a read-only token, its person's own role in
+	// Workspace (Role is then viewer): a refusal names both limits.
+	PersonRole models.Role
 	// Workspaces lists every workspace the account belongs to (switcher).
 	Workspaces []models.WorkspaceRole
 	// Share is the link a ShareVisitor came through.
@@ -450,13 +453,14 @@ func (h *Handlers) apiPrincipalFor(c echo.Context) (Principal, error) {
 			// script can warn its owner before it is refused.
 			c.Response().Header().Set(TokenExpiresHeader, t.ExpiresAt.UTC().Format(time.RFC3339))
 		}
+		person := role
 		if t.ReadOnly() && role.AtLeast(models.RoleViewer) {
 			// A read-only token acts as a viewer, whatever its person's
 			// role: every route's rule then refuses it what a viewer may
 			// not do (require says why).
 			role = models.RoleViewer
 		}
-		return Principal{Kind: Token, User: u, TokenName: t.Name, TokenID: t.ID, APIToken: t, Workspace: ws, Role: role,
+		return Principal{Kind: Token, User: u, TokenName: t.Name, TokenID: t.ID, APIToken: t, Workspace: ws, Role: role, PersonRole: person,
 			Workspaces: []models.WorkspaceRole{{Workspace: ws, Role: role}}}, nil
 	}
 	return h.localPrincipal(c)
@@ -528,8 +532,7 @@ func (h *Handlers) require(a Access) echo.MiddlewareFunc {
 					return echo.NewHTTPError(http.StatusForbidden, "You are not a member of any workspace yet: ask an owner of one for an invite, or create a workspace of your own on Your account.")
 				}
 				if !p.Role.AtLeast(need) && p.Kind == Token && p.APIToken.ReadOnly() {
-					return echo.NewHTTPError(http.StatusForbidden, "This token is read-only, which does not allow this (it needs "+string(need)+
-						" and a token with full access): make one on the API tokens page (/tokens).")
+					return echo.NewHTTPError(http.StatusForbidden, readOnlyTokenRefusal(p.PersonRole, need))
 				}
 				if !p.Role.AtLeast(need) {
 					return echo.NewHTTPError(http.StatusForbidden, "Your role in this workspace ("+string(p.Role)+") does not allow this: it needs "+string(need)+".")
@@ -538,6 +541,20 @@ func (h *Handlers) require(a Access) echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// readOnlyTokenRefusal says why a read-only token is refused a route that
+// needs role need, its person having role person: the token alone when a
+// full-access token of the same person would do, and both limits when the
+// person's role falls short too (a token with full access would still be
+// refused, so pointing only at /tokens sent an editor in a circle).
+func readOnlyTokenRefusal(person, need models.Role) string {
+	if person.AtLeast(need) {
+		return "This token is read-only, which does not allow this (it needs " + string(need) +
+			" and a token with full access): make one on the API tokens page (/tokens)."
+	}
+	return "This token is read-only, and your role in this workspace (" + string(person) + ") does not allow this either: it needs " +
+		string(need) + " and a token with full access. Ask an owner for the " + string(need) + " role, then make a token with full access on the API tokens page (/tokens)."
 }
 
 // audit records an event in the request's workspace. A failure to write

@@ -157,6 +157,14 @@ func (h *Handlers) confirm(c echo.Context) error {
 		h.auditIn(c, joined.WorkspaceID, p, models.AuditMemberJoined, u.Email, "as "+string(joined.Role)+" by invite, address confirmed by mail")
 		return redirect(c, "/", "Your address "+u.Email+" is confirmed and you joined "+t.Workspace.Name+" as "+string(joined.Role)+".")
 	case web.ConfirmNewAccount:
+		// Name and password checked together, each problem beside its
+		// field (the address is the one mailed, fine by now).
+		n := models.NewUser{Email: t.Confirmation.Email, Name: c.FormValue("name"), Password: c.FormValue("password")}
+		if problems := n.Problems(); problems["name"] != "" || problems["password"] != "" {
+			delete(problems, "email")
+			v.Name, v.FieldErrors = n.Name, fieldMessages(problems)
+			return render(c, http.StatusUnprocessableEntity, web.ConfirmPage(v))
+		}
 		u, inv, err := h.DB.ConfirmSignup(ctx, token, c.FormValue("name"), c.FormValue("password"))
 		if models.ErrorCode(err) == models.EInvalid {
 			v.Name, v.Error = c.FormValue("name"), models.ErrorMessage(err)

@@ -30,7 +30,7 @@ func TestOneLineNamesRefuseLineBreaks(t *testing.T) {
 		for _, tc := range []struct{ name, target, field, want string }{
 			{"project", "/projects", "name", "the project name holds a line break"},
 			{"rename", fmt.Sprintf("/projects/%d/rename", pid), "name", "the project name holds a line break"},
-			{"first account", "/setup", "name", "the name holds a line break"},
+			{"first account", "/setup", "name", "The name holds a line break"}, // beside the field, a sentence (forms45)
 		} {
 			for _, value := range []string{"two\nlines", "cr\rline", "sep\u2028line"} {
 				form := url.Values{tc.field: {value}}

@@ -151,7 +151,9 @@ func TestRubricImportErrors(t *testing.T) {
 			{"misspelt key", "task: t\ncriteria:\n  - name: A\n    lo: 1\n    hi: 3\n    descripton: x\n", "descripton"},
 			{"range not a number", "task: t\ncriteria:\n  - name: A\n    lo: one\n    hi: 3\n", "lo"},
 			{"no task", "criteria:\n  - name: A\n    lo: 1\n    hi: 3\n", "task description is empty"},
-			{"duplicate criterion", "task: t\ncriteria:\n  - {name: A, lo: 1, hi: 3}\n  - {name: a, lo: 1, hi: 3}\n", `criterion &#34;a&#34; appears twice`},
+			// With both lines (forms45: it named the criterion only).
+			{"duplicate criterion", "task: t\ncriteria:\n  - {name: A, lo: 1, hi: 3}\n  - {name: a, lo: 1, hi: 3}\n",
+				`line 4: criterion &#34;a&#34; appears twice: criterion names must be unique (the first is on line 3)`},
 			// In the product's words, with the line (not "[5:9] sequence end token ']' not found").
 			{"list not closed", "task: t\ncriteria:\n  - name: A\n    lo: 1\n    hi: [3\n", `line 5: a list opened with &#34;[&#34; is not closed`},
 			{"level key on the criterion", "task: t\ncriteria:\n  - name: A\n    lo: 1\n    hi: 3\n    low: bad\n",

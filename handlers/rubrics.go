@@ -643,9 +643,9 @@ func (f rubricForm) problems() map[string][]string {
 		}
 		var ends [2]*float64
 		for k, part := range []struct{ key, what, text string }{{"lo", "lowest", cf.Lo}, {"hi", "highest", cf.Hi}} {
-			v, err := strconv.ParseFloat(strings.TrimSpace(part.text), 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				add(criterionInputID(i, part.key), fmt.Sprintf("The %s score %s is not a number (write decimals with a dot, e.g. 2.5).", part.what, web.Quoted(part.text)))
+			v, problem := scoreEnd(part.text)
+			if problem != "" {
+				add(criterionInputID(i, part.key), fmt.Sprintf("The %s score %s %s.", part.what, web.Quoted(part.text), problem))
 				continue
 			}
 			ends[k] = &v
@@ -708,9 +708,9 @@ func criterionFromForm(cf web.CriterionForm, i int) (evaluator.Criterion, error)
 		who = fmt.Sprintf("criterion %s", web.Quoted(n))
 	}
 	num := func(what, s string) (float64, error) {
-		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil {
-			return 0, models.Errorf(models.EInvalid, "%s: the %s score %s is not a number (write decimals with a dot, e.g. 2.5)", who, what, web.Quoted(s))
+		v, problem := scoreEnd(s)
+		if problem != "" {
+			return 0, models.Errorf(models.EInvalid, "%s: the %s score %s %s", who, what, web.Quoted(s), problem)
 		}
 		return v, nil
 	}
@@ -787,4 +787,51 @@ func (h *Handlers) showRubric(c echo.Context) error {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/rubrics/"+strconv.FormatInt(id, 10)+"/edit")
+}
+
+// scoreEnd reads a criterion's lowest or highest score as typed in the
+// editor, or says why it cannot ("is not a number (...)", to follow the
+// score's name). A decimal comma is read as a decimal point ("0,5" is
+// 0.5), as dataset uploads read ratings: a score end never takes a
+// thousands separator, and a person whose locale writes decimals with a
+// comma types one. Only where that reading is sure: "1,000" could be a
+// thousand written with a separator as well as 1.000, so it is refused
+// with both ways to write it; a comma with a dot too ("1,000.5") is
+// refused, and so is NaN or infinity.
+func scoreEnd(text string) (float64, string) {
+	t := strings.TrimSpace(text)
+	if v, err := strconv.ParseFloat(t, 64); err == nil {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, "is not a number (write a finite number, e.g. 2.5)"
+		}
+		return v, ""
+	}
+	body := strings.TrimLeft(t, "+-")
+	whole, frac, ok := strings.Cut(body, ",")
+	if !ok || len(t)-len(body) > 1 || !allDigits(whole) || !allDigits(frac) {
+		return 0, "is not a number (write decimals with a dot or a comma, e.g. 2.5 or 2,5, and no thousands separators)"
+	}
+	if len(frac) == 3 && len(whole) <= 3 && whole[0] != '0' {
+		sign := t[:len(t)-len(body)]
+		return 0, fmt.Sprintf("could be %s%s%s with a thousands separator or %s%s.%s with a decimal comma: write %s%s%s or %s%s.%s",
+			sign, whole, frac, sign, whole, frac, sign, whole, frac, sign, whole, frac)
+	}
+	v, err := strconv.ParseFloat(t[:len(t)-len(body)]+whole+"."+frac, 64)
+	if err != nil {
+		return 0, "is not a number (write decimals with a dot or a comma, e.g. 2.5 or 2,5)"
+	}
+	return v, ""
+}
+
+// allDigits reports a non-empty run of ASCII digits.
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

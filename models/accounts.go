@@ -134,6 +134,28 @@ func (n *NewUser) normalize() error {
 	return CheckPasswordStrength(n.Password)
 }
 
+// Problems checks every field of a new account at once, as normalize
+// does one after the other, and gives each refused field's message
+// ("email", "name", "password"; nil when all are fine), so a form shows
+// them all together beside their fields instead of the first alone.
+func (n NewUser) Problems() map[string]string {
+	out := map[string]string{}
+	email := strings.ToLower(strings.TrimSpace(n.Email))
+	if _, err := mail.ParseAddress(email); err != nil || strings.ContainsAny(email, "<> ") || len(email) > 254 {
+		out["email"] = fmt.Sprintf("%q is not an email address", email)
+	}
+	if _, err := CheckDisplayName(n.Name); err != nil {
+		out["name"] = ErrorMessage(err)
+	}
+	if err := CheckPasswordStrength(n.Password); err != nil {
+		out["password"] = ErrorMessage(err)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
 // CheckDisplayName trims a person's display name and refuses an empty one,
 // one holding a line break or another control character (a tab, an escape:
 // the name is shown on one line in headers, member lists and reports, and
