@@ -97,7 +97,8 @@ func heldOutIntervalOracle(method string, after, before, h []float64, draws int,
 // with a missing score on either side in some rows. Every coefficient,
 // the difference and its 95% interval equal the independent recomputation
 // (textbook coefficients, heldOutIntervalOracle) to 1e-12, and the page's
-// interval text is those bounds rounded. (The end-to-end test,
+// interval text is those bounds rounded, with how many resamples the
+// bootstrap's is from when some were left out (the first 6). (The end-to-end test,
 // TestAlignmentPageFiguresRecomputed, has a simulated judge that scores
 // both versions alike, so its differences are all zero.)
 func TestHeldOutComparisonsMatchOracleOnFED(t *testing.T) {
@@ -113,6 +114,8 @@ func TestHeldOutComparisonsMatchOracleOnFED(t *testing.T) {
 		{"likeable then understanding, 125", 125, "Likeable", "Understanding", 5, 0},
 		{"understanding then likeable, 60", 60, "Understanding", "Likeable", 11, 0},
 		{"coherent then flexible, 30, some missing", 30, "Coherent", "Flexible", 3, 7},
+		// Few enough that some resamples hold one rating only.
+		{"likeable then understanding, 6", 6, "Likeable", "Understanding", 20240102, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,6 +155,15 @@ func TestHeldOutComparisonsMatchOracleOnFED(t *testing.T) {
 				}
 				if want := fmt.Sprintf("%s to %s", readerRounds(lo, 3, true), readerRounds(hi, 3, true)); web.AlignIntervalText(d.CILow, d.CIHigh) != want {
 					t.Errorf("%s: the page writes the interval %q, the recomputed bounds rounded are %q", c.Method, web.AlignIntervalText(d.CILow, d.CIHigh), want)
+				}
+				// The page says how many resamples the interval is from
+				// when some were left out (web.ResamplesNote).
+				wantNote := ""
+				if used > 0 && used < 1000 {
+					wantNote = fmt.Sprintf("from %d of 1000 resamples", used)
+				}
+				if note := web.ResamplesNote(d); note != wantNote || (c.Method != stats.MethodPearson && d.ResamplesUsed != used) {
+					t.Errorf("%s: interval from %d of %d resamples (%q); recomputed %d of 1000 (%q)", c.Method, d.ResamplesUsed, d.Resamples, note, used, wantNote)
 				}
 				t.Logf("%s: before %.3f after %.3f diff %.3f [%.3f, %.3f] (bootstrap draws used: %d)", c.Method, rb, ra, ra-rb, lo, hi, used)
 			}

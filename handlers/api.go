@@ -929,6 +929,13 @@ type APIAgreementDifference struct {
 	N        int             `json:"n"`
 	Missing  int             `json:"missing"`
 	Tests    []APIPairedTest `json:"tests"`
+	// Resamples and ResamplesUsed say how many bootstrap resamples the
+	// interval is taken from, and ResamplesNote says it as the page
+	// does; present only when some were left out (a coefficient
+	// undefined on them).
+	Resamples     *int   `json:"resamples,omitempty"`
+	ResamplesUsed *int   `json:"resamples_used,omitempty"`
+	ResamplesNote string `json:"resamples_note,omitempty"`
 }
 
 // APIPairedTest is one paired test of a difference, the one the reading
@@ -969,6 +976,10 @@ func apiAgreement(v web.CompareView) APIAgreement {
 			CILow: finite(d.CILow), CIHigh: finite(d.CIHigh), Interval: d.Interval, N: d.N, Missing: d.Missing, Tests: []APIPairedTest{}}
 		for _, t := range d.Tests {
 			ad.Tests = append(ad.Tests, APIPairedTest{Name: t.Name, P: finite(t.P)})
+		}
+		if d.LeftOutResamples() {
+			drawn, used := d.Resamples, d.ResamplesUsed
+			ad.Resamples, ad.ResamplesUsed, ad.ResamplesNote = &drawn, &used, web.ResamplesNote(d)
 		}
 		out.Differences = append(out.Differences, ad)
 	}
