@@ -99,7 +99,8 @@ func storedFinals(t *testing.T, env *testEnv, runID int64, ci int) map[string]fl
 // rating on the judge's scale; and, once the draft is accepted, the
 // held-out before/after table: Pearson r, Spearman ρ (Pearson of average
 // ranks) and Kendall τ-b (every pair counted) of each held-out run's
-// finals with the humans, their difference after − before, and n.
+// finals with the humans, their difference after − before, its 95%
+// interval (heldOutIntervalOracle) and n.
 func TestAlignmentPageFiguresRecomputed(t *testing.T) {
 	const n = 60
 	fed := readFED(t, n)
@@ -316,14 +317,37 @@ func alignRecomputed(t *testing.T, env *testEnv, ds models.Dataset, src models.R
 	if len(ys) != n/2 {
 		t.Fatalf("%d held-out samples scored by both runs, want %d", len(ys), n/2)
 	}
+	// The finals as stored, for the interval's bootstrap: it orders the
+	// samples by their values, and a mean recomputed in another order may
+	// differ in the last bit (checked equal to the recomputed ones to 1e-9).
+	storedOf := func(runID int64) map[string]float64 {
+		ss, err := env.db.ListRunSampleScores(ctx, runID, 0, true)
+		must(t, err)
+		out := map[string]float64{}
+		for _, s := range ss {
+			if s.Final != nil {
+				out[s.ExternalID] = *s.Final
+			}
+		}
+		return out
+	}
+	sb, sa := storedOf(before.ID), storedOf(after.ID)
+	var ib, ia []float64
+	for k, id := range a.HeldOutRowIDs {
+		x := ext[id]
+		ib, ia = append(ib, sb[x]), append(ia, sa[x])
+		if math.Abs(ib[k]-xb[k]) > 1e-9 || math.Abs(ia[k]-xa[k]) > 1e-9 {
+			t.Fatalf("%s: stored finals %v, %v; recomputed from the rounds %v, %v", x, ib[k], ia[k], xb[k], xa[k])
+		}
+	}
 	spearman := func(x, y []float64) float64 { return textbookPearson(averageRanks(x), averageRanks(y)) }
 	text := pageText(env.get(fmt.Sprintf("/alignments/%d", aID)).Body.String())
 	for _, m := range []struct {
-		name string
-		coef func(x, y []float64) float64
-	}{{"Pearson r", textbookPearson}, {"Spearman ρ", spearman}, {"Kendall τ-b", textbookTauB}} {
+		name, method string
+		coef         func(x, y []float64) float64
+	}{{"Pearson r", "pearson", textbookPearson}, {"Spearman ρ", "spearman", spearman}, {"Kendall τ-b", "kendall", textbookTauB}} {
 		rb, ra := m.coef(xb, ys), m.coef(xa, ys)
-		row := regexp.MustCompile(regexp.QuoteMeta(m.name) + ` (\S+) (\S+) (\S+) \S+ to \S+ .*? (\d+) `).FindStringSubmatch(text)
+		row := regexp.MustCompile(regexp.QuoteMeta(m.name) + ` (\S+) (\S+) (\S+) (\S+) to (\S+) .*? (\d+) `).FindStringSubmatch(text)
 		if row == nil {
 			t.Errorf("no %s row in the before/after table:\n%s", m.name, text)
 			continue
@@ -331,8 +355,14 @@ func alignRecomputed(t *testing.T, env *testEnv, ds models.Dataset, src models.R
 		shown(t, m.name+" before", row[1], rb, 3)
 		shown(t, m.name+" after", row[2], ra, 3)
 		shown(t, m.name+" after − before", row[3], ra-rb, 3)
-		if row[4] != strconv.Itoa(len(ys)) {
-			t.Errorf("%s: %s samples, recomputed %d", m.name, row[4], len(ys))
+		// Its 95% interval, recomputed: Zou's for Pearson, the paired
+		// bootstrap of 1,000 draws seeded by the alignment's seed for
+		// the rank coefficients (heldOutIntervalOracle).
+		lo, hi, _ := heldOutIntervalOracle(m.method, ia, ib, ys, 1000, uint64(a.Seed))
+		shown(t, m.name+" interval low", row[4], lo, 3)
+		shown(t, m.name+" interval high", row[5], hi, 3)
+		if row[6] != strconv.Itoa(len(ys)) {
+			t.Errorf("%s: %s samples, recomputed %d", m.name, row[6], len(ys))
 		}
 	}
 }

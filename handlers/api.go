@@ -929,6 +929,13 @@ type APIAgreementDifference struct {
 	N        int             `json:"n"`
 	Missing  int             `json:"missing"`
 	Tests    []APIPairedTest `json:"tests"`
+	// Resamples and ResamplesUsed say how many bootstrap resamples the
+	// interval is taken from, and ResamplesNote says it as the page
+	// does; present only when some were left out (a coefficient
+	// undefined on them).
+	Resamples     *int   `json:"resamples,omitempty"`
+	ResamplesUsed *int   `json:"resamples_used,omitempty"`
+	ResamplesNote string `json:"resamples_note,omitempty"`
 }
 
 // APIPairedTest is one paired test of a difference, the one the reading
@@ -970,6 +977,10 @@ func apiAgreement(v web.CompareView) APIAgreement {
 		for _, t := range d.Tests {
 			ad.Tests = append(ad.Tests, APIPairedTest{Name: t.Name, P: finite(t.P)})
 		}
+		if d.LeftOutResamples() {
+			drawn, used := d.Resamples, d.ResamplesUsed
+			ad.Resamples, ad.ResamplesUsed, ad.ResamplesNote = &drawn, &used, web.ResamplesNote(d)
+		}
 		out.Differences = append(out.Differences, ad)
 	}
 	return out
@@ -984,19 +995,21 @@ type APICorrelation struct {
 }
 
 // APICompareRow is one sample judged by both runs (scores null when
-// unreadable; unit_* are the scores mapped onto 0-1, written without the
-// noise of the division, and unit_difference is unit_a − unit_b worked
+// unreadable; human, a and b written as GET /api/v1/runs/{id}/results
+// writes the sample's human and final, so they read the same there;
+// unit_* are the scores mapped onto 0-1, written without the noise of
+// the division, and unit_difference is unit_a − unit_b worked
 // out in decimals, the exact difference of the two numbers given, which
 // the compare page rounds: see unitDifference).
 type APICompareRow struct {
-	RowID      int64        `json:"row_id"`
-	ExternalID string       `json:"sample_id"`
-	Human      *float64     `json:"human"`
-	A          *float64     `json:"a"`
-	B          *float64     `json:"b"`
-	UnitA      *float64     `json:"unit_a"`
-	UnitB      *float64     `json:"unit_b"`
-	Diff       *json.Number `json:"unit_difference"`
+	RowID      int64             `json:"row_id"`
+	ExternalID string            `json:"sample_id"`
+	Human      *report.JSONMean  `json:"human"`
+	A          *report.JSONScore `json:"a"`
+	B          *report.JSONScore `json:"b"`
+	UnitA      *float64          `json:"unit_a"`
+	UnitB      *float64          `json:"unit_b"`
+	Diff       *json.Number      `json:"unit_difference"`
 }
 
 // apiUnitDifference is a compared row's difference as the API writes it:
@@ -2017,7 +2030,7 @@ func (h *Handlers) apiCompare(c echo.Context) error {
 		Reading:  v.Reading, Matched: v.Total, Unmatched: v.Unmatched, Rows: []APICompareRow{}, Agreement: apiAgreement(v),
 		MissingA: apiCompareMissing(v.A, v.MissingA), MissingB: apiCompareMissing(v.B, v.MissingB)}
 	for _, r := range v.Rows {
-		out.Rows = append(out.Rows, APICompareRow{RowID: r.RowID, ExternalID: r.ExternalID, Human: r.Human, A: r.A, B: r.B,
+		out.Rows = append(out.Rows, APICompareRow{RowID: r.RowID, ExternalID: r.ExternalID, Human: (*report.JSONMean)(r.Human), A: (*report.JSONScore)(r.A), B: (*report.JSONScore)(r.B),
 			UnitA: r.UnitA, UnitB: r.UnitB, Diff: apiUnitDifference(r)})
 	}
 	return c.JSON(http.StatusOK, out)

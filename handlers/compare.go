@@ -454,7 +454,18 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 	v.Total = len(m.rows)
 	v.Offset, v.PageSize = min(max(offset, 0), v.Total), limit
 	fields := map[int64][]evaluator.Text{}
-	for _, r := range m.rows[v.Offset:min(len(m.rows), v.Offset+limit)] {
+	shown := m.rows[v.Offset:min(len(m.rows), v.Offset+limit)]
+	roundsA, roundsB, err := h.shownRounds(ctx, cmp, shown)
+	if err != nil {
+		return web.CompareView{}, err
+	}
+	for _, r := range shown {
+		if rounds, ok := roundsA[r.rowID]; ok {
+			r.a = report.FinalNumber(r.a, rounds)
+		}
+		if rounds, ok := roundsB[r.rowIDB]; ok {
+			r.b = report.FinalNumber(r.b, rounds)
+		}
 		row := web.CompareRow{RowID: r.rowID, ExternalID: r.externalID, Human: r.human, A: r.a, B: r.b,
 			UnitA: unit(r.a, cmp.critA), UnitB: unit(r.b, cmp.critB)}
 		// A run still going says of each sample without a score whether
@@ -636,7 +647,10 @@ type matchedRow struct {
 	rowID       int64
 	externalID  string
 	human, a, b *float64
-	fields      []evaluator.Text
+	// rowIDB is the sample's row in run B's dataset (rowID on the same
+	// dataset, its copy's row on a noisy copy).
+	rowIDB int64
+	fields []evaluator.Text
 	// missA and missB are the sample's judged rounds without a score in
 	// each run while it is going (the report built whole counts them), -1
 	// once it has ended (a stored report does not count them, and the
@@ -838,9 +852,14 @@ func matchSamples(repA, repB *report.Report, cmp comparison, same bool) *matched
 				m.unmatched++
 				continue
 			}
-			d, _ := unitDifference(unit(s.Final, cmp.critA), unit(sb.Final, cmp.critB))
+			// Each score as the run's results and export write it
+			// (report.FinalNumber: 1.95, not 1.9500000000000002), so a
+			// sample's figure reads the same here as there; the
+			// correlations below take the stored floats.
+			a, b := report.FinalNumber(s.Final, s.Rounds), report.FinalNumber(sb.Final, sb.Rounds)
+			d, _ := unitDifference(unit(a, cmp.critA), unit(b, cmp.critB))
 			xs, ys = append(xs, s.Final), append(ys, sb.Final)
-			row := matchedRow{rowID: s.RowID, externalID: s.ExternalID, human: s.Human, a: s.Final, b: sb.Final, fields: s.Fields, missA: -1, missB: -1}
+			row := matchedRow{rowID: s.RowID, rowIDB: sb.RowID, externalID: s.ExternalID, human: s.Human, a: a, b: b, fields: s.Fields, missA: -1, missB: -1}
 			if !repA.Run.Finished() {
 				row.missA = int(s.Missing)
 			}
@@ -918,6 +937,35 @@ func compareShell(cmp comparison) web.CompareView {
 		}
 	}
 	return v
+}
+
+// shownRounds are the round scores of the shown rows of each finished
+// run (by its own row ids), so that their finals are written as the
+// run's results and export write them (report.FinalNumber): a finished
+// run's stored samples carry their final only. A run still going is read
+// whole with its rounds (matchSamples writes its finals), so it has none
+// here.
+func (h *Handlers) shownRounds(ctx context.Context, cmp comparison, shown []matchedRow) (a, b map[int64][]*float64, err error) {
+	var idsA, idsB []int64
+	for _, r := range shown {
+		if r.a != nil {
+			idsA = append(idsA, r.rowID)
+		}
+		if r.b != nil {
+			idsB = append(idsB, r.rowIDB)
+		}
+	}
+	if cmp.a.Finished() {
+		if a, err = h.DB.ListRoundScoresOfRows(ctx, cmp.a.ID, cmp.criterion, idsA); err != nil {
+			return nil, nil, err
+		}
+	}
+	if cmp.b.Finished() {
+		if b, err = h.DB.ListRoundScoresOfRows(ctx, cmp.b.ID, cmp.criterionB, idsB); err != nil {
+			return nil, nil, err
+		}
+	}
+	return a, b, nil
 }
 
 // compareReport is a run's report as the compare page reads it: a finished

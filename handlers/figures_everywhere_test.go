@@ -200,10 +200,10 @@ func TestCorrelationsAgreeEverywhere(t *testing.T) {
 			var ra, rb, ha, hb, hh []float64
 			for _, r := range cmp.Rows {
 				if r.A != nil && r.B != nil {
-					ra, rb = append(ra, *r.A), append(rb, *r.B)
+					ra, rb = append(ra, float64(*r.A)), append(rb, float64(*r.B))
 				}
 				if r.A != nil && r.B != nil && r.Human != nil {
-					ha, hb, hh = append(ha, *r.A), append(hb, *r.B), append(hh, *r.Human)
+					ha, hb, hh = append(ha, float64(*r.A)), append(hb, float64(*r.B)), append(hh, float64(*r.Human))
 				}
 			}
 			var d *APIAgreementDifference

@@ -194,7 +194,7 @@ func TestWithBootstrapMatchesOracleOnFED(t *testing.T) {
 // the permutation test swaps a and b on each sample when PCG(seed,
 // "permute!") draws 1 of {0, 1}, and p = (1 + draws at least as extreme)
 // / (1 + draws with a difference).
-func oraclePaired(m Method, a, b, h []float64, draws int, seed uint64) (lo, hi, p float64) {
+func oraclePaired(m Method, a, b, h []float64, draws int, seed uint64) (lo, hi, p float64, used int) {
 	type triple struct{ a, b, h float64 }
 	ts := make([]triple, len(h))
 	for i := range h {
@@ -248,7 +248,7 @@ func oraclePaired(m Method, a, b, h []float64, draws int, seed uint64) (lo, hi, 
 			extreme++
 		}
 	}
-	return at(0.025), at(0.975), float64(1+extreme) / float64(1+defined)
+	return at(0.025), at(0.975), float64(1+extreme) / float64(1+defined), len(diffs)
 }
 
 // TestCompareCorrelationsMatchesOracleOnFED: the compare page's paired
@@ -278,7 +278,7 @@ func TestCompareCorrelationsMatchesOracleOnFED(t *testing.T) {
 	for _, tt := range tests {
 		for _, m := range Methods() {
 			d := CompareCorrelations(m, tt.a, tt.b, tt.h, draws, seed)
-			lo, hi, p := oraclePaired(m, tt.a, tt.b, tt.h, draws, seed)
+			lo, hi, p, _ := oraclePaired(m, tt.a, tt.b, tt.h, draws, seed)
 			if m != MethodPearson && (math.Abs(d.CILow-lo) > 1e-12 || math.Abs(d.CIHigh-hi) > 1e-12) {
 				t.Errorf("%s, %s: paired bootstrap [%.15g, %.15g], oracle [%.15g, %.15g]", tt.name, m, d.CILow, d.CIHigh, lo, hi)
 			}
@@ -287,6 +287,39 @@ func TestCompareCorrelationsMatchesOracleOnFED(t *testing.T) {
 				t.Errorf("%s, %s: %s p %.15g, oracle's permutation p %.15g", tt.name, m, got.Name, got.P, p)
 			}
 			t.Logf("%s, %s: diff %.4f [%.4f, %.4f] p %.4f", tt.name, m, d.Diff, d.CILow, d.CIHigh, p)
+		}
+	}
+}
+
+// TestPairedBootstrapCountsTheResamplesUsed: CompareCorrelations says how
+// many of its bootstrap resamples the rank coefficients' interval is from,
+// the oracle's count of resamples where both coefficients are defined. On
+// the first 5 and 6 FED dialogues (Overall ratings with ties) some draws
+// hold one rating only and are left out; on all 125 none is. Pearson's
+// interval is Zou's, no resamples.
+func TestPairedBootstrapCountsTheResamplesUsed(t *testing.T) {
+	path, _ := shareddata.Path("fed-dialog.jsonl")
+	cols := loadHumanScores(t, path, "Likeable", "Understanding", "Overall")
+	likeable, understanding, _ := Pairs(cols["Likeable"], cols["Understanding"])
+	overall, _, _ := Pairs(cols["Overall"], cols["Overall"])
+	const draws, seed = 1000, 20240102
+	for _, n := range []int{5, 6, 125} {
+		for _, m := range Methods() {
+			d := CompareCorrelations(m, likeable[:n], understanding[:n], overall[:n], draws, seed)
+			if m == MethodPearson {
+				if d.Resamples != 0 || d.ResamplesUsed != 0 || d.LeftOutResamples() {
+					t.Errorf("n %d, pearson: %d of %d resamples counted for Zou's interval", n, d.ResamplesUsed, d.Resamples)
+				}
+				continue
+			}
+			_, _, _, used := oraclePaired(m, likeable[:n], understanding[:n], overall[:n], draws, seed)
+			if d.Resamples != draws || d.ResamplesUsed != used || d.LeftOutResamples() != (used < draws) {
+				t.Errorf("n %d, %s: interval from %d of %d resamples (left out: %v); the oracle uses %d of %d", n, m, d.ResamplesUsed, d.Resamples, d.LeftOutResamples(), used, draws)
+			}
+			if n < 125 && used == draws {
+				t.Errorf("n %d, %s: no resample left out; the test wants a case with some", n, m)
+			}
+			t.Logf("n %d, %s: %d of %d", n, m, used, draws)
 		}
 	}
 }

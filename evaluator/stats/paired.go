@@ -73,6 +73,18 @@ type Difference struct {
 	// N is the number of samples with a finite score from both judges and
 	// the humans; Missing is the number left out.
 	N, Missing int
+	// Resamples is the number of resamples drawn for a paired bootstrap
+	// interval and ResamplesUsed those in which both coefficients were
+	// defined, which the interval is taken from (the others are left
+	// out); both 0 when the interval is not a bootstrap's.
+	Resamples, ResamplesUsed int
+}
+
+// LeftOutResamples reports whether the interval is a bootstrap's taken
+// from fewer resamples than were drawn (some left out as undefined), so a
+// reader should be told how many it is from.
+func (d Difference) LeftOutResamples() bool {
+	return d.ResamplesUsed > 0 && d.ResamplesUsed < d.Resamples
 }
 
 // P is the p-value of the first (main) test; NaN when there is none.
@@ -121,7 +133,8 @@ func CompareCorrelations(m Method, a, b, h []float64, resamples int, seed uint64
 			PairedTest{Name: "Steiger's z", Statistic: z, P: pz})
 	} else {
 		d.Interval = "paired bootstrap"
-		d.CILow, d.CIHigh = PairedBootstrap(m, as, bs, hs, resamples, seed)
+		d.CILow, d.CIHigh, d.ResamplesUsed = PairedBootstrapCounted(m, as, bs, hs, resamples, seed)
+		d.Resamples = max(resamples, 0)
 	}
 	if resamples >= 1 {
 		d.Tests = append(d.Tests, PairedTest{Name: "paired permutation", Statistic: nan,
@@ -276,8 +289,16 @@ func isCorr(r float64) bool { return !math.IsNaN(r) && r >= -1 && r <= 1 }
 // the data, resamples < 1, or no resample gave a difference. The inputs
 // must be finite and of equal length (see CompareCorrelations).
 func PairedBootstrap(m Method, a, b, h []float64, resamples int, seed uint64) (lo, hi float64) {
+	lo, hi, _ = PairedBootstrapCounted(m, a, b, h, resamples, seed)
+	return lo, hi
+}
+
+// PairedBootstrapCounted is PairedBootstrap with the number of resamples
+// the interval was taken from: those in which both coefficients were
+// defined (0 when none was drawn).
+func PairedBootstrapCounted(m Method, a, b, h []float64, resamples int, seed uint64) (lo, hi float64, used int) {
 	if resamples < 1 || math.IsNaN(coefficient(m, a, h)) || math.IsNaN(coefficient(m, b, h)) {
-		return math.NaN(), math.NaN()
+		return math.NaN(), math.NaN(), 0
 	}
 	a, b = snapJoint(a, b)
 	h = snapTies(h)
@@ -296,10 +317,10 @@ func PairedBootstrap(m Method, a, b, h []float64, resamples int, seed uint64) (l
 		}
 	}
 	if len(diffs) == 0 {
-		return math.NaN(), math.NaN()
+		return math.NaN(), math.NaN(), 0
 	}
 	slices.Sort(diffs)
-	return quantile(diffs, 0.025), quantile(diffs, 0.975)
+	return quantile(diffs, 0.025), quantile(diffs, 0.975), len(diffs)
 }
 
 // PairedPermutation is the two-sided p-value of the paired permutation
