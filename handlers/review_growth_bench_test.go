@@ -3,12 +3,8 @@ package handlers
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,14 +24,7 @@ import (
 // ratio, big over small. The queue read every review of the dataset on
 // each view before queue45. Run with -benchtime=1x.
 func BenchmarkReviewQueueReviewGrowth(b *testing.B) {
-	big := 100000
-	if v := os.Getenv("BATCHEVAL_BENCH_REVIEWS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 1000 {
-			b.Fatalf("BATCHEVAL_BENCH_REVIEWS=%q: want a count above 1000", v)
-		}
-		big = n
-	}
+	big := benchSizeAbove(b, "BATCHEVAL_BENCH_REVIEWS", 100000, 1000)
 	const samples, annRated = 5000, 100
 	ctx := context.Background()
 	type measure struct {
@@ -72,16 +61,7 @@ func BenchmarkReviewQueueReviewGrowth(b *testing.B) {
 			mustB(b, h.DB.Gorm.CreateInBatches(&rs, 500).Error)
 			lctx := context.WithValue(ctx, principalKey{}, Principal{Kind: LocalUser, Workspace: models.Workspace{ID: p.WorkspaceID}, Role: models.RoleOwner})
 			path := fmt.Sprintf("/datasets/%d/review?run=%d&criterion=0&order=disagreement", ds.ID, src)
-			open := func() string {
-				req := httptest.NewRequest(http.MethodGet, path, nil).WithContext(lctx)
-				req.AddCookie(&http.Cookie{Name: reviewerCookie, Value: "Ann"})
-				rec := httptest.NewRecorder()
-				c := e.NewContext(req, rec)
-				c.SetParamNames("id")
-				c.SetParamValues(strconv.FormatInt(ds.ID, 10))
-				mustB(b, h.reviewQueue(c, false))
-				return rec.Body.String()
-			}
+			open := func() string { return openQueueAsAnn(b, e, h, lctx, ds.ID, path).Body.String() }
 			for range 2 {
 				open() // stores the run's summary
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
 	"github.com/batcheval/batcheval/web"
+	"github.com/labstack/echo/v4"
 )
 
 // BenchmarkReviewQueuePageBound checks, on SQLite, that the review queue's
@@ -28,14 +29,7 @@ import (
 // size, and their ratio big over small: a page that listed the samples
 // would grow with them. Run with -benchtime=1x.
 func BenchmarkReviewQueuePageBound(b *testing.B) {
-	big := 100000
-	if v := os.Getenv("BATCHEVAL_BENCH_QUEUE_BIG"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 1000 {
-			b.Fatalf("BATCHEVAL_BENCH_QUEUE_BIG=%q: want a size above 1000", v)
-		}
-		big = n
-	}
+	big := benchSizeAbove(b, "BATCHEVAL_BENCH_QUEUE_BIG", 100000, 1000)
 	ctx := context.Background()
 	type measure struct {
 		took  time.Duration
@@ -50,13 +44,7 @@ func BenchmarkReviewQueuePageBound(b *testing.B) {
 			mustB(b, report.StoreStats(ctx, h.DB, p.WorkspaceID, src))
 			lctx := context.WithValue(ctx, principalKey{}, Principal{Kind: LocalUser, Workspace: models.Workspace{ID: p.WorkspaceID}, Role: models.RoleOwner})
 			open := func(path string) string {
-				req := httptest.NewRequest(http.MethodGet, path, nil).WithContext(lctx)
-				req.AddCookie(&http.Cookie{Name: reviewerCookie, Value: "Ann"})
-				rec := httptest.NewRecorder()
-				c := e.NewContext(req, rec)
-				c.SetParamNames("id")
-				c.SetParamValues(strconv.FormatInt(ds.ID, 10))
-				mustB(b, h.reviewQueue(c, false))
+				rec := openQueueAsAnn(b, e, h, lctx, ds.ID, path)
 				body := rec.Body.String()
 				if rec.Code != http.StatusOK || strings.Count(body, `data-testid="review-sample"`) != 1 {
 					b.Fatalf("%s: %d, want one sample shown", path, rec.Code)
@@ -102,6 +90,35 @@ func BenchmarkReviewQueuePageBound(b *testing.B) {
 			b.ReportMetric(float64(l.bytes)/float64(s.bytes), order+"-big/small-bytes")
 		}
 	}
+}
+
+// benchSizeAbove is the size a benchmark's environment variable name sets,
+// def when unset; a value that is not a whole number above min stops the
+// benchmark with what to write.
+func benchSizeAbove(b *testing.B, name string, def, min int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= min {
+		b.Fatalf("%s=%q: want a whole number above %d", name, v, min)
+	}
+	return n
+}
+
+// openQueueAsAnn serves the review queue page at path of dataset dsID to
+// the reviewer Ann (her cookie), in ctx's principal, straight through the
+// handler.
+func openQueueAsAnn(b *testing.B, e *echo.Echo, h *Handlers, ctx context.Context, dsID int64, path string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodGet, path, nil).WithContext(ctx)
+	req.AddCookie(&http.Cookie{Name: reviewerCookie, Value: "Ann"})
+	rec := httptest.NewRecorder()
+	c := e.NewContext(req, rec)
+	c.SetParamNames("id")
+	c.SetParamValues(strconv.FormatInt(dsID, 10))
+	mustB(b, h.reviewQueue(c, false))
+	return rec
 }
 
 // nextHref is the address of the queue page's "next" link, unescaped;

@@ -20,18 +20,7 @@ import (
 func TestNetworkGrantStorage(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
 		ctx := t.Context()
-		def, err := db.EnsureDefaultWorkspace(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u, err := db.CreateFirstOwner(ctx, def.ID, models.NewUser{Email: "o@x.test", Name: "O", Password: "long enough password"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ws, err := db.CreateWorkspace(ctx, "Anyone's", u.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		def, ws := defaultAndAnotherWorkspace(t, db)
 		allowed := func(id int64) error { return db.PrivateNetworkAllowed(ctx, id) }
 		var ng *models.NotGrantedError
 		if err := allowed(def.ID); err != nil {
@@ -113,18 +102,7 @@ func TestNetworkGrantStorage(t *testing.T) {
 func TestNetworkPermitTellsUnreadFromRefused(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *models.DB) {
 		ctx := t.Context()
-		def, err := db.EnsureDefaultWorkspace(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u, err := db.CreateFirstOwner(ctx, def.ID, models.NewUser{Email: "o@x.test", Name: "O", Password: "long enough password"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ws, err := db.CreateWorkspace(ctx, "Anyone's", u.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		def, ws := defaultAndAnotherWorkspace(t, db)
 		cut, cancel := context.WithCancel(ctx)
 		cancel()
 		for _, tc := range []struct {
@@ -152,4 +130,23 @@ func TestNetworkPermitTellsUnreadFromRefused(t *testing.T) {
 			}
 		}
 	})
+}
+
+// defaultAndAnotherWorkspace makes the default workspace, its first owner
+// and a workspace that owner made, which the operator has not granted.
+func defaultAndAnotherWorkspace(t *testing.T, db *models.DB) (def, other models.Workspace) {
+	t.Helper()
+	ctx := t.Context()
+	def, err := db.EnsureDefaultWorkspace(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := db.CreateFirstOwner(ctx, def.ID, models.NewUser{Email: "o@x.test", Name: "O", Password: "long enough password"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other, err = db.CreateWorkspace(ctx, "Anyone's", u.ID); err != nil {
+		t.Fatal(err)
+	}
+	return def, other
 }
