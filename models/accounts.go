@@ -123,8 +123,8 @@ func (n *NewUser) hashFirst() error {
 func (n *NewUser) normalize() error {
 	n.Email = strings.ToLower(strings.TrimSpace(n.Email))
 	n.Name = strings.TrimSpace(n.Name)
-	if _, err := mail.ParseAddress(n.Email); err != nil || strings.ContainsAny(n.Email, "<> ") || len(n.Email) > 254 {
-		return Errorf(EInvalid, "%q is not an email address", n.Email)
+	if err := checkNewEmail(n.Email); err != nil {
+		return err
 	}
 	name, err := CheckDisplayName(n.Name)
 	if err != nil {
@@ -134,15 +134,24 @@ func (n *NewUser) normalize() error {
 	return CheckPasswordStrength(n.Password)
 }
 
+// checkNewEmail refuses an address, already trimmed and lower-cased, that
+// a new account cannot have: not one address, one with brackets or
+// spaces, or longer than an address can be (254 characters).
+func checkNewEmail(email string) error {
+	if _, err := mail.ParseAddress(email); err != nil || strings.ContainsAny(email, "<> ") || len(email) > 254 {
+		return Errorf(EInvalid, "%q is not an email address", email)
+	}
+	return nil
+}
+
 // Problems checks every field of a new account at once, as normalize
 // does one after the other, and gives each refused field's message
 // ("email", "name", "password"; nil when all are fine), so a form shows
 // them all together beside their fields instead of the first alone.
 func (n NewUser) Problems() map[string]string {
 	out := map[string]string{}
-	email := strings.ToLower(strings.TrimSpace(n.Email))
-	if _, err := mail.ParseAddress(email); err != nil || strings.ContainsAny(email, "<> ") || len(email) > 254 {
-		out["email"] = fmt.Sprintf("%q is not an email address", email)
+	if err := checkNewEmail(strings.ToLower(strings.TrimSpace(n.Email))); err != nil {
+		out["email"] = ErrorMessage(err)
 	}
 	if _, err := CheckDisplayName(n.Name); err != nil {
 		out["name"] = ErrorMessage(err)
