@@ -17,6 +17,7 @@ import (
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/rubrictemplates"
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dataimport"
 	"github.com/batcheval/batcheval/web"
 )
 
@@ -806,32 +807,20 @@ func scoreEnd(text string) (float64, string) {
 		}
 		return v, ""
 	}
-	body := strings.TrimLeft(t, "+-")
-	whole, frac, ok := strings.Cut(body, ",")
-	if !ok || len(t)-len(body) > 1 || !allDigits(whole) || !allDigits(frac) {
+	dotted, ok := dataimport.DecimalCommaNumber(t)
+	if !ok {
 		return 0, "is not a number (write decimals with a dot or a comma, e.g. 2.5 or 2,5, and no thousands separators)"
 	}
+	body := strings.TrimLeft(dotted, "+-")
+	sign := dotted[:len(dotted)-len(body)]
+	whole, frac, _ := strings.Cut(body, ".")
 	if len(frac) == 3 && len(whole) <= 3 && whole[0] != '0' {
-		sign := t[:len(t)-len(body)]
 		return 0, fmt.Sprintf("could be %s%s%s with a thousands separator or %s%s.%s with a decimal comma: write %s%s%s or %s%s.%s",
 			sign, whole, frac, sign, whole, frac, sign, whole, frac, sign, whole, frac)
 	}
-	v, err := strconv.ParseFloat(t[:len(t)-len(body)]+whole+"."+frac, 64)
+	v, err := strconv.ParseFloat(dotted, 64)
 	if err != nil {
 		return 0, "is not a number (write decimals with a dot or a comma, e.g. 2.5 or 2,5)"
 	}
 	return v, ""
-}
-
-// allDigits reports a non-empty run of ASCII digits.
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }

@@ -717,7 +717,7 @@ func mergeAnnotators(rows []Row, t *Table, m Mapping, fieldCols, ratingCols []st
 // semicolon-separated file, Record.DecimalComma) "3,5" is read as 3.5 too.
 func readNumber(s string, decimalComma bool) (float64, error) {
 	if decimalComma {
-		if d, ok := decimalCommaNumber(s); ok {
+		if d, ok := DecimalCommaNumber(s); ok {
 			s = d
 		}
 	}

@@ -680,9 +680,9 @@ func separatorCounts(head []byte, data, whole bool) []lineSeparators {
 	return out
 }
 
-// decimalCommaNumber reads a number written with a decimal comma ("3,5",
+// DecimalCommaNumber reads a number written with a decimal comma ("3,5",
 // "-0,25") and gives it with a dot; ok is false for anything else.
-func decimalCommaNumber(v string) (string, bool) {
+func DecimalCommaNumber(v string) (string, bool) {
 	t := strings.TrimSpace(v)
 	sign := ""
 	if t != "" && (t[0] == '-' || t[0] == '+') {
