@@ -18,20 +18,9 @@ func (db *DB) ListRoundScoresOfRows(ctx context.Context, runID int64, criterion 
 	if len(rowIDs) == 0 {
 		return out, nil
 	}
-	// The rounds are named (0 to the highest stored, found through the
-	// index) so that the lookup seeks each (round, row) in the index
-	// instead of walking every score of the criterion.
-	var top sql.NullInt64
-	if err := db.Reader(ctx).Raw("SELECT MAX(round) FROM run_scores WHERE run_id = ? AND criterion_index = ?", runID, criterion).
-		Row().Scan(&top); err != nil {
-		return nil, fmt.Errorf("read the rounds of run %d, criterion %d: %w", runID, criterion, err)
-	}
-	if !top.Valid || top.Int64 < 0 {
-		return out, nil
-	}
-	rounds := make([]int64, top.Int64+1)
-	for r := range rounds {
-		rounds[r] = int64(r)
+	rounds, err := db.criterionRounds(ctx, runID, criterion)
+	if err != nil || len(rounds) == 0 {
+		return out, err
 	}
 	var part []RunScore
 	if err := db.Reader(ctx).Select("round, row_id, score").
@@ -43,4 +32,25 @@ func (db *DB) ListRoundScoresOfRows(ctx context.Context, runID int64, criterion 
 		out[s.RowID] = append(out[s.RowID], s.Score)
 	}
 	return out, nil
+}
+
+// criterionRounds names the rounds stored for one criterion of a run, 0 to
+// the highest (found through run_scores' index; none when it has no
+// score), so that a lookup of a few rows' scores seeks each (round, row)
+// in the unique index (run, criterion, round, row) instead of walking
+// every score of the criterion.
+func (db *DB) criterionRounds(ctx context.Context, runID int64, criterion int) ([]int64, error) {
+	var top sql.NullInt64
+	if err := db.Reader(ctx).Raw("SELECT MAX(round) FROM run_scores WHERE run_id = ? AND criterion_index = ?", runID, criterion).
+		Row().Scan(&top); err != nil {
+		return nil, fmt.Errorf("read the rounds of run %d, criterion %d: %w", runID, criterion, err)
+	}
+	if !top.Valid || top.Int64 < 0 {
+		return nil, nil
+	}
+	rounds := make([]int64, top.Int64+1)
+	for r := range rounds {
+		rounds[r] = int64(r)
+	}
+	return rounds, nil
 }

@@ -66,17 +66,12 @@ func (db *DB) ListScoresOfRows(ctx context.Context, runID int64, criteria int, r
 	}
 	var out []RunScore
 	for ci := range criteria {
-		var top sql.NullInt64
-		if err := db.Reader(ctx).Raw("SELECT MAX(round) FROM run_scores WHERE run_id = ? AND criterion_index = ?", runID, ci).
-			Row().Scan(&top); err != nil {
-			return nil, fmt.Errorf("read the rounds of run %d, criterion %d: %w", runID, ci, err)
+		rounds, err := db.criterionRounds(ctx, runID, ci)
+		if err != nil {
+			return nil, err
 		}
-		if !top.Valid || top.Int64 < 0 {
+		if len(rounds) == 0 {
 			continue
-		}
-		rounds := make([]int64, top.Int64+1)
-		for r := range rounds {
-			rounds[r] = int64(r)
 		}
 		var part []RunScore
 		if err := db.Reader(ctx).Select("id, run_id, criterion_index, round, row_id, label, score, analysis").
