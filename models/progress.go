@@ -870,8 +870,17 @@ type BatchSave struct {
 
 // saveOne stores one item of a group on its own.
 func (db *DB) saveOne(ctx context.Context, it BatchSave) error {
-	if it.Cached != nil {
-		return db.ResponseCache(it.Cached.WorkspaceID).SaveAnswer(ctx, it.Cached.Hash, it.Cached.Occurrence, it.Cached.Answer)
+	if a := it.Cached; a != nil {
+		// Stored as it was made (ResponseCache.Answer): with the run
+		// that paid for it, which a fresh ResponseCache would leave out
+		// (the answer then outlived its run's purge, and a run that
+		// reuses no answers lost count of its own).
+		// Retried as the batch results are: a busy database must not
+		// drop an answer the judge was paid for.
+		return db.retry(ctx, "store a judge answer in the answer cache", func() error {
+			_, err := db.hotExec(ctx, db.answers(), nil, saveAnswerSQL(db.Dialect), a.args()...)
+			return err
+		})
 	}
 	return db.saveFenced(WithLeaseOwner(ctx, it.Owner), it.Result, it.OnLease)
 }

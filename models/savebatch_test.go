@@ -605,7 +605,10 @@ func TestAnswerCacheCopiesStoredWithAnswers(t *testing.T) {
 						t.Fatal(errs[0])
 					}
 				}
-				cache := db.ResponseCache(run.WorkspaceID)
+				// The run's own cache, as the runner's: the copy is
+				// stored as this run's on every path (alone, in a group,
+				// one by one after a group failed).
+				cache := db.ResponseCache(run.WorkspaceID).ForRun(run.ID)
 				hash := fmt.Sprintf("%064d", n)
 				copyOf := cache.Answer(hash, 0, []byte(`{"choices":[]}`))
 				var items []models.BatchSave
@@ -634,6 +637,13 @@ func TestAnswerCacheCopiesStoredWithAnswers(t *testing.T) {
 				got, ok, err := cache.LoadAnswer(ctx, hash, 0)
 				if err != nil || !ok || string(got) != `{"choices":[]}` {
 					t.Errorf("cache holds %q (found %v, %v), want the copy", got, ok, err)
+				}
+				var owner *int64
+				if err := db.Gorm.Raw("SELECT run_id FROM judge_response_cache WHERE request_hash = ?", hash).Scan(&owner).Error; err != nil {
+					t.Fatal(err)
+				}
+				if owner == nil || *owner != run.ID {
+					t.Errorf("copy stored as run %v's, want run %d's", owner, run.ID)
 				}
 				want := 0
 				if tc.stored || tc.pre {
