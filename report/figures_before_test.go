@@ -12,7 +12,7 @@ import (
 // TestFiguresMatchTheCodeBefore: BuildFigures (each criterion's scores
 // and batch layout read when it is computed, as spans of values; a
 // criterion's temporaries at their size) gives every figure and sample of
-// the code before livemem45 (BuildFiguresBefore), for every run shape of
+// the code before livemem45 (buildFiguresBefore, a test file's since livemem46), for every run shape of
 // the stream tests, as stored and then running with a failed call, a unit
 // read from too few answers (a sampling method's) and a call not yet
 // answered; and it stores the figures of the same criteria (those whose
@@ -34,7 +34,7 @@ func TestFiguresMatchTheCodeBefore(t *testing.T) {
 				return out
 			}
 			stored()
-			want, err := BuildFiguresBefore(ctx, db, wsID, runID, opt)
+			want, err := buildFiguresBefore(ctx, db, wsID, runID, opt)
 			must(t, err)
 			storedBefore := stored()
 			got, err := BuildFigures(ctx, db, wsID, runID, opt)

@@ -200,10 +200,6 @@ type Options struct {
 	// neither the summary nor the stored per-sample results hold texts,
 	// and a large run's texts were most of the memory its figures took.
 	figuresOnly bool
-	// before computes the figures as before livemem45
-	// (computeFiguresBefore over ListScoreFigures and ListBatchLayout):
-	// the benchmarks' before and the tests' reference. Same figures.
-	before bool
 }
 
 // batchFigure is what the figures read of a batch (models.BatchFigure).
@@ -264,27 +260,9 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	if err != nil {
 		return nil, err
 	}
-	// Only what the figures read: no prompts, answers or analyses. The
-	// code before livemem45 read every score and batch here; now each
-	// criterion's are read when it is computed (criterionReads), so only
-	// one criterion's are held at a time.
-	var scoresBefore []models.ScoreFigure
-	var layoutBefore []batchFigure
-	if opt.before {
-		// Scores first, then the batches: a batch done between the two
-		// reads is not taken for finished with scores missing.
-		if scoresBefore, err = db.ListScoreFigures(ctx, run.ID); err != nil {
-			return nil, err
-		}
-		batches, err := db.ListBatchLayout(ctx, run.ID)
-		if err != nil {
-			return nil, err
-		}
-		layoutBefore = layoutOf(batches)
-		if opt.tooFew, err = tooFewUnits(ctx, db, run); err != nil {
-			return nil, err
-		}
-	}
+	// Only what the figures read: no prompts, answers or analyses. Each
+	// criterion's scores and batches are read when it is computed
+	// (criterionReads), so only one criterion's are held at a time.
 	run, rows, use, err := applyHumanSource(ctx, db, wsID, run, rows, opt.Reviews)
 	if err != nil {
 		return nil, err
@@ -292,19 +270,13 @@ func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Option
 	if opt.memo, err = loadStats(ctx, db, run.ID); err != nil {
 		return nil, err
 	}
-	var rep *Report
-	var done []bool // the criteria whose every batch is done or failed
-	if opt.before {
-		rep = computeFiguresBefore(run, ds, rows, layoutBefore, scoresBefore, opt)
-		done = finishedCriteria(layoutBefore, len(run.RubricSnapshot.Criteria))
-	} else {
-		done = make([]bool, len(run.RubricSnapshot.Criteria))
-		read := func(ci int) (criterionReads, error) {
-			return readCriterion(ctx, db, run, ci, done)
-		}
-		if rep, err = computeFigures(run, ds, rows, read, opt); err != nil {
-			return nil, err
-		}
+	done := make([]bool, len(run.RubricSnapshot.Criteria)) // the criteria whose every batch is done or failed
+	read := func(ci int) (criterionReads, error) {
+		return readCriterion(ctx, db, run, ci, done)
+	}
+	rep, err := computeFigures(run, ds, rows, read, opt)
+	if err != nil {
+		return nil, err
 	}
 	rep.Humans = use
 	if err := withSampleWiseCounts(ctx, db, rep); err != nil {
@@ -388,16 +360,6 @@ func finishedCriteria(batches []batchFigure, n int) []bool {
 // by key (WithTexts).
 func BuildFigures(ctx context.Context, db *models.DB, wsID, runID int64, opt Options) (*Report, error) {
 	opt.figuresOnly = true
-	return BuildWith(ctx, db, wsID, runID, opt)
-}
-
-// BuildFiguresBefore is BuildFigures as it was before livemem45 (reads
-// of models.ScoreFigure and RunBatch layouts, computeFiguresBefore): the
-// same figures, kept for the benchmark that compares the two in one
-// process (handlers.BenchmarkLiveFigureMemory) and the test that checks
-// they agree.
-func BuildFiguresBefore(ctx context.Context, db *models.DB, wsID, runID int64, opt Options) (*Report, error) {
-	opt.figuresOnly, opt.before = true, true
 	return BuildWith(ctx, db, wsID, runID, opt)
 }
 

@@ -3,11 +3,14 @@ package report
 // The figures' computation as it was before livemem45 (reads of
 // models.ScoreFigure and RunBatch layouts, a criterion's temporaries grown
 // by appending), kept unchanged so that one process can compare it with
-// today's: BenchmarkLiveFigureMemory (handlers) measures both, and
+// today's: BenchmarkLiveFigureMemory measures both, and
 // TestFiguresMatchTheCodeBefore checks that their figures are the same.
-// Nothing else calls it.
+// It lives in a test file (livemem46) so that the shipped binary carries
+// one implementation of the figures.
 
 import (
+	"context"
+	"maps"
 	"math"
 	"slices"
 
@@ -15,6 +18,68 @@ import (
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 )
+
+// buildFiguresBefore is BuildFigures as it was before livemem45: BuildWith
+// with every score (models.ScoreFigure) and batch layout of the run read
+// at once, then computeFiguresBefore; it stores the figures of finished
+// criteria as BuildWith does.
+func buildFiguresBefore(ctx context.Context, db *models.DB, wsID, runID int64, opt Options) (*Report, error) {
+	opt.figuresOnly = true
+	run, err := db.FindRun(ctx, wsID, runID)
+	if err != nil {
+		return nil, err
+	}
+	if run, err = withRubricScales(ctx, db, run); err != nil {
+		return nil, err
+	}
+	ds, err := db.FindDataset(ctx, wsID, run.DatasetID)
+	if err != nil {
+		return nil, err
+	}
+	if opt.GroupColumn != "" {
+		ds.GroupColumn = opt.GroupColumn
+	}
+	rows, err := db.ListDatasetRowFigures(ctx, ds.ID, []string{ds.GroupColumn, systemColumn(opt, ds)})
+	if err != nil {
+		return nil, err
+	}
+	// Scores first, then the batches: a batch done between the two reads
+	// is not taken for finished with scores missing.
+	scores, err := db.ListScoreFigures(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	batches, err := db.ListBatchLayout(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	layout := layoutOf(batches)
+	if opt.tooFew, err = tooFewUnits(ctx, db, run); err != nil {
+		return nil, err
+	}
+	run, rows, use, err := applyHumanSource(ctx, db, wsID, run, rows, opt.Reviews)
+	if err != nil {
+		return nil, err
+	}
+	if opt.memo, err = loadStats(ctx, db, run.ID); err != nil {
+		return nil, err
+	}
+	rep := computeFiguresBefore(run, ds, rows, layout, scores, opt)
+	done := finishedCriteria(layout, len(run.RubricSnapshot.Criteria))
+	rep.Humans = use
+	if err := withSampleWiseCounts(ctx, db, rep); err != nil {
+		return nil, err
+	}
+	if !run.Finished() {
+		maps.DeleteFunc(opt.memo.fresh, func(k statsKey, _ storedEntry) bool { return !done[k.criterion] })
+	}
+	if len(opt.memo.fresh) > 0 {
+		if err := saveStats(ctx, db, run.ID, opt.memo); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
 
 // computeFiguresBefore is ComputeWith over what the figures read of the scores
 // and batches.
