@@ -27,8 +27,9 @@ const liveFigRowsEnv = "BATCHEVAL_BENCH_LIVEFIG"
 // background), its time, peak heap (live and garbage, sampled every 2 ms:
 // heapPeaks), peak RSS (VmHWM) above the start, bytes allocated and the
 // heap the report holds afterwards: BuildFigures against the code before
-// livemem45 (buildFiguresBefore, a test file's), alternated in one
-// process; the two reports must be equal. A synthesized run (synthRun: two
+// livemem45 (buildFiguresBefore, a test file's) and against main's before
+// livemem46 (buildFiguresKeepingRatings: the rows' ratings maps kept),
+// in turn in one process; the reports must be equal. A synthesized run (synthRun: two
 // criteria, two rounds, batches of 10) put back to running with its last
 // batch undone (the first criterion's figures stored, as after its first
 // view; the second's computed each time); SQLite, and PostgreSQL too when TEST_DATABASE_URL is set.
@@ -113,31 +114,33 @@ func liveFigureMemory(b *testing.B, d models.Dialect, n int) {
 	if _, err := BuildFigures(ctx, db, wsID, id, Options{}); err != nil {
 		b.Fatal(err)
 	}
-	// Two at a million, in both orders: the first computation reads a
-	// cold database (its pages not yet cached), which costs it time.
+	// Two at a million, in turn: the first computation reads a cold
+	// database (its pages not yet cached), which costs it time.
 	reps := 3
 	if n > 100_000 {
 		reps = 2
 	}
-	var after, before []liveComputation
+	builds := []func(ctx context.Context, db *models.DB, wsID, runID int64, opt Options) (*Report, error){
+		BuildFigures, buildFiguresBefore, buildFiguresKeepingRatings}
+	got := make([][]liveComputation, len(builds))
 	for i := range reps {
-		var a, w liveComputation
-		if i%2 == 0 {
-			a = one(BuildFigures)
-			w = one(buildFiguresBefore)
-		} else {
-			w = one(buildFiguresBefore)
-			a = one(BuildFigures)
+		var first *Report
+		for k := range builds {
+			at := (k + i) % len(builds) // each starts in turn
+			c := one(builds[at])
+			if first == nil {
+				first = c.rep
+			} else if same, where := equalNaN(reflect.ValueOf(c.rep.Criteria), reflect.ValueOf(first.Criteria), "Criteria"); !same {
+				b.Fatalf("the figures differ between the computations: %s", where)
+			}
+			c.rep = nil
+			got[at] = append(got[at], c)
 		}
-		if same, where := equalNaN(reflect.ValueOf(a.rep.Criteria), reflect.ValueOf(w.rep.Criteria), "Criteria"); !same {
-			b.Fatalf("the figures differ from those of the code before: %s", where)
+		if len(first.Criteria) != 2 || len(first.Criteria[0].Samples) != n {
+			b.Fatalf("%d criteria, want 2 of %d samples", len(first.Criteria), n)
 		}
-		if len(a.rep.Criteria) != 2 || len(a.rep.Criteria[0].Samples) != n {
-			b.Fatalf("%d criteria, want 2 of %d samples", len(a.rep.Criteria), n)
-		}
-		a.rep, w.rep = nil, nil
-		after, before = append(after, a), append(before, w)
 	}
+	after, before, kept := got[0], got[1], got[2]
 	med := func(cs []liveComputation, f func(liveComputation) float64) float64 {
 		v := make([]float64, len(cs))
 		for i, c := range cs {
@@ -156,14 +159,31 @@ func liveFigureMemory(b *testing.B, d models.Dialect, n int) {
 	heldOf := func(c liveComputation) float64 { return float64(c.held) / mib }
 	allocOf := func(c liveComputation) float64 { return float64(c.alloc) / mib }
 	samples := 2 * n
-	b.Logf("%s, %d rows (%d samples), one live computation, medians of %d (of two: means): before %.2f s, peak heap %.0f MiB, peak RSS %.0f MiB, allocated %.0f MiB, held %.0f MiB; now %.2f s, peak heap %.0f MiB, peak RSS %.0f MiB, allocated %.0f MiB, held %.0f MiB; now/before heap %.2f, RSS %.2f, allocated %.2f, time %.2f",
-		d, n, samples, reps, med(before, secs), med(before, heapOf), med(before, rssOf), med(before, allocOf), med(before, heldOf),
-		med(after, secs), med(after, heapOf), med(after, rssOf), med(after, allocOf), med(after, heldOf),
-		med(after, heapOf)/med(before, heapOf), med(after, rssOf)/med(before, rssOf), med(after, allocOf)/med(before, allocOf), med(after, secs)/med(before, secs))
-	b.ReportMetric(med(after, heapOf)/med(before, heapOf), fmt.Sprintf("%s-%dk-heap-ratio", d, samples/1000))
-	b.ReportMetric(med(after, rssOf)/med(before, rssOf), fmt.Sprintf("%s-%dk-rss-ratio", d, samples/1000))
-	b.ReportMetric(med(after, allocOf)/med(before, allocOf), fmt.Sprintf("%s-%dk-alloc-ratio", d, samples/1000))
-	b.ReportMetric(med(after, secs)/med(before, secs), fmt.Sprintf("%s-%dk-time-ratio", d, samples/1000))
+	line := func(name string, cs []liveComputation) string {
+		return fmt.Sprintf("%s %.2f s, peak heap %.0f MiB, peak RSS %.0f MiB, allocated %.0f MiB, held %.0f MiB", name,
+			med(cs, secs), med(cs, heapOf), med(cs, rssOf), med(cs, allocOf), med(cs, heldOf))
+	}
+	b.Logf("%s, %d rows (%d samples), one live computation, medians of %d (of two: means): %s; %s; %s; now/main heap %.2f, RSS %.2f, allocated %.2f, time %.2f; now/before heap %.2f, RSS %.2f",
+		d, n, samples, reps, line("before", before), line("main (ratings kept)", kept), line("now", after),
+		med(after, heapOf)/med(kept, heapOf), med(after, rssOf)/med(kept, rssOf), med(after, allocOf)/med(kept, allocOf), med(after, secs)/med(kept, secs),
+		med(after, heapOf)/med(before, heapOf), med(after, rssOf)/med(before, rssOf))
+	for _, r := range []struct {
+		name string
+		base []liveComputation
+	}{{"main", kept}, {"before", before}} {
+		b.ReportMetric(med(after, heapOf)/med(r.base, heapOf), fmt.Sprintf("%s-%dk-heap/%s", d, samples/1000, r.name))
+		b.ReportMetric(med(after, rssOf)/med(r.base, rssOf), fmt.Sprintf("%s-%dk-rss/%s", d, samples/1000, r.name))
+		b.ReportMetric(med(after, allocOf)/med(r.base, allocOf), fmt.Sprintf("%s-%dk-alloc/%s", d, samples/1000, r.name))
+		b.ReportMetric(med(after, secs)/med(r.base, secs), fmt.Sprintf("%s-%dk-time/%s", d, samples/1000, r.name))
+	}
+}
+
+// buildFiguresKeepingRatings is BuildFigures keeping the rows' ratings
+// maps through the computation, as main's code before livemem46 did: the
+// benchmark's in-process measure of what dropping them saves.
+func buildFiguresKeepingRatings(ctx context.Context, db *models.DB, wsID, runID int64, opt Options) (*Report, error) {
+	opt.figuresOnly, opt.ownRows = true, false
+	return buildWith(ctx, db, wsID, runID, opt)
 }
 
 // procStatusBytes reads one "Name: N kB" line of /proc/self/status, in

@@ -200,6 +200,10 @@ type Options struct {
 	// neither the summary nor the stored per-sample results hold texts,
 	// and a large run's texts were most of the memory its figures took.
 	figuresOnly bool
+	// ownRows says the rows handed to computeFigures are the report's
+	// own (BuildWith read them): once every criterion's human ratings
+	// are taken out of them, their ratings maps are dropped (livemem46).
+	ownRows bool
 }
 
 // batchFigure is what the figures read of a batch (models.BatchFigure).
@@ -237,6 +241,16 @@ func Build(ctx context.Context, db *models.DB, wsID, runID int64) (*Report, erro
 
 // BuildWith is Build with options.
 func BuildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Options) (*Report, error) {
+	// The rows it reads are its own: their ratings maps may go once read
+	// (Options.ownRows).
+	opt.ownRows = true
+	return buildWith(ctx, db, wsID, runID, opt)
+}
+
+// buildWith is BuildWith; the rows' ratings maps are dropped while the
+// figures are computed when opt.ownRows says (BenchmarkLiveFigureMemory
+// compares it with and without).
+func buildWith(ctx context.Context, db *models.DB, wsID, runID int64, opt Options) (*Report, error) {
 	run, err := db.FindRun(ctx, wsID, runID)
 	if err != nil {
 		return nil, err
@@ -488,6 +502,42 @@ func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow,
 	// every criterion's Samples: one map for the report, not one a
 	// criterion and figure.
 	rowAt := placesOf(rows)
+	// humans[ci][g] is row g's human rating of criterion ci (nil when it
+	// has none) and annotators[ci] the criterion's annotator columns
+	// (models.AnnotatorColumns), taken before any criterion is computed:
+	// when the rows are the report's own and no criterion has the two
+	// annotators an agreement ceiling reads (ceilingOf), each row's
+	// ratings map (about 280 bytes a row whose ratings no other row
+	// shares, as with continuous ratings) is then dropped for the whole
+	// computation (livemem46); the samples point at the same values.
+	humans := make([][]*float64, len(run.RubricSnapshot.Criteria))
+	annotators := make([][]string, len(run.RubricSnapshot.Criteria))
+	ceilings := false
+	for ci, crit := range run.RubricSnapshot.Criteria {
+		crit, meanOf := comparedHuman(crit, ds)
+		annotators[ci] = models.AnnotatorColumns(crit.HumanColumn, crit.AnnotatorColumns, rows)
+		ceilings = ceilings || len(annotators[ci]) >= 2
+		col := make([]*float64, len(rows))
+		for g, row := range rows {
+			switch {
+			case meanOf != nil:
+				col[g] = models.AnnotatorMean(row, meanOf)
+			case crit.HumanColumn != "":
+				if h, ok := row.Ratings[crit.HumanColumn]; ok && h != nil && !math.IsNaN(*h) {
+					// The row's own rating, not a copy: nothing writes
+					// through either (8 bytes and an allocation a sample,
+					// livemem45b).
+					col[g] = h
+				}
+			}
+		}
+		humans[ci] = col
+	}
+	if opt.ownRows && !ceilings {
+		for i := range rows {
+			rows[i].Ratings = nil
+		}
+	}
 	var judged, unanswered, short []bool
 	for ci, crit := range run.RubricSnapshot.Criteria {
 		d, err := read(ci)
@@ -502,15 +552,9 @@ func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow,
 				failed[b.ID] = true
 			}
 		}
-		// A criterion with annotator columns and no human column is
-		// compared with its annotators' mean (models.WithAnnotatorMean,
-		// which Build applies with the human source; here for the rows
-		// of a caller that did not).
-		var meanOf []string
-		if models.MeansAnnotators(crit) {
-			meanOf = crit.AnnotatorColumns
-			crit.HumanColumn = models.AnnotatorMeanKeyAmong(meanOf, func(k string) bool { return slices.Contains(ds.RatingColumns, k) })
-		}
+		// The criterion as its samples are compared with a human (its
+		// annotators' mean, comparedHuman).
+		crit, _ = comparedHuman(crit, ds)
 		// grid holds the rows' rounds, row k's at grid[k*n:(k+1)*n] (k its
 		// place in rows, rowAt), and is the samples' Rounds: one array a
 		// criterion, not a slice a sample. The readable scores' values
@@ -584,17 +628,7 @@ func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow,
 			// The method says how rounds make a final score (every method
 			// so far: the mean of the readable rounds).
 			sr.Final = method.Final(sr.Rounds)
-			switch {
-			case meanOf != nil:
-				sr.Human = models.AnnotatorMean(row, meanOf)
-			case crit.HumanColumn != "":
-				if h, ok := row.Ratings[crit.HumanColumn]; ok && h != nil && !math.IsNaN(*h) {
-					// The row's own rating, not a copy: nothing writes
-					// through either (8 bytes and an allocation a sample,
-					// livemem45b).
-					sr.Human = h
-				}
-			}
+			sr.Human = humans[ci][g]
 			cr.Scored += k
 			cr.Missing += int(sr.Missing)
 			cr.NoAnswer += int(sr.NoAnswer)
@@ -614,7 +648,7 @@ func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow,
 		fillPositions(&cr, rowAt, scores)
 		scores, d.scores = models.RunScoreValues{}, models.RunScoreValues{}
 		fillCriterion(&cr, run, batches, rowAt, stored, pre)
-		fillExtras(&cr, ds, rows)
+		fillExtras(&cr, ds, rows, annotators[ci])
 		fillSystem(&cr, system, rows, stored, pre)
 		fillScatter(&cr)
 		if !stored {
@@ -627,6 +661,19 @@ func computeFigures(run models.Run, ds models.Dataset, rows []models.DatasetRow,
 		rep.Criteria = append(rep.Criteria, cr)
 	}
 	return rep, nil
+}
+
+// comparedHuman is crit as its samples are compared with a human: a
+// criterion with annotator columns and no human column is compared with
+// its annotators' mean (models.WithAnnotatorMean, which Build applies with
+// the human source; here for the rows of a caller that did not), whose
+// columns meanOf then names; nil otherwise.
+func comparedHuman(crit evaluator.Criterion, ds models.Dataset) (_ evaluator.Criterion, meanOf []string) {
+	if models.MeansAnnotators(crit) {
+		meanOf = crit.AnnotatorColumns
+		crit.HumanColumn = models.AnnotatorMeanKeyAmong(meanOf, func(k string) bool { return slices.Contains(ds.RatingColumns, k) })
+	}
+	return crit, meanOf
 }
 
 // rowPlaces finds a row's place in the report's rows by its id. Rows read
@@ -1066,8 +1113,10 @@ func deref(v *float64) (float64, bool) {
 }
 
 // fillExtras adds the unreadable rate, grouped correlation and the human
-// ceiling (fillPositions the position effect).
-func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow) {
+// ceiling (fillPositions the position effect) over the annotator columns
+// cols (models.AnnotatorColumns of the criterion, read by computeFigures
+// before the rows' ratings may be dropped).
+func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow, cols []string) {
 	if answered := cr.Scored + cr.Unreadable(); answered > 0 {
 		cr.UnreadableRate = float64(cr.Unreadable()) / float64(answered)
 	}
@@ -1093,7 +1142,6 @@ func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow
 			cr.Grouped[m] = stats.GroupedCorrelation(m, xs, ys, gs)
 		}
 	}
-	cols := models.AnnotatorColumns(cr.Criterion.HumanColumn, cr.Criterion.AnnotatorColumns, rows)
 	cr.Ceiling = ceilingOf(cols, rows, cr.Samples, cr.Pearson)
 	if cr.Ceiling != nil {
 		cr.AnnotatorColumns = cols
