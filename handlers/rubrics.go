@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -17,7 +16,6 @@ import (
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/rubrictemplates"
 	"github.com/batcheval/batcheval/models"
-	"github.com/batcheval/batcheval/models/dataimport"
 	"github.com/batcheval/batcheval/web"
 )
 
@@ -792,35 +790,6 @@ func (h *Handlers) showRubric(c echo.Context) error {
 
 // scoreEnd reads a criterion's lowest or highest score as typed in the
 // editor, or says why it cannot ("is not a number (...)", to follow the
-// score's name). A decimal comma is read as a decimal point ("0,5" is
-// 0.5), as dataset uploads read ratings: a score end never takes a
-// thousands separator, and a person whose locale writes decimals with a
-// comma types one. Only where that reading is sure: "1,000" could be a
-// thousand written with a separator as well as 1.000, so it is refused
-// with both ways to write it; a comma with a dot too ("1,000.5") is
-// refused, and so is NaN or infinity.
-func scoreEnd(text string) (float64, string) {
-	t := strings.TrimSpace(text)
-	if v, err := strconv.ParseFloat(t, 64); err == nil {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, "is not a number (write a finite number, e.g. 2.5)"
-		}
-		return v, ""
-	}
-	dotted, ok := dataimport.DecimalCommaNumber(t)
-	if !ok {
-		return 0, "is not a number (write decimals with a dot or a comma, e.g. 2.5 or 2,5, and no thousands separators)"
-	}
-	body := strings.TrimLeft(dotted, "+-")
-	sign := dotted[:len(dotted)-len(body)]
-	whole, frac, _ := strings.Cut(body, ".")
-	if len(frac) == 3 && len(whole) <= 3 && whole[0] != '0' {
-		return 0, fmt.Sprintf("could be %s%s%s with a thousands separator or %s%s.%s with a decimal comma: write %s%s%s or %s%s.%s",
-			sign, whole, frac, sign, whole, frac, sign, whole, frac, sign, whole, frac)
-	}
-	v, err := strconv.ParseFloat(dotted, 64)
-	if err != nil {
-		return 0, "is not a number (write decimals with a dot or a comma, e.g. 2.5 or 2,5)"
-	}
-	return v, ""
-}
+// score's name): the forms' decimal reader (typedDecimal), so "0,5" is
+// 0.5 and "1,000" is refused as unsure.
+func scoreEnd(text string) (float64, string) { return typedDecimal(text, "2.5") }
