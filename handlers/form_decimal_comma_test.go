@@ -3,6 +3,7 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,15 @@ import (
 func TestLaunchFormReadsDecimalComma(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		d := env.demo()
+		// The browser lets a decimal comma through: a number input would
+		// send "" for "0,2" (or refuse it), so these are text inputs
+		// asking for a decimal keyboard.
+		page := env.get(fmt.Sprintf("/projects/%d/runs/new", env.project.ID)).Body.String()
+		for _, name := range []string{"temperature", "top_p", "spend_cap_usd", "sample_temperature"} {
+			if !regexp.MustCompile(`<input type="text" inputmode="decimal" id="` + name + `" name="` + name + `"`).MatchString(page) {
+				t.Errorf("the launch form's %s is not a text input with a decimal keyboard", name)
+			}
+		}
 		launches := fmt.Sprintf("/projects/%d/runs", env.project.ID)
 		form := d.methodForm("batcheval", map[string]string{"temperature": "0,7", "top_p": " 0,95 ", "spend_cap_usd": "2,5", "name": "Comma settings"})
 		run := env.waitRun(env.launch(form), 90*time.Second)
