@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -37,6 +39,9 @@ type rubricForm struct {
 	// notice and importError are shown above the editor and next to the
 	// import box.
 	notice, importError string
+	// importProblems are every problem of a rubric file that could not be
+	// imported, each with its line, listed under importError.
+	importProblems []string
 	// fieldErrors are the save's problems by field id, all of them.
 	fieldErrors map[string][]string
 	// revision is the stored state the editor was opened on (a hidden
@@ -155,7 +160,16 @@ func (h *Handlers) importRubric(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rub, err := evaluator.ParseRubricFile(b)
+	// Every problem at once, each with its line: the rubric's own and what
+	// saving it would refuse (lengths, the number of criteria).
+	rub, err := evaluator.ParseRubricFileWith(b, rubricFileLimitProblems)
+	var all *evaluator.RubricFileError
+	if errors.As(err, &all) {
+		f := rubricForm{Criteria: []web.CriterionForm{newCriterion()},
+			importError:    fmt.Sprintf("%s: %d problems, nothing imported. Fix them in the file and import it again:", fh.Filename, len(all.Problems)),
+			importProblems: all.Problems}
+		return h.renderRubricEditor(c, http.StatusUnprocessableEntity, p, models.Rubric{ProjectID: p.ID}, f, "", false)
+	}
 	if err != nil {
 		return fail(fh.Filename + ": " + err.Error())
 	}
@@ -183,6 +197,48 @@ func (h *Handlers) importRubric(c echo.Context) error {
 		msg += " " + p.Message
 	}
 	return redirect(c, web.RubricEditURL(r.ID), msg)
+}
+
+// rubricFileLimitProblems are what saving an imported rubric would refuse
+// beyond the rubric's own checks, each at its place in the file, so that
+// the import names their lines (the save's message could not): more
+// criteria than the editor carries, and texts longer than a store keeps
+// (the limits of models.validateRubricLengths).
+func rubricFileLimitProblems(r evaluator.Rubric) []*evaluator.RubricProblem {
+	var out []*evaluator.RubricProblem
+	if n := len(r.Criteria); n > maxCriteria {
+		out = append(out, &evaluator.RubricProblem{Path: fmt.Sprintf("$.criteria[%d]", maxCriteria),
+			Msg: fmt.Sprintf("the file has %d criteria; a rubric has at most %d: remove criterion %d and those after it, or split the rubric in two", n, maxCriteria, maxCriteria+1)})
+	}
+	long := func(path, what, value string, limit int) {
+		if n := utf8.RuneCountInString(value); n > limit {
+			out = append(out, &evaluator.RubricProblem{Path: path, Msg: fmt.Sprintf("%s is %d characters long; the limit is %d: shorten it", what, n, limit)})
+		}
+	}
+	long("$.task", "the task", r.Task, models.MaxRubricTextLength)
+	for i, f := range r.Fields {
+		long(fmt.Sprintf("$.fields[%d].label", i), fmt.Sprintf("field %d: the label", i+1), f.Label, models.MaxNameLength)
+	}
+	for i, c := range r.Criteria {
+		at, in := fmt.Sprintf("$.criteria[%d]", i), fmt.Sprintf("criterion %d", i+1)
+		if n := strings.TrimSpace(c.Name); n != "" && utf8.RuneCountInString(n) <= models.MaxNameLength {
+			in += " (" + web.Quoted(n) + ")"
+		}
+		long(at+".name", in+": the name", c.Name, models.MaxNameLength)
+		long(at+".description", in+": the description", c.Description, models.MaxDescriptionLength)
+		long(at+".levels.low", in+": the low level description", c.Levels.Low, models.MaxDescriptionLength)
+		long(at+".levels.middle", in+": the middle level description", c.Levels.Middle, models.MaxDescriptionLength)
+		long(at+".levels.high", in+": the high level description", c.Levels.High, models.MaxDescriptionLength)
+		for j, ex := range c.Examples {
+			eat, ein := fmt.Sprintf("%s.examples[%d]", at, j), fmt.Sprintf("%s, example %d", in, j+1)
+			long(eat+".reason", ein+": the reason", ex.Reason, models.MaxDescriptionLength)
+			for k, f := range ex.Fields {
+				long(fmt.Sprintf("%s.fields[%d].label", eat, k), fmt.Sprintf("%s: the label of field %d", ein, k+1), f.Label, models.MaxNameLength)
+				long(fmt.Sprintf("%s.fields[%d].value", eat, k), fmt.Sprintf("%s: the text of field %d", ein, k+1), f.Value, models.MaxRubricTextLength)
+			}
+		}
+	}
+	return out
 }
 
 // exportRubric downloads a rubric as a rubric file, the format the command
@@ -427,7 +483,7 @@ func (h *Handlers) renderRubricEditor(c echo.Context, status int, p models.Proje
 	v := web.RubricEditorView{
 		Page: page(c, title), Project: p, RubricID: r.ID, Action: action,
 		Name: f.Name, Task: f.Task, Criteria: f.Criteria, Datasets: datasets,
-		PreviewCriterion: f.PreviewCriterion, Error: msg, Notice: f.notice, ImportError: f.importError, FieldErrors: f.fieldErrors, Version: r.Version,
+		PreviewCriterion: f.PreviewCriterion, Error: msg, Notice: f.notice, ImportError: f.importError, ImportProblems: f.importProblems, FieldErrors: f.fieldErrors, Version: r.Version,
 		Revision: f.revision, SavedMeanwhile: f.savedMeanwhile,
 		Manage: manageFor(c, models.KindRubric, r.ID, r.Name, r.ArchivedAt),
 	}
