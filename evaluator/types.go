@@ -116,7 +116,7 @@ func (r Rubric) Problems() []*RubricProblem {
 	seen := map[string]int{} // lower-cased name: index of its first criterion
 	for i, c := range r.Criteria {
 		name := strings.TrimSpace(c.Name)
-		who := name
+		who := fmt.Sprintf("criterion %q", name) // how the scale's problems name it
 		switch first, twice := seen[strings.ToLower(name)]; {
 		case name == "":
 			add(problemAt(criterionPath(i), "criterion %d has no name", i+1))
@@ -131,15 +131,16 @@ func (r Rubric) Problems() []*RubricProblem {
 		}
 		switch {
 		case math.IsNaN(c.Lo) || math.IsNaN(c.Hi) || math.IsInf(c.Lo, 0) || math.IsInf(c.Hi, 0):
-			add(problemAt(criterionPath(i)+".lo", "criterion %q: the range ends must be finite numbers", who))
+			add(problemAt(criterionPath(i)+".lo", "%s: the range ends must be finite numbers", who))
 		case c.Lo == 0 && c.Hi == 0:
-			add(problemAt(criterionPath(i), "criterion %q has no score range: give its lo and hi, the lowest and highest score (e.g. lo 1 and hi 5)", who))
+			add(problemAt(criterionPath(i), "%s has no score range: give its lo and hi, the lowest and highest score (e.g. lo 1 and hi 5)", who))
 		case !(c.Lo < c.Hi):
-			add(problemAt(criterionPath(i)+".lo", "criterion %q: the range [%g, %g] is empty: the low end must be below the high end", who, c.Lo, c.Hi))
+			add(problemAt(criterionPath(i)+".lo", "%s: the range [%g, %g] is empty: the low end must be below the high end", who, c.Lo, c.Hi))
 		case ScaleProblem(c.Lo, c.Hi) != "":
-			add(problemAt(criterionPath(i)+".lo", "criterion %q: %s", who, ScaleProblem(c.Lo, c.Hi)))
-		default:
-			add(c.validateExamples(criterionPath(i), who))
+			add(problemAt(criterionPath(i)+".lo", "%s: %s", who, ScaleProblem(c.Lo, c.Hi)))
+		case name != "":
+			// (A nameless criterion's examples wait for its name.)
+			add(c.validateExamples(criterionPath(i), name))
 		}
 	}
 	for i, f := range r.Fields {
