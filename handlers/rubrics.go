@@ -522,13 +522,21 @@ func (h *Handlers) renderRubricEditor(c echo.Context, status int, p models.Proje
 	if d := mainDataset(p, datasets); v.PreviewDataset == 0 && d != nil {
 		v.PreviewDataset = d.ID
 	}
-	if withPreview && v.PreviewDataset != 0 {
+	switch {
+	case len(datasets) == 0:
+		// Said where the preview would be, as the live preview says it.
+		v.Preview = &web.RubricPreview{Problem: noPreviewDataset}
+	case withPreview && v.PreviewDataset != 0:
 		f.PreviewDataset = v.PreviewDataset
 		pv := h.buildPreview(ctx, h.workspaceID(c), f, r)
 		v.Preview = &pv
 	}
 	return render(c, status, web.RubricEditorPage(v))
 }
+
+// noPreviewDataset is what the prompt preview says in a project without
+// datasets: there are no samples to show the prompt on.
+const noPreviewDataset = "This project has no dataset yet, so there is no sample to preview the prompt on: upload a dataset (Datasets, Upload) and the preview shows the prompt for its first rows."
 
 // buildPreview builds the messages of the first batch the judge would get
 // for one criterion on the chosen dataset, with the default settings.
@@ -539,7 +547,9 @@ func (h *Handlers) renderRubricEditor(c echo.Context, status int, p models.Proje
 func (h *Handlers) buildPreview(ctx context.Context, ws int64, f rubricForm, stored models.Rubric) web.RubricPreview {
 	fields := stored.Fields
 	if f.PreviewDataset == 0 {
-		return web.RubricPreview{Problem: "Choose a dataset to preview the prompt."}
+		// The editor's dataset select always sends one: none comes from
+		// a page of a project without datasets.
+		return web.RubricPreview{Problem: noPreviewDataset}
 	}
 	if len(f.Criteria) == 0 {
 		return web.RubricPreview{Problem: "Add a criterion to preview its prompt."}
@@ -576,6 +586,9 @@ func (h *Handlers) buildPreview(ctx context.Context, ws int64, f rubricForm, sto
 		h.Log.Error("preview rows", "dataset", ds.ID, "err", err)
 		return web.RubricPreview{Problem: "No preview: the dataset's rows could not be read."}
 	}
+	if len(rows) == 0 {
+		return web.RubricPreview{Problem: fmt.Sprintf("The dataset %s has no rows to preview the prompt on: choose another dataset.", web.Quoted(ds.Name))}
+	}
 	if len(fields) == 0 {
 		fields = ds.Fields
 	}
@@ -585,7 +598,9 @@ func (h *Handlers) buildPreview(ctx context.Context, ws int64, f rubricForm, sto
 	}
 	rub := evaluator.Rubric{Task: strings.TrimSpace(f.Task), Fields: fields, Criteria: []evaluator.Criterion{crit}}
 	msgs := evaluator.BuildBatchPrompt(rub, crit, samples, settings)
-	return web.RubricPreview{Dataset: ds.Name, Criterion: crit.Name, Samples: len(samples), Messages: msgs, Tokens: evaluator.EstimateTokens(msgs)}
+	first, last := rows[0], rows[len(rows)-1]
+	return web.RubricPreview{Dataset: ds.Name, Criterion: crit.Name, Samples: len(samples), Messages: msgs, Tokens: evaluator.EstimateTokens(msgs),
+		FirstRow: first.Position, LastRow: last.Position, FirstSample: first.ExternalID, LastSample: last.ExternalID}
 }
 
 // parseRubricForm reads the editor's fields; criteria come as
