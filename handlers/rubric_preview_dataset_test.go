@@ -110,6 +110,8 @@ func TestRubricPreviewSaysItsDatasetAndSamples(t *testing.T) {
 			liveForm[k] = v
 		}
 		liveForm.Del("action")
+		liveForm.Set("project_id", fmt.Sprint(empty.ID)) // as the editor's form sends it
+		storedLive := url.Values{"rubric_id": {fmt.Sprint(stored.ID)}}
 		for _, tc := range []struct {
 			name string
 			send func() *httptestRecorder
@@ -117,7 +119,8 @@ func TestRubricPreviewSaysItsDatasetAndSamples(t *testing.T) {
 			{"new rubric page", noDataset(fmt.Sprintf("/projects/%d/rubrics/new", empty.ID), nil)},
 			{"stored rubric page", noDataset(fmt.Sprintf("/rubrics/%d/edit", stored.ID), nil)},
 			{"Preview button", noDataset(fmt.Sprintf("/projects/%d/rubrics", empty.ID), form)},
-			{"live preview", noDataset("/rubrics/preview", liveForm)},
+			{"live preview of a new rubric", noDataset("/rubrics/preview", liveForm)},
+			{"live preview of a stored rubric", noDataset("/rubrics/preview", storedLive)},
 		} {
 			t.Run("no dataset, "+tc.name, func(t *testing.T) {
 				rec := tc.send()

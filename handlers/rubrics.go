@@ -460,6 +460,23 @@ func (h *Handlers) previewRubric(c echo.Context) error {
 		f = formOfRubric(stored.Name, stored.Evaluator())
 		f.PreviewDataset, f.PreviewCriterion = dataset, criterion
 	}
+	if f.PreviewDataset == 0 {
+		// No dataset chosen: in a project without datasets (the page has
+		// no Dataset select) say so, not "choose one".
+		projectID := stored.ProjectID
+		if projectID == 0 {
+			projectID, _ = strconv.ParseInt(params.Get("project_id"), 10, 64)
+		}
+		if projectID > 0 {
+			datasets, err := h.DB.ListDatasets(c.Request().Context(), h.workspaceID(c), projectID)
+			if err != nil {
+				return err
+			}
+			if len(datasets) == 0 {
+				return renderFragment(c, web.RubricPreviewFragment(web.RubricPreview{Problem: noPreviewDataset}))
+			}
+		}
+	}
 	return renderFragment(c, web.RubricPreviewFragment(h.buildPreview(c.Request().Context(), h.workspaceID(c), f, stored)))
 }
 
@@ -547,9 +564,7 @@ const noPreviewDataset = "This project has no dataset yet, so there is no sample
 func (h *Handlers) buildPreview(ctx context.Context, ws int64, f rubricForm, stored models.Rubric) web.RubricPreview {
 	fields := stored.Fields
 	if f.PreviewDataset == 0 {
-		// The editor's dataset select always sends one: none comes from
-		// a page of a project without datasets.
-		return web.RubricPreview{Problem: noPreviewDataset}
+		return web.RubricPreview{Problem: "Choose a dataset to preview the prompt."}
 	}
 	if len(f.Criteria) == 0 {
 		return web.RubricPreview{Problem: "Add a criterion to preview its prompt."}

@@ -180,7 +180,7 @@ func TestRubricPreview(t *testing.T) {
 			{"no-JS preview, unnamed criterion", fmt.Sprintf("/projects/%d/rubrics", env.project.ID), unnamedPage,
 				[]string{"Give criterion 2 a name to preview its prompt.", ">2. (no name yet)</option>"}, []string{"criterion <strong></strong>"}},
 			{"fragment without dataset", "/rubrics/preview", rubricFormValues("", "1", "5"),
-				[]string{"This project has no dataset yet"}, []string{"Sample1:"}},
+				[]string{"Choose a dataset"}, []string{"Sample1:"}},
 			{"no-JS preview button", fmt.Sprintf("/projects/%d/rubrics", env.project.ID), withDataset("preview", "0"),
 				[]string{"<html", "Sample1:", "tokens (estimate)"}, nil},
 		}
