@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -21,7 +22,13 @@ const MaxRubricFileBytes = 1 << 20
 // task, fields and criteria. It is strict: a key the format lacks (a typo)
 // is an error naming it, and the rubric must pass Validate. Fields may be
 // empty here; a caller that needs them (the command line) says so.
-func ParseRubricFile(b []byte) (Rubric, error) {
+func ParseRubricFile(b []byte) (Rubric, error) { return ParseRubricFileWith(b, nil) }
+
+// ParseRubricFileWith is ParseRubricFile with the caller's own checks of
+// the decoded rubric (more; nil for none), such as the lengths a store
+// allows: their problems are told with the rubric's own, each with its
+// line, all at once (a *RubricFileError when there are several).
+func ParseRubricFileWith(b []byte, more func(Rubric) []*RubricProblem) (Rubric, error) {
 	var r Rubric
 	if len(bytes.TrimSpace(b)) == 0 {
 		return r, errors.New("the file is empty: a rubric file holds task, fields and criteria")
@@ -32,13 +39,58 @@ func ParseRubricFile(b []byte) (Rubric, error) {
 	if err := yaml.UnmarshalWithOptions(b, &r, yaml.Strict()); err != nil {
 		return Rubric{}, errors.New(rubricFileProblem(b, err))
 	}
-	if err := r.Validate(); err != nil {
-		return Rubric{}, withLines(b, err)
+	problems := append(r.Problems(), fileControlProblems(r)...)
+	if more != nil {
+		problems = append(problems, more(r)...)
 	}
-	if err := checkFileControls(r); err != nil {
-		return Rubric{}, withLines(b, err)
+	if err := locateProblems(b, problems); err != nil {
+		return Rubric{}, err
 	}
 	return r, nil
+}
+
+// RubricFileError is every problem of a rubric file, each message starting
+// with its line ("line 9: ..."), in the file's order.
+type RubricFileError struct {
+	Problems []string
+}
+
+func (e *RubricFileError) Error() string {
+	if len(e.Problems) == 1 {
+		return e.Problems[0]
+	}
+	return fmt.Sprintf("%d problems: %s", len(e.Problems), strings.Join(e.Problems, "; "))
+}
+
+// locateProblems puts the file's line before each problem (withLines) and
+// orders them by line: nil for none, the one problem alone (as before), a
+// *RubricFileError for several.
+func locateProblems(b []byte, problems []*RubricProblem) error {
+	switch len(problems) {
+	case 0:
+		return nil
+	case 1:
+		return withLines(b, problems[0])
+	}
+	f, _ := parser.ParseBytes(b, 0)
+	type located struct {
+		line int
+		msg  string
+	}
+	all := make([]located, len(problems))
+	for i, p := range problems {
+		all[i].msg = withLines(b, p).Error()
+		if f != nil {
+			all[i].line = lineOf(f, p.Path)
+		}
+	}
+	// Stable: problems of one line keep the order they were found in.
+	slices.SortStableFunc(all, func(x, y located) int { return x.line - y.line })
+	e := &RubricFileError{}
+	for _, l := range all {
+		e.Problems = append(e.Problems, l.msg)
+	}
+	return e
 }
 
 // withLines puts the file's line before a RubricProblem's message
@@ -70,7 +122,8 @@ func withLines(b []byte, err error) error {
 
 // lineOf is the line of the node at path in f, or of the nearest part
 // holding it when the file leaves that key out (a criterion with no "lo"
-// is found at its criterion); 0 when there is none.
+// is found at its criterion, a top-level key at the top level's first
+// line); 0 when there is none.
 func lineOf(f *ast.File, path string) int {
 	for path != "" && path != "$" {
 		if yp, err := yaml.PathString(path); err == nil {
@@ -82,31 +135,34 @@ func lineOf(f *ast.File, path string) int {
 		}
 		path = parentPath(path)
 	}
+	// A top-level key left out (no task at all): the line the rubric's
+	// top level starts on, so that the message names a line too.
+	if path == "$" && len(f.Docs) > 0 && f.Docs[0] != nil && f.Docs[0].Body != nil {
+		if t := f.Docs[0].Body.GetToken(); t != nil && t.Position != nil && t.Position.Line > 0 {
+			return t.Position.Line
+		}
+	}
 	return 0
 }
 
-// checkFileControls refuses a control character other than tab and line
+// fileControlProblems refuses a control character other than tab and line
 // breaks in any text of a rubric file, naming where: a YAML "\0" or "\e"
 // or a JSON "\u0000" in a task, a description, a column or an example is
 // no text anyone means to show a judge, and PostgreSQL refuses NUL in
 // text. (The checks of every request see a file's name, not its
 // contents.) Criterion names and labels, one line each, are refused any
 // control character by Validate.
-func checkFileControls(r Rubric) error {
+func fileControlProblems(r Rubric) []*RubricProblem {
+	var out []*RubricProblem
 	// Each text: where it is said to be, its path in the file, its value.
-	check := func(where, path, value string) error {
+	check := func(where, path, value string) {
 		if what := controlProblem(value); what != "" {
-			return problemAt(path, "%s holds %s, which is not text: remove it (tabs and line breaks are kept)", where, what)
+			out = append(out, &RubricProblem{Path: path, Msg: fmt.Sprintf("%s holds %s, which is not text: remove it (tabs and line breaks are kept)", where, what)})
 		}
-		return nil
 	}
-	if err := check("the task", "$.task", r.Task); err != nil {
-		return err
-	}
+	check("the task", "$.task", r.Task)
 	for i, f := range r.Fields {
-		if err := check(fmt.Sprintf("field %d: the column", i+1), fmt.Sprintf("$.fields[%d].column", i), f.Column); err != nil {
-			return err
-		}
+		check(fmt.Sprintf("field %d: the column", i+1), fmt.Sprintf("$.fields[%d].column", i), f.Column)
 	}
 	for i, c := range r.Criteria {
 		in, at := fmt.Sprintf("criterion %d (%q): ", i+1, c.Name), criterionPath(i)
@@ -117,9 +173,7 @@ func checkFileControls(r Rubric) error {
 			texts = append(texts, [3]string{fmt.Sprintf("annotator column %d", k+1), fmt.Sprintf("%s.annotator_columns[%d]", at, k), col})
 		}
 		for _, t := range texts {
-			if err := check(in+t[0], t[1], t[2]); err != nil {
-				return err
-			}
+			check(in+t[0], t[1], t[2])
 		}
 		for j, ex := range c.Examples {
 			in, at := fmt.Sprintf("criterion %d (%q), example %d: ", i+1, c.Name, j+1), fmt.Sprintf("%s.examples[%d]", at, j)
@@ -128,13 +182,11 @@ func checkFileControls(r Rubric) error {
 				texts = append(texts, [3]string{fmt.Sprintf("the text of field %d", k+1), fmt.Sprintf("%s.fields[%d].value", at, k), f.Value})
 			}
 			for _, t := range texts {
-				if err := check(in+t[0], t[1], t[2]); err != nil {
-					return err
-				}
+				check(in+t[0], t[1], t[2])
 			}
 		}
 	}
-	return nil
+	return out
 }
 
 // controlProblem names the first control character of s other than tab,

@@ -5,6 +5,7 @@
 package evaluator
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -85,53 +86,73 @@ type Rubric struct {
 	Criteria []Criterion `json:"criteria" yaml:"criteria"`
 }
 
-// Validate reports the first problem that would make the rubric unusable.
+// Validate reports the first problem that would make the rubric unusable
+// (the first of Problems).
 func (r Rubric) Validate() error {
+	if ps := r.Problems(); len(ps) > 0 {
+		return ps[0]
+	}
+	return nil
+}
+
+// Problems lists every problem that would make the rubric unusable, in
+// the rubric's order, each at its place in a rubric file (Path): a file
+// with several mistakes is told them all at once. A criterion's name and
+// its scale are checked apart; of its examples the first problem is said.
+func (r Rubric) Problems() []*RubricProblem {
+	var out []*RubricProblem
+	add := func(err error) {
+		var p *RubricProblem
+		if errors.As(err, &p) {
+			out = append(out, p)
+		}
+	}
 	if strings.TrimSpace(r.Task) == "" {
-		return problemAt("$.task", "task description is empty: say what one sample is (e.g. a dialogue and its next response)")
+		add(problemAt("$.task", "task description is empty: say what one sample is (e.g. a dialogue and its next response)"))
 	}
 	if len(r.Criteria) == 0 {
-		return problemAt("$.criteria", "the rubric has no criteria: add at least one")
+		add(problemAt("$.criteria", "the rubric has no criteria: add at least one"))
 	}
 	seen := map[string]int{} // lower-cased name: index of its first criterion
 	for i, c := range r.Criteria {
 		name := strings.TrimSpace(c.Name)
-		if name == "" {
-			return problemAt(criterionPath(i), "criterion %d has no name", i+1)
+		who := fmt.Sprintf("criterion %q", name) // how the scale's problems name it
+		switch first, twice := seen[strings.ToLower(name)]; {
+		case name == "":
+			add(problemAt(criterionPath(i), "criterion %d has no name", i+1))
+			who = fmt.Sprintf("criterion %d", i+1)
+		case OneLineProblem(c.Name) != "":
+			add(problemAt(criterionPath(i)+".name", "criterion %d (%q): the name holds %s; the judge reads it as one line of its prompt: write the name on one line, without control characters", i+1, c.Name, OneLineProblem(c.Name)))
+		case twice:
+			add(&RubricProblem{Path: criterionPath(i) + ".name", Also: criterionPath(first) + ".name",
+				Msg: fmt.Sprintf("criterion %q appears twice: criterion names must be unique", name)})
+		default:
+			seen[strings.ToLower(name)] = i
 		}
-		if what := OneLineProblem(c.Name); what != "" {
-			return problemAt(criterionPath(i)+".name", "criterion %d (%q): the name holds %s; the judge reads it as one line of its prompt: write the name on one line, without control characters", i+1, c.Name, what)
-		}
-		if first, twice := seen[strings.ToLower(name)]; twice {
-			return &RubricProblem{Path: criterionPath(i) + ".name", Also: criterionPath(first) + ".name",
-				Msg: fmt.Sprintf("criterion %q appears twice: criterion names must be unique", name)}
-		}
-		seen[strings.ToLower(name)] = i
-		if math.IsNaN(c.Lo) || math.IsNaN(c.Hi) || math.IsInf(c.Lo, 0) || math.IsInf(c.Hi, 0) {
-			return problemAt(criterionPath(i)+".lo", "criterion %q: the range ends must be finite numbers", name)
-		}
-		if c.Lo == 0 && c.Hi == 0 {
-			return problemAt(criterionPath(i), "criterion %q has no score range: give its lo and hi, the lowest and highest score (e.g. lo 1 and hi 5)", name)
-		}
-		if !(c.Lo < c.Hi) {
-			return problemAt(criterionPath(i)+".lo", "criterion %q: the range [%g, %g] is empty: the low end must be below the high end", name, c.Lo, c.Hi)
-		}
-		if problem := ScaleProblem(c.Lo, c.Hi); problem != "" {
-			return problemAt(criterionPath(i)+".lo", "criterion %q: %s", name, problem)
-		}
-		if err := c.validateExamples(criterionPath(i), name); err != nil {
-			return err
+		switch {
+		case math.IsNaN(c.Lo) || math.IsNaN(c.Hi) || math.IsInf(c.Lo, 0) || math.IsInf(c.Hi, 0):
+			add(problemAt(criterionPath(i)+".lo", "%s: the range ends must be finite numbers", who))
+		case c.Lo == 0 && c.Hi == 0:
+			add(problemAt(criterionPath(i), "%s has no score range: give its lo and hi, the lowest and highest score (e.g. lo 1 and hi 5)", who))
+		case !(c.Lo < c.Hi):
+			add(problemAt(criterionPath(i)+".lo", "%s: the range [%g, %g] is empty: the low end must be below the high end", who, c.Lo, c.Hi))
+		case ScaleProblem(c.Lo, c.Hi) != "":
+			add(problemAt(criterionPath(i)+".lo", "%s: %s", who, ScaleProblem(c.Lo, c.Hi)))
+		case name != "":
+			// (A nameless criterion's examples wait for its name.)
+			add(c.validateExamples(criterionPath(i), name))
 		}
 	}
 	for i, f := range r.Fields {
 		if strings.TrimSpace(f.Column) == "" {
-			return problemAt(fmt.Sprintf("$.fields[%d]", i), "field %d names no column", i+1)
+			add(problemAt(fmt.Sprintf("$.fields[%d]", i), "field %d names no column", i+1))
+			continue
 		}
 		if what := OneLineProblem(f.Label); what != "" {
-			return problemAt(fmt.Sprintf("$.fields[%d].label", i), "field %d (column %q): the label %q holds %s; the judge reads it as one line of its prompt: write the label on one line, without control characters", i+1, f.Column, f.Label, what)
+			add(problemAt(fmt.Sprintf("$.fields[%d].label", i), "field %d (column %q): the label %q holds %s; the judge reads it as one line of its prompt: write the label on one line, without control characters", i+1, f.Column, f.Label, what))
 		}
 	}
-	return nil
+	return out
 }
 
 // MaxScaleEnd and MaxScaleSpan bound a criterion's scale: both ends

@@ -12,8 +12,8 @@ import (
 // TestJudgeFormErrorsBesideTheField: a refused value of the judge form is
 // named beside its input, which points to the message with
 // aria-describedby (QA: only "Not saved: ..." at the top), and a number
-// written with a decimal comma ("2,5") gets the "write decimals with a
-// dot" hint the other forms give. Timeout and "Slow above" have a help
+// that is not a number says to write decimals with a dot or a comma (a
+// decimal comma is read: TestJudgeFormReadsDecimalComma). Timeout and "Slow above" have a help
 // line each. A base URL without http:// or https:// ("localhost:11434/v1",
 // which the browser's URL field lets through) is refused beside its field
 // with the address to write (QA: it was saved, and every run failed).
@@ -23,12 +23,14 @@ func TestJudgeFormErrorsBesideTheField(t *testing.T) {
 			name, key, value string
 			field, want      string
 		}{
-			{"price with a decimal comma", "price_input", "2,5", "judge-price-in", "write decimals with a dot: 2.5"},
-			{"output price not a number", "price_output", "cheap", "judge-price-out", "is not a number of dollars (e.g. 0.15)"},
-			{"temperature with a decimal comma", "temperature", "0,2", "judge-temperature", "write decimals with a dot: 0.2"},
+			{"price neither with a dot nor a comma", "price_input", "2;5", "judge-price-in", "is not a number of dollars (write decimals with a dot or a comma, e.g. 0.15 or 0,15"},
+			{"price a thousand or one", "price_input", "1,000", "judge-price-in", "could be 1000 with a thousands separator or 1.000 with a decimal comma"},
+			{"output price not a number", "price_output", "cheap", "judge-price-out", "“cheap” is not a number of dollars (write decimals with a dot or a comma, e.g. 0.15 or 0,15"},
+			{"temperature a word", "temperature", "warm", "judge-temperature", "temperature “warm” is not a number (write decimals with a dot or a comma, e.g. 0.2 or 0,2"},
+			{"temperature with a decimal comma out of range", "temperature", "2,5", "judge-temperature", "must be a number from 0 to 2"},
 			{"top p too high", "top_p", "2", "judge-top-p", "at most 1"},
 			{"timeout zero", "timeout_seconds", "0", "judge-timeout", "whole number of seconds"},
-			{"slow threshold with a decimal comma", "slow_seconds", "1,5", "judge-slow", "write decimals with a dot: 1.5"},
+			{"slow threshold a word", "slow_seconds", "soon", "judge-slow", "“soon” is not a number (write decimals with a dot or a comma, e.g. 1.5 or 1,5"},
 			{"requests per minute negative", "requests_per_minute", "-3", "judge-rpm", "whole number, 0 or more"},
 			{"context window a word", "context_tokens", "big", "judge-context", "whole number of tokens"},
 			{"base URL without its scheme", "base_url", "api.openai.com/v1", "judge-base-url", "must start with http:// or https://: write https://api.openai.com/v1"},

@@ -29,23 +29,23 @@ func TestJudgeFormNamesEveryFieldError(t *testing.T) {
 			wantTop, notTop string
 		}{
 			{name: "scheme left off and a decimal comma", path: "/judges",
-				set:     map[string]string{"name": "Local", "base_url": "localhost:11434/v1", "temperature": "0,2"},
-				want:    map[string]string{"judge-base-url": "write http://localhost:11434/v1", "judge-temperature": "write decimals with a dot: 0.2"},
+				set:     map[string]string{"name": "Local", "base_url": "localhost:11434/v1", "temperature": "warm"},
+				want:    map[string]string{"judge-base-url": "write http://localhost:11434/v1", "judge-temperature": "write decimals with a dot or a comma, e.g. 0.2 or 0,2"},
 				wantTop: "2 values need correcting"},
 			{name: "no name, no model, and bad numbers and limits", path: "/judges",
-				set: map[string]string{"name": "", "model": "", "top_p": "2", "timeout_seconds": "0", "price_input": "<b>1</b>", "max_concurrency": "100", "requests_per_minute": "many", "slow_seconds": "1,5", "context_tokens": "8k"},
+				set: map[string]string{"name": "", "model": "", "top_p": "2", "timeout_seconds": "0", "price_input": "<b>1</b>", "max_concurrency": "100", "requests_per_minute": "many", "slow_seconds": "soon", "context_tokens": "8k"},
 				want: map[string]string{"judge-name": "needs a name", "judge-model": "needs a model name", "judge-top-p": "Top p must be", "judge-timeout": "timeout must be",
 					"judge-price-in": "“&lt;b&gt;1&lt;/b&gt;” is not a number", "judge-concurrency": "from 1 to 64", "judge-rpm": "requests per minute must be",
-					"judge-slow": "write decimals with a dot: 1.5", "judge-context": "“8k” is not a whole number"},
+					"judge-slow": "write decimals with a dot or a comma, e.g. 1.5 or 1,5", "judge-context": "“8k” is not a whole number"},
 				wantTop: "9 values need correcting"},
 			{name: "editing: both errors", path: fmt.Sprintf("/judges/%d", j.ID),
-				set:     map[string]string{"name": "Existing judge", "base_url": "localhost:11434/v1", "temperature": "0,2"},
-				want:    map[string]string{"judge-base-url": "write http://localhost:11434/v1", "judge-temperature": "write decimals with a dot: 0.2"},
+				set:     map[string]string{"name": "Existing judge", "base_url": "localhost:11434/v1", "temperature": "warm"},
+				want:    map[string]string{"judge-base-url": "write http://localhost:11434/v1", "judge-temperature": "write decimals with a dot or a comma, e.g. 0.2 or 0,2"},
 				wantTop: "2 values need correcting"},
 			{name: "one error reads as before", path: "/judges",
-				set:     map[string]string{"name": "One", "temperature": "0,2"},
-				want:    map[string]string{"judge-temperature": "write decimals with a dot: 0.2"},
-				wantTop: "Not saved: the temperature must be", notTop: "need correcting"},
+				set:     map[string]string{"name": "One", "temperature": "warm"},
+				want:    map[string]string{"judge-temperature": "write decimals with a dot or a comma, e.g. 0.2 or 0,2"},
+				wantTop: "Not saved: the temperature “warm” is not a number", notTop: "need correcting"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				form := judgeFormValues("", "https://llm.example/v1", "", "")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -153,10 +152,13 @@ func judgeLimitsOf(f web.JudgeForm) (models.JudgeLimits, error) {
 	l.RequestsPerMinute = whole("judge-rpm", "the requests per minute", f.RequestsPerMinute)
 	l.TokensPerMinute = whole("judge-tpm", "the tokens per minute", f.TokensPerMinute)
 	if f.SlowSeconds != "" {
-		v, perr := strconv.ParseFloat(f.SlowSeconds, 64)
-		if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			errs = append(errs, judgeFieldErrorf("judge-slow", "the slow threshold %s must be a number of seconds%s (empty: off)", web.Quoted(f.SlowSeconds), decimalCommaHint(f.SlowSeconds, "e.g. 30")))
-		} else {
+		v, problem := typedDecimal(f.SlowSeconds, "1.5")
+		switch {
+		case problem != "":
+			errs = append(errs, judgeFieldErrorf("judge-slow", "the slow threshold %s %s: type a number of seconds (empty: off)", web.Quoted(f.SlowSeconds), problem))
+		case v < 0:
+			errs = append(errs, judgeFieldErrorf("judge-slow", "the slow threshold %s must be a number of seconds, 0 or more (empty: off)", web.Quoted(f.SlowSeconds)))
+		default:
 			l.SlowMS = int64(v * 1000)
 		}
 	}
@@ -248,21 +250,6 @@ func judgeFieldErrors(err error) map[string]string {
 		return map[string]string{fe.Field: upperFirst(models.ErrorMessage(fe.Err)) + "."}
 	}
 	return nil
-}
-
-// decimalCommaHint is what the other forms say of a number written with a
-// decimal comma ("2,5"): write it with a dot, or "" when s has no comma.
-// example is the example the message gives otherwise ("e.g. 0.15").
-func decimalCommaHint(s, example string) string {
-	if !strings.Contains(s, ",") {
-		return " (" + example + ")"
-	}
-	if dotted := strings.Replace(s, ",", ".", 1); dotted != s {
-		if _, err := strconv.ParseFloat(strings.TrimPrefix(dotted, "$"), 64); err == nil {
-			return " (write decimals with a dot: " + dotted + ")"
-		}
-	}
-	return " (write decimals with a dot, " + example + ")"
 }
 
 func judgeFormView(c echo.Context, j models.Judge, f web.JudgeForm, msg string) web.JudgeFormView {
@@ -445,14 +432,21 @@ func applyJudgeForm(j *models.Judge, f web.JudgeForm) error {
 	if err != nil {
 		errs = append(errs, &judgeFieldError{Field: "judge-key-header", Err: models.Errorf(models.EInvalid, "%s", err.Error())})
 	}
-	temp, err := strconv.ParseFloat(f.Temperature, 64)
-	// NaN compares false with everything: test it explicitly.
-	if err != nil || math.IsNaN(temp) || temp < 0 || temp > 2 {
-		errs = append(errs, judgeFieldErrorf("judge-temperature", "the temperature must be a number from 0 to 2%s", decimalCommaHint(f.Temperature, "e.g. 0.2")))
+	// A decimal comma ("0,2") is read as the other forms read it
+	// (typedDecimal); typedDecimal refuses NaN and infinity.
+	temp, problem := typedDecimal(f.Temperature, "0.2")
+	switch {
+	case problem != "":
+		errs = append(errs, judgeFieldErrorf("judge-temperature", "the temperature %s %s: type a number from 0 to 2", web.Quoted(f.Temperature), problem))
+	case temp < 0 || temp > 2:
+		errs = append(errs, judgeFieldErrorf("judge-temperature", "the temperature must be a number from 0 to 2 (e.g. 0.2)"))
 	}
-	topP, err := strconv.ParseFloat(f.TopP, 64)
-	if err != nil || math.IsNaN(topP) || topP <= 0 || topP > 1 {
-		errs = append(errs, judgeFieldErrorf("judge-top-p", "top p must be a number above 0 and at most 1%s", decimalCommaHint(f.TopP, "e.g. 0.9")))
+	topP, problem := typedDecimal(f.TopP, "0.9")
+	switch {
+	case problem != "":
+		errs = append(errs, judgeFieldErrorf("judge-top-p", "top p %s %s: type a number above 0 and at most 1", web.Quoted(f.TopP), problem))
+	case topP <= 0 || topP > 1:
+		errs = append(errs, judgeFieldErrorf("judge-top-p", "top p must be a number above 0 and at most 1 (e.g. 0.9)"))
 	}
 	timeout, err := strconv.Atoi(f.TimeoutSeconds)
 	if err != nil || timeout < 1 {
@@ -490,9 +484,13 @@ func parsePrice(which, field, s string) (*float64, error) {
 	if s == "" {
 		return nil, nil
 	}
-	v, err := strconv.ParseFloat(strings.TrimPrefix(s, "$"), 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-		return nil, judgeFieldErrorf(field, "the %s price %s is not a number of dollars%s; leave it empty if you do not know it", which, web.Quoted(s), decimalCommaHint(s, "e.g. 0.15"))
+	// A decimal comma ("0,15") is read as the other forms read it.
+	v, problem := typedDecimal(strings.TrimPrefix(s, "$"), "0.15")
+	switch {
+	case problem != "":
+		return nil, judgeFieldErrorf(field, "the %s price %s %s; leave it empty if you do not know it", which, web.Quoted(s), strings.Replace(problem, "is not a number", "is not a number of dollars", 1))
+	case v < 0:
+		return nil, judgeFieldErrorf(field, "the %s price %s is not a number of dollars 0 or more (e.g. 0.15); leave it empty if you do not know it", which, web.Quoted(s))
 	}
 	return &v, nil
 }

@@ -144,35 +144,28 @@ func parseLaunchInput(vals url.Values) launchInput {
 		}
 	}
 	// loOpen: the lowest value is itself refused (top_p 0 samples nothing).
+	// example is the value the advice for unreadable text shows.
 	floats := []struct {
-		key    methods.Setting
-		label  string
-		dst    *float64
-		lo, hi float64
-		loOpen bool
+		key     methods.Setting
+		label   string
+		dst     *float64
+		lo, hi  float64
+		loOpen  bool
+		example string
 	}{
-		{methods.SettingTemperature, "Temperature", &s.Temperature, 0, 2, false},
-		{methods.SettingTopP, "top_p", &s.TopP, 0, 1, true},
-		{methods.SettingSampleTemperature, "Sample temperature", &ms.SampleTemperature, 0, 2, false},
+		{methods.SettingTemperature, "Temperature", &s.Temperature, 0, 2, false, "0.2"},
+		{methods.SettingTopP, "top_p", &s.TopP, 0, 1, true, "0.9"},
+		{methods.SettingSampleTemperature, "Sample temperature", &ms.SampleTemperature, 0, 2, false, "0.7"},
 	}
 	for _, f := range floats {
 		key := string(f.key)
 		in.raw[key] = formatNumber(*f.dst)
 		if v := strings.TrimSpace(vals.Get(key)); v != "" {
 			in.raw[key] = v
-			x, err := strconv.ParseFloat(v, 64)
-			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-				msg := fmt.Sprintf("%s: %s is not a number.", f.label, web.Quoted(v))
-				if dotted := strings.Replace(v, ",", ".", 1); strings.Contains(v, ",") {
-					// A decimal comma, as many locales write it: say what
-					// the other forms say, with the number it likely is.
-					if _, err := strconv.ParseFloat(dotted, 64); err == nil {
-						msg = fmt.Sprintf("%s: %s is not a number (write decimals with a dot: %s).", f.label, web.Quoted(v), dotted)
-					} else {
-						msg = fmt.Sprintf("%s: %s is not a number (write decimals with a dot, e.g. 0.5).", f.label, web.Quoted(v))
-					}
-				}
-				in.errs = append(in.errs, fieldError{msg, f.key, key})
+			// A decimal comma ("0,2") is read as the other forms read it.
+			x, problem := typedDecimal(v, f.example)
+			if problem != "" {
+				in.errs = append(in.errs, fieldError{fmt.Sprintf("%s: %s %s.", f.label, web.Quoted(v), problem), f.key, key})
 				continue
 			}
 			if x < f.lo || x > f.hi || (f.loOpen && x == f.lo) {
@@ -229,9 +222,10 @@ func parseLaunchInput(vals url.Values) launchInput {
 	// An optional spending cap in USD (blank: none); Validate checks it.
 	if v := strings.TrimSpace(vals.Get("spend_cap_usd")); v != "" {
 		in.raw["spend_cap_usd"] = v
-		x, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(x) {
-			in.errs = append(in.errs, fieldError{fmt.Sprintf("Spending cap: %s is not an amount of US dollars.", web.Quoted(v)), "", "spend_cap_usd"}) // every method: "" blocks them all
+		x, problem := typedDecimal(v, "2.5")
+		if problem != "" {
+			problem = strings.Replace(problem, "is not a number", "is not an amount of US dollars", 1)
+			in.errs = append(in.errs, fieldError{fmt.Sprintf("Spending cap: %s %s.", web.Quoted(v), problem), "", "spend_cap_usd"}) // every method: "" blocks them all
 		} else {
 			if !(x > 0) || math.IsInf(x, 1) {
 				in.errs = append(in.errs, fieldError{fmt.Sprintf("Spending cap: %s is not a positive amount of US dollars; leave the field empty for no cap.", v), "", "spend_cap_usd"})

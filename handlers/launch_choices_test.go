@@ -224,7 +224,7 @@ func TestLaunchErrorsNextToFields(t *testing.T) {
 		want := map[string]string{
 			"rounds":        `Rounds: “x” is not a whole number.`,
 			"seed":          `Seed: “1.5” is not a whole number.`,
-			"spend_cap_usd": `Spending cap: “lots” is not an amount of US dollars.`,
+			"spend_cap_usd": `Spending cap: “lots” is not an amount of US dollars (write decimals with a dot or a comma, e.g. 2.5 or 2,5, and no thousands separators).`,
 			"criteria":      "Choose at least one criterion.",
 		}
 		// The reloading buttons land where their change is.

@@ -364,11 +364,12 @@ func TestLaunchMethodInvalidInputs(t *testing.T) {
 			{"CloserLook with n unreadable", d.methodForm("closerlook", map[string]string{"samples": "twenty"}), `Samples n: “twenty” is not a whole number.`},
 			{"sample temperature too high", d.methodForm("geval", map[string]string{"sample_temperature": "3"}), "sample temperature must be between 0 and 2"},
 			{"unknown method", d.methodForm("oracle", nil), `Method: “oracle” is not a method; use batcheval for BatchEval, geval for G-Eval, llmeval for LLM-Eval or closerlook for CloserLook (analyze-rate).`},
-			{"BatchEval with top_p unreadable", d.methodForm("batcheval", map[string]string{"top_p": "most"}), `top_p: “most” is not a number.`},
-			{"LLM-Eval with temperature unreadable", d.methodForm("llmeval", map[string]string{"temperature": "warm"}), `Temperature: “warm” is not a number.`},
-			// A decimal comma gets the hint the other forms give.
-			{"BatchEval with a decimal comma", d.methodForm("batcheval", map[string]string{"temperature": "0,2"}), `Temperature: “0,2” is not a number (write decimals with a dot: 0.2).`},
-			{"G-Eval with a decimal comma", d.methodForm("geval", map[string]string{"sample_temperature": "0,7"}), `Sample temperature: “0,7” is not a number (write decimals with a dot: 0.7).`},
+			{"BatchEval with top_p unreadable", d.methodForm("batcheval", map[string]string{"top_p": "most"}), `top_p: “most” is not a number (write decimals with a dot or a comma, e.g. 0.9 or 0,9, and no thousands separators).`},
+			{"LLM-Eval with temperature unreadable", d.methodForm("llmeval", map[string]string{"temperature": "warm"}), `Temperature: “warm” is not a number (write decimals with a dot or a comma, e.g. 0.2 or 0,2, and no thousands separators).`},
+			// A decimal comma is read (TestLaunchFormReadsDecimalComma):
+			// out of range it says so, unsure it names both readings.
+			{"BatchEval with a decimal comma out of range", d.methodForm("batcheval", map[string]string{"temperature": "2,5"}), `Temperature: 2.5 is out of range; use 0 to 2.`},
+			{"G-Eval with a thousand or one", d.methodForm("geval", map[string]string{"sample_temperature": "1,000"}), `Sample temperature: “1,000” could be 1000 with a thousands separator or 1.000 with a decimal comma: write 1000 or 1.000.`},
 			{"G-Eval with seed unreadable", d.methodForm("geval", map[string]string{"seed": "x"}), `Seed: “x” is not a whole number.`},
 			{"unknown LLM-Eval scale", d.methodForm("llmeval", map[string]string{"llmeval_scale": "1-10"}), `unknown LLM-Eval scale "1-10"`},
 			{"G-Eval on a range without two integers", func() url.Values {

@@ -2,22 +2,22 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/rubrictemplates"
 	"github.com/batcheval/batcheval/models"
-	"github.com/batcheval/batcheval/models/dataimport"
 	"github.com/batcheval/batcheval/web"
 )
 
@@ -39,6 +39,9 @@ type rubricForm struct {
 	// notice and importError are shown above the editor and next to the
 	// import box.
 	notice, importError string
+	// importProblems are every problem of a rubric file that could not be
+	// imported, each with its line, listed under importError.
+	importProblems []string
 	// fieldErrors are the save's problems by field id, all of them.
 	fieldErrors map[string][]string
 	// revision is the stored state the editor was opened on (a hidden
@@ -157,7 +160,16 @@ func (h *Handlers) importRubric(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rub, err := evaluator.ParseRubricFile(b)
+	// Every problem at once, each with its line: the rubric's own and what
+	// saving it would refuse (lengths, the number of criteria).
+	rub, err := evaluator.ParseRubricFileWith(b, rubricFileLimitProblems)
+	var all *evaluator.RubricFileError
+	if errors.As(err, &all) {
+		f := rubricForm{Criteria: []web.CriterionForm{newCriterion()},
+			importError:    fmt.Sprintf("%s: %d problems, nothing imported. Fix them in the file and import it again:", fh.Filename, len(all.Problems)),
+			importProblems: all.Problems}
+		return h.renderRubricEditor(c, http.StatusUnprocessableEntity, p, models.Rubric{ProjectID: p.ID}, f, "", false)
+	}
 	if err != nil {
 		return fail(fh.Filename + ": " + err.Error())
 	}
@@ -185,6 +197,48 @@ func (h *Handlers) importRubric(c echo.Context) error {
 		msg += " " + p.Message
 	}
 	return redirect(c, web.RubricEditURL(r.ID), msg)
+}
+
+// rubricFileLimitProblems are what saving an imported rubric would refuse
+// beyond the rubric's own checks, each at its place in the file, so that
+// the import names their lines (the save's message could not): more
+// criteria than the editor carries, and texts longer than a store keeps
+// (the limits of models.validateRubricLengths).
+func rubricFileLimitProblems(r evaluator.Rubric) []*evaluator.RubricProblem {
+	var out []*evaluator.RubricProblem
+	if n := len(r.Criteria); n > maxCriteria {
+		out = append(out, &evaluator.RubricProblem{Path: fmt.Sprintf("$.criteria[%d]", maxCriteria),
+			Msg: fmt.Sprintf("the file has %d criteria; a rubric has at most %d: remove criterion %d and those after it, or split the rubric in two", n, maxCriteria, maxCriteria+1)})
+	}
+	long := func(path, what, value string, limit int) {
+		if n := utf8.RuneCountInString(value); n > limit {
+			out = append(out, &evaluator.RubricProblem{Path: path, Msg: fmt.Sprintf("%s is %d characters long; the limit is %d: shorten it", what, n, limit)})
+		}
+	}
+	long("$.task", "the task", r.Task, models.MaxRubricTextLength)
+	for i, f := range r.Fields {
+		long(fmt.Sprintf("$.fields[%d].label", i), fmt.Sprintf("field %d: the label", i+1), f.Label, models.MaxNameLength)
+	}
+	for i, c := range r.Criteria {
+		at, in := fmt.Sprintf("$.criteria[%d]", i), fmt.Sprintf("criterion %d", i+1)
+		if n := strings.TrimSpace(c.Name); n != "" && utf8.RuneCountInString(n) <= models.MaxNameLength {
+			in += " (" + web.Quoted(n) + ")"
+		}
+		long(at+".name", in+": the name", c.Name, models.MaxNameLength)
+		long(at+".description", in+": the description", c.Description, models.MaxDescriptionLength)
+		long(at+".levels.low", in+": the low level description", c.Levels.Low, models.MaxDescriptionLength)
+		long(at+".levels.middle", in+": the middle level description", c.Levels.Middle, models.MaxDescriptionLength)
+		long(at+".levels.high", in+": the high level description", c.Levels.High, models.MaxDescriptionLength)
+		for j, ex := range c.Examples {
+			eat, ein := fmt.Sprintf("%s.examples[%d]", at, j), fmt.Sprintf("%s, example %d", in, j+1)
+			long(eat+".reason", ein+": the reason", ex.Reason, models.MaxDescriptionLength)
+			for k, f := range ex.Fields {
+				long(fmt.Sprintf("%s.fields[%d].label", eat, k), fmt.Sprintf("%s: the label of field %d", ein, k+1), f.Label, models.MaxNameLength)
+				long(fmt.Sprintf("%s.fields[%d].value", eat, k), fmt.Sprintf("%s: the text of field %d", ein, k+1), f.Value, models.MaxRubricTextLength)
+			}
+		}
+	}
+	return out
 }
 
 // exportRubric downloads a rubric as a rubric file, the format the command
@@ -406,6 +460,23 @@ func (h *Handlers) previewRubric(c echo.Context) error {
 		f = formOfRubric(stored.Name, stored.Evaluator())
 		f.PreviewDataset, f.PreviewCriterion = dataset, criterion
 	}
+	if f.PreviewDataset == 0 {
+		// No dataset chosen: in a project without datasets (the page has
+		// no Dataset select) say so, not "choose one".
+		projectID := stored.ProjectID
+		if projectID == 0 {
+			projectID, _ = strconv.ParseInt(params.Get("project_id"), 10, 64)
+		}
+		if projectID > 0 {
+			datasets, err := h.DB.ListDatasets(c.Request().Context(), h.workspaceID(c), projectID)
+			if err != nil {
+				return err
+			}
+			if len(datasets) == 0 {
+				return renderFragment(c, web.RubricPreviewFragment(web.RubricPreview{Problem: noPreviewDataset}))
+			}
+		}
+	}
 	return renderFragment(c, web.RubricPreviewFragment(h.buildPreview(c.Request().Context(), h.workspaceID(c), f, stored)))
 }
 
@@ -429,7 +500,7 @@ func (h *Handlers) renderRubricEditor(c echo.Context, status int, p models.Proje
 	v := web.RubricEditorView{
 		Page: page(c, title), Project: p, RubricID: r.ID, Action: action,
 		Name: f.Name, Task: f.Task, Criteria: f.Criteria, Datasets: datasets,
-		PreviewCriterion: f.PreviewCriterion, Error: msg, Notice: f.notice, ImportError: f.importError, FieldErrors: f.fieldErrors, Version: r.Version,
+		PreviewCriterion: f.PreviewCriterion, Error: msg, Notice: f.notice, ImportError: f.importError, ImportProblems: f.importProblems, FieldErrors: f.fieldErrors, Version: r.Version,
 		Revision: f.revision, SavedMeanwhile: f.savedMeanwhile,
 		Manage: manageFor(c, models.KindRubric, r.ID, r.Name, r.ArchivedAt),
 	}
@@ -468,13 +539,21 @@ func (h *Handlers) renderRubricEditor(c echo.Context, status int, p models.Proje
 	if d := mainDataset(p, datasets); v.PreviewDataset == 0 && d != nil {
 		v.PreviewDataset = d.ID
 	}
-	if withPreview && v.PreviewDataset != 0 {
+	switch {
+	case len(datasets) == 0:
+		// Said where the preview would be, as the live preview says it.
+		v.Preview = &web.RubricPreview{Problem: noPreviewDataset}
+	case withPreview && v.PreviewDataset != 0:
 		f.PreviewDataset = v.PreviewDataset
 		pv := h.buildPreview(ctx, h.workspaceID(c), f, r)
 		v.Preview = &pv
 	}
 	return render(c, status, web.RubricEditorPage(v))
 }
+
+// noPreviewDataset is what the prompt preview says in a project without
+// datasets: there are no samples to show the prompt on.
+const noPreviewDataset = "This project has no dataset yet, so there is no sample to preview the prompt on: upload a dataset (Datasets, Upload) and the preview shows the prompt for its first rows."
 
 // buildPreview builds the messages of the first batch the judge would get
 // for one criterion on the chosen dataset, with the default settings.
@@ -522,6 +601,9 @@ func (h *Handlers) buildPreview(ctx context.Context, ws int64, f rubricForm, sto
 		h.Log.Error("preview rows", "dataset", ds.ID, "err", err)
 		return web.RubricPreview{Problem: "No preview: the dataset's rows could not be read."}
 	}
+	if len(rows) == 0 {
+		return web.RubricPreview{Problem: fmt.Sprintf("The dataset %s has no rows to preview the prompt on: choose another dataset.", web.Quoted(ds.Name))}
+	}
 	if len(fields) == 0 {
 		fields = ds.Fields
 	}
@@ -531,7 +613,9 @@ func (h *Handlers) buildPreview(ctx context.Context, ws int64, f rubricForm, sto
 	}
 	rub := evaluator.Rubric{Task: strings.TrimSpace(f.Task), Fields: fields, Criteria: []evaluator.Criterion{crit}}
 	msgs := evaluator.BuildBatchPrompt(rub, crit, samples, settings)
-	return web.RubricPreview{Dataset: ds.Name, Criterion: crit.Name, Samples: len(samples), Messages: msgs, Tokens: evaluator.EstimateTokens(msgs)}
+	first, last := rows[0], rows[len(rows)-1]
+	return web.RubricPreview{Dataset: ds.Name, Criterion: crit.Name, Samples: len(samples), Messages: msgs, Tokens: evaluator.EstimateTokens(msgs),
+		FirstRow: first.Position, LastRow: last.Position, FirstSample: first.ExternalID, LastSample: last.ExternalID}
 }
 
 // parseRubricForm reads the editor's fields; criteria come as
@@ -792,35 +876,6 @@ func (h *Handlers) showRubric(c echo.Context) error {
 
 // scoreEnd reads a criterion's lowest or highest score as typed in the
 // editor, or says why it cannot ("is not a number (...)", to follow the
-// score's name). A decimal comma is read as a decimal point ("0,5" is
-// 0.5), as dataset uploads read ratings: a score end never takes a
-// thousands separator, and a person whose locale writes decimals with a
-// comma types one. Only where that reading is sure: "1,000" could be a
-// thousand written with a separator as well as 1.000, so it is refused
-// with both ways to write it; a comma with a dot too ("1,000.5") is
-// refused, and so is NaN or infinity.
-func scoreEnd(text string) (float64, string) {
-	t := strings.TrimSpace(text)
-	if v, err := strconv.ParseFloat(t, 64); err == nil {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, "is not a number (write a finite number, e.g. 2.5)"
-		}
-		return v, ""
-	}
-	dotted, ok := dataimport.DecimalCommaNumber(t)
-	if !ok {
-		return 0, "is not a number (write decimals with a dot or a comma, e.g. 2.5 or 2,5, and no thousands separators)"
-	}
-	body := strings.TrimLeft(dotted, "+-")
-	sign := dotted[:len(dotted)-len(body)]
-	whole, frac, _ := strings.Cut(body, ".")
-	if len(frac) == 3 && len(whole) <= 3 && whole[0] != '0' {
-		return 0, fmt.Sprintf("could be %s%s%s with a thousands separator or %s%s.%s with a decimal comma: write %s%s%s or %s%s.%s",
-			sign, whole, frac, sign, whole, frac, sign, whole, frac, sign, whole, frac)
-	}
-	v, err := strconv.ParseFloat(dotted, 64)
-	if err != nil {
-		return 0, "is not a number (write decimals with a dot or a comma, e.g. 2.5 or 2,5)"
-	}
-	return v, ""
-}
+// score's name): the forms' decimal reader (typedDecimal), so "0,5" is
+// 0.5 and "1,000" is refused as unsure.
+func scoreEnd(text string) (float64, string) { return typedDecimal(text, "2.5") }

@@ -685,14 +685,16 @@ func (h *Handlers) resumeRun(c echo.Context) error {
 
 // formSpendCap is the new spending cap of a Resume or Continue form: nil
 // when the field is blank (the run keeps its cap), NaN when it is not a
-// number, which the resume or continue refuses with the cap's own message.
+// number (nor one written with a decimal comma), which the resume or
+// continue refuses with the cap's own message.
 func formSpendCap(c echo.Context) *float64 {
 	v := strings.TrimSpace(c.FormValue("spend_cap_usd"))
 	if v == "" {
 		return nil
 	}
-	x, err := strconv.ParseFloat(v, 64)
-	if err != nil {
+	// A decimal comma ("2,5") is read as the launch form reads it.
+	x, problem := typedDecimal(v, "2.5")
+	if problem != "" {
 		x = math.NaN()
 	}
 	return &x

@@ -138,11 +138,12 @@ func TestResumeAndContinueSetTheSpendCapOnlyWhenDone(t *testing.T) {
 		flash("resume at the run limit", env.postForm(runPath+"/resume", url.Values{"spend_cap_usd": {"7.5"}}), "error:")
 		capIs("resume refused at the run limit", 1)
 		atLimit(false)
-		for _, typed := range []string{"abc", "-3"} {
+		for _, typed := range []string{"abc", "-3", "1,000"} { // "1,000": a thousand, or 1.000?
 			flash("resume with cap "+typed, env.postForm(runPath+"/resume", url.Values{"spend_cap_usd": {typed}}), "error:")
 			capIs("resume with cap "+typed, 1)
 		}
-		flash("resume with a cap of $7.50", env.postForm(runPath+"/resume", url.Values{"spend_cap_usd": {"7.5"}}), "ok:")
+		// Typed with a decimal comma, as the launch form reads it (forms46).
+		flash("resume with a cap of $7.50", env.postForm(runPath+"/resume", url.Values{"spend_cap_usd": {"7,5"}}), "ok:")
 		capIs("resumed with a cap of $7.50", 7.5)
 		env.waitRun(run.ID, 60*time.Second)
 

@@ -1220,14 +1220,14 @@ func RunLaunchPage(v RunLaunchView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 115, ">Integer</option></select></div></div></fieldset><fieldset class=\"method-settings\" data-testid=\"settings-shared\"><legend>Decoding</legend><div class=\"row\"><div><label for=\"temperature\">Temperature</label> <input type=\"number\" id=\"temperature\" name=\"temperature\" step=\"0.05\" min=\"0\" max=\"2\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 115, ">Integer</option></select></div></div></fieldset><fieldset class=\"method-settings\" data-testid=\"settings-shared\"><legend>Decoding</legend><div class=\"row\"><div><label for=\"temperature\">Temperature</label> <input type=\"text\" inputmode=\"decimal\" id=\"temperature\" name=\"temperature\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var47 string
 			templ_7745c5c3_Var47, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Temperature).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/launch.templ`, Line: 411, Col: 112}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/launch.templ`, Line: 411, Col: 102}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var47)
 			if templ_7745c5c3_Err != nil {
@@ -1241,14 +1241,14 @@ func RunLaunchPage(v RunLaunchView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 117, "<p class=\"small muted\" id=\"launch-temperature-help\" data-testid=\"launch-temperature-help\">How freely the judge words its answers, from 0 to 2; low is steadier and repeats better from run to run. Used by BatchEval (default 0.2: consistent, yet rounds differ a little) and LLM-Eval (default 0, greedy, which its paper found better). Left as shown, it follows the method chosen.</p></div><div><label for=\"top_p\">top_p</label> <input type=\"number\" id=\"top_p\" name=\"top_p\" step=\"0.05\" min=\"0.05\" max=\"1\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 117, "<p class=\"small muted\" id=\"launch-temperature-help\" data-testid=\"launch-temperature-help\">How freely the judge words its answers, from 0 to 2; low is steadier and repeats better from run to run. Used by BatchEval (default 0.2: consistent, yet rounds differ a little) and LLM-Eval (default 0, greedy, which its paper found better). Left as shown, it follows the method chosen.</p></div><div><label for=\"top_p\">top_p</label> <input type=\"text\" inputmode=\"decimal\" id=\"top_p\" name=\"top_p\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var48 string
 			templ_7745c5c3_Var48, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.TopP).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/launch.templ`, Line: 417, Col: 96}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/launch.templ`, Line: 417, Col: 83}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var48)
 			if templ_7745c5c3_Err != nil {
@@ -1283,14 +1283,14 @@ func RunLaunchPage(v RunLaunchView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 121, "<p class=\"small muted\">Fixes BatchEval's batch shuffles and is sent with its calls, so a run can be repeated.</p></div><div><label for=\"spend_cap_usd\">Spending cap (USD)</label> <input type=\"number\" id=\"spend_cap_usd\" name=\"spend_cap_usd\" step=\"any\" min=\"0\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 121, "<p class=\"small muted\">Fixes BatchEval's batch shuffles and is sent with its calls, so a run can be repeated.</p></div><div><label for=\"spend_cap_usd\">Spending cap (USD)</label> <input type=\"text\" inputmode=\"decimal\" id=\"spend_cap_usd\" name=\"spend_cap_usd\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var50 string
 			templ_7745c5c3_Var50, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.SpendCapUSD).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/launch.templ`, Line: 429, Col: 107}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/launch.templ`, Line: 429, Col: 106}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var50)
 			if templ_7745c5c3_Err != nil {
@@ -1345,14 +1345,14 @@ func RunLaunchPage(v RunLaunchView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 129, "<p class=\"small muted\">CloserLook averages n analysed ratings per sample; G-Eval counts n sampled answers when it cannot read log-probabilities. Both papers use 20.</p></div><div><label for=\"sample_temperature\">Sample temperature</label> <input type=\"number\" id=\"sample_temperature\" name=\"sample_temperature\" step=\"0.05\" min=\"0\" max=\"2\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 129, "<p class=\"small muted\">CloserLook averages n analysed ratings per sample; G-Eval counts n sampled answers when it cannot read log-probabilities. Both papers use 20.</p></div><div><label for=\"sample_temperature\">Sample temperature</label> <input type=\"text\" inputmode=\"decimal\" id=\"sample_temperature\" name=\"sample_temperature\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var52 string
 			templ_7745c5c3_Var52, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.SampleTemperature).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/launch.templ`, Line: 455, Col: 132}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/launch.templ`, Line: 455, Col: 122}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var52)
 			if templ_7745c5c3_Err != nil {

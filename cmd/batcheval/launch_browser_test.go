@@ -43,10 +43,12 @@ func TestBrowserLaunchFormChoices(t *testing.T) {
 	eval := b.eval
 	selectedText := `(s => s.options[s.selectedIndex].textContent.trim())(document.getElementById("dataset"))`
 
-	// A one-round run, then a noisy copy of its data.
+	// A one-round run, its temperature typed with a decimal comma (a
+	// number input sent "" for it; forms46), then a noisy copy of its data.
 	step("launch", chromedp.Navigate(base+"/projects/1/runs/new"),
 		chromedp.WaitVisible(chromedp.CSS(`form.launch-form`)),
 		chromedp.SetValue(chromedp.CSS(`input[name="rounds"]`), "1"),
+		chromedp.SetValue(chromedp.CSS(`#temperature`), "0,3"),
 		pressLaunch,
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="progress"]`)),
 	)
@@ -63,6 +65,9 @@ func TestBrowserLaunchFormChoices(t *testing.T) {
 		if i%15 == 0 {
 			_ = chromedp.Do(ctx, chromedp.Navigate(runPage))
 		}
+	}
+	if got := eval(`document.querySelector('[data-testid="provenance-settings"]').textContent`); !strings.Contains(got, "temperature=0.3") {
+		t.Errorf("the run launched with temperature 0,3 has settings %q, want temperature=0.3", got)
 	}
 	step("noisy copy", chromedp.Navigate(runPage+"/variants"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="noise"] button[type="submit"]`)),
@@ -93,6 +98,21 @@ func TestBrowserLaunchFormChoices(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`#rubric-name`), "Fluency only"),
 		chromedp.SetValue(chromedp.CSS(`#rubric-task`), "A chatbot's reply."),
 		chromedp.SetValue(chromedp.CSS(`[id="criteria[0].name"]`), "Fluent"),
+	)
+	// Its live preview shows the dataset picked, and which samples.
+	noisy := eval(`Array.from(document.querySelectorAll("#preview-dataset option")).find(o => o.textContent.includes("noisy")).value`)
+	eval(`(s => { s.value = "` + noisy + `"; s.dispatchEvent(new Event("change", {bubbles: true})); return ""; })(document.getElementById("preview-dataset"))`)
+	shown := `(e => e ? e.textContent : "")(document.querySelector('#prompt-preview [data-testid="preview-dataset-name"]'))`
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(eval(shown), "noisy"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the live preview still shows %q after picking the noisy copy: %.400q", eval(shown), eval(`document.getElementById("prompt-preview").textContent`))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got := eval(`document.querySelector('#prompt-preview [data-testid="preview-samples"]').textContent`); !strings.HasPrefix(got, "(rows 1 to ") || !strings.Contains(got, "samples “") {
+		t.Errorf("the preview names its samples %q, want (rows 1 to N: samples “...” to “...”)", got)
+	}
+	step("save the rubric",
 		chromedp.Click(chromedp.CSS(`[data-testid="rubric-save"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)),
 	)
