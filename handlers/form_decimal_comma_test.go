@@ -93,8 +93,8 @@ func TestJudgeFormReadsDecimalComma(t *testing.T) {
 		form.Set("temperature", "0,3")
 		form.Set("top_p", "0,8")
 		form.Set("slow_seconds", "1,5")
-		// Stored with a shared limit: alone, a slow threshold is not kept
-		// (JudgeLimits.Any, a separate defect).
+		// With a shared limit: a slow threshold halves it, and alone it
+		// is refused (TestJudgeLimitsForm).
 		form.Set("shared_concurrency", "2")
 		if rec := env.postForm("/judges", form); rec.Code != http.StatusSeeOther {
 			t.Fatalf("create = %d, want 303: %.1500s", rec.Code, rec.Body)

@@ -37,6 +37,10 @@ func TestJudgeLimitsForm(t *testing.T) {
 			{"not a number", limited("Bad2", "", "lots", "", ""), http.StatusUnprocessableEntity, models.JudgeLimits{}, "requests per minute"},
 			{"too many at once", limited("Bad3", "5000", "", "", ""), http.StatusUnprocessableEntity, models.JudgeLimits{}, "the most is 1024"},
 			{"slow not a number", limited("Bad4", "", "", "", "soon"), http.StatusUnprocessableEntity, models.JudgeLimits{}, "slow threshold"},
+			// A slow threshold halves the shared limit: alone it was
+			// stored as no limits at all, dropped without a word.
+			{"slow threshold alone", limited("Bad5", "", "", "", "2"), http.StatusUnprocessableEntity, models.JudgeLimits{}, "set “Calls at once, all runs together” too"},
+			{"slow threshold with a rate only", limited("Bad6", "", "500", "", "2"), http.StatusUnprocessableEntity, models.JudgeLimits{}, "leave the slow threshold empty"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

@@ -162,6 +162,9 @@ func judgeLimitsOf(f web.JudgeForm) (models.JudgeLimits, error) {
 			l.SlowMS = int64(v * 1000)
 		}
 	}
+	if l.SlowMS > 0 && l.MaxConcurrency == 0 && f.SharedConcurrency == "" {
+		errs = append(errs, judgeFieldErrorf("judge-slow", "%s", models.ErrSlowWithoutShared))
+	}
 	if len(errs) > 0 {
 		return l, joinJudgeFieldErrors(errs...)
 	}

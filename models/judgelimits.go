@@ -43,13 +43,22 @@ func (l JudgeLimits) Any() bool {
 // (one slot row each).
 const MaxJudgeConcurrency = 1024
 
-// CheckJudgeLimits refuses negative or absurd limits.
+// ErrSlowWithoutShared is why a slow threshold alone is refused.
+const ErrSlowWithoutShared = "a slow threshold lowers the calls at once of all runs together (a slow answer halves it), so it needs that limit: " +
+	"set “Calls at once, all runs together” too, or leave the slow threshold empty"
+
+// CheckJudgeLimits refuses negative, absurd or ineffective limits.
 func CheckJudgeLimits(l JudgeLimits) error {
 	switch {
 	case l.RequestsPerMinute < 0 || l.TokensPerMinute < 0 || l.MaxConcurrency < 0 || l.SlowMS < 0:
 		return Errorf(EInvalid, "judge limits cannot be negative (0 means no limit)")
 	case l.MaxConcurrency > MaxJudgeConcurrency:
 		return Errorf(EInvalid, "the shared concurrency limit is %d; the most is %d", l.MaxConcurrency, MaxJudgeConcurrency)
+	case l.SlowMS > 0 && l.MaxConcurrency == 0:
+		// A slow answer halves the shared concurrency: with none there is
+		// nothing to halve, and the threshold alone was stored as no
+		// limits at all (Any), dropped without a word.
+		return Errorf(EInvalid, ErrSlowWithoutShared)
 	}
 	return nil
 }
