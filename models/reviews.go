@@ -283,19 +283,25 @@ func (db *DB) ListCurrentRatings(ctx context.Context, wsID, datasetID int64, sca
 	args := []any{wsID, datasetID}
 	var each []string
 	for _, name := range slices.Sorted(maps.Keys(scales)) {
-		each = append(each, "(r.criterion = ? AND r.lo = ? AND r.hi = ?)")
+		each = append(each, "(m.criterion = ? AND m.lo = ? AND m.hi = ?)")
 		args = append(args, name, scales[name].Lo, scales[name].Hi)
 	}
-	upto, later := "", ""
+	upto := ""
 	if uptoID > 0 {
-		upto, later = " AND r.id <= ?", " AND l.id <= ?"
-		args = append(args, uptoID, uptoID)
+		upto = " AND m.id <= ?"
+		args = append(args, uptoID)
 	}
+	// The latest review of each sample by each reviewer on the criterion's
+	// scale (the scale is the criterion's, so grouping by criterion is by
+	// scale too): the largest id of its group, a reviewer grouped by the
+	// account, else (no account) by the name typed. One pass over the
+	// criteria's reviews and a sort in the database, then each current
+	// review read by its key; an anti-join that looked for a later review
+	// of each review cost more than reading them all (BENCHMARKS.md,
+	// reviews46).
 	q := "SELECT r.id, r.row_id, r.criterion, r.human_column, r.reviewer, r.user_id, r.score, r.lo, r.hi FROM review_ratings r" +
-		" WHERE r.workspace_id = ? AND r.dataset_id = ? AND (" + strings.Join(each, " OR ") + ")" + upto +
-		" AND NOT EXISTS (SELECT 1 FROM review_ratings l WHERE l.dataset_id = r.dataset_id AND l.criterion = r.criterion" +
-		" AND l.row_id = r.row_id AND l.workspace_id = r.workspace_id AND l.lo = r.lo AND l.hi = r.hi AND l.id > r.id" + later +
-		" AND (l.user_id = r.user_id OR (r.user_id IS NULL AND l.user_id IS NULL AND l.reviewer = r.reviewer)))"
+		" WHERE r.id IN (SELECT MAX(m.id) FROM review_ratings m WHERE m.workspace_id = ? AND m.dataset_id = ? AND (" + strings.Join(each, " OR ") + ")" + upto +
+		" GROUP BY m.criterion, m.row_id, m.user_id, CASE WHEN m.user_id IS NULL THEN m.reviewer END)"
 	err := db.scanRatings(ctx, wsID, datasetID, q, args, func(r ReviewRating) {
 		out[r.Criterion] = append(out[r.Criterion], r)
 	})
