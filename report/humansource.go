@@ -477,8 +477,10 @@ func applyHumanSource(ctx context.Context, db *models.DB, wsID int64, run models
 }
 
 // usedRatingsKey hashes the browser ratings a report of the run reads
-// under the choice (reviewsOfChoice: up to the choice's cut-off and on the
-// criterion's human scale), "" under the imported source. The stored
+// under the choice (reviewsOfChoice: each reviewer's current review of
+// each sample up to the choice's cut-off and on the criterion's human
+// scale, the same whether a request read every review or the report read
+// those alone), "" under the imported source. The stored
 // summary and per-sample results are keyed by it, so a change in which
 // ratings count (a rule such as models.OnScale, a run whose human scale
 // can no longer be told) makes them stale: the source and cut-off alone
