@@ -335,13 +335,14 @@ type queueIndex struct {
 }
 
 // queueIndexOf is criterion ci of run's review queue in order (seeded with
-// seed when random) for the reviewer who rated the rows rated. A finished
-// run reads it from its stored results through their ranks
-// (storedQueueIndex): the rated rows' ranks and the one sample shown, never
-// every stored result. A run still going, full (tests) and the order by
+// seed when random) for the reviewer whose ratings who names (nil: a
+// reviewer not known yet, who rated nothing). A finished run reads it from
+// its stored results through their ranks (storedQueueIndex): the count of
+// the reviewer's rated samples and the first unrated one found in SQL,
+// and the one sample shown, never every stored result nor the rated ids. A run still going, full (tests) and the order by
 // spread of results stored before it was ranked (00038) order every
 // sample's outcome as queueOrder does.
-func (h *Handlers) queueIndexOf(ctx context.Context, run models.Run, ci int, order string, seed int64, full bool, rr *runReviews, rated []int64) (queueIndex, error) {
+func (h *Handlers) queueIndexOf(ctx context.Context, run models.Run, ci int, order string, seed int64, full bool, rr *runReviews, who *models.ReviewerRatings) (queueIndex, error) {
 	if !full {
 		sum, err := h.storedResults(ctx, run, rr)
 		if err != nil {
@@ -351,13 +352,13 @@ func (h *Handlers) queueIndexOf(ctx context.Context, run models.Run, ci int, ord
 			if ci < 0 || ci >= len(sum.Criteria) {
 				return queueIndex{}, models.Errorf(models.EInvalid, "run %d has no criterion %d", run.ID, ci+1)
 			}
-			qi, ranked, err := h.storedQueueIndex(ctx, sum, ci, order, seed, rated)
+			qi, ranked, err := h.storedQueueIndex(ctx, sum, ci, order, seed, who)
 			if err != nil || ranked {
 				return qi, err
 			}
 		}
 	}
-	return h.outcomesQueueIndex(ctx, run, ci, order, seed, full, rr, rated)
+	return h.outcomesQueueIndex(ctx, run, ci, order, seed, full, rr, who)
 }
 
 // outcomesQueueIndex is queueIndexOf from every sample's outcome
@@ -366,10 +367,18 @@ func (h *Handlers) queueIndexOf(ctx context.Context, run models.Run, ci int, ord
 // shared figures (liveReport) once per computation and order, and a view
 // then looks up the reviewer's rated rows in that order by key: no view
 // reads or sorts every sample's outcome again.
-func (h *Handlers) outcomesQueueIndex(ctx context.Context, run models.Run, ci int, order string, seed int64, full bool, rr *runReviews, rated []int64) (queueIndex, error) {
+func (h *Handlers) outcomesQueueIndex(ctx context.Context, run models.Run, ci int, order string, seed int64, full bool, rr *runReviews, who *models.ReviewerRatings) (queueIndex, error) {
 	qs, err := h.queueSamples(ctx, run, ci, full, rr)
 	if err != nil {
 		return queueIndex{}, err
+	}
+	// Every outcome is in memory here already: the rated rows are looked
+	// up among them.
+	var rated []int64
+	if who != nil {
+		if rated, err = h.DB.ListReviewerRatedRows(ctx, who.WorkspaceID, who.DatasetID, who.Criterion, who.Reviewer, who.UserID, who.Lo, who.Hi); err != nil {
+			return queueIndex{}, err
+		}
 	}
 	qo := rr.liveOf(qs.rep).memo(queueOrderKey{ci, order, seed}, func() any { return orderOutcomes(qs.outcomes, order, seed) }).(*orderedOutcomes)
 	mine := make(map[int64]bool, len(rated))
@@ -436,9 +445,13 @@ func orderOutcomes(outcomes []models.SampleOutcome, order string, seed int64) *o
 // order, as queueOrder sorts); the queue by spread is rank_spread_desc
 // (report.SpreadOrder, queueOrder's); the random queue is the seeded
 // shuffle of the dataset order (rank_position). A place is one row of the
-// order's index; the rated rows are looked up by key. ranked is false when
+// order's index; the reviewer's rated samples are counted, and the first
+// unrated one found, in SQL (models.ReviewerQueueMarks, in one
+// statement; the random queue marks the rated ranks,
+// EachReviewerRatedRank), where the rated ids were read into Go and sent
+// back as IN lists before. ranked is false when
 // the stored results have no ranks by spread (stored before 00038).
-func (h *Handlers) storedQueueIndex(ctx context.Context, sum *report.Report, ci int, order string, seed int64, rated []int64) (qi queueIndex, ranked bool, err error) {
+func (h *Handlers) storedQueueIndex(ctx context.Context, sum *report.Report, ci int, order string, seed int64, who *models.ReviewerRatings) (qi queueIndex, ranked bool, err error) {
 	c := sum.Criteria[ci]
 	sortKey, dir := "diff", "desc"
 	var perm []int // the random queue's places, as ranks in dataset order
@@ -510,19 +523,9 @@ func (h *Handlers) storedQueueIndex(ctx context.Context, sum *report.Report, ci 
 	} else {
 		qi.note = unrankedNote(order)
 	}
-	ranks, err := h.DB.ListRunSampleRanks(ctx, sum.Run.ID, c.Index, sortKey, dir, rated)
-	if err != nil {
-		return queueIndex{}, false, err
-	}
-	qi.ratedByMe = len(ranks)
-	taken := make(map[int]bool, len(ranks))
-	for _, r := range ranks {
-		taken[r.Rank] = true
-	}
-	for k := range qi.total {
-		if !taken[rank(k)] {
-			qi.firstUnrated = k
-			break
+	if who != nil {
+		if qi.ratedByMe, qi.firstUnrated, err = h.storedQueueMarks(ctx, sum.Run.ID, c.Index, sortKey, dir, qi.total, perm, *who); err != nil {
+			return queueIndex{}, false, err
 		}
 	}
 	qi.at = func(ctx context.Context, k int) (report.SampleResult, error) { return sample(ctx, rank(k)) }
@@ -540,4 +543,37 @@ func (h *Handlers) storedQueueIndex(ctx context.Context, sum *report.Report, ci 
 		return k, k >= 0, nil
 	}
 	return qi, true, nil
+}
+
+// storedQueueMarks counts the stored results of a run's criterion (total
+// of them) the reviewer rates now, and finds the first place of the queue
+// in the order sort, dir whose sample they do not rate (0 when they rate
+// them all, as before). perm, for the random queue, gives the rank at
+// each place: the rated ranks are marked from the database, each once,
+// and the places walked; any other order's place is its rank, found by
+// an anti-join that stops at the first unrated sample.
+func (h *Handlers) storedQueueMarks(ctx context.Context, runID int64, ci int, sort, dir string, total int, perm []int, who models.ReviewerRatings) (rated, firstUnrated int, err error) {
+	if perm != nil {
+		taken := make([]bool, total)
+		err := h.DB.EachReviewerRatedRank(ctx, runID, ci, sort, dir, who, func(r int) {
+			rated++
+			if r >= 0 && r < total {
+				taken[r] = true
+			}
+		})
+		if err != nil {
+			return 0, 0, err
+		}
+		for k := range total {
+			if !taken[perm[k]] {
+				return rated, k, nil
+			}
+		}
+		return rated, 0, nil
+	}
+	rated, k, found, err := h.DB.ReviewerQueueMarks(ctx, runID, ci, sort, dir, who)
+	if err != nil || rated == 0 || !found || k < 0 || k >= total {
+		return rated, 0, err
+	}
+	return rated, k, nil
 }

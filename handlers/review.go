@@ -984,13 +984,11 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 	scale := scales[q.Criterion]
 	v.Lo, v.Hi = scale.Lo, scale.Hi
 	me := h.reviewerKey(c)
-	var ratedRows []int64 // the rows the reviewer rated, in no order
+	var who *models.ReviewerRatings // whose ratings the queue marks: nobody's yet
 	if name, userID, need := h.reviewer(c); !need {
-		if ratedRows, err = h.DB.ListReviewerRatedRows(ctx, ds.WorkspaceID, ds.ID, crit.Name, name, userID, scale.Lo, scale.Hi); err != nil {
-			return err
-		}
+		who = &models.ReviewerRatings{WorkspaceID: ds.WorkspaceID, DatasetID: ds.ID, Criterion: crit.Name, Reviewer: name, UserID: userID, Lo: scale.Lo, Hi: scale.Hi}
 	}
-	qi, err := h.queueIndexOf(ctx, run, q.Criterion, q.Order, q.Seed, full, rr, ratedRows)
+	qi, err := h.queueIndexOf(ctx, run, q.Criterion, q.Order, q.Seed, full, rr, who)
 	if p := preparingOf(err); p != nil {
 		// A large run that just finished: its results are stored in the
 		// background, and the queue is ordered from them once they are.

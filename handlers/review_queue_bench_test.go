@@ -76,9 +76,10 @@ func BenchmarkReviewQueueFromRanks(b *testing.B) {
 			for _, order := range []string{orderDisagreement, orderUncertain, orderRandom} {
 				var shown [2]int64
 				first := 0 // the first unrated sample's place
-				read := func(k int, index func(context.Context, models.Run, int, string, int64, bool, *runReviews, []int64) (queueIndex, error)) func() {
+				who := &models.ReviewerRatings{WorkspaceID: p.WorkspaceID, DatasetID: ds.ID, Criterion: crit.Name, Reviewer: "Ann", Lo: crit.Lo, Hi: crit.Hi}
+				read := func(k int, index func(context.Context, models.Run, int, string, int64, bool, *runReviews, *models.ReviewerRatings) (queueIndex, error)) func() {
 					return func() {
-						qi, err := index(lctx, run, 0, order, 1, false, h.newRunReviews(), rated)
+						qi, err := index(lctx, run, 0, order, 1, false, h.newRunReviews(), who)
 						mustB(b, err)
 						s, err := qi.at(lctx, qi.firstUnrated)
 						mustB(b, err)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -83,10 +84,16 @@ func TestReviewQueueShowsWhatEveryReviewGave(t *testing.T) {
 					}
 				}
 				for _, order := range []string{orderDisagreement, orderUncertain, orderRandom} {
-					qi, err := env.h.queueIndexOf(ctx, run, ci, order, 7, false, env.h.newRunReviews(), old)
+					who := &models.ReviewerRatings{WorkspaceID: env.ws.ID, DatasetID: d.dataset.ID, Criterion: crit.Name, Reviewer: u.Email, UserID: &u.ID, Lo: scale.Lo, Hi: scale.Hi}
+					qi, err := env.h.queueIndexOf(ctx, run, ci, order, 7, false, env.h.newRunReviews(), who)
 					must(t, err)
 					s, err := qi.at(ctx, qi.firstUnrated)
 					must(t, err)
+					// The count and the first unrated sample, read in SQL,
+					// are every review's.
+					if qi.ratedByMe != len(old) || (len(old) < qi.total && slices.Contains(old, s.RowID)) {
+						t.Errorf("%s, %s, %s: %d rated, opens on row %d; every review gave %d rated rows %v", name, crit.Name, order, qi.ratedByMe, s.RowID, len(old), old)
+					}
 					q := url.Values{"run": {strconv.FormatInt(run.ID, 10)}, "criterion": {strconv.Itoa(ci)}, "order": {order}, "seed": {"7"}}
 					rec := env.send(http.MethodGet, fmt.Sprintf("/datasets/%d/review?%s", d.dataset.ID, q.Encode()), nil, "", session)
 					body := rec.Body.String()

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -200,9 +201,28 @@ func (db *DB) ListCriteriaRatings(ctx context.Context, wsID, datasetID int64, cr
 	// In no order: the index the query reads gives them by criterion and
 	// sample, and sorting them by id in SQL (SQLite's sorter) cost more
 	// than sorting each criterion's here.
+	err := db.scanRatings(ctx, wsID, datasetID, q, args, func(r ReviewRating) {
+		out[r.Criterion] = append(out[r.Criterion], r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, rs := range out {
+		slices.SortFunc(rs, func(a, b ReviewRating) int { return cmp.Compare(a.ID, b.ID) })
+		if err := db.withCurrentReviewers(ctx, wsID, rs); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// scanRatings runs q, which selects review_ratings' id, row_id, criterion,
+// human_column, reviewer, user_id, score, lo and hi (in that order), and
+// calls fn with each review read, streamed: only those fields are set.
+func (db *DB) scanRatings(ctx context.Context, wsID, datasetID int64, q string, args []any, fn func(ReviewRating)) error {
 	rows, err := db.Reader(ctx).Raw(q, args...).Rows()
 	if err != nil {
-		return nil, fmt.Errorf("read the ratings of dataset %d: %w", datasetID, err)
+		return fmt.Errorf("read the ratings of dataset %d: %w", datasetID, err)
 	}
 	defer rows.Close()
 	// The criterion, column and reviewer texts repeat from review to
@@ -223,7 +243,7 @@ func (db *DB) ListCriteriaRatings(ctx context.Context, wsID, datasetID int64, cr
 	for rows.Next() {
 		r := ReviewRating{WorkspaceID: wsID, DatasetID: datasetID}
 		if err := rows.Scan(&r.ID, &r.RowID, &crit, &col, &who, &user, &score, &r.Lo, &r.Hi); err != nil {
-			return nil, fmt.Errorf("read the ratings of dataset %d: %w", datasetID, err)
+			return fmt.Errorf("read the ratings of dataset %d: %w", datasetID, err)
 		}
 		r.Criterion, r.HumanColumn, r.Reviewer = text(crit), text(col), text(who)
 		if user.Valid {
@@ -234,10 +254,59 @@ func (db *DB) ListCriteriaRatings(ctx context.Context, wsID, datasetID int64, cr
 			x := score.Float64
 			r.Score = &x
 		}
-		out[r.Criterion] = append(out[r.Criterion], r)
+		fn(r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the ratings of dataset %d: %w", datasetID, err)
+		return fmt.Errorf("read the ratings of dataset %d: %w", datasetID, err)
+	}
+	return nil
+}
+
+// ListCurrentRatings returns, of a dataset's criteria (the keys of
+// scales), each reviewer's current review of each sample on the
+// criterion's scale as it stood with the reviews stored up to uptoID (0:
+// all of them), by criterion name, oldest first: their latest review of
+// the sample on that scale with an id up to it, a reviewer as ReviewerKey
+// identifies them (the account, else the name typed), whether it holds a
+// rating or withdrew one. It is what CurrentReviews(OnScale(reviews up to
+// uptoID, scale)) keeps of ListCriteriaRatings' reviews, with the same
+// fields set, but picked in SQL (an anti-join on a later review of the
+// same sample, reviewer and scale, through review_ratings_sample), in one
+// query streamed: a report reads the reviews it uses, not every review of
+// the dataset with the ratings they replaced, withdrew or gave on another
+// scale. Excluded raters are not left out (WithoutExcluded).
+func (db *DB) ListCurrentRatings(ctx context.Context, wsID, datasetID int64, scales map[string]evaluator.Scale, uptoID int64) (map[string][]ReviewRating, error) {
+	out := map[string][]ReviewRating{}
+	if len(scales) == 0 {
+		return out, nil
+	}
+	args := []any{wsID, datasetID}
+	var each []string
+	for _, name := range slices.Sorted(maps.Keys(scales)) {
+		each = append(each, "(m.criterion = ? AND m.lo = ? AND m.hi = ?)")
+		args = append(args, name, scales[name].Lo, scales[name].Hi)
+	}
+	upto := ""
+	if uptoID > 0 {
+		upto = " AND m.id <= ?"
+		args = append(args, uptoID)
+	}
+	// The latest review of each sample by each reviewer on the criterion's
+	// scale (the scale is the criterion's, so grouping by criterion is by
+	// scale too): the largest id of its group, a reviewer grouped by the
+	// account, else (no account) by the name typed. One pass over the
+	// criteria's reviews and a sort in the database, then each current
+	// review read by its key; an anti-join that looked for a later review
+	// of each review cost more than reading them all (BENCHMARKS.md,
+	// reviews46).
+	q := "SELECT r.id, r.row_id, r.criterion, r.human_column, r.reviewer, r.user_id, r.score, r.lo, r.hi FROM review_ratings r" +
+		" WHERE r.id IN (SELECT MAX(m.id) FROM review_ratings m WHERE m.workspace_id = ? AND m.dataset_id = ? AND (" + strings.Join(each, " OR ") + ")" + upto +
+		" GROUP BY m.criterion, m.row_id, m.user_id, CASE WHEN m.user_id IS NULL THEN m.reviewer END)"
+	err := db.scanRatings(ctx, wsID, datasetID, q, args, func(r ReviewRating) {
+		out[r.Criterion] = append(out[r.Criterion], r)
+	})
+	if err != nil {
+		return nil, err
 	}
 	for _, rs := range out {
 		slices.SortFunc(rs, func(a, b ReviewRating) int { return cmp.Compare(a.ID, b.ID) })
@@ -1329,4 +1398,133 @@ func (db *DB) ListReviewerRatedRows(ctx context.Context, wsID, datasetID int64, 
 		return nil, fmt.Errorf("read the samples %s rated on %s in dataset %d: %w", reviewer, criterion, datasetID, err)
 	}
 	return ids, nil
+}
+
+// ReviewerRatings names one reviewer's ratings of a dataset's criterion on
+// one scale: an account by UserID, else the name typed (Reviewer). A
+// sample is rated by them when their latest review of it on the scale
+// holds a rating (ListReviewerRatedRows' rule).
+type ReviewerRatings struct {
+	WorkspaceID, DatasetID int64
+	Criterion, Reviewer    string
+	UserID                 *int64
+	Lo, Hi                 float64
+}
+
+// current is the SQL of the reviewer's current ratings (alias r): their
+// reviews of the criterion on the scale that hold a rating and that no
+// later review of theirs of the same sample on the scale replaced, led
+// by review_ratings_reviewer (00089). rowCol, when not "", ties them to
+// the sample whose row id it is.
+func (w ReviewerRatings) current(rowCol string) (string, []any) {
+	who, args := "r.user_id IS NULL AND r.reviewer = ?", []any{w.DatasetID, w.Criterion, w.Reviewer}
+	later := "l.user_id IS NULL AND l.reviewer = r.reviewer"
+	if w.UserID != nil {
+		who, args, later = "r.user_id = ?", []any{w.DatasetID, w.Criterion, *w.UserID}, "l.user_id = r.user_id"
+	}
+	row := ""
+	if rowCol != "" {
+		row = " AND r.row_id = " + rowCol
+	}
+	q := "r.dataset_id = ? AND r.criterion = ? AND " + who + row +
+		" AND r.workspace_id = ? AND r.lo = ? AND r.hi = ? AND r.score IS NOT NULL AND NOT EXISTS (SELECT 1 FROM review_ratings l" +
+		" WHERE l.dataset_id = r.dataset_id AND l.criterion = r.criterion AND " + later +
+		" AND l.row_id = r.row_id AND l.workspace_id = r.workspace_id AND l.lo = r.lo AND l.hi = r.hi AND l.id > r.id)"
+	return q, append(args, w.WorkspaceID, w.Lo, w.Hi)
+}
+
+// ratedBy is the SQL condition that the reviewer rates the sample whose
+// row id is rowCol now, with its arguments: a semi-join on the reviewer's
+// own reviews, so a queue filters its samples in the database instead of
+// reading the rated ids into Go and sending them back as IN lists.
+func (w ReviewerRatings) ratedBy(rowCol string) (string, []any) {
+	q, args := w.current(rowCol)
+	return "EXISTS (SELECT 1 FROM review_ratings r WHERE " + q + ")", args
+}
+
+// resultRankColumn is the stored results' rank column of the order sort,
+// dir, and whether it is read descending.
+func resultRankColumn(sort, dir string) (string, bool, error) {
+	order, ok := sampleOrders[[2]string{sort, dir}]
+	if !ok {
+		return "", false, Errorf(EInvalid, "unknown sample order %q %q", sort, dir)
+	}
+	col, desc := cutDesc(order)
+	return col, desc, nil
+}
+
+// ReviewerQueueMarks counts the stored results of a run's criterion whose
+// samples the reviewer rates now (ReviewerRatings), and finds the first
+// rank, in the order sort, dir (as ListRunSampleRanks gives ranks), of
+// one whose sample they do not rate (found false when they rate every
+// one), in one statement: the count led by the reviewer's own reviews,
+// each looked up in the results by key (a CROSS JOIN keeps SQLite's
+// planner from walking every result of the run instead); the first
+// unrated by the order's index from its start, stopping at the first
+// sample without a current rating (an anti-join). No id leaves the
+// database, where the queue read the rated ids and sent them back as IN
+// lists for their ranks.
+func (db *DB) ReviewerQueueMarks(ctx context.Context, runID int64, criterion int, sort, dir string, w ReviewerRatings) (rated, first int, found bool, err error) {
+	col, desc, err := resultRankColumn(sort, dir)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	cur, curArgs := w.current("")
+	cond, condArgs := w.ratedBy("s.row_id")
+	order := "s." + col
+	if desc {
+		order += " DESC"
+	}
+	// One current rating per sample, so no DISTINCT.
+	q := "SELECT (SELECT COUNT(*) FROM review_ratings r CROSS JOIN run_sample_results s WHERE " + cur +
+		" AND s.run_id = ? AND s.criterion_index = ? AND s.row_id = r.row_id) AS rated," +
+		" (SELECT s." + col + " FROM run_sample_results s WHERE s.run_id = ? AND s.criterion_index = ? AND s." + col + " IS NOT NULL AND NOT " + cond +
+		" ORDER BY " + order + " LIMIT 1) AS first_unrated"
+	args := append(curArgs, runID, criterion, runID, criterion)
+	args = append(args, condArgs...)
+	var out struct {
+		Rated        int64
+		FirstUnrated sql.NullInt64
+	}
+	if err := db.Reader(ctx).Raw(q, args...).Scan(&out).Error; err != nil {
+		return 0, 0, false, fmt.Errorf("count the samples of run %d %s rated: %w", runID, w.Reviewer, err)
+	}
+	if !out.FirstUnrated.Valid {
+		return int(out.Rated), 0, false, nil
+	}
+	r := out.FirstUnrated.Int64
+	if desc {
+		r = -r
+	}
+	return int(out.Rated), int(r), true, nil
+}
+
+// EachReviewerRatedRank calls fn with the rank, in the order sort, dir
+// (as ListRunSampleRanks gives ranks), of every stored result of the
+// run's criterion whose sample the reviewer rates now, streamed in no
+// order: a queue that places samples by a permutation of the ranks marks
+// them without a list of ids.
+func (db *DB) EachReviewerRatedRank(ctx context.Context, runID int64, criterion int, sort, dir string, w ReviewerRatings, fn func(rank int)) error {
+	col, desc, err := resultRankColumn(sort, dir)
+	if err != nil {
+		return err
+	}
+	cur, args := w.current("")
+	rows, err := db.Reader(ctx).Raw("SELECT s."+col+" FROM review_ratings r CROSS JOIN run_sample_results s WHERE "+cur+
+		" AND s.run_id = ? AND s.criterion_index = ? AND s.row_id = r.row_id AND s."+col+" IS NOT NULL", append(args, runID, criterion)...).Rows()
+	if err != nil {
+		return fmt.Errorf("read the ranks of the samples of run %d %s rated: %w", runID, w.Reviewer, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r int64
+		if err := rows.Scan(&r); err != nil {
+			return fmt.Errorf("read the ranks of the samples of run %d %s rated: %w", runID, w.Reviewer, err)
+		}
+		if desc {
+			r = -r
+		}
+		fn(int(r))
+	}
+	return rows.Err()
 }

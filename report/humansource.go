@@ -340,6 +340,52 @@ func readBrowserReviews(ctx context.Context, db *models.DB, run models.Run, upto
 	return pre, nil
 }
 
+// readCurrentReviews reads, for a report whose choice has the cut-off
+// upto and no request read the reviews for it, only the reviews it uses:
+// on each criterion, each reviewer's current review of each sample on the
+// criterion's human scale as of upto (models.ListCurrentRatings, picked
+// in SQL), never the ratings they replaced or withdrew nor those on
+// another scale. ByName and Excluded hold those alone, so the result
+// serves this report only (it is never passed along as Options.Reviews).
+func readCurrentReviews(ctx context.Context, db *models.DB, run models.Run, upto int64) (*BrowserReviews, error) {
+	all, refused, err := db.RunHumanScales(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	excluded, err := db.ExcludedRaters(ctx, run.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	pre := &BrowserReviews{runID: run.ID, upto: upto, Scales: make([]*evaluator.Scale, len(all)), Refused: refused,
+		ByName: map[string][]models.ReviewRating{}, Excluded: map[string][]models.ReviewRating{}}
+	scales := map[string]evaluator.Scale{}
+	for i, crit := range run.RubricSnapshot.Criteria {
+		if refused[i] != nil {
+			continue
+		}
+		pre.Scales[i] = &all[i]
+		scales[crit.Name] = all[i]
+	}
+	// Every criterion's current reviews in one query.
+	byName, err := db.ListCurrentRatings(ctx, run.WorkspaceID, run.DatasetID, scales, upto)
+	if err != nil {
+		return nil, err
+	}
+	// Ratings of people an owner excluded count nowhere: a reviewer's
+	// current review is theirs alone, so leaving them out after picking
+	// it is leaving them out before.
+	for name, rs := range byName {
+		kept, _ := models.WithoutExcluded(rs, excluded)
+		pre.ByName[name] = kept
+		for _, r := range rs {
+			if r.UserID != nil && excluded[*r.UserID] {
+				pre.Excluded[name] = append(pre.Excluded[name], r)
+			}
+		}
+	}
+	return pre, nil
+}
+
 // serves tells whether pre holds every review a report of run reads under
 // a choice with the cut-off upto.
 func (pre *BrowserReviews) serves(run models.Run, upto int64) bool {
@@ -365,7 +411,7 @@ func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.
 	// run that cannot say its human scale reads none.
 	if !pre.serves(run, choice.UptoRatingID) {
 		var err error
-		if pre, err = readBrowserReviews(ctx, db, run, choice.UptoRatingID, choice.UptoRatingID); err != nil {
+		if pre, err = readCurrentReviews(ctx, db, run, choice.UptoRatingID); err != nil {
 			return use, nil, err
 		}
 	}
@@ -375,9 +421,12 @@ func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.
 		if pre.Scales[i] == nil {
 			continue
 		}
-		reviews[i] = models.OnScale(upTo(pre.ByName[crit.Name], choice.UptoRatingID), *pre.Scales[i])
+		// Each reviewer's current review of each sample, the only ones a
+		// report reads (models.MergeHumanRatingsOn): the same whether pre
+		// held every review or those alone (readCurrentReviews).
+		reviews[i] = models.CurrentReviews(models.OnScale(upTo(pre.ByName[crit.Name], choice.UptoRatingID), *pre.Scales[i]))
 		h := sha256.New()
-		for _, r := range models.CurrentReviews(reviews[i]) {
+		for _, r := range reviews[i] {
 			if r.Score != nil {
 				use.BrowserRatings++
 				use.Criteria[i].Ratings++
@@ -428,8 +477,10 @@ func applyHumanSource(ctx context.Context, db *models.DB, wsID int64, run models
 }
 
 // usedRatingsKey hashes the browser ratings a report of the run reads
-// under the choice (reviewsOfChoice: up to the choice's cut-off and on the
-// criterion's human scale), "" under the imported source. The stored
+// under the choice (reviewsOfChoice: each reviewer's current review of
+// each sample up to the choice's cut-off and on the criterion's human
+// scale, the same whether a request read every review or the report read
+// those alone), "" under the imported source. The stored
 // summary and per-sample results are keyed by it, so a change in which
 // ratings count (a rule such as models.OnScale, a run whose human scale
 // can no longer be told) makes them stale: the source and cut-off alone
