@@ -538,10 +538,22 @@ type jsonCorrelation struct {
 	Missing int       `json:"missing"`
 	CILow   jsonFloat `json:"ci_low"`
 	CIHigh  jsonFloat `json:"ci_high"`
+	// Resamples and ResamplesUsed say how many bootstrap resamples the
+	// interval is taken from, and ResamplesNote says it as the run page
+	// does; present only when some were left out (the coefficient
+	// undefined on them), as on the compare page and its API.
+	Resamples     *int   `json:"resamples,omitempty"`
+	ResamplesUsed *int   `json:"resamples_used,omitempty"`
+	ResamplesNote string `json:"resamples_note,omitempty"`
 }
 
 func jc(c stats.Correlation) jsonCorrelation {
-	return jsonCorrelation{jsonFloat(c.Coef), jsonFloat(c.P), c.N, c.Missing, jsonFloat(c.CILow), jsonFloat(c.CIHigh)}
+	out := jsonCorrelation{Coef: jsonFloat(c.Coef), P: jsonFloat(c.P), N: c.N, Missing: c.Missing, CILow: jsonFloat(c.CILow), CIHigh: jsonFloat(c.CIHigh)}
+	if c.LeftOutResamples() {
+		drawn, used := c.Resamples, c.ResamplesUsed
+		out.Resamples, out.ResamplesUsed, out.ResamplesNote = &drawn, &used, stats.ResamplesNote(drawn, used)
+	}
+	return out
 }
 
 // ExportSchemaVersion is the version of the JSON export's shape, written

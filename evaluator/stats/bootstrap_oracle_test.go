@@ -2,6 +2,7 @@ package stats
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -150,7 +151,8 @@ func oracleBootstrap(m Method, x, y []float64, resamples int, seed uint64) (lo, 
 // FED's human ratings (125 dialogues rated on 0-2 and 0-4 scales in fifths,
 // so with many ties) with the oracle: all 125, a reversed scale (a
 // negative correlation), and the first 8 and 12 dialogues, where many
-// resamples draw a constant series and are skipped.
+// resamples draw a constant series and are skipped: the interval's count
+// of resamples used (Correlation.ResamplesUsed) is the oracle's.
 func TestWithBootstrapMatchesOracleOnFED(t *testing.T) {
 	path, _ := shareddata.Path("fed-dialog.jsonl")
 	cols := loadHumanScores(t, path, "Coherent", "Overall", "Likeable")
@@ -177,6 +179,15 @@ func TestWithBootstrapMatchesOracleOnFED(t *testing.T) {
 			if math.Abs(got.CILow-lo) > 1e-12 || math.Abs(got.CIHigh-hi) > 1e-12 {
 				t.Errorf("%s, %s: interval [%.15g, %.15g], oracle [%.15g, %.15g] (%d of %d resamples undefined)",
 					tt.name, m, got.CILow, got.CIHigh, lo, hi, skipped, resamples)
+			}
+			// The interval says how many resamples it is from: the
+			// oracle's defined ones, of the drawn.
+			if got.Resamples != resamples || got.ResamplesUsed != resamples-skipped || got.LeftOutResamples() != (skipped > 0) {
+				t.Errorf("%s, %s: interval from %d of %d resamples (left out: %v); the oracle uses %d of %d",
+					tt.name, m, got.ResamplesUsed, got.Resamples, got.LeftOutResamples(), resamples-skipped, resamples)
+			}
+			if want := ResamplesNote(resamples, resamples-skipped); skipped > 0 && want != fmt.Sprintf("from %d of %d resamples", resamples-skipped, resamples) {
+				t.Errorf("%s, %s: note %q", tt.name, m, want)
 			}
 			if want := oracleCoef(m, tt.x, tt.y); math.Abs(got.Coef-want) > 1e-12 {
 				t.Errorf("%s, %s: coefficient %.15g, oracle %.15g", tt.name, m, got.Coef, want)
