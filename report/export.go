@@ -851,6 +851,12 @@ type (
 		// (too few systems; a coefficient of exactly ±1, whose Fisher
 		// interval would be a single point); absent otherwise.
 		IntervalNote string `json:"interval_note,omitempty"`
+		// Resamples, ResamplesUsed and ResamplesNote: as a sample-level
+		// correlation's, for Kendall's bootstrap over the means; present
+		// only when some resamples were left out.
+		Resamples     *int   `json:"resamples,omitempty"`
+		ResamplesUsed *int   `json:"resamples_used,omitempty"`
+		ResamplesNote string `json:"resamples_note,omitempty"`
 	}
 	// JSONCeiling is the inter-annotator agreement.
 	JSONCeiling struct {
@@ -979,7 +985,13 @@ func (r *Report) Export() JSONExport {
 		if c.SystemColumn != "" {
 			sc := func(m stats.Method) JSONSystemCorrelation {
 				v := c.System[m]
-				return JSONSystemCorrelation{jsonFloat(v.Coef), jsonFloat(v.P), jsonFloat(v.CILow), jsonFloat(v.CIHigh), v.Systems, v.N, string(v.Interval), v.IntervalWhy}
+				out := JSONSystemCorrelation{Coef: jsonFloat(v.Coef), P: jsonFloat(v.P), CILow: jsonFloat(v.CILow), CIHigh: jsonFloat(v.CIHigh),
+					Systems: v.Systems, N: v.N, IntervalMethod: string(v.Interval), IntervalNote: v.IntervalWhy}
+				if note := stats.ResamplesNote(v.Resamples, v.ResamplesUsed); note != "" {
+					drawn, used := v.Resamples, v.ResamplesUsed
+					out.Resamples, out.ResamplesUsed, out.ResamplesNote = &drawn, &used, note
+				}
+				return out
 			}
 			jcr.SystemLevel = &JSONSystemLevel{Column: c.SystemColumn, Pearson: sc(stats.MethodPearson),
 				Spearman: sc(stats.MethodSpearman), Kendall: sc(stats.MethodKendall)}

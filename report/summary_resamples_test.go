@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dbtest"
 )
@@ -84,6 +85,29 @@ func TestSummaryIntervalsSayHowManyResamples(t *testing.T) {
 		if want[0] == 1000 || want[0] < 500 || want[1] != 1000 {
 			t.Fatalf("the fixture wants resamples left out of Coherence only, some hundreds: the oracle uses %v of 1000", want)
 		}
+		// The system level's Kendall interval, a bootstrap over the 8
+		// systems' means: Coherence's human means are 3 but for the two
+		// systems holding a 4, so draws of the six others are left out.
+		var mx, my []float64
+		{
+			sum := map[string][2]float64{}
+			cnt := map[string]int{}
+			for i, s := range full.Criteria[0].Samples {
+				if s.Final == nil || s.Human == nil {
+					continue
+				}
+				sys := rows[i].Data["system"]
+				sum[sys] = [2]float64{sum[sys][0] + *s.Final, sum[sys][1] + *s.Human}
+				cnt[sys]++
+			}
+			for sys, v := range sum {
+				mx, my = append(mx, v[0]/float64(cnt[sys])), append(my, v[1]/float64(cnt[sys]))
+			}
+		}
+		wantSystem := usedResamplesOracle(mx, my, 1000, bootstrapSeed)
+		if len(mx) != 8 || wantSystem == 1000 {
+			t.Fatalf("the fixture wants 8 systems with resamples left out: %d systems, %d of 1000 used", len(mx), wantSystem)
+		}
 
 		check := func(when string, rep *Report) {
 			t.Helper()
@@ -123,10 +147,25 @@ func TestSummaryIntervalsSayHowManyResamples(t *testing.T) {
 				}
 			}
 		}
+		checkSystem := func(when string, rep *Report) {
+			t.Helper()
+			sl := rep.Criteria[0].System[stats.MethodKendall]
+			if sl.Resamples != 1000 || sl.ResamplesUsed != wantSystem {
+				t.Errorf("%s: the system level's Kendall interval from %d of %d resamples, the oracle's %d of 1000", when, sl.ResamplesUsed, sl.Resamples, wantSystem)
+			}
+			js := rep.Export().Report.Criteria[0].SystemLevel
+			note := fmt.Sprintf("from %d of 1000 resamples", wantSystem)
+			if js == nil || js.Kendall.ResamplesUsed == nil || *js.Kendall.ResamplesUsed != wantSystem || js.Kendall.ResamplesNote != note ||
+				js.Pearson.ResamplesUsed != nil || js.Spearman.ResamplesUsed != nil {
+				t.Errorf("%s: the export's system level says %+v, want Kendall's %q only", when, js, note)
+			}
+		}
+		checkSystem("full build", full)
 		check("full build", full)
 		sum, err := LoadSummary(ctx, db, wsID, runID, Options{})
 		must(t, err)
 		check("stored summary", sum)
+		checkSystem("stored summary", sum)
 
 		// A summary-16 row: its figures held no count (gob reads them as
 		// 0 of 0), stored under the key summary-16 and stats-11 gave.
@@ -156,6 +195,7 @@ func TestSummaryIntervalsSayHowManyResamples(t *testing.T) {
 		sum, err = LoadSummary(ctx, db, wsID, runID, Options{})
 		must(t, err)
 		check("after a summary-16 row", sum)
+		checkSystem("after a summary-16 row", sum)
 		row, _, err = db.FindRunSummary(ctx, runID, summaryVariant(Options{}))
 		must(t, err)
 		if row.InputKey == oldKey {

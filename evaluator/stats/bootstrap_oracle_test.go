@@ -334,3 +334,34 @@ func TestPairedBootstrapCountsTheResamplesUsed(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemKendallCountsTheResamplesUsed: the system level's Kendall
+// interval (the bootstrap over the systems' means) keeps how many
+// resamples it is from, the oracle's count: over 8 systems whose human
+// means are all 3 but one 4, a draw without that system has no
+// coefficient and is left out (about a third of them); over 8 systems
+// whose means all differ none is.
+func TestSystemKendallCountsTheResamplesUsed(t *testing.T) {
+	systems := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	judge := []float64{1, 2, 3, 4, 5, 6, 7, 8}
+	for _, tt := range []struct {
+		name  string
+		human []float64
+	}{
+		{"one system apart", []float64{3, 3, 3, 3, 4, 3, 3, 3}},
+		{"every mean different", []float64{2, 1, 4, 3, 6, 5, 8, 7}},
+	} {
+		const resamples, seed = DefaultResamples, 20240101
+		got := SystemCorrelation(MethodKendall, judge, tt.human, systems, resamples, seed)
+		_, _, skipped := oracleBootstrap(MethodKendall, judge, tt.human, resamples, seed)
+		if got.Interval != IntervalSystemBootstrap || got.Resamples != resamples || got.ResamplesUsed != resamples-skipped {
+			t.Errorf("%s: %s interval from %d of %d resamples; the oracle uses %d of %d", tt.name, got.Interval, got.ResamplesUsed, got.Resamples, resamples-skipped, resamples)
+		}
+		if tt.name == "one system apart" && (skipped < 200 || ResamplesNote(got.Resamples, got.ResamplesUsed) == "") {
+			t.Errorf("%s: %d resamples left out, note %q; the test wants some hundreds said", tt.name, skipped, ResamplesNote(got.Resamples, got.ResamplesUsed))
+		}
+		if tt.name == "every mean different" && skipped != 0 {
+			t.Errorf("%s: %d resamples left out, want none", tt.name, skipped)
+		}
+	}
+}
