@@ -42,6 +42,26 @@ func TestExperimentSentencesSignFiguresAsTheTable(t *testing.T) {
 	}
 }
 
+// TestExperimentIntervalTitleSaysItsResamples: the experiment table's
+// interval title says how many bootstrap resamples the run's interval is
+// from when some were left out, in the run page's words, and nothing
+// more when none was.
+func TestExperimentIntervalTitleSaysItsResamples(t *testing.T) {
+	for _, tc := range []struct {
+		drawn, used int
+		want        string
+	}{
+		{1000, 640, "95% interval 0.100 to 0.500 over 60 samples, from 640 of 1000 resamples"},
+		{1000, 1000, "95% interval 0.100 to 0.500 over 60 samples"},
+		{0, 0, "95% interval 0.100 to 0.500 over 60 samples"},
+	} {
+		c := stats.Correlation{CILow: 0.1, CIHigh: 0.5, N: 60, Resamples: tc.drawn, ResamplesUsed: tc.used}
+		if got := ciTitle(c); got != tc.want {
+			t.Errorf("%d of %d: ciTitle = %q, want %q", tc.used, tc.drawn, got, tc.want)
+		}
+	}
+}
+
 // TestExperimentIntervalTitleRoundsAsTheRunPage: a correlation's 95%
 // interval is printed in the experiment table's cell title as on the run
 // page (and the compare page), web.SignedCoef's rounding of the float the

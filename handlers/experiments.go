@@ -926,7 +926,13 @@ func ciTitle(c stats.Correlation) string {
 	// The bounds as the run page prints them (web.SignedCoef's rounding,
 	// stats.CoefDecimal), without its sign for positive figures.
 	bound := func(v float64) string { return web.CoefText(v, 3) }
-	return fmt.Sprintf("95%% interval %s to %s over %d samples", bound(c.CILow), bound(c.CIHigh), c.N)
+	title := fmt.Sprintf("95%% interval %s to %s over %d samples", bound(c.CILow), bound(c.CIHigh), c.N)
+	// As under the run page's interval: how many resamples it is from
+	// when some were left out.
+	if note := stats.ResamplesNote(c.Resamples, c.ResamplesUsed); note != "" {
+		title += ", " + note
+	}
+	return title
 }
 
 // runCount writes an integer with thousands separators.

@@ -191,7 +191,14 @@ func TestFEDRunPageFiguresRecomputed(t *testing.T) {
 								CIHigh  *float64 `json:"ci_high"`
 								N       int      `json:"n"`
 								Missing int      `json:"missing"`
+								// Present only when some resamples were left out.
+								ResamplesUsed *int `json:"resamples_used"`
 							}
+							Histogram []struct {
+								Lo    float64 `json:"lo"`
+								Hi    float64 `json:"hi"`
+								Count int     `json:"count"`
+							} `json:"histogram"`
 							EntropyBits   float64 `json:"entropy_bits"`
 							MeanBatchBias float64 `json:"mean_batch_bias"`
 							Unreadable    int     `json:"unreadable"`
@@ -288,17 +295,21 @@ func TestFEDRunPageFiguresRecomputed(t *testing.T) {
 						exCoef, exP     *float64
 						exLo, exHi      *float64
 						exN, exMissing  int
+						// used is the resamples a bootstrap interval is
+						// from (1000 for Fisher's: nothing to say).
+						used   int
+						exUsed *int
 					}
 					r := textbookPearson(xs, ys)
 					rho := textbookPearson(averageRanks(xs), averageRanks(ys))
 					tau := textbookTauB(xs, ys)
 					rlo, rhi := math.Tanh(math.Atanh(r)-1.959963984540054/math.Sqrt(float64(n-3))), math.Tanh(math.Atanh(r)+1.959963984540054/math.Sqrt(float64(n-3)))
-					slo, shi := percentileBootstrap(xs, ys, func(a, b []float64) float64 { return textbookPearson(averageRanks(a), averageRanks(b)) })
-					klo, khi := percentileBootstrap(xs, ys, textbookTauB)
+					slo, shi, sUsed := percentileBootstrap(xs, ys, func(a, b []float64) float64 { return textbookPearson(averageRanks(a), averageRanks(b)) })
+					klo, khi, kUsed := percentileBootstrap(xs, ys, textbookTauB)
 					figs := []fig{
-						{"Pearson r", r, tTestP(r, n), rlo, rhi, ex.Pearson.Coef, ex.Pearson.P, ex.Pearson.CILow, ex.Pearson.CIHigh, ex.Pearson.N, ex.Pearson.Missing},
-						{"Spearman ρ", rho, tTestP(rho, n), slo, shi, ex.Spearman.Coef, ex.Spearman.P, ex.Spearman.CILow, ex.Spearman.CIHigh, ex.Spearman.N, ex.Spearman.Missing},
-						{"Kendall τ-b", tau, textbookKendallP(xs, ys), klo, khi, ex.Kendall.Coef, ex.Kendall.P, ex.Kendall.CILow, ex.Kendall.CIHigh, ex.Kendall.N, ex.Kendall.Missing},
+						{"Pearson r", r, tTestP(r, n), rlo, rhi, ex.Pearson.Coef, ex.Pearson.P, ex.Pearson.CILow, ex.Pearson.CIHigh, ex.Pearson.N, ex.Pearson.Missing, 1000, ex.Pearson.ResamplesUsed},
+						{"Spearman ρ", rho, tTestP(rho, n), slo, shi, ex.Spearman.Coef, ex.Spearman.P, ex.Spearman.CILow, ex.Spearman.CIHigh, ex.Spearman.N, ex.Spearman.Missing, sUsed, ex.Spearman.ResamplesUsed},
+						{"Kendall τ-b", tau, textbookKendallP(xs, ys), klo, khi, ex.Kendall.Coef, ex.Kendall.P, ex.Kendall.CILow, ex.Kendall.CIHigh, ex.Kendall.N, ex.Kendall.Missing, kUsed, ex.Kendall.ResamplesUsed},
 					}
 					for _, g := range figs {
 						for _, v := range []struct {
@@ -313,7 +324,7 @@ func TestFEDRunPageFiguresRecomputed(t *testing.T) {
 						if g.exN != n || g.exMissing != missing {
 							t.Errorf("%s %s: the export's n %d missing %d, recomputed %d and %d", name, g.name, g.exN, g.exMissing, n, missing)
 						}
-						m := regexp.MustCompile(regexp.QuoteMeta(g.name) + ` (\S+) (\S+) (\S+) to (\S+) (\d+) (\d+)`).FindStringSubmatch(card)
+						m := regexp.MustCompile(regexp.QuoteMeta(g.name) + ` (\S+) (\S+) (\S+) to (\S+) (?:from (\d+) of (\d+) resamples )?(\d+) (\d+)`).FindStringSubmatch(card)
 						if m == nil {
 							t.Errorf("%s: no %s row on the page", name, g.name)
 							continue
@@ -322,8 +333,16 @@ func TestFEDRunPageFiguresRecomputed(t *testing.T) {
 						shownP(t, name+" "+g.name+" p-value", m[2], g.p)
 						shown(t, name+" "+g.name+" interval low", m[3], g.lo, 3)
 						shown(t, name+" "+g.name+" interval high", m[4], g.hi, 3)
-						if m[5] != strconv.Itoa(n) || m[6] != strconv.Itoa(missing) {
-							t.Errorf("%s %s: the page's n %s missing %s, recomputed %d and %d", name, g.name, m[5], m[6], n, missing)
+						if m[7] != strconv.Itoa(n) || m[8] != strconv.Itoa(missing) {
+							t.Errorf("%s %s: the page's n %s missing %s, recomputed %d and %d", name, g.name, m[7], m[8], n, missing)
+						}
+						// The resamples the interval is from: said on the page
+						// and in the export only when some were left out.
+						switch {
+						case g.used == 1000 && (m[5] != "" || g.exUsed != nil):
+							t.Errorf("%s %s: no resample left out, but the page says from %q of %q and the export %v", name, g.name, m[5], m[6], exportedIntOrNil(g.exUsed))
+						case g.used < 1000 && (m[5] != strconv.Itoa(g.used) || m[6] != "1000" || g.exUsed == nil || *g.exUsed != g.used):
+							t.Errorf("%s %s: the page says from %q of %q resamples and the export %v, recomputed %d of 1000", name, g.name, m[5], m[6], exportedIntOrNil(g.exUsed), g.used)
 						}
 					}
 
@@ -364,6 +383,37 @@ func TestFEDRunPageFiguresRecomputed(t *testing.T) {
 						t.Errorf("%s: no entropy on the page", name)
 					} else {
 						shown(t, name+" entropy", m[1], h, 2)
+					}
+
+					// The distribution of the finals: ten equal bins of the
+					// 1 to 3 scale, [lo, hi) but the last, which holds 3; a
+					// final on an edge (1.2 is 0.1999999… widths from 1 as a
+					// float) counts in the bin it opens. The page's table and
+					// the export give the same counts.
+					counts := make([]int, 10)
+					for _, v := range finals {
+						k := int(math.Floor((v-1)/0.2 + 1e-9))
+						counts[min(k, 9)]++
+					}
+					if len(ex.Histogram) != 10 {
+						t.Errorf("%s: the export has %d histogram bins, want 10", name, len(ex.Histogram))
+					}
+					for k, want := range counts {
+						lo, hi := 1+0.2*float64(k), 1+0.2*float64(k+1)
+						if k < len(ex.Histogram) {
+							b := ex.Histogram[k]
+							if math.Abs(b.Lo-lo) > 1e-12 || math.Abs(b.Hi-hi) > 1e-12 || b.Count != want {
+								t.Errorf("%s: the export's bin %d is %v to %v with %d, recomputed %v to %v with %d", name, k, b.Lo, b.Hi, b.Count, lo, hi, want)
+							}
+						}
+						upto := "to under"
+						if k == 9 {
+							upto = "to"
+						}
+						cell := fmt.Sprintf("from %s %s %s %d ", strconv.FormatFloat(lo, 'g', 3, 64), upto, strconv.FormatFloat(hi, 'g', 3, 64), want)
+						if !strings.Contains(card, cell) {
+							t.Errorf("%s: the page's histogram table has no %q", name, cell)
+						}
 					}
 
 					// Each round alone and the mean of the rounds so far.
@@ -749,8 +799,9 @@ func textbookKendallP(x, y []float64) float64 {
 // documents (WithBootstrap): the pairs sorted by x then y, 1000 resamples
 // drawn with PCG seeded (20240101, "batchev"), each index uniform over
 // the pairs, undefined coefficients skipped, and the 2.5th and 97.5th
-// percentiles interpolated linearly between order statistics (type 7).
-func percentileBootstrap(x, y []float64, coef func(a, b []float64) float64) (lo, hi float64) {
+// percentiles interpolated linearly between order statistics (type 7);
+// used counts the resamples the interval is from.
+func percentileBootstrap(x, y []float64, coef func(a, b []float64) float64) (lo, hi float64, used int) {
 	order := make([]int, len(x))
 	for i := range order {
 		order[i] = i
@@ -783,7 +834,7 @@ func percentileBootstrap(x, y []float64, coef func(a, b []float64) float64) (lo,
 		l := math.Floor(pos)
 		return coefs[int(l)] + (pos-l)*(coefs[int(math.Ceil(pos))]-coefs[int(l)])
 	}
-	return q(0.025), q(0.975)
+	return q(0.025), q(0.975), len(coefs)
 }
 
 // exactP is the two-sided permutation p of a rank coefficient on a few
@@ -848,4 +899,12 @@ func sameMoney(text string, usd float64) bool {
 		return false
 	}
 	return math.Abs(v-usd) <= 0.5*math.Pow(10, -float64(len(text)-dot-1))+1e-12
+}
+
+// exportedIntOrNil is a count the export may leave out, for messages.
+func exportedIntOrNil(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

@@ -770,7 +770,7 @@ func checkTCRunFigures(t *testing.T, env *testEnv, run models.Run, batches []mod
 		r, rho, tau := textbookPearson(xs, ys), rank(xs, ys), textbookTauB(xs, ys)
 		// Below 50 pairs Pearson's interval is Fisher's z; else all three
 		// are the percentile bootstrap (stats.SmallSampleBelow).
-		rlo, rhi := percentileBootstrap(xs, ys, textbookPearson)
+		rlo, rhi, _ := percentileBootstrap(xs, ys, textbookPearson)
 		wantMethod := "bootstrap"
 		if n < 50 {
 			rlo, rhi = math.Tanh(math.Atanh(r)-1.959963984540054/math.Sqrt(float64(n-3))), math.Tanh(math.Atanh(r)+1.959963984540054/math.Sqrt(float64(n-3)))
@@ -779,8 +779,8 @@ func checkTCRunFigures(t *testing.T, env *testEnv, run models.Run, batches []mod
 		if ec.IntervalMethod != wantMethod {
 			t.Errorf("%s: intervals by %q on %d pairs, want %q", name, ec.IntervalMethod, n, wantMethod)
 		}
-		slo, shi := percentileBootstrap(xs, ys, rank)
-		klo, khi := percentileBootstrap(xs, ys, textbookTauB)
+		slo, shi, _ := percentileBootstrap(xs, ys, rank)
+		klo, khi, _ := percentileBootstrap(xs, ys, textbookTauB)
 		type fig struct {
 			name            string
 			coef, p, lo, hi float64

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/batcheval/batcheval/evaluator/stats"
@@ -173,6 +174,34 @@ func aloneBesideRobustness(text string, only contender, figs []runFigures) strin
 		only.fig.run.Name, fmtNum(only.fig.avgP, 2), runs)
 }
 
+// intervalBound writes a bound of a paired difference's 95% interval on
+// the experiment page. web.SignedCoef wrote a bound within half a
+// thousandth of 0 as "±0.000", which reads as a margin ("plus or minus")
+// and hides what a bound next to 0 must tell: on which side of no
+// difference it lies. Such a bound gets the decimals that show its sign
+// (web.SpreadDecimals, up to six: "+0.0003", "−0.00004"); a bound that is
+// 0 even to six decimals (two runs whose every resample agrees equally)
+// is "0.000", unsigned.
+func intervalBound(v float64) string {
+	s := web.SignedCoef(v, web.SpreadDecimals(v, 3))
+	if strings.HasPrefix(s, "±") {
+		return "0.000"
+	}
+	return s
+}
+
+// boundAsPrinted is a bound as intervalBound prints it, so the sentence
+// on whether the interval includes no difference reads the bounds its
+// reader sees; NaN when it is not a number.
+func boundAsPrinted(v float64) float64 {
+	s := strings.NewReplacer("−", "-", "+", "").Replace(intervalBound(v))
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return x
+}
+
 // verdictOf words the headline from ranked contenders and the
 // repeatability bands.
 func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
@@ -180,8 +209,16 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 	noise := 0.0 // the widest spread across seeds: smaller differences are noise
 	for _, b := range bands {
 		noise = math.Max(noise, b.width())
+		if b.width() == 0 {
+			// Every seed gave the same figure: a "spread 0.000" would read
+			// as a spread measured to be below half a thousandth.
+			v.Bands = append(v.Bands, fmt.Sprintf("%s over %d seeds: average Pearson %s in every run (no spread)",
+				b.parent.Name, b.runs, fmtNum(b.min, 3)))
+			continue
+		}
+		d := web.SpreadDecimals(b.width(), 3)
 		v.Bands = append(v.Bands, fmt.Sprintf("%s over %d seeds: average Pearson %s to %s (spread %s)",
-			b.parent.Name, b.runs, fmtNum(b.min, 3), fmtNum(b.max, 3), fmtNum(b.width(), 3)))
+			b.parent.Name, b.runs, fmtNum(b.min, d), fmtNum(b.max, d), fmtNum(b.width(), d)))
 	}
 	switch len(cs) {
 	case 0:
@@ -213,7 +250,7 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 	}
 	for _, c := range cs[1:] {
 		line := fmt.Sprintf("%s − %s: %s in average Pearson (95%% interval %s to %s, permutation %s, Holm-adjusted %s)",
-			best.fig.run.Name, c.fig.run.Name, web.SignedCoef(c.test.Diff, 3), web.SignedCoef(c.test.CILow, 3), web.SignedCoef(c.test.CIHigh, 3),
+			best.fig.run.Name, c.fig.run.Name, web.SignedCoef(c.test.Diff, 3), intervalBound(c.test.CILow), intervalBound(c.test.CIHigh),
 			web.PValueText(c.test.P), web.PValueText(c.adjP))
 		if pairedDiffers(best, c) {
 			// A run with unreadable scores is averaged in the table over
@@ -240,14 +277,14 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 		v.Text = fmt.Sprintf("On your data, %s agrees best with your ratings (average Pearson %s): significantly better than the next, %s (%s; difference %s, Holm-adjusted %s).",
 			best.fig.run.Name, fmtNum(best.fig.avgP, 2), next.fig.run.Name, fmtNum(next.fig.avgP, 2), web.SignedCoef(next.test.Diff, 3), web.PValueText(next.adjP))
 		if noise > 0 {
-			v.Text += fmt.Sprintf(" The difference is larger than the spread across seeds (%s).", fmtNum(noise, 3))
+			v.Text += fmt.Sprintf(" The difference is larger than the spread across seeds (%s).", fmtNum(noise, web.SpreadDecimals(noise, 3)))
 		}
 		// The verdict follows the test whose p it quotes; its interval,
 		// computed otherwise, can still include 0, and is then not left
 		// to contradict "significantly better" unsaid.
-		if lo, hi := asPrinted(next.test.CILow), asPrinted(next.test.CIHigh); lo <= 0 && hi >= 0 {
+		if lo, hi := boundAsPrinted(next.test.CILow), boundAsPrinted(next.test.CIHigh); lo <= 0 && hi >= 0 {
 			v.Text += fmt.Sprintf(" Its 95%% interval (%s to %s) still includes no difference, though: the evidence is borderline, and more samples would settle it.",
-				web.SignedCoef(next.test.CILow, 3), web.SignedCoef(next.test.CIHigh, 3))
+				intervalBound(next.test.CILow), intervalBound(next.test.CIHigh))
 		}
 		return v
 	}
@@ -271,7 +308,7 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 	}
 	chance := "the differences are within what chance gives on these samples (Holm-adjusted p ≥ 0.05)"
 	if noise > 0 {
-		chance = fmt.Sprintf("the differences are within what chance gives on these samples (Holm-adjusted p ≥ 0.05) or smaller than the spread across seeds (%s), so they are noise", fmtNum(noise, 3))
+		chance = fmt.Sprintf("the differences are within what chance gives on these samples (Holm-adjusted p ≥ 0.05) or smaller than the spread across seeds (%s), so they are noise", fmtNum(noise, web.SpreadDecimals(noise, 3)))
 	}
 	undefined := fmt.Sprintf("the paired test of %s against %s is undefined (no criterion averaged has a Pearson r for both runs on the samples both scored: fewer than %d such samples, or scores that do not vary), so %s not tested",
 		best.fig.run.Name, joinNames(untested), minPairedShown, plural(len(untested), "that difference was", "those differences were"))

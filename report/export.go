@@ -538,10 +538,22 @@ type jsonCorrelation struct {
 	Missing int       `json:"missing"`
 	CILow   jsonFloat `json:"ci_low"`
 	CIHigh  jsonFloat `json:"ci_high"`
+	// Resamples and ResamplesUsed say how many bootstrap resamples the
+	// interval is taken from, and ResamplesNote says it as the run page
+	// does; present only when some were left out (the coefficient
+	// undefined on them), as on the compare page and its API.
+	Resamples     *int   `json:"resamples,omitempty"`
+	ResamplesUsed *int   `json:"resamples_used,omitempty"`
+	ResamplesNote string `json:"resamples_note,omitempty"`
 }
 
 func jc(c stats.Correlation) jsonCorrelation {
-	return jsonCorrelation{jsonFloat(c.Coef), jsonFloat(c.P), c.N, c.Missing, jsonFloat(c.CILow), jsonFloat(c.CIHigh)}
+	out := jsonCorrelation{Coef: jsonFloat(c.Coef), P: jsonFloat(c.P), N: c.N, Missing: c.Missing, CILow: jsonFloat(c.CILow), CIHigh: jsonFloat(c.CIHigh)}
+	if c.LeftOutResamples() {
+		drawn, used := c.Resamples, c.ResamplesUsed
+		out.Resamples, out.ResamplesUsed, out.ResamplesNote = &drawn, &used, stats.ResamplesNote(drawn, used)
+	}
+	return out
 }
 
 // ExportSchemaVersion is the version of the JSON export's shape, written
@@ -839,6 +851,12 @@ type (
 		// (too few systems; a coefficient of exactly ±1, whose Fisher
 		// interval would be a single point); absent otherwise.
 		IntervalNote string `json:"interval_note,omitempty"`
+		// Resamples, ResamplesUsed and ResamplesNote: as a sample-level
+		// correlation's, for Kendall's bootstrap over the means; present
+		// only when some resamples were left out.
+		Resamples     *int   `json:"resamples,omitempty"`
+		ResamplesUsed *int   `json:"resamples_used,omitempty"`
+		ResamplesNote string `json:"resamples_note,omitempty"`
 	}
 	// JSONCeiling is the inter-annotator agreement.
 	JSONCeiling struct {
@@ -967,7 +985,13 @@ func (r *Report) Export() JSONExport {
 		if c.SystemColumn != "" {
 			sc := func(m stats.Method) JSONSystemCorrelation {
 				v := c.System[m]
-				return JSONSystemCorrelation{jsonFloat(v.Coef), jsonFloat(v.P), jsonFloat(v.CILow), jsonFloat(v.CIHigh), v.Systems, v.N, string(v.Interval), v.IntervalWhy}
+				out := JSONSystemCorrelation{Coef: jsonFloat(v.Coef), P: jsonFloat(v.P), CILow: jsonFloat(v.CILow), CIHigh: jsonFloat(v.CIHigh),
+					Systems: v.Systems, N: v.N, IntervalMethod: string(v.Interval), IntervalNote: v.IntervalWhy}
+				if note := stats.ResamplesNote(v.Resamples, v.ResamplesUsed); note != "" {
+					drawn, used := v.Resamples, v.ResamplesUsed
+					out.Resamples, out.ResamplesUsed, out.ResamplesNote = &drawn, &used, note
+				}
+				return out
 			}
 			jcr.SystemLevel = &JSONSystemLevel{Column: c.SystemColumn, Pearson: sc(stats.MethodPearson),
 				Spearman: sc(stats.MethodSpearman), Kendall: sc(stats.MethodKendall)}

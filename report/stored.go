@@ -39,8 +39,12 @@ import (
 // the samples has no interval (stats.CorrelationInterval). stats-11: a
 // criterion with annotator columns and no human column is compared with
 // its annotators' mean per sample (models.WithAnnotatorMean), where it was
-// compared with nothing.
-const statsVersion = "stats-11"
+// compared with nothing. stats-12: a bootstrap interval keeps how many
+// resamples were drawn and how many gave a defined coefficient
+// (stats.Correlation.Resamples, ResamplesUsed), which the run page and
+// the JSON export state when some were left out; stored figures without
+// the count are computed again.
+const statsVersion = "stats-12"
 
 // criterionStats are the figures of a criterion worth storing: the
 // correlations with their bootstrap intervals and the system-level

@@ -69,8 +69,12 @@ import (
 // the histogram does (stats.BinIndex): a final 3.4 on a 1 to 5 scale was
 // counted under "2.6 to 3.4"; and the note on human ratings that are all
 // one value inside the judge's range says so ("are all 1.5") where it said
-// they "span only 1.5 to 1.5".
-const summaryVersion = "summary-16"
+// they "span only 1.5 to 1.5". summary-17: each correlation's bootstrap
+// interval keeps how many resamples it is from (stats.Correlation's
+// Resamples and ResamplesUsed; stats-12): a summary-16 holds no count and
+// is computed again, so its run page and JSON export never read an
+// interval "from 0 of 0 resamples" or leave out a count they should say.
+const summaryVersion = "summary-17"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).
@@ -102,6 +106,12 @@ func humanChoiceKey(c models.RunHumanSource) (src models.HumanSource, asOf int64
 // usedRatingsKey; "" under the imported source, which keeps the keys of
 // such runs as they were).
 func sampleKey(run models.Run, choice models.RunHumanSource, ratings string) string {
+	return sampleKeyAt(summaryVersion, statsVersion, run, choice, ratings)
+}
+
+// sampleKeyAt is sampleKey as the given versions of this package computed
+// it (a test stores a summary of an older version with it).
+func sampleKeyAt(summaryVersion, statsVersion string, run models.Run, choice models.RunHumanSource, ratings string) string {
 	h := sha256.New()
 	src, asOf, upto := humanChoiceKey(choice)
 	fin := int64(0)
@@ -126,8 +136,14 @@ func summaryVariant(opt Options) string {
 // summaryKey hashes what a stored summary depends on: the samples' inputs,
 // the options and the dataset's columns they are resolved against.
 func summaryKey(run models.Run, choice models.RunHumanSource, ratings string, ds models.Dataset, opt Options) string {
+	return summaryKeyAt(summaryVersion, statsVersion, run, choice, ratings, ds, opt)
+}
+
+// summaryKeyAt is summaryKey as the given versions of this package
+// computed it.
+func summaryKeyAt(summaryVersion, statsVersion string, run models.Run, choice models.RunHumanSource, ratings string, ds models.Dataset, opt Options) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d\x00", sampleKey(run, choice, ratings), summaryVariant(opt), ds.GroupColumn, DefaultSystemColumn(ds.Columns), ds.ID)
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d\x00", sampleKeyAt(summaryVersion, statsVersion, run, choice, ratings), summaryVariant(opt), ds.GroupColumn, DefaultSystemColumn(ds.Columns), ds.ID)
 	for _, c := range ds.Columns {
 		fmt.Fprintf(h, "%d:%s", len(c), c)
 	}

@@ -65,6 +65,23 @@ func coefFixed(v float64, digits int) string {
 	return Minus(noNegativeZero(stats.CoefDecimal(v, digits)))
 }
 
+// SpreadDecimals is how many decimals, from digits up to six, a spread
+// (a standard deviation, a width across seeds) or an interval bound needs
+// to show as not zero: 0.0003 printed with three decimals reads 0.000,
+// as if the runs had not differed at all (or the bound were 0). Zero and
+// non-numbers keep digits; a magnitude below 0.0000005 gets six.
+func SpreadDecimals(v float64, digits int) int {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return digits
+	}
+	for d := digits; d < 6; d++ {
+		if strings.Trim(stats.CoefDecimal(math.Abs(v), d), "0.") != "" {
+			return d
+		}
+	}
+	return max(digits, 6)
+}
+
 // withSign writes v's magnitude as text writes it, signed: "±" when it
 // shows as zero, the true minus sign below zero, "+" above; a dash when v
 // is not a number.

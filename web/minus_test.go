@@ -33,7 +33,7 @@ func TestPageNumbersUseOneMinusSign(t *testing.T) {
 		{"statText", statText(-1.5), "−1.50"},
 		{"ratingText", ratingText(&v), "−0.1224"},
 		{"compareInterval", compareInterval(-0.2, 0.1), "−0.200 to +0.100"},
-		{"runSpreadText", runSpreadText(stats.Spread{Mean: -0.1, SD: 0.02, Min: -0.2, Max: 0.05}), "−0.100 ± 0.020 (−0.200 to 0.050)"},
+		{"runSpreadText", runSpreadText(stats.Spread{N: 3, Mean: -0.1, SD: 0.02, Min: -0.2, Max: 0.05}), "−0.100 ± 0.020 (−0.200 to 0.050)"},
 	} {
 		if tt.got != tt.want {
 			t.Errorf("%s = %q, want %q", tt.name, tt.got, tt.want)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 )
 
 // DefaultResamples is a sensible resample count for WithBootstrap: with
@@ -62,10 +63,23 @@ func WithBootstrap(m Method, x, y []float64, resamples int, seed uint64) Correla
 	if len(coefs) == 0 {
 		return c
 	}
+	c.Resamples, c.ResamplesUsed = resamples, len(coefs)
 	slices.Sort(coefs)
 	c.CILow = quantile(coefs, 0.025)
 	c.CIHigh = quantile(coefs, 0.975)
 	return c
+}
+
+// ResamplesNote says how many resamples a bootstrap interval is taken
+// from ("from 963 of 1000 resamples") when only used of the drawn
+// resamples gave a defined coefficient; "" when none was left out (or no
+// bootstrap was drawn). Every page and export that states such an
+// interval words the count this one way.
+func ResamplesNote(drawn, used int) string {
+	if used <= 0 || used >= drawn {
+		return ""
+	}
+	return "from " + strconv.Itoa(used) + " of " + strconv.Itoa(drawn) + " resamples"
 }
 
 // quantile is the q-th quantile of sorted, non-empty xs, interpolating

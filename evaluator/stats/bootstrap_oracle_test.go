@@ -2,6 +2,7 @@ package stats
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -150,7 +151,8 @@ func oracleBootstrap(m Method, x, y []float64, resamples int, seed uint64) (lo, 
 // FED's human ratings (125 dialogues rated on 0-2 and 0-4 scales in fifths,
 // so with many ties) with the oracle: all 125, a reversed scale (a
 // negative correlation), and the first 8 and 12 dialogues, where many
-// resamples draw a constant series and are skipped.
+// resamples draw a constant series and are skipped: the interval's count
+// of resamples used (Correlation.ResamplesUsed) is the oracle's.
 func TestWithBootstrapMatchesOracleOnFED(t *testing.T) {
 	path, _ := shareddata.Path("fed-dialog.jsonl")
 	cols := loadHumanScores(t, path, "Coherent", "Overall", "Likeable")
@@ -177,6 +179,15 @@ func TestWithBootstrapMatchesOracleOnFED(t *testing.T) {
 			if math.Abs(got.CILow-lo) > 1e-12 || math.Abs(got.CIHigh-hi) > 1e-12 {
 				t.Errorf("%s, %s: interval [%.15g, %.15g], oracle [%.15g, %.15g] (%d of %d resamples undefined)",
 					tt.name, m, got.CILow, got.CIHigh, lo, hi, skipped, resamples)
+			}
+			// The interval says how many resamples it is from: the
+			// oracle's defined ones, of the drawn.
+			if got.Resamples != resamples || got.ResamplesUsed != resamples-skipped || got.LeftOutResamples() != (skipped > 0) {
+				t.Errorf("%s, %s: interval from %d of %d resamples (left out: %v); the oracle uses %d of %d",
+					tt.name, m, got.ResamplesUsed, got.Resamples, got.LeftOutResamples(), resamples-skipped, resamples)
+			}
+			if want := ResamplesNote(resamples, resamples-skipped); skipped > 0 && want != fmt.Sprintf("from %d of %d resamples", resamples-skipped, resamples) {
+				t.Errorf("%s, %s: note %q", tt.name, m, want)
 			}
 			if want := oracleCoef(m, tt.x, tt.y); math.Abs(got.Coef-want) > 1e-12 {
 				t.Errorf("%s, %s: coefficient %.15g, oracle %.15g", tt.name, m, got.Coef, want)
@@ -320,6 +331,37 @@ func TestPairedBootstrapCountsTheResamplesUsed(t *testing.T) {
 				t.Errorf("n %d, %s: no resample left out; the test wants a case with some", n, m)
 			}
 			t.Logf("n %d, %s: %d of %d", n, m, used, draws)
+		}
+	}
+}
+
+// TestSystemKendallCountsTheResamplesUsed: the system level's Kendall
+// interval (the bootstrap over the systems' means) keeps how many
+// resamples it is from, the oracle's count: over 8 systems whose human
+// means are all 3 but one 4, a draw without that system has no
+// coefficient and is left out (about a third of them); over 8 systems
+// whose means all differ none is.
+func TestSystemKendallCountsTheResamplesUsed(t *testing.T) {
+	systems := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	judge := []float64{1, 2, 3, 4, 5, 6, 7, 8}
+	for _, tt := range []struct {
+		name  string
+		human []float64
+	}{
+		{"one system apart", []float64{3, 3, 3, 3, 4, 3, 3, 3}},
+		{"every mean different", []float64{2, 1, 4, 3, 6, 5, 8, 7}},
+	} {
+		const resamples, seed = DefaultResamples, 20240101
+		got := SystemCorrelation(MethodKendall, judge, tt.human, systems, resamples, seed)
+		_, _, skipped := oracleBootstrap(MethodKendall, judge, tt.human, resamples, seed)
+		if got.Interval != IntervalSystemBootstrap || got.Resamples != resamples || got.ResamplesUsed != resamples-skipped {
+			t.Errorf("%s: %s interval from %d of %d resamples; the oracle uses %d of %d", tt.name, got.Interval, got.ResamplesUsed, got.Resamples, resamples-skipped, resamples)
+		}
+		if tt.name == "one system apart" && (skipped < 200 || ResamplesNote(got.Resamples, got.ResamplesUsed) == "") {
+			t.Errorf("%s: %d resamples left out, note %q; the test wants some hundreds said", tt.name, skipped, ResamplesNote(got.Resamples, got.ResamplesUsed))
+		}
+		if tt.name == "every mean different" && skipped != 0 {
+			t.Errorf("%s: %d resamples left out, want none", tt.name, skipped)
 		}
 	}
 }

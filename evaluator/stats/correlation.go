@@ -26,6 +26,19 @@ type Correlation struct {
 	// CILow and CIHigh bound the 95% bootstrap percentile interval; NaN
 	// when it was not computed or could not be.
 	CILow, CIHigh float64
+	// Resamples is the number of resamples drawn for a bootstrap interval
+	// and ResamplesUsed those whose coefficient was defined, which the
+	// interval is taken from (the others, e.g. a resample whose human
+	// ratings are all one value, are left out); both 0 when the interval
+	// is not a bootstrap's (Fisher's z, or none).
+	Resamples, ResamplesUsed int
+}
+
+// LeftOutResamples reports whether the interval is a bootstrap's taken
+// from fewer resamples than were drawn, so a reader should be told how
+// many it is from (ResamplesNote).
+func (c Correlation) LeftOutResamples() bool {
+	return c.ResamplesUsed > 0 && c.ResamplesUsed < c.Resamples
 }
 
 // Method names a correlation coefficient. Its values are stable strings

@@ -141,6 +141,7 @@ func CorrelationInterval(m Method, x, y []float64, resamples int, seed uint64) (
 		// certainty no finite sample gives; the p-value is what the data
 		// support.
 		c.CILow, c.CIHigh = math.NaN(), math.NaN()
+		c.Resamples, c.ResamplesUsed = 0, 0
 	}
 	return c, im
 }

@@ -33,6 +33,10 @@ type SystemLevel struct {
 	// coefficient has no interval (too few systems, or a coefficient of
 	// exactly ±1); empty when it has one or the coefficient is undefined.
 	IntervalWhy string
+	// Resamples and ResamplesUsed are, for Kendall's bootstrap over the
+	// means, the resamples drawn and those whose coefficient was defined,
+	// which the interval is taken from (Correlation's); 0 otherwise.
+	Resamples, ResamplesUsed int
 	// Systems is the number of systems with at least one complete sample;
 	// N the number of complete samples in them.
 	Systems, N int
@@ -148,6 +152,7 @@ func SystemCorrelation(m Method, x, y []float64, systems []string, resamples int
 		out.CILow, out.CIHigh = b.CILow, b.CIHigh
 		if !math.IsNaN(out.CILow) {
 			out.Interval = IntervalSystemBootstrap
+			out.Resamples, out.ResamplesUsed = b.Resamples, b.ResamplesUsed
 		}
 		return out
 	}
