@@ -131,6 +131,14 @@ func (h *Handlers) revokeTokenByID(c echo.Context) (models.APIToken, error) {
 	switch {
 	case p.Kind != Account && p.Kind != Token:
 		return t, models.Errorf(models.ENotFound, "token %d does not exist", id)
+	case p.Kind == Token && p.APIToken.ReadOnly() && id != p.TokenID:
+		// A read-only token changes nothing but itself: revoking it is how
+		// a script (or whoever found it) gives it up, but a leaked one must
+		// not switch off its person's other tokens, the full ones a nightly
+		// job runs on included. Refused whatever the id, so it tells
+		// nothing of which ids exist.
+		return t, echo.NewHTTPError(http.StatusForbidden, "This token is read-only: it may revoke itself, not another token. "+
+			"Revoke that one on the API tokens page (/tokens) or with a token with full access.")
 	case p.Role.AtLeast(models.RoleOwner):
 		t, err = h.DB.RevokeWorkspaceAPIToken(ctx, p.Workspace.ID, id)
 	default:
