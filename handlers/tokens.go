@@ -67,6 +67,14 @@ func (h *Handlers) renderTokens(c echo.Context, status int, v web.TokensView) er
 				v.MemberTokens = append(v.MemberTokens, t)
 			}
 		}
+		ms, err := h.DB.ListMembers(ctx, p.Workspace.ID)
+		if err != nil {
+			return err
+		}
+		v.MemberRoles = make(map[int64]models.Role, len(ms))
+		for _, m := range ms {
+			v.MemberRoles[m.User.ID] = m.Role
+		}
 	}
 	// A token shown once must not be kept by a cache on the way back.
 	c.Response().Header().Set("Cache-Control", "no-store")
