@@ -92,3 +92,66 @@ func TestMemberTokensNameTheirRoleAndWhoLeft(t *testing.T) {
 		}
 	})
 }
+
+// TestAPITokensSayWhoLeft (tryout46): the API answers as the page marks
+// them: in an owner's GET /api/v1/tokens, and in the answer of a revoke,
+// a token whose person is no longer a member has "user_left": true, and
+// every member's token false. Before, the API had no way to tell them
+// apart (the page did not either).
+func TestAPITokensSayWhoLeft(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		api := newAPIClient(t, env)
+		owner := env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
+		editor := env.createUser(env.ws.ID, "editor@a.test", models.RoleEditor)
+		gone := env.createUser(env.ws.ID, "gone@a.test", models.RoleViewer)
+		ids := map[string]int64{}
+		var editorSecret string
+		for _, tk := range []struct {
+			user models.User
+			name string
+		}{{owner, "owner-own"}, {editor, "editor-full"}, {gone, "gone-full"}, {gone, "gone-second"}} {
+			made, secret, err := env.db.CreateScopedAPIToken(ctx, env.ws.ID, tk.user.ID, tk.name, 0, models.TokenScopeFull)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[tk.name] = made.ID
+			if tk.name == "editor-full" {
+				editorSecret = secret
+			}
+		}
+		_, ownerSecret := env.apiToken(env.ws.ID, owner.ID)
+		if rec := env.send(http.MethodPost, "/members/"+itoa(gone.ID)+"/remove", nil, "", env.sessionCookie(owner)); rec.Code != http.StatusSeeOther {
+			t.Fatalf("removing a member = %d %.300s", rec.Code, rec.Body)
+		}
+		list := decode[Page[APIToken]](t, api.get("/api/v1/tokens", ownerSecret), http.StatusOK)
+		left := map[string]bool{}
+		for _, tk := range list.Items {
+			left[tk.Name] = tk.UserLeft
+		}
+		for _, tc := range []struct {
+			name string
+			want bool
+		}{{"owner-own", false}, {"editor-full", false}, {"gone-full", true}, {"gone-second", true}} {
+			if got, ok := left[tc.name]; !ok || got != tc.want {
+				t.Errorf("owner's list: %s user_left = %v (listed %v), want %v", tc.name, got, ok, tc.want)
+			}
+		}
+		// An editor's own list: theirs, and they are a member.
+		mine := decode[Page[APIToken]](t, api.get("/api/v1/tokens", editorSecret), http.StatusOK)
+		for _, tk := range mine.Items {
+			if tk.UserLeft {
+				t.Errorf("editor's own list: %s says its person left", tk.Name)
+			}
+		}
+		for _, tc := range []struct {
+			name string
+			want bool
+		}{{"gone-second", true}, {"editor-full", false}} {
+			got := decode[APIToken](t, api.json(http.MethodPost, "/api/v1/tokens/"+itoa(ids[tc.name])+"/revoke", ownerSecret, nil), http.StatusOK)
+			if got.UserLeft != tc.want {
+				t.Errorf("owner revoking %s: user_left = %v, want %v", tc.name, got.UserLeft, tc.want)
+			}
+		}
+	})
+}
