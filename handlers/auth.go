@@ -476,6 +476,11 @@ const apiPrefix = "/api/"
 // isAPIPath reports whether a request path belongs to the JSON API.
 func isAPIPath(path string) bool { return strings.HasPrefix(path, apiPrefix) }
 
+// wrongSchemeRefusal answers an API call whose Authorization header is
+// not a Bearer token: it says which part is wrong and how to write it.
+const wrongSchemeRefusal = "The Authorization header was sent, but not as a Bearer token, so the API does not read it: " +
+	"send the token as Authorization: Bearer <token> (the word Bearer, a space, then the token from the API tokens page)."
+
 // bearerToken reads "Authorization: Bearer <token>"; ok is true whenever
 // the header names the Bearer scheme, even with an empty token (which is
 // then refused rather than treated as no credentials).
@@ -515,6 +520,14 @@ func (h *Handlers) require(a Access) echo.MiddlewareFunc {
 			if p.Kind == Anonymous {
 				req := c.Request()
 				if isAPIPath(req.URL.Path) {
+					if strings.TrimSpace(req.Header.Get("Authorization")) != "" {
+						// A token sent under another scheme ("token bev_…",
+						// Basic, the bare token) is credentials the API does
+						// not read: "Sign in first" sent its sender looking
+						// for a sign-in. Never echo the header: it may be
+						// the secret itself.
+						return echo.NewHTTPError(http.StatusUnauthorized, wrongSchemeRefusal)
+					}
 					return echo.NewHTTPError(http.StatusUnauthorized, "Sign in first. The API takes a personal access token: Authorization: Bearer <token>.")
 				}
 				if req.Method == http.MethodGet && strings.Contains(req.Header.Get("Accept"), "text/html") {

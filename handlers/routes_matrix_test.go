@@ -564,6 +564,12 @@ func TestRouteMatrix(t *testing.T) {
 					if objectOfA && got != http.StatusNotFound {
 						fail("404 (not a member of A)")
 					}
+				case cl.readOnly != "" && key == "POST /api/v1/tokens/:id/revoke":
+					// A read-only token revokes only itself, and this is
+					// another member's token (readonly_token_revoke_test.go).
+					if got != http.StatusForbidden || !strings.Contains(body, "read-only") {
+						fail("403 (a read-only token revokes only itself)")
+					}
 				case !cl.role.AtLeast(access.role()):
 					if got != http.StatusForbidden || !denied {
 						fail("403")

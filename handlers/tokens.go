@@ -67,6 +67,14 @@ func (h *Handlers) renderTokens(c echo.Context, status int, v web.TokensView) er
 				v.MemberTokens = append(v.MemberTokens, t)
 			}
 		}
+		ms, err := h.DB.ListMembers(ctx, p.Workspace.ID)
+		if err != nil {
+			return err
+		}
+		v.MemberRoles = make(map[int64]models.Role, len(ms))
+		for _, m := range ms {
+			v.MemberRoles[m.User.ID] = m.Role
+		}
 	}
 	// A token shown once must not be kept by a cache on the way back.
 	c.Response().Header().Set("Cache-Control", "no-store")
@@ -131,6 +139,14 @@ func (h *Handlers) revokeTokenByID(c echo.Context) (models.APIToken, error) {
 	switch {
 	case p.Kind != Account && p.Kind != Token:
 		return t, models.Errorf(models.ENotFound, "token %d does not exist", id)
+	case p.Kind == Token && p.APIToken.ReadOnly() && id != p.TokenID:
+		// A read-only token changes nothing but itself: revoking it is how
+		// a script (or whoever found it) gives it up, but a leaked one must
+		// not switch off its person's other tokens, the full ones a nightly
+		// job runs on included. Refused whatever the id, so it tells
+		// nothing of which ids exist.
+		return t, echo.NewHTTPError(http.StatusForbidden, "This token is read-only: it may revoke itself, not another token. "+
+			"Revoke that one on the API tokens page (/tokens) or with a token with full access.")
 	case p.Role.AtLeast(models.RoleOwner):
 		t, err = h.DB.RevokeWorkspaceAPIToken(ctx, p.Workspace.ID, id)
 	default:
@@ -164,6 +180,10 @@ type APIToken struct {
 	// Scope is "full" (what its person's role allows) or "read" (reads
 	// only, whatever the role).
 	Scope string `json:"scope"`
+	// UserLeft is true when the token's person is no longer a member of
+	// the workspace (an owner removed them, which revoked the token), as
+	// the API tokens page marks them and a share link's created_by_left.
+	UserLeft bool `json:"user_left"`
 }
 
 func apiToken(t models.APIToken, userName string, current int64) APIToken {
@@ -183,7 +203,14 @@ func (h *Handlers) apiListTokens(c echo.Context) error {
 	// The page's tokens and one more, read in the database
 	// (TestAPIListsReadTheirPage).
 	idOf := func(t models.MemberAPIToken) int64 { return t.ID }
-	conv := func(t models.MemberAPIToken) APIToken { return apiToken(t.APIToken, t.UserName, p.TokenID) }
+	// Only an owner's list holds other people's tokens; the caller is a
+	// member.
+	members := map[int64]bool{p.User.ID: true}
+	conv := func(t models.MemberAPIToken) APIToken {
+		out := apiToken(t.APIToken, t.UserName, p.TokenID)
+		out.UserLeft = !members[t.UserID]
+		return out
+	}
 	var ts []models.MemberAPIToken
 	switch {
 	case p.Kind != Token:
@@ -191,6 +218,13 @@ func (h *Handlers) apiListTokens(c echo.Context) error {
 	case p.Role.AtLeast(models.RoleOwner):
 		if ts, err = h.DB.ListWorkspaceAPITokensAfter(ctx, p.Workspace.ID, after, limit+1); err != nil {
 			return err
+		}
+		ms, err := h.DB.ListMembers(ctx, p.Workspace.ID)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			members[m.User.ID] = true
 		}
 	default:
 		mine, err := h.DB.ListAPITokensAfter(ctx, p.Workspace.ID, p.User.ID, after, limit+1)
@@ -212,12 +246,21 @@ func (h *Handlers) apiRevokeToken(c echo.Context) error {
 		return err
 	}
 	p := principalOf(c.Request().Context())
-	name := p.User.Name
+	name, left := p.User.Name, false
 	if t.UserID != p.User.ID {
 		name = ""
 		if u, err := h.DB.FindUser(c.Request().Context(), t.UserID); err == nil {
 			name = u.Name
 		}
+		_, err := h.DB.MemberRole(c.Request().Context(), p.Workspace.ID, t.UserID)
+		switch {
+		case models.ErrorCode(err) == models.ENotFound:
+			left = true
+		case err != nil:
+			return err
+		}
 	}
-	return c.JSON(http.StatusOK, apiToken(t, name, p.TokenID))
+	out := apiToken(t, name, p.TokenID)
+	out.UserLeft = left
+	return c.JSON(http.StatusOK, out)
 }
