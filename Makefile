@@ -49,6 +49,15 @@ a11y-deps: $(AXE) ## install axe-core for the browser tests (npm ci --prefix too
 test: verify $(AXE) ## run every test on SQLite and a throwaway PostgreSQL, plus the browser tests
 	./scripts/with-postgres.sh $(GO) test -count=1 -timeout 40m $(PKGS)
 
+# The race detector over the packages where workers and requests run at
+# once (cmd without its browser tests). Not part of `make test`: under -race
+# these suites take several times as long (README, "make test-race").
+RACE_PKGS := ./handlers/ ./runner/ ./models/... ./cmd/batcheval
+
+.PHONY: test-race
+test-race: ## run the concurrent packages' tests under the race detector (SQLite and PostgreSQL)
+	./scripts/with-postgres.sh $(GO) test -race -count=1 -timeout 120m -skip '^TestBrowser' $(RACE_PKGS)
+
 .PHONY: screenshots
 screenshots: $(AXE) ## regenerate the README's screenshots (docs/*.png) from the browser tests
 	BATCHEVAL_README_SHOTS=$(CURDIR)/docs $(GO) test -count=1 -timeout 25m -run 'TestBrowserEveryPage' ./cmd/batcheval

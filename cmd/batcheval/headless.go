@@ -287,10 +287,10 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	log.Info("judging", "run", run.ID, "judge", snap.Name, "tag", r.Tag())
 	if w := methods.For(run.Method).Words(); w.Round != "" {
-		fmt.Fprintf(stderr, "run %d (%s): %d samples, %d criteria, %d %s of %s of %d\n", run.ID, methods.Label(run.Method), len(rows), len(rub.Criteria),
+		fmt.Fprintf(prog.logs(), "run %d (%s): %d samples, %d criteria, %d %s of %s of %d\n", run.ID, methods.Label(run.Method), len(rows), len(rub.Criteria),
 			run.Settings.Rounds, w.Rounds, w.Units, run.Settings.BatchSize)
 	} else {
-		fmt.Fprintf(stderr, "run %d (%s): %d samples, %d criteria, each sample judged on its own\n", run.ID, methods.Label(run.Method), len(rows), len(rub.Criteria))
+		fmt.Fprintf(prog.logs(), "run %d (%s): %d samples, %d criteria, each sample judged on its own\n", run.ID, methods.Label(run.Method), len(rows), len(rub.Criteria))
 	}
 	final, werr := waitFinished(ctx, db, ws.ID, run.ID, prog)
 	sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownGrace)

@@ -84,10 +84,9 @@ func (p *progress) done() {
 
 // logs is where log lines go while the bar is shown: on a terminal each
 // line replaces the bar, which is drawn again below it, so neither is cut.
+// Elsewhere they go straight on, but under the same lock as the progress
+// lines: the runner logs from its own goroutines into the same writer.
 func (p *progress) logs() io.Writer {
-	if !p.terminal {
-		return p.w
-	}
 	return logWriter{p}
 }
 

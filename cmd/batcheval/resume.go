@@ -53,7 +53,10 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	log := c.logger(stderr)
+	// The runner logs from its own goroutines while the progress is
+	// written: both go through the progress's lock, as in `batcheval run`.
+	prog := newProgress(stderr)
+	log := c.logger(prog.logs())
 	db, ws, err := openWorkspace(ctx, c, log)
 	if err != nil {
 		return err
@@ -105,8 +108,8 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := r.Start(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "run %d resumed: %d of %d batches to send\n", run.ID, run.BatchesTotal-run.BatchesDone, run.BatchesTotal)
-	final, werr := waitFinished(ctx, db, ws.ID, run.ID, newProgress(stderr))
+	fmt.Fprintf(prog.logs(), "run %d resumed: %d of %d batches to send\n", run.ID, run.BatchesTotal-run.BatchesDone, run.BatchesTotal)
+	final, werr := waitFinished(ctx, db, ws.ID, run.ID, prog)
 	sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownGrace)
 	defer cancel()
 	_ = r.Stop(sctx)
