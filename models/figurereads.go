@@ -32,7 +32,7 @@ type ScoreSpan struct {
 }
 
 // RunScoreValues are a run's scores as its figures read them: values in
-// the order of ListScoreFigures (criterion, round, row), the spans of
+// the order criterion, round, row, the spans of
 // each criterion and round, and the batch of each unreadable score by its
 // place in Scores (a score's batch tells only whether its call failed or
 // its unit read too few answers, which matters only when it has no
@@ -75,7 +75,7 @@ func ScoreValuesOf(scores []RunScore) RunScoreValues {
 }
 
 // ListCriterionScoreValues returns the scores of one criterion of a run
-// as ListScoreFigures does (same scores, same order: round, row), as
+// in order of round and row, as
 // RunScoreValues: the round once per span, the batch only of unreadable
 // scores, the values in an array allocated at its size. A run's figures
 // read one criterion at a time, so that only its scores are held while
@@ -128,7 +128,7 @@ func BatchFiguresOf(batches []RunBatch) []BatchFigure {
 }
 
 // ListCriterionBatchFigures returns the batches of one criterion of a
-// run in the order of ListBatchLayout (round, index), as BatchFigure: scanned by
+// run in order of round and index, as BatchFigure: scanned by
 // hand rather than through GORM (whose RunBatch and JSON decoding took
 // about a kilobyte a batch), the statuses as the package's constants,
 // the row ids parsed from their stored list into one array. rowsHint is

@@ -18,8 +18,9 @@ import (
 // samples, three criteria; 20 ratings each). Compare the ratios, not the
 // times. TooFewReadableUnits, the scan a report build of a run with a
 // fewest readable answers adds (one unit in ten left missing for too few
-// readable answers), is measured beside ListBatchLayout, which every
-// report build reads already.
+// readable answers), is measured beside the batches' layout of the
+// three criteria (ListCriterionBatchFigures), which every report build
+// reads already.
 func BenchmarkSampleWiseCountsOf(b *testing.B) {
 	const units = 30_000
 	for _, d := range dbtest.Dialects {
@@ -73,7 +74,14 @@ func BenchmarkSampleWiseCountsOf(b *testing.B) {
 					}
 					return err
 				}},
-				{"ListBatchLayout", func() error { _, err := db.ListBatchLayout(ctx, r.ID); return err }},
+				{"ListCriterionBatchFigures", func() error {
+					for ci := range 3 {
+						if _, err := db.ListCriterionBatchFigures(ctx, r.ID, ci, 0); err != nil {
+							return err
+						}
+					}
+					return nil
+				}},
 				{"TooFewReadableUnits", func() error {
 					got, err := db.TooFewReadableUnits(ctx, r.ID)
 					if err == nil && len(got) != units/10 {

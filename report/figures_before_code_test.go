@@ -1,7 +1,7 @@
 package report
 
 // The figures' computation as it was before livemem45 (reads of
-// models.ScoreFigure and RunBatch layouts, a criterion's temporaries grown
+// scoreFigure and RunBatch layouts, a criterion's temporaries grown
 // by appending), kept unchanged so that one process can compare it with
 // today's: BenchmarkLiveFigureMemory measures both, and
 // TestFiguresMatchTheCodeBefore checks that their figures are the same.
@@ -10,6 +10,8 @@ package report
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -20,7 +22,7 @@ import (
 )
 
 // buildFiguresBefore is BuildFigures as it was before livemem45: BuildWith
-// with every score (models.ScoreFigure) and batch layout of the run read
+// with every score (scoreFigure) and batch layout of the run read
 // at once, then computeFiguresBefore; it stores the figures of finished
 // criteria as BuildWith does.
 func buildFiguresBefore(ctx context.Context, db *models.DB, wsID, runID int64, opt Options) (*Report, error) {
@@ -45,11 +47,11 @@ func buildFiguresBefore(ctx context.Context, db *models.DB, wsID, runID int64, o
 	}
 	// Scores first, then the batches: a batch done between the two reads
 	// is not taken for finished with scores missing.
-	scores, err := db.ListScoreFigures(ctx, run.ID)
+	scores, err := listScoreFiguresBefore(ctx, db, run.ID)
 	if err != nil {
 		return nil, err
 	}
-	batches, err := db.ListBatchLayout(ctx, run.ID)
+	batches, err := listBatchLayoutBefore(ctx, db, run.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +85,7 @@ func buildFiguresBefore(ctx context.Context, db *models.DB, wsID, runID int64, o
 
 // computeFiguresBefore is ComputeWith over what the figures read of the scores
 // and batches.
-func computeFiguresBefore(run models.Run, ds models.Dataset, rows []models.DatasetRow, batches []batchFigure, scores []models.ScoreFigure, opt Options) *Report {
+func computeFiguresBefore(run models.Run, ds models.Dataset, rows []models.DatasetRow, batches []batchFigure, scores []scoreFigure, opt Options) *Report {
 	system := systemColumn(opt, ds)
 	rep := &Report{Run: run, Dataset: ds, Simulated: run.Simulated}
 	fields := run.RubricSnapshot.Fields
@@ -394,7 +396,7 @@ func fillCriterionBefore(cr *CriterionReport, run models.Run, batches []batchFig
 
 // fillExtrasBefore adds the unreadable rate, grouped correlation, the human
 // ceiling and the position effect.
-func fillExtrasBefore(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow, rowAt map[int64]int, scores []models.ScoreFigure) {
+func fillExtrasBefore(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow, rowAt map[int64]int, scores []scoreFigure) {
 	if answered := cr.Scored + cr.Unreadable(); answered > 0 {
 		cr.UnreadableRate = float64(cr.Unreadable()) / float64(answered)
 	}
@@ -458,4 +460,68 @@ func fillExtrasBefore(cr *CriterionReport, ds models.Dataset, rows []models.Data
 		hs = nil
 	}
 	cr.Positions = stats.PositionEffect(pos, sc, hs)
+}
+
+// scoreFigure is what the figures before livemem45 read of one score
+// (models.ScoreFigure until livemem47): no ids of its own or its run's,
+// no analysis, the score as a value beside whether it was readable.
+type scoreFigure struct {
+	RowID, BatchID        int64
+	Score                 float64 // meaningful when Readable
+	CriterionIndex, Round int32
+	Label                 int32
+	Readable              bool
+}
+
+// countOfRunBefore counts a run's rows of model's table, so that the
+// reads below allocate their arrays at their size as they did.
+func countOfRunBefore(ctx context.Context, db *models.DB, model any, runID int64) (int, error) {
+	var n int64
+	if err := db.Reader(ctx).Model(model).Where("run_id = ?", runID).Count(&n).Error; err != nil {
+		return 0, fmt.Errorf("count the rows of run %d: %w", runID, err)
+	}
+	return int(n), nil
+}
+
+// listScoreFiguresBefore is models.ListScoreFigures as it was until
+// livemem47 removed it: every score of a run in order of criterion,
+// round and row, in an array allocated at its size.
+func listScoreFiguresBefore(ctx context.Context, db *models.DB, runID int64) ([]scoreFigure, error) {
+	n, err := countOfRunBefore(ctx, db, &models.RunScore{}, runID)
+	if err != nil {
+		return nil, err
+	}
+	ss := make([]scoreFigure, 0, n)
+	rows, err := db.Reader(ctx).Model(&models.RunScore{}).Select([]string{"batch_id", "criterion_index", "round", "row_id", "label", "score"}).
+		Where("run_id = ?", runID).Order("criterion_index, round, row_id").Rows()
+	if err != nil {
+		return nil, fmt.Errorf("read the scores of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	var score sql.NullFloat64
+	var ci, round, label int64
+	for rows.Next() {
+		var s scoreFigure
+		if err := rows.Scan(&s.BatchID, &ci, &round, &s.RowID, &label, &score); err != nil {
+			return nil, fmt.Errorf("read the scores of run %d: %w", runID, err)
+		}
+		s.CriterionIndex, s.Round, s.Label = int32(ci), int32(round), int32(label)
+		s.Score, s.Readable = score.Float64, score.Valid
+		ss = append(ss, s)
+	}
+	return ss, rows.Err()
+}
+
+// listBatchLayoutBefore is models.ListBatchLayout as it was until
+// livemem47 removed it: every batch of a run in order with only its
+// layout, in an array allocated at its size.
+func listBatchLayoutBefore(ctx context.Context, db *models.DB, runID int64) ([]models.RunBatch, error) {
+	n, err := countOfRunBefore(ctx, db, &models.RunBatch{}, runID)
+	if err != nil {
+		return nil, err
+	}
+	bs := make([]models.RunBatch, 0, n)
+	err = db.Reader(ctx).Select([]string{"id", "run_id", "criterion_index", "round", "batch_index", "row_ids", "status"}).
+		Where("run_id = ?", runID).Order("criterion_index, round, batch_index").Find(&bs).Error
+	return bs, err
 }
