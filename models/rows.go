@@ -370,9 +370,7 @@ func insertSQL(table string, columns []string, rows int, d Dialect) string {
 // of a large run does not hold the dataset's texts. Rows with the same
 // values in those columns share one Data map (a system column has a few
 // values for many rows), and rows with the same stored ratings one
-// Ratings map and its values: callers must change neither. The ratings
-// are decoded by ratingsReader (flat texts by hand, a third of the time
-// and three fifths of the bytes of encoding/json's decoding, livemem47).
+// Ratings map and its values: callers must change neither.
 func (db *DB) ListDatasetRowFigures(ctx context.Context, datasetID int64, columns []string) ([]DatasetRow, error) {
 	var keep []string
 	for _, c := range columns {
@@ -402,7 +400,7 @@ func (db *DB) ListDatasetRowFigures(ctx context.Context, datasetID int64, column
 	defer rows.Close()
 	out := make([]DatasetRow, 0, n)
 	shared := dataMaps{}
-	var sharedRatings ratingsReader // rows rated alike share a map
+	sharedRatings := ratingMaps{}
 	var ratings, data []byte
 	values := make([]sql.NullString, len(keep))
 	for rows.Next() {
