@@ -1041,12 +1041,13 @@ func agreementReading(ds []stats.Difference, nameA, nameB string) string {
 	}
 	diff := web.SignedCoef(d.Diff, 3)
 	pText := web.PValueText(p)
-	// The interval is read as printed (three decimals), so a bound shown
-	// as ±0.000 counts as touching 0.
-	lo, hi := asPrinted(d.CILow), asPrinted(d.CIHigh)
+	// The interval is read as printed (web.IntervalBound), so a bound
+	// printed 0.000 counts as touching 0 and one printed +0.0003 as above
+	// it.
+	lo, hi := web.BoundAsPrinted(d.CILow), web.BoundAsPrinted(d.CIHigh)
 	noInterval := math.IsNaN(lo) || math.IsNaN(hi)
 	excludes := !noInterval && (lo > 0 || hi < 0)
-	ci := fmt.Sprintf("95%% interval %s to %s", web.SignedCoef(d.CILow, 3), web.SignedCoef(d.CIHigh, 3))
+	ci := "95% interval " + web.DifferenceInterval(d.CILow, d.CIHigh)
 	significant := p < report.SignificanceLevel
 	switch {
 	case significant && excludes:
@@ -1057,29 +1058,13 @@ func agreementReading(ds []stats.Difference, nameA, nameB string) string {
 			better, worse, test, pText, diff)
 	case significant:
 		return fmt.Sprintf("%s finds that %s agrees better with the humans than %s (%s), but the 95%% interval of A − B in Pearson r (%s), %s to %s, still includes no difference: the evidence is borderline, and more samples would settle it.",
-			test, better, worse, pText, diff, web.SignedCoef(d.CILow, 3), web.SignedCoef(d.CIHigh, 3))
+			test, better, worse, pText, diff, web.IntervalBound(d.CILow), web.IntervalBound(d.CIHigh))
 	case excludes:
 		return fmt.Sprintf("%s does not find a difference between the two runs (%s), though the 95%% interval of A − B in Pearson r (%s), %s to %s, lies entirely on one side of 0: the evidence is borderline, and more samples would settle it.",
-			test, pText, diff, web.SignedCoef(d.CILow, 3), web.SignedCoef(d.CIHigh, 3))
+			test, pText, diff, web.IntervalBound(d.CILow), web.IntervalBound(d.CIHigh))
 	}
 	return fmt.Sprintf("The data cannot tell the two runs apart: A − B in Pearson r is %s (%s, %s), within what chance alone gives on these samples.",
 		diff, ci, pText)
-}
-
-// asPrinted is a difference or an interval bound as pages print it
-// (web.SignedCoef: stats.CoefDecimal's three decimals), so that a
-// sentence reads the interval its reader sees: a bound of 0.0005000000001,
-// printed +0.001, is above 0, and one of 0.0004999999999999999, printed
-// ±0.000, is not. NaN when it is not a number.
-func asPrinted(v float64) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return math.NaN()
-	}
-	x, err := strconv.ParseFloat(stats.CoefDecimal(v, 3), 64)
-	if err != nil {
-		return math.NaN()
-	}
-	return x
 }
 
 // compareSample shows one sample as both runs judged it: the text, the

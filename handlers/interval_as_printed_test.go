@@ -17,9 +17,10 @@ import (
 // sentence then said the interval "+0.001 to +0.300" still includes no
 // difference, or that the data cannot tell the runs apart beside an
 // interval clear of 0. A bound is now read as it is printed
-// (web.SignedCoef), whichever way a bound at the edge goes: one just
+// (web.IntervalBound), whichever way a bound at the edge goes: one just
 // above 0.0005 is shown +0.001 and read as clear of 0, one just below is
-// shown ±0.000 and read as touching it.
+// shown +0.0005 and read so too, and one that is 0 to six decimals is
+// shown 0.000 and read as touching it.
 func TestIntervalReadAsPrinted(t *testing.T) {
 	justAbove := math.Nextafter(0.0005, 1) // shown +0.001
 	if got := web.SignedCoef(justAbove, 3); got != "+0.001" {
@@ -44,7 +45,11 @@ func TestIntervalReadAsPrinted(t *testing.T) {
 			"Run B agrees better with the humans than Run A: A − B in Pearson r is −0.150 (95% interval −0.300 to −0.001, p = 0.010).", "includes no difference"},
 		{"p above 5%, interval shown clear of 0", pearson(0.15, justAbove, 0.3, 0.2),
 			"lies entirely on one side of 0", "cannot tell"},
-		{"A ahead, low bound shown ±0.000", pearson(0.15, justBelow, 0.3, 0.01),
+		// A bound below 0.0005 shows the decimals its side needs
+		// (web.IntervalBound, figs47): it was "±0.000" and read as 0.
+		{"A ahead, low bound shown +0.0005", pearson(0.15, justBelow, 0.3, 0.01),
+			"Run A agrees better with the humans than Run B: A − B in Pearson r is +0.150 (95% interval +0.0005 to +0.300, p = 0.010).", "includes no difference"},
+		{"A ahead, low bound 0 up to float noise, shown 0.000", pearson(0.15, 1e-17, 0.3, 0.01),
 			"still includes no difference", "(95% interval"},
 		// Figures half-way at the third decimal as exported (0.1235, whose
 		// float lies just below; 0.0625, exactly): shown as a reader of

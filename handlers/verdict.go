@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/batcheval/batcheval/evaluator/stats"
@@ -174,34 +173,6 @@ func aloneBesideRobustness(text string, only contender, figs []runFigures) strin
 		only.fig.run.Name, fmtNum(only.fig.avgP, 2), runs)
 }
 
-// intervalBound writes a bound of a paired difference's 95% interval on
-// the experiment page. web.SignedCoef wrote a bound within half a
-// thousandth of 0 as "±0.000", which reads as a margin ("plus or minus")
-// and hides what a bound next to 0 must tell: on which side of no
-// difference it lies. Such a bound gets the decimals that show its sign
-// (web.SpreadDecimals, up to six: "+0.0003", "−0.00004"); a bound that is
-// 0 even to six decimals (two runs whose every resample agrees equally)
-// is "0.000", unsigned.
-func intervalBound(v float64) string {
-	s := web.SignedCoef(v, web.SpreadDecimals(v, 3))
-	if strings.HasPrefix(s, "±") {
-		return "0.000"
-	}
-	return s
-}
-
-// boundAsPrinted is a bound as intervalBound prints it, so the sentence
-// on whether the interval includes no difference reads the bounds its
-// reader sees; NaN when it is not a number.
-func boundAsPrinted(v float64) float64 {
-	s := strings.NewReplacer("−", "-", "+", "").Replace(intervalBound(v))
-	x, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return math.NaN()
-	}
-	return x
-}
-
 // verdictOf words the headline from ranked contenders and the
 // repeatability bands.
 func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
@@ -250,7 +221,7 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 	}
 	for _, c := range cs[1:] {
 		line := fmt.Sprintf("%s − %s: %s in average Pearson (95%% interval %s to %s, permutation %s, Holm-adjusted %s)",
-			best.fig.run.Name, c.fig.run.Name, web.SignedCoef(c.test.Diff, 3), intervalBound(c.test.CILow), intervalBound(c.test.CIHigh),
+			best.fig.run.Name, c.fig.run.Name, web.SignedCoef(c.test.Diff, 3), web.IntervalBound(c.test.CILow), web.IntervalBound(c.test.CIHigh),
 			web.PValueText(c.test.P), web.PValueText(c.adjP))
 		if pairedDiffers(best, c) {
 			// A run with unreadable scores is averaged in the table over
@@ -282,9 +253,9 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 		// The verdict follows the test whose p it quotes; its interval,
 		// computed otherwise, can still include 0, and is then not left
 		// to contradict "significantly better" unsaid.
-		if lo, hi := boundAsPrinted(next.test.CILow), boundAsPrinted(next.test.CIHigh); lo <= 0 && hi >= 0 {
+		if lo, hi := web.BoundAsPrinted(next.test.CILow), web.BoundAsPrinted(next.test.CIHigh); lo <= 0 && hi >= 0 {
 			v.Text += fmt.Sprintf(" Its 95%% interval (%s to %s) still includes no difference, though: the evidence is borderline, and more samples would settle it.",
-				intervalBound(next.test.CILow), intervalBound(next.test.CIHigh))
+				web.IntervalBound(next.test.CILow), web.IntervalBound(next.test.CIHigh))
 		}
 		return v
 	}

@@ -67,7 +67,7 @@ func TestVerdictWhenTestAndIntervalDisagree(t *testing.T) {
 			if tt.d.P() < 0.05 && strings.Contains(got, "cannot tell") {
 				t.Errorf("reading %q calls the runs indistinguishable beside p < 0.05", got)
 			}
-			lo, hi := asPrinted(tt.d.CILow), asPrinted(tt.d.CIHigh)
+			lo, hi := web.BoundAsPrinted(tt.d.CILow), web.BoundAsPrinted(tt.d.CIHigh)
 			if lo <= 0 && hi >= 0 && strings.Contains(got, "agrees better") && !strings.Contains(got, "still includes no difference") {
 				t.Errorf("reading %q names a winner beside an interval containing 0 without saying so", got)
 			}

@@ -82,6 +82,46 @@ func SpreadDecimals(v float64, digits int) int {
 	return max(digits, 6)
 }
 
+// IntervalBound writes a bound of a paired difference's 95% interval (the
+// compare page's A − B, the alignment page's after − before, the
+// experiment page's runs). SignedCoef writes a bound within half a
+// thousandth of 0 as "±0.000", which reads as a margin ("plus or minus")
+// and hides what a bound next to 0 must tell: on which side of no
+// difference it lies. Such a bound gets the decimals that show its sign
+// (SpreadDecimals, up to six: "+0.0003", "−0.00004"); a bound that is 0
+// even to six decimals is "0.000", unsigned; a dash when it is not a
+// number.
+func IntervalBound(v float64) string {
+	s := SignedCoef(v, SpreadDecimals(v, 3))
+	if strings.HasPrefix(s, "±") {
+		return "0.000"
+	}
+	return s
+}
+
+// BoundAsPrinted is a bound as IntervalBound prints it, so that a sentence
+// on whether an interval includes no difference reads the bounds its
+// reader sees: 0.0003, printed +0.0003, is above 0, and 1e-17, printed
+// 0.000, is not. NaN when it is not a number.
+func BoundAsPrinted(v float64) float64 {
+	s := strings.NewReplacer("−", "-", "+", "").Replace(IntervalBound(v))
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return x
+}
+
+// DifferenceInterval writes a paired difference's 95% interval, "lo to
+// hi", each bound as IntervalBound writes it; "undefined" when either
+// bound is not a number.
+func DifferenceInterval(lo, hi float64) string {
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return "undefined"
+	}
+	return IntervalBound(lo) + " to " + IntervalBound(hi)
+}
+
 // withSign writes v's magnitude as text writes it, signed: "±" when it
 // shows as zero, the true minus sign below zero, "+" above; a dash when v
 // is not a number.
