@@ -20,7 +20,6 @@ func TestPageNumbersUseOneMinusSign(t *testing.T) {
 		{"runFloat", runFloat(-0.5, 3), "−0.500"},
 		{"runScore", runScore(&v), "−0.12"},
 		{"CoefText", CoefText(-0.1224, 3), "−0.122"},
-		{"runCI", runCI(stats.Correlation{CILow: -0.122, CIHigh: 0.496}), "−0.122 to 0.496"},
 		{"runSigned", runSigned(-0.05, 3), "−0.050"},
 		{"Signed", Signed(0.12, 3), "+0.120"},
 		{"Money", Money(-1.5), "−$1.50"},
@@ -32,7 +31,10 @@ func TestPageNumbersUseOneMinusSign(t *testing.T) {
 		{"runRange", runRange(evaluator.Criterion{Lo: -2, Hi: 2}), "−2 to 2"},
 		{"statText", statText(-1.5), "−1.50"},
 		{"ratingText", ratingText(&v), "−0.1224"},
-		{"compareInterval", compareInterval(-0.2, 0.1), "−0.200 to +0.100"},
+		{"DifferenceInterval", DifferenceInterval(-0.2, 0.1), "−0.200 to +0.100"},
+		// The run page's and share page's correlation intervals: a bound
+		// near 0 shows its side (was "±0.000 to +0.300", figs47).
+		{"DifferenceInterval near 0", DifferenceInterval(-0.0002, 0.3), "−0.0002 to +0.300"},
 		{"runSpreadText", runSpreadText(stats.Spread{N: 3, Mean: -0.1, SD: 0.02, Min: -0.2, Max: 0.05}), "−0.100 ± 0.020 (−0.200 to 0.050)"},
 	} {
 		if tt.got != tt.want {

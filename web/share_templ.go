@@ -1012,9 +1012,9 @@ func ReportCriterion(run models.Run, c report.CriterionReport, noAnswer int, sam
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var41 string
-					templ_7745c5c3_Var41, templ_7745c5c3_Err = templ.JoinStringErrs(compareInterval(sl.CILow, sl.CIHigh))
+					templ_7745c5c3_Var41, templ_7745c5c3_Err = templ.JoinStringErrs(DifferenceInterval(sl.CILow, sl.CIHigh))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 388, Col: 139}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 388, Col: 142}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var41))
 					if templ_7745c5c3_Err != nil {
@@ -1031,7 +1031,7 @@ func ReportCriterion(run models.Run, c report.CriterionReport, noAnswer int, sam
 					var templ_7745c5c3_Var42 string
 					templ_7745c5c3_Var42, templ_7745c5c3_Err = templ.JoinStringErrs(runPUndefined(sl.P))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 388, Col: 229}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 388, Col: 232}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var42))
 					if templ_7745c5c3_Err != nil {
@@ -1044,7 +1044,7 @@ func ReportCriterion(run models.Run, c report.CriterionReport, noAnswer int, sam
 					var templ_7745c5c3_Var43 string
 					templ_7745c5c3_Var43, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(sl.Systems))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 388, Col: 278}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 388, Col: 281}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var43))
 					if templ_7745c5c3_Err != nil {
