@@ -187,9 +187,13 @@ func (h *Handlers) startAlignment(c echo.Context) error {
 	if err != nil {
 		return failed(fmt.Sprintf("Seed: %s is not a whole number.", web.Quoted(f.seed)))
 	}
-	pct, err := strconv.ParseFloat(f.heldOutPercent, 64)
-	if err != nil || math.IsNaN(pct) || pct < 10 || pct > 90 {
-		return failed("Held-out share: a percentage from 10 to 90.")
+	// A decimal comma ("33,5") is read as the other forms read it.
+	pct, problem := typedDecimal(f.heldOutPercent, "33.5")
+	switch {
+	case problem != "":
+		return failed(fmt.Sprintf("Held-out share: %s %s; use a percentage from 10 to 90.", web.Quoted(f.heldOutPercent), problem))
+	case pct < 10 || pct > 90:
+		return failed(fmt.Sprintf("Held-out share: %g is out of range; use a percentage from 10 to 90.", pct))
 	}
 	rubric, err := h.DB.FindRubric(ctx, ws, *run.RubricID)
 	if err != nil {
@@ -1006,9 +1010,10 @@ func derefInt(p *int) int {
 func (h *Handlers) draftFromForm(ctx context.Context, a models.Alignment, run models.Run, crit evaluator.Criterion, f draftForm) (align.Draft, error) {
 	d := align.Draft{Levels: evaluator.Levels{Low: f.low, Middle: f.middle, High: f.high}, Notes: a.Draft.Notes}
 	for i, ex := range f.examples {
-		score, err := strconv.ParseFloat(ex.Score, 64)
-		if err != nil {
-			return d, fmt.Errorf("example %d: score %s is not a number", i+1, web.Quoted(ex.Score))
+		// A decimal comma ("2,5") is read as the other forms read it.
+		score, problem := typedDecimal(ex.Score, "2.5")
+		if problem != "" {
+			return d, fmt.Errorf("example %d: score %s %s", i+1, web.Quoted(ex.Score), problem)
 		}
 		d.Examples = append(d.Examples, evaluator.Example{SampleID: ex.SampleID, Score: score, Reason: ex.Reason})
 	}

@@ -460,13 +460,15 @@ func (h *Handlers) previewRubric(c echo.Context) error {
 		f = formOfRubric(stored.Name, stored.Evaluator())
 		f.PreviewDataset, f.PreviewCriterion = dataset, criterion
 	}
+	// The rubric's project: a stored rubric's own, a new one's as the
+	// editor's form sends it (0 when a script leaves it out).
+	projectID := stored.ProjectID
+	if projectID == 0 {
+		projectID, _ = strconv.ParseInt(params.Get("project_id"), 10, 64)
+	}
 	if f.PreviewDataset == 0 {
 		// No dataset chosen: in a project without datasets (the page has
 		// no Dataset select) say so, not "choose one".
-		projectID := stored.ProjectID
-		if projectID == 0 {
-			projectID, _ = strconv.ParseInt(params.Get("project_id"), 10, 64)
-		}
 		if projectID > 0 {
 			datasets, err := h.DB.ListDatasets(c.Request().Context(), h.workspaceID(c), projectID)
 			if err != nil {
@@ -477,7 +479,7 @@ func (h *Handlers) previewRubric(c echo.Context) error {
 			}
 		}
 	}
-	return renderFragment(c, web.RubricPreviewFragment(h.buildPreview(c.Request().Context(), h.workspaceID(c), f, stored)))
+	return renderFragment(c, web.RubricPreviewFragment(h.buildPreview(c.Request().Context(), h.workspaceID(c), projectID, f, stored)))
 }
 
 // renderRubricEditor shows the editor; withPreview also builds the prompt
@@ -545,7 +547,7 @@ func (h *Handlers) renderRubricEditor(c echo.Context, status int, p models.Proje
 		v.Preview = &web.RubricPreview{Problem: noPreviewDataset}
 	case withPreview && v.PreviewDataset != 0:
 		f.PreviewDataset = v.PreviewDataset
-		pv := h.buildPreview(ctx, h.workspaceID(c), f, r)
+		pv := h.buildPreview(ctx, h.workspaceID(c), p.ID, f, r)
 		v.Preview = &pv
 	}
 	return render(c, status, web.RubricEditorPage(v))
@@ -560,8 +562,11 @@ const noPreviewDataset = "This project has no dataset yet, so there is no sample
 // stored is the rubric as saved (zero for a new one): its own fields (none
 // means the dataset's) and the labelled examples its criteria carry, which
 // the form does not and a saved edit keeps (keepExamples), so the preview
-// is the prompt a run would send.
-func (h *Handlers) buildPreview(ctx context.Context, ws int64, f rubricForm, stored models.Rubric) web.RubricPreview {
+// is the prompt a run would send. project is the rubric's project (0 when
+// a script previews a new rubric without naming one): a dataset of
+// another project is refused as one that does not exist is, since the
+// editor's Dataset select offers the project's own datasets only.
+func (h *Handlers) buildPreview(ctx context.Context, ws, project int64, f rubricForm, stored models.Rubric) web.RubricPreview {
 	fields := stored.Fields
 	if f.PreviewDataset == 0 {
 		return web.RubricPreview{Problem: "Choose a dataset to preview the prompt."}
@@ -572,6 +577,9 @@ func (h *Handlers) buildPreview(ctx context.Context, ws int64, f rubricForm, sto
 	ds, err := h.DB.FindDataset(ctx, ws, f.PreviewDataset)
 	if err != nil {
 		return web.RubricPreview{Problem: "No preview: " + models.ErrorMessage(err)}
+	}
+	if project != 0 && ds.ProjectID != project {
+		return web.RubricPreview{Problem: fmt.Sprintf("No preview: dataset %d belongs to another project; choose one of this project's datasets in the Dataset list.", ds.ID)}
 	}
 	i := f.PreviewCriterion
 	if i < 0 || i >= len(f.Criteria) {

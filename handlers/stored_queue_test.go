@@ -461,9 +461,10 @@ func draftFromFormOld(h *Handlers, ctx context.Context, a models.Alignment, run 
 	}
 	fields := run.RubricSnapshot.Fields
 	for i, ex := range f.examples {
-		score, err := strconv.ParseFloat(ex.Score, 64)
-		if err != nil {
-			return d, fmt.Errorf("example %d: score %s is not a number", i+1, web.Quoted(ex.Score))
+		// Scores read as the form reads them (a decimal comma too, forms47).
+		score, problem := typedDecimal(ex.Score, "2.5")
+		if problem != "" {
+			return d, fmt.Errorf("example %d: score %s %s", i+1, web.Quoted(ex.Score), problem)
 		}
 		e := evaluator.Example{SampleID: ex.SampleID, Score: score, Reason: ex.Reason}
 		if row, ok := byExternal[ex.SampleID]; ok {

@@ -162,10 +162,15 @@ func (h *Handlers) noiseRun(c echo.Context) error {
 	if notReady != "" {
 		f.noiseErrs = append(f.noiseErrs, notReady)
 	}
+	// A decimal comma ("2,5") is read as the other forms read it.
 	percent := func(label, s string) float64 {
-		p, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.IsNaN(p) || p < 0 || p > maxNoisePercent {
-			f.noiseErrs = append(f.noiseErrs, fmt.Sprintf("%s: %s is not a percentage from 0 to %d.", label, web.Quoted(s), maxNoisePercent))
+		p, problem := typedDecimal(s, "2.5")
+		switch {
+		case problem != "":
+			f.noiseErrs = append(f.noiseErrs, fmt.Sprintf("%s: %s %s; use a percentage from 0 to %d.", label, web.Quoted(s), problem, maxNoisePercent))
+			return 0
+		case p < 0 || p > maxNoisePercent:
+			f.noiseErrs = append(f.noiseErrs, fmt.Sprintf("%s: %g is out of range; use a percentage from 0 to %d.", label, p, maxNoisePercent))
 			return 0
 		}
 		return p

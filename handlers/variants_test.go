@@ -77,7 +77,7 @@ func TestRunVariants(t *testing.T) {
 			t.Fatalf("variants page: status %d", page.Code)
 		}
 		for _, w := range []string{
-			`name="seed" value="2"`, `name="delete_percent" min="0" max="50" step="any" value="5"`, `name="replace_percent" min="0" max="50" step="any" value="5"`,
+			`name="seed" value="2"`, `name="delete_percent" value="5"`, `name="replace_percent" value="5"`,
 			"synonyms.txt", "never replaced", templ.EscapeString(parent.RubricSnapshot.Task), templ.EscapeString(parent.RubricSnapshot.Criteria[0].Levels.High),
 			`action="` + base + `/reseed"`, `action="` + base + `/noise"`, `action="` + base + `/reword"`,
 		} {
@@ -97,7 +97,7 @@ func TestRunVariants(t *testing.T) {
 			{"same seed", "/reseed", url.Values{"seed": {"1"}}, "choose a seed other than the run's own (1)"},
 			{"seed not a number", "/reseed", url.Values{"seed": {"x"}}, `Seed: “x” is not a whole number.`},
 			{"no noise", "/noise", url.Values{"delete_percent": {"0"}, "replace_percent": {"0"}, "seed": {"1"}}, "with both at 0%"},
-			{"too much noise", "/noise", url.Values{"delete_percent": {"80"}, "replace_percent": {"5"}, "seed": {"1"}}, `Words deleted: “80” is not a percentage from 0 to 50.`},
+			{"too much noise", "/noise", url.Values{"delete_percent": {"80"}, "replace_percent": {"5"}, "seed": {"1"}}, `Words deleted: 80 is out of range; use a percentage from 0 to 50.`},
 			{"task emptied", "/reword", emptied, "task description is empty"},
 			{"nothing reworded", "/reword", rewordForm(parent.RubricSnapshot), "Nothing was reworded"},
 		}

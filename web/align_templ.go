@@ -555,7 +555,7 @@ func AlignStartPage(v AlignStartView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "\"></div><div><label for=\"held_out_percent\">Held-out share (%)</label> <input type=\"number\" id=\"held_out_percent\" name=\"held_out_percent\" min=\"10\" max=\"90\" value=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "\"></div><div><label for=\"held_out_percent\">Held-out share (%)</label> <input type=\"text\" inputmode=\"decimal\" id=\"held_out_percent\" name=\"held_out_percent\" value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -348,27 +348,27 @@ func RunVariantsPage(v RunVariantsView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "\"><div class=\"row\"><div><label for=\"delete_percent\">Words deleted (%)</label> <input type=\"number\" id=\"delete_percent\" name=\"delete_percent\" min=\"0\" max=\"50\" step=\"any\" value=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "\"><div class=\"row\"><div><label for=\"delete_percent\">Words deleted (%)</label> <input type=\"text\" inputmode=\"decimal\" id=\"delete_percent\" name=\"delete_percent\" value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var16 string
 				templ_7745c5c3_Var16, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.DeletePercent).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/variants.templ`, Line: 118, Col: 121}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/variants.templ`, Line: 118, Col: 111}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var16)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "\"></div><div><label for=\"replace_percent\">Words replaced (%)</label> <input type=\"number\" id=\"replace_percent\" name=\"replace_percent\" min=\"0\" max=\"50\" step=\"any\" value=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "\"></div><div><label for=\"replace_percent\">Words replaced (%)</label> <input type=\"text\" inputmode=\"decimal\" id=\"replace_percent\" name=\"replace_percent\" value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var17 string
 				templ_7745c5c3_Var17, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.ReplacePercent).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/variants.templ`, Line: 122, Col: 124}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/variants.templ`, Line: 122, Col: 114}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var17)
 				if templ_7745c5c3_Err != nil {

@@ -69,8 +69,12 @@ func TestBrowserLaunchFormChoices(t *testing.T) {
 	if got := eval(`document.querySelector('[data-testid="provenance-settings"]').textContent`); !strings.Contains(got, "temperature=0.3") {
 		t.Errorf("the run launched with temperature 0,3 has settings %q, want temperature=0.3", got)
 	}
+	// Its rates typed with a decimal comma too (number inputs sent "" for
+	// them; forms47).
 	step("noisy copy", chromedp.Navigate(runPage+"/variants"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="noise"] button[type="submit"]`)),
+		chromedp.SetValue(chromedp.CSS(`#delete_percent`), "7,8"),
+		chromedp.SetValue(chromedp.CSS(`#replace_percent`), "12,7"),
 		chromedp.Click(chromedp.CSS(`[data-testid="noise"] button[type="submit"]`)),
 	)
 	// The launch lands on the new run's page (running or already done).
@@ -88,8 +92,8 @@ func TestBrowserLaunchFormChoices(t *testing.T) {
 	if got := eval(selectedText); !strings.HasPrefix(got, "Demo dialogues (") || strings.Contains(got, "noisy") {
 		t.Errorf("the launch form selects %q, want the demo's own dataset", got)
 	}
-	if got := eval(`Array.from(document.querySelectorAll("#dataset option")).map(o => o.textContent.trim()).join(" | ")`); !strings.Contains(got, "(noisy copy of Demo dialogues)") {
-		t.Errorf("the noisy copy is not shown as one: %q", got)
+	if got := eval(`Array.from(document.querySelectorAll("#dataset option")).map(o => o.textContent.trim()).join(" | ")`); !strings.Contains(got, "(noisy copy of Demo dialogues)") || !strings.Contains(got, "8% deleted, 13% replaced") {
+		t.Errorf("the noisy copy, made at 7,8%% deleted and 12,7%% replaced, is not shown as one: %q", got)
 	}
 
 	// A second rubric, written in the editor.
