@@ -103,7 +103,7 @@ func BenchmarkReportReadsCurrentRatings(b *testing.B) {
 			return pre
 		})
 		cur, useNew, revNew, heldNew := measure(func() *BrowserReviews {
-			pre, err := readCurrentReviews(ctx, db, run, choice.UptoRatingID)
+			pre, err := readCurrentReviews(ctx, db, run, choice.UptoRatingID, false)
 			must(b, err)
 			return pre
 		})
