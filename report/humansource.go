@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -273,6 +274,20 @@ type BrowserReviews struct {
 	// Excluded, by criterion name, for a report to say what it left out.
 	ByName   map[string][]models.ReviewRating
 	Excluded map[string][]models.ReviewRating
+
+	// keys are the usedRatingsKey computed from these reviews, by the
+	// choice they were computed under: a request keys the stored summary
+	// (LoadSummary) and checks its stored samples (StoredSamplesCurrent)
+	// with the same reviews, and hashing them was a sixth of a review
+	// queue's view at 100,000 samples (BENCHMARKS.md, reviews47).
+	mu   sync.Mutex
+	keys map[usedKeyOf]string
+}
+
+// usedKeyOf names the choice a usedRatingsKey was computed under.
+type usedKeyOf struct {
+	source models.HumanSource
+	upto   int64
 }
 
 // ReadBrowserReviews reads the browser reviews of the run's criteria that
@@ -463,6 +478,28 @@ func applyHumanSource(ctx context.Context, db *models.DB, wsID int64, run models
 // can no longer be told) makes them stale: the source and cut-off alone
 // do not say which ratings were read.
 func usedRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice models.RunHumanSource, pre *BrowserReviews) (string, error) {
+	if !pre.serves(run, choice.UptoRatingID) {
+		return ratingsKeyOf(ctx, db, run, choice, pre)
+	}
+	pre.mu.Lock()
+	defer pre.mu.Unlock()
+	k := usedKeyOf{choice.Source, choice.UptoRatingID}
+	if key, ok := pre.keys[k]; ok {
+		return key, nil
+	}
+	key, err := ratingsKeyOf(ctx, db, run, choice, pre)
+	if err != nil {
+		return "", err
+	}
+	if pre.keys == nil {
+		pre.keys = map[usedKeyOf]string{}
+	}
+	pre.keys[k] = key
+	return key, nil
+}
+
+// ratingsKeyOf is usedRatingsKey computed.
+func ratingsKeyOf(ctx context.Context, db *models.DB, run models.Run, choice models.RunHumanSource, pre *BrowserReviews) (string, error) {
 	use, reviews, err := reviewsOfChoice(ctx, db, run.WorkspaceID, run, choice, pre)
 	if err != nil || use.Source == models.HumansImported {
 		return "", err

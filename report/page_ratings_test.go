@@ -121,6 +121,20 @@ func TestPagesReadTheCurrentRatingsAsBefore(t *testing.T) {
 				if key != keyOld || (source != models.HumansImported && key == "") {
 					t.Errorf("%s, %s: summary key %q, every review gave %q", source, pre.name, key, keyOld)
 				}
+				// Kept with the reviews for the request's next ask
+				// (BrowserReviews.keys): asked again, and under the other
+				// source at the same cut-off, it is what a fresh read gives.
+				for _, other := range []models.HumanSource{source, models.HumansBrowser, models.HumansBoth} {
+					c := choice
+					c.Source = other
+					got, err := usedRatingsKey(ctx, db, run, c, pre.pre)
+					must(t, err)
+					want, err := usedRatingsKey(ctx, db, run, c, nil)
+					must(t, err)
+					if got != want {
+						t.Errorf("%s, %s, asked as %s: summary key %q, read afresh %q", source, pre.name, other, got, want)
+					}
+				}
 			}
 			for _, pre := range []*BrowserReviews{cur, chosen} {
 				rep, err := BuildWith(ctx, db, wsID, runID, Options{Reviews: pre})
