@@ -1203,17 +1203,26 @@ func (h *Handlers) reviewCounting(ctx context.Context, run models.Run) (*web.Rev
 		RunURL: "/runs/" + strconv.FormatInt(run.ID, 10)}, nil
 }
 
-// withStillCounted is rc for one sample's reviews on one criterion (on:
-// every submission on the criterion's scale), with the withdrawals the
+// withStillCounted is rc for one criterion's reviews of a sample, or of
+// many (on: their submissions on the criterion's scale; the run page's
+// box passes each reviewer's current review now and as of the cut-off),
+// with the withdrawals the
 // report does not know of yet: a reviewer's latest review withdrew their
 // rating after the last recompute, which read an earlier rating of theirs.
 func withStillCounted(rc *web.ReviewCounting, on []models.ReviewRating) *web.ReviewCounting {
 	if rc == nil || rc.Imported {
 		return rc
 	}
-	latest, read := map[string]models.ReviewRating{}, map[string]models.ReviewRating{}
+	// Each reviewer's on each sample: on may hold many samples' reviews
+	// (the run page's count); keyed by the reviewer alone, one withdrawal
+	// per reviewer was counted at most.
+	type key struct {
+		row int64
+		who string
+	}
+	latest, read := map[key]models.ReviewRating{}, map[key]models.ReviewRating{}
 	for _, r := range on {
-		k := r.ReviewerKey()
+		k := key{r.RowID, r.ReviewerKey()}
 		if l, ok := latest[k]; !ok || r.ID > l.ID {
 			latest[k] = r
 		}

@@ -270,24 +270,48 @@ func (db *DB) scanRatings(ctx context.Context, wsID, datasetID int64, q string, 
 // identifies them (the account, else the name typed), whether it holds a
 // rating or withdrew one. It is what CurrentReviews(OnScale(reviews up to
 // uptoID, scale)) keeps of ListCriteriaRatings' reviews, with the same
-// fields set, but picked in SQL (an anti-join on a later review of the
-// same sample, reviewer and scale, through review_ratings_sample), in one
-// query streamed: a report reads the reviews it uses, not every review of
+// fields set, but picked in SQL (the largest id of each sample, reviewer
+// and scale), in one query streamed: a report reads the reviews it uses, not every review of
 // the dataset with the ratings they replaced, withdrew or gave on another
 // scale. Excluded raters are not left out (WithoutExcluded).
 func (db *DB) ListCurrentRatings(ctx context.Context, wsID, datasetID int64, scales map[string]evaluator.Scale, uptoID int64) (map[string][]ReviewRating, error) {
+	return db.listCurrentRatings(ctx, wsID, datasetID, scales, uptoID, false)
+}
+
+// ListCurrentRatingsNowAndAt is ListCurrentRatings at two moments in one
+// query: of each reviewer's reviews of each sample on the criterion's
+// scale, the current one now and the current one as of uptoID (often one
+// and the same review), by criterion name, oldest first. Of what it
+// returns, CurrentReviews(OnScale(reviews with an id up to uptoID, scale))
+// is what ListCurrentRatings(uptoID) returns and CurrentReviews of all of
+// them what ListCurrentRatings(0) returns: a page that shows the ratings a
+// run's report read (as of its cut-off) beside those given since (a
+// rating since given, changed or withdrawn) reads these, never the
+// reviews they replaced. uptoID 0 is ListCurrentRatings(0).
+func (db *DB) ListCurrentRatingsNowAndAt(ctx context.Context, wsID, datasetID int64, scales map[string]evaluator.Scale, uptoID int64) (map[string][]ReviewRating, error) {
+	return db.listCurrentRatings(ctx, wsID, datasetID, scales, uptoID, uptoID > 0)
+}
+
+// listCurrentRatings is ListCurrentRatings (andNow false) and
+// ListCurrentRatingsNowAndAt (andNow true, uptoID > 0): the one place
+// that says which review is a reviewer's current one.
+func (db *DB) listCurrentRatings(ctx context.Context, wsID, datasetID int64, scales map[string]evaluator.Scale, uptoID int64, andNow bool) (map[string][]ReviewRating, error) {
 	out := map[string][]ReviewRating{}
 	if len(scales) == 0 {
 		return out, nil
 	}
-	args := []any{wsID, datasetID}
+	var args []any
+	if andNow {
+		args = append(args, uptoID)
+	}
+	args = append(args, wsID, datasetID)
 	var each []string
 	for _, name := range slices.Sorted(maps.Keys(scales)) {
 		each = append(each, "(m.criterion = ? AND m.lo = ? AND m.hi = ?)")
 		args = append(args, name, scales[name].Lo, scales[name].Hi)
 	}
 	upto := ""
-	if uptoID > 0 {
+	if uptoID > 0 && !andNow {
 		upto = " AND m.id <= ?"
 		args = append(args, uptoID)
 	}
@@ -298,10 +322,19 @@ func (db *DB) ListCurrentRatings(ctx context.Context, wsID, datasetID int64, sca
 	// criteria's reviews and a sort in the database, then each current
 	// review read by its key; an anti-join that looked for a later review
 	// of each review cost more than reading them all (BENCHMARKS.md,
-	// reviews46).
-	q := "SELECT r.id, r.row_id, r.criterion, r.human_column, r.reviewer, r.user_id, r.score, r.lo, r.hi FROM review_ratings r" +
-		" WHERE r.id IN (SELECT MAX(m.id) FROM review_ratings m WHERE m.workspace_id = ? AND m.dataset_id = ? AND (" + strings.Join(each, " OR ") + ")" + upto +
-		" GROUP BY m.criterion, m.row_id, m.user_id, CASE WHEN m.user_id IS NULL THEN m.reviewer END)"
+	// reviews46). Both moments come from the same pass: the group's
+	// largest id, and its largest id up to the cut-off.
+	pick := "MAX(m.id)"
+	if andNow {
+		pick = "MAX(m.id) AS now_id, MAX(CASE WHEN m.id <= ? THEN m.id END) AS then_id"
+	}
+	groups := "SELECT " + pick + " FROM review_ratings m WHERE m.workspace_id = ? AND m.dataset_id = ? AND (" + strings.Join(each, " OR ") + ")" + upto +
+		" GROUP BY m.criterion, m.row_id, m.user_id, CASE WHEN m.user_id IS NULL THEN m.reviewer END"
+	const cols = "SELECT r.id, r.row_id, r.criterion, r.human_column, r.reviewer, r.user_id, r.score, r.lo, r.hi FROM review_ratings r"
+	q := cols + " WHERE r.id IN (" + groups + ")"
+	if andNow {
+		q = "WITH g AS (" + groups + ") " + cols + " WHERE r.id IN (SELECT now_id FROM g UNION SELECT then_id FROM g WHERE then_id IS NOT NULL)"
+	}
 	err := db.scanRatings(ctx, wsID, datasetID, q, args, func(r ReviewRating) {
 		out[r.Criterion] = append(out[r.Criterion], r)
 	})

@@ -26,49 +26,9 @@ import (
 // new, and the bytes each allocates.
 // Run with -benchtime=1x.
 func BenchmarkReportReadsCurrentRatings(b *testing.B) {
-	n := 20000
-	if v := os.Getenv("BATCHEVAL_BENCH_REVIEW_ROWS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 100 {
-			b.Fatalf("BATCHEVAL_BENCH_REVIEW_ROWS=%q: want a whole number of at least 100", v)
-		}
-	}
 	ctx := context.Background()
 	for b.Loop() {
-		db := benchDB(b, b.TempDir())
-		wsID, runID := synthRun(b, db, n)
-		run, err := db.FindRun(ctx, wsID, runID)
-		must(b, err)
-		rows, err := db.ListDatasetRows(ctx, run.DatasetID, 0, 0)
-		must(b, err)
-		now := time.Now().UTC()
-		var rs []models.ReviewRating
-		k := 0
-		for _, crit := range run.RubricSnapshot.Criteria {
-			for _, r := range rows {
-				for _, who := range []string{"Ann", "Bob", "Cy", "Di", "Ed"} {
-					for range 1 + k%3 { // 1, 2 or 3 reviews: the last one current
-						k++
-						v := crit.Lo + float64(k%4)
-						lo, hi := crit.Lo, crit.Hi
-						if k%10 == 0 {
-							lo, hi = 0, 10
-						}
-						rs = append(rs, models.ReviewRating{WorkspaceID: wsID, DatasetID: run.DatasetID, RowID: r.ID, Criterion: crit.Name,
-							HumanColumn: crit.HumanColumn, Reviewer: who, Lo: lo, Hi: hi, Score: &v, Tags: []string{}, CreatedAt: now})
-					}
-				}
-				if len(rs) >= 5000 {
-					must(b, db.Gorm.CreateInBatches(&rs, 500).Error)
-					rs = rs[:0]
-				}
-			}
-		}
-		if len(rs) > 0 {
-			must(b, db.Gorm.CreateInBatches(&rs, 500).Error)
-		}
-		choice, err := db.SetRunHumanSource(ctx, wsID, runID, models.HumansBrowser, "bench")
-		must(b, err)
+		db, wsID, run, choice, n := benchRatingsHistory(b, 0)
 		type took struct {
 			d     time.Duration
 			bytes uint64
@@ -103,7 +63,7 @@ func BenchmarkReportReadsCurrentRatings(b *testing.B) {
 			return pre
 		})
 		cur, useNew, revNew, heldNew := measure(func() *BrowserReviews {
-			pre, err := readCurrentReviews(ctx, db, run, choice.UptoRatingID)
+			pre, err := readCurrentReviews(ctx, db, run, choice.UptoRatingID, false)
 			must(b, err)
 			return pre
 		})
@@ -120,5 +80,71 @@ func BenchmarkReportReadsCurrentRatings(b *testing.B) {
 			float64(old.d)/float64(cur.d), float64(old.bytes)/float64(max(cur.bytes, 1)))
 		b.ReportMetric(float64(old.d)/float64(cur.d), "old/new-time")
 		b.ReportMetric(float64(old.bytes)/float64(max(cur.bytes, 1)), "old/new-bytes")
+	}
+}
+
+// benchRatingsHistory is BenchmarkReportReadsCurrentRatings' database: a
+// run of BATCHEVAL_BENCH_REVIEW_ROWS samples (20,000 by default) rated on
+// both criteria by five reviewers, one, two or three reviews each, one in
+// ten on another scale, and the run's browser ratings chosen after them;
+// then every after-th sample (none when after is 0) rated once more by
+// Ann, after the cut-off.
+func benchRatingsHistory(b *testing.B, after int) (db *models.DB, wsID int64, run models.Run, choice models.RunHumanSource, n int) {
+	n = 20000
+	if v := os.Getenv("BATCHEVAL_BENCH_REVIEW_ROWS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 100 {
+			b.Fatalf("BATCHEVAL_BENCH_REVIEW_ROWS=%q: want a whole number of at least 100", v)
+		}
+	}
+	ctx := context.Background()
+	{
+		db = benchDB(b, b.TempDir())
+		var runID int64
+		wsID, runID = synthRun(b, db, n)
+		var err error
+		run, err = db.FindRun(ctx, wsID, runID)
+		must(b, err)
+		rows, err := db.ListDatasetRows(ctx, run.DatasetID, 0, 0)
+		must(b, err)
+		now := time.Now().UTC()
+		var rs []models.ReviewRating
+		k := 0
+		for _, crit := range run.RubricSnapshot.Criteria {
+			for _, r := range rows {
+				for _, who := range []string{"Ann", "Bob", "Cy", "Di", "Ed"} {
+					for range 1 + k%3 { // 1, 2 or 3 reviews: the last one current
+						k++
+						v := crit.Lo + float64(k%4)
+						lo, hi := crit.Lo, crit.Hi
+						if k%10 == 0 {
+							lo, hi = 0, 10
+						}
+						rs = append(rs, models.ReviewRating{WorkspaceID: wsID, DatasetID: run.DatasetID, RowID: r.ID, Criterion: crit.Name,
+							HumanColumn: crit.HumanColumn, Reviewer: who, Lo: lo, Hi: hi, Score: &v, Tags: []string{}, CreatedAt: now})
+					}
+				}
+				if len(rs) >= 5000 {
+					must(b, db.Gorm.CreateInBatches(&rs, 500).Error)
+					rs = rs[:0]
+				}
+			}
+		}
+		if len(rs) > 0 {
+			must(b, db.Gorm.CreateInBatches(&rs, 500).Error)
+		}
+		choice, err = db.SetRunHumanSource(ctx, wsID, runID, models.HumansBrowser, "bench")
+		must(b, err)
+		if after > 0 {
+			rs = rs[:0]
+			crit := run.RubricSnapshot.Criteria[0]
+			for i := 0; i < len(rows); i += after {
+				v := crit.Lo
+				rs = append(rs, models.ReviewRating{WorkspaceID: wsID, DatasetID: run.DatasetID, RowID: rows[i].ID, Criterion: crit.Name,
+					HumanColumn: crit.HumanColumn, Reviewer: "Ann", Lo: crit.Lo, Hi: crit.Hi, Score: &v, Tags: []string{}, CreatedAt: time.Now().UTC()})
+			}
+			must(b, db.Gorm.CreateInBatches(&rs, 500).Error)
+		}
+		return db, wsID, run, choice, n
 	}
 }

@@ -3,7 +3,6 @@ package report
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -33,49 +32,8 @@ func TestReportReadsTheCurrentRatingsAsBefore(t *testing.T) {
 		must(t, err)
 		rows, err := db.ListDatasetRows(ctx, run.DatasetID, 0, 0)
 		must(t, err)
-		user := func(email, name string) models.User {
-			t.Helper()
-			u, err := db.CreateUser(ctx, wsID, models.RoleEditor, models.NewUser{Email: email, Name: name, Password: "correct horse battery"})
-			must(t, err)
-			return u
-		}
-		rita, rob, sam := user("rita@x.test", "Rita"), user("rob@x.test", "Rob"), user("sam@x.test", "Rita")
-		type who struct {
-			name   string
-			userID *int64
-		}
-		people := []who{{"Ann", nil}, {"Bob", nil}, {"Cy", nil}, {"Di", nil}, {"Ed", nil}, {"Flo", nil}, {"Gus", nil},
-			{"rita@x.test", nil}, {"rita@x.test", &rita.ID}, {"rob@x.test", &rob.ID}, {"sam@x.test", &sam.ID}}
-		rnd := rand.New(rand.NewPCG(46, 1))
-		review := func(n int) {
-			t.Helper()
-			for range n {
-				p := people[rnd.IntN(len(people))]
-				crit := run.RubricSnapshot.Criteria[rnd.IntN(len(run.RubricSnapshot.Criteria))]
-				lo, hi := crit.Lo, crit.Hi
-				if rnd.IntN(6) == 0 {
-					lo, hi = 0, 10 // another scale
-				}
-				r := models.ReviewRating{WorkspaceID: wsID, DatasetID: run.DatasetID, RowID: rows[rnd.IntN(40)].ID, Criterion: crit.Name,
-					HumanColumn: crit.HumanColumn, Reviewer: p.name, UserID: p.userID, Lo: lo, Hi: hi, Comment: "seen"}
-				if rnd.IntN(5) != 0 { // else a comment that withdraws a rating
-					v := lo + float64(rnd.IntN(int(hi-lo)+1))
-					r.Score = &v
-				}
-				_, err := db.AddReviewRating(ctx, r)
-				must(t, err)
-			}
-		}
-		review(900)
-		must(t, db.Gorm.Model(&models.User{}).Where("id = ?", rita.ID).Update("email", "rita.new@x.test").Error)
-		must(t, db.SetRatingsExcluded(ctx, wsID, rob.ID, true, "owner"))
-		// Deleted rows take their reviews with them.
-		var gone []int64
-		for _, r := range rows[30:36] {
-			gone = append(gone, r.ID)
-		}
-		must(t, db.Gorm.Exec("DELETE FROM review_ratings WHERE row_id IN ?", gone).Error)
-		must(t, db.Gorm.Exec("DELETE FROM dataset_rows WHERE id IN ?", gone).Error)
+		hist := dbtest.MakeRatingsHistory(t, db, wsID, run.DatasetID, rows, run.RubricSnapshot.Criteria, 46, 900)
+		rob, review := hist.Excluded, hist.Review
 		rows, err = db.ListDatasetRows(ctx, run.DatasetID, 0, 0)
 		must(t, err)
 
@@ -85,7 +43,7 @@ func TestReportReadsTheCurrentRatingsAsBefore(t *testing.T) {
 			review(60) // after the cut-off: read by neither
 			old, err := readBrowserReviews(ctx, db, run, choice.UptoRatingID, choice.UptoRatingID)
 			must(t, err)
-			cur, err := readCurrentReviews(ctx, db, run, choice.UptoRatingID)
+			cur, err := readCurrentReviews(ctx, db, run, choice.UptoRatingID, false)
 			must(t, err)
 			count := func(pre *BrowserReviews) (n int) {
 				for _, m := range []map[string][]models.ReviewRating{pre.ByName, pre.Excluded} {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -248,46 +249,69 @@ func chosenReviews(ctx context.Context, db *models.DB, wsID int64, run models.Ru
 }
 
 // BrowserReviews are the browser reviews of a run's criteria as one
-// request read them (ReadBrowserReviews): every review of the run's
-// dataset on each criterion whose human scale the run can say, whatever
-// the run's human source and its cut-off. A request that reads them once
-// and passes them along (Options.Reviews) keys the stored summary, builds
-// it and counts the ratings a report does not use yet from one query,
-// where each of these read the reviews again.
+// request read them (ReadBrowserReviews, ReadChosenReviews): on each
+// criterion whose human scale the run can say, each reviewer's current
+// review of each sample on that scale as of the run's human-source
+// cut-off (what a report reads), and for ReadBrowserReviews their current
+// one now too, never the reviews these replaced. A request that reads
+// them once and passes them along (Options.Reviews) keys the stored
+// summary, builds it and counts the ratings a report does not use yet from
+// one query, where each of these read the reviews again.
 type BrowserReviews struct {
 	runID int64
 	// upto is the run's human-source cut-off when the reviews were read:
-	// every review up to it was stored then, so a report whose choice's
-	// cut-off is not later can read its reviews from these.
+	// the current reviews as of it are among them, so a report whose
+	// choice has this cut-off can read its reviews from these.
 	upto int64
 	// Scales[i] is criterion i's human scale (models.RunHumanScales);
 	// nil where Refused[i] says why the run cannot tell it.
 	Scales  []*evaluator.Scale
 	Refused []error
 	// ByName are the reviews by criterion name, oldest first, with their
-	// ratings' fields only (models.ListCriteriaRatings): a page showing
+	// ratings' fields only (models.ListCurrentRatings): a page showing
 	// reviews reads those of its samples whole. The reviews of people
 	// whose ratings an owner excluded are not among them: they are in
 	// Excluded, by criterion name, for a report to say what it left out.
 	ByName   map[string][]models.ReviewRating
 	Excluded map[string][]models.ReviewRating
+
+	// keys are the usedRatingsKey computed from these reviews, by the
+	// choice they were computed under: a request keys the stored summary
+	// (LoadSummary) and checks its stored samples (StoredSamplesCurrent)
+	// with the same reviews, and hashing them was a sixth of a review
+	// queue's view at 100,000 samples (BENCHMARKS.md, reviews47).
+	mu   sync.Mutex
+	keys map[usedKeyOf]string
 }
 
-// ReadBrowserReviews reads the browser reviews of the run's criteria in
-// one query, with the run's human scales and human-source cut-off.
+// usedKeyOf names the choice a usedRatingsKey was computed under.
+type usedKeyOf struct {
+	source models.HumanSource
+	upto   int64
+}
+
+// ReadBrowserReviews reads the browser reviews of the run's criteria that
+// a report of the run and its page use, in one query, with the run's
+// human scales and human-source cut-off: each reviewer's current review
+// of each sample on the criterion's scale now, and as of the cut-off
+// (models.ListCurrentRatingsNowAndAt), whatever the run's human source.
+// The page counts the ratings the report does not use yet (given or
+// withdrawn since the cut-off) from the first and the report reads the
+// second; the reviews they replaced are not read.
 func ReadBrowserReviews(ctx context.Context, db *models.DB, run models.Run) (*BrowserReviews, error) {
 	choice, err := db.FindRunHumanSource(ctx, run.ID)
 	if err != nil {
 		return nil, err
 	}
-	return readBrowserReviews(ctx, db, run, choice.UptoRatingID, 0)
+	return readCurrentReviews(ctx, db, run, choice.UptoRatingID, true)
 }
 
 // ReadChosenReviews is ReadBrowserReviews for a request that needs the
-// reviews only as the run's reports read them: nil, with no review read,
-// when the run's human ratings are the imported ones or no browser rating
-// was made before they were chosen (a report then reads none; one whose
-// choice changes meanwhile reads its own).
+// reviews only as the run's reports read them: each reviewer's current
+// review as of the cut-off alone, and nil, with no review read, when the
+// run's human ratings are the imported ones or no browser rating was made
+// before they were chosen (a report then reads none; one whose choice
+// changes meanwhile reads its own).
 func ReadChosenReviews(ctx context.Context, db *models.DB, run models.Run) (*BrowserReviews, error) {
 	choice, err := db.FindRunHumanSource(ctx, run.ID)
 	if err != nil {
@@ -296,58 +320,18 @@ func ReadChosenReviews(ctx context.Context, db *models.DB, run models.Run) (*Bro
 	if choice.Source == models.HumansImported || choice.Source == "" || choice.UptoRatingID == 0 {
 		return nil, nil
 	}
-	return readBrowserReviews(ctx, db, run, choice.UptoRatingID, 0)
+	return readCurrentReviews(ctx, db, run, choice.UptoRatingID, false)
 }
 
-// readBrowserReviews reads the run's browser reviews (with an id up to
-// only, when only > 0) as read under the cut-off upto.
-func readBrowserReviews(ctx context.Context, db *models.DB, run models.Run, upto, only int64) (*BrowserReviews, error) {
-	all, refused, err := db.RunHumanScales(ctx, run)
-	if err != nil {
-		return nil, err
-	}
-	pre := &BrowserReviews{runID: run.ID, upto: upto, Scales: make([]*evaluator.Scale, len(all)), Refused: refused}
-	var names []string
-	for i, crit := range run.RubricSnapshot.Criteria {
-		if refused[i] != nil {
-			continue
-		}
-		pre.Scales[i] = &all[i]
-		names = append(names, crit.Name)
-	}
-	// Every criterion's ratings in one query.
-	if pre.ByName, err = db.ListCriteriaRatings(ctx, run.WorkspaceID, run.DatasetID, names, only); err != nil {
-		return nil, err
-	}
-	// Ratings of people an owner excluded count nowhere.
-	excluded, err := db.ExcludedRaters(ctx, run.WorkspaceID)
-	if err != nil || len(excluded) == 0 {
-		return pre, err
-	}
-	pre.Excluded = map[string][]models.ReviewRating{}
-	for name, rs := range pre.ByName {
-		kept, _ := models.WithoutExcluded(rs, excluded)
-		if len(kept) == len(rs) {
-			continue
-		}
-		for _, r := range rs {
-			if r.UserID != nil && excluded[*r.UserID] {
-				pre.Excluded[name] = append(pre.Excluded[name], r)
-			}
-		}
-		pre.ByName[name] = kept
-	}
-	return pre, nil
-}
-
-// readCurrentReviews reads, for a report whose choice has the cut-off
-// upto and no request read the reviews for it, only the reviews it uses:
-// on each criterion, each reviewer's current review of each sample on the
-// criterion's human scale as of upto (models.ListCurrentRatings, picked
-// in SQL), never the ratings they replaced or withdrew nor those on
-// another scale. ByName and Excluded hold those alone, so the result
-// serves this report only (it is never passed along as Options.Reviews).
-func readCurrentReviews(ctx context.Context, db *models.DB, run models.Run, upto int64) (*BrowserReviews, error) {
+// readCurrentReviews reads only the reviews a report whose choice has the
+// cut-off upto uses: on each criterion, each reviewer's current review of
+// each sample on the criterion's human scale as of upto
+// (models.ListCurrentRatings, picked in SQL), never the ratings they
+// replaced or withdrew nor those on another scale; with now, their
+// current review now as well (models.ListCurrentRatingsNowAndAt), for a
+// page that says what the report does not use yet. ByName and Excluded
+// hold those alone.
+func readCurrentReviews(ctx context.Context, db *models.DB, run models.Run, upto int64, now bool) (*BrowserReviews, error) {
 	all, refused, err := db.RunHumanScales(ctx, run)
 	if err != nil {
 		return nil, err
@@ -367,7 +351,12 @@ func readCurrentReviews(ctx context.Context, db *models.DB, run models.Run, upto
 		scales[crit.Name] = all[i]
 	}
 	// Every criterion's current reviews in one query.
-	byName, err := db.ListCurrentRatings(ctx, run.WorkspaceID, run.DatasetID, scales, upto)
+	var byName map[string][]models.ReviewRating
+	if now {
+		byName, err = db.ListCurrentRatingsNowAndAt(ctx, run.WorkspaceID, run.DatasetID, scales, upto)
+	} else {
+		byName, err = db.ListCurrentRatings(ctx, run.WorkspaceID, run.DatasetID, scales, upto)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -387,9 +376,11 @@ func readCurrentReviews(ctx context.Context, db *models.DB, run models.Run, upto
 }
 
 // serves tells whether pre holds every review a report of run reads under
-// a choice with the cut-off upto.
+// a choice with the cut-off upto: read for that cut-off, as pre holds the
+// current reviews as of its own cut-off only (as of an earlier one, a
+// reviewer's current review may be one pre does not hold).
 func (pre *BrowserReviews) serves(run models.Run, upto int64) bool {
-	return pre != nil && pre.runID == run.ID && upto <= pre.upto
+	return pre != nil && pre.runID == run.ID && upto == pre.upto
 }
 
 // reviewsOfChoice is chosenReviews for a choice already read: from pre
@@ -411,7 +402,7 @@ func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.
 	// run that cannot say its human scale reads none.
 	if !pre.serves(run, choice.UptoRatingID) {
 		var err error
-		if pre, err = readCurrentReviews(ctx, db, run, choice.UptoRatingID); err != nil {
+		if pre, err = readCurrentReviews(ctx, db, run, choice.UptoRatingID, false); err != nil {
 			return use, nil, err
 		}
 	}
@@ -421,9 +412,10 @@ func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.
 		if pre.Scales[i] == nil {
 			continue
 		}
-		// Each reviewer's current review of each sample, the only ones a
-		// report reads (models.MergeHumanRatingsOn): the same whether pre
-		// held every review or those alone (readCurrentReviews).
+		// Each reviewer's current review of each sample as of the cut-off,
+		// the only ones a report reads (models.MergeHumanRatingsOn): the
+		// same whether pre held those alone or their current ones now
+		// too (readCurrentReviews).
 		reviews[i] = models.CurrentReviews(models.OnScale(upTo(pre.ByName[crit.Name], choice.UptoRatingID), *pre.Scales[i]))
 		h := sha256.New()
 		for _, r := range reviews[i] {
@@ -486,6 +478,28 @@ func applyHumanSource(ctx context.Context, db *models.DB, wsID int64, run models
 // can no longer be told) makes them stale: the source and cut-off alone
 // do not say which ratings were read.
 func usedRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice models.RunHumanSource, pre *BrowserReviews) (string, error) {
+	if !pre.serves(run, choice.UptoRatingID) {
+		return ratingsKeyOf(ctx, db, run, choice, pre)
+	}
+	pre.mu.Lock()
+	defer pre.mu.Unlock()
+	k := usedKeyOf{choice.Source, choice.UptoRatingID}
+	if key, ok := pre.keys[k]; ok {
+		return key, nil
+	}
+	key, err := ratingsKeyOf(ctx, db, run, choice, pre)
+	if err != nil {
+		return "", err
+	}
+	if pre.keys == nil {
+		pre.keys = map[usedKeyOf]string{}
+	}
+	pre.keys[k] = key
+	return key, nil
+}
+
+// ratingsKeyOf is usedRatingsKey computed.
+func ratingsKeyOf(ctx context.Context, db *models.DB, run models.Run, choice models.RunHumanSource, pre *BrowserReviews) (string, error) {
 	use, reviews, err := reviewsOfChoice(ctx, db, run.WorkspaceID, run, choice, pre)
 	if err != nil || use.Source == models.HumansImported {
 		return "", err
