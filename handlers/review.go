@@ -1336,9 +1336,11 @@ func (h *Handlers) saveReview(c echo.Context) error {
 	}
 	withdraw := c.FormValue("clear_rating") != ""
 	if s := strings.TrimSpace(c.FormValue("score")); s != "" && !withdraw {
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return h.reviewRefused(c, ds, back, r, flashProblem(models.RatingScaleError(scale.Lo, scale.Hi)))
+		// Read as every other decimal a person types in a form: "2,5"
+		// is 2.5 (typedDecimal).
+		v, problem := typedDecimal(s, strconv.FormatFloat(scale.Lo+0.5, 'f', -1, 64))
+		if problem != "" {
+			return h.reviewRefused(c, ds, back, r, fmt.Sprintf("The rating %s %s; it must be a number from %g to %g.", web.Quoted(s), problem, scale.Lo, scale.Hi))
 		}
 		r.Score = &v
 	}

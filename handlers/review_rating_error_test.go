@@ -44,8 +44,15 @@ func TestReviewRatingErrorIsOneSentence(t *testing.T) {
 			if rec.Code != http.StatusUnprocessableEntity {
 				t.Fatalf("rating %q: %d", score, rec.Code)
 			}
-			if got := problemOf(rec.Body.String()); got != want {
-				t.Errorf("rating %q: the form says %q, want %q", score, got, want)
+			// Text that is not a number is named as typed, with how to
+			// write decimals (review_decimal_comma_test.go), in one sentence.
+			wantNow := want
+			if score == "three" {
+				wantNow = fmt.Sprintf("The rating “three” is not a number (write decimals with a dot or a comma, e.g. %g or %s, and no thousands separators); it must be a number from %g to %g.",
+					crit.Lo+0.5, strings.Replace(fmt.Sprint(crit.Lo+0.5), ".", ",", 1), crit.Lo, crit.Hi)
+			}
+			if got := problemOf(rec.Body.String()); got != escapeText(wantNow) {
+				t.Errorf("rating %q: the form says %q, want %q", score, got, wantNow)
 			}
 		}
 		// The API's message is the same words (an API message has no

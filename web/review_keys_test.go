@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/batcheval/batcheval/models"
@@ -50,6 +51,12 @@ func TestReviewKeysHelpIsTrue(t *testing.T) {
 				t.Fatal(err)
 			}
 			page := buf.String()
+			// Without levels the rating is typed: a text field with a
+			// decimal keyboard, so "2,5" reaches the server (a number
+			// field sent "" for it, which keeps the previous rating).
+			if field := `type="text" inputmode="decimal" name="score"`; (tt.levels == nil) != strings.Contains(page, field) {
+				t.Errorf("typed rating field %q shown: %v, want %v", field, strings.Contains(page, field), tt.levels == nil)
+			}
 			got := map[string]string{}
 			for _, m := range keyAttr.FindAllStringSubmatch(page, -1) {
 				got[m[2]] = m[1]
