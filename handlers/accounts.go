@@ -658,9 +658,10 @@ func (h *Handlers) createWorkspace(c echo.Context) error {
 		}
 		return err
 	}
-	if _, err := h.DB.EnsureSimulatedJudge(ctx, ws.ID); err != nil {
-		return err
-	}
+	// CreateWorkspace wrote the workspace, its simulated judge and the
+	// owner's membership in one transaction: nothing after it may fail
+	// the request, or the person would be told it failed while the
+	// workspace stands (tryout46).
 	h.Sessions.Put(ctx, sessWorkspaceID, ws.ID)
 	h.auditIn(c, ws.ID, p, models.AuditWorkspaceCreate, ws.Name, "")
 	return redirect(c, "/", "Workspace "+ws.Name+" created: you are its owner.")

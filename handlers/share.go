@@ -32,6 +32,9 @@ func (h *Handlers) asShareVisitor(c echo.Context, next echo.HandlerFunc) error {
 	keepShareAddressPrivate(c.Response().Header())
 	req := c.Request()
 	link, err := h.DB.OpenShareLink(req.Context(), c.Param("token"))
+	if models.ErrorCode(err) == models.ENotFound {
+		return h.showClosedShare(c, c.Param("token"))
+	}
 	if err != nil {
 		return h.sharedError(c, err)
 	}
@@ -41,6 +44,52 @@ func (h *Handlers) asShareVisitor(c echo.Context, next echo.HandlerFunc) error {
 		return h.sharedError(c, err)
 	}
 	return nil
+}
+
+// showClosedShare answers a share link that opens nothing (404) with what
+// its visitor may learn and what they can do (web.SharedLinkClosedView):
+// a revoked link and an address that never was one read alike; an expired
+// link says when it expired, which its pages said while it was open; a
+// member of the link's workspace (the request's own principal, signed in
+// or the local user) also reads whether it was revoked and the way to the
+// report on the dashboard.
+func (h *Handlers) showClosedShare(c echo.Context, token string) error {
+	ctx := c.Request().Context()
+	p := principalOf(ctx)
+	v := web.SharedLinkClosedView{SignIn: p.Kind == Anonymous}
+	l, err := h.DB.FindShareLinkByToken(ctx, token)
+	if models.ErrorCode(err) == models.ENotFound {
+		return render(c, http.StatusNotFound, web.SharedLinkClosedPage(v))
+	}
+	if err != nil {
+		return h.sharedError(c, err)
+	}
+	if l.ExpiresAt != nil && !time.Now().Before(*l.ExpiresAt) {
+		v.ExpiredAt = l.ExpiresAt
+	}
+	if p.Kind == Account || p.Kind == LocalUser {
+		for _, w := range p.Workspaces {
+			if w.Workspace.ID != l.WorkspaceID {
+				continue
+			}
+			what, target := closedShareTarget(l)
+			v.Member = &web.SharedLinkMember{Workspace: w.Workspace.Name, Elsewhere: p.Workspace.ID != l.WorkspaceID,
+				RevokedAt: l.RevokedAt, What: what, URL: target, CanShare: w.Role.AtLeast(models.RoleEditor)}
+		}
+	}
+	return render(c, http.StatusNotFound, web.SharedLinkClosedPage(v))
+}
+
+// closedShareTarget names what link l showed and its dashboard page.
+func closedShareTarget(l models.ShareLink) (what, target string) {
+	i := func(p *int64) string { return strconv.FormatInt(id64(p), 10) }
+	switch l.Kind {
+	case models.ShareExperiment:
+		return "experiment " + i(l.ExperimentID), "/experiments/" + i(l.ExperimentID)
+	case models.ShareCompare:
+		return "the comparison of runs " + i(l.RunID) + " and " + i(l.OtherRunID), "/compare?a=" + i(l.RunID) + "&b=" + i(l.OtherRunID)
+	}
+	return "run " + i(l.RunID), "/runs/" + i(l.RunID)
 }
 
 // keepShareAddressPrivate sets the headers of an answer whose address

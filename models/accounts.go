@@ -417,7 +417,10 @@ func (db *DB) WorkspaceName(ctx context.Context, id int64) (string, error) {
 	return names[0], nil
 }
 
-// CreateWorkspace makes a workspace with its creator as owner.
+// CreateWorkspace makes a workspace with its creator as owner. The
+// workspace, its simulated judge and the owner's membership are written
+// in one transaction: on an error none of them exists, and the Workspace
+// returned is the zero one (not the id of a row rolled back).
 func (db *DB) CreateWorkspace(ctx context.Context, name string, ownerID int64) (Workspace, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
@@ -443,7 +446,10 @@ func (db *DB) CreateWorkspace(ctx context.Context, name string, ownerID int64) (
 		}
 		return tx.Create(&Membership{WorkspaceID: ws.ID, UserID: ownerID, Role: RoleOwner, CreatedAt: now}).Error
 	})
-	return ws, err
+	if err != nil {
+		return Workspace{}, err
+	}
+	return ws, nil
 }
 
 // Member is a user with their role in one workspace.

@@ -134,7 +134,7 @@ func (db *DB) CreateShareLink(ctx context.Context, n NewShareLink) (ShareLink, s
 
 // errShareUnusable is the one answer to a token that opens nothing: the
 // visitor learns neither whether it ever existed nor why it stopped.
-var errShareUnusable = Errorf(ENotFound, "this share link does not open anything: it was revoked, it expired, or it never existed. Ask the person who sent it for a new one")
+var errShareUnusable = Errorf(ENotFound, "this share link does not open anything: it was revoked, it expired, or it never existed. Ask the person who sent it for a new one.")
 
 // shareStampWait bounds how long opening a share link waits to record
 // when it was opened: another write may hold the database (SQLite's one
@@ -164,6 +164,16 @@ func (db *DB) OpenShareLink(ctx context.Context, token string) (ShareLink, error
 	}
 	l.LastOpenedAt = &now
 	return l, nil
+}
+
+// FindShareLinkByToken reads the link a token names whatever its state
+// (revoked and expired ones included), for the page that says why a link
+// opens nothing; it records nothing. Only what the holder of the token
+// may learn is to be shown from it (see web.SharedLinkClosedView).
+func (db *DB) FindShareLinkByToken(ctx context.Context, token string) (ShareLink, error) {
+	var l ShareLink
+	err := db.Reader(ctx).Where("token_hash = ?", HashLinkToken(token)).First(&l).Error
+	return l, notFoundText(err, errShareUnusable.Message)
 }
 
 // ListShareLinks lists a workspace's links, newest first, revoked and

@@ -41,23 +41,34 @@ func SQLTx(tx *gorm.DB) (*sql.Tx, error) {
 // EnsureDefaultWorkspace returns the default workspace, creating it once.
 func (db *DB) EnsureDefaultWorkspace(ctx context.Context) (Workspace, error) {
 	var ws Workspace
+	// The workspace and its simulated judge are written in one
+	// transaction: a failure between the two (a closed connection, a
+	// judge refused) leaves neither, never a workspace without its judge.
 	// A struct condition (not a SQL string) so FirstOrCreate also writes
 	// the slug into the row it creates.
 	first := func() error {
-		ws = Workspace{}
-		return db.Gorm.WithContext(ctx).Where(Workspace{Slug: DefaultWorkspaceSlug}).
-			Attrs(Workspace{Name: "Default workspace", CreatedAt: time.Now().UTC()}).
-			FirstOrCreate(&ws).Error
+		return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			ws = Workspace{}
+			err := tx.Where(Workspace{Slug: DefaultWorkspaceSlug}).
+				Attrs(Workspace{Name: "Default workspace", CreatedAt: time.Now().UTC()}).
+				FirstOrCreate(&ws).Error
+			if err != nil {
+				return err
+			}
+			_, err = ensureSimulatedJudgeTx(tx, ws.ID)
+			return err
+		})
 	}
 	err := first()
 	if isUniqueViolation(err) {
 		// Processes that start together on a fresh database (a dashboard
 		// and its workers) all look for the row, find none and insert it:
-		// the losers find the winner's row on a second look.
+		// the losers find the winner's row on a second look (a new
+		// transaction: PostgreSQL's failed one reads nothing more).
 		err = first()
 	}
 	if err != nil {
-		return ws, fmt.Errorf("ensure default workspace: %w", err)
+		return Workspace{}, fmt.Errorf("ensure default workspace: %w", err)
 	}
 	if err := db.EnsureSimulatedJudges(ctx); err != nil {
 		return ws, err
