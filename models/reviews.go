@@ -201,19 +201,7 @@ func (db *DB) ListCriteriaRatings(ctx context.Context, wsID, datasetID int64, cr
 	// In no order: the index the query reads gives them by criterion and
 	// sample, and sorting them by id in SQL (SQLite's sorter) cost more
 	// than sorting each criterion's here.
-	err := db.scanRatings(ctx, wsID, datasetID, q, args, func(r ReviewRating) {
-		out[r.Criterion] = append(out[r.Criterion], r)
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, rs := range out {
-		slices.SortFunc(rs, func(a, b ReviewRating) int { return cmp.Compare(a.ID, b.ID) })
-		if err := db.withCurrentReviewers(ctx, wsID, rs); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return db.ratingsByCriterion(ctx, wsID, datasetID, q, args, out)
 }
 
 // scanRatings runs q, which selects review_ratings' id, row_id, criterion,
@@ -335,19 +323,7 @@ func (db *DB) listCurrentRatings(ctx context.Context, wsID, datasetID int64, sca
 	if andNow {
 		q = "WITH g AS (" + groups + ") " + cols + " WHERE r.id IN (SELECT now_id FROM g UNION SELECT then_id FROM g WHERE then_id IS NOT NULL)"
 	}
-	err := db.scanRatings(ctx, wsID, datasetID, q, args, func(r ReviewRating) {
-		out[r.Criterion] = append(out[r.Criterion], r)
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, rs := range out {
-		slices.SortFunc(rs, func(a, b ReviewRating) int { return cmp.Compare(a.ID, b.ID) })
-		if err := db.withCurrentReviewers(ctx, wsID, rs); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return db.ratingsByCriterion(ctx, wsID, datasetID, q, args, out)
 }
 
 // ListRowsCriteriaReviews returns the whole reviews of the dataset's named
@@ -1560,4 +1536,23 @@ func (db *DB) EachReviewerRatedRank(ctx context.Context, runID int64, criterion 
 		fn(int(r))
 	}
 	return rows.Err()
+}
+
+// ratingsByCriterion adds the ratings q selects (as scanRatings reads
+// them) to out by criterion, each criterion's oldest first, with their
+// reviewers' current emails.
+func (db *DB) ratingsByCriterion(ctx context.Context, wsID, datasetID int64, q string, args []any, out map[string][]ReviewRating) (map[string][]ReviewRating, error) {
+	err := db.scanRatings(ctx, wsID, datasetID, q, args, func(r ReviewRating) {
+		out[r.Criterion] = append(out[r.Criterion], r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, rs := range out {
+		slices.SortFunc(rs, func(a, b ReviewRating) int { return cmp.Compare(a.ID, b.ID) })
+		if err := db.withCurrentReviewers(ctx, wsID, rs); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
