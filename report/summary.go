@@ -556,6 +556,27 @@ func sampleOrder(ss []SampleResult, key string, desc bool) []int {
 // searchChunk is the dataset rows a search reads at a time.
 const searchChunk = 1000
 
+// MatchingRows is the ids, in dataset order, of the run's dataset rows
+// whose id or shown text (the fields rep's samples show) contains needle,
+// whatever its case: the results page's search (SampleContains). The rows'
+// text is streamed a chunk at a time, so memory follows the matches, not
+// the dataset; rep needs no texts, so a running run's shared figures,
+// which keep none, are searched without building the report whole.
+func MatchingRows(ctx context.Context, db *models.DB, rep *Report, needle string) ([]int64, error) {
+	fields := sampleFields(rep)
+	needle = strings.ToLower(needle)
+	var ids []int64
+	err := db.EachDatasetRowChunk(ctx, rep.Run.DatasetID, searchChunk, "", func(rows []models.DatasetRow) error {
+		for _, r := range rows {
+			if SampleContains(SampleResult{ExternalID: r.ExternalID, Fields: r.Sample(fields).Fields}, needle) {
+				ids = append(ids, r.ID)
+			}
+		}
+		return nil
+	})
+	return ids, err
+}
+
 // SearchSamples finds a finished run's samples whose id or shown text
 // contains needle (case-insensitive, as the results page's search does),
 // with the filter of p, in p's order: the rows' text is streamed a chunk at
@@ -565,18 +586,7 @@ func SearchSamples(ctx context.Context, db *models.DB, sum *Report, p SamplePage
 	if p.Criterion < 0 || p.Criterion >= len(sum.Criteria) {
 		return nil, models.Errorf(models.EInvalid, "no criterion %d", p.Criterion)
 	}
-	fields := sampleFields(sum)
-	needle = strings.ToLower(needle)
-	var ids []int64
-	err := db.EachDatasetRowChunk(ctx, sum.Run.DatasetID, searchChunk, "", func(rows []models.DatasetRow) error {
-		for _, r := range rows {
-			s := SampleResult{ExternalID: r.ExternalID, Fields: r.Sample(fields).Fields}
-			if SampleContains(s, needle) {
-				ids = append(ids, r.ID)
-			}
-		}
-		return nil
-	})
+	ids, err := MatchingRows(ctx, db, sum, needle)
 	if err != nil {
 		return nil, err
 	}
