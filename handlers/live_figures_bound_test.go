@@ -153,7 +153,7 @@ func TestLiveSampleTableOrdersKept(t *testing.T) {
 					for _, page := range []string{"1", "2", "99"} {
 						q := url.Values{"criterion": {strconv.Itoa(ci)}, "sort": {sortKey}, "dir": {dir}, "only": {only}, "page": {page}}
 						want := sampleTable(lv.rep, q)
-						got := sampleTableOf(lv, lv.rep, q)
+						got := sampleTableOf(lv, lv.rep, q, nil)
 						if !reflect.DeepEqual(want, got) && !(len(want.Rows) == 0 && len(got.Rows) == 0) {
 							t.Fatalf("%v: the kept order's page differs from the table sorted afresh:\n got %+v\nwant %+v", q, got, want)
 						}
@@ -169,7 +169,7 @@ func TestLiveSampleTableOrdersKept(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no order kept with the shared figures")
 	}
-	sampleTableOf(lv, lv.rep, url.Values{"sort": {"score"}, "dir": {"desc"}, "page": {"2"}})
+	sampleTableOf(lv, lv.rep, url.Values{"sort": {"score"}, "dir": {"desc"}, "page": {"2"}}, nil)
 	if orders() != n {
 		t.Fatalf("a second view sorted again: %d orders kept, want %d", orders(), n)
 	}

@@ -53,14 +53,14 @@ func BenchmarkLiveSampleTable(b *testing.B) {
 	}
 	for b.Loop() {
 		for _, q := range queries {
-			sampleTableOf(lv, rep, q) // the first view sorts
+			sampleTableOf(lv, rep, q, nil) // the first view sorts
 			var old, kept []time.Duration
 			for range 5 {
 				start := time.Now()
 				sampleTable(rep, q)
 				old = append(old, time.Since(start))
 				start = time.Now()
-				sampleTableOf(lv, rep, q)
+				sampleTableOf(lv, rep, q, nil)
 				kept = append(kept, time.Since(start))
 			}
 			o, k := median(old), median(kept)

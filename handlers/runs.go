@@ -275,10 +275,12 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 	// A run under way reads the figures its viewers share (liveReport:
 	// computed once per progress step and at most every few seconds, of
 	// the dataset's rows only what the figures read) and the texts of the
-	// samples shown by key (report.WithTexts). A search reads
-	// every sample's text, as it must; full builds it whole (tests
-	// compare the two).
-	live := !full && !run.Finished() && strings.TrimSpace(q.Get("q")) == ""
+	// samples shown by key (report.WithTexts). A search streams the
+	// dataset's text a chunk at a time for the matching ids
+	// (report.MatchingRows), as a finished run's does, and filters the
+	// shared figures' samples by them: it built the whole report at each
+	// view before. full builds it whole (tests compare the two).
+	live := !full && !run.Finished()
 	var rep *report.Report
 	var lv *liveFiguresEntry
 	switch {
@@ -320,7 +322,19 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 			return err
 		}
 	} else {
-		v.Table = sampleTableOf(lv, rep, q)
+		var match func(*report.SampleResult) bool
+		if needle := strings.TrimSpace(q.Get("q")); live && needle != "" {
+			ids, err := report.MatchingRows(ctx, h.DB, rep, needle)
+			if err != nil {
+				return err
+			}
+			found := make(map[int64]struct{}, len(ids))
+			for _, id := range ids {
+				found[id] = struct{}{}
+			}
+			match = func(s *report.SampleResult) bool { _, ok := found[s.RowID]; return ok }
+		}
+		v.Table = sampleTableOf(lv, rep, q, match)
 		if live {
 			// The page's rows are copies: the report keeps no text.
 			if err := report.WithTexts(ctx, h.DB, rep, v.Table.Rows); err != nil {
@@ -550,7 +564,7 @@ func storedSampleTable(ctx context.Context, db *models.DB, sum *report.Report, q
 // sampleTable selects, filters, sorts and pages one criterion's samples as
 // the query asks, from a full report.
 func sampleTable(rep *report.Report, q url.Values) web.RunSampleTable {
-	return sampleTableOf(nil, rep, q)
+	return sampleTableOf(nil, rep, q, nil)
 }
 
 // sampleOrderKey names one order of a shared report's samples table.
@@ -564,8 +578,10 @@ type sampleOrderKey struct {
 // sampleTableOf is sampleTable of a running run's shared figures (lv's,
 // whose samples rep shares): each order, filtered, is kept with the
 // computation (liveFiguresEntry.memo), so a view only pages it. A search
-// filters and sorts at each view. A nil lv is sampleTable.
-func sampleTableOf(lv *liveFiguresEntry, rep *report.Report, q url.Values) web.RunSampleTable {
+// filters and sorts at each view; match, when not nil, says which samples
+// it finds (the shared figures keep no text: report.MatchingRows read it),
+// else the samples' own text is searched. A nil lv is sampleTable.
+func sampleTableOf(lv *liveFiguresEntry, rep *report.Report, q url.Values, match func(*report.SampleResult) bool) web.RunSampleTable {
 	t := sampleTableQuery(rep, q)
 	if len(rep.Criteria) == 0 {
 		return t
@@ -596,8 +612,10 @@ func sampleTableOf(lv *liveFiguresEntry, rep *report.Report, q url.Values) web.R
 		if t.OnlyMissing && s.Missing == 0 {
 			continue
 		}
-		if needle != "" && !report.SampleContains(s, needle) {
-			continue
+		if needle != "" {
+			if match != nil && !match(&s) || match == nil && !report.SampleContains(s, needle) {
+				continue
+			}
 		}
 		rows = append(rows, s)
 	}

@@ -230,12 +230,35 @@ func cutDesc(order string) (col string, desc bool) {
 // Keyset paging: each chunk starts after the last row read, so no chunk
 // re-reads the rows before it and a large dataset costs what its rows do.
 func (db *DB) EachDatasetRowChunk(ctx context.Context, datasetID int64, size int, cols string, fn func([]DatasetRow) error) error {
+	return eachDatasetChunk(db, ctx, datasetID, size, cols, func(r *DatasetRow) (int, int64) { return r.Position, r.ID }, fn)
+}
+
+// RawDatasetRow is a dataset row's id, place and identifier with its
+// fields as stored: the JSON text, not decoded. A search that reads every
+// row decodes only those whose text may match (report.MatchingRows).
+type RawDatasetRow struct {
+	ID         int64
+	Position   int
+	ExternalID string
+	Data       []byte
+}
+
+// EachRawDatasetRowChunk is EachDatasetRowChunk of the rows' fields as
+// stored (RawDatasetRow), without their ratings.
+func (db *DB) EachRawDatasetRowChunk(ctx context.Context, datasetID int64, size int, fn func([]RawDatasetRow) error) error {
+	return eachDatasetChunk(db, ctx, datasetID, size, "id, position, external_id, data",
+		func(r *RawDatasetRow) (int, int64) { return r.Position, r.ID }, fn)
+}
+
+// eachDatasetChunk is the keyset walk of EachDatasetRowChunk into rows of
+// type T, whose place key returns.
+func eachDatasetChunk[T any](db *DB, ctx context.Context, datasetID int64, size int, cols string, key func(*T) (int, int64), fn func([]T) error) error {
 	first := true
 	var lastPos int
 	var lastID int64
 	for {
-		var rows []DatasetRow
-		q := db.Reader(ctx).Where("dataset_id = ?", datasetID)
+		var rows []T
+		q := db.Reader(ctx).Table("dataset_rows").Where("dataset_id = ?", datasetID)
 		if cols != "" {
 			q = q.Select(cols)
 		}
@@ -255,7 +278,7 @@ func (db *DB) EachDatasetRowChunk(ctx context.Context, datasetID int64, size int
 			return nil
 		}
 		first = false
-		lastPos, lastID = rows[len(rows)-1].Position, rows[len(rows)-1].ID
+		lastPos, lastID = key(&rows[len(rows)-1])
 	}
 }
 

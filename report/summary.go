@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/gob"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/url"
@@ -14,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/models"
@@ -556,6 +559,75 @@ func sampleOrder(ss []SampleResult, key string, desc bool) []int {
 // searchChunk is the dataset rows a search reads at a time.
 const searchChunk = 1000
 
+// MatchingRows is the ids, in dataset order, of the run's dataset rows
+// whose id or shown text (the fields rep's samples show) contains needle,
+// whatever its case: the results page's search (SampleContains). The rows
+// are read a chunk at a time as stored, so memory follows the matches, not
+// the dataset, and a row's fields are decoded only when its stored text
+// may match (textMayContain); rep needs no texts, so a running run's shared
+// figures, which keep none, are searched without building the report.
+func MatchingRows(ctx context.Context, db *models.DB, rep *Report, needle string) ([]int64, error) {
+	fields := sampleFields(rep)
+	needle = strings.ToLower(needle)
+	screen := storedAsTyped(needle)
+	var ids []int64
+	var lower []byte
+	err := db.EachRawDatasetRowChunk(ctx, rep.Run.DatasetID, searchChunk, func(rows []models.RawDatasetRow) error {
+		for _, r := range rows {
+			if screen && !strings.Contains(strings.ToLower(r.ExternalID), needle) {
+				if lower = appendLower(lower[:0], r.Data); !bytes.Contains(lower, []byte(needle)) {
+					continue
+				}
+			}
+			row := models.DatasetRow{ID: r.ID, ExternalID: r.ExternalID}
+			if err := json.Unmarshal(r.Data, &row.Data); err != nil {
+				return fmt.Errorf("read the fields of row %s: %w", r.ExternalID, err)
+			}
+			if SampleContains(SampleResult{ExternalID: r.ExternalID, Fields: row.Sample(fields).Fields}, needle) {
+				ids = append(ids, r.ID)
+			}
+		}
+		return nil
+	})
+	return ids, err
+}
+
+// storedAsTyped reports whether text appears in a row's stored JSON as it
+// is in the row's fields: none of its characters is one a JSON writer
+// escapes (the quote, the backslash, control characters, and <, >, &,
+// U+2028, U+2029 that the product's writers escape for HTML, nor U+FFFD,
+// which stands for bytes that were not UTF-8). Then a field containing
+// text has its stored JSON contain it too, in any case: those characters
+// are their own lower case, so lowering cannot make one of the others.
+func storedAsTyped(text string) bool {
+	for _, c := range text {
+		switch {
+		case c < 0x20, c == 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&',
+			c == '\u2028', c == '\u2029', c == utf8.RuneError:
+			return false
+		}
+	}
+	return true
+}
+
+// appendLower appends b in lower case, a rune at a time as strings.ToLower
+// maps them, so that the stored text is searched as its fields are.
+func appendLower(dst, b []byte) []byte {
+	for len(b) > 0 {
+		c := b[0]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst, b = append(dst, c), b[1:]
+			continue
+		}
+		r, n := utf8.DecodeRune(b)
+		dst, b = utf8.AppendRune(dst, unicode.ToLower(r)), b[n:]
+	}
+	return dst
+}
+
 // SearchSamples finds a finished run's samples whose id or shown text
 // contains needle (case-insensitive, as the results page's search does),
 // with the filter of p, in p's order: the rows' text is streamed a chunk at
@@ -565,18 +637,7 @@ func SearchSamples(ctx context.Context, db *models.DB, sum *Report, p SamplePage
 	if p.Criterion < 0 || p.Criterion >= len(sum.Criteria) {
 		return nil, models.Errorf(models.EInvalid, "no criterion %d", p.Criterion)
 	}
-	fields := sampleFields(sum)
-	needle = strings.ToLower(needle)
-	var ids []int64
-	err := db.EachDatasetRowChunk(ctx, sum.Run.DatasetID, searchChunk, "", func(rows []models.DatasetRow) error {
-		for _, r := range rows {
-			s := SampleResult{ExternalID: r.ExternalID, Fields: r.Sample(fields).Fields}
-			if SampleContains(s, needle) {
-				ids = append(ids, r.ID)
-			}
-		}
-		return nil
-	})
+	ids, err := MatchingRows(ctx, db, sum, needle)
 	if err != nil {
 		return nil, err
 	}
