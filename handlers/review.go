@@ -271,6 +271,31 @@ func reviewLevels(scale evaluator.Scale, middle string) []float64 {
 	return slices.Insert(levels, i, mid)
 }
 
+// withShownRating adds to a form's choices (levels) the rating the form is
+// filled in with (the refused one as typed, else the reviewer's saved one)
+// when it is on the scale but none of them: a decimal given through the
+// API or typed before (2.25 on 1 to 3). Without it no choice was checked,
+// so the form hid the reviewer's own rating and a save that picked one
+// replaced it unseen. The added choice has no key, as the worded middle.
+func withShownRating(levels []float64, scale evaluator.Scale, typed, mine *models.ReviewRating) []float64 {
+	shown := mine
+	if typed != nil {
+		shown = typed
+	}
+	if len(levels) == 0 || shown == nil || shown.Score == nil {
+		return levels
+	}
+	v := *shown.Score
+	if v < scale.Lo || v > scale.Hi {
+		return levels // on another scale: shown as not counted, never offered
+	}
+	i, found := slices.BinarySearch(levels, v)
+	if found {
+		return levels
+	}
+	return slices.Insert(slices.Clone(levels), i, v)
+}
+
 // reviewForm builds the rating form of one sample and criterion, on the
 // criterion's human scale (the rubric's range, whatever scale the run's
 // method judged on).
@@ -288,6 +313,7 @@ func (h *Handlers) reviewForm(c echo.Context, ds models.Dataset, run models.Run,
 	if t, ok := c.Get(reviewTypedKey).(*reviewTyped); ok && t.review.RowID == rowID && t.review.Criterion == crit.Name && t.review.RunID != nil && *t.review.RunID == run.ID {
 		f.Typed, f.Problem = &t.review, t.problem
 	}
+	f.Levels = withShownRating(f.Levels, scale, f.Typed, mine)
 	// The levels the rubric words, at the ends and the middle of the scale
 	// people rate on (the rubric's, as the prompt words them on the judge's).
 	for _, a := range []web.ReviewAnchor{{At: scale.Lo, Text: crit.Levels.Low}, {At: (scale.Lo + scale.Hi) / 2, Text: crit.Levels.Middle},
