@@ -30,6 +30,7 @@ func TestPreviewFragmentsAreMarked(t *testing.T) {
 		viewer := env.sessionCookie(env.createUser(env.ws.ID, "viewer@a.test", models.RoleViewer))
 		rubric := rubricFormValues("", "1", "5")
 		rubric.Set("preview_dataset", fmt.Sprint(ds.ID))
+		rubric.Set("project_id", fmt.Sprint(env.project.ID)) // as the editor's form sends it
 		unknown := rubricFormValues("", "1", "5")
 		unknown.Set("rubric_id", "999999")
 		launch := d.launchForm("5", "10")

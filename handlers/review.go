@@ -271,6 +271,31 @@ func reviewLevels(scale evaluator.Scale, middle string) []float64 {
 	return slices.Insert(levels, i, mid)
 }
 
+// withShownRating adds to a form's choices (levels) the rating the form is
+// filled in with (the refused one as typed, else the reviewer's saved one)
+// when it is on the scale but none of them: a decimal given through the
+// API or typed before (2.25 on 1 to 3). Without it no choice was checked,
+// so the form hid the reviewer's own rating and a save that picked one
+// replaced it unseen. The added choice has no key, as the worded middle.
+func withShownRating(levels []float64, scale evaluator.Scale, typed, mine *models.ReviewRating) []float64 {
+	shown := mine
+	if typed != nil {
+		shown = typed
+	}
+	if len(levels) == 0 || shown == nil || shown.Score == nil {
+		return levels
+	}
+	v := *shown.Score
+	if v < scale.Lo || v > scale.Hi {
+		return levels // on another scale: shown as not counted, never offered
+	}
+	i, found := slices.BinarySearch(levels, v)
+	if found {
+		return levels
+	}
+	return slices.Insert(slices.Clone(levels), i, v)
+}
+
 // reviewForm builds the rating form of one sample and criterion, on the
 // criterion's human scale (the rubric's range, whatever scale the run's
 // method judged on).
@@ -288,6 +313,7 @@ func (h *Handlers) reviewForm(c echo.Context, ds models.Dataset, run models.Run,
 	if t, ok := c.Get(reviewTypedKey).(*reviewTyped); ok && t.review.RowID == rowID && t.review.Criterion == crit.Name && t.review.RunID != nil && *t.review.RunID == run.ID {
 		f.Typed, f.Problem = &t.review, t.problem
 	}
+	f.Levels = withShownRating(f.Levels, scale, f.Typed, mine)
 	// The levels the rubric words, at the ends and the middle of the scale
 	// people rate on (the rubric's, as the prompt words them on the judge's).
 	for _, a := range []web.ReviewAnchor{{At: scale.Lo, Text: crit.Levels.Low}, {At: (scale.Lo + scale.Hi) / 2, Text: crit.Levels.Middle},
@@ -345,15 +371,72 @@ type sampleReviews struct {
 // of that sample only, where it read every review of the criterion
 // (TestRatinglessReviewReadsItsSample).
 func (h *Handlers) keptRating(ctx context.Context, ds models.Dataset, criterion string, scale evaluator.Scale, rowID int64, who string) (*float64, error) {
+	mine, err := h.currentReview(ctx, ds, criterion, scale, rowID, who)
+	if err != nil || mine == nil {
+		return nil, err
+	}
+	return mine.Score, nil
+}
+
+// currentReview is the reviewer who's latest review of the sample on the
+// criterion's scale (the one the form is filled in with); nil for none.
+func (h *Handlers) currentReview(ctx context.Context, ds models.Dataset, criterion string, scale evaluator.Scale, rowID int64, who string) (*models.ReviewRating, error) {
 	rs, err := h.DB.ListRowsCriteriaReviews(ctx, ds.WorkspaceID, ds.ID, []string{criterion}, []int64{rowID})
 	if err != nil {
 		return nil, err
 	}
-	if mine := mineOf(splitReviews(rs[criterion], scale).current[rowID], who); mine != nil {
-		return mine.Score, nil
-	}
-	return nil, nil
+	return mineOf(splitReviews(rs[criterion], scale).current[rowID], who), nil
 }
+
+// changedSinceSeen says, in words, how the reviewer's review of a sample
+// changed since their form was shown (another tab or window saved one),
+// when the form names the review it was filled in with (its "seen"
+// field: 0 for none) and that is no longer the reviewer's latest; "" when
+// nothing changed, the form names none (an older page, a script), or what
+// it sends is the latest review again (a form sent twice). Saving over it
+// silently put back the rating the stale page showed.
+func changedSinceSeen(params url.Values, cur *models.ReviewRating, sent models.ReviewRating) (string, error) {
+	vals, ok := params["seen"]
+	if !ok {
+		return "", nil
+	}
+	raw := strings.TrimSpace(vals[0])
+	seen, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || seen < 0 {
+		return "", models.Errorf(models.EInvalid, "the form's field \"seen\" (%s) is not a review id: open the sample again and save from its form", web.Quoted(raw))
+	}
+	var curID int64
+	if cur != nil {
+		curID = cur.ID
+	}
+	if seen == curID || (cur != nil && sameReview(*cur, sent)) {
+		return "", nil
+	}
+	now := "you have no rating of it now"
+	switch {
+	case cur != nil && cur.Score != nil:
+		now = "your rating of it is now " + web.Minus(reviewNumber(*cur.Score))
+	case cur != nil:
+		now = "you withdrew your rating of it"
+	}
+	when := ""
+	if cur != nil {
+		when = " (at " + cur.CreatedAt.UTC().Format("15:04:05 UTC") + ")"
+	}
+	return "Your review of this sample was saved from another tab or window after this page was opened" + when + ": " + now +
+		". Save again to replace that review with this page's, or leave the sample as it is.", nil
+}
+
+// sameReview says whether a review sends again what the stored one holds:
+// its rating, agreement, reason, comment and tags.
+func sameReview(a, b models.ReviewRating) bool {
+	sameScore := (a.Score == nil) == (b.Score == nil) && (a.Score == nil || *a.Score == *b.Score)
+	sameAgree := (a.Agree == nil) == (b.Agree == nil) && (a.Agree == nil || *a.Agree == *b.Agree)
+	return sameScore && sameAgree && a.Reason == b.Reason && a.Comment == b.Comment && slices.Equal(a.Tags, b.Tags)
+}
+
+// reviewNumber writes a rating as the review pages do.
+func reviewNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // splitReviews sorts a criterion's reviews (all of them, or all of some
 // samples, oldest first) by sample, on the scale and off it.
@@ -1316,6 +1399,7 @@ func (h *Handlers) saveReview(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, back)
 	}
 	name, userID, _ := h.reviewer(c)
+	shownAs := name // whose review the form was filled in with
 	if principalOf(ctx).Kind == LocalUser {
 		if typed := strings.TrimSpace(c.FormValue("reviewer")); typed != "" {
 			name = typed
@@ -1344,18 +1428,36 @@ func (h *Handlers) saveReview(c echo.Context) error {
 		}
 		r.Score = &v
 	}
-	switch {
-	case withdraw && strings.TrimSpace(r.Comment) == "" && len(r.Tags) == 0 && c.FormValue("agree") == "":
+	if withdraw && strings.TrimSpace(r.Comment) == "" && len(r.Tags) == 0 && c.FormValue("agree") == "" {
 		// As the API asks (clear_rating): the withdrawal is kept with the
 		// other reviews, and says why.
 		return h.reviewRefused(c, ds, back, r, "Withdrawing your rating: say why in the comment.")
-	case r.Score == nil && !withdraw:
+	}
+	cur, err := h.currentReview(ctx, ds, crit.Name, scale, rowID, models.ReviewerKeyOf(name, userID))
+	if err != nil {
+		return err
+	}
+	if r.Score == nil && !withdraw && cur != nil {
 		// A review without a rating (an emptied number field: a comment
 		// added later) keeps the reviewer's current rating of the sample,
 		// as the API does; "withdraw my rating" is the way to drop it.
-		if r.Score, err = h.keptRating(ctx, ds, crit.Name, scale, rowID, models.ReviewerKeyOf(name, userID)); err != nil {
-			return err
-		}
+		r.Score = cur.Score
+	}
+	// The same reviewer in two tabs: a form shown before the other tab
+	// saved does not overwrite that review unseen.
+	params, err := c.FormParams()
+	if err != nil {
+		return models.Errorf(models.EInvalid, "the form could not be read: %v", err)
+	}
+	if name != shownAs {
+		// A name typed anew (local mode): another reviewer's review,
+		// which the form was not filled in with.
+		params.Del("seen")
+	}
+	if problem, err := changedSinceSeen(params, cur, r); err != nil {
+		return err
+	} else if problem != "" {
+		return h.reviewRefused(c, ds, back, r, problem)
 	}
 	if _, err := h.DB.AddReviewRating(ctx, r); err != nil {
 		if models.ErrorCode(err) == models.EInvalid {

@@ -35,6 +35,23 @@ func TestLivePreviewRefusesAnotherProjectsDataset(t *testing.T) {
 		viewer := env.sessionCookie(env.createUser(env.ws.ID, "viewer@preview47.test", models.RoleViewer))
 		editor := env.sessionCookie(env.createUser(env.ws.ID, "editor@preview47.test", models.RoleEditor))
 
+		// A project of another workspace: a new rubric's preview naming
+		// it is refused as a project that does not exist.
+		otherWS, err := env.db.CreateWorkspace(t.Context(), "Elsewhere", env.createUser(env.ws.ID, "owner@preview48.test", models.RoleOwner).ID)
+		must(t, err)
+		elsewhere := models.Project{WorkspaceID: otherWS.ID, Name: "Their project"}
+		must(t, env.db.CreateProject(t.Context(), &elsewhere))
+		missing := "project_id is missing: a new rubric&#39;s preview shows one of its project&#39;s datasets, so give the project&#39;s id (project_id)"
+		refusedRequest := map[string]struct {
+			status int
+			says   string
+		}{
+			"new rubric, no project named":            {http.StatusUnprocessableEntity, missing},
+			"new rubric, project_id empty":            {http.StatusUnprocessableEntity, missing},
+			"new rubric, project_id not a number":     {http.StatusUnprocessableEntity, "project_id &#34;two&#34; is not a project id: give the number of the project"},
+			"new rubric, another workspace's project": {http.StatusNotFound, fmt.Sprintf("project %d does not exist", elsewhere.ID)},
+		}
+
 		live := func(dataset int64, set map[string]string) url.Values {
 			f := rubricFormValues("", "1", "5")
 			f.Del("action")
@@ -61,9 +78,16 @@ func TestLivePreviewRefusesAnotherProjectsDataset(t *testing.T) {
 			{"viewer, own dataset", live(own.ds.ID, stored), true, "", "Own set"},
 			{"unknown dataset, as before", live(foreign.ds.ID+1000, stored), false,
 				fmt.Sprintf("No preview: dataset %d does not exist (or is not in this workspace)", foreign.ds.ID+1000), ""},
-			// A script previewing a new rubric without naming its project:
-			// there is no project to hold the dataset to.
-			{"new rubric, no project named", live(foreign.ds.ID, nil), false, "", "Foreign &lt;set&gt;"},
+			// A script previewing a new rubric without naming its project
+			// showed any dataset of the workspace (teamtry48): a new
+			// rubric's preview now needs its project, as a viewer's needs
+			// rubric_id, and a project_id that is none of the workspace's
+			// is refused as an unknown dataset is.
+			{"new rubric, no project named", live(foreign.ds.ID, nil), false, "", ""},
+			{"new rubric, project_id empty", live(foreign.ds.ID, map[string]string{"project_id": " "}), false, "", ""},
+			{"new rubric, project_id not a number", live(foreign.ds.ID, map[string]string{"project_id": "two"}), false, "", ""},
+			{"new rubric, another workspace's project", live(foreign.ds.ID, map[string]string{"project_id": fmt.Sprint(elsewhere.ID)}), false, "", ""},
+			{"new rubric, the dataset's own project", live(foreign.ds.ID, map[string]string{"project_id": fmt.Sprint(other.ID)}), false, "", "Foreign &lt;set&gt;"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				who := editor
@@ -72,6 +96,18 @@ func TestLivePreviewRefusesAnotherProjectsDataset(t *testing.T) {
 				}
 				rec := env.send(http.MethodPost, "/rubrics/preview", tc.form, "", who)
 				body := rec.Body.String()
+				if strings.Contains(body, "Foreign <set>") {
+					t.Error("the dataset's name is shown unescaped")
+				}
+				if want, ok := refusedRequest[tc.name]; ok {
+					if rec.Code != want.status || !strings.Contains(body, `data-testid="preview-refused">`+want.says) {
+						t.Errorf("status %d, want %d saying %q: %.800s", rec.Code, want.status, want.says, body)
+					}
+					if strings.Contains(body, "Foreign &lt;set&gt;") || strings.Contains(body, "sample 1") {
+						t.Errorf("the refused request shows the dataset: %.1500s", body)
+					}
+					return
+				}
 				if rec.Code != http.StatusOK {
 					t.Fatalf("status %d, want 200: %.500s", rec.Code, body)
 				}

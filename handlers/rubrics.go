@@ -461,10 +461,26 @@ func (h *Handlers) previewRubric(c echo.Context) error {
 		f.PreviewDataset, f.PreviewCriterion = dataset, criterion
 	}
 	// The rubric's project: a stored rubric's own, a new one's as the
-	// editor's form sends it (0 when a script leaves it out).
+	// editor's form sends it. A new rubric belongs to a project, and its
+	// preview shows that project's datasets only, as the editor's Dataset
+	// list offers them: a script leaving project_id out previewed on any
+	// dataset of the workspace, so it is asked for, as a viewer is asked
+	// for rubric_id.
 	projectID := stored.ProjectID
 	if projectID == 0 {
-		projectID, _ = strconv.ParseInt(params.Get("project_id"), 10, 64)
+		raw := strings.TrimSpace(params.Get("project_id"))
+		if raw == "" {
+			return models.Errorf(models.EInvalid, "project_id is missing: a new rubric's preview shows one of its project's datasets, so give the project's id (project_id), as the rubric editor sends it, or rubric_id to preview a saved rubric")
+		}
+		id, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || id <= 0 {
+			return models.Errorf(models.EInvalid, "project_id %q is not a project id: give the number of the project the rubric is for (its page's address, /projects/ID)", raw)
+		}
+		p, err := h.DB.FindProject(c.Request().Context(), h.workspaceID(c), id)
+		if err != nil {
+			return err
+		}
+		projectID = p.ID
 	}
 	if f.PreviewDataset == 0 {
 		// No dataset chosen: in a project without datasets (the page has

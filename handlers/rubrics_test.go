@@ -186,6 +186,9 @@ func TestRubricPreview(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
+				if tt.path == "/rubrics/preview" {
+					tt.form.Set("project_id", fmt.Sprint(env.project.ID)) // as the editor's form sends it
+				}
 				rec := env.postForm(tt.path, tt.form)
 				if rec.Code != http.StatusOK {
 					t.Fatalf("POST %s = %d: %s", tt.path, rec.Code, rec.Body)
