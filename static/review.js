@@ -1,6 +1,7 @@
 // Keyboard review (progressive enhancement of the review forms; every page
 // works without it): number keys rate, j/k go to the next/previous sample,
 // ? shows the keys. In blind mode a number key saves the rating at once.
+// Keys and clicks while a form is being saved are ignored.
 (function () {
   var forms = document.querySelectorAll("form[data-review-form]");
   // formOf is the form a number key rates: the one holding the focus (a
@@ -32,6 +33,7 @@
     var box = form.querySelector('input[data-review-key="' + ev.key + '"]');
     if (!box) return;
     ev.preventDefault();
+    if (form.hasAttribute("data-review-sending")) return;
     box.checked = true;
     box.focus();
     if (form.hasAttribute("data-review-autosubmit")) {
@@ -39,5 +41,18 @@
       if (name && name.required && name.value.trim() === "") { name.focus(); return; }
       form.requestSubmit();
     }
+  });
+  // One save a form: a second key or click before the saved page comes
+  // back would send the form again, naming the review it was opened with,
+  // and the server refuses that as a stale page (a form from another
+  // tab). A page shown again from the back-forward cache may save again.
+  forms.forEach(function (f) {
+    f.addEventListener("submit", function (ev) {
+      if (f.hasAttribute("data-review-sending")) { ev.preventDefault(); return; }
+      f.setAttribute("data-review-sending", "");
+    });
+  });
+  window.addEventListener("pageshow", function () {
+    forms.forEach(function (f) { f.removeAttribute("data-review-sending"); });
   });
 })();
