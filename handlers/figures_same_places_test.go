@@ -2,12 +2,16 @@ package handlers
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -216,6 +220,57 @@ func TestRunFiguresSameInEveryPlace(t *testing.T) {
 						}
 					}
 				}
+				// Each sample's human rating and final score: the CSV with four
+				// decimals, the samples tables of the shared and downloaded
+				// reports and (first criterion) of the run page with two.
+				recs, err := csv.NewReader(strings.NewReader(string(get(fmt.Sprintf("/runs/%d/export.csv", run.ID))))).ReadAll()
+				must(t, err)
+				col := func(name string) int {
+					i := slices.Index(recs[0], name)
+					if i < 0 {
+						t.Fatalf("the CSV has no column %q: %q", name, recs[0])
+					}
+					return i
+				}
+				for ci, ec := range ex.Criteria {
+					hc, fc := col(ec.Name+" human"), col(ec.Name+" final")
+					if len(recs)-1 != len(ec.Samples) {
+						t.Fatalf("the CSV has %d samples, the export %d", len(recs)-1, len(ec.Samples))
+					}
+					for i, s := range ec.Samples {
+						rec := recs[i+1]
+						if rec[0] != s.ID || rec[hc] != placesDecimal(s.Human, 4, true) || rec[fc] != placesDecimal(s.Final, 4, true) {
+							t.Errorf("%s, sample %s: the CSV gives %s (human %q, final %q); the export's rounded: human %q, final %q", ec.Name, s.ID, rec[0],
+								rec[hc], rec[fc], placesDecimal(s.Human, 4, true), placesDecimal(s.Final, 4, true))
+						}
+					}
+					for _, p := range places {
+						var rows [][]string
+						var h, f int // the cells of the human rating and the final
+						switch {
+						case p.name != "run page":
+							rows, h, f = tableRows(t, p.body[strings.Index(p.body, `data-testid="samples"`):], `class="sample-table"`), 2+2*ci, 3+2*ci
+						case ci == 0:
+							rows, h, f = tableRows(t, p.body, `class="sample-table"`), 2, 3
+						default:
+							continue
+						}
+						if len(rows) != len(ec.Samples) {
+							t.Fatalf("%s: %d sample rows, the export %d samples", p.name, len(rows), len(ec.Samples))
+						}
+						byID := map[string][]string{}
+						for _, r := range rows {
+							byID[r[0]] = r
+						}
+						for _, s := range ec.Samples {
+							r := byID[s.ID]
+							wantH, wantF := placesDecimal(s.Human, 2, false), placesDecimal(s.Final, 2, false)
+							if r == nil || !strings.HasPrefix(r[h], cmp.Or(wantH, "not rated")) || !strings.HasPrefix(r[f], cmp.Or(wantF, "no score")) {
+								t.Errorf("%s, %s, sample %s: row %q; the export's rounded: human %q, final %q", p.name, ec.Name, s.ID, r, wantH, wantF)
+							}
+						}
+					}
+				}
 				if !sawGrouped || !sawCeiling {
 					t.Fatalf("nothing exported as grouped (%v) or no human ceiling (%v): the test shows nothing", sawGrouped, sawCeiling)
 				}
@@ -259,6 +314,32 @@ type placesCriterion struct {
 		Alpha       *float64 `json:"krippendorff_alpha"`
 		LeaveOneOut *float64 `json:"leave_one_out_pearson"`
 	} `json:"human_ceiling"`
+	// Samples keep the numbers as the export writes them.
+	Samples []struct {
+		ID           string
+		Final, Human *json.Number
+	} `json:"samples"`
+}
+
+// placesDecimal is an exported number (its text) rounded to digits
+// decimals as a reader rounds it, halves away from zero; with trim,
+// trailing zeros dropped (the CSV's way). A missing one is "".
+func placesDecimal(n *json.Number, digits int, trim bool) string {
+	if n == nil {
+		return ""
+	}
+	r, ok := new(big.Rat).SetString(string(*n))
+	if !ok {
+		return "not a number: " + string(*n)
+	}
+	s := r.FloatString(digits)
+	if trim && strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	if strings.Trim(s, "-0.") == "" {
+		s = strings.TrimPrefix(s, "-")
+	}
+	return s
 }
 
 // placesCoef is an exported coefficient as every page shows it: rounded
