@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"html"
 	"math"
 	"math/big"
 	"net/http"
@@ -271,6 +272,31 @@ func TestRunFiguresSameInEveryPlace(t *testing.T) {
 						}
 					}
 				}
+				// The sample pages, the run's and the share link's, of a few
+				// samples: each criterion's human rating and final score.
+				rowIDs := regexp.MustCompile(fmt.Sprintf(`/runs/%d/samples/(\d+)">([^<]*)<`, run.ID)).FindAllStringSubmatch(places[0].body, -1)
+				if len(rowIDs) < 6 {
+					t.Fatalf("the run page links %d samples", len(rowIDs))
+				}
+				for _, m := range rowIDs[:6] {
+					for _, path := range []string{fmt.Sprintf("/runs/%d/samples/%s", run.ID, m[1]), link + "/samples/" + m[1]} {
+						sections := strings.Split(string(get(path)), `data-testid="sample-criterion"`)[1:]
+						if len(sections) != len(ex.Criteria) {
+							t.Fatalf("%s: %d criteria, the export %d", path, len(sections), len(ex.Criteria))
+						}
+						for ci, ec := range ex.Criteria {
+							i := slices.IndexFunc(ec.Samples, func(s placesSample) bool { return s.ID == html.UnescapeString(m[2]) })
+							if i < 0 {
+								t.Fatalf("sample %q is not in the export", m[2])
+							}
+							text := pageText(sections[ci])
+							wantH, wantF := cmp.Or(placesDecimal(ec.Samples[i].Human, 2, false), "—"), cmp.Or(placesDecimal(ec.Samples[i].Final, 2, false), "—")
+							if !strings.Contains(text, "Human rating "+wantH) || !strings.Contains(text, "final judge score "+wantF) {
+								t.Errorf("%s, %s: %.300q; the export's rounded: human %s, final %s", path, ec.Name, text, wantH, wantF)
+							}
+						}
+					}
+				}
 				if !sawGrouped || !sawCeiling {
 					t.Fatalf("nothing exported as grouped (%v) or no human ceiling (%v): the test shows nothing", sawGrouped, sawCeiling)
 				}
@@ -315,10 +341,13 @@ type placesCriterion struct {
 		LeaveOneOut *float64 `json:"leave_one_out_pearson"`
 	} `json:"human_ceiling"`
 	// Samples keep the numbers as the export writes them.
-	Samples []struct {
-		ID           string
-		Final, Human *json.Number
-	} `json:"samples"`
+	Samples []placesSample `json:"samples"`
+}
+
+// placesSample is a sample of the export, its numbers as written.
+type placesSample struct {
+	ID           string
+	Final, Human *json.Number
 }
 
 // placesDecimal is an exported number (its text) rounded to digits
