@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,7 +110,13 @@ func TestAlignmentPageFiguresRecomputed(t *testing.T) {
 		lo, hi float64
 	}
 	crits := []critCase{{"Coherent", 0, 2}, {"Overall", 1, 3}}
+	// The figures each database's alignment pages show: the same inputs
+	// and seeds must give the same numbers on both (held-out split,
+	// bootstrap intervals and all), not just numbers near the oracle's.
+	var mu sync.Mutex
+	byDB := map[string]map[string]string{}
 	eachDB(t, func(t *testing.T, env *testEnv) {
+		db := t.Name()
 		ctx := context.Background()
 		rows := make([]models.DatasetRow, n)
 		for i, r := range fed {
@@ -144,17 +151,39 @@ func TestAlignmentPageFiguresRecomputed(t *testing.T) {
 			}
 			for ci, c := range crits {
 				t.Run(method+" "+c.name, func(t *testing.T) {
-					alignRecomputed(t, env, ds, src, fed, ci, c.name, c.lo, c.hi)
+					figures := alignRecomputed(t, env, ds, src, fed, ci, c.name, c.lo, c.hi)
+					if len(strings.Fields(figures)) < 15 {
+						t.Errorf("too few figures to compare across databases: %q", figures)
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					if byDB[db] == nil {
+						byDB[db] = map[string]string{}
+					}
+					byDB[db][method+" "+c.name] = figures
 				})
 			}
 		}
 	})
+	if len(byDB) < 2 {
+		return // one database only: nothing to compare across databases
+	}
+	var dbs []string
+	for d := range byDB {
+		dbs = append(dbs, d)
+	}
+	for what, x := range byDB[dbs[0]] {
+		if y := byDB[dbs[1]][what]; x != y {
+			t.Errorf("%s: the alignment page's figures differ between %s and %s:\n%s", what, dbs[0], dbs[1], firstDifference(x, y))
+		}
+	}
 }
 
 // alignRecomputed starts an alignment of criterion ci (named name, on the
 // rubric's lo to hi) from run src of the FED rows fed, accepts its draft
 // and checks the alignment page's figures (TestAlignmentPageFiguresRecomputed).
-func alignRecomputed(t *testing.T, env *testEnv, ds models.Dataset, src models.Run, fed []fedRecord, ci int, name string, lo, hi float64) {
+// It returns every decimal figure the finished page shows, in order.
+func alignRecomputed(t *testing.T, env *testEnv, ds models.Dataset, src models.Run, fed []fedRecord, ci int, name string, lo, hi float64) string {
 	ctx := context.Background()
 	n := len(fed)
 	c := struct {
@@ -365,4 +394,5 @@ func alignRecomputed(t *testing.T, env *testEnv, ds models.Dataset, src models.R
 			t.Errorf("%s: %s samples, recomputed %d", m.name, row[6], len(ys))
 		}
 	}
+	return strings.Join(regexp.MustCompile(`[−+-]?\d+\.\d+|±\d+\.\d+`).FindAllString(text, -1), " ")
 }

@@ -2,17 +2,21 @@ package handlers
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/batcheval/batcheval/report"
 )
 
 // TestSameFiguresOnSQLiteAndPostgreSQL: the same experiment (the demo's
 // BatchEval and G-Eval runs, seeded, on the simulated judge) gives the same
 // bytes on every database: each run's JSON report and CSV, its results
-// section, and the figures of the experiment page and of the comparison of
+// section, its API results, shared and downloaded reports (figures,
+// samples and analyses) and command-line table, and the figures of the experiment page and of the comparison of
 // the two runs (paired bootstrap and permutation tests included). The
 // tests of a single database cannot see a figure that depends on the
 // order rows come back in, which differs between SQLite and PostgreSQL.
@@ -34,6 +38,16 @@ func TestSameFiguresOnSQLiteAndPostgreSQL(t *testing.T) {
 			out[r.name+" report"] = string(rep)
 			out[r.name+" csv"] = env.get(fmt.Sprintf("/runs/%d/export.csv", r.id)).Body.String()
 			out[r.name+" results"] = ids.ReplaceAllString(resultsSection(t, env.get(fmt.Sprintf("/runs/%d", r.id)).Body.String(), r.id), "ID")
+			// The API's results, the shared and downloaded reports and the
+			// command line's table.
+			api, _ := splitExport(t, env.get(fmt.Sprintf("/api/v1/runs/%d/results", r.id)).Body.Bytes())
+			out[r.name+" API results"] = string(api)
+			link := env.createShareVia(url.Values{"kind": {"run"}, "run_id": {fmt.Sprint(r.id)}, "expires": {"7d"}})
+			out[r.name+" shared report"] = ids.ReplaceAllString(reportBody(t, env.get(link).Body.String()), "ID")
+			out[r.name+" downloaded report"] = ids.ReplaceAllString(reportBody(t, env.get(fmt.Sprintf("/runs/%d/report.html", r.id)).Body.String()), "ID")
+			built, err := report.Build(env.localCtx(), env.db, env.ws.ID, r.id)
+			must(t, err)
+			out[r.name+" command line"] = built.CorrelationTable()
 		}
 		// The background figures (paired tests) come a moment later.
 		figures := func(path, pending string) string {

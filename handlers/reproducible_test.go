@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -44,16 +45,38 @@ func TestSameInputsGiveIdenticalExportsAndPages(t *testing.T) {
 					}
 				}
 
-				var reports, envelopes [2][]byte
-				var csvs, pages [2]string
+				var reports, envelopes, results [2][]byte
+				var csvs, pages, shared, standalone, cli [2]string
 				for i, id := range ids {
 					rec := env.get(fmt.Sprintf("/runs/%d/export.json", id))
 					if rec.Code != http.StatusOK {
 						t.Fatalf("export.json: %d", rec.Code)
 					}
 					reports[i], envelopes[i] = splitExport(t, rec.Body.Bytes())
+					results[i], _ = splitExport(t, env.get(fmt.Sprintf("/api/v1/runs/%d/results", id)).Body.Bytes())
 					csvs[i] = env.get(fmt.Sprintf("/runs/%d/export.csv", id)).Body.String()
 					pages[i] = resultsSection(t, env.get(fmt.Sprintf("/runs/%d", id)).Body.String(), id)
+					link := env.createShareVia(url.Values{"kind": {"run"}, "run_id": {fmt.Sprint(id)}, "expires": {"7d"}})
+					shared[i] = reportBody(t, env.get(link).Body.String())
+					standalone[i] = reportBody(t, env.get(fmt.Sprintf("/runs/%d/report.html", id)).Body.String())
+					rep, err := report.Build(env.localCtx(), env.db, env.ws.ID, id)
+					must(t, err)
+					cli[i] = rep.CorrelationTable()
+				}
+				// The API's results, the shared and downloaded reports (their
+				// figures, samples and analyses) and the command line's table
+				// are the same bytes too, and the API's are the export's.
+				for _, f := range []struct {
+					what string
+					a, b string
+				}{{"the API's results", string(results[0]), string(results[1])}, {"the API's results and the export", string(results[0]), string(reports[0])},
+					{"shared reports", shared[0], shared[1]}, {"downloaded reports", standalone[0], standalone[1]}, {"command line tables", cli[0], cli[1]}} {
+					if f.a != f.b {
+						t.Errorf("%s differ:\n%s", f.what, firstDifference(f.a, f.b))
+					}
+				}
+				if !strings.Contains(standalone[0], `data-testid="interval"`) || !strings.Contains(shared[0], `data-testid="coef"`) || !strings.Contains(cli[0], "pearson") {
+					t.Errorf("too little to compare: shared %.200q, downloaded %.200q, command line %.200q", shared[0], standalone[0], cli[0])
 				}
 				if bytes.Equal(envelopes[0], envelopes[1]) {
 					t.Errorf("the envelopes are equal: they should name two different runs")
@@ -110,6 +133,22 @@ func resultsSection(t *testing.T, page string, runID int64) string {
 	end := prov + strings.Index(page[prov:], "</section>")
 	own := regexp.MustCompile(fmt.Sprintf(`/runs/%d\b`, runID))
 	return own.ReplaceAllString(page[start:end], "/runs/RUN")
+}
+
+// reportBody cuts a shared or downloaded run report down to what its
+// run's data decide: from the first criterion card to the end of the
+// page's main part (figures, samples, provenance and, downloaded, every
+// analysis), with run ids in links and the share link's token replaced by
+// placeholders.
+func reportBody(t *testing.T, page string) string {
+	t.Helper()
+	start := strings.Index(page, `data-testid="criterion-card"`)
+	end := strings.LastIndex(page, "</main>")
+	if start < 0 || end < start {
+		t.Fatalf("report has no criterion card: %.300s", page)
+	}
+	body := regexp.MustCompile(`/runs/\d+\b`).ReplaceAllString(page[start:end], "/runs/RUN")
+	return regexp.MustCompile(`/s/[^/"?#]+`).ReplaceAllString(body, "/s/SHARE")
 }
 
 // firstDifference shows where two texts part.

@@ -466,8 +466,15 @@ func (env *testEnv) topicDataset() models.Dataset {
 // topics[i%len(topics)].
 func (env *testEnv) topicDatasetOf(name string, topics []string) models.Dataset {
 	env.t.Helper()
+	return env.topicCopyOf(env.demo().dataset, name, topics)
+}
+
+// topicCopyOf is topicDatasetOf copying the dataset demo: a test that
+// makes several copies names the demo's once, as env.demo() may name one
+// of the copies after the first.
+func (env *testEnv) topicCopyOf(demo models.Dataset, name string, topics []string) models.Dataset {
+	env.t.Helper()
 	ctx := context.Background()
-	demo := env.demo().dataset
 	rows, err := env.db.ListDatasetRows(ctx, demo.ID, 0, 0)
 	if err != nil {
 		env.t.Fatal(err)

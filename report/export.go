@@ -141,8 +141,44 @@ func num(v *float64) string {
 }
 
 // HumanNumber writes a score or rating for people: at most csvDecimals
-// decimals, trailing zeros dropped (3.08, 2.3333, 2).
+// decimals, trailing zeros dropped (3.08, 2.3333, 2). It rounds as a
+// reader of the JSON export rounds the number written there, and as the
+// pages do (web.Decimal): that decimal (MeanNumber) half away from zero.
+// Rounding the float itself wrote the final 1.00125 (the mean of 1 and
+// 1.0025, the float 1.0012499999…) as 1.0012 beside the pages' 1.0013.
 func HumanNumber(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) >= 1e9 {
+		return humanNumberOfFloat(v) // no scale this product reads
+	}
+	// v written with one decimal more than shown, correctly rounded, tells
+	// how v rounds: down below a 5 there, up above it. A 5 there is a half
+	// when that decimal is v but for noise (it is then what the export
+	// writes: a shorter decimal within noise would have a 0 there), which
+	// rounds away from zero; otherwise the float decides.
+	var buf [32]byte
+	b := strconv.AppendFloat(buf[:0], v, 'f', csvDecimals+1, 64)
+	last := b[len(b)-1]
+	switch {
+	case last < '5':
+		b = b[:len(b)-1]
+	case last > '5':
+		b = awayFromZero(b[:len(b)-1])
+	default:
+		x, err := strconv.ParseFloat(string(b), 64)
+		if err != nil || !withinNoise(x, v) {
+			return humanNumberOfFloat(v)
+		}
+		b = awayFromZero(b[:len(b)-1])
+	}
+	b = bytes.TrimRight(bytes.TrimRight(b, "0"), ".")
+	if string(b) == "-0" {
+		return "0"
+	}
+	return string(b)
+}
+
+// humanNumberOfFloat is HumanNumber by rounding the float itself.
+func humanNumberOfFloat(v float64) string {
 	s := strconv.FormatFloat(v, 'f', csvDecimals, 64)
 	if strings.Contains(s, ".") {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
@@ -151,6 +187,31 @@ func HumanNumber(v float64) string {
 		s = "0"
 	}
 	return s
+}
+
+// awayFromZero adds one unit in the last place to the magnitude of the
+// decimal d ("-1.0012" becomes "-1.0013", "2.9999" becomes "3.0000").
+func awayFromZero(d []byte) []byte {
+	for i := len(d) - 1; i >= 0; i-- {
+		switch c := d[i]; {
+		case c == '.':
+			continue
+		case c == '-':
+			i = -1 // the carry passed every digit
+		case c < '9':
+			d[i]++
+			return d
+		default:
+			d[i] = '0'
+			continue
+		}
+		break
+	}
+	lead := 0
+	if len(d) > 0 && d[0] == '-' {
+		lead = 1
+	}
+	return slices.Concat(d[:lead], []byte{'1'}, d[lead:])
 }
 
 // csvProvenanceHeader names the CSV's last columns, the same on every
@@ -247,7 +308,8 @@ func csvSampleCells(line []string, s SampleResult) []string {
 // unreadable rounds (and, with tooFew, of the rounds with too few readable
 // answers: csvHeader).
 func csvScoreCells(line []string, cs SampleResult, tooFew bool) []string {
-	line = append(line, num(cs.Human), num(cs.Final))
+	// The final as the JSON export writes it (FinalNumber), rounded.
+	line = append(line, num(cs.Human), num(FinalNumber(cs.Final, cs.Rounds)))
 	for _, v := range cs.Rounds {
 		line = append(line, num(v))
 	}

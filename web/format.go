@@ -200,3 +200,31 @@ func noNegativeZero(s string) string {
 // that tells a third party who opened the report and when. Links still
 // open when followed, without a Referer (the meta referrer beside it).
 const StandaloneCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
+// percentText writes p, a percentage, for runPercent: whole percents, one
+// decimal under 1%, halves away from zero (big.Rat's rounding). A share
+// above none never reads 0.0%, nor one short of all 100% (1 of 3,000
+// unreadable read "0.0%", 2,999 of 3,000 "100%", as if none or every one
+// had failed): such a share gets the decimals that show it (0.03%,
+// 99.97%), up to four, then a bound (< 0.0001%, > 99.9999%).
+func percentText(p *big.Rat) string {
+	switch {
+	case p.Sign() > 0 && p.Cmp(big.NewRat(1, 1)) < 0:
+		for d := 1; d <= 4; d++ {
+			if s := p.FloatString(d); strings.Trim(s, "0.") != "" {
+				return s + "%"
+			}
+		}
+		return "< 0.0001%"
+	case p.Cmp(big.NewRat(100, 1)) < 0 && p.FloatString(0) == "100":
+		for d := 1; d <= 4; d++ {
+			if s := p.FloatString(d); !strings.HasPrefix(s, "100") {
+				return s + "%"
+			}
+		}
+		return "> 99.9999%"
+	case p.Cmp(big.NewRat(1, 1)) < 0:
+		return p.FloatString(1) + "%"
+	}
+	return p.FloatString(0) + "%"
+}

@@ -41,6 +41,40 @@ func TestPercentRoundsTheExportedShare(t *testing.T) {
 	}
 }
 
+// TestPercentNeverReadsNoneOrAll: a share above zero never shows as
+// 0.0%, nor one below a whole as 100%: 1 unreadable score of 3,000 read
+// "1 of 3,000 answered round scores (0.0%)", and 2,999 of 3,000 "(100%)",
+// as if none or every one had failed. Such a share gets the decimals that
+// show it (up to four, beyond them a bound), rounded as runPercent rounds.
+func TestPercentNeverReadsNoneOrAll(t *testing.T) {
+	for _, tc := range []struct {
+		share float64
+		want  string
+	}{
+		{1.0 / 3000, "0.03%"},     // was 0.0%
+		{1.0 / 20000, "0.01%"},    // 0.005% rounds half away at two decimals; was 0.0%
+		{1e-9, "< 0.0001%"},       // beyond four decimals: said as a bound
+		{0.0004, "0.04%"},         // was 0.0%
+		{0.0005, "0.1%"},          // 0.05% rounds up to one decimal's 0.1
+		{2999.0 / 3000, "99.97%"}, // was 100%
+		{0.995, "99.5%"},          // was 100%
+		{0.999999, "99.9999%"},    // the most shown below 100
+		{0.9999999, "> 99.9999%"},
+		{0.994, "99%"},
+		{0.5, "50%"},
+		{1, "100%"},
+		{0, "0%"},
+	} {
+		if got := runPercent(tc.share); got != tc.want {
+			t.Errorf("runPercent(%v) = %q, want %q", tc.share, got, tc.want)
+		}
+	}
+	c := report.CriterionReport{Scored: 2999, Missing: 1}
+	if got := runUnreadable(c, 0, "round "); !strings.Contains(got, "1 of 3000 answered round scores (0.03%)") {
+		t.Errorf("runUnreadable: %q, want 1 of 3000 said as 0.03%%", got)
+	}
+}
+
 // TestRatingSummaryRoundsHalfAway: the dataset page's mean (and SD, min,
 // max) of a rating column rounds as a mean of ratings is rounded
 // elsewhere (Decimal): 1.125, the mean of 1 and 1.25, shows 1.13 as

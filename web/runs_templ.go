@@ -657,10 +657,10 @@ func runPercent(share float64) string {
 		return "—"
 	}
 	p.Mul(p, big.NewRat(100, 1))
-	if p.Cmp(big.NewRat(1, 1)) < 0 {
-		return p.FloatString(1) + "%" // big.Rat rounds halves away from zero
-	}
-	return p.FloatString(0) + "%"
+	// Whole percents, one decimal under 1%, more where fewer would show
+	// a share above none as 0.0% or one short of all as 100%
+	// (percentText, format.go).
+	return percentText(p)
 }
 
 // runSigned writes a change with its sign and a true minus sign.
@@ -5620,9 +5620,9 @@ func runCeiling(c report.CriterionReport) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var224 string
-		templ_7745c5c3_Var224, templ_7745c5c3_Err = templ.JoinStringErrs(coefFixed(c.Ceiling.Alpha, 3))
+		templ_7745c5c3_Var224, templ_7745c5c3_Err = templ.JoinStringErrs(CoefText(c.Ceiling.Alpha, 3))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/runs.templ`, Line: 1978, Col: 97}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/runs.templ`, Line: 1978, Col: 96}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var224))
 		if templ_7745c5c3_Err != nil {
@@ -5633,9 +5633,9 @@ func runCeiling(c report.CriterionReport) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var225 string
-		templ_7745c5c3_Var225, templ_7745c5c3_Err = templ.JoinStringErrs(coefFixed(c.Ceiling.LeaveOneOut, 3))
+		templ_7745c5c3_Var225, templ_7745c5c3_Err = templ.JoinStringErrs(CoefText(c.Ceiling.LeaveOneOut, 3))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/runs.templ`, Line: 1985, Col: 84}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/runs.templ`, Line: 1985, Col: 83}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var225))
 		if templ_7745c5c3_Err != nil {

@@ -874,9 +874,9 @@ func ReportCriterion(run models.Run, c report.CriterionReport, noAnswer int, sam
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var32 string
-					templ_7745c5c3_Var32, templ_7745c5c3_Err = templ.JoinStringErrs(coefFixed(runDatasetCoef(c, m), 3))
+					templ_7745c5c3_Var32, templ_7745c5c3_Err = templ.JoinStringErrs(CoefText(runDatasetCoef(c, m), 3))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 373, Col: 92}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 373, Col: 91}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var32))
 					if templ_7745c5c3_Err != nil {
@@ -887,9 +887,9 @@ func ReportCriterion(run models.Run, c report.CriterionReport, noAnswer int, sam
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var33 string
-					templ_7745c5c3_Var33, templ_7745c5c3_Err = templ.JoinStringErrs(coefFixed(g.Coef, 3))
+					templ_7745c5c3_Var33, templ_7745c5c3_Err = templ.JoinStringErrs(CoefText(g.Coef, 3))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 373, Col: 137}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 373, Col: 135}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var33))
 					if templ_7745c5c3_Err != nil {
@@ -902,7 +902,7 @@ func ReportCriterion(run models.Run, c report.CriterionReport, noAnswer int, sam
 					var templ_7745c5c3_Var34 string
 					templ_7745c5c3_Var34, templ_7745c5c3_Err = templ.JoinStringErrs(runCount(g.Groups))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 373, Col: 180}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 373, Col: 178}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var34))
 					if templ_7745c5c3_Err != nil {
@@ -915,7 +915,7 @@ func ReportCriterion(run models.Run, c report.CriterionReport, noAnswer int, sam
 					var templ_7745c5c3_Var35 string
 					templ_7745c5c3_Var35, templ_7745c5c3_Err = templ.JoinStringErrs(runCount(g.Skipped))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 373, Col: 224}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 373, Col: 222}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var35))
 					if templ_7745c5c3_Err != nil {
@@ -928,7 +928,7 @@ func ReportCriterion(run models.Run, c report.CriterionReport, noAnswer int, sam
 					var templ_7745c5c3_Var36 string
 					templ_7745c5c3_Var36, templ_7745c5c3_Err = templ.JoinStringErrs(runCount(g.Ungrouped))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 373, Col: 270}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/share.templ`, Line: 373, Col: 268}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var36))
 					if templ_7745c5c3_Err != nil {
