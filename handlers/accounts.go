@@ -356,11 +356,11 @@ func (h *Handlers) acceptInvite(c echo.Context) error {
 			// to be this person's first.
 			return h.mailAddressConfirmation(c, p.User, token, ws.Name, "/invites/"+token)
 		}
-		if _, err := h.DB.AcceptInvite(ctx, token, p.User.ID); err != nil {
+		joined := auditAs(c, ws.ID, p, noted[models.Invite](models.AuditMemberJoined, p.User.Email, "as "+string(inv.Role)+" by invite"))
+		if _, err := h.DB.AcceptInvite(ctx, token, p.User.ID, joined); err != nil {
 			return err
 		}
 		h.Sessions.Put(ctx, sessWorkspaceID, ws.ID)
-		h.auditIn(c, ws.ID, p, models.AuditMemberJoined, p.User.Email, "as "+string(inv.Role)+" by invite")
 		return redirect(c, "/", "You joined "+ws.Name+" as "+string(inv.Role)+".")
 	}
 	if h.mailOn() {
@@ -388,7 +388,11 @@ func (h *Handlers) answerInvite(c echo.Context, token string, inv models.Invite,
 		v.Email, v.Name, v.FieldErrors = n.Email, n.Name, fieldMessages(problems)
 		return render(c, http.StatusUnprocessableEntity, web.InvitePage(v))
 	}
-	made, _, err := h.DB.AnswerInvite(ctx, token, n)
+	// The entry's actor is the account made (models.AnswerInvite).
+	joined := auditAs(c, ws.ID, Principal{Kind: Anonymous}, func(inv models.Invite) models.AuditNote {
+		return models.AuditNote{Action: models.AuditMemberJoined, Target: strings.ToLower(strings.TrimSpace(n.Email)), Detail: "as " + string(inv.Role) + " by invite"}
+	})
+	_, _, err := h.DB.AnswerInvite(ctx, token, n, joined)
 	if models.ErrorCode(err) == models.EInvalid {
 		v := h.inviteView(c, token, inv, ws)
 		v.Email, v.Name, v.Error = n.Email, n.Name, models.ErrorMessage(err)
@@ -396,9 +400,6 @@ func (h *Handlers) answerInvite(c echo.Context, token string, inv models.Invite,
 	}
 	if err != nil {
 		return err
-	}
-	if made.ID != 0 {
-		h.auditIn(c, ws.ID, Principal{Kind: Account, User: made}, models.AuditMemberJoined, made.Email, "as "+string(inv.Role)+" by invite")
 	}
 	h.Sessions.Put(ctx, sessInviteAnswered, models.HashLinkToken(token))
 	email := strings.ToLower(strings.TrimSpace(n.Email))
@@ -732,7 +733,14 @@ func (h *Handlers) createInvite(c echo.Context) error {
 	if email != "" {
 		queue = h.mailQueue(c, models.LinkInvite)
 	}
-	inv, token, err := h.DB.CreateInviteFor(ctx, p.Workspace.ID, role, by, models.InviteTTL, email, queue)
+	made := auditOf(c, func(inv models.Invite) models.AuditNote {
+		detail := "role " + string(role)
+		if inv.Email != "" {
+			detail += ", mailed to " + inv.Email
+		}
+		return models.AuditNote{Action: models.AuditInviteCreated, Target: "invite " + strconv.FormatInt(inv.ID, 10), Detail: detail}
+	})
+	inv, token, err := h.DB.CreateInviteFor(ctx, p.Workspace.ID, role, by, models.InviteTTL, email, made, queue)
 	if models.ErrorCode(err) == models.EInvalid {
 		return h.renderMembers(c, http.StatusUnprocessableEntity, "", "", "Address: "+models.ErrorMessage(err)+".")
 	}
@@ -748,10 +756,8 @@ func (h *Handlers) createInvite(c echo.Context) error {
 	link := absoluteURL(c, "/invites/"+token)
 	if inv.Email != "" {
 		h.Runner.MailQueued()
-		h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(inv.ID, 10), "role "+string(role)+", mailed to "+inv.Email)
 		return redirect(c, "/members", "The invite link is on its way to "+inv.Email+" (it works once, for 7 days). Whoever opens it confirms their own address by mail before joining. If the mail cannot be delivered, the invite below says why and can show you the link instead.")
 	}
-	h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(inv.ID, 10), "role "+string(role))
 	return h.renderMembers(c, http.StatusOK, link, "Invite link for a new "+string(role)+".", "")
 }
 
@@ -763,11 +769,12 @@ func (h *Handlers) showInviteLink(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	inv, token, err := h.DB.ShowInviteLink(c.Request().Context(), h.workspaceID(c), id)
+	inv, token, err := h.DB.ShowInviteLink(c.Request().Context(), h.workspaceID(c), id, auditOf(c, func(inv models.Invite) models.AuditNote {
+		return models.AuditNote{Action: models.AuditInviteCreated, Target: "invite " + strconv.FormatInt(id, 10), Detail: "link shown to the owner instead of mailed to " + inv.Email}
+	}))
 	if err != nil {
 		return err
 	}
-	h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(id, 10), "link shown to the owner instead of mailed to "+inv.Email)
 	return h.renderMembers(c, http.StatusOK, absoluteURL(c, "/invites/"+token), "Invite link for a new "+string(inv.Role)+
 		", meant for "+inv.Email+": hand it over yourself (the link mailed before no longer works).", "")
 }
@@ -803,10 +810,10 @@ func (h *Handlers) revokeInvite(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.DB.RevokeInvite(c.Request().Context(), h.workspaceID(c), id); err != nil {
+	revoked := auditOf(c, noted[struct{}](models.AuditInviteRevoked, "invite "+strconv.FormatInt(id, 10), ""))
+	if err := h.DB.RevokeInvite(c.Request().Context(), h.workspaceID(c), id, revoked); err != nil {
 		return err
 	}
-	h.audit(c, models.AuditInviteRevoked, "invite "+strconv.FormatInt(id, 10), "")
 	return redirect(c, "/members", "Invite revoked.")
 }
 
@@ -841,18 +848,17 @@ func (h *Handlers) changeRole(c echo.Context) error {
 			return err
 		}
 	}
-	if err := h.DB.SetMemberRole(ctx, h.workspaceID(c), u.ID, role); err != nil {
-		if models.ErrorCode(err) == models.EConflict {
-			return h.renderMembers(c, http.StatusConflict, "", "", models.ErrorMessage(err))
-		}
-		return err
-	}
 	detail, msg := string(old)+" → "+string(role), u.Name+" is now "+string(role)+"."
 	if invites > 0 {
 		detail += "; " + invitesEnded(invites)
 		msg += " " + invitesEndedSentence(invites)
 	}
-	h.audit(c, models.AuditMemberRole, u.Email, detail)
+	if err := h.DB.SetMemberRole(ctx, h.workspaceID(c), u.ID, role, auditOf(c, noted[struct{}](models.AuditMemberRole, u.Email, detail))); err != nil {
+		if models.ErrorCode(err) == models.EConflict {
+			return h.renderMembers(c, http.StatusConflict, "", "", models.ErrorMessage(err))
+		}
+		return err
+	}
 	if self := principalOf(ctx); self.Kind == Account && self.User.ID == u.ID && role != models.RoleOwner {
 		// An owner who handed the workspace over and lowered their own
 		// role may no longer open Members (it answered 403).
@@ -891,31 +897,44 @@ func (h *Handlers) removeMember(c echo.Context) error {
 		}
 	}
 	revokeShares := c.FormValue("revoke_shares") != ""
-	revoked, err := h.DB.RemoveMember(ctx, h.workspaceID(c), u.ID, revokeShares)
+	// The links they made that open now: those not revoked with the
+	// membership stay open, which the entry and the message say.
+	live, err := h.DB.LiveShareLinksByMaker(ctx, h.workspaceID(c))
+	if err != nil {
+		return err
+	}
+	left := live[u.ID]
+	if revokeShares {
+		left = 0
+	}
+	links := func(n int) string { return web.Count(n) + " " + plural(n, "share link", "share links") }
+	describe := func(revoked int64) (detail, msg string) {
+		detail, msg = "was "+string(old), u.Name+" was removed from this workspace."
+		if revoked > 0 {
+			detail += "; " + links(int(revoked)) + " they made revoked"
+			msg += " The " + links(int(revoked)) + " they made " + plural(int(revoked), "was", "were") + " revoked."
+		}
+		if left > 0 {
+			detail += "; " + links(left) + " they made left open"
+			msg += " " + links(left) + " they made still " + plural(left, "opens", "open") + " without an account: revoke " + plural(left, "it", "them") + " under Share links if " + plural(left, "it", "they") + " should not."
+		}
+		if invites > 0 {
+			detail += "; " + invitesEnded(invites)
+			msg += " " + invitesEndedSentence(invites)
+		}
+		return detail, msg
+	}
+	revoked, err := h.DB.RemoveMember(ctx, h.workspaceID(c), u.ID, revokeShares, auditOf(c, func(revoked int64) models.AuditNote {
+		detail, _ := describe(revoked)
+		return models.AuditNote{Action: models.AuditMemberRemoved, Target: u.Email, Detail: detail}
+	}))
 	if err != nil {
 		if models.ErrorCode(err) == models.EConflict {
 			return h.renderMembers(c, http.StatusConflict, "", "", models.ErrorMessage(err))
 		}
 		return err
 	}
-	live, err := h.DB.LiveShareLinksByMaker(ctx, h.workspaceID(c))
-	if err != nil {
-		return err
-	}
-	links := func(n int) string { return web.Count(n) + " " + plural(n, "share link", "share links") }
-	detail, msg := "was "+string(old), u.Name+" was removed from this workspace."
-	if revoked > 0 {
-		detail += "; " + links(int(revoked)) + " they made revoked"
-		msg += " The " + links(int(revoked)) + " they made " + plural(int(revoked), "was", "were") + " revoked."
-	}
-	if n := live[u.ID]; n > 0 {
-		detail += "; " + links(n) + " they made left open"
-		msg += " " + links(n) + " they made still " + plural(n, "opens", "open") + " without an account: revoke " + plural(n, "it", "them") + " under Share links if " + plural(n, "it", "they") + " should not."
-	}
-	if invites > 0 {
-		detail += "; " + invitesEnded(invites)
-		msg += " " + invitesEndedSentence(invites)
-	}
+	_, msg := describe(revoked)
 	raters, err := h.DB.ListRaters(ctx, h.workspaceID(c))
 	if err != nil {
 		return err
@@ -927,7 +946,6 @@ func (h *Handlers) removeMember(c echo.Context) error {
 				" in the human ratings, marked as by someone no longer a member: to leave them out, exclude them under Browser ratings by person."
 		}
 	}
-	h.audit(c, models.AuditMemberRemoved, u.Email, detail)
 	if self := principalOf(ctx); self.Kind == Account && self.User.ID == u.ID {
 		// An owner who left: Members is no longer theirs to open (it
 		// answered 403). Their other workspaces, else their account page,

@@ -497,7 +497,10 @@ type memberChange struct {
 // workspace keeps an owner; the check and the change run in one
 // transaction that holds the workspace's owner memberships. It returns
 // how many share links a removal revoked.
-func (db *DB) changeMember(ctx context.Context, wsID, userID int64, ch memberChange) (int64, error) {
+//
+// done, called last in the transaction with that count, writes the
+// change's audit entry: when it fails, nothing was changed.
+func (db *DB) changeMember(ctx context.Context, wsID, userID int64, ch memberChange, done func(tx *gorm.DB, revoked int64) error) (int64, error) {
 	var revoked int64
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		owners, err := lockOwners(tx, db.Dialect, wsID)
@@ -512,7 +515,10 @@ func (db *DB) changeMember(ctx context.Context, wsID, userID int64, ch memberCha
 			return errLastOwner
 		}
 		if !ch.remove {
-			return tx.Model(&m).Update("role", ch.role).Error
+			if err := tx.Model(&m).Update("role", ch.role).Error; err != nil {
+				return err
+			}
+			return done(tx, 0)
 		}
 		if err := tx.Delete(&m).Error; err != nil {
 			return err
@@ -525,31 +531,42 @@ func (db *DB) changeMember(ctx context.Context, wsID, userID int64, ch memberCha
 			Update("revoked_at", now).Error; err != nil {
 			return err
 		}
-		if !ch.revokeShares {
-			return nil
+		if ch.revokeShares {
+			res := liveShareLinks(tx.Model(&ShareLink{}), wsID, now).Where("created_by = ?", userID).Update("revoked_at", now)
+			if res.Error != nil {
+				return res.Error
+			}
+			revoked = res.RowsAffected
 		}
-		res := liveShareLinks(tx.Model(&ShareLink{}), wsID, now).Where("created_by = ?", userID).Update("revoked_at", now)
-		revoked = res.RowsAffected
-		return res.Error
+		return done(tx, revoked)
 	})
-	return revoked, err
+	if err != nil {
+		return 0, err
+	}
+	return revoked, nil
 }
 
 // SetMemberRole changes a member's role; the last owner keeps theirs.
-func (db *DB) SetMemberRole(ctx context.Context, wsID, userID int64, role Role) error {
+// Given an audit, its entry is written in the same transaction.
+func (db *DB) SetMemberRole(ctx context.Context, wsID, userID int64, role Role, audit ...Audit[struct{}]) error {
 	if role.Rank() == 0 {
 		return Errorf(EInvalid, "%q is not a role", role)
 	}
-	_, err := db.changeMember(ctx, wsID, userID, memberChange{role: role})
+	_, err := db.changeMember(ctx, wsID, userID, memberChange{role: role}, func(tx *gorm.DB, _ int64) error {
+		return recordAudits(tx, audit, struct{}{})
+	})
 	return err
 }
 
 // RemoveMember takes a user out of a workspace and revokes their API
 // tokens there; the last owner stays. With revokeShares, the share links
 // they made in the workspace that still open are revoked too (they hold
-// those addresses, which open without an account); it returns how many.
-func (db *DB) RemoveMember(ctx context.Context, wsID, userID int64, revokeShares bool) (int64, error) {
-	return db.changeMember(ctx, wsID, userID, memberChange{remove: true, revokeShares: revokeShares})
+// those addresses, which open without an account); it returns how many. Given an audit (described with that count),
+// its entry is written in the same transaction.
+func (db *DB) RemoveMember(ctx context.Context, wsID, userID int64, revokeShares bool, audit ...Audit[int64]) (int64, error) {
+	return db.changeMember(ctx, wsID, userID, memberChange{remove: true, revokeShares: revokeShares}, func(tx *gorm.DB, revoked int64) error {
+		return recordAudits(tx, audit, revoked)
+	})
 }
 
 // lockOwners counts the workspace's owners and, on PostgreSQL, locks their

@@ -270,8 +270,9 @@ func (db *DB) UndeliveredMails(ctx context.Context, userIDs []int64) (map[int64]
 // ShowInviteLink gives an open invite of the workspace a new token, for
 // its owner to hand over when its mail could not be delivered; the link
 // mailed before, if any, stops working, and a mail still being retried is
-// not sent.
-func (db *DB) ShowInviteLink(ctx context.Context, wsID, id int64) (Invite, string, error) {
+// not sent. Given an audit (described with the invite), its entry is
+// written in the same transaction.
+func (db *DB) ShowInviteLink(ctx context.Context, wsID, id int64, audit ...Audit[Invite]) (Invite, string, error) {
 	token, hash, err := NewLinkToken()
 	if err != nil {
 		return Invite{}, "", err
@@ -286,7 +287,10 @@ func (db *DB) ShowInviteLink(ctx context.Context, wsID, id int64) (Invite, strin
 		if err := tx.Where("kind = ? AND link_id = ?", LinkInvite, id).Delete(&MailedToken{}).Error; err != nil {
 			return fmt.Errorf("end the links mailed before: %w", err)
 		}
-		return tx.Model(&Invite{}).Where("id = ?", id).Updates(map[string]any{"token_hash": hash, "mail_problem": "", "mail_stopped": true}).Error
+		if err := tx.Model(&Invite{}).Where("id = ?", id).Updates(map[string]any{"token_hash": hash, "mail_problem": "", "mail_stopped": true}).Error; err != nil {
+			return err
+		}
+		return recordAudits(tx, audit, inv)
 	})
 	return inv, token, err
 }
