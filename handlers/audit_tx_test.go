@@ -138,7 +138,7 @@ func TestActionWrittenWithItsAuditEntry(t *testing.T) {
 		}
 
 		type check struct {
-			ws      int64               // the workspace whose log gets the entry
+			ws      int64 // the workspace whose log gets the entry
 			send    func() *httptest.ResponseRecorder
 			applied func() bool
 		}
@@ -171,7 +171,9 @@ func TestActionWrittenWithItsAuditEntry(t *testing.T) {
 					t.Fatal(err)
 				}
 				return check{ws, post("/members/invites/"+strconv.FormatInt(inv.ID, 10)+"/revoke", url.Values{}),
-					func() bool { return count(&models.Invite{}, "id = ? AND expires_at <= ?", inv.ID, time.Now().UTC()) == 1 }}
+					func() bool {
+						return count(&models.Invite{}, "id = ? AND expires_at <= ?", inv.ID, time.Now().UTC()) == 1
+					}}
 			}},
 			{"invite accepted", models.AuditMemberJoined, func() check {
 				other, err := db.CreateWorkspace(ctx, "Other team", owner.ID)
@@ -234,11 +236,15 @@ func TestActionWrittenWithItsAuditEntry(t *testing.T) {
 			}},
 			{"project renamed", models.AuditRenamed, func() check {
 				return check{ws, post("/projects/"+strconv.FormatInt(env.project.ID, 10)+"/rename", url.Values{"name": {"Renamed project"}}),
-					func() bool { return count(&models.Project{}, "id = ? AND name = ?", env.project.ID, "Renamed project") == 1 }}
+					func() bool {
+						return count(&models.Project{}, "id = ? AND name = ?", env.project.ID, "Renamed project") == 1
+					}}
 			}},
 			{"run to the trash", models.AuditDeleted, func() check {
 				return check{ws, post("/runs/"+strconv.FormatInt(run.ID, 10)+"/delete", url.Values{"confirm": {"yes"}}),
-					func() bool { return count(&models.TrashEntry{}, "kind = ? AND object_id = ?", models.KindRun, run.ID) == 1 }}
+					func() bool {
+						return count(&models.TrashEntry{}, "kind = ? AND object_id = ?", models.KindRun, run.ID) == 1
+					}}
 			}},
 			{"run restored", models.AuditRestored, func() check {
 				var e models.TrashEntry
