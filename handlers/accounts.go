@@ -266,7 +266,11 @@ func (h *Handlers) setup(c echo.Context) error {
 		return render(c, http.StatusUnprocessableEntity, web.SetupPage(web.SetupView{Page: page(c, "First setup"),
 			Email: n.Email, Name: n.Name, FieldErrors: fieldMessages(problems)}))
 	}
-	u, err := h.DB.CreateFirstOwner(c.Request().Context(), h.DefaultWorkspace.ID, n)
+	// The entry's actor is the owner made (models.CreateFirstOwner).
+	u, err := h.DB.CreateFirstOwner(c.Request().Context(), h.DefaultWorkspace.ID, n, auditAs(c, h.DefaultWorkspace.ID, Principal{Kind: Anonymous},
+		func(u models.User) models.AuditNote {
+			return models.AuditNote{Action: models.AuditSetup, Target: u.Email, Detail: "first owner created"}
+		}))
 	if err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
 			return render(c, http.StatusUnprocessableEntity, web.SetupPage(web.SetupView{Page: page(c, "First setup"),
@@ -277,8 +281,6 @@ func (h *Handlers) setup(c echo.Context) error {
 	if err := h.startSession(c, u); err != nil {
 		return err
 	}
-	owner := Principal{Kind: Account, User: u}
-	h.auditIn(c, h.DefaultWorkspace.ID, owner, models.AuditSetup, u.Email, "first owner created")
 	return redirect(c, "/", "Welcome, "+u.Name+": you own the default workspace. Invite the others from Members.")
 }
 
@@ -437,7 +439,10 @@ func (h *Handlers) resetPassword(c echo.Context) error {
 		return render(c, http.StatusUnprocessableEntity, web.ResetPage(web.ResetView{Page: page(c, "New password"),
 			Token: token, Email: target.Email, FieldErrors: fieldMessages(map[string]string{"password": models.ErrorMessage(perr)})}))
 	}
-	u, err := h.DB.ResetPassword(ctx, token, c.FormValue("password"))
+	u, err := h.DB.ResetPassword(ctx, token, c.FormValue("password"), auditAs(c, 0, Principal{Kind: Account, User: target},
+		func(u models.User) models.AuditNote {
+			return models.AuditNote{Action: models.AuditPasswordReset, Target: u.Email}
+		}))
 	if err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
 			return render(c, http.StatusUnprocessableEntity, web.ResetPage(web.ResetView{Page: page(c, "New password"),
@@ -450,7 +455,6 @@ func (h *Handlers) resetPassword(c echo.Context) error {
 	if err := h.startSession(c, u); err != nil {
 		return err
 	}
-	h.auditUserWorkspaces(c, u, Principal{Kind: Account, User: u}, models.AuditPasswordReset, "")
 	return redirect(c, "/", "Your password is set and every other session is signed out. "+resetKeepsTokens)
 }
 
@@ -533,7 +537,9 @@ func (h *Handlers) changePassword(c echo.Context) error {
 	if tries > maxWrongCurrentPasswords {
 		return h.endSessionAfterWrongPasswords(c, p)
 	}
-	u, err := h.DB.ChangePassword(ctx, p.User.ID, current, next)
+	u, err := h.DB.ChangePassword(ctx, p.User.ID, current, next, auditOf(c, func(u models.User) models.AuditNote {
+		return models.AuditNote{Action: models.AuditPasswordChanged, Target: u.Email, Detail: "other sessions signed out"}
+	}))
 	switch models.ErrorCode(err) {
 	case "":
 	case models.EUnauthorized:
@@ -556,7 +562,6 @@ func (h *Handlers) changePassword(c echo.Context) error {
 	if err := h.startSession(c, u); err != nil {
 		return err
 	}
-	h.auditUserWorkspaces(c, u, p, models.AuditPasswordChanged, "other sessions signed out")
 	return redirect(c, "/account", "Your password is changed and your other sessions are signed out. "+resetKeepsTokens)
 }
 
@@ -616,14 +621,15 @@ func (h *Handlers) signOutOtherSessions(c echo.Context) error {
 	if p.Kind != Account {
 		return errNoAccount
 	}
-	u, err := h.DB.EndOtherSessions(c.Request().Context(), p.User.ID)
+	u, err := h.DB.EndOtherSessions(c.Request().Context(), p.User.ID, auditOf(c, func(u models.User) models.AuditNote {
+		return models.AuditNote{Action: models.AuditOtherSessionsEnded, Target: u.Email}
+	}))
 	if err != nil {
 		return err
 	}
 	if err := h.startSession(c, u); err != nil {
 		return err
 	}
-	h.auditUserWorkspaces(c, u, p, models.AuditOtherSessionsEnded, "")
 	return redirect(c, "/account", "Your other sessions are signed out; this one stays signed in. "+resetKeepsTokens)
 }
 
@@ -650,7 +656,10 @@ func (h *Handlers) createWorkspace(c echo.Context) error {
 	if p.Kind != Account {
 		return models.Errorf(models.EInvalid, "workspaces are for accounts: create the first owner at /setup first")
 	}
-	ws, err := h.DB.CreateWorkspace(ctx, c.FormValue("name"), p.User.ID)
+	// The entry goes in the new workspace's log (models.CreateWorkspace).
+	ws, err := h.DB.CreateWorkspace(ctx, c.FormValue("name"), p.User.ID, auditAs(c, 0, p, func(ws models.Workspace) models.AuditNote {
+		return models.AuditNote{Action: models.AuditWorkspaceCreate, Target: ws.Name}
+	}))
 	if err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
 			v := h.accountView(c)
@@ -664,7 +673,6 @@ func (h *Handlers) createWorkspace(c echo.Context) error {
 	// the request, or the person would be told it failed while the
 	// workspace stands (tryout46).
 	h.Sessions.Put(ctx, sessWorkspaceID, ws.ID)
-	h.auditIn(c, ws.ID, p, models.AuditWorkspaceCreate, ws.Name, "")
 	return redirect(c, "/", "Workspace "+ws.Name+" created: you are its owner.")
 }
 
@@ -792,7 +800,9 @@ func (h *Handlers) resendInviteAnswers(c echo.Context) error {
 		// A mail still being retried is sent now rather than twice.
 		queue = h.Runner.MailAgain(models.LinkConfirm, h.mailBase(c))
 	}
-	sent, err := h.DB.ResendInviteAnswerMails(c.Request().Context(), h.workspaceID(c), id, queue)
+	sent, err := h.DB.ResendInviteAnswerMails(c.Request().Context(), h.workspaceID(c), id, queue, auditOf(c, func(sent []string) models.AuditNote {
+		return models.AuditNote{Action: models.AuditInviteMailResent, Target: "invite " + strconv.FormatInt(id, 10), Detail: "confirmation mail sent again to " + strings.Join(sent, ", ")}
+	}))
 	if models.ErrorCode(err) == models.EConflict {
 		return h.renderMembers(c, http.StatusConflict, "", "", models.ErrorMessage(err))
 	}
@@ -801,7 +811,6 @@ func (h *Handlers) resendInviteAnswers(c echo.Context) error {
 	}
 	h.Runner.MailQueued()
 	to := strings.Join(sent, ", ")
-	h.audit(c, models.AuditInviteMailResent, "invite "+strconv.FormatInt(id, 10), "confirmation mail sent again to "+to)
 	return redirect(c, "/members", "The confirmation mail is on its way again to "+to+". If it cannot be delivered this time either, the invite below says why: check the address with the person.")
 }
 
@@ -991,14 +1000,13 @@ func (h *Handlers) setRatingsExcluded(c echo.Context) error {
 	default:
 		return models.Errorf(models.EInvalid, "exclude is 1 (leave the person's ratings out) or 0 (count them again), not %s", web.Quoted(c.FormValue("exclude")))
 	}
-	if err := h.DB.SetRatingsExcluded(ctx, h.workspaceID(c), u.ID, exclude, principalOf(ctx).ActorLabel()); err != nil {
-		return err
-	}
 	action, msg := models.AuditRatingsCounted, "The browser ratings of "+u.Name+" count again in every report, the alignment, the exports and the API."
 	if exclude {
 		action, msg = models.AuditRatingsExcluded, "The browser ratings of "+u.Name+" are left out of every report, the alignment, the exports and the API; their reviews stay listed, marked as excluded."
 	}
-	h.audit(c, action, u.Email, "")
+	if err := h.DB.SetRatingsExcluded(ctx, h.workspaceID(c), u.ID, exclude, principalOf(ctx).ActorLabel(), auditOf(c, noted[struct{}](action, u.Email, ""))); err != nil {
+		return err
+	}
 	return redirect(c, "/members#ratings", msg)
 }
 
@@ -1015,7 +1023,12 @@ func (h *Handlers) issueReset(c echo.Context) error {
 	if h.mailOn() {
 		queue = h.mailQueue(c, models.LinkReset)
 	}
-	_, token, err := h.DB.CreatePasswordReset(c.Request().Context(), p.User.ID, u.ID, models.ResetTTL, queue)
+	detail := ""
+	if h.mailOn() {
+		detail = "mailed to the address"
+	}
+	issued := auditOf(c, noted[models.PasswordReset](models.AuditResetIssued, u.Email, detail))
+	_, token, err := h.DB.IssuePasswordReset(c.Request().Context(), p.User.ID, u.ID, models.ResetTTL, issued, queue)
 	if err != nil {
 		if models.ErrorCode(err) == models.EUnauthorized {
 			return h.renderMembers(c, http.StatusForbidden, "", "", models.ErrorMessage(err))
@@ -1025,10 +1038,8 @@ func (h *Handlers) issueReset(c echo.Context) error {
 	link := absoluteURL(c, "/reset/"+token)
 	if h.mailOn() {
 		h.Runner.MailQueued()
-		h.audit(c, models.AuditResetIssued, u.Email, "mailed to the address")
 		return redirect(c, "/members", "A password reset link is on its way to "+u.Name+" at "+u.Email+" (valid 24 hours). Setting the new password signs out every session of "+u.Name+"; their API tokens keep working.")
 	}
-	h.audit(c, models.AuditResetIssued, u.Email, "")
 	return h.renderMembers(c, http.StatusOK, link, "Password reset link for "+u.Name+
 		" (valid 24 hours). Setting the new password signs out every session of "+u.Name+"; their API tokens keep working: if the account may be compromised, revoke them on API tokens (/tokens), where owners see every member's tokens.", "")
 }

@@ -45,18 +45,17 @@ func refuseAudit(t *testing.T, db *models.DB) (allow func()) {
 	}
 }
 
-// countAudit counts the entries of action in workspace wsID's log.
-func countAudit(t *testing.T, db *models.DB, wsID int64, action string) int {
+// countAudit counts the entries of action in workspace wsID's log (0:
+// every workspace's, for a workspace made by the action).
+func countAudit(t *testing.T, db *models.DB, wsID int64, action string) int64 {
 	t.Helper()
-	evs, err := db.ListAudit(context.Background(), wsID, 0, 10000)
-	if err != nil {
-		t.Fatal(err)
+	q := db.Gorm.Model(&models.AuditEvent{}).Where("action = ?", action)
+	if wsID != 0 {
+		q = q.Where("workspace_id = ?", wsID)
 	}
-	n := 0
-	for _, e := range evs {
-		if e.Action == action {
-			n++
-		}
+	var n int64
+	if err := q.Count(&n).Error; err != nil {
+		t.Fatal(err)
 	}
 	return n
 }
@@ -234,6 +233,38 @@ func TestActionWrittenWithItsAuditEntry(t *testing.T) {
 				return check{ws, api(http.MethodPut, path, body, http.Header{"If-Match": {got.Header().Get("ETag")}}),
 					func() bool { return keyNow() == "sk-new" }}
 			}},
+			{"password reset issued", models.AuditResetIssued, func() check {
+				m := member(models.RoleEditor)
+				return check{ws, post("/members/"+strconv.FormatInt(m.ID, 10)+"/reset", url.Values{}),
+					func() bool { return count(&models.PasswordReset{}, "user_id = ?", m.ID) == 1 }}
+			}},
+			{"password changed", models.AuditPasswordChanged, func() check {
+				m := member(models.RoleViewer)
+				mc := env.sessionCookie(m)
+				form := url.Values{"current_password": {testPassword}, "new_password": {"a much longer new secret"}, "new_password_again": {"a much longer new secret"}}
+				return check{ws, func() *httptest.ResponseRecorder { return env.send(http.MethodPost, "/account/password", form, "", mc) },
+					func() bool {
+						u, err := db.FindUser(ctx, m.ID)
+						if err != nil {
+							t.Fatal(err)
+						}
+						return models.CheckPassword(u.PasswordHash, "a much longer new secret")
+					}}
+			}},
+			{"other sessions signed out", models.AuditOtherSessionsEnded, func() check {
+				m := member(models.RoleViewer)
+				mc := env.sessionCookie(m)
+				return check{ws, func() *httptest.ResponseRecorder {
+					return env.send(http.MethodPost, "/account/sessions", url.Values{}, "", mc)
+				},
+					func() bool {
+						u, err := db.FindUser(ctx, m.ID)
+						if err != nil {
+							t.Fatal(err)
+						}
+						return u.SessionEpoch > m.SessionEpoch
+					}}
+			}},
 			{"project renamed", models.AuditRenamed, func() check {
 				return check{ws, post("/projects/"+strconv.FormatInt(env.project.ID, 10)+"/rename", url.Values{"name": {"Renamed project"}}),
 					func() bool {
@@ -263,6 +294,11 @@ func TestActionWrittenWithItsAuditEntry(t *testing.T) {
 					func() bool {
 						return count(&models.TrashEntry{}, "id = ?", e.ID) == 0 && count(&models.Dataset{}, "id = ?", d.dataset.ID) == 0
 					}}
+			}},
+			// Last: the owner's session moves to the new workspace.
+			{"workspace made", models.AuditWorkspaceCreate, func() check {
+				return check{0, post("/workspaces", url.Values{"name": {"Team B"}}),
+					func() bool { return count(&models.Workspace{}, "name = ?", "Team B") == 1 }}
 			}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

@@ -285,8 +285,10 @@ func createUserTx(tx *gorm.DB, n NewUser) (User, error) {
 
 // CreateFirstOwner makes the first account, owner of the workspace. It is
 // refused once any account exists, even when two requests race: the
-// instance_setup row can only be written once.
-func (db *DB) CreateFirstOwner(ctx context.Context, wsID int64, n NewUser) (User, error) {
+// instance_setup row can only be written once. Given an audit, its entry
+// is written in the same transaction, in workspace wsID, with the new
+// owner as its actor.
+func (db *DB) CreateFirstOwner(ctx context.Context, wsID int64, n NewUser, audit ...Audit[User]) (User, error) {
 	if err := n.prepare(); err != nil {
 		return User{}, err
 	}
@@ -309,7 +311,13 @@ func (db *DB) CreateFirstOwner(ctx context.Context, wsID int64, n NewUser) (User
 		if u, err = createUserTx(tx, n); err != nil {
 			return err
 		}
-		return tx.Create(&Membership{WorkspaceID: wsID, UserID: u.ID, Role: RoleOwner, CreatedAt: time.Now().UTC()}).Error
+		if err := tx.Create(&Membership{WorkspaceID: wsID, UserID: u.ID, Role: RoleOwner, CreatedAt: time.Now().UTC()}).Error; err != nil {
+			return err
+		}
+		for i := range audit {
+			audit[i].Event.WorkspaceID, audit[i].Event.ActorUserID, audit[i].Event.Actor = wsID, &u.ID, u.Name+" <"+u.Email+">"
+		}
+		return recordAudits(tx, audit, u)
 	})
 	return u, err
 }
@@ -421,7 +429,10 @@ func (db *DB) WorkspaceName(ctx context.Context, id int64) (string, error) {
 // workspace, its simulated judge and the owner's membership are written
 // in one transaction: on an error none of them exists, and the Workspace
 // returned is the zero one (not the id of a row rolled back).
-func (db *DB) CreateWorkspace(ctx context.Context, name string, ownerID int64) (Workspace, error) {
+//
+// Given an audit (described with the workspace made), its entry is
+// written in the same transaction, into the new workspace's log.
+func (db *DB) CreateWorkspace(ctx context.Context, name string, ownerID int64, audit ...Audit[Workspace]) (Workspace, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return Workspace{}, Errorf(EInvalid, "a workspace needs a name (at most %d characters)", MaxNameLength)
@@ -444,7 +455,13 @@ func (db *DB) CreateWorkspace(ctx context.Context, name string, ownerID int64) (
 		if _, err := ensureSimulatedJudgeTx(tx, ws.ID); err != nil {
 			return err
 		}
-		return tx.Create(&Membership{WorkspaceID: ws.ID, UserID: ownerID, Role: RoleOwner, CreatedAt: now}).Error
+		if err := tx.Create(&Membership{WorkspaceID: ws.ID, UserID: ownerID, Role: RoleOwner, CreatedAt: now}).Error; err != nil {
+			return err
+		}
+		for i := range audit {
+			audit[i].Event.WorkspaceID = ws.ID
+		}
+		return recordAudits(tx, audit, ws)
 	})
 	if err != nil {
 		return Workspace{}, err
@@ -599,7 +616,10 @@ var ErrWrongCurrentPassword = Errorf(EUnauthorized, "that is not your current pa
 // checked, so of two changes at once with the same current password, the
 // second is refused. A wrong current password is ErrWrongCurrentPassword;
 // a new password too weak, or the same as the current one, is EInvalid.
-func (db *DB) ChangePassword(ctx context.Context, userID int64, current, next string) (User, error) {
+// Given an audit (described with the account), its entry is written in
+// the same transaction into every workspace of the account
+// (recordAccountAudits).
+func (db *DB) ChangePassword(ctx context.Context, userID int64, current, next string, audit ...Audit[User]) (User, error) {
 	u, err := db.FindUser(ctx, userID)
 	if err != nil {
 		return User{}, err
@@ -632,15 +652,19 @@ func (db *DB) ChangePassword(ctx context.Context, userID int64, current, next st
 		if err := endResetLinks(tx, userID, now); err != nil {
 			return err
 		}
-		return tx.First(&u, userID).Error
+		if err := tx.First(&u, userID).Error; err != nil {
+			return err
+		}
+		return recordAccountAudits(tx, userID, audit, u)
 	})
 	return u, err
 }
 
 // EndOtherSessions signs out every session of the account (a new session
 // epoch; the caller starts a new session for the person asking). API
-// tokens are not sessions and keep working.
-func (db *DB) EndOtherSessions(ctx context.Context, userID int64) (User, error) {
+// tokens are not sessions and keep working. Given an audit, its entry is
+// written in the same transaction as ChangePassword writes it.
+func (db *DB) EndOtherSessions(ctx context.Context, userID int64, audit ...Audit[User]) (User, error) {
 	var u User
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Model(&User{}).Where("id = ?", userID).Updates(map[string]any{
@@ -648,7 +672,10 @@ func (db *DB) EndOtherSessions(ctx context.Context, userID int64) (User, error) 
 		}).Error; err != nil {
 			return err
 		}
-		return notFound(tx.First(&u, userID).Error, "user", userID)
+		if err := tx.First(&u, userID).Error; err != nil {
+			return notFound(err, "user", userID)
+		}
+		return recordAccountAudits(tx, userID, audit, u)
 	})
 	return u, err
 }

@@ -158,6 +158,42 @@ func recordAudits[T any](tx *gorm.DB, audits []Audit[T], v T) error {
 	return nil
 }
 
+// recordAccountAudits writes the entries of audits for result v, in tx,
+// as auditAccountTx does: into the log of every workspace of account
+// userID (Event's workspace is not used), or the accounts' log for an
+// account in no workspace. For what is done to an account rather than in
+// one workspace (its password changed or reset, its sessions ended).
+func recordAccountAudits[T any](tx *gorm.DB, userID int64, audits []Audit[T], v T) error {
+	for _, a := range audits {
+		if a.Describe == nil {
+			continue
+		}
+		n := a.Describe(v)
+		if n.Action == "" {
+			continue
+		}
+		e := a.Event
+		e.WorkspaceID, e.Action, e.Target, e.Detail = 0, n.Action, n.Target, n.Detail
+		if err := auditAccountTx(tx, userID, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// joinedBy makes audits the entries of account u joining inv's workspace:
+// written in that workspace's log, with u as the actor (an account made
+// in the same transaction had no id when the caller built the event).
+func joinedBy(audits []Audit[Invite], u User, inv Invite) []Audit[Invite] {
+	out := make([]Audit[Invite], len(audits))
+	for i, a := range audits {
+		id := u.ID
+		a.Event.WorkspaceID, a.Event.ActorUserID, a.Event.Actor = inv.WorkspaceID, &id, u.Name+" <"+u.Email+">"
+		out[i] = a
+	}
+	return out
+}
+
 // auditFailed is the error of a write whose audit entry could not be
 // written: its transaction is rolled back, so nothing was changed, and the
 // person is told so and to try again.

@@ -473,8 +473,8 @@ func (db *DB) AcceptInvite(ctx context.Context, token string, userID int64, audi
 // the same error in both cases.
 //
 // Given an audit, the account made and joined is written to the log in
-// the same transaction, as its own actor (Event's actor is replaced by
-// it); an answer for an address with an account records nothing.
+// the same transaction (joinedBy); an answer for an address with an
+// account records nothing.
 func (db *DB) AnswerInvite(ctx context.Context, token string, n NewUser, audit ...Audit[Invite]) (made User, inv Invite, err error) {
 	if err := n.prepare(); err != nil {
 		return User{}, Invite{}, err
@@ -492,12 +492,7 @@ func (db *DB) AnswerInvite(ctx context.Context, token string, n NewUser, audit .
 		if err := tx.Create(&Membership{WorkspaceID: inv.WorkspaceID, UserID: made.ID, Role: inv.Role, CreatedAt: time.Now().UTC()}).Error; err != nil {
 			return err
 		}
-		joined := make([]Audit[Invite], len(audit))
-		for i, a := range audit {
-			a.Event.ActorUserID, a.Event.Actor = &made.ID, made.Name+" <"+made.Email+">"
-			joined[i] = a
-		}
-		return recordAudits(tx, joined, inv)
+		return recordAudits(tx, joinedBy(audit, made, inv), inv)
 	})
 	if !taken {
 		return made, inv, err
@@ -556,6 +551,13 @@ func resetBlocker(q *gorm.DB, issuerID, userID int64) (blocker string, member bo
 //
 // queue, if given, queues the link's mail in the same transaction.
 func (db *DB) CreatePasswordReset(ctx context.Context, issuerID, userID int64, ttl time.Duration, queue ...QueueLinkMail) (PasswordReset, string, error) {
+	return db.IssuePasswordReset(ctx, issuerID, userID, ttl, Audit[PasswordReset]{}, queue...)
+}
+
+// IssuePasswordReset is CreatePasswordReset as an owner asks for it: the
+// audit's entry (described with the reset made) is written in the same
+// transaction as the link and its mail.
+func (db *DB) IssuePasswordReset(ctx context.Context, issuerID, userID int64, ttl time.Duration, audit Audit[PasswordReset], queue ...QueueLinkMail) (PasswordReset, string, error) {
 	blocker, member, err := resetBlocker(db.Reader(ctx), issuerID, userID)
 	if err != nil {
 		return PasswordReset{}, "", err
@@ -576,7 +578,10 @@ func (db *DB) CreatePasswordReset(ctx context.Context, issuerID, userID int64, t
 		if err := tx.Create(&pr).Error; err != nil {
 			return err
 		}
-		return queueIn(ctx, tx, pr.ID, queue)
+		if err := queueIn(ctx, tx, pr.ID, queue); err != nil {
+			return err
+		}
+		return recordAudits(tx, []Audit[PasswordReset]{audit}, pr)
 	})
 }
 
@@ -618,8 +623,10 @@ func (db *DB) FindOpenPasswordReset(ctx context.Context, token string) (Password
 
 // ResetPassword uses a reset link once: it sets the new password, signs
 // out every existing session of the account and ends its other reset
-// links, in one transaction.
-func (db *DB) ResetPassword(ctx context.Context, token, password string) (User, error) {
+// links, in one transaction. Given an audit (described with the account),
+// its entry is written in the same transaction into every workspace of
+// the account (recordAccountAudits).
+func (db *DB) ResetPassword(ctx context.Context, token, password string, audit ...Audit[User]) (User, error) {
 	if err := CheckPasswordStrength(password); err != nil {
 		return User{}, err
 	}
@@ -652,7 +659,10 @@ func (db *DB) ResetPassword(ctx context.Context, token, password string) (User, 
 		if err := endResetLinks(tx, pr.UserID, now); err != nil {
 			return err
 		}
-		return tx.First(&u, pr.UserID).Error
+		if err := tx.First(&u, pr.UserID).Error; err != nil {
+			return err
+		}
+		return recordAccountAudits(tx, u.ID, audit, u)
 	})
 	return u, err
 }

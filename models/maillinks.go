@@ -302,7 +302,10 @@ func (db *DB) ShowInviteLink(ctx context.Context, wsID, id int64, audit ...Audit
 // until the new attempt's outcome is recorded. Only a mail that failed can
 // be sent again, so the button is no way to mail an address at will. A nil
 // queue (a server without mail) is refused once the invite is found.
-func (db *DB) ResendInviteAnswerMails(ctx context.Context, wsID, inviteID int64, queue QueueLinkMail) ([]string, error) {
+//
+// Given an audit (described with the addresses), its entry is written in
+// the same transaction.
+func (db *DB) ResendInviteAnswerMails(ctx context.Context, wsID, inviteID int64, queue QueueLinkMail, audit ...Audit[[]string]) ([]string, error) {
 	var sent []string
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := time.Now().UTC()
@@ -337,7 +340,7 @@ func (db *DB) ResendInviteAnswerMails(ctx context.Context, wsID, inviteID int64,
 		if len(sent) == 0 {
 			return Errorf(EConflict, "no confirmation mail of invite %d failed: there is nothing to send again", inviteID)
 		}
-		return nil
+		return recordAudits(tx, audit, sent)
 	})
 	return sent, err
 }
