@@ -266,7 +266,11 @@ func (h *Handlers) setup(c echo.Context) error {
 		return render(c, http.StatusUnprocessableEntity, web.SetupPage(web.SetupView{Page: page(c, "First setup"),
 			Email: n.Email, Name: n.Name, FieldErrors: fieldMessages(problems)}))
 	}
-	u, err := h.DB.CreateFirstOwner(c.Request().Context(), h.DefaultWorkspace.ID, n)
+	// The entry's actor is the owner made (models.CreateFirstOwner).
+	u, err := h.DB.CreateFirstOwner(c.Request().Context(), h.DefaultWorkspace.ID, n, auditAs(c, h.DefaultWorkspace.ID, Principal{Kind: Anonymous},
+		func(u models.User) models.AuditNote {
+			return models.AuditNote{Action: models.AuditSetup, Target: u.Email, Detail: "first owner created"}
+		}))
 	if err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
 			return render(c, http.StatusUnprocessableEntity, web.SetupPage(web.SetupView{Page: page(c, "First setup"),
@@ -277,8 +281,6 @@ func (h *Handlers) setup(c echo.Context) error {
 	if err := h.startSession(c, u); err != nil {
 		return err
 	}
-	owner := Principal{Kind: Account, User: u}
-	h.auditIn(c, h.DefaultWorkspace.ID, owner, models.AuditSetup, u.Email, "first owner created")
 	return redirect(c, "/", "Welcome, "+u.Name+": you own the default workspace. Invite the others from Members.")
 }
 
@@ -356,11 +358,11 @@ func (h *Handlers) acceptInvite(c echo.Context) error {
 			// to be this person's first.
 			return h.mailAddressConfirmation(c, p.User, token, ws.Name, "/invites/"+token)
 		}
-		if _, err := h.DB.AcceptInvite(ctx, token, p.User.ID); err != nil {
+		joined := auditAs(c, ws.ID, p, noted[models.Invite](models.AuditMemberJoined, p.User.Email, "as "+string(inv.Role)+" by invite"))
+		if _, err := h.DB.AcceptInvite(ctx, token, p.User.ID, joined); err != nil {
 			return err
 		}
 		h.Sessions.Put(ctx, sessWorkspaceID, ws.ID)
-		h.auditIn(c, ws.ID, p, models.AuditMemberJoined, p.User.Email, "as "+string(inv.Role)+" by invite")
 		return redirect(c, "/", "You joined "+ws.Name+" as "+string(inv.Role)+".")
 	}
 	if h.mailOn() {
@@ -388,7 +390,11 @@ func (h *Handlers) answerInvite(c echo.Context, token string, inv models.Invite,
 		v.Email, v.Name, v.FieldErrors = n.Email, n.Name, fieldMessages(problems)
 		return render(c, http.StatusUnprocessableEntity, web.InvitePage(v))
 	}
-	made, _, err := h.DB.AnswerInvite(ctx, token, n)
+	// The entry's actor is the account made (models.AnswerInvite).
+	joined := auditAs(c, ws.ID, Principal{Kind: Anonymous}, func(inv models.Invite) models.AuditNote {
+		return models.AuditNote{Action: models.AuditMemberJoined, Target: strings.ToLower(strings.TrimSpace(n.Email)), Detail: "as " + string(inv.Role) + " by invite"}
+	})
+	_, _, err := h.DB.AnswerInvite(ctx, token, n, joined)
 	if models.ErrorCode(err) == models.EInvalid {
 		v := h.inviteView(c, token, inv, ws)
 		v.Email, v.Name, v.Error = n.Email, n.Name, models.ErrorMessage(err)
@@ -396,9 +402,6 @@ func (h *Handlers) answerInvite(c echo.Context, token string, inv models.Invite,
 	}
 	if err != nil {
 		return err
-	}
-	if made.ID != 0 {
-		h.auditIn(c, ws.ID, Principal{Kind: Account, User: made}, models.AuditMemberJoined, made.Email, "as "+string(inv.Role)+" by invite")
 	}
 	h.Sessions.Put(ctx, sessInviteAnswered, models.HashLinkToken(token))
 	email := strings.ToLower(strings.TrimSpace(n.Email))
@@ -436,7 +439,10 @@ func (h *Handlers) resetPassword(c echo.Context) error {
 		return render(c, http.StatusUnprocessableEntity, web.ResetPage(web.ResetView{Page: page(c, "New password"),
 			Token: token, Email: target.Email, FieldErrors: fieldMessages(map[string]string{"password": models.ErrorMessage(perr)})}))
 	}
-	u, err := h.DB.ResetPassword(ctx, token, c.FormValue("password"))
+	u, err := h.DB.ResetPassword(ctx, token, c.FormValue("password"), auditAs(c, 0, Principal{Kind: Account, User: target},
+		func(u models.User) models.AuditNote {
+			return models.AuditNote{Action: models.AuditPasswordReset, Target: u.Email}
+		}))
 	if err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
 			return render(c, http.StatusUnprocessableEntity, web.ResetPage(web.ResetView{Page: page(c, "New password"),
@@ -449,7 +455,6 @@ func (h *Handlers) resetPassword(c echo.Context) error {
 	if err := h.startSession(c, u); err != nil {
 		return err
 	}
-	h.auditUserWorkspaces(c, u, Principal{Kind: Account, User: u}, models.AuditPasswordReset, "")
 	return redirect(c, "/", "Your password is set and every other session is signed out. "+resetKeepsTokens)
 }
 
@@ -532,7 +537,9 @@ func (h *Handlers) changePassword(c echo.Context) error {
 	if tries > maxWrongCurrentPasswords {
 		return h.endSessionAfterWrongPasswords(c, p)
 	}
-	u, err := h.DB.ChangePassword(ctx, p.User.ID, current, next)
+	u, err := h.DB.ChangePassword(ctx, p.User.ID, current, next, auditOf(c, func(u models.User) models.AuditNote {
+		return models.AuditNote{Action: models.AuditPasswordChanged, Target: u.Email, Detail: "other sessions signed out"}
+	}))
 	switch models.ErrorCode(err) {
 	case "":
 	case models.EUnauthorized:
@@ -555,7 +562,6 @@ func (h *Handlers) changePassword(c echo.Context) error {
 	if err := h.startSession(c, u); err != nil {
 		return err
 	}
-	h.auditUserWorkspaces(c, u, p, models.AuditPasswordChanged, "other sessions signed out")
 	return redirect(c, "/account", "Your password is changed and your other sessions are signed out. "+resetKeepsTokens)
 }
 
@@ -615,14 +621,15 @@ func (h *Handlers) signOutOtherSessions(c echo.Context) error {
 	if p.Kind != Account {
 		return errNoAccount
 	}
-	u, err := h.DB.EndOtherSessions(c.Request().Context(), p.User.ID)
+	u, err := h.DB.EndOtherSessions(c.Request().Context(), p.User.ID, auditOf(c, func(u models.User) models.AuditNote {
+		return models.AuditNote{Action: models.AuditOtherSessionsEnded, Target: u.Email}
+	}))
 	if err != nil {
 		return err
 	}
 	if err := h.startSession(c, u); err != nil {
 		return err
 	}
-	h.auditUserWorkspaces(c, u, p, models.AuditOtherSessionsEnded, "")
 	return redirect(c, "/account", "Your other sessions are signed out; this one stays signed in. "+resetKeepsTokens)
 }
 
@@ -649,7 +656,10 @@ func (h *Handlers) createWorkspace(c echo.Context) error {
 	if p.Kind != Account {
 		return models.Errorf(models.EInvalid, "workspaces are for accounts: create the first owner at /setup first")
 	}
-	ws, err := h.DB.CreateWorkspace(ctx, c.FormValue("name"), p.User.ID)
+	// The entry goes in the new workspace's log (models.CreateWorkspace).
+	ws, err := h.DB.CreateWorkspace(ctx, c.FormValue("name"), p.User.ID, auditAs(c, 0, p, func(ws models.Workspace) models.AuditNote {
+		return models.AuditNote{Action: models.AuditWorkspaceCreate, Target: ws.Name}
+	}))
 	if err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
 			v := h.accountView(c)
@@ -663,7 +673,6 @@ func (h *Handlers) createWorkspace(c echo.Context) error {
 	// the request, or the person would be told it failed while the
 	// workspace stands (tryout46).
 	h.Sessions.Put(ctx, sessWorkspaceID, ws.ID)
-	h.auditIn(c, ws.ID, p, models.AuditWorkspaceCreate, ws.Name, "")
 	return redirect(c, "/", "Workspace "+ws.Name+" created: you are its owner.")
 }
 
@@ -732,7 +741,14 @@ func (h *Handlers) createInvite(c echo.Context) error {
 	if email != "" {
 		queue = h.mailQueue(c, models.LinkInvite)
 	}
-	inv, token, err := h.DB.CreateInviteFor(ctx, p.Workspace.ID, role, by, models.InviteTTL, email, queue)
+	made := auditOf(c, func(inv models.Invite) models.AuditNote {
+		detail := "role " + string(role)
+		if inv.Email != "" {
+			detail += ", mailed to " + inv.Email
+		}
+		return models.AuditNote{Action: models.AuditInviteCreated, Target: "invite " + strconv.FormatInt(inv.ID, 10), Detail: detail}
+	})
+	inv, token, err := h.DB.CreateInviteFor(ctx, p.Workspace.ID, role, by, models.InviteTTL, email, made, queue)
 	if models.ErrorCode(err) == models.EInvalid {
 		return h.renderMembers(c, http.StatusUnprocessableEntity, "", "", "Address: "+models.ErrorMessage(err)+".")
 	}
@@ -748,10 +764,8 @@ func (h *Handlers) createInvite(c echo.Context) error {
 	link := absoluteURL(c, "/invites/"+token)
 	if inv.Email != "" {
 		h.Runner.MailQueued()
-		h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(inv.ID, 10), "role "+string(role)+", mailed to "+inv.Email)
 		return redirect(c, "/members", "The invite link is on its way to "+inv.Email+" (it works once, for 7 days). Whoever opens it confirms their own address by mail before joining. If the mail cannot be delivered, the invite below says why and can show you the link instead.")
 	}
-	h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(inv.ID, 10), "role "+string(role))
 	return h.renderMembers(c, http.StatusOK, link, "Invite link for a new "+string(role)+".", "")
 }
 
@@ -763,11 +777,12 @@ func (h *Handlers) showInviteLink(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	inv, token, err := h.DB.ShowInviteLink(c.Request().Context(), h.workspaceID(c), id)
+	inv, token, err := h.DB.ShowInviteLink(c.Request().Context(), h.workspaceID(c), id, auditOf(c, func(inv models.Invite) models.AuditNote {
+		return models.AuditNote{Action: models.AuditInviteCreated, Target: "invite " + strconv.FormatInt(id, 10), Detail: "link shown to the owner instead of mailed to " + inv.Email}
+	}))
 	if err != nil {
 		return err
 	}
-	h.audit(c, models.AuditInviteCreated, "invite "+strconv.FormatInt(id, 10), "link shown to the owner instead of mailed to "+inv.Email)
 	return h.renderMembers(c, http.StatusOK, absoluteURL(c, "/invites/"+token), "Invite link for a new "+string(inv.Role)+
 		", meant for "+inv.Email+": hand it over yourself (the link mailed before no longer works).", "")
 }
@@ -785,7 +800,9 @@ func (h *Handlers) resendInviteAnswers(c echo.Context) error {
 		// A mail still being retried is sent now rather than twice.
 		queue = h.Runner.MailAgain(models.LinkConfirm, h.mailBase(c))
 	}
-	sent, err := h.DB.ResendInviteAnswerMails(c.Request().Context(), h.workspaceID(c), id, queue)
+	sent, err := h.DB.ResendInviteAnswerMails(c.Request().Context(), h.workspaceID(c), id, queue, auditOf(c, func(sent []string) models.AuditNote {
+		return models.AuditNote{Action: models.AuditInviteMailResent, Target: "invite " + strconv.FormatInt(id, 10), Detail: "confirmation mail sent again to " + strings.Join(sent, ", ")}
+	}))
 	if models.ErrorCode(err) == models.EConflict {
 		return h.renderMembers(c, http.StatusConflict, "", "", models.ErrorMessage(err))
 	}
@@ -794,7 +811,6 @@ func (h *Handlers) resendInviteAnswers(c echo.Context) error {
 	}
 	h.Runner.MailQueued()
 	to := strings.Join(sent, ", ")
-	h.audit(c, models.AuditInviteMailResent, "invite "+strconv.FormatInt(id, 10), "confirmation mail sent again to "+to)
 	return redirect(c, "/members", "The confirmation mail is on its way again to "+to+". If it cannot be delivered this time either, the invite below says why: check the address with the person.")
 }
 
@@ -803,10 +819,10 @@ func (h *Handlers) revokeInvite(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.DB.RevokeInvite(c.Request().Context(), h.workspaceID(c), id); err != nil {
+	revoked := auditOf(c, noted[struct{}](models.AuditInviteRevoked, "invite "+strconv.FormatInt(id, 10), ""))
+	if err := h.DB.RevokeInvite(c.Request().Context(), h.workspaceID(c), id, revoked); err != nil {
 		return err
 	}
-	h.audit(c, models.AuditInviteRevoked, "invite "+strconv.FormatInt(id, 10), "")
 	return redirect(c, "/members", "Invite revoked.")
 }
 
@@ -841,18 +857,17 @@ func (h *Handlers) changeRole(c echo.Context) error {
 			return err
 		}
 	}
-	if err := h.DB.SetMemberRole(ctx, h.workspaceID(c), u.ID, role); err != nil {
-		if models.ErrorCode(err) == models.EConflict {
-			return h.renderMembers(c, http.StatusConflict, "", "", models.ErrorMessage(err))
-		}
-		return err
-	}
 	detail, msg := string(old)+" → "+string(role), u.Name+" is now "+string(role)+"."
 	if invites > 0 {
 		detail += "; " + invitesEnded(invites)
 		msg += " " + invitesEndedSentence(invites)
 	}
-	h.audit(c, models.AuditMemberRole, u.Email, detail)
+	if err := h.DB.SetMemberRole(ctx, h.workspaceID(c), u.ID, role, auditOf(c, noted[struct{}](models.AuditMemberRole, u.Email, detail))); err != nil {
+		if models.ErrorCode(err) == models.EConflict {
+			return h.renderMembers(c, http.StatusConflict, "", "", models.ErrorMessage(err))
+		}
+		return err
+	}
 	if self := principalOf(ctx); self.Kind == Account && self.User.ID == u.ID && role != models.RoleOwner {
 		// An owner who handed the workspace over and lowered their own
 		// role may no longer open Members (it answered 403).
@@ -891,31 +906,44 @@ func (h *Handlers) removeMember(c echo.Context) error {
 		}
 	}
 	revokeShares := c.FormValue("revoke_shares") != ""
-	revoked, err := h.DB.RemoveMember(ctx, h.workspaceID(c), u.ID, revokeShares)
+	// The links they made that open now: those not revoked with the
+	// membership stay open, which the entry and the message say.
+	live, err := h.DB.LiveShareLinksByMaker(ctx, h.workspaceID(c))
+	if err != nil {
+		return err
+	}
+	left := live[u.ID]
+	if revokeShares {
+		left = 0
+	}
+	links := func(n int) string { return web.Count(n) + " " + plural(n, "share link", "share links") }
+	describe := func(revoked int64) (detail, msg string) {
+		detail, msg = "was "+string(old), u.Name+" was removed from this workspace."
+		if revoked > 0 {
+			detail += "; " + links(int(revoked)) + " they made revoked"
+			msg += " The " + links(int(revoked)) + " they made " + plural(int(revoked), "was", "were") + " revoked."
+		}
+		if left > 0 {
+			detail += "; " + links(left) + " they made left open"
+			msg += " " + links(left) + " they made still " + plural(left, "opens", "open") + " without an account: revoke " + plural(left, "it", "them") + " under Share links if " + plural(left, "it", "they") + " should not."
+		}
+		if invites > 0 {
+			detail += "; " + invitesEnded(invites)
+			msg += " " + invitesEndedSentence(invites)
+		}
+		return detail, msg
+	}
+	revoked, err := h.DB.RemoveMember(ctx, h.workspaceID(c), u.ID, revokeShares, auditOf(c, func(revoked int64) models.AuditNote {
+		detail, _ := describe(revoked)
+		return models.AuditNote{Action: models.AuditMemberRemoved, Target: u.Email, Detail: detail}
+	}))
 	if err != nil {
 		if models.ErrorCode(err) == models.EConflict {
 			return h.renderMembers(c, http.StatusConflict, "", "", models.ErrorMessage(err))
 		}
 		return err
 	}
-	live, err := h.DB.LiveShareLinksByMaker(ctx, h.workspaceID(c))
-	if err != nil {
-		return err
-	}
-	links := func(n int) string { return web.Count(n) + " " + plural(n, "share link", "share links") }
-	detail, msg := "was "+string(old), u.Name+" was removed from this workspace."
-	if revoked > 0 {
-		detail += "; " + links(int(revoked)) + " they made revoked"
-		msg += " The " + links(int(revoked)) + " they made " + plural(int(revoked), "was", "were") + " revoked."
-	}
-	if n := live[u.ID]; n > 0 {
-		detail += "; " + links(n) + " they made left open"
-		msg += " " + links(n) + " they made still " + plural(n, "opens", "open") + " without an account: revoke " + plural(n, "it", "them") + " under Share links if " + plural(n, "it", "they") + " should not."
-	}
-	if invites > 0 {
-		detail += "; " + invitesEnded(invites)
-		msg += " " + invitesEndedSentence(invites)
-	}
+	_, msg := describe(revoked)
 	raters, err := h.DB.ListRaters(ctx, h.workspaceID(c))
 	if err != nil {
 		return err
@@ -927,7 +955,6 @@ func (h *Handlers) removeMember(c echo.Context) error {
 				" in the human ratings, marked as by someone no longer a member: to leave them out, exclude them under Browser ratings by person."
 		}
 	}
-	h.audit(c, models.AuditMemberRemoved, u.Email, detail)
 	if self := principalOf(ctx); self.Kind == Account && self.User.ID == u.ID {
 		// An owner who left: Members is no longer theirs to open (it
 		// answered 403). Their other workspaces, else their account page,
@@ -973,14 +1000,13 @@ func (h *Handlers) setRatingsExcluded(c echo.Context) error {
 	default:
 		return models.Errorf(models.EInvalid, "exclude is 1 (leave the person's ratings out) or 0 (count them again), not %s", web.Quoted(c.FormValue("exclude")))
 	}
-	if err := h.DB.SetRatingsExcluded(ctx, h.workspaceID(c), u.ID, exclude, principalOf(ctx).ActorLabel()); err != nil {
-		return err
-	}
 	action, msg := models.AuditRatingsCounted, "The browser ratings of "+u.Name+" count again in every report, the alignment, the exports and the API."
 	if exclude {
 		action, msg = models.AuditRatingsExcluded, "The browser ratings of "+u.Name+" are left out of every report, the alignment, the exports and the API; their reviews stay listed, marked as excluded."
 	}
-	h.audit(c, action, u.Email, "")
+	if err := h.DB.SetRatingsExcluded(ctx, h.workspaceID(c), u.ID, exclude, principalOf(ctx).ActorLabel(), auditOf(c, noted[struct{}](action, u.Email, ""))); err != nil {
+		return err
+	}
 	return redirect(c, "/members#ratings", msg)
 }
 
@@ -997,7 +1023,12 @@ func (h *Handlers) issueReset(c echo.Context) error {
 	if h.mailOn() {
 		queue = h.mailQueue(c, models.LinkReset)
 	}
-	_, token, err := h.DB.CreatePasswordReset(c.Request().Context(), p.User.ID, u.ID, models.ResetTTL, queue)
+	detail := ""
+	if h.mailOn() {
+		detail = "mailed to the address"
+	}
+	issued := auditOf(c, noted[models.PasswordReset](models.AuditResetIssued, u.Email, detail))
+	_, token, err := h.DB.IssuePasswordReset(c.Request().Context(), p.User.ID, u.ID, models.ResetTTL, issued, queue)
 	if err != nil {
 		if models.ErrorCode(err) == models.EUnauthorized {
 			return h.renderMembers(c, http.StatusForbidden, "", "", models.ErrorMessage(err))
@@ -1007,10 +1038,8 @@ func (h *Handlers) issueReset(c echo.Context) error {
 	link := absoluteURL(c, "/reset/"+token)
 	if h.mailOn() {
 		h.Runner.MailQueued()
-		h.audit(c, models.AuditResetIssued, u.Email, "mailed to the address")
 		return redirect(c, "/members", "A password reset link is on its way to "+u.Name+" at "+u.Email+" (valid 24 hours). Setting the new password signs out every session of "+u.Name+"; their API tokens keep working.")
 	}
-	h.audit(c, models.AuditResetIssued, u.Email, "")
 	return h.renderMembers(c, http.StatusOK, link, "Password reset link for "+u.Name+
 		" (valid 24 hours). Setting the new password signs out every session of "+u.Name+"; their API tokens keep working: if the account may be compromised, revoke them on API tokens (/tokens), where owners see every member's tokens.", "")
 }

@@ -1587,10 +1587,9 @@ func (h *Handlers) apiCreateJudge(c echo.Context) error {
 		return err
 	}
 	note := shortenPastedEndpoint(&j)
-	if err := h.DB.SaveJudge(c.Request().Context(), &j); err != nil {
+	if err := h.DB.SaveJudge(c.Request().Context(), &j, judgeCreated(c, j.APIKey != "")); err != nil {
 		return err
 	}
-	h.audit(c, models.AuditJudgeCreated, judgeTarget(j), keyAuditDetail(j.APIKey != "", "", j.APIKeyEnv))
 	// Answered as read back (times at the database's precision), as GET
 	// answers it, so its ETag is the one a PUT is checked against.
 	stored, err := h.DB.FindJudge(c.Request().Context(), j.WorkspaceID, j.ID)
@@ -1637,13 +1636,8 @@ func (h *Handlers) apiUpdateJudge(c echo.Context) error {
 	}
 	note := shortenPastedEndpoint(&j)
 	ctx := c.Request().Context()
-	if err := h.DB.SaveJudgeIf(ctx, &j, expect); err != nil {
+	if err := h.DB.SaveJudgeIf(ctx, &j, expect, judgeUpdated(c, typedKey, oldKeyEnv)); err != nil {
 		return changedSinceRead(err, "judge", "/api/v1/judges/"+strconv.FormatInt(j.ID, 10))
-	}
-	if typedKey || oldKeyEnv != j.APIKeyEnv {
-		h.audit(c, models.AuditKeyChanged, judgeTarget(j), keyAuditDetail(typedKey, oldKeyEnv, j.APIKeyEnv))
-	} else {
-		h.audit(c, models.AuditJudgeUpdated, judgeTarget(j), "")
 	}
 	stored, err := h.DB.FindJudge(ctx, j.WorkspaceID, j.ID)
 	if err != nil {

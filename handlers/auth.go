@@ -570,8 +570,36 @@ func readOnlyTokenRefusal(person, need models.Role) string {
 		string(need) + " and a token with full access. Ask an owner for the " + string(need) + " role, then make a token with full access on the API tokens page (/tokens)."
 }
 
-// audit records an event in the request's workspace. A failure to write
-// the log is logged, not shown: the action itself has happened.
+// auditOf is the audit entry of the request's action in the request's
+// workspace, handed to the models write that does the action, which
+// records it in its own transaction (models.Audit): the action and its
+// entry are written together, or neither is and the person is told that
+// nothing was changed. Who acted and from where are taken from the
+// request here, in one place; describe says what was done, from what the
+// write returns.
+func auditOf[T any](c echo.Context, describe func(T) models.AuditNote) models.Audit[T] {
+	p := principalOf(c.Request().Context())
+	return auditAs(c, p.Workspace.ID, p, describe)
+}
+
+// auditAs is auditOf for an action in workspace wsID by p (an invite
+// accepted is written in the invite's workspace, by the person joining).
+func auditAs[T any](c echo.Context, wsID int64, p Principal, describe func(T) models.AuditNote) models.Audit[T] {
+	return models.Audit[T]{Event: models.AuditEvent{WorkspaceID: wsID, ActorUserID: p.userID(), Actor: p.ActorLabel(), Address: c.RealIP()},
+		Describe: describe}
+}
+
+// noted describes an action whose target and detail are known before the
+// write (an invite revoked by its id).
+func noted[T any](action, target, detail string) func(T) models.AuditNote {
+	return func(T) models.AuditNote { return models.AuditNote{Action: action, Target: target, Detail: detail} }
+}
+
+// audit records an event in the request's workspace after the fact, for
+// what no models write of this server does in a transaction of its own (a
+// sign-in, a run cancelled through the runner). A failure to write the log
+// is logged, not shown: the event itself has happened. An action that
+// changes what is stored records its entry with it instead (auditOf).
 func (h *Handlers) audit(c echo.Context, action, target, detail string) {
 	p := principalOf(c.Request().Context())
 	h.auditIn(c, p.Workspace.ID, p, action, target, detail)

@@ -306,7 +306,13 @@ func (h *Handlers) ErrorHandler(err error, c echo.Context) {
 		}
 	}
 	if status >= 500 {
-		h.Log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+		args := []any{"method", c.Request().Method, "path", c.Request().URL.Path, "err", err}
+		if me := (*models.Error)(nil); errors.As(err, &me) && me.Message != "" && me.Err != nil {
+			// The person reads the message; the operator needs the cause
+			// too (an audit entry refused by the database).
+			args = append(args, "cause", me.Err)
+		}
+		h.Log.Error("request failed", args...)
 	}
 	if status == http.StatusUnauthorized && isAPIPath(c.Request().URL.Path) {
 		// RFC 6750: say which scheme the API takes.

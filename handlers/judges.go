@@ -292,7 +292,7 @@ func (h *Handlers) createJudge(c echo.Context) error {
 	note := ""
 	if err == nil {
 		note = shortenPastedEndpoint(&j)
-		err = h.DB.SaveJudgeWithLimitsIf(c.Request().Context(), &j, &lim, nil)
+		err = h.DB.SaveJudgeWithLimitsIf(c.Request().Context(), &j, &lim, nil, judgeCreated(c, j.APIKey != ""))
 	}
 	if err != nil {
 		if models.ErrorCode(err) != models.EInvalid {
@@ -302,7 +302,6 @@ func (h *Handlers) createJudge(c echo.Context) error {
 			Error: "Not saved: " + models.ErrorMessage(err), FieldErrors: judgeFieldErrors(err)}
 		return render(c, http.StatusUnprocessableEntity, h.judgeFormPage(c, v))
 	}
-	h.audit(c, models.AuditJudgeCreated, judgeTarget(j), keyAuditDetail(j.APIKey != "", "", j.APIKeyEnv))
 	return redirect(c, "/judges", strings.TrimSpace(fmt.Sprintf("Judge %s saved. %s Use “Test connection” to check it answers.", web.Quoted(j.Name), note)))
 }
 
@@ -335,7 +334,7 @@ func (h *Handlers) updateJudge(c echo.Context) error {
 		if j.Simulated {
 			limits = nil
 		}
-		err = h.DB.SaveJudgeWithLimitsIf(c.Request().Context(), &j, limits, expectRevision(revision))
+		err = h.DB.SaveJudgeWithLimitsIf(c.Request().Context(), &j, limits, expectRevision(revision), judgeUpdated(c, typedKey, oldKeyEnv))
 	}
 	if models.ErrorCode(err) == models.EChanged {
 		return h.judgeSavedMeanwhile(c, f, typedKey)
@@ -347,11 +346,6 @@ func (h *Handlers) updateJudge(c echo.Context) error {
 		v := judgeFormView(c, j, f, "Not saved: "+models.ErrorMessage(err))
 		v.KeyDropped, v.FieldErrors, v.Revision = typedKey, judgeFieldErrors(err), revision
 		return render(c, http.StatusUnprocessableEntity, h.judgeFormPage(c, v))
-	}
-	if typedKey || oldKeyEnv != j.APIKeyEnv {
-		h.audit(c, models.AuditKeyChanged, judgeTarget(j), keyAuditDetail(typedKey, oldKeyEnv, j.APIKeyEnv))
-	} else {
-		h.audit(c, models.AuditJudgeUpdated, judgeTarget(j), "")
 	}
 	return redirect(c, "/judges", strings.TrimSpace(fmt.Sprintf("Judge %s saved. %s", web.Quoted(j.Name), note)))
 }
@@ -727,6 +721,26 @@ func formatNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64)
 
 // judgeTarget names a judge in the audit log.
 func judgeTarget(j models.Judge) string { return fmt.Sprintf("judge %d (%s)", j.ID, j.Name) }
+
+// judgeCreated is the audit entry of a new judge, written with it;
+// typedKey says a key was typed into the form.
+func judgeCreated(c echo.Context, typedKey bool) models.Audit[models.Judge] {
+	return auditOf(c, func(j models.Judge) models.AuditNote {
+		return models.AuditNote{Action: models.AuditJudgeCreated, Target: judgeTarget(j), Detail: keyAuditDetail(typedKey, "", j.APIKeyEnv)}
+	})
+}
+
+// judgeUpdated is the audit entry of a judge's settings saved, written
+// with them: a key change (a key typed, or another key variable than
+// oldKeyEnv) is named as one.
+func judgeUpdated(c echo.Context, typedKey bool, oldKeyEnv string) models.Audit[models.Judge] {
+	return auditOf(c, func(j models.Judge) models.AuditNote {
+		if typedKey || oldKeyEnv != j.APIKeyEnv {
+			return models.AuditNote{Action: models.AuditKeyChanged, Target: judgeTarget(j), Detail: keyAuditDetail(typedKey, oldKeyEnv, j.APIKeyEnv)}
+		}
+		return models.AuditNote{Action: models.AuditJudgeUpdated, Target: judgeTarget(j)}
+	})
+}
 
 // keyAuditDetail says what happened to a judge's key, never the key.
 func keyAuditDetail(typedKey bool, oldEnv, newEnv string) string {

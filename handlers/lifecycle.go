@@ -95,7 +95,9 @@ func (h *Handlers) renameObject(k models.Kind) echo.HandlerFunc {
 		// The name the form was shown with: the rename applies only over
 		// it, so a rename made since in another tab is not overwritten.
 		was := c.FormValue("was")
-		old, err := h.DB.RenameIf(ctx, h.workspaceID(c), k, id, typed, was)
+		_, err = h.DB.RenameIf(ctx, h.workspaceID(c), k, id, typed, was, auditOf(c, func(n models.NameChange) models.AuditNote {
+			return models.AuditNote{Action: models.AuditRenamed, Target: auditTarget(k, id), Detail: fmt.Sprintf("%q → %q", n.Old, n.New)}
+		}))
 		if code := models.ErrorCode(err); code == models.EInvalid || code == models.EChanged {
 			o, ferr := h.findLifecycleObject(ctx, h.workspaceID(c), k, id)
 			if ferr != nil {
@@ -118,11 +120,6 @@ func (h *Handlers) renameObject(k models.Kind) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		o, err := h.findLifecycleObject(ctx, h.workspaceID(c), k, id)
-		if err != nil {
-			return err
-		}
-		h.audit(c, models.AuditRenamed, auditTarget(k, id), fmt.Sprintf("%q → %q", old, o.name))
 		return redirect(c, web.ObjectURL(k, id), "Renamed.")
 	}
 }
@@ -134,15 +131,19 @@ func (h *Handlers) archiveObject(k models.Kind, archived bool) echo.HandlerFunc 
 		if err != nil {
 			return err
 		}
-		name, err := h.DB.SetArchived(c.Request().Context(), h.workspaceID(c), k, id, archived)
+		action := models.AuditUnarchived
+		if archived {
+			action = models.AuditArchived
+		}
+		_, err = h.DB.SetArchived(c.Request().Context(), h.workspaceID(c), k, id, archived, auditOf(c, func(name string) models.AuditNote {
+			return models.AuditNote{Action: action, Target: auditTarget(k, id), Detail: name}
+		}))
 		if err != nil {
 			return err
 		}
 		if archived {
-			h.audit(c, models.AuditArchived, auditTarget(k, id), name)
 			return redirect(c, web.ObjectURL(k, id), "Archived: hidden from lists (choose “archived” above a list to see it), and it works as before.")
 		}
-		h.audit(c, models.AuditUnarchived, auditTarget(k, id), name)
 		return redirect(c, web.ObjectURL(k, id), "Back from the archive: it shows in lists again.")
 	}
 }
@@ -214,7 +215,10 @@ func (h *Handlers) deleteObject(k models.Kind) echo.HandlerFunc {
 			h.audit(c, models.AuditRunCancelled, auditTarget(models.KindRun, runID), "before deleting "+auditTarget(k, id))
 		}
 		p := principalOf(ctx)
-		e, plan, err := h.DB.TrashIf(ctx, ws, k, id, models.Actor{UserID: p.userID(), Label: p.ActorLabel()}, listing)
+		e, plan, err := h.DB.TrashIf(ctx, ws, k, id, models.Actor{UserID: p.userID(), Label: p.ActorLabel()}, listing,
+			auditOf(c, func(e models.TrashEntry) models.AuditNote {
+				return models.AuditNote{Action: models.AuditDeleted, Target: auditTarget(k, id), Detail: trashDetail(e)}
+			}))
 		if models.ErrorCode(err) == models.EChanged {
 			// More came between the check above and the move.
 			return h.renderDelete(c, http.StatusConflict, k, id, moreToDelete(err, cancelled))
@@ -225,11 +229,6 @@ func (h *Handlers) deleteObject(k models.Kind) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		detail := o.name
-		if s := plan.Summary(); s != "" {
-			detail += "; with " + s
-		}
-		h.audit(c, models.AuditDeleted, auditTarget(k, id), detail)
 		msg := fmt.Sprintf("Moved %s %s to the trash", k, web.Quoted(e.Name))
 		if s := plan.Summary(); s != "" {
 			msg += " with " + s
@@ -283,15 +282,21 @@ func (h *Handlers) restoreTrash(c echo.Context) error {
 	if need := manageRole(e.Kind); !p.Role.AtLeast(need) {
 		return echo.NewHTTPError(http.StatusForbidden, "Your role in this workspace ("+string(p.Role)+") does not allow this: it needs "+string(need)+".")
 	}
-	if _, err := h.DB.Restore(c.Request().Context(), h.workspaceID(c), e.ID); err != nil {
+	if _, err := h.DB.Restore(c.Request().Context(), h.workspaceID(c), e.ID, auditOf(c, trashNote(models.AuditRestored))); err != nil {
 		if models.ErrorCode(err) == models.EConflict {
 			setFlash(c, "error", models.ErrorMessage(err))
 			return c.Redirect(http.StatusSeeOther, "/trash")
 		}
 		return err
 	}
-	h.audit(c, models.AuditRestored, auditTarget(e.Kind, e.ObjectID), trashDetail(e))
 	return redirect(c, web.ObjectURL(e.Kind, e.ObjectID), fmt.Sprintf("Restored %s %s.", e.Kind, web.Quoted(e.Name)))
+}
+
+// trashNote describes an action on a trash entry (restored, purged).
+func trashNote(action string) func(models.TrashEntry) models.AuditNote {
+	return func(e models.TrashEntry) models.AuditNote {
+		return models.AuditNote{Action: action, Target: auditTarget(e.Kind, e.ObjectID), Detail: trashDetail(e)}
+	}
 }
 
 func trashDetail(e models.TrashEntry) string {
@@ -315,11 +320,10 @@ func (h *Handlers) purgeTrash(c echo.Context) error {
 	// A large run's purge takes a while, a chunk at a time: it finishes
 	// even if the browser stops waiting (a purge cut short is finished by
 	// the next sweep anyway).
-	_, n, err := h.DB.Purge(context.WithoutCancel(c.Request().Context()), h.workspaceID(c), e.ID)
-	if err != nil {
+	// The entry is written when the purge is decided (models.Purge), before
+	// anything is removed: what it removed is not known yet then.
+	if _, _, err := h.DB.Purge(context.WithoutCancel(c.Request().Context()), h.workspaceID(c), e.ID, auditOf(c, trashNote(models.AuditPurged))); err != nil {
 		return err
 	}
-	h.audit(c, models.AuditPurged, auditTarget(e.Kind, e.ObjectID), fmt.Sprintf("%s; removed %d runs (%d scores, %d batches, %d cached judge answers), %d datasets (%d rows)",
-		trashDetail(e), n.Runs, n.Scores, n.Batches, n.CachedAnswers, n.Datasets, n.Rows))
 	return redirect(c, "/trash", fmt.Sprintf("%s %s is deleted for good.", e.Kind, web.Quoted(e.Name)))
 }

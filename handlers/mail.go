@@ -146,7 +146,7 @@ func (h *Handlers) confirm(c echo.Context) error {
 	p := principalOf(ctx)
 	switch v.Mode {
 	case web.ConfirmSignedIn:
-		u, joined, err := h.DB.ConfirmAddress(ctx, token, p.User.ID)
+		u, joined, err := h.DB.ConfirmAddress(ctx, token, p.User.ID, auditAs(c, 0, p, joinedByMail(p.User.Email)))
 		if err != nil {
 			return err
 		}
@@ -154,7 +154,6 @@ func (h *Handlers) confirm(c echo.Context) error {
 			return redirect(c, "/account", "Your address "+u.Email+" is confirmed.")
 		}
 		h.Sessions.Put(ctx, sessWorkspaceID, joined.WorkspaceID)
-		h.auditIn(c, joined.WorkspaceID, p, models.AuditMemberJoined, u.Email, "as "+string(joined.Role)+" by invite, address confirmed by mail")
 		return redirect(c, "/", "Your address "+u.Email+" is confirmed and you joined "+t.Workspace.Name+" as "+string(joined.Role)+".")
 	case web.ConfirmNewAccount:
 		// Name and password checked together, each problem beside its
@@ -165,7 +164,8 @@ func (h *Handlers) confirm(c echo.Context) error {
 			v.Name, v.FieldErrors = n.Name, fieldMessages(problems)
 			return render(c, http.StatusUnprocessableEntity, web.ConfirmPage(v))
 		}
-		u, inv, err := h.DB.ConfirmSignup(ctx, token, c.FormValue("name"), c.FormValue("password"))
+		u, inv, err := h.DB.ConfirmSignup(ctx, token, c.FormValue("name"), c.FormValue("password"),
+			auditAs(c, 0, Principal{Kind: Anonymous}, joinedByMail(t.Confirmation.Email)))
 		if models.ErrorCode(err) == models.EInvalid {
 			v.Name, v.Error = c.FormValue("name"), models.ErrorMessage(err)
 			return render(c, http.StatusUnprocessableEntity, web.ConfirmPage(v))
@@ -177,7 +177,6 @@ func (h *Handlers) confirm(c echo.Context) error {
 			return err
 		}
 		h.Sessions.Put(ctx, sessWorkspaceID, inv.WorkspaceID)
-		h.auditIn(c, inv.WorkspaceID, Principal{Kind: Account, User: u}, models.AuditMemberJoined, u.Email, "as "+string(inv.Role)+" by invite, address confirmed by mail")
 		return redirect(c, "/", "Welcome, "+u.Name+": your address is confirmed and you joined "+t.Workspace.Name+" as "+string(inv.Role)+".")
 	case web.ConfirmSignIn:
 		return redirect(c, "/login?next="+url.QueryEscape("/confirm/"+token), "Sign in as "+t.Confirmation.Email+", then confirm.")
@@ -196,4 +195,13 @@ func (h *Handlers) requestConfirmation(c echo.Context) error {
 		return models.Errorf(models.EInvalid, "this server sends no mail, so addresses cannot be confirmed: the operator can set BATCHEVAL_SMTP_URL")
 	}
 	return h.mailAddressConfirmation(c, p.User, "", "", "/account")
+}
+
+// joinedByMail describes an account with address email joining by an
+// invite whose answer it confirmed by mail; the models write fills in the
+// workspace and the account (models.ConfirmAddress, ConfirmSignup).
+func joinedByMail(email string) func(models.Invite) models.AuditNote {
+	return func(inv models.Invite) models.AuditNote {
+		return models.AuditNote{Action: models.AuditMemberJoined, Target: email, Detail: "as " + string(inv.Role) + " by invite, address confirmed by mail"}
+	}
 }

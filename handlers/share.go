@@ -758,16 +758,13 @@ func (h *Handlers) makeShare(c echo.Context, n models.NewShareLink) (models.Shar
 			return models.ShareLink{}, "", err
 		}
 	}
-	link, token, err := h.DB.CreateShareLink(c.Request().Context(), n)
-	if err != nil {
-		return link, token, err
-	}
-	detail := "until revoked"
-	if link.ExpiresAt != nil {
-		detail = "expires " + link.ExpiresAt.UTC().Format(time.RFC3339)
-	}
-	h.audit(c, models.AuditShareCreated, link.Target(), "share link "+strconv.FormatInt(link.ID, 10)+", "+detail)
-	return link, token, nil
+	return h.DB.CreateShareLink(c.Request().Context(), n, auditOf(c, func(link models.ShareLink) models.AuditNote {
+		detail := "until revoked"
+		if link.ExpiresAt != nil {
+			detail = "expires " + link.ExpiresAt.UTC().Format(time.RFC3339)
+		}
+		return models.AuditNote{Action: models.AuditShareCreated, Target: link.Target(), Detail: "share link " + strconv.FormatInt(link.ID, 10) + ", " + detail}
+	}))
 }
 
 // revokeShare stops a link at once.
@@ -789,12 +786,9 @@ func (h *Handlers) revokeShareByID(c echo.Context) (models.ShareLink, error) {
 	if err != nil {
 		return models.ShareLink{}, err
 	}
-	link, err := h.DB.RevokeShareLink(c.Request().Context(), h.workspaceID(c), id)
-	if err != nil {
-		return link, err
-	}
-	h.audit(c, models.AuditShareRevoked, link.Target(), "share link "+strconv.FormatInt(link.ID, 10))
-	return link, nil
+	return h.DB.RevokeShareLink(c.Request().Context(), h.workspaceID(c), id, auditOf(c, func(link models.ShareLink) models.AuditNote {
+		return models.AuditNote{Action: models.AuditShareRevoked, Target: link.Target(), Detail: "share link " + strconv.FormatInt(link.ID, 10)}
+	}))
 }
 
 // thisComputerHost is link's host when it names the computer it is opened

@@ -99,18 +99,20 @@ func (h *Handlers) createToken(c echo.Context) error {
 	if !ok {
 		return h.renderTokens(c, http.StatusUnprocessableEntity, web.TokensView{Error: "Choose an expiry from the list.", Name: c.FormValue("name"), Scope: scope})
 	}
-	t, secret, err := h.DB.CreateScopedAPIToken(c.Request().Context(), p.Workspace.ID, p.User.ID, c.FormValue("name"), ttl, scope)
+	made := auditOf(c, func(t models.APIToken) models.AuditNote {
+		detail := web.TokenExpiry(t.ExpiresAt, time.Now())
+		if t.ReadOnly() {
+			detail += ", read-only"
+		}
+		return models.AuditNote{Action: auditTokenCreated, Target: tokenTarget(t), Detail: detail}
+	})
+	t, secret, err := h.DB.CreateScopedAPIToken(c.Request().Context(), p.Workspace.ID, p.User.ID, c.FormValue("name"), ttl, scope, made)
 	if err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
 			return h.renderTokens(c, http.StatusUnprocessableEntity, web.TokensView{Error: models.ErrorMessage(err), Name: c.FormValue("name"), Expires: expires, Scope: scope})
 		}
 		return err
 	}
-	detail := web.TokenExpiry(t.ExpiresAt, time.Now())
-	if t.ReadOnly() {
-		detail += ", read-only"
-	}
-	h.audit(c, auditTokenCreated, "API token "+t.Prefix+"… ("+t.Name+")", detail)
 	return h.renderTokens(c, http.StatusCreated, web.TokensView{NewToken: secret, NewTokenName: t.Name, NewTokenExpires: t.ExpiresAt})
 }
 
@@ -136,6 +138,13 @@ func (h *Handlers) revokeTokenByID(c echo.Context) (models.APIToken, error) {
 	ctx := c.Request().Context()
 	p := principalOf(ctx)
 	var t models.APIToken
+	revoked := auditOf(c, func(t models.APIToken) models.AuditNote {
+		detail := ""
+		if t.UserID != p.User.ID {
+			detail = "a token of member " + strconv.FormatInt(t.UserID, 10)
+		}
+		return models.AuditNote{Action: auditTokenRevoked, Target: tokenTarget(t), Detail: detail}
+	})
 	switch {
 	case p.Kind != Account && p.Kind != Token:
 		return t, models.Errorf(models.ENotFound, "token %d does not exist", id)
@@ -148,19 +157,16 @@ func (h *Handlers) revokeTokenByID(c echo.Context) (models.APIToken, error) {
 		return t, echo.NewHTTPError(http.StatusForbidden, "This token is read-only: it may revoke itself, not another token. "+
 			"Revoke that one on the API tokens page (/tokens) or with a token with full access.")
 	case p.Role.AtLeast(models.RoleOwner):
-		t, err = h.DB.RevokeWorkspaceAPIToken(ctx, p.Workspace.ID, id)
+		t, err = h.DB.RevokeWorkspaceAPIToken(ctx, p.Workspace.ID, id, revoked)
 	default:
-		t, err = h.DB.RevokeAPIToken(ctx, p.Workspace.ID, p.User.ID, id)
+		t, err = h.DB.RevokeAPIToken(ctx, p.Workspace.ID, p.User.ID, id, revoked)
 	}
-	if err != nil {
-		return t, err
-	}
-	detail := ""
-	if t.UserID != p.User.ID {
-		detail = "a token of member " + strconv.FormatInt(t.UserID, 10)
-	}
-	h.audit(c, auditTokenRevoked, "API token "+t.Prefix+"… ("+t.Name+")", detail)
-	return t, nil
+	return t, err
+}
+
+// tokenTarget names a token in the audit log by its shown prefix and name.
+func tokenTarget(t models.APIToken) string {
+	return "API token " + t.Prefix + "… (" + t.Name + ")"
 }
 
 // APIToken is an access token as the API lists it (never the token itself).

@@ -105,7 +105,11 @@ func (h *Handlers) saveWebhook(c echo.Context) error {
 	w := models.Webhook{WorkspaceID: h.workspaceID(c), URL: c.FormValue("url"), BaseURL: c.FormValue("base_url"),
 		OnFinished: c.FormValue("on_finished") != "", OnFailed: c.FormValue("on_failed") != ""}
 	revision := c.FormValue("revision")
-	saved, err := h.DB.SaveWebhookIf(c.Request().Context(), w, expectRevision(revision))
+	// The audit log names the receiving site only: the rest of such an
+	// address is often its secret.
+	_, err := h.DB.SaveWebhookIf(c.Request().Context(), w, expectRevision(revision), auditOf(c, func(saved models.Webhook) models.AuditNote {
+		return models.AuditNote{Action: models.AuditWebhookChanged, Target: "webhook", Detail: "set to " + models.WebhookSite(saved.URL)}
+	}))
 	switch models.ErrorCode(err) {
 	case "":
 	case models.EInvalid:
@@ -122,9 +126,6 @@ func (h *Handlers) saveWebhook(c echo.Context) error {
 	default:
 		return err
 	}
-	// The audit log names the receiving site only: the rest of such an
-	// address is often its secret.
-	h.audit(c, models.AuditWebhookChanged, "webhook", "set to "+models.WebhookSite(saved.URL))
 	return redirect(c, "/settings/webhook", "Webhook saved.")
 }
 
@@ -153,7 +154,8 @@ func (h *Handlers) webhookSavedMeanwhile(c echo.Context, typed models.Webhook) e
 // another owner saved new settings meanwhile, nothing is removed and the
 // page shows what they saved, with its revision, to remove knowingly.
 func (h *Handlers) removeWebhook(c echo.Context) error {
-	err := h.DB.DeleteWebhookIf(c.Request().Context(), h.workspaceID(c), expectRevision(c.FormValue("revision")))
+	err := h.DB.DeleteWebhookIf(c.Request().Context(), h.workspaceID(c), expectRevision(c.FormValue("revision")),
+		auditOf(c, noted[struct{}](models.AuditWebhookChanged, "webhook", "removed")))
 	switch models.ErrorCode(err) {
 	case "":
 	case models.EChanged:
@@ -170,7 +172,6 @@ func (h *Handlers) removeWebhook(c echo.Context) error {
 	default:
 		return err
 	}
-	h.audit(c, models.AuditWebhookChanged, "webhook", "removed")
 	return redirect(c, "/settings/webhook", "Webhook removed.")
 }
 

@@ -285,8 +285,10 @@ func createUserTx(tx *gorm.DB, n NewUser) (User, error) {
 
 // CreateFirstOwner makes the first account, owner of the workspace. It is
 // refused once any account exists, even when two requests race: the
-// instance_setup row can only be written once.
-func (db *DB) CreateFirstOwner(ctx context.Context, wsID int64, n NewUser) (User, error) {
+// instance_setup row can only be written once. Given an audit, its entry
+// is written in the same transaction, in workspace wsID, with the new
+// owner as its actor.
+func (db *DB) CreateFirstOwner(ctx context.Context, wsID int64, n NewUser, audit ...Audit[User]) (User, error) {
 	if err := n.prepare(); err != nil {
 		return User{}, err
 	}
@@ -309,7 +311,13 @@ func (db *DB) CreateFirstOwner(ctx context.Context, wsID int64, n NewUser) (User
 		if u, err = createUserTx(tx, n); err != nil {
 			return err
 		}
-		return tx.Create(&Membership{WorkspaceID: wsID, UserID: u.ID, Role: RoleOwner, CreatedAt: time.Now().UTC()}).Error
+		if err := tx.Create(&Membership{WorkspaceID: wsID, UserID: u.ID, Role: RoleOwner, CreatedAt: time.Now().UTC()}).Error; err != nil {
+			return err
+		}
+		for i := range audit {
+			audit[i].Event.WorkspaceID, audit[i].Event.ActorUserID, audit[i].Event.Actor = wsID, &u.ID, u.Name+" <"+u.Email+">"
+		}
+		return recordAudits(tx, audit, u)
 	})
 	return u, err
 }
@@ -421,7 +429,10 @@ func (db *DB) WorkspaceName(ctx context.Context, id int64) (string, error) {
 // workspace, its simulated judge and the owner's membership are written
 // in one transaction: on an error none of them exists, and the Workspace
 // returned is the zero one (not the id of a row rolled back).
-func (db *DB) CreateWorkspace(ctx context.Context, name string, ownerID int64) (Workspace, error) {
+//
+// Given an audit (described with the workspace made), its entry is
+// written in the same transaction, into the new workspace's log.
+func (db *DB) CreateWorkspace(ctx context.Context, name string, ownerID int64, audit ...Audit[Workspace]) (Workspace, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return Workspace{}, Errorf(EInvalid, "a workspace needs a name (at most %d characters)", MaxNameLength)
@@ -444,7 +455,13 @@ func (db *DB) CreateWorkspace(ctx context.Context, name string, ownerID int64) (
 		if _, err := ensureSimulatedJudgeTx(tx, ws.ID); err != nil {
 			return err
 		}
-		return tx.Create(&Membership{WorkspaceID: ws.ID, UserID: ownerID, Role: RoleOwner, CreatedAt: now}).Error
+		if err := tx.Create(&Membership{WorkspaceID: ws.ID, UserID: ownerID, Role: RoleOwner, CreatedAt: now}).Error; err != nil {
+			return err
+		}
+		for i := range audit {
+			audit[i].Event.WorkspaceID = ws.ID
+		}
+		return recordAudits(tx, audit, ws)
 	})
 	if err != nil {
 		return Workspace{}, err
@@ -497,7 +514,10 @@ type memberChange struct {
 // workspace keeps an owner; the check and the change run in one
 // transaction that holds the workspace's owner memberships. It returns
 // how many share links a removal revoked.
-func (db *DB) changeMember(ctx context.Context, wsID, userID int64, ch memberChange) (int64, error) {
+//
+// done, called last in the transaction with that count, writes the
+// change's audit entry: when it fails, nothing was changed.
+func (db *DB) changeMember(ctx context.Context, wsID, userID int64, ch memberChange, done func(tx *gorm.DB, revoked int64) error) (int64, error) {
 	var revoked int64
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		owners, err := lockOwners(tx, db.Dialect, wsID)
@@ -512,7 +532,10 @@ func (db *DB) changeMember(ctx context.Context, wsID, userID int64, ch memberCha
 			return errLastOwner
 		}
 		if !ch.remove {
-			return tx.Model(&m).Update("role", ch.role).Error
+			if err := tx.Model(&m).Update("role", ch.role).Error; err != nil {
+				return err
+			}
+			return done(tx, 0)
 		}
 		if err := tx.Delete(&m).Error; err != nil {
 			return err
@@ -525,31 +548,42 @@ func (db *DB) changeMember(ctx context.Context, wsID, userID int64, ch memberCha
 			Update("revoked_at", now).Error; err != nil {
 			return err
 		}
-		if !ch.revokeShares {
-			return nil
+		if ch.revokeShares {
+			res := liveShareLinks(tx.Model(&ShareLink{}), wsID, now).Where("created_by = ?", userID).Update("revoked_at", now)
+			if res.Error != nil {
+				return res.Error
+			}
+			revoked = res.RowsAffected
 		}
-		res := liveShareLinks(tx.Model(&ShareLink{}), wsID, now).Where("created_by = ?", userID).Update("revoked_at", now)
-		revoked = res.RowsAffected
-		return res.Error
+		return done(tx, revoked)
 	})
-	return revoked, err
+	if err != nil {
+		return 0, err
+	}
+	return revoked, nil
 }
 
 // SetMemberRole changes a member's role; the last owner keeps theirs.
-func (db *DB) SetMemberRole(ctx context.Context, wsID, userID int64, role Role) error {
+// Given an audit, its entry is written in the same transaction.
+func (db *DB) SetMemberRole(ctx context.Context, wsID, userID int64, role Role, audit ...Audit[struct{}]) error {
 	if role.Rank() == 0 {
 		return Errorf(EInvalid, "%q is not a role", role)
 	}
-	_, err := db.changeMember(ctx, wsID, userID, memberChange{role: role})
+	_, err := db.changeMember(ctx, wsID, userID, memberChange{role: role}, func(tx *gorm.DB, _ int64) error {
+		return recordAudits(tx, audit, struct{}{})
+	})
 	return err
 }
 
 // RemoveMember takes a user out of a workspace and revokes their API
 // tokens there; the last owner stays. With revokeShares, the share links
 // they made in the workspace that still open are revoked too (they hold
-// those addresses, which open without an account); it returns how many.
-func (db *DB) RemoveMember(ctx context.Context, wsID, userID int64, revokeShares bool) (int64, error) {
-	return db.changeMember(ctx, wsID, userID, memberChange{remove: true, revokeShares: revokeShares})
+// those addresses, which open without an account); it returns how many. Given an audit (described with that count),
+// its entry is written in the same transaction.
+func (db *DB) RemoveMember(ctx context.Context, wsID, userID int64, revokeShares bool, audit ...Audit[int64]) (int64, error) {
+	return db.changeMember(ctx, wsID, userID, memberChange{remove: true, revokeShares: revokeShares}, func(tx *gorm.DB, revoked int64) error {
+		return recordAudits(tx, audit, revoked)
+	})
 }
 
 // lockOwners counts the workspace's owners and, on PostgreSQL, locks their
@@ -582,7 +616,10 @@ var ErrWrongCurrentPassword = Errorf(EUnauthorized, "that is not your current pa
 // checked, so of two changes at once with the same current password, the
 // second is refused. A wrong current password is ErrWrongCurrentPassword;
 // a new password too weak, or the same as the current one, is EInvalid.
-func (db *DB) ChangePassword(ctx context.Context, userID int64, current, next string) (User, error) {
+// Given an audit (described with the account), its entry is written in
+// the same transaction into every workspace of the account
+// (recordAccountAudits).
+func (db *DB) ChangePassword(ctx context.Context, userID int64, current, next string, audit ...Audit[User]) (User, error) {
 	u, err := db.FindUser(ctx, userID)
 	if err != nil {
 		return User{}, err
@@ -615,15 +652,19 @@ func (db *DB) ChangePassword(ctx context.Context, userID int64, current, next st
 		if err := endResetLinks(tx, userID, now); err != nil {
 			return err
 		}
-		return tx.First(&u, userID).Error
+		if err := tx.First(&u, userID).Error; err != nil {
+			return err
+		}
+		return recordAccountAudits(tx, userID, audit, u)
 	})
 	return u, err
 }
 
 // EndOtherSessions signs out every session of the account (a new session
 // epoch; the caller starts a new session for the person asking). API
-// tokens are not sessions and keep working.
-func (db *DB) EndOtherSessions(ctx context.Context, userID int64) (User, error) {
+// tokens are not sessions and keep working. Given an audit, its entry is
+// written in the same transaction as ChangePassword writes it.
+func (db *DB) EndOtherSessions(ctx context.Context, userID int64, audit ...Audit[User]) (User, error) {
 	var u User
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Model(&User{}).Where("id = ?", userID).Updates(map[string]any{
@@ -631,7 +672,10 @@ func (db *DB) EndOtherSessions(ctx context.Context, userID int64) (User, error) 
 		}).Error; err != nil {
 			return err
 		}
-		return notFound(tx.First(&u, userID).Error, "user", userID)
+		if err := tx.First(&u, userID).Error; err != nil {
+			return notFound(err, "user", userID)
+		}
+		return recordAccountAudits(tx, userID, audit, u)
 	})
 	return u, err
 }

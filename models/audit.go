@@ -2,8 +2,12 @@ package models
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Audit actions. Share links, deletions and API tokens are named here so
@@ -105,4 +109,96 @@ func (db *DB) ListAudit(ctx context.Context, wsID int64, beforeID int64, limit i
 	}
 	err := q.Order("id DESC").Limit(limit).Find(&evs).Error
 	return evs, err
+}
+
+// Audit is the audit-log entry of a write, recorded by the write itself in
+// its own transaction: the action and its entry are stored together or not
+// at all, so a team's log never misses a role change, a token or a
+// revoked link that did happen. Event says who acted, from which address
+// and in which workspace (the handlers build it from the request, in one
+// place); Describe, called inside the transaction once the write has done
+// its work, says what was done (action, target, detail) from the write's
+// result, which may name what only the write knew (a new token's prefix, a
+// link's id). A write given no Audit records nothing: the operator's
+// command line and the tests that are not about the log.
+type Audit[T any] struct {
+	Event    AuditEvent
+	Describe func(T) AuditNote
+}
+
+// AuditNote is what an audited write did: Action is one of the Audit
+// constants; an empty Action records nothing (a write that changed
+// nothing).
+type AuditNote struct {
+	Action, Target, Detail string
+}
+
+// ErrAuditNotWritten is the cause of an action refused because its audit
+// entry could not be written (errors.Is finds it under the *Error).
+var ErrAuditNotWritten = errors.New("audit log not written")
+
+// recordAudits writes the entries of audits for result v, in tx (the
+// write's own transaction). An entry with no workspace is not written, as
+// before: there is no workspace log to hold it.
+func recordAudits[T any](tx *gorm.DB, audits []Audit[T], v T) error {
+	for _, a := range audits {
+		if a.Describe == nil || a.Event.WorkspaceID == 0 {
+			continue
+		}
+		n := a.Describe(v)
+		if n.Action == "" {
+			continue
+		}
+		e := a.Event
+		e.Action, e.Target, e.Detail = n.Action, n.Target, n.Detail
+		if err := auditTx(tx, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordAccountAudits writes the entries of audits for result v, in tx,
+// as auditAccountTx does: into the log of every workspace of account
+// userID (Event's workspace is not used), or the accounts' log for an
+// account in no workspace. For what is done to an account rather than in
+// one workspace (its password changed or reset, its sessions ended).
+func recordAccountAudits[T any](tx *gorm.DB, userID int64, audits []Audit[T], v T) error {
+	for _, a := range audits {
+		if a.Describe == nil {
+			continue
+		}
+		n := a.Describe(v)
+		if n.Action == "" {
+			continue
+		}
+		e := a.Event
+		e.WorkspaceID, e.Action, e.Target, e.Detail = 0, n.Action, n.Target, n.Detail
+		if err := auditAccountTx(tx, userID, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// joinedBy makes audits the entries of account u joining inv's workspace:
+// written in that workspace's log, with u as the actor (an account made
+// in the same transaction had no id when the caller built the event).
+func joinedBy(audits []Audit[Invite], u User, inv Invite) []Audit[Invite] {
+	out := make([]Audit[Invite], len(audits))
+	for i, a := range audits {
+		id := u.ID
+		a.Event.WorkspaceID, a.Event.ActorUserID, a.Event.Actor = inv.WorkspaceID, &id, u.Name+" <"+u.Email+">"
+		out[i] = a
+	}
+	return out
+}
+
+// auditFailed is the error of a write whose audit entry could not be
+// written: its transaction is rolled back, so nothing was changed, and the
+// person is told so and to try again.
+func auditFailed(action string, err error) error {
+	return &Error{Code: EInternal, Err: fmt.Errorf("%w (%s): %w", ErrAuditNotWritten, action, err),
+		Message: "Nothing was changed: the audit log could not record this action, and an action is only done together with its entry. " +
+			"Try again in a moment; if it keeps failing, tell the server's operator (the cause is in the server log)."}
 }

@@ -266,8 +266,9 @@ func joinByConfirmation(tx *gorm.DB, inviteID, userID int64) (Invite, error) {
 // has no account: it makes the account, its address confirmed, with the
 // name and password typed now (not when the invite was answered: whoever
 // answered may not be whoever receives the mail), and adds it to the
-// invite's workspace, in one transaction.
-func (db *DB) ConfirmSignup(ctx context.Context, token, name, password string) (User, Invite, error) {
+// invite's workspace, in one transaction. Given an audit, its entry of
+// the account joining is written in the same transaction (joinedBy).
+func (db *DB) ConfirmSignup(ctx context.Context, token, name, password string, audit ...Audit[Invite]) (User, Invite, error) {
 	var u User
 	var inv Invite
 	// The password is hashed before the transaction (see NewUser.hash); a
@@ -304,6 +305,9 @@ func (db *DB) ConfirmSignup(ctx context.Context, token, name, password string) (
 		if inv, err = joinByConfirmation(tx, *ec.InviteID, u.ID); err != nil {
 			return err
 		}
+		if err := recordAudits(tx, joinedBy(audit, u, inv), inv); err != nil {
+			return err
+		}
 		return auditAccountTx(tx, u.ID, AuditEvent{ActorUserID: &u.ID, Actor: u.Name + " <" + u.Email + ">", Action: AuditEmailConfirmed,
 			Target: u.Email, Detail: "by a mailed link, answering an invite", CreatedAt: now})
 	})
@@ -314,7 +318,9 @@ func (db *DB) ConfirmSignup(ctx context.Context, token, name, password string) (
 // userID, which must have the address it was mailed to: the address is
 // marked confirmed and, when the link answered an invite, the account
 // joins its workspace, in one transaction. inv is nil when it joined none.
-func (db *DB) ConfirmAddress(ctx context.Context, token string, userID int64) (User, *Invite, error) {
+// Given an audit, its entry of the account joining, if it joined, is
+// written in the same transaction (joinedBy).
+func (db *DB) ConfirmAddress(ctx context.Context, token string, userID int64, audit ...Audit[Invite]) (User, *Invite, error) {
 	var u User
 	var joined *Invite
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -340,6 +346,9 @@ func (db *DB) ConfirmAddress(ctx context.Context, token string, userID int64) (U
 			}
 			joined = &inv
 			detail += ", answering an invite"
+			if err := recordAudits(tx, joinedBy(audit, u, inv), inv); err != nil {
+				return err
+			}
 		}
 		return auditAccountTx(tx, u.ID, AuditEvent{ActorUserID: &u.ID, Actor: u.Name + " <" + u.Email + ">", Action: AuditEmailConfirmed,
 			Target: u.Email, Detail: detail, CreatedAt: now})

@@ -111,7 +111,9 @@ func (db *DB) Rename(ctx context.Context, wsID int64, k Kind, id int64, name str
 // RenameIf is Rename for a writer who read the object named was: when it
 // is named otherwise now (someone renamed it since), nothing is written and
 // the error's code is EChanged. An empty was renames whatever the name.
-func (db *DB) RenameIf(ctx context.Context, wsID int64, k Kind, id int64, name, was string) (string, error) {
+// Given an audit (described with the old and the new name), its entry is
+// written in the same transaction.
+func (db *DB) RenameIf(ctx context.Context, wsID int64, k Kind, id int64, name, was string, audit ...Audit[NameChange]) (string, error) {
 	if !k.Valid() {
 		return "", Errorf(EInvalid, "%q cannot be renamed", k)
 	}
@@ -148,13 +150,18 @@ func (db *DB) RenameIf(ctx context.Context, wsID int64, k Kind, id int64, name, 
 		if res.RowsAffected == 0 {
 			return &Error{Code: EChanged, Message: fmt.Sprintf("this %s was renamed after you opened the page; nothing was saved", k)}
 		}
-		return nil
+		return recordAudits(tx, audit, NameChange{Old: old, New: name})
 	})
 	return old, err
 }
 
-// SetArchived archives (or brings back from the archive) a live object.
-func (db *DB) SetArchived(ctx context.Context, wsID int64, k Kind, id int64, archived bool) (string, error) {
+// NameChange is what a rename did: the name before and the name stored.
+type NameChange struct{ Old, New string }
+
+// SetArchived archives (or brings back from the archive) a live object
+// and returns its name. Given an audit (described with the name), its
+// entry is written in the same transaction.
+func (db *DB) SetArchived(ctx context.Context, wsID int64, k Kind, id int64, archived bool, audit ...Audit[string]) (string, error) {
 	if !k.Valid() {
 		return "", Errorf(EInvalid, "%q cannot be archived", k)
 	}
@@ -168,7 +175,10 @@ func (db *DB) SetArchived(ctx context.Context, wsID int64, k Kind, id int64, arc
 		if archived {
 			at = time.Now().UTC()
 		}
-		return tx.Table(k.table()).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).Update("archived_at", at).Error
+		if err := tx.Table(k.table()).Where("workspace_id = ? AND id = ?", wsID, id).Scopes(live).Update("archived_at", at).Error; err != nil {
+			return err
+		}
+		return recordAudits(tx, audit, name)
 	})
 	return name, err
 }
@@ -447,7 +457,9 @@ func (db *DB) Trash(ctx context.Context, wsID int64, k Kind, id int64, by Actor)
 // would go now, or another run would need cancelling, nothing is moved
 // and the error's code is EChanged (see CheckListed). It is checked in
 // the moving transaction, so a run launched after the check is not taken.
-func (db *DB) TrashIf(ctx context.Context, wsID int64, k Kind, id int64, by Actor, listing string) (TrashEntry, TrashPlan, error) {
+// Given an audit (described with the entry made), its entry is written in
+// the same transaction.
+func (db *DB) TrashIf(ctx context.Context, wsID int64, k Kind, id int64, by Actor, listing string, audit ...Audit[TrashEntry]) (TrashEntry, TrashPlan, error) {
 	var (
 		e    TrashEntry
 		plan TrashPlan
@@ -494,7 +506,7 @@ func (db *DB) TrashIf(ctx context.Context, wsID int64, k Kind, id int64, by Acto
 				return fmt.Errorf("move the %ss of %s %d to the trash: %w", kind, k, id, err)
 			}
 		}
-		return nil
+		return recordAudits(tx, audit, e)
 	})
 	return e, plan, err
 }
@@ -607,8 +619,10 @@ var parentLinks = []struct {
 
 // Restore brings back everything a trash entry took, in one transaction,
 // and removes the entry. It refuses while a project or dataset that the
-// objects belong to is itself in the trash (under another entry).
-func (db *DB) Restore(ctx context.Context, wsID, entryID int64) (TrashEntry, error) {
+// objects belong to is itself in the trash (under another entry). Given
+// an audit (described with the entry), its entry is written in the same
+// transaction.
+func (db *DB) Restore(ctx context.Context, wsID, entryID int64, audit ...Audit[TrashEntry]) (TrashEntry, error) {
 	var e TrashEntry
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("workspace_id = ? AND id = ?", wsID, entryID).First(&e).Error; err != nil {
@@ -640,7 +654,10 @@ func (db *DB) Restore(ctx context.Context, wsID, entryID int64) (TrashEntry, err
 				return fmt.Errorf("restore %ss: %w", k, err)
 			}
 		}
-		return tx.Delete(&TrashEntry{}, e.ID).Error
+		if err := tx.Delete(&TrashEntry{}, e.ID).Error; err != nil {
+			return err
+		}
+		return recordAudits(tx, audit, e)
 	})
 	return e, err
 }
@@ -669,7 +686,13 @@ type PurgeCounts struct {
 // write failed after the busy timeout. A purge cut short (a crash) leaves
 // the entry marked and its objects in the trash, hidden as before; the
 // next sweep (SweepTrash) finishes it.
-func (db *DB) Purge(ctx context.Context, wsID, entryID int64) (TrashEntry, PurgeCounts, error) {
+//
+// Given an audit (described with the entry), its entry is written in the
+// transaction that marks the entry: the purge is decided there (the
+// entry can no longer be restored), so a purge whose entry cannot be
+// written is not started. A purge of an entry marked already (cut short,
+// or under way elsewhere) finishes it and records nothing again.
+func (db *DB) Purge(ctx context.Context, wsID, entryID int64, audit ...Audit[TrashEntry]) (TrashEntry, PurgeCounts, error) {
 	var e TrashEntry
 	g := db.Gorm.WithContext(ctx)
 	if err := g.Where("workspace_id = ? AND id = ?", wsID, entryID).First(&e).Error; err != nil {
@@ -677,9 +700,19 @@ func (db *DB) Purge(ctx context.Context, wsID, entryID int64) (TrashEntry, Purge
 	}
 	if e.PurgingAt == nil {
 		now := db.Now().UTC()
-		res := g.Model(&TrashEntry{}).Where("id = ? AND purging_at IS NULL", e.ID).Update("purging_at", now)
-		if res.Error != nil {
-			return e, PurgeCounts{}, fmt.Errorf("mark trash entry %d as being purged: %w", e.ID, res.Error)
+		var res *gorm.DB
+		err := g.Transaction(func(tx *gorm.DB) error {
+			res = tx.Model(&TrashEntry{}).Where("id = ? AND purging_at IS NULL", e.ID).Update("purging_at", now)
+			if res.Error != nil {
+				return fmt.Errorf("mark trash entry %d as being purged: %w", e.ID, res.Error)
+			}
+			if res.RowsAffected == 0 {
+				return nil
+			}
+			return recordAudits(tx, audit, e)
+		})
+		if err != nil {
+			return e, PurgeCounts{}, err
 		}
 		if res.RowsAffected == 0 {
 			// Restored or purged meanwhile, or marked by another purge.

@@ -145,14 +145,15 @@ func (e *InviteLimitError) Error() string {
 // counts and the write happen under the workspace's and the maker's locks,
 // so invites asked for at the same moment count each other.
 func (db *DB) CreateInvite(ctx context.Context, wsID int64, role Role, by int64, ttl time.Duration) (Invite, string, error) {
-	return db.CreateInviteFor(ctx, wsID, role, by, ttl, "")
+	return db.CreateInviteFor(ctx, wsID, role, by, ttl, "", Audit[Invite]{})
 }
 
 // CreateInviteFor is CreateInvite for a link mailed to an address (""
 // for one handed over), which Members then shows with the invite.
 //
-// queue, if given, queues the invite's mail in the same transaction.
-func (db *DB) CreateInviteFor(ctx context.Context, wsID int64, role Role, by int64, ttl time.Duration, email string, queue ...QueueLinkMail) (Invite, string, error) {
+// audit's entry (described with the invite made) is written, and queue,
+// if given, queues the invite's mail, in the same transaction.
+func (db *DB) CreateInviteFor(ctx context.Context, wsID int64, role Role, by int64, ttl time.Duration, email string, audit Audit[Invite], queue ...QueueLinkMail) (Invite, string, error) {
 	if email != "" {
 		var err error
 		if email, err = checkAddress(email); err != nil {
@@ -205,7 +206,10 @@ func (db *DB) CreateInviteFor(ctx context.Context, wsID int64, role Role, by int
 		if err := tx.Create(&inv).Error; err != nil {
 			return err
 		}
-		return queueIn(ctx, tx, inv.ID, queue)
+		if err := queueIn(ctx, tx, inv.ID, queue); err != nil {
+			return err
+		}
+		return recordAudits(tx, []Audit[Invite]{audit}, inv)
 	})
 	if err != nil {
 		return Invite{}, "", err
@@ -318,18 +322,21 @@ func (db *DB) CountOpenInvitesBy(ctx context.Context, wsID, userID int64) (int64
 // RevokeInvite ends an open invite of the workspace: it expires now. Its
 // row is kept so that it still counts toward InvitesPerHour (deleted, a
 // revoked invite would make room for another, and making, answering and
-// revoking links would have no bound).
-func (db *DB) RevokeInvite(ctx context.Context, wsID, id int64) error {
+// revoking links would have no bound). Given an audit, its entry is
+// written in the same transaction.
+func (db *DB) RevokeInvite(ctx context.Context, wsID, id int64, audit ...Audit[struct{}]) error {
 	now := time.Now().UTC()
-	res := db.Gorm.WithContext(ctx).Model(&Invite{}).Where("workspace_id = ? AND id = ? AND used_at IS NULL AND expires_at > ?", wsID, id, now).
-		Update("expires_at", now)
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected == 0 {
-		return Errorf(ENotFound, "invite %d does not exist, was already used, or has already ended", id)
-	}
-	return nil
+	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&Invite{}).Where("workspace_id = ? AND id = ? AND used_at IS NULL AND expires_at > ?", wsID, id, now).
+			Update("expires_at", now)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return Errorf(ENotFound, "invite %d does not exist, was already used, or has already ended", id)
+		}
+		return recordAudits(tx, audit, struct{}{})
+	})
 }
 
 var errLinkUnusable = Errorf(ENotFound, "this link is not valid: it was already used, it expired, or it was revoked. Ask an owner for a new one")
@@ -428,8 +435,10 @@ func consumeInviteHash(tx *gorm.DB, hash string, userID int64) (Invite, error) {
 	return inv, err
 }
 
-// AcceptInvite adds an existing account to the invite's workspace.
-func (db *DB) AcceptInvite(ctx context.Context, token string, userID int64) (Invite, error) {
+// AcceptInvite adds an existing account to the invite's workspace. Given
+// an audit (described with the invite), its entry is written in the same
+// transaction.
+func (db *DB) AcceptInvite(ctx context.Context, token string, userID int64, audit ...Audit[Invite]) (Invite, error) {
 	var inv Invite
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
@@ -443,7 +452,10 @@ func (db *DB) AcceptInvite(ctx context.Context, token string, userID int64) (Inv
 		if n > 0 {
 			return Errorf(EConflict, "you are already a member of this workspace")
 		}
-		return tx.Create(&Membership{WorkspaceID: inv.WorkspaceID, UserID: userID, Role: inv.Role, CreatedAt: time.Now().UTC()}).Error
+		if err := tx.Create(&Membership{WorkspaceID: inv.WorkspaceID, UserID: userID, Role: inv.Role, CreatedAt: time.Now().UTC()}).Error; err != nil {
+			return err
+		}
+		return recordAudits(tx, audit, inv)
 	})
 	return inv, err
 }
@@ -459,7 +471,11 @@ func (db *DB) AcceptInvite(ctx context.Context, token string, userID int64) (Inv
 // same, so that the answer cannot tell the holder of a link which
 // addresses have accounts. An invite that cannot be used is refused with
 // the same error in both cases.
-func (db *DB) AnswerInvite(ctx context.Context, token string, n NewUser) (made User, inv Invite, err error) {
+//
+// Given an audit, the account made and joined is written to the log in
+// the same transaction (joinedBy); an answer for an address with an
+// account records nothing.
+func (db *DB) AnswerInvite(ctx context.Context, token string, n NewUser, audit ...Audit[Invite]) (made User, inv Invite, err error) {
 	if err := n.prepare(); err != nil {
 		return User{}, Invite{}, err
 	}
@@ -473,7 +489,10 @@ func (db *DB) AnswerInvite(ctx context.Context, token string, n NewUser) (made U
 		if inv, err = consumeInvite(tx, token, made.ID); err != nil {
 			return err
 		}
-		return tx.Create(&Membership{WorkspaceID: inv.WorkspaceID, UserID: made.ID, Role: inv.Role, CreatedAt: time.Now().UTC()}).Error
+		if err := tx.Create(&Membership{WorkspaceID: inv.WorkspaceID, UserID: made.ID, Role: inv.Role, CreatedAt: time.Now().UTC()}).Error; err != nil {
+			return err
+		}
+		return recordAudits(tx, joinedBy(audit, made, inv), inv)
 	})
 	if !taken {
 		return made, inv, err
@@ -532,6 +551,13 @@ func resetBlocker(q *gorm.DB, issuerID, userID int64) (blocker string, member bo
 //
 // queue, if given, queues the link's mail in the same transaction.
 func (db *DB) CreatePasswordReset(ctx context.Context, issuerID, userID int64, ttl time.Duration, queue ...QueueLinkMail) (PasswordReset, string, error) {
+	return db.IssuePasswordReset(ctx, issuerID, userID, ttl, Audit[PasswordReset]{}, queue...)
+}
+
+// IssuePasswordReset is CreatePasswordReset as an owner asks for it: the
+// audit's entry (described with the reset made) is written in the same
+// transaction as the link and its mail.
+func (db *DB) IssuePasswordReset(ctx context.Context, issuerID, userID int64, ttl time.Duration, audit Audit[PasswordReset], queue ...QueueLinkMail) (PasswordReset, string, error) {
 	blocker, member, err := resetBlocker(db.Reader(ctx), issuerID, userID)
 	if err != nil {
 		return PasswordReset{}, "", err
@@ -552,7 +578,10 @@ func (db *DB) CreatePasswordReset(ctx context.Context, issuerID, userID int64, t
 		if err := tx.Create(&pr).Error; err != nil {
 			return err
 		}
-		return queueIn(ctx, tx, pr.ID, queue)
+		if err := queueIn(ctx, tx, pr.ID, queue); err != nil {
+			return err
+		}
+		return recordAudits(tx, []Audit[PasswordReset]{audit}, pr)
 	})
 }
 
@@ -594,8 +623,10 @@ func (db *DB) FindOpenPasswordReset(ctx context.Context, token string) (Password
 
 // ResetPassword uses a reset link once: it sets the new password, signs
 // out every existing session of the account and ends its other reset
-// links, in one transaction.
-func (db *DB) ResetPassword(ctx context.Context, token, password string) (User, error) {
+// links, in one transaction. Given an audit (described with the account),
+// its entry is written in the same transaction into every workspace of
+// the account (recordAccountAudits).
+func (db *DB) ResetPassword(ctx context.Context, token, password string, audit ...Audit[User]) (User, error) {
 	if err := CheckPasswordStrength(password); err != nil {
 		return User{}, err
 	}
@@ -628,7 +659,10 @@ func (db *DB) ResetPassword(ctx context.Context, token, password string) (User, 
 		if err := endResetLinks(tx, pr.UserID, now); err != nil {
 			return err
 		}
-		return tx.First(&u, pr.UserID).Error
+		if err := tx.First(&u, pr.UserID).Error; err != nil {
+			return err
+		}
+		return recordAccountAudits(tx, u.ID, audit, u)
 	})
 	return u, err
 }

@@ -270,8 +270,9 @@ func (db *DB) UndeliveredMails(ctx context.Context, userIDs []int64) (map[int64]
 // ShowInviteLink gives an open invite of the workspace a new token, for
 // its owner to hand over when its mail could not be delivered; the link
 // mailed before, if any, stops working, and a mail still being retried is
-// not sent.
-func (db *DB) ShowInviteLink(ctx context.Context, wsID, id int64) (Invite, string, error) {
+// not sent. Given an audit (described with the invite), its entry is
+// written in the same transaction.
+func (db *DB) ShowInviteLink(ctx context.Context, wsID, id int64, audit ...Audit[Invite]) (Invite, string, error) {
 	token, hash, err := NewLinkToken()
 	if err != nil {
 		return Invite{}, "", err
@@ -286,7 +287,10 @@ func (db *DB) ShowInviteLink(ctx context.Context, wsID, id int64) (Invite, strin
 		if err := tx.Where("kind = ? AND link_id = ?", LinkInvite, id).Delete(&MailedToken{}).Error; err != nil {
 			return fmt.Errorf("end the links mailed before: %w", err)
 		}
-		return tx.Model(&Invite{}).Where("id = ?", id).Updates(map[string]any{"token_hash": hash, "mail_problem": "", "mail_stopped": true}).Error
+		if err := tx.Model(&Invite{}).Where("id = ?", id).Updates(map[string]any{"token_hash": hash, "mail_problem": "", "mail_stopped": true}).Error; err != nil {
+			return err
+		}
+		return recordAudits(tx, audit, inv)
 	})
 	return inv, token, err
 }
@@ -298,7 +302,10 @@ func (db *DB) ShowInviteLink(ctx context.Context, wsID, id int64) (Invite, strin
 // until the new attempt's outcome is recorded. Only a mail that failed can
 // be sent again, so the button is no way to mail an address at will. A nil
 // queue (a server without mail) is refused once the invite is found.
-func (db *DB) ResendInviteAnswerMails(ctx context.Context, wsID, inviteID int64, queue QueueLinkMail) ([]string, error) {
+//
+// Given an audit (described with the addresses), its entry is written in
+// the same transaction.
+func (db *DB) ResendInviteAnswerMails(ctx context.Context, wsID, inviteID int64, queue QueueLinkMail, audit ...Audit[[]string]) ([]string, error) {
 	var sent []string
 	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := time.Now().UTC()
@@ -333,7 +340,7 @@ func (db *DB) ResendInviteAnswerMails(ctx context.Context, wsID, inviteID int64,
 		if len(sent) == 0 {
 			return Errorf(EConflict, "no confirmation mail of invite %d failed: there is nothing to send again", inviteID)
 		}
-		return nil
+		return recordAudits(tx, audit, sent)
 	})
 	return sent, err
 }

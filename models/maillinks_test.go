@@ -31,7 +31,7 @@ func TestLinkRowNotStoredWithoutItsMail(t *testing.T) {
 			t.Fatal(err)
 		}
 		refuse := func(context.Context, *sql.Tx, int64) error { return errors.New("the queue is full") }
-		if _, _, err := db.CreateInviteFor(ctx, ws.ID, models.RoleEditor, owner.ID, models.InviteTTL, "cleo@company.com", refuse); err == nil {
+		if _, _, err := db.CreateInviteFor(ctx, ws.ID, models.RoleEditor, owner.ID, models.InviteTTL, "cleo@company.com", models.Audit[models.Invite]{}, refuse); err == nil {
 			t.Fatal("invite stored though its mail was not queued")
 		}
 		if invs, _ := db.ListOpenInvites(ctx, ws.ID); len(invs) != 0 {
@@ -52,7 +52,7 @@ func TestLinkRowNotStoredWithoutItsMail(t *testing.T) {
 		}
 
 		var queued int64
-		inv, token, err := db.CreateInviteFor(ctx, ws.ID, models.RoleEditor, owner.ID, models.InviteTTL, "cleo@company.com",
+		inv, token, err := db.CreateInviteFor(ctx, ws.ID, models.RoleEditor, owner.ID, models.InviteTTL, "cleo@company.com", models.Audit[models.Invite]{},
 			func(_ context.Context, _ *sql.Tx, id int64) error { queued = id; return nil })
 		if err != nil || queued != inv.ID {
 			t.Fatalf("queued %d for invite %d: %v", queued, inv.ID, err)

@@ -128,7 +128,7 @@ func auditAccountTx(tx *gorm.DB, userID int64, ev AuditEvent) error {
 			e.CreatedAt = time.Now().UTC()
 		}
 		if err := tx.Create(&e).Error; err != nil {
-			return fmt.Errorf("write the accounts' audit log: %w", err)
+			return auditFailed(e.Action, err)
 		}
 		return nil
 	}
@@ -214,7 +214,7 @@ func auditTx(tx *gorm.DB, e AuditEvent) error {
 		e.CreatedAt = time.Now().UTC()
 	}
 	if err := tx.Create(&e).Error; err != nil {
-		return fmt.Errorf("write the audit log: %w", err)
+		return auditFailed(e.Action, err)
 	}
 	return nil
 }

@@ -168,8 +168,10 @@ func (db *DB) ListRaters(ctx context.Context, wsID int64) ([]Rater, error) {
 // browser rating the account gave in the workspace. The account must have
 // rated there, or be excluded already. Every run of the workspace's human
 // ratings version moves on in the same transaction, so no server process
-// serves a report cached with the ratings as they counted before.
-func (db *DB) SetRatingsExcluded(ctx context.Context, wsID, userID int64, exclude bool, by string) error {
+// serves a report cached with the ratings as they counted before. Given
+// an audit, its entry is written in the same transaction; asking for what
+// is so already changes nothing and records nothing.
+func (db *DB) SetRatingsExcluded(ctx context.Context, wsID, userID int64, exclude bool, by string, audit ...Audit[struct{}]) error {
 	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var rated, excluded int64
 		if err := tx.Model(&ReviewRating{}).Where("workspace_id = ? AND user_id = ?", wsID, userID).Count(&rated).Error; err != nil {
@@ -192,6 +194,9 @@ func (db *DB) SetRatingsExcluded(ctx context.Context, wsID, userID int64, exclud
 		} else if err := tx.Where("workspace_id = ? AND user_id = ?", wsID, userID).Delete(&RatingExclusion{}).Error; err != nil {
 			return err
 		}
-		return tx.Model(&Run{}).Where("workspace_id = ?", wsID).UpdateColumn("humans_version", gorm.Expr("humans_version + 1")).Error
+		if err := tx.Model(&Run{}).Where("workspace_id = ?", wsID).UpdateColumn("humans_version", gorm.Expr("humans_version + 1")).Error; err != nil {
+			return err
+		}
+		return recordAudits(tx, audit, struct{}{})
 	})
 }

@@ -86,8 +86,10 @@ type NewShareLink struct {
 
 // CreateShareLink checks that what is shared belongs to the workspace,
 // stores the link and returns it with its token (the only time the token
-// exists outside the browser of the person who made it).
-func (db *DB) CreateShareLink(ctx context.Context, n NewShareLink) (ShareLink, string, error) {
+// exists outside the browser of the person who made it). Given an audit
+// (described with the link made), its entry is written in the same
+// transaction.
+func (db *DB) CreateShareLink(ctx context.Context, n NewShareLink, audit ...Audit[ShareLink]) (ShareLink, string, error) {
 	n.Label = strings.TrimSpace(n.Label)
 	if err := checkName("label", n.Label, MaxShareLabel); err != nil {
 		return ShareLink{}, "", err
@@ -129,7 +131,16 @@ func (db *DB) CreateShareLink(ctx context.Context, n NewShareLink) (ShareLink, s
 		exp := l.CreatedAt.Add(n.TTL)
 		l.ExpiresAt = &exp
 	}
-	return l, token, db.Gorm.WithContext(ctx).Create(&l).Error
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&l).Error; err != nil {
+			return err
+		}
+		return recordAudits(tx, audit, l)
+	})
+	if err != nil {
+		return ShareLink{}, "", err
+	}
+	return l, token, nil
 }
 
 // errShareUnusable is the one answer to a token that opens nothing: the
@@ -254,17 +265,27 @@ func (db *DB) LiveShareLinksByMaker(ctx context.Context, wsID int64) (map[int64]
 	return out, err
 }
 
-// RevokeShareLink stops a link of the workspace at once.
-func (db *DB) RevokeShareLink(ctx context.Context, wsID, id int64) (ShareLink, error) {
+// RevokeShareLink stops a link of the workspace at once. Given an audit
+// (described with the link), its entry is written in the same
+// transaction.
+func (db *DB) RevokeShareLink(ctx context.Context, wsID, id int64, audit ...Audit[ShareLink]) (ShareLink, error) {
 	var l ShareLink
-	res := db.Gorm.WithContext(ctx).Model(&ShareLink{}).Where("workspace_id = ? AND id = ? AND revoked_at IS NULL", wsID, id).
-		Update("revoked_at", time.Now().UTC())
-	if res.Error != nil {
-		return l, res.Error
+	err := db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&ShareLink{}).Where("workspace_id = ? AND id = ? AND revoked_at IS NULL", wsID, id).
+			Update("revoked_at", time.Now().UTC())
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return Errorf(ENotFound, "share link %d does not exist (or is not in this workspace) or was already revoked", id)
+		}
+		if err := tx.First(&l, id).Error; err != nil {
+			return err
+		}
+		return recordAudits(tx, audit, l)
+	})
+	if err != nil {
+		return ShareLink{}, err
 	}
-	if res.RowsAffected == 0 {
-		return l, Errorf(ENotFound, "share link %d does not exist (or is not in this workspace) or was already revoked", id)
-	}
-	err := db.Reader(ctx).First(&l, id).Error
-	return l, err
+	return l, nil
 }

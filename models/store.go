@@ -456,16 +456,18 @@ func CheckJudgeBaseURL(baseURL string) error {
 }
 
 // SaveJudge creates or updates a judge setting. An empty APIKey on update
-// keeps the stored key (the form never shows it back).
-func (db *DB) SaveJudge(ctx context.Context, j *Judge) error {
-	return db.SaveJudgeIf(ctx, j, nil)
+// keeps the stored key (the form never shows it back). Given an audit
+// (described with the judge saved), its entry is written in the same
+// transaction.
+func (db *DB) SaveJudge(ctx context.Context, j *Judge, audit ...Audit[Judge]) error {
+	return db.SaveJudgeIf(ctx, j, nil, audit...)
 }
 
 // SaveJudgeIf is SaveJudge for an update that expects the stored judge to
 // be as its writer read it: when expect is not met, nothing is written and
 // the error's code is EChanged. A nil expect saves unconditionally.
-func (db *DB) SaveJudgeIf(ctx context.Context, j *Judge, expect Expectation) error {
-	return db.SaveJudgeWithLimitsIf(ctx, j, nil, expect)
+func (db *DB) SaveJudgeIf(ctx context.Context, j *Judge, expect Expectation, audit ...Audit[Judge]) error {
+	return db.SaveJudgeWithLimitsIf(ctx, j, nil, expect, audit...)
 }
 
 // SaveJudgeWithLimitsIf is SaveJudgeIf that also stores the judge's shared
@@ -474,8 +476,9 @@ func (db *DB) SaveJudgeIf(ctx context.Context, j *Judge, expect Expectation) err
 // moves it too), so a form filled before a limits-only change elsewhere
 // cannot silently put the old limits back. Limits equal to the stored
 // ones are left as they are (storing them restarts the adaptive
-// concurrency).
-func (db *DB) SaveJudgeWithLimitsIf(ctx context.Context, j *Judge, lim *JudgeLimits, expect Expectation) error {
+// concurrency). Given an audit, its entry is written in the same
+// transaction.
+func (db *DB) SaveJudgeWithLimitsIf(ctx context.Context, j *Judge, lim *JudgeLimits, expect Expectation, audit ...Audit[Judge]) error {
 	if lim != nil {
 		if err := CheckJudgeLimits(*lim); err != nil {
 			return err
@@ -535,12 +538,17 @@ func (db *DB) SaveJudgeWithLimitsIf(ctx context.Context, j *Judge, lim *JudgeLim
 	}
 	if j.ID == 0 {
 		return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			if err := tx.Create(j).Error; err != nil || lim == nil {
+			if err := tx.Create(j).Error; err != nil {
 				return err
 			}
-			l := *lim
-			l.JudgeID = j.ID
-			return setJudgeLimitsIfChanged(tx, l)
+			if lim != nil {
+				l := *lim
+				l.JudgeID = j.ID
+				if err := setJudgeLimitsIfChanged(tx, l); err != nil {
+					return err
+				}
+			}
+			return recordAudits(tx, audit, *j)
 		})
 	}
 	cols := []string{"name", "base_url", "model", "api_key_env", "key_header", "temperature", "top_p", "max_concurrency", "timeout_seconds", "price_input_per_m_tok", "price_output_per_m_tok", "context_tokens", "updated_at"}
@@ -572,12 +580,14 @@ func (db *DB) SaveJudgeWithLimitsIf(ctx context.Context, j *Judge, lim *JudgeLim
 		if res.RowsAffected == 0 {
 			return Errorf(ENotFound, "judge %d does not exist", j.ID)
 		}
-		if lim == nil {
-			return nil
+		if lim != nil {
+			l := *lim
+			l.JudgeID = j.ID
+			if err := setJudgeLimitsIfChanged(tx, l); err != nil {
+				return err
+			}
 		}
-		l := *lim
-		l.JudgeID = j.ID
-		return setJudgeLimitsIfChanged(tx, l)
+		return recordAudits(tx, audit, *j)
 	})
 }
 

@@ -82,8 +82,10 @@ func (db *DB) CreateExpiringAPIToken(ctx context.Context, wsID, userID int64, na
 
 // CreateScopedAPIToken makes a token of scope (TokenScopeFull or
 // TokenScopeRead; "" is full) that works for ttl from now (0: until
-// revoked) and returns it with the token itself.
-func (db *DB) CreateScopedAPIToken(ctx context.Context, wsID, userID int64, name string, ttl time.Duration, scope string) (APIToken, string, error) {
+// revoked) and returns it with the token itself. Given an audit
+// (described with the token made), its entry is written in the same
+// transaction.
+func (db *DB) CreateScopedAPIToken(ctx context.Context, wsID, userID int64, name string, ttl time.Duration, scope string, audit ...Audit[APIToken]) (APIToken, string, error) {
 	switch scope {
 	case "":
 		scope = TokenScopeFull
@@ -119,7 +121,16 @@ func (db *DB) CreateScopedAPIToken(ctx context.Context, wsID, userID int64, name
 		exp := t.CreatedAt.Add(ttl)
 		t.ExpiresAt = &exp
 	}
-	return t, token, db.Gorm.WithContext(ctx).Create(&t).Error
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&t).Error; err != nil {
+			return err
+		}
+		return recordAudits(tx, audit, t)
+	})
+	if err != nil {
+		return APIToken{}, "", err
+	}
+	return t, token, nil
 }
 
 // ListAPITokens lists a person's tokens in a workspace, newest first,
@@ -154,8 +165,11 @@ func (db *DB) ExpiringAPITokens(ctx context.Context, wsID, userID int64, now tim
 }
 
 // RevokeAPIToken revokes one of a person's tokens in a workspace; a token
-// of someone else, or of another workspace, is not found.
-func (db *DB) RevokeAPIToken(ctx context.Context, wsID, userID, id int64) (APIToken, error) {
+// of someone else, or of another workspace, is not found. Given an audit
+// (described with the token), its entry is written in the same
+// transaction; a token already revoked changes nothing and records
+// nothing.
+func (db *DB) RevokeAPIToken(ctx context.Context, wsID, userID, id int64, audit ...Audit[APIToken]) (APIToken, error) {
 	var t APIToken
 	err := db.Reader(ctx).Where("workspace_id = ? AND user_id = ? AND id = ?", wsID, userID, id).First(&t).Error
 	if err != nil {
@@ -165,9 +179,17 @@ func (db *DB) RevokeAPIToken(ctx context.Context, wsID, userID, id int64) (APITo
 		return t, nil
 	}
 	now := time.Now().UTC()
-	err = db.Gorm.WithContext(ctx).Model(&APIToken{}).Where("id = ? AND revoked_at IS NULL", t.ID).Update("revoked_at", now).Error
+	err = db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Model(&APIToken{}).Where("id = ? AND revoked_at IS NULL", t.ID).Update("revoked_at", now).Error; err != nil {
+			return err
+		}
+		return recordAudits(tx, audit, t)
+	})
+	if err != nil {
+		return t, err
+	}
 	t.RevokedAt = &now
-	return t, err
+	return t, nil
 }
 
 // errTokenUnusable is the one answer for every token that does not work,
@@ -263,11 +285,12 @@ func (db *DB) ListWorkspaceAPITokensAfter(ctx context.Context, wsID, afterID int
 }
 
 // RevokeWorkspaceAPIToken revokes any token of a workspace, whoever's it
-// is: the owners' power. A token of another workspace is not found.
-func (db *DB) RevokeWorkspaceAPIToken(ctx context.Context, wsID, id int64) (APIToken, error) {
+// is: the owners' power. A token of another workspace is not found. An
+// audit is written as RevokeAPIToken writes it.
+func (db *DB) RevokeWorkspaceAPIToken(ctx context.Context, wsID, id int64, audit ...Audit[APIToken]) (APIToken, error) {
 	var t APIToken
 	if err := db.Gorm.WithContext(ctx).Where("workspace_id = ? AND id = ?", wsID, id).First(&t).Error; err != nil {
 		return t, notFound(err, "token", id)
 	}
-	return db.RevokeAPIToken(ctx, wsID, t.UserID, id)
+	return db.RevokeAPIToken(ctx, wsID, t.UserID, id, audit...)
 }

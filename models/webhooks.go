@@ -151,8 +151,9 @@ func (db *DB) SaveWebhook(ctx context.Context, w Webhook) (Webhook, error) {
 // revision (Webhook.Revision, or NoWebhookRevision when there was none):
 // when expect is not met (another save or a removal came since), nothing
 // is written and the error's code is EChanged. A nil expect saves over
-// any state.
-func (db *DB) SaveWebhookIf(ctx context.Context, w Webhook, expect Expectation) (Webhook, error) {
+// any state. Given an audit (described with the webhook saved), its entry
+// is written in the same transaction.
+func (db *DB) SaveWebhookIf(ctx context.Context, w Webhook, expect Expectation, audit ...Audit[Webhook]) (Webhook, error) {
 	if err := w.Validate(); err != nil {
 		return w, err
 	}
@@ -184,10 +185,13 @@ func (db *DB) SaveWebhookIf(ctx context.Context, w Webhook, expect Expectation) 
 			}
 		}
 		w.UpdatedAt = time.Now().UTC()
-		return tx.Clauses(clause.OnConflict{
+		if err := tx.Clauses(clause.OnConflict{
 			Columns:   []clause.Column{{Name: "workspace_id"}},
 			DoUpdates: clause.AssignmentColumns([]string{"url", "base_url", "on_finished", "on_failed", "updated_at", "last_status", "last_sent_at"}),
-		}).Create(&w).Error
+		}).Create(&w).Error; err != nil {
+			return err
+		}
+		return recordAudits(tx, audit, w)
 	})
 	return w, err
 }
@@ -201,8 +205,9 @@ func (db *DB) DeleteWebhook(ctx context.Context, wsID int64) error {
 // revision (Webhook.Revision): when another save came since, nothing is
 // removed and the error's code is EChanged, as SaveWebhookIf does. A
 // webhook already removed is no error (what was asked for is done). A nil
-// expect removes any webhook.
-func (db *DB) DeleteWebhookIf(ctx context.Context, wsID int64, expect Expectation) error {
+// expect removes any webhook. Given an audit, its entry is written in the
+// same transaction.
+func (db *DB) DeleteWebhookIf(ctx context.Context, wsID int64, expect Expectation, audit ...Audit[struct{}]) error {
 	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if expect != nil {
 			// As in SaveWebhookIf: no save comes between the check and
@@ -221,7 +226,10 @@ func (db *DB) DeleteWebhookIf(ctx context.Context, wsID int64, expect Expectatio
 				return &Error{Code: EChanged, Message: "the webhook was changed since you read it (another owner saved it); nothing was removed"}
 			}
 		}
-		return tx.Where("workspace_id = ?", wsID).Delete(&Webhook{}).Error
+		if err := tx.Where("workspace_id = ?", wsID).Delete(&Webhook{}).Error; err != nil {
+			return err
+		}
+		return recordAudits(tx, audit, struct{}{})
 	})
 }
 
