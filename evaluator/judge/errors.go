@@ -122,7 +122,11 @@ func (e *Error) text(inRun bool) string {
 		fmt.Fprintf(&b, "; gave up after %d attempts", e.Attempts)
 	}
 	if inRun && e.Hint != "" {
-		b.WriteString(". ")
+		// The endpoint's message may end a sentence of its own.
+		if !strings.HasSuffix(b.String(), ".") {
+			b.WriteString(".")
+		}
+		b.WriteString(" ")
 		b.WriteString(e.Hint)
 	}
 	return b.String()
