@@ -60,8 +60,7 @@ func (c *Client) buildRequest(r Request) (chatRequest, *Error) {
 		Seed:     r.Seed,
 	}
 	if !c.cfg.DefaultSamplingOnly {
-		temperature := r.Temperature
-		p.Temperature = &temperature
+		p.Temperature = sentFloat{V: r.Temperature, Sent: true}
 		if r.TopP > 0 {
 			p.TopP = r.TopP
 		}

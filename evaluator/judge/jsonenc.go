@@ -95,9 +95,9 @@ func appendBody(b []byte, r *chatRequest) ([]byte, error) {
 		b = strconv.AppendInt(b, *r.Seed, 10)
 	}
 	var err error
-	if r.Temperature != nil {
+	if r.Temperature.Sent {
 		b = append(b, `,"temperature":`...)
-		if b, err = appendFloat(b, *r.Temperature); err != nil {
+		if b, err = appendFloat(b, r.Temperature.V); err != nil {
 			return b, err
 		}
 	}

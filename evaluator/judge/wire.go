@@ -3,6 +3,7 @@ package judge
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -46,11 +47,26 @@ type chatRequest struct {
 	// not be dropped as a zero value): buildRequest always sets it, except
 	// for a judge that takes only the default sampling
 	// (Config.DefaultSamplingOnly), to which it is never sent.
-	Temperature    *float64        `json:"temperature,omitempty"`
+	Temperature    sentFloat       `json:"temperature,omitzero"`
 	TopLogprobs    int             `json:"top_logprobs,omitempty"`
 	TopP           float64         `json:"top_p,omitempty"`
 	ResponseFormat *responseFormat `json:"response_format,omitempty"`
 }
+
+// sentFloat is a number that is sent when Sent, 0 included, and left out
+// otherwise (encoding/json's omitzero asks IsZero). A pointer did the
+// same at the cost of one allocation per call.
+type sentFloat struct {
+	V    float64
+	Sent bool
+}
+
+// IsZero reports whether the number is left out.
+func (f sentFloat) IsZero() bool { return !f.Sent }
+
+// MarshalJSON writes the number as encoding/json writes a float64 (the
+// oracle of appendBody, which writes it itself).
+func (f sentFloat) MarshalJSON() ([]byte, error) { return json.Marshal(f.V) }
 
 // chatMessage is one message; the SDK wrote content before role.
 type chatMessage struct {
