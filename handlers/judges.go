@@ -530,15 +530,25 @@ func (h *Handlers) testJudge(c echo.Context) error {
 	if c.Request().Header.Get("X-Requested-With") == "fetch" {
 		return renderFragment(c, web.JudgeTestFragment(res))
 	}
+	// What the test found the endpoint refuses, and saved, ends each
+	// message (the fragment shows it apart).
+	adapted := ""
+	if res.Adapted != "" {
+		adapted = " " + res.Adapted
+	}
 	if !res.OK {
-		setFlash(c, "error", fmt.Sprintf("%s did not answer: %s", j.Name, res.Error))
+		setFlash(c, "error", fmt.Sprintf("%s did not answer: %s%s", j.Name, res.Error, adapted))
 		return c.Redirect(http.StatusSeeOther, "/judges")
 	}
 	if res.ScoreProblem != "" {
-		setFlash(c, "warning", fmt.Sprintf("%s %s", j.Name, res.ScoreProblem))
+		msg := fmt.Sprintf("%s %s", j.Name, res.ScoreProblem)
+		if adapted != "" {
+			msg += "." + adapted
+		}
+		setFlash(c, "warning", msg)
 		return c.Redirect(http.StatusSeeOther, "/judges")
 	}
-	msg := fmt.Sprintf("%s answered in %d ms with a score the product can read (%s on %s).", j.Name, res.LatencyMS, res.Score, res.Scale)
+	msg := fmt.Sprintf("%s answered in %d ms with a score the product can read (%s on %s).%s", j.Name, res.LatencyMS, res.Score, res.Scale, adapted)
 	if res.ContextHint != "" {
 		msg += " " + res.ContextHint
 	}

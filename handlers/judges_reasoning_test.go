@@ -157,6 +157,13 @@ func TestJudgeTestConnectionFindsReasoningSettings(t *testing.T) {
 				}
 			}
 		}
+		// The button without scripts: the flash says it too.
+		f := newReasoningFake(t, simjudge.Reasoning{})
+		j := f.judge(env, "no script", nil)
+		page := env.followFlash(env.postForm(fmt.Sprintf("/judges/%d/test", j.ID), nil))
+		if !strings.Contains(page, "flash ok") || !strings.Contains(page, templ.EscapeString("Saved on the judge: “Token limit sent as” is now max_completion_tokens")) {
+			t.Errorf("the flash lacks what was saved: %s", page)
+		}
 	})
 }
 
@@ -245,6 +252,52 @@ func TestLaunchRefusesSamplingForReasoningJudge(t *testing.T) {
 		}
 		if refusedLogprobs != 1 {
 			t.Errorf("G-Eval sent %d calls with logprobs, want 1 (refused once, then sampling)", refusedLogprobs)
+		}
+	})
+}
+
+// TestJudgeFormReasoningSettings: the judge form and the API save the
+// token limit name and the default-only sampling box, show them back, and
+// refuse a name that is not one of the two beside its field, saving
+// nothing.
+func TestJudgeFormReasoningSettings(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		form := judgeFormValues("gpt-5 judge", "https://api.openai.com/v1", "", "1.25")
+		form.Set("token_limit", "max_completion_tokens")
+		form.Set("default_sampling_only", "1")
+		if rec := env.postForm("/judges", form); rec.Code != http.StatusSeeOther {
+			t.Fatalf("POST /judges = %d: %s", rec.Code, rec.Body)
+		}
+		j, ok := env.judgeNamed("gpt-5 judge")
+		if !ok || j.SendsTokenLimitAs() != judge.TokenLimitMaxCompletionTokens || !j.DefaultSamplingOnly {
+			t.Fatalf("stored %v: %q, %v", ok, j.TokenLimit, j.DefaultSamplingOnly)
+		}
+		page := env.get(fmt.Sprintf("/judges/%d/edit", j.ID)).Body.String()
+		for _, want := range []string{`<option value="max_completion_tokens" selected>`, `name="default_sampling_only" value="1" checked`} {
+			if !strings.Contains(page, want) {
+				t.Errorf("the edit page lacks %s", want)
+			}
+		}
+		// Unticked and back to max_tokens.
+		form.Set("token_limit", "max_tokens")
+		form.Del("default_sampling_only")
+		if rec := env.postForm(fmt.Sprintf("/judges/%d", j.ID), form); rec.Code != http.StatusSeeOther {
+			t.Fatalf("POST edit = %d: %s", rec.Code, rec.Body)
+		}
+		if j, _ = env.judgeNamed("gpt-5 judge"); j.SendsTokenLimitAs() != judge.TokenLimitMaxTokens || j.DefaultSamplingOnly {
+			t.Errorf("after the edit: %q, %v", j.TokenLimit, j.DefaultSamplingOnly)
+		}
+		form.Set("token_limit", "max_output_tokens")
+		rec := env.postForm(fmt.Sprintf("/judges/%d", j.ID), form)
+		if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), `id="judge-token-limit-error"`) ||
+			!strings.Contains(rec.Body.String(), "max_completion_tokens") {
+			t.Errorf("an unknown name: %d, %s", rec.Code, rec.Body)
+		}
+		// The API: what GET gives, PUT takes.
+		got := env.get(fmt.Sprintf("/api/v1/judges/%d", j.ID))
+		var api map[string]any
+		if err := json.Unmarshal(got.Body.Bytes(), &api); err != nil || api["token_limit"] != "max_tokens" || api["default_sampling_only"] != false {
+			t.Errorf("GET judge: %v %s", err, got.Body)
 		}
 	})
 }
