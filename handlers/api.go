@@ -453,15 +453,22 @@ type APIJudge struct {
 	APIKeyEnv string `json:"api_key_env"`
 	// KeyHeader is how the key is sent: "bearer" (Authorization: Bearer)
 	// or "api-key" (Azure's per-deployment endpoints).
-	KeyHeader          string   `json:"key_header"`
-	HasStoredKey       bool     `json:"has_stored_key"`
-	Temperature        float64  `json:"temperature"`
-	TopP               float64  `json:"top_p"`
-	MaxConcurrency     int      `json:"max_concurrency"`
-	TimeoutSeconds     int      `json:"timeout_seconds"`
-	PriceInputPerMTok  *float64 `json:"price_input_per_mtok"`
-	PriceOutputPerMTok *float64 `json:"price_output_per_mtok"`
-	ContextTokens      *int     `json:"context_tokens"`
+	KeyHeader string `json:"key_header"`
+	// TokenLimit is the name the answer's cap is sent under: "max_tokens"
+	// or "max_completion_tokens" (OpenAI's reasoning models).
+	// DefaultSamplingOnly: the judge is sent no temperature nor top_p, and
+	// a run launches only with both at 1. Test connection sets both from
+	// the endpoint's refusals.
+	TokenLimit          string   `json:"token_limit"`
+	DefaultSamplingOnly bool     `json:"default_sampling_only"`
+	HasStoredKey        bool     `json:"has_stored_key"`
+	Temperature         float64  `json:"temperature"`
+	TopP                float64  `json:"top_p"`
+	MaxConcurrency      int      `json:"max_concurrency"`
+	TimeoutSeconds      int      `json:"timeout_seconds"`
+	PriceInputPerMTok   *float64 `json:"price_input_per_mtok"`
+	PriceOutputPerMTok  *float64 `json:"price_output_per_mtok"`
+	ContextTokens       *int     `json:"context_tokens"`
 	// LastTestAt is when "Test connection" last ran on the judge page
 	// (absent: never); LastTestError its error, "" when the judge answered.
 	LastTestAt    *stamp.Time `json:"last_test_at,omitempty"`
@@ -479,7 +486,7 @@ type APIJudge struct {
 
 func apiJudge(j models.Judge) APIJudge {
 	return APIJudge{ID: j.ID, Name: j.Name, Simulated: j.Simulated, BaseURL: j.ShownBaseURL(), Model: j.Model, APIKeyEnv: j.APIKeyEnv,
-		KeyHeader: string(j.SendsKeyAs()), HasStoredKey: j.HasStoredKey(), Temperature: j.Temperature, TopP: j.TopP, MaxConcurrency: j.MaxConcurrency,
+		KeyHeader: string(j.SendsKeyAs()), TokenLimit: string(j.SendsTokenLimitAs()), DefaultSamplingOnly: j.DefaultSamplingOnly, HasStoredKey: j.HasStoredKey(), Temperature: j.Temperature, TopP: j.TopP, MaxConcurrency: j.MaxConcurrency,
 		TimeoutSeconds: j.TimeoutSeconds, PriceInputPerMTok: j.PriceInputPerMTok, PriceOutputPerMTok: j.PriceOutputPerMTok,
 		ContextTokens: j.ContextTokens, LastTestAt: stamp.OfPtr(j.LastTestAt), LastTestError: j.LastTestError,
 		CreatedAt: stamp.Of(j.CreatedAt), UpdatedAt: stamp.Of(j.UpdatedAt), NameNote: storedNameNote(j.Name)}
@@ -497,14 +504,18 @@ type APIJudgeInput struct {
 	APIKeyEnv string `json:"api_key_env"`
 	// KeyHeader is "bearer" or "api-key"; absent keeps the judge's (a new
 	// judge's: "bearer").
-	KeyHeader          *string  `json:"key_header"`
-	Temperature        *float64 `json:"temperature"`
-	TopP               *float64 `json:"top_p"`
-	MaxConcurrency     *int     `json:"max_concurrency"`
-	TimeoutSeconds     *int     `json:"timeout_seconds"`
-	PriceInputPerMTok  *float64 `json:"price_input_per_mtok"`
-	PriceOutputPerMTok *float64 `json:"price_output_per_mtok"`
-	ContextTokens      *int     `json:"context_tokens"`
+	KeyHeader *string `json:"key_header"`
+	// TokenLimit and DefaultSamplingOnly: absent keeps the judge's (a new
+	// judge's: "max_tokens", false).
+	TokenLimit          *string  `json:"token_limit"`
+	DefaultSamplingOnly *bool    `json:"default_sampling_only"`
+	Temperature         *float64 `json:"temperature"`
+	TopP                *float64 `json:"top_p"`
+	MaxConcurrency      *int     `json:"max_concurrency"`
+	TimeoutSeconds      *int     `json:"timeout_seconds"`
+	PriceInputPerMTok   *float64 `json:"price_input_per_mtok"`
+	PriceOutputPerMTok  *float64 `json:"price_output_per_mtok"`
+	ContextTokens       *int     `json:"context_tokens"`
 	// ID and Simulated are read-only: accepted so that a GET answer can be
 	// sent back, and refused only when they say something else (another
 	// judge's id on PUT; a simulated that is not the judge's, or true for a
@@ -1547,6 +1558,12 @@ func (in APIJudgeInput) judgeForm(base web.JudgeForm) web.JudgeForm {
 	f.APIKeyEnv = strings.TrimPrefix(strings.TrimSpace(in.APIKeyEnv), "$")
 	if in.KeyHeader != nil {
 		f.KeyHeader = strings.TrimSpace(*in.KeyHeader)
+	}
+	if in.TokenLimit != nil {
+		f.TokenLimit = strings.TrimSpace(*in.TokenLimit)
+	}
+	if in.DefaultSamplingOnly != nil {
+		f.DefaultSamplingOnly = *in.DefaultSamplingOnly
 	}
 	if in.Temperature != nil {
 		f.Temperature = formatNumber(*in.Temperature)

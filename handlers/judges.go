@@ -88,6 +88,7 @@ func newJudgeForm() web.JudgeForm {
 		MaxConcurrency: strconv.Itoa(newJudgeConcurrency),
 		TimeoutSeconds: strconv.Itoa(newJudgeTimeout),
 		KeyHeader:      string(judge.KeyBearer),
+		TokenLimit:     string(judge.TokenLimitMaxTokens),
 	}
 }
 
@@ -268,6 +269,7 @@ func judgeFormView(c echo.Context, j models.Judge, f web.JudgeForm, msg string) 
 func judgeFormOf(j models.Judge) web.JudgeForm {
 	f := web.JudgeForm{
 		Name: j.Name, BaseURL: j.ShownBaseURL(), Model: j.Model, APIKeyEnv: j.APIKeyEnv, KeyHeader: string(j.SendsKeyAs()),
+		TokenLimit: string(j.SendsTokenLimitAs()), DefaultSamplingOnly: j.DefaultSamplingOnly,
 		Temperature: formatNumber(j.Temperature), TopP: formatNumber(j.TopP),
 		MaxConcurrency: strconv.Itoa(j.MaxConcurrency), TimeoutSeconds: strconv.Itoa(j.TimeoutSeconds),
 	}
@@ -394,6 +396,7 @@ func judgeFormFromRequest(c echo.Context) web.JudgeForm {
 	v := func(name string) string { return strings.TrimSpace(c.FormValue(name)) }
 	return web.JudgeForm{
 		Name: v("name"), BaseURL: v("base_url"), Model: v("model"), APIKeyEnv: strings.TrimPrefix(v("api_key_env"), "$"), KeyHeader: v("key_header"),
+		TokenLimit: v("token_limit"), DefaultSamplingOnly: v("default_sampling_only") != "",
 		Temperature: v("temperature"), TopP: v("top_p"), MaxConcurrency: v("max_concurrency"), TimeoutSeconds: v("timeout_seconds"),
 		PriceInput: v("price_input"), PriceOutput: v("price_output"), ContextTokens: v("context_tokens"),
 		SharedConcurrency: v("shared_concurrency"), RequestsPerMinute: v("requests_per_minute"),
@@ -428,6 +431,10 @@ func applyJudgeForm(j *models.Judge, f web.JudgeForm) error {
 	keyHeader, err := judge.ParseKeyHeader(f.KeyHeader)
 	if err != nil {
 		errs = append(errs, &judgeFieldError{Field: "judge-key-header", Err: models.Errorf(models.EInvalid, "%s", err.Error())})
+	}
+	tokenLimit, err := judge.ParseTokenLimit(f.TokenLimit)
+	if err != nil {
+		errs = append(errs, &judgeFieldError{Field: "judge-token-limit", Err: models.Errorf(models.EInvalid, "%s", err.Error())})
 	}
 	// A decimal comma ("0,2") is read as the other forms read it
 	// (typedDecimal); typedDecimal refuses NaN and infinity.
@@ -469,6 +476,7 @@ func applyJudgeForm(j *models.Judge, f web.JudgeForm) error {
 		return err
 	}
 	j.Name, j.BaseURL, j.Model, j.APIKeyEnv, j.KeyHeader = f.Name, f.BaseURL, f.Model, f.APIKeyEnv, string(keyHeader)
+	j.TokenLimit, j.DefaultSamplingOnly = string(tokenLimit), f.DefaultSamplingOnly
 	j.Temperature, j.TopP, j.MaxConcurrency, j.TimeoutSeconds = temp, topP, conc, timeout
 	j.PriceInputPerMTok, j.PriceOutputPerMTok = in, out
 	j.ContextTokens = window
@@ -516,15 +524,25 @@ func (h *Handlers) testJudge(c echo.Context) error {
 	if c.Request().Header.Get("X-Requested-With") == "fetch" {
 		return renderFragment(c, web.JudgeTestFragment(res))
 	}
+	// What the test found the endpoint refuses, and saved, ends each
+	// message (the fragment shows it apart).
+	adapted := ""
+	if res.Adapted != "" {
+		adapted = " " + res.Adapted
+	}
 	if !res.OK {
-		setFlash(c, "error", fmt.Sprintf("%s did not answer: %s", j.Name, res.Error))
+		setFlash(c, "error", fmt.Sprintf("%s did not answer: %s%s", j.Name, res.Error, adapted))
 		return c.Redirect(http.StatusSeeOther, "/judges")
 	}
 	if res.ScoreProblem != "" {
-		setFlash(c, "warning", fmt.Sprintf("%s %s", j.Name, res.ScoreProblem))
+		msg := fmt.Sprintf("%s %s", j.Name, res.ScoreProblem)
+		if adapted != "" {
+			msg += "." + adapted
+		}
+		setFlash(c, "warning", msg)
 		return c.Redirect(http.StatusSeeOther, "/judges")
 	}
-	msg := fmt.Sprintf("%s answered in %d ms with a score the product can read (%s on %s).", j.Name, res.LatencyMS, res.Score, res.Scale)
+	msg := fmt.Sprintf("%s answered in %d ms with a score the product can read (%s on %s).%s", j.Name, res.LatencyMS, res.Score, res.Scale, adapted)
 	if res.ContextHint != "" {
 		msg += " " + res.ContextHint
 	}
@@ -577,6 +595,7 @@ const maxTestAnswerExcerpt = 100
 func (h *Handlers) checkJudge(ctx context.Context, j models.Judge) web.JudgeTestResult {
 	res := web.JudgeTestResult{JudgeName: j.Name}
 	cfg := judge.Config{BaseURL: j.BaseURL, Model: j.Model, APIKey: j.APIKey, KeyHeader: j.SendsKeyAs(),
+		TokenLimit: j.SendsTokenLimitAs(), DefaultSamplingOnly: j.DefaultSamplingOnly,
 		Timeout: min(time.Duration(j.TimeoutSeconds)*time.Second, judgeTestTimeout)}
 	if j.Simulated {
 		if h.SimulatedURL == "" {
@@ -612,6 +631,9 @@ func (h *Handlers) checkJudge(ctx context.Context, j models.Judge) web.JudgeTest
 	ctx, cancel := context.WithTimeout(ctx, judgeTestTimeout)
 	defer cancel()
 	resp, err := client.ScoreCheck(ctx)
+	if !j.Simulated {
+		client, resp, err = h.adaptToRefusals(ctx, j, &cfg, client, resp, err, &res)
+	}
 	if err != nil {
 		res.Error = err.Error()
 		// An Azure per-deployment address's slips: the client says them
@@ -649,6 +671,68 @@ func (h *Handlers) checkJudge(ctx context.Context, j models.Judge) web.JudgeTest
 		res.ContextHint = h.contextHint(ctx, client, j)
 	}
 	return res
+}
+
+// adaptToRefusals answers a score check the endpoint refused for a
+// parameter the judge's settings decide (a reasoning model refusing
+// max_tokens, or a temperature other than the default): it asks again
+// with the setting that model takes, at most once for each of the two, and
+// when the endpoint then answers it saves the settings on the judge
+// (RecordJudgeRequestSettings), so that every later call, a run's too,
+// is sent that way from the start and none is refused. res.Adapted says
+// what was found and saved (or, when the endpoint still failed, that
+// nothing was). It returns the client and the outcome of the last call.
+func (h *Handlers) adaptToRefusals(ctx context.Context, j models.Judge, cfg *judge.Config, client *judge.Client, resp judge.Response, err error, res *web.JudgeTestResult) (*judge.Client, judge.Response, error) {
+	var found []string
+	// Each of the two refusals is answered once: two asks more at most.
+	for range 2 {
+		refused := judge.UnsupportedOf(err)
+		switch {
+		case refused == judge.UnsupportedMaxTokens && cfg.TokenLimit != judge.TokenLimitMaxCompletionTokens:
+			cfg.TokenLimit = judge.TokenLimitMaxCompletionTokens
+			found = append(found, "refuses max_tokens (it takes max_completion_tokens)")
+		case refused == judge.UnsupportedSampling && !cfg.DefaultSamplingOnly:
+			cfg.DefaultSamplingOnly = true
+			found = append(found, "refuses any temperature or top p but the default")
+		default:
+			// No refusal, or one the settings already answer: asking
+			// again would be refused the same way.
+			return h.savedAdaptation(ctx, j, *cfg, found, client, resp, err, res)
+		}
+		next, nerr := judge.New(*cfg)
+		if nerr != nil {
+			break
+		}
+		client = next
+		resp, err = client.ScoreCheck(ctx)
+	}
+	return h.savedAdaptation(ctx, j, *cfg, found, client, resp, err, res)
+}
+
+// savedAdaptation saves the settings adaptToRefusals found when the
+// endpoint answered with them, and says so in res.Adapted.
+func (h *Handlers) savedAdaptation(ctx context.Context, j models.Judge, cfg judge.Config, found []string, client *judge.Client, resp judge.Response, err error, res *web.JudgeTestResult) (*judge.Client, judge.Response, error) {
+	if len(found) == 0 {
+		return client, resp, err
+	}
+	what := "The model " + strings.Join(found, " and ") + ", as OpenAI's reasoning models (o1, o3, o4-mini, gpt-5) do"
+	if err != nil {
+		res.Adapted = what + ", but the test failed even when asked that way, so the judge's settings were not changed."
+		return client, resp, err
+	}
+	if rerr := h.DB.RecordJudgeRequestSettings(ctx, j.WorkspaceID, j.ID, j.BaseURL, j.Model, cfg.TokenLimit, cfg.DefaultSamplingOnly); rerr != nil {
+		res.Adapted = what + ": the judge's settings could not be saved (" + models.ErrorMessage(rerr) + ")."
+		return client, resp, err
+	}
+	saved := []string{}
+	if cfg.TokenLimit != j.SendsTokenLimitAs() {
+		saved = append(saved, "“Token limit sent as” is now "+string(cfg.TokenLimit))
+	}
+	if cfg.DefaultSamplingOnly != j.DefaultSamplingOnly {
+		saved = append(saved, "“Takes only the default temperature and top p” is now ticked: its runs launch with temperature 1 and top p 1")
+	}
+	res.Adapted = what + ". Saved on the judge: " + strings.Join(saved, "; ") + "."
+	return client, resp, err
 }
 
 // scoreProblem says that the judge answered the score check with no score

@@ -29,6 +29,9 @@ import (
 // without log-probabilities, CloserLook) use the sample temperature.
 // defaultTopP is the judge's top_p, else the paper's 0.9.
 func (pl *launchPlan) defaultTopP() float64 {
+	if pl.defaultSamplingOnly() {
+		return 1
+	}
 	if pl != nil && pl.judge != nil && !pl.judge.Simulated && pl.judge.TopP > 0 && pl.judge.TopP <= 1 {
 		return pl.judge.TopP
 	}
@@ -40,11 +43,46 @@ func (pl *launchPlan) defaultTopP() float64 {
 func (pl *launchPlan) defaultTemperature(m evaluator.Method) float64 {
 	// The method's own (LLM-Eval: greedy), then the judge's own setting
 	// (Judges page), then the paper's.
+	if pl.defaultSamplingOnly() {
+		// The only temperature the judge takes, whatever the method's own.
+		return 1
+	}
 	otherwise := evaluator.DefaultSettings().Temperature
 	if pl != nil && pl.judge != nil && !pl.judge.Simulated && pl.judge.Temperature >= 0 && pl.judge.Temperature <= 2 {
 		otherwise = pl.judge.Temperature
 	}
 	return methods.DefaultTemperature(methods.For(string(m)), otherwise)
+}
+
+// defaultSamplingOnly reports whether the chosen judge takes only the
+// default temperature and top_p (OpenAI's reasoning models): the client
+// sends it neither, so a run must record the default for what it records
+// to be what the judge did.
+func (pl *launchPlan) defaultSamplingOnly() bool {
+	return pl != nil && pl.judge != nil && !pl.judge.Simulated && pl.judge.DefaultSamplingOnly
+}
+
+// samplingProblems lists the settings of a run of method that a judge
+// taking only the default temperature and top_p (defaultSamplingOnly)
+// cannot follow, each naming its field and the value to set: refused at
+// launch, before any call, rather than recorded and not done (the client
+// never sends them to that judge).
+func (pl *launchPlan) samplingProblems(method methods.Method, s evaluator.Settings, ms evaluator.MethodSettings) []fieldError {
+	if !pl.defaultSamplingOnly() {
+		return nil
+	}
+	why := fmt.Sprintf("judge %s takes only the default (its model, like OpenAI's reasoning models, refuses any other)", pl.judge.Name)
+	var out []fieldError
+	check := func(setting methods.Setting, label string, v float64, ok bool) {
+		if methods.Reads(method, setting) && !ok {
+			out = append(out, fieldError{fmt.Sprintf("%s: %g cannot be used: %s; set it to 1.", label, v, why), setting, string(setting)})
+		}
+	}
+	check(methods.SettingTemperature, "Temperature", s.Temperature, s.Temperature == 1)
+	check(methods.SettingTopP, "top_p", s.TopP, s.TopP == 1)
+	check(methods.SettingSampleTemperature, "Sample temperature", ms.SampleTemperature, ms.SampleTemperature == 1)
+	check(methods.SettingCloserLookTopP, "CloserLook top_p", ms.CloserLookTopP, ms.CloserLookTopP == 0 || ms.CloserLookTopP == 1)
+	return out
 }
 
 // fieldError is a form field that could not be read, with the setting it
@@ -890,6 +928,7 @@ func (pl *launchPlan) checkLaunch(in launchInput, m evaluator.Method) (evaluator
 			errs = append(errs, fieldError{text: err.Error() + ".", field: "method"})
 		}
 		ms = trial.MethodSettings
+		errs = append(errs, pl.samplingProblems(method, trial.Settings, trial.MethodSettings)...)
 	}
 	return ms, errs
 }
@@ -1147,6 +1186,7 @@ func (h *Handlers) judgeClient(ctx context.Context, j models.Judge) (*judge.Clie
 		return nil, errors.New(j.KeyProblem)
 	}
 	cfg := judge.Config{BaseURL: j.BaseURL, Model: j.Model, APIKey: j.APIKey, KeyHeader: j.SendsKeyAs(), MaxAttempts: stepsCallAttempts,
+		TokenLimit: j.SendsTokenLimitAs(), DefaultSamplingOnly: j.DefaultSamplingOnly && !j.Simulated,
 		Timeout: min(time.Duration(j.TimeoutSeconds)*time.Second, stepsCallTimeout), HTTPClient: h.judgeHTTPClient(j.WorkspaceID)}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = stepsCallTimeout

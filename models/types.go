@@ -137,6 +137,17 @@ type Judge struct {
 	// judge.KeyAPIKey for Azure's per-deployment endpoints); SaveJudge
 	// stores "" as judge.KeyBearer.
 	KeyHeader string
+	// TokenLimit is the name the answer's cap is sent under
+	// (judge.TokenLimitMaxTokens, the default, or
+	// judge.TokenLimitMaxCompletionTokens for OpenAI's reasoning models);
+	// SaveJudge stores "" as the default. Test connection sets it when the
+	// endpoint refuses max_tokens (RecordJudgeRequestSettings).
+	TokenLimit string
+	// DefaultSamplingOnly is set for a judge that refuses any temperature
+	// or top_p but the default (OpenAI's reasoning models): neither is sent
+	// to it, and launch refuses a run whose settings say otherwise. Test
+	// connection sets it when the endpoint refuses the temperature.
+	DefaultSamplingOnly bool
 	// APIKey is the key in plaintext, in memory only: FindJudge fills it
 	// from SealedKey, SaveJudge seals it. Never rendered, logged or exported.
 	APIKey string `gorm:"-" json:"-"`
@@ -205,6 +216,19 @@ func keyHeader(s string) judge.KeyHeader {
 	return k
 }
 
+// SendsTokenLimitAs is the name the judge's requests cap the answer under.
+func (j Judge) SendsTokenLimitAs() judge.TokenLimit { return tokenLimit(j.TokenLimit) }
+
+// tokenLimit reads a stored token limit name; one that is not known (none
+// is stored: SaveJudge refuses them) is the default.
+func tokenLimit(s string) judge.TokenLimit {
+	t, err := judge.ParseTokenLimit(s)
+	if err != nil {
+		return judge.TokenLimitMaxTokens
+	}
+	return t
+}
+
 // JudgeSnapshot is what a run records of its judge (no key).
 type JudgeSnapshot struct {
 	Name      string `json:"name"`
@@ -216,11 +240,19 @@ type JudgeSnapshot struct {
 	// per-deployment endpoints; absent (runs launched before it was
 	// recorded, and every judge that sends it as a Bearer token) is
 	// "bearer".
-	KeyHeader          string   `json:"key_header,omitempty"`
-	MaxConcurrency     int      `json:"max_concurrency"`
-	TimeoutSeconds     int      `json:"timeout_seconds"`
-	PriceInputPerMTok  *float64 `json:"price_input_per_mtok"`
-	PriceOutputPerMTok *float64 `json:"price_output_per_mtok"`
+	KeyHeader string `json:"key_header,omitempty"`
+	// TokenLimit is the name the run sends the answer's cap under:
+	// "max_completion_tokens" for OpenAI's reasoning models; absent (runs
+	// launched before it was recorded, and every judge that sends
+	// max_tokens) is "max_tokens".
+	TokenLimit string `json:"token_limit,omitempty"`
+	// DefaultSamplingOnly: the run sends the judge no temperature nor top_p
+	// (it takes only the defaults); absent is false.
+	DefaultSamplingOnly bool     `json:"default_sampling_only,omitempty"`
+	MaxConcurrency      int      `json:"max_concurrency"`
+	TimeoutSeconds      int      `json:"timeout_seconds"`
+	PriceInputPerMTok   *float64 `json:"price_input_per_mtok"`
+	PriceOutputPerMTok  *float64 `json:"price_output_per_mtok"`
 }
 
 // Shown is the snapshot as pages, the API and exports show it: the base
@@ -237,6 +269,9 @@ func (s JudgeSnapshot) Shown() JudgeSnapshot {
 
 // SendsKeyAs is how the run sends the judge's key.
 func (s JudgeSnapshot) SendsKeyAs() judge.KeyHeader { return keyHeader(s.KeyHeader) }
+
+// SendsTokenLimitAs is the name the run's requests cap the answer under.
+func (s JudgeSnapshot) SendsTokenLimitAs() judge.TokenLimit { return tokenLimit(s.TokenLimit) }
 
 // Cost is what promptTokens and completionTokens cost at the snapshot's
 // prices per million tokens, in US dollars; nil when either price is
@@ -259,6 +294,10 @@ func (j Judge) Snapshot() JudgeSnapshot {
 	if !j.Simulated && j.SendsKeyAs() != judge.KeyBearer {
 		snap.KeyHeader = string(j.SendsKeyAs())
 	}
+	if !j.Simulated && j.SendsTokenLimitAs() != judge.TokenLimitMaxTokens {
+		snap.TokenLimit = string(j.SendsTokenLimitAs())
+	}
+	snap.DefaultSamplingOnly = !j.Simulated && j.DefaultSamplingOnly
 	return snap
 }
 

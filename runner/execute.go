@@ -405,13 +405,18 @@ func sameEndpoint(a, b string) bool {
 func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Completer, error) {
 	snap := run.JudgeSnapshot
 	cfg := judge.Config{
-		BaseURL:     snap.BaseURL,
-		Model:       snap.Model,
-		KeyHeader:   snap.SendsKeyAs(),
-		Timeout:     time.Duration(snap.TimeoutSeconds) * time.Second,
-		MaxAttempts: r.cfg.JudgeTuning.MaxAttempts,
-		MinBackoff:  r.cfg.JudgeTuning.MinBackoff,
-		MaxBackoff:  r.cfg.JudgeTuning.MaxBackoff,
+		BaseURL:   snap.BaseURL,
+		Model:     snap.Model,
+		KeyHeader: snap.SendsKeyAs(),
+		// What the judge's endpoint takes, as the run recorded it at
+		// launch (OpenAI's reasoning models: max_completion_tokens, no
+		// temperature nor top_p).
+		TokenLimit:          snap.SendsTokenLimitAs(),
+		DefaultSamplingOnly: snap.DefaultSamplingOnly && !snap.Simulated,
+		Timeout:             time.Duration(snap.TimeoutSeconds) * time.Second,
+		MaxAttempts:         r.cfg.JudgeTuning.MaxAttempts,
+		MinBackoff:          r.cfg.JudgeTuning.MinBackoff,
+		MaxBackoff:          r.cfg.JudgeTuning.MaxBackoff,
 	}
 	if snap.Simulated {
 		if r.cfg.SimulatedURL == "" {

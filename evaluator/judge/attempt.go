@@ -55,15 +55,24 @@ func (c *Client) buildRequest(r Request) (chatRequest, *Error) {
 	}
 
 	p := chatRequest{
-		Model:       c.cfg.Model,
-		Messages:    msgs,
-		Temperature: r.Temperature,
-		Seed:        r.Seed,
+		Model:    c.cfg.Model,
+		Messages: msgs,
+		Seed:     r.Seed,
 	}
-	if r.TopP > 0 {
-		p.TopP = r.TopP
+	if !c.cfg.DefaultSamplingOnly {
+		p.Temperature = sentFloat{V: r.Temperature, Sent: true}
+		if r.TopP > 0 {
+			p.TopP = r.TopP
+		}
 	}
-	if r.MaxTokens > 0 {
+	switch {
+	case r.MaxTokens <= 0:
+	case c.cfg.TokenLimit == TokenLimitMaxCompletionTokens:
+		// That cap counts the model's hidden reasoning too: the answer
+		// asked for gets room for it, else a reasoning model spends the
+		// whole cap thinking and answers nothing (paid for all the same).
+		p.MaxCompletionTokens = r.MaxTokens + ReasoningAllowance
+	default:
 		p.MaxTokens = r.MaxTokens
 	}
 	if r.N > 1 {
@@ -135,6 +144,9 @@ func (c *Client) statusError(res *http.Response, body []byte) *Error {
 		Status:     res.StatusCode,
 		RetryAfter: parseRetryAfter(res.Header, time.Now()),
 		Message:    c.redact(errorMessage(body)),
+	}
+	if kind == KindBadRequest {
+		e.Unsupported = unsupportedIn(body)
 	}
 	if page, title := htmlPage(body); page {
 		// An API answers its errors in JSON: a web page comes from
@@ -442,16 +454,25 @@ func errorMessage(body []byte) string {
 		return ""
 	}
 	var nested struct {
-		Message string `json:"message"`
-		Type    string `json:"type"`
+		Message  string          `json:"message"`
+		Type     string          `json:"type"`
+		Metadata json.RawMessage `json:"metadata"`
 	}
 	var s string
 	switch {
 	case json.Unmarshal(v.Error, &nested) == nil && nested.Message != "":
-		if nested.Type != "" {
-			return truncate(nested.Type + ": " + nested.Message)
+		msg := nested.Message
+		// OpenRouter's "Provider returned error" says nothing: the
+		// provider's own message, passed on in metadata.raw, does.
+		if raw := providerRaw(nested.Metadata); raw != nil {
+			if inner := errorMessage(raw); inner != "" {
+				msg += ": " + inner
+			}
 		}
-		return truncate(nested.Message)
+		if nested.Type != "" {
+			return truncate(nested.Type + ": " + msg)
+		}
+		return truncate(msg)
 	case json.Unmarshal(v.Error, &s) == nil && s != "":
 		return truncate(s)
 	case v.Message != "":

@@ -75,6 +75,11 @@ type Error struct {
 	// Every call with those settings fails the same way. Error leaves it
 	// out (Test connection shows it apart); InRun ends with it.
 	Hint string
+	// Unsupported names the request parameter a 400 refused for the model
+	// (unsupportedIn: max_tokens, or a temperature or top_p other than the
+	// default), "" otherwise. The judge's settings decide what is sent;
+	// Hint says which one to change when the judge does not have it yet.
+	Unsupported Unsupported
 
 	// redirect says what this server makes of a redirect's target
 	// (refusedRedirect): only a target it would call is offered as the
@@ -117,7 +122,11 @@ func (e *Error) text(inRun bool) string {
 		fmt.Fprintf(&b, "; gave up after %d attempts", e.Attempts)
 	}
 	if inRun && e.Hint != "" {
-		b.WriteString(". ")
+		// The endpoint's message may end a sentence of its own.
+		if !strings.HasSuffix(b.String(), ".") {
+			b.WriteString(".")
+		}
+		b.WriteString(" ")
 		b.WriteString(e.Hint)
 	}
 	return b.String()

@@ -78,6 +78,10 @@ func appendBody(b []byte, r *chatRequest) ([]byte, error) {
 	if r.Logprobs {
 		b = append(b, `,"logprobs":true`...)
 	}
+	if r.MaxCompletionTokens != 0 {
+		b = append(b, `,"max_completion_tokens":`...)
+		b = strconv.AppendInt(b, int64(r.MaxCompletionTokens), 10)
+	}
 	if r.MaxTokens != 0 {
 		b = append(b, `,"max_tokens":`...)
 		b = strconv.AppendInt(b, int64(r.MaxTokens), 10)
@@ -91,9 +95,11 @@ func appendBody(b []byte, r *chatRequest) ([]byte, error) {
 		b = strconv.AppendInt(b, *r.Seed, 10)
 	}
 	var err error
-	b = append(b, `,"temperature":`...)
-	if b, err = appendFloat(b, r.Temperature); err != nil {
-		return b, err
+	if r.Temperature.Sent {
+		b = append(b, `,"temperature":`...)
+		if b, err = appendFloat(b, r.Temperature.V); err != nil {
+			return b, err
+		}
 	}
 	if r.TopLogprobs != 0 {
 		b = append(b, `,"top_logprobs":`...)

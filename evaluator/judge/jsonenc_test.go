@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"math"
 	"reflect"
 	"slices"
@@ -33,6 +34,11 @@ func encodeBodyStd(r *chatRequest) ([]byte, error) {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(r); err != nil {
+		// The temperature is written by its MarshalJSON (sentFloat),
+		// whose error the encoder wraps: what it says is the cause.
+		if me, ok := errors.AsType[*json.MarshalerError](err); ok {
+			return nil, me.Err
+		}
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
@@ -129,7 +135,19 @@ func TestRequestHashCoversRequest(t *testing.T) {
 }
 
 func TestEncodeBody(t *testing.T) {
-	c := &Client{cfg: Config{Model: "judge-model"}}
+	// Every judge's settings: the default, and a reasoning model's
+	// (max_completion_tokens, no temperature nor top_p).
+	for _, cfg := range []Config{
+		{Model: "judge-model"},
+		{Model: "judge-model", TokenLimit: TokenLimitMaxCompletionTokens},
+		{Model: "judge-model", TokenLimit: TokenLimitMaxCompletionTokens, DefaultSamplingOnly: true},
+	} {
+		encodeBodies(t, &Client{cfg: cfg})
+	}
+}
+
+func encodeBodies(t *testing.T, c *Client) {
+	t.Helper()
 	for i, r := range trickyRequests() {
 		if len(r.Messages) == 0 {
 			r.Messages = simpleRequest().Messages
@@ -160,7 +178,7 @@ func FuzzEncodeBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, system, user string, temp, topP float64, n int, seed int64, logprobs bool, format int) {
 		p := chatRequest{
 			Messages: []chatMessage{{Content: system, Role: "system"}, {Content: user, Role: "user"}},
-			Model:    user, Logprobs: logprobs, MaxTokens: n, N: -n, Seed: &seed, Temperature: temp, TopLogprobs: n / 2, TopP: topP,
+			Model:    user, Logprobs: logprobs, MaxTokens: n, N: -n, Seed: &seed, Temperature: sentFloat{V: temp, Sent: logprobs || n%2 == 0}, TopLogprobs: n / 2, TopP: topP,
 		}
 		switch format % 3 {
 		case 1:

@@ -68,6 +68,16 @@ type Config struct {
 	APIKey  string // may be empty (Ollama, vLLM, llama.cpp)
 	// KeyHeader says how APIKey is sent; "" is KeyBearer.
 	KeyHeader KeyHeader
+	// TokenLimit names the answer's cap in the request body: "" is
+	// TokenLimitMaxTokens (max_tokens); OpenAI's reasoning models (o1, o3,
+	// o4-mini, gpt-5) take only TokenLimitMaxCompletionTokens.
+	TokenLimit TokenLimit
+	// DefaultSamplingOnly is set for a judge that refuses any temperature
+	// or top_p but the default (OpenAI's reasoning models): neither is
+	// ever sent to it, so the endpoint samples at its only setting. A run
+	// is refused at launch unless its settings say that setting (launch
+	// checks them), so what a run records is what the judge did.
+	DefaultSamplingOnly bool
 	// Timeout bounds each attempt; default DefaultTimeout.
 	Timeout time.Duration
 	// MaxAttempts bounds the HTTP attempts per call, the first included;
@@ -168,6 +178,9 @@ func New(cfg Config) (*Client, error) {
 		return nil, errors.New("no model named: set the model (for Azure, the deployment name)")
 	}
 	if cfg.KeyHeader, err = ParseKeyHeader(string(cfg.KeyHeader)); err != nil {
+		return nil, err
+	}
+	if cfg.TokenLimit, err = ParseTokenLimit(string(cfg.TokenLimit)); err != nil {
 		return nil, err
 	}
 	if metadataHost(u.Hostname()) {
@@ -424,6 +437,9 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 	e.PromptTokens, e.CompletionTokens = billedPrompt, billedCompletion
 	e.NeverSent = neverSent(e)
 	e.Hint = azureDeploymentHint(c.cfg, e)
+	if e.Hint == "" {
+		e.Hint = unsupportedHint(c.cfg, e)
+	}
 	return Response{}, e
 }
 

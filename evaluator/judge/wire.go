@@ -3,6 +3,7 @@ package judge
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,20 +32,41 @@ type chatRequest struct {
 	Messages []chatMessage `json:"messages"`
 	Model    string        `json:"model"`
 	Logprobs bool          `json:"logprobs,omitempty"`
-	// MaxTokens is max_tokens, not max_completion_tokens: every local
-	// server (Ollama, vLLM, llama.cpp) understands it, and OpenAI still
-	// accepts it for the non-reasoning models a greedy judge uses
-	// (reasoning models refuse temperature 0 anyway).
+	// MaxCompletionTokens is the cap for a judge whose token limit is
+	// TokenLimitMaxCompletionTokens (OpenAI's reasoning models, which
+	// refuse max_tokens); MaxTokens is left 0 then.
+	MaxCompletionTokens int `json:"max_completion_tokens,omitempty"`
+	// MaxTokens is max_tokens by default: every local server (Ollama,
+	// vLLM, llama.cpp) understands it, and OpenAI still accepts it for
+	// its non-reasoning models. A judge set to send
+	// max_completion_tokens (Config.TokenLimit) uses the field above.
 	MaxTokens int    `json:"max_tokens,omitempty"`
 	N         int    `json:"n,omitempty"`
 	Seed      *int64 `json:"seed,omitempty"` // a pointer: seed 0 is sent
-	// Temperature is always sent: 0 (greedy decoding) must not be dropped
-	// as a zero value.
-	Temperature    float64         `json:"temperature"`
+	// Temperature is sent whenever set, 0 included (greedy decoding must
+	// not be dropped as a zero value): buildRequest always sets it, except
+	// for a judge that takes only the default sampling
+	// (Config.DefaultSamplingOnly), to which it is never sent.
+	Temperature    sentFloat       `json:"temperature,omitzero"`
 	TopLogprobs    int             `json:"top_logprobs,omitempty"`
 	TopP           float64         `json:"top_p,omitempty"`
 	ResponseFormat *responseFormat `json:"response_format,omitempty"`
 }
+
+// sentFloat is a number that is sent when Sent, 0 included, and left out
+// otherwise (encoding/json's omitzero asks IsZero). A pointer did the
+// same at the cost of one allocation per call.
+type sentFloat struct {
+	V    float64
+	Sent bool
+}
+
+// IsZero reports whether the number is left out.
+func (f sentFloat) IsZero() bool { return !f.Sent }
+
+// MarshalJSON writes the number as encoding/json writes a float64 (the
+// oracle of appendBody, which writes it itself).
+func (f sentFloat) MarshalJSON() ([]byte, error) { return json.Marshal(f.V) }
 
 // chatMessage is one message; the SDK wrote content before role.
 type chatMessage struct {

@@ -1,0 +1,44 @@
+package judge
+
+import (
+	"fmt"
+	"strings"
+)
+
+// TokenLimit is the name under which a request caps the judge's answer.
+type TokenLimit string
+
+const (
+	// TokenLimitMaxTokens sends max_tokens, the name every
+	// OpenAI-compatible server knows (Ollama, vLLM, llama.cpp, OpenAI's
+	// chat models). The default.
+	TokenLimitMaxTokens TokenLimit = "max_tokens"
+	// TokenLimitMaxCompletionTokens sends max_completion_tokens, the only
+	// name OpenAI's reasoning models (o1, o3, o4-mini, gpt-5 and its mini
+	// and nano) take, through OpenAI, Azure or OpenRouter. Their cap
+	// counts the hidden reasoning tokens too.
+	TokenLimitMaxCompletionTokens TokenLimit = "max_completion_tokens"
+)
+
+// ParseTokenLimit reads a stored or typed token limit name: "" is
+// TokenLimitMaxTokens; anything but the two names is an error saying which
+// exist.
+func ParseTokenLimit(s string) (TokenLimit, error) {
+	switch TokenLimit(strings.ToLower(strings.TrimSpace(s))) {
+	case "", TokenLimitMaxTokens:
+		return TokenLimitMaxTokens, nil
+	case TokenLimitMaxCompletionTokens:
+		return TokenLimitMaxCompletionTokens, nil
+	}
+	return "", fmt.Errorf("the token limit %q is not one of %q (the default, every OpenAI-compatible server) and %q (OpenAI's reasoning models: o1, o3, o4-mini, gpt-5)", s, TokenLimitMaxTokens, TokenLimitMaxCompletionTokens)
+}
+
+// ReasoningAllowance is added to every cap sent as max_completion_tokens:
+// a reasoning model counts its hidden reasoning tokens in that cap, and
+// one that reaches it while still reasoning answers with no text at all
+// (finish_reason "length"), billed all the same. OpenAI advises reserving
+// about 25,000 tokens for reasoning and answer; a cap only bounds the
+// tokens, the bill counts those used, so the room costs nothing unless the
+// model reasons that long. Without it the test's 30 tokens
+// (evaluator.ScoreCheckMaxTokens) and G-Eval's 5 would get no answer.
+const ReasoningAllowance = 25000

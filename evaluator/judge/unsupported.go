@@ -1,0 +1,122 @@
+package judge
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+)
+
+// Unsupported names a request parameter the endpoint refused for the model, of
+// those a judge's settings decide: the same request is refused every time,
+// and the judge's settings, not a retry, are the remedy.
+type Unsupported string
+
+const (
+	// UnsupportedMaxTokens: the model takes its cap only as
+	// max_completion_tokens (OpenAI's reasoning models answer 400
+	// unsupported_parameter, param "max_tokens").
+	UnsupportedMaxTokens Unsupported = "max_tokens"
+	// UnsupportedSampling: the model takes no temperature or top_p but the
+	// default (400 unsupported_value or unsupported_parameter, param
+	// "temperature" or "top_p").
+	UnsupportedSampling Unsupported = "sampling"
+)
+
+// unsupportedIn reads which parameter an error body refuses, as OpenAI and
+// Azure OpenAI word it ({"error":{"message","type","param","code"}}), and
+// as OpenRouter passes the provider's answer on ({"error":{"code":400,
+// "message":"Provider returned error","metadata":{"raw":"<the provider's
+// body>"}}}); a gateway that quotes the provider's body in its own message
+// is read by the wording. "" when it refuses neither.
+func unsupportedIn(body []byte) Unsupported {
+	var v struct {
+		Error struct {
+			Message  string          `json:"message"`
+			Param    string          `json:"param"`
+			Code     any             `json:"code"`
+			Metadata json.RawMessage `json:"metadata"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return unsupportedInText(string(body))
+	}
+	code, _ := v.Error.Code.(string)
+	if code == "unsupported_parameter" || code == "unsupported_value" {
+		switch v.Error.Param {
+		case "max_tokens":
+			if code == "unsupported_parameter" {
+				return UnsupportedMaxTokens
+			}
+		case "temperature", "top_p":
+			return UnsupportedSampling
+		}
+	}
+	if raw := providerRaw(v.Error.Metadata); raw != nil {
+		if r := unsupportedIn(raw); r != "" {
+			return r
+		}
+	}
+	return unsupportedInText(v.Error.Message)
+}
+
+// providerRaw is the provider's own error body that OpenRouter passes on
+// in error.metadata.raw (a JSON string holding it, or the object); nil when
+// there is none.
+func providerRaw(metadata json.RawMessage) []byte {
+	if len(metadata) == 0 {
+		return nil
+	}
+	var m struct {
+		Raw json.RawMessage `json:"raw"`
+	}
+	if json.Unmarshal(metadata, &m) != nil || len(m.Raw) == 0 {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(m.Raw, &s) == nil {
+		return []byte(s)
+	}
+	return m.Raw
+}
+
+// unsupportedInText reads the refusal from OpenAI's wording quoted in a text:
+// "Unsupported parameter: 'max_tokens' is not supported with this model.
+// Use 'max_completion_tokens' instead.", "Unsupported value: 'temperature'
+// does not support 0.2 with this model. Only the default (1) value is
+// supported.", "Unsupported parameter: 'temperature' is not supported with
+// this model.".
+func unsupportedInText(s string) Unsupported {
+	s = strings.ToLower(s)
+	if !strings.Contains(s, "unsupported parameter") && !strings.Contains(s, "unsupported value") {
+		return ""
+	}
+	switch {
+	case strings.Contains(s, "'max_tokens'") && strings.Contains(s, "max_completion_tokens"):
+		return UnsupportedMaxTokens
+	case strings.Contains(s, "'temperature'") || strings.Contains(s, "'top_p'"):
+		return UnsupportedSampling
+	}
+	return ""
+}
+
+// UnsupportedOf returns the parameter a failed call's endpoint refused for the
+// model (Error.Refused); "" when err is no such refusal.
+func UnsupportedOf(err error) Unsupported {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Unsupported
+	}
+	return ""
+}
+
+// unsupportedHint names the judge setting that a refusal calls for; "" when
+// the judge already has it (the refusal is then something else's).
+func unsupportedHint(cfg Config, e *Error) string {
+	switch {
+	case e.Unsupported == UnsupportedMaxTokens && cfg.TokenLimit != TokenLimitMaxCompletionTokens:
+		return `The model takes its token limit only as max_completion_tokens (OpenAI's reasoning models: o1, o3, o4-mini, gpt-5): press Test connection on the judge's page, which finds this and saves it, or set "Token limit sent as" to max_completion_tokens there`
+	case e.Unsupported == UnsupportedSampling && !cfg.DefaultSamplingOnly:
+		return `The model takes only the default temperature and top p (OpenAI's reasoning models: o1, o3, o4-mini, gpt-5): press Test connection on the judge's page, which finds this and saves it, or tick "Takes only the default temperature and top p" there; then launch with temperature 1 and top p 1`
+	}
+	return ""
+}
