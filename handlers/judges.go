@@ -508,7 +508,9 @@ func (h *Handlers) testJudge(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res := h.checkJudge(c.Request().Context(), j)
+	res := h.checkJudge(c.Request().Context(), j, auditOf(c, func(j models.Judge) models.AuditNote {
+		return models.AuditNote{Action: models.AuditJudgeUpdated, Target: judgeTarget(j), Detail: judgeTestedDetail(j)}
+	}))
 	// The launch form warns when the chosen judge's last test failed, or
 	// answered with no score the product could read.
 	errText := ""
@@ -592,7 +594,9 @@ const maxTestAnswerExcerpt = 100
 
 // checkJudge sends the judge's score check (judge.Client.ScoreCheck) with
 // its stored settings and reads the score from the answer as a run would.
-func (h *Handlers) checkJudge(ctx context.Context, j models.Judge) web.JudgeTestResult {
+// Settings the test finds the endpoint needs are saved with audit's entry
+// (adaptToRefusals).
+func (h *Handlers) checkJudge(ctx context.Context, j models.Judge, audit models.Audit[models.Judge]) web.JudgeTestResult {
 	res := web.JudgeTestResult{JudgeName: j.Name}
 	cfg := judge.Config{BaseURL: j.BaseURL, Model: j.Model, APIKey: j.APIKey, KeyHeader: j.SendsKeyAs(),
 		TokenLimit: j.SendsTokenLimitAs(), DefaultSamplingOnly: j.DefaultSamplingOnly,
@@ -632,7 +636,7 @@ func (h *Handlers) checkJudge(ctx context.Context, j models.Judge) web.JudgeTest
 	defer cancel()
 	resp, err := client.ScoreCheck(ctx)
 	if !j.Simulated {
-		client, resp, err = h.adaptToRefusals(ctx, j, &cfg, client, resp, err, &res)
+		client, resp, err = h.adaptToRefusals(ctx, j, &cfg, client, resp, err, &res, audit)
 	}
 	if err != nil {
 		res.Error = err.Error()
@@ -682,7 +686,7 @@ func (h *Handlers) checkJudge(ctx context.Context, j models.Judge) web.JudgeTest
 // is sent that way from the start and none is refused. res.Adapted says
 // what was found and saved (or, when the endpoint still failed, that
 // nothing was). It returns the client and the outcome of the last call.
-func (h *Handlers) adaptToRefusals(ctx context.Context, j models.Judge, cfg *judge.Config, client *judge.Client, resp judge.Response, err error, res *web.JudgeTestResult) (*judge.Client, judge.Response, error) {
+func (h *Handlers) adaptToRefusals(ctx context.Context, j models.Judge, cfg *judge.Config, client *judge.Client, resp judge.Response, err error, res *web.JudgeTestResult, audit models.Audit[models.Judge]) (*judge.Client, judge.Response, error) {
 	var found []string
 	// Each of the two refusals is answered once: two asks more at most.
 	for range 2 {
@@ -697,7 +701,7 @@ func (h *Handlers) adaptToRefusals(ctx context.Context, j models.Judge, cfg *jud
 		default:
 			// No refusal, or one the settings already answer: asking
 			// again would be refused the same way.
-			return h.savedAdaptation(ctx, j, *cfg, found, client, resp, err, res)
+			return h.savedAdaptation(ctx, j, *cfg, found, client, resp, err, res, audit)
 		}
 		next, nerr := judge.New(*cfg)
 		if nerr != nil {
@@ -706,12 +710,12 @@ func (h *Handlers) adaptToRefusals(ctx context.Context, j models.Judge, cfg *jud
 		client = next
 		resp, err = client.ScoreCheck(ctx)
 	}
-	return h.savedAdaptation(ctx, j, *cfg, found, client, resp, err, res)
+	return h.savedAdaptation(ctx, j, *cfg, found, client, resp, err, res, audit)
 }
 
 // savedAdaptation saves the settings adaptToRefusals found when the
 // endpoint answered with them, and says so in res.Adapted.
-func (h *Handlers) savedAdaptation(ctx context.Context, j models.Judge, cfg judge.Config, found []string, client *judge.Client, resp judge.Response, err error, res *web.JudgeTestResult) (*judge.Client, judge.Response, error) {
+func (h *Handlers) savedAdaptation(ctx context.Context, j models.Judge, cfg judge.Config, found []string, client *judge.Client, resp judge.Response, err error, res *web.JudgeTestResult, audit models.Audit[models.Judge]) (*judge.Client, judge.Response, error) {
 	if len(found) == 0 {
 		return client, resp, err
 	}
@@ -720,7 +724,7 @@ func (h *Handlers) savedAdaptation(ctx context.Context, j models.Judge, cfg judg
 		res.Adapted = what + ", but the test failed even when asked that way, so the judge's settings were not changed."
 		return client, resp, err
 	}
-	if rerr := h.DB.RecordJudgeRequestSettings(ctx, j.WorkspaceID, j.ID, j.BaseURL, j.Model, cfg.TokenLimit, cfg.DefaultSamplingOnly); rerr != nil {
+	if rerr := h.DB.RecordJudgeRequestSettings(ctx, j, cfg.TokenLimit, cfg.DefaultSamplingOnly, audit); rerr != nil {
 		res.Adapted = what + ": the judge's settings could not be saved (" + models.ErrorMessage(rerr) + ")."
 		return client, resp, err
 	}
@@ -824,6 +828,16 @@ func judgeUpdated(c echo.Context, typedKey bool, oldKeyEnv string) models.Audit[
 		}
 		return models.AuditNote{Action: models.AuditJudgeUpdated, Target: judgeTarget(j)}
 	})
+}
+
+// judgeTestedDetail is the audit detail of the request settings Test
+// connection found a judge's endpoint needs and saved.
+func judgeTestedDetail(j models.Judge) string {
+	d := "Test connection saved: token limit sent as " + string(j.SendsTokenLimitAs())
+	if j.DefaultSamplingOnly {
+		d += "; takes only the default temperature and top p"
+	}
+	return d
 }
 
 // keyAuditDetail says what happened to a judge's key, never the key.

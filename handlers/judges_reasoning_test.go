@@ -301,3 +301,55 @@ func TestJudgeFormReasoningSettings(t *testing.T) {
 		}
 	})
 }
+
+// TestJudgeTestConnectionAuditsSavedSettings: the settings Test connection
+// finds and saves on a judge are a change of the judge, written with its
+// audit entry in one transaction (they were saved with no entry). When the
+// log refuses the entry, nothing is saved and the result says so; once it
+// works, the next test saves them with one entry naming what was saved.
+func TestJudgeTestConnectionAuditsSavedSettings(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		f := newReasoningFake(t, simjudge.Reasoning{Wording: simjudge.WordingOpenAI})
+		j := f.judge(env, "reasoning", nil)
+		test := func() string {
+			req := httptest.NewRequest(http.MethodPost, fmt.Sprintf("/judges/%d/test", j.ID), nil)
+			req.Header.Set("X-Requested-With", "fetch")
+			rec := httptest.NewRecorder()
+			env.e.ServeHTTP(rec, req)
+			return rec.Body.String()
+		}
+		stored := func() models.Judge {
+			got, err := env.db.FindJudge(context.Background(), env.ws.ID, j.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		allow := refuseAudit(t, env.db)
+		body := test()
+		if !strings.Contains(body, templ.EscapeString("the judge's settings could not be saved")) {
+			t.Errorf("log refused: the result does not say the settings were not saved: %s", body)
+		}
+		if got := stored(); got.SendsTokenLimitAs() != judge.TokenLimitMaxTokens {
+			t.Errorf("log refused: the token limit was saved anyway (%q)", got.TokenLimit)
+		}
+		allow()
+		before := countAudit(t, env.db, env.ws.ID, models.AuditJudgeUpdated)
+		if body := test(); !strings.Contains(body, templ.EscapeString("Saved on the judge")) {
+			t.Fatalf("log working: %s", body)
+		}
+		if got := stored(); got.SendsTokenLimitAs() != judge.TokenLimitMaxCompletionTokens {
+			t.Errorf("log working: token limit %q", got.TokenLimit)
+		}
+		if n := countAudit(t, env.db, env.ws.ID, models.AuditJudgeUpdated) - before; n != 1 {
+			t.Fatalf("%d entries for the saved settings, want 1", n)
+		}
+		var e models.AuditEvent
+		if err := env.db.Gorm.Where("workspace_id = ? AND action = ?", env.ws.ID, models.AuditJudgeUpdated).Order("id DESC").First(&e).Error; err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(e.Detail, "token limit sent as max_completion_tokens") || !strings.Contains(e.Target, "reasoning") {
+			t.Errorf("entry: target %q, detail %q", e.Target, e.Detail)
+		}
+	})
+}

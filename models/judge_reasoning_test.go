@@ -84,7 +84,7 @@ func TestJudgeReasoningSettings(t *testing.T) {
 		}
 		before, _ := db.FindJudge(ctx, ws.ID, j.ID)
 		time.Sleep(2 * time.Millisecond) // updated_at must move past the save's
-		if err := db.RecordJudgeRequestSettings(ctx, ws.ID, j.ID, j.BaseURL, j.Model, judge.TokenLimitMaxCompletionTokens, true); err != nil {
+		if err := db.RecordJudgeRequestSettings(ctx, j, judge.TokenLimitMaxCompletionTokens, true); err != nil {
 			t.Fatal(err)
 		}
 		after, _ := db.FindJudge(ctx, ws.ID, j.ID)
@@ -93,7 +93,9 @@ func TestJudgeReasoningSettings(t *testing.T) {
 		}
 		// The judge was moved to another model while its test ran:
 		// nothing is recorded.
-		err = db.RecordJudgeRequestSettings(ctx, ws.ID, j.ID, j.BaseURL, "gpt-4o", judge.TokenLimitMaxTokens, false)
+		moved := j
+		moved.Model = "gpt-4o"
+		err = db.RecordJudgeRequestSettings(ctx, moved, judge.TokenLimitMaxTokens, false)
 		if models.ErrorCode(err) != models.EChanged {
 			t.Errorf("recording for another model: %v, want %s", err, models.EChanged)
 		}

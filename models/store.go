@@ -617,22 +617,27 @@ func (db *DB) RecordJudgeTest(ctx context.Context, wsID, id int64, at time.Time,
 // of the judge's settings (updated_at moves, so a form opened before it
 // must be saved again knowingly), made only when the judge still has the
 // base URL and model the test called: a test racing an edit of the
-// endpoint records nothing.
-func (db *DB) RecordJudgeRequestSettings(ctx context.Context, wsID, id int64, baseURL, model string, limit judge.TokenLimit, defaultSamplingOnly bool) error {
+// endpoint records nothing. Given an audit, its entry (described from the
+// judge as the test found it, its settings updated) is written in the
+// same transaction.
+func (db *DB) RecordJudgeRequestSettings(ctx context.Context, j Judge, limit judge.TokenLimit, defaultSamplingOnly bool, audit ...Audit[Judge]) error {
 	limit, err := judge.ParseTokenLimit(string(limit))
 	if err != nil {
 		return Errorf(EInvalid, "%s", err.Error())
 	}
-	res := db.Gorm.WithContext(ctx).Model(&Judge{}).
-		Where("workspace_id = ? AND id = ? AND base_url = ? AND model = ? AND simulated = ?", wsID, id, baseURL, model, false).Scopes(live).
-		UpdateColumns(map[string]any{"token_limit": string(limit), "default_sampling_only": defaultSamplingOnly, "updated_at": time.Now().UTC()})
-	if res.Error != nil {
-		return fmt.Errorf("record the request settings of judge %d: %w", id, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return Errorf(EChanged, "judge %d changed its endpoint or model while it was tested: test it again", id)
-	}
-	return nil
+	return db.Gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&Judge{}).
+			Where("workspace_id = ? AND id = ? AND base_url = ? AND model = ? AND simulated = ?", j.WorkspaceID, j.ID, j.BaseURL, j.Model, false).Scopes(live).
+			UpdateColumns(map[string]any{"token_limit": string(limit), "default_sampling_only": defaultSamplingOnly, "updated_at": time.Now().UTC()})
+		if res.Error != nil {
+			return fmt.Errorf("record the request settings of judge %d: %w", j.ID, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return Errorf(EChanged, "judge %d changed its endpoint or model while it was tested: test it again", j.ID)
+		}
+		j.TokenLimit, j.DefaultSamplingOnly = string(limit), defaultSamplingOnly
+		return recordAudits(tx, audit, j)
+	})
 }
 
 // FindJudge finds a judge in the workspace.
