@@ -56,7 +56,7 @@ RACE_PKGS := ./handlers/ ./runner/ ./models/... ./cmd/batcheval
 
 .PHONY: test-race
 test-race: ## run the concurrent packages' tests under the race detector (SQLite and PostgreSQL)
-	./scripts/with-postgres.sh $(GO) test -race -count=1 -timeout 120m -skip '^TestBrowser' $(RACE_PKGS)
+	./scripts/with-postgres.sh $(GO) test -race -count=1 -timeout 180m -skip '^TestBrowser' $(RACE_PKGS)
 
 .PHONY: screenshots
 screenshots: $(AXE) ## regenerate the README's screenshots (docs/*.png) from the browser tests
