@@ -93,7 +93,8 @@ func (rr *runReviews) everyOf(ctx context.Context, run models.Run) (*report.Brow
 // going, or stored results racing a change of human source. A large
 // finished run whose summary is not stored yet gives the *preparingError
 // of runSummary (its build goes on in the background). The run's browser
-// reviews are read once, through rr.
+// reviews are read at most once, through rr, and not at all while the
+// run's stored ratings proof holds (report.ChosenReviewsOnDemand).
 func (h *Handlers) storedResults(ctx context.Context, run models.Run, rr *runReviews) (*report.Report, error) {
 	if !run.Finished() {
 		return nil, nil
