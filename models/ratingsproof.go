@@ -102,14 +102,17 @@ type RatingsTally struct {
 // criteria with an id up to uptoID, on any scale, by anyone (excluded or
 // not), current or replaced: one aggregate read from the
 // review_ratings_reviewer index alone (dataset, criterion, account, id),
-// nothing returned but five numbers.
+// nothing returned but five numbers. The id's term is written +id so that
+// SQLite does not read the reviews up to the cut-off through
+// review_ratings_dataset (dataset, id) and each one's row from the table
+// (TestRatingsTallyCountsWhatChanges); PostgreSQL reads it as id.
 func (db *DB) TallyRatings(ctx context.Context, datasetID int64, criteria []string, uptoID int64) (RatingsTally, error) {
 	var t RatingsTally
 	if len(criteria) == 0 {
 		return t, nil
 	}
 	row := db.Reader(ctx).Raw("SELECT COUNT(*), COUNT(user_id), COALESCE(SUM(id), 0), COALESCE(MAX(id), 0), COALESCE(SUM(user_id), 0)"+
-		" FROM review_ratings WHERE dataset_id = ? AND criterion IN ? AND id <= ?", datasetID, criteria, uptoID).Row()
+		" FROM review_ratings WHERE dataset_id = ? AND criterion IN ? AND +id <= ?", datasetID, criteria, uptoID).Row()
 	if err := row.Scan(&t.Reviews, &t.Accounts, &t.IDSum, &t.MaxID, &t.UserSum); err != nil {
 		return t, fmt.Errorf("tally the ratings of dataset %d: %w", datasetID, err)
 	}
