@@ -174,6 +174,23 @@ func BenchmarkReviewPagesAtScale(b *testing.B) {
 				oldRead.d.Round(time.Microsecond), oldRead.bytes/1024, est.Round(time.Microsecond), estBytes/1024,
 				float64(est)/float64(page.d), float64(estBytes)/float64(max(page.bytes, 1)))
 		}
+		// The run page's human-ratings box, as before ratings48 (every
+		// current rating now and at the cut-off read, counted in Go) and
+		// now (counted in SQL), in this process.
+		sum, err := report.LoadSummary(ctx, h.DB, p.WorkspaceID, src, report.Options{})
+		mustB(b, err)
+		oldBox := median(5, func() {
+			pre, err := report.ReadBrowserReviews(ctx, h.DB, run)
+			mustB(b, err)
+			_ = humanSourceView(run, sum, pre, true)
+		})
+		newBox := median(5, func() {
+			_, err := h.countedHumanSourceView(ctx, run, sum, true)
+			mustB(b, err)
+		})
+		b.Logf("run page's box, %d samples (ratings48): read and counted in Go %v, %d KB; counted in SQL %v, %d KB: %.2fx time, %.2fx bytes",
+			n, oldBox.d.Round(time.Microsecond), oldBox.bytes/1024, newBox.d.Round(time.Microsecond), newBox.bytes/1024,
+			float64(oldBox.d)/float64(newBox.d), float64(oldBox.bytes)/float64(max(newBox.bytes, 1)))
 		if f := os.Getenv("BATCHEVAL_BENCH_PROFILE"); f != "" {
 			for _, pg := range pages {
 				out, err := os.Create(f + "." + strings.ReplaceAll(pg.name, " ", "-"))
