@@ -51,9 +51,12 @@ func (h *Handlers) newRunReviews() *runReviews {
 	return &runReviews{db: h.DB, byRun: map[int64]*report.BrowserReviews{}, every: map[int64]bool{}, live: map[*report.Report]*liveFiguresEntry{}}
 }
 
-// of is the run's reviews as its reports read them
-// (report.ReadChosenReviews: nil, reading none, under the imported
-// ratings), read on the first ask.
+// of is the run's reviews as its reports read them, kept for the whole
+// request (report.ChosenReviewsOnDemand: nil, reading none, under the
+// imported ratings). They are read only when a report needs them: a
+// finished run whose stored results are proved current (the stored
+// summary's key, report.StoredSamplesCurrent) reads none; call Load on
+// them before reading their fields.
 func (rr *runReviews) of(ctx context.Context, run models.Run) (*report.BrowserReviews, error) {
 	if rr == nil {
 		return nil, nil
@@ -61,7 +64,7 @@ func (rr *runReviews) of(ctx context.Context, run models.Run) (*report.BrowserRe
 	if pre, ok := rr.byRun[run.ID]; ok {
 		return pre, nil
 	}
-	pre, err := report.ReadChosenReviews(ctx, rr.db, run)
+	pre, err := report.ChosenReviewsOnDemand(ctx, rr.db, run)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +77,7 @@ func (rr *runReviews) of(ctx context.Context, run models.Run) (*report.BrowserRe
 // reading the run's report (the review queue), read on the first ask.
 func (rr *runReviews) everyOf(ctx context.Context, run models.Run) (*report.BrowserReviews, error) {
 	if pre := rr.byRun[run.ID]; pre != nil || rr.every[run.ID] {
-		return pre, nil
+		return pre, pre.Load(ctx) // of's are read on demand
 	}
 	pre, err := report.ReadBrowserReviews(ctx, rr.db, run)
 	if err != nil {
@@ -90,7 +93,8 @@ func (rr *runReviews) everyOf(ctx context.Context, run models.Run) (*report.Brow
 // going, or stored results racing a change of human source. A large
 // finished run whose summary is not stored yet gives the *preparingError
 // of runSummary (its build goes on in the background). The run's browser
-// reviews are read once, through rr.
+// reviews are read at most once, through rr, and not at all while the
+// run's stored ratings proof holds (report.ChosenReviewsOnDemand).
 func (h *Handlers) storedResults(ctx context.Context, run models.Run, rr *runReviews) (*report.Report, error) {
 	if !run.Finished() {
 		return nil, nil
@@ -147,6 +151,11 @@ func (h *Handlers) criterionReport(ctx context.Context, run models.Run, ci int, 
 	} else {
 		pre, err := rr.of(ctx, run)
 		if err != nil {
+			return nil, nil, nil, err
+		}
+		// A report is built from them (and the live figures' key reads
+		// their reviewers): read them now.
+		if err := pre.Load(ctx); err != nil {
 			return nil, nil, nil, err
 		}
 		if !full && !run.Finished() {

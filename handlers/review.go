@@ -1656,16 +1656,10 @@ func (h *Handlers) sampleReviewPanel(c echo.Context, run models.Run, rowID int64
 // many browser ratings it does not use yet, with the recompute form, from
 // the run's browser reviews as the request read them.
 func humanSourceView(run models.Run, rep *report.Report, reviews *report.BrowserReviews, canRecompute bool) web.HumanSourceView {
-	v := web.HumanSourceView{RunID: run.ID, CanRecompute: canRecompute}
 	if rep == nil || reviews == nil {
-		return v
+		return web.HumanSourceView{RunID: run.ID, CanRecompute: canRecompute}
 	}
-	v.Used = rep.Humans.Text()
-	v.Source = string(rep.Humans.Source)
-	for ci, crit := range run.RubricSnapshot.Criteria {
-		v.Queues = append(v.Queues, web.ReviewQueueLink{Criterion: crit.Name,
-			URL: (queueQuery{RunID: run.ID, Criterion: ci, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(run.DatasetID, -1)})
-	}
+	v := humanSourceHead(run, rep, canRecompute)
 	scales, byName := reviews.Scales, reviews.ByName
 	for ci, crit := range run.RubricSnapshot.Criteria {
 		if ci >= len(scales) || scales[ci] == nil {
@@ -1693,6 +1687,58 @@ func humanSourceView(run models.Run, rep *report.Report, reviews *report.Browser
 		}
 	}
 	return v
+}
+
+// humanSourceHead is the run page's human-source box without its counts.
+func humanSourceHead(run models.Run, rep *report.Report, canRecompute bool) web.HumanSourceView {
+	v := web.HumanSourceView{RunID: run.ID, CanRecompute: canRecompute}
+	v.Used = rep.Humans.Text()
+	v.Source = string(rep.Humans.Source)
+	for ci, crit := range run.RubricSnapshot.Criteria {
+		v.Queues = append(v.Queues, web.ReviewQueueLink{Criterion: crit.Name,
+			URL: (queueQuery{RunID: run.ID, Criterion: ci, Order: orderDisagreement, Seed: defaultQueueSeed, Blind: true}).url(run.DatasetID, -1)})
+	}
+	return v
+}
+
+// countedHumanSourceView is humanSourceView with its counts made in SQL
+// (models.CountCurrentRatings: the same current reviews, now and as of the
+// report's cut-off, without the excluded accounts'), for a finished run's
+// page, which then reads no review into memory unless it builds its
+// report (ratings48).
+func (h *Handlers) countedHumanSourceView(ctx context.Context, run models.Run, rep *report.Report, canRecompute bool) (web.HumanSourceView, error) {
+	if rep == nil {
+		return web.HumanSourceView{RunID: run.ID, CanRecompute: canRecompute}, nil
+	}
+	v := humanSourceHead(run, rep, canRecompute)
+	scales, refused, err := h.DB.RunHumanScales(ctx, run)
+	if err != nil {
+		return v, err
+	}
+	excluded, err := h.DB.ExcludedRaters(ctx, run.WorkspaceID)
+	if err != nil {
+		return v, err
+	}
+	on := map[string]evaluator.Scale{}
+	for ci, crit := range run.RubricSnapshot.Criteria {
+		if refused[ci] == nil {
+			on[crit.Name] = scales[ci] // the report reads none of the others (report.chosenReviews)
+		}
+	}
+	imported := rep.Humans.Source == models.HumansImported
+	upto := rep.Humans.UptoRatingID
+	if imported {
+		upto = 0 // every rating is one the report does not use
+	}
+	c, err := h.DB.CountCurrentRatings(ctx, run.WorkspaceID, run.DatasetID, on, upto, excluded)
+	if err != nil {
+		return v, err
+	}
+	v.BrowserRatings, v.NotUsed = c.Rated, c.SinceCutOff
+	if !imported {
+		v.Withdrawn = c.Withdrawn
+	}
+	return v, nil
 }
 
 // recomputeHumans makes the run's report use the chosen human ratings, as

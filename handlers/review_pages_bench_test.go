@@ -84,9 +84,12 @@ func BenchmarkReviewPagesAtScale(b *testing.B) {
 			d     time.Duration
 			bytes uint64
 		}
-		median := func(times int, fn func()) took {
+		var medianAfter func(times int, prep, fn func()) took
+		median := func(times int, fn func()) took { return medianAfter(times, func() {}, fn) }
+		medianAfter = func(times int, prep, fn func()) took {
 			var ts []took
 			for range times {
+				prep() // untimed
 				var m0, m1 runtime.MemStats
 				runtime.ReadMemStats(&m0)
 				start := time.Now()
@@ -154,11 +157,40 @@ func BenchmarkReviewPagesAtScale(b *testing.B) {
 			read := median(5, func() { pg.cur() })
 			est := page.d - read.d + oldRead.d
 			estBytes := page.bytes - read.bytes + oldRead.bytes
+			// The view as before ratings48: with the run's ratings proof
+			// dropped before each, it reads and hashes every current
+			// rating to key the stored results, as main did (and stores
+			// the proof again: a few small queries and one row).
+			unproved := medianAfter(7, func() {
+				mustB(b, h.DB.Gorm.Exec("DELETE FROM run_ratings_proofs WHERE run_id = ?", src).Error)
+			}, v)
+			v() // the proof stored again
+			proved := median(7, v)
+			b.Logf("%s, %d samples (ratings48): proved %v, %d KB a view; unproved (every current rating read and hashed) %v, %d KB: %.2fx time, %.2fx bytes",
+				pg.name, n, proved.d.Round(time.Microsecond), proved.bytes/1024, unproved.d.Round(time.Microsecond), unproved.bytes/1024,
+				float64(unproved.d)/float64(proved.d), float64(unproved.bytes)/float64(max(proved.bytes, 1)))
 			b.Logf("%s, %d samples: %v, %d KB a view; its reviews' read %v, %d KB (every review, as main: %v, %d KB); the view on main ~%v, ~%d KB: %.2fx time, %.2fx bytes",
 				pg.name, n, page.d.Round(time.Microsecond), page.bytes/1024, read.d.Round(time.Microsecond), read.bytes/1024,
 				oldRead.d.Round(time.Microsecond), oldRead.bytes/1024, est.Round(time.Microsecond), estBytes/1024,
 				float64(est)/float64(page.d), float64(estBytes)/float64(max(page.bytes, 1)))
 		}
+		// The run page's human-ratings box, as before ratings48 (every
+		// current rating now and at the cut-off read, counted in Go) and
+		// now (counted in SQL), in this process.
+		sum, err := report.LoadSummary(ctx, h.DB, p.WorkspaceID, src, report.Options{})
+		mustB(b, err)
+		oldBox := median(5, func() {
+			pre, err := report.ReadBrowserReviews(ctx, h.DB, run)
+			mustB(b, err)
+			_ = humanSourceView(run, sum, pre, true)
+		})
+		newBox := median(5, func() {
+			_, err := h.countedHumanSourceView(ctx, run, sum, true)
+			mustB(b, err)
+		})
+		b.Logf("run page's box, %d samples (ratings48): read and counted in Go %v, %d KB; counted in SQL %v, %d KB: %.2fx time, %.2fx bytes",
+			n, oldBox.d.Round(time.Microsecond), oldBox.bytes/1024, newBox.d.Round(time.Microsecond), newBox.bytes/1024,
+			float64(oldBox.d)/float64(newBox.d), float64(oldBox.bytes)/float64(max(newBox.bytes, 1)))
 		if f := os.Getenv("BATCHEVAL_BENCH_PROFILE"); f != "" {
 			for _, pg := range pages {
 				out, err := os.Create(f + "." + strings.ReplaceAll(pg.name, " ", "-"))

@@ -122,6 +122,13 @@ func TestRunPageCountsTheCurrentRatingsAsBefore(t *testing.T) {
 				t.Errorf("%s: %d ratings, %d not used, %d withdrawn still counted; every whole review gives %d, %d, %d",
 					source, vNew.BrowserRatings, vNew.NotUsed, vNew.Withdrawn, ratings, notUsed, still)
 			}
+			// Counted in SQL, as a finished run's page does (ratings48).
+			counted, err := env.h.countedHumanSourceView(ctx, run, rep, true)
+			must(t, err)
+			if counted.BrowserRatings != ratings || counted.NotUsed != notUsed || counted.Withdrawn != still || !reflect.DeepEqual(counted, vOld) {
+				t.Errorf("%s: counted in SQL, %d ratings, %d not used, %d withdrawn still counted; every whole review gives %d, %d, %d",
+					source, counted.BrowserRatings, counted.NotUsed, counted.Withdrawn, ratings, notUsed, still)
+			}
 			if notUsed == 0 || still < 2 {
 				t.Fatalf("%s: %d not used, %d withdrawn: the history tests little", source, notUsed, still)
 			}

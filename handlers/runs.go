@@ -263,11 +263,19 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 	}
 	// The run's browser reviews, read once: the stored summary's key (and
 	// its build, when it is not stored) and the human-source box use them.
+	// A finished run's are read only if its report is built (the stored
+	// summary's key is proved current without them), and its box counts
+	// them in SQL (ratings48).
 	var err error
-	if opt.Reviews, err = report.ReadBrowserReviews(ctx, h.DB, run); err != nil {
+	stored := !full && run.Finished()
+	if stored {
+		opt.Reviews, err = report.ChosenReviewsOnDemand(ctx, h.DB, run)
+	} else {
+		opt.Reviews, err = report.ReadBrowserReviews(ctx, h.DB, run)
+	}
+	if err != nil {
 		return err
 	}
-	stored := !full && run.Finished()
 	if run.Finished() {
 		// Its figures while it ran are read no more.
 		h.live.forget(run.ID)
@@ -315,7 +323,13 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 		rep = &cp
 	}
 	v.Report = rep
-	v.Humans = humanSourceView(run, rep, opt.Reviews, canRate(c))
+	if stored {
+		if v.Humans, err = h.countedHumanSourceView(ctx, run, rep, canRate(c)); err != nil {
+			return err
+		}
+	} else {
+		v.Humans = humanSourceView(run, rep, opt.Reviews, canRate(c))
+	}
 	if stored {
 		v.Table, err = storedSampleTable(ctx, h.DB, rep, q)
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -282,6 +284,21 @@ type BrowserReviews struct {
 	// queue's view at 100,000 samples (BENCHMARKS.md, reviews47).
 	mu   sync.Mutex
 	keys map[usedKeyOf]string
+
+	// base is the ratings' state (ratingsState.text) read just before the
+	// reviews: a key computed from these reviews is proved by it
+	// (provenRatingsKey) when the state has not moved since.
+	base string
+	// later, until the reviews are read (Load), is where to read them
+	// from: ChosenReviewsOnDemand reads none until a report needs them.
+	loadMu sync.Mutex
+	later  *laterRead
+}
+
+// laterRead is what BrowserReviews.Load reads the reviews of.
+type laterRead struct {
+	db  *models.DB
+	run models.Run
 }
 
 // usedKeyOf names the choice a usedRatingsKey was computed under.
@@ -323,6 +340,43 @@ func ReadChosenReviews(ctx context.Context, db *models.DB, run models.Run) (*Bro
 	return readCurrentReviews(ctx, db, run, choice.UptoRatingID, false)
 }
 
+// ChosenReviewsOnDemand is ReadChosenReviews without the read: the
+// reviews a report of the run reads, read the first time a report needs
+// them (Load), which one whose stored results are proved current
+// (provenRatingsKey) never does. nil under the imported ratings, as
+// ReadChosenReviews. Its Scales, Refused, ByName and Excluded are empty
+// until Load.
+func ChosenReviewsOnDemand(ctx context.Context, db *models.DB, run models.Run) (*BrowserReviews, error) {
+	choice, err := db.FindRunHumanSource(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	if choice.Source == models.HumansImported || choice.Source == "" || choice.UptoRatingID == 0 {
+		return nil, nil
+	}
+	return &BrowserReviews{runID: run.ID, upto: choice.UptoRatingID, later: &laterRead{db: db, run: run}}, nil
+}
+
+// Load reads the reviews of a BrowserReviews made by
+// ChosenReviewsOnDemand, if not read yet; nothing for the others.
+func (pre *BrowserReviews) Load(ctx context.Context) error {
+	if pre == nil {
+		return nil
+	}
+	pre.loadMu.Lock()
+	defer pre.loadMu.Unlock()
+	if pre.later == nil {
+		return nil
+	}
+	read, err := readCurrentReviews(ctx, pre.later.db, pre.later.run, pre.upto, false)
+	if err != nil {
+		return err
+	}
+	pre.Scales, pre.Refused, pre.ByName, pre.Excluded, pre.base = read.Scales, read.Refused, read.ByName, read.Excluded, read.base
+	pre.later = nil
+	return nil
+}
+
 // readCurrentReviews reads only the reviews a report whose choice has the
 // cut-off upto uses: on each criterion, each reviewer's current review of
 // each sample on the criterion's human scale as of upto
@@ -332,16 +386,15 @@ func ReadChosenReviews(ctx context.Context, db *models.DB, run models.Run) (*Bro
 // page that says what the report does not use yet. ByName and Excluded
 // hold those alone.
 func readCurrentReviews(ctx context.Context, db *models.DB, run models.Run, upto int64, now bool) (*BrowserReviews, error) {
-	all, refused, err := db.RunHumanScales(ctx, run)
+	// The state first (its scales and excluded raters are the read's):
+	// a key computed from what is read after it is proved by it.
+	st, err := readRatingsState(ctx, db, run, upto)
 	if err != nil {
 		return nil, err
 	}
-	excluded, err := db.ExcludedRaters(ctx, run.WorkspaceID)
-	if err != nil {
-		return nil, err
-	}
+	all, refused, excluded := st.scales, st.refused, st.excluded
 	pre := &BrowserReviews{runID: run.ID, upto: upto, Scales: make([]*evaluator.Scale, len(all)), Refused: refused,
-		ByName: map[string][]models.ReviewRating{}, Excluded: map[string][]models.ReviewRating{}}
+		ByName: map[string][]models.ReviewRating{}, Excluded: map[string][]models.ReviewRating{}, base: st.text}
 	scales := map[string]evaluator.Scale{}
 	for i, crit := range run.RubricSnapshot.Criteria {
 		if refused[i] != nil {
@@ -405,6 +458,8 @@ func reviewsOfChoice(ctx context.Context, db *models.DB, wsID int64, run models.
 		if pre, err = readCurrentReviews(ctx, db, run, choice.UptoRatingID, false); err != nil {
 			return use, nil, err
 		}
+	} else if err := pre.Load(ctx); err != nil {
+		return use, nil, err
 	}
 	use.Criteria = make([]CriterionHumans, len(run.RubricSnapshot.Criteria))
 	excludedPeople := map[string]bool{}
@@ -468,6 +523,23 @@ func applyHumanSource(ctx context.Context, db *models.DB, wsID int64, run models
 	return run, rows, use, nil
 }
 
+// ratingsKeyVersion names how ratingsKeyOf combines and hashes the
+// ratings (imported-on-scale-1: imported ratings outside the browser
+// ratings' scale are put on it before averaging, models.MergeHumanRatingsOn,
+// so summaries stored before are stale; imported-on-scale-2: the summary
+// keeps the criteria whose imported ratings stood apart, HumanUse.Apart,
+// which those stored before lack; imported-on-scale-3: a criterion without
+// a browser rating reads its imported column as it is, where those stored
+// before read the mean of its imported annotators). A proof
+// (provenRatingsKey) holds it too, so a key stored under another is not
+// served.
+const ratingsKeyVersion = "imported-on-scale-3"
+
+// ratingsProofVersion names what a proof hashes (ratingsState,
+// ratingsProof): bump it when that changes, and every stored proof is
+// computed again.
+const ratingsProofVersion = "ratings-proof-1"
+
 // usedRatingsKey hashes the browser ratings a report of the run reads
 // under the choice (reviewsOfChoice: each reviewer's current review of
 // each sample up to the choice's cut-off and on the criterion's human
@@ -476,10 +548,18 @@ func applyHumanSource(ctx context.Context, db *models.DB, wsID int64, run models
 // summary and per-sample results are keyed by it, so a change in which
 // ratings count (a rule such as models.OnScale, a run whose human scale
 // can no longer be told) makes them stale: the source and cut-off alone
-// do not say which ratings were read.
+// do not say which ratings were read. Under browser ratings it is read
+// back from the run's stored proof when the proof still holds
+// (provenRatingsKey), and computed from the ratings only when it does not.
 func usedRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice models.RunHumanSource, pre *BrowserReviews) (string, error) {
+	if choice.Source == models.HumansImported || choice.Source == "" || choice.UptoRatingID == 0 {
+		// Nothing read: "" under the imported source, the key of no
+		// ratings before any was made.
+		key, _, err := ratingsKeyOf(ctx, db, run, choice, nil)
+		return key, err
+	}
 	if !pre.serves(run, choice.UptoRatingID) {
-		return ratingsKeyOf(ctx, db, run, choice, pre)
+		return provenRatingsKey(ctx, db, run, choice, nil)
 	}
 	pre.mu.Lock()
 	defer pre.mu.Unlock()
@@ -487,7 +567,7 @@ func usedRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice m
 	if key, ok := pre.keys[k]; ok {
 		return key, nil
 	}
-	key, err := ratingsKeyOf(ctx, db, run, choice, pre)
+	key, err := provenRatingsKey(ctx, db, run, choice, pre)
 	if err != nil {
 		return "", err
 	}
@@ -498,22 +578,140 @@ func usedRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice m
 	return key, nil
 }
 
-// ratingsKeyOf is usedRatingsKey computed.
-func ratingsKeyOf(ctx context.Context, db *models.DB, run models.Run, choice models.RunHumanSource, pre *BrowserReviews) (string, error) {
-	use, reviews, err := reviewsOfChoice(ctx, db, run.WorkspaceID, run, choice, pre)
-	if err != nil || use.Source == models.HumansImported {
+// provenRatingsKey is usedRatingsKey under browser ratings chosen up to a
+// rating (choice.UptoRatingID > 0). The key hashes every current rating of
+// the run's criteria up to the cut-off, which at 100,000 samples was half
+// of a review queue's view to read and hash (BENCHMARKS.md, reviews47), so
+// it is stored with a proof of what it was computed from
+// (models.RunRatingsProof): the choice, the run's human scales, a tally of
+// the reviews of its criteria up to the cut-off (which any review added,
+// deleted or losing its account changes: models.RatingsTally), the
+// workspace's excluded raters and the names of the accounts the key names
+// (their email, display name and its rank). While a view computes the same
+// proof, those are as they were and so are the ratings the key hashes: the
+// stored key is returned and no rating read. Otherwise the key is computed
+// from the ratings (from pre when it serves, which it loads) and stored with
+// the proof of the state read before them, unless that state moved while
+// they were read (the next view proves it then). A proof may differ while
+// the key does not (a review on another scale deleted, another account
+// excluded): the key is computed again, equal, and the stored summary
+// served; so which changes make a page recompute is decided by the key
+// alone, as before.
+func provenRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice models.RunHumanSource, pre *BrowserReviews) (string, error) {
+	stored, found, err := db.FindRunRatingsProof(ctx, run.ID)
+	if err != nil {
 		return "", err
 	}
+	if found {
+		st, err := readRatingsState(ctx, db, run, choice.UptoRatingID)
+		if err != nil {
+			return "", err
+		}
+		who, err := db.ReviewerIdentities(ctx, run.WorkspaceID, stored.Users())
+		if err != nil {
+			return "", err
+		}
+		if ratingsProof(st.text, choice.Source, who) == stored.Proof {
+			return stored.RatingsKey, nil
+		}
+	}
+	if pre == nil {
+		if pre, err = readCurrentReviews(ctx, db, run, choice.UptoRatingID, false); err != nil {
+			return "", err
+		}
+	} else if err := pre.Load(ctx); err != nil {
+		return "", err
+	}
+	key, reviews, err := ratingsKeyOf(ctx, db, run, choice, pre)
+	if err != nil {
+		return "", err
+	}
+	after, err := readRatingsState(ctx, db, run, choice.UptoRatingID)
+	if err != nil {
+		return "", err
+	}
+	if after.text != pre.base {
+		return key, nil // the ratings moved while they were read
+	}
+	var named []models.ReviewRating
+	for _, rs := range reviews {
+		named = append(named, rs...)
+	}
+	who := models.ReviewersOf(named)
+	ids := make([]int64, len(who))
+	for i, r := range who {
+		ids[i] = *r.UserID
+	}
+	err = db.SaveRunRatingsProof(ctx, models.RunRatingsProof{RunID: run.ID, DatasetID: run.DatasetID, Proof: ratingsProof(after.text, choice.Source, who),
+		UserIDs: models.JoinUserIDs(ids), RatingsKey: key})
+	return key, err
+}
+
+// ratingsState is what a run's ratings are read with, and what of them a
+// proof holds apart from the accounts' names, read in a few small queries.
+type ratingsState struct {
+	scales   []evaluator.Scale
+	refused  []error
+	excluded map[int64]bool
+	// text holds the run, the cut-off, each criterion's name and human
+	// scale (or why there is none), the tally of the criteria's reviews up
+	// to the cut-off and the excluded raters.
+	text string
+}
+
+// readRatingsState reads the run's ratingsState as of the cut-off upto.
+func readRatingsState(ctx context.Context, db *models.DB, run models.Run, upto int64) (ratingsState, error) {
+	var st ratingsState
+	var err error
+	if st.scales, st.refused, err = db.RunHumanScales(ctx, run); err != nil {
+		return st, err
+	}
+	if st.excluded, err = db.ExcludedRaters(ctx, run.WorkspaceID); err != nil {
+		return st, err
+	}
+	names := make([]string, len(run.RubricSnapshot.Criteria))
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s;%s;run %d;dataset %d;upto %d;", ratingsProofVersion, ratingsKeyVersion, run.ID, run.DatasetID, upto)
+	for i, crit := range run.RubricSnapshot.Criteria {
+		names[i] = crit.Name
+		if st.refused[i] != nil {
+			fmt.Fprintf(&b, "%d:%s refused %q;", len(crit.Name), crit.Name, st.refused[i].Error())
+		} else {
+			fmt.Fprintf(&b, "%d:%s %g..%g;", len(crit.Name), crit.Name, st.scales[i].Lo, st.scales[i].Hi)
+		}
+	}
+	tally, err := db.TallyRatings(ctx, run.DatasetID, names, upto)
+	if err != nil {
+		return st, err
+	}
+	fmt.Fprintf(&b, "reviews %d,%d,%d,%d,%d;excluded", tally.Reviews, tally.Accounts, tally.IDSum, tally.MaxID, tally.UserSum)
+	for _, id := range slices.Sorted(maps.Keys(st.excluded)) {
+		fmt.Fprintf(&b, " %d", id)
+	}
+	st.text = b.String()
+	return st, nil
+}
+
+// ratingsProof hashes a ratingsState's text, the source chosen and the
+// accounts the key names as read (models.ReviewerIdentities' fields).
+func ratingsProof(state string, source models.HumanSource, who []models.ReviewRating) string {
 	h := sha256.New()
-	// How the ratings are combined: imported-on-scale-1, imported ratings
-	// outside the browser ratings' scale are put on it before averaging
-	// (models.MergeHumanRatingsOn), so summaries stored before are stale.
-	// imported-on-scale-2: the summary keeps the criteria whose imported
-	// ratings stood apart (HumanUse.Apart), which those stored before lack.
-	// imported-on-scale-3: a criterion without a browser rating reads its
-	// imported column as it is, where those stored before read the mean
-	// of its imported annotators.
-	fmt.Fprint(h, "imported-on-scale-3;")
+	fmt.Fprintf(h, "%s;source %s;", state, source)
+	for _, r := range who {
+		fmt.Fprintf(h, "%d,%d:%s,%d:%s,%d;", *r.UserID, len(r.Reviewer), r.Reviewer, len(r.ReviewerName), r.ReviewerName, r.NameRank)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ratingsKeyOf is usedRatingsKey computed, with the reviews it hashed.
+func ratingsKeyOf(ctx context.Context, db *models.DB, run models.Run, choice models.RunHumanSource, pre *BrowserReviews) (string, [][]models.ReviewRating, error) {
+	use, reviews, err := reviewsOfChoice(ctx, db, run.WorkspaceID, run, choice, pre)
+	if err != nil || use.Source == models.HumansImported {
+		return "", nil, err
+	}
+	h := sha256.New()
+	// How the ratings are combined (ratingsKeyVersion).
+	fmt.Fprint(h, ratingsKeyVersion+";")
 	for ci, rs := range reviews {
 		fmt.Fprintf(h, "criterion %d:", ci)
 		for _, r := range rs {
@@ -533,7 +731,7 @@ func ratingsKeyOf(ctx context.Context, db *models.DB, run models.Run, choice mod
 			fmt.Fprintf(h, "%d,%d,%s,%g,%g,%d:%s,%d:%s,%d:%s;", r.ID, r.RowID, score, r.Lo, r.Hi, len(r.Reviewer), r.Reviewer, len(who), who, len(as), as)
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil)), reviews, nil
 }
 
 // upTo is the reviews (oldest first) with an id up to upto.
