@@ -3,7 +3,9 @@ package handlers
 import (
 	"bytes"
 	"encoding/csv"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -112,4 +114,65 @@ func TestRunExportCSVForDecimalCommaExcel(t *testing.T) {
 			t.Errorf("the run page has no link %s", want)
 		}
 	})
+}
+
+// failingWriter fails every write, as a download whose client went away.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errGone }
+
+var errGone = errors.New("client went away")
+
+// TestSemicolonExcelCSVErrors: an export that fails before its first row
+// returns its own error with nothing written (so the handler can still
+// answer 503 "being prepared"); one that fails after some rows returns its
+// error too; and a client that went away stops the export instead of
+// leaving it blocked on the pipe.
+func TestSemicolonExcelCSVErrors(t *testing.T) {
+	errStream := errors.New("stream failed")
+	big := strings.Repeat("a,1.5\n", 10000) // more than the pipe and the writer buffer
+	for _, tc := range []struct {
+		name    string
+		stream  func(w io.Writer) error
+		out     io.Writer
+		want    error
+		written bool
+	}{
+		{"fails before its first row", func(io.Writer) error { return errStream }, &bytes.Buffer{}, errStream, false},
+		{"fails after some rows", func(w io.Writer) error {
+			if _, err := io.WriteString(w, "a,1.5\nb,2\n"); err != nil {
+				return err
+			}
+			return errStream
+		}, &bytes.Buffer{}, errStream, false},
+		{"the client went away", func(w io.Writer) error {
+			_, err := io.WriteString(w, big)
+			return err
+		}, failingWriter{}, errGone, false},
+		{"whole", func(w io.Writer) error {
+			_, err := io.WriteString(w, "id,score,text\na,1.5,\"x; 2.5 y\"\n")
+			return err
+		}, &bytes.Buffer{}, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() { done <- semicolonExcelCSV(tc.out, tc.stream) }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the export is still blocked after 10s")
+			}
+			if !errors.Is(err, tc.want) {
+				t.Errorf("error %v, want %v", err, tc.want)
+			}
+			if b, ok := tc.out.(*bytes.Buffer); ok {
+				if got := b.String(); tc.written != (got != "") {
+					t.Errorf("wrote %q", got)
+				} else if tc.written && got != "\uFEFFid;score;text\r\na;1,5;\"x; 2.5 y\"\r\n" {
+					t.Errorf("wrote %q", got)
+				}
+			}
+		})
+	}
 }
