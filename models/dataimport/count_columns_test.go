@@ -52,9 +52,9 @@ func TestSuggestMappingLeavesCountsUnticked(t *testing.T) {
 		},
 		{
 			name:    "names that merely contain a count word are ratings",
-			input:   "id,text,nuance,account_quality,lengthiness\na,hello there you,3,4,2\nb,good bye now,2,1,5\nc,see you soon,3,2,1\n",
-			ratings: []string{"nuance", "account_quality", "lengthiness"},
-			notes:   map[string]string{"nuance": "", "account_quality": "", "lengthiness": ""},
+			input:   "id,text,nuance,account_quality,lengthiness,score (n=3),number\na,hello there you,3,4,2,1,5\nb,good bye now,2,1,5,2,4\nc,see you soon,3,2,1,3,3\n",
+			ratings: []string{"nuance", "account_quality", "lengthiness", "score (n=3)", "number"},
+			notes:   map[string]string{"nuance": "", "account_quality": "", "lengthiness": "", "score (n=3)": ""},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

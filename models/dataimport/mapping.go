@@ -1196,7 +1196,11 @@ func looksLikeID(col string) bool {
 // "n_turns", "Word count", "length", "latency_ms"). It wins over a rating's
 // name: "num_ratings" counts ratings.
 func looksLikeCount(col string) bool {
-	for _, w := range strings.FieldsFunc(strings.ToLower(col), func(r rune) bool { return !unicode.IsLetter(r) }) {
+	words := strings.FieldsFunc(strings.ToLower(col), func(r rune) bool { return !unicode.IsLetter(r) })
+	if len(words) > 1 && countPrefixes[words[0]] {
+		return true
+	}
+	for _, w := range words {
 		if countWords[w] {
 			return true
 		}
@@ -1204,13 +1208,17 @@ func looksLikeCount(col string) bool {
 	return false
 }
 
-// countWords are the words that make a column name a count or a measure
-// (looksLikeCount). Kept to words no rating is named by: "n" and "num"
-// as in n_annotators, never "quality" or "level".
+// countPrefixes make a name of several words a count when it starts with
+// one (n_annotators, "Number of turns"); elsewhere in a name they are no
+// count ("score (n=3)" is a score).
+var countPrefixes = map[string]bool{"n": true, "num": true, "number": true}
+
+// countWords make a column name a count or a measure wherever they stand
+// in it (looksLikeCount). Kept to words no rating is named by, never
+// "quality" or "level".
 var countWords = map[string]bool{
-	"n": true, "num": true, "number": true, "count": true, "counts": true,
-	"length": true, "len": true, "tokens": true, "chars": true, "characters": true,
-	"latency": true, "ms": true, "duration": true, "seconds": true,
+	"count": true, "counts": true, "length": true, "len": true, "tokens": true,
+	"chars": true, "characters": true, "latency": true, "ms": true, "duration": true, "seconds": true,
 }
 
 // SuggestedLabel is the label a column is offered under, ticked or not:
