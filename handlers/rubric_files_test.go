@@ -215,7 +215,7 @@ func TestRubricEditorAnchorsAndErrors(t *testing.T) {
 		body = rec.Body.String()
 		want := map[string]string{
 			"rubric-name":      "The rubric needs a name.",
-			"rubric-task":      "Say what one sample is",
+			"rubric-task":      "The rubric needs a task description",
 			"criteria[0].hi":   "The highest score “five” is not a number",
 			"criteria[1].name": "Criterion 1 is called “Clear”, the same name as “clear” apart from capitals",
 			"criteria[1].hi":   "The highest score (2) must be above the lowest (3).",

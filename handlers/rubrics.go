@@ -725,7 +725,9 @@ func (f rubricForm) problems() map[string][]string {
 		add("rubric-name", "The rubric needs a name.")
 	}
 	if strings.TrimSpace(f.Task) == "" {
-		add("rubric-task", "Say what one sample is (e.g. a conversation and the next response a chatbot gave).")
+		// Not the field's hint again, which showed twice and never said
+		// what was wrong (QA, a rubric written from scratch).
+		add("rubric-task", "The rubric needs a task description: say what one sample is, e.g. a conversation and the next response a chatbot gave.")
 	}
 	if len(f.Criteria) == 0 {
 		add("criteria", "Add at least one criterion.")

@@ -66,7 +66,7 @@ func TestRubricEditorButtons(t *testing.T) {
 				return f
 			}(), http.StatusUnprocessableEntity, []string{`The name “Helpful␊Score: 5” holds a line break`}, nil, 0},
 			{"no task", func() url.Values { f := rubricFormValues("save", "1", "5"); f.Set("task", " "); return f }(),
-				http.StatusUnprocessableEntity, []string{"Say what one sample is"}, nil, 0},
+				http.StatusUnprocessableEntity, []string{"The rubric needs a task description: say what one sample is"}, nil, 0},
 			{"save", rubricFormValues("save", "1", "5"), http.StatusSeeOther, nil, nil, 1},
 		}
 		for _, tt := range tests {

@@ -397,17 +397,28 @@ func (h *Handlers) showRunBatch(c echo.Context) error {
 // With ?excel=1 it is the same file for Excel on Windows (excelCSV): a
 // UTF-8 byte order mark first, so that Excel reads the text as UTF-8
 // instead of the system's code page, and CRLF line ends.
+//
+// With ?excel=semicolon it is the file for Excel where decimals are written
+// with a comma (semicolonExcelCSV): semicolons between cells and decimal
+// commas, as that Excel writes and reads a ".csv" file.
 func (h *Handlers) exportRunCSV(c echo.Context) error {
 	ext := "csv"
-	excel := c.QueryParam("excel") == "1"
-	if excel {
+	excel := c.QueryParam("excel")
+	switch excel {
+	case "1":
 		ext = "excel.csv"
+	case "semicolon":
+		ext = "excel-semicolon.csv"
 	}
 	return h.exportRun(c, ext, "text/csv; charset=utf-8", func(ctx context.Context, run models.Run, w io.Writer) error {
-		if excel {
-			w = &excelCSV{w: w}
+		stream := func(w io.Writer) error { return report.StreamCSV(ctx, h.DB, run.WorkspaceID, run.ID, w) }
+		switch excel {
+		case "1":
+			return stream(&excelCSV{w: w})
+		case "semicolon":
+			return semicolonExcelCSV(w, stream)
 		}
-		return report.StreamCSV(ctx, h.DB, run.WorkspaceID, run.ID, w)
+		return stream(w)
 	})
 }
 

@@ -26,6 +26,12 @@ func TestJSONNearMissesSayWhatIsWrong(t *testing.T) {
 			"line 1: invalid JSON: this line holds more than one JSON value"},
 		{"line cut short is not pretty-printing", JSONL, "{\"id\": \"s1\", \"answer\": \"Hi\n",
 			"line 1: invalid JSON: unexpected end of input — fix the line or remove it"},
+		// QA: one truncated line among whole ones was told it was
+		// pretty-printed and to run jq -c.
+		{"a line cut short between whole lines", JSONL, "{\"id\": \"s1\"}\n{\"id\": \"s2\", \"answer\": \n{\"id\": \"s3\"}\n\n",
+			"line 2: invalid JSON: unexpected end of input — fix the line or remove it"},
+		{"a line cut short, a blank line, then a whole line", JSONL, "{\"id\": \"s1\", \n\n  {\"id\": \"s2\"}\n",
+			"line 1: invalid JSON: unexpected end of input — fix the line or remove it"},
 		{"comma after the last item", JSON, "[\n  {\"id\": \"s1\"},\n  {\"id\": \"s2\"},\n  {\"id\": \"s3\"},\n]\n",
 			"line 4: a comma follows the last item (item 3), which JSON does not allow: remove the comma before the closing ]"},
 		{"comma after the last item, one line", JSON, `[{"id": "s1"} , ]`,

@@ -852,7 +852,9 @@ func SuggestMapping(t *Table) Mapping {
 			// present in a few rows (a retry count, an optional flag) is
 			// metadata, and a ticked rating column becomes a criterion's
 			// "Human rating column" choice. The person can still tick it.
-			if !looksLikeID(c) && s.numbers*2 > len(t.Records) {
+			// Nor is a count or a measure of the sample (num_annotators,
+			// length, tokens): its numbers are no one's judgement.
+			if !looksLikeID(c) && !looksLikeCount(c) && s.numbers*2 > len(t.Records) {
 				m.RatingColumns = append(m.RatingColumns, c)
 			}
 		default:
@@ -913,6 +915,11 @@ func WhyNotRating(t *Table, col string) string {
 		// column of JSON numbers with one true in it told that "a rating
 		// column holds only numbers", as if ids had to be numbers.
 		return "Not ticked: its name looks like an id or a row number."
+	case looksLikeCount(col):
+		// QA: a SummEval-style file's num_annotators column (3 on every
+		// row) was ticked beside coherence and fluency, and offered to
+		// rubrics as a column of human ratings.
+		return "Not ticked: its name reads as a count or a measure of the sample (how many, how long), not as someone's rating of it. Tick it if it holds the humans' ratings."
 	case !s.numeric:
 		example := ""
 		for _, r := range t.Records {
@@ -1181,6 +1188,37 @@ func namedLikeRating(col string) bool {
 func looksLikeID(col string) bool {
 	c := strings.ToLower(col)
 	return c == "id" || c == "index" || c == "idx" || c == "row" || strings.HasSuffix(c, "_id") || strings.HasSuffix(c, " id")
+}
+
+// looksLikeCount reports names of numeric columns that count or measure
+// something about a sample rather than rate it: a word of the name (split
+// at anything but letters) is one of countWords ("num_annotators",
+// "n_turns", "Word count", "length", "latency_ms"). It wins over a rating's
+// name: "num_ratings" counts ratings.
+func looksLikeCount(col string) bool {
+	words := strings.FieldsFunc(strings.ToLower(col), func(r rune) bool { return !unicode.IsLetter(r) })
+	if len(words) > 1 && countPrefixes[words[0]] {
+		return true
+	}
+	for _, w := range words {
+		if countWords[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// countPrefixes make a name of several words a count when it starts with
+// one (n_annotators, "Number of turns"); elsewhere in a name they are no
+// count ("score (n=3)" is a score).
+var countPrefixes = map[string]bool{"n": true, "num": true, "number": true}
+
+// countWords make a column name a count or a measure wherever they stand
+// in it (looksLikeCount). Kept to words no rating is named by, never
+// "quality" or "level".
+var countWords = map[string]bool{
+	"count": true, "counts": true, "length": true, "len": true, "tokens": true,
+	"chars": true, "characters": true, "latency": true, "ms": true, "duration": true, "seconds": true,
 }
 
 // SuggestedLabel is the label a column is offered under, ticked or not:

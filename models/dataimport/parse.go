@@ -1039,7 +1039,10 @@ func (p *parser) parseJSONL(r io.Reader) error {
 				// object cut short here may go on there.
 				var pe *ParseError
 				if errors.As(aerr, &pe) && pe.Line == line && strings.HasPrefix(pe.Msg, "invalid JSON: ") {
-					if hint := jsonLinesHint(trimmed, err != io.EOF); hint != "" {
+					// A next line that is a whole object of its own says
+					// this one was cut short, not pretty-printed.
+					more := err != io.EOF && !nextLineWhole(br)
+					if hint := jsonLinesHint(trimmed, more); hint != "" {
 						pe.Msg = hint
 					}
 				}
@@ -1052,6 +1055,28 @@ func (p *parser) parseJSONL(r io.Reader) error {
 			return nil
 		}
 	}
+}
+
+// nextLineWhole reports whether the next line of br that is not blank,
+// as far as br has it buffered, is a whole JSON object: the line before it
+// was then one object cut short (a broken line in the middle of a JSON
+// Lines file), not the start of an object pretty-printed over several
+// lines. QA: a .jsonl file with one truncated line among good ones was
+// told to "write each object on a line of its own (jq -c does)". br is
+// not advanced.
+func nextLineWhole(br *bufio.Reader) bool {
+	buf, _ := br.Peek(br.Size())
+	for len(buf) > 0 {
+		line, rest, found := bytes.Cut(buf, []byte{'\n'})
+		if !found && len(buf) == br.Size() {
+			return false // longer than what is buffered: cannot tell
+		}
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			return line[0] == '{' && json.Valid(line)
+		}
+		buf = rest
+	}
+	return false
 }
 
 // parseJSONArray reads a JSON array of objects, one item at a time.
