@@ -44,48 +44,16 @@ func TestRunExportCSVForDecimalCommaExcel(t *testing.T) {
 		if plainRec.Code != http.StatusOK || semiRec.Code != http.StatusOK {
 			t.Fatalf("exports = %d, %d: %s", plainRec.Code, semiRec.Code, semiRec.Body)
 		}
-		body := semiRec.Body.Bytes()
-		if !bytes.HasPrefix(body, []byte{0xEF, 0xBB, 0xBF}) {
-			t.Fatalf("the export starts %q, want a UTF-8 byte order mark", body[:min(len(body), 8)])
+		semi, decimals := semicolonCopyOf(t, plainRec.Body.Bytes(), semiRec.Body.Bytes())
+		if decimals == 0 {
+			t.Errorf("no decimal number in the export to write with a comma:\n%s", semiRec.Body)
 		}
-		if n, crlf := bytes.Count(body, []byte("\n")), bytes.Count(body, []byte("\r\n")); n == 0 || n != crlf {
-			t.Errorf("%d line feeds, %d of them after a carriage return: want CRLF throughout", n, crlf)
-		}
-		plain, err := csv.NewReader(plainRec.Body).ReadAll()
-		if err != nil {
-			t.Fatalf("plain export: %v", err)
-		}
-		r := csv.NewReader(bytes.NewReader(body[3:]))
-		r.Comma = ';'
-		semi, err := r.ReadAll()
-		if err != nil {
-			t.Fatalf("the export does not read as semicolon-separated: %v\n%s", err, body)
-		}
-		if len(semi) != len(plain) || len(semi) != 4 {
-			t.Fatalf("%d lines, the plain export %d: want the header and 3 samples in both", len(semi), len(plain))
+		if len(semi) != 4 {
+			t.Fatalf("%d lines: want the header and 3 samples", len(semi))
 		}
 		col := map[string]int{}
 		for i, h := range semi[0] {
 			col[h] = i
-		}
-		decimals := 0
-		for i := range semi {
-			if len(semi[i]) != len(plain[i]) {
-				t.Fatalf("line %d has %d cells, the plain export's %d", i+1, len(semi[i]), len(plain[i]))
-			}
-			for j, cell := range semi[i] {
-				want := plain[i][j]
-				if plainDecimal.MatchString(want) {
-					want = strings.Replace(want, ".", ",", 1)
-					decimals++
-				}
-				if cell != want {
-					t.Errorf("line %d, column %q: %q, want %q (plain export: %q)", i+1, semi[0][j], cell, want, plain[i][j])
-				}
-			}
-		}
-		if decimals == 0 {
-			t.Errorf("no decimal number in the export to write with a comma:\n%s", body)
 		}
 		for _, tc := range []struct {
 			line         int
@@ -113,7 +81,91 @@ func TestRunExportCSVForDecimalCommaExcel(t *testing.T) {
 		if want := fmt.Sprintf(`href="/runs/%d/export.csv?excel=semicolon"`, run.ID); !strings.Contains(page, want) {
 			t.Errorf("the run page has no link %s", want)
 		}
+
+		// The dataset's export with the reviewers' ratings, the same way
+		// (it had only the comma-separated file for Excel).
+		// A reviewer's 2.5 (a rating between the buttons, typed).
+		rows, err := env.db.ListDatasetRows(t.Context(), run.DatasetID, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		queue := fmt.Sprintf("/datasets/%d/review", run.DatasetID)
+		form := url.Values{"run": {fmt.Sprint(run.ID)}, "row": {fmt.Sprint(rows[0].ID)}, "criterion": {run.RubricSnapshot.Criteria[0].Name},
+			"reviewer": {"Ann"}, "score": {"2.5"}, "back": {queue}}
+		if rec := env.postForm(queue, form); rec.Code != http.StatusSeeOther {
+			t.Fatalf("rating: %d %s", rec.Code, rec.Body)
+		}
+		dsPath := fmt.Sprintf("/datasets/%d/export.csv", run.DatasetID)
+		plainDS, semiDS := env.get(dsPath), env.get(dsPath+"?excel=semicolon")
+		if plainDS.Code != http.StatusOK || semiDS.Code != http.StatusOK {
+			t.Fatalf("dataset exports = %d, %d: %s", plainDS.Code, semiDS.Code, semiDS.Body)
+		}
+		// Its rating columns are the file's own cells ("2,5" as
+		// uploaded); the reviewer's column is written by the product.
+		ds, decimals := semicolonCopyOf(t, plainDS.Body.Bytes(), semiDS.Body.Bytes())
+		if len(ds) != 4 || strings.Join(ds[0][:5], ";") != "id;context;response;engaging;coherent" {
+			t.Fatalf("dataset export: %q", ds)
+		}
+		if decimals != 1 || ds[1][len(ds[1])-1] != "2,5" && ds[1][len(ds[1])-2] != "2,5" {
+			t.Errorf("dataset export: the reviewer's 2.5 is not written 2,5 (%d decimals written with a comma): %q", decimals, ds)
+		}
+		if got := [][]string{{ds[1][3], ds[2][4], ds[3][3]}}; got[0][0] != "2,5" || got[0][1] != "1,5" || got[0][2] != "" {
+			t.Errorf("dataset export ratings %q, want 2,5 1,5 and none", got)
+		}
+		if cd := semiDS.Header().Get("Content-Disposition"); !strings.HasSuffix(cd, `.excel-semicolon.csv"`) {
+			t.Errorf("dataset export Content-Disposition = %q, want a .excel-semicolon.csv file name", cd)
+		}
+		dsPage := env.get(fmt.Sprintf("/datasets/%d", run.DatasetID)).Body.String()
+		if want := fmt.Sprintf(`href="/datasets/%d/export.csv?excel=semicolon"`, run.DatasetID); !strings.Contains(dsPage, want) {
+			t.Errorf("the dataset page has no link %s", want)
+		}
 	})
+}
+
+// semicolonCopyOf reads semi, a download for Excel with decimal commas,
+// and checks it is plain, a comma-separated download of the same file,
+// written as that Excel reads it: a byte order mark, CRLF throughout,
+// semicolons between the cells, the same rows and cells, each decimal
+// number with a comma and every other cell as written. It returns its
+// rows and how many decimal numbers it wrote with a comma.
+func semicolonCopyOf(t *testing.T, plainBody, body []byte) ([][]string, int) {
+	t.Helper()
+	if !bytes.HasPrefix(body, []byte{0xEF, 0xBB, 0xBF}) {
+		t.Fatalf("the export starts %q, want a UTF-8 byte order mark", body[:min(len(body), 8)])
+	}
+	if n, crlf := bytes.Count(body, []byte("\n")), bytes.Count(body, []byte("\r\n")); n == 0 || n != crlf {
+		t.Errorf("%d line feeds, %d of them after a carriage return: want CRLF throughout", n, crlf)
+	}
+	plain, err := csv.NewReader(bytes.NewReader(plainBody)).ReadAll()
+	if err != nil {
+		t.Fatalf("plain export: %v", err)
+	}
+	r := csv.NewReader(bytes.NewReader(body[3:]))
+	r.Comma = ';'
+	semi, err := r.ReadAll()
+	if err != nil {
+		t.Fatalf("the export does not read as semicolon-separated: %v\n%s", err, body)
+	}
+	if len(semi) != len(plain) {
+		t.Fatalf("%d lines, the plain export %d", len(semi), len(plain))
+	}
+	decimals := 0
+	for i := range semi {
+		if len(semi[i]) != len(plain[i]) {
+			t.Fatalf("line %d has %d cells, the plain export's %d", i+1, len(semi[i]), len(plain[i]))
+		}
+		for j, cell := range semi[i] {
+			want := plain[i][j]
+			if plainDecimal.MatchString(want) {
+				want = strings.Replace(want, ".", ",", 1)
+				decimals++
+			}
+			if cell != want {
+				t.Errorf("line %d, column %q: %q, want %q (plain export: %q)", i+1, semi[0][j], cell, want, plain[i][j])
+			}
+		}
+	}
+	return semi, decimals
 }
 
 // failingWriter fails every write, as a download whose client went away.

@@ -1893,84 +1893,97 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 	resp := c.Response()
 	// With ?excel=1 the same file for Excel on Windows (excelCSV, as the
 	// run's export): non-Latin text read as the system's code page
-	// otherwise.
-	var out io.Writer = resp
+	// otherwise. With ?excel=semicolon the file for Excel where decimals
+	// are written with a comma (semicolonExcelCSV, as the run's export):
+	// that Excel opened the comma-separated file as one column.
 	name := "dataset-" + strconv.FormatInt(ds.ID, 10) + "-with-reviews.csv"
-	if c.QueryParam("excel") == "1" {
-		out = &excelCSV{w: resp}
+	excel := c.QueryParam("excel")
+	switch excel {
+	case "1":
 		name = strings.TrimSuffix(name, ".csv") + ".excel.csv"
+	case "semicolon":
+		name = strings.TrimSuffix(name, ".csv") + ".excel-semicolon.csv"
 	}
 	resp.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
 	resp.Header().Set(echo.HeaderContentDisposition, `attachment; filename="`+name+`"`)
 	resp.WriteHeader(http.StatusOK)
-	w := csv.NewWriter(out)
-	// Every cell comes from an upload or from what a reviewer typed, and the
-	// file is made to be opened in a spreadsheet: a cell such as
-	// =HYPERLINK(...) or -2+3 would run there as a formula. Each goes through
-	// the run export's report.SafeCell, which makes it text with a leading
-	// quote; a rating column's number (-2, 3.5, " 4" padded with blanks) is
-	// written as a number (report.RatingCell), as the run export writes
-	// ratings, so the file imports again.
-	header := append(append(append([]string{}, ds.Columns...), extra...), reviewCols...)
-	if namesCol != "" {
-		header = append(header, namesCol)
-	}
-	for i := range header {
-		header[i] = report.SafeCell(header[i])
-	}
-	if err := w.Write(header); err != nil {
-		return err
-	}
-	num := func(v *float64) string {
-		if v == nil || math.IsNaN(*v) {
-			return ""
+	stream := func(out io.Writer) error {
+		w := csv.NewWriter(out)
+		// Every cell comes from an upload or from what a reviewer typed, and the
+		// file is made to be opened in a spreadsheet: a cell such as
+		// =HYPERLINK(...) or -2+3 would run there as a formula. Each goes through
+		// the run export's report.SafeCell, which makes it text with a leading
+		// quote; a rating column's number (-2, 3.5, " 4" padded with blanks) is
+		// written as a number (report.RatingCell), as the run export writes
+		// ratings, so the file imports again.
+		header := append(append(append([]string{}, ds.Columns...), extra...), reviewCols...)
+		if namesCol != "" {
+			header = append(header, namesCol)
 		}
-		return report.RatingCell(strconv.FormatFloat(*v, 'g', -1, 64))
-	}
-	rated := map[string]bool{}
-	for _, col := range ds.RatingColumns {
-		rated[col] = true
-	}
-	rec := make([]string, 0, len(header))
-	err = h.DB.EachDatasetRowChunk(ctx, ds.ID, datasetExportChunk, "", func(rows []models.DatasetRow) error {
-		for _, r := range rows {
-			rec = rec[:0]
-			for _, col := range ds.Columns {
-				if rated[col] {
-					rec = append(rec, report.RatingCell(r.Data[col]))
-				} else {
-					rec = append(rec, report.SafeCell(r.Data[col]))
-				}
+		for i := range header {
+			header[i] = report.SafeCell(header[i])
+		}
+		if err := w.Write(header); err != nil {
+			return err
+		}
+		num := func(v *float64) string {
+			if v == nil || math.IsNaN(*v) {
+				return ""
 			}
-			for _, k := range extra {
-				rec = append(rec, num(r.Ratings[k]))
-			}
-			var who []string
-			for _, k := range reviewCols {
-				var v *float64
-				if rv, ok := browser[cell{r.ID, k}]; ok {
-					v = rv.Score
-					if t := web.ReviewerText(rv); !slices.Contains(who, t) {
-						who = append(who, t)
+			return report.RatingCell(strconv.FormatFloat(*v, 'g', -1, 64))
+		}
+		rated := map[string]bool{}
+		for _, col := range ds.RatingColumns {
+			rated[col] = true
+		}
+		rec := make([]string, 0, len(header))
+		err := h.DB.EachDatasetRowChunk(ctx, ds.ID, datasetExportChunk, "", func(rows []models.DatasetRow) error {
+			for _, r := range rows {
+				rec = rec[:0]
+				for _, col := range ds.Columns {
+					if rated[col] {
+						rec = append(rec, report.RatingCell(r.Data[col]))
+					} else {
+						rec = append(rec, report.SafeCell(r.Data[col]))
 					}
 				}
-				rec = append(rec, num(v))
+				for _, k := range extra {
+					rec = append(rec, num(r.Ratings[k]))
+				}
+				var who []string
+				for _, k := range reviewCols {
+					var v *float64
+					if rv, ok := browser[cell{r.ID, k}]; ok {
+						v = rv.Score
+						if t := web.ReviewerText(rv); !slices.Contains(who, t) {
+							who = append(who, t)
+						}
+					}
+					rec = append(rec, num(v))
+				}
+				if namesCol != "" {
+					rec = append(rec, report.SafeCell(strings.Join(who, "; ")))
+				}
+				if err := w.Write(rec); err != nil {
+					return err
+				}
 			}
-			if namesCol != "" {
-				rec = append(rec, report.SafeCell(strings.Join(who, "; ")))
-			}
-			if err := w.Write(rec); err != nil {
-				return err
-			}
+			w.Flush()
+			return w.Error()
+		})
+		if err != nil {
+			return err
 		}
 		w.Flush()
 		return w.Error()
-	})
-	if err != nil {
-		return err
 	}
-	w.Flush()
-	return w.Error()
+	switch excel {
+	case "1":
+		return stream(&excelCSV{w: resp})
+	case "semicolon":
+		return semicolonExcelCSV(resp, stream)
+	}
+	return stream(resp)
 }
 
 // exportedReviews are the browser ratings a dataset export writes: per
