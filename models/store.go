@@ -546,14 +546,7 @@ func (db *DB) SaveJudgeWithLimitsIf(ctx context.Context, j *Judge, lim *JudgeLim
 			if err := tx.Create(j).Error; err != nil {
 				return err
 			}
-			if lim != nil {
-				l := *lim
-				l.JudgeID = j.ID
-				if err := setJudgeLimitsIfChanged(tx, l); err != nil {
-					return err
-				}
-			}
-			return recordAudits(tx, audit, *j)
+			return withJudgeWrite(tx, *j, lim, audit)
 		})
 	}
 	cols := []string{"name", "base_url", "model", "api_key_env", "key_header", "token_limit", "default_sampling_only", "temperature", "top_p", "max_concurrency", "timeout_seconds", "price_input_per_m_tok", "price_output_per_m_tok", "context_tokens", "updated_at"}
@@ -585,15 +578,21 @@ func (db *DB) SaveJudgeWithLimitsIf(ctx context.Context, j *Judge, lim *JudgeLim
 		if res.RowsAffected == 0 {
 			return Errorf(ENotFound, "judge %d does not exist", j.ID)
 		}
-		if lim != nil {
-			l := *lim
-			l.JudgeID = j.ID
-			if err := setJudgeLimitsIfChanged(tx, l); err != nil {
-				return err
-			}
-		}
-		return recordAudits(tx, audit, *j)
+		return withJudgeWrite(tx, *j, lim, audit)
 	})
+}
+
+// withJudgeWrite writes in tx, a judge's save, what goes with it: its
+// limits when given, and its audit entries.
+func withJudgeWrite(tx *gorm.DB, j Judge, lim *JudgeLimits, audit []Audit[Judge]) error {
+	if lim != nil {
+		l := *lim
+		l.JudgeID = j.ID
+		if err := setJudgeLimitsIfChanged(tx, l); err != nil {
+			return err
+		}
+	}
+	return recordAudits(tx, audit, j)
 }
 
 // RecordJudgeTest stores the outcome of the judge's "Test connection" at
