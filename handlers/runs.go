@@ -315,7 +315,7 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 		rep = &cp
 	}
 	v.Report = rep
-	v.Humans = humanSourceView(run, rep, opt.Reviews, canRate(c))
+	v.Humans = humanSourceView(run, rep, opt.Reviews, canRecomputeHumans(c))
 	if stored {
 		v.Table, err = storedSampleTable(ctx, h.DB, rep, q)
 		if err != nil {
