@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -261,6 +262,14 @@ func TestOwnerGivesReviewerRole(t *testing.T) {
 		must(t, err)
 		if len(invs) != 1 || invs[0].Role != models.RoleReviewer {
 			t.Fatalf("open invites %+v, want one as reviewer", invs)
+		}
+
+		// Whoever opens a reviewer's invite is told what the role allows.
+		_, token, err := env.db.CreateInvite(ctx, env.ws.ID, models.RoleReviewer, owner.ID, time.Hour)
+		must(t, err)
+		page := env.send(http.MethodGet, "/invites/"+token, nil, "").Body.String()
+		if want := `invited as <strong>reviewer</strong> <span class="muted" data-testid="invite-role-allows">(` + models.RoleReviewer.Allows() + `)</span>`; !strings.Contains(page, want) {
+			t.Errorf("the invite page lacks %q", want)
 		}
 
 		for _, c := range []struct {
