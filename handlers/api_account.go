@@ -32,6 +32,7 @@ var accountPermissions = []struct {
 	Access Access
 }{
 	{"read", Viewer},
+	{"rate", Reviewer},
 	{"write", Editor},
 	{"rename_self", renameSelfAccess},
 	{"manage", Owner},

@@ -25,7 +25,7 @@ func TestAPIAccountLocalMode(t *testing.T) {
 		if a.Mode != "local" || a.User != nil || a.Token != nil || a.Workspace.ID != env.ws.ID || a.Role != string(models.RoleOwner) {
 			t.Errorf("local account = %+v, want mode local, no user or token, owner of workspace %d", a, env.ws.ID)
 		}
-		if want := []string{"read", "write", "rename_self", "manage"}; !slices.Equal(a.Permissions, want) {
+		if want := []string{"read", "rate", "write", "rename_self", "manage"}; !slices.Equal(a.Permissions, want) {
 			t.Errorf("local permissions %v, want %v", a.Permissions, want)
 		}
 		if len(a.Workspaces) != 1 || a.Workspaces[0].ID != env.ws.ID || !a.Workspaces[0].Current || a.Workspaces[0].Role != "owner" {
@@ -65,7 +65,7 @@ func TestAPIAccountAnswersTheTokensPerson(t *testing.T) {
 		if a.Workspace != (APIWorkspaceRef{ID: env.ws.ID, Name: env.ws.Name}) || a.Role != "editor" {
 			t.Errorf("account workspace %+v role %q, want %d as editor", a.Workspace, a.Role, env.ws.ID)
 		}
-		if want := []string{"read", "write", "rename_self"}; !slices.Equal(a.Permissions, want) {
+		if want := []string{"read", "rate", "write", "rename_self"}; !slices.Equal(a.Permissions, want) {
 			t.Errorf("editor's token permissions %v, want %v", a.Permissions, want)
 		}
 		if a.Token == nil || a.Token.ID != tok.ID || !a.Token.Current || a.Token.Name != "nightly" || a.Token.ExpiresAt == nil ||
@@ -286,7 +286,7 @@ func TestAPIReadOnlyToken(t *testing.T) {
 			t.Errorf("read-only token's account: role %q permissions %v token %+v, want owner, [read], scope read", a.Role, a.Permissions, a.Token)
 		}
 		if a := decode[APIAccount](t, api.get("/api/v1/account", full), http.StatusOK); a.Token == nil || a.Token.Scope != models.TokenScopeFull ||
-			!slices.Equal(a.Permissions, []string{"read", "write", "rename_self", "manage"}) {
+			!slices.Equal(a.Permissions, []string{"read", "rate", "write", "rename_self", "manage"}) {
 			t.Errorf("full token's account: permissions %v token %+v, want all four, scope full", a.Permissions, a.Token)
 		}
 		if rec := api.get("/api/v1/projects", secret); rec.Code != http.StatusOK {

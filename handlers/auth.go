@@ -32,6 +32,9 @@ const (
 	SignedIn
 	// Viewer reads the current workspace.
 	Viewer
+	// Reviewer also rates samples (saves, edits and withdraws their own
+	// reviews): the rating routes' rule, and nothing else's.
+	Reviewer
 	// Editor creates and launches in the current workspace.
 	Editor
 	// Owner manages members, judges and keys of the current workspace.
@@ -56,6 +59,8 @@ func (a Access) String() string {
 		return "signed-in"
 	case Viewer:
 		return "viewer"
+	case Reviewer:
+		return "reviewer"
 	case Editor:
 		return "editor"
 	case Owner:
@@ -73,6 +78,8 @@ func (a Access) role() models.Role {
 	switch a {
 	case Viewer:
 		return models.RoleViewer
+	case Reviewer:
+		return models.RoleReviewer
 	case Editor:
 		return models.RoleEditor
 	case Owner:

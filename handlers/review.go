@@ -29,7 +29,7 @@ import (
 
 // Reviews in the browser (issue 10): a queue per dataset and criterion, a
 // panel on every sample page, and the choice of which human ratings a
-// run's report uses. Viewers read; editors and owners rate and recompute.
+// run's report uses. Viewers read; reviewers, editors and owners rate; editors and owners recompute.
 
 // reviewerCookie keeps the name a reviewer typed when there are no
 // accounts (local mode); with accounts the account is the reviewer.
@@ -239,8 +239,18 @@ func (h *Handlers) reviewerKey(c echo.Context) string {
 	return models.ReviewerKeyOf(name, userID)
 }
 
+// canRate reports whether the request's principal may rate samples (save,
+// edit and withdraw their own reviews): a reviewer and up, the rule of the
+// rating routes.
 func canRate(c echo.Context) bool {
-	return principalOf(c.Request().Context()).Role.AtLeast(models.RoleEditor)
+	return principalOf(c.Request().Context()).Role.AtLeast(Reviewer.role())
+}
+
+// canRecomputeHumans reports whether the request's principal may recompute
+// a report with the browser ratings (POST /runs/:id/humans): an editor and
+// up, not a reviewer, who rates and changes no report.
+func canRecomputeHumans(c echo.Context) bool {
+	return principalOf(c.Request().Context()).Role.AtLeast(Editor.role())
 }
 
 // integerLevels lists the whole numbers of a scale when it is short enough

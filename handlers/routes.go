@@ -239,9 +239,10 @@ func (h *Handlers) routes() []route {
 		{get, "/datasets/:id", h.showDataset, Viewer},
 		{post, "/datasets/:id/main", h.markMainDataset, Editor},
 		// Reviews in the browser (review.go): viewers read the queue;
-		// editors and owners rate and recompute a report with the ratings.
+		// reviewers, editors and owners rate (save, edit, withdraw); editors
+		// and owners recompute a report with the ratings.
 		{get, "/datasets/:id/review", h.showReviewQueue, Viewer},
-		{post, "/datasets/:id/review", h.saveReview, Editor},
+		{post, "/datasets/:id/review", h.saveReview, Reviewer},
 		{post, "/runs/:id/humans", h.recomputeHumans, Editor},
 		{get, "/datasets/:id/export.csv", h.exportDatasetCSV, Viewer},
 		{get, "/projects/:id/rubrics/new", h.newRubric, Editor},
@@ -320,7 +321,7 @@ func (h *Handlers) routes() []route {
 		{post, "/api/v1/projects/:id/datasets", h.apiCreateDataset, Editor},
 		{get, "/api/v1/datasets/:id", h.apiGetDataset, Viewer},
 		{get, "/api/v1/datasets/:id/reviews", h.apiListReviews, Viewer},
-		{post, "/api/v1/datasets/:id/reviews", h.apiCreateReview, Editor},
+		{post, "/api/v1/datasets/:id/reviews", h.apiCreateReview, Reviewer},
 		{post, "/api/v1/projects/:id/rubrics", h.apiCreateRubric, Editor},
 		{get, "/api/v1/rubrics/:id", h.apiGetRubric, Viewer},
 		{put, "/api/v1/rubrics/:id", h.apiUpdateRubric, Editor},

@@ -131,7 +131,7 @@ var wantAccess = map[string]Access{
 	"POST /api/v1/projects/:id/datasets":    Editor,
 	"GET /api/v1/datasets/:id":              Viewer,
 	"GET /api/v1/datasets/:id/reviews":      Viewer,
-	"POST /api/v1/datasets/:id/reviews":     Editor,
+	"POST /api/v1/datasets/:id/reviews":     Reviewer,
 	"POST /api/v1/projects/:id/rubrics":     Editor,
 	"GET /api/v1/rubrics/:id":               Viewer,
 	"PUT /api/v1/rubrics/:id":               Editor,
@@ -209,10 +209,11 @@ var wantAccess = map[string]Access{
 	"POST /settings/webhook/remove":    Owner,
 	"POST /settings/webhook/test":      Owner,
 
-	// Reviews (review.go): viewers read the queue; editors and owners
-	// rate and choose which human ratings a report uses.
+	// Reviews (review.go): viewers read the queue; reviewers, editors and
+	// owners rate; editors and owners choose which human ratings a report
+	// uses.
 	"GET /datasets/:id/review":     Viewer,
-	"POST /datasets/:id/review":    Editor,
+	"POST /datasets/:id/review":    Reviewer,
 	"POST /runs/:id/humans":        Editor,
 	"GET /datasets/:id/export.csv": Viewer,
 }
@@ -233,6 +234,7 @@ type matrixFixture struct {
 	alignment                       models.Alignment  // an alignment of run's rubric, drafted from run
 	upload                          string            // a pending upload's token, for the mapping page
 	viewer, editor, owner, outsider models.User
+	reviewer                        models.User // rates samples, and nothing else an editor may do
 	workspaceB                      models.Workspace
 	// tokens are each caller's API token (the outsider's in workspace B);
 	// revoked is a revoked token of A's owner; targetToken is a token of
@@ -279,6 +281,7 @@ func newMatrixFixture(t *testing.T, env *testEnv) *matrixFixture {
 		t.Fatal(err)
 	}
 	f.viewer = env.createUser(env.ws.ID, "viewer@a.test", models.RoleViewer)
+	f.reviewer = env.createUser(env.ws.ID, "reviewer@a.test", models.RoleReviewer)
 	f.editor = env.createUser(env.ws.ID, "editor@a.test", models.RoleEditor)
 	f.owner = env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
 	f.target = env.createUser(env.ws.ID, "target@a.test", models.RoleEditor)
@@ -298,7 +301,7 @@ func newMatrixFixture(t *testing.T, env *testEnv) *matrixFixture {
 		t.Fatal(err)
 	}
 	f.tokens = map[int64]string{}
-	for _, u := range []models.User{f.viewer, f.editor, f.owner} {
+	for _, u := range []models.User{f.viewer, f.reviewer, f.editor, f.owner} {
 		_, f.tokens[u.ID] = env.apiToken(env.ws.ID, u.ID)
 	}
 	_, f.tokens[f.outsider.ID] = env.apiToken(f.workspaceB.ID, f.outsider.ID)
@@ -446,7 +449,7 @@ type caller struct {
 }
 
 // TestRouteMatrix walks every registered route as anonymous, viewer,
-// editor and owner of workspace A, and as the owner of workspace B,
+// reviewer, editor and owner of workspace A, and as the owner of workspace B,
 // against A's objects, on SQLite and PostgreSQL. API routes are called
 // with each person's API token (B's owner holds a token of B), and once
 // more with a revoked token, which must get 401.
@@ -487,6 +490,7 @@ func TestRouteMatrix(t *testing.T) {
 			// The owner's read-only token may do what a viewer may.
 			{name: "owner's read-only token", user: &f.owner, role: models.RoleViewer, readOnly: f.readOnly},
 			{name: "viewer", user: &f.viewer, role: models.RoleViewer},
+			{name: "reviewer", user: &f.reviewer, role: models.RoleReviewer},
 			{name: "editor", user: &f.editor, role: models.RoleEditor},
 			// Last: the owner's posts change members and invites.
 			{name: "owner", user: &f.owner, role: models.RoleOwner},

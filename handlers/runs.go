@@ -324,11 +324,11 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 	}
 	v.Report = rep
 	if stored {
-		if v.Humans, err = h.countedHumanSourceView(ctx, run, rep, canRate(c)); err != nil {
+		if v.Humans, err = h.countedHumanSourceView(ctx, run, rep, canRecomputeHumans(c)); err != nil {
 			return err
 		}
 	} else {
-		v.Humans = humanSourceView(run, rep, opt.Reviews, canRate(c))
+		v.Humans = humanSourceView(run, rep, opt.Reviews, canRecomputeHumans(c))
 	}
 	if stored {
 		v.Table, err = storedSampleTable(ctx, h.DB, rep, q)

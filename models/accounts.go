@@ -17,28 +17,52 @@ import (
 // Role is what a person may do in a workspace.
 type Role string
 
-// The roles, weakest first: a viewer reads; an editor also creates and
-// launches; an owner also manages members, judges and keys.
+// The roles, weakest first: a viewer reads; a reviewer also rates samples
+// (saves, edits and withdraws their own reviews) and nothing else; an
+// editor also creates and launches; an owner also manages members, judges
+// and keys.
 const (
-	RoleViewer Role = "viewer"
-	RoleEditor Role = "editor"
-	RoleOwner  Role = "owner"
+	RoleViewer   Role = "viewer"
+	RoleReviewer Role = "reviewer"
+	RoleEditor   Role = "editor"
+	RoleOwner    Role = "owner"
 )
 
 // Roles lists the roles, weakest first.
-var Roles = []Role{RoleViewer, RoleEditor, RoleOwner}
+var Roles = []Role{RoleViewer, RoleReviewer, RoleEditor, RoleOwner}
 
-// Rank orders roles: 0 for an unknown role, then viewer < editor < owner.
+// Rank orders roles: 0 for an unknown role, then viewer < reviewer <
+// editor < owner. A reviewer sits just above a viewer, so every check for
+// an editor still refuses one and every check for a viewer admits one:
+// only the rating checks ask for a reviewer.
 func (r Role) Rank() int {
 	switch r {
 	case RoleViewer:
 		return 1
-	case RoleEditor:
+	case RoleReviewer:
 		return 2
-	case RoleOwner:
+	case RoleEditor:
 		return 3
+	case RoleOwner:
+		return 4
 	}
 	return 0
+}
+
+// Allows says in one line what the role lets a person do, as the members
+// and invite pages offer it.
+func (r Role) Allows() string {
+	switch r {
+	case RoleViewer:
+		return "reads, cannot rate samples"
+	case RoleReviewer:
+		return "reads and rates samples in the review queue; cannot create, launch, share or delete"
+	case RoleEditor:
+		return "creates, launches and rates samples"
+	case RoleOwner:
+		return "also manages members, judges and keys"
+	}
+	return ""
 }
 
 // AtLeast reports whether r grants everything min grants.
@@ -48,7 +72,7 @@ func (r Role) AtLeast(min Role) bool { return r.Rank() > 0 && r.Rank() >= min.Ra
 func ParseRole(s string) (Role, error) {
 	r := Role(strings.ToLower(strings.TrimSpace(s)))
 	if r.Rank() == 0 {
-		return "", Errorf(EInvalid, "%q is not a role: choose owner, editor or viewer", s)
+		return "", Errorf(EInvalid, "%q is not a role: choose owner, editor, reviewer or viewer", s)
 	}
 	return r, nil
 }

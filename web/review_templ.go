@@ -257,7 +257,7 @@ type SampleReviewCriterion struct {
 // reviewerRoleNote tells a viewer, who reads the reviews but is offered no
 // rating form, why and what to do: without it the queue looked like a
 // rating page with its form missing.
-const reviewerRoleNote = "You can read the reviews but not rate: rating samples takes the editor or owner role in this workspace. Ask an owner to change your role on Members."
+const reviewerRoleNote = "You can read the reviews but not rate: rating samples takes the reviewer, editor or owner role in this workspace. Ask an owner to change your role on Members."
 
 // SampleReviewView is the review panel of a run's sample page.
 type SampleReviewView struct {

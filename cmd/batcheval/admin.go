@@ -23,7 +23,7 @@ func createUser(ctx context.Context, args []string, getenv func(string) string, 
 	fs, c := newCommand("admin create-user", getenv, stderr)
 	email := fs.String("email", "", "the account's email address (its sign-in name)")
 	name := fs.String("name", "", "the person's name as shown to others")
-	roleName := fs.String("role", "", "owner, editor or viewer")
+	roleName := fs.String("role", "", "owner, editor, reviewer or viewer")
 	wsSlug := fs.String("workspace", models.DefaultWorkspaceSlug, "the workspace's slug")
 	if err := c.parse(fs, args); err != nil {
 		return err

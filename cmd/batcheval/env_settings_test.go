@@ -330,7 +330,7 @@ func TestFlagErrorsNameTheFlagAndQuoteWhatWasWritten(t *testing.T) {
 		{"worker", []string{"--log-level="}, `--log-level="" cannot be used: write debug, info, warn or error`, ""},
 		{"run", []string{"--key-header=x-api-key"}, `--key-header="x-api-key" cannot be used: write bearer or api-key`, "is not one of"},
 		{"resume", []string{"--queue-only=maybe", "1"}, `--queue-only="maybe" cannot be read: write true or false`, ""},
-		{"admin", []string{"create-user", "--role=boss", "--email=a@b.c", "--name=A"}, `--role: "boss" is not a role: choose owner, editor or viewer`, ""},
+		{"admin", []string{"create-user", "--role=boss", "--email=a@b.c", "--name=A"}, `--role: "boss" is not a role: choose owner, editor, reviewer or viewer`, ""},
 	} {
 		db := filepath.Join(dir, "sub"+string(rune('a'+i)), "t.db")
 		args := append([]string{tc.cmd, "--db", db}, tc.args...)
