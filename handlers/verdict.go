@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"strings"
 
@@ -42,6 +43,36 @@ type repeatBand struct {
 }
 
 func (b repeatBand) width() float64 { return b.max - b.min }
+
+// bandDigits is how many decimals a seed band's bounds and spread are
+// printed with, and the spread as printed. A reader checks a band by
+// subtracting its printed bounds: the spread must be that difference, and
+// also the true max − min rounded (stats.CoefDecimal), or it overstates
+// the seeds' disagreement. So the decimals start where the spread shows
+// as not zero (web.SpreadDecimals) and grow, up to six, until the printed
+// bounds' difference is the rounded spread (0.1004 to 0.1016 is "0.1004
+// to 0.1016 (spread 0.0012)", not "0.100 to 0.102 (spread 0.001)").
+// Should six decimals not do, the spread is the printed bounds'
+// difference; empty when they print alike.
+func bandDigits(lo, hi float64) (int, string) {
+	printed := func(v float64, d int) *big.Rat {
+		r, ok := new(big.Rat).SetString(stats.CoefDecimal(v, d))
+		if !ok {
+			return new(big.Rat)
+		}
+		return r
+	}
+	d := web.SpreadDecimals(hi-lo, 3)
+	for ; ; d++ {
+		diff := new(big.Rat).Sub(printed(hi, d), printed(lo, d))
+		if s := diff.FloatString(d); s == stats.CoefDecimal(hi-lo, d) || d >= 6 {
+			if diff.Sign() <= 0 {
+				return d, ""
+			}
+			return d, s
+		}
+	}
+}
 
 // isContender tells whether a row competes for the headline: a succeeded
 // run of its own setup (not a reseed or robustness variant) with a figure.
@@ -177,9 +208,9 @@ func aloneBesideRobustness(text string, only contender, figs []runFigures) strin
 // repeatability bands.
 func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 	var v web.ExperimentVerdict
-	noise := 0.0 // the widest spread across seeds: smaller differences are noise
+	noise := 0.0    // the widest spread across seeds: smaller differences are noise
+	noiseText := "" // that spread as its band prints it
 	for _, b := range bands {
-		noise = math.Max(noise, b.width())
 		if b.width() == 0 {
 			// Every seed gave the same figure: a "spread 0.000" would read
 			// as a spread measured to be below half a thousandth.
@@ -187,9 +218,23 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 				b.parent.Name, b.runs, fmtNum(b.min, 3)))
 			continue
 		}
-		d := web.SpreadDecimals(b.width(), 3)
+		d, spread := bandDigits(b.min, b.max)
+		if b.width() > noise {
+			noise, noiseText = b.width(), spread
+		}
+		if spread == "" {
+			// The seeds differ only past the sixth decimal: their bounds
+			// print alike, and a spread would read as none or as a
+			// made-up figure.
+			v.Bands = append(v.Bands, fmt.Sprintf("%s over %d seeds: average Pearson %s in every run to six decimals (spread below 0.000001)",
+				b.parent.Name, b.runs, fmtNum(b.min, d)))
+			continue
+		}
 		v.Bands = append(v.Bands, fmt.Sprintf("%s over %d seeds: average Pearson %s to %s (spread %s)",
-			b.parent.Name, b.runs, fmtNum(b.min, d), fmtNum(b.max, d), fmtNum(b.width(), d)))
+			b.parent.Name, b.runs, fmtNum(b.min, d), fmtNum(b.max, d), spread))
+	}
+	if noise > 0 && noiseText == "" {
+		noiseText = "below 0.000001"
 	}
 	switch len(cs) {
 	case 0:
@@ -248,7 +293,7 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 		v.Text = fmt.Sprintf("On your data, %s agrees best with your ratings (average Pearson %s): significantly better than the next, %s (%s; difference %s, Holm-adjusted %s).",
 			best.fig.run.Name, fmtNum(best.fig.avgP, 2), next.fig.run.Name, fmtNum(next.fig.avgP, 2), web.SignedCoef(next.test.Diff, 3), web.PValueText(next.adjP))
 		if noise > 0 {
-			v.Text += fmt.Sprintf(" The difference is larger than the spread across seeds (%s).", fmtNum(noise, web.SpreadDecimals(noise, 3)))
+			v.Text += fmt.Sprintf(" The difference is larger than the spread across seeds (%s).", noiseText)
 		}
 		// The verdict follows the test whose p it quotes; its interval,
 		// computed otherwise, can still include 0, and is then not left
@@ -279,7 +324,7 @@ func verdictOf(cs []contender, bands []repeatBand) web.ExperimentVerdict {
 	}
 	chance := "the differences are within what chance gives on these samples (Holm-adjusted p ≥ 0.05)"
 	if noise > 0 {
-		chance = fmt.Sprintf("the differences are within what chance gives on these samples (Holm-adjusted p ≥ 0.05) or smaller than the spread across seeds (%s), so they are noise", fmtNum(noise, web.SpreadDecimals(noise, 3)))
+		chance = fmt.Sprintf("the differences are within what chance gives on these samples (Holm-adjusted p ≥ 0.05) or smaller than the spread across seeds (%s), so they are noise", noiseText)
 	}
 	undefined := fmt.Sprintf("the paired test of %s against %s is undefined (no criterion averaged has a Pearson r for both runs on the samples both scored: fewer than %d such samples, or scores that do not vary), so %s not tested",
 		best.fig.run.Name, joinNames(untested), minPairedShown, plural(len(untested), "that difference was", "those differences were"))
