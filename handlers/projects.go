@@ -89,6 +89,19 @@ func (h *Handlers) setGuide(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/")
 }
 
+// showProjectsAddress answers /projects opened as a page (typed into the
+// address bar, or bookmarked): the projects are listed on the home page, so
+// it sends the person there, keeping the list's choice (?show=archived).
+// It was the "this address is a button's" page, the New project form's
+// address, to someone who expected the list.
+func showProjectsAddress(c echo.Context) error {
+	to := "/"
+	if q := c.Request().URL.RawQuery; q != "" {
+		to += "?" + q
+	}
+	return c.Redirect(http.StatusSeeOther, to)
+}
+
 // createProject handles the "New project" form.
 func (h *Handlers) createProject(c echo.Context) error {
 	p := models.Project{

@@ -177,3 +177,36 @@ func TestProjectPageEmptyLists(t *testing.T) {
 		}
 	})
 }
+
+// TestProjectsAddressOpensTheList: /projects typed as an address (a GET)
+// leads to the list of projects, the home page, keeping the list's
+// choice; it was the "this address is a button's" page (405), the New
+// project form's address.
+func TestProjectsAddressOpensTheList(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		tests := []struct {
+			path, wantLocation string
+		}{
+			{"/projects", "/"},
+			{"/projects?show=archived", "/?show=archived"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.path, func(t *testing.T) {
+				rec := env.get(tt.path)
+				if rec.Code != http.StatusSeeOther {
+					t.Fatalf("GET %s = %d, want %d: %s", tt.path, rec.Code, http.StatusSeeOther, rec.Body)
+				}
+				if got := rec.Header().Get("Location"); got != tt.wantLocation {
+					t.Fatalf("GET %s goes to %q, want %q", tt.path, got, tt.wantLocation)
+				}
+				page := env.get(tt.wantLocation)
+				if page.Code != http.StatusOK {
+					t.Fatalf("GET %s = %d", tt.wantLocation, page.Code)
+				}
+				if body := page.Body.String(); tt.wantLocation == "/" && !strings.Contains(body, `data-testid="projects"`) {
+					t.Errorf("%s does not list the projects:\n%s", tt.wantLocation, body)
+				}
+			})
+		}
+	})
+}
