@@ -64,7 +64,15 @@ func TestCreateProject(t *testing.T) {
 			wantStatus int
 			wantText   string // on the page the request leads to
 		}{
-			{"empty name", url.Values{"name": {"  "}, "description": {"kept text"}}, http.StatusUnprocessableEntity, "a project needs a name"},
+			// The form's messages are sentences that say what to do, as the
+			// other forms' ("Give the dataset a name."); the empty name's
+			// was "a project needs a name".
+			{"empty name", url.Values{"name": {"  "}, "description": {"kept text"}}, http.StatusUnprocessableEntity,
+				`<p class="error-text" data-testid="form-error">Give the project a name, then press Create project again.</p>`},
+			{"name on two lines", url.Values{"name": {"two\nlines"}}, http.StatusUnprocessableEntity,
+				`<p class="error-text" data-testid="form-error">The project name holds a line break, and it is one line (shown in lists and headings): write it on one line.</p>`},
+			{"description too long", url.Values{"name": {"long"}, "description": {strings.Repeat("d", models.MaxDescriptionLength+1)}}, http.StatusUnprocessableEntity,
+				fmt.Sprintf(`<p class="error-text" data-testid="form-error">The project description is %d characters long; the limit is %d.</p>`, models.MaxDescriptionLength+1, models.MaxDescriptionLength)},
 			{"named", url.Values{"name": {"Summaries <b>2025</b>"}, "description": {"news summaries"}}, http.StatusSeeOther, "Summaries &lt;b&gt;2025&lt;/b&gt;"},
 		}
 		for _, tt := range tests {
