@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -499,6 +500,11 @@ func bearerToken(r *http.Request) (string, bool) {
 	return strings.TrimSpace(token), true
 }
 
+// errRoleTooWeak marks require's refusal of a member whose role is below
+// the route's rule, so that a form's refusal page can keep what was sent
+// (reviewRefused) and no other refusal (a cross-site request) does.
+var errRoleTooWeak = errors.New("the member's role is below the route's rule")
+
 // require enforces a route's rule. Anonymous visitors of a page are sent
 // to sign in; other callers get 401; a role too weak gets 403.
 func (h *Handlers) require(a Access) echo.MiddlewareFunc {
@@ -555,7 +561,7 @@ func (h *Handlers) require(a Access) echo.MiddlewareFunc {
 					return echo.NewHTTPError(http.StatusForbidden, readOnlyTokenRefusal(p.PersonRole, need))
 				}
 				if !p.Role.AtLeast(need) {
-					return echo.NewHTTPError(http.StatusForbidden, "Your role in this workspace ("+string(p.Role)+") does not allow this: it needs "+string(need)+".")
+					return echo.NewHTTPError(http.StatusForbidden, "Your role in this workspace ("+string(p.Role)+") does not allow this: it needs "+string(need)+".").WithInternal(errRoleTooWeak)
 				}
 			}
 			return next(c)

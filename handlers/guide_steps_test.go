@@ -2,8 +2,11 @@ package handlers
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/batcheval/batcheval/models/dataimport"
 )
 
 // The start guide's steps say where each is done: the project step links
@@ -44,6 +47,43 @@ func TestStartGuideSaysWhereEachStepIsDone(t *testing.T) {
 		for _, button := range []string{">New rubric<", ">Launch run<"} {
 			if !strings.Contains(project, button) {
 				t.Errorf("the project page has no %s button the guide names", button)
+			}
+		}
+	})
+}
+
+// TestStartGuideNamesEveryAcceptedFile: the start guide's data step names
+// every file ending the upload form's file input accepts (each one the
+// reader takes, DetectFormat), the separators and the encodings it reads.
+// It named CSV, JSON Lines and JSON only: a newcomer with a .tsv file, or
+// Excel's semicolons or "Unicode Text" (UTF-16), read that as a no.
+func TestStartGuideNamesEveryAcceptedFile(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		home := env.get("/").Body.String()
+		i := strings.Index(home, `data-testid="guide-project"`)
+		if i < 0 {
+			t.Fatal("the start guide has no data step")
+		}
+		step := home[i : i+strings.Index(home[i:], "</li>")]
+		form := env.get(fmt.Sprintf("/projects/%d/datasets/new", env.project.ID)).Body.String()
+		m := regexp.MustCompile(`name="file" accept="([^"]+)"`).FindStringSubmatch(form)
+		if m == nil {
+			t.Fatal("the upload form's file input has no accept list")
+		}
+		// What each ending's file starts with, as the reader is given it.
+		content := map[string]string{".csv": "id,text\n1,a\n", ".tsv": "id\ttext\n1\ta\n", ".txt": "id\ttext\n1\ta\n",
+			".jsonl": `{"id": 1}` + "\n", ".json": `[{"id": 1}]`}
+		for _, ext := range strings.Split(m[1], ",") {
+			if _, err := dataimport.DetectFormat("data"+ext, []byte(content[ext])); err != nil {
+				t.Errorf("the upload form accepts %s, which the reader refuses: %v", ext, err)
+			}
+			if !strings.Contains(step, ext) {
+				t.Errorf("the guide's data step does not name %s, which the upload accepts: %s", ext, step)
+			}
+		}
+		for _, want := range []string{"semicolons", "tabs", "UTF-8", "UTF-16", "Windows-1252"} {
+			if !strings.Contains(step, want) {
+				t.Errorf("the guide's data step does not say the upload reads %s: %s", want, step)
 			}
 		}
 	})

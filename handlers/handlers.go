@@ -327,6 +327,10 @@ func (h *Handlers) ErrorHandler(err error, c echo.Context) {
 		_ = render(c, status, web.FragmentRefused(msg))
 		return
 	}
+	if v, ok := reviewRefused(c, err, msg); ok {
+		_ = render(c, status, web.ReviewRefusedPage(v))
+		return
+	}
 	_ = render(c, status, web.ErrorPage(errorPage(c, status), status, msg))
 }
 

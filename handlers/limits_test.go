@@ -31,9 +31,9 @@ func TestOversizedFieldsRefused(t *testing.T) {
 			{"9 MiB description after the name", url.Values{"name": {"ok"}, "description": {strings.Repeat("d", 9<<20)}}, http.StatusRequestEntityTooLarge,
 				[]string{`The field “description” is too long`}},
 			{"name over the limit", url.Values{"name": {strings.Repeat("é", 201)}}, http.StatusUnprocessableEntity,
-				[]string{"the project name is 201 characters long; the limit is 200"}},
+				[]string{"The project name is 201 characters long; the limit is 200."}},
 			{"description over the limit", url.Values{"name": {"ok"}, "description": {strings.Repeat("d", 5001)}}, http.StatusUnprocessableEntity,
-				[]string{"the project description is 5001 characters long; the limit is 5000"}},
+				[]string{"The project description is 5001 characters long; the limit is 5000."}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				// Keep the field order: the overflowing field is named from it.

@@ -28,7 +28,7 @@ func TestOneLineNamesRefuseLineBreaks(t *testing.T) {
 
 		// Forms, in local mode (before any account exists).
 		for _, tc := range []struct{ name, target, field, want string }{
-			{"project", "/projects", "name", "the project name holds a line break"},
+			{"project", "/projects", "name", "The project name holds a line break"}, // the New project form's, a sentence (polish48)
 			{"rename", fmt.Sprintf("/projects/%d/rename", pid), "name", "the project name holds a line break"},
 			{"first account", "/setup", "name", "The name holds a line break"}, // beside the field, a sentence (forms45)
 		} {

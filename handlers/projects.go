@@ -89,6 +89,33 @@ func (h *Handlers) setGuide(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/")
 }
 
+// formSentence writes a model's message (a clause in lower case, as the
+// API answers it) as a form's message: a sentence, its first letter in
+// capitals, ending with a full stop.
+func formSentence(msg string) string {
+	msg = strings.TrimSpace(msg)
+	if msg == "" {
+		return msg
+	}
+	if !strings.HasSuffix(msg, ".") {
+		msg += "."
+	}
+	return upperFirst(msg)
+}
+
+// showProjectsAddress answers /projects opened as a page (typed into the
+// address bar, or bookmarked): the projects are listed on the home page, so
+// it sends the person there, keeping the list's choice (?show=archived).
+// It was the "this address is a button's" page, the New project form's
+// address, to someone who expected the list.
+func showProjectsAddress(c echo.Context) error {
+	to := "/"
+	if q := c.Request().URL.RawQuery; q != "" {
+		to += "?" + q
+	}
+	return c.Redirect(http.StatusSeeOther, to)
+}
+
 // createProject handles the "New project" form.
 func (h *Handlers) createProject(c echo.Context) error {
 	p := models.Project{
@@ -96,11 +123,20 @@ func (h *Handlers) createProject(c echo.Context) error {
 		Name:        strings.TrimSpace(c.FormValue("name")),
 		Description: strings.TrimSpace(c.FormValue("description")),
 	}
+	again := func(msg string) error {
+		return h.renderProjects(c, http.StatusUnprocessableEntity,
+			// Shortened: a refused megabyte name is not sent back whole.
+			web.ProjectForm{Name: shortenText(p.Name, models.MaxNameLength), Description: shortenText(p.Description, models.MaxDescriptionLength), Error: msg})
+	}
+	if p.Name == "" {
+		// Said as the other forms say it ("Give the dataset a name."),
+		// with what to do; the model's "a project needs a name" is the
+		// API's wording.
+		return again("Give the project a name, then press Create project again.")
+	}
 	if err := h.DB.CreateProject(c.Request().Context(), &p); err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
-			return h.renderProjects(c, http.StatusUnprocessableEntity,
-				// Shortened: a refused megabyte name is not sent back whole.
-				web.ProjectForm{Name: shortenText(p.Name, models.MaxNameLength), Description: shortenText(p.Description, models.MaxDescriptionLength), Error: models.ErrorMessage(err)})
+			return again(formSentence(models.ErrorMessage(err)))
 		}
 		return err
 	}

@@ -64,7 +64,15 @@ func TestCreateProject(t *testing.T) {
 			wantStatus int
 			wantText   string // on the page the request leads to
 		}{
-			{"empty name", url.Values{"name": {"  "}, "description": {"kept text"}}, http.StatusUnprocessableEntity, "a project needs a name"},
+			// The form's messages are sentences that say what to do, as the
+			// other forms' ("Give the dataset a name."); the empty name's
+			// was "a project needs a name".
+			{"empty name", url.Values{"name": {"  "}, "description": {"kept text"}}, http.StatusUnprocessableEntity,
+				`<p class="error-text" data-testid="form-error">Give the project a name, then press Create project again.</p>`},
+			{"name on two lines", url.Values{"name": {"two\nlines"}}, http.StatusUnprocessableEntity,
+				`<p class="error-text" data-testid="form-error">The project name holds a line break, and it is one line (shown in lists and headings): write it on one line.</p>`},
+			{"description too long", url.Values{"name": {"long"}, "description": {strings.Repeat("d", models.MaxDescriptionLength+1)}}, http.StatusUnprocessableEntity,
+				fmt.Sprintf(`<p class="error-text" data-testid="form-error">The project description is %d characters long; the limit is %d.</p>`, models.MaxDescriptionLength+1, models.MaxDescriptionLength)},
 			{"named", url.Values{"name": {"Summaries <b>2025</b>"}, "description": {"news summaries"}}, http.StatusSeeOther, "Summaries &lt;b&gt;2025&lt;/b&gt;"},
 		}
 		for _, tt := range tests {
@@ -172,6 +180,39 @@ func TestProjectPageEmptyLists(t *testing.T) {
 					if strings.Contains(body, n) {
 						t.Errorf("page says %q", n)
 					}
+				}
+			})
+		}
+	})
+}
+
+// TestProjectsAddressOpensTheList: /projects typed as an address (a GET)
+// leads to the list of projects, the home page, keeping the list's
+// choice; it was the "this address is a button's" page (405), the New
+// project form's address.
+func TestProjectsAddressOpensTheList(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		tests := []struct {
+			path, wantLocation string
+		}{
+			{"/projects", "/"},
+			{"/projects?show=archived", "/?show=archived"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.path, func(t *testing.T) {
+				rec := env.get(tt.path)
+				if rec.Code != http.StatusSeeOther {
+					t.Fatalf("GET %s = %d, want %d: %s", tt.path, rec.Code, http.StatusSeeOther, rec.Body)
+				}
+				if got := rec.Header().Get("Location"); got != tt.wantLocation {
+					t.Fatalf("GET %s goes to %q, want %q", tt.path, got, tt.wantLocation)
+				}
+				page := env.get(tt.wantLocation)
+				if page.Code != http.StatusOK {
+					t.Fatalf("GET %s = %d", tt.wantLocation, page.Code)
+				}
+				if body := page.Body.String(); tt.wantLocation == "/" && !strings.Contains(body, `data-testid="projects"`) {
+					t.Errorf("%s does not list the projects:\n%s", tt.wantLocation, body)
 				}
 			})
 		}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/csv"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -1355,6 +1356,30 @@ func finalMissing(final *float64, rounds, failed int) string {
 		return "the judge call failed"
 	}
 	return "the judge's answer could not be read"
+}
+
+// reviewRefused is the page of a review's save refused for the sender's
+// role (err, require's errRoleTooWeak; why, its message): a reviewer whose
+// role an owner lowered while they typed lost what they typed with the
+// form. It keeps the form's fields, escaped, says why nothing was saved
+// and what to do (ask an owner for the reviewer role), and links back to
+// the page rated on. false for any other refusal or route.
+func reviewRefused(c echo.Context, err error, why string) (web.ReviewRefusedView, bool) {
+	if c.Request().Method != http.MethodPost || c.Path() != "/datasets/:id/review" || !errors.Is(err, errRoleTooWeak) {
+		return web.ReviewRefusedView{}, false
+	}
+	role := principalOf(c.Request().Context()).Role
+	v := web.ReviewRefusedView{
+		Page: errorPage(c, http.StatusForbidden),
+		Why:  why,
+		Todo: "Nothing of this review was saved: rating samples takes the reviewer, editor or owner role, and your role in this workspace is now " + string(role) +
+			". Ask an owner of the workspace to give you the reviewer role, then rate the sample again; what you typed is below, to copy.",
+		Score: c.FormValue("score"), Agree: c.FormValue("agree"), Reason: c.FormValue("reason"), Comment: c.FormValue("comment"), Tags: c.FormValue("tags"),
+	}
+	if back := safeNext(c.FormValue("back")); strings.HasPrefix(back, "/datasets/") || strings.HasPrefix(back, "/runs/") {
+		v.Back = back
+	}
+	return v, true
 }
 
 // saveReview stores one review from the queue or a sample page, then

@@ -230,6 +230,9 @@ func (h *Handlers) routes() []route {
 		// Projects, datasets, rubrics.
 		{get, "/", h.listProjects, Viewer},
 		{post, "/guide", h.setGuide, Viewer},
+		// The list of projects is the home page's: /projects typed as an
+		// address (or bookmarked) is sent there (showProjectsAddress).
+		{get, "/projects", showProjectsAddress, Viewer},
 		{post, "/projects", h.createProject, Editor},
 		{get, "/projects/:id", h.showProject, Viewer},
 		{get, "/projects/:id/datasets/new", h.showUploadForm, Editor},

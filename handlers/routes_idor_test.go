@@ -52,6 +52,7 @@ var noForeignID = map[string]string{
 	"POST /members/invites":         "makes an invite to the current workspace",
 	"GET /audit":                    "the current workspace's log",
 	"GET /":                         "the current workspace's projects",
+	"GET /projects":                 "a redirect to the home page's list, names no object",
 	"POST /guide":                   "a setting of the caller's",
 	"POST /projects":                "creates a project in the current workspace",
 	"GET /judges":                   "the current workspace's judges",

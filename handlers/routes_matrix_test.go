@@ -60,6 +60,7 @@ var wantAccess = map[string]Access{
 	"GET /audit":                          Owner,
 	"GET /":                               Viewer,
 	"POST /guide":                         Viewer,
+	"GET /projects":                       Viewer,
 	"POST /projects":                      Editor,
 	"GET /projects/:id":                   Viewer,
 	"GET /projects/:id/datasets/new":      Editor,

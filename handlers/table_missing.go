@@ -59,12 +59,25 @@ func tableDiffMissing(finalWhy, humanWhy string) string {
 		parts = append(parts, "no final score ("+finalWhy+")")
 	}
 	if humanWhy != "" {
-		parts = append(parts, "no human rating ("+humanWhy+")")
+		parts = append(parts, noHumanRatingPart(humanWhy))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return "no difference without both a score and a rating: " + strings.Join(parts, "; ")
+}
+
+// noHumanRatingPart is the part of a difference's reason that says the
+// human rating is missing, and why (humanWhy, humanMissingReason's words),
+// saying "no human rating" once: a reason that already begins with it
+// ("no human rating in the dataset for this sample") is the part itself,
+// where "no human rating (no human rating in the dataset…)" said it twice
+// to a pointer's hover and to a screen reader.
+func noHumanRatingPart(humanWhy string) string {
+	if strings.HasPrefix(humanWhy, "no human rating") {
+		return humanWhy
+	}
+	return "no human rating (" + humanWhy + ")"
 }
 
 // sayWhyTableMissing gives each shown sample of the run page's table

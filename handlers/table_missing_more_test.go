@@ -73,9 +73,9 @@ func TestMoreTablesSayWhyAValueIsMissing(t *testing.T) {
 			{"run page", fmt.Sprintf("/runs/%d?criterion=0", a.ID), false, map[string]int{
 				notRated: 1, noFinal: 1,
 				// The unscored sample's two rounds and the other's second.
-				cell("no score", roundWhy, "round-missing-short"):                                                                          3,
-				cell("not rated", "no difference without both a score and a rating: no human rating ("+humanWhy+")", "diff-missing-short"): 1,
-				cell("no score", "no difference without both a score and a rating: no final score ("+finalWhy+")", "diff-missing-short"):   1,
+				cell("no score", roundWhy, "round-missing-short"):                                                                        3,
+				cell("not rated", "no difference without both a score and a rating: "+humanWhy, "diff-missing-short"):                    1,
+				cell("no score", "no difference without both a score and a rating: no final score ("+finalWhy+")", "diff-missing-short"): 1,
 			}},
 			// Its stored results know the round was answered: not "the run
 			// ended before it".

@@ -1,0 +1,97 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/batcheval/batcheval/models"
+)
+
+// TestReviewRefusedForRoleKeepsWhatWasTyped: a reviewer whose role an
+// owner lowers to viewer while they type a review is refused the save
+// (403), and the refusal page keeps what they typed (escaped), says why
+// it was not saved and what to do (ask an owner for the reviewer role),
+// and links back to the page they rated on; nothing is stored. Other
+// refusals of the role keep nothing of what was sent. On the old code the
+// page was the bare "Your role ... does not allow this" and the comment
+// was lost.
+func TestReviewRefusedForRoleKeepsWhatWasTyped(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.ratedDataset("Refused", 2)
+		run := env.storedRun(d, "judged", d.human, nil)
+		rita := env.createUser(env.ws.ID, "rita@refused.test", models.RoleReviewer)
+		ritaCookie := env.sessionCookie(rita)
+		reviewPath := fmt.Sprintf("/datasets/%d/review", d.ds.ID)
+		back := reviewPath + "?criterion=0"
+		row := d.rowIDs[0]
+		comment := "<b>Too long</b> & off topic: the answer repeats itself"
+		form := url.Values{"run": {fmt.Sprint(run.ID)}, "row": {fmt.Sprint(row)}, "criterion": {"Quality"}, "score": {"4"},
+			"agree": {"disagree"}, "reason": {"it <i>misses</i> the point"}, "comment": {comment}, "tags": {"long, <off>"}, "back": {back}}
+
+		// The form is shown to the reviewer; then an owner lowers the role.
+		if rec := env.send(http.MethodGet, reviewPath+"?criterion=0&run="+fmt.Sprint(run.ID), nil, "", ritaCookie); !strings.Contains(rec.Body.String(), `data-testid="review-form"`) {
+			t.Fatalf("the reviewer is shown no review form: %d %.300s", rec.Code, rec.Body)
+		}
+		must(t, env.db.SetMemberRole(ctx, env.ws.ID, rita.ID, models.RoleViewer))
+
+		tests := []struct {
+			name   string
+			path   string
+			form   url.Values
+			kept   bool
+			want   []string
+			absent []string
+		}{
+			{"the review's save", reviewPath, form, true, []string{
+				"(viewer) does not allow this: it needs reviewer",
+				"Nothing of this review was saved",
+				"your role in this workspace is now viewer",
+				"Ask an owner of the workspace to give you the reviewer role",
+				`<strong data-testid="kept-score">4</strong>`,
+				`<strong data-testid="kept-agree">disagree</strong>`,
+				`data-testid="kept-comment">&lt;b&gt;Too long&lt;/b&gt; &amp; off topic: the answer repeats itself</textarea>`,
+				`data-testid="kept-reason">it &lt;i&gt;misses&lt;/i&gt; the point</textarea>`,
+				`data-testid="kept-tags">long, &lt;off&gt;</textarea>`,
+				`href="` + strings.ReplaceAll(back, "&", "&amp;") + `" data-testid="review-refused-back"`,
+			}, []string{"<b>Too long</b>", "<i>misses</i>", "<off>"}},
+			// Another form's refusal keeps nothing it was sent.
+			{"another form", "/projects", url.Values{"name": {"<b>kept?</b>"}}, false, []string{
+				"(viewer) does not allow this: it needs editor",
+			}, []string{"kept?", "data-testid=\"review-refused\""}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				rec := env.send(http.MethodPost, tt.path, tt.form, "", ritaCookie)
+				if rec.Code != http.StatusForbidden {
+					t.Fatalf("POST %s = %d, want 403: %.300s", tt.path, rec.Code, rec.Body)
+				}
+				body := rec.Body.String()
+				if got := strings.Contains(body, `data-testid="review-refused"`); got != tt.kept {
+					t.Errorf("POST %s: refusal page keeps what was typed %v, want %v", tt.path, got, tt.kept)
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(body, w) {
+						t.Errorf("POST %s: page lacks %q:\n%s", tt.path, w, body)
+					}
+				}
+				for _, a := range tt.absent {
+					if strings.Contains(body, a) {
+						t.Errorf("POST %s: page has %q", tt.path, a)
+					}
+				}
+			})
+		}
+		all, err := env.db.ListRowsCriteriaReviews(ctx, env.ws.ID, d.ds.ID, []string{"Quality"}, []int64{row})
+		must(t, err)
+		for _, r := range all["Quality"] {
+			if r.UserID != nil && *r.UserID == rita.ID {
+				t.Errorf("the refused review was stored: %+v", r)
+			}
+		}
+	})
+}
