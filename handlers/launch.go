@@ -768,6 +768,7 @@ func (h *Handlers) estimate(ctx context.Context, pl *launchPlan, m evaluator.Met
 		Calls: me.Calls, CallsMax: me.CallsMax, PromptTokens: me.PromptTokens, CompletionTokens: me.CompletionTokens,
 		CallsNote: me.CallsNote, PromptNote: me.PromptNote, CompletionNote: me.CompletionNote}
 	e.Cost = costText(pl.judge.Simulated, runner.Cost(h.judgeSnapshot(*pl.judge), e.PromptTokens, e.CompletionTokens))
+	e.Reasoning = in.TokenLimit == judge.TokenLimitMaxCompletionTokens
 	if window > 0 && me.LongestPrompt > 0 {
 		e.LongestPrompt, e.AnswerRoom, e.ContextTokens = me.LongestPrompt, me.AnswerRoom, window
 		// The room is a cap sent (SentCap) when it holds the reasoning's

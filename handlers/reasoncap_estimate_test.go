@@ -77,8 +77,13 @@ func TestLaunchEstimateCountsTheReasoningCap(t *testing.T) {
 				if got, want := strings.Contains(rbody, `data-testid="estimate-reasoning-room"`), tt.extra > 0; got != want {
 					t.Errorf("reasoning judge: the note on the reasoning's room shown %v, want %v:\n%s", got, want, rbody)
 				}
-				if strings.Contains(pbody, "estimate-reasoning-room") {
-					t.Errorf("plain judge: the note on the reasoning's room is shown")
+				if strings.Contains(pbody, "estimate-reasoning") {
+					t.Errorf("plain judge: a note on reasoning is shown")
+				}
+				// The reasoning billed as completion tokens is said,
+				// whatever the method.
+				if !strings.Contains(rbody, `data-testid="estimate-reasoning"`) {
+					t.Errorf("reasoning judge: no note that its reasoning is billed beyond the completion tokens:\n%s", rbody)
 				}
 			})
 		}
