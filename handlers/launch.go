@@ -749,7 +749,7 @@ func (h *Handlers) estimate(ctx context.Context, pl *launchPlan, m evaluator.Met
 		first[i] = r.Sample(trial.Rubric.Fields)
 	}
 	n := pl.dataset.RowCount
-	in := methods.EstimateInput{Run: trial, Rows: n, First: first}
+	in := methods.EstimateInput{Run: trial, Rows: n, First: first, TokenLimit: h.judgeSnapshot(*pl.judge).SendsTokenLimitAs()}
 	window := 0
 	if cw := pl.judge.ContextTokens; cw != nil && *cw > 0 && !pl.judge.Simulated {
 		window = *cw
@@ -768,8 +768,12 @@ func (h *Handlers) estimate(ctx context.Context, pl *launchPlan, m evaluator.Met
 		Calls: me.Calls, CallsMax: me.CallsMax, PromptTokens: me.PromptTokens, CompletionTokens: me.CompletionTokens,
 		CallsNote: me.CallsNote, PromptNote: me.PromptNote, CompletionNote: me.CompletionNote}
 	e.Cost = costText(pl.judge.Simulated, runner.Cost(h.judgeSnapshot(*pl.judge), e.PromptTokens, e.CompletionTokens))
+	e.Reasoning = in.TokenLimit == judge.TokenLimitMaxCompletionTokens
 	if window > 0 && me.LongestPrompt > 0 {
 		e.LongestPrompt, e.AnswerRoom, e.ContextTokens = me.LongestPrompt, me.AnswerRoom, window
+		// The room is a cap sent (SentCap) when it holds the reasoning's
+		// allowance; an uncapped call's expected answer is far smaller.
+		e.ReasoningRoom = in.TokenLimit == judge.TokenLimitMaxCompletionTokens && me.AnswerRoom > judge.ReasoningAllowance
 		e.TooLong = tooLongText(method, in, me, window)
 	}
 	return e

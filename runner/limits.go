@@ -45,6 +45,10 @@ type budget struct {
 	judge int64          // the judge whose shared limits apply; 0: none
 	lim   models.JudgeLimits
 	owner string
+	// sends is the name the run's requests cap the answer under: a
+	// reasoning judge's cap is sent 25,000 tokens higher
+	// (judge.TokenLimit.SentCap), and the tokens per minute reserve that.
+	sends judge.TokenLimit
 
 	seq  atomic.Int64
 	mu   sync.Mutex
@@ -56,7 +60,8 @@ type budget struct {
 // budgetFor makes the budget of one execution of run.
 func (r *Runner) budgetFor(ctx context.Context, run models.Run) (*budget, error) {
 	b := &budget{r: r, sem: newPrioritySlots(max(1, run.JudgeSnapshot.MaxConcurrency)),
-		owner: fmt.Sprintf("%s/run%d", models.LeaseOwnerFrom(ctx), run.ID), held: map[string]struct{}{}}
+		owner: fmt.Sprintf("%s/run%d", models.LeaseOwnerFrom(ctx), run.ID), held: map[string]struct{}{},
+		sends: run.JudgeSnapshot.SendsTokenLimitAs()}
 	if run.JudgeID != nil && !run.JudgeSnapshot.Simulated {
 		lim, err := r.db.FindJudgeLimits(ctx, *run.JudgeID)
 		if err != nil {
@@ -131,13 +136,16 @@ func (bc budgeted) Complete(ctx context.Context, req judge.Request) (judge.Respo
 }
 
 // estimateTokens guesses a request's tokens before sending it: about four
-// characters a token, plus the answer's cap.
-func estimateTokens(req judge.Request) int {
+// characters a token, plus the answer's cap as sent under the judge's
+// token limit (sends): a reasoning judge may use the 25,000 tokens added
+// for its hidden reasoning, and a shared tokens-per-minute limit that
+// reserved only the run's cap let such calls past it (429s).
+func estimateTokens(req judge.Request, sends judge.TokenLimit) int {
 	chars := 0
 	for _, m := range req.Messages {
 		chars += len(m.Content)
 	}
-	answer := req.MaxTokens
+	answer := sends.SentCap(req.MaxTokens)
 	if answer <= 0 {
 		answer = defaultAnswerTokens
 	}
@@ -160,7 +168,7 @@ func (b *budget) acquire(ctx context.Context, req judge.Request) (release func()
 		return local, 0, nil
 	}
 	if b.lim.RequestsPerMinute > 0 || b.lim.TokensPerMinute > 0 {
-		est = estimateTokens(req)
+		est = estimateTokens(req, b.sends)
 		for {
 			wait, err := b.r.db.TakeJudgeBudget(ctx, b.judge, est)
 			if err != nil {

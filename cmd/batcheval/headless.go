@@ -72,6 +72,8 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		model       = fs.String("model", "", "model name at the judge")
 		keyEnv      = fs.String("api-key-env", "", "environment variable holding the API key (e.g. OPENAI_API_KEY)")
 		keyHeader   = new(string)
+		tokenLimit  = new(string)
+		defaultOnly = fs.Bool("default-sampling-only", false, "the judge takes only its default temperature and top_p (OpenAI's reasoning models: o1, o3, o4-mini, gpt-5): neither is sent, and --temperature, --top-p and --sample-temperature must be left out or 1")
 		simulated   = fs.Bool("simulated", false, "use the built-in simulated judge (offline; not a language model)")
 		rounds      = fs.Int("rounds", def.Rounds, "rounds N: each sample is scored N times in different batches")
 		batchSize   = fs.Int("batch-size", def.BatchSize, "batch size B: samples per judge call")
@@ -102,6 +104,12 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	wordsFlag(fs, keyHeader, "key-header", string(judge.KeyBearer), words(judge.KeyBearer, judge.KeyAPIKey),
 		func(s string) bool { _, err := judge.ParseKeyHeader(s); return err == nil },
 		"how the key is sent: bearer (Authorization: Bearer) or api-key (the api-key header of Azure OpenAI's per-deployment URLs, .../openai/deployments/NAME?api-version=...)")
+	// The judge settings the judge form calls "Token limit" and "Takes
+	// only the default temperature and top p": without them a reasoning
+	// model refuses every call.
+	wordsFlag(fs, tokenLimit, "token-limit", string(judge.TokenLimitMaxTokens), words(judge.TokenLimitMaxTokens, judge.TokenLimitMaxCompletionTokens),
+		func(s string) bool { _, err := judge.ParseTokenLimit(s); return err == nil },
+		fmt.Sprintf("the name the answer's cap is sent under: max_tokens (local servers, OpenAI's chat models) or max_completion_tokens (OpenAI's reasoning models: o1, o3, o4-mini, gpt-5; each cap is sent %d tokens higher, room for the hidden reasoning)", judge.ReasoningAllowance))
 	// Readable but senseless values are refused with the settings, before
 	// anything is read or opened (a zero concurrency or timeout used to be
 	// taken for the default in silence).
@@ -162,6 +170,18 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	sendKeyAs, err := judge.ParseKeyHeader(*keyHeader)
 	if err != nil {
 		return fmt.Errorf("--key-header: %w", err)
+	}
+	sendCapAs, err := judge.ParseTokenLimit(*tokenLimit)
+	if err != nil {
+		return fmt.Errorf("--token-limit: %w", err)
+	}
+	if *defaultOnly && !*simulated {
+		if err := defaultSamplingProblem(fs, *method, *temperature, *topP, *sampleTemp); err != nil {
+			return err
+		}
+		// The only temperature and top_p the judge takes, recorded as
+		// the run's so that what it records is what the judge did.
+		*temperature, *topP = 1, 1
 	}
 	settings := def
 	settings.Rounds, settings.BatchSize, settings.Seed = *rounds, *batchSize, *seed
@@ -251,6 +271,10 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	if sendKeyAs != judge.KeyBearer {
 		snap.KeyHeader = string(sendKeyAs)
 	}
+	if sendCapAs != judge.TokenLimitMaxTokens {
+		snap.TokenLimit = string(sendCapAs)
+	}
+	snap.DefaultSamplingOnly = *defaultOnly
 	if p, ok := prices[*model]; ok {
 		snap.PriceInputPerMTok, snap.PriceOutputPerMTok = &p.Input, &p.Output
 	}
@@ -275,7 +299,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	ms := evaluator.MethodSettings{Samples: *nSamples, UseLogprobs: !*noLogprobs, SampleTemperature: *sampleTemp, LLMEvalScale: evaluator.LLMEvalScale(*llmScale)}
 	run := models.Run{WorkspaceID: ws.ID, ProjectID: proj.ID, DatasetID: ds.ID, Name: methods.Label(*method) + " (CLI): " + models.OneLine(filepath.Base(*dataPath)),
 		Method: *method, Settings: settings, MethodSettings: ms, RubricSnapshot: rub, JudgeSnapshot: snap, Simulated: *simulated}
-	if !isSet(fs, "temperature") {
+	if !isSet(fs, "temperature") && !(*defaultOnly && !*simulated) {
 		// The method's own temperature, if it has one (LLM-Eval: greedy).
 		run.Settings.Temperature = methods.DefaultTemperature(methods.For(*method), run.Settings.Temperature)
 	}
@@ -603,4 +627,26 @@ func methodNames() []string {
 		out = append(out, string(m.Name()))
 	}
 	return out
+}
+
+// defaultSamplingProblem refuses, with --default-sampling-only, a
+// temperature or top_p set to anything but 1 that the method sends: the
+// judge is never sent them, so the run would record a setting it did not
+// follow (the launch form refuses the same).
+func defaultSamplingProblem(fs *flag.FlagSet, method string, temperature, topP, sampleTemp float64) error {
+	m := methods.For(method)
+	for _, f := range []struct {
+		flag    string
+		setting methods.Setting
+		v       float64
+	}{
+		{"temperature", methods.SettingTemperature, temperature},
+		{"top-p", methods.SettingTopP, topP},
+		{"sample-temperature", methods.SettingSampleTemperature, sampleTemp},
+	} {
+		if isSet(fs, f.flag) && f.v != 1 && methods.Reads(m, f.setting) {
+			return fmt.Errorf("--%s: %g cannot be used with --default-sampling-only: the judge takes only its default (as OpenAI's reasoning models do) and is never sent it; leave --%s out or set it to 1", f.flag, f.v, f.flag)
+		}
+	}
+	return nil
 }

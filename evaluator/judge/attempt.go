@@ -65,15 +65,14 @@ func (c *Client) buildRequest(r Request) (chatRequest, *Error) {
 			p.TopP = r.TopP
 		}
 	}
-	switch {
-	case r.MaxTokens <= 0:
-	case c.cfg.TokenLimit == TokenLimitMaxCompletionTokens:
-		// That cap counts the model's hidden reasoning too: the answer
-		// asked for gets room for it, else a reasoning model spends the
-		// whole cap thinking and answers nothing (paid for all the same).
-		p.MaxCompletionTokens = r.MaxTokens + ReasoningAllowance
-	default:
-		p.MaxTokens = r.MaxTokens
+	// max_completion_tokens counts the model's hidden reasoning too: the
+	// answer asked for gets room for it (SentCap), else a reasoning model
+	// spends the whole cap thinking and answers nothing (paid for all the
+	// same).
+	if c.cfg.TokenLimit == TokenLimitMaxCompletionTokens {
+		p.MaxCompletionTokens = c.cfg.SentCap(r.MaxTokens)
+	} else {
+		p.MaxTokens = c.cfg.SentCap(r.MaxTokens)
 	}
 	if r.N > 1 {
 		p.N = r.N

@@ -42,3 +42,24 @@ func ParseTokenLimit(s string) (TokenLimit, error) {
 // model reasons that long. Without it the test's 30 tokens
 // (evaluator.ScoreCheckMaxTokens) and G-Eval's 5 would get no answer.
 const ReasoningAllowance = 25000
+
+// SentCap is the cap a request that asks for maxTokens actually sends
+// under this token limit, 0 when it sends none (maxTokens 0 or less):
+// maxTokens as max_tokens, maxTokens plus ReasoningAllowance as
+// max_completion_tokens. Everything that reasons about the most tokens a
+// call may use (the request itself, a shared tokens-per-minute limit, the
+// launch form's estimate) reads it here, so none of them counts a
+// reasoning judge's call 25,000 tokens short.
+func (l TokenLimit) SentCap(maxTokens int) int {
+	switch {
+	case maxTokens <= 0:
+		return 0
+	case l == TokenLimitMaxCompletionTokens:
+		return maxTokens + ReasoningAllowance
+	}
+	return maxTokens
+}
+
+// SentCap is the cap this judge's requests send for one that asks for
+// maxTokens (TokenLimit.SentCap under cfg.TokenLimit).
+func (cfg Config) SentCap(maxTokens int) int { return cfg.TokenLimit.SentCap(maxTokens) }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/batcheval/batcheval/evaluator"
+	"github.com/batcheval/batcheval/evaluator/judge"
 )
 
 // EstimateInput is what an estimate of a run's calls and tokens is made
@@ -22,6 +23,12 @@ type EstimateInput struct {
 	// worth for BatchEval), when the caller wants the longest prompt
 	// measured (Estimate.LongestPrompt); nil otherwise.
 	Longest []evaluator.Sample
+	// TokenLimit is the name the judge's requests send the answer's cap
+	// under: a reasoning judge (judge.TokenLimitMaxCompletionTokens) is
+	// sent every cap 25,000 tokens higher, room for its hidden reasoning
+	// that the answer's room and the notes' bounds count
+	// (judge.TokenLimit.SentCap). "" is max_tokens.
+	TokenLimit judge.TokenLimit
 }
 
 // Estimate predicts a run's judge calls and tokens, with notes that say
@@ -41,10 +48,12 @@ type Estimate struct {
 	LongestPrompt, AnswerRoom int
 }
 
-// answerRoom is max_tokens when set, the expected answer otherwise.
-func answerRoom(maxTokens, expected int) int {
-	if maxTokens > 0 {
-		return maxTokens
+// answerRoom is the cap sent when the run sets one (max tokens, plus the
+// reasoning's room for a reasoning judge: judge.TokenLimit.SentCap), the
+// expected answer otherwise.
+func answerRoom(sends judge.TokenLimit, maxTokens, expected int) int {
+	if c := sends.SentCap(maxTokens); c > 0 {
+		return c
 	}
 	return expected
 }
@@ -105,7 +114,7 @@ func (BatchEval) Estimate(in EstimateInput) Estimate {
 		for _, c := range rub.Criteria {
 			e.LongestPrompt = max(e.LongestPrompt, evaluator.EstimateTokens(evaluator.BuildBatchPrompt(rub, c, longest, s)))
 		}
-		e.AnswerRoom = answerRoom(s.MaxTokens, batchTokensPerSample*len(longest))
+		e.AnswerRoom = answerRoom(in.TokenLimit, s.MaxTokens, batchTokensPerSample*len(longest))
 	}
 	e.CompletionNote = fmt.Sprintf("Assuming about %d tokens of analysis and score per sample and round.", batchTokensPerSample)
 	return e
@@ -121,7 +130,7 @@ func (BatchEval) LargestFittingBatch(in EstimateInput, window int) int {
 		for _, c := range rub.Criteria {
 			need = max(need, evaluator.EstimateTokens(evaluator.BuildBatchPrompt(rub, c, in.Longest[:b], s)))
 		}
-		if need+answerRoom(s.MaxTokens, batchTokensPerSample*b) <= window {
+		if need+answerRoom(in.TokenLimit, s.MaxTokens, batchTokensPerSample*b) <= window {
 			return b
 		}
 	}
@@ -154,7 +163,7 @@ func (GEval) Estimate(in EstimateInput) Estimate {
 		}
 	}
 	if len(in.Longest) > 0 {
-		e.AnswerRoom = gevalFormMaxTokens
+		e.AnswerRoom = in.TokenLimit.SentCap(gevalFormMaxTokens)
 	}
 	e.Calls += missing
 	e.CompletionTokens = missing * gevalStepsTokens
@@ -169,14 +178,14 @@ func (GEval) Estimate(in EstimateInput) Estimate {
 			"Where the endpoint returns no log-probabilities (found out once for the run), every sample is scored from n = %d sampled answers instead, one call each if the endpoint also ignores n.",
 			crit, rowsText, stepsNote, ms.Samples)
 		e.PromptNote = "Measured on the real form prompt of the first sample of each criterion, once per call."
-		e.CompletionNote = fmt.Sprintf("The form answer is one integer (at most %d tokens a call)", gevalFormMaxTokens)
+		e.CompletionNote = fmt.Sprintf("The form answer is one integer (at most %d tokens a call)", in.TokenLimit.SentCap(gevalFormMaxTokens))
 	} else {
 		e.CompletionTokens += gevalFormMaxTokens * k * n * ms.Samples
 		e.CallsMax = e.Calls - k*n + k*n*ms.Samples
 		e.CallsNote = fmt.Sprintf("%s × %s, each call asking for n = %d sampled answers.%s An endpoint that ignores n (Ollama) needs one call per answer.",
 			crit, rowsText, ms.Samples, stepsNote)
 		e.PromptNote = "Measured on the real form prompt of the first sample of each criterion; the prompt is paid once per call (n times over if the endpoint ignores n)."
-		e.CompletionNote = fmt.Sprintf("%d sampled answers of one integer each (at most %d tokens each)", ms.Samples, gevalFormMaxTokens)
+		e.CompletionNote = fmt.Sprintf("%d sampled answers of one integer each (at most %d tokens each)", ms.Samples, in.TokenLimit.SentCap(gevalFormMaxTokens))
 	}
 	if missing > 0 {
 		e.PromptNote += fmt.Sprintf(" Steps not yet written are counted as about %d tokens.", gevalStepsPromptTokens)
@@ -195,7 +204,7 @@ func (LLMEval) Estimate(in EstimateInput) Estimate {
 	e.PromptTokens = evaluator.EstimateTokens(evaluator.BuildLLMEvalPrompt(rub, in.First[0], ms.LLMEvalScale)) * n
 	if len(in.Longest) > 0 {
 		e.LongestPrompt = evaluator.EstimateTokens(evaluator.BuildLLMEvalPrompt(rub, in.Longest[0], ms.LLMEvalScale))
-		e.AnswerRoom = answerRoom(in.Run.Settings.MaxTokens, llmevalTokensPerCriterion*k)
+		e.AnswerRoom = answerRoom(in.TokenLimit, in.Run.Settings.MaxTokens, llmevalTokensPerCriterion*k)
 	}
 	e.CompletionTokens = llmevalTokensPerCriterion * k * n
 	e.CallsNote = fmt.Sprintf("One call per sample (%s) scores all %s at once, asked for as one JSON object (scores written as “Criterion: 3” lines are read too). An endpoint without structured output costs up to 2 refused calls more for the whole run: the mode that works is remembered.",
@@ -223,7 +232,7 @@ func (m CloserLook) Estimate(in EstimateInput) Estimate {
 		}
 	}
 	if len(in.Longest) > 0 {
-		e.AnswerRoom = answerRoom(in.Run.Settings.MaxTokens, closerLookTokens)
+		e.AnswerRoom = answerRoom(in.TokenLimit, in.Run.Settings.MaxTokens, closerLookTokens)
 	}
 	e.CompletionTokens = closerLookTokens * ms.Samples * k * n
 	e.CallsNote = fmt.Sprintf("%s × %s, each call asking for n = %d analysed ratings. An endpoint that ignores n (Ollama) needs one call per rating.",
