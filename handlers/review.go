@@ -1358,23 +1358,34 @@ func finalMissing(final *float64, rounds, failed int) string {
 	return "the judge's answer could not be read"
 }
 
-// reviewRefused is the page of a review's save refused for the sender's
-// role (err, require's errRoleTooWeak; why, its message): a reviewer whose
-// role an owner lowered while they typed lost what they typed with the
-// form. It keeps the form's fields, escaped, says why nothing was saved
-// and what to do (ask an owner for the reviewer role), and links back to
-// the page rated on. false for any other refusal or route.
+// reviewRefused is the page of a review's save refused for its sender's
+// membership (err; why, its message): for the role (require's
+// errRoleTooWeak: a reviewer whose role an owner lowered while they typed),
+// or because they are no longer a member of the workspace (errLeftWorkspace:
+// an owner removed them while they typed). Either way they lost what they
+// typed with the form. It keeps the form's fields, escaped, says why
+// nothing was saved and what to do (ask an owner for the reviewer role, or
+// to be invited again), and links back to the page rated on while it is
+// still theirs to open. false for any other refusal or route.
 func reviewRefused(c echo.Context, err error, why string) (web.ReviewRefusedView, bool) {
-	if c.Request().Method != http.MethodPost || c.Path() != "/datasets/:id/review" || !errors.Is(err, errRoleTooWeak) {
+	left := errors.Is(err, errLeftWorkspace)
+	if c.Request().Method != http.MethodPost || c.Path() != "/datasets/:id/review" || !(left || errors.Is(err, errRoleTooWeak)) {
 		return web.ReviewRefusedView{}, false
 	}
-	role := principalOf(c.Request().Context()).Role
+	p := principalOf(c.Request().Context())
 	v := web.ReviewRefusedView{
 		Page: errorPage(c, http.StatusForbidden),
 		Why:  why,
-		Todo: "Nothing of this review was saved: rating samples takes the reviewer, editor or owner role, and your role in this workspace is now " + string(role) +
+		Todo: "Nothing of this review was saved: rating samples takes the reviewer, editor or owner role, and your role in this workspace is now " + string(p.Role) +
 			". Ask an owner of the workspace to give you the reviewer role, then rate the sample again; what you typed is below, to copy.",
 		Score: c.FormValue("score"), Agree: c.FormValue("agree"), Reason: c.FormValue("reason"), Comment: c.FormValue("comment"), Tags: c.FormValue("tags"),
+	}
+	if left {
+		// why (leftWorkspaceText) says which workspace and that nothing
+		// was saved. The page rated on is that workspace's: no link back
+		// to it, which would open nothing until they are invited again.
+		v.Todo = "Ask an owner of workspace " + web.Quoted(p.Left) + " to invite you again, then rate the sample again; what you typed is below, to copy."
+		return v, true
 	}
 	if back := safeNext(c.FormValue("back")); strings.HasPrefix(back, "/datasets/") || strings.HasPrefix(back, "/runs/") {
 		v.Back = back
