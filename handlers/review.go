@@ -24,6 +24,7 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dataimport"
 	"github.com/batcheval/batcheval/report"
 	"github.com/batcheval/batcheval/web"
 )
@@ -1959,8 +1960,9 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 		// file is made to be opened in a spreadsheet: a cell such as
 		// =HYPERLINK(...) or -2+3 would run there as a formula. Each goes through
 		// the run export's report.SafeCell, which makes it text with a leading
-		// quote; a rating column's number (-2, 3.5, " 4" padded with blanks) is
-		// written as a number (report.RatingCell), as the run export writes
+		// quote; a rating column's number (-2, 3.5, " 4" padded with blanks,
+		// "2,5" from a file with decimal commas) is written as a number with a
+		// decimal point (exportedRatingCell), as the run export writes
 		// ratings, so the file imports again.
 		header := append(append(append([]string{}, ds.Columns...), extra...), reviewCols...)
 		if namesCol != "" {
@@ -1988,7 +1990,7 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 				rec = rec[:0]
 				for _, col := range ds.Columns {
 					if rated[col] {
-						rec = append(rec, report.RatingCell(r.Data[col]))
+						rec = append(rec, exportedRatingCell(r.Data[col]))
 					} else {
 						rec = append(rec, report.SafeCell(r.Data[col]))
 					}
@@ -2030,6 +2032,23 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 		return semicolonExcelCSV(resp, stream)
 	}
 	return stream(resp)
+}
+
+// exportedRatingCell writes a cell of one of the dataset's rating columns
+// as the import read it. A number written with a decimal comma ("2,5", from
+// a semicolon-separated file, which the import read as 2.5; a file of
+// commas refuses it) gets a decimal point, as every other number of the
+// export: written as uploaded, the comma-separated file held "2,5", which a
+// spreadsheet reads as text and the product's own import refuses. The
+// ?excel=semicolon variant writes it back with a comma (semicolonExcelCSV).
+// The number's digits are kept ("2,50" is 2.50). Any other cell is written
+// as report.RatingCell writes it: a number as uploaded but for padding,
+// text ("N/A") as uploaded, defused.
+func exportedRatingCell(cell string) string {
+	if d, ok := dataimport.DecimalCommaNumber(cell); ok {
+		return report.RatingCell(d)
+	}
+	return report.RatingCell(cell)
 }
 
 // exportedReviews are the browser ratings a dataset export writes: per
