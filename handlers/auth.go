@@ -505,6 +505,12 @@ func bearerToken(r *http.Request) (string, bool) {
 // (reviewRefused) and no other refusal (a cross-site request) does.
 var errRoleTooWeak = errors.New("the member's role is below the route's rule")
 
+// errLeftWorkspace marks require's refusal of a form sent from a page of
+// the workspace its sender is no longer a member of (removed while the
+// page was open, Principal.Left), so that the review's refusal page can
+// keep what was typed (reviewRefused), as for errRoleTooWeak.
+var errLeftWorkspace = errors.New("the sender is no longer a member of the page's workspace")
+
 // require enforces a route's rule. Anonymous visitors of a page are sent
 // to sign in; other callers get 401; a role too weak gets 403.
 func (h *Handlers) require(a Access) echo.MiddlewareFunc {
@@ -552,7 +558,7 @@ func (h *Handlers) require(a Access) echo.MiddlewareFunc {
 				if p.Left != "" && (p.Workspace.ID == 0 || !safeMethod(c.Request().Method)) {
 					// "Nothing you sent was saved" only of a form: a page
 					// asked for sent nothing.
-					return echo.NewHTTPError(http.StatusForbidden, leftWorkspaceText(p, !safeMethod(c.Request().Method)))
+					return echo.NewHTTPError(http.StatusForbidden, leftWorkspaceText(p, !safeMethod(c.Request().Method))).WithInternal(errLeftWorkspace)
 				}
 				if p.Workspace.ID == 0 {
 					return echo.NewHTTPError(http.StatusForbidden, "You are not a member of any workspace yet: ask an owner of one for an invite, or create a workspace of your own on Your account.")

@@ -100,13 +100,14 @@ func TestRunExportCSVForDecimalCommaExcel(t *testing.T) {
 		if plainDS.Code != http.StatusOK || semiDS.Code != http.StatusOK {
 			t.Fatalf("dataset exports = %d, %d: %s", plainDS.Code, semiDS.Code, semiDS.Body)
 		}
-		// Its rating columns are the file's own cells ("2,5" as
-		// uploaded); the reviewer's column is written by the product.
+		// Its rating columns' numbers are written as the product read them
+		// (2.5 in the plain file, 2,5 here: polish49), and so is the
+		// reviewer's column: three decimals written with a comma.
 		ds, decimals := semicolonCopyOf(t, plainDS.Body.Bytes(), semiDS.Body.Bytes())
 		if len(ds) != 4 || strings.Join(ds[0][:5], ";") != "id;context;response;engaging;coherent" {
 			t.Fatalf("dataset export: %q", ds)
 		}
-		if decimals != 1 || ds[1][len(ds[1])-1] != "2,5" && ds[1][len(ds[1])-2] != "2,5" {
+		if decimals != 3 || ds[1][len(ds[1])-1] != "2,5" && ds[1][len(ds[1])-2] != "2,5" {
 			t.Errorf("dataset export: the reviewer's 2.5 is not written 2,5 (%d decimals written with a comma): %q", decimals, ds)
 		}
 		if got := [][]string{{ds[1][3], ds[2][4], ds[3][3]}}; got[0][0] != "2,5" || got[0][1] != "1,5" || got[0][2] != "" {

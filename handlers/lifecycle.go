@@ -103,11 +103,13 @@ func (h *Handlers) renameObject(k models.Kind) echo.HandlerFunc {
 			if ferr != nil {
 				return ferr
 			}
+			// A sentence saying what to do, as the New project form says it
+			// (nameFormText); the model's clause is the API's wording.
+			status, msg := http.StatusUnprocessableEntity, nameFormText(k, typed, "Rename", err)
 			// Show back at most what the field accepts, not a huge post.
 			if r := []rune(typed); len(r) > models.MaxNameFor(k) {
 				typed = string(r[:models.MaxNameFor(k)])
 			}
-			status, msg := http.StatusUnprocessableEntity, models.ErrorMessage(err)
 			if models.ErrorCode(err) == models.EChanged {
 				// Shown with the name it has now (the form's was), so
 				// renaming again replaces that name knowingly.

@@ -216,7 +216,7 @@ func TestRenameForm(t *testing.T) {
 			wantCode  int
 			wantInBod string
 		}{
-			{"empty", fmt.Sprintf("/projects/%d/rename", env.project.ID), "   ", http.StatusUnprocessableEntity, "the project needs a name"},
+			{"empty", fmt.Sprintf("/projects/%d/rename", env.project.ID), "   ", http.StatusUnprocessableEntity, "Give the project a name, then press Rename again."},
 			{"too long", fmt.Sprintf("/rubrics/%d/rename", d.rubric.ID), strings.Repeat("x", 201), http.StatusUnprocessableEntity, "201 characters long; the limit is 200"},
 			{"huge", fmt.Sprintf("/datasets/%d/rename", d.dataset.ID), strings.Repeat("y", 1<<19), http.StatusUnprocessableEntity, "the limit is 2000"},
 			// Past the form body limit the request is refused before the

@@ -29,7 +29,8 @@ func TestOneLineNamesRefuseLineBreaks(t *testing.T) {
 		// Forms, in local mode (before any account exists).
 		for _, tc := range []struct{ name, target, field, want string }{
 			{"project", "/projects", "name", "The project name holds a line break"}, // the New project form's, a sentence (polish48)
-			{"rename", fmt.Sprintf("/projects/%d/rename", pid), "name", "the project name holds a line break"},
+			// The rename form's, a sentence as the New project form's (polish49).
+			{"rename", fmt.Sprintf("/projects/%d/rename", pid), "name", "The project name holds a line break"},
 			{"first account", "/setup", "name", "The name holds a line break"}, // beside the field, a sentence (forms45)
 		} {
 			for _, value := range []string{"two\nlines", "cr\rline", "sep\u2028line"} {

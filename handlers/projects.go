@@ -103,6 +103,25 @@ func formSentence(msg string) string {
 	return upperFirst(msg)
 }
 
+// nameNeededText is a form's message for an object's name left empty: a
+// sentence saying what to do, naming the form's button (the New project
+// form's "Create project", a rename form's "Rename"). The model's "a
+// project needs a name" is the API's wording.
+func nameNeededText(k models.Kind, button string) string {
+	return "Give the " + string(k) + " a name, then press " + button + " again."
+}
+
+// nameFormText is a name form's message for the model's refusal (err,
+// EInvalid) of the name typed: nameNeededText when it was empty, else the
+// model's message as a sentence (formSentence). The New project form and
+// the rename form say it alike.
+func nameFormText(k models.Kind, typed, button string, err error) string {
+	if strings.TrimSpace(typed) == "" {
+		return nameNeededText(k, button)
+	}
+	return formSentence(models.ErrorMessage(err))
+}
+
 // showProjectsAddress answers /projects opened as a page (typed into the
 // address bar, or bookmarked): the projects are listed on the home page, so
 // it sends the person there, keeping the list's choice (?show=archived).
@@ -130,9 +149,8 @@ func (h *Handlers) createProject(c echo.Context) error {
 	}
 	if p.Name == "" {
 		// Said as the other forms say it ("Give the dataset a name."),
-		// with what to do; the model's "a project needs a name" is the
-		// API's wording.
-		return again("Give the project a name, then press Create project again.")
+		// with what to do.
+		return again(nameNeededText(models.KindProject, "Create project"))
 	}
 	if err := h.DB.CreateProject(c.Request().Context(), &p); err != nil {
 		if models.ErrorCode(err) == models.EInvalid {

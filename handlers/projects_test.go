@@ -93,6 +93,58 @@ func TestCreateProject(t *testing.T) {
 	})
 }
 
+// TestRenameProjectFormSentences: the project's rename form answers a
+// refused name as the New project form does, in sentences that say what
+// to do (one wording, nameFormText), and keeps the name as it was. On the
+// old code its messages were the model's lower-case clauses ("the project
+// needs a name").
+func TestRenameProjectFormSentences(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		before, err := env.db.FindProject(ctx, env.ws.ID, env.project.ID)
+		must(t, err)
+		long := strings.Repeat("n", models.MaxNameLength+1)
+		tests := []struct {
+			name    string
+			newName string
+			want    string // the form's message, whole
+			// createWant is what the New project form says of the same
+			// name, with its own button: the two forms word it alike.
+			createWant string
+		}{
+			{"empty name", "  ", "Give the project a name, then press Rename again.",
+				"Give the project a name, then press Create project again."},
+			{"name on two lines", "two\nlines", "The project name holds a line break, and it is one line (shown in lists and headings): write it on one line.", ""},
+			{"name too long", long, fmt.Sprintf("The project name is %d characters long; the limit is %d.", models.MaxNameLength+1, models.MaxNameLength), ""},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				rec := env.postForm(fmt.Sprintf("/projects/%d/rename", env.project.ID), url.Values{"name": {tt.newName}, "was": {before.Name}})
+				if rec.Code != http.StatusUnprocessableEntity {
+					t.Fatalf("rename = %d, want 422: %.300s", rec.Code, rec.Body)
+				}
+				want := `<p class="error-text" data-testid="form-error">` + tt.want + `</p>`
+				if !strings.Contains(rec.Body.String(), want) {
+					t.Errorf("rename page lacks %s:\n%s", want, rec.Body)
+				}
+				createWant := tt.createWant
+				if createWant == "" {
+					createWant = tt.want
+				}
+				create := env.postForm("/projects", url.Values{"name": {tt.newName}})
+				if !strings.Contains(create.Body.String(), `data-testid="form-error">`+createWant+`</p>`) {
+					t.Errorf("the New project form does not say %q of the same name", createWant)
+				}
+			})
+		}
+		after, err := env.db.FindProject(ctx, env.ws.ID, env.project.ID)
+		must(t, err)
+		if after.Name != before.Name {
+			t.Errorf("a refused rename changed the name %q to %q", before.Name, after.Name)
+		}
+	})
+}
+
 func TestProjectPage(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()

@@ -24,6 +24,7 @@ import (
 
 	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dataimport"
 	"github.com/batcheval/batcheval/report"
 	"github.com/batcheval/batcheval/web"
 )
@@ -1358,23 +1359,34 @@ func finalMissing(final *float64, rounds, failed int) string {
 	return "the judge's answer could not be read"
 }
 
-// reviewRefused is the page of a review's save refused for the sender's
-// role (err, require's errRoleTooWeak; why, its message): a reviewer whose
-// role an owner lowered while they typed lost what they typed with the
-// form. It keeps the form's fields, escaped, says why nothing was saved
-// and what to do (ask an owner for the reviewer role), and links back to
-// the page rated on. false for any other refusal or route.
+// reviewRefused is the page of a review's save refused for its sender's
+// membership (err; why, its message): for the role (require's
+// errRoleTooWeak: a reviewer whose role an owner lowered while they typed),
+// or because they are no longer a member of the workspace (errLeftWorkspace:
+// an owner removed them while they typed). Either way they lost what they
+// typed with the form. It keeps the form's fields, escaped, says why
+// nothing was saved and what to do (ask an owner for the reviewer role, or
+// to be invited again), and links back to the page rated on while it is
+// still theirs to open. false for any other refusal or route.
 func reviewRefused(c echo.Context, err error, why string) (web.ReviewRefusedView, bool) {
-	if c.Request().Method != http.MethodPost || c.Path() != "/datasets/:id/review" || !errors.Is(err, errRoleTooWeak) {
+	left := errors.Is(err, errLeftWorkspace)
+	if c.Request().Method != http.MethodPost || c.Path() != "/datasets/:id/review" || !(left || errors.Is(err, errRoleTooWeak)) {
 		return web.ReviewRefusedView{}, false
 	}
-	role := principalOf(c.Request().Context()).Role
+	p := principalOf(c.Request().Context())
 	v := web.ReviewRefusedView{
 		Page: errorPage(c, http.StatusForbidden),
 		Why:  why,
-		Todo: "Nothing of this review was saved: rating samples takes the reviewer, editor or owner role, and your role in this workspace is now " + string(role) +
+		Todo: "Nothing of this review was saved: rating samples takes the reviewer, editor or owner role, and your role in this workspace is now " + string(p.Role) +
 			". Ask an owner of the workspace to give you the reviewer role, then rate the sample again; what you typed is below, to copy.",
 		Score: c.FormValue("score"), Agree: c.FormValue("agree"), Reason: c.FormValue("reason"), Comment: c.FormValue("comment"), Tags: c.FormValue("tags"),
+	}
+	if left {
+		// why (leftWorkspaceText) says which workspace and that nothing
+		// was saved. The page rated on is that workspace's: no link back
+		// to it, which would open nothing until they are invited again.
+		v.Todo = "Ask an owner of workspace " + web.Quoted(p.Left) + " to invite you again, then rate the sample again; what you typed is below, to copy."
+		return v, true
 	}
 	if back := safeNext(c.FormValue("back")); strings.HasPrefix(back, "/datasets/") || strings.HasPrefix(back, "/runs/") {
 		v.Back = back
@@ -1948,8 +1960,9 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 		// file is made to be opened in a spreadsheet: a cell such as
 		// =HYPERLINK(...) or -2+3 would run there as a formula. Each goes through
 		// the run export's report.SafeCell, which makes it text with a leading
-		// quote; a rating column's number (-2, 3.5, " 4" padded with blanks) is
-		// written as a number (report.RatingCell), as the run export writes
+		// quote; a rating column's number (-2, 3.5, " 4" padded with blanks,
+		// "2,5" from a file with decimal commas) is written as a number with a
+		// decimal point (exportedRatingCell), as the run export writes
 		// ratings, so the file imports again.
 		header := append(append(append([]string{}, ds.Columns...), extra...), reviewCols...)
 		if namesCol != "" {
@@ -1977,7 +1990,7 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 				rec = rec[:0]
 				for _, col := range ds.Columns {
 					if rated[col] {
-						rec = append(rec, report.RatingCell(r.Data[col]))
+						rec = append(rec, exportedRatingCell(r.Data[col]))
 					} else {
 						rec = append(rec, report.SafeCell(r.Data[col]))
 					}
@@ -2019,6 +2032,23 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 		return semicolonExcelCSV(resp, stream)
 	}
 	return stream(resp)
+}
+
+// exportedRatingCell writes a cell of one of the dataset's rating columns
+// as the import read it. A number written with a decimal comma ("2,5", from
+// a semicolon-separated file, which the import read as 2.5; a file of
+// commas refuses it) gets a decimal point, as every other number of the
+// export: written as uploaded, the comma-separated file held "2,5", which a
+// spreadsheet reads as text and the product's own import refuses. The
+// ?excel=semicolon variant writes it back with a comma (semicolonExcelCSV).
+// The number's digits are kept ("2,50" is 2.50). Any other cell is written
+// as report.RatingCell writes it: a number as uploaded but for padding,
+// text ("N/A") as uploaded, defused.
+func exportedRatingCell(cell string) string {
+	if d, ok := dataimport.DecimalCommaNumber(cell); ok {
+		return report.RatingCell(d)
+	}
+	return report.RatingCell(cell)
 }
 
 // exportedReviews are the browser ratings a dataset export writes: per

@@ -3,12 +3,14 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/web"
 )
 
 // TestReviewRefusedForRoleKeepsWhatWasTyped: a reviewer whose role an
@@ -90,6 +92,105 @@ func TestReviewRefusedForRoleKeepsWhatWasTyped(t *testing.T) {
 		must(t, err)
 		for _, r := range all["Quality"] {
 			if r.UserID != nil && *r.UserID == rita.ID {
+				t.Errorf("the refused review was stored: %+v", r)
+			}
+		}
+	})
+}
+
+// TestReviewRefusedForLeavingKeepsWhatWasTyped: a reviewer whom an owner
+// removes from the workspace while they type a review is refused the save
+// (403), and the refusal page keeps what they typed (escaped, read-only),
+// says they are no longer a member and that nothing was saved, and what to
+// do (ask an owner of that workspace to invite them again), whether they
+// work in another workspace now or in none; it links to no page of the
+// workspace they left. Another form sent after removal keeps nothing. On
+// the old code the page was the bare "You are no longer a member" and the
+// comment was lost.
+func TestReviewRefusedForLeavingKeepsWhatWasTyped(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		d := env.ratedDataset("Left", 2)
+		run := env.storedRun(d, "judged", d.human, nil)
+		rita := env.createUser(env.ws.ID, "rita@left.test", models.RoleReviewer) // has a workspace of her own too
+		rob := env.createUser(env.ws.ID, "rob@left.test", models.RoleReviewer)   // has none but this one
+		if _, err := env.db.CreateWorkspace(ctx, "Rita own", rita.ID); err != nil {
+			t.Fatal(err)
+		}
+		reviewPath := fmt.Sprintf("/datasets/%d/review", d.ds.ID)
+		back := reviewPath + "?criterion=0"
+		row := d.rowIDs[1]
+		comment := "<b>Too long</b> & off topic: the answer repeats itself"
+		form := url.Values{"run": {fmt.Sprint(run.ID)}, "row": {fmt.Sprint(row)}, "criterion": {"Quality"}, "score": {"2"},
+			"agree": {"agree"}, "reason": {"it <i>misses</i> the point"}, "comment": {comment}, "tags": {"long, <off>"}, "back": {back}}
+		left := "You are no longer a member of workspace " + html.EscapeString(web.Quoted(env.ws.Name)) + ": an owner removed you. Nothing you sent from its pages was saved."
+		todo := "Ask an owner of workspace " + html.EscapeString(web.Quoted(env.ws.Name)) + " to invite you again, then rate the sample again; what you typed is below, to copy."
+		kept := []string{
+			`<strong data-testid="kept-score">2</strong>`,
+			`<strong data-testid="kept-agree">agree</strong>`,
+			`data-testid="kept-comment">&lt;b&gt;Too long&lt;/b&gt; &amp; off topic: the answer repeats itself</textarea>`,
+			`data-testid="kept-reason">it &lt;i&gt;misses&lt;/i&gt; the point</textarea>`,
+			`data-testid="kept-tags">long, &lt;off&gt;</textarea>`,
+		}
+		escaped := []string{"<b>Too long</b>", "<i>misses</i>", "<off>", `data-testid="review-refused-back"`}
+
+		// The form is shown to both reviewers; then an owner removes them.
+		cookies := map[int64]*http.Cookie{}
+		for _, u := range []models.User{rita, rob} {
+			cookies[u.ID] = env.workspaceCookie(u, env.ws.ID)
+			if rec := env.send(http.MethodGet, reviewPath+"?criterion=0&run="+fmt.Sprint(run.ID), nil, "", cookies[u.ID]); !strings.Contains(rec.Body.String(), `data-testid="review-form"`) {
+				t.Fatalf("%s is shown no review form: %d %.300s", u.Email, rec.Code, rec.Body)
+			}
+			if _, err := env.db.RemoveMember(ctx, env.ws.ID, u.ID, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		tests := []struct {
+			name   string
+			who    models.User
+			path   string
+			form   url.Values
+			kept   bool
+			want   []string
+			absent []string
+		}{
+			{"the review's save, now working elsewhere", rita, reviewPath, form, true,
+				append([]string{left, "You now work in workspace", todo}, kept...), escaped},
+			{"the review's save, in no workspace now", rob, reviewPath, form, true,
+				append([]string{left, "Ask an owner of a workspace for an invite", todo}, kept...), escaped},
+			// Another form's refusal keeps nothing it was sent.
+			{"another form", rita, "/projects", url.Values{"name": {"<b>kept?</b>"}}, false,
+				[]string{left}, []string{"kept?", todo}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				// A fresh session on the page of the workspace left: a
+				// refusal moves a session on to the next workspace.
+				rec := env.send(http.MethodPost, tt.path, tt.form, "", env.workspaceCookie(tt.who, env.ws.ID))
+				if rec.Code != http.StatusForbidden {
+					t.Fatalf("POST %s = %d, want 403: %.300s", tt.path, rec.Code, rec.Body)
+				}
+				body := rec.Body.String()
+				if got := strings.Contains(body, `data-testid="review-refused"`); got != tt.kept {
+					t.Errorf("POST %s: refusal page keeps what was typed %v, want %v", tt.path, got, tt.kept)
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(body, w) {
+						t.Errorf("POST %s: page lacks %q:\n%s", tt.path, w, body)
+					}
+				}
+				for _, a := range tt.absent {
+					if strings.Contains(body, a) {
+						t.Errorf("POST %s: page has %q", tt.path, a)
+					}
+				}
+			})
+		}
+		all, err := env.db.ListRowsCriteriaReviews(ctx, env.ws.ID, d.ds.ID, []string{"Quality"}, []int64{row})
+		must(t, err)
+		for _, r := range all["Quality"] {
+			if r.UserID != nil && (*r.UserID == rita.ID || *r.UserID == rob.ID) {
 				t.Errorf("the refused review was stored: %+v", r)
 			}
 		}

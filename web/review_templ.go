@@ -3145,10 +3145,10 @@ func DatasetReviewLinks(datasetID int64) templ.Component {
 	})
 }
 
-// ReviewRefusedView is the page of a review's save refused for the
-// reviewer's role (lowered while they were typing it): why it was not
-// saved and what to do, with what they typed kept to copy (each field as
-// sent, "" when empty), since the form they typed it in is gone.
+// ReviewRefusedView is a review's save refused for the role (lowered as
+// they typed) or membership (removed meanwhile): why it was not saved and
+// what to do, with what they typed kept to copy (each field as sent, ""
+// when empty), since the form they typed it in is gone.
 type ReviewRefusedView struct {
 	Page Page
 	// Why is the refusal (the route's rule); Todo what to do about it.
@@ -3165,7 +3165,7 @@ func (v ReviewRefusedView) typed() bool {
 	return v.Score != "" || v.Agree != "" || v.Reason != "" || v.Comment != "" || v.Tags != ""
 }
 
-// ReviewRefusedPage is a review's save refused for the reviewer's role.
+// ReviewRefusedPage is a review's save refused for role or membership.
 func ReviewRefusedPage(v ReviewRefusedView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
