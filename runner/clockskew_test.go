@@ -27,8 +27,13 @@ import (
 // keeps its lease to the end of the run, each batch sent once.
 func TestLeasesFollowTheDatabaseClock(t *testing.T) {
 	t.Parallel()
-	// Short, so that three leases pass while the holder's call is out.
-	const ttl = time.Second
+	// Short, so that three leases pass while the holder's call is out;
+	// but the holder renews every TTL/3 and gives the run up as soon as a
+	// TTL has passed since its last renewal began (keepLease), so a TTL of
+	// 1 s left it 667 ms, which a renewal late under the race detector at
+	// load 20 overran: the lease really lapsed, and the contender rightly
+	// took it (a flake). 2 s leaves it 1.3 s, as the other lease tests.
+	const ttl = 2 * time.Second
 	cases := []struct {
 		name              string
 		holder, contender time.Duration // how far each worker's clock is off
@@ -59,7 +64,7 @@ func TestLeasesFollowTheDatabaseClock(t *testing.T) {
 				// call's arrival and the read of the run could see the run
 				// before its claim was visible (a flake under load, where
 				// the holder's first read came late).
-				held := env.waitRun(run.ID, 15*time.Second, "leased with a call out", func(r models.Run) bool {
+				held := env.waitRun(run.ID, 60*time.Second, "leased with a call out", func(r models.Run) bool {
 					return fj.Total() >= 1 && r.LeaseOwner != ""
 				})
 
@@ -77,7 +82,7 @@ func TestLeasesFollowTheDatabaseClock(t *testing.T) {
 					for ctx.Err() == nil {
 						contender.Sweep(ctx)
 						_ = contender.Execute(ctx, run.ID)
-						time.Sleep(50 * time.Millisecond)
+						time.Sleep(ttl / 20) // some 20 tries a lease
 					}
 				}()
 				var taken string
@@ -99,7 +104,7 @@ func TestLeasesFollowTheDatabaseClock(t *testing.T) {
 				if requeued != "" {
 					t.Errorf("the holder's job became %s during its run, want running (the contender's sweep requeued it)", requeued)
 				}
-				got := env.waitFinished(run.ID, 20*time.Second)
+				got := env.waitFinished(run.ID, 60*time.Second)
 				if got.Status != models.RunSucceeded || fj.Total() != 3 || got.Calls != 3 {
 					t.Errorf("run %s after %d requests, %d calls counted (error %q); want succeeded after 3, each batch sent once",
 						got.Status, fj.Total(), got.Calls, got.Error)
