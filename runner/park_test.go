@@ -234,7 +234,10 @@ func TestParkedRescuesLapsedLease(t *testing.T) {
 		if err := env.db.Gorm.Exec(`UPDATE river_job SET state = 'running', attempt = 1 WHERE id = ?`, *run.JobID).Error; err != nil {
 			t.Fatal(err)
 		}
-		r := env.startRunner(Config{IdleAfter: idleAfter, PollInterval: time.Minute, LeaseTTL: leaseTTL})
+		// The default lease (10 s), not leaseTTL: the rescued run is worked
+		// under it, and a worker slowed by the race detector at load 20 lost
+		// a 2 s lease at almost every renewal, so the run did not finish.
+		r := env.startRunner(Config{IdleAfter: idleAfter, PollInterval: time.Minute})
 		waitParked(t, r, true, 30*time.Second)
 		// Nothing but the rescue can wake it now: parked until the lapse.
 		if !r.Parked() {
@@ -663,6 +666,16 @@ func TestParkedLooksWithTheSweep(t *testing.T) {
 		if env.db.Dialect == models.SQLite && looks.Load() == before {
 			t.Error("the run was picked up with no look after the sweep went on")
 		}
+		// The run is not lost: this worker hands it back as it stops, and
+		// one with the default lease finishes it. (Under the race detector
+		// at load 20 this worker lost its 400 ms lease at almost every
+		// renewal, and the run did not finish in a minute.)
+		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := r.Stop(stopCtx); err != nil {
+			t.Fatalf("stop: %v", err)
+		}
+		env.startRunner(Config{})
 		if got := env.waitFinished(run.ID, 60*time.Second); got.Status != models.RunSucceeded {
 			t.Fatalf("run %s (error %q), want succeeded", got.Status, got.Error)
 		}
