@@ -225,19 +225,28 @@ func TestParkedRescuesLapsedLease(t *testing.T) {
 		ctx := context.Background()
 		fj := newFakeJudge(t, simjudge.Options{Seed: 9}, nil)
 		run := env.launch(env.jobs, env.newRun(fj.URL(), 1, 3, 30))
-		lapse := time.Now().Add(1500 * time.Millisecond)
-		if ok, err := env.db.ClaimRun(ctx, run.ID, "dead-worker", time.Until(lapse)); err != nil || !ok {
+		// The dead worker's lease lapses when the test says, once the
+		// worker is parked: a lease of a fixed 1.5 s lapsed before a worker
+		// slowed by the race detector under load had parked.
+		if ok, err := env.db.ClaimRun(ctx, run.ID, "dead-worker", time.Hour); err != nil || !ok {
 			t.Fatalf("claim for the dead worker: %v, %v", ok, err)
 		}
 		if err := env.db.Gorm.Exec(`UPDATE river_job SET state = 'running', attempt = 1 WHERE id = ?`, *run.JobID).Error; err != nil {
 			t.Fatal(err)
 		}
-		r := env.startRunner(Config{IdleAfter: idleAfter, PollInterval: time.Minute, LeaseTTL: leaseTTL})
-		waitParked(t, r, true, time.Second)
-		if time.Now().After(lapse) {
-			t.Fatal("parked only after the lease lapsed: the test proves nothing")
+		// The default lease (10 s), not leaseTTL: the rescued run is worked
+		// under it, and a worker slowed by the race detector at load 20 lost
+		// a 2 s lease at almost every renewal, so the run did not finish.
+		r := env.startRunner(Config{IdleAfter: idleAfter, PollInterval: time.Minute})
+		waitParked(t, r, true, 30*time.Second)
+		// Nothing but the rescue can wake it now: parked until the lapse.
+		if !r.Parked() {
+			t.Fatal("woke before the lease lapsed: the test proves nothing")
 		}
-		got := env.waitFinished(run.ID, 10*time.Second)
+		if ok, err := env.db.RenewLease(ctx, run.ID, "dead-worker", -time.Second); err != nil || !ok {
+			t.Fatalf("lapse the dead worker's lease: %v, %v", ok, err)
+		}
+		got := env.waitFinished(run.ID, 60*time.Second)
 		if got.Status != models.RunSucceeded || fj.Total() != 3 {
 			t.Fatalf("run %s after %d requests (error %q), want succeeded after 3", got.Status, fj.Total(), got.Error)
 		}
@@ -546,6 +555,14 @@ func TestParkedLooksWithTheSweep(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		var looks atomic.Int64
 		var hold atomic.Bool
+		// quiet, once probed, gets the count of looks at the end of the
+		// first look after which the parked worker has no signal of the
+		// sweep left to look for (see below); probeMu orders the probe's
+		// signal before the looks that check for it.
+		var probeMu sync.Mutex
+		var probed, marked bool
+		unread := 0 // looks ended, once probed, with the signal still unread
+		quiet := make(chan int64, 1)
 		held := make(chan struct{}, 1)
 		release := make(chan struct{})
 		var releaseOnce sync.Once
@@ -553,7 +570,24 @@ func TestParkedLooksWithTheSweep(t *testing.T) {
 		// A lease of 400 ms: the idle sweep looks every 200 ms, the parked
 		// worker's backstop as often (PollInterval is shorter).
 		r := env.startRunner(Config{IdleAfter: idleAfter, PollInterval: 20 * time.Millisecond, LeaseTTL: 400 * time.Millisecond}, func(r *Runner) {
-			r.park.looked = func() { looks.Add(1) }
+			r.park.looked = func() {
+				n := looks.Add(1)
+				probeMu.Lock()
+				defer probeMu.Unlock()
+				if !probed || marked {
+					return
+				}
+				if len(r.park.swept) > 0 {
+					// One look under way when the signal came may end
+					// before it is read; a second is one of the worker's
+					// own, which does not read it: count from here too.
+					if unread++; unread < 2 {
+						return
+					}
+				}
+				marked = true
+				quiet <- n
+			}
 			r.beforeSweep = func() {
 				if hold.Load() {
 					select {
@@ -573,19 +607,42 @@ func TestParkedLooksWithTheSweep(t *testing.T) {
 		if got, want := r.parkedPoll(), 200*time.Millisecond; got != want {
 			t.Fatalf("parked poll %s, want %s (the idle sweep's)", got, want)
 		}
-		waitParked(t, r, true, 3*time.Second)
-		for deadline := time.Now().Add(3 * time.Second); looks.Load() < 2; time.Sleep(5 * time.Millisecond) {
+		// Deadlines are generous (the race detector under load is slow);
+		// they bound a failure, not a pass.
+		waitParked(t, r, true, 30*time.Second)
+		for deadline := time.Now().Add(30 * time.Second); looks.Load() < 2; time.Sleep(5 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("%d looks in 3 s while parked, want at least 2", looks.Load())
+				t.Fatalf("%d looks in 30 s while parked, want at least 2", looks.Load())
 			}
 		}
 		hold.Store(true)
 		select {
 		case <-held:
-		case <-time.After(3 * time.Second):
-			t.Fatal("the sweep did not come in 3 s")
+		case <-time.After(30 * time.Second):
+			t.Fatal("the sweep did not come in 30 s")
 		}
-		before := looks.Load()
+		// The sweeps before the held one may still have a look coming: one
+		// under way, slowed past the next sweep, and a signal waiting in
+		// swept. Counted from here, it was taken for a look of the worker's
+		// own (a flake under load). So wait for the worker to have none: a
+		// signal of the test's own, sent now, makes sure one more look
+		// ends; the first to end with no signal left in swept (the sweep is
+		// held, so none comes) leaves the worker nothing to look for. (A
+		// worker looking on a timer of its own leaves the signal unread:
+		// the count starts at its second look.)
+		probeMu.Lock()
+		select {
+		case r.park.swept <- struct{}{}:
+		default: // one already waits: it makes the look
+		}
+		probed = true
+		probeMu.Unlock()
+		var before int64
+		select {
+		case before = <-quiet:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the parked worker did not look after the sweep's signal in 30 s")
+		}
 		time.Sleep(5 * 200 * time.Millisecond) // five backstop intervals
 		if got := looks.Load() - before; got != 0 {
 			t.Errorf("%d looks of its own while the sweep was held, want none (one wake-up: the sweep's)", got)
@@ -605,11 +662,21 @@ func TestParkedLooksWithTheSweep(t *testing.T) {
 		if err := env.db.CreateRun(context.Background(), &run, env.jobs.enqueue); err != nil {
 			t.Fatal(err)
 		}
-		env.waitRun(run.ID, 3*time.Second, "picked up", func(r models.Run) bool { return r.Status != models.RunQueued })
+		env.waitRun(run.ID, 30*time.Second, "picked up", func(r models.Run) bool { return r.Status != models.RunQueued })
 		if env.db.Dialect == models.SQLite && looks.Load() == before {
 			t.Error("the run was picked up with no look after the sweep went on")
 		}
-		if got := env.waitFinished(run.ID, 10*time.Second); got.Status != models.RunSucceeded {
+		// The run is not lost: this worker hands it back as it stops, and
+		// one with the default lease finishes it. (Under the race detector
+		// at load 20 this worker lost its 400 ms lease at almost every
+		// renewal, and the run did not finish in a minute.)
+		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := r.Stop(stopCtx); err != nil {
+			t.Fatalf("stop: %v", err)
+		}
+		env.startRunner(Config{})
+		if got := env.waitFinished(run.ID, 60*time.Second); got.Status != models.RunSucceeded {
 			t.Fatalf("run %s (error %q), want succeeded", got.Status, got.Error)
 		}
 	})
