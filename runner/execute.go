@@ -413,10 +413,13 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 		// temperature nor top_p).
 		TokenLimit:          snap.SendsTokenLimitAs(),
 		DefaultSamplingOnly: snap.DefaultSamplingOnly && !snap.Simulated,
-		Timeout:             time.Duration(snap.TimeoutSeconds) * time.Second,
-		MaxAttempts:         r.cfg.JudgeTuning.MaxAttempts,
-		MinBackoff:          r.cfg.JudgeTuning.MinBackoff,
-		MaxBackoff:          r.cfg.JudgeTuning.MaxBackoff,
+		ReasoningEffort:     snap.SendsReasoningEffort(),
+		// Where a refusal's hint sends the user to change them.
+		SettingsAt:  r.cfg.JudgeSettingsAt,
+		Timeout:     time.Duration(snap.TimeoutSeconds) * time.Second,
+		MaxAttempts: r.cfg.JudgeTuning.MaxAttempts,
+		MinBackoff:  r.cfg.JudgeTuning.MinBackoff,
+		MaxBackoff:  r.cfg.JudgeTuning.MaxBackoff,
 	}
 	if snap.Simulated {
 		if r.cfg.SimulatedURL == "" {
