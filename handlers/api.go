@@ -459,16 +459,19 @@ type APIJudge struct {
 	// DefaultSamplingOnly: the judge is sent no temperature nor top_p, and
 	// a run launches only with both at 1. Test connection sets both from
 	// the endpoint's refusals.
-	TokenLimit          string   `json:"token_limit"`
-	DefaultSamplingOnly bool     `json:"default_sampling_only"`
-	HasStoredKey        bool     `json:"has_stored_key"`
-	Temperature         float64  `json:"temperature"`
-	TopP                float64  `json:"top_p"`
-	MaxConcurrency      int      `json:"max_concurrency"`
-	TimeoutSeconds      int      `json:"timeout_seconds"`
-	PriceInputPerMTok   *float64 `json:"price_input_per_mtok"`
-	PriceOutputPerMTok  *float64 `json:"price_output_per_mtok"`
-	ContextTokens       *int     `json:"context_tokens"`
+	TokenLimit          string `json:"token_limit"`
+	DefaultSamplingOnly bool   `json:"default_sampling_only"`
+	// ReasoningEffort is sent as reasoning_effort: "low", "medium" or
+	// "high"; "" sends none.
+	ReasoningEffort    string   `json:"reasoning_effort"`
+	HasStoredKey       bool     `json:"has_stored_key"`
+	Temperature        float64  `json:"temperature"`
+	TopP               float64  `json:"top_p"`
+	MaxConcurrency     int      `json:"max_concurrency"`
+	TimeoutSeconds     int      `json:"timeout_seconds"`
+	PriceInputPerMTok  *float64 `json:"price_input_per_mtok"`
+	PriceOutputPerMTok *float64 `json:"price_output_per_mtok"`
+	ContextTokens      *int     `json:"context_tokens"`
 	// LastTestAt is when "Test connection" last ran on the judge page
 	// (absent: never); LastTestError its error, "" when the judge answered.
 	LastTestAt    *stamp.Time `json:"last_test_at,omitempty"`
@@ -486,7 +489,8 @@ type APIJudge struct {
 
 func apiJudge(j models.Judge) APIJudge {
 	return APIJudge{ID: j.ID, Name: j.Name, Simulated: j.Simulated, BaseURL: j.ShownBaseURL(), Model: j.Model, APIKeyEnv: j.APIKeyEnv,
-		KeyHeader: string(j.SendsKeyAs()), TokenLimit: string(j.SendsTokenLimitAs()), DefaultSamplingOnly: j.DefaultSamplingOnly, HasStoredKey: j.HasStoredKey(), Temperature: j.Temperature, TopP: j.TopP, MaxConcurrency: j.MaxConcurrency,
+		KeyHeader: string(j.SendsKeyAs()), TokenLimit: string(j.SendsTokenLimitAs()), DefaultSamplingOnly: j.DefaultSamplingOnly,
+		ReasoningEffort: string(j.SendsReasoningEffort()), HasStoredKey: j.HasStoredKey(), Temperature: j.Temperature, TopP: j.TopP, MaxConcurrency: j.MaxConcurrency,
 		TimeoutSeconds: j.TimeoutSeconds, PriceInputPerMTok: j.PriceInputPerMTok, PriceOutputPerMTok: j.PriceOutputPerMTok,
 		ContextTokens: j.ContextTokens, LastTestAt: stamp.OfPtr(j.LastTestAt), LastTestError: j.LastTestError,
 		CreatedAt: stamp.Of(j.CreatedAt), UpdatedAt: stamp.Of(j.UpdatedAt), NameNote: storedNameNote(j.Name)}
@@ -507,15 +511,18 @@ type APIJudgeInput struct {
 	KeyHeader *string `json:"key_header"`
 	// TokenLimit and DefaultSamplingOnly: absent keeps the judge's (a new
 	// judge's: "max_tokens", false).
-	TokenLimit          *string  `json:"token_limit"`
-	DefaultSamplingOnly *bool    `json:"default_sampling_only"`
-	Temperature         *float64 `json:"temperature"`
-	TopP                *float64 `json:"top_p"`
-	MaxConcurrency      *int     `json:"max_concurrency"`
-	TimeoutSeconds      *int     `json:"timeout_seconds"`
-	PriceInputPerMTok   *float64 `json:"price_input_per_mtok"`
-	PriceOutputPerMTok  *float64 `json:"price_output_per_mtok"`
-	ContextTokens       *int     `json:"context_tokens"`
+	TokenLimit          *string `json:"token_limit"`
+	DefaultSamplingOnly *bool   `json:"default_sampling_only"`
+	// ReasoningEffort is "low", "medium" or "high", "" for none; absent
+	// keeps the judge's (a new judge's: none).
+	ReasoningEffort    *string  `json:"reasoning_effort"`
+	Temperature        *float64 `json:"temperature"`
+	TopP               *float64 `json:"top_p"`
+	MaxConcurrency     *int     `json:"max_concurrency"`
+	TimeoutSeconds     *int     `json:"timeout_seconds"`
+	PriceInputPerMTok  *float64 `json:"price_input_per_mtok"`
+	PriceOutputPerMTok *float64 `json:"price_output_per_mtok"`
+	ContextTokens      *int     `json:"context_tokens"`
 	// ID and Simulated are read-only: accepted so that a GET answer can be
 	// sent back, and refused only when they say something else (another
 	// judge's id on PUT; a simulated that is not the judge's, or true for a
@@ -1564,6 +1571,9 @@ func (in APIJudgeInput) judgeForm(base web.JudgeForm) web.JudgeForm {
 	}
 	if in.DefaultSamplingOnly != nil {
 		f.DefaultSamplingOnly = *in.DefaultSamplingOnly
+	}
+	if in.ReasoningEffort != nil {
+		f.ReasoningEffort = strings.TrimSpace(*in.ReasoningEffort)
 	}
 	if in.Temperature != nil {
 		f.Temperature = formatNumber(*in.Temperature)
