@@ -458,20 +458,19 @@ type APIJudge struct {
 	// or "max_completion_tokens" (OpenAI's reasoning models).
 	// DefaultSamplingOnly: the judge is sent no temperature nor top_p, and
 	// a run launches only with both at 1. Test connection sets both from
-	// the endpoint's refusals.
-	TokenLimit          string `json:"token_limit"`
-	DefaultSamplingOnly bool   `json:"default_sampling_only"`
-	// ReasoningEffort is sent as reasoning_effort: "low", "medium" or
-	// "high"; "" sends none.
-	ReasoningEffort    string   `json:"reasoning_effort"`
-	HasStoredKey       bool     `json:"has_stored_key"`
-	Temperature        float64  `json:"temperature"`
-	TopP               float64  `json:"top_p"`
-	MaxConcurrency     int      `json:"max_concurrency"`
-	TimeoutSeconds     int      `json:"timeout_seconds"`
-	PriceInputPerMTok  *float64 `json:"price_input_per_mtok"`
-	PriceOutputPerMTok *float64 `json:"price_output_per_mtok"`
-	ContextTokens      *int     `json:"context_tokens"`
+	// the endpoint's refusals. ReasoningEffort is sent as
+	// reasoning_effort: "low", "medium" or "high"; "" sends none.
+	TokenLimit          string   `json:"token_limit"`
+	DefaultSamplingOnly bool     `json:"default_sampling_only"`
+	ReasoningEffort     string   `json:"reasoning_effort"`
+	HasStoredKey        bool     `json:"has_stored_key"`
+	Temperature         float64  `json:"temperature"`
+	TopP                float64  `json:"top_p"`
+	MaxConcurrency      int      `json:"max_concurrency"`
+	TimeoutSeconds      int      `json:"timeout_seconds"`
+	PriceInputPerMTok   *float64 `json:"price_input_per_mtok"`
+	PriceOutputPerMTok  *float64 `json:"price_output_per_mtok"`
+	ContextTokens       *int     `json:"context_tokens"`
 	// LastTestAt is when "Test connection" last ran on the judge page
 	// (absent: never); LastTestError its error, "" when the judge answered.
 	LastTestAt    *stamp.Time `json:"last_test_at,omitempty"`
@@ -510,19 +509,18 @@ type APIJudgeInput struct {
 	// judge's: "bearer").
 	KeyHeader *string `json:"key_header"`
 	// TokenLimit and DefaultSamplingOnly: absent keeps the judge's (a new
-	// judge's: "max_tokens", false).
-	TokenLimit          *string `json:"token_limit"`
-	DefaultSamplingOnly *bool   `json:"default_sampling_only"`
-	// ReasoningEffort is "low", "medium" or "high", "" for none; absent
-	// keeps the judge's (a new judge's: none).
-	ReasoningEffort    *string  `json:"reasoning_effort"`
-	Temperature        *float64 `json:"temperature"`
-	TopP               *float64 `json:"top_p"`
-	MaxConcurrency     *int     `json:"max_concurrency"`
-	TimeoutSeconds     *int     `json:"timeout_seconds"`
-	PriceInputPerMTok  *float64 `json:"price_input_per_mtok"`
-	PriceOutputPerMTok *float64 `json:"price_output_per_mtok"`
-	ContextTokens      *int     `json:"context_tokens"`
+	// judge's: "max_tokens", false). ReasoningEffort is "low", "medium" or
+	// "high", "" for none; absent keeps the judge's (a new judge's: none).
+	TokenLimit          *string  `json:"token_limit"`
+	DefaultSamplingOnly *bool    `json:"default_sampling_only"`
+	ReasoningEffort     *string  `json:"reasoning_effort"`
+	Temperature         *float64 `json:"temperature"`
+	TopP                *float64 `json:"top_p"`
+	MaxConcurrency      *int     `json:"max_concurrency"`
+	TimeoutSeconds      *int     `json:"timeout_seconds"`
+	PriceInputPerMTok   *float64 `json:"price_input_per_mtok"`
+	PriceOutputPerMTok  *float64 `json:"price_output_per_mtok"`
+	ContextTokens       *int     `json:"context_tokens"`
 	// ID and Simulated are read-only: accepted so that a GET answer can be
 	// sent back, and refused only when they say something else (another
 	// judge's id on PUT; a simulated that is not the judge's, or true for a

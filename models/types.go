@@ -268,15 +268,15 @@ type JudgeSnapshot struct {
 	// max_tokens) is "max_tokens".
 	TokenLimit string `json:"token_limit,omitempty"`
 	// DefaultSamplingOnly: the run sends the judge no temperature nor top_p
-	// (it takes only the defaults); absent is false.
-	DefaultSamplingOnly bool `json:"default_sampling_only,omitempty"`
-	// ReasoningEffort is the reasoning_effort the run sends (low, medium or
-	// high); absent sends none.
-	ReasoningEffort    string   `json:"reasoning_effort,omitempty"`
-	MaxConcurrency     int      `json:"max_concurrency"`
-	TimeoutSeconds     int      `json:"timeout_seconds"`
-	PriceInputPerMTok  *float64 `json:"price_input_per_mtok"`
-	PriceOutputPerMTok *float64 `json:"price_output_per_mtok"`
+	// (it takes only the defaults); absent is false. ReasoningEffort is
+	// the reasoning_effort the run sends (low, medium or high); absent
+	// sends none.
+	DefaultSamplingOnly bool     `json:"default_sampling_only,omitempty"`
+	ReasoningEffort     string   `json:"reasoning_effort,omitempty"`
+	MaxConcurrency      int      `json:"max_concurrency"`
+	TimeoutSeconds      int      `json:"timeout_seconds"`
+	PriceInputPerMTok   *float64 `json:"price_input_per_mtok"`
+	PriceOutputPerMTok  *float64 `json:"price_output_per_mtok"`
 }
 
 // Shown is the snapshot as pages, the API and exports show it: the base

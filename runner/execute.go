@@ -414,12 +414,11 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 		TokenLimit:          snap.SendsTokenLimitAs(),
 		DefaultSamplingOnly: snap.DefaultSamplingOnly && !snap.Simulated,
 		ReasoningEffort:     snap.SendsReasoningEffort(),
-		// Where a refusal's hint sends the user to change them.
-		SettingsAt:  r.cfg.JudgeSettingsAt,
-		Timeout:     time.Duration(snap.TimeoutSeconds) * time.Second,
-		MaxAttempts: r.cfg.JudgeTuning.MaxAttempts,
-		MinBackoff:  r.cfg.JudgeTuning.MinBackoff,
-		MaxBackoff:  r.cfg.JudgeTuning.MaxBackoff,
+		SettingsAt:          r.cfg.JudgeSettingsAt, // named by a refusal's hint
+		Timeout:             time.Duration(snap.TimeoutSeconds) * time.Second,
+		MaxAttempts:         r.cfg.JudgeTuning.MaxAttempts,
+		MinBackoff:          r.cfg.JudgeTuning.MinBackoff,
+		MaxBackoff:          r.cfg.JudgeTuning.MaxBackoff,
 	}
 	if snap.Simulated {
 		if r.cfg.SimulatedURL == "" {
