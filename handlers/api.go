@@ -458,9 +458,11 @@ type APIJudge struct {
 	// or "max_completion_tokens" (OpenAI's reasoning models).
 	// DefaultSamplingOnly: the judge is sent no temperature nor top_p, and
 	// a run launches only with both at 1. Test connection sets both from
-	// the endpoint's refusals.
+	// the endpoint's refusals. ReasoningEffort is sent as
+	// reasoning_effort: "low", "medium" or "high"; "" sends none.
 	TokenLimit          string   `json:"token_limit"`
 	DefaultSamplingOnly bool     `json:"default_sampling_only"`
+	ReasoningEffort     string   `json:"reasoning_effort"`
 	HasStoredKey        bool     `json:"has_stored_key"`
 	Temperature         float64  `json:"temperature"`
 	TopP                float64  `json:"top_p"`
@@ -486,7 +488,8 @@ type APIJudge struct {
 
 func apiJudge(j models.Judge) APIJudge {
 	return APIJudge{ID: j.ID, Name: j.Name, Simulated: j.Simulated, BaseURL: j.ShownBaseURL(), Model: j.Model, APIKeyEnv: j.APIKeyEnv,
-		KeyHeader: string(j.SendsKeyAs()), TokenLimit: string(j.SendsTokenLimitAs()), DefaultSamplingOnly: j.DefaultSamplingOnly, HasStoredKey: j.HasStoredKey(), Temperature: j.Temperature, TopP: j.TopP, MaxConcurrency: j.MaxConcurrency,
+		KeyHeader: string(j.SendsKeyAs()), TokenLimit: string(j.SendsTokenLimitAs()), DefaultSamplingOnly: j.DefaultSamplingOnly,
+		ReasoningEffort: string(j.SendsReasoningEffort()), HasStoredKey: j.HasStoredKey(), Temperature: j.Temperature, TopP: j.TopP, MaxConcurrency: j.MaxConcurrency,
 		TimeoutSeconds: j.TimeoutSeconds, PriceInputPerMTok: j.PriceInputPerMTok, PriceOutputPerMTok: j.PriceOutputPerMTok,
 		ContextTokens: j.ContextTokens, LastTestAt: stamp.OfPtr(j.LastTestAt), LastTestError: j.LastTestError,
 		CreatedAt: stamp.Of(j.CreatedAt), UpdatedAt: stamp.Of(j.UpdatedAt), NameNote: storedNameNote(j.Name)}
@@ -506,9 +509,11 @@ type APIJudgeInput struct {
 	// judge's: "bearer").
 	KeyHeader *string `json:"key_header"`
 	// TokenLimit and DefaultSamplingOnly: absent keeps the judge's (a new
-	// judge's: "max_tokens", false).
+	// judge's: "max_tokens", false). ReasoningEffort is "low", "medium" or
+	// "high", "" for none; absent keeps the judge's (a new judge's: none).
 	TokenLimit          *string  `json:"token_limit"`
 	DefaultSamplingOnly *bool    `json:"default_sampling_only"`
+	ReasoningEffort     *string  `json:"reasoning_effort"`
 	Temperature         *float64 `json:"temperature"`
 	TopP                *float64 `json:"top_p"`
 	MaxConcurrency      *int     `json:"max_concurrency"`
@@ -1564,6 +1569,9 @@ func (in APIJudgeInput) judgeForm(base web.JudgeForm) web.JudgeForm {
 	}
 	if in.DefaultSamplingOnly != nil {
 		f.DefaultSamplingOnly = *in.DefaultSamplingOnly
+	}
+	if in.ReasoningEffort != nil {
+		f.ReasoningEffort = strings.TrimSpace(*in.ReasoningEffort)
 	}
 	if in.Temperature != nil {
 		f.Temperature = formatNumber(*in.Temperature)

@@ -262,6 +262,7 @@ func judgeFormView(c echo.Context, j models.Judge, f web.JudgeForm, msg string) 
 		Form: f, HasStoredKey: j.HasStoredKey(), Error: msg, LastTestAt: j.LastTestAt, LastTestError: j.LastTestError,
 		BaseURLHoldsCredentials: j.BaseURLHoldsCredentials(),
 		Manage:                  manageFor(c, models.KindJudge, j.ID, j.Name, j.ArchivedAt),
+		RequestSettings:         web.JudgeRequestSettings(j),
 	}
 }
 
@@ -269,7 +270,7 @@ func judgeFormView(c echo.Context, j models.Judge, f web.JudgeForm, msg string) 
 func judgeFormOf(j models.Judge) web.JudgeForm {
 	f := web.JudgeForm{
 		Name: j.Name, BaseURL: j.ShownBaseURL(), Model: j.Model, APIKeyEnv: j.APIKeyEnv, KeyHeader: string(j.SendsKeyAs()),
-		TokenLimit: string(j.SendsTokenLimitAs()), DefaultSamplingOnly: j.DefaultSamplingOnly,
+		TokenLimit: string(j.SendsTokenLimitAs()), DefaultSamplingOnly: j.DefaultSamplingOnly, ReasoningEffort: string(j.SendsReasoningEffort()),
 		Temperature: formatNumber(j.Temperature), TopP: formatNumber(j.TopP),
 		MaxConcurrency: strconv.Itoa(j.MaxConcurrency), TimeoutSeconds: strconv.Itoa(j.TimeoutSeconds),
 	}
@@ -396,7 +397,7 @@ func judgeFormFromRequest(c echo.Context) web.JudgeForm {
 	v := func(name string) string { return strings.TrimSpace(c.FormValue(name)) }
 	return web.JudgeForm{
 		Name: v("name"), BaseURL: v("base_url"), Model: v("model"), APIKeyEnv: strings.TrimPrefix(v("api_key_env"), "$"), KeyHeader: v("key_header"),
-		TokenLimit: v("token_limit"), DefaultSamplingOnly: v("default_sampling_only") != "",
+		TokenLimit: v("token_limit"), DefaultSamplingOnly: v("default_sampling_only") != "", ReasoningEffort: v("reasoning_effort"),
 		Temperature: v("temperature"), TopP: v("top_p"), MaxConcurrency: v("max_concurrency"), TimeoutSeconds: v("timeout_seconds"),
 		PriceInput: v("price_input"), PriceOutput: v("price_output"), ContextTokens: v("context_tokens"),
 		SharedConcurrency: v("shared_concurrency"), RequestsPerMinute: v("requests_per_minute"),
@@ -435,6 +436,10 @@ func applyJudgeForm(j *models.Judge, f web.JudgeForm) error {
 	tokenLimit, err := judge.ParseTokenLimit(f.TokenLimit)
 	if err != nil {
 		errs = append(errs, &judgeFieldError{Field: "judge-token-limit", Err: models.Errorf(models.EInvalid, "%s", err.Error())})
+	}
+	effort, err := judge.ParseReasoningEffort(f.ReasoningEffort)
+	if err != nil {
+		errs = append(errs, &judgeFieldError{Field: "judge-reasoning-effort", Err: models.Errorf(models.EInvalid, "%s", err.Error())})
 	}
 	// A decimal comma ("0,2") is read as the other forms read it
 	// (typedDecimal); typedDecimal refuses NaN and infinity.
@@ -476,7 +481,7 @@ func applyJudgeForm(j *models.Judge, f web.JudgeForm) error {
 		return err
 	}
 	j.Name, j.BaseURL, j.Model, j.APIKeyEnv, j.KeyHeader = f.Name, f.BaseURL, f.Model, f.APIKeyEnv, string(keyHeader)
-	j.TokenLimit, j.DefaultSamplingOnly = string(tokenLimit), f.DefaultSamplingOnly
+	j.TokenLimit, j.DefaultSamplingOnly, j.ReasoningEffort = string(tokenLimit), f.DefaultSamplingOnly, string(effort)
 	j.Temperature, j.TopP, j.MaxConcurrency, j.TimeoutSeconds = temp, topP, conc, timeout
 	j.PriceInputPerMTok, j.PriceOutputPerMTok = in, out
 	j.ContextTokens = window
@@ -599,7 +604,7 @@ const maxTestAnswerExcerpt = 100
 func (h *Handlers) checkJudge(ctx context.Context, j models.Judge, audit models.Audit[models.Judge]) web.JudgeTestResult {
 	res := web.JudgeTestResult{JudgeName: j.Name}
 	cfg := judge.Config{BaseURL: j.BaseURL, Model: j.Model, APIKey: j.APIKey, KeyHeader: j.SendsKeyAs(),
-		TokenLimit: j.SendsTokenLimitAs(), DefaultSamplingOnly: j.DefaultSamplingOnly,
+		TokenLimit: j.SendsTokenLimitAs(), DefaultSamplingOnly: j.DefaultSamplingOnly, ReasoningEffort: j.SendsReasoningEffort(),
 		Timeout: min(time.Duration(j.TimeoutSeconds)*time.Second, judgeTestTimeout)}
 	if j.Simulated {
 		if h.SimulatedURL == "" {

@@ -1190,7 +1190,7 @@ func (h *Handlers) judgeClient(ctx context.Context, j models.Judge) (*judge.Clie
 		return nil, errors.New(j.KeyProblem)
 	}
 	cfg := judge.Config{BaseURL: j.BaseURL, Model: j.Model, APIKey: j.APIKey, KeyHeader: j.SendsKeyAs(), MaxAttempts: stepsCallAttempts,
-		TokenLimit: j.SendsTokenLimitAs(), DefaultSamplingOnly: j.DefaultSamplingOnly && !j.Simulated,
+		TokenLimit: j.SendsTokenLimitAs(), DefaultSamplingOnly: j.DefaultSamplingOnly && !j.Simulated, ReasoningEffort: j.SendsReasoningEffort(),
 		Timeout: min(time.Duration(j.TimeoutSeconds)*time.Second, stepsCallTimeout), HTTPClient: h.judgeHTTPClient(j.WorkspaceID)}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = stepsCallTimeout

@@ -530,6 +530,11 @@ func (db *DB) SaveJudgeWithLimitsIf(ctx context.Context, j *Judge, lim *JudgeLim
 		return Errorf(EInvalid, "%s", err.Error())
 	}
 	j.TokenLimit = string(limit)
+	effort, err := judge.ParseReasoningEffort(j.ReasoningEffort)
+	if err != nil {
+		return Errorf(EInvalid, "%s", err.Error())
+	}
+	j.ReasoningEffort = string(effort)
 	if j.MaxConcurrency < 1 {
 		j.MaxConcurrency = 1
 	}
@@ -549,7 +554,7 @@ func (db *DB) SaveJudgeWithLimitsIf(ctx context.Context, j *Judge, lim *JudgeLim
 			return withJudgeWrite(tx, *j, lim, audit)
 		})
 	}
-	cols := []string{"name", "base_url", "model", "api_key_env", "key_header", "token_limit", "default_sampling_only", "temperature", "top_p", "max_concurrency", "timeout_seconds", "price_input_per_m_tok", "price_output_per_m_tok", "context_tokens", "updated_at"}
+	cols := []string{"name", "base_url", "model", "api_key_env", "key_header", "token_limit", "default_sampling_only", "reasoning_effort", "temperature", "top_p", "max_concurrency", "timeout_seconds", "price_input_per_m_tok", "price_output_per_m_tok", "context_tokens", "updated_at"}
 	if j.APIKey != "" {
 		cols = append(cols, "api_key")
 	}
@@ -721,10 +726,11 @@ func ensureSimulatedJudgeTx(tx *gorm.DB, wsID int64) (Judge, error) {
 		Temperature: 0.2, TopP: 0.9, MaxConcurrency: 4, TimeoutSeconds: 30,
 		PriceInputPerMTok: &zero, PriceOutputPerMTok: &zero}
 	// The simulated judge takes every parameter: its token limit and
-	// sampling are the columns' defaults (00093), left out so that a
+	// sampling are the columns' defaults (00093), as is its reasoning
+	// effort (00097), left out so that a
 	// database still migrating to them (the migration tests seed older
 	// schemas with today's code) is seeded too.
-	return j, tx.Omit("token_limit", "default_sampling_only").Create(&j).Error
+	return j, tx.Omit("token_limit", "default_sampling_only", "reasoning_effort").Create(&j).Error
 }
 
 // ---- runs ----

@@ -148,6 +148,11 @@ type Judge struct {
 	// to it, and launch refuses a run whose settings say otherwise. Test
 	// connection sets it when the endpoint refuses the temperature.
 	DefaultSamplingOnly bool
+	// ReasoningEffort is sent as reasoning_effort when set
+	// (judge.ReasoningEffortLow, Medium or High: OpenAI's reasoning models
+	// and OpenRouter take it); "", the default, sends none. SaveJudge
+	// refuses other words and stores the value in lower case.
+	ReasoningEffort string
 	// APIKey is the key in plaintext, in memory only: FindJudge fills it
 	// from SealedKey, SaveJudge seals it. Never rendered, logged or exported.
 	APIKey string `gorm:"-" json:"-"`
@@ -219,6 +224,22 @@ func keyHeader(s string) judge.KeyHeader {
 // SendsTokenLimitAs is the name the judge's requests cap the answer under.
 func (j Judge) SendsTokenLimitAs() judge.TokenLimit { return tokenLimit(j.TokenLimit) }
 
+// SendsReasoningEffort is the reasoning_effort the judge's requests send
+// ("": none).
+func (j Judge) SendsReasoningEffort() judge.ReasoningEffort {
+	return reasoningEffort(j.ReasoningEffort)
+}
+
+// reasoningEffort reads a stored reasoning effort; one that is not known
+// (none is stored: SaveJudge refuses them) sends none.
+func reasoningEffort(s string) judge.ReasoningEffort {
+	e, err := judge.ParseReasoningEffort(s)
+	if err != nil {
+		return judge.ReasoningEffortUnset
+	}
+	return e
+}
+
 // tokenLimit reads a stored token limit name; one that is not known (none
 // is stored: SaveJudge refuses them) is the default.
 func tokenLimit(s string) judge.TokenLimit {
@@ -247,8 +268,11 @@ type JudgeSnapshot struct {
 	// max_tokens) is "max_tokens".
 	TokenLimit string `json:"token_limit,omitempty"`
 	// DefaultSamplingOnly: the run sends the judge no temperature nor top_p
-	// (it takes only the defaults); absent is false.
+	// (it takes only the defaults); absent is false. ReasoningEffort is
+	// the reasoning_effort the run sends (low, medium or high); absent
+	// sends none.
 	DefaultSamplingOnly bool     `json:"default_sampling_only,omitempty"`
+	ReasoningEffort     string   `json:"reasoning_effort,omitempty"`
 	MaxConcurrency      int      `json:"max_concurrency"`
 	TimeoutSeconds      int      `json:"timeout_seconds"`
 	PriceInputPerMTok   *float64 `json:"price_input_per_mtok"`
@@ -272,6 +296,12 @@ func (s JudgeSnapshot) SendsKeyAs() judge.KeyHeader { return keyHeader(s.KeyHead
 
 // SendsTokenLimitAs is the name the run's requests cap the answer under.
 func (s JudgeSnapshot) SendsTokenLimitAs() judge.TokenLimit { return tokenLimit(s.TokenLimit) }
+
+// SendsReasoningEffort is the reasoning_effort the run's requests send
+// ("": none).
+func (s JudgeSnapshot) SendsReasoningEffort() judge.ReasoningEffort {
+	return reasoningEffort(s.ReasoningEffort)
+}
 
 // Cost is what promptTokens and completionTokens cost at the snapshot's
 // prices per million tokens, in US dollars; nil when either price is
@@ -298,6 +328,9 @@ func (j Judge) Snapshot() JudgeSnapshot {
 		snap.TokenLimit = string(j.SendsTokenLimitAs())
 	}
 	snap.DefaultSamplingOnly = !j.Simulated && j.DefaultSamplingOnly
+	if !j.Simulated {
+		snap.ReasoningEffort = string(j.SendsReasoningEffort())
+	}
 	return snap
 }
 

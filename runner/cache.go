@@ -23,7 +23,9 @@ func cachedJudge(db *models.DB, store judge.AnswerStore, run models.Run, client 
 	if run.JudgeSnapshot.Simulated {
 		baseURL = "simulated:" + run.JudgeSnapshot.BaseURL
 	}
-	c := judge.NewCache(client, store, baseURL, run.JudgeSnapshot.Model)
+	// An answer thought over at one reasoning effort is not replayed for
+	// another; without one, the keys are as they always were.
+	c := judge.NewCache(client, store, baseURL, judge.CacheModel(run.JudgeSnapshot.Model, run.JudgeSnapshot.SendsReasoningEffort()))
 	// A run that reuses no answers still keeps its own, under keys no
 	// other run finds: a resume after a stop or a crash replays what the
 	// run paid for instead of paying again.

@@ -413,6 +413,8 @@ func (r *Runner) judgeFor(ctx context.Context, run models.Run, b *budget) (Compl
 		// temperature nor top_p).
 		TokenLimit:          snap.SendsTokenLimitAs(),
 		DefaultSamplingOnly: snap.DefaultSamplingOnly && !snap.Simulated,
+		ReasoningEffort:     snap.SendsReasoningEffort(),
+		SettingsAt:          r.cfg.JudgeSettingsAt, // named by a refusal's hint
 		Timeout:             time.Duration(snap.TimeoutSeconds) * time.Second,
 		MaxAttempts:         r.cfg.JudgeTuning.MaxAttempts,
 		MinBackoff:          r.cfg.JudgeTuning.MinBackoff,

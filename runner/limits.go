@@ -139,16 +139,17 @@ func (bc budgeted) Complete(ctx context.Context, req judge.Request) (judge.Respo
 // characters a token, plus the answer's cap as sent under the judge's
 // token limit (sends): a reasoning judge may use the 25,000 tokens added
 // for its hidden reasoning, and a shared tokens-per-minute limit that
-// reserved only the run's cap let such calls past it (429s).
+// reserved only the run's cap let such calls past it (429s). A call with
+// no cap reserves defaultAnswerTokens, plus that room for a reasoning
+// judge, whose reasoning is billed all the same.
 func estimateTokens(req judge.Request, sends judge.TokenLimit) int {
 	chars := 0
 	for _, m := range req.Messages {
 		chars += len(m.Content)
 	}
-	answer := sends.SentCap(req.MaxTokens)
-	if answer <= 0 {
-		answer = defaultAnswerTokens
-	}
+	// A call with no cap is guessed a plain answer's size, and for a
+	// reasoning judge its hidden reasoning's room too (AnswerGuess).
+	answer := sends.AnswerGuess(req.MaxTokens, defaultAnswerTokens)
 	return chars/4 + answer*max(1, req.N)
 }
 

@@ -31,7 +31,9 @@ func TestTokenLimitReservesTheCapSent(t *testing.T) {
 		{"plain judge, no cap", "", 0, promptTokens + defaultAnswerTokens},
 		{"reasoning judge, cap", string(judge.TokenLimitMaxCompletionTokens), 300, promptTokens + 300 + judge.ReasoningAllowance},
 		{"reasoning judge, G-Eval's cap of 5", string(judge.TokenLimitMaxCompletionTokens), 5, promptTokens + 5 + judge.ReasoningAllowance},
-		{"reasoning judge, no cap", string(judge.TokenLimitMaxCompletionTokens), 0, promptTokens + defaultAnswerTokens},
+		// No cap sent: the reasoning is billed all the same, so the
+		// guess keeps its room (it was 256 alone).
+		{"reasoning judge, no cap", string(judge.TokenLimitMaxCompletionTokens), 0, promptTokens + defaultAnswerTokens + judge.ReasoningAllowance},
 	}
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		for _, tt := range tests {

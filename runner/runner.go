@@ -61,6 +61,10 @@ type Config struct {
 	Getenv func(string) string
 	// JudgeTuning overrides retry timings (tests use tiny backoffs).
 	JudgeTuning JudgeTuning
+	// JudgeSettingsAt is where the judges this process calls have their
+	// request settings changed, which a refused call's error names: the
+	// judge's page (the default) or, for `batcheval run`, its flags.
+	JudgeSettingsAt judge.SettingsPlace
 	// PollInterval is how often idle workers look for jobs; SQLite has no
 	// LISTEN/NOTIFY so this bounds how soon a launched run starts.
 	PollInterval time.Duration

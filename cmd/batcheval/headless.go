@@ -73,6 +73,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		keyEnv      = fs.String("api-key-env", "", "environment variable holding the API key (e.g. OPENAI_API_KEY)")
 		keyHeader   = new(string)
 		tokenLimit  = new(string)
+		effort      = new(string)
 		defaultOnly = fs.Bool("default-sampling-only", false, "the judge takes only its default temperature and top_p (OpenAI's reasoning models: o1, o3, o4-mini, gpt-5): neither is sent, and --temperature, --top-p and --sample-temperature must be left out or 1")
 		simulated   = fs.Bool("simulated", false, "use the built-in simulated judge (offline; not a language model)")
 		rounds      = fs.Int("rounds", def.Rounds, "rounds N: each sample is scored N times in different batches")
@@ -110,6 +111,10 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	wordsFlag(fs, tokenLimit, "token-limit", string(judge.TokenLimitMaxTokens), words(judge.TokenLimitMaxTokens, judge.TokenLimitMaxCompletionTokens),
 		func(s string) bool { _, err := judge.ParseTokenLimit(s); return err == nil },
 		fmt.Sprintf("the name the answer's cap is sent under: max_tokens (local servers, OpenAI's chat models) or max_completion_tokens (OpenAI's reasoning models: o1, o3, o4-mini, gpt-5; each cap is sent %d tokens higher, room for the hidden reasoning)", judge.ReasoningAllowance))
+	// The judge form's "Reasoning effort": blank (the default) sends none.
+	wordsFlag(fs, effort, "reasoning-effort", "", words(judge.ReasoningEffortLow, judge.ReasoningEffortMedium, judge.ReasoningEffortHigh),
+		func(s string) bool { _, err := judge.ParseReasoningEffort(s); return err == nil },
+		"sent as reasoning_effort: low, medium or high, how long a reasoning model (OpenAI's o1, o3, o4-mini, gpt-5; OpenRouter's) thinks before it answers; left out, none is sent and the model thinks as its default says")
 	// Readable but senseless values are refused with the settings, before
 	// anything is read or opened (a zero concurrency or timeout used to be
 	// taken for the default in silence).
@@ -174,6 +179,10 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	sendCapAs, err := judge.ParseTokenLimit(*tokenLimit)
 	if err != nil {
 		return fmt.Errorf("--token-limit: %w", err)
+	}
+	sendEffort, err := judge.ParseReasoningEffort(*effort)
+	if err != nil {
+		return fmt.Errorf("--reasoning-effort: %w", err)
 	}
 	if *defaultOnly && !*simulated {
 		if err := defaultSamplingProblem(fs, *method, *temperature, *topP, *sampleTemp); err != nil {
@@ -275,6 +284,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		snap.TokenLimit = string(sendCapAs)
 	}
 	snap.DefaultSamplingOnly = *defaultOnly
+	snap.ReasoningEffort = string(sendEffort)
 	if p, ok := prices[*model]; ok {
 		snap.PriceInputPerMTok, snap.PriceOutputPerMTok = &p.Input, &p.Output
 	}
@@ -292,6 +302,8 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	rc.DB, rc.Log, rc.Work, rc.MaxRuns, rc.SimulatedURL, rc.Getenv = db, log, true, 1, sim.URL, getenv
 	rc.Webhooks.ShowAddrs = addrsShownTo(c.LocalMode(), db)
 	rc.PollInterval, rc.Queue = 100*time.Millisecond, queue
+	// This command has no judge page: a refused call names its flags.
+	rc.JudgeSettingsAt = judge.SettingsAsFlags
 	r, err := runner.New(rc)
 	if err != nil {
 		return err

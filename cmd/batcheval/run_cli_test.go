@@ -218,7 +218,7 @@ func TestCommandHelpListsItsOwnFlags(t *testing.T) {
 		want, not []string
 	}{
 		// -prices: wherever runs are launched (run prices its --model).
-		{"run", []string{"-data", "-rubric", "-sort-key", "-annotator-column", "-simulated", "-db", "-database-url", "-log-level", "-prices", "-spend-cap-usd", "-token-limit", "-default-sampling-only"}, serverOnly},
+		{"run", []string{"-data", "-rubric", "-sort-key", "-annotator-column", "-simulated", "-db", "-database-url", "-log-level", "-prices", "-spend-cap-usd", "-token-limit", "-default-sampling-only", "-reasoning-effort"}, serverOnly},
 		{"resume", []string{"-queue-only", "-spend-cap-usd", "-db"}, append([]string{"-data", "-sort-key"}, serverOnly...)},
 		{"migrate", []string{"-db", "-database-url"}, append([]string{"-data", "-sort-key", "-prices"}, serverOnly...)},
 		{"serve", append([]string{"-db", "-prices"}, serverOnly...), []string{"-data", "-sort-key", "-rubric"}},

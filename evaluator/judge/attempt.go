@@ -77,6 +77,7 @@ func (c *Client) buildRequest(r Request) (chatRequest, *Error) {
 	if r.N > 1 {
 		p.N = r.N
 	}
+	p.ReasoningEffort = string(c.cfg.ReasoningEffort) // "" is left out
 	p.Logprobs = r.Logprobs || r.TopLogprobs > 0
 	p.TopLogprobs = r.TopLogprobs // 0 is left out
 	switch {

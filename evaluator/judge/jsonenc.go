@@ -90,6 +90,10 @@ func appendBody(b []byte, r *chatRequest) ([]byte, error) {
 		b = append(b, `,"n":`...)
 		b = strconv.AppendInt(b, int64(r.N), 10)
 	}
+	if r.ReasoningEffort != "" {
+		b = append(b, `,"reasoning_effort":`...)
+		b = jsontext.AppendString(b, r.ReasoningEffort, false)
+	}
 	if r.Seed != nil {
 		b = append(b, `,"seed":`...)
 		b = strconv.AppendInt(b, *r.Seed, 10)

@@ -141,8 +141,42 @@ func TestEncodeBody(t *testing.T) {
 		{Model: "judge-model"},
 		{Model: "judge-model", TokenLimit: TokenLimitMaxCompletionTokens},
 		{Model: "judge-model", TokenLimit: TokenLimitMaxCompletionTokens, DefaultSamplingOnly: true},
+		{Model: "judge-model", TokenLimit: TokenLimitMaxCompletionTokens, DefaultSamplingOnly: true, ReasoningEffort: ReasoningEffortLow},
+		{Model: "judge-model", ReasoningEffort: ReasoningEffortHigh},
 	} {
 		encodeBodies(t, &Client{cfg: cfg})
+	}
+	// A reasoning effort adds its one field and nothing else: the body of
+	// a judge without it is the same bytes less that field, so every
+	// judge that sets none sends what it sent before the setting existed.
+	for _, effort := range ReasoningEfforts {
+		plain := &Client{cfg: Config{Model: "judge-model", TokenLimit: TokenLimitMaxCompletionTokens}}
+		with := &Client{cfg: Config{Model: "judge-model", TokenLimit: TokenLimitMaxCompletionTokens, ReasoningEffort: effort}}
+		field := `,"reasoning_effort":"` + string(effort) + `"`
+		for i, r := range trickyRequests() {
+			if len(r.Messages) == 0 {
+				r.Messages = simpleRequest().Messages
+			}
+			for j := range r.Messages {
+				r.Messages[j].Role = "user"
+			}
+			p, invalid := plain.buildRequest(r)
+			q, _ := with.buildRequest(r)
+			if invalid != nil {
+				continue
+			}
+			a, aerr := encodeBody(&p)
+			b, berr := encodeBody(&q)
+			if aerr != nil || berr != nil {
+				continue // the encoding's own errors are compared above
+			}
+			if bytes.Contains(a, []byte("reasoning_effort")) {
+				t.Errorf("request %d: a judge without an effort sends one: %s", i, a)
+			}
+			if bytes.Count(b, []byte(field)) != 1 || !bytes.Equal(bytes.Replace(b, []byte(field), nil, 1), a) {
+				t.Errorf("request %d, effort %s:\n with %s\nwithout %s", i, effort, b, a)
+			}
+		}
 	}
 }
 

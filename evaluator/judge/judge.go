@@ -78,6 +78,15 @@ type Config struct {
 	// is refused at launch unless its settings say that setting (launch
 	// checks them), so what a run records is what the judge did.
 	DefaultSamplingOnly bool
+	// ReasoningEffort is sent as reasoning_effort when set (OpenAI's
+	// reasoning models and OpenRouter take low, medium or high); unset,
+	// the default, sends nothing, so every other judge's request is as
+	// before.
+	ReasoningEffort ReasoningEffort
+	// SettingsAt says where the user changes the settings above, so that a
+	// refusal's hint names the right control: the judge's page (the
+	// default) or the command line's flags.
+	SettingsAt SettingsPlace
 	// Timeout bounds each attempt; default DefaultTimeout.
 	Timeout time.Duration
 	// MaxAttempts bounds the HTTP attempts per call, the first included;
@@ -181,6 +190,9 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	if cfg.TokenLimit, err = ParseTokenLimit(string(cfg.TokenLimit)); err != nil {
+		return nil, err
+	}
+	if cfg.ReasoningEffort, err = ParseReasoningEffort(string(cfg.ReasoningEffort)); err != nil {
 		return nil, err
 	}
 	if metadataHost(u.Hostname()) {

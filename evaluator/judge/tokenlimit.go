@@ -63,3 +63,17 @@ func (l TokenLimit) SentCap(maxTokens int) int {
 // SentCap is the cap this judge's requests send for one that asks for
 // maxTokens (TokenLimit.SentCap under cfg.TokenLimit).
 func (cfg Config) SentCap(maxTokens int) int { return cfg.TokenLimit.SentCap(maxTokens) }
+
+// AnswerGuess is how many tokens a call that asks for maxTokens is
+// reckoned to use for its answer before it is known: the cap it sends
+// (SentCap), or, when it sends none (maxTokens 0), uncapped, the caller's
+// guess for an answer without a cap, given the same reasoning room. A
+// reasoning judge's hidden reasoning is billed as completion tokens
+// whether or not a cap is sent: guessing a plain answer's size for it
+// let a shared tokens-per-minute limit pass calls 25,000 tokens short.
+func (l TokenLimit) AnswerGuess(maxTokens, uncapped int) int {
+	if c := l.SentCap(maxTokens); c > 0 {
+		return c
+	}
+	return l.SentCap(uncapped)
+}

@@ -64,3 +64,27 @@ func TestSentCapIsWhatIsSent(t *testing.T) {
 		})
 	}
 }
+
+// TestAnswerGuess: the answer tokens reckoned for a call before it is sent
+// are the cap it sends; with no cap, the caller's guess, plus the
+// reasoning's room for a reasoning judge (whose hidden reasoning is billed
+// as completion tokens with or without a cap; before, it was guessed a
+// plain answer's 256).
+func TestAnswerGuess(t *testing.T) {
+	for _, tc := range []struct {
+		limit         TokenLimit
+		cap, uncapped int
+		want          int
+	}{
+		{TokenLimitMaxTokens, 300, 256, 300},
+		{TokenLimitMaxTokens, 0, 256, 256},
+		{"", 0, 256, 256},
+		{TokenLimitMaxCompletionTokens, 300, 256, 300 + ReasoningAllowance},
+		{TokenLimitMaxCompletionTokens, 5, 256, 5 + ReasoningAllowance},
+		{TokenLimitMaxCompletionTokens, 0, 256, 256 + ReasoningAllowance},
+	} {
+		if got := tc.limit.AnswerGuess(tc.cap, tc.uncapped); got != tc.want {
+			t.Errorf("%q, cap %d, uncapped guess %d: %d, want %d", tc.limit, tc.cap, tc.uncapped, got, tc.want)
+		}
+	}
+}

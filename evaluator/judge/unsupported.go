@@ -20,6 +20,11 @@ const (
 	// default (400 unsupported_value or unsupported_parameter, param
 	// "temperature" or "top_p").
 	UnsupportedSampling Unsupported = "sampling"
+	// UnsupportedReasoningEffort: the model (or the endpoint) takes no
+	// reasoning_effort, or not the value sent (400 unsupported_parameter
+	// or unsupported_value, param "reasoning_effort"): the judge's
+	// reasoning effort is to be cleared or changed.
+	UnsupportedReasoningEffort Unsupported = "reasoning_effort"
 )
 
 // unsupportedIn reads which parameter an error body refuses, as OpenAI and
@@ -49,6 +54,8 @@ func unsupportedIn(body []byte) Unsupported {
 			}
 		case "temperature", "top_p":
 			return UnsupportedSampling
+		case "reasoning_effort", "reasoning.effort":
+			return UnsupportedReasoningEffort
 		}
 	}
 	if raw := providerRaw(v.Error.Metadata); raw != nil {
@@ -95,6 +102,8 @@ func unsupportedInText(s string) Unsupported {
 		return UnsupportedMaxTokens
 	case strings.Contains(s, "'temperature'") || strings.Contains(s, "'top_p'"):
 		return UnsupportedSampling
+	case strings.Contains(s, "'reasoning_effort'") || strings.Contains(s, "'reasoning.effort'"):
+		return UnsupportedReasoningEffort
 	}
 	return ""
 }
@@ -109,14 +118,41 @@ func UnsupportedOf(err error) Unsupported {
 	return ""
 }
 
-// unsupportedHint names the judge setting that a refusal calls for; "" when
-// the judge already has it (the refusal is then something else's).
+// SettingsPlace is where a judge's request settings are changed, which a
+// refusal's hint names.
+type SettingsPlace int
+
+const (
+	// SettingsOnJudgePage: the judge's page in the browser (its Test
+	// connection button and form fields). The default.
+	SettingsOnJudgePage SettingsPlace = iota
+	// SettingsAsFlags: the flags of `batcheval run`, which has no judge
+	// page and no button.
+	SettingsAsFlags
+)
+
+// unsupportedHint names the judge setting that a refusal calls for, worded
+// for where the settings are changed (cfg.SettingsAt); "" when the judge
+// already has it (the refusal is then something else's).
 func unsupportedHint(cfg Config, e *Error) string {
+	flags := cfg.SettingsAt == SettingsAsFlags
 	switch {
 	case e.Unsupported == UnsupportedMaxTokens && cfg.TokenLimit != TokenLimitMaxCompletionTokens:
+		if flags {
+			return `The model takes its token limit only as max_completion_tokens (OpenAI's reasoning models: o1, o3, o4-mini, gpt-5): run again with --token-limit max_completion_tokens`
+		}
 		return `The model takes its token limit only as max_completion_tokens (OpenAI's reasoning models: o1, o3, o4-mini, gpt-5): press Test connection on the judge's page, which finds this and saves it, or set "Token limit sent as" to max_completion_tokens there`
 	case e.Unsupported == UnsupportedSampling && !cfg.DefaultSamplingOnly:
+		if flags {
+			return `The model takes only the default temperature and top p (OpenAI's reasoning models: o1, o3, o4-mini, gpt-5): run again with --default-sampling-only (and --token-limit max_completion_tokens), which sends neither and records temperature 1 and top p 1`
+		}
 		return `The model takes only the default temperature and top p (OpenAI's reasoning models: o1, o3, o4-mini, gpt-5): press Test connection on the judge's page, which finds this and saves it, or tick "Takes only the default temperature and top p" there; then launch with temperature 1 and top p 1`
+	case e.Unsupported == UnsupportedReasoningEffort && cfg.ReasoningEffort != ReasoningEffortUnset:
+		sent := string(cfg.ReasoningEffort)
+		if flags {
+			return `The model (or its endpoint) refuses reasoning_effort ` + sent + `: run again without --reasoning-effort, or with a value the model takes`
+		}
+		return `The model (or its endpoint) refuses reasoning_effort ` + sent + `: clear "Reasoning effort" on the judge's page (blank sends none), or choose a value the model takes`
 	}
 	return ""
 }

@@ -40,9 +40,12 @@ type chatRequest struct {
 	// vLLM, llama.cpp) understands it, and OpenAI still accepts it for
 	// its non-reasoning models. A judge set to send
 	// max_completion_tokens (Config.TokenLimit) uses the field above.
-	MaxTokens int    `json:"max_tokens,omitempty"`
-	N         int    `json:"n,omitempty"`
-	Seed      *int64 `json:"seed,omitempty"` // a pointer: seed 0 is sent
+	MaxTokens int `json:"max_tokens,omitempty"`
+	N         int `json:"n,omitempty"`
+	// ReasoningEffort is sent only for a judge that sets it
+	// (Config.ReasoningEffort); empty, it is left out.
+	ReasoningEffort string `json:"reasoning_effort,omitempty"`
+	Seed            *int64 `json:"seed,omitempty"` // a pointer: seed 0 is sent
 	// Temperature is sent whenever set, 0 included (greedy decoding must
 	// not be dropped as a zero value): buildRequest always sets it, except
 	// for a judge that takes only the default sampling

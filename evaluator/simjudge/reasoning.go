@@ -42,12 +42,19 @@ type Reasoning struct {
 	// its answer, counted in max_completion_tokens: a smaller cap gets an
 	// empty answer cut off at the cap (billed). 0 means 64.
 	ReasoningTokens int
+	// NoReasoningEffort refuses reasoning_effort at any value, as o1-mini
+	// did ("Unsupported parameter: 'reasoning_effort' is not supported
+	// with this model."); otherwise low, medium and high are taken and any
+	// other value is refused ("Unsupported value: ...").
+	NoReasoningEffort bool
 }
 
 // ReasoningModel wraps the simulated judge (or any OpenAI-compatible
 // handler) so that its chat completions answer as OpenAI's reasoning
 // models (o1, o3, o4-mini, gpt-5) do: 400 for max_tokens, for a
-// temperature or top_p other than the default and for logprobs, in the
+// temperature or top_p other than the default, for a reasoning_effort
+// other than low, medium and high (any, with NoReasoningEffort) and for
+// logprobs, in the
 // wording of the endpoint; an answer with no text when max_completion_tokens
 // leaves no room past the reasoning. A request it takes goes on to inner
 // with the reasoning's share of the cap taken off. For tests only.
@@ -81,6 +88,18 @@ func ReasoningModel(inner http.Handler, opts Reasoning) http.Handler {
 			}
 			if x, err := strconv.ParseFloat(string(v), 64); err != nil || x != 1 {
 				refuse(w, opts.Wording, fmt.Sprintf("Unsupported value: '%s' does not support %s with this model. Only the default (1) value is supported.", p, v), p, "unsupported_value")
+				return
+			}
+		}
+		if v, ok := req["reasoning_effort"]; ok {
+			var effort string
+			_ = json.Unmarshal(v, &effort)
+			switch {
+			case opts.NoReasoningEffort:
+				refuse(w, opts.Wording, "Unsupported parameter: 'reasoning_effort' is not supported with this model.", "reasoning_effort", "unsupported_parameter")
+				return
+			case effort != "low" && effort != "medium" && effort != "high":
+				refuse(w, opts.Wording, fmt.Sprintf("Unsupported value: 'reasoning_effort' does not support %s with this model. Supported values are: 'low', 'medium', and 'high'.", v), "reasoning_effort", "unsupported_value")
 				return
 			}
 		}
