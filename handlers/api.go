@@ -1299,6 +1299,12 @@ func (h *Handlers) apiCreateDataset(c echo.Context) error {
 	if err := decodeJSON(c, &in); err != nil {
 		return err
 	}
+	if strings.TrimSpace(in.UploadToken) == "" {
+		// Missing, not expired: looking an empty token up answered 404
+		// "that upload has expired", sending the caller to upload again.
+		return models.Errorf(models.EInvalid,
+			"\"upload_token\" is missing: send the upload_token that POST /api/v1/projects/%d/uploads answered for the file", p.ID)
+	}
 	u, t, err := h.pendingTable(c, in.UploadToken, false, true)
 	if err != nil {
 		return err
@@ -1681,7 +1687,20 @@ func (h *Handlers) apiPlanLaunch(c echo.Context, all bool) (launchInput, *launch
 		return launchInput{}, nil, err
 	}
 	if l.DatasetID == 0 || l.RubricID == 0 || l.JudgeID == 0 {
-		return launchInput{}, nil, models.Errorf(models.EInvalid, "a launch names its dataset_id, rubric_id and judge_id")
+		// Name the ones missing, so a script sees which of the three
+		// it left out (or sent as 0).
+		var missing []string
+		for _, f := range []struct {
+			name string
+			id   int64
+		}{{"dataset_id", l.DatasetID}, {"rubric_id", l.RubricID}, {"judge_id", l.JudgeID}} {
+			if f.id == 0 {
+				missing = append(missing, f.name)
+			}
+		}
+		return launchInput{}, nil, models.Errorf(models.EInvalid,
+			"nothing was launched: a launch names its dataset_id, rubric_id and judge_id, and %s %s missing: give the id of each (GET /api/v1/projects/%d lists the project's datasets and rubrics, GET /api/v1/judges the judges)",
+			quotedList(missing), map[bool]string{true: "is", false: "are"}[len(missing) == 1], p.ID)
 	}
 	if all && l.Method != "" && l.Method != models.MethodBatchEval {
 		return launchInput{}, nil, models.Errorf(models.EInvalid,
