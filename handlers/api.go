@@ -1597,6 +1597,35 @@ func (in APIJudgeInput) judgeForm(base web.JudgeForm) web.JudgeForm {
 	return f
 }
 
+// simulatedChanges names the settings of a PUT to the simulated judge
+// that ask for another value than the judge has (f is the body applied
+// over stored): every one but max_concurrency, which is all it takes. A
+// setting left out, an empty text, or a null price or window asks for no
+// change.
+func (in APIJudgeInput) simulatedChanges(f, stored web.JudgeForm) []string {
+	var changed []string
+	add := func(name string, differs bool) {
+		if differs {
+			changed = append(changed, name)
+		}
+	}
+	add("name", f.Name != "" && f.Name != strings.TrimSpace(stored.Name))
+	add("base_url", f.BaseURL != "" && f.BaseURL != stored.BaseURL)
+	add("model", f.Model != "" && f.Model != stored.Model)
+	add("api_key", strings.TrimSpace(in.APIKey) != "")
+	add("api_key_env", f.APIKeyEnv != "" && f.APIKeyEnv != stored.APIKeyEnv)
+	add("key_header", f.KeyHeader != stored.KeyHeader)
+	add("token_limit", f.TokenLimit != stored.TokenLimit)
+	add("default_sampling_only", f.DefaultSamplingOnly != stored.DefaultSamplingOnly)
+	add("temperature", f.Temperature != stored.Temperature)
+	add("top_p", f.TopP != stored.TopP)
+	add("timeout_seconds", f.TimeoutSeconds != stored.TimeoutSeconds)
+	add("price_input_per_mtok", in.PriceInputPerMTok != nil && f.PriceInput != stored.PriceInput)
+	add("price_output_per_mtok", in.PriceOutputPerMTok != nil && f.PriceOutput != stored.PriceOutput)
+	add("context_tokens", in.ContextTokens != nil && f.ContextTokens != stored.ContextTokens)
+	return changed
+}
+
 func (h *Handlers) apiCreateJudge(c echo.Context) error {
 	var in APIJudgeInput
 	if err := decodeJSON(c, &in); err != nil {
@@ -1647,7 +1676,16 @@ func (h *Handlers) apiUpdateJudge(c echo.Context) error {
 	f := in.judgeForm(judgeFormOf(j))
 	if j.Simulated {
 		// As in the browser: the simulated judge only takes a concurrency.
+		// Any other setting sent with another value than the judge's is
+		// refused, naming it: saving the concurrency alone and answering
+		// 200 told the caller its new name, model or prices were saved.
 		stored := judgeFormOf(j)
+		if changed := in.simulatedChanges(f, stored); len(changed) > 0 {
+			return models.Errorf(models.EInvalid,
+				"nothing was saved: the simulated judge is built in and takes only max_concurrency, so %s cannot be changed: send %s as GET /api/v1/judges/%d answers, or leave %s out",
+				quotedList(changed), map[bool]string{true: "it", false: "them"}[len(changed) == 1], j.ID,
+				map[bool]string{true: "it", false: "them"}[len(changed) == 1])
+		}
 		stored.MaxConcurrency = f.MaxConcurrency
 		f = stored
 		in.APIKey = ""
