@@ -2062,7 +2062,7 @@ func (h *Handlers) apiExperiment(c echo.Context, e models.Experiment) (APIExperi
 		r := f.run
 		row := APIExperimentRun{Run: apiRun(r), Pearson: make([]*float64, len(out.Criteria)), Spearman: make([]*float64, len(out.Criteria)),
 			AveragePearson: finite(f.avgP), AverageSpearman: finite(f.avgS), TokensPerSample: finite(f.tokens),
-			CostPerSample: report.USDPerSampleOf(f.cost), PartlyCached: r.PartlyCached() && f.cached, CachedAsPaid: f.fromCache, Failures: f.failed, Partial: f.partial}
+			CostPerSample: perSampleUSD(r, f.cost), PartlyCached: r.PartlyCached() && f.cached, CachedAsPaid: f.fromCache, Failures: f.failed, Partial: f.partial}
 		if f.rep != nil {
 			for i, cr := range f.rep.Criteria {
 				if i < len(out.Criteria) {
@@ -2073,6 +2073,18 @@ func (h *Handlers) apiExperiment(c echo.Context, e models.Experiment) (APIExperi
 		out.Runs = append(out.Runs, row)
 	}
 	return out, nil
+}
+
+// perSampleUSD is a run's cost_per_sample_usd: what the experiment and
+// compare pages show per sample. A run of the simulated judge paid
+// nothing, which they show as $0; it was answered null, the document's
+// "unknown", beside the run's own cost_usd of 0.
+func perSampleUSD(run models.Run, cost *float64) *report.USDPerSample {
+	if run.Simulated {
+		var zero report.USDPerSample
+		return &zero
+	}
+	return report.USDPerSampleOf(cost)
 }
 
 // apiCompare pairs two runs' samples (?a=, ?b=, ?criterion=) as the
@@ -2089,10 +2101,10 @@ func (h *Handlers) apiCompare(c echo.Context) error {
 	corr := func(coef, p float64, n, missing int) APICorrelation {
 		return APICorrelation{Coef: finite(coef), P: finite(p), N: n, Missing: missing}
 	}
-	cost := func(cc web.CompareCost) APICompareCost {
-		return APICompareCost{CostText: cc.Cost, CostPerSample: report.USDPerSampleOf(cc.PerSampleUSD), CachedAsPaid: cc.AsIfPaid}
+	cost := func(run models.Run, cc web.CompareCost) APICompareCost {
+		return APICompareCost{CostText: cc.Cost, CostPerSample: perSampleUSD(run, cc.PerSampleUSD), CachedAsPaid: cc.AsIfPaid}
 	}
-	out := APIComparison{A: apiRun(v.A), B: apiRun(v.B), CostA: cost(v.CostA), CostB: cost(v.CostB), Criterion: v.Criterion, Name: v.CritA.Name, SameDataset: v.SameDataset,
+	out := APIComparison{A: apiRun(v.A), B: apiRun(v.B), CostA: cost(v.A, v.CostA), CostB: cost(v.B, v.CostB), Criterion: v.Criterion, Name: v.CritA.Name, SameDataset: v.SameDataset,
 		Pearson:  corr(v.Pearson.Coef, v.Pearson.P, v.Pearson.N, v.Pearson.Missing),
 		Spearman: corr(v.Spearman.Coef, v.Spearman.P, v.Spearman.N, v.Spearman.Missing),
 		Reading:  v.Reading, Matched: v.Total, Unmatched: v.Unmatched, Rows: []APICompareRow{}, Agreement: apiAgreement(v),
