@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/big"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -172,6 +174,8 @@ func jsonBodyError(err error, within string) error {
 	case errors.As(err, &typ) && jsonKind(typ.Type) == "a number" && strings.HasPrefix(typ.Value, "number"):
 		// A number too large for a float64 (1e400).
 		msg = fmt.Sprintf("%q must be a number within ±1.7e308, not %s", at(typ.Field), jsonValue(typ.Value))
+	case errors.As(err, &typ) && jsonKind(typ.Type) == "a whole number" && strings.HasPrefix(typ.Value, "number "):
+		msg = wholeNumberError(at(typ.Field), typ.Type, strings.TrimPrefix(typ.Value, "number "))
 	case errors.As(err, &typ):
 		msg = fmt.Sprintf("%q must be %s, not %s", at(typ.Field), jsonKind(typ.Type), jsonValue(typ.Value))
 	default:
@@ -184,6 +188,32 @@ func jsonBodyError(err error, within string) error {
 		}
 	}
 	return echo.NewHTTPError(http.StatusBadRequest, msg)
+}
+
+// wholeNumberError says why a number sent for a whole-number field was
+// refused. "must be a whole number, not 99999999999999999999" said of a
+// whole number that is only too large, and "not 2.0" of one written with a
+// decimal point: each now says what is wrong with it.
+func wholeNumberError(field string, t reflect.Type, n string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	f, _, ferr := big.ParseFloat(n, 10, 256, big.ToNearestEven)
+	if ferr == nil && f.IsInt() {
+		i, _ := f.Int(nil)
+		var lo, hi *big.Int
+		switch t.Kind() {
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			lo, hi = big.NewInt(0), new(big.Int).SetUint64(math.MaxUint64>>(64-t.Bits()))
+		default:
+			lo, hi = big.NewInt(math.MinInt64>>(64-t.Bits())), big.NewInt(math.MaxInt64>>(64-t.Bits()))
+		}
+		if i.Cmp(lo) < 0 || i.Cmp(hi) > 0 {
+			return fmt.Sprintf("%q is %s, which is out of range: it must be a whole number from %s to %s", field, n, lo, hi)
+		}
+		return fmt.Sprintf("%q must be written as a whole number, without a decimal point or exponent (%s), not %s", field, i, n)
+	}
+	return fmt.Sprintf("%q must be a whole number, not %s", field, n)
 }
 
 // jsonKind names the JSON value a Go type takes, for people writing JSON.
