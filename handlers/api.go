@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/big"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -172,6 +174,8 @@ func jsonBodyError(err error, within string) error {
 	case errors.As(err, &typ) && jsonKind(typ.Type) == "a number" && strings.HasPrefix(typ.Value, "number"):
 		// A number too large for a float64 (1e400).
 		msg = fmt.Sprintf("%q must be a number within ±1.7e308, not %s", at(typ.Field), jsonValue(typ.Value))
+	case errors.As(err, &typ) && jsonKind(typ.Type) == "a whole number" && strings.HasPrefix(typ.Value, "number "):
+		msg = wholeNumberError(at(typ.Field), typ.Type, strings.TrimPrefix(typ.Value, "number "))
 	case errors.As(err, &typ):
 		msg = fmt.Sprintf("%q must be %s, not %s", at(typ.Field), jsonKind(typ.Type), jsonValue(typ.Value))
 	default:
@@ -184,6 +188,32 @@ func jsonBodyError(err error, within string) error {
 		}
 	}
 	return echo.NewHTTPError(http.StatusBadRequest, msg)
+}
+
+// wholeNumberError says why a number sent for a whole-number field was
+// refused. "must be a whole number, not 99999999999999999999" said of a
+// whole number that is only too large, and "not 2.0" of one written with a
+// decimal point: each now says what is wrong with it.
+func wholeNumberError(field string, t reflect.Type, n string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	f, _, ferr := big.ParseFloat(n, 10, 256, big.ToNearestEven)
+	if ferr == nil && f.IsInt() {
+		i, _ := f.Int(nil)
+		var lo, hi *big.Int
+		switch t.Kind() {
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			lo, hi = big.NewInt(0), new(big.Int).SetUint64(math.MaxUint64>>(64-t.Bits()))
+		default:
+			lo, hi = big.NewInt(math.MinInt64>>(64-t.Bits())), big.NewInt(math.MaxInt64>>(64-t.Bits()))
+		}
+		if i.Cmp(lo) < 0 || i.Cmp(hi) > 0 {
+			return fmt.Sprintf("%q is %s, which is out of range: it must be a whole number from %s to %s", field, n, lo, hi)
+		}
+		return fmt.Sprintf("%q must be written as a whole number, without a decimal point or exponent (%s), not %s", field, i, n)
+	}
+	return fmt.Sprintf("%q must be a whole number, not %s", field, n)
 }
 
 // jsonKind names the JSON value a Go type takes, for people writing JSON.
@@ -1304,6 +1334,12 @@ func (h *Handlers) apiCreateDataset(c echo.Context) error {
 	if err := decodeJSON(c, &in); err != nil {
 		return err
 	}
+	if strings.TrimSpace(in.UploadToken) == "" {
+		// Missing, not expired: looking an empty token up answered 404
+		// "that upload has expired", sending the caller to upload again.
+		return models.Errorf(models.EInvalid,
+			"\"upload_token\" is missing: send the upload_token that POST /api/v1/projects/%d/uploads answered for the file", p.ID)
+	}
 	u, t, err := h.pendingTable(c, in.UploadToken, false, true)
 	if err != nil {
 		return err
@@ -1599,6 +1635,35 @@ func (in APIJudgeInput) judgeForm(base web.JudgeForm) web.JudgeForm {
 	return f
 }
 
+// simulatedChanges names the settings of a PUT to the simulated judge
+// that ask for another value than the judge has (f is the body applied
+// over stored): every one but max_concurrency, which is all it takes. A
+// setting left out, an empty text, or a null price or window asks for no
+// change.
+func (in APIJudgeInput) simulatedChanges(f, stored web.JudgeForm) []string {
+	var changed []string
+	add := func(name string, differs bool) {
+		if differs {
+			changed = append(changed, name)
+		}
+	}
+	add("name", f.Name != "" && f.Name != strings.TrimSpace(stored.Name))
+	add("base_url", f.BaseURL != "" && f.BaseURL != stored.BaseURL)
+	add("model", f.Model != "" && f.Model != stored.Model)
+	add("api_key", strings.TrimSpace(in.APIKey) != "")
+	add("api_key_env", f.APIKeyEnv != "" && f.APIKeyEnv != stored.APIKeyEnv)
+	add("key_header", f.KeyHeader != stored.KeyHeader)
+	add("token_limit", f.TokenLimit != stored.TokenLimit)
+	add("default_sampling_only", f.DefaultSamplingOnly != stored.DefaultSamplingOnly)
+	add("temperature", f.Temperature != stored.Temperature)
+	add("top_p", f.TopP != stored.TopP)
+	add("timeout_seconds", f.TimeoutSeconds != stored.TimeoutSeconds)
+	add("price_input_per_mtok", in.PriceInputPerMTok != nil && f.PriceInput != stored.PriceInput)
+	add("price_output_per_mtok", in.PriceOutputPerMTok != nil && f.PriceOutput != stored.PriceOutput)
+	add("context_tokens", in.ContextTokens != nil && f.ContextTokens != stored.ContextTokens)
+	return changed
+}
+
 func (h *Handlers) apiCreateJudge(c echo.Context) error {
 	var in APIJudgeInput
 	if err := decodeJSON(c, &in); err != nil {
@@ -1649,7 +1714,16 @@ func (h *Handlers) apiUpdateJudge(c echo.Context) error {
 	f := in.judgeForm(judgeFormOf(j))
 	if j.Simulated {
 		// As in the browser: the simulated judge only takes a concurrency.
+		// Any other setting sent with another value than the judge's is
+		// refused, naming it: saving the concurrency alone and answering
+		// 200 told the caller its new name, model or prices were saved.
 		stored := judgeFormOf(j)
+		if changed := in.simulatedChanges(f, stored); len(changed) > 0 {
+			return models.Errorf(models.EInvalid,
+				"nothing was saved: the simulated judge is built in and takes only max_concurrency, so %s cannot be changed: send %s as GET /api/v1/judges/%d answers, or leave %s out",
+				quotedList(changed), map[bool]string{true: "it", false: "them"}[len(changed) == 1], j.ID,
+				map[bool]string{true: "it", false: "them"}[len(changed) == 1])
+		}
 		stored.MaxConcurrency = f.MaxConcurrency
 		f = stored
 		in.APIKey = ""
@@ -1689,7 +1763,20 @@ func (h *Handlers) apiPlanLaunch(c echo.Context, all bool) (launchInput, *launch
 		return launchInput{}, nil, err
 	}
 	if l.DatasetID == 0 || l.RubricID == 0 || l.JudgeID == 0 {
-		return launchInput{}, nil, models.Errorf(models.EInvalid, "a launch names its dataset_id, rubric_id and judge_id")
+		// Name the ones missing, so a script sees which of the three
+		// it left out (or sent as 0).
+		var missing []string
+		for _, f := range []struct {
+			name string
+			id   int64
+		}{{"dataset_id", l.DatasetID}, {"rubric_id", l.RubricID}, {"judge_id", l.JudgeID}} {
+			if f.id == 0 {
+				missing = append(missing, f.name)
+			}
+		}
+		return launchInput{}, nil, models.Errorf(models.EInvalid,
+			"nothing was launched: a launch names its dataset_id, rubric_id and judge_id, and %s %s missing: give the id of each (GET /api/v1/projects/%d lists the project's datasets and rubrics, GET /api/v1/judges the judges)",
+			quotedList(missing), map[bool]string{true: "is", false: "are"}[len(missing) == 1], p.ID)
 	}
 	if all && l.Method != "" && l.Method != models.MethodBatchEval {
 		return launchInput{}, nil, models.Errorf(models.EInvalid,
@@ -2013,7 +2100,7 @@ func (h *Handlers) apiExperiment(c echo.Context, e models.Experiment) (APIExperi
 		r := f.run
 		row := APIExperimentRun{Run: apiRun(r), Pearson: make([]*float64, len(out.Criteria)), Spearman: make([]*float64, len(out.Criteria)),
 			AveragePearson: finite(f.avgP), AverageSpearman: finite(f.avgS), TokensPerSample: finite(f.tokens),
-			CostPerSample: report.USDPerSampleOf(f.cost), PartlyCached: r.PartlyCached() && f.cached, CachedAsPaid: f.fromCache, Failures: f.failed, Partial: f.partial}
+			CostPerSample: perSampleUSD(r, f.cost), PartlyCached: r.PartlyCached() && f.cached, CachedAsPaid: f.fromCache, Failures: f.failed, Partial: f.partial}
 		if f.rep != nil {
 			for i, cr := range f.rep.Criteria {
 				if i < len(out.Criteria) {
@@ -2024,6 +2111,18 @@ func (h *Handlers) apiExperiment(c echo.Context, e models.Experiment) (APIExperi
 		out.Runs = append(out.Runs, row)
 	}
 	return out, nil
+}
+
+// perSampleUSD is a run's cost_per_sample_usd: what the experiment and
+// compare pages show per sample. A run of the simulated judge paid
+// nothing, which they show as $0; it was answered null, the document's
+// "unknown", beside the run's own cost_usd of 0.
+func perSampleUSD(run models.Run, cost *float64) *report.USDPerSample {
+	if run.Simulated {
+		var zero report.USDPerSample
+		return &zero
+	}
+	return report.USDPerSampleOf(cost)
 }
 
 // apiCompare pairs two runs' samples (?a=, ?b=, ?criterion=) as the
@@ -2040,10 +2139,10 @@ func (h *Handlers) apiCompare(c echo.Context) error {
 	corr := func(coef, p float64, n, missing int) APICorrelation {
 		return APICorrelation{Coef: finite(coef), P: finite(p), N: n, Missing: missing}
 	}
-	cost := func(cc web.CompareCost) APICompareCost {
-		return APICompareCost{CostText: cc.Cost, CostPerSample: report.USDPerSampleOf(cc.PerSampleUSD), CachedAsPaid: cc.AsIfPaid}
+	cost := func(run models.Run, cc web.CompareCost) APICompareCost {
+		return APICompareCost{CostText: cc.Cost, CostPerSample: perSampleUSD(run, cc.PerSampleUSD), CachedAsPaid: cc.AsIfPaid}
 	}
-	out := APIComparison{A: apiRun(v.A), B: apiRun(v.B), CostA: cost(v.CostA), CostB: cost(v.CostB), Criterion: v.Criterion, Name: v.CritA.Name, SameDataset: v.SameDataset,
+	out := APIComparison{A: apiRun(v.A), B: apiRun(v.B), CostA: cost(v.A, v.CostA), CostB: cost(v.B, v.CostB), Criterion: v.Criterion, Name: v.CritA.Name, SameDataset: v.SameDataset,
 		Pearson:  corr(v.Pearson.Coef, v.Pearson.P, v.Pearson.N, v.Pearson.Missing),
 		Spearman: corr(v.Spearman.Coef, v.Spearman.P, v.Spearman.N, v.Spearman.Missing),
 		Reading:  v.Reading, Matched: v.Total, Unmatched: v.Unmatched, Rows: []APICompareRow{}, Agreement: apiAgreement(v),

@@ -37,6 +37,17 @@ func TestAPIBodyErrorsNameTheField(t *testing.T) {
 				[]string{`"dataset_id" must be a whole number, not a string`}},
 			{"nested setting", runs, `{` + launch + `, "settings": {"rounds": 2.5}}`, http.StatusBadRequest,
 				[]string{`"settings.rounds" must be a whole number, not 2.5`}},
+			// A whole number written with a decimal point or an exponent,
+			// and one too large, were each "must be a whole number, not
+			// ...", said of a whole number.
+			{"whole number with a decimal point", runs, `{` + launch + `, "settings": {"rounds": 2.0}}`, http.StatusBadRequest,
+				[]string{`"settings.rounds" must be written as a whole number, without a decimal point or exponent (2), not 2.0`}},
+			{"whole number with an exponent", runs, `{"dataset_id": 1e2, "rubric_id": 1, "judge_id": 1}`, http.StatusBadRequest,
+				[]string{`"dataset_id" must be written as a whole number, without a decimal point or exponent (100), not 1e2`}},
+			{"whole number too large", runs, `{"dataset_id": 99999999999999999999, "rubric_id": 1, "judge_id": 1}`, http.StatusBadRequest,
+				[]string{`"dataset_id" is 99999999999999999999, which is out of range: it must be a whole number from -9223372036854775808 to 9223372036854775807`}},
+			{"whole number too small", runs, `{` + launch + `, "settings": {"seed": -1e30}}`, http.StatusBadRequest,
+				[]string{`"settings.seed" is -1e30, which is out of range`}},
 			{"number out of range", runs, `{` + launch + `, "settings": {"temperature": 1e400}}`, http.StatusBadRequest,
 				[]string{`"settings.temperature" must be a number within`, "1e400"}},
 			{"number for a string", "/api/v1/projects", `{"name": 5}`, http.StatusBadRequest, []string{`"name" must be a string, not a number`}},

@@ -74,3 +74,73 @@ func TestAPIRefusesUnknownQueryParameters(t *testing.T) {
 		}
 	})
 }
+
+// TestAPIRefusesRepeatedQueryParametersAndUnlistedValues: a query parameter
+// given twice was read as its first value (?a=1&b=2&a=3 compared run 1, not
+// 3; ?excel=semicolon&excel=1 sent the semicolon file), and a value outside
+// those the document lists for it was answered as if the parameter were
+// absent (?excel=2 or ?excel=true sent the plain file, without the byte
+// order mark Excel needs). Each is now refused, naming the parameter.
+func TestAPIRefusesRepeatedQueryParametersAndUnlistedValues(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		a := newAPIClient(t, env)
+		a.invalidRequests = true
+		d := env.demo()
+		run := env.waitRun(env.launch(d.launchForm("1", "10")), time.Minute)
+		other := env.waitRun(env.launch(d.launchForm("1", "10")), time.Minute)
+		p := func(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+		csv := p("/api/v1/runs/%d/export.csv", run.ID)
+		for _, tc := range []struct {
+			target string
+			want   int
+			code   string
+			says   []string
+		}{
+			{p("/api/v1/compare?a=%d&b=%d&a=%d", run.ID, other.ID, other.ID), http.StatusBadRequest, "bad_request",
+				[]string{`the query parameter "a" is given 2 times`, p(`"%d" and "%d"`, run.ID, other.ID), "give it once"}},
+			{"/api/v1/runs?limit=1&limit=2", http.StatusBadRequest, "bad_request", []string{`"limit" is given 2 times`}},
+			{p("/api/v1/datasets/%d/reviews?criterion=Coherent&criterion=Coherent", d.dataset.ID), http.StatusBadRequest, "bad_request",
+				[]string{`"criterion" is given 2 times`}},
+			{csv + "?excel=semicolon&excel=1", http.StatusBadRequest, "bad_request", []string{`"excel" is given 2 times`}},
+			{csv + "?excel=2", http.StatusUnprocessableEntity, "invalid",
+				[]string{`the query parameter "excel" cannot be "2"`, p(`GET /api/v1/runs/{id}/export.csv takes "1" or "semicolon"`)}},
+			{csv + "?excel=true", http.StatusUnprocessableEntity, "invalid", []string{`"excel" cannot be "true"`}},
+			{csv + "?excel=Semicolon", http.StatusUnprocessableEntity, "invalid", []string{`"excel" cannot be "Semicolon"`}},
+			// What the document lists still works, and an empty value is
+			// the parameter left out, as for cursor and limit.
+			{csv + "?excel=1", http.StatusOK, "", nil},
+			{csv + "?excel=", http.StatusOK, "", nil},
+			{p("/api/v1/compare?a=%d&b=%d", run.ID, other.ID), http.StatusOK, "", nil},
+		} {
+			rec := a.json(http.MethodGet, tc.target, "", nil)
+			if rec.Code != tc.want {
+				t.Errorf("GET %s = %d %s, want %d", tc.target, rec.Code, rec.Body, tc.want)
+				continue
+			}
+			if tc.code == "" {
+				continue
+			}
+			var answer struct {
+				Error struct{ Code, Message string } `json:"error"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil {
+				t.Fatalf("GET %s: %v: %s", tc.target, err, rec.Body)
+			}
+			if answer.Error.Code != tc.code {
+				t.Errorf("GET %s: code %q, want %q", tc.target, answer.Error.Code, tc.code)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(answer.Error.Message, s) {
+					t.Errorf("GET %s answered %q, want it to say %s", tc.target, answer.Error.Message, s)
+				}
+			}
+		}
+		// The Excel file is still the Excel file, the plain one plain.
+		if body := a.json(http.MethodGet, csv+"?excel=1", "", nil).Body.String(); !strings.HasPrefix(body, "\uFEFF") {
+			t.Errorf("?excel=1 lost its byte order mark: %.40q", body)
+		}
+		if body := a.json(http.MethodGet, csv+"?excel=", "", nil).Body.String(); strings.HasPrefix(body, "\uFEFF") {
+			t.Errorf("?excel= (empty) sent the Excel file: %.40q", body)
+		}
+	})
+}
