@@ -30,6 +30,7 @@ func TestAPITokenUnderAnotherScheme(t *testing.T) {
 			{"the bare token", secret, http.StatusUnauthorized, []string{"not as a Bearer token", "Authorization: Bearer <token>"}},
 			{"Basic", "Basic Ym9iOnNlY3JldA==", http.StatusUnauthorized, []string{"not as a Bearer token"}},
 			{"no header", "", http.StatusUnauthorized, []string{"Sign in first", "Authorization: Bearer <token>"}},
+			{"a token not copied whole", "Bearer " + secret[:len(secret)-1], http.StatusUnauthorized, []string{"not valid", "make a new one on the API tokens page (/tokens)"}},
 			{"Bearer", "Bearer " + secret, http.StatusOK, nil},
 			{"bearer in lower case", "bearer " + secret, http.StatusOK, nil},
 		} {

@@ -28,6 +28,8 @@ func TestAPIShareBodiesAndRetriedRevoke(t *testing.T) {
 			says string
 		}{
 			{"run without run_id", map[string]any{"kind": "run"}, `needs run_id`},
+			{"run with a negative run_id", map[string]any{"kind": "run", "run_id": -3}, `run_id -3 is not an id`},
+			{"comparison with a negative other_run_id", map[string]any{"kind": "compare", "run_id": run, "other_run_id": -1}, `other_run_id -1 is not an id`},
 			{"comparison without its second run", map[string]any{"kind": "compare", "run_id": run}, `needs run_id and other_run_id`},
 			{"experiment without experiment_id", map[string]any{"kind": "experiment", "run_id": run}, `needs experiment_id`},
 			{"experiment with a run_id", map[string]any{"kind": "experiment", "experiment_id": 1, "run_id": run}, `does not use run_id`},

@@ -170,7 +170,10 @@ func (in APINewShareLink) check() error {
 		return models.Errorf(models.EInvalid, "kind %q cannot be shared: use run (with run_id), experiment (with experiment_id) or compare (with run_id and other_run_id)", in.Kind)
 	}
 	for _, f := range needs {
-		if ids[f] <= 0 {
+		if ids[f] < 0 {
+			return models.Errorf(models.EInvalid, "%s %d is not an id: ids are positive whole numbers (the number in the report's address, /runs/<id> or /experiments/<id>)", f, ids[f])
+		}
+		if ids[f] == 0 {
 			return models.Errorf(models.EInvalid, "a link of kind %q needs %s: give the id of what it opens", in.Kind, strings.Join(needs, " and "))
 		}
 		delete(ids, f)

@@ -102,7 +102,7 @@ func (r ReviewRating) Validate() error {
 	case utf8.RuneCountInString(r.Reason) > maxReviewText || utf8.RuneCountInString(r.Comment) > maxReviewText:
 		return Errorf(EInvalid, "a reason or comment has at most %d characters", maxReviewText)
 	case len(r.Tags) > maxReviewTags:
-		return Errorf(EInvalid, "at most %d tags", maxReviewTags)
+		return Errorf(EInvalid, "a review takes at most %d tags and this one has %d: remove %d, then save again", maxReviewTags, len(r.Tags), len(r.Tags)-maxReviewTags)
 	case r.Score == nil && r.Agree == nil && strings.TrimSpace(r.Comment) == "" && len(r.Tags) == 0:
 		return Errorf(EInvalid, "the review is empty: rate the sample, agree or disagree, or comment")
 	}

@@ -194,7 +194,7 @@ func (db *DB) RevokeAPIToken(ctx context.Context, wsID, userID, id int64, audit 
 
 // errTokenUnusable is the one answer for every token that does not work,
 // so a caller learns nothing about which tokens exist.
-var errTokenUnusable = Errorf(EUnauthorized, "this access token is not valid: it is unknown, was revoked, or its owner left the workspace")
+var errTokenUnusable = Errorf(EUnauthorized, "this access token is not valid: it is unknown, was revoked, or its owner left the workspace; check that the whole token was copied, or make a new one on the API tokens page (/tokens)")
 
 // ExpiredTokenMessage is the answer to a token used after its expiry: the
 // caller holds the token, so saying when it stopped tells them nothing

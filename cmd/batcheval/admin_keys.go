@@ -12,7 +12,7 @@ import (
 const adminUsage = `batcheval admin: operator tasks.
 
 Usage:
-  batcheval admin create-user --email ADDRESS --name NAME --role owner|editor|viewer [--workspace SLUG]
+  batcheval admin create-user --email ADDRESS --name NAME --role owner|editor|reviewer|viewer [--workspace SLUG]
       make an account; the password is read from standard input (one line),
       or prompted for without echo on a terminal. There is no default password.
   batcheval admin rotate-key --old-key-file OLD --new-key-file NEW [flags]
