@@ -654,6 +654,7 @@ func TestAPIEveryEndpointMatchesOpenAPI(t *testing.T) {
 			{"viewer manages judges", http.MethodPost, "/api/v1/judges", viewTok, map[string]string{"name": "x"}, http.StatusForbidden, "forbidden", false},
 			{"unknown run", http.MethodGet, "/api/v1/runs/999999", tok, nil, http.StatusNotFound, models.ENotFound, false},
 			{"bad limit", http.MethodGet, "/api/v1/runs?limit=0", tok, nil, http.StatusUnprocessableEntity, models.EInvalid, true},
+			{"limit not a number", http.MethodGet, "/api/v1/runs?limit=abc", tok, nil, http.StatusUnprocessableEntity, models.EInvalid, true},
 			{"unknown field", http.MethodPost, "/api/v1/projects", tok, map[string]string{"name": "x", "colour": "red"}, http.StatusBadRequest, "bad_request", true},
 			{"empty name", http.MethodPost, "/api/v1/projects", tok, map[string]string{"name": " "}, http.StatusUnprocessableEntity, models.EInvalid, false},
 			{"bad range", http.MethodPost, p("/api/v1/projects/%d/rubrics", env.project.ID), tok,
