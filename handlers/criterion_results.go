@@ -153,8 +153,9 @@ func (h *Handlers) criterionReport(ctx context.Context, run models.Run, ci int, 
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		// A report is built from them (and the live figures' key reads
-		// their reviewers): read them now.
+		// A report is built from them: read them now. (A running run's
+		// figures' key no longer needs them, liveRatingsKey: this read is
+		// the review queue's to drop.)
 		if err := pre.Load(ctx); err != nil {
 			return nil, nil, nil, err
 		}

@@ -80,6 +80,11 @@ type liveFigures struct {
 	// perView computes for every view, as before the figures were
 	// shared (benchmarks compare the two).
 	perView bool
+	// readEveryRating makes a running run's page read every current
+	// browser rating at each view, for its human-ratings box and its
+	// figures' key (reviewersKey), as before liveratings49 (benchmarks
+	// and tests compare the two).
+	readEveryRating bool
 	// now is the clock; nil is time.Now (tests move it).
 	now func() time.Time
 	// wait bounds a view's wait for a computation; 0 is liveFiguresWait.
@@ -173,15 +178,36 @@ func (lf *liveFigures) clock() time.Time {
 
 // liveFiguresKey names one variant of a run's figures. HumansVersion
 // counts the choices of the run's human ratings, which fix the ratings
-// its figures read (their cut-off). Reviewers names who rated, as the
-// figures name them (reviewersKey): an account renamed while the run
-// stands still (paused) is another variant, not the figures that named
-// it by its old name.
+// its figures read (their cut-off). Ratings names the browser ratings
+// they read, as they name their reviewers (liveRatingsKey): an account
+// renamed while the run stands still (paused) is another variant, not the
+// figures that named it by its old name.
 type liveFiguresKey struct {
 	ws, run       int64
 	group, system string
 	humansVersion int
-	reviewers     string
+	ratings       string
+}
+
+// liveRatingsKey is the liveFiguresKey.Ratings of a view of run whose
+// reviews are pre: "" when none are read (nil: the imported ratings, or a
+// caller whose computation reads its own), otherwise the key of the
+// ratings the run's reports read (report.RatingsKey: every rating up to
+// the cut-off with its reviewer's names), which the run's stored ratings
+// proof gives without reading them while nothing they depend on changed.
+// A view of a running run so reads its ratings only when they changed, and
+// its shared figures are computed again exactly then; each view read
+// every current rating for reviewersKey before (liveratings49).
+// readEveryRating keeps that old key, for the benchmarks' and tests' old
+// path.
+func (h *Handlers) liveRatingsKey(ctx context.Context, run models.Run, pre *report.BrowserReviews) (string, error) {
+	if pre == nil {
+		return "", nil
+	}
+	if h.live.readEveryRating {
+		return reviewersKey(pre), nil
+	}
+	return report.RatingsKey(ctx, h.DB, run, pre)
 }
 
 // reviewersKey identifies the reviewers of pre as the figures name them:
@@ -288,8 +314,12 @@ func (h *Handlers) liveReport(ctx context.Context, run models.Run, opt report.Op
 // the page can say how far the run was then.
 func (h *Handlers) liveFiguresFor(ctx context.Context, run models.Run, opt report.Options) (e *liveFiguresEntry, stale bool, err error) {
 	lf := &h.live
+	ratings, err := h.liveRatingsKey(ctx, run, opt.Reviews)
+	if err != nil {
+		return nil, false, err
+	}
 	key := liveFiguresKey{ws: workspaceOf(ctx), run: run.ID, group: opt.GroupColumn, system: opt.SystemColumn, humansVersion: run.HumansVersion,
-		reviewers: reviewersKey(opt.Reviews)}
+		ratings: ratings}
 	now := lf.clock()
 	lf.mu.Lock()
 	lf.sweep(now)

@@ -265,10 +265,17 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 	// its build, when it is not stored) and the human-source box use them.
 	// A finished run's are read only if its report is built (the stored
 	// summary's key is proved current without them), and its box counts
-	// them in SQL (ratings48).
+	// them in SQL (ratings48). So do a running run's: its box is counted
+	// in SQL too, and its shared figures are keyed by its ratings' key,
+	// which the run's ratings proof gives without reading them
+	// (liveRatingsKey): its reviews are read when that proof no longer
+	// holds or its figures are computed again, not at each view
+	// (liveratings49).
 	var err error
 	stored := !full && run.Finished()
-	if stored {
+	live := !full && !run.Finished()
+	counted := stored || (live && !h.live.readEveryRating)
+	if counted {
 		opt.Reviews, err = report.ChosenReviewsOnDemand(ctx, h.DB, run)
 	} else {
 		opt.Reviews, err = report.ReadBrowserReviews(ctx, h.DB, run)
@@ -288,7 +295,6 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 	// (report.MatchingRows), as a finished run's does, and filters the
 	// shared figures' samples by them: it built the whole report at each
 	// view before. full builds it whole (tests compare the two).
-	live := !full && !run.Finished()
 	var rep *report.Report
 	var lv *liveFiguresEntry
 	switch {
@@ -323,7 +329,7 @@ func (h *Handlers) runResults(c echo.Context, run models.Run, v *web.RunView, fu
 		rep = &cp
 	}
 	v.Report = rep
-	if stored {
+	if counted {
 		if v.Humans, err = h.countedHumanSourceView(ctx, run, rep, canRecomputeHumans(c)); err != nil {
 			return err
 		}

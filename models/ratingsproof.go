@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/batcheval/batcheval/evaluator"
 )
@@ -73,19 +72,49 @@ func (db *DB) FindRunRatingsProof(ctx context.Context, runID int64) (p RunRating
 	return p, true, nil
 }
 
-// SaveRunRatingsProof stores the run's proof, replacing the one before.
-func (db *DB) SaveRunRatingsProof(ctx context.Context, p RunRatingsProof) error {
+// RunHumansVersion reads the run's humans_version (Run.HumansVersion) as
+// stored now: every exclusion or readmission of a rater in its workspace
+// (SetRatingsExcluded), choice of its human ratings (SetRunHumanSource)
+// and deletion of an account that rated there moves it on. found is false
+// when the run is gone.
+func (db *DB) RunHumansVersion(ctx context.Context, runID int64) (version int, found bool, err error) {
+	var vs []int
+	if err := db.Gorm.WithContext(ctx).Model(&Run{}).Where("id = ?", runID).Limit(1).Pluck("humans_version", &vs).Error; err != nil {
+		return 0, false, fmt.Errorf("read the human ratings' version of run %d: %w", runID, err)
+	}
+	if len(vs) == 0 {
+		return 0, false, nil
+	}
+	return vs[0], true, nil
+}
+
+// SaveRunRatingsProof stores the run's proof, replacing the one before,
+// provided the run's humans_version is still humansVersion, as read
+// before the ratings the proof's key was computed from: one statement,
+// which the version is checked and the proof written in (on PostgreSQL
+// the run's row is locked for it, so an exclusion committing meanwhile
+// waits, or is seen). saved is false, and nothing written, when it moved:
+// a rater was excluded or readmitted (or the ratings chosen again) while
+// the key was computed, so the key may have been computed from ratings as
+// they counted before, or the proof stored meanwhile by a later view be
+// the current one; the next view computes the key again (liveratings49).
+func (db *DB) SaveRunRatingsProof(ctx context.Context, p RunRatingsProof, humansVersion int) (saved bool, err error) {
 	if p.ComputedAt.IsZero() {
 		p.ComputedAt = time.Now().UTC()
 	}
-	err := db.Gorm.WithContext(ctx).Clauses(clause.OnConflict{
-		Columns:   []clause.Column{{Name: "run_id"}},
-		DoUpdates: clause.AssignmentColumns([]string{"dataset_id", "proof", "user_ids", "ratings_key", "computed_at"}),
-	}).Create(&p).Error
-	if err != nil {
-		return fmt.Errorf("store the ratings proof of run %d: %w", p.RunID, err)
+	lock := ""
+	if db.Dialect == Postgres {
+		lock = " FOR SHARE"
 	}
-	return nil
+	res := db.Gorm.WithContext(ctx).Exec("INSERT INTO run_ratings_proofs (run_id, dataset_id, proof, user_ids, ratings_key, computed_at)"+
+		" SELECT id, ?, ?, ?, ?, ? FROM runs WHERE id = ? AND humans_version = ?"+lock+
+		" ON CONFLICT (run_id) DO UPDATE SET dataset_id = excluded.dataset_id, proof = excluded.proof, user_ids = excluded.user_ids,"+
+		" ratings_key = excluded.ratings_key, computed_at = excluded.computed_at",
+		p.DatasetID, p.Proof, p.UserIDs, p.RatingsKey, p.ComputedAt, p.RunID, humansVersion)
+	if res.Error != nil {
+		return false, fmt.Errorf("store the ratings proof of run %d: %w", p.RunID, res.Error)
+	}
+	return res.RowsAffected > 0, nil
 }
 
 // RatingsTally sums up a dataset's reviews of some criteria with an id up

@@ -134,3 +134,65 @@ func mustTally(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestSaveRunRatingsProofOnlyAtTheVersionRead: a run's ratings proof is
+// stored only while the run's humans_version is the one read before its
+// key was computed (liveratings49), in the statement that stores it: a
+// first proof and a replacement are stored at the version read; after the
+// version moved (a rater excluded or readmitted, the ratings chosen again)
+// a proof computed before is not stored and the one stored stays whole;
+// a run that is gone stores none. Both databases.
+func TestSaveRunRatingsProofOnlyAtTheVersionRead(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := context.Background()
+		run, _ := twoRowRun(t, db, "proof")
+		proof := func(p string) models.RunRatingsProof {
+			return models.RunRatingsProof{RunID: run.ID, DatasetID: run.DatasetID, Proof: p, UserIDs: "1,2", RatingsKey: "key " + p}
+		}
+		bump := func() {
+			t.Helper()
+			mustTally(t, db.Gorm.Exec("UPDATE runs SET humans_version = humans_version + 1 WHERE id = ?", run.ID).Error)
+		}
+		for _, c := range []struct {
+			name string
+			// moved moves the version after it is read, before the store.
+			moved     func()
+			proof     string
+			wantSaved bool
+			// want is the proof stored after it ("" none).
+			want string
+		}{
+			{"the first proof, nothing moved", func() {}, "p1", true, "p1"},
+			{"a replacement, nothing moved", func() {}, "p2", true, "p2"},
+			{"the version moved", bump, "p3", false, "p2"},
+			{"moved twice (excluded and readmitted)", func() { bump(); bump() }, "p4", false, "p2"},
+			{"read again after it moved", func() {}, "p5", true, "p5"},
+		} {
+			v, found, err := db.RunHumansVersion(ctx, run.ID)
+			mustTally(t, err)
+			if !found {
+				t.Fatalf("%s: the run's version not found", c.name)
+			}
+			c.moved()
+			saved, err := db.SaveRunRatingsProof(ctx, proof(c.proof), v)
+			mustTally(t, err)
+			if saved != c.wantSaved {
+				t.Errorf("%s: stored %v, want %v", c.name, saved, c.wantSaved)
+			}
+			got, found, err := db.FindRunRatingsProof(ctx, run.ID)
+			mustTally(t, err)
+			if !found || got.Proof != c.want || got.RatingsKey != "key "+c.want || got.UserIDs != "1,2" || got.DatasetID != run.DatasetID {
+				t.Errorf("%s: stored %+v (found %v), want proof %q whole", c.name, got, found, c.want)
+			}
+		}
+		// A run that is gone: no version, nothing stored.
+		mustTally(t, db.Gorm.Exec("DELETE FROM run_ratings_proofs WHERE run_id = ?", run.ID).Error)
+		if _, found, err := db.RunHumansVersion(ctx, run.ID+1000); err != nil || found {
+			t.Errorf("a missing run's version: found %v, %v", found, err)
+		}
+		saved, err := db.SaveRunRatingsProof(ctx, models.RunRatingsProof{RunID: run.ID + 1000, DatasetID: run.DatasetID, Proof: "x", RatingsKey: "k"}, 0)
+		if err != nil || saved {
+			t.Errorf("a missing run's proof: stored %v, %v", saved, err)
+		}
+	})
+}

@@ -289,6 +289,10 @@ type BrowserReviews struct {
 	// reviews: a key computed from these reviews is proved by it
 	// (provenRatingsKey) when the state has not moved since.
 	base string
+	// version is the run's humans_version read just before base: the key
+	// is stored with its proof only while it has not moved (every
+	// exclusion and readmission of a rater moves it).
+	version int
 	// later, until the reviews are read (Load), is where to read them
 	// from: ChosenReviewsOnDemand reads none until a report needs them.
 	loadMu sync.Mutex
@@ -372,7 +376,7 @@ func (pre *BrowserReviews) Load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pre.Scales, pre.Refused, pre.ByName, pre.Excluded, pre.base = read.Scales, read.Refused, read.ByName, read.Excluded, read.base
+	pre.Scales, pre.Refused, pre.ByName, pre.Excluded, pre.base, pre.version = read.Scales, read.Refused, read.ByName, read.Excluded, read.base, read.version
 	pre.later = nil
 	return nil
 }
@@ -386,15 +390,21 @@ func (pre *BrowserReviews) Load(ctx context.Context) error {
 // page that says what the report does not use yet. ByName and Excluded
 // hold those alone.
 func readCurrentReviews(ctx context.Context, db *models.DB, run models.Run, upto int64, now bool) (*BrowserReviews, error) {
-	// The state first (its scales and excluded raters are the read's):
-	// a key computed from what is read after it is proved by it.
+	// The run's humans_version first, then the state (its scales and
+	// excluded raters are the read's): a key computed from what is read
+	// after them is proved by the state, and stored only while the
+	// version has not moved (provenRatingsKey).
+	version, _, err := db.RunHumansVersion(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
 	st, err := readRatingsState(ctx, db, run, upto)
 	if err != nil {
 		return nil, err
 	}
 	all, refused, excluded := st.scales, st.refused, st.excluded
 	pre := &BrowserReviews{runID: run.ID, upto: upto, Scales: make([]*evaluator.Scale, len(all)), Refused: refused,
-		ByName: map[string][]models.ReviewRating{}, Excluded: map[string][]models.ReviewRating{}, base: st.text}
+		ByName: map[string][]models.ReviewRating{}, Excluded: map[string][]models.ReviewRating{}, base: st.text, version: version}
 	scales := map[string]evaluator.Scale{}
 	for i, crit := range run.RubricSnapshot.Criteria {
 		if refused[i] != nil {
@@ -578,6 +588,24 @@ func usedRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice m
 	return key, nil
 }
 
+// RatingsKey is the key of the browser ratings a report of the run reads
+// under its human-source choice now (usedRatingsKey): "" under the
+// imported ratings, otherwise a hash of every rating read, proved by the
+// run's stored ratings proof without reading them while it holds. pre are
+// the run's reviews as the request read them (ReadBrowserReviews,
+// ChosenReviewsOnDemand, which this loads only when the proof does not
+// hold), nil to read them here if needed. Two reports of the run whose
+// choices give the same key read the same ratings, under the same names:
+// a running run's shared figures are keyed by it (liveratings49), so that
+// a view reads no rating while nothing the figures read changed.
+func RatingsKey(ctx context.Context, db *models.DB, run models.Run, pre *BrowserReviews) (string, error) {
+	choice, err := db.FindRunHumanSource(ctx, run.ID)
+	if err != nil {
+		return "", err
+	}
+	return usedRatingsKey(ctx, db, run, choice, pre)
+}
+
 // provenRatingsKey is usedRatingsKey under browser ratings chosen up to a
 // rating (choice.UptoRatingID > 0). The key hashes every current rating of
 // the run's criteria up to the cut-off, which at 100,000 samples was half
@@ -626,6 +654,7 @@ func provenRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice
 	if err != nil {
 		return "", err
 	}
+	proofPause(ctx, proofStateAfter)
 	after, err := readRatingsState(ctx, db, run, choice.UptoRatingID)
 	if err != nil {
 		return "", err
@@ -642,9 +671,40 @@ func provenRatingsKey(ctx context.Context, db *models.DB, run models.Run, choice
 	for i, r := range who {
 		ids[i] = *r.UserID
 	}
-	err = db.SaveRunRatingsProof(ctx, models.RunRatingsProof{RunID: run.ID, DatasetID: run.DatasetID, Proof: ratingsProof(after.text, choice.Source, who),
-		UserIDs: models.JoinUserIDs(ids), RatingsKey: key})
+	// Stored only if no rater was excluded or readmitted (nor the ratings
+	// chosen again) since the version was read before the state: the
+	// states compared above are equal after an exclusion and a
+	// readmission, and one made after that comparison is not seen by it,
+	// so a proof of the state as it was would replace the one a later
+	// view stored of the state as it is (liveratings49). The version is
+	// compared in the statement that stores the proof.
+	proofPause(ctx, proofSave)
+	_, err = db.SaveRunRatingsProof(ctx, models.RunRatingsProof{RunID: run.ID, DatasetID: run.DatasetID, Proof: ratingsProof(after.text, choice.Source, who),
+		UserIDs: models.JoinUserIDs(ids), RatingsKey: key}, pre.version)
 	return key, err
+}
+
+// proofStage names a point of provenRatingsKey's computation of a key
+// where a test may pause it (withProofPause), to change the ratings
+// there deterministically.
+type proofStage int
+
+const (
+	// proofStateAfter: the ratings read and hashed, the state not read
+	// again yet.
+	proofStateAfter proofStage = iota + 1
+	// proofSave: the states compared equal, the proof not stored yet.
+	proofSave
+)
+
+// proofPauseKey is the context key of a test's pause (withProofPause).
+type proofPauseKey struct{}
+
+// proofPause calls the pause the context carries at stage, if any.
+func proofPause(ctx context.Context, stage proofStage) {
+	if f, ok := ctx.Value(proofPauseKey{}).(func(proofStage)); ok {
+		f(stage)
+	}
 }
 
 // ratingsState is what a run's ratings are read with, and what of them a
