@@ -117,8 +117,8 @@ func TestReviewerAgreementWithTheJudge(t *testing.T) {
 			latest[name][rowIndex[r.RowID]] = r.Score
 		}
 		type figures struct {
-			rated, n           int
-			pearson, spearman  float64
+			rated, n            int
+			pearson, spearman   float64
 			kendall, ciLo, ciHi float64
 		}
 		want := map[string]figures{}
