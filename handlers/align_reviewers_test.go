@@ -153,6 +153,10 @@ func TestReviewerAgreementWithTheJudge(t *testing.T) {
 			t.Fatalf("the history should leave Ann 12 rated samples with a defined Pearson r: %+v", w)
 		}
 
+		// The run page's human ratings panel, which a team reads, leads there.
+		if rp := env.getAs(fmt.Sprintf("/runs/%d", run.ID), viewer).Body.String(); !strings.Contains(rp, fmt.Sprintf(`href="/runs/%d/align#reviewers" data-testid="run-reviewer-agreement"`, run.ID)) {
+			t.Errorf("the run page does not link each reviewer's agreement")
+		}
 		page := env.getAs(fmt.Sprintf("/runs/%d/align", run.ID), viewer)
 		if page.Code != http.StatusOK {
 			t.Fatalf("alignment page: %d", page.Code)
