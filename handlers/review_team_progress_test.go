@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/batcheval/batcheval/models"
-	"github.com/batcheval/batcheval/web"
 )
 
 // TestReviewQueueTeamProgress: the queue says how many of the run's
@@ -101,20 +100,4 @@ func TestReviewQueueTeamProgress(t *testing.T) {
 			t.Errorf("TeamRatedSamples: %d, the rule finds %d", n, len(team))
 		}
 	})
-}
-
-// TestTeamProgressTextAtTheBound: a count that stopped at the bound says
-// "or more"; counts are written as the queue writes its others.
-func TestTeamProgressTextAtTheBound(t *testing.T) {
-	for _, tc := range []struct {
-		v    web.ReviewQueueView
-		want string
-	}{
-		{web.ReviewQueueView{TeamRated: 0, Samples: 1, RatedByMe: 0}, "Team progress: 0 of the run's 1 sample rated"},
-		{web.ReviewQueueView{TeamRated: models.TeamRatedBound, TeamRatedCapped: true, Samples: 250000, RatedByMe: 12}, "Team progress: 100,000 or more of the run's 250,000 samples rated"},
-	} {
-		if got := web.TeamProgressText(tc.v); !strings.HasPrefix(got, tc.want) {
-			t.Errorf("got %q, want it to start %q", got, tc.want)
-		}
-	}
 }

@@ -194,10 +194,10 @@ type ReviewQueueView struct {
 	RunNote, RunNoteURL string
 }
 
-// TeamProgressText is the team's progress on the queue's criterion: how
+// teamProgressText is the team's progress on the queue's criterion: how
 // many of the run's samples hold at least one rating, and how many of
 // them the reader rated.
-func TeamProgressText(v ReviewQueueView) string {
+func teamProgressText(v ReviewQueueView) string {
 	rated := runCount(v.TeamRated)
 	if v.TeamRatedCapped {
 		rated += " or more"
@@ -2422,7 +2422,7 @@ func ReviewQueuePage(v ReviewQueueView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var96 string
-					templ_7745c5c3_Var96, templ_7745c5c3_Err = templ.JoinStringErrs(TeamProgressText(v))
+					templ_7745c5c3_Var96, templ_7745c5c3_Err = templ.JoinStringErrs(teamProgressText(v))
 					if templ_7745c5c3_Err != nil {
 						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/review.templ`, Line: 839, Col: 77}
 					}
