@@ -154,7 +154,17 @@ func (h *Handlers) showAlignStart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, web.AlignStartPage(h.alignStartView(c, run, defaultAlignForm(run))))
+	v := h.alignStartView(c, run, defaultAlignForm(run))
+	v.Reviewers, err = h.reviewerAgreements(c.Request().Context(), h.workspaceID(c), run)
+	if p := preparingOf(err); p != nil {
+		// A large run that just finished: the judge's final scores are
+		// being stored, and the reviewers' figures show once they are.
+		v.Preparing, err = preparingView(p), nil
+	}
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.AlignStartPage(v))
 }
 
 // startAlignment splits the run's dataset, drafts from the calibration

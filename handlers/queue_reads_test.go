@@ -87,7 +87,10 @@ func TestReviewQueueAndAlignmentReadReviewsOnce(t *testing.T) {
 		// ownReads those of the reviewer's own ratings.
 		// tallies are the ratings proof's tallies (isRatingsTally), which
 		// read no review.
-		var reads, sampleReads, ownReads, tallies []string
+		// teamReads are the queue's count of the samples the team rated
+		// (models.TeamRatedSamples, the one read that names the excluded
+		// raters' table).
+		var reads, sampleReads, ownReads, teamReads, tallies []string
 		count := func(tx *gorm.DB) {
 			// Only the request's own reads: the runner and earlier
 			// requests' background work share these handles.
@@ -101,6 +104,8 @@ func TestReviewQueueAndAlignmentReadReviewsOnce(t *testing.T) {
 			mu.Lock()
 			if isRatingsTally(q) {
 				tallies = append(tallies, q)
+			} else if strings.Contains(q, "rating_exclusions") {
+				teamReads = append(teamReads, q)
 			} else if strings.Contains(q, "row_id IN (") {
 				sampleReads = append(sampleReads, q)
 			} else if strings.Contains(q, "NOT EXISTS") {
@@ -160,7 +165,7 @@ func TestReviewQueueAndAlignmentReadReviewsOnce(t *testing.T) {
 					} {
 						view.before()
 						mu.Lock()
-						reads, sampleReads, ownReads, tallies = nil, nil, nil, nil
+						reads, sampleReads, ownReads, teamReads, tallies = nil, nil, nil, nil, nil
 						mu.Unlock()
 						rec := httptest.NewRecorder()
 						req := httptest.NewRequest(http.MethodGet, p.path, nil)
@@ -170,7 +175,7 @@ func TestReviewQueueAndAlignmentReadReviewsOnce(t *testing.T) {
 							t.Fatalf("%s: GET %s: %d, want the page showing %s:\n%s", view.name, p.path, rec.Code, p.shows, rec.Body.String())
 						}
 						mu.Lock()
-						got, gotSample, gotOwn, gotTallies := slices.Clone(reads), slices.Clone(sampleReads), slices.Clone(ownReads), slices.Clone(tallies)
+						got, gotSample, gotOwn, gotTeam, gotTallies := slices.Clone(reads), slices.Clone(sampleReads), slices.Clone(ownReads), slices.Clone(teamReads), slices.Clone(tallies)
 						mu.Unlock()
 						// To prove the stored results current, and before
 						// a read of the reviews.
@@ -181,6 +186,11 @@ func TestReviewQueueAndAlignmentReadReviewsOnce(t *testing.T) {
 						// query; the alignment counts none.
 						if want := map[string]int{"review queue": 1}[p.name]; len(gotOwn) != want {
 							t.Errorf("%s: the %s read the reviewer's own ratings in %d queries, want %d:\n%s", view.name, p.name, len(gotOwn), want, strings.Join(gotOwn, "\n"))
+						}
+						// The queue counts the team's rated samples in one
+						// query; the alignment counts none.
+						if want := map[string]int{"review queue": 1}[p.name]; len(gotTeam) != want {
+							t.Errorf("%s: the %s counted the team's rated samples in %d queries, want %d:\n%s", view.name, p.name, len(gotTeam), want, strings.Join(gotTeam, "\n"))
 						}
 						// The queue reads its shown sample's reviews whole,
 						// once; the alignment shows none.

@@ -1094,6 +1094,17 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		return err
 	}
 	v.OrderNote, v.RatedByMe, v.Total = qi.note, qi.ratedByMe, qi.total
+	if v.Total > 0 {
+		// The team's progress: the samples anyone rated (whose ratings
+		// count), counted in SQL up to models.TeamRatedBound. Ratings are
+		// of the dataset's samples, which every run of it judges, so the
+		// count is over them (ds.RowCount), in the stored and the full
+		// path alike.
+		if v.TeamRated, err = h.DB.TeamRatedSamples(ctx, ds.WorkspaceID, ds.ID, crit.Name, scale.Lo, scale.Hi, models.TeamRatedBound); err != nil {
+			return err
+		}
+		v.TeamRatedCapped, v.Samples = v.TeamRated >= models.TeamRatedBound, ds.RowCount
+	}
 	if v.Total == 0 {
 		return render(c, http.StatusOK, web.ReviewQueuePage(v))
 	}
