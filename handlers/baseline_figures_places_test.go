@@ -20,7 +20,8 @@ import (
 )
 
 // baselineCases are the runs of TestBaselineFiguresSameInEveryPlace: each
-// sample-wise baseline once, G-Eval both ways it estimates a score.
+// sample-wise baseline once, G-Eval both ways it estimates a score and
+// LLM-Eval on both its scales.
 var baselineCases = []struct {
 	name, method string
 	change       func(*models.Run)
@@ -35,13 +36,17 @@ var baselineCases = []struct {
 	}},
 	{"LLM-Eval", models.MethodLLMEval, nil},
 	{"CloserLook", models.MethodCloserLook, nil},
+	{"LLM-Eval, 0 to 100", models.MethodLLMEval, func(r *models.Run) {
+		r.MethodSettings = evaluator.DefaultMethodSettings()
+		r.MethodSettings.LLMEvalScale = evaluator.LLMEvalHundred
+	}},
 }
 
 // TestBaselineFiguresSameInEveryPlace is TestRunFiguresSameInEveryPlace
 // (which runs BatchEval only) for the three baselines: one run of each
 // (G-Eval with log-probabilities and, without them, sampled), in one
 // experiment on the demo's dialogues grouped by topic, on the simulated
-// judge. For each run, every figure (coefficients, p-values, intervals,
+// judge (LLM-Eval also on its 0 to 100 scale). For each run, every figure (coefficients, p-values, intervals,
 // n and missing, within topics, human ceiling, samples' scores) reads the
 // same on the run page, its share link, the downloaded report, the CSV
 // and JSON exports, the API and the command line's table
@@ -116,7 +121,8 @@ func TestBaselineFiguresSameInEveryPlace(t *testing.T) {
 			experimentShowsEachExport(t, env, e, exports)
 			out["experiment"] = strings.Join(numbers.FindAllString(ids.ReplaceAllString(env.get(fmt.Sprintf("/experiments/%d", e.ID)).Body.String(), "ID"), -1), " ")
 		})
-		for _, pair := range [][2]int{{2, 3}, {0, 1}} { // LLM-Eval with CloserLook; G-Eval's two ways
+		// LLM-Eval with CloserLook; G-Eval's two ways; LLM-Eval's two scales.
+		for _, pair := range [][2]int{{2, 3}, {0, 1}, {2, 4}} {
 			a, b := runs[pair[0]], runs[pair[1]]
 			t.Run(a.Name+" vs "+b.Name, func(t *testing.T) {
 				out["compare "+a.Name+" "+b.Name] = comparisonRecomputed(t, env, a, b, exports)
@@ -233,14 +239,18 @@ func baselineScoresRecomputed(t *testing.T, env *testEnv, run models.Run, crits 
 			want[key{b.CriterionIndex, id}] = mean(vs)
 		case models.MethodLLMEval:
 			// One call judges every criterion: a JSON object of numbers on
-			// 0 to 5 (the default scale), keyed by criterion name.
+			// the run's scale (0 to 5 or 0 to 100), keyed by criterion name.
+			lo, hi := 0.0, 5.0
+			if run.MethodSettings.LLMEvalScale == evaluator.LLMEvalHundred {
+				hi = 100
+			}
 			var obj map[string]any
 			if err := json.Unmarshal([]byte(b.Response), &obj); err != nil {
 				t.Errorf("%s: the stored answer %q is not JSON: %v", id, b.Response, err)
 			}
 			for ci, c := range cs {
 				var v *float64
-				if x, ok := obj[c.Name].(float64); ok && x >= 0 && x <= 5 {
+				if x, ok := obj[c.Name].(float64); ok && x >= lo && x <= hi {
 					v = ptr(x)
 				}
 				want[key{ci, id}] = v
