@@ -407,8 +407,14 @@ func experimentShowsEachExport(t *testing.T, env *testEnv, e models.Experiment, 
 	if len(apiExp.Runs) != len(exports) {
 		t.Fatalf("the API's experiment has %d runs, want %d", len(apiExp.Runs), len(exports))
 	}
-	var wantP, wantS, wantAvg []string
+	var wantP, wantS, wantAvg, wantAvgS, wantTokens, wantCalls, wantFailures []string
 	for _, row := range apiExp.Runs {
+		if row.TokensPerSample == nil {
+			t.Errorf("run %d: no tokens per sample in the API's experiment", row.Run.ID)
+		} else {
+			wantTokens = append(wantTokens, readerRounds(*row.TokensPerSample, 0, false))
+		}
+		wantCalls, wantFailures = append(wantCalls, strconv.Itoa(row.Run.Calls)), append(wantFailures, strconv.Itoa(row.Failures))
 		crits := exports[row.Run.ID]
 		var sumP, sumS float64
 		for i := range apiExp.Criteria {
@@ -428,7 +434,7 @@ func experimentShowsEachExport(t *testing.T, env *testEnv, e models.Experiment, 
 		if row.AveragePearson == nil || math.Abs(*row.AveragePearson-sumP/n) > 1e-12 || row.AverageSpearman == nil || math.Abs(*row.AverageSpearman-sumS/n) > 1e-12 {
 			t.Errorf("run %d: averages %v / %v, the means of its criteria's %v / %v", row.Run.ID, exportedOrNil(row.AveragePearson), exportedOrNil(row.AverageSpearman), sumP/n, sumS/n)
 		} else {
-			wantAvg = append(wantAvg, placesCoef(row.AveragePearson))
+			wantAvg, wantAvgS = append(wantAvg, placesCoef(row.AveragePearson)), append(wantAvgS, placesCoef(row.AverageSpearman))
 		}
 	}
 	cells := func(body, testid string) []string {
@@ -439,19 +445,32 @@ func experimentShowsEachExport(t *testing.T, env *testEnv, e models.Experiment, 
 		return out
 	}
 	link := env.createShareVia(url.Values{"kind": {"experiment"}, "experiment_id": {fmt.Sprint(e.ID)}, "expires": {"7d"}})
+	var first string
 	for _, path := range []string{fmt.Sprintf("/experiments/%d", e.ID), fmt.Sprintf("/experiments/%d/report.html", e.ID), link, link + "/report.html"} {
 		rec := env.get(path)
 		if rec.Code != http.StatusOK {
 			t.Errorf("%s: %d", path, rec.Code)
 			continue
 		}
+		body := rec.Body.String()
 		for _, c := range []struct {
 			testid string
 			want   []string
-		}{{"pearson", wantP}, {"spearman", wantS}, {"avg-pearson", wantAvg}} {
-			if got := cells(rec.Body.String(), c.testid); strings.Join(got, " ") != strings.Join(c.want, " ") {
+		}{{"pearson", wantP}, {"spearman", wantS}, {"avg-pearson", wantAvg}, {"avg-spearman", wantAvgS}, {"tokens-per-sample", wantTokens},
+			{"calls", wantCalls}, {"failures", wantFailures}} {
+			if got := cells(body, c.testid); strings.Join(got, " ") != strings.Join(c.want, " ") {
 				t.Errorf("%s: %s cells %v; the API's, rounded: %v", path, c.testid, got, c.want)
 			}
+		}
+		// The rest of the table and the cost sentence read the same too.
+		var rest []string
+		for _, id := range []string{"cost-per-sample", "experiment-summary", "x-tick", "y-tick"} {
+			rest = append(rest, strings.Join(cells(body, id), " | "))
+		}
+		if got := strings.Join(rest, "\n"); first == "" {
+			first = got
+		} else if got != first {
+			t.Errorf("%s shows other costs, summary or chart ticks than the experiment page:\n%s\nvs\n%s", path, got, first)
 		}
 	}
 }
@@ -550,10 +569,30 @@ func comparisonRecomputed(t *testing.T, env *testEnv, a, b models.Run, exports m
 		if strings.Join(cellsShown, "|") != strings.Join(want, "|") {
 			t.Errorf("criterion %d: the compare page's Pearson row %v; the API's, rounded: %v", ci, cellsShown, want)
 		}
+		rho := textbookPearson(averageRanks(ra), averageRanks(rb))
+		if cmp.Spearman.Coef == nil || math.Abs(*cmp.Spearman.Coef-rho) > 1e-9 || cmp.Spearman.N != len(ra) {
+			t.Errorf("criterion %d: the runs' Spearman ρ with each other %v on %d; recomputed %v on %d", ci, exportedOrNil(cmp.Spearman.Coef), cmp.Spearman.N, rho, len(ra))
+		}
 		if ci == 0 {
 			shared := env.get(env.createShareVia(url.Values{"kind": {"compare"}, "run_id": {fmt.Sprint(a.ID)}, "other_run_id": {fmt.Sprint(b.ID)}, "expires": {"7d"}})).Body.String()
-			if got := regexp.MustCompile(`data-testid="agreement-pearson"[^>]*>([^<]*)<`).FindAllStringSubmatch(shared, -1); len(got) != 1 || got[0][1] != runsR {
+			cell := func(body, id string) []string {
+				var out []string
+				for _, m := range regexp.MustCompile(`data-testid="`+id+`"[^>]*>([^<]*)<`).FindAllStringSubmatch(body, -1) {
+					out = append(out, m[1])
+				}
+				return out
+			}
+			if got := cell(shared, "agreement-pearson"); len(got) != 1 || got[0] != runsR {
 				t.Errorf("the comparison's share link shows the runs' Pearson r as %v; the API's, rounded: %s", got, runsR)
+			}
+			if got := cell(shared, "agreement-spearman"); cmp.Spearman.Coef == nil || len(got) != 1 || got[0] != readerRounds(*cmp.Spearman.Coef, 3, false) {
+				t.Errorf("the comparison's share link shows the runs' Spearman ρ as %v; the API's %v", got, exportedOrNil(cmp.Spearman.Coef))
+			}
+			// Each run's cost and unreadable scores, as on the compare page.
+			for _, id := range []string{"compare-cost-a", "compare-cost-b", "compare-unreadable-a", "compare-unreadable-b"} {
+				if p, s := cell(body, id), cell(shared, id); len(p) != 1 || fmt.Sprint(p) != fmt.Sprint(s) {
+					t.Errorf("%s: the compare page shows %q, its share link %q", id, p, s)
+				}
 			}
 		}
 		cmp.A, cmp.B = APIRun{}, APIRun{}

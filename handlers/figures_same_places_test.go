@@ -230,7 +230,7 @@ func figuresSameInEveryPlace(t *testing.T, env *testEnv, run models.Run, defined
 			}
 		}
 
-		// The command line's table: p-values, n and missing.
+		// The command line's table: coefficients, p-values, n and missing.
 		line := ""
 		for _, l := range strings.Split(cli, "\n") {
 			if strings.HasPrefix(l, ec.Name+" ") {
@@ -240,6 +240,14 @@ func figuresSameInEveryPlace(t *testing.T, env *testEnv, run models.Run, defined
 		f := strings.Fields(line)
 		if len(f) != 8 {
 			t.Fatalf("%s: the command line's line %q", ec.Name, line)
+		}
+		for _, c := range []struct {
+			name, cell string
+			coef       *float64
+		}{{"Pearson r", f[1], ec.Pearson.Coef}, {"Spearman ρ", f[3], ec.Spearman.Coef}, {"Kendall τ-b", f[5], ec.Kendall.Coef}} {
+			if c.cell != placesCLICoef(c.coef) {
+				t.Errorf("%s: the command line's %s %q; the export's rounded %q", ec.Name, c.name, c.cell, placesCLICoef(c.coef))
+			}
 		}
 		placesP(t, ec.Name+": the command line's Pearson p", strings.Replace(f[2], "<", "< ", 1), ec.Pearson.P)
 		placesP(t, ec.Name+": the command line's Spearman p", strings.Replace(f[4], "<", "< ", 1), ec.Spearman.P)
