@@ -150,6 +150,9 @@ func figuresSameInEveryPlace(t *testing.T, env *testEnv, run models.Run, defined
 		entropy := "Entropy " + placesRounded(ec.Entropy, 2) + " bits"
 		bias := "Average batch bias " + placesRounded(ec.MeanBatchBias, 3) + ":"
 		wantText := []string{entropy, bias}
+		if batched := methods.For(run.Method).Batched(); batched != (len(ec.Positions) > 0) {
+			t.Errorf("%s: %d positions exported by a method that batches: %v", ec.Name, len(ec.Positions), batched)
+		}
 		if !hasRounds {
 			// A method that judges each sample once: no rounds table nor
 			// batch bias on any page, and no batch bias in the export.
@@ -379,6 +382,8 @@ type placesCriterion struct {
 		Alpha       *float64 `json:"krippendorff_alpha"`
 		LeaveOneOut *float64 `json:"leave_one_out_pearson"`
 	} `json:"human_ceiling"`
+	// Positions is the position effect (only a method that batches has one).
+	Positions []json.RawMessage `json:"position_effect"`
 	// Samples keep the numbers as the export writes them.
 	Samples []placesSample `json:"samples"`
 }

@@ -19,7 +19,9 @@ import (
 // stored under the first criterion: the JSON export wrote 0 and null for
 // the same thing, where the pages leave it out. Every criterion of such a
 // run now has none, in the report and in the export; BatchEval on the same
-// layout keeps its 0.
+// layout keeps its 0. The export's position effect (position inside a
+// batch) is absent for them too, as docs/export-schema.md says: it was
+// written, every score at "position 1".
 func TestSampleWiseMethodsHaveNoBatchBias(t *testing.T) {
 	rows := []models.DatasetRow{}
 	human := []float64{1, 2, 3, 4, 5}
@@ -65,6 +67,7 @@ func TestSampleWiseMethodsHaveNoBatchBias(t *testing.T) {
 					Criteria []struct {
 						Name          string
 						MeanBatchBias *float64 `json:"mean_batch_bias"`
+						Positions     []any    `json:"position_effect"`
 						Rounds        []struct {
 							BatchBias *float64 `json:"batch_bias"`
 						}
@@ -82,6 +85,9 @@ func TestSampleWiseMethodsHaveNoBatchBias(t *testing.T) {
 				e := ex.Criteria[ci]
 				if len(c.Rounds) != 1 || len(e.Rounds) != 1 {
 					t.Fatalf("%s: %d rounds in the report, %d exported; want 1", c.Criterion.Name, len(c.Rounds), len(e.Rounds))
+				}
+				if tc.hasBias != (len(e.Positions) > 0) {
+					t.Errorf("%s: %d positions exported; the schema: absent when not batched", c.Criterion.Name, len(e.Positions))
 				}
 				if !tc.hasBias {
 					if !math.IsNaN(c.MeanBatchBias) || !math.IsNaN(c.Rounds[0].BatchBias) || e.MeanBatchBias != nil || e.Rounds[0].BatchBias != nil {
