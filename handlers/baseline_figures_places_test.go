@@ -186,6 +186,9 @@ func baselineScoresRecomputed(t *testing.T, env *testEnv, run models.Run, crits 
 	}
 	ratingRE := regexp.MustCompile(`(?im)^\s*rating\s*:\s*([-+]?\d+(?:\.\d+)?)\s*$`)
 	sampledAnswers := 0
+	// sampled[ci]: the answers sampled for criterion ci and the unreadable
+	// ones among them.
+	sampled := make([][2]int, len(cs))
 	for _, b := range batches {
 		if len(b.RowIDs) != 1 || b.Status != models.BatchDone {
 			t.Fatalf("unit %d holds %d samples, status %s: a baseline judges one sample a call", b.ID, len(b.RowIDs), b.Status)
@@ -206,6 +209,8 @@ func baselineScoresRecomputed(t *testing.T, env *testEnv, run models.Run, crits 
 					}
 				}
 				want[key{b.CriterionIndex, id}] = mean(vs)
+				sampled[b.CriterionIndex][0] += len(texts)
+				sampled[b.CriterionIndex][1] += len(texts) - len(vs)
 				break
 			}
 			// The probabilities read from the log-probabilities, one per
@@ -237,6 +242,8 @@ func baselineScoresRecomputed(t *testing.T, env *testEnv, run models.Run, crits 
 				}
 			}
 			want[key{b.CriterionIndex, id}] = mean(vs)
+			sampled[b.CriterionIndex][0] += len(texts)
+			sampled[b.CriterionIndex][1] += len(texts) - len(vs)
 		case models.MethodLLMEval:
 			// One call judges every criterion: a JSON object of numbers on
 			// the run's scale (0 to 5 or 0 to 100), keyed by criterion name.
@@ -297,6 +304,50 @@ func baselineScoresRecomputed(t *testing.T, env *testEnv, run models.Run, crits 
 	}
 	if seen == 0 {
 		t.Fatalf("no score recomputed: the test shows nothing")
+	}
+	sampledAnswersInEveryPlace(t, env, run, sampled)
+}
+
+// sampledAnswersInEveryPlace: a run that samples its judge's answers
+// (CloserLook, G-Eval without log-probabilities) exports, per criterion,
+// the answers sampled and the unreadable ones as recomputed from its
+// stored answers (sampled), and its run page, share link and downloaded
+// reports say so in one sentence; a run that does not sample exports
+// none.
+func sampledAnswersInEveryPlace(t *testing.T, env *testEnv, run models.Run, sampled [][2]int) {
+	t.Helper()
+	var ex struct {
+		Report struct {
+			Criteria []struct {
+				Name           string
+				SampledAnswers *struct{ Answers, Unreadable int } `json:"sampled_answers"`
+			} `json:"criteria"`
+		} `json:"report"`
+	}
+	must(t, json.Unmarshal(env.get(fmt.Sprintf("/runs/%d/export.json", run.ID)).Body.Bytes(), &ex))
+	link := env.createShareVia(url.Values{"kind": {"run"}, "run_id": {fmt.Sprint(run.ID)}, "expires": {"7d"}})
+	var cards [][]string
+	for _, path := range []string{fmt.Sprintf("/runs/%d", run.ID), link, fmt.Sprintf("/runs/%d/report.html", run.ID), link + "/report.html"} {
+		cards = append(cards, strings.Split(env.get(path).Body.String(), `data-testid="criterion-card"`)[1:])
+	}
+	for ci, c := range ex.Report.Criteria {
+		got, n := c.SampledAnswers, sampled[ci]
+		if n[0] == 0 {
+			if got != nil {
+				t.Errorf("%s: the export counts %+v sampled answers; the run sampled none", c.Name, *got)
+			}
+			continue
+		}
+		if got == nil || got.Answers != n[0] || got.Unreadable != n[1] {
+			t.Errorf("%s: the export's sampled answers %+v; its stored answers: %d, %d unreadable", c.Name, got, n[0], n[1])
+		}
+		pct := readerRounds(100*float64(n[1])/float64(n[0]), 0, false)
+		want := fmt.Sprintf("Of the %s answers sampled for this criterion, those of its missing scores included, %s (%s%%) could not be read", groupThousands(n[0]), groupThousands(n[1]), pct)
+		for i, place := range []string{"run page", "share link", "downloaded report", "share link's report"} {
+			if ci >= len(cards[i]) || !strings.Contains(pageText(cards[i][ci]), want) {
+				t.Errorf("%s, %s: no %q", place, c.Name, want)
+			}
+		}
 	}
 }
 
