@@ -26,10 +26,26 @@ func TestSameInputsGiveIdenticalExportsAndPages(t *testing.T) {
 		d := env.demo()
 		// Every method, G-Eval included: its probability-weighted score is
 		// summed in a fixed order, so the same answers give the same bits.
-		for _, method := range []string{models.MethodBatchEval, models.MethodGEval, models.MethodLLMEval, models.MethodCloserLook} {
-			t.Run(method, func(t *testing.T) {
+		// G-Eval also without log-probabilities (its sampled fallback) and
+		// LLM-Eval also on its 0 to 100 scale.
+		for _, tc := range []struct {
+			name, method string
+			extra        url.Values
+			want         string // in the JSON report: the variant ran
+		}{
+			{models.MethodBatchEval, models.MethodBatchEval, nil, `"method": "batcheval"`},
+			{models.MethodGEval, models.MethodGEval, nil, `"samples": 0`},
+			{"geval sampled", models.MethodGEval, url.Values{"use_logprobs": {"0"}, "samples": {"5"}}, `"logprobs": 0`},
+			{models.MethodLLMEval, models.MethodLLMEval, nil, `"llmeval_scale": "0-5"`},
+			{"llmeval 0-100", models.MethodLLMEval, url.Values{"llmeval_scale": {"0-100"}}, `"llmeval_scale": "0-100"`},
+			{models.MethodCloserLook, models.MethodCloserLook, nil, `"method": "closerlook"`},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
 				form := d.launchForm("2", "10")
-				form.Set("method", method)
+				form.Set("method", tc.method)
+				for k, v := range tc.extra {
+					form[k] = v
+				}
 				form.Set("seed", "11")
 				// The answer cache off (the box shown, left unticked): both
 				// runs must ask the judge, or the second would replay the
@@ -91,7 +107,7 @@ func TestSameInputsGiveIdenticalExportsAndPages(t *testing.T) {
 					t.Errorf("results sections differ:\n%s", firstDifference(pages[0], pages[1]))
 				}
 				// The comparison must cover real figures and the provenance.
-				for _, w := range []string{`"coef": 0.`, `"prompt_template_version"`, `"seed": 11`} {
+				for _, w := range []string{`"coef": 0.`, `"prompt_template_version"`, `"seed": 11`, tc.want} {
 					if !strings.Contains(string(reports[0]), w) {
 						t.Errorf("JSON report lacks %s", w)
 					}

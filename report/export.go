@@ -1004,6 +1004,7 @@ func (r *Report) Export() JSONExport {
 		out.Report.Run.Probes = &JSONProbes{Calls: run.ProbeCalls, PromptTokens: run.ProbePromptTokens,
 			CompletionTokens: run.ProbeCompletionTokens, CostUSD: USDOf(run.ProbeCostUSD())}
 	}
+	batched := methods.For(run.Method).Batched()
 	for ci, c := range r.Criteria {
 		jcr := JSONCriterion{Name: c.Criterion.Name, Lo: c.Criterion.Lo, Hi: c.Criterion.Hi,
 			Pearson: jc(c.Pearson), Spearman: jc(c.Spearman), Kendall: jc(c.Kendall), IntervalMethod: string(c.Interval), Reading: c.Reading,
@@ -1063,7 +1064,13 @@ func (r *Report) Export() JSONExport {
 				Alpha: jsonFloat(c.Ceiling.Alpha), LeaveOneOut: jsonFloat(c.Ceiling.LeaveOneOut), Reading: c.Ceiling.Reading}
 		}
 		jcr.HumanScaleNote = c.HumanScaleNote
+		// The position effect is a figure of positions inside a batch:
+		// absent for a method that judges each sample alone, as the schema
+		// says and the pages do (every score there was "position 1").
 		for _, p := range c.Positions {
+			if !batched {
+				break
+			}
 			jcr.Positions = append(jcr.Positions, JSONPosition{p.Position, p.N, p.Rated, JSONMean(p.MeanScore), JSONMean(p.MeanAbsErr), JSONMean(p.MeanSignedErr)})
 		}
 		for _, rs := range c.Rounds {

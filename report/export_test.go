@@ -81,14 +81,20 @@ func exportJSON(t *testing.T, r *Report) (raw []byte, decoded any) {
 // every optional section (histogram, grouped, system level, ceiling, positions, method
 // settings with G-Eval steps): one naming convention throughout.
 func TestExportJSONKeysAreSnakeCase(t *testing.T) {
-	_, doc := exportJSON(t, gevalFixture())
+	// The G-Eval fixture, and the same run as BatchEval's: only a method
+	// that batches exports the position effect.
+	batched := gevalFixture()
+	batched.Run.Method = models.MethodBatchEval
 	seen := map[string]bool{}
-	walkKeys(doc, "", func(k, path string) {
-		seen[k] = true
-		if !snakeKey.MatchString(k) {
-			t.Errorf("key %q at %s is not snake_case", k, path)
-		}
-	})
+	for _, r := range []*Report{gevalFixture(), batched} {
+		_, doc := exportJSON(t, r)
+		walkKeys(doc, "", func(k, path string) {
+			seen[k] = true
+			if !snakeKey.MatchString(k) {
+				t.Errorf("key %q at %s is not snake_case", k, path)
+			}
+		})
+	}
 	// The walk must have reached the sections that used other conventions.
 	for _, k := range []string{"lo", "hi", "count", "geval_steps", "krippendorff_alpha", "position_effect", "grouped", "system_level", "systems", "schema_version", "events", "worker"} {
 		if !seen[k] {

@@ -334,7 +334,8 @@ func fillCriterionBefore(cr *CriterionReport, run models.Run, batches []batchFig
 		}
 		var roundBias []stats.BatchScores
 		for _, b := range batches {
-			if int(b.CriterionIndex) != cr.Index || int(b.Round) != r {
+			// figs50: no batch bias for a method that judges samples alone.
+			if !methods.For(run.Method).Batched() || int(b.CriterionIndex) != cr.Index || int(b.Round) != r {
 				continue
 			}
 			var bs stats.BatchScores

@@ -836,10 +836,18 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []batchFigure, p
 	// batch's are slices of biasScores and biasMeans, allBias holds them
 	// all, a round's are roundBias's part of it (in the order they were
 	// appended to lists before livemem45, so the same sums).
+	// Batch bias is a figure of a method that judges samples together: a
+	// method that judges each sample alone (G-Eval, LLM-Eval, CloserLook)
+	// has none, its one-sample "batches" sitting by definition on their
+	// final scores. It is missing (null in the export) for every criterion
+	// of such a run, as the pages leave it out, where it read 0 for a
+	// criterion with units of its own and null for LLM-Eval's later
+	// criteria, whose one call a sample is stored under the first.
+	batched := methods.For(run.Method).Batched()
 	var mine []batchFigure
 	slots, inRounds := 0, 0
 	for _, b := range batches {
-		if int(b.CriterionIndex) != cr.Index || b.Round < 0 || int(b.Round) >= n {
+		if !batched || int(b.CriterionIndex) != cr.Index || b.Round < 0 || int(b.Round) >= n {
 			continue
 		}
 		if mine == nil {
