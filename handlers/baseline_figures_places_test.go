@@ -550,7 +550,7 @@ func comparisonRecomputed(t *testing.T, env *testEnv, a, b models.Run, exports m
 			return out
 		}
 		fa, fb := finals(a.ID), finals(b.ID)
-		var ra, rb, ha, hb, hh []float64
+		var ra, rb []float64
 		for _, r := range cmp.Rows {
 			for _, x := range []struct {
 				name string
@@ -564,35 +564,8 @@ func comparisonRecomputed(t *testing.T, env *testEnv, a, b models.Run, exports m
 			if r.A != nil && r.B != nil {
 				ra, rb = append(ra, float64(*r.A)), append(rb, float64(*r.B))
 			}
-			if r.A != nil && r.B != nil && r.Human != nil {
-				ha, hb, hh = append(ha, float64(*r.A)), append(hb, float64(*r.B)), append(hh, float64(*r.Human))
-			}
 		}
-		var d *APIAgreementDifference
-		for i := range cmp.Agreement.Differences {
-			if cmp.Agreement.Differences[i].Method == "pearson" {
-				d = &cmp.Agreement.Differences[i]
-			}
-		}
-		if d == nil || d.A == nil || d.B == nil || d.Diff == nil || d.CILow == nil || d.CIHigh == nil || len(d.Tests) == 0 || d.Tests[0].P == nil {
-			t.Fatalf("criterion %d: the API's comparison has no complete Pearson difference: %+v", ci, cmp.Agreement)
-		}
-		rA, rB, rAB := textbookPearson(ha, hh), textbookPearson(hb, hh), textbookPearson(ha, hb)
-		n := len(hh)
-		_, p := textbookWilliams(rA, rB, rAB, n)
-		lo, hi := textbookZou(rA, rB, rAB, n)
-		for _, f := range []struct {
-			name      string
-			got, want float64
-		}{{"A with humans", *d.A, rA}, {"B with humans", *d.B, rB}, {"A − B", *d.Diff, rA - rB}, {"interval low", *d.CILow, lo},
-			{"interval high", *d.CIHigh, hi}, {"Williams' p", *d.Tests[0].P, p}} {
-			if math.Abs(f.got-f.want) > 1e-9 {
-				t.Errorf("criterion %d: %s is %v; recomputed %v (n %d)", ci, f.name, f.got, f.want, n)
-			}
-		}
-		if d.N != n || d.Tests[0].Name != "Williams' t" {
-			t.Errorf("criterion %d: n %d, first test %q; want n %d, Williams' t", ci, d.N, d.Tests[0].Name, n)
-		}
+		d, rA, n := pearsonDifferenceRecomputed(t, ci, cmp)
 		if ex := exports[a.ID][ci]; ex.Pearson.N == n && math.Abs(*ex.Pearson.Coef-rA) > 1e-12 {
 			t.Errorf("criterion %d: A's export gives Pearson r %v, its paired figure %v on the same %d samples", ci, *ex.Pearson.Coef, rA, n)
 		}

@@ -197,40 +197,13 @@ func TestCorrelationsAgreeEverywhere(t *testing.T) {
 		for ci := range 2 {
 			var cmp APIComparison
 			getJSON(fmt.Sprintf("/api/v1/compare?a=%d&b=%d&criterion=%d", a.ID, b.ID, ci), &cmp)
-			var ra, rb, ha, hb, hh []float64
+			var ra, rb []float64
 			for _, r := range cmp.Rows {
 				if r.A != nil && r.B != nil {
 					ra, rb = append(ra, float64(*r.A)), append(rb, float64(*r.B))
 				}
-				if r.A != nil && r.B != nil && r.Human != nil {
-					ha, hb, hh = append(ha, float64(*r.A)), append(hb, float64(*r.B)), append(hh, float64(*r.Human))
-				}
 			}
-			var d *APIAgreementDifference
-			for i := range cmp.Agreement.Differences {
-				if cmp.Agreement.Differences[i].Method == "pearson" {
-					d = &cmp.Agreement.Differences[i]
-				}
-			}
-			if d == nil || d.A == nil || d.B == nil || d.Diff == nil || d.CILow == nil || d.CIHigh == nil || len(d.Tests) == 0 || d.Tests[0].P == nil {
-				t.Fatalf("criterion %d: the API's comparison has no complete Pearson difference: %+v", ci, cmp.Agreement)
-			}
-			rA, rB, rAB := textbookPearson(ha, hh), textbookPearson(hb, hh), textbookPearson(ha, hb)
-			n := len(hh)
-			tt, p := textbookWilliams(rA, rB, rAB, n)
-			lo, hi := textbookZou(rA, rB, rAB, n)
-			for _, f := range []struct {
-				name      string
-				got, want float64
-			}{{"A with humans", *d.A, rA}, {"B with humans", *d.B, rB}, {"A − B", *d.Diff, rA - rB}, {"interval low", *d.CILow, lo},
-				{"interval high", *d.CIHigh, hi}, {"Williams' p", *d.Tests[0].P, p}} {
-				if math.Abs(f.got-f.want) > 1e-9 {
-					t.Errorf("criterion %d: %s is %v; recomputed %v (t %v, n %d)", ci, f.name, f.got, f.want, tt, n)
-				}
-			}
-			if d.N != n || d.Tests[0].Name != "Williams' t" {
-				t.Errorf("criterion %d: n %d, first test %q; want n %d, Williams' t", ci, d.N, d.Tests[0].Name, n)
-			}
+			d, rA, n := pearsonDifferenceRecomputed(t, ci, cmp)
 			// A's own card and the API's A agree when every sample pairs.
 			if ex := exports[a.ID][ci]; ex.Pearson.N == n && math.Abs(*ex.Pearson.Coef-rA) > 1e-12 {
 				t.Errorf("criterion %d: A's export gives Pearson r %v, its paired figure %v on the same %d samples", ci, *ex.Pearson.Coef, rA, n)
@@ -264,6 +237,9 @@ func TestCorrelationsAgreeEverywhere(t *testing.T) {
 			// Which run the reading names: the sign of A − B decides, and
 			// a winner is named only with p < 0.05 and an interval clear of 0.
 			reading := *cmp.Agreement.Reading
+			// The API's figures, which pearsonDifferenceRecomputed held to
+			// the textbook's.
+			rB, p, lo, hi := *d.B, *d.Tests[0].P, *d.CILow, *d.CIHigh
 			switch {
 			case p < 0.05 && (lo > 0 || hi < 0):
 				better := a.Name
@@ -362,4 +338,43 @@ func textbookZou(r12, r13, r23 float64, n int) (float64, float64) {
 // signed with a true minus sign (web's ReadingText, unexported for tests).
 func signedAsOnPages(s string) string {
 	return regexp.MustCompile(`(^|[\s(])-([0-9])`).ReplaceAllString(s, "${1}\u2212${2}")
+}
+
+// pearsonDifferenceRecomputed checks the comparison's Pearson difference on
+// criterion ci (A and B with the humans, A − B, its interval and Williams'
+// test, on the samples both runs and the humans scored) against the
+// textbook formulas, and returns it, A's r with the humans and that n.
+func pearsonDifferenceRecomputed(t *testing.T, ci int, cmp APIComparison) (d *APIAgreementDifference, rA float64, n int) {
+	t.Helper()
+	var ha, hb, hh []float64
+	for _, r := range cmp.Rows {
+		if r.A != nil && r.B != nil && r.Human != nil {
+			ha, hb, hh = append(ha, float64(*r.A)), append(hb, float64(*r.B)), append(hh, float64(*r.Human))
+		}
+	}
+	for i := range cmp.Agreement.Differences {
+		if cmp.Agreement.Differences[i].Method == "pearson" {
+			d = &cmp.Agreement.Differences[i]
+		}
+	}
+	if d == nil || d.A == nil || d.B == nil || d.Diff == nil || d.CILow == nil || d.CIHigh == nil || len(d.Tests) == 0 || d.Tests[0].P == nil {
+		t.Fatalf("criterion %d: the API's comparison has no complete Pearson difference: %+v", ci, cmp.Agreement)
+	}
+	rA, rB, rAB := textbookPearson(ha, hh), textbookPearson(hb, hh), textbookPearson(ha, hb)
+	n = len(hh)
+	tt, p := textbookWilliams(rA, rB, rAB, n)
+	lo, hi := textbookZou(rA, rB, rAB, n)
+	for _, f := range []struct {
+		name      string
+		got, want float64
+	}{{"A with humans", *d.A, rA}, {"B with humans", *d.B, rB}, {"A − B", *d.Diff, rA - rB}, {"interval low", *d.CILow, lo},
+		{"interval high", *d.CIHigh, hi}, {"Williams' p", *d.Tests[0].P, p}} {
+		if math.Abs(f.got-f.want) > 1e-9 {
+			t.Errorf("criterion %d: %s is %v; recomputed %v (t %v, n %d)", ci, f.name, f.got, f.want, tt, n)
+		}
+	}
+	if d.N != n || d.Tests[0].Name != "Williams' t" {
+		t.Errorf("criterion %d: n %d, first test %q; want n %d, Williams' t", ci, d.N, d.Tests[0].Name, n)
+	}
+	return d, rA, n
 }
