@@ -153,12 +153,12 @@ func (h *Handlers) criterionReport(ctx context.Context, run models.Run, ci int, 
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		// A report is built from them: read them now. (A running run's
-		// figures' key no longer needs them, liveRatingsKey: this read is
-		// the review queue's to drop.)
-		if err := pre.Load(ctx); err != nil {
-			return nil, nil, nil, err
-		}
+		// Read on demand (rr.of): by the report built from them, and by
+		// a running run's shared figures only when their ratings' key
+		// is not proved current or they are computed again
+		// (liveRatingsKey), so a view of the review queue or a sample
+		// of a run under way reads no review while nothing changed
+		// (TestRunningRunReviewPagesReadRatingsOnlyWhenTheyChange).
 		if !full && !run.Finished() {
 			// A run under way: its figures without the texts, which
 			// the callers read for the samples they show
