@@ -770,6 +770,10 @@ type APIRun struct {
 	CreatedAt        stamp.Time  `json:"created_at"`
 	StartedAt        *stamp.Time `json:"started_at"`
 	FinishedAt       *stamp.Time `json:"finished_at"`
+	// ArchivedAt is when the run was archived, nil when it is not: an
+	// archived run is left out of the lists but opens by its id, and
+	// said nothing of it before.
+	ArchivedAt *stamp.Time `json:"archived_at"`
 	// ElapsedSeconds is how long the run has been going (null before it
 	// started): paused time, and time finished before a resume, left out;
 	// PausedSeconds is that time.
@@ -801,7 +805,7 @@ func apiRun(r models.Run) APIRun {
 		BatchesDone: r.BatchesDone, BatchesFailed: r.BatchesFailed, MissingScores: r.MissingScores, ShortScores: r.ShortScores, TooFewScores: r.TooFewScores, Calls: r.Calls,
 		CachedCalls: r.CachedCalls, Retries: r.Retries, CachedPromptTokens: r.CachedPromptTokens, CachedCompletionTokens: r.CachedCompletionTokens, RubricVersion: r.RubricVersion,
 		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: report.USDOf(r.CostUSD), CreatedAt: stamp.Of(r.CreatedAt),
-		StartedAt: stamp.OfPtr(r.StartedAt), FinishedAt: stamp.OfPtr(r.FinishedAt), ProbeCalls: r.ProbeCalls, ProbePromptTokens: r.ProbePromptTokens,
+		StartedAt: stamp.OfPtr(r.StartedAt), FinishedAt: stamp.OfPtr(r.FinishedAt), ArchivedAt: stamp.OfPtr(r.ArchivedAt), ProbeCalls: r.ProbeCalls, ProbePromptTokens: r.ProbePromptTokens,
 		ProbeCompletionTokens: r.ProbeCompletionTokens, ProbeCostUSD: report.USDOf(r.ProbeCostUSD())}
 	if out.Method == "" {
 		out.Method = models.MethodBatchEval
