@@ -6,6 +6,10 @@ import (
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/batcheval/batcheval/models"
 )
 
 // plainDecimal matches a cell that is a number with a decimal point and
@@ -72,4 +76,18 @@ func semicolonExcelCSV(w io.Writer, stream func(io.Writer) error) error {
 	}
 	out.Flush()
 	return out.Error()
+}
+
+// excelVariant is the file variant a CSV export's ?excel= asks for: "" (the
+// plain file), "1" (Excel on Windows) or "semicolon" (Excel with decimal
+// commas). Any other value is refused, naming the ones it takes: it sent
+// the plain file as if the parameter were left out, so a typo went unseen.
+func excelVariant(c echo.Context) (string, error) {
+	switch v := c.QueryParam("excel"); v {
+	case "", "1", "semicolon":
+		return v, nil
+	default:
+		return "", models.Errorf(models.EInvalid,
+			"excel=%q is not a file this export makes: use excel=1 for Excel on Windows, excel=semicolon for Excel where decimals are written with a comma, or leave it out for the plain CSV", v)
+	}
 }

@@ -1883,6 +1883,10 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	excel, err := excelVariant(c)
+	if err != nil {
+		return err
+	}
 	// The rows are streamed a chunk at a time (memory does not grow with
 	// the dataset: the whole of it was read first, 1.2 GB of RSS and 7.5 s
 	// before the first byte at 1,000,000 rows); the annotators' keys come
@@ -1955,7 +1959,6 @@ func (h *Handlers) exportDatasetCSV(c echo.Context) error {
 	// are written with a comma (semicolonExcelCSV, as the run's export):
 	// that Excel opened the comma-separated file as one column.
 	name := "dataset-" + strconv.FormatInt(ds.ID, 10) + "-with-reviews.csv"
-	excel := c.QueryParam("excel")
 	switch excel {
 	case "1":
 		name = strings.TrimSuffix(name, ".csv") + ".excel.csv"

@@ -403,7 +403,10 @@ func (h *Handlers) showRunBatch(c echo.Context) error {
 // commas, as that Excel writes and reads a ".csv" file.
 func (h *Handlers) exportRunCSV(c echo.Context) error {
 	ext := "csv"
-	excel := c.QueryParam("excel")
+	excel, err := excelVariant(c)
+	if err != nil {
+		return err
+	}
 	switch excel {
 	case "1":
 		ext = "excel.csv"
