@@ -49,6 +49,9 @@ type budget struct {
 	// reasoning judge's cap is sent 25,000 tokens higher
 	// (judge.TokenLimit.SentCap), and the tokens per minute reserve that.
 	sends judge.TokenLimit
+	// effort is the reasoning effort the run's requests ask for ("" for
+	// none): such a judge reasons with no cap sent too (AnswerGuess).
+	effort judge.ReasoningEffort
 
 	seq  atomic.Int64
 	mu   sync.Mutex
@@ -61,7 +64,7 @@ type budget struct {
 func (r *Runner) budgetFor(ctx context.Context, run models.Run) (*budget, error) {
 	b := &budget{r: r, sem: newPrioritySlots(max(1, run.JudgeSnapshot.MaxConcurrency)),
 		owner: fmt.Sprintf("%s/run%d", models.LeaseOwnerFrom(ctx), run.ID), held: map[string]struct{}{},
-		sends: run.JudgeSnapshot.SendsTokenLimitAs()}
+		sends: run.JudgeSnapshot.SendsTokenLimitAs(), effort: run.JudgeSnapshot.SendsReasoningEffort()}
 	if run.JudgeID != nil && !run.JudgeSnapshot.Simulated {
 		lim, err := r.db.FindJudgeLimits(ctx, *run.JudgeID)
 		if err != nil {
@@ -142,14 +145,14 @@ func (bc budgeted) Complete(ctx context.Context, req judge.Request) (judge.Respo
 // reserved only the run's cap let such calls past it (429s). A call with
 // no cap reserves defaultAnswerTokens, plus that room for a reasoning
 // judge, whose reasoning is billed all the same.
-func estimateTokens(req judge.Request, sends judge.TokenLimit) int {
+func estimateTokens(req judge.Request, sends judge.TokenLimit, effort judge.ReasoningEffort) int {
 	chars := 0
 	for _, m := range req.Messages {
 		chars += len(m.Content)
 	}
 	// A call with no cap is guessed a plain answer's size, and for a
 	// reasoning judge its hidden reasoning's room too (AnswerGuess).
-	answer := sends.AnswerGuess(req.MaxTokens, defaultAnswerTokens)
+	answer := sends.AnswerGuess(req.MaxTokens, defaultAnswerTokens, effort)
 	return chars/4 + answer*max(1, req.N)
 }
 
@@ -169,7 +172,7 @@ func (b *budget) acquire(ctx context.Context, req judge.Request) (release func()
 		return local, 0, nil
 	}
 	if b.lim.RequestsPerMinute > 0 || b.lim.TokensPerMinute > 0 {
-		est = estimateTokens(req, b.sends)
+		est = estimateTokens(req, b.sends, b.effort)
 		for {
 			wait, err := b.r.db.TakeJudgeBudget(ctx, b.judge, est)
 			if err != nil {

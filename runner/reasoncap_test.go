@@ -24,16 +24,21 @@ func TestTokenLimitReservesTheCapSent(t *testing.T) {
 	tests := []struct {
 		name      string
 		sends     string // the run's judge snapshot's token limit
+		effort    string // and its reasoning effort
 		maxTokens int
 		want      int
 	}{
-		{"plain judge, cap", "", 300, promptTokens + 300},
-		{"plain judge, no cap", "", 0, promptTokens + defaultAnswerTokens},
-		{"reasoning judge, cap", string(judge.TokenLimitMaxCompletionTokens), 300, promptTokens + 300 + judge.ReasoningAllowance},
-		{"reasoning judge, G-Eval's cap of 5", string(judge.TokenLimitMaxCompletionTokens), 5, promptTokens + 5 + judge.ReasoningAllowance},
+		{"plain judge, cap", "", "", 300, promptTokens + 300},
+		{"plain judge, no cap", "", "", 0, promptTokens + defaultAnswerTokens},
+		{"reasoning judge, cap", string(judge.TokenLimitMaxCompletionTokens), "", 300, promptTokens + 300 + judge.ReasoningAllowance},
+		{"reasoning judge, G-Eval's cap of 5", string(judge.TokenLimitMaxCompletionTokens), "", 5, promptTokens + 5 + judge.ReasoningAllowance},
 		// No cap sent: the reasoning is billed all the same, so the
 		// guess keeps its room (it was 256 alone).
-		{"reasoning judge, no cap", string(judge.TokenLimitMaxCompletionTokens), 0, promptTokens + defaultAnswerTokens + judge.ReasoningAllowance},
+		{"reasoning judge, no cap", string(judge.TokenLimitMaxCompletionTokens), "", 0, promptTokens + defaultAnswerTokens + judge.ReasoningAllowance},
+		// A reasoning effort sent with max_tokens: with no cap its
+		// reasoning is billed too (it reserved 256 alone); a cap bounds it.
+		{"reasoning effort with max_tokens, no cap", "", "high", 0, promptTokens + defaultAnswerTokens + judge.ReasoningAllowance},
+		{"reasoning effort with max_tokens, cap", "", "low", 300, promptTokens + 300},
 	}
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		for _, tt := range tests {
@@ -41,7 +46,7 @@ func TestTokenLimitReservesTheCapSent(t *testing.T) {
 				ctx := context.Background()
 				judgeID := limitedJudge(t, env, "http://judge.test/v1", models.JudgeLimits{TokensPerMinute: tpm})
 				run := models.Run{ID: 1, JudgeID: &judgeID, JudgeSnapshot: models.JudgeSnapshot{
-					BaseURL: "http://judge.test/v1", Model: "fake-judge", MaxConcurrency: 1, TokenLimit: tt.sends}}
+					BaseURL: "http://judge.test/v1", Model: "fake-judge", MaxConcurrency: 1, TokenLimit: tt.sends, ReasoningEffort: tt.effort}}
 				b, err := env.jobs.budgetFor(ctx, run)
 				if err != nil {
 					t.Fatal(err)

@@ -71,9 +71,15 @@ func (cfg Config) SentCap(maxTokens int) int { return cfg.TokenLimit.SentCap(max
 // reasoning judge's hidden reasoning is billed as completion tokens
 // whether or not a cap is sent: guessing a plain answer's size for it
 // let a shared tokens-per-minute limit pass calls 25,000 tokens short.
-func (l TokenLimit) AnswerGuess(maxTokens, uncapped int) int {
+// A judge asked for a reasoning effort reasons too, whatever name its cap
+// goes under: with no cap sent it gets the same room (with one, the cap
+// bounds the reasoning as well).
+func (l TokenLimit) AnswerGuess(maxTokens, uncapped int, effort ReasoningEffort) int {
 	if c := l.SentCap(maxTokens); c > 0 {
 		return c
+	}
+	if effort != "" && l != TokenLimitMaxCompletionTokens {
+		return uncapped + ReasoningAllowance
 	}
 	return l.SentCap(uncapped)
 }

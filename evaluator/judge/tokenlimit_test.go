@@ -73,18 +73,27 @@ func TestSentCapIsWhatIsSent(t *testing.T) {
 func TestAnswerGuess(t *testing.T) {
 	for _, tc := range []struct {
 		limit         TokenLimit
+		effort        ReasoningEffort
 		cap, uncapped int
 		want          int
 	}{
-		{TokenLimitMaxTokens, 300, 256, 300},
-		{TokenLimitMaxTokens, 0, 256, 256},
-		{"", 0, 256, 256},
-		{TokenLimitMaxCompletionTokens, 300, 256, 300 + ReasoningAllowance},
-		{TokenLimitMaxCompletionTokens, 5, 256, 5 + ReasoningAllowance},
-		{TokenLimitMaxCompletionTokens, 0, 256, 256 + ReasoningAllowance},
+		{TokenLimitMaxTokens, "", 300, 256, 300},
+		{TokenLimitMaxTokens, "", 0, 256, 256},
+		{"", "", 0, 256, 256},
+		{TokenLimitMaxCompletionTokens, "", 300, 256, 300 + ReasoningAllowance},
+		{TokenLimitMaxCompletionTokens, "", 5, 256, 5 + ReasoningAllowance},
+		{TokenLimitMaxCompletionTokens, "", 0, 256, 256 + ReasoningAllowance},
+		// A reasoning effort sent with max_tokens (OpenRouter's reasoning
+		// models): with no cap, the reasoning's room too (it was 256);
+		// with one, the cap bounds the reasoning.
+		{TokenLimitMaxTokens, ReasoningEffortHigh, 0, 256, 256 + ReasoningAllowance},
+		{"", ReasoningEffortLow, 0, 256, 256 + ReasoningAllowance},
+		{TokenLimitMaxTokens, ReasoningEffortMedium, 300, 256, 300},
+		{TokenLimitMaxCompletionTokens, ReasoningEffortHigh, 0, 256, 256 + ReasoningAllowance},
+		{TokenLimitMaxCompletionTokens, ReasoningEffortHigh, 300, 256, 300 + ReasoningAllowance},
 	} {
-		if got := tc.limit.AnswerGuess(tc.cap, tc.uncapped); got != tc.want {
-			t.Errorf("%q, cap %d, uncapped guess %d: %d, want %d", tc.limit, tc.cap, tc.uncapped, got, tc.want)
+		if got := tc.limit.AnswerGuess(tc.cap, tc.uncapped, tc.effort); got != tc.want {
+			t.Errorf("%q, effort %q, cap %d, uncapped guess %d: %d, want %d", tc.limit, tc.effort, tc.cap, tc.uncapped, got, tc.want)
 		}
 	}
 }
