@@ -149,6 +149,12 @@ type uploadSample struct {
 func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.PendingUpload, uploadForm, uploadSample, error) {
 	var form uploadForm
 	refuse := func(msg string) error { return models.Errorf(models.EInvalid, "%s", msg) }
+	// The browser's form has one file field; a program must be told the
+	// part to send (it read "Choose a file to upload.", with no name).
+	noFile := "Choose a file to upload."
+	if isAPIPath(c.Request().URL.Path) {
+		noFile = `the upload has no file: send it as multipart/form-data, the file in a part named "file" with its file name (curl -F file=@data.csv)`
+	}
 	tooLarge := func() error {
 		return &models.Error{Code: models.EInvalid, Message: (&dataimport.TooLargeError{Limit: h.MaxUploadBytes}).Error(), Err: errUploadTooLarge}
 	}
@@ -163,7 +169,7 @@ func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.Pendin
 	req.Body = http.MaxBytesReader(c.Response(), req.Body, h.MaxUploadBytes+multipartSlack)
 	mr, err := req.MultipartReader()
 	if err != nil {
-		return models.PendingUpload{}, form, uploadSample{}, refuse("Choose a file to upload.")
+		return models.PendingUpload{}, form, uploadSample{}, refuse(noFile)
 	}
 	var tmp *os.File
 	defer func() {
@@ -224,7 +230,7 @@ func (h *Handlers) acceptUpload(c echo.Context, withOptions bool) (models.Pendin
 		part.Close()
 	}
 	if tmp == nil || filename == "" {
-		return models.PendingUpload{}, form, uploadSample{}, refuse("Choose a file to upload.")
+		return models.PendingUpload{}, form, uploadSample{}, refuse(noFile)
 	}
 	err = models.CheckLength("dataset name", form.Name, models.MaxComposedNameLength)
 	if err == nil {
