@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"gorm.io/gorm"
-
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dbtest"
 	"github.com/batcheval/batcheval/report"
@@ -75,38 +73,24 @@ func TestRunningRunPageReadsRatingsOnlyWhenTheyChange(t *testing.T) {
 		}
 		var mu sync.Mutex
 		var reads, tallies, counts []string
-		for _, g := range []*gorm.DB{env.db.Gorm, env.db.Read} {
-			if g == nil {
-				continue
+		// The request's own queries (its figures' computation keeps its
+		// context's values), but the shown samples' whole reviews
+		// (row_id IN), read to say why a rating is missing.
+		env.onRequestQueries(t, "count_live_review_reads", func(q string) {
+			if !strings.Contains(q, "review_ratings") || strings.Contains(q, "row_id IN (") {
+				return
 			}
-			count := func(tx *gorm.DB) {
-				// The request's own queries (its figures' computation
-				// keeps its context's values), but the shown samples'
-				// whole reviews (row_id IN), read to say why a rating is
-				// missing.
-				if tx.Statement.Context == nil || tx.Statement.Context.Value(countedRequest{}) == nil {
-					return
-				}
-				if q := tx.Statement.SQL.String(); strings.Contains(q, "review_ratings") && !strings.Contains(q, "row_id IN (") {
-					mu.Lock()
-					switch {
-					case isRatingsTally(q):
-						tallies = append(tallies, q)
-					case strings.Contains(q, "SELECT COUNT(CASE WHEN n.score"):
-						counts = append(counts, q)
-					default:
-						reads = append(reads, q)
-					}
-					mu.Unlock()
-				}
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case isRatingsTally(q):
+				tallies = append(tallies, q)
+			case strings.Contains(q, "SELECT COUNT(CASE WHEN n.score"):
+				counts = append(counts, q)
+			default:
+				reads = append(reads, q)
 			}
-			must(t, g.Callback().Query().After("gorm:query").Register("test:count_live_review_reads", count))
-			must(t, g.Callback().Row().After("gorm:row").Register("test:count_live_review_reads", count))
-			t.Cleanup(func() {
-				_ = g.Callback().Query().Remove("test:count_live_review_reads")
-				_ = g.Callback().Row().Remove("test:count_live_review_reads")
-			})
-		}
+		})
 		pending := regexp.MustCompile(`data-testid="human-source-pending">(\d+) browser rating`)
 		rows, err := env.db.ListDatasetRows(ctx, d.dataset.ID, 0, 0)
 		must(t, err)

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"gorm.io/gorm"
 )
 
 // TestRunningRunReviewPagesReadRatingsOnlyWhenTheyChange: the review queue
@@ -31,27 +29,13 @@ func TestRunningRunReviewPagesReadRatingsOnlyWhenTheyChange(t *testing.T) {
 		}
 		var mu sync.Mutex
 		var reads []string
-		for _, g := range []*gorm.DB{env.db.Gorm, env.db.Read} {
-			if g == nil {
-				continue
+		env.onRequestQueries(t, "count_live_review_page_reads", func(q string) {
+			if readsCurrentOfAll(q, len(d.rubric.Criteria)) {
+				mu.Lock()
+				reads = append(reads, q)
+				mu.Unlock()
 			}
-			count := func(tx *gorm.DB) {
-				if tx.Statement.Context == nil || tx.Statement.Context.Value(countedRequest{}) == nil {
-					return
-				}
-				if q := tx.Statement.SQL.String(); readsCurrentOfAll(q, len(d.rubric.Criteria)) {
-					mu.Lock()
-					reads = append(reads, q)
-					mu.Unlock()
-				}
-			}
-			must(t, g.Callback().Query().After("gorm:query").Register("test:count_live_review_page_reads", count))
-			must(t, g.Callback().Row().After("gorm:row").Register("test:count_live_review_page_reads", count))
-			t.Cleanup(func() {
-				_ = g.Callback().Query().Remove("test:count_live_review_page_reads")
-				_ = g.Callback().Row().Remove("test:count_live_review_page_reads")
-			})
-		}
+		})
 		for _, p := range pages {
 			for view := range 3 {
 				mu.Lock()
