@@ -809,7 +809,7 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []batchFigure, p
 		// Bootstrap up to stats.AnalyticAbove pairs (unchanged figures),
 		// Fisher z above: the same rule for all three, computed above it
 		// on one canonical copy of the pairs (livemem44).
-		cs := stats.CorrelationIntervals(xs, ys, stats.DefaultResamples, bootstrapSeed)
+		cs := Agreement(xs, ys)
 		cr.Pearson, cr.Spearman, cr.Kendall, cr.Interval = cs.Pearson, cs.Spearman, cs.Kendall, cs.Interval
 		cr.Pearson.Missing, cr.Spearman.Missing, cr.Kendall.Missing = missing, missing, missing
 	}
