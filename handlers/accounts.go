@@ -182,6 +182,15 @@ func loginPausedMessage(now, until time.Time) string {
 // and its password epoch, and the first workspace as current.
 func (h *Handlers) startSession(c echo.Context, u models.User) error {
 	ctx := c.Request().Context()
+	if prev := h.Sessions.GetInt64(ctx, sessUserID); prev != 0 && prev != u.ID {
+		// Signing in over another account's session (a shared browser,
+		// no sign-out first): nothing of that account's is kept, such as
+		// the workspace it had chosen, which the new account's first page
+		// named as one it had been removed from.
+		if err := h.Sessions.Clear(ctx); err != nil {
+			return err
+		}
+	}
 	if err := h.Sessions.RenewToken(ctx); err != nil {
 		return err
 	}

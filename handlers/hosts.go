@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -87,10 +88,31 @@ func normalHost(h string) string {
 	return strings.TrimSuffix(strings.ToLower(h), ".")
 }
 
+// hostPortValid reports whether a Host header's port, if it names one, is
+// a port: 1 to 65535 in decimal digits. The name alone decides whether a
+// host is allowed, but the links this server hands out (share and invite
+// links, mailed links without a base URL) are built from the whole Host:
+// "localhost:80;evil.example" passed as localhost and became the link
+// http://localhost:80;evil.example/s/..., an address its sender chose.
+func hostPortValid(host string) bool {
+	_, port, err := net.SplitHostPort(strings.TrimSpace(host))
+	if err != nil || port == "" {
+		return true // no port, or not host:port at all: the name check decides
+	}
+	if len(port) > 5 || strings.Trim(port, "0123456789") != "" {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 1 && n <= 65535
+}
+
 func (p NetworkPolicy) allowedHost(host string) bool {
 	allowed := p.AllowedHosts
 	if len(allowed) == 0 {
 		allowed = DefaultAllowedHosts
+	}
+	if !hostPortValid(host) {
+		return false
 	}
 	host = normalHost(host)
 	for _, a := range allowed {
@@ -230,6 +252,12 @@ func (h *Handlers) guardNetwork(next echo.HandlerFunc) echo.HandlerFunc {
 				}
 				req.Header.Del(name)
 			}
+		}
+		if p := req.URL.Path; p != "/healthz" && p != "/readyz" && !hostPortValid(req.Host) {
+			h.Log.Warn("refused a request whose Host names no port number", "host", req.Host, "remote", req.RemoteAddr)
+			return c.String(http.StatusMisdirectedRequest, fmt.Sprintf(
+				"The address asked for (Host %q) has a port that is not a port number (1 to 65535): open the server at its address, e.g. http://%s:8080/.\n",
+				req.Host, normalHost(req.Host)))
 		}
 		if p := req.URL.Path; p != "/healthz" && p != "/readyz" && !h.Network.allowedHost(req.Host) {
 			h.Log.Warn("refused a request for a host name this server does not answer to", "host", req.Host, "remote", req.RemoteAddr)

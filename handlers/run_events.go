@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/alexedwards/scs/v2"
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/evaluator/methods"
@@ -293,6 +294,9 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 	// calls changed, not on every poll.
 	noAnswer, failedSeen := 0, -1
 	reader, checked := principalOf(ctx), time.Now()
+	// The session the stream was opened with: signing it out (Sign out in
+	// another tab) ends the stream as it ends every later request of it.
+	session := h.Sessions.Token(ctx)
 	for {
 		if run.BatchesFailed != failedSeen {
 			counts, _, err := h.runFailures(ctx, run)
@@ -332,7 +336,7 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 		case <-poll.C:
 		}
 		if time.Since(checked) >= recheckEvery {
-			switch may, err := h.mayStillRead(ctx, reader); {
+			switch may, err := h.mayStillRead(ctx, reader, session); {
 			case err != nil:
 				// No answer (the database busy under load, or
 				// restarting) is not a refusal: ask again at the next
@@ -371,12 +375,20 @@ func (h *Handlers) streamRunEvents(c echo.Context) error {
 // mayStillRead reports whether the person a long-lived answer was opened
 // for (a progress stream, which can stay open for the hours a run takes)
 // may still read its workspace, as their next request would be checked:
-// still a member, and their session not signed out since (a password
-// change, a reset, "sign out my other sessions" move the account's session
-// epoch). The local user of a loopback server always may.
-func (h *Handlers) mayStillRead(ctx context.Context, p Principal) (bool, error) {
+// still a member, and their session not signed out since: neither by a
+// password change, a reset or "sign out my other sessions" (which move the
+// account's session epoch) nor by Sign out of that session itself, or its
+// expiry (session is its token, which must still be in the store). The
+// local user of a loopback server always may.
+func (h *Handlers) mayStillRead(ctx context.Context, p Principal, session string) (bool, error) {
 	if p.Kind != Account {
 		return p.Kind == LocalUser, nil
+	}
+	switch found, err := h.sessionLive(ctx, session); {
+	case err != nil:
+		return false, err
+	case !found:
+		return false, nil
 	}
 	u, err := h.DB.FindUser(ctx, p.User.ID)
 	if err != nil {
@@ -403,4 +415,20 @@ func unlessRefusal(err error) error {
 		return nil
 	}
 	return err
+}
+
+// sessionLive reports whether the session of token is still in the
+// session store (not signed out, not expired).
+func (h *Handlers) sessionLive(ctx context.Context, token string) (bool, error) {
+	if token == "" {
+		return false, nil
+	}
+	var found bool
+	var err error
+	if store, ok := h.Sessions.Store.(scs.CtxStore); ok {
+		_, found, err = store.FindCtx(ctx, token)
+	} else {
+		_, found, err = h.Sessions.Store.Find(token)
+	}
+	return found, err
 }

@@ -20,7 +20,8 @@ import (
 // TestProgressStreamEndsWhenAccessEnds: the progress stream of a run
 // still going ends within a few seconds of its reader losing access to the
 // workspace (removed, or signed out everywhere by a password change),
-// while a member's stream goes on. Regression: it went on sending the
+// while a member's stream goes on; and so does the stream of a session
+// signed out (Sign out, pressed in another tab). Regression: it went on sending the
 // run's progress (and, while the run waited, the judge's error) to a
 // removed member until the run ended, hours later for a large run.
 func TestProgressStreamEndsWhenAccessEnds(t *testing.T) {
@@ -33,24 +34,35 @@ func TestProgressStreamEndsWhenAccessEnds(t *testing.T) {
 		env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
 		for _, tc := range []struct {
 			name string
-			end  func(u models.User) // nil: access goes on
+			// end ends the reader's access (nil: access goes on); session
+			// is the cookie the stream was opened with.
+			end func(u models.User, session *http.Cookie)
 		}{
 			{"member stays", nil},
-			{"member removed", func(u models.User) {
+			{"member removed", func(u models.User, _ *http.Cookie) {
 				if _, err := env.db.RemoveMember(ctx, env.ws.ID, u.ID, false); err != nil {
 					t.Fatal(err)
 				}
 			}},
-			{"sessions signed out", func(u models.User) {
+			{"sessions signed out", func(u models.User, _ *http.Cookie) {
 				if _, err := env.db.EndOtherSessions(ctx, u.ID); err != nil {
 					t.Fatal(err)
+				}
+			}},
+			// Sign out pressed in another tab of the same browser ends
+			// that very session (it does not move the account's epoch):
+			// the stream opened with it went on.
+			{"this session signed out", func(u models.User, session *http.Cookie) {
+				if rec := env.send(http.MethodPost, "/logout", nil, "", session); rec.Code != http.StatusSeeOther {
+					t.Fatalf("sign out: %d %.200q", rec.Code, rec.Body.String())
 				}
 			}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				u := env.createUser(env.ws.ID, strings.ReplaceAll(tc.name, " ", "-")+"@a.test", models.RoleViewer)
 				req := httptest.NewRequest(http.MethodGet, fmt.Sprintf("/runs/%d/events", run.ID), nil)
-				req.AddCookie(env.sessionCookie(u))
+				session := env.sessionCookie(u)
+				req.AddCookie(session)
 				rctx, cancel := context.WithCancel(ctx)
 				defer cancel()
 				rec := newStreamRecorder()
@@ -68,7 +80,7 @@ func TestProgressStreamEndsWhenAccessEnds(t *testing.T) {
 					t.Fatalf("the stream opened with %d %.200q, want 200 and a first progress event", rec.Code(), rec.String())
 				}
 				if tc.end != nil {
-					tc.end(u)
+					tc.end(u, session)
 					// Ends at the next recheck; bounded by streamWait, not
 					// by the recheck's timing, which a loaded machine
 					// stretches (the run itself never ends here).
