@@ -8,9 +8,9 @@ package main
 
 import (
 	"io"
-	"os"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
