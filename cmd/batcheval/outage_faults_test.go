@@ -321,3 +321,102 @@ func TestFaultJudgeRefusesConnections(t *testing.T) {
 		t.Logf("run: calls %d, retries %d, probes %d", run.Calls, run.Retries, run.ProbeCalls)
 	})
 }
+
+// TestFaultJudgeBrokenAnswers: the judge answers some requests the broken
+// ways real endpoints do: 429 with Retry-After, 503 with Retry-After, a
+// body that is not JSON, an empty body, HTTP 200 carrying an error object,
+// and a body cut half-way (the connection dropped mid-answer). Each is
+// retried; the run ends complete, every faulty request is one retry on
+// the run, and no batch is asked again once answered.
+func TestFaultJudgeBrokenAnswers(t *testing.T) {
+	type fault struct {
+		name  string
+		write func(w http.ResponseWriter)
+	}
+	faults := []fault{
+		{"429 Retry-After", func(w http.ResponseWriter) {
+			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			io.WriteString(w, `{"error":{"message":"slow down","type":"rate_limit_exceeded"}}`)
+		}},
+		{"503 Retry-After", func(w http.ResponseWriter) {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, "upstream unavailable")
+		}},
+		{"garbage JSON", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"id":"x","choices":[{"message":{"content":"Sample1: 3`)
+		}},
+		{"empty body", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+		}},
+		{"200 with an error object", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"error":{"message":"The server had an error while processing your request","type":"server_error"}}`)
+		}},
+		{"body cut half-way", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", "400")
+			w.WriteHeader(http.StatusOK)
+			io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Sample1: the`)
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler) // the connection drops mid-answer
+		}},
+	}
+	eachDialect(t, func(t *testing.T, dsn string) {
+		var mu sync.Mutex
+		injected := map[string]int{}
+		next := 0
+		fj := newFaultJudge(t, func(w http.ResponseWriter, r *http.Request, n int, rq request) bool {
+			// Every third batch request gets the next fault, once each.
+			if rq.probe || rq.repair || n%3 != 2 {
+				return false
+			}
+			mu.Lock()
+			if next >= len(faults) {
+				mu.Unlock()
+				return false
+			}
+			f := faults[next]
+			next++
+			injected[f.name]++
+			mu.Unlock()
+			f.write(w)
+			return true
+		})
+		db := openDSN(t, dsn)
+		cli := start(t, "run", dsn, runArgs(t, fj.URL())...)
+		if err := cli.wait(90 * time.Second); err != nil {
+			t.Errorf("batcheval run on a judge answering badly: %v", err)
+		}
+		run := theRun(t, db, time.Second, models.Run.Finished)
+		wantComplete(t, run)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(injected) != len(faults) {
+			t.Errorf("injected %v, want each of the %d faults once", injected, len(faults))
+		}
+		sent := len(fj.requests(false))
+		t.Logf("run: calls %d, retries %d; the judge saw %d requests; injected %v", run.Calls, run.Retries, sent, injected)
+		if run.Calls+run.Retries != sent || run.Retries != len(faults) {
+			t.Errorf("run counts %d calls + %d retries; the judge saw %d requests of which %d faulty", run.Calls, run.Retries, sent, len(faults))
+		}
+		if sent != faultBatches+len(faults) {
+			t.Errorf("the judge saw %d requests for %d batches and %d faults: a batch was asked again after its answer", sent, faultBatches, len(faults))
+		}
+		var bs []models.RunBatch
+		if err := db.Gorm.Where("run_id = ?", run.ID).Find(&bs).Error; err != nil {
+			t.Fatal(err)
+		}
+		attempts := 0
+		for _, b := range bs {
+			attempts += b.Attempts
+		}
+		if attempts != sent {
+			t.Errorf("batches record %d attempts, the judge saw %d requests", attempts, sent)
+		}
+	})
+}
