@@ -7,10 +7,13 @@ package main
 // it with what the run stored and counts.
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -419,4 +422,151 @@ func TestFaultJudgeBrokenAnswers(t *testing.T) {
 			t.Errorf("batches record %d attempts, the judge saw %d requests", attempts, sent)
 		}
 	})
+}
+
+// ownPostgres is a PostgreSQL cluster of the test's own, which the test
+// may stop and start: the shared one of scripts/with-postgres.sh serves
+// the other tests at the same time. It is skipped without PostgreSQL's
+// server binaries (as under TEST_DATABASE_URL pointing elsewhere), and
+// fails under CI.
+type ownPostgres struct {
+	t     *testing.T
+	pgctl []string // the pg_ctl command line, as the cluster's owner
+	dir   string
+	port  string
+	dsn   string
+}
+
+func startOwnPostgres(t *testing.T) *ownPostgres {
+	t.Helper()
+	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	if len(bins) == 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("PostgreSQL's server binaries are missing (apt-get install postgresql)")
+		}
+		t.Skip("PostgreSQL's server binaries are missing")
+	}
+	bindir := filepath.Dir(bins[len(bins)-1])
+	dir, err := os.MkdirTemp("", "batcheval-ownpg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	var runas []string
+	if os.Geteuid() == 0 {
+		// PostgreSQL refuses to run as root: the cluster belongs to postgres.
+		if out, err := exec.Command("chown", "postgres", dir).CombinedOutput(); err != nil {
+			t.Skipf("chown to postgres: %v %s", err, out)
+		}
+		runas = []string{"runuser", "-u", "postgres", "--"}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	cmd := func(name string, args ...string) *exec.Cmd {
+		all := append(append(append([]string{}, runas...), filepath.Join(bindir, name)), args...)
+		return exec.Command(all[0], all[1:]...)
+	}
+	if out, err := cmd("initdb", "-D", dir+"/data", "-U", "postgres", "-A", "trust", "--no-sync").CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	p := &ownPostgres{t: t, dir: dir, port: port,
+		pgctl: append(append([]string{}, runas...), filepath.Join(bindir, "pg_ctl"), "-D", dir+"/data", "-l", dir+"/log", "-w"),
+		dsn:   "postgres://postgres@127.0.0.1:" + port + "/postgres?sslmode=disable"}
+	p.ctl("start", "-o", "-p "+port+" -k "+dir+" -c listen_addresses=127.0.0.1 -c fsync=off")
+	t.Cleanup(func() { _ = p.run("stop", "-m", "immediate") })
+	return p
+}
+
+func (p *ownPostgres) run(args ...string) error {
+	all := append(append([]string{}, p.pgctl...), args...)
+	out, err := exec.Command(all[0], all[1:]...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("pg_ctl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+func (p *ownPostgres) ctl(args ...string) {
+	p.t.Helper()
+	if err := p.run(args...); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// TestFaultPostgresRestarted: PostgreSQL itself restarted (pg_ctl restart)
+// while two workers run, then stopped for longer than the lease and
+// started again. The workers reconnect and finish the run without exiting
+// or hanging; only calls out at an outage may be asked again, and the run
+// counts the calls whose answers it stored.
+func TestFaultPostgresRestarted(t *testing.T) {
+	binary(t)
+	pg := startOwnPostgres(t)
+	dsn := pg.dsn
+	var flight inFlight
+	var fj *faultJudge
+	fj = newFaultJudge(t, func(w http.ResponseWriter, r *http.Request, n int, rq request) bool {
+		flight.add("", 1)
+		defer flight.add("", -1)
+		fj.inner.ServeHTTP(w, r)
+		return true
+	})
+	db := openDSN(t, dsn)
+	id := queueRun(t, db, dsn, fj.URL(), "run")
+	a := start(t, "worker A", dsn, "worker")
+	b := start(t, "worker B", dsn, "worker")
+	a.tag()
+	b.tag()
+	runByID(t, db, id, 30*time.Second, func(r models.Run) bool { return r.BatchesDone >= 4 })
+	pg.ctl("restart", "-m", "fast", "-o", "-p "+pg.port+" -k "+pg.dir+" -c listen_addresses=127.0.0.1 -c fsync=off")
+	t.Log("PostgreSQL restarted")
+	after := runByID(t, db, id, 30*time.Second, func(r models.Run) bool { return r.BatchesDone >= 8 })
+	if after.Finished() {
+		t.Fatal("the run finished before the second outage; the test proves less")
+	}
+	// Stopped with calls out: their answers come back while it is down.
+	waitInFlight(t, &flight, "")
+	pg.ctl("stop", "-m", "fast")
+	down := 2*faultLease + time.Second // past the lease: the worker stops sending
+	time.Sleep(down)
+	pg.ctl("start", "-o", "-p "+pg.port+" -k "+pg.dir+" -c listen_addresses=127.0.0.1 -c fsync=off")
+	t.Logf("PostgreSQL was down for %s", down)
+	run := runByID(t, db, id, 90*time.Second, models.Run.Finished)
+	wantComplete(t, run)
+	for _, p := range []*proc{a, b} {
+		select {
+		case <-p.done:
+			t.Errorf("%s exited during the outages: %v", p.name, p.err)
+		default:
+		}
+	}
+	// Answers that were on their way at the outage are counted late, by
+	// the worker that held them, once it can write again: stop the
+	// workers (they store what they hold) before counting.
+	a.signal(syscall.SIGTERM)
+	b.signal(syscall.SIGTERM)
+	if err := a.wait(30 * time.Second); err != nil {
+		t.Errorf("worker A after SIGTERM: %v", err)
+	}
+	if err := b.wait(30 * time.Second); err != nil {
+		t.Errorf("worker B after SIGTERM: %v", err)
+	}
+	run = runByID(t, db, id, time.Second, models.Run.Finished)
+	twice := 0
+	for key, n := range fj.batchRequests() {
+		if n > 2 {
+			t.Errorf("batch %s requested %d times", key, n)
+		}
+		if n == 2 {
+			twice++
+		}
+	}
+	sent := len(fj.requests(false))
+	t.Logf("run: calls %d, retries %d; the judge saw %d requests, %d batches twice", run.Calls, run.Retries, sent, twice)
+	if run.Calls != sent {
+		t.Errorf("run counts %d calls; the judge answered %d requests: a paid answer was not counted", run.Calls, sent)
+	}
 }
