@@ -475,8 +475,11 @@ func (r *Runner) Stop(ctx context.Context) error {
 		// Out of patience: cancel what is left. Stored answers are safe.
 		err = r.river.StopAndCancel(context.Background())
 	}
-	// Cached answers still queued for a group commit (saveAnswer).
+	// Cached answers still queued for a group commit (saveAnswer), and
+	// those kept through a database outage: a last try.
 	r.flushSaves(ctx)
+	_ = r.storeUnsaved(ctx)
+	r.dropUnsaved()
 	// Finished runs' statistics being computed: kept if they end in time.
 	r.WaitStats(ctx)
 	r.endNotes()
