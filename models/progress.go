@@ -152,12 +152,15 @@ func (db *DB) RunningLeases(ctx context.Context) ([]RunLease, error) {
 // for ever; it gets one more attempt instead (and is fetched only by a
 // worker that knows its kind). The lapsed lease is what tells that the
 // run still needs its job: a run that ended is not running.
-func (db *DB) RequeueJob(ctx context.Context, jobID int64) (bool, error) {
-	// The default queue: a job from a private queue (a command-line run
-	// whose process died) is resumed by the shared workers.
-	res := db.Gorm.WithContext(ctx).Exec(`UPDATE river_job SET state = 'available', queue = 'default', finalized_at = NULL,
+//
+// queue is where the job goes: the default queue for a job whose process
+// died (a command-line run's private job is then resumed by the shared
+// workers), or the private queue of the live process whose own execution
+// let the lease lapse (it works that queue, and may be the only process).
+func (db *DB) RequeueJob(ctx context.Context, jobID int64, queue string) (bool, error) {
+	res := db.Gorm.WithContext(ctx).Exec(`UPDATE river_job SET state = 'available', queue = ?, finalized_at = NULL,
 		max_attempts = CASE WHEN max_attempts <= attempt THEN attempt + 1 ELSE max_attempts END
-		WHERE id = ? AND state IN ('running', 'discarded')`, jobID)
+		WHERE id = ? AND state IN ('running', 'discarded')`, queue, jobID)
 	if res.Error != nil {
 		return false, fmt.Errorf("requeue job %d: %w", jobID, res.Error)
 	}

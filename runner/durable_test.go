@@ -596,3 +596,58 @@ func TestSweepLeavesItsOwnLiveExecutionAlone(t *testing.T) {
 		}
 	})
 }
+
+// TestSweepRequeuesToTheRightQueue: a run whose lease lapsed is requeued
+// to the shared queue when another process held it (that process died:
+// the shared workers resume it), but kept in this runner's own queue when
+// the lapsed lease was this live process's, whose execution has just
+// ended without River having recorded its job's end yet (a full disk or a
+// database outage longer than the lease). Before, that job too went to
+// the shared queue, and `batcheval run`, which works a private queue,
+// waited for ever for a worker to resume its run.
+func TestSweepRequeuesToTheRightQueue(t *testing.T) {
+	t.Parallel()
+	const private = "cli_lapsed"
+	cases := []struct {
+		name      string
+		own       bool
+		wantQueue string
+	}{
+		{"this process's ended execution", true, private},
+		{"another process's", false, "default"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			eachDB(t, func(t *testing.T, env *testEnv) {
+				var fj *fakeJudge
+				fj = newFakeJudge(t, simjudge.Options{Seed: 9}, func(w http.ResponseWriter, r *http.Request, c judgeCall) bool {
+					return fj.hang(r) // the execution stays under way
+				})
+				// A long lease: its renewal does not come during the test.
+				r := env.startRunner(Config{Queue: private, LeaseTTL: 30 * time.Second})
+				t.Cleanup(fj.releaseHeld)
+				run := env.launch(r, env.newRun(fj.URL(), 1, 1, 30))
+				held := env.waitRun(run.ID, 15*time.Second, "a call out", func(models.Run) bool { return fj.Total() >= 1 })
+				if held.LeaseOwner == "" || held.JobID == nil {
+					t.Fatalf("the run is not leased (%q) or has no job while its call is out", held.LeaseOwner)
+				}
+				owner := held.LeaseOwner
+				if tc.own {
+					// As between the end of the execution (it lost its
+					// lease) and River's record of its job's snooze.
+					r.live.Delete(owner)
+				} else {
+					owner = "another-host-1-x/1"
+				}
+				if err := env.db.Gorm.Exec(`UPDATE runs SET lease_until = ?, lease_owner = ? WHERE id = ?`,
+					time.Now().UTC().Add(-time.Minute), owner, run.ID).Error; err != nil {
+					t.Fatal(err)
+				}
+				r.Sweep(context.Background())
+				if j := env.job(*held.JobID); j.Queue != tc.wantQueue || j.State == rivertype.JobStateRunning && j.Attempt < 2 {
+					t.Errorf("after the sweep the run's job is %s in queue %q (attempt %d), want requeued in %q", j.State, j.Queue, j.Attempt, tc.wantQueue)
+				}
+			})
+		})
+	}
+}

@@ -61,6 +61,14 @@ func (r *Runner) Execute(ctx context.Context, runID int64) error {
 		// A paused run's job ends here: Continue queues a new one.
 		return nil
 	}
+	// Answers this process was paid for but could not store (the
+	// database refused writes for longer than its retries) go in first:
+	// this run's may be among them, and its resume replays them from the
+	// cache. While the database still refuses them, no call is sent.
+	if err := r.storeUnsaved(ctx); err != nil {
+		r.log.Warn("database unavailable: run not started; it starts when the database answers", "run", runID, "err", err, "retry_in", dbPause)
+		return river.JobSnooze(dbPause)
+	}
 	// The lease owner names this execution, not just this process: two
 	// executions of one job in one process must still tell each other apart.
 	owner := fmt.Sprintf("%s/%d", r.id, r.executions.Add(1))
@@ -1164,9 +1172,9 @@ func (r *Runner) saveResult(ctx context.Context, res models.BatchResult) error {
 		// between) go in the same statement: one round trip.
 		items := append([]models.BatchSave{w.item}, r.takeCached()...)
 		errs := r.db.SaveBatchResults(ctx, items)
-		for _, err := range errs[1:] {
+		for i, err := range errs[1:] {
 			if err != nil {
-				r.log.Warn("store a judge answer in the answer cache", "err", err)
+				r.keepUnsaved(items[1+i], err)
 			}
 		}
 		return errs[0]
@@ -1301,6 +1309,12 @@ const maxGroupCommit = 64
 type saveQueue struct {
 	mu      sync.Mutex
 	pending []*pendingSave
+	// unsaved are paid answers for the cache whose write failed with a
+	// database error worth waiting out (a full disk, a database down for
+	// longer than the retries): kept here, not dropped, and stored before
+	// this process starts its next execution (storeUnsaved), so that the
+	// resume of their run replays them instead of paying for them again.
+	unsaved []models.BatchSave
 	writing bool // a writer is writing the queue's groups
 	// lingering: linger, a timer, will write queued cached answers
 	// (saveAnswer); it is stopped when a group takes them first.
@@ -1358,9 +1372,7 @@ func (r *Runner) writeGroup() bool {
 		if w.done != nil {
 			close(w.done)
 		} else if errs[i] != nil {
-			// As a failed save of the cache before: passed by, the run
-			// has its answer (a re-run will ask the judge again).
-			r.log.Warn("store a judge answer in the answer cache", "err", errs[i])
+			r.keepUnsaved(w.item, errs[i])
 		}
 	}
 	r.saves.mu.Lock()
@@ -1370,6 +1382,67 @@ func (r *Runner) writeGroup() bool {
 	}
 	r.saves.mu.Unlock()
 	return more
+}
+
+// keepUnsaved handles a cached answer whose write failed: one the
+// database may take later (IsTransient) is kept for storeUnsaved; any
+// other is dropped, as before (the run has its answer; a re-run asks the
+// judge again).
+func (r *Runner) keepUnsaved(it models.BatchSave, err error) {
+	if it.Cached == nil || !models.IsTransient(err) {
+		r.log.Warn("store a judge answer in the answer cache", "err", err)
+		return
+	}
+	r.log.Warn("store a judge answer in the answer cache: kept to store again before the run resumes", "run", it.Cached.RunID, "err", err)
+	r.saves.mu.Lock()
+	r.saves.unsaved = append(r.saves.unsaved, it)
+	r.saves.mu.Unlock()
+}
+
+// storeUnsaved stores the kept answers (keepUnsaved). It returns a
+// database error worth waiting out when some could still not be stored:
+// they stay kept, and the caller should not start sending calls, which
+// could ask the judge again for an answer this process holds.
+func (r *Runner) storeUnsaved(ctx context.Context) error {
+	r.saves.mu.Lock()
+	items := r.saves.unsaved
+	r.saves.unsaved = nil
+	r.saves.mu.Unlock()
+	if len(items) == 0 {
+		return nil
+	}
+	errs := r.db.SaveBatchResults(context.WithoutCancel(ctx), items)
+	var first error
+	stored := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			stored++
+		case models.IsTransient(err):
+			first = cmp.Or(first, err)
+			r.saves.mu.Lock()
+			r.saves.unsaved = append(r.saves.unsaved, items[i])
+			r.saves.mu.Unlock()
+		default:
+			r.log.Warn("store a judge answer in the answer cache", "run", items[i].Cached.RunID, "err", err)
+		}
+	}
+	if stored > 0 {
+		r.log.Info("stored judge answers kept through a database outage", "answers", stored)
+	}
+	return first
+}
+
+// dropUnsaved logs the kept answers this process could not store before
+// it stops: their runs will ask the judge for them again.
+func (r *Runner) dropUnsaved() {
+	r.saves.mu.Lock()
+	items := r.saves.unsaved
+	r.saves.unsaved = nil
+	r.saves.mu.Unlock()
+	for _, it := range items {
+		r.log.Error("a paid judge answer could not be stored before this process stopped: its run will ask the judge again", "run", it.Cached.RunID)
+	}
 }
 
 // stopping reports why no new call should start, if any.

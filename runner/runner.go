@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -475,8 +476,11 @@ func (r *Runner) Stop(ctx context.Context) error {
 		// Out of patience: cancel what is left. Stored answers are safe.
 		err = r.river.StopAndCancel(context.Background())
 	}
-	// Cached answers still queued for a group commit (saveAnswer).
+	// Cached answers still queued for a group commit (saveAnswer), and
+	// those kept through a database outage: a last try.
 	r.flushSaves(ctx)
+	_ = r.storeUnsaved(ctx)
+	r.dropUnsaved()
 	// Finished runs' statistics being computed: kept if they end in time.
 	r.WaitStats(ctx)
 	r.endNotes()
@@ -656,7 +660,18 @@ func (r *Runner) Sweep(ctx context.Context) int {
 			// lease decides.)
 			continue
 		}
-		ok, err := r.db.RequeueJob(ctx, *l.JobID)
+		// A lapsed lease of this process's own execution that has just
+		// ended (it lost the lease through a full disk or a database
+		// outage and snoozed its job, which River had not yet recorded):
+		// the job stays in this runner's queue, which this live process
+		// works. Moved to the shared queue, a command line's run (whose
+		// queue is private) was left to workers that may not exist, and
+		// `batcheval run` waited for ever.
+		queue := river.QueueDefault
+		if strings.HasPrefix(l.Owner, r.id+"/") {
+			queue = r.cfg.Queue
+		}
+		ok, err := r.db.RequeueJob(ctx, *l.JobID, queue)
 		if err != nil {
 			r.log.Warn("requeue orphaned run", "run", l.RunID, "judge", r.judgeOf(ctx, l.RunID), "err", err)
 			continue

@@ -125,6 +125,13 @@ func (l *lockedBuffer) String() string {
 // start runs batcheval with args against dsn.
 func start(t *testing.T, name, dsn string, args ...string) *proc {
 	t.Helper()
+	return startWith(t, name, dsn, nil, args...)
+}
+
+// startWith is start with more environment variables, which take
+// precedence over the suite's.
+func startWith(t *testing.T, name, dsn string, extraEnv []string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(binary(t), args...)
 	env := append(os.Environ(),
 		"BATCHEVAL_LEASE="+faultLease.String(),
@@ -139,7 +146,7 @@ func start(t *testing.T, name, dsn string, args ...string) *proc {
 	} else {
 		env = append(env, "BATCHEVAL_DB="+dsn, "DATABASE_URL=")
 	}
-	cmd.Env = env
+	cmd.Env = append(env, extraEnv...)
 	p := &proc{t: t, name: name, cmd: cmd, out: &lockedBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
