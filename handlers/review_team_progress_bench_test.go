@@ -23,10 +23,12 @@ import (
 // rating in ten given twice (the later one counts), Ann's cookie opening
 // the queue. In the same process it times the page with the line (median
 // of seven) and the count alone (models.TeamRatedSamples, median of
-// seven), and reports the count's share of the page and the page over the
+// seven: since reviewperf51 served from memory while the dataset's review
+// version stands, so BenchmarkTeamRatedServed compares it with the old
+// count), and reports the count's share of the page and the page over the
 // page without it (page / (page − count)). Run with -benchtime=1x.
 func BenchmarkReviewQueueTeamProgress(b *testing.B) {
-	ctx, e, h, ds, crit, n, rs, runID := teamProgressBenchSetup(b)
+	ctx, e, h, ds, crit, n, rs, runID := teamProgressBenchSetup(b, "BATCHEVAL_BENCH_TEAM_SAMPLES", 20000)
 	lctx := context.WithValue(ctx, principalKey{}, Principal{Kind: LocalUser, Workspace: models.Workspace{ID: ds.WorkspaceID}, Role: models.RoleOwner})
 	path := fmt.Sprintf("/datasets/%d/review?run=%d&criterion=1&blind=off", ds.ID, runID)
 	median := func(f func()) time.Duration {
@@ -60,9 +62,9 @@ func BenchmarkReviewQueueTeamProgress(b *testing.B) {
 
 // teamProgressBenchSetup builds BenchmarkReviewQueueTeamProgress's run
 // and reviews.
-func teamProgressBenchSetup(b *testing.B) (context.Context, *echo.Echo, *Handlers, models.Dataset, evaluator.Criterion, int, []models.ReviewRating, int64) {
+func teamProgressBenchSetup(b *testing.B, sizeVar string, size int) (context.Context, *echo.Echo, *Handlers, models.Dataset, evaluator.Criterion, int, []models.ReviewRating, int64) {
 	b.Helper()
-	n := benchSizeAbove(b, "BATCHEVAL_BENCH_TEAM_SAMPLES", 20000, 100)
+	n := benchSizeAbove(b, sizeVar, size, 100)
 	ctx := context.Background()
 	e, h, p := benchServer(b, models.SQLite)
 	ds, ids := synthDataset(b, h.DB, p, n)
@@ -99,7 +101,7 @@ func teamProgressBenchSetup(b *testing.B) (context.Context, *echo.Echo, *Handler
 // after a review is added (one count from the reviews, with the version
 // read in the same statement) over the old count. Run with -benchtime=1x.
 func BenchmarkTeamRatedServed(b *testing.B) {
-	ctx, _, h, ds, crit, n, rs, _ := teamProgressBenchSetup(b)
+	ctx, _, h, ds, crit, n, rs, _ := teamProgressBenchSetup(b, "BATCHEVAL_BENCH_TEAM_SAMPLES", 20000)
 	median := func(f func()) time.Duration {
 		var took []time.Duration
 		for range 15 {
@@ -144,5 +146,55 @@ func BenchmarkTeamRatedServed(b *testing.B) {
 			afterChange.Round(time.Microsecond), tAdd.Round(time.Microsecond), (afterChange - tAdd).Round(time.Microsecond), float64(afterChange-tAdd)/float64(tOld))
 		b.ReportMetric(float64(tOld)/float64(tNew), "old/served")
 		b.ReportMetric(float64(afterChange-tAdd)/float64(tOld), "firstview/old")
+	}
+}
+
+// BenchmarkReviewerAgreementsServed measures, on SQLite, the alignment
+// page's per-reviewer agreement table (reviewerAgreements) with each
+// reviewer's figures served from the cache against computed at every view
+// as before reviewperf51 (the cache emptied before each), on a finished
+// synthetic run of BATCHEVAL_BENCH_AGREE_SAMPLES samples (8,000 by
+// default: three reviewers rate 4,000 each, below stats.AnalyticAbove, so
+// their Spearman and Kendall intervals are 1,000 bootstrap resamples, the
+// costly case): medians of five in the same process, and their ratio. The
+// table's other reads (the current ratings, the judge's scores) are in
+// both. Run with -benchtime=1x.
+func BenchmarkReviewerAgreementsServed(b *testing.B) {
+	ctx, _, h, ds, _, n, rs, runID := teamProgressBenchSetup(b, "BATCHEVAL_BENCH_AGREE_SAMPLES", 8000)
+	lctx := context.WithValue(ctx, principalKey{}, Principal{Kind: LocalUser, Workspace: models.Workspace{ID: ds.WorkspaceID}, Role: models.RoleOwner})
+	run, err := h.DB.FindRun(lctx, ds.WorkspaceID, runID)
+	mustB(b, err)
+	median := func(f func()) time.Duration {
+		var took []time.Duration
+		for range 5 {
+			start := time.Now()
+			f()
+			took = append(took, time.Since(start))
+		}
+		slices.Sort(took)
+		return took[2]
+	}
+	table := func() string {
+		ts, err := h.reviewerAgreements(lctx, ds.WorkspaceID, run)
+		mustB(b, err)
+		return agreementFigures(ts)
+	}
+	forget := func() {
+		h.reports.mu.Lock()
+		clear(h.reports.agreements)
+		h.reports.mu.Unlock()
+	}
+	for b.Loop() {
+		forget()
+		fresh := table()
+		if served := table(); served != fresh || !strings.Contains(fresh, "Resamples:1000") {
+			b.Fatalf("served\n%s\nfresh\n%s", served, fresh)
+		}
+		old := median(func() { forget(); table() })
+		table()
+		cached := median(func() { table() })
+		b.Logf("%d samples, %d reviews: the table computed at every view %v, served %v (%.1fx)", n, len(rs),
+			old.Round(time.Microsecond), cached.Round(time.Microsecond), float64(old)/float64(cached))
+		b.ReportMetric(float64(old)/float64(cached), "old/served")
 	}
 }
