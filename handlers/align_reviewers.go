@@ -3,6 +3,8 @@ package handlers
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"math"
 	"slices"
 
@@ -66,7 +68,7 @@ func (h *Handlers) reviewerAgreements(ctx context.Context, wsID int64, run model
 		for _, s := range as.scores {
 			finals[s.RowID] = s.Final
 		}
-		out = append(out, agreementTable(crit.Name, current[crit.Name], finals, marks))
+		out = append(out, agreementTable(crit.Name, current[crit.Name], finals, marks, h.reports.agreementOf(run.ID, crit.Name)))
 	}
 	return out, nil
 }
@@ -75,7 +77,9 @@ func (h *Handlers) reviewerAgreements(ctx context.Context, wsID int64, run model
 // from their current reviews rs and the judge's final score of each of the
 // run's samples (finals, by row id; nil where the score is missing). A
 // rating of a sample the run does not hold is not one of this run's.
-func agreementTable(criterion string, rs []models.ReviewRating, finals map[int64]*float64, marks raterMarks) web.ReviewerAgreementTable {
+// agree computes a reviewer's coefficients and intervals from the judge's
+// scores and their ratings (report.Agreement, or its cache: agreementOf).
+func agreementTable(criterion string, rs []models.ReviewRating, finals map[int64]*float64, marks raterMarks, agree func(x, y []float64) stats.Correlations) web.ReviewerAgreementTable {
 	type reviewer struct {
 		who      models.ReviewRating
 		judge, y []float64
@@ -105,7 +109,7 @@ func agreementTable(criterion string, rs []models.ReviewRating, finals map[int64
 	})
 	t := web.ReviewerAgreementTable{Criterion: criterion}
 	for _, rv := range order {
-		cs := report.Agreement(rv.judge, rv.y)
+		cs := agree(rv.judge, rv.y)
 		t.Rows = append(t.Rows, web.ReviewerAgreement{Reviewer: rv.who, Rated: len(rv.y), Correlations: cs,
 			Why: agreementUndefinedWhy(cs.Pearson, rv.judge, rv.y)})
 		if l := cs.Interval.Label(stats.DefaultResamples); l != "" && !slices.Contains(t.Intervals, l) {
@@ -139,4 +143,68 @@ func agreementUndefinedWhy(p stats.Correlation, judge, ratings []float64) string
 		return "undefined: the judge gave every one of these samples the same score"
 	}
 	return "undefined"
+}
+
+// agreementKey names one reviewer's agreement with the judge on a run's
+// criterion by what it is computed from: the judge's scores and the
+// reviewer's ratings of the samples both hold, in order (a hash of their
+// bits). Any rating added, changed or withdrawn, and any score, changes
+// the key; an exclusion or readmission changes no figure of the table
+// (an excluded reviewer is listed with their agreement, marked), only the
+// mark, which is read at each view.
+type agreementKey struct {
+	run       int64
+	criterion string
+	inputs    [sha256.Size]byte
+}
+
+// agreementOf is report.Agreement for run's criterion, served from the
+// cache when the same scores and ratings were computed before: the same
+// inputs give the same figures bit for bit (a fixed seed), so a view
+// while nothing changed draws no bootstrap resample.
+func (rc *reportCache) agreementOf(run int64, criterion string) func(x, y []float64) stats.Correlations {
+	return func(x, y []float64) stats.Correlations {
+		k := agreementKey{run: run, criterion: criterion, inputs: agreementInputs(x, y)}
+		rc.mu.Lock()
+		cs, ok := rc.agreements[k]
+		compute := rc.agree
+		rc.mu.Unlock()
+		if ok {
+			return cs
+		}
+		if compute == nil {
+			compute = report.Agreement
+		}
+		cs = compute(x, y)
+		rc.mu.Lock()
+		if len(rc.agreements) >= agreementCacheSize {
+			clear(rc.agreements)
+		}
+		rc.agreements[k] = cs
+		rc.mu.Unlock()
+		return cs
+	}
+}
+
+// agreementCacheSize bounds the reviewers' agreements kept: a few reviewers
+// on a few criteria of the runs being aligned; each is a few words. A full
+// cache starts again empty.
+const agreementCacheSize = 4096
+
+// agreementInputs hashes the judge's scores x and the ratings y (equal
+// lengths) bit for bit, a missing score (NaN) included.
+func agreementInputs(x, y []float64) [sha256.Size]byte {
+	h := sha256.New()
+	buf := make([]byte, 8)
+	binary.LittleEndian.PutUint64(buf, uint64(len(x)))
+	h.Write(buf)
+	for _, s := range [][]float64{x, y} {
+		for _, v := range s {
+			binary.LittleEndian.PutUint64(buf, math.Float64bits(v))
+			h.Write(buf)
+		}
+	}
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	return out
 }

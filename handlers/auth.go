@@ -190,6 +190,12 @@ const (
 	// answered without signing in (answerInvite): the sign-in page it is
 	// sent to shows the address answered with (inviteLoginEmail).
 	sessInviteAnswered = "invite_answered"
+	// sessLeftWorkspaceID is the workspace the session had chosen when its
+	// account was found no longer a member of it (Principal.Left), kept
+	// after the session moved on: a review form of that workspace's pages
+	// sent later, from a tab opened before, is refused keeping what was
+	// typed (leftReviewSave), whichever page was opened first.
+	sessLeftWorkspaceID = "left_workspace_id"
 )
 
 // sessionLifetime: a working week; sessionIdle: a day away signs you out.
@@ -417,10 +423,16 @@ func (h *Handlers) principalFor(c echo.Context) (Principal, error) {
 				return Principal{}, err
 			}
 			sm.Remove(ctx, sessWorkspaceID)
+			sm.Put(ctx, sessLeftWorkspaceID, want)
 		}
 		if p.Workspace.ID == 0 && len(wss) > 0 {
 			p.Workspace, p.Role = wss[0].Workspace, wss[0].Role
 			sm.Put(ctx, sessWorkspaceID, p.Workspace.ID)
+		}
+		if p.Left == "" {
+			if p.Left, err = h.leftReviewSave(c, wss); err != nil {
+				return Principal{}, err
+			}
 		}
 		return p, nil
 	}

@@ -187,10 +187,12 @@ func TestReviewQueueAndAlignmentReadReviewsOnce(t *testing.T) {
 						if want := map[string]int{"review queue": 1}[p.name]; len(gotOwn) != want {
 							t.Errorf("%s: the %s read the reviewer's own ratings in %d queries, want %d:\n%s", view.name, p.name, len(gotOwn), want, strings.Join(gotOwn, "\n"))
 						}
-						// The queue counts the team's rated samples in one
-						// query; the alignment counts none.
-						if want := map[string]int{"review queue": 1}[p.name]; len(gotTeam) != want {
-							t.Errorf("%s: the %s counted the team's rated samples in %d queries, want %d:\n%s", view.name, p.name, len(gotTeam), want, strings.Join(gotTeam, "\n"))
+						// The queue counts the team's rated samples in at
+						// most one query (none while the dataset's review
+						// version stands: reviewperf51); the alignment
+						// counts none.
+						if most := map[string]int{"review queue": 1}[p.name]; len(gotTeam) > most {
+							t.Errorf("%s: the %s counted the team's rated samples in %d queries, want at most %d:\n%s", view.name, p.name, len(gotTeam), most, strings.Join(gotTeam, "\n"))
 						}
 						// The queue reads its shown sample's reviews whole,
 						// once; the alignment shows none.

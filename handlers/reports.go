@@ -51,6 +51,14 @@ type reportCache struct {
 	// alignment's two held-out runs (align.go), which cost about a minute
 	// at 100,000 samples.
 	heldOut map[heldOutKey]heldOutResult
+	// agreements holds the alignment page's reviewers' agreement with the
+	// judge (align_reviewers.go), by run, criterion and the ratings and
+	// scores they are computed from: their bootstrap intervals were
+	// computed at every view.
+	agreements map[agreementKey]stats.Correlations
+	// agree computes one reviewer's agreement; nil is report.Agreement.
+	// Tests set it to count the computations.
+	agree func(x, y []float64) stats.Correlations
 	// compareHeldOut computes an alignment's held-out comparisons; nil is
 	// heldOutComparisons. Tests set it to count or hold the computations.
 	compareHeldOut func(a models.Alignment, before, after []models.SampleScore) []web.AlignComparison
@@ -152,7 +160,7 @@ type reportKey struct {
 func newReportCache() *reportCache {
 	return &reportCache{items: map[reportKey]*report.Report{}, pairs: map[averagePairKey]stats.AveragedDifference{},
 		criterionPairs: map[criterionPairKey][]stats.Difference{}, matched: map[criterionPairKey]*matchedSamples{},
-		heldOut: map[heldOutKey]heldOutResult{}, slots: make(chan struct{}, backgroundSummaryBuilds),
+		heldOut: map[heldOutKey]heldOutResult{}, agreements: map[agreementKey]stats.Correlations{}, slots: make(chan struct{}, backgroundSummaryBuilds),
 		failedBuilds: map[string]time.Time{}}
 }
 

@@ -56,8 +56,11 @@ type DB struct {
 	// nil where answerSQL is.
 	ans *answerConn
 	// stmts are the hot statements prepared on SQLite (hotsql.go).
-	stmts   preparedCache
-	Dialect Dialect
+	stmts preparedCache
+	// teamRated keeps the review queue's team counts, each with the
+	// dataset's review version it was counted at (review_progress.go).
+	teamRated teamRatedCache
+	Dialect   Dialect
 	// Pool is set for PostgreSQL: River's pgx driver and GORM share it.
 	Pool *pgxpool.Pool
 	// Getenv reads the operator's environment: the list of key variables
