@@ -106,7 +106,7 @@ func (db *DB) CreateShareLink(ctx context.Context, n NewShareLink, audit ...Audi
 		l.RunID = &n.RunID
 		if n.Kind == ShareCompare {
 			if n.OtherRunID == n.RunID {
-				return ShareLink{}, "", Errorf(EInvalid, "a comparison needs two different runs")
+				return ShareLink{}, "", Errorf(EInvalid, "Choose two different runs to compare: both are run %d.", n.RunID)
 			}
 			if _, err := db.FindRun(ctx, n.WorkspaceID, n.OtherRunID); err != nil {
 				return ShareLink{}, "", err
