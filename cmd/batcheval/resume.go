@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/runner"
@@ -71,6 +72,11 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	rc.DB, rc.Log, rc.Getenv = db, log, getenv
+	// The run keeps its judge settings (its snapshot): a refusal's hint
+	// says so, and how to start a new run, where "press Test connection"
+	// or "run again with --token-limit" could only lead to the same
+	// failure.
+	rc.JudgeSettingsAt = judge.SettingsKeptByRun
 	if *queueOnly {
 		r, err := runner.New(rc)
 		if err != nil {

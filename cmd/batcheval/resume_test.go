@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/batcheval/batcheval/evaluator/judge"
+	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dbtest"
 )
@@ -177,5 +178,75 @@ func TestRunAndResumeApplyTheJudgeNetworkPolicy(t *testing.T) {
 	}
 	if sent := len(fj.requests(false)) - sentBefore; sent != 1 {
 		t.Errorf("resume sent %d requests, want 1 (the gap)", sent)
+	}
+}
+
+// TestResumeRefusalHintFitsAResumedRun: a run resumed by `batcheval
+// resume` whose judge now refuses its temperature (an OpenAI reasoning
+// model, simjudge.ReasoningModel) stops with a hint that fits a resumed run: it
+// keeps the judge settings it started with, so neither "press Test
+// connection on the judge's page" (what the error said) nor "run again
+// with --default-sampling-only" (read as: resume again) helps; the hint
+// says a new `batcheval run` with the flags does, and the answers stay
+// stored.
+func TestResumeRefusalHintFitsAResumedRun(t *testing.T) {
+	dsn := dbtest.DSN(t, models.SQLite)
+	reasoning := simjudge.ReasoningModel(simjudge.NewHandler(simjudge.Options{Seed: 4}), simjudge.Reasoning{})
+	var refusing, reasoningModel atomic.Bool
+	refusing.Store(true)
+	var mu sync.Mutex
+	target := ""
+	fj := newFaultJudge(t, func(w http.ResponseWriter, r *http.Request, n int, rq request) bool {
+		if reasoningModel.Load() {
+			reasoning.ServeHTTP(w, r)
+			return true
+		}
+		mu.Lock()
+		if target == "" && !rq.probe {
+			target = rq.key
+		}
+		hit := rq.key == target
+		mu.Unlock()
+		if hit && refusing.Load() {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			fmt.Fprint(w, `{"error":{"message":"refused"}}`)
+			return true
+		}
+		return false
+	})
+	env := func(k string) string {
+		return map[string]string{"BATCHEVAL_DB": dsn, "BATCHEVAL_LOG_LEVEL": "error"}[k]
+	}
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), runArgs(t, fj.URL()), env, &out, &errOut); err != nil {
+		t.Fatalf("batcheval run: %v\n%s", err, errOut.String())
+	}
+	db := openDSN(t, dsn)
+	first := theRun(t, db, 0, models.Run.Finished)
+	if first.BatchesFailed != 1 || !first.Resumable() {
+		t.Fatalf("first pass: %d failed batches, resumable %v; want one gap", first.BatchesFailed, first.Resumable())
+	}
+	reasoningModel.Store(true)
+	err := run(context.Background(), []string{"resume", fmt.Sprint(first.ID)}, env, &out, &errOut)
+	if err == nil {
+		t.Fatal("resume against a judge refusing max_tokens succeeded")
+	}
+	msg := err.Error()
+	// The model refuses the run's temperature first (0.2; it takes only 1).
+	for _, want := range []string{"takes only the default temperature", "a resumed run keeps the judge settings it started with",
+		"start a new run instead, `batcheval run` with --default-sampling-only and --token-limit max_completion_tokens"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("resume's error lacks %q:\n%s", want, msg)
+		}
+	}
+	for _, wrong := range []string{"Test connection", "judge's page", "run again with"} {
+		if strings.Contains(msg, wrong) {
+			t.Errorf("resume's error says %q, which cannot help a resumed run:\n%s", wrong, msg)
+		}
+	}
+	after := theRun(t, db, 0, models.Run.Finished)
+	if after.BatchesDone-after.BatchesFailed != first.BatchesDone-first.BatchesFailed {
+		t.Errorf("answered batches %d after the refused resume, want the %d stored before", after.BatchesDone-after.BatchesFailed, first.BatchesDone-first.BatchesFailed)
 	}
 }
