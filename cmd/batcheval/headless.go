@@ -338,7 +338,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		if herr := r.HandOver(context.WithoutCancel(ctx), ws.ID, run.ID); herr != nil {
 			log.Warn("hand the run over to the shared queue", "run", run.ID, "judge", run.JudgeSnapshot.Name, "err", herr)
 		}
-		return fmt.Errorf("%w (run %d is stored; `batcheval serve` resumes it)", werr, run.ID)
+		return interruptedError(context.WithoutCancel(ctx), db, ws.ID, run.ID, werr)
 	}
 	if final.Paused() {
 		return &pausedError{run: final}
@@ -422,6 +422,22 @@ func (e *spendCapStopError) Error() string {
 // the dashboard or the API) while the command waited for it: the run is
 // not finished nor failed, and goes on only when someone continues it.
 const exitPaused = 4
+
+// interruptedError is what `batcheval run` and `batcheval resume` say when
+// stopped (Ctrl-C, SIGTERM) before their run ended, once its calls out are
+// answered and it is handed to the shared queue: how far it got, that
+// the answers are kept, and which command finishes it. It said only
+// "run N is stored; `batcheval serve` resumes it", and `batcheval resume
+// N` then refused the run as still running.
+func interruptedError(ctx context.Context, db *models.DB, wsID, runID int64, err error) error {
+	done := ""
+	if run, ferr := db.FindRun(ctx, wsID, runID); ferr == nil {
+		done = fmt.Sprintf(" with %d of %d batches answered", run.BatchesDone-run.BatchesFailed, run.BatchesTotal)
+	}
+	return fmt.Errorf("%w: run %d stopped%s, and every answer received is stored. "+
+		"It is queued for `batcheval worker` or `batcheval serve` on this database: start either to finish it (only the batches without an answer are sent)",
+		err, runID, done)
+}
 
 // pausedError ends a command whose run was paused while it waited. The
 // command does not wait on: Continue queues the run for the dashboard's

@@ -48,7 +48,7 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	runID, err := strconv.ParseInt(fs.Arg(0), 10, 64)
 	if err != nil || runID <= 0 {
-		return fmt.Errorf("run id %q is not a number", fs.Arg(0))
+		return fmt.Errorf("%q is not a run id: give the run's number, as its page and the run list show it (e.g. batcheval resume 12)", fs.Arg(0))
 	}
 	capUSD, err := parseSpendCap(*spendCap)
 	if err != nil {
@@ -84,7 +84,7 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 		run, err := r.Resume(ctx, ws.ID, runID, req)
 		if err != nil {
-			return err
+			return resumeRefusal(run, err)
 		}
 		fmt.Fprintf(stdout, "run %d queued: %d of %d batches to send; `batcheval serve` or `batcheval worker` finishes it\n", run.ID, run.BatchesTotal-run.BatchesDone, run.BatchesTotal)
 		return nil
@@ -109,7 +109,7 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	run, err := r.Resume(ctx, ws.ID, runID, req)
 	if err != nil {
-		return err
+		return resumeRefusal(run, err)
 	}
 	if err := r.Start(ctx); err != nil {
 		return err
@@ -123,7 +123,7 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 		if herr := r.HandOver(context.WithoutCancel(ctx), ws.ID, run.ID); herr != nil {
 			log.Warn("hand the run over to the shared queue", "run", run.ID, "err", herr)
 		}
-		return fmt.Errorf("%w (run %d is stored; `batcheval serve` resumes it)", werr, run.ID)
+		return interruptedError(context.WithoutCancel(ctx), db, ws.ID, run.ID, werr)
 	}
 	if final.Paused() {
 		return &pausedError{run: final}
@@ -140,4 +140,23 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 		return fmt.Errorf("run %d %s: %s", final.ID, final.Status, final.Error)
 	}
 	return nil
+}
+
+// resumeRefusal is the model's refusal of a resume (models.ReopenRun),
+// with what the command line can do where the model's words are the
+// dashboard's: a run not finished (one `batcheval run` handed over when
+// interrupted) is finished by a worker, not by resume; a paused one is
+// continued from its page or the API.
+func resumeRefusal(run models.Run, err error) error {
+	if models.ErrorCode(err) != models.EConflict || run.ID == 0 {
+		return err
+	}
+	switch {
+	case run.Paused():
+		return fmt.Errorf("%w (press Continue on the run's page, or POST /api/v1/runs/%d/continue; `batcheval worker` or `batcheval serve` then finishes it)", err, run.ID)
+	case !run.Finished():
+		return fmt.Errorf("%w once `batcheval worker` or `batcheval serve` works this database: start either if none is running "+
+			"(its %d answered batches are kept; only the others are sent)", err, run.BatchesDone-run.BatchesFailed)
+	}
+	return err
 }

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/evaluator/simjudge"
@@ -248,5 +250,61 @@ func TestResumeRefusalHintFitsAResumedRun(t *testing.T) {
 	after := theRun(t, db, 0, models.Run.Finished)
 	if after.BatchesDone-after.BatchesFailed != first.BatchesDone-first.BatchesFailed {
 		t.Errorf("answered batches %d after the refused resume, want the %d stored before", after.BatchesDone-after.BatchesFailed, first.BatchesDone-first.BatchesFailed)
+	}
+}
+
+// TestInterruptedRunSaysHowToFinishIt: `batcheval run` stopped by Ctrl-C
+// (its context cancelled) once some batches are answered says how far it
+// got, that the answers are stored, and which command finishes it; it
+// said "run N is stored; `batcheval serve` resumes it", and `batcheval
+// resume N`, the command an operator reaches for, then refused with "it
+// resumes by itself" and no more. resume now says what does resume it.
+// Ids that are no run's are refused saying what to write.
+func TestInterruptedRunSaysHowToFinishIt(t *testing.T) {
+	dsn := dbtest.DSN(t, models.SQLite)
+	fj := newFaultJudge(t, nil)
+	env := func(k string) string {
+		return map[string]string{"BATCHEVAL_DB": dsn, "BATCHEVAL_LOG_LEVEL": "error"}[k]
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut bytes.Buffer
+	ended := make(chan error, 1)
+	go func() { ended <- run(ctx, runArgs(t, fj.URL(), "--concurrency", "1"), env, &out, &errOut) }()
+	db := openDSN(t, dsn)
+	theRun(t, db, 60*time.Second, func(r models.Run) bool { return r.BatchesDone > 0 })
+	cancel()
+	err := <-ended
+	stopped := theRun(t, db, 0, func(models.Run) bool { return true })
+	if stopped.Finished() || stopped.BatchesDone == 0 || stopped.BatchesDone == stopped.BatchesTotal {
+		t.Fatalf("the run is %s with %d/%d batches; want it stopped part way", stopped.Status, stopped.BatchesDone, stopped.BatchesTotal)
+	}
+	want := fmt.Sprintf("interrupted: run %d stopped with %d of %d batches answered, and every answer received is stored. "+
+		"It is queued for `batcheval worker` or `batcheval serve` on this database", stopped.ID, stopped.BatchesDone, stopped.BatchesTotal)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("interrupted run: %v\nwant %q", err, want)
+	}
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"the interrupted run", []string{fmt.Sprint(stopped.ID)}, fmt.Sprintf("it resumes by itself once `batcheval worker` or `batcheval serve` works this database: start either if none is running (its %d answered batches are kept", stopped.BatchesDone)},
+		{"queue only", []string{"--queue-only", fmt.Sprint(stopped.ID)}, "once `batcheval worker` or `batcheval serve` works this database"},
+		{"an unknown run", []string{"999"}, "run 999 does not exist"},
+		{"zero", []string{"0"}, `"0" is not a run id: give the run's number, as its page and the run list show it (e.g. batcheval resume 12)`},
+		{"a word", []string{"last"}, `"last" is not a run id`},
+		{"no id", nil, "give the id of the run to resume"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := run(context.Background(), append([]string{"resume"}, tc.args...), env, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("resume %v: %v\nwant %q", tc.args, err, tc.want)
+			}
+		})
+	}
+	if after := theRun(t, db, 0, func(models.Run) bool { return true }); after.BatchesDone != stopped.BatchesDone || after.Status != stopped.Status {
+		t.Errorf("the refused resumes changed the run: %s %d/%d, was %s %d/%d", after.Status, after.BatchesDone, after.BatchesTotal, stopped.Status, stopped.BatchesDone, stopped.BatchesTotal)
 	}
 }
