@@ -57,6 +57,9 @@ func rotateKey(ctx context.Context, args []string, getenv func(string) string, s
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
 	if *oldFile == "" || *newFile == "" {
 		fs.Usage()
 		return errors.New("--old-key-file and --new-key-file are required")

@@ -875,6 +875,9 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
 	log := c.logger(stderr)
 	db, err := openDB(ctx, c, log)
 	if err != nil {

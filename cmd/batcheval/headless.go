@@ -140,12 +140,31 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return err
 	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
 	if *dataPath == "" || *rubricPath == "" {
 		fs.Usage()
-		return errors.New("--data and --rubric are required")
+		var missing []string
+		if *dataPath == "" {
+			missing = append(missing, "--data (the data file: CSV with a header, JSON Lines or a JSON array)")
+		}
+		if *rubricPath == "" {
+			missing = append(missing, "--rubric (the rubric file, YAML or JSON, as shown above)")
+		}
+		return fmt.Errorf("run needs %s", andList(missing))
 	}
 	if !*simulated && (*judgeURL == "" || *model == "") {
 		return errors.New("give --judge-url and --model, or --simulated for the built-in simulated judge")
+	}
+	// Checked before anything is read or judged: a name the project
+	// cannot take failed after the data was imported, in the model's
+	// words, which did not name the flag.
+	if strings.TrimSpace(*project) == "" {
+		return errors.New(`--project is empty: give the project the run is stored under a name, e.g. --project "Command-line runs" (the default)`)
+	}
+	if err := checkOutPath(*out); err != nil {
+		return err
 	}
 	// The run records its judge's base URL, which every member of the
 	// workspace reads: a credential in it is refused as on the judge form
@@ -247,8 +266,11 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	db.Getenv = getenv
 	defer db.Close()
-	proj, err := findOrCreateProject(ctx, db, ws, *project)
+	proj, err := findOrCreateProject(ctx, db, ws, strings.TrimSpace(*project))
 	if err != nil {
+		if models.ErrorCode(err) == models.EInvalid {
+			return fmt.Errorf("--project: %w", err)
+		}
 		return err
 	}
 	ds := models.Dataset{WorkspaceID: ws.ID, ProjectID: proj.ID, Name: models.OneLine(filepath.Base(*dataPath)), SourceFilename: filepath.Base(*dataPath),
@@ -517,6 +539,31 @@ func ratingMapping(rub evaluator.Rubric) dataimport.Mapping {
 		}
 	}
 	return m
+}
+
+// checkOutPath refuses, before any judge call, an --out the result
+// cannot be written to (a folder that does not exist or cannot be
+// written): it was found only once the run had been judged and paid
+// for, and the result was then only in the database. The file itself is
+// written at the end (an old result there stays until then).
+func checkOutPath(out string) error {
+	if out == "" {
+		return nil
+	}
+	dir := filepath.Dir(out)
+	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+		return fmt.Errorf("--out %s is a folder: give a file's path, e.g. %s", out, filepath.Join(out, "result.json"))
+	}
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return fmt.Errorf("--out %s: the folder %s does not exist: create it, or choose another path (nothing was judged)", out, dir)
+	}
+	probe, err := os.CreateTemp(dir, ".batcheval-out-*")
+	if err != nil {
+		return fmt.Errorf("--out %s: the folder %s cannot be written to: choose another path (nothing was judged)", out, dir)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
 }
 
 func findOrCreateProject(ctx context.Context, db *models.DB, ws models.Workspace, name string) (models.Project, error) {

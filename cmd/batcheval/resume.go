@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/batcheval/batcheval/evaluator/judge"
@@ -41,6 +42,12 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 			return nil // the usage was printed, as asked (it used to end in an error)
 		}
 		return err
+	}
+	if later := flagsAmong(fs.Args()); fs.NArg() > 1 && len(later) > 0 {
+		// The flag package stops at the run id: flags after it were
+		// refused as "give the id of the run to resume", with the id given.
+		return fmt.Errorf("put the flags before the run id: batcheval resume %s %s (the flags after it, %s, were not read)",
+			strings.Join(fs.Args()[1:], " "), fs.Arg(0), strings.Join(later, " "))
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
