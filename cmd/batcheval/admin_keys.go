@@ -29,7 +29,7 @@ Usage:
 func admin(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, adminUsage)
-		return errors.New("admin needs a subcommand")
+		return errors.New("admin needs a subcommand: one of those listed above, e.g. batcheval admin list-users")
 	}
 	if cmd, ok := accountCommands[args[0]]; ok {
 		return cmd(ctx, args[1:], getenv, stdout, stderr)

@@ -18,6 +18,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -47,6 +49,15 @@ Usage:
 Run "batcheval help <command>" (or "batcheval <command> --help") for the flags of a command.
 `
 
+// isCommand reports whether word is one of the commands runCommand runs.
+func isCommand(word string) bool {
+	switch word {
+	case "serve", "worker", "migrate", "run", "admin", "resume", "help":
+		return true
+	}
+	return false
+}
+
 // run is main without the process: arguments, environment and output are
 // passed in so tests can drive it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -61,6 +72,10 @@ func runCommand(ctx context.Context, args []string, getenv func(string) string, 
 	cmd := "serve"
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
+	} else if i := slices.IndexFunc(args, isCommand); i > 0 {
+		// Flags before the command (`batcheval --db x admin list-users`)
+		// made it `serve` with a stray word, which started the dashboard.
+		return fmt.Errorf("the command goes first: batcheval %s ..., with %s after it (flags before a command are read as serve's, and serve started)", args[i], strings.Join(args[:i], " "))
 	}
 	switch cmd {
 	case "serve":
