@@ -412,3 +412,18 @@ func TestDatabaseURLMustBePostgres(t *testing.T) {
 		})
 	}
 }
+
+// TestDatabaseShownHidesThePassword: the database a message names (resume
+// of an unknown run) is the SQLite file, or PostgreSQL's database and
+// host, never the URL's password.
+func TestDatabaseShownHidesThePassword(t *testing.T) {
+	for _, tc := range []struct{ url, path, want string }{
+		{"", "data/b.db", "the SQLite file data/b.db (--db or BATCHEVAL_DB; DATABASE_URL for PostgreSQL)"},
+		{"postgres://batcheval:s3cret@db.internal:5432/evals?sslmode=disable", "", "the PostgreSQL database evals on db.internal:5432 (DATABASE_URL)"},
+	} {
+		c := &Config{DatabaseURL: tc.url, SQLitePath: tc.path}
+		if got := c.databaseShown(); got != tc.want || strings.Contains(got, "s3cret") {
+			t.Errorf("databaseShown(%q, %q) = %q, want %q", tc.url, tc.path, got, tc.want)
+		}
+	}
+}

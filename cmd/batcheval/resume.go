@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -91,7 +92,7 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 		run, err := r.Resume(ctx, ws.ID, runID, req)
 		if err != nil {
-			return resumeRefusal(run, err)
+			return resumeRefusal(c, run, err)
 		}
 		fmt.Fprintf(stdout, "run %d queued: %d of %d batches to send; `batcheval serve` or `batcheval worker` finishes it\n", run.ID, run.BatchesTotal-run.BatchesDone, run.BatchesTotal)
 		return nil
@@ -116,7 +117,7 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	run, err := r.Resume(ctx, ws.ID, runID, req)
 	if err != nil {
-		return resumeRefusal(run, err)
+		return resumeRefusal(c, run, err)
 	}
 	if err := r.Start(ctx); err != nil {
 		return err
@@ -154,7 +155,12 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 // dashboard's: a run not finished (one `batcheval run` handed over when
 // interrupted) is finished by a worker, not by resume; a paused one is
 // continued from its page or the API.
-func resumeRefusal(run models.Run, err error) error {
+func resumeRefusal(c *Config, run models.Run, err error) error {
+	if models.ErrorCode(err) == models.ENotFound {
+		// A mistyped --db opens (and makes) an empty database: say which
+		// one was searched.
+		return fmt.Errorf("%w, in %s", err, c.databaseShown())
+	}
 	if models.ErrorCode(err) != models.EConflict || run.ID == 0 {
 		return err
 	}
@@ -166,4 +172,18 @@ func resumeRefusal(run models.Run, err error) error {
 			"(its %d answered batches are kept; only the others are sent)", err, run.BatchesDone-run.BatchesFailed)
 	}
 	return err
+}
+
+// databaseShown names the database the command opened, for a message: the
+// SQLite file, or PostgreSQL's host and database (never the URL, which
+// may hold a password).
+func (c *Config) databaseShown() string {
+	dsn := c.DSN()
+	if !models.IsPostgresURL(dsn) {
+		return fmt.Sprintf("the SQLite file %s (--db or BATCHEVAL_DB; DATABASE_URL for PostgreSQL)", dsn)
+	}
+	if u, err := url.Parse(dsn); err == nil {
+		return fmt.Sprintf("the PostgreSQL database %s on %s (DATABASE_URL)", strings.TrimPrefix(u.Path, "/"), u.Host)
+	}
+	return "the PostgreSQL database of DATABASE_URL"
 }

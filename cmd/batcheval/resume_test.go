@@ -292,7 +292,7 @@ func TestInterruptedRunSaysHowToFinishIt(t *testing.T) {
 	}{
 		{"the interrupted run", []string{fmt.Sprint(stopped.ID)}, fmt.Sprintf("it resumes by itself once `batcheval worker` or `batcheval serve` works this database: start either if none is running (its %d answered batches are kept", stopped.BatchesDone)},
 		{"queue only", []string{"--queue-only", fmt.Sprint(stopped.ID)}, "once `batcheval worker` or `batcheval serve` works this database"},
-		{"an unknown run", []string{"999"}, "run 999 does not exist"},
+		{"an unknown run", []string{"999"}, "run 999 does not exist (or is not in this workspace), in the SQLite file " + dsn + " (--db or BATCHEVAL_DB; DATABASE_URL for PostgreSQL)"},
 		{"zero", []string{"0"}, `"0" is not a run id: give the run's number, as its page and the run list show it (e.g. batcheval resume 12)`},
 		{"a word", []string{"last"}, `"last" is not a run id`},
 		{"no id", nil, "give the id of the run to resume"},
