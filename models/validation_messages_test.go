@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/batcheval/batcheval/evaluator"
@@ -76,6 +77,20 @@ func TestEmptyFieldMessagesSayWhatToDo(t *testing.T) {
 				_, _, err := db.CreateShareLink(ctx, models.NewShareLink{WorkspaceID: ws.ID, Kind: models.ShareCompare, RunID: run.ID, OtherRunID: run.ID, Label: "l"})
 				return err
 			}, fmt.Sprintf("Choose two different runs to compare: both are run %d.", run.ID)},
+			{"share link expired at once", func() error {
+				_, _, err := db.CreateShareLink(ctx, models.NewShareLink{WorkspaceID: ws.ID, Kind: models.ShareRun, RunID: run.ID, Label: "l", TTL: -time.Hour})
+				return err
+			}, "Choose an expiry in the future: the one given has already passed."},
+			{"API token expired at once", func() error {
+				_, _, err := db.CreateExpiringAPIToken(ctx, ws.ID, 1, "ci", -time.Hour)
+				return err
+			}, "Choose an expiry in the future: the one given has already passed."},
+			// Each limit by the judge form's label (it was "judge limits
+			// cannot be negative (0 means no limit)", whichever).
+			{"negative requests per minute", func() error { return models.CheckJudgeLimits(models.JudgeLimits{RequestsPerMinute: -1}) },
+				"“Requests per minute” cannot be negative: give a positive number, or write 0 or leave it empty for no limit."},
+			{"negative slow threshold", func() error { return models.CheckJudgeLimits(models.JudgeLimits{MaxConcurrency: 4, SlowMS: -500}) },
+				"“Slow above” cannot be negative: give a positive number, or leave it empty (or 0) to turn it off."},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				err := tc.save()
@@ -88,7 +103,8 @@ func TestEmptyFieldMessagesSayWhatToDo(t *testing.T) {
 				}
 				// A sentence: a capital first, a full stop last, and a
 				// colon between the thing to do and the field it names.
-				if first := []rune(msg)[0]; !unicode.IsUpper(first) || !strings.HasSuffix(msg, ".") || !strings.Contains(msg, ": ") {
+				first := []rune(strings.TrimLeft(msg, "“\""))[0]
+				if !unicode.IsUpper(first) || !strings.HasSuffix(msg, ".") || !strings.Contains(msg, ": ") {
 					t.Errorf("message %q is not a sentence saying what to do, then what is wrong", msg)
 				}
 			})
