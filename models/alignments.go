@@ -223,7 +223,7 @@ func (db *DB) LaunchHeldOutCopy(ctx context.Context, a *Alignment, owner string,
 	}
 	e := cp.Experiment
 	if strings.TrimSpace(e.Name) == "" {
-		return Errorf(EInvalid, "the experiment needs a name")
+		return NameNeeded(KindExperiment)
 	}
 	if err := checkName("experiment name", e.Name, MaxComposedNameLength); err != nil {
 		return err

@@ -124,12 +124,19 @@ func (db *DB) KeyFromEnv(ctx context.Context, wsID int64, name string) (string, 
 	return KeyFromEnv(db.getenv, name)
 }
 
+// IsPostgresURL reports whether dsn names a PostgreSQL database
+// (postgres:// or postgresql://); Open takes anything else for a SQLite
+// file's path.
+func IsPostgresURL(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
 // Open connects to PostgreSQL when dsn starts with postgres:// or
 // postgresql://, and otherwise treats dsn as a SQLite file path (created if
 // absent). It does not migrate.
 func Open(ctx context.Context, dsn string) (*DB, error) {
 	gcfg := &gorm.Config{Logger: logger.Discard, NowFunc: func() time.Time { return time.Now().UTC() }}
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+	if IsPostgresURL(dsn) {
 		pcfg, err := pgxpool.ParseConfig(dsn)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)

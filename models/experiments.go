@@ -13,7 +13,7 @@ import (
 // the Idempotency-Key of its launch when ctx carries one (WithLaunchKey).
 func (db *DB) CreateExperiment(ctx context.Context, e *Experiment) error {
 	if strings.TrimSpace(e.Name) == "" {
-		return Errorf(EInvalid, "the experiment needs a name")
+		return NameNeeded(KindExperiment)
 	}
 	if err := checkName("experiment name", e.Name, MaxComposedNameLength); err != nil {
 		return err

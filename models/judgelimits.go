@@ -49,9 +49,23 @@ const ErrSlowWithoutShared = "a slow threshold lowers the calls at once of all r
 
 // CheckJudgeLimits refuses negative, absurd or ineffective limits.
 func CheckJudgeLimits(l JudgeLimits) error {
+	// Each limit by the judge form's label, with what to write (it was
+	// "judge limits cannot be negative (0 means no limit)", whichever).
+	for _, f := range []struct {
+		label string
+		value int64
+		none  string
+	}{
+		{"Calls at once, all runs together", int64(l.MaxConcurrency), "write 0 or leave it empty for no limit"},
+		{"Requests per minute", int64(l.RequestsPerMinute), "write 0 or leave it empty for no limit"},
+		{"Tokens per minute", int64(l.TokensPerMinute), "write 0 or leave it empty for no limit"},
+		{"Slow above", l.SlowMS, "leave it empty (or 0) to turn it off"},
+	} {
+		if f.value < 0 {
+			return Errorf(EInvalid, "“%s” cannot be negative: give a positive number, or %s.", f.label, f.none)
+		}
+	}
 	switch {
-	case l.RequestsPerMinute < 0 || l.TokensPerMinute < 0 || l.MaxConcurrency < 0 || l.SlowMS < 0:
-		return Errorf(EInvalid, "judge limits cannot be negative (0 means no limit)")
 	case l.MaxConcurrency > MaxJudgeConcurrency:
 		return Errorf(EInvalid, "the shared concurrency limit is %d; the most is %d", l.MaxConcurrency, MaxJudgeConcurrency)
 	case l.SlowMS > 0 && l.MaxConcurrency == 0:

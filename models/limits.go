@@ -45,12 +45,22 @@ func MaxNameFor(k Kind) int {
 	return MaxNameLength
 }
 
+// NameNeeded is the refusal of an object saved with an empty name, the
+// same for every kind and every caller (the API's error, `batcheval
+// run`, a form that shows the model's message): a sentence that says what
+// to do and names the field, in the browser forms' words ("Give the
+// project a name, then press Create project again."). It was a clause
+// that said only what was wrong ("a project needs a name").
+func NameNeeded(k Kind) error {
+	return Errorf(EInvalid, "Give the %s a name: its name is empty.", k)
+}
+
 // CheckNewName trims a new name and refuses an empty, overlong or
 // multi-line one.
 func CheckNewName(k Kind, name string) (string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return "", Errorf(EInvalid, "the %s needs a name", k)
+		return "", NameNeeded(k)
 	}
 	if err := checkName(fmt.Sprintf("%s name", k), name, MaxNameFor(k)); err != nil {
 		return "", err

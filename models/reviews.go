@@ -94,7 +94,7 @@ func (r ReviewRating) Validate() error {
 	case utf8.RuneCountInString(r.Reviewer) > maxReviewerName:
 		return Errorf(EInvalid, "a reviewer name has at most %d characters", maxReviewerName)
 	case strings.TrimSpace(r.Criterion) == "":
-		return Errorf(EInvalid, "the review names no criterion")
+		return Errorf(EInvalid, "Name the criterion the review is for: its criterion is empty.")
 	case r.Score != nil && (math.IsNaN(*r.Score) || *r.Score < r.Lo || *r.Score > r.Hi):
 		return RatingScaleError(r.Lo, r.Hi)
 	case r.Agree == nil && strings.TrimSpace(r.Reason) != "":

@@ -95,7 +95,7 @@ func (db *DB) CreateShareLink(ctx context.Context, n NewShareLink, audit ...Audi
 		return ShareLink{}, "", err
 	}
 	if n.TTL < 0 {
-		return ShareLink{}, "", Errorf(EInvalid, "the expiry must be in the future")
+		return ShareLink{}, "", Errorf(EInvalid, "Choose an expiry in the future: the one given has already passed.")
 	}
 	l := ShareLink{WorkspaceID: n.WorkspaceID, Kind: n.Kind, Label: n.Label, CreatedBy: n.CreatedBy, CreatedByName: n.CreatedByName}
 	switch n.Kind {
@@ -106,7 +106,7 @@ func (db *DB) CreateShareLink(ctx context.Context, n NewShareLink, audit ...Audi
 		l.RunID = &n.RunID
 		if n.Kind == ShareCompare {
 			if n.OtherRunID == n.RunID {
-				return ShareLink{}, "", Errorf(EInvalid, "a comparison needs two different runs")
+				return ShareLink{}, "", Errorf(EInvalid, "Choose two different runs to compare: both are run %d.", n.RunID)
 			}
 			if _, err := db.FindRun(ctx, n.WorkspaceID, n.OtherRunID); err != nil {
 				return ShareLink{}, "", err

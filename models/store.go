@@ -82,7 +82,7 @@ func (db *DB) EnsureDefaultWorkspace(ctx context.Context) (Workspace, error) {
 func (db *DB) CreateProject(ctx context.Context, p *Project) error {
 	p.Name = strings.TrimSpace(p.Name)
 	if p.Name == "" {
-		return Errorf(EInvalid, "a project needs a name")
+		return NameNeeded(KindProject)
 	}
 	if err := checkName("project name", p.Name, MaxNameLength); err != nil {
 		return err
@@ -188,7 +188,7 @@ func createDatasetTx(tx *gorm.DB, d *Dataset, rows []DatasetRow) error {
 // checkDataset checks what a dataset's name and labels may be.
 func checkDataset(d *Dataset) error {
 	if strings.TrimSpace(d.Name) == "" {
-		return Errorf(EInvalid, "the dataset needs a name")
+		return NameNeeded(KindDataset)
 	}
 	if err := checkName("dataset name", d.Name, MaxComposedNameLength); err != nil {
 		return err
@@ -337,7 +337,7 @@ func (db *DB) SaveRubricIf(ctx context.Context, r *Rubric, expect Expectation) e
 // checkRubric refuses a rubric that cannot be stored or run.
 func checkRubric(r *Rubric) error {
 	if strings.TrimSpace(r.Name) == "" {
-		return Errorf(EInvalid, "the rubric needs a name")
+		return NameNeeded(KindRubric)
 	}
 	if err := validateRubricLengths(r); err != nil {
 		return err
@@ -485,10 +485,15 @@ func (db *DB) SaveJudgeWithLimitsIf(ctx context.Context, j *Judge, lim *JudgeLim
 		}
 	}
 	if strings.TrimSpace(j.Name) == "" {
-		return Errorf(EInvalid, "the judge needs a name")
+		return NameNeeded(KindJudge)
 	}
-	if !j.Simulated && (strings.TrimSpace(j.BaseURL) == "" || strings.TrimSpace(j.Model) == "") {
-		return Errorf(EInvalid, "a judge needs a base URL and a model name")
+	// Each field apart, saying what to write (it was one clause for both,
+	// "a judge needs a base URL and a model name", whichever was empty).
+	if !j.Simulated && strings.TrimSpace(j.BaseURL) == "" {
+		return Errorf(EInvalid, "Give the judge a base URL (e.g. https://api.openai.com/v1): its base URL is empty.")
+	}
+	if !j.Simulated && strings.TrimSpace(j.Model) == "" {
+		return Errorf(EInvalid, "Give the judge a model name (for Azure, the deployment name): its model is empty.")
 	}
 	// A stored judge's name is checked against the stored one in the
 	// saving transaction (checkKeptName): one with line breaks from

@@ -94,7 +94,7 @@ func (db *DB) CreateScopedAPIToken(ctx context.Context, wsID, userID int64, name
 		return APIToken{}, "", Errorf(EInvalid, "the token's access %q is not one of %q (what your role allows) and %q (reads only)", scope, TokenScopeFull, TokenScopeRead)
 	}
 	if ttl < 0 {
-		return APIToken{}, "", Errorf(EInvalid, "the expiry must be in the future")
+		return APIToken{}, "", Errorf(EInvalid, "Choose an expiry in the future: the one given has already passed.")
 	}
 	name = strings.TrimSpace(name)
 	switch {

@@ -28,12 +28,23 @@ func createUser(ctx context.Context, args []string, getenv func(string) string, 
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	// Every flag missing at once (it named only --role, the first
+	// checked, then the others on the next try).
+	var missing []string
+	for _, f := range []struct{ name, value string }{{"--email", *email}, {"--name", *name}, {"--role", *roleName}} {
+		if strings.TrimSpace(f.value) == "" {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("admin create-user needs %s: e.g. batcheval admin create-user --email ada@example.com --name \"Ada Lovelace\" --role owner", andList(missing))
+	}
 	role, err := models.ParseRole(*roleName)
 	if err != nil {
 		return fmt.Errorf("--role: %w", err)
-	}
-	if *email == "" || *name == "" {
-		return errors.New("admin create-user needs --email and --name")
 	}
 	password, err := readPassword(stdin, stderr)
 	if err != nil {

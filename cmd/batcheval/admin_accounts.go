@@ -61,12 +61,40 @@ func setMailer(h *handlers.Handlers, m *mail.SMTP, log *slog.Logger) {
 	}
 }
 
-// noArgs refuses words left after the flags (a mistyped flag's value).
+// noArgs refuses words left after the flags (a mistyped flag's value, a
+// value with spaces not quoted), naming the flags after the word, which
+// the flag package does not read: `batcheval run --data f.csv x --rounds 1`
+// ran with 5 rounds, in silence.
 func noArgs(fs *flag.FlagSet) error {
-	if fs.NArg() > 0 {
-		return fmt.Errorf("admin %s takes no arguments besides its flags: %q was not understood", strings.TrimPrefix(fs.Name(), "admin "), fs.Arg(0))
+	if fs.NArg() == 0 {
+		return nil
 	}
-	return nil
+	msg := fmt.Sprintf("%s takes no arguments besides its flags: %q was not understood", fs.Name(), fs.Arg(0))
+	if later := flagsAmong(fs.Args()[1:]); len(later) > 0 {
+		msg += fmt.Sprintf(", and the flags after it (%s) were not read: remove it, or quote a value that holds spaces", strings.Join(later, " "))
+	}
+	return errors.New(msg)
+}
+
+// andList is "a, b and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+// flagsAmong are the words of args that are flags (-x, --name=v), as
+// written up to any "=".
+func flagsAmong(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if len(a) > 1 && a[0] == '-' && a != "--" {
+			name, _, _ := strings.Cut(a, "=")
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // listUsers prints every account with its workspaces.

@@ -29,7 +29,7 @@ Usage:
 func admin(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, adminUsage)
-		return errors.New("admin needs a subcommand")
+		return errors.New("admin needs a subcommand: one of those listed above, e.g. batcheval admin list-users")
 	}
 	if cmd, ok := accountCommands[args[0]]; ok {
 		return cmd(ctx, args[1:], getenv, stdout, stderr)
@@ -55,6 +55,9 @@ func rotateKey(ctx context.Context, args []string, getenv func(string) string, s
 	oldFile := fs.String("old-key-file", "", "file holding the secret key the judge keys are encrypted with now (base64)")
 	newFile := fs.String("new-key-file", "", "file holding the new secret key (base64, e.g. openssl rand -base64 32 > new.key)")
 	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
 		return err
 	}
 	if *oldFile == "" || *newFile == "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/user"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/batcheval/batcheval/models"
@@ -52,6 +53,10 @@ func adminNetwork(ctx context.Context, args []string, getenv func(string) string
 		return err
 	}
 	rest := fs.Args()
+	if later := flagsAmong(rest); len(later) > 0 {
+		// The flag package stops at the first word: these were not read.
+		return fmt.Errorf("put the flags before the workspace: batcheval admin network %s [flags] WORKSPACE (%s came after it and was not read)", verb, strings.Join(later, " "))
+	}
 	switch {
 	case verb == "list" && len(rest) != 0:
 		return fmt.Errorf("admin network list takes no workspace (it lists them all), got %q", rest)

@@ -231,6 +231,9 @@ func (c *Config) settingsErr(given map[string]string) error {
 		errs = append(errs, c.rescueAfterErr)
 	}
 	errs = append(errs, c.rangeErrs(given)...)
+	if err := c.databaseURLErr(given); err != nil {
+		errs = append(errs, err)
+	}
 	// The log settings are words; the logger would take an unknown one for
 	// info or text. A flag given was checked when parsed (and replaces
 	// the variable); the variable is checked here, in the same words.
@@ -247,6 +250,29 @@ func (c *Config) settingsErr(given map[string]string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// databaseURLErr refuses a database URL that is not a PostgreSQL URL:
+// models.Open takes anything else for a SQLite file's path, so a typo
+// (postgress://...), a key=value connection string or another database's
+// URL made a new, empty SQLite file named after it, in silence, and every
+// command then ran on it. The value is not quoted back: it may hold a
+// password; only a scheme is.
+func (c *Config) databaseURLErr(given map[string]string) error {
+	u := strings.TrimSpace(c.DatabaseURL)
+	if u == "" || models.IsPostgresURL(u) {
+		return nil
+	}
+	name := "DATABASE_URL"
+	if _, ok := given["database-url"]; ok {
+		name = "--database-url"
+	}
+	what := "is not a URL"
+	if scheme, _, ok := strings.Cut(u, "://"); ok && scheme != "" && !strings.ContainsAny(scheme, " @:/=") {
+		what = fmt.Sprintf("starts with %s://", scheme)
+	}
+	return fmt.Errorf("%s %s, and the database it names must be PostgreSQL: write postgres://USER:PASSWORD@HOST:5432/DATABASE "+
+		"(postgresql:// works too), or leave it empty to use the SQLite file --db (BATCHEVAL_DB)", name, what)
 }
 
 // The log levels and formats, as help and refusals list them; either is
@@ -769,8 +795,8 @@ func (c *Config) MetricsBearer() (string, error) {
 
 // DSN is the database to open.
 func (c *Config) DSN() string {
-	if c.DatabaseURL != "" {
-		return c.DatabaseURL
+	if u := strings.TrimSpace(c.DatabaseURL); u != "" {
+		return u
 	}
 	return c.SQLitePath
 }
@@ -847,6 +873,9 @@ func openWorkspace(ctx context.Context, c *Config, log *slog.Logger) (*models.DB
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs, c := newCommand("migrate", getenv, stderr)
 	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
 		return err
 	}
 	log := c.logger(stderr)

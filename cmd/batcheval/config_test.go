@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -359,6 +360,70 @@ func TestJudgeNetworkPolicyIsTheSameForEveryCommand(t *testing.T) {
 		fs, c := newCommand(cmd, func(k string) string { return map[string]string{"BATCHEVAL_JUDGE_ALLOW_LOOPBACK": "yes"}[k] }, io.Discard)
 		if err := c.parse(fs, nil); err == nil || !strings.Contains(err.Error(), `BATCHEVAL_JUDGE_ALLOW_LOOPBACK="yes" cannot be used`) {
 			t.Errorf("%s: BATCHEVAL_JUDGE_ALLOW_LOOPBACK=yes: %v, want it refused", cmd, err)
+		}
+	}
+}
+
+// TestDatabaseURLMustBePostgres: a DATABASE_URL (or --database-url) that
+// is not a postgres:// or postgresql:// URL is refused before anything
+// opens, naming the setting and what to write, without quoting the value
+// (it may hold a password). It was taken for a SQLite file's path: a typo
+// or a key=value connection string made a new, empty SQLite database named
+// after it, and the command ran on that in silence.
+func TestDatabaseURLMustBePostgres(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, tc := range []struct {
+		name, env string
+		args      []string
+		want      string // in the error; "" for none of this test's refusals
+	}{
+		{"a word", "notaurl", nil, "DATABASE_URL is not a URL, and the database it names must be PostgreSQL: write postgres://"},
+		{"a misspelt scheme", "postgress://batcheval:s3cret@db:5432/batcheval", nil, "DATABASE_URL starts with postgress://"},
+		{"key=value", "host=db user=batcheval password=s3cret dbname=batcheval", nil, "DATABASE_URL is not a URL"},
+		{"another database", "mysql://root:s3cret@db/batcheval", nil, "DATABASE_URL starts with mysql://"},
+		{"the flag", "", []string{"--database-url", "sqlite://data/s3cret.db"}, "--database-url starts with sqlite://"},
+		{"the flag over a good variable", "postgres://u@127.0.0.1:1/db", []string{"--database-url=file.db"}, "--database-url is not a URL"},
+		{"PostgreSQL, unreachable", "postgresql://u:s3cret@127.0.0.1:1/db?connect_timeout=2", nil, ""},
+		{"PostgreSQL with spaces around", " postgres://u:s3cret@127.0.0.1:1/db?connect_timeout=2 ", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"DATABASE_URL": tc.env, "BATCHEVAL_DB": filepath.Join(dir, "sqlite.db"), "BATCHEVAL_LOG_LEVEL": "error"}
+			var out, errOut strings.Builder
+			err := run(context.Background(), append([]string{"migrate"}, tc.args...), func(k string) string { return env[k] }, &out, &errOut)
+			if err == nil {
+				t.Fatal("migrate ran")
+			}
+			if tc.want == "" {
+				// Our refusal is not this one's: PostgreSQL was tried.
+				if strings.Contains(err.Error(), "must be PostgreSQL") || !strings.Contains(err.Error(), "postgres") {
+					t.Errorf("err %v, want a failed PostgreSQL connection", err)
+				}
+			} else if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err %v\nwant %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("the error shows the password: %v", err)
+			}
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				t.Errorf("a file was made: %s", e.Name())
+			}
+		})
+	}
+}
+
+// TestDatabaseShownHidesThePassword: the database a message names (resume
+// of an unknown run) is the SQLite file, or PostgreSQL's database and
+// host, never the URL's password.
+func TestDatabaseShownHidesThePassword(t *testing.T) {
+	for _, tc := range []struct{ url, path, want string }{
+		{"", "data/b.db", "the SQLite file data/b.db (--db or BATCHEVAL_DB; DATABASE_URL for PostgreSQL)"},
+		{"postgres://batcheval:s3cret@db.internal:5432/evals?sslmode=disable", "", "the PostgreSQL database evals on db.internal:5432 (DATABASE_URL)"},
+	} {
+		c := &Config{DatabaseURL: tc.url, SQLitePath: tc.path}
+		if got := c.databaseShown(); got != tc.want || strings.Contains(got, "s3cret") {
+			t.Errorf("databaseShown(%q, %q) = %q, want %q", tc.url, tc.path, got, tc.want)
 		}
 	}
 }

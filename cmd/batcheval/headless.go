@@ -140,12 +140,31 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return err
 	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
 	if *dataPath == "" || *rubricPath == "" {
 		fs.Usage()
-		return errors.New("--data and --rubric are required")
+		var missing []string
+		if *dataPath == "" {
+			missing = append(missing, "--data (the data file: CSV with a header, JSON Lines or a JSON array)")
+		}
+		if *rubricPath == "" {
+			missing = append(missing, "--rubric (the rubric file, YAML or JSON, as shown above)")
+		}
+		return fmt.Errorf("run needs %s", andList(missing))
 	}
 	if !*simulated && (*judgeURL == "" || *model == "") {
 		return errors.New("give --judge-url and --model, or --simulated for the built-in simulated judge")
+	}
+	// Checked before anything is read or judged: a name the project
+	// cannot take failed after the data was imported, in the model's
+	// words, which did not name the flag.
+	if strings.TrimSpace(*project) == "" {
+		return errors.New(`--project is empty: give the project the run is stored under a name, e.g. --project "Command-line runs" (the default)`)
+	}
+	if err := checkOutPath(*out); err != nil {
+		return err
 	}
 	// The run records its judge's base URL, which every member of the
 	// workspace reads: a credential in it is refused as on the judge form
@@ -247,8 +266,11 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	db.Getenv = getenv
 	defer db.Close()
-	proj, err := findOrCreateProject(ctx, db, ws, *project)
+	proj, err := findOrCreateProject(ctx, db, ws, strings.TrimSpace(*project))
 	if err != nil {
+		if models.ErrorCode(err) == models.EInvalid {
+			return fmt.Errorf("--project: %w", err)
+		}
 		return err
 	}
 	ds := models.Dataset{WorkspaceID: ws.ID, ProjectID: proj.ID, Name: models.OneLine(filepath.Base(*dataPath)), SourceFilename: filepath.Base(*dataPath),
@@ -338,7 +360,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		if herr := r.HandOver(context.WithoutCancel(ctx), ws.ID, run.ID); herr != nil {
 			log.Warn("hand the run over to the shared queue", "run", run.ID, "judge", run.JudgeSnapshot.Name, "err", herr)
 		}
-		return fmt.Errorf("%w (run %d is stored; `batcheval serve` resumes it)", werr, run.ID)
+		return interruptedError(context.WithoutCancel(ctx), db, ws.ID, run.ID, werr)
 	}
 	if final.Paused() {
 		return &pausedError{run: final}
@@ -423,6 +445,22 @@ func (e *spendCapStopError) Error() string {
 // not finished nor failed, and goes on only when someone continues it.
 const exitPaused = 4
 
+// interruptedError is what `batcheval run` and `batcheval resume` say when
+// stopped (Ctrl-C, SIGTERM) before their run ended, once its calls out are
+// answered and it is handed to the shared queue: how far it got, that
+// the answers are kept, and which command finishes it. It said only
+// "run N is stored; `batcheval serve` resumes it", and `batcheval resume
+// N` then refused the run as still running.
+func interruptedError(ctx context.Context, db *models.DB, wsID, runID int64, err error) error {
+	done := ""
+	if run, ferr := db.FindRun(ctx, wsID, runID); ferr == nil {
+		done = fmt.Sprintf(" with %d of %d batches answered", run.BatchesDone-run.BatchesFailed, run.BatchesTotal)
+	}
+	return fmt.Errorf("%w: run %d stopped%s, and every answer received is stored. "+
+		"It is queued for `batcheval worker` or `batcheval serve` on this database: start either to finish it (only the batches without an answer are sent)",
+		err, runID, done)
+}
+
 // pausedError ends a command whose run was paused while it waited. The
 // command does not wait on: Continue queues the run for the dashboard's
 // workers, not for this process.
@@ -501,6 +539,31 @@ func ratingMapping(rub evaluator.Rubric) dataimport.Mapping {
 		}
 	}
 	return m
+}
+
+// checkOutPath refuses, before any judge call, an --out the result
+// cannot be written to (a folder that does not exist or cannot be
+// written): it was found only once the run had been judged and paid
+// for, and the result was then only in the database. The file itself is
+// written at the end (an old result there stays until then).
+func checkOutPath(out string) error {
+	if out == "" {
+		return nil
+	}
+	dir := filepath.Dir(out)
+	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+		return fmt.Errorf("--out %s is a folder: give a file's path, e.g. %s", out, filepath.Join(out, "result.json"))
+	}
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return fmt.Errorf("--out %s: the folder %s does not exist: create it, or choose another path (nothing was judged)", out, dir)
+	}
+	probe, err := os.CreateTemp(dir, ".batcheval-out-*")
+	if err != nil {
+		return fmt.Errorf("--out %s: the folder %s cannot be written to: choose another path (nothing was judged)", out, dir)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
 }
 
 func findOrCreateProject(ctx context.Context, db *models.DB, ws models.Workspace, name string) (models.Project, error) {

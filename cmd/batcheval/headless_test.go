@@ -140,24 +140,50 @@ func TestHeadlessRunRejectsBadInput(t *testing.T) {
 	_ = os.WriteFile(good, []byte(fedRubric), 0o644)
 	data := filepath.Join(dir, "d.jsonl")
 	_ = os.WriteFile(data, []byte("{\"id\":\"a\",\"context\":\"hi\",\"scores\":{\"Coherent\":1,\"Overall\":2}}\n{\"id\":\"a\",\"context\":\"yo\",\"scores\":{\"Coherent\":1,\"Overall\":2}}\n"), 0o644)
+	unique := filepath.Join(dir, "u.jsonl")
+	_ = os.WriteFile(unique, []byte("{\"id\":\"a\",\"context\":\"hi\",\"scores\":{\"Coherent\":1,\"Overall\":2}}\n"), 0o644)
+	simulated := []string{"run", "--data", unique, "--rubric", good, "--simulated"}
 	cases := []struct {
 		name string
 		args []string
 		want string
+		// opensDB: refused only once the database is open (by the
+		// model); every other refusal comes before anything is stored.
+		opensDB bool
 	}{
-		{"missing flags", []string{"run"}, "--data and --rubric are required"},
-		{"no judge", []string{"run", "--data", data, "--rubric", good}, "--judge-url"},
-		{"bad rubric", []string{"run", "--data", data, "--rubric", bad, "--simulated"}, "range"},
-		{"duplicate id", []string{"run", "--data", data, "--rubric", good, "--simulated"}, "line 2"},
-		{"bad batch size", []string{"run", "--data", data, "--rubric", good, "--simulated", "--batch-size", "0"}, `--batch-size="0" cannot be used`},
+		// The missing flags are named, each with what it is (it said
+		// "--data and --rubric are required" whichever was missing).
+		{"missing flags", []string{"run"}, "run needs --data (the data file: CSV with a header, JSON Lines or a JSON array) and --rubric (the rubric file", false},
+		{"missing rubric", []string{"run", "--data", data}, "run needs --rubric (the rubric file, YAML or JSON", false},
+		{"no judge", []string{"run", "--data", data, "--rubric", good}, "--judge-url", false},
+		{"bad rubric", []string{"run", "--data", data, "--rubric", bad, "--simulated"}, "range", false},
+		{"duplicate id", []string{"run", "--data", data, "--rubric", good, "--simulated"}, "line 2", false},
+		{"bad batch size", []string{"run", "--data", data, "--rubric", good, "--simulated", "--batch-size", "0"}, `--batch-size="0" cannot be used`, false},
+		// Refused by the model after the data was imported, in words that
+		// did not name the flag ("a project needs a name").
+		{"empty project", append(simulated, "--project", "  "), `--project is empty: give the project the run is stored under a name, e.g. --project "Command-line runs"`, false},
+		{"project on two lines", append(simulated, "--project", "a\nb"), "--project: the project name holds a line break", true},
+		// Found only after the run was judged (and paid for).
+		{"--out in no folder", append(simulated, "--out", filepath.Join(dir, "none", "r.json")), "the folder " + filepath.Join(dir, "none") + " does not exist: create it, or choose another path (nothing was judged)", false},
+		{"--out a folder", append(simulated, "--out", dir), "is a folder: give a file's path", false},
+		// A stray word stopped the flags being read: the run went on
+		// with 5 rounds, in silence.
+		{"stray word", append(append([]string(nil), simulated...), "extra", "--rounds", "1"), `run takes no arguments besides its flags: "extra" was not understood, and the flags after it (--rounds) were not read`, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var so, se bytes.Buffer
-			args := append(tc.args, "--db", filepath.Join(t.TempDir(), "t.db"))
+			dbPath := filepath.Join(t.TempDir(), "t.db")
+			args := append(append([]string(nil), tc.args...), "--db", dbPath)
+			if tc.name == "stray word" {
+				args = append([]string{"run", "--db", dbPath}, tc.args[1:]...)
+			}
 			err := run(context.Background(), args, func(string) string { return "" }, &so, &se)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want it to mention %q", err, tc.want)
+			}
+			if _, serr := os.Stat(dbPath); !tc.opensDB && serr == nil {
+				t.Errorf("the database was made before the refusal")
 			}
 		})
 	}

@@ -18,6 +18,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -41,10 +43,20 @@ Usage:
   batcheval admin rotate-key  re-encrypt stored judge keys under a new secret key
   batcheval admin list-users | reset-link | release-address   list accounts, reset any, free a squatted address
   batcheval admin account-events [--email --since --limit]   the audit log of accounts in no workspace
+  batcheval admin network list | grant WORKSPACE | revoke WORKSPACE   which workspaces may reach private networks
   batcheval resume  [flags] RUN_ID   re-send only the batches of a run that have no answer
 
-Run "batcheval <command> --help" for the flags of a command.
+Run "batcheval help <command>" (or "batcheval <command> --help") for the flags of a command.
 `
+
+// isCommand reports whether word is one of the commands runCommand runs.
+func isCommand(word string) bool {
+	switch word {
+	case "serve", "worker", "migrate", "run", "admin", "resume", "help":
+		return true
+	}
+	return false
+}
 
 // run is main without the process: arguments, environment and output are
 // passed in so tests can drive it.
@@ -60,6 +72,10 @@ func runCommand(ctx context.Context, args []string, getenv func(string) string, 
 	cmd := "serve"
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
+	} else if i := slices.IndexFunc(args, isCommand); i > 0 {
+		// Flags before the command (`batcheval --db x admin list-users`)
+		// made it `serve` with a stray word, which started the dashboard.
+		return fmt.Errorf("the command goes first: batcheval %s ..., with %s after it (flags before a command are read as serve's, and serve started)", args[i], strings.Join(args[:i], " "))
 	}
 	switch cmd {
 	case "serve":
@@ -75,10 +91,29 @@ func runCommand(ctx context.Context, args []string, getenv func(string) string, 
 	case "resume":
 		return resume(ctx, args, getenv, stdout, stderr)
 	case "help", "-h", "--help":
+		if cmd == "help" && len(args) > 0 && args[0] != "help" {
+			// `batcheval help run` is `batcheval run --help`, on stdout
+			// (it printed the list of commands, whatever was asked).
+			return helpFor(ctx, args, getenv, stdout)
+		}
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
 	}
+}
+
+// helpFor prints the help of the command path (run, admin, admin
+// network, admin create-user...) to stdout, as its --help does; an unknown
+// command is refused with the list of commands, as when it is run.
+func helpFor(ctx context.Context, path []string, getenv func(string) string, stdout io.Writer) error {
+	switch path[0] {
+	case "serve", "worker", "migrate", "run", "admin", "resume":
+	default:
+		fmt.Fprint(stdout, usage)
+		return fmt.Errorf("no command %q to help with: the commands are listed above", path[0])
+	}
+	args := append(append([]string(nil), path...), "--help")
+	return runCommand(ctx, args, getenv, stdout, stdout)
 }

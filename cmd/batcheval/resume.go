@@ -6,10 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/batcheval/batcheval/evaluator/judge"
 	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/runner"
@@ -41,13 +44,19 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 		return err
 	}
+	if later := flagsAmong(fs.Args()); fs.NArg() > 1 && len(later) > 0 {
+		// The flag package stops at the run id: flags after it were
+		// refused as "give the id of the run to resume", with the id given.
+		return fmt.Errorf("put the flags before the run id: batcheval resume %s %s (the flags after it, %s, were not read)",
+			strings.Join(fs.Args()[1:], " "), fs.Arg(0), strings.Join(later, " "))
+	}
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return errors.New("give the id of the run to resume")
 	}
 	runID, err := strconv.ParseInt(fs.Arg(0), 10, 64)
 	if err != nil || runID <= 0 {
-		return fmt.Errorf("run id %q is not a number", fs.Arg(0))
+		return fmt.Errorf("%q is not a run id: give the run's number, as its page and the run list show it (e.g. batcheval resume 12)", fs.Arg(0))
 	}
 	capUSD, err := parseSpendCap(*spendCap)
 	if err != nil {
@@ -71,6 +80,11 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	rc.DB, rc.Log, rc.Getenv = db, log, getenv
+	// The run keeps its judge settings (its snapshot): a refusal's hint
+	// says so, and how to start a new run, where "press Test connection"
+	// or "run again with --token-limit" could only lead to the same
+	// failure.
+	rc.JudgeSettingsAt = judge.SettingsKeptByRun
 	if *queueOnly {
 		r, err := runner.New(rc)
 		if err != nil {
@@ -78,7 +92,7 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 		run, err := r.Resume(ctx, ws.ID, runID, req)
 		if err != nil {
-			return err
+			return resumeRefusal(c, run, err)
 		}
 		fmt.Fprintf(stdout, "run %d queued: %d of %d batches to send; `batcheval serve` or `batcheval worker` finishes it\n", run.ID, run.BatchesTotal-run.BatchesDone, run.BatchesTotal)
 		return nil
@@ -103,7 +117,7 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	run, err := r.Resume(ctx, ws.ID, runID, req)
 	if err != nil {
-		return err
+		return resumeRefusal(c, run, err)
 	}
 	if err := r.Start(ctx); err != nil {
 		return err
@@ -117,7 +131,7 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 		if herr := r.HandOver(context.WithoutCancel(ctx), ws.ID, run.ID); herr != nil {
 			log.Warn("hand the run over to the shared queue", "run", run.ID, "err", herr)
 		}
-		return fmt.Errorf("%w (run %d is stored; `batcheval serve` resumes it)", werr, run.ID)
+		return interruptedError(context.WithoutCancel(ctx), db, ws.ID, run.ID, werr)
 	}
 	if final.Paused() {
 		return &pausedError{run: final}
@@ -134,4 +148,42 @@ func resume(ctx context.Context, args []string, getenv func(string) string, stdo
 		return fmt.Errorf("run %d %s: %s", final.ID, final.Status, final.Error)
 	}
 	return nil
+}
+
+// resumeRefusal is the model's refusal of a resume (models.ReopenRun),
+// with what the command line can do where the model's words are the
+// dashboard's: a run not finished (one `batcheval run` handed over when
+// interrupted) is finished by a worker, not by resume; a paused one is
+// continued from its page or the API.
+func resumeRefusal(c *Config, run models.Run, err error) error {
+	if models.ErrorCode(err) == models.ENotFound {
+		// A mistyped --db opens (and makes) an empty database: say which
+		// one was searched.
+		return fmt.Errorf("%w, in %s", err, c.databaseShown())
+	}
+	if models.ErrorCode(err) != models.EConflict || run.ID == 0 {
+		return err
+	}
+	switch {
+	case run.Paused():
+		return fmt.Errorf("%w (press Continue on the run's page, or POST /api/v1/runs/%d/continue; `batcheval worker` or `batcheval serve` then finishes it)", err, run.ID)
+	case !run.Finished():
+		return fmt.Errorf("%w once `batcheval worker` or `batcheval serve` works this database: start either if none is running "+
+			"(its %d answered batches are kept; only the others are sent)", err, run.BatchesDone-run.BatchesFailed)
+	}
+	return err
+}
+
+// databaseShown names the database the command opened, for a message: the
+// SQLite file, or PostgreSQL's host and database (never the URL, which
+// may hold a password).
+func (c *Config) databaseShown() string {
+	dsn := c.DSN()
+	if !models.IsPostgresURL(dsn) {
+		return fmt.Sprintf("the SQLite file %s (--db or BATCHEVAL_DB; DATABASE_URL for PostgreSQL)", dsn)
+	}
+	if u, err := url.Parse(dsn); err == nil {
+		return fmt.Sprintf("the PostgreSQL database %s on %s (DATABASE_URL)", strings.TrimPrefix(u.Path, "/"), u.Host)
+	}
+	return "the PostgreSQL database of DATABASE_URL"
 }

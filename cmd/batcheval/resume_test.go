@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/batcheval/batcheval/evaluator/judge"
+	"github.com/batcheval/batcheval/evaluator/simjudge"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dbtest"
 )
@@ -177,5 +180,131 @@ func TestRunAndResumeApplyTheJudgeNetworkPolicy(t *testing.T) {
 	}
 	if sent := len(fj.requests(false)) - sentBefore; sent != 1 {
 		t.Errorf("resume sent %d requests, want 1 (the gap)", sent)
+	}
+}
+
+// TestResumeRefusalHintFitsAResumedRun: a run resumed by `batcheval
+// resume` whose judge now refuses its temperature (an OpenAI reasoning
+// model, simjudge.ReasoningModel) stops with a hint that fits a resumed run: it
+// keeps the judge settings it started with, so neither "press Test
+// connection on the judge's page" (what the error said) nor "run again
+// with --default-sampling-only" (read as: resume again) helps; the hint
+// says a new `batcheval run` with the flags does, and the answers stay
+// stored.
+func TestResumeRefusalHintFitsAResumedRun(t *testing.T) {
+	dsn := dbtest.DSN(t, models.SQLite)
+	reasoning := simjudge.ReasoningModel(simjudge.NewHandler(simjudge.Options{Seed: 4}), simjudge.Reasoning{})
+	var refusing, reasoningModel atomic.Bool
+	refusing.Store(true)
+	var mu sync.Mutex
+	target := ""
+	fj := newFaultJudge(t, func(w http.ResponseWriter, r *http.Request, n int, rq request) bool {
+		if reasoningModel.Load() {
+			reasoning.ServeHTTP(w, r)
+			return true
+		}
+		mu.Lock()
+		if target == "" && !rq.probe {
+			target = rq.key
+		}
+		hit := rq.key == target
+		mu.Unlock()
+		if hit && refusing.Load() {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			fmt.Fprint(w, `{"error":{"message":"refused"}}`)
+			return true
+		}
+		return false
+	})
+	env := func(k string) string {
+		return map[string]string{"BATCHEVAL_DB": dsn, "BATCHEVAL_LOG_LEVEL": "error"}[k]
+	}
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), runArgs(t, fj.URL()), env, &out, &errOut); err != nil {
+		t.Fatalf("batcheval run: %v\n%s", err, errOut.String())
+	}
+	db := openDSN(t, dsn)
+	first := theRun(t, db, 0, models.Run.Finished)
+	if first.BatchesFailed != 1 || !first.Resumable() {
+		t.Fatalf("first pass: %d failed batches, resumable %v; want one gap", first.BatchesFailed, first.Resumable())
+	}
+	reasoningModel.Store(true)
+	err := run(context.Background(), []string{"resume", fmt.Sprint(first.ID)}, env, &out, &errOut)
+	if err == nil {
+		t.Fatal("resume against a judge refusing max_tokens succeeded")
+	}
+	msg := err.Error()
+	// The model refuses the run's temperature first (0.2; it takes only 1).
+	for _, want := range []string{"takes only the default temperature", "a resumed run keeps the judge settings it started with",
+		"start a new run instead, `batcheval run` with --default-sampling-only and --token-limit max_completion_tokens"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("resume's error lacks %q:\n%s", want, msg)
+		}
+	}
+	for _, wrong := range []string{"Test connection", "judge's page", "run again with"} {
+		if strings.Contains(msg, wrong) {
+			t.Errorf("resume's error says %q, which cannot help a resumed run:\n%s", wrong, msg)
+		}
+	}
+	after := theRun(t, db, 0, models.Run.Finished)
+	if after.BatchesDone-after.BatchesFailed != first.BatchesDone-first.BatchesFailed {
+		t.Errorf("answered batches %d after the refused resume, want the %d stored before", after.BatchesDone-after.BatchesFailed, first.BatchesDone-first.BatchesFailed)
+	}
+}
+
+// TestInterruptedRunSaysHowToFinishIt: `batcheval run` stopped by Ctrl-C
+// (its context cancelled) once some batches are answered says how far it
+// got, that the answers are stored, and which command finishes it; it
+// said "run N is stored; `batcheval serve` resumes it", and `batcheval
+// resume N`, the command an operator reaches for, then refused with "it
+// resumes by itself" and no more. resume now says what does resume it.
+// Ids that are no run's are refused saying what to write.
+func TestInterruptedRunSaysHowToFinishIt(t *testing.T) {
+	dsn := dbtest.DSN(t, models.SQLite)
+	fj := newFaultJudge(t, nil)
+	env := func(k string) string {
+		return map[string]string{"BATCHEVAL_DB": dsn, "BATCHEVAL_LOG_LEVEL": "error"}[k]
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut bytes.Buffer
+	ended := make(chan error, 1)
+	go func() { ended <- run(ctx, runArgs(t, fj.URL(), "--concurrency", "1"), env, &out, &errOut) }()
+	db := openDSN(t, dsn)
+	theRun(t, db, 60*time.Second, func(r models.Run) bool { return r.BatchesDone > 0 })
+	cancel()
+	err := <-ended
+	stopped := theRun(t, db, 0, func(models.Run) bool { return true })
+	if stopped.Finished() || stopped.BatchesDone == 0 || stopped.BatchesDone == stopped.BatchesTotal {
+		t.Fatalf("the run is %s with %d/%d batches; want it stopped part way", stopped.Status, stopped.BatchesDone, stopped.BatchesTotal)
+	}
+	want := fmt.Sprintf("interrupted: run %d stopped with %d of %d batches answered, and every answer received is stored. "+
+		"It is queued for `batcheval worker` or `batcheval serve` on this database", stopped.ID, stopped.BatchesDone, stopped.BatchesTotal)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("interrupted run: %v\nwant %q", err, want)
+	}
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"the interrupted run", []string{fmt.Sprint(stopped.ID)}, fmt.Sprintf("it resumes by itself once `batcheval worker` or `batcheval serve` works this database: start either if none is running (its %d answered batches are kept", stopped.BatchesDone)},
+		{"queue only", []string{"--queue-only", fmt.Sprint(stopped.ID)}, "once `batcheval worker` or `batcheval serve` works this database"},
+		{"an unknown run", []string{"999"}, "run 999 does not exist (or is not in this workspace), in the SQLite file " + dsn + " (--db or BATCHEVAL_DB; DATABASE_URL for PostgreSQL)"},
+		{"zero", []string{"0"}, `"0" is not a run id: give the run's number, as its page and the run list show it (e.g. batcheval resume 12)`},
+		{"a word", []string{"last"}, `"last" is not a run id`},
+		{"no id", nil, "give the id of the run to resume"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := run(context.Background(), append([]string{"resume"}, tc.args...), env, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("resume %v: %v\nwant %q", tc.args, err, tc.want)
+			}
+		})
+	}
+	if after := theRun(t, db, 0, func(models.Run) bool { return true }); after.BatchesDone != stopped.BatchesDone || after.Status != stopped.Status {
+		t.Errorf("the refused resumes changed the run: %s %d/%d, was %s %d/%d", after.Status, after.BatchesDone, after.BatchesTotal, stopped.Status, stopped.BatchesDone, stopped.BatchesTotal)
 	}
 }

@@ -43,6 +43,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
+	if err := noArgs(fs); err != nil {
+		// A stray word started the server all the same.
+		return err
+	}
 	rc, err := c.runnerConfig() // refuses bad worker settings before anything starts
 	if err != nil {
 		return err

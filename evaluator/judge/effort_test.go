@@ -79,6 +79,7 @@ func TestReasoningEffortSent(t *testing.T) {
 		}{
 			{SettingsOnJudgePage, `clear "Reasoning effort" on the judge's page`, "--reasoning-effort"},
 			{SettingsAsFlags, "run again without --reasoning-effort", "judge's page"},
+			{SettingsKeptByRun, "start a new run instead, `batcheval run` without --reasoning-effort", "judge's page"},
 		} {
 			ep := newReasoningEndpoint(t, simjudge.Reasoning{Wording: wording, NoReasoningEffort: true})
 			cfg := base
@@ -111,6 +112,10 @@ func TestRefusalHintsNameTheCommandLineFlags(t *testing.T) {
 		{"max_tokens, flags", "", SettingsAsFlags, "--token-limit max_completion_tokens", "Test connection"},
 		{"temperature, page", TokenLimitMaxCompletionTokens, SettingsOnJudgePage, "press Test connection", "--default-sampling-only"},
 		{"temperature, flags", TokenLimitMaxCompletionTokens, SettingsAsFlags, "--default-sampling-only", "Test connection"},
+		// `batcheval resume`: the run keeps its settings; neither the
+		// judge's page nor "run again" (read as resume again) fits.
+		{"max_tokens, resumed run", "", SettingsKeptByRun, "start a new run instead, `batcheval run` with --token-limit max_completion_tokens", "Test connection"},
+		{"temperature, resumed run", TokenLimitMaxCompletionTokens, SettingsKeptByRun, "resuming it again fails the same way", "Test connection"},
 	} {
 		ep := newReasoningEndpoint(t, simjudge.Reasoning{})
 		c := mustNew(t, Config{BaseURL: ep.srv.URL + "/v1", Model: "o4-mini", TokenLimit: tc.limit, SettingsAt: tc.at, MaxAttempts: 1})

@@ -129,26 +129,47 @@ const (
 	// SettingsAsFlags: the flags of `batcheval run`, which has no judge
 	// page and no button.
 	SettingsAsFlags
+	// SettingsKeptByRun: `batcheval resume`, whose run keeps the judge
+	// settings it started with (its snapshot): neither the judge's page
+	// nor a flag changes them, so the hint says that resuming fails the
+	// same way and how to judge in a new run from the command line.
+	SettingsKeptByRun
 )
+
+// keptByRun is the start of a resumed run's hint: why neither the judge's
+// page nor another resume helps.
+const keptByRun = `: a resumed run keeps the judge settings it started with, so resuming it again fails the same way (its stored answers are kept); start a new run instead, `
 
 // unsupportedHint names the judge setting that a refusal calls for, worded
 // for where the settings are changed (cfg.SettingsAt); "" when the judge
 // already has it (the refusal is then something else's).
 func unsupportedHint(cfg Config, e *Error) string {
-	flags := cfg.SettingsAt == SettingsAsFlags
+	flags, kept := cfg.SettingsAt == SettingsAsFlags, cfg.SettingsAt == SettingsKeptByRun
 	switch {
 	case e.Unsupported == UnsupportedMaxTokens && cfg.TokenLimit != TokenLimitMaxCompletionTokens:
+		if kept {
+			return `The model takes its token limit only as max_completion_tokens (OpenAI's reasoning models: o1, o3, o4-mini, gpt-5)` + keptByRun +
+				"`batcheval run` with --token-limit max_completion_tokens"
+		}
 		if flags {
 			return `The model takes its token limit only as max_completion_tokens (OpenAI's reasoning models: o1, o3, o4-mini, gpt-5): run again with --token-limit max_completion_tokens`
 		}
 		return `The model takes its token limit only as max_completion_tokens (OpenAI's reasoning models: o1, o3, o4-mini, gpt-5): press Test connection on the judge's page, which finds this and saves it, or set "Token limit sent as" to max_completion_tokens there`
 	case e.Unsupported == UnsupportedSampling && !cfg.DefaultSamplingOnly:
+		if kept {
+			return `The model takes only the default temperature and top p (OpenAI's reasoning models: o1, o3, o4-mini, gpt-5)` + keptByRun +
+				"`batcheval run` with --default-sampling-only and --token-limit max_completion_tokens"
+		}
 		if flags {
 			return `The model takes only the default temperature and top p (OpenAI's reasoning models: o1, o3, o4-mini, gpt-5): run again with --default-sampling-only (and --token-limit max_completion_tokens), which sends neither and records temperature 1 and top p 1`
 		}
 		return `The model takes only the default temperature and top p (OpenAI's reasoning models: o1, o3, o4-mini, gpt-5): press Test connection on the judge's page, which finds this and saves it, or tick "Takes only the default temperature and top p" there; then launch with temperature 1 and top p 1`
 	case e.Unsupported == UnsupportedReasoningEffort && cfg.ReasoningEffort != ReasoningEffortUnset:
 		sent := string(cfg.ReasoningEffort)
+		if kept {
+			return `The model (or its endpoint) refuses reasoning_effort ` + sent + keptByRun +
+				"`batcheval run` without --reasoning-effort, or with a value the model takes"
+		}
 		if flags {
 			return `The model (or its endpoint) refuses reasoning_effort ` + sent + `: run again without --reasoning-effort, or with a value the model takes`
 		}
