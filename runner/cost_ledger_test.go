@@ -29,8 +29,9 @@ type ledger struct {
 	// cancelled counts held requests the client gave up on while it
 	// ran (a re-sent copy answered first): billed their prompt only.
 	cancelled int
-	// hold is how long a "hold" request is held at most.
-	hold time.Duration
+	// hold is how long a "hold" request is held at most; latency delays
+	// every other answer.
+	hold, latency time.Duration
 }
 
 type ledgerTotals struct{ requests, errors, prompt, completion, abandoned, cancelled int }
@@ -116,8 +117,21 @@ func newLedgerJudge(t *testing.T, seed int64, answer ledgerAnswer) (*fakeJudge, 
 			writeCompletion(w, "I cannot rate these.")
 			return true
 		}
+		l.mu.Lock()
+		latency := l.latency
+		l.mu.Unlock()
+		gaveUp := false
+		if latency > 0 {
+			select {
+			case <-time.After(latency):
+			case <-r.Context().Done():
+				// A copy cancelled while it was answered: billed its
+				// prompt, as a held one is.
+				gaveUp = true
+			}
+		}
 		rec := httptest.NewRecorder()
-		inner.ServeHTTP(rec, r)
+		inner.ServeHTTP(rec, r.WithContext(context.Background()))
 		var body struct {
 			Usage struct {
 				PromptTokens     int `json:"prompt_tokens"`
@@ -130,6 +144,12 @@ func newLedgerJudge(t *testing.T, seed int64, answer ledgerAnswer) (*fakeJudge, 
 			}
 		}
 		l.mu.Lock()
+		if gaveUp {
+			l.cancelled++
+			l.prompt += body.Usage.PromptTokens
+			l.mu.Unlock()
+			return true
+		}
 		l.prompt, l.completion = l.prompt+body.Usage.PromptTokens, l.completion+body.Usage.CompletionTokens
 		if rec.Code != http.StatusOK {
 			l.errors++
@@ -365,7 +385,10 @@ func TestHedgedRunMatchesTheJudgesLedger(t *testing.T) {
 			}
 			return ""
 		})
-		l.hold = 25 * time.Second
+		// Ordinary answers take a steady time (hedgeCostLatency), so that
+		// none but the held call is out twice the median and the run's
+		// one copy (hedgeEvery) is left for it.
+		l.hold, l.latency = 25*time.Second, hedgeCostLatency
 		r := env.startRunner(Config{})
 		spec := env.newRun(fj.URL(), 5, 3, 30)
 		spec.Settings.Seed = 77
@@ -374,6 +397,12 @@ func TestHedgedRunMatchesTheJudgesLedger(t *testing.T) {
 		got := env.waitFinished(env.launch(r, spec).ID, 90*time.Second)
 		if got.Status != models.RunSucceeded {
 			t.Fatalf("run %s (%s)", got.Status, got.Error)
+		}
+		// The server learns that the lost copy was cancelled a moment
+		// after the client let it go.
+		deadline := time.Now().Add(10 * time.Second)
+		for fj.InFlight() > 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
 		}
 		totals := l.totals()
 		if totals.cancelled != 1 {
