@@ -411,3 +411,78 @@ func TestHedgedRunMatchesTheJudgesLedger(t *testing.T) {
 		wantLedger(t, "hedged", got, totals)
 	})
 }
+
+// TestUnreadableAnswersArePaid: a judge whose every answer (after
+// G-Eval's steps) holds no score still bills each one: whatever the
+// method, the run's tokens and cost are what the judge billed, and every
+// request it answered is one of the run's calls or retries.
+func TestUnreadableAnswersArePaid(t *testing.T) {
+	t.Parallel()
+	for _, method := range []evaluator.Method{evaluator.MethodBatchEval, evaluator.MethodGEval, evaluator.MethodLLMEval, evaluator.MethodCloserLook} {
+		t.Run(string(method), func(t *testing.T) {
+			t.Parallel()
+			eachDB(t, func(t *testing.T, env *testEnv) {
+				fj, l := newLedgerJudge(t, 6, func(c judgeCall) string {
+					if method == evaluator.MethodGEval && c.Total == 1 {
+						return "" // the steps
+					}
+					return "unreadable"
+				})
+				r := env.startRunner(Config{Breaker: BreakerConfig{Threshold: -1}})
+				spec := env.newRun(fj.URL(), 1, 4, 30)
+				spec.Method = string(method)
+				spec.Settings.NoCache = true
+				spec.MethodSettings = evaluator.MethodSettings{Samples: 3, UseLogprobs: true, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive}
+				got := env.waitFinished(env.launch(r, spec).ID, 60*time.Second)
+				if got.Status == models.RunSucceeded {
+					t.Fatalf("run succeeded on unreadable answers")
+				}
+				totals := l.totals()
+				if totals.requests == 0 || got.PromptTokens == 0 {
+					t.Fatalf("judge received %d requests; run counted %d prompt tokens", totals.requests, got.PromptTokens)
+				}
+				wantLedger(t, string(method), got, totals)
+			})
+		})
+	}
+}
+
+// TestTimedOutAttemptIsBilledItsPrompt: an attempt that timed out after
+// its request reached the judge is billed (README: "Timeouts cost money";
+// each retry of one "is billed"): the run counts its prompt, the tokens of
+// the retry's answer to the same request, as it counts a re-sent copy
+// cancelled while it was answered (regression: it counted nothing, and
+// the run read cheaper than the judge's bill).
+func TestTimedOutAttemptIsBilledItsPrompt(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		var mu sync.Mutex
+		target := ""
+		fj, l := newLedgerJudge(t, 3, func(c judgeCall) string {
+			mu.Lock()
+			defer mu.Unlock()
+			if target == "" && !c.Repair {
+				target = c.Key
+			}
+			if c.Key == target && !c.Repair && c.N == 1 {
+				return "hold" // past the call's 1 s timeout
+			}
+			return ""
+		})
+		l.hold = 10 * time.Second
+		r := env.startRunner(Config{Breaker: BreakerConfig{Threshold: -1}})
+		got := env.waitFinished(env.launch(r, env.newRun(fj.URL(), 1, 1, 1)).ID, 60*time.Second)
+		if got.Status != models.RunSucceeded {
+			t.Fatalf("run %s (%s)", got.Status, got.Error)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for fj.InFlight() > 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		totals := l.totals()
+		if totals.cancelled != 1 || got.Retries != 1 {
+			t.Fatalf("%d requests given up by the runner, %d retries; want the one timeout", totals.cancelled, got.Retries)
+		}
+		wantLedger(t, "timed out once", got, totals)
+	})
+}
