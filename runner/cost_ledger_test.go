@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -484,5 +485,42 @@ func TestTimedOutAttemptIsBilledItsPrompt(t *testing.T) {
 			t.Fatalf("%d requests given up by the runner, %d retries; want the one timeout", totals.cancelled, got.Retries)
 		}
 		wantLedger(t, "timed out once", got, totals)
+	})
+}
+
+// TestGEvalRunsLaunchedTogetherShareTheStepsCall: two G-Eval runs launched
+// at once (an experiment's settings) ask for the same evaluation steps;
+// one call is made and the other run counts it as cached, so the two runs'
+// paid calls and tokens add up to what the judge received and billed.
+func TestGEvalRunsLaunchedTogetherShareTheStepsCall(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		fj, l := newLedgerJudge(t, 8, nil)
+		l.latency = 20 * time.Millisecond // the steps call is still out when the second run asks
+		spec := func(seed int64) models.Run {
+			s := env.newRun(fj.URL(), 1, 4, 30)
+			s.Name = fmt.Sprintf("seed %d", seed)
+			s.Method = string(evaluator.MethodGEval)
+			s.Settings.Seed = seed
+			s.MethodSettings = evaluator.MethodSettings{Samples: 3, UseLogprobs: true, SampleTemperature: 1, LLMEvalScale: evaluator.LLMEvalFive}
+			return s
+		}
+		a, b := env.launch(env.jobs, spec(1)), env.launch(env.jobs, spec(2))
+		env.startRunner(Config{})
+		a, b = env.waitFinished(a.ID, 60*time.Second), env.waitFinished(b.ID, 60*time.Second)
+		for _, r := range []models.Run{a, b} {
+			if r.Status != models.RunSucceeded {
+				t.Fatalf("%s: %s (%s)", r.Name, r.Status, r.Error)
+			}
+		}
+		got := l.totals()
+		paid, tokens := a.PaidCalls()+b.PaidCalls()+a.Retries+b.Retries, [2]int{a.PromptTokens + b.PromptTokens, a.CompletionTokens + b.CompletionTokens}
+		if paid != got.requests || tokens != [2]int{got.prompt, got.completion} {
+			t.Errorf("the runs paid %d calls (%d and %d cached) for %v tokens; the judge received %d requests and billed %d+%d",
+				paid, a.CachedCalls, b.CachedCalls, tokens, got.requests, got.prompt, got.completion)
+		}
+		if a.CachedCalls+b.CachedCalls != 1 {
+			t.Errorf("%d and %d calls cached; want the steps call cached by one run", a.CachedCalls, b.CachedCalls)
+		}
 	})
 }
