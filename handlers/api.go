@@ -804,7 +804,7 @@ func apiRun(r models.Run) APIRun {
 		MethodSettings: report.RunMethodSettingsJSON(r), Criteria: []string{}, Judge: r.JudgeSnapshot.Shown(), BatchesTotal: r.BatchesTotal,
 		BatchesDone: r.BatchesDone, BatchesFailed: r.BatchesFailed, MissingScores: r.MissingScores, ShortScores: r.ShortScores, TooFewScores: r.TooFewScores, Calls: r.Calls,
 		CachedCalls: r.CachedCalls, Retries: r.Retries, CachedPromptTokens: r.CachedPromptTokens, CachedCompletionTokens: r.CachedCompletionTokens, RubricVersion: r.RubricVersion,
-		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: report.USDOf(r.CostUSD), CreatedAt: stamp.Of(r.CreatedAt),
+		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, CostUSD: report.USDOf(r.CostSoFar()), CreatedAt: stamp.Of(r.CreatedAt),
 		StartedAt: stamp.OfPtr(r.StartedAt), FinishedAt: stamp.OfPtr(r.FinishedAt), ArchivedAt: stamp.OfPtr(r.ArchivedAt), ProbeCalls: r.ProbeCalls, ProbePromptTokens: r.ProbePromptTokens,
 		ProbeCompletionTokens: r.ProbeCompletionTokens, ProbeCostUSD: report.USDOf(r.ProbeCostUSD())}
 	if out.Method == "" {

@@ -1209,7 +1209,7 @@ func (h *Handlers) sampleSide(ctx context.Context, run models.Run, rowID int64, 
 func compareCostOf(run models.Run, samples int) web.CompareCost {
 	cc := web.CompareCost{Calls: run.Calls, Tokens: run.PromptTokens + run.CompletionTokens, Cost: runCostText(run), PerSample: "unknown"}
 	prompt, completion, full := run.FullTokens()
-	cost := run.CostUSD
+	cost := run.CostSoFar()
 	cc.AsIfPaid = run.CachedCalls > 0 && full
 	if cc.AsIfPaid {
 		cost = runner.Cost(run.JudgeSnapshot, prompt, completion)

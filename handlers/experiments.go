@@ -144,7 +144,7 @@ func (h *Handlers) figuresOf(ctx context.Context, run models.Run) (runFigures, e
 	}
 	if f.rows > 0 {
 		f.tokens = float64(run.PromptTokens+run.CompletionTokens) / float64(f.rows)
-		cost := run.CostUSD
+		cost := run.CostSoFar()
 		if f.fromCache {
 			f.tokens = float64(prompt+completion) / float64(f.rows)
 			cost = runner.Cost(run.JudgeSnapshot, prompt, completion)
@@ -694,7 +694,7 @@ func experimentRows(figs []runFigures, criteria int) []web.ExperimentRow {
 		r.AvgSpearman = web.ExperimentCell{Text: avgText(f.avgS, 3), Best: bS[i], Title: "mean of the criteria's Spearman ρ"}
 		r.Tokens = web.ExperimentCell{Text: fmtNum(f.tokens, 0), Best: bT[i],
 			Title: fmt.Sprintf("%s prompt + %s completion tokens over %d samples", runCount(f.run.PromptTokens), runCount(f.run.CompletionTokens), f.rows)}
-		r.Cost = web.ExperimentCell{Text: perSampleCost(f), Best: bC[i], Title: "total " + costText(f.run.Simulated, f.run.CostUSD)}
+		r.Cost = web.ExperimentCell{Text: perSampleCost(f), Best: bC[i], Title: "total " + costText(f.run.Simulated, f.run.CostSoFar())}
 		switch {
 		case f.fromCache:
 			// Every call's cost, the cached ones with the tokens they used when
@@ -758,7 +758,7 @@ func simulatedProcedureNote(figs []runFigures) string {
 // compared: what it paid is not what its method costs.
 func cachedTitle(run models.Run) string {
 	return fmt.Sprintf("%s of %s calls were answered from the answer cache of earlier runs, which costs nothing, so what this run paid (%s tokens, total %s) is less than its method costs",
-		runCount(run.CachedCalls), runCount(run.Calls), runCount(run.PromptTokens+run.CompletionTokens), costText(run.Simulated, run.CostUSD))
+		runCount(run.CachedCalls), runCount(run.Calls), runCount(run.PromptTokens+run.CompletionTokens), costText(run.Simulated, run.CostSoFar()))
 }
 
 // fullCostTitle explains the figures of a run that took answers from the
@@ -767,7 +767,7 @@ func fullCostTitle(run models.Run) string {
 	prompt, completion, _ := run.FullTokens()
 	return fmt.Sprintf("%s of %s calls were answered from the answer cache of earlier runs: counted with the tokens they used when first paid for, at the prices of this run (%s tokens in all, %s without the cache); this run paid %s for %s tokens",
 		runCount(run.CachedCalls), runCount(run.Calls), runCount(prompt+completion), costText(run.Simulated, runner.Cost(run.JudgeSnapshot, prompt, completion)),
-		costText(run.Simulated, run.CostUSD), runCount(run.PromptTokens+run.CompletionTokens))
+		costText(run.Simulated, run.CostSoFar()), runCount(run.PromptTokens+run.CompletionTokens))
 }
 
 // cachedNote explains, under the table, the tokens and cost of the runs

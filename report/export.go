@@ -988,7 +988,7 @@ func (r *Report) Export() JSONExport {
 			CreatedAt: stamp.Of(run.CreatedAt), FinishedAt: stamp.OfPtr(run.FinishedAt)},
 		Report: JSONReport{Provenance: exportProvenance(prov),
 			Run: JSONRun{Status: run.Status, StatusReason: run.ShownError(), Dataset: r.Dataset.Name, Task: run.RubricSnapshot.Task, Calls: run.Calls, CachedCalls: run.CachedCalls,
-				PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, CostUSD: USDOf(run.CostUSD),
+				PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, CostUSD: USDOf(run.CostSoFar()),
 				BatchesFailed: run.BatchesFailed, MissingScores: run.MissingScores, ShortScores: run.ShortScores},
 			Criteria: []JSONCriterion{}}}
 	// Times, not results: in the envelope, outside the reproducible report.

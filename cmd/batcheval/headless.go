@@ -668,20 +668,25 @@ func shortScoresNote(run models.Run) string {
 // amount as the JSON export writes it (report.USD, to the micro-dollar), so
 // the two agree to the byte; "unknown" without prices, never $0; the
 // simulated judge's $0 said to be one; and the calls the answer cache
-// answered, which cost nothing.
+// answered, which cost nothing. A run answered wholly from the cache reads
+// "cached", as on its page, never a $0 that would read as a free judge.
 func runCostLine(run models.Run) string {
 	var cost string
 	switch {
 	case run.Simulated:
 		return "cost $0 (simulated judge)"
-	case run.CostUSD == nil:
+	case run.WhollyCached():
+		return fmt.Sprintf("cost: cached (all %d calls answered from the answer cache at no cost)", run.Calls)
+	case run.CostSoFar() == nil:
 		cost = "cost unknown (no prices for model " + run.JudgeSnapshot.Model + "; give them with --prices)"
 	default:
-		b, _ := report.USD(*run.CostUSD).MarshalJSON()
-		cost = "cost $" + string(b)
+		b, _ := report.USD(*run.CostSoFar()).MarshalJSON()
+		cost = "cost $" + string(b) + " paid"
 	}
 	if run.CachedCalls > 0 {
-		cost += fmt.Sprintf(" paid; %d of %d calls answered from the answer cache at no cost", run.CachedCalls, run.Calls)
+		cost += fmt.Sprintf("; %d of %d calls answered from the answer cache at no cost", run.CachedCalls, run.Calls)
+	} else {
+		cost = strings.TrimSuffix(cost, " paid")
 	}
 	return cost
 }

@@ -339,10 +339,12 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 	// wrote is set once an attempt has written its request out: until
 	// then the endpoint has seen nothing and a failure costs nothing
 	// (Error.NeverSent). The trace is per call, not per attempt.
-	var wrote atomic.Bool
+	// attemptWrote is the same for the attempt under way.
+	var wrote, attemptWrote atomic.Bool
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
 		if i.Err == nil {
 			wrote.Store(true)
+			attemptWrote.Store(true)
 		}
 	}})
 	neverSent := func(e *Error) bool {
@@ -353,6 +355,13 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 	// billed (Error.PromptTokens): a retry that succeeds carries it in its
 	// Response's tokens, a call that fails in its Error's.
 	var billedPrompt, billedCompletion int
+	// timedOutSent counts the attempts that timed out after their request
+	// was written out: the endpoint usually processed it, and may bill
+	// its prompt though the answer was cut off, as for a re-sent copy
+	// cancelled while it was answered (hedge.go). A retry that succeeds
+	// counts the prompt tokens of its answer (the same request) for each;
+	// a call that fails for good has no answer to tell them.
+	timedOutSent := 0
 	var last *Error
 	op := func() (Response, error) {
 		if c.cfg.BeforeAttempt != nil {
@@ -368,6 +377,7 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 		}
 		attempts++
 		started := time.Now()
+		attemptWrote.Store(false)
 		resp, e := c.attempt(ctx, body, encErr)
 		var ns *NotSent
 		if e != nil && errors.As(e, &ns) {
@@ -393,6 +403,9 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 		last = e
 		if e.Kind == KindTimeout {
 			timeouts++
+			if attemptWrote.Load() && e.Status == 0 && e.PromptTokens+e.CompletionTokens == 0 {
+				timedOutSent++
+			}
 		}
 		switch {
 		case e.Kind == KindTimeout && timeouts > c.cfg.TimeoutRetries:
@@ -427,7 +440,7 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 	)
 	if err == nil {
 		resp.Attempts = attempts
-		resp.PromptTokens += billedPrompt
+		resp.PromptTokens += billedPrompt + timedOutSent*resp.PromptTokens
 		resp.CompletionTokens += billedCompletion
 		return resp, nil
 	}
