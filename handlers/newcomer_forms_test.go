@@ -253,3 +253,34 @@ func TestLaunchCriteriaWithoutRubric(t *testing.T) {
 		}
 	})
 }
+
+// The samples table's round columns (R1, R2...) say what they are: a
+// newcomer read "R1 ... R5" beside "Final" with nothing telling them they
+// are rounds, nor that Final is their mean.
+func TestSampleTableSaysWhatRoundColumnsAre(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.ratedDatasetOf("rated", []float64{1, 3, 5})
+		tests := []struct {
+			name   string
+			rounds [][]float64
+			want   string
+		}{
+			{"three rounds", [][]float64{{1, 2, 4}, {2, 3, 5}, {1, 3, 4}}, "R1 to R3 are the sample's scores in each round; Final is their mean."},
+			{"one round", [][]float64{{1, 2, 4}}, "R1 is the sample's score in the run's one round, which is its final score."},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				run := env.storedRounds(d, tc.name, tc.rounds)
+				body := env.get(fmt.Sprintf("/runs/%d", run.ID)).Body.String()
+				if !strings.Contains(body, `data-testid="samples-rounds-note">`+html.EscapeString(tc.want)+`<`) {
+					t.Errorf("the samples table does not say %q", tc.want)
+				}
+				for r := 1; r <= len(tc.rounds); r++ {
+					if want := fmt.Sprintf(`<abbr title="round %d">R%d</abbr>`, r, r); !strings.Contains(body, want) {
+						t.Errorf("no heading %s", want)
+					}
+				}
+			})
+		}
+	})
+}
