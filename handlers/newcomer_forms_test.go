@@ -284,3 +284,35 @@ func TestSampleTableSaysWhatRoundColumnsAre(t *testing.T) {
 		}
 	})
 }
+
+// A BatchEval sample's page says once what "as Sample2 in batch 1" and the
+// "In the answer" column are: the names the judge read the batch's samples
+// under (a newcomer took Sample2 for an id of the dataset). A sample
+// judged alone has no such names, and no note.
+func TestSamplePageSaysWhatBatchNamesAre(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		note := `data-testid="sample-batch-note">Each round, the judge read this sample in a batch with others, under the name shown beside the round&#39;s score (such as Sample1); &#34;In the answer&#34; gives the other samples&#39; names there, and the batch&#39;s link opens the judge&#39;s whole call.<`
+		tests := []struct {
+			name     string
+			human    []float64
+			rounds   [][]float64
+			wantNote bool
+		}{
+			{"three samples a batch", []float64{1, 3, 5}, [][]float64{{1, 2, 4}, {2, 3, 5}}, true},
+			{"a batch of one", []float64{3}, [][]float64{{2}, {3}}, false},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				d := env.ratedDatasetOf(tc.name, tc.human)
+				run := env.storedRounds(d, tc.name, tc.rounds)
+				body := env.get(fmt.Sprintf("/runs/%d/samples/%d", run.ID, d.rowIDs[0])).Body.String()
+				if got := strings.Contains(body, note); got != tc.wantNote {
+					t.Errorf("note shown = %v, want %v", got, tc.wantNote)
+				}
+				if tc.wantNote && !strings.Contains(body, "as Sample") {
+					t.Error("the rounds no longer name the sample as the judge read it")
+				}
+			})
+		}
+	})
+}
