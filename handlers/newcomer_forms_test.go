@@ -316,3 +316,40 @@ func TestSamplePageSaysWhatBatchNamesAre(t *testing.T) {
 		}
 	})
 }
+
+// The run page's counts say what they mean in words anyone can open:
+// "No answer", "Cached", "Retries" and "Probe calls" were explained only
+// in a title, which a phone or a keyboard never shows (and Cached and
+// Retries not at all).
+func TestRunProgressSaysWhatItsCountsMean(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		d := env.ratedDatasetOf("rated", []float64{1, 3, 5})
+		run := env.storedRounds(d, "counts", [][]float64{{1, 2, 4}})
+		body := env.get(fmt.Sprintf("/runs/%d", run.ID)).Body.String()
+		i := strings.Index(body, `data-testid="progress-terms"`)
+		if i < 0 {
+			t.Fatal("the run page has no \"What these counts mean\"")
+		}
+		terms := html.UnescapeString(body[i : i+strings.Index(body[i:], "</details>")])
+		tests := []struct{ term, want string }{
+			{"No answer", "Scores missing because the judge call failed: no answer came."},
+			{"Unreadable scores", "Scores missing because the judge answered but no score could be read"},
+			{"Cached", `Calls answered from the answers this workspace's judges already gave to the same request, with no call and no cost ("Reuse identical judge answers" on the launch form).`},
+			{"Retries", "Judge attempts that failed with an error worth trying again"},
+			{"Probe calls", "Tiny test requests sent while the run waited for its judge"},
+		}
+		for _, tc := range tests {
+			if !strings.Contains(terms, "<dt>"+tc.term+"</dt><dd>"+tc.want) {
+				t.Errorf("%s is not explained as %q:\n%s", tc.term, tc.want, terms)
+			}
+			// The count keeps its title, in the same words.
+			if !regexp.MustCompile(`<dt title="[^"]+">` + regexp.QuoteMeta(tc.term) + `</dt>`).MatchString(body) {
+				t.Errorf("the count %s lost its title", tc.term)
+			}
+		}
+		// A BatchEval run has no sampled answers to explain.
+		if strings.Contains(terms, "Scored from fewer answers than asked") {
+			t.Error("a BatchEval run explains a sampling method's count")
+		}
+	})
+}
