@@ -353,3 +353,29 @@ func TestRunProgressSaysWhatItsCountsMean(t *testing.T) {
 		}
 	})
 }
+
+// The mapping step's three choices above the columns are tied to the line
+// under each that says what it does (QA: a screen reader read "Id column"
+// and its choices, never why ids matter or what grouping changes).
+func TestMappingChoicesTiedToTheirHelp(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		token := env.uploadToken("summaries.csv", "id,summary,score\n1,a,3\n2,b,4\n")
+		body := env.get(env.mapPath() + "?token=" + token).Body.String()
+		tests := []struct{ id, want string }{
+			{"id-column", "Ids must be present and unique."},
+			{"annotator-column", "Rows that share an id then become one sample"},
+			{"group-column", "agreement is then also computed within each group"},
+		}
+		for _, tc := range tests {
+			refs := describedBy(openingTag(body, tc.id))
+			if len(refs) != 1 {
+				t.Errorf("%s is described by %v, want its help line", tc.id, refs)
+				continue
+			}
+			i := strings.Index(body, `id="`+refs[0]+`"`)
+			if i < 0 || !strings.Contains(body[i:i+strings.Index(body[i:], "</p>")], tc.want) {
+				t.Errorf("%s points to %s, which does not say %q", tc.id, refs[0], tc.want)
+			}
+		}
+	})
+}

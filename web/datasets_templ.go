@@ -909,7 +909,7 @@ func DatasetMappingPage(v DatasetMappingView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, "\" required> <label for=\"id-column\">Id column</label> <select id=\"id-column\" name=\"id_column\"><option value=\"\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, "\" required> <label for=\"id-column\">Id column</label> <select id=\"id-column\" name=\"id_column\" aria-describedby=\"id-column-help\"><option value=\"\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -965,7 +965,7 @@ func DatasetMappingPage(v DatasetMappingView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, "</select><p class=\"muted small\">Ids must be present and unique. They link the judge's scores back to your rows.</p><label for=\"annotator-column\">Several rows per sample, one per annotator? <span class=\"muted small\">(optional)</span></label> <select id=\"annotator-column\" name=\"annotator_column\"><option value=\"\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, "</select><p class=\"muted small\" id=\"id-column-help\">Ids must be present and unique. They link the judge's scores back to your rows.</p><label for=\"annotator-column\">Several rows per sample, one per annotator? <span class=\"muted small\">(optional)</span></label> <select id=\"annotator-column\" name=\"annotator_column\" aria-describedby=\"annotator-column-help\"><option value=\"\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1021,7 +1021,7 @@ func DatasetMappingPage(v DatasetMappingView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 82, "</select><p class=\"muted small\">Rows that share an id then become one sample: each human rating is the annotators' average, and each annotator's own rating is kept to measure how well people agree with each other (the human ceiling).</p><label for=\"group-column\">Group samples by <span class=\"muted small\">(optional, for grouped correlation)</span></label> <select id=\"group-column\" name=\"group_column\"><option value=\"\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 82, "</select><p class=\"muted small\" id=\"annotator-column-help\">Rows that share an id then become one sample: each human rating is the annotators' average, and each annotator's own rating is kept to measure how well people agree with each other (the human ceiling).</p><label for=\"group-column\">Group samples by <span class=\"muted small\">(optional, for grouped correlation)</span></label> <select id=\"group-column\" name=\"group_column\" aria-describedby=\"group-column-help\"><option value=\"\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1077,7 +1077,7 @@ func DatasetMappingPage(v DatasetMappingView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 90, "</select><p class=\"muted small\">E.g. the source document or the conversation each sample belongs to: agreement is then also computed within each group and averaged.</p><h2>Columns</h2><p class=\"muted small\">Tick what the judge reads, and under which label. Tick \"human rating\" for columns holding your own numeric scores: they are compared with the judge's and never shown to it.</p><table data-testid=\"mapping-columns\"><thead><tr><th>Column</th><th>Judge sees it</th><th>Label shown to the judge</th><th>Human rating</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 90, "</select><p class=\"muted small\" id=\"group-column-help\">E.g. the source document or the conversation each sample belongs to: agreement is then also computed within each group and averaged.</p><h2>Columns</h2><p class=\"muted small\">Tick what the judge reads, and under which label. Tick \"human rating\" for columns holding your own numeric scores: they are compared with the judge's and never shown to it.</p><table data-testid=\"mapping-columns\"><thead><tr><th>Column</th><th>Judge sees it</th><th>Label shown to the judge</th><th>Human rating</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
