@@ -76,7 +76,11 @@ func (h *Handlers) uploadDataset(c echo.Context) error {
 		if !errors.Is(err, errUploadTooLarge) && !errors.Is(err, errNameRefused) {
 			name = form.Name
 		}
-		return render(c, http.StatusUnprocessableEntity, web.DatasetUploadPage(h.uploadView(c, p, name, models.ErrorMessage(err))))
+		v := h.uploadView(c, p, name, models.ErrorMessage(err))
+		if errors.Is(err, errNameRefused) {
+			v.ErrorField = "dataset-name"
+		}
+		return render(c, http.StatusUnprocessableEntity, web.DatasetUploadPage(v))
 	}
 	q := url.Values{"token": {u.Token}}
 	if form.NoHeader {

@@ -240,13 +240,19 @@ func parseLaunchInput(vals url.Values) launchInput {
 	if v, err := strconv.ParseFloat(strings.TrimSpace(vals.Get("temperature_shown")), 64); err == nil {
 		shown = v
 	}
-	typed := strings.TrimSpace(vals.Get("temperature"))
-	in.tempUntouched = typed == "" || s.Temperature == shown
+	// A value that cannot be read is never untouched: the form shows it
+	// back as typed beside its message, not the default it left in place.
+	untouched := func(key string, value, shown float64) bool {
+		typed := strings.TrimSpace(vals.Get(key))
+		_, problem := typedDecimal(typed, "0.2")
+		return typed == "" || (problem == "" && value == shown)
+	}
+	in.tempUntouched = untouched("temperature", s.Temperature, shown)
 	shownP := evaluator.DefaultSettings().TopP
 	if v, err := strconv.ParseFloat(strings.TrimSpace(vals.Get("top_p_shown")), 64); err == nil {
 		shownP = v
 	}
-	in.topPUntouched = strings.TrimSpace(vals.Get("top_p")) == "" || s.TopP == shownP
+	in.topPUntouched = untouched("top_p", s.TopP, shownP)
 	in.raw["seed"] = strconv.FormatInt(s.Seed, 10)
 	if v := strings.TrimSpace(vals.Get("seed")); v != "" {
 		in.raw["seed"] = v

@@ -307,13 +307,13 @@ func NewApplier(columns []string, f Format, m Mapping, reread func(fn func(Recor
 	rated := map[string]bool{}
 	for _, c := range m.RatingColumns {
 		if rated[c] {
-			a.probs.addAt(ParseError{Column: c, Msg: "this column is chosen twice as a rating"}, 0, 0)
+			a.probs.addAt(ParseError{Column: c, Msg: "this column is chosen twice as a rating: choose it once"}, 0, 0)
 			continue
 		}
 		rated[c] = true
 		switch {
 		case shown[c]:
-			a.probs.addAt(ParseError{Column: c, Msg: "this column is both shown to the judge and used as a human rating: the judge would see the answer"}, 0, 0)
+			a.probs.addAt(ParseError{Column: c, Msg: "this column is both shown to the judge and used as a human rating, so the judge would see the answer: make it one or the other"}, 0, 0)
 		case !a.missingColumn("rating", c):
 			a.ratingCols = append(a.ratingCols, c)
 		}

@@ -110,8 +110,10 @@ func TestApplyProblems(t *testing.T) {
 			input:   "text,score\nhi,1\n",
 			mapping: Mapping{Fields: fields("text", "score"), RatingColumns: []string{"score", "score"}},
 			want: []problem{
-				{0, "score", "both shown to the judge and used as a human rating"},
-				{0, "score", "chosen twice as a rating"},
+				// Each says what to do (QA: the mapping page's "Problem
+				// and what to do" column said only what was wrong).
+				{0, "score", "both shown to the judge and used as a human rating, so the judge would see the answer: make it one or the other"},
+				{0, "score", "chosen twice as a rating: choose it once"},
 			},
 		},
 		{
